@@ -1,0 +1,160 @@
+package sluice
+
+import (
+	"fmt"
+	"time"
+)
+
+// Bounds on one call to Limiter.Allow or Store.Apply.
+const (
+	// MaxChecks is the most checks one call may carry.
+	MaxChecks = 64
+	// MaxKeyLen is the longest Check.Key, in bytes.
+	MaxKeyLen = 1024
+)
+
+// A Check asks to spend Cost units of Limit for the subject Key.
+//
+// Key identifies who is limited (an API key's hash, a user id, an IP prefix,
+// or a constant for a global limit); the same Key under different limits
+// names different state. Cost 0 is a peek: it is always allowed, consumes
+// nothing and reports the current state. A Cost above the limit's Burst is
+// refused with RetryAfter Never, without touching state.
+type Check struct {
+	Key   string
+	Limit Limit
+	Cost  int64
+}
+
+// validate reports why c cannot be decided.
+func (c *Check) validate() error {
+	switch {
+	case c.Key == "":
+		return fmt.Errorf("%w: empty key", ErrInvalidCheck)
+	case len(c.Key) > MaxKeyLen:
+		return fmt.Errorf("%w: key of %d bytes is longer than %d", ErrInvalidCheck, len(c.Key), MaxKeyLen)
+	case c.Cost < 0:
+		return fmt.Errorf("%w: negative cost %d", ErrInvalidCheck, c.Cost)
+	}
+	if err := c.Limit.Err(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidCheck, err)
+	}
+	return nil
+}
+
+// ValidateChecks reports why checks cannot be decided as one call: too few or
+// too many, a check that is invalid on its own, or the same key and limit name
+// twice. Stores may rely on Limiter having called it.
+func ValidateChecks(checks []Check) error {
+	if len(checks) == 0 || len(checks) > MaxChecks {
+		return fmt.Errorf("%w: %d checks in one call (want 1 to %d)", ErrInvalidCheck, len(checks), MaxChecks)
+	}
+	for i := range checks {
+		if err := checks[i].validate(); err != nil {
+			return fmt.Errorf("check %d: %w", i, err)
+		}
+		for j := 0; j < i; j++ {
+			if checks[j].Key == checks[i].Key && checks[j].Limit.name == checks[i].Limit.name {
+				return fmt.Errorf("%w: checks %d and %d both spend %q for the same key (add their costs instead)",
+					ErrInvalidCheck, j, i, checks[i].Limit.name)
+			}
+		}
+	}
+	return nil
+}
+
+// Status is the outcome of one Check.
+type Status struct {
+	// Allowed reports whether the check fits. In a call with several checks
+	// the call is admitted only if every enforcing check is Allowed.
+	Allowed bool
+	// Remaining is the units still available at once after this decision,
+	// rounded down: in [0, Limit.Burst()].
+	Remaining int64
+	// ResetAfter is the time until the limit is back at full capacity if
+	// nothing else arrives. Zero when it already is.
+	ResetAfter time.Duration
+	// RetryAfter is zero when Allowed. Otherwise it is the shortest wait,
+	// rounded up to a microsecond, after which the same check is allowed if
+	// nothing else arrives; Never if no wait suffices.
+	RetryAfter time.Duration
+	// Delay is how long an admitted check must wait before it proceeds; only
+	// a leaky-bucket queue sets it.
+	Delay time.Duration
+}
+
+// Decision is the outcome of one Limiter.Allow call: all its checks admitted
+// together, or none.
+type Decision struct {
+	// Allowed reports whether the call was admitted. Shadow limits never make
+	// it false.
+	Allowed bool
+	// Limit is the limit that decided: when refused, the violated limit with
+	// the longest RetryAfter; when admitted, the enforcing limit with the least
+	// Remaining (ties: the longest ResetAfter).
+	Limit Limit
+	// Remaining, ResetAfter and RetryAfter are the deciding limit's. When
+	// refused, RetryAfter is the shortest wait after which every violated
+	// limit admits the call, if nothing else arrives.
+	Remaining  int64
+	ResetAfter time.Duration
+	RetryAfter time.Duration
+	// Delay is the longest Delay of the checks: how long an admitted call
+	// must wait before it proceeds (leaky-bucket queues only).
+	Delay time.Duration
+	// Violated names every enforcing limit that refused, in check order; nil
+	// when admitted.
+	Violated []string
+	// Statuses holds one Status per check, in check order. Shadow checks
+	// that would have refused show Allowed false here.
+	Statuses []Status
+}
+
+// decide fills d from the per-check statuses.
+func (d *Decision) decide(checks []Check, statuses []Status) {
+	d.Allowed = true
+	d.Violated = d.Violated[:0]
+	d.Delay = 0
+	best := -1
+	for i := range checks {
+		st := &statuses[i]
+		if st.Delay > d.Delay {
+			d.Delay = st.Delay
+		}
+		if checks[i].Limit.shadow || st.Allowed {
+			continue
+		}
+		d.Allowed = false
+		d.Violated = append(d.Violated, checks[i].Limit.name)
+	}
+	for i := range checks {
+		st := &statuses[i]
+		if checks[i].Limit.shadow {
+			continue
+		}
+		switch {
+		case best < 0:
+			best = i
+		case !d.Allowed:
+			if !st.Allowed && (statuses[best].Allowed || st.RetryAfter > statuses[best].RetryAfter) {
+				best = i
+			}
+		case st.Remaining < statuses[best].Remaining ||
+			st.Remaining == statuses[best].Remaining && st.ResetAfter > statuses[best].ResetAfter:
+			best = i
+		}
+	}
+	if best < 0 { // only shadow checks: report the first
+		best = 0
+	}
+	if d.Allowed {
+		d.Violated = nil
+	}
+	d.Limit = checks[best].Limit
+	d.Remaining = statuses[best].Remaining
+	d.ResetAfter = statuses[best].ResetAfter
+	d.RetryAfter = statuses[best].RetryAfter
+	if d.Allowed {
+		d.RetryAfter = 0
+	}
+}

@@ -1,0 +1,29 @@
+package sluice
+
+// fixedWindow: T = start of the window the count belongs to, A = units
+// admitted in it. Windows are aligned to Epoch; a now inside an earlier window
+// than T (a clock step back) counts against T's window.
+func (l *Limit) fixedWindow(s State, now, cost int64) (State, verdict) {
+	start, count := windowStart(now, l.w), max(s.A, 0)
+	if count > 0 && s.T >= start {
+		start = s.T // the same window, or a clock step back
+	} else {
+		count = 0
+	}
+	end := start + l.w
+	v := verdict{allowed: cost == 0 || count+cost <= l.q}
+	switch {
+	case cost > l.q:
+		v.retry = maxTime
+	case !v.allowed:
+		v.retry = end - now
+	case cost > 0:
+		count += cost
+		s = State{T: start, A: count}
+	}
+	v.remaining = max(l.q-count, 0)
+	if count > 0 {
+		v.reset = end - now
+	}
+	return s, v
+}

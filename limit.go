@@ -1,0 +1,273 @@
+package sluice
+
+import (
+	"fmt"
+	"time"
+)
+
+// Bounds on a Limit's parameters. Within them every algorithm's state and
+// arithmetic are exact in 64-bit integers and in the doubles of Redis's Lua.
+const (
+	// MaxQuantity is the largest Quantity and Burst a Limit accepts.
+	MaxQuantity = 1 << 40
+	// MaxWindow is the longest Window (and MaxWait) a Limit accepts: 2^45 µs,
+	// about 407 days.
+	MaxWindow = time.Duration(1<<45) * time.Microsecond
+	// maxExact is the largest integer that float64 represents exactly.
+	maxExact = 1 << 53
+)
+
+// A Limit is one rule: at most Quantity units per Window under one Algorithm,
+// with a Burst for the bucket algorithms. A Limit is an immutable value: the
+// With methods return a modified copy. Build one with NewLimit, an algorithm
+// constructor such as TokenBucket or GCRA, or PerSecond … PerDay:
+//
+//	sluice.PerMinute(100)                                   // GCRA, 100/min, burst 100
+//	sluice.TokenBucket(5, time.Second).WithBurst(10)        // 5/s, up to 10 at once
+//	sluice.SlidingLog(1000, 24*time.Hour).Named("per-day")
+//
+// A Limit with invalid parameters is still a value, but Err reports why and
+// every Limiter call that uses it fails with an error wrapping ErrInvalidLimit.
+// The zero Limit is invalid.
+type Limit struct {
+	name    string
+	alg     Algorithm
+	q       int64 // quantity per window
+	w       int64 // window, µs
+	b       int64 // capacity: burst for buckets, q for windows
+	burst   int64 // burst as given (0 = default)
+	maxWait int64 // µs; leaky bucket queue mode when > 0
+	shadow  bool
+	// One unit is rw ticks; the bucket algorithms refill rq ticks per µs.
+	// rq/rw is q/w in lowest terms, so fractional rates stay exact.
+	rq, rw int64
+	err    error
+}
+
+// NewLimit returns a limit of quantity units per window under alg, named after
+// its window ("per-second", "per-minute", "per-hour", "per-day", otherwise
+// "per-" followed by the window, e.g. "per-10s"). The window must be a whole
+// number of microseconds in [1µs, MaxWindow]; the quantity in [1, MaxQuantity].
+func NewLimit(alg Algorithm, quantity int64, window time.Duration) Limit {
+	l := Limit{name: defaultName(window), alg: alg, q: quantity, w: int64(window / time.Microsecond)}
+	if window%time.Microsecond != 0 {
+		l.w = -1 // rejected by build with a clear message
+	}
+	return l.build()
+}
+
+// FixedWindow returns a fixed-window limit of quantity per window.
+func FixedWindow(quantity int64, window time.Duration) Limit {
+	return NewLimit(AlgorithmFixedWindow, quantity, window)
+}
+
+// SlidingLog returns an exact sliding-window-log limit of quantity per window.
+func SlidingLog(quantity int64, window time.Duration) Limit {
+	return NewLimit(AlgorithmSlidingLog, quantity, window)
+}
+
+// SlidingCounter returns a sliding-window-counter limit of quantity per window.
+func SlidingCounter(quantity int64, window time.Duration) Limit {
+	return NewLimit(AlgorithmSlidingCounter, quantity, window)
+}
+
+// TokenBucket returns a token bucket refilled at quantity per window, holding
+// quantity tokens unless WithBurst says otherwise.
+func TokenBucket(quantity int64, per time.Duration) Limit {
+	return NewLimit(AlgorithmTokenBucket, quantity, per)
+}
+
+// LeakyBucket returns a leaky bucket draining at quantity per window, of depth
+// quantity unless WithBurst says otherwise. It is a meter (refuses overflow)
+// unless WithMaxWait turns it into a queue.
+func LeakyBucket(quantity int64, per time.Duration) Limit {
+	return NewLimit(AlgorithmLeakyBucket, quantity, per)
+}
+
+// GCRA returns a GCRA limit of quantity per window with burst quantity unless
+// WithBurst says otherwise.
+func GCRA(quantity int64, per time.Duration) Limit {
+	return NewLimit(AlgorithmGCRA, quantity, per)
+}
+
+// PerSecond returns GCRA(n, time.Second): n per second, up to n at once.
+func PerSecond(n int64) Limit { return GCRA(n, time.Second) }
+
+// PerMinute returns GCRA(n, time.Minute), named "per-minute".
+func PerMinute(n int64) Limit { return GCRA(n, time.Minute) }
+
+// PerHour returns GCRA(n, time.Hour), named "per-hour".
+func PerHour(n int64) Limit { return GCRA(n, time.Hour) }
+
+// PerDay returns GCRA(n, 24*time.Hour), named "per-day".
+func PerDay(n int64) Limit { return GCRA(n, 24*time.Hour) }
+
+// Named returns a copy of l called name. Names are 1 to 64 characters from
+// [A-Za-z0-9._-]: the same string appears in RateLimit headers, problem
+// bodies, metric labels and store keys.
+func (l Limit) Named(name string) Limit { l.name = name; return l.build() }
+
+// Using returns a copy of l that uses algorithm alg with the same quantity,
+// window and name.
+func (l Limit) Using(alg Algorithm) Limit { l.alg = alg; return l.build() }
+
+// WithBurst returns a copy of l whose bucket holds burst units (token bucket,
+// leaky bucket, GCRA only). Zero restores the default, Quantity.
+func (l Limit) WithBurst(burst int64) Limit { l.burst = burst; return l.build() }
+
+// WithMaxWait returns a copy of l that queues instead of refusing: a check that
+// does not fit now is admitted with a Delay of up to d (leaky bucket only).
+// Zero makes it a meter again. d is truncated to whole microseconds.
+func (l Limit) WithMaxWait(d time.Duration) Limit {
+	l.maxWait = int64(d / time.Microsecond)
+	return l.build()
+}
+
+// WithShadow returns a copy of l in shadow mode (on) or enforcing mode (off).
+// A shadow limit is evaluated and reported but never refuses a request; it
+// consumes quota only when it would itself have admitted the request.
+func (l Limit) WithShadow(on bool) Limit { l.shadow = on; return l.build() }
+
+// Name returns the limit's name, e.g. "per-minute".
+func (l Limit) Name() string { return l.name }
+
+// Algorithm returns the limit's algorithm.
+func (l Limit) Algorithm() Algorithm { return l.alg }
+
+// Quantity returns Q, the units admitted per Window.
+func (l Limit) Quantity() int64 { return l.q }
+
+// Window returns W, the window or refill period.
+func (l Limit) Window() time.Duration { return time.Duration(l.w) * time.Microsecond }
+
+// Burst returns the capacity: the most units one check can take, and the
+// most that can be admitted at one instant. It is Quantity for the window
+// algorithms and for buckets without WithBurst.
+func (l Limit) Burst() int64 { return l.b }
+
+// MaxWait returns how long a leaky-bucket queue may delay a check; zero for a
+// meter and for every other algorithm.
+func (l Limit) MaxWait() time.Duration { return time.Duration(l.maxWait) * time.Microsecond }
+
+// Shadow reports whether l is in shadow mode.
+func (l Limit) Shadow() bool { return l.shadow }
+
+// Err reports why l is invalid, or nil. The error wraps ErrInvalidLimit.
+func (l Limit) Err() error {
+	if l.err == nil && l.q == 0 {
+		return fmt.Errorf("%w: zero Limit (build one with NewLimit or an algorithm constructor)", ErrInvalidLimit)
+	}
+	return l.err
+}
+
+// String describes l, e.g. `per-minute: gcra 100 per 1m0s burst 100`.
+func (l Limit) String() string {
+	s := fmt.Sprintf("%s: %s %d per %v", l.name, l.alg, l.q, l.Window())
+	if l.alg.bucket() {
+		s += fmt.Sprintf(" burst %d", l.b)
+	}
+	if l.maxWait > 0 {
+		s += fmt.Sprintf(" max-wait %v", l.MaxWait())
+	}
+	if l.shadow {
+		s += " (shadow)"
+	}
+	return s
+}
+
+// build validates l and fills in its derived fields.
+func (l Limit) build() Limit {
+	l.err = l.validate()
+	if l.err != nil {
+		l.rq, l.rw, l.b = 0, 0, 0
+		return l
+	}
+	l.b = l.q
+	if l.alg.bucket() && l.burst > 0 {
+		l.b = l.burst
+	}
+	g := gcd(l.q, l.w)
+	l.rq, l.rw = l.q/g, l.w/g
+	if l.alg.bucket() {
+		// Bucket state is counted in ticks (one unit = rw ticks); the deepest
+		// a queue can go is b·rw + maxWait·rq ticks. Keep that exact.
+		if l.b > (maxExact-mulSat(l.maxWait, l.rq))/l.rw {
+			l.err = fmt.Errorf("%w: %s: %d per %v with burst %d cannot be kept exact "+
+				"(a unit is %v/%d; burst × that exceeds 2^53 ticks): pick a quantity that divides the window more evenly, e.g. a round number",
+				ErrInvalidLimit, l.name, l.q, l.Window(), l.b, l.Window(), l.q)
+			l.rq, l.rw, l.b = 0, 0, 0
+		}
+	}
+	return l
+}
+
+func (l Limit) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s: %s", ErrInvalidLimit, l.name, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case !validName(l.name):
+		return fmt.Errorf("%w: name %q must be 1-64 characters of A-Z a-z 0-9 . _ -", ErrInvalidLimit, l.name)
+	case !l.alg.Valid():
+		return bad("unknown algorithm %v", l.alg)
+	case l.q < 1 || l.q > MaxQuantity:
+		return bad("quantity %d must be in [1, %d]", l.q, int64(MaxQuantity))
+	case l.w < 1 || l.w > int64(MaxWindow/time.Microsecond):
+		return bad("window must be a whole number of microseconds in [1µs, %v]", MaxWindow)
+	case l.burst != 0 && !l.alg.bucket():
+		return bad("burst applies only to token-bucket, leaky-bucket and gcra, not %v", l.alg)
+	case l.burst < 0 || l.burst > MaxQuantity:
+		return bad("burst %d must be in [1, %d]", l.burst, int64(MaxQuantity))
+	case l.maxWait != 0 && l.alg != AlgorithmLeakyBucket:
+		return bad("max wait applies only to leaky-bucket, not %v", l.alg)
+	case l.maxWait < 0 || l.maxWait > int64(MaxWindow/time.Microsecond):
+		return bad("max wait must be in [0, %v]", MaxWindow)
+	}
+	return nil
+}
+
+func validName(s string) bool {
+	if len(s) < 1 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func defaultName(w time.Duration) string {
+	switch w {
+	case time.Second:
+		return "per-second"
+	case time.Minute:
+		return "per-minute"
+	case time.Hour:
+		return "per-hour"
+	case 24 * time.Hour:
+		return "per-day"
+	}
+	if w > 0 && w%(24*time.Hour) == 0 {
+		return fmt.Sprintf("per-%dd", w/(24*time.Hour))
+	}
+	s := w.String()
+	if len(s) > 2 && s[len(s)-2:] == "0s" && w >= time.Minute {
+		s = s[:len(s)-2] // 1m0s -> 1m
+	}
+	if len(s) > 2 && s[len(s)-2:] == "0m" && w >= time.Hour {
+		s = s[:len(s)-2] // 2h0m -> 2h
+	}
+	name := "per-"
+	for _, r := range s {
+		switch {
+		case r == 'µ':
+			name += "u"
+		case r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z':
+			name += string(r)
+		}
+	}
+	return name
+}

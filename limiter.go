@@ -1,0 +1,47 @@
+package sluice
+
+import (
+	"context"
+	"fmt"
+)
+
+// A Limiter decides requests against a Store: every check of one call is
+// admitted together or not at all. Limiter is safe for concurrent use when
+// its Store is (the stores of this module are).
+type Limiter struct {
+	store Store
+}
+
+// NewLimiter returns a Limiter that keeps its state in store.
+func NewLimiter(store Store) *Limiter {
+	return &Limiter{store: store}
+}
+
+// Allow decides checks as one unit: the call is admitted only if every
+// enforcing check fits, and then each consumes its cost; if any refuses,
+// nothing is consumed and Decision.Violated names every limit that refused.
+// An error (invalid checks, store unavailable) is never a decision.
+//
+// Allow allocates the Decision's slices; AllowInto reuses them.
+func (l *Limiter) Allow(ctx context.Context, checks ...Check) (Decision, error) {
+	var d Decision
+	err := l.AllowInto(ctx, &d, checks)
+	return d, err
+}
+
+// AllowInto is Allow writing into d, reusing d.Statuses and d.Violated: in a
+// loop it allocates nothing once they have grown to size.
+func (l *Limiter) AllowInto(ctx context.Context, d *Decision, checks []Check) error {
+	if err := ValidateChecks(checks); err != nil {
+		return err
+	}
+	if cap(d.Statuses) < len(checks) {
+		d.Statuses = make([]Status, len(checks))
+	}
+	d.Statuses = d.Statuses[:len(checks)]
+	if err := l.store.Apply(ctx, checks, d.Statuses); err != nil {
+		return fmt.Errorf("sluice: %w", err)
+	}
+	d.decide(checks, d.Statuses)
+	return nil
+}

@@ -1,0 +1,47 @@
+package memory
+
+import "time"
+
+// An Option configures a Store.
+type Option func(*options)
+
+type options struct {
+	clock         func() time.Time
+	maxKeys       int
+	shards        int
+	sweepInterval time.Duration
+}
+
+func defaults() options {
+	return options{clock: time.Now, maxKeys: 1 << 20, shards: 256, sweepInterval: time.Minute}
+}
+
+// WithClock makes the store read the time from now instead of time.Now. Tests
+// inject a fake clock; the store never reads time any other way.
+func WithClock(now func() time.Time) Option {
+	return func(o *options) { o.clock = now }
+}
+
+// WithMaxKeys bounds the number of (key, limit) states the store keeps, 1<<20
+// by default. When a new key arrives at a full store, an expired state is
+// reclaimed or, failing that, the state among a small random sample that
+// expires soonest is evicted (Stats.Evictions counts it). n < 1 means 1.
+// The bound is kept per shard (n divided by the shard count, rounded up).
+func WithMaxKeys(n int) Option {
+	return func(o *options) { o.maxKeys = max(n, 1) }
+}
+
+// WithShards sets the number of independently locked shards, rounded up to a
+// power of two; 256 by default. More shards mean less contention between
+// cores and a finer-grained key bound.
+func WithShards(n int) Option {
+	return func(o *options) { o.shards = max(n, 1) }
+}
+
+// WithSweepInterval sets how often a background goroutine forgets expired
+// states and gives their memory back, one minute by default. Zero or less
+// disables it (call Sweep yourself; a full shard still reclaims expired
+// states on demand). Close stops the goroutine.
+func WithSweepInterval(d time.Duration) Option {
+	return func(o *options) { o.sweepInterval = d }
+}

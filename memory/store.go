@@ -1,0 +1,288 @@
+// Package memory is sluice's in-process Store: sharded, bounded in the number
+// of keys it holds, and free of allocations when it decides for a key it
+// already holds.
+package memory
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// Store is an in-memory sluice.Store. State is split over shards by a hash of
+// the key, each with its own mutex; a call that spans shards locks them in a
+// fixed order, so checks of one call are atomic together. Store is safe for
+// concurrent use. Its zero value is not usable: call New, and Close when done
+// to stop the background sweep.
+type Store struct {
+	clock    func() time.Time
+	seed     maphash.Seed
+	shards   []shard
+	mask     uint64
+	perShard int
+
+	evictions   atomic.Int64
+	expirations atomic.Int64
+
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+type tableKey struct {
+	name string
+	alg  sluice.Algorithm
+}
+
+type shard struct {
+	mu     sync.Mutex
+	tables map[tableKey]*table
+	last   *table // the table of the previous check: usually the next one's
+	keys   int
+	_      [32]byte // keep shards on separate cache lines
+}
+
+// Stats counts what the store holds and has let go of.
+type Stats struct {
+	// Keys is the number of (key, limit) states held now.
+	Keys int
+	// Evictions counts live states dropped to make room for new keys: each
+	// one hands its key a fresh quota early.
+	Evictions int64
+	// Expirations counts states forgotten because they had returned to full
+	// quota (by the sweep, or reclaimed by a full shard).
+	Expirations int64
+}
+
+// New returns a Store configured by opts.
+func New(opts ...Option) *Store {
+	o := defaults()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	n := 1 << bits.Len(uint(o.shards-1))
+	s := &Store{
+		clock:    o.clock,
+		seed:     maphash.MakeSeed(),
+		shards:   make([]shard, n),
+		mask:     uint64(n - 1),
+		perShard: (o.maxKeys + n - 1) / n,
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	for i := range s.shards {
+		s.shards[i].tables = make(map[tableKey]*table)
+	}
+	if o.sweepInterval > 0 {
+		go s.sweepEvery(o.sweepInterval)
+	} else {
+		close(s.done)
+	}
+	return s
+}
+
+// Close stops the background sweep. The store still answers afterwards.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() { close(s.stop) })
+	<-s.done
+	return nil
+}
+
+// Stats returns the current counts.
+func (s *Store) Stats() Stats {
+	st := Stats{Evictions: s.evictions.Load(), Expirations: s.expirations.Load()}
+	for i := range s.shards {
+		sh := &s.shards[i]
+		sh.mu.Lock()
+		st.Keys += sh.keys
+		sh.mu.Unlock()
+	}
+	return st
+}
+
+func (s *Store) now() int64 { return sluice.MicrosSinceEpoch(s.clock()) }
+
+func (s *Store) shardIndex(key string) uint32 {
+	return uint32(maphash.String(s.seed, key) & s.mask)
+}
+
+// Apply implements sluice.Store.
+func (s *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memory store: %w", err)
+	}
+	if len(checks) == 1 {
+		s.applyOne(checks[:1], out)
+		return nil
+	}
+	s.applyMany(checks, out)
+	return nil
+}
+
+func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) {
+	c := &one[0]
+	sh := &s.shards[s.shardIndex(c.Key)]
+	sh.mu.Lock()
+	now := s.now()
+	t := sh.table(c.Limit)
+	st, slot, ok := t.load(c.Key)
+	states := [1]sluice.State{st}
+	if sluice.DecideBatch(one, states[:], now, out) {
+		exp := expiry(now, out[0])
+		if ok {
+			t.store(slot, states[0], exp)
+		} else {
+			sh.insert(s, t, c.Key, states[0], exp, now, nil)
+		}
+	}
+	sh.mu.Unlock()
+}
+
+func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) {
+	n := len(checks)
+	var (
+		shardBuf  [8]uint32
+		tableBuf  [8]*table
+		slotBuf   [8]uint32
+		heldBuf   [8]bool
+		stateBuf  [8]sluice.State
+		lockedBuf [8]uint32
+	)
+	idx, tables, slots, held, states, locked := shardBuf[:n:n], tableBuf[:n:n], slotBuf[:n:n], heldBuf[:n:n], stateBuf[:n:n], lockedBuf[:0]
+	if n > 8 {
+		idx, tables, slots, held = make([]uint32, n), make([]*table, n), make([]uint32, n), make([]bool, n)
+		states, locked = make([]sluice.State, n), make([]uint32, 0, n)
+	}
+	for i := range checks {
+		idx[i] = s.shardIndex(checks[i].Key)
+		locked = insertSorted(locked, idx[i])
+	}
+	for _, k := range locked { // ascending order: no deadlock between calls
+		s.shards[k].mu.Lock()
+	}
+	now := s.now()
+	for i := range checks {
+		sh := &s.shards[idx[i]]
+		tables[i] = sh.table(checks[i].Limit)
+		states[i], slots[i], held[i] = tables[i].load(checks[i].Key)
+	}
+	if sluice.DecideBatch(checks, states, now, out) {
+		for i := range checks { // existing keys first: inserts may evict
+			if held[i] {
+				tables[i].store(slots[i], states[i], expiry(now, out[i]))
+			}
+		}
+		for i := range checks {
+			if !held[i] && !isZero(&states[i]) {
+				s.shards[idx[i]].insert(s, tables[i], checks[i].Key, states[i], expiry(now, out[i]), now, checks)
+			}
+		}
+	}
+	for _, k := range locked {
+		s.shards[k].mu.Unlock()
+	}
+}
+
+// insertSorted adds v to the ascending set xs.
+func insertSorted(xs []uint32, v uint32) []uint32 {
+	i := len(xs)
+	for i > 0 && xs[i-1] > v {
+		i--
+	}
+	if i > 0 && xs[i-1] == v {
+		return xs
+	}
+	xs = append(xs, 0)
+	copy(xs[i+1:], xs[i:])
+	xs[i] = v
+	return xs
+}
+
+func isZero(st *sluice.State) bool { return st.T == 0 && st.A == 0 && st.B == 0 && len(st.Log) == 0 }
+
+// expiry returns when a state whose status is st becomes equivalent to a
+// fresh one.
+func expiry(now int64, st sluice.Status) int64 {
+	return now + min(int64(st.ResetAfter/time.Microsecond), 1<<62)
+}
+
+// table returns the shard's table for l, creating it.
+func (sh *shard) table(l sluice.Limit) *table {
+	if t := sh.last; t != nil && t.limit.Name() == l.Name() && t.limit.Algorithm() == l.Algorithm() {
+		return t
+	}
+	k := tableKey{l.Name(), l.Algorithm()}
+	t := sh.tables[k]
+	if t == nil {
+		t = newTable(l)
+		sh.tables[k] = t
+	}
+	sh.last = t
+	return t
+}
+
+// insert adds key to t, first making room if the shard is full. States of
+// the keys in protect (the call being decided) are never evicted.
+func (sh *shard) insert(s *Store, t *table, key string, st sluice.State, exp, now int64, protect []sluice.Check) {
+	if sh.keys >= s.perShard {
+		sh.reclaim(s, now, protect)
+	}
+	t.insert(key, st, exp)
+	sh.keys++
+}
+
+// evictionSample is how many states a full shard compares to pick a victim.
+const evictionSample = 8
+
+// reclaim frees one state: an expired one if the sample has one, else the
+// one that expires soonest.
+func (sh *shard) reclaim(s *Store, now int64, protect []sluice.Check) {
+	var (
+		victimT    *table
+		victimKey  string
+		victimSlot uint32
+		victimExp  int64
+		seen       int
+	)
+	for _, t := range sh.tables { // map order is random: a random sample
+		for key, slot := range t.index {
+			if protected(protect, t, key) {
+				continue
+			}
+			if exp := t.cell(slot).exp; victimT == nil || exp < victimExp {
+				victimT, victimKey, victimSlot, victimExp = t, key, slot, exp
+			}
+			if seen++; seen == evictionSample {
+				break
+			}
+		}
+		if seen == evictionSample {
+			break
+		}
+	}
+	if victimT == nil {
+		return // everything here is in the current call; exceed briefly
+	}
+	victimT.remove(victimKey, victimSlot)
+	sh.keys--
+	if victimExp <= now {
+		s.expirations.Add(1)
+	} else {
+		s.evictions.Add(1)
+	}
+}
+
+func protected(checks []sluice.Check, t *table, key string) bool {
+	for i := range checks {
+		if checks[i].Key == key && checks[i].Limit.Name() == t.limit.Name() {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,21 @@
+package sluice
+
+import "context"
+
+// A Store keeps the state of every (key, limit) and decides batches of checks
+// atomically. Implementations: package memory (in-process) and package redis
+// (shared by many instances). Both must give the same decisions for the same
+// sequence of (time, checks).
+type Store interface {
+	// Apply decides checks as one atomic unit at the store's current time and
+	// writes one Status per check into out, which has len(checks). If any
+	// enforcing (non-shadow) check is refused, nothing is consumed — not even
+	// by the checks that fit — and those report their current state as a
+	// peek would. A shadow check consumes only when the batch is admitted and
+	// it fits itself.
+	//
+	// checks have passed ValidateChecks. An error means no decision was made
+	// (and wraps ErrStoreUnavailable when the store could not be reached);
+	// out is then undefined and nothing was consumed.
+	Apply(ctx context.Context, checks []Check, out []Status) error
+}

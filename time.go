@@ -1,0 +1,44 @@
+package sluice
+
+import (
+	"math"
+	"time"
+)
+
+// Epoch is the origin of sluice's integer time: algorithm state holds
+// microseconds since 2020-01-01T00:00:00Z. Windows are aligned to Epoch, so a
+// one-minute window starts on a whole minute and a one-day window at midnight
+// UTC. Microseconds since Epoch stay below 2^53 until the year 2305, so the
+// same values are exact in Redis's Lua (whose numbers are doubles) and in Go.
+var Epoch = time.Date(2020, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// Never is the RetryAfter of a check that no wait can admit: its cost is
+// larger than the limit's capacity.
+const Never = time.Duration(math.MaxInt64)
+
+// MicrosSinceEpoch converts t to microseconds since Epoch, rounding down.
+// Times more than about 292,000 years from Epoch saturate.
+func MicrosSinceEpoch(t time.Time) int64 {
+	d := t.Sub(Epoch) // saturates at ±292 years
+	us := d / time.Microsecond
+	if d%time.Microsecond < 0 {
+		us--
+	}
+	return int64(us)
+}
+
+// TimeFromMicros converts microseconds since Epoch back to a time.Time in UTC.
+func TimeFromMicros(us int64) time.Time {
+	return Epoch.Add(time.Duration(us/1e6) * time.Second).Add(time.Duration(us%1e6) * time.Microsecond)
+}
+
+// durationFromMicros converts µs to a time.Duration, saturating at Never.
+func durationFromMicros(us int64) time.Duration {
+	if us <= 0 {
+		return 0
+	}
+	if us > math.MaxInt64/int64(time.Microsecond) {
+		return Never
+	}
+	return time.Duration(us) * time.Microsecond
+}
