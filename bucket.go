@@ -7,8 +7,9 @@ package sluice
 // in lowest terms. The algorithms differ only in how they store the bucket:
 //
 //   - token and leaky bucket: T = last update, A = ticks missing at T;
-//   - GCRA: the theoretical arrival time TAT = T + B/rq µs; ticks missing at
-//     now are (TAT-now)·rq.
+//   - GCRA: the theoretical arrival time TAT = T + (B-1)/rq µs; ticks
+//     missing at now are (TAT-now)·rq. B holds the fraction plus one so that
+//     B = 0 marks a key never written, whatever T is.
 //
 // A leaky-bucket queue lets the bucket overfill by up to maxWait·rq ticks and
 // delays the check until the overfill has drained.
@@ -25,7 +26,7 @@ func (l *Limit) bucket(s State, now, cost int64) (State, verdict) {
 		if m < capT {
 			remaining = (capT - m) / l.rw
 		}
-		return remaining, ahead + ceilDiv(m, l.rq)
+		return remaining, addSat(ahead, ceilDiv(m, l.rq))
 	}
 
 	if cost == 0 || cost > l.b {
@@ -36,37 +37,59 @@ func (l *Limit) bucket(s State, now, cost int64) (State, verdict) {
 		}
 		return s, v
 	}
-	after := missing + cost*l.rw // cost ≤ b, so no overflow: both ≤ 2^53
-	if after > limitT {
-		v := verdict{retry: ahead + ceilDiv(after-limitT, l.rq)}
+	need := cost * l.rw // cost ≤ b, so need ≤ capT ≤ 2^53
+	if missing > limitT-need {
+		v := verdict{retry: addSat(ahead, ceilDiv(missing-(limitT-need), l.rq))}
 		v.remaining, v.reset = view(missing)
 		return s, v
 	}
-	v := verdict{allowed: true}
-	v.remaining, v.reset = view(after)
+	after := missing + need
+	var delay int64
 	if after > capT {
-		v.delay = ahead + ceilDiv(after-capT, l.rq)
+		delay = ahead + ceilDiv(after-capT, l.rq)
+		if delay > l.maxWait {
+			// Only after a clock step back (ahead > 0): the wait from now
+			// would pass MaxWait although the wait from base does not.
+			v := verdict{retry: delay - l.maxWait}
+			v.remaining, v.reset = view(missing)
+			return s, v
+		}
 	}
+	v := verdict{allowed: true, delay: delay}
+	v.remaining, v.reset = view(after)
 	return l.bucketStore(s, base, after), v
 }
 
-// bucketLoad returns the time the bucket is seen at and the ticks missing
-// then, clamped to [0, limit] for states written under other parameters,
-// except GCRA's debt after a clock step back, which may exceed limit.
+// bucketLoad returns the time base ≥ now the bucket is seen at and the ticks
+// missing then, clamped to [0, limit] for states written under other
+// parameters, except GCRA's debt after a clock step back, which may pass
+// limit (by at most two units' worth of ticks).
 func (l *Limit) bucketLoad(s State, now, limitT int64) (base, missing int64) {
+	last := clampTime(s.T)
 	if l.alg == AlgorithmGCRA {
-		frac := min(max(s.B, 0), l.rq-1)
-		if s.T < now || s.T == now && frac == 0 || s.T == 0 && frac == 0 {
-			return now, 0 // TAT passed, or the zero State
+		if s.B <= 0 {
+			return now, 0 // the zero State
 		}
-		return now, addSat(mulSat(s.T-now, l.rq), frac)
+		frac := min(s.B-1, l.rq-1)
+		if last < now || last == now && frac == 0 {
+			return now, 0 // TAT passed
+		}
+		// Ticks missing now are (last-now)·rq + frac. When that is past any
+		// admissible debt (a clock far behind TAT), see the bucket at the
+		// later time base instead, where the debt is just past limit: both
+		// refuse until then, and outputs measured from base stay exact
+		// without overflowing.
+		if k := limitT/l.rq + 1; last-now > k {
+			return last - k, k*l.rq + frac
+		}
+		return now, (last-now)*l.rq + frac
 	}
 	missing = min(max(s.A, 0), limitT)
 	if missing == 0 {
 		return now, 0
 	}
-	base = max(now, s.T)
-	elapsed := base - s.T
+	base = max(now, last)
+	elapsed := base - last
 	if elapsed >= ceilDiv(missing, l.rq) {
 		return base, 0
 	}
@@ -76,7 +99,7 @@ func (l *Limit) bucketLoad(s State, now, limitT int64) (base, missing int64) {
 // bucketStore returns the state of a bucket missing ticks at base.
 func (l *Limit) bucketStore(s State, base, missing int64) State {
 	if l.alg == AlgorithmGCRA {
-		return State{T: base + missing/l.rq, B: missing % l.rq}
+		return State{T: base + missing/l.rq, B: missing%l.rq + 1}
 	}
 	return State{T: base, A: missing}
 }

@@ -102,8 +102,8 @@ type Decision struct {
 	// Delay is the longest Delay of the checks: how long an admitted call
 	// must wait before it proceeds (leaky-bucket queues only).
 	Delay time.Duration
-	// Violated names every enforcing limit that refused, in check order; nil
-	// when admitted.
+	// Violated names every enforcing limit that refused, in check order;
+	// empty when admitted.
 	Violated []string
 	// Statuses holds one Status per check, in check order. Shadow checks
 	// that would have refused show Allowed false here.
@@ -146,9 +146,6 @@ func (d *Decision) decide(checks []Check, statuses []Status) {
 	}
 	if best < 0 { // only shadow checks: report the first
 		best = 0
-	}
-	if d.Allowed {
-		d.Violated = nil
 	}
 	d.Limit = checks[best].Limit
 	d.Remaining = statuses[best].Remaining

@@ -15,7 +15,7 @@ type State struct {
 	// window) or of ticks missing from a full bucket (token and leaky bucket).
 	A int64
 	// B is the sliding counter's previous-window count, or GCRA's arrival
-	// time fraction in ticks.
+	// time fraction in ticks plus one (zero: never written).
 	B int64
 	// Log lists the sliding window log's admissions, oldest first.
 	Log []LogEntry
@@ -28,9 +28,10 @@ type LogEntry struct {
 }
 
 // Time bounds: Decide clamps now and stored times into [minTime, maxTime]
-// (about ±146,000 years around Epoch), so adding a window never overflows.
+// (about ±73,000 years around Epoch), so neither adding a window nor the
+// difference of two times ever overflows.
 const (
-	maxTime = 1 << 62
+	maxTime = 1 << 61
 	minTime = -maxTime
 )
 
@@ -58,7 +59,7 @@ func (v verdict) status() Status {
 // Status of that check. A refused check returns s unchanged; so does cost 0,
 // which is always allowed and reports the current state. A cost above
 // l.Burst() is refused with RetryAfter Never. Times are clamped to about
-// ±146,000 years around Epoch; a now earlier than the state's own latest time
+// ±73,000 years around Epoch; a now earlier than the state's own latest time
 // counts as that latest time (or, for GCRA, as time not yet elapsed), so a
 // clock stepping back never creates capacity.
 //
@@ -75,7 +76,6 @@ func (l Limit) Decide(s State, now, cost int64) (State, Status) {
 
 func (l *Limit) decide(s State, now, cost int64) (State, verdict) {
 	now = clampTime(now)
-	s.T = clampTime(s.T)
 	switch l.alg {
 	case AlgorithmFixedWindow:
 		return l.fixedWindow(s, now, cost)

@@ -5,13 +5,13 @@ package sluice
 // than T (a clock step back) counts against T's window.
 func (l *Limit) fixedWindow(s State, now, cost int64) (State, verdict) {
 	start, count := windowStart(now, l.w), max(s.A, 0)
-	if count > 0 && s.T >= start {
-		start = s.T // the same window, or a clock step back
+	if last := clampTime(s.T); count > 0 && last >= start {
+		start = windowStart(last, l.w) // the same window, or a clock step back
 	} else {
 		count = 0
 	}
 	end := start + l.w
-	v := verdict{allowed: cost == 0 || count+cost <= l.q}
+	v := verdict{allowed: cost == 0 || count <= l.q-cost}
 	switch {
 	case cost > l.q:
 		v.retry = maxTime

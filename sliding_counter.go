@@ -10,12 +10,13 @@ import "math/bits"
 // boundary example of the design doc admit 17 (⌊100·50/60⌋ = 83).
 func (l *Limit) slidingCounter(s State, now, cost int64) (State, verdict) {
 	start, curr, prev := windowStart(now, l.w), max(s.A, 0), max(s.B, 0)
+	last := windowStart(clampTime(s.T), l.w)
 	switch {
 	case curr == 0 && prev == 0:
 		// the zero State: nothing recorded, nothing to hold time back
-	case start <= s.T:
-		start = s.T // the same window, or a clock step back
-	case start == s.T+l.w:
+	case start <= last:
+		start = last // the same window, or a clock step back
+	case start == last+l.w:
 		prev, curr = curr, 0
 	default:
 		prev, curr = 0, 0

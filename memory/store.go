@@ -45,8 +45,16 @@ type shard struct {
 	tables map[tableKey]*table
 	last   *table // the table of the previous check: usually the next one's
 	keys   int
-	_      [32]byte // keep shards on separate cache lines
+	// soonest is a lower bound of the expiry of every state held (µs); a
+	// full shard sweeps itself only when it has passed, at most once per
+	// sweepGap, so that a flood of live keys does not make every insert
+	// scan the shard.
+	soonest, swept int64
+	_              [16]byte // keep shards on separate cache lines
 }
+
+// sweepGap is the least time between two on-demand sweeps of a shard (µs).
+const sweepGap = 1000
 
 // Stats counts what the store holds and has let go of.
 type Stats struct {
@@ -231,17 +239,25 @@ func (sh *shard) table(l sluice.Limit) *table {
 // the keys in protect (the call being decided) are never evicted.
 func (sh *shard) insert(s *Store, t *table, key string, st sluice.State, exp, now int64, protect []sluice.Check) {
 	if sh.keys >= s.perShard {
-		sh.reclaim(s, now, protect)
+		freed := 0
+		if sh.soonest <= now && now-sh.swept >= sweepGap {
+			freed = sh.sweep(now, false)
+			s.expirations.Add(int64(freed))
+		}
+		if freed == 0 {
+			sh.reclaim(s, now, protect)
+		}
 	}
 	t.insert(key, st, exp)
 	sh.keys++
+	sh.soonest = min(sh.soonest, exp)
 }
 
 // evictionSample is how many states a full shard compares to pick a victim.
 const evictionSample = 8
 
-// reclaim frees one state: an expired one if the sample has one, else the
-// one that expires soonest.
+// reclaim frees one state of a full shard that holds no expired state it
+// knows of: the one of a small random sample that expires soonest.
 func (sh *shard) reclaim(s *Store, now int64, protect []sluice.Check) {
 	var (
 		victimT    *table

@@ -11,31 +11,45 @@ func (s *Store) Sweep() int {
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()
-		for k, t := range sh.tables {
-			for key, slot := range t.index {
-				if t.cell(slot).exp <= now {
-					t.remove(key, slot)
-					removed++
-					sh.keys--
-				}
-			}
-			switch {
-			case len(t.index) == 0:
-				delete(sh.tables, k)
-				if sh.last == t {
-					sh.last = nil
-				}
-			case t.peak >= 1024 && len(t.index) < t.peak/4:
-				nt := t.rebuilt()
-				sh.tables[k] = nt
-				if sh.last == t {
-					sh.last = nt
-				}
-			}
-		}
+		removed += sh.sweep(now, true)
 		sh.mu.Unlock()
 	}
 	s.expirations.Add(int64(removed))
+	return removed
+}
+
+// sweep forgets the shard's expired states and returns how many; the caller
+// holds sh.mu and counts them. With compact it also drops empty tables and
+// rebuilds mostly emptied ones; without, every table pointer stays valid (an
+// insert in progress holds some).
+func (sh *shard) sweep(now int64, compact bool) int {
+	removed := 0
+	sh.swept, sh.soonest = now, 1<<62
+	for k, t := range sh.tables {
+		for key, slot := range t.index {
+			if exp := t.cell(slot).exp; exp <= now {
+				t.remove(key, slot)
+				removed++
+				sh.keys--
+			} else {
+				sh.soonest = min(sh.soonest, exp)
+			}
+		}
+		switch {
+		case !compact:
+		case len(t.index) == 0:
+			delete(sh.tables, k)
+			if sh.last == t {
+				sh.last = nil
+			}
+		case t.peak >= 1024 && len(t.index) < t.peak/4:
+			nt := t.rebuilt()
+			sh.tables[k] = nt
+			if sh.last == t {
+				sh.last = nt
+			}
+		}
+	}
 	return removed
 }
 

@@ -1,0 +1,28 @@
+# sluice — the commands README and CI use.
+SHELL := /bin/bash
+GO    ?= go
+
+.PHONY: test deps bench run fuzz vet
+
+# make test: installs what the tests need (redis-server), then runs every test
+# with the race detector. Tests that need Redis fail, never skip, without it.
+test: deps
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+deps:
+	@command -v redis-server >/dev/null && command -v redis-cli >/dev/null || { \
+	  echo "make test: installing redis-server (Debian package)"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
+
+# make bench: side-by-side benchmarks against peer libraries (bench/ module).
+bench:
+	cd bench && $(GO) run ./cmd/report
+
+run:
+	$(GO) run ./cmd/sluice serve
+
+vet:
+	$(GO) vet ./...
+	test -z "$$(gofmt -l .)"

@@ -1,0 +1,69 @@
+package sluice_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+// A plan with three limits is checked in one call: admitted by all, or by
+// none. Here the per-second burst refuses the sixth request, and nothing of
+// it is charged to the minute or the day.
+func Example() {
+	store := memory.New()
+	defer store.Close()
+	limiter := sluice.NewLimiter(store)
+
+	perSecond := sluice.TokenBucket(5, time.Second)      // 5/s, bursts of 5
+	perMinute := sluice.SlidingCounter(100, time.Minute) // 100/min
+	perDay := sluice.FixedWindow(1000, 24*time.Hour)     // 1000/day
+	key := "user:42"
+
+	for i := 1; i <= 6; i++ {
+		d, err := limiter.Allow(context.Background(),
+			sluice.Check{Key: key, Limit: perSecond, Cost: 1},
+			sluice.Check{Key: key, Limit: perMinute, Cost: 1},
+			sluice.Check{Key: key, Limit: perDay, Cost: 1},
+		)
+		if err != nil {
+			fmt.Println("error:", err)
+			return
+		}
+		if d.Allowed {
+			fmt.Printf("request %d: allowed, %d left in %s\n", i, d.Remaining, d.Limit.Name())
+		} else {
+			fmt.Printf("request %d: refused by %v, retry in about %v\n", i, d.Violated, d.RetryAfter.Round(100*time.Millisecond))
+			fmt.Printf("per-minute still has %d\n", d.Statuses[1].Remaining)
+		}
+	}
+	// Output:
+	// request 1: allowed, 4 left in per-second
+	// request 2: allowed, 3 left in per-second
+	// request 3: allowed, 2 left in per-second
+	// request 4: allowed, 1 left in per-second
+	// request 5: allowed, 0 left in per-second
+	// request 6: refused by [per-second], retry in about 200ms
+	// per-minute still has 95
+}
+
+// Decide is the pure core: state in, state and status out, time as integer
+// microseconds. It is what the stores and the simulator run.
+func ExampleLimit_Decide() {
+	l := sluice.TokenBucket(5, time.Second).WithBurst(10) // 10 tokens, 5/s
+	var s sluice.State
+	now := sluice.MicrosSinceEpoch(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+
+	s, st := l.Decide(s, now, 8)
+	fmt.Println("8 at t=0:", st.Allowed, st.Remaining)
+	_, st = l.Decide(s, now+500_000, 0) // a peek half a second later
+	fmt.Println("peek at 0.5s:", st.Remaining)
+	_, st = l.Decide(s, now+500_000, 5)
+	fmt.Println("5 at 0.5s:", st.Allowed, "retry after", st.RetryAfter)
+	// Output:
+	// 8 at t=0: true 2
+	// peek at 0.5s: 4
+	// 5 at 0.5s: false retry after 100ms
+}

@@ -1,0 +1,284 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeClock is a settable clock safe for concurrent reads.
+type fakeClock struct{ us atomic.Int64 }
+
+func newClock() *fakeClock {
+	c := &fakeClock{}
+	c.us.Store(sluice.MicrosSinceEpoch(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)))
+	return c
+}
+func (c *fakeClock) Now() time.Time          { return sluice.TimeFromMicros(c.us.Load()) }
+func (c *fakeClock) Advance(d time.Duration) { c.us.Add(int64(d / time.Microsecond)) }
+
+func newStore(t *testing.T, opts ...memory.Option) (*memory.Store, *sluice.Limiter, *fakeClock) {
+	t.Helper()
+	clock := newClock()
+	s := memory.New(append([]memory.Option{memory.WithClock(clock.Now)}, opts...)...)
+	t.Cleanup(func() { s.Close() })
+	return s, sluice.NewLimiter(s), clock
+}
+
+func TestConcurrentChecksAdmitExactlyThePromise(t *testing.T) {
+	// 8 goroutines × 10,000 checks on one key, time frozen: every algorithm
+	// must admit exactly its capacity, no more (lost updates) and no less.
+	const goroutines, perG = 8, 10_000
+	limits := []sluice.Limit{
+		sluice.FixedWindow(1234, time.Minute),
+		sluice.SlidingLog(1234, time.Minute),
+		sluice.SlidingCounter(1234, time.Minute),
+		sluice.TokenBucket(100, time.Second).WithBurst(1234),
+		sluice.LeakyBucket(100, time.Second).WithBurst(1234),
+		sluice.GCRA(100, time.Second).WithBurst(1234),
+		sluice.LeakyBucket(1000, time.Second).WithBurst(1000).WithMaxWait(234 * time.Millisecond),
+	}
+	for _, l := range limits {
+		t.Run(l.String(), func(t *testing.T) {
+			_, lim, _ := newStore(t)
+			var admitted atomic.Int64
+			var wg sync.WaitGroup
+			for range goroutines {
+				wg.Go(func() {
+					var d sluice.Decision
+					checks := []sluice.Check{{Key: "hot", Limit: l, Cost: 1}}
+					for range perG {
+						if err := lim.AllowInto(context.Background(), &d, checks); err != nil {
+							t.Error(err)
+							return
+						}
+						if d.Allowed {
+							admitted.Add(1)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if got := admitted.Load(); got != 1234 {
+				t.Errorf("admitted %d, want exactly 1234", got)
+			}
+		})
+	}
+}
+
+func TestMultiLimitIsAllOrNothing(t *testing.T) {
+	_, lim, clock := newStore(t)
+	ctx := context.Background()
+	perSecond := sluice.FixedWindow(10, time.Second).Named("per-second")
+	perMinute := sluice.FixedWindow(100, time.Minute).Named("per-minute")
+	perDay := sluice.FixedWindow(25, 24*time.Hour).Named("per-day")
+	checks := func(cost int64) []sluice.Check {
+		return []sluice.Check{
+			{Key: "user-1", Limit: perSecond, Cost: cost},
+			{Key: "user-1", Limit: perMinute, Cost: cost},
+			{Key: "user-1", Limit: perDay, Cost: cost},
+		}
+	}
+	admitted := 0
+	for range 30 { // 3 per second for 10 seconds: the day limit (25) refuses first
+		for range 3 {
+			d, err := lim.Allow(ctx, checks(1)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed {
+				admitted++
+			}
+		}
+		clock.Advance(time.Second)
+	}
+	if admitted != 25 {
+		t.Fatalf("admitted %d, want 25 (the per-day limit)", admitted)
+	}
+	d, err := lim.Allow(ctx, checks(0)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Per-second is fresh again; per-minute must hold only the 25 admitted:
+	// the 65 refused by per-day consumed nothing anywhere.
+	if got := d.Statuses[1].Remaining; got != 75 {
+		t.Errorf("per-minute remaining %d, want 75: refused checks consumed quota", got)
+	}
+	if got := d.Statuses[0].Remaining; got != 10 {
+		t.Errorf("per-second remaining %d, want 10", got)
+	}
+	d, err = lim.Allow(ctx, checks(1)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Allowed || len(d.Violated) != 1 || d.Violated[0] != "per-day" || d.Limit.Name() != "per-day" {
+		t.Fatalf("want refused by per-day only, got allowed=%v violated=%v deciding=%s", d.Allowed, d.Violated, d.Limit.Name())
+	}
+	if d.Statuses[1].Remaining != 75 {
+		t.Errorf("per-minute after a refused call: %d, want 75 (a peek)", d.Statuses[1].Remaining)
+	}
+}
+
+func TestRefusalNamesEveryViolatedLimit(t *testing.T) {
+	_, lim, _ := newStore(t)
+	ctx := context.Background()
+	a := sluice.FixedWindow(1, time.Minute).Named("a")
+	b := sluice.FixedWindow(1, time.Hour).Named("b")
+	c := sluice.FixedWindow(5, time.Minute).Named("c")
+	batch := []sluice.Check{{Key: "k", Limit: a, Cost: 1}, {Key: "k", Limit: b, Cost: 1}, {Key: "k", Limit: c, Cost: 1}}
+	if d, err := lim.Allow(ctx, batch...); err != nil || !d.Allowed {
+		t.Fatalf("first call: %+v %v", d, err)
+	}
+	d, err := lim.Allow(ctx, batch...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Allowed || fmt.Sprint(d.Violated) != "[a b]" {
+		t.Fatalf("violated = %v, want [a b]", d.Violated)
+	}
+	// The call may pass once both violated limits admit it: the hour.
+	if d.Limit.Name() != "b" || d.RetryAfter > time.Hour || d.RetryAfter <= time.Minute {
+		t.Errorf("deciding %s retry %v, want b within the hour", d.Limit.Name(), d.RetryAfter)
+	}
+	if d.Statuses[2].Remaining != 4 {
+		t.Errorf("c remaining %d, want 4 (nothing consumed)", d.Statuses[2].Remaining)
+	}
+}
+
+func TestShadowLimitReportsButNeverRefuses(t *testing.T) {
+	_, lim, _ := newStore(t)
+	ctx := context.Background()
+	enforce := sluice.FixedWindow(10, time.Minute).Named("enforced")
+	shadow := sluice.FixedWindow(2, time.Minute).Named("trial").WithShadow(true)
+	var wouldRefuse int
+	for range 5 {
+		d, err := lim.Allow(ctx, sluice.Check{Key: "k", Limit: enforce, Cost: 1}, sluice.Check{Key: "k", Limit: shadow, Cost: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Allowed {
+			t.Fatalf("a shadow limit refused: %+v", d)
+		}
+		if !d.Statuses[1].Allowed {
+			wouldRefuse++
+		}
+	}
+	if wouldRefuse != 3 {
+		t.Errorf("shadow would have refused %d, want 3", wouldRefuse)
+	}
+	d, _ := lim.Allow(ctx, sluice.Check{Key: "k", Limit: enforce})
+	if d.Remaining != 5 {
+		t.Errorf("enforced remaining %d, want 5", d.Remaining)
+	}
+}
+
+func TestInvalidChecksAreErrorsNotDecisions(t *testing.T) {
+	_, lim, _ := newStore(t)
+	ctx := context.Background()
+	ok := sluice.PerMinute(10)
+	cases := []struct {
+		name   string
+		checks []sluice.Check
+	}{
+		{"no checks", nil},
+		{"empty key", []sluice.Check{{Key: "", Limit: ok, Cost: 1}}},
+		{"negative cost", []sluice.Check{{Key: "k", Limit: ok, Cost: -1}}},
+		{"zero limit", []sluice.Check{{Key: "k", Cost: 1}}},
+		{"invalid limit", []sluice.Check{{Key: "k", Limit: sluice.PerMinute(0), Cost: 1}}},
+		{"same key and limit twice", []sluice.Check{{Key: "k", Limit: ok, Cost: 1}, {Key: "k", Limit: ok, Cost: 1}}},
+		{"key over 1 KiB", []sluice.Check{{Key: string(make([]byte, 1025)), Limit: ok, Cost: 1}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := lim.Allow(ctx, c.checks...); err == nil {
+				t.Fatal("no error")
+			}
+		})
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := lim.Allow(cancelled, sluice.Check{Key: "k", Limit: ok, Cost: 1}); err == nil {
+		t.Error("a cancelled context gave a decision")
+	}
+}
+
+func TestKeyBoundEvictsAndCounts(t *testing.T) {
+	store, lim, clock := newStore(t, memory.WithMaxKeys(1000), memory.WithShards(4))
+	ctx := context.Background()
+	l := sluice.GCRA(10, time.Minute)
+	for i := range 100_000 {
+		if _, err := lim.Allow(ctx, sluice.Check{Key: fmt.Sprintf("flood-%d", i), Limit: l, Cost: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := store.Stats()
+	if st.Keys > 1000 {
+		t.Errorf("holds %d keys, bound is 1000", st.Keys)
+	}
+	if st.Evictions+st.Expirations != 100_000-int64(st.Keys) {
+		t.Errorf("evictions %d + expirations %d != keys dropped %d", st.Evictions, st.Expirations, 100_000-st.Keys)
+	}
+	// After the window every state has returned to full quota: a sweep
+	// forgets them all.
+	clock.Advance(time.Minute)
+	if n := store.Sweep(); n != st.Keys {
+		t.Errorf("sweep forgot %d, want %d", n, st.Keys)
+	}
+	if got := store.Stats().Keys; got != 0 {
+		t.Errorf("%d keys left after the sweep", got)
+	}
+}
+
+func TestFullStoreReclaimsExpiredBeforeEvicting(t *testing.T) {
+	store, lim, clock := newStore(t, memory.WithMaxKeys(100), memory.WithShards(1))
+	ctx := context.Background()
+	l := sluice.FixedWindow(5, time.Second)
+	for i := range 100 {
+		lim.Allow(ctx, sluice.Check{Key: fmt.Sprintf("old-%d", i), Limit: l, Cost: 1})
+	}
+	clock.Advance(time.Second) // every old state has expired
+	for i := range 100 {
+		lim.Allow(ctx, sluice.Check{Key: fmt.Sprintf("new-%d", i), Limit: l, Cost: 1})
+	}
+	st := store.Stats()
+	if st.Evictions != 0 || st.Expirations != 100 || st.Keys != 100 {
+		t.Errorf("stats %+v, want 100 expirations and no eviction", st)
+	}
+}
+
+func TestExistingKeyDecisionAllocatesNothing(t *testing.T) {
+	for _, l := range []sluice.Limit{sluice.GCRA(1e6, time.Second), sluice.TokenBucket(1e6, time.Second),
+		sluice.FixedWindow(1e9, time.Minute), sluice.SlidingCounter(1e9, time.Minute)} {
+		_, lim, _ := newStore(t)
+		ctx := context.Background()
+		var d sluice.Decision
+		checks := []sluice.Check{{Key: "k", Limit: l, Cost: 1}}
+		lim.AllowInto(ctx, &d, checks)
+		if n := testing.AllocsPerRun(1000, func() { lim.AllowInto(ctx, &d, checks) }); n != 0 {
+			t.Errorf("%v: %v allocations per decision on an existing key", l.Algorithm(), n)
+		}
+		multi := []sluice.Check{{Key: "k", Limit: l, Cost: 1}, {Key: "global", Limit: l.Named("global"), Cost: 1}}
+		lim.AllowInto(ctx, &d, multi)
+		if n := testing.AllocsPerRun(1000, func() { lim.AllowInto(ctx, &d, multi) }); n != 0 {
+			t.Errorf("%v: %v allocations per two-check decision", l.Algorithm(), n)
+		}
+	}
+}
+
+func TestCloseStopsTheSweeper(t *testing.T) {
+	s := memory.New(memory.WithSweepInterval(time.Millisecond))
+	time.Sleep(5 * time.Millisecond)
+	s.Close()
+	s.Close() // idempotent
+	// goleak (TestMain) fails the package if the goroutine survived.
+}
