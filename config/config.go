@@ -1,0 +1,108 @@
+// Package config loads sluice's YAML configuration into a validated
+// sluice.Policy plus the settings of the HTTP middleware and the server.
+// Loading is strict: unknown fields, wrong types, bad durations, zero or
+// negative quantities, unknown algorithms and duplicate names are errors that
+// name the file, line, column and field path. examples/sluice.yaml is the
+// living reference of the format.
+package config
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// Config is a loaded, validated configuration.
+type Config struct {
+	// File is the path the configuration was read from.
+	File string
+	// Listen is the server's address, ":8080" by default.
+	Listen string
+	// Upstream is the URL the server proxies admitted requests to; empty
+	// when sluice runs only as a decision service.
+	Upstream string
+	Store    Store
+	Identity Identity
+	// Policy holds the plans and global limits.
+	Policy *sluice.Policy
+	// Keys maps the SHA-256 of an API key to its entry. Keys are never
+	// configured in clear text.
+	Keys map[[32]byte]*Key
+	// Exempt lists ServeMux patterns ("GET /healthz") that no limit applies to.
+	Exempt   []string
+	Response Response
+}
+
+// Store selects and configures the store.
+type Store struct {
+	// Type is "memory" (default) or "redis".
+	Type string
+	// MaxKeys bounds the memory store (and the local fallback of a Redis
+	// store), 1,000,000 by default.
+	MaxKeys int
+	Redis   Redis
+}
+
+// Redis configures the Redis store.
+type Redis struct {
+	Mode       string   // "standalone" (default), "sentinel" or "cluster"
+	Addresses  []string // host:port of the server, the sentinels or cluster seeds
+	MasterName string   // the Sentinel master set
+	Username   string
+	Password   string
+	DB         int
+	// Timeout bounds each decision's round trip, 50ms by default.
+	Timeout time.Duration
+	// OnStoreError is "local" (default: decide in memory with each limit
+	// divided by Instances), "allow" or "deny".
+	OnStoreError string
+	// Instances is how many sluice instances share the Redis store, 1 by
+	// default; the local fallback divides quotas by it.
+	Instances int
+}
+
+// Identity says how a request's client is recognised.
+type Identity struct {
+	// APIKeyHeaders are read in order; "Authorization" is read as a Bearer
+	// token. Default: Authorization, X-API-Key.
+	APIKeyHeaders []string
+	// UserHeader carries a user id set by a trusted auth layer (believed
+	// only from TrustedProxies); empty disables it.
+	UserHeader string
+	// PlanHeader carries a plan name set by a trusted auth layer (believed
+	// only from TrustedProxies); empty disables it.
+	PlanHeader string
+	// TrustedProxies are the peers whose forwarding and identity headers
+	// are believed. Empty: none are.
+	TrustedProxies []netip.Prefix
+	// IPv4Prefix and IPv6Prefix group client addresses: 32 and 64 by
+	// default (one IPv6 /64 is one client).
+	IPv4Prefix, IPv6Prefix int
+	// UnknownKeys says how to limit an API key that is not in Keys: "ip"
+	// (as an anonymous client, so that made-up keys cannot mint fresh quota)
+	// or "key" (by the key's hash, on the default plan). The default is "ip"
+	// when Keys is non-empty, "key" otherwise.
+	UnknownKeys string
+}
+
+// Key is one configured API key.
+type Key struct {
+	Name string   // a label for docs and logs, never the key itself
+	Hash [32]byte // SHA-256 of the key
+	// Plan is the key's plan with the key's overrides applied.
+	Plan *sluice.Plan
+}
+
+// Response configures what clients see.
+type Response struct {
+	// Headers lists the RateLimit header modes sent on every response:
+	// "ietf" (draft-ietf-httpapi-ratelimit-headers-11, default), "draft-7",
+	// "draft-6", "legacy" (X-RateLimit-*).
+	Headers []string
+	// DocsURL is linked from 429 bodies as "documentation".
+	DocsURL string
+	// DenyStatus is the status of a refusal on the forward-auth endpoint:
+	// 429 by default; 403 for nginx's auth_request.
+	DenyStatus int
+}

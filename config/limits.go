@@ -1,0 +1,115 @@
+package config
+
+import (
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// limits decodes a list of limits:
+//
+//   - name: per-minute
+//     algorithm: sliding-window-counter
+//     quantity: 100
+//     window: 1m
+//     burst: 20        # token-bucket, leaky-bucket, gcra
+//     max_wait: 2s     # leaky-bucket as a queue
+//     shadow: true     # report, never refuse
+func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
+	var out []sluice.Limit
+	names := map[string]bool{}
+	d.list(n, path, func(_ int, e *yaml.Node, path string) {
+		var (
+			name, alg         string
+			algNode, nameNode *yaml.Node
+			burstNode         *yaml.Node
+			maxWaitNode       *yaml.Node
+			quantity, burst   int64
+			window, maxWait   time.Duration
+			shadow            bool
+			errsBefore        = len(d.errs)
+		)
+		d.mapping(e, path, map[string]field{
+			"name":      func(n *yaml.Node, p string) { name, nameNode = d.str(n, p), n },
+			"algorithm": func(n *yaml.Node, p string) { alg, algNode = d.str(n, p), n },
+			"quantity":  func(n *yaml.Node, p string) { quantity = d.int(n, p, 1, sluice.MaxQuantity) },
+			"window":    func(n *yaml.Node, p string) { window = d.duration(n, p) },
+			"burst":     func(n *yaml.Node, p string) { burst, burstNode = d.int(n, p, 1, sluice.MaxQuantity), n },
+			"max_wait":  func(n *yaml.Node, p string) { maxWait, maxWaitNode = d.duration(n, p), n },
+			"shadow":    func(n *yaml.Node, p string) { shadow = d.bool(n, p) },
+		})
+		if e.Kind != yaml.MappingNode {
+			return
+		}
+		for field, missing := range map[string]bool{"name": nameNode == nil, "algorithm": algNode == nil,
+			"quantity": !hasKey(e, "quantity"), "window": !hasKey(e, "window")} {
+			if missing {
+				d.errorf(e, path+"."+field, "missing")
+			}
+		}
+		if nameNode != nil {
+			if !validName(name) {
+				d.errorf(nameNode, path+".name", "%q must be 1-64 characters of A-Z a-z 0-9 . _ -", name)
+			} else if names[name] {
+				d.errorf(nameNode, path+".name", "%q is already a limit of this list", name)
+			}
+			names[name] = true
+		}
+		var a sluice.Algorithm
+		if algNode != nil {
+			var err error
+			if a, err = sluice.ParseAlgorithm(alg); err != nil {
+				d.errorf(algNode, path+".algorithm", "%v", err)
+			}
+		}
+		if burstNode != nil && a != 0 && a != sluice.AlgorithmTokenBucket && a != sluice.AlgorithmLeakyBucket && a != sluice.AlgorithmGCRA {
+			d.errorf(burstNode, path+".burst", "applies only to token-bucket, leaky-bucket and gcra, not %v", a)
+		}
+		if maxWaitNode != nil && a != 0 && a != sluice.AlgorithmLeakyBucket {
+			d.errorf(maxWaitNode, path+".max_wait", "applies only to leaky-bucket (as a queue), not %v", a)
+		}
+		if len(d.errs) > errsBefore {
+			return
+		}
+		l := sluice.NewLimit(a, quantity, window).Named(name).WithShadow(shadow)
+		if burst != 0 {
+			l = l.WithBurst(burst)
+		}
+		if maxWait != 0 {
+			l = l.WithMaxWait(maxWait)
+		}
+		if err := l.Err(); err != nil {
+			d.errorf(e, path, "%v", err)
+			return
+		}
+		out = append(out, l)
+	})
+	return out
+}
+
+func validName(s string) bool {
+	if len(s) < 1 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// validToken reports whether s is an HTTP token (a valid header name).
+func validToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' ||
+			c == '!' || c == '#' || c == '$' || c == '%' || c == '&' || c == '\'' || c == '*' || c == '+' || c == '^' || c == '`' || c == '|' || c == '~') {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,0 +1,456 @@
+package config
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"os"
+	"sort"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// maxFileSize bounds a configuration file.
+const maxFileSize = 4 << 20
+
+// Load reads and validates the configuration file at path.
+func Load(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("config: %s: %w", path, err)
+	}
+	return Parse(path, data)
+}
+
+// Parse validates the configuration in data; name is the file name used in
+// errors. All problems found are returned together (joined *Error values;
+// see Errors).
+func Parse(name string, data []byte) (*Config, error) {
+	if len(data) > maxFileSize {
+		return nil, &Error{File: name, Msg: fmt.Sprintf("larger than %d bytes", maxFileSize)}
+	}
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, &Error{File: name, Msg: "empty configuration (see examples/sluice.yaml)"}
+		}
+		return nil, yamlError(name, err)
+	}
+	d := &decoder{file: name}
+	c := &Config{File: name, Listen: ":8080", Policy: &sluice.Policy{}, Keys: map[[32]byte]*Key{}}
+	raw := rawConfig{}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	d.mapping(doc, "", map[string]field{
+		"listen":   func(n *yaml.Node, p string) { c.Listen = d.str(n, p) },
+		"upstream": func(n *yaml.Node, p string) { c.Upstream = d.upstream(n, p) },
+		"store":    func(n *yaml.Node, p string) { d.store(n, p, &c.Store) },
+		"identity": func(n *yaml.Node, p string) { d.identity(n, p, &c.Identity) },
+		"plans":    func(n *yaml.Node, p string) { raw.plans, raw.plansNode = d.plans(n, p), n },
+		"default_plan": func(n *yaml.Node, p string) {
+			c.Policy.DefaultPlan, raw.defaultNode = d.str(n, p), n
+		},
+		"anonymous_plan": func(n *yaml.Node, p string) {
+			c.Policy.AnonymousPlan, raw.anonNode = d.str(n, p), n
+		},
+		"keys":     func(n *yaml.Node, p string) { raw.keys = d.keys(n, p) },
+		"global":   func(n *yaml.Node, p string) { c.Policy.Global = d.limits(n, p) },
+		"exempt":   func(n *yaml.Node, p string) { c.Exempt = d.patterns(n, p) },
+		"response": func(n *yaml.Node, p string) { d.response(n, p, &c.Response) },
+	})
+	d.resolve(c, &raw, doc)
+	if len(d.errs) > 0 {
+		return nil, errors.Join(d.errs...)
+	}
+	return c, nil
+}
+
+// rawConfig holds what must be cross-checked once everything is read.
+type rawConfig struct {
+	plans                            []rawPlan
+	plansNode, defaultNode, anonNode *yaml.Node
+	keys                             []rawKey
+}
+
+type rawPlan struct {
+	plan        *sluice.Plan
+	node        *yaml.Node
+	upgradeNode *yaml.Node
+	path        string
+}
+
+type rawKey struct {
+	key       *Key
+	plan      string
+	overrides []sluice.Limit
+	node      *yaml.Node
+	path      string
+}
+
+func (d *decoder) upstream(n *yaml.Node, p string) string {
+	s := d.str(n, p)
+	if s == "" {
+		return ""
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		d.errorf(n, p, "%q is not an http(s) URL", s)
+		return ""
+	}
+	return s
+}
+
+func (d *decoder) store(n *yaml.Node, path string, s *Store) {
+	s.Type, s.MaxKeys = "memory", 1_000_000
+	s.Redis = Redis{Mode: "standalone", Timeout: 50 * time.Millisecond, OnStoreError: "local", Instances: 1}
+	d.mapping(n, path, map[string]field{
+		"type":     func(n *yaml.Node, p string) { s.Type = d.oneOf(n, p, "memory", "redis") },
+		"max_keys": func(n *yaml.Node, p string) { s.MaxKeys = int(d.int(n, p, 1, 1<<32)) },
+		"redis": func(n *yaml.Node, path string) {
+			r := &s.Redis
+			d.mapping(n, path, map[string]field{
+				"mode":           func(n *yaml.Node, p string) { r.Mode = d.oneOf(n, p, "standalone", "sentinel", "cluster") },
+				"addresses":      func(n *yaml.Node, p string) { r.Addresses = d.strings(n, p) },
+				"master_name":    func(n *yaml.Node, p string) { r.MasterName = d.str(n, p) },
+				"username":       func(n *yaml.Node, p string) { r.Username = d.str(n, p) },
+				"password":       func(n *yaml.Node, p string) { r.Password = d.str(n, p) },
+				"db":             func(n *yaml.Node, p string) { r.DB = int(d.int(n, p, 0, 1<<16)) },
+				"timeout":        func(n *yaml.Node, p string) { r.Timeout = d.duration(n, p) },
+				"on_store_error": func(n *yaml.Node, p string) { r.OnStoreError = d.oneOf(n, p, "local", "allow", "deny") },
+				"instances":      func(n *yaml.Node, p string) { r.Instances = int(d.int(n, p, 1, 10_000)) },
+			})
+			if len(r.Addresses) == 0 {
+				d.errorf(n, path+".addresses", "at least one address is needed")
+			}
+			if r.Mode == "sentinel" && r.MasterName == "" {
+				d.errorf(n, path+".master_name", "sentinel mode needs the master set's name")
+			}
+		},
+	})
+	if s.Type == "redis" && n != nil && !hasKey(n, "redis") {
+		d.errorf(n, path+".redis", "type redis needs a redis section with addresses")
+	}
+}
+
+func (d *decoder) identity(n *yaml.Node, path string, id *Identity) {
+	d.mapping(n, path, map[string]field{
+		"api_key_headers": func(n *yaml.Node, p string) { id.APIKeyHeaders = d.headerNames(n, p) },
+		"user_header":     func(n *yaml.Node, p string) { id.UserHeader = d.headerName(n, p) },
+		"plan_header":     func(n *yaml.Node, p string) { id.PlanHeader = d.headerName(n, p) },
+		"trusted_proxies": func(n *yaml.Node, p string) { id.TrustedProxies = d.prefixes(n, p) },
+		"ipv4_prefix":     func(n *yaml.Node, p string) { id.IPv4Prefix = int(d.int(n, p, 1, 32)) },
+		"ipv6_prefix":     func(n *yaml.Node, p string) { id.IPv6Prefix = int(d.int(n, p, 1, 128)) },
+		"unknown_keys":    func(n *yaml.Node, p string) { id.UnknownKeys = d.oneOf(n, p, "ip", "key") },
+	})
+}
+
+func (d *decoder) headerName(n *yaml.Node, p string) string {
+	s := d.str(n, p)
+	if s != "" && !validToken(s) {
+		d.errorf(n, p, "%q is not a valid header name", s)
+	}
+	return http.CanonicalHeaderKey(s)
+}
+
+func (d *decoder) headerNames(n *yaml.Node, p string) []string {
+	var out []string
+	d.list(n, p, func(_ int, e *yaml.Node, p string) { out = append(out, d.headerName(e, p)) })
+	return out
+}
+
+func (d *decoder) prefixes(n *yaml.Node, p string) []netip.Prefix {
+	var out []netip.Prefix
+	d.list(n, p, func(_ int, e *yaml.Node, p string) {
+		s := d.str(e, p)
+		pfx, err := netip.ParsePrefix(s)
+		if err != nil {
+			addr, aerr := netip.ParseAddr(s)
+			if aerr != nil {
+				d.errorf(e, p, "%q is not an IP address or CIDR prefix", s)
+				return
+			}
+			pfx = netip.PrefixFrom(addr, addr.BitLen())
+		}
+		out = append(out, pfx.Masked())
+	})
+	return out
+}
+
+func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
+	var out []rawPlan
+	d.entries(n, path, func(k, v *yaml.Node, p string) {
+		if !validName(k.Value) {
+			d.errorf(k, p, "plan name %q must be 1-64 characters of A-Z a-z 0-9 . _ -", k.Value)
+		}
+		rp := rawPlan{plan: &sluice.Plan{Name: k.Value}, node: k, path: p}
+		pl := rp.plan
+		d.mapping(v, p, map[string]field{
+			"limits": func(n *yaml.Node, p string) { pl.Limits = d.limits(n, p) },
+			"costs":  func(n *yaml.Node, p string) { pl.Costs = d.costs(n, p) },
+			"upgrade": func(n *yaml.Node, path string) {
+				pl.Upgrade = &sluice.Upgrade{}
+				rp.upgradeNode = n
+				d.mapping(n, path, map[string]field{
+					"plan": func(n *yaml.Node, p string) { pl.Upgrade.Plan = d.str(n, p) },
+					"url":  func(n *yaml.Node, p string) { pl.Upgrade.URL = d.str(n, p) },
+				})
+			},
+		})
+		if len(pl.Limits) == 0 && v.Kind == yaml.MappingNode {
+			d.errorf(k, p+".limits", "a plan needs at least one limit")
+		}
+		out = append(out, rp)
+	})
+	return out
+}
+
+func (d *decoder) costs(n *yaml.Node, path string) map[string]int64 {
+	out := map[string]int64{}
+	d.entries(n, path, func(k, v *yaml.Node, p string) {
+		if err := checkPattern(k.Value); err != nil {
+			d.errorf(k, p, "%v", err)
+			return
+		}
+		out[k.Value] = d.int(v, p, 0, sluice.MaxQuantity)
+	})
+	return out
+}
+
+func (d *decoder) patterns(n *yaml.Node, path string) []string {
+	var out []string
+	d.list(n, path, func(_ int, e *yaml.Node, p string) {
+		s := d.str(e, p)
+		if err := checkPattern(s); err != nil {
+			d.errorf(e, p, "%v", err)
+			return
+		}
+		out = append(out, s)
+	})
+	return out
+}
+
+func (d *decoder) keys(n *yaml.Node, path string) []rawKey {
+	var out []rawKey
+	d.list(n, path, func(_ int, e *yaml.Node, path string) {
+		rk := rawKey{key: &Key{}, node: e, path: path}
+		var hashNode *yaml.Node
+		d.mapping(e, path, map[string]field{
+			"name": func(n *yaml.Node, p string) { rk.key.Name = d.str(n, p) },
+			"sha256": func(n *yaml.Node, p string) {
+				hashNode = n
+				s := d.str(n, p)
+				b, err := hex.DecodeString(s)
+				if err != nil || len(b) != sha256.Size {
+					d.errorf(n, p, "want the 64 hex digits of the key's SHA-256 (e.g. `printf %%s KEY | sha256sum`), got %d characters", len(s))
+					return
+				}
+				copy(rk.key.Hash[:], b)
+			},
+			"plan":   func(n *yaml.Node, p string) { rk.plan = d.str(n, p) },
+			"limits": func(n *yaml.Node, p string) { rk.overrides = d.limits(n, p) },
+		})
+		if hashNode == nil && e.Kind == yaml.MappingNode {
+			d.errorf(e, path+".sha256", "missing: a key is configured by its SHA-256, never in clear")
+		}
+		out = append(out, rk)
+	})
+	return out
+}
+
+func (d *decoder) response(n *yaml.Node, path string, r *Response) {
+	d.mapping(n, path, map[string]field{
+		"headers": func(n *yaml.Node, p string) {
+			r.Headers = nil
+			for _, s := range d.strings(n, p) {
+				switch s {
+				case "ietf", "draft-7", "draft-6", "legacy":
+					r.Headers = append(r.Headers, s)
+				default:
+					d.errorf(n, p, "%q is not a header mode (ietf, draft-7, draft-6, legacy)", s)
+				}
+			}
+		},
+		"docs_url": func(n *yaml.Node, p string) { r.DocsURL = d.str(n, p) },
+		"deny_status": func(n *yaml.Node, p string) {
+			r.DenyStatus = int(d.int(n, p, 400, 599))
+		},
+	})
+}
+
+// resolve applies defaults and cross-checks what refers to what.
+func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
+	if len(c.Response.Headers) == 0 {
+		c.Response.Headers = []string{"ietf"}
+	}
+	if c.Response.DenyStatus == 0 {
+		c.Response.DenyStatus = http.StatusTooManyRequests
+	}
+	if c.Store.Type == "" {
+		d.store(nil, "store", &c.Store)
+	}
+	id := &c.Identity
+	if id.APIKeyHeaders == nil {
+		id.APIKeyHeaders = []string{"Authorization", "X-Api-Key"}
+	}
+	if id.IPv4Prefix == 0 {
+		id.IPv4Prefix = 32
+	}
+	if id.IPv6Prefix == 0 {
+		id.IPv6Prefix = 64
+	}
+	if id.UnknownKeys == "" {
+		id.UnknownKeys = "key"
+		if len(raw.keys) > 0 {
+			id.UnknownKeys = "ip"
+		}
+	}
+
+	byName := map[string]*sluice.Plan{}
+	for _, rp := range raw.plans {
+		c.Policy.Plans = append(c.Policy.Plans, rp.plan)
+		byName[rp.plan.Name] = rp.plan
+	}
+	if len(raw.plans) == 0 {
+		d.errorf(raw.plansNode, "plans", "at least one plan is needed (see examples/sluice.yaml)")
+		if raw.plansNode == nil {
+			d.errs[len(d.errs)-1].(*Error).Line, d.errs[len(d.errs)-1].(*Error).Col = root.Line, root.Column
+		}
+	}
+	for _, rp := range raw.plans {
+		if u := rp.plan.Upgrade; u != nil {
+			if byName[u.Plan] == nil {
+				d.errorf(rp.upgradeNode, rp.path+".upgrade.plan", "%q is not a plan (plans: %s)", u.Plan, planNames(raw.plans))
+			}
+			if u.URL != "" {
+				if pu, err := url.Parse(u.URL); err != nil || pu.Scheme == "" {
+					d.errorf(rp.upgradeNode, rp.path+".upgrade.url", "%q is not an absolute URL", u.URL)
+				}
+			}
+		}
+		if n := len(rp.plan.Limits) + len(c.Policy.Global); n > sluice.MaxChecks {
+			d.errorf(rp.node, rp.path, "%d limits with the global ones, at most %d", n, sluice.MaxChecks)
+		}
+	}
+	ref := func(name string, n *yaml.Node, path string) {
+		if name != "" && byName[name] == nil && len(raw.plans) > 0 {
+			d.errorf(n, path, "%q is not a plan (plans: %s)", name, planNames(raw.plans))
+		}
+	}
+	if c.Policy.DefaultPlan == "" && len(raw.plans) > 0 {
+		c.Policy.DefaultPlan = raw.plans[0].plan.Name
+	}
+	if c.Policy.AnonymousPlan == "" {
+		c.Policy.AnonymousPlan = c.Policy.DefaultPlan
+	}
+	ref(c.Policy.DefaultPlan, raw.defaultNode, "default_plan")
+	ref(c.Policy.AnonymousPlan, raw.anonNode, "anonymous_plan")
+
+	for _, rk := range raw.keys {
+		base := byName[rk.plan]
+		if rk.plan == "" {
+			base = byName[c.Policy.DefaultPlan]
+		} else if base == nil {
+			ref(rk.plan, rk.node, rk.path+".plan")
+			continue
+		}
+		if base == nil {
+			continue
+		}
+		if _, dup := c.Keys[rk.key.Hash]; dup {
+			d.errorf(rk.node, rk.path+".sha256", "the same key is configured twice")
+			continue
+		}
+		rk.key.Plan = withOverrides(base, rk.overrides)
+		c.Keys[rk.key.Hash] = rk.key
+	}
+	if err := c.Policy.Validate(); err != nil && len(d.errs) == 0 {
+		// Everything reported above has a place; this is a safety net for
+		// rules that only the policy knows.
+		d.errorf(nil, "", "%v", err)
+	}
+}
+
+// withOverrides returns base with the limits of overrides replacing those of
+// the same name and adding the others.
+func withOverrides(base *sluice.Plan, overrides []sluice.Limit) *sluice.Plan {
+	if len(overrides) == 0 {
+		return base
+	}
+	p := *base
+	p.Limits = append([]sluice.Limit(nil), base.Limits...)
+	for _, o := range overrides {
+		replaced := false
+		for i := range p.Limits {
+			if p.Limits[i].Name() == o.Name() {
+				p.Limits[i], replaced = o, true
+			}
+		}
+		if !replaced {
+			p.Limits = append(p.Limits, o)
+		}
+	}
+	return &p
+}
+
+func planNames(plans []rawPlan) string {
+	var names []string
+	for _, p := range plans {
+		names = append(names, p.plan.Name)
+	}
+	return fmt.Sprint(names)
+}
+
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+// checkPattern reports whether s is a valid net/http ServeMux pattern.
+// ServeMux panics on invalid patterns; the panic is turned into an error.
+func checkPattern(s string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%q is not a ServeMux pattern (e.g. \"POST /api/generate\", \"GET /items/{id}\"): %v", s, r)
+		}
+	}()
+	http.NewServeMux().Handle(s, http.NotFoundHandler())
+	return nil
+}
+
+func yamlError(name string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return &Error{File: name, Msg: fmt.Sprint(te.Errors)}
+	}
+	// yaml.v3 syntax errors read "yaml: line N: message".
+	var line int
+	var msg string
+	if n, _ := fmt.Sscanf(err.Error(), "yaml: line %d:", &line); n == 1 {
+		msg = err.Error()[len(fmt.Sprintf("yaml: line %d: ", line)):]
+		return &Error{File: name, Line: line, Col: 1, Msg: "YAML syntax: " + msg}
+	}
+	return &Error{File: name, Msg: "YAML syntax: " + err.Error()}
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
