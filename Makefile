@@ -9,6 +9,9 @@ GO    ?= go
 test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
+	./scripts/fuzz $(FUZZTIME)
+
+FUZZTIME ?= 3s
 
 deps:
 	@command -v redis-server >/dev/null && command -v redis-cli >/dev/null || { \
@@ -22,6 +25,10 @@ bench:
 
 run:
 	$(GO) run ./cmd/sluice serve
+
+# make fuzz: every fuzz target for a minute each (make test runs them briefly).
+fuzz:
+	./scripts/fuzz 60s
 
 vet:
 	$(GO) vet ./...

@@ -31,8 +31,8 @@ type Plan struct {
 
 // Upgrade names the next plan up and where to get it.
 type Upgrade struct {
-	Plan string // e.g. "pro"
-	URL  string // e.g. "https://example.com/pricing"
+	Plan string `json:"plan"` // e.g. "pro"
+	URL  string `json:"url"`  // e.g. "https://example.com/pricing"
 }
 
 // A Policy is every plan plus the global limits that all requests share.
@@ -101,6 +101,9 @@ func (p *Policy) Validate() error {
 			if names[l.Name()] {
 				errs = append(errs, fmt.Errorf("plan %s: limit %q twice", pl.Name, l.Name()))
 			}
+			if globals[l.Name()] {
+				errs = append(errs, fmt.Errorf("plan %s: limit %q has the name of a global limit (names identify limits in headers and problem bodies)", pl.Name, l.Name()))
+			}
 			names[l.Name()] = true
 		}
 		if n := len(pl.Limits) + len(p.Global); n > MaxChecks {
@@ -109,6 +112,12 @@ func (p *Policy) Validate() error {
 		for ep, c := range pl.Costs {
 			if c < 0 {
 				errs = append(errs, fmt.Errorf("plan %s: cost of %q is negative", pl.Name, ep))
+			}
+			for _, l := range append(pl.Limits[:len(pl.Limits):len(pl.Limits)], p.Global...) {
+				if l.Err() == nil && c > l.Burst() {
+					errs = append(errs, fmt.Errorf("plan %s: %q costs %d, more than limit %s can ever hold (%d): it could never be admitted",
+						pl.Name, ep, c, l.Name(), l.Burst()))
+				}
 			}
 		}
 	}

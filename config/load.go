@@ -91,6 +91,7 @@ type rawConfig struct {
 
 type rawPlan struct {
 	plan        *sluice.Plan
+	costNodes   map[string]*yaml.Node
 	node        *yaml.Node
 	upgradeNode *yaml.Node
 	path        string
@@ -203,7 +204,7 @@ func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 		pl := rp.plan
 		d.mapping(v, p, map[string]field{
 			"limits": func(n *yaml.Node, p string) { pl.Limits = d.limits(n, p) },
-			"costs":  func(n *yaml.Node, p string) { pl.Costs = d.costs(n, p) },
+			"costs":  func(n *yaml.Node, p string) { pl.Costs, rp.costNodes = d.costs(n, p) },
 			"upgrade": func(n *yaml.Node, path string) {
 				pl.Upgrade = &sluice.Upgrade{}
 				rp.upgradeNode = n
@@ -213,7 +214,7 @@ func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 				})
 			},
 		})
-		if len(pl.Limits) == 0 && v.Kind == yaml.MappingNode {
+		if v.Kind == yaml.MappingNode && !hasLimits(v) {
 			d.errorf(k, p+".limits", "a plan needs at least one limit")
 		}
 		out = append(out, rp)
@@ -221,16 +222,16 @@ func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 	return out
 }
 
-func (d *decoder) costs(n *yaml.Node, path string) map[string]int64 {
-	out := map[string]int64{}
+func (d *decoder) costs(n *yaml.Node, path string) (map[string]int64, map[string]*yaml.Node) {
+	out, nodes := map[string]int64{}, map[string]*yaml.Node{}
 	d.entries(n, path, func(k, v *yaml.Node, p string) {
 		if err := checkPattern(k.Value); err != nil {
 			d.errorf(k, p, "%v", err)
 			return
 		}
-		out[k.Value] = d.int(v, p, 0, sluice.MaxQuantity)
+		out[k.Value], nodes[k.Value] = d.int(v, p, 0, sluice.MaxQuantity), k
 	})
-	return out
+	return out, nodes
 }
 
 func (d *decoder) patterns(n *yaml.Node, path string) []string {
@@ -344,6 +345,22 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 				}
 			}
 		}
+		for ep, cost := range rp.plan.Costs {
+			for _, l := range append(rp.plan.Limits[:len(rp.plan.Limits):len(rp.plan.Limits)], c.Policy.Global...) {
+				if cost > l.Burst() {
+					d.errorf(rp.costNodes[ep], rp.path+".costs."+ep,
+						"costs %d, more than limit %s can ever hold (%d): such requests could never be admitted", cost, l.Name(), l.Burst())
+					break
+				}
+			}
+		}
+		for _, l := range rp.plan.Limits {
+			for _, g := range c.Policy.Global {
+				if l.Name() == g.Name() {
+					d.errorf(rp.node, rp.path+".limits", "limit %q has the name of a global limit (names identify limits in headers and problem bodies)", l.Name())
+				}
+			}
+		}
 		if n := len(rp.plan.Limits) + len(c.Policy.Global); n > sluice.MaxChecks {
 			d.errorf(rp.node, rp.path, "%d limits with the global ones, at most %d", n, sluice.MaxChecks)
 		}
@@ -415,6 +432,16 @@ func planNames(plans []rawPlan) string {
 		names = append(names, p.plan.Name)
 	}
 	return fmt.Sprint(names)
+}
+
+// hasLimits reports whether the plan mapping n lists at least one limit.
+func hasLimits(n *yaml.Node) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "limits" {
+			return len(n.Content[i+1].Content) > 0
+		}
+	}
+	return false
 }
 
 func hasKey(n *yaml.Node, key string) bool {

@@ -21,7 +21,7 @@ func TestExampleConfigLoads(t *testing.T) {
 	if free == nil || len(free.Limits) != 3 || free.Costs["POST /api/generate"] != 10 || free.Upgrade.Plan != "pro" {
 		t.Fatalf("free plan: %+v", free)
 	}
-	if l := free.Limits[0]; l.Name() != "per-second" || l.Algorithm() != sluice.AlgorithmTokenBucket || l.Burst() != 5 || l.Window() != time.Second {
+	if l := free.Limits[0]; l.Name() != "per-second" || l.Algorithm() != sluice.AlgorithmTokenBucket || l.Burst() != 10 || l.Window() != time.Second {
 		t.Errorf("free per-second: %v", l)
 	}
 	if c.Policy.Plan("enterprise").Upgrade != nil {
@@ -73,6 +73,7 @@ func TestConfigErrorsNameTheirPlace(t *testing.T) {
 		{"bad proxy", "identity:\n  trusted_proxies: [10.0.0.0/33]\n" + base(okLimit), `bad.yaml:2:21: identity.trusted_proxies[0]: "10.0.0.0/33" is not an IP address or CIDR prefix`},
 		{"YAML syntax", "plans:\n  free: [\n", `bad.yaml:2:1: YAML syntax: did not find expected node content`},
 		{"no plans", "listen: \":9\"\n", `bad.yaml:1:1: plans: at least one plan is needed`},
+		{"cost above a burst", base(okLimit) + "    costs: {\"POST /x\": 11}\n", `bad.yaml:8:13: plans.free.costs.POST /x: costs 11, more than limit per-minute can ever hold (10)`},
 		{"inexact bucket", base("      - name: odd\n        algorithm: gcra\n        quantity: 999983\n        window: 24h\n"),
 			`bad.yaml:4:9: plans.free.limits[0]: invalid limit: odd: 999983 per 24h0m0s with burst 999983 cannot be kept exact`},
 	}

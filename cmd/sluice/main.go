@@ -1,6 +1,7 @@
 // Command sluice is the rate limiter's one binary:
 //
 //	sluice serve     run the server (reverse proxy, decision API, admin)
+//	sluice check     validate a configuration file and print its plans
 //
 // Run "sluice help" for the commands this build has.
 package main
@@ -25,6 +26,7 @@ type command struct {
 func commands() map[string]command {
 	return map[string]command{
 		"serve": {"run the rate-limiting server", runServe},
+		"check": {"validate a configuration file and print its plans", runCheck},
 	}
 }
 

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// runCheck validates a configuration file and prints its plans × limits.
+func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprintln(stderr, "usage: sluice check FILE\n\nValidates FILE and prints its plans and limits.") }
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errors.New("want one configuration file")
+	}
+	cfg, err := config.Load(fs.Arg(0))
+	if err != nil {
+		for _, e := range config.Errors(err) {
+			fmt.Fprintln(stderr, e)
+		}
+		if len(config.Errors(err)) == 0 {
+			fmt.Fprintln(stderr, err)
+		}
+		return fmt.Errorf("%s is not valid", fs.Arg(0))
+	}
+	printPlans(stdout, cfg)
+	fmt.Fprintf(stdout, "\n%s is valid: %d plans, %d global limits, %d API keys, store %s.\n",
+		cfg.File, len(cfg.Policy.Plans), len(cfg.Policy.Global), len(cfg.Keys), cfg.Store.Type)
+	return nil
+}
+
+func printPlans(w io.Writer, cfg *config.Config) {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PLAN\tLIMIT\tALGORITHM\tQUANTITY\tWINDOW\tBURST\tNOTES")
+	row := func(plan string, l sluice.Limit) {
+		var notes []string
+		if l.MaxWait() > 0 {
+			notes = append(notes, "queue, max wait "+l.MaxWait().String())
+		}
+		if l.Shadow() {
+			notes = append(notes, "shadow")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", plan, l.Name(), l.Algorithm(), l.Quantity(),
+			httplimit.FormatWindow(l.Window()), l.Burst(), strings.Join(notes, ", "))
+	}
+	for _, p := range cfg.Policy.Plans {
+		name := p.Name
+		switch name {
+		case cfg.Policy.DefaultPlan:
+			name += " (default)"
+		case cfg.Policy.AnonymousPlan:
+			name += " (anonymous)"
+		}
+		for _, l := range p.Limits {
+			row(name, l)
+		}
+	}
+	for _, l := range cfg.Policy.Global {
+		row("(global)", l)
+	}
+	tw.Flush()
+}

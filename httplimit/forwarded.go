@@ -1,0 +1,128 @@
+package httplimit
+
+import (
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// Bounds on what client-IP resolution reads from forwarding headers, so that
+// a hostile header costs little.
+const (
+	maxForwardedLen  = 8 << 10 // bytes of forwarding headers considered
+	maxForwardedHops = 64
+)
+
+// clientAddr returns the address that identifies the client of r, whose
+// immediate peer is peer. Forwarding headers (RFC 7239 Forwarded, else
+// X-Forwarded-For) are read only when peer is a trusted proxy, from the right:
+// the first hop that is not itself a trusted proxy is the client. A hop that
+// cannot be parsed ("unknown", an obfuscated identifier, garbage) ends the
+// walk at the trusted proxy that reported it, so a malformed header can only
+// make the identity coarser, never let a client choose it.
+func clientAddr(h http.Header, peer netip.Addr, trusted func(netip.Addr) bool) netip.Addr {
+	if !trusted(peer) {
+		return peer
+	}
+	hops := forwardedHops(h)
+	client := peer
+	for i := len(hops) - 1; i >= 0; i-- {
+		addr, ok := parseHop(hops[i])
+		if !ok {
+			return client
+		}
+		client = addr
+		if !trusted(addr) {
+			return addr
+		}
+	}
+	return client
+}
+
+// forwardedHops lists the forwarding chain, leftmost (the original client)
+// first: the for= values of Forwarded when present, else X-Forwarded-For.
+func forwardedHops(h http.Header) []string {
+	if vs := h.Values("Forwarded"); len(vs) > 0 {
+		var hops []string
+		for _, elem := range splitList(vs) {
+			hops = append(hops, forParam(elem))
+		}
+		return hops
+	}
+	return splitList(h.Values("X-Forwarded-For"))
+}
+
+// splitList splits comma-separated header values (over several lines),
+// keeping quoted strings whole. Beyond the size and hop bounds the leftmost
+// hops are dropped and replaced by one unparseable hop, so that the walk from
+// the right stops there: the hops nearest the trusted proxies still count.
+func splitList(values []string) []string {
+	s := strings.Join(values, ",")
+	cut := len(s) > maxForwardedLen
+	if cut {
+		s = s[len(s)-maxForwardedLen:]
+	}
+	var out []string
+	quoted, escaped, start := false, false, 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case escaped:
+			escaped = false
+		case quoted && c == '\\':
+			escaped = true
+		case c == '"':
+			quoted = !quoted
+		case c == ',' && !quoted:
+			out = append(out, strings.TrimSpace(s[start:i]))
+			start = i + 1
+		}
+	}
+	out = append(out, strings.TrimSpace(s[start:]))
+	if len(out) > maxForwardedHops {
+		out, cut = out[len(out)-maxForwardedHops:], true
+	}
+	if cut {
+		out[0] = "unknown"
+	}
+	return out
+}
+
+// forParam returns the for= value of one Forwarded element
+// ("for=192.0.2.60;proto=http;by=203.0.113.43"), unquoted; "" if absent.
+func forParam(elem string) string {
+	for _, pair := range strings.Split(elem, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "for") {
+			v = strings.TrimSpace(v)
+			if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+				v = strings.ReplaceAll(v[1:len(v)-1], `\`, "")
+			}
+			return v
+		}
+	}
+	return ""
+}
+
+// parseHop parses one hop: "192.0.2.60", "192.0.2.60:8080", "[2001:db8::1]",
+// "[2001:db8::1]:4711", "2001:db8::1".
+func parseHop(s string) (netip.Addr, bool) {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap(), true
+	}
+	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+	if a, err := netip.ParseAddr(s); err == nil && a.Zone() == "" {
+		return a.Unmap(), true
+	}
+	return netip.Addr{}, false
+}
+
+// peerAddr parses http.Request.RemoteAddr; the zero Addr if it is not an IP.
+func peerAddr(remote string) netip.Addr {
+	if ap, err := netip.ParseAddrPort(remote); err == nil {
+		return ap.Addr().Unmap()
+	}
+	if a, err := netip.ParseAddr(remote); err == nil {
+		return a.Unmap()
+	}
+	return netip.Addr{}
+}

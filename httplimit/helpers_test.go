@@ -1,0 +1,69 @@
+package httplimit_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+type fakeClock struct{ us atomic.Int64 }
+
+func clockAt(t time.Time) *fakeClock {
+	c := &fakeClock{}
+	c.us.Store(sluice.MicrosSinceEpoch(t))
+	return c
+}
+func (c *fakeClock) Now() time.Time          { return sluice.TimeFromMicros(c.us.Load()) }
+func (c *fakeClock) Advance(d time.Duration) { c.us.Add(int64(d / time.Microsecond)) }
+
+// setup loads yamlText and returns a handler limiting an "ok" handler, with
+// a fake clock shared by the store and the middleware.
+func setup(t testing.TB, yamlText string, start time.Time) (http.Handler, *fakeClock) {
+	t.Helper()
+	cfg, err := config.Parse("test.yaml", []byte(yamlText))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := clockAt(start)
+	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+	mw, err := httplimit.New(sluice.NewLimiter(store), cfg, httplimit.WithClock(clock.Now),
+		httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+	return mw.Handler(ok), clock
+}
+
+type req struct {
+	method, path, remote string
+	header               map[string]string
+}
+
+func do(h http.Handler, r req) *httptest.ResponseRecorder {
+	if r.method == "" {
+		r.method = "GET"
+	}
+	if r.path == "" {
+		r.path = "/api/search"
+	}
+	hr := httptest.NewRequest(r.method, r.path, nil)
+	if r.remote != "" {
+		hr.RemoteAddr = r.remote
+	}
+	for k, v := range r.header {
+		hr.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, hr)
+	return w
+}

@@ -1,0 +1,201 @@
+// Package httplimit is sluice's net/http middleware: it identifies the client
+// (API key > user id > IP), checks every limit of its plan and the global
+// limits in one atomic call, sets the standard RateLimit headers on every
+// response, and refuses with a 429 RFC 9457 problem body that says what
+// happened and what to do.
+package httplimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+)
+
+// Middleware limits HTTP requests by a configuration. It is safe for
+// concurrent use; build it with New.
+type Middleware struct {
+	limiter  *sluice.Limiter
+	policy   *sluice.Policy
+	id       *identifier
+	costs    map[*sluice.Plan]*endpoints
+	exempt   *endpoints
+	policies map[*sluice.Plan]policyHeaders
+	modes    []string
+	docsURL  string
+	now      func() time.Time
+	log      *slog.Logger
+	onError  func(w http.ResponseWriter, r *http.Request, err error) bool
+	results  sync.Pool
+}
+
+// Result is one request's identity, cost and decision.
+type Result struct {
+	Identity Identity
+	// Cost is the units the request spends (its endpoint's cost).
+	Cost int64
+	// Exempt is true for requests that no limit applies to; the other
+	// fields are then zero.
+	Exempt bool
+	// Checks are the plan's limits then the global ones, as decided.
+	Checks   []sluice.Check
+	Decision sluice.Decision
+	// Now is when the decision was made (the middleware's clock).
+	Now time.Time
+}
+
+// An Option configures a Middleware.
+type Option func(*Middleware)
+
+// WithClock sets the clock used for absolute times in headers and bodies
+// (X-RateLimit-Reset, resetsAt); time.Now by default. Use the store's clock.
+func WithClock(now func() time.Time) Option { return func(m *Middleware) { m.now = now } }
+
+// WithLogger sets where refusals and errors are logged (debug and warn
+// levels); slog.Default() by default. API keys never appear, only hashes.
+func WithLogger(l *slog.Logger) Option { return func(m *Middleware) { m.log = l } }
+
+// WithErrorHandler decides what happens when no decision could be made (the
+// store failed beyond its own failure policy): return true to serve the
+// request anyway. The default logs a warning and serves it (fail open), so
+// that a broken limiter never takes the API down with it.
+func WithErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error) bool) Option {
+	return func(m *Middleware) { m.onError = f }
+}
+
+// New returns a Middleware enforcing cfg with limiter.
+func New(limiter *sluice.Limiter, cfg *config.Config, opts ...Option) (*Middleware, error) {
+	m := &Middleware{
+		limiter:  limiter,
+		policy:   cfg.Policy,
+		id:       newIdentifier(cfg),
+		costs:    map[*sluice.Plan]*endpoints{},
+		policies: map[*sluice.Plan]policyHeaders{},
+		modes:    cfg.Response.Headers,
+		docsURL:  cfg.Response.DocsURL,
+		now:      time.Now,
+		log:      slog.Default(),
+	}
+	m.onError = func(w http.ResponseWriter, r *http.Request, err error) bool {
+		m.log.Warn("rate limit not decided, serving the request", "err", err, "path", r.URL.Path)
+		return true
+	}
+	for _, o := range opts {
+		o(m)
+	}
+	var err error
+	if m.exempt, err = newEndpoints(cfg.Exempt, nil); err != nil {
+		return nil, fmt.Errorf("httplimit: exempt: %w", err)
+	}
+	plans := append([]*sluice.Plan(nil), cfg.Policy.Plans...)
+	for _, k := range cfg.Keys {
+		plans = append(plans, k.Plan)
+	}
+	for _, p := range plans {
+		if _, done := m.policies[p]; done {
+			continue
+		}
+		limits := append(append([]sluice.Limit(nil), p.Limits...), cfg.Policy.Global...)
+		if m.policies[p], err = newPolicyHeaders(limits); err != nil {
+			return nil, fmt.Errorf("httplimit: plan %s: %w", p.Name, err)
+		}
+		if m.costs[p], err = newEndpoints(nil, p.Costs); err != nil {
+			return nil, fmt.Errorf("httplimit: plan %s: %w", p.Name, err)
+		}
+	}
+	m.results.New = func() any { return &Result{} }
+	return m, nil
+}
+
+// Decide identifies r and decides it, without writing anything. Put the
+// Result back with Release when done with it.
+func (m *Middleware) Decide(r *http.Request) (*Result, error) {
+	res := m.results.Get().(*Result)
+	res.Exempt = m.exempt.match(r)
+	if res.Exempt {
+		res.Identity, res.Cost, res.Checks = Identity{}, 0, res.Checks[:0]
+		return res, nil
+	}
+	res.Identity = m.id.identify(r)
+	if res.Identity.Plan == nil {
+		m.Release(res)
+		return nil, errors.New("httplimit: no plan for the request (no default or anonymous plan configured)")
+	}
+	res.Cost = m.costs[res.Identity.Plan].cost(r)
+	res.Checks = m.policy.Checks(res.Checks[:0], res.Identity.Plan, res.Identity.Subject, res.Cost)
+	res.Now = m.now()
+	if err := m.limiter.AllowInto(r.Context(), &res.Decision, res.Checks); err != nil {
+		m.Release(res)
+		return nil, err
+	}
+	return res, nil
+}
+
+// Release returns res to the pool; res must not be used afterwards.
+func (m *Middleware) Release(res *Result) { m.results.Put(res) }
+
+// WriteHeaders sets res's RateLimit headers on h, in every configured mode.
+func (m *Middleware) WriteHeaders(h http.Header, res *Result) {
+	if !res.Exempt {
+		m.writeHeaders(h, res)
+	}
+}
+
+// Refuse writes res's 429 problem response (headers included) to w.
+func (m *Middleware) Refuse(w http.ResponseWriter, r *http.Request, res *Result) {
+	m.writeHeaders(w.Header(), res)
+	p := m.refusal(r, res)
+	writeProblem(w, p)
+	m.log.Debug("request refused", "subject", res.Identity.Subject, "plan", res.Identity.Plan.Name,
+		"violated", res.Decision.Violated, "retry_after", res.Decision.RetryAfter)
+}
+
+// Handler limits the requests to next: refused requests get a 429 problem
+// body; admitted ones reach next with the RateLimit headers already set; a
+// leaky-bucket queue's delay is waited out first (a client that goes away
+// meanwhile leaves the queue at once).
+func (m *Middleware) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, err := m.Decide(r)
+		if err != nil {
+			if m.onError(w, r, err) {
+				next.ServeHTTP(w, r)
+			}
+			return
+		}
+		if res.Exempt {
+			m.Release(res)
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !res.Decision.Allowed {
+			m.Refuse(w, r, res)
+			m.Release(res)
+			return
+		}
+		m.writeHeaders(w.Header(), res)
+		delay := res.Decision.Delay
+		m.Release(res)
+		if delay > 0 && !wait(r.Context(), delay) {
+			return // the client left; its slot in the queue stays spent
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func wait(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

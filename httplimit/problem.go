@@ -1,0 +1,151 @@
+package httplimit
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// Problem types (RFC 9457; IANA HTTP Problem Types registry).
+const (
+	ProblemQuotaExceeded   = "https://iana.org/assignments/http-problem-types#quota-exceeded"
+	ProblemReducedCapacity = "https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"
+	problemContentType     = "application/problem+json"
+)
+
+// Problem is an RFC 9457 problem body with sluice's extension members. A 429
+// tells the client what happened (which limits, how much it used), when to
+// come back (retryAfter, currentUsage.resetsAt) and what else it can do
+// (upgrade, documentation).
+type Problem struct {
+	Type     string `json:"type"`
+	Title    string `json:"title"`
+	Status   int    `json:"status"`
+	Detail   string `json:"detail"`
+	Instance string `json:"instance,omitempty"`
+
+	ViolatedPolicies []string `json:"violated-policies,omitempty"`
+	// RetryAfter is in whole seconds, as the Retry-After header; absent when
+	// no wait will do (the request costs more than the limit holds).
+	RetryAfter    *int64          `json:"retryAfter,omitempty"`
+	Limit         int64           `json:"limit,omitempty"`
+	Window        string          `json:"window,omitempty"`
+	Plan          string          `json:"plan,omitempty"`
+	CurrentUsage  *Usage          `json:"currentUsage,omitempty"`
+	Upgrade       *sluice.Upgrade `json:"upgrade,omitempty"`
+	Documentation string          `json:"documentation,omitempty"`
+}
+
+// Usage is the deciding limit's state.
+type Usage struct {
+	Used     int64  `json:"used"`
+	Limit    int64  `json:"limit"`
+	Window   string `json:"window"`
+	ResetsAt string `json:"resetsAt"` // RFC 3339, UTC, whole seconds rounded up
+}
+
+// refusal builds the 429 problem of res.
+func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
+	d := &res.Decision
+	l := d.Limit
+	plan := res.Identity.Plan
+	p := &Problem{
+		Type:             ProblemQuotaExceeded,
+		Title:            "Too Many Requests",
+		Status:           http.StatusTooManyRequests,
+		Instance:         r.URL.Path,
+		ViolatedPolicies: d.Violated,
+		Limit:            l.Quantity(),
+		Window:           FormatWindow(l.Window()),
+		Plan:             plan.Name,
+		Documentation:    m.docsURL,
+		Upgrade:          plan.Upgrade,
+	}
+	if d.RetryAfter == sluice.Never {
+		p.Detail = fmt.Sprintf("This request costs %d units, more than the %d that the %s limit of the %s plan can ever hold: it cannot be admitted.",
+			res.Cost, l.Burst(), l.Name(), plan.Name)
+	} else {
+		ra := retryAfterSeconds(d.RetryAfter)
+		p.RetryAfter = &ra
+		p.Detail = fmt.Sprintf("Rate limit exceeded: %d %s per %s on the %s plan. Retry in %d s.",
+			l.Quantity(), unitWord(l.Quantity()), windowWord(l.Window()), plan.Name, ra)
+		if len(d.Violated) > 1 {
+			p.Detail += " Limits exceeded: " + strings.Join(d.Violated, ", ") + "."
+		}
+	}
+	if plan.Upgrade != nil {
+		p.Detail += " The " + plan.Upgrade.Plan + " plan allows more."
+	}
+	p.CurrentUsage = &Usage{
+		Used:     l.Burst() - d.Remaining,
+		Limit:    l.Burst(),
+		Window:   p.Window,
+		ResetsAt: res.Now.Add(time.Duration(ceilSeconds(d.ResetAfter)) * time.Second).UTC().Truncate(time.Second).Format(time.RFC3339),
+	}
+	return p
+}
+
+// retryAfterSeconds is the Retry-After value: delay-seconds rounded up, at
+// least 1, so that a client that waits exactly that long is admitted.
+func retryAfterSeconds(d time.Duration) int64 {
+	return max(1, ceilSeconds(d))
+}
+
+// writeProblem sends p with its status. 429s are marked uncacheable.
+func writeProblem(w http.ResponseWriter, p *Problem) {
+	h := w.Header()
+	h.Set("Content-Type", problemContentType)
+	if p.Status == http.StatusTooManyRequests || p.Status == http.StatusServiceUnavailable {
+		h.Set("Cache-Control", "no-store")
+	}
+	if p.RetryAfter != nil {
+		h.Set("Retry-After", strconv.FormatInt(*p.RetryAfter, 10))
+	}
+	body, _ := json.Marshal(p) // a Problem always marshals
+	h.Set("Content-Length", strconv.Itoa(len(body)+1))
+	w.WriteHeader(p.Status)
+	w.Write(append(body, '\n'))
+}
+
+// FormatWindow writes a window the way people and configs do: "1s", "1m",
+// "1h", "1d", "90s", "7d", "1h30m".
+func FormatWindow(d time.Duration) string {
+	day := 24 * time.Hour
+	switch {
+	case d >= day && d%day == 0:
+		return strconv.FormatInt(int64(d/day), 10) + "d"
+	case d >= time.Hour && d%time.Hour == 0:
+		return strconv.FormatInt(int64(d/time.Hour), 10) + "h"
+	case d >= time.Minute && d%time.Minute == 0:
+		return strconv.FormatInt(int64(d/time.Minute), 10) + "m"
+	case d%time.Second == 0:
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return d.String()
+}
+
+func windowWord(d time.Duration) string {
+	switch d {
+	case time.Second:
+		return "second"
+	case time.Minute:
+		return "minute"
+	case time.Hour:
+		return "hour"
+	case 24 * time.Hour:
+		return "day"
+	}
+	return FormatWindow(d)
+}
+
+func unitWord(n int64) string {
+	if n == 1 {
+		return "request"
+	}
+	return "requests"
+}
