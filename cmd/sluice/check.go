@@ -18,7 +18,9 @@ import (
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprintln(stderr, "usage: sluice check FILE\n\nValidates FILE and prints its plans and limits.") }
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: sluice check FILE\n\nValidates FILE and prints its plans and limits.")
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
