@@ -1,0 +1,413 @@
+package sluice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultOverLimitEntries is how many denials an OverLimitCache remembers at
+// most unless OverLimitOptions.MaxEntries says otherwise.
+const DefaultOverLimitEntries = 1 << 16
+
+// OverLimitOptions configures an OverLimitCache. The zero value means the
+// defaults.
+type OverLimitOptions struct {
+	// MaxEntries bounds the denials remembered, DefaultOverLimitEntries
+	// (65,536, a few MB) when ≤ 0. A full cache first forgets expired
+	// denials, then the ones that expire soonest (Stats.Evictions counts
+	// those): forgetting is always safe, it only costs round trips.
+	MaxEntries int
+	// Clock returns the current time; time.Now when nil. Only its
+	// differences matter (monotonic readings), never its agreement with the
+	// store's clock.
+	Clock func() time.Time
+}
+
+// OverLimitStats counts what an OverLimitCache has done since it was made.
+type OverLimitStats struct {
+	// RoundTripsSaved counts calls refused without asking the store.
+	RoundTripsSaved int64
+	// Entries is the number of denials remembered now, expired ones that
+	// have not been swept yet included.
+	Entries int
+	// Evictions counts live denials forgotten to make room.
+	Evictions int64
+}
+
+// An OverLimitCache is a Store in front of another (a remote one, typically
+// Redis) that remembers denials, so that a client that keeps knocking after
+// it was refused is refused again in-process, without a round trip. It is
+// what keeps the store calm under a flood from one abusive client.
+//
+// When the store refuses an enforcing check of cost c with a RetryAfter R
+// other than Never, the cache remembers, for the check's key and limit:
+// cost ≥ c is refused until R after this call was sent. Until then, a call
+// that carries an enforcing check of that key and limit (same name and
+// parameters) with a cost ≥ c is refused without asking the store.
+//
+// This is exact: the cache never refuses what the store would admit. R is
+// the shortest wait after which the store admits c, and nothing but time
+// gives capacity back — other admissions only take more, and a larger cost
+// needs more. The wait is measured from when the refused call was sent, not
+// from when its answer came back: the store decided somewhere in between, so
+// a later call that takes as long to reach the store reaches it no earlier
+// than the store's own deadline. The cache also stops refusing 1 µs early
+// (the store's clock counts whole microseconds, on a grid of its own) and
+// R/1024 early (any difference between the two clocks' rates, far beyond
+// the 500 ppm NTP allows).
+//
+// Calls always go to the store when they carry a peek (cost 0: it asks for
+// state only the store has) or when none of their enforcing checks has a
+// live denial at or below its cost. Shadow limits, which never refuse, and
+// costs above Burst (RetryAfter Never, refused by the store without touching
+// state) are never remembered. Every answer of the store updates what is
+// remembered: a denial replaces the one remembered for its key and limit
+// name; an answer that contradicts a remembered denial (the check fits at a
+// cost said to be refused), or that is for the same name with other
+// parameters (the configuration changed), drops it.
+//
+// A call the cache refuses is refused as a whole, so nothing is consumed,
+// as the store would do. Each check with a live denial is refused with
+// Remaining 0 (it holds less than the cost, which it cannot use), RetryAfter
+// the time left until the store's deadline rounded up to a microsecond
+// (exact for the cost refused, a lower bound for a larger one, Never for a
+// cost above Burst) and ResetAfter what the store said less the time since.
+// The other checks were not evaluated and their state is unknown: they are
+// reported Allowed (as far as anyone knows they did not refuse the call)
+// with Remaining and ResetAfter 0. So Decision.Violated names only the
+// remembered limits, and the Decision's limit and numbers are a remembered
+// limit's.
+//
+// Capacity that comes back other than with time must be reported: call
+// Invalidate(key) after a refund, and Reset after a configuration change.
+// Calls already on their way to the store then do not remember their
+// denials. An error from the store other than a timeout, the caller's, or
+// an invalid check also resets the cache: a refused connection may be a
+// restart that lost every state. The cache cannot see a store that loses its
+// state with no error in between, nor other instances writing a key under
+// other parameters of its limit (a rolling configuration change): then it may
+// refuse what the store would admit, for at most the remembered wait.
+//
+// Put it inside a Failover, directly around the remote store, so that it
+// only ever remembers the remote store's answers (see Failover). Memory is
+// bounded by MaxEntries. An OverLimitCache is safe for concurrent use when
+// its store is.
+type OverLimitCache struct {
+	next     Store
+	clock    func() time.Time
+	base     time.Time // times are ns since base: monotonic, small
+	seed     maphash.Seed
+	shards   []overLimitShard
+	mask     uint64
+	perShard int
+
+	saved     atomic.Int64
+	evictions atomic.Int64
+}
+
+type overLimitShard struct {
+	mu    sync.Mutex
+	keys  map[string]*denials
+	n     int      // denials held
+	epoch uint64   // grows on every Invalidate and Reset that touch the shard
+	_     [32]byte // 64 bytes: one shard per cache line
+}
+
+// denials lists the remembered denials of one key, one per limit name.
+type denials struct{ list []denial }
+
+// denial is one remembered refusal: cost ≥ cost of limit is refused before
+// until. Times are ns since the cache's base.
+type denial struct {
+	limit   Limit
+	cost    int64
+	until   int64 // refuse before this: the store's deadline less the margins
+	retryAt int64 // the store's deadline, for RetryAfter
+	resetAt int64 // when the store said the limit would be full again
+}
+
+// NewOverLimitCache returns an OverLimitCache in front of next, configured by
+// opts. It panics if next is nil.
+func NewOverLimitCache(next Store, opts OverLimitOptions) *OverLimitCache {
+	if next == nil {
+		panic("sluice: NewOverLimitCache with a nil store")
+	}
+	maxEntries := opts.MaxEntries
+	if maxEntries <= 0 {
+		maxEntries = DefaultOverLimitEntries
+	}
+	n := 64
+	for n > 1 && maxEntries/n < 16 {
+		n /= 2
+	}
+	c := &OverLimitCache{
+		next:     next,
+		clock:    opts.Clock,
+		seed:     maphash.MakeSeed(),
+		shards:   make([]overLimitShard, n),
+		mask:     uint64(n - 1),
+		perShard: (maxEntries + n - 1) / n,
+	}
+	if c.clock == nil {
+		c.clock = time.Now
+	}
+	c.base = c.clock()
+	for i := range c.shards {
+		c.shards[i].keys = make(map[string]*denials)
+	}
+	return c
+}
+
+// Stats returns the current counts.
+func (c *OverLimitCache) Stats() OverLimitStats {
+	st := OverLimitStats{RoundTripsSaved: c.saved.Load(), Evictions: c.evictions.Load()}
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.Lock()
+		st.Entries += sh.n
+		sh.mu.Unlock()
+	}
+	return st
+}
+
+// Invalidate forgets every denial remembered for key, under every limit, and
+// keeps calls for key already on their way to the store from remembering
+// theirs. Call it when key gets capacity back other than with time: a refund.
+func (c *OverLimitCache) Invalidate(key string) {
+	sh := c.shard(key)
+	sh.mu.Lock()
+	if ds := sh.keys[key]; ds != nil {
+		sh.n -= len(ds.list)
+		delete(sh.keys, key)
+	}
+	sh.epoch++
+	sh.mu.Unlock()
+}
+
+// Reset forgets every denial, and keeps calls already on their way to the
+// store from remembering theirs. Call it when the limits' configuration
+// changes.
+func (c *OverLimitCache) Reset() {
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.Lock()
+		clear(sh.keys)
+		sh.n = 0
+		sh.epoch++
+		sh.mu.Unlock()
+	}
+}
+
+// Apply implements Store.
+func (c *OverLimitCache) Apply(ctx context.Context, checks []Check, out []Status) error {
+	_, err := c.applyNoting(ctx, checks, out)
+	return err
+}
+
+// lookup is what the cache knows of one check before the call.
+type lookup struct {
+	epoch            uint64 // its shard's epoch
+	seen             bool   // a live denial for its key and limit name exists
+	refuses          bool   // and it refuses this check
+	retryAt, resetAt int64
+}
+
+// applyNoting is Apply that also reports whether the cache answered without
+// asking its store (Failover uses it to keep such calls out of its breaker).
+func (c *OverLimitCache) applyNoting(ctx context.Context, checks []Check, out []Status) (local bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, fmt.Errorf("over-limit cache: %w", err)
+	}
+	var buf [8]lookup
+	looks := buf[:]
+	if len(checks) > len(buf) {
+		looks = make([]lookup, len(checks))
+	}
+	now := c.now()
+	peek, refused := false, false
+	for i := range checks {
+		peek = peek || checks[i].Cost == 0
+		looks[i] = c.lookup(&checks[i], now)
+		refused = refused || looks[i].refuses
+	}
+	if refused && !peek {
+		for i := range checks {
+			out[i] = Status{Allowed: true} // not evaluated
+			if l := &looks[i]; l.refuses {
+				retry := ceilMicro(l.retryAt - now)
+				out[i] = Status{RetryAfter: retry, ResetAfter: max(ceilMicro(l.resetAt-now), retry)}
+				if checks[i].Cost > checks[i].Limit.Burst() {
+					out[i].RetryAfter = Never // as the store would say
+				}
+			}
+		}
+		c.saved.Add(1)
+		return true, nil
+	}
+	if err := c.next.Apply(ctx, checks, out); err != nil {
+		if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) &&
+			!errors.Is(err, ErrInvalidCheck) && !errors.Is(err, ErrInvalidLimit) {
+			c.Reset() // the store may have restarted and lost its state
+		}
+		return false, err
+	}
+	c.learn(checks, out, looks, now)
+	return false, nil
+}
+
+func (c *OverLimitCache) now() int64 { return int64(c.clock().Sub(c.base)) }
+
+func (c *OverLimitCache) shard(key string) *overLimitShard {
+	return &c.shards[maphash.String(c.seed, key)&c.mask]
+}
+
+// lookup returns what the cache knows of ch at now, forgetting its denial if
+// it has expired.
+func (c *OverLimitCache) lookup(ch *Check, now int64) lookup {
+	sh := c.shard(ch.Key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	l := lookup{epoch: sh.epoch}
+	ds := sh.keys[ch.Key]
+	if ds == nil {
+		return l
+	}
+	j := ds.find(ch.Limit.Name())
+	if j < 0 {
+		return l
+	}
+	d := &ds.list[j]
+	if d.until <= now {
+		sh.remove(ch.Key, ds, j)
+		return l
+	}
+	l.seen = true
+	// A remembered limit is never a shadow one, so equality implies enforcing.
+	if d.limit == ch.Limit && ch.Cost >= d.cost {
+		l.refuses, l.retryAt, l.resetAt = true, d.retryAt, d.resetAt
+	}
+	return l
+}
+
+// learn updates the denials from the store's answer to a call sent at sent.
+func (c *OverLimitCache) learn(checks []Check, out []Status, looks []lookup, sent int64) {
+	for i := range checks {
+		ch, st := &checks[i], &out[i]
+		deny := !st.Allowed && !ch.Limit.Shadow() && ch.Cost > 0 && st.RetryAfter > 0 && st.RetryAfter != Never
+		if !deny && !looks[i].seen {
+			continue
+		}
+		sh := c.shard(ch.Key)
+		sh.mu.Lock()
+		switch {
+		case deny && sh.epoch == looks[i].epoch:
+			r := int64(st.RetryAfter)
+			c.remember(sh, ch, sent, denial{
+				limit:   ch.Limit,
+				cost:    ch.Cost,
+				until:   addSat(sent, r-r>>10-int64(time.Microsecond)),
+				retryAt: addSat(sent, r),
+				resetAt: addSat(sent, max(int64(st.ResetAfter), r)),
+			})
+		case !deny:
+			if ds := sh.keys[ch.Key]; ds != nil {
+				if j := ds.find(ch.Limit.Name()); j >= 0 {
+					if d := &ds.list[j]; d.limit != ch.Limit || st.Allowed && ch.Cost >= d.cost {
+						sh.remove(ch.Key, ds, j)
+					}
+				}
+			}
+		}
+		sh.mu.Unlock()
+	}
+}
+
+// remember stores d for ch's key, replacing the denial for the same limit
+// name, making room if the shard is full. sh.mu is held.
+func (c *OverLimitCache) remember(sh *overLimitShard, ch *Check, now int64, d denial) {
+	if ds := sh.keys[ch.Key]; ds != nil {
+		if j := ds.find(ch.Limit.Name()); j >= 0 {
+			ds.list[j] = d
+			return
+		}
+	}
+	if sh.n >= c.perShard {
+		c.makeRoom(sh, now)
+	}
+	ds := sh.keys[ch.Key]
+	if ds == nil {
+		ds = &denials{}
+		sh.keys[strings.Clone(ch.Key)] = ds // keep none of the caller's memory
+	}
+	ds.list = append(ds.list, d)
+	sh.n++
+}
+
+// evictionSample is how many keys a full shard looks at to make room.
+const evictionSample = 8
+
+// makeRoom forgets the expired denials of a few keys (map order is random: a
+// random sample) and, if that freed nothing, the one among them that expires
+// soonest. sh.mu is held.
+func (c *OverLimitCache) makeRoom(sh *overLimitShard, now int64) {
+	before := sh.n
+	var (
+		victim    *denials
+		victimKey string
+		victimJ   int
+	)
+	seen := 0
+	for key, ds := range sh.keys {
+		for j := 0; j < len(ds.list); {
+			if ds.list[j].until <= now {
+				sh.remove(key, ds, j) // deletes key when it empties: safe in range
+				continue
+			}
+			if victim == nil || ds.list[j].until < victim.list[victimJ].until {
+				victim, victimKey, victimJ = ds, key, j
+			}
+			j++
+		}
+		if seen++; seen == evictionSample {
+			break
+		}
+	}
+	if sh.n == before && victim != nil {
+		sh.remove(victimKey, victim, victimJ)
+		c.evictions.Add(1)
+	}
+}
+
+// find returns the index of the denial for limit name, or -1.
+func (ds *denials) find(name string) int {
+	for j := range ds.list {
+		if ds.list[j].limit.Name() == name {
+			return j
+		}
+	}
+	return -1
+}
+
+// remove forgets ds.list[j], and key when it has no denial left. sh.mu is
+// held.
+func (sh *overLimitShard) remove(key string, ds *denials, j int) {
+	last := len(ds.list) - 1
+	ds.list[j] = ds.list[last]
+	ds.list[last] = denial{} // drop the limit's strings
+	ds.list = ds.list[:last]
+	sh.n--
+	if last == 0 {
+		delete(sh.keys, key)
+	}
+}
+
+// ceilMicro returns ns nanoseconds rounded up to a whole microsecond.
+func ceilMicro(ns int64) time.Duration {
+	return time.Duration(ceilDiv(max(ns, 0), 1000) * 1000)
+}

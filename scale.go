@@ -1,0 +1,60 @@
+package sluice
+
+import "time"
+
+// maxInstances bounds the instance count a limit is shared between, so that
+// instances × window (µs) stays far from overflow: 2^16 × 2^45 < 2^63.
+const maxInstances = 1 << 16
+
+// perInstance returns the share of l that each of n instances enforces on
+// its own when they cannot share state (a Failover in FailLocal mode), so
+// that together they admit about what l admits. Name, algorithm, max wait and
+// shadow mode are kept; n is clamped to [1, 2^16].
+//
+//   - Window algorithms admit ⌊Q/n⌋ per W, at least 1.
+//   - Bucket algorithms (token, leaky, GCRA) hold ⌊B/n⌋ units, at least 1,
+//     and refill at exactly Q/(n·W): for a bucket only the rate Q/W matters,
+//     so the share is written as Q' per W' with Q'/W' = Q/(nW) in lowest
+//     terms. Rounding the rate down as well would be needlessly strict (10/s
+//     over 3 instances would be 3/s, not 3.33/s) and, for large quantities
+//     over long windows, could not be kept exact (1,000,000/day over 3
+//     instances). Only when W' would exceed MaxWindow (nW beyond about 407
+//     days with no factor in common with Q) is the rate rounded down, to at
+//     least one unit per the longest whole number of windows within
+//     MaxWindow; and if even that cannot be kept exact, the share is 1 per W
+//     with a burst of 1.
+//
+// An invalid l, or n ≤ 1, returns l unchanged.
+func (l Limit) perInstance(n int64) Limit {
+	n = min(n, maxInstances)
+	if n <= 1 || l.Err() != nil {
+		return l
+	}
+	alg, name, q := l.Algorithm(), l.Name(), l.Quantity()
+	w := int64(l.Window() / time.Microsecond)
+	keep := func(s Limit) Limit {
+		return s.WithMaxWait(l.MaxWait()).Named(name).WithShadow(l.Shadow())
+	}
+	switch alg {
+	case AlgorithmTokenBucket, AlgorithmLeakyBucket, AlgorithmGCRA:
+	default:
+		return keep(NewLimit(alg, max(q/n, 1), l.Window()))
+	}
+	burst := max(l.Burst()/n, 1)
+	bucket := func(q, w int64) Limit {
+		return keep(NewLimit(alg, q, time.Duration(w)*time.Microsecond).WithBurst(burst))
+	}
+	maxW := int64(MaxWindow / time.Microsecond)
+	total := n * w // ≤ 2^61
+	g := gcd(q, total)
+	if total/g <= maxW {
+		// Exact: b'·W' ≤ b·W/gcd(q,W) and Q' ≤ Q/gcd(q,W), so the share is
+		// always as representable as l itself.
+		return bucket(q/g, total/g)
+	}
+	span := maxW / w * w // the longest whole number of windows allowed
+	if s := bucket(max(mulDivFloor(q, span, total), 1), span); s.Err() == nil {
+		return s
+	}
+	return keep(NewLimit(alg, 1, l.Window()))
+}
