@@ -32,6 +32,7 @@ type Middleware struct {
 	now      func() time.Time
 	log      *slog.Logger
 	onError  func(w http.ResponseWriter, r *http.Request, err error) bool
+	observe  func(res *Result, took time.Duration, err error)
 	results  sync.Pool
 }
 
@@ -67,6 +68,13 @@ func WithLogger(l *slog.Logger) Option { return func(m *Middleware) { m.log = l 
 // that a broken limiter never takes the API down with it.
 func WithErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error) bool) Option {
 	return func(m *Middleware) { m.onError = f }
+}
+
+// WithObserver calls f after every decision (and every failure to decide)
+// with how long the limiter took: the hook for metrics and dashboards. f
+// must not keep res.
+func WithObserver(f func(res *Result, took time.Duration, err error)) Option {
+	return func(m *Middleware) { m.observe = f }
 }
 
 // New returns a Middleware enforcing cfg with limiter.
@@ -128,13 +136,7 @@ func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 		return nil, errors.New("httplimit: no plan for the request (no default or anonymous plan configured)")
 	}
 	res.Cost = m.costs[res.Identity.Plan].cost(r)
-	res.Checks = m.policy.Checks(res.Checks[:0], res.Identity.Plan, res.Identity.Subject, res.Cost)
-	res.Now = m.now()
-	if err := m.limiter.AllowInto(r.Context(), &res.Decision, res.Checks); err != nil {
-		m.Release(res)
-		return nil, err
-	}
-	return res, nil
+	return m.decide(r.Context(), res)
 }
 
 // Release returns res to the pool; res must not be used afterwards.
@@ -149,8 +151,16 @@ func (m *Middleware) WriteHeaders(h http.Header, res *Result) {
 
 // Refuse writes res's 429 problem response (headers included) to w.
 func (m *Middleware) Refuse(w http.ResponseWriter, r *http.Request, res *Result) {
+	m.RefuseWithStatus(w, r, res, http.StatusTooManyRequests)
+}
+
+// RefuseWithStatus is Refuse with another status: forward-auth for nginx
+// answers 403, because auth_request turns any status but 2xx, 401 and 403
+// into a 500; nginx then maps it back to a 429 for the client.
+func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, res *Result, status int) {
 	m.writeHeaders(w.Header(), res)
 	p := m.refusal(r, res)
+	p.Status = status
 	writeProblem(w, p)
 	m.log.Debug("request refused", "subject", res.Identity.Subject, "plan", res.Identity.Plan.Name,
 		"violated", res.Decision.Violated, "retry_after", res.Decision.RetryAfter)

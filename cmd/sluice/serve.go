@@ -2,12 +2,86 @@ package main
 
 import (
 	"context"
-	"errors"
+	"flag"
+	"fmt"
 	"io"
+	"log/slog"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/examples"
+	"github.com/sluice-dev/sluice/server"
 )
 
-// runServe will run the server; until the server lands it says so plainly
-// rather than pretend.
+// runServe runs the server. Without -config it serves the example
+// configuration (embedded) on the in-memory store with a demo upstream.
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("the server is not wired yet: the library (package sluice, memory store) works today, see README.md")
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	file := fs.String("config", "", "configuration file (default: the embedded examples/sluice.yaml)")
+	listen := fs.String("listen", "", "address to listen on (overrides the configuration's listen)")
+	jsonLogs := fs.Bool("json-logs", false, "log as JSON instead of text")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
+	if *jsonLogs {
+		handler = slog.NewJSONHandler(stderr, nil)
+	}
+	log := slog.New(handler)
+
+	load := func() (*config.Config, error) { return config.Parse(examples.ConfigName, examples.Config) }
+	if *file != "" {
+		load = func() (*config.Config, error) { return config.Load(*file) }
+	}
+	withListen := func() (*config.Config, error) {
+		c, err := load()
+		if err == nil && *listen != "" {
+			c.Listen = *listen
+		}
+		return c, err
+	}
+	cfg, err := withListen()
+	if err != nil {
+		for _, e := range config.Errors(err) {
+			fmt.Fprintln(stderr, e)
+		}
+		return fmt.Errorf("the configuration is not valid")
+	}
+	store, err := server.OpenStore(cfg)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	opts := server.Options{Config: cfg, Store: store.Store, Ready: store.Ready, Logger: log}
+	if *file != "" {
+		opts.Load, opts.WatchFile = withListen, *file
+	}
+	srv, err := server.New(opts)
+	if err != nil {
+		return err
+	}
+	if *file == "" {
+		printNewcomer(stdout, cfg.Listen)
+	}
+	return srv.Run(ctx)
+}
+
+func printNewcomer(w io.Writer, listen string) {
+	host := listen
+	if len(host) > 0 && host[0] == ':' {
+		host = "localhost" + host
+	}
+	fmt.Fprintf(w, `sluice is serving the example configuration (examples/sluice.yaml) on the in-memory store,
+in front of a built-in demo upstream. Try:
+
+  curl -i -H 'Authorization: Bearer demo-free-key' http://%[1]s/api/search
+  for i in $(seq 12); do curl -s -o /dev/null -w '%%{http_code} ' -H 'Authorization: Bearer demo-free-key' http://%[1]s/api/search; done; echo
+  curl -s -X POST http://%[1]s/v1/check -d '{"api_key":"demo-pro-key","method":"POST","path":"/api/generate"}'
+
+  client docs:  http://%[1]s/docs
+  dashboard:    http://%[1]s/dashboard
+  metrics:      http://%[1]s/metrics
+
+Run with -config FILE for your own configuration (sluice check FILE validates it).
+`, host)
 }

@@ -1,0 +1,59 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// handleForwardAuth decides a request that a front proxy describes: Traefik
+// and Caddy send X-Forwarded-Method/-Uri/-Host/-For, nginx's auth_request
+// X-Original-Method/-URI (set in its config). 2xx admits; a refusal has the
+// configured deny status (429, or 403 for nginx) and the same RateLimit
+// headers, Retry-After and problem body a proxied request would get.
+func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request) {
+	st := s.state.Load()
+	orig := r.Clone(r.Context())
+	orig.Method = firstOf(r.Header.Get("X-Forwarded-Method"), r.Header.Get("X-Original-Method"), http.MethodGet)
+	uri := firstOf(r.Header.Get("X-Forwarded-Uri"), r.Header.Get("X-Original-Uri"), "/")
+	u, err := url.ParseRequestURI(uri)
+	if err != nil {
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "X-Forwarded-Uri / X-Original-URI is not a request URI")
+		return
+	}
+	orig.URL, orig.RequestURI = u, uri
+	if host := r.Header.Get("X-Forwarded-Host"); host != "" {
+		orig.Host = host
+	}
+	res, err := st.mw.Decide(orig)
+	if err != nil {
+		s.log.Warn("forward-auth: no decision, admitting", "err", err)
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	defer st.mw.Release(res)
+	if !res.Exempt && !res.Decision.Allowed {
+		st.mw.RefuseWithStatus(w, orig, res, st.cfg.Response.DenyStatus)
+		return
+	}
+	st.mw.WriteHeaders(w.Header(), res)
+	if d := res.Decision.Delay; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			return
+		}
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func firstOf(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,195 @@
+// Package server wires sluice into one HTTP server: a reverse proxy that
+// limits every request, the decision API, a forward-auth endpoint for
+// nginx/Traefik/Caddy, and the admin endpoints (health, readiness, metrics,
+// client documentation, live dashboard). Configuration reloads on SIGHUP and
+// on file change; an invalid new configuration is refused and the old one
+// keeps serving.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// Options configures a Server.
+type Options struct {
+	// Config is the configuration to start with (required).
+	Config *config.Config
+	// Load re-reads the configuration on reload; nil disables reloading.
+	Load func() (*config.Config, error)
+	// WatchFile, when set, reloads when this file changes.
+	WatchFile string
+	// Store keeps the limits' state (required). It survives reloads.
+	Store sluice.Store
+	// Logger receives structured logs; slog.Default() when nil.
+	Logger *slog.Logger
+	// Clock is the time of headers and bodies; time.Now when nil. Use the
+	// store's clock.
+	Clock func() time.Time
+	// Registry receives the metrics; a new one when nil.
+	Registry *prometheus.Registry
+	// DrainTimeout bounds graceful shutdown, 10s by default.
+	DrainTimeout time.Duration
+	// Ready reports whether the store is reachable (for /readyz); always
+	// ready when nil.
+	Ready func(ctx context.Context) error
+}
+
+// Server is a running sluice. Build it with New; serve with Run or mount
+// Handler in your own http.Server.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	limiter *sluice.Limiter
+	metrics *metrics
+	stats   *stats
+	state   atomic.Pointer[state]
+	reloads sync.Mutex
+	handler http.Handler
+}
+
+// state is everything derived from one configuration; swapped whole on reload.
+type state struct {
+	cfg   *config.Config
+	mw    *httplimit.Middleware
+	proxy http.Handler
+	docs  *docsPage
+}
+
+// New builds a Server from opts.
+func New(opts Options) (*Server, error) {
+	if opts.Config == nil || opts.Store == nil {
+		return nil, errors.New("server: Config and Store are required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Clock == nil {
+		opts.Clock = time.Now
+	}
+	if opts.Registry == nil {
+		opts.Registry = prometheus.NewRegistry()
+	}
+	if opts.DrainTimeout == 0 {
+		opts.DrainTimeout = 10 * time.Second
+	}
+	s := &Server{opts: opts, log: opts.Logger, limiter: sluice.NewLimiter(opts.Store)}
+	s.metrics = newMetrics(opts.Registry)
+	s.stats = newStats(opts.Clock)
+	st, err := s.build(opts.Config)
+	if err != nil {
+		return nil, err
+	}
+	s.state.Store(st)
+	s.handler = s.routes()
+	return s, nil
+}
+
+// build derives a state from cfg.
+func (s *Server) build(cfg *config.Config) (*state, error) {
+	mw, err := httplimit.New(s.limiter, cfg,
+		httplimit.WithClock(s.opts.Clock),
+		httplimit.WithLogger(s.log),
+		httplimit.WithObserver(s.observe))
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	proxy, err := newProxy(cfg.Upstream, s.log)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	docs, err := newDocsPage(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("server: docs: %w", err)
+	}
+	return &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), docs: docs}, nil
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Config returns the configuration being served.
+func (s *Server) Config() *config.Config { return s.state.Load().cfg }
+
+// Reload loads the configuration again and swaps it in. On error the old
+// configuration keeps serving and the error (with file:line:col) is returned
+// and logged.
+func (s *Server) Reload() error {
+	if s.opts.Load == nil {
+		return errors.New("server: reloading is not configured")
+	}
+	s.reloads.Lock()
+	defer s.reloads.Unlock()
+	cfg, err := s.opts.Load()
+	if err == nil {
+		var st *state
+		if st, err = s.build(cfg); err == nil {
+			s.state.Store(st)
+			s.metrics.reloads.WithLabelValues("ok").Inc()
+			s.log.Info("configuration reloaded", "file", cfg.File, "plans", len(cfg.Policy.Plans))
+			return nil
+		}
+	}
+	s.metrics.reloads.WithLabelValues("refused").Inc()
+	s.log.Error("configuration refused, the previous one keeps serving", "err", err)
+	return err
+}
+
+// Run serves on the configured address until ctx is done, then drains
+// in-flight requests (up to DrainTimeout). It reloads on SIGHUP and, with
+// WatchFile, on file change.
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.Config().Listen)
+	if err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve is Run on a listener of the caller's.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	var wg sync.WaitGroup
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	defer func() { stopWatch(); wg.Wait() }()
+	if s.opts.Load != nil {
+		wg.Go(func() { s.watch(watchCtx) })
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.log.Info("sluice serving", "addr", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("server: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down, draining in-flight requests", "timeout", s.opts.DrainTimeout)
+	drain, cancel := context.WithTimeout(context.Background(), s.opts.DrainTimeout)
+	defer cancel()
+	if err := srv.Shutdown(drain); err != nil {
+		srv.Close()
+		return fmt.Errorf("server: shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("server: %w", err)
+	}
+	return nil
+}

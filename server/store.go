@@ -1,0 +1,34 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+// OpenedStore is the store a configuration asks for, with what the server
+// needs around it.
+type OpenedStore struct {
+	Store sluice.Store
+	// Ready reports whether the store can decide (for /readyz).
+	Ready func(ctx context.Context) error
+	// Close releases the store's resources.
+	Close func() error
+}
+
+// OpenStore builds the store cfg describes. The store outlives
+// configuration reloads: a reload that changes the store section takes
+// effect at the next start.
+func OpenStore(cfg *config.Config, opts ...memory.Option) (*OpenedStore, error) {
+	switch cfg.Store.Type {
+	case "", "memory":
+		m := memory.New(append([]memory.Option{memory.WithMaxKeys(cfg.Store.MaxKeys)}, opts...)...)
+		return &OpenedStore{Store: m, Ready: func(context.Context) error { return nil }, Close: m.Close}, nil
+	case "redis":
+		return openRedis(cfg, opts...)
+	}
+	return nil, fmt.Errorf("server: unknown store type %q", cfg.Store.Type)
+}
