@@ -1,0 +1,377 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/server"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type fakeClock struct{ us atomic.Int64 }
+
+func (c *fakeClock) Now() time.Time          { return sluice.TimeFromMicros(c.us.Load()) }
+func (c *fakeClock) Advance(d time.Duration) { c.us.Add(int64(d / time.Microsecond)) }
+
+var noon = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+const testConfig = `
+identity:
+  trusted_proxies: [127.0.0.1/32]
+plans:
+  free:
+    limits:
+      - {name: per-minute, algorithm: fixed-window, quantity: 3, window: 1m}
+    costs: {"POST /api/generate": 2}
+    upgrade: {plan: pro, url: "https://example.com/pricing"}
+  pro:
+    limits:
+      - {name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}
+keys:
+  - {name: k1, sha256: 9f8cfdb17116bf0e2a44e071454f25594cb9b8737bf331e6a2f0b30550572f29, plan: free} # demo-free-key
+exempt: ["GET /api/health"]
+response:
+  docs_url: https://example.com/docs
+`
+
+type fixture struct {
+	srv    *server.Server
+	http   *httptest.Server
+	clock  *fakeClock
+	file   string
+	hits   atomic.Int64 // requests that reached the upstream
+	closer func()
+}
+
+// newFixture runs a server for cfgText (written to a file, so reloads can be
+// tested) in front of a counting upstream.
+func newFixture(t *testing.T, cfgText string) *fixture {
+	t.Helper()
+	f := &fixture{clock: &fakeClock{}}
+	f.clock.us.Store(sluice.MicrosSinceEpoch(noon))
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.hits.Add(1)
+		w.Write([]byte("upstream:" + r.URL.Path))
+	}))
+	t.Cleanup(up.Close)
+	f.file = filepath.Join(t.TempDir(), "sluice.yaml")
+	if err := os.WriteFile(f.file, []byte("upstream: "+up.URL+"\n"+cfgText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(f.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memory.New(memory.WithClock(f.clock.Now), memory.WithSweepInterval(0))
+	f.srv, err = server.New(server.Options{
+		Config: cfg, Store: store, Clock: f.clock.Now,
+		Load:   func() (*config.Config, error) { return config.Load(f.file) },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.http = httptest.NewServer(f.srv.Handler())
+	t.Cleanup(f.http.Close)
+	return f
+}
+
+func (f *fixture) do(t *testing.T, method, path string, body string, header map[string]string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(method, f.http.URL+path, strings.NewReader(body))
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := f.http.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+func readAll(t *testing.T, r *http.Response) string {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestProxyForwardsAdmittedAndRefusesTheRest(t *testing.T) {
+	f := newFixture(t, testConfig)
+	key := map[string]string{"Authorization": "Bearer demo-free-key"}
+	for i := range 3 {
+		r := f.do(t, "GET", "/api/search", "", key)
+		if r.StatusCode != 200 || readAll(t, r) != "upstream:/api/search" {
+			t.Fatalf("request %d: %d", i, r.StatusCode)
+		}
+		if r.Header.Get("RateLimit") == "" {
+			t.Error("no RateLimit header on a proxied response")
+		}
+	}
+	r := f.do(t, "GET", "/api/search", "", key)
+	if r.StatusCode != 429 || r.Header.Get("Retry-After") != "60" {
+		t.Fatalf("4th request: %d Retry-After %q", r.StatusCode, r.Header.Get("Retry-After"))
+	}
+	if f.hits.Load() != 3 {
+		t.Errorf("upstream saw %d requests, want 3", f.hits.Load())
+	}
+	if r := f.do(t, "GET", "/api/health", "", key); r.StatusCode != 200 {
+		t.Errorf("exempt route refused: %d", r.StatusCode)
+	}
+}
+
+func TestUpstreamDownIsA502Problem(t *testing.T) {
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	dead := "http://" + ln.Addr().String()
+	ln.Close()
+	f := newFixture(t, testConfig)
+	os.WriteFile(f.file, []byte("upstream: "+dead+"\n"+testConfig), 0o644)
+	if err := f.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	r := f.do(t, "GET", "/x", "", nil)
+	body := readAll(t, r)
+	if r.StatusCode != 502 || r.Header.Get("Content-Type") != "application/problem+json" || !strings.Contains(body, `"status":502`) {
+		t.Fatalf("%d %s", r.StatusCode, body)
+	}
+}
+
+func TestDecisionAPI(t *testing.T) {
+	f := newFixture(t, testConfig)
+	r := f.do(t, "POST", "/v1/check", `{"api_key":"demo-free-key","method":"POST","path":"/api/generate"}`, nil)
+	var got struct {
+		Allowed   bool   `json:"allowed"`
+		Plan      string `json:"plan"`
+		Cost      int64  `json:"cost"`
+		Remaining int64  `json:"remaining"`
+		Limits    []struct {
+			Name      string `json:"name"`
+			Remaining int64  `json:"remaining"`
+		} `json:"limits"`
+		Headers map[string]string `json:"headers"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&got); err != nil || r.StatusCode != 200 {
+		t.Fatalf("%d %v", r.StatusCode, err)
+	}
+	if !got.Allowed || got.Plan != "free" || got.Cost != 2 || got.Remaining != 1 || len(got.Limits) != 1 ||
+		got.Headers["Ratelimit"] != `"per-minute";r=1;t=60` {
+		t.Errorf("decision %+v", got)
+	}
+	r = f.do(t, "POST", "/v1/check", `{"user":"u1","cost":3}`, nil)
+	if body := readAll(t, r); !strings.Contains(body, `"allowed":true`) {
+		t.Errorf("user check: %s", body)
+	}
+	r = f.do(t, "POST", "/v1/check", `{"user":"u1","cost":1}`, nil)
+	body := readAll(t, r)
+	if !strings.Contains(body, `"allowed":false`) || !strings.Contains(body, `"violated":["per-minute"]`) || !strings.Contains(body, `"retryAfter":60`) {
+		t.Errorf("refused check: %s", body)
+	}
+}
+
+func TestDecisionAPIRejectsBadRequests(t *testing.T) {
+	f := newFixture(t, testConfig)
+	cases := map[string]struct {
+		body   string
+		status int
+		detail string
+	}{
+		"malformed JSON":         {`{"user":`, 400, "malformed JSON"},
+		"unknown field":          {`{"user":"u","colour":"red"}`, 400, `unknown field \"colour\"`},
+		"no identity":            {`{"path":"/"}`, 400, "exactly one of"},
+		"two identities":         {`{"user":"u","ip":"1.2.3.4"}`, 400, "exactly one of"},
+		"key over 1 KiB":         {`{"subject":"` + strings.Repeat("k", 1025) + `"}`, 400, "more than 1024"},
+		"negative cost":          {`{"user":"u","cost":-1}`, 400, "cost: -1"},
+		"absurd cost":            {`{"user":"u","cost":99999999999999999}`, 400, "cost: 99999999999999999"},
+		"bad ip":                 {`{"ip":"999.1.1.1"}`, 400, "not an IP address"},
+		"unknown plan":           {`{"user":"u","plan":"gold"}`, 400, `unknown plan \"gold\"`},
+		"two values":             {`{"user":"u"} {"user":"v"}`, 400, "more than one value"},
+		"wrong type":             {`{"user":5}`, 400, "malformed JSON"},
+		"deep nesting":           {strings.Repeat("[", 100000), 400, "malformed JSON"},
+		"giant body":             {`{"user":"` + strings.Repeat("x", 70000) + `"}`, 413, "larger than"},
+		"relative path":          {`{"user":"u","path":"api"}`, 400, "absolute path"},
+		"empty body":             {``, 400, "empty body"},
+		"method with a space":    {`{"user":"u","method":"GE T"}`, 400, "not an HTTP method"},
+		"non-UTF-8 is no crash":  {"{\"user\":\"\xff\xfe\"}", 200, ""},
+		"cost above every burst": {`{"user":"u","cost":4}`, 200, ""},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := f.do(t, "POST", "/v1/check", c.body, nil)
+			body := readAll(t, r)
+			if r.StatusCode != c.status || !strings.Contains(body, c.detail) {
+				t.Fatalf("%d %s", r.StatusCode, body)
+			}
+			if c.status >= 400 && r.Header.Get("Content-Type") != "application/problem+json" {
+				t.Errorf("content type %q", r.Header.Get("Content-Type"))
+			}
+		})
+	}
+}
+
+func TestForwardAuth(t *testing.T) {
+	f := newFixture(t, testConfig)
+	traefik := map[string]string{"X-Forwarded-Method": "POST", "X-Forwarded-Uri": "/api/generate?x=1",
+		"X-Forwarded-Host": "api.example.com", "X-Forwarded-For": "198.51.100.7"}
+	r := f.do(t, "GET", "/v1/forward-auth", "", traefik)
+	if r.StatusCode != 200 || r.Header.Get("RateLimit") != `"per-minute";r=1;t=60` {
+		t.Fatalf("first: %d %q", r.StatusCode, r.Header.Get("RateLimit"))
+	}
+	r = f.do(t, "GET", "/v1/forward-auth", "", traefik)
+	if r.StatusCode != 429 || r.Header.Get("Retry-After") != "60" || !strings.Contains(readAll(t, r), "violated-policies") {
+		t.Fatalf("second: %d", r.StatusCode)
+	}
+	if f.hits.Load() != 0 {
+		t.Error("forward-auth reached the upstream")
+	}
+	// Another client (per X-Forwarded-For from the trusted proxy) is fresh;
+	// nginx's headers are read too.
+	nginx := map[string]string{"X-Original-Method": "GET", "X-Original-URI": "/api/search", "X-Forwarded-For": "198.51.100.8"}
+	if r := f.do(t, "GET", "/v1/forward-auth", "", nginx); r.StatusCode != 200 {
+		t.Errorf("another client: %d", r.StatusCode)
+	}
+	if r := f.do(t, "GET", "/v1/forward-auth", "", map[string]string{"X-Forwarded-Uri": "::bad"}); r.StatusCode != 400 {
+		t.Errorf("bad URI: %d", r.StatusCode)
+	}
+}
+
+func TestForwardAuthDenyStatusForNginx(t *testing.T) {
+	f := newFixture(t, strings.Replace(testConfig, "response:\n", "response:\n  deny_status: 403\n", 1))
+	h := map[string]string{"X-Original-URI": "/a", "X-Forwarded-For": "198.51.100.9"}
+	for range 3 {
+		f.do(t, "GET", "/v1/forward-auth", "", h)
+	}
+	r := f.do(t, "GET", "/v1/forward-auth", "", h)
+	if r.StatusCode != 403 || r.Header.Get("RateLimit") == "" || r.Header.Get("Retry-After") == "" {
+		t.Fatalf("%d %v", r.StatusCode, r.Header)
+	}
+}
+
+func TestAdminEndpoints(t *testing.T) {
+	f := newFixture(t, testConfig)
+	for range 5 {
+		f.do(t, "GET", "/api/x", "", map[string]string{"X-API-Key": "demo-free-key"})
+	}
+	checks := map[string][]string{
+		"/healthz": {"ok"},
+		"/readyz":  {"ready"},
+		"/metrics": {`sluice_decisions_total{limit="per-minute",policy="free",result="allowed"} 3`,
+			`sluice_decisions_total{limit="per-minute",policy="free",result="limited"} 2`,
+			"sluice_decision_seconds_bucket", "sluice_near_limit_total 1", "sluice_degradation_level 0"},
+		"/docs":           {`id="plan-table"`, "<strong>free</strong>", "POST /api/generate", "Retry-After", "quota-exceeded", "https://example.com/pricing"},
+		"/dashboard":      {`id="rate"`, "dashboard/data"},
+		"/dashboard/data": {`"refused":2`, `"limit":"per-minute"`, `"client":"api-key:`},
+	}
+	for path, wants := range checks {
+		body := readAll(t, f.do(t, "GET", path, "", nil))
+		for _, w := range wants {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s lacks %q:\n%.2000s", path, w, body)
+			}
+		}
+		if strings.Contains(body, "demo-free-key") {
+			t.Errorf("%s shows a raw API key", path)
+		}
+	}
+}
+
+func TestReloadRefusesABadConfigAndKeepsServing(t *testing.T) {
+	f := newFixture(t, testConfig)
+	up := f.srv.Config().Upstream
+	os.WriteFile(f.file, []byte("upstream: "+up+"\nplans:\n  free:\n    limits:\n      - {name: x, algorithm: nope, quantity: 1, window: 1m}\n"), 0o644)
+	err := f.srv.Reload()
+	if err == nil || !strings.Contains(err.Error(), f.file+":5:") {
+		t.Fatalf("bad reload: %v", err)
+	}
+	key := map[string]string{"X-API-Key": "demo-free-key"}
+	for i := range 3 { // the old limits (3 per minute) still apply
+		if r := f.do(t, "GET", "/a", "", key); r.StatusCode != 200 {
+			t.Fatalf("request %d: %d", i, r.StatusCode)
+		}
+	}
+	if r := f.do(t, "GET", "/a", "", key); r.StatusCode != 429 {
+		t.Fatalf("old limit not enforced: %d", r.StatusCode)
+	}
+	os.WriteFile(f.file, []byte("upstream: "+up+"\n"+strings.Replace(testConfig, "quantity: 3,", "quantity: 10,", 1)), 0o644)
+	if err := f.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if r := f.do(t, "GET", "/a", "", key); r.StatusCode != 200 {
+		t.Fatalf("new limit not applied: %d", r.StatusCode)
+	}
+}
+
+func TestFileChangeReloadsAndShutdownDrains(t *testing.T) {
+	f := newFixture(t, testConfig)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := f.srv.Config()
+	slow := make(chan struct{})
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-slow
+		w.Write([]byte("slow done"))
+	}))
+	defer up.Close()
+	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
+		Load:      func() (*config.Config, error) { return config.Load(f.file) },
+		WatchFile: f.file, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	base := "http://" + ln.Addr().String()
+
+	// Point the upstream at the slow server by editing the file (again
+	// until the watcher, started by Serve, has seen a change).
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Config().Upstream != up.URL {
+		if time.Now().After(deadline) {
+			t.Fatal("the file change was not picked up")
+		}
+		os.WriteFile(f.file, []byte("upstream: "+up.URL+"\n"+testConfig), 0o644)
+		time.Sleep(300 * time.Millisecond)
+	}
+	got := make(chan string, 1)
+	go func() {
+		resp, err := http.Get(base + "/slow")
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		got <- string(b)
+	}()
+	time.Sleep(200 * time.Millisecond) // the request is in flight
+	cancel()                           // SIGTERM-equivalent: stop accepting, drain
+	time.Sleep(100 * time.Millisecond)
+	close(slow)
+	if body := <-got; body != "slow done" {
+		t.Errorf("in-flight request: %q", body)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}
