@@ -176,17 +176,17 @@ type localAnswerer interface {
 
 // NewFailover returns a Failover in front of primary that decides by
 // opts.Policy when primary cannot. local is the store FailLocal decides on
-// (typically a memory.Store) and may be nil for the other policies.
-// NewFailover panics if primary is nil, if opts.Policy is not valid, or if
-// local is nil under FailLocal: these are programming errors.
-func NewFailover(primary, local Store, opts FailoverOptions) *Failover {
+// (typically a memory.Store) and may be nil for the other policies. It
+// returns an error if primary is nil, if opts.Policy is not valid, or if
+// local is nil under FailLocal.
+func NewFailover(primary, local Store, opts FailoverOptions) (*Failover, error) {
 	switch {
 	case primary == nil:
-		panic("sluice: NewFailover with a nil primary store")
+		return nil, errors.New("sluice: NewFailover with a nil primary store")
 	case !opts.Policy.Valid():
-		panic("sluice: NewFailover with invalid policy " + opts.Policy.String())
+		return nil, fmt.Errorf("sluice: NewFailover with invalid policy %v", opts.Policy)
 	case local == nil && opts.Policy == FailLocal:
-		panic("sluice: NewFailover with policy local needs a local store")
+		return nil, errors.New("sluice: NewFailover with policy local needs a local store")
 	}
 	f := &Failover{
 		primary:    primary,
@@ -202,7 +202,7 @@ func NewFailover(primary, local Store, opts FailoverOptions) *Failover {
 		f.timeout = DefaultStoreTimeout
 	}
 	f.scratch.New = func() any { s := make([]Check, 0, 8); return &s }
-	return f
+	return f, nil
 }
 
 // Stats returns the current counts. Each field is read atomically, but not

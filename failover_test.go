@@ -96,7 +96,7 @@ func newFailoverRig(t rigT, opts sluice.FailoverOptions) *failoverRig {
 		r.fallbacks = append(r.fallbacks, err)
 		r.mu.Unlock()
 	}
-	r.failover = sluice.NewFailover(r.primary, r.local, opts)
+	r.failover = mustFailover(r.primary, r.local, opts)
 	r.limiter = sluice.NewLimiter(r.failover)
 	return r
 }
@@ -526,7 +526,7 @@ func TestFailoverLocalErrorIsStoreUnavailable(t *testing.T) {
 	r.primary.fail(errors.New("redis: WRONGTYPE"))
 	broken := &flakyStore{}
 	broken.fail(errors.New("local store broken"))
-	f := sluice.NewFailover(r.primary, broken, sluice.FailoverOptions{})
+	f := mustFailover(r.primary, broken, sluice.FailoverOptions{})
 	err := f.Apply(context.Background(), []sluice.Check{{Key: "k", Limit: sluice.PerSecond(1), Cost: 1}}, make([]sluice.Status, 1))
 	if !errors.Is(err, sluice.ErrStoreUnavailable) {
 		t.Fatalf("error %v, want one wrapping ErrStoreUnavailable", err)
@@ -536,25 +536,36 @@ func TestFailoverLocalErrorIsStoreUnavailable(t *testing.T) {
 	}
 }
 
-func TestNewFailoverPanicsOnMisuse(t *testing.T) {
+func TestNewFailoverRefusesMisuse(t *testing.T) {
 	mem := memory.New()
 	defer mem.Close()
-	for name, f := range map[string]func(){
-		"nil primary":            func() { sluice.NewFailover(nil, mem, sluice.FailoverOptions{}) },
-		"local without a store":  func() { sluice.NewFailover(mem, nil, sluice.FailoverOptions{}) },
-		"an undeclared policy":   func() { sluice.NewFailover(mem, mem, sluice.FailoverOptions{Policy: 9}) },
-		"nil over-limit's store": func() { sluice.NewOverLimitCache(nil, sluice.OverLimitOptions{}) },
+	for name, f := range map[string]func() error{
+		"nil primary":           func() error { _, err := sluice.NewFailover(nil, mem, sluice.FailoverOptions{}); return err },
+		"local without a store": func() error { _, err := sluice.NewFailover(mem, nil, sluice.FailoverOptions{}); return err },
+		"an undeclared policy":  func() error { _, err := sluice.NewFailover(mem, mem, sluice.FailoverOptions{Policy: 9}); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
-			defer func() {
-				if recover() == nil {
-					t.Error("no panic")
-				}
-			}()
-			f()
+			if f() == nil {
+				t.Error("no error")
+			}
 		})
 	}
-	sluice.NewFailover(mem, nil, sluice.FailoverOptions{Policy: sluice.FailOpen}) // allowed
+	if _, err := sluice.NewFailover(mem, nil, sluice.FailoverOptions{Policy: sluice.FailOpen}); err != nil {
+		t.Error(err) // allowed
+	}
+	cache := sluice.NewOverLimitCache(nil, sluice.OverLimitOptions{})
+	if err := cache.Apply(context.Background(), []sluice.Check{{Key: "k", Limit: sluice.PerSecond(1), Cost: 1}}, make([]sluice.Status, 1)); !errors.Is(err, sluice.ErrStoreUnavailable) {
+		t.Errorf("a cache without a store: %v", err)
+	}
+}
+
+// mustFailover is NewFailover for arguments known to be valid.
+func mustFailover(primary, local sluice.Store, opts sluice.FailoverOptions) *sluice.Failover {
+	f, err := sluice.NewFailover(primary, local, opts)
+	if err != nil {
+		panic(err)
+	}
+	return f
 }
 
 // Calls an OverLimitCache answers itself say nothing about the store behind
@@ -565,7 +576,7 @@ func TestFailoverCacheHitsDoNotHideAnOutage(t *testing.T) {
 	defer remote.Close()
 	primary := &flakyStore{next: remote}
 	cache := sluice.NewOverLimitCache(primary, sluice.OverLimitOptions{Clock: clk.Now})
-	f := sluice.NewFailover(cache, nil, sluice.FailoverOptions{Policy: sluice.FailOpen, Breaker: sluice.BreakerOptions{Clock: clk.Now}})
+	f := mustFailover(cache, nil, sluice.FailoverOptions{Policy: sluice.FailOpen, Breaker: sluice.BreakerOptions{Clock: clk.Now}})
 	lim := sluice.NewLimiter(f)
 	abuser := sluice.Check{Key: "abuser", Limit: sluice.PerHour(1), Cost: 1}
 	for range 2 { // admitted, then refused: remembered for an hour
@@ -636,10 +647,14 @@ func ExampleNewFailover() {
 	defer local.Close()
 
 	cache := sluice.NewOverLimitCache(remote, sluice.OverLimitOptions{})
-	store := sluice.NewFailover(cache, local, sluice.FailoverOptions{
+	store, err := sluice.NewFailover(cache, local, sluice.FailoverOptions{
 		Policy:    sluice.FailLocal, // the default: decide locally on quota ÷ instances
 		Instances: 4,
 	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	limiter := sluice.NewLimiter(store)
 
 	check := sluice.Check{Key: "client-7", Limit: sluice.PerMinute(2), Cost: 1}
@@ -668,7 +683,7 @@ func BenchmarkFailoverHealthy(b *testing.B) {
 	remote, local := memory.New(), memory.New()
 	defer remote.Close()
 	defer local.Close()
-	f := sluice.NewFailover(remote, local, sluice.FailoverOptions{})
+	f := mustFailover(remote, local, sluice.FailoverOptions{})
 	checks := []sluice.Check{{Key: "k", Limit: sluice.PerSecond(1 << 30), Cost: 1}}
 	out := make([]sluice.Status, 1)
 	b.ReportAllocs()
@@ -683,7 +698,7 @@ func BenchmarkFailoverHealthy(b *testing.B) {
 func BenchmarkFailoverLocalFallback(b *testing.B) {
 	local := memory.New()
 	defer local.Close()
-	f := sluice.NewFailover(&flakyStore{err: errRedisDown}, local, sluice.FailoverOptions{Instances: 4})
+	f := mustFailover(&flakyStore{err: errRedisDown}, local, sluice.FailoverOptions{Instances: 4})
 	checks := []sluice.Check{{Key: "k", Limit: sluice.PerSecond(1 << 30), Cost: 1}, {Key: "k", Limit: sluice.PerDay(1 << 20), Cost: 1}}
 	out := make([]sluice.Status, 2)
 	b.ReportAllocs()

@@ -133,11 +133,8 @@ type denial struct {
 }
 
 // NewOverLimitCache returns an OverLimitCache in front of next, configured by
-// opts. It panics if next is nil.
+// opts. With a nil next every call fails with ErrStoreUnavailable.
 func NewOverLimitCache(next Store, opts OverLimitOptions) *OverLimitCache {
-	if next == nil {
-		panic("sluice: NewOverLimitCache with a nil store")
-	}
 	maxEntries := opts.MaxEntries
 	if maxEntries <= 0 {
 		maxEntries = DefaultOverLimitEntries
@@ -221,6 +218,9 @@ type lookup struct {
 // applyNoting is Apply that also reports whether the cache answered without
 // asking its store (Failover uses it to keep such calls out of its breaker).
 func (c *OverLimitCache) applyNoting(ctx context.Context, checks []Check, out []Status) (local bool, err error) {
+	if c.next == nil {
+		return false, fmt.Errorf("sluice: over-limit cache: %w: no store behind it", ErrStoreUnavailable)
+	}
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("over-limit cache: %w", err)
 	}
