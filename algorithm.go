@@ -48,6 +48,15 @@ const (
 	// State: 16 bytes (arrival time in µs and its fraction, so that rates like
 	// 3 per second stay exact).
 	AlgorithmGCRA
+
+	// AlgorithmConcurrency limits work in flight rather than a rate: at most
+	// Quantity units held at once per key. A check takes a lease (the
+	// Status's Lease stamp) that Limiter.Release gives back when the work
+	// ends; a lease not given back expires after Window, so that the
+	// capacity of a crashed instance returns by itself. Its bookkeeping is
+	// the sliding window log's, with Window as the lease time. In
+	// RateLimit-Policy it is a quota of qu="concurrent-requests".
+	AlgorithmConcurrency
 )
 
 var algorithmNames = [...]string{
@@ -57,9 +66,11 @@ var algorithmNames = [...]string{
 	AlgorithmTokenBucket:    "token-bucket",
 	AlgorithmLeakyBucket:    "leaky-bucket",
 	AlgorithmGCRA:           "gcra",
+	AlgorithmConcurrency:    "concurrency",
 }
 
-// Algorithms lists every valid Algorithm, in declaration order.
+// Algorithms lists the six rate algorithms, in declaration order
+// (AlgorithmConcurrency, which limits work in flight, is not among them).
 func Algorithms() []Algorithm {
 	return []Algorithm{AlgorithmFixedWindow, AlgorithmSlidingLog, AlgorithmSlidingCounter,
 		AlgorithmTokenBucket, AlgorithmLeakyBucket, AlgorithmGCRA}
@@ -74,7 +85,7 @@ func (a Algorithm) String() string {
 }
 
 // Valid reports whether a is one of the declared algorithms.
-func (a Algorithm) Valid() bool { return a >= AlgorithmFixedWindow && a <= AlgorithmGCRA }
+func (a Algorithm) Valid() bool { return a >= AlgorithmFixedWindow && a <= AlgorithmConcurrency }
 
 // bucket reports whether a is one of the bucket family (token bucket, leaky
 // bucket, GCRA), which take a Burst.
@@ -91,10 +102,10 @@ func ParseAlgorithm(s string) (Algorithm, error) {
 	case "sliding-counter":
 		return AlgorithmSlidingCounter, nil
 	}
-	for _, a := range Algorithms() {
+	for _, a := range append(Algorithms(), AlgorithmConcurrency) {
 		if algorithmNames[a] == s {
 			return a, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown algorithm %q (use fixed-window, sliding-window-log, sliding-window-counter, token-bucket, leaky-bucket or gcra)", s)
+	return 0, fmt.Errorf("unknown algorithm %q (use fixed-window, sliding-window-log, sliding-window-counter, token-bucket, leaky-bucket, gcra or concurrency)", s)
 }

@@ -81,6 +81,9 @@ type Status struct {
 	// Delay is how long an admitted check must wait before it proceeds; only
 	// a leaky-bucket queue sets it.
 	Delay time.Duration
+	// Lease identifies the slot an admitted AlgorithmConcurrency check took
+	// (µs since Epoch); Limiter.Release gives it back. Zero otherwise.
+	Lease int64
 }
 
 // Decision is the outcome of one Limiter.Allow call: all its checks admitted

@@ -40,11 +40,12 @@ type verdict struct {
 	allowed             bool
 	remaining           int64
 	reset, retry, delay int64 // µs
+	lease               int64 // µs stamp of a concurrency lease taken
 }
 
 func (v verdict) status() Status {
 	st := Status{Allowed: v.allowed, Remaining: v.remaining,
-		ResetAfter: durationFromMicros(v.reset), Delay: durationFromMicros(v.delay)}
+		ResetAfter: durationFromMicros(v.reset), Delay: durationFromMicros(v.delay), Lease: v.lease}
 	if !v.allowed {
 		st.RetryAfter = durationFromMicros(v.retry)
 		if v.retry >= maxTime {
@@ -79,7 +80,7 @@ func (l *Limit) decide(s State, now, cost int64) (State, verdict) {
 	switch l.alg {
 	case AlgorithmFixedWindow:
 		return l.fixedWindow(s, now, cost)
-	case AlgorithmSlidingLog:
+	case AlgorithmSlidingLog, AlgorithmConcurrency:
 		return l.slidingLog(s, now, cost)
 	case AlgorithmSlidingCounter:
 		return l.slidingCounter(s, now, cost)

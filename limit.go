@@ -84,6 +84,13 @@ func LeakyBucket(quantity int64, per time.Duration) Limit {
 	return NewLimit(AlgorithmLeakyBucket, quantity, per)
 }
 
+// Concurrency returns a limit of n units in flight at once per key; a lease
+// not released expires after lease (see AlgorithmConcurrency). Its default
+// name is "concurrent".
+func Concurrency(n int64, lease time.Duration) Limit {
+	return NewLimit(AlgorithmConcurrency, n, lease).Named("concurrent")
+}
+
 // GCRA returns a GCRA limit of quantity per window with burst quantity unless
 // WithBurst says otherwise.
 func GCRA(quantity int64, per time.Duration) Limit {

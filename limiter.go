@@ -45,3 +45,30 @@ func (l *Limiter) AllowInto(ctx context.Context, d *Decision, checks []Check) er
 	d.decide(checks, d.Statuses)
 	return nil
 }
+
+// Release gives back the concurrency leases that d, an admitted decision of
+// checks, took: call it when the admitted work ends (once). Calls without
+// AlgorithmConcurrency checks cost nothing. The store must be a Releaser.
+func (l *Limiter) Release(ctx context.Context, checks []Check, d *Decision) error {
+	if !d.Allowed || len(d.Statuses) != len(checks) {
+		return nil
+	}
+	var buf [8]int64
+	leases := buf[:0]
+	held := false
+	for i := range checks {
+		leases = append(leases, d.Statuses[i].Lease)
+		held = held || d.Statuses[i].Lease != 0
+	}
+	if !held {
+		return nil
+	}
+	r, ok := l.store.(Releaser)
+	if !ok {
+		return fmt.Errorf("sluice: release: the store (%T) cannot release concurrency leases", l.store)
+	}
+	if err := r.Release(ctx, checks, leases); err != nil {
+		return fmt.Errorf("sluice: release: %w", err)
+	}
+	return nil
+}

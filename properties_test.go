@@ -178,7 +178,7 @@ func checkPromise(t *rapid.T, l sluice.Limit, evs []event) {
 				t.Fatalf("%d admitted in the aligned window at %d, limit %d", per[ws], ws, q)
 			}
 		}
-	case sluice.AlgorithmSlidingLog:
+	case sluice.AlgorithmSlidingLog, sluice.AlgorithmConcurrency: // never releasing: leases are log entries
 		for i := range evs {
 			var sum int64
 			for j := i; j < len(evs) && evs[j].eff < evs[i].eff+w; j++ {
@@ -224,8 +224,11 @@ func checkPromise(t *rapid.T, l sluice.Limit, evs []event) {
 	}
 }
 
+// allKinds is every algorithm, the concurrency kind included.
+var allKinds = append(sluice.Algorithms(), sluice.AlgorithmConcurrency)
+
 func TestPropertyInvariants(t *testing.T) {
-	for _, alg := range sluice.Algorithms() {
+	for _, alg := range allKinds {
 		t.Run(alg.String(), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				l := genLimit(t, alg)
@@ -237,7 +240,7 @@ func TestPropertyInvariants(t *testing.T) {
 }
 
 func TestPropertyClockStepsBack(t *testing.T) {
-	for _, alg := range sluice.Algorithms() {
+	for _, alg := range allKinds {
 		t.Run(alg.String(), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				l := genLimit(t, alg)
@@ -249,7 +252,7 @@ func TestPropertyClockStepsBack(t *testing.T) {
 }
 
 func TestPropertyExtremeValuesNeverOverflow(t *testing.T) {
-	for _, alg := range sluice.Algorithms() {
+	for _, alg := range allKinds {
 		t.Run(alg.String(), func(t *testing.T) {
 			rapid.Check(t, func(t *rapid.T) {
 				l := genLimit(t, alg)
@@ -258,7 +261,7 @@ func TestPropertyExtremeValuesNeverOverflow(t *testing.T) {
 					A: rapid.Int64().Draw(t, "A"),
 					B: rapid.Int64().Draw(t, "B"),
 				}
-				if alg == sluice.AlgorithmSlidingLog {
+				if alg == sluice.AlgorithmSlidingLog || alg == sluice.AlgorithmConcurrency {
 					at := rapid.Int64().Draw(t, "at")
 					s = sluice.State{Log: []sluice.LogEntry{{At: at, Units: rapid.Int64().Draw(t, "units")}}}
 				}
@@ -302,6 +305,46 @@ func TestPropertyBucketsAgree(t *testing.T) {
 				if got != want {
 					t.Fatalf("%v says %+v, token bucket %+v", l.Algorithm(), got, want)
 				}
+			}
+		}
+	})
+}
+
+// Releasing a lease gives exactly its units back, and leaves the caller's
+// state untouched.
+func TestPropertyReleaseGivesBackTheLease(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		l := genLimit(t, sluice.AlgorithmConcurrency)
+		now := rapid.Int64Range(0, 1<<50).Draw(t, "now")
+		var s sluice.State
+		type held struct{ at, units int64 }
+		var leases []held
+		for range rapid.IntRange(1, 30).Draw(t, "n") {
+			now += rapid.Int64Range(0, 10).Draw(t, "dt")
+			if len(leases) > 0 && rapid.Bool().Draw(t, "release") {
+				i := rapid.IntRange(0, len(leases)-1).Draw(t, "which")
+				_, before := l.Decide(s, now, 0)
+				kept := cloneState(s)
+				s = l.Release(s, leases[i].at, leases[i].units)
+				if !equalState(kept, cloneState(kept)) {
+					t.Fatal("Release changed its input")
+				}
+				_, after := l.Decide(s, now, 0)
+				live := leases[i].at+int64(l.Window()/time.Microsecond) > now
+				if live && after.Remaining != min(before.Remaining+leases[i].units, l.Burst()) {
+					t.Fatalf("release of %d: remaining %d -> %d", leases[i].units, before.Remaining, after.Remaining)
+				}
+				leases = append(leases[:i], leases[i+1:]...)
+				continue
+			}
+			cost := rapid.Int64Range(1, l.Burst()).Draw(t, "cost")
+			next, st := l.Decide(s, now, cost)
+			if st.Allowed {
+				if st.Lease == 0 && now != 0 {
+					t.Fatal("no lease stamp")
+				}
+				leases = append(leases, held{st.Lease, cost})
+				s = next
 			}
 		}
 	})

@@ -27,6 +27,9 @@ func (l *Limit) slidingLog(s State, now, cost int64) (State, verdict) {
 		log = append(log, LogEntry{At: eff, Units: cost})
 		used += cost
 		s = State{Log: log}
+		if l.alg == AlgorithmConcurrency {
+			v.lease = eff
+		}
 	}
 	v.remaining = max(l.q-used, 0)
 	if used > 0 {
@@ -46,4 +49,22 @@ func (l *Limit) logRetry(log []LogEntry, excess int64) int64 {
 		}
 	}
 	return maxTime
+}
+
+// Release returns the state after giving back the concurrency lease of units
+// stamped at (Status.Lease): it removes one matching entry, if any is left
+// (an expired lease has already gone). The returned Log never shares
+// storage with s.Log. For other algorithms it returns s unchanged.
+func (l Limit) Release(s State, at, units int64) State {
+	if l.alg != AlgorithmConcurrency {
+		return s
+	}
+	for i, e := range s.Log {
+		if e.At == at && e.Units == units {
+			log := make([]LogEntry, 0, len(s.Log)-1)
+			log = append(append(log, s.Log[:i]...), s.Log[i+1:]...)
+			return State{Log: log}
+		}
+	}
+	return s
 }

@@ -19,3 +19,14 @@ type Store interface {
 	// out is then undefined and nothing was consumed.
 	Apply(ctx context.Context, checks []Check, out []Status) error
 }
+
+// A Releaser is a Store that gives back the leases of AlgorithmConcurrency
+// checks when the work they admitted ends. Both stores of this module are
+// Releasers.
+type Releaser interface {
+	// Release gives back, for each check, the lease of Cost units stamped
+	// leases[i] (Status.Lease of the admitting call). Checks of other
+	// algorithms and zero leases are skipped; a lease that has already
+	// expired is ignored.
+	Release(ctx context.Context, checks []Check, leases []int64) error
+}

@@ -78,7 +78,7 @@ func (t *table) insertOwned(key string, st sluice.State, exp int64) uint32 {
 		if int(slot>>chunkBits) == len(t.slab) {
 			t.slab = append(t.slab, make([]cell, chunk))
 		}
-		if t.limit.Algorithm() == sluice.AlgorithmSlidingLog {
+		if a := t.limit.Algorithm(); a == sluice.AlgorithmSlidingLog || a == sluice.AlgorithmConcurrency {
 			t.logs = append(t.logs, nil)
 		}
 	}
