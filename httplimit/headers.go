@@ -42,12 +42,14 @@ func newPolicyHeaders(limits []sluice.Limit) (policyHeaders, error) {
 	for _, l := range limits {
 		it := httpsfv.NewItem(l.Name())
 		it.Params.Add("q", l.Quantity())
-		if w, ok := wholeSeconds(l.Window()); ok {
+		if l.Algorithm() == sluice.AlgorithmConcurrency {
+			it.Params.Add("qu", "concurrent-requests") // no window: a lease time is not one
+		} else if w, ok := wholeSeconds(l.Window()); ok {
 			it.Params.Add("w", w)
 		}
 		ietf = append(ietf, it)
 		d := httpsfv.NewItem(l.Quantity())
-		if w, ok := wholeSeconds(l.Window()); ok {
+		if w, ok := wholeSeconds(l.Window()); ok && l.Algorithm() != sluice.AlgorithmConcurrency {
 			d.Params.Add("w", w)
 		}
 		draft = append(draft, d)

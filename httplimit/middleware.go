@@ -190,13 +190,25 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 			return
 		}
 		m.writeHeaders(w.Header(), res)
-		delay := res.Decision.Delay
-		m.Release(res)
-		if delay > 0 && !wait(r.Context(), delay) {
-			return // the client left; its slot in the queue stays spent
+		if delay := res.Decision.Delay; delay > 0 && !wait(r.Context(), delay) {
+			m.Done(r.Context(), res)
+			return // the client left the queue; its slot stays spent
 		}
+		defer m.Done(r.Context(), res)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// Done ends an admitted request: it gives back its concurrency leases, if
+// any, and releases res. Handler calls it; callers of Decide call it when
+// the work the decision admitted has ended.
+func (m *Middleware) Done(ctx context.Context, res *Result) {
+	if !res.Exempt && res.Decision.Allowed {
+		if err := m.limiter.Release(context.WithoutCancel(ctx), res.Checks, &res.Decision); err != nil {
+			m.log.Warn("concurrency lease not released (it expires by itself)", "err", err)
+		}
+	}
+	m.Release(res)
 }
 
 func wait(ctx context.Context, d time.Duration) bool {

@@ -66,7 +66,14 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		Documentation:    m.docsURL,
 		Upgrade:          plan.Upgrade,
 	}
-	if d.RetryAfter == sluice.Never {
+	if onlyConcurrency(res) {
+		// A slot frees when one of the client's requests ends, which no
+		// clock predicts; the lease expiry would be a needlessly long wait.
+		ra := int64(1)
+		p.RetryAfter = &ra
+		p.Detail = fmt.Sprintf("Too many concurrent requests: at most %d at once on the %s plan. Retry when one of your requests has finished.",
+			l.Quantity(), plan.Name)
+	} else if d.RetryAfter == sluice.Never {
 		p.Detail = fmt.Sprintf("This request costs %d units, more than the %d that the %s limit of the %s plan can ever hold: it cannot be admitted.",
 			res.Cost, l.Burst(), l.Name(), plan.Name)
 	} else {
@@ -148,4 +155,20 @@ func unitWord(n int64) string {
 		return "request"
 	}
 	return "requests"
+}
+
+// onlyConcurrency reports whether every limit that refused res is a
+// concurrency limit.
+func onlyConcurrency(res *Result) bool {
+	found := false
+	for i, c := range res.Checks {
+		if res.Decision.Statuses[i].Allowed || c.Limit.Shadow() {
+			continue
+		}
+		if c.Limit.Algorithm() != sluice.AlgorithmConcurrency {
+			return false
+		}
+		found = true
+	}
+	return found
 }

@@ -1,7 +1,9 @@
 package httplimit_test
 
 import (
+	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"strconv"
 	"strings"
@@ -180,14 +182,30 @@ func TestQueueDelaysAndALeavingClientLeaves(t *testing.T) {
 plans:
   p:
     limits:
-      - {name: queue, algorithm: leaky-bucket, quantity: 50, window: 1s, burst: 1, max_wait: 1s}
+      - {name: queue, algorithm: leaky-bucket, quantity: 10, window: 1s, burst: 1, max_wait: 1s}
 `, noon)
-	start := time.Now()
+	// The store's clock is frozen, so the queue does not drain: each request
+	// waits 100ms more than the one before it.
 	do(h, req{}) // fits
+	start := time.Now()
 	if w := do(h, req{}); w.Code != 200 {
 		t.Fatalf("queued request: %d", w.Code)
 	}
-	if waited := time.Since(start); waited < 20*time.Millisecond {
-		t.Errorf("the queued request did not wait its 20ms turn (%v)", waited)
+	if waited := time.Since(start); waited < 100*time.Millisecond {
+		t.Errorf("the queued request did not wait its 100ms turn (%v)", waited)
+	}
+	// The next one is due in 200ms; its client gives up after 20ms and must
+	// leave at once, without reaching the handler.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	r := httptest.NewRequest("GET", "/api/search", nil).WithContext(ctx)
+	w := httptest.NewRecorder()
+	start = time.Now()
+	h.ServeHTTP(w, r)
+	if took := time.Since(start); took > 150*time.Millisecond {
+		t.Errorf("a cancelled client stayed %v in the queue", took)
+	}
+	if w.Body.String() == "ok" {
+		t.Error("a client that left the queue reached the handler")
 	}
 }

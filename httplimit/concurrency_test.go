@@ -1,0 +1,85 @@
+package httplimit_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+func TestInFlightLimitAdmitsExactlyTenAtATime(t *testing.T) {
+	cfg, err := config.Parse("t.yaml", []byte(`
+plans:
+  p:
+    limits:
+      - {name: in-flight, algorithm: concurrency, quantity: 10, window: 1m}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithSweepInterval(0))), cfg,
+		httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate := make(chan struct{})
+	var inFlight, peak atomic.Int64
+	h := mw.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		<-gate
+		inFlight.Add(-1)
+	}))
+	var wg sync.WaitGroup
+	var ok, refused atomic.Int64
+	var refusal atomic.Value
+	for range 50 {
+		wg.Go(func() {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest("GET", "/slow", nil))
+			switch w.Code {
+			case 200:
+				ok.Add(1)
+			case 429:
+				refused.Add(1)
+				refusal.Store(w)
+			}
+		})
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for refused.Load() < 40 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if inFlight.Load() != 10 || refused.Load() != 40 {
+		t.Fatalf("in flight %d, refused %d: want exactly 10 and 40", inFlight.Load(), refused.Load())
+	}
+	close(gate)
+	wg.Wait()
+	if peak.Load() != 10 || ok.Load() != 10 {
+		t.Errorf("peak %d admitted %d", peak.Load(), ok.Load())
+	}
+	w := refusal.Load().(*httptest.ResponseRecorder)
+	if w.Header().Get("Retry-After") != "1" || !strings.Contains(w.Body.String(), "Too many concurrent requests") ||
+		!strings.Contains(w.Header().Get("RateLimit-Policy"), `"in-flight";q=10;qu="concurrent-requests"`) {
+		t.Errorf("refusal: %v %s", w.Header(), w.Body)
+	}
+	// Every lease came back: ten more fit.
+	for i := range 10 {
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, httptest.NewRequest("GET", "/slow", nil))
+		if w.Code != 200 {
+			t.Fatalf("after release, request %d: %d", i, w.Code)
+		}
+	}
+}
