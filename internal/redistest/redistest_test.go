@@ -1,0 +1,65 @@
+package redistest_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/internal/redistest"
+)
+
+func TestStandaloneStartsKillsAndRestartsOnTheSamePort(t *testing.T) {
+	s := redistest.Standalone(t)
+	if v := s.MustDo("SET", "k", "v"); v != "OK" {
+		t.Fatalf("SET: %v", v)
+	}
+	c := s.Client(t)
+	if got, err := c.Do(context.Background(), c.B().Get().Key("k").Build()).ToString(); err != nil || got != "v" {
+		t.Fatalf("GET through rueidis: %q, %v", got, err)
+	}
+	s.Kill()
+	if _, err := s.Do("PING"); err == nil {
+		t.Fatal("a killed server still answers PING")
+	}
+	s.Restart()
+	if v := s.MustDo("PING"); v != "PONG" {
+		t.Fatalf("after restart PING says %v", v)
+	}
+	if v := s.MustDo("EXISTS", "k"); v != int64(0) {
+		t.Fatalf("a restarted server kept data (EXISTS = %v): the fixture runs without persistence", v)
+	}
+	info, err := s.Info("server")
+	if err != nil || info["tcp_port"] == "" {
+		t.Fatalf("INFO server: %v, %v", info, err)
+	}
+}
+
+func TestClusterOfThreeMastersServesEverySlot(t *testing.T) {
+	start := time.Now()
+	c := redistest.Cluster(t)
+	t.Logf("cluster ready in %v", time.Since(start))
+	cl := c.Client(t)
+	ctx := context.Background()
+	for _, k := range []string{"a", "b", "c", "{user1}x", "{user1}y"} {
+		if err := cl.Do(ctx, cl.B().Set().Key(k).Value("1").Build()).Error(); err != nil {
+			t.Fatalf("SET %s: %v", k, err)
+		}
+	}
+	keys, err := c.Keys("*")
+	if err != nil || len(keys) != 5 {
+		t.Fatalf("Keys: %v, %v", keys, err)
+	}
+}
+
+func TestClusterWithReplicas(t *testing.T) {
+	start := time.Now()
+	c := redistest.Cluster(t, redistest.WithReplicas(1))
+	t.Logf("cluster with replicas ready in %v", time.Since(start))
+	if len(c.Replicas) != 3 {
+		t.Fatalf("%d replicas, want 3", len(c.Replicas))
+	}
+	info, err := c.Replicas[0].Info("replication")
+	if err != nil || info["role"] != "slave" {
+		t.Fatalf("replica role: %v, %v", info["role"], err)
+	}
+}

@@ -1,0 +1,133 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"sync"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// reservation is what one slot's reserve run admitted and how to undo it.
+type reservation struct {
+	idx  []int    // the slot's checks
+	undo []string // per check: mark, DUMP, PEXPIRETIME ("" when not written)
+}
+
+// crossSlot decides a call whose checks span Cluster slots: one reserve
+// run per slot in ascending slot order; on the first slot that refuses,
+// refund the reservations before it and decide the slots after it without
+// writing. See the package documentation for what this does and does not
+// guarantee.
+func (s *Store) crossSlot(ctx context.Context, checks []sluice.Check, keys []string, groups [][]int, out []sluice.Status) (int64, error) {
+	token := strconv.FormatUint(rand.Uint64(), 36) // tags this call's writes
+	var (
+		done []reservation
+		now  int64
+	)
+	for gi, idx := range groups {
+		r, err := s.run(ctx, modeReserve, token, checks, keys, idx, out)
+		if err != nil {
+			s.rollback(ctx, token, checks, keys, done)
+			return 0, err
+		}
+		now = r.now
+		if r.refused {
+			return now, s.settle(ctx, token, checks, keys, done, groups[gi+1:], out)
+		}
+		done = append(done, reservation{idx: idx, undo: r.undo})
+	}
+	return now, nil
+}
+
+// settle completes a refused call: it refunds the reservations done (their
+// consuming checks then report as peeks) and decides the groups not yet
+// run without writing, all at once.
+func (s *Store) settle(ctx context.Context, token string, checks []sluice.Check, keys []string,
+	done []reservation, rest [][]int, out []sluice.Status) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	record := func(err error) {
+		if err != nil {
+			mu.Lock()
+			if first == nil {
+				first = err
+			}
+			mu.Unlock()
+		}
+	}
+	for _, r := range done {
+		wg.Go(func() { record(s.refund(ctx, token, checks, keys, r, out)) })
+	}
+	for _, idx := range rest {
+		wg.Go(func() {
+			_, err := s.run(ctx, modeDry, "", checks, keys, idx, out)
+			record(err)
+		})
+	}
+	wg.Wait()
+	// A refund that failed is not retried: it may have run before the error
+	// (a timeout), and a second undo would hand out units twice.
+	return first
+}
+
+// rollback refunds reservations after an error, on a context of its own
+// (the call's may be what ended), best effort: a reservation it cannot
+// refund stays consumed, which errs on the side of refusing.
+func (s *Store) rollback(ctx context.Context, token string, checks []sluice.Check, keys []string, done []reservation) {
+	if len(done) == 0 {
+		return
+	}
+	timeout := s.timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	scratch := make([]sluice.Status, len(checks))
+	for _, r := range done {
+		s.refund(ctx, token, checks, keys, r, scratch)
+	}
+}
+
+// refund runs refund.lua for the checks of r that consumed and writes their
+// peeks to out. Each reservation must be refunded at most once.
+func (s *Store) refund(ctx context.Context, token string, checks []sluice.Check, keys []string, r reservation, out []sluice.Status) error {
+	var rkeys []string
+	var idx []int
+	args := []string{s.timeArg(), token}
+	for j, i := range r.idx {
+		mark, dump, expires := r.undo[3*j], r.undo[3*j+1], r.undo[3*j+2]
+		if mark == "" {
+			continue // did not consume
+		}
+		var err error
+		if args, err = appendCheckArgs(args, &checks[i]); err != nil {
+			return err
+		}
+		args = append(args, mark, dump, expires)
+		rkeys = append(rkeys, keys[i])
+		idx = append(idx, i)
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	msgs, err := refundScript.Exec(ctx, s.client, rkeys, args).ToArray()
+	if err != nil {
+		return s.fail("refund script", err)
+	}
+	if len(msgs) != 1+statusWords*len(idx) {
+		return s.fail("refund script", fmt.Errorf("reply of %d words, want %d", len(msgs), 1+statusWords*len(idx)))
+	}
+	for j, i := range idx {
+		if out[i], err = readStatus(msgs, 1+statusWords*j); err != nil {
+			return s.fail("refund script", err)
+		}
+	}
+	return nil
+}

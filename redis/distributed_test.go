@@ -1,0 +1,177 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/redistest"
+)
+
+// admission is one admitted check: the script's time (Redis's clock, µs
+// since sluice.Epoch), its cost and its delay (µs).
+type admission struct{ at, cost, delay int64 }
+
+// Four independent stores, each with its own connection, and 64 goroutines
+// each hammer one hot key per algorithm with Redis's own time. Whatever the
+// interleaving, no algorithm admits more than it promises, checked against
+// the times Redis decided at.
+func TestDistributedInstancesNeverAdmitMoreThanPromised(t *testing.T) {
+	t.Parallel()
+	const hammer = 2 * time.Second
+	t.Run("standalone", func(t *testing.T) {
+		t.Parallel()
+		srv := redistest.Standalone(t)
+		hammerAndCheck(t, hammer, func() rueidis.Client { return srv.Client(t) })
+	})
+	t.Run("cluster", func(t *testing.T) {
+		t.Parallel()
+		c := redistest.Cluster(t)
+		hammerAndCheck(t, hammer, func() rueidis.Client { return c.Client(t) })
+	})
+}
+
+func hammerAndCheck(t *testing.T, d time.Duration, newClient func() rueidis.Client) {
+	limits := []sluice.Limit{
+		sluice.FixedWindow(50, 100*time.Millisecond),
+		sluice.SlidingLog(50, 100*time.Millisecond),
+		sluice.SlidingCounter(50, 100*time.Millisecond),
+		sluice.TokenBucket(1000, time.Second).WithBurst(40),
+		sluice.LeakyBucket(1000, time.Second).WithBurst(40),
+		sluice.GCRA(700, 3*time.Second).WithBurst(25), // a unit every 4285.714…µs
+		sluice.LeakyBucket(1000, time.Second).WithBurst(10).WithMaxWait(20 * time.Millisecond),
+	}
+	for i, l := range limits {
+		limits[i] = l.Named(fmt.Sprintf("l%d", i)) // one key each
+	}
+	const instances, goroutines = 4, 64
+	var (
+		mu   sync.Mutex
+		seen = make([][]admission, len(limits))
+		wg   sync.WaitGroup
+	)
+	deadline := time.Now().Add(d)
+	for i := range instances {
+		store := New(newClient())
+		for g := range goroutines {
+			wg.Go(func() {
+				r := rand.New(rand.NewPCG(uint64(i), uint64(g)))
+				mine := make([][]admission, len(limits))
+				out := make([]sluice.Status, 1)
+				for time.Now().Before(deadline) {
+					li := r.IntN(len(limits))
+					c := []sluice.Check{{Key: "hot", Limit: limits[li], Cost: 1 + r.Int64N(3)}}
+					at, err := store.apply(context.Background(), c, out)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if out[0].Allowed {
+						mine[li] = append(mine[li], admission{at, c[0].Cost, int64(out[0].Delay / time.Microsecond)})
+					}
+				}
+				mu.Lock()
+				for li := range mine {
+					seen[li] = append(seen[li], mine[li]...)
+				}
+				mu.Unlock()
+			})
+		}
+	}
+	wg.Wait()
+	for li, l := range limits {
+		adm := seen[li]
+		var units int64
+		for _, a := range adm {
+			units += a.cost
+		}
+		t.Logf("%v: admitted %d units in %d checks", l, units, len(adm))
+		if len(adm) == 0 {
+			t.Errorf("%v admitted nothing", l)
+			continue
+		}
+		switch l.Algorithm() {
+		case sluice.AlgorithmFixedWindow, sluice.AlgorithmSlidingCounter:
+			checkAlignedWindows(t, l, adm)
+		case sluice.AlgorithmSlidingLog:
+			checkSlidingWindows(t, l, adm)
+		default:
+			checkBucket(t, l, adm)
+		}
+	}
+}
+
+// checkAlignedWindows: at most Q units in each window aligned to Epoch.
+func checkAlignedWindows(t *testing.T, l sluice.Limit, adm []admission) {
+	w := int64(l.Window() / time.Microsecond)
+	per := map[int64]int64{}
+	full := false
+	for _, a := range adm {
+		start := a.at - ((a.at%w)+w)%w
+		per[start] += a.cost
+		full = full || per[start] == l.Quantity()
+	}
+	for start, n := range per {
+		if n > l.Quantity() {
+			t.Errorf("%v: %d units in the window starting at %d", l, n, start)
+		}
+	}
+	if !full {
+		t.Errorf("%v: no window filled up: the test did not contend", l)
+	}
+}
+
+// checkSlidingWindows: at most Q units in any span (t-W, t].
+func checkSlidingWindows(t *testing.T, l sluice.Limit, adm []admission) {
+	w := int64(l.Window() / time.Microsecond)
+	slices.SortStableFunc(adm, func(a, b admission) int { return cmpInt(a.at, b.at) })
+	var sum int64
+	lo := 0
+	for _, a := range adm {
+		sum += a.cost
+		for adm[lo].at <= a.at-w {
+			sum -= adm[lo].cost
+			lo++
+		}
+		if sum > l.Quantity() {
+			t.Fatalf("%v: %d units in the window ending at %d", l, sum, a.at)
+		}
+	}
+}
+
+// checkBucket: in any span [s, e] at most Burst + ⌊(e-s)·Q/W⌋ units. For a
+// queue the span is of the times the checks proceed (admission + delay).
+func checkBucket(t *testing.T, l sluice.Limit, adm []admission) {
+	q, w, b := l.Quantity(), int64(l.Window()/time.Microsecond), l.Burst()
+	start := make([]admission, len(adm))
+	for i, a := range adm {
+		start[i] = admission{at: a.at + a.delay, cost: a.cost}
+	}
+	slices.SortStableFunc(start, func(a, b admission) int { return cmpInt(a.at, b.at) })
+	for i := range start {
+		var sum int64
+		for j := i; j < len(start); j++ {
+			sum += start[j].cost
+			if allowed := b + (start[j].at-start[i].at)*q/w; sum > allowed {
+				t.Fatalf("%v: %d units in [%d, %d], more than %d", l, sum, start[i].at, start[j].at, allowed)
+			}
+		}
+	}
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

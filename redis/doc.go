@@ -1,0 +1,80 @@
+// Package redis is sluice's shared Store: many instances of a service keep
+// their limits in one Redis (standalone, Sentinel or Cluster), through
+// github.com/redis/rueidis, and decide exactly as package memory and
+// sluice.Limit.Decide do.
+//
+// # Keys
+//
+// The state of a limit for a subject (Check.Key) is one hash at
+//
+//	sluice:{<subject>}:<limit-name>
+//
+// The braces are a Cluster hash tag: every limit of one subject lives in
+// the same slot, so a check of its per-second, per-minute and per-day
+// limits is one atomic script run, one round trip. The hash records the
+// algorithm with the state; a state written under another algorithm counts
+// as a key never seen. (A subject that itself contains "}" still keeps its
+// limits together, except one that starts with "}", which empties the tag;
+// such subjects are decided correctly, only through the cross-slot protocol
+// below.)
+//
+// Every write sets the key's TTL in the same script, to the decision's
+// reset-after rounded up to a millisecond (at least 1 ms): the time after
+// which the state is worth a fresh one. No key is ever left without a TTL;
+// peeks and refused checks write nothing.
+//
+// # Time
+//
+// The scripts read the time from Redis (TIME), converted to integer
+// microseconds since sluice.Epoch, never from the client: instances with
+// skewed clocks still share one clock. Tests can pass their own time with
+// WithTimeForTesting.
+//
+// # Scripts
+//
+// The Lua sources are embedded from lua/*.lua: one file per algorithm
+// (fixed_window.lua, sliding_log.lua, sliding_counter.lua, bucket.lua for
+// token bucket, leaky bucket and GCRA), shared helpers (arith.lua,
+// state.lua) and two entry points concatenated with them at load time:
+// apply.lua, which decides every check of one call that lives in one slot
+// all-or-nothing exactly as sluice.DecideBatch, and refund.lua, which undoes
+// a reservation. They run with EVALSHA, falling back to EVAL when Redis
+// does not know the script yet (NOSCRIPT).
+//
+// The scripts reproduce Limit.Decide exactly, decision by decision. Lua's
+// numbers are doubles, exact for integers up to 2^53; sluice bounds its
+// limits so that every time, count and tick stays below that, and the few
+// quantities that do not — the sliding window counter's ⌊prev·(w−e)/w⌋ with
+// products up to 2^86 — are computed by exact shift-and-add division
+// (arith.lua). Numbers are written to Redis with "%.0f", never Lua's
+// default "%.14g", which rounds.
+//
+// # Checks that span slots
+//
+// On a Cluster, the checks of one call whose keys hash to different slots
+// (a global limit next to a per-user one) cannot be one script. The store
+// groups them by slot and runs one script per slot in ascending slot order,
+// each all-or-nothing, reserving what it admits. If a later slot refuses,
+// the earlier reservations are refunded (refund.lua) and the later slots are
+// decided without writing, so the call reports what sluice.DecideBatch
+// would: the violated limits refused, every other check as a peek. The
+// refund restores a key exactly when nothing else wrote it since the
+// reservation, and otherwise takes the reservation's units back out of
+// whatever it holds (bucket ticks, the window's count, the log entry).
+//
+// This is not one atomic step: between a reservation and its refund, other
+// calls see the reserved units as used (they may be refused although the
+// call that reserved them will not be admitted), and the slots are decided
+// at slightly different Redis times. It never admits more than a limit
+// allows. If Redis fails in the middle, the store returns an error after a
+// best-effort refund; a refund that fails too leaves the reservation in
+// place, which errs on the side of refusing. Redis never sees a multi-slot
+// script, so CROSSSLOT errors cannot happen.
+//
+// # Errors
+//
+// An error is never a decision. Every failure to decide — connection
+// refused or lost, timeout, a Redis error reply such as LOADING or OOM —
+// wraps sluice.ErrStoreUnavailable, so that callers apply their failure
+// policy; only a context cancelled by the caller does not.
+package redis

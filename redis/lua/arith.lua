@@ -1,0 +1,134 @@
+-- arith.lua: exact integer arithmetic on Lua 5.1 numbers.
+--
+-- Lua 5.1 numbers are doubles: every integer of magnitude ≤ 2^53 is exact,
+-- and +, - and * of exact integers are exact as long as the result is. The
+-- helpers below keep division and the sliding counter's 86-bit products
+-- exact too, so that the scripts decide exactly like sluice's Go code
+-- (package sluice, arith.go) for every value they meet:
+--
+--   times      µs since sluice.Epoch, |t| < 2^52 (TIME gives ≈ 2^47.5 today)
+--   windows    w ≤ 2^45 µs (sluice.MaxWindow)
+--   quantities q, burst ≤ 2^40 (sluice.MaxQuantity)
+--   ticks      ≤ 2^53 (sluice validates bucket limits so)
+
+local TWO24 = 16777216
+local TWO52 = 4503599627370496
+local TWO53 = 9007199254740992
+
+-- MAXTIME mirrors sluice's maxTime (2^61): Decide clamps times into
+-- [-MAXTIME, MAXTIME]. Times from TIME never come near it.
+local MAXTIME = 2305843009213693952
+
+-- NEVER is what a script returns as retry-after for a check no wait can
+-- admit (cost above capacity); the Go side maps it to sluice.Never.
+local NEVER = -1
+
+-- divmod returns ⌊a/b⌋ and a mod b for integers 0 ≤ a ≤ 2^54 and
+-- 1 ≤ b ≤ 2^45. Below 2^53, math.floor of the rounded quotient is exact:
+-- with a = qb + r, a/b is at least 1/b below q+1, while rounding it up to
+-- q+1 ≥ 2^k would take a distance of at most 2^(k-53), so b·q ≥ 2^53 > a.
+-- (The correction below only guards that argument.) Above 2^53 it is long
+-- division by bytes, each partial dividend r·256 + byte staying below 2^53.
+local function divmod(a, b)
+  if a < TWO53 then
+    local q = math.floor(a / b)
+    local r = a - q * b
+    if r < 0 then
+      q, r = q - 1, r + b
+    elseif r >= b then
+      q, r = q + 1, r - b
+    end
+    return q, r
+  end
+  local hi = math.floor(a / TWO24) -- exact: a power-of-two division
+  local lo = a - hi * TWO24
+  local q, r = divmod(hi, b)
+  local p = 65536
+  while p >= 1 do
+    local byte = math.floor(lo / p)
+    lo = lo - byte * p
+    local q2, r2 = divmod(r * 256 + byte, b)
+    q, r = q * 256 + q2, r2
+    p = p / 256
+  end
+  return q, r
+end
+
+-- floordiv returns ⌊a/b⌋ and a mod b (in [0, b)) for any integer a of
+-- magnitude ≤ 2^53 and 1 ≤ b ≤ 2^45.
+local function floordiv(a, b)
+  if a >= 0 then
+    return divmod(a, b)
+  end
+  local q, r = divmod(-a, b)
+  if r == 0 then
+    return -q, 0
+  end
+  return -q - 1, b - r
+end
+
+-- ceildiv returns ⌈a/b⌉ for any integer a of magnitude ≤ 2^53, 1 ≤ b ≤ 2^45.
+local function ceildiv(a, b)
+  local q = floordiv(-a, b)
+  return -q
+end
+
+-- window_start returns the start of the window of length w containing t,
+-- windows aligned to Epoch (sluice's windowStart).
+local function window_start(t, w)
+  local _, r = floordiv(t, w)
+  return t - r
+end
+
+-- clamp_time is sluice's clampTime.
+local function clamp_time(t)
+  if t > MAXTIME then
+    return MAXTIME
+  elseif t < -MAXTIME then
+    return -MAXTIME
+  end
+  return t
+end
+
+-- muldivmod returns ⌊a·b/c⌋ and a·b mod c for integers 0 ≤ a ≤ 2^46,
+-- 0 ≤ b ≤ 2^46, 1 ≤ c ≤ 2^46 whose quotient is below 2^53, although a·b
+-- itself may reach 2^92. With b = bq·c + br, a·b = a·bq·c + a·br; a·br is
+-- divided by c bit by bit of a (shift and add), every partial remainder
+-- staying below 2c ≤ 2^47.
+local function muldivmod(a, b, c)
+  local p = a * b
+  if p < TWO52 then -- the product is exact: one division
+    return divmod(p, c)
+  end
+  local bq, br = divmod(b, c)
+  local q, r = 0, 0
+  local bit = 1
+  while bit * 2 <= a do
+    bit = bit * 2
+  end
+  local rest = a
+  while bit >= 1 do
+    q, r = q * 2, r * 2
+    if r >= c then
+      q, r = q + 1, r - c
+    end
+    if rest >= bit then
+      rest = rest - bit
+      r = r + br
+      if r >= c then
+        q, r = q + 1, r - c
+      end
+    end
+    bit = bit / 2
+  end
+  return a * bq + q, r
+end
+
+-- fmt formats an exact integer for Redis. Never pass a number to redis.call
+-- directly: Lua turns it into text with "%.14g", which rounds above 10^14.
+local function fmt(x)
+  if x == 0 then
+    return '0' -- not "-0"
+  end
+  return string.format('%.0f', x)
+end

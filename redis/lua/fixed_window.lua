@@ -1,0 +1,45 @@
+-- fixed_window.lua: sluice.AlgorithmFixedWindow (sluice's fixed_window.go).
+-- t = start of the window the count belongs to, a = units admitted in it.
+
+local fixed_window = {}
+ALG[1] = fixed_window
+
+function fixed_window.decide(c, st, now, cost)
+  local q, w = c.q, c.w
+  local start, count = window_start(now, w), math.max(st.a, 0)
+  local last = clamp_time(st.t)
+  if count > 0 and last >= start then
+    start = window_start(last, w) -- the same window, or a clock step back
+  else
+    count = 0
+  end
+  local stop = start + w
+  local v = verdict(cost == 0 or count <= q - cost)
+  local nxt
+  if cost > q then
+    v.retry = NEVER
+  elseif not v.ok then
+    v.retry = stop - now
+  elseif cost > 0 then
+    count = count + cost
+    nxt = {t = start, a = count}
+  end
+  v.rem = math.max(q - count, 0)
+  if count > 0 then
+    v.reset = stop - now
+  end
+  return v, nxt
+end
+
+function fixed_window.write(c, st, nxt, g)
+  redis.call('HSET', c.key, 'g', g, 't', fmt(nxt.t), 'a', fmt(nxt.a))
+  return nxt.t
+end
+
+-- undo takes back cost units admitted in the window starting at mark, if
+-- the key still counts that window.
+function fixed_window.undo(c, st, mark, g)
+  if st.t == tonumber(mark) then
+    redis.call('HSET', c.key, 'g', g, 'a', fmt(math.max(st.a - c.cost, 0)))
+  end
+end

@@ -1,0 +1,43 @@
+-- refund.lua: takes back a reservation that apply.lua made in mode "r"
+-- when another slot of the same call refused it, then reports each check
+-- as a peek. A key still tagged with the reservation's token has not been
+-- written since: its state before the reservation is restored exactly
+-- (RESTORE of the DUMP, with its expiry time; or DEL if it did not exist).
+-- A key written since gets the algorithm's undo: the reservation's units
+-- are taken out of whatever the key holds now. Every write retags the key
+-- (apply with its algorithm alone, a reservation with its own token, an
+-- undo with the algorithm alone), so a DUMP is restored only when nothing
+-- at all happened to the key since; a DUMP that holds another pending
+-- reservation's units is fine, since that one's undo then applies to the
+-- restored state.
+--
+-- KEYS[i]  the state key of a check that consumed
+-- ARGV[1]  the time (as in apply.lua), ARGV[2] the reservation's token
+-- ARGV[3…] per key: CHECK_ARGS check arguments, then the undo mark, the
+--          DUMP and the PEXPIRETIME that apply.lua returned
+--
+-- Reply: the time used, then per key the five numbers of its peek.
+
+local now = script_now()
+local token = ARGV[2]
+local out = {now}
+local per = CHECK_ARGS + 3
+for i = 1, #KEYS do
+  local off = 2 + (i - 1) * per
+  local c = parse_check(i, off)
+  local mark, dump, expires = ARGV[off + CHECK_ARGS + 1], ARGV[off + CHECK_ARGS + 2], tonumber(ARGV[off + CHECK_ARGS + 3])
+  local g = redis.call('HGET', c.key, 'g')
+  if g == tostring(c.alg) .. ':' .. token then
+    if dump == '' then
+      redis.call('DEL', c.key)
+    else
+      redis.call('RESTORE', c.key, fmt(math.max(expires, 0)), dump, 'REPLACE', 'ABSTTL')
+    end
+  elseif alg_of(g) == c.alg then
+    -- Retagging the key tells any other reservation whose DUMP holds these
+    -- units that it may no longer restore it.
+    ALG[c.alg].undo(c, load_state(c), mark, tostring(c.alg))
+  end
+  push(out, ALG[c.alg].decide(c, load_state(c), now, 0))
+end
+return out

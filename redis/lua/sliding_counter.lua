@@ -1,0 +1,90 @@
+-- sliding_counter.lua: sluice.AlgorithmSlidingCounter (sluice's
+-- sliding_counter.go). t = start of the current aligned window, a = units
+-- admitted in it, b = units admitted in the window before. The estimate
+-- ⌊b·(w-e)/w⌋ multiplies up to 2^40 by 2^45: muldivmod keeps it exact.
+
+local sliding_counter = {}
+ALG[3] = sliding_counter
+
+-- fades returns the smallest offset e in [0, w] into a window at which
+-- ⌊n·(w-e)/w⌋ ≤ k, for n, k ≥ 0 (sluice's counterFades). For n > k,
+-- w - e = ⌊((k+1)·w - 1)/n⌋, which is below w.
+local function fades(n, k, w)
+  if n <= k then
+    return 0
+  end
+  local quo, rem = muldivmod(k + 1, w, n)
+  local span = quo
+  if rem == 0 then
+    span = quo - 1
+  end
+  if span >= w then
+    return 0
+  end
+  return w - span
+end
+
+-- counter_retry returns the earliest time a check of cost ≤ q fits.
+local function counter_retry(c, start, curr, prev, cost)
+  local q, w = c.q, c.w
+  local k = q - curr - cost
+  if k >= 0 then
+    local e = fades(math.min(prev, q), k, w)
+    if e < w then
+      return start + e
+    end
+  end
+  return start + w + fades(math.min(curr, q), q - cost, w)
+end
+
+function sliding_counter.decide(c, st, now, cost)
+  local q, w = c.q, c.w
+  local start, curr, prev = window_start(now, w), math.max(st.a, 0), math.max(st.b, 0)
+  local last = window_start(clamp_time(st.t), w)
+  if curr == 0 and prev == 0 then
+    -- the zero State: nothing recorded, nothing to hold time back
+  elseif start <= last then
+    start = last -- the same window, or a clock step back
+  elseif start == last + w then
+    prev, curr = curr, 0
+  else
+    prev, curr = 0, 0
+  end
+  local e = math.max(now, start) - start
+  local used = muldivmod(math.min(prev, q), w - e, w) + curr
+  local v = verdict(cost == 0 or used <= q - cost)
+  local nxt
+  if cost > q then
+    v.retry = NEVER
+  elseif not v.ok then
+    v.retry = counter_retry(c, start, curr, prev, cost) - now
+  elseif cost > 0 then
+    curr = curr + cost
+    used = used + cost
+    nxt = {t = start, a = curr, b = prev}
+  end
+  v.rem = math.max(q - used, 0)
+  if curr > 0 then
+    v.reset = start + w + fades(curr, 0, w) - now
+  elseif used > 0 then
+    v.reset = start + fades(prev, 0, w) - now
+  end
+  return v, nxt
+end
+
+function sliding_counter.write(c, st, nxt, g)
+  redis.call('HSET', c.key, 'g', g, 't', fmt(nxt.t), 'a', fmt(nxt.a), 'b', fmt(nxt.b))
+  return nxt.t
+end
+
+-- undo takes back cost units admitted in the window starting at mark: from
+-- the current count while that window is current, from the previous count
+-- once it is the previous one.
+function sliding_counter.undo(c, st, mark, g)
+  mark = tonumber(mark)
+  if st.t == mark then
+    redis.call('HSET', c.key, 'g', g, 'a', fmt(math.max(st.a - c.cost, 0)))
+  elseif st.t == mark + c.w then
+    redis.call('HSET', c.key, 'g', g, 'b', fmt(math.max(st.b - c.cost, 0)))
+  end
+end

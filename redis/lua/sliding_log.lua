@@ -1,0 +1,155 @@
+-- sliding_log.lua: sluice.AlgorithmSlidingLog (sluice's sliding_log.go).
+--
+-- The log lives in the state's hash: field "i" (i = h … n-1) holds entry i
+-- as "at:units", oldest first, and a holds the units of all entries. A
+-- decision reads the newest entry, the expired entries at the head (which
+-- an admission then deletes) and, only for a refusal's retry-after, the
+-- entries up to the one whose expiry frees enough. An admission at the
+-- same instant as the newest entry adds its units to that entry: the same
+-- decisions as a separate entry, in less memory.
+
+local sliding_log = {}
+ALG[2] = sliding_log
+
+local CHUNK = 64 -- entries read per HMGET, deleted per HDEL
+
+local function parse_entry(s)
+  local p = string.find(s, ':', 1, true)
+  return tonumber(string.sub(s, 1, p - 1)), tonumber(string.sub(s, p + 1))
+end
+
+local function entry(key, i)
+  return parse_entry(redis.call('HGET', key, fmt(i)))
+end
+
+local function entry_text(at, units)
+  return fmt(at) .. ':' .. fmt(units)
+end
+
+-- log_retry returns the time at which the oldest entries from index h on
+-- holding at least excess units have all left the window (logRetry).
+local function log_retry(c, h, n, excess)
+  local freed = 0
+  local i = h
+  while i < n do
+    local fields = {}
+    for j = i, math.min(i + CHUNK, n) - 1 do
+      fields[#fields + 1] = fmt(j)
+    end
+    local got = redis.call('HMGET', c.key, unpack(fields))
+    for _, s in ipairs(got) do
+      local at, units = parse_entry(s)
+      freed = freed + math.max(units, 0)
+      if freed >= excess then
+        return clamp_time(at) + c.w
+      end
+    end
+    i = i + CHUNK
+  end
+  return MAXTIME
+end
+
+function sliding_log.decide(c, st, now, cost)
+  local q, w = c.q, c.w
+  local h, n = st.h, st.n
+  local eff, newest, last, lastUnits = now, nil, nil, 0
+  if n > h then
+    newest, lastUnits = entry(c.key, n - 1)
+    last = clamp_time(newest)
+    eff = math.max(now, last) -- new entries are stamped eff
+  end
+  -- Entries at or before eff - w have expired.
+  local head, used = h, math.max(st.a, 0)
+  if n > h and last <= eff - w then
+    head, used = n, 0
+  else
+    while head < n do
+      local at, units = newest, lastUnits
+      if head < n - 1 then
+        at, units = entry(c.key, head)
+      end
+      if at > eff - w then
+        break
+      end
+      used = used - math.max(units, 0)
+      head = head + 1
+    end
+  end
+
+  local v = verdict(cost == 0 or used <= q - cost)
+  local nxt
+  if cost > q then
+    v.retry = NEVER
+  elseif not v.ok then
+    v.retry = log_retry(c, head, n, used + cost - q) - now
+  elseif cost > 0 then
+    nxt = {h = head, at = eff, units = cost, used = used + cost}
+    if n > head and last == eff then
+      nxt.merge = lastUnits + cost
+    end
+    used = used + cost
+    last = eff
+  end
+  v.rem = math.max(q - used, 0)
+  if used > 0 then
+    v.reset = last + w - now
+  end
+  return v, nxt
+end
+
+function sliding_log.write(c, st, nxt, g)
+  local key, n = c.key, st.n
+  local i = st.h
+  while i < nxt.h do -- forget the expired entries
+    local fields = {}
+    for j = i, math.min(i + CHUNK, nxt.h) - 1 do
+      fields[#fields + 1] = fmt(j)
+    end
+    redis.call('HDEL', key, unpack(fields))
+    i = i + CHUNK
+  end
+  local field, text = fmt(n), entry_text(nxt.at, nxt.units)
+  if nxt.merge then
+    field, text = fmt(n - 1), entry_text(nxt.at, nxt.merge)
+  else
+    n = n + 1
+  end
+  redis.call('HSET', key, field, text, 'g', g, 'h', fmt(nxt.h), 'n', fmt(n), 'a', fmt(nxt.used))
+  return nxt.at
+end
+
+-- undo takes cost units out of the newest entry stamped mark, removing the
+-- entry (and closing the gap) when none are left.
+function sliding_log.undo(c, st, mark, g)
+  mark = tonumber(mark)
+  local key, h, n = c.key, st.h, st.n
+  local i = n - 1
+  while i >= h do
+    local at, units = entry(key, i)
+    if at < mark then
+      return -- already expired and forgotten
+    end
+    if at == mark then
+      break
+    end
+    i = i - 1
+  end
+  if i < h then
+    return
+  end
+  local at, units = entry(key, i)
+  local total = math.max(st.a - c.cost, 0)
+  if units > c.cost then
+    redis.call('HSET', key, fmt(i), entry_text(at, units - c.cost), 'g', g, 'a', fmt(total))
+    return
+  end
+  for j = i, n - 2 do
+    redis.call('HSET', key, fmt(j), redis.call('HGET', key, fmt(j + 1)))
+  end
+  redis.call('HDEL', key, fmt(n - 1))
+  if h == n - 1 then
+    redis.call('DEL', key) -- the log is empty: a key never seen
+    return
+  end
+  redis.call('HSET', key, 'g', g, 'n', fmt(n - 1), 'a', fmt(total))
+end

@@ -1,0 +1,103 @@
+-- state.lua: checks, stored state and writes, shared by every algorithm.
+--
+-- A limit's state for one subject is a hash at KEYS[i]
+-- (sluice:{subject}:limit-name) with the fields
+--
+--   g        the algorithm (sluice.Algorithm's number), followed by
+--            ":token" while a cross-slot reservation may still be undone
+--   t, a, b  the algorithm's numbers (see each algorithm's file)
+--   h, n     sliding log only: indices of its oldest entry and one past its
+--            newest; the entries themselves are the fields "h" … "n-1"
+--
+-- A key that does not exist, or whose g names another algorithm, is a key
+-- never seen (sluice's zero State). Every write sets g and the key's TTL.
+
+local ALG = {}    -- algorithm number → {decide, write, undo}
+local GCRA = 6    -- sluice.AlgorithmGCRA
+local CHECK_ARGS = 9
+
+-- parse_check reads check i's arguments, which start after ARGV[off]:
+-- algorithm, quantity, window (µs), burst, rq, rw, max wait (µs), cost and
+-- shadow (1 or 0). rq/rw is quantity/window in lowest terms (ticks).
+local function parse_check(i, off)
+  return {
+    key = KEYS[i],
+    alg = tonumber(ARGV[off + 1]),
+    q = tonumber(ARGV[off + 2]),
+    w = tonumber(ARGV[off + 3]),
+    b = tonumber(ARGV[off + 4]),
+    rq = tonumber(ARGV[off + 5]),
+    rw = tonumber(ARGV[off + 6]),
+    mw = tonumber(ARGV[off + 7]),
+    cost = tonumber(ARGV[off + 8]),
+    shadow = ARGV[off + 9] == '1',
+  }
+end
+
+-- alg_of returns the algorithm number stored in g, or nil.
+local function alg_of(g)
+  if not g then
+    return nil
+  end
+  return tonumber(g) or tonumber(string.match(g, '^(%d+):'))
+end
+
+-- load_state returns check c's stored state: numbers t, a, b, h, n (0 when
+-- absent) and the flags fresh (a key never seen) and foreign (the key holds
+-- another algorithm's state, to be deleted before a write).
+local function load_state(c)
+  local f = redis.call('HMGET', c.key, 'g', 't', 'a', 'b', 'h', 'n')
+  local alg = alg_of(f[1])
+  if alg ~= c.alg then
+    return {fresh = true, foreign = f[1] ~= false, t = 0, a = 0, b = 0, h = 0, n = 0}
+  end
+  return {
+    t = tonumber(f[2]) or 0, a = tonumber(f[3]) or 0, b = tonumber(f[4]) or 0,
+    h = tonumber(f[5]) or 0, n = tonumber(f[6]) or 0,
+  }
+end
+
+-- verdict returns a Status in integer µs: allowed, remaining, reset-after,
+-- retry-after (NEVER: no wait suffices) and delay.
+local function verdict(ok)
+  return {ok = ok, rem = 0, reset = 0, retry = 0, delay = 0}
+end
+
+-- commit writes check c's next state through its algorithm, tags it with g
+-- and gives the key a TTL of the status's reset-after rounded up to whole
+-- ms, at least minttl ms (1 in production): by then the state is worth a
+-- fresh one. It returns the algorithm's undo mark.
+local function commit(c, st, nxt, v, g, minttl)
+  if st.foreign then
+    redis.call('DEL', c.key)
+  end
+  local mark = ALG[c.alg].write(c, st, nxt, g)
+  local ttl = math.max(ceildiv(v.reset, 1000), minttl, 1)
+  redis.call('PEXPIRE', c.key, fmt(ttl))
+  return mark
+end
+
+-- push appends v's five numbers to out.
+local function push(out, v)
+  local retry = v.retry
+  if v.ok then
+    retry = 0
+  end
+  out[#out + 1] = v.ok and 1 or 0
+  out[#out + 1] = v.rem
+  out[#out + 1] = v.reset
+  out[#out + 1] = retry
+  out[#out + 1] = v.delay
+end
+
+-- script_now returns the time of the script: ARGV[1] when a test passes
+-- one, else Redis's own clock, in µs since sluice.Epoch (2020-01-01 UTC,
+-- 1577836800 s after the Unix epoch).
+local function script_now()
+  local now = tonumber(ARGV[1])
+  if now then
+    return now
+  end
+  local t = redis.call('TIME')
+  return (tonumber(t[1]) - 1577836800) * 1000000 + tonumber(t[2])
+end

@@ -1,0 +1,159 @@
+package redis
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// DefaultTimeout bounds one Apply (all its round trips) and one dial unless
+// WithTimeout or Options.Timeout says otherwise. A rate limiter must answer
+// faster than the request it guards; past this, the store reports
+// sluice.ErrStoreUnavailable and the caller's failure policy decides.
+const DefaultTimeout = time.Second
+
+// An Option configures a Store.
+type Option func(*options)
+
+type options struct {
+	timeout time.Duration
+	now     func() time.Time
+}
+
+// WithTimeout bounds every Apply to d, DefaultTimeout by default; the
+// caller's context may end it earlier. Zero or less leaves only the
+// caller's context.
+func WithTimeout(d time.Duration) Option {
+	return func(o *options) { o.timeout = d }
+}
+
+// WithTimeForTesting makes the scripts decide at now() instead of Redis's
+// TIME, so that tests can compare the store with sluice.Limit.Decide at the
+// same instants. Redis still expires keys on its own clock, which does not
+// follow now: keys written under this option live at least an hour, so
+// that a test clock moving faster or slower than Redis's never loses state
+// the reference keeps. Never use it in production.
+func WithTimeForTesting(now func() time.Time) Option {
+	return func(o *options) { o.now = now }
+}
+
+// testTTL is the least TTL of keys written under WithTimeForTesting.
+const testTTL = time.Hour
+
+// Mode is the kind of Redis deployment Options connects to.
+type Mode string
+
+// The deployments.
+const (
+	// ModeStandalone is one Redis server (or a primary with replicas that
+	// the store does not use).
+	ModeStandalone Mode = "standalone"
+	// ModeSentinel finds the primary of Options.MasterSet through the
+	// Sentinels at Options.Addrs and follows failovers.
+	ModeSentinel Mode = "sentinel"
+	// ModeCluster is a Redis Cluster; Options.Addrs are some of its nodes.
+	ModeCluster Mode = "cluster"
+)
+
+// Options describes how to reach Redis. NewClient turns it into a rueidis
+// client; Dial into a ready Store. The zero Options dials a standalone
+// server at 127.0.0.1:6379.
+type Options struct {
+	// Mode is standalone (the default when empty), sentinel or cluster.
+	Mode Mode
+	// Addrs are "host:port" addresses: the server, the Sentinels, or seed
+	// nodes of the cluster. Default: 127.0.0.1:6379.
+	Addrs []string
+	// MasterSet is the Sentinel master set name (sentinel mode only).
+	MasterSet string
+	// Username and Password authenticate to Redis (ACL user or
+	// requirepass); with Sentinel, to the Sentinels as well.
+	Username, Password string
+	// DB selects a database (standalone and sentinel; a cluster has only 0).
+	DB int
+	// TLS enables TLS with this configuration when not nil.
+	TLS *tls.Config
+	// Timeout bounds dialing and, for Dial, every Apply; DefaultTimeout
+	// when zero. A connection that does not answer within it is dropped.
+	Timeout time.Duration
+}
+
+// ClientOption returns the rueidis configuration for o. Client-side caching
+// is off: the store's scripts read and write in one step and gain nothing
+// from it.
+func (o Options) ClientOption() (rueidis.ClientOption, error) {
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	addrs := o.Addrs
+	if len(addrs) == 0 {
+		addrs = []string{"127.0.0.1:6379"}
+	}
+	co := rueidis.ClientOption{
+		InitAddress:      addrs,
+		Username:         o.Username,
+		Password:         o.Password,
+		TLSConfig:        o.TLS,
+		SelectDB:         o.DB,
+		DisableCache:     true,
+		ConnWriteTimeout: timeout,
+	}
+	co.Dialer.Timeout = timeout
+	switch o.Mode {
+	case "", ModeStandalone:
+		co.ForceSingleClient = true
+	case ModeSentinel:
+		if o.MasterSet == "" {
+			return co, errors.New("redis: sentinel mode needs a master set name")
+		}
+		co.Sentinel = rueidis.SentinelOption{MasterSet: o.MasterSet, Username: o.Username,
+			Password: o.Password, TLSConfig: o.TLS, Dialer: co.Dialer}
+	case ModeCluster:
+		if o.DB != 0 {
+			return co, fmt.Errorf("redis: a cluster has only database 0, not %d", o.DB)
+		}
+		co.ShuffleInit = true
+	default:
+		return co, fmt.Errorf("redis: unknown mode %q (use standalone, sentinel or cluster)", o.Mode)
+	}
+	return co, nil
+}
+
+// NewClient connects to Redis as o describes. In cluster mode it fails if
+// the addresses are not a Redis Cluster. The caller closes the client.
+func NewClient(o Options) (rueidis.Client, error) {
+	co, err := o.ClientOption()
+	if err != nil {
+		return nil, err
+	}
+	c, err := rueidis.NewClient(co)
+	if err != nil {
+		return nil, fmt.Errorf("redis: connecting to %v: %w", co.InitAddress, err)
+	}
+	if o.Mode == ModeCluster && c.Mode() != rueidis.ClientModeCluster {
+		c.Close()
+		return nil, fmt.Errorf("redis: %v is not a Redis Cluster (use mode standalone)", co.InitAddress)
+	}
+	return c, nil
+}
+
+// Dial connects to Redis as o describes and returns a Store that owns the
+// connection: Close closes it. Apply is bounded by o.Timeout unless opts
+// say otherwise.
+func Dial(o Options, opts ...Option) (*Store, error) {
+	c, err := NewClient(o)
+	if err != nil {
+		return nil, err
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	s := New(c, append([]Option{WithTimeout(timeout)}, opts...)...)
+	s.owned = true
+	return s, nil
+}

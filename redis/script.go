@@ -1,0 +1,132 @@
+package redis
+
+import (
+	"embed"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/sluice-dev/sluice"
+)
+
+//go:embed lua/*.lua
+var luaFiles embed.FS
+
+// The scripts: shared helpers and every algorithm, then an entry point.
+var (
+	applyScript  = rueidis.NewLuaScript(luaSource("apply.lua"))
+	refundScript = rueidis.NewLuaScript(luaSource("refund.lua"))
+)
+
+// luaSource concatenates the shared files and main into one script.
+func luaSource(main string) string {
+	var b strings.Builder
+	for _, name := range []string{"arith.lua", "state.lua", "fixed_window.lua", "sliding_log.lua",
+		"sliding_counter.lua", "bucket.lua", main} {
+		src, err := luaFiles.ReadFile("lua/" + name)
+		if err != nil {
+			panic("redis: embedded script missing: " + err.Error())
+		}
+		b.Write(src)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Script modes (apply.lua's ARGV[3]).
+const (
+	modeApply   = "a" // decide and write
+	modeReserve = "r" // decide and write, undoably
+	modeDry     = "d" // decide as refused elsewhere: write nothing
+)
+
+// checkArgs is the number of script arguments per check (CHECK_ARGS).
+const checkArgs = 9
+
+// statusWords is the number of reply entries per check status.
+const statusWords = 5
+
+// maxExactDebt bounds a GCRA limit's deepest debt in µs (burst ticks over
+// the refill rate): its arrival times, now plus that, stay below 2^53.
+const maxExactDebt = 1 << 52
+
+// appendCheckArgs appends c's script arguments: algorithm, quantity, window
+// (µs), burst, rq, rw (the rate q/w in lowest terms, as ticks), max wait
+// (µs), cost and shadow.
+func appendCheckArgs(args []string, c *sluice.Check) ([]string, error) {
+	l := c.Limit
+	if err := l.Err(); err != nil {
+		return args, fmt.Errorf("redis store: %w: %w", sluice.ErrInvalidCheck, err)
+	}
+	q, w, b := l.Quantity(), int64(l.Window()/time.Microsecond), l.Burst()
+	mw := int64(l.MaxWait() / time.Microsecond)
+	g := gcd(q, w)
+	rq, rw := q/g, w/g
+	if l.Algorithm() == sluice.AlgorithmGCRA && (b*rw+mw*rq)/rq >= maxExactDebt {
+		return args, fmt.Errorf("redis store: %w: %s: a full bucket is %d units of %v/%d each, more than 2^52 µs "+
+			"(about 142 years) of debt, which the Redis scripts cannot keep exact", sluice.ErrInvalidCheck, l, b, l.Window(), q)
+	}
+	shadow := "0"
+	if l.Shadow() {
+		shadow = "1"
+	}
+	return append(args,
+		strconv.Itoa(int(l.Algorithm())),
+		strconv.FormatInt(q, 10),
+		strconv.FormatInt(w, 10),
+		strconv.FormatInt(b, 10),
+		strconv.FormatInt(rq, 10),
+		strconv.FormatInt(rw, 10),
+		strconv.FormatInt(mw, 10),
+		strconv.FormatInt(c.Cost, 10),
+		shadow,
+	), nil
+}
+
+func gcd(a, b int64) int64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// readStatus decodes the status words of one check starting at msgs[i].
+func readStatus(msgs []rueidis.RedisMessage, i int) (sluice.Status, error) {
+	var v [statusWords]int64
+	for j := range v {
+		n, err := msgs[i+j].AsInt64()
+		if err != nil {
+			return sluice.Status{}, fmt.Errorf("reply word %d: %w", i+j, err)
+		}
+		v[j] = n
+	}
+	st := sluice.Status{
+		Allowed:    v[0] == 1,
+		Remaining:  v[1],
+		ResetAfter: micros(v[2]),
+		Delay:      micros(v[4]),
+	}
+	if !st.Allowed {
+		st.RetryAfter = micros(v[3])
+		if v[3] < 0 {
+			st.RetryAfter = sluice.Never
+		}
+	}
+	return st, nil
+}
+
+// micros converts µs to a Duration as sluice does: zero for zero or less,
+// saturating at sluice.Never.
+func micros(us int64) time.Duration {
+	if us <= 0 {
+		return 0
+	}
+	if us > math.MaxInt64/int64(time.Microsecond) {
+		return sluice.Never
+	}
+	return time.Duration(us) * time.Microsecond
+}

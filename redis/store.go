@@ -1,0 +1,194 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// Store is a sluice.Store kept in Redis. A call whose keys share a Cluster
+// slot (on a standalone server or with Sentinel: every call) is decided by
+// one script run, atomically and all-or-nothing; a call spanning slots by
+// the reservation protocol described in the package documentation.
+//
+// Store is safe for concurrent use by any number of goroutines and, since
+// all state and time live in Redis, by any number of processes.
+type Store struct {
+	client  rueidis.Client
+	cluster bool
+	owned   bool
+	timeout time.Duration
+	now     func() time.Time // nil: Redis's TIME
+	minTTL  string           // least TTL of a write, ms
+}
+
+// New returns a Store that keeps its state through client, which may be a
+// standalone, Sentinel or Cluster client (see Options and NewClient for
+// building one). The caller keeps ownership of client: Close does not close
+// it.
+func New(client rueidis.Client, opts ...Option) *Store {
+	o := options{timeout: DefaultTimeout}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s := &Store{
+		client:  client,
+		cluster: client.Mode() == rueidis.ClientModeCluster,
+		timeout: o.timeout,
+		now:     o.now,
+		minTTL:  "1",
+	}
+	if o.now != nil {
+		s.minTTL = strconv.FormatInt(testTTL.Milliseconds(), 10)
+	}
+	return s
+}
+
+// Close closes the connection if Dial opened it; a Store made by New
+// leaves its client to the caller. Close is idempotent.
+func (s *Store) Close() error {
+	if s.owned {
+		s.client.Close()
+	}
+	return nil
+}
+
+// Apply implements sluice.Store: it decides checks as one call and writes
+// their statuses to out. An error means no decision; it wraps
+// sluice.ErrStoreUnavailable unless the caller's context was cancelled.
+func (s *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	_, err := s.apply(ctx, checks, out)
+	return err
+}
+
+// apply is Apply that also returns the script's time of the last slot it
+// decided (µs since sluice.Epoch), for tests that check promises in Redis
+// time.
+func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
+	if len(out) < len(checks) {
+		return 0, fmt.Errorf("redis store: %w: %d statuses for %d checks", sluice.ErrInvalidCheck, len(out), len(checks))
+	}
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+	}
+	keys := make([]string, len(checks))
+	for i := range checks {
+		keys[i] = Key(checks[i].Key, checks[i].Limit.Name())
+	}
+	groups := s.groups(keys)
+	if len(groups) == 1 {
+		r, err := s.run(ctx, modeApply, "", checks, keys, groups[0], out)
+		return r.now, err
+	}
+	return s.crossSlot(ctx, checks, keys, groups, out)
+}
+
+// groups returns the indices of checks by Cluster slot, in ascending slot
+// order (the order every call reserves in); one group off a cluster.
+func (s *Store) groups(keys []string) [][]int {
+	all := make([]int, len(keys))
+	for i := range all {
+		all[i] = i
+	}
+	if !s.cluster || len(keys) == 1 {
+		return [][]int{all}
+	}
+	slots := make([]uint16, len(keys))
+	for i, k := range keys {
+		slots[i] = slot(k)
+	}
+	slices.SortStableFunc(all, func(a, b int) int { return int(slots[a]) - int(slots[b]) })
+	var groups [][]int
+	for i := 0; i < len(all); {
+		j := i + 1
+		for j < len(all) && slots[all[j]] == slots[all[i]] {
+			j++
+		}
+		groups = append(groups, all[i:j:j])
+		i = j
+	}
+	return groups
+}
+
+// result is what one script run reports besides the statuses.
+type result struct {
+	now     int64
+	refused bool     // an enforcing check of the group was refused
+	undo    []string // mode reserve: per check mark, dump, expiry
+}
+
+// run decides the checks idx (all in one slot) with one apply.lua run in
+// the given mode, writing their statuses to out.
+func (s *Store) run(ctx context.Context, mode, token string, checks []sluice.Check, keys []string, idx []int, out []sluice.Status) (result, error) {
+	var r result
+	gkeys := make([]string, len(idx))
+	args := make([]string, 0, 4+checkArgs*len(idx))
+	args = append(args, s.timeArg(), s.minTTL, mode, token)
+	for j, i := range idx {
+		gkeys[j] = keys[i]
+		var err error
+		if args, err = appendCheckArgs(args, &checks[i]); err != nil {
+			return r, err
+		}
+	}
+	msgs, err := applyScript.Exec(ctx, s.client, gkeys, args).ToArray()
+	if err != nil {
+		return r, s.fail("apply script", err)
+	}
+	want := 1 + statusWords*len(idx)
+	if mode == modeReserve {
+		want += 3 * len(idx)
+	}
+	if len(msgs) != want {
+		return r, s.fail("apply script", fmt.Errorf("reply of %d words, want %d", len(msgs), want))
+	}
+	if r.now, err = msgs[0].AsInt64(); err != nil {
+		return r, s.fail("apply script", err)
+	}
+	for j, i := range idx {
+		if out[i], err = readStatus(msgs, 1+statusWords*j); err != nil {
+			return r, s.fail("apply script", err)
+		}
+		if !out[i].Allowed && !checks[i].Limit.Shadow() {
+			r.refused = true
+		}
+	}
+	if mode == modeReserve {
+		r.undo = make([]string, 3*len(idx))
+		for j := range r.undo {
+			msg := msgs[1+statusWords*len(idx)+j]
+			if n, err := msg.AsInt64(); err == nil && msg.IsInt64() {
+				r.undo[j] = strconv.FormatInt(n, 10)
+			} else if r.undo[j], err = msg.ToString(); err != nil {
+				return r, s.fail("apply script", err)
+			}
+		}
+	}
+	return r, nil
+}
+
+// timeArg is the scripts' ARGV[1]: the test clock, or "" for Redis's TIME.
+func (s *Store) timeArg() string {
+	if s.now == nil {
+		return ""
+	}
+	return strconv.FormatInt(sluice.MicrosSinceEpoch(s.now()), 10)
+}
+
+// fail wraps err from Redis: every failure to decide is
+// sluice.ErrStoreUnavailable, except a context the caller cancelled.
+func (s *Store) fail(what string, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("redis store: %s: %w", what, err)
+	}
+	return fmt.Errorf("redis store: %w: %s: %w", sluice.ErrStoreUnavailable, what, err)
+}
