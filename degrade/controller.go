@@ -1,0 +1,194 @@
+package degrade
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Signals is one reading of the server's load.
+type Signals struct {
+	// InFlight is the number of requests being served.
+	InFlight int64
+	// P99 is the 99th percentile of request latency over the last window.
+	P99 time.Duration
+	// ErrorRate is the share of requests that failed (5xx) over the last
+	// window, in [0, 1].
+	ErrorRate float64
+	// StoreDown reports that the limiter's store is not reachable.
+	StoreDown bool
+	// SchedP99 is the 99th percentile of the Go scheduler's latency over the
+	// last window: how long runnable goroutines waited for a CPU.
+	SchedP99 time.Duration
+}
+
+// Thresholds are the values at which a signal counts as high. A zero value
+// disables that signal.
+type Thresholds struct {
+	InFlight  int64
+	P99       time.Duration
+	ErrorRate float64
+	SchedP99  time.Duration
+	// StoreDown, when true, counts a down store as high.
+	StoreDown bool
+}
+
+// exceeded lists the signals of s at or above t.
+func (t Thresholds) exceeded(s Signals) []string {
+	var why []string
+	if t.InFlight > 0 && s.InFlight >= t.InFlight {
+		why = append(why, fmt.Sprintf("in-flight %d ≥ %d", s.InFlight, t.InFlight))
+	}
+	if t.P99 > 0 && s.P99 >= t.P99 {
+		why = append(why, fmt.Sprintf("p99 %v ≥ %v", s.P99, t.P99))
+	}
+	if t.ErrorRate > 0 && s.ErrorRate >= t.ErrorRate {
+		why = append(why, fmt.Sprintf("error rate %.3f ≥ %.3f", s.ErrorRate, t.ErrorRate))
+	}
+	if t.SchedP99 > 0 && s.SchedP99 >= t.SchedP99 {
+		why = append(why, fmt.Sprintf("scheduler p99 %v ≥ %v", s.SchedP99, t.SchedP99))
+	}
+	if t.StoreDown && s.StoreDown {
+		why = append(why, "store down")
+	}
+	return why
+}
+
+// Rule says when a level is entered and left. A level is entered when any
+// signal reaches Enter, and left (one level down) when every signal is below
+// Leave. Leave thresholds lower than Enter give hysteresis; a zero Leave
+// signal uses its Enter value.
+type Rule struct {
+	Enter, Leave Thresholds
+}
+
+func (r Rule) leave() Thresholds {
+	l := r.Leave
+	if l.InFlight == 0 {
+		l.InFlight = r.Enter.InFlight
+	}
+	if l.P99 == 0 {
+		l.P99 = r.Enter.P99
+	}
+	if l.ErrorRate == 0 {
+		l.ErrorRate = r.Enter.ErrorRate
+	}
+	if l.SchedP99 == 0 {
+		l.SchedP99 = r.Enter.SchedP99
+	}
+	l.StoreDown = l.StoreDown || r.Enter.StoreDown
+	return l
+}
+
+// Config configures a Controller.
+type Config struct {
+	// Rules for Elevated, High and Critical, in that order. A rule whose
+	// Enter thresholds are all zero is never entered by signals.
+	Rules [3]Rule
+	// MinDwell is the least time a level is held before the controller
+	// steps down from it; 5s by default. Stepping up is never delayed:
+	// overload is answered at once, recovery is cautious.
+	MinDwell time.Duration
+}
+
+// Controller holds the current level. It is safe for concurrent use.
+type Controller struct {
+	cfg      Config
+	clock    func() time.Time
+	onChange func(from, to Level, why string)
+
+	mu     sync.Mutex
+	level  Level
+	since  time.Time
+	pinned bool
+	last   Signals
+}
+
+// NewController returns a controller at Normal. onChange, if not nil, is
+// called (outside the controller's lock) on every transition with a reason.
+func NewController(cfg Config, clock func() time.Time, onChange func(from, to Level, why string)) *Controller {
+	if cfg.MinDwell == 0 {
+		cfg.MinDwell = 5 * time.Second
+	}
+	if clock == nil {
+		clock = time.Now
+	}
+	return &Controller{cfg: cfg, clock: clock, onChange: onChange, since: clock()}
+}
+
+// Level returns the current level.
+func (c *Controller) Level() Level {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.level
+}
+
+// State is what the admin API shows.
+type State struct {
+	Level   Level     `json:"level"`
+	Name    string    `json:"name"`
+	Pinned  bool      `json:"pinned"`
+	Since   time.Time `json:"since"`
+	Signals Signals   `json:"signals"`
+}
+
+// State returns the level, whether it is pinned, since when, and the last
+// signals seen.
+func (c *Controller) State() State {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return State{Level: c.level, Name: c.level.String(), Pinned: c.pinned, Since: c.since, Signals: c.last}
+}
+
+// Update feeds a reading and returns the level after it: up at once to the
+// highest level whose Enter thresholds s reaches, or down one level when s
+// is below the current level's Leave thresholds and the level has been held
+// MinDwell. A pinned level does not move.
+func (c *Controller) Update(s Signals) Level {
+	c.mu.Lock()
+	c.last = s
+	from, to, why := c.level, c.level, ""
+	if !c.pinned {
+		for l := Critical; l > c.level; l-- {
+			if reasons := c.cfg.Rules[l-1].Enter.exceeded(s); len(reasons) > 0 {
+				to, why = l, strings.Join(reasons, ", ")
+				break
+			}
+		}
+		if to == from && from > Normal && c.clock().Sub(c.since) >= c.cfg.MinDwell {
+			if len(c.cfg.Rules[from-1].leave().exceeded(s)) == 0 {
+				to, why = from-1, "signals below the "+from.String()+" leave thresholds"
+			}
+		}
+	}
+	if to != from {
+		c.level, c.since = to, c.clock()
+	}
+	c.mu.Unlock()
+	if to != from && c.onChange != nil {
+		c.onChange(from, to, why)
+	}
+	return to
+}
+
+// Pin holds the level at l until Unpin, whatever the signals say.
+func (c *Controller) Pin(l Level) {
+	c.mu.Lock()
+	from := c.level
+	c.level, c.pinned = l, true
+	if from != l {
+		c.since = c.clock()
+	}
+	c.mu.Unlock()
+	if from != l && c.onChange != nil {
+		c.onChange(from, l, "pinned by an operator")
+	}
+}
+
+// Unpin lets signals move the level again.
+func (c *Controller) Unpin() {
+	c.mu.Lock()
+	c.pinned = false
+	c.mu.Unlock()
+}

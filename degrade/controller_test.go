@@ -1,0 +1,110 @@
+package degrade_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/degrade"
+)
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time          { return c.t }
+func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
+
+func rules() degrade.Config {
+	return degrade.Config{
+		MinDwell: 5 * time.Second,
+		Rules: [3]degrade.Rule{
+			{Enter: degrade.Thresholds{InFlight: 100}, Leave: degrade.Thresholds{InFlight: 60}},
+			{Enter: degrade.Thresholds{InFlight: 200, ErrorRate: 0.2}, Leave: degrade.Thresholds{InFlight: 150, ErrorRate: 0.1}},
+			{Enter: degrade.Thresholds{InFlight: 400, StoreDown: true}, Leave: degrade.Thresholds{InFlight: 300}},
+		},
+	}
+}
+
+func TestLevelsRiseAtOnceAndFallOneStepAfterTheDwell(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	var transitions []string
+	ctl := degrade.NewController(rules(), c.now, func(from, to degrade.Level, why string) {
+		transitions = append(transitions, from.String()+"→"+to.String())
+	})
+	steps := []struct {
+		name  string
+		after time.Duration
+		s     degrade.Signals
+		want  degrade.Level
+	}{
+		{"calm", 0, degrade.Signals{InFlight: 10}, degrade.Normal},
+		{"enter elevated", time.Second, degrade.Signals{InFlight: 120}, degrade.Elevated},
+		{"jump straight to critical", time.Second, degrade.Signals{InFlight: 450}, degrade.Critical},
+		{"load drops, dwell not over", time.Second, degrade.Signals{InFlight: 10}, degrade.Critical},
+		{"dwell over: one step down", 5 * time.Second, degrade.Signals{InFlight: 10}, degrade.High},
+		{"one step per dwell", time.Second, degrade.Signals{InFlight: 10}, degrade.High},
+		{"between leave and enter: stays (hysteresis)", 5 * time.Second, degrade.Signals{InFlight: 170}, degrade.High},
+		{"below high's leave", time.Second, degrade.Signals{InFlight: 90}, degrade.Elevated},
+		{"between elevated's leave and enter: stays", 6 * time.Second, degrade.Signals{InFlight: 80}, degrade.Elevated},
+		{"errors alone raise it", time.Second, degrade.Signals{InFlight: 10, ErrorRate: 0.25}, degrade.High},
+		{"a down store is critical", time.Second, degrade.Signals{StoreDown: true}, degrade.Critical},
+	}
+	for _, s := range steps {
+		c.advance(s.after)
+		if got := ctl.Update(s.s); got != s.want {
+			t.Fatalf("%s: level %v, want %v", s.name, got, s.want)
+		}
+	}
+	want := "[normal→elevated elevated→critical critical→high high→elevated elevated→high high→critical]"
+	if got := fmtSlice(transitions); got != want {
+		t.Errorf("transitions %s\nwant %s", got, want)
+	}
+}
+
+func TestPinnedLevelHolds(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	ctl := degrade.NewController(rules(), c.now, nil)
+	ctl.Pin(degrade.High)
+	c.advance(time.Minute)
+	if got := ctl.Update(degrade.Signals{InFlight: 1000}); got != degrade.High {
+		t.Fatalf("pinned level moved to %v", got)
+	}
+	if st := ctl.State(); !st.Pinned || st.Name != "high" {
+		t.Errorf("state %+v", st)
+	}
+	ctl.Unpin()
+	if got := ctl.Update(degrade.Signals{InFlight: 1000}); got != degrade.Critical {
+		t.Errorf("unpinned: %v", got)
+	}
+}
+
+func TestMonitorMeasures(t *testing.T) {
+	m := degrade.NewMonitor(func() bool { return true })
+	ends := []func(int){}
+	for range 3 {
+		ends = append(ends, m.Begin())
+	}
+	if m.InFlight() != 3 {
+		t.Fatalf("in flight %d", m.InFlight())
+	}
+	time.Sleep(2 * time.Millisecond)
+	ends[0](200)
+	ends[1](503)
+	s := m.Sample()
+	if s.InFlight != 1 || s.ErrorRate != 0.5 || s.P99 < 2*time.Millisecond || !s.StoreDown {
+		t.Errorf("signals %+v", s)
+	}
+	ends[2](200)
+	if s := m.Sample(); s.InFlight != 0 || s.ErrorRate != 0 {
+		t.Errorf("next window %+v", s)
+	}
+}
+
+func fmtSlice(s []string) string {
+	out := "["
+	for i, x := range s {
+		if i > 0 {
+			out += " "
+		}
+		out += x
+	}
+	return out + "]"
+}

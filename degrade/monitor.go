@@ -1,0 +1,122 @@
+package degrade
+
+import (
+	"math/rand/v2"
+	"runtime/metrics"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// reservoirSize bounds the latency samples kept per window: beyond it,
+// samples replace earlier ones at random (reservoir sampling), so the p99 of
+// a busy window is an unbiased estimate at a fixed cost.
+const reservoirSize = 4096
+
+// Monitor measures the signals of a server: requests in flight, latency and
+// errors over a window (between two Sample calls), the store's health and
+// the Go scheduler's latency. It is safe for concurrent use.
+type Monitor struct {
+	inFlight  atomic.Int64
+	storeDown func() bool
+
+	mu            sync.Mutex
+	lat           []time.Duration
+	seen          int64
+	total, failed int64
+
+	schedMu   sync.Mutex
+	sample    []metrics.Sample
+	schedPrev []uint64
+}
+
+// NewMonitor returns a monitor; storeDown, if not nil, reports whether the
+// limiter's store is unreachable.
+func NewMonitor(storeDown func() bool) *Monitor {
+	return &Monitor{storeDown: storeDown, lat: make([]time.Duration, 0, reservoirSize),
+		sample: []metrics.Sample{{Name: "/sched/latencies:seconds"}}}
+}
+
+// Begin counts a request in flight and returns the function that ends it
+// with its response status.
+func (m *Monitor) Begin() (end func(status int)) {
+	m.inFlight.Add(1)
+	start := time.Now()
+	return func(status int) {
+		d := time.Since(start)
+		m.inFlight.Add(-1)
+		m.mu.Lock()
+		m.total++
+		if status >= 500 {
+			m.failed++
+		}
+		m.seen++
+		if len(m.lat) < reservoirSize {
+			m.lat = append(m.lat, d)
+		} else if i := rand.Int64N(m.seen); i < reservoirSize {
+			m.lat[i] = d
+		}
+		m.mu.Unlock()
+	}
+}
+
+// InFlight returns the requests being served now.
+func (m *Monitor) InFlight() int64 { return m.inFlight.Load() }
+
+// Sample returns the signals of the window since the previous Sample and
+// starts a new window.
+func (m *Monitor) Sample() Signals {
+	s := Signals{InFlight: m.inFlight.Load()}
+	m.mu.Lock()
+	lat := slices.Clone(m.lat)
+	if m.total > 0 {
+		s.ErrorRate = float64(m.failed) / float64(m.total)
+	}
+	m.lat, m.seen, m.total, m.failed = m.lat[:0], 0, 0, 0
+	m.mu.Unlock()
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		s.P99 = lat[(len(lat)*99)/100]
+	}
+	if m.storeDown != nil {
+		s.StoreDown = m.storeDown()
+	}
+	s.SchedP99 = m.schedP99()
+	return s
+}
+
+// schedP99 reads the scheduler latency histogram and returns the p99 of
+// what was added since the previous read.
+func (m *Monitor) schedP99() time.Duration {
+	m.schedMu.Lock()
+	defer m.schedMu.Unlock()
+	metrics.Read(m.sample)
+	if m.sample[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return 0
+	}
+	h := m.sample[0].Value.Float64Histogram()
+	prev := m.schedPrev
+	m.schedPrev = slices.Clone(h.Counts)
+	if len(prev) != len(h.Counts) {
+		return 0
+	}
+	var total uint64
+	delta := make([]uint64, len(h.Counts))
+	for i := range h.Counts {
+		delta[i] = h.Counts[i] - prev[i]
+		total += delta[i]
+	}
+	if total == 0 {
+		return 0
+	}
+	want := total - total/100 // the 99th percentile's rank
+	var acc uint64
+	for i, n := range delta {
+		acc += n
+		if acc >= want {
+			return time.Duration(h.Buckets[i+1] * float64(time.Second))
+		}
+	}
+	return 0
+}
