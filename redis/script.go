@@ -18,8 +18,9 @@ var luaFiles embed.FS
 
 // The scripts: shared helpers and every algorithm, then an entry point.
 var (
-	applyScript  = rueidis.NewLuaScript(luaSource("apply.lua"))
-	refundScript = rueidis.NewLuaScript(luaSource("refund.lua"))
+	applyScript   = rueidis.NewLuaScript(luaSource("apply.lua"))
+	refundScript  = rueidis.NewLuaScript(luaSource("refund.lua"))
+	releaseScript = rueidis.NewLuaScript(luaSource("release.lua"))
 )
 
 // luaSource concatenates the shared files and main into one script.
@@ -47,8 +48,9 @@ const (
 // checkArgs is the number of script arguments per check (CHECK_ARGS).
 const checkArgs = 9
 
-// statusWords is the number of reply entries per check status.
-const statusWords = 5
+// statusWords is the number of reply entries per check status
+// (STATUS_WORDS).
+const statusWords = 6
 
 // maxExactDebt bounds a GCRA limit's deepest debt in µs (burst ticks over
 // the refill rate): its arrival times, now plus that, stay below 2^53.
@@ -109,6 +111,7 @@ func readStatus(msgs []rueidis.RedisMessage, i int) (sluice.Status, error) {
 		Remaining:  v[1],
 		ResetAfter: micros(v[2]),
 		Delay:      micros(v[4]),
+		Lease:      v[5],
 	}
 	if !st.Allowed {
 		st.RetryAfter = micros(v[3])

@@ -91,8 +91,26 @@ func RunScenario(t *testing.T, newStore NewStore, prefix string, sc Scenario) {
 	store := newStore(t, clock)
 	ref := newReference()
 	ctx := context.Background()
+	calls := make([][]sluice.Check, len(sc.Steps))
+	leases := make([][]int64, len(sc.Steps))
 	for n, step := range sc.Steps {
 		clock.Advance(step.Advance)
+		for _, k := range step.Release {
+			if k >= n {
+				t.Fatalf("step %d: the scenario is wrong: it releases the leases of step %d, not an earlier one", n, k)
+			}
+			rel, ok := store.(sluice.Releaser)
+			if !ok {
+				t.Fatalf("step %d: the store (%T) is not a sluice.Releaser", n, store)
+			}
+			if err := rel.Release(ctx, calls[k], leases[k]); err != nil {
+				t.Fatalf("step %d: Release of step %d's leases: %v", n, k, err)
+			}
+			ref.release(calls[k], leases[k])
+		}
+		if len(step.Checks) == 0 {
+			continue
+		}
 		checks := make([]sluice.Check, len(step.Checks))
 		for i, c := range step.Checks {
 			c.Key = prefix + "/" + c.Key
@@ -106,7 +124,9 @@ func RunScenario(t *testing.T, newStore NewStore, prefix string, sc Scenario) {
 		if err := store.Apply(ctx, checks, got); err != nil {
 			t.Fatalf("step %d at %s: Apply: %v", n, clock.Now().Format(time.RFC3339Nano), err)
 		}
+		calls[n] = checks
 		for i := range checks {
+			leases[n] = append(leases[n], want[i].Lease)
 			if got[i] != want[i] {
 				t.Fatalf("step %d at %s (µs %d), check %d of %d (%s, cost %d):\n got  %s\n want %s\nsteps so far:\n%s",
 					n, clock.Now().Format(time.RFC3339Nano), clock.Micros(), i, len(checks), step.Checks[i].Limit,
@@ -153,12 +173,23 @@ func (r *reference) apply(checks []sluice.Check, now int64) []sluice.Status {
 	return out
 }
 
+// release gives back leases as sluice.Limit.Release says.
+func (r *reference) release(checks []sluice.Check, leases []int64) {
+	for i, c := range checks {
+		if leases[i] == 0 {
+			continue
+		}
+		k := refKey{c.Key, c.Limit.Name(), c.Limit.Algorithm()}
+		r.states[k] = c.Limit.Release(r.states[k], leases[i], c.Cost)
+	}
+}
+
 func fmtStatus(s sluice.Status) string {
 	retry := s.RetryAfter.String()
 	if s.RetryAfter == sluice.Never {
 		retry = "never"
 	}
-	return fmt.Sprintf("allowed=%-5v remaining=%d reset=%v retry=%s delay=%v", s.Allowed, s.Remaining, s.ResetAfter, retry, s.Delay)
+	return fmt.Sprintf("allowed=%-5v remaining=%d reset=%v retry=%s delay=%v lease=%d", s.Allowed, s.Remaining, s.ResetAfter, retry, s.Delay, s.Lease)
 }
 
 // history describes the steps up to n (the last 12 of them).
@@ -171,6 +202,9 @@ func history(sc Scenario, n int) string {
 	for i := from; i <= n; i++ {
 		s := sc.Steps[i]
 		fmt.Fprintf(&b, "  %d: advance %v:", i, s.Advance)
+		if len(s.Release) > 0 {
+			fmt.Fprintf(&b, " release the leases of steps %v;", s.Release)
+		}
 		for _, c := range s.Checks {
 			fmt.Fprintf(&b, " [%s %s cost %d]", c.Key, c.Limit, c.Cost)
 		}

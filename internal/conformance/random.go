@@ -10,10 +10,11 @@ import (
 )
 
 // Random returns a scenario drawn from seed: three subjects, a handful of
-// limits of every algorithm with parameters from tiny to the bounds
+// limits of every algorithm (concurrency included) with parameters from tiny to the bounds
 // (fractional rates, bursts, queues, shadows, a name reused with other
 // parameters), and 80 calls of one to four checks at times that stand
-// still, creep, jump by about a window, leap days ahead or step back.
+// still, creep, jump by about a window, leap days ahead or step back, some
+// of them first giving back the concurrency leases of an earlier call.
 // The same seed always gives the same scenario.
 func Random(seed uint64) Scenario {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
@@ -35,8 +36,15 @@ func Random(seed uint64) Scenario {
 		Name:  fmt.Sprintf("seed=%d", seed),
 		Start: DefaultStart.Add(time.Duration(r.Int64N(int64(48 * time.Hour)))).Truncate(time.Microsecond),
 	}
-	for range 80 {
+	released := map[int]bool{}
+	for n := range 80 {
 		st := Step{Advance: randomAdvance(r, limits[r.IntN(len(limits))])}
+		if n > 0 && r.IntN(4) == 0 { // give back an earlier call's leases, if it took any
+			if k := r.IntN(n); !released[k] {
+				released[k] = true
+				st.Release = []int{k}
+			}
+		}
 		used := map[[2]int]bool{}
 		for range 1 + r.IntN(4) {
 			li, si := r.IntN(len(limits)), r.IntN(len(subjects))
@@ -60,7 +68,7 @@ func Random(seed uint64) Scenario {
 
 func randomLimit(r *rand.Rand) sluice.Limit {
 	for {
-		algs := sluice.Algorithms()
+		algs := append(sluice.Algorithms(), sluice.AlgorithmConcurrency)
 		alg := algs[r.IntN(len(algs))]
 		l := sluice.NewLimit(alg, randomQuantity(r), randomWindow(r))
 		l = withBucketOptions(r, l)

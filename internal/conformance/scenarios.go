@@ -16,10 +16,13 @@ type Scenario struct {
 	Steps []Step
 }
 
-// Step moves the clock by Advance (backwards when negative) and then
-// decides Checks as one call.
+// Step moves the clock by Advance (backwards when negative), gives back
+// the concurrency leases taken by the calls of the steps listed in Release
+// (through sluice.Releaser), and then decides Checks as one call (none is
+// fine when the step only releases).
 type Step struct {
 	Advance time.Duration
+	Release []int
 	Checks  []sluice.Check
 	// Want, when set, is the Allowed of each check that the scenario is
 	// written to exercise; the suite fails if the reference disagrees, so
@@ -35,6 +38,9 @@ var DefaultStart = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 func step(d time.Duration, checks ...sluice.Check) Step {
 	return Step{Advance: d, Checks: checks}
 }
+
+// releasing makes s first give back the leases of the calls of steps.
+func (s Step) releasing(steps ...int) Step { s.Release = steps; return s }
 
 // want sets the expected Allowed of each check.
 func (s Step) want(allowed ...bool) Step { s.Want = allowed; return s }
@@ -88,7 +94,8 @@ func Scenarios() []Scenario {
 	perSecond := sluice.PerSecond(2)
 	perMinute := sluice.FixedWindow(5, time.Minute).Named("per-minute")
 	perDay := sluice.SlidingLog(8, day).Named("per-day")
-	all := []sluice.Limit{fw, log, counter, tb3, meter, queue, gcra, gcra7}
+	conc := sluice.Concurrency(3, 10*sec)
+	all := []sluice.Limit{fw, log, counter, tb3, meter, queue, gcra, gcra7, conc}
 
 	out := []Scenario{
 		{Name: "fixed window admits q per window and refuses until the window ends", Steps: steps(
@@ -269,6 +276,22 @@ func Scenarios() []Scenario {
 			step(0, check("u", sluice.GCRA(999_999, sec), 0)),
 			step(150*day, check("u", sluice.GCRA(999_999, sec), 5)).want(false),
 			step(sec, check("u", sluice.GCRA(999_999, sec), 5)).want(true),
+		)},
+		{Name: "concurrency leases hold units until released or expired", Steps: steps(
+			step(0, check("u", conc, 2)).want(true),
+			step(0, check("u", conc, 1)).want(true), // the same instant: a lease of its own
+			step(ms, check("u", conc, 1)).want(false),
+			step(ms, check("u", conc, 1)).releasing(1).want(true),
+			step(ms, check("u", conc, 2)).releasing(0).want(true),
+			step(ms, check("u", conc, 1)).releasing(0, 1).want(false), // released twice: nothing left to give
+			step(10*sec-3*ms, check("u", conc, 1)).want(false),
+			step(ms, check("u", conc, 1)).want(true), // step 3's lease expired
+			step(ms).releasing(4, 7),
+			step(0, check("u", conc, 3)).want(true),
+			step(0, check("v", conc, 1), check("v", fw, 3)).want(true, true),
+			step(0, check("v", conc, 1), check("v", fw, 1)).want(true, false),
+			step(0).releasing(10, 11),
+			step(0, check("v", conc, 3)).want(true),
 		)},
 		{Name: "a global limit next to per-user limits spans subjects", Steps: steps(
 			step(0, check("global", fw.Named("global"), 1), check("alice", tb3, 1)).want(true, true),

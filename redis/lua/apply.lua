@@ -16,7 +16,8 @@
 -- ARGV[5…] CHECK_ARGS arguments per check (see parse_check)
 --
 -- Reply: the time used, then per check allowed (1/0), remaining,
--- reset-after (µs), retry-after (µs; -1: never) and delay (µs); in mode
+-- reset-after (µs), retry-after (µs; -1: never), delay (µs) and the
+-- lease's stamp (µs since Epoch; concurrency only, else 0); in mode
 -- "r" then per check the undo mark, the key's DUMP before the write ("" if
 -- it did not exist) and its PEXPIRETIME then, or three "" when not written.
 

@@ -16,12 +16,12 @@
 -- ARGV[3…] per key: CHECK_ARGS check arguments, then the undo mark, the
 --          DUMP and the PEXPIRETIME that apply.lua returned
 --
--- Reply: the time used, then per key the five numbers of its peek.
+-- Reply: the time used, then per key the STATUS_WORDS numbers of its peek.
 
 local now = script_now()
 local token = ARGV[2]
 local out = {now}
-local per = CHECK_ARGS + 3
+local per = CHECK_ARGS + 3 -- check, mark, dump, expiry
 for i = 1, #KEYS do
   local off = 2 + (i - 1) * per
   local c = parse_check(i, off)

@@ -1,15 +1,18 @@
--- sliding_log.lua: sluice.AlgorithmSlidingLog (sluice's sliding_log.go).
+-- sliding_log.lua: sluice.AlgorithmSlidingLog and AlgorithmConcurrency,
+-- whose leases are the same log with the window as lease time (sluice's
+-- sliding_log.go).
 --
 -- The log lives in the state's hash: field "i" (i = h … n-1) holds entry i
 -- as "at:units", oldest first, and a holds the units of all entries. A
 -- decision reads the newest entry, the expired entries at the head (which
 -- an admission then deletes) and, only for a refusal's retry-after, the
--- entries up to the one whose expiry frees enough. An admission at the
--- same instant as the newest entry adds its units to that entry: the same
--- decisions as a separate entry, in less memory.
+-- entries up to the one whose expiry frees enough. A sliding log admission
+-- at the same instant as the newest entry adds its units to that entry:
+-- the same decisions as a separate entry, in less memory. Leases stay
+-- separate entries, since each is given back on its own.
 
 local sliding_log = {}
-ALG[2] = sliding_log
+ALG[2], ALG[CONCURRENCY] = sliding_log, sliding_log
 
 local CHUNK = 64 -- entries read per HMGET, deleted per HDEL
 
@@ -84,8 +87,11 @@ function sliding_log.decide(c, st, now, cost)
     v.retry = log_retry(c, head, n, used + cost - q) - now
   elseif cost > 0 then
     nxt = {h = head, at = eff, units = cost, used = used + cost}
-    if n > head and last == eff then
+    if c.alg ~= CONCURRENCY and n > head and last == eff then
       nxt.merge = lastUnits + cost
+    end
+    if c.alg == CONCURRENCY then
+      v.lease = eff
     end
     used = used + cost
     last = eff
@@ -118,38 +124,50 @@ function sliding_log.write(c, st, nxt, g)
   return nxt.at
 end
 
--- undo takes cost units out of the newest entry stamped mark, removing the
--- entry (and closing the gap) when none are left.
-function sliding_log.undo(c, st, mark, g)
-  mark = tonumber(mark)
+-- remove takes units out of the newest entry stamped at — for a lease
+-- (exact), only an entry of exactly those units, which it deletes — closing
+-- the gap an emptied entry leaves and deleting the key when the log is
+-- empty. It reports whether it found the entry.
+local function remove(c, st, at, units, exact, g)
   local key, h, n = c.key, st.h, st.n
-  local i = n - 1
+  local i, found, left = n - 1, nil, 0
   while i >= h do
-    local at, units = entry(key, i)
-    if at < mark then
-      return -- already expired and forgotten
+    local e, u = entry(key, i)
+    if e < at then
+      break -- entries are in time order: no such entry is left
     end
-    if at == mark then
+    if e == at and (u == units or not exact) then
+      found, left = i, u - units
       break
     end
     i = i - 1
   end
-  if i < h then
-    return
+  if not found then
+    return false
   end
-  local at, units = entry(key, i)
-  local total = math.max(st.a - c.cost, 0)
-  if units > c.cost then
-    redis.call('HSET', key, fmt(i), entry_text(at, units - c.cost), 'g', g, 'a', fmt(total))
-    return
+  local total = math.max(st.a - units, 0)
+  if left > 0 then
+    redis.call('HSET', key, fmt(found), entry_text(at, left), 'g', g, 'a', fmt(total))
+    return true
   end
-  for j = i, n - 2 do
+  for j = found, n - 2 do
     redis.call('HSET', key, fmt(j), redis.call('HGET', key, fmt(j + 1)))
   end
   redis.call('HDEL', key, fmt(n - 1))
   if h == n - 1 then
     redis.call('DEL', key) -- the log is empty: a key never seen
-    return
+  else
+    redis.call('HSET', key, 'g', g, 'n', fmt(n - 1), 'a', fmt(total))
   end
-  redis.call('HSET', key, 'g', g, 'n', fmt(n - 1), 'a', fmt(total))
+  return true
+end
+
+-- undo takes the cost units stamped mark back out of the log.
+function sliding_log.undo(c, st, mark, g)
+  remove(c, st, tonumber(mark), c.cost, c.alg == CONCURRENCY, g)
+end
+
+-- release gives back the lease of cost units stamped at (Limit.Release).
+function sliding_log.release(c, st, at, g)
+  return remove(c, st, at, c.cost, true, g)
 end

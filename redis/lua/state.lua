@@ -14,6 +14,7 @@
 
 local ALG = {}    -- algorithm number → {decide, write, undo}
 local GCRA = 6    -- sluice.AlgorithmGCRA
+local CONCURRENCY = 7 -- sluice.AlgorithmConcurrency
 local CHECK_ARGS = 9
 
 -- parse_check reads check i's arguments, which start after ARGV[off]:
@@ -58,9 +59,10 @@ local function load_state(c)
 end
 
 -- verdict returns a Status in integer µs: allowed, remaining, reset-after,
--- retry-after (NEVER: no wait suffices) and delay.
+-- retry-after (NEVER: no wait suffices), delay and a concurrency lease's
+-- stamp.
 local function verdict(ok)
-  return {ok = ok, rem = 0, reset = 0, retry = 0, delay = 0}
+  return {ok = ok, rem = 0, reset = 0, retry = 0, delay = 0, lease = 0}
 end
 
 -- commit writes check c's next state through its algorithm, tags it with g
@@ -77,7 +79,8 @@ local function commit(c, st, nxt, v, g, minttl)
   return mark
 end
 
--- push appends v's five numbers to out.
+-- push appends v's STATUS_WORDS numbers to out.
+local STATUS_WORDS = 6
 local function push(out, v)
   local retry = v.retry
   if v.ok then
@@ -88,6 +91,7 @@ local function push(out, v)
   out[#out + 1] = v.reset
   out[#out + 1] = retry
   out[#out + 1] = v.delay
+  out[#out + 1] = v.lease
 end
 
 -- script_now returns the time of the script: ARGV[1] when a test passes
