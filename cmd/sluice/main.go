@@ -25,8 +25,10 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"serve": {"run the rate-limiting server", runServe},
-		"check": {"validate a configuration file and print its plans", runCheck},
+		"serve":    {"run the rate-limiting server", runServe},
+		"simulate": {"replay traffic through every algorithm and compare them", runSimulate},
+		"design":   {"turn requirements into a recommended limit, analysis and config", runDesign},
+		"check":    {"validate a configuration file and print its plans", runCheck},
 	}
 }
 

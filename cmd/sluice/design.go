@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/sluice-dev/sluice/sim"
+)
+
+const designUsage = `usage: sluice design [flags]
+
+Turns requirements into a recommended limit and store, justified by
+simulating every algorithm on four traffic patterns, and writes a markdown
+analysis and a ready sluice configuration file.
+
+Requirements come from a YAML file (-requirements), from flags, or both
+(flags win):
+
+  rate: 100/1m          # quantity per window, per key (required)
+  burst: 20             # most units a client may send at once (0: the quantity)
+  precision: strict     # strict | approximate | loose
+  keys: 10000           # distinct keys live at once
+  instances: 3          # sluice instances enforcing the limit together
+  store: auto           # auto | memory | redis
+
+examples:
+  sluice design -rate 100/1m -precision strict -burst 20
+  sluice design -requirements needs.yaml -config sluice.yaml -o design.md
+
+flags:
+`
+
+// runDesign is "sluice design".
+func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("design", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, designUsage); fs.PrintDefaults() }
+	var (
+		flags   sim.Requirements
+		reqFile = fs.String("requirements", "", "YAML `file` of requirements")
+		config  = fs.String("config", "", "also write the configuration to this `file`")
+		out     = fs.String("o", "", "write the analysis to this `file` instead of standard output")
+		format  = fs.String("format", "markdown", "output: markdown, yaml (the configuration only) or json")
+		addrs   = fs.String("redis-addresses", "", "comma-separated Redis `addresses` for the configuration (default localhost:6379)")
+	)
+	fs.StringVar(&flags.Rate, "rate", "", "the limit per key, `quantity/window`, e.g. 100/1m")
+	fs.Int64Var(&flags.Burst, "burst", 0, "most units a client may send at once (0: the whole quantity)")
+	fs.StringVar(&flags.Precision, "precision", "", "strict, approximate or loose (default approximate)")
+	fs.Int64Var(&flags.Keys, "keys", 0, "distinct keys live at once (default 1000)")
+	fs.IntVar(&flags.Instances, "instances", 0, "sluice instances enforcing the limit together (default 1)")
+	fs.StringVar(&flags.Store, "store", "", "auto, memory or redis (default auto)")
+	fs.StringVar(&flags.RedisMode, "redis-mode", "", "standalone, sentinel or cluster (default: by size)")
+	fs.StringVar(&flags.Name, "name", "", "the limit's name (default after the window, e.g. per-minute)")
+	fs.Uint64Var(&flags.Seed, "seed", 0, "random seed of the simulations (default 1)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (see sluice design -h)", fs.Arg(0))
+	}
+	if *format != "markdown" && *format != "yaml" && *format != "json" {
+		return fmt.Errorf("-format %q: use markdown, yaml or json", *format)
+	}
+	var req sim.Requirements
+	if *reqFile != "" {
+		f, err := os.Open(*reqFile)
+		if err != nil {
+			return err
+		}
+		req, err = sim.ReadRequirements(f, *reqFile)
+		f.Close()
+		if err != nil {
+			return err
+		}
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "rate":
+			req.Rate = flags.Rate
+		case "burst":
+			req.Burst = flags.Burst
+		case "precision":
+			req.Precision = flags.Precision
+		case "keys":
+			req.Keys = flags.Keys
+		case "instances":
+			req.Instances = flags.Instances
+		case "store":
+			req.Store = flags.Store
+		case "redis-mode":
+			req.RedisMode = flags.RedisMode
+		case "name":
+			req.Name = flags.Name
+		case "seed":
+			req.Seed = flags.Seed
+		case "redis-addresses":
+			req.RedisAddresses = strings.Split(*addrs, ",")
+		}
+	})
+	if req.Rate == "" {
+		fs.Usage()
+		return errors.New("no rate: give -rate 100/1m or a -requirements file with rate:")
+	}
+
+	a, err := sim.Design(ctx, req)
+	if err != nil {
+		return err
+	}
+	if *config != "" {
+		if err := os.WriteFile(*config, []byte(a.Config), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "configuration written to %s\n", *config)
+	}
+	w := stdout
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	switch *format {
+	case "yaml":
+		_, err = io.WriteString(w, a.Config)
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(a)
+	default:
+		_, err = io.WriteString(w, a.Markdown)
+	}
+	if err == nil && *out != "" {
+		fmt.Fprintf(stderr, "analysis written to %s\n", *out)
+	}
+	return err
+}

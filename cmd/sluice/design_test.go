@@ -1,0 +1,79 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/config"
+)
+
+func TestDesignWritesAnAnalysisAndAValidConfig(t *testing.T) {
+	dir := t.TempDir()
+	reqs := filepath.Join(dir, "needs.yaml")
+	os.WriteFile(reqs, []byte("rate: 100/1m\nburst: 20\nprecision: strict\nkeys: 10000\ninstances: 3\n"), 0o644)
+	cfgFile, mdFile := filepath.Join(dir, "sluice.yaml"), filepath.Join(dir, "design.md")
+	code, out, errOut := runSluice(t, "design", "-requirements", reqs, "-redis-addresses", "10.0.0.1:6379,10.0.0.2:6379",
+		"-config", cfgFile, "-o", mdFile)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if out != "" {
+		t.Errorf("stdout %q with -o", out)
+	}
+	cfg, err := config.Load(cfgFile)
+	if err != nil {
+		t.Fatalf("the generated config does not load: %v", err)
+	}
+	plan := cfg.Policy.Plan(cfg.Policy.DefaultPlan)
+	if cfg.Store.Type != "redis" || cfg.Store.Redis.Instances != 3 || len(cfg.Store.Redis.Addresses) != 2 ||
+		plan == nil || plan.Limits[0].String() != "per-minute: gcra 80 per 1m0s burst 20" {
+		t.Fatalf("loaded store %+v, plan %+v", cfg.Store, plan)
+	}
+	md, _ := os.ReadFile(mdFile)
+	for _, want := range []string{"**gcra, 80 per 1m, burst 20**, in a Redis store (standalone) shared by 3 instances",
+		"never above the limit", "| fixed-window | 200 (+100%)", "## Trade-offs", "## Next steps", "```yaml"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("analysis lacks %q", want)
+		}
+	}
+	// Checking the written file with sluice check passes too.
+	if code, _, errOut := runSluice(t, "check", cfgFile); code != 0 {
+		t.Errorf("sluice check: exit %d: %s", code, errOut)
+	}
+}
+
+func TestDesignFlagsOverrideTheFile(t *testing.T) {
+	reqs := filepath.Join(t.TempDir(), "needs.yaml")
+	os.WriteFile(reqs, []byte("rate: 100/1m\nprecision: strict\n"), 0o644)
+	code, out, errOut := runSluice(t, "design", "-requirements", reqs, "-precision", "loose", "-format", "yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "algorithm: fixed-window") || strings.Contains(out, "## ") {
+		t.Fatalf("-format yaml printed:\n%s", out)
+	}
+	if _, err := config.Parse("stdout", []byte(out)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDesignRefusesBadRequirements(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("rate: 100/1m\nbursts: 3\n"), 0o644)
+	for _, args := range [][]string{
+		{"design"},
+		{"design", "-rate", "100/1m", "-precision", "exactish"},
+		{"design", "-requirements", bad},
+		{"design", "-rate", "100/1m", "-format", "pdf"},
+	} {
+		code, _, errOut := runSluice(t, args...)
+		if code == 0 {
+			t.Errorf("%q: exit 0", args)
+		}
+		if len(args) > 1 && args[1] == "-requirements" && !strings.Contains(errOut, "line 2") {
+			t.Errorf("unknown field error %q does not name the line", errOut)
+		}
+	}
+}

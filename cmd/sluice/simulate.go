@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sluice-dev/sluice/sim"
+)
+
+const simulateUsage = `usage: sluice simulate [flags]
+
+Replays traffic through every rate-limiting algorithm (the real sluice code, on
+a virtual clock) with the same limit, and reports per algorithm: admitted,
+rejected, the most units admitted for one key in any window W against the
+limit, how many decisions differ from an exact sliding window log, queue
+delays, and state per key. Traffic is a built-in pattern or a CSV trace.
+
+Patterns: steady, boundary-burst, spike, diurnal, retry-storm, many-keys.
+Trace: one request per line, time,key,cost — time in RFC 3339 or seconds
+since the start, cost optional (1).
+
+examples:
+  sluice simulate -pattern boundary-burst -limit 100/1m
+  sluice simulate -pattern many-keys -keys 5000 -format json
+  sluice simulate -trace requests.csv -limit 10/1s -burst 20 -chart out.svg
+
+flags:
+`
+
+// runSimulate is "sluice simulate".
+func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, simulateUsage); fs.PrintDefaults() }
+	var (
+		p        sim.Pattern
+		retry    sim.RetryPolicy
+		maxWait  sim.Duration
+		pattern  = fs.String("pattern", sim.PatternSteady, "traffic pattern: "+strings.Join(sim.Patterns(), ", "))
+		trace    = fs.String("trace", "", "CSV `file` of time,key,cost to replay instead of a pattern")
+		skipBad  = fs.Bool("skip-bad-lines", false, "skip (and report) unreadable trace lines instead of failing")
+		algs     = fs.String("algorithms", "all", "comma-separated `list` of algorithms")
+		limit    = fs.String("limit", "100/1m", "the limit per key, `quantity/window`")
+		ref      = fs.String("reference", "", "measure against this `quantity/window` instead of -limit (e.g. -limit 80/1m -burst 20 -reference 100/1m)")
+		burst    = fs.Int64("burst", 0, "bucket capacity of token-bucket, leaky-bucket and gcra (default the quantity)")
+		seed     = fs.Uint64("seed", 1, "random seed: the same seed gives the same traffic and figures")
+		format   = fs.String("format", "table", "output: table or json")
+		chart    = fs.String("chart", "", "write a chart to this `file` (.png or .svg)")
+		maxWaitS = fs.String("max-wait", "", "leaky-bucket queue's longest delay (default a tenth of the window; 0 makes it a meter)")
+	)
+	fs.IntVar(&p.Keys, "keys", 0, "number of keys (default 1; many-keys 1000)")
+	fs.Float64Var(&p.Rate, "rate", 0, "mean requests per second per key (default 1.2 × the limit's rate; many-keys 0.5 ×)")
+	fs.Var(&p.Duration, "duration", "how long the traffic lasts (default 10 windows)")
+	fs.Int64Var(&p.Cost, "cost", 0, "units per request (default 1)")
+	fs.Int64Var(&p.BurstSize, "burst-size", 0, "boundary-burst: requests per key on each side of a boundary (default a window's quantity)")
+	fs.Var(&p.Spread, "spread", "boundary-burst: how long each half-burst lasts (default window/100)")
+	fs.Var(&p.SpikeAt, "spike-at", "spike, retry-storm: when the spike starts (default duration/3)")
+	fs.Var(&p.SpikeLength, "spike-length", "spike, retry-storm: how long it lasts (default one window)")
+	fs.Float64Var(&p.SpikeFactor, "spike-factor", 0, "spike, retry-storm: rate multiplier during the spike (default 10)")
+	fs.Var(&p.Period, "period", "diurnal: length of one cycle (default the duration)")
+	fs.Float64Var(&p.Amplitude, "amplitude", 0, "diurnal: swing around the mean rate, in (0, 1] (default 0.8)")
+	fs.Float64Var(&p.Skew, "skew", 0, "Zipf exponent of key popularity, > 1 (default many-keys 1.1, others uniform)")
+	fs.IntVar(&retry.Max, "retry-max", 0, "refused clients retry up to this many times (retry-storm default 5)")
+	fs.Float64Var(&retry.Impatient, "retry-impatient", 0, "probability a retry ignores Retry-After (retry-storm default 0.5)")
+	fs.Var(&retry.Gap, "retry-gap", "how soon an impatient client retries (retry-storm default 10ms)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (flags go before nothing else; see sluice simulate -h)", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	req := sim.Request{Limit: *limit, Reference: *ref, Burst: *burst, Seed: *seed, SkipBadLines: *skipBad}
+	if *algs != "all" {
+		req.Algorithms = strings.Split(*algs, ",")
+	}
+	if *maxWaitS != "" {
+		if err := maxWait.Set(*maxWaitS); err != nil {
+			return fmt.Errorf("-max-wait: %w", err)
+		}
+		req.MaxWait = &maxWait
+	}
+	if *format != "table" && *format != "json" {
+		return fmt.Errorf("-format %q: use table or json", *format)
+	}
+	if *chart != "" {
+		f, err := sim.ChartFormat(*chart)
+		if err != nil {
+			return err
+		}
+		req.Chart = f
+	}
+	if set["retry-max"] || set["retry-impatient"] || set["retry-gap"] {
+		base := sim.RetryPolicy{}
+		if *trace == "" && *pattern == sim.PatternRetryStorm {
+			base = sim.DefaultRetryStorm
+		}
+		if set["retry-max"] {
+			base.Max = retry.Max
+		}
+		if set["retry-impatient"] {
+			base.Impatient = retry.Impatient
+		}
+		if set["retry-gap"] {
+			base.Gap = retry.Gap
+		}
+		req.Retry = &base
+	}
+	if *trace != "" {
+		if set["pattern"] {
+			return errors.New("-pattern and -trace: give one source of traffic")
+		}
+		f, err := os.Open(*trace)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		req.TraceReader, req.TraceName = f, filepath.Base(*trace)
+	} else {
+		p.Name = *pattern
+		req.Pattern = &p
+	}
+
+	resp, err := sim.Simulate(ctx, req)
+	if err != nil {
+		var le *sim.LineError
+		if errors.As(err, &le) {
+			return fmt.Errorf("%s: %w (or use -skip-bad-lines)", *trace, err)
+		}
+		return err
+	}
+	reportSkipped(stderr, *trace, resp.Skipped)
+	if *chart != "" {
+		if err := os.WriteFile(*chart, resp.Chart, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "chart written to %s\n", *chart)
+	}
+	if *format == "json" {
+		resp.Result.Chart = nil // the series are for drawing; -chart draws them
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(resp.Result)
+	}
+	return sim.WriteTable(stdout, resp.Result)
+}
+
+// reportSkipped lists skipped trace lines on stderr, the first 20 in full.
+func reportSkipped(w io.Writer, file string, skipped []sim.LineError) {
+	for i, le := range skipped {
+		if i == 20 {
+			fmt.Fprintf(w, "%s: … and %d more lines skipped\n", file, len(skipped)-i)
+			break
+		}
+		fmt.Fprintf(w, "%s: %v (skipped)\n", file, &le)
+	}
+}

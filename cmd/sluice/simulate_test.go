@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/sim"
+)
+
+// runSluice runs the command line and returns its exit code and outputs.
+func runSluice(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestSimulateBoundaryBurstTable(t *testing.T) {
+	code, out, errOut := runSluice(t, "simulate", "-pattern", "boundary-burst", "-limit", "100/1m")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"pattern boundary-burst: 1 key, 1000 requests over 10m; limit 100/1m per key",
+		"worst 1m", "200/100", "+100%", "sliding-window-log", "1.6 KiB max"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if lines := strings.Count(out, "\n"); lines != 8 {
+		t.Errorf("%d lines, want a heading, a header and 6 rows:\n%s", lines, out)
+	}
+}
+
+func TestSimulateJSONAndCharts(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"out.png", "out.svg"} {
+		file := filepath.Join(dir, name)
+		code, out, errOut := runSluice(t, "simulate", "-pattern", "many-keys", "-keys", "50", "-algorithms", "gcra,fixed-window",
+			"-limit", "10/1s", "-duration", "30s", "-seed", "3", "-format", "json", "-chart", file)
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		var res sim.Result
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, out)
+		}
+		if len(res.Algorithms) != 2 || res.Algorithms[0].Label != "gcra" || res.Keys != 50 || res.Chart != nil {
+			t.Fatalf("result %+v", res)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name == "out.png" {
+			if _, err := png.Decode(bytes.NewReader(data)); err != nil {
+				t.Errorf("chart is not a PNG: %v", err)
+			}
+		} else if !bytes.Contains(data, []byte("<svg")) || !bytes.Contains(data, []byte(">fixed-window</text>")) {
+			t.Errorf("chart is not an SVG with a legend")
+		}
+		if !strings.Contains(errOut, "chart written to "+file) {
+			t.Errorf("stderr %q", errOut)
+		}
+	}
+}
+
+func TestSimulateTraceErrorsNameFileAndLine(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "requests.csv")
+	os.WriteFile(trace, []byte("time,key,cost\n0,a,1\n0.5,a,lots\n1,b,1\n"), 0o644)
+	code, _, errOut := runSluice(t, "simulate", "-trace", trace, "-limit", "1/1s")
+	if code != 1 || !strings.Contains(errOut, trace+`: line 3: cost "lots" must be an integer`) {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	code, out, errOut := runSluice(t, "simulate", "-trace", trace, "-limit", "1/1s", "-skip-bad-lines")
+	if code != 0 || !strings.Contains(errOut, "requests.csv: line 3:") || !strings.Contains(errOut, "(skipped)") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if !strings.Contains(out, "trace requests.csv: 2 keys, 2 requests") {
+		t.Errorf("table:\n%s", out)
+	}
+}
+
+func TestSimulateRetryFlagsKeepTheStormDefaults(t *testing.T) {
+	code, out, errOut := runSluice(t, "simulate", "-pattern", "retry-storm", "-retry-max", "2", "-algorithms", "gcra")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "retry up to 2 times, 50.0% of retries after 10ms") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
+func TestSimulateRefusesBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"simulate", "-format", "xml"},
+		{"simulate", "-chart", "out.gif"},
+		{"simulate", "-pattern", "tsunami"},
+		{"simulate", "-limit", "lots"},
+		{"simulate", "-trace", "x.csv", "-pattern", "steady"},
+		{"simulate", "-nope"},
+		{"simulate", "extra"},
+	} {
+		if code, _, _ := runSluice(t, args...); code == 0 {
+			t.Errorf("%q: exit 0", args)
+		}
+	}
+}

@@ -1,0 +1,214 @@
+package sim
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// CSVOptions tune ReadCSV.
+type CSVOptions struct {
+	// SkipBad skips a line that cannot be read and reports it, instead of
+	// failing on it.
+	SkipBad bool
+	// MaxArrivals bounds the trace (≤ 0: DefaultMaxArrivals); more is an
+	// error even with SkipBad.
+	MaxArrivals int
+	// Name labels the trace ("trace <Name>").
+	Name string
+	// Origin is the instant, in µs since sluice.Epoch, that a time written
+	// as a seconds offset counts from. Zero is sluice.Epoch itself, which
+	// every window is aligned to: offset 0 starts a window of any length.
+	Origin int64
+}
+
+// A LineError is a trace line ReadCSV could not read. With SkipBad it is
+// reported and the line skipped; otherwise ReadCSV returns it as its error.
+type LineError struct {
+	Line   int    `json:"line"`   // 1-based line number
+	Reason string `json:"reason"` // what is wrong and what was expected
+}
+
+// Error returns "line N: reason".
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
+
+// ReadCSV reads a trace: one request per line as time,key,cost.
+//
+//   - time is either an RFC 3339 timestamp ("2026-03-01T12:00:00.250Z") or a
+//     number of seconds since the trace's origin ("12.25", see
+//     CSVOptions.Origin); one trace uses one form throughout. Precision
+//     below a microsecond is dropped.
+//   - key is who the request counts against: 1 to sluice.MaxKeyLen bytes.
+//     Quote it ("a,b") to include a comma.
+//   - cost is the units the request spends, an integer ≥ 0; it may be left
+//     out (time,key), meaning 1.
+//
+// A first line starting with the field "time" is a header and is skipped,
+// as are blank lines and lines starting with #. Lines need not be in time
+// order: the trace is sorted (a stable sort, so equal times keep their
+// order). The trace starts at its first request (or at the origin, for
+// seconds offsets) and ends on the first whole second after its last.
+// Bad lines fail the read with a *LineError naming the line, or are
+// skipped and returned when opts.SkipBad is set; a trace without a single
+// good line is an error either way.
+func ReadCSV(r io.Reader, opts CSVOptions) (*Trace, []LineError, error) {
+	maxArrivals := opts.MaxArrivals
+	if maxArrivals <= 0 {
+		maxArrivals = DefaultMaxArrivals
+	}
+	p := csvParser{opts: opts, ids: map[string]int32{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	var skipped []LineError
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || text[0] == '#' {
+			continue
+		}
+		a, err := p.parse(text)
+		if errors.Is(err, errHeader) {
+			if !p.sawData {
+				p.sawData = true
+				continue
+			}
+			err = errors.New("a header (time,key,cost) is allowed only as the first line")
+		}
+		p.sawData = true
+		if err != nil {
+			le := LineError{Line: line, Reason: err.Error()}
+			if !opts.SkipBad {
+				return nil, nil, &le
+			}
+			skipped = append(skipped, le)
+			continue
+		}
+		if len(p.tr.Arrivals) >= maxArrivals {
+			return nil, nil, fmt.Errorf("line %d: trace has more than %d requests: cut it or raise the limit", line, maxArrivals)
+		}
+		p.tr.Arrivals = append(p.tr.Arrivals, a)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, nil, fmt.Errorf("line %d: longer than 1 MiB: is this a CSV trace?", line+1)
+		}
+		return nil, nil, fmt.Errorf("reading trace: %w", err)
+	}
+	if len(p.tr.Arrivals) == 0 {
+		return nil, skipped, fmt.Errorf("trace has no readable requests (%d lines skipped): want lines of time,key,cost", len(skipped))
+	}
+	tr := &p.tr
+	tr.Source = "trace"
+	if opts.Name != "" {
+		tr.Source += " " + opts.Name
+	}
+	slices.SortStableFunc(tr.Arrivals, func(a, b Arrival) int { return cmp.Compare(a.At, b.At) })
+	tr.Start = tr.Arrivals[0].At
+	if p.offsets {
+		tr.Start = min(opts.Origin, tr.Start)
+	}
+	// The span ends on the first whole second after the last arrival.
+	span := tr.Arrivals[len(tr.Arrivals)-1].At + 1 - tr.Start
+	tr.End = tr.Start + (span+999_999)/1_000_000*1_000_000
+	return tr, skipped, nil
+}
+
+var errHeader = errors.New("header line")
+
+// csvParser holds what ReadCSV has learned so far.
+type csvParser struct {
+	opts      CSVOptions
+	tr        Trace
+	ids       map[string]int32
+	sawData   bool
+	timesSeen bool // the time form is fixed
+	offsets   bool // times are seconds offsets (else RFC 3339)
+}
+
+// parse reads one non-blank, non-comment line.
+func (p *csvParser) parse(text string) (Arrival, error) {
+	var fields []string
+	if strings.ContainsRune(text, '"') {
+		cr := csv.NewReader(strings.NewReader(text))
+		cr.FieldsPerRecord = -1
+		f, err := cr.Read()
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return Arrival{}, fmt.Errorf("bad quoting: %v", err)
+		}
+		fields = f
+	} else {
+		fields = strings.Split(text, ",")
+	}
+	for i := range fields {
+		fields[i] = strings.TrimSpace(fields[i])
+	}
+	if strings.EqualFold(fields[0], "time") {
+		return Arrival{}, errHeader
+	}
+	if len(fields) < 2 || len(fields) > 3 {
+		return Arrival{}, fmt.Errorf("%d fields, want time,key,cost (cost optional)", len(fields))
+	}
+	at, err := p.time(fields[0])
+	if err != nil {
+		return Arrival{}, err
+	}
+	key := fields[1]
+	if key == "" || len(key) > sluice.MaxKeyLen {
+		return Arrival{}, fmt.Errorf("key must be 1 to %d bytes, got %d", sluice.MaxKeyLen, len(key))
+	}
+	cost := int64(1)
+	if len(fields) == 3 && fields[2] != "" {
+		cost, err = strconv.ParseInt(fields[2], 10, 64)
+		if err != nil || cost < 0 || cost > sluice.MaxQuantity {
+			return Arrival{}, fmt.Errorf("cost %q must be an integer in [0, %d]", fields[2], int64(sluice.MaxQuantity))
+		}
+	}
+	id, ok := p.ids[key]
+	if !ok {
+		if len(p.tr.Keys) >= MaxKeys {
+			return Arrival{}, fmt.Errorf("more than %d distinct keys", MaxKeys)
+		}
+		id = int32(len(p.tr.Keys))
+		p.ids[key] = id
+		p.tr.Keys = append(p.tr.Keys, key)
+	}
+	return Arrival{At: at, Key: id, Cost: cost}, nil
+}
+
+// time reads a time field in the trace's one form.
+func (p *csvParser) time(s string) (int64, error) {
+	if secs, err := strconv.ParseFloat(s, 64); err == nil {
+		if p.timesSeen && !p.offsets {
+			return 0, fmt.Errorf("time %q is a seconds offset but earlier lines use RFC 3339 timestamps: use one form", s)
+		}
+		if math.IsNaN(secs) || secs < 0 || secs > maxSpan.Seconds() {
+			return 0, fmt.Errorf("time offset %q must be in [0, %.0f] seconds", s, maxSpan.Seconds())
+		}
+		p.timesSeen, p.offsets = true, true
+		return p.opts.Origin + int64(math.Round(secs*1e6)), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return 0, fmt.Errorf("time %q is neither RFC 3339 (2026-03-01T12:00:00Z) nor seconds since the start (12.5)", s)
+	}
+	if p.timesSeen && p.offsets {
+		return 0, fmt.Errorf("time %q is an RFC 3339 timestamp but earlier lines use seconds offsets: use one form", s)
+	}
+	p.timesSeen = true
+	return sluice.MicrosSinceEpoch(t), nil
+}

@@ -1,0 +1,93 @@
+package sim
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+func TestReadCSVSecondsOffsets(t *testing.T) {
+	in := "time,key,cost\n# a comment\n\n0.5,alice,2\n0,bob\n1.25,\"a,b\",0\n"
+	tr, skipped, err := ReadCSV(strings.NewReader(in), CSVOptions{Name: "t.csv"})
+	if err != nil || len(skipped) != 0 {
+		t.Fatal(err, skipped)
+	}
+	if tr.Source != "trace t.csv" || len(tr.Keys) != 3 || len(tr.Arrivals) != 3 {
+		t.Fatalf("trace %+v", tr)
+	}
+	want := []Arrival{{At: 0, Key: 1, Cost: 1}, {At: 500_000, Key: 0, Cost: 2}, {At: 1_250_000, Key: 2, Cost: 0}}
+	for i, a := range tr.Arrivals {
+		if a != want[i] {
+			t.Errorf("arrival %d = %+v, want %+v (sorted by time)", i, a, want[i])
+		}
+	}
+	if tr.Keys[2] != "a,b" || tr.Start != 0 || tr.End != 2_000_000 {
+		t.Errorf("keys %q, span [%d, %d)", tr.Keys, tr.Start, tr.End)
+	}
+}
+
+func TestReadCSVRFC3339(t *testing.T) {
+	in := "2026-03-01T12:00:01.5Z,k,1\n2026-03-01T13:00:00+01:00,k,1\n"
+	tr, _, err := ReadCSV(strings.NewReader(in), CSVOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := sluice.MicrosSinceEpoch(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))
+	if tr.Arrivals[0].At != t0 || tr.Arrivals[1].At != t0+1_500_000 || tr.Start != t0 {
+		t.Fatalf("arrivals %+v, start %d; want %d and %d", tr.Arrivals, tr.Start, t0, t0+1_500_000)
+	}
+}
+
+func TestReadCSVErrorsNameTheirLine(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		line     int
+		reason   string
+	}{
+		{"a bad time", "1,a,1\nyesterday,a,1\n", 2, "neither RFC 3339"},
+		{"a negative cost", "time,key,cost\n1,a,1\n2,a,-3\n", 3, "cost"},
+		{"too many fields", "1,a,1,extra\n", 1, "4 fields"},
+		{"an empty key", "1,a\n\n# c\n2,,1\n", 4, "key"},
+		{"mixed time forms", "1,a\n2026-03-01T12:00:00Z,a\n", 2, "one form"},
+		{"a late header", "1,a\ntime,key,cost\n", 2, "header"},
+		{"bad quoting", "1,\"a,1\n", 1, "quoting"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := ReadCSV(strings.NewReader(tc.in), CSVOptions{})
+			var le *LineError
+			if !errors.As(err, &le) {
+				t.Fatalf("error %v is not a *LineError", err)
+			}
+			if le.Line != tc.line || !strings.Contains(le.Reason, tc.reason) {
+				t.Fatalf("got %v; want line %d mentioning %q", le, tc.line, tc.reason)
+			}
+			if !strings.HasPrefix(err.Error(), "line ") {
+				t.Fatalf("message %q does not start with the line", err)
+			}
+		})
+	}
+}
+
+func TestReadCSVSkipsBadLinesWhenAsked(t *testing.T) {
+	in := "0,a,1\nnope,a,1\n1,a,x\n2,b,1\n"
+	tr, skipped, err := ReadCSV(strings.NewReader(in), CSVOptions{SkipBad: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Arrivals) != 2 || len(skipped) != 2 || skipped[0].Line != 2 || skipped[1].Line != 3 {
+		t.Fatalf("kept %d, skipped %+v", len(tr.Arrivals), skipped)
+	}
+	if _, _, err := ReadCSV(strings.NewReader("x,a\ny,b\n"), CSVOptions{SkipBad: true}); err == nil {
+		t.Fatal("a trace without one good line was accepted")
+	}
+}
+
+func TestReadCSVBoundsTheTrace(t *testing.T) {
+	in := strings.Repeat("1,a,1\n", 11)
+	if _, _, err := ReadCSV(strings.NewReader(in), CSVOptions{MaxArrivals: 10}); err == nil || !strings.Contains(err.Error(), "line 11") {
+		t.Fatalf("error %v; want a bound reached on line 11", err)
+	}
+}

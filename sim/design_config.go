@@ -1,0 +1,54 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// configYAML writes the sluice configuration of rec: a store and one plan,
+// "default", holding the recommended limit, in the format package config
+// reads (examples/sluice.yaml is its full reference).
+func configYAML(req Requirements, rec Recommendation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# sluice configuration written by `sluice design` for %s per key", req.Rate)
+	fmt.Fprintf(&b, " (precision %s, %d keys, %s).\n", req.Precision, req.Keys, plural(req.Instances, "instance"))
+	b.WriteString("store:\n")
+	fmt.Fprintf(&b, "  type: %s\n", rec.Store)
+	if rec.Store == "memory" && req.Keys > 1_000_000 {
+		// The memory store keeps 1,000,000 states unless told otherwise.
+		fmt.Fprintf(&b, "  max_keys: %d\n", min(req.Keys, 1<<32))
+	}
+	if rec.Store == "redis" {
+		b.WriteString("  redis:\n")
+		fmt.Fprintf(&b, "    mode: %s\n", rec.RedisMode)
+		addrs := make([]string, len(req.RedisAddresses))
+		for i, a := range req.RedisAddresses {
+			q, _ := json.Marshal(a) // a JSON string is a YAML double-quoted scalar
+			addrs[i] = string(q)
+		}
+		fmt.Fprintf(&b, "    addresses: [%s]\n", strings.Join(addrs, ", "))
+		if rec.RedisMode == "sentinel" {
+			b.WriteString("    master_name: mymaster   # the Sentinel master set: change to yours\n")
+		}
+		b.WriteString("    on_store_error: local   # Redis down: decide in memory with quota ÷ instances\n")
+		fmt.Fprintf(&b, "    instances: %d\n", req.Instances)
+	}
+	b.WriteString("plans:\n  default:\n    limits:\n")
+	fmt.Fprintf(&b, "      - name: %s\n", rec.Name)
+	fmt.Fprintf(&b, "        algorithm: %s\n", rec.Algorithm)
+	fmt.Fprintf(&b, "        quantity: %d", rec.Quantity)
+	if rec.PerInstance {
+		fmt.Fprintf(&b, "   # per instance: %s ÷ %d instances", req.Rate, req.Instances)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "        window: %s\n", rec.Window)
+	if rec.Burst > 0 {
+		fmt.Fprintf(&b, "        burst: %d\n", rec.Burst)
+	}
+	if rec.MaxWait > 0 {
+		fmt.Fprintf(&b, "        max_wait: %s\n", rec.MaxWait)
+	}
+	b.WriteString("default_plan: default\n")
+	return b.String()
+}

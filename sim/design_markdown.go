@@ -1,0 +1,276 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// markdown writes the analysis for a person.
+func (a *Analysis) markdown(q int64, w time.Duration) string {
+	var b strings.Builder
+	req, rec := a.Requirements, a.Recommendation
+	win := FormatDuration(w)
+	fmt.Fprintf(&b, "# Rate-limit design: %d per %s per key\n\n", q, win)
+
+	b.WriteString("## Context\n\n| requirement | value |\n|---|---|\n")
+	fmt.Fprintf(&b, "| limit | %d requests (units) per %s for each key |\n", q, win)
+	if smoothing(req, q) {
+		fmt.Fprintf(&b, "| burst tolerance | at most %d at once |\n", req.Burst)
+	} else {
+		fmt.Fprintf(&b, "| burst tolerance | any pattern within the window (up to %d at once) |\n", q)
+	}
+	fmt.Fprintf(&b, "| precision | %s — %s |\n", req.Precision, precisionText(req.Precision, q, win))
+	fmt.Fprintf(&b, "| keys | %d live at once |\n", req.Keys)
+	fmt.Fprintf(&b, "| instances | %d |\n", req.Instances)
+	fmt.Fprintf(&b, "| store | %s |\n\n", req.Store)
+
+	b.WriteString("## Recommendation\n\n")
+	fmt.Fprintf(&b, "**%s**, in %s.\n\n", limitText(rec), storeText(req, rec))
+	for _, r := range rec.Reasons {
+		fmt.Fprintf(&b, "- %s\n", r)
+	}
+	for _, r := range a.evidence(q) {
+		fmt.Fprintf(&b, "- %s\n", r)
+	}
+	fmt.Fprintf(&b, "- %s\n\n", storeReason(req, rec))
+
+	a.figuresTable(&b, win)
+
+	b.WriteString("## Trade-offs\n\n")
+	for _, t := range a.tradeOffs(q, win) {
+		fmt.Fprintf(&b, "- %s\n", t)
+	}
+	b.WriteString("\n## Next steps\n\n")
+	for i, s := range a.nextSteps(q, win) {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, s)
+	}
+	b.WriteString("\n## Configuration\n\nSave as `sluice.yaml`:\n\n```yaml\n")
+	b.WriteString(a.Config)
+	b.WriteString("```\n")
+	return b.String()
+}
+
+func precisionText(p string, q int64, win string) string {
+	switch p {
+	case PrecisionStrict:
+		return fmt.Sprintf("never more than %d in any %s, whatever the timing", q, win)
+	case PrecisionApproximate:
+		return "close to an exact sliding window on ordinary traffic; a small overshoot on adversarial timing is acceptable"
+	}
+	return "up to about twice the limit across a window boundary is acceptable"
+}
+
+func limitText(rec Recommendation) string {
+	s := fmt.Sprintf("%s, %d per %s", rec.Algorithm, rec.Quantity, rec.Window)
+	if rec.Burst > 0 {
+		s += fmt.Sprintf(", burst %d", rec.Burst)
+	}
+	if rec.PerInstance {
+		s += " on each instance"
+	}
+	return s
+}
+
+func storeText(req Requirements, rec Recommendation) string {
+	switch {
+	case rec.Store == "redis" && req.Instances > 1:
+		return fmt.Sprintf("a Redis store (%s) shared by %d instances", rec.RedisMode, req.Instances)
+	case rec.Store == "redis":
+		return fmt.Sprintf("a Redis store (%s)", rec.RedisMode)
+	case rec.PerInstance:
+		return fmt.Sprintf("the in-memory store of each of the %d instances", req.Instances)
+	}
+	return "the in-memory store"
+}
+
+func storeReason(req Requirements, rec Recommendation) string {
+	switch {
+	case rec.Store == "redis" && req.Instances > 1:
+		return fmt.Sprintf("%d instances must share one count, or each would admit the full quota: Redis keeps it, deciding in one Lua script per request with Redis's own clock, so instances' clock skew cannot leak quota.", req.Instances)
+	case rec.Store == "redis" && req.Store == "auto":
+		return fmt.Sprintf("State for %d keys (about %s with the store's bookkeeping) is too much for one process's memory: Redis (%s) holds it outside the process.",
+			req.Keys, formatBytes(stateEstimate(rec, req)), rec.RedisMode)
+	case rec.Store == "redis":
+		return "Redis keeps the state outside the process, so it survives restarts and deploys, and more instances can join later."
+	case rec.PerInstance:
+		return fmt.Sprintf("Each instance keeps its own count, so each is configured with 1/%d of the quota (%d of %d): the total is right only as far as your load balancer spreads each key's requests evenly.",
+			req.Instances, rec.Quantity, rec.Quantity*int64(req.Instances))
+	}
+	return "One instance: the in-process memory store decides without a network round trip, in well under a microsecond."
+}
+
+// evidence states the simulated figures behind the recommendation.
+func (a *Analysis) evidence(q int64) []string {
+	label, s := a.Recommendation.Label, a.Scale
+	worst, where := a.worst(label)
+	var out []string
+	verdict := "never above the limit"
+	if worst > s.Quantity {
+		verdict = fmt.Sprintf("%s above the limit", overshootText(100*float64(worst-s.Quantity)/float64(s.Quantity)))
+	}
+	out = append(out, fmt.Sprintf("Simulated on four traffic patterns, its worst window admitted %d of %d (%s; worst under %s).",
+		worst, s.Quantity, verdict, where))
+	if f := a.figure(PatternManyKeys, label); f != nil {
+		out = append(out, fmt.Sprintf("On a population of %d keys it decided %s of requests differently from an exact sliding window log, and admitted %d of %d requests.",
+			s.Keys, formatPct(f.DisagreePct), f.Admitted, f.Decisions))
+	}
+	if f := a.figure(PatternManyKeys, label); f != nil {
+		per := f.StateBytesMean * a.Scale.Factor
+		if f.Algorithm != "sliding-window-log" {
+			per = float64(f.StateBytesMax)
+		}
+		out = append(out, fmt.Sprintf("State: %s per key, about %s for %d keys (the algorithm's state; the store adds each key's name and bookkeeping).",
+			formatBytes(per), formatBytes(per*float64(a.Requirements.Keys)), a.Requirements.Keys))
+	}
+	return out
+}
+
+// figuresTable writes every contender's figures across the scenarios.
+func (a *Analysis) figuresTable(b *strings.Builder, win string) {
+	s := a.Scale
+	b.WriteString("### Simulated figures\n\n")
+	fmt.Fprintf(b, "Every algorithm replayed the same traffic through sluice's own code (seed %d). "+
+		"*Worst* is the most units admitted for one key in any %s, against the limit of %d; "+
+		"*differs* is the share of decisions unlike an exact sliding window log's on the same requests.",
+		a.Requirements.Seed, win, s.Quantity)
+	if s.Factor != 1 || int64(s.Keys) != a.Requirements.Keys {
+		fmt.Fprintf(b, " To stay quick the simulations used %d per %s and %d keys", s.Quantity, win, s.Keys)
+		if s.Burst > 0 {
+			fmt.Fprintf(b, " (burst %d)", s.Burst)
+		}
+		b.WriteString("; the ratios carry over, and state sizes below are scaled back up.")
+	}
+	b.WriteString(" One key held at its limit (spike, steady) magnifies small timing differences, so *differs* is high there for every approximation; many-keys is the realistic figure.")
+	b.WriteString("\n\n| algorithm | worst: boundary-burst | worst: spike | worst: steady | worst: many-keys | differs: steady | differs: many-keys | state per key | state, all keys |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	if len(a.Scenarios) == 0 {
+		return
+	}
+	for _, r := range a.Scenarios[0].Result.Algorithms {
+		label := r.Label
+		name := label
+		switch {
+		case label != a.Recommendation.Label:
+		case strings.HasPrefix(label, "recommended"):
+			name = "**" + label + "**"
+		default:
+			name = "**" + label + "** (recommended)"
+		}
+		cells := []string{name}
+		for _, p := range []string{PatternBoundaryBurst, PatternSpike, PatternSteady, PatternManyKeys} {
+			f := a.figure(p, label)
+			cell := fmt.Sprintf("%d", f.WorstWindow)
+			if f.OvershootPct > 0 {
+				cell += " (" + overshootText(f.OvershootPct) + ")"
+			}
+			cells = append(cells, cell)
+		}
+		for _, p := range []string{PatternSteady, PatternManyKeys} {
+			cells = append(cells, formatPct(a.figure(p, label).DisagreePct))
+		}
+		per, total := a.stateCells(label)
+		cells = append(cells, per, total)
+		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+	}
+	b.WriteString("\nThe patterns:\n\n")
+	for _, sc := range a.Scenarios {
+		fmt.Fprintf(b, "- **%s**: %s; %s.\n", sc.Pattern, sc.Description, plural(sc.Result.Requests, "request"))
+	}
+	b.WriteString("\n")
+}
+
+// stateCells returns label's state per key and for all keys; the sliding
+// log's is the mean measured on many keys, scaled back to the real quantity.
+func (a *Analysis) stateCells(label string) (string, string) {
+	f := a.figure(PatternManyKeys, label)
+	keys := float64(a.Requirements.Keys)
+	if f.Algorithm != "sliding-window-log" {
+		return formatBytes(float64(f.StateBytesMax)), formatBytes(float64(f.StateBytesMax) * keys)
+	}
+	mean, most := f.StateBytesMean*a.Scale.Factor, float64(f.StateBytesMax)*a.Scale.Factor
+	return fmt.Sprintf("%s mean, %s max", formatBytes(mean), formatBytes(most)), "≈ " + formatBytes(mean*keys)
+}
+
+// tradeOffs says what the recommendation gives up, with figures.
+func (a *Analysis) tradeOffs(q int64, win string) []string {
+	req, rec, s := a.Requirements, a.Recommendation, a.Scale
+	var out []string
+	worstOf := func(label string) string {
+		w, p := a.worst(label)
+		return fmt.Sprintf("%d of %d, under %s", w, s.Quantity, p)
+	}
+	switch {
+	case rec.Algorithm == "gcra" && req.Precision == PrecisionStrict:
+		out = append(out, fmt.Sprintf("The sustained rate is %d per %s, not %d: the bucket's %d are the headroom that keeps every window within %d. "+
+			"If clients need the full %d sustained with bursts of at most %d, use two limits in the plan — gcra %d/%s burst %d and sliding-window-log %d/%s — which sluice admits together or not at all, at the log's memory cost.",
+			rec.Quantity, win, q, rec.Burst, q, q, max(req.Burst, rec.Burst), q, win, max(req.Burst, rec.Burst), q, win))
+	case rec.Algorithm == "gcra":
+		out = append(out, fmt.Sprintf("A bucket lets a client take its burst and then the steady rate, so one window can see up to burst + quantity: worst %s. Choose strict precision to cap every window at %d.",
+			worstOf(rec.Label), q))
+	case rec.Algorithm == "sliding-window-log":
+		out = append(out, fmt.Sprintf("Exactness costs memory and time proportional to the quantity: 16 bytes per admission still in the window, up to %s per key, and each decision scans the key's log. In Redis each entry is a sorted-set member, several times larger.",
+			formatBytes(16*float64(q))))
+	case rec.Algorithm == "sliding-window-counter":
+		out = append(out, fmt.Sprintf("The counter is an estimate that assumes the previous window's requests were evenly spread: against the exact log its worst window was %s and it decided %s of many-keys requests differently. Choose strict precision for an exact limit.",
+			worstOf(rec.Label), formatPct(a.figure(PatternManyKeys, rec.Label).DisagreePct)))
+	case rec.Algorithm == "fixed-window":
+		out = append(out, fmt.Sprintf("Across a window boundary a client can get twice the quantity: worst %s.", worstOf(rec.Label)))
+	}
+	if rec.Algorithm != "fixed-window" {
+		out = append(out, fmt.Sprintf("A fixed window would be simpler (the quota resets at the top of each %s) but lets bursts through at boundaries: worst %s.", win, worstOf("fixed-window")))
+	}
+	if rec.Algorithm != "sliding-window-log" {
+		out = append(out, fmt.Sprintf("The exact sliding window log never exceeds the limit (worst %s) but keeps every admission: %s per key at most, about %s for %d keys.",
+			worstOf("sliding-window-log"), formatBytes(16*float64(q)), formatBytes(16*float64(q)*float64(req.Keys)), req.Keys))
+	}
+	if f := a.figure(PatternSpike, "leaky-bucket"); f != nil && f.Delayed > 0 {
+		out = append(out, fmt.Sprintf("If clients cannot retry, a leaky-bucket queue (max_wait) delays requests instead of refusing them: with a wait of up to a tenth of the window it admitted %d requests of the spike, delaying %d of them; the added latency averaged %s per admitted request, %s at most.",
+			f.Admitted, f.Delayed, roundDuration(f.MeanDelay.D()), roundDuration(f.MaxDelay.D())))
+	}
+	switch {
+	case rec.Store == "redis":
+		out = append(out, "Every decision is a Redis round trip (well under a millisecond on a local network). If Redis is unreachable, on_store_error: local makes each instance decide in memory with the quota divided by the number of instances: roughly right, rather than failing open or closed.")
+		if rec.RedisMode == "standalone" {
+			out = append(out, "A standalone Redis is a single point of failure; Sentinel (mode: sentinel, with master_name) adds failover, Cluster (mode: cluster) adds capacity.")
+		}
+	case rec.PerInstance:
+		out = append(out, fmt.Sprintf("Per-instance quotas drift when a key's requests are unevenly spread or instances come and go; a Redis store (store: redis) shares one exact count between the %d instances.", req.Instances))
+	default:
+		out = append(out, "State lives in the process: a restart forgets it and clients get a fresh quota. A second instance would need a Redis store (or the quota divided between instances).")
+	}
+	return out
+}
+
+// nextSteps are the commands to run next.
+func (a *Analysis) nextSteps(q int64, win string) []string {
+	rec := a.Recommendation
+	// Replay the configured limit (before any division between instances),
+	// measured against the requirement.
+	quantity, burst := rec.Quantity, rec.Burst
+	if rec.PerInstance {
+		quantity, burst = q, a.Requirements.Burst
+		if !smoothing(a.Requirements, q) {
+			burst = 0
+		}
+	}
+	sim := fmt.Sprintf("sluice simulate -trace requests.csv -limit %d/%s", quantity, win)
+	if burst > 0 {
+		sim += fmt.Sprintf(" -burst %d", burst)
+	}
+	switch {
+	case quantity != q:
+		sim += fmt.Sprintf(" -reference %d/%s -algorithms %s", q, win, rec.Algorithm)
+	case rec.Algorithm == "sliding-window-log":
+		sim += " -algorithms sliding-window-log,sliding-window-counter"
+	default:
+		sim += fmt.Sprintf(" -algorithms %s,sliding-window-log", rec.Algorithm)
+	}
+	sim += " -chart replay.svg"
+	return []string{
+		"Save the configuration below as `sluice.yaml` and validate it: `sluice check sluice.yaml`.",
+		"Replay your real traffic before enforcing: export requests as `time,key,cost` lines (RFC 3339 or seconds) and run `" + sim + "`.",
+		fmt.Sprintf("Roll out in shadow mode first (`shadow: true` on the limit): it is evaluated and reported but refuses nothing; watch `sluice_decisions_total{limit=%q,result=\"shadow\"}` until the rejections you see are the ones you want.", rec.Name),
+		"Make sure clients honour `Retry-After`: `sluice simulate -pattern retry-storm -limit " + fmt.Sprintf("%d/%s", q, win) + "` shows how much extra traffic impatient retries cause.",
+	}
+}

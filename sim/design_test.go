@@ -1,0 +1,236 @@
+package sim
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+)
+
+func design(t *testing.T, req Requirements) *Analysis {
+	t.Helper()
+	a, err := Design(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func keys(m map[string]any) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func sorted(s ...string) []string { slices.Sort(s); return s }
+
+// checkConfigShape parses the generated YAML as plain maps and checks it has
+// exactly the fields of the config schema, and that every limit builds a
+// valid sluice.Limit.
+func checkConfigShape(t *testing.T, cfg string) []sluice.Limit {
+	t.Helper()
+	var doc map[string]any
+	if err := yaml.Unmarshal([]byte(cfg), &doc); err != nil {
+		t.Fatalf("config is not YAML: %v\n%s", err, cfg)
+	}
+	if got := keys(doc); !slices.Equal(got, sorted("store", "plans", "default_plan")) {
+		t.Fatalf("top-level fields %v", got)
+	}
+	store := doc["store"].(map[string]any)
+	switch store["type"] {
+	case "memory":
+		if got := keys(store); !slices.Equal(got, []string{"type"}) {
+			t.Errorf("memory store fields %v", got)
+		}
+	case "redis":
+		if got := keys(store); !slices.Equal(got, sorted("type", "redis")) {
+			t.Errorf("redis store fields %v", got)
+		}
+		r := store["redis"].(map[string]any)
+		if got := keys(r); !slices.Equal(got, sorted("mode", "addresses", "on_store_error", "instances")) {
+			t.Errorf("redis fields %v", got)
+		}
+		if addrs, ok := r["addresses"].([]any); !ok || len(addrs) == 0 {
+			t.Errorf("addresses %v", r["addresses"])
+		}
+	default:
+		t.Fatalf("store type %v", store["type"])
+	}
+	if doc["default_plan"] != "default" {
+		t.Errorf("default_plan %v", doc["default_plan"])
+	}
+	plans := doc["plans"].(map[string]any)
+	if got := keys(plans); !slices.Equal(got, []string{"default"}) {
+		t.Fatalf("plans %v", got)
+	}
+	plan := plans["default"].(map[string]any)
+	if got := keys(plan); !slices.Equal(got, []string{"limits"}) {
+		t.Fatalf("plan fields %v", got)
+	}
+	var out []sluice.Limit
+	for _, e := range plan["limits"].([]any) {
+		lm := e.(map[string]any)
+		for _, k := range keys(lm) {
+			if !slices.Contains([]string{"name", "algorithm", "quantity", "window", "burst", "max_wait"}, k) {
+				t.Errorf("unknown limit field %q", k)
+			}
+		}
+		alg, err := sluice.ParseAlgorithm(lm["algorithm"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := time.ParseDuration(lm["window"].(string))
+		if err != nil {
+			t.Fatalf("window %v: %v", lm["window"], err)
+		}
+		l := sluice.NewLimit(alg, int64(lm["quantity"].(int)), w)
+		if b, ok := lm["burst"]; ok {
+			l = l.WithBurst(int64(b.(int)))
+		}
+		if mw, ok := lm["max_wait"]; ok {
+			d, err := time.ParseDuration(mw.(string))
+			if err != nil {
+				t.Fatal(err)
+			}
+			l = l.WithMaxWait(d)
+		}
+		l = l.Named(lm["name"].(string))
+		if err := l.Err(); err != nil {
+			t.Fatalf("limit %v does not build: %v", lm, err)
+		}
+		out = append(out, l)
+	}
+	if len(out) != 1 {
+		t.Fatalf("%d limits, want 1", len(out))
+	}
+	return out
+}
+
+func TestDesignRecommendations(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		req   Requirements
+		limit string // sluice.Limit.String of the config's limit
+		store string
+	}{
+		{"loose precision gets a fixed window",
+			Requirements{Rate: "100/1m", Precision: "loose"}, "per-minute: fixed-window 100 per 1m0s", "memory"},
+		{"approximate precision gets the sliding counter",
+			Requirements{Rate: "100/1m"}, "per-minute: sliding-window-counter 100 per 1m0s", "memory"},
+		{"strict precision gets the exact log when it fits",
+			Requirements{Rate: "100/1m", Precision: "strict", Keys: 10_000}, "per-minute: sliding-window-log 100 per 1m0s", "memory"},
+		{"strict precision without room for a log gets a half-bucket GCRA",
+			Requirements{Rate: "100/1m", Precision: "strict", Keys: 1e9, Instances: 2}, "per-minute: gcra 50 per 1m0s burst 50", "redis"},
+		{"strict precision with a burst cap gets GCRA of Q-B and B",
+			Requirements{Rate: "100/1m", Precision: "strict", Burst: 20, Instances: 3}, "per-minute: gcra 80 per 1m0s burst 20", "redis"},
+		{"a burst cap gets GCRA",
+			Requirements{Rate: "10/1s", Burst: 3, Name: "api"}, "api: gcra 10 per 1s burst 3", "memory"},
+		{"memory on several instances divides the quota",
+			Requirements{Rate: "1000/24h", Instances: 4, Store: "memory"}, "per-day: sliding-window-counter 250 per 24h0m0s", "memory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := design(t, tc.req)
+			limits := checkConfigShape(t, a.Config)
+			if got := limits[0].String(); got != tc.limit {
+				t.Errorf("config limit %q, want %q", got, tc.limit)
+			}
+			if a.Recommendation.Store != tc.store {
+				t.Errorf("store %s, want %s", a.Recommendation.Store, tc.store)
+			}
+			// The real configuration loader accepts it, with the same limit.
+			cfg, err := config.Parse("design.yaml", []byte(a.Config))
+			if err != nil {
+				t.Fatalf("config.Parse: %v\n%s", err, a.Config)
+			}
+			plan := cfg.Policy.Plan("default")
+			if plan == nil || len(plan.Limits) != 1 || plan.Limits[0].String() != tc.limit || cfg.Store.Type != tc.store {
+				t.Fatalf("loaded %+v, store %s", plan, cfg.Store.Type)
+			}
+			if tc.store == "redis" && cfg.Store.Redis.Instances != tc.req.Instances {
+				t.Errorf("redis instances %d, want %d", cfg.Store.Redis.Instances, tc.req.Instances)
+			}
+			// The analysis states the figures and carries the config.
+			for _, want := range []string{"## Context", "## Recommendation", "### Simulated figures", "## Trade-offs", "## Next steps", a.Config} {
+				if !strings.Contains(a.Markdown, want) {
+					t.Errorf("markdown lacks %q", want)
+				}
+			}
+			if len(a.Scenarios) != 4 {
+				t.Fatalf("%d scenarios", len(a.Scenarios))
+			}
+		})
+	}
+}
+
+// A strict requirement's recommendation never admits more than the limit in
+// any window of any simulated pattern, and the analysis says so.
+func TestStrictDesignsNeverExceedTheLimit(t *testing.T) {
+	for _, req := range []Requirements{
+		{Rate: "100/1m", Precision: "strict"},
+		{Rate: "100/1m", Precision: "strict", Burst: 20},
+		{Rate: "7/3s", Precision: "strict", Burst: 2},
+		{Rate: "100/1m", Precision: "strict", Keys: 1e9},
+	} {
+		a := design(t, req)
+		for _, sc := range a.Scenarios {
+			f := a.figure(sc.Pattern, a.Recommendation.Label)
+			if f == nil {
+				t.Fatalf("%+v: no row %q in %s", req, a.Recommendation.Label, sc.Pattern)
+			}
+			if f.WorstWindow > sc.Result.Quantity {
+				t.Errorf("%+v, %s: %s admitted %d in a window, above %d", req, sc.Pattern, f.Label, f.WorstWindow, sc.Result.Quantity)
+			}
+		}
+		if !strings.Contains(a.Markdown, "never above the limit") {
+			t.Errorf("%+v: the analysis does not state the simulated guarantee", req)
+		}
+	}
+}
+
+func TestDesignScalesLargeRequirements(t *testing.T) {
+	a := design(t, Requirements{Rate: "1000000/1s", Burst: 5000, Keys: 5})
+	if a.Scale.Quantity > scenarioQuantity || a.Scale.Factor != 1000 || a.Scale.Burst != 5 {
+		t.Fatalf("scale %+v", a.Scale)
+	}
+	for _, sc := range a.Scenarios {
+		if sc.Result.Requests > 2*scenarioBudget {
+			t.Errorf("%s: %d requests", sc.Pattern, sc.Result.Requests)
+		}
+	}
+	if !strings.Contains(a.Markdown, "To stay quick the simulations used 1000 per 1s") {
+		t.Error("the analysis does not say it simulated at a smaller scale")
+	}
+}
+
+func TestReadRequirements(t *testing.T) {
+	req, err := ReadRequirements(strings.NewReader("rate: 100/1m\nburst: 20\nprecision: strict\nkeys: 10000\ninstances: 3\nstore: auto\n"), "r.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.Rate != "100/1m" || req.Burst != 20 || req.Precision != "strict" || req.Keys != 10000 || req.Instances != 3 {
+		t.Fatalf("read %+v", req)
+	}
+	_, err = ReadRequirements(strings.NewReader("rate: 100/1m\nbursts: 20\n"), "r.yaml")
+	if err == nil || !strings.Contains(err.Error(), "r.yaml") || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("unknown field: %v", err)
+	}
+	for name, bad := range map[string]Requirements{
+		"no rate":       {},
+		"bad precision": {Rate: "1/1s", Precision: "exactish"},
+		"bad store":     {Rate: "1/1s", Store: "disk"},
+		"bad name":      {Rate: "1/1s", Name: "per minute"},
+	} {
+		if _, err := Design(context.Background(), bad); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"time"
+)
+
+// Bounds on what one simulation may generate or replay, so that a request
+// from the web cannot exhaust memory.
+const (
+	// DefaultMaxArrivals is the most arrivals Generate and ReadCSV accept
+	// when not told otherwise: about 240 MB of trace.
+	DefaultMaxArrivals = 10_000_000
+	// MaxKeys is the most distinct keys a trace may have.
+	MaxKeys = 10_000_000
+	// maxSpan is the longest trace: 10 years.
+	maxSpan = 10 * 365 * 24 * time.Hour
+)
+
+// Generate returns the traffic p describes (defaults applied with
+// WithDefaults) for a limit of quantity per window, starting at 0 µs since
+// sluice.Epoch, which is aligned to every window. The same p (including
+// p.Seed) always gives the same trace. It refuses a pattern whose expected
+// number of arrivals is above maxArrivals (≤ 0 means DefaultMaxArrivals).
+func Generate(p Pattern, quantity int64, window time.Duration, maxArrivals int) (*Trace, error) {
+	if quantity < 1 || window < time.Microsecond {
+		return nil, fmt.Errorf("pattern for a limit of %d per %v: need a positive quantity and window", quantity, window)
+	}
+	p = p.WithDefaults(quantity, window)
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	if maxArrivals <= 0 {
+		maxArrivals = DefaultMaxArrivals
+	}
+	if n := p.expected(window); n > float64(maxArrivals) {
+		return nil, fmt.Errorf("pattern %s would generate about %.0f requests, more than %d: lower the rate, keys or duration",
+			p.Name, n, maxArrivals)
+	}
+	tr := &Trace{
+		Source: "pattern " + p.Name,
+		End:    int64(p.Duration.D() / time.Microsecond),
+		Keys:   make([]string, p.Keys),
+	}
+	for i := range tr.Keys {
+		tr.Keys[i] = fmt.Sprintf("key-%d", i)
+	}
+	r := rand.New(rand.NewPCG(p.Seed, p.Seed^0x5eed_51c3))
+	pick := keyPicker(r, p.Keys, p.Skew)
+	limit := maxArrivals + maxArrivals/10 + 1000 // Poisson noise above the expectation
+	var err error
+	tr.Arrivals, err = poisson(r, &p, pick, tr.End, limit)
+	if err != nil {
+		return nil, err
+	}
+	if p.Name == PatternBoundaryBurst {
+		bursts := boundaryBursts(&p, int64(window/time.Microsecond), tr.End)
+		if len(bursts) == 0 {
+			return nil, fmt.Errorf("pattern %s: a duration of %v has no window boundary to burst across: use at least one window plus the spread (%v)",
+				p.Name, p.Duration, FormatDuration(window+p.Spread.D()))
+		}
+		if len(tr.Arrivals)+len(bursts) > limit {
+			return nil, fmt.Errorf("pattern %s: more than %d requests", p.Name, maxArrivals)
+		}
+		tr.Arrivals = append(tr.Arrivals, bursts...)
+		slices.SortStableFunc(tr.Arrivals, func(a, b Arrival) int { return cmp.Compare(a.At, b.At) })
+	}
+	return tr, nil
+}
+
+// keyPicker returns a function drawing key indexes: Zipf of exponent skew
+// when skew > 1, uniform otherwise.
+func keyPicker(r *rand.Rand, keys int, skew float64) func() int32 {
+	if keys == 1 {
+		return func() int32 { return 0 }
+	}
+	if skew > 1 {
+		z := rand.NewZipf(r, skew, 1, uint64(keys-1))
+		return func() int32 { return int32(z.Uint64()) }
+	}
+	return func() int32 { return int32(r.IntN(keys)) }
+}
+
+// poisson generates arrivals of rate p.Rate·p.Keys·m(t) per second over
+// [0, end) µs by thinning a homogeneous process at the peak rate.
+func poisson(r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int) ([]Arrival, error) {
+	m, peak, mean := p.multiplier()
+	total := p.Rate * float64(p.Keys)
+	if total == 0 || peak == 0 {
+		return nil, nil
+	}
+	lambda := total * peak // per second
+	out := make([]Arrival, 0, int(min(total*mean*float64(end)/1e6*1.01+16, float64(limit))))
+	for t := r.ExpFloat64() / lambda; ; t += r.ExpFloat64() / lambda {
+		at := int64(t * 1e6)
+		if at >= end {
+			return out, nil
+		}
+		if peak != 1 && r.Float64()*peak >= m(t) {
+			continue
+		}
+		if len(out) >= limit {
+			return nil, fmt.Errorf("pattern %s: more than %d requests: lower the rate, keys or duration", p.Name, limit)
+		}
+		out = append(out, Arrival{At: at, Key: pick(), Cost: p.Cost})
+	}
+}
+
+// boundaryBursts returns p.BurstSize arrivals per key evenly spaced in
+// [b-spread, b) and as many in [b, b+spread), for every boundary b at an odd
+// multiple of the window w (µs) such that the second half ends before end.
+func boundaryBursts(p *Pattern, w, end int64) []Arrival {
+	spread := max(int64(p.Spread.D()/time.Microsecond), 1)
+	n := p.BurstSize
+	var out []Arrival
+	for b := w; b+spread <= end; b += 2 * w {
+		for _, from := range [2]int64{max(b-spread, 0), b} {
+			span := min(spread, b) // the first half cannot start before 0
+			if from == b {
+				span = spread
+			}
+			for i := range n {
+				at := from + int64(math.Floor(float64(i)*float64(span)/float64(n)))
+				for k := range p.Keys {
+					out = append(out, Arrival{At: at, Key: int32(k), Cost: p.Cost})
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,102 @@
+package sim
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+func generate(t *testing.T, p Pattern) *Trace {
+	t.Helper()
+	tr, err := Generate(p, 100, time.Minute, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.validate(); err != nil {
+		t.Fatalf("%s: invalid trace: %v", p.Name, err)
+	}
+	return tr
+}
+
+// count returns the arrivals in [from, to) seconds.
+func count(tr *Trace, from, to float64) int {
+	n := 0
+	for _, a := range tr.Arrivals {
+		if s := float64(a.At-tr.Start) / 1e6; s >= from && s < to {
+			n++
+		}
+	}
+	return n
+}
+
+func TestEveryPatternIsDeterministicAndWellFormed(t *testing.T) {
+	for _, name := range Patterns() {
+		a, b := generate(t, Pattern{Name: name, Seed: 9}), generate(t, Pattern{Name: name, Seed: 9})
+		if !slices.Equal(a.Arrivals, b.Arrivals) {
+			t.Errorf("%s: same seed, different traffic", name)
+		}
+		if a.Start != 0 || a.End != int64(10*time.Minute/time.Microsecond) {
+			t.Errorf("%s: span [%d, %d), want ten windows from 0", name, a.Start, a.End)
+		}
+	}
+}
+
+func TestSteadyRateIsTwentyPercentOverTheLimit(t *testing.T) {
+	tr := generate(t, Pattern{Name: PatternSteady})
+	// 1.2 × 100 per minute for 10 minutes: 1200, Poisson noise ±~35.
+	if n := len(tr.Arrivals); n < 1100 || n > 1300 {
+		t.Fatalf("%d arrivals, want about 1200", n)
+	}
+}
+
+func TestBoundaryBurstStraddlesOddBoundaries(t *testing.T) {
+	tr := generate(t, Pattern{Name: PatternBoundaryBurst})
+	if len(tr.Arrivals) != 5*200 {
+		t.Fatalf("%d arrivals, want 5 boundaries × 200", len(tr.Arrivals))
+	}
+	// Spread is W/100 = 0.6s: 100 in [59.4, 60), 100 in [60, 60.6).
+	if b, a := count(tr, 59.4, 60), count(tr, 60, 60.6); b != 100 || a != 100 {
+		t.Fatalf("around the first boundary: %d before, %d after; want 100 and 100", b, a)
+	}
+	if n := count(tr, 61, 179); n != 0 {
+		t.Fatalf("%d arrivals between bursts", n)
+	}
+}
+
+func TestSpikeMultipliesTheRateForItsLength(t *testing.T) {
+	tr := generate(t, Pattern{Name: PatternSpike, SpikeAt: Duration(4 * time.Minute), SpikeLength: Duration(time.Minute)})
+	in, before := count(tr, 240, 300), count(tr, 180, 240)
+	if in < 8*before || in > 12*before {
+		t.Fatalf("%d in the spike minute, %d in the minute before: want about ten times", in, before)
+	}
+}
+
+func TestDiurnalPeaksHalfwayThroughThePeriod(t *testing.T) {
+	tr := generate(t, Pattern{Name: PatternDiurnal})
+	low, high := count(tr, 0, 60), count(tr, 270, 330)
+	if high < 4*low {
+		t.Fatalf("first minute %d, middle minute %d: want a 0.2 to 1.8 swing", low, high)
+	}
+}
+
+func TestManyKeysIsSkewed(t *testing.T) {
+	tr := generate(t, Pattern{Name: PatternManyKeys})
+	if len(tr.Keys) != 1000 {
+		t.Fatalf("%d keys, want the default 1000", len(tr.Keys))
+	}
+	per := make([]int, len(tr.Keys))
+	for _, a := range tr.Arrivals {
+		per[a.Key]++
+	}
+	if per[0] < 50*per[500] || per[0] < 1000 {
+		t.Fatalf("hottest key %d, median key %d: want Zipf skew", per[0], per[500])
+	}
+	uniform := generate(t, Pattern{Name: PatternSteady, Keys: 10})
+	per = make([]int, 10)
+	for _, a := range uniform.Arrivals {
+		per[a.Key]++
+	}
+	if slices.Min(per) < slices.Max(per)/2 {
+		t.Fatalf("uniform keys got %v", per)
+	}
+}

@@ -1,0 +1,126 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Precision levels of Requirements.
+const (
+	// PrecisionStrict: never more than the quantity in any window, however
+	// the requests are timed.
+	PrecisionStrict = "strict"
+	// PrecisionApproximate: close to an exact sliding window on ordinary
+	// traffic; a small overshoot on adversarial timing is acceptable.
+	PrecisionApproximate = "approximate"
+	// PrecisionLoose: up to about twice the quantity across a window
+	// boundary is acceptable in exchange for the simplest behaviour.
+	PrecisionLoose = "loose"
+)
+
+// Requirements are what `sluice design` asks: the limit to enforce and the
+// circumstances. They read from YAML (ReadRequirements) or JSON:
+//
+//	rate: 100/1m          # quantity per window, per key
+//	burst: 20             # most units a client may send at once (0: the quantity)
+//	precision: strict     # strict | approximate | loose
+//	keys: 10000           # distinct keys (clients) live at once
+//	instances: 3          # servers enforcing the limit together
+//	store: auto           # auto | memory | redis
+type Requirements struct {
+	// Rate is the limit as ParseRate reads it, e.g. "100/1m". Required.
+	Rate string `yaml:"rate" json:"rate"`
+	// Burst is the burst tolerance: the most units one key may spend at
+	// once. 0 (the default) means the whole quantity: within a window,
+	// requests may come in any pattern.
+	Burst int64 `yaml:"burst" json:"burst,omitempty"`
+	// Precision is one of PrecisionStrict, PrecisionApproximate (default)
+	// and PrecisionLoose.
+	Precision string `yaml:"precision" json:"precision,omitempty"`
+	// Keys is how many distinct keys are live at once. Default 1000.
+	Keys int64 `yaml:"keys" json:"keys,omitempty"`
+	// Instances is how many sluice instances enforce the limit together.
+	// Default 1.
+	Instances int `yaml:"instances" json:"instances,omitempty"`
+	// Store is "auto" (default: memory for one instance, Redis for
+	// several), "memory" or "redis".
+	Store string `yaml:"store" json:"store,omitempty"`
+	// RedisMode is "standalone", "sentinel" or "cluster"; empty chooses
+	// standalone, or cluster when the state would not fit one server.
+	RedisMode string `yaml:"redis_mode" json:"redis_mode,omitempty"`
+	// RedisAddresses are the Redis addresses for the config; default
+	// localhost:6379.
+	RedisAddresses []string `yaml:"redis_addresses" json:"redis_addresses,omitempty"`
+	// Name is the limit's name in the config, headers and metrics; default
+	// after the window ("per-minute").
+	Name string `yaml:"name" json:"name,omitempty"`
+	// Seed drives the simulations behind the analysis. Default 1.
+	Seed uint64 `yaml:"seed" json:"seed,omitempty"`
+}
+
+// ReadRequirements reads requirements from YAML. Unknown fields are errors
+// that name their line; name labels errors (usually the file name).
+func ReadRequirements(r io.Reader, name string) (Requirements, error) {
+	var req Requirements
+	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	if err != nil {
+		return req, fmt.Errorf("%s: %w", name, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&req); err != nil {
+		if errors.Is(err, io.EOF) {
+			return req, fmt.Errorf("%s: empty requirements (want at least rate: 100/1m)", name)
+		}
+		return req, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return req, nil
+}
+
+// withDefaults returns r with defaults applied, or why it cannot be designed.
+func (r Requirements) withDefaults() (Requirements, error) {
+	if r.Rate == "" {
+		return r, errors.New("requirements: rate is required, e.g. rate: 100/1m")
+	}
+	if _, _, err := ParseRate(r.Rate); err != nil {
+		return r, fmt.Errorf("requirements: %w", err)
+	}
+	if r.Precision == "" {
+		r.Precision = PrecisionApproximate
+	}
+	if r.Keys == 0 {
+		r.Keys = 1000
+	}
+	if r.Instances == 0 {
+		r.Instances = 1
+	}
+	if r.Store == "" {
+		r.Store = "auto"
+	}
+	if r.Seed == 0 {
+		r.Seed = 1
+	}
+	if len(r.RedisAddresses) == 0 {
+		r.RedisAddresses = []string{"localhost:6379"}
+	}
+	switch {
+	case r.Precision != PrecisionStrict && r.Precision != PrecisionApproximate && r.Precision != PrecisionLoose:
+		return r, fmt.Errorf("requirements: precision %q: use strict, approximate or loose", r.Precision)
+	case r.Burst < 0:
+		return r, fmt.Errorf("requirements: burst %d must be ≥ 0", r.Burst)
+	case r.Keys < 1 || r.Keys > 1<<40:
+		return r, fmt.Errorf("requirements: keys %d must be in [1, 2^40]", r.Keys)
+	case r.Instances < 1 || r.Instances > 10_000:
+		return r, fmt.Errorf("requirements: instances %d must be in [1, 10000]", r.Instances)
+	case r.Store != "auto" && r.Store != "memory" && r.Store != "redis":
+		return r, fmt.Errorf("requirements: store %q: use auto, memory or redis", r.Store)
+	case r.RedisMode != "" && r.RedisMode != "standalone" && r.RedisMode != "sentinel" && r.RedisMode != "cluster":
+		return r, fmt.Errorf("requirements: redis_mode %q: use standalone, sentinel or cluster", r.RedisMode)
+	}
+	return r, nil
+}

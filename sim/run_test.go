@@ -1,0 +1,208 @@
+package sim
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// simulate runs req and fails the test on error.
+func simulate(t testing.TB, req Request) *Result {
+	t.Helper()
+	resp, err := Simulate(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Result
+}
+
+func row(t testing.TB, res *Result, label string) AlgorithmResult {
+	t.Helper()
+	for _, a := range res.Algorithms {
+		if a.Label == label {
+			return a
+		}
+	}
+	t.Fatalf("no row %q in %+v", label, res.Algorithms)
+	return AlgorithmResult{}
+}
+
+// The boundary burst is the textbook failure of the fixed window: a full
+// quota just before a boundary and another just after it are both admitted,
+// twice the limit within one window's span. The simulator must measure it
+// itself, and measure that the exact log never goes above the limit.
+func TestBoundaryBurstFixedWindowAdmitsTwiceTheLimitTheLogNever(t *testing.T) {
+	for _, limit := range []string{"100/1m", "10/1s", "1000/1h"} {
+		t.Run(limit, func(t *testing.T) {
+			res := simulate(t, Request{Pattern: &Pattern{Name: PatternBoundaryBurst}, Limit: limit})
+			q := res.Quantity
+			fw := row(t, res, "fixed-window")
+			if fw.WorstWindow < 19*q/10 || fw.WorstWindow > 2*q {
+				t.Errorf("fixed window: worst window %d, want about 2×%d", fw.WorstWindow, q)
+			}
+			if fw.OvershootPct < 90 {
+				t.Errorf("fixed window: overshoot %.1f%%, want about 100%%", fw.OvershootPct)
+			}
+			if fw.Rejected != 0 {
+				t.Errorf("fixed window refused %d requests of a pattern that fills each window exactly", fw.Rejected)
+			}
+			log := row(t, res, "sliding-window-log")
+			if log.WorstWindow != q || log.OvershootPct != 0 {
+				t.Errorf("sliding log: worst window %d (overshoot %.1f%%), want exactly the limit %d", log.WorstWindow, log.OvershootPct, q)
+			}
+			if log.Disagreements != 0 || log.StateBytesMax != 16*q {
+				t.Errorf("sliding log: %d disagreements with itself, state %d bytes (want 0, %d)", log.Disagreements, log.StateBytesMax, 16*q)
+			}
+			// Half the fixed window's admissions are those the exact log
+			// refuses.
+			if fw.FalseAllows != fw.Admitted-log.Admitted || fw.FalseDenials != 0 {
+				t.Errorf("fixed window: %d false allows, %d false denials; want %d and 0", fw.FalseAllows, fw.FalseDenials, fw.Admitted-log.Admitted)
+			}
+		})
+	}
+}
+
+// Run must decide with sluice's own Decide, one State per key: replaying a
+// trace by hand through Decide gives the same counts.
+func TestRunDecidesWithTheRealAlgorithms(t *testing.T) {
+	tr, err := Generate(Pattern{Name: PatternManyKeys, Keys: 20, Seed: 7}, 10, time.Second, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := Contenders(sluice.Algorithms(), 10, time.Second, 4, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), tr, Config{Quantity: 10, Window: time.Second, Contenders: cs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range cs {
+		states := map[int32]sluice.State{}
+		var admitted int64
+		for _, a := range tr.Arrivals {
+			next, st := c.Limit.Decide(states[a.Key], a.At, a.Cost)
+			if st.Allowed {
+				states[a.Key] = next
+				admitted++
+			}
+		}
+		if got := res.Algorithms[i]; got.Admitted != admitted || got.Decisions != int64(len(tr.Arrivals)) {
+			t.Errorf("%s: Run admitted %d of %d, Decide by hand %d of %d", c.Limit, got.Admitted, got.Decisions, admitted, len(tr.Arrivals))
+		}
+	}
+}
+
+// The bucket algorithms promise at most burst + ⌊d·Q/W⌋ in any span d; the
+// measured worst window must respect it, and the designer's strict GCRA
+// (quantity Q-B, burst B) must stay within Q.
+func TestWorstWindowsKeepEachAlgorithmsPromise(t *testing.T) {
+	for _, p := range []string{PatternSteady, PatternSpike, PatternDiurnal, PatternManyKeys} {
+		res := simulate(t, Request{Pattern: &Pattern{Name: p, Seed: 3}, Limit: "60/10s", Burst: 15, MaxWait: new(Duration)})
+		for _, a := range res.Algorithms {
+			bound := res.Quantity
+			switch a.Algorithm {
+			case "fixed-window", "sliding-window-counter":
+				bound = 2 * res.Quantity
+			case "token-bucket", "leaky-bucket", "gcra":
+				bound = 15 + res.Quantity
+			}
+			if a.WorstWindow > bound {
+				t.Errorf("%s, %s: worst window %d above its promise %d", p, a.Label, a.WorstWindow, bound)
+			}
+		}
+		strict := simulate(t, Request{Pattern: &Pattern{Name: p, Seed: 3}, Limit: "45/10s", Burst: 15, Reference: "60/10s", Algorithms: []string{"gcra"}})
+		if g := strict.Algorithms[0]; g.WorstWindow > 60 {
+			t.Errorf("%s: gcra 45/10s burst 15 admitted %d in one window, above 60", p, g.WorstWindow)
+		}
+	}
+}
+
+// The leaky bucket as a queue admits what fits within MaxWait with a
+// delay; as a meter it decides exactly as the token bucket.
+func TestLeakyBucketQueueDelaysAndMeterMatchesTokenBucket(t *testing.T) {
+	wait := Duration(2 * time.Second)
+	res := simulate(t, Request{Pattern: &Pattern{Name: PatternSpike}, Limit: "10/1s", MaxWait: &wait,
+		Algorithms: []string{"leaky-bucket", "token-bucket"}})
+	lb, tb := row(t, res, "leaky-bucket"), row(t, res, "token-bucket")
+	if lb.Delayed == 0 || lb.MaxDelay.D() > 2*time.Second || lb.MeanDelay <= 0 || lb.MeanDelay > lb.MaxDelay {
+		t.Errorf("queue: %d delayed, mean %v, max %v (max wait 2s)", lb.Delayed, lb.MeanDelay, lb.MaxDelay)
+	}
+	if lb.Admitted <= tb.Admitted {
+		t.Errorf("the queue admitted %d, no more than the meter-like token bucket's %d", lb.Admitted, tb.Admitted)
+	}
+	meter := simulate(t, Request{Pattern: &Pattern{Name: PatternSpike}, Limit: "10/1s", MaxWait: new(Duration),
+		Algorithms: []string{"leaky-bucket", "token-bucket"}})
+	if a, b := meter.Algorithms[0], meter.Algorithms[1]; a.Admitted != b.Admitted || a.Delayed != 0 || a.FalseAllows != b.FalseAllows {
+		t.Errorf("leaky meter %+v and token bucket %+v decided differently", a, b)
+	}
+}
+
+// Refused clients that retry multiply the traffic; each algorithm sees the
+// retries its own refusals cause, and is compared with an exact log fed the
+// very same requests.
+func TestRetryStormAmplifiesTraffic(t *testing.T) {
+	res := simulate(t, Request{Pattern: &Pattern{Name: PatternRetryStorm}, Limit: "100/1m"})
+	if res.Retry == nil || res.Retry.Max != DefaultRetryStorm.Max {
+		t.Fatalf("retry policy %+v", res.Retry)
+	}
+	for _, a := range res.Algorithms {
+		if a.Retries == 0 || a.Decisions != int64(res.Requests)+a.Retries {
+			t.Errorf("%s: %d decisions for %d requests and %d retries", a.Label, a.Decisions, res.Requests, a.Retries)
+		}
+		if a.Label == "sliding-window-log" && (a.Disagreements != 0 || a.WorstWindow > res.Quantity) {
+			t.Errorf("sliding log under retries: %d disagreements, worst %d", a.Disagreements, a.WorstWindow)
+		}
+	}
+	calm := simulate(t, Request{Pattern: &Pattern{Name: PatternRetryStorm}, Limit: "100/1m", Retry: &RetryPolicy{}})
+	if calm.Algorithms[0].Retries != 0 || calm.Retry != nil {
+		t.Errorf("a zero retry policy retried: %+v", calm.Algorithms[0])
+	}
+}
+
+func TestSimulateIsDeterministic(t *testing.T) {
+	req := Request{Pattern: &Pattern{Name: PatternRetryStorm, Keys: 5}, Limit: "20/1s", Seed: 42}
+	a, b := simulate(t, req), simulate(t, req)
+	for i := range a.Algorithms {
+		if a.Algorithms[i] != b.Algorithms[i] {
+			t.Fatalf("two runs differ:\n%+v\n%+v", a.Algorithms[i], b.Algorithms[i])
+		}
+	}
+	req.Seed = 43
+	if c := simulate(t, req); c.Requests == a.Requests && c.Algorithms[0] == a.Algorithms[0] {
+		t.Fatal("another seed gave the same traffic")
+	}
+}
+
+func TestRunStopsWhenTheContextIsDone(t *testing.T) {
+	tr, err := Generate(Pattern{Name: PatternSteady, Keys: 100}, 1000, time.Second, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := Contenders(sluice.Algorithms(), 1000, time.Second, 0, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, tr, Config{Quantity: 1000, Window: time.Second, Contenders: cs}); err != context.Canceled {
+		t.Fatalf("Run on a done context: %v", err)
+	}
+}
+
+func TestSimulateRejectsBadRequests(t *testing.T) {
+	for name, req := range map[string]Request{
+		"no traffic":          {Limit: "1/1s"},
+		"pattern and trace":   {Pattern: &Pattern{Name: "steady"}, Trace: "1,a,1\n", Limit: "1/1s"},
+		"an unknown pattern":  {Pattern: &Pattern{Name: "tsunami"}, Limit: "1/1s"},
+		"a bad limit":         {Pattern: &Pattern{Name: "steady"}, Limit: "fast"},
+		"an unknown algo":     {Pattern: &Pattern{Name: "steady"}, Limit: "1/1s", Algorithms: []string{"magic"}},
+		"burst on no bucket":  {Pattern: &Pattern{Name: "steady"}, Limit: "1/1s", Burst: -1},
+		"a chart format":      {Pattern: &Pattern{Name: "steady"}, Limit: "1/1s", Chart: "gif"},
+		"too much traffic":    {Pattern: &Pattern{Name: "steady", Keys: 1000, Rate: 1e6}, Limit: "1/1s", MaxArrivals: 1000},
+		"boundary, too short": {Pattern: &Pattern{Name: "boundary-burst", Duration: Duration(time.Second)}, Limit: "1/1s"},
+	} {
+		if _, err := Simulate(context.Background(), req); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -1,0 +1,131 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteTable writes res as a terminal table: a line about the traffic, then
+// one row per algorithm. Figures are those of AlgorithmResult: the worst
+// window is per key, in units, against the limit Q.
+func WriteTable(w io.Writer, res *Result) error {
+	fmt.Fprintf(w, "%s: %s, %s over %s; limit %s per key; reference %s\n",
+		res.Source, plural(res.Keys, "key"), requestsText(res), res.Duration, res.Limit, res.Reference)
+	if res.Retry != nil {
+		fmt.Fprintf(w, "refused clients retry up to %d times, %s of retries after %s, the rest after Retry-After\n",
+			res.Retry.Max, formatPct(100*res.Retry.Impatient), res.Retry.Gap)
+	}
+	delays, retries := false, res.Retry != nil
+	for _, a := range res.Algorithms {
+		delays = delays || a.Delayed > 0
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := []string{"algorithm\t", "admitted", "rejected"}
+	if retries {
+		head = append(head, "retries")
+	}
+	head = append(head, "worst "+res.Window.String(), "overshoot", "differs")
+	if delays {
+		head = append(head, "delay mean", "delay max")
+	}
+	head = append(head, "state/key")
+	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	for _, a := range res.Algorithms {
+		row := []string{a.Label + "\t", fmt.Sprint(a.Admitted), fmt.Sprint(a.Rejected)}
+		if retries {
+			row = append(row, fmt.Sprint(a.Retries))
+		}
+		row = append(row, fmt.Sprintf("%d/%d", a.WorstWindow, res.Quantity), overshootText(a.OvershootPct), formatPct(a.DisagreePct))
+		if delays {
+			row = append(row, delayText(a.MeanDelay, a.Delayed), delayText(a.MaxDelay, a.Delayed))
+		}
+		row = append(row, stateText(a))
+		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
+	}
+	return tw.Flush()
+}
+
+func requestsText(res *Result) string {
+	s := plural(res.Requests, "request")
+	if res.Units != int64(res.Requests) {
+		s += fmt.Sprintf(" (%d units)", res.Units)
+	}
+	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func overshootText(pct float64) string {
+	if pct == 0 {
+		return "none"
+	}
+	return "+" + formatPct(pct)
+}
+
+// formatPct writes a percentage with the precision its size deserves:
+// 0%, 0.0031%, 0.42%, 12.5%.
+func formatPct(p float64) string {
+	switch {
+	case p == 0:
+		return "0%"
+	case p < 0.01:
+		return fmt.Sprintf("%.4f%%", p)
+	case p < 1:
+		return fmt.Sprintf("%.2f%%", p)
+	case p < 100:
+		return fmt.Sprintf("%.1f%%", p)
+	}
+	return fmt.Sprintf("%.0f%%", p)
+}
+
+func delayText(d Duration, delayed int64) string {
+	if delayed == 0 {
+		return "-"
+	}
+	return roundDuration(d.D()).String()
+}
+
+// roundDuration keeps three significant figures, enough for a table.
+func roundDuration(d time.Duration) time.Duration {
+	for _, unit := range []time.Duration{time.Second, time.Millisecond, time.Microsecond} {
+		if d >= 100*unit {
+			return d.Round(unit)
+		}
+		if d >= unit {
+			return d.Round(unit / 10)
+		}
+	}
+	return d
+}
+
+func stateText(a AlgorithmResult) string {
+	if a.Algorithm != "sliding-window-log" {
+		return formatBytes(float64(a.StateBytesMax))
+	}
+	return fmt.Sprintf("%s max, %s mean", formatBytes(float64(a.StateBytesMax)), formatBytes(a.StateBytesMean))
+}
+
+// formatBytes writes a size in B, KiB, MiB or GiB.
+func formatBytes(b float64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for b >= 1024 && i < len(units)-1 {
+		b /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f B", b)
+	}
+	if b < 10 {
+		return fmt.Sprintf("%.1f %s", b, units[i])
+	}
+	return fmt.Sprintf("%.0f %s", b, units[i])
+}
