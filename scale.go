@@ -26,8 +26,18 @@ const maxInstances = 1 << 16
 //
 // An invalid l, or n ≤ 1, returns l unchanged.
 func (l Limit) perInstance(n int64) Limit {
-	n = min(n, maxInstances)
-	if n <= 1 || l.Err() != nil {
+	return l.Scale(1, min(n, maxInstances))
+}
+
+// Scale returns l with its quantity and burst multiplied by num/den ≤ 1 (a
+// degradation level's factor, or one instance's share), rounded as
+// perInstance describes: windows admit ⌊Q·num/den⌋ (at least 1), buckets
+// hold ⌊B·num/den⌋ (at least 1) and refill at exactly Q·num/(den·W). num and
+// den are clamped to [1, 2^16]; a factor of 1 or more, or an invalid l,
+// returns l unchanged.
+func (l Limit) Scale(num, den int64) Limit {
+	num, den = min(max(num, 1), maxInstances), min(max(den, 1), maxInstances)
+	if num >= den || l.Err() != nil {
 		return l
 	}
 	alg, name, q := l.Algorithm(), l.Name(), l.Quantity()
@@ -38,19 +48,27 @@ func (l Limit) perInstance(n int64) Limit {
 	switch alg {
 	case AlgorithmTokenBucket, AlgorithmLeakyBucket, AlgorithmGCRA:
 	default:
-		return keep(NewLimit(alg, max(q/n, 1), l.Window()))
+		return keep(NewLimit(alg, max(q*num/den, 1), l.Window()))
 	}
-	burst := max(l.Burst()/n, 1)
+	burst := max(l.Burst()*num/den, 1)
 	bucket := func(q, w int64) Limit {
 		return keep(NewLimit(alg, q, time.Duration(w)*time.Microsecond).WithBurst(burst))
 	}
 	maxW := int64(MaxWindow / time.Microsecond)
-	total := n * w // ≤ 2^61
+	if q*num%den == 0 { // the same window holds a whole quantity: keep it readable
+		if s := bucket(q*num/den, w); s.Err() == nil {
+			return s
+		}
+	}
+	q *= num         // ≤ 2^56
+	total := den * w // ≤ 2^61
 	g := gcd(q, total)
 	if total/g <= maxW {
-		// Exact: b'·W' ≤ b·W/gcd(q,W) and Q' ≤ Q/gcd(q,W), so the share is
-		// always as representable as l itself.
-		return bucket(q/g, total/g)
+		// Exact; the share is representable when l is unless num/den adds
+		// factors, which the fallbacks below handle.
+		if s := bucket(q/g, total/g); s.Err() == nil {
+			return s
+		}
 	}
 	span := maxW / w * w // the longest whole number of windows allowed
 	if s := bucket(max(mulDivFloor(q, span, total), 1), span); s.Err() == nil {

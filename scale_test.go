@@ -37,7 +37,7 @@ func TestPerInstanceShares(t *testing.T) {
 		{name: "a rate too slow for MaxWindow is rounded down to at least one",
 			limit: GCRA(7, day), n: 1000, quantity: 2, window: 407 * day, burst: 1},
 		{name: "instances are clamped to 65536",
-			limit: GCRA(1<<20, time.Second), n: 1 << 30, quantity: 1, window: 62500 * time.Microsecond, burst: 16},
+			limit: GCRA(1<<20, time.Second), n: 1 << 30, quantity: 16, window: time.Second, burst: 16},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,6 +32,9 @@ type Config struct {
 	// Exempt lists ServeMux patterns ("GET /healthz") that no limit applies to.
 	Exempt   []string
 	Response Response
+	// Degradation is the overload behaviour; Enabled is false without a
+	// degradation section.
+	Degradation Degradation
 }
 
 // Store selects and configures the store.

@@ -70,10 +70,11 @@ func Parse(name string, data []byte) (*Config, error) {
 		"anonymous_plan": func(n *yaml.Node, p string) {
 			c.Policy.AnonymousPlan, raw.anonNode = d.str(n, p), n
 		},
-		"keys":     func(n *yaml.Node, p string) { raw.keys = d.keys(n, p) },
-		"global":   func(n *yaml.Node, p string) { c.Policy.Global = d.limits(n, p) },
-		"exempt":   func(n *yaml.Node, p string) { c.Exempt = d.patterns(n, p) },
-		"response": func(n *yaml.Node, p string) { d.response(n, p, &c.Response) },
+		"keys":        func(n *yaml.Node, p string) { raw.keys = d.keys(n, p) },
+		"global":      func(n *yaml.Node, p string) { c.Policy.Global = d.limits(n, p) },
+		"exempt":      func(n *yaml.Node, p string) { c.Exempt = d.patterns(n, p) },
+		"response":    func(n *yaml.Node, p string) { d.response(n, p, &c.Response) },
+		"degradation": func(n *yaml.Node, p string) { d.degradation(n, p, &c.Degradation) },
 	})
 	d.resolve(c, &raw, doc)
 	if len(d.errs) > 0 {

@@ -117,6 +117,17 @@ func NewController(cfg Config, clock func() time.Time, onChange func(from, to Le
 	return &Controller{cfg: cfg, clock: clock, onChange: onChange, since: clock()}
 }
 
+// SetConfig replaces the rules (on a configuration reload); the level and
+// its dwell carry over.
+func (c *Controller) SetConfig(cfg Config) {
+	if cfg.MinDwell == 0 {
+		cfg.MinDwell = 5 * time.Second
+	}
+	c.mu.Lock()
+	c.cfg = cfg
+	c.mu.Unlock()
+}
+
 // Level returns the current level.
 func (c *Controller) Level() Level {
 	c.mu.Lock()

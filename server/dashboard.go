@@ -9,5 +9,7 @@ func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleDashboardData(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusOK, s.stats.snapshot())
+	d := s.stats.snapshot()
+	d.DegradationLevel = int(s.ctl.Level())
+	writeJSON(w, http.StatusOK, d)
 }

@@ -17,6 +17,7 @@ type metrics struct {
 	nearLimit   prometheus.Counter
 	storeErrors *prometheus.CounterVec
 	degradation prometheus.Gauge
+	transitions *prometheus.CounterVec
 	reloads     *prometheus.CounterVec
 }
 
@@ -43,12 +44,16 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "sluice_degradation_level",
 			Help: "Current degradation level: 0 normal, 1 elevated, 2 high, 3 critical.",
 		}),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_degradation_transitions_total",
+			Help: "Degradation level changes, by level left and level entered.",
+		}, []string{"from", "to"}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_config_reloads_total",
 			Help: "Configuration reloads by result (ok, refused).",
 		}, []string{"result"}),
 	}
-	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.storeErrors, m.degradation, m.reloads)
+	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.storeErrors, m.degradation, m.transitions, m.reloads)
 	return m
 }
 

@@ -18,7 +18,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /docs", s.handleDocs)
 	mux.HandleFunc("GET /dashboard", s.handleDashboard)
 	mux.HandleFunc("GET /dashboard/data", s.handleDashboardData)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) { s.state.Load().proxy.ServeHTTP(w, r) })
+	mux.HandleFunc("/v1/degradation", s.handleDegradation)
+	mux.HandleFunc("/", s.protect)
 	return mux
 }
 

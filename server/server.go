@@ -21,6 +21,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/degrade"
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
@@ -46,6 +47,9 @@ type Options struct {
 	// Ready reports whether the store is reachable (for /readyz); always
 	// ready when nil.
 	Ready func(ctx context.Context) error
+	// StoreDown reports whether the store is failing (a degradation
+	// signal); never when nil.
+	StoreDown func() bool
 }
 
 // Server is a running sluice. Build it with New; serve with Run or mount
@@ -59,6 +63,8 @@ type Server struct {
 	state   atomic.Pointer[state]
 	reloads sync.Mutex
 	handler http.Handler
+	ctl     *degrade.Controller
+	mon     *degrade.Monitor
 }
 
 // state is everything derived from one configuration; swapped whole on reload.
@@ -67,6 +73,10 @@ type state struct {
 	mw    *httplimit.Middleware
 	proxy http.Handler
 	docs  *docsPage
+	// With a degradation section: limits × factor, classes, stale cache.
+	degrade      *degradeState
+	reducedProxy http.Handler
+	stale        *staleCache
 }
 
 // New builds a Server from opts.
@@ -89,6 +99,8 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, log: opts.Logger, limiter: sluice.NewLimiter(opts.Store)}
 	s.metrics = newMetrics(opts.Registry)
 	s.stats = newStats(opts.Clock)
+	s.mon = degrade.NewMonitor(opts.StoreDown)
+	s.ctl = degrade.NewController(opts.Config.Degradation.Controller, nil, s.levelChanged)
 	st, err := s.build(opts.Config)
 	if err != nil {
 		return nil, err
@@ -115,7 +127,33 @@ func (s *Server) build(cfg *config.Config) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: docs: %w", err)
 	}
-	return &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), docs: docs}, nil
+	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), docs: docs}
+	if g := cfg.Degradation; g.Enabled {
+		reduced, err := httplimit.New(s.limiter, reducedConfig(cfg, g.Factor),
+			httplimit.WithClock(s.opts.Clock), httplimit.WithLogger(s.log), httplimit.WithObserver(s.observe))
+		if err != nil {
+			return nil, fmt.Errorf("server: reduced limits: %w", err)
+		}
+		st.degrade = &degradeState{reduced: reduced, expensive: patternMux(g.Expensive),
+			critical: patternMux(g.Critical), health: patternMux(g.Health)}
+		st.reducedProxy = reduced.Handler(proxy)
+		if cfg.Upstream != "" {
+			ids := append(append([]string(nil), cfg.Identity.APIKeyHeaders...), cfg.Identity.UserHeader, "Cookie")
+			st.stale = newStaleCache(g.StaleFor, s.opts.Clock, ids)
+		}
+	}
+	return st, nil
+}
+
+// levelChanged records a degradation transition: a metric and a log line.
+func (s *Server) levelChanged(from, to degrade.Level, why string) {
+	s.metrics.degradation.Set(float64(to))
+	s.metrics.transitions.WithLabelValues(from.String(), to.String()).Inc()
+	log := s.log.Info
+	if to > from {
+		log = s.log.Warn
+	}
+	log("degradation level changed", "from", from.String(), "to", to.String(), "why", why)
 }
 
 // Handler returns the server's HTTP handler.
@@ -138,6 +176,7 @@ func (s *Server) Reload() error {
 		var st *state
 		if st, err = s.build(cfg); err == nil {
 			s.state.Store(st)
+			s.ctl.SetConfig(cfg.Degradation.Controller)
 			s.metrics.reloads.WithLabelValues("ok").Inc()
 			s.log.Info("configuration reloaded", "file", cfg.File, "plans", len(cfg.Policy.Plans))
 			return nil
@@ -173,6 +212,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.opts.Load != nil {
 		wg.Go(func() { s.watch(watchCtx) })
 	}
+	wg.Go(func() { s.sample(watchCtx) })
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	s.log.Info("sluice serving", "addr", ln.Addr().String())

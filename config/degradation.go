@@ -1,0 +1,103 @@
+package config
+
+import (
+	"strconv"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/degrade"
+)
+
+// Degradation configures graceful degradation under overload.
+type Degradation struct {
+	// Enabled is true when the configuration has a degradation section.
+	Enabled bool
+	// Interval is how often the signals are sampled, 1s by default.
+	Interval time.Duration
+	// Controller holds the level rules and the minimum dwell.
+	Controller degrade.Config
+	// Factor multiplies every quantity and burst from level 1 up, 0.5 by
+	// default; in (0, 1].
+	Factor float64
+	// RetryAfter is the Retry-After of 503 answers, MinDwell by default.
+	RetryAfter time.Duration
+	// StaleFor is how long a GET response stays servable from the stale
+	// cache at level 2 (proxy mode); 30s by default, 0 disables the cache.
+	StaleFor time.Duration
+	// Expensive, Critical and Health are ServeMux patterns of the endpoint
+	// classes: expensive ones are refused from level 1, writes not critical
+	// from level 2, everything but health from level 3.
+	Expensive, Critical, Health []string
+}
+
+func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
+	g.Enabled, g.Interval, g.Factor, g.StaleFor = true, time.Second, 0.5, 30*time.Second
+	g.Controller.MinDwell = 5 * time.Second
+	levels := map[string]int{"elevated": 0, "high": 1, "critical": 2}
+	d.mapping(n, path, map[string]field{
+		"interval":    func(n *yaml.Node, p string) { g.Interval = d.duration(n, p) },
+		"min_dwell":   func(n *yaml.Node, p string) { g.Controller.MinDwell = d.duration(n, p) },
+		"factor":      func(n *yaml.Node, p string) { g.Factor = d.float(n, p, 0.001, 1) },
+		"retry_after": func(n *yaml.Node, p string) { g.RetryAfter = d.duration(n, p) },
+		"stale_for": func(n *yaml.Node, p string) {
+			if n.Value == "0" || n.Value == "0s" {
+				g.StaleFor = 0
+				return
+			}
+			g.StaleFor = d.duration(n, p)
+		},
+		"levels": func(n *yaml.Node, path string) {
+			d.entries(n, path, func(k, v *yaml.Node, p string) {
+				i, ok := levels[k.Value]
+				if !ok {
+					d.errorf(k, p, "unknown level (elevated, high, critical)")
+					return
+				}
+				r := &g.Controller.Rules[i]
+				d.mapping(v, p, map[string]field{
+					"enter": func(n *yaml.Node, p string) { r.Enter = d.thresholds(n, p) },
+					"leave": func(n *yaml.Node, p string) { r.Leave = d.thresholds(n, p) },
+				})
+			})
+		},
+		"classes": func(n *yaml.Node, path string) {
+			d.mapping(n, path, map[string]field{
+				"expensive": func(n *yaml.Node, p string) { g.Expensive = d.patterns(n, p) },
+				"critical":  func(n *yaml.Node, p string) { g.Critical = d.patterns(n, p) },
+				"health":    func(n *yaml.Node, p string) { g.Health = d.patterns(n, p) },
+			})
+		},
+	})
+	if g.RetryAfter == 0 {
+		g.RetryAfter = g.Controller.MinDwell
+	}
+}
+
+func (d *decoder) thresholds(n *yaml.Node, path string) degrade.Thresholds {
+	var t degrade.Thresholds
+	d.mapping(n, path, map[string]field{
+		"in_flight":  func(n *yaml.Node, p string) { t.InFlight = d.int(n, p, 1, 1<<40) },
+		"p99":        func(n *yaml.Node, p string) { t.P99 = d.duration(n, p) },
+		"error_rate": func(n *yaml.Node, p string) { t.ErrorRate = d.float(n, p, 0.0001, 1) },
+		"sched_p99":  func(n *yaml.Node, p string) { t.SchedP99 = d.duration(n, p) },
+		"store_down": func(n *yaml.Node, p string) { t.StoreDown = d.bool(n, p) },
+	})
+	return t
+}
+
+func (d *decoder) float(n *yaml.Node, path string, lo, hi float64) float64 {
+	if !d.scalar(n, path, "a number") {
+		return 0
+	}
+	v, err := strconv.ParseFloat(n.Value, 64)
+	if err != nil || (n.Tag != "!!float" && n.Tag != "!!int") {
+		d.errorf(n, path, "%q is not a number", n.Value)
+		return 0
+	}
+	if v < lo || v > hi {
+		d.errorf(n, path, "%v is out of range [%v, %v]", v, lo, hi)
+		return 0
+	}
+	return v
+}

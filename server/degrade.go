@@ -1,0 +1,232 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/degrade"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// degradeState is the part of a state that depends on the degradation
+// section: the reduced middleware and the endpoint classes.
+type degradeState struct {
+	reduced                     *httplimit.Middleware
+	expensive, critical, health *http.ServeMux
+}
+
+// reducedConfig returns cfg with every limit scaled by factor.
+func reducedConfig(cfg *config.Config, factor float64) *config.Config {
+	num, den := int64(factor*1000+0.5), int64(1000)
+	scale := func(ls []sluice.Limit) []sluice.Limit {
+		out := make([]sluice.Limit, len(ls))
+		for i, l := range ls {
+			out[i] = l.Scale(num, den)
+		}
+		return out
+	}
+	scaled := map[*sluice.Plan]*sluice.Plan{}
+	plan := func(p *sluice.Plan) *sluice.Plan {
+		if s, ok := scaled[p]; ok {
+			return s
+		}
+		s := *p
+		s.Limits = scale(p.Limits)
+		scaled[p] = &s
+		return &s
+	}
+	c := *cfg
+	pol := *cfg.Policy
+	pol.Plans = nil
+	for _, p := range cfg.Policy.Plans {
+		pol.Plans = append(pol.Plans, plan(p))
+	}
+	pol.Global = scale(cfg.Policy.Global)
+	c.Policy = &pol
+	c.Keys = map[[32]byte]*config.Key{}
+	for h, k := range cfg.Keys {
+		nk := *k
+		nk.Plan = plan(k.Plan)
+		c.Keys[h] = &nk
+	}
+	return &c
+}
+
+func patternMux(patterns []string) *http.ServeMux {
+	if len(patterns) == 0 {
+		return nil
+	}
+	mux := http.NewServeMux()
+	for _, p := range patterns {
+		mux.Handle(p, http.NotFoundHandler()) // validated by config
+	}
+	return mux
+}
+
+func matches(mux *http.ServeMux, r *http.Request) bool {
+	if mux == nil {
+		return false
+	}
+	_, p := mux.Handler(r)
+	return p != ""
+}
+
+func isWrite(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return false
+	}
+	return true
+}
+
+// shed reports whether the degradation level refuses r, and why.
+func (st *state) shed(level degrade.Level, r *http.Request) (bool, string) {
+	d := st.degrade
+	if d == nil || level == degrade.Normal {
+		return false, ""
+	}
+	switch {
+	case level >= degrade.Critical && !matches(d.health, r):
+		return true, "The service is overloaded and serves only health checks for now."
+	case level >= degrade.High && isWrite(r.Method) && !matches(d.critical, r):
+		return true, "The service is overloaded and does not accept changes for now; reads still work."
+	case matches(d.expensive, r):
+		return true, "The service is under load and has paused its most expensive endpoints."
+	}
+	return false, ""
+}
+
+// protect wraps the limited proxy with the degradation actions.
+func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
+	st := s.state.Load()
+	level := s.ctl.Level()
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	end := s.mon.Begin()
+	defer func() { end(sw.status) }()
+	if refuse, why := st.shed(level, r); refuse {
+		s.reducedCapacity(sw, r, st, why)
+		return
+	}
+	if level >= degrade.High && st.stale != nil && st.stale.serve(sw, r) {
+		return
+	}
+	if level >= degrade.Elevated && st.degrade != nil {
+		if st.stale != nil && r.Method == http.MethodGet {
+			st.stale.record(st.reducedProxy, sw, r)
+			return
+		}
+		st.reducedProxy.ServeHTTP(sw, r)
+		return
+	}
+	st.proxy.ServeHTTP(sw, r)
+}
+
+func (s *Server) reducedCapacity(w http.ResponseWriter, r *http.Request, st *state, detail string) {
+	ra := int64(st.cfg.Degradation.RetryAfter.Round(time.Second) / time.Second)
+	w.Header().Set("Retry-After", strconv.FormatInt(max(ra, 1), 10))
+	w.Header().Set("Cache-Control", "no-store")
+	body, _ := json.Marshal(problem{Type: httplimit.ProblemReducedCapacity, Title: "Service Unavailable",
+		Status: http.StatusServiceUnavailable, Detail: detail + " Retry after the time in Retry-After."})
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	w.Write(append(body, '\n'))
+}
+
+// statusWriter remembers the status written, for the monitor.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// sample feeds the controller every interval until ctx is done.
+func (s *Server) sample(ctx context.Context) {
+	for {
+		interval := s.state.Load().cfg.Degradation.Interval
+		if interval <= 0 {
+			interval = time.Second
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+		if s.state.Load().cfg.Degradation.Enabled {
+			s.ctl.Update(s.mon.Sample())
+		}
+	}
+}
+
+// SampleNow feeds the controller one reading at once (tests, and operators
+// who want the level to follow a change without waiting an interval).
+func (s *Server) SampleNow() degrade.Level { return s.ctl.Update(s.mon.Sample()) }
+
+// Degradation returns the controller's state.
+func (s *Server) Degradation() degrade.State { return s.ctl.State() }
+
+// handleDegradation: GET shows the level and signals; PUT {"level":"high"}
+// pins a level; DELETE unpins. Changes are accepted only from loopback and
+// trusted proxies.
+func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		peer := peerIP(r.RemoteAddr)
+		trusted := peer.IsLoopback()
+		for _, p := range s.state.Load().cfg.Identity.TrustedProxies {
+			trusted = trusted || p.Contains(peer)
+		}
+		if !trusted {
+			writeJSONProblem(w, http.StatusForbidden, "Forbidden", "Only loopback and trusted proxies may change the degradation level.")
+			return
+		}
+	}
+	switch r.Method {
+	case http.MethodGet:
+	case http.MethodPut, http.MethodPost:
+		var body struct {
+			Level json.RawMessage `json:"level"`
+		}
+		dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&body); err != nil || len(body.Level) == 0 {
+			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", `send {"level": "normal" | "elevated" | "high" | "critical"} (or 0-3)`)
+			return
+		}
+		var name string
+		if json.Unmarshal(body.Level, &name) != nil {
+			name = string(body.Level)
+		}
+		l, err := degrade.ParseLevel(name)
+		if err != nil {
+			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
+			return
+		}
+		s.ctl.Pin(l)
+	case http.MethodDelete:
+		s.ctl.Unpin()
+	default:
+		w.Header().Set("Allow", "GET, PUT, DELETE")
+		writeJSONProblem(w, http.StatusMethodNotAllowed, "Method Not Allowed", "use GET, PUT or DELETE")
+		return
+	}
+	writeJSON(w, http.StatusOK, s.ctl.State())
+}
+
+func peerIP(remote string) netip.Addr {
+	if ap, err := netip.ParseAddrPort(remote); err == nil {
+		return ap.Addr().Unmap()
+	}
+	return netip.Addr{}
+}

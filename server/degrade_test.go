@@ -1,0 +1,221 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/degrade"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/server"
+)
+
+const degradeConfig = `
+plans:
+  free:
+    limits:
+      - {name: per-second, algorithm: gcra, quantity: 100000, window: 1s}
+degradation:
+  interval: 25ms
+  min_dwell: 300ms
+  retry_after: 2s
+  levels:
+    elevated: {enter: {in_flight: 4}, leave: {in_flight: 2}}
+    high:     {enter: {in_flight: 8}, leave: {in_flight: 5}}
+    critical: {enter: {in_flight: 16}, leave: {in_flight: 12}}
+  classes:
+    expensive: ["POST /api/generate"]
+    critical: ["POST /api/pay"]
+    health: ["GET /health"]
+`
+
+// startDegrading runs a server with degradeConfig in front of an upstream
+// that takes 100ms per request.
+func startDegrading(t *testing.T) (*server.Server, string) {
+	t.Helper()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/health" {
+			time.Sleep(100 * time.Millisecond)
+		}
+		w.Write([]byte("ok " + r.URL.Path))
+	}))
+	t.Cleanup(up.Close)
+	cfg, err := config.Parse("d.yaml", []byte("upstream: "+up.URL+"\n"+degradeConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memory.New(memory.WithSweepInterval(0))
+	srv, err := server.New(server.Options{Config: cfg, Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, ln); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return srv, "http://" + ln.Addr().String()
+}
+
+func status(t *testing.T, method, url string) (int, http.Header) {
+	req, _ := http.NewRequest(method, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header
+}
+
+func TestOverloadRaisesAndLowersTheLevel(t *testing.T) {
+	srv, base := startDegrading(t)
+	var mu sync.Mutex
+	var seen []degrade.Level
+	var at []time.Time
+	stopWatch := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case <-stopWatch:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			l := srv.Degradation().Level
+			mu.Lock()
+			if len(seen) == 0 || seen[len(seen)-1] != l {
+				seen, at = append(seen, l), append(at, time.Now())
+			}
+			mu.Unlock()
+		}
+	}()
+	// Drive the slow upstream past capacity: 24 clients in a loop.
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 24 {
+		wg.Go(func() {
+			for !stop.Load() {
+				resp, err := http.Get(base + "/api/search")
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+			}
+		})
+		time.Sleep(15 * time.Millisecond) // ramp up
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Degradation().Level != degrade.Critical && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if srv.Degradation().Level == degrade.Critical {
+		if code, _ := status(t, "GET", base+"/health"); code != 200 {
+			t.Errorf("at level 3 the health endpoint answered %d", code)
+		}
+		if code, _ := status(t, "GET", base+"/healthz"); code != 200 {
+			t.Errorf("at level 3 /healthz answered %d", code)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	deadline = time.Now().Add(5 * time.Second)
+	for srv.Degradation().Level != degrade.Normal && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(stopWatch)
+	<-watched
+
+	mu.Lock()
+	defer mu.Unlock()
+	peak := 0
+	for i, l := range seen {
+		if int(l) > peak {
+			peak = int(l)
+		}
+		_ = i
+	}
+	if peak != 3 {
+		t.Fatalf("levels seen %v: never reached critical", seen)
+	}
+	// Going up passed through 1 and 2 (or jumped) and reached 3; going down
+	// after the load stopped is one step at a time, each held ≥ the dwell.
+	last := len(seen) - 1
+	if seen[last] != degrade.Normal {
+		t.Fatalf("levels seen %v: did not return to normal", seen)
+	}
+	down := []degrade.Level{degrade.Critical, degrade.High, degrade.Elevated, degrade.Normal}
+	if last < 3 || !equalLevels(seen[last-3:], down) {
+		t.Fatalf("levels seen %v: the descent is not 3→2→1→0", seen)
+	}
+	for i := last - 2; i <= last; i++ {
+		if held := at[i].Sub(at[i-1]); held < 290*time.Millisecond {
+			t.Errorf("level %v held %v before stepping down, less than the 300ms dwell", seen[i-1], held)
+		}
+	}
+	t.Logf("levels seen: %v", seen)
+}
+
+func equalLevels(a, b []degrade.Level) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestLevelActions(t *testing.T) {
+	srv, base := startDegrading(t)
+	pin := func(level string) {
+		req, _ := http.NewRequest("PUT", base+"/v1/degradation", strings.NewReader(`{"level":"`+level+`"}`))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("pin %s: %v %v", level, err, resp)
+		}
+		resp.Body.Close()
+	}
+	pin("elevated")
+	code, h := status(t, "POST", base+"/api/generate")
+	if code != 503 || h.Get("Retry-After") != "2" || h.Get("Content-Type") != "application/problem+json" {
+		t.Errorf("level 1, expensive: %d %v", code, h)
+	}
+	if code, h := status(t, "GET", base+"/api/search"); code != 200 || !strings.Contains(h.Get("RateLimit-Policy"), "q=50000") {
+		t.Errorf("level 1, cheap: %d, policy %q (want the limit halved)", code, h.Get("RateLimit-Policy"))
+	}
+	pin("high")
+	if code, _ := status(t, "POST", base+"/api/orders"); code != 503 {
+		t.Errorf("level 2, a write: %d", code)
+	}
+	if code, _ := status(t, "POST", base+"/api/pay"); code != 200 {
+		t.Errorf("level 2, a critical write: %d", code)
+	}
+	if code, _ := status(t, "GET", base+"/api/search"); code != 200 {
+		t.Errorf("level 2, a read: %d", code)
+	}
+	pin("critical")
+	for path, want := range map[string]int{"/api/search": 503, "/health": 200, "/healthz": 200, "/metrics": 200} {
+		if code, _ := status(t, "GET", base+path); code != want {
+			t.Errorf("level 3, %s: %d, want %d", path, code, want)
+		}
+	}
+	req, _ := http.NewRequest("DELETE", base+"/v1/degradation", nil)
+	resp, _ := http.DefaultClient.Do(req)
+	resp.Body.Close()
+	if srv.Degradation().Pinned {
+		t.Error("still pinned after DELETE")
+	}
+}

@@ -1,0 +1,141 @@
+package server
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Bounds of the stale cache.
+const (
+	staleMaxBytes = 64 << 20
+	staleMaxEntry = 1 << 20
+)
+
+// staleCache keeps recent GET responses (recorded from level 1 up) so that
+// at level 2 reads can be answered without the upstream. Entries are keyed
+// by the credentials as well as the URL, so one client never sees another's
+// response; responses that set cookies or say private/no-store are not kept.
+type staleCache struct {
+	ttl     time.Duration
+	clock   func() time.Time
+	headers []string // identity headers that are part of the key
+
+	mu      sync.Mutex
+	entries map[[32]byte]*staleEntry
+	bytes   int
+}
+
+type staleEntry struct {
+	at     time.Time
+	status int
+	header http.Header
+	body   []byte
+}
+
+func newStaleCache(ttl time.Duration, clock func() time.Time, identityHeaders []string) *staleCache {
+	if ttl <= 0 {
+		return nil
+	}
+	return &staleCache{ttl: ttl, clock: clock, headers: identityHeaders, entries: map[[32]byte]*staleEntry{}}
+}
+
+func (c *staleCache) key(r *http.Request) [32]byte {
+	var b strings.Builder
+	for _, h := range c.headers {
+		b.WriteString(r.Header.Get(h))
+		b.WriteByte(0)
+	}
+	b.WriteString(r.Host)
+	b.WriteByte(0)
+	b.WriteString(r.URL.RequestURI())
+	return sha256.Sum256([]byte(b.String()))
+}
+
+// serve answers r from the cache if it can.
+func (c *staleCache) serve(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodGet {
+		return false
+	}
+	c.mu.Lock()
+	e := c.entries[c.key(r)]
+	c.mu.Unlock()
+	if e == nil {
+		return false
+	}
+	age := c.clock().Sub(e.at)
+	if age > c.ttl {
+		return false
+	}
+	h := w.Header()
+	for k, v := range e.header {
+		h[k] = v
+	}
+	h.Set("Age", strconv.Itoa(int(age/time.Second)))
+	h.Set("Cache-Status", "sluice; hit; detail=stale-while-degraded")
+	w.WriteHeader(e.status)
+	w.Write(e.body)
+	return true
+}
+
+// record serves r with next and keeps a cacheable response.
+func (c *staleCache) record(next http.Handler, w http.ResponseWriter, r *http.Request) {
+	tw := &teeWriter{ResponseWriter: w, status: http.StatusOK}
+	next.ServeHTTP(tw, r)
+	cc := tw.Header().Get("Cache-Control")
+	if tw.status != http.StatusOK || tw.overflow || tw.Header().Get("Set-Cookie") != "" ||
+		strings.Contains(cc, "no-store") || strings.Contains(cc, "private") {
+		return
+	}
+	e := &staleEntry{at: c.clock(), status: tw.status, header: tw.Header().Clone(), body: tw.buf.Bytes()}
+	for _, h := range []string{"Ratelimit", "Ratelimit-Policy", "Retry-After", "Date", "Content-Length"} {
+		e.header.Del(h) // per-response, not per-content
+	}
+	k := c.key(r)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.entries[k]; old != nil {
+		c.bytes -= len(old.body)
+	}
+	c.entries[k] = e
+	c.bytes += len(e.body)
+	now := c.clock()
+	for k, e := range c.entries { // drop what has aged out, then what is over budget
+		if c.bytes <= staleMaxBytes && now.Sub(e.at) <= c.ttl {
+			continue
+		}
+		c.bytes -= len(e.body)
+		delete(c.entries, k)
+	}
+}
+
+// teeWriter copies what it writes, up to staleMaxEntry bytes.
+type teeWriter struct {
+	http.ResponseWriter
+	status   int
+	buf      bytes.Buffer
+	overflow bool
+}
+
+func (w *teeWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *teeWriter) Write(p []byte) (int, error) {
+	if !w.overflow {
+		if w.buf.Len()+len(p) > staleMaxEntry {
+			w.overflow = true
+			w.buf = bytes.Buffer{}
+		} else {
+			w.buf.Write(p)
+		}
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
