@@ -83,3 +83,49 @@ plans:
 		}
 	}
 }
+
+func TestQueueBurstOfTwentyAgainstFivePerSecond(t *testing.T) {
+	// The issue's scenario through the middleware: 20 at once against 5/s
+	// with max_wait 2s: 5 pass at once, 10 wait 0.2s … 2.0s, 5 are refused.
+	h, _ := setup(t, `
+plans:
+  p:
+    limits:
+      - {name: queue, algorithm: leaky-bucket, quantity: 5, window: 1s, max_wait: 2s}
+`, noon)
+	type outcome struct {
+		code   int
+		waited time.Duration
+	}
+	results := make(chan outcome, 20)
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() {
+			start := time.Now()
+			w := do(h, req{})
+			results <- outcome{w.Code, time.Since(start)}
+		})
+	}
+	wg.Wait()
+	close(results)
+	var admitted, refused, waited int
+	var longest time.Duration
+	for r := range results {
+		switch r.code {
+		case 200:
+			admitted++
+			if r.waited > 150*time.Millisecond {
+				waited++
+			}
+			longest = max(longest, r.waited)
+		case 429:
+			refused++
+		}
+	}
+	if admitted != 15 || refused != 5 || waited != 10 {
+		t.Errorf("admitted %d (waited %d), refused %d: want 15 (10 of them queued) and 5", admitted, waited, refused)
+	}
+	if longest < 1900*time.Millisecond || longest > 2500*time.Millisecond {
+		t.Errorf("the last queued request waited %v, want about 2s (the leak rate)", longest)
+	}
+}
