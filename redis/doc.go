@@ -33,13 +33,16 @@
 // # Scripts
 //
 // The Lua sources are embedded from lua/*.lua: one file per algorithm
-// (fixed_window.lua, sliding_log.lua, sliding_counter.lua, bucket.lua for
-// token bucket, leaky bucket and GCRA), shared helpers (arith.lua,
-// state.lua) and two entry points concatenated with them at load time:
-// apply.lua, which decides every check of one call that lives in one slot
-// all-or-nothing exactly as sluice.DecideBatch, and refund.lua, which undoes
-// a reservation. They run with EVALSHA, falling back to EVAL when Redis
-// does not know the script yet (NOSCRIPT).
+// family (fixed_window.lua; sliding_log.lua, also for concurrency leases;
+// sliding_counter.lua; bucket.lua for token bucket, leaky bucket and GCRA),
+// shared helpers (arith.lua, state.lua) and three entry points concatenated
+// with them at load time: apply.lua, which decides every check of one call
+// that lives in one slot all-or-nothing exactly as sluice.DecideBatch;
+// refund.lua, which undoes a reservation; and release.lua, which gives
+// concurrency leases back. A call's apply script carries only the families
+// its checks use, since Lua defines every function of a script on each
+// run. Scripts run with EVALSHA, falling back to EVAL when Redis does not
+// know them yet (NOSCRIPT).
 //
 // The scripts reproduce Limit.Decide exactly, decision by decision. Lua's
 // numbers are doubles, exact for integers up to 2^53; sluice bounds its

@@ -133,14 +133,16 @@ func (s *Store) run(ctx context.Context, mode, token string, checks []sluice.Che
 	gkeys := make([]string, len(idx))
 	args := make([]string, 0, 4+checkArgs*len(idx))
 	args = append(args, s.timeArg(), s.minTTL, mode, token)
+	families := 0
 	for j, i := range idx {
 		gkeys[j] = keys[i]
+		families |= family(checks[i].Limit.Algorithm())
 		var err error
 		if args, err = appendCheckArgs(args, &checks[i]); err != nil {
 			return r, err
 		}
 	}
-	msgs, err := applyScript.Exec(ctx, s.client, gkeys, args).ToArray()
+	msgs, err := applyScripts[families].Exec(ctx, s.client, gkeys, args).ToArray()
 	if err != nil {
 		return r, s.fail("apply script", err)
 	}

@@ -102,12 +102,14 @@ func TestDialConnectsInEachMode(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Standalone(t)
 	cluster := redistest.Cluster(t)
+	sentinel := redistest.Sentinel(t, srv, "primary")
 	ctx := context.Background()
 	checks := []sluice.Check{{Key: "u", Limit: sluice.PerMinute(3), Cost: 1}, {Key: "global", Limit: sluice.PerSecond(100), Cost: 1}}
 	for _, o := range []redis.Options{
 		{Addrs: []string{srv.Addr}},
 		{Mode: redis.ModeStandalone, Addrs: []string{srv.Addr}, Timeout: 200 * time.Millisecond},
 		{Mode: redis.ModeCluster, Addrs: cluster.Addrs()[:1]},
+		{Mode: redis.ModeSentinel, Addrs: []string{sentinel.Addr}, MasterSet: "primary"},
 	} {
 		store, err := redis.Dial(o)
 		if err != nil {
