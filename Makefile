@@ -18,6 +18,14 @@ deps:
 	  echo "make test: installing redis-server (Debian package)"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
+	@missing=; \
+	  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
+	  command -v caddy >/dev/null || missing="$$missing caddy"; \
+	  command -v chromium >/dev/null || missing="$$missing chromium"; \
+	  [ -z "$$missing" ] || { \
+	  echo "make test: installing$$missing (Debian packages: real front proxies and browser for server/)"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; }
 
 # make bench: side-by-side benchmarks against peer libraries (bench/ module).
 bench:

@@ -1,0 +1,180 @@
+// Package realtest starts the real programs that sit next to sluice in
+// production — nginx and Caddy as front proxies, headless Chromium as the
+// browser of the web pages — so that tests exercise them, not imitations.
+// Each process listens on a free loopback port, keeps its files in a
+// t.TempDir(), and is killed (with its children) by t.Cleanup; its output is
+// logged when the test fails.
+//
+// A missing program is a test failure, never a skip: `make test` installs
+// them (Debian packages nginx, caddy and chromium), or run
+// `apt-get install nginx caddy chromium`.
+package realtest
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startTimeout bounds how long a program may take to accept connections.
+const startTimeout = 15 * time.Second
+
+// stopTimeout bounds how long a program may take to exit after SIGTERM
+// before it is killed.
+const stopTimeout = 5 * time.Second
+
+// FreeAddr returns "127.0.0.1:port" for a TCP port that was free when it
+// was chosen.
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("realtest: finding a free port: %v", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// Replace returns text with each old string of pairs (old, new, old, new…)
+// replaced by its new one. Each old string must occur exactly once: an
+// example file that no longer has the line a test rewrites fails the test
+// instead of being tested half-rewritten.
+func Replace(tb testing.TB, name, text string, pairs ...string) string {
+	tb.Helper()
+	if len(pairs)%2 != 0 {
+		tb.Fatalf("realtest: Replace(%s): odd number of strings", name)
+	}
+	for i := 0; i < len(pairs); i += 2 {
+		if n := strings.Count(text, pairs[i]); n != 1 {
+			tb.Fatalf("realtest: %s: %q occurs %d times, want exactly once (the test rewrites it)", name, pairs[i], n)
+		}
+		text = strings.Replace(text, pairs[i], pairs[i+1], 1)
+	}
+	return text
+}
+
+// lookPath finds a program in PATH or in the directories Debian installs
+// daemons to (not in a non-root PATH), or fails the test saying how to
+// install it.
+func lookPath(tb testing.TB, name, pkg string) string {
+	tb.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, dir := range []string{"/usr/sbin", "/usr/bin", "/sbin"} {
+		if p := dir + "/" + name; isExecutable(p) {
+			return p
+		}
+	}
+	tb.Fatalf("realtest: %s not found in PATH, /usr/sbin or /usr/bin: this test runs the real program; "+
+		"run `make test`, which installs it, or `apt-get install %s`", name, pkg)
+	return ""
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+// Process is a program started by this package. Its output (stdout and
+// stderr together) is kept for error messages and logged if the test fails.
+type Process struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{} // closed when cmd has exited
+	out  *syncBuffer
+}
+
+// start runs args in dir with env added to the environment, in its own
+// process group, and waits until it accepts TCP connections on addr. The
+// process group is stopped when the test ends.
+func start(tb testing.TB, name, dir string, env []string, addr string, args ...string) *Process {
+	tb.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:   true,            // its workers can be stopped with it
+		Pdeathsig: syscall.SIGKILL, // no orphan if the test binary dies
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("realtest: starting %s: %v", name, err)
+	}
+	p := &Process{name: name, cmd: cmd, done: make(chan struct{}), out: out}
+	go func() { cmd.Wait(); close(p.done) }()
+	tb.Cleanup(func() {
+		p.stop()
+		if tb.Failed() {
+			tb.Logf("%s output:\n%s", name, p.Output())
+		}
+	})
+	if err := p.waitListening(addr); err != nil {
+		tb.Fatalf("realtest: %v; its output:\n%s", err, p.Output())
+	}
+	return p
+}
+
+func (p *Process) waitListening(addr string) error {
+	deadline := time.Now().Add(startTimeout)
+	for {
+		select {
+		case <-p.done:
+			return fmt.Errorf("%s exited at start (%v)", p.name, p.cmd.ProcessState)
+		default:
+		}
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s did not accept connections on %s within %v", p.name, addr, startTimeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// stop sends SIGTERM to the process group, kills it if it has not exited
+// within stopTimeout, and waits for the process.
+func (p *Process) stop() {
+	pgid := -p.cmd.Process.Pid
+	syscall.Kill(pgid, syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(stopTimeout):
+		syscall.Kill(pgid, syscall.SIGKILL)
+		<-p.done
+	}
+	syscall.Kill(pgid, syscall.SIGKILL) // workers that outlived their master
+}
+
+// Output is what the process has written so far.
+func (p *Process) Output() string { return p.out.String() }
+
+// syncBuffer is a bytes.Buffer safe for the process's writes and the test's
+// reads at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,263 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/internal/realtest"
+	"github.com/sluice-dev/sluice/server"
+)
+
+// frontConfig is testConfig (3 requests per minute, "POST /api/generate"
+// costs 2, "GET /api/health" exempt, 127.0.0.1 trusted) with the user and
+// plan headers of examples/sluice.yaml, which a front proxy must not take
+// from its clients, and the deny status of forward-auth refusals (403 for
+// nginx's auth_request).
+func frontConfig(t *testing.T, denyStatus string) string {
+	t.Helper()
+	return realtest.Replace(t, "testConfig", testConfig,
+		"identity:\n", "identity:\n  user_header: X-User-ID\n  plan_header: X-Plan\n",
+		"response:\n", "response:\n  deny_status: "+denyStatus+"\n")
+}
+
+// TestNginxForwardAuth runs examples/nginx/sluice.conf in a real nginx in
+// front of the fixture's upstream, deciding with a real sluice server: what
+// a client of nginx sees is what the example promises.
+func TestNginxForwardAuth(t *testing.T) {
+	f := newFixture(t, frontConfig(t, "403"))
+	base := startNginx(t, serveOn(t, f.srv), f.srv.Config().Upstream)
+	key := map[string]string{"Authorization": "Bearer demo-free-key"}
+
+	// Admitted requests reach the upstream; the client sees its quota.
+	for i, want := range []string{`"per-minute";r=2;t=60`, `"per-minute";r=1;t=60`, `"per-minute";r=0;t=60`} {
+		r := frontCall(t, "GET", base+"/api/search?q=1", key)
+		if r.status != 200 || r.body != "upstream:/api/search" {
+			t.Fatalf("request %d: %d %q", i+1, r.status, r.body)
+		}
+		if got := r.header.Get("RateLimit"); got != want {
+			t.Errorf("request %d: RateLimit %q, want %q", i+1, got, want)
+		}
+		if got := r.header.Get("RateLimit-Policy"); got != `"per-minute";q=3;w=60` {
+			t.Errorf("request %d: RateLimit-Policy %q", i+1, got)
+		}
+		if r.header.Get("Retry-After") != "" {
+			t.Errorf("request %d: Retry-After on an admitted response", i+1)
+		}
+	}
+
+	// The next one is refused by sluice (403 to nginx), a 429 to the client
+	// with sluice's headers.
+	r := frontCall(t, "GET", base+"/api/search?q=1", key)
+	if r.status != 429 {
+		t.Fatalf("4th request: %d %s", r.status, r.body)
+	}
+	wantRefusal(t, r, "4th request")
+	if n := f.hits.Load(); n != 3 {
+		t.Errorf("upstream saw %d requests, want the 3 admitted", n)
+	}
+
+	// Another client (by IP, from nginx's X-Forwarded-For) has its own
+	// quota, and sluice sees the original method and URI: POST
+	// /api/generate costs 2 of the 3.
+	r = frontCall(t, "POST", base+"/api/generate", nil)
+	if r.status != 200 || r.header.Get("RateLimit") != `"per-minute";r=1;t=60` {
+		t.Fatalf("POST /api/generate by IP: %d RateLimit %q", r.status, r.header.Get("RateLimit"))
+	}
+	// A concurrent burst: exactly the one unit left is admitted.
+	statuses := frontBurst(t, 6, base+"/api/search", func(r frontResponse) {
+		if r.status == 429 {
+			wantRefusal(t, r, "burst")
+		}
+	})
+	if statuses[200] != 1 || statuses[429] != 5 {
+		t.Errorf("burst of 6 with 1 unit left: statuses %v, want one 200 and five 429", statuses)
+	}
+	if n := f.hits.Load(); n != 5 {
+		t.Errorf("upstream saw %d requests, want the 5 admitted", n)
+	}
+
+	// Nothing a client makes up about its address, user or plan gets it
+	// more: the proxy does not pass it on to sluice.
+	forged := map[string]string{"Forwarded": "for=203.0.113.7", "X-Forwarded-For": "203.0.113.8",
+		"X-Real-IP": "203.0.113.9", "X-User-ID": "someone-else", "X-Plan": "pro"}
+	if r := frontCall(t, "GET", base+"/api/search", forged); r.status != 429 {
+		t.Errorf("a client with made-up forwarding, user and plan headers: %d %q, want 429", r.status, r.header.Get("RateLimit"))
+	}
+
+	// Exempt routes pass, without RateLimit headers.
+	r = frontCall(t, "GET", base+"/api/health", nil)
+	if r.status != 200 || r.header.Get("RateLimit") != "" || r.header.Get("RateLimit-Policy") != "" {
+		t.Errorf("exempt route: %d %v", r.status, r.header)
+	}
+}
+
+// TestNginxWithoutSluice: when sluice cannot be reached, nginx answers 500
+// (auth_request's answer to a failed subrequest) and nothing reaches the API:
+// the example fails closed.
+func TestNginxWithoutSluice(t *testing.T) {
+	f := newFixture(t, frontConfig(t, "403"))
+	r := frontCall(t, "GET", startNginx(t, deadAddr(t), f.srv.Config().Upstream)+"/api/search", nil)
+	if r.status != 500 || f.hits.Load() != 0 {
+		t.Errorf("sluice down: %d, upstream saw %d requests", r.status, f.hits.Load())
+	}
+}
+
+// TestFrontProxyDocsQuoteTheExamples: docs/forward-auth.md shows the example
+// files as they are, so the snippets people copy are the ones tested here.
+func TestFrontProxyDocsQuoteTheExamples(t *testing.T) {
+	doc := readRepoFile(t, "../docs/forward-auth.md")
+	for _, path := range []string{"examples/nginx/sluice.conf", "examples/caddy/Caddyfile",
+		"examples/traefik/dynamic.yml", "examples/traefik/traefik.yml"} {
+		if !strings.Contains(doc, "\n"+readRepoFile(t, "../"+path)+"```\n") {
+			t.Errorf("docs/forward-auth.md does not quote %s verbatim (copy the file into its code block)", path)
+		}
+	}
+}
+
+// startNginx runs examples/nginx/sluice.conf in a real nginx, with sluice at
+// sluiceAddr and the API at upstream, and returns nginx's base URL.
+func startNginx(t *testing.T, sluiceAddr, upstream string) string {
+	t.Helper()
+	addr := realtest.FreeAddr(t)
+	conf := realtest.Replace(t, "examples/nginx/sluice.conf", readRepoFile(t, "../examples/nginx/sluice.conf"),
+		"server 127.0.0.1:8080;", "server "+sluiceAddr+";",
+		"server 127.0.0.1:9000;", "server "+strings.TrimPrefix(upstream, "http://")+";",
+		"listen 127.0.0.1:8000;", "listen "+addr+";")
+	realtest.Nginx(t, addr, conf)
+	return "http://" + addr
+}
+
+// deadAddr is a loopback address nothing listens on.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.Close()
+	return ln.Addr().String()
+}
+
+// wantRefusal checks a refusal as a client sees it through a front proxy:
+// a 429, uncacheable, with RateLimit, RateLimit-Policy, Retry-After and an
+// RFC 9457 body.
+func wantRefusal(t *testing.T, r frontResponse, what string) {
+	t.Helper()
+	checks := map[string]string{
+		"RateLimit":        `"per-minute";r=0;t=60`,
+		"RateLimit-Policy": `"per-minute";q=3;w=60`,
+		"Retry-After":      "60",
+		"Content-Type":     "application/problem+json",
+		"Cache-Control":    "no-store",
+	}
+	for name, want := range checks {
+		if got := r.header.Values(name); len(got) != 1 || got[0] != want {
+			t.Errorf("%s: %s %q, want %q", what, name, got, want)
+		}
+	}
+	if r.status != 429 || !strings.Contains(r.body, `"type":"https://iana.org/assignments/http-problem-types#quota-exceeded"`) ||
+		!strings.Contains(r.body, `"status":429`) {
+		t.Errorf("%s: %d %s", what, r.status, r.body)
+	}
+}
+
+// serveOn serves srv on a loopback listener with Serve, as `sluice serve`
+// does, and returns its address. It is shut down when the test ends.
+func serveOn(t *testing.T, srv *server.Server) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return ln.Addr().String()
+}
+
+// readRepoFile reads a file of the repository, path relative to server/.
+func readRepoFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+type frontResponse struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// frontClient opens a new connection per request, so that no idle
+// connection (nor its goroutines) outlives the test.
+var frontClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
+
+// frontCall sends one request through a front proxy and reads the answer.
+func frontCall(t *testing.T, method, url string, header map[string]string) frontResponse {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := frontClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return frontResponse{resp.StatusCode, resp.Header, string(b)}
+}
+
+// frontBurst sends n GETs to url at once and counts the statuses; each
+// response is passed to check.
+func frontBurst(t *testing.T, n int, url string, check func(frontResponse)) map[int]int {
+	t.Helper()
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		statuses = map[int]int{}
+		start    = make(chan struct{})
+	)
+	for range n {
+		wg.Go(func() {
+			<-start
+			resp, err := frontClient.Get(url)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			r := frontResponse{resp.StatusCode, resp.Header, string(b)}
+			mu.Lock()
+			defer mu.Unlock()
+			statuses[r.status]++
+			check(r)
+		})
+	}
+	close(start)
+	wg.Wait()
+	return statuses
+}
