@@ -1,0 +1,180 @@
+package envoy_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+)
+
+const apiRules = `
+domain: api
+descriptors:
+  - key: client
+    rate_limit: {name: per-client, unit: minute, requests_per_unit: 5}
+`
+
+func TestStatusFieldsAreExact(t *testing.T) {
+	h := serve(t, apiRules)
+	c := desc("client", "c1")
+	h.clock.Advance(20 * time.Second) // 40s left in the minute
+	steps := []struct {
+		name    string
+		hits    uint32
+		advance time.Duration
+		overall rlsv3.RateLimitResponse_Code
+		want    status
+	}{
+		{"two units", 2, 0, ok, status{ok, "per-client:5/MINUTE", 3, 40 * time.Second}},
+		{"three more fill the window", 3, 5 * time.Second, ok, status{ok, "per-client:5/MINUTE", 0, 35 * time.Second}},
+		{"one more is refused", 1, time.Second, over, status{over, "per-client:5/MINUTE", 0, 34 * time.Second}},
+		{"more than the limit ever holds is refused", 6, 34*time.Second - time.Microsecond, over,
+			status{over, "per-client:5/MINUTE", 0, time.Microsecond}},
+		{"the next window starts full", 1, time.Microsecond, ok, status{ok, "per-client:5/MINUTE", 4, time.Minute}},
+	}
+	for _, s := range steps {
+		h.clock.Advance(s.advance)
+		resp := h.ask(request("api", s.hits, c))
+		if got := statusOf(resp.Statuses[0]); got != s.want || resp.OverallCode != s.overall {
+			t.Errorf("%s: %v %+v, want %v %+v", s.name, resp.OverallCode, got, s.overall, s.want)
+		}
+	}
+}
+
+func TestHitsAddendIsTheCost(t *testing.T) {
+	cases := []struct {
+		name      string
+		hits      uint32
+		d         *ratelimitv3.RateLimitDescriptor
+		remaining uint32
+	}{
+		{"unset or 0 costs 1", 0, desc("client", "c"), 4},
+		{"the request's hits_addend", 3, desc("client", "c"), 2},
+		{"the descriptor's hits_addend wins", 3, withHits(desc("client", "c"), 4), 1},
+		{"a descriptor's explicit 0 is a peek", 3, withHits(desc("client", "c"), 0), 5},
+	}
+	for _, c := range cases {
+		h := serve(t, apiRules)
+		resp := h.ask(request("api", c.hits, c.d))
+		if got := resp.Statuses[0].LimitRemaining; got != c.remaining || resp.OverallCode != ok {
+			t.Errorf("%s: remaining %d (%v), want %d", c.name, got, resp.OverallCode, c.remaining)
+		}
+	}
+}
+
+func TestOneAllowCallPerRequestAllOrNothing(t *testing.T) {
+	h := serve(t, edgeRules)
+	ip, login := desc("remote_address", "1.2.3.4"), desc("remote_address", "1.2.3.4", "path", "/login")
+	for range 2 {
+		h.ask(request("edge", 0, ip, login))
+	}
+	if h.store.Calls() != 2 || len(h.store.checks[0]) != 2 {
+		t.Fatalf("%d store calls, first with %d checks; want 2 calls of 2", h.store.Calls(), len(h.store.checks[0]))
+	}
+	// login is exhausted: the whole request is refused and per-ip is not
+	// charged, unlike envoyproxy/ratelimit, which counts every descriptor.
+	for range 3 {
+		h.expect(h.ask(request("edge", 0, ip, login)), over,
+			status{ok, "per-ip:10/MINUTE", 8, time.Minute}, status{over, "login:2/MINUTE", 0, time.Minute})
+	}
+	h.expect(h.ask(request("edge", 0, ip)), ok, status{ok, "per-ip:10/MINUTE", 7, time.Minute})
+	if h.store.Calls() != 6 {
+		t.Errorf("%d store calls for 6 requests", h.store.Calls())
+	}
+}
+
+func TestIdenticalDescriptorsShareOneCheck(t *testing.T) {
+	h := serve(t, apiRules)
+	c := desc("client", "c")
+	h.expect(h.ask(request("api", 2, c, c)), ok,
+		status{ok, "per-client:5/MINUTE", 1, time.Minute}, status{ok, "per-client:5/MINUTE", 1, time.Minute})
+	if n := len(h.store.checks[0]); n != 1 || h.store.checks[0][0].Cost != 4 {
+		t.Errorf("checks %+v, want one of cost 4", h.store.checks[0])
+	}
+}
+
+func TestShadowModeCountsButNeverRefuses(t *testing.T) {
+	h := serve(t, `
+domain: api
+descriptors:
+  - key: tenant
+    shadow_mode: true
+    rate_limit: {name: per-tenant, unit: second, requests_per_unit: 1}
+`)
+	t1 := desc("tenant", "t1")
+	h.expect(h.ask(request("api", 0, t1)), ok, status{ok, "per-tenant:1/SECOND", 0, time.Second})
+	// Over the limit: OK, as envoyproxy/ratelimit answers in shadow mode,
+	// but the status shows there is nothing left.
+	h.expect(h.ask(request("api", 0, t1)), ok, status{ok, "per-tenant:1/SECOND", 0, time.Second})
+}
+
+func TestUnlimitedIsAlwaysOK(t *testing.T) {
+	h := serve(t, `
+domain: api
+descriptors:
+  - key: client
+    value: internal
+    rate_limit: {unlimited: true}
+`)
+	for range 3 {
+		h.expect(h.ask(request("api", 1000, desc("client", "internal"))), ok, status{ok, "", math.MaxUint32, 0})
+	}
+	if h.store.Calls() != 0 {
+		t.Errorf("%d store calls for unlimited descriptors", h.store.Calls())
+	}
+}
+
+func TestReplacesSkipsTheNamedLimit(t *testing.T) {
+	h := serve(t, `
+domain: api
+descriptors:
+  - key: key
+    rate_limit: {name: generic, unit: minute, requests_per_unit: 1}
+    descriptors:
+      - key: plan
+        value: gold
+        rate_limit:
+          name: gold
+          unit: minute
+          requests_per_unit: 3
+          replaces: [{name: generic}]
+`)
+	generic, gold := desc("key", "k"), desc("key", "k", "plan", "gold")
+	for i := range 3 {
+		h.expect(h.ask(request("api", 0, generic, gold)), ok,
+			status{code: ok}, status{ok, "gold:3/MINUTE", uint32(2 - i), time.Minute})
+	}
+	// Without the gold descriptor, generic applies again (and was never charged).
+	h.expect(h.ask(request("api", 0, generic)), ok, status{ok, "generic:1/MINUTE", 0, time.Minute})
+	h.expect(h.ask(request("api", 0, generic)), over, status{over, "generic:1/MINUTE", 0, time.Minute})
+}
+
+func TestZeroRequestsPerUnitBlocksWithoutCharging(t *testing.T) {
+	h := serve(t, edgeRules+`
+  - key: remote_address
+    value: 198.51.100.66
+    rate_limit: {unit: second, requests_per_unit: 0}
+  - key: user
+    rate_limit: {name: per-user, unit: minute, requests_per_unit: 5}
+`)
+	for range 2 {
+		h.expect(h.ask(request("edge", 0, desc("user", "u"), desc("remote_address", "198.51.100.66"))), over,
+			status{ok, "per-user:5/MINUTE", 5, 0}, status{over, ":0/SECOND", 0, 0})
+	}
+}
+
+func TestLimitOverrideFromEnvoy(t *testing.T) {
+	h := serve(t, apiRules)
+	d := desc("client", "c")
+	d.Limit = &ratelimitv3.RateLimitDescriptor_RateLimitOverride{RequestsPerUnit: 2, Unit: typev3.RateLimitUnit_MINUTE}
+	h.expect(h.ask(request("api", 0, d)), ok, status{ok, ":2/MINUTE", 1, time.Minute})
+	d.Limit.UnitMultiplier = wrapperspb.UInt32(10)
+	h.clock.Advance(time.Minute)
+	h.expect(h.ask(request("api", 0, d)), ok, status{ok, ":2/MINUTEx10", 1, 9 * time.Minute})
+	// Unknown domains ignore overrides, as envoyproxy/ratelimit does.
+	h.expect(h.ask(request("nowhere", 0, d)), ok, status{code: ok})
+}

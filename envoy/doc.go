@@ -1,0 +1,106 @@
+// Package envoy serves Envoy's global rate limit protocol (RLS v3,
+// envoy.service.ratelimit.v3.RateLimitService/ShouldRateLimit) on top of a
+// sluice.Limiter, configured with envoyproxy/ratelimit's YAML descriptor
+// format, so that an Envoy user can point the ratelimit filter at sluice
+// without rewriting a rule — and give any rule any sluice algorithm.
+//
+// # Rules
+//
+// LoadRules reads envoyproxy/ratelimit's configuration: a domain and a tree
+// of descriptors, each a key with an optional value, an optional rate_limit
+// and nested descriptors. A rate_limit may carry three sluice extensions:
+//
+//	domain: edge
+//	descriptors:
+//	  - key: remote_address            # every client address: 100 per minute
+//	    rate_limit: {unit: minute, requests_per_unit: 100}
+//	    descriptors:
+//	      - key: path
+//	        value: /login              # ...and 5 logins per minute each
+//	        rate_limit:
+//	          unit: minute
+//	          requests_per_unit: 5
+//	          algorithm: sliding-window-log   # sluice: any algorithm (default fixed-window)
+//	  - key: api_key
+//	    rate_limit:
+//	      unit: second
+//	      requests_per_unit: 10
+//	      algorithm: token-bucket
+//	      burst: 50                    # sluice: bucket size (token-bucket, leaky-bucket, gcra)
+//	  - key: tenant
+//	    rate_limit:
+//	      unit: second
+//	      requests_per_unit: 100
+//	      algorithm: leaky-bucket
+//	      max_wait: 500ms              # sluice: queue up to 500ms instead of refusing
+//
+// Units are second, minute, hour, day, week, month (30 days) and year (365
+// days), in any case; windows are aligned to sluice.Epoch. Loading is
+// strict: unknown fields, wrong types, duplicate siblings, duplicate domains
+// and settings that would have no effect are errors that name file:line:col
+// and the field path (*config.Error values), all reported at once.
+// detailed_metric is accepted and has no effect (sluice labels metrics by
+// limit name, never by descriptor value). The concurrency algorithm is
+// refused: it needs a release when a request ends, which RLS never sends.
+//
+// # Limit names
+//
+// A rule's limit is called by its rate_limit.name, which must then be a
+// sluice limit name (1-64 of A-Z a-z 0-9 . _ -): it is the name in
+// RateLimit headers, in observers' outcomes and in metrics. A rule without
+// one is named after its path in the tree: "key" or "key_value" per level,
+// joined by '.', other bytes replaced by '_' — key remote_address then key
+// path with value /login gives "remote_address.path_login" — and cut to 64
+// bytes with a hash suffix when longer. current_limit.name echoes
+// rate_limit.name only, as envoyproxy/ratelimit does. A limit override is
+// named "override-" and its window's name, e.g. "override-per-minute".
+//
+// # Matching
+//
+// Matching is envoyproxy/ratelimit's. For each descriptor of a request the
+// domain's tree is walked one entry at a time; at each level the child with
+// the entry's key and value wins, then a child whose value ends in "*" and
+// prefixes the entry's value (first in file order), then the child with the
+// key and no value (a wildcard). The descriptor is limited by the rate_limit
+// of the node its last entry reaches. A descriptor that goes deeper than
+// the tree, ends on a node without rate_limit, or has an entry that no child
+// matches has no limit.
+// A descriptor's optional limit override (sent by Envoy's route
+// configuration) replaces the configured rule, as a fixed window, when the
+// domain is known.
+//
+// # Decisions
+//
+// Every limited descriptor of one request becomes one sluice.Check — its key
+// is the domain and the descriptor's entries, its cost the descriptor's
+// hits_addend if set (0 is a peek), else the request's (0 or unset means 1) —
+// and all of them are decided in a single Limiter.Allow call. That is the one
+// deliberate difference from envoyproxy/ratelimit, which increments every
+// descriptor's counter on its own: in sluice a request that is over any
+// limit consumes nothing from the others, so a client refused by a
+// per-second limit does not also burn its per-hour quota on requests that
+// never reached the upstream. Two identical descriptors in one request share
+// one check, with their costs added.
+//
+// Other rules, as in envoyproxy/ratelimit: an unlimited rule is always OK
+// and reports limit_remaining 4294967295; a rule whose rate_limit names other
+// limits in replaces makes those limits (matched by their rate_limit name)
+// not apply to the same request; requests_per_unit 0 refuses every request
+// (a block list) without touching the store; a rule in shadow_mode is
+// decided, counted and reported to observers, but its status is OK and it
+// never makes a request OVER_LIMIT. An unknown domain or a descriptor that
+// matches no rule is OK with no current_limit. Replaces is honoured from
+// every matched rule, unlimited ones included, so an unlimited rule for a
+// trusted client can lift a generic limit.
+//
+// A leaky-bucket rule with max_wait admits a request that does not fit yet
+// when its turn comes within max_wait, and the service answers only then:
+// set the Envoy filter's timeout above the longest max_wait, or Envoy gives
+// up first (and applies failure_mode_deny).
+//
+// The store's own failure policy (sluice's failover wrappers) decides what
+// happens when it cannot be reached; an error that still reaches the service
+// is answered with gRPC code Unavailable, never as a decision. Malformed
+// requests are answered with InvalidArgument and a message saying what is
+// wrong.
+package envoy

@@ -1,0 +1,104 @@
+package envoy_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/envoy"
+	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+func headerText(hs []*corev3.HeaderValue) string {
+	var b strings.Builder
+	for _, h := range hs {
+		b.WriteString(h.GetKey() + ": " + h.GetValue() + "\n")
+	}
+	return b.String()
+}
+
+const headerRules = edgeRules + `
+  - key: tenant
+    shadow_mode: true
+    rate_limit: {name: per-tenant, unit: second, requests_per_unit: 1}
+`
+
+func TestIETFHeadersListEveryEnforcedLimit(t *testing.T) {
+	h := serve(t, headerRules, envoy.WithResponseHeaders(httplimit.ModeIETF))
+	ip, login := desc("remote_address", "1.2.3.4"), desc("remote_address", "1.2.3.4", "path", "/login")
+	tenant := desc("tenant", "t")
+	h.clock.Advance(42*time.Second + time.Millisecond)
+
+	got := headerText(h.ask(request("edge", 0, ip, login, tenant, ip)).ResponseHeadersToAdd)
+	want := `RateLimit-Policy: "per-ip";q=10;w=60, "login";q=2;w=60
+RateLimit: "per-ip";r=8;t=18, "login";r=1;t=18
+`
+	if got != want {
+		t.Errorf("allowed request: headers\n%s\nwant\n%s", got, want)
+	}
+	h.ask(request("edge", 0, login))
+	got = headerText(h.ask(request("edge", 0, ip, login)).ResponseHeadersToAdd)
+	want = `RateLimit-Policy: "per-ip";q=10;w=60, "login";q=2;w=60
+RateLimit: "per-ip";r=8;t=18, "login";r=0;t=18
+Retry-After: 18
+`
+	if got != want {
+		t.Errorf("refused request: headers\n%s\nwant\n%s", got, want)
+	}
+	if got := h.ask(request("edge", 0, tenant, desc("nothing", "x"))).ResponseHeadersToAdd; len(got) != 0 {
+		t.Errorf("shadow and unmatched descriptors only: headers %s", headerText(got))
+	}
+}
+
+func TestDraft6HeadersDescribeTheLimitClosestToRefusing(t *testing.T) {
+	h := serve(t, headerRules, envoy.WithResponseHeaders(httplimit.ModeDraft6))
+	ip, login := desc("remote_address", "1.2.3.4"), desc("remote_address", "1.2.3.4", "path", "/login")
+	got := headerText(h.ask(request("edge", 0, ip, login)).ResponseHeadersToAdd)
+	want := "RateLimit-Limit: 2\nRateLimit-Remaining: 1\nRateLimit-Reset: 60\nRateLimit-Policy: 2;w=60\n"
+	if got != want {
+		t.Errorf("headers\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestNoRetryAfterWhenNoWaitHelps(t *testing.T) {
+	h := serve(t, headerRules+`
+  - key: remote_address
+    value: 198.51.100.66
+    rate_limit: {unit: second, requests_per_unit: 0}
+`, envoy.WithResponseHeaders(httplimit.ModeIETF))
+	cases := []struct {
+		name string
+		req  *rlsv3.RateLimitRequest
+	}{
+		{"blocked address", request("edge", 0, desc("remote_address", "198.51.100.66"))},
+		{"cost above the limit's size", request("edge", 11, desc("remote_address", "1.2.3.4"))},
+	}
+	for _, c := range cases {
+		resp := h.ask(c.req)
+		if got := headerText(resp.ResponseHeadersToAdd); resp.OverallCode != over || strings.Contains(got, "Retry-After") {
+			t.Errorf("%s: %v with headers\n%s", c.name, resp.OverallCode, got)
+		}
+	}
+}
+
+func TestHeaderModeIsValidated(t *testing.T) {
+	lim := sluice.NewLimiter(memory.New(memory.WithSweepInterval(0)))
+	for _, mode := range []string{httplimit.ModeIETF, httplimit.ModeDraft6, ""} {
+		if _, err := envoy.NewService(lim, nil, envoy.WithResponseHeaders(mode)); err != nil {
+			t.Errorf("mode %q: %v", mode, err)
+		}
+	}
+	for _, mode := range []string{httplimit.ModeDraft7, httplimit.ModeLegacy, "IETF"} {
+		if _, err := envoy.NewService(lim, nil, envoy.WithResponseHeaders(mode)); err == nil {
+			t.Errorf("mode %q accepted", mode)
+		}
+	}
+	if _, err := envoy.NewService(nil, nil); err == nil {
+		t.Error("nil limiter accepted")
+	}
+}

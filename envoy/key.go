@@ -1,0 +1,59 @@
+package envoy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// storeKey returns the sluice.Check key of a descriptor of domain:
+//
+//	envoy:<domain>:<key>=<value>|<key>=<value>…
+//
+// with '%', ':', '|', '=', '{' and '}' percent-escaped in the domain, keys and
+// values, so that distinct descriptors never share a key and a Redis Cluster
+// hash tag ({…}) spans the whole subject. A key longer than sluice.MaxKeyLen
+// becomes "envoy:sha256:" and the hex SHA-256 of the long form (which, having
+// no '=', cannot be mistaken for a short one).
+func storeKey(domain string, entries []*ratelimitv3.RateLimitDescriptor_Entry) string {
+	var b strings.Builder
+	n := len("envoy:") + len(domain) + 1
+	for _, e := range entries {
+		n += len(e.GetKey()) + len(e.GetValue()) + 2
+	}
+	b.Grow(n)
+	b.WriteString("envoy:")
+	escape(&b, domain)
+	b.WriteByte(':')
+	for i, e := range entries {
+		if i > 0 {
+			b.WriteByte('|')
+		}
+		escape(&b, e.GetKey())
+		b.WriteByte('=')
+		escape(&b, e.GetValue())
+	}
+	if b.Len() <= sluice.MaxKeyLen {
+		return b.String()
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return "envoy:sha256:" + hex.EncodeToString(sum[:])
+}
+
+func escape(b *strings.Builder, s string) {
+	const hexDigits = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '%', ':', '|', '=', '{', '}':
+			b.WriteByte('%')
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&15])
+		default:
+			b.WriteByte(c)
+		}
+	}
+}

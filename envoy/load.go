@@ -1,0 +1,162 @@
+package envoy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/config"
+)
+
+// maxFileSize bounds one rules file.
+const maxFileSize = 4 << 20
+
+// LoadRules parses envoyproxy/ratelimit configuration in data; name is the
+// file name used in errors. data holds one domain per YAML document
+// (documents separated by "---"). Every problem found is returned, joined, as
+// *config.Error values located at file:line:col (see config.Errors).
+func LoadRules(name string, data []byte) (*Rules, error) {
+	l := newLoader()
+	if err := l.load(name, data); err != nil {
+		return nil, err
+	}
+	return l.rules, nil
+}
+
+// LoadRuleFiles loads every file at paths into one Rules value, as
+// envoyproxy/ratelimit loads its configuration directory: a path that is a
+// directory contributes its *.yaml and *.yml files, in name order, not
+// descending into subdirectories. A domain defined twice is an error. Every
+// problem of every file is returned, joined.
+func LoadRuleFiles(paths ...string) (*Rules, error) {
+	var files []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("envoy rules: %w", err)
+		}
+		if !st.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			return nil, fmt.Errorf("envoy rules: %w", err)
+		}
+		for _, e := range ents {
+			if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
+				files = append(files, filepath.Join(p, e.Name()))
+			}
+		}
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("envoy rules: no *.yaml or *.yml file in %s", strings.Join(paths, ", "))
+	}
+	l := newLoader()
+	var errs []error
+	for _, f := range files {
+		data, err := readFile(f)
+		if err == nil {
+			err = l.load(f, data)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return l.rules, nil
+}
+
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("envoy rules: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("envoy rules: %s: %w", path, err)
+	}
+	return data, nil
+}
+
+// loader accumulates domains from several files.
+type loader struct {
+	rules *Rules
+	where map[string]string // domain → file:line that defined it
+}
+
+func newLoader() *loader {
+	return &loader{rules: &Rules{domains: map[string]*node{}}, where: map[string]string{}}
+}
+
+func (l *loader) load(name string, data []byte) error {
+	if len(data) > maxFileSize {
+		return &config.Error{File: name, Msg: fmt.Sprintf("larger than %d bytes", maxFileSize)}
+	}
+	d := &decoder{file: name}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	docs := 0
+	for {
+		var root yaml.Node
+		err := dec.Decode(&root)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			d.errs = append(d.errs, yamlError(name, err))
+			break
+		}
+		doc := &root
+		if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+			doc = doc.Content[0]
+		}
+		if doc.Tag == "!!null" {
+			continue // an empty document, e.g. after a trailing "---"
+		}
+		docs++
+		l.domain(d, doc)
+	}
+	if docs == 0 && len(d.errs) == 0 {
+		d.errorf(nil, "", "no domain (see examples/envoy/ratelimit-config.yaml)")
+	}
+	return errors.Join(d.errs...)
+}
+
+// domain decodes one document: a domain and its descriptors.
+func (l *loader) domain(d *decoder, doc *yaml.Node) {
+	var (
+		domain     string
+		domainNode *yaml.Node
+		root       = &node{}
+	)
+	ok := d.mapping(doc, "", map[string]field{
+		"domain": func(n *yaml.Node, p string) { domain, domainNode = d.str(n, p), n },
+		"descriptors": func(n *yaml.Node, p string) {
+			d.descriptors(n, p, root, nil)
+		},
+	})
+	switch {
+	case !ok:
+	case domainNode == nil:
+		d.errorf(doc, "domain", "missing")
+	case domain == "" && domainNode.Kind == yaml.ScalarNode:
+		d.errorf(domainNode, "domain", "must not be empty")
+	case domain == "":
+	case l.where[domain] != "":
+		d.errorf(domainNode, "domain", "%q is already defined at %s", domain, l.where[domain])
+	default:
+		l.where[domain] = fmt.Sprintf("%s:%d", d.file, domainNode.Line)
+		if len(d.errs) == 0 {
+			l.rules.domains[domain] = root
+		}
+	}
+}

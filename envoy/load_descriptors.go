@@ -1,0 +1,279 @@
+package envoy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+)
+
+// descriptors decodes a list of descriptors into the children of parent;
+// trail holds the path segments ("key" or "key_value") leading to parent.
+func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []string) {
+	lines := map[entry]int{}
+	d.list(n, path, func(e *yaml.Node, path string) {
+		var (
+			key, value                  string
+			keyNode, rlNode, shadowNode *yaml.Node
+			childrenNode                *yaml.Node
+			childrenPath                string
+			shadow                      bool
+			rl                          rawRateLimit
+			child                       = &node{}
+		)
+		ok := d.mapping(e, path, map[string]field{
+			"key":   func(n *yaml.Node, p string) { key, keyNode = d.str(n, p), n },
+			"value": func(n *yaml.Node, p string) { value = d.str(n, p) },
+			"rate_limit": func(n *yaml.Node, p string) {
+				rlNode = n
+				d.rateLimit(n, p, &rl)
+			},
+			"shadow_mode": func(n *yaml.Node, p string) { shadow, shadowNode = d.bool(n, p), n },
+			// detailed_metric changes envoyproxy/ratelimit's statsd names; sluice
+			// labels metrics by limit name only (bounded cardinality).
+			"detailed_metric": func(n *yaml.Node, p string) { d.bool(n, p) },
+			"descriptors":     func(n *yaml.Node, p string) { childrenNode, childrenPath = n, p },
+		})
+		if !ok {
+			return
+		}
+		switch {
+		case keyNode == nil:
+			d.errorf(e, join(path, "key"), "missing")
+			return
+		case key == "":
+			d.errorf(keyNode, join(path, "key"), "must not be empty")
+			return
+		}
+		ent := entry{key, value}
+		if line, dup := lines[ent]; dup {
+			what := "key " + key
+			if value != "" {
+				what += " with value " + value
+			}
+			d.errorf(keyNode, join(path, "key"), "%s is already a descriptor of this list (line %d)", what, line)
+			return
+		}
+		lines[ent] = keyNode.Line
+		seg := key
+		if value != "" {
+			seg += "_" + value
+		}
+		trail := append(trail[:len(trail):len(trail)], seg)
+		if rlNode != nil && rlNode.Kind == yaml.MappingNode {
+			child.rule = d.rule(&rl, rlNode, join(path, "rate_limit"), shadow, trail)
+		} else if shadow {
+			d.errorf(shadowNode, join(path, "shadow_mode"), "has no effect without a rate_limit")
+		}
+		if childrenNode != nil {
+			d.descriptors(childrenNode, childrenPath, child, trail)
+		}
+		switch {
+		case value == "":
+			if parent.wildcard == nil {
+				parent.wildcard = map[string]*node{}
+			}
+			parent.wildcard[key] = child
+		case strings.HasSuffix(value, "*"):
+			parent.prefix = append(parent.prefix, prefixChild{key, strings.TrimSuffix(value, "*"), child})
+		default:
+			if parent.exact == nil {
+				parent.exact = map[entry]*node{}
+			}
+			parent.exact[ent] = child
+		}
+	})
+}
+
+// rawRateLimit is a rate_limit block as written; a nil node means unset.
+type rawRateLimit struct {
+	unit, name, algorithm                     string
+	requestsPerUnit, burst                    int64
+	unlimited                                 bool
+	maxWait                                   time.Duration
+	replaces                                  []string
+	replaceNodes                              []*yaml.Node
+	replacePaths                              []string
+	unitNode, rpuNode, unlimitedNode          *yaml.Node
+	nameNode, algNode, burstNode, maxWaitNode *yaml.Node
+}
+
+func (d *decoder) rateLimit(n *yaml.Node, path string, rl *rawRateLimit) {
+	d.mapping(n, path, map[string]field{
+		"unit": func(n *yaml.Node, p string) { rl.unit, rl.unitNode = d.str(n, p), n },
+		"requests_per_unit": func(n *yaml.Node, p string) {
+			rl.requestsPerUnit, rl.rpuNode = d.int(n, p, 0, 1<<32-1), n
+		},
+		"unlimited": func(n *yaml.Node, p string) { rl.unlimited, rl.unlimitedNode = d.bool(n, p), n },
+		"name":      func(n *yaml.Node, p string) { rl.name, rl.nameNode = d.str(n, p), n },
+		"replaces": func(n *yaml.Node, p string) {
+			d.list(n, p, func(e *yaml.Node, p string) {
+				var name string
+				nameNode := e
+				if !d.mapping(e, p, map[string]field{
+					"name": func(n *yaml.Node, p string) { name, nameNode = d.str(n, p), n },
+				}) {
+					return
+				}
+				if name == "" {
+					d.errorf(nameNode, join(p, "name"), "must name the limit to replace")
+					return
+				}
+				rl.replaces = append(rl.replaces, name)
+				rl.replaceNodes = append(rl.replaceNodes, nameNode)
+				rl.replacePaths = append(rl.replacePaths, join(p, "name"))
+			})
+		},
+		// sluice extensions.
+		"algorithm": func(n *yaml.Node, p string) { rl.algorithm, rl.algNode = d.str(n, p), n },
+		"burst":     func(n *yaml.Node, p string) { rl.burst, rl.burstNode = d.int(n, p, 1, sluice.MaxQuantity), n },
+		"max_wait": func(n *yaml.Node, p string) {
+			rl.maxWaitNode = n
+			s := d.str(n, p)
+			if s == "" {
+				return
+			}
+			v, err := config.ParseDuration(s)
+			switch {
+			case err != nil:
+				d.errorf(n, p, "%q is not a duration (use e.g. 250ms, 2s)", s)
+			case v <= 0:
+				d.errorf(n, p, "%q must be positive", s)
+			default:
+				rl.maxWait = v
+			}
+		},
+	})
+}
+
+// rule builds the rule of a rate_limit block, or nil if it is invalid.
+func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow bool, trail []string) *rule {
+	before := len(d.errs)
+	r := &rule{name: rl.name, replaces: rl.replaces, shadow: shadow, label: rl.name}
+	if rl.nameNode != nil && !validName(rl.name) {
+		d.errorf(rl.nameNode, join(path, "name"),
+			"%q must be 1-64 characters of A-Z a-z 0-9 . _ - (it names the limit in RateLimit headers and metrics)", rl.name)
+	}
+	for i, name := range rl.replaces {
+		if name == rl.name {
+			d.errorf(rl.replaceNodes[i], rl.replacePaths[i], "a limit cannot replace itself")
+		}
+	}
+	if r.label == "" {
+		r.label = derivedName(trail)
+	}
+	if rl.unlimited {
+		r.unlimited = true
+		for _, x := range []struct {
+			n    *yaml.Node
+			name string
+		}{{rl.unitNode, "unit"}, {rl.rpuNode, "requests_per_unit"}, {rl.algNode, "algorithm"},
+			{rl.burstNode, "burst"}, {rl.maxWaitNode, "max_wait"}} {
+			if x.n != nil {
+				d.errorf(x.n, join(path, x.name), "has no effect on an unlimited rule (remove it or unlimited)")
+			}
+		}
+		return r
+	}
+	unit, pbUnit, ok := parseUnit(rl.unit)
+	switch {
+	case rl.unitNode == nil:
+		d.errorf(n, join(path, "unit"), "missing (one of %s)", unitNames())
+	case !ok && rl.unit != "":
+		d.errorf(rl.unitNode, join(path, "unit"), "%q is not one of %s", rl.unit, unitNames())
+	}
+	if rl.rpuNode == nil {
+		d.errorf(n, join(path, "requests_per_unit"), "missing")
+	}
+	r.unit = pbUnit
+	r.requestsPerUnit = uint32(rl.requestsPerUnit)
+	if rl.requestsPerUnit == 0 && rl.rpuNode != nil {
+		r.blocked = true
+		for _, x := range []struct {
+			n    *yaml.Node
+			name string
+		}{{rl.algNode, "algorithm"}, {rl.burstNode, "burst"}, {rl.maxWaitNode, "max_wait"}} {
+			if x.n != nil {
+				d.errorf(x.n, join(path, x.name), "has no effect when requests_per_unit is 0 (every request is refused)")
+			}
+		}
+	}
+	alg := sluice.AlgorithmFixedWindow
+	if rl.algNode != nil && rl.algorithm != "" {
+		a, err := sluice.ParseAlgorithm(rl.algorithm)
+		if err != nil {
+			d.errorf(rl.algNode, join(path, "algorithm"), "%v", err)
+		}
+		alg = a
+		if a == sluice.AlgorithmConcurrency {
+			d.errorf(rl.algNode, join(path, "algorithm"),
+				"concurrency limits work in flight and needs a release when a request ends, which Envoy's rate limit protocol never sends: use a rate algorithm")
+		}
+	}
+	if rl.burstNode != nil && alg != 0 && alg != sluice.AlgorithmTokenBucket && alg != sluice.AlgorithmLeakyBucket && alg != sluice.AlgorithmGCRA {
+		d.errorf(rl.burstNode, join(path, "burst"), "applies only to token-bucket, leaky-bucket and gcra, not %v", alg)
+	}
+	if rl.maxWaitNode != nil && alg != 0 && alg != sluice.AlgorithmLeakyBucket {
+		d.errorf(rl.maxWaitNode, join(path, "max_wait"), "applies only to leaky-bucket (as a queue), not %v", alg)
+	}
+	if len(d.errs) > before {
+		return nil
+	}
+	if r.blocked {
+		return r
+	}
+	r.limit = sluice.NewLimit(alg, rl.requestsPerUnit, unit).Named(r.label).WithShadow(shadow).
+		WithBurst(rl.burst).WithMaxWait(rl.maxWait)
+	if err := r.limit.Err(); err != nil {
+		d.errorf(n, path, "%v", err)
+		return nil
+	}
+	return r.finish()
+}
+
+func validName(s string) bool {
+	if len(s) < 1 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// derivedName names a rule without rate_limit.name after its path in the
+// tree, e.g. "remote_address.path_login" for key remote_address then key
+// path with value /login: segments joined by '.', every byte outside
+// [A-Za-z0-9._-] replaced by '_' (leading ones dropped), and a path longer
+// than 64 bytes cut to 55 and suffixed with '-' and 8 hex digits of its
+// SHA-256, so that it stays distinct.
+func derivedName(trail []string) string {
+	full := strings.Join(trail, ".")
+	b := make([]byte, 0, len(full))
+	for i := 0; i < len(full); i++ {
+		c := full[i]
+		if !validName(string(c)) {
+			c = '_'
+		}
+		if c == '_' && (len(b) == 0 || b[len(b)-1] == '.' || b[len(b)-1] == '_') {
+			continue // "path_/login" → "path_login", not "path__login"
+		}
+		b = append(b, c)
+	}
+	if len(b) == 0 {
+		b = append(b, "descriptor"...)
+	}
+	if len(b) > 64 {
+		sum := sha256.Sum256([]byte(full))
+		b = append(b[:55], '-')
+		b = append(b, hex.EncodeToString(sum[:4])...)
+	}
+	return string(b)
+}

@@ -1,0 +1,196 @@
+package envoy
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// Bounds on one request. A request beyond them is answered with gRPC code
+// InvalidArgument.
+const (
+	// MaxDescriptors is the most descriptors one request may carry: they are
+	// decided in one Limiter.Allow call, which takes at most sluice.MaxChecks.
+	MaxDescriptors = sluice.MaxChecks
+	// MaxEntries is the most entries one descriptor may have.
+	MaxEntries = 32
+	// MaxDescriptorBytes bounds the total length of one descriptor's keys and
+	// values. Descriptors longer than sluice.MaxKeyLen are limited under a
+	// SHA-256 of their entries.
+	MaxDescriptorBytes = 64 << 10
+)
+
+// plan is one request turned into sluice checks.
+type plan struct {
+	slots  []slot // one per descriptor
+	checks []sluice.Check
+	// blocked is set when an enforced requests_per_unit 0 rule matched: the
+	// request is refused and every check is a peek.
+	blocked bool
+}
+
+// slot is how one descriptor is decided.
+type slot struct {
+	rule  *rule // nil: no limit applies
+	check int   // index in plan.checks; -1 for unlimited and blocked rules
+}
+
+// errInvalid marks errors in the request (gRPC InvalidArgument).
+var errInvalid = errors.New("invalid request")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errInvalid, fmt.Sprintf(format, args...))
+}
+
+// newPlan validates req and matches its descriptors against rules.
+func newPlan(rules *Rules, req *rlsv3.RateLimitRequest) (*plan, error) {
+	switch n := len(req.GetDescriptors()); {
+	case req.GetDomain() == "":
+		return nil, invalid("rate limit domain must not be empty")
+	case n == 0:
+		return nil, invalid("rate limit descriptor list must not be empty")
+	case n > MaxDescriptors:
+		return nil, invalid("%d descriptors, more than %d in one request", n, MaxDescriptors)
+	}
+	domain := req.GetDomain()
+	p := &plan{slots: make([]slot, len(req.GetDescriptors()))}
+	replaced := map[string]bool{}
+	for i, d := range req.GetDescriptors() {
+		if err := validDescriptor(d); err != nil {
+			return nil, fmt.Errorf("descriptor %d: %w", i, err)
+		}
+		r := rules.lookup(domain, d.GetEntries())
+		if o := d.GetLimit(); o != nil && rules.knows(domain) {
+			var err error
+			if r, err = overrideRule(o); err != nil {
+				return nil, fmt.Errorf("descriptor %d: %w", i, err)
+			}
+		}
+		p.slots[i] = slot{rule: r, check: -1}
+		if r != nil {
+			for _, name := range r.replaces {
+				replaced[name] = true
+			}
+		}
+	}
+	for i, d := range req.GetDescriptors() {
+		s := &p.slots[i]
+		if s.rule != nil && s.rule.name != "" && replaced[s.rule.name] {
+			s.rule = nil
+		}
+		if s.rule == nil || s.rule.unlimited {
+			continue
+		}
+		if s.rule.blocked {
+			p.blocked = p.blocked || !s.rule.shadow
+			continue
+		}
+		cost, err := descriptorCost(req, d)
+		if err != nil {
+			return nil, fmt.Errorf("descriptor %d: %w", i, err)
+		}
+		if s.check, err = p.add(storeKey(domain, d.GetEntries()), s.rule.limit, cost); err != nil {
+			return nil, fmt.Errorf("descriptor %d: %w", i, err)
+		}
+	}
+	if p.blocked {
+		for i := range p.checks {
+			p.checks[i].Cost = 0 // report, consume nothing
+		}
+	}
+	return p, nil
+}
+
+// add appends a check, or adds cost to an identical descriptor's one, and
+// returns its index.
+func (p *plan) add(key string, l sluice.Limit, cost int64) (int, error) {
+	for j := range p.checks {
+		c := &p.checks[j]
+		if c.Key == key && c.Limit.Name() == l.Name() {
+			if c.Cost > math.MaxInt64-cost {
+				return 0, invalid("hits_addend of identical descriptors add up to more than %d", int64(math.MaxInt64))
+			}
+			c.Cost += cost
+			return j, nil
+		}
+	}
+	p.checks = append(p.checks, sluice.Check{Key: key, Limit: l, Cost: cost})
+	return len(p.checks) - 1, nil
+}
+
+func validDescriptor(d *ratelimitv3.RateLimitDescriptor) error {
+	entries := d.GetEntries()
+	switch {
+	case d == nil || len(entries) == 0:
+		return invalid("no entries")
+	case len(entries) > MaxEntries:
+		return invalid("%d entries, more than %d", len(entries), MaxEntries)
+	case d.GetIsNegativeHits():
+		return invalid("is_negative_hits is not supported: sluice never gives quota back")
+	}
+	size := 0
+	for j, e := range entries {
+		if e.GetKey() == "" {
+			return invalid("entry %d: empty key", j)
+		}
+		size += len(e.GetKey()) + len(e.GetValue())
+	}
+	if size > MaxDescriptorBytes {
+		return invalid("%d bytes of keys and values, more than %d", size, MaxDescriptorBytes)
+	}
+	return nil
+}
+
+// descriptorCost is envoyproxy/ratelimit's: the descriptor's hits_addend
+// when set (0 is a peek), else the request's, where 0 means 1.
+func descriptorCost(req *rlsv3.RateLimitRequest, d *ratelimitv3.RateLimitDescriptor) (int64, error) {
+	if h := d.GetHitsAddend(); h != nil {
+		if h.GetValue() > math.MaxInt64 {
+			return 0, invalid("hits_addend %d is larger than %d", h.GetValue(), int64(math.MaxInt64))
+		}
+		return int64(h.GetValue()), nil
+	}
+	return max(1, int64(req.GetHitsAddend())), nil
+}
+
+// overrideRule is the rule of a descriptor's limit override: a fixed window
+// of requests_per_unit per unit × unit_multiplier (unset or 0 means 1), as
+// envoyproxy/ratelimit applies it (never in shadow mode). Its limit is named
+// "override-" and the window's name, e.g. "override-per-minute".
+func overrideRule(o *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (*rule, error) {
+	unit := rlsv3.RateLimitResponse_RateLimit_Unit(o.GetUnit())
+	length := unitLength(unit)
+	if length == 0 || unit == rlsv3.RateLimitResponse_RateLimit_WEEK {
+		// envoy.type.v3.RateLimitUnit has no week; its 7 is not a unit.
+		return nil, invalid("limit override: unit %v is not one of SECOND, MINUTE, HOUR, DAY, MONTH, YEAR", o.GetUnit())
+	}
+	mult := max(1, o.GetUnitMultiplier().GetValue())
+	if time.Duration(mult) > sluice.MaxWindow/length {
+		return nil, invalid("limit override: %d × %v is longer than %v", mult, o.GetUnit(), sluice.MaxWindow)
+	}
+	window := time.Duration(mult) * length
+	r := &rule{requestsPerUnit: o.GetRequestsPerUnit(), unit: unit}
+	if o.GetUnitMultiplier().GetValue() > 1 {
+		r.multiplier = mult
+	}
+	if r.requestsPerUnit == 0 {
+		r.blocked = true
+		r.label = "override-" + sluice.FixedWindow(1, window).Name()
+		return r, nil
+	}
+	l := sluice.FixedWindow(int64(r.requestsPerUnit), window)
+	r.limit = l.Named("override-" + l.Name())
+	if err := r.limit.Err(); err != nil {
+		return nil, invalid("limit override: %v", err)
+	}
+	return r.finish(), nil
+}
+
+func wrapUint32(v uint32) *wrapperspb.UInt32Value { return wrapperspb.UInt32(v) }

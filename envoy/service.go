@@ -1,0 +1,166 @@
+package envoy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// Service is an Envoy rate limit service (RLS v3): it implements
+// envoy.service.ratelimit.v3.RateLimitService on a sluice.Limiter with the
+// rules it holds. Register it on a gRPC server with Register. Service is safe
+// for concurrent use; SetRules swaps its rules atomically while it serves
+// (requests in flight finish with the rules they started with).
+type Service struct {
+	rlsv3.UnimplementedRateLimitServiceServer
+
+	limiter *sluice.Limiter
+	rules   atomic.Pointer[Rules]
+	headers string
+	observe func(res *Result, took time.Duration, err error)
+}
+
+// An Option configures a Service.
+type Option func(*Service)
+
+// WithResponseHeaders makes every response carry RateLimit headers in
+// response_headers_to_add, which Envoy adds to the response sent to the
+// client (the upstream's, or its own 429). mode is "ietf"
+// (httplimit.ModeIETF): draft-ietf-httpapi-ratelimit-headers-11, every
+// enforced limit of the request,
+//
+//	RateLimit-Policy: "per-ip";q=100;w=60, "login";q=5;w=60
+//	RateLimit: "per-ip";r=42;t=18, "login";r=4;t=18
+//
+// or "draft-6" (httplimit.ModeDraft6): the limit closest to refusing, as
+// envoyproxy/ratelimit sends it,
+//
+//	RateLimit-Limit: 5
+//	RateLimit-Remaining: 4
+//	RateLimit-Reset: 18
+//	RateLimit-Policy: 5;w=60
+//
+// Both add Retry-After (seconds, rounded up, at least 1) to OVER_LIMIT
+// responses, unless no wait can help (a blocked descriptor, or a cost above
+// a limit's capacity). Shadow limits never appear. The empty mode, the
+// default, adds no headers; NewService refuses any other.
+func WithResponseHeaders(mode string) Option { return func(s *Service) { s.headers = mode } }
+
+// WithObserver calls f after every request, decided or not, with the time
+// the decision took (not counting a leaky-bucket queue's wait): the hook for
+// metrics. On error, res holds only Domain. f runs on the request's
+// goroutine, concurrently with other requests, and must not keep res.
+func WithObserver(f func(res *Result, took time.Duration, err error)) Option {
+	return func(s *Service) { s.observe = f }
+}
+
+// NewService returns a Service deciding with limiter under rules (nil: no
+// rules yet, every request is OK until SetRules). limiter's Store, including
+// any failure policy wrapped around it, decides what a store outage means;
+// an error that still comes out is answered with gRPC code Unavailable.
+func NewService(limiter *sluice.Limiter, rules *Rules, opts ...Option) (*Service, error) {
+	if limiter == nil {
+		return nil, errors.New("envoy: nil limiter")
+	}
+	s := &Service{limiter: limiter}
+	for _, o := range opts {
+		o(s)
+	}
+	switch s.headers {
+	case "", modeIETF, modeDraft6:
+	default:
+		return nil, fmt.Errorf("envoy: response headers %q: want %q or %q", s.headers, modeIETF, modeDraft6)
+	}
+	s.SetRules(rules)
+	return s, nil
+}
+
+// Register registers svc as the RateLimitService of srv (a *grpc.Server).
+func Register(srv grpc.ServiceRegistrar, svc *Service) {
+	rlsv3.RegisterRateLimitServiceServer(srv, svc)
+}
+
+// SetRules replaces the rules: requests that arrive afterwards use r. nil
+// means no rules (every request is OK). State is kept per domain,
+// descriptor entries and limit name, so a limit whose rule is unchanged
+// keeps its counts across a reload; one whose quantity or unit changed
+// continues from its old state, clamped into the new limit by sluice (a
+// changed algorithm may start afresh, depending on the store).
+func (s *Service) SetRules(r *Rules) {
+	if r == nil {
+		r = &Rules{}
+	}
+	s.rules.Store(r)
+}
+
+// Rules returns the rules in use.
+func (s *Service) Rules() *Rules { return s.rules.Load() }
+
+// ShouldRateLimit decides one request: every descriptor that a rule limits
+// becomes a sluice.Check and all of them are decided in one Limiter.Allow
+// call, all or nothing. A malformed request is answered with gRPC code
+// InvalidArgument; a store error with Unavailable; a cancelled or expired
+// context with Canceled or DeadlineExceeded. Admitted requests that a
+// leaky-bucket queue delays are answered after the delay.
+func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
+	start := time.Now()
+	res := &Result{Domain: req.GetDomain()}
+	resp, delay, err := s.decide(ctx, req, res)
+	if s.observe != nil {
+		s.observe(res, time.Since(start), err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if delay > 0 {
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, status.FromContextError(ctx.Err()).Err()
+		}
+	}
+	return resp, nil
+}
+
+func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, res *Result) (*rlsv3.RateLimitResponse, time.Duration, error) {
+	p, err := newPlan(s.rules.Load(), req)
+	if err != nil {
+		return nil, 0, status.Error(codes.InvalidArgument, err.Error())
+	}
+	var d sluice.Decision
+	if len(p.checks) > 0 {
+		if d, err = s.limiter.Allow(ctx, p.checks...); err != nil {
+			return nil, 0, grpcError(ctx, err)
+		}
+	}
+	resp := p.response(&d)
+	res.fill(p, &d, resp)
+	if s.headers != "" {
+		resp.ResponseHeadersToAdd = p.headers(s.headers, &d, resp.OverallCode)
+	}
+	if resp.OverallCode != rlsv3.RateLimitResponse_OK {
+		return resp, 0, nil
+	}
+	return resp, d.Delay, nil
+}
+
+func grpcError(ctx context.Context, err error) error {
+	switch {
+	case ctx.Err() != nil:
+		return status.FromContextError(ctx.Err()).Err()
+	case errors.Is(err, sluice.ErrInvalidCheck):
+		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	return status.Error(codes.Unavailable, err.Error())
+}
