@@ -162,8 +162,17 @@ func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) {
 		stateBuf  [8]sluice.State
 		lockedBuf [8]uint32
 	)
-	idx, tables, slots, held, states, locked := shardBuf[:n:n], tableBuf[:n:n], slotBuf[:n:n], heldBuf[:n:n], stateBuf[:n:n], lockedBuf[:0]
-	if n > 8 {
+	var (
+		idx    []uint32
+		tables []*table
+		slots  []uint32
+		held   []bool
+		states []sluice.State
+		locked []uint32
+	)
+	if n <= len(shardBuf) {
+		idx, tables, slots, held, states, locked = shardBuf[:n], tableBuf[:n], slotBuf[:n], heldBuf[:n], stateBuf[:n], lockedBuf[:0]
+	} else {
 		idx, tables, slots, held = make([]uint32, n), make([]*table, n), make([]uint32, n), make([]bool, n)
 		states, locked = make([]sluice.State, n), make([]uint32, 0, n)
 	}

@@ -282,3 +282,23 @@ func TestCloseStopsTheSweeper(t *testing.T) {
 	s.Close() // idempotent
 	// goleak (TestMain) fails the package if the goroutine survived.
 }
+
+func TestManyChecksInOneCall(t *testing.T) {
+	_, lim, _ := newStore(t)
+	var checks []sluice.Check
+	for i := range sluice.MaxChecks {
+		checks = append(checks, sluice.Check{Key: fmt.Sprintf("k%d", i%7), Limit: sluice.PerSecond(5).Named(fmt.Sprintf("l%d", i)), Cost: 1})
+	}
+	for i := range 6 {
+		d, err := lim.Allow(context.Background(), checks...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Allowed != (i < 5) || len(d.Statuses) != sluice.MaxChecks {
+			t.Fatalf("call %d: allowed=%v", i, d.Allowed)
+		}
+		if i == 5 && len(d.Violated) != sluice.MaxChecks {
+			t.Errorf("violated %d limits, want all %d", len(d.Violated), sluice.MaxChecks)
+		}
+	}
+}

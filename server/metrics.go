@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
@@ -15,7 +16,7 @@ type metrics struct {
 	decisions   *prometheus.CounterVec
 	seconds     prometheus.Histogram
 	nearLimit   prometheus.Counter
-	storeErrors *prometheus.CounterVec
+	undecided   prometheus.Counter
 	degradation prometheus.Gauge
 	transitions *prometheus.CounterVec
 	reloads     *prometheus.CounterVec
@@ -36,10 +37,10 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "sluice_near_limit_total",
 			Help: "Admitted requests that left some limit with less than 10% of its burst.",
 		}),
-		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sluice_store_errors_total",
-			Help: "Requests the store could not decide (after its failure policy).",
-		}, []string{"store"}),
+		undecided: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sluice_undecided_total",
+			Help: "Requests no decision could be made for (the store and its failure policy both failed); they were served.",
+		}),
 		degradation: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sluice_degradation_level",
 			Help: "Current degradation level: 0 normal, 1 elevated, 2 high, 3 critical.",
@@ -53,7 +54,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Help: "Configuration reloads by result (ok, refused).",
 		}, []string{"result"}),
 	}
-	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.storeErrors, m.degradation, m.transitions, m.reloads)
+	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.undecided, m.degradation, m.transitions, m.reloads)
 	return m
 }
 
@@ -61,7 +62,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 	s.metrics.seconds.Observe(took.Seconds())
 	if err != nil {
-		s.metrics.storeErrors.WithLabelValues("store").Inc()
+		s.metrics.undecided.Inc()
 		s.stats.recordError()
 		return
 	}
@@ -85,4 +86,40 @@ func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 		s.metrics.nearLimit.Inc()
 	}
 	s.stats.record(res)
+}
+
+// registerStoreMetrics exports the counters of a remote store's wrappers:
+// errors and fallback decisions of the failover, its breaker, and the round
+// trips the over-limit cache saved.
+func registerStoreMetrics(reg *prometheus.Registry, f *sluice.Failover, c *sluice.OverLimitCache) {
+	if f == nil { // the memory store cannot fail
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sluice_store_errors_total", Help: "Calls the store failed (error or timeout).",
+			ConstLabels: prometheus.Labels{"store": "memory"},
+		}, func() float64 { return 0 }))
+	}
+	if f != nil {
+		reg.MustRegister(
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "sluice_store_errors_total", Help: "Calls the store failed (error or timeout).",
+				ConstLabels: prometheus.Labels{"store": "redis"},
+			}, func() float64 { return float64(f.Stats().StoreErrors) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "sluice_fallback_decisions_total", Help: "Decisions made by on_store_error instead of the store.",
+			}, func() float64 { return float64(f.Stats().FallbackDecisions) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "sluice_store_breaker_open", Help: "1 while the store's circuit breaker is open or probing, else 0.",
+			}, func() float64 {
+				if f.Stats().Breaker == sluice.BreakerClosed {
+					return 0
+				}
+				return 1
+			}),
+		)
+	}
+	if c != nil {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sluice_overlimit_round_trips_saved_total", Help: "Requests refused from remembered denials without asking the store.",
+		}, func() float64 { return float64(c.Stats().RoundTripsSaved) }))
+	}
 }

@@ -50,6 +50,10 @@ type Options struct {
 	// StoreDown reports whether the store is failing (a degradation
 	// signal); never when nil.
 	StoreDown func() bool
+	// Failover and OverLimit, when the store has them (Redis), export
+	// their counters as metrics; a reload resets the over-limit cache.
+	Failover  *sluice.Failover
+	OverLimit *sluice.OverLimitCache
 }
 
 // Server is a running sluice. Build it with New; serve with Run or mount
@@ -98,6 +102,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: opts.Logger, limiter: sluice.NewLimiter(opts.Store)}
 	s.metrics = newMetrics(opts.Registry)
+	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
 	s.stats = newStats(opts.Clock)
 	s.mon = degrade.NewMonitor(opts.StoreDown)
 	s.ctl = degrade.NewController(opts.Config.Degradation.Controller, nil, s.levelChanged)
@@ -177,6 +182,9 @@ func (s *Server) Reload() error {
 		if st, err = s.build(cfg); err == nil {
 			s.state.Store(st)
 			s.ctl.SetConfig(cfg.Degradation.Controller)
+			if s.opts.OverLimit != nil {
+				s.opts.OverLimit.Reset() // remembered denials were under the old limits
+			}
 			s.metrics.reloads.WithLabelValues("ok").Inc()
 			s.log.Info("configuration reloaded", "file", cfg.File, "plans", len(cfg.Policy.Plans))
 			return nil

@@ -17,6 +17,12 @@ type OpenedStore struct {
 	Ready func(ctx context.Context) error
 	// Close releases the store's resources.
 	Close func() error
+	// StoreDown reports whether the store is failing (nil for memory).
+	StoreDown func() bool
+	// Failover and Cache are the wrappers around a Redis store (nil for
+	// memory): their counters become metrics.
+	Failover *sluice.Failover
+	Cache    *sluice.OverLimitCache
 }
 
 // OpenStore builds the store cfg describes. The store outlives

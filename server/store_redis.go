@@ -1,13 +1,53 @@
 package server
 
 import (
-	"errors"
+	"context"
+	"fmt"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/redis"
 )
 
-// openRedis is wired when the Redis store lands.
+// openRedis builds the Redis store the way production wants it: an
+// over-limit cache right around Redis (a client that keeps knocking is
+// refused without a round trip), inside a failover that applies
+// on_store_error with a circuit breaker and a per-call timeout, falling back
+// to a local memory store with each quota divided by the instance count.
 func openRedis(cfg *config.Config, opts ...memory.Option) (*OpenedStore, error) {
-	return nil, errors.New("server: the redis store is not wired into the server yet; use store.type: memory")
+	r := cfg.Store.Redis
+	client, err := redis.NewClient(redis.Options{Mode: redis.Mode(r.Mode), Addrs: r.Addresses, MasterSet: r.MasterName,
+		Username: r.Username, Password: r.Password, DB: r.DB, Timeout: r.Timeout})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w (start Redis, or use store.type: memory)", err)
+	}
+	primary := redis.New(client, redis.WithTimeout(r.Timeout))
+	cache := sluice.NewOverLimitCache(primary, sluice.OverLimitOptions{})
+	policy, err := sluice.ParseOnStoreError(r.OnStoreError)
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	local := memory.New(append([]memory.Option{memory.WithMaxKeys(cfg.Store.MaxKeys)}, opts...)...)
+	fo, err := sluice.NewFailover(cache, local, sluice.FailoverOptions{Policy: policy, Timeout: r.Timeout, Instances: r.Instances})
+	if err != nil {
+		local.Close()
+		client.Close()
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	return &OpenedStore{
+		Store: fo,
+		Ready: func(ctx context.Context) error {
+			return client.Do(ctx, client.B().Ping().Build()).Error()
+		},
+		Close: func() error {
+			local.Close()
+			client.Close()
+			return nil
+		},
+		StoreDown: func() bool { return fo.Stats().Breaker != sluice.BreakerClosed },
+		Failover:  fo,
+		Cache:     cache,
+	}, nil
 }

@@ -52,7 +52,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer store.Close()
-	opts := server.Options{Config: cfg, Store: store.Store, Ready: store.Ready, Logger: log}
+	opts := server.Options{Config: cfg, Store: store.Store, Ready: store.Ready, Logger: log,
+		StoreDown: store.StoreDown, Failover: store.Failover, OverLimit: store.Cache}
 	if *file != "" {
 		opts.Load, opts.WatchFile = withListen, *file
 	}
