@@ -68,9 +68,9 @@ type Scenario struct {
 	Result      *Result `json:"result"`
 }
 
-// Simulation budget of Design: the most arrivals one scenario may have, and
-// the largest quantity simulated (the sliding log's decision time grows
-// with it).
+// Simulation budget of Design: the most arrivals one scenario may have by
+// default, and the largest quantity simulated (the sliding log's decision
+// time grows with it).
 const (
 	scenarioBudget   = 300_000
 	scenarioQuantity = 1_000
@@ -209,16 +209,25 @@ func stateEstimate(rec Recommendation, req Requirements) float64 {
 	return per * float64(req.Keys)
 }
 
-// simScale sizes the simulations to at most scenarioBudget arrivals each.
+// budget returns the most arrivals one scenario may have.
+func (r Requirements) budget() int64 {
+	if r.MaxArrivals > 0 {
+		return int64(r.MaxArrivals)
+	}
+	return scenarioBudget
+}
+
+// simScale sizes the simulations to at most req.budget() arrivals each.
 func simScale(req Requirements, q int64) SimScale {
+	budget := req.budget()
 	s := SimScale{Quantity: q, Keys: int(min(req.Keys, 1000)), Factor: 1}
 	// The spike scenario sends about 23 windows' worth; many-keys 5·Q per key.
-	s.Quantity = min(s.Quantity, scenarioQuantity)
-	if 5*s.Quantity*int64(s.Keys) > scenarioBudget {
-		s.Keys = int(max(scenarioBudget/(5*s.Quantity), 1))
+	s.Quantity = min(s.Quantity, scenarioQuantity, max(budget/23, 1))
+	if 5*s.Quantity*int64(s.Keys) > budget {
+		s.Keys = int(max(budget/(5*s.Quantity), 1))
 		if s.Keys < 50 {
 			s.Keys = int(min(req.Keys, 50))
-			s.Quantity = max(scenarioBudget/(5*int64(s.Keys)), 1)
+			s.Quantity = max(budget/(5*int64(s.Keys)), 1)
 		}
 	}
 	s.Factor = float64(q) / float64(s.Quantity)
@@ -274,7 +283,7 @@ func (a *Analysis) simulate(ctx context.Context, q int64, w time.Duration) error
 	}
 	for _, sc := range scenarios {
 		sc.p.Seed = a.Requirements.Seed
-		tr, err := Generate(sc.p, s.Quantity, w, scenarioBudget*2)
+		tr, err := Generate(sc.p, s.Quantity, w, int(2*a.Requirements.budget()))
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.p.Name, err)
 		}

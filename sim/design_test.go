@@ -13,8 +13,16 @@ import (
 	"github.com/sluice-dev/sluice/config"
 )
 
+// testBudget keeps the designs of these tests quick (under the race
+// detector too); TestDesignScalesLargeRequirements and the command's tests
+// use the default.
+const testBudget = 30_000
+
 func design(t *testing.T, req Requirements) *Analysis {
 	t.Helper()
+	if req.MaxArrivals == 0 {
+		req.MaxArrivals = testBudget
+	}
 	a, err := Design(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +205,7 @@ func TestStrictDesignsNeverExceedTheLimit(t *testing.T) {
 }
 
 func TestDesignScalesLargeRequirements(t *testing.T) {
-	a := design(t, Requirements{Rate: "1000000/1s", Burst: 5000, Keys: 5})
+	a := design(t, Requirements{Rate: "1000000/1s", Burst: 5000, Keys: 5, MaxArrivals: scenarioBudget})
 	if a.Scale.Quantity > scenarioQuantity || a.Scale.Factor != 1000 || a.Scale.Burst != 5 {
 		t.Fatalf("scale %+v", a.Scale)
 	}

@@ -61,6 +61,9 @@ type Requirements struct {
 	Name string `yaml:"name" json:"name,omitempty"`
 	// Seed drives the simulations behind the analysis. Default 1.
 	Seed uint64 `yaml:"seed" json:"seed,omitempty"`
+	// MaxArrivals bounds each simulated scenario (≤ 0: 300,000 requests);
+	// a web handler sets it lower. It is not read from YAML or JSON.
+	MaxArrivals int `yaml:"-" json:"-"`
 }
 
 // ReadRequirements reads requirements from YAML. Unknown fields are errors

@@ -10,6 +10,9 @@ type Result struct {
 	Limit    string   `json:"limit"`
 	Quantity int64    `json:"quantity"`
 	Window   Duration `json:"window"`
+	// Tested is the quantity/window the contenders were given when it
+	// differs from Limit (see Request.Reference); empty otherwise.
+	Tested string `json:"tested,omitempty"`
 	// Keys counts the distinct keys that sent traffic.
 	Keys int `json:"keys"`
 	// Requests and Units count the trace's arrivals and their total cost,

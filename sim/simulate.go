@@ -25,9 +25,10 @@ type Request struct {
 	// Limit is the requirement as ParseRate reads it, e.g. "100/1m".
 	Limit string `json:"limit"`
 	// Reference is the requirement every algorithm is measured against
-	// (worst windows, decisions of the exact log), as ParseRate reads it;
-	// empty means Limit. Set it to compare limits tuned below a requirement,
-	// e.g. a GCRA of 80/1m burst 20 against 100/1m.
+	// (worst windows, decisions of the exact log) and that a pattern's
+	// defaults are derived from, as ParseRate reads it; empty means Limit.
+	// Set it to compare limits tuned below a requirement, e.g. a GCRA of
+	// 80/1m burst 20 against 100/1m.
 	Reference string `json:"reference,omitempty"`
 	// Burst is the bucket algorithms' capacity; 0 means the quantity.
 	Burst int64 `json:"burst,omitempty"`
@@ -101,9 +102,9 @@ func Simulate(ctx context.Context, req Request) (*Response, error) {
 		if p.Seed == 0 {
 			p.Seed = req.Seed
 		}
-		p = p.WithDefaults(q, w)
+		p = p.WithDefaults(rq, rw) // traffic for the requirement
 		retry = p.Retry
-		if tr, err = Generate(p, q, w, req.MaxArrivals); err != nil {
+		if tr, err = Generate(p, rq, rw, req.MaxArrivals); err != nil {
 			return nil, err
 		}
 	case traceText != nil:
@@ -120,6 +121,9 @@ func Simulate(ctx context.Context, req Request) (*Response, error) {
 	cfg := Config{Quantity: rq, Window: rw, Contenders: contenders, Retry: retry, Seed: req.Seed}
 	if resp.Result, err = Run(ctx, tr, cfg); err != nil {
 		return nil, err
+	}
+	if rq != q || rw != w {
+		resp.Result.Tested = FormatRate(q, w)
 	}
 	if req.Chart != "" {
 		if resp.Chart, err = Chart(resp.Result, req.Chart, 0, 0); err != nil {

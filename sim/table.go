@@ -12,8 +12,12 @@ import (
 // one row per algorithm. Figures are those of AlgorithmResult: the worst
 // window is per key, in units, against the limit Q.
 func WriteTable(w io.Writer, res *Result) error {
-	fmt.Fprintf(w, "%s: %s, %s over %s; limit %s per key; reference %s\n",
-		res.Source, plural(res.Keys, "key"), requestsText(res), res.Duration, res.Limit, res.Reference)
+	limit := "limit " + res.Limit
+	if res.Tested != "" {
+		limit = fmt.Sprintf("testing %s against the limit %s", res.Tested, res.Limit)
+	}
+	fmt.Fprintf(w, "%s: %s, %s over %s; %s per key; reference %s\n",
+		res.Source, plural(res.Keys, "key"), requestsText(res), res.Duration, limit, res.Reference)
 	if res.Retry != nil {
 		fmt.Fprintf(w, "refused clients retry up to %d times, %s of retries after %s, the rest after Retry-After\n",
 			res.Retry.Max, formatPct(100*res.Retry.Impatient), res.Retry.Gap)

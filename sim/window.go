@@ -2,17 +2,24 @@ package sim
 
 // windowMax finds the most units admitted for one key within any span
 // (t-w, t]. Admissions of each key are chained in arrival order through one
-// shared slice, so keys cost three integers each and no allocation of their
-// own; each admission is added and evicted once.
+// shared slice, so a key costs 16 bytes of bookkeeping and no allocation of
+// its own; each admission is added and evicted once.
 type windowMax struct {
-	w          int64 // µs
-	ev         []windowEvent
-	head, tail []int32 // per key: oldest admission still in the span, newest; -1: none
-	sum        []int64 // per key: units in the span
+	w    int64 // µs
+	ev   []windowEvent
+	keys []windowKey
 
 	worst    int64
 	worstKey int32
 	worstAt  int64
+}
+
+// windowKey is one key's span: its oldest admission still inside and its
+// newest (indexes into ev; -1: none), and the units inside. One struct keeps
+// them in one cache line.
+type windowKey struct {
+	head, tail int32
+	sum        int64
 }
 
 type windowEvent struct {
@@ -22,43 +29,40 @@ type windowEvent struct {
 
 // reset empties m for keys keys and a span of w µs, keeping its memory.
 func (m *windowMax) reset(keys int, w int64, capacity int) {
-	*m = windowMax{w: w, ev: m.ev[:0], head: resize(m.head, keys), tail: resize(m.tail, keys), sum: resize(m.sum, keys)}
+	*m = windowMax{w: w, ev: m.ev[:0], keys: m.keys[:0]}
 	if cap(m.ev) < capacity {
 		m.ev = make([]windowEvent, 0, capacity)
 	}
-	for i := range m.head {
-		m.head[i], m.tail[i], m.sum[i] = -1, -1, 0
+	if cap(m.keys) < keys {
+		m.keys = make([]windowKey, keys)
 	}
-}
-
-// resize returns s with length n, reusing its array when large enough.
-func resize[T any](s []T, n int) []T {
-	if cap(s) < n {
-		return make([]T, n)
+	m.keys = m.keys[:keys]
+	for i := range m.keys {
+		m.keys[i] = windowKey{head: -1, tail: -1}
 	}
-	return s[:n]
 }
 
 // add records units admitted for key at t µs. Admissions of one key arrive
 // in time order; a t earlier than the key's last one counts at that time.
 func (m *windowMax) add(key int32, t, units int64) {
+	k := &m.keys[key]
 	e := int32(len(m.ev))
-	if last := m.tail[key]; last >= 0 {
-		t = max(t, m.ev[last].t)
-		m.ev[last].next = e
+	if k.tail >= 0 {
+		t = max(t, m.ev[k.tail].t)
+		m.ev[k.tail].next = e
 	}
 	m.ev = append(m.ev, windowEvent{t: t, units: units, next: -1})
-	m.tail[key] = e
-	h := m.head[key]
+	k.tail = e
+	h := k.head
 	if h < 0 {
 		h = e
 	}
-	sum := m.sum[key] + units
+	sum := k.sum + units
 	for m.ev[h].t <= t-m.w { // never evicts e itself: w ≥ 1
 		sum -= m.ev[h].units
 		h = m.ev[h].next
 	}
-	m.head[key], m.sum[key] = h, sum
+	k.head, k.sum = h, sum
 	if sum > m.worst {
 		m.worst, m.worstKey, m.worstAt = sum, key, t
 	}
