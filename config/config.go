@@ -77,8 +77,14 @@ type Identity struct {
 	// only from TrustedProxies); empty disables it.
 	PlanHeader string
 	// TrustedProxies are the peers whose forwarding and identity headers
-	// are believed. Empty: none are.
+	// are believed. Empty: none are. A front proxy must strip or overwrite
+	// the user and plan headers a client sends (see examples/nginx).
 	TrustedProxies []netip.Prefix
+	// ForwardedHeader is the one forwarding header believed from trusted
+	// proxies: "x-forwarded-for" (default) or "forwarded" (RFC 7239). Only
+	// the header the proxies maintain is safe: the other one arrives as the
+	// client wrote it.
+	ForwardedHeader string
 	// IPv4Prefix and IPv6Prefix group client addresses: 32 and 64 by
 	// default (one IPv6 /64 is one client).
 	IPv4Prefix, IPv6Prefix int

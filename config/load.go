@@ -157,6 +157,9 @@ func (d *decoder) identity(n *yaml.Node, path string, id *Identity) {
 		"user_header":     func(n *yaml.Node, p string) { id.UserHeader = d.headerName(n, p) },
 		"plan_header":     func(n *yaml.Node, p string) { id.PlanHeader = d.headerName(n, p) },
 		"trusted_proxies": func(n *yaml.Node, p string) { id.TrustedProxies = d.prefixes(n, p) },
+		"forwarded_header": func(n *yaml.Node, p string) {
+			id.ForwardedHeader = d.oneOf(n, p, "x-forwarded-for", "forwarded")
+		},
 		"ipv4_prefix":     func(n *yaml.Node, p string) { id.IPv4Prefix = int(d.int(n, p, 1, 32)) },
 		"ipv6_prefix":     func(n *yaml.Node, p string) { id.IPv6Prefix = int(d.int(n, p, 1, 128)) },
 		"unknown_keys":    func(n *yaml.Node, p string) { id.UnknownKeys = d.oneOf(n, p, "ip", "key") },
@@ -310,6 +313,9 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 	id := &c.Identity
 	if id.APIKeyHeaders == nil {
 		id.APIKeyHeaders = []string{"Authorization", "X-Api-Key"}
+	}
+	if id.ForwardedHeader == "" {
+		id.ForwardedHeader = "x-forwarded-for"
 	}
 	if id.IPv4Prefix == 0 {
 		id.IPv4Prefix = 32

@@ -14,17 +14,23 @@ const (
 )
 
 // clientAddr returns the address that identifies the client of r, whose
-// immediate peer is peer. Forwarding headers (RFC 7239 Forwarded, else
-// X-Forwarded-For) are read only when peer is a trusted proxy, from the right:
+// immediate peer is peer. One forwarding header — X-Forwarded-For, or RFC
+// 7239 Forwarded when useForwarded — is read, only when peer is a trusted
+// proxy, from the right:
 // the first hop that is not itself a trusted proxy is the client. A hop that
 // cannot be parsed ("unknown", an obfuscated identifier, garbage) ends the
 // walk at the trusted proxy that reported it, so a malformed header can only
 // make the identity coarser, never let a client choose it.
-func clientAddr(h http.Header, peer netip.Addr, trusted func(netip.Addr) bool) netip.Addr {
+//
+// Only one header is believed because front proxies maintain one: nginx and
+// Caddy append to X-Forwarded-For but pass a client's own Forwarded header
+// through untouched, so reading Forwarded there would let the client choose
+// its address.
+func clientAddr(h http.Header, peer netip.Addr, trusted func(netip.Addr) bool, useForwarded bool) netip.Addr {
 	if !trusted(peer) {
 		return peer
 	}
-	hops := forwardedHops(h)
+	hops := forwardedHops(h, useForwarded)
 	client := peer
 	for i := len(hops) - 1; i >= 0; i-- {
 		addr, ok := parseHop(hops[i])
@@ -40,9 +46,10 @@ func clientAddr(h http.Header, peer netip.Addr, trusted func(netip.Addr) bool) n
 }
 
 // forwardedHops lists the forwarding chain, leftmost (the original client)
-// first: the for= values of Forwarded when present, else X-Forwarded-For.
-func forwardedHops(h http.Header) []string {
-	if vs := h.Values("Forwarded"); len(vs) > 0 {
+// first: the for= values of Forwarded, or X-Forwarded-For.
+func forwardedHops(h http.Header, useForwarded bool) []string {
+	if useForwarded {
+		vs := h.Values("Forwarded")
 		var hops []string
 		for _, elem := range splitList(vs) {
 			hops = append(hops, forParam(elem))

@@ -14,10 +14,10 @@ import (
 // its own client, and a trusted peer's client is the peer or an address that
 // appears in the headers.
 func FuzzClientAddr(f *testing.F) {
-	f.Add("198.51.100.1, 10.0.0.1", "for=192.0.2.60;proto=http, for=\"[2001:db8::1]:4711\"", "10.0.0.9", true)
-	f.Add("unknown, _hidden", "", "203.0.113.1", false)
-	f.Add(`"a,b", ,,`, `for="\"x"`, "::1", true)
-	f.Fuzz(func(t *testing.T, xff, fwd, peerS string, peerTrusted bool) {
+	f.Add("198.51.100.1, 10.0.0.1", "for=192.0.2.60;proto=http, for=\"[2001:db8::1]:4711\"", "10.0.0.9", true, true)
+	f.Add("unknown, _hidden", "", "203.0.113.1", false, false)
+	f.Add(`"a,b", ,,`, `for="\"x"`, "::1", true, false)
+	f.Fuzz(func(t *testing.T, xff, fwd, peerS string, peerTrusted bool, useForwarded bool) {
 		peer, err := netip.ParseAddr(peerS)
 		if err != nil {
 			return
@@ -30,7 +30,7 @@ func FuzzClientAddr(f *testing.F) {
 			h.Set("Forwarded", fwd)
 		}
 		trusted := func(a netip.Addr) bool { return a == peer && peerTrusted || a.IsPrivate() }
-		got := clientAddr(h, peer.Unmap(), trusted)
+		got := clientAddr(h, peer.Unmap(), trusted, useForwarded)
 		if !trusted(peer.Unmap()) {
 			if got != peer.Unmap() {
 				t.Fatalf("untrusted peer %v became %v", peer, got)
@@ -40,7 +40,7 @@ func FuzzClientAddr(f *testing.F) {
 		if got == peer.Unmap() {
 			return
 		}
-		for _, hop := range forwardedHops(h) {
+		for _, hop := range forwardedHops(h, useForwarded) {
 			if a, ok := parseHop(hop); ok && a == got {
 				return
 			}

@@ -101,7 +101,7 @@ func (id *identifier) identify(r *http.Request) Identity {
 			return Identity{Kind: KindUser, Subject: userSubject(user), Plan: orDefault(plan, id.policy.DefaultPlan)}
 		}
 	}
-	addr := clientAddr(r.Header, peer, id.isTrusted)
+	addr := clientAddr(r.Header, peer, id.isTrusted, id.cfg.ForwardedHeader == "forwarded")
 	return Identity{Kind: KindIP, Subject: id.ipSubject(addr), Plan: orDefault(plan, id.policy.AnonymousPlan)}
 }
 

@@ -71,9 +71,9 @@ func TestTrustedProxyRightmostUntrustedHopIsTheClient(t *testing.T) {
 			map[string]string{"X-Forwarded-For": "1.2.3.4, 198.51.100.1"}, true},
 		{"trusted hops are skipped", map[string]string{"X-Forwarded-For": "198.51.100.1, 10.9.9.9"},
 			map[string]string{"X-Forwarded-For": "198.51.100.1"}, true},
-		{"Forwarded is read too", map[string]string{"Forwarded": `for=198.51.100.1;proto=https, for=10.0.0.2`},
-			map[string]string{"X-Forwarded-For": "198.51.100.1"}, true},
-		{"IPv6 clients are grouped by /64", map[string]string{"Forwarded": `for="[2001:db8:1:2::1]:443"`},
+		{"a client's own Forwarded header is not believed", map[string]string{"X-Forwarded-For": "198.51.100.1", "Forwarded": "for=1.2.3.4"},
+			map[string]string{"X-Forwarded-For": "198.51.100.1", "Forwarded": "for=5.6.7.8"}, true},
+		{"IPv6 clients are grouped by /64", map[string]string{"X-Forwarded-For": "[2001:db8:1:2::1]:443"},
 			map[string]string{"X-Forwarded-For": "2001:db8:1:2:ffff::9"}, true},
 		{"other /64s are other clients", map[string]string{"X-Forwarded-For": "2001:db8:1:2::1"},
 			map[string]string{"X-Forwarded-For": "2001:db8:1:3::1"}, false},
@@ -137,5 +137,20 @@ func TestRawAPIKeysNeverBecomeSubjects(t *testing.T) {
 			}
 		}
 		mw.Release(res)
+	}
+}
+
+func TestForwardedHeaderWhenConfigured(t *testing.T) {
+	cfg := strings.Replace(identityConfig, "  user_header:", "  forwarded_header: forwarded\n  user_header:", 1)
+	h, _ := setup(t, cfg, noon)
+	proxy := "10.1.2.3:40000"
+	if w := do(h, req{remote: proxy, header: map[string]string{"Forwarded": `for=198.51.100.1;proto=https, for=10.0.0.2`}}); w.Code != 200 {
+		t.Fatal(w.Code)
+	}
+	if w := do(h, req{remote: proxy, header: map[string]string{"Forwarded": `for="198.51.100.1:5000"`, "X-Forwarded-For": "9.9.9.9"}}); w.Code != 429 {
+		t.Errorf("the same Forwarded client was not recognised: %d", w.Code)
+	}
+	if w := do(h, req{remote: proxy, header: map[string]string{"Forwarded": `for="[2001:db8:1:2::1]"`}}); w.Code != 200 {
+		t.Errorf("another client: %d", w.Code)
 	}
 }
