@@ -160,9 +160,9 @@ func (d *decoder) identity(n *yaml.Node, path string, id *Identity) {
 		"forwarded_header": func(n *yaml.Node, p string) {
 			id.ForwardedHeader = d.oneOf(n, p, "x-forwarded-for", "forwarded")
 		},
-		"ipv4_prefix":     func(n *yaml.Node, p string) { id.IPv4Prefix = int(d.int(n, p, 1, 32)) },
-		"ipv6_prefix":     func(n *yaml.Node, p string) { id.IPv6Prefix = int(d.int(n, p, 1, 128)) },
-		"unknown_keys":    func(n *yaml.Node, p string) { id.UnknownKeys = d.oneOf(n, p, "ip", "key") },
+		"ipv4_prefix":  func(n *yaml.Node, p string) { id.IPv4Prefix = int(d.int(n, p, 1, 32)) },
+		"ipv6_prefix":  func(n *yaml.Node, p string) { id.IPv6Prefix = int(d.int(n, p, 1, 128)) },
+		"unknown_keys": func(n *yaml.Node, p string) { id.UnknownKeys = d.oneOf(n, p, "ip", "key") },
 	})
 }
 
