@@ -35,6 +35,9 @@ type Config struct {
 	// Degradation is the overload behaviour; Enabled is false without a
 	// degradation section.
 	Degradation Degradation
+	// Envoy is the Envoy rate limit service; Enabled is false without an
+	// envoy section.
+	Envoy Envoy
 }
 
 // Store selects and configures the store.

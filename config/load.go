@@ -75,6 +75,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		"exempt":      func(n *yaml.Node, p string) { c.Exempt = d.patterns(n, p) },
 		"response":    func(n *yaml.Node, p string) { d.response(n, p, &c.Response) },
 		"degradation": func(n *yaml.Node, p string) { d.degradation(n, p, &c.Degradation) },
+		"envoy":       func(n *yaml.Node, p string) { d.envoy(n, p, &c.Envoy) },
 	})
 	d.resolve(c, &raw, doc)
 	if len(d.errs) > 0 {

@@ -22,6 +22,7 @@ import (
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/degrade"
+	"github.com/sluice-dev/sluice/envoy"
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
@@ -69,6 +70,10 @@ type Server struct {
 	handler http.Handler
 	ctl     *degrade.Controller
 	mon     *degrade.Monitor
+	// envoy is the Envoy rate limit service, with a configuration that has
+	// an envoy section; its rules swap on reload.
+	envoy     *envoy.Service
+	envoyAddr atomic.Pointer[string]
 }
 
 // state is everything derived from one configuration; swapped whole on reload.
@@ -81,6 +86,7 @@ type state struct {
 	degrade      *degradeState
 	reducedProxy http.Handler
 	stale        *staleCache
+	envoyRules   *envoy.Rules
 }
 
 // New builds a Server from opts.
@@ -110,6 +116,11 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if st.envoyRules != nil {
+		if s.envoy, err = s.newEnvoyService(opts.Config, st.envoyRules); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+	}
 	s.state.Store(st)
 	s.handler = s.routes()
 	return s, nil
@@ -132,7 +143,11 @@ func (s *Server) build(cfg *config.Config) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: docs: %w", err)
 	}
-	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), docs: docs}
+	rules, err := loadEnvoyRules(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), docs: docs, envoyRules: rules}
 	if g := cfg.Degradation; g.Enabled {
 		reduced, err := httplimit.New(s.limiter, reducedConfig(cfg, g.Factor),
 			httplimit.WithClock(s.opts.Clock), httplimit.WithLogger(s.log), httplimit.WithObserver(s.observe))
@@ -182,6 +197,9 @@ func (s *Server) Reload() error {
 		if st, err = s.build(cfg); err == nil {
 			s.state.Store(st)
 			s.ctl.SetConfig(cfg.Degradation.Controller)
+			if s.envoy != nil && st.envoyRules != nil {
+				s.envoy.SetRules(st.envoyRules)
+			}
 			if s.opts.OverLimit != nil {
 				s.opts.OverLimit.Reset() // remembered denials were under the old limits
 			}
@@ -221,6 +239,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		wg.Go(func() { s.watch(watchCtx) })
 	}
 	wg.Go(func() { s.sample(watchCtx) })
+	if s.envoy != nil {
+		eln, err := net.Listen("tcp", s.Config().Envoy.Listen)
+		if err != nil {
+			return fmt.Errorf("server: envoy: %w", err)
+		}
+		addr := eln.Addr().String()
+		s.envoyAddr.Store(&addr)
+		wg.Go(func() { s.serveEnvoy(watchCtx, eln) })
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	s.log.Info("sluice serving", "addr", ln.Addr().String())

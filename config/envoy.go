@@ -1,0 +1,38 @@
+package config
+
+import (
+	"path/filepath"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Envoy configures the Envoy rate limit service (gRPC).
+type Envoy struct {
+	// Enabled is true when the configuration has an envoy section.
+	Enabled bool
+	// Listen is the gRPC address, ":8081" by default.
+	Listen string
+	// Rules are files or directories of rules in envoyproxy/ratelimit's
+	// format, relative to the configuration file.
+	Rules []string
+	// Headers is the response_headers_to_add mode: "ietf" (default),
+	// "draft-6" or "none".
+	Headers string
+}
+
+func (d *decoder) envoy(n *yaml.Node, path string, e *Envoy) {
+	e.Enabled, e.Listen, e.Headers = true, ":8081", "ietf"
+	d.mapping(n, path, map[string]field{
+		"listen":  func(n *yaml.Node, p string) { e.Listen = d.str(n, p) },
+		"rules":   func(n *yaml.Node, p string) { e.Rules = d.strings(n, p) },
+		"headers": func(n *yaml.Node, p string) { e.Headers = d.oneOf(n, p, "ietf", "draft-6", "none") },
+	})
+	if len(e.Rules) == 0 {
+		d.errorf(n, path+".rules", "at least one rules file or directory is needed")
+	}
+	for i, r := range e.Rules {
+		if !filepath.IsAbs(r) {
+			e.Rules[i] = filepath.Join(filepath.Dir(d.file), r)
+		}
+	}
+}

@@ -1,0 +1,105 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/server"
+)
+
+func TestEnvoyServiceServedAndReloaded(t *testing.T) {
+	dir := t.TempDir()
+	rules := func(n int) string {
+		return "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {name: per-ip, unit: minute, requests_per_unit: " +
+			string(rune('0'+n)) + "}\n"
+	}
+	os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte(rules(2)), 0o644)
+	cfgFile := filepath.Join(dir, "sluice.yaml")
+	os.WriteFile(cfgFile, []byte("envoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n"+testConfig), 0o644)
+	cfg, err := config.Load(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
+		Load:   func() (*config.Config, error) { return config.Load(cfgFile) },
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Serve(ctx, ln); close(done) }()
+	defer func() { cancel(); <-done }()
+	for srv.EnvoyAddr() == "" {
+		select {
+		case <-done:
+			t.Fatal("server stopped")
+		default:
+		}
+	}
+	conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	client := rlsv3.NewRateLimitServiceClient(conn)
+	ask := func(ip string) rlsv3.RateLimitResponse_Code {
+		resp, err := client.ShouldRateLimit(ctx, &rlsv3.RateLimitRequest{Domain: "edge",
+			Descriptors: []*ratelimitv3.RateLimitDescriptor{{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: "remote_address", Value: ip}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.OverallCode
+	}
+	for i, want := range []rlsv3.RateLimitResponse_Code{rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OK, rlsv3.RateLimitResponse_OVER_LIMIT} {
+		if got := ask("198.51.100.1"); got != want {
+			t.Fatalf("request %d: %v, want %v", i, got, want)
+		}
+	}
+	// A broken rules file is refused; the old rules keep serving.
+	os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte("domain: edge\ndescriptors: nope\n"), 0o644)
+	if err := srv.Reload(); err == nil || !strings.Contains(err.Error(), "rules.yaml:2:") {
+		t.Fatalf("bad rules reload: %v", err)
+	}
+	if got := ask("198.51.100.2"); got != rlsv3.RateLimitResponse_OK {
+		t.Fatalf("after a refused reload: %v", got)
+	}
+	// New rules apply after a good reload.
+	os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte(rules(5)), 0o644)
+	if err := srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if got := ask("198.51.100.1"); got != rlsv3.RateLimitResponse_OK {
+		t.Fatalf("the raised limit was not applied: %v", got)
+	}
+	body := readAllURL(t, "http://"+ln.Addr().String()+"/metrics")
+	if !strings.Contains(body, `sluice_decisions_total{limit="per-ip",policy="edge",result="limited"} 1`) {
+		t.Errorf("metrics lack the Envoy decisions:\n%.3000s", body)
+	}
+}
+
+func readAllURL(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
+}
