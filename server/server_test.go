@@ -19,7 +19,9 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/redis"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -52,17 +54,30 @@ response:
 `
 
 type fixture struct {
-	srv    *server.Server
-	http   *httptest.Server
-	clock  *fakeClock
-	file   string
-	hits   atomic.Int64 // requests that reached the upstream
-	closer func()
+	srv   *server.Server
+	http  *httptest.Server
+	clock *fakeClock
+	file  string
+	hits  atomic.Int64 // requests that reached the upstream
+	// failover is set on Redis: its counters must show no store error.
+	failover *sluice.Failover
+}
+
+// storeKinds are the stores every server test runs on.
+var storeKinds = []string{"memory", "redis"}
+
+// eachStore runs test once per store kind.
+func eachStore(t *testing.T, test func(t *testing.T, kind string)) {
+	for _, kind := range storeKinds {
+		t.Run(kind, func(t *testing.T) { test(t, kind) })
+	}
 }
 
 // newFixture runs a server for cfgText (written to a file, so reloads can be
-// tested) in front of a counting upstream.
-func newFixture(t *testing.T, cfgText string) *fixture {
+// tested) in front of a counting upstream, on a memory store or on a real
+// Redis (behind the over-limit cache and the failover, as in production),
+// both on the same fake clock.
+func newFixture(t *testing.T, cfgText string, kind ...string) *fixture {
 	t.Helper()
 	f := &fixture{clock: &fakeClock{}}
 	f.clock.us.Store(sluice.MicrosSinceEpoch(noon))
@@ -79,12 +94,25 @@ func newFixture(t *testing.T, cfgText string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := memory.New(memory.WithClock(f.clock.Now), memory.WithSweepInterval(0))
-	f.srv, err = server.New(server.Options{
-		Config: cfg, Store: store, Clock: f.clock.Now,
+	opts := server.Options{
+		Config: cfg, Clock: f.clock.Now,
 		Load:   func() (*config.Config, error) { return config.Load(f.file) },
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-	})
+	}
+	local := memory.New(memory.WithClock(f.clock.Now), memory.WithSweepInterval(0))
+	opts.Store = local
+	if len(kind) > 0 && kind[0] == "redis" {
+		rs := redistest.Standalone(t)
+		primary := redis.New(rs.Client(t), redis.WithTimeForTesting(f.clock.Now))
+		cache := sluice.NewOverLimitCache(primary, sluice.OverLimitOptions{Clock: f.clock.Now})
+		fo, err := sluice.NewFailover(cache, local, sluice.FailoverOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Store, opts.Failover, opts.OverLimit = fo, fo, cache
+		f.failover = fo
+	}
+	f.srv, err = server.New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,27 +144,30 @@ func readAll(t *testing.T, r *http.Response) string {
 }
 
 func TestProxyForwardsAdmittedAndRefusesTheRest(t *testing.T) {
-	f := newFixture(t, testConfig)
-	key := map[string]string{"Authorization": "Bearer demo-free-key"}
-	for i := range 3 {
+	eachStore(t, func(t *testing.T, kind string) {
+		f := newFixture(t, testConfig, kind)
+		key := map[string]string{"Authorization": "Bearer demo-free-key"}
+		for i := range 3 {
+			r := f.do(t, "GET", "/api/search", "", key)
+			if r.StatusCode != 200 || readAll(t, r) != "upstream:/api/search" {
+				t.Fatalf("request %d: %d", i, r.StatusCode)
+			}
+			if r.Header.Get("RateLimit") == "" {
+				t.Error("no RateLimit header on a proxied response")
+			}
+		}
 		r := f.do(t, "GET", "/api/search", "", key)
-		if r.StatusCode != 200 || readAll(t, r) != "upstream:/api/search" {
-			t.Fatalf("request %d: %d", i, r.StatusCode)
+		if r.StatusCode != 429 || r.Header.Get("Retry-After") != "60" {
+			t.Fatalf("4th request: %d Retry-After %q", r.StatusCode, r.Header.Get("Retry-After"))
 		}
-		if r.Header.Get("RateLimit") == "" {
-			t.Error("no RateLimit header on a proxied response")
+		if f.hits.Load() != 3 {
+			t.Errorf("upstream saw %d requests, want 3", f.hits.Load())
 		}
-	}
-	r := f.do(t, "GET", "/api/search", "", key)
-	if r.StatusCode != 429 || r.Header.Get("Retry-After") != "60" {
-		t.Fatalf("4th request: %d Retry-After %q", r.StatusCode, r.Header.Get("Retry-After"))
-	}
-	if f.hits.Load() != 3 {
-		t.Errorf("upstream saw %d requests, want 3", f.hits.Load())
-	}
-	if r := f.do(t, "GET", "/api/health", "", key); r.StatusCode != 200 {
-		t.Errorf("exempt route refused: %d", r.StatusCode)
-	}
+		if r := f.do(t, "GET", "/api/health", "", key); r.StatusCode != 200 {
+			t.Errorf("exempt route refused: %d", r.StatusCode)
+		}
+		f.noStoreErrors(t)
+	})
 }
 
 func TestUpstreamDownIsA502Problem(t *testing.T) {
@@ -156,35 +187,38 @@ func TestUpstreamDownIsA502Problem(t *testing.T) {
 }
 
 func TestDecisionAPI(t *testing.T) {
-	f := newFixture(t, testConfig)
-	r := f.do(t, "POST", "/v1/check", `{"api_key":"demo-free-key","method":"POST","path":"/api/generate"}`, nil)
-	var got struct {
-		Allowed   bool   `json:"allowed"`
-		Plan      string `json:"plan"`
-		Cost      int64  `json:"cost"`
-		Remaining int64  `json:"remaining"`
-		Limits    []struct {
-			Name      string `json:"name"`
+	eachStore(t, func(t *testing.T, kind string) {
+		f := newFixture(t, testConfig, kind)
+		r := f.do(t, "POST", "/v1/check", `{"api_key":"demo-free-key","method":"POST","path":"/api/generate"}`, nil)
+		var got struct {
+			Allowed   bool   `json:"allowed"`
+			Plan      string `json:"plan"`
+			Cost      int64  `json:"cost"`
 			Remaining int64  `json:"remaining"`
-		} `json:"limits"`
-		Headers map[string]string `json:"headers"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&got); err != nil || r.StatusCode != 200 {
-		t.Fatalf("%d %v", r.StatusCode, err)
-	}
-	if !got.Allowed || got.Plan != "free" || got.Cost != 2 || got.Remaining != 1 || len(got.Limits) != 1 ||
-		got.Headers["Ratelimit"] != `"per-minute";r=1;t=60` {
-		t.Errorf("decision %+v", got)
-	}
-	r = f.do(t, "POST", "/v1/check", `{"user":"u1","cost":3}`, nil)
-	if body := readAll(t, r); !strings.Contains(body, `"allowed":true`) {
-		t.Errorf("user check: %s", body)
-	}
-	r = f.do(t, "POST", "/v1/check", `{"user":"u1","cost":1}`, nil)
-	body := readAll(t, r)
-	if !strings.Contains(body, `"allowed":false`) || !strings.Contains(body, `"violated":["per-minute"]`) || !strings.Contains(body, `"retryAfter":60`) {
-		t.Errorf("refused check: %s", body)
-	}
+			Limits    []struct {
+				Name      string `json:"name"`
+				Remaining int64  `json:"remaining"`
+			} `json:"limits"`
+			Headers map[string]string `json:"headers"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil || r.StatusCode != 200 {
+			t.Fatalf("%d %v", r.StatusCode, err)
+		}
+		if !got.Allowed || got.Plan != "free" || got.Cost != 2 || got.Remaining != 1 || len(got.Limits) != 1 ||
+			got.Headers["Ratelimit"] != `"per-minute";r=1;t=60` {
+			t.Errorf("decision %+v", got)
+		}
+		r = f.do(t, "POST", "/v1/check", `{"user":"u1","cost":3}`, nil)
+		if body := readAll(t, r); !strings.Contains(body, `"allowed":true`) {
+			t.Errorf("user check: %s", body)
+		}
+		r = f.do(t, "POST", "/v1/check", `{"user":"u1","cost":1}`, nil)
+		body := readAll(t, r)
+		if !strings.Contains(body, `"allowed":false`) || !strings.Contains(body, `"violated":["per-minute"]`) || !strings.Contains(body, `"retryAfter":60`) {
+			t.Errorf("refused check: %s", body)
+		}
+		f.noStoreErrors(t)
+	})
 }
 
 func TestDecisionAPIRejectsBadRequests(t *testing.T) {
@@ -228,29 +262,32 @@ func TestDecisionAPIRejectsBadRequests(t *testing.T) {
 }
 
 func TestForwardAuth(t *testing.T) {
-	f := newFixture(t, testConfig)
-	traefik := map[string]string{"X-Forwarded-Method": "POST", "X-Forwarded-Uri": "/api/generate?x=1",
-		"X-Forwarded-Host": "api.example.com", "X-Forwarded-For": "198.51.100.7"}
-	r := f.do(t, "GET", "/v1/forward-auth", "", traefik)
-	if r.StatusCode != 200 || r.Header.Get("RateLimit") != `"per-minute";r=1;t=60` {
-		t.Fatalf("first: %d %q", r.StatusCode, r.Header.Get("RateLimit"))
-	}
-	r = f.do(t, "GET", "/v1/forward-auth", "", traefik)
-	if r.StatusCode != 429 || r.Header.Get("Retry-After") != "60" || !strings.Contains(readAll(t, r), "violated-policies") {
-		t.Fatalf("second: %d", r.StatusCode)
-	}
-	if f.hits.Load() != 0 {
-		t.Error("forward-auth reached the upstream")
-	}
-	// Another client (per X-Forwarded-For from the trusted proxy) is fresh;
-	// nginx's headers are read too.
-	nginx := map[string]string{"X-Original-Method": "GET", "X-Original-URI": "/api/search", "X-Forwarded-For": "198.51.100.8"}
-	if r := f.do(t, "GET", "/v1/forward-auth", "", nginx); r.StatusCode != 200 {
-		t.Errorf("another client: %d", r.StatusCode)
-	}
-	if r := f.do(t, "GET", "/v1/forward-auth", "", map[string]string{"X-Forwarded-Uri": "::bad"}); r.StatusCode != 400 {
-		t.Errorf("bad URI: %d", r.StatusCode)
-	}
+	eachStore(t, func(t *testing.T, kind string) {
+		f := newFixture(t, testConfig, kind)
+		traefik := map[string]string{"X-Forwarded-Method": "POST", "X-Forwarded-Uri": "/api/generate?x=1",
+			"X-Forwarded-Host": "api.example.com", "X-Forwarded-For": "198.51.100.7"}
+		r := f.do(t, "GET", "/v1/forward-auth", "", traefik)
+		if r.StatusCode != 200 || r.Header.Get("RateLimit") != `"per-minute";r=1;t=60` {
+			t.Fatalf("first: %d %q", r.StatusCode, r.Header.Get("RateLimit"))
+		}
+		r = f.do(t, "GET", "/v1/forward-auth", "", traefik)
+		if r.StatusCode != 429 || r.Header.Get("Retry-After") != "60" || !strings.Contains(readAll(t, r), "violated-policies") {
+			t.Fatalf("second: %d", r.StatusCode)
+		}
+		if f.hits.Load() != 0 {
+			t.Error("forward-auth reached the upstream")
+		}
+		// Another client (per X-Forwarded-For from the trusted proxy) is fresh;
+		// nginx's headers are read too.
+		nginx := map[string]string{"X-Original-Method": "GET", "X-Original-URI": "/api/search", "X-Forwarded-For": "198.51.100.8"}
+		if r := f.do(t, "GET", "/v1/forward-auth", "", nginx); r.StatusCode != 200 {
+			t.Errorf("another client: %d", r.StatusCode)
+		}
+		if r := f.do(t, "GET", "/v1/forward-auth", "", map[string]string{"X-Forwarded-Uri": "::bad"}); r.StatusCode != 400 {
+			t.Errorf("bad URI: %d", r.StatusCode)
+		}
+		f.noStoreErrors(t)
+	})
 }
 
 func TestForwardAuthDenyStatusForNginx(t *testing.T) {
@@ -266,57 +303,63 @@ func TestForwardAuthDenyStatusForNginx(t *testing.T) {
 }
 
 func TestAdminEndpoints(t *testing.T) {
-	f := newFixture(t, testConfig)
-	for range 5 {
-		f.do(t, "GET", "/api/x", "", map[string]string{"X-API-Key": "demo-free-key"})
-	}
-	checks := map[string][]string{
-		"/healthz": {"ok"},
-		"/readyz":  {"ready"},
-		"/metrics": {`sluice_decisions_total{limit="per-minute",policy="free",result="allowed"} 3`,
-			`sluice_decisions_total{limit="per-minute",policy="free",result="limited"} 2`,
-			"sluice_decision_seconds_bucket", "sluice_near_limit_total 1", "sluice_degradation_level 0"},
-		"/docs":           {`id="plan-table"`, "<strong>free</strong>", "POST /api/generate", "Retry-After", "quota-exceeded", "https://example.com/pricing"},
-		"/dashboard":      {`id="rate"`, "dashboard/data"},
-		"/dashboard/data": {`"refused":2`, `"limit":"per-minute"`, `"client":"api-key:`},
-	}
-	for path, wants := range checks {
-		body := readAll(t, f.do(t, "GET", path, "", nil))
-		for _, w := range wants {
-			if !strings.Contains(body, w) {
-				t.Errorf("%s lacks %q:\n%.2000s", path, w, body)
+	eachStore(t, func(t *testing.T, kind string) {
+		f := newFixture(t, testConfig, kind)
+		for range 5 {
+			f.do(t, "GET", "/api/x", "", map[string]string{"X-API-Key": "demo-free-key"})
+		}
+		checks := map[string][]string{
+			"/healthz": {"ok"},
+			"/readyz":  {"ready"},
+			"/metrics": {`sluice_decisions_total{limit="per-minute",policy="free",result="allowed"} 3`,
+				`sluice_decisions_total{limit="per-minute",policy="free",result="limited"} 2`,
+				"sluice_decision_seconds_bucket", "sluice_near_limit_total 1", "sluice_degradation_level 0"},
+			"/docs":           {`id="plan-table"`, "<strong>free</strong>", "POST /api/generate", "Retry-After", "quota-exceeded", "https://example.com/pricing"},
+			"/dashboard":      {`id="rate"`, "dashboard/data"},
+			"/dashboard/data": {`"refused":2`, `"limit":"per-minute"`, `"client":"api-key:`},
+		}
+		for path, wants := range checks {
+			body := readAll(t, f.do(t, "GET", path, "", nil))
+			for _, w := range wants {
+				if !strings.Contains(body, w) {
+					t.Errorf("%s lacks %q:\n%.2000s", path, w, body)
+				}
+			}
+			if strings.Contains(body, "demo-free-key") {
+				t.Errorf("%s shows a raw API key", path)
 			}
 		}
-		if strings.Contains(body, "demo-free-key") {
-			t.Errorf("%s shows a raw API key", path)
-		}
-	}
+		f.noStoreErrors(t)
+	})
 }
 
 func TestReloadRefusesABadConfigAndKeepsServing(t *testing.T) {
-	f := newFixture(t, testConfig)
-	up := f.srv.Config().Upstream
-	os.WriteFile(f.file, []byte("upstream: "+up+"\nplans:\n  free:\n    limits:\n      - {name: x, algorithm: nope, quantity: 1, window: 1m}\n"), 0o644)
-	err := f.srv.Reload()
-	if err == nil || !strings.Contains(err.Error(), f.file+":5:") {
-		t.Fatalf("bad reload: %v", err)
-	}
-	key := map[string]string{"X-API-Key": "demo-free-key"}
-	for i := range 3 { // the old limits (3 per minute) still apply
-		if r := f.do(t, "GET", "/a", "", key); r.StatusCode != 200 {
-			t.Fatalf("request %d: %d", i, r.StatusCode)
+	eachStore(t, func(t *testing.T, kind string) {
+		f := newFixture(t, testConfig, kind)
+		up := f.srv.Config().Upstream
+		os.WriteFile(f.file, []byte("upstream: "+up+"\nplans:\n  free:\n    limits:\n      - {name: x, algorithm: nope, quantity: 1, window: 1m}\n"), 0o644)
+		err := f.srv.Reload()
+		if err == nil || !strings.Contains(err.Error(), f.file+":5:") {
+			t.Fatalf("bad reload: %v", err)
 		}
-	}
-	if r := f.do(t, "GET", "/a", "", key); r.StatusCode != 429 {
-		t.Fatalf("old limit not enforced: %d", r.StatusCode)
-	}
-	os.WriteFile(f.file, []byte("upstream: "+up+"\n"+strings.Replace(testConfig, "quantity: 3,", "quantity: 10,", 1)), 0o644)
-	if err := f.srv.Reload(); err != nil {
-		t.Fatal(err)
-	}
-	if r := f.do(t, "GET", "/a", "", key); r.StatusCode != 200 {
-		t.Fatalf("new limit not applied: %d", r.StatusCode)
-	}
+		key := map[string]string{"X-API-Key": "demo-free-key"}
+		for i := range 3 { // the old limits (3 per minute) still apply
+			if r := f.do(t, "GET", "/a", "", key); r.StatusCode != 200 {
+				t.Fatalf("request %d: %d", i, r.StatusCode)
+			}
+		}
+		if r := f.do(t, "GET", "/a", "", key); r.StatusCode != 429 {
+			t.Fatalf("old limit not enforced: %d", r.StatusCode)
+		}
+		os.WriteFile(f.file, []byte("upstream: "+up+"\n"+strings.Replace(testConfig, "quantity: 3,", "quantity: 10,", 1)), 0o644)
+		if err := f.srv.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		if r := f.do(t, "GET", "/a", "", key); r.StatusCode != 200 {
+			t.Fatalf("new limit not applied: %d", r.StatusCode)
+		}
+		f.noStoreErrors(t)
+	})
 }
 
 func TestFileChangeReloadsAndShutdownDrains(t *testing.T) {
@@ -373,5 +416,16 @@ func TestFileChangeReloadsAndShutdownDrains(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Errorf("serve: %v", err)
+	}
+}
+
+// noStoreErrors fails the test if the Redis store failed during it: every
+// decision must have come from Redis, not from the fallback.
+func (f *fixture) noStoreErrors(t *testing.T) {
+	if f.failover == nil {
+		return
+	}
+	if st := f.failover.Stats(); st.StoreErrors != 0 || st.FallbackDecisions != 0 {
+		t.Errorf("the Redis store failed during the test: %+v", st)
 	}
 }
