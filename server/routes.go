@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"net/http"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -19,6 +21,8 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /dashboard", s.handleDashboard)
 	mux.HandleFunc("GET /dashboard/data", s.handleDashboardData)
 	mux.HandleFunc("/v1/degradation", s.handleDegradation)
+	mux.HandleFunc("GET /designer", s.handleDesigner)
+	mux.HandleFunc("POST /designer/run", s.handleDesignerRun)
 	mux.HandleFunc("/", s.protect)
 	return mux
 }
@@ -31,4 +35,8 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Write([]byte("ready\n"))
+}
+
+func contextWithTimeout(r *http.Request, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), d)
 }

@@ -11,6 +11,7 @@ var web embed.FS
 var (
 	docsTemplate  = template.Must(template.ParseFS(web, "web/docs.html"))
 	dashboardHTML = must(web.ReadFile("web/dashboard.html"))
+	designerHTML  = must(web.ReadFile("web/designer.html"))
 )
 
 func must(b []byte, err error) []byte {
