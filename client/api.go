@@ -1,0 +1,247 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// maxAnswer bounds the body read from the decision API.
+const maxAnswer = 1 << 20
+
+// DefaultTimeout bounds one decision round trip when New is not given an
+// http.Client: a decision that takes longer is worth less than none.
+const DefaultTimeout = 5 * time.Second
+
+// Client asks a sluice server for decisions (POST /v1/check, docs/api.md):
+// for services in front of which sluice does not sit as a proxy, and for
+// pacing shared between processes (see Client.Gate). It is safe for
+// concurrent use.
+type Client struct {
+	url  string
+	http *http.Client
+}
+
+// An Option configures a Client.
+type Option func(*Client)
+
+// WithHTTPClient makes the Client send its requests with hc (for TLS,
+// proxies, authentication in front of sluice, or another timeout) instead
+// of an http.Client with DefaultTimeout.
+func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.http = hc } }
+
+// New returns a Client of the sluice server at baseURL, e.g.
+// "http://sluice:8080" (a trailing slash is ignored). A malformed baseURL
+// is reported by the first Check.
+func New(baseURL string, opts ...Option) *Client {
+	c := &Client{url: strings.TrimRight(baseURL, "/") + "/v1/check", http: &http.Client{Timeout: DefaultTimeout}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// CheckRequest is the body of POST /v1/check. Exactly one of Subject,
+// APIKey, User and IP identifies the client.
+type CheckRequest struct {
+	// Subject is an opaque name of the client or of a shared budget
+	// ("nightly-export"); the server keys it apart from API keys, users and
+	// IPs, and applies the default plan unless Plan says otherwise.
+	Subject string `json:"subject,omitempty"`
+	// APIKey is a client's API key, limited under its configured plan. The
+	// server hashes it; it is never stored or logged.
+	APIKey string `json:"api_key,omitempty"`
+	// User is a user id.
+	User string `json:"user,omitempty"`
+	// IP is a client address ("203.0.113.7", "2001:db8::1"), grouped by the
+	// server's configured prefixes.
+	IP string `json:"ip,omitempty"`
+	// Plan names the plan to apply; empty means the identity's own.
+	Plan string `json:"plan,omitempty"`
+	// Method and Path select the endpoint's cost and exemptions; "GET" and
+	// "/" when empty.
+	Method string `json:"method,omitempty"`
+	Path   string `json:"path,omitempty"`
+	// Cost overrides the endpoint's cost when set; 0 is a peek that spends
+	// nothing. At most sluice.MaxQuantity.
+	Cost *int64 `json:"cost,omitempty"`
+}
+
+// CheckResponse is the server's decision. Durations are in milliseconds,
+// rounded up.
+type CheckResponse struct {
+	// Allowed reports whether the request was admitted (its cost spent).
+	Allowed bool `json:"allowed"`
+	// Identity is the kind of client the request was keyed as: "external"
+	// for a Subject, "api-key", "user" or "ip".
+	Identity string `json:"identity"`
+	// Plan is the plan applied; Cost the units the request spent or would
+	// have spent.
+	Plan string `json:"plan,omitempty"`
+	Cost int64  `json:"cost"`
+	// Exempt is true for an endpoint no limit applies to; the decision
+	// fields are then zero and Allowed is true.
+	Exempt bool `json:"exempt,omitempty"`
+	// Limit names the deciding limit: when refused, the violated limit
+	// with the longest wait; when admitted, the one with the least
+	// Remaining.
+	Limit        string `json:"limit,omitempty"`
+	Remaining    int64  `json:"remaining"`
+	ResetAfterMs int64  `json:"resetAfterMs"`
+	// RetryAfter (whole seconds, at least 1, as the Retry-After header) and
+	// RetryAfterMs are set when refused, unless no wait can admit the
+	// request (its cost exceeds a burst): then both are 0.
+	RetryAfter   int64 `json:"retryAfter,omitempty"`
+	RetryAfterMs int64 `json:"retryAfterMs,omitempty"`
+	// DelayMs is how long an admitted request must wait before it
+	// proceeds (leaky-bucket queues).
+	DelayMs int64 `json:"delayMs,omitempty"`
+	// Violated names every limit that refused, empty when admitted.
+	Violated []string `json:"violated,omitempty"`
+	// Limits is every limit checked, plan limits first, then global ones.
+	Limits []LimitStatus `json:"limits,omitempty"`
+	// Headers are the RateLimit headers a proxy would send for this
+	// decision, ready to copy onto a response.
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// Wait is how long the caller should wait before proceeding: DelayMs when
+// admitted, RetryAfterMs (before asking again) when refused, and
+// sluice.Never when refused and no wait can admit the request.
+func (r *CheckResponse) Wait() time.Duration {
+	switch {
+	case r.Allowed:
+		return millis(r.DelayMs)
+	case r.RetryAfterMs <= 0:
+		return sluice.Never
+	}
+	return millis(r.RetryAfterMs)
+}
+
+// LimitStatus is one limit's part of a decision: the limit as configured
+// (Quantity units per Window under Algorithm, up to Burst at once), and its
+// own outcome. A Shadow limit is reported but never refuses; a Global one
+// is shared by every client.
+type LimitStatus struct {
+	Name      string `json:"name"`
+	Algorithm string `json:"algorithm"`
+	Quantity  int64  `json:"quantity"`
+	// Window is written as in the configuration: "1s", "1m", "1d", "90s".
+	Window string `json:"window"`
+	Burst  int64  `json:"burst"`
+	Shadow bool   `json:"shadow,omitempty"`
+	Global bool   `json:"global,omitempty"`
+	// Allowed, Remaining, ResetAfterMs and RetryAfterMs are this limit's
+	// own: a limit may allow while another refuses (then nothing is spent).
+	Allowed      bool  `json:"allowed"`
+	Remaining    int64 `json:"remaining"`
+	ResetAfterMs int64 `json:"resetAfterMs"`
+	RetryAfterMs int64 `json:"retryAfterMs,omitempty"`
+}
+
+// APIError is a decision API answer other than a decision: an RFC 9457
+// problem (or, from something in between, any other body). A request the
+// server finds invalid (400, 413, 422) wraps sluice.ErrInvalidCheck; an
+// answer that means "no decision could be made" (5xx, 408, 429) wraps
+// sluice.ErrStoreUnavailable, so that callers apply their failure policy
+// with errors.Is as they would for a local store.
+type APIError struct {
+	// StatusCode is the HTTP status.
+	StatusCode int
+	// Type, Title and Detail are the problem's; Detail says what was wrong
+	// ("identify the client with exactly one of subject, api_key, user or
+	// ip"). For a body that is not a problem, Detail holds its start.
+	Type   string
+	Title  string
+	Detail string
+}
+
+// Error implements error.
+func (e *APIError) Error() string {
+	s := fmt.Sprintf("sluice decision API: %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// Unwrap returns sluice.ErrInvalidCheck, sluice.ErrStoreUnavailable or nil
+// as the type's documentation says.
+func (e *APIError) Unwrap() error {
+	switch {
+	case e.StatusCode == http.StatusBadRequest || e.StatusCode == http.StatusRequestEntityTooLarge ||
+		e.StatusCode == http.StatusUnprocessableEntity:
+		return sluice.ErrInvalidCheck
+	case e.StatusCode >= 500 || e.StatusCode == http.StatusRequestTimeout || e.StatusCode == http.StatusTooManyRequests:
+		return sluice.ErrStoreUnavailable
+	}
+	return nil
+}
+
+// Check asks the server to decide req. A decision, admitted or refused, is
+// a response and a nil error. Otherwise the error is an *APIError for an
+// answer that is not a decision, or wraps sluice.ErrStoreUnavailable when
+// the server could not be reached or answered something unreadable, or is
+// the context's error when ctx ended first.
+func (c *Client) Check(ctx context.Context, req CheckRequest) (*CheckResponse, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("client: check: %w", err) // unreachable: plain fields
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("client: check: %w", err)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/json, application/problem+json")
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("client: check: %w", ctx.Err())
+		}
+		return nil, fmt.Errorf("client: check: %w: %w", sluice.ErrStoreUnavailable, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("client: check: %w", ctx.Err())
+		}
+		return nil, fmt.Errorf("client: check: reading the answer: %w: %w", sluice.ErrStoreUnavailable, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, apiError(resp.StatusCode, data)
+	}
+	var out CheckResponse
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("client: check: the answer is not a decision (%v): %w", err, sluice.ErrStoreUnavailable)
+	}
+	return &out, nil
+}
+
+// apiError reads a problem body, or keeps the start of any other body.
+func apiError(status int, body []byte) *APIError {
+	e := &APIError{StatusCode: status}
+	var p struct {
+		Type   string `json:"type"`
+		Title  string `json:"title"`
+		Detail string `json:"detail"`
+	}
+	if json.Unmarshal(body, &p) == nil && (p.Title != "" || p.Detail != "") {
+		e.Type, e.Title, e.Detail = p.Type, p.Title, p.Detail
+		return e
+	}
+	d := strings.TrimSpace(string(body))
+	if len(d) > 200 {
+		d = d[:200] + "…"
+	}
+	e.Detail = strings.ToValidUTF8(d, "�")
+	return e
+}

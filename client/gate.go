@@ -1,0 +1,214 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+var (
+	// ErrWaitTooLong is returned instead of waiting when a wait has a known
+	// end beyond the Transport's MaxWait or the context's deadline: waiting
+	// could not help. When the deadline is the reason, the error also wraps
+	// context.DeadlineExceeded.
+	ErrWaitTooLong = errors.New("wait too long")
+
+	// ErrExceedsBurst is returned by a Gate asked for more units than its
+	// limit can ever admit at once (a cost above the burst): no wait helps.
+	ErrExceedsBurst = errors.New("cost exceeds the limit's burst")
+)
+
+// A Gate paces work against a limit, local or shared. Wait blocks until
+// cost units may proceed and spends them, or returns an error: the
+// context's error when it is cancelled, an error wrapping
+// ErrWaitTooLong (and context.DeadlineExceeded) at once when the wait would
+// outlast the context's deadline, ErrExceedsBurst when no wait can help, or
+// the limiter's error (wrapping sluice.ErrStoreUnavailable when it could
+// not decide). A refused request spends nothing; a queue's slot, once
+// granted, stays spent even if the caller stops waiting for it. Cost 0
+// never waits. Implementations must be safe for concurrent use.
+//
+// This package has two: LimiterGate, over any sluice.Limiter (in memory
+// for one process, on a Redis store for a fleet), and APIGate, which asks a
+// sluice server's decision API.
+type Gate interface {
+	Wait(ctx context.Context, cost int64) error
+}
+
+// GateFunc adapts a function to a Gate.
+type GateFunc func(ctx context.Context, cost int64) error
+
+// Wait calls f(ctx, cost).
+func (f GateFunc) Wait(ctx context.Context, cost int64) error { return f(ctx, cost) }
+
+// LimiterGate is a Gate over a sluice.Limiter: every Wait checks its limits
+// for one key, all of them together, and sleeps exactly as long as the
+// decision says (RetryAfter when refused, then asks again; Delay when a
+// leaky-bucket queue admits with a delay). It is safe for concurrent use;
+// its waiters line up, so that after a refusal one of them asks again
+// rather than all of them at the same instant.
+//
+// Any algorithm paces: GCRA or a token bucket let bursts through up to
+// their burst; a leaky-bucket queue (sluice.LeakyBucket(n,
+// per).WithMaxWait(d)) admits every call at once with its own Delay, so
+// that calls leave evenly spaced and the limiter is asked once per call.
+type LimiterGate struct {
+	limiter *sluice.Limiter
+	key     string
+	limits  []sluice.Limit
+	turn    turn
+}
+
+// NewLimiterGate returns a Gate spending limits for key in limiter's store.
+// With a Redis store, every process that uses the same key shares the
+// limits: the way to pace a fleet of batch workers together. Invalid
+// limits make every Wait fail with an error wrapping sluice.ErrInvalidCheck.
+func NewLimiterGate(limiter *sluice.Limiter, key string, limits ...sluice.Limit) *LimiterGate {
+	return &LimiterGate{limiter: limiter, key: key, limits: append([]sluice.Limit(nil), limits...), turn: make(turn, 1)}
+}
+
+// NewLocalGate returns a Gate over limits kept in this process's memory
+// (a memory store of its own, with no background goroutine), for one batch
+// job or one service's calls to a dependency:
+//
+//	client.NewLocalGate(sluice.LeakyBucket(50, time.Second).WithMaxWait(time.Minute))
+func NewLocalGate(limits ...sluice.Limit) *LimiterGate {
+	store := memory.New(memory.WithSweepInterval(0), memory.WithShards(1), memory.WithMaxKeys(len(limits)+1))
+	return NewLimiterGate(sluice.NewLimiter(store), "client", limits...)
+}
+
+// Wait implements Gate.
+func (g *LimiterGate) Wait(ctx context.Context, cost int64) error {
+	if cost <= 0 {
+		return ctx.Err()
+	}
+	checks := make([]sluice.Check, len(g.limits))
+	for i, l := range g.limits {
+		checks[i] = sluice.Check{Key: g.key, Limit: l, Cost: cost}
+	}
+	if err := g.turn.take(ctx); err != nil {
+		return err
+	}
+	var d sluice.Decision
+	for {
+		if err := g.limiter.AllowInto(ctx, &d, checks); err != nil {
+			g.turn.give()
+			return fmt.Errorf("client: gate: %w", err)
+		}
+		if d.Allowed {
+			g.turn.give()
+			if err := checkWait(ctx, d.Delay, maxHint, "gate "+d.Limit.Name()); err != nil {
+				return err // the slot is spent: a queue cannot give it back
+			}
+			return sleep(ctx, d.Delay)
+		}
+		if err := g.turn.refused(ctx, d.RetryAfter, cost, d.Limit.Name(), d.Limit.Burst()); err != nil {
+			return err
+		}
+	}
+}
+
+// refused waits out a refusal's retryAfter, holding the turn, or gives the
+// turn back and says why not.
+func (t turn) refused(ctx context.Context, retryAfter time.Duration, cost int64, limit string, burst int64) error {
+	err := func() error {
+		if retryAfter == sluice.Never {
+			if burst > 0 {
+				return fmt.Errorf("client: gate: %w: cost %d, %s holds %d", ErrExceedsBurst, cost, limit, burst)
+			}
+			return fmt.Errorf("client: gate: %w: cost %d, %s", ErrExceedsBurst, cost, limit)
+		}
+		if err := checkWait(ctx, retryAfter, maxHint, "gate "+limit); err != nil {
+			return err
+		}
+		return sleep(ctx, retryAfter)
+	}()
+	if err != nil {
+		t.give()
+	}
+	return err
+}
+
+// turn serialises the waiters of a Gate: one at a time asks again after a
+// refusal, so that N waiters do not all wake at the same RetryAfter and ask
+// N times for the one unit that has come free. The admitted sleep their
+// Delay after giving the turn on. A turn is taken with a context, unlike a
+// mutex, so that a cancelled waiter leaves the line at once.
+type turn chan struct{}
+
+func (t turn) take(ctx context.Context) error {
+	select {
+	case t <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (t turn) give() { <-t }
+
+// APIGate is a Gate that asks a sluice server's decision API (POST
+// /v1/check) for every Wait, with the CheckRequest it was made with and the
+// Wait's cost: a limit shared by every client of that server, whatever its
+// language or store. Refused, it sleeps the decision's retryAfterMs and asks
+// again; admitted with a delay (a leaky-bucket queue), it sleeps delayMs.
+// Errors of Client.Check are returned as they are (wrapping
+// sluice.ErrStoreUnavailable when the server could not decide or could not
+// be reached). It is safe for concurrent use.
+type APIGate struct {
+	client *Client
+	req    CheckRequest
+	turn   turn
+}
+
+// Gate returns an APIGate that checks req (typically with a Subject naming
+// the shared budget, e.g. "nightly-export") for each Wait. req.Cost is
+// replaced by the Wait's cost.
+func (c *Client) Gate(req CheckRequest) *APIGate {
+	return &APIGate{client: c, req: req, turn: make(turn, 1)}
+}
+
+// Wait implements Gate.
+func (g *APIGate) Wait(ctx context.Context, cost int64) error {
+	if cost <= 0 {
+		return ctx.Err()
+	}
+	req := g.req
+	req.Cost = &cost
+	if err := g.turn.take(ctx); err != nil {
+		return err
+	}
+	for {
+		res, err := g.client.Check(ctx, req)
+		if err != nil {
+			g.turn.give()
+			return err
+		}
+		if res.Allowed {
+			g.turn.give()
+			d := millis(res.DelayMs)
+			if err := checkWait(ctx, d, maxHint, "gate "+res.Limit); err != nil {
+				return err
+			}
+			return sleep(ctx, d)
+		}
+		if err := g.turn.refused(ctx, res.Wait(), cost, res.Limit, 0); err != nil {
+			return err
+		}
+	}
+}
+
+// millis converts milliseconds from the API to a duration in [0, maxHint].
+func millis(ms int64) time.Duration {
+	if ms <= 0 {
+		return 0
+	}
+	if ms >= int64(maxHint/time.Millisecond) {
+		return maxHint
+	}
+	return time.Duration(ms) * time.Millisecond
+}

@@ -1,0 +1,291 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// maxHosts bounds the hosts whose quota a Transport remembers; beyond it,
+// idle ones are forgotten (and start over with a probe).
+const maxHosts = 1024
+
+// maxDrain is the most of a throttled response's body read before a retry,
+// so that its connection can be reused.
+const maxDrain = 64 << 10
+
+// Transport is an http.RoundTripper that keeps a client within its rate
+// limits: for batch jobs, crawlers, and service-to-service calls.
+//
+// Before sending, it waits for the Gate when one is set: a limit of the
+// client's own, local (NewLocalGate) or shared (a LimiterGate on a Redis
+// store, a sluice server's APIGate). With a Gate no slower than the
+// server's limit, the server never has to refuse.
+//
+// It also learns from every response. The RateLimit headers (ietf draft-11,
+// draft 7, draft 6 and X-RateLimit-*) say how much quota remains; the
+// Transport counts what it has in flight against that and holds new
+// requests to a host once they might not fit, until the quota's reset, so
+// that a batch sent through it meets few 429s or none, without knowing the
+// limit in advance. Holds are per host (URL.Host) and shared by every
+// request of the Transport.
+//
+// When a response is 429 or 503, it honours Retry-After (delay-seconds or
+// an HTTP-date) and the RateLimit reset, and retries as Retry says (by
+// default: idempotent requests, at most 3 times, within a retry budget).
+// A request is retried only if its body can be sent again (GetBody).
+//
+// Every wait ends at once when the request's context is done; a wait whose
+// end is known to lie beyond the context's deadline or Retry.MaxWait is not
+// begun (RoundTrip returns an error wrapping ErrWaitTooLong, or the
+// throttled response itself when it was a retry's wait).
+//
+// The zero Transport is usable: http.DefaultTransport, no Gate, cost 1 per
+// request, learning on, the default RetryPolicy. Set its fields before the
+// first request and do not change them afterwards. A Transport is safe for
+// concurrent use, and should be shared: what it learns is per Transport.
+type Transport struct {
+	// Base sends the requests; http.DefaultTransport when nil.
+	Base http.RoundTripper
+	// Gate, when set, is waited for before every attempt, retries included.
+	Gate Gate
+	// FailOpen sends the request anyway when the Gate cannot decide (its
+	// error wraps sluice.ErrStoreUnavailable): the server's own limit and
+	// the learned holds still apply. By default RoundTrip returns the error.
+	FailOpen bool
+	// Cost returns the units a request spends, at the Gate and in the
+	// server's quota (so that the learned bounds count right, make it
+	// match the server's costs); nil means 1 for every request. Negative
+	// costs count as 0.
+	Cost func(*http.Request) int64
+	// Retry says which throttled requests are retried and how.
+	Retry RetryPolicy
+	// IgnoreRemaining turns learning off: requests are held only by
+	// Retry-After after a 429 or 503, never because the headers say the
+	// quota is spent.
+	IgnoreRemaining bool
+
+	once   sync.Once
+	policy RetryPolicy
+	budget *budget
+	mu     sync.Mutex
+	hosts  map[string]*hostState
+	stats  struct {
+		requests, attempts, retries, throttled, unbudgeted, held atomic.Int64
+		waited                                                   atomic.Int64 // ns
+	}
+}
+
+// Stats counts what a Transport has done since it was made.
+type Stats struct {
+	// Requests is the number of RoundTrip calls.
+	Requests int64
+	// Attempts is the number of requests passed to Base, retries included.
+	Attempts int64
+	// Retries is the number of attempts that were retries.
+	Retries int64
+	// Throttled is the number of 429 and 503 responses received.
+	Throttled int64
+	// Unbudgeted is the number of retries the retry budget refused.
+	Unbudgeted int64
+	// Held is the number of attempts that waited for a learned hold (a
+	// spent quota or a Retry-After), and Waited the total time the
+	// Transport spent waiting: at the Gate, on holds, and before retries.
+	Held   int64
+	Waited time.Duration
+}
+
+// Stats returns the Transport's counts.
+func (t *Transport) Stats() Stats {
+	return Stats{
+		Requests:   t.stats.requests.Load(),
+		Attempts:   t.stats.attempts.Load(),
+		Retries:    t.stats.retries.Load(),
+		Throttled:  t.stats.throttled.Load(),
+		Unbudgeted: t.stats.unbudgeted.Load(),
+		Held:       t.stats.held.Load(),
+		Waited:     time.Duration(t.stats.waited.Load()),
+	}
+}
+
+func (t *Transport) setup() {
+	t.policy = t.Retry.withDefaults()
+	t.budget = newBudget(&t.policy)
+	t.hosts = map[string]*hostState{}
+}
+
+func (t *Transport) base() http.RoundTripper {
+	if t.Base != nil {
+		return t.Base
+	}
+	return http.DefaultTransport
+}
+
+// CloseIdleConnections closes the idle connections of Base, if it has a
+// CloseIdleConnections method (http.Client.CloseIdleConnections calls this).
+func (t *Transport) CloseIdleConnections() {
+	if c, ok := t.base().(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// host returns the learned state of a host, forgetting idle hosts when
+// there are too many.
+func (t *Transport) host(name string) *hostState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h := t.hosts[name]; h != nil {
+		return h
+	}
+	if len(t.hosts) >= maxHosts {
+		now := time.Now()
+		for k, h := range t.hosts {
+			h.mu.Lock()
+			idle := h.inflight == 0 && !h.probing && !now.Before(h.holdUntil) && now.Sub(h.lastUsed) > time.Minute
+			h.mu.Unlock()
+			if idle {
+				delete(t.hosts, k)
+			}
+		}
+	}
+	h := newHostState(!t.IgnoreRemaining)
+	t.hosts[name] = h
+	return h
+}
+
+// RoundTrip implements http.RoundTripper: it sends req through Base within
+// the Gate and the learned limits, and retries it as Retry says. It returns
+// the last response, which may be a 429 or 503 when retrying was not
+// allowed or did not help, or an error: Base's, the Gate's, the context's,
+// or one wrapping ErrWaitTooLong.
+func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.once.Do(t.setup)
+	ctx := req.Context()
+	cost := int64(1)
+	if t.Cost != nil {
+		cost = max(t.Cost(req), 0)
+	}
+	h := t.host(req.URL.Host)
+	t.stats.requests.Add(1)
+	t.budget.deposit()
+	retryable := (t.policy.RetryNonIdempotent || idempotent(req)) && rewindable(req)
+
+	send := req
+	for retry := 0; ; retry++ {
+		if retry > 0 {
+			var err error
+			if send, err = rewind(req); err != nil {
+				return nil, fmt.Errorf("client: rewinding the body for a retry: %w", err)
+			}
+		}
+		tk, err := t.admit(send, h, cost)
+		if err != nil {
+			closeBody(send)
+			return nil, err
+		}
+		t.stats.attempts.Add(1)
+		resp, err := t.base().RoundTrip(send)
+		r := response{arrived: err == nil, at: time.Now()}
+		if err == nil {
+			r.status = resp.StatusCode
+			r.rl, r.hasRL = ParseRateLimit(resp.Header, r.at)
+			r.ra, r.hasRA = ParseRetryAfter(resp.Header, r.at)
+		}
+		h.finish(tk, r)
+		if err != nil {
+			return nil, err
+		}
+		if r.status != http.StatusTooManyRequests && r.status != http.StatusServiceUnavailable {
+			return resp, nil
+		}
+		t.stats.throttled.Add(1)
+
+		if !retryable || retry >= t.policy.MaxRetries {
+			return resp, nil
+		}
+		wait, told := serverWait(r.ra, r.hasRA, r.rl, r.hasRL)
+		if !told {
+			wait = backoff(t.policy.BackoffBase, t.policy.BackoffCap, retry)
+		}
+		if checkWait(ctx, wait, t.policy.MaxWait, req.URL.Host) != nil {
+			return resp, nil // waiting cannot help within the bounds: let the caller see why
+		}
+		if !t.budget.withdraw() {
+			t.stats.unbudgeted.Add(1)
+			return resp, nil
+		}
+		io.CopyN(io.Discard, resp.Body, maxDrain)
+		resp.Body.Close()
+		t.stats.retries.Add(1)
+		start := time.Now()
+		err = sleep(ctx, wait)
+		t.stats.waited.Add(int64(time.Since(start)))
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// admit waits for the host's learned hold, the Gate and the host's quota,
+// and returns the granted send.
+func (t *Transport) admit(req *http.Request, h *hostState, cost int64) (ticket, error) {
+	ctx := req.Context()
+	var waited time.Duration
+	defer func() {
+		if waited > 0 {
+			t.stats.held.Add(1)
+			t.stats.waited.Add(int64(waited))
+		}
+	}()
+	if t.Gate != nil {
+		// Wait out a hold before spending at the Gate, so that a slot is not
+		// spent on a request that cannot go.
+		if err := h.waitHold(ctx, req.URL.Host, t.policy.MaxWait, &waited); err != nil {
+			return ticket{}, err
+		}
+		start := time.Now()
+		err := t.Gate.Wait(ctx, cost)
+		t.stats.waited.Add(int64(time.Since(start)))
+		if err != nil && !(t.FailOpen && errors.Is(err, sluice.ErrStoreUnavailable) && ctx.Err() == nil) {
+			return ticket{}, err
+		}
+	}
+	tk, w, err := h.acquire(ctx, req.URL.Host, cost, t.policy.MaxWait)
+	waited += w
+	return tk, err
+}
+
+// waitHold waits until no Retry-After hold is on the host.
+func (h *hostState) waitHold(ctx context.Context, host string, maxWait time.Duration, waited *time.Duration) error {
+	for {
+		h.mu.Lock()
+		until := h.holdUntil
+		h.mu.Unlock()
+		d := time.Until(until)
+		if d <= 0 {
+			return nil
+		}
+		if err := checkWait(ctx, d, maxWait, "Retry-After of "+host); err != nil {
+			return err
+		}
+		start := time.Now()
+		err := sleep(ctx, d)
+		*waited += time.Since(start)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+}
