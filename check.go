@@ -36,8 +36,8 @@ func (c *Check) validate() error {
 	case c.Cost < 0:
 		return fmt.Errorf("%w: negative cost %d", ErrInvalidCheck, c.Cost)
 	}
-	if err := c.Limit.Err(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidCheck, err)
+	if c.Limit.err != nil || c.Limit.q == 0 { // without copying the Limit on the hot path
+		return fmt.Errorf("%w: %w", ErrInvalidCheck, c.Limit.Err())
 	}
 	return nil
 }

@@ -18,10 +18,11 @@ func (s *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 		if leases[i] == 0 || c.Limit.Algorithm() != sluice.AlgorithmConcurrency {
 			continue
 		}
-		sh := &s.shards[s.shardIndex(c.Key)]
+		h := s.keyHash(c.Key)
+		sh := &s.shards[s.shardIndex(h)]
 		sh.mu.Lock()
 		t := sh.table(c.Limit)
-		if st, slot, ok := t.load(c.Key); ok {
+		if st, slot, ok := t.load(h); ok {
 			next := c.Limit.Release(st, leases[i], c.Cost)
 			_, peek := c.Limit.Decide(next, now, 0)
 			t.store(slot, next, expiry(now, peek))

@@ -22,7 +22,7 @@ import (
 // to stop the background sweep.
 type Store struct {
 	clock    func() time.Time
-	seed     maphash.Seed
+	seeds    [2]maphash.Seed
 	shards   []shard
 	mask     uint64
 	perShard int
@@ -77,7 +77,7 @@ func New(opts ...Option) *Store {
 	n := 1 << bits.Len(uint(o.shards-1))
 	s := &Store{
 		clock:    o.clock,
-		seed:     maphash.MakeSeed(),
+		seeds:    [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
 		shards:   make([]shard, n),
 		mask:     uint64(n - 1),
 		perShard: (o.maxKeys + n - 1) / n,
@@ -116,9 +116,12 @@ func (s *Store) Stats() Stats {
 
 func (s *Store) now() int64 { return sluice.MicrosSinceEpoch(s.clock()) }
 
-func (s *Store) shardIndex(key string) uint32 {
-	return uint32(maphash.String(s.seed, key) & s.mask)
+// keyHash returns key's 128-bit identity; h1 is never zero.
+func (s *Store) keyHash(key string) hash {
+	return hash{maphash.String(s.seeds[0], key) | 1, maphash.String(s.seeds[1], key)}
 }
+
+func (s *Store) shardIndex(h hash) uint32 { return uint32((h.h1 >> 1) & s.mask) }
 
 // Apply implements sluice.Store.
 func (s *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
@@ -135,18 +138,19 @@ func (s *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 
 func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) {
 	c := &one[0]
-	sh := &s.shards[s.shardIndex(c.Key)]
+	h := s.keyHash(c.Key)
+	sh := &s.shards[s.shardIndex(h)]
 	sh.mu.Lock()
 	now := s.now()
 	t := sh.table(c.Limit)
-	st, slot, ok := t.load(c.Key)
+	st, slot, ok := t.load(h)
 	states := [1]sluice.State{st}
 	if sluice.DecideBatch(one, states[:], now, out) {
 		exp := expiry(now, out[0])
 		if ok {
 			t.store(slot, states[0], exp)
 		} else {
-			sh.insert(s, t, c.Key, states[0], exp, now, nil)
+			sh.insert(s, t, h, states[0], exp, now, nil)
 		}
 	}
 	sh.mu.Unlock()
@@ -155,29 +159,33 @@ func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) {
 func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) {
 	n := len(checks)
 	var (
+		hashBuf   [8]hash
 		shardBuf  [8]uint32
 		tableBuf  [8]*table
-		slotBuf   [8]uint32
+		slotBuf   [8]int
 		heldBuf   [8]bool
 		stateBuf  [8]sluice.State
 		lockedBuf [8]uint32
 	)
 	var (
+		hashes []hash
 		idx    []uint32
 		tables []*table
-		slots  []uint32
+		slots  []int
 		held   []bool
 		states []sluice.State
 		locked []uint32
 	)
 	if n <= len(shardBuf) {
-		idx, tables, slots, held, states, locked = shardBuf[:n], tableBuf[:n], slotBuf[:n], heldBuf[:n], stateBuf[:n], lockedBuf[:0]
+		hashes, idx, tables, slots = hashBuf[:n], shardBuf[:n], tableBuf[:n], slotBuf[:n]
+		held, states, locked = heldBuf[:n], stateBuf[:n], lockedBuf[:0]
 	} else {
-		idx, tables, slots, held = make([]uint32, n), make([]*table, n), make([]uint32, n), make([]bool, n)
-		states, locked = make([]sluice.State, n), make([]uint32, 0, n)
+		hashes, idx, tables, slots = make([]hash, n), make([]uint32, n), make([]*table, n), make([]int, n)
+		held, states, locked = make([]bool, n), make([]sluice.State, n), make([]uint32, 0, n)
 	}
 	for i := range checks {
-		idx[i] = s.shardIndex(checks[i].Key)
+		hashes[i] = s.keyHash(checks[i].Key)
+		idx[i] = s.shardIndex(hashes[i])
 		locked = insertSorted(locked, idx[i])
 	}
 	for _, k := range locked { // ascending order: no deadlock between calls
@@ -185,19 +193,18 @@ func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) {
 	}
 	now := s.now()
 	for i := range checks {
-		sh := &s.shards[idx[i]]
-		tables[i] = sh.table(checks[i].Limit)
-		states[i], slots[i], held[i] = tables[i].load(checks[i].Key)
+		tables[i] = s.shards[idx[i]].table(checks[i].Limit)
+		states[i], slots[i], held[i] = tables[i].load(hashes[i])
 	}
 	if sluice.DecideBatch(checks, states, now, out) {
-		for i := range checks { // existing keys first: inserts may evict
+		for i := range checks { // existing keys first: inserts may move entries
 			if held[i] {
 				tables[i].store(slots[i], states[i], expiry(now, out[i]))
 			}
 		}
 		for i := range checks {
 			if !held[i] && !isZero(&states[i]) {
-				s.shards[idx[i]].insert(s, tables[i], checks[i].Key, states[i], expiry(now, out[i]), now, checks)
+				s.shards[idx[i]].insert(s, tables[i], hashes[i], states[i], expiry(now, out[i]), now, hashes)
 			}
 		}
 	}
@@ -244,9 +251,9 @@ func (sh *shard) table(l sluice.Limit) *table {
 	return t
 }
 
-// insert adds key to t, first making room if the shard is full. States of
-// the keys in protect (the call being decided) are never evicted.
-func (sh *shard) insert(s *Store, t *table, key string, st sluice.State, exp, now int64, protect []sluice.Check) {
+// insert adds h to t, first making room if the shard is full. The states
+// of the keys in protect (the call being decided) are never evicted.
+func (sh *shard) insert(s *Store, t *table, h hash, st sluice.State, exp, now int64, protect []hash) {
 	if sh.keys >= s.perShard {
 		freed := 0
 		if sh.soonest <= now && now-sh.swept >= sweepGap {
@@ -257,44 +264,38 @@ func (sh *shard) insert(s *Store, t *table, key string, st sluice.State, exp, no
 			sh.reclaim(s, now, protect)
 		}
 	}
-	t.insert(key, st, exp)
+	t.insert(h, st, exp)
 	sh.keys++
 	sh.soonest = min(sh.soonest, exp)
 }
 
-// evictionSample is how many states a full shard compares to pick a victim.
-const evictionSample = 8
-
 // reclaim frees one state of a full shard that holds no expired state it
 // knows of: the one of a small random sample that expires soonest.
-func (sh *shard) reclaim(s *Store, now int64, protect []sluice.Check) {
+func (sh *shard) reclaim(s *Store, now int64, protect []hash) {
 	var (
-		victimT    *table
-		victimKey  string
-		victimSlot uint32
-		victimExp  int64
-		seen       int
+		victimT   *table
+		victimAt  int
+		victimExp int64
+		buf       [evictionSample]int
 	)
-	for _, t := range sh.tables { // map order is random: a random sample
-		for key, slot := range t.index {
-			if protected(protect, t, key) {
+	for _, t := range sh.tables { // map order is random: a random table first
+		for _, i := range t.sample(buf[:0]) {
+			e := &t.entries[i]
+			if protected(protect, e.hash) {
 				continue
 			}
-			if exp := t.cell(slot).exp; victimT == nil || exp < victimExp {
-				victimT, victimKey, victimSlot, victimExp = t, key, slot, exp
-			}
-			if seen++; seen == evictionSample {
-				break
+			if victimT == nil || e.exp < victimExp {
+				victimT, victimAt, victimExp = t, i, e.exp
 			}
 		}
-		if seen == evictionSample {
+		if victimT != nil {
 			break
 		}
 	}
 	if victimT == nil {
-		return // everything here is in the current call; exceed briefly
+		return // everything sampled is in the current call; exceed briefly
 	}
-	victimT.remove(victimKey, victimSlot)
+	victimT.remove(victimAt)
 	sh.keys--
 	if victimExp <= now {
 		s.expirations.Add(1)
@@ -303,9 +304,9 @@ func (sh *shard) reclaim(s *Store, now int64, protect []sluice.Check) {
 	}
 }
 
-func protected(checks []sluice.Check, t *table, key string) bool {
-	for i := range checks {
-		if checks[i].Key == key && checks[i].Limit.Name() == t.limit.Name() {
+func protected(hashes []hash, h hash) bool {
+	for _, p := range hashes {
+		if p == h {
 			return true
 		}
 	}

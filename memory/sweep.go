@@ -26,28 +26,29 @@ func (sh *shard) sweep(now int64, compact bool) int {
 	removed := 0
 	sh.swept, sh.soonest = now, 1<<62
 	for k, t := range sh.tables {
-		for key, slot := range t.index {
-			if exp := t.cell(slot).exp; exp <= now {
-				t.remove(key, slot)
+		for i := 0; i < len(t.entries); {
+			e := &t.entries[i]
+			switch {
+			case e.h1 == 0:
+				i++
+			case e.exp <= now:
+				t.remove(i) // a later entry may shift into i: look again
 				removed++
 				sh.keys--
-			} else {
-				sh.soonest = min(sh.soonest, exp)
+			default:
+				sh.soonest = min(sh.soonest, e.exp)
+				i++
 			}
 		}
 		switch {
 		case !compact:
-		case len(t.index) == 0:
+		case t.n == 0:
 			delete(sh.tables, k)
 			if sh.last == t {
 				sh.last = nil
 			}
-		case t.peak >= 1024 && len(t.index) < t.peak/4:
-			nt := t.rebuilt()
-			sh.tables[k] = nt
-			if sh.last == t {
-				sh.last = nt
-			}
+		default:
+			t.compact()
 		}
 	}
 	return removed

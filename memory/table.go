@@ -1,111 +1,180 @@
 package memory
 
 import (
-	"strings"
+	"math/bits"
+	"math/rand/v2"
 
 	"github.com/sluice-dev/sluice"
 )
 
-// chunk is the number of cells per slab chunk: the slab grows a chunk at a
-// time, so a growing table never holds a doubled copy of its cells.
-const chunkBits = 9
-const chunk = 1 << chunkBits
+// A key is known by a 128-bit hash of its bytes (two independent 64-bit
+// maphash values with random seeds), not by the string itself: the table
+// then holds no pointers, compares two integers instead of chasing a string,
+// and inserting a key allocates nothing. Two keys share state only if both
+// 64-bit hashes collide — for a million keys a chance of about 10^-27.
+type hash struct{ h1, h2 uint64 }
 
-// cell is the fixed-size part of a State (its Log lives in table.logs).
-//
-// exp is when the state becomes equivalent to a fresh one (µs since
-// sluice.Epoch): the sweep forgets it from then on.
-type cell struct{ t, a, b, exp int64 }
+// entry is one key's state in a table: its hash and the fixed-size part of
+// its State (a sliding log's entries live in table.logs). exp is when the
+// state becomes equivalent to a fresh one (µs since sluice.Epoch): the sweep
+// forgets it from then on. h1 == 0 marks an empty slot (h1 always has its
+// low bit set).
+type entry struct {
+	hash
+	t, a, b, exp int64
+}
 
-// table holds the states of one limit name and algorithm within one shard.
-// Limits that share both (the "per-minute" GCRA of two plans) share a table:
-// a key that changes plan keeps its state, which Decide clamps to the new
-// parameters.
+// Growth: a table holds at most 4/5 of its slots and grows by half, so at
+// any size it is between about half and four fifths full.
+const (
+	minSlots          = 8
+	maxLoadNum        = 4
+	maxLoadDen        = 5
+	growNum, growDen  = 3, 2
+	shrinkBelowOneIn  = 8
+	shrinkMinSlots    = 1024
+	evictionSample    = 8
+	evictionMaxProbes = 64
+)
+
+// table holds the states of one limit name and algorithm within one shard,
+// in an open-addressing array with linear probing. Limits that share both
+// (the "per-minute" GCRA of two plans) share a table: a key that changes plan
+// keeps its state, which Decide clamps to the new parameters.
 type table struct {
-	limit sluice.Limit
-	index map[string]uint32 // key → slot
-	slab  [][]cell          // slot → cell, in chunks
-	logs  [][]sluice.LogEntry
-	free  []uint32 // slots released by deletes
-	next  uint32   // first never-used slot
-	peak  int      // largest len(index) since the last rebuild
+	limit   sluice.Limit
+	entries []entry
+	n       int
+	logs    map[hash][]sluice.LogEntry // sliding log and concurrency only
 }
 
 func newTable(l sluice.Limit) *table {
-	return &table{limit: l, index: make(map[string]uint32)}
-}
-
-func (t *table) cell(slot uint32) *cell {
-	return &t.slab[slot>>chunkBits][slot&(chunk-1)]
-}
-
-// load returns key's state and slot; ok is false for a key not held.
-func (t *table) load(key string) (st sluice.State, slot uint32, ok bool) {
-	slot, ok = t.index[key]
-	if !ok {
-		return st, 0, false
+	t := &table{limit: l}
+	if a := l.Algorithm(); a == sluice.AlgorithmSlidingLog || a == sluice.AlgorithmConcurrency {
+		t.logs = map[hash][]sluice.LogEntry{}
 	}
-	c := t.cell(slot)
-	st = sluice.State{T: c.t, A: c.a, B: c.b}
+	return t
+}
+
+// home is where h's probe sequence starts.
+func (t *table) home(h hash) int {
+	hi, _ := bits.Mul64(h.h2, uint64(len(t.entries)))
+	return int(hi)
+}
+
+// find returns h's slot and true, or the empty slot where h would go and
+// false. The table must have a free slot.
+func (t *table) find(h hash) (int, bool) {
+	i := t.home(h)
+	for {
+		e := &t.entries[i]
+		if e.hash == h {
+			return i, true
+		}
+		if e.h1 == 0 {
+			return i, false
+		}
+		if i++; i == len(t.entries) {
+			i = 0
+		}
+	}
+}
+
+// load returns h's state and slot; ok is false for a key not held.
+func (t *table) load(h hash) (st sluice.State, slot int, ok bool) {
+	if t.n == 0 {
+		return st, -1, false
+	}
+	slot, ok = t.find(h)
+	if !ok {
+		return st, -1, false
+	}
+	e := &t.entries[slot]
+	st = sluice.State{T: e.t, A: e.a, B: e.b}
 	if t.logs != nil {
-		st.Log = t.logs[slot]
+		st.Log = t.logs[h]
 	}
 	return st, slot, true
 }
 
 // store writes st, which expires at exp, into slot.
-func (t *table) store(slot uint32, st sluice.State, exp int64) {
-	*t.cell(slot) = cell{st.T, st.A, st.B, exp}
+func (t *table) store(slot int, st sluice.State, exp int64) {
+	e := &t.entries[slot]
+	e.t, e.a, e.b, e.exp = st.T, st.A, st.B, exp
 	if t.logs != nil {
-		t.logs[slot] = st.Log
+		if len(st.Log) == 0 {
+			delete(t.logs, e.hash)
+		} else {
+			t.logs[e.hash] = st.Log
+		}
 	}
 }
 
-// insert adds key (copied, so the caller's memory is not retained) with
-// state st and returns its slot.
-func (t *table) insert(key string, st sluice.State, exp int64) uint32 {
-	return t.insertOwned(strings.Clone(key), st, exp)
-}
-
-// insertOwned is insert for a key string the table may keep as it is.
-func (t *table) insertOwned(key string, st sluice.State, exp int64) uint32 {
-	var slot uint32
-	if n := len(t.free); n > 0 {
-		slot, t.free = t.free[n-1], t.free[:n-1]
-	} else {
-		slot = t.next
-		t.next++
-		if int(slot>>chunkBits) == len(t.slab) {
-			t.slab = append(t.slab, make([]cell, chunk))
-		}
-		if a := t.limit.Algorithm(); a == sluice.AlgorithmSlidingLog || a == sluice.AlgorithmConcurrency {
-			t.logs = append(t.logs, nil)
-		}
+// insert adds h (not held) with state st.
+func (t *table) insert(h hash, st sluice.State, exp int64) {
+	if (t.n+1)*maxLoadDen > len(t.entries)*maxLoadNum {
+		t.resize(max(minSlots, len(t.entries)*growNum/growDen))
 	}
-	t.index[key] = slot
+	slot, _ := t.find(h)
+	t.entries[slot].hash = h
+	t.n++
 	t.store(slot, st, exp)
-	t.peak = max(t.peak, len(t.index))
-	return slot
 }
 
-// remove forgets key.
-func (t *table) remove(key string, slot uint32) {
-	delete(t.index, key)
-	*t.cell(slot) = cell{}
+// remove empties slot, shifting later entries of the probe run back so that
+// lookups never need tombstones.
+func (t *table) remove(slot int) {
 	if t.logs != nil {
-		t.logs[slot] = nil
+		delete(t.logs, t.entries[slot].hash)
 	}
-	t.free = append(t.free, slot)
+	n := len(t.entries)
+	hole := slot
+	for j := (slot + 1) % n; t.entries[j].h1 != 0; j = (j + 1) % n {
+		k := t.home(t.entries[j].hash)
+		// The entry at j may move to the hole unless its home lies
+		// cyclically in (hole, j].
+		if hole <= j && hole < k && k <= j || hole > j && (hole < k || k <= j) {
+			continue
+		}
+		t.entries[hole] = t.entries[j]
+		hole = j
+	}
+	t.entries[hole] = entry{}
+	t.n--
 }
 
-// rebuilt returns a compact copy of t: Go maps never shrink, so after a
-// flood of keys has expired the store rebuilds the table to give memory back.
-func (t *table) rebuilt() *table {
-	n := newTable(t.limit)
-	n.index = make(map[string]uint32, len(t.index))
-	for key, slot := range t.index {
-		st, _, _ := t.load(key)
-		n.insertOwned(key, st, t.cell(slot).exp)
+// resize moves every entry to a new array of size slots.
+func (t *table) resize(slots int) {
+	old := t.entries
+	t.entries = make([]entry, slots)
+	for i := range old {
+		if old[i].h1 != 0 {
+			slot, _ := t.find(old[i].hash)
+			t.entries[slot] = old[i]
+		}
 	}
-	return n
+}
+
+// compact gives memory back after a flood of keys has expired.
+func (t *table) compact() {
+	if len(t.entries) >= shrinkMinSlots && t.n*shrinkBelowOneIn < len(t.entries) {
+		t.resize(max(minSlots, t.n*2))
+	}
+}
+
+// sample returns up to evictionSample occupied slots from a random place.
+func (t *table) sample(dst []int) []int {
+	if t.n == 0 {
+		return dst
+	}
+	i := rand.IntN(len(t.entries))
+	for probes := 0; probes < evictionMaxProbes*evictionSample && len(dst) < cap(dst); probes++ {
+		if t.entries[i].h1 != 0 {
+			dst = append(dst, i)
+		}
+		if i++; i == len(t.entries) {
+			i = 0
+		}
+	}
+	return dst
 }

@@ -1,0 +1,42 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+// BenchmarkAllowExistingKey is one goroutine deciding on 65,536 known keys.
+func BenchmarkAllowExistingKey(b *testing.B) {
+	for _, l := range []sluice.Limit{sluice.GCRA(1e6, time.Second), sluice.TokenBucket(1e6, time.Second), sluice.FixedWindow(1e9, time.Minute)} {
+		b.Run(l.Algorithm().String(), func(b *testing.B) {
+			s := memory.New(memory.WithSweepInterval(0))
+			defer s.Close()
+			lim := sluice.NewLimiter(s)
+			keys := make([]string, 1<<16)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("key-%d", i)
+			}
+			checks := []sluice.Check{{Limit: l, Cost: 1}}
+			var d sluice.Decision
+			for _, k := range keys {
+				checks[0].Key = k
+				lim.AllowInto(context.Background(), &d, checks)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			i := 0
+			for b.Loop() {
+				checks[0].Key = keys[i&(1<<16-1)]
+				i++
+				if err := lim.AllowInto(context.Background(), &d, checks); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
