@@ -1,7 +1,6 @@
 package config
 
 import (
-	"strconv"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -35,34 +34,34 @@ func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 	g.Enabled, g.Interval, g.Factor, g.StaleFor = true, time.Second, 0.5, 30*time.Second
 	g.Controller.MinDwell = 5 * time.Second
 	levels := map[string]int{"elevated": 0, "high": 1, "critical": 2}
-	d.mapping(n, path, map[string]field{
-		"interval":    func(n *yaml.Node, p string) { g.Interval = d.duration(n, p) },
-		"min_dwell":   func(n *yaml.Node, p string) { g.Controller.MinDwell = d.duration(n, p) },
-		"factor":      func(n *yaml.Node, p string) { g.Factor = d.float(n, p, 0.001, 1) },
-		"retry_after": func(n *yaml.Node, p string) { g.RetryAfter = d.duration(n, p) },
+	d.Mapping(n, path, map[string]field{
+		"interval":    func(n *yaml.Node, p string) { g.Interval = d.Duration(n, p) },
+		"min_dwell":   func(n *yaml.Node, p string) { g.Controller.MinDwell = d.Duration(n, p) },
+		"factor":      func(n *yaml.Node, p string) { g.Factor = d.Float(n, p, 0.001, 1) },
+		"retry_after": func(n *yaml.Node, p string) { g.RetryAfter = d.Duration(n, p) },
 		"stale_for": func(n *yaml.Node, p string) {
 			if n.Value == "0" || n.Value == "0s" {
 				g.StaleFor = 0
 				return
 			}
-			g.StaleFor = d.duration(n, p)
+			g.StaleFor = d.Duration(n, p)
 		},
 		"levels": func(n *yaml.Node, path string) {
-			d.entries(n, path, func(k, v *yaml.Node, p string) {
+			d.Entries(n, path, func(k, v *yaml.Node, p string) {
 				i, ok := levels[k.Value]
 				if !ok {
-					d.errorf(k, p, "unknown level (elevated, high, critical)")
+					d.Errorf(k, p, "unknown level (elevated, high, critical)")
 					return
 				}
 				r := &g.Controller.Rules[i]
-				d.mapping(v, p, map[string]field{
+				d.Mapping(v, p, map[string]field{
 					"enter": func(n *yaml.Node, p string) { r.Enter = d.thresholds(n, p) },
 					"leave": func(n *yaml.Node, p string) { r.Leave = d.thresholds(n, p) },
 				})
 			})
 		},
 		"classes": func(n *yaml.Node, path string) {
-			d.mapping(n, path, map[string]field{
+			d.Mapping(n, path, map[string]field{
 				"expensive": func(n *yaml.Node, p string) { g.Expensive = d.patterns(n, p) },
 				"critical":  func(n *yaml.Node, p string) { g.Critical = d.patterns(n, p) },
 				"health":    func(n *yaml.Node, p string) { g.Health = d.patterns(n, p) },
@@ -76,28 +75,12 @@ func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 
 func (d *decoder) thresholds(n *yaml.Node, path string) degrade.Thresholds {
 	var t degrade.Thresholds
-	d.mapping(n, path, map[string]field{
-		"in_flight":  func(n *yaml.Node, p string) { t.InFlight = d.int(n, p, 1, 1<<40) },
-		"p99":        func(n *yaml.Node, p string) { t.P99 = d.duration(n, p) },
-		"error_rate": func(n *yaml.Node, p string) { t.ErrorRate = d.float(n, p, 0.0001, 1) },
-		"sched_p99":  func(n *yaml.Node, p string) { t.SchedP99 = d.duration(n, p) },
-		"store_down": func(n *yaml.Node, p string) { t.StoreDown = d.bool(n, p) },
+	d.Mapping(n, path, map[string]field{
+		"in_flight":  func(n *yaml.Node, p string) { t.InFlight = d.Int(n, p, 1, 1<<40) },
+		"p99":        func(n *yaml.Node, p string) { t.P99 = d.Duration(n, p) },
+		"error_rate": func(n *yaml.Node, p string) { t.ErrorRate = d.Float(n, p, 0.0001, 1) },
+		"sched_p99":  func(n *yaml.Node, p string) { t.SchedP99 = d.Duration(n, p) },
+		"store_down": func(n *yaml.Node, p string) { t.StoreDown = d.Bool(n, p) },
 	})
 	return t
-}
-
-func (d *decoder) float(n *yaml.Node, path string, lo, hi float64) float64 {
-	if !d.scalar(n, path, "a number") {
-		return 0
-	}
-	v, err := strconv.ParseFloat(n.Value, 64)
-	if err != nil || (n.Tag != "!!float" && n.Tag != "!!int") {
-		d.errorf(n, path, "%q is not a number", n.Value)
-		return 0
-	}
-	if v < lo || v > hi {
-		d.errorf(n, path, "%v is out of range [%v, %v]", v, lo, hi)
-		return 0
-	}
-	return v
 }

@@ -22,17 +22,17 @@ type Envoy struct {
 
 func (d *decoder) envoy(n *yaml.Node, path string, e *Envoy) {
 	e.Enabled, e.Listen, e.Headers = true, ":8081", "ietf"
-	d.mapping(n, path, map[string]field{
-		"listen":  func(n *yaml.Node, p string) { e.Listen = d.str(n, p) },
-		"rules":   func(n *yaml.Node, p string) { e.Rules = d.strings(n, p) },
-		"headers": func(n *yaml.Node, p string) { e.Headers = d.oneOf(n, p, "ietf", "draft-6", "none") },
+	d.Mapping(n, path, map[string]field{
+		"listen":  func(n *yaml.Node, p string) { e.Listen = d.Str(n, p) },
+		"rules":   func(n *yaml.Node, p string) { e.Rules = d.Strings(n, p) },
+		"headers": func(n *yaml.Node, p string) { e.Headers = d.OneOf(n, p, "ietf", "draft-6", "none") },
 	})
 	if len(e.Rules) == 0 {
-		d.errorf(n, path+".rules", "at least one rules file or directory is needed")
+		d.Errorf(n, path+".rules", "at least one rules file or directory is needed")
 	}
 	for i, r := range e.Rules {
 		if !filepath.IsAbs(r) {
-			e.Rules[i] = filepath.Join(filepath.Dir(d.file), r)
+			e.Rules[i] = filepath.Join(filepath.Dir(d.File), r)
 		}
 	}
 }

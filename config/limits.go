@@ -20,7 +20,7 @@ import (
 func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 	var out []sluice.Limit
 	names := map[string]bool{}
-	d.list(n, path, func(_ int, e *yaml.Node, path string) {
+	d.List(n, path, func(_ int, e *yaml.Node, path string) {
 		var (
 			name, alg         string
 			algNode, nameNode *yaml.Node
@@ -29,16 +29,16 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			quantity, burst   int64
 			window, maxWait   time.Duration
 			shadow            bool
-			errsBefore        = len(d.errs)
+			errsBefore        = len(d.Errs)
 		)
-		d.mapping(e, path, map[string]field{
-			"name":      func(n *yaml.Node, p string) { name, nameNode = d.str(n, p), n },
-			"algorithm": func(n *yaml.Node, p string) { alg, algNode = d.str(n, p), n },
-			"quantity":  func(n *yaml.Node, p string) { quantity = d.int(n, p, 1, sluice.MaxQuantity) },
-			"window":    func(n *yaml.Node, p string) { window = d.duration(n, p) },
-			"burst":     func(n *yaml.Node, p string) { burst, burstNode = d.int(n, p, 1, sluice.MaxQuantity), n },
-			"max_wait":  func(n *yaml.Node, p string) { maxWait, maxWaitNode = d.duration(n, p), n },
-			"shadow":    func(n *yaml.Node, p string) { shadow = d.bool(n, p) },
+		d.Mapping(e, path, map[string]field{
+			"name":      func(n *yaml.Node, p string) { name, nameNode = d.Str(n, p), n },
+			"algorithm": func(n *yaml.Node, p string) { alg, algNode = d.Str(n, p), n },
+			"quantity":  func(n *yaml.Node, p string) { quantity = d.Int(n, p, 1, sluice.MaxQuantity) },
+			"window":    func(n *yaml.Node, p string) { window = d.Duration(n, p) },
+			"burst":     func(n *yaml.Node, p string) { burst, burstNode = d.Int(n, p, 1, sluice.MaxQuantity), n },
+			"max_wait":  func(n *yaml.Node, p string) { maxWait, maxWaitNode = d.Duration(n, p), n },
+			"shadow":    func(n *yaml.Node, p string) { shadow = d.Bool(n, p) },
 		})
 		if e.Kind != yaml.MappingNode {
 			return
@@ -46,14 +46,14 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 		for field, missing := range map[string]bool{"name": nameNode == nil, "algorithm": algNode == nil,
 			"quantity": !hasKey(e, "quantity"), "window": !hasKey(e, "window")} {
 			if missing {
-				d.errorf(e, path+"."+field, "missing")
+				d.Errorf(e, path+"."+field, "missing")
 			}
 		}
 		if nameNode != nil {
 			if !validName(name) {
-				d.errorf(nameNode, path+".name", "%q must be 1-64 characters of A-Z a-z 0-9 . _ -", name)
+				d.Errorf(nameNode, path+".name", "%q must be 1-64 characters of A-Z a-z 0-9 . _ -", name)
 			} else if names[name] {
-				d.errorf(nameNode, path+".name", "%q is already a limit of this list", name)
+				d.Errorf(nameNode, path+".name", "%q is already a limit of this list", name)
 			}
 			names[name] = true
 		}
@@ -61,16 +61,16 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 		if algNode != nil {
 			var err error
 			if a, err = sluice.ParseAlgorithm(alg); err != nil {
-				d.errorf(algNode, path+".algorithm", "%v", err)
+				d.Errorf(algNode, path+".algorithm", "%v", err)
 			}
 		}
 		if burstNode != nil && a != 0 && a != sluice.AlgorithmTokenBucket && a != sluice.AlgorithmLeakyBucket && a != sluice.AlgorithmGCRA {
-			d.errorf(burstNode, path+".burst", "applies only to token-bucket, leaky-bucket and gcra, not %v", a)
+			d.Errorf(burstNode, path+".burst", "applies only to token-bucket, leaky-bucket and gcra, not %v", a)
 		}
 		if maxWaitNode != nil && a != 0 && a != sluice.AlgorithmLeakyBucket {
-			d.errorf(maxWaitNode, path+".max_wait", "applies only to leaky-bucket (as a queue), not %v", a)
+			d.Errorf(maxWaitNode, path+".max_wait", "applies only to leaky-bucket (as a queue), not %v", a)
 		}
-		if len(d.errs) > errsBefore {
+		if len(d.Errs) > errsBefore {
 			return
 		}
 		l := sluice.NewLimit(a, quantity, window).Named(name).WithShadow(shadow)
@@ -81,7 +81,7 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			l = l.WithMaxWait(maxWait)
 		}
 		if err := l.Err(); err != nil {
-			d.errorf(e, path, "%v", err)
+			d.Errorf(e, path, "%v", err)
 			return
 		}
 		out = append(out, l)

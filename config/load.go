@@ -1,7 +1,6 @@
 package config
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -11,12 +10,12 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
-	"sort"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
 )
 
 // maxFileSize bounds a configuration file.
@@ -43,32 +42,27 @@ func Parse(name string, data []byte) (*Config, error) {
 	if len(data) > maxFileSize {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("larger than %d bytes", maxFileSize)}
 	}
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&root); err != nil {
+	doc, err := yamlcheck.Parse(name, data)
+	if err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, &Error{File: name, Msg: "empty configuration (see examples/sluice.yaml)"}
 		}
-		return nil, yamlError(name, err)
+		return nil, err
 	}
-	d := &decoder{file: name}
+	d := &decoder{&yamlcheck.Decoder{File: name}}
 	c := &Config{File: name, Listen: ":8080", Policy: &sluice.Policy{}, Keys: map[[32]byte]*Key{}}
 	raw := rawConfig{}
-	doc := &root
-	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
-		doc = doc.Content[0]
-	}
-	d.mapping(doc, "", map[string]field{
-		"listen":   func(n *yaml.Node, p string) { c.Listen = d.str(n, p) },
+	d.Mapping(doc, "", map[string]field{
+		"listen":   func(n *yaml.Node, p string) { c.Listen = d.Str(n, p) },
 		"upstream": func(n *yaml.Node, p string) { c.Upstream = d.upstream(n, p) },
 		"store":    func(n *yaml.Node, p string) { d.store(n, p, &c.Store) },
 		"identity": func(n *yaml.Node, p string) { d.identity(n, p, &c.Identity) },
 		"plans":    func(n *yaml.Node, p string) { raw.plans, raw.plansNode = d.plans(n, p), n },
 		"default_plan": func(n *yaml.Node, p string) {
-			c.Policy.DefaultPlan, raw.defaultNode = d.str(n, p), n
+			c.Policy.DefaultPlan, raw.defaultNode = d.Str(n, p), n
 		},
 		"anonymous_plan": func(n *yaml.Node, p string) {
-			c.Policy.AnonymousPlan, raw.anonNode = d.str(n, p), n
+			c.Policy.AnonymousPlan, raw.anonNode = d.Str(n, p), n
 		},
 		"keys":        func(n *yaml.Node, p string) { raw.keys = d.keys(n, p) },
 		"global":      func(n *yaml.Node, p string) { c.Policy.Global = d.limits(n, p) },
@@ -78,8 +72,8 @@ func Parse(name string, data []byte) (*Config, error) {
 		"envoy":       func(n *yaml.Node, p string) { d.envoy(n, p, &c.Envoy) },
 	})
 	d.resolve(c, &raw, doc)
-	if len(d.errs) > 0 {
-		return nil, errors.Join(d.errs...)
+	if len(d.Errs) > 0 {
+		return nil, errors.Join(d.Errs...)
 	}
 	return c, nil
 }
@@ -108,13 +102,13 @@ type rawKey struct {
 }
 
 func (d *decoder) upstream(n *yaml.Node, p string) string {
-	s := d.str(n, p)
+	s := d.Str(n, p)
 	if s == "" {
 		return ""
 	}
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		d.errorf(n, p, "%q is not an http(s) URL", s)
+		d.Errorf(n, p, "%q is not an http(s) URL", s)
 		return ""
 	}
 	return s
@@ -123,73 +117,73 @@ func (d *decoder) upstream(n *yaml.Node, p string) string {
 func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 	s.Type, s.MaxKeys = "memory", 1_000_000
 	s.Redis = Redis{Mode: "standalone", Timeout: 50 * time.Millisecond, OnStoreError: "local", Instances: 1}
-	d.mapping(n, path, map[string]field{
-		"type":     func(n *yaml.Node, p string) { s.Type = d.oneOf(n, p, "memory", "redis") },
-		"max_keys": func(n *yaml.Node, p string) { s.MaxKeys = int(d.int(n, p, 1, 1<<32)) },
+	d.Mapping(n, path, map[string]field{
+		"type":     func(n *yaml.Node, p string) { s.Type = d.OneOf(n, p, "memory", "redis") },
+		"max_keys": func(n *yaml.Node, p string) { s.MaxKeys = int(d.Int(n, p, 1, 1<<32)) },
 		"redis": func(n *yaml.Node, path string) {
 			r := &s.Redis
-			d.mapping(n, path, map[string]field{
-				"mode":           func(n *yaml.Node, p string) { r.Mode = d.oneOf(n, p, "standalone", "sentinel", "cluster") },
-				"addresses":      func(n *yaml.Node, p string) { r.Addresses = d.strings(n, p) },
-				"master_name":    func(n *yaml.Node, p string) { r.MasterName = d.str(n, p) },
-				"username":       func(n *yaml.Node, p string) { r.Username = d.str(n, p) },
-				"password":       func(n *yaml.Node, p string) { r.Password = d.str(n, p) },
-				"db":             func(n *yaml.Node, p string) { r.DB = int(d.int(n, p, 0, 1<<16)) },
-				"timeout":        func(n *yaml.Node, p string) { r.Timeout = d.duration(n, p) },
-				"on_store_error": func(n *yaml.Node, p string) { r.OnStoreError = d.oneOf(n, p, "local", "allow", "deny") },
-				"instances":      func(n *yaml.Node, p string) { r.Instances = int(d.int(n, p, 1, 10_000)) },
+			d.Mapping(n, path, map[string]field{
+				"mode":           func(n *yaml.Node, p string) { r.Mode = d.OneOf(n, p, "standalone", "sentinel", "cluster") },
+				"addresses":      func(n *yaml.Node, p string) { r.Addresses = d.Strings(n, p) },
+				"master_name":    func(n *yaml.Node, p string) { r.MasterName = d.Str(n, p) },
+				"username":       func(n *yaml.Node, p string) { r.Username = d.Str(n, p) },
+				"password":       func(n *yaml.Node, p string) { r.Password = d.Str(n, p) },
+				"db":             func(n *yaml.Node, p string) { r.DB = int(d.Int(n, p, 0, 1<<16)) },
+				"timeout":        func(n *yaml.Node, p string) { r.Timeout = d.Duration(n, p) },
+				"on_store_error": func(n *yaml.Node, p string) { r.OnStoreError = d.OneOf(n, p, "local", "allow", "deny") },
+				"instances":      func(n *yaml.Node, p string) { r.Instances = int(d.Int(n, p, 1, 10_000)) },
 			})
 			if len(r.Addresses) == 0 {
-				d.errorf(n, path+".addresses", "at least one address is needed")
+				d.Errorf(n, path+".addresses", "at least one address is needed")
 			}
 			if r.Mode == "sentinel" && r.MasterName == "" {
-				d.errorf(n, path+".master_name", "sentinel mode needs the master set's name")
+				d.Errorf(n, path+".master_name", "sentinel mode needs the master set's name")
 			}
 		},
 	})
 	if s.Type == "redis" && n != nil && !hasKey(n, "redis") {
-		d.errorf(n, path+".redis", "type redis needs a redis section with addresses")
+		d.Errorf(n, path+".redis", "type redis needs a redis section with addresses")
 	}
 }
 
 func (d *decoder) identity(n *yaml.Node, path string, id *Identity) {
-	d.mapping(n, path, map[string]field{
+	d.Mapping(n, path, map[string]field{
 		"api_key_headers": func(n *yaml.Node, p string) { id.APIKeyHeaders = d.headerNames(n, p) },
 		"user_header":     func(n *yaml.Node, p string) { id.UserHeader = d.headerName(n, p) },
 		"plan_header":     func(n *yaml.Node, p string) { id.PlanHeader = d.headerName(n, p) },
 		"trusted_proxies": func(n *yaml.Node, p string) { id.TrustedProxies = d.prefixes(n, p) },
 		"forwarded_header": func(n *yaml.Node, p string) {
-			id.ForwardedHeader = d.oneOf(n, p, "x-forwarded-for", "forwarded")
+			id.ForwardedHeader = d.OneOf(n, p, "x-forwarded-for", "forwarded")
 		},
-		"ipv4_prefix":  func(n *yaml.Node, p string) { id.IPv4Prefix = int(d.int(n, p, 1, 32)) },
-		"ipv6_prefix":  func(n *yaml.Node, p string) { id.IPv6Prefix = int(d.int(n, p, 1, 128)) },
-		"unknown_keys": func(n *yaml.Node, p string) { id.UnknownKeys = d.oneOf(n, p, "ip", "key") },
+		"ipv4_prefix":  func(n *yaml.Node, p string) { id.IPv4Prefix = int(d.Int(n, p, 1, 32)) },
+		"ipv6_prefix":  func(n *yaml.Node, p string) { id.IPv6Prefix = int(d.Int(n, p, 1, 128)) },
+		"unknown_keys": func(n *yaml.Node, p string) { id.UnknownKeys = d.OneOf(n, p, "ip", "key") },
 	})
 }
 
 func (d *decoder) headerName(n *yaml.Node, p string) string {
-	s := d.str(n, p)
+	s := d.Str(n, p)
 	if s != "" && !validToken(s) {
-		d.errorf(n, p, "%q is not a valid header name", s)
+		d.Errorf(n, p, "%q is not a valid header name", s)
 	}
 	return http.CanonicalHeaderKey(s)
 }
 
 func (d *decoder) headerNames(n *yaml.Node, p string) []string {
 	var out []string
-	d.list(n, p, func(_ int, e *yaml.Node, p string) { out = append(out, d.headerName(e, p)) })
+	d.List(n, p, func(_ int, e *yaml.Node, p string) { out = append(out, d.headerName(e, p)) })
 	return out
 }
 
 func (d *decoder) prefixes(n *yaml.Node, p string) []netip.Prefix {
 	var out []netip.Prefix
-	d.list(n, p, func(_ int, e *yaml.Node, p string) {
-		s := d.str(e, p)
+	d.List(n, p, func(_ int, e *yaml.Node, p string) {
+		s := d.Str(e, p)
 		pfx, err := netip.ParsePrefix(s)
 		if err != nil {
 			addr, aerr := netip.ParseAddr(s)
 			if aerr != nil {
-				d.errorf(e, p, "%q is not an IP address or CIDR prefix", s)
+				d.Errorf(e, p, "%q is not an IP address or CIDR prefix", s)
 				return
 			}
 			pfx = netip.PrefixFrom(addr, addr.BitLen())
@@ -201,26 +195,26 @@ func (d *decoder) prefixes(n *yaml.Node, p string) []netip.Prefix {
 
 func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 	var out []rawPlan
-	d.entries(n, path, func(k, v *yaml.Node, p string) {
+	d.Entries(n, path, func(k, v *yaml.Node, p string) {
 		if !validName(k.Value) {
-			d.errorf(k, p, "plan name %q must be 1-64 characters of A-Z a-z 0-9 . _ -", k.Value)
+			d.Errorf(k, p, "plan name %q must be 1-64 characters of A-Z a-z 0-9 . _ -", k.Value)
 		}
 		rp := rawPlan{plan: &sluice.Plan{Name: k.Value}, node: k, path: p}
 		pl := rp.plan
-		d.mapping(v, p, map[string]field{
+		d.Mapping(v, p, map[string]field{
 			"limits": func(n *yaml.Node, p string) { pl.Limits = d.limits(n, p) },
 			"costs":  func(n *yaml.Node, p string) { pl.Costs, rp.costNodes = d.costs(n, p) },
 			"upgrade": func(n *yaml.Node, path string) {
 				pl.Upgrade = &sluice.Upgrade{}
 				rp.upgradeNode = n
-				d.mapping(n, path, map[string]field{
-					"plan": func(n *yaml.Node, p string) { pl.Upgrade.Plan = d.str(n, p) },
-					"url":  func(n *yaml.Node, p string) { pl.Upgrade.URL = d.str(n, p) },
+				d.Mapping(n, path, map[string]field{
+					"plan": func(n *yaml.Node, p string) { pl.Upgrade.Plan = d.Str(n, p) },
+					"url":  func(n *yaml.Node, p string) { pl.Upgrade.URL = d.Str(n, p) },
 				})
 			},
 		})
 		if v.Kind == yaml.MappingNode && !hasLimits(v) {
-			d.errorf(k, p+".limits", "a plan needs at least one limit")
+			d.Errorf(k, p+".limits", "a plan needs at least one limit")
 		}
 		out = append(out, rp)
 	})
@@ -229,22 +223,22 @@ func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 
 func (d *decoder) costs(n *yaml.Node, path string) (map[string]int64, map[string]*yaml.Node) {
 	out, nodes := map[string]int64{}, map[string]*yaml.Node{}
-	d.entries(n, path, func(k, v *yaml.Node, p string) {
+	d.Entries(n, path, func(k, v *yaml.Node, p string) {
 		if err := checkPattern(k.Value); err != nil {
-			d.errorf(k, p, "%v", err)
+			d.Errorf(k, p, "%v", err)
 			return
 		}
-		out[k.Value], nodes[k.Value] = d.int(v, p, 0, sluice.MaxQuantity), k
+		out[k.Value], nodes[k.Value] = d.Int(v, p, 0, sluice.MaxQuantity), k
 	})
 	return out, nodes
 }
 
 func (d *decoder) patterns(n *yaml.Node, path string) []string {
 	var out []string
-	d.list(n, path, func(_ int, e *yaml.Node, p string) {
-		s := d.str(e, p)
+	d.List(n, path, func(_ int, e *yaml.Node, p string) {
+		s := d.Str(e, p)
 		if err := checkPattern(s); err != nil {
-			d.errorf(e, p, "%v", err)
+			d.Errorf(e, p, "%v", err)
 			return
 		}
 		out = append(out, s)
@@ -254,26 +248,26 @@ func (d *decoder) patterns(n *yaml.Node, path string) []string {
 
 func (d *decoder) keys(n *yaml.Node, path string) []rawKey {
 	var out []rawKey
-	d.list(n, path, func(_ int, e *yaml.Node, path string) {
+	d.List(n, path, func(_ int, e *yaml.Node, path string) {
 		rk := rawKey{key: &Key{}, node: e, path: path}
 		var hashNode *yaml.Node
-		d.mapping(e, path, map[string]field{
-			"name": func(n *yaml.Node, p string) { rk.key.Name = d.str(n, p) },
+		d.Mapping(e, path, map[string]field{
+			"name": func(n *yaml.Node, p string) { rk.key.Name = d.Str(n, p) },
 			"sha256": func(n *yaml.Node, p string) {
 				hashNode = n
-				s := d.str(n, p)
+				s := d.Str(n, p)
 				b, err := hex.DecodeString(s)
 				if err != nil || len(b) != sha256.Size {
-					d.errorf(n, p, "want the 64 hex digits of the key's SHA-256 (e.g. `printf %%s KEY | sha256sum`), got %d characters", len(s))
+					d.Errorf(n, p, "want the 64 hex digits of the key's SHA-256 (e.g. `printf %%s KEY | sha256sum`), got %d characters", len(s))
 					return
 				}
 				copy(rk.key.Hash[:], b)
 			},
-			"plan":   func(n *yaml.Node, p string) { rk.plan = d.str(n, p) },
+			"plan":   func(n *yaml.Node, p string) { rk.plan = d.Str(n, p) },
 			"limits": func(n *yaml.Node, p string) { rk.overrides = d.limits(n, p) },
 		})
 		if hashNode == nil && e.Kind == yaml.MappingNode {
-			d.errorf(e, path+".sha256", "missing: a key is configured by its SHA-256, never in clear")
+			d.Errorf(e, path+".sha256", "missing: a key is configured by its SHA-256, never in clear")
 		}
 		out = append(out, rk)
 	})
@@ -281,21 +275,21 @@ func (d *decoder) keys(n *yaml.Node, path string) []rawKey {
 }
 
 func (d *decoder) response(n *yaml.Node, path string, r *Response) {
-	d.mapping(n, path, map[string]field{
+	d.Mapping(n, path, map[string]field{
 		"headers": func(n *yaml.Node, p string) {
 			r.Headers = nil
-			for _, s := range d.strings(n, p) {
+			for _, s := range d.Strings(n, p) {
 				switch s {
 				case "ietf", "draft-7", "draft-6", "legacy":
 					r.Headers = append(r.Headers, s)
 				default:
-					d.errorf(n, p, "%q is not a header mode (ietf, draft-7, draft-6, legacy)", s)
+					d.Errorf(n, p, "%q is not a header mode (ietf, draft-7, draft-6, legacy)", s)
 				}
 			}
 		},
-		"docs_url": func(n *yaml.Node, p string) { r.DocsURL = d.str(n, p) },
+		"docs_url": func(n *yaml.Node, p string) { r.DocsURL = d.Str(n, p) },
 		"deny_status": func(n *yaml.Node, p string) {
-			r.DenyStatus = int(d.int(n, p, 400, 599))
+			r.DenyStatus = int(d.Int(n, p, 400, 599))
 		},
 	})
 }
@@ -337,26 +331,26 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 		byName[rp.plan.Name] = rp.plan
 	}
 	if len(raw.plans) == 0 {
-		d.errorf(raw.plansNode, "plans", "at least one plan is needed (see examples/sluice.yaml)")
+		d.Errorf(raw.plansNode, "plans", "at least one plan is needed (see examples/sluice.yaml)")
 		if raw.plansNode == nil {
-			d.errs[len(d.errs)-1].(*Error).Line, d.errs[len(d.errs)-1].(*Error).Col = root.Line, root.Column
+			d.Errs[len(d.Errs)-1].(*Error).Line, d.Errs[len(d.Errs)-1].(*Error).Col = root.Line, root.Column
 		}
 	}
 	for _, rp := range raw.plans {
 		if u := rp.plan.Upgrade; u != nil {
 			if byName[u.Plan] == nil {
-				d.errorf(rp.upgradeNode, rp.path+".upgrade.plan", "%q is not a plan (plans: %s)", u.Plan, planNames(raw.plans))
+				d.Errorf(rp.upgradeNode, rp.path+".upgrade.plan", "%q is not a plan (plans: %s)", u.Plan, planNames(raw.plans))
 			}
 			if u.URL != "" {
 				if pu, err := url.Parse(u.URL); err != nil || pu.Scheme == "" {
-					d.errorf(rp.upgradeNode, rp.path+".upgrade.url", "%q is not an absolute URL", u.URL)
+					d.Errorf(rp.upgradeNode, rp.path+".upgrade.url", "%q is not an absolute URL", u.URL)
 				}
 			}
 		}
 		for ep, cost := range rp.plan.Costs {
 			for _, l := range append(rp.plan.Limits[:len(rp.plan.Limits):len(rp.plan.Limits)], c.Policy.Global...) {
 				if cost > l.Burst() {
-					d.errorf(rp.costNodes[ep], rp.path+".costs."+ep,
+					d.Errorf(rp.costNodes[ep], rp.path+".costs."+ep,
 						"costs %d, more than limit %s can ever hold (%d): such requests could never be admitted", cost, l.Name(), l.Burst())
 					break
 				}
@@ -365,17 +359,17 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 		for _, l := range rp.plan.Limits {
 			for _, g := range c.Policy.Global {
 				if l.Name() == g.Name() {
-					d.errorf(rp.node, rp.path+".limits", "limit %q has the name of a global limit (names identify limits in headers and problem bodies)", l.Name())
+					d.Errorf(rp.node, rp.path+".limits", "limit %q has the name of a global limit (names identify limits in headers and problem bodies)", l.Name())
 				}
 			}
 		}
 		if n := len(rp.plan.Limits) + len(c.Policy.Global); n > sluice.MaxChecks {
-			d.errorf(rp.node, rp.path, "%d limits with the global ones, at most %d", n, sluice.MaxChecks)
+			d.Errorf(rp.node, rp.path, "%d limits with the global ones, at most %d", n, sluice.MaxChecks)
 		}
 	}
 	ref := func(name string, n *yaml.Node, path string) {
 		if name != "" && byName[name] == nil && len(raw.plans) > 0 {
-			d.errorf(n, path, "%q is not a plan (plans: %s)", name, planNames(raw.plans))
+			d.Errorf(n, path, "%q is not a plan (plans: %s)", name, planNames(raw.plans))
 		}
 	}
 	if c.Policy.DefaultPlan == "" && len(raw.plans) > 0 {
@@ -399,16 +393,16 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 			continue
 		}
 		if _, dup := c.Keys[rk.key.Hash]; dup {
-			d.errorf(rk.node, rk.path+".sha256", "the same key is configured twice")
+			d.Errorf(rk.node, rk.path+".sha256", "the same key is configured twice")
 			continue
 		}
 		rk.key.Plan = withOverrides(base, rk.overrides)
 		c.Keys[rk.key.Hash] = rk.key
 	}
-	if err := c.Policy.Validate(); err != nil && len(d.errs) == 0 {
+	if err := c.Policy.Validate(); err != nil && len(d.Errs) == 0 {
 		// Everything reported above has a place; this is a safety net for
 		// rules that only the policy knows.
-		d.errorf(nil, "", "%v", err)
+		d.Errorf(nil, "", "%v", err)
 	}
 }
 
@@ -472,20 +466,3 @@ func checkPattern(s string) (err error) {
 	http.NewServeMux().Handle(s, http.NotFoundHandler())
 	return nil
 }
-
-func yamlError(name string, err error) error {
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		return &Error{File: name, Msg: fmt.Sprint(te.Errors)}
-	}
-	// yaml.v3 syntax errors read "yaml: line N: message".
-	var line int
-	var msg string
-	if n, _ := fmt.Sscanf(err.Error(), "yaml: line %d:", &line); n == 1 {
-		msg = err.Error()[len(fmt.Sprintf("yaml: line %d: ", line)):]
-		return &Error{File: name, Line: line, Col: 1, Msg: "YAML syntax: " + msg}
-	}
-	return &Error{File: name, Msg: "YAML syntax: " + err.Error()}
-}
-
-func sortStrings(s []string) { sort.Strings(s) }

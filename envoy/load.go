@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
 	"io"
 	"os"
 	"path/filepath"
@@ -102,7 +103,7 @@ func (l *loader) load(name string, data []byte) error {
 	if len(data) > maxFileSize {
 		return &config.Error{File: name, Msg: fmt.Sprintf("larger than %d bytes", maxFileSize)}
 	}
-	d := &decoder{file: name}
+	d := &decoder{&yamlcheck.Decoder{File: name}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	docs := 0
 	for {
@@ -112,7 +113,7 @@ func (l *loader) load(name string, data []byte) error {
 			break
 		}
 		if err != nil {
-			d.errs = append(d.errs, yamlError(name, err))
+			d.Errs = append(d.Errs, yamlError(name, err))
 			break
 		}
 		doc := &root
@@ -125,10 +126,10 @@ func (l *loader) load(name string, data []byte) error {
 		docs++
 		l.domain(d, doc)
 	}
-	if docs == 0 && len(d.errs) == 0 {
-		d.errorf(nil, "", "no domain (see examples/envoy/ratelimit-config.yaml)")
+	if docs == 0 && len(d.Errs) == 0 {
+		d.Errorf(nil, "", "no domain (see examples/envoy/ratelimit-config.yaml)")
 	}
-	return errors.Join(d.errs...)
+	return errors.Join(d.Errs...)
 }
 
 // domain decodes one document: a domain and its descriptors.
@@ -138,8 +139,8 @@ func (l *loader) domain(d *decoder, doc *yaml.Node) {
 		domainNode *yaml.Node
 		root       = &node{}
 	)
-	ok := d.mapping(doc, "", map[string]field{
-		"domain": func(n *yaml.Node, p string) { domain, domainNode = d.str(n, p), n },
+	ok := d.Mapping(doc, "", map[string]field{
+		"domain": func(n *yaml.Node, p string) { domain, domainNode = d.Str(n, p), n },
 		"descriptors": func(n *yaml.Node, p string) {
 			d.descriptors(n, p, root, nil)
 		},
@@ -147,15 +148,15 @@ func (l *loader) domain(d *decoder, doc *yaml.Node) {
 	switch {
 	case !ok:
 	case domainNode == nil:
-		d.errorf(doc, "domain", "missing")
+		d.Errorf(doc, "domain", "missing")
 	case domain == "" && domainNode.Kind == yaml.ScalarNode:
-		d.errorf(domainNode, "domain", "must not be empty")
+		d.Errorf(domainNode, "domain", "must not be empty")
 	case domain == "":
 	case l.where[domain] != "":
-		d.errorf(domainNode, "domain", "%q is already defined at %s", domain, l.where[domain])
+		d.Errorf(domainNode, "domain", "%q is already defined at %s", domain, l.where[domain])
 	default:
-		l.where[domain] = fmt.Sprintf("%s:%d", d.file, domainNode.Line)
-		if len(d.errs) == 0 {
+		l.where[domain] = fmt.Sprintf("%s:%d", d.File, domainNode.Line)
+		if len(d.Errs) == 0 {
 			l.rules.domains[domain] = root
 		}
 	}

@@ -3,6 +3,7 @@ package envoy
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
 	"strings"
 	"time"
 
@@ -16,7 +17,7 @@ import (
 // trail holds the path segments ("key" or "key_value") leading to parent.
 func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []string) {
 	lines := map[entry]int{}
-	d.list(n, path, func(e *yaml.Node, path string) {
+	d.List(n, path, func(_ int, e *yaml.Node, path string) {
 		var (
 			key, value                  string
 			keyNode, rlNode, shadowNode *yaml.Node
@@ -26,17 +27,17 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []s
 			rl                          rawRateLimit
 			child                       = &node{}
 		)
-		ok := d.mapping(e, path, map[string]field{
-			"key":   func(n *yaml.Node, p string) { key, keyNode = d.str(n, p), n },
-			"value": func(n *yaml.Node, p string) { value = d.str(n, p) },
+		ok := d.Mapping(e, path, map[string]field{
+			"key":   func(n *yaml.Node, p string) { key, keyNode = d.Str(n, p), n },
+			"value": func(n *yaml.Node, p string) { value = d.Str(n, p) },
 			"rate_limit": func(n *yaml.Node, p string) {
 				rlNode = n
 				d.rateLimit(n, p, &rl)
 			},
-			"shadow_mode": func(n *yaml.Node, p string) { shadow, shadowNode = d.bool(n, p), n },
+			"shadow_mode": func(n *yaml.Node, p string) { shadow, shadowNode = d.Bool(n, p), n },
 			// detailed_metric changes envoyproxy/ratelimit's statsd names; sluice
 			// labels metrics by limit name only (bounded cardinality).
-			"detailed_metric": func(n *yaml.Node, p string) { d.bool(n, p) },
+			"detailed_metric": func(n *yaml.Node, p string) { d.Bool(n, p) },
 			"descriptors":     func(n *yaml.Node, p string) { childrenNode, childrenPath = n, p },
 		})
 		if !ok {
@@ -44,10 +45,10 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []s
 		}
 		switch {
 		case keyNode == nil:
-			d.errorf(e, join(path, "key"), "missing")
+			d.Errorf(e, yamlcheck.Join(path, "key"), "missing")
 			return
 		case key == "":
-			d.errorf(keyNode, join(path, "key"), "must not be empty")
+			d.Errorf(keyNode, yamlcheck.Join(path, "key"), "must not be empty")
 			return
 		}
 		ent := entry{key, value}
@@ -56,7 +57,7 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []s
 			if value != "" {
 				what += " with value " + value
 			}
-			d.errorf(keyNode, join(path, "key"), "%s is already a descriptor of this list (line %d)", what, line)
+			d.Errorf(keyNode, yamlcheck.Join(path, "key"), "%s is already a descriptor of this list (line %d)", what, line)
 			return
 		}
 		lines[ent] = keyNode.Line
@@ -66,9 +67,9 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []s
 		}
 		trail := append(trail[:len(trail):len(trail)], seg)
 		if rlNode != nil && rlNode.Kind == yaml.MappingNode {
-			child.rule = d.rule(&rl, rlNode, join(path, "rate_limit"), shadow, trail)
+			child.rule = d.rule(&rl, rlNode, yamlcheck.Join(path, "rate_limit"), shadow, trail)
 		} else if shadow {
-			d.errorf(shadowNode, join(path, "shadow_mode"), "has no effect without a rate_limit")
+			d.Errorf(shadowNode, yamlcheck.Join(path, "shadow_mode"), "has no effect without a rate_limit")
 		}
 		if childrenNode != nil {
 			d.descriptors(childrenNode, childrenPath, child, trail)
@@ -104,46 +105,46 @@ type rawRateLimit struct {
 }
 
 func (d *decoder) rateLimit(n *yaml.Node, path string, rl *rawRateLimit) {
-	d.mapping(n, path, map[string]field{
-		"unit": func(n *yaml.Node, p string) { rl.unit, rl.unitNode = d.str(n, p), n },
+	d.Mapping(n, path, map[string]field{
+		"unit": func(n *yaml.Node, p string) { rl.unit, rl.unitNode = d.Str(n, p), n },
 		"requests_per_unit": func(n *yaml.Node, p string) {
-			rl.requestsPerUnit, rl.rpuNode = d.int(n, p, 0, 1<<32-1), n
+			rl.requestsPerUnit, rl.rpuNode = d.Int(n, p, 0, 1<<32-1), n
 		},
-		"unlimited": func(n *yaml.Node, p string) { rl.unlimited, rl.unlimitedNode = d.bool(n, p), n },
-		"name":      func(n *yaml.Node, p string) { rl.name, rl.nameNode = d.str(n, p), n },
+		"unlimited": func(n *yaml.Node, p string) { rl.unlimited, rl.unlimitedNode = d.Bool(n, p), n },
+		"name":      func(n *yaml.Node, p string) { rl.name, rl.nameNode = d.Str(n, p), n },
 		"replaces": func(n *yaml.Node, p string) {
-			d.list(n, p, func(e *yaml.Node, p string) {
+			d.List(n, p, func(_ int, e *yaml.Node, p string) {
 				var name string
 				nameNode := e
-				if !d.mapping(e, p, map[string]field{
-					"name": func(n *yaml.Node, p string) { name, nameNode = d.str(n, p), n },
+				if !d.Mapping(e, p, map[string]field{
+					"name": func(n *yaml.Node, p string) { name, nameNode = d.Str(n, p), n },
 				}) {
 					return
 				}
 				if name == "" {
-					d.errorf(nameNode, join(p, "name"), "must name the limit to replace")
+					d.Errorf(nameNode, yamlcheck.Join(p, "name"), "must name the limit to replace")
 					return
 				}
 				rl.replaces = append(rl.replaces, name)
 				rl.replaceNodes = append(rl.replaceNodes, nameNode)
-				rl.replacePaths = append(rl.replacePaths, join(p, "name"))
+				rl.replacePaths = append(rl.replacePaths, yamlcheck.Join(p, "name"))
 			})
 		},
 		// sluice extensions.
-		"algorithm": func(n *yaml.Node, p string) { rl.algorithm, rl.algNode = d.str(n, p), n },
-		"burst":     func(n *yaml.Node, p string) { rl.burst, rl.burstNode = d.int(n, p, 1, sluice.MaxQuantity), n },
+		"algorithm": func(n *yaml.Node, p string) { rl.algorithm, rl.algNode = d.Str(n, p), n },
+		"burst":     func(n *yaml.Node, p string) { rl.burst, rl.burstNode = d.Int(n, p, 1, sluice.MaxQuantity), n },
 		"max_wait": func(n *yaml.Node, p string) {
 			rl.maxWaitNode = n
-			s := d.str(n, p)
+			s := d.Str(n, p)
 			if s == "" {
 				return
 			}
 			v, err := config.ParseDuration(s)
 			switch {
 			case err != nil:
-				d.errorf(n, p, "%q is not a duration (use e.g. 250ms, 2s)", s)
+				d.Errorf(n, p, "%q is not a duration (use e.g. 250ms, 2s)", s)
 			case v <= 0:
-				d.errorf(n, p, "%q must be positive", s)
+				d.Errorf(n, p, "%q must be positive", s)
 			default:
 				rl.maxWait = v
 			}
@@ -153,15 +154,15 @@ func (d *decoder) rateLimit(n *yaml.Node, path string, rl *rawRateLimit) {
 
 // rule builds the rule of a rate_limit block, or nil if it is invalid.
 func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow bool, trail []string) *rule {
-	before := len(d.errs)
+	before := len(d.Errs)
 	r := &rule{name: rl.name, replaces: rl.replaces, shadow: shadow, label: rl.name}
 	if rl.nameNode != nil && !validName(rl.name) {
-		d.errorf(rl.nameNode, join(path, "name"),
+		d.Errorf(rl.nameNode, yamlcheck.Join(path, "name"),
 			"%q must be 1-64 characters of A-Z a-z 0-9 . _ - (it names the limit in RateLimit headers and metrics)", rl.name)
 	}
 	for i, name := range rl.replaces {
 		if name == rl.name {
-			d.errorf(rl.replaceNodes[i], rl.replacePaths[i], "a limit cannot replace itself")
+			d.Errorf(rl.replaceNodes[i], rl.replacePaths[i], "a limit cannot replace itself")
 		}
 	}
 	if r.label == "" {
@@ -175,7 +176,7 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow bool,
 		}{{rl.unitNode, "unit"}, {rl.rpuNode, "requests_per_unit"}, {rl.algNode, "algorithm"},
 			{rl.burstNode, "burst"}, {rl.maxWaitNode, "max_wait"}} {
 			if x.n != nil {
-				d.errorf(x.n, join(path, x.name), "has no effect on an unlimited rule (remove it or unlimited)")
+				d.Errorf(x.n, yamlcheck.Join(path, x.name), "has no effect on an unlimited rule (remove it or unlimited)")
 			}
 		}
 		return r
@@ -183,12 +184,12 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow bool,
 	unit, pbUnit, ok := parseUnit(rl.unit)
 	switch {
 	case rl.unitNode == nil:
-		d.errorf(n, join(path, "unit"), "missing (one of %s)", unitNames())
+		d.Errorf(n, yamlcheck.Join(path, "unit"), "missing (one of %s)", unitNames())
 	case !ok && rl.unit != "":
-		d.errorf(rl.unitNode, join(path, "unit"), "%q is not one of %s", rl.unit, unitNames())
+		d.Errorf(rl.unitNode, yamlcheck.Join(path, "unit"), "%q is not one of %s", rl.unit, unitNames())
 	}
 	if rl.rpuNode == nil {
-		d.errorf(n, join(path, "requests_per_unit"), "missing")
+		d.Errorf(n, yamlcheck.Join(path, "requests_per_unit"), "missing")
 	}
 	r.unit = pbUnit
 	r.requestsPerUnit = uint32(rl.requestsPerUnit)
@@ -199,7 +200,7 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow bool,
 			name string
 		}{{rl.algNode, "algorithm"}, {rl.burstNode, "burst"}, {rl.maxWaitNode, "max_wait"}} {
 			if x.n != nil {
-				d.errorf(x.n, join(path, x.name), "has no effect when requests_per_unit is 0 (every request is refused)")
+				d.Errorf(x.n, yamlcheck.Join(path, x.name), "has no effect when requests_per_unit is 0 (every request is refused)")
 			}
 		}
 	}
@@ -207,21 +208,21 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow bool,
 	if rl.algNode != nil && rl.algorithm != "" {
 		a, err := sluice.ParseAlgorithm(rl.algorithm)
 		if err != nil {
-			d.errorf(rl.algNode, join(path, "algorithm"), "%v", err)
+			d.Errorf(rl.algNode, yamlcheck.Join(path, "algorithm"), "%v", err)
 		}
 		alg = a
 		if a == sluice.AlgorithmConcurrency {
-			d.errorf(rl.algNode, join(path, "algorithm"),
+			d.Errorf(rl.algNode, yamlcheck.Join(path, "algorithm"),
 				"concurrency limits work in flight and needs a release when a request ends, which Envoy's rate limit protocol never sends: use a rate algorithm")
 		}
 	}
 	if rl.burstNode != nil && alg != 0 && alg != sluice.AlgorithmTokenBucket && alg != sluice.AlgorithmLeakyBucket && alg != sluice.AlgorithmGCRA {
-		d.errorf(rl.burstNode, join(path, "burst"), "applies only to token-bucket, leaky-bucket and gcra, not %v", alg)
+		d.Errorf(rl.burstNode, yamlcheck.Join(path, "burst"), "applies only to token-bucket, leaky-bucket and gcra, not %v", alg)
 	}
 	if rl.maxWaitNode != nil && alg != 0 && alg != sluice.AlgorithmLeakyBucket {
-		d.errorf(rl.maxWaitNode, join(path, "max_wait"), "applies only to leaky-bucket (as a queue), not %v", alg)
+		d.Errorf(rl.maxWaitNode, yamlcheck.Join(path, "max_wait"), "applies only to leaky-bucket (as a queue), not %v", alg)
 	}
-	if len(d.errs) > before {
+	if len(d.Errs) > before {
 		return nil
 	}
 	if r.blocked {
@@ -230,7 +231,7 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow bool,
 	r.limit = sluice.NewLimit(alg, rl.requestsPerUnit, unit).Named(r.label).WithShadow(shadow).
 		WithBurst(rl.burst).WithMaxWait(rl.maxWait)
 	if err := r.limit.Err(); err != nil {
-		d.errorf(n, path, "%v", err)
+		d.Errorf(n, path, "%v", err)
 		return nil
 	}
 	return r.finish()

@@ -1,0 +1,284 @@
+// Package yamlcheck decodes YAML by walking its node tree by hand, so that
+// every problem is an *Error naming the file, line, column and field path,
+// and unknown fields, duplicate keys and wrong types are all errors. The
+// configuration (package config) and the Envoy rules (package envoy) share it.
+package yamlcheck
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// MaxErrors bounds how many problems one Decoder reports.
+const MaxErrors = 50
+
+// Decoder collects the problems of one file.
+type Decoder struct {
+	File string
+	Errs []error
+}
+
+// Field decodes the value of one key of a mapping; path names it.
+type Field func(n *yaml.Node, path string)
+
+// Errorf records a problem at n (nil: no single place).
+func (d *Decoder) Errorf(n *yaml.Node, path, format string, args ...any) {
+	if len(d.Errs) >= MaxErrors {
+		return
+	}
+	e := &Error{File: d.File, Path: path, Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		e.Line, e.Col = n.Line, n.Column
+	}
+	d.Errs = append(d.Errs, e)
+}
+
+// Err returns the problems recorded, joined, or nil.
+func (d *Decoder) Err() error { return errors.Join(d.Errs...) }
+
+// Mapping decodes the mapping n by its known fields. Unknown and duplicate
+// keys are errors; a null (or nil) node is an empty mapping. It reports
+// whether n was a mapping.
+func (d *Decoder) Mapping(n *yaml.Node, path string, fields map[string]Field) bool {
+	ok := true
+	d.Entries(n, path, func(k, v *yaml.Node, p string) {
+		f, known := fields[k.Value]
+		if !known {
+			names := make([]string, 0, len(fields))
+			for name := range fields {
+				names = append(names, name)
+			}
+			slices.Sort(names)
+			d.Errorf(k, p, "unknown field (known: %s)", strings.Join(names, ", "))
+			return
+		}
+		f(v, p)
+	}, &ok)
+	return ok
+}
+
+// Entries calls each for every key of the mapping n, in file order;
+// duplicate keys are errors. isMapping, if given, is set to false when n is
+// not a mapping.
+func (d *Decoder) Entries(n *yaml.Node, path string, each func(k, v *yaml.Node, path string), isMapping ...*bool) {
+	if n == nil || n.Tag == "!!null" {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		d.Errorf(n, path, "want a mapping, got %s", Describe(n))
+		for _, m := range isMapping {
+			*m = false
+		}
+		return
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		p := Join(path, k.Value)
+		if seen[k.Value] {
+			d.Errorf(k, p, "set twice")
+			continue
+		}
+		seen[k.Value] = true
+		each(k, v, p)
+	}
+}
+
+// List calls each for every element of the sequence n.
+func (d *Decoder) List(n *yaml.Node, path string, each func(i int, n *yaml.Node, path string)) {
+	if n == nil || n.Tag == "!!null" {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.Errorf(n, path, "want a list, got %s", Describe(n))
+		return
+	}
+	for i, e := range n.Content {
+		each(i, e, fmt.Sprintf("%s[%d]", path, i))
+	}
+}
+
+// Scalar reports whether n is a non-null scalar, recording a problem
+// ("want <want>") if not.
+func (d *Decoder) Scalar(n *yaml.Node, path, want string) bool {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		d.Errorf(n, path, "want %s, got %s", want, Describe(n))
+		return false
+	}
+	return true
+}
+
+// Str decodes a string.
+func (d *Decoder) Str(n *yaml.Node, path string) string {
+	if !d.Scalar(n, path, "a string") {
+		return ""
+	}
+	return n.Value
+}
+
+// Strings decodes a list of strings, or a single string as a list of one.
+func (d *Decoder) Strings(n *yaml.Node, path string) []string {
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		return []string{d.Str(n, path)}
+	}
+	var out []string
+	d.List(n, path, func(_ int, e *yaml.Node, p string) { out = append(out, d.Str(e, p)) })
+	return out
+}
+
+// Int decodes an integer in [lo, hi] (underscores allowed: 1_000_000).
+func (d *Decoder) Int(n *yaml.Node, path string, lo, hi int64) int64 {
+	if !d.Scalar(n, path, "an integer") {
+		return 0
+	}
+	v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 10, 64)
+	if err != nil || n.Tag != "!!int" {
+		d.Errorf(n, path, "%q is not an integer", n.Value)
+		return 0
+	}
+	if v < lo || v > hi {
+		d.Errorf(n, path, "%d is out of range [%d, %d]", v, lo, hi)
+		return 0
+	}
+	return v
+}
+
+// Float decodes a number in [lo, hi].
+func (d *Decoder) Float(n *yaml.Node, path string, lo, hi float64) float64 {
+	if !d.Scalar(n, path, "a number") {
+		return 0
+	}
+	v, err := strconv.ParseFloat(n.Value, 64)
+	if err != nil || (n.Tag != "!!float" && n.Tag != "!!int") {
+		d.Errorf(n, path, "%q is not a number", n.Value)
+		return 0
+	}
+	if v < lo || v > hi {
+		d.Errorf(n, path, "%v is out of range [%v, %v]", v, lo, hi)
+		return 0
+	}
+	return v
+}
+
+// Bool decodes true or false.
+func (d *Decoder) Bool(n *yaml.Node, path string) bool {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
+		switch n.Value {
+		case "true":
+			return true
+		case "false":
+			return false
+		}
+	}
+	d.Errorf(n, path, "want true or false, got %s", Describe(n))
+	return false
+}
+
+// Duration decodes a positive duration (ParseDuration's syntax).
+func (d *Decoder) Duration(n *yaml.Node, path string) time.Duration {
+	if !d.Scalar(n, path, "a duration") {
+		return 0
+	}
+	v, err := ParseDuration(n.Value)
+	if err != nil {
+		d.Errorf(n, path, "%q is not a duration (use e.g. 30s, 1m, 24h, 7d)", n.Value)
+		return 0
+	}
+	if v <= 0 {
+		d.Errorf(n, path, "%q must be positive", n.Value)
+	}
+	return v
+}
+
+// OneOf decodes a string that must be one of options.
+func (d *Decoder) OneOf(n *yaml.Node, path string, options ...string) string {
+	s := d.Str(n, path)
+	if slices.Contains(options, s) {
+		return s
+	}
+	if s != "" || n.Kind == yaml.ScalarNode {
+		d.Errorf(n, path, "%q is not one of %s", s, strings.Join(options, ", "))
+	}
+	return ""
+}
+
+// ParseDuration is time.ParseDuration plus a day unit: "7d", "1d12h".
+func ParseDuration(s string) (time.Duration, error) {
+	if i := strings.IndexByte(s, 'd'); i > 0 {
+		days, err := strconv.ParseInt(s[:i], 10, 32)
+		if err != nil || days < 0 {
+			return 0, fmt.Errorf("bad duration %q", s)
+		}
+		rest := time.Duration(0)
+		if s[i+1:] != "" {
+			if rest, err = time.ParseDuration(s[i+1:]); err != nil {
+				return 0, err
+			}
+		}
+		return time.Duration(days)*24*time.Hour + rest, nil
+	}
+	return time.ParseDuration(s)
+}
+
+// Join appends key to a field path.
+func Join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// Describe names what n is, for "want X, got Y" messages.
+func Describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	if n.Tag == "!!null" {
+		return "nothing"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
+
+// Parse reads the first YAML document of data; a syntax error is a located
+// *Error, an empty input io.EOF.
+func Parse(name string, data []byte) (*yaml.Node, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, io.EOF
+		}
+		return nil, SyntaxError(name, err)
+	}
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		return root.Content[0], nil
+	}
+	return &root, nil
+}
+
+// SyntaxError turns a yaml.v3 error ("yaml: line N: msg") into a located
+// *Error.
+func SyntaxError(name string, err error) error {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return &Error{File: name, Msg: fmt.Sprint(te.Errors)}
+	}
+	var line int
+	if n, _ := fmt.Sscanf(err.Error(), "yaml: line %d:", &line); n == 1 {
+		msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("yaml: line %d: ", line))
+		return &Error{File: name, Line: line, Col: 1, Msg: "YAML syntax: " + msg}
+	}
+	return &Error{File: name, Msg: "YAML syntax: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+}
