@@ -1,0 +1,105 @@
+package redis_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/redis"
+)
+
+// instance is one sluice process: its own client, over-limit cache and
+// failover, whose local clocks (cache, breaker, fallback) are skewed by skew.
+func instance(t *testing.T, srv *redistest.Server, skew time.Duration) *sluice.Limiter {
+	clock := func() time.Time { return time.Now().Add(skew) }
+	local := memory.New(memory.WithClock(clock), memory.WithSweepInterval(0))
+	t.Cleanup(func() { local.Close() })
+	cache := sluice.NewOverLimitCache(redis.New(srv.Client(t)), sluice.OverLimitOptions{Clock: clock})
+	fo, err := sluice.NewFailover(cache, local, sluice.FailoverOptions{Breaker: sluice.BreakerOptions{Clock: clock}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sluice.NewLimiter(fo)
+}
+
+// Time comes from Redis: instances whose local clocks are 5 s apart either
+// way decide exactly the same, each over its own key with the same history.
+func TestSkewedInstancesDecideTheSame(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	skews := []time.Duration{-5 * time.Second, 0, 5 * time.Second}
+	var lims []*sluice.Limiter
+	for _, s := range skews {
+		lims = append(lims, instance(t, srv, s))
+	}
+	limits := []sluice.Limit{sluice.FixedWindow(7, time.Hour), sluice.SlidingLog(7, time.Hour),
+		sluice.SlidingCounter(7, time.Hour), sluice.GCRA(7, time.Hour), sluice.TokenBucket(7, time.Hour).WithBurst(3)}
+	ctx := context.Background()
+	for _, l := range limits {
+		for step := range 12 {
+			var first sluice.Decision
+			for i, lim := range lims {
+				d, err := lim.Allow(ctx, sluice.Check{Key: fmt.Sprintf("%v-%d", l.Algorithm(), i), Limit: l, Cost: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if i == 0 {
+					first = d
+					continue
+				}
+				// Calls are microseconds apart on Redis's clock: compare what
+				// does not move in that time.
+				if d.Allowed != first.Allowed || d.Remaining != first.Remaining ||
+					d.RetryAfter.Round(time.Second) != first.RetryAfter.Round(time.Second) {
+					t.Fatalf("%v step %d: instance skewed %v decided %+v, unskewed-by-%v %+v",
+						l.Algorithm(), step, skews[i], d, skews[0], first)
+				}
+			}
+		}
+	}
+}
+
+// An instance that dies holding concurrency leases frees them after the
+// lease time: another instance is refused until then, admitted after.
+func TestLeasesOfADeadInstanceExpire(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	limit := sluice.Concurrency(10, time.Second)
+	dying := sluice.NewLimiter(redis.New(srv.Client(t)))
+	alive := sluice.NewLimiter(redis.New(srv.Client(t)))
+	ctx := context.Background()
+	check := sluice.Check{Key: "pool", Limit: limit, Cost: 1}
+	for i := range 10 {
+		if d, err := dying.Allow(ctx, check); err != nil || !d.Allowed {
+			t.Fatalf("lease %d: %+v %v", i, d, err)
+		}
+	}
+	taken := time.Now()
+	// The holder dies here: its leases are never released.
+	d, err := alive.Allow(ctx, check)
+	if err != nil || d.Allowed {
+		t.Fatalf("the other instance was admitted while every slot is held: %+v %v", d, err)
+	}
+	for {
+		d, err := alive.Allow(ctx, check)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Allowed {
+			break
+		}
+		if time.Since(taken) > 3*time.Second {
+			t.Fatal("the dead instance's leases never expired")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	freed := time.Since(taken)
+	if freed < 900*time.Millisecond {
+		t.Errorf("leases freed after %v, before their 1s lease time", freed)
+	}
+	t.Logf("leases of the dead instance freed after %v (lease 1s)", freed)
+}
