@@ -13,11 +13,15 @@ type options struct {
 }
 
 func defaults() options {
-	return options{clock: time.Now, maxKeys: 1 << 20, shards: 256, sweepInterval: time.Minute}
+	return options{maxKeys: 1 << 20, shards: 256, sweepInterval: time.Minute}
 }
 
-// WithClock makes the store read the time from now instead of time.Now. Tests
-// inject a fake clock; the store never reads time any other way.
+// WithClock makes the store read the time from now. Tests inject a fake
+// clock; the store never reads time any other way. Without it the store
+// uses the wall time at New advanced by the monotonic clock: one clock read
+// per decision instead of two, and a time that never steps back when the
+// system clock is set (window boundaries may then drift from the wall clock
+// by what NTP slews, milliseconds a day).
 func WithClock(now func() time.Time) Option {
 	return func(o *options) { o.clock = now }
 }

@@ -21,7 +21,9 @@ import (
 // concurrent use. Its zero value is not usable: call New, and Close when done
 // to stop the background sweep.
 type Store struct {
-	clock    func() time.Time
+	clock    func() time.Time // nil: base + monotonic time since it
+	base     time.Time
+	baseUS   int64
 	seeds    [2]maphash.Seed
 	shards   []shard
 	mask     uint64
@@ -77,6 +79,7 @@ func New(opts ...Option) *Store {
 	n := 1 << bits.Len(uint(o.shards-1))
 	s := &Store{
 		clock:    o.clock,
+		base:     time.Now(),
 		seeds:    [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
 		shards:   make([]shard, n),
 		mask:     uint64(n - 1),
@@ -84,6 +87,7 @@ func New(opts ...Option) *Store {
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
+	s.baseUS = sluice.MicrosSinceEpoch(s.base)
 	for i := range s.shards {
 		s.shards[i].tables = make(map[tableKey]*table)
 	}
@@ -114,7 +118,12 @@ func (s *Store) Stats() Stats {
 	return st
 }
 
-func (s *Store) now() int64 { return sluice.MicrosSinceEpoch(s.clock()) }
+func (s *Store) now() int64 {
+	if s.clock == nil {
+		return s.baseUS + int64(time.Since(s.base)/time.Microsecond)
+	}
+	return sluice.MicrosSinceEpoch(s.clock())
+}
 
 // keyHash returns key's 128-bit identity; h1 is never zero.
 func (s *Store) keyHash(key string) hash {
