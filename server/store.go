@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
@@ -28,13 +29,18 @@ type OpenedStore struct {
 // OpenStore builds the store cfg describes. The store outlives
 // configuration reloads: a reload that changes the store section takes
 // effect at the next start.
-func OpenStore(cfg *config.Config, opts ...memory.Option) (*OpenedStore, error) {
+// Store failures are logged to log (slog.Default() when nil): a line when
+// the circuit breaker opens, probes and closes.
+func OpenStore(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*OpenedStore, error) {
+	if log == nil {
+		log = slog.Default()
+	}
 	switch cfg.Store.Type {
 	case "", "memory":
 		m := memory.New(append([]memory.Option{memory.WithMaxKeys(cfg.Store.MaxKeys)}, opts...)...)
 		return &OpenedStore{Store: m, Ready: func(context.Context) error { return nil }, Close: m.Close}, nil
 	case "redis":
-		return openRedis(cfg, opts...)
+		return openRedis(cfg, log, opts...)
 	}
 	return nil, fmt.Errorf("server: unknown store type %q", cfg.Store.Type)
 }

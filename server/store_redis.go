@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"log/slog"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
@@ -15,7 +16,7 @@ import (
 // refused without a round trip), inside a failover that applies
 // on_store_error with a circuit breaker and a per-call timeout, falling back
 // to a local memory store with each quota divided by the instance count.
-func openRedis(cfg *config.Config, opts ...memory.Option) (*OpenedStore, error) {
+func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*OpenedStore, error) {
 	r := cfg.Store.Redis
 	client, err := redis.NewClient(redis.Options{Mode: redis.Mode(r.Mode), Addrs: r.Addresses, MasterSet: r.MasterName,
 		Username: r.Username, Password: r.Password, DB: r.DB, Timeout: r.Timeout})
@@ -30,7 +31,15 @@ func openRedis(cfg *config.Config, opts ...memory.Option) (*OpenedStore, error) 
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	local := memory.New(append([]memory.Option{memory.WithMaxKeys(cfg.Store.MaxKeys)}, opts...)...)
-	fo, err := sluice.NewFailover(cache, local, sluice.FailoverOptions{Policy: policy, Timeout: r.Timeout, Instances: r.Instances})
+	fo, err := sluice.NewFailover(cache, local, sluice.FailoverOptions{Policy: policy, Timeout: r.Timeout, Instances: r.Instances,
+		Breaker: sluice.BreakerOptions{OnStateChange: func(from, to sluice.BreakerState) {
+			switch to {
+			case sluice.BreakerOpen:
+				log.Warn("redis store failing: circuit open, deciding by on_store_error", "policy", r.OnStoreError, "from", from.String())
+			case sluice.BreakerClosed:
+				log.Info("redis store recovered: circuit closed, deciding on Redis again")
+			}
+		}}})
 	if err != nil {
 		local.Close()
 		client.Close()

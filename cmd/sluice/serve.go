@@ -47,7 +47,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return fmt.Errorf("the configuration is not valid")
 	}
-	store, err := server.OpenStore(cfg)
+	store, err := server.OpenStore(cfg, log)
 	if err != nil {
 		return err
 	}
