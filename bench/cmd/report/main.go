@@ -81,6 +81,7 @@ func run(heapKeys int) error {
 	build := []string{"go", "test", "-c", "-o", testBin, "."}
 	args := []string{"-test.run", "^$", "-test.bench", ".", "-test.benchmem",
 		"-test.cpu", cpus, "-test.benchtime", benchtime, "-test.count", "1"}
+	fmt.Printf("sluice measured: %s\n\n", sourceVersion(dir))
 	fmt.Println("Commands (in bench/):")
 	fmt.Println()
 	fmt.Printf("    %s\n", strings.Join(build, " "))
@@ -378,6 +379,22 @@ func printMachine() {
 		fmt.Printf("    load average at start: %s\n", strings.Join(strings.Fields(string(b))[:3], " "))
 	}
 	fmt.Println()
+}
+
+// sourceVersion names the commit of the sluice tree being measured (the
+// parent of the bench module) and says whether its files differ from it.
+func sourceVersion(benchDir string) string {
+	root := filepath.Dir(benchDir)
+	out, err := exec.Command("git", "-C", root, "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return "unknown (not a git checkout)"
+	}
+	v := "commit " + strings.TrimSpace(string(out))
+	st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)bench").Output()
+	if err == nil && len(bytes.TrimSpace(st)) > 0 {
+		v += " with uncommitted changes"
+	}
+	return v
 }
 
 func cpuModel() string {
