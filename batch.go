@@ -6,15 +6,11 @@ package sluice
 // whether any state changed (the store must then write states back).
 // Stores call it so that every store decides batches the same way.
 func DecideBatch(checks []Check, states []State, now int64, out []Status) (changed bool) {
-	if len(checks) == 1 { // the common case, without scratch space
-		c := &checks[0]
-		next, v := c.Limit.decide(states[0], now, c.Cost)
-		out[0] = v.status()
-		if !v.allowed || c.Cost == 0 {
-			return false
-		}
-		states[0] = next
-		return true
+	if len(checks) == 1 { // the common case, in place
+		var v verdict
+		changed = checks[0].Limit.step(&states[0], now, checks[0].Cost, &v)
+		v.writeStatus(&out[0])
+		return changed
 	}
 	var buf [8]State
 	next := buf[:]
@@ -22,11 +18,12 @@ func DecideBatch(checks []Check, states []State, now int64, out []Status) (chang
 		next = make([]State, len(checks))
 	}
 	blocked := false
+	var v verdict
 	for i := range checks {
 		c := &checks[i]
-		var v verdict
-		next[i], v = c.Limit.decide(states[i], now, c.Cost)
-		out[i] = v.status()
+		next[i] = states[i]
+		c.Limit.step(&next[i], now, c.Cost, &v)
+		v.writeStatus(&out[i])
 		if !v.allowed && !c.Limit.shadow {
 			blocked = true
 		}
@@ -37,8 +34,9 @@ func DecideBatch(checks []Check, states []State, now int64, out []Status) (chang
 		case c.Cost == 0 || !out[i].Allowed:
 			// nothing to consume
 		case blocked:
-			_, v := c.Limit.decide(states[i], now, 0) // report as a peek
-			out[i] = v.status()
+			peek := states[i]
+			c.Limit.step(&peek, now, 0, &v) // report as a peek
+			v.writeStatus(&out[i])
 		default:
 			states[i] = next[i]
 			changed = true

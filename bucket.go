@@ -14,7 +14,7 @@ package sluice
 // A leaky-bucket queue lets the bucket overfill by up to maxWait·rq ticks and
 // delays the check until the overfill has drained.
 
-func (l *Limit) bucket(s State, now, cost int64) (State, verdict) {
+func (l *Limit) bucket(s *State, now, cost int64, v *verdict) bool {
 	capT := l.b * l.rw              // ticks in a full bucket
 	limitT := capT + l.maxWait*l.rq // deepest admissible debt (queue)
 	base, missing := l.bucketLoad(s, now, limitT)
@@ -22,26 +22,26 @@ func (l *Limit) bucket(s State, now, cost int64) (State, verdict) {
 	// Outputs are measured from base (when the bucket was last seen, or now)
 	// and reported relative to now.
 	ahead := base - now
-	view := func(m int64) (remaining, reset int64) {
+	view := func(m int64) {
 		if m < capT {
-			remaining = (capT - m) / l.rw
+			v.remaining = (capT - m) / l.rw
 		}
-		return remaining, addSat(ahead, ceilDiv(m, l.rq))
+		v.reset = addSat(ahead, ceilDiv(m, l.rq))
 	}
 
 	if cost == 0 || cost > l.b {
-		v := verdict{allowed: cost == 0}
-		v.remaining, v.reset = view(missing)
+		*v = verdict{allowed: cost == 0}
+		view(missing)
 		if cost > l.b {
 			v.retry = maxTime
 		}
-		return s, v
+		return false
 	}
 	need := cost * l.rw // cost ≤ b, so need ≤ capT ≤ 2^53
 	if missing > limitT-need {
-		v := verdict{retry: addSat(ahead, ceilDiv(missing-(limitT-need), l.rq))}
-		v.remaining, v.reset = view(missing)
-		return s, v
+		*v = verdict{retry: addSat(ahead, ceilDiv(missing-(limitT-need), l.rq))}
+		view(missing)
+		return false
 	}
 	after := missing + need
 	var delay int64
@@ -50,21 +50,22 @@ func (l *Limit) bucket(s State, now, cost int64) (State, verdict) {
 		if delay > l.maxWait {
 			// Only after a clock step back (ahead > 0): the wait from now
 			// would pass MaxWait although the wait from base does not.
-			v := verdict{retry: delay - l.maxWait}
-			v.remaining, v.reset = view(missing)
-			return s, v
+			*v = verdict{retry: delay - l.maxWait}
+			view(missing)
+			return false
 		}
 	}
-	v := verdict{allowed: true, delay: delay}
-	v.remaining, v.reset = view(after)
-	return l.bucketStore(s, base, after), v
+	*v = verdict{allowed: true, delay: delay}
+	view(after)
+	l.bucketStore(s, base, after)
+	return true
 }
 
 // bucketLoad returns the time base ≥ now the bucket is seen at and the ticks
 // missing then, clamped to [0, limit] for states written under other
 // parameters, except GCRA's debt after a clock step back, which may pass
 // limit (by at most two units' worth of ticks).
-func (l *Limit) bucketLoad(s State, now, limitT int64) (base, missing int64) {
+func (l *Limit) bucketLoad(s *State, now, limitT int64) (base, missing int64) {
 	last := clampTime(s.T)
 	if l.alg == AlgorithmGCRA {
 		if s.B <= 0 {
@@ -96,10 +97,11 @@ func (l *Limit) bucketLoad(s State, now, limitT int64) (base, missing int64) {
 	return base, missing - elapsed*l.rq
 }
 
-// bucketStore returns the state of a bucket missing ticks at base.
-func (l *Limit) bucketStore(s State, base, missing int64) State {
+// bucketStore writes the state of a bucket missing ticks at base into s.
+func (l *Limit) bucketStore(s *State, base, missing int64) {
 	if l.alg == AlgorithmGCRA {
-		return State{T: base + missing/l.rq, B: missing%l.rq + 1}
+		*s = State{T: base + missing/l.rq, B: missing%l.rq + 1}
+		return
 	}
-	return State{T: base, A: missing}
+	*s = State{T: base, A: missing}
 }

@@ -43,16 +43,22 @@ type verdict struct {
 	lease               int64 // µs stamp of a concurrency lease taken
 }
 
-func (v verdict) status() Status {
-	st := Status{Allowed: v.allowed, Remaining: v.remaining,
-		ResetAfter: durationFromMicros(v.reset), Delay: durationFromMicros(v.delay), Lease: v.lease}
+func (v *verdict) status() Status {
+	var st Status
+	v.writeStatus(&st)
+	return st
+}
+
+// writeStatus fills *st from v (in place: a Status is seven words).
+func (v *verdict) writeStatus(st *Status) {
+	st.Allowed, st.Remaining, st.Lease = v.allowed, v.remaining, v.lease
+	st.ResetAfter, st.Delay, st.RetryAfter = durationFromMicros(v.reset), durationFromMicros(v.delay), 0
 	if !v.allowed {
 		st.RetryAfter = durationFromMicros(v.retry)
 		if v.retry >= maxTime {
 			st.RetryAfter = Never
 		}
 	}
-	return st
 }
 
 // Decide is the pure core of every algorithm: it returns the state after
@@ -71,21 +77,25 @@ func (v verdict) status() Status {
 // Decide panics only on an invalid Limit (l.Err() != nil is a programming
 // error; Limiter and the stores check it first).
 func (l Limit) Decide(s State, now, cost int64) (State, Status) {
-	next, v := l.decide(s, now, cost)
-	return next, v.status()
+	var v verdict
+	l.step(&s, now, cost, &v)
+	return s, v.status()
 }
 
-func (l *Limit) decide(s State, now, cost int64) (State, verdict) {
+// step is Decide in place: it writes the verdict to *v and, when the check
+// is admitted with a cost, the next state to *s, and reports whether it did.
+// (Passing pointers keeps the hot path free of copies of State and verdict.)
+func (l *Limit) step(s *State, now, cost int64, v *verdict) bool {
 	now = clampTime(now)
 	switch l.alg {
 	case AlgorithmFixedWindow:
-		return l.fixedWindow(s, now, cost)
+		return l.fixedWindow(s, now, cost, v)
 	case AlgorithmSlidingLog, AlgorithmConcurrency:
-		return l.slidingLog(s, now, cost)
+		return l.slidingLog(s, now, cost, v)
 	case AlgorithmSlidingCounter:
-		return l.slidingCounter(s, now, cost)
+		return l.slidingCounter(s, now, cost, v)
 	case AlgorithmTokenBucket, AlgorithmLeakyBucket, AlgorithmGCRA:
-		return l.bucket(s, now, cost)
+		return l.bucket(s, now, cost, v)
 	}
 	panic("sluice: Decide on an invalid Limit: " + l.Err().Error())
 }

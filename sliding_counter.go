@@ -8,7 +8,7 @@ import "math/bits"
 // ⌊B·(w-e)/w⌋ + A: the previous window's count weighted by the share of it
 // still inside (now-w, now], rounded down. Rounding down is what makes the
 // boundary example of the design doc admit 17 (⌊100·50/60⌋ = 83).
-func (l *Limit) slidingCounter(s State, now, cost int64) (State, verdict) {
+func (l *Limit) slidingCounter(s *State, now, cost int64, v *verdict) (changed bool) {
 	start, curr, prev := windowStart(now, l.w), max(s.A, 0), max(s.B, 0)
 	last := windowStart(clampTime(s.T), l.w)
 	switch {
@@ -24,7 +24,7 @@ func (l *Limit) slidingCounter(s State, now, cost int64) (State, verdict) {
 	e := max(now, start) - start
 	used := addSat(mulDivFloor(min(prev, l.q), l.w-e, l.w), curr)
 
-	v := verdict{allowed: cost == 0 || used <= l.q-cost}
+	*v = verdict{allowed: cost == 0 || used <= l.q-cost}
 	switch {
 	case cost > l.q:
 		v.retry = maxTime
@@ -33,7 +33,7 @@ func (l *Limit) slidingCounter(s State, now, cost int64) (State, verdict) {
 	case cost > 0:
 		curr += cost
 		used += cost
-		s = State{T: start, A: curr, B: prev}
+		*s, changed = State{T: start, A: curr, B: prev}, true
 	}
 	v.remaining = max(l.q-used, 0)
 	switch {
@@ -42,7 +42,7 @@ func (l *Limit) slidingCounter(s State, now, cost int64) (State, verdict) {
 	case used > 0:
 		v.reset = start + l.counterFades(prev, 0) - now
 	}
-	return s, v
+	return changed
 }
 
 // counterRetry returns the earliest time at which a check of cost ≤ q fits,

@@ -4,7 +4,7 @@ package sluice
 // at t counts while now < t+w, so at most q units are admitted in any span
 // (t-w, t]. A now earlier than the newest entry (a clock step back) counts as
 // that entry's time.
-func (l *Limit) slidingLog(s State, now, cost int64) (State, verdict) {
+func (l *Limit) slidingLog(s *State, now, cost int64, v *verdict) (changed bool) {
 	log, eff := s.Log, now
 	if n := len(log); n > 0 {
 		eff = max(now, clampTime(log[n-1].At)) // new entries are stamped eff
@@ -17,7 +17,7 @@ func (l *Limit) slidingLog(s State, now, cost int64) (State, verdict) {
 		used = addSat(used, max(e.Units, 0))
 	}
 
-	v := verdict{allowed: cost == 0 || used <= l.q-cost}
+	*v = verdict{allowed: cost == 0 || used <= l.q-cost}
 	switch {
 	case cost > l.q:
 		v.retry = maxTime
@@ -26,7 +26,7 @@ func (l *Limit) slidingLog(s State, now, cost int64) (State, verdict) {
 	case cost > 0:
 		log = append(log, LogEntry{At: eff, Units: cost})
 		used += cost
-		s = State{Log: log}
+		*s, changed = State{Log: log}, true
 		if l.alg == AlgorithmConcurrency {
 			v.lease = eff
 		}
@@ -35,7 +35,7 @@ func (l *Limit) slidingLog(s State, now, cost int64) (State, verdict) {
 	if used > 0 {
 		v.reset = clampTime(log[len(log)-1].At) + l.w - now
 	}
-	return s, v
+	return changed
 }
 
 // logRetry returns the time at which the oldest entries holding at least

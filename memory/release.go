@@ -21,7 +21,7 @@ func (s *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 		h := s.keyHash(c.Key)
 		sh := &s.shards[s.shardIndex(h)]
 		sh.mu.Lock()
-		t := sh.table(c.Limit)
+		t := sh.table(&c.Limit)
 		if st, slot, ok := t.load(h); ok {
 			next := c.Limit.Release(st, leases[i], c.Cost)
 			_, peek := c.Limit.Decide(next, now, 0)

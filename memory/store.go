@@ -151,7 +151,7 @@ func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) {
 	sh := &s.shards[s.shardIndex(h)]
 	sh.mu.Lock()
 	now := s.now()
-	t := sh.table(c.Limit)
+	t := sh.table(&c.Limit)
 	st, slot, ok := t.load(h)
 	states := [1]sluice.State{st}
 	if sluice.DecideBatch(one, states[:], now, out) {
@@ -202,7 +202,7 @@ func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) {
 	}
 	now := s.now()
 	for i := range checks {
-		tables[i] = s.shards[idx[i]].table(checks[i].Limit)
+		tables[i] = s.shards[idx[i]].table(&checks[i].Limit)
 		states[i], slots[i], held[i] = tables[i].load(hashes[i])
 	}
 	if sluice.DecideBatch(checks, states, now, out) {
@@ -246,14 +246,14 @@ func expiry(now int64, st sluice.Status) int64 {
 }
 
 // table returns the shard's table for l, creating it.
-func (sh *shard) table(l sluice.Limit) *table {
-	if t := sh.last; t != nil && t.limit.Name() == l.Name() && t.limit.Algorithm() == l.Algorithm() {
+func (sh *shard) table(l *sluice.Limit) *table {
+	k := tableKey{l.Name(), l.Algorithm()}
+	if t := sh.last; t != nil && t.key == k {
 		return t
 	}
-	k := tableKey{l.Name(), l.Algorithm()}
 	t := sh.tables[k]
 	if t == nil {
-		t = newTable(l)
+		t = newTable(*l)
 		sh.tables[k] = t
 	}
 	sh.last = t

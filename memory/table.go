@@ -42,6 +42,7 @@ const (
 // (the "per-minute" GCRA of two plans) share a table: a key that changes plan
 // keeps its state, which Decide clamps to the new parameters.
 type table struct {
+	key     tableKey
 	limit   sluice.Limit
 	entries []entry
 	n       int
@@ -49,7 +50,7 @@ type table struct {
 }
 
 func newTable(l sluice.Limit) *table {
-	t := &table{limit: l}
+	t := &table{key: tableKey{l.Name(), l.Algorithm()}, limit: l}
 	if a := l.Algorithm(); a == sluice.AlgorithmSlidingLog || a == sluice.AlgorithmConcurrency {
 		t.logs = map[hash][]sluice.LogEntry{}
 	}
