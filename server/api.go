@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/client"
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
@@ -20,50 +21,8 @@ const (
 	maxPathLen   = 2048
 )
 
-// checkRequest is the body of POST /v1/check (docs/api.md). Exactly one of
-// subject, api_key, user or ip identifies the client.
-type checkRequest struct {
-	Subject string `json:"subject"`
-	APIKey  string `json:"api_key"`
-	User    string `json:"user"`
-	IP      string `json:"ip"`
-	Plan    string `json:"plan"`
-	Method  string `json:"method"`
-	Path    string `json:"path"`
-	Cost    *int64 `json:"cost"`
-}
-
-// checkResponse is the decision.
-type checkResponse struct {
-	Allowed      bool              `json:"allowed"`
-	Identity     string            `json:"identity"`
-	Plan         string            `json:"plan,omitempty"`
-	Cost         int64             `json:"cost"`
-	Exempt       bool              `json:"exempt,omitempty"`
-	Limit        string            `json:"limit,omitempty"`
-	Remaining    int64             `json:"remaining"`
-	ResetAfterMs int64             `json:"resetAfterMs"`
-	RetryAfter   int64             `json:"retryAfter,omitempty"`
-	RetryAfterMs int64             `json:"retryAfterMs,omitempty"`
-	DelayMs      int64             `json:"delayMs,omitempty"`
-	Violated     []string          `json:"violated,omitempty"`
-	Limits       []limitStatus     `json:"limits,omitempty"`
-	Headers      map[string]string `json:"headers,omitempty"`
-}
-
-type limitStatus struct {
-	Name         string `json:"name"`
-	Algorithm    string `json:"algorithm"`
-	Quantity     int64  `json:"quantity"`
-	Window       string `json:"window"`
-	Burst        int64  `json:"burst"`
-	Shadow       bool   `json:"shadow,omitempty"`
-	Global       bool   `json:"global,omitempty"`
-	Allowed      bool   `json:"allowed"`
-	Remaining    int64  `json:"remaining"`
-	ResetAfterMs int64  `json:"resetAfterMs"`
-	RetryAfterMs int64  `json:"retryAfterMs,omitempty"`
-}
+// The wire types of the decision API are the Go client's (client.CheckRequest,
+// client.CheckResponse, client.LimitStatus): one schema for both sides.
 
 func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
 	req, err := decodeCheck(w, r)
@@ -101,9 +60,9 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.checkResponse(st.mw, res))
 }
 
-func (s *Server) checkResponse(mw *httplimit.Middleware, res *httplimit.Result) checkResponse {
+func (s *Server) checkResponse(mw *httplimit.Middleware, res *httplimit.Result) client.CheckResponse {
 	d := &res.Decision
-	out := checkResponse{Allowed: true, Identity: res.Identity.Kind, Cost: res.Cost, Exempt: res.Exempt}
+	out := client.CheckResponse{Allowed: true, Identity: res.Identity.Kind, Cost: res.Cost, Exempt: res.Exempt}
 	if res.Exempt {
 		return out
 	}
@@ -123,7 +82,7 @@ func (s *Server) checkResponse(mw *httplimit.Middleware, res *httplimit.Result) 
 	nPlan := len(res.Checks) - len(mw.Policy().Global)
 	for i, c := range res.Checks {
 		st := d.Statuses[i]
-		ls := limitStatus{Name: c.Limit.Name(), Algorithm: c.Limit.Algorithm().String(), Quantity: c.Limit.Quantity(),
+		ls := client.LimitStatus{Name: c.Limit.Name(), Algorithm: c.Limit.Algorithm().String(), Quantity: c.Limit.Quantity(),
 			Window: httplimit.FormatWindow(c.Limit.Window()), Burst: c.Limit.Burst(), Shadow: c.Limit.Shadow(),
 			Global: i >= nPlan, Allowed: st.Allowed, Remaining: st.Remaining, ResetAfterMs: ceilMs(st.ResetAfter)}
 		if !st.Allowed && st.RetryAfter != sluice.Never {
@@ -140,10 +99,10 @@ func (s *Server) checkResponse(mw *httplimit.Middleware, res *httplimit.Result) 
 	return out
 }
 
-func decodeCheck(w http.ResponseWriter, r *http.Request) (*checkRequest, error) {
+func decodeCheck(w http.ResponseWriter, r *http.Request) (*client.CheckRequest, error) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxCheckBody))
 	dec.DisallowUnknownFields()
-	var req checkRequest
+	var req client.CheckRequest
 	if err := dec.Decode(&req); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
