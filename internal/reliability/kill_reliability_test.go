@@ -1,0 +1,107 @@
+package reliability_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/internal/reliability"
+	"github.com/sluice-dev/sluice/redis"
+)
+
+// clients is the size of the load in the fault tests.
+const clients = 64
+
+// redis-server is killed (SIGKILL) while 64 clients decide as fast as they
+// can, and restarted empty, once per on_store_error policy: no panic, no
+// error and no leaked goroutine; every decision is either Redis's or the
+// policy's; the failover's counters and OnFallback equal the fallbacks the
+// clients saw; and decisions come from Redis again within 1.5 s of its
+// return: the breaker's first probe after 500 ms, or, when that probe does
+// not fit the 50 ms timeout on a saturated machine, the next one.
+func TestRedisKilledAndRestartedUnder64Clients(t *testing.T) {
+	for _, tc := range []struct {
+		policy    sluice.OnStoreError
+		instances int
+	}{{sluice.FailLocal, 2}, {sluice.FailOpen, 1}, {sluice.FailClosed, 1}} {
+		t.Run(tc.policy.String(), func(t *testing.T) {
+			srv := redistest.Standalone(t)
+			leaks := leakCheck(t)
+			s := newStack(t, redis.Options{Addrs: []string{srv.Addr}}, tc.policy, tc.instances)
+			load := reliability.Start(s.lim, clients, perClient, classify(tc.policy, int64(tc.instances)))
+
+			time.Sleep(300 * time.Millisecond)
+			healthy := load.Phase(nil)
+			load.Mark()
+			srv.Kill()
+			down, err := load.WaitFor(5*time.Second, "first fallback", func(p reliability.Phase) bool { return p.Fallback > 0 })
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(700 * time.Millisecond)
+			extra := int64(0)
+			if tc.policy == sluice.FailLocal {
+				extra = checkShare(t, s.lim, tc.instances)
+			}
+			outage := load.Phase(nil)
+
+			srv.Restart()
+			load.Mark()
+			back, err := load.WaitFor(3*time.Second, "first decision from Redis", func(p reliability.Phase) bool { return p.FirstPrimary >= 0 })
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Every client is back once no fallback has been seen for 600 ms
+			// (longer than the breaker's 500 ms open time).
+			settled, err := load.WaitFor(5*time.Second, "no more fallbacks", func(p reliability.Phase) bool {
+				return time.Since(p.Start)-max(p.LastFallback, 0) > 600*time.Millisecond
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			seen := load.Stop()
+			s.close()
+			leaks()
+
+			t.Logf("healthy: %d calls, %d fallbacks, p50 %v p99 %v", healthy.Calls, healthy.Fallback, healthy.P50, healthy.P99)
+			t.Logf("killed: first fallback after %s; outage %d calls (%d fallbacks, %d from Redis in flight), p99 %v",
+				ms(down.FirstFallback), outage.Calls, outage.Fallback, outage.Primary, outage.P99)
+			t.Logf("restarted: first decision from Redis %s after its first PONG, last fallback %s after it",
+				ms(back.FirstPrimary), ms(settled.LastFallback))
+			checkCounters(t, s, seen, extra)
+			if st := s.failover.Stats(); st.BreakerOpens == 0 || st.Breaker != sluice.BreakerClosed {
+				t.Errorf("breaker: %+v (want opened, and closed again)", st)
+			}
+			if back.FirstPrimary > 1500*time.Millisecond {
+				t.Errorf("Redis decided again only %v after it was back, want ≤ 1.5s (three breaker probes)", back.FirstPrimary)
+			}
+			if n, _ := srv.Keys("sluice:*"); len(n) == 0 {
+				t.Error("nothing written to Redis after its return")
+			}
+		})
+	}
+}
+
+// checkShare runs 200 calls on a fresh key of a 100/hour limit during the
+// outage: FailLocal admits this instance's share, 100/instances, exactly.
+// It returns the fallbacks it caused.
+func checkShare(t *testing.T, lim *sluice.Limiter, instances int) int64 {
+	t.Helper()
+	share := sluice.FixedWindow(100, time.Hour).Named("share")
+	admitted := 0
+	for range 200 {
+		d, err := lim.Allow(context.Background(), sluice.Check{Key: "share-client", Limit: share, Cost: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Allowed {
+			admitted++
+		}
+	}
+	if admitted != 100/instances {
+		t.Errorf("%d admitted on the local share during the outage, want %d", admitted, 100/instances)
+	}
+	return 200
+}

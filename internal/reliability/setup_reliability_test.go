@@ -1,0 +1,154 @@
+package reliability_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/reliability"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/redis"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, rueidisDeferredClose) }
+
+// rueidisDeferredClose is the goroutine by which a rueidis cluster client
+// closes the connections of nodes that left the topology, 5 s after it
+// noticed (cluster.go, _refresh): it ends by itself, after the client too.
+var rueidisDeferredClose = goleak.IgnoreAnyFunction("github.com/redis/rueidis.(*clusterClient)._refresh.func2")
+
+// huge is a quota no test reaches: every call goes to the store (the
+// over-limit cache never answers) and the remaining count tells who decided.
+const huge = 1_000_000_000
+
+var hourly = sluice.FixedWindow(huge, time.Hour).Named("hourly")
+
+// storeTimeout is the production default (config store.redis.timeout).
+const storeTimeout = 50 * time.Millisecond
+
+// stack is the server's Redis store (server.openRedis): an over-limit cache
+// around Redis inside a failover with a local memory store, plus an
+// OnFallback counter.
+type stack struct {
+	lim       *sluice.Limiter
+	failover  *sluice.Failover
+	fallbacks *reliability.Fallbacks
+	close     func()
+}
+
+func newStack(t *testing.T, o redis.Options, policy sluice.OnStoreError, instances int) *stack {
+	t.Helper()
+	o.Timeout = storeTimeout
+	client, err := redis.NewClient(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := memory.New(memory.WithSweepInterval(0))
+	s := &stack{fallbacks: &reliability.Fallbacks{}}
+	cache := sluice.NewOverLimitCache(redis.New(client, redis.WithTimeout(storeTimeout)), sluice.OverLimitOptions{})
+	s.failover, err = sluice.NewFailover(cache, local, sluice.FailoverOptions{
+		Policy: policy, Timeout: storeTimeout, Instances: instances, OnFallback: s.fallbacks.Hook})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.lim = sluice.NewLimiter(s.failover)
+	closed := false
+	s.close = func() {
+		if !closed {
+			closed = true
+			client.Close()
+			local.Close()
+		}
+	}
+	t.Cleanup(s.close)
+	return s
+}
+
+// classify tells the source of a decision on the hourly limit from its
+// numbers: Redis has counted each client's calls from huge down, FailLocal
+// counts from this instance's share (huge/instances), FailOpen reports the
+// limit untouched, FailClosed refuses for the breaker's open time. Redis
+// never refuses (the quota is out of reach).
+func classify(policy sluice.OnStoreError, instances int64) reliability.Classifier {
+	return func(d *sluice.Decision) (reliability.Source, error) {
+		switch policy {
+		case sluice.FailLocal:
+			switch {
+			case !d.Allowed:
+				return 0, fmt.Errorf("refused (%+v): neither Redis nor the local share is used up", d.Statuses)
+			case d.Remaining >= huge/instances:
+				return reliability.Primary, nil
+			}
+			return reliability.Fallback, nil
+		case sluice.FailOpen:
+			switch {
+			case !d.Allowed:
+				return 0, fmt.Errorf("refused under policy allow: %+v", d.Statuses)
+			case d.Remaining == huge:
+				return reliability.Fallback, nil
+			}
+			return reliability.Primary, nil
+		default:
+			switch {
+			case d.Allowed:
+				return reliability.Primary, nil
+			case d.RetryAfter == sluice.DefaultBreakerOpenFor && d.Remaining == 0:
+				return reliability.Fallback, nil
+			}
+			return 0, fmt.Errorf("refused, but not as policy deny refuses: %+v", d.Statuses)
+		}
+	}
+}
+
+// perClient gives client i its own key on the hourly limit.
+func perClient(i int) []sluice.Check {
+	return []sluice.Check{{Key: fmt.Sprintf("client-%d", i), Limit: hourly, Cost: 1}}
+}
+
+// checkCounters fails the test unless the failover's counters and its
+// OnFallback hook agree with what the clients observed (totals plus extra
+// fallbacks made outside the load).
+func checkCounters(t *testing.T, s *stack, seen reliability.Totals, extraFallbacks int64) {
+	t.Helper()
+	st := s.failover.Stats()
+	want := seen.Fallback + extraFallbacks
+	t.Logf("clients saw %d calls: %d from Redis, %d fallbacks, %d errors; failover %+v; hook %d fallbacks, %d store errors",
+		seen.Calls, seen.Primary, seen.Fallback, seen.Errors, st, s.fallbacks.Total(), s.fallbacks.StoreErrors())
+	if seen.Errors != 0 || seen.Wrong != 0 {
+		t.Errorf("%d errors and %d decisions that do not follow on_store_error reached the clients", seen.Errors, seen.Wrong)
+	}
+	if st.FallbackDecisions != want || s.fallbacks.Total() != want {
+		t.Errorf("fallback decisions: Stats %d, OnFallback %d, observed %d", st.FallbackDecisions, s.fallbacks.Total(), want)
+	}
+	if st.StoreErrors != s.fallbacks.StoreErrors() {
+		t.Errorf("store errors: Stats %d, OnFallback (not circuit-open) %d", st.StoreErrors, s.fallbacks.StoreErrors())
+	}
+}
+
+// leakCheck returns a function that fails the test if goroutines started
+// since the call are still running (the redis-server processes' waiters
+// excepted: their fixture ends them at cleanup).
+func leakCheck(t *testing.T) func() {
+	t.Helper()
+	opts := []goleak.Option{goleak.IgnoreCurrent(), rueidisDeferredClose,
+		goleak.IgnoreAnyFunction("github.com/sluice-dev/sluice/internal/redistest.(*Server).start.func1")}
+	return func() {
+		t.Helper()
+		if err := goleak.Find(opts...); err != nil {
+			t.Errorf("goroutines leaked: %v", err)
+		}
+	}
+}
+
+// ms renders a duration in milliseconds for logs.
+func ms(d time.Duration) string {
+	if d < 0 {
+		return "never"
+	}
+	return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
+}
+
+func itoa(n int64) string { return fmt.Sprint(n) }
