@@ -213,7 +213,7 @@ func (l Limit) validate() error {
 		return fmt.Errorf("%w: %s: %s", ErrInvalidLimit, l.name, fmt.Sprintf(format, args...))
 	}
 	switch {
-	case !validName(l.name):
+	case !ValidName(l.name):
 		return fmt.Errorf("%w: name %q must be 1-64 characters of A-Z a-z 0-9 . _ -", ErrInvalidLimit, l.name)
 	case !l.alg.Valid():
 		return bad("unknown algorithm %v", l.alg)
@@ -233,7 +233,10 @@ func (l Limit) validate() error {
 	return nil
 }
 
-func validName(s string) bool {
+// ValidName reports whether s can name a limit: 1 to 64 characters of
+// [A-Za-z0-9._-]. Names appear in headers, problem bodies, metric labels and
+// store keys, so nothing else is accepted.
+func ValidName(s string) bool {
 	if len(s) < 1 || len(s) > 64 {
 		return false
 	}

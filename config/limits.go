@@ -50,7 +50,7 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			}
 		}
 		if nameNode != nil {
-			if !validName(name) {
+			if !sluice.ValidName(name) {
 				d.Errorf(nameNode, path+".name", "%q must be 1-64 characters of A-Z a-z 0-9 . _ -", name)
 			} else if names[name] {
 				d.Errorf(nameNode, path+".name", "%q is already a limit of this list", name)
@@ -87,19 +87,6 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 		out = append(out, l)
 	})
 	return out
-}
-
-func validName(s string) bool {
-	if len(s) < 1 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // validToken reports whether s is an HTTP token (a valid header name).

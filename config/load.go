@@ -196,7 +196,7 @@ func (d *decoder) prefixes(n *yaml.Node, p string) []netip.Prefix {
 func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 	var out []rawPlan
 	d.Entries(n, path, func(k, v *yaml.Node, p string) {
-		if !validName(k.Value) {
+		if !sluice.ValidName(k.Value) {
 			d.Errorf(k, p, "plan name %q must be 1-64 characters of A-Z a-z 0-9 . _ -", k.Value)
 		}
 		rp := rawPlan{plan: &sluice.Plan{Name: k.Value}, node: k, path: p}

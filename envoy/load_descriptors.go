@@ -156,7 +156,7 @@ func (d *decoder) rateLimit(n *yaml.Node, path string, rl *rawRateLimit) {
 func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow bool, trail []string) *rule {
 	before := len(d.Errs)
 	r := &rule{name: rl.name, replaces: rl.replaces, shadow: shadow, label: rl.name}
-	if rl.nameNode != nil && !validName(rl.name) {
+	if rl.nameNode != nil && !sluice.ValidName(rl.name) {
 		d.Errorf(rl.nameNode, yamlcheck.Join(path, "name"),
 			"%q must be 1-64 characters of A-Z a-z 0-9 . _ - (it names the limit in RateLimit headers and metrics)", rl.name)
 	}
@@ -237,18 +237,6 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow bool,
 	return r.finish()
 }
 
-func validName(s string) bool {
-	if len(s) < 1 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
-}
-
 // derivedName names a rule without rate_limit.name after its path in the
 // tree, e.g. "remote_address.path_login" for key remote_address then key
 // path with value /login: segments joined by '.', every byte outside
@@ -260,7 +248,7 @@ func derivedName(trail []string) string {
 	b := make([]byte, 0, len(full))
 	for i := 0; i < len(full); i++ {
 		c := full[i]
-		if !validName(string(c)) {
+		if !sluice.ValidName(string(c)) {
 			c = '_'
 		}
 		if c == '_' && (len(b) == 0 || b[len(b)-1] == '.' || b[len(b)-1] == '_') {
