@@ -30,7 +30,10 @@ func WithClock(now func() time.Time) Option {
 // by default. When a new key arrives at a full store, an expired state is
 // reclaimed or, failing that, the state among a small random sample that
 // expires soonest is evicted (Stats.Evictions counts it). n < 1 means 1.
-// The bound is kept per shard (n divided by the shard count, rounded up).
+// The bound is kept per shard: n divided by the shard count, rounded down
+// (with fewer shards when n is below their count), so the store never holds
+// more than n states — unless one call inserts more states into a full
+// shard than the shard holds (a call never evicts its own states).
 func WithMaxKeys(n int) Option {
 	return func(o *options) { o.maxKeys = max(n, 1) }
 }

@@ -77,13 +77,16 @@ func New(opts ...Option) *Store {
 		opt(&o)
 	}
 	n := 1 << bits.Len(uint(o.shards-1))
+	for n > 1 && n > o.maxKeys {
+		n /= 2 // a shard holds at least one key
+	}
 	s := &Store{
 		clock:    o.clock,
 		base:     time.Now(),
 		seeds:    [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
 		shards:   make([]shard, n),
 		mask:     uint64(n - 1),
-		perShard: (o.maxKeys + n - 1) / n,
+		perShard: o.maxKeys / n, // rounded down: together never above maxKeys
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 	}
