@@ -149,7 +149,7 @@ func NewOverLimitCache(next Store, opts OverLimitOptions) *OverLimitCache {
 		seed:     maphash.MakeSeed(),
 		shards:   make([]overLimitShard, n),
 		mask:     uint64(n - 1),
-		perShard: (maxEntries + n - 1) / n,
+		perShard: maxEntries / n, // rounded down: together never above MaxEntries
 	}
 	if c.clock == nil {
 		c.clock = time.Now
