@@ -51,6 +51,9 @@ func invalid(format string, args ...any) error {
 
 // newPlan validates req and matches its descriptors against rules.
 func newPlan(rules *Rules, req *rlsv3.RateLimitRequest) (*plan, error) {
+	if err := decodeError(req); err != nil {
+		return nil, invalid("%v", err)
+	}
 	switch n := len(req.GetDescriptors()); {
 	case req.GetDomain() == "":
 		return nil, invalid("rate limit domain must not be empty")

@@ -85,6 +85,7 @@ func NewService(limiter *sluice.Limiter, rules *Rules, opts ...Option) (*Service
 }
 
 // Register registers svc as the RateLimitService of srv (a *grpc.Server).
+// Make srv with grpc.ForceServerCodecV2(Codec()): see Codec for why.
 func Register(srv grpc.ServiceRegistrar, svc *Service) {
 	rlsv3.RegisterRateLimitServiceServer(srv, svc)
 }

@@ -55,7 +55,7 @@ func (s *Server) observeEnvoy(res *envoy.Result, took time.Duration, err error) 
 
 // serveEnvoy runs the gRPC server on ln until ctx is done.
 func (s *Server) serveEnvoy(ctx context.Context, ln net.Listener) {
-	gs := grpc.NewServer()
+	gs := grpc.NewServer(grpc.ForceServerCodecV2(envoy.Codec()))
 	envoy.Register(gs, s.envoy)
 	done := make(chan struct{})
 	go func() {
