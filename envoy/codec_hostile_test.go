@@ -1,0 +1,69 @@
+package envoy_test
+
+import (
+	"context"
+	"testing"
+
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/mem"
+	grpcstatus "google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/envoy"
+	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+// FuzzCodec feeds arbitrary bytes to the service as its gRPC server reads
+// them (envoy.Codec): reading never fails; what protobuf reads, the codec
+// reads the same; and the service answers a decision or InvalidArgument
+// with a message — never another error, never a panic.
+func FuzzCodec(f *testing.F) {
+	rules, err := envoy.LoadRules("fuzz.yaml", []byte(fuzzRules))
+	if err != nil {
+		f.Fatal(err)
+	}
+	clock := &fakeClock{}
+	clock.us.Store(sluice.MicrosSinceEpoch(start))
+	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0), memory.WithMaxKeys(1<<14))
+	defer store.Close()
+	svc, err := envoy.NewService(sluice.NewLimiter(store), rules, envoy.WithResponseHeaders(httplimit.ModeIETF))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, req := range []*rlsv3.RateLimitRequest{
+		request("edge", 0, desc("remote_address", "1.2.3.4"), desc("remote_address", "1.2.3.4", "path", "/login")),
+		request("edge", 7, desc("tenant", "t"), withHits(desc("bucket", "b"), 0)),
+	} {
+		f.Add(must(proto.Marshal(req)))
+	}
+	f.Add([]byte("\x0a\x04edge\x12\x0c\x0a\x0a\x0a\x01k\x12\x05\xff\xfe\x80ab")) // a value that is not UTF-8
+	f.Add([]byte("\xde\xad\xbe\xef"))
+	codec := envoy.Codec()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var req rlsv3.RateLimitRequest
+		if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(data)}, &req); err != nil {
+			t.Fatalf("the codec refused to read: %v", err)
+		}
+		var want rlsv3.RateLimitRequest
+		if proto.Unmarshal(data, &want) == nil && !proto.Equal(&req, &want) {
+			t.Fatalf("the codec read %v, protobuf %v", &req, &want)
+		}
+		clock.Advance(1000)
+		resp, err := svc.ShouldRateLimit(context.Background(), &req)
+		if err != nil {
+			if st, _ := grpcstatus.FromError(err); st.Code() != codes.InvalidArgument || st.Message() == "" {
+				t.Fatalf("error %v, want InvalidArgument with a message", err)
+			}
+			return
+		}
+		if len(resp.Statuses) != len(req.Descriptors) {
+			t.Fatalf("%d statuses for %d descriptors", len(resp.Statuses), len(req.Descriptors))
+		}
+		if _, err := codec.Marshal(resp); err != nil {
+			t.Fatalf("the response cannot be sent: %v", err)
+		}
+	})
+}
