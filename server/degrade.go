@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice"
@@ -179,18 +180,11 @@ func (s *Server) Degradation() degrade.State { return s.ctl.State() }
 
 // handleDegradation: GET shows the level and signals; PUT {"level":"high"}
 // pins a level; DELETE unpins. Changes are accepted only from loopback and
-// trusted proxies.
+// trusted proxies, on their own behalf (mayChangeLevel).
 func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
-		peer := peerIP(r.RemoteAddr)
-		trusted := peer.IsLoopback()
-		for _, p := range s.state.Load().cfg.Identity.TrustedProxies {
-			trusted = trusted || p.Contains(peer)
-		}
-		if !trusted {
-			writeJSONProblem(w, http.StatusForbidden, "Forbidden", "Only loopback and trusted proxies may change the degradation level.")
-			return
-		}
+	if r.Method != http.MethodGet && !s.mayChangeLevel(r) {
+		writeJSONProblem(w, http.StatusForbidden, "Forbidden", "Only loopback and trusted proxies may change the degradation level, on their own behalf.")
+		return
 	}
 	switch r.Method {
 	case http.MethodGet:
@@ -222,6 +216,53 @@ func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, s.ctl.State())
+}
+
+// mayChangeLevel reports whether r comes from loopback or a trusted proxy on
+// its own behalf. A request that a proxy relays for someone else names that
+// someone in X-Forwarded-For or Forwarded: every address named there must be
+// loopback or trusted too (an unreadable one is neither). Otherwise a client
+// behind a trusted load balancer, which passes every path on, could pin the
+// level at critical.
+func (s *Server) mayChangeLevel(r *http.Request) bool {
+	trusted := func(a netip.Addr) bool {
+		if a.IsLoopback() {
+			return true
+		}
+		for _, p := range s.state.Load().cfg.Identity.TrustedProxies {
+			if p.Contains(a) {
+				return true
+			}
+		}
+		return false
+	}
+	if !trusted(peerIP(r.RemoteAddr)) {
+		return false
+	}
+	var hops []string
+	for _, v := range r.Header.Values("X-Forwarded-For") {
+		hops = append(hops, strings.Split(v, ",")...)
+	}
+	for _, v := range r.Header.Values("Forwarded") {
+		for _, elem := range strings.Split(v, ",") {
+			for _, pair := range strings.Split(elem, ";") {
+				if k, v, ok := strings.Cut(strings.TrimSpace(pair), "="); ok && strings.EqualFold(k, "for") {
+					hops = append(hops, strings.Trim(v, `"`))
+				}
+			}
+		}
+	}
+	for _, hop := range hops {
+		hop = strings.TrimSpace(hop)
+		a, err := netip.ParseAddr(strings.Trim(hop, "[]"))
+		if ap, perr := netip.ParseAddrPort(hop); perr == nil {
+			a, err = ap.Addr(), nil
+		}
+		if err != nil || !trusted(a.Unmap()) {
+			return false
+		}
+	}
+	return true
 }
 
 func peerIP(remote string) netip.Addr {
