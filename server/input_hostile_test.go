@@ -66,7 +66,7 @@ func TestHostileRequestsAreNever5xx(t *testing.T) {
 	}{
 		{"a 100 KB header", get("/api/a", hdr("X-Big", strings.Repeat("x", 100<<10))), 431},
 		{"2000 headers", get("/api/a", many), 431},
-		{"a 100 KB URI", get("/api/"+strings.Repeat("a", 100<<10)), 431},
+		{"a 100 KB URI", get("/api/" + strings.Repeat("a", 100<<10)), 431},
 		{"a 2 KB API key is not believed", get("/api/a", hdr("Authorization", "Bearer "+strings.Repeat("k", 2048))), 200},
 		{"a 60 KB API key is not believed", get("/api/a", hdr("X-API-Key", strings.Repeat("k", 60<<10))), 0},
 		{"an API key that is not UTF-8", get("/api/a", hdr("X-API-Key", "\xff\xfe\xfd-key")), 0},
