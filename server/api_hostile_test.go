@@ -1,0 +1,106 @@
+package server_test
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/client"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/server"
+)
+
+// fuzzServer is a server on a memory store (bounded, fake clock) without an
+// upstream, for fuzz targets that call its handler directly.
+func fuzzServer(f *testing.F) (http.Handler, *fakeClock) {
+	clock := &fakeClock{}
+	clock.us.Store(sluice.MicrosSinceEpoch(noon))
+	cfg, err := config.Parse("fuzz.yaml", []byte(testConfig))
+	if err != nil {
+		f.Fatal(err)
+	}
+	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0), memory.WithMaxKeys(1<<14))
+	f.Cleanup(func() { store.Close() })
+	srv, err := server.New(server.Options{Config: cfg, Store: store, Clock: clock.Now,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		f.Fatal(err)
+	}
+	return srv.Handler(), clock
+}
+
+// FuzzDecisionAPI posts arbitrary bodies to /v1/check: the answer is a
+// decision (200, a JSON object whose numbers are in range) or a 4xx problem
+// body that says what is wrong — never a 5xx, never a panic.
+func FuzzDecisionAPI(f *testing.F) {
+	h, clock := fuzzServer(f)
+	for _, seed := range []string{
+		`{"api_key":"demo-free-key","method":"POST","path":"/api/generate"}`,
+		`{"user":"u1","cost":3}`, `{"ip":"2001:db8::1","plan":"pro"}`, `{"subject":"batch","cost":0}`,
+		`{"user":"u","cost":-1}`, `{"user":"u","cost":1e400}`, `{"user":"u","path":"api"}`,
+		`{"user":` + strings.Repeat("[", 100) + `}`, "{\"user\":\"\xff\"}", `{"ip":"fe80::1%eth0"}`, ``, `[]`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		clock.Advance(1000)
+		r := httptest.NewRequest("POST", "/v1/check", strings.NewReader(string(body)))
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		switch code := w.Code; {
+		case code == http.StatusOK:
+			var resp client.CheckResponse
+			if err := json.Unmarshal(w.Body.Bytes(), &resp); err != nil {
+				t.Fatalf("200 with a body that is not a decision: %v\n%s", err, w.Body)
+			}
+			if resp.Remaining < 0 || resp.Cost < 0 || resp.RetryAfter < 0 || resp.Allowed && len(resp.Violated) > 0 {
+				t.Fatalf("a decision out of range: %+v", resp)
+			}
+		case code == http.StatusBadRequest || code == http.StatusRequestEntityTooLarge:
+			var p struct {
+				Status int
+				Detail string
+			}
+			if w.Header().Get("Content-Type") != "application/problem+json" || json.Unmarshal(w.Body.Bytes(), &p) != nil ||
+				p.Status != code || p.Detail == "" {
+				t.Fatalf("%d without a problem body that says why: %q %s", code, w.Header().Get("Content-Type"), w.Body)
+			}
+		default:
+			t.Fatalf("status %d for %q: %s", code, body, w.Body)
+		}
+	})
+}
+
+// FuzzForwardAuth sends arbitrary forward-auth headers (as Traefik, Caddy
+// and nginx send them, or as anyone could): the answer is 200, 429 or 400
+// (a URI that is not one) — never another status, never a panic.
+func FuzzForwardAuth(f *testing.F) {
+	h, clock := fuzzServer(f)
+	f.Add("POST", "/api/generate?x=1", "api.example.com", "198.51.100.7", "", "Bearer demo-free-key")
+	f.Add("", "", "", "", "/api/search", "")
+	f.Add("\xff", "::bad", "[", "unknown, 1.2.3.4", "//", "Bearer ")
+	f.Add("GET", "http://evil.example/x", "a:99999", "2001:db8::1, 10.0.0.1", "*", "Basic x")
+	f.Fuzz(func(t *testing.T, method, uri, host, xff, origURI, auth string) {
+		clock.Advance(1000)
+		r := httptest.NewRequest("GET", "/v1/forward-auth", nil)
+		for k, v := range map[string]string{"X-Forwarded-Method": method, "X-Forwarded-Uri": uri,
+			"X-Forwarded-Host": host, "X-Forwarded-For": xff, "X-Original-Uri": origURI, "Authorization": auth} {
+			if v != "" {
+				r.Header[k] = []string{v}
+			}
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		switch w.Code {
+		case http.StatusOK, http.StatusTooManyRequests, http.StatusBadRequest:
+		default:
+			t.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	})
+}
