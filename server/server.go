@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
@@ -41,7 +42,9 @@ type Options struct {
 	// Clock is the time of headers and bodies; time.Now when nil. Use the
 	// store's clock.
 	Clock func() time.Time
-	// Registry receives the metrics; a new one when nil.
+	// Registry receives the metrics; when nil, a new one that also holds
+	// the Go runtime's and the process's (go_memstats_*, go_goroutines,
+	// process_resident_memory_bytes, …).
 	Registry *prometheus.Registry
 	// DrainTimeout bounds graceful shutdown, 10s by default.
 	DrainTimeout time.Duration
@@ -102,6 +105,7 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
+		opts.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	if opts.DrainTimeout == 0 {
 		opts.DrainTimeout = 10 * time.Second
