@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 GO    ?= go
 
-.PHONY: test deps bench run fuzz vet
+.PHONY: test deps bench run fuzz vet soak
 
 # make test: installs what the tests need (redis-server), then runs every test
 # with the race detector. Tests that need Redis fail, never skip, without it.
@@ -37,6 +37,13 @@ run:
 # make fuzz: every fuzz target for a minute each (make test runs them briefly).
 fuzz:
 	./scripts/fuzz 60s
+
+# make soak: sluice serve on a real Redis at 70% of its measured capacity for
+# SOAK_DURATION (10m), heap and client p99 sampled every 10 s (scripts/soak;
+# not part of make test). RELIABILITY.md records a run.
+SOAK_DURATION ?= 10m
+soak: deps
+	$(GO) run ./scripts/soak -duration $(SOAK_DURATION)
 
 vet:
 	$(GO) vet ./...
