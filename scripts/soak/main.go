@@ -14,7 +14,9 @@
 //     from /metrics), its resident memory and goroutines, and the clients'
 //     p50/p99/max latency and outcomes over the interval;
 //
-// and prints the ramp and the series as Markdown tables. The traffic is a
+// and prints the ramp and the series as Markdown tables, with the store
+// errors and fallback decisions of each interval (from /metrics) and the
+// machine's load average (it may be shared). The traffic is a
 // mix of the proxy (80%, to the demo upstream), the decision API (15%) and
 // forward-auth (5%), from -keys distinct API keys plus a few hot keys that
 // are refused most of the time.
@@ -115,8 +117,8 @@ func run(ctx context.Context, duration, every time.Duration, load float64, rampS
 	// 1. Capacity.
 	fmt.Println("## Capacity ramp (closed loop)")
 	fmt.Println()
-	fmt.Println("| clients | requests/s | p50 | p99 | errors |")
-	fmt.Println("|---:|---:|---:|---:|---:|")
+	fmt.Println("| clients | requests/s | p50 | p99 | errors | load avg |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|")
 	capacity := 0.0
 	for _, c := range []int{4, 8, 16, 32, 64, 128} {
 		if ctx.Err() != nil {
@@ -124,7 +126,7 @@ func run(ctx context.Context, duration, every time.Duration, load float64, rampS
 		}
 		w := lg.closedLoop(ctx, c, rampStep)
 		rate := float64(w.n) / rampStep.Seconds()
-		fmt.Printf("| %d | %.0f | %v | %v | %d |\n", c, rate, w.pct(50), w.pct(99), w.errors)
+		fmt.Printf("| %d | %.0f | %v | %v | %d | %s |\n", c, rate, w.pct(50), w.pct(99), w.errors, loadavg())
 		capacity = max(capacity, rate)
 	}
 	target := capacity * load
@@ -134,24 +136,28 @@ func run(ctx context.Context, duration, every time.Duration, load float64, rampS
 	// 2 and 3. The soak.
 	fmt.Println("## Soak (open loop)")
 	fmt.Println()
-	fmt.Println("| t | sent/s | 2xx | 429 | other | errors | late | p50 | p99 | max | heap in use | RSS | goroutines |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| t | sent/s | 2xx | 429 | other | errors | late | p50 | p99 | max | heap in use | RSS | goroutines | store errors | fallbacks | load avg |")
+	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	soakCtx, cancel := context.WithTimeout(ctx, duration)
 	defer cancel()
 	samples := make(chan *window)
 	go lg.openLoop(soakCtx, target, every, samples)
 	start := time.Now()
 	var heaps []float64
+	prev := scrape(base)
 	for w := range samples {
 		m := scrape(base)
+		storeErrors := m["sluice_store_errors_total"] - prev["sluice_store_errors_total"]
+		fallbacks := m["sluice_fallback_decisions_total"] - prev["sluice_fallback_decisions_total"]
+		prev = m
 		heaps = append(heaps, m["go_memstats_heap_inuse_bytes"])
 		w.mu.Lock()
 		n, ok, limited, other, errs, late := w.n, w.ok, w.limited, w.other, w.errors, w.late
 		w.mu.Unlock()
-		fmt.Printf("| %s | %.0f | %d | %d | %d | %d | %d | %v | %v | %v | %.1f MB | %.1f MB | %.0f |\n",
+		fmt.Printf("| %s | %.0f | %d | %d | %d | %d | %d | %v | %v | %v | %.1f MB | %.1f MB | %.0f | %.0f | %.0f | %s |\n",
 			time.Since(start).Round(time.Second), float64(n)/every.Seconds(), ok, limited, other, errs, late,
 			w.pct(50), w.pct(99), w.pct(100), m["go_memstats_heap_inuse_bytes"]/(1<<20),
-			m["process_resident_memory_bytes"]/(1<<20), m["go_goroutines"])
+			m["process_resident_memory_bytes"]/(1<<20), m["go_goroutines"], storeErrors, fallbacks, loadavg())
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -456,4 +462,18 @@ func redisInfo(addr string) (map[string]string, error) {
 		}
 	}
 	return info, nil
+}
+
+// loadavg is the machine's one-minute load average (the machine may be
+// shared: it says how much else ran).
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "?"
+	}
+	return f[0]
 }
