@@ -31,9 +31,10 @@ func WithClock(now func() time.Time) Option {
 // reclaimed or, failing that, the state among a small random sample that
 // expires soonest is evicted (Stats.Evictions counts it). n < 1 means 1.
 // The bound is kept per shard: n divided by the shard count, rounded down
-// (with fewer shards when n is below their count), so the store never holds
-// more than n states — unless one call inserts more states into a full
-// shard than the shard holds (a call never evicts its own states).
+// (with fewer shards when that would be below 16), so the store holds at
+// most n states and, full, at least 15/16 of n — unless one call inserts
+// more states into a full shard than the shard holds (a call never evicts
+// its own states).
 func WithMaxKeys(n int) Option {
 	return func(o *options) { o.maxKeys = max(n, 1) }
 }

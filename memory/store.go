@@ -77,8 +77,8 @@ func New(opts ...Option) *Store {
 		opt(&o)
 	}
 	n := 1 << bits.Len(uint(o.shards-1))
-	for n > 1 && n > o.maxKeys {
-		n /= 2 // a shard holds at least one key
+	for n > 1 && o.maxKeys/n < 16 {
+		n /= 2 // at least 16 keys a shard: rounding down loses < 1/16
 	}
 	s := &Store{
 		clock:    o.clock,
