@@ -78,12 +78,7 @@ func TestClusterMasterKilledFailsOverToItsReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	recovered := promoted.Sub(killed) + load.Phase(victims).FirstPrimary
-	settled, err := load.WaitFor(10*time.Second, "no more fallbacks", func(p reliability.Phase) bool {
-		return time.Since(p.Start)-max(p.LastFallback, 0) > 600*time.Millisecond
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	settled := settle(t, load, 10*time.Second)
 	vp, op := load.Phase(victims), load.Phase(others)
 	seen := load.Stop()
 	s.close()

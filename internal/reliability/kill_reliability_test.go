@@ -18,9 +18,8 @@ const clients = 64
 // can, and restarted empty, once per on_store_error policy: no panic, no
 // error and no leaked goroutine; every decision is either Redis's or the
 // policy's; the failover's counters and OnFallback equal the fallbacks the
-// clients saw; and decisions come from Redis again within 1.5 s of its
-// return: the breaker's first probe after 500 ms, or, when that probe does
-// not fit the 50 ms timeout on a saturated machine, the next one.
+// clients saw; and decisions come from Redis again within recoveryBound of
+// its return (alone on the machine: the breaker's first probe, about 0.3 s).
 func TestRedisKilledAndRestartedUnder64Clients(t *testing.T) {
 	for _, tc := range []struct {
 		policy    sluice.OnStoreError
@@ -49,18 +48,12 @@ func TestRedisKilledAndRestartedUnder64Clients(t *testing.T) {
 
 			srv.Restart()
 			load.Mark()
-			back, err := load.WaitFor(3*time.Second, "first decision from Redis", func(p reliability.Phase) bool { return p.FirstPrimary >= 0 })
+			back, err := load.WaitFor(2*recoveryBound, "first decision from Redis", func(p reliability.Phase) bool { return p.FirstPrimary >= 0 })
 			if err != nil {
 				t.Fatal(err)
 			}
-			// Every client is back once no fallback has been seen for 600 ms
-			// (longer than the breaker's 500 ms open time).
-			settled, err := load.WaitFor(5*time.Second, "no more fallbacks", func(p reliability.Phase) bool {
-				return time.Since(p.Start)-max(p.LastFallback, 0) > 600*time.Millisecond
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			// Every client is back once no fallback has been seen for 600 ms.
+			settled := settle(t, load, 5*time.Second)
 			seen := load.Stop()
 			s.close()
 			leaks()
@@ -71,11 +64,11 @@ func TestRedisKilledAndRestartedUnder64Clients(t *testing.T) {
 			t.Logf("restarted: first decision from Redis %s after its first PONG, last fallback %s after it",
 				ms(back.FirstPrimary), ms(settled.LastFallback))
 			checkCounters(t, s, seen, extra)
-			if st := s.failover.Stats(); st.BreakerOpens == 0 || st.Breaker != sluice.BreakerClosed {
-				t.Errorf("breaker: %+v (want opened, and closed again)", st)
+			if st := s.failover.Stats(); st.BreakerOpens == 0 {
+				t.Errorf("breaker: %+v (want opened)", st)
 			}
-			if back.FirstPrimary > 1500*time.Millisecond {
-				t.Errorf("Redis decided again only %v after it was back, want ≤ 1.5s (three breaker probes)", back.FirstPrimary)
+			if back.FirstPrimary > recoveryBound {
+				t.Errorf("Redis decided again only %v after it was back, want ≤ %v", back.FirstPrimary, recoveryBound)
 			}
 			if n, _ := srv.Keys("sluice:*"); len(n) == 0 {
 				t.Error("nothing written to Redis after its return")
