@@ -84,20 +84,24 @@ func TestOverloadRaisesAndLowersTheLevel(t *testing.T) {
 	var at []time.Time
 	stopWatch := make(chan struct{})
 	watched := make(chan struct{})
+	record := func() {
+		l := srv.Degradation().Level
+		mu.Lock()
+		if len(seen) == 0 || seen[len(seen)-1] != l {
+			seen, at = append(seen, l), append(at, time.Now())
+		}
+		mu.Unlock()
+	}
 	go func() {
 		defer close(watched)
 		for {
 			select {
 			case <-stopWatch:
+				record() // the last level, however the ticks fell
 				return
 			case <-time.After(5 * time.Millisecond):
 			}
-			l := srv.Degradation().Level
-			mu.Lock()
-			if len(seen) == 0 || seen[len(seen)-1] != l {
-				seen, at = append(seen, l), append(at, time.Now())
-			}
-			mu.Unlock()
+			record()
 		}
 	}()
 	// Drive the slow upstream past capacity: 24 clients in a loop.

@@ -64,9 +64,11 @@ func TestBrowserDesignerChartFollowsParameters(t *testing.T) {
 	if rows != 6 {
 		t.Errorf("%d result rows, want one per algorithm (6)", rows)
 	}
-	run(t, ctx, chromedp.SetValue(chromedp.CSS("#limit"), "10/1m"))
-	eval[bool](t, ctx, `document.getElementById("limit").dispatchEvent(new Event("change")), true`)
-	waitJS(t, ctx, `document.getElementById("chart").dataset.runs === "2"`)
+	eval[bool](t, ctx, `(() => { const l = document.getElementById("limit"); l.value = "10/1m"; l.dispatchEvent(new Event("change")); return true; })()`)
+	waitJS(t, ctx, `document.getElementById("chart").dataset.runs === "2" || document.getElementById("error").textContent !== ""`)
+	if e := eval[string](t, ctx, `document.getElementById("error").textContent`); e != "" {
+		t.Fatalf("the page shows an error: %s", e)
+	}
 	after := eval[string](t, ctx, `document.querySelector("#chart svg").outerHTML`)
 	if after == before {
 		t.Error("the chart did not change with the limit")
