@@ -13,6 +13,7 @@ import (
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/check", s.handleCheck)
+	mux.HandleFunc("/v1/check", onlyPost) // sluice's path: never proxied
 	mux.HandleFunc("/v1/forward-auth", s.handleForwardAuth)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("GET /readyz", s.handleReady)
@@ -23,6 +24,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/v1/degradation", s.handleDegradation)
 	mux.HandleFunc("GET /designer", s.handleDesigner)
 	mux.HandleFunc("POST /designer/run", s.handleDesignerRun)
+	mux.HandleFunc("/designer/run", onlyPost)
 	mux.HandleFunc("/", s.protect)
 	return mux
 }
@@ -39,4 +41,9 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 
 func contextWithTimeout(r *http.Request, d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), d)
+}
+
+func onlyPost(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", http.MethodPost)
+	writeJSONProblem(w, http.StatusMethodNotAllowed, "Method Not Allowed", "use POST with a JSON body")
 }

@@ -429,3 +429,16 @@ func (f *fixture) noStoreErrors(t *testing.T) {
 		t.Errorf("the Redis store failed during the test: %+v", st)
 	}
 }
+
+func TestSluicePathsAreNeverProxied(t *testing.T) {
+	f := newFixture(t, testConfig)
+	for _, path := range []string{"/v1/check", "/designer/run"} {
+		r := f.do(t, "GET", path, "", nil)
+		if r.StatusCode != 405 || r.Header.Get("Allow") != "POST" {
+			t.Errorf("GET %s: %d", path, r.StatusCode)
+		}
+	}
+	if f.hits.Load() != 0 {
+		t.Error("a sluice path reached the upstream")
+	}
+}
