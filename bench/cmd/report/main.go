@@ -1,17 +1,42 @@
-// Command report runs the bench module's benchmarks and prints sluice's
-// in-memory store side by side with the peer libraries: ns/op, B/op and
-// allocs/op per -cpu, each peer's time as a multiple of sluice's, heap bytes
-// per tracked key at 1,000,000 keys, and whether the performance targets are
-// met. `make bench` runs it from the bench directory.
+// Command report runs the bench module's benchmarks and prints sluice side
+// by side with peer libraries, in one run on one machine, with a PASS/MISS
+// line per performance target. `make bench` runs it from the bench
+// directory. Its parts:
+//
+//   - memory: the in-memory store against in-process limiters (ns/op, B/op,
+//     allocs/op per -cpu; heap bytes per tracked key at 1,000,000 keys);
+//   - http: httplimit's middleware against go-chi/httprate and
+//     ulule/limiter's stdlib middleware, in process (added ns and allocs per
+//     request over the bare handler);
+//   - redis: the Redis store against redis_rate, ulule and throttled on one
+//     local redis-server, with redis-benchmark's pipelined ceiling, and the
+//     latency of one decision at half of each library's best rate;
+//   - server: the sluice server in its own process under HTTP and gRPC load
+//     (decision API, forward-auth, reverse proxy against a bare
+//     httputil.ReverseProxy, Envoy RLS), on memory and on Redis.
 //
 // Environment:
 //
-//	BENCH_TIME    -benchtime per benchmark run (default 500ms)
-//	BENCH_ROUNDS  rounds: runs of the whole suite with -count 1, which
-//	              interleave the peers in time (default 5)
-//	BENCH_CPU     -cpu list (default 1,2)
-//	BENCH_KEYS    keys in the heap measurement (default 1000000)
-//	BENCH_SKIP_HEAP=1 skips the heap measurement
+//	BENCH_ONLY        comma-separated parts to run: memory,http,redis,server
+//	                  (default all)
+//	BENCH_PROFILE     a directory: CPU profiles of the Redis clients and of
+//	                  the server under each load are written there
+//
+//	BENCH_TIME        memory: -benchtime per benchmark run (default 500ms)
+//	BENCH_ROUNDS      memory: rounds, runs of the whole suite with -count 1,
+//	                  which interleave the peers in time (default 5)
+//	BENCH_CPU         memory: -cpu list (default 1,2)
+//	BENCH_KEYS        memory: keys in the heap measurement (default 1000000)
+//	BENCH_SKIP_HEAP=1 memory: skips the heap measurement
+//	BENCH_HTTP_TIME   http: -benchtime (default 300ms)
+//	BENCH_HTTP_ROUNDS http: rounds (default 5)
+//	BENCH_REDIS_TIME  redis: measurement per library per round (default 2s)
+//	BENCH_REDIS_ROUNDS redis: rounds (default 3)
+//	BENCH_REDIS_PACED redis: paced latency run per library (default 4s)
+//	BENCH_LOAD_TIME   server: full-load run per scenario (default 4s)
+//	BENCH_LOAD_ROUNDS server: full-load rounds, interleaved; the best is kept (default 2)
+//	BENCH_LOAD_PACED  server: half-load run per scenario (default 4s)
+//	BENCH_LOAD_CONNS  server: HTTP connections of the load generator (default 64)
 package main
 
 import (
@@ -44,7 +69,28 @@ const (
 func main() {
 	heapPeer := flag.String("heap", "", "internal: measure heap bytes per key for one peer and print them")
 	heapKeys := flag.Int("keys", envInt("BENCH_KEYS", 1_000_000), "keys for the heap measurement")
+	serve := flag.String("serve", "", "internal: run the sluice server for this configuration file")
+	upstream := flag.Bool("upstream", false, "internal: run the upstream of the proxy benchmarks")
+	bareProxy := flag.String("bareproxy", "", "internal: run a bare httputil.ReverseProxy to this upstream URL")
+	idle := flag.Int("idle", 0, "internal: with -bareproxy, idle connections per host of its Transport (0: the default Transport)")
 	flag.Parse()
+	switch {
+	case *serve != "":
+		if err := bench.ServeSluice(*serve); err != nil {
+			fatalf("serve: %v", err)
+		}
+		return
+	case *upstream:
+		if err := bench.ServeUpstream(); err != nil {
+			fatalf("upstream: %v", err)
+		}
+		return
+	case *bareProxy != "":
+		if err := bench.ServeBareProxy(*bareProxy, *idle); err != nil {
+			fatalf("bare proxy: %v", err)
+		}
+		return
+	}
 	if *heapPeer != "" {
 		p, ok := bench.PeerByName(*heapPeer)
 		if !ok {
@@ -58,12 +104,34 @@ func main() {
 	}
 }
 
+// parts are the report's parts, in the order they run.
+var parts = []string{"memory", "http", "redis", "server"}
+
 func run(heapKeys int) error {
-	benchtime := envStr("BENCH_TIME", "500ms")
-	rounds := envInt("BENCH_ROUNDS", 5)
-	cpus := envStr("BENCH_CPU", "1,2")
+	only := map[string]bool{}
+	for _, p := range strings.Split(envStr("BENCH_ONLY", strings.Join(parts, ",")), ",") {
+		p = strings.TrimSpace(p)
+		if !slices.Contains(parts, p) {
+			return fmt.Errorf("BENCH_ONLY: unknown part %q (parts: %s)", p, strings.Join(parts, ","))
+		}
+		only[p] = true
+	}
+	profile := os.Getenv("BENCH_PROFILE")
+	if profile != "" {
+		if err := os.MkdirAll(profile, 0o755); err != nil {
+			return err
+		}
+		if profile, err := filepath.Abs(profile); err == nil {
+			os.Setenv("BENCH_PROFILE", profile)
+		}
+		profile = os.Getenv("BENCH_PROFILE")
+	}
 
 	dir, err := moduleDir()
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
@@ -77,12 +145,125 @@ func run(heapKeys int) error {
 	fmt.Println("# sluice benchmarks")
 	fmt.Println()
 	printMachine()
+	fmt.Printf("sluice measured: %s\n\n", sourceVersion(dir))
+	var chosen []string
+	for _, p := range parts {
+		if only[p] {
+			chosen = append(chosen, p)
+		}
+	}
+	fmt.Printf("Parts run: %s (BENCH_ONLY=%s).\n\n", strings.Join(chosen, ", "), strings.Join(chosen, ","))
+	begin := time.Now()
 
 	build := []string{"go", "test", "-c", "-o", testBin, "."}
-	args := []string{"-test.run", "^$", "-test.bench", ".", "-test.benchmem",
+	if only["memory"] || only["http"] {
+		cmd := exec.Command(build[0], build[1:]...)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("building the benchmarks: %w", err)
+		}
+	}
+
+	var targets []bench.Target
+	var raw []string
+	if only["memory"] {
+		t, r, err := runMemory(dir, testBin, build, heapKeys, self)
+		if err != nil {
+			return err
+		}
+		targets, raw = append(targets, t...), append(raw, r...)
+	}
+	if only["http"] {
+		t, r, err := runHTTP(dir, testBin, build)
+		if err != nil {
+			return err
+		}
+		targets, raw = append(targets, t...), append(raw, r...)
+	}
+	if only["redis"] {
+		o := bench.RedisOptions{Rounds: envInt("BENCH_REDIS_ROUNDS", 3), Time: envDur("BENCH_REDIS_TIME", 2*time.Second),
+			Paced: envDur("BENCH_REDIS_PACED", 4*time.Second), SluiceDir: filepath.Dir(dir), Profile: profile}
+		fmt.Printf("Command: `BENCH_ONLY=redis BENCH_REDIS_ROUNDS=%d BENCH_REDIS_TIME=%v BENCH_REDIS_PACED=%v make bench` "+
+			"(the Go code is bench/redisbench.go and bench/redispeers.go).\n\n", o.Rounds, o.Time, o.Paced)
+		t, err := bench.RunRedis(os.Stdout, o)
+		if err != nil {
+			return fmt.Errorf("redis: %w", err)
+		}
+		targets = append(targets, t...)
+		fmt.Printf("Load average after the Redis part: %s\n\n", bench.LoadAvg())
+	}
+	if only["server"] {
+		o := bench.ServerOptions{Self: self, Conns: envInt("BENCH_LOAD_CONNS", 64), Time: envDur("BENCH_LOAD_TIME", 4*time.Second),
+			Paced: envDur("BENCH_LOAD_PACED", 4*time.Second), Rounds: envInt("BENCH_LOAD_ROUNDS", 2), Profile: profile}
+		fmt.Printf("Command: `BENCH_ONLY=server BENCH_LOAD_ROUNDS=%d BENCH_LOAD_CONNS=%d BENCH_LOAD_TIME=%v BENCH_LOAD_PACED=%v make bench` "+
+			"(the Go code is bench/serverbench.go).\n\n", o.Rounds, o.Conns, o.Time, o.Paced)
+		t, err := bench.RunServer(os.Stdout, o)
+		if err != nil {
+			return fmt.Errorf("server: %w", err)
+		}
+		targets = append(targets, t...)
+		fmt.Printf("Load average after the server part: %s\n\n", bench.LoadAvg())
+	}
+
+	fmt.Println("## Targets")
+	fmt.Println()
+	for _, t := range targets {
+		fmt.Printf("- **%s** %s\n", t.Verdict(), t.Text)
+	}
+	fmt.Println()
+	fmt.Printf("Total time: %v. Load average at the end: %s (a load above the number of benchmark goroutines means other work shared the CPUs).\n\n",
+		time.Since(begin).Round(time.Second), bench.LoadAvg())
+	if len(raw) > 0 {
+		fmt.Println("## Raw benchmark lines")
+		fmt.Println()
+		for _, line := range raw {
+			fmt.Println("    " + line)
+		}
+	}
+	return nil
+}
+
+// runBenchRounds runs the test binary rounds times with args and returns the
+// result lines of the benchmark called prefix, parsed, in order.
+func runBenchRounds(dir, testBin string, rounds int, args []string, prefix, label string) (map[key][]result, []key, []string, error) {
+	results := map[key][]result{}
+	var order []key
+	var raw []string
+	for r := 1; r <= rounds; r++ {
+		fmt.Fprintf(os.Stderr, "report: %s round %d of %d\n", label, r, rounds)
+		var out bytes.Buffer
+		cmd := exec.Command(testBin, args...)
+		cmd.Dir, cmd.Stdout, cmd.Stderr = dir, io.MultiWriter(&out, os.Stderr), os.Stderr
+		if err := cmd.Run(); err != nil {
+			return nil, nil, nil, fmt.Errorf("%s round %d: %w", label, r, err)
+		}
+		for _, line := range strings.Split(out.String(), "\n") {
+			k, res, ok := parseLine(line, prefix)
+			if !ok {
+				continue
+			}
+			raw = append(raw, line)
+			if _, seen := results[k]; !seen {
+				order = append(order, k)
+			}
+			results[k] = append(results[k], res)
+		}
+	}
+	if len(order) == 0 {
+		return nil, nil, nil, fmt.Errorf("%s: no benchmark results parsed", label)
+	}
+	return results, order, raw, nil
+}
+
+// runMemory is the memory part: BenchmarkAllow in rounds, then the heap
+// per key in one fresh process per peer.
+func runMemory(dir, testBin string, build []string, heapKeys int, self string) ([]bench.Target, []string, error) {
+	benchtime := envStr("BENCH_TIME", "500ms")
+	rounds := envInt("BENCH_ROUNDS", 5)
+	cpus := envStr("BENCH_CPU", "1,2")
+	args := []string{"-test.run", "^$", "-test.bench", "^BenchmarkAllow$", "-test.benchmem",
 		"-test.cpu", cpus, "-test.benchtime", benchtime, "-test.count", "1"}
-	fmt.Printf("sluice measured: %s\n\n", sourceVersion(dir))
-	fmt.Println("Commands (in bench/):")
+	fmt.Println("Commands of the memory part (in bench/):")
 	fmt.Println()
 	fmt.Printf("    %s\n", strings.Join(build, " "))
 	fmt.Printf("    for round in $(seq %d); do bench.test %s; done   # -count 1 per round: rounds interleave the peers in time\n",
@@ -92,41 +273,13 @@ func run(heapKeys int) error {
 	}
 	fmt.Println()
 
-	cmd := exec.Command(build[0], build[1:]...)
-	cmd.Dir, cmd.Stdout, cmd.Stderr = dir, os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("building the benchmarks: %w", err)
-	}
-
-	var raw bytes.Buffer
-	results := map[key][]result{}
-	var order []key
 	start := time.Now()
-	for r := 1; r <= rounds; r++ {
-		fmt.Fprintf(os.Stderr, "report: round %d of %d\n", r, rounds)
-		var out bytes.Buffer
-		cmd := exec.Command(testBin, args...)
-		cmd.Dir, cmd.Stdout, cmd.Stderr = dir, io.MultiWriter(&out, os.Stderr), os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("round %d: %w", r, err)
-		}
-		for _, line := range strings.Split(out.String(), "\n") {
-			k, res, ok := parseLine(line)
-			if !ok {
-				continue
-			}
-			raw.WriteString(line + "\n")
-			if _, seen := results[k]; !seen {
-				order = append(order, k)
-			}
-			results[k] = append(results[k], res)
-		}
-	}
-	if len(order) == 0 {
-		return fmt.Errorf("no benchmark results parsed")
+	results, order, raw, err := runBenchRounds(dir, testBin, rounds, args, "BenchmarkAllow/", "memory")
+	if err != nil {
+		return nil, nil, err
 	}
 
-	fmt.Printf("## Decision for an existing key (%d rounds, -benchtime %s, %v in all)\n\n",
+	fmt.Printf("## Memory store: decision for an existing key (%d rounds, -benchtime %s, %v in all)\n\n",
 		rounds, benchtime, time.Since(start).Round(time.Second))
 	fmt.Println("65,536 keys, b.RunParallel, one unit per request, limit 10,000/s burst 10,000 for every library (never refused).")
 	fmt.Println("best = the fastest round: interference from other processes only ever slows a round down, so the")
@@ -151,21 +304,17 @@ func run(heapKeys int) error {
 
 	heap := map[string]float64{}
 	if os.Getenv("BENCH_SKIP_HEAP") == "" {
-		self, err := os.Executable()
-		if err != nil {
-			return err
-		}
-		fmt.Printf("## Heap per tracked key (%d distinct keys, one request each, two GCs, HeapAlloc after − before)\n\n", heapKeys)
+		fmt.Printf("## Memory store: heap per tracked key (%d distinct keys, one request each, two GCs, HeapAlloc after − before)\n\n", heapKeys)
 		rows := [][]string{{"peer", "bytes/key", "× gcra", "library"}}
 		for _, p := range bench.Peers {
 			fmt.Fprintf(os.Stderr, "report: heap per key, %s\n", p.Name)
 			out, err := exec.Command(self, "-heap", p.Name, "-keys", strconv.Itoa(heapKeys)).Output()
 			if err != nil {
-				return fmt.Errorf("heap measurement of %s: %w", p.Name, err)
+				return nil, nil, fmt.Errorf("heap measurement of %s: %w", p.Name, err)
 			}
 			v, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
 			if err != nil {
-				return fmt.Errorf("heap measurement of %s: %q: %w", p.Name, out, err)
+				return nil, nil, fmt.Errorf("heap measurement of %s: %q: %w", p.Name, out, err)
 			}
 			heap[p.Name] = v
 			rows = append(rows, []string{p.Name, fmt.Sprintf("%.1f", v), ratio(v, heap["sluice-gcra"]), p.Lib})
@@ -173,29 +322,14 @@ func run(heapKeys int) error {
 		printTable(rows)
 		fmt.Println()
 	}
-
-	printTargets(order, best, med, worst, heap, heapKeys)
-
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		fmt.Printf("Load average at the end: %s (a load above the number of benchmark goroutines means other work shared the CPUs).\n\n",
-			strings.Join(strings.Fields(string(b))[:3], " "))
-	}
-	fmt.Println("## Raw benchmark lines")
-	fmt.Println()
-	for _, line := range strings.Split(strings.TrimRight(raw.String(), "\n"), "\n") {
-		fmt.Println("    " + line)
-	}
-	return nil
+	fmt.Printf("Load average after the memory part: %s\n\n", bench.LoadAvg())
+	return memoryTargets(order, best, med, worst, heap, heapKeys), raw, nil
 }
 
-func printTargets(order []key, best, med, worst map[key]result, heap map[string]float64, heapKeys int) {
-	fmt.Println("## Targets")
-	fmt.Println()
-	verdict := func(ok bool) string {
-		if ok {
-			return "PASS"
-		}
-		return "MISS"
+func memoryTargets(order []key, best, med, worst map[key]result, heap map[string]float64, heapKeys int) []bench.Target {
+	var ts []bench.Target
+	add := func(pass bool, format string, args ...any) {
+		ts = append(ts, bench.Target{Pass: pass, Text: fmt.Sprintf(format, args...)})
 	}
 	// Speed at -cpu 2 (or the largest -cpu run).
 	cpu := 0
@@ -216,13 +350,12 @@ func printTargets(order []key, best, med, worst map[key]result, heap map[string]
 	for _, s := range []string{"sluice-gcra", "sluice-tokenbucket"} {
 		b, ok := best[key{s, cpu}]
 		if !ok || fbName == "" {
-			fmt.Printf("- %s speed at -cpu %d: not measured\n", s, cpu)
+			add(false, "Memory: %s speed at -cpu %d: not measured", s, cpu)
 			continue
 		}
 		m := med[key{s, cpu}]
-		fmt.Printf("- **%s** %s at -cpu %d: best %.1f ns/op; fastest peer %s %.1f ns/op; peer ÷ sluice = %.2f, target ≥ %.0f"+
-			" (medians: %.1f vs %s %.1f, %.2f)\n",
-			verdict(fb/b.ns >= targetSpeedup), s, cpu, b.ns, fbName, fb, fb/b.ns, targetSpeedup, m.ns, fmName, fm, fm/m.ns)
+		add(fb/b.ns >= targetSpeedup, "Memory: %s at -cpu %d: best %.1f ns/op; fastest peer %s %.1f ns/op; peer ÷ sluice = %.2f, target ≥ %.0f"+
+			" (medians: %.1f vs %s %.1f, %.2f)", s, cpu, b.ns, fbName, fb, fb/b.ns, targetSpeedup, m.ns, fmName, fm, fm/m.ns)
 	}
 	for _, s := range []string{"sluice-gcra", "sluice-tokenbucket"} {
 		w, cpus := 0.0, []string{}
@@ -232,19 +365,91 @@ func printTargets(order []key, best, med, worst map[key]result, heap map[string]
 				w = max(w, worst[k].allocs)
 			}
 		}
-		fmt.Printf("- **%s** %s allocs/op on an existing key, worst round at -cpu %s: %.0f, target %d\n",
-			verdict(len(cpus) > 0 && w <= targetAllocs), s, strings.Join(cpus, ","), w, targetAllocs)
+		add(len(cpus) > 0 && w <= targetAllocs, "Memory: %s allocs/op on an existing key, worst round at -cpu %s: %.0f, target %d",
+			s, strings.Join(cpus, ","), w, targetAllocs)
 	}
 	for _, s := range []string{"sluice-gcra", "sluice-tokenbucket"} {
 		v, ok := heap[s]
 		if !ok {
-			fmt.Printf("- %s heap per key: not measured\n", s)
 			continue
 		}
-		fmt.Printf("- **%s** %s heap per tracked key at %d keys: %.1f bytes, target ≤ %d\n",
-			verdict(v <= targetHeapByte), s, heapKeys, v, targetHeapByte)
+		add(v <= targetHeapByte, "Memory: %s heap per tracked key at %d keys: %.1f bytes, target ≤ %d", s, heapKeys, v, targetHeapByte)
+	}
+	return ts
+}
+
+// The middleware targets.
+const (
+	targetMiddlewareNs     = 1000 // added ns per request
+	targetMiddlewareAllocs = 3    // added allocs per request
+	targetMiddlewareShare  = 0.5  // sluice's added ns ÷ the cheapest peer's
+)
+
+// runHTTP is the middleware part: BenchmarkMiddleware in rounds at -cpu 1.
+func runHTTP(dir, testBin string, build []string) ([]bench.Target, []string, error) {
+	benchtime := envStr("BENCH_HTTP_TIME", "300ms")
+	rounds := envInt("BENCH_HTTP_ROUNDS", 5)
+	args := []string{"-test.run", "^$", "-test.bench", "^BenchmarkMiddleware$", "-test.benchmem",
+		"-test.cpu", "1", "-test.benchtime", benchtime, "-test.count", "1"}
+	start := time.Now()
+	results, order, raw, err := runBenchRounds(dir, testBin, rounds, args, "BenchmarkMiddleware/", "http")
+	if err != nil {
+		return nil, nil, err
+	}
+	fmt.Printf("## HTTP middleware overhead (%d rounds, -benchtime %s, -cpu 1, %v in all)\n\n", rounds, benchtime,
+		time.Since(start).Round(time.Second))
+	fmt.Println("Commands (in bench/):")
+	fmt.Println()
+	fmt.Printf("    %s\n", strings.Join(build, " "))
+	fmt.Printf("    for round in $(seq %d); do bench.test %s; done\n\n", rounds, shellJoin(args))
+	fmt.Printf("One GET request through each middleware in process (bench/http_test.go): no httptest, no network; one prebuilt "+
+		"request whose API key header value is replaced before each request, walking %d keys (header %s, every key warmed "+
+		"first), and a reusable ResponseWriter; the wrapped handler writes a 200 and 3 bytes without allocating. added = this row's best ns/op (worst allocs/op) minus the bare handler's. "+
+		"non-200/op must be 0 (every request admitted).\n\n", 10_000, bench.APIKeyHeader)
+	best, med, worst := map[string]result{}, map[string]result{}, map[string]result{}
+	for _, k := range order {
+		best[k.name], med[k.name], worst[k.name] = pick(results[k], slices.Min), pick(results[k], median), pick(results[k], slices.Max)
+	}
+	bare := best["bare"]
+	bareAllocs := worst["bare"].allocs
+	rows := [][]string{{"middleware", "best ns/op", "median ns/op", "added ns", "B/op", "allocs/op", "added allocs", "non-200/op"}}
+	for _, k := range order {
+		n := k.name
+		rows = append(rows, []string{n, fmt.Sprintf("%.1f", best[n].ns), fmt.Sprintf("%.1f", med[n].ns),
+			fmt.Sprintf("%.1f", best[n].ns-bare.ns), fmt.Sprintf("%.0f", worst[n].bytes), fmt.Sprintf("%.0f", worst[n].allocs),
+			fmt.Sprintf("%.0f", worst[n].allocs-bareAllocs), fmt.Sprintf("%.4f", worst[n].refused)})
+	}
+	printTable(rows)
+	fmt.Println()
+	for _, p := range bench.HTTPPeers {
+		fmt.Printf("- `%s`: %s\n", p.Name, p.Lib)
 	}
 	fmt.Println()
+
+	var ts []bench.Target
+	cheapest, cheapName := math.Inf(1), ""
+	for _, n := range []string{"httprate", "ulule"} {
+		if r, ok := best[n]; ok && r.ns-bare.ns < cheapest {
+			cheapest, cheapName = r.ns-bare.ns, n
+		}
+	}
+	s, ok := best["sluice-3limits"]
+	if !ok {
+		return nil, raw, fmt.Errorf("http: sluice-3limits not measured")
+	}
+	added, addedAllocs := s.ns-bare.ns, worst["sluice-3limits"].allocs-bareAllocs
+	ts = append(ts,
+		bench.Target{Pass: added <= targetMiddlewareNs, Text: fmt.Sprintf(
+			"HTTP middleware: sluice (3 limits) adds %.0f ns per request (median round %.0f), target ≤ %d ns",
+			added, med["sluice-3limits"].ns-med["bare"].ns, targetMiddlewareNs)},
+		bench.Target{Pass: addedAllocs <= targetMiddlewareAllocs, Text: fmt.Sprintf(
+			"HTTP middleware: sluice (3 limits) adds %.0f allocs per request, target ≤ %d", addedAllocs, targetMiddlewareAllocs)},
+		bench.Target{Pass: added <= targetMiddlewareShare*cheapest, Text: fmt.Sprintf(
+			"HTTP middleware: sluice's added %.0f ns ÷ cheapest peer's (%s, 1 limit) %.0f ns = %.2f, target ≤ %.1f "+
+				"(sluice with 1 limit: %.0f ns, %.2f)",
+			added, cheapName, cheapest, added/cheapest, targetMiddlewareShare,
+			best["sluice-1limit"].ns-bare.ns, (best["sluice-1limit"].ns-bare.ns)/cheapest)})
+	return ts, raw, nil
 }
 
 // key identifies one benchmark at one -cpu.
@@ -260,12 +465,12 @@ type result struct {
 // parseLine parses one `go test -bench` result line such as
 //
 //	BenchmarkAllow/sluice-gcra-2  1303062  336.4 ns/op  0 refused/op  0 B/op  0 allocs/op
-func parseLine(line string) (key, result, bool) {
+func parseLine(line, prefix string) (key, result, bool) {
 	f := strings.Fields(line)
-	if len(f) < 4 || !strings.HasPrefix(f[0], "BenchmarkAllow/") {
+	if len(f) < 4 || !strings.HasPrefix(f[0], prefix) {
 		return key{}, result{}, false
 	}
-	name, cpu := strings.TrimPrefix(f[0], "BenchmarkAllow/"), 1
+	name, cpu := strings.TrimPrefix(f[0], prefix), 1
 	if i := strings.LastIndexByte(name, '-'); i >= 0 {
 		if n, err := strconv.Atoi(name[i+1:]); err == nil {
 			name, cpu = name[:i], n
@@ -285,7 +490,7 @@ func parseLine(line string) (key, result, bool) {
 			r.bytes = v
 		case "allocs/op":
 			r.allocs = v
-		case "refused/op":
+		case "refused/op", "non-200/op":
 			r.refused = v
 		}
 	}
@@ -442,6 +647,17 @@ func shellJoin(args []string) string {
 func envStr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
+	}
+	return def
+}
+
+func envDur(name string, def time.Duration) time.Duration {
+	if v := os.Getenv(name); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			fatalf("%s=%q: want a positive duration such as 2s", name, v)
+		}
+		return d
 	}
 	return def
 }
