@@ -203,12 +203,23 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 // any, and releases res. Handler calls it; callers of Decide call it when
 // the work the decision admitted has ended.
 func (m *Middleware) Done(ctx context.Context, res *Result) {
-	if !res.Exempt && res.Decision.Allowed {
+	if !res.Exempt && res.Decision.Allowed && holdsLease(&res.Decision) {
 		if err := m.limiter.Release(context.WithoutCancel(ctx), res.Checks, &res.Decision); err != nil {
 			m.log.Warn("concurrency lease not released (it expires by itself)", "err", err)
 		}
 	}
 	m.Release(res)
+}
+
+// holdsLease reports whether d took a concurrency lease: only then is there
+// anything to give back (and anything to allocate for it).
+func holdsLease(d *sluice.Decision) bool {
+	for i := range d.Statuses {
+		if d.Statuses[i].Lease != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func wait(ctx context.Context, d time.Duration) bool {

@@ -21,7 +21,12 @@ func newProxy(upstream string, log *slog.Logger) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("upstream: %w", err)
 	}
+	// The default Transport keeps two idle connections per host: under load
+	// most requests would dial the upstream anew.
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConns, transport.MaxIdleConnsPerHost = 1024, 256
 	return &httputil.ReverseProxy{
+		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
 			pr.SetXForwarded()
