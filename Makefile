@@ -4,8 +4,10 @@ GO    ?= go
 
 .PHONY: test deps bench run fuzz vet soak
 
-# make test: installs what the tests need (redis-server), then runs every test
-# with the race detector. Tests that need Redis fail, never skip, without it.
+# make test: installs what the tests need (redis-server, nginx, caddy,
+# chromium — Debian packages, only when missing), runs every test with the race
+# detector, then every fuzz target for FUZZTIME. Tests that need those programs
+# fail, never skip, without them.
 test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
