@@ -1,8 +1,13 @@
 package bench
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
+	"io"
+	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -207,4 +212,194 @@ func gcd(a, b int) int {
 		a, b = b, a%b
 	}
 	return a
+}
+
+// RawHTTP is one load goroutine's HTTP/1.1 client: a single keep-alive
+// connection to addr on which it writes prebuilt request bytes and reads each
+// response (status line, headers, a Content-Length or chunked body) with a
+// bufio.Reader, so that the load generator spends as little CPU per request
+// as it can (net/http's client costs about as much as the server's handling
+// of a decision). It dials on first use and again after any error or a
+// "Connection: close". It is not safe for concurrent use.
+type RawHTTP struct {
+	addr string
+	conn net.Conn
+	r    *bufio.Reader
+	body []byte
+}
+
+// NewRawHTTP returns a client of the HTTP server at addr (host:port); it
+// dials on the first Do.
+func NewRawHTTP(addr string) *RawHTTP { return &RawHTTP{addr: addr} }
+
+// Do writes req, a complete HTTP/1.1 request, and reads the response. It
+// returns the status code and the body, which is valid until the next Do.
+func (c *RawHTTP) Do(req []byte) (status int, body []byte, err error) {
+	if c.conn == nil {
+		conn, err := net.Dial("tcp", c.addr)
+		if err != nil {
+			return 0, nil, fmt.Errorf("dial %s: %w", c.addr, err)
+		}
+		c.conn = conn
+		if c.r == nil {
+			c.r = bufio.NewReaderSize(conn, 16<<10)
+		} else {
+			c.r.Reset(conn)
+		}
+	}
+	if _, err := c.conn.Write(req); err != nil {
+		c.Close()
+		return 0, nil, fmt.Errorf("write: %w", err)
+	}
+	status, body, keep, err := c.read()
+	if err != nil || !keep {
+		c.Close()
+	}
+	return status, body, err
+}
+
+// Close closes the connection, if one is open.
+func (c *RawHTTP) Close() {
+	if c.conn != nil {
+		c.conn.Close()
+		c.conn = nil
+	}
+}
+
+// read reads one response: its status, body and whether the connection
+// stays open.
+func (c *RawHTTP) read() (status int, body []byte, keep bool, err error) {
+	line, err := c.line()
+	if err != nil {
+		return 0, nil, false, fmt.Errorf("status line: %w", err)
+	}
+	// "HTTP/1.1 200 OK"
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+		return 0, nil, false, fmt.Errorf("malformed status line %q", line)
+	}
+	status, err = strconv.Atoi(string(line[9:12]))
+	if err != nil {
+		return 0, nil, false, fmt.Errorf("malformed status line %q", line)
+	}
+	keep = line[7] == '1'
+	length, chunked := int64(-1), false
+	for {
+		h, err := c.line()
+		if err != nil {
+			return 0, nil, false, fmt.Errorf("header: %w", err)
+		}
+		if len(h) == 0 {
+			break
+		}
+		name, value, ok := bytes.Cut(h, []byte(":"))
+		if !ok {
+			return 0, nil, false, fmt.Errorf("malformed header %q", h)
+		}
+		value = bytes.TrimSpace(value)
+		switch {
+		case asciiEqualFold(name, "Content-Length"):
+			if length, err = strconv.ParseInt(string(value), 10, 64); err != nil || length < 0 {
+				return 0, nil, false, fmt.Errorf("malformed Content-Length %q", value)
+			}
+		case asciiEqualFold(name, "Transfer-Encoding"):
+			chunked = asciiEqualFold(value, "chunked")
+		case asciiEqualFold(name, "Connection"):
+			if asciiEqualFold(value, "close") {
+				keep = false
+			}
+		}
+	}
+	c.body = c.body[:0]
+	switch {
+	case chunked:
+		err = c.chunked()
+	case length >= 0:
+		err = c.readN(int(length))
+	case status == 204 || status == 304 || status < 200:
+	default: // the body runs to the end of the connection
+		c.body, err = readAllInto(c.r, c.body)
+		keep = false
+	}
+	if err != nil {
+		return 0, nil, false, fmt.Errorf("body: %w", err)
+	}
+	return status, c.body, keep, nil
+}
+
+// line reads one header line without its CRLF.
+func (c *RawHTTP) line() ([]byte, error) {
+	l, err := c.r.ReadSlice('\n')
+	if err != nil {
+		return nil, err
+	}
+	l = bytes.TrimSuffix(l[:len(l)-1], []byte("\r"))
+	return l, nil
+}
+
+// readN appends n bytes of body.
+func (c *RawHTTP) readN(n int) error {
+	c.body = slices.Grow(c.body, n)
+	k := len(c.body)
+	c.body = c.body[:k+n]
+	_, err := io.ReadFull(c.r, c.body[k:])
+	return err
+}
+
+// chunked reads a chunked body and its trailers.
+func (c *RawHTTP) chunked() error {
+	for {
+		l, err := c.line()
+		if err != nil {
+			return err
+		}
+		if i := bytes.IndexByte(l, ';'); i >= 0 {
+			l = l[:i]
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(l)), 16, 32)
+		if err != nil || n < 0 {
+			return fmt.Errorf("malformed chunk size %q", l)
+		}
+		if n == 0 {
+			for { // trailers, up to the empty line
+				t, err := c.line()
+				if err != nil {
+					return err
+				}
+				if len(t) == 0 {
+					return nil
+				}
+			}
+		}
+		if err := c.readN(int(n)); err != nil {
+			return err
+		}
+		if l, err := c.line(); err != nil || len(l) != 0 {
+			return fmt.Errorf("chunk of %d bytes not followed by CRLF", n)
+		}
+	}
+}
+
+func readAllInto(r io.Reader, b []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(b)
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
+}
+
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }

@@ -37,6 +37,9 @@
 //	BENCH_LOAD_ROUNDS server: full-load rounds, interleaved; the best is kept (default 2)
 //	BENCH_LOAD_PACED  server: half-load run per scenario (default 4s)
 //	BENCH_LOAD_CONNS  server: HTTP connections of the load generator (default 64)
+//	BENCH_LOAD_ROWS   server: a regular expression; only the rows whose
+//	                  "<scenario> on <store>" it matches run, e.g.
+//	                  'decision API \(POST.* on memory' (default all rows)
 package main
 
 import (
@@ -49,6 +52,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -195,8 +199,19 @@ func run(heapKeys int) error {
 	if only["server"] {
 		o := bench.ServerOptions{Self: self, Conns: envInt("BENCH_LOAD_CONNS", 64), Time: envDur("BENCH_LOAD_TIME", 4*time.Second),
 			Paced: envDur("BENCH_LOAD_PACED", 4*time.Second), Rounds: envInt("BENCH_LOAD_ROUNDS", 2), Profile: profile}
-		fmt.Printf("Command: `BENCH_ONLY=server BENCH_LOAD_ROUNDS=%d BENCH_LOAD_CONNS=%d BENCH_LOAD_TIME=%v BENCH_LOAD_PACED=%v make bench` "+
-			"(the Go code is bench/serverbench.go).\n\n", o.Rounds, o.Conns, o.Time, o.Paced)
+		if rows := os.Getenv("BENCH_LOAD_ROWS"); rows != "" {
+			re, err := regexp.Compile(rows)
+			if err != nil {
+				return fmt.Errorf("BENCH_LOAD_ROWS: %w", err)
+			}
+			o.Rows = re
+		}
+		rows := ""
+		if o.Rows != nil {
+			rows = fmt.Sprintf(" BENCH_LOAD_ROWS='%s'", o.Rows)
+		}
+		fmt.Printf("Command: `BENCH_ONLY=server BENCH_LOAD_ROUNDS=%d BENCH_LOAD_CONNS=%d BENCH_LOAD_TIME=%v BENCH_LOAD_PACED=%v%s make bench` "+
+			"(the Go code is bench/serverbench.go).\n\n", o.Rounds, o.Conns, o.Time, o.Paced, rows)
 		t, err := bench.RunServer(os.Stdout, o)
 		if err != nil {
 			return fmt.Errorf("server: %w", err)
