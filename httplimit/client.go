@@ -2,8 +2,6 @@ package httplimit
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -47,13 +45,13 @@ func (m *Middleware) DecideClient(ctx context.Context, c Client, method, path st
 	r = r.WithContext(ctx)
 	res := m.results.Get().(*Result)
 	if m.exempt.match(r) {
-		res.Exempt, res.Identity, res.Cost, res.Checks = true, id, 0, res.Checks[:0]
+		res.Exempt, res.Identity, res.Cost, res.Checks, res.plan = true, id, 0, res.Checks[:0], nil
 		return res, nil
 	}
-	res.Exempt, res.Identity = false, id
+	res.Exempt, res.Identity, res.plan = false, id, m.planOf(id.Plan)
 	res.Cost = cost
 	if cost < 0 {
-		res.Cost = m.costs[id.Plan].cost(r)
+		res.Cost = res.plan.costs.cost(r)
 	}
 	return m.decide(ctx, res)
 }
@@ -64,12 +62,7 @@ func (m *Middleware) identifyClient(c Client) (Identity, error) {
 	case c.Subject != "":
 		id = Identity{Kind: "external", Subject: "ext:" + c.Subject}
 	case c.APIKey != "":
-		sum := sha256.Sum256([]byte(c.APIKey))
-		if k := m.id.keys[sum]; k != nil {
-			id = Identity{Kind: KindAPIKey, Subject: m.id.subjects[k], Plan: k.Plan, KeyName: k.Name}
-		} else {
-			id = Identity{Kind: KindAPIKey, Subject: "key:" + hex.EncodeToString(sum[:])}
-		}
+		id, _ = m.id.lookupKey(c.APIKey, true)
 	case c.User != "":
 		id = Identity{Kind: KindUser, Subject: userSubject(c.User)}
 	case c.IP.IsValid():
@@ -96,8 +89,16 @@ func (m *Middleware) identifyClient(c Client) (Identity, error) {
 // decide runs the checks of res (identity and cost set) and reports it.
 func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 	res.Checks = m.policy.Checks(res.Checks[:0], res.Identity.Plan, res.Identity.Subject, res.Cost)
-	res.Now = m.now()
-	start := time.Now()
+	var start time.Time
+	if m.now == nil { // one clock read serves both
+		start = time.Now()
+		res.Now = start
+	} else {
+		res.Now = m.now()
+		if m.observe != nil {
+			start = time.Now()
+		}
+	}
 	err := m.limiter.AllowInto(ctx, &res.Decision, res.Checks)
 	if m.observe != nil {
 		m.observe(res, time.Since(start), err)

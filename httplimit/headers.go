@@ -81,49 +81,115 @@ func ceilSeconds(d time.Duration) int64 {
 }
 
 // writeHeaders sets the RateLimit headers of res in every configured mode.
+// RateLimit-Policy values are the plan's, rendered once by New and shared;
+// the per-request values of all modes are rendered into one buffer that
+// becomes one string, and the header slices share one backing array (each
+// full to capacity, so that a handler appending to a header copies instead
+// of writing into its neighbour): two allocations per response, whatever
+// the modes.
 func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 	d := &res.Decision
-	ph := m.policies[res.Identity.Plan]
+	ps := res.plan
+	if ps == nil || ps.plan != res.Identity.Plan {
+		ps = m.planOf(res.Identity.Plan)
+	}
+	var (
+		bufArr  [512]byte
+		endArr  [8]int
+		nameArr [8]string
+	)
+	buf, ends, names := bufArr[:0], endArr[:0], nameArr[:0]
 	for _, mode := range m.modes {
 		switch mode {
 		case ModeIETF:
-			h["Ratelimit-Policy"] = ph.ietf
-			buf := make([]byte, 0, 32*len(res.Checks))
-			for i := range res.Checks {
-				if i > 0 {
-					buf = append(buf, ", "...)
-				}
-				st := &d.Statuses[i]
-				buf = append(buf, '"')
-				buf = append(buf, res.Checks[i].Limit.Name()...)
-				buf = append(buf, `";r=`...)
-				buf = strconv.AppendInt(buf, st.Remaining, 10)
-				buf = append(buf, ";t="...)
-				buf = strconv.AppendInt(buf, ceilSeconds(st.ResetAfter), 10)
-			}
-			h["Ratelimit"] = []string{string(buf)}
+			h["Ratelimit-Policy"] = ps.headers.ietf
+			buf = appendIETF(buf, res.Checks, d.Statuses)
+			ends, names = append(ends, len(buf)), append(names, "Ratelimit")
 		case ModeDraft7:
-			h["Ratelimit-Policy"] = ph.draft
-			buf := make([]byte, 0, 48)
-			buf = append(buf, "limit="...)
-			buf = strconv.AppendInt(buf, d.Limit.Burst(), 10)
-			buf = append(buf, ", remaining="...)
-			buf = strconv.AppendInt(buf, d.Remaining, 10)
-			buf = append(buf, ", reset="...)
-			buf = strconv.AppendInt(buf, ceilSeconds(d.ResetAfter), 10)
-			h["Ratelimit"] = []string{string(buf)}
+			h["Ratelimit-Policy"] = ps.headers.draft
+			buf = appendDraft7(buf, d.Limit.Burst(), d.Remaining, ceilSeconds(d.ResetAfter))
+			ends, names = append(ends, len(buf)), append(names, "Ratelimit")
 		case ModeDraft6:
-			h["Ratelimit-Policy"] = ph.draft
-			h["Ratelimit-Limit"] = []string{strconv.FormatInt(d.Limit.Burst(), 10)}
-			h["Ratelimit-Remaining"] = []string{strconv.FormatInt(d.Remaining, 10)}
-			h["Ratelimit-Reset"] = []string{strconv.FormatInt(ceilSeconds(d.ResetAfter), 10)}
+			h["Ratelimit-Policy"] = ps.headers.draft
+			buf = strconv.AppendInt(buf, d.Limit.Burst(), 10)
+			ends, names = append(ends, len(buf)), append(names, "Ratelimit-Limit")
+			buf = strconv.AppendInt(buf, d.Remaining, 10)
+			ends, names = append(ends, len(buf)), append(names, "Ratelimit-Remaining")
+			buf = strconv.AppendInt(buf, ceilSeconds(d.ResetAfter), 10)
+			ends, names = append(ends, len(buf)), append(names, "Ratelimit-Reset")
 		case ModeLegacy:
-			h["X-Ratelimit-Limit"] = []string{strconv.FormatInt(d.Limit.Burst(), 10)}
-			h["X-Ratelimit-Remaining"] = []string{strconv.FormatInt(d.Remaining, 10)}
+			buf = strconv.AppendInt(buf, d.Limit.Burst(), 10)
+			ends, names = append(ends, len(buf)), append(names, "X-Ratelimit-Limit")
+			buf = strconv.AppendInt(buf, d.Remaining, 10)
+			ends, names = append(ends, len(buf)), append(names, "X-Ratelimit-Remaining")
 			reset := res.Now.Add(time.Duration(ceilSeconds(d.ResetAfter)) * time.Second)
-			h["X-Ratelimit-Reset"] = []string{strconv.FormatInt(ceilUnix(reset), 10)}
+			buf = strconv.AppendInt(buf, ceilUnix(reset), 10)
+			ends, names = append(ends, len(buf)), append(names, "X-Ratelimit-Reset")
 		}
 	}
+	if len(ends) == 0 {
+		return
+	}
+	all := string(buf)
+	values := make([]string, len(ends))
+	from := 0
+	for i, end := range ends {
+		values[i] = all[from:end]
+		h[names[i]] = values[i : i+1 : i+1]
+		from = end
+	}
+}
+
+// appendIETF appends the draft-11 RateLimit value of checks and their
+// statuses, an sf-list of one item per limit:
+//
+//	"per-minute";r=42;t=18, "per-day";r=958;t=40000
+//
+// It writes what httpsfv.Marshal writes for that list (a property test
+// holds it to that) without building the list: names are sf-strings,
+// remaining and reset are sf-integers, which hold them (remaining ≤
+// MaxQuantity, reset ≤ Never in seconds, both below 10^15).
+func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status) []byte {
+	for i := range checks {
+		if i > 0 {
+			buf = append(buf, ", "...)
+		}
+		st := &statuses[i]
+		buf = appendSFString(buf, checks[i].Limit.Name())
+		buf = append(buf, ";r="...)
+		buf = strconv.AppendInt(buf, st.Remaining, 10)
+		buf = append(buf, ";t="...)
+		buf = strconv.AppendInt(buf, ceilSeconds(st.ResetAfter), 10)
+	}
+	return buf
+}
+
+// appendDraft7 appends the draft-7 RateLimit value, an sf-dictionary:
+//
+//	limit=100, remaining=42, reset=18
+func appendDraft7(buf []byte, limit, remaining, reset int64) []byte {
+	buf = append(buf, "limit="...)
+	buf = strconv.AppendInt(buf, limit, 10)
+	buf = append(buf, ", remaining="...)
+	buf = strconv.AppendInt(buf, remaining, 10)
+	buf = append(buf, ", reset="...)
+	return strconv.AppendInt(buf, reset, 10)
+}
+
+// appendSFString appends s as an RFC 8941 sf-string: quoted, with \ and "
+// escaped. Limit names are sluice.ValidName tokens, which need no escaping;
+// a byte outside printable ASCII (which an sf-string cannot hold, and a
+// valid name never has) is written as it is.
+func appendSFString(buf []byte, s string) []byte {
+	buf = append(buf, '"')
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '"' || c == '\\' {
+			buf = append(buf, '\\', c)
+		} else {
+			buf = append(buf, c)
+		}
+	}
+	return append(buf, '"')
 }
 
 func ceilUnix(t time.Time) int64 {

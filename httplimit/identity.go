@@ -38,20 +38,54 @@ type Identity struct {
 
 // identifier resolves identities from a configuration.
 type identifier struct {
-	cfg      *config.Identity
-	policy   *sluice.Policy
-	keys     map[[32]byte]*config.Key
-	subjects map[*config.Key]string // precomputed subjects of known keys
-	trusted  []netip.Prefix
+	cfg    *config.Identity
+	policy *sluice.Policy
+	keys   map[[32]byte]*Identity // the identities of listed keys
+	// apiKeyHeaders, userHeader and planHeader are the configured header
+	// names in canonical form, so that reading them is one map access.
+	apiKeyHeaders []apiKeyHeader
+	userHeader    string
+	planHeader    string
+	trusted       []netip.Prefix
+	// unlistedAsKey: an unlisted API key is a client of its own (unknown_keys: key).
+	unlistedAsKey bool
+	digests       *digestCache
+}
+
+// apiKeyHeader is a header that may carry an API key.
+type apiKeyHeader struct {
+	name   string // canonical
+	bearer bool   // Authorization: read as "Bearer <token>"
 }
 
 func newIdentifier(c *config.Config) *identifier {
-	id := &identifier{cfg: &c.Identity, policy: c.Policy, keys: c.Keys,
-		subjects: map[*config.Key]string{}, trusted: c.Identity.TrustedProxies}
+	id := &identifier{cfg: &c.Identity, policy: c.Policy, keys: make(map[[32]byte]*Identity, len(c.Keys)),
+		userHeader: canonical(c.Identity.UserHeader), planHeader: canonical(c.Identity.PlanHeader),
+		trusted: c.Identity.TrustedProxies, unlistedAsKey: c.Identity.UnknownKeys == "key",
+		digests: newDigestCache(len(c.Keys))}
 	for h, k := range c.Keys {
-		id.subjects[k] = "key:" + hex.EncodeToString(h[:])
+		id.keys[h] = &Identity{Kind: KindAPIKey, Subject: keySubject(h), Plan: k.Plan, KeyName: k.Name}
+	}
+	for _, name := range c.Identity.APIKeyHeaders {
+		id.apiKeyHeaders = append(id.apiKeyHeaders, apiKeyHeader{name: canonical(name), bearer: name == "Authorization"})
 	}
 	return id
+}
+
+func canonical(name string) string {
+	if name == "" {
+		return ""
+	}
+	return http.CanonicalHeaderKey(name)
+}
+
+// header returns the first value of the header named canonical, as
+// http.Header.Get does.
+func header(h http.Header, canonical string) string {
+	if v := h[canonical]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 func (id *identifier) isTrusted(a netip.Addr) bool {
@@ -67,14 +101,27 @@ func (id *identifier) isTrusted(a netip.Addr) bool {
 }
 
 // identify returns the identity of r: API key > user id > client address.
-// User and plan headers are believed only from trusted proxies.
+// User and plan headers are believed only from trusted proxies. A listed
+// API key decides alone, so its requests never parse the peer address.
 func (id *identifier) identify(r *http.Request) Identity {
+	key, hasKey := id.apiKey(r.Header)
+	var subject string
+	if hasKey {
+		var listed bool
+		var kid Identity
+		if kid, listed = id.lookupKey(key, id.unlistedAsKey); listed {
+			return kid
+		}
+		subject = kid.Subject
+		// An unlisted key is its own client (subject set) or, by default,
+		// limited as its address: made-up keys mint no quota.
+	}
 	peer := peerAddr(r.RemoteAddr)
 	trusted := id.isTrusted(peer)
 
 	plan := (*sluice.Plan)(nil)
-	if trusted && id.cfg.PlanHeader != "" {
-		if name := r.Header.Get(id.cfg.PlanHeader); name != "" {
+	if trusted && id.planHeader != "" {
+		if name := header(r.Header, id.planHeader); name != "" {
 			plan = id.policy.Plan(name)
 		}
 	}
@@ -85,19 +132,11 @@ func (id *identifier) identify(r *http.Request) Identity {
 		return id.policy.Plan(name)
 	}
 
-	if key, ok := id.apiKey(r.Header); ok {
-		sum := sha256.Sum256([]byte(key))
-		if k := id.keys[sum]; k != nil {
-			return Identity{Kind: KindAPIKey, Subject: id.subjects[k], Plan: k.Plan, KeyName: k.Name}
-		}
-		if id.cfg.UnknownKeys == "key" {
-			return Identity{Kind: KindAPIKey, Subject: "key:" + hex.EncodeToString(sum[:]),
-				Plan: orDefault(plan, id.policy.DefaultPlan)}
-		}
-		// An unknown key is limited as its address: made-up keys mint no quota.
+	if subject != "" {
+		return Identity{Kind: KindAPIKey, Subject: subject, Plan: orDefault(plan, id.policy.DefaultPlan)}
 	}
-	if trusted && id.cfg.UserHeader != "" {
-		if user := r.Header.Get(id.cfg.UserHeader); user != "" && len(user) <= maxCredentialLen {
+	if trusted && id.userHeader != "" {
+		if user := header(r.Header, id.userHeader); user != "" && len(user) <= maxCredentialLen {
 			return Identity{Kind: KindUser, Subject: userSubject(user), Plan: orDefault(plan, id.policy.DefaultPlan)}
 		}
 	}
@@ -105,15 +144,58 @@ func (id *identifier) identify(r *http.Request) Identity {
 	return Identity{Kind: KindIP, Subject: id.ipSubject(addr), Plan: orDefault(plan, id.policy.AnonymousPlan)}
 }
 
+// lookupKey resolves a raw API key: the identity of a listed key (and
+// true), else an identity with only the key's store key as Subject when
+// unlisted is true (the key is a client of its own), or with none. Keys seen
+// before are found in the digest cache without hashing; unlisted keys are
+// cached only when they are clients of their own.
+func (id *identifier) lookupKey(raw string, unlisted bool) (Identity, bool) {
+	cacheable := len(raw) <= maxCachedKeyLen
+	var h uint64
+	if cacheable {
+		h = id.digests.hash(raw)
+		if e := id.digests.get(raw, h); e != nil {
+			if !e.listed && !unlisted {
+				return Identity{}, false
+			}
+			return e.id, e.listed
+		}
+	}
+	sum := sha256.Sum256([]byte(raw))
+	var kid Identity
+	listed := false
+	switch k := id.keys[sum]; {
+	case k != nil:
+		kid, listed = *k, true
+	case unlisted:
+		kid = Identity{Kind: KindAPIKey, Subject: keySubject(sum)}
+	default:
+		return Identity{}, false
+	}
+	if cacheable {
+		id.digests.put(raw, h, listed, kid)
+	}
+	return kid, listed
+}
+
+// keySubject is the store key of an API key whose SHA-256 is sum: "key:"
+// and the hex digest.
+func keySubject(sum [32]byte) string {
+	var b [4 + 2*sha256.Size]byte
+	copy(b[:], "key:")
+	hex.Encode(b[4:], sum[:])
+	return string(b[:])
+}
+
 // apiKey returns the first API key found in the configured headers;
 // Authorization is read as "Bearer <token>".
 func (id *identifier) apiKey(h http.Header) (string, bool) {
-	for _, name := range id.cfg.APIKeyHeaders {
-		v := h.Get(name)
+	for _, kh := range id.apiKeyHeaders {
+		v := header(h, kh.name)
 		if v == "" {
 			continue
 		}
-		if name == "Authorization" {
+		if kh.bearer {
 			scheme, token, ok := strings.Cut(v, " ")
 			if !ok || !strings.EqualFold(scheme, "Bearer") {
 				continue

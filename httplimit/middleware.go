@@ -21,19 +21,19 @@ import (
 // Middleware limits HTTP requests by a configuration. It is safe for
 // concurrent use; build it with New.
 type Middleware struct {
-	limiter  *sluice.Limiter
-	policy   *sluice.Policy
-	id       *identifier
-	costs    map[*sluice.Plan]*endpoints
-	exempt   *endpoints
-	policies map[*sluice.Plan]policyHeaders
-	modes    []string
-	docsURL  string
-	now      func() time.Time
-	log      *slog.Logger
-	onError  func(w http.ResponseWriter, r *http.Request, err error) bool
-	observe  func(res *Result, took time.Duration, err error)
-	results  sync.Pool
+	limiter *sluice.Limiter
+	policy  *sluice.Policy
+	id      *identifier
+	plans   map[*sluice.Plan]*planState
+	noPlan  planState // stands for a plan the middleware was not built with
+	exempt  *endpoints
+	modes   []string
+	docsURL string
+	now     func() time.Time // nil: time.Now
+	log     *slog.Logger
+	onError func(w http.ResponseWriter, r *http.Request, err error) bool
+	observe func(res *Result, took time.Duration, err error)
+	results sync.Pool
 }
 
 // Result is one request's identity, cost and decision.
@@ -49,13 +49,31 @@ type Result struct {
 	Decision sluice.Decision
 	// Now is when the decision was made (the middleware's clock).
 	Now time.Time
+
+	plan *planState // of Identity.Plan, when set by this package
+}
+
+// planState is what the middleware precomputes for one plan.
+type planState struct {
+	plan    *sluice.Plan
+	costs   *endpoints
+	headers policyHeaders
+}
+
+// planOf returns the precomputed state of plan.
+func (m *Middleware) planOf(plan *sluice.Plan) *planState {
+	if ps := m.plans[plan]; ps != nil {
+		return ps
+	}
+	return &m.noPlan
 }
 
 // An Option configures a Middleware.
 type Option func(*Middleware)
 
 // WithClock sets the clock used for absolute times in headers and bodies
-// (X-RateLimit-Reset, resetsAt); time.Now by default. Use the store's clock.
+// (X-RateLimit-Reset, resetsAt); time.Now by default (and when now is nil).
+// Use the store's clock.
 func WithClock(now func() time.Time) Option { return func(m *Middleware) { m.now = now } }
 
 // WithLogger sets where refusals and errors are logged (debug and warn
@@ -80,15 +98,13 @@ func WithObserver(f func(res *Result, took time.Duration, err error)) Option {
 // New returns a Middleware enforcing cfg with limiter.
 func New(limiter *sluice.Limiter, cfg *config.Config, opts ...Option) (*Middleware, error) {
 	m := &Middleware{
-		limiter:  limiter,
-		policy:   cfg.Policy,
-		id:       newIdentifier(cfg),
-		costs:    map[*sluice.Plan]*endpoints{},
-		policies: map[*sluice.Plan]policyHeaders{},
-		modes:    cfg.Response.Headers,
-		docsURL:  cfg.Response.DocsURL,
-		now:      time.Now,
-		log:      slog.Default(),
+		limiter: limiter,
+		policy:  cfg.Policy,
+		id:      newIdentifier(cfg),
+		plans:   map[*sluice.Plan]*planState{},
+		modes:   cfg.Response.Headers,
+		docsURL: cfg.Response.DocsURL,
+		log:     slog.Default(),
 	}
 	m.onError = func(w http.ResponseWriter, r *http.Request, err error) bool {
 		m.log.Warn("rate limit not decided, serving the request", "err", err, "path", r.URL.Path)
@@ -106,16 +122,18 @@ func New(limiter *sluice.Limiter, cfg *config.Config, opts ...Option) (*Middlewa
 		plans = append(plans, k.Plan)
 	}
 	for _, p := range plans {
-		if _, done := m.policies[p]; done {
+		if _, done := m.plans[p]; done {
 			continue
 		}
+		ps := &planState{plan: p}
 		limits := append(append([]sluice.Limit(nil), p.Limits...), cfg.Policy.Global...)
-		if m.policies[p], err = newPolicyHeaders(limits); err != nil {
+		if ps.headers, err = newPolicyHeaders(limits); err != nil {
 			return nil, fmt.Errorf("httplimit: plan %s: %w", p.Name, err)
 		}
-		if m.costs[p], err = newEndpoints(nil, p.Costs); err != nil {
+		if ps.costs, err = newEndpoints(nil, p.Costs); err != nil {
 			return nil, fmt.Errorf("httplimit: plan %s: %w", p.Name, err)
 		}
+		m.plans[p] = ps
 	}
 	m.results.New = func() any { return &Result{} }
 	return m, nil
@@ -127,7 +145,7 @@ func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 	res := m.results.Get().(*Result)
 	res.Exempt = m.exempt.match(r)
 	if res.Exempt {
-		res.Identity, res.Cost, res.Checks = Identity{}, 0, res.Checks[:0]
+		res.Identity, res.Cost, res.Checks, res.plan = Identity{}, 0, res.Checks[:0], nil
 		return res, nil
 	}
 	res.Identity = m.id.identify(r)
@@ -135,7 +153,8 @@ func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 		m.Release(res)
 		return nil, errors.New("httplimit: no plan for the request (no default or anonymous plan configured)")
 	}
-	res.Cost = m.costs[res.Identity.Plan].cost(r)
+	res.plan = m.planOf(res.Identity.Plan)
+	res.Cost = res.plan.costs.cost(r)
 	return m.decide(r.Context(), res)
 }
 

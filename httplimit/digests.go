@@ -1,0 +1,135 @@
+package httplimit
+
+import (
+	"crypto/subtle"
+	"hash/maphash"
+	"math/rand/v2"
+	"strings"
+	"sync/atomic"
+)
+
+// Bounds of the digest cache.
+const (
+	// minDigestBuckets and maxDigestBuckets bound its size: one bucket
+	// (4 entries) per 2 listed keys, rounded up to a power of two.
+	minDigestBuckets = 1 << 10
+	maxDigestBuckets = 1 << 14
+	// maxCachedKeyLen is the longest raw API key the cache keeps; longer
+	// ones (rare: common key formats are under 128 bytes) are hashed on
+	// every request.
+	maxCachedKeyLen = 256
+)
+
+// digestCache remembers, for recently seen API keys, what they resolved to
+// (the identity their SHA-256 names), so that a returning key skips the
+// hash and the lookups — about a quarter of the middleware's time before it
+// existed. It is a fixed array of 4-entry buckets, each one cache line of
+// hash tags and entry pointers; a key's bucket is chosen by a seeded hash of
+// the raw key, and a new key takes an empty entry of its bucket or else
+// replaces one at random (a fixed choice could make keys used in turn evict
+// each other forever). Its size never grows: a flood of made-up keys only
+// replaces entries, and a replaced key is hashed again on its next request.
+// It holds at most 4 × maxDigestBuckets entries of under 200 bytes plus the
+// raw keys longer than 64 bytes (at most 256 each): 1 MB for the smallest
+// cache, about 30 MB for the largest, which takes 8,192 listed keys or more.
+//
+// The trade-off: the raw keys of recent clients stay in process memory, as
+// each request's headers already are while it is served. They are never
+// logged or exported, and never compared in variable time: a lookup compares
+// a raw key only with entries whose seeded 64-bit hash equals the key's, in
+// constant time (crypto/subtle's comparison).
+//
+// Entries are immutable once published and every slot is read and written
+// atomically, so lookups take no lock; it is safe for concurrent use.
+type digestCache struct {
+	seed    maphash.Seed
+	mask    uint64
+	buckets []digestBucket
+}
+
+// digestBucket is four entries and their hashes (tag = hash|1, 0 = empty),
+// read first so that a lookup follows only a matching entry's pointer.
+// A tag and its pointer are not updated together: the tag only filters,
+// the entry's own hash and raw key decide.
+type digestBucket struct {
+	tags    [4]atomic.Uint64
+	entries [4]atomic.Pointer[digestEntry]
+}
+
+// digestEntry is what one raw API key resolved to.
+type digestEntry struct {
+	hash uint64 // the seeded hash of the raw key
+	// listed: id is a listed key's identity; otherwise only id.Subject is
+	// set (the key is a client of its own) and the caller sets the plan.
+	listed bool
+	id     Identity
+	// The raw key: in short when it fits (one memory access less), else a
+	// copy in long.
+	n     int
+	short [64]byte
+	long  string
+}
+
+func newDigestCache(listed int) *digestCache {
+	n := minDigestBuckets
+	for 2*n < listed && n < maxDigestBuckets {
+		n *= 2
+	}
+	return &digestCache{seed: maphash.MakeSeed(), mask: uint64(n - 1), buckets: make([]digestBucket, n)}
+}
+
+// hash returns the seeded hash of raw.
+func (c *digestCache) hash(raw string) uint64 { return maphash.String(c.seed, raw) }
+
+// get returns the entry of raw, whose hash is h, or nil.
+func (c *digestCache) get(raw string, h uint64) *digestEntry {
+	b := &c.buckets[h&c.mask]
+	for i := range b.tags {
+		if b.tags[i].Load() != h|1 {
+			continue
+		}
+		if e := b.entries[i].Load(); e != nil && e.hash == h && e.is(raw) {
+			return e
+		}
+	}
+	return nil
+}
+
+// put remembers raw, whose hash is h, as resolving to id.
+func (c *digestCache) put(raw string, h uint64, listed bool, id Identity) {
+	e := &digestEntry{hash: h, listed: listed, id: id, n: len(raw)}
+	if len(raw) <= len(e.short) {
+		copy(e.short[:], raw)
+	} else {
+		e.long = strings.Clone(raw)
+	}
+	b := &c.buckets[h&c.mask]
+	i := 0
+	for i < len(b.entries) && !b.entries[i].CompareAndSwap(nil, e) {
+		i++
+	}
+	if i == len(b.entries) {
+		i = rand.IntN(len(b.entries))
+		b.entries[i].Store(e)
+	}
+	b.tags[i].Store(h | 1)
+}
+
+// is reports, in constant time for a given length, whether e is raw's.
+func (e *digestEntry) is(raw string) bool {
+	if e.n != len(raw) {
+		return false
+	}
+	var v byte
+	if e.n <= len(e.short) {
+		s := e.short[:e.n]
+		for i := range s {
+			v |= s[i] ^ raw[i]
+		}
+	} else {
+		for i := 0; i < len(raw); i++ {
+			v |= e.long[i] ^ raw[i]
+		}
+	}
+	return subtle.ConstantTimeByteEq(v, 0) == 1
+}

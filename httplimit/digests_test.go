@@ -1,0 +1,149 @@
+package httplimit
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sluice-dev/sluice/config"
+)
+
+// digestConfig lists n keys "key-0" … "key-<n-1>" on the pro plan.
+func digestConfig(t testing.TB, n int, unknownKeys string) *config.Config {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "identity: {unknown_keys: %s}\nplans:\n  free: {limits: [{name: per-minute, algorithm: fixed-window, quantity: 5, window: 1m}]}\n", unknownKeys)
+	b.WriteString("  pro: {limits: [{name: per-minute, algorithm: fixed-window, quantity: 50, window: 1m}]}\ndefault_plan: free\nkeys:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  - {name: k%d, sha256: %x, plan: pro}\n", i, sha256.Sum256([]byte(fmt.Sprintf("key-%d", i))))
+	}
+	cfg, err := config.Parse("keys.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// uncached resolves raw as lookupKey does, without the cache.
+func uncached(id *identifier, raw string, unlisted bool) (Identity, bool) {
+	sum := sha256.Sum256([]byte(raw))
+	if k := id.keys[sum]; k != nil {
+		return *k, true
+	}
+	if unlisted {
+		return Identity{Kind: KindAPIKey, Subject: keySubject(sum)}, false
+	}
+	return Identity{}, false
+}
+
+func TestDigestCacheResolvesKeysAsHashingDoes(t *testing.T) {
+	id := newIdentifier(digestConfig(t, 100, "ip"))
+	keys := []string{"key-0", "key-99", "key-100", "", "k", strings.Repeat("x", 64), strings.Repeat("y", 65),
+		strings.Repeat("z", maxCachedKeyLen), strings.Repeat("w", maxCachedKeyLen+1), "key-1\x00", "KEY-1"}
+	for i := range 100 {
+		keys = append(keys, fmt.Sprintf("key-%d", i))
+	}
+	for round := range 3 { // the first resolves by hashing, the next from the cache
+		for _, unlisted := range []bool{false, true} {
+			for _, k := range keys {
+				got, gotListed := id.lookupKey(k, unlisted)
+				want, wantListed := uncached(id, k, unlisted)
+				if got != want || gotListed != wantListed {
+					t.Fatalf("round %d, unlisted %v: key %.20q resolved to %+v %v, want %+v %v", round, unlisted, k, got, gotListed, want, wantListed)
+				}
+			}
+		}
+	}
+	if got, listed := id.lookupKey("key-7", false); !listed || got.KeyName != "k7" || got.Plan.Name != "pro" {
+		t.Errorf("key-7 resolved to %+v", got)
+	}
+	// The decision API caches unlisted keys as clients of their own; the
+	// middleware, whose unlisted keys are not (unknown_keys: ip), must still
+	// see no identity in them.
+	id.lookupKey("never-listed", true)
+	if got, listed := id.lookupKey("never-listed", false); listed || got != (Identity{}) {
+		t.Errorf("a cached unlisted key became an identity: %+v", got)
+	}
+}
+
+// A flood of made-up keys replaces entries and nothing else: the cache
+// holds no more entries than it has, the heap does not grow with the flood,
+// and listed keys still resolve (by hashing again when they were evicted).
+func TestDigestCacheStaysBoundedUnderAKeyFlood(t *testing.T) {
+	id := newIdentifier(digestConfig(t, 10, "key"))
+	flood := func(from, to int) {
+		for i := from; i < to; i++ {
+			if _, listed := id.lookupKey(fmt.Sprintf("flood-%d-%s", i, strings.Repeat("f", i%200)), true); listed {
+				t.Errorf("flood key %d resolved as listed", i)
+				return
+			}
+		}
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	slots := 4 * len(id.digests.buckets)
+	flood(0, 2*slots) // fill it
+	before := heap()
+	flood(2*slots, 100*slots)
+	after := heap()
+	held := 0
+	for i := range id.digests.buckets {
+		for j := range id.digests.buckets[i].entries {
+			if id.digests.buckets[i].entries[j].Load() != nil {
+				held++
+			}
+		}
+	}
+	t.Logf("%d buckets, %d entries held after %d keys; heap in use %.1f MB full, %.1f MB after the flood",
+		len(id.digests.buckets), held, 100*slots, float64(before)/(1<<20), float64(after)/(1<<20))
+	if held > slots {
+		t.Errorf("%d entries held in %d slots", held, slots)
+	}
+	if after > before+4<<20 {
+		t.Errorf("heap in use grew from %.1f to %.1f MB during the flood", float64(before)/(1<<20), float64(after)/(1<<20))
+	}
+	for i := range 10 {
+		if got, listed := id.lookupKey(fmt.Sprintf("key-%d", i), false); !listed || got.KeyName != fmt.Sprintf("k%d", i) {
+			t.Errorf("key-%d resolved to %+v after the flood", i, got)
+		}
+	}
+}
+
+// Readers and writers of one small cache at once (run with -race): every
+// lookup still resolves as hashing does.
+func TestDigestCacheConcurrentLookups(t *testing.T) {
+	id := newIdentifier(digestConfig(t, 200, "key"))
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 20_000 {
+				k := fmt.Sprintf("key-%d", (i*7+g*13)%400) // half listed, half not
+				got, listed := id.lookupKey(k, true)
+				want, wantListed := uncached(id, k, true)
+				if got != want || listed != wantListed {
+					t.Errorf("%s resolved to %+v, want %+v", k, got, want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestDigestCacheSize(t *testing.T) {
+	for _, tt := range []struct{ listed, buckets int }{
+		{0, minDigestBuckets}, {2 * minDigestBuckets, minDigestBuckets}, {2*minDigestBuckets + 1, 2 * minDigestBuckets},
+		{10_000, 8192}, {1 << 30, maxDigestBuckets},
+	} {
+		if got := len(newDigestCache(tt.listed).buckets); got != tt.buckets {
+			t.Errorf("%d listed keys: %d buckets, want %d", tt.listed, got, tt.buckets)
+		}
+	}
+}
