@@ -135,15 +135,18 @@ func sluiceScript(dir string) (string, error) {
 	return b.String(), nil
 }
 
-// sluiceScriptArgs are the apply script's arguments for one GCRA check of
-// l, cost 1, as redis.Store sends them (see redis/script.go).
+// sluiceScriptArgs are the apply script's arguments for one call of one
+// GCRA check of l, cost 1, as redis.Store sends a call alone (see
+// redis/lua/apply.lua: time, least TTL, mode, token, a table of 1 limit,
+// then 1 call of 1 check: limit 1, cost 1).
 func sluiceScriptArgs(l sluice.Limit, key string) []string {
 	q, w := l.Quantity(), int64(l.Window()/time.Microsecond)
 	g := int64(gcd(int(q), int(w)))
-	return []string{"1", key, "", "1", "a", "",
+	return []string{"1", key, "", "1", "a", "", "1",
 		strconv.Itoa(int(l.Algorithm())), strconv.FormatInt(q, 10), strconv.FormatInt(w, 10),
 		strconv.FormatInt(l.Burst(), 10), strconv.FormatInt(q/g, 10), strconv.FormatInt(w/g, 10),
-		strconv.FormatInt(int64(l.MaxWait()/time.Microsecond), 10), "1", "0"}
+		strconv.FormatInt(int64(l.MaxWait()/time.Microsecond), 10), "0",
+		"1", "1", "1", "1"}
 }
 
 // redisRun is one closed-loop measurement of one peer.
@@ -155,6 +158,7 @@ type redisRun struct {
 	redisCPU, selfCPU time.Duration
 	machine           MachineCPU
 	scriptUs          float64
+	scriptCalls       float64 // script runs during the measurement
 	problem           string
 }
 
@@ -213,7 +217,7 @@ func RunRedis(w io.Writer, o RedisOptions) ([]Target, error) {
 		{"ceiling-gcra", "redis_rate's GCRA script (GET + SET EX)", GCRAScript,
 			[]string{"1", "ceil:gcra:__rand_int__", rate, rate, "1", "1"}, 0},
 		{"ceiling-sluice", "sluice's own apply.lua for one GCRA check (HMGET + HSET + PEXPIRE)", sluiceSrc,
-			sluiceScriptArgs(limit, sluiceredis.Key("ceil:__rand_int__", limit.Name())), 1},
+			sluiceScriptArgs(limit, sluiceredis.Key("ceil:__rand_int__", limit.Name())), 2},
 	}
 	shas := make([]string, len(ceilings))
 	rc := srv.Client(1)
@@ -295,12 +299,13 @@ func RunRedis(w io.Writer, o RedisOptions) ([]Target, error) {
 		"redis-server and this process (the client) used during the best round (from /proc; redis-server is single-threaded, "+
 		"so 100%% means Redis is the bottleneck); redis CPU µs/decision: redis-server's CPU time per decision, network "+
 		"included; script µs/call: INFO commandstats' usec_per_call of EVALSHA (EVAL for throttled), the script's run "+
+		"(for sluice one run decides a batch of calls, see redis.WithBatching); decisions/call: decisions per script run "+
 		"inside Redis; irq, others: the share of one core spent in interrupts and softirqs (the kernel's loopback "+
 		"networking) and by everything else on the machine (other work, kernel threads) during that round.\n\n",
 		version, RedisWorkers, RedisKeys, RedisKeys-1, Rate, Rate)
 	var sluiceBest, sluiceServerBest, fastestPeer float64
 	fastestName := ""
-	rows := [][]string{{"library", "decisions/s", "median", "× sluice", "redis CPU", "client CPU", "redis CPU µs/decision", "script µs/call", "irq", "others", "errors", "refused"}}
+	rows := [][]string{{"library", "decisions/s", "median", "× sluice", "redis CPU", "client CPU", "redis CPU µs/decision", "script µs/call", "decisions/call", "irq", "others", "errors", "refused"}}
 	for i, p := range RedisPeers {
 		b := best[i]
 		rates := make([]float64, len(runs[i]))
@@ -321,7 +326,7 @@ func RunRedis(w io.Writer, o RedisOptions) ([]Target, error) {
 		_ = fastestName
 		rows = append(rows, []string{p.Name, fmt.Sprintf("%.0f", b.res.Rate()), fmt.Sprintf("%.0f", median(rates)),
 			"", pctOf(b.redisCPU, b.res.Elapsed), pctOf(b.selfCPU, b.res.Elapsed),
-			perCall(b.redisCPU, b.res.Calls), fmt.Sprintf("%.1f", b.scriptUs), pctOf(b.machine.IRQ, b.res.Elapsed),
+			perCall(b.redisCPU, b.res.Calls), fmt.Sprintf("%.1f", b.scriptUs), perScript(b.res.Calls, b.scriptCalls), pctOf(b.machine.IRQ, b.res.Elapsed),
 			pctOf(max(0, b.machine.Busy-b.machine.IRQ-b.redisCPU-b.selfCPU), b.res.Elapsed),
 			strconv.FormatInt(errs, 10), strconv.FormatInt(refused, 10)})
 	}
@@ -337,7 +342,7 @@ func RunRedis(w io.Writer, o RedisOptions) ([]Target, error) {
 		}
 		rows = append(rows, []string{c.name, fmt.Sprintf("%.0f", bestCeil[i].rps), fmt.Sprintf("%.0f", median(rps)),
 			fmt.Sprintf("%.2f", sluiceBest/bestCeil[i].rps), pctOf(bestCeil[i].redisCPU, bestCeil[i].elapsed), "-",
-			perCall(bestCeil[i].redisCPU, int64(bestCeil[i].calls)), fmt.Sprintf("%.1f", bestCeil[i].scriptUs), "-", "-", "-", "-"})
+			perCall(bestCeil[i].redisCPU, int64(bestCeil[i].calls)), fmt.Sprintf("%.1f", bestCeil[i].scriptUs), "1.0", "-", "-", "-", "-"})
 	}
 	WriteTable(w, rows)
 	fmt.Fprintln(w)
@@ -446,19 +451,20 @@ func measureRedis(srv *RedisServer, inst RedisInstance, keys []string, d time.Du
 		r0, s0, m0 = CPUTime(srv.Pid()), CPUTime(0), ReadMachineCPU()
 	}, End: func() {
 		run.redisCPU, run.selfCPU, run.machine = CPUTime(srv.Pid())-r0, CPUTime(0)-s0, ReadMachineCPU().Sub(m0)
-		run.scriptUs = scriptUsec(srv)
+		run.scriptUs, run.scriptCalls = scriptUsec(srv)
 	}})
 	run.problem = inst.Check()
 	return run
 }
 
 // scriptUsec is Redis's usec_per_call of the script command most called
-// (EVALSHA or EVAL) since the last CONFIG RESETSTAT: the time a script
-// run takes inside Redis, the commands it calls included.
-func scriptUsec(srv *RedisServer) float64 {
+// (EVALSHA or EVAL) since the last CONFIG RESETSTAT — the time a script
+// run takes inside Redis, the commands it calls included — and its number
+// of calls.
+func scriptUsec(srv *RedisServer) (usecPerCall, calls float64) {
 	v, err := srv.Do("INFO", "commandstats")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	s, _ := v.(string)
 	most, usec := 0.0, 0.0
@@ -480,7 +486,7 @@ func scriptUsec(srv *RedisServer) float64 {
 			most, usec = calls, per
 		}
 	}
-	return usec
+	return usec, most
 }
 
 // runCeiling runs redis-benchmark pipelined: a calibration run, then one
@@ -505,6 +511,7 @@ func runCeiling(srv *RedisServer, bin, sha string, c ceiling, d time.Duration) (
 		if err != nil {
 			return ceilingRun{}, fmt.Errorf("redis-benchmark %s: %q: %w", c.name, out, err)
 		}
+		usec, _ := scriptUsec(srv)
 		q := make([]string, len(args))
 		for i, a := range args {
 			switch {
@@ -516,7 +523,7 @@ func runCeiling(srv *RedisServer, bin, sha string, c ceiling, d time.Duration) (
 			q[i] = a
 		}
 		return ceilingRun{rps: rps, p50: recs[1][4], p99: recs[1][6], redisCPU: cpu, elapsed: elapsed, calls: n,
-			scriptUs: scriptUsec(srv), cmd: "redis-benchmark " + strings.Join(q, " ")}, nil
+			scriptUs: usec, cmd: "redis-benchmark " + strings.Join(q, " ")}, nil
 	}
 	cal, err := do(ceilingMinRequests)
 	if err != nil {
@@ -576,4 +583,12 @@ func median(v []float64) float64 {
 		return v[n/2]
 	}
 	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// perScript formats decisions per script run, or "-" when unknown.
+func perScript(decisions int64, scriptCalls float64) string {
+	if scriptCalls <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", float64(decisions)/scriptCalls)
 }

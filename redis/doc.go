@@ -36,8 +36,9 @@
 // family (fixed_window.lua; sliding_log.lua, also for concurrency leases;
 // sliding_counter.lua; bucket.lua for token bucket, leaky bucket and GCRA),
 // shared helpers (arith.lua, state.lua) and three entry points concatenated
-// with them at load time: apply.lua, which decides every check of one call
-// that lives in one slot all-or-nothing exactly as sluice.DecideBatch;
+// with them at load time: apply.lua, which decides every check of a call
+// that lives in one slot all-or-nothing exactly as sluice.DecideBatch (or
+// of several calls, see Batching);
 // refund.lua, which undoes a reservation; and release.lua, which gives
 // concurrency leases back. A call's apply script carries only the families
 // its checks use, since Lua defines every function of a script on each
@@ -51,6 +52,21 @@
 // products up to 2^86 — are computed by exact shift-and-add division
 // (arith.lua). Numbers are written to Redis with "%.0f", never Lua's
 // default "%.14g", which rounds.
+//
+// # Batching
+//
+// Under load, most of Redis's time for a small script goes to running a
+// command and a script at all, not to the decision. On a standalone server
+// or with Sentinel the store therefore batches (group commit): while
+// DefaultBatchRuns scripts are in flight, further calls wait, and as soon as
+// one run returns, everything waiting is sent as one script run that decides
+// the calls one after another at one instant, each atomically and
+// all-or-nothing, each with its own statuses or its own error (a call that
+// fails, say on a key holding a foreign type, does not fail the others). A
+// call that finds fewer runs in flight is sent at once, so a lightly loaded
+// store adds no wait; a call whose context ends while it waits consumes
+// nothing. WithBatching tunes or disables it. On a Cluster a script can only
+// touch one slot, so calls are not batched there.
 //
 // # Checks that span slots
 //

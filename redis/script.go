@@ -95,22 +95,36 @@ const statusWords = 6
 // the refill rate): its arrival times, now plus that, stay below 2^53.
 const maxExactDebt = 1 << 52
 
-// appendCheckArgs appends c's script arguments: algorithm, quantity, window
-// (µs), burst, rq, rw (the rate q/w in lowest terms, as ticks), max wait
-// (µs), cost and shadow.
-func appendCheckArgs(args []string, c *sluice.Check) ([]string, error) {
-	l := c.Limit
+// limitArgs is the number of script arguments per limit in apply.lua's
+// table of limits (LIMIT_ARGS).
+const limitArgs = 8
+
+// validateCheck reports whether the scripts can decide c: a valid limit,
+// and for GCRA a debt that stays exact in Lua's numbers.
+func validateCheck(c *sluice.Check) error {
+	l := &c.Limit
 	if err := l.Err(); err != nil {
-		return args, fmt.Errorf("redis store: %w: %w", sluice.ErrInvalidCheck, err)
+		return fmt.Errorf("redis store: %w: %w", sluice.ErrInvalidCheck, err)
 	}
+	if l.Algorithm() == sluice.AlgorithmGCRA {
+		q, w := l.Quantity(), int64(l.Window()/time.Microsecond)
+		g := gcd(q, w)
+		rq, rw := q/g, w/g
+		if (l.Burst()*rw+int64(l.MaxWait()/time.Microsecond)*rq)/rq >= maxExactDebt {
+			return fmt.Errorf("redis store: %w: %s: a full bucket is %d units of %v/%d each, more than 2^52 µs "+
+				"(about 142 years) of debt, which the Redis scripts cannot keep exact", sluice.ErrInvalidCheck, l, l.Burst(), l.Window(), q)
+		}
+	}
+	return nil
+}
+
+// appendLimitArgs appends l's script arguments: algorithm, quantity, window
+// (µs), burst, rq, rw (the rate q/w in lowest terms, as ticks), max wait
+// (µs) and shadow.
+func appendLimitArgs(args []string, l *sluice.Limit) []string {
 	q, w, b := l.Quantity(), int64(l.Window()/time.Microsecond), l.Burst()
 	mw := int64(l.MaxWait() / time.Microsecond)
 	g := gcd(q, w)
-	rq, rw := q/g, w/g
-	if l.Algorithm() == sluice.AlgorithmGCRA && (b*rw+mw*rq)/rq >= maxExactDebt {
-		return args, fmt.Errorf("redis store: %w: %s: a full bucket is %d units of %v/%d each, more than 2^52 µs "+
-			"(about 142 years) of debt, which the Redis scripts cannot keep exact", sluice.ErrInvalidCheck, l, b, l.Window(), q)
-	}
 	shadow := "0"
 	if l.Shadow() {
 		shadow = "1"
@@ -120,12 +134,24 @@ func appendCheckArgs(args []string, c *sluice.Check) ([]string, error) {
 		strconv.FormatInt(q, 10),
 		strconv.FormatInt(w, 10),
 		strconv.FormatInt(b, 10),
-		strconv.FormatInt(rq, 10),
-		strconv.FormatInt(rw, 10),
+		strconv.FormatInt(q/g, 10),
+		strconv.FormatInt(w/g, 10),
 		strconv.FormatInt(mw, 10),
-		strconv.FormatInt(c.Cost, 10),
 		shadow,
-	), nil
+	)
+}
+
+// appendCheckArgs appends c's script arguments as refund.lua and
+// release.lua read them (CHECK_ARGS): its limit's arguments, then its cost
+// and shadow.
+func appendCheckArgs(args []string, c *sluice.Check) ([]string, error) {
+	if err := validateCheck(c); err != nil {
+		return args, err
+	}
+	args = appendLimitArgs(args, &c.Limit)
+	shadow := args[len(args)-1]
+	args[len(args)-1] = strconv.FormatInt(c.Cost, 10)
+	return append(args, shadow), nil
 }
 
 func gcd(a, b int64) int64 {

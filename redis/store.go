@@ -27,6 +27,7 @@ type Store struct {
 	timeout time.Duration
 	now     func() time.Time // nil: Redis's TIME
 	minTTL  string           // least TTL of a write, ms
+	batch   *batcher         // nil: one script run per call
 }
 
 // New returns a Store that keeps its state through client, which may be a
@@ -34,7 +35,7 @@ type Store struct {
 // building one). The caller keeps ownership of client: Close does not close
 // it.
 func New(client rueidis.Client, opts ...Option) *Store {
-	o := options{timeout: DefaultTimeout}
+	o := options{timeout: DefaultTimeout, batchRuns: DefaultBatchRuns}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -44,6 +45,9 @@ func New(client rueidis.Client, opts ...Option) *Store {
 		timeout: o.timeout,
 		now:     o.now,
 		minTTL:  "1",
+	}
+	if o.batchRuns > 0 && !s.cluster {
+		s.batch = &batcher{runs: o.batchRuns}
 	}
 	if o.now != nil {
 		s.minTTL = strconv.FormatInt(testTTL.Milliseconds(), 10)
@@ -86,8 +90,17 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 	}
 	groups := s.groups(keys)
 	if len(groups) == 1 {
-		r, err := s.run(ctx, modeApply, "", checks, keys, groups[0], out)
-		return r.now, err
+		c, err := newCall(checks, keys, groups[0], out)
+		if err != nil {
+			return 0, err
+		}
+		if s.batch != nil {
+			err = s.batch.apply(ctx, s, c)
+		} else {
+			s.runCalls(ctx, modeApply, "", []*call{c})
+			err = c.err
+		}
+		return c.now, err
 	}
 	return s.crossSlot(ctx, checks, keys, groups, out)
 }
@@ -119,64 +132,27 @@ func (s *Store) groups(keys []string) [][]int {
 	return groups
 }
 
-// result is what one script run reports besides the statuses.
-type result struct {
-	now     int64
-	refused bool     // an enforcing check of the group was refused
-	undo    []string // mode reserve: per check mark, dump, expiry
-}
-
 // run decides the checks idx (all in one slot) with one apply.lua run in
 // the given mode, writing their statuses to out.
-func (s *Store) run(ctx context.Context, mode, token string, checks []sluice.Check, keys []string, idx []int, out []sluice.Status) (result, error) {
-	var r result
-	gkeys := make([]string, len(idx))
-	args := make([]string, 0, 4+checkArgs*len(idx))
-	args = append(args, s.timeArg(), s.minTTL, mode, token)
-	families := 0
-	for j, i := range idx {
-		gkeys[j] = keys[i]
-		families |= family(checks[i].Limit.Algorithm())
-		var err error
-		if args, err = appendCheckArgs(args, &checks[i]); err != nil {
-			return r, err
-		}
-	}
-	msgs, err := applyScripts[families].Exec(ctx, s.client, gkeys, args).ToArray()
+func (s *Store) run(ctx context.Context, mode, token string, checks []sluice.Check, keys []string, idx []int, out []sluice.Status) (*call, error) {
+	c, err := newCall(checks, keys, idx, out)
 	if err != nil {
-		return r, s.fail("apply script", err)
+		return nil, err
 	}
-	want := 1 + statusWords*len(idx)
-	if mode == modeReserve {
-		want += 3 * len(idx)
-	}
-	if len(msgs) != want {
-		return r, s.fail("apply script", fmt.Errorf("reply of %d words, want %d", len(msgs), want))
-	}
-	if r.now, err = msgs[0].AsInt64(); err != nil {
-		return r, s.fail("apply script", err)
-	}
-	for j, i := range idx {
-		if out[i], err = readStatus(msgs, 1+statusWords*j); err != nil {
-			return r, s.fail("apply script", err)
-		}
-		if !out[i].Allowed && !checks[i].Limit.Shadow() {
-			r.refused = true
-		}
-	}
-	if mode == modeReserve {
-		r.undo = make([]string, 3*len(idx))
-		for j := range r.undo {
-			msg := msgs[1+statusWords*len(idx)+j]
-			if n, err := msg.AsInt64(); err == nil && msg.IsInt64() {
-				r.undo[j] = strconv.FormatInt(n, 10)
-			} else if r.undo[j], err = msg.ToString(); err != nil {
-				return r, s.fail("apply script", err)
-			}
-		}
-	}
-	return r, nil
+	s.runCalls(ctx, mode, token, []*call{c})
+	return c, c.err
 }
+
+// undoWord reads one undo word of a reserve run's reply: a number or a
+// string.
+func undoWord(msg rueidis.RedisMessage) (string, error) {
+	if n, err := msg.AsInt64(); err == nil && msg.IsInt64() {
+		return strconv.FormatInt(n, 10), nil
+	}
+	return msg.ToString()
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
 
 // timeArg is the scripts' ARGV[1]: the test clock, or "" for Redis's TIME.
 func (s *Store) timeArg() string {

@@ -49,6 +49,20 @@ local function load(c, st, now, limit)
   return base, missing - elapsed * rq
 end
 
+-- view sets v's remaining and reset-after for a bucket of cap ticks seen
+-- ahead µs from now, missing m ticks (far: the debt load returned instead).
+local function view(c, v, cap, ahead, m, far)
+  if far and m == nil then
+    v.rem, v.reset = 0, far.d + (far.f > 0 and 1 or 0)
+    return v
+  end
+  if m < cap then
+    v.rem = divmod(cap - m, c.rw)
+  end
+  v.reset = ahead + ceildiv(m, c.rq)
+  return v
+end
+
 function bucket.decide(c, st, now, cost)
   local b, rq, rw = c.b, c.rq, c.rw
   local cap = b * rw            -- ticks in a full bucket
@@ -56,21 +70,8 @@ function bucket.decide(c, st, now, cost)
   local base, missing, far = load(c, st, now, limit)
   local ahead = base - now
 
-  -- view sets remaining and reset-after for a bucket missing m ticks.
-  local function view(v, m)
-    if far and m == nil then
-      v.rem, v.reset = 0, far.d + (far.f > 0 and 1 or 0)
-      return v
-    end
-    if m < cap then
-      v.rem = divmod(cap - m, rw)
-    end
-    v.reset = ahead + ceildiv(m, rq)
-    return v
-  end
-
   if cost == 0 or cost > b then
-    local v = view(verdict(cost == 0), missing)
+    local v = view(c, verdict(cost == 0), cap, ahead, missing, far)
     if cost > b then
       v.retry = NEVER
     end
@@ -78,12 +79,12 @@ function bucket.decide(c, st, now, cost)
   end
   local need = cost * rw -- cost ≤ b, so need ≤ cap ≤ 2^53
   if far then
-    local v = view(verdict(false), nil)
+    local v = view(c, verdict(false), cap, ahead, nil, far)
     v.retry = far.d + ceildiv(far.f - (limit - need), rq)
     return v
   end
   if missing > limit - need then
-    local v = view(verdict(false), missing)
+    local v = view(c, verdict(false), cap, ahead, missing, far)
     v.retry = ahead + ceildiv(missing - (limit - need), rq)
     return v
   end
@@ -94,19 +95,19 @@ function bucket.decide(c, st, now, cost)
     if delay > c.mw then
       -- Only after a clock step back (ahead > 0): the wait from now would
       -- pass the max wait although the wait from base does not.
-      local v = view(verdict(false), missing)
+      local v = view(c, verdict(false), cap, ahead, missing, far)
       v.retry = delay - c.mw
       return v
     end
   end
-  local v = view(verdict(true), after)
+  local v = view(c, verdict(true), cap, ahead, after, far)
   v.delay = delay
   return v, {t = base, a = after, before = missing}
 end
 
 function bucket.write(c, st, nxt, g)
   if c.alg == GCRA then
-    redis.call('HSET', c.key, 'g', g, 't', fmt(nxt.t), 'a', fmt(nxt.a), 'b', fmt(c.rq))
+    redis.call('HSET', c.key, 'g', g, 't', fmt(nxt.t), 'a', fmt(nxt.a), 'b', c.rq_text)
   else
     redis.call('HSET', c.key, 'g', g, 't', fmt(nxt.t), 'a', fmt(nxt.a))
   end

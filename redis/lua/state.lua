@@ -15,6 +15,7 @@
 local ALG = {}    -- algorithm number → {decide, write, undo}
 local GCRA = 6    -- sluice.AlgorithmGCRA
 local CONCURRENCY = 7 -- sluice.AlgorithmConcurrency
+local SLIDING_LOG = 2 -- sluice.AlgorithmSlidingLog
 local CHECK_ARGS = 9
 
 -- parse_check reads check i's arguments, which start after ARGV[off]:
@@ -32,6 +33,44 @@ local function parse_check(i, off)
     mw = tonumber(ARGV[off + 7]),
     cost = tonumber(ARGV[off + 8]),
     shadow = ARGV[off + 9] == '1',
+    g = ARGV[off + 1],
+    rq_text = ARGV[off + 5],
+  }
+end
+
+-- LIMIT_ARGS is the number of arguments of a limit in apply.lua's table of
+-- limits: algorithm, quantity, window (µs), burst, rq, rw, max wait (µs)
+-- and shadow (1 or 0).
+local LIMIT_ARGS = 8
+
+-- parse_limits reads count limits whose arguments start after ARGV[off]
+-- into a list of tables holding the numbers parse_check would.
+local function parse_limits(count, off)
+  local limits = {}
+  for j = 1, count do
+    local o = off + (j - 1) * LIMIT_ARGS
+    limits[j] = {
+      alg = tonumber(ARGV[o + 1]),
+      q = tonumber(ARGV[o + 2]),
+      w = tonumber(ARGV[o + 3]),
+      b = tonumber(ARGV[o + 4]),
+      rq = tonumber(ARGV[o + 5]),
+      rw = tonumber(ARGV[o + 6]),
+      mw = tonumber(ARGV[o + 7]),
+      shadow = ARGV[o + 8] == '1',
+      g = ARGV[o + 1], -- the algorithm's tag, as written in g
+      rq_text = ARGV[o + 5],
+    }
+  end
+  return limits
+end
+
+-- check_of returns the check of KEYS[i] under limit l with cost: the same
+-- table parse_check returns.
+local function check_of(i, l, cost)
+  return {
+    key = KEYS[i], alg = l.alg, q = l.q, w = l.w, b = l.b, rq = l.rq, rw = l.rw,
+    mw = l.mw, cost = cost, shadow = l.shadow, g = l.g, rq_text = l.rq_text,
   }
 end
 
@@ -47,7 +86,12 @@ end
 -- absent) and the flags fresh (a key never seen) and foreign (the key holds
 -- another algorithm's state, to be deleted before a write).
 local function load_state(c)
-  local f = redis.call('HMGET', c.key, 'g', 't', 'a', 'b', 'h', 'n')
+  local f
+  if c.alg == SLIDING_LOG or c.alg == CONCURRENCY then
+    f = redis.call('HMGET', c.key, 'g', 't', 'a', 'b', 'h', 'n')
+  else
+    f = redis.call('HMGET', c.key, 'g', 't', 'a', 'b')
+  end
   local alg = alg_of(f[1])
   if alg ~= c.alg then
     return {fresh = true, foreign = f[1] ~= false, t = 0, a = 0, b = 0, h = 0, n = 0}
@@ -86,12 +130,13 @@ local function push(out, v)
   if v.ok then
     retry = 0
   end
-  out[#out + 1] = v.ok and 1 or 0
-  out[#out + 1] = v.rem
-  out[#out + 1] = v.reset
-  out[#out + 1] = retry
-  out[#out + 1] = v.delay
-  out[#out + 1] = v.lease
+  local n = #out
+  out[n + 1] = v.ok and 1 or 0
+  out[n + 2] = v.rem
+  out[n + 3] = v.reset
+  out[n + 4] = retry
+  out[n + 5] = v.delay
+  out[n + 6] = v.lease
 end
 
 -- script_now returns the time of the script: ARGV[1] when a test passes

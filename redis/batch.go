@@ -1,0 +1,256 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/redis/rueidis"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// DefaultBatchRuns is how many apply scripts a Store keeps in flight at
+// once before it starts to batch calls (see WithBatching).
+const DefaultBatchRuns = 4
+
+// maxBatchChecks bounds the checks of one batched script run, so that one
+// run never holds Redis for long (about 1 ms at a few µs per check).
+const maxBatchChecks = 256
+
+// call is the part of one Apply that one apply.lua run decides: the checks
+// idx of checks, all in one slot.
+type call struct {
+	checks []sluice.Check
+	keys   []string
+	idx    []int
+	out    []sluice.Status
+
+	// The outcome, set by the run that decides the call.
+	now     int64
+	refused bool     // an enforcing check was refused
+	undo    []string // mode reserve: per check mark, dump, expiry
+	err     error
+
+	// Batching: done is closed when the call is decided, or when it must
+	// lead the run of batch.
+	done  chan struct{}
+	batch []*call
+}
+
+// newCall prepares the checks idx of checks (all in one slot) for a
+// script run, validating their limits.
+func newCall(checks []sluice.Check, keys []string, idx []int, out []sluice.Status) (*call, error) {
+	for _, i := range idx {
+		if err := validateCheck(&checks[i]); err != nil {
+			return nil, err
+		}
+	}
+	return &call{checks: checks, keys: keys, idx: idx, out: out}, nil
+}
+
+// runCalls decides calls with one apply.lua run in mode (with token for a
+// reservation), setting each call's outcome. A failure of the run as a
+// whole is every call's error.
+func (s *Store) runCalls(ctx context.Context, mode, token string, calls []*call) {
+	nkeys := 0
+	for _, c := range calls {
+		nkeys += len(c.idx)
+	}
+	var limits []*sluice.Limit // distinct, in order of first use
+	keys := make([]string, 0, nkeys)
+	refs := make([]string, 0, len(calls)+2*nkeys) // the calls' part of ARGV
+	refs = append(refs, itoa(len(calls)))
+	families := 0
+	for _, c := range calls {
+		refs = append(refs, itoa(len(c.idx)))
+		for _, i := range c.idx {
+			l := &c.checks[i].Limit
+			ref := slices.IndexFunc(limits, func(m *sluice.Limit) bool { return *m == *l })
+			if ref < 0 {
+				ref = len(limits)
+				limits = append(limits, l)
+				families |= family(l.Algorithm())
+			}
+			keys = append(keys, c.keys[i])
+			refs = append(refs, itoa(ref+1), strconv.FormatInt(c.checks[i].Cost, 10))
+		}
+	}
+	args := make([]string, 0, 5+limitArgs*len(limits)+len(refs))
+	args = append(args, s.timeArg(), s.minTTL, mode, token, itoa(len(limits)))
+	for _, l := range limits {
+		args = appendLimitArgs(args, l)
+	}
+	args = append(args, refs...)
+	msgs, err := applyScripts[families].Exec(ctx, s.client, keys, args).ToArray()
+	if err == nil {
+		err = s.readCalls(msgs, mode, calls)
+	}
+	if err != nil {
+		err = s.fail("apply script", err)
+		for _, c := range calls {
+			c.err = err
+		}
+	}
+}
+
+// readCalls sets the outcome of every call from an apply.lua reply. An
+// error is a reply that does not have the expected shape.
+func (s *Store) readCalls(msgs []rueidis.RedisMessage, mode string, calls []*call) error {
+	if len(msgs) == 0 {
+		return errors.New("empty reply")
+	}
+	now, err := msgs[0].AsInt64()
+	if err != nil {
+		return err
+	}
+	pos := 1
+	for _, c := range calls {
+		if pos >= len(msgs) {
+			return fmt.Errorf("reply of %d words, too short for %d calls", len(msgs), len(calls))
+		}
+		c.now = now
+		if !msgs[pos].IsInt64() {
+			text, err := msgs[pos].ToString()
+			if err != nil {
+				return fmt.Errorf("reply word %d: %w", pos, err)
+			}
+			c.err = s.fail("apply script", errors.New(text))
+			pos++
+			continue
+		}
+		pos++
+		want := statusWords * len(c.idx)
+		if mode == modeReserve {
+			want += 3 * len(c.idx)
+		}
+		if len(msgs)-pos < want {
+			return fmt.Errorf("reply of %d words, want at least %d", len(msgs), pos+want)
+		}
+		for j, i := range c.idx {
+			if c.out[i], err = readStatus(msgs, pos+statusWords*j); err != nil {
+				return err
+			}
+			if !c.out[i].Allowed && !c.checks[i].Limit.Shadow() {
+				c.refused = true
+			}
+		}
+		if mode == modeReserve {
+			c.undo = make([]string, 3*len(c.idx))
+			for j := range c.undo {
+				if c.undo[j], err = undoWord(msgs[pos+statusWords*len(c.idx)+j]); err != nil {
+					return err
+				}
+			}
+		}
+		pos += want
+	}
+	if pos != len(msgs) {
+		return fmt.Errorf("reply of %d words, want %d", len(msgs), pos)
+	}
+	return nil
+}
+
+// batcher coalesces concurrent calls into apply.lua runs (group commit). A
+// call that finds fewer than runs scripts in flight is sent at once,
+// together with every call waiting; one that finds runs in flight waits,
+// and the first run to finish hands the waiting calls, as one batch, to the
+// first of them to send. A lone caller thus never waits for a batch, while
+// under load each script run decides many calls: Redis pays its
+// per-command and per-script costs once per batch instead of once per call.
+type batcher struct {
+	mu      sync.Mutex
+	queue   []*call
+	running int
+	runs    int
+}
+
+// apply decides c, possibly in one run with other calls.
+func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
+	if ctx.Err() != nil {
+		return s.fail("apply script", context.Cause(ctx))
+	}
+	b.mu.Lock()
+	if b.running < b.runs {
+		b.running++
+		batch := b.take(c)
+		b.mu.Unlock()
+		return b.lead(ctx, s, batch, c)
+	}
+	c.done = make(chan struct{})
+	b.queue = append(b.queue, c)
+	b.mu.Unlock()
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		b.mu.Lock()
+		for i, q := range b.queue {
+			if q == c { // not sent yet: it consumes nothing
+				b.queue = append(b.queue[:i], b.queue[i+1:]...)
+				b.mu.Unlock()
+				return s.fail("waiting for a batch", context.Cause(ctx))
+			}
+		}
+		b.mu.Unlock()
+		<-c.done // on its way: its run ends by the store's timeout
+	}
+	if c.batch != nil {
+		return b.lead(ctx, s, c.batch, c)
+	}
+	return c.err
+}
+
+// take removes the waiting calls that fit in one run from the queue and
+// returns them, followed by c if not nil. The caller holds b.mu.
+func (b *batcher) take(c *call) []*call {
+	n, checks := 0, 0
+	if c != nil {
+		checks = len(c.idx)
+	}
+	for n < len(b.queue) && (n == 0 && c == nil || checks+len(b.queue[n].idx) <= maxBatchChecks) {
+		checks += len(b.queue[n].idx)
+		n++
+	}
+	batch := make([]*call, 0, n+1)
+	batch = append(batch, b.queue[:n]...)
+	if c != nil {
+		batch = append(batch, c)
+	}
+	rest := copy(b.queue, b.queue[n:])
+	clear(b.queue[rest:])
+	b.queue = b.queue[:rest]
+	return batch
+}
+
+// lead runs batch, which includes self, wakes its other calls, and hands
+// the calls that queued meanwhile to the next leader. The run does not end
+// with the leader's context, whose calls it decides as well: it is bounded
+// by the store's timeout instead.
+func (b *batcher) lead(ctx context.Context, s *Store, batch []*call, self *call) error {
+	rctx := context.WithoutCancel(ctx)
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(rctx, s.timeout)
+		defer cancel()
+	}
+	s.runCalls(rctx, modeApply, "", batch)
+	for _, c := range batch {
+		if c != self {
+			close(c.done)
+		}
+	}
+	b.mu.Lock()
+	if len(b.queue) == 0 {
+		b.running--
+		b.mu.Unlock()
+	} else {
+		next := b.queue[0]
+		next.batch = b.take(nil)
+		b.mu.Unlock()
+		close(next.done)
+	}
+	return self.err
+}

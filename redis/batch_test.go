@@ -1,0 +1,198 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/redistest"
+)
+
+// Calls made at the same time are decided in fewer script runs than calls,
+// and exactly: a batch decides as the same calls one by one.
+func TestConcurrentCallsShareScriptRunsAndStayExact(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	lim := sluice.NewLimiter(New(srv.Client(t)))
+	perHour := sluice.FixedWindow(1000, time.Hour)
+	perDay := sluice.GCRA(1500, 24*time.Hour)
+	srv.MustDo("CONFIG", "RESETSTAT")
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	const workers, each = 64, 50
+	for g := range workers {
+		wg.Go(func() {
+			for i := range each {
+				// Two subjects share one hour and one day: keys of different
+				// calls meet inside one batch.
+				key := "subject-" + strconv.Itoa((g+i)%2)
+				d, err := lim.Allow(context.Background(),
+					sluice.Check{Key: key, Limit: perHour, Cost: 1},
+					sluice.Check{Key: "all", Limit: perDay, Cost: 1})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if d.Allowed {
+					admitted.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	// 2 × 1000 per hour, but 1500 per day for both together.
+	if got := admitted.Load(); got != 1500 {
+		t.Errorf("admitted %d of %d calls, want exactly 1500", got, workers*each)
+	}
+	stats, err := srv.Info("commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := scriptCalls(stats["cmdstat_evalsha"]) + scriptCalls(stats["cmdstat_eval"])
+	t.Logf("%d calls decided in %d script runs", workers*each, runs)
+	if runs <= 0 || runs >= workers*each {
+		t.Errorf("%d script runs for %d calls from %d goroutines: no batching", runs, workers*each, workers)
+	}
+}
+
+// scriptCalls reads calls= from an INFO commandstats line.
+func scriptCalls(line string) int {
+	for _, f := range strings.Split(line, ",") {
+		if v, ok := strings.CutPrefix(f, "calls="); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
+}
+
+// pausedStore returns a store that sends one script run at a time, whose
+// first call is held by CLIENT PAUSE for the returned duration, so that the
+// calls made meanwhile queue up behind it.
+func pausedStore(t *testing.T) (*Store, *redistest.Server) {
+	srv := redistest.Standalone(t)
+	store := New(srv.Client(t), WithBatching(1))
+	if err := store.Apply(context.Background(), []sluice.Check{{Key: "warm", Limit: sluice.PerSecond(1), Cost: 0}},
+		make([]sluice.Status, 1)); err != nil {
+		t.Fatal(err) // loads the script
+	}
+	return store, srv
+}
+
+// waitQueued waits until n calls wait in store's queue.
+func waitQueued(t *testing.T, store *Store, n int) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		store.batch.mu.Lock()
+		got := len(store.batch.queue)
+		store.batch.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d calls queued, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A call that fails inside a batch (its key holds a foreign type) fails
+// alone: the other calls of the batch are decided.
+func TestOneCallFailingInABatchLeavesTheOthersDecided(t *testing.T) {
+	t.Parallel()
+	store, srv := pausedStore(t)
+	srv.MustDo("SET", Key("bad", "per-second"), "not a hash")
+	l := sluice.PerSecond(5)
+	srv.MustDo("CONFIG", "RESETSTAT")
+	srv.MustDo("CLIENT", "PAUSE", "300", "ALL") // holds every command, CONFIG included
+	errs := make([]error, 3)
+	outs := make([][]sluice.Status, 3)
+	var wg sync.WaitGroup
+	apply := func(i int, key string) {
+		outs[i] = make([]sluice.Status, 1)
+		wg.Go(func() {
+			errs[i] = store.Apply(context.Background(), []sluice.Check{{Key: key, Limit: l, Cost: 1}}, outs[i])
+		})
+	}
+	apply(0, "first") // sent, held by the pause
+	waitRunning(t, store)
+	apply(1, "bad")
+	apply(2, "good")
+	waitQueued(t, store, 2)
+	wg.Wait()
+	if errs[0] != nil || !outs[0][0].Allowed {
+		t.Errorf("first call: %v %+v, want allowed", errs[0], outs[0][0])
+	}
+	if !errors.Is(errs[1], sluice.ErrStoreUnavailable) || !strings.Contains(errs[1].Error(), "WRONGTYPE") {
+		t.Errorf("call on a string key: %v, want ErrStoreUnavailable with WRONGTYPE", errs[1])
+	}
+	if errs[2] != nil || !outs[2][0].Allowed || outs[2][0].Remaining != 4 {
+		t.Errorf("good call in the same batch: %v %+v, want allowed with 4 left", errs[2], outs[2][0])
+	}
+	stats, err := srv.Info("commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := scriptCalls(stats["cmdstat_evalsha"]); n != 2 {
+		t.Errorf("3 calls took %d script runs, want 2: the first, then the two queued ones together", n)
+	}
+}
+
+// waitRunning waits until store has a script run in flight.
+func waitRunning(t *testing.T, store *Store) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		store.batch.mu.Lock()
+		running := store.batch.running
+		store.batch.mu.Unlock()
+		if running > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no script run in flight")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A call whose context ends while it waits for a batch returns the
+// context's error and consumes nothing.
+func TestACallCancelledWhileQueuedConsumesNothing(t *testing.T) {
+	t.Parallel()
+	store, srv := pausedStore(t)
+	l := sluice.PerSecond(5)
+	srv.MustDo("CLIENT", "PAUSE", "300", "ALL")
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := store.Apply(context.Background(), []sluice.Check{{Key: "first", Limit: l, Cost: 1}}, make([]sluice.Status, 1)); err != nil {
+			t.Error(err)
+		}
+	})
+	waitRunning(t, store)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- store.Apply(ctx, []sluice.Check{{Key: "gave-up", Limit: l, Cost: 1}}, make([]sluice.Status, 1))
+	}()
+	waitQueued(t, store, 1)
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) || errors.Is(err, sluice.ErrStoreUnavailable) {
+		t.Errorf("cancelled while queued: %v, want context.Canceled", err)
+	}
+	wg.Wait()
+	if n, err := srv.Do("EXISTS", Key("gave-up", "per-second")); err != nil || n != int64(0) {
+		t.Errorf("EXISTS of the cancelled call's key: %v %v, want 0: it consumed", n, err)
+	}
+	waitQueued(t, store, 0)
+	store.batch.mu.Lock()
+	defer store.batch.mu.Unlock()
+	if store.batch.running != 0 {
+		t.Errorf("%d runs still counted in flight", store.batch.running)
+	}
+}
