@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/client"
@@ -24,9 +26,42 @@ const (
 // The wire types of the decision API are the Go client's (client.CheckRequest,
 // client.CheckResponse, client.LimitStatus): one schema for both sides.
 
+// checkScratch is one decision API request's working memory: the body read,
+// the request decoded, the response built and encoded. Pooled per Server.
+type checkScratch struct {
+	body    []byte
+	req     client.CheckRequest
+	cost    int64 // where req.Cost points when the body sets a cost
+	out     client.CheckResponse
+	hdr     http.Header
+	headers map[string]string
+	keys    []string
+}
+
+func newCheckScratch() any {
+	return &checkScratch{body: make([]byte, 0, 1024), hdr: http.Header{}, headers: map[string]string{}}
+}
+
+// maxPooledBody is the largest buffer a checkScratch keeps for the next
+// request: bigger bodies (up to maxCheckBody) are rare and not worth holding.
+const maxPooledBody = 8 << 10
+
+func (s *Server) releaseCheck(sc *checkScratch) {
+	if cap(sc.body) > maxPooledBody {
+		sc.body = make([]byte, 0, 1024)
+	}
+	sc.req, sc.out = client.CheckRequest{}, client.CheckResponse{Limits: sc.out.Limits[:0]}
+	clear(sc.hdr)
+	clear(sc.headers)
+	clear(sc.keys)
+	s.checks.Put(sc)
+}
+
 func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
-	req, err := decodeCheck(w, r)
-	if err != nil {
+	sc := s.checks.Get().(*checkScratch)
+	defer s.releaseCheck(sc)
+	req := &sc.req
+	if err := sc.decode(w, r); err != nil {
 		status := http.StatusBadRequest
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -38,7 +73,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
 	}
 	c := httplimit.Client{Subject: req.Subject, APIKey: req.APIKey, User: req.User, Plan: req.Plan}
 	if req.IP != "" {
-		c.IP, _ = netip.ParseAddr(req.IP) // validated by decodeCheck
+		c.IP, _ = netip.ParseAddr(req.IP) // validated by decode
 	}
 	cost := int64(-1)
 	if req.Cost != nil {
@@ -56,15 +91,23 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
 			"The limiter could not decide (its store is unreachable). Apply your own fallback and retry.")
 		return
 	}
-	defer st.mw.Release(res)
-	writeJSON(w, http.StatusOK, s.checkResponse(st.mw, res))
+	sc.fill(st.mw, res)
+	// The response refers to res (its Violated): encode it before Release.
+	sc.body = appendCheckResponse(sc.body[:0], &sc.out, &sc.keys)
+	st.mw.Release(res)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(sc.body)
 }
 
-func (s *Server) checkResponse(mw *httplimit.Middleware, res *httplimit.Result) client.CheckResponse {
+// fill builds the response to res in sc.out. It refers to res, which must
+// outlive sc.out's use.
+func (sc *checkScratch) fill(mw *httplimit.Middleware, res *httplimit.Result) {
 	d := &res.Decision
-	out := client.CheckResponse{Allowed: true, Identity: res.Identity.Kind, Cost: res.Cost, Exempt: res.Exempt}
+	out := &sc.out
+	*out = client.CheckResponse{Allowed: true, Identity: res.Identity.Kind, Cost: res.Cost, Exempt: res.Exempt, Limits: out.Limits[:0]}
 	if res.Exempt {
-		return out
+		return
 	}
 	out.Allowed = d.Allowed
 	out.Plan = res.Identity.Plan.Name
@@ -73,7 +116,7 @@ func (s *Server) checkResponse(mw *httplimit.Middleware, res *httplimit.Result) 
 	out.ResetAfterMs = ceilMs(d.ResetAfter)
 	out.DelayMs = ceilMs(d.Delay)
 	if !d.Allowed {
-		out.Violated = append([]string(nil), d.Violated...)
+		out.Violated = d.Violated
 		if d.RetryAfter != sluice.Never {
 			out.RetryAfterMs = ceilMs(d.RetryAfter)
 			out.RetryAfter = max(1, (out.RetryAfterMs+999)/1000)
@@ -90,37 +133,77 @@ func (s *Server) checkResponse(mw *httplimit.Middleware, res *httplimit.Result) 
 		}
 		out.Limits = append(out.Limits, ls)
 	}
-	h := http.Header{}
-	mw.WriteHeaders(h, res)
-	out.Headers = map[string]string{}
-	for k, v := range h {
-		out.Headers[k] = strings.Join(v, ", ")
+	clear(sc.hdr)
+	mw.WriteHeaders(sc.hdr, res)
+	clear(sc.headers)
+	for k, v := range sc.hdr {
+		sc.headers[k] = strings.Join(v, ", ")
 	}
-	return out
+	out.Headers = sc.headers
 }
 
-func decodeCheck(w http.ResponseWriter, r *http.Request) (*client.CheckRequest, error) {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxCheckBody))
-	dec.DisallowUnknownFields()
+// decode reads and validates the body of r into sc.req.
+func (sc *checkScratch) decode(w http.ResponseWriter, r *http.Request) error {
+	var err error
+	sc.body, err = readBody(sc.body[:0], http.MaxBytesReader(w, r.Body, maxCheckBody))
+	if err != nil {
+		return tooLong(sc.body, err)
+	}
+	req := &sc.req
+	if !decodeCheckFast(sc.body, req, &sc.cost) {
+		*req = client.CheckRequest{}
+		if err := decodeCheckJSON(sc.body, req); err != nil {
+			return err
+		}
+	}
+	return validCheck(req)
+}
+
+// tooLong is the error of a body that could not be read whole: err, unless
+// the part read (the first maxCheckBody bytes of a longer body) already shows
+// it malformed — then the answer is the 400 that says why, as when the body
+// is read as a stream and decoding stops at the first error.
+func tooLong(part []byte, err error) error {
+	var tooBig *http.MaxBytesError
+	if !errors.As(err, &tooBig) || len(bytes.TrimSpace(part)) == 0 {
+		return err
+	}
 	var req client.CheckRequest
-	if err := dec.Decode(&req); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, err
-		}
+	switch jerr := decodeCheckJSON(part, &req); {
+	case jerr == nil:
+		return errors.New("malformed JSON: data after the object")
+	case errors.Is(jerr, io.ErrUnexpectedEOF):
+		return err
+	default:
+		return jerr
+	}
+}
+
+// decodeCheckJSON decodes body into req with encoding/json: the reference
+// for what decodeCheckFast reads, and the one that says what is wrong.
+func decodeCheckJSON(body []byte, req *client.CheckRequest) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(req); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, errors.New("empty body: send a JSON object, e.g. {\"api_key\": \"...\", \"method\": \"GET\", \"path\": \"/api/search\"}")
+			return errors.New("empty body: send a JSON object, e.g. {\"api_key\": \"...\", \"method\": \"GET\", \"path\": \"/api/search\"}")
 		}
-		return nil, fmt.Errorf("malformed JSON: %v", err)
+		return fmt.Errorf("malformed JSON: %w", err)
 	}
 	if dec.More() {
-		return nil, errors.New("malformed JSON: more than one value in the body")
+		return errors.New("malformed JSON: more than one value in the body")
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, errors.New("malformed JSON: data after the object")
+		return errors.New("malformed JSON: data after the object")
 	}
+	return nil
+}
+
+// validCheck checks the decoded req against the API's bounds and fills its
+// defaults (method GET, path /).
+func validCheck(req *client.CheckRequest) error {
 	set := 0
-	for _, f := range []struct {
+	for _, f := range [...]struct {
 		name, v string
 	}{{"subject", req.Subject}, {"api_key", req.APIKey}, {"user", req.User}, {"ip", req.IP}} {
 		if f.v == "" {
@@ -128,33 +211,49 @@ func decodeCheck(w http.ResponseWriter, r *http.Request) (*client.CheckRequest, 
 		}
 		set++
 		if len(f.v) > sluice.MaxKeyLen {
-			return nil, fmt.Errorf("%s: %d bytes, more than %d", f.name, len(f.v), sluice.MaxKeyLen)
+			return fmt.Errorf("%s: %d bytes, more than %d", f.name, len(f.v), sluice.MaxKeyLen)
 		}
 	}
 	if set != 1 {
-		return nil, errors.New("identify the client with exactly one of subject, api_key, user or ip")
+		return errors.New("identify the client with exactly one of subject, api_key, user or ip")
 	}
 	if req.IP != "" {
 		if _, err := netip.ParseAddr(req.IP); err != nil {
-			return nil, fmt.Errorf("ip: %q is not an IP address", req.IP)
+			return fmt.Errorf("ip: %q is not an IP address", req.IP)
 		}
 	}
 	if req.Cost != nil && (*req.Cost < 0 || *req.Cost > sluice.MaxQuantity) {
-		return nil, fmt.Errorf("cost: %d is not in [0, %d]", *req.Cost, int64(sluice.MaxQuantity))
+		return fmt.Errorf("cost: %d is not in [0, %d]", *req.Cost, int64(sluice.MaxQuantity))
 	}
 	if req.Method == "" {
 		req.Method = http.MethodGet
 	}
-	if len(req.Method) > 32 || strings.ToUpper(req.Method) != req.Method || strings.ContainsAny(req.Method, " /\t") {
-		return nil, fmt.Errorf("method: %q is not an HTTP method", req.Method)
+	if len(req.Method) > 32 || !upperMethod(req.Method) {
+		return fmt.Errorf("method: %q is not an HTTP method", req.Method)
 	}
 	if req.Path == "" {
 		req.Path = "/"
 	}
 	if len(req.Path) > maxPathLen || req.Path[0] != '/' {
-		return nil, fmt.Errorf("path: want an absolute path of at most %d bytes", maxPathLen)
+		return fmt.Errorf("path: want an absolute path of at most %d bytes", maxPathLen)
 	}
-	return &req, nil
+	return nil
+}
+
+// upperMethod reports what strings.ToUpper(m) == m && !strings.ContainsAny(m,
+// " /\t") reports, without allocating for the usual methods.
+func upperMethod(m string) bool {
+	for i := 0; i < len(m); i++ {
+		switch c := m[i]; {
+		case c == ' ' || c == '/' || c == '\t':
+			return false
+		case c >= utf8.RuneSelf:
+			return strings.ToUpper(m) == m && !strings.ContainsAny(m, " /\t")
+		case 'a' <= c && c <= 'z':
+			return false
+		}
+	}
+	return true
 }
 
 func ceilMs(d time.Duration) int64 {

@@ -45,7 +45,7 @@ func (s *Server) observeEnvoy(res *envoy.Result, took time.Duration, err error) 
 		if o.Limit == "" || o.Result == "" {
 			continue
 		}
-		s.metrics.decisions.WithLabelValues(res.Domain, o.Limit, o.Result).Inc()
+		s.metrics.counters.inc(res.Domain, o.Limit, o.Result)
 		near = near || (o.Result == "allowed" && o.Capacity > 0 && o.Remaining*10 < o.Capacity)
 	}
 	if near && res.Allowed {

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"maps"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,6 +17,7 @@ import (
 // number is bounded.
 type metrics struct {
 	decisions   *prometheus.CounterVec
+	counters    decisionCounters // decisions' children, looked up once
 	seconds     prometheus.Histogram
 	nearLimit   prometheus.Counter
 	undecided   prometheus.Counter
@@ -55,7 +59,67 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}, []string{"result"}),
 	}
 	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.undecided, m.degradation, m.transitions, m.reloads)
+	m.counters.vec = m.decisions
 	return m
+}
+
+// decisionCounters hands out the children of sluice_decisions_total
+// without CounterVec.WithLabelValues's hashing and locking on every
+// decision: a child is looked up once, when its labels are first counted
+// (as WithLabelValues would create it), and kept in a copy-on-write map that
+// readers load without a lock. At most maxCachedCounters children are kept
+// (label values come from the configuration, so a server rarely has more);
+// beyond, counting goes to the CounterVec.
+type decisionCounters struct {
+	vec    *prometheus.CounterVec
+	mu     sync.Mutex
+	cached atomic.Pointer[map[counterKey]prometheus.Counter]
+}
+
+// counterKey is the labels of one child.
+type counterKey struct{ policy, limit, result string }
+
+const maxCachedCounters = 4096
+
+// The values of the result label.
+const (
+	resultAllowed = "allowed"
+	resultLimited = "limited"
+	resultShadow  = "shadow"
+)
+
+// inc counts one decision of limit under policy with result.
+func (d *decisionCounters) inc(policy, limit, result string) {
+	k := counterKey{policy, limit, result}
+	if m := d.cached.Load(); m != nil {
+		if c := (*m)[k]; c != nil {
+			c.Inc()
+			return
+		}
+	}
+	d.add(k).Inc()
+}
+
+// add looks the child of k up in the CounterVec and caches it.
+func (d *decisionCounters) add(k counterKey) prometheus.Counter {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var old map[counterKey]prometheus.Counter
+	if p := d.cached.Load(); p != nil {
+		old = *p
+	}
+	if c := old[k]; c != nil {
+		return c
+	}
+	c := d.vec.WithLabelValues(k.policy, k.limit, k.result)
+	if len(old) >= maxCachedCounters {
+		return c
+	}
+	m := make(map[counterKey]prometheus.Counter, len(old)+1)
+	maps.Copy(m, old)
+	m[k] = c
+	d.cached.Store(&m)
+	return c
 }
 
 // observe is the middleware's observer: it feeds metrics and the dashboard.
@@ -70,16 +134,16 @@ func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 	plan := res.Identity.Plan.Name
 	near := false
 	for i := range res.Checks {
-		l := res.Checks[i].Limit
+		l := &res.Checks[i].Limit
 		st := &d.Statuses[i]
 		switch {
 		case l.Shadow() && !st.Allowed:
-			s.metrics.decisions.WithLabelValues(plan, l.Name(), "shadow").Inc()
+			s.metrics.counters.inc(plan, l.Name(), resultShadow)
 		case d.Allowed:
-			s.metrics.decisions.WithLabelValues(plan, l.Name(), "allowed").Inc()
+			s.metrics.counters.inc(plan, l.Name(), resultAllowed)
 			near = near || st.Remaining*10 < l.Burst()
 		case !st.Allowed:
-			s.metrics.decisions.WithLabelValues(plan, l.Name(), "limited").Inc()
+			s.metrics.counters.inc(plan, l.Name(), resultLimited)
 		}
 	}
 	if near && d.Allowed {

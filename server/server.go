@@ -77,6 +77,8 @@ type Server struct {
 	// an envoy section; its rules swap on reload.
 	envoy     *envoy.Service
 	envoyAddr atomic.Pointer[string]
+	// checks pools the decision API's per-request memory (checkScratch).
+	checks sync.Pool
 }
 
 // state is everything derived from one configuration; swapped whole on reload.
@@ -111,6 +113,7 @@ func New(opts Options) (*Server, error) {
 		opts.DrainTimeout = 10 * time.Second
 	}
 	s := &Server{opts: opts, log: opts.Logger, limiter: sluice.NewLimiter(opts.Store)}
+	s.checks.New = newCheckScratch
 	s.metrics = newMetrics(opts.Registry)
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
 	s.stats = newStats(opts.Clock)

@@ -1,0 +1,354 @@
+package server
+
+import (
+	"errors"
+	"io"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/sluice-dev/sluice/client"
+)
+
+// The decision API's JSON, without reflection on the hot path. The schema
+// is client.CheckRequest's and client.CheckResponse's (docs/api.md), and
+// encoding/json stays the reference: a body this file cannot read with
+// certainty goes to encoding/json, and what it writes is byte for byte what
+// json.Encoder writes (TestCheckJSONMatchesEncodingJSON,
+// FuzzCheckJSONDecode).
+
+// decodeCheckFast reads the usual shape of a decision API body into req,
+// exactly as encoding/json would: one flat object whose members are known
+// field names spelled exactly (as in their JSON tags), with string values of
+// printable ASCII and no escapes, and a cost that is a plain integer of at
+// most 18 digits; whitespace around tokens and duplicate members (the last
+// wins) as JSON allows. It reports false for anything else — escapes, other
+// bytes, names in another case, unknown fields, null, other types, anything
+// after the object, malformed JSON — and req may then hold part of the body:
+// reset it and let encoding/json decide and say what is wrong. cost is where
+// req.Cost points when the body sets it.
+func decodeCheckFast(b []byte, req *client.CheckRequest, cost *int64) bool {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return skipSpace(b, i+1) == len(b)
+	}
+	for {
+		name, j, ok := plainString(b, i)
+		if !ok {
+			return false
+		}
+		i = skipSpace(b, j)
+		if i >= len(b) || b[i] != ':' {
+			return false
+		}
+		i = skipSpace(b, i+1)
+		if string(name) == "cost" {
+			v, j, ok := plainInt(b, i)
+			if !ok {
+				return false
+			}
+			*cost, req.Cost, i = v, cost, j
+		} else {
+			dst := stringField(req, name)
+			if dst == nil {
+				return false
+			}
+			v, j, ok := plainString(b, i)
+			if !ok {
+				return false
+			}
+			*dst, i = internMethod(v), j
+		}
+		i = skipSpace(b, i)
+		switch {
+		case i >= len(b):
+			return false
+		case b[i] == ',':
+			i = skipSpace(b, i+1)
+		case b[i] == '}':
+			return skipSpace(b, i+1) == len(b)
+		default:
+			return false
+		}
+	}
+}
+
+// stringField is the string field of req that the JSON name names, or nil.
+func stringField(req *client.CheckRequest, name []byte) *string {
+	switch string(name) {
+	case "subject":
+		return &req.Subject
+	case "api_key":
+		return &req.APIKey
+	case "user":
+		return &req.User
+	case "ip":
+		return &req.IP
+	case "plan":
+		return &req.Plan
+	case "method":
+		return &req.Method
+	case "path":
+		return &req.Path
+	}
+	return nil
+}
+
+// internMethod returns v as a string, without allocating for the usual
+// HTTP methods.
+func internMethod(v []byte) string {
+	switch string(v) {
+	case "GET":
+		return "GET"
+	case "POST":
+		return "POST"
+	case "PUT":
+		return "PUT"
+	case "PATCH":
+		return "PATCH"
+	case "DELETE":
+		return "DELETE"
+	case "HEAD":
+		return "HEAD"
+	}
+	return string(v)
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// plainString reads the JSON string at b[i:] if it holds only printable
+// ASCII without escapes, and returns its contents and the index after it.
+func plainString(b []byte, i int) ([]byte, int, bool) {
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, false
+	}
+	for j := i + 1; j < len(b); j++ {
+		switch c := b[j]; {
+		case c == '"':
+			return b[i+1 : j], j + 1, true
+		case c == '\\' || c < 0x20 || c > 0x7e:
+			return nil, 0, false
+		}
+	}
+	return nil, 0, false
+}
+
+// plainInt reads the JSON integer at b[i:] (no fraction, no exponent, at
+// most 18 digits, no leading zero) and returns it and the index after it.
+func plainInt(b []byte, i int) (int64, int, bool) {
+	neg := i < len(b) && b[i] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	var v int64
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		v = v*10 + int64(b[i]-'0')
+		i++
+	}
+	n := i - start
+	if n == 0 || n > 18 || n > 1 && b[start] == '0' {
+		return 0, 0, false
+	}
+	if i < len(b) && (b[i] == '.' || b[i] == 'e' || b[i] == 'E') {
+		return 0, 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, i, true
+}
+
+// appendCheckResponse appends r as json.Encoder (HTML escaping on) encodes
+// it, with its trailing newline. keys is scratch space for sorting the
+// headers' names.
+func appendCheckResponse(b []byte, r *client.CheckResponse, keys *[]string) []byte {
+	b = append(b, `{"allowed":`...)
+	b = strconv.AppendBool(b, r.Allowed)
+	b = append(b, `,"identity":`...)
+	b = appendJSONString(b, r.Identity)
+	if r.Plan != "" {
+		b = append(b, `,"plan":`...)
+		b = appendJSONString(b, r.Plan)
+	}
+	b = appendIntField(b, `,"cost":`, r.Cost)
+	if r.Exempt {
+		b = append(b, `,"exempt":true`...)
+	}
+	if r.Limit != "" {
+		b = append(b, `,"limit":`...)
+		b = appendJSONString(b, r.Limit)
+	}
+	b = appendIntField(b, `,"remaining":`, r.Remaining)
+	b = appendIntField(b, `,"resetAfterMs":`, r.ResetAfterMs)
+	if r.RetryAfter != 0 {
+		b = appendIntField(b, `,"retryAfter":`, r.RetryAfter)
+	}
+	if r.RetryAfterMs != 0 {
+		b = appendIntField(b, `,"retryAfterMs":`, r.RetryAfterMs)
+	}
+	if r.DelayMs != 0 {
+		b = appendIntField(b, `,"delayMs":`, r.DelayMs)
+	}
+	if len(r.Violated) > 0 {
+		b = append(b, `,"violated":[`...)
+		for i, v := range r.Violated {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, v)
+		}
+		b = append(b, ']')
+	}
+	if len(r.Limits) > 0 {
+		b = append(b, `,"limits":[`...)
+		for i := range r.Limits {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendLimitStatus(b, &r.Limits[i])
+		}
+		b = append(b, ']')
+	}
+	if len(r.Headers) > 0 {
+		ks := (*keys)[:0]
+		for k := range r.Headers {
+			ks = append(ks, k)
+		}
+		slices.Sort(ks)
+		*keys = ks
+		b = append(b, `,"headers":{`...)
+		for i, k := range ks {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = appendJSONString(b, r.Headers[k])
+		}
+		b = append(b, '}')
+	}
+	return append(b, "}\n"...)
+}
+
+func appendLimitStatus(b []byte, l *client.LimitStatus) []byte {
+	b = append(b, `{"name":`...)
+	b = appendJSONString(b, l.Name)
+	b = append(b, `,"algorithm":`...)
+	b = appendJSONString(b, l.Algorithm)
+	b = appendIntField(b, `,"quantity":`, l.Quantity)
+	b = append(b, `,"window":`...)
+	b = appendJSONString(b, l.Window)
+	b = appendIntField(b, `,"burst":`, l.Burst)
+	if l.Shadow {
+		b = append(b, `,"shadow":true`...)
+	}
+	if l.Global {
+		b = append(b, `,"global":true`...)
+	}
+	b = append(b, `,"allowed":`...)
+	b = strconv.AppendBool(b, l.Allowed)
+	b = appendIntField(b, `,"remaining":`, l.Remaining)
+	b = appendIntField(b, `,"resetAfterMs":`, l.ResetAfterMs)
+	if l.RetryAfterMs != 0 {
+		b = appendIntField(b, `,"retryAfterMs":`, l.RetryAfterMs)
+	}
+	return append(b, '}')
+}
+
+func appendIntField(b []byte, name string, v int64) []byte {
+	return strconv.AppendInt(append(b, name...), v, 10)
+}
+
+// appendJSONString appends s as a JSON string the way encoding/json does
+// with HTML escaping (json.Encoder's default): '<', '>' and '&' as \u003c,
+// \u003e and \u0026, control bytes as short or \u00XX escapes, invalid UTF-8
+// as \ufffd, U+2028 and U+2029 escaped.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if htmlSafe(c) {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			start = i + size
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			start = i + size
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// htmlSafe reports whether the ASCII byte c goes into a JSON string as it
+// is under HTML escaping: printable and not '"', '\\', '<', '>' or '&'. The
+// two masks hold one bit per byte value, 0–63 and 64–127.
+func htmlSafe(c byte) bool {
+	const (
+		lo uint64 = 0xafff_ffbb_0000_0000 // 0x20–0x3f but '"' (0x22), '&' (0x26), '<' (0x3c), '>' (0x3e)
+		hi uint64 = 0xffff_ffff_efff_ffff // 0x40–0x7f but '\\' (0x5c)
+	)
+	if c < 64 {
+		return lo>>c&1 == 1
+	}
+	return hi>>(c-64)&1 == 1
+}
+
+// readBody appends what r yields to b until EOF (not an error) or an error.
+func readBody(b []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return b, nil
+			}
+			return b, err
+		}
+	}
+}
