@@ -35,11 +35,17 @@ const (
 // writing into them).
 type policyHeaders struct {
 	ietf, draft []string
+	// items are the beginnings of the plan's RateLimit items, one per
+	// limit in the order of Result.Checks: the name as an sf-string and
+	// ";r=" ("\"per-minute\";r=").
+	items []string
 }
 
 func newPolicyHeaders(limits []sluice.Limit) (policyHeaders, error) {
 	var ietf, draft httpsfv.List
+	var items []string
 	for _, l := range limits {
+		items = append(items, string(appendSFString(nil, l.Name()))+";r=")
 		it := httpsfv.NewItem(l.Name())
 		it.Params.Add("q", l.Quantity())
 		if l.Algorithm() == sluice.AlgorithmConcurrency {
@@ -62,7 +68,7 @@ func newPolicyHeaders(limits []sluice.Limit) (policyHeaders, error) {
 	if err != nil {
 		return policyHeaders{}, fmt.Errorf("RateLimit-Policy: %w", err)
 	}
-	return policyHeaders{ietf: []string{a}[:1:1], draft: []string{b}[:1:1]}, nil
+	return policyHeaders{ietf: []string{a}[:1:1], draft: []string{b}[:1:1], items: items}, nil
 }
 
 func wholeSeconds(d time.Duration) (int64, bool) {
@@ -89,9 +95,13 @@ func ceilSeconds(d time.Duration) int64 {
 // the modes.
 func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 	d := &res.Decision
-	ps := res.plan
+	// res.plan is set with res.Checks (from the same plan) by Decide and
+	// DecideClient; a Result from elsewhere has its names read one by one.
+	ps, items := res.plan, []string(nil)
 	if ps == nil || ps.plan != res.Identity.Plan {
 		ps = m.planOf(res.Identity.Plan)
+	} else if len(ps.headers.items) == len(res.Checks) {
+		items = ps.headers.items
 	}
 	var (
 		bufArr  [512]byte
@@ -103,7 +113,7 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 		switch mode {
 		case ModeIETF:
 			h["Ratelimit-Policy"] = ps.headers.ietf
-			buf = appendIETF(buf, res.Checks, d.Statuses)
+			buf = appendIETF(buf, res.Checks, d.Statuses, items)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit")
 		case ModeDraft7:
 			h["Ratelimit-Policy"] = ps.headers.draft
@@ -148,15 +158,20 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 // It writes what httpsfv.Marshal writes for that list (a property test
 // holds it to that) without building the list: names are sf-strings,
 // remaining and reset are sf-integers, which hold them (remaining ≤
-// MaxQuantity, reset ≤ Never in seconds, both below 10^15).
-func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status) []byte {
+// MaxQuantity, reset ≤ Never in seconds, both below 10^15). items, when
+// not nil, are the checks' names already written with ";r=" (policyHeaders).
+func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status, items []string) []byte {
 	for i := range checks {
 		if i > 0 {
 			buf = append(buf, ", "...)
 		}
 		st := &statuses[i]
-		buf = appendSFString(buf, checks[i].Limit.Name())
-		buf = append(buf, ";r="...)
+		if items != nil {
+			buf = append(buf, items[i]...)
+		} else {
+			buf = appendSFString(buf, checks[i].Limit.Name())
+			buf = append(buf, ";r="...)
+		}
 		buf = strconv.AppendInt(buf, st.Remaining, 10)
 		buf = append(buf, ";t="...)
 		buf = strconv.AppendInt(buf, ceilSeconds(st.ResetAfter), 10)
