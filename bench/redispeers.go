@@ -46,8 +46,8 @@ type RedisInstance interface {
 	// Worker returns a decision function for one goroutine: one unit for
 	// key; an error is a failed decision.
 	Worker() func(key string) (bool, error)
-	// Check reports a problem seen after a run (e.g. fallback decisions),
-	// "" when none.
+	// Check reports a problem seen since the last Check (e.g. fallback
+	// decisions), "" when none.
 	Check() string
 	Close()
 }
@@ -79,6 +79,7 @@ type sluiceRedis struct {
 	lim    *sluice.Limiter
 	limit  sluice.Limit
 	fo     *sluice.Failover
+	seen   sluice.FailoverStats // at the last Check
 	local  *memory.Store
 }
 
@@ -123,8 +124,11 @@ func (s *sluiceRedis) Check() string {
 	if s.fo == nil {
 		return ""
 	}
-	if st := s.fo.Stats(); st.FallbackDecisions > 0 || st.StoreErrors > 0 {
-		return fmt.Sprintf("%d store errors, %d decisions by the local fallback (not Redis)", st.StoreErrors, st.FallbackDecisions)
+	st := s.fo.Stats()
+	errs, local := st.StoreErrors-s.seen.StoreErrors, st.FallbackDecisions-s.seen.FallbackDecisions
+	s.seen = st
+	if errs > 0 || local > 0 {
+		return fmt.Sprintf("%d store errors, %d decisions by the local fallback (not Redis)", errs, local)
 	}
 	return ""
 }

@@ -102,13 +102,13 @@ func waitQueued(t *testing.T, store *Store, n int) {
 	}
 }
 
-// A call that fails inside a batch (its key holds a foreign type) fails
-// alone: the other calls of the batch are decided.
+// A call that fails inside a batch (its key holds a corrupt sliding log)
+// fails alone: the other calls of the batch are decided.
 func TestOneCallFailingInABatchLeavesTheOthersDecided(t *testing.T) {
 	t.Parallel()
 	store, srv := pausedStore(t)
-	srv.MustDo("SET", Key("bad", "per-second"), "not a hash")
-	l := sluice.PerSecond(5)
+	l := sluice.SlidingLog(5, time.Second)
+	srv.MustDo("HSET", Key("bad", l.Name()), "g", "2", "h", "0", "n", "1", "a", "1", "0", "garbage")
 	srv.MustDo("CONFIG", "RESETSTAT")
 	srv.MustDo("CLIENT", "PAUSE", "300", "ALL") // holds every command, CONFIG included
 	errs := make([]error, 3)
@@ -129,8 +129,8 @@ func TestOneCallFailingInABatchLeavesTheOthersDecided(t *testing.T) {
 	if errs[0] != nil || !outs[0][0].Allowed {
 		t.Errorf("first call: %v %+v, want allowed", errs[0], outs[0][0])
 	}
-	if !errors.Is(errs[1], sluice.ErrStoreUnavailable) || !strings.Contains(errs[1].Error(), "WRONGTYPE") {
-		t.Errorf("call on a string key: %v, want ErrStoreUnavailable with WRONGTYPE", errs[1])
+	if !errors.Is(errs[1], sluice.ErrStoreUnavailable) {
+		t.Errorf("call on a corrupt log: %v, want ErrStoreUnavailable", errs[1])
 	}
 	if errs[2] != nil || !outs[2][0].Allowed || outs[2][0].Remaining != 4 {
 		t.Errorf("good call in the same batch: %v %+v, want allowed with 4 left", errs[2], outs[2][0])
@@ -194,5 +194,36 @@ func TestACallCancelledWhileQueuedConsumesNothing(t *testing.T) {
 	defer store.batch.mu.Unlock()
 	if store.batch.running != 0 {
 		t.Errorf("%d runs still counted in flight", store.batch.running)
+	}
+}
+
+// A key that holds another type than its algorithm keeps — a string where
+// a sliding log keeps a hash, a hash where GCRA keeps a string (as sluice
+// before 2026-11-30 wrote it) — is a key never seen, replaced on write.
+func TestAKeyOfAnotherTypeCountsAsNeverSeen(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	store := New(srv.Client(t))
+	logLimit := sluice.SlidingLog(5, time.Minute).Named("log")
+	gcra := sluice.GCRA(5, time.Minute).Named("gcra")
+	srv.MustDo("SET", Key("u", "log"), "6 1 2 3")
+	srv.MustDo("HSET", Key("u", "gcra"), "g", "6", "t", "1", "a", "2", "b", "3")
+	out := make([]sluice.Status, 2)
+	err := store.Apply(context.Background(), []sluice.Check{{Key: "u", Limit: logLimit, Cost: 1}, {Key: "u", Limit: gcra, Cost: 1}}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range out {
+		if !st.Allowed || st.Remaining != 4 {
+			t.Errorf("check %d: %+v, want allowed with 4 left, as on a fresh key", i, st)
+		}
+	}
+	for _, k := range []string{Key("u", "log"), Key("u", "gcra")} {
+		if ttl, err := srv.Do("PTTL", k); err != nil || ttl.(int64) <= 0 {
+			t.Errorf("PTTL %s = %v %v, want a TTL", k, ttl, err)
+		}
+	}
+	if typ, _ := srv.Do("TYPE", Key("u", "gcra")); typ != "string" {
+		t.Errorf("GCRA key's type %v, want string", typ)
 	}
 }

@@ -5,15 +5,20 @@
 //
 // # Keys
 //
-// The state of a limit for a subject (Check.Key) is one hash at
+// The state of a limit for a subject (Check.Key) is one key,
 //
 //	sluice:{<subject>}:<limit-name>
 //
+// holding a string "<algorithm> <t> <a> <b>" (decimal integers) for fixed
+// window, sliding window counter, token bucket, leaky bucket and GCRA — one
+// GET and one SET with its TTL per decision — or a hash for the sliding log
+// and concurrency leases, whose entries are its fields.
+//
 // The braces are a Cluster hash tag: every limit of one subject lives in
 // the same slot, so a check of its per-second, per-minute and per-day
-// limits is one atomic script run, one round trip. The hash records the
-// algorithm with the state; a state written under another algorithm counts
-// as a key never seen. (A subject that itself contains "}" still keeps its
+// limits is one atomic script run, one round trip. The key records the
+// algorithm with the state; a state written under another algorithm (or of
+// another type) counts as a key never seen. (A subject that itself contains "}" still keeps its
 // limits together, except one that starts with "}", which empties the tag;
 // such subjects are decided correctly, only through the cross-slot protocol
 // below.)

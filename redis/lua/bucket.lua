@@ -5,8 +5,8 @@
 -- a full bucket, b·rw ticks, plus a queue's mw·rq stay ≤ 2^53, so every
 -- amount below is exact.
 --
--- Stored state: t = when the bucket was last seen (µs), a = ticks missing
--- then. GCRA keeps the same two numbers plus b = the rq they were written
+-- Stored state (a string, see state.lua): t = when the bucket was last
+-- seen (µs), a = ticks missing then. GCRA keeps the same two numbers plus b = the rq they were written
 -- with: its theoretical arrival time is TAT = t + ⌊a/b⌋ µs and fraction
 -- a mod b ticks. (Go's State holds TAT itself, which for extreme limits
 -- passes 2^53 µs; relative to t it never does.)
@@ -105,12 +105,8 @@ function bucket.decide(c, st, now, cost)
   return v, {t = base, a = after, before = missing}
 end
 
-function bucket.write(c, st, nxt, g)
-  if c.alg == GCRA then
-    redis.call('HSET', c.key, 'g', g, 't', fmt(nxt.t), 'a', fmt(nxt.a), 'b', c.rq_text)
-  else
-    redis.call('HSET', c.key, 'g', g, 't', fmt(nxt.t), 'a', fmt(nxt.a))
-  end
+function bucket.write(c, st, nxt, g, ttl)
+  put(c.key, g, nxt.t, nxt.a, c.alg == GCRA and c.rq_text or '0', ttl)
   return fmt(nxt.t) .. ':' .. fmt(nxt.before)
 end
 
@@ -140,5 +136,5 @@ function bucket.undo(c, st, mark, g)
       back = math.max(need - ((dt - q0) * rq - r0), 0)
     end
   end
-  redis.call('HSET', c.key, 'g', g, 'a', fmt(math.max(st.a - back, 0)))
+  put(c.key, g, st.t, math.max(st.a - back, 0), fmt(st.b), nil)
 end

@@ -1,5 +1,6 @@
 -- fixed_window.lua: sluice.AlgorithmFixedWindow (sluice's fixed_window.go).
--- t = start of the window the count belongs to, a = units admitted in it.
+-- t = start of the window the count belongs to, a = units admitted in it
+-- (a string, see state.lua).
 
 local fixed_window = {}
 ALG[1] = fixed_window
@@ -31,8 +32,8 @@ function fixed_window.decide(c, st, now, cost)
   return v, nxt
 end
 
-function fixed_window.write(c, st, nxt, g)
-  redis.call('HSET', c.key, 'g', g, 't', fmt(nxt.t), 'a', fmt(nxt.a))
+function fixed_window.write(c, st, nxt, g, ttl)
+  put(c.key, g, nxt.t, nxt.a, '0', ttl)
   return nxt.t
 end
 
@@ -40,6 +41,6 @@ end
 -- the key still counts that window.
 function fixed_window.undo(c, st, mark, g)
   if st.t == tonumber(mark) then
-    redis.call('HSET', c.key, 'g', g, 'a', fmt(math.max(st.a - c.cost, 0)))
+    put(c.key, g, st.t, math.max(st.a - c.cost, 0), '0', nil)
   end
 end

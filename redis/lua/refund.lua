@@ -26,8 +26,8 @@ for i = 1, #KEYS do
   local off = 2 + (i - 1) * per
   local c = parse_check(i, off)
   local mark, dump, expires = ARGV[off + CHECK_ARGS + 1], ARGV[off + CHECK_ARGS + 2], tonumber(ARGV[off + CHECK_ARGS + 3])
-  local g = redis.call('HGET', c.key, 'g')
-  if g == tostring(c.alg) .. ':' .. token then
+  local g = load_state(c).g
+  if g == c.g .. ':' .. token then
     if dump == '' then
       redis.call('DEL', c.key)
     else
@@ -36,7 +36,7 @@ for i = 1, #KEYS do
   elseif alg_of(g) == c.alg then
     -- Retagging the key tells any other reservation whose DUMP holds these
     -- units that it may no longer restore it.
-    ALG[c.alg].undo(c, load_state(c), mark, tostring(c.alg))
+    ALG[c.alg].undo(c, load_state(c), mark, c.g)
   end
   push(out, ALG[c.alg].decide(c, load_state(c), now, 0))
 end

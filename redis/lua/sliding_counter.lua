@@ -1,6 +1,7 @@
 -- sliding_counter.lua: sluice.AlgorithmSlidingCounter (sluice's
 -- sliding_counter.go). t = start of the current aligned window, a = units
--- admitted in it, b = units admitted in the window before. The estimate
+-- admitted in it, b = units admitted in the window before (a string, see
+-- state.lua). The estimate
 -- ⌊b·(w-e)/w⌋ multiplies up to 2^40 by 2^45: muldivmod keeps it exact.
 
 local sliding_counter = {}
@@ -72,8 +73,8 @@ function sliding_counter.decide(c, st, now, cost)
   return v, nxt
 end
 
-function sliding_counter.write(c, st, nxt, g)
-  redis.call('HSET', c.key, 'g', g, 't', fmt(nxt.t), 'a', fmt(nxt.a), 'b', fmt(nxt.b))
+function sliding_counter.write(c, st, nxt, g, ttl)
+  put(c.key, g, nxt.t, nxt.a, fmt(nxt.b), ttl)
   return nxt.t
 end
 
@@ -83,8 +84,8 @@ end
 function sliding_counter.undo(c, st, mark, g)
   mark = tonumber(mark)
   if st.t == mark then
-    redis.call('HSET', c.key, 'g', g, 'a', fmt(math.max(st.a - c.cost, 0)))
+    put(c.key, g, st.t, math.max(st.a - c.cost, 0), fmt(st.b), nil)
   elseif st.t == mark + c.w then
-    redis.call('HSET', c.key, 'g', g, 'b', fmt(math.max(st.b - c.cost, 0)))
+    put(c.key, g, st.t, st.a, fmt(math.max(st.b - c.cost, 0)), nil)
   end
 end

@@ -1,7 +1,7 @@
 -- state.lua: checks, stored state and writes, shared by every algorithm.
 --
--- A limit's state for one subject is a hash at KEYS[i]
--- (sluice:{subject}:limit-name) with the fields
+-- A limit's state for one subject lives at KEYS[i]
+-- (sluice:{subject}:limit-name) and holds
 --
 --   g        the algorithm (sluice.Algorithm's number), followed by
 --            ":token" while a cross-slot reservation may still be undone
@@ -9,8 +9,14 @@
 --   h, n     sliding log only: indices of its oldest entry and one past its
 --            newest; the entries themselves are the fields "h" … "n-1"
 --
--- A key that does not exist, or whose g names another algorithm, is a key
--- never seen (sluice's zero State). Every write sets g and the key's TTL.
+-- The sliding log (and concurrency) keeps them as the fields of a hash. The
+-- other algorithms keep one string "g t a b" (decimal integers; b is 0 where
+-- an algorithm has no use for it): one GET to read it and one SET with its
+-- TTL to write it, where a hash takes a read, a write and a PEXPIRE.
+--
+-- A key that does not exist, that holds another type, or whose g names
+-- another algorithm, is a key never seen (sluice's zero State). Every write
+-- sets g and the key's TTL.
 
 local ALG = {}    -- algorithm number → {decide, write, undo}
 local GCRA = 6    -- sluice.AlgorithmGCRA
@@ -82,24 +88,50 @@ local function alg_of(g)
   return tonumber(g) or tonumber(string.match(g, '^(%d+):'))
 end
 
--- load_state returns check c's stored state: numbers t, a, b, h, n (0 when
--- absent) and the flags fresh (a key never seen) and foreign (the key holds
--- another algorithm's state, to be deleted before a write).
+-- in_hash reports whether algorithm alg keeps its state in a hash.
+local function in_hash(alg)
+  return alg == SLIDING_LOG or alg == CONCURRENCY
+end
+
+-- load_state returns check c's stored state: its tag g (nil when none),
+-- numbers t, a, b, h, n (0 when absent) and the flags fresh (a key never
+-- seen) and foreign (the key holds something else, to be deleted before a
+-- hash is written; a string write replaces whatever was there).
 local function load_state(c)
-  local f
-  if c.alg == SLIDING_LOG or c.alg == CONCURRENCY then
-    f = redis.call('HMGET', c.key, 'g', 't', 'a', 'b', 'h', 'n')
+  local f, foreign
+  if in_hash(c.alg) then
+    f = redis.pcall('HMGET', c.key, 'g', 't', 'a', 'b', 'h', 'n')
+    if f.err then
+      f, foreign = {}, true -- not a hash
+    end
   else
-    f = redis.call('HMGET', c.key, 'g', 't', 'a', 'b')
+    local raw = redis.pcall('GET', c.key)
+    if type(raw) == 'string' then
+      f = {string.match(raw, '^(%S+) (%S+) (%S+) (%S+)$')}
+    else
+      f = {} -- no key (false), or not a string (an error)
+    end
   end
-  local alg = alg_of(f[1])
-  if alg ~= c.alg then
-    return {fresh = true, foreign = f[1] ~= false, t = 0, a = 0, b = 0, h = 0, n = 0}
+  local g = f[1] or nil
+  if alg_of(g) ~= c.alg then
+    return {fresh = true, foreign = foreign or g ~= nil, g = g, t = 0, a = 0, b = 0, h = 0, n = 0}
   end
   return {
-    t = tonumber(f[2]) or 0, a = tonumber(f[3]) or 0, b = tonumber(f[4]) or 0,
+    g = g, t = tonumber(f[2]) or 0, a = tonumber(f[3]) or 0, b = tonumber(f[4]) or 0,
     h = tonumber(f[5]) or 0, n = tonumber(f[6]) or 0,
   }
+end
+
+-- put writes the state of an algorithm kept in a string: tag g, numbers t
+-- and a, and b already formatted, with a TTL of ttl ms (formatted), or
+-- keeping the key's TTL when ttl is nil.
+local function put(key, g, t, a, b, ttl)
+  local text = g .. ' ' .. fmt(t) .. ' ' .. fmt(a) .. ' ' .. b
+  if ttl then
+    redis.call('SET', key, text, 'PX', ttl)
+  else
+    redis.call('SET', key, text, 'KEEPTTL')
+  end
 end
 
 -- verdict returns a Status in integer µs: allowed, remaining, reset-after,
@@ -114,12 +146,15 @@ end
 -- ms, at least minttl ms (1 in production): by then the state is worth a
 -- fresh one. It returns the algorithm's undo mark.
 local function commit(c, st, nxt, v, g, minttl)
+  local ttl = fmt(math.max(ceildiv(v.reset, 1000), minttl, 1))
+  if not in_hash(c.alg) then
+    return ALG[c.alg].write(c, st, nxt, g, ttl)
+  end
   if st.foreign then
     redis.call('DEL', c.key)
   end
   local mark = ALG[c.alg].write(c, st, nxt, g)
-  local ttl = math.max(ceildiv(v.reset, 1000), minttl, 1)
-  redis.call('PEXPIRE', c.key, fmt(ttl))
+  redis.call('PEXPIRE', c.key, ttl)
   return mark
 end
 
