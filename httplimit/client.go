@@ -88,7 +88,16 @@ func (m *Middleware) identifyClient(c Client) (Identity, error) {
 
 // decide runs the checks of res (identity and cost set) and reports it.
 func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
-	res.Checks = m.policy.Checks(res.Checks[:0], res.Identity.Plan, res.Identity.Subject, res.Cost)
+	if plan := res.Identity.Plan; res.checksOf == plan && res.checksCost == res.Cost && len(res.Checks) == res.checksLen {
+		// The pooled Result last held this plan's checks at this cost:
+		// only the subject of the plan's own limits differs.
+		for i := range plan.Limits {
+			res.Checks[i].Key = res.Identity.Subject
+		}
+	} else {
+		res.Checks = m.policy.Checks(res.Checks[:0], plan, res.Identity.Subject, res.Cost)
+		res.checksOf, res.checksCost, res.checksLen = plan, res.Cost, len(res.Checks)
+	}
 	var start time.Time
 	if m.now == nil { // one clock read serves both
 		start = time.Now()

@@ -53,13 +53,18 @@ type Result struct {
 	// Exempt is true for requests that no limit applies to; the other
 	// fields are then zero.
 	Exempt bool
-	// Checks are the plan's limits then the global ones, as decided.
+	// Checks are the plan's limits then the global ones, as decided;
+	// read only (a released Result keeps them for its next request).
 	Checks   []sluice.Check
 	Decision sluice.Decision
 	// Now is when the decision was made (the middleware's clock).
 	Now time.Time
 
 	plan *planState // of Identity.Plan, when set by this package
+	// Checks were built for checksOf at checksCost (checksLen of them).
+	checksOf   *sluice.Plan
+	checksCost int64
+	checksLen  int
 }
 
 // planState is what the middleware precomputes for one plan.
