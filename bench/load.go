@@ -11,6 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 )
 
 // A CallFunc makes one call (a decision, a request) and reports whether it
@@ -402,4 +405,289 @@ func asciiEqualFold(b []byte, s string) bool {
 		}
 	}
 	return true
+}
+
+// RawGRPC is a minimal gRPC client for unary calls over one HTTP/2
+// connection (h2c), shared by several load goroutines: each call writes a
+// HEADERS and a DATA frame (the prebuilt message) and waits for the
+// response, which one reader goroutine per connection reads and hands over.
+// Frames of calls made at once go out in one write.
+// It honours the server's connection flow-control window, answers SETTINGS
+// and PING, and gives the server a large receive window. It exists because
+// grpc-go's client costs about as much CPU per call as the server's
+// handling of it; the server sees the frames any gRPC client sends. Close
+// it when done.
+type RawGRPC struct {
+	conn net.Conn
+	// Writing: frames, HPACK state and flow control, under wmu.
+	wmu     sync.Mutex
+	sent    *sync.Cond // signalled when the send window grows
+	bw      *bufio.Writer
+	fr      *http2.Framer
+	henc    *hpack.Encoder
+	hbuf    bytes.Buffer
+	nextID  uint32
+	sendWin int64 // connection send window
+	headers []hpack.HeaderField
+	data    []byte // a DATA frame's payload
+	// queued counts the calls waiting for wmu or holding it.
+	queued atomic.Int32
+	// calls in flight by stream id, and the connection's error, under mu.
+	mu    sync.Mutex
+	calls map[uint32]*GRPCCall
+	err   error
+	done  chan struct{}
+}
+
+// GRPCCall is one load goroutine's call in flight, reused from call to
+// call: the response's HTTP and gRPC status, and its DATA (gRPC
+// length-prefixed messages; see Message).
+type GRPCCall struct {
+	ready              chan struct{}
+	httpStatus, status string
+	msg                []byte
+	err                error
+}
+
+// Message returns the response's one message without its 5-byte prefix,
+// or an error if the call did not end with HTTP 200, gRPC status 0 and
+// exactly one uncompressed message.
+func (call *GRPCCall) Message() ([]byte, error) {
+	switch {
+	case call.httpStatus != "200":
+		return nil, fmt.Errorf("HTTP status %q", call.httpStatus)
+	case call.status != "0":
+		return nil, fmt.Errorf("gRPC status %q", call.status)
+	case len(call.msg) < 5 || call.msg[0] != 0:
+		return nil, fmt.Errorf("no uncompressed message in %d bytes", len(call.msg))
+	}
+	n := int(call.msg[1])<<24 | int(call.msg[2])<<16 | int(call.msg[3])<<8 | int(call.msg[4])
+	if n != len(call.msg)-5 {
+		return nil, fmt.Errorf("message of %d bytes in %d", n, len(call.msg)-5)
+	}
+	return call.msg[5:], nil
+}
+
+// NewGRPCCall returns a call to use with RawGRPC.Call.
+func NewGRPCCall() *GRPCCall { return &GRPCCall{ready: make(chan struct{}, 1)} }
+
+// DialRawGRPC connects to the gRPC server at addr for calls to method
+// (e.g. "/pkg.Service/Method").
+func DialRawGRPC(addr, method string) (*RawGRPC, error) {
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	c := &RawGRPC{conn: conn, nextID: 1, sendWin: 65535, calls: map[uint32]*GRPCCall{}, done: make(chan struct{}),
+		bw: bufio.NewWriterSize(conn, 32<<10)}
+	c.sent = sync.NewCond(&c.wmu)
+	c.fr = http2.NewFramer(c.bw, bufio.NewReaderSize(conn, 32<<10))
+	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	c.henc = hpack.NewEncoder(&c.hbuf)
+	c.headers = []hpack.HeaderField{{Name: ":method", Value: "POST"}, {Name: ":scheme", Value: "http"},
+		{Name: ":path", Value: method}, {Name: ":authority", Value: addr}, {Name: "content-type", Value: "application/grpc"},
+		{Name: "te", Value: "trailers"}}
+	c.bw.WriteString(http2.ClientPreface)
+	const window = 1 << 30
+	err = c.fr.WriteSettings(http2.Setting{ID: http2.SettingEnablePush, Val: 0},
+		http2.Setting{ID: http2.SettingInitialWindowSize, Val: window})
+	if err == nil {
+		err = c.fr.WriteWindowUpdate(0, window-65535)
+	}
+	if err == nil {
+		err = c.bw.Flush()
+	}
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("http2 preface: %w", err)
+	}
+	go c.read()
+	return c, nil
+}
+
+// Close closes the connection; calls in flight fail.
+func (c *RawGRPC) Close() {
+	c.conn.Close()
+	<-c.done
+}
+
+// Call sends msg (a marshalled request) and waits for the response into
+// call. An error is a transport or HTTP/2 failure; the gRPC status is in
+// call.status ("0" for OK).
+func (c *RawGRPC) Call(call *GRPCCall, msg []byte) error {
+	call.httpStatus, call.status, call.msg, call.err = "", "", call.msg[:0], nil
+	c.queued.Add(1)
+	c.wmu.Lock()
+	id := c.nextID
+	c.nextID += 2
+	c.mu.Lock()
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		c.queued.Add(-1)
+		c.wmu.Unlock()
+		return err
+	}
+	c.calls[id] = call
+	c.mu.Unlock()
+	err := c.send(id, msg)
+	// The last writer in line flushes for those before it, as gRPC
+	// clients and Envoy do: one write system call for the frames of calls
+	// that were made at once.
+	if c.queued.Add(-1) == 0 && err == nil {
+		err = c.bw.Flush()
+	}
+	c.wmu.Unlock()
+	if err != nil {
+		c.fail(err)
+	}
+	<-call.ready
+	return call.err
+}
+
+// send writes one call's frames into the buffer; wmu is held.
+func (c *RawGRPC) send(id uint32, msg []byte) error {
+	c.hbuf.Reset()
+	for _, f := range c.headers {
+		if err := c.henc.WriteField(f); err != nil {
+			return err
+		}
+	}
+	if err := c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: c.hbuf.Bytes(), EndHeaders: true}); err != nil {
+		return err
+	}
+	n := int64(5 + len(msg))
+	for c.sendWin < n {
+		c.mu.Lock()
+		err := c.err
+		c.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		c.sent.Wait()
+	}
+	c.sendWin -= n
+	c.data = append(c.data[:0], 0, byte(len(msg)>>24), byte(len(msg)>>16), byte(len(msg)>>8), byte(len(msg)))
+	c.data = append(c.data, msg...)
+	return c.fr.WriteData(id, true, c.data)
+}
+
+// read is the connection's reader: it dispatches frames until an error.
+func (c *RawGRPC) read() {
+	defer close(c.done)
+	var unacked uint32
+	for {
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			c.fail(fmt.Errorf("http2 read: %w", err))
+			return
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if f.IsAck() {
+				continue
+			}
+			if err := c.write(func() error { return c.fr.WriteSettingsAck() }); err != nil {
+				c.fail(err)
+				return
+			}
+		case *http2.PingFrame:
+			if f.IsAck() {
+				continue
+			}
+			if err := c.write(func() error { return c.fr.WritePing(true, f.Data) }); err != nil {
+				c.fail(err)
+				return
+			}
+		case *http2.WindowUpdateFrame:
+			if f.StreamID == 0 {
+				c.wmu.Lock()
+				c.sendWin += int64(f.Increment)
+				c.sent.Broadcast()
+				c.wmu.Unlock()
+			}
+		case *http2.MetaHeadersFrame:
+			call := c.lookup(f.StreamID, f.StreamEnded())
+			if call == nil {
+				continue
+			}
+			for _, hf := range f.Fields {
+				switch hf.Name {
+				case ":status":
+					call.httpStatus = hf.Value
+				case "grpc-status":
+					call.status = hf.Value
+				}
+			}
+			if f.StreamEnded() {
+				call.ready <- struct{}{}
+			}
+		case *http2.DataFrame:
+			unacked += uint32(len(f.Data()))
+			call := c.lookup(f.StreamID, f.StreamEnded())
+			if call != nil {
+				call.msg = append(call.msg, f.Data()...)
+				if f.StreamEnded() {
+					call.ready <- struct{}{}
+				}
+			}
+			if unacked > 1<<20 {
+				n := unacked
+				unacked = 0
+				if err := c.write(func() error { return c.fr.WriteWindowUpdate(0, n) }); err != nil {
+					c.fail(err)
+					return
+				}
+			}
+		case *http2.RSTStreamFrame:
+			if call := c.lookup(f.StreamID, true); call != nil {
+				call.err = fmt.Errorf("stream reset: %v", f.ErrCode)
+				call.ready <- struct{}{}
+			}
+		case *http2.GoAwayFrame:
+			c.fail(fmt.Errorf("http2 GOAWAY: %v", f.ErrCode))
+			// the server closes the connection; calls fail then
+		}
+	}
+}
+
+// write runs w (a frame write) under wmu and flushes.
+func (c *RawGRPC) write(w func() error) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if err := w(); err != nil {
+		return err
+	}
+	return c.bw.Flush()
+}
+
+// lookup returns the call of stream id, removing it when its stream ends.
+func (c *RawGRPC) lookup(id uint32, end bool) *GRPCCall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	call := c.calls[id]
+	if end {
+		delete(c.calls, id)
+	}
+	return call
+}
+
+// fail records the connection's first error and fails every call in
+// flight.
+func (c *RawGRPC) fail(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	calls := c.calls
+	c.calls = map[uint32]*GRPCCall{}
+	c.mu.Unlock()
+	for _, call := range calls {
+		call.err = err
+		call.ready <- struct{}{}
+	}
+	c.conn.Close()
+	c.wmu.Lock()
+	c.sent.Broadcast()
+	c.wmu.Unlock()
 }

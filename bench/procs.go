@@ -7,11 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -276,4 +279,130 @@ func (c *Child) Stop() {
 func ServeUntilStdinCloses(ready string) {
 	fmt.Println(ready)
 	io.Copy(io.Discard, os.Stdin)
+}
+
+// RuntimeStats is a sample of a Go process's runtime/metrics: what the
+// half-load rows read, before and after, to tell where a tail latency comes
+// from (garbage collection, or goroutines waiting to run).
+type RuntimeStats struct {
+	// GCCycles is the number of completed GC cycles; GCCPU the CPU time
+	// spent in GC (mark assists, workers, pauses), in seconds.
+	GCCycles uint64  `json:"gcCycles"`
+	GCCPU    float64 `json:"gcCPU"`
+	// GCPauses are the stop-the-world pauses of the GC; SchedLat the times
+	// goroutines spent runnable before they ran (the Go scheduler's queue,
+	// which includes waiting for the OS to run a thread).
+	GCPauses Hist `json:"gcPauses"`
+	SchedLat Hist `json:"schedLat"`
+}
+
+// Hist is a runtime/metrics histogram: Counts[i] values fell in
+// [Buckets[i], Buckets[i+1]) seconds; infinite bounds are written as
+// ±math.MaxFloat64.
+type Hist struct {
+	Counts  []uint64  `json:"counts"`
+	Buckets []float64 `json:"buckets"`
+}
+
+// ReadRuntimeStats samples this process.
+func ReadRuntimeStats() RuntimeStats {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/cpu/classes/gc/total:cpu-seconds"},
+		{Name: "/sched/pauses/total/gc:seconds"}, {Name: "/sched/latencies:seconds"}}
+	metrics.Read(s)
+	var r RuntimeStats
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		r.GCCycles = s[0].Value.Uint64()
+	}
+	if s[1].Value.Kind() == metrics.KindFloat64 {
+		r.GCCPU = s[1].Value.Float64()
+	}
+	hist := func(v metrics.Value) Hist {
+		if v.Kind() != metrics.KindFloat64Histogram {
+			return Hist{}
+		}
+		h := v.Float64Histogram()
+		b := slices.Clone(h.Buckets)
+		for i, x := range b { // finite, for JSON
+			b[i] = max(-math.MaxFloat64, min(x, math.MaxFloat64))
+		}
+		return Hist{Counts: slices.Clone(h.Counts), Buckets: b}
+	}
+	r.GCPauses, r.SchedLat = hist(s[2].Value), hist(s[3].Value)
+	return r
+}
+
+// Sub returns r − o: what happened between two samples of one process.
+func (r RuntimeStats) Sub(o RuntimeStats) RuntimeStats {
+	return RuntimeStats{GCCycles: r.GCCycles - o.GCCycles, GCCPU: r.GCCPU - o.GCCPU,
+		GCPauses: r.GCPauses.Sub(o.GCPauses), SchedLat: r.SchedLat.Sub(o.SchedLat)}
+}
+
+// Sub returns h − o (o may be empty).
+func (h Hist) Sub(o Hist) Hist {
+	out := Hist{Counts: slices.Clone(h.Counts), Buckets: h.Buckets}
+	if len(o.Counts) == len(h.Counts) {
+		for i := range out.Counts {
+			out.Counts[i] -= o.Counts[i]
+		}
+	}
+	return out
+}
+
+// Total is the number of values in h.
+func (h Hist) Total() uint64 {
+	var n uint64
+	for _, c := range h.Counts {
+		n += c
+	}
+	return n
+}
+
+// Quantile returns the upper bound of the bucket holding the q-quantile
+// (0 < q ≤ 1), 0 for an empty histogram.
+func (h Hist) Quantile(q float64) time.Duration {
+	total := h.Total()
+	if total == 0 {
+		return 0
+	}
+	want := uint64(math.Ceil(q * float64(total)))
+	var n uint64
+	for i, c := range h.Counts {
+		n += c
+		if n >= want && c > 0 {
+			upper := h.Buckets[min(i+1, len(h.Buckets)-1)]
+			if upper >= math.MaxFloat64 {
+				upper = h.Buckets[i]
+			}
+			return time.Duration(upper * float64(time.Second))
+		}
+	}
+	return 0
+}
+
+// RunQueueWait returns the time process pid's threads (pid 0: this process)
+// have spent runnable but waiting for a CPU, summed over its threads, from
+// /proc/<pid>/task/*/schedstat (exited threads are not counted).
+func RunQueueWait(pid int) time.Duration {
+	dir := "/proc/self/task"
+	if pid != 0 {
+		dir = fmt.Sprintf("/proc/%d/task", pid)
+	}
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return 0
+	}
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(filepath.Join(dir, t.Name(), "schedstat"))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 {
+			continue
+		}
+		ns, _ := strconv.ParseInt(f[1], 10, 64) // run queue wait, ns
+		sum += ns
+	}
+	return time.Duration(sum)
 }

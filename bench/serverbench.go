@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	rpprof "runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,6 +64,9 @@ func listenPprof() string {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/runtime", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(ReadRuntimeStats())
+	})
 	go http.Serve(ln, mux)
 	return ln.Addr().String()
 }
@@ -174,6 +180,9 @@ type ServerOptions struct {
 	Paced   time.Duration // measurement per scenario at half load
 	Rounds  int           // full-load rounds per scenario (interleaved); the best is kept
 	Profile string        // directory for CPU profiles of the server (optional)
+	// GenProcs, when > 0, is the GOMAXPROCS of this process (the Go load
+	// generator) while it generates load.
+	GenProcs int
 	// Rows, when set, keeps only the rows whose "<scenario> on <store>"
 	// it matches (a quicker run while working on one of them); the targets
 	// of rows left out are not judged.
@@ -219,7 +228,15 @@ type serverRun struct {
 	// pacedBusy is the machine's busy share of its cores during the
 	// half-load run.
 	pacedBusy float64
-	profile   string
+	// For the half-load run: its wall time, the Go runtime's view of this
+	// process (the load generator) and of the target (when it exposes it),
+	// and the time their threads waited for a CPU.
+	pacedWall                     time.Duration
+	pacedGen, pacedTarget         RuntimeStats
+	pacedGenWait, pacedTargetWait time.Duration
+	// profile and genProfile are CPU profiles of the server and of the load
+	// generator (this process) during the last full-load round.
+	profile, genProfile string
 	// storeErrors and fallbacks are the server's Redis store errors and
 	// decisions by its failover policy (not by Redis) during the row's runs.
 	storeErrors, fallbacks float64
@@ -339,26 +356,34 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 			c.Close()
 		}
 	}()
+	envoyReqs, err := envoyRequests()
+	if err != nil {
+		return nil, err
+	}
 	for _, store := range []string{"memory", "redis"} {
+		addr := servers[store].Vars["envoy"]
 		conns := make([]*grpc.ClientConn, EnvoyConns)
 		for i := range conns {
-			c, err := grpc.NewClient(servers[store].Vars["envoy"], grpc.WithTransportCredentials(insecure.NewCredentials()))
+			c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+				grpc.WithDefaultCallOptions(grpc.ForceCodecV2(envoyWire{})))
 			if err != nil {
 				return nil, err
 			}
 			conns[i] = c
 			envoyConns = append(envoyConns, c)
 		}
-		call, err := envoyCaller(conns)
-		if err != nil {
-			return nil, err
-		}
-		scs = append(scs, &scenario{name: fmt.Sprintf("Envoy RLS (gRPC, %d connections)", EnvoyConns),
-			store: store, target: servers[store], newCall: call})
+		scs = append(scs,
+			&scenario{name: fmt.Sprintf("Envoy RLS (gRPC, %d connections)", EnvoyConns), store: store, target: servers[store],
+				newCall: envoyCaller(addr, envoyReqs)},
+			&scenario{name: "Envoy RLS, grpc-go as load generator", store: store, target: servers[store],
+				newCall: grpcGoCaller(conns, envoyReqs)})
 	}
 
 	if o.Rows != nil {
 		scs = slices.DeleteFunc(scs, func(sc *scenario) bool { return !o.Rows.MatchString(sc.name + " on " + sc.store) })
+	}
+	if o.GenProcs > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(o.GenProcs))
 	}
 	start := time.Now()
 	runs := make([]serverRun, len(scs))
@@ -388,6 +413,7 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 			var m0 MachineCPU
 			var w0 time.Time
 			var profDone chan struct{}
+			var stopGen func()
 			begin := func() {
 				t0, u0, g0, r0, m0, w0 = CPUTime(sc.target.Pid()), CPUTime(up.Pid()), CPUTime(0), CPUTime(rdb.Pid()), ReadMachineCPU(), time.Now()
 				if o.Profile != "" && round == o.Rounds && sc.target.Vars["pprof"] != "" && sc.wrk == "" {
@@ -397,9 +423,13 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 						defer close(profDone)
 						fetchProfile(sc.target.Vars["pprof"], o.Time-500*time.Millisecond, run.profile)
 					}()
+					run.genProfile, stopGen = startCPUProfile(filepath.Join(o.Profile, "loadgen-"+slug(sc.name)+"-"+sc.store+".pprof"))
 				}
 			}
 			end := func() {
+				if stopGen != nil {
+					stopGen()
+				}
 				run.cpuTarget, run.cpuUp = CPUTime(sc.target.Pid())-t0, CPUTime(up.Pid())-u0
 				run.cpuGen, run.cpuRedis = CPUTime(0)-g0, CPUTime(rdb.Pid())-r0
 				run.machine, run.wall = ReadMachineCPU().Sub(m0), time.Since(w0)
@@ -429,8 +459,8 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 			if run.max.rate > runs[i].max.rate { // keep the best round's figures
 				runs[i] = run
 			}
-			if run.profile != "" { // the last round's profile
-				runs[i].profile = run.profile
+			if run.profile != "" { // the last round's profiles
+				runs[i].profile, runs[i].genProfile = run.profile, run.genProfile
 			}
 		}
 	}
@@ -441,10 +471,19 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 				var m0 MachineCPU
 				var w0 time.Time
 				conns := &connSet{}
+				var g0, t0 RuntimeStats
+				var gw0, tw0 time.Duration
 				res := PacedHooks(workersOf(sc), run.max.rate*pacedShare, serverWarmup/2, o.Paced, func(w int) CallFunc { return sc.newCall(w, conns) }, Hooks{
-					Begin: func() { m0, w0 = ReadMachineCPU(), time.Now() },
+					Begin: func() {
+						g0, t0 = ReadRuntimeStats(), fetchRuntimeStats(sc.target.Vars["pprof"])
+						gw0, tw0 = RunQueueWait(0), RunQueueWait(sc.target.Pid())
+						m0, w0 = ReadMachineCPU(), time.Now()
+					},
 					End: func() {
 						run.pacedBusy = ReadMachineCPU().Sub(m0).Busy.Seconds() / (time.Since(w0).Seconds() * float64(numCPU()))
+						run.pacedWall = time.Since(w0)
+						run.pacedGenWait, run.pacedTargetWait = RunQueueWait(0)-gw0, RunQueueWait(sc.target.Pid())-tw0
+						run.pacedGen, run.pacedTarget = ReadRuntimeStats().Sub(g0), fetchRuntimeStats(sc.target.Vars["pprof"]).Sub(t0)
 					},
 				})
 				conns.close()
@@ -531,6 +570,9 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 		if r.profile != "" {
 			fmt.Fprintf(w, "- profile of the server during %s on %s (last round): %s\n", r.sc.name, r.sc.store, r.profile)
 		}
+		if r.genProfile != "" {
+			fmt.Fprintf(w, "- profile of the Go load generator during %s on %s (last round): %s\n", r.sc.name, r.sc.store, r.genProfile)
+		}
 		if r.storeErrors > 0 || r.fallbacks > 0 {
 			fmt.Fprintf(w, "- **%s on %s: %.0f Redis store errors (timeouts of the 50 ms store timeout or errors) and %.0f "+
 				"decisions by the failover's local fallback instead of Redis** during this row's runs (all rounds and the "+
@@ -538,6 +580,8 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 		}
 	}
 	fmt.Fprintln(w)
+
+	writeTailTable(w, runs)
 
 	find := func(prefix, store string) *serverRun {
 		for i := range runs {
@@ -580,7 +624,7 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 				Ms(sp.paced.p50), Ms(b.paced.p50))})
 		}
 	}
-	if env := find("Envoy", "redis"); env != nil {
+	if env := find("Envoy RLS (gRPC", "redis"); env != nil {
 		fb := ""
 		if env.fallbacks > 0 {
 			fb = fmt.Sprintf(" (%.0f of the row's decisions were made by the local fallback, not Redis: a MISS whatever the rate)", env.fallbacks)
@@ -591,6 +635,60 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 				TargetEnvoyRate, Ms(TargetEnvoyP99), fb)})
 	}
 	return targets, nil
+}
+
+// writeTailTable writes what the half-load runs say about where their tail
+// latency comes from.
+func writeTailTable(w io.Writer, runs []serverRun) {
+	fmt.Fprintf(w, "**Half load: where the tail comes from.** For each half-load run, from the Go runtime of the load "+
+		"generator and of the server (runtime/metrics, sampled before and after the run; the bare proxies are not sampled) "+
+		"and from the kernel (/proc/<pid>/task/*/schedstat): GC cycles per second and GC CPU per request, the longest GC "+
+		"stop-the-world pause (histogram bucket bound), the p99 of the Go scheduler latency (a goroutine runnable until it "+
+		"runs: this includes the wait for the OS to run one of the process's threads), and the time the process's threads "+
+		"were runnable but waiting for a CPU, per request (the run queue: CPU contention between the processes).\n\n")
+	rows := [][]string{{"scenario", "store", "½ load req/s", "p99 ms", "p99 sched ms",
+		"loadgen GC/s", "loadgen GC µs/req", "loadgen sched p99 ms", "loadgen run-queue µs/req",
+		"server GC/s", "server GC µs/req", "server GC pause max ms", "server sched p99 ms", "server run-queue µs/req"}}
+	for _, r := range runs {
+		if !r.paced.ran || r.pacedWall <= 0 {
+			continue
+		}
+		n := float64(max(r.paced.calls, 1))
+		secs := r.pacedWall.Seconds()
+		perReq := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d.Nanoseconds())/1e3/n) }
+		gc := func(st RuntimeStats) (string, string) {
+			return fmt.Sprintf("%.1f", float64(st.GCCycles)/secs), fmt.Sprintf("%.2f", st.GCCPU*1e6/n)
+		}
+		gGC, gCPU := gc(r.pacedGen)
+		row := []string{r.sc.name, r.sc.store, fmt.Sprintf("%.0f", r.paced.rate), Ms(r.paced.p99), Ms(r.paced.p99sched),
+			gGC, gCPU, Ms(r.pacedGen.SchedLat.Quantile(0.99)), perReq(r.pacedGenWait)}
+		if r.pacedTarget.SchedLat.Total() > 0 {
+			tGC, tCPU := gc(r.pacedTarget)
+			row = append(row, tGC, tCPU, Ms(r.pacedTarget.GCPauses.Quantile(1)), Ms(r.pacedTarget.SchedLat.Quantile(0.99)),
+				perReq(r.pacedTargetWait))
+		} else {
+			row = append(row, "-", "-", "-", "-", perReq(r.pacedTargetWait))
+		}
+		rows = append(rows, row)
+	}
+	WriteTable(w, rows)
+	fmt.Fprintln(w)
+}
+
+// fetchRuntimeStats reads a helper's runtime statistics from its pprof
+// address (see listenPprof); zero when it has none.
+func fetchRuntimeStats(addr string) RuntimeStats {
+	var st RuntimeStats
+	if addr == "" {
+		return st
+	}
+	resp, err := http.Get("http://" + addr + "/debug/runtime")
+	if err != nil {
+		return st
+	}
+	defer resp.Body.Close()
+	json.NewDecoder(resp.Body).Decode(&st)
+	return st
 }
 
 // storeCounters reads the Redis store's error and fallback counters from
@@ -730,10 +828,12 @@ func httpCaller(w int, conns *connSet, addr string, reqs [][]byte, want []byte) 
 }
 
 // connSet holds the load generator's connections of one run, closed after
-// it.
+// it: one RawHTTP per HTTP goroutine, and the RawGRPC connections that the
+// Envoy goroutines share.
 type connSet struct {
 	mu    sync.Mutex
 	conns []*RawHTTP
+	grpcs map[int]*RawGRPC
 }
 
 func (s *connSet) add(c *RawHTTP) {
@@ -742,13 +842,35 @@ func (s *connSet) add(c *RawHTTP) {
 	s.mu.Unlock()
 }
 
+// grpc returns the run's i-th gRPC connection to addr, dialling it on
+// first use.
+func (s *connSet) grpc(addr string, i int) (*RawGRPC, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.grpcs[i]; c != nil {
+		return c, nil
+	}
+	c, err := DialRawGRPC(addr, rlsv3.RateLimitService_ShouldRateLimit_FullMethodName)
+	if err != nil {
+		return nil, err
+	}
+	if s.grpcs == nil {
+		s.grpcs = map[int]*RawGRPC{}
+	}
+	s.grpcs[i] = c
+	return c, nil
+}
+
 func (s *connSet) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, c := range s.conns {
 		c.Close()
 	}
-	s.conns = nil
+	for _, c := range s.grpcs {
+		c.Close()
+	}
+	s.conns, s.grpcs = nil, nil
 }
 
 // rawRequests returns one HTTP/1.1 request per key: method and target,
@@ -773,11 +895,9 @@ func rawRequests(keys []string, method, host, target string, hdr func(key string
 	return out
 }
 
-// envoyCaller returns CallFuncs for Envoy load goroutines: goroutine w uses
-// connection w mod len(conns) and walks EnvoyValues descriptor values. The
-// requests are marshalled once, before the run, and sent as they are
-// (envoyWire); a response counts as admitted when its overall_code is OK.
-func envoyCaller(conns []*grpc.ClientConn) (func(w int, _ *connSet) CallFunc, error) {
+// envoyRequests returns the Envoy rows' requests, marshalled: one per
+// descriptor value, client=c-<i>.
+func envoyRequests() ([]envoyRequest, error) {
 	reqs := make([]envoyRequest, EnvoyValues)
 	for i := range reqs {
 		b, err := proto.Marshal(&rlsv3.RateLimitRequest{Domain: "bench", Descriptors: []*ratelimitv3.RateLimitDescriptor{{
@@ -787,20 +907,54 @@ func envoyCaller(conns []*grpc.ClientConn) (func(w int, _ *connSet) CallFunc, er
 		}
 		reqs[i] = envoyRequest{wire: b}
 	}
+	return reqs, nil
+}
+
+// envoyCaller returns CallFuncs for Envoy load goroutines over RawGRPC:
+// goroutine w uses connection w mod EnvoyConns of the run (conns) and walks
+// reqs. A call is an error unless it ends with HTTP 200, gRPC status OK and
+// one RateLimitResponse; it is admitted when the overall_code is OK.
+func envoyCaller(addr string, reqs []envoyRequest) func(w int, conns *connSet) CallFunc {
+	return func(w int, conns *connSet) CallFunc {
+		c, err := conns.grpc(addr, w%EnvoyConns)
+		if err != nil {
+			return func() (bool, error) { return false, err }
+		}
+		walk := NewWalker(w, len(reqs))
+		call := NewGRPCCall()
+		var resp envoyResponse
+		return func() (bool, error) {
+			if err := c.Call(call, reqs[walk.Next()].wire); err != nil {
+				return false, err
+			}
+			msg, err := call.Message()
+			if err == nil {
+				err = resp.read(msg)
+			}
+			if err != nil {
+				return false, err
+			}
+			return resp.code == int64(rlsv3.RateLimitResponse_OK), nil
+		}
+	}
+}
+
+// grpcGoCaller is envoyCaller with grpc-go's client (the cross-check
+// rows): goroutine w uses conns[w mod len(conns)].
+func grpcGoCaller(conns []*grpc.ClientConn, reqs []envoyRequest) func(w int, _ *connSet) CallFunc {
 	return func(w int, _ *connSet) CallFunc {
 		conn := conns[w%len(conns)]
 		walk := NewWalker(w, len(reqs))
 		ctx := context.Background()
 		var resp envoyResponse
 		return func() (bool, error) {
-			err := conn.Invoke(ctx, rlsv3.RateLimitService_ShouldRateLimit_FullMethodName, &reqs[walk.Next()], &resp,
-				grpc.ForceCodecV2(envoyWire{}))
+			err := conn.Invoke(ctx, rlsv3.RateLimitService_ShouldRateLimit_FullMethodName, &reqs[walk.Next()], &resp)
 			if err != nil {
 				return false, err
 			}
 			return resp.code == int64(rlsv3.RateLimitResponse_OK), nil
 		}
-	}, nil
+	}
 }
 
 // envoyRequest is a RateLimitRequest in wire format; envoyResponse is the
@@ -810,7 +964,7 @@ type (
 	envoyResponse struct{ code int64 }
 )
 
-// envoyWire is the load generator's gRPC codec for the Envoy rows: it sends
+// envoyWire is the gRPC codec of the grpc-go cross-check rows: it sends
 // an envoyRequest's bytes as they are and reads only the overall_code (field
 // 1) of a response, so that the load generator spends its CPU on calls, not on
 // protobuf. The server receives the same bytes as from
@@ -832,33 +986,53 @@ func (envoyWire) Unmarshal(data mem.BufferSlice, v any) error {
 	if !ok {
 		return fmt.Errorf("envoyWire: cannot unmarshal into %T", v)
 	}
-	var b []byte
 	if len(data) == 1 {
-		b = data[0].ReadOnlyData()
-	} else {
-		b = data.Materialize()
+		return r.read(data[0].ReadOnlyData())
 	}
+	return r.read(data.Materialize())
+}
+
+// read reads the overall_code (field 1) of a RateLimitResponse in wire
+// format.
+func (r *envoyResponse) read(b []byte) error {
 	r.code = 0
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return fmt.Errorf("envoyWire: %w", protowire.ParseError(n))
+			return fmt.Errorf("RateLimitResponse: %w", protowire.ParseError(n))
 		}
 		b = b[n:]
 		if num == 1 && typ == protowire.VarintType {
 			v, m := protowire.ConsumeVarint(b)
 			if m < 0 {
-				return fmt.Errorf("envoyWire: %w", protowire.ParseError(m))
+				return fmt.Errorf("RateLimitResponse: %w", protowire.ParseError(m))
 			}
 			r.code = int64(v)
 		}
 		m := protowire.ConsumeFieldValue(num, typ, b)
 		if m < 0 {
-			return fmt.Errorf("envoyWire: %w", protowire.ParseError(m))
+			return fmt.Errorf("RateLimitResponse: %w", protowire.ParseError(m))
 		}
 		b = b[m:]
 	}
 	return nil
+}
+
+// startCPUProfile starts a CPU profile of this process into file and
+// returns file and the function that stops it, or "" and nil when it could
+// not start.
+func startCPUProfile(file string) (string, func()) {
+	f, err := os.Create(file)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "report: profile: %v\n", err)
+		return "", nil
+	}
+	if err := rpprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		fmt.Fprintf(os.Stderr, "report: profile: %v\n", err)
+		return "", nil
+	}
+	return file, func() { rpprof.StopCPUProfile(); f.Close() }
 }
 
 // fetchProfile saves a CPU profile of d from a pprof endpoint.

@@ -198,7 +198,8 @@ func run(heapKeys int) error {
 	}
 	if only["server"] {
 		o := bench.ServerOptions{Self: self, Conns: envInt("BENCH_LOAD_CONNS", 64), Time: envDur("BENCH_LOAD_TIME", 4*time.Second),
-			Paced: envDur("BENCH_LOAD_PACED", 4*time.Second), Rounds: envInt("BENCH_LOAD_ROUNDS", 2), Profile: profile}
+			Paced: envDur("BENCH_LOAD_PACED", 4*time.Second), Rounds: envInt("BENCH_LOAD_ROUNDS", 2), Profile: profile,
+			GenProcs: envInt("BENCH_LOAD_PROCS", 0)}
 		if rows := os.Getenv("BENCH_LOAD_ROWS"); rows != "" {
 			re, err := regexp.Compile(rows)
 			if err != nil {
