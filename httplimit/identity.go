@@ -210,7 +210,8 @@ func (id *identifier) apiKey(h http.Header) (string, bool) {
 }
 
 // ipSubject groups addr by the configured prefix length; "ip:unknown" when
-// the peer is not an IP (a Unix socket).
+// the peer is not an IP (a Unix socket). The subject is written into a
+// stack buffer and allocated once.
 func (id *identifier) ipSubject(addr netip.Addr) string {
 	if !addr.IsValid() {
 		return "ip:unknown"
@@ -219,14 +220,14 @@ func (id *identifier) ipSubject(addr netip.Addr) string {
 	if addr.Is6() {
 		bits = id.cfg.IPv6Prefix
 	}
-	p, err := addr.Prefix(bits)
-	if err != nil {
-		return "ip:" + addr.String()
+	var arr [64]byte
+	buf := append(arr[:0], "ip:"...)
+	if p, err := addr.Prefix(bits); err == nil && p.Bits() != addr.BitLen() {
+		buf = p.AppendTo(buf)
+	} else {
+		buf = addr.AppendTo(buf)
 	}
-	if p.Bits() == addr.BitLen() {
-		return "ip:" + addr.String()
-	}
-	return "ip:" + p.String()
+	return string(buf)
 }
 
 // userSubject keeps short, plain user ids readable and hashes the others,
