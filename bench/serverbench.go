@@ -509,14 +509,18 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 		"response with a bufio.Reader (status line, headers, Content-Length or chunked body) instead of net/http's client, "+
 		"which cost about as much CPU per request as the server; every response's status is checked (200, or 429 for a "+
 		"refusal; anything else, or a broken response, is an error), spreading requests over the %d keys; Envoy rows use %d "+
-		"goroutines over %d gRPC connections (grpc-go) and %d descriptor values (`client=c-<i>`), the requests marshalled "+
-		"once before the run and only the response's overall_code read. wrk rows (if wrk is installed) are the same "+
+		"goroutines over %d HTTP/2 connections of a minimal gRPC client (`RawGRPC` in bench/load.go: the requests "+
+		"marshalled once before the run, one reader goroutine per connection, the frames of calls made at once sent in one "+
+		"write, as Envoy and gRPC clients batch them; every response must be HTTP 200 with grpc-status 0 and one "+
+		"RateLimitResponse, whose overall_code is read) and %d descriptor values (`client=c-<i>`); the \"grpc-go as load "+
+		"generator\" rows send the same requests through grpc-go's client (%d ClientConns), which costs the load "+
+		"generator about half as much CPU again, as a cross-check. wrk rows (if wrk is installed) are the same "+
 		"decision API requests sent by wrk (`wrk -t2 -c%d -d%v --latency -s check.lua`, C, closed loop), a cheaper load "+
 		"generator, as a cross-check. Full load = closed loop (each connection sends its next request when the previous "+
 		"answers; latency then includes queueing), the best of the rounds (the rounds run every row in turn; "+
 		"the CPU columns are that round's); half load = paced at 50%% of that row's full-load rate on a fixed "+
 		"schedule (Go load generator only).\n\n",
-		ServerKeys, Rate, upstreamBodyBytes, o.Conns, o.Conns, ServerKeys, RedisWorkers, EnvoyConns, EnvoyValues, o.Conns, o.Time)
+		ServerKeys, Rate, upstreamBodyBytes, o.Conns, o.Conns, ServerKeys, RedisWorkers, EnvoyConns, EnvoyValues, EnvoyConns, o.Conns, o.Time)
 	fmt.Fprintf(w, "**All processes share this machine's %d cores**: the load generator, the server, the upstream and "+
 		"redis-server compete for the same CPUs, and so does any other work on the machine, so the full-load rates are "+
 		"what the whole set-up reaches together, not what the server alone could do. The CPU columns show where the cores "+

@@ -1,6 +1,7 @@
 package envoy
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -16,24 +17,27 @@ const (
 	modeDraft6 = "draft-6"
 )
 
-// headers returns the response_headers_to_add of p decided as d.
-func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResponse_Code) []*corev3.HeaderValue {
-	var out []*corev3.HeaderValue
-	add := func(k string, v []byte) { out = append(out, &corev3.HeaderValue{Key: k, Value: string(v)}) }
+// headers returns the response_headers_to_add of p decided as d, in parts.
+func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResponse_Code, parts *responseParts) []*corev3.HeaderValue {
 	switch mode {
 	case modeIETF:
-		var policy, state []byte
-		seen := make([]bool, len(p.checks))
+		policy, state := p.policy[:0], p.state[:0]
+		var onePolicy string // the policy of the only limit, without a copy
+		p.seen = slices.Grow(p.seen[:0], len(p.checks))[:len(p.checks)]
+		clear(p.seen)
+		limits := 0
 		for _, s := range p.slots {
-			if s.check < 0 || seen[s.check] || s.rule.shadow {
+			if s.check < 0 || p.seen[s.check] || s.rule.shadow {
 				continue
 			}
-			seen[s.check] = true
+			p.seen[s.check] = true
 			st := &d.Statuses[s.check]
-			if len(policy) > 0 {
+			if limits > 0 {
 				policy = append(policy, ", "...)
 				state = append(state, ", "...)
 			}
+			limits++
+			onePolicy = s.rule.policy
 			policy = append(policy, s.rule.policy...)
 			state = append(state, '"')
 			state = append(state, s.rule.label...)
@@ -42,24 +46,33 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 			state = append(state, ";t="...)
 			state = strconv.AppendInt(state, ceilSeconds(st.ResetAfter), 10)
 		}
-		if len(policy) > 0 {
-			add("RateLimit-Policy", policy)
-			add("RateLimit", state)
+		p.policy, p.state = policy, state
+		if limits > 0 {
+			if limits > 1 {
+				onePolicy = string(policy)
+			}
+			parts.addHeader("RateLimit-Policy", onePolicy)
+			parts.addHeader("RateLimit", string(state))
 		}
 	case modeDraft6:
 		if l := d.Limit; len(p.checks) > 0 && !l.Shadow() {
-			add("RateLimit-Limit", strconv.AppendInt(nil, l.Burst(), 10))
-			add("RateLimit-Remaining", strconv.AppendInt(nil, d.Remaining, 10))
-			add("RateLimit-Reset", strconv.AppendInt(nil, ceilSeconds(d.ResetAfter), 10))
-			pol := strconv.AppendInt(nil, l.Quantity(), 10)
+			parts.addHeader("RateLimit-Limit", strconv.FormatInt(l.Burst(), 10))
+			parts.addHeader("RateLimit-Remaining", strconv.FormatInt(d.Remaining, 10))
+			parts.addHeader("RateLimit-Reset", strconv.FormatInt(ceilSeconds(d.ResetAfter), 10))
+			pol := strconv.AppendInt(p.policy[:0], l.Quantity(), 10)
 			pol = append(pol, ";w="...)
-			add("RateLimit-Policy", strconv.AppendInt(pol, int64(l.Window()/time.Second), 10))
+			pol = strconv.AppendInt(pol, int64(l.Window()/time.Second), 10)
+			p.policy = pol
+			parts.addHeader("RateLimit-Policy", string(pol))
 		}
 	}
 	if code == rlsv3.RateLimitResponse_OVER_LIMIT && !p.blocked && d.RetryAfter != sluice.Never {
-		add("Retry-After", strconv.AppendInt(nil, max(1, ceilSeconds(d.RetryAfter)), 10))
+		parts.addHeader("Retry-After", strconv.FormatInt(max(1, ceilSeconds(d.RetryAfter)), 10))
 	}
-	return out
+	if len(parts.headers) == 0 {
+		return nil
+	}
+	return parts.headers
 }
 
 // ceilSeconds rounds d up to whole seconds.

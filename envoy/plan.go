@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
@@ -27,13 +28,21 @@ const (
 	MaxDescriptorBytes = 64 << 10
 )
 
-// plan is one request turned into sluice checks.
+// plan is one request turned into sluice checks. Plans are pooled by the
+// Service (with the decision and the observers' Result, see scratch): build
+// resets one for a new request, keeping its slices' memory.
 type plan struct {
 	slots  []slot // one per descriptor
 	checks []sluice.Check
 	// blocked is set when an enforced requests_per_unit 0 rule matched: the
 	// request is refused and every check is a peek.
 	blocked bool
+	// replaced holds the names of the rules that matched rules replace;
+	// seen, policy and state are scratch space of headers.
+	replaced map[string]bool
+	seen     []bool
+	policy   []byte
+	state    []byte
 }
 
 // slot is how one descriptor is decided.
@@ -49,43 +58,50 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errInvalid, fmt.Sprintf(format, args...))
 }
 
-// newPlan validates req and matches its descriptors against rules.
-func newPlan(rules *Rules, req *rlsv3.RateLimitRequest) (*plan, error) {
+// build validates req and matches its descriptors against rules, into p
+// (whatever it held before).
+func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest) error {
 	if err := decodeError(req); err != nil {
-		return nil, invalid("%v", err)
+		return invalid("%v", err)
 	}
 	switch n := len(req.GetDescriptors()); {
 	case req.GetDomain() == "":
-		return nil, invalid("rate limit domain must not be empty")
+		return invalid("rate limit domain must not be empty")
 	case n == 0:
-		return nil, invalid("rate limit descriptor list must not be empty")
+		return invalid("rate limit descriptor list must not be empty")
 	case n > MaxDescriptors:
-		return nil, invalid("%d descriptors, more than %d in one request", n, MaxDescriptors)
+		return invalid("%d descriptors, more than %d in one request", n, MaxDescriptors)
 	}
 	domain := req.GetDomain()
-	p := &plan{slots: make([]slot, len(req.GetDescriptors()))}
-	replaced := map[string]bool{}
+	n := len(req.GetDescriptors())
+	p.slots = slices.Grow(p.slots[:0], n)[:n]
+	p.checks = p.checks[:0]
+	p.blocked = false
+	clear(p.replaced)
 	for i, d := range req.GetDescriptors() {
 		if err := validDescriptor(d); err != nil {
-			return nil, fmt.Errorf("descriptor %d: %w", i, err)
+			return fmt.Errorf("descriptor %d: %w", i, err)
 		}
 		r := rules.lookup(domain, d.GetEntries())
 		if o := d.GetLimit(); o != nil && rules.knows(domain) {
 			var err error
 			if r, err = overrideRule(o); err != nil {
-				return nil, fmt.Errorf("descriptor %d: %w", i, err)
+				return fmt.Errorf("descriptor %d: %w", i, err)
 			}
 		}
 		p.slots[i] = slot{rule: r, check: -1}
-		if r != nil {
+		if r != nil && len(r.replaces) > 0 {
+			if p.replaced == nil {
+				p.replaced = map[string]bool{}
+			}
 			for _, name := range r.replaces {
-				replaced[name] = true
+				p.replaced[name] = true
 			}
 		}
 	}
 	for i, d := range req.GetDescriptors() {
 		s := &p.slots[i]
-		if s.rule != nil && s.rule.name != "" && replaced[s.rule.name] {
+		if s.rule != nil && s.rule.name != "" && p.replaced[s.rule.name] {
 			s.rule = nil
 		}
 		if s.rule == nil || s.rule.unlimited {
@@ -97,10 +113,10 @@ func newPlan(rules *Rules, req *rlsv3.RateLimitRequest) (*plan, error) {
 		}
 		cost, err := descriptorCost(req, d)
 		if err != nil {
-			return nil, fmt.Errorf("descriptor %d: %w", i, err)
+			return fmt.Errorf("descriptor %d: %w", i, err)
 		}
 		if s.check, err = p.add(storeKey(domain, d.GetEntries()), s.rule.limit, cost); err != nil {
-			return nil, fmt.Errorf("descriptor %d: %w", i, err)
+			return fmt.Errorf("descriptor %d: %w", i, err)
 		}
 	}
 	if p.blocked {
@@ -108,7 +124,7 @@ func newPlan(rules *Rules, req *rlsv3.RateLimitRequest) (*plan, error) {
 			p.checks[i].Cost = 0 // report, consume nothing
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // add appends a check, or adds cost to an identical descriptor's one, and

@@ -2,7 +2,10 @@ package envoy
 
 import (
 	"math"
+	"slices"
+	"time"
 
+	corev3 "github.com/envoyproxy/go-control-plane/envoy/config/core/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/protobuf/types/known/durationpb"
 
@@ -45,32 +48,82 @@ const (
 	resultUnlimited = "unlimited"
 )
 
-// response builds the RLS response of p decided as d.
-func (p *plan) response(d *sluice.Decision) *rlsv3.RateLimitResponse {
-	resp := &rlsv3.RateLimitResponse{
-		OverallCode: rlsv3.RateLimitResponse_OK,
-		Statuses:    make([]*rlsv3.RateLimitResponse_DescriptorStatus, len(p.slots)),
+// responseParts is the memory of one response: the message, its statuses
+// and their limits and durations, and its headers, allocated together —
+// for a request of one descriptor in a single allocation — instead of
+// four to six allocations per descriptor. gRPC marshals the response after
+// the handler returns, so it is never pooled.
+type responseParts struct {
+	resp      rlsv3.RateLimitResponse
+	ptrs      []*rlsv3.RateLimitResponse_DescriptorStatus
+	statuses  []rlsv3.RateLimitResponse_DescriptorStatus
+	limits    []rlsv3.RateLimitResponse_RateLimit
+	durations []durationpb.Duration
+	headers   []*corev3.HeaderValue
+	values    []corev3.HeaderValue
+
+	// Inline storage for a request of one descriptor, and for the headers
+	// of the default mode (IETF: two, and Retry-After).
+	ptr1      [1]*rlsv3.RateLimitResponse_DescriptorStatus
+	status1   [1]rlsv3.RateLimitResponse_DescriptorStatus
+	limit1    [1]rlsv3.RateLimitResponse_RateLimit
+	duration1 [1]durationpb.Duration
+	header5   [maxHeaders]*corev3.HeaderValue
+	value5    [maxHeaders]corev3.HeaderValue
+}
+
+// maxHeaders is the most response_headers_to_add that the inline storage
+// holds; more (draft-6's) are appended to a slice of their own.
+const maxHeaders = 3
+
+func newResponseParts(n int) *responseParts {
+	r := new(responseParts)
+	if n == 1 {
+		r.ptrs, r.statuses, r.limits, r.durations = r.ptr1[:], r.status1[:], r.limit1[:], r.duration1[:]
+	} else {
+		r.ptrs = make([]*rlsv3.RateLimitResponse_DescriptorStatus, n)
+		r.statuses = make([]rlsv3.RateLimitResponse_DescriptorStatus, n)
+		r.limits = make([]rlsv3.RateLimitResponse_RateLimit, n)
+		r.durations = make([]durationpb.Duration, n)
 	}
+	r.headers, r.values = r.header5[:0], r.value5[:0]
+	return r
+}
+
+// addHeader appends a header to the response's headers. (When values
+// outgrows its array, the headers added before keep pointing into the old
+// one, which holds them unchanged.)
+func (r *responseParts) addHeader(key, value string) {
+	r.values = append(r.values, corev3.HeaderValue{Key: key, Value: value})
+	r.headers = append(r.headers, &r.values[len(r.values)-1])
+}
+
+// response builds the RLS response of p decided as d in parts.
+func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLimitResponse {
+	resp := &parts.resp
+	resp.OverallCode = rlsv3.RateLimitResponse_OK
+	resp.Statuses = parts.ptrs
 	if p.blocked || len(p.checks) > 0 && !d.Allowed {
 		resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
 	}
 	for i, s := range p.slots {
-		st := &rlsv3.RateLimitResponse_DescriptorStatus{Code: rlsv3.RateLimitResponse_OK}
+		st := &parts.statuses[i]
+		st.Code = rlsv3.RateLimitResponse_OK
 		resp.Statuses[i] = st
 		switch r := s.rule; {
 		case r == nil:
 		case r.unlimited:
 			st.LimitRemaining = math.MaxUint32
 		case r.blocked:
-			st.CurrentLimit = r.currentLimit()
+			st.CurrentLimit = r.currentLimit(&parts.limits[i])
 			if !r.shadow {
 				st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 			}
 		default:
 			c := &d.Statuses[s.check]
-			st.CurrentLimit = r.currentLimit()
+			st.CurrentLimit = r.currentLimit(&parts.limits[i])
 			st.LimitRemaining = uint32(min(c.Remaining, math.MaxUint32))
-			st.DurationUntilReset = durationpb.New(c.ResetAfter)
+			st.DurationUntilReset = setDuration(&parts.durations[i], c.ResetAfter)
 			if !c.Allowed && !r.shadow {
 				st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 			}
@@ -79,10 +132,19 @@ func (p *plan) response(d *sluice.Decision) *rlsv3.RateLimitResponse {
 	return resp
 }
 
+// setDuration sets dst to d as durationpb.New does and returns it.
+func setDuration(dst *durationpb.Duration, d time.Duration) *durationpb.Duration {
+	nanos := d.Nanoseconds()
+	secs := nanos / 1e9
+	dst.Seconds, dst.Nanos = secs, int32(nanos-secs*1e9)
+	return dst
+}
+
 // fill records the outcome of p for observers.
 func (res *Result) fill(p *plan, d *sluice.Decision, resp *rlsv3.RateLimitResponse) {
 	res.Allowed = resp.OverallCode == rlsv3.RateLimitResponse_OK
-	res.Descriptors = make([]Outcome, len(p.slots))
+	res.Descriptors = slices.Grow(res.Descriptors[:0], len(p.slots))[:len(p.slots)]
+	clear(res.Descriptors)
 	for i, s := range p.slots {
 		o := &res.Descriptors[i]
 		switch r := s.rule; {

@@ -112,11 +112,13 @@ type rule struct {
 	policy string
 }
 
-func (r *rule) currentLimit() *rlsv3.RateLimitResponse_RateLimit {
+// currentLimit sets cl (zero) to the rule's limit as configured and returns
+// it; nil for an unlimited rule.
+func (r *rule) currentLimit(cl *rlsv3.RateLimitResponse_RateLimit) *rlsv3.RateLimitResponse_RateLimit {
 	if r.unlimited {
 		return nil
 	}
-	cl := &rlsv3.RateLimitResponse_RateLimit{Name: r.name, RequestsPerUnit: r.requestsPerUnit, Unit: r.unit}
+	cl.Name, cl.RequestsPerUnit, cl.Unit = r.name, r.requestsPerUnit, r.unit
 	if r.multiplier > 0 {
 		cl.UnitMultiplier = wrapUint32(r.multiplier)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -27,6 +28,17 @@ type Service struct {
 	rules   atomic.Pointer[Rules]
 	headers string
 	observe func(res *Result, took time.Duration, err error)
+	// scratch pools the per-request memory that does not leave a call.
+	scratch sync.Pool
+}
+
+// scratch is one request's working memory: its plan, its decision and what
+// observers see. Nothing in it outlives the call: the response is
+// allocated apart, for gRPC to marshal after the handler returns.
+type scratch struct {
+	plan plan
+	d    sluice.Decision
+	res  Result
 }
 
 // An Option configures a Service.
@@ -58,7 +70,8 @@ func WithResponseHeaders(mode string) Option { return func(s *Service) { s.heade
 // WithObserver calls f after every request, decided or not, with the time
 // the decision took (not counting a leaky-bucket queue's wait): the hook for
 // metrics. On error, res holds only Domain. f runs on the request's
-// goroutine, concurrently with other requests, and must not keep res.
+// goroutine, concurrently with other requests, and must not keep res: the
+// Service reuses its memory for later requests (copy what you need).
 func WithObserver(f func(res *Result, took time.Duration, err error)) Option {
 	return func(s *Service) { s.observe = f }
 }
@@ -72,6 +85,7 @@ func NewService(limiter *sluice.Limiter, rules *Rules, opts ...Option) (*Service
 		return nil, errors.New("envoy: nil limiter")
 	}
 	s := &Service{limiter: limiter}
+	s.scratch.New = func() any { return new(scratch) }
 	for _, o := range opts {
 		o(s)
 	}
@@ -114,11 +128,13 @@ func (s *Service) Rules() *Rules { return s.rules.Load() }
 // leaky-bucket queue delays are answered after the delay.
 func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
 	start := time.Now()
-	res := &Result{Domain: req.GetDomain()}
-	resp, delay, err := s.decide(ctx, req, res)
+	sc := s.scratch.Get().(*scratch)
+	sc.res = Result{Domain: req.GetDomain(), Descriptors: sc.res.Descriptors[:0]}
+	resp, delay, err := s.decide(ctx, req, sc)
 	if s.observe != nil {
-		s.observe(res, time.Since(start), err)
+		s.observe(&sc.res, time.Since(start), err)
 	}
+	s.release(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -134,21 +150,32 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	return resp, nil
 }
 
-func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, res *Result) (*rlsv3.RateLimitResponse, time.Duration, error) {
-	p, err := newPlan(s.rules.Load(), req)
-	if err != nil {
+// release returns sc to the pool, without the references it holds into
+// the request and the rules.
+func (s *Service) release(sc *scratch) {
+	clear(sc.plan.slots)
+	clear(sc.plan.checks)
+	sc.res.Domain = ""
+	clear(sc.res.Descriptors)
+	s.scratch.Put(sc)
+}
+
+func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *scratch) (*rlsv3.RateLimitResponse, time.Duration, error) {
+	p, d := &sc.plan, &sc.d
+	if err := p.build(s.rules.Load(), req); err != nil {
 		return nil, 0, status.Error(codes.InvalidArgument, err.Error())
 	}
-	var d sluice.Decision
+	*d = sluice.Decision{Statuses: d.Statuses[:0], Violated: d.Violated[:0]}
 	if len(p.checks) > 0 {
-		if d, err = s.limiter.Allow(ctx, p.checks...); err != nil {
+		if err := s.limiter.AllowInto(ctx, d, p.checks); err != nil {
 			return nil, 0, grpcError(ctx, err)
 		}
 	}
-	resp := p.response(&d)
-	res.fill(p, &d, resp)
+	parts := newResponseParts(len(p.slots))
+	resp := p.response(d, parts)
+	sc.res.fill(p, d, resp)
 	if s.headers != "" {
-		resp.ResponseHeadersToAdd = p.headers(s.headers, &d, resp.OverallCode)
+		resp.ResponseHeadersToAdd = p.headers(s.headers, d, resp.OverallCode, parts)
 	}
 	if resp.OverallCode != rlsv3.RateLimitResponse_OK {
 		return resp, 0, nil

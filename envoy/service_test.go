@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -115,8 +116,10 @@ func TestObserverSeesEveryDescriptor(t *testing.T) {
 		if err != nil || took < 0 {
 			t.Errorf("observer: took %v, err %v", took, err)
 		}
+		c := *res // an observer must not keep res: the Service reuses it
+		c.Descriptors = slices.Clone(res.Descriptors)
 		mu.Lock()
-		got = append(got, res)
+		got = append(got, &c)
 		mu.Unlock()
 	}))
 	login := desc("remote_address", "1.2.3.4", "path", "/login")
