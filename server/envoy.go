@@ -58,13 +58,22 @@ func (s *Server) observeEnvoy(res *envoy.Result, took time.Duration, err error) 
 // many as Envoy's usual concurrent calls to one rate limit service.
 const envoyWorkers = 64
 
+// envoyWindow is the HTTP/2 flow-control window of the Envoy service's
+// connections and streams, in bytes.
+const envoyWindow = 1 << 20
+
 // serveEnvoy runs the gRPC server on ln until ctx is done.
 func (s *Server) serveEnvoy(ctx context.Context, ln net.Listener) {
 	// Stream workers: gRPC otherwise starts a goroutine per call, whose
 	// stack then grows (runtime.morestack copying it) on every call — 12% of
 	// the server's CPU under the Envoy load of make bench. Calls beyond
 	// envoyWorkers at once get a goroutine of their own, as without workers.
-	gs := grpc.NewServer(grpc.ForceServerCodecV2(envoy.Codec()), grpc.NumStreamWorkers(envoyWorkers))
+	//
+	// Static flow-control windows: RLS messages are tens of bytes, so
+	// gRPC's dynamic windows (BDP estimation) only cost a PING round trip
+	// after another, for nothing.
+	gs := grpc.NewServer(grpc.ForceServerCodecV2(envoy.Codec()), grpc.NumStreamWorkers(envoyWorkers),
+		grpc.StaticStreamWindowSize(envoyWindow), grpc.StaticConnWindowSize(envoyWindow))
 	envoy.Register(gs, s.envoy)
 	done := make(chan struct{})
 	go func() {
