@@ -234,6 +234,9 @@ type serverRun struct {
 	pacedWall                     time.Duration
 	pacedGen, pacedTarget         RuntimeStats
 	pacedGenWait, pacedTargetWait time.Duration
+	// pacedOthers is the machine's busy time during the half-load run that
+	// neither the run's processes nor interrupts account for.
+	pacedOthers time.Duration
 	// profile and genProfile are CPU profiles of the server and of the load
 	// generator (this process) during the last full-load round.
 	profile, genProfile string
@@ -472,15 +475,26 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 				var w0 time.Time
 				conns := &connSet{}
 				var g0, t0 RuntimeStats
-				var gw0, tw0 time.Duration
+				var gw0, tw0, c0 time.Duration
+				// ours is the CPU time of the run's processes so far.
+				ours := func() time.Duration {
+					d := CPUTime(sc.target.Pid()) + CPUTime(0) + CPUTime(rdb.Pid())
+					if sc.upstream {
+						d += CPUTime(up.Pid())
+					}
+					return d
+				}
 				res := PacedHooks(workersOf(sc), run.max.rate*pacedShare, serverWarmup/2, o.Paced, func(w int) CallFunc { return sc.newCall(w, conns) }, Hooks{
 					Begin: func() {
 						g0, t0 = ReadRuntimeStats(), fetchRuntimeStats(sc.target.Vars["pprof"])
 						gw0, tw0 = RunQueueWait(0), RunQueueWait(sc.target.Pid())
+						c0 = ours()
 						m0, w0 = ReadMachineCPU(), time.Now()
 					},
 					End: func() {
-						run.pacedBusy = ReadMachineCPU().Sub(m0).Busy.Seconds() / (time.Since(w0).Seconds() * float64(numCPU()))
+						m := ReadMachineCPU().Sub(m0)
+						run.pacedBusy = m.Busy.Seconds() / (time.Since(w0).Seconds() * float64(numCPU()))
+						run.pacedOthers = max(0, m.Busy-m.IRQ-(ours()-c0))
 						run.pacedWall = time.Since(w0)
 						run.pacedGenWait, run.pacedTargetWait = RunQueueWait(0)-gw0, RunQueueWait(sc.target.Pid())-tw0
 						run.pacedGen, run.pacedTarget = ReadRuntimeStats().Sub(g0), fetchRuntimeStats(sc.target.Vars["pprof"]).Sub(t0)
@@ -649,8 +663,10 @@ func writeTailTable(w io.Writer, runs []serverRun) {
 		"and from the kernel (/proc/<pid>/task/*/schedstat): GC cycles per second and GC CPU per request, the longest GC "+
 		"stop-the-world pause (histogram bucket bound), the p99 of the Go scheduler latency (a goroutine runnable until it "+
 		"runs: this includes the wait for the OS to run one of the process's threads), and the time the process's threads "+
-		"were runnable but waiting for a CPU, per request (the run queue: CPU contention between the processes).\n\n")
-	rows := [][]string{{"scenario", "store", "½ load req/s", "p99 ms", "p99 sched ms",
+		"were runnable but waiting for a CPU, per request (the run queue: CPU contention between the processes); `others` "+
+		"is, as in the table above, the machine's busy time that neither the run's processes nor interrupts account for, "+
+		"here during the half-load run (other work on the machine competing for the cores).\n\n")
+	rows := [][]string{{"scenario", "store", "½ load req/s", "p99 ms", "p99 sched ms", "½ load busy", "others µs/req",
 		"loadgen GC/s", "loadgen GC µs/req", "loadgen sched p99 ms", "loadgen run-queue µs/req",
 		"server GC/s", "server GC µs/req", "server GC pause max ms", "server sched p99 ms", "server run-queue µs/req"}}
 	for _, r := range runs {
@@ -665,6 +681,7 @@ func writeTailTable(w io.Writer, runs []serverRun) {
 		}
 		gGC, gCPU := gc(r.pacedGen)
 		row := []string{r.sc.name, r.sc.store, fmt.Sprintf("%.0f", r.paced.rate), Ms(r.paced.p99), Ms(r.paced.p99sched),
+			fmt.Sprintf("%.0f%%", 100*r.pacedBusy), perReq(r.pacedOthers),
 			gGC, gCPU, Ms(r.pacedGen.SchedLat.Quantile(0.99)), perReq(r.pacedGenWait)}
 		if r.pacedTarget.SchedLat.Total() > 0 {
 			tGC, tCPU := gc(r.pacedTarget)
