@@ -37,6 +37,8 @@
 //	BENCH_LOAD_ROUNDS server: full-load rounds, interleaved; the best is kept (default 2)
 //	BENCH_LOAD_PACED  server: half-load run per scenario (default 4s)
 //	BENCH_LOAD_CONNS  server: HTTP connections of the load generator (default 64)
+//	BENCH_LOAD_PROCS  server: GOMAXPROCS of the load generator while it
+//	                  generates load (default: unchanged, one per core)
 //	BENCH_LOAD_ROWS   server: a regular expression; only the rows whose
 //	                  "<scenario> on <store>" it matches run, e.g.
 //	                  'decision API \(POST.* on memory' (default all rows)
