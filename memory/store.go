@@ -45,7 +45,7 @@ type tableKey struct {
 type shard struct {
 	mu     sync.Mutex
 	tables map[tableKey]*table
-	last   *table // the table of the previous check: usually the next one's
+	recent [4]*table // the tables of recent checks, most recent first
 	keys   int
 	// soonest is a lower bound of the expiry of every state held (µs); a
 	// full shard sweeps itself only when it has passed, at most once per
@@ -196,7 +196,11 @@ func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) {
 		held, states, locked = make([]bool, n), make([]sluice.State, n), make([]uint32, 0, n)
 	}
 	for i := range checks {
-		hashes[i] = s.keyHash(checks[i].Key)
+		if i > 0 && checks[i].Key == checks[i-1].Key {
+			hashes[i] = hashes[i-1] // a plan's limits of one subject: hash it once
+		} else {
+			hashes[i] = s.keyHash(checks[i].Key)
+		}
 		idx[i] = s.shardIndex(hashes[i])
 		locked = insertSorted(locked, idx[i])
 	}
@@ -249,17 +253,30 @@ func expiry(now int64, st sluice.Status) int64 {
 }
 
 // table returns the shard's table for l, creating it.
+//
+// A plan's few limits meet the same shard again and again: the tables of
+// the last few checks are kept at hand, so that most calls find theirs by
+// comparing names (the same string, usually: one pointer comparison)
+// instead of hashing the name for the map.
 func (sh *shard) table(l *sluice.Limit) *table {
 	k := tableKey{l.Name(), l.Algorithm()}
-	if t := sh.last; t != nil && t.key == k {
+	if t := sh.recent[0]; t != nil && t.key == k {
 		return t
+	}
+	for i := 1; i < len(sh.recent); i++ {
+		if t := sh.recent[i]; t != nil && t.key == k {
+			copy(sh.recent[1:i+1], sh.recent[:i])
+			sh.recent[0] = t
+			return t
+		}
 	}
 	t := sh.tables[k]
 	if t == nil {
 		t = newTable(*l)
 		sh.tables[k] = t
 	}
-	sh.last = t
+	copy(sh.recent[1:], sh.recent[:len(sh.recent)-1])
+	sh.recent[0] = t
 	return t
 }
 

@@ -302,3 +302,35 @@ func TestManyChecksInOneCall(t *testing.T) {
 		}
 	}
 }
+
+// A table emptied by the sweep is dropped, and a key that comes back after
+// that is held again: counted in Stats and decided on its own state.
+func TestKeysComeBackAfterTheSweepDropsTheirTable(t *testing.T) {
+	s, lim, clock := newStore(t, memory.WithSweepInterval(0), memory.WithShards(1))
+	perSecond, perMinute := sluice.PerSecond(2), sluice.PerMinute(5)
+	ctx := context.Background()
+	both := []sluice.Check{{Key: "k", Limit: perSecond, Cost: 1}, {Key: "k", Limit: perMinute, Cost: 1}}
+	if _, err := lim.Allow(ctx, both...); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Minute)
+	if n := s.Sweep(); n != 2 {
+		t.Fatalf("Sweep forgot %d states, want 2", n)
+	}
+	for i := 1; i <= 3; i++ {
+		d, err := lim.Allow(ctx, both...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := i <= 2; d.Allowed != want {
+			t.Fatalf("call %d after the sweep: allowed %v, want %v (per-second state lost?)", i, d.Allowed, want)
+		}
+	}
+	if got := s.Stats().Keys; got != 2 {
+		t.Errorf("Stats().Keys = %d, want 2", got)
+	}
+	clock.Advance(2 * time.Minute)
+	if n := s.Sweep(); n != 2 {
+		t.Errorf("the second Sweep forgot %d states, want 2: states kept where the sweep cannot see them", n)
+	}
+}

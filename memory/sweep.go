@@ -44,8 +44,10 @@ func (sh *shard) sweep(now int64, compact bool) int {
 		case !compact:
 		case t.n == 0:
 			delete(sh.tables, k)
-			if sh.last == t {
-				sh.last = nil
+			for i, r := range sh.recent {
+				if r == t {
+					sh.recent[i] = nil // a table out of the map must not take new keys
+				}
 			}
 		default:
 			t.compact()
