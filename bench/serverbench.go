@@ -235,8 +235,10 @@ type serverRun struct {
 	pacedGen, pacedTarget         RuntimeStats
 	pacedGenWait, pacedTargetWait time.Duration
 	// pacedOthers is the machine's busy time during the half-load run that
-	// neither the run's processes nor interrupts account for.
-	pacedOthers time.Duration
+	// neither the run's processes nor interrupts account for;
+	// pacedGenCPU and pacedTargetCPU the CPU time of the load generator
+	// and of the target during it.
+	pacedOthers, pacedGenCPU, pacedTargetCPU time.Duration
 	// profile and genProfile are CPU profiles of the server and of the load
 	// generator (this process) during the last full-load round.
 	profile, genProfile string
@@ -476,7 +478,7 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 			var w0 time.Time
 			conns := &connSet{}
 			var g0, t0 RuntimeStats
-			var gw0, tw0, c0 time.Duration
+			var gw0, tw0, c0, gc0, tc0 time.Duration
 			// ours is the CPU time of the run's processes so far.
 			ours := func() time.Duration {
 				d := CPUTime(sc.target.Pid()) + CPUTime(0) + CPUTime(rdb.Pid())
@@ -489,13 +491,14 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 				Begin: func() {
 					g0, t0 = ReadRuntimeStats(), fetchRuntimeStats(sc.target.Vars["pprof"])
 					gw0, tw0 = RunQueueWait(0), RunQueueWait(sc.target.Pid())
-					c0 = ours()
+					c0, gc0, tc0 = ours(), CPUTime(0), CPUTime(sc.target.Pid())
 					m0, w0 = ReadMachineCPU(), time.Now()
 				},
 				End: func() {
 					m := ReadMachineCPU().Sub(m0)
 					run.pacedBusy = m.Busy.Seconds() / (time.Since(w0).Seconds() * float64(numCPU()))
 					run.pacedOthers = max(0, m.Busy-m.IRQ-(ours()-c0))
+					run.pacedGenCPU, run.pacedTargetCPU = CPUTime(0)-gc0, CPUTime(sc.target.Pid())-tc0
 					run.pacedWall = time.Since(w0)
 					run.pacedGenWait, run.pacedTargetWait = RunQueueWait(0)-gw0, RunQueueWait(sc.target.Pid())-tw0
 					run.pacedGen, run.pacedTarget = ReadRuntimeStats().Sub(g0), fetchRuntimeStats(sc.target.Vars["pprof"]).Sub(t0)
@@ -693,13 +696,15 @@ func writeTailTable(w io.Writer, runs []serverRun) {
 		"and from the kernel (/proc/<pid>/task/*/schedstat): GC cycles per second and GC CPU per request, the longest GC "+
 		"stop-the-world pause (histogram bucket bound), the p99 of the Go scheduler latency (a goroutine runnable until it "+
 		"runs: this includes the wait for the OS to run one of the process's threads), and the time the process's threads "+
-		"were runnable but waiting for a CPU, per request (the run queue: CPU contention between the processes); `others` "+
+		"were runnable but waiting for a CPU, per request (the run queue: CPU contention between the processes); the server's "+
+		"and the load generator's CPU time per request during the half-load run (compare with the full-load columns above: "+
+		"a paced request wakes sleeping threads in both processes); `others` "+
 		"is, as in the table above, the machine's busy time that neither the run's processes nor interrupts account for, "+
 		"here during the half-load run (other work on the machine competing for the cores). The decision API on memory is "+
 		"also paced at half the target rate (its last row): the half load of the first table is half of what the full load "+
 		"reached, so the cheaper the set-up, the higher it is and the busier the machine.\n\n")
 	rows := [][]string{{"scenario", "store", "½ load req/s", "p99 ms", "p99 sched ms", "½ load busy", "others µs/req",
-		"loadgen GC/s", "loadgen GC µs/req", "loadgen sched p99 ms", "loadgen run-queue µs/req",
+		"server µs/req", "loadgen µs/req", "loadgen GC/s", "loadgen GC µs/req", "loadgen sched p99 ms", "loadgen run-queue µs/req",
 		"server GC/s", "server GC µs/req", "server GC pause max ms", "server sched p99 ms", "server run-queue µs/req"}}
 	for _, r := range runs {
 		if !r.paced.ran || r.pacedWall <= 0 {
@@ -713,7 +718,7 @@ func writeTailTable(w io.Writer, runs []serverRun) {
 		}
 		gGC, gCPU := gc(r.pacedGen)
 		row := []string{r.sc.name, r.sc.store, fmt.Sprintf("%.0f", r.paced.rate), Ms(r.paced.p99), Ms(r.paced.p99sched),
-			fmt.Sprintf("%.0f%%", 100*r.pacedBusy), perReq(r.pacedOthers),
+			fmt.Sprintf("%.0f%%", 100*r.pacedBusy), perReq(r.pacedOthers), perReq(r.pacedTargetCPU), perReq(r.pacedGenCPU),
 			gGC, gCPU, Ms(r.pacedGen.SchedLat.Quantile(0.99)), perReq(r.pacedGenWait)}
 		if r.pacedTarget.SchedLat.Total() > 0 {
 			tGC, tCPU := gc(r.pacedTarget)
