@@ -23,7 +23,11 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 	if err != nil {
 		return nil, fmt.Errorf("server: %w (start Redis, or use store.type: memory)", err)
 	}
-	primary := redis.New(client, redis.WithTimeout(r.Timeout))
+	// The failover bounds every call to the primary by r.Timeout (or, when
+	// it is negative, neither does), so the store sets no deadline of its
+	// own: a second context.WithTimeout per decision, with the same bound,
+	// would only cost a timer.
+	primary := redis.New(client, redis.WithTimeout(0))
 	cache := sluice.NewOverLimitCache(primary, sluice.OverLimitOptions{})
 	policy, err := sluice.ParseOnStoreError(r.OnStoreError)
 	if err != nil {
