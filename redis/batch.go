@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/redis/rueidis"
 
@@ -36,9 +37,10 @@ type call struct {
 	err     error
 
 	// Batching: done is closed when the call is decided, or when it must
-	// lead the run of batch.
-	done  chan struct{}
-	batch []*call
+	// lead the run of batch; deadline is its context's (zero: none).
+	done     chan struct{}
+	batch    []*call
+	deadline time.Time
 }
 
 // newCall prepares the checks idx of checks (all in one slot) for a
@@ -173,6 +175,7 @@ func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
 	if ctx.Err() != nil {
 		return s.fail("apply script", context.Cause(ctx))
 	}
+	c.deadline, _ = ctx.Deadline()
 	b.mu.Lock()
 	if b.running < b.runs {
 		b.running++
@@ -195,7 +198,7 @@ func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
 			}
 		}
 		b.mu.Unlock()
-		<-c.done // on its way: its run ends by the store's timeout
+		<-c.done // on its way: its run ends by the batch's deadline (see lead)
 	}
 	if c.batch != nil {
 		return b.lead(ctx, s, c.batch, c)
@@ -227,15 +230,20 @@ func (b *batcher) take(c *call) []*call {
 
 // lead runs batch, which includes self, wakes its other calls, and hands
 // the calls that queued meanwhile to the next leader. The run does not end
-// with the leader's context, whose calls it decides as well: it is bounded
-// by the store's timeout instead.
+// with the leader's context, since it decides other calls as well: it is
+// bounded by the store's timeout or, without one, by the latest deadline of
+// its calls (none if one of them has none), so that a call whose context
+// ends during the run never waits longer than the most patient call of its
+// batch.
 func (b *batcher) lead(ctx context.Context, s *Store, batch []*call, self *call) error {
 	rctx := context.WithoutCancel(ctx)
+	var cancel context.CancelFunc = func() {}
 	if s.timeout > 0 {
-		var cancel context.CancelFunc
 		rctx, cancel = context.WithTimeout(rctx, s.timeout)
-		defer cancel()
+	} else if last, ok := latestDeadline(batch); ok {
+		rctx, cancel = context.WithDeadline(rctx, last)
 	}
+	defer cancel()
 	s.runCalls(rctx, modeApply, "", batch)
 	for _, c := range batch {
 		if c != self {
@@ -253,4 +261,19 @@ func (b *batcher) lead(ctx context.Context, s *Store, batch []*call, self *call)
 		close(next.done)
 	}
 	return self.err
+}
+
+// latestDeadline returns the latest deadline of calls, and false if one of
+// them has none.
+func latestDeadline(calls []*call) (time.Time, bool) {
+	var last time.Time
+	for _, c := range calls {
+		if c.deadline.IsZero() {
+			return time.Time{}, false
+		}
+		if c.deadline.After(last) {
+			last = c.deadline
+		}
+	}
+	return last, true
 }

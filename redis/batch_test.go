@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/faultproxy"
 	"github.com/sluice-dev/sluice/internal/redistest"
 )
 
@@ -225,5 +226,63 @@ func TestAKeyOfAnotherTypeCountsAsNeverSeen(t *testing.T) {
 	}
 	if typ, _ := srv.Do("TYPE", Key("u", "gcra")); typ != "string" {
 		t.Errorf("GCRA key's type %v, want string", typ)
+	}
+}
+
+// Without a store timeout, a run ends by its calls' own deadlines: a call
+// sent in a run Redis does not answer (here: a proxy that holds every byte
+// for a second) returns by the latest deadline of its batch, not when Redis
+// answers.
+func TestABatchRunEndsByItsCallsDeadlines(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	proxy, err := faultproxy.New(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	client, err := NewClient(Options{Addrs: []string{proxy.Addr()}, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	store := New(client, WithBatching(1), WithTimeout(0))
+	l := sluice.PerSecond(5)
+	apply := func(key string, d time.Duration) error {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		return store.Apply(ctx, []sluice.Check{{Key: key, Limit: l, Cost: 1}}, make([]sluice.Status, 1))
+	}
+	if err := apply("warm", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	proxy.SetLatency(time.Second)
+	defer proxy.SetLatency(0)
+	start := time.Now()
+	errs := make([]error, 3)
+	took := make([]time.Duration, 3)
+	var wg sync.WaitGroup
+	call := func(i int, d time.Duration) {
+		wg.Go(func() {
+			errs[i] = apply("call-"+strconv.Itoa(i), d)
+			took[i] = time.Since(start)
+		})
+	}
+	call(0, 100*time.Millisecond) // alone in its run, which ends at 100 ms and hands over
+	waitRunning(t, store)
+	call(1, 300*time.Millisecond)
+	call(2, 300*time.Millisecond)
+	waitQueued(t, store, 2)
+	wg.Wait()
+	for i, err := range errs {
+		t.Logf("call %d: %v after %v", i, err, took[i].Round(time.Millisecond))
+		if err == nil || took[i] > 900*time.Millisecond {
+			t.Errorf("call %d in a run Redis does not answer: %v after %v, want an error by its deadline", i, err, took[i])
+		}
+	}
+	for i := 1; i <= 2; i++ {
+		if errs[i] != nil && strings.Contains(errs[i].Error(), "waiting for a batch") {
+			t.Errorf("call %d never left the queue: the first run outlived its call's deadline", i)
+		}
 	}
 }
