@@ -16,7 +16,7 @@ import (
 
 // DefaultBatchRuns is how many apply scripts a Store keeps in flight at
 // once before it starts to batch calls (see WithBatching).
-const DefaultBatchRuns = 4
+const DefaultBatchRuns = 2
 
 // maxBatchChecks bounds the checks of one batched script run, so that one
 // run never holds Redis for long (about 1 ms at a few µs per check).
