@@ -63,16 +63,17 @@ type Options struct {
 // Server is a running sluice. Build it with New; serve with Run or mount
 // Handler in your own http.Server.
 type Server struct {
-	opts    Options
-	log     *slog.Logger
-	limiter *sluice.Limiter
-	metrics *metrics
-	stats   *stats
-	state   atomic.Pointer[state]
-	reloads sync.Mutex
-	handler http.Handler
-	ctl     *degrade.Controller
-	mon     *degrade.Monitor
+	opts     Options
+	ownClock bool // the caller set Options.Clock
+	log      *slog.Logger
+	limiter  *sluice.Limiter
+	metrics  *metrics
+	stats    *stats
+	state    atomic.Pointer[state]
+	reloads  sync.Mutex
+	handler  http.Handler
+	ctl      *degrade.Controller
+	mon      *degrade.Monitor
 	// envoy is the Envoy rate limit service, with a configuration that has
 	// an envoy section; its rules swap on reload.
 	envoy     *envoy.Service
@@ -102,6 +103,7 @@ func New(opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	ownClock := opts.Clock != nil
 	if opts.Clock == nil {
 		opts.Clock = time.Now
 	}
@@ -112,7 +114,7 @@ func New(opts Options) (*Server, error) {
 	if opts.DrainTimeout == 0 {
 		opts.DrainTimeout = 10 * time.Second
 	}
-	s := &Server{opts: opts, log: opts.Logger, limiter: sluice.NewLimiter(opts.Store)}
+	s := &Server{opts: opts, ownClock: ownClock, log: opts.Logger, limiter: sluice.NewLimiter(opts.Store)}
 	s.checks.New = newCheckScratch
 	s.metrics = newMetrics(opts.Registry)
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
@@ -133,12 +135,21 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// middlewareOptions are the options of the server's middlewares. The
+// clock is passed only when the caller set one: with its own default the
+// middleware reads the time once per request, for the headers and the
+// decision's latency both.
+func (s *Server) middlewareOptions() []httplimit.Option {
+	opts := []httplimit.Option{httplimit.WithLogger(s.log), httplimit.WithObserver(s.observe)}
+	if s.ownClock {
+		opts = append(opts, httplimit.WithClock(s.opts.Clock))
+	}
+	return opts
+}
+
 // build derives a state from cfg.
 func (s *Server) build(cfg *config.Config) (*state, error) {
-	mw, err := httplimit.New(s.limiter, cfg,
-		httplimit.WithClock(s.opts.Clock),
-		httplimit.WithLogger(s.log),
-		httplimit.WithObserver(s.observe))
+	mw, err := httplimit.New(s.limiter, cfg, s.middlewareOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -156,8 +167,7 @@ func (s *Server) build(cfg *config.Config) (*state, error) {
 	}
 	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), docs: docs, envoyRules: rules}
 	if g := cfg.Degradation; g.Enabled {
-		reduced, err := httplimit.New(s.limiter, reducedConfig(cfg, g.Factor),
-			httplimit.WithClock(s.opts.Clock), httplimit.WithLogger(s.log), httplimit.WithObserver(s.observe))
+		reduced, err := httplimit.New(s.limiter, reducedConfig(cfg, g.Factor), s.middlewareOptions()...)
 		if err != nil {
 			return nil, fmt.Errorf("server: reduced limits: %w", err)
 		}
