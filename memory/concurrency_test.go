@@ -44,12 +44,31 @@ func TestConcurrencyLimitHoldsExactlyNInFlight(t *testing.T) {
 	if peak.Load() > 10 {
 		t.Errorf("%d in flight at once, limit 10", peak.Load())
 	}
-	if peak.Load() < 10 || admitted.Load() < 100 {
-		t.Errorf("peak %d, admitted %d: releases did not give capacity back", peak.Load(), admitted.Load())
+	// How many are seen in flight at once depends on scheduling (a slow
+	// machine shows 9 now and then); that releases give capacity back does
+	// not: 1,000 tries admit far more than 10.
+	if admitted.Load() < 100 {
+		t.Errorf("admitted %d (peak %d): releases did not give capacity back", admitted.Load(), peak.Load())
 	}
 	d, _ := lim.Allow(ctx, sluice.Check{Key: "k", Limit: l})
 	if d.Remaining != 10 {
 		t.Errorf("after every release %d remain, want 10", d.Remaining)
+	}
+	// And exactly 10 fit: the 11th lease is refused until one is released.
+	var held [10]sluice.Decision
+	for i := range held {
+		if err := lim.AllowInto(ctx, &held[i], checks); err != nil || !held[i].Allowed {
+			t.Fatalf("lease %d of 10: %+v %v", i+1, held[i], err)
+		}
+	}
+	if d, _ := lim.Allow(ctx, checks...); d.Allowed {
+		t.Fatal("an 11th lease was admitted")
+	}
+	if err := lim.Release(ctx, checks, &held[0]); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := lim.Allow(ctx, checks...); !d.Allowed {
+		t.Fatal("a released lease did not free a slot")
 	}
 }
 
