@@ -85,7 +85,7 @@ const (
 )
 
 // checkArgs is the number of script arguments per check (CHECK_ARGS).
-const checkArgs = 9
+const checkArgs = limitArgs + 1
 
 // statusWords is the number of reply entries per check status
 // (STATUS_WORDS).
@@ -142,16 +142,12 @@ func appendLimitArgs(args []string, l *sluice.Limit) []string {
 }
 
 // appendCheckArgs appends c's script arguments as refund.lua and
-// release.lua read them (CHECK_ARGS): its limit's arguments, then its cost
-// and shadow.
+// release.lua read them (CHECK_ARGS): its limit's arguments, then its cost.
 func appendCheckArgs(args []string, c *sluice.Check) ([]string, error) {
 	if err := validateCheck(c); err != nil {
 		return args, err
 	}
-	args = appendLimitArgs(args, &c.Limit)
-	shadow := args[len(args)-1]
-	args[len(args)-1] = strconv.FormatInt(c.Cost, 10)
-	return append(args, shadow), nil
+	return append(appendLimitArgs(args, &c.Limit), strconv.FormatInt(c.Cost, 10)), nil
 }
 
 func gcd(a, b int64) int64 {

@@ -22,35 +22,14 @@ local ALG = {}    -- algorithm number → {decide, write, undo}
 local GCRA = 6    -- sluice.AlgorithmGCRA
 local CONCURRENCY = 7 -- sluice.AlgorithmConcurrency
 local SLIDING_LOG = 2 -- sluice.AlgorithmSlidingLog
-local CHECK_ARGS = 9
 
--- parse_check reads check i's arguments, which start after ARGV[off]:
--- algorithm, quantity, window (µs), burst, rq, rw, max wait (µs), cost and
--- shadow (1 or 0). rq/rw is quantity/window in lowest terms (ticks).
-local function parse_check(i, off)
-  return {
-    key = KEYS[i],
-    alg = tonumber(ARGV[off + 1]),
-    q = tonumber(ARGV[off + 2]),
-    w = tonumber(ARGV[off + 3]),
-    b = tonumber(ARGV[off + 4]),
-    rq = tonumber(ARGV[off + 5]),
-    rw = tonumber(ARGV[off + 6]),
-    mw = tonumber(ARGV[off + 7]),
-    cost = tonumber(ARGV[off + 8]),
-    shadow = ARGV[off + 9] == '1',
-    g = ARGV[off + 1],
-    rq_text = ARGV[off + 5],
-  }
-end
-
--- LIMIT_ARGS is the number of arguments of a limit in apply.lua's table of
--- limits: algorithm, quantity, window (µs), burst, rq, rw, max wait (µs)
--- and shadow (1 or 0).
+-- LIMIT_ARGS is the number of arguments of a limit: algorithm, quantity,
+-- window (µs), burst, rq, rw, max wait (µs) and shadow (1 or 0). rq/rw is
+-- quantity/window in lowest terms (ticks).
 local LIMIT_ARGS = 8
 
 -- parse_limits reads count limits whose arguments start after ARGV[off]
--- into a list of tables holding the numbers parse_check would.
+-- (apply.lua's table of limits) into a list of tables of their numbers.
 local function parse_limits(count, off)
   local limits = {}
   for j = 1, count do
@@ -71,13 +50,22 @@ local function parse_limits(count, off)
   return limits
 end
 
--- check_of returns the check of KEYS[i] under limit l with cost: the same
--- table parse_check returns.
+-- check_of returns the check of KEYS[i] under limit l with cost.
 local function check_of(i, l, cost)
   return {
     key = KEYS[i], alg = l.alg, q = l.q, w = l.w, b = l.b, rq = l.rq, rw = l.rw,
     mw = l.mw, cost = cost, shadow = l.shadow, g = l.g, rq_text = l.rq_text,
   }
+end
+
+-- CHECK_ARGS is the number of arguments of a check in refund.lua and
+-- release.lua: its limit's LIMIT_ARGS, then its cost.
+local CHECK_ARGS = LIMIT_ARGS + 1
+
+-- parse_check reads the check of KEYS[i] whose arguments start after
+-- ARGV[off].
+local function parse_check(i, off)
+  return check_of(i, parse_limits(1, off)[1], tonumber(ARGV[off + CHECK_ARGS]))
 end
 
 -- alg_of returns the algorithm number stored in g, or nil.
