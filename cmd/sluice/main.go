@@ -2,6 +2,9 @@
 //
 //	sluice serve     run the server (reverse proxy, decision API, admin)
 //	sluice check     validate a configuration file and print its plans
+//	sluice simulate  replay traffic through every algorithm and compare them
+//	sluice design    turn requirements into a recommended limit and config
+//	sluice bench     send load to a running server and report its rate and latency
 //
 // Run "sluice help" for the commands this build has.
 package main
@@ -29,6 +32,7 @@ func commands() map[string]command {
 		"simulate": {"replay traffic through every algorithm and compare them", runSimulate},
 		"design":   {"turn requirements into a recommended limit, analysis and config", runDesign},
 		"check":    {"validate a configuration file and print its plans", runCheck},
+		"bench":    {"send load to a running server and report rate, statuses and latency", runBench},
 	}
 }
 

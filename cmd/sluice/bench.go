@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// benchOptions is what "sluice bench" sends.
+type benchOptions struct {
+	url      string
+	method   string
+	body     string
+	headers  []string // "Name: value"
+	conns    int
+	duration time.Duration
+	rate     float64 // requests per second in all; 0: closed loop
+	keys     int
+}
+
+// headerFlags collects repeated -H flags.
+type headerFlags []string
+
+func (h *headerFlags) String() string     { return strings.Join(*h, ", ") }
+func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
+
+// runBench sends requests to a running server and reports throughput,
+// status codes and latency: a quick measurement of one's own deployment
+// (the side-by-side comparisons with other libraries are `make bench`).
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o benchOptions
+	var headers headerFlags
+	fs.IntVar(&o.conns, "c", 64, "concurrent connections, one request in flight on each")
+	fs.DurationVar(&o.duration, "d", 10*time.Second, "how long to send")
+	fs.Float64Var(&o.rate, "rate", 0, "requests per second in all, on a fixed schedule (0: each connection sends as soon as its last answer came)")
+	fs.StringVar(&o.method, "X", "", "method (default POST with -body, else GET)")
+	fs.StringVar(&o.body, "body", "", "request body; {key} becomes one of -keys keys")
+	fs.Var(&headers, "H", `request header "Name: value" (repeatable); {key} becomes one of -keys keys`)
+	fs.IntVar(&o.keys, "keys", 10000, "distinct keys that {key} walks through (key-0, key-1, …)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: sluice bench [flags] URL\n\n"+
+			"Sends requests to URL and reports requests/s, status codes and latency percentiles.\n"+
+			"With -rate, latency counts from when the schedule said to send, so a slow server\n"+
+			"cannot hide its queue (no coordinated omission).\n\n"+
+			"  sluice bench -body '{\"subject\":\"{key}\",\"path\":\"/api/search\"}' http://localhost:8080/v1/check\n"+
+			"  sluice bench -rate 500 -H 'Authorization: Bearer demo-free-key' http://localhost:8080/api/search\n\nflags:")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return errors.New("want one URL")
+	}
+	o.url, o.headers = fs.Arg(0), headers
+	if o.method == "" {
+		o.method = http.MethodGet
+		if o.body != "" {
+			o.method = http.MethodPost
+		}
+	}
+	if err := o.validate(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "sluice bench: %s %s for %v over %d connections, %s\n", o.method, o.url, o.duration, o.conns, o.mode())
+	r := bench(ctx, &o)
+	r.write(stdout)
+	if r.sent > 0 && r.errors == r.sent {
+		return fmt.Errorf("every request failed; the first: %v", r.firstErr)
+	}
+	return nil
+}
+
+func (o *benchOptions) validate() error {
+	u, err := url.Parse(o.url)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("URL %q: want http://host[:port]/path or https://…", o.url)
+	}
+	switch {
+	case o.conns < 1:
+		return fmt.Errorf("-c %d: want at least 1 connection", o.conns)
+	case o.duration <= 0:
+		return fmt.Errorf("-d %v: want a positive duration", o.duration)
+	case o.rate < 0:
+		return fmt.Errorf("-rate %v: want 0 (closed loop) or a positive rate", o.rate)
+	case o.keys < 1:
+		return fmt.Errorf("-keys %d: want at least 1", o.keys)
+	}
+	for _, h := range o.headers {
+		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" {
+			return fmt.Errorf("-H %q: want \"Name: value\"", h)
+		}
+	}
+	return nil
+}
+
+func (o *benchOptions) mode() string {
+	if o.rate > 0 {
+		return fmt.Sprintf("paced at %g/s", o.rate)
+	}
+	return "closed loop"
+}
+
+// benchResult is what the workers saw.
+type benchResult struct {
+	elapsed  time.Duration
+	sent     int
+	errors   int
+	firstErr error
+	statuses map[int]int
+	latency  []time.Duration // sorted
+	behind   time.Duration   // paced: the most a worker fell behind its schedule
+}
+
+// bench runs o's workers until o.duration has passed or ctx ends.
+func bench(ctx context.Context, o *benchOptions) *benchResult {
+	ctx, cancel := context.WithTimeout(ctx, o.duration)
+	defer cancel()
+	var (
+		mu  sync.Mutex
+		res = &benchResult{statuses: map[int]int{}}
+		wg  sync.WaitGroup
+	)
+	start := time.Now()
+	for w := range o.conns {
+		wg.Go(func() {
+			part := o.worker(ctx, w, start)
+			mu.Lock()
+			defer mu.Unlock()
+			res.sent += part.sent
+			res.errors += part.errors
+			if res.firstErr == nil {
+				res.firstErr = part.firstErr
+			}
+			for code, n := range part.statuses {
+				res.statuses[code] += n
+			}
+			res.latency = append(res.latency, part.latency...)
+			res.behind = max(res.behind, part.behind)
+		})
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	slices.Sort(res.latency)
+	return res
+}
+
+// worker sends requests on its own connection: back to back, or at its
+// share of the rate, worker w taking the schedule's slots w, w+c, w+2c, …
+func (o *benchOptions) worker(ctx context.Context, w int, start time.Time) *benchResult {
+	res := &benchResult{statuses: map[int]int{}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}}
+	defer client.CloseIdleConnections()
+	var interval time.Duration
+	if o.rate > 0 {
+		interval = time.Duration(float64(o.conns) / o.rate * float64(time.Second))
+	}
+	key := w * 7919 // spread the workers over the keys
+	for i := 0; ; i++ {
+		due := time.Now()
+		if interval > 0 {
+			due = start.Add(time.Duration(w)*interval/time.Duration(o.conns) + time.Duration(i)*interval)
+			if wait := time.Until(due); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return res
+				case <-time.After(wait):
+				}
+			} else {
+				res.behind = max(res.behind, -wait)
+			}
+		}
+		if ctx.Err() != nil {
+			return res
+		}
+		k := "key-" + strconv.Itoa(key%o.keys)
+		key++
+		code, err := o.send(ctx, client, k)
+		if ctx.Err() != nil && err != nil {
+			return res // cut off by the end of the run: not a failure
+		}
+		res.sent++
+		res.latency = append(res.latency, time.Since(due))
+		if err != nil {
+			res.errors++
+			if res.firstErr == nil {
+				res.firstErr = err
+			}
+			continue
+		}
+		res.statuses[code]++
+	}
+}
+
+// send makes one request with key in place of {key} and reads the whole
+// response.
+func (o *benchOptions) send(ctx context.Context, client *http.Client, key string) (int, error) {
+	var body io.Reader
+	if o.body != "" {
+		body = strings.NewReader(strings.ReplaceAll(o.body, "{key}", key))
+	}
+	req, err := http.NewRequestWithContext(ctx, o.method, o.url, body)
+	if err != nil {
+		return 0, err
+	}
+	for _, h := range o.headers {
+		name, value, _ := strings.Cut(h, ":")
+		req.Header.Add(strings.TrimSpace(name), strings.ReplaceAll(strings.TrimSpace(value), "{key}", key))
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return 0, err
+	}
+	return resp.StatusCode, nil
+}
+
+func (r *benchResult) write(w io.Writer) {
+	secs := r.elapsed.Seconds()
+	fmt.Fprintf(w, "requests  %d in %.2fs: %.0f/s\n", r.sent, secs, float64(r.sent)/secs)
+	codes := make([]int, 0, len(r.statuses))
+	for code := range r.statuses {
+		codes = append(codes, code)
+	}
+	slices.Sort(codes)
+	var parts []string
+	for _, code := range codes {
+		parts = append(parts, fmt.Sprintf("%d: %d", code, r.statuses[code]))
+	}
+	fmt.Fprintf(w, "statuses  %s\n", strings.Join(parts, "  "))
+	if r.errors > 0 {
+		fmt.Fprintf(w, "errors    %d (first: %v)\n", r.errors, r.firstErr)
+	}
+	if len(r.latency) > 0 {
+		fmt.Fprintf(w, "latency   p50 %s  p90 %s  p99 %s  max %s\n",
+			ms(pct(r.latency, 50)), ms(pct(r.latency, 90)), ms(pct(r.latency, 99)), ms(r.latency[len(r.latency)-1]))
+	}
+	answered := 0
+	for code, n := range r.statuses {
+		if code/100 == 2 || code == http.StatusTooManyRequests {
+			answered += n
+		}
+	}
+	if len(r.statuses) > 0 && answered == 0 {
+		fmt.Fprintln(w, "note      no request got a 2xx or a 429: check the URL, method, headers and body")
+	}
+	if r.behind > 10*time.Millisecond {
+		fmt.Fprintf(w, "note      the senders fell up to %s behind the schedule: this machine, not only the server, limited the rate\n", ms(r.behind))
+	}
+}
+
+// pct returns the p-th percentile of sorted durations (nearest rank).
+func pct(sorted []time.Duration, p float64) time.Duration {
+	i := int(float64(len(sorted))*p/100+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", float64(d)/float64(time.Millisecond)) }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// The bench command sends what it is told, with {key} walking -keys keys in
+// headers and body, and counts the statuses the server answered.
+func TestBenchSendsKeyedRequestsAndCountsStatuses(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		seen = map[string]int{}
+		n    atomic.Int64
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct{ Key string }
+		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&body) != nil || body.Key != r.Header.Get("X-API-Key") {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		seen[body.Key]++
+		mu.Unlock()
+		if n.Add(1)%3 == 0 {
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"bench", "-d", "300ms", "-c", "4", "-keys", "5",
+		"-H", "X-API-Key: {key}", "-body", `{"key":"{key}"}`, srv.URL + "/v1/check"}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	t.Log(out.String())
+	if len(seen) != 5 {
+		t.Errorf("the server saw keys %v, want key-0 … key-4", seen)
+	}
+	for _, want := range []string{"POST " + srv.URL + "/v1/check", "closed loop", "200: ", "429: ", "latency   p50"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "400") || strings.Contains(out.String(), "errors") {
+		t.Errorf("a request was malformed or failed:\n%s", out.String())
+	}
+}
+
+// With -rate the command keeps to its schedule: about rate × duration
+// requests, whatever the connection count.
+func TestBenchPacedKeepsItsRate(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1) }))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"bench", "-d", "500ms", "-c", "4", "-rate", "200", srv.URL}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if got := n.Load(); got < 70 || got > 105 {
+		t.Errorf("%d requests in 0.5 s at 200/s, want about 100:\n%s", got, out.String())
+	}
+	if !strings.Contains(out.String(), "paced at 200/s") {
+		t.Errorf("output does not say it was paced:\n%s", out.String())
+	}
+}
+
+func TestBenchRefusesBadArguments(t *testing.T) {
+	for _, args := range [][]string{
+		{"bench"},
+		{"bench", "localhost:8080"},
+		{"bench", "-c", "0", "http://localhost:8080"},
+		{"bench", "-d", "0s", "http://localhost:8080"},
+		{"bench", "-rate", "-1", "http://localhost:8080"},
+		{"bench", "-H", "no colon", "http://localhost:8080"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), args, &out, &errOut); code == 0 {
+			t.Errorf("%q: exit 0, want an error", args)
+		} else if !strings.Contains(errOut.String(), "sluice bench") && !strings.Contains(errOut.String(), "usage") {
+			t.Errorf("%q: stderr says nothing useful: %q", args, errOut.String())
+		}
+	}
+}
+
+// A server that is not there is an error, not a report of zero requests.
+func TestBenchFailsWhenEveryRequestFails(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"bench", "-d", "100ms", "-c", "2", url}, &out, &errOut); code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "every request failed") {
+		t.Errorf("stderr: %q", errOut.String())
+	}
+}
