@@ -41,17 +41,34 @@ type call struct {
 	done     chan struct{}
 	batch    []*call
 	deadline time.Time
+
+	keyBuf [4]string // keys and idx of a call of up to 4 checks
+	idxBuf [4]int
 }
 
-// newCall prepares the checks idx of checks (all in one slot) for a
-// script run, validating their limits.
+// newCall prepares the checks idx of checks (all in one slot), whose keys
+// are keys, for a script run, validating their limits. Nil keys and idx
+// mean every check, keys made here (in the call itself for a few checks:
+// one allocation for the call instead of three).
 func newCall(checks []sluice.Check, keys []string, idx []int, out []sluice.Status) (*call, error) {
-	for _, i := range idx {
+	c := &call{checks: checks, keys: keys, idx: idx, out: out}
+	if idx == nil {
+		n := len(checks)
+		if n <= len(c.keyBuf) {
+			c.keys, c.idx = c.keyBuf[:n], c.idxBuf[:n]
+		} else {
+			c.keys, c.idx = make([]string, n), make([]int, n)
+		}
+		for i := range checks {
+			c.keys[i], c.idx[i] = Key(checks[i].Key, checks[i].Limit.Name()), i
+		}
+	}
+	for _, i := range c.idx {
 		if err := validateCheck(&checks[i]); err != nil {
 			return nil, err
 		}
 	}
-	return &call{checks: checks, keys: keys, idx: idx, out: out}, nil
+	return c, nil
 }
 
 // runCalls decides calls with one apply.lua run in mode (with token for a

@@ -84,13 +84,8 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 		ctx, cancel = context.WithTimeout(ctx, s.timeout)
 		defer cancel()
 	}
-	keys := make([]string, len(checks))
-	for i := range checks {
-		keys[i] = Key(checks[i].Key, checks[i].Limit.Name())
-	}
-	groups := s.groups(keys)
-	if len(groups) == 1 {
-		c, err := newCall(checks, keys, groups[0], out)
+	if !s.cluster || len(checks) == 1 { // one slot: one call
+		c, err := newCall(checks, nil, nil, out)
 		if err != nil {
 			return 0, err
 		}
@@ -102,18 +97,28 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 		}
 		return c.now, err
 	}
+	keys := make([]string, len(checks))
+	for i := range checks {
+		keys[i] = Key(checks[i].Key, checks[i].Limit.Name())
+	}
+	groups := s.groups(keys)
+	if len(groups) == 1 {
+		c, err := newCall(checks, keys, groups[0], out)
+		if err != nil {
+			return 0, err
+		}
+		s.runCalls(ctx, modeApply, "", []*call{c})
+		return c.now, c.err
+	}
 	return s.crossSlot(ctx, checks, keys, groups, out)
 }
 
 // groups returns the indices of checks by Cluster slot, in ascending slot
-// order (the order every call reserves in); one group off a cluster.
+// order (the order every call reserves in).
 func (s *Store) groups(keys []string) [][]int {
 	all := make([]int, len(keys))
 	for i := range all {
 		all[i] = i
-	}
-	if !s.cluster || len(keys) == 1 {
-		return [][]int{all}
 	}
 	slots := make([]uint16, len(keys))
 	for i, k := range keys {
