@@ -41,6 +41,9 @@ func TestBenchSendsKeyedRequestsAndCountsStatuses(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	t.Log(out.String())
+	srv.Close() // waits for handlers still running when the run ended
+	mu.Lock()
+	defer mu.Unlock()
 	if len(seen) != 5 {
 		t.Errorf("the server saw keys %v, want key-0 … key-4", seen)
 	}
