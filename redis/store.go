@@ -114,11 +114,14 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 }
 
 // groups returns the indices of checks by Cluster slot, in ascending slot
-// order (the order every call reserves in).
+// order (the order every call reserves in); one group off a cluster.
 func (s *Store) groups(keys []string) [][]int {
 	all := make([]int, len(keys))
 	for i := range all {
 		all[i] = i
+	}
+	if !s.cluster || len(keys) == 1 {
+		return [][]int{all}
 	}
 	slots := make([]uint16, len(keys))
 	for i, k := range keys {
