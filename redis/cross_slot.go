@@ -117,7 +117,7 @@ func (s *Store) refund(ctx context.Context, token string, checks []sluice.Check,
 	if len(idx) == 0 {
 		return nil
 	}
-	msgs, err := refundScript.Exec(ctx, s.client, rkeys, args).ToArray()
+	msgs, err := s.scripts.refund.Exec(ctx, s.client, rkeys, args).ToArray()
 	if err != nil {
 		return s.fail("refund script", err)
 	}

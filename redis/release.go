@@ -16,6 +16,9 @@ import (
 // sluice.ErrStoreUnavailable as Apply's do, and leaves the leases to
 // expire.
 func (s *Store) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
+	if s.scriptsErr != nil {
+		return s.fail("release script", s.scriptsErr)
+	}
 	if s.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.timeout)
@@ -43,7 +46,7 @@ func (s *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 			}
 			args = append(args, strconv.FormatInt(leases[idx[g]], 10))
 		}
-		if err := releaseScript.Exec(ctx, s.client, gkeys, args).Error(); err != nil {
+		if err := s.scripts.release.Exec(ctx, s.client, gkeys, args).Error(); err != nil {
 			return s.fail("release script", err)
 		}
 	}

@@ -3,9 +3,11 @@ package redis
 import (
 	"embed"
 	"fmt"
+	"io/fs"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -43,22 +45,40 @@ func family(a sluice.Algorithm) int {
 	return familyBucket
 }
 
-// The scripts: apply.lua for each set of families, refund.lua and
-// release.lua with all of them.
-var (
-	applyScripts = func() (s [allFamilies + 1]*rueidis.Lua) {
-		for families := 1; families <= allFamilies; families++ {
-			s[families] = rueidis.NewLuaScript(luaSource(families, "apply.lua"))
-		}
-		return s
-	}()
-	refundScript  = rueidis.NewLuaScript(luaSource(allFamilies, "refund.lua"))
-	releaseScript = rueidis.NewLuaScript(luaSource(allFamilies, "release.lua"))
-)
+// scripts are the store's Lua scripts: apply.lua for each set of
+// families, refund.lua and release.lua with all of them.
+type scripts struct {
+	apply           [allFamilies + 1]*rueidis.Lua
+	refund, release *rueidis.Lua
+}
 
-// luaSource concatenates the shared files, the files of families and main
-// into one script.
-func luaSource(families int, main string) string {
+// loadScripts builds the scripts from the embedded sources, once. An error
+// means a Lua file is missing from the build: every call then fails with it
+// (a broken build, never a condition of a running system).
+var loadScripts = sync.OnceValues(func() (*scripts, error) {
+	var sc scripts
+	for families := 1; families <= allFamilies; families++ {
+		src, err := luaSource(luaFiles, families, "apply.lua")
+		if err != nil {
+			return nil, err
+		}
+		sc.apply[families] = rueidis.NewLuaScript(src)
+	}
+	refund, err := luaSource(luaFiles, allFamilies, "refund.lua")
+	if err != nil {
+		return nil, err
+	}
+	release, err := luaSource(luaFiles, allFamilies, "release.lua")
+	if err != nil {
+		return nil, err
+	}
+	sc.refund, sc.release = rueidis.NewLuaScript(refund), rueidis.NewLuaScript(release)
+	return &sc, nil
+})
+
+// luaSource concatenates the shared files, the files of families and main,
+// read from fsys's lua/ directory, into one script.
+func luaSource(fsys fs.FS, families int, main string) (string, error) {
 	names := []string{"arith.lua", "state.lua"}
 	for i, f := range familyFiles {
 		if families&(1<<i) != 0 {
@@ -67,14 +87,14 @@ func luaSource(families int, main string) string {
 	}
 	var b strings.Builder
 	for _, name := range append(names, main) {
-		src, err := luaFiles.ReadFile("lua/" + name)
+		src, err := fs.ReadFile(fsys, "lua/"+name)
 		if err != nil {
-			panic("redis: embedded script missing: " + err.Error())
+			return "", fmt.Errorf("redis: embedded script missing from this build: %w", err)
 		}
 		b.Write(src)
 		b.WriteByte('\n')
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // Script modes (apply.lua's ARGV[3]).

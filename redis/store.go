@@ -28,6 +28,10 @@ type Store struct {
 	now     func() time.Time // nil: Redis's TIME
 	minTTL  string           // least TTL of a write, ms
 	batch   *batcher         // nil: one script run per call
+	scripts *scripts         // nil if scriptsErr
+	// scriptsErr is what every call fails with when the build lacks a Lua
+	// file.
+	scriptsErr error
 }
 
 // New returns a Store that keeps its state through client, which may be a
@@ -46,6 +50,7 @@ func New(client rueidis.Client, opts ...Option) *Store {
 		now:     o.now,
 		minTTL:  "1",
 	}
+	s.scripts, s.scriptsErr = loadScripts()
 	if o.batchRuns > 0 && !s.cluster {
 		s.batch = &batcher{runs: o.batchRuns}
 	}
@@ -78,6 +83,9 @@ func (s *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
 	if len(out) < len(checks) {
 		return 0, fmt.Errorf("redis store: %w: %d statuses for %d checks", sluice.ErrInvalidCheck, len(out), len(checks))
+	}
+	if s.scriptsErr != nil {
+		return 0, s.fail("apply script", s.scriptsErr)
 	}
 	if s.timeout > 0 {
 		var cancel context.CancelFunc
