@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -88,8 +89,12 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 		return nil, err
 	}
 	data.Example = ex
+	tmpl, err := docsTemplate()
+	if err != nil {
+		return nil, fmt.Errorf("the docs page's template: %w", err)
+	}
 	var buf bytes.Buffer
-	if err := docsTemplate.Execute(&buf, data); err != nil {
+	if err := tmpl.Execute(&buf, data); err != nil {
 		return nil, err
 	}
 	return &docsPage{html: buf.Bytes()}, nil

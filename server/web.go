@@ -1,22 +1,24 @@
 package server
 
 import (
-	"embed"
+	_ "embed" // the pages below
 	"html/template"
+	"sync"
 )
 
-//go:embed web
-var web embed.FS
-
+// The pages are embedded file by file, so that a missing one fails the
+// build instead of the server.
 var (
-	docsTemplate  = template.Must(template.ParseFS(web, "web/docs.html"))
-	dashboardHTML = must(web.ReadFile("web/dashboard.html"))
-	designerHTML  = must(web.ReadFile("web/designer.html"))
+	//go:embed web/docs.html
+	docsHTML string
+	//go:embed web/dashboard.html
+	dashboardHTML []byte
+	//go:embed web/designer.html
+	designerHTML []byte
 )
 
-func must(b []byte, err error) []byte {
-	if err != nil {
-		panic(err) // the file is embedded at build time: only a build mistake gets here
-	}
-	return b
-}
+// docsTemplate parses the /docs page's template, once; newDocsPage reports
+// its error.
+var docsTemplate = sync.OnceValues(func() (*template.Template, error) {
+	return template.New("docs.html").Parse(docsHTML)
+})
