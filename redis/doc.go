@@ -60,14 +60,16 @@
 //
 // # Batching
 //
-// Under load, most of Redis's time for a small script goes to running a
-// command and a script at all, not to the decision. On a standalone server
+// Under load, about half of Redis's time for a call of a small script goes
+// to running a command and a script at all, not to the decision (16–17 µs
+// for a lone GCRA call against 8–9 µs per call in batches of 16, measured
+// inside Redis). On a standalone server
 // or with Sentinel the store therefore batches (group commit): while
 // DefaultBatchRuns scripts are in flight, further calls wait, and as soon as
 // one run returns, everything waiting is sent as one script run that decides
 // the calls one after another at one instant, each atomically and
 // all-or-nothing, each with its own statuses or its own error (a call that
-// fails, say on a key holding a foreign type, does not fail the others). A
+// fails, say on a corrupt state, does not fail the others). A
 // call that finds fewer runs in flight is sent at once, so a lightly loaded
 // store adds no wait; a call whose context ends while it waits consumes
 // nothing. WithBatching tunes or disables it. On a Cluster a script can only
