@@ -29,7 +29,7 @@ type options struct {
 // While that many are in flight, further calls wait and are sent together,
 // as one script run, as soon as one of them returns: under load Redis then
 // pays its per-command and per-script costs once per batch rather than
-// once per call, which is where most of its time goes for a small script.
+// once per call: about half of its time for a small script.
 // A call never waits while fewer runs are in flight, so a lightly loaded
 // store answers as fast as without batching. Each call of a batch is still
 // decided atomically and all-or-nothing, exactly as if it had been sent
