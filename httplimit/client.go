@@ -41,9 +41,12 @@ func (m *Middleware) DecideClient(ctx context.Context, c Client, method, path st
 	if err != nil {
 		return nil, err
 	}
-	r := &http.Request{Method: method, URL: &url.URL{Path: path}, Host: "", Header: http.Header{}}
-	r = r.WithContext(ctx)
 	res := m.results.Get().(*Result)
+	// Routes match on the method and path alone: a request made of them,
+	// kept in the pooled Result (matching keeps no reference to it).
+	res.reqURL = url.URL{Path: path}
+	res.req = http.Request{Method: method, URL: &res.reqURL}
+	r := &res.req
 	if m.exempt.match(r) {
 		res.Exempt, res.Identity, res.Cost, res.Checks, res.plan = true, id, 0, res.Checks[:0], nil
 		return res, nil

@@ -3,6 +3,7 @@ package httplimit
 import (
 	"fmt"
 	"net/http"
+	"slices"
 )
 
 // endpoints matches requests to ServeMux patterns: the exempt list, or a
@@ -11,6 +12,11 @@ import (
 type endpoints struct {
 	mux   *http.ServeMux
 	costs map[string]int64
+	// catchAll: "/" was registered by newEndpoints, not configured, so
+	// that every request matches some pattern. A request that matches
+	// nothing makes ServeMux work out which methods would have matched
+	// (for a 405 it never sends here): six allocations per request.
+	catchAll bool
 }
 
 func newEndpoints(patterns []string, costs map[string]int64) (e *endpoints, err error) {
@@ -29,6 +35,12 @@ func newEndpoints(patterns []string, costs map[string]int64) (e *endpoints, err 
 	for p := range costs {
 		e.mux.Handle(p, http.NotFoundHandler())
 	}
+	if !slices.Contains(patterns, "/") {
+		if _, ok := costs["/"]; !ok {
+			e.mux.Handle("/", http.NotFoundHandler())
+			e.catchAll = true
+		}
+	}
 	return e, nil
 }
 
@@ -38,6 +50,9 @@ func (e *endpoints) pattern(r *http.Request) string {
 		return ""
 	}
 	_, p := e.mux.Handler(r)
+	if p == "/" && e.catchAll {
+		return ""
+	}
 	return p
 }
 

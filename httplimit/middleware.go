@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -65,6 +66,11 @@ type Result struct {
 	checksOf   *sluice.Plan
 	checksCost int64
 	checksLen  int
+
+	// DecideClient's request to match routes against, reused with the
+	// Result instead of allocated per call.
+	req    http.Request
+	reqURL url.URL
 }
 
 // planState is what the middleware precomputes for one plan.
