@@ -60,7 +60,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice/bench"
 )
@@ -317,7 +316,7 @@ func runMemory(dir, testBin string, build []string, heapKeys int, self string) (
 			fmt.Sprintf("%.2f", worst[k].ns/best[k].ns), fmt.Sprintf("%.0f", worst[k].bytes), fmt.Sprintf("%.0f", worst[k].allocs),
 			fmt.Sprintf("%.4f", worst[k].refused), ratio(best[k].ns, g.ns), ratio(best[k].ns, tb.ns)})
 	}
-	printTable(rows)
+	bench.WriteTable(os.Stdout, rows)
 	fmt.Println()
 
 	heap := map[string]float64{}
@@ -337,7 +336,7 @@ func runMemory(dir, testBin string, build []string, heapKeys int, self string) (
 			heap[p.Name] = v
 			rows = append(rows, []string{p.Name, fmt.Sprintf("%.1f", v), ratio(v, heap["sluice-gcra"]), p.Lib})
 		}
-		printTable(rows)
+		bench.WriteTable(os.Stdout, rows)
 		fmt.Println()
 	}
 	fmt.Printf("Load average after the memory part: %s\n\n", bench.LoadAvg())
@@ -437,7 +436,7 @@ func runHTTP(dir, testBin string, build []string) ([]bench.Target, []string, err
 			fmt.Sprintf("%.1f", best[n].ns-bare.ns), fmt.Sprintf("%.0f", worst[n].bytes), fmt.Sprintf("%.0f", worst[n].allocs),
 			fmt.Sprintf("%.0f", worst[n].allocs-bareAllocs), fmt.Sprintf("%.4f", worst[n].refused)})
 	}
-	printTable(rows)
+	bench.WriteTable(os.Stdout, rows)
 	fmt.Println()
 	for _, p := range bench.HTTPPeers {
 		fmt.Printf("- `%s`: %s\n", p.Name, p.Lib)
@@ -540,49 +539,6 @@ func median(v []float64) float64 {
 		return v[n/2]
 	}
 	return (v[n/2-1] + v[n/2]) / 2
-}
-
-// printTable prints rows as a Markdown table, the first row as its header;
-// columns whose cells (below the header) are all numbers align right.
-func printTable(rows [][]string) {
-	width := make([]int, len(rows[0]))
-	numeric := make([]bool, len(rows[0]))
-	for c := range numeric {
-		numeric[c] = true
-	}
-	for r, row := range rows {
-		for c, cell := range row {
-			width[c] = max(width[c], utf8.RuneCountInString(cell))
-			if _, err := strconv.ParseFloat(cell, 64); r > 0 && err != nil && cell != "-" {
-				numeric[c] = false
-			}
-		}
-	}
-	line := func(cells []string) {
-		var b strings.Builder
-		b.WriteString("|")
-		for c, cell := range cells {
-			pad := strings.Repeat(" ", width[c]-utf8.RuneCountInString(cell))
-			if numeric[c] {
-				b.WriteString(" " + pad + cell + " |")
-			} else {
-				b.WriteString(" " + cell + pad + " |")
-			}
-		}
-		fmt.Println(b.String())
-	}
-	line(rows[0])
-	sep := make([]string, len(width))
-	for c, w := range width {
-		sep[c] = strings.Repeat("-", w)
-		if numeric[c] {
-			sep[c] = strings.Repeat("-", w-1) + ":"
-		}
-	}
-	line(sep)
-	for _, row := range rows[1:] {
-		line(row)
-	}
 }
 
 func ratio(a, b float64) string {
