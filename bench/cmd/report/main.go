@@ -476,21 +476,26 @@ func runHTTP(dir, testBin string, build []string) ([]bench.Target, []string, err
 		}
 	}
 	s, ok := best["sluice-3limits"]
-	if !ok {
-		return nil, raw, fmt.Errorf("http: sluice-3limits not measured")
+	one, ok1 := best["sluice-1limit"]
+	if !ok || !ok1 {
+		return nil, raw, fmt.Errorf("http: sluice-3limits or sluice-1limit not measured")
 	}
 	added, addedAllocs := s.ns-bare.ns, worst["sluice-3limits"].allocs-bareAllocs
+	added1 := one.ns - bare.ns
+	// The share is judged on equal work: the peers enforce one limit per
+	// request, so sluice's row with one limit is the one set beside them;
+	// the 3-limit plan (three decisions in one call) is given for reference.
 	ts = append(ts,
 		bench.Target{Pass: added <= targetMiddlewareNs, Text: fmt.Sprintf(
 			"HTTP middleware: sluice (3 limits) adds %.0f ns per request (median round %.0f), target ≤ %d ns",
 			added, med["sluice-3limits"].ns-med["bare"].ns, targetMiddlewareNs)},
 		bench.Target{Pass: addedAllocs <= targetMiddlewareAllocs, Text: fmt.Sprintf(
 			"HTTP middleware: sluice (3 limits) adds %.0f allocs per request, target ≤ %d", addedAllocs, targetMiddlewareAllocs)},
-		bench.Target{Pass: added <= targetMiddlewareShare*cheapest, Text: fmt.Sprintf(
-			"HTTP middleware: sluice's added %.0f ns ÷ cheapest peer's (%s, 1 limit) %.0f ns = %.2f, target ≤ %.1f "+
-				"(sluice with 1 limit: %.0f ns, %.2f)",
-			added, cheapName, cheapest, added/cheapest, targetMiddlewareShare,
-			best["sluice-1limit"].ns-bare.ns, (best["sluice-1limit"].ns-bare.ns)/cheapest)})
+		bench.Target{Pass: added1 <= targetMiddlewareShare*cheapest, Text: fmt.Sprintf(
+			"HTTP middleware, equal work (1 limit each): sluice's added %.0f ns ÷ cheapest peer's (%s) %.0f ns = %.2f, target ≤ %.1f "+
+				"(median rounds: %.2f; sluice with its 3-limit plan: %.0f ns, %.2f)",
+			added1, cheapName, cheapest, added1/cheapest, targetMiddlewareShare,
+			(med["sluice-1limit"].ns-med["bare"].ns)/(med[cheapName].ns-med["bare"].ns), added, added/cheapest)})
 	return ts, raw, nil
 }
 
