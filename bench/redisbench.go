@@ -116,7 +116,8 @@ type ceiling struct {
 	name, what string
 	script     string
 	args       []string // after EVALSHA <sha>
-	allowedAt  int      // the reply's index of "allowed" (1)
+	// allowed reports whether a reply admits the call.
+	allowed func(reply []any) bool
 }
 
 // sluiceScript rebuilds sluice's apply script for GCRA checks as package
@@ -215,9 +216,18 @@ func RunRedis(w io.Writer, o RedisOptions) ([]Target, error) {
 	rate := strconv.Itoa(Rate)
 	ceilings := []ceiling{
 		{"ceiling-gcra", "redis_rate's GCRA script (GET + SET EX)", GCRAScript,
-			[]string{"1", "ceil:gcra:__rand_int__", rate, rate, "1", "1"}, 0},
+			[]string{"1", "ceil:gcra:__rand_int__", rate, rate, "1", "1"},
+			func(v []any) bool { return len(v) > 0 && v[0] == int64(1) }},
 		{"ceiling-sluice", "sluice's own apply.lua for one GCRA check (GET + SET PX)", sluiceSrc,
-			sluiceScriptArgs(limit, sluiceredis.Key("ceil:__rand_int__", limit.Name())), 2},
+			sluiceScriptArgs(limit, sluiceredis.Key("ceil:__rand_int__", limit.Name())),
+			// the time, then remaining·2 + allowed (see redis/lua/state.lua's push)
+			func(v []any) bool {
+				if len(v) < 2 {
+					return false
+				}
+				n, ok := v[1].(int64)
+				return ok && n&1 == 1
+			}},
 	}
 	shas := make([]string, len(ceilings))
 	rc := srv.Client(1)
@@ -237,7 +247,7 @@ func RunRedis(w io.Writer, o RedisOptions) ([]Target, error) {
 			ia = append(ia, a)
 		}
 		v, err := rc.EvalSha(context.Background(), sha, args[1:1+nk], ia...).Slice()
-		if err != nil || len(v) <= c.allowedAt || v[c.allowedAt] != int64(1) {
+		if err != nil || !c.allowed(v) {
 			return nil, fmt.Errorf("%s: trial EVALSHA: %v %v", c.name, v, err)
 		}
 	}

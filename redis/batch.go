@@ -128,10 +128,13 @@ func (s *Store) readCalls(msgs []rueidis.RedisMessage, mode string, calls []*cal
 	}
 	pos := 1
 	for _, c := range calls {
+		c.now = now
+		if len(c.idx) == 0 {
+			continue // no checks, no words
+		}
 		if pos >= len(msgs) {
 			return fmt.Errorf("reply of %d words, too short for %d calls", len(msgs), len(calls))
 		}
-		c.now = now
 		if !msgs[pos].IsInt64() {
 			text, err := msgs[pos].ToString()
 			if err != nil {
@@ -141,7 +144,6 @@ func (s *Store) readCalls(msgs []rueidis.RedisMessage, mode string, calls []*cal
 			pos++
 			continue
 		}
-		pos++
 		want := statusWords * len(c.idx)
 		if mode == modeReserve {
 			want += 3 * len(c.idx)
@@ -150,7 +152,7 @@ func (s *Store) readCalls(msgs []rueidis.RedisMessage, mode string, calls []*cal
 			return fmt.Errorf("reply of %d words, want at least %d", len(msgs), pos+want)
 		}
 		for j, i := range c.idx {
-			if c.out[i], err = readStatus(msgs, pos+statusWords*j); err != nil {
+			if c.out[i], err = readStatus(msgs, pos+statusWords*j, c.checks[i].Limit.Algorithm()); err != nil {
 				return err
 			}
 			if !c.out[i].Allowed && !c.checks[i].Limit.Shadow() {

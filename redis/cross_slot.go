@@ -125,7 +125,7 @@ func (s *Store) refund(ctx context.Context, token string, checks []sluice.Check,
 		return s.fail("refund script", fmt.Errorf("reply of %d words, want %d", len(msgs), 1+statusWords*len(idx)))
 	}
 	for j, i := range idx {
-		if out[i], err = readStatus(msgs, 1+statusWords*j); err != nil {
+		if out[i], err = readStatus(msgs, 1+statusWords*j, checks[i].Limit.Algorithm()); err != nil {
 			return s.fail("refund script", err)
 		}
 	}

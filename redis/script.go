@@ -107,9 +107,9 @@ const (
 // checkArgs is the number of script arguments per check (CHECK_ARGS).
 const checkArgs = limitArgs + 1
 
-// statusWords is the number of reply entries per check status
+// statusWords is the number of reply words per check status
 // (STATUS_WORDS).
-const statusWords = 6
+const statusWords = 3
 
 // maxExactDebt bounds a GCRA limit's deepest debt in µs (burst ticks over
 // the refill rate): its arrival times, now plus that, stay below 2^53.
@@ -177,8 +177,11 @@ func gcd(a, b int64) int64 {
 	return a
 }
 
-// readStatus decodes the status words of one check starting at msgs[i].
-func readStatus(msgs []rueidis.RedisMessage, i int) (sluice.Status, error) {
+// readStatus decodes the status words of one check of algorithm alg
+// starting at msgs[i] (see push in lua/state.lua): remaining·2 + allowed,
+// reset-after (µs), then the delay (µs) or a concurrency lease's stamp
+// when allowed, the retry-after (µs; -1: never) when refused.
+func readStatus(msgs []rueidis.RedisMessage, i int, alg sluice.Algorithm) (sluice.Status, error) {
 	var v [statusWords]int64
 	for j := range v {
 		n, err := msgs[i+j].AsInt64()
@@ -188,17 +191,19 @@ func readStatus(msgs []rueidis.RedisMessage, i int) (sluice.Status, error) {
 		v[j] = n
 	}
 	st := sluice.Status{
-		Allowed:    v[0] == 1,
-		Remaining:  v[1],
-		ResetAfter: micros(v[2]),
-		Delay:      micros(v[4]),
-		Lease:      v[5],
+		Allowed:    v[0]&1 == 1,
+		Remaining:  v[0] >> 1,
+		ResetAfter: micros(v[1]),
 	}
-	if !st.Allowed {
-		st.RetryAfter = micros(v[3])
-		if v[3] < 0 {
-			st.RetryAfter = sluice.Never
-		}
+	switch {
+	case !st.Allowed && v[2] < 0:
+		st.RetryAfter = sluice.Never
+	case !st.Allowed:
+		st.RetryAfter = micros(v[2])
+	case alg == sluice.AlgorithmConcurrency:
+		st.Lease = v[2]
+	default:
+		st.Delay = micros(v[2])
 	}
 	return st, nil
 }

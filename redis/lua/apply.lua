@@ -6,8 +6,15 @@
 -- check that does not fit consumes nothing and reports its refusal). Calls
 -- are decided one after another, in order, at the same time: a batch of
 -- calls decides exactly as the same calls sent one by one at that instant.
--- A call that fails (a key holding a foreign type, say) reports its error
--- and leaves the others decided.
+-- A call that fails (a corrupt sliding log, say) reports its error and
+-- leaves the others decided.
+--
+-- In mode "a" the run reads the string states of all its keys with one
+-- MGET up front and writes each key it changed once, at the end, with its
+-- last state and TTL (write-back, see state.lua): a key several calls use
+-- is read once and written once, and a run pays one MGET and one SET per
+-- key rather than a GET and a SET per check. A call that fails while
+-- deciding (as on a corrupt state) has written nothing.
 --
 -- KEYS     the state keys of every check of every call, in order
 -- ARGV[1]  the time in µs since sluice.Epoch, or "" for Redis's TIME
@@ -22,53 +29,74 @@
 -- then     the number of calls, and per call its number of checks, then
 --          per check the index of its limit (1…L) and its cost
 --
--- Reply: the time used, then per call either 1 followed by, per check,
--- allowed (1/0), remaining, reset-after (µs), retry-after (µs; -1: never),
--- delay (µs) and the lease's stamp (µs since Epoch; concurrency only, else
--- 0) — in mode "r" then per check the undo mark, the key's DUMP before the
--- write ("" if it did not exist) and its PEXPIRETIME then, or three "" when
--- not written — or, when the call failed, the error's message alone.
+-- Reply: the time used, then per call either, per check, its STATUS_WORDS
+-- integers (see push in state.lua) — in mode "r" then per check the undo
+-- mark, the key's DUMP before the write ("" if it did not exist) and its
+-- PEXPIRETIME then, or three "" when not written — or, when the call
+-- failed, the error's message alone (a string, where a decided call starts
+-- with an integer; a call of no checks has no words).
 
 local now = script_now()
-local minttl = tonumber(ARGV[2])
+local minttl = math.max(tonumber(ARGV[2]), 1)
 local mode = ARGV[3]
 local g_suffix = ''
 if mode == 'r' then
   g_suffix = ':' .. ARGV[4]
 end
+write_back = mode == 'a'
 
 local limits = parse_limits(tonumber(ARGV[5]), 5)
+for _, l in ipairs(limits) do
+  if not l.hash then
+    prefetch(KEYS) -- a hash key reads as no string state, harmlessly
+    break
+  end
+end
+
+-- Per position in a call, reused by every call of the run: the check's
+-- limit, cost, state and next state, and scratch verdict and next-state
+-- tables that decide fills.
+local lims, costs, sts, nexts, V, N = {}, {}, {}, {}, {}, {}
 
 -- apply_call decides the n checks whose keys start after KEYS[koff] and
 -- whose (limit, cost) pairs start after ARGV[aoff], appending the call's
 -- reply words to out.
 local function apply_call(koff, aoff, n, out)
-  local checks, states, verdicts, nexts = {}, {}, {}, {}
   local blocked = mode == 'd'
   for i = 1, n do
     local o = aoff + 2 * i - 1
-    local c = check_of(koff + i, limits[tonumber(ARGV[o])], tonumber(ARGV[o + 1]))
+    local l, cost = limits[tonumber(ARGV[o])], tonumber(ARGV[o + 1])
+    local c = bind(l, KEYS[koff + i], cost)
     local st = load_state(c)
-    local v, nxt = ALG[c.alg].decide(c, st, now, c.cost)
-    checks[i], states[i], verdicts[i], nexts[i] = c, st, v, nxt
-    if not v.ok and not c.shadow then
+    local v = V[i]
+    if not v then
+      v = {}
+      V[i], N[i] = v, {}
+    end
+    local _, nxt = l.fam.decide(c, st, now, cost, v, N[i])
+    lims[i], costs[i], sts[i], nexts[i] = l, cost, st, nxt
+    if not v.ok and not l.shadow then
       blocked = true
     end
   end
-  out[#out + 1] = 1
   local undo = mode == 'r' and {}
   for i = 1, n do
-    local c, v = checks[i], verdicts[i]
+    local cost, v = costs[i], V[i]
     local mark, dump, expires = '', '', ''
-    if c.cost > 0 and v.ok then
+    if cost > 0 and v.ok then
+      local c = bind(lims[i], KEYS[koff + i], cost)
       if blocked then
-        v = ALG[c.alg].decide(c, states[i], now, 0) -- report as a peek
+        c.fam.decide(c, sts[i], now, 0, v, N[i]) -- report as a peek
       else
         if mode == 'r' then
           dump = redis.call('DUMP', c.key) or ''
           expires = redis.call('PEXPIRETIME', c.key)
         end
-        mark = commit(c, states[i], nexts[i], v, c.g .. g_suffix, minttl)
+        local tag = c.g
+        if mode == 'r' then
+          tag = tag .. g_suffix
+        end
+        mark = commit(c, sts[i], nexts[i], v, tag, minttl)
       end
     end
     push(out, v)
@@ -101,4 +129,5 @@ for _ = 1, tonumber(ARGV[calls_at]) do
   end
   koff, aoff = koff + n, aoff + 1 + 2 * n
 end
+flush()
 return out

@@ -11,6 +11,8 @@
 --   quantities q, burst ≤ 2^40 (sluice.MaxQuantity)
 --   ticks      ≤ 2^53 (sluice validates bucket limits so)
 
+local floor, format = math.floor, string.format
+
 local TWO24 = 16777216
 local TWO52 = 4503599627370496
 local TWO53 = 9007199254740992
@@ -31,7 +33,7 @@ local NEVER = -1
 -- division by bytes, each partial dividend r·256 + byte staying below 2^53.
 local function divmod(a, b)
   if a < TWO53 then
-    local q = math.floor(a / b)
+    local q = floor(a / b)
     local r = a - q * b
     if r < 0 then
       q, r = q - 1, r + b
@@ -40,12 +42,12 @@ local function divmod(a, b)
     end
     return q, r
   end
-  local hi = math.floor(a / TWO24) -- exact: a power-of-two division
+  local hi = floor(a / TWO24) -- exact: a power-of-two division
   local lo = a - hi * TWO24
   local q, r = divmod(hi, b)
   local p = 65536
   while p >= 1 do
-    local byte = math.floor(lo / p)
+    local byte = floor(lo / p)
     lo = lo - byte * p
     local q2, r2 = divmod(r * 256 + byte, b)
     q, r = q * 256 + q2, r2
@@ -126,9 +128,9 @@ end
 
 -- fmt formats an exact integer for Redis. Never pass a number to redis.call
 -- directly: Lua turns it into text with "%.14g", which rounds above 10^14.
+-- "%d" converts to a C long first, exact for every integer below 2^63
+-- (so -0 prints "0"), and costs far less than "%.0f", which prints a double
+-- through glibc's multi-precision code.
 local function fmt(x)
-  if x == 0 then
-    return '0' -- not "-0"
-  end
-  return string.format('%.0f', x)
+  return format('%d', x)
 end

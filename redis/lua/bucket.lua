@@ -63,7 +63,7 @@ local function view(c, v, cap, ahead, m, far)
   return v
 end
 
-function bucket.decide(c, st, now, cost)
+function bucket.decide(c, st, now, cost, v, nxt)
   local b, rq, rw = c.b, c.rq, c.rw
   local cap = b * rw            -- ticks in a full bucket
   local limit = cap + c.mw * rq -- deepest admissible debt (queue)
@@ -71,7 +71,7 @@ function bucket.decide(c, st, now, cost)
   local ahead = base - now
 
   if cost == 0 or cost > b then
-    local v = view(c, verdict(cost == 0), cap, ahead, missing, far)
+    view(c, verdict(v, cost == 0), cap, ahead, missing, far)
     if cost > b then
       v.retry = NEVER
     end
@@ -79,12 +79,12 @@ function bucket.decide(c, st, now, cost)
   end
   local need = cost * rw -- cost ≤ b, so need ≤ cap ≤ 2^53
   if far then
-    local v = view(c, verdict(false), cap, ahead, nil, far)
+    view(c, verdict(v, false), cap, ahead, nil, far)
     v.retry = far.d + ceildiv(far.f - (limit - need), rq)
     return v
   end
   if missing > limit - need then
-    local v = view(c, verdict(false), cap, ahead, missing, far)
+    view(c, verdict(v, false), cap, ahead, missing, far)
     v.retry = ahead + ceildiv(missing - (limit - need), rq)
     return v
   end
@@ -95,18 +95,19 @@ function bucket.decide(c, st, now, cost)
     if delay > c.mw then
       -- Only after a clock step back (ahead > 0): the wait from now would
       -- pass the max wait although the wait from base does not.
-      local v = view(c, verdict(false), cap, ahead, missing, far)
+      view(c, verdict(v, false), cap, ahead, missing, far)
       v.retry = delay - c.mw
       return v
     end
   end
-  local v = view(c, verdict(true), cap, ahead, after, far)
+  view(c, verdict(v, true), cap, ahead, after, far)
   v.delay = delay
-  return v, {t = base, a = after, before = missing}
+  nxt.t, nxt.a, nxt.before = base, after, missing
+  return v, nxt
 end
 
 function bucket.write(c, st, nxt, g, ttl)
-  put(c.key, g, nxt.t, nxt.a, c.alg == GCRA and c.rq_text or '0', ttl)
+  put(c, g, nxt.t, nxt.a, c.alg == GCRA and c.rq or 0, ttl)
   return fmt(nxt.t) .. ':' .. fmt(nxt.before)
 end
 
@@ -136,5 +137,5 @@ function bucket.undo(c, st, mark, g)
       back = math.max(need - ((dt - q0) * rq - r0), 0)
     end
   end
-  put(c.key, g, st.t, math.max(st.a - back, 0), fmt(st.b), nil)
+  put(c, g, st.t, math.max(st.a - back, 0), st.b, nil)
 end

@@ -5,7 +5,7 @@
 local fixed_window = {}
 ALG[1] = fixed_window
 
-function fixed_window.decide(c, st, now, cost)
+function fixed_window.decide(c, st, now, cost, v, nxt)
   local q, w = c.q, c.w
   local start, count = window_start(now, w), math.max(st.a, 0)
   local last = clamp_time(st.t)
@@ -15,25 +15,25 @@ function fixed_window.decide(c, st, now, cost)
     count = 0
   end
   local stop = start + w
-  local v = verdict(cost == 0 or count <= q - cost)
-  local nxt
+  verdict(v, cost == 0 or count <= q - cost)
+  local admitted = false
   if cost > q then
     v.retry = NEVER
   elseif not v.ok then
     v.retry = stop - now
   elseif cost > 0 then
     count = count + cost
-    nxt = {t = start, a = count}
+    nxt.t, nxt.a, admitted = start, count, true
   end
   v.rem = math.max(q - count, 0)
   if count > 0 then
     v.reset = stop - now
   end
-  return v, nxt
+  return v, admitted and nxt or nil
 end
 
 function fixed_window.write(c, st, nxt, g, ttl)
-  put(c.key, g, nxt.t, nxt.a, '0', ttl)
+  put(c, g, nxt.t, nxt.a, 0, ttl)
   return nxt.t
 end
 
@@ -41,6 +41,6 @@ end
 -- the key still counts that window.
 function fixed_window.undo(c, st, mark, g)
   if st.t == tonumber(mark) then
-    put(c.key, g, st.t, math.max(st.a - c.cost, 0), '0', nil)
+    put(c, g, st.t, math.max(st.a - c.cost, 0), 0, nil)
   end
 end

@@ -33,11 +33,12 @@ for i = 1, #KEYS do
     else
       redis.call('RESTORE', c.key, fmt(math.max(expires, 0)), dump, 'REPLACE', 'ABSTTL')
     end
+    forget(c.key)
   elseif alg_of(g) == c.alg then
     -- Retagging the key tells any other reservation whose DUMP holds these
     -- units that it may no longer restore it.
     ALG[c.alg].undo(c, load_state(c), mark, c.g)
   end
-  push(out, ALG[c.alg].decide(c, load_state(c), now, 0))
+  push(out, (ALG[c.alg].decide(c, load_state(c), now, 0, {}, {})))
 end
 return out

@@ -38,7 +38,7 @@ local function counter_retry(c, start, curr, prev, cost)
   return start + w + fades(math.min(curr, q), q - cost, w)
 end
 
-function sliding_counter.decide(c, st, now, cost)
+function sliding_counter.decide(c, st, now, cost, v, nxt)
   local q, w = c.q, c.w
   local start, curr, prev = window_start(now, w), math.max(st.a, 0), math.max(st.b, 0)
   local last = window_start(clamp_time(st.t), w)
@@ -53,8 +53,8 @@ function sliding_counter.decide(c, st, now, cost)
   end
   local e = math.max(now, start) - start
   local used = muldivmod(math.min(prev, q), w - e, w) + curr
-  local v = verdict(cost == 0 or used <= q - cost)
-  local nxt
+  verdict(v, cost == 0 or used <= q - cost)
+  local admitted = false
   if cost > q then
     v.retry = NEVER
   elseif not v.ok then
@@ -62,7 +62,7 @@ function sliding_counter.decide(c, st, now, cost)
   elseif cost > 0 then
     curr = curr + cost
     used = used + cost
-    nxt = {t = start, a = curr, b = prev}
+    nxt.t, nxt.a, nxt.b, admitted = start, curr, prev, true
   end
   v.rem = math.max(q - used, 0)
   if curr > 0 then
@@ -70,11 +70,11 @@ function sliding_counter.decide(c, st, now, cost)
   elseif used > 0 then
     v.reset = start + fades(prev, 0, w) - now
   end
-  return v, nxt
+  return v, admitted and nxt or nil
 end
 
 function sliding_counter.write(c, st, nxt, g, ttl)
-  put(c.key, g, nxt.t, nxt.a, fmt(nxt.b), ttl)
+  put(c, g, nxt.t, nxt.a, nxt.b, ttl)
   return nxt.t
 end
 
@@ -84,8 +84,8 @@ end
 function sliding_counter.undo(c, st, mark, g)
   mark = tonumber(mark)
   if st.t == mark then
-    put(c.key, g, st.t, math.max(st.a - c.cost, 0), fmt(st.b), nil)
+    put(c, g, st.t, math.max(st.a - c.cost, 0), st.b, nil)
   elseif st.t == mark + c.w then
-    put(c.key, g, st.t, st.a, fmt(math.max(st.b - c.cost, 0)), nil)
+    put(c, g, st.t, st.a, math.max(st.b - c.cost, 0), nil)
   end
 end

@@ -52,7 +52,7 @@ local function log_retry(c, h, n, excess)
   return MAXTIME
 end
 
-function sliding_log.decide(c, st, now, cost)
+function sliding_log.decide(c, st, now, cost, v)
   local q, w = c.q, c.w
   local h, n = st.h, st.n
   local eff, newest, last, lastUnits = now, nil, nil, 0
@@ -79,7 +79,7 @@ function sliding_log.decide(c, st, now, cost)
     end
   end
 
-  local v = verdict(cost == 0 or used <= q - cost)
+  verdict(v, cost == 0 or used <= q - cost)
   local nxt
   if cost > q then
     v.retry = NEVER

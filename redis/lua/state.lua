@@ -11,12 +11,20 @@
 --
 -- The sliding log (and concurrency) keeps them as the fields of a hash. The
 -- other algorithms keep one string "g t a b" (decimal integers; b is 0 where
--- an algorithm has no use for it): one GET to read it and one SET with its
--- TTL to write it, where a hash takes a read, a write and a PEXPIRE.
+-- an algorithm has no use for it), read and written through the run's
+-- string cache below: apply.lua reads every key of a run with one MGET and
+-- writes each key it changed once, at the end, with one SET and its TTL.
 --
 -- A key that does not exist, that holds another type, or whose g names
 -- another algorithm, is a key never seen (sluice's zero State). Every write
 -- sets g and the key's TTL.
+--
+-- The scripts keep Lua's allocations per check low, since they dominate
+-- Redis's time for a batch: a check is its limit's table with the key and
+-- cost of the moment (bind), a key never seen shares one table (FRESH), and
+-- the algorithms fill the caller's verdict and next-state tables.
+
+local KEYS, ARGV = KEYS, ARGV
 
 local ALG = {}    -- algorithm number → {decide, write, undo}
 local GCRA = 6    -- sluice.AlgorithmGCRA
@@ -28,14 +36,22 @@ local SLIDING_LOG = 2 -- sluice.AlgorithmSlidingLog
 -- quantity/window in lowest terms (ticks).
 local LIMIT_ARGS = 8
 
+-- in_hash reports whether algorithm alg keeps its state in a hash.
+local function in_hash(alg)
+  return alg == SLIDING_LOG or alg == CONCURRENCY
+end
+
 -- parse_limits reads count limits whose arguments start after ARGV[off]
 -- (apply.lua's table of limits) into a list of tables of their numbers.
+-- fam is the algorithm's family (ALG entry; nil when the script does not
+-- carry it).
 local function parse_limits(count, off)
   local limits = {}
   for j = 1, count do
     local o = off + (j - 1) * LIMIT_ARGS
+    local alg = tonumber(ARGV[o + 1])
     limits[j] = {
-      alg = tonumber(ARGV[o + 1]),
+      alg = alg,
       q = tonumber(ARGV[o + 2]),
       w = tonumber(ARGV[o + 3]),
       b = tonumber(ARGV[o + 4]),
@@ -44,18 +60,20 @@ local function parse_limits(count, off)
       mw = tonumber(ARGV[o + 7]),
       shadow = ARGV[o + 8] == '1',
       g = ARGV[o + 1], -- the algorithm's tag, as written in g
-      rq_text = ARGV[o + 5],
+      fam = ALG[alg],
+      hash = in_hash(alg),
+      key = '', cost = 0, -- set by bind
     }
   end
   return limits
 end
 
--- check_of returns the check of KEYS[i] under limit l with cost.
-local function check_of(i, l, cost)
-  return {
-    key = KEYS[i], alg = l.alg, q = l.q, w = l.w, b = l.b, rq = l.rq, rw = l.rw,
-    mw = l.mw, cost = cost, shadow = l.shadow, g = l.g, rq_text = l.rq_text,
-  }
+-- bind makes limit l the check of key with cost, and returns it. Checks
+-- are decided one at a time, so a check is its limit's table with the key
+-- and cost of the moment: bind again before each use.
+local function bind(l, key, cost)
+  l.key, l.cost = key, cost
+  return l
 end
 
 -- CHECK_ARGS is the number of arguments of a check in refund.lua and
@@ -63,9 +81,9 @@ end
 local CHECK_ARGS = LIMIT_ARGS + 1
 
 -- parse_check reads the check of KEYS[i] whose arguments start after
--- ARGV[off].
+-- ARGV[off] (a table of its own).
 local function parse_check(i, off)
-  return check_of(i, parse_limits(1, off)[1], tonumber(ARGV[off + CHECK_ARGS]))
+  return bind(parse_limits(1, off)[1], KEYS[i], tonumber(ARGV[off + CHECK_ARGS]))
 end
 
 -- alg_of returns the algorithm number stored in g, or nil.
@@ -76,33 +94,104 @@ local function alg_of(g)
   return tonumber(g) or tonumber(string.match(g, '^(%d+):'))
 end
 
--- in_hash reports whether algorithm alg keeps its state in a hash.
-local function in_hash(alg)
-  return alg == SLIDING_LOG or alg == CONCURRENCY
+-- FRESH is the state of a key never seen, shared: never write to it.
+local FRESH = {fresh = true, t = 0, a = 0, b = 0, h = 0, n = 0}
+local FRESH_FOREIGN = {fresh = true, foreign = true, t = 0, a = 0, b = 0, h = 0, n = 0}
+
+-- The run's string cache: cache[key] is the string state a key holds as
+-- this run last read or wrote it ({g, alg, t, a, b}, or NONE when it holds
+-- no string state), nil when not read yet; pending[key] is the TTL (ms) of
+-- a state written in write-back mode and not yet SET (flush sets them, in
+-- the order of order). Write-back is apply.lua's mode "a" alone: a
+-- reservation must write through, since its DUMP is taken before each
+-- write.
+local cache, pending, order = {}, {}, {}
+local write_back = false
+local NONE = {}
+
+-- parse_text returns the state of a string value (a GET or MGET reply).
+local function parse_text(raw)
+  if type(raw) ~= 'string' then
+    return NONE -- no key (false), or not a string (an error)
+  end
+  local g, t, a, b = string.match(raw, '^(%S+) (%S+) (%S+) (%S+)$')
+  if not g then
+    return NONE
+  end
+  return {g = g, alg = alg_of(g), t = tonumber(t) or 0, a = tonumber(a) or 0, b = tonumber(b) or 0}
+end
+
+-- prefetch reads the string states of keys into the cache, MGET by MGET.
+local function prefetch(keys)
+  local chunk = 1000
+  for i = 1, #keys, chunk do
+    local last = math.min(i + chunk - 1, #keys)
+    local raw = redis.call('MGET', unpack(keys, i, last))
+    for j = i, last do
+      local k = keys[j]
+      if cache[k] == nil then
+        cache[k] = parse_text(raw[j - i + 1])
+      end
+    end
+  end
+end
+
+-- text is the stored form of string state st.
+local function text(st)
+  return st.g .. ' ' .. fmt(st.t) .. ' ' .. fmt(st.a) .. ' ' .. fmt(st.b)
+end
+
+-- flush_key SETs key's pending write, if any.
+local function flush_key(key)
+  local ttl = pending[key]
+  if ttl then
+    redis.call('SET', key, text(cache[key]), 'PX', fmt(ttl))
+    pending[key] = nil
+  end
+end
+
+-- flush SETs every pending write (apply.lua, at the end of a run).
+local function flush()
+  for _, key in ipairs(order) do
+    flush_key(key)
+  end
+end
+
+-- forget drops what the cache knows of key, after a write that bypassed
+-- it (a hash, DEL, RESTORE).
+local function forget(key)
+  cache[key], pending[key] = nil, nil
 end
 
 -- load_state returns check c's stored state: its tag g (nil when none),
 -- numbers t, a, b, h, n (0 when absent) and the flags fresh (a key never
 -- seen) and foreign (the key holds something else, to be deleted before a
--- hash is written; a string write replaces whatever was there).
+-- hash is written; a string write replaces whatever was there). The
+-- returned table is shared: never write to it.
 local function load_state(c)
-  local f, foreign
-  if in_hash(c.alg) then
-    f = redis.pcall('HMGET', c.key, 'g', 't', 'a', 'b', 'h', 'n')
-    if f.err then
-      f, foreign = {}, true -- not a hash
+  local key = c.key
+  if not c.hash then
+    local st = cache[key]
+    if st == nil then
+      st = parse_text(redis.pcall('GET', key))
+      cache[key] = st
     end
-  else
-    local raw = redis.pcall('GET', c.key)
-    if type(raw) == 'string' then
-      f = {string.match(raw, '^(%S+) (%S+) (%S+) (%S+)$')}
-    else
-      f = {} -- no key (false), or not a string (an error)
+    if st.alg ~= c.alg then
+      return FRESH
     end
+    return st
+  end
+  flush_key(key) -- a string this run wrote is what the key holds
+  local f = redis.pcall('HMGET', key, 'g', 't', 'a', 'b', 'h', 'n')
+  if f.err then
+    return FRESH_FOREIGN -- not a hash
   end
   local g = f[1] or nil
   if alg_of(g) ~= c.alg then
-    return {fresh = true, foreign = foreign or g ~= nil, g = g, t = 0, a = 0, b = 0, h = 0, n = 0}
+    if g ~= nil then
+      return FRESH_FOREIGN
+    end
+    return FRESH
   end
   return {
     g = g, t = tonumber(f[2]) or 0, a = tonumber(f[3]) or 0, b = tonumber(f[4]) or 0,
@@ -110,23 +199,34 @@ local function load_state(c)
   }
 end
 
--- put writes the state of an algorithm kept in a string: tag g, numbers t
--- and a, and b already formatted, with a TTL of ttl ms (formatted), or
--- keeping the key's TTL when ttl is nil.
-local function put(key, g, t, a, b, ttl)
-  local text = g .. ' ' .. fmt(t) .. ' ' .. fmt(a) .. ' ' .. b
-  if ttl then
-    redis.call('SET', key, text, 'PX', ttl)
+-- put writes the state of check c's algorithm kept in a string: tag g,
+-- numbers t, a and b, with a TTL of ttl ms, or keeping the key's TTL when
+-- ttl is nil. In write-back mode a write with a TTL only updates the cache
+-- (flush SETs it).
+local function put(c, g, t, a, b, ttl)
+  local key = c.key
+  local st = {g = g, alg = c.alg, t = t, a = a, b = b} -- g starts with c's tag
+  cache[key] = st
+  if write_back and ttl then
+    if not pending[key] then
+      order[#order + 1] = key
+    end
+    pending[key] = ttl
+  elseif ttl then
+    pending[key] = nil
+    redis.call('SET', key, text(st), 'PX', fmt(ttl))
   else
-    redis.call('SET', key, text, 'KEEPTTL')
+    pending[key] = nil
+    redis.call('SET', key, text(st), 'KEEPTTL')
   end
 end
 
--- verdict returns a Status in integer µs: allowed, remaining, reset-after,
--- retry-after (NEVER: no wait suffices), delay and a concurrency lease's
--- stamp.
-local function verdict(ok)
-  return {ok = ok, rem = 0, reset = 0, retry = 0, delay = 0, lease = 0}
+-- verdict resets v to a Status in integer µs: allowed, remaining,
+-- reset-after, retry-after (NEVER: no wait suffices), delay and a
+-- concurrency lease's stamp; it returns v.
+local function verdict(v, ok)
+  v.ok, v.rem, v.reset, v.retry, v.delay, v.lease = ok, 0, 0, 0, 0, 0
+  return v
 end
 
 -- commit writes check c's next state through its algorithm, tags it with g
@@ -134,32 +234,40 @@ end
 -- ms, at least minttl ms (1 in production): by then the state is worth a
 -- fresh one. It returns the algorithm's undo mark.
 local function commit(c, st, nxt, v, g, minttl)
-  local ttl = fmt(math.max(ceildiv(v.reset, 1000), minttl, 1))
-  if not in_hash(c.alg) then
-    return ALG[c.alg].write(c, st, nxt, g, ttl)
+  local reset, ttl = v.reset, 0
+  if reset < TWO52 then
+    ttl = floor((reset + 999) / 1000) -- exact below 2^53, see divmod
+  else
+    ttl = ceildiv(reset, 1000)
   end
+  if ttl < minttl then
+    ttl = minttl
+  end
+  if not c.hash then
+    return c.fam.write(c, st, nxt, g, ttl)
+  end
+  flush_key(c.key)
   if st.foreign then
     redis.call('DEL', c.key)
   end
-  local mark = ALG[c.alg].write(c, st, nxt, g)
-  redis.call('PEXPIRE', c.key, ttl)
+  local mark = c.fam.write(c, st, nxt, g)
+  redis.call('PEXPIRE', c.key, fmt(ttl))
+  forget(c.key)
   return mark
 end
 
--- push appends v's STATUS_WORDS numbers to out.
-local STATUS_WORDS = 6
+-- push appends v's STATUS_WORDS reply words to out: remaining·2 + allowed
+-- (1/0), reset-after (µs), then, when allowed, the delay (µs) or, for a
+-- concurrency lease, its stamp (one of them is always 0), and when refused
+-- the retry-after (µs; NEVER: no wait suffices).
+local STATUS_WORDS = 3
 local function push(out, v)
-  local retry = v.retry
-  if v.ok then
-    retry = 0
-  end
   local n = #out
-  out[n + 1] = v.ok and 1 or 0
-  out[n + 2] = v.rem
-  out[n + 3] = v.reset
-  out[n + 4] = retry
-  out[n + 5] = v.delay
-  out[n + 6] = v.lease
+  if v.ok then
+    out[n + 1], out[n + 2], out[n + 3] = v.rem * 2 + 1, v.reset, v.delay + v.lease
+  else
+    out[n + 1], out[n + 2], out[n + 3] = v.rem * 2, v.reset, v.retry
+  end
 end
 
 -- script_now returns the time of the script: ARGV[1] when a test passes
