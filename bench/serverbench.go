@@ -426,7 +426,12 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 					profDone = make(chan struct{})
 					go func() {
 						defer close(profDone)
-						fetchProfile(sc.target.Vars["pprof"], o.Time-500*time.Millisecond, run.profile)
+						var wg sync.WaitGroup
+						// The allocations of the same span, beside the CPU profile.
+						allocs := strings.TrimSuffix(run.profile, ".pprof") + "-allocs.pprof"
+						wg.Go(func() { fetchProfile(sc.target.Vars["pprof"], "allocs", o.Time-500*time.Millisecond, allocs) })
+						fetchProfile(sc.target.Vars["pprof"], "profile", o.Time-500*time.Millisecond, run.profile)
+						wg.Wait()
 					}()
 					run.genProfile, stopGen = startCPUProfile(filepath.Join(o.Profile, "loadgen-"+slug(sc.name)+"-"+sc.store+".pprof"))
 				}
@@ -1093,10 +1098,11 @@ func startCPUProfile(file string) (string, func()) {
 	return file, func() { rpprof.StopCPUProfile(); f.Close() }
 }
 
-// fetchProfile saves a CPU profile of d from a pprof endpoint.
-func fetchProfile(addr string, d time.Duration, file string) {
+// fetchProfile saves a profile (kind "profile": CPU; "allocs": the
+// allocations made) of d from a pprof endpoint.
+func fetchProfile(addr, kind string, d time.Duration, file string) {
 	secs := max(1, int(d/time.Second))
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs))
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", addr, kind, secs))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "report: profile: %v\n", err)
 		return

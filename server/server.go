@@ -58,6 +58,18 @@ type Options struct {
 	// their counters as metrics; a reload resets the over-limit cache.
 	Failover  *sluice.Failover
 	OverLimit *sluice.OverLimitCache
+	// GCHeapFloor is the heap size, in bytes, below which the Go garbage
+	// collector starts no cycle while Serve (or Run) serves: after each
+	// cycle the server raises GOGC (debug.SetGCPercent) so that the next
+	// one starts when the heap reaches this size, or when it doubles the
+	// live heap if that is larger. DefaultGCHeapFloor (64 MiB) when zero;
+	// negative leaves the collector as the runtime has it. A process whose
+	// environment sets GOGC or GOMEMLIMIT is left alone too: the operator's
+	// own settings win. The setting is the process's (there is one
+	// collector): with several Servers serving, the highest floor applies,
+	// and the runtime's setting is restored when the last stops. See
+	// DefaultGCHeapFloor for why.
+	GCHeapFloor int64
 }
 
 // Server is a running sluice. Build it with New; serve with Run or mount
@@ -249,6 +261,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	defer s.startGCFloor()()
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer func() { stopWatch(); wg.Wait() }()

@@ -1,0 +1,78 @@
+package server
+
+import (
+	"os"
+	"runtime"
+	"runtime/debug"
+	"testing"
+)
+
+// gcPercent returns the collector's GOGC setting.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// unsetGCEnv clears GOGC and GOMEMLIMIT for the test, restoring them after.
+func unsetGCEnv(t *testing.T) {
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+}
+
+func TestGCHeapFloor(t *testing.T) {
+	t.Run("a small live heap gets a target of about the floor, and stopping restores GOGC", func(t *testing.T) {
+		unsetGCEnv(t)
+		base := gcPercent()
+		s := &Server{opts: Options{GCHeapFloor: 256 << 20}}
+		stop := s.startGCFloor()
+		runtime.GC()
+		runtime.GC() // the hook of the first cycle has run by the second's end
+		if p := gcPercent(); p <= max(base, 100) {
+			t.Errorf("GOGC %d while serving with a 256 MiB floor, want above %d", p, max(base, 100))
+		}
+		stop()
+		if p := gcPercent(); p != base {
+			t.Errorf("GOGC %d after stop, want %d as before", p, base)
+		}
+	})
+	t.Run("the highest floor of several servers applies until the last stops", func(t *testing.T) {
+		unsetGCEnv(t)
+		base := gcPercent()
+		small, large := &Server{opts: Options{GCHeapFloor: 8 << 20}}, &Server{opts: Options{GCHeapFloor: 1 << 30}}
+		stopSmall := small.startGCFloor()
+		p1 := gcPercent()
+		stopLarge := large.startGCFloor()
+		p2 := gcPercent()
+		if p2 <= p1 {
+			t.Errorf("GOGC %d with a 1 GiB floor beside an 8 MiB one, want above %d", p2, p1)
+		}
+		stopLarge()
+		if p := gcPercent(); p >= p2 {
+			t.Errorf("GOGC %d after the 1 GiB floor stopped, want below %d", p, p2)
+		}
+		stopSmall()
+		if p := gcPercent(); p != base {
+			t.Errorf("GOGC %d after both stopped, want %d", p, base)
+		}
+	})
+	t.Run("GOGC in the environment or a negative floor leave the collector alone", func(t *testing.T) {
+		unsetGCEnv(t)
+		base := gcPercent()
+		off := &Server{opts: Options{GCHeapFloor: -1}}
+		stop := off.startGCFloor()
+		if p := gcPercent(); p != base {
+			t.Errorf("GOGC %d with a negative floor, want %d", p, base)
+		}
+		stop()
+		t.Setenv("GOGC", "100")
+		s := &Server{}
+		stop = s.startGCFloor()
+		if p := gcPercent(); p != base {
+			t.Errorf("GOGC %d with GOGC in the environment, want %d", p, base)
+		}
+		stop()
+	})
+}
