@@ -66,14 +66,14 @@ local function apply_call(koff, aoff, n, out)
   for i = 1, n do
     local o = aoff + 2 * i - 1
     local l, cost = limits[tonumber(ARGV[o])], tonumber(ARGV[o + 1])
-    local c = bind(l, KEYS[koff + i], cost)
-    local st = load_state(c)
+    l.key, l.cost = KEYS[koff + i], cost -- bind
+    local st = load_state(l)
     local v = V[i]
     if not v then
       v = {}
       V[i], N[i] = v, {}
     end
-    local _, nxt = l.fam.decide(c, st, now, cost, v, N[i])
+    local _, nxt = l.fam.decide(l, st, now, cost, v, N[i])
     lims[i], costs[i], sts[i], nexts[i] = l, cost, st, nxt
     if not v.ok and not l.shadow then
       blocked = true
@@ -87,16 +87,13 @@ local function apply_call(koff, aoff, n, out)
       local c = bind(lims[i], KEYS[koff + i], cost)
       if blocked then
         c.fam.decide(c, sts[i], now, 0, v, N[i]) -- report as a peek
+      elseif mode == 'r' then
+        dump = redis.call('DUMP', c.key) or ''
+        expires = redis.call('PEXPIRETIME', c.key)
+        mark = c.fam.mark(c, nexts[i])
+        commit(c, sts[i], nexts[i], v, c.g .. g_suffix, minttl)
       else
-        if mode == 'r' then
-          dump = redis.call('DUMP', c.key) or ''
-          expires = redis.call('PEXPIRETIME', c.key)
-        end
-        local tag = c.g
-        if mode == 'r' then
-          tag = tag .. g_suffix
-        end
-        mark = commit(c, sts[i], nexts[i], v, tag, minttl)
+        commit(c, sts[i], nexts[i], v, c.g, minttl)
       end
     end
     push(out, v)
@@ -111,13 +108,25 @@ local function apply_call(koff, aoff, n, out)
   end
 end
 
+-- The calls are decided in one protected loop (a pcall per call costs more
+-- than the decision of a small one): when call number `call` fails, its
+-- partial reply gives way to its error and the loop resumes after it.
 local out = {now}
 local calls_at = 6 + #limits * LIMIT_ARGS
-local koff, aoff = 0, calls_at + 1
-for _ = 1, tonumber(ARGV[calls_at]) do
-  local n = tonumber(ARGV[aoff])
-  local base = #out
-  local ok, err = pcall(apply_call, koff, aoff, n, out)
+local ncalls = tonumber(ARGV[calls_at])
+local call, koff, aoff, base = 1, 0, calls_at + 1, 1
+
+local function apply_calls()
+  while call <= ncalls do
+    local n = tonumber(ARGV[aoff])
+    base = #out
+    apply_call(koff, aoff, n, out)
+    call, koff, aoff = call + 1, koff + n, aoff + 1 + 2 * n
+  end
+end
+
+while call <= ncalls do
+  local ok, err = pcall(apply_calls)
   if not ok then
     for j = #out, base + 1, -1 do
       out[j] = nil -- drop the failed call's partial reply
@@ -126,8 +135,9 @@ for _ = 1, tonumber(ARGV[calls_at]) do
       err = err.err
     end
     out[base + 1] = tostring(err)
+    local n = tonumber(ARGV[aoff])
+    call, koff, aoff = call + 1, koff + n, aoff + 1 + 2 * n
   end
-  koff, aoff = koff + n, aoff + 1 + 2 * n
 end
 flush()
 return out

@@ -108,6 +108,10 @@ end
 
 function bucket.write(c, st, nxt, g, ttl)
   put(c, g, nxt.t, nxt.a, c.alg == GCRA and c.rq or 0, ttl)
+end
+
+-- mark is the undo mark of a write of nxt: "t0:m0", see undo.
+function bucket.mark(c, nxt)
   return fmt(nxt.t) .. ':' .. fmt(nxt.before)
 end
 

@@ -34,6 +34,10 @@ end
 
 function fixed_window.write(c, st, nxt, g, ttl)
   put(c, g, nxt.t, nxt.a, 0, ttl)
+end
+
+-- mark is the undo mark of a write of nxt: the window's start.
+function fixed_window.mark(c, nxt)
   return nxt.t
 end
 

@@ -75,6 +75,10 @@ end
 
 function sliding_counter.write(c, st, nxt, g, ttl)
   put(c, g, nxt.t, nxt.a, nxt.b, ttl)
+end
+
+-- mark is the undo mark of a write of nxt: the window's start.
+function sliding_counter.mark(c, nxt)
   return nxt.t
 end
 

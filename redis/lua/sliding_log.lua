@@ -121,6 +121,10 @@ function sliding_log.write(c, st, nxt, g)
     n = n + 1
   end
   redis.call('HSET', key, field, text, 'g', g, 'h', fmt(nxt.h), 'n', fmt(n), 'a', fmt(nxt.used))
+end
+
+-- mark is the undo mark of a write of nxt: the new entry's stamp.
+function sliding_log.mark(c, nxt)
   return nxt.at
 end
 

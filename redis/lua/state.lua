@@ -99,13 +99,15 @@ local FRESH = {fresh = true, t = 0, a = 0, b = 0, h = 0, n = 0}
 local FRESH_FOREIGN = {fresh = true, foreign = true, t = 0, a = 0, b = 0, h = 0, n = 0}
 
 -- The run's string cache: cache[key] is the string state a key holds as
--- this run last read or wrote it ({g, alg, t, a, b}, or NONE when it holds
--- no string state), nil when not read yet; pending[key] is the TTL (ms) of
--- a state written in write-back mode and not yet SET (flush sets them, in
--- the order of order). Write-back is apply.lua's mode "a" alone: a
--- reservation must write through, since its DUMP is taken before each
--- write.
-local cache, pending, order = {}, {}, {}
+-- this run last read or wrote it ({g, alg, t, a, b, ttl}, or NONE when it
+-- holds no string state), nil when not read yet. ttl is the TTL (ms) of a
+-- state written in write-back mode and not yet SET, else false; flush SETs
+-- them, in the order of order. Write-back is apply.lua's mode "a" alone: a
+-- reservation writes through, since its DUMP is taken before each write.
+-- A write updates the key's table in place: nothing decides from a state
+-- after a write to its key in the same call (a call writes only once every
+-- check is decided, from the next states decided then).
+local cache, order = {}, {}
 local write_back = false
 local NONE = {}
 
@@ -118,7 +120,7 @@ local function parse_text(raw)
   if not g then
     return NONE
   end
-  return {g = g, alg = alg_of(g), t = tonumber(t) or 0, a = tonumber(a) or 0, b = tonumber(b) or 0}
+  return {g = g, alg = alg_of(g), t = tonumber(t) or 0, a = tonumber(a) or 0, b = tonumber(b) or 0, ttl = false}
 end
 
 -- prefetch reads the string states of keys into the cache, MGET by MGET.
@@ -136,31 +138,37 @@ local function prefetch(keys)
   end
 end
 
--- text is the stored form of string state st.
-local function text(st)
-  return st.g .. ' ' .. fmt(st.t) .. ' ' .. fmt(st.a) .. ' ' .. fmt(st.b)
+-- set SETs string state st at key with a TTL of ttl ms, or keeping the
+-- key's TTL when ttl is false.
+local function set(key, st, ttl)
+  local text = format('%s %d %d %d', st.g, st.t, st.a, st.b)
+  if ttl then
+    redis.call('SET', key, text, 'PX', fmt(ttl))
+  else
+    redis.call('SET', key, text, 'KEEPTTL')
+  end
 end
 
 -- flush_key SETs key's pending write, if any.
 local function flush_key(key)
-  local ttl = pending[key]
-  if ttl then
-    redis.call('SET', key, text(cache[key]), 'PX', fmt(ttl))
-    pending[key] = nil
+  local st = cache[key]
+  if st and st.ttl then
+    set(key, st, st.ttl)
+    st.ttl = false
   end
 end
 
 -- flush SETs every pending write (apply.lua, at the end of a run).
 local function flush()
-  for _, key in ipairs(order) do
-    flush_key(key)
+  for i = 1, #order do
+    flush_key(order[i])
   end
 end
 
 -- forget drops what the cache knows of key, after a write that bypassed
 -- it (a hash, DEL, RESTORE).
 local function forget(key)
-  cache[key], pending[key] = nil, nil
+  cache[key] = nil
 end
 
 -- load_state returns check c's stored state: its tag g (nil when none),
@@ -205,19 +213,21 @@ end
 -- (flush SETs it).
 local function put(c, g, t, a, b, ttl)
   local key = c.key
-  local st = {g = g, alg = c.alg, t = t, a = a, b = b} -- g starts with c's tag
-  cache[key] = st
+  local st = cache[key]
+  if st == nil or st == NONE then
+    st = {g = g, alg = c.alg, t = t, a = a, b = b, ttl = false} -- g starts with c's tag
+    cache[key] = st
+  else
+    st.g, st.alg, st.t, st.a, st.b = g, c.alg, t, a, b
+  end
   if write_back and ttl then
-    if not pending[key] then
+    if not st.ttl then
       order[#order + 1] = key
     end
-    pending[key] = ttl
-  elseif ttl then
-    pending[key] = nil
-    redis.call('SET', key, text(st), 'PX', fmt(ttl))
+    st.ttl = ttl
   else
-    pending[key] = nil
-    redis.call('SET', key, text(st), 'KEEPTTL')
+    st.ttl = false
+    set(key, st, ttl or false)
   end
 end
 
@@ -232,7 +242,7 @@ end
 -- commit writes check c's next state through its algorithm, tags it with g
 -- and gives the key a TTL of the status's reset-after rounded up to whole
 -- ms, at least minttl ms (1 in production): by then the state is worth a
--- fresh one. It returns the algorithm's undo mark.
+-- fresh one.
 local function commit(c, st, nxt, v, g, minttl)
   local reset, ttl = v.reset, 0
   if reset < TWO52 then
@@ -244,16 +254,16 @@ local function commit(c, st, nxt, v, g, minttl)
     ttl = minttl
   end
   if not c.hash then
-    return c.fam.write(c, st, nxt, g, ttl)
+    c.fam.write(c, st, nxt, g, ttl)
+    return
   end
   flush_key(c.key)
   if st.foreign then
     redis.call('DEL', c.key)
   end
-  local mark = c.fam.write(c, st, nxt, g)
+  c.fam.write(c, st, nxt, g)
   redis.call('PEXPIRE', c.key, fmt(ttl))
   forget(c.key)
-  return mark
 end
 
 -- push appends v's STATUS_WORDS reply words to out: remaining·2 + allowed
