@@ -87,11 +87,17 @@ func serve(t *testing.T, rulesYAML string, opts ...envoy.Option) *harness {
 // dial serves svc on a loopback listener and returns a client of it.
 func dial(t testing.TB, svc *envoy.Service) rlsv3.RateLimitServiceClient {
 	t.Helper()
+	return dialWith(t, svc)
+}
+
+// dialWith is dial with a gRPC server made with opts.
+func dialWith(t testing.TB, svc *envoy.Service, opts ...grpc.ServerOption) rlsv3.RateLimitServiceClient {
+	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer()
+	srv := grpc.NewServer(opts...)
 	envoy.Register(srv, svc)
 	done := make(chan struct{})
 	go func() { defer close(done); srv.Serve(lis) }()

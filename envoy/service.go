@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -28,8 +29,10 @@ type Service struct {
 	rules   atomic.Pointer[Rules]
 	headers string
 	observe func(res *Result, took time.Duration, err error)
-	// scratch pools the per-request memory that does not leave a call.
-	scratch sync.Pool
+	// scratch pools the per-request memory that does not leave a call;
+	// requests the messages that Register's handler reads requests into.
+	scratch  sync.Pool
+	requests sync.Pool
 }
 
 // scratch is one request's working memory: its plan, its decision and what
@@ -100,8 +103,59 @@ func NewService(limiter *sluice.Limiter, rules *Rules, opts ...Option) (*Service
 
 // Register registers svc as the RateLimitService of srv (a *grpc.Server).
 // Make srv with grpc.ForceServerCodecV2(Codec()): see Codec for why.
+//
+// The service is registered as rlsv3.RegisterRateLimitServiceServer would,
+// except that, without an interceptor, a call reads its request into a
+// message that an earlier call used (with Codec, the descriptor and entry
+// messages too) instead of a new one.
 func Register(srv grpc.ServiceRegistrar, svc *Service) {
-	rlsv3.RegisterRateLimitServiceServer(srv, svc)
+	srv.RegisterService(&serviceDesc, svc)
+}
+
+// serviceDesc is rlsv3.RateLimitService_ServiceDesc with
+// handleShouldRateLimit as the handler of ShouldRateLimit.
+var serviceDesc = func() grpc.ServiceDesc {
+	d := rlsv3.RateLimitService_ServiceDesc
+	d.Methods = slices.Clone(d.Methods)
+	for i := range d.Methods {
+		if d.Methods[i].MethodName == "ShouldRateLimit" {
+			d.Methods[i].Handler = handleShouldRateLimit
+		}
+	}
+	return d
+}()
+
+// generatedHandler returns the generated handler of ShouldRateLimit.
+func generatedHandler() grpc.MethodHandler {
+	for _, m := range rlsv3.RateLimitService_ServiceDesc.Methods {
+		if m.MethodName == "ShouldRateLimit" {
+			return m.Handler
+		}
+	}
+	return func(any, context.Context, func(any) error, grpc.UnaryServerInterceptor) (any, error) {
+		return nil, status.Error(codes.Unimplemented, "ShouldRateLimit")
+	}
+}
+
+// handleShouldRateLimit is the gRPC handler of ShouldRateLimit. With an
+// interceptor, which may keep the request, it is the generated one;
+// otherwise the request is read into a pooled message, which nothing
+// keeps once ShouldRateLimit returns (the plan, the decision and the
+// response hold copies of what they need).
+func handleShouldRateLimit(srv any, ctx context.Context, dec func(any) error, interceptor grpc.UnaryServerInterceptor) (any, error) {
+	s, ok := srv.(*Service)
+	if !ok || interceptor != nil {
+		return generatedHandler()(srv, ctx, dec, interceptor)
+	}
+	req, _ := s.requests.Get().(*rlsv3.RateLimitRequest)
+	if req == nil {
+		req = new(rlsv3.RateLimitRequest)
+	}
+	defer s.requests.Put(req)
+	if err := dec(req); err != nil {
+		return nil, err
+	}
+	return s.ShouldRateLimit(ctx, req)
 }
 
 // SetRules replaces the rules: requests that arrive afterwards use r. nil

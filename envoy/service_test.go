@@ -13,11 +13,13 @@ import (
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	typev3 "github.com/envoyproxy/go-control-plane/envoy/type/v3"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/envoy"
+	"github.com/sluice-dev/sluice/memory"
 )
 
 func TestInvalidRequestsAreInvalidArgument(t *testing.T) {
@@ -246,5 +248,47 @@ descriptors:
 	wg.Wait()
 	if admitted != 50 {
 		t.Errorf("%d of 160 admitted, want exactly 50", admitted)
+	}
+}
+
+// TestRegisterKeepsInterceptorsWorking: requests are read into pooled
+// messages only when no interceptor may keep them; with one, the
+// interceptor sees each request as sent, and keeping it is safe.
+func TestRegisterKeepsInterceptorsWorking(t *testing.T) {
+	rules, err := envoy.LoadRules("rules.yaml", []byte(edgeRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.New()
+	t.Cleanup(func() { mem.Close() })
+	svc, err := envoy.NewService(sluice.NewLimiter(mem), rules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []*rlsv3.RateLimitRequest
+	var mu sync.Mutex
+	keep := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+		mu.Lock()
+		kept = append(kept, req.(*rlsv3.RateLimitRequest))
+		mu.Unlock()
+		return next(ctx, req)
+	}
+	for _, opts := range [][]grpc.ServerOption{
+		{grpc.UnaryInterceptor(keep)},
+		{grpc.UnaryInterceptor(keep), grpc.ForceServerCodecV2(envoy.Codec())},
+	} {
+		kept = nil
+		client := dialWith(t, svc, opts...)
+		for i := range 4 {
+			resp, err := client.ShouldRateLimit(context.Background(), request("edge", 0, desc("remote_address", fmt.Sprint("10.0.0.", i))))
+			if err != nil || resp.OverallCode != rlsv3.RateLimitResponse_OK {
+				t.Fatalf("request %d: %v, %v", i, resp, err)
+			}
+		}
+		for i, req := range kept {
+			if v := req.GetDescriptors()[0].GetEntries()[0].GetValue(); v != fmt.Sprint("10.0.0.", i) {
+				t.Errorf("the interceptor kept request %d, which now reads %q", i, v)
+			}
+		}
 	}
 }
