@@ -37,10 +37,14 @@ type call struct {
 	err     error
 
 	// Batching: done is closed when the call is decided, or when it must
-	// lead the run of batch; deadline is its context's (zero: none).
+	// lead the run of batch; deadline is when it gives up waiting: its
+	// context's deadline or the store's timeout after it started, whichever
+	// is first (zero: never). expired reports whether it gave up because of
+	// it.
 	done     chan struct{}
 	batch    []*call
 	deadline time.Time
+	expired  bool
 
 	keyBuf [4]string // keys and idx of a call of up to 4 checks
 	idxBuf [4]int
@@ -189,12 +193,23 @@ type batcher struct {
 	runs    int
 }
 
-// apply decides c, possibly in one run with other calls.
+// apply decides c, possibly in one run with other calls, within the
+// store's timeout. It makes no context or timer of its own (one per call
+// would cost more CPU than the batching saves): a run is bounded by the
+// store's timeout (see lead), and a call still queued when its deadline
+// passes is failed by the next run to end (see expire), so that a call
+// takes at most about twice the timeout, as a call with its own timeout
+// context queued until just before it ends would.
 func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
 	if ctx.Err() != nil {
 		return s.fail("apply script", context.Cause(ctx))
 	}
 	c.deadline, _ = ctx.Deadline()
+	if s.timeout > 0 {
+		if d := time.Now().Add(s.timeout); c.deadline.IsZero() || d.Before(c.deadline) {
+			c.deadline = d
+		}
+	}
 	b.mu.Lock()
 	if b.running < b.runs {
 		b.running++
@@ -222,7 +237,32 @@ func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
 	if c.batch != nil {
 		return b.lead(ctx, s, c.batch, c)
 	}
+	if c.expired {
+		return s.fail("waiting for a batch", context.DeadlineExceeded)
+	}
 	return c.err
+}
+
+// expire fails the queued calls whose deadline has passed: they consume
+// nothing. The caller holds b.mu.
+func (b *batcher) expire() {
+	var now time.Time
+	kept := b.queue[:0]
+	for _, c := range b.queue {
+		if !c.deadline.IsZero() {
+			if now.IsZero() {
+				now = time.Now()
+			}
+			if !now.Before(c.deadline) {
+				c.expired = true
+				close(c.done)
+				continue
+			}
+		}
+		kept = append(kept, c)
+	}
+	clear(b.queue[len(kept):])
+	b.queue = kept
 }
 
 // take removes the waiting calls that fit in one run from the queue and
@@ -270,6 +310,7 @@ func (b *batcher) lead(ctx context.Context, s *Store, batch []*call, self *call)
 		}
 	}
 	b.mu.Lock()
+	b.expire()
 	if len(b.queue) == 0 {
 		b.running--
 		b.mu.Unlock()

@@ -286,3 +286,70 @@ func TestABatchRunEndsByItsCallsDeadlines(t *testing.T) {
 		}
 	}
 }
+
+// With a store timeout, a call still queued when its timeout passes (here:
+// behind a call too big to share its run, while Redis answers nothing) is
+// failed as soon as the run ahead of it ends, without being sent: it
+// consumes nothing and does not wait for a run of its own.
+func TestACallQueuedPastTheStoreTimeoutFailsWhenTheRunAheadEnds(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	proxy, err := faultproxy.New(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	client, err := NewClient(Options{Addrs: []string{proxy.Addr()}, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	const timeout = 200 * time.Millisecond
+	store := New(client, WithBatching(1), WithTimeout(timeout))
+	l := sluice.PerSecond(5)
+	checks := func(prefix string, n int) []sluice.Check {
+		cs := make([]sluice.Check, n)
+		for i := range cs {
+			cs[i] = sluice.Check{Key: prefix + strconv.Itoa(i), Limit: l, Cost: 1}
+		}
+		return cs
+	}
+	if err := store.Apply(context.Background(), checks("warm", 1), make([]sluice.Status, 1)); err != nil {
+		t.Fatal(err)
+	}
+	proxy.SetLatency(10 * time.Second)
+	defer proxy.SetLatency(0)
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	took := make([]time.Duration, 3)
+	apply := func(i int, cs []sluice.Check) {
+		wg.Go(func() {
+			errs[i] = store.Apply(context.Background(), cs, make([]sluice.Status, len(cs)))
+			took[i] = time.Since(start)
+		})
+	}
+	apply(0, checks("first", 1)) // its run ends by the store timeout
+	waitRunning(t, store)
+	apply(1, checks("big", maxBatchChecks-10)) // the whole next run
+	waitQueued(t, store, 1)
+	apply(2, checks("late", 20)) // does not fit beside it
+	waitQueued(t, store, 2)
+	wg.Wait()
+	for i, err := range errs {
+		t.Logf("call %d: %v after %v", i, err, took[i].Round(time.Millisecond))
+		if !errors.Is(err, sluice.ErrStoreUnavailable) {
+			t.Errorf("call %d: %v, want ErrStoreUnavailable", i, err)
+		}
+	}
+	if err := errs[2]; !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "waiting for a batch") {
+		t.Errorf("late call: %v, want a deadline exceeded while waiting for a batch", err)
+	}
+	if took[2] > took[1]+timeout/2 {
+		t.Errorf("late call returned after %v, the run ahead of it after %v: it waited for a run of its own", took[2], took[1])
+	}
+	proxy.SetLatency(0)
+	if n, err := srv.Do("EXISTS", Key("late0", l.Name())); err != nil || n != int64(0) {
+		t.Errorf("EXISTS of the late call's key: %v %v, want 0: it consumed", n, err)
+	}
+}

@@ -87,6 +87,14 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 	if s.scriptsErr != nil {
 		return 0, s.fail("apply script", s.scriptsErr)
 	}
+	if s.batch != nil { // standalone or Sentinel: one slot, one call
+		c, err := newCall(checks, nil, nil, out)
+		if err != nil {
+			return 0, err
+		}
+		err = s.batch.apply(ctx, s, c) // bounded by s.timeout on its own
+		return c.now, err
+	}
 	if s.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, s.timeout)
@@ -97,13 +105,8 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 		if err != nil {
 			return 0, err
 		}
-		if s.batch != nil {
-			err = s.batch.apply(ctx, s, c)
-		} else {
-			s.runCalls(ctx, modeApply, "", []*call{c})
-			err = c.err
-		}
-		return c.now, err
+		s.runCalls(ctx, modeApply, "", []*call{c})
+		return c.now, c.err
 	}
 	keys := make([]string, len(checks))
 	for i := range checks {
