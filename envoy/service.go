@@ -151,11 +151,25 @@ func handleShouldRateLimit(srv any, ctx context.Context, dec func(any) error, in
 	if req == nil {
 		req = new(rlsv3.RateLimitRequest)
 	}
-	defer s.requests.Put(req)
+	defer s.releaseRequest(req)
 	if err := dec(req); err != nil {
 		return nil, err
 	}
 	return s.ShouldRateLimit(ctx, req)
+}
+
+// releaseRequest returns req to the pool without the strings of the call
+// (up to MaxDescriptorBytes a descriptor), keeping its messages.
+func (s *Service) releaseRequest(req *rlsv3.RateLimitRequest) {
+	req.Domain = ""
+	for _, d := range req.Descriptors {
+		for _, e := range d.GetEntries() {
+			if e != nil {
+				e.Key, e.Value = "", ""
+			}
+		}
+	}
+	s.requests.Put(req)
 }
 
 // SetRules replaces the rules: requests that arrive afterwards use r. nil
