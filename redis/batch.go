@@ -304,11 +304,7 @@ func (b *batcher) lead(ctx context.Context, s *Store, batch []*call, self *call)
 	}
 	defer cancel()
 	s.runCalls(rctx, modeApply, "", batch)
-	for _, c := range batch {
-		if c != self {
-			close(c.done)
-		}
-	}
+	// Hand the queue over first: Redis idles until the next run arrives.
 	b.mu.Lock()
 	b.expire()
 	if len(b.queue) == 0 {
@@ -319,6 +315,11 @@ func (b *batcher) lead(ctx context.Context, s *Store, batch []*call, self *call)
 		next.batch = b.take(nil)
 		b.mu.Unlock()
 		close(next.done)
+	}
+	for _, c := range batch {
+		if c != self {
+			close(c.done)
+		}
 	}
 	return self.err
 }
