@@ -28,7 +28,7 @@ const DefaultGCHeapFloor = 64 << 20
 // gcTuner raises the garbage collector's target (debug.SetGCPercent) after
 // every cycle so that the next cycle starts no earlier than when the heap
 // reaches the floor, and never earlier than the runtime's own setting
-// would: GOGC = max(base, floor ÷ live heap × 100 − 100). There is one per
+// would (see tuneLocked). There is one per
 // process (gcFloor), shared by the Servers serving in it (the highest floor
 // wins); the last to stop restores the runtime's setting.
 type gcTuner struct {
@@ -99,7 +99,9 @@ func (g *gcTuner) stop(s *Server) {
 	g.tuneLocked()
 }
 
-// gcSentinel is an object that the hook lets die, to learn of a cycle.
+// gcSentinel is an object that the hook lets die, to learn of a cycle. It
+// is 16 bytes: the runtime may pack smaller objects without pointers
+// together, and a cleanup attached to one of those may never run.
 type gcSentinel struct{ _ [16]byte }
 
 // arm runs tune once the next GC cycle has found a fresh sentinel

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 // gcPercent returns the collector's GOGC setting.
@@ -37,6 +38,27 @@ func TestGCHeapFloor(t *testing.T) {
 		if p := gcPercent(); p != base {
 			t.Errorf("GOGC %d after stop, want %d as before", p, base)
 		}
+	})
+	t.Run("after each cycle the target follows the live heap", func(t *testing.T) {
+		unsetGCEnv(t)
+		s := &Server{opts: Options{GCHeapFloor: 1 << 30}}
+		stop := s.startGCFloor()
+		defer stop()
+		runtime.GC()
+		before := gcPercent()
+		live := make([]*[1 << 20]byte, 64) // 64 MiB more live heap
+		for i := range live {
+			live[i] = new([1 << 20]byte)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for gcPercent() >= before {
+			if time.Now().After(deadline) {
+				t.Fatalf("GOGC still %d after cycles with 64 MiB more live heap", before)
+			}
+			runtime.GC()
+			time.Sleep(time.Millisecond)
+		}
+		runtime.KeepAlive(live)
 	})
 	t.Run("the highest floor of several servers applies until the last stops", func(t *testing.T) {
 		unsetGCEnv(t)
