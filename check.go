@@ -111,6 +111,11 @@ type Decision struct {
 	// Statuses holds one Status per check, in check order. Shadow checks
 	// that would have refused show Allowed false here.
 	Statuses []Status
+	// At is when the store decided, by the store's clock, to the
+	// microsecond (in the local time zone, as time.Now gives), for stores
+	// that report it (TimedStore: memory.Store does); the zero Time for
+	// the others. It has no monotonic clock reading.
+	At time.Time
 }
 
 // decide fills d from the per-check statuses.

@@ -3,6 +3,7 @@ package sluice
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // A Limiter decides requests against a Store: every check of one call is
@@ -10,11 +11,13 @@ import (
 // its Store is (the stores of this module are).
 type Limiter struct {
 	store Store
+	timed TimedStore // store, when it reports its time; else nil
 }
 
 // NewLimiter returns a Limiter that keeps its state in store.
 func NewLimiter(store Store) *Limiter {
-	return &Limiter{store: store}
+	timed, _ := store.(TimedStore)
+	return &Limiter{store: store, timed: timed}
 }
 
 // Allow decides checks as one unit: the call is admitted only if every
@@ -39,8 +42,17 @@ func (l *Limiter) AllowInto(ctx context.Context, d *Decision, checks []Check) er
 		d.Statuses = make([]Status, len(checks))
 	}
 	d.Statuses = d.Statuses[:len(checks)]
-	if err := l.store.Apply(ctx, checks, d.Statuses); err != nil {
-		return fmt.Errorf("sluice: %w", err)
+	if l.timed != nil {
+		now, err := l.timed.ApplyTimed(ctx, checks, d.Statuses)
+		if err != nil {
+			return fmt.Errorf("sluice: %w", err)
+		}
+		d.At = timeFromMicros(now)
+	} else {
+		if err := l.store.Apply(ctx, checks, d.Statuses); err != nil {
+			return fmt.Errorf("sluice: %w", err)
+		}
+		d.At = time.Time{}
 	}
 	d.decide(checks, d.Statuses)
 	return nil

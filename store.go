@@ -20,6 +20,17 @@ type Store interface {
 	Apply(ctx context.Context, checks []Check, out []Status) error
 }
 
+// A TimedStore is a Store that also reports the time at which it decided,
+// by its own clock, so that a caller who needs that time (for headers that
+// give a reset as a wall-clock time) reads no clock of its own: Limiter sets
+// Decision.At from it. package memory's Store is one.
+type TimedStore interface {
+	Store
+	// ApplyTimed is Apply, also returning the store's time of the decision
+	// in µs since Epoch (meaningless when err is not nil).
+	ApplyTimed(ctx context.Context, checks []Check, out []Status) (now int64, err error)
+}
+
 // A Releaser is a Store that gives back the leases of AlgorithmConcurrency
 // checks when the work they admitted ends. Both stores of this module are
 // Releasers.

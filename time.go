@@ -27,6 +27,16 @@ func MicrosSinceEpoch(t time.Time) int64 {
 	return int64(us)
 }
 
+// epochUnixMicro is Epoch in µs since the Unix epoch.
+const epochUnixMicro = 1_577_836_800_000_000
+
+// timeFromMicros converts µs since Epoch to a time.Time in the local time
+// zone, as time.Now gives (TimeFromMicros gives UTC), saturating far from
+// Epoch instead of overflowing.
+func timeFromMicros(us int64) time.Time {
+	return time.UnixMicro(addSat(us, epochUnixMicro))
+}
+
 // TimeFromMicros converts microseconds since Epoch back to a time.Time in UTC.
 func TimeFromMicros(us int64) time.Time {
 	return Epoch.Add(time.Duration(us/1e6) * time.Second).Add(time.Duration(us%1e6) * time.Microsecond)

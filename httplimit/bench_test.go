@@ -16,11 +16,14 @@ import (
 
 // BenchmarkHandlerHot is one request of a listed API key (api-key), or of
 // an anonymous client known by its address (ip), through the middleware
-// (memory store, 3 limits, IETF headers) with everything in the CPU's caches: the middleware's own work, without the memory stalls of
-// bench/'s walk over 10,000 keys. A development aid: compare changes here,
-// then confirm them with bench/'s BenchmarkMiddleware.
+// (memory store, a plan of 3 limits, or of its first limit alone, IETF
+// headers) with everything in the CPU's caches: the middleware's own work,
+// without the memory stalls of bench/'s walk over 10,000 keys. A
+// development aid: compare changes here, then confirm them with bench/'s
+// BenchmarkMiddleware.
 func BenchmarkHandlerHot(b *testing.B) {
-	cfg, err := config.Parse("b.yaml", []byte(fmt.Sprintf(`
+	for _, limits := range []int{3, 1} {
+		cfg, err := config.Parse("b.yaml", []byte(fmt.Sprintf(`
 identity: {api_key_headers: [X-API-Key]}
 plans:
   p:
@@ -32,33 +35,37 @@ default_plan: p
 anonymous_plan: p
 keys: [{name: k, sha256: %x, plan: p}]
 `, sha256.Sum256([]byte("the-key")))))
-	if err != nil {
-		b.Fatal(err)
-	}
-	st := memory.New()
-	defer st.Close()
-	mw, err := httplimit.New(sluice.NewLimiter(st), cfg, httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := mw.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) }))
-	for _, bb := range []struct{ name, key string }{{"api-key", "the-key"}, {"ip", ""}} {
-		b.Run(bb.name, func(b *testing.B) {
-			r, _ := http.NewRequest("GET", "http://api.example/v1/items", nil)
-			r.RemoteAddr = "192.0.2.10:41234"
-			if bb.key != "" {
-				r.Header.Set("X-API-Key", bb.key)
-			}
-			w := &discard{h: http.Header{}}
-			b.ReportAllocs()
-			for b.Loop() {
-				clear(w.h)
-				w.status = 0
-				h.ServeHTTP(w, r)
-			}
-			if w.status != 200 {
-				b.Fatalf("status %d", w.status)
-			}
-		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range cfg.Policy.Plans {
+			p.Limits = p.Limits[:limits]
+		}
+		st := memory.New()
+		defer st.Close()
+		mw, err := httplimit.New(sluice.NewLimiter(st), cfg, httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		if err != nil {
+			b.Fatal(err)
+		}
+		h := mw.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) }))
+		for _, bb := range []struct{ name, key string }{{"api-key", "the-key"}, {"ip", ""}} {
+			b.Run(fmt.Sprintf("%s/%dlimits", bb.name, limits), func(b *testing.B) {
+				r, _ := http.NewRequest("GET", "http://api.example/v1/items", nil)
+				r.RemoteAddr = "192.0.2.10:41234"
+				if bb.key != "" {
+					r.Header.Set("X-API-Key", bb.key)
+				}
+				w := &discard{h: http.Header{}}
+				b.ReportAllocs()
+				for b.Loop() {
+					clear(w.h)
+					w.status = 0
+					h.ServeHTTP(w, r)
+				}
+				if w.status != 200 {
+					b.Fatalf("status %d", w.status)
+				}
+			})
+		}
 	}
 }

@@ -105,8 +105,9 @@ func (c *digestCache) get(raw string, h uint64) *digestEntry {
 	return nil
 }
 
-// put remembers raw, whose hash is h, as resolving to id.
-func (c *digestCache) put(raw string, h uint64, listed bool, id Identity) {
+// put remembers raw, whose hash is h, as resolving to id, and returns the
+// entry it published.
+func (c *digestCache) put(raw string, h uint64, listed bool, id Identity) *digestEntry {
 	e := &digestEntry{hash: h, listed: listed, id: id, n: int32(len(raw))}
 	if len(id.Subject) == len(e.subject) {
 		copy(e.subject[:], id.Subject)
@@ -129,6 +130,7 @@ func (c *digestCache) put(raw string, h uint64, listed bool, id Identity) {
 		b.entries[i].Store(e)
 	}
 	b.tags[i].Store(h | 1)
+	return e
 }
 
 // is reports, in constant time for a given length, whether e is raw's.

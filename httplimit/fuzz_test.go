@@ -75,7 +75,8 @@ plans:
 				r.Header.Set(k, v)
 			}
 		}
-		got := id.identify(r)
+		var got Identity
+		id.identify(r, &got)
 		if got.Plan == nil {
 			t.Fatal("no plan")
 		}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/dunglas/httpsfv"
 
@@ -88,11 +89,11 @@ func ceilSeconds(d time.Duration) int64 {
 
 // writeHeaders sets the RateLimit headers of res in every configured mode.
 // RateLimit-Policy values are the plan's, rendered once by New and shared;
-// the per-request values of all modes are rendered into one buffer that
-// becomes one string, and the header slices share one backing array (each
-// full to capacity, so that a handler appending to a header copies instead
-// of writing into its neighbour): two allocations per response, whatever
-// the modes.
+// the per-request values of all modes are rendered into one buffer, whose
+// bytes and the header slices' one backing array (each slice full to
+// capacity, so that a handler appending to a header copies instead of
+// writing into its neighbour) share one allocation per response, whatever
+// the modes (see packValues).
 func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 	d := &res.Decision
 	// res.plan is set with res.Checks (from the same plan) by Decide and
@@ -140,14 +141,63 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 	if len(ends) == 0 {
 		return
 	}
+	values := packValues(buf, ends)
+	for i := range ends {
+		h[names[i]] = values[i : i+1 : i+1]
+	}
+}
+
+// packValues returns the header values buf holds, value i ending at
+// ends[i], as strings that share one allocation with the slice holding
+// them (one allocation per response instead of two). Each value is full to
+// capacity in the slice, so that appending to one copies. Sizes that no
+// block below holds (rare: over 240 bytes of values) take two allocations.
+func packValues(buf []byte, ends []int) []string {
+	switch k, n := len(ends), len(buf); {
+	case k == 1 && n <= 48:
+		return pack[[1]string, [48]byte](buf, ends) // 64 bytes
+	case k == 1 && n <= 112:
+		return pack[[1]string, [112]byte](buf, ends) // 128 bytes
+	case k == 1 && n <= 240:
+		return pack[[1]string, [240]byte](buf, ends) // 256 bytes
+	case k <= 4 && n <= 64:
+		return pack[[4]string, [64]byte](buf, ends) // 128 bytes
+	case k <= 4 && n <= 192:
+		return pack[[4]string, [192]byte](buf, ends) // 256 bytes
+	case k <= 8 && n <= 128:
+		return pack[[8]string, [128]byte](buf, ends) // 256 bytes
+	}
 	all := string(buf)
 	values := make([]string, len(ends))
 	from := 0
 	for i, end := range ends {
 		values[i] = all[from:end]
-		h[names[i]] = values[i : i+1 : i+1]
 		from = end
 	}
+	return values
+}
+
+// pack is packValues with a block of V (an array of at least len(ends)
+// strings) and B (an array of at least len(buf) bytes). The strings point
+// into the block's bytes, which are never written after this returns, as
+// unsafe.String requires; they keep the block alive as long as they are
+// used.
+func pack[V, B any](buf []byte, ends []int) []string {
+	blk := new(struct {
+		v V
+		b B
+	})
+	values := unsafe.Slice((*string)(unsafe.Pointer(&blk.v)), unsafe.Sizeof(blk.v)/unsafe.Sizeof(""))[:len(ends):len(ends)]
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&blk.b)), unsafe.Sizeof(blk.b))
+	copy(b, buf)
+	from := 0
+	for i, end := range ends {
+		if end > from {
+			values[i] = unsafe.String(&b[from], end-from)
+		}
+		from = end
+	}
+	return values
 }
 
 // appendIETF appends the draft-11 RateLimit value of checks and their

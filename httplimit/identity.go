@@ -100,19 +100,22 @@ func (id *identifier) isTrusted(a netip.Addr) bool {
 	return false
 }
 
-// identify returns the identity of r: API key > user id > client address.
-// User and plan headers are believed only from trusted proxies. A listed
-// API key decides alone, so its requests never parse the peer address.
-func (id *identifier) identify(r *http.Request) Identity {
+// identify writes the identity of r to out: API key > user id > client
+// address. User and plan headers are believed only from trusted proxies. A
+// listed API key decides alone, so its requests never parse the peer
+// address (and its identity is copied once, from the digest cache to out).
+func (id *identifier) identify(r *http.Request, out *Identity) {
 	key, hasKey := id.apiKey(r.Header)
 	var subject string
 	if hasKey {
-		var listed bool
-		var kid Identity
-		if kid, listed = id.lookupKey(key, id.unlistedAsKey); listed {
-			return kid
+		kid, listed := id.resolveKey(key, id.unlistedAsKey)
+		if listed {
+			*out = *kid
+			return
 		}
-		subject = kid.Subject
+		if kid != nil {
+			subject = kid.Subject
+		}
 		// An unlisted key is its own client (subject set) or, by default,
 		// limited as its address: made-up keys mint no quota.
 	}
@@ -133,49 +136,66 @@ func (id *identifier) identify(r *http.Request) Identity {
 	}
 
 	if subject != "" {
-		return Identity{Kind: KindAPIKey, Subject: subject, Plan: orDefault(plan, id.policy.DefaultPlan)}
+		*out = Identity{Kind: KindAPIKey, Subject: subject, Plan: orDefault(plan, id.policy.DefaultPlan)}
+		return
 	}
 	if trusted && id.userHeader != "" {
 		if user := header(r.Header, id.userHeader); user != "" && len(user) <= maxCredentialLen {
-			return Identity{Kind: KindUser, Subject: userSubject(user), Plan: orDefault(plan, id.policy.DefaultPlan)}
+			*out = Identity{Kind: KindUser, Subject: userSubject(user), Plan: orDefault(plan, id.policy.DefaultPlan)}
+			return
 		}
 	}
 	addr := clientAddr(r.Header, peer, id.isTrusted, id.cfg.ForwardedHeader == "forwarded")
-	return Identity{Kind: KindIP, Subject: id.ipSubject(addr), Plan: orDefault(plan, id.policy.AnonymousPlan)}
+	*out = Identity{Kind: KindIP, Subject: id.ipSubject(addr), Plan: orDefault(plan, id.policy.AnonymousPlan)}
 }
 
-// lookupKey resolves a raw API key: the identity of a listed key (and
-// true), else an identity with only the key's store key as Subject when
-// unlisted is true (the key is a client of its own), or with none. Keys seen
-// before are found in the digest cache without hashing; unlisted keys are
-// cached only when they are clients of their own.
+// lookupKey is resolveKey returning a copy: the identity (zero when there
+// is none) and whether the key is listed.
 func (id *identifier) lookupKey(raw string, unlisted bool) (Identity, bool) {
+	kid, listed := id.resolveKey(raw, unlisted)
+	if kid == nil {
+		return Identity{}, false
+	}
+	return *kid, listed
+}
+
+// resolveKey resolves a raw API key: the identity of a listed key (and
+// true), else an identity with only the key's store key as Subject when
+// unlisted is true (the key is a client of its own), or nil. The identity
+// is shared (a digest cache entry's, or the listed key's): read it, never
+// write it. Keys seen before are found in the digest cache without
+// hashing; unlisted keys are cached only when they are clients of their
+// own.
+func (id *identifier) resolveKey(raw string, unlisted bool) (*Identity, bool) {
 	cacheable := len(raw) <= maxCachedKeyLen
 	var h uint64
 	if cacheable {
 		h = id.digests.hash(raw)
 		if e := id.digests.get(raw, h); e != nil {
 			if !e.listed && !unlisted {
-				return Identity{}, false
+				return nil, false
 			}
-			return e.id, e.listed
+			return &e.id, e.listed
 		}
 	}
 	sum := sha256.Sum256([]byte(raw))
-	var kid Identity
-	listed := false
-	switch k := id.keys[sum]; {
+	k := id.keys[sum]
+	switch {
 	case k != nil:
-		kid, listed = *k, true
+		if cacheable {
+			return &id.digests.put(raw, h, true, *k).id, true
+		}
+		return k, true
 	case unlisted:
-		kid = Identity{Kind: KindAPIKey, Subject: keySubject(sum)}
-	default:
-		return Identity{}, false
+		kid := Identity{Kind: KindAPIKey, Subject: keySubject(sum)}
+		if cacheable {
+			return &id.digests.put(raw, h, false, kid).id, false
+		}
+		p := new(Identity) // a key too long to cache: rare
+		*p = kid
+		return p, false
 	}
-	if cacheable {
-		id.digests.put(raw, h, listed, kid)
-	}
-	return kid, listed
+	return nil, false
 }
 
 // keySubject is the store key of an API key whose SHA-256 is sum: "key:"

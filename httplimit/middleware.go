@@ -39,7 +39,8 @@ type Middleware struct {
 	exempt  *endpoints
 	modes   []string
 	docsURL string
-	now     func() time.Time // nil: time.Now
+	now     func() time.Time // nil: clock, time.Now read cheaply
+	clock   wallClock
 	log     *slog.Logger
 	onError func(w http.ResponseWriter, r *http.Request, err error) bool
 	observe func(res *Result, took time.Duration, err error)
@@ -58,7 +59,11 @@ type Result struct {
 	// read only (a released Result keeps them for its next request).
 	Checks   []sluice.Check
 	Decision sluice.Decision
-	// Now is when the decision was made (the middleware's clock).
+	// Now is when the decision was made: by the clock of WithClock if
+	// set, else by the store's when it reports the time of its decisions
+	// (sluice.Decision.At: memory.Store does, to the microsecond), else
+	// by time.Now (read without the wall clock, see wallClock, so a wall
+	// clock step shows within a second).
 	Now time.Time
 
 	plan *planState // of Identity.Plan, when set by this package
@@ -92,8 +97,9 @@ func (m *Middleware) planOf(plan *sluice.Plan) *planState {
 type Option func(*Middleware)
 
 // WithClock sets the clock used for absolute times in headers and bodies
-// (X-RateLimit-Reset, resetsAt); time.Now by default (and when now is nil).
-// Use the store's clock.
+// (X-RateLimit-Reset, resetsAt) and for Result.Now. By default (and when
+// now is nil) that is the store's clock if it reports the time of its
+// decisions (memory.Store does), else time.Now. Use the store's clock.
 func WithClock(now func() time.Time) Option { return func(m *Middleware) { m.now = now } }
 
 // WithLogger sets where refusals and errors are logged (debug and warn
@@ -126,6 +132,7 @@ func New(limiter *sluice.Limiter, cfg *config.Config, opts ...Option) (*Middlewa
 		docsURL: cfg.Response.DocsURL,
 		log:     slog.Default(),
 	}
+	m.clock.anchor.Store(&anchor{wall: time.Now()})
 	m.onError = func(w http.ResponseWriter, r *http.Request, err error) bool {
 		m.log.Warn("rate limit not decided, serving the request", "err", err, "path", r.URL.Path)
 		return true
@@ -168,7 +175,7 @@ func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 		res.Identity, res.Cost, res.Checks, res.plan = Identity{}, 0, res.Checks[:0], nil
 		return res, nil
 	}
-	res.Identity = m.id.identify(r)
+	m.id.identify(r, &res.Identity)
 	if res.Identity.Plan == nil {
 		m.Release(res)
 		return nil, errors.New("httplimit: no plan for the request (no default or anonymous plan configured)")

@@ -45,7 +45,7 @@ type tableKey struct {
 type shard struct {
 	mu     sync.Mutex
 	tables map[tableKey]*table
-	recent [4]*table // the tables of recent checks, most recent first
+	recent [4]*table // the tables of recent checks, most recently added first
 	keys   int
 	// soonest is a lower bound of the expiry of every state held (µs); a
 	// full shard sweeps itself only when it has passed, at most once per
@@ -137,26 +137,37 @@ func (s *Store) shardIndex(h hash) uint32 { return uint32((h.h1 >> 1) & s.mask) 
 
 // Apply implements sluice.Store.
 func (s *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("memory store: %w", err)
-	}
-	if len(checks) == 1 {
-		s.applyOne(checks[:1], out)
-		return nil
-	}
-	s.applyMany(checks, out)
-	return nil
+	_, err := s.ApplyTimed(ctx, checks, out)
+	return err
 }
 
-func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) {
+// ApplyTimed implements sluice.TimedStore: it is Apply, also returning the
+// time of the decision in µs since sluice.Epoch, by the store's clock (the
+// one of WithClock, else the wall time at New plus the monotonic time
+// since).
+func (s *Store) ApplyTimed(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("memory store: %w", err)
+	}
+	if len(checks) == 1 {
+		return s.applyOne(checks[:1], out), nil
+	}
+	return s.applyMany(checks, out), nil
+}
+
+// applyOne decides a call of one check and returns its time.
+func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) int64 {
 	c := &one[0]
 	h := s.keyHash(c.Key)
 	sh := &s.shards[s.shardIndex(h)]
 	sh.mu.Lock()
-	now := s.now()
 	t := sh.table(&c.Limit)
-	st, slot, ok := t.load(h)
-	states := [1]sluice.State{st}
+	var states [1]sluice.State
+	slot, ok := t.loadInto(h, &states[0])
+	// The clock is read after the state: reading it waits for earlier
+	// loads to finish, so this way its cost overlaps the state's cache miss
+	// instead of adding to it.
+	now := s.now()
 	if sluice.DecideBatch(one, states[:], now, out) {
 		exp := expiry(now, out[0])
 		if ok {
@@ -166,9 +177,11 @@ func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) {
 		}
 	}
 	sh.mu.Unlock()
+	return now
 }
 
-func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) {
+// applyMany decides a call of several checks and returns its time.
+func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) int64 {
 	n := len(checks)
 	var (
 		hashBuf   [8]hash
@@ -207,11 +220,11 @@ func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) {
 	for _, k := range locked { // ascending order: no deadlock between calls
 		s.shards[k].mu.Lock()
 	}
-	now := s.now()
 	for i := range checks {
 		tables[i] = s.shards[idx[i]].table(&checks[i].Limit)
-		states[i], slots[i], held[i] = tables[i].load(hashes[i])
+		slots[i], held[i] = tables[i].loadInto(hashes[i], &states[i])
 	}
+	now := s.now() // after the states, as in applyOne
 	if sluice.DecideBatch(checks, states, now, out) {
 		for i := range checks { // existing keys first: inserts may move entries
 			if held[i] {
@@ -227,6 +240,7 @@ func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) {
 	for _, k := range locked {
 		s.shards[k].mu.Unlock()
 	}
+	return now
 }
 
 // insertSorted adds v to the ascending set xs.
@@ -257,16 +271,13 @@ func expiry(now int64, st sluice.Status) int64 {
 // A plan's few limits meet the same shard again and again: the tables of
 // the last few checks are kept at hand, so that most calls find theirs by
 // comparing names (the same string, usually: one pointer comparison)
-// instead of hashing the name for the map.
+// instead of hashing the name for the map. A table found there stays where
+// it is (a plan of up to 4 limits then moves nothing); one from the map
+// goes first, pushing out the last.
 func (sh *shard) table(l *sluice.Limit) *table {
 	k := tableKey{l.Name(), l.Algorithm()}
-	if t := sh.recent[0]; t != nil && t.key == k {
-		return t
-	}
-	for i := 1; i < len(sh.recent); i++ {
-		if t := sh.recent[i]; t != nil && t.key == k {
-			copy(sh.recent[1:i+1], sh.recent[:i])
-			sh.recent[0] = t
+	for _, t := range &sh.recent {
+		if t != nil && t.key == k {
 			return t
 		}
 	}

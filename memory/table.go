@@ -83,19 +83,26 @@ func (t *table) find(h hash) (int, bool) {
 
 // load returns h's state and slot; ok is false for a key not held.
 func (t *table) load(h hash) (st sluice.State, slot int, ok bool) {
+	slot, ok = t.loadInto(h, &st)
+	return st, slot, ok
+}
+
+// loadInto writes h's state to *st (the zero State for a key not held, st
+// being zero) and returns its slot; ok is false for a key not held.
+func (t *table) loadInto(h hash, st *sluice.State) (slot int, ok bool) {
 	if t.n == 0 {
-		return st, -1, false
+		return -1, false
 	}
 	slot, ok = t.find(h)
 	if !ok {
-		return st, -1, false
+		return -1, false
 	}
 	e := &t.entries[slot]
-	st = sluice.State{T: e.t, A: e.a, B: e.b}
+	st.T, st.A, st.B = e.t, e.a, e.b
 	if t.logs != nil {
 		st.Log = t.logs[h]
 	}
-	return st, slot, true
+	return slot, true
 }
 
 // store writes st, which expires at exp, into slot.
