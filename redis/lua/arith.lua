@@ -12,6 +12,7 @@
 --   ticks      ≤ 2^53 (sluice validates bucket limits so)
 
 local floor, format = math.floor, string.format
+local tonumber, type, tostring, pcall, ipairs, unpack = tonumber, type, tostring, pcall, ipairs, unpack
 
 local TWO24 = 16777216
 local TWO52 = 4503599627370496
@@ -71,6 +72,19 @@ end
 
 -- ceildiv returns ⌈a/b⌉ for any integer a of magnitude ≤ 2^53, 1 ≤ b ≤ 2^45.
 local function ceildiv(a, b)
+  if a >= 0 and a < TWO53 then -- the common case, divmod's first branch inline
+    local q = floor(a / b)
+    local r = a - q * b
+    if r < 0 then
+      q, r = q - 1, r + b
+    elseif r >= b then
+      q, r = q + 1, r - b
+    end
+    if r > 0 then
+      q = q + 1
+    end
+    return q
+  end
   local q = floordiv(-a, b)
   return -q
 end

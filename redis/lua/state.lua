@@ -143,7 +143,7 @@ end
 local function set(key, st, ttl)
   local text = format('%s %d %d %d', st.g, st.t, st.a, st.b)
   if ttl then
-    redis.call('SET', key, text, 'PX', fmt(ttl))
+    redis.call('PSETEX', key, fmt(ttl), text) -- SET … PX, one argument fewer
   else
     redis.call('SET', key, text, 'KEEPTTL')
   end
