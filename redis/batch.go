@@ -36,8 +36,9 @@ type call struct {
 	undo    []string // mode reserve: per check mark, dump, expiry
 	err     error
 
-	// Batching: done is closed when the call is decided, or when it must
-	// lead the run of batch; deadline is when it gives up waiting: its
+	// Batching: done receives one signal when the call is decided, or when
+	// it must lead the run of batch (a buffered channel of one, so that a
+	// pooled call reuses it); deadline is when it gives up waiting: its
 	// context's deadline or the store's timeout after it started, whichever
 	// is first (zero: never). expired reports whether it gave up because of
 	// it.
@@ -50,12 +51,16 @@ type call struct {
 	idxBuf [4]int
 }
 
+// callPool recycles the calls of Apply's one-slot path (see release).
+var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
+
 // newCall prepares the checks idx of checks (all in one slot), whose keys
 // are keys, for a script run, validating their limits. Nil keys and idx
 // mean every check, keys made here (in the call itself for a few checks:
-// one allocation for the call instead of three).
+// no allocation but the keys' text for a pooled call).
 func newCall(checks []sluice.Check, keys []string, idx []int, out []sluice.Status) (*call, error) {
-	c := &call{checks: checks, keys: keys, idx: idx, out: out}
+	c := callPool.Get().(*call)
+	c.checks, c.keys, c.idx, c.out = checks, keys, idx, out
 	if idx == nil {
 		n := len(checks)
 		if n <= len(c.keyBuf) {
@@ -69,10 +74,21 @@ func newCall(checks []sluice.Check, keys []string, idx []int, out []sluice.Statu
 	}
 	for _, i := range c.idx {
 		if err := validateCheck(&checks[i]); err != nil {
+			c.release()
 			return nil, err
 		}
 	}
 	return c, nil
+}
+
+// release returns c to the pool once its caller has read its outcome. No
+// one else may hold c then: a run's leader signals a call of its batch
+// last thing, and a call's own caller releases it.
+func (c *call) release() {
+	done := c.done
+	clear(c.keyBuf[:])
+	*c = call{done: done}
+	callPool.Put(c)
 }
 
 // runCalls decides calls with one apply.lua run in mode (with token for a
@@ -217,7 +233,6 @@ func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
 		b.mu.Unlock()
 		return b.lead(ctx, s, batch, c)
 	}
-	c.done = make(chan struct{})
 	b.queue = append(b.queue, c)
 	b.mu.Unlock()
 	select {
@@ -255,7 +270,7 @@ func (b *batcher) expire() {
 			}
 			if !now.Before(c.deadline) {
 				c.expired = true
-				close(c.done)
+				c.done <- struct{}{}
 				continue
 			}
 		}
@@ -314,11 +329,11 @@ func (b *batcher) lead(ctx context.Context, s *Store, batch []*call, self *call)
 		next := b.queue[0]
 		next.batch = b.take(nil)
 		b.mu.Unlock()
-		close(next.done)
+		next.done <- struct{}{}
 	}
 	for _, c := range batch {
 		if c != self {
-			close(c.done)
+			c.done <- struct{}{}
 		}
 	}
 	return self.err

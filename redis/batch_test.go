@@ -331,7 +331,8 @@ func TestACallQueuedPastTheStoreTimeoutFailsWhenTheRunAheadEnds(t *testing.T) {
 	}
 	apply(0, checks("first", 1)) // its run ends by the store timeout
 	waitRunning(t, store)
-	time.Sleep(timeout / 4) // so that the next call is well within its timeout when that run ends
+	// The next call queues well within its timeout when that run ends.
+	time.Sleep(timeout / 4)
 	apply(1, checks("big", maxBatchChecks-10)) // the whole next run
 	waitQueued(t, store, 1)
 	apply(2, checks("late", 20)) // does not fit beside it

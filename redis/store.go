@@ -93,7 +93,9 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 			return 0, err
 		}
 		err = s.batch.apply(ctx, s, c) // bounded by s.timeout on its own
-		return c.now, err
+		now := c.now
+		c.release()
+		return now, err
 	}
 	if s.timeout > 0 {
 		var cancel context.CancelFunc
@@ -106,7 +108,9 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 			return 0, err
 		}
 		s.runCalls(ctx, modeApply, "", []*call{c})
-		return c.now, c.err
+		now, err := c.now, c.err
+		c.release()
+		return now, err
 	}
 	keys := make([]string, len(checks))
 	for i := range checks {
