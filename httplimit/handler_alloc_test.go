@@ -15,11 +15,11 @@ import (
 	"github.com/sluice-dev/sluice/memory"
 )
 
-// An admitted request of a listed API key allocates once in the
-// middleware: its RateLimit header values and the slice that holds them
-// (one block, whatever the number of limits). The Result, the checks and
-// the key's identity come from pools and caches.
-func TestAdmittedRequestAllocatesOnce(t *testing.T) {
+// An admitted request of a listed API key allocates less than once on
+// average in the middleware: its RateLimit header values are cut from
+// blocks that serve dozens of responses; the Result, the checks and the
+// key's identity come from pools and caches.
+func TestAdmittedRequestAllocatesLessThanOnce(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts mean nothing under the race detector (sync.Pool drops items)")
 	}
@@ -56,8 +56,8 @@ keys: [{name: k, sha256: %x, plan: p}]
 			h.ServeHTTP(w, r)
 		}
 		serve()
-		if n := testing.AllocsPerRun(200, serve); n > 1 {
-			t.Errorf("%d limits: %.1f allocations per admitted request, want 1", limits, n)
+		if n := testing.AllocsPerRun(1000, serve); n >= 1 { // n is rounded down
+			t.Errorf("%d limits: %.0f allocations per admitted request, want less than 1", limits, n)
 		}
 		if w.status != 200 || len(w.h["Ratelimit"]) != 1 || len(w.h["Ratelimit-Policy"]) != 1 {
 			t.Errorf("%d limits: status %d, headers %v", limits, w.status, w.h)

@@ -89,11 +89,11 @@ func ceilSeconds(d time.Duration) int64 {
 
 // writeHeaders sets the RateLimit headers of res in every configured mode.
 // RateLimit-Policy values are the plan's, rendered once by New and shared;
-// the per-request values of all modes are rendered into one buffer, whose
-// bytes and the header slices' one backing array (each slice full to
-// capacity, so that a handler appending to a header copies instead of
-// writing into its neighbour) share one allocation per response, whatever
-// the modes (see packValues).
+// the per-request values of all modes are rendered into one buffer, then
+// cut with the header slices (each full to capacity, so that a handler
+// appending to a header copies instead of writing into its neighbour) from
+// blocks kept in res: no allocation for most responses, whatever the modes
+// (see Result.headerValues).
 func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 	d := &res.Decision
 	// res.plan is set with res.Checks (from the same plan) by Decide and
@@ -141,58 +141,47 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 	if len(ends) == 0 {
 		return
 	}
-	values := packValues(buf, ends)
+	values := res.headerValues(buf, ends)
 	for i := range ends {
 		h[names[i]] = values[i : i+1 : i+1]
 	}
 }
 
-// packValues returns the header values buf holds, value i ending at
-// ends[i], as strings that share one allocation with the slice holding
-// them (one allocation per response instead of two). Each value is full to
-// capacity in the slice, so that appending to one copies. Sizes that no
-// block below holds (rare: over 240 bytes of values) take two allocations.
-func packValues(buf []byte, ends []int) []string {
-	switch k, n := len(ends), len(buf); {
-	case k == 1 && n <= 48:
-		return pack[[1]string, [48]byte](buf, ends) // 64 bytes
-	case k == 1 && n <= 112:
-		return pack[[1]string, [112]byte](buf, ends) // 128 bytes
-	case k == 1 && n <= 240:
-		return pack[[1]string, [240]byte](buf, ends) // 256 bytes
-	case k <= 4 && n <= 64:
-		return pack[[4]string, [64]byte](buf, ends) // 128 bytes
-	case k <= 4 && n <= 192:
-		return pack[[4]string, [192]byte](buf, ends) // 256 bytes
-	case k <= 8 && n <= 128:
-		return pack[[8]string, [128]byte](buf, ends) // 256 bytes
-	}
-	all := string(buf)
-	values := make([]string, len(ends))
-	from := 0
-	for i, end := range ends {
-		values[i] = all[from:end]
-		from = end
-	}
-	return values
-}
+// Sizes of the blocks header values are cut from (see Result.headerValues).
+const (
+	valueBlockBytes  = 1024
+	valueBlockValues = 64
+)
 
-// pack is packValues with a block of V (an array of at least len(ends)
-// strings) and B (an array of at least len(buf) bytes). The strings point
-// into the block's bytes, which are never written after this returns, as
-// unsafe.String requires; they keep the block alive as long as they are
-// used.
-func pack[V, B any](buf []byte, ends []int) []string {
-	blk := new(struct {
-		v V
-		b B
-	})
-	values := unsafe.Slice((*string)(unsafe.Pointer(&blk.v)), unsafe.Sizeof(blk.v)/unsafe.Sizeof(""))[:len(ends):len(ends)]
-	b := unsafe.Slice((*byte)(unsafe.Pointer(&blk.b)), unsafe.Sizeof(blk.b))
+// headerValues returns the header values buf holds, value i ending at
+// ends[i], as strings in a slice. Both are cut from blocks the Result keeps
+// (a Result is used by one request at a time), so that most responses
+// allocate nothing for their headers: a block serves dozens of responses
+// and is replaced, not reused, when used up. Bytes and strings handed out
+// are never written again, as unsafe.String requires; a header kept past
+// its response keeps its blocks (about 2 KB) alive. Each value is full to
+// capacity in the slice, so that appending to one copies.
+func (res *Result) headerValues(buf []byte, ends []int) []string {
+	k, n := len(ends), len(buf)
+	if len(res.valueBlock) < k {
+		res.valueBlock = make([]string, max(valueBlockValues, k))
+	}
+	values := res.valueBlock[:k:k]
+	res.valueBlock = res.valueBlock[k:]
+	var b []byte
+	if n <= valueBlockBytes {
+		if len(res.byteBlock) < n {
+			res.byteBlock = make([]byte, valueBlockBytes)
+		}
+		b = res.byteBlock[:n:n]
+		res.byteBlock = res.byteBlock[n:]
+	} else {
+		b = make([]byte, n) // longer than a block: rare (dozens of limits)
+	}
 	copy(b, buf)
 	from := 0
 	for i, end := range ends {
-		if end > from {
+		if end > from { // an empty value stays "" (a block is zero until used)
 			values[i] = unsafe.String(&b[from], end-from)
 		}
 		from = end

@@ -76,6 +76,10 @@ type Result struct {
 	// Result instead of allocated per call.
 	req    http.Request
 	reqURL url.URL
+
+	// The unused rest of the blocks that header values are cut from.
+	byteBlock  []byte
+	valueBlock []string
 }
 
 // planState is what the middleware precomputes for one plan.
