@@ -65,7 +65,7 @@ local function apply_call(koff, aoff, n, out)
   local blocked = mode == 'd'
   for i = 1, n do
     local o = aoff + 2 * i - 1
-    local l, cost = limits[tonumber(ARGV[o])], tonumber(ARGV[o + 1])
+    local l, cost = limits[num(ARGV[o])], num(ARGV[o + 1])
     l.key, l.cost = KEYS[koff + i], cost -- bind
     local st = load_state(l)
     local v = V[i]
@@ -118,7 +118,7 @@ local call, koff, aoff, base = 1, 0, calls_at + 1, 1
 
 local function apply_calls()
   while call <= ncalls do
-    local n = tonumber(ARGV[aoff])
+    local n = num(ARGV[aoff])
     base = #out
     apply_call(koff, aoff, n, out)
     call, koff, aoff = call + 1, koff + n, aoff + 1 + 2 * n
