@@ -56,12 +56,24 @@ end
 -- Per position in a call, reused by every call of the run: the check's
 -- limit, cost, state and next state, and scratch verdict and next-state
 -- tables that decide fills.
-local lims, costs, sts, nexts, V, N = {}, {}, {}, {}, {}, {}
+local lims, costs, sts, nexts, V, N = {}, {}, {}, {}, {{}}, {{}}
 
 -- apply_call decides the n checks whose keys start after KEYS[koff] and
 -- whose (limit, cost) pairs start after ARGV[aoff], appending the call's
 -- reply words to out.
 local function apply_call(koff, aoff, n, out)
+  if n == 1 and mode == 'a' then
+    -- A lone check: it consumes if it fits, and nothing else can block it.
+    local l, cost = limits[num(ARGV[aoff + 1])], num(ARGV[aoff + 2])
+    l.key, l.cost = KEYS[koff + 1], cost -- bind
+    local st, v, nx = load_state(l), V[1], N[1]
+    local _, nxt = l.fam.decide(l, st, now, cost, v, nx)
+    if cost > 0 and v.ok then
+      commit(l, st, nxt, v, l.g, minttl)
+    end
+    push(out, v)
+    return
+  end
   local blocked = mode == 'd'
   for i = 1, n do
     local o = aoff + 2 * i - 1

@@ -126,7 +126,7 @@ local FRESH_FOREIGN = {fresh = true, foreign = true, t = 0, a = 0, b = 0, h = 0,
 -- A write updates the key's table in place: nothing decides from a state
 -- after a write to its key in the same call (a call writes only once every
 -- check is decided, from the next states decided then).
-local cache, order = {}, {}
+local cache, order, norder = {}, {}, 0
 local write_back = false
 local NONE = {}
 
@@ -200,7 +200,7 @@ end
 
 -- flush SETs every pending write (apply.lua, at the end of a run).
 local function flush()
-  for i = 1, #order do
+  for i = 1, norder do
     flush_key(order[i])
   end
 end
@@ -262,7 +262,8 @@ local function put(c, g, t, a, b, ttl)
   end
   if write_back and ttl then
     if not st.ttl then
-      order[#order + 1] = key
+      norder = norder + 1
+      order[norder] = key
     end
     st.ttl = ttl
   else
