@@ -14,7 +14,9 @@
 -- last state and TTL (write-back, see state.lua): a key several calls use
 -- is read once and written once, and a run pays one MGET and one SET per
 -- key rather than a GET and a SET per check. A call that fails while
--- deciding (as on a corrupt state) has written nothing.
+-- deciding (as on a corrupt state) has written nothing. If Redis refuses
+-- the writes at the end (out of memory, which it checks at a script's first
+-- write only), the run fails as a whole and nothing is written.
 --
 -- KEYS     the state keys of every check of every call, in order
 -- ARGV[1]  the time in µs since sluice.Epoch, or "" for Redis's TIME
