@@ -25,7 +25,7 @@ import (
 // API keys become store keys, log text and metric labels only as their
 // SHA-256. To spare returning clients the hash, a Middleware keeps a
 // fixed-size cache from raw API key to the identity it resolved to: the raw
-// keys of recent clients (room for about 2 per listed key, at least 4,096 and
+// keys of recent clients (room for about 4 per listed key, at least 4,096 and
 // at most 65,536 of them, each at most 256 bytes; unlisted keys only when
 // they are identities of their own) stay in the process's memory, as
 // request headers do while they are served. They are never logged or
