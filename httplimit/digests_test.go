@@ -137,10 +137,12 @@ func TestDigestCacheConcurrentLookups(t *testing.T) {
 	wg.Wait()
 }
 
+// One bucket (4 entries) per listed key, rounded up to a power of two,
+// within the bounds.
 func TestDigestCacheSize(t *testing.T) {
 	for _, tt := range []struct{ listed, buckets int }{
-		{0, minDigestBuckets}, {2 * minDigestBuckets, minDigestBuckets}, {2*minDigestBuckets + 1, 2 * minDigestBuckets},
-		{10_000, 8192}, {1 << 30, maxDigestBuckets},
+		{0, minDigestBuckets}, {minDigestBuckets, minDigestBuckets}, {minDigestBuckets + 1, 2 * minDigestBuckets},
+		{10_000, 16384}, {1 << 30, maxDigestBuckets},
 	} {
 		if got := len(newDigestCache(tt.listed).buckets); got != tt.buckets {
 			t.Errorf("%d listed keys: %d buckets, want %d", tt.listed, got, tt.buckets)
