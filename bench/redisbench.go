@@ -2,9 +2,11 @@ package bench
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/csv"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -220,13 +222,17 @@ func RunRedis(w io.Writer, o RedisOptions) ([]Target, error) {
 			func(v []any) bool { return len(v) > 0 && v[0] == int64(1) }},
 		{"ceiling-sluice", "sluice's own apply.lua for one GCRA check (GET + SET PX)", sluiceSrc,
 			sluiceScriptArgs(limit, sluiceredis.Key("ceil:__rand_int__", limit.Name())),
-			// the time, then remaining·2 + allowed (see redis/lua/state.lua's push)
+			// the time, then the status words packed as little-endian
+			// doubles, the first remaining·2 + allowed (see redis/lua/apply.lua)
 			func(v []any) bool {
 				if len(v) < 2 {
 					return false
 				}
-				n, ok := v[1].(int64)
-				return ok && n&1 == 1
+				p, ok := v[1].(string)
+				if !ok || len(p) < 8 {
+					return false
+				}
+				return int64(math.Float64frombits(binary.LittleEndian.Uint64([]byte(p[:8]))))&1 == 1
 			}},
 	}
 	shas := make([]string, len(ceilings))

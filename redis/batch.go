@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -136,63 +137,88 @@ func (s *Store) runCalls(ctx context.Context, mode, token string, calls []*call)
 	}
 }
 
-// readCalls sets the outcome of every call from an apply.lua reply. An
-// error is a reply that does not have the expected shape.
+// readCalls sets the outcome of every call from an apply.lua reply: the
+// time, the calls' words packed as little-endian doubles, then the error
+// texts and undo words (see lua/apply.lua). An error is a reply that does
+// not have the expected shape.
 func (s *Store) readCalls(msgs []rueidis.RedisMessage, mode string, calls []*call) error {
-	if len(msgs) == 0 {
-		return errors.New("empty reply")
+	if len(msgs) < 2 {
+		return fmt.Errorf("reply of %d entries, want at least 2", len(msgs))
 	}
 	now, err := msgs[0].AsInt64()
 	if err != nil {
 		return err
 	}
-	pos := 1
+	packed, err := msgs[1].ToString()
+	if err != nil {
+		return fmt.Errorf("reply's packed words: %w", err)
+	}
+	if len(packed)%8 != 0 {
+		return fmt.Errorf("reply's packed words: %d bytes, not a whole number of words", len(packed))
+	}
+	words := len(packed) / 8
+	pos, extra := 0, 2 // the next packed word, the next entry after them
 	for _, c := range calls {
 		c.now = now
 		if len(c.idx) == 0 {
 			continue // no checks, no words
 		}
-		if pos >= len(msgs) {
-			return fmt.Errorf("reply of %d words, too short for %d calls", len(msgs), len(calls))
+		if pos >= words {
+			return fmt.Errorf("reply of %d words, too short for %d calls", words, len(calls))
 		}
-		if !msgs[pos].IsInt64() {
-			text, err := msgs[pos].ToString()
+		if packedWord(packed, pos) < 0 { // the call failed: its error text follows
+			if extra >= len(msgs) {
+				return fmt.Errorf("reply of %d entries lacks an error text", len(msgs))
+			}
+			text, err := msgs[extra].ToString()
 			if err != nil {
-				return fmt.Errorf("reply word %d: %w", pos, err)
+				return fmt.Errorf("reply entry %d: %w", extra, err)
 			}
 			c.err = s.fail("apply script", errors.New(text))
-			pos++
+			pos, extra = pos+1, extra+1
 			continue
 		}
-		want := statusWords * len(c.idx)
-		if mode == modeReserve {
-			want += 3 * len(c.idx)
-		}
-		if len(msgs)-pos < want {
-			return fmt.Errorf("reply of %d words, want at least %d", len(msgs), pos+want)
+		n := len(c.idx)
+		if words-pos < statusWords*n {
+			return fmt.Errorf("reply of %d words, want at least %d", words, pos+statusWords*n)
 		}
 		for j, i := range c.idx {
-			if c.out[i], err = readStatus(msgs, pos+statusWords*j, c.checks[i].Limit.Algorithm()); err != nil {
-				return err
+			var w [statusWords]int64
+			for k := range w {
+				w[k] = packedWord(packed, pos+statusWords*j+k)
 			}
+			c.out[i] = statusOf(w, c.checks[i].Limit.Algorithm())
 			if !c.out[i].Allowed && !c.checks[i].Limit.Shadow() {
 				c.refused = true
 			}
 		}
+		pos += statusWords * n
 		if mode == modeReserve {
-			c.undo = make([]string, 3*len(c.idx))
+			if len(msgs)-extra < 3*n {
+				return fmt.Errorf("reply of %d entries, want at least %d", len(msgs), extra+3*n)
+			}
+			c.undo = make([]string, 3*n)
 			for j := range c.undo {
-				if c.undo[j], err = undoWord(msgs[pos+statusWords*len(c.idx)+j]); err != nil {
+				if c.undo[j], err = undoWord(msgs[extra+j]); err != nil {
 					return err
 				}
 			}
+			extra += 3 * n
 		}
-		pos += want
 	}
-	if pos != len(msgs) {
-		return fmt.Errorf("reply of %d words, want %d", len(msgs), pos)
+	if pos != words || extra != len(msgs) {
+		return fmt.Errorf("reply of %d words and %d entries, want %d and %d", words, len(msgs), pos, extra)
 	}
 	return nil
+}
+
+// packedWord returns word i of packed, a little-endian double holding an
+// integer (exact: the scripts' numbers stay below 2^53).
+func packedWord(packed string, i int) int64 {
+	b := packed[8*i : 8*i+8]
+	bits := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+	return int64(math.Float64frombits(bits))
 }
 
 // batcher coalesces concurrent calls into apply.lua runs (group commit). A

@@ -178,34 +178,40 @@ func gcd(a, b int64) int64 {
 }
 
 // readStatus decodes the status words of one check of algorithm alg
-// starting at msgs[i] (see push in lua/state.lua): remaining·2 + allowed,
-// reset-after (µs), then the delay (µs) or a concurrency lease's stamp
-// when allowed, the retry-after (µs; -1: never) when refused.
+// starting at msgs[i] (refund.lua's reply).
 func readStatus(msgs []rueidis.RedisMessage, i int, alg sluice.Algorithm) (sluice.Status, error) {
-	var v [statusWords]int64
-	for j := range v {
+	var w [statusWords]int64
+	for j := range w {
 		n, err := msgs[i+j].AsInt64()
 		if err != nil {
 			return sluice.Status{}, fmt.Errorf("reply word %d: %w", i+j, err)
 		}
-		v[j] = n
+		w[j] = n
 	}
+	return statusOf(w, alg), nil
+}
+
+// statusOf decodes the status words w of a check of algorithm alg (see
+// push in lua/state.lua): remaining·2 + allowed, reset-after (µs), then the
+// delay (µs) or a concurrency lease's stamp when allowed, the retry-after
+// (µs; -1: never) when refused.
+func statusOf(w [statusWords]int64, alg sluice.Algorithm) sluice.Status {
 	st := sluice.Status{
-		Allowed:    v[0]&1 == 1,
-		Remaining:  v[0] >> 1,
-		ResetAfter: micros(v[1]),
+		Allowed:    w[0]&1 == 1,
+		Remaining:  w[0] >> 1,
+		ResetAfter: micros(w[1]),
 	}
 	switch {
-	case !st.Allowed && v[2] < 0:
+	case !st.Allowed && w[2] < 0:
 		st.RetryAfter = sluice.Never
 	case !st.Allowed:
-		st.RetryAfter = micros(v[2])
+		st.RetryAfter = micros(w[2])
 	case alg == sluice.AlgorithmConcurrency:
-		st.Lease = v[2]
+		st.Lease = w[2]
 	default:
-		st.Delay = micros(v[2])
+		st.Delay = micros(w[2])
 	}
-	return st, nil
+	return st
 }
 
 // micros converts µs to a Duration as sluice does: zero for zero or less,

@@ -31,12 +31,15 @@
 -- then     the number of calls, and per call its number of checks, then
 --          per check the index of its limit (1…L) and its cost
 --
--- Reply: the time used, then per call either, per check, its STATUS_WORDS
--- integers (see push in state.lua) — in mode "r" then per check the undo
--- mark, the key's DUMP before the write ("" if it did not exist) and its
--- PEXPIRETIME then, or three "" when not written — or, when the call
--- failed, the error's message alone (a string, where a decided call starts
--- with an integer; a call of no checks has no words).
+-- Reply: the time used; the words of every call, packed as little-endian
+-- IEEE 754 doubles (exact integers; one bulk string converts and parses far
+-- faster than an integer reply per word): per call either, per check, its
+-- STATUS_WORDS (see push in state.lua), or, when the call failed, -1 (a
+-- status starts with a word ≥ 0); a call of no checks has no words. Then,
+-- in the order of the calls, per failed call its error's message and, in
+-- mode "r", per check of a decided call the undo mark, the key's DUMP
+-- before the write ("" if it did not exist) and its PEXPIRETIME then, or
+-- three "" when not written.
 
 local now = script_now()
 local minttl = math.max(tonumber(ARGV[2]), 1)
@@ -62,8 +65,8 @@ local lims, costs, sts, nexts, V, N = {}, {}, {}, {}, {{}}, {{}}
 
 -- apply_call decides the n checks whose keys start after KEYS[koff] and
 -- whose (limit, cost) pairs start after ARGV[aoff], appending the call's
--- reply words to out.
-local function apply_call(koff, aoff, n, out)
+-- status words to out and its undo words (mode "r") to extra.
+local function apply_call(koff, aoff, n, out, extra)
   if n == 1 and mode == 'a' then
     -- A lone check: it consumes if it fits, and nothing else can block it.
     local l, cost = limits[num(ARGV[aoff + 1])], num(ARGV[aoff + 2])
@@ -117,7 +120,7 @@ local function apply_call(koff, aoff, n, out)
   end
   if mode == 'r' then
     for _, x in ipairs(undo) do
-      out[#out + 1] = x
+      extra[#extra + 1] = x
     end
   end
 end
@@ -125,16 +128,16 @@ end
 -- The calls are decided in one protected loop (a pcall per call costs more
 -- than the decision of a small one): when call number `call` fails, its
 -- partial reply gives way to its error and the loop resumes after it.
-local out = {now}
+local out, extra = {}, {}
 local calls_at = 6 + #limits * LIMIT_ARGS
 local ncalls = tonumber(ARGV[calls_at])
-local call, koff, aoff, base = 1, 0, calls_at + 1, 1
+local call, koff, aoff, base = 1, 0, calls_at + 1, 0
 
 local function apply_calls()
   while call <= ncalls do
     local n = num(ARGV[aoff])
     base = #out
-    apply_call(koff, aoff, n, out)
+    apply_call(koff, aoff, n, out, extra)
     call, koff, aoff = call + 1, koff + n, aoff + 1 + 2 * n
   end
 end
@@ -148,10 +151,15 @@ while call <= ncalls do
     if type(err) == 'table' then
       err = err.err
     end
-    out[base + 1] = tostring(err)
+    out[base + 1] = -1
+    extra[#extra + 1] = tostring(err)
     local n = tonumber(ARGV[aoff])
     call, koff, aoff = call + 1, koff + n, aoff + 1 + 2 * n
   end
 end
 flush()
-return out
+local reply = {now, pack_words(out)}
+for i = 1, #extra do
+  reply[i + 2] = extra[i]
+end
+return reply

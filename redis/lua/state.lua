@@ -321,6 +321,21 @@ local function push(out, v)
   end
 end
 
+-- pack_words packs the numbers of list w as little-endian doubles, a
+-- thousand per struct.pack (unpack's limit is the C stack).
+local function pack_words(w)
+  local n = #w
+  if n <= 1000 then
+    return spack('<' .. string.rep('d', n), unpack(w))
+  end
+  local parts = {}
+  for i = 1, n, 1000 do
+    local j = math.min(i + 999, n)
+    parts[#parts + 1] = spack('<' .. string.rep('d', j - i + 1), unpack(w, i, j))
+  end
+  return table.concat(parts)
+end
+
 -- script_now returns the time of the script: ARGV[1] when a test passes
 -- one, else Redis's own clock, in µs since sluice.Epoch (2020-01-01 UTC,
 -- 1577836800 s after the Unix epoch).
