@@ -355,3 +355,53 @@ func TestACallQueuedPastTheStoreTimeoutFailsWhenTheRunAheadEnds(t *testing.T) {
 		t.Errorf("EXISTS of the late call's key: %v %v, want 0: it consumed", n, err)
 	}
 }
+
+// Failed calls anywhere in a batch — first, last, one after another — each
+// report their own error, and every other call of the batch is decided:
+// the run resumes after each failure.
+func TestFailedCallsAnywhereInABatchLeaveTheOthersDecided(t *testing.T) {
+	t.Parallel()
+	store, srv := pausedStore(t)
+	l := sluice.SlidingLog(5, time.Second)
+	keys := []string{"bad-1", "good-1", "bad-2", "bad-3", "good-2", "bad-4"}
+	for _, k := range keys {
+		if strings.HasPrefix(k, "bad") {
+			srv.MustDo("HSET", Key(k, l.Name()), "g", "2", "h", "0", "n", "1", "a", "1", "0", "garbage")
+		}
+	}
+	srv.MustDo("CONFIG", "RESETSTAT")
+	srv.MustDo("CLIENT", "PAUSE", "300", "ALL")
+	errs := make([]error, len(keys)+1)
+	outs := make([][]sluice.Status, len(keys)+1)
+	var wg sync.WaitGroup
+	apply := func(i int, key string) {
+		outs[i] = make([]sluice.Status, 1)
+		wg.Go(func() {
+			errs[i] = store.Apply(context.Background(), []sluice.Check{{Key: key, Limit: l, Cost: 1}}, outs[i])
+		})
+	}
+	apply(0, "first") // sent, held by the pause
+	waitRunning(t, store)
+	for i, k := range keys { // queued in this order, sent as one batch
+		apply(i+1, k)
+		waitQueued(t, store, i+1)
+	}
+	wg.Wait()
+	for i, k := range keys {
+		err, st := errs[i+1], outs[i+1][0]
+		if strings.HasPrefix(k, "bad") {
+			if !errors.Is(err, sluice.ErrStoreUnavailable) {
+				t.Errorf("%s: %v, want ErrStoreUnavailable", k, err)
+			}
+		} else if err != nil || !st.Allowed || st.Remaining != 4 {
+			t.Errorf("%s: %v %+v, want allowed with 4 left", k, err, st)
+		}
+	}
+	stats, err := srv.Info("commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := scriptCalls(stats["cmdstat_evalsha"]); n != 2 {
+		t.Errorf("%d calls took %d script runs, want 2", len(keys)+1, n)
+	}
+}
