@@ -102,11 +102,23 @@ func (s *Store) runCalls(ctx context.Context, mode, token string, calls []*call)
 	}
 	var limits []*sluice.Limit // distinct, in order of first use
 	keys := make([]string, 0, nkeys)
-	refs := make([]string, 0, len(calls)+2*nkeys) // the calls' part of ARGV
-	refs = append(refs, itoa(len(calls)))
+	refs := make([]string, 0, 1+len(calls)+2*nkeys) // the calls' part of ARGV
+	// When every call has one check, the count of calls is negative and
+	// the calls' counts of checks are left out (see apply.lua).
+	single := nkeys == len(calls)
+	for _, c := range calls {
+		single = single && len(c.idx) == 1
+	}
+	if single {
+		refs = append(refs, itoa(-len(calls)))
+	} else {
+		refs = append(refs, itoa(len(calls)))
+	}
 	families := 0
 	for _, c := range calls {
-		refs = append(refs, itoa(len(c.idx)))
+		if !single {
+			refs = append(refs, itoa(len(c.idx)))
+		}
 		for _, i := range c.idx {
 			l := &c.checks[i].Limit
 			ref := slices.IndexFunc(limits, func(m *sluice.Limit) bool { return *m == *l })
