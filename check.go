@@ -54,7 +54,9 @@ func ValidateChecks(checks []Check) error {
 			return fmt.Errorf("check %d: %w", i, err)
 		}
 		for j := 0; j < i; j++ {
-			if checks[j].Key == checks[i].Key && checks[j].Limit.name == checks[i].Limit.name {
+			// Names first: a plan's limits have different names, often of
+			// different lengths, while its checks share one key.
+			if checks[j].Limit.name == checks[i].Limit.name && checks[j].Key == checks[i].Key {
 				return fmt.Errorf("%w: checks %d and %d both spend %q for the same key (add their costs instead)",
 					ErrInvalidCheck, j, i, checks[i].Limit.name)
 			}

@@ -48,7 +48,9 @@ exempt: ["GET /healthz"]
 		mw.Release(res)
 	}
 	decide()
-	if n := testing.AllocsPerRun(200, decide); n > 4 {
+	// (Under the race detector sync.Pool drops items at random: the count
+	// then says nothing, and exceeded 4 in about half the runs before too.)
+	if n := testing.AllocsPerRun(200, decide); n > 4 && !raceEnabled {
 		t.Errorf("DecideClient allocates %.1f times per call, want at most 4", n)
 	}
 	res, err := mw.DecideClient(ctx, httplimit.Client{Subject: "tenant-7"}, "GET", "/healthz", -1)

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -40,6 +41,14 @@ type Store struct {
 type tableKey struct {
 	name string
 	alg  sluice.Algorithm
+}
+
+// is reports whether k and o are equal, comparing the names' bytes only
+// when they are not the same string in memory (a plan's limit names
+// usually are: the table keeps the name of the Limit that created it).
+func (k tableKey) is(o tableKey) bool {
+	return k.alg == o.alg && len(k.name) == len(o.name) &&
+		(unsafe.StringData(k.name) == unsafe.StringData(o.name) || k.name == o.name)
 }
 
 type shard struct {
@@ -277,7 +286,7 @@ func expiry(now int64, st sluice.Status) int64 {
 func (sh *shard) table(l *sluice.Limit) *table {
 	k := tableKey{l.Name(), l.Algorithm()}
 	for _, t := range &sh.recent {
-		if t != nil && t.key == k {
+		if t != nil && t.key.is(k) {
 			return t
 		}
 	}
