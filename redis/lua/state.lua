@@ -117,16 +117,14 @@ end
 local FRESH = {fresh = true, t = 0, a = 0, b = 0, h = 0, n = 0}
 local FRESH_FOREIGN = {fresh = true, foreign = true, t = 0, a = 0, b = 0, h = 0, n = 0}
 
--- The run's string cache: cache[key] is the string state a key holds as
--- this run last read or wrote it ({g, alg, t, a, b, ttl}, or NONE when it
--- holds no string state), nil when not read yet. ttl is the TTL (ms) of a
--- state written in write-back mode and not yet SET, else false; flush SETs
--- them, in the order of order. Write-back is apply.lua's mode "a" alone: a
+-- The run's string cache: cache[key] is the string a key holds as this run
+-- last read or wrote it (false when it holds none), nil when not read yet;
+-- pending[key] is the TTL (ms) of a state written in write-back mode and not
+-- yet SET (flush SETs them, in the order of order). Keeping the text rather
+-- than a table of numbers costs a key written but not read again nothing
+-- beyond the text its SET needs. Write-back is apply.lua's mode "a" alone: a
 -- reservation writes through, since its DUMP is taken before each write.
--- A write updates the key's table in place: nothing decides from a state
--- after a write to its key in the same call (a call writes only once every
--- check is decided, from the next states decided then).
-local cache, order, norder = {}, {}, 0
+local cache, pending, order, norder = {}, {}, {}, 0
 local write_back = false
 local NONE = {}
 
@@ -142,16 +140,16 @@ local function parse_text(raw)
       return NONE -- not finite: corrupt
     end
     local g = sub(raw, 1, n - 25)
-    return {g = g, alg = alg_of(g), t = t, a = a, b = b, ttl = false}
+    return {g = g, alg = alg_of(g), t = t, a = a, b = b}
   end
   local g, t, a, b = string.match(raw, '^(%S+) (%S+) (%S+) (%S+)$') -- decimal text
   if not g then
     return NONE
   end
-  return {g = g, alg = alg_of(g), t = tonumber(t) or 0, a = tonumber(a) or 0, b = tonumber(b) or 0, ttl = false}
+  return {g = g, alg = alg_of(g), t = tonumber(t) or 0, a = tonumber(a) or 0, b = tonumber(b) or 0}
 end
 
--- prefetch reads the string states of keys into the cache, MGET by MGET.
+-- prefetch reads the strings of keys into the cache, MGET by MGET.
 local function prefetch(keys)
   local chunk = 1000
   for i = 1, #keys, chunk do
@@ -160,7 +158,7 @@ local function prefetch(keys)
     for j = i, last do
       local k = keys[j]
       if cache[k] == nil then
-        cache[k] = parse_text(raw[j - i + 1])
+        cache[k] = raw[j - i + 1] -- false: no key, or not a string
       end
     end
   end
@@ -178,23 +176,18 @@ local function ttl_text(ttl)
   return s
 end
 
--- set SETs string state st at key with a TTL of ttl ms, or keeping the
--- key's TTL when ttl is false.
-local function set(key, st, ttl)
-  local text = st.g .. '|' .. spack('<ddd', st.t, st.a, st.b)
-  if ttl then
-    redis.call('PSETEX', key, ttl_text(ttl), text) -- SET … PX, one argument fewer
-  else
-    redis.call('SET', key, text, 'KEEPTTL')
-  end
+-- text is the stored form of a string state: tag g, "|", then t, a and b
+-- packed.
+local function text(g, t, a, b)
+  return g .. '|' .. spack('<ddd', t, a, b)
 end
 
 -- flush_key SETs key's pending write, if any.
 local function flush_key(key)
-  local st = cache[key]
-  if st and st.ttl then
-    set(key, st, st.ttl)
-    st.ttl = false
+  local ttl = pending[key]
+  if ttl then
+    redis.call('PSETEX', key, ttl_text(ttl), cache[key]) -- SET … PX, one argument fewer
+    pending[key] = nil
   end
 end
 
@@ -208,7 +201,7 @@ end
 -- forget drops what the cache knows of key, after a write that bypassed
 -- it (a hash, DEL, RESTORE).
 local function forget(key)
-  cache[key] = nil
+  cache[key], pending[key] = nil, nil
 end
 
 -- load_state returns check c's stored state: its tag g (nil when none),
@@ -219,11 +212,18 @@ end
 local function load_state(c)
   local key = c.key
   if not c.hash then
-    local st = cache[key]
-    if st == nil then
-      st = parse_text(redis.pcall('GET', key))
-      cache[key] = st
+    local raw = cache[key]
+    if raw == nil then
+      raw = redis.pcall('GET', key)
+      if type(raw) ~= 'string' then
+        raw = false -- no key (false), or not a string (an error)
+      end
+      cache[key] = raw
     end
+    if not raw then
+      return FRESH
+    end
+    local st = parse_text(raw)
     if st.alg ~= c.alg then
       return FRESH
     end
@@ -252,23 +252,21 @@ end
 -- ttl is nil. In write-back mode a write with a TTL only updates the cache
 -- (flush SETs it).
 local function put(c, g, t, a, b, ttl)
-  local key = c.key
-  local st = cache[key]
-  if st == nil or st == NONE then
-    st = {g = g, alg = c.alg, t = t, a = a, b = b, ttl = false} -- g starts with c's tag
-    cache[key] = st
-  else
-    st.g, st.alg, st.t, st.a, st.b = g, c.alg, t, a, b
-  end
+  local key, s = c.key, text(g, t, a, b)
+  cache[key] = s
   if write_back and ttl then
-    if not st.ttl then
+    if not pending[key] then
       norder = norder + 1
       order[norder] = key
     end
-    st.ttl = ttl
+    pending[key] = ttl
+    return
+  end
+  pending[key] = nil
+  if ttl then
+    redis.call('PSETEX', key, ttl_text(ttl), s)
   else
-    st.ttl = false
-    set(key, st, ttl or false)
+    redis.call('SET', key, s, 'KEEPTTL')
   end
 end
 
