@@ -16,8 +16,9 @@
 -- packs and unpacks doubles (struct) in a fraction of the time it formats
 -- and parses decimal text. (The decimal text "g t a b" that sluice wrote
 -- before is still read.) Strings are read and written through the run's
--- string cache below: apply.lua reads every key of a run with one MGET and
--- writes each key it changed once, at the end, with one SET and its TTL.
+-- string cache below: apply.lua reads every key of a run with one MGET and,
+-- in mode "a", writes each key it changed once, at the end, with one SET
+-- (PSETEX) and its TTL.
 --
 -- A key that does not exist, that holds another type, or whose g names
 -- another algorithm, is a key never seen (sluice's zero State). Every write
