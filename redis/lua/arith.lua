@@ -11,8 +11,6 @@
 --   quantities q, burst ≤ 2^40 (sluice.MaxQuantity)
 --   ticks      ≤ 2^53 (sluice validates bucket limits so)
 
-local floor, format = math.floor, string.format
-local tonumber, type, tostring, pcall, ipairs, unpack = tonumber, type, tostring, pcall, ipairs, unpack
 
 local TWO24 = 16777216
 local TWO52 = 4503599627370496
@@ -34,7 +32,7 @@ local NEVER = -1
 -- division by bytes, each partial dividend r·256 + byte staying below 2^53.
 local function divmod(a, b)
   if a < TWO53 then
-    local q = floor(a / b)
+    local q = math.floor(a / b)
     local r = a - q * b
     if r < 0 then
       q, r = q - 1, r + b
@@ -43,12 +41,12 @@ local function divmod(a, b)
     end
     return q, r
   end
-  local hi = floor(a / TWO24) -- exact: a power-of-two division
+  local hi = math.floor(a / TWO24) -- exact: a power-of-two division
   local lo = a - hi * TWO24
   local q, r = divmod(hi, b)
   local p = 65536
   while p >= 1 do
-    local byte = floor(lo / p)
+    local byte = math.floor(lo / p)
     lo = lo - byte * p
     local q2, r2 = divmod(r * 256 + byte, b)
     q, r = q * 256 + q2, r2
@@ -73,7 +71,7 @@ end
 -- ceildiv returns ⌈a/b⌉ for any integer a of magnitude ≤ 2^53, 1 ≤ b ≤ 2^45.
 local function ceildiv(a, b)
   if a >= 0 and a < TWO53 then -- the common case, divmod's first branch inline
-    local q = floor(a / b)
+    local q = math.floor(a / b)
     local r = a - q * b
     if r < 0 then
       q, r = q - 1, r + b
@@ -146,5 +144,5 @@ end
 -- (so -0 prints "0"), and costs far less than "%.0f", which prints a double
 -- through glibc's multi-precision code.
 local function fmt(x)
-  return format('%d', x)
+  return string.format('%d', x)
 end
