@@ -86,7 +86,11 @@ func TestDigestCacheStaysBoundedUnderAKeyFlood(t *testing.T) {
 		runtime.GC()
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		return m.HeapInuse
+		// Live bytes, not HeapInuse: the survivors of random eviction
+		// are spread over many spans, each kept in use by a few of them,
+		// so HeapInuse after a flood measured fragmentation and failed
+		// 2-3 runs in 10 on a busy machine with the cache itself bounded.
+		return m.HeapAlloc
 	}
 	slots := 4 * len(id.digests.buckets)
 	flood(0, 2*slots) // fill it
@@ -101,13 +105,13 @@ func TestDigestCacheStaysBoundedUnderAKeyFlood(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d buckets, %d entries held after %d keys; heap in use %.1f MB full, %.1f MB after the flood",
+	t.Logf("%d buckets, %d entries held after %d keys; live heap %.1f MB full, %.1f MB after the flood",
 		len(id.digests.buckets), held, 100*slots, float64(before)/(1<<20), float64(after)/(1<<20))
 	if held > slots {
 		t.Errorf("%d entries held in %d slots", held, slots)
 	}
 	if after > before+4<<20 {
-		t.Errorf("heap in use grew from %.1f to %.1f MB during the flood", float64(before)/(1<<20), float64(after)/(1<<20))
+		t.Errorf("live heap grew from %.1f to %.1f MB during the flood", float64(before)/(1<<20), float64(after)/(1<<20))
 	}
 	for i := range 10 {
 		if got, listed := id.lookupKey(fmt.Sprintf("key-%d", i), false); !listed || got.KeyName != fmt.Sprintf("k%d", i) {
