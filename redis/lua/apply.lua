@@ -60,10 +60,11 @@ for _, l in ipairs(limits) do
   end
 end
 
--- Per position in a call, reused by every call of the run: the check's
--- limit, cost, state and next state, and scratch verdict and next-state
--- tables that decide fills.
-local lims, costs, sts, nexts, V, N = {}, {}, {}, {}, {{}}, {{}}
+-- Per position in a call, reused by every call of the run: scratch verdict
+-- and next-state tables that decide fills, and (made by the first call of
+-- several checks) the check's limit, cost, state and next state.
+local V, N = {{}}, {{}}
+local lims, costs, sts, nexts
 
 -- apply_call decides the n checks whose keys start after KEYS[koff] and
 -- whose (limit, cost) pairs start after ARGV[aoff], appending the call's
@@ -80,6 +81,9 @@ local function apply_call(koff, aoff, n, out, extra)
     end
     push(out, v)
     return
+  end
+  if not lims then
+    lims, costs, sts, nexts = {}, {}, {}, {}
   end
   local blocked = mode == 'd'
   for i = 1, n do
