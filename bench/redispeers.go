@@ -99,8 +99,10 @@ func newSluiceRedis(addr string, rate int, wrapped bool) (*sluiceRedis, error) {
 	primary := sluiceredis.New(client, sluiceredis.WithTimeout(ServerStoreTimeout))
 	cache := sluice.NewOverLimitCache(primary, sluice.OverLimitOptions{})
 	s.local = memory.New(memory.WithMaxKeys(1_000_000))
+	// As server/store_redis.go: the Redis store bounds each call, the
+	// failover sets no deadline of its own.
 	s.fo, err = sluice.NewFailover(cache, s.local, sluice.FailoverOptions{Policy: sluice.FailLocal,
-		Timeout: ServerStoreTimeout, Instances: 1})
+		Timeout: -1, Instances: 1})
 	if err != nil {
 		client.Close()
 		return nil, err

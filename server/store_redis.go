@@ -11,11 +11,11 @@ import (
 	"github.com/sluice-dev/sluice/redis"
 )
 
-// openRedis builds the Redis store the way production wants it: an
-// over-limit cache right around Redis (a client that keeps knocking is
-// refused without a round trip), inside a failover that applies
-// on_store_error with a circuit breaker and a per-call timeout, falling back
-// to a local memory store with each quota divided by the instance count.
+// openRedis builds the Redis store the way production wants it: Redis with
+// a per-call timeout, an over-limit cache right around it (a client that
+// keeps knocking is refused without a round trip), inside a failover that
+// applies on_store_error with a circuit breaker, falling back to a local
+// memory store with each quota divided by the instance count.
 func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*OpenedStore, error) {
 	r := cfg.Store.Redis
 	client, err := redis.NewClient(redis.Options{Mode: redis.Mode(r.Mode), Addrs: r.Addresses, MasterSet: r.MasterName,
@@ -23,11 +23,17 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 	if err != nil {
 		return nil, fmt.Errorf("server: %w (start Redis, or use store.type: memory)", err)
 	}
-	// The failover bounds every call to the primary by r.Timeout (or, when
-	// it is negative, neither does), so the store sets no deadline of its
-	// own: a second context.WithTimeout per decision, with the same bound,
-	// would only cost a timer.
-	primary := redis.New(client, redis.WithTimeout(0))
+	// The Redis store bounds every call by r.Timeout itself (none when it
+	// is negative), and the failover sets no deadline of its own: on
+	// standalone and Sentinel the store's batched calls share one timer per
+	// script run (a call waits at most for the run ahead of it and its own,
+	// each within the timeout), where the failover's context.WithTimeout per
+	// decision cost about a tenth of the client's CPU under load.
+	timeout := r.Timeout
+	if timeout == 0 {
+		timeout = sluice.DefaultStoreTimeout
+	}
+	primary := redis.New(client, redis.WithTimeout(timeout))
 	cache := sluice.NewOverLimitCache(primary, sluice.OverLimitOptions{})
 	policy, err := sluice.ParseOnStoreError(r.OnStoreError)
 	if err != nil {
@@ -35,7 +41,7 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	local := memory.New(append([]memory.Option{memory.WithMaxKeys(cfg.Store.MaxKeys)}, opts...)...)
-	fo, err := sluice.NewFailover(cache, local, sluice.FailoverOptions{Policy: policy, Timeout: r.Timeout, Instances: r.Instances,
+	fo, err := sluice.NewFailover(cache, local, sluice.FailoverOptions{Policy: policy, Timeout: -1, Instances: r.Instances,
 		Breaker: sluice.BreakerOptions{OnStateChange: func(from, to sluice.BreakerState) {
 			switch to {
 			case sluice.BreakerOpen:
