@@ -653,17 +653,24 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 			wr.max.rate, TargetAPIRate)})
 	}
 	if api := find("decision API (POST", "memory"); api != nil {
-		also := ""
+		// The target is "≥ 30,000 decisions/s; p99 ≤ 2 ms at half that
+		// load": it is judged at half the target rate. Half of the measured
+		// maximum (which grows as the set-up gets cheaper, and there the
+		// load generator competes with the server for the 2 cores) is given
+		// beside it.
+		atMax := fmt.Sprintf("half of the measured %.0f/s, %.0f/s: p99 %s ms (from the schedule %s ms; the machine %.0f%% busy, others %.1f µs/request)",
+			api.max.rate, api.paced.rate, Ms(api.paced.p99), Ms(api.paced.p99sched), 100*api.pacedBusy,
+			float64(api.pacedOthers.Nanoseconds())/1e3/float64(max(api.paced.calls, 1)))
 		if h := atHalfTarget; h != nil {
-			also = fmt.Sprintf("; at %.0f/s, half the target rate: p99 %s ms, the machine %.0f%% busy, others %.1f µs/request",
-				h.paced.rate, Ms(h.paced.p99), 100*h.pacedBusy, float64(h.pacedOthers.Nanoseconds())/1e3/float64(max(h.paced.calls, 1)))
+			targets = append(targets, Target{h.paced.p99 <= TargetAPIP99 && h.paced.errors == 0, fmt.Sprintf(
+				"Server: decision API on memory p99 at half the %d/s target (%.0f/s): %s ms (from the schedule %s ms; the machine %.0f%% busy, "+
+					"others %.1f µs/request), target ≤ %s ms; at %s",
+				TargetAPIRate, h.paced.rate, Ms(h.paced.p99), Ms(h.paced.p99sched), 100*h.pacedBusy,
+				float64(h.pacedOthers.Nanoseconds())/1e3/float64(max(h.paced.calls, 1)), Ms(TargetAPIP99), atMax)})
+		} else {
+			targets = append(targets, Target{api.paced.p99 <= TargetAPIP99 && api.paced.errors == 0, fmt.Sprintf(
+				"Server: decision API on memory p99 at %s, target ≤ %s ms (not paced at half the target rate)", atMax, Ms(TargetAPIP99))})
 		}
-		targets = append(targets,
-			Target{api.paced.p99 <= TargetAPIP99 && api.paced.errors == 0, fmt.Sprintf(
-				"Server: decision API on memory p99 at half load (%.0f/s): %s ms (from the schedule %s ms; the machine %.0f%% busy, "+
-					"others %.1f µs/request), target ≤ %s ms%s",
-				api.paced.rate, Ms(api.paced.p99), Ms(api.paced.p99sched), 100*api.pacedBusy,
-				float64(api.pacedOthers.Nanoseconds())/1e3/float64(max(api.paced.calls, 1)), Ms(TargetAPIP99), also)})
 	}
 	if sp := find("reverse proxy", "memory"); sp != nil {
 		cpuS := float64(sp.cpuTarget) / float64(max(sp.max.calls, 1))
