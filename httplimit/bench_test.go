@@ -1,7 +1,6 @@
 package httplimit_test
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"io"
 	"log/slog"
@@ -9,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/memory"
 )
@@ -23,24 +21,7 @@ import (
 // BenchmarkMiddleware.
 func BenchmarkHandlerHot(b *testing.B) {
 	for _, limits := range []int{3, 1} {
-		cfg, err := config.Parse("b.yaml", []byte(fmt.Sprintf(`
-identity: {api_key_headers: [X-API-Key]}
-plans:
-  p:
-    limits:
-      - {name: per-second, algorithm: gcra, quantity: 1000000000, window: 1s}
-      - {name: per-minute, algorithm: sliding-window-counter, quantity: 1000000000, window: 1m}
-      - {name: per-day, algorithm: fixed-window, quantity: 1000000000, window: 24h}
-default_plan: p
-anonymous_plan: p
-keys: [{name: k, sha256: %x, plan: p}]
-`, sha256.Sum256([]byte("the-key")))))
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, p := range cfg.Policy.Plans {
-			p.Limits = p.Limits[:limits]
-		}
+		cfg := hotPlan(b, limits)
 		st := memory.New()
 		defer st.Close()
 		mw, err := httplimit.New(sluice.NewLimiter(st), cfg, httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))

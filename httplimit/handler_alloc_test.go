@@ -1,8 +1,6 @@
 package httplimit_test
 
 import (
-	"crypto/sha256"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -24,23 +22,7 @@ func TestAdmittedRequestAllocatesLessThanOnce(t *testing.T) {
 		t.Skip("allocation counts mean nothing under the race detector (sync.Pool drops items)")
 	}
 	for _, limits := range []int{1, 3} {
-		cfg, err := config.Parse("b.yaml", []byte(fmt.Sprintf(`
-identity: {api_key_headers: [X-API-Key]}
-plans:
-  p:
-    limits:
-      - {name: per-second, algorithm: gcra, quantity: 1000000000, window: 1s}
-      - {name: per-minute, algorithm: sliding-window-counter, quantity: 1000000000, window: 1m}
-      - {name: per-day, algorithm: fixed-window, quantity: 1000000000, window: 24h}
-default_plan: p
-keys: [{name: k, sha256: %x, plan: p}]
-`, sha256.Sum256([]byte("the-key")))))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, p := range cfg.Policy.Plans {
-			p.Limits = p.Limits[:limits]
-		}
+		cfg := hotPlan(t, limits)
 		store := memory.New(memory.WithSweepInterval(0))
 		mw, err := httplimit.New(sluice.NewLimiter(store), cfg, httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 		if err != nil {

@@ -1,6 +1,8 @@
 package httplimit_test
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -66,4 +68,31 @@ func do(h http.Handler, r req) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, hr)
 	return w
+}
+
+// hotPlan returns a configuration whose one plan, default and anonymous,
+// keeps the first n (1 to 3) of a per-second GCRA, a per-minute sliding
+// window counter and a per-day fixed window, each too large to be reached,
+// with one listed API key, "the-key", in header X-API-Key.
+func hotPlan(tb testing.TB, n int) *config.Config {
+	tb.Helper()
+	cfg, err := config.Parse("b.yaml", []byte(fmt.Sprintf(`
+identity: {api_key_headers: [X-API-Key]}
+plans:
+  p:
+    limits:
+      - {name: per-second, algorithm: gcra, quantity: 1000000000, window: 1s}
+      - {name: per-minute, algorithm: sliding-window-counter, quantity: 1000000000, window: 1m}
+      - {name: per-day, algorithm: fixed-window, quantity: 1000000000, window: 24h}
+default_plan: p
+anonymous_plan: p
+keys: [{name: k, sha256: %x, plan: p}]
+`, sha256.Sum256([]byte("the-key")))))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, p := range cfg.Policy.Plans {
+		p.Limits = p.Limits[:n]
+	}
+	return cfg
 }
