@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"errors"
+	"github.com/redis/rueidis"
 	"strconv"
 	"strings"
 	"sync"
@@ -235,17 +236,7 @@ func TestAKeyOfAnotherTypeCountsAsNeverSeen(t *testing.T) {
 // answers.
 func TestABatchRunEndsByItsCallsDeadlines(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Standalone(t)
-	proxy, err := faultproxy.New(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	client, err := NewClient(Options{Addrs: []string{proxy.Addr()}, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	_, proxy, client := proxiedStandalone(t)
 	store := New(client, WithBatching(1), WithTimeout(0))
 	l := sluice.PerSecond(5)
 	apply := func(key string, d time.Duration) error {
@@ -293,17 +284,7 @@ func TestABatchRunEndsByItsCallsDeadlines(t *testing.T) {
 // consumes nothing and does not wait for a run of its own.
 func TestACallQueuedPastTheStoreTimeoutFailsWhenTheRunAheadEnds(t *testing.T) {
 	t.Parallel()
-	srv := redistest.Standalone(t)
-	proxy, err := faultproxy.New(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
-	client, err := NewClient(Options{Addrs: []string{proxy.Addr()}, Timeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	srv, proxy, client := proxiedStandalone(t)
 	const timeout = 200 * time.Millisecond
 	store := New(client, WithBatching(1), WithTimeout(timeout))
 	l := sluice.PerSecond(5)
@@ -404,4 +385,23 @@ func TestFailedCallsAnywhereInABatchLeaveTheOthersDecided(t *testing.T) {
 	if n := scriptCalls(stats["cmdstat_evalsha"]); n != 2 {
 		t.Errorf("%d calls took %d script runs, want 2", len(keys)+1, n)
 	}
+}
+
+// proxiedStandalone starts a redis-server behind a fault proxy and returns
+// the server, the proxy and a client (5 s timeout) that reaches Redis through it; both
+// are closed when the test ends.
+func proxiedStandalone(t *testing.T) (*redistest.Server, *faultproxy.Proxy, rueidis.Client) {
+	t.Helper()
+	srv := redistest.Standalone(t)
+	proxy, err := faultproxy.New(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	client, err := NewClient(Options{Addrs: []string{proxy.Addr()}, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	return srv, proxy, client
 }
