@@ -22,10 +22,14 @@ func (s *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 		sh := &s.shards[s.shardIndex(h)]
 		sh.mu.Lock()
 		t := sh.table(&c.Limit)
-		if st, slot, ok := t.load(h); ok {
+		if e, _, ok := t.hold(h); ok {
+			var st sluice.State
+			e.read(&st)
+			t.readLog(h, &st)
 			next := c.Limit.Release(st, leases[i], c.Cost)
 			_, peek := c.Limit.Decide(next, now, 0)
-			t.store(slot, next, expiry(now, peek))
+			t.store(e, h, &next, expiry(now, peek))
+			e.letGo()
 		}
 		sh.mu.Unlock()
 	}

@@ -52,6 +52,10 @@ func (k tableKey) is(o tableKey) bool {
 }
 
 type shard struct {
+	// listed holds the shard's tables in the order they were made, for
+	// deciders without mu (who look through the first maxListed); it is
+	// replaced whole, under mu, when a table comes or goes.
+	listed atomic.Pointer[[]*table]
 	mu     sync.Mutex
 	tables map[tableKey]*table
 	recent [4]*table // the tables of recent checks, most recently added first
@@ -61,8 +65,13 @@ type shard struct {
 	// sweepGap, so that a flood of live keys does not make every insert
 	// scan the shard.
 	soonest, swept int64
-	_              [16]byte // keep shards on separate cache lines
+	_              [8]byte // keep shards on separate cache lines
 }
+
+// maxListed is how many of a shard's tables a decider without the mutex
+// looks through for its limit's; a check of a later table is decided under
+// the mutex (a store rarely holds more limit names than this).
+const maxListed = 8
 
 // sweepGap is the least time between two on-demand sweeps of a shard (µs).
 const sweepGap = 1000
@@ -137,9 +146,10 @@ func (s *Store) now() int64 {
 	return sluice.MicrosSinceEpoch(s.clock())
 }
 
-// keyHash returns key's 128-bit identity; h1 is never zero.
+// keyHash returns key's identity: h1 has its low bit set (never zero), h2
+// its lock bits clear and tagMark set (see entry).
 func (s *Store) keyHash(key string) hash {
-	return hash{maphash.String(s.seeds[0], key) | 1, maphash.String(s.seeds[1], key)}
+	return hash{maphash.String(s.seeds[0], key) | 1, maphash.String(s.seeds[1], key)&^lockBits | tagMark}
 }
 
 func (s *Store) shardIndex(h hash) uint32 { return uint32((h.h1 >> 1) & s.mask) }
@@ -164,58 +174,84 @@ func (s *Store) ApplyTimed(ctx context.Context, checks []sluice.Check, out []slu
 	return s.applyMany(checks, out), nil
 }
 
-// applyOne decides a call of one check and returns its time.
+// applyOne decides a call of one check and returns its time. A key the
+// shard holds is decided holding its entry only, without the shard's mutex;
+// a new key, a sliding log, or an entry the mutex's holder is busy with, is
+// decided under the mutex.
 func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) int64 {
 	c := &one[0]
 	h := s.keyHash(c.Key)
 	sh := &s.shards[s.shardIndex(h)]
+	if t := sh.lookup(&c.Limit); t != nil && t.logs == nil {
+		es := t.entries()
+		if slot, ok := find(es, h); ok {
+			if e := &es[slot]; e.acquire(h) {
+				var states [1]sluice.State
+				e.read(&states[0])
+				// The clock is read after the state: reading it waits
+				// for earlier loads to finish, so this way its cost
+				// overlaps the state's cache miss instead of adding to it.
+				now := s.now()
+				if sluice.DecideBatch(one, states[:], now, out) {
+					e.write(&states[0], expiry(now, out[0]))
+				}
+				e.release(h)
+				return now
+			}
+		}
+	}
+	return s.applyOneLocked(one, out, h, sh)
+}
+
+// applyOneLocked decides a call of one check, of h in sh, under the
+// shard's mutex.
+func (s *Store) applyOneLocked(one []sluice.Check, out []sluice.Status, h hash, sh *shard) int64 {
+	c := &one[0]
 	sh.mu.Lock()
 	t := sh.table(&c.Limit)
 	var states [1]sluice.State
-	slot, ok := t.loadInto(h, &states[0])
-	// The clock is read after the state: reading it waits for earlier
-	// loads to finish, so this way its cost overlaps the state's cache miss
-	// instead of adding to it.
+	e, _, ok := t.hold(h)
+	if ok {
+		e.read(&states[0])
+		t.readLog(h, &states[0])
+	}
 	now := s.now()
 	if sluice.DecideBatch(one, states[:], now, out) {
 		exp := expiry(now, out[0])
 		if ok {
-			t.store(slot, states[0], exp)
+			t.store(e, h, &states[0], exp)
 		} else {
-			sh.insert(s, t, h, states[0], exp, now, nil)
+			sh.insert(s, t, h, &states[0], exp, now, nil)
 		}
+	}
+	if ok {
+		e.letGo()
 	}
 	sh.mu.Unlock()
 	return now
 }
 
-// applyMany decides a call of several checks and returns its time.
+// applyMany decides a call of several checks and returns its time: without
+// the shards' mutexes when every state is held and none is a sliding log,
+// else under them.
 func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) int64 {
 	n := len(checks)
 	var (
-		hashBuf   [8]hash
-		shardBuf  [8]uint32
-		tableBuf  [8]*table
-		slotBuf   [8]int
-		heldBuf   [8]bool
-		stateBuf  [8]sluice.State
-		lockedBuf [8]uint32
+		hashBuf  [8]hash
+		shardBuf [8]uint32
+		entryBuf [8]*entry
+		stateBuf [8]sluice.State
 	)
 	var (
-		hashes []hash
-		idx    []uint32
-		tables []*table
-		slots  []int
-		held   []bool
-		states []sluice.State
-		locked []uint32
+		hashes  []hash
+		idx     []uint32
+		entries []*entry
+		states  []sluice.State
 	)
 	if n <= len(shardBuf) {
-		hashes, idx, tables, slots = hashBuf[:n], shardBuf[:n], tableBuf[:n], slotBuf[:n]
-		held, states, locked = heldBuf[:n], stateBuf[:n], lockedBuf[:0]
+		hashes, idx, entries, states = hashBuf[:n], shardBuf[:n], entryBuf[:n], stateBuf[:n]
 	} else {
-		hashes, idx, tables, slots = make([]hash, n), make([]uint32, n), make([]*table, n), make([]int, n)
-		held, states, locked = make([]bool, n), make([]sluice.State, n), make([]uint32, 0, n)
+		hashes, idx, entries, states = make([]hash, n), make([]uint32, n), make([]*entry, n), make([]sluice.State, n)
 	}
 	for i := range checks {
 		if i > 0 && checks[i].Key == checks[i-1].Key {
@@ -224,26 +260,137 @@ func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) int64 {
 			hashes[i] = s.keyHash(checks[i].Key)
 		}
 		idx[i] = s.shardIndex(hashes[i])
+	}
+	if now, ok := s.applyManyHeld(checks, out, hashes, idx, entries, states); ok {
+		return now
+	}
+	return s.applyManyLocked(checks, out, hashes, idx, states)
+}
+
+// applyManyHeld decides checks holding their entries only, and reports
+// false, having changed nothing, when one of them is not to be decided so
+// (see applyOne). entries and states are scratch space of len(checks).
+func (s *Store) applyManyHeld(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, entries []*entry, states []sluice.State) (int64, bool) {
+	for i := range checks {
+		t := s.shards[idx[i]].lookup(&checks[i].Limit)
+		if t == nil || t.logs != nil {
+			return 0, false
+		}
+		es := t.entries()
+		slot, ok := find(es, hashes[i])
+		if !ok {
+			return 0, false
+		}
+		entries[i] = &es[slot]
+	}
+	// Take the entries in address order, each once: two calls never wait
+	// for each other in a cycle.
+	var orderBuf [8]int
+	order := orderBuf[:0]
+	if len(checks) > len(orderBuf) {
+		order = make([]int, 0, len(checks))
+	}
+	for i := range entries {
+		order = insertByAddress(order, entries, i)
+	}
+	for k, i := range order {
+		if k > 0 && entries[order[k-1]] == entries[i] {
+			continue
+		}
+		if !entries[i].acquire(hashes[i]) {
+			releaseHeld(entries, hashes, order[:k])
+			return 0, false
+		}
+	}
+	for i, e := range entries {
+		e.read(&states[i])
+	}
+	now := s.now() // after the states, as in applyOne
+	if sluice.DecideBatch(checks, states, now, out) {
+		for i, e := range entries {
+			e.write(&states[i], expiry(now, out[i]))
+		}
+	}
+	releaseHeld(entries, hashes, order)
+	return now, true
+}
+
+// insertByAddress adds i to order, the indexes of entries sorted by the
+// entries' addresses.
+func insertByAddress(order []int, entries []*entry, i int) []int {
+	at := uintptr(unsafe.Pointer(entries[i]))
+	k := len(order)
+	for k > 0 && uintptr(unsafe.Pointer(entries[order[k-1]])) > at {
+		k--
+	}
+	order = append(order, 0)
+	copy(order[k+1:], order[k:])
+	order[k] = i
+	return order
+}
+
+// releaseHeld releases the entries of order (indexes sorted by address),
+// each once.
+func releaseHeld(entries []*entry, hashes []hash, order []int) {
+	for k, i := range order {
+		if k == 0 || entries[order[k-1]] != entries[i] {
+			entries[i].release(hashes[i])
+		}
+	}
+}
+
+// applyManyLocked decides checks under the mutexes of their shards.
+func (s *Store) applyManyLocked(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, states []sluice.State) int64 {
+	n := len(checks)
+	var (
+		tableBuf  [8]*table
+		entryBuf  [8]*entry
+		heldBuf   [8]bool
+		takenBuf  [8]bool
+		lockedBuf [8]uint32
+	)
+	var (
+		tables  []*table
+		entries []*entry
+		held    []bool
+		taken   []bool
+		locked  []uint32
+	)
+	if n <= len(tableBuf) {
+		tables, entries, held, taken, locked = tableBuf[:n], entryBuf[:n], heldBuf[:n], takenBuf[:n], lockedBuf[:0]
+	} else {
+		tables, entries, held, taken, locked = make([]*table, n), make([]*entry, n), make([]bool, n), make([]bool, n), make([]uint32, 0, n)
+	}
+	for i := range checks {
 		locked = insertSorted(locked, idx[i])
 	}
 	for _, k := range locked { // ascending order: no deadlock between calls
 		s.shards[k].mu.Lock()
 	}
 	for i := range checks {
+		states[i] = sluice.State{}
 		tables[i] = s.shards[idx[i]].table(&checks[i].Limit)
-		slots[i], held[i] = tables[i].loadInto(hashes[i], &states[i])
+		entries[i], taken[i], held[i] = tables[i].hold(hashes[i])
+		if held[i] {
+			entries[i].read(&states[i])
+			tables[i].readLog(hashes[i], &states[i])
+		}
 	}
 	now := s.now() // after the states, as in applyOne
-	if sluice.DecideBatch(checks, states, now, out) {
-		for i := range checks { // existing keys first: inserts may move entries
-			if held[i] {
-				tables[i].store(slots[i], states[i], expiry(now, out[i]))
-			}
+	changed := sluice.DecideBatch(checks, states, now, out)
+	for i := range checks { // existing keys first: inserts may move entries
+		if held[i] && changed {
+			tables[i].store(entries[i], hashes[i], &states[i], expiry(now, out[i]))
 		}
-		for i := range checks {
-			if !held[i] && !isZero(&states[i]) {
-				s.shards[idx[i]].insert(s, tables[i], hashes[i], states[i], expiry(now, out[i]), now, hashes)
-			}
+	}
+	for i := range checks {
+		if taken[i] {
+			entries[i].letGo()
+		}
+	}
+	for i := range checks {
+		if changed && !held[i] && !isZero(&states[i]) {
+			s.shards[idx[i]].insert(s, tables[i], hashes[i], &states[i], expiry(now, out[i]), now, hashes)
 		}
 	}
 	for _, k := range locked {
@@ -294,15 +441,53 @@ func (sh *shard) table(l *sluice.Limit) *table {
 	if t == nil {
 		t = newTable(*l)
 		sh.tables[k] = t
+		sh.list(t, nil)
 	}
 	copy(sh.recent[1:], sh.recent[:len(sh.recent)-1])
 	sh.recent[0] = t
 	return t
 }
 
+// lookup returns the shard's table for l, or nil if it has none among the
+// first maxListed; it needs no mutex.
+func (sh *shard) lookup(l *sluice.Limit) *table {
+	listed := sh.listed.Load()
+	if listed == nil {
+		return nil
+	}
+	k := tableKey{l.Name(), l.Algorithm()}
+	for i, t := range *listed {
+		if i == maxListed {
+			break
+		}
+		if t.key.is(k) {
+			return t
+		}
+	}
+	return nil
+}
+
+// list adds add (if not nil) to the tables deciders without the mutex see,
+// and takes drop (if not nil) away; the caller holds sh.mu.
+func (sh *shard) list(add, drop *table) {
+	var next []*table
+	if old := sh.listed.Load(); old != nil {
+		next = make([]*table, 0, len(*old)+1)
+		for _, t := range *old {
+			if t != drop {
+				next = append(next, t)
+			}
+		}
+	}
+	if add != nil {
+		next = append(next, add)
+	}
+	sh.listed.Store(&next)
+}
+
 // insert adds h to t, first making room if the shard is full. The states
 // of the keys in protect (the call being decided) are never evicted.
-func (sh *shard) insert(s *Store, t *table, h hash, st sluice.State, exp, now int64, protect []hash) {
+func (sh *shard) insert(s *Store, t *table, h hash, st *sluice.State, exp, now int64, protect []hash) {
 	if sh.keys >= s.perShard {
 		freed := 0
 		if sh.soonest <= now && now-sh.swept >= sweepGap {
@@ -328,13 +513,17 @@ func (sh *shard) reclaim(s *Store, now int64, protect []hash) {
 		buf       [evictionSample]int
 	)
 	for _, t := range sh.tables { // map order is random: a random table first
+		es := t.entries()
 		for _, i := range t.sample(buf[:0]) {
-			e := &t.entries[i]
-			if protected(protect, e.hash) {
+			e := &es[i]
+			if protected(protect, hash{e.h1.Load(), e.tag.Load() &^ lockBits}) {
 				continue
 			}
-			if victimT == nil || e.exp < victimExp {
-				victimT, victimAt, victimExp = t, i, e.exp
+			e.hold() // to read exp
+			exp := e.exp
+			e.letGo()
+			if victimT == nil || exp < victimExp {
+				victimT, victimAt, victimExp = t, i, exp
 			}
 		}
 		if victimT != nil {
@@ -344,6 +533,7 @@ func (sh *shard) reclaim(s *Store, now int64, protect []hash) {
 	if victimT == nil {
 		return // everything sampled is in the current call; exceed briefly
 	}
+	victimT.entries()[victimAt].hold()
 	victimT.remove(victimAt)
 	sh.keys--
 	if victimExp <= now {

@@ -26,24 +26,29 @@ func (sh *shard) sweep(now int64, compact bool) int {
 	removed := 0
 	sh.swept, sh.soonest = now, 1<<62
 	for k, t := range sh.tables {
-		for i := 0; i < len(t.entries); {
-			e := &t.entries[i]
-			switch {
-			case e.h1 == 0:
+		es := t.entries()
+		for i := 0; i < len(es); {
+			e := &es[i]
+			if e.h1.Load() == 0 {
 				i++
-			case e.exp <= now:
+				continue
+			}
+			e.hold() // to read exp
+			if e.exp <= now {
 				t.remove(i) // a later entry may shift into i: look again
 				removed++
 				sh.keys--
-			default:
-				sh.soonest = min(sh.soonest, e.exp)
-				i++
+				continue
 			}
+			sh.soonest = min(sh.soonest, e.exp)
+			e.letGo()
+			i++
 		}
 		switch {
 		case !compact:
 		case t.n == 0:
 			delete(sh.tables, k)
+			sh.list(nil, t)
 			for i, r := range sh.recent {
 				if r == t {
 					sh.recent[i] = nil // a table out of the map must not take new keys

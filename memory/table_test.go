@@ -17,35 +17,47 @@ func TestPropertyTableAgreesWithAMap(t *testing.T) {
 		want := map[hash]int64{}
 		// Few distinct h2 values crowd keys into long probe runs.
 		genHash := rapid.Custom(func(rt *rapid.T) hash {
-			return hash{rapid.Uint64Range(0, 40).Draw(rt, "h1")*2 + 1, rapid.Uint64Range(0, 3).Draw(rt, "h2") << 60}
+			return hash{rapid.Uint64Range(0, 40).Draw(rt, "h1")*2 + 1, rapid.Uint64Range(0, 3).Draw(rt, "h2")<<60 | tagMark}
 		})
 		for range rapid.IntRange(1, 300).Draw(rt, "ops") {
 			h := genHash.Draw(rt, "key")
 			switch rapid.IntRange(0, 3).Draw(rt, "op") {
 			case 0, 1: // upsert
 				v := rapid.Int64().Draw(rt, "value")
-				if _, slot, ok := tb.load(h); ok {
-					tb.store(slot, sluice.State{A: v}, 0)
+				if e, _, ok := tb.hold(h); ok {
+					tb.store(e, h, &sluice.State{A: v}, 0)
+					e.letGo()
 				} else {
-					tb.insert(h, sluice.State{A: v}, 0)
+					tb.insert(h, &sluice.State{A: v}, 0)
 				}
 				want[h] = v
 			case 2: // remove
-				if _, slot, ok := tb.load(h); ok {
+				if slot, ok := find(tb.entries(), h); ok {
+					tb.entries()[slot].hold()
 					tb.remove(slot)
 				}
 				delete(want, h)
 			case 3:
 				tb.compact()
 			}
+			for i := range tb.entries() {
+				e := &tb.entries()[i]
+				if tag := e.tag.Load(); e.h1.Load() == 0 && tag != 0 || e.h1.Load() != 0 && tag&lockBits != lockFree {
+					rt.Fatalf("slot %d left with tag %#x", i, tag)
+				}
+			}
 			if tb.n != len(want) {
 				rt.Fatalf("table holds %d, map %d", tb.n, len(want))
 			}
 			for k, v := range want {
-				st, _, ok := tb.load(k)
-				if !ok || st.A != v {
-					rt.Fatalf("key %v: got %v %v, want %d", k, st.A, ok, v)
+				e, _, ok := tb.hold(k)
+				if !ok {
+					rt.Fatalf("key %v: missing, want %d", k, v)
 				}
+				if e.a != v {
+					rt.Fatalf("key %v: got %d, want %d", k, e.a, v)
+				}
+				e.letGo()
 			}
 		}
 	})
