@@ -52,10 +52,11 @@ func (k tableKey) is(o tableKey) bool {
 }
 
 type shard struct {
-	// listed holds the shard's tables in the order they were made, for
-	// deciders without mu (who look through the first maxListed); it is
-	// replaced whole, under mu, when a table comes or goes.
-	listed atomic.Pointer[[]*table]
+	// listed holds the shard's tables in the order they were made, with
+	// their arrays, for deciders without mu (who look through the first
+	// maxListed); it is replaced whole, under mu, when a table comes, goes
+	// or moves to a new array.
+	listed atomic.Pointer[[]listing]
 	mu     sync.Mutex
 	tables map[tableKey]*table
 	recent [4]*table // the tables of recent checks, most recently added first
@@ -66,6 +67,15 @@ type shard struct {
 	// scan the shard.
 	soonest, swept int64
 	_              [8]byte // keep shards on separate cache lines
+}
+
+// listing is a table as deciders without the shard's mutex find it: its
+// key and array side by side, so that a decision reads no more than the
+// shard, the listing and the entry.
+type listing struct {
+	key tableKey
+	es  []entry
+	t   *table
 }
 
 // maxListed is how many of a shard's tables a decider without the mutex
@@ -182,8 +192,7 @@ func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) int64 {
 	c := &one[0]
 	h := s.keyHash(c.Key)
 	sh := &s.shards[s.shardIndex(h)]
-	if t := sh.lookup(&c.Limit); t != nil && t.logs == nil {
-		es := t.entries()
+	if t, es := sh.lookup(&c.Limit); t != nil && t.logs == nil {
 		if slot, ok := find(es, h); ok {
 			if e := &es[slot]; e.acquire(h) {
 				var states [1]sluice.State
@@ -272,11 +281,10 @@ func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) int64 {
 // (see applyOne). entries and states are scratch space of len(checks).
 func (s *Store) applyManyHeld(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, entries []*entry, states []sluice.State) (int64, bool) {
 	for i := range checks {
-		t := s.shards[idx[i]].lookup(&checks[i].Limit)
+		t, es := s.shards[idx[i]].lookup(&checks[i].Limit)
 		if t == nil || t.logs != nil {
 			return 0, false
 		}
-		es := t.entries()
 		slot, ok := find(es, hashes[i])
 		if !ok {
 			return 0, false
@@ -448,39 +456,40 @@ func (sh *shard) table(l *sluice.Limit) *table {
 	return t
 }
 
-// lookup returns the shard's table for l, or nil if it has none among the
-// first maxListed; it needs no mutex.
-func (sh *shard) lookup(l *sluice.Limit) *table {
+// lookup returns the shard's table for l and its array, or nil if it has
+// none among the first maxListed; it needs no mutex.
+func (sh *shard) lookup(l *sluice.Limit) (*table, []entry) {
 	listed := sh.listed.Load()
 	if listed == nil {
-		return nil
+		return nil, nil
 	}
 	k := tableKey{l.Name(), l.Algorithm()}
-	for i, t := range *listed {
+	for i := range *listed {
 		if i == maxListed {
 			break
 		}
-		if t.key.is(k) {
-			return t
+		if ls := &(*listed)[i]; ls.key.is(k) {
+			return ls.t, ls.es
 		}
 	}
-	return nil
+	return nil, nil
 }
 
-// list adds add (if not nil) to the tables deciders without the mutex see,
-// and takes drop (if not nil) away; the caller holds sh.mu.
+// list lists the shard's tables again, with add (if not nil) added and drop
+// (if not nil) taken away; the caller holds sh.mu and calls it whenever a
+// table comes, goes or moves to a new array.
 func (sh *shard) list(add, drop *table) {
-	var next []*table
+	var next []listing
 	if old := sh.listed.Load(); old != nil {
-		next = make([]*table, 0, len(*old)+1)
-		for _, t := range *old {
-			if t != drop {
-				next = append(next, t)
+		next = make([]listing, 0, len(*old)+1)
+		for _, ls := range *old {
+			if ls.t != drop {
+				next = append(next, listing{ls.key, ls.t.entries(), ls.t})
 			}
 		}
 	}
 	if add != nil {
-		next = append(next, add)
+		next = append(next, listing{add.key, add.entries(), add})
 	}
 	sh.listed.Store(&next)
 }
@@ -498,7 +507,9 @@ func (sh *shard) insert(s *Store, t *table, h hash, st *sluice.State, exp, now i
 			sh.reclaim(s, now, protect)
 		}
 	}
-	t.insert(h, st, exp)
+	if t.insert(h, st, exp) {
+		sh.list(nil, nil)
+	}
 	sh.keys++
 	sh.soonest = min(sh.soonest, exp)
 }

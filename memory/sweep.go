@@ -55,7 +55,9 @@ func (sh *shard) sweep(now int64, compact bool) int {
 				}
 			}
 		default:
-			t.compact()
+			if t.compact() {
+				sh.list(nil, nil)
+			}
 		}
 	}
 	return removed

@@ -3,7 +3,6 @@ package memory
 import (
 	"math/bits"
 	"math/rand/v2"
-	"sync/atomic"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -26,22 +25,22 @@ const (
 // (the "per-minute" GCRA of two plans) share a table: a key that changes plan
 // keeps its state, which Decide clamps to the new parameters.
 //
-// Deciders without the shard's mutex read slots and look up keys in it
-// (find, entry.acquire); everything else — n, logs, inserting, removing,
-// moving entries to a new array — belongs to the holder of the mutex, which
-// holds every entry it moves or reads (entry.hold), so that a decider never
-// sees a key half moved: an array given up keeps its entries held forever.
+// Deciders without the shard's mutex look up keys in the array the shard
+// lists (see shard.lookup) and take entries (entry.acquire); the table's
+// fields and everything else — inserting, removing, moving entries to a
+// new array — belong to the holder of the mutex, which holds every entry it
+// moves or reads (entry.hold), so that a decider never sees a key half
+// moved: an array given up keeps its entries held forever.
 type table struct {
 	key   tableKey
 	limit sluice.Limit
-	slots atomic.Pointer[[]entry] // replaced whole as the table grows or shrinks
+	slots []entry // replaced whole as the table grows or shrinks
 	n     int
 	logs  map[hash][]sluice.LogEntry // sliding log and concurrency only
 }
 
 func newTable(l sluice.Limit) *table {
 	t := &table{key: tableKey{l.Name(), l.Algorithm()}, limit: l}
-	t.slots.Store(new([]entry))
 	if a := l.Algorithm(); a == sluice.AlgorithmSlidingLog || a == sluice.AlgorithmConcurrency {
 		t.logs = map[hash][]sluice.LogEntry{}
 	}
@@ -49,7 +48,7 @@ func newTable(l sluice.Limit) *table {
 }
 
 // entries returns the table's current array.
-func (t *table) entries() []entry { return *t.slots.Load() }
+func (t *table) entries() []entry { return t.slots }
 
 // home is where h's probe sequence starts in an array of n slots.
 func home(h hash, n int) int {
@@ -117,10 +116,12 @@ func (t *table) store(e *entry, h hash, st *sluice.State, exp int64) {
 	}
 }
 
-// insert adds h (not held) with state st.
-func (t *table) insert(h hash, st *sluice.State, exp int64) {
+// insert adds h (not held) with state st. It reports whether the table
+// moved to a new array (to grow) first.
+func (t *table) insert(h hash, st *sluice.State, exp int64) (moved bool) {
 	if es := t.entries(); (t.n+1)*maxLoadDen > len(es)*maxLoadNum {
 		t.resize(max(minSlots, len(es)*growNum/growDen))
+		moved = true
 	}
 	es := t.entries()
 	slot, _ := find(es, h)
@@ -130,6 +131,7 @@ func (t *table) insert(h hash, st *sluice.State, exp int64) {
 	t.n++
 	t.store(e, h, st, exp)
 	e.letGo()
+	return moved
 }
 
 // remove empties slot, whose entry the owner holds, shifting later entries
@@ -179,14 +181,17 @@ func (t *table) resize(slots int) {
 		d.h1.Store(h.h1)
 		d.tag.Store(h.h2)
 	}
-	t.slots.Store(&fresh)
+	t.slots = fresh
 }
 
-// compact gives memory back after a flood of keys has expired.
-func (t *table) compact() {
+// compact gives memory back after a flood of keys has expired. It reports
+// whether the table moved to a new array.
+func (t *table) compact() bool {
 	if n := len(t.entries()); n >= shrinkMinSlots && t.n*shrinkBelowOneIn < n {
 		t.resize(max(minSlots, t.n*2))
+		return true
 	}
+	return false
 }
 
 // sample returns up to evictionSample occupied slots from a random place.
