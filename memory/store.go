@@ -17,10 +17,12 @@ import (
 )
 
 // Store is an in-memory sluice.Store. State is split over shards by a hash of
-// the key, each with its own mutex; a call that spans shards locks them in a
-// fixed order, so checks of one call are atomic together. Store is safe for
-// concurrent use. Its zero value is not usable: call New, and Close when done
-// to stop the background sweep.
+// the key. A call on keys the store already holds takes only their entries,
+// each with a compare-and-swap and in address order, so the checks of one
+// call are atomic together; new keys, sliding logs and the store's upkeep
+// take the shards' mutexes, in a fixed order. Store is safe for concurrent
+// use. Its zero value is not usable: call New, and Close when done to stop
+// the background sweep.
 type Store struct {
 	clock    func() time.Time // nil: base + monotonic time since it
 	base     time.Time
