@@ -15,23 +15,17 @@ package sluice
 // delays the check until the overfill has drained.
 
 func (l *Limit) bucket(s *State, now, cost int64, v *verdict) bool {
-	capT := l.b * l.rw              // ticks in a full bucket
-	limitT := capT + l.maxWait*l.rq // deepest admissible debt (queue)
-	base, missing := l.bucketLoad(s, now, limitT)
+	capT := l.b * l.rw // ticks in a full bucket
+	limitT := l.limitTicks()
+	base, missing := l.bucketLoad(s, now)
 
 	// Outputs are measured from base (when the bucket was last seen, or now)
 	// and reported relative to now.
 	ahead := base - now
-	view := func(m int64) {
-		if m < capT {
-			v.remaining = (capT - m) / l.rw
-		}
-		v.reset = addSat(ahead, ceilDiv(m, l.rq))
-	}
 
 	if cost == 0 || cost > l.b {
 		*v = verdict{allowed: cost == 0}
-		view(missing)
+		l.view(v, ahead, missing, capT)
 		if cost > l.b {
 			v.retry = maxTime
 		}
@@ -39,33 +33,58 @@ func (l *Limit) bucket(s *State, now, cost int64, v *verdict) bool {
 	}
 	need := cost * l.rw // cost ≤ b, so need ≤ capT ≤ 2^53
 	if missing > limitT-need {
-		*v = verdict{retry: addSat(ahead, ceilDiv(missing-(limitT-need), l.rq))}
-		view(missing)
+		*v = verdict{retry: addSat(ahead, l.refillCeil(missing-(limitT-need)))}
+		l.view(v, ahead, missing, capT)
 		return false
 	}
 	after := missing + need
 	var delay int64
 	if after > capT {
-		delay = ahead + ceilDiv(after-capT, l.rq)
+		delay = ahead + l.refillCeil(after-capT)
 		if delay > l.maxWait {
 			// Only after a clock step back (ahead > 0): the wait from now
 			// would pass MaxWait although the wait from base does not.
 			*v = verdict{retry: delay - l.maxWait}
-			view(missing)
+			l.view(v, ahead, missing, capT)
 			return false
 		}
 	}
+	// view(v, ahead, after, capT) written out, to spare the hot path a
+	// call and to divide after by rq once for both the reset time and
+	// GCRA's arrival time.
 	*v = verdict{allowed: true, delay: delay}
-	view(after)
-	l.bucketStore(s, base, after)
+	if after < capT {
+		v.remaining = l.units(capT - after)
+	}
+	us, rest := l.refillTime(after)
+	full := us
+	if rest != 0 {
+		full++
+	}
+	v.reset = addSat(ahead, full)
+	// Store the bucket missing after ticks at base (see the top of the file).
+	if l.alg == AlgorithmGCRA {
+		*s = State{T: base + us, B: rest + 1}
+	} else {
+		*s = State{T: base, A: after}
+	}
 	return true
+}
+
+// view writes to v what a bucket missing m ≥ 0 ticks at now+ahead shows at
+// now: the whole units it holds and the µs until it is full.
+func (l *Limit) view(v *verdict, ahead, m, capT int64) {
+	if m < capT {
+		v.remaining = l.units(capT - m)
+	}
+	v.reset = addSat(ahead, l.refillCeil(m))
 }
 
 // bucketLoad returns the time base ≥ now the bucket is seen at and the ticks
 // missing then, clamped to [0, limit] for states written under other
 // parameters, except GCRA's debt after a clock step back, which may pass
 // limit (by at most two units' worth of ticks).
-func (l *Limit) bucketLoad(s *State, now, limitT int64) (base, missing int64) {
+func (l *Limit) bucketLoad(s *State, now int64) (base, missing int64) {
 	last := clampTime(s.T)
 	if l.alg == AlgorithmGCRA {
 		if s.B <= 0 {
@@ -80,28 +99,28 @@ func (l *Limit) bucketLoad(s *State, now, limitT int64) (base, missing int64) {
 		// later time base instead, where the debt is just past limit: both
 		// refuse until then, and outputs measured from base stay exact
 		// without overflowing.
-		if k := limitT/l.rq + 1; last-now > k {
+		if k := l.horizon; last-now > k {
 			return last - k, k*l.rq + frac
 		}
 		return now, (last-now)*l.rq + frac
 	}
-	missing = min(max(s.A, 0), limitT)
+	missing = min(max(s.A, 0), l.limitTicks())
 	if missing == 0 {
 		return now, 0
 	}
 	base = max(now, last)
 	elapsed := base - last
-	if elapsed >= ceilDiv(missing, l.rq) {
+	// Refilled when elapsed ≥ ⌈missing/rq⌉, that is elapsed·rq ≥ missing.
+	// Past the horizon that holds for any missing ≤ limit; before it the
+	// product is below limit + rq ≤ 2^54 and cannot overflow.
+	if elapsed >= l.horizon || elapsed*l.rq >= missing {
 		return base, 0
 	}
 	return base, missing - elapsed*l.rq
 }
 
-// bucketStore writes the state of a bucket missing ticks at base into s.
-func (l *Limit) bucketStore(s *State, base, missing int64) {
-	if l.alg == AlgorithmGCRA {
-		*s = State{T: base + missing/l.rq, B: missing%l.rq + 1}
-		return
-	}
-	*s = State{T: base, A: missing}
+// limitTicks returns the deepest admissible debt in ticks: a full bucket,
+// b·rw, plus what a queue may overfill by, maxWait·rq. build keeps it ≤ 2^53.
+func (l *Limit) limitTicks() int64 {
+	return l.b*l.rw + l.maxWait*l.rq
 }

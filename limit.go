@@ -32,16 +32,22 @@ const (
 type Limit struct {
 	name    string
 	alg     Algorithm
+	shadow  bool
 	q       int64 // quantity per window
 	w       int64 // window, µs
 	b       int64 // capacity: burst for buckets, q for windows
 	burst   int64 // burst as given (0 = default)
 	maxWait int64 // µs; leaky bucket queue mode when > 0
-	shadow  bool
 	// One unit is rw ticks; the bucket algorithms refill rq ticks per µs.
 	// rq/rw is q/w in lowest terms, so fractional rates stay exact.
 	rq, rw int64
-	err    error
+	// horizon is derived by build for the bucket algorithms (zero for the
+	// others): ⌊limitT/rq⌋+1 µs, where limitT = b·rw + maxWait·rq ticks is
+	// the deepest admissible debt, so a time by which any admissible debt
+	// has refilled (bucket.go). Precomputed, it keeps a division off the
+	// hot path.
+	horizon int64
+	err     error
 }
 
 // NewLimit returns a limit of quantity units per window under alg, named after
@@ -184,7 +190,7 @@ func (l Limit) String() string {
 
 // build validates l and fills in its derived fields.
 func (l Limit) build() Limit {
-	l.err = l.validate()
+	l.err, l.horizon = l.validate(), 0
 	if l.err != nil {
 		l.rq, l.rw, l.b = 0, 0, 0
 		return l
@@ -203,7 +209,9 @@ func (l Limit) build() Limit {
 				"(a unit is %v/%d; burst × that exceeds 2^53 ticks): pick a quantity that divides the window more evenly, e.g. a round number",
 				ErrInvalidLimit, l.name, l.q, l.Window(), l.b, l.Window(), l.q)
 			l.rq, l.rw, l.b = 0, 0, 0
+			return l
 		}
+		l.horizon = l.limitTicks()/l.rq + 1
 	}
 	return l
 }
