@@ -23,14 +23,17 @@ var benchKeys = Keys(NumKeys)
 // refused/op reports the fraction of requests refused; it should be 0, so
 // that every peer does the same work.
 //
-// The last sub-benchmark, floor, is no peer: it is the least work any keyed
-// limiter must do per decision (see floorTable), measured in the same loop,
-// so that a target can be compared with what this machine allows at all.
+// The last two sub-benchmarks are no peers. floor is the least work any
+// keyed limiter must do per decision (see floorTable); floor-locked adds
+// what a store that spends several limits in one atomic call must (see
+// lockedFloorTable). Measured in the same loop, they show what this machine
+// allows at all.
 func BenchmarkAllow(b *testing.B) {
 	for _, p := range Peers {
 		b.Run(p.Name, func(b *testing.B) { benchAllow(b, p) })
 	}
 	b.Run("floor", benchFloor)
+	b.Run("floor-locked", benchLockedFloor)
 }
 
 func benchAllow(b *testing.B, p Peer) {
