@@ -28,7 +28,7 @@ func (s *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 			t.readLog(h, &st)
 			next := c.Limit.Release(st, leases[i], c.Cost)
 			_, peek := c.Limit.Decide(next, now, 0)
-			t.store(e, h, &next, expiry(now, peek))
+			t.store(e, h, &next, expiry(now, &peek))
 			e.letGo()
 		}
 		sh.mu.Unlock()
