@@ -27,8 +27,9 @@ func WithClock(now func() time.Time) Option {
 }
 
 // WithMaxKeys bounds the number of (key, limit) states the store keeps, 1<<20
-// by default. When a new key arrives at a full store, an expired state is
-// reclaimed or, failing that, the state among a small random sample that
+// by default (about 44 MB of heap). When a new key arrives at a full store,
+// an expired state (one back at full quota for a second or more: expiry is
+// kept in whole seconds) is reclaimed or, failing that, the state among a small random sample that
 // expires soonest is evicted (Stats.Evictions counts it). n < 1 means 1.
 // The bound is kept per shard: n divided by the shard count, rounded down
 // (with fewer shards when that would be below 16), so the store holds at

@@ -22,14 +22,13 @@ func (s *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 		sh := &s.shards[s.shardIndex(h)]
 		sh.mu.Lock()
 		t := sh.table(&c.Limit)
-		if e, _, ok := t.hold(h); ok {
+		if slot, _, ok := t.hold(h); ok {
 			var st sluice.State
-			e.read(&st)
-			t.readLog(h, &st)
+			t.load(slot, h, &st)
 			next := c.Limit.Release(st, leases[i], c.Cost)
 			_, peek := c.Limit.Decide(next, now, 0)
-			t.store(e, h, &next, expiry(now, &peek))
-			e.letGo()
+			t.store(slot, h, &next, expiry(now, &peek))
+			t.arr.es[slot].letGo()
 		}
 		sh.mu.Unlock()
 	}

@@ -75,9 +75,10 @@ type shard struct {
 // key and array side by side, so that a decision reads no more than the
 // shard, the listing and the entry.
 type listing struct {
-	key tableKey
-	es  []entry
-	t   *table
+	key  tableKey
+	kind stateKind
+	arr  array
+	t    *table
 }
 
 // maxListed is how many of a shard's tables a decider without the mutex
@@ -159,9 +160,9 @@ func (s *Store) now() int64 {
 }
 
 // keyHash returns key's identity: h1 has its low bit set (never zero), h2
-// its lock bits clear and tagMark set (see entry).
+// only the bits of a tag that name a key (see entry).
 func (s *Store) keyHash(key string) hash {
-	return hash{maphash.String(s.seeds[0], key) | 1, maphash.String(s.seeds[1], key)&^lockBits | tagMark}
+	return hash{maphash.String(s.seeds[0], key) | 1, maphash.String(s.seeds[1], key)&idMask | tagMark}
 }
 
 func (s *Store) shardIndex(h hash) uint32 { return uint32((h.h1 >> 1) & s.mask) }
@@ -201,15 +202,17 @@ func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) int64 {
 	// times, by the few nanoseconds one waits for the other's entry; the
 	// algorithms take a time behind the state's as no time passed.
 	now := s.now()
-	if t, es := sh.lookup(&c.Limit); t != nil && t.logs == nil {
-		if slot, ok := find(es, h); ok {
-			if e := &es[slot]; e.acquire(h) {
+	if ls := sh.lookup(&c.Limit); ls != nil && ls.kind != kindLog {
+		if slot, ok := find(ls.arr.es, h); ok {
+			e := &ls.arr.es[slot]
+			if tag, ok := e.acquire(h); ok {
 				var states [1]sluice.State
-				e.read(&states[0])
+				ls.arr.read(ls.kind, slot, &states[0])
 				if sluice.DecideBatch(one, states[:], now, out) {
-					e.write(&states[0], expiry(now, &out[0]))
+					ls.arr.write(ls.kind, slot, &states[0])
+					tag = h.tag(expiry(now, &out[0]))
 				}
-				e.release(h)
+				e.release(tag)
 				return now
 			}
 		}
@@ -224,22 +227,21 @@ func (s *Store) applyOneLocked(one []sluice.Check, out []sluice.Status, h hash, 
 	sh.mu.Lock()
 	t := sh.table(&c.Limit)
 	var states [1]sluice.State
-	e, _, ok := t.hold(h)
+	slot, _, ok := t.hold(h)
 	if ok {
-		e.read(&states[0])
-		t.readLog(h, &states[0])
+		t.load(slot, h, &states[0])
 	}
 	now := s.now() // after the wait for the mutex
 	if sluice.DecideBatch(one, states[:], now, out) {
 		exp := expiry(now, &out[0])
 		if ok {
-			t.store(e, h, &states[0], exp)
+			t.store(slot, h, &states[0], exp)
 		} else {
 			sh.insert(s, t, h, &states[0], exp, now, nil)
 		}
 	}
 	if ok {
-		e.letGo()
+		t.arr.es[slot].letGo()
 	}
 	sh.mu.Unlock()
 	return now
@@ -253,19 +255,19 @@ func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) int64 {
 	var (
 		hashBuf  [8]hash
 		shardBuf [8]uint32
-		entryBuf [8]*entry
+		heldBuf  [8]heldCheck
 		stateBuf [8]sluice.State
 	)
 	var (
-		hashes  []hash
-		idx     []uint32
-		entries []*entry
-		states  []sluice.State
+		hashes []hash
+		idx    []uint32
+		held   []heldCheck
+		states []sluice.State
 	)
 	if n <= len(shardBuf) {
-		hashes, idx, entries, states = hashBuf[:n], shardBuf[:n], entryBuf[:n], stateBuf[:n]
+		hashes, idx, held, states = hashBuf[:n], shardBuf[:n], heldBuf[:n], stateBuf[:n]
 	} else {
-		hashes, idx, entries, states = make([]hash, n), make([]uint32, n), make([]*entry, n), make([]sluice.State, n)
+		hashes, idx, held, states = make([]hash, n), make([]uint32, n), make([]heldCheck, n), make([]sluice.State, n)
 	}
 	for i := range checks {
 		if i > 0 && checks[i].Key == checks[i-1].Key {
@@ -275,27 +277,35 @@ func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) int64 {
 		}
 		idx[i] = s.shardIndex(hashes[i])
 	}
-	if now, ok := s.applyManyHeld(checks, out, hashes, idx, entries, states); ok {
+	if now, ok := s.applyManyHeld(checks, out, hashes, idx, held, states); ok {
 		return now
 	}
 	return s.applyManyLocked(checks, out, hashes, idx, states)
 }
 
+// heldCheck is where applyManyHeld finds one check's state.
+type heldCheck struct {
+	ls   *listing
+	slot int
+	e    *entry
+	tag  uint64 // the entry's tag as taken, then as to be released
+}
+
 // applyManyHeld decides checks holding their entries only, and reports
 // false, having changed nothing, when one of them is not to be decided so
-// (see applyOne). entries and states are scratch space of len(checks).
-func (s *Store) applyManyHeld(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, entries []*entry, states []sluice.State) (int64, bool) {
+// (see applyOne). held and states are scratch space of len(checks).
+func (s *Store) applyManyHeld(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, held []heldCheck, states []sluice.State) (int64, bool) {
 	now := s.now() // before the entries, as in applyOne
 	for i := range checks {
-		t, es := s.shards[idx[i]].lookup(&checks[i].Limit)
-		if t == nil || t.logs != nil {
+		ls := s.shards[idx[i]].lookup(&checks[i].Limit)
+		if ls == nil || ls.kind == kindLog {
 			return 0, false
 		}
-		slot, ok := find(es, hashes[i])
+		slot, ok := find(ls.arr.es, hashes[i])
 		if !ok {
 			return 0, false
 		}
-		entries[i] = &es[slot]
+		held[i] = heldCheck{ls: ls, slot: slot, e: &ls.arr.es[slot]}
 	}
 	// Take the entries in address order, each once: two calls never wait
 	// for each other in a cycle.
@@ -304,36 +314,42 @@ func (s *Store) applyManyHeld(checks []sluice.Check, out []sluice.Status, hashes
 	if len(checks) > len(orderBuf) {
 		order = make([]int, 0, len(checks))
 	}
-	for i := range entries {
-		order = insertByAddress(order, entries, i)
+	for i := range held {
+		order = insertByAddress(order, held, i)
 	}
 	for k, i := range order {
-		if k > 0 && entries[order[k-1]] == entries[i] {
+		if k > 0 && held[order[k-1]].e == held[i].e {
+			held[i].tag = held[order[k-1]].tag // the same state twice
 			continue
 		}
-		if !entries[i].acquire(hashes[i]) {
-			releaseHeld(entries, hashes, order[:k])
+		tag, ok := held[i].e.acquire(hashes[i])
+		if !ok {
+			releaseHeld(held, order[:k])
 			return 0, false
 		}
+		held[i].tag = tag
 	}
-	for i, e := range entries {
-		e.read(&states[i])
+	for i := range held {
+		h := &held[i]
+		h.ls.arr.read(h.ls.kind, h.slot, &states[i])
 	}
 	if sluice.DecideBatch(checks, states, now, out) {
-		for i, e := range entries {
-			e.write(&states[i], expiry(now, &out[i]))
+		for i := range held {
+			h := &held[i]
+			h.ls.arr.write(h.ls.kind, h.slot, &states[i])
+			h.tag = hashes[i].tag(expiry(now, &out[i]))
 		}
 	}
-	releaseHeld(entries, hashes, order)
+	releaseHeld(held, order)
 	return now, true
 }
 
-// insertByAddress adds i to order, the indexes of entries sorted by the
-// entries' addresses.
-func insertByAddress(order []int, entries []*entry, i int) []int {
-	at := uintptr(unsafe.Pointer(entries[i]))
+// insertByAddress adds i to order, the indexes of held sorted by their
+// entries' addresses (the indexes of one entry in ascending order).
+func insertByAddress(order []int, held []heldCheck, i int) []int {
+	at := uintptr(unsafe.Pointer(held[i].e))
 	k := len(order)
-	for k > 0 && uintptr(unsafe.Pointer(entries[order[k-1]])) > at {
+	for k > 0 && uintptr(unsafe.Pointer(held[order[k-1]].e)) > at {
 		k--
 	}
 	order = append(order, 0)
@@ -342,12 +358,12 @@ func insertByAddress(order []int, entries []*entry, i int) []int {
 	return order
 }
 
-// releaseHeld releases the entries of order (indexes sorted by address),
-// each once.
-func releaseHeld(entries []*entry, hashes []hash, order []int) {
+// releaseHeld releases the entries of order (indexes of held sorted by
+// address), each once, with the tag of its last check.
+func releaseHeld(held []heldCheck, order []int) {
 	for k, i := range order {
-		if k == 0 || entries[order[k-1]] != entries[i] {
-			entries[i].release(hashes[i])
+		if k+1 == len(order) || held[order[k+1]].e != held[i].e {
+			held[i].e.release(held[i].tag)
 		}
 	}
 }
@@ -357,22 +373,22 @@ func (s *Store) applyManyLocked(checks []sluice.Check, out []sluice.Status, hash
 	n := len(checks)
 	var (
 		tableBuf  [8]*table
-		entryBuf  [8]*entry
+		slotBuf   [8]int
 		heldBuf   [8]bool
 		takenBuf  [8]bool
 		lockedBuf [8]uint32
 	)
 	var (
-		tables  []*table
-		entries []*entry
-		held    []bool
-		taken   []bool
-		locked  []uint32
+		tables []*table
+		slots  []int
+		held   []bool
+		taken  []bool
+		locked []uint32
 	)
 	if n <= len(tableBuf) {
-		tables, entries, held, taken, locked = tableBuf[:n], entryBuf[:n], heldBuf[:n], takenBuf[:n], lockedBuf[:0]
+		tables, slots, held, taken, locked = tableBuf[:n], slotBuf[:n], heldBuf[:n], takenBuf[:n], lockedBuf[:0]
 	} else {
-		tables, entries, held, taken, locked = make([]*table, n), make([]*entry, n), make([]bool, n), make([]bool, n), make([]uint32, 0, n)
+		tables, slots, held, taken, locked = make([]*table, n), make([]int, n), make([]bool, n), make([]bool, n), make([]uint32, 0, n)
 	}
 	for i := range checks {
 		locked = insertSorted(locked, idx[i])
@@ -383,22 +399,21 @@ func (s *Store) applyManyLocked(checks []sluice.Check, out []sluice.Status, hash
 	for i := range checks {
 		states[i] = sluice.State{}
 		tables[i] = s.shards[idx[i]].table(&checks[i].Limit)
-		entries[i], taken[i], held[i] = tables[i].hold(hashes[i])
+		slots[i], taken[i], held[i] = tables[i].hold(hashes[i])
 		if held[i] {
-			entries[i].read(&states[i])
-			tables[i].readLog(hashes[i], &states[i])
+			tables[i].load(slots[i], hashes[i], &states[i])
 		}
 	}
 	now := s.now() // after the wait for the mutexes
 	changed := sluice.DecideBatch(checks, states, now, out)
 	for i := range checks { // existing keys first: inserts may move entries
 		if held[i] && changed {
-			tables[i].store(entries[i], hashes[i], &states[i], expiry(now, &out[i]))
+			tables[i].store(slots[i], hashes[i], &states[i], expiry(now, &out[i]))
 		}
 	}
 	for i := range checks {
 		if taken[i] {
-			entries[i].letGo()
+			tables[i].arr.es[slots[i]].letGo()
 		}
 	}
 	for i := range checks {
@@ -461,12 +476,12 @@ func (sh *shard) table(l *sluice.Limit) *table {
 	return t
 }
 
-// lookup returns the shard's table for l and its array, or nil if it has
+// lookup returns the shard's listing of the table for l, or nil if it has
 // none among the first maxListed; it needs no mutex.
-func (sh *shard) lookup(l *sluice.Limit) (*table, []entry) {
+func (sh *shard) lookup(l *sluice.Limit) *listing {
 	listed := sh.listed.Load()
 	if listed == nil {
-		return nil, nil
+		return nil
 	}
 	k := tableKey{l.Name(), l.Algorithm()}
 	for i := range *listed {
@@ -474,10 +489,10 @@ func (sh *shard) lookup(l *sluice.Limit) (*table, []entry) {
 			break
 		}
 		if ls := &(*listed)[i]; ls.key.is(k) {
-			return ls.t, ls.es
+			return ls
 		}
 	}
-	return nil, nil
+	return nil
 }
 
 // list lists the shard's tables again, with add (if not nil) added and drop
@@ -489,12 +504,12 @@ func (sh *shard) list(add, drop *table) {
 		next = make([]listing, 0, len(*old)+1)
 		for _, ls := range *old {
 			if ls.t != drop {
-				next = append(next, listing{ls.key, ls.t.entries(), ls.t})
+				next = append(next, listing{ls.key, ls.kind, ls.t.arr, ls.t})
 			}
 		}
 	}
 	if add != nil {
-		next = append(next, listing{add.key, add.entries(), add})
+		next = append(next, listing{add.key, add.kind, add.arr, add})
 	}
 	sh.listed.Store(&next)
 }
@@ -532,13 +547,10 @@ func (sh *shard) reclaim(s *Store, now int64, protect []hash) {
 		es := t.entries()
 		for _, i := range t.sample(buf[:0]) {
 			e := &es[i]
-			if protected(protect, hash{e.h1.Load(), e.tag.Load() &^ lockBits}) {
+			if protected(protect, keyOf(e)) {
 				continue
 			}
-			e.hold() // to read exp
-			exp := e.exp
-			e.letGo()
-			if victimT == nil || exp < victimExp {
+			if exp := expiryOf(e.tag.Load()); victimT == nil || exp < victimExp {
 				victimT, victimAt, victimExp = t, i, exp
 			}
 		}
@@ -549,7 +561,9 @@ func (sh *shard) reclaim(s *Store, now int64, protect []hash) {
 	if victimT == nil {
 		return // everything sampled is in the current call; exceed briefly
 	}
-	victimT.entries()[victimAt].hold()
+	victim := &victimT.entries()[victimAt]
+	victim.hold()
+	victimExp = expiryOf(victim.tag.Load()) // a decision may have moved it on
 	victimT.remove(victimAt)
 	sh.keys--
 	if victimExp <= now {

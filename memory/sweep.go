@@ -2,8 +2,9 @@ package memory
 
 import "time"
 
-// Sweep forgets every state that has returned to full quota and gives the
-// memory of mostly emptied tables back. It returns how many states it
+// Sweep forgets every state that has returned to full quota (a state's
+// expiry is kept in whole seconds, rounded up, so up to a second after it
+// did) and gives the memory of mostly emptied tables back. It returns how many states it
 // forgot. The background sweep calls it; calling it directly is safe.
 func (s *Store) Sweep() int {
 	now := s.now()
@@ -33,16 +34,21 @@ func (sh *shard) sweep(now int64, compact bool) int {
 				i++
 				continue
 			}
-			e.hold() // to read exp
-			if e.exp <= now {
-				t.remove(i) // a later entry may shift into i: look again
-				removed++
-				sh.keys--
+			if exp := expiryOf(e.tag.Load()); exp > now {
+				sh.soonest = min(sh.soonest, exp)
+				i++
 				continue
 			}
-			sh.soonest = min(sh.soonest, e.exp)
-			e.letGo()
-			i++
+			e.hold()
+			if exp := expiryOf(e.tag.Load()); exp > now { // a decision moved it on
+				sh.soonest = min(sh.soonest, exp)
+				e.letGo()
+				i++
+				continue
+			}
+			t.remove(i) // a later entry may shift into i: look again
+			removed++
+			sh.keys--
 		}
 		switch {
 		case !compact:

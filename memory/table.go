@@ -34,21 +34,96 @@ const (
 type table struct {
 	key   tableKey
 	limit sluice.Limit
-	slots []entry // replaced whole as the table grows or shrinks
+	kind  stateKind
+	arr   array // replaced whole as the table grows or shrinks
 	n     int
-	logs  map[hash][]sluice.LogEntry // sliding log and concurrency only
+	logs  map[hash][]sluice.LogEntry // kindLog only
+}
+
+// stateKind says which words of a sluice.State a table's algorithm uses,
+// and so where an entry keeps them.
+type stateKind uint8
+
+const (
+	kindTA  stateKind = iota // T and A in the entry (fixed window, token and leaky bucket)
+	kindTB                   // T and B in the entry (GCRA)
+	kindTAB                  // T and A in the entry, B beside it (sliding counter)
+	kindLog                  // the log in table.logs (sliding log, concurrency)
+)
+
+func kindOf(a sluice.Algorithm) stateKind {
+	switch a {
+	case sluice.AlgorithmGCRA:
+		return kindTB
+	case sluice.AlgorithmSlidingCounter:
+		return kindTAB
+	case sluice.AlgorithmSlidingLog, sluice.AlgorithmConcurrency:
+		return kindLog
+	}
+	return kindTA
+}
+
+// array is a table's slots: the entries and, for kindTAB, each slot's B.
+type array struct {
+	es []entry
+	bs []int64
+}
+
+func makeArray(kind stateKind, slots int) array {
+	a := array{es: make([]entry, slots)}
+	if kind == kindTAB {
+		a.bs = make([]int64, slots)
+	}
+	return a
+}
+
+// read copies the state of slot i into *st; the caller holds the entry.
+// A log is not read (see table.readLog).
+func (a *array) read(kind stateKind, i int, st *sluice.State) {
+	e := &a.es[i]
+	switch kind {
+	case kindTA:
+		st.T, st.A = e.t, e.a
+	case kindTB:
+		st.T, st.B = e.t, e.a
+	case kindTAB:
+		st.T, st.A, st.B = e.t, e.a, a.bs[i]
+	}
+}
+
+// write stores st into slot i; the caller holds the entry. A log is not
+// written (see table.store).
+func (a *array) write(kind stateKind, i int, st *sluice.State) {
+	e := &a.es[i]
+	switch kind {
+	case kindTA:
+		e.t, e.a = st.T, st.A
+	case kindTB:
+		e.t, e.a = st.T, st.B
+	case kindTAB:
+		e.t, e.a, a.bs[i] = st.T, st.A, st.B
+	}
+}
+
+// copyState copies the state words of slot i of src to slot j of a; the
+// caller holds both entries (or owns a, not yet listed).
+func (a *array) copyState(j int, src *array, i int) {
+	a.es[j].t, a.es[j].a = src.es[i].t, src.es[i].a
+	if a.bs != nil {
+		a.bs[j] = src.bs[i]
+	}
 }
 
 func newTable(l sluice.Limit) *table {
-	t := &table{key: tableKey{l.Name(), l.Algorithm()}, limit: l}
-	if a := l.Algorithm(); a == sluice.AlgorithmSlidingLog || a == sluice.AlgorithmConcurrency {
+	t := &table{key: tableKey{l.Name(), l.Algorithm()}, limit: l, kind: kindOf(l.Algorithm())}
+	if t.kind == kindLog {
 		t.logs = map[hash][]sluice.LogEntry{}
 	}
 	return t
 }
 
-// entries returns the table's current array.
-func (t *table) entries() []entry { return t.slots }
+// entries returns the table's current entries.
+func (t *table) entries() []entry { return t.arr.es }
 
 // home is where h's probe sequence starts in an array of n slots.
 func home(h hash, n int) int {
@@ -68,7 +143,7 @@ func find(es []entry, h hash) (int, bool) {
 	for range es {
 		e := &es[i]
 		h1 := e.h1.Load()
-		if h1 == h.h1 && e.tag.Load()&^lockBits == h.h2 {
+		if h1 == h.h1 && h.names(e.tag.Load()) {
 			return i, true
 		}
 		if h1 == 0 {
@@ -83,30 +158,30 @@ func find(es []entry, h hash) (int, bool) {
 
 // hold finds h and holds its entry for the shard's owner; ok is false for
 // a key not held. taken is false when the owner already held the entry.
-func (t *table) hold(h hash) (e *entry, taken, ok bool) {
+func (t *table) hold(h hash) (slot int, taken, ok bool) {
 	if t.n == 0 {
-		return nil, false, false
+		return -1, false, false
 	}
-	es := t.entries()
-	slot, ok := find(es, h)
+	slot, ok = find(t.arr.es, h)
 	if !ok {
-		return nil, false, false
+		return -1, false, false
 	}
-	e = &es[slot]
-	return e, e.hold(), true
+	return slot, t.arr.es[slot].hold(), true
 }
 
-// readLog adds the sliding log of h, if the table keeps logs, to *st.
-func (t *table) readLog(h hash, st *sluice.State) {
+// load reads the state of slot, which the owner holds, of h into *st.
+func (t *table) load(slot int, h hash, st *sluice.State) {
+	t.arr.read(t.kind, slot, st)
 	if t.logs != nil {
 		st.Log = t.logs[h]
 	}
 }
 
-// store writes st, which expires at exp, into e, an entry of h the owner
+// store writes st, which expires at exp, into slot, an entry of h the owner
 // holds.
-func (t *table) store(e *entry, h hash, st *sluice.State, exp int64) {
-	e.write(st, exp)
+func (t *table) store(slot int, h hash, st *sluice.State, exp int64) {
+	t.arr.write(t.kind, slot, st)
+	t.arr.es[slot].setExpiry(exp)
 	if t.logs != nil {
 		if len(st.Log) == 0 {
 			delete(t.logs, h)
@@ -119,33 +194,35 @@ func (t *table) store(e *entry, h hash, st *sluice.State, exp int64) {
 // insert adds h (not held) with state st. It reports whether the table
 // moved to a new array (to grow) first.
 func (t *table) insert(h hash, st *sluice.State, exp int64) (moved bool) {
-	if es := t.entries(); (t.n+1)*maxLoadDen > len(es)*maxLoadNum {
+	if es := t.arr.es; (t.n+1)*maxLoadDen > len(es)*maxLoadNum {
 		t.resize(max(minSlots, len(es)*growNum/growDen))
 		moved = true
 	}
-	es := t.entries()
-	slot, _ := find(es, h)
-	e := &es[slot]
+	slot, _ := find(t.arr.es, h)
+	e := &t.arr.es[slot]
 	e.tag.Store(h.h2 | lockShard)
 	e.h1.Store(h.h1)
 	t.n++
-	t.store(e, h, st, exp)
+	t.store(slot, h, st, exp)
 	e.letGo()
 	return moved
 }
 
+// keyOf returns the hash of e, which is not empty.
+func keyOf(e *entry) hash { return hash{e.h1.Load(), e.tag.Load() & keyMask} }
+
 // remove empties slot, whose entry the owner holds, shifting later entries
 // of the probe run back so that lookups never need tombstones.
 func (t *table) remove(slot int) {
-	es := t.entries()
+	es := t.arr.es
 	if t.logs != nil {
-		delete(t.logs, hash{es[slot].h1.Load(), es[slot].tag.Load() &^ lockBits})
+		delete(t.logs, keyOf(&es[slot]))
 	}
 	n := len(es)
 	hole := slot
 	for j := (slot + 1) % n; es[j].h1.Load() != 0; j = (j + 1) % n {
 		src := &es[j]
-		k := home(hash{h2: src.tag.Load() &^ lockBits}, n)
+		k := home(keyOf(src), n)
 		// The entry at j may move to the hole unless its home lies
 		// cyclically in (hole, j].
 		if hole <= j && hole < k && k <= j || hole > j && (hole < k || k <= j) {
@@ -153,7 +230,7 @@ func (t *table) remove(slot int) {
 		}
 		src.hold()
 		dst := &es[hole] // held: the removed entry, or one moved on
-		dst.t, dst.a, dst.b, dst.exp = src.t, src.a, src.b, src.exp
+		t.arr.copyState(hole, &t.arr, j)
 		dst.h1.Store(src.h1.Load())
 		dst.tag.Store(src.tag.Load() &^ lockBits) // dst is src's key now, free
 		hole = j
@@ -166,28 +243,26 @@ func (t *table) remove(slot int) {
 // resize moves every entry to a new array of size slots. The old array's
 // entries stay held, so deciders that still read it go to the mutex.
 func (t *table) resize(slots int) {
-	old := t.entries()
-	fresh := make([]entry, slots)
-	for i := range old {
-		e := &old[i]
+	old := t.arr
+	fresh := makeArray(t.kind, slots)
+	for i := range old.es {
+		e := &old.es[i]
 		if e.h1.Load() == 0 {
 			continue
 		}
 		e.hold()
-		h := hash{e.h1.Load(), e.tag.Load() &^ lockBits}
-		slot, _ := find(fresh, h)
-		d := &fresh[slot]
-		d.t, d.a, d.b, d.exp = e.t, e.a, e.b, e.exp
-		d.h1.Store(h.h1)
-		d.tag.Store(h.h2)
+		slot, _ := find(fresh.es, keyOf(e))
+		fresh.copyState(slot, &old, i)
+		fresh.es[slot].h1.Store(e.h1.Load())
+		fresh.es[slot].tag.Store(e.tag.Load() &^ lockBits)
 	}
-	t.slots = fresh
+	t.arr = fresh
 }
 
 // compact gives memory back after a flood of keys has expired. It reports
 // whether the table moved to a new array.
 func (t *table) compact() bool {
-	if n := len(t.entries()); n >= shrinkMinSlots && t.n*shrinkBelowOneIn < n {
+	if n := len(t.arr.es); n >= shrinkMinSlots && t.n*shrinkBelowOneIn < n {
 		t.resize(max(minSlots, t.n*2))
 		return true
 	}
@@ -196,7 +271,7 @@ func (t *table) compact() bool {
 
 // sample returns up to evictionSample occupied slots from a random place.
 func (t *table) sample(dst []int) []int {
-	es := t.entries()
+	es := t.arr.es
 	if t.n == 0 {
 		return dst
 	}
