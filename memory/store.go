@@ -6,7 +6,6 @@ package memory
 import (
 	"context"
 	"fmt"
-	"hash/maphash"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -27,7 +26,7 @@ type Store struct {
 	clock    func() time.Time // nil: base + monotonic time since it
 	base     time.Time
 	baseUS   int64
-	seeds    [2]maphash.Seed
+	hasher   keyHasher
 	shards   []shard
 	mask     uint64
 	perShard int
@@ -114,7 +113,7 @@ func New(opts ...Option) *Store {
 	s := &Store{
 		clock:    o.clock,
 		base:     time.Now(),
-		seeds:    [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()},
+		hasher:   newKeyHasher(),
 		shards:   make([]shard, n),
 		mask:     uint64(n - 1),
 		perShard: o.maxKeys / n, // rounded down: together never above maxKeys
@@ -159,11 +158,8 @@ func (s *Store) now() int64 {
 	return sluice.MicrosSinceEpoch(s.clock())
 }
 
-// keyHash returns key's identity: h1 has its low bit set (never zero), h2
-// only the bits of a tag that name a key (see entry).
-func (s *Store) keyHash(key string) hash {
-	return hash{maphash.String(s.seeds[0], key) | 1, maphash.String(s.seeds[1], key)&idMask | tagMark}
-}
+// keyHash returns key's identity (see keyHasher).
+func (s *Store) keyHash(key string) hash { return s.hasher.of(key) }
 
 func (s *Store) shardIndex(h hash) uint32 { return uint32((h.h1 >> 1) & s.mask) }
 

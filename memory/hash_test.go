@@ -1,0 +1,62 @@
+package memory
+
+import (
+	"fmt"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// The 29 bits of checkHash that an entry keeps are spread like a random
+// function's over keys that differ little (counters, IP addresses, keys
+// that differ in length only): about as many pairs collide as the birthday
+// bound predicts.
+func TestCheckHashSpreadsKeysThatDifferLittle(t *testing.T) {
+	k := newKeyHasher()
+	families := map[string]func(i int) string{
+		"counter": func(i int) string { return fmt.Sprintf("key-%d", i) },
+		"ipv4":    func(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255) },
+		"zeros":   func(i int) string { return string(make([]byte, i%4096)) + fmt.Sprint(i/4096) },
+		"apikey":  func(i int) string { return fmt.Sprintf("sk_live_%032x", i) },
+	}
+	const n = 200_000
+	// Pairs among n keys expected to share 29 bits: n(n-1)/2 / 2^29.
+	expected := float64(n) * (n - 1) / 2 / (1 << 29)
+	for name, key := range families {
+		seen := make(map[uint64]int, n)
+		pairs := 0
+		for i := range n {
+			v := k.of(key(i)).h2
+			pairs += seen[v]
+			seen[v]++
+		}
+		if float64(pairs) > 3*expected+10 {
+			t.Errorf("%s: %d pairs of %d keys share h2, a random function gives about %.0f", name, pairs, n, expected)
+		}
+	}
+}
+
+// checkHash's kept bits depend on every byte and on the length: strings
+// that differ in one byte or by one byte at the end get different h2 (a
+// random function collides here once in 2^29 cases).
+func TestPropertyKeyIdentityTellsNearKeysApart(t *testing.T) {
+	k := newKeyHasher()
+	rapid.Check(t, func(rt *rapid.T) {
+		s := rapid.StringN(0, 64, 1024).Draw(rt, "key")
+		b := []byte(s)
+		var other string
+		if len(b) > 0 && rapid.Bool().Draw(rt, "flip") {
+			i := rapid.IntRange(0, len(b)-1).Draw(rt, "at")
+			b[i] ^= byte(rapid.IntRange(1, 255).Draw(rt, "bits"))
+			other = string(b)
+		} else {
+			other = s + string(rune(rapid.IntRange(0, 127).Draw(rt, "extra")))
+		}
+		if a, o := k.of(s), k.of(other); a.h2 == o.h2 {
+			rt.Fatalf("%q and %q share h2 %#x", s, other, a.h2)
+		}
+		if a := k.of(s); a.h1&1 != 1 || a.h2&^keyMask != 0 || a.h2&tagMark == 0 {
+			rt.Fatalf("identity %v of %q breaks the tag layout", a, s)
+		}
+	})
+}
