@@ -116,3 +116,28 @@ func TestHeapPerKey(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkHotKey decides for one key again and again on one goroutine:
+// every state and key byte stays in the first-level cache, so it measures
+// the work a decision does, without the cache misses of BenchmarkAllow.
+// Run it with -cpu 1; the report does not.
+func BenchmarkHotKey(b *testing.B) {
+	key := benchKeys[7]
+	hot := func(b *testing.B, allow func(string) bool) {
+		allow(key)
+		b.ReportAllocs()
+		for b.Loop() {
+			allow(key)
+		}
+	}
+	for _, name := range []string{"sluice-gcra", "sluice-tokenbucket", "sethvargo"} {
+		p, _ := PeerByName(name)
+		b.Run(name, func(b *testing.B) {
+			inst := p.New(Config{MaxKeys: 1 << 10, Period: time.Second})
+			defer inst.Close()
+			hot(b, inst.Worker())
+		})
+	}
+	b.Run("floor", func(b *testing.B) { hot(b, newFloorTable([]string{key}).allow) })
+	b.Run("floor-locked", func(b *testing.B) { hot(b, newLockedFloorTable([]string{key}).allow) })
+}
