@@ -24,16 +24,23 @@ type floorSlot struct {
 
 func newFloorTable(keys []string) *floorTable {
 	t := &floorTable{seed: maphash.MakeSeed(), base: time.Now(), slots: make([]floorSlot, 2*len(keys))}
-	for _, k := range keys {
-		h := maphash.String(t.seed, k) | 1
-		for i := h % uint64(len(t.slots)); ; i = (i + 1) % uint64(len(t.slots)) {
-			if t.slots[i].fp.Load() == 0 {
-				t.slots[i].fp.Store(h)
-				break
-			}
-		}
-	}
+	placeKeys(t.seed, keys, t.slots, func(s *floorSlot) *atomic.Uint64 { return &s.fp })
 	return t
+}
+
+// placeKeys writes the fingerprint of every key (its maphash under seed, low
+// bit set) into the first free slot from its hash on, by linear probing; fp
+// returns a slot's fingerprint word (0: free).
+func placeKeys[S any](seed maphash.Seed, keys []string, slots []S, fp func(*S) *atomic.Uint64) {
+	n := uint64(len(slots))
+	for _, k := range keys {
+		h := maphash.String(seed, k) | 1
+		i := h % n
+		for fp(&slots[i]).Load() != 0 {
+			i = (i + 1) % n
+		}
+		fp(&slots[i]).Store(h)
+	}
 }
 
 // allow is GCRA for one unit at Rate per second, with nothing a real limiter
@@ -137,15 +144,7 @@ type lockedFloorSlot struct {
 
 func newLockedFloorTable(keys []string) *lockedFloorTable {
 	t := &lockedFloorTable{seed: maphash.MakeSeed(), base: time.Now(), slots: make([]lockedFloorSlot, 2*len(keys))}
-	for _, k := range keys {
-		h := maphash.String(t.seed, k) | 1
-		for i := h % uint64(len(t.slots)); ; i = (i + 1) % uint64(len(t.slots)) {
-			if t.slots[i].fp.Load() == 0 {
-				t.slots[i].fp.Store(h)
-				break
-			}
-		}
-	}
+	placeKeys(t.seed, keys, t.slots, func(s *lockedFloorSlot) *atomic.Uint64 { return &s.fp })
 	return t
 }
 
