@@ -3,6 +3,7 @@ package memory
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"pgregory.net/rapid"
 
@@ -99,4 +100,12 @@ func sameWords(kind stateKind, a, b sluice.State) bool {
 		return a.T == b.T && a.A == b.A && a.B == b.B
 	}
 	return len(a.Log) == len(b.Log) && (len(a.Log) == 0 || a.Log[0] == b.Log[0])
+}
+
+// A shard takes whole cache lines, so that deciders reading one shard's
+// listing never share a line with another shard's mutex.
+func TestShardFillsWholeCacheLines(t *testing.T) {
+	if n := unsafe.Sizeof(shard{}); n%64 != 0 {
+		t.Errorf("a shard is %d bytes, not a multiple of 64", n)
+	}
 }
