@@ -7,23 +7,49 @@ type Option func(*options)
 
 type options struct {
 	clock         func() time.Time
+	resolution    time.Duration
 	maxKeys       int
 	shards        int
 	sweepInterval time.Duration
 }
 
 func defaults() options {
-	return options{maxKeys: 1 << 20, shards: 256, sweepInterval: time.Minute}
+	return options{resolution: time.Millisecond, maxKeys: 1 << 20, shards: 256, sweepInterval: time.Minute}
 }
 
-// WithClock makes the store read the time from now. Tests inject a fake
-// clock; the store never reads time any other way. Without it the store
-// uses the wall time at New advanced by the monotonic clock: one clock read
-// per decision instead of two, and a time that never steps back when the
-// system clock is set (window boundaries may then drift from the wall clock
-// by what NTP slews, milliseconds a day).
+// WithClock makes the store read the time from now, once per decision.
+// Tests inject a fake clock; the store never reads time any other way.
+// Without it the store uses the wall time at New advanced by the monotonic
+// clock, a time that never steps back when the system clock is set (window
+// boundaries may then drift from the wall clock by what NTP slews,
+// milliseconds a day), read as WithClockResolution says.
 func WithClock(now func() time.Time) Option {
 	return func(o *options) { o.clock = now }
+}
+
+// WithClockResolution sets how often the default clock's time is read for
+// the decisions, one millisecond by default: a background goroutine reads
+// it every d and decisions use that reading, one atomic load instead of a
+// clock read each (~25 ns, a third of a decision). The goroutine runs only
+// while decisions come: after 64 ticks without one it stops, and the next
+// decision reads the clock itself and starts it again. Close stops it.
+//
+// A decision's time so lags the exact time by up to d, plus however late
+// the Go scheduler runs the goroutine (more when every core is busy). A
+// call that any check refuses at that time is decided again at the exact
+// time: every refusal, with its RetryAfter and Decision.At, is the exact
+// clock's, so a fine limit (say 10,000/s with a burst of 1) is not starved
+// by a time that stands still for a millisecond. Admissions may be decided
+// at the lagging time: the store is then exact for a time up to the lag
+// back, so over any stretch of time a limit may admit up to limit × lag ÷
+// period units beyond what it allows (under one unit for limits slower
+// than one unit per d), a concurrency lease may expire up to the lag early,
+// and a queued leaky bucket's Delay may be up to the lag longer than needed.
+//
+// d ≤ 0 reads the clock for every decision (exact, and no goroutine). It
+// has no effect with WithClock.
+func WithClockResolution(d time.Duration) Option {
+	return func(o *options) { o.resolution = d }
 }
 
 // WithMaxKeys bounds the number of (key, limit) states the store keeps, 1<<20

@@ -23,9 +23,7 @@ import (
 // use. Its zero value is not usable: call New, and Close when done to stop
 // the background sweep.
 type Store struct {
-	clock    func() time.Time // nil: base + monotonic time since it
-	base     time.Time
-	baseUS   int64
+	clock    *clock
 	hasher   keyHasher
 	shards   []shard
 	mask     uint64
@@ -110,17 +108,16 @@ func New(opts ...Option) *Store {
 	for n > 1 && o.maxKeys/n < 16 {
 		n /= 2 // at least 16 keys a shard: rounding down loses < 1/16
 	}
+	stop := make(chan struct{})
 	s := &Store{
-		clock:    o.clock,
-		base:     time.Now(),
+		clock:    newClock(o.clock, o.resolution, stop),
 		hasher:   newKeyHasher(),
 		shards:   make([]shard, n),
 		mask:     uint64(n - 1),
 		perShard: o.maxKeys / n, // rounded down: together never above maxKeys
-		stop:     make(chan struct{}),
+		stop:     stop,
 		done:     make(chan struct{}),
 	}
-	s.baseUS = sluice.MicrosSinceEpoch(s.base)
 	for i := range s.shards {
 		s.shards[i].tables = make(map[tableKey]*table)
 	}
@@ -132,9 +129,14 @@ func New(opts ...Option) *Store {
 	return s
 }
 
-// Close stops the background sweep. The store still answers afterwards.
+// Close stops the background sweep and the clock's ticker (see
+// WithClockResolution). The store still answers afterwards, reading the
+// clock for every decision.
 func (s *Store) Close() error {
-	s.closeOnce.Do(func() { close(s.stop) })
+	s.closeOnce.Do(func() {
+		s.clock.close()
+		close(s.stop)
+	})
 	<-s.done
 	return nil
 }
@@ -151,12 +153,8 @@ func (s *Store) Stats() Stats {
 	return st
 }
 
-func (s *Store) now() int64 {
-	if s.clock == nil {
-		return s.baseUS + int64(time.Since(s.base)/time.Microsecond)
-	}
-	return sluice.MicrosSinceEpoch(s.clock())
-}
+// now is the time for a decision: it may lag (see clock).
+func (s *Store) now() int64 { return s.clock.now() }
 
 // keyHash returns key's identity (see keyHasher).
 func (s *Store) keyHash(key string) hash { return s.hasher.of(key) }
@@ -204,7 +202,13 @@ func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) int64 {
 			if tag, ok := e.acquire(h); ok {
 				var states [1]sluice.State
 				ls.arr.read(ls.kind, slot, &states[0])
-				if sluice.DecideBatch(one, states[:], now, out) {
+				changed := sluice.DecideBatch(one, states[:], now, out)
+				if s.refusedEarly(out) {
+					now = s.clock.exact()
+					ls.arr.read(ls.kind, slot, &states[0])
+					changed = sluice.DecideBatch(one, states[:], now, out)
+				}
+				if changed {
 					ls.arr.write(ls.kind, slot, &states[0])
 					tag = h.tag(expiry(now, &out[0]))
 				}
@@ -228,7 +232,16 @@ func (s *Store) applyOneLocked(one []sluice.Check, out []sluice.Status, h hash, 
 		t.load(slot, h, &states[0])
 	}
 	now := s.now() // after the wait for the mutex
-	if sluice.DecideBatch(one, states[:], now, out) {
+	changed := sluice.DecideBatch(one, states[:], now, out)
+	if s.refusedEarly(out) {
+		now = s.clock.exact()
+		states[0] = sluice.State{}
+		if ok {
+			t.load(slot, h, &states[0])
+		}
+		changed = sluice.DecideBatch(one, states[:], now, out)
+	}
+	if changed {
 		exp := expiry(now, &out[0])
 		if ok {
 			t.store(slot, h, &states[0], exp)
@@ -325,11 +338,14 @@ func (s *Store) applyManyHeld(checks []sluice.Check, out []sluice.Status, hashes
 		}
 		held[i].tag = tag
 	}
-	for i := range held {
-		h := &held[i]
-		h.ls.arr.read(h.ls.kind, h.slot, &states[i])
+	readHeld(held, states)
+	changed := sluice.DecideBatch(checks, states, now, out)
+	if s.refusedEarly(out) {
+		now = s.clock.exact()
+		readHeld(held, states)
+		changed = sluice.DecideBatch(checks, states, now, out)
 	}
-	if sluice.DecideBatch(checks, states, now, out) {
+	if changed {
 		for i := range held {
 			h := &held[i]
 			h.ls.arr.write(h.ls.kind, h.slot, &states[i])
@@ -338,6 +354,14 @@ func (s *Store) applyManyHeld(checks []sluice.Check, out []sluice.Status, hashes
 	}
 	releaseHeld(held, order)
 	return now, true
+}
+
+// readHeld reads the states of held, whose entries the caller holds.
+func readHeld(held []heldCheck, states []sluice.State) {
+	for i := range held {
+		h := &held[i]
+		h.ls.arr.read(h.ls.kind, h.slot, &states[i])
+	}
 }
 
 // insertByAddress adds i to order, the indexes of held sorted by their
@@ -393,15 +417,17 @@ func (s *Store) applyManyLocked(checks []sluice.Check, out []sluice.Status, hash
 		s.shards[k].mu.Lock()
 	}
 	for i := range checks {
-		states[i] = sluice.State{}
 		tables[i] = s.shards[idx[i]].table(&checks[i].Limit)
 		slots[i], taken[i], held[i] = tables[i].hold(hashes[i])
-		if held[i] {
-			tables[i].load(slots[i], hashes[i], &states[i])
-		}
 	}
+	loadHeld(tables, slots, hashes, held, states)
 	now := s.now() // after the wait for the mutexes
 	changed := sluice.DecideBatch(checks, states, now, out)
+	if s.refusedEarly(out) {
+		now = s.clock.exact()
+		loadHeld(tables, slots, hashes, held, states)
+		changed = sluice.DecideBatch(checks, states, now, out)
+	}
 	for i := range checks { // existing keys first: inserts may move entries
 		if held[i] && changed {
 			tables[i].store(slots[i], hashes[i], &states[i], expiry(now, &out[i]))
@@ -421,6 +447,33 @@ func (s *Store) applyManyLocked(checks []sluice.Check, out []sluice.Status, hash
 		s.shards[k].mu.Unlock()
 	}
 	return now
+}
+
+// loadHeld loads into states[i] the state at slots[i] of tables[i] when
+// held[i], else a fresh state.
+func loadHeld(tables []*table, slots []int, hashes []hash, held []bool, states []sluice.State) {
+	for i := range states {
+		states[i] = sluice.State{}
+		if held[i] {
+			tables[i].load(slots[i], hashes[i], &states[i])
+		}
+	}
+}
+
+// refusedEarly reports whether a call decided at the clock's lagging time
+// refused a check: the store then decides it again at the exact time, so
+// the lag never refuses what the exact clock admits (see clock). The
+// states must be read afresh for that: a refusal may have changed them.
+func (s *Store) refusedEarly(out []sluice.Status) bool {
+	if !s.clock.lags() {
+		return false
+	}
+	for i := range out {
+		if !out[i].Allowed {
+			return true
+		}
+	}
+	return false
 }
 
 // insertSorted adds v to the ascending set xs.

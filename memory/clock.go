@@ -1,0 +1,109 @@
+package memory
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// idleTicks is how many ticks in a row without a decision stop a clock's
+// ticker: an idle store wakes nothing. The next decision reads the exact
+// time and starts the ticker again.
+const idleTicks = 64
+
+// clock is a store's time source, in µs since sluice.Epoch.
+//
+// With a resolution (the default clock), decisions read a time that a
+// background ticker writes every resolution, as nginx and HAProxy decide
+// on a time cached once per event-loop turn: one atomic load instead of a
+// ~25 ns read of the system clock. That time lags the exact one by up to a
+// resolution, plus however late the ticker runs. A call refused at it is
+// decided again at the exact time (see Store.refusedEarly), so every
+// refusal is the exact clock's; admissions may be decided up to the lag
+// early (see WithClockResolution).
+type clock struct {
+	read   func() int64  // the exact time
+	base   time.Time     // time.Now at New, with its monotonic reading
+	baseUS int64         // base in µs since sluice.Epoch
+	res    time.Duration // ticker period; 0: every read is exact
+
+	// cached is the ticker's last time as (µs since base + 1) << 1, with
+	// bit 0 set until a decision reads it (so the ticker can tell an idle
+	// store); 0 while no ticker runs.
+	cached atomic.Int64
+	closed atomic.Bool
+	stop   <-chan struct{} // closed by Store.Close
+}
+
+// newClock returns the clock of WithClock(injected) when injected is not
+// nil, else the monotonic clock read as WithClockResolution(res) says.
+func newClock(injected func() time.Time, res time.Duration, stop <-chan struct{}) *clock {
+	c := &clock{base: time.Now(), stop: stop}
+	c.baseUS = sluice.MicrosSinceEpoch(c.base)
+	switch {
+	case injected != nil:
+		c.read = func() int64 { return sluice.MicrosSinceEpoch(injected()) }
+	default:
+		c.read = c.monotonic
+		c.res = max(res, 0)
+	}
+	return c
+}
+
+// monotonic is the wall time at base advanced by the monotonic clock.
+func (c *clock) monotonic() int64 { return c.baseUS + int64(time.Since(c.base)/time.Microsecond) }
+
+// lags reports whether now may lag exact.
+func (c *clock) lags() bool { return c.res > 0 }
+
+// exact reads the time.
+func (c *clock) exact() int64 { return c.read() }
+
+// now returns the ticker's last time, or, while no ticker runs, the exact
+// time (starting the ticker unless the store is closed). A time it returns
+// may be behind an exact read made before it, by up to the lag; the
+// algorithms take a time behind a state's as no time passed.
+func (c *clock) now() int64 {
+	if v := c.cached.Load(); v != 0 {
+		if v&1 != 0 {
+			c.cached.CompareAndSwap(v, v&^1) // read: the store is not idle
+		}
+		return c.baseUS + v>>1 - 1
+	}
+	t := c.exact()
+	if c.res > 0 && !c.closed.Load() && c.cached.CompareAndSwap(0, c.encode(t)) {
+		go c.tick()
+	}
+	return t
+}
+
+// encode is t as cached holds it, unread.
+func (c *clock) encode(t int64) int64 { return (max(t-c.baseUS, 0)+1)<<1 | 1 }
+
+// tick writes the exact time into cached every res until the store closes
+// or has been idle for idleTicks ticks in a row; it then clears cached and
+// returns.
+func (c *clock) tick() {
+	t := time.NewTicker(c.res)
+	defer t.Stop()
+	idle := 0
+	for {
+		select {
+		case <-c.stop:
+			c.cached.Store(0)
+			return
+		case <-t.C:
+		}
+		v := c.cached.Load()
+		if v&1 == 0 {
+			idle = 0
+		} else if idle++; idle >= idleTicks && c.cached.CompareAndSwap(v, 0) {
+			return
+		}
+		c.cached.Store(c.encode(c.exact()))
+	}
+}
+
+// close stops the ticker for good: every later read is exact.
+func (c *clock) close() { c.closed.Store(true) }

@@ -1,0 +1,249 @@
+package memory
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/conformance"
+)
+
+// fakeTime is an exact time a test sets, in µs since sluice.Epoch.
+type fakeTime struct{ us atomic.Int64 }
+
+func (f *fakeTime) read() int64 { return f.us.Load() }
+
+// lagging makes s decide at a time the test sets (as the ticker would)
+// while its exact reads come from exact.
+func lagging(s *Store, exact *fakeTime) *clock {
+	c := &clock{read: exact.read, res: time.Hour, stop: s.stop}
+	s.clock = c
+	return c
+}
+
+// set makes c's decisions read t until the next set, as a tick would.
+func (c *clock) set(t int64) { c.cached.Store(c.encode(t)) }
+
+// TestLaggingClockPacesFineLimits: a limit of one unit per 100 µs with a
+// burst of one, under a decision time that stands still while the exact
+// time moves on by 150 µs per request. Decided at the lagging time alone,
+// every request after the first would be refused; each must be admitted,
+// and a request 50 µs after an admission must be refused with the exact
+// RetryAfter.
+func TestLaggingClockPacesFineLimits(t *testing.T) {
+	s := New(WithSweepInterval(0))
+	defer s.Close()
+	var exact fakeTime
+	start := sluice.MicrosSinceEpoch(conformance.DefaultStart)
+	exact.us.Store(start)
+	c := lagging(s, &exact)
+	c.set(start)
+	l := sluice.GCRA(10_000, time.Second).WithBurst(1)
+	lim := sluice.NewLimiter(s)
+	ctx := context.Background()
+	for i := range 20 {
+		exact.us.Store(start + int64(i)*150)
+		d, err := lim.Allow(ctx, sluice.Check{Key: "k", Limit: l, Cost: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !d.Allowed {
+			t.Fatalf("request %d, 150 µs after the last, refused (retry after %v)", i, d.RetryAfter)
+		}
+	}
+	exact.us.Add(50)
+	d, err := lim.Allow(ctx, sluice.Check{Key: "k", Limit: l, Cost: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Allowed || d.RetryAfter != 50*time.Microsecond {
+		t.Fatalf("50 µs after an admission: allowed=%v retry after %v, want refused, retry after 50µs", d.Allowed, d.RetryAfter)
+	}
+	if got := sluice.MicrosSinceEpoch(d.At); got != exact.read() {
+		t.Fatalf("a refusal's time is %d µs, want the exact %d", got, exact.read())
+	}
+}
+
+// TestLaggingClockDecidesAsAnExactClockAtItsTimes plays the conformance
+// suite's random scenarios (every algorithm, several limits a call,
+// shadows, plan changes, leases given back, time standing still, jumping
+// and stepping back) on a store deciding at a time that lags the exact one
+// by a random amount (none, microseconds, milliseconds, up to seconds), as
+// the ticker's does. Each call must be decided at the lagging time or, when
+// a check refuses it there, at the exact time (so every refusal is decided
+// at the exact time), and its
+// Statuses must be those of a store reading an exact clock set to that
+// time: the lag changes when a call is decided, never how. This also
+// checks the states that a refused call reads again before deciding at
+// the exact time.
+func TestLaggingClockDecidesAsAnExactClockAtItsTimes(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		sc := conformance.Random(seed)
+		t.Run(sc.Name, func(t *testing.T) { playLagging(t, sc, seed) })
+	}
+}
+
+func playLagging(t *testing.T, sc conformance.Scenario, seed uint64) {
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(seed, 0x1a9))
+	var exact, at fakeTime
+	exact.us.Store(sluice.MicrosSinceEpoch(sc.Start))
+	want := New(WithSweepInterval(0), WithClock(func() time.Time { return sluice.TimeFromMicros(at.read()) }))
+	got := New(WithSweepInterval(0))
+	defer want.Close()
+	defer got.Close()
+	c := lagging(got, &exact)
+	calls := make([][]sluice.Check, len(sc.Steps))
+	leases := make([][2][]int64, len(sc.Steps)) // want's, got's
+	refusals, early := 0, 0
+	for n, step := range sc.Steps {
+		exact.us.Add(int64(step.Advance / time.Microsecond))
+		behind := []int64{0, r.Int64N(1000), r.Int64N(100_000), r.Int64N(10_000_000)}[r.IntN(4)]
+		c.set(exact.read() - behind)
+		at.us.Store(exact.read())
+		for _, k := range step.Release {
+			if err := want.Release(ctx, calls[k], leases[k][0]); err != nil {
+				t.Fatal(err)
+			}
+			if err := got.Release(ctx, calls[k], leases[k][1]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(step.Checks) == 0 {
+			continue
+		}
+		calls[n] = step.Checks
+		g := make([]sluice.Status, len(step.Checks))
+		now, err := got.ApplyTimed(ctx, step.Checks, g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		refused := !allAllowed(g)
+		switch {
+		case refused && now != exact.read():
+			t.Fatalf("step %d: a refused call was decided at %d µs, not at the exact %d", n, now, exact.read())
+		case now != exact.read() && now != exact.read()-behind:
+			t.Fatalf("step %d: a call was decided at %d µs, neither the exact %d nor the lagging %d", n, now, exact.read(), exact.read()-behind)
+		}
+		if refused {
+			refusals++
+		} else if behind > 0 && now != exact.read() {
+			early++
+		}
+		at.us.Store(now)
+		w := make([]sluice.Status, len(step.Checks))
+		if err := want.Apply(ctx, step.Checks, w); err != nil {
+			t.Fatal(err)
+		}
+		for i := range w {
+			leases[n][0] = append(leases[n][0], w[i].Lease)
+			leases[n][1] = append(leases[n][1], g[i].Lease)
+			if g[i] != w[i] {
+				t.Fatalf("step %d check %d (%s) at %d µs (%d behind the exact time):\n got  %+v\n want %+v (an exact clock at that time)",
+					n, i, step.Checks[i].Limit, now, exact.read()-now, g[i], w[i])
+			}
+		}
+	}
+	if refusals == 0 || early == 0 {
+		t.Logf("%d refused calls, %d admitted at a lagging time", refusals, early)
+	}
+}
+
+// allAllowed reports whether every check of a call fits (shadow ones too:
+// the store decides again at the exact time when any refuses).
+func allAllowed(out []sluice.Status) bool {
+	for i := range out {
+		if !out[i].Allowed {
+			return false
+		}
+	}
+	return true
+}
+
+// TestClockTickerStartsStopsWhenIdleAndOnClose runs the default clock's
+// ticker for real: a decision starts it, it keeps the decisions' time
+// within a few resolutions of the exact time, it stops after idleTicks
+// ticks without a decision, the next decision starts it again, and Close
+// stops it for good (later decisions read the exact time).
+func TestClockTickerStartsStopsWhenIdleAndOnClose(t *testing.T) {
+	const res = time.Millisecond
+	s := New(WithSweepInterval(0), WithClockResolution(res))
+	c := s.clock
+	if c.cached.Load() != 0 {
+		t.Fatal("the ticker runs before any decision")
+	}
+	lim := sluice.NewLimiter(s)
+	decide := func() {
+		if _, err := lim.Allow(context.Background(), sluice.Check{Key: "k", Limit: sluice.PerSecond(1e6), Cost: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	decide()
+	if c.cached.Load() == 0 {
+		t.Fatal("a decision did not start the ticker")
+	}
+	// While decisions come, the ticker keeps the time fresh.
+	var worst int64
+	for range 200 {
+		decide()
+		time.Sleep(res / 4)
+		if d := c.exact() - c.now(); d > worst {
+			worst = d
+		}
+	}
+	if c.cached.Load() == 0 {
+		t.Fatal("the ticker stopped while decisions came")
+	}
+	if worst > int64(50*res/time.Microsecond) {
+		t.Errorf("the decisions' time lagged the exact time by up to %d µs with a %v resolution", worst, res)
+	}
+	waitFor(t, "the ticker to stop when idle", func() bool { return c.cached.Load() == 0 })
+	decide()
+	if c.cached.Load() == 0 {
+		t.Fatal("a decision after the idle stop did not start the ticker again")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "Close to stop the ticker", func() bool { return c.cached.Load() == 0 })
+	decide()
+	if c.cached.Load() != 0 {
+		t.Fatal("a decision after Close started the ticker")
+	}
+	before := c.exact()
+	if now := c.now(); now < before {
+		t.Fatalf("after Close the time %d is behind an exact read before it (%d)", now, before)
+	}
+}
+
+// TestExactResolutionStartsNoTicker: WithClockResolution(0) and WithClock
+// read the clock for every decision and run no goroutine.
+func TestExactResolutionStartsNoTicker(t *testing.T) {
+	for name, s := range map[string]*Store{
+		"resolution 0": New(WithSweepInterval(0), WithClockResolution(0)),
+		"WithClock":    New(WithSweepInterval(0), WithClock(time.Now)),
+	} {
+		if _, err := sluice.NewLimiter(s).Allow(context.Background(), sluice.Check{Key: "k", Limit: sluice.PerSecond(10), Cost: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if s.clock.lags() || s.clock.cached.Load() != 0 {
+			t.Errorf("%s: the clock lags or started a ticker", name)
+		}
+		s.Close()
+	}
+}
+
+// waitFor polls cond for up to five seconds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 5 s for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
