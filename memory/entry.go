@@ -69,11 +69,8 @@ func expField(exp int64) uint64 {
 	if exp <= 0 {
 		return 0
 	}
-	s := exp / 1e6
-	if exp%1e6 != 0 {
-		s++
-	}
-	return uint64(min(s, expNever)) << expShift
+	s := (uint64(exp) + 999_999) / 1e6 // unsigned: one multiplication, no sign fix-up
+	return min(s, expNever) << expShift
 }
 
 // expiryOf returns when the state of the entry whose tag is tag becomes
