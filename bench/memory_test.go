@@ -145,6 +145,14 @@ func BenchmarkHotKey(b *testing.B) {
 			hot(b, inst.Worker())
 		})
 	}
-	b.Run("floor", func(b *testing.B) { hot(b, newFloorTable([]string{key}).allow) })
-	b.Run("floor-locked", func(b *testing.B) { hot(b, newLockedFloorTable([]string{key}).allow) })
+	b.Run("floor", func(b *testing.B) {
+		t := newFloorTable([]string{key})
+		defer t.clock.close()
+		hot(b, t.allow)
+	})
+	b.Run("floor-locked", func(b *testing.B) {
+		t := newLockedFloorTable([]string{key})
+		defer t.clock.close()
+		hot(b, t.allow)
+	})
 }

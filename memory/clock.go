@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"math/bits"
 	"sync/atomic"
 	"time"
 
@@ -19,7 +20,7 @@ const idleTicks = 64
 // on a time cached once per event-loop turn: one atomic load instead of a
 // ~25 ns read of the system clock. That time lags the exact one by up to a
 // resolution, plus however late the ticker runs. A call refused at it is
-// decided again at the exact time (see Store.refusedEarly), so every
+// decided again at the exact time (see refused), so every
 // refusal is the exact clock's; admissions may be decided up to the lag
 // early (see WithClockResolution).
 type clock struct {
@@ -54,8 +55,36 @@ func newClock(injected func() time.Time, res time.Duration, stop <-chan struct{}
 // monotonic is the wall time at base advanced by the monotonic clock.
 func (c *clock) monotonic() int64 { return c.baseUS + int64(time.Since(c.base)/time.Microsecond) }
 
-// lags reports whether now may lag exact.
-func (c *clock) lags() bool { return c.res > 0 }
+// lagShare is the share of a limit's burst that one resolution of lag may
+// add at most (1/lagShare), or one unit if that is more: see tolerates.
+const lagShare = 64
+
+// tolerates reports whether l may be decided at the lagging time: whether
+// what l refills in one resolution, Quantity × res ÷ Window units, is at
+// most one unit or 1/lagShare of l's burst. A faster limit (100,000/s with
+// a burst of 100: 100 units a millisecond, its whole burst) is decided at
+// the exact time, so the lag never adds more than that to a burst.
+func (c *clock) tolerates(l *sluice.Limit) bool {
+	q, w := l.Quantity(), l.Window()/time.Microsecond
+	hi, lo := bits.Mul64(uint64(q), uint64(c.res/time.Microsecond))
+	hi2, lo2 := bits.Mul64(uint64(w), uint64(max(1, l.Burst()/lagShare)))
+	return hi < hi2 || hi == hi2 && lo <= lo2
+}
+
+// nowFor returns the time to decide checks at, and whether it may lag:
+// the lagging time when every check's limit tolerates it, else the exact
+// time.
+func (c *clock) nowFor(checks []sluice.Check) (int64, bool) {
+	if c.res == 0 {
+		return c.exact(), false
+	}
+	for i := range checks {
+		if !c.tolerates(&checks[i].Limit) {
+			return c.exact(), false
+		}
+	}
+	return c.now(), true
+}
 
 // exact reads the time.
 func (c *clock) exact() int64 { return c.read() }

@@ -17,9 +17,10 @@ type fakeTime struct{ us atomic.Int64 }
 func (f *fakeTime) read() int64 { return f.us.Load() }
 
 // lagging makes s decide at a time the test sets (as the ticker would)
-// while its exact reads come from exact.
+// while its exact reads come from exact. Its resolution is 1 µs, so that
+// the limits of most checks tolerate the lag (see clock.tolerates).
 func lagging(s *Store, exact *fakeTime) *clock {
-	c := &clock{read: exact.read, res: time.Hour, stop: s.stop}
+	c := &clock{read: exact.read, res: time.Microsecond, stop: s.stop}
 	s.clock = c
 	return c
 }
@@ -229,10 +230,59 @@ func TestExactResolutionStartsNoTicker(t *testing.T) {
 		if _, err := sluice.NewLimiter(s).Allow(context.Background(), sluice.Check{Key: "k", Limit: sluice.PerSecond(10), Cost: 1}); err != nil {
 			t.Fatal(err)
 		}
-		if s.clock.lags() || s.clock.cached.Load() != 0 {
+		if s.clock.res != 0 || s.clock.cached.Load() != 0 {
 			t.Errorf("%s: the clock lags or started a ticker", name)
 		}
 		s.Close()
+	}
+}
+
+// TestOnlyLimitsThatTolerateTheLagDecideAtIt: at a 1 ms resolution, a
+// limit is decided at the lagging time only if it refills at most one unit
+// or 1/64 of its burst in a millisecond; any other check of a call makes
+// the whole call read the exact time.
+func TestOnlyLimitsThatTolerateTheLagDecideAtIt(t *testing.T) {
+	s := New(WithSweepInterval(0))
+	defer s.Close()
+	var exact fakeTime
+	start := sluice.MicrosSinceEpoch(conformance.DefaultStart)
+	exact.us.Store(start + 5000)
+	c := lagging(s, &exact)
+	c.res = time.Millisecond
+	c.set(start)
+	for _, tc := range []struct {
+		limit sluice.Limit
+		lag   bool
+	}{
+		{sluice.GCRA(10_000, time.Second), true},                  // 10 units a ms, burst 10,000
+		{sluice.GCRA(100_000, time.Second).WithBurst(100), false}, // its whole burst in a ms
+		{sluice.PerSecond(1000).WithBurst(1), true},               // one unit a ms
+		{sluice.PerSecond(2000).WithBurst(1), false},
+		{sluice.PerSecond(64_000), true}, // 64 units a ms: 1/1000 of its burst
+		{sluice.FixedWindow(100, time.Second), true},
+		{sluice.FixedWindow(100, 50*time.Millisecond), false},
+		{sluice.SlidingLog(10, time.Minute), true},
+		{sluice.Concurrency(10, 30*time.Second), true},
+	} {
+		now, err := s.ApplyTimed(context.Background(), []sluice.Check{{Key: "k", Limit: tc.limit, Cost: 0}}, make([]sluice.Status, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lagged := now == start; lagged != tc.lag {
+			t.Errorf("%s: decided at the lagging time: %v, want %v", tc.limit, lagged, tc.lag)
+		}
+	}
+	// One limit that does not tolerate the lag makes a call exact.
+	checks := []sluice.Check{
+		{Key: "k", Limit: sluice.PerMinute(10), Cost: 1},
+		{Key: "k", Limit: sluice.PerSecond(2000).WithBurst(1).Named("fast"), Cost: 1},
+	}
+	now, err := s.ApplyTimed(context.Background(), checks, make([]sluice.Status, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if now != exact.read() {
+		t.Errorf("a call with a fast limit was decided at %d, not the exact %d", now, exact.read())
 	}
 }
 

@@ -153,7 +153,7 @@ func (s *Store) Stats() Stats {
 	return st
 }
 
-// now is the time for a decision: it may lag (see clock).
+// now is the time for upkeep: it may lag (see clock).
 func (s *Store) now() int64 { return s.clock.now() }
 
 // keyHash returns key's identity (see keyHasher).
@@ -195,7 +195,7 @@ func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) int64 {
 	// Two decisions on one key may so decide in the other order of their
 	// times, by the few nanoseconds one waits for the other's entry; the
 	// algorithms take a time behind the state's as no time passed.
-	now := s.now()
+	now, lagged := s.clock.nowFor(one)
 	if ls := sh.lookup(&c.Limit); ls != nil && ls.kind != kindLog {
 		if slot, ok := find(ls.arr.es, h); ok {
 			e := &ls.arr.es[slot]
@@ -203,7 +203,7 @@ func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) int64 {
 				var states [1]sluice.State
 				ls.arr.read(ls.kind, slot, &states[0])
 				changed := sluice.DecideBatch(one, states[:], now, out)
-				if s.refusedEarly(out) {
+				if lagged && refused(out) {
 					now = s.clock.exact()
 					ls.arr.read(ls.kind, slot, &states[0])
 					changed = sluice.DecideBatch(one, states[:], now, out)
@@ -231,9 +231,9 @@ func (s *Store) applyOneLocked(one []sluice.Check, out []sluice.Status, h hash, 
 	if ok {
 		t.load(slot, h, &states[0])
 	}
-	now := s.now() // after the wait for the mutex
+	now, lagged := s.clock.nowFor(one) // after the wait for the mutex
 	changed := sluice.DecideBatch(one, states[:], now, out)
-	if s.refusedEarly(out) {
+	if lagged && refused(out) {
 		now = s.clock.exact()
 		states[0] = sluice.State{}
 		if ok {
@@ -304,7 +304,7 @@ type heldCheck struct {
 // false, having changed nothing, when one of them is not to be decided so
 // (see applyOne). held and states are scratch space of len(checks).
 func (s *Store) applyManyHeld(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, held []heldCheck, states []sluice.State) (int64, bool) {
-	now := s.now() // before the entries, as in applyOne
+	now, lagged := s.clock.nowFor(checks) // before the entries, as in applyOne
 	for i := range checks {
 		ls := s.shards[idx[i]].lookup(&checks[i].Limit)
 		if ls == nil || ls.kind == kindLog {
@@ -340,7 +340,7 @@ func (s *Store) applyManyHeld(checks []sluice.Check, out []sluice.Status, hashes
 	}
 	readHeld(held, states)
 	changed := sluice.DecideBatch(checks, states, now, out)
-	if s.refusedEarly(out) {
+	if lagged && refused(out) {
 		now = s.clock.exact()
 		readHeld(held, states)
 		changed = sluice.DecideBatch(checks, states, now, out)
@@ -421,9 +421,9 @@ func (s *Store) applyManyLocked(checks []sluice.Check, out []sluice.Status, hash
 		slots[i], taken[i], held[i] = tables[i].hold(hashes[i])
 	}
 	loadHeld(tables, slots, hashes, held, states)
-	now := s.now() // after the wait for the mutexes
+	now, lagged := s.clock.nowFor(checks) // after the wait for the mutexes
 	changed := sluice.DecideBatch(checks, states, now, out)
-	if s.refusedEarly(out) {
+	if lagged && refused(out) {
 		now = s.clock.exact()
 		loadHeld(tables, slots, hashes, held, states)
 		changed = sluice.DecideBatch(checks, states, now, out)
@@ -460,14 +460,11 @@ func loadHeld(tables []*table, slots []int, hashes []hash, held []bool, states [
 	}
 }
 
-// refusedEarly reports whether a call decided at the clock's lagging time
-// refused a check: the store then decides it again at the exact time, so
-// the lag never refuses what the exact clock admits (see clock). The
-// states must be read afresh for that: a refusal may have changed them.
-func (s *Store) refusedEarly(out []sluice.Status) bool {
-	if !s.clock.lags() {
-		return false
-	}
+// refused reports whether a check of a call refused. A call refused at a
+// time the clock lags by is decided again at the exact time, so the lag
+// never refuses a call (see clock); its states must be read afresh for
+// that, as a refusal may have changed them.
+func refused(out []sluice.Status) bool {
 	for i := range out {
 		if !out[i].Allowed {
 			return true

@@ -304,11 +304,12 @@ func runMemory(dir, testBin string, build []string, heapKeys int, self string) (
 	fmt.Println("× gcra / × tb = this row's best ns/op ÷ sluice GCRA's / token bucket's at the same -cpu: above 1 means sluice is faster.")
 	fmt.Println("B/op, allocs/op, refused/op: the worst round.")
 	fmt.Println("floor = no library: the least work any keyed limiter must do per decision, in the same loop (bench/floor_test.go):")
-	fmt.Println("hash the key's bytes once, read the clock once, find its 16-byte state (fingerprint + GCRA time) in a table at")
+	fmt.Println("hash the key's bytes once, read the time a ticker refreshes every millisecond (one atomic load, as sluice's memory")
+	fmt.Println("store does by default; a clock read costs ~25 ns here), find its 16-byte state (fingerprint + GCRA time) in a table at")
 	fmt.Println("load ½ built for these 65,536 keys only, one compare-and-swap; no eviction, expiry, statuses or second limit.")
 	fmt.Println("floor-locked = the floor with what a store that spends several limits in one atomic call must add: a two-word")
 	fmt.Println("state (no single compare-and-swap covers it) behind a lock in the entry's cache line (compare-and-swap, then a store),")
-	fmt.Println("in 32-byte slots, the clock read before the slot is found.")
+	fmt.Println("in 32-byte slots.")
 	fmt.Println()
 	best, med, worst := map[key]result{}, map[key]result{}, map[key]result{}
 	for _, k := range order {
