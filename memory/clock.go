@@ -20,9 +20,9 @@ const idleTicks = 64
 // on a time cached once per event-loop turn: one atomic load instead of a
 // ~25 ns read of the system clock. That time lags the exact one by up to a
 // resolution, plus however late the ticker runs. A call refused at it is
-// decided again at the exact time (see refused), so every
-// refusal is the exact clock's; admissions may be decided up to the lag
-// early (see WithClockResolution).
+// decided again at the exact time (see refused), so every refusal is the
+// exact clock's; admissions may be decided up to the lag early, for limits
+// that tolerate it (see tolerates and WithClockResolution).
 type clock struct {
 	read   func() int64  // the exact time
 	base   time.Time     // time.Now at New, with its monotonic reading
@@ -47,13 +47,19 @@ func newClock(injected func() time.Time, res time.Duration, stop <-chan struct{}
 		c.read = func() int64 { return sluice.MicrosSinceEpoch(injected()) }
 	default:
 		c.read = c.monotonic
-		c.res = max(res, 0)
+		if res > 0 {
+			c.res = max(res, minResolution)
+		}
 	}
 	return c
 }
 
 // monotonic is the wall time at base advanced by the monotonic clock.
 func (c *clock) monotonic() int64 { return c.baseUS + int64(time.Since(c.base)/time.Microsecond) }
+
+// minResolution is the shortest ticker period: a shorter one would cost a
+// core more than the clock reads it saves.
+const minResolution = 100 * time.Microsecond
 
 // lagShare is the share of a limit's burst that one resolution of lag may
 // add at most (1/lagShare), or one unit if that is more: see tolerates.

@@ -286,6 +286,24 @@ func TestOnlyLimitsThatTolerateTheLagDecideAtIt(t *testing.T) {
 	}
 }
 
+// TestClockResolutionHasAFloor: a resolution below 100 µs is taken as
+// 100 µs, so a typo cannot make the ticker spin.
+func TestClockResolutionHasAFloor(t *testing.T) {
+	for d, want := range map[time.Duration]time.Duration{
+		time.Nanosecond:        minResolution,
+		99 * time.Microsecond:  minResolution,
+		time.Millisecond:       time.Millisecond,
+		-time.Second:           0,
+		250 * time.Microsecond: 250 * time.Microsecond,
+	} {
+		s := New(WithSweepInterval(0), WithClockResolution(d))
+		if s.clock.res != want {
+			t.Errorf("WithClockResolution(%v): the ticker's period is %v, want %v", d, s.clock.res, want)
+		}
+		s.Close()
+	}
+}
+
 // waitFor polls cond for up to five seconds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()

@@ -51,8 +51,8 @@ func WithClock(now func() time.Time) Option {
 //     lag), a concurrency lease may expire up to the lag early, and a
 //     queued leaky bucket's Delay may be up to the lag longer than needed.
 //
-// d ≤ 0 reads the clock for every decision (exact, and no goroutine). It
-// has no effect with WithClock.
+// d ≤ 0 reads the clock for every decision (exact, and no goroutine); d
+// below 100 µs is taken as 100 µs. It has no effect with WithClock.
 func WithClockResolution(d time.Duration) Option {
 	return func(o *options) { o.resolution = d }
 }
