@@ -86,7 +86,7 @@ func ServeSluice(cfgFile string) error {
 	}
 	defer st.Close()
 	srv, err := server.New(server.Options{Config: cfg, Store: st.Store, Logger: log, Ready: st.Ready,
-		StoreDown: st.StoreDown, Failover: st.Failover, OverLimit: st.Cache})
+		StoreDown: st.StoreDown, Failover: st.Failover, OverLimit: st.Cache, Memory: st.Memory})
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,10 @@ type clock struct {
 	cached atomic.Int64
 	closed atomic.Bool
 	stop   <-chan struct{} // closed by Store.Close
+
+	// What the ticker saw of its own lateness (see Stats).
+	lateTicks atomic.Int64
+	maxGap    atomic.Int64 // µs
 }
 
 // newClock returns the clock of WithClock(injected) when injected is not
@@ -63,7 +67,7 @@ const minResolution = 100 * time.Microsecond
 
 // lagShare is the share of a limit's burst that one resolution of lag may
 // add at most (1/lagShare), or one unit if that is more: see tolerates.
-const lagShare = 64
+const lagShare = 256
 
 // tolerates reports whether l may be decided at the lagging time: whether
 // what l refills in one resolution, Quantity × res ÷ Window units, is at
@@ -136,7 +140,21 @@ func (c *clock) tick() {
 		} else if idle++; idle >= idleTicks && c.cached.CompareAndSwap(v, 0) {
 			return
 		}
-		c.cached.Store(c.encode(c.exact()))
+		now := c.exact()
+		c.observe(c.baseUS+v>>1-1, now)
+		c.cached.Store(c.encode(now))
+	}
+}
+
+// observe records a tick at now after one at prev (µs): the gap is the
+// longest any decision between them lagged the exact time.
+func (c *clock) observe(prev, now int64) {
+	gap := now - prev
+	if gap > 2*int64(c.res/time.Microsecond) {
+		c.lateTicks.Add(1)
+	}
+	if gap > c.maxGap.Load() {
+		c.maxGap.Store(gap) // one writer: the ticker
 	}
 }
 

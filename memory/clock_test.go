@@ -201,6 +201,9 @@ func TestClockTickerStartsStopsWhenIdleAndOnClose(t *testing.T) {
 	if worst > int64(50*res/time.Microsecond) {
 		t.Errorf("the decisions' time lagged the exact time by up to %d µs with a %v resolution", worst, res)
 	}
+	if lag := s.Stats().ClockMaxLag; lag <= 0 || lag > 5*time.Second {
+		t.Errorf("Stats.ClockMaxLag = %v after 200 decisions over %v ticks", lag, res)
+	}
 	waitFor(t, "the ticker to stop when idle", func() bool { return c.cached.Load() == 0 })
 	decide()
 	if c.cached.Load() == 0 {
@@ -217,6 +220,21 @@ func TestClockTickerStartsStopsWhenIdleAndOnClose(t *testing.T) {
 	before := c.exact()
 	if now := c.now(); now < before {
 		t.Fatalf("after Close the time %d is behind an exact read before it (%d)", now, before)
+	}
+}
+
+// TestClockCountsLateTicks: a tick more than two resolutions after the
+// previous one is late, and the longest gap is the clock's largest lag.
+func TestClockCountsLateTicks(t *testing.T) {
+	s := New(WithSweepInterval(0), WithClockResolution(time.Millisecond))
+	defer s.Close()
+	c := s.clock
+	for _, gap := range []int64{1000, 1900, 2000, 2001, 5000, 1200} {
+		c.observe(10_000, 10_000+gap)
+	}
+	st := s.Stats()
+	if st.ClockLateTicks != 2 || st.ClockMaxLag != 5*time.Millisecond {
+		t.Fatalf("late ticks %d, max lag %v; want 2 and 5ms", st.ClockLateTicks, st.ClockMaxLag)
 	}
 }
 
@@ -239,7 +257,7 @@ func TestExactResolutionStartsNoTicker(t *testing.T) {
 
 // TestOnlyLimitsThatTolerateTheLagDecideAtIt: at a 1 ms resolution, a
 // limit is decided at the lagging time only if it refills at most one unit
-// or 1/64 of its burst in a millisecond; any other check of a call makes
+// or 1/256 of its burst in a millisecond; any other check of a call makes
 // the whole call read the exact time.
 func TestOnlyLimitsThatTolerateTheLagDecideAtIt(t *testing.T) {
 	s := New(WithSweepInterval(0))
@@ -255,6 +273,8 @@ func TestOnlyLimitsThatTolerateTheLagDecideAtIt(t *testing.T) {
 		lag   bool
 	}{
 		{sluice.GCRA(10_000, time.Second), true},                  // 10 units a ms, burst 10,000
+		{sluice.GCRA(10_000, time.Second).WithBurst(2560), true},  // 10 units a ms: 1/256 of its burst
+		{sluice.GCRA(10_000, time.Second).WithBurst(2559), false}, // a little more
 		{sluice.GCRA(100_000, time.Second).WithBurst(100), false}, // its whole burst in a ms
 		{sluice.PerSecond(1000).WithBurst(1), true},               // one unit a ms
 		{sluice.PerSecond(2000).WithBurst(1), false},

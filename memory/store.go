@@ -96,6 +96,15 @@ type Stats struct {
 	// Expirations counts states forgotten because they had returned to full
 	// quota (by the sweep, or reclaimed by a full shard).
 	Expirations int64
+	// ClockLateTicks counts the times the default clock's ticker ran more
+	// than two resolutions after its previous tick (see
+	// WithClockResolution): decisions in between decided at a time that
+	// old. Zero with WithClock or a resolution of 0.
+	ClockLateTicks int64
+	// ClockMaxLag is the longest time between two ticks since New: the
+	// most any decision's time has lagged the exact time (a refusal's
+	// never does).
+	ClockMaxLag time.Duration
 }
 
 // New returns a Store configured by opts.
@@ -143,7 +152,12 @@ func (s *Store) Close() error {
 
 // Stats returns the current counts.
 func (s *Store) Stats() Stats {
-	st := Stats{Evictions: s.evictions.Load(), Expirations: s.expirations.Load()}
+	st := Stats{
+		Evictions:      s.evictions.Load(),
+		Expirations:    s.expirations.Load(),
+		ClockLateTicks: s.clock.lateTicks.Load(),
+		ClockMaxLag:    time.Duration(s.clock.maxGap.Load()) * time.Microsecond,
+	}
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.mu.Lock()

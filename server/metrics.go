@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
 )
 
 // metrics are the Prometheus series of DESIGN.md §8. Label values come from
@@ -150,6 +151,31 @@ func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 		s.metrics.nearLimit.Inc()
 	}
 	s.stats.record(res)
+}
+
+// registerMemoryMetrics exports the counts of the in-process store m (none
+// when m is nil).
+func registerMemoryMetrics(reg *prometheus.Registry, m *memory.Store) {
+	if m == nil {
+		return
+	}
+	reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sluice_memory_keys", Help: "(key, limit) states the in-process store holds.",
+		}, func() float64 { return float64(m.Stats().Keys) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sluice_memory_evictions_total", Help: "Live states the in-process store dropped to make room for new keys (each hands its key a fresh quota early).",
+		}, func() float64 { return float64(m.Stats().Evictions) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sluice_memory_expirations_total", Help: "States the in-process store forgot because they were back at full quota.",
+		}, func() float64 { return float64(m.Stats().Expirations) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sluice_memory_clock_late_ticks_total", Help: "Ticks of the in-process store's clock more than two resolutions after the previous one.",
+		}, func() float64 { return float64(m.Stats().ClockLateTicks) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sluice_memory_clock_max_lag_seconds", Help: "The most any admission's time has lagged the exact time since start (refusals never lag).",
+		}, func() float64 { return m.Stats().ClockMaxLag.Seconds() }),
+	)
 }
 
 // registerStoreMetrics exports the counters of a remote store's wrappers:

@@ -25,6 +25,7 @@ import (
 	"github.com/sluice-dev/sluice/degrade"
 	"github.com/sluice-dev/sluice/envoy"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
 )
 
 // Options configures a Server.
@@ -58,6 +59,10 @@ type Options struct {
 	// their counters as metrics; a reload resets the over-limit cache.
 	Failover  *sluice.Failover
 	OverLimit *sluice.OverLimitCache
+	// Memory, when set, is the in-process store (the store itself on
+	// memory, the failover's local store on Redis): its counts of keys,
+	// evictions and expirations and its clock's lag become metrics.
+	Memory *memory.Store
 	// GCHeapFloor is the heap size, in bytes, below which the Go garbage
 	// collector starts no cycle while Serve (or Run) serves: after each
 	// cycle the server raises GOGC (debug.SetGCPercent) so that the next
@@ -130,6 +135,7 @@ func New(opts Options) (*Server, error) {
 	s.checks.New = newCheckScratch
 	s.metrics = newMetrics(opts.Registry)
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
+	registerMemoryMetrics(opts.Registry, opts.Memory)
 	s.stats = newStats(opts.Clock)
 	s.mon = degrade.NewMonitor(opts.StoreDown)
 	s.ctl = degrade.NewController(opts.Config.Degradation.Controller, nil, s.levelChanged)

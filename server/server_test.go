@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -61,6 +62,8 @@ type fixture struct {
 	hits  atomic.Int64 // requests that reached the upstream
 	// failover is set on Redis: its counters must show no store error.
 	failover *sluice.Failover
+	// mem is the in-process store (the failover's local store on Redis).
+	mem *memory.Store
 }
 
 // storeKinds are the stores every server test runs on.
@@ -100,7 +103,7 @@ func newFixture(t *testing.T, cfgText string, kind ...string) *fixture {
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	local := memory.New(memory.WithClock(f.clock.Now), memory.WithSweepInterval(0))
-	opts.Store = local
+	opts.Store, opts.Memory, f.mem = local, local, local
 	if len(kind) > 0 && kind[0] == "redis" {
 		rs := redistest.Standalone(t)
 		primary := redis.New(rs.Client(t), redis.WithTimeForTesting(f.clock.Now))
@@ -308,12 +311,19 @@ func TestAdminEndpoints(t *testing.T) {
 		for range 5 {
 			f.do(t, "GET", "/api/x", "", map[string]string{"X-API-Key": "demo-free-key"})
 		}
+		held := f.mem.Stats().Keys
+		if (kind == "memory") != (held > 0) {
+			t.Errorf("the in-process store holds %d states on %s", held, kind)
+		}
 		checks := map[string][]string{
 			"/healthz": {"ok"},
 			"/readyz":  {"ready"},
 			"/metrics": {`sluice_decisions_total{limit="per-minute",policy="free",result="allowed"} 3`,
 				`sluice_decisions_total{limit="per-minute",policy="free",result="limited"} 2`,
-				"sluice_decision_seconds_bucket", "sluice_near_limit_total 1", "sluice_degradation_level 0"},
+				"sluice_decision_seconds_bucket", "sluice_near_limit_total 1", "sluice_degradation_level 0",
+				fmt.Sprintf("sluice_memory_keys %d\n", held), "sluice_memory_evictions_total 0\n",
+				"sluice_memory_expirations_total 0\n", "sluice_memory_clock_late_ticks_total 0\n",
+				"sluice_memory_clock_max_lag_seconds 0\n"},
 			"/docs":           {`id="plan-table"`, "<strong>free</strong>", "POST /api/generate", "Retry-After", "quota-exceeded", "https://example.com/pricing"},
 			"/dashboard":      {`id="rate"`, "dashboard/data"},
 			"/dashboard/data": {`"refused":2`, `"limit":"per-minute"`, `"client":"api-key:`},

@@ -24,6 +24,9 @@ type OpenedStore struct {
 	// memory): their counters become metrics.
 	Failover *sluice.Failover
 	Cache    *sluice.OverLimitCache
+	// Memory is the in-process store: the store itself, or the failover's
+	// local store on Redis. Its counts become metrics.
+	Memory *memory.Store
 }
 
 // OpenStore builds the store cfg describes. The store outlives
@@ -38,7 +41,7 @@ func OpenStore(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 	switch cfg.Store.Type {
 	case "", "memory":
 		m := memory.New(append([]memory.Option{memory.WithMaxKeys(cfg.Store.MaxKeys)}, opts...)...)
-		return &OpenedStore{Store: m, Ready: func(context.Context) error { return nil }, Close: m.Close}, nil
+		return &OpenedStore{Store: m, Ready: func(context.Context) error { return nil }, Close: m.Close, Memory: m}, nil
 	case "redis":
 		return openRedis(cfg, log, opts...)
 	}

@@ -68,5 +68,6 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 		StoreDown: func() bool { return fo.Stats().Breaker != sluice.BreakerClosed },
 		Failover:  fo,
 		Cache:     cache,
+		Memory:    local,
 	}, nil
 }
