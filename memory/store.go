@@ -21,7 +21,7 @@ import (
 // call are atomic together; new keys, sliding logs and the store's upkeep
 // take the shards' mutexes, in a fixed order. Store is safe for concurrent
 // use. Its zero value is not usable: call New, and Close when done to stop
-// the background sweep.
+// the background sweep and the clock's ticker.
 type Store struct {
 	clock    *clock
 	hasher   keyHasher
@@ -203,9 +203,10 @@ func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) int64 {
 	c := &one[0]
 	h := s.keyHash(c.Key)
 	sh := &s.shards[s.shardIndex(h)]
-	// The clock is read before the entry is looked up: the clock's
-	// latency then overlaps the entry's cache miss (read after, it would
-	// wait for the miss and add to it: about 10 ns per decision at -cpu 2).
+	// The time is read before the entry is looked up: its latency (the
+	// ticker's cache line, or the clock for a limit that reads it) then
+	// overlaps the entry's cache miss (a clock read after it waited for
+	// the miss and added to it: about 10 ns per decision at -cpu 2).
 	// Two decisions on one key may so decide in the other order of their
 	// times, by the few nanoseconds one waits for the other's entry; the
 	// algorithms take a time behind the state's as no time passed.
