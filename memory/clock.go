@@ -29,9 +29,10 @@ type clock struct {
 	baseUS int64         // base in µs since sluice.Epoch
 	res    time.Duration // ticker period; 0: every read is exact
 
-	// cached is the ticker's last time as (µs since base + 1) << 1, with
-	// bit 0 set until a decision reads it (so the ticker can tell an idle
-	// store); 0 while no ticker runs.
+	// cached is the ticker's last time t (µs since sluice.Epoch) as t << 1,
+	// with bit 0 set once a decision has read it (so the ticker can tell an
+	// idle store); 0 while no ticker runs (a t of 0, 2020-01-01T00:00:00Z
+	// unread, reads as no ticker: the exact time is read instead).
 	cached atomic.Int64
 	closed atomic.Bool
 	stop   <-chan struct{} // closed by Store.Close
@@ -75,9 +76,10 @@ const lagShare = 256
 // a burst of 100: 100 units a millisecond, its whole burst) is decided at
 // the exact time, so the lag never adds more than that to a burst.
 func (c *clock) tolerates(l *sluice.Limit) bool {
-	q, w := l.Quantity(), l.Window()/time.Microsecond
-	hi, lo := bits.Mul64(uint64(q), uint64(c.res/time.Microsecond))
-	hi2, lo2 := bits.Mul64(uint64(w), uint64(max(1, l.Burst()/lagShare)))
+	// Quantity × res ≤ Window × max(1, Burst/lagShare), in 128 bits and
+	// nanoseconds: no division on the decision's path.
+	hi, lo := bits.Mul64(uint64(l.Quantity()), uint64(c.res))
+	hi2, lo2 := bits.Mul64(uint64(l.Window()), max(1, uint64(l.Burst())/lagShare))
 	return hi < hi2 || hi == hi2 && lo <= lo2
 }
 
@@ -85,15 +87,12 @@ func (c *clock) tolerates(l *sluice.Limit) bool {
 // the lagging time when every check's limit tolerates it, else the exact
 // time.
 func (c *clock) nowFor(checks []sluice.Check) (int64, bool) {
-	if c.res == 0 {
-		return c.exact(), false
-	}
 	for i := range checks {
-		if !c.tolerates(&checks[i].Limit) {
+		if !c.tolerates(&checks[i].Limit) { // every limit does when res is 0
 			return c.exact(), false
 		}
 	}
-	return c.now(), true
+	return c.now(), c.res > 0
 }
 
 // exact reads the time.
@@ -104,21 +103,29 @@ func (c *clock) exact() int64 { return c.read() }
 // may be behind an exact read made before it, by up to the lag; the
 // algorithms take a time behind a state's as no time passed.
 func (c *clock) now() int64 {
+	v := c.cached.Load()
+	if v&1 == 0 { // unread, or no ticker
+		v = c.nowSlow()
+	}
+	return v >> 1
+}
+
+// nowSlow is now when the ticker's time is unread or no ticker runs: it
+// returns the time as cached holds it.
+func (c *clock) nowSlow() int64 {
 	if v := c.cached.Load(); v != 0 {
-		if v&1 != 0 {
-			c.cached.CompareAndSwap(v, v&^1) // read: the store is not idle
-		}
-		return c.baseUS + v>>1 - 1
+		c.cached.CompareAndSwap(v, v|1) // read: the store is not idle
+		return v
 	}
 	t := c.exact()
-	if c.res > 0 && !c.closed.Load() && c.cached.CompareAndSwap(0, c.encode(t)) {
+	if c.res > 0 && t != 0 && !c.closed.Load() && c.cached.CompareAndSwap(0, c.encode(t)) {
 		go c.tick()
 	}
-	return t
+	return c.encode(t)
 }
 
 // encode is t as cached holds it, unread.
-func (c *clock) encode(t int64) int64 { return (max(t-c.baseUS, 0)+1)<<1 | 1 }
+func (c *clock) encode(t int64) int64 { return t << 1 }
 
 // tick writes the exact time into cached every res until the store closes
 // or has been idle for idleTicks ticks in a row; it then clears cached and
@@ -135,13 +142,13 @@ func (c *clock) tick() {
 		case <-t.C:
 		}
 		v := c.cached.Load()
-		if v&1 == 0 {
+		if v&1 != 0 {
 			idle = 0
 		} else if idle++; idle >= idleTicks && c.cached.CompareAndSwap(v, 0) {
 			return
 		}
 		now := c.exact()
-		c.observe(c.baseUS+v>>1-1, now)
+		c.observe(v>>1, now)
 		c.cached.Store(c.encode(now))
 	}
 }
