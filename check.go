@@ -116,7 +116,9 @@ type Decision struct {
 	// At is when the store decided, by the store's clock, to the
 	// microsecond (in the local time zone, as time.Now gives), for stores
 	// that report it (TimedStore: memory.Store does); the zero Time for
-	// the others. It has no monotonic clock reading.
+	// the others. It has no monotonic clock reading. memory.Store's
+	// default clock decides admissions at a time that may lag the exact
+	// one by about a millisecond (see memory.WithClockResolution).
 	At time.Time
 }
 
