@@ -1,6 +1,9 @@
 package sluice
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // A Store keeps the state of every (key, limit) and decides batches of checks
 // atomically. Implementations: package memory (in-process) and package redis
@@ -40,4 +43,16 @@ type Releaser interface {
 	// algorithms and zero leases are skipped; a lease that has already
 	// expired is ignored.
 	Release(ctx context.Context, checks []Check, leases []int64) error
+}
+
+// LimitKey returns l's name and algorithm: the pair a store keeps l's
+// states under (limits that share both share states). It reads them
+// through the pointer: each of Limit's value methods copies the whole
+// Limit (over 100 bytes), which shows on a store's per-decision path.
+func LimitKey(l *Limit) (name string, alg Algorithm) { return l.name, l.alg }
+
+// LimitRate returns l's Quantity, Window and Burst, read through the
+// pointer as LimitKey reads.
+func LimitRate(l *Limit) (quantity int64, window time.Duration, burst int64) {
+	return l.q, time.Duration(l.w) * time.Microsecond, l.b
 }

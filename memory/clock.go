@@ -78,8 +78,9 @@ const lagShare = 256
 func (c *clock) tolerates(l *sluice.Limit) bool {
 	// Quantity × res ≤ Window × max(1, Burst/lagShare), in 128 bits and
 	// nanoseconds: no division on the decision's path.
-	hi, lo := bits.Mul64(uint64(l.Quantity()), uint64(c.res))
-	hi2, lo2 := bits.Mul64(uint64(l.Window()), max(1, uint64(l.Burst())/lagShare))
+	q, w, b := sluice.LimitRate(l)
+	hi, lo := bits.Mul64(uint64(q), uint64(c.res))
+	hi2, lo2 := bits.Mul64(uint64(w), max(1, uint64(b)/lagShare))
 	return hi < hi2 || hi == hi2 && lo <= lo2
 }
 

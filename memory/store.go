@@ -520,7 +520,8 @@ func expiry(now int64, st *sluice.Status) int64 {
 // it is (a plan of up to 4 limits then moves nothing); one from the map
 // goes first, pushing out the last.
 func (sh *shard) table(l *sluice.Limit) *table {
-	k := tableKey{l.Name(), l.Algorithm()}
+	name, alg := sluice.LimitKey(l)
+	k := tableKey{name, alg}
 	for _, t := range &sh.recent {
 		if t != nil && t.key.is(k) {
 			return t
@@ -544,7 +545,8 @@ func (sh *shard) lookup(l *sluice.Limit) *listing {
 	if listed == nil {
 		return nil
 	}
-	k := tableKey{l.Name(), l.Algorithm()}
+	name, alg := sluice.LimitKey(l)
+	k := tableKey{name, alg}
 	for i := range *listed {
 		if i == maxListed {
 			break
