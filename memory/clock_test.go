@@ -335,3 +335,50 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestLaggingClockAdmitsExactlyTheBurstUnderContention: 8 goroutines spend
+// a per-hour limit of 1,000 on one key through the default, ticking clock,
+// half of their calls alone (decided at the ticker's time) and half beside
+// a limit too fast to tolerate the lag (decided at the exact time), while
+// refusals are decided again at the exact time. Over the second or so the
+// test runs the limit refills a fraction of a unit, so exactly its burst
+// must be admitted: mixing lagging and exact times never admits more.
+func TestLaggingClockAdmitsExactlyTheBurstUnderContention(t *testing.T) {
+	s := New(WithSweepInterval(0))
+	defer s.Close()
+	lim := sluice.NewLimiter(s)
+	hour := sluice.PerHour(1000).Named("hour")
+	fast := sluice.PerSecond(1_000_000).WithBurst(1000).Named("fast") // 1,000 units a ms: never lags
+	var admitted atomic.Int64
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			alone := []sluice.Check{{Key: "k", Limit: hour, Cost: 1}}
+			paired := []sluice.Check{{Key: "k", Limit: hour, Cost: 1}, {Key: "k", Limit: fast, Cost: 1}}
+			var d sluice.Decision
+			for i := range 5000 {
+				checks := alone
+				if (i+g)%2 == 0 {
+					checks = paired
+				}
+				if err := lim.AllowInto(context.Background(), &d, checks); err != nil {
+					t.Error(err)
+					return
+				}
+				if d.Allowed {
+					admitted.Add(1)
+				}
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	if got := admitted.Load(); got != 1000 {
+		t.Fatalf("admitted %d calls against a burst of 1,000", got)
+	}
+	if s.clock.cached.Load() == 0 {
+		t.Error("the ticker never ran: the test did not exercise the lagging time")
+	}
+}
