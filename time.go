@@ -17,7 +17,8 @@ var Epoch = time.Date(2020, time.January, 1, 0, 0, 0, 0, time.UTC)
 const Never = time.Duration(math.MaxInt64)
 
 // MicrosSinceEpoch converts t to microseconds since Epoch, rounding down.
-// Times more than about 292,000 years from Epoch saturate.
+// Times more than about 292 years from Epoch (before 1728, after 2312)
+// saturate: time.Duration holds no more.
 func MicrosSinceEpoch(t time.Time) int64 {
 	d := t.Sub(Epoch) // saturates at ±292 years
 	us := d / time.Microsecond

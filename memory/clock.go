@@ -74,7 +74,8 @@ const lagShare = 256
 // what l refills in one resolution, Quantity × res ÷ Window units, is at
 // most one unit or 1/lagShare of l's burst. A faster limit (100,000/s with
 // a burst of 100: 100 units a millisecond, its whole burst) is decided at
-// the exact time, so the lag never adds more than that to a burst.
+// the exact time, so that a resolution of lag never adds more than a unit
+// or 1/lagShare of a burst.
 func (c *clock) tolerates(l *sluice.Limit) bool {
 	// Quantity × res ≤ Window × max(1, Burst/lagShare), in 128 bits and
 	// nanoseconds: no division on the decision's path.
@@ -88,12 +89,15 @@ func (c *clock) tolerates(l *sluice.Limit) bool {
 // the lagging time when every check's limit tolerates it, else the exact
 // time.
 func (c *clock) nowFor(checks []sluice.Check) (int64, bool) {
+	if c.res == 0 {
+		return c.exact(), false
+	}
 	for i := range checks {
-		if !c.tolerates(&checks[i].Limit) { // every limit does when res is 0
+		if !c.tolerates(&checks[i].Limit) {
 			return c.exact(), false
 		}
 	}
-	return c.now(), c.res > 0
+	return c.now(), true
 }
 
 // exact reads the time.
@@ -104,28 +108,27 @@ func (c *clock) exact() int64 { return c.read() }
 // may be behind an exact read made before it, by up to the lag; the
 // algorithms take a time behind a state's as no time passed.
 func (c *clock) now() int64 {
-	v := c.cached.Load()
-	if v&1 == 0 { // unread, or no ticker
-		v = c.nowSlow()
+	if v := c.cached.Load(); v&1 != 0 { // read before: the common case
+		return v >> 1
 	}
-	return v >> 1
+	return c.nowSlow()
 }
 
-// nowSlow is now when the ticker's time is unread or no ticker runs: it
-// returns the time as cached holds it.
+// nowSlow is now when the ticker's time is unread or no ticker runs.
 func (c *clock) nowSlow() int64 {
 	if v := c.cached.Load(); v != 0 {
 		c.cached.CompareAndSwap(v, v|1) // read: the store is not idle
-		return v
+		return v >> 1
 	}
 	t := c.exact()
 	if c.res > 0 && t != 0 && !c.closed.Load() && c.cached.CompareAndSwap(0, c.encode(t)) {
 		go c.tick()
 	}
-	return c.encode(t)
+	return t
 }
 
-// encode is t as cached holds it, unread.
+// encode is t as cached holds it, unread (the shift cannot overflow:
+// sluice.MicrosSinceEpoch saturates near ±2^53).
 func (c *clock) encode(t int64) int64 { return t << 1 }
 
 // tick writes the exact time into cached every res until the store closes
