@@ -5,8 +5,9 @@ import (
 	"sync/atomic"
 )
 
-// A key is known by a 93-bit hash of its bytes (a 64-bit maphash value and
-// 29 bits of a second, independent hash: see keyHasher), not by the string
+// A key is known by a 93-bit hash of its bytes (64 bits from one seeded
+// lane of keyHasher and 29 from the other, independently seeded), not by
+// the string
 // itself: the table then holds no pointers, compares two integers instead of
 // chasing a string, and inserting a key allocates nothing. Two keys share
 // state only if both hashes collide — for a million keys held at once a

@@ -7,38 +7,57 @@ import (
 	"pgregory.net/rapid"
 )
 
-// The 29 bits of checkHash that an entry keeps are spread like a random
-// function's over keys that differ little (counters, IP addresses, keys
-// that differ in length only): about as many pairs collide as the birthday
-// bound predicts.
-func TestCheckHashSpreadsKeysThatDifferLittle(t *testing.T) {
+// The 29 bits of h2 that an entry keeps, and the bits of h1 that pick a
+// shard, are spread like a random function's over keys that differ little
+// (counters, IP addresses, keys that differ in length only, long keys that
+// differ in their middle): about as many pairs collide as the birthday
+// bound predicts, and the shards fill evenly.
+func TestKeyHashSpreadsKeysThatDifferLittle(t *testing.T) {
 	k := newKeyHasher()
 	families := map[string]func(i int) string{
 		"counter": func(i int) string { return fmt.Sprintf("key-%d", i) },
 		"ipv4":    func(i int) string { return fmt.Sprintf("10.%d.%d.%d", i>>16, i>>8&255, i&255) },
 		"zeros":   func(i int) string { return string(make([]byte, i%4096)) + fmt.Sprint(i/4096) },
 		"apikey":  func(i int) string { return fmt.Sprintf("sk_live_%032x", i) },
+		"middle":  func(i int) string { return fmt.Sprintf("tenant/%08d/user/0000000000000000000000000000", i) },
 	}
 	const n = 200_000
 	// Pairs among n keys expected to share 29 bits: n(n-1)/2 / 2^29.
 	expected := float64(n) * (n - 1) / 2 / (1 << 29)
 	for name, key := range families {
 		seen := make(map[uint64]int, n)
+		h1s := make(map[uint64]bool, n)
+		var shards [256]int
 		pairs := 0
 		for i := range n {
-			v := k.of(key(i)).h2
-			pairs += seen[v]
-			seen[v]++
+			h := k.of(key(i))
+			pairs += seen[h.h2]
+			seen[h.h2]++
+			h1s[h.h1] = true
+			shards[(h.h1>>1)&255]++
 		}
 		if float64(pairs) > 3*expected+10 {
 			t.Errorf("%s: %d pairs of %d keys share h2, a random function gives about %.0f", name, pairs, n, expected)
 		}
+		if len(h1s) != n { // 64 bits: a collision among 2×10^5 keys has odds of 10^-9
+			t.Errorf("%s: %d keys have only %d distinct h1", name, n, len(h1s))
+		}
+		// Chi-square over 256 shards, 255 degrees of freedom: above 400
+		// has odds below 10^-7 for a random function.
+		chi := 0.0
+		for _, c := range shards {
+			d := float64(c) - n/256.0
+			chi += d * d / (n / 256.0)
+		}
+		if chi > 400 {
+			t.Errorf("%s: shards filled unevenly (chi-square %.0f over 255 degrees of freedom)", name, chi)
+		}
 	}
 }
 
-// checkHash's kept bits depend on every byte and on the length: strings
-// that differ in one byte or by one byte at the end get different h2 (a
-// random function collides here once in 2^29 cases).
+// Both words of a key's identity depend on every byte and on the length:
+// strings that differ in one byte or by one byte at the end get different
+// h1 and different h2 (a random function collides here once in 2^29 cases).
 func TestPropertyKeyIdentityTellsNearKeysApart(t *testing.T) {
 	k := newKeyHasher()
 	rapid.Check(t, func(rt *rapid.T) {
@@ -52,8 +71,8 @@ func TestPropertyKeyIdentityTellsNearKeysApart(t *testing.T) {
 		} else {
 			other = s + string(rune(rapid.IntRange(0, 127).Draw(rt, "extra")))
 		}
-		if a, o := k.of(s), k.of(other); a.h2 == o.h2 {
-			rt.Fatalf("%q and %q share h2 %#x", s, other, a.h2)
+		if a, o := k.of(s), k.of(other); a.h2 == o.h2 || a.h1 == o.h1 {
+			rt.Fatalf("%q and %q share h1 %#x or h2 %#x", s, other, a.h1, a.h2)
 		}
 		if a := k.of(s); a.h1&1 != 1 || a.h2&^keyMask != 0 || a.h2&tagMark == 0 {
 			rt.Fatalf("identity %v of %q breaks the tag layout", a, s)

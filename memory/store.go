@@ -23,8 +23,12 @@ import (
 // use. Its zero value is not usable: call New, and Close when done to stop
 // the background sweep and the clock's ticker.
 type Store struct {
-	clock    *clock
-	hasher   keyHasher
+	clock  *clock
+	hasher keyHasher
+	// dir holds each shard's listings, side by side (8 bytes a shard): a
+	// decider reads one word of it, then the listing and the entry, where
+	// a pointer in each shard would cost a line of the shards' array.
+	dir      []atomic.Pointer[listings]
 	shards   []shard
 	mask     uint64
 	perShard int
@@ -51,13 +55,13 @@ func (k tableKey) is(o tableKey) bool {
 }
 
 type shard struct {
-	// listed holds the shard's tables in the order they were made, with
-	// their arrays, for deciders without mu (who look through the first
-	// maxListed); it is replaced whole, under mu, when a table comes, goes
-	// or moves to a new array.
-	listed atomic.Pointer[[]listing]
+	// listed is the shard's slot of Store.dir: the first maxListed of its
+	// tables, with their arrays, for deciders without mu. It is replaced
+	// whole, under mu, when a table comes, goes or moves to a new array.
+	listed *atomic.Pointer[listings]
 	mu     sync.Mutex
 	tables map[tableKey]*table
+	order  []*table  // the tables in the order they were made
 	recent [4]*table // the tables of recent checks, most recently added first
 	keys   int
 	// soonest is a lower bound of the expiry of every state held (µs); a
@@ -65,17 +69,23 @@ type shard struct {
 	// sweepGap, so that a flood of live keys does not make every insert
 	// scan the shard.
 	soonest, swept int64
-	_              [48]byte // 128 bytes: shards on separate cache lines (TestShardFillsWholeCacheLines)
+	_              [24]byte // 128 bytes: shards on separate cache lines (TestShardFillsWholeCacheLines)
 }
 
-// listing is a table as deciders without the shard's mutex find it: its
-// key and array side by side, so that a decision reads no more than the
-// shard, the listing and the entry.
+// listings are a shard's tables as deciders without the shard's mutex find
+// them: the first listing's key and array share the first cache line (the
+// value is 64-byte aligned: its size class is a multiple of 64), so that a
+// decision reads Store.dir, that line and the entry.
+type listings struct {
+	n  int
+	ls [maxListed]listing
+}
+
+// listing is one table in listings.
 type listing struct {
 	key  tableKey
 	kind stateKind
 	arr  array
-	t    *table
 }
 
 // maxListed is how many of a shard's tables a decider without the mutex
@@ -121,6 +131,7 @@ func New(opts ...Option) *Store {
 	s := &Store{
 		clock:    newClock(o.clock, o.resolution, stop),
 		hasher:   newKeyHasher(),
+		dir:      make([]atomic.Pointer[listings], n),
 		shards:   make([]shard, n),
 		mask:     uint64(n - 1),
 		perShard: o.maxKeys / n, // rounded down: together never above maxKeys
@@ -129,6 +140,7 @@ func New(opts ...Option) *Store {
 	}
 	for i := range s.shards {
 		s.shards[i].tables = make(map[tableKey]*table)
+		s.shards[i].listed = &s.dir[i]
 	}
 	if o.sweepInterval > 0 {
 		go s.sweepEvery(o.sweepInterval)
@@ -202,7 +214,7 @@ func (s *Store) ApplyTimed(ctx context.Context, checks []sluice.Check, out []slu
 func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) int64 {
 	c := &one[0]
 	h := s.keyHash(c.Key)
-	sh := &s.shards[s.shardIndex(h)]
+	i := s.shardIndex(h)
 	// The time is read before the entry is looked up: its latency (the
 	// ticker's cache line, or the clock for a limit that reads it) then
 	// overlaps the entry's cache miss (a clock read after it waited for
@@ -211,7 +223,7 @@ func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) int64 {
 	// times, by the few nanoseconds one waits for the other's entry; the
 	// algorithms take a time behind the state's as no time passed.
 	now, lagged := s.clock.nowFor(one)
-	if ls := sh.lookup(&c.Limit); ls != nil && ls.kind != kindLog {
+	if ls := s.lookup(i, &c.Limit); ls != nil && ls.kind != kindLog {
 		if slot, ok := find(ls.arr.es, h); ok {
 			e := &ls.arr.es[slot]
 			if tag, ok := e.acquire(h); ok {
@@ -232,7 +244,7 @@ func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) int64 {
 			}
 		}
 	}
-	return s.applyOneLocked(one, out, h, sh)
+	return s.applyOneLocked(one, out, h, &s.shards[i])
 }
 
 // applyOneLocked decides a call of one check, of h in sh, under the
@@ -321,7 +333,7 @@ type heldCheck struct {
 func (s *Store) applyManyHeld(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, held []heldCheck, states []sluice.State) (int64, bool) {
 	now, lagged := s.clock.nowFor(checks) // before the entries, as in applyOne
 	for i := range checks {
-		ls := s.shards[idx[i]].lookup(&checks[i].Limit)
+		ls := s.lookup(idx[i], &checks[i].Limit)
 		if ls == nil || ls.kind == kindLog {
 			return 0, false
 		}
@@ -531,50 +543,55 @@ func (sh *shard) table(l *sluice.Limit) *table {
 	if t == nil {
 		t = newTable(*l)
 		sh.tables[k] = t
-		sh.list(t, nil)
+		sh.order = append(sh.order, t)
+		sh.list()
 	}
 	copy(sh.recent[1:], sh.recent[:len(sh.recent)-1])
 	sh.recent[0] = t
 	return t
 }
 
-// lookup returns the shard's listing of the table for l, or nil if it has
+// lookup returns shard i's listing of the table for l, or nil if it has
 // none among the first maxListed; it needs no mutex.
-func (sh *shard) lookup(l *sluice.Limit) *listing {
-	listed := sh.listed.Load()
-	if listed == nil {
+func (s *Store) lookup(i uint32, l *sluice.Limit) *listing {
+	ls := s.dir[i].Load()
+	if ls == nil {
 		return nil
 	}
 	name, alg := sluice.LimitKey(l)
 	k := tableKey{name, alg}
-	for i := range *listed {
-		if i == maxListed {
-			break
-		}
-		if ls := &(*listed)[i]; ls.key.is(k) {
+	for j := range min(ls.n, maxListed) {
+		if ls := &ls.ls[j]; ls.key.is(k) {
 			return ls
 		}
 	}
 	return nil
 }
 
-// list lists the shard's tables again, with add (if not nil) added and drop
-// (if not nil) taken away; the caller holds sh.mu and calls it whenever a
-// table comes, goes or moves to a new array.
-func (sh *shard) list(add, drop *table) {
-	var next []listing
-	if old := sh.listed.Load(); old != nil {
-		next = make([]listing, 0, len(*old)+1)
-		for _, ls := range *old {
-			if ls.t != drop {
-				next = append(next, listing{ls.key, ls.kind, ls.t.arr, ls.t})
-			}
+// list lists the shard's first maxListed tables again; the caller holds
+// sh.mu and calls it whenever a table comes, goes or moves to a new array.
+func (sh *shard) list() {
+	next := new(listings)
+	for _, t := range sh.order {
+		if next.n == maxListed {
+			break
+		}
+		next.ls[next.n] = listing{t.key, t.kind, t.arr}
+		next.n++
+	}
+	sh.listed.Store(next)
+}
+
+// drop forgets t, which has left sh.tables, from the shard's order and
+// listings.
+func (sh *shard) drop(t *table) {
+	for i, o := range sh.order {
+		if o == t {
+			sh.order = append(sh.order[:i], sh.order[i+1:]...)
+			break
 		}
 	}
-	if add != nil {
-		next = append(next, listing{add.key, add.kind, add.arr, add})
-	}
-	sh.listed.Store(&next)
+	sh.list()
 }
 
 // insert adds h to t, first making room if the shard is full. The states
@@ -591,7 +608,7 @@ func (sh *shard) insert(s *Store, t *table, h hash, st *sluice.State, exp, now i
 		}
 	}
 	if t.insert(h, st, exp) {
-		sh.list(nil, nil)
+		sh.list()
 	}
 	sh.keys++
 	sh.soonest = min(sh.soonest, exp)

@@ -54,7 +54,7 @@ func (sh *shard) sweep(now int64, compact bool) int {
 		case !compact:
 		case t.n == 0:
 			delete(sh.tables, k)
-			sh.list(nil, t)
+			sh.drop(t)
 			for i, r := range sh.recent {
 				if r == t {
 					sh.recent[i] = nil // a table out of the map must not take new keys
@@ -62,7 +62,7 @@ func (sh *shard) sweep(now int64, compact bool) int {
 			}
 		default:
 			if t.compact() {
-				sh.list(nil, nil)
+				sh.list()
 			}
 		}
 	}
