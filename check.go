@@ -122,6 +122,19 @@ type Decision struct {
 	At time.Time
 }
 
+// decideOne is decide for one check c with status st.
+func (d *Decision) decideOne(c *Check, st *Status) {
+	d.Allowed = st.Allowed || c.Limit.shadow
+	d.Violated = d.Violated[:0]
+	d.RetryAfter = 0
+	if !d.Allowed {
+		d.Violated = append(d.Violated, c.Limit.name)
+		d.RetryAfter = st.RetryAfter
+	}
+	d.Limit = c.Limit
+	d.Remaining, d.ResetAfter, d.Delay = st.Remaining, st.ResetAfter, st.Delay
+}
+
 // decide fills d from the per-check statuses.
 func (d *Decision) decide(checks []Check, statuses []Status) {
 	d.Allowed = true
