@@ -73,9 +73,10 @@ type shard struct {
 }
 
 // listings are a shard's tables as deciders without the shard's mutex find
-// them: the first listing's key and array share the first cache line (the
-// value is 64-byte aligned: its size class is a multiple of 64), so that a
-// decision reads Store.dir, that line and the entry.
+// them: the first listing's key and array share the first cache line, so
+// that a decision reads Store.dir, that line and the entry. (Listings take
+// 488 bytes, which the allocator places at a multiple of 512 with no header
+// before them: TestShardFillsWholeCacheLines.)
 type listings struct {
 	n  int
 	ls [maxListed]listing
@@ -90,8 +91,9 @@ type listing struct {
 
 // maxListed is how many of a shard's tables a decider without the mutex
 // looks through for its limit's; a check of a later table is decided under
-// the mutex (a store rarely holds more limit names than this).
-const maxListed = 8
+// the mutex (a store rarely holds more limit names than this: a plan's
+// per-second, per-minute and per-day limits and a global one are four).
+const maxListed = 6
 
 // sweepGap is the least time between two on-demand sweeps of a shard (µs).
 const sweepGap = 1000

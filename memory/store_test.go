@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -332,5 +333,61 @@ func TestKeysComeBackAfterTheSweepDropsTheirTable(t *testing.T) {
 	clock.Advance(2 * time.Minute)
 	if n := s.Sweep(); n != 2 {
 		t.Errorf("the second Sweep forgot %d states, want 2: states kept where the sweep cannot see them", n)
+	}
+}
+
+// A shard with more limit names than a decider without its mutex looks
+// through (6) still decides every one exactly, alone and together, from
+// several goroutines: the later tables are decided under the mutex.
+func TestMoreLimitNamesThanListedDecideExactly(t *testing.T) {
+	_, lim, _ := newStore(t, memory.WithShards(1))
+	const names, burst = 10, 50
+	limits := make([]sluice.Limit, names)
+	for i := range limits {
+		limits[i] = sluice.GCRA(burst, time.Hour).Named(fmt.Sprintf("l%d", i))
+	}
+	var admitted [names]atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			var d sluice.Decision
+			for n := range 3 * burst {
+				i := (g + n) % names
+				checks := []sluice.Check{{Key: "k", Limit: limits[i], Cost: 1}}
+				if n%3 == 0 { // with its neighbour, all or nothing
+					checks = append(checks, sluice.Check{Key: "k", Limit: limits[(i+1)%names], Cost: 1})
+				}
+				if err := lim.AllowInto(ctx, &d, checks); err != nil {
+					t.Error(err)
+					return
+				}
+				if d.Allowed {
+					for _, c := range checks {
+						admitted[slices.Index(limits, c.Limit)].Add(1)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	ctx := context.Background()
+	for i, l := range limits {
+		// Spend what is left one by one: every limit ends at exactly its burst.
+		for {
+			d, err := lim.Allow(ctx, sluice.Check{Key: "k", Limit: l, Cost: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !d.Allowed {
+				break
+			}
+			admitted[i].Add(1)
+		}
+		if got := admitted[i].Load(); got != burst {
+			t.Errorf("%s admitted %d, want exactly %d", l.Name(), got, burst)
+		}
 	}
 }

@@ -102,10 +102,24 @@ func sameWords(kind stateKind, a, b sluice.State) bool {
 	return len(a.Log) == len(b.Log) && (len(a.Log) == 0 || a.Log[0] == b.Log[0])
 }
 
-// A shard takes whole cache lines, so that deciders reading one shard's
-// listing never share a line with another shard's mutex.
+// A shard takes whole cache lines, so that two shards' mutexes never share
+// one; a shard's listings start on a line, so that a decision finds its
+// first table's key and array in one.
 func TestShardFillsWholeCacheLines(t *testing.T) {
 	if n := unsafe.Sizeof(shard{}); n%64 != 0 {
 		t.Errorf("a shard is %d bytes, not a multiple of 64", n)
+	}
+	if n := unsafe.Sizeof(listings{}); n > 512 || n <= 448 {
+		t.Errorf("listings are %d bytes: the allocator places only 449 to 512 at a multiple of 512 with no header", n)
+	}
+	keep := make([]*listings, 64)
+	for i := range keep {
+		keep[i] = new(listings)
+		if at := uintptr(unsafe.Pointer(keep[i])); at%64 != 0 {
+			t.Fatalf("listings at %#x, not on a cache line", at)
+		}
+	}
+	if end := unsafe.Offsetof(listings{}.ls) + unsafe.Offsetof(listing{}.arr) + unsafe.Sizeof([]entry{}); end > 64 {
+		t.Errorf("the first listing's key and entries end at byte %d, past the first line", end)
 	}
 }
