@@ -12,9 +12,10 @@ import (
 // arrival time (GCRA's whole state), in an array indexed by the key's hash
 // with room to spare (load factor ½), so that no probe ever goes further.
 type floorTable struct {
-	seed  maphash.Seed
-	clock *tickClock
-	slots []floorSlot
+	seed            maphash.Seed
+	clock           *tickClock
+	interval, burst int64 // ns: Rate per second with a burst of Rate
+	slots           []floorSlot
 }
 
 type floorSlot struct {
@@ -24,9 +25,21 @@ type floorSlot struct {
 
 func newFloorTable(keys []string) *floorTable {
 	t := &floorTable{seed: maphash.MakeSeed(), clock: newTickClock(), slots: make([]floorSlot, 2*len(keys))}
+	t.interval, t.burst = rateInterval()
 	placeKeys(t.seed, keys, t.slots, func(s *floorSlot) *atomic.Uint64 { return &s.fp })
 	return t
 }
+
+// rateInterval returns the emission interval and burst (ns) of Rate per
+// second with a burst of Rate, the limit every peer enforces.
+func rateInterval() (interval, burst int64) {
+	interval = int64(time.Second) / Rate
+	return interval, interval * Rate
+}
+
+// neverRefuse makes a floor's limit a billion a second with a burst of a
+// billion: it admits every request of a benchmark (see BenchmarkInCache).
+func neverRefuse(interval, burst *int64) { *interval, *burst = 1, int64(time.Second) }
 
 // placeKeys writes the fingerprint of every key (its maphash under seed, low
 // bit set) into the first free slot from its hash on, by linear probing; fp
@@ -50,8 +63,6 @@ func placeKeys[S any](seed maphash.Seed, keys []string, slots []S, fp func(*S) *
 func (t *floorTable) allow(key string) bool {
 	h := maphash.String(t.seed, key) | 1
 	now := t.clock.now()
-	const interval = int64(time.Second) / Rate
-	const burst = interval * Rate
 	i := h % uint64(len(t.slots))
 	for t.slots[i].fp.Load() != h {
 		i = (i + 1) % uint64(len(t.slots))
@@ -59,8 +70,8 @@ func (t *floorTable) allow(key string) bool {
 	s := &t.slots[i]
 	for {
 		tat := s.tat.Load()
-		next := max(tat, now) + interval
-		if next-now > burst {
+		next := max(tat, now) + t.interval
+		if next-now > t.burst {
 			return false
 		}
 		if s.tat.CompareAndSwap(tat, next) {
@@ -173,9 +184,10 @@ func TestFloorLimits(t *testing.T) {
 // taken with a compare-and-swap and let go with a store. 32-byte slots, so
 // no slot straddles two cache lines.
 type lockedFloorTable struct {
-	seed  maphash.Seed
-	clock *tickClock
-	slots []lockedFloorSlot
+	seed            maphash.Seed
+	clock           *tickClock
+	interval, burst int64 // ns, as floorTable's
+	slots           []lockedFloorSlot
 }
 
 type lockedFloorSlot struct {
@@ -185,6 +197,7 @@ type lockedFloorSlot struct {
 
 func newLockedFloorTable(keys []string) *lockedFloorTable {
 	t := &lockedFloorTable{seed: maphash.MakeSeed(), clock: newTickClock(), slots: make([]lockedFloorSlot, 2*len(keys))}
+	t.interval, t.burst = rateInterval()
 	placeKeys(t.seed, keys, t.slots, func(s *lockedFloorSlot) *atomic.Uint64 { return &s.fp })
 	return t
 }
@@ -192,8 +205,6 @@ func newLockedFloorTable(keys []string) *lockedFloorTable {
 func (t *lockedFloorTable) allow(key string) bool {
 	h := maphash.String(t.seed, key) | 1
 	now := t.clock.now()
-	const interval = int64(time.Second) / Rate
-	const burst = interval * Rate
 	i := h % uint64(len(t.slots))
 	for t.slots[i].fp.Load() != h {
 		i = (i + 1) % uint64(len(t.slots))
@@ -201,8 +212,8 @@ func (t *lockedFloorTable) allow(key string) bool {
 	s := &t.slots[i]
 	for !s.lock.CompareAndSwap(0, 1) {
 	}
-	next := max(s.tat, now) + interval
-	ok := next-now <= burst
+	next := max(s.tat, now) + t.interval
+	ok := next-now <= t.burst
 	if ok {
 		s.tat, s.frac = next, 0
 	}
