@@ -100,6 +100,14 @@ func (c *clock) nowFor(checks []sluice.Check) (int64, bool) {
 	return c.now(), true
 }
 
+// nowForOne is nowFor of a call of one check, of limit l.
+func (c *clock) nowForOne(l *sluice.Limit) (int64, bool) {
+	if c.res == 0 || !c.tolerates(l) {
+		return c.exact(), false
+	}
+	return c.now(), true
+}
+
 // exact reads the time.
 func (c *clock) exact() int64 { return c.read() }
 

@@ -204,18 +204,57 @@ func (s *Store) ApplyTimed(ctx context.Context, checks []sluice.Check, out []slu
 		return 0, fmt.Errorf("memory store: %w", err)
 	}
 	if len(checks) == 1 {
-		return s.applyOne(checks[:1], out), nil
+		h := s.keyHash(checks[0].Key)
+		if now, ok := s.applyHeld(checks[:1], out, h); ok {
+			return now, nil
+		}
+		return s.applyOne(checks[:1], out, h), nil
 	}
 	return s.applyMany(checks, out), nil
 }
 
-// applyOne decides a call of one check and returns its time. A key the
-// shard holds is decided holding its entry only, without the shard's mutex;
-// a new key, a sliding log, or an entry the mutex's holder is busy with, is
-// decided under the mutex.
-func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) int64 {
+// applyHeld decides a call of one check, of key hash h, holding its entry
+// only, when the state is in the first table its shard lists and the entry
+// is free for the taking: a key the store holds, under a plan's first limit
+// in that shard, the common case. It reports false, having changed
+// nothing, otherwise (applyOne then decides).
+func (s *Store) applyHeld(one []sluice.Check, out []sluice.Status, h hash) (int64, bool) {
 	c := &one[0]
-	h := s.keyHash(c.Key)
+	ls := s.dir[s.shardIndex(h)].Load()
+	if ls == nil || ls.n == 0 {
+		return 0, false
+	}
+	first := &ls.ls[0]
+	name, alg := sluice.LimitKey(&c.Limit)
+	if first.kind == kindLog || !first.key.is(tableKey{name, alg}) {
+		return 0, false
+	}
+	now, lagged := s.clock.nowForOne(&c.Limit) // before the entry: see applyOne
+	slot, ok := find(first.arr.es, h)
+	if !ok {
+		return 0, false
+	}
+	e := &first.arr.es[slot]
+	tag, ok := e.acquire(h)
+	if !ok {
+		return 0, false
+	}
+	// A bucket admitting at once, without DecideBatch's generality;
+	// AdmitOne declines the rest, having written nothing.
+	if first.kind != kindTAB && c.Limit.AdmitOne(&e.t, &e.a, now, c.Cost, &out[0]) {
+		e.release(h.tag(expiry(now, &out[0])))
+		return now, true
+	}
+	return s.decideHeld(one, out, h, first, slot, tag, now, lagged), true
+}
+
+// applyOne decides a call of one check, of key hash h, that applyHeld did
+// not, and returns its time. A key the shard holds (in a later table than
+// applyHeld looks at) is decided holding its entry only, without the
+// shard's mutex; a new key, a sliding log, or an entry the mutex's holder is
+// busy with, is decided under the mutex.
+func (s *Store) applyOne(one []sluice.Check, out []sluice.Status, h hash) int64 {
+	c := &one[0]
 	i := s.shardIndex(h)
 	// The time is read before the entry is looked up: its latency (the
 	// ticker's cache line, or the clock for a limit that reads it) then
@@ -224,29 +263,36 @@ func (s *Store) applyOne(one []sluice.Check, out []sluice.Status) int64 {
 	// Two decisions on one key may so decide in the other order of their
 	// times, by the few nanoseconds one waits for the other's entry; the
 	// algorithms take a time behind the state's as no time passed.
-	now, lagged := s.clock.nowFor(one)
+	now, lagged := s.clock.nowForOne(&c.Limit)
 	if ls := s.lookup(i, &c.Limit); ls != nil && ls.kind != kindLog {
 		if slot, ok := find(ls.arr.es, h); ok {
 			e := &ls.arr.es[slot]
 			if tag, ok := e.acquire(h); ok {
-				var states [1]sluice.State
-				ls.arr.read(ls.kind, slot, &states[0])
-				changed := sluice.DecideBatch(one, states[:], now, out)
-				if lagged && refused(out) {
-					now = s.clock.exact()
-					ls.arr.read(ls.kind, slot, &states[0])
-					changed = sluice.DecideBatch(one, states[:], now, out)
-				}
-				if changed {
-					ls.arr.write(ls.kind, slot, &states[0])
-					tag = h.tag(expiry(now, &out[0]))
-				}
-				e.release(tag)
-				return now
+				return s.decideHeld(one, out, h, ls, slot, tag, now, lagged)
 			}
 		}
 	}
 	return s.applyOneLocked(one, out, h, &s.shards[i])
+}
+
+// decideHeld decides a call of one check whose entry, slot of ls, the
+// caller holds (taken with tag) at now, and lets the entry go.
+func (s *Store) decideHeld(one []sluice.Check, out []sluice.Status, h hash, ls *listing, slot int, tag uint64, now int64, lagged bool) int64 {
+	e := &ls.arr.es[slot]
+	var states [1]sluice.State
+	ls.arr.read(ls.kind, slot, &states[0])
+	changed := sluice.DecideBatch(one, states[:], now, out)
+	if lagged && refused(out) {
+		now = s.clock.exact()
+		ls.arr.read(ls.kind, slot, &states[0])
+		changed = sluice.DecideBatch(one, states[:], now, out)
+	}
+	if changed {
+		ls.arr.write(ls.kind, slot, &states[0])
+		tag = h.tag(expiry(now, &out[0]))
+	}
+	e.release(tag)
+	return now
 }
 
 // applyOneLocked decides a call of one check, of h in sh, under the
