@@ -19,14 +19,7 @@ func (l *Limit) AdmitOne(t, w *int64, now, cost int64, st *Status) bool {
 		return false
 	}
 	now = clampTime(now)
-	s := State{T: *t}
-	gcra := l.alg == AlgorithmGCRA
-	if gcra {
-		s.B = *w
-	} else {
-		s.A = *w
-	}
-	base, missing := l.bucketLoad(&s, now)
+	base, missing := l.bucketLoadWords(*t, *w, now)
 	capT := l.b * l.rw
 	after := missing + cost*l.rw // cost ≤ b: no overflow (see bucket)
 	if after > capT {
@@ -41,7 +34,7 @@ func (l *Limit) AdmitOne(t, w *int64, now, cost int64, st *Status) bool {
 	if rest != 0 {
 		full++
 	}
-	if gcra {
+	if l.alg == AlgorithmGCRA {
 		*t, *w = base+us, rest+1
 	} else {
 		*t, *w = base, after

@@ -85,12 +85,21 @@ func (l *Limit) view(v *verdict, ahead, m, capT int64) {
 // parameters, except GCRA's debt after a clock step back, which may pass
 // limit (by at most two units' worth of ticks).
 func (l *Limit) bucketLoad(s *State, now int64) (base, missing int64) {
-	last := clampTime(s.T)
 	if l.alg == AlgorithmGCRA {
-		if s.B <= 0 {
+		return l.bucketLoadWords(s.T, s.B, now)
+	}
+	return l.bucketLoadWords(s.T, s.A, now)
+}
+
+// bucketLoadWords is bucketLoad of the state's two words: T, and B for
+// GCRA or A for the token and leaky buckets (w).
+func (l *Limit) bucketLoadWords(t, w, now int64) (base, missing int64) {
+	last := clampTime(t)
+	if l.alg == AlgorithmGCRA {
+		if w <= 0 {
 			return now, 0 // the zero State
 		}
-		frac := min(s.B-1, l.rq-1)
+		frac := min(w-1, l.rq-1)
 		if last < now || last == now && frac == 0 {
 			return now, 0 // TAT passed
 		}
@@ -104,7 +113,7 @@ func (l *Limit) bucketLoad(s *State, now int64) (base, missing int64) {
 		}
 		return now, (last-now)*l.rq + frac
 	}
-	missing = min(max(s.A, 0), l.limitTicks())
+	missing = min(max(w, 0), l.limitTicks())
 	if missing == 0 {
 		return now, 0
 	}

@@ -26,6 +26,11 @@ type Check struct {
 	Cost  int64
 }
 
+// valid reports whether validate returns nil, cheaply enough to inline.
+func (c *Check) valid() bool {
+	return c.Key != "" && len(c.Key) <= MaxKeyLen && c.Cost >= 0 && c.Limit.err == nil && c.Limit.q != 0
+}
+
 // validate reports why c cannot be decided.
 func (c *Check) validate() error {
 	switch {

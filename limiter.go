@@ -66,8 +66,8 @@ func (l *Limiter) AllowInto(ctx context.Context, d *Decision, checks []Check) er
 // loops.
 func (l *Limiter) allowOne(ctx context.Context, d *Decision, checks []Check) error {
 	c := &checks[0]
-	if err := c.validate(); err != nil {
-		return fmt.Errorf("check 0: %w", err)
+	if !c.valid() {
+		return fmt.Errorf("check 0: %w", c.validate())
 	}
 	if cap(d.Statuses) < 1 {
 		d.Statuses = make([]Status, 1)
