@@ -208,54 +208,34 @@ func (s *Store) ApplyTimed(ctx context.Context, checks []sluice.Check, out []slu
 		if now, ok := s.applyHeld(checks[:1], out, h); ok {
 			return now, nil
 		}
-		return s.applyOne(checks[:1], out, h), nil
+		return s.applyOneLocked(checks[:1], out, h, &s.shards[s.shardIndex(h)]), nil
 	}
 	return s.applyMany(checks, out), nil
 }
 
 // applyHeld decides a call of one check, of key hash h, holding its entry
-// only, when the state is in the first table its shard lists and the entry
-// is free for the taking: a key the store holds, under a plan's first limit
-// in that shard, the common case. It reports false, having changed
-// nothing, otherwise (applyOne then decides).
+// only: a key the store holds, in a table its shard lists, whose entry is
+// free for the taking, the common case. It reports false, having changed
+// nothing, otherwise (a new key, a sliding log, an entry the shard's owner
+// holds): ApplyTimed then decides under the shard's mutex.
 func (s *Store) applyHeld(one []sluice.Check, out []sluice.Status, h hash) (int64, bool) {
 	c := &one[0]
-	ls := s.dir[s.shardIndex(h)].Load()
+	i := s.shardIndex(h)
+	ls := s.dir[i].Load()
 	if ls == nil || ls.n == 0 {
 		return 0, false
 	}
-	first := &ls.ls[0]
-	name, alg := sluice.LimitKey(&c.Limit)
-	if first.kind == kindLog || !first.key.is(tableKey{name, alg}) {
+	// The shard's first table, most often the check's, is compared here;
+	// lookup goes through the others.
+	l := &ls.ls[0]
+	if name, alg := sluice.LimitKey(&c.Limit); !l.key.is(tableKey{name, alg}) {
+		if l = s.lookup(i, &c.Limit); l == nil {
+			return 0, false
+		}
+	}
+	if l.kind == kindLog {
 		return 0, false
 	}
-	now, lagged := s.clock.nowForOne(&c.Limit) // before the entry: see applyOne
-	slot, ok := find(first.arr.es, h)
-	if !ok {
-		return 0, false
-	}
-	e := &first.arr.es[slot]
-	tag, ok := e.acquire(h)
-	if !ok {
-		return 0, false
-	}
-	// A bucket admitting at once, without DecideBatch's generality;
-	// AdmitOne declines the rest, having written nothing.
-	if first.kind != kindTAB && c.Limit.AdmitOne(&e.t, &e.a, now, c.Cost, &out[0]) {
-		e.release(h.tag(expiry(now, &out[0])))
-		return now, true
-	}
-	return s.decideHeld(one, out, h, first, slot, tag, now, lagged), true
-}
-
-// applyOne decides a call of one check, of key hash h, that applyHeld did
-// not, and returns its time. A key the shard holds (in a later table than
-// applyHeld looks at) is decided holding its entry only, without the
-// shard's mutex; a new key, a sliding log, or an entry the mutex's holder is
-// busy with, is decided under the mutex.
-func (s *Store) applyOne(one []sluice.Check, out []sluice.Status, h hash) int64 {
-	c := &one[0]
-	i := s.shardIndex(h)
 	// The time is read before the entry is looked up: its latency (the
 	// ticker's cache line, or the clock for a limit that reads it) then
 	// overlaps the entry's cache miss (a clock read after it waited for
@@ -264,15 +244,22 @@ func (s *Store) applyOne(one []sluice.Check, out []sluice.Status, h hash) int64 
 	// times, by the few nanoseconds one waits for the other's entry; the
 	// algorithms take a time behind the state's as no time passed.
 	now, lagged := s.clock.nowForOne(&c.Limit)
-	if ls := s.lookup(i, &c.Limit); ls != nil && ls.kind != kindLog {
-		if slot, ok := find(ls.arr.es, h); ok {
-			e := &ls.arr.es[slot]
-			if tag, ok := e.acquire(h); ok {
-				return s.decideHeld(one, out, h, ls, slot, tag, now, lagged)
-			}
-		}
+	slot, ok := find(l.arr.es, h)
+	if !ok {
+		return 0, false
 	}
-	return s.applyOneLocked(one, out, h, &s.shards[i])
+	e := &l.arr.es[slot]
+	tag, ok := e.acquire(h)
+	if !ok {
+		return 0, false
+	}
+	// A bucket admitting at once, without DecideBatch's generality;
+	// AdmitOne declines the rest, having written nothing.
+	if l.kind != kindTAB && c.Limit.AdmitOne(&e.t, &e.a, now, c.Cost, &out[0]) {
+		e.release(h.tag(expiry(now, &out[0])))
+		return now, true
+	}
+	return s.decideHeld(one, out, h, l, slot, tag, now, lagged), true
 }
 
 // decideHeld decides a call of one check whose entry, slot of ls, the
@@ -377,9 +364,9 @@ type heldCheck struct {
 
 // applyManyHeld decides checks holding their entries only, and reports
 // false, having changed nothing, when one of them is not to be decided so
-// (see applyOne). held and states are scratch space of len(checks).
+// (see applyHeld). held and states are scratch space of len(checks).
 func (s *Store) applyManyHeld(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, held []heldCheck, states []sluice.State) (int64, bool) {
-	now, lagged := s.clock.nowFor(checks) // before the entries, as in applyOne
+	now, lagged := s.clock.nowFor(checks) // before the entries, as in applyHeld
 	for i := range checks {
 		ls := s.lookup(idx[i], &checks[i].Limit)
 		if ls == nil || ls.kind == kindLog {
