@@ -5,7 +5,6 @@ package memory
 
 import (
 	"context"
-	"fmt"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -193,129 +192,6 @@ func (s *Store) shardIndex(h hash) uint32 { return uint32((h.h1 >> 1) & s.mask) 
 func (s *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
 	_, err := s.ApplyTimed(ctx, checks, out)
 	return err
-}
-
-// ApplyTimed implements sluice.TimedStore: it is Apply, also returning the
-// time of the decision in µs since sluice.Epoch, by the store's clock (the
-// one of WithClock, else the wall time at New plus the monotonic time
-// since).
-func (s *Store) ApplyTimed(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("memory store: %w", err)
-	}
-	if len(checks) == 1 {
-		h := s.keyHash(checks[0].Key)
-		if now, ok := s.applyHeld(checks[:1], out, h); ok {
-			return now, nil
-		}
-		return s.applyOneLocked(checks[:1], out, h, &s.shards[s.shardIndex(h)]), nil
-	}
-	return s.applyMany(checks, out), nil
-}
-
-// applyHeld decides a call of one check, of key hash h, holding its entry
-// only: a key the store holds, in a table its shard lists, whose entry is
-// free for the taking, the common case. It reports false, having changed
-// nothing, otherwise (a new key, a sliding log, an entry the shard's owner
-// holds): ApplyTimed then decides under the shard's mutex.
-func (s *Store) applyHeld(one []sluice.Check, out []sluice.Status, h hash) (int64, bool) {
-	c := &one[0]
-	i := s.shardIndex(h)
-	ls := s.dir[i].Load()
-	if ls == nil || ls.n == 0 {
-		return 0, false
-	}
-	// The shard's first table, most often the check's, is compared here;
-	// lookup goes through the others.
-	l := &ls.ls[0]
-	if name, alg := sluice.LimitKey(&c.Limit); !l.key.is(tableKey{name, alg}) {
-		if l = s.lookup(i, &c.Limit); l == nil {
-			return 0, false
-		}
-	}
-	if l.kind == kindLog {
-		return 0, false
-	}
-	// The time is read before the entry is looked up: its latency (the
-	// ticker's cache line, or the clock for a limit that reads it) then
-	// overlaps the entry's cache miss (a clock read after it waited for
-	// the miss and added to it: about 10 ns per decision at -cpu 2).
-	// Two decisions on one key may so decide in the other order of their
-	// times, by the few nanoseconds one waits for the other's entry; the
-	// algorithms take a time behind the state's as no time passed.
-	now, lagged := s.clock.nowForOne(&c.Limit)
-	slot, ok := find(l.arr.es, h)
-	if !ok {
-		return 0, false
-	}
-	e := &l.arr.es[slot]
-	tag, ok := e.acquire(h)
-	if !ok {
-		return 0, false
-	}
-	// A bucket admitting at once, without DecideBatch's generality;
-	// AdmitOne declines the rest, having written nothing.
-	if l.kind != kindTAB && c.Limit.AdmitOne(&e.t, &e.a, now, c.Cost, &out[0]) {
-		e.release(h.tag(expiry(now, &out[0])))
-		return now, true
-	}
-	return s.decideHeld(one, out, h, l, slot, tag, now, lagged), true
-}
-
-// decideHeld decides a call of one check whose entry, slot of ls, the
-// caller holds (taken with tag) at now, and lets the entry go.
-func (s *Store) decideHeld(one []sluice.Check, out []sluice.Status, h hash, ls *listing, slot int, tag uint64, now int64, lagged bool) int64 {
-	e := &ls.arr.es[slot]
-	var states [1]sluice.State
-	ls.arr.read(ls.kind, slot, &states[0])
-	changed := sluice.DecideBatch(one, states[:], now, out)
-	if lagged && refused(out) {
-		now = s.clock.exact()
-		ls.arr.read(ls.kind, slot, &states[0])
-		changed = sluice.DecideBatch(one, states[:], now, out)
-	}
-	if changed {
-		ls.arr.write(ls.kind, slot, &states[0])
-		tag = h.tag(expiry(now, &out[0]))
-	}
-	e.release(tag)
-	return now
-}
-
-// applyOneLocked decides a call of one check, of h in sh, under the
-// shard's mutex.
-func (s *Store) applyOneLocked(one []sluice.Check, out []sluice.Status, h hash, sh *shard) int64 {
-	c := &one[0]
-	sh.mu.Lock()
-	t := sh.table(&c.Limit)
-	var states [1]sluice.State
-	slot, _, ok := t.hold(h)
-	if ok {
-		t.load(slot, h, &states[0])
-	}
-	now, lagged := s.clock.nowFor(one) // after the wait for the mutex
-	changed := sluice.DecideBatch(one, states[:], now, out)
-	if lagged && refused(out) {
-		now = s.clock.exact()
-		states[0] = sluice.State{}
-		if ok {
-			t.load(slot, h, &states[0])
-		}
-		changed = sluice.DecideBatch(one, states[:], now, out)
-	}
-	if changed {
-		exp := expiry(now, &out[0])
-		if ok {
-			t.store(slot, h, &states[0], exp)
-		} else {
-			sh.insert(s, t, h, &states[0], exp, now, nil)
-		}
-	}
-	if ok {
-		t.arr.es[slot].letGo()
-	}
-	sh.mu.Unlock()
-	return now
 }
 
 // applyMany decides a call of several checks and returns its time: without
