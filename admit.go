@@ -19,7 +19,12 @@ func (l *Limit) AdmitOne(t, w *int64, now, cost int64, st *Status) bool {
 		return false
 	}
 	now = clampTime(now)
-	base, missing := l.bucketLoadWords(*t, *w, now)
+	var base, missing int64
+	if l.alg == AlgorithmGCRA {
+		base, missing = l.gcraLoad(*t, *w, now)
+	} else {
+		base, missing = l.levelLoad(*t, *w, now)
+	}
 	capT := l.b * l.rw
 	after := missing + cost*l.rw // cost ≤ b: no overflow (see bucket)
 	if after > capT {

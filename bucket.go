@@ -94,25 +94,38 @@ func (l *Limit) bucketLoad(s *State, now int64) (base, missing int64) {
 // bucketLoadWords is bucketLoad of the state's two words: T, and B for
 // GCRA or A for the token and leaky buckets (w).
 func (l *Limit) bucketLoadWords(t, w, now int64) (base, missing int64) {
-	last := clampTime(t)
 	if l.alg == AlgorithmGCRA {
-		if w <= 0 {
-			return now, 0 // the zero State
-		}
-		frac := min(w-1, l.rq-1)
-		if last < now || last == now && frac == 0 {
-			return now, 0 // TAT passed
-		}
-		// Ticks missing now are (last-now)·rq + frac. When that is past any
-		// admissible debt (a clock far behind TAT), see the bucket at the
-		// later time base instead, where the debt is just past limit: both
-		// refuse until then, and outputs measured from base stay exact
-		// without overflowing.
-		if k := l.horizon; last-now > k {
-			return last - k, k*l.rq + frac
-		}
-		return now, (last-now)*l.rq + frac
+		return l.gcraLoad(t, w, now)
 	}
+	return l.levelLoad(t, w, now)
+}
+
+// gcraLoad is bucketLoadWords for GCRA: t is the theoretical arrival time,
+// w the leftover ticks plus one (0: the zero State). Small enough to inline.
+func (l *Limit) gcraLoad(t, w, now int64) (base, missing int64) {
+	last := clampTime(t)
+	if w <= 0 {
+		return now, 0 // the zero State
+	}
+	frac := min(w-1, l.rq-1)
+	if last < now || last == now && frac == 0 {
+		return now, 0 // TAT passed
+	}
+	// Ticks missing now are (last-now)·rq + frac. When that is past any
+	// admissible debt (a clock far behind TAT), see the bucket at the
+	// later time base instead, where the debt is just past limit: both
+	// refuse until then, and outputs measured from base stay exact
+	// without overflowing.
+	if k := l.horizon; last-now > k {
+		return last - k, k*l.rq + frac
+	}
+	return now, (last-now)*l.rq + frac
+}
+
+// levelLoad is bucketLoadWords for the token and leaky buckets: t is when
+// the level was last set, w the level in ticks.
+func (l *Limit) levelLoad(t, w, now int64) (base, missing int64) {
+	last := clampTime(t)
 	missing = min(max(w, 0), l.limitTicks())
 	if missing == 0 {
 		return now, 0
