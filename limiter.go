@@ -35,9 +35,32 @@ func (l *Limiter) Allow(ctx context.Context, checks ...Check) (Decision, error) 
 // AllowInto is Allow writing into d, reusing d.Statuses and d.Violated: in a
 // loop it allocates nothing once they have grown to size.
 func (l *Limiter) AllowInto(ctx context.Context, d *Decision, checks []Check) error {
-	if len(checks) == 1 && l.timed != nil {
-		return l.allowOne(ctx, d, checks)
+	if len(checks) != 1 || l.timed == nil {
+		return l.allowMany(ctx, d, checks)
 	}
+	// One check on a TimedStore, the common case: what ValidateChecks and
+	// Decision.decide do for one check, without their loops, in this
+	// function (a call less on every decision).
+	c := &checks[0]
+	if !c.valid() {
+		return fmt.Errorf("check 0: %w", c.validate())
+	}
+	if cap(d.Statuses) < 1 {
+		d.Statuses = make([]Status, 1)
+	}
+	d.Statuses = d.Statuses[:1]
+	now, err := l.timed.ApplyTimed(ctx, checks, d.Statuses)
+	if err != nil {
+		return fmt.Errorf("sluice: %w", err)
+	}
+	d.At = timeFromMicros(now)
+	d.decideOne(c, &d.Statuses[0])
+	return nil
+}
+
+// allowMany is AllowInto for several checks, or for a Store that does not
+// report its time.
+func (l *Limiter) allowMany(ctx context.Context, d *Decision, checks []Check) error {
 	if err := ValidateChecks(checks); err != nil {
 		return err
 	}
@@ -58,27 +81,6 @@ func (l *Limiter) AllowInto(ctx context.Context, d *Decision, checks []Check) er
 		d.At = time.Time{}
 	}
 	d.decide(checks, d.Statuses)
-	return nil
-}
-
-// allowOne is AllowInto for one check on a TimedStore, the common case:
-// what ValidateChecks and Decision.decide do for one check, without their
-// loops.
-func (l *Limiter) allowOne(ctx context.Context, d *Decision, checks []Check) error {
-	c := &checks[0]
-	if !c.valid() {
-		return fmt.Errorf("check 0: %w", c.validate())
-	}
-	if cap(d.Statuses) < 1 {
-		d.Statuses = make([]Status, 1)
-	}
-	d.Statuses = d.Statuses[:1]
-	now, err := l.timed.ApplyTimed(ctx, checks, d.Statuses)
-	if err != nil {
-		return fmt.Errorf("sluice: %w", err)
-	}
-	d.At = timeFromMicros(now)
-	d.decideOne(c, &d.Statuses[0])
 	return nil
 }
 

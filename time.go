@@ -35,8 +35,22 @@ const epochUnixMicro = 1_577_836_800_000_000
 // zone, as time.Now gives (TimeFromMicros gives UTC), saturating far from
 // Epoch instead of overflowing.
 func timeFromMicros(us int64) time.Time {
-	return time.UnixMicro(addSat(us, epochUnixMicro))
+	if us < 0 || us > maxFastMicros {
+		return time.UnixMicro(addSat(us, epochUnixMicro))
+	}
+	// Every decision converts its time: from 2020 on, one unsigned
+	// division by a constant (a multiplication) instead of UnixMicro's
+	// signed ones and their fix-ups.
+	sec := uint64(us) / 1e6
+	return time.Unix(epochUnix+int64(sec), int64(uint64(us)-sec*1e6)*1e3)
 }
+
+// epochUnix is Epoch in seconds since the Unix epoch.
+const epochUnix = epochUnixMicro / 1e6
+
+// maxFastMicros bounds the µs timeFromMicros converts by its short path
+// (the year 2312, past which time.Duration saturates anyway).
+const maxFastMicros = 1 << 53
 
 // TimeFromMicros converts microseconds since Epoch back to a time.Time in UTC.
 func TimeFromMicros(us int64) time.Time {

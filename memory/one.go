@@ -12,36 +12,32 @@ import (
 // time of the decision in µs since sluice.Epoch, by the store's clock (the
 // one of WithClock, else the wall time at New plus the monotonic time
 // since).
+//
+// A call of one check has a common case — a key the store holds, in the
+// shard's first listed table, of a bucket algorithm, at the ticker's time
+// (or the exact one of a clock without a ticker), its entry free, admitted
+// at once — that runs here with no call after the hash but Limit.AdmitOne:
+// the Go compiler keeps no register across a call, so a call in the middle
+// of a path spills and reloads all that is live across it. Anything else
+// leaves by a call that decides the rest of the way (applyListed), having
+// changed nothing. BENCHMARKS.md has what this path costs.
 func (s *Store) ApplyTimed(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("memory store: %w", err)
 	}
-	if len(checks) == 1 {
-		return s.applyOne(&checks[0], &out[0]), nil
+	if len(checks) != 1 {
+		return s.applyMany(checks, out), nil
 	}
-	return s.applyMany(checks, out), nil
-}
-
-// applyOne decides a call of one check and returns its time. Its common
-// case — a key the store holds, in the shard's first listed table, of a
-// bucket algorithm, at the ticker's time (or the exact one of a clock
-// without a ticker), its entry free, admitted at once — runs with no call
-// after the hash but Limit.AdmitOne: the Go compiler keeps no register
-// across a call, so a call in the middle of a path spills and reloads all
-// that is live across it (applyOne took the place of applyHeld on this
-// path: 583 instead of 696 instructions a decision, 32.3 instead of 36.9
-// ns in cache; BENCHMARKS.md). Anything else leaves by a call that decides
-// the rest of the way (applyListed), having changed nothing.
-func (s *Store) applyOne(c *sluice.Check, st *sluice.Status) int64 {
+	c, st := &checks[0], &out[0]
 	h := s.keyHash(c.Key)
 	i := s.shardIndex(h)
 	ls := s.dir[i].Load()
 	if ls == nil || ls.n == 0 {
-		return s.applyOneLocked(c, st, h, i)
+		return s.applyOneLocked(c, st, h, i), nil
 	}
 	l := &ls.ls[0]
 	if name, alg := sluice.LimitKey(&c.Limit); !l.key.is(tableKey{name, alg}) {
-		return s.applyListed(c, st, h, i, s.lookup(i, &c.Limit))
+		return s.applyListed(c, st, h, i, s.lookup(i, &c.Limit)), nil
 	}
 	// The time is read before the entry is looked up: its latency then
 	// overlaps the entry's cache miss (a clock read after it waited for the
@@ -50,7 +46,7 @@ func (s *Store) applyOne(c *sluice.Check, st *sluice.Status) int64 {
 	// by the few nanoseconds one waits for the other's entry; the algorithms
 	// take a time behind the state's as no time passed.
 	if l.kind > kindTB {
-		return s.applyListed(c, st, h, i, l)
+		return s.applyListed(c, st, h, i, l), nil
 	}
 	var now int64
 	lagged := s.clock.res != 0
@@ -59,13 +55,13 @@ func (s *Store) applyOne(c *sluice.Check, st *sluice.Status) int64 {
 	} else if !lagged {
 		now = s.clock.exact() // WithClock, or a resolution of 0
 	} else {
-		return s.applyListed(c, st, h, i, l)
+		return s.applyListed(c, st, h, i, l), nil
 	}
 	// find and acquire's first attempt, inline.
 	es := l.arr.es
 	n := len(es)
 	if n == 0 {
-		return s.applyListed(c, st, h, i, l)
+		return s.applyListed(c, st, h, i, l), nil
 	}
 	slot := home(h, n)
 	for probes := 0; ; probes++ {
@@ -74,7 +70,7 @@ func (s *Store) applyOne(c *sluice.Check, st *sluice.Status) int64 {
 			break
 		}
 		if h1 == 0 || probes == n {
-			return s.applyListed(c, st, h, i, l)
+			return s.applyListed(c, st, h, i, l), nil
 		}
 		if slot++; slot == n {
 			slot = 0
@@ -83,17 +79,17 @@ func (s *Store) applyOne(c *sluice.Check, st *sluice.Status) int64 {
 	e := &es[slot]
 	tag := e.tag.Load()
 	if tag&(keyMask|lockBits) != h.h2 || !e.tag.CompareAndSwap(tag, tag|lockDecide) {
-		return s.applyListed(c, st, h, i, l) // held, or not h's
+		return s.applyListed(c, st, h, i, l), nil // held, or not h's
 	}
 	if e.h1.Load() != h.h1 { // replaced since: see entry.acquire
 		e.release(tag)
-		return s.applyListed(c, st, h, i, l)
+		return s.applyListed(c, st, h, i, l), nil
 	}
 	if c.Limit.AdmitOne(&e.t, &e.a, now, c.Cost, st) {
 		e.release(h.tag(expiry(now, st)))
-		return now
+		return now, nil
 	}
-	return s.decideHeld(c, st, h, l, slot, tag, now, lagged)
+	return s.decideHeld(c, st, h, l, slot, tag, now, lagged), nil
 }
 
 // applyListed decides a call of one check, of key hash h in shard i, whose
