@@ -112,7 +112,7 @@ func (s *Store) applyHeld(c *sluice.Check, st *sluice.Status, h hash, l *listing
 	if l == nil || l.kind == kindLog {
 		return 0, false
 	}
-	now, lagged := s.clock.nowForOne(&c.Limit) // before the entry, as in applyOne
+	now, lagged := s.clock.nowForOne(&c.Limit) // before the entry, as in ApplyTimed
 	slot, ok := find(l.arr.es, h)
 	if !ok {
 		return 0, false

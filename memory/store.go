@@ -240,9 +240,9 @@ type heldCheck struct {
 
 // applyManyHeld decides checks holding their entries only, and reports
 // false, having changed nothing, when one of them is not to be decided so
-// (see applyHeld). held and states are scratch space of len(checks).
+// (see ApplyTimed). held and states are scratch space of len(checks).
 func (s *Store) applyManyHeld(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, held []heldCheck, states []sluice.State) (int64, bool) {
-	now, lagged := s.clock.nowFor(checks) // before the entries, as in applyHeld
+	now, lagged := s.clock.nowFor(checks) // before the entries, as in ApplyTimed
 	for i := range checks {
 		ls := s.lookup(idx[i], &checks[i].Limit)
 		if ls == nil || ls.kind == kindLog {

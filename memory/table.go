@@ -7,13 +7,16 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// Growth: a table holds at most 4/5 of its slots and grows by half, so at
-// any size it is between about half and four fifths full.
+// Growth: a table holds at most half as many keys as it has slots and grows
+// by a quarter, so at any size it is between two fifths and half full: 64 to
+// 80 bytes of entries a key. At most half full, nine keys in ten are in their
+// home slot or the next one (at four fifths full, three in four), and a
+// decision spends little of its time probing (BENCHMARKS.md).
 const (
 	minSlots          = 8
-	maxLoadNum        = 4
-	maxLoadDen        = 5
-	growNum, growDen  = 3, 2
+	maxLoadNum        = 1
+	maxLoadDen        = 2
+	growNum, growDen  = 5, 4
 	shrinkBelowOneIn  = 8
 	shrinkMinSlots    = 1024
 	evictionSample    = 8
@@ -263,7 +266,8 @@ func (t *table) resize(slots int) {
 // whether the table moved to a new array.
 func (t *table) compact() bool {
 	if n := len(t.arr.es); n >= shrinkMinSlots && t.n*shrinkBelowOneIn < n {
-		t.resize(max(minSlots, t.n*2))
+		// As full as just after a growth: the next inserts do not grow it.
+		t.resize(max(minSlots, t.n*maxLoadDen*growNum/(maxLoadNum*growDen)))
 		return true
 	}
 	return false
