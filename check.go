@@ -125,18 +125,47 @@ type Decision struct {
 	// default clock decides admissions at a time that may lag the exact
 	// one by about a millisecond (see memory.WithClockResolution).
 	At time.Time
+
+	// at is At as the Limiter last set it, from atUS µs since Epoch (when
+	// atSet): a Decision reused for the next call at the same time keeps At
+	// without converting the time again (see setAt).
+	at    time.Time
+	atUS  int64
+	atSet bool
 }
 
-// decideOne is decide for one check c with status st.
+// setAt sets d.At to us µs since Epoch. A store's clock that a ticker keeps
+// gives the same time to every call within a millisecond, and a Decision
+// reused from call to call (AllowInto) then skips the conversion: work that
+// would come after the store's decision, where it delays the next call's
+// cache misses instead of overlapping this one's. At is converted again
+// whenever it is not what setAt last left there.
+func (d *Decision) setAt(us int64) {
+	if !d.atSet || d.atUS != us || d.At != d.at {
+		d.convertAt(us)
+	}
+}
+
+// convertAt is setAt converting the time; kept out of line, so that setAt
+// inlines into the Limiter.
+//
+//go:noinline
+func (d *Decision) convertAt(us int64) {
+	d.At = timeFromMicros(us)
+	d.at, d.atUS, d.atSet = d.At, us, true
+}
+
+// decideOne is decide for one check c with status st, for a d whose Limit
+// is c's and whose Violated is empty already: AllowInto sets them before the
+// store decides, when the work overlaps the store's cache misses instead of
+// delaying the next call's.
 func (d *Decision) decideOne(c *Check, st *Status) {
 	d.Allowed = st.Allowed || c.Limit.shadow
-	d.Violated = d.Violated[:0]
 	d.RetryAfter = 0
 	if !d.Allowed {
 		d.Violated = append(d.Violated, c.Limit.name)
 		d.RetryAfter = st.RetryAfter
 	}
-	d.Limit = c.Limit
 	d.Remaining, d.ResetAfter, d.Delay = st.Remaining, st.ResetAfter, st.Delay
 }
 

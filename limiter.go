@@ -49,11 +49,13 @@ func (l *Limiter) AllowInto(ctx context.Context, d *Decision, checks []Check) er
 		d.Statuses = make([]Status, 1)
 	}
 	d.Statuses = d.Statuses[:1]
+	d.Limit = c.Limit
+	d.Violated = d.Violated[:0]
 	now, err := l.timed.ApplyTimed(ctx, checks, d.Statuses)
 	if err != nil {
 		return fmt.Errorf("sluice: %w", err)
 	}
-	d.At = timeFromMicros(now)
+	d.setAt(now)
 	d.decideOne(c, &d.Statuses[0])
 	return nil
 }
@@ -73,7 +75,7 @@ func (l *Limiter) allowMany(ctx context.Context, d *Decision, checks []Check) er
 		if err != nil {
 			return fmt.Errorf("sluice: %w", err)
 		}
-		d.At = timeFromMicros(now)
+		d.setAt(now)
 	} else {
 		if err := l.store.Apply(ctx, checks, d.Statuses); err != nil {
 			return fmt.Errorf("sluice: %w", err)

@@ -54,3 +54,47 @@ func TestDecisionAtComesFromTheStore(t *testing.T) {
 		t.Errorf("At = %v from a store that reports no time, want zero", d.At)
 	}
 }
+
+// A Decision reused at the same store time keeps its At, and one whose At
+// the caller changed, or set from another time, gets the store's time again:
+// the Limiter's shortcut (Decision.setAt) never leaves a stale At.
+func TestReusedDecisionAtIsTheStoresTime(t *testing.T) {
+	ctx := context.Background()
+	checks := []Check{{Key: "k", Limit: PerSecond(10), Cost: 1}}
+	for _, us := range []int64{42_000_000, -1, 0, 43_000_000} {
+		st := &clockedStore{us: us}
+		lim := NewLimiter(st)
+		want := timeFromMicros(us)
+		var d Decision
+		for i, change := range []func(){
+			func() {},                               // fresh
+			func() {},                               // reused, same time
+			func() { d.At = time.Time{} },           // the caller cleared it
+			func() { d.At = d.At.Add(time.Second) }, // the caller moved it
+			func() { st.us++; want = timeFromMicros(st.us) }, // the store's time moved
+		} {
+			change()
+			if err := lim.AllowInto(ctx, &d, checks); err != nil {
+				t.Fatal(err)
+			}
+			if d.At != want {
+				t.Errorf("store time %d µs, step %d: At = %v, want %v", st.us, i, d.At, want)
+			}
+		}
+	}
+}
+
+// clockedStore is a TimedStore that decides at us and admits everything.
+type clockedStore struct{ us int64 }
+
+func (s *clockedStore) Apply(ctx context.Context, checks []Check, out []Status) error {
+	_, err := s.ApplyTimed(ctx, checks, out)
+	return err
+}
+
+func (s *clockedStore) ApplyTimed(_ context.Context, checks []Check, out []Status) (int64, error) {
+	for i := range checks {
+		out[i] = Status{Allowed: true, Remaining: 1}
+	}
+	return s.us, nil
+}
