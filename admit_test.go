@@ -21,7 +21,7 @@ func TestPropertyAdmitOneIsDecide(t *testing.T) {
 			other := NewLimit(alg, rapid.Int64Range(1, 1000).Draw(t, "q"), time.Second)
 			var tw, ww int64
 			var st Status
-			if other.AdmitOne(&tw, &ww, rapid.Int64().Draw(t, "now"), 1, &st) || tw != 0 || ww != 0 || st != (Status{}) {
+			if reset, ok := other.AdmitOne(&tw, &ww, rapid.Int64().Draw(t, "now"), 1, &st); ok || reset != 0 || tw != 0 || ww != 0 || st != (Status{}) {
 				t.Fatalf("AdmitOne answered for %v", other)
 			}
 			return
@@ -56,13 +56,15 @@ func TestPropertyAdmitOneIsDecide(t *testing.T) {
 			next, want := l.Decide(before, now, cost)
 			var got Status
 			gt, gw := tw, ww
-			ok := l.AdmitOne(&gt, &gw, now, cost, &got)
+			reset, ok := l.AdmitOne(&gt, &gw, now, cost, &got)
 			fast := l.alg.bucket() && l.maxWait == 0 && cost > 0 && want.Allowed && want.Delay == 0
 			switch {
 			case ok != fast:
 				t.Fatalf("%v at %d, cost %d, state %+v: AdmitOne %v, Decide %+v", l, now, cost, before, ok, want)
 			case !ok && (gt != tw || gw != ww || got != Status{}):
 				t.Fatalf("AdmitOne declined but wrote (%d, %d), %+v", gt, gw, got)
+			case ok && durationFromMicros(reset) != want.ResetAfter || !ok && reset != 0:
+				t.Fatalf("%v at %d, cost %d, state %+v: AdmitOne's reset %d µs, Decide %+v", l, now, cost, before, reset, want)
 			case ok && got != want:
 				t.Fatalf("%v at %d, cost %d, state %+v: AdmitOne %+v, Decide %+v", l, now, cost, before, got, want)
 			case ok && !sameState(state(gt, gw), next):

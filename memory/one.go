@@ -85,8 +85,8 @@ func (s *Store) ApplyTimed(ctx context.Context, checks []sluice.Check, out []slu
 		e.release(tag)
 		return s.applyListed(c, st, h, i, l), nil
 	}
-	if c.Limit.AdmitOne(&e.t, &e.a, now, c.Cost, st) {
-		e.release(h.tag(expiry(now, st)))
+	if reset, ok := c.Limit.AdmitOne(&e.t, &e.a, now, c.Cost, st); ok {
+		e.release(h.tag(expiryAfter(now, reset)))
 		return now, nil
 	}
 	return s.decideHeld(c, st, h, l, slot, tag, now, lagged), nil
@@ -124,9 +124,11 @@ func (s *Store) applyHeld(c *sluice.Check, st *sluice.Status, h hash, l *listing
 	}
 	// A bucket admitting at once, without DecideBatch's generality;
 	// AdmitOne declines the rest, having written nothing.
-	if l.kind != kindTAB && c.Limit.AdmitOne(&e.t, &e.a, now, c.Cost, st) {
-		e.release(h.tag(expiry(now, st)))
-		return now, true
+	if l.kind != kindTAB {
+		if reset, ok := c.Limit.AdmitOne(&e.t, &e.a, now, c.Cost, st); ok {
+			e.release(h.tag(expiryAfter(now, reset)))
+			return now, true
+		}
 	}
 	return s.decideHeld(c, st, h, l, slot, tag, now, lagged), true
 }

@@ -431,8 +431,12 @@ func isZero(st *sluice.State) bool { return st.T == 0 && st.A == 0 && st.B == 0 
 // expiry returns when a state whose status is st becomes equivalent to a
 // fresh one.
 func expiry(now int64, st *sluice.Status) int64 {
-	return now + min(int64(st.ResetAfter/time.Microsecond), 1<<62)
+	return expiryAfter(now, int64(st.ResetAfter/time.Microsecond))
 }
+
+// expiryAfter returns when a state back to full quota in resetUS µs from now
+// becomes equivalent to a fresh one.
+func expiryAfter(now, resetUS int64) int64 { return now + min(resetUS, 1<<62) }
 
 // table returns the shard's table for l, creating it.
 //
