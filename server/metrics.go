@@ -159,23 +159,45 @@ func registerMemoryMetrics(reg *prometheus.Registry, m *memory.Store) {
 	if m == nil {
 		return
 	}
-	reg.MustRegister(
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "sluice_memory_keys", Help: "(key, limit) states the in-process store holds.",
-		}, func() float64 { return float64(m.Stats().Keys) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "sluice_memory_evictions_total", Help: "Live states the in-process store dropped to make room for new keys (each hands its key a fresh quota early).",
-		}, func() float64 { return float64(m.Stats().Evictions) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "sluice_memory_expirations_total", Help: "States the in-process store forgot because they were back at full quota.",
-		}, func() float64 { return float64(m.Stats().Expirations) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "sluice_memory_clock_late_ticks_total", Help: "Ticks of the in-process store's clock more than two resolutions after the previous one.",
-		}, func() float64 { return float64(m.Stats().ClockLateTicks) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "sluice_memory_clock_max_lag_seconds", Help: "The most any admission's time has lagged the exact time since start (refusals never lag).",
-		}, func() float64 { return m.Stats().ClockMaxLag.Seconds() }),
-	)
+	reg.MustRegister(&memoryCollector{m: m, descs: [...]*prometheus.Desc{
+		prometheus.NewDesc("sluice_memory_keys",
+			"(key, limit) states the in-process store holds.", nil, nil),
+		prometheus.NewDesc("sluice_memory_evictions_total",
+			"Live states the in-process store dropped to make room for new keys (each hands its key a fresh quota early).", nil, nil),
+		prometheus.NewDesc("sluice_memory_expirations_total",
+			"States the in-process store forgot because they were back at full quota.", nil, nil),
+		prometheus.NewDesc("sluice_memory_clock_late_ticks_total",
+			"Ticks of the in-process store's clock more than two resolutions after the previous one.", nil, nil),
+		prometheus.NewDesc("sluice_memory_clock_max_lag_seconds",
+			"The most any admission's time has lagged the exact time since start (refusals never lag).", nil, nil),
+	}})
+}
+
+// memoryCollector exports an in-process store's Stats, read once per
+// scrape for all of its series (Stats counts the keys under every shard's
+// mutex). descs are, in order: keys, evictions, expirations, late ticks,
+// the clock's largest lag.
+type memoryCollector struct {
+	m     *memory.Store
+	descs [5]*prometheus.Desc
+}
+
+// Describe implements prometheus.Collector.
+func (c *memoryCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.m.Stats()
+	d := &c.descs
+	ch <- prometheus.MustNewConstMetric(d[0], prometheus.GaugeValue, float64(st.Keys))
+	ch <- prometheus.MustNewConstMetric(d[1], prometheus.CounterValue, float64(st.Evictions))
+	ch <- prometheus.MustNewConstMetric(d[2], prometheus.CounterValue, float64(st.Expirations))
+	ch <- prometheus.MustNewConstMetric(d[3], prometheus.CounterValue, float64(st.ClockLateTicks))
+	ch <- prometheus.MustNewConstMetric(d[4], prometheus.GaugeValue, st.ClockMaxLag.Seconds())
 }
 
 // registerStoreMetrics exports the counters of a remote store's wrappers:
