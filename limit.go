@@ -30,9 +30,11 @@ const (
 // every Limiter call that uses it fails with an error wrapping ErrInvalidLimit.
 // The zero Limit is invalid.
 type Limit struct {
-	name    string
-	alg     Algorithm
-	shadow  bool
+	name   string
+	alg    Algorithm
+	shadow bool
+	// quick is the AdmitQuick path the limit takes, derived by build.
+	quick   quickKind
 	q       int64 // quantity per window
 	w       int64 // window, µs
 	b       int64 // capacity: burst for buckets, q for windows
@@ -190,7 +192,7 @@ func (l Limit) String() string {
 
 // build validates l and fills in its derived fields.
 func (l Limit) build() Limit {
-	l.err, l.horizon = l.validate(), 0
+	l.err, l.horizon, l.quick = l.validate(), 0, quickNone
 	if l.err != nil {
 		l.rq, l.rw, l.b = 0, 0, 0
 		return l
@@ -212,6 +214,7 @@ func (l Limit) build() Limit {
 			return l
 		}
 		l.horizon = l.limitTicks()/l.rq + 1
+		l.quick = quickKindOf(l.alg, l.rq, l.maxWait)
 	}
 	return l
 }

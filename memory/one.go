@@ -16,11 +16,12 @@ import (
 // A call of one check has a common case — a key the store holds, in the
 // shard's first listed table, of a bucket algorithm, at the ticker's time
 // (or the exact one of a clock without a ticker), its entry free, admitted
-// at once — that runs here with no call after the hash but Limit.AdmitOne:
-// the Go compiler keeps no register across a call, so a call in the middle
-// of a path spills and reloads all that is live across it. Anything else
-// leaves by a call that decides the rest of the way (applyListed), having
-// changed nothing. BENCHMARKS.md has what this path costs.
+// at once by Limit.AdmitQuick — that runs here with no call after the hash
+// but AdmitQuick: the Go compiler keeps no register across a call, so a
+// call in the middle of a path spills and reloads all that is live across
+// it. Anything else leaves by a call that decides the rest of the way
+// (applyListed, or decideHeld once the entry is held), having changed
+// nothing. BENCHMARKS.md has what this path costs.
 func (s *Store) ApplyTimed(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("memory store: %w", err)
@@ -85,7 +86,7 @@ func (s *Store) ApplyTimed(ctx context.Context, checks []sluice.Check, out []slu
 		e.release(tag)
 		return s.applyListed(c, st, h, i, l), nil
 	}
-	if reset, ok := c.Limit.AdmitOne(&e.t, &e.a, now, c.Cost, st); ok {
+	if reset, ok := c.Limit.AdmitQuick(&e.t, &e.a, now, c.Cost, st); ok {
 		e.release(h.tag(expiryAfter(now, reset)))
 		return now, nil
 	}
@@ -122,22 +123,22 @@ func (s *Store) applyHeld(c *sluice.Check, st *sluice.Status, h hash, l *listing
 	if !ok {
 		return 0, false
 	}
-	// A bucket admitting at once, without DecideBatch's generality;
-	// AdmitOne declines the rest, having written nothing.
-	if l.kind != kindTAB {
-		if reset, ok := c.Limit.AdmitOne(&e.t, &e.a, now, c.Cost, st); ok {
-			e.release(h.tag(expiryAfter(now, reset)))
-			return now, true
-		}
-	}
 	return s.decideHeld(c, st, h, l, slot, tag, now, lagged), true
 }
 
 // decideHeld decides a call of one check whose entry, slot of ls, the
 // caller holds (taken with tag) at now, and lets the entry go.
 func (s *Store) decideHeld(c *sluice.Check, st *sluice.Status, h hash, ls *listing, slot int, tag uint64, now int64, lagged bool) int64 {
-	one, out := unsafe.Slice(c, 1), unsafe.Slice(st, 1)
 	e := &ls.arr.es[slot]
+	// A bucket admitting at once, without DecideBatch's generality;
+	// AdmitOne declines the rest, having written nothing.
+	if ls.kind != kindTAB {
+		if reset, ok := c.Limit.AdmitOne(&e.t, &e.a, now, c.Cost, st); ok {
+			e.release(h.tag(expiryAfter(now, reset)))
+			return now
+		}
+	}
+	one, out := unsafe.Slice(c, 1), unsafe.Slice(st, 1)
 	var states [1]sluice.State
 	ls.arr.read(ls.kind, slot, &states[0])
 	changed := sluice.DecideBatch(one, states[:], now, out)

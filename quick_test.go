@@ -1,0 +1,90 @@
+package sluice
+
+import (
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+)
+
+// genQuickLimit draws a bucket limit that is, most of the time, one
+// AdmitQuick answers for: a quantity that divides the window.
+func genQuickLimit(t *rapid.T) Limit {
+	if rapid.IntRange(0, 3).Draw(t, "any bucket limit") == 0 {
+		return genBucketLimit(t)
+	}
+	alg := rapid.SampledFrom([]Algorithm{AlgorithmTokenBucket, AlgorithmLeakyBucket, AlgorithmGCRA}).Draw(t, "alg")
+	q := rapid.OneOf(rapid.Int64Range(1, 10), rapid.SampledFrom([]int64{1, 60, 100, 10_000, 1e6})).Draw(t, "q")
+	per := rapid.OneOf(rapid.Int64Range(1, 1000), rapid.SampledFrom([]int64{1, 1000, 60_000, 1 << 20})).Draw(t, "µs per unit")
+	l := NewLimit(alg, q, time.Duration(q*per)*time.Microsecond)
+	if rapid.Bool().Draw(t, "custom burst") {
+		l = l.WithBurst(rapid.OneOf(rapid.Int64Range(1, 10), rapid.Int64Range(1, 1e6)).Draw(t, "burst"))
+	}
+	if l.Err() != nil {
+		t.Fatalf("generated an invalid limit: %v", l.Err())
+	}
+	return l
+}
+
+// AdmitQuick is AdmitOne wherever it answers (the same Status, reset and
+// state), declines having written nothing, and answers wherever AdmitOne
+// admits a limit whose quantity divides its window, without a queue, but
+// for a token or leaky bucket whose state is later than now. So it is also
+// Decide there (TestPropertyAdmitOneIsDecide).
+func TestPropertyAdmitQuickIsAdmitOne(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		l := genQuickLimit(t)
+		gcra := l.alg == AlgorithmGCRA
+		words := func(s State) (int64, int64) {
+			if gcra {
+				return s.T, s.B
+			}
+			return s.T, s.A
+		}
+		state := func(t, w int64) State {
+			if gcra {
+				return State{T: t, B: w}
+			}
+			return State{T: t, A: w}
+		}
+		// Decided from public facts, not from the limit's own quick field.
+		eligible := l.Window()%time.Microsecond == 0 && int64(l.Window()/time.Microsecond)%l.Quantity() == 0 && l.MaxWait() == 0
+		now := rapid.OneOf(rapid.Int64Range(-1<<50, 1<<50), rapid.Int64()).Draw(t, "t0")
+		tw, ww := words(genBucketState(t, now))
+		quick := 0
+		for i := range rapid.IntRange(1, 40).Draw(t, "n") {
+			if i > 0 {
+				now += rapid.OneOf(rapid.Int64Range(0, 3), rapid.Int64Range(-l.w, 2*l.w), rapid.Int64Range(-1<<47, 1<<47),
+					rapid.Int64Range(1, max(l.w/max(l.q, 1), 1))).Draw(t, "dt")
+			}
+			cost := max(rapid.OneOf(rapid.Int64Range(0, 3), rapid.Int64Range(0, l.b+1), rapid.Int64Range(-1, 1<<40)).Draw(t, "cost"), 0)
+			var wantSt, gotSt Status
+			wt, ww2 := tw, ww
+			wantReset, wantOK := l.AdmitOne(&wt, &ww2, now, cost, &wantSt)
+			gt, gw := tw, ww
+			gotReset, gotOK := l.AdmitQuick(&gt, &gw, now, cost, &gotSt)
+			stepBack := !gcra && min(max(tw, minTime), maxTime) > min(max(now, minTime), maxTime)
+			switch {
+			case gotOK && (!wantOK || gotReset != wantReset || gotSt != wantSt || gt != wt || gw != ww2):
+				t.Fatalf("%v at %d, cost %d, state (%d, %d): AdmitQuick %v %d %+v (%d, %d), AdmitOne %v %d %+v (%d, %d)",
+					l, now, cost, tw, ww, gotOK, gotReset, gotSt, gt, gw, wantOK, wantReset, wantSt, wt, ww2)
+			case !gotOK && (gt != tw || gw != ww || gotSt != Status{} || gotReset != 0):
+				t.Fatalf("AdmitQuick declined but wrote (%d, %d), %+v, %d", gt, gw, gotSt, gotReset)
+			case !gotOK && wantOK && eligible && !stepBack:
+				t.Fatalf("%v at %d, cost %d, state (%d, %d): AdmitQuick declined what AdmitOne admitted", l, now, cost, tw, ww)
+			case gotOK && !eligible:
+				t.Fatalf("AdmitQuick answered for %v, whose quantity does not divide its window", l)
+			}
+			if gotOK {
+				quick++
+			}
+			if wantOK {
+				tw, ww = wt, ww2
+			} else {
+				next, _ := l.Decide(state(tw, ww), now, cost)
+				tw, ww = words(next)
+			}
+		}
+		t.Log("answered by AdmitQuick:", quick)
+	})
+}
