@@ -8,7 +8,7 @@ import (
 )
 
 // genQuickLimit draws a bucket limit that is, most of the time, one
-// AdmitQuick answers for: a quantity that divides the window.
+// AdmitGCRA or AdmitLevel answers for: a quantity that divides the window.
 func genQuickLimit(t *rapid.T) Limit {
 	if rapid.IntRange(0, 3).Draw(t, "any bucket limit") == 0 {
 		return genBucketLimit(t)
@@ -26,12 +26,14 @@ func genQuickLimit(t *rapid.T) Limit {
 	return l
 }
 
-// AdmitQuick is AdmitOne wherever it answers (the same Status, reset and
-// state), declines having written nothing, and answers wherever AdmitOne
-// admits a limit whose quantity divides its window, without a queue, but
-// for a token or leaky bucket whose state is later than now. So it is also
-// Decide there (TestPropertyAdmitOneIsDecide).
-func TestPropertyAdmitQuickIsAdmitOne(t *testing.T) {
+// AdmitGCRA and AdmitLevel, with Admitted, are AdmitOne wherever they
+// answer (the same Status, reset and state), decline having written
+// nothing, and answer wherever AdmitOne admits a limit whose quantity
+// divides its window, without a queue — but for a token or leaky bucket
+// whose state is later than now, or at a now Decide would clamp — each for
+// its own algorithms only. So they are also Decide there
+// (TestPropertyAdmitOneIsDecide).
+func TestPropertyQuickIsAdmitOne(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		l := genQuickLimit(t)
 		gcra := l.alg == AlgorithmGCRA
@@ -62,18 +64,33 @@ func TestPropertyAdmitQuickIsAdmitOne(t *testing.T) {
 			wt, ww2 := tw, ww
 			wantReset, wantOK := l.AdmitOne(&wt, &ww2, now, cost, &wantSt)
 			gt, gw := tw, ww
-			gotReset, gotOK := l.AdmitQuick(&gt, &gw, now, cost, &gotSt)
-			stepBack := !gcra && min(max(tw, minTime), maxTime) > min(max(now, minTime), maxTime)
+			// The one for the other algorithms declines, writing nothing.
+			other := (*Limit).AdmitLevel
+			if !gcra {
+				other = (*Limit).AdmitGCRA
+			}
+			if reset, ok := other(&l, &gt, &gw, now, cost); ok || reset != 0 || gt != tw || gw != ww {
+				t.Fatalf("the quick admission of other algorithms answered for %v", l)
+			}
+			quickOne := (*Limit).AdmitGCRA
+			if !gcra {
+				quickOne = (*Limit).AdmitLevel
+			}
+			gotReset, gotOK := quickOne(&l, &gt, &gw, now, cost)
+			if gotOK {
+				l.Admitted(&gotSt, gotReset)
+			}
+			leftToAdmitOne := !gcra && (tw > now || now < minTime || now > maxTime)
 			switch {
 			case gotOK && (!wantOK || gotReset != wantReset || gotSt != wantSt || gt != wt || gw != ww2):
-				t.Fatalf("%v at %d, cost %d, state (%d, %d): AdmitQuick %v %d %+v (%d, %d), AdmitOne %v %d %+v (%d, %d)",
+				t.Fatalf("%v at %d, cost %d, state (%d, %d): quick %v %d %+v (%d, %d), AdmitOne %v %d %+v (%d, %d)",
 					l, now, cost, tw, ww, gotOK, gotReset, gotSt, gt, gw, wantOK, wantReset, wantSt, wt, ww2)
-			case !gotOK && (gt != tw || gw != ww || gotSt != Status{} || gotReset != 0):
-				t.Fatalf("AdmitQuick declined but wrote (%d, %d), %+v, %d", gt, gw, gotSt, gotReset)
-			case !gotOK && wantOK && eligible && !stepBack:
-				t.Fatalf("%v at %d, cost %d, state (%d, %d): AdmitQuick declined what AdmitOne admitted", l, now, cost, tw, ww)
+			case !gotOK && (gt != tw || gw != ww || gotReset != 0):
+				t.Fatalf("the quick admission declined but wrote (%d, %d), %d", gt, gw, gotReset)
+			case !gotOK && wantOK && eligible && !leftToAdmitOne:
+				t.Fatalf("%v at %d, cost %d, state (%d, %d): the quick admission declined what AdmitOne admitted", l, now, cost, tw, ww)
 			case gotOK && !eligible:
-				t.Fatalf("AdmitQuick answered for %v, whose quantity does not divide its window", l)
+				t.Fatalf("the quick admission answered for %v, whose quantity does not divide its window", l)
 			}
 			if gotOK {
 				quick++
@@ -85,6 +102,6 @@ func TestPropertyAdmitQuickIsAdmitOne(t *testing.T) {
 				tw, ww = words(next)
 			}
 		}
-		t.Log("answered by AdmitQuick:", quick)
+		t.Log("answered by the quick admission:", quick)
 	})
 }

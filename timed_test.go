@@ -98,3 +98,50 @@ func (s *clockedStore) ApplyTimed(_ context.Context, checks []Check, out []Statu
 	}
 	return s.us, nil
 }
+
+// A Decision reused by AllowInto names the limit of its latest call, in
+// every field, whichever one field of the Limit changed since the call
+// before (each step below changes one that Limit.same compares); the
+// caller's own change to d.Limit is overwritten too.
+func TestReusedDecisionLimitIsTheCheck(t *testing.T) {
+	ctx := context.Background()
+	lim := NewLimiter(&clockedStore{us: 1})
+	name := "otherx"
+	l := GCRA(10, time.Second)
+	var d Decision
+	for i, change := range []func(Limit) Limit{
+		func(l Limit) Limit { return l },                                 // fresh
+		func(l Limit) Limit { return l },                                 // reused, same limit
+		func(l Limit) Limit { return l.Named(name) },                     // another name
+		func(l Limit) Limit { return l.Named(name[:5]) },                 // its prefix, at the same address
+		func(l Limit) Limit { return l.Named(string([]byte(name[:5]))) }, // equal, at another address
+		func(l Limit) Limit { return l.Named("abcde") },                  // another, of the same length
+		func(l Limit) Limit { return l.WithBurst(20) },                   // burst
+		func(l Limit) Limit { return l.Using(AlgorithmLeakyBucket) },     // algorithm
+		func(l Limit) Limit { return l.WithShadow(true) },                // shadow
+		func(l Limit) Limit { return l.WithMaxWait(time.Second) },        // max wait
+		func(l Limit) Limit {
+			return NewLimit(l.alg, 20, l.Window()).Named(l.name).WithBurst(20).WithShadow(true).WithMaxWait(time.Second)
+		}, // quantity
+		func(l Limit) Limit {
+			return NewLimit(l.alg, 20, 2*l.Window()).Named(l.name).WithBurst(20).WithShadow(true).WithMaxWait(time.Second)
+		}, // window
+		func(l Limit) Limit { d.Limit = Limit{}; return l },              // the caller's
+		func(l Limit) Limit { d.Limit = d.Limit.WithBurst(1); return l }, // the caller's, valid
+	} {
+		before := l
+		if l = change(l); i != 0 && i != 1 && i != 4 && i < 12 && l == before {
+			t.Fatalf("step %d changed nothing", i)
+		}
+		if err := l.Err(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		checks := []Check{{Key: "k", Limit: l, Cost: 1}}
+		if err := lim.AllowInto(ctx, &d, checks); err != nil {
+			t.Fatal(err)
+		}
+		if d.Limit != l {
+			t.Errorf("step %d: Decision.Limit %v, want the check's %v", i, d.Limit, l)
+		}
+	}
+}

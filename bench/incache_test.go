@@ -25,7 +25,8 @@ import (
 func BenchmarkInCache(b *testing.B) {
 	key := benchKeys[7]
 	ctx := context.Background()
-	never := sluice.GCRA(1e9, time.Second) // a billion a second: never refuses here
+	// BenchmarkAllow's rate with a burst of 2^40: never refuses here.
+	never := sluice.GCRA(Rate, time.Second).WithBurst(sluice.MaxQuantity)
 	b.Run("sluice-limiter", func(b *testing.B) {
 		st := memory.New(memory.WithSweepInterval(0))
 		defer st.Close()

@@ -16,8 +16,8 @@ import (
 // A call of one check has a common case — a key the store holds, in the
 // shard's first listed table, of a bucket algorithm, at the ticker's time
 // (or the exact one of a clock without a ticker), its entry free, admitted
-// at once by Limit.AdmitQuick — that runs here with no call after the hash
-// but AdmitQuick: the Go compiler keeps no register across a call, so a
+// at once by Limit.AdmitGCRA or AdmitLevel — that runs here with no call
+// after the hash: the Go compiler keeps no register across a call, so a
 // call in the middle of a path spills and reloads all that is live across
 // it. Anything else leaves by a call that decides the rest of the way
 // (applyListed, or decideHeld once the entry is held), having changed
@@ -86,8 +86,18 @@ func (s *Store) ApplyTimed(ctx context.Context, checks []sluice.Check, out []slu
 		e.release(tag)
 		return s.applyListed(c, st, h, i, l), nil
 	}
-	if reset, ok := c.Limit.AdmitQuick(&e.t, &e.a, now, c.Cost, st); ok {
+	// Limit.AdmitGCRA and AdmitLevel inline here; the kind of the table
+	// (T and B, else T and A) says which of the two can answer.
+	var reset int64
+	var ok bool
+	if l.kind == kindTB {
+		reset, ok = c.Limit.AdmitGCRA(&e.t, &e.a, now, c.Cost)
+	} else {
+		reset, ok = c.Limit.AdmitLevel(&e.t, &e.a, now, c.Cost)
+	}
+	if ok {
 		e.release(h.tag(expiryAfter(now, reset)))
+		c.Limit.Admitted(st, reset)
 		return now, nil
 	}
 	return s.decideHeld(c, st, h, l, slot, tag, now, lagged), nil
