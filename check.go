@@ -2,6 +2,7 @@ package sluice
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -26,9 +27,12 @@ type Check struct {
 	Cost  int64
 }
 
-// valid reports whether validate returns nil, cheaply enough to inline.
+// valid reports whether validate returns nil, cheaply enough to inline: a
+// key of 1 to MaxKeyLen bytes, a cost of at least 0, and a valid limit (one
+// with rw, which build leaves zero on an invalid limit, as the zero Limit
+// has it).
 func (c *Check) valid() bool {
-	return c.Key != "" && len(c.Key) <= MaxKeyLen && c.Cost >= 0 && c.Limit.err == nil && c.Limit.q != 0
+	return uint(len(c.Key)-1) < MaxKeyLen && c.Cost >= 0 && c.Limit.rw != 0
 }
 
 // validate reports why c cannot be decided.
@@ -126,13 +130,17 @@ type Decision struct {
 	// one by about a millisecond (see memory.WithClockResolution).
 	At time.Time
 
-	// at is At as the Limiter last set it, from atUS µs since Epoch (when
-	// atSet): a Decision reused for the next call at the same time keeps At
-	// without converting the time again (see setAt).
-	at    time.Time
-	atUS  int64
-	atSet bool
+	// at is At as the Limiter last set it, from atUS µs since Epoch, kept
+	// as atUS ^ atSet so that the zero Decision's names no time a store
+	// reports (they are within ±2^53 µs: see MicrosSinceEpoch): a Decision
+	// reused for the next call at the same time keeps At without converting
+	// the time again (see setAt).
+	at   time.Time
+	atUS int64
 }
+
+// atSet marks Decision.atUS as set.
+const atSet = math.MinInt64
 
 // setAt sets d.At to us µs since Epoch. A store's clock that a ticker keeps
 // gives the same time to every call within a millisecond, and a Decision
@@ -141,7 +149,7 @@ type Decision struct {
 // cache misses instead of overlapping this one's. At is converted again
 // whenever it is not what setAt last left there.
 func (d *Decision) setAt(us int64) {
-	if !d.atSet || d.atUS != us || d.At != d.at {
+	if d.atUS != us^atSet || d.At != d.at {
 		d.convertAt(us)
 	}
 }
@@ -152,7 +160,7 @@ func (d *Decision) setAt(us int64) {
 //go:noinline
 func (d *Decision) convertAt(us int64) {
 	d.At = timeFromMicros(us)
-	d.at, d.atUS, d.atSet = d.At, us, true
+	d.at, d.atUS = d.At, us^atSet
 }
 
 // decideOne is decide for one check c with status st, for a d whose Limit
@@ -160,13 +168,20 @@ func (d *Decision) convertAt(us int64) {
 // store decides, when the work overlaps the store's cache misses instead of
 // delaying the next call's.
 func (d *Decision) decideOne(c *Check, st *Status) {
-	d.Allowed = st.Allowed || c.Limit.shadow
-	d.RetryAfter = 0
-	if !d.Allowed {
-		d.Violated = append(d.Violated, c.Limit.name)
-		d.RetryAfter = st.RetryAfter
+	d.Allowed, d.Remaining, d.ResetAfter, d.RetryAfter, d.Delay = st.Allowed, st.Remaining, st.ResetAfter, 0, st.Delay
+	if !st.Allowed {
+		d.refusedOne(c, st)
 	}
-	d.Remaining, d.ResetAfter, d.Delay = st.Remaining, st.ResetAfter, st.Delay
+}
+
+// refusedOne is decideOne's end for a refused check.
+func (d *Decision) refusedOne(c *Check, st *Status) {
+	if c.Limit.shadow {
+		d.Allowed = true
+		return
+	}
+	d.Violated = append(d.Violated, c.Limit.name)
+	d.RetryAfter = st.RetryAfter
 }
 
 // decide fills d from the per-check statuses.
