@@ -45,6 +45,8 @@ type Limit struct {
 	// One unit is rw ticks; the bucket algorithms refill rq ticks per µs.
 	// rq/rw is q/w in lowest terms, so fractional rates stay exact.
 	rq, rw int64
+	// lag is LagTolerance in ns, derived by build (0 for an invalid limit).
+	lag int64
 	// horizon is derived by build for the bucket algorithms (zero for the
 	// others): ⌊limitT/rq⌋+1 µs, where limitT = b·rw + maxWait·rq ticks is
 	// the deepest admissible debt, so a time by which any admissible debt
@@ -204,7 +206,7 @@ func (l *Limit) same(o *Limit) bool {
 
 // build validates l and fills in its derived fields.
 func (l Limit) build() Limit {
-	l.err, l.horizon, l.quick = l.validate(), 0, quickNone
+	l.err, l.horizon, l.quick, l.lag = l.validate(), 0, quickNone, 0
 	if l.err != nil {
 		l.rq, l.rw, l.b = 0, 0, 0
 		return l
@@ -228,6 +230,7 @@ func (l Limit) build() Limit {
 		l.horizon = l.limitTicks()/l.rq + 1
 		l.quick = quickKindOf(l.alg, l.rq, l.maxWait)
 	}
+	l.lag = lagTolerance(l.q, l.w, l.b)
 	return l
 }
 

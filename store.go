@@ -2,6 +2,7 @@ package sluice
 
 import (
 	"context"
+	"math/bits"
 	"time"
 )
 
@@ -51,8 +52,29 @@ type Releaser interface {
 // Limit (over 100 bytes), which shows on a store's per-decision path.
 func LimitKey(l *Limit) (name string, alg Algorithm) { return l.name, l.alg }
 
-// LimitRate returns l's Quantity, Window and Burst, read through the
-// pointer as LimitKey reads.
-func LimitRate(l *Limit) (quantity int64, window time.Duration, burst int64) {
-	return l.q, time.Duration(l.w) * time.Microsecond, l.b
+// LagShare is the share of a limit's burst, 1/LagShare, that LagTolerance
+// lets a lagging clock add.
+const LagShare = 256
+
+// LagTolerance returns the longest lag behind the exact time at which a
+// store may decide l: the time in which l refills one unit or 1/LagShare of
+// its Burst, whichever is more, rounded down to the nanosecond (Never when
+// longer than a Duration holds; 0 for an invalid limit). A store that
+// decides at a time lagging the exact one by at most that (memory.Store's
+// ticker clock) admits at most that much more than the exact time would.
+// It is computed when the Limit is built and read through the pointer as
+// LimitKey reads, so that a store's check costs one comparison per
+// decision.
+func LagTolerance(l *Limit) time.Duration { return time.Duration(l.lag) }
+
+// lagTolerance computes LagTolerance for quantity q per window w µs with
+// burst b: ⌊w·1000·max(1, ⌊b/LagShare⌋) / q⌋ ns, in 128 bits (w·1000 <
+// 2^55: see MaxWindow), saturated at Never (which no valid limit nears).
+func lagTolerance(q, w, b int64) int64 {
+	hi, lo := bits.Mul64(uint64(w)*1000, max(1, uint64(b)/LagShare))
+	if hi >= uint64(q) {
+		return int64(Never)
+	}
+	ns, _ := bits.Div64(hi, lo, uint64(q))
+	return int64(min(ns, uint64(Never)))
 }

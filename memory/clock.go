@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"math/bits"
 	"sync/atomic"
 	"time"
 
@@ -66,24 +65,13 @@ func (c *clock) monotonic() int64 { return c.baseUS + int64(time.Since(c.base)/t
 // core more than the clock reads it saves.
 const minResolution = 100 * time.Microsecond
 
-// lagShare is the share of a limit's burst that one resolution of lag may
-// add at most (1/lagShare), or one unit if that is more: see tolerates.
-const lagShare = 256
-
 // tolerates reports whether l may be decided at the lagging time: whether
-// what l refills in one resolution, Quantity × res ÷ Window units, is at
-// most one unit or 1/lagShare of l's burst. A faster limit (100,000/s with
-// a burst of 100: 100 units a millisecond, its whole burst) is decided at
-// the exact time, so that a resolution of lag never adds more than a unit
-// or 1/lagShare of a burst.
-func (c *clock) tolerates(l *sluice.Limit) bool {
-	// Quantity × res ≤ Window × max(1, Burst/lagShare), in 128 bits and
-	// nanoseconds: no division on the decision's path.
-	q, w, b := sluice.LimitRate(l)
-	hi, lo := bits.Mul64(uint64(q), uint64(c.res))
-	hi2, lo2 := bits.Mul64(uint64(w), max(1, uint64(b)/lagShare))
-	return hi < hi2 || hi == hi2 && lo <= lo2
-}
+// one resolution of lag is within sluice.LagTolerance(l), the time in which
+// l refills one unit or 1/sluice.LagShare of its burst. A faster limit
+// (100,000/s with a burst of 100: 100 units a millisecond, its whole burst)
+// is decided at the exact time, so that a resolution of lag never adds more
+// than a unit or 1/LagShare of a burst.
+func (c *clock) tolerates(l *sluice.Limit) bool { return c.res <= sluice.LagTolerance(l) }
 
 // nowFor returns the time to decide checks at, and whether it may lag:
 // the lagging time when every check's limit tolerates it, else the exact
