@@ -3,7 +3,6 @@ package sluice
 import (
 	"fmt"
 	"time"
-	"unsafe"
 )
 
 // Bounds on a Limit's parameters. Within them every algorithm's state and
@@ -192,16 +191,6 @@ func (l Limit) String() string {
 		s += " (shadow)"
 	}
 	return s
-}
-
-// same reports whether l is o, reading both without writing or comparing
-// strings: the same name in memory (a copy of the name is not recognised:
-// same then reports false) and the same fields that build derives all the
-// others from, the error included (a Limit not from build is the zero one,
-// whose name is no other's).
-func (l *Limit) same(o *Limit) bool {
-	return unsafe.StringData(l.name) == unsafe.StringData(o.name) && len(l.name) == len(o.name) &&
-		l.alg == o.alg && l.shadow == o.shadow && l.q == o.q && l.w == o.w && l.burst == o.burst && l.maxWait == o.maxWait
 }
 
 // build validates l and fills in its derived fields.

@@ -47,9 +47,7 @@ func (l *Limiter) AllowInto(ctx context.Context, d *Decision, checks []Check) er
 	}
 	c := &checks[0]
 	d.Statuses = d.Statuses[:1]
-	if !d.Limit.same(&c.Limit) { // a Decision reused for one limit skips the copy's 104 bytes of stores
-		d.Limit = c.Limit
-	}
+	d.Limit = c.Limit
 	d.Violated = d.Violated[:0]
 	now, err := l.timed.ApplyTimed(ctx, checks, d.Statuses)
 	if err != nil {

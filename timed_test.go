@@ -101,8 +101,7 @@ func (s *clockedStore) ApplyTimed(_ context.Context, checks []Check, out []Statu
 
 // A Decision reused by AllowInto names the limit of its latest call, in
 // every field, whichever one field of the Limit changed since the call
-// before (each step below changes one that Limit.same compares); the
-// caller's own change to d.Limit is overwritten too.
+// before; the caller's own change to d.Limit is overwritten too.
 func TestReusedDecisionLimitIsTheCheck(t *testing.T) {
 	ctx := context.Background()
 	lim := NewLimiter(&clockedStore{us: 1})
