@@ -26,32 +26,15 @@ func TestPropertyAdmitOneIsDecide(t *testing.T) {
 			}
 			return
 		}
-		gcra := l.alg == AlgorithmGCRA
-		// The state as a store keeps it for AdmitOne: T and one other word.
-		words := func(s State) (int64, int64) {
-			if gcra {
-				return s.T, s.B
-			}
-			return s.T, s.A
-		}
-		state := func(t, w int64) State {
-			if gcra {
-				return State{T: t, B: w}
-			}
-			return State{T: t, A: w}
-		}
+		words, state := twoWords(l)
 		now := rapid.OneOf(rapid.Int64Range(-1<<50, 1<<50), rapid.Int64()).Draw(t, "t0")
 		tw, ww := words(genBucketState(t, now))
 		admitted := 0
 		for i := range rapid.IntRange(1, 40).Draw(t, "n") {
 			if i > 0 {
-				now += rapid.OneOf(rapid.Int64Range(0, 3), rapid.Int64Range(-l.w, 2*l.w), rapid.Int64Range(-1<<47, 1<<47),
-					rapid.Int64Range(1, max(l.w/max(l.q, 1), 1))).Draw(t, "dt")
+				now += genStep(t, l)
 			}
-			cost := rapid.OneOf(rapid.Int64Range(0, 3), rapid.Int64Range(0, l.b+1), rapid.Int64Range(-1, 1<<40)).Draw(t, "cost")
-			if cost < 0 {
-				cost = 0
-			}
+			cost := genCost(t, l)
 			before := state(tw, ww)
 			next, want := l.Decide(before, now, cost)
 			var got Status
@@ -80,4 +63,26 @@ func TestPropertyAdmitOneIsDecide(t *testing.T) {
 		}
 		t.Log("admitted by AdmitOne:", admitted)
 	})
+}
+
+// twoWords returns how a store keeps a bucket limit's State for AdmitOne:
+// T and one other word (B for GCRA, A for the others).
+func twoWords(l Limit) (words func(State) (int64, int64), state func(t, w int64) State) {
+	if l.alg == AlgorithmGCRA {
+		return func(s State) (int64, int64) { return s.T, s.B }, func(t, w int64) State { return State{T: t, B: w} }
+	}
+	return func(s State) (int64, int64) { return s.T, s.A }, func(t, w int64) State { return State{T: t, A: w} }
+}
+
+// genStep draws the time from one call to the next, in µs: none, a few,
+// a window either way, a long step either way, or about one unit's refill.
+func genStep(t *rapid.T, l Limit) int64 {
+	return rapid.OneOf(rapid.Int64Range(0, 3), rapid.Int64Range(-l.w, 2*l.w), rapid.Int64Range(-1<<47, 1<<47),
+		rapid.Int64Range(1, max(l.w/max(l.q, 1), 1))).Draw(t, "dt")
+}
+
+// genCost draws a call's cost: small, around the burst, or huge (never
+// negative).
+func genCost(t *rapid.T, l Limit) int64 {
+	return max(rapid.OneOf(rapid.Int64Range(0, 3), rapid.Int64Range(0, l.b+1), rapid.Int64Range(-1, 1<<40)).Draw(t, "cost"), 0)
 }

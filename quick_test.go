@@ -37,18 +37,7 @@ func TestPropertyQuickIsAdmitOne(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		l := genQuickLimit(t)
 		gcra := l.alg == AlgorithmGCRA
-		words := func(s State) (int64, int64) {
-			if gcra {
-				return s.T, s.B
-			}
-			return s.T, s.A
-		}
-		state := func(t, w int64) State {
-			if gcra {
-				return State{T: t, B: w}
-			}
-			return State{T: t, A: w}
-		}
+		words, state := twoWords(l)
 		// Decided from public facts, not from the limit's own quick field.
 		eligible := l.Window()%time.Microsecond == 0 && int64(l.Window()/time.Microsecond)%l.Quantity() == 0 && l.MaxWait() == 0
 		now := rapid.OneOf(rapid.Int64Range(-1<<50, 1<<50), rapid.Int64()).Draw(t, "t0")
@@ -56,10 +45,9 @@ func TestPropertyQuickIsAdmitOne(t *testing.T) {
 		quick := 0
 		for i := range rapid.IntRange(1, 40).Draw(t, "n") {
 			if i > 0 {
-				now += rapid.OneOf(rapid.Int64Range(0, 3), rapid.Int64Range(-l.w, 2*l.w), rapid.Int64Range(-1<<47, 1<<47),
-					rapid.Int64Range(1, max(l.w/max(l.q, 1), 1))).Draw(t, "dt")
+				now += genStep(t, l)
 			}
-			cost := max(rapid.OneOf(rapid.Int64Range(0, 3), rapid.Int64Range(0, l.b+1), rapid.Int64Range(-1, 1<<40)).Draw(t, "cost"), 0)
+			cost := genCost(t, l)
 			var wantSt, gotSt Status
 			wt, ww2 := tw, ww
 			wantReset, wantOK := l.AdmitOne(&wt, &ww2, now, cost, &wantSt)
