@@ -37,9 +37,10 @@ func quickKindOf(alg Algorithm, rq, maxWait int64) quickKind {
 // AdmitOne) as AdmitOne would, and returns the reset in µs that AdmitOne
 // would (which is also the debt left after the call, in µs) and true; then
 // call Admitted for the Status. Otherwise it returns 0 and false having
-// written nothing: where AdmitOne would decline, for another limit, and
-// for a token or leaky bucket whose state is later than now (a clock that
-// stepped back). Call AdmitOne then. now is in µs since Epoch.
+// written nothing: where AdmitOne would decline, for another limit, and,
+// for the token and leaky buckets, for a state later than now (a clock
+// that stepped back) or a now more than 2^61 µs (73,000 years) from Epoch.
+// Call AdmitOne then. now is in µs since Epoch.
 //
 // A call on that path costs more than its instructions: BENCHMARKS.md
 // ("Where the time goes") measures the work after a store reads a state
