@@ -130,11 +130,11 @@ type Decision struct {
 	// one by about a millisecond (see memory.WithClockResolution).
 	At time.Time
 
-	// at is At as the Limiter last set it, from atUS µs since Epoch, kept
-	// as atUS ^ atSet so that the zero Decision's names no time a store
-	// reports (they are within ±2^53 µs: see MicrosSinceEpoch): a Decision
-	// reused for the next call at the same time keeps At without converting
-	// the time again (see setAt).
+	// at is At as the Limiter last set it, from a time of µs since Epoch
+	// that atUS holds xor atSet, so that the zero Decision's atUS names no
+	// time a store reports (stores report times within ±2^54 µs: see
+	// MicrosSinceEpoch): a Decision reused for the next call at the same
+	// time keeps At without converting the time again (see setAt).
 	at   time.Time
 	atUS int64
 }
