@@ -2,7 +2,6 @@ package sluice
 
 import (
 	"fmt"
-	"math"
 	"time"
 )
 
@@ -130,17 +129,13 @@ type Decision struct {
 	// one by about a millisecond (see memory.WithClockResolution).
 	At time.Time
 
-	// at is At as the Limiter last set it, from a time of µs since Epoch
-	// that atUS holds xor atSet, so that the zero Decision's atUS names no
-	// time a store reports (stores report times within ±2^54 µs: see
-	// MicrosSinceEpoch): a Decision reused for the next call at the same
-	// time keeps At without converting the time again (see setAt).
-	at   time.Time
-	atUS int64
+	// at is At as the Limiter last set it, from atUS µs since Epoch (when
+	// atSet): a Decision reused for the next call at the same time keeps At
+	// without converting the time again (see setAt).
+	at    time.Time
+	atUS  int64
+	atSet bool
 }
-
-// atSet marks Decision.atUS as set.
-const atSet = math.MinInt64
 
 // setAt sets d.At to us µs since Epoch. A store's clock that a ticker keeps
 // gives the same time to every call within a millisecond, and a Decision
@@ -149,7 +144,7 @@ const atSet = math.MinInt64
 // cache misses instead of overlapping this one's. At is converted again
 // whenever it is not what setAt last left there.
 func (d *Decision) setAt(us int64) {
-	if d.atUS != us^atSet || d.At != d.at {
+	if !d.atSet || d.atUS != us || d.At != d.at {
 		d.convertAt(us)
 	}
 }
@@ -160,7 +155,7 @@ func (d *Decision) setAt(us int64) {
 //go:noinline
 func (d *Decision) convertAt(us int64) {
 	d.At = timeFromMicros(us)
-	d.at, d.atUS = d.At, us^atSet
+	d.at, d.atUS, d.atSet = d.At, us, true
 }
 
 // decideOne is decide for one check c with status st, for a d whose Limit

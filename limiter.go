@@ -40,8 +40,8 @@ func (l *Limiter) AllowInto(ctx context.Context, d *Decision, checks []Check) er
 	// without their loops, in this function (a call less on every
 	// decision). Anything else, an invalid check included, goes the general
 	// way, so that this path makes no call but the store's: the values live
-	// across a call are spilled to the stack before it, and the stores that
-	// takes delay the next decision (BENCHMARKS.md, "Where the time goes").
+	// across a call are spilled to the stack before it, and those stores
+	// delay the next decision (BENCHMARKS.md, "Where the time goes").
 	if len(checks) != 1 || l.timed == nil || cap(d.Statuses) < 1 || !checks[0].valid() {
 		return l.allowMany(ctx, d, checks)
 	}
