@@ -101,6 +101,11 @@ func (l *Limiter) Release(ctx context.Context, checks []Check, d *Decision) erro
 	if !held {
 		return nil
 	}
+	return l.release(ctx, checks, leases)
+}
+
+// release gives back leases, one per check (0: none), through the store.
+func (l *Limiter) release(ctx context.Context, checks []Check, leases []int64) error {
 	r, ok := l.store.(Releaser)
 	if !ok {
 		return fmt.Errorf("sluice: release: the store (%T) cannot release concurrency leases", l.store)

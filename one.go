@@ -1,0 +1,50 @@
+package sluice
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+)
+
+// AllowOne decides one check, the call most requests make: it is AllowInto
+// for the single check c, without a Decision. It writes c's Status into st
+// and reports whether the call is admitted: st.Allowed, except that a shadow
+// limit never refuses (st.Allowed then says whether it would have). When
+// refused, st.RetryAfter is the shortest wait after which the same call
+// fits, if nothing else arrives.
+//
+// It does less than AllowInto — no limit copied into a Decision, no time
+// converted, no list of violated limits — so it is the cheaper of the two
+// (BENCHMARKS.md measures both), and it allocates nothing. An error (an
+// invalid check, a store that could not decide) is never a decision: st is
+// then undefined and nothing was consumed. An admitted AlgorithmConcurrency
+// check holds its lease until ReleaseOne.
+func (l *Limiter) AllowOne(ctx context.Context, st *Status, c *Check) (bool, error) {
+	if !c.valid() {
+		if err := c.validate(); err != nil {
+			return false, fmt.Errorf("check 0: %w", err)
+		}
+	}
+	checks, out := unsafe.Slice(c, 1), unsafe.Slice(st, 1) // the call's one check and its Status
+	var err error
+	if l.timed != nil {
+		_, err = l.timed.ApplyTimed(ctx, checks, out)
+	} else {
+		err = l.store.Apply(ctx, checks, out)
+	}
+	if err != nil {
+		return false, fmt.Errorf("sluice: %w", err)
+	}
+	return st.Allowed || c.Limit.shadow, nil
+}
+
+// ReleaseOne gives back the concurrency lease that AllowOne took for c when
+// it wrote st: call it when the admitted work ends (once). For other
+// algorithms, and for a call that took no lease, it does nothing. The
+// store must be a Releaser.
+func (l *Limiter) ReleaseOne(ctx context.Context, st *Status, c *Check) error {
+	if st.Lease == 0 {
+		return nil
+	}
+	return l.release(ctx, unsafe.Slice(c, 1), []int64{st.Lease})
+}
