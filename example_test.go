@@ -67,3 +67,31 @@ func ExampleLimit_Decide() {
 	// peek at 0.5s: 4
 	// 5 at 0.5s: false retry after 100ms
 }
+
+// One limit per request, the common case, decided without a Decision:
+// AllowOne fills a Status the caller keeps, and allocates nothing.
+func ExampleLimiter_AllowOne() {
+	store := memory.New()
+	defer store.Close()
+	limiter := sluice.NewLimiter(store)
+
+	check := sluice.Check{Key: "203.0.113.7", Limit: sluice.PerMinute(3), Cost: 1}
+	var st sluice.Status
+	for i := 1; i <= 4; i++ {
+		ok, err := limiter.AllowOne(context.Background(), &st, &check)
+		if err != nil {
+			fmt.Println("error:", err)
+			return
+		}
+		if ok {
+			fmt.Printf("request %d: allowed, %d left\n", i, st.Remaining)
+		} else {
+			fmt.Printf("request %d: refused, retry in about %v\n", i, st.RetryAfter.Round(time.Second))
+		}
+	}
+	// Output:
+	// request 1: allowed, 2 left
+	// request 2: allowed, 1 left
+	// request 3: allowed, 0 left
+	// request 4: refused, retry in about 20s
+}

@@ -2,7 +2,6 @@ package memory
 
 import (
 	"context"
-	"fmt"
 	"unsafe"
 
 	"github.com/sluice-dev/sluice"
@@ -11,7 +10,7 @@ import (
 // ApplyTimed implements sluice.TimedStore: it is Apply, also returning the
 // time of the decision in µs since sluice.Epoch, by the store's clock (the
 // one of WithClock, else the wall time at New plus the monotonic time
-// since).
+// since). It never fails, and ctx is not consulted (see Store).
 //
 // A call of one check has a common case — a key the store holds, in the
 // shard's first listed table, of a bucket algorithm, at the ticker's time
@@ -22,18 +21,12 @@ import (
 // it. Anything else leaves by a call that decides the rest of the way
 // (applyListed, or decideHeld once the entry is held), having changed
 // nothing. BENCHMARKS.md has what this path costs.
-func (s *Store) ApplyTimed(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
+func (s *Store) ApplyTimed(_ context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
 	if len(checks) != 1 {
-		if err := ctx.Err(); err != nil {
-			return 0, fmt.Errorf("memory store: %w", err)
-		}
 		return s.applyMany(checks, out), nil
 	}
 	c, st := &checks[0], &out[0]
 	h := s.keyHash(c.Key)
-	if err := ctx.Err(); err != nil { // after the hash: fewer values live across the call
-		return 0, fmt.Errorf("memory store: %w", err)
-	}
 	i := s.shardIndex(h)
 	ls := s.dir[i].Load()
 	if ls == nil || ls.n == 0 {

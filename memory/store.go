@@ -21,6 +21,13 @@ import (
 // take the shards' mutexes, in a fixed order. Store is safe for concurrent
 // use. Its zero value is not usable: call New, and Close when done to stop
 // the background sweep and the clock's ticker.
+//
+// The store never waits on I/O: a decision takes well under a microsecond,
+// so it does not consult its context and decides a call whose context is
+// done like any other (as golang.org/x/sync/semaphore's Acquire succeeds
+// without blocking when it can). Reading a request's context costs a chain
+// of calls through its layers on every decision, and a request whose
+// client has left has still arrived: it counts.
 type Store struct {
 	clock  *clock
 	hasher keyHasher

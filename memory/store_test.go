@@ -206,10 +206,33 @@ func TestInvalidChecksAreErrorsNotDecisions(t *testing.T) {
 			}
 		})
 	}
-	cancelled, cancel := context.WithCancel(ctx)
+}
+
+// The store never waits on I/O and does not consult its context: a call
+// whose context is done is decided, and counted, like any other; so is a
+// lease given back.
+func TestDoneContextIsDecided(t *testing.T) {
+	_, lim, _ := newStore(t)
+	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := lim.Allow(cancelled, sluice.Check{Key: "k", Limit: ok, Cost: 1}); err == nil {
-		t.Error("a cancelled context gave a decision")
+	for _, l := range []sluice.Limit{sluice.PerMinute(2), sluice.SlidingLog(2, time.Minute)} {
+		for i, want := range []bool{true, true, false} {
+			d, err := lim.Allow(done, sluice.Check{Key: "k", Limit: l, Cost: 1})
+			if err != nil || d.Allowed != want || want && d.Remaining != int64(1-i) {
+				t.Fatalf("%s, call %d with a done context: %v (remaining %d), %v; want allowed %v", l, i+1, d.Allowed, d.Remaining, err, want)
+			}
+		}
+	}
+	c := []sluice.Check{{Key: "k", Limit: sluice.Concurrency(1, time.Minute), Cost: 1}}
+	d, err := lim.Allow(done, c...)
+	if err != nil || !d.Allowed {
+		t.Fatalf("concurrency with a done context: %v, %v", d.Allowed, err)
+	}
+	if err := lim.Release(done, c, &d); err != nil {
+		t.Fatalf("Release with a done context: %v", err)
+	}
+	if d, err := lim.Allow(done, c...); err != nil || !d.Allowed {
+		t.Errorf("the lease released with a done context was kept: %v, %v", d.Allowed, err)
 	}
 }
 
