@@ -24,10 +24,10 @@ import (
 //
 // The store never waits on I/O: a decision takes well under a microsecond,
 // so it does not consult its context and decides a call whose context is
-// done like any other (as golang.org/x/sync/semaphore's Acquire succeeds
-// without blocking when it can). Reading a request's context costs a chain
-// of calls through its layers on every decision, and a request whose
-// client has left has still arrived: it counts.
+// done like any other, as sethvargo/go-limiter's memorystore does (and
+// x/time/rate's Limiter.Allow takes no context). Reading a request's
+// context costs a chain of calls through its layers on every decision, and
+// a request whose client has left has still arrived: it counts.
 type Store struct {
 	clock  *clock
 	hasher keyHasher
