@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"encoding/binary"
 	"unsafe"
 
 	"github.com/sluice-dev/sluice"
@@ -16,9 +17,9 @@ import (
 // shard's first listed table, of a bucket algorithm, at the ticker's time
 // (or the exact one of a clock without a ticker), its entry free, admitted
 // at once by Limit.AdmitGCRA or AdmitLevel — that runs here with no call
-// after the hash: the Go compiler keeps no register across a call, so a
-// call in the middle of a path spills and reloads all that is live across
-// it. Anything else leaves by a call that decides the rest of the way
+// (for a key of 8 to 16 bytes; a call to hash any other): the Go compiler
+// keeps no register across a call, so a call in the middle of a path
+// spills and reloads all that is live across it. Anything else leaves by a call that decides the rest of the way
 // (applyListed, or decideHeld once the entry is held), having changed
 // nothing. BENCHMARKS.md has what this path costs.
 func (s *Store) ApplyTimed(_ context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
@@ -26,7 +27,20 @@ func (s *Store) ApplyTimed(_ context.Context, checks []sluice.Check, out []sluic
 		return s.applyMany(checks, out), nil
 	}
 	c, st := &checks[0], &out[0]
-	h := s.keyHash(c.Key)
+	var h hash
+	if n := uint64(len(c.Key)); n-8 <= 8 {
+		// keyHasher.of for a key of 8 to 16 bytes (most IPv4 addresses and
+		// user ids), inline: a call here would spill what the path keeps
+		// in registers. TestOneKeyOneState holds it to of.
+		k := &s.hasher
+		b := unsafe.Slice(unsafe.StringData(c.Key), n) // read only
+		x, y := k.seeds[0]^n, k.seeds[1]^n
+		a, z := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[n-8:])
+		x, y = fold(a^k.seeds[4], z^x), fold(a^k.seeds[5], z^y)
+		h = hash{fold(x, k.seeds[6]) | 1, fold(y, k.seeds[7])&idMask | tagMark}
+	} else {
+		h = s.keyHash(c.Key)
+	}
 	i := s.shardIndex(h)
 	ls := s.dir[i].Load()
 	if ls == nil || ls.n == 0 {

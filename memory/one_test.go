@@ -97,3 +97,40 @@ func TestAllowOneAllocatesNothing(t *testing.T) {
 		t.Errorf("%.1f allocations per AllowOne, want 0", allocs)
 	}
 }
+
+// A key has one state whichever path decides it: a call of one check (which
+// hashes keys of 8 to 16 bytes inline) and a call of two (which hashes
+// every key with keyHasher.of) spend the same quota, for every key length
+// up to 40 bytes and bytes of every value.
+func TestOneKeyOneState(t *testing.T) {
+	_, lim, _ := newStore(t)
+	ctx := context.Background()
+	perMinute, perHour := sluice.PerMinute(10), sluice.PerHour(100)
+	for n := 1; n <= 40; n++ {
+		key := make([]byte, n)
+		for i := range key {
+			key[i] = byte(n*31 + i*97)
+		}
+		one := sluice.Check{Key: string(key), Limit: perMinute, Cost: 1}
+		two := []sluice.Check{one, {Key: string(key), Limit: perHour, Cost: 1}}
+		var st sluice.Status
+		for call, want := range []int64{9, 8, 7, 6} {
+			var got int64
+			if call%2 == 0 {
+				if _, err := lim.AllowOne(ctx, &st, &one); err != nil {
+					t.Fatal(err)
+				}
+				got = st.Remaining
+			} else {
+				d, err := lim.Allow(ctx, two...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = d.Statuses[0].Remaining
+			}
+			if got != want {
+				t.Fatalf("key of %d bytes, call %d (of %d checks): %d remaining, want %d", n, call+1, call%2+1, got, want)
+			}
+		}
+	}
+}
