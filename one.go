@@ -20,23 +20,39 @@ import (
 // then undefined and nothing was consumed. An admitted AlgorithmConcurrency
 // check holds its lease until ReleaseOne.
 func (l *Limiter) AllowOne(ctx context.Context, st *Status, c *Check) (bool, error) {
-	if !c.valid() {
-		if err := c.validate(); err != nil {
-			return false, fmt.Errorf("check 0: %w", err)
-		}
+	if l.timed == nil || !c.valid() {
+		return l.allowOne(ctx, st, c)
 	}
-	checks, out := unsafe.Slice(c, 1), unsafe.Slice(st, 1) // the call's one check and its Status
+	// Only st and c live across the call: the rest of the way is allowOne's.
+	if _, err := l.timed.ApplyTimed(ctx, one(c), oneStatus(st)); err != nil {
+		return false, fmt.Errorf("sluice: %w", err)
+	}
+	return st.Allowed || c.Limit.shadow, nil
+}
+
+// allowOne is AllowOne for an invalid check, or for a Store that does not
+// report its time.
+func (l *Limiter) allowOne(ctx context.Context, st *Status, c *Check) (bool, error) {
+	if err := c.validate(); err != nil {
+		return false, fmt.Errorf("check 0: %w", err)
+	}
 	var err error
 	if l.timed != nil {
-		_, err = l.timed.ApplyTimed(ctx, checks, out)
+		_, err = l.timed.ApplyTimed(ctx, one(c), oneStatus(st))
 	} else {
-		err = l.store.Apply(ctx, checks, out)
+		err = l.store.Apply(ctx, one(c), oneStatus(st))
 	}
 	if err != nil {
 		return false, fmt.Errorf("sluice: %w", err)
 	}
 	return st.Allowed || c.Limit.shadow, nil
 }
+
+// one returns the call of the single check c: a slice over c itself.
+func one(c *Check) []Check { return (*[1]Check)(unsafe.Pointer(c))[:] }
+
+// oneStatus returns a slice over st, the Status of a call of one check.
+func oneStatus(st *Status) []Status { return (*[1]Status)(unsafe.Pointer(st))[:] }
 
 // ReleaseOne gives back the concurrency lease that AllowOne took for c when
 // it wrote st: call it when the admitted work ends (once). For other
@@ -46,5 +62,5 @@ func (l *Limiter) ReleaseOne(ctx context.Context, st *Status, c *Check) error {
 	if st.Lease == 0 {
 		return nil
 	}
-	return l.release(ctx, unsafe.Slice(c, 1), []int64{st.Lease})
+	return l.release(ctx, one(c), []int64{st.Lease})
 }
