@@ -22,9 +22,11 @@
 //	BENCH_PROFILE     a directory: CPU profiles of the Redis clients and of
 //	                  the server under each load are written there
 //
-//	BENCH_TIME        memory: -benchtime per benchmark run (default 500ms)
+//	BENCH_TIME        memory: -benchtime per benchmark run (default 300ms)
 //	BENCH_ROUNDS      memory: rounds, runs of the whole suite with -count 1,
-//	                  which interleave the peers in time (default 5)
+//	                  which interleave the peers in time (default 8: the
+//	                  machine's disturbed phases last minutes, and a row
+//	                  needs one quiet round for its best to be its cost)
 //	BENCH_CPU         memory: -cpu list (default 1,2)
 //	BENCH_KEYS        memory: keys in the heap measurement (default 1000000)
 //	BENCH_SKIP_HEAP=1 memory: skips the heap measurement
@@ -275,8 +277,8 @@ func runBenchRounds(dir, testBin string, rounds int, args []string, prefix, labe
 // runMemory is the memory part: BenchmarkAllow in rounds, then the heap
 // per key in one fresh process per peer.
 func runMemory(dir, testBin string, build []string, heapKeys int, self string) ([]bench.Target, []string, error) {
-	benchtime := envStr("BENCH_TIME", "500ms")
-	rounds := envInt("BENCH_ROUNDS", 5)
+	benchtime := envStr("BENCH_TIME", "300ms")
+	rounds := envInt("BENCH_ROUNDS", 8)
 	cpus := envStr("BENCH_CPU", "1,2")
 	args := []string{"-test.run", "^$", "-test.bench", "^BenchmarkAllow$", "-test.benchmem",
 		"-test.cpu", cpus, "-test.benchtime", benchtime, "-test.count", "1"}
