@@ -36,13 +36,7 @@ func (l *Limiter) allowOne(ctx context.Context, st *Status, c *Check) (bool, err
 	if err := c.validate(); err != nil {
 		return false, fmt.Errorf("check 0: %w", err)
 	}
-	var err error
-	if l.timed != nil {
-		_, err = l.timed.ApplyTimed(ctx, one(c), oneStatus(st))
-	} else {
-		err = l.store.Apply(ctx, one(c), oneStatus(st))
-	}
-	if err != nil {
+	if err := l.store.Apply(ctx, one(c), oneStatus(st)); err != nil {
 		return false, fmt.Errorf("sluice: %w", err)
 	}
 	return st.Allowed || c.Limit.shadow, nil
