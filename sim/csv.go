@@ -95,7 +95,9 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Trace, []LineError, error) {
 			continue
 		}
 		if len(p.tr.Arrivals) >= maxArrivals {
-			return nil, nil, fmt.Errorf("line %d: trace has more than %d requests: cut it or raise the limit", line, maxArrivals)
+			e := tooManyRequests(maxArrivals, 0)
+			e.Hint = "cut the trace"
+			return nil, nil, fmt.Errorf("line %d: trace: %w", line, e)
 		}
 		p.tr.Arrivals = append(p.tr.Arrivals, a)
 	}

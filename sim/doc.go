@@ -22,7 +22,10 @@
 // once), so each algorithm sees the retry traffic its own refusals cause.
 //
 // Simulate is the one call behind `sluice simulate` and the designer web page:
-// a JSON-able Request in, a Result and chart bytes out. Design is the one call
+// a JSON-able Request in, a Result and chart bytes out. It refuses traffic
+// above Request.MaxArrivals and a replay whose estimated work is above
+// Request.MaxWork before replaying anything (a *TooLargeError), and stops
+// soon after its context is done. Design is the one call
 // behind `sluice design`: Requirements in, a markdown analysis and a config
 // file out.
 //

@@ -25,21 +25,18 @@ const (
 // WithDefaults) for a limit of quantity per window, starting at 0 µs since
 // sluice.Epoch, which is aligned to every window. The same p (including
 // p.Seed) always gives the same trace. It refuses a pattern whose expected
-// number of arrivals is above maxArrivals (≤ 0 means DefaultMaxArrivals).
+// number of arrivals is above maxArrivals (≤ 0 means DefaultMaxArrivals),
+// or that draws more than 10% above it, with a *TooLargeError.
 func Generate(p Pattern, quantity int64, window time.Duration, maxArrivals int) (*Trace, error) {
 	if quantity < 1 || window < time.Microsecond {
 		return nil, fmt.Errorf("pattern for a limit of %d per %v: need a positive quantity and window", quantity, window)
 	}
 	p = p.WithDefaults(quantity, window)
-	if err := p.validate(); err != nil {
+	if err := p.check(quantity, window, maxArrivals); err != nil {
 		return nil, err
 	}
 	if maxArrivals <= 0 {
 		maxArrivals = DefaultMaxArrivals
-	}
-	if n := p.expected(window); n > float64(maxArrivals) {
-		return nil, fmt.Errorf("pattern %s would generate about %.0f requests, more than %d: lower the rate, keys or duration",
-			p.Name, n, maxArrivals)
 	}
 	tr := &Trace{
 		Source: "pattern " + p.Name,
@@ -64,12 +61,38 @@ func Generate(p Pattern, quantity int64, window time.Duration, maxArrivals int) 
 				p.Name, p.Duration, FormatDuration(window+p.Spread.D()))
 		}
 		if len(tr.Arrivals)+len(bursts) > limit {
-			return nil, fmt.Errorf("pattern %s: more than %d requests", p.Name, maxArrivals)
+			return nil, fmt.Errorf("pattern %s: %w", p.Name, tooManyRequests(maxArrivals, 0))
 		}
 		tr.Arrivals = append(tr.Arrivals, bursts...)
 		slices.SortStableFunc(tr.Arrivals, func(a, b Arrival) int { return cmp.Compare(a.At, b.At) })
 	}
 	return tr, nil
+}
+
+// check validates p (defaults applied) for a limit of quantity per window
+// and refuses it with a *TooLargeError when its expected number of
+// arrivals is above maxArrivals (≤ 0 means DefaultMaxArrivals), without
+// generating anything.
+func (p *Pattern) check(quantity int64, window time.Duration, maxArrivals int) error {
+	if quantity < 1 || window < time.Microsecond {
+		return fmt.Errorf("pattern for a limit of %d per %v: need a positive quantity and window", quantity, window)
+	}
+	if err := p.validate(); err != nil {
+		return err
+	}
+	if maxArrivals <= 0 {
+		maxArrivals = DefaultMaxArrivals
+	}
+	if n := p.expected(window); n > float64(maxArrivals) {
+		return fmt.Errorf("pattern %s: %w", p.Name, tooManyRequests(maxArrivals, int64(min(n, 1<<62))))
+	}
+	return nil
+}
+
+// tooManyRequests is the error of traffic above max requests (size: the
+// expected requests, 0 when unknown).
+func tooManyRequests(max int, size int64) *TooLargeError {
+	return &TooLargeError{Bound: "requests", Max: int64(max), Size: size, Hint: "lower the rate, keys or duration"}
 }
 
 // keyPicker returns a function drawing key indexes: Zipf of exponent skew
@@ -104,7 +127,7 @@ func poisson(r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int) 
 			continue
 		}
 		if len(out) >= limit {
-			return nil, fmt.Errorf("pattern %s: more than %d requests: lower the rate, keys or duration", p.Name, limit)
+			return nil, fmt.Errorf("pattern %s: %w", p.Name, tooManyRequests(limit, 0))
 		}
 		out = append(out, Arrival{At: at, Key: pick(), Cost: p.Cost})
 	}

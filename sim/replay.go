@@ -59,16 +59,38 @@ func (s *simulation) replay(ctx context.Context, j *job, win *windowMax) error {
 	} else {
 		j.allowed = make([]uint64, (len(s.tr.Arrivals)+63)/64)
 	}
+	done, every := ctx.Done(), r.checkEvery()
 	for e, ok := r.pop(); ok; e, ok = r.pop() {
-		if j.res.Decisions&0xffff == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
+		if j.res.Decisions&every == 0 {
+			select {
+			case <-done:
+				return ctx.Err()
+			default:
 			}
 		}
 		r.decide(e)
 	}
 	r.finish()
 	return nil
+}
+
+// checkEvery returns the mask of decision counts at which replay looks at
+// its context: about every 1024 decisions of work (see Request.MaxWork), so
+// fewer decisions apart when a decision sums a log of up to its quantity.
+func (r *replayer) checkEvery() int64 {
+	entries := int64(0)
+	if r.isLog || r.j.c.Limit.Algorithm() == sluice.AlgorithmConcurrency {
+		entries = r.lim.Quantity()
+	}
+	if r.shadow {
+		entries += r.s.cfg.Quantity
+	}
+	per := 1 + entries/logEntriesPerDecision // work of one decision, at most
+	every := int64(1024)
+	for every > 1 && per > 1024/every {
+		every /= 2
+	}
+	return every - 1
 }
 
 // pop returns the next request in time order: trace arrivals before

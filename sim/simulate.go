@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
 
 // Request is one simulation as a web form or a command line states it; it is
@@ -44,9 +45,18 @@ type Request struct {
 	Seed uint64 `json:"seed,omitempty"`
 	// Chart asks for a chart: "png", "svg" or "" for none.
 	Chart string `json:"chart,omitempty"`
-	// MaxArrivals bounds the traffic (≤ 0: DefaultMaxArrivals). A web
-	// handler sets it lower; it is not read from JSON.
+	// MaxArrivals bounds the traffic, in requests (≤ 0:
+	// DefaultMaxArrivals). A web handler sets it lower; it is not read from
+	// JSON.
 	MaxArrivals int `json:"-"`
+	// MaxWork bounds the replay's work, in decisions: every request is
+	// decided once by each algorithm (and by the reference, which a retrying
+	// simulation runs beside each algorithm), up to 1 + Retry.Max times with
+	// retries, and a sliding window log's decision counts one more per 64
+	// entries of its window it sums. Simulate estimates it from the traffic
+	// (an upper estimate) before replaying and refuses above the bound. ≤ 0
+	// bounds nothing. It is not read from JSON.
+	MaxWork int64 `json:"-"`
 }
 
 // Response is Simulate's answer.
@@ -60,15 +70,83 @@ type Response struct {
 
 // Simulate runs req: it builds the traffic, replays it through each
 // algorithm with Run and draws the chart. Errors describe what in req to
-// change; a bad trace line is a *LineError.
+// change; a bad trace line is a *LineError; traffic above req.MaxArrivals,
+// or a replay whose estimated work is above req.MaxWork, is a
+// *TooLargeError returned before any replay. When ctx is done Simulate
+// returns ctx's error within about 1024 decisions of work (see MaxWork) of
+// each running replay.
 func Simulate(ctx context.Context, req Request) (*Response, error) {
+	pl, err := req.prepare()
+	if err != nil {
+		return nil, err
+	}
+	resp := &Response{}
+	var tr *Trace
+	switch {
+	case pl.pattern != nil:
+		if tr, err = Generate(*pl.pattern, pl.rq, pl.rw, req.MaxArrivals); err != nil {
+			return nil, err
+		}
+	default:
+		opts := CSVOptions{SkipBad: req.SkipBadLines, MaxArrivals: req.MaxArrivals, Name: req.TraceName}
+		if tr, resp.Skipped, err = ReadCSV(pl.trace, opts); err != nil {
+			return nil, err
+		}
+	}
+	retry := pl.retry
+	if req.Retry != nil {
+		retry = *req.Retry
+	}
+	cfg := Config{Quantity: pl.rq, Window: pl.rw, Contenders: pl.contenders, Retry: retry, Seed: req.Seed}
+	if err := checkWork(tr, cfg, req.MaxWork); err != nil {
+		return nil, err
+	}
+	if resp.Result, err = Run(ctx, tr, cfg); err != nil {
+		return nil, err
+	}
+	if pl.rq != pl.q || pl.rw != pl.w {
+		resp.Result.Tested = FormatRate(pl.q, pl.w)
+	}
+	if req.Chart != "" {
+		if resp.Chart, err = Chart(resp.Result, req.Chart, 0, 0); err != nil {
+			return nil, err
+		}
+	}
+	return resp, nil
+}
+
+// Validate reports what Simulate would refuse in req without building or
+// replaying any traffic: a bad limit, reference, algorithm, chart format
+// or pattern, both or neither of a pattern and a trace, and a pattern whose
+// expected number of requests is above MaxArrivals (a *TooLargeError). It
+// reads no trace: a trace's size and the work of a replay are checked by
+// Simulate, after reading the traffic and before replaying it.
+func (req Request) Validate() error {
+	_, err := req.prepare()
+	return err
+}
+
+// prepared is a Request's parsed parameters.
+type prepared struct {
+	q, rq      int64 // the limit's and the reference's quantity
+	w, rw      time.Duration
+	contenders []Contender
+	// Exactly one of pattern (defaults applied) and trace is set.
+	pattern *Pattern
+	trace   io.Reader
+	retry   RetryPolicy // the pattern's
+}
+
+// prepare parses and checks req's parameters, and a pattern's expected
+// size against req.MaxArrivals.
+func (req Request) prepare() (*prepared, error) {
 	q, w, err := ParseRate(req.Limit)
 	if err != nil {
 		return nil, err
 	}
-	rq, rw := q, w
+	pl := &prepared{q: q, w: w, rq: q, rw: w}
 	if req.Reference != "" {
-		if rq, rw, err = ParseRate(req.Reference); err != nil {
+		if pl.rq, pl.rw, err = ParseRate(req.Reference); err != nil {
 			return nil, fmt.Errorf("reference: %w", err)
 		}
 	}
@@ -80,55 +158,31 @@ func Simulate(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	contenders, err := Contenders(algs, q, w, req.Burst, maxWait)
-	if err != nil {
+	if pl.contenders, err = Contenders(algs, q, w, req.Burst, maxWait); err != nil {
 		return nil, err
 	}
 	if req.Chart != "" && req.Chart != "png" && req.Chart != "svg" {
 		return nil, fmt.Errorf("chart format %q: use png or svg", req.Chart)
 	}
-	resp := &Response{}
-	var tr *Trace
-	var retry RetryPolicy
-	traceText := req.TraceReader
-	if traceText == nil && req.Trace != "" {
-		traceText = strings.NewReader(req.Trace)
+	pl.trace = req.TraceReader
+	if pl.trace == nil && req.Trace != "" {
+		pl.trace = strings.NewReader(req.Trace)
 	}
 	switch {
-	case req.Pattern != nil && traceText != nil:
+	case req.Pattern != nil && pl.trace != nil:
 		return nil, fmt.Errorf("give a pattern or a trace, not both")
 	case req.Pattern != nil:
 		p := *req.Pattern
 		if p.Seed == 0 {
 			p.Seed = req.Seed
 		}
-		p = p.WithDefaults(rq, rw) // traffic for the requirement
-		retry = p.Retry
-		if tr, err = Generate(p, rq, rw, req.MaxArrivals); err != nil {
+		p = p.WithDefaults(pl.rq, pl.rw) // traffic for the requirement
+		if err := p.check(pl.rq, pl.rw, req.MaxArrivals); err != nil {
 			return nil, err
 		}
-	case traceText != nil:
-		opts := CSVOptions{SkipBad: req.SkipBadLines, MaxArrivals: req.MaxArrivals, Name: req.TraceName}
-		if tr, resp.Skipped, err = ReadCSV(traceText, opts); err != nil {
-			return nil, err
-		}
-	default:
+		pl.pattern, pl.retry = &p, p.Retry
+	case pl.trace == nil:
 		return nil, fmt.Errorf("no traffic: give a pattern (%s) or a trace", strings.Join(Patterns(), ", "))
 	}
-	if req.Retry != nil {
-		retry = *req.Retry
-	}
-	cfg := Config{Quantity: rq, Window: rw, Contenders: contenders, Retry: retry, Seed: req.Seed}
-	if resp.Result, err = Run(ctx, tr, cfg); err != nil {
-		return nil, err
-	}
-	if rq != q || rw != w {
-		resp.Result.Tested = FormatRate(q, w)
-	}
-	if req.Chart != "" {
-		if resp.Chart, err = Chart(resp.Result, req.Chart, 0, 0); err != nil {
-			return nil, err
-		}
-	}
-	return resp, nil
+	return pl, nil
 }

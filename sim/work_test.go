@@ -1,0 +1,182 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// heavy is the request of a designer run that took half a minute of CPU:
+// 180,000 requests against a sliding window log of 150,000 per minute,
+// whose every decision sums up to 150,000 entries.
+func heavy() Request {
+	return Request{Limit: "150000/1m", Pattern: &Pattern{Name: PatternSteady, Duration: Duration(time.Minute), Rate: 3000}}
+}
+
+// A done context stops Simulate within a small multiple of its deadline,
+// even in the middle of a replay whose decisions each sum a long log.
+// Building the traffic and the replay's memory is not interruptible (it is
+// linear in the requests, which MaxArrivals bounds): the bound is counted
+// from what a run whose context is done before it starts takes.
+func TestSimulateStopsAtItsDeadline(t *testing.T) {
+	for name, req := range map[string]Request{
+		"long logs": heavy(),
+		"many constant-time decisions": {Limit: "100/1s", Algorithms: []string{"gcra", "fixed-window"},
+			Pattern: &Pattern{Name: PatternSteady, Keys: 100, Rate: 1000, Duration: Duration(20 * time.Second)}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			done, cancel := context.WithCancel(context.Background())
+			cancel()
+			start := time.Now()
+			if _, err := Simulate(done, req); !errors.Is(err, context.Canceled) {
+				t.Fatalf("err %v, want context.Canceled", err)
+			}
+			setup := time.Since(start)
+			const deadline = 200 * time.Millisecond
+			ctx, cancel := context.WithTimeout(context.Background(), deadline)
+			defer cancel()
+			start = time.Now()
+			_, err := Simulate(ctx, req)
+			took := time.Since(start)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("err %v, want the context's deadline", err)
+			}
+			if took > setup+3*deadline {
+				t.Errorf("stopped %v after its start, with a deadline of %v (%v without replaying)", took, deadline, setup)
+			}
+		})
+	}
+}
+
+// MaxWork refuses the heavy run before replaying it, with an error naming
+// the bound and the estimate.
+func TestMaxWorkRefusesBeforeReplaying(t *testing.T) {
+	req := heavy()
+	req.MaxArrivals, req.MaxWork = 200_000, 10_000_000
+	start := time.Now()
+	_, err := Simulate(context.Background(), req)
+	took := time.Since(start)
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Bound != "work" || tl.Max != req.MaxWork || tl.Size <= tl.Max {
+		t.Fatalf("err %v (%+v), want a *TooLargeError on work", err, tl)
+	}
+	if !strings.Contains(err.Error(), "10000000") {
+		t.Errorf("%q does not name the bound", err)
+	}
+	if took > 2*time.Second {
+		t.Errorf("refused after %v: it replayed", took)
+	}
+	// The same traffic against a limit whose decisions cost no log sums:
+	// within the bound.
+	req.Algorithms = []string{"gcra"}
+	req.Reference = "100/1s"
+	if err := checkWorkOf(t, req); err != nil {
+		t.Errorf("gcra against a small reference: %v", err)
+	}
+}
+
+func checkWorkOf(t *testing.T, req Request) error {
+	t.Helper()
+	pl, err := req.prepare()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := Generate(*pl.pattern, pl.rq, pl.rw, req.MaxArrivals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return checkWork(tr, Config{Quantity: pl.rq, Window: pl.rw, Contenders: pl.contenders, Retry: pl.retry}, req.MaxWork)
+}
+
+// Validate refuses a pattern above MaxArrivals from its expectation,
+// without generating it: a pattern of 10^12 requests is refused at once.
+func TestValidateRefusesTooManyRequestsWithoutGenerating(t *testing.T) {
+	req := Request{Limit: "100/1m", MaxArrivals: 200_000,
+		Pattern: &Pattern{Name: PatternManyKeys, Keys: 1_000_000, Rate: 1000, Duration: Duration(1000 * time.Second)}}
+	start := time.Now()
+	err := req.Validate()
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Bound != "requests" || tl.Max != 200_000 || tl.Size != 1e12 {
+		t.Fatalf("err %v (%+v), want a *TooLargeError of 10^12 requests", err, tl)
+	}
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("took %v", took)
+	}
+	if _, err := Simulate(context.Background(), req); !errors.As(err, &tl) {
+		t.Errorf("Simulate: %v", err)
+	}
+	if err := heavy().Validate(); err != nil {
+		t.Errorf("the heavy run is within the default bounds: %v", err)
+	}
+	if err := (Request{Limit: "100/1m"}).Validate(); err == nil || !strings.Contains(err.Error(), "no traffic") {
+		t.Errorf("no traffic: %v", err)
+	}
+}
+
+// A trace above MaxArrivals is a *TooLargeError too.
+func TestTraceAboveMaxArrivals(t *testing.T) {
+	req := Request{Limit: "10/1s", Trace: "0,a\n0.1,a\n0.2,b\n", MaxArrivals: 2}
+	var tl *TooLargeError
+	if _, err := Simulate(context.Background(), req); !errors.As(err, &tl) || tl.Bound != "requests" || tl.Max != 2 {
+		t.Fatalf("err %v, want a *TooLargeError on requests", err)
+	}
+}
+
+// logEntries is the brute-force sum it stands for: for every request, the
+// spending requests of its key in (t-w, t] (itself included), at most q.
+func TestLogEntriesCountsTheWindowOfEachKey(t *testing.T) {
+	trace, _, err := ReadCSV(strings.NewReader("0,a\n0.5,b\n1,a\n1,a,0\n1.5,a\n2,a\n2,b\n3.5,a\n"), CSVOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := time.Second
+	for _, q := range []int64{1, 2, 100} {
+		var want int64
+		for i, a := range trace.Arrivals {
+			var n int64
+			for _, b := range trace.Arrivals[:i+1] {
+				if b.Key == a.Key && b.Cost > 0 && b.At > a.At-int64(w/time.Microsecond) {
+					n++
+				}
+			}
+			want += min(n, q)
+		}
+		if got := logEntries(trace, q, w, 1); got != want {
+			t.Errorf("q %d: %d entries, want %d", q, got, want)
+		}
+	}
+}
+
+// The estimate is an upper bound of the decisions Run makes, with and
+// without retries.
+func TestEstimateWorkBoundsTheDecisions(t *testing.T) {
+	for _, req := range []Request{
+		{Limit: "100/1m", Pattern: &Pattern{Name: PatternBoundaryBurst}},
+		{Limit: "100/1m", Pattern: &Pattern{Name: PatternRetryStorm}},
+		{Limit: "50/1m", Reference: "100/1m", Pattern: &Pattern{Name: PatternSpike}},
+		{Limit: "20/1s", Algorithms: []string{"gcra", "concurrency"}, Pattern: &Pattern{Name: PatternManyKeys, Keys: 30, Duration: Duration(time.Minute)}},
+	} {
+		pl, err := req.prepare()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := Generate(*pl.pattern, pl.rq, pl.rw, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := Config{Quantity: pl.rq, Window: pl.rw, Contenders: pl.contenders, Retry: pl.retry}
+		res, err := Run(context.Background(), tr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var decided int64
+		for _, a := range res.Algorithms {
+			decided += a.Decisions
+		}
+		if est := estimateWork(tr, cfg); est < decided {
+			t.Errorf("%s: estimated %d, below the %d decisions made", req.Pattern.Name, est, decided)
+		}
+	}
+}
