@@ -1,22 +1,76 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"runtime"
+	"strconv"
 	"time"
 
+	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/sim"
 )
 
-// Bounds of one simulation run from the web page: a page must stay
-// responsive and a visitor must not be able to occupy the server.
-const (
-	designerMaxBody     = 1 << 20 // a CSV trace up to 1 MiB
-	designerMaxArrivals = 200_000
-	designerTimeout     = 10 * time.Second
-)
+// designerMaxBody bounds a designer request's body: a CSV trace up to 1 MiB.
+const designerMaxBody = 1 << 20
+
+// designerLimits bound the designer's simulations (POST /designer/run), so
+// that the page stays responsive and its visitors cannot take the CPU the
+// decisions need. A zero field takes its default (withDefaults).
+type designerLimits struct {
+	// concurrency is the most simulations running at once; more are
+	// refused at once (503). Default: one per core, runtime.GOMAXPROCS(0)
+	// when the designer is built.
+	concurrency int
+	// maxArrivals bounds the requests one simulation replays
+	// (sim.Request.MaxArrivals). Default 200,000.
+	maxArrivals int
+	// maxWork bounds one simulation's estimated work, in decisions
+	// (sim.Request.MaxWork). Default 10,000,000: about 1.5 s of one core.
+	maxWork int64
+	// timeout bounds one simulation's time from when it starts running;
+	// past it the run stops and is answered 503. Default 10 s.
+	timeout time.Duration
+}
+
+// withDefaults returns l with every field ≤ 0 set to its default.
+func (l designerLimits) withDefaults() designerLimits {
+	if l.concurrency <= 0 {
+		l.concurrency = runtime.GOMAXPROCS(0)
+	}
+	if l.maxArrivals <= 0 {
+		l.maxArrivals = 200_000
+	}
+	if l.maxWork <= 0 {
+		l.maxWork = 10_000_000
+	}
+	if l.timeout <= 0 {
+		l.timeout = 10 * time.Second
+	}
+	return l
+}
+
+// designer serves POST /designer/run within its limits. It is safe for
+// concurrent use.
+type designer struct {
+	limits designerLimits
+	slots  chan struct{} // a token per running simulation
+	// running, when set, is called with a run's context once the run holds
+	// its slot, before it simulates (a test holds runs there).
+	running func(ctx context.Context)
+}
+
+// newDesigner returns a designer bounded by limits (defaults applied).
+func newDesigner(limits designerLimits) *designer {
+	limits = limits.withDefaults()
+	return &designer{limits: limits, slots: make(chan struct{}, limits.concurrency)}
+}
+
+// errDesignerBusy is a run refused because every slot is taken.
+var errDesignerBusy = errors.New("designer busy")
 
 // designerResponse is what the page draws: the simulator's result and its
 // SVG chart.
@@ -25,10 +79,29 @@ type designerResponse struct {
 	Chart  string      `json:"chart_svg"`
 }
 
+// designerProblem is an RFC 9457 body with, for a simulation above a
+// bound, the bound's name ("requests" or "work"), its value and the
+// simulation's estimated size in the same unit.
+type designerProblem struct {
+	problem
+	Bound    string `json:"bound,omitempty"`
+	Max      int64  `json:"max,omitempty"`
+	Estimate int64  `json:"estimate,omitempty"`
+}
+
 // handleDesignerRun runs a simulation (POST /designer/run, a sim.Request
 // as JSON) through the real algorithms and returns the table data and the
 // chart.
 func (s *Server) handleDesignerRun(w http.ResponseWriter, r *http.Request) {
+	s.designer.handleRun(w, r)
+}
+
+// handleRun answers a simulation request: 200 with the result; 400 for a
+// request that is not a simulation; 413 for a body above designerMaxBody;
+// 422 for a simulation above a bound (refused before it runs); 503 with
+// Retry-After when every slot is taken or when the run did not finish
+// within the timeout (the server's load, never the request's fault).
+func (d *designer) handleRun(w http.ResponseWriter, r *http.Request) {
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, designerMaxBody))
 	dec.DisallowUnknownFields()
 	var req sim.Request
@@ -42,16 +115,70 @@ func (s *Server) handleDesignerRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Chart = "svg"
-	req.MaxArrivals = designerMaxArrivals
+	req.MaxArrivals, req.MaxWork = d.limits.maxArrivals, d.limits.maxWork
 	req.TraceReader = nil
-	ctx, cancel := contextWithTimeout(r, designerTimeout)
-	defer cancel()
-	resp, err := sim.Simulate(ctx, req)
-	if err != nil {
-		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
+	if err := req.Validate(); err != nil {
+		writeSimError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, designerResponse{Result: resp.Result, Chart: string(resp.Chart)})
+	resp, err := d.simulate(r.Context(), req)
+	switch {
+	case err == nil:
+		writeJSON(w, http.StatusOK, designerResponse{Result: resp.Result, Chart: string(resp.Chart)})
+	case errors.Is(err, errDesignerBusy):
+		w.Header().Set("Retry-After", "1")
+		writeDesignerProblem(w, designerProblem{problem: problem{Type: httplimit.ProblemReducedCapacity,
+			Title: "Service Unavailable", Status: http.StatusServiceUnavailable,
+			Detail: fmt.Sprintf("The designer is running %d simulations, the most it runs at once; retry in a second.", d.limits.concurrency)}})
+	case r.Context().Err() != nil:
+		// The client went away: nobody reads an answer.
+	case errors.Is(err, context.DeadlineExceeded):
+		w.Header().Set("Retry-After", strconv.Itoa(int(max(d.limits.timeout.Round(time.Second)/time.Second, 1))))
+		writeDesignerProblem(w, designerProblem{problem: problem{Type: httplimit.ProblemReducedCapacity,
+			Title: "Service Unavailable", Status: http.StatusServiceUnavailable,
+			Detail: fmt.Sprintf("The simulation did not finish within %v: the server is busy. Retry later.", d.limits.timeout)}})
+	default:
+		writeSimError(w, err)
+	}
+}
+
+// simulate runs req in a free slot, within the timeout, or returns
+// errDesignerBusy at once when there is none.
+func (d *designer) simulate(ctx context.Context, req sim.Request) (*sim.Response, error) {
+	select {
+	case d.slots <- struct{}{}:
+	default:
+		return nil, errDesignerBusy
+	}
+	defer func() { <-d.slots }()
+	ctx, cancel := context.WithTimeout(ctx, d.limits.timeout)
+	defer cancel()
+	if d.running != nil {
+		d.running(ctx)
+	}
+	return sim.Simulate(ctx, req)
+}
+
+// writeSimError answers a simulation the request's parameters make
+// impossible: 422 naming the bound for one above a bound, 400 otherwise.
+func writeSimError(w http.ResponseWriter, err error) {
+	var tl *sim.TooLargeError
+	if errors.As(err, &tl) {
+		writeDesignerProblem(w, designerProblem{problem: problem{Type: "about:blank",
+			Title: "Unprocessable Content", Status: http.StatusUnprocessableEntity,
+			Detail: "The simulation is larger than the designer runs: " + err.Error() + "."},
+			Bound: tl.Bound, Max: tl.Max, Estimate: tl.Size})
+		return
+	}
+	writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
+}
+
+func writeDesignerProblem(w http.ResponseWriter, p designerProblem) {
+	body, _ := json.Marshal(p)
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)+1))
+	w.WriteHeader(p.Status)
+	w.Write(append(body, '\n'))
 }
 
 func (s *Server) handleDesigner(w http.ResponseWriter, r *http.Request) {

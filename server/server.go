@@ -97,6 +97,8 @@ type Server struct {
 	envoyAddr atomic.Pointer[string]
 	// checks pools the decision API's per-request memory (checkScratch).
 	checks sync.Pool
+	// designer runs the designer's simulations within their limits.
+	designer *designer
 }
 
 // state is everything derived from one configuration; swapped whole on reload.
@@ -137,6 +139,7 @@ func New(opts Options) (*Server, error) {
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
 	registerMemoryMetrics(opts.Registry, opts.Memory)
 	s.stats = newStats(opts.Clock)
+	s.designer = newDesigner(designerLimits{})
 	s.mon = degrade.NewMonitor(opts.StoreDown)
 	s.ctl = degrade.NewController(opts.Config.Degradation.Controller, nil, s.levelChanged)
 	st, err := s.build(opts.Config)
