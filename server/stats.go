@@ -1,6 +1,8 @@
 package server
 
 import (
+	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"sort"
@@ -11,9 +13,14 @@ import (
 )
 
 // stats keeps what the dashboard shows: decisions per second over the last
-// minute, refusals by limit, and the most limited clients (hashed, bounded).
+// minute, refusals by limit, and the most limited clients (named or
+// pseudonymous, bounded; see displayClient).
 type stats struct {
 	clock func() time.Time
+	// clientKey keys the clients' pseudonyms: random, drawn when the stats
+	// are made, never shown or stored, so a pseudonym cannot be recomputed
+	// from a guessed subject outside this process.
+	clientKey [32]byte
 
 	mu      sync.Mutex
 	seconds [60]second
@@ -28,7 +35,7 @@ type second struct {
 }
 
 type topEntry struct {
-	Client string `json:"client"` // kind and a short hash of the subject
+	Client string `json:"client"` // see displayClient
 	Plan   string `json:"plan"`
 	Count  int64  `json:"refused"`
 }
@@ -39,7 +46,9 @@ type topEntry struct {
 const topCapacity = 512
 
 func newStats(clock func() time.Time) *stats {
-	return &stats{clock: clock, byLimit: map[string]int64{}, top: map[string]*topEntry{}}
+	s := &stats{clock: clock, byLimit: map[string]int64{}, top: map[string]*topEntry{}}
+	rand.Read(s.clientKey[:]) // never fails (crypto/rand)
+	return s
 }
 
 func (s *stats) slot() *second {
@@ -89,18 +98,27 @@ func (s *stats) record(res *httplimit.Result) {
 		} else {
 			e = &topEntry{}
 		}
-		e.Client = displayClient(res.Identity)
+		e.Client = s.displayClient(res.Identity)
 		e.Plan = res.Identity.Plan.Name
 		s.top[res.Identity.Subject] = e
 	}
 	e.Count++
 }
 
-// displayClient shows a client without revealing it: its kind and a short
-// hash of its subject.
-func displayClient(id httplimit.Identity) string {
-	sum := sha256.Sum256([]byte(id.Subject))
-	return id.Kind + ":" + hex.EncodeToString(sum[:6])
+// displayClient shows a client without revealing it: a configured API key
+// that has a name by its kind and name ("api-key:free-tier"), any other
+// client by its kind and a pseudonym, the first 6 bytes of
+// HMAC-SHA256(clientKey, subject) in hex ("ip:3f09a1c2e4b7"). The same subject has the same pseudonym for
+// the life of the stats, and another under other stats (another process);
+// without the key, a pseudonym says nothing of its subject, even to whoever
+// can try every candidate subject (every address of a /24).
+func (s *stats) displayClient(id httplimit.Identity) string {
+	if id.KeyName != "" {
+		return id.Kind + ":" + id.KeyName
+	}
+	m := hmac.New(sha256.New, s.clientKey[:])
+	m.Write([]byte(id.Subject))
+	return id.Kind + ":" + hex.EncodeToString(m.Sum(nil)[:6])
 }
 
 // dashboardData is the JSON the dashboard polls.
