@@ -25,8 +25,9 @@ const DefaultTimeout = 5 * time.Second
 // pacing shared between processes (see Client.Gate). It is safe for
 // concurrent use.
 type Client struct {
-	url  string
-	http *http.Client
+	url   string
+	http  *http.Client
+	token string // "Bearer <token>", or ""
 }
 
 // An Option configures a Client.
@@ -37,9 +38,16 @@ type Option func(*Client)
 // of an http.Client with DefaultTimeout.
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.http = hc } }
 
-// New returns a Client of the sluice server at baseURL, e.g.
-// "http://sluice:8080" (a trailing slash is ignored). A malformed baseURL
-// is reported by the first Check.
+// WithToken makes the Client authenticate as a caller of the server's admin
+// listener: the token (from sluice token) is sent as Authorization: Bearer.
+// Its caller needs the check scope, and override_plan to set
+// CheckRequest.Plan; without them Check returns an *APIError with status
+// 401 or 403.
+func WithToken(token string) Option { return func(c *Client) { c.token = "Bearer " + token } }
+
+// New returns a Client of the sluice server whose admin listener is at
+// baseURL, e.g. "http://sluice:9090" (a trailing slash is ignored). A
+// malformed baseURL is reported by the first Check.
 func New(baseURL string, opts ...Option) *Client {
 	c := &Client{url: strings.TrimRight(baseURL, "/") + "/v1/check", http: &http.Client{Timeout: DefaultTimeout}}
 	for _, o := range opts {
@@ -201,6 +209,9 @@ func (c *Client) Check(ctx context.Context, req CheckRequest) (*CheckResponse, e
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/json, application/problem+json")
+	if c.token != "" {
+		hreq.Header.Set("Authorization", c.token)
+	}
 	resp, err := c.http.Do(hreq)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -25,7 +25,7 @@ plans:
 func newAPIClient(t *testing.T) (*client.Client, *sluiceServer) {
 	srv := newSluiceServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), apiPlan)
 	wire := newWire(t)
-	return client.New(srv.URL+"/", client.WithHTTPClient(&http.Client{Transport: wire})), srv
+	return client.New(srv.admin.URL+"/", client.WithToken(apiToken), client.WithHTTPClient(&http.Client{Transport: wire})), srv
 }
 
 func TestCheckDecides(t *testing.T) {

@@ -4,7 +4,7 @@
 //
 // Client asks a sluice server for decisions (POST /v1/check):
 //
-//	c := client.New("http://sluice:8080")
+//	c := client.New("http://sluice:9090", client.WithToken(os.Getenv("SLUICE_TOKEN")))
 //	d, err := c.Check(ctx, client.CheckRequest{APIKey: key, Method: "POST", Path: "/api/generate"})
 //
 // Transport limits what a program sends. It paces requests with a Gate (a

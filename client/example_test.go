@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/sluice-dev/sluice"
@@ -29,7 +30,7 @@ func ExampleTransport() {
 // Workers in many processes share one budget through a sluice server: each
 // asks the decision API before calling the partner's API.
 func ExampleClient_Gate() {
-	sluiceServer := client.New("http://sluice:8080")
+	sluiceServer := client.New("http://sluice:9090", client.WithToken(os.Getenv("SLUICE_TOKEN")))
 	hc := &http.Client{Transport: &client.Transport{
 		Gate: sluiceServer.Gate(client.CheckRequest{Subject: "partner-api"}),
 	}}
@@ -41,7 +42,7 @@ func ExampleClient_Gate() {
 }
 
 func ExampleClient_Check() {
-	c := client.New("http://sluice:8080")
+	c := client.New("http://sluice:9090", client.WithToken(os.Getenv("SLUICE_TOKEN")))
 	d, err := c.Check(context.Background(), client.CheckRequest{APIKey: "k-123", Method: "POST", Path: "/api/generate"})
 	if err != nil {
 		log.Fatal(err) // errors.Is(err, sluice.ErrStoreUnavailable): apply your own fallback

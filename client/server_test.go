@@ -74,17 +74,29 @@ func (s *recordingStore) maxPerWindow(w time.Duration) (most int, total int) {
 }
 
 // sluiceServer is a real sluice server (config, memory store, proxy) in
-// front of upstream.
+// front of upstream: the embedded Server is its public listener, admin its
+// admin listener, where apiToken's caller may check and choose plans.
 type sluiceServer struct {
 	*httptest.Server
+	admin *httptest.Server
 	store *recordingStore
 }
+
+// apiToken is the token of the test servers' decision API caller; the
+// configuration holds its SHA-256.
+const apiToken = "client-test-token"
+
+const apiCaller = `
+admin:
+  callers:
+    - {name: client-tests, token_sha256: 2add5b92210c49669fdd0d73cea822b53313d161280a69c5789c9b56f58bfa73, scopes: [check, override_plan]}
+`
 
 func newSluiceServer(t *testing.T, upstream http.Handler, cfgText string) *sluiceServer {
 	t.Helper()
 	up := httptest.NewServer(upstream)
 	t.Cleanup(up.Close)
-	cfg, err := config.Parse("client-test.yaml", []byte("upstream: "+up.URL+"\n"+cfgText))
+	cfg, err := config.Parse("client-test.yaml", []byte("upstream: "+up.URL+"\n"+cfgText+apiCaller))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,8 +106,10 @@ func newSluiceServer(t *testing.T, upstream http.Handler, cfgText string) *sluic
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Server = httptest.NewServer(srv.Handler())
+	s.Server = httptest.NewServer(srv.PublicHandler())
 	t.Cleanup(s.Server.Close)
+	s.admin = httptest.NewServer(srv.AdminHandler())
+	t.Cleanup(s.admin.Close)
 	return s
 }
 
@@ -313,7 +327,7 @@ func TestDecisionAPIGatePacesCallsToAnotherService(t *testing.T) {
 	}))
 	t.Cleanup(other.Close)
 	api := newWire(t)
-	gate := client.New(srv.URL, client.WithHTTPClient(&http.Client{Transport: api})).Gate(client.CheckRequest{Subject: "nightly-export"})
+	gate := client.New(srv.admin.URL, client.WithToken(apiToken), client.WithHTTPClient(&http.Client{Transport: api})).Gate(client.CheckRequest{Subject: "nightly-export"})
 	// Two workers' Transports, as two processes would have, share the subject.
 	var wg sync.WaitGroup
 	const calls = 100

@@ -17,8 +17,17 @@ import (
 type Config struct {
 	// File is the path the configuration was read from.
 	File string
-	// Listen is the server's address, ":8080" by default.
+	// Listen is the public listener's address, ":8080" by default: the
+	// reverse proxy, /docs and /healthz, nothing else of sluice's.
 	Listen string
+	// TLS, when set, makes the public listener speak HTTPS.
+	TLS TLS
+	// Admin is the private listener and who may call it.
+	Admin Admin
+	// Connections bounds every listener's connections and request times.
+	Connections Connections
+	// Designer bounds the designer's simulations.
+	Designer Designer
 	// Upstream is the URL the server proxies admitted requests to; empty
 	// when sluice runs only as a decision service.
 	Upstream string

@@ -10,7 +10,9 @@ import (
 type Envoy struct {
 	// Enabled is true when the configuration has an envoy section.
 	Enabled bool
-	// Listen is the gRPC address, ":8081" by default.
+	// Listen is the gRPC address, "127.0.0.1:8081" by default. Its callers
+	// authenticate as the admin listener's do (Admin.Callers, the check
+	// scope), and it takes the admin listener's TLS.
 	Listen string
 	// Rules are files or directories of rules in envoyproxy/ratelimit's
 	// format, relative to the configuration file.
@@ -21,9 +23,9 @@ type Envoy struct {
 }
 
 func (d *decoder) envoy(n *yaml.Node, path string, e *Envoy) {
-	e.Enabled, e.Listen, e.Headers = true, ":8081", "ietf"
+	e.Enabled, e.Listen, e.Headers = true, "127.0.0.1:8081", "ietf"
 	d.Mapping(n, path, map[string]field{
-		"listen":  func(n *yaml.Node, p string) { e.Listen = d.Str(n, p) },
+		"listen":  func(n *yaml.Node, p string) { e.Listen = d.address(n, p) },
 		"rules":   func(n *yaml.Node, p string) { e.Rules = d.Strings(n, p) },
 		"headers": func(n *yaml.Node, p string) { e.Headers = d.OneOf(n, p, "ietf", "draft-6", "none") },
 	})

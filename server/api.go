@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/client"
+	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
@@ -57,7 +58,9 @@ func (s *Server) releaseCheck(sc *checkScratch) {
 	s.checks.Put(sc)
 }
 
-func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
+// handleCheck is POST /v1/check, for callers with the check scope; sending
+// "plan" also needs override_plan, which is refused before any decision.
+func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) {
 	sc := s.checks.Get().(*checkScratch)
 	defer s.releaseCheck(sc)
 	req := &sc.req
@@ -69,6 +72,10 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) {
 			err = fmt.Errorf("the body is larger than %d bytes", maxCheckBody)
 		}
 		writeJSONProblem(w, status, http.StatusText(status), err.Error())
+		return
+	}
+	if req.Plan != "" && !by.scopes.Has(config.ScopeOverridePlan) {
+		s.refuseCaller(w, by, config.ScopeOverridePlan)
 		return
 	}
 	c := httplimit.Client{Subject: req.Subject, APIKey: req.APIKey, User: req.User, Plan: req.Plan}

@@ -21,7 +21,7 @@ import (
 func fuzzServer(f *testing.F) (http.Handler, *fakeClock) {
 	clock := &fakeClock{}
 	clock.us.Store(sluice.MicrosSinceEpoch(noon))
-	cfg, err := config.Parse("fuzz.yaml", []byte(testConfig))
+	cfg, err := config.Parse("fuzz.yaml", []byte(testConfig+testAdmin))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func fuzzServer(f *testing.F) (http.Handler, *fakeClock) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	return srv.Handler(), clock
+	return srv.AdminHandler(), clock
 }
 
 // FuzzDecisionAPI posts arbitrary bodies to /v1/check: the answer is a
@@ -51,6 +51,7 @@ func FuzzDecisionAPI(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		clock.Advance(1000)
 		r := httptest.NewRequest("POST", "/v1/check", strings.NewReader(string(body)))
+		r.Header.Set(server.TokenHeader, testToken)
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		switch code := w.Code; {
@@ -89,6 +90,7 @@ func FuzzForwardAuth(f *testing.F) {
 	f.Fuzz(func(t *testing.T, method, uri, host, xff, origURI, auth string) {
 		clock.Advance(1000)
 		r := httptest.NewRequest("GET", "/v1/forward-auth", nil)
+		r.Header.Set(server.TokenHeader, testToken)
 		for k, v := range map[string]string{"X-Forwarded-Method": method, "X-Forwarded-Uri": uri,
 			"X-Forwarded-Host": host, "X-Forwarded-For": xff, "X-Original-Uri": origURI, "Authorization": auth} {
 			if v != "" {

@@ -125,7 +125,7 @@ func TestBrowserDashboardIsLive(t *testing.T) {
 	// the test's own requests.
 	f := newFixture(t, realtest.Replace(t, "testConfig", testConfig, `exempt: ["GET /api/health"]`, `exempt: ["GET /api/health", "GET /favicon.ico"]`))
 	ctx := realtest.Browser(t)
-	run(t, ctx, chromedp.Navigate(f.http.URL+"/dashboard"))
+	run(t, ctx, chromedp.Navigate(f.admin.URL+"/dashboard"))
 	type view struct {
 		Now, Total, Refused, Rate, RefusedRate string
 		ByLimit, Top                           [][]string

@@ -13,7 +13,7 @@ import (
 // status 429, the default: Caddy passes refusals through unchanged).
 func TestCaddyForwardAuth(t *testing.T) {
 	f := newFixture(t, frontConfig(t, "429"))
-	base := startCaddy(t, serveOn(t, f.srv), f.srv.Config().Upstream)
+	base := startCaddy(t, serveOn(t, f.srv).admin, f.srv.Config().Upstream)
 	key := map[string]string{"X-API-Key": "demo-free-key"}
 
 	// Admitted requests reach the upstream; the client sees its quota. A
@@ -93,7 +93,8 @@ func startCaddy(t *testing.T, sluiceAddr, upstream string) string {
 	addr := realtest.FreeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
 	conf := realtest.Replace(t, "examples/caddy/Caddyfile", readRepoFile(t, "../examples/caddy/Caddyfile"),
-		"forward_auth 127.0.0.1:8080 {", "forward_auth "+sluiceAddr+" {",
+		"forward_auth 127.0.0.1:9090 {", "forward_auth "+sluiceAddr+" {",
+		"sluice_REPLACE_WITH_CADDY_TOKEN", testToken,
 		"reverse_proxy 127.0.0.1:9000", "reverse_proxy "+strings.TrimPrefix(upstream, "http://"),
 		"\n:8000 {", "\n:"+port+" {")
 	realtest.Caddy(t, addr, conf)

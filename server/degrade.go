@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/netip"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice"
@@ -179,11 +177,15 @@ func (s *Server) SampleNow() degrade.Level { return s.ctl.Update(s.mon.Sample())
 func (s *Server) Degradation() degrade.State { return s.ctl.State() }
 
 // handleDegradation: GET shows the level and signals; PUT {"level":"high"}
-// pins a level; DELETE unpins. Changes are accepted only from loopback and
-// trusted proxies, on their own behalf (mayChangeLevel).
-func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet && !s.mayChangeLevel(r) {
-		writeJSONProblem(w, http.StatusForbidden, "Forbidden", "Only loopback and trusted proxies may change the degradation level, on their own behalf.")
+// pins a level; DELETE unpins. It is on the admin listener, where reading
+// needs the read scope and changing the level the admin scope.
+func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request, c caller) {
+	need := config.ScopeAdmin
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		need = config.ScopeRead
+	}
+	if !c.scopes.Has(need) {
+		s.refuseCaller(w, c, need)
 		return
 	}
 	switch r.Method {
@@ -216,58 +218,4 @@ func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, s.ctl.State())
-}
-
-// mayChangeLevel reports whether r comes from loopback or a trusted proxy on
-// its own behalf. A request that a proxy relays for someone else names that
-// someone in X-Forwarded-For or Forwarded: every address named there must be
-// loopback or trusted too (an unreadable one is neither). Otherwise a client
-// behind a trusted load balancer, which passes every path on, could pin the
-// level at critical.
-func (s *Server) mayChangeLevel(r *http.Request) bool {
-	trusted := func(a netip.Addr) bool {
-		if a.IsLoopback() {
-			return true
-		}
-		for _, p := range s.state.Load().cfg.Identity.TrustedProxies {
-			if p.Contains(a) {
-				return true
-			}
-		}
-		return false
-	}
-	if !trusted(peerIP(r.RemoteAddr)) {
-		return false
-	}
-	var hops []string
-	for _, v := range r.Header.Values("X-Forwarded-For") {
-		hops = append(hops, strings.Split(v, ",")...)
-	}
-	for _, v := range r.Header.Values("Forwarded") {
-		for _, elem := range strings.Split(v, ",") {
-			for _, pair := range strings.Split(elem, ";") {
-				if k, v, ok := strings.Cut(strings.TrimSpace(pair), "="); ok && strings.EqualFold(k, "for") {
-					hops = append(hops, strings.Trim(v, `"`))
-				}
-			}
-		}
-	}
-	for _, hop := range hops {
-		hop = strings.TrimSpace(hop)
-		a, err := netip.ParseAddr(strings.Trim(hop, "[]"))
-		if ap, perr := netip.ParseAddrPort(hop); perr == nil {
-			a, err = ap.Addr(), nil
-		}
-		if err != nil || !trusted(a.Unmap()) {
-			return false
-		}
-	}
-	return true
-}
-
-func peerIP(remote string) netip.Addr {
-	if ap, err := netip.ParseAddrPort(remote); err == nil {
-		return ap.Addr().Unmap()
-	}
-	return netip.Addr{}
 }

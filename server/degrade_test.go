@@ -1,10 +1,8 @@
 package server_test
 
 import (
-	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -41,6 +39,12 @@ degradation:
 // startDegrading runs a server with degradeConfig in front of an upstream
 // that takes 100ms per request.
 func startDegrading(t *testing.T) (*server.Server, string) {
+	srv, l := startDegradingOn(t)
+	return srv, "http://" + l.public
+}
+
+// startDegradingOn is startDegrading with both listeners' addresses.
+func startDegradingOn(t *testing.T) (*server.Server, listening) {
 	t.Helper()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/health" {
@@ -49,7 +53,7 @@ func startDegrading(t *testing.T) (*server.Server, string) {
 		w.Write([]byte("ok " + r.URL.Path))
 	}))
 	t.Cleanup(up.Close)
-	cfg, err := config.Parse("d.yaml", []byte("upstream: "+up.URL+"\n"+degradeConfig))
+	cfg, err := config.Parse("d.yaml", []byte("upstream: "+up.URL+"\n"+degradeConfig+testAdmin))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,12 +62,7 @@ func startDegrading(t *testing.T) (*server.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return srv, "http://" + ln.Addr().String()
+	return srv, serveOn(t, srv)
 }
 
 func status(t *testing.T, method, url string) (int, http.Header) {
@@ -183,9 +182,11 @@ func equalLevels(a, b []degrade.Level) bool {
 }
 
 func TestLevelActions(t *testing.T) {
-	srv, base := startDegrading(t)
+	srv, l := startDegradingOn(t)
+	base, admin := "http://"+l.public, "http://"+l.admin
 	pin := func(level string) {
-		req, _ := http.NewRequest("PUT", base+"/v1/degradation", strings.NewReader(`{"level":"`+level+`"}`))
+		req, _ := http.NewRequest("PUT", admin+"/v1/degradation", strings.NewReader(`{"level":"`+level+`"}`))
+		req.Header.Set(server.TokenHeader, testToken)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil || resp.StatusCode != 200 {
 			t.Fatalf("pin %s: %v %v", level, err, resp)
@@ -211,12 +212,14 @@ func TestLevelActions(t *testing.T) {
 		t.Errorf("level 2, a read: %d", code)
 	}
 	pin("critical")
-	for path, want := range map[string]int{"/api/search": 503, "/health": 200, "/healthz": 200, "/metrics": 200} {
-		if code, _ := status(t, "GET", base+path); code != want {
-			t.Errorf("level 3, %s: %d, want %d", path, code, want)
+	for url, want := range map[string]int{base + "/api/search": 503, base + "/health": 200, base + "/healthz": 200,
+		admin + "/metrics": 200, admin + "/healthz": 200} {
+		if code, _ := status(t, "GET", url); code != want {
+			t.Errorf("level 3, %s: %d, want %d", url, code, want)
 		}
 	}
-	req, _ := http.NewRequest("DELETE", base+"/v1/degradation", nil)
+	req, _ := http.NewRequest("DELETE", admin+"/v1/degradation", nil)
+	req.Header.Set(server.TokenHeader, testToken)
 	resp, _ := http.DefaultClient.Do(req)
 	resp.Body.Close()
 	if srv.Degradation().Pinned {

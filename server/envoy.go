@@ -2,11 +2,20 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
+	"net/netip"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/envoy"
@@ -62,8 +71,44 @@ const envoyWorkers = 64
 // connections and streams, in bytes.
 const envoyWindow = 1 << 20
 
-// serveEnvoy runs the gRPC server on ln until ctx is done.
-func (s *Server) serveEnvoy(ctx context.Context, ln net.Listener) {
+// envoyMaxMessage bounds one RLS request, in bytes: descriptors are small.
+const envoyMaxMessage = 1 << 20
+
+// authorizeEnvoy admits a call from a caller with the check scope: a token
+// in the authorization ("Bearer …") or sluice-token metadata, a client
+// certificate, or a loopback address the configuration trusts.
+func (s *Server) authorizeEnvoy(ctx context.Context, info *tap.Info) (context.Context, error) {
+	var token string
+	if v := info.Header.Get(strings.ToLower(TokenHeader)); len(v) > 0 {
+		token = v[0]
+	} else if v := info.Header.Get("authorization"); len(v) > 0 && len(v[0]) > 7 && strings.EqualFold(v[0][:7], "bearer ") {
+		token = strings.TrimSpace(v[0][7:])
+	}
+	var addr netip.Addr
+	var cs *tls.ConnectionState
+	if p, ok := peer.FromContext(ctx); ok {
+		if ap, err := netip.ParseAddrPort(p.Addr.String()); err == nil {
+			addr = ap.Addr().Unmap()
+		}
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok {
+			cs = &ti.State
+		}
+	}
+	c := s.state.Load().access.identify(addr, cs, token)
+	if c.scopes.Has(config.ScopeCheck) {
+		return ctx, nil
+	}
+	s.metrics.refusedCallers.WithLabelValues(config.ScopeCheck.String()).Inc()
+	if c.name == "" {
+		return nil, status.Error(codes.Unauthenticated, "sluice: this service needs a caller token with the check scope in the authorization (Bearer) or sluice-token metadata")
+	}
+	return nil, status.Errorf(codes.PermissionDenied, "sluice: the caller %s does not hold the check scope", c.name)
+}
+
+// serveEnvoy runs the gRPC server on ln until ctx is done. Its callers
+// are the admin listener's: a call without the check scope is refused
+// before it is read (Unauthenticated or PermissionDenied).
+func (s *Server) serveEnvoy(ctx context.Context, ln net.Listener, useTLS bool) {
 	// Stream workers: gRPC otherwise starts a goroutine per call, whose
 	// stack then grows (runtime.morestack copying it) on every call — 12% of
 	// the server's CPU under the Envoy load of make bench. Calls beyond
@@ -72,9 +117,18 @@ func (s *Server) serveEnvoy(ctx context.Context, ln net.Listener) {
 	// Static flow-control windows: RLS messages are tens of bytes, so
 	// gRPC's dynamic windows (BDP estimation) only cost a PING round trip
 	// after another, for nothing.
-	gs := grpc.NewServer(grpc.ForceServerCodecV2(envoy.Codec()), grpc.NumStreamWorkers(envoyWorkers),
-		grpc.StaticStreamWindowSize(envoyWindow), grpc.StaticConnWindowSize(envoyWindow))
+	c := s.Config().Connections
+	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(envoy.Codec()), grpc.NumStreamWorkers(envoyWorkers),
+		grpc.StaticStreamWindowSize(envoyWindow), grpc.StaticConnWindowSize(envoyWindow),
+		grpc.InTapHandle(s.authorizeEnvoy), grpc.ConnectionTimeout(c.ReadHeaderTimeout),
+		grpc.MaxRecvMsgSize(envoyMaxMessage), grpc.MaxHeaderListSize(uint32(c.MaxHeaderBytes)),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: c.IdleTimeout})}
+	if useTLS {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(s.listenerTLS(func(st *state) *tls.Config { return st.envoyTLS }))))
+	}
+	gs := grpc.NewServer(opts...)
 	envoy.Register(gs, s.envoy)
+	ln = newBoundedListener(ln, c.Max, s.metrics.shedConnections.WithLabelValues("envoy").Inc)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

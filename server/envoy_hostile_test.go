@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"math"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,7 +56,7 @@ descriptors:
     rate_limit: {name: per-header, unit: minute, requests_per_unit: 3}
 `), 0o644)
 	cfgFile := filepath.Join(dir, "sluice.yaml")
-	os.WriteFile(cfgFile, []byte("envoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n"+testConfig), 0o644)
+	os.WriteFile(cfgFile, []byte("envoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n"+testConfig+testAdmin), 0o644)
 	cfg, err := config.Load(cfgFile)
 	if err != nil {
 		t.Fatal(err)
@@ -67,22 +66,9 @@ descriptors:
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	deadline := time.Now().Add(5 * time.Second)
-	for srv.EnvoyAddr() == "" {
-		if time.Now().After(deadline) {
-			t.Fatal("the Envoy service did not start")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+	serveOn(t, srv)
+	waitEnvoy(t, srv)
+	conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), withToken(testToken),
 		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})))
 	if err != nil {
 		t.Fatal(err)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
@@ -29,7 +29,7 @@ func TestEnvoyServiceServedAndReloaded(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte(rules(2)), 0o644)
 	cfgFile := filepath.Join(dir, "sluice.yaml")
-	os.WriteFile(cfgFile, []byte("envoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n"+testConfig), 0o644)
+	os.WriteFile(cfgFile, []byte("envoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n"+testConfig+testAdmin), 0o644)
 	cfg, err := config.Load(cfgFile)
 	if err != nil {
 		t.Fatal(err)
@@ -40,19 +40,10 @@ func TestEnvoyServiceServedAndReloaded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx, ln); close(done) }()
-	defer func() { cancel(); <-done }()
-	for srv.EnvoyAddr() == "" {
-		select {
-		case <-done:
-			t.Fatal("server stopped")
-		default:
-		}
-	}
-	conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	addrs := serveOn(t, srv)
+	ctx := context.Background()
+	waitEnvoy(t, srv)
+	conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), withToken(testToken))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,9 +78,21 @@ func TestEnvoyServiceServedAndReloaded(t *testing.T) {
 	if got := ask("198.51.100.1"); got != rlsv3.RateLimitResponse_OK {
 		t.Fatalf("the raised limit was not applied: %v", got)
 	}
-	body := readAllURL(t, "http://"+ln.Addr().String()+"/metrics")
+	body := readAllURL(t, "http://"+addrs.admin+"/metrics")
 	if !strings.Contains(body, `sluice_decisions_total{limit="per-ip",policy="edge",result="limited"} 1`) {
 		t.Errorf("metrics lack the Envoy decisions:\n%.3000s", body)
+	}
+}
+
+// waitEnvoy waits until srv's Envoy service listens.
+func waitEnvoy(t *testing.T, srv *server.Server) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.EnvoyAddr() == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("the Envoy service did not start")
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -11,7 +11,10 @@ import (
 // X-Original-Method/-URI (set in its config). 2xx admits; a refusal has the
 // configured deny status (429, or 403 for nginx) and the same RateLimit
 // headers, Retry-After and problem body a proxied request would get.
-func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request) {
+//
+// Its callers (the front proxies) hold the check scope; the request's
+// Authorization and X-API-Key are the described client's.
+func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ caller) {
 	st := s.state.Load()
 	// The request the front proxy describes: r with another method, URL and
 	// host. A shallow copy is enough: the middleware only reads it, and

@@ -39,7 +39,7 @@ func benchServer(b *testing.B) (http.Handler, []string) {
 		"      - {name: per-second, algorithm: gcra, quantity: 1000000000, window: 1s}\n" +
 		"      - {name: per-minute, algorithm: sliding-window-counter, quantity: 1000000000, window: 1m}\n" +
 		"      - {name: per-day, algorithm: fixed-window, quantity: 1000000000, window: 24h}\n" +
-		"default_plan: bench\nkeys:\n")
+		"default_plan: bench\n" + testAdmin + "keys:\n")
 	for i := range keys {
 		keys[i] = fmt.Sprintf("bench-key-%d", i)
 		sum := sha256.Sum256([]byte(keys[i]))
@@ -55,7 +55,7 @@ func benchServer(b *testing.B) (http.Handler, []string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return srv.Handler(), keys
+	return srv.AdminHandler(), keys
 }
 
 // rewindBody is a request body that can be read again.
@@ -72,6 +72,7 @@ func BenchmarkDecisionAPI(b *testing.B) {
 		bodies[i].Reset(`{"api_key":"` + k + `","method":"GET","path":"/v1/items"}`)
 		reqs[i] = httptest.NewRequest(http.MethodPost, "/v1/check", bodies[i])
 		reqs[i].Header.Set("Content-Type", "application/json")
+		reqs[i].Header.Set(server.TokenHeader, testToken)
 	}
 	w := &discardWriter{h: http.Header{}}
 	b.ReportAllocs()
@@ -96,6 +97,7 @@ func BenchmarkForwardAuth(b *testing.B) {
 		r.Header.Set("X-Forwarded-Uri", "/v1/items?page=2")
 		r.Header.Set("X-Forwarded-Host", "api.example")
 		r.Header.Set("X-API-Key", k)
+		r.Header.Set(server.TokenHeader, testToken)
 		reqs[i] = r
 	}
 	w := &discardWriter{h: http.Header{}}

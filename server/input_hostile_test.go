@@ -2,28 +2,24 @@ package server_test
 
 import (
 	"bufio"
-	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice/server"
 )
 
-// serveReal serves f's server with Serve on a loopback listener (the
-// production http.Server: header limits, timeouts) and returns its address.
-func serveReal(t *testing.T, f *fixture) string {
+// serveReal serves f's server with Serve on loopback listeners (the
+// production http.Servers: header limits, timeouts) and returns their
+// addresses.
+func serveReal(t *testing.T, f *fixture) listening {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { f.srv.Serve(ctx, ln); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return ln.Addr().String()
+	return serveOn(t, f.srv)
 }
 
 // rawStatus sends raw bytes as a request and returns the response status,
@@ -86,13 +82,25 @@ func TestHostileRequestsAreNever5xx(t *testing.T) {
 		{"forward-auth with a 60 KB URI", get("/v1/forward-auth", hdr("X-Forwarded-Uri", "/"+strings.Repeat("a", 60<<10))), 0},
 		{"forward-auth with an odd method", get("/v1/forward-auth", hdr("X-Forwarded-Method", "\xff\xfe"), hdr("X-Original-URI", "//")), 0},
 		{"forward-auth with a host of garbage", get("/v1/forward-auth", hdr("X-Forwarded-Host", "\xff:99999:[")), 0},
-		{"a decision API GET (proxied: only POST is the API)", get("/v1/check"), 0},
+		{"a decision API GET", get("/v1/check"), 405},
 		{"a degradation level of garbage", "PUT /v1/degradation HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\nConnection: close\r\n\r\n{\"level\":", 400},
 		{"a designer run of garbage", "POST /designer/run HTTP/1.1\r\nHost: x\r\nContent-Length: 30\r\nConnection: close\r\n\r\n{\"limit\":{\"quantity\":1e999}}  ", 400},
 	}
+	// Sluice's private paths go to the admin listener with the caller's
+	// token, every other one to the public listener.
+	target := func(raw string) (string, string) {
+		line, _, _ := strings.Cut(raw, "\r\n")
+		for _, p := range adminPaths {
+			if strings.Contains(line, " "+p) {
+				return addr.admin, strings.Replace(raw, "Host: x\r\n", "Host: x\r\n"+server.TokenHeader+": "+testToken+"\r\n", 1)
+			}
+		}
+		return addr.public, raw
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got := rawStatus(t, addr, c.raw)
+			to, raw := target(c.raw)
+			got := rawStatus(t, to, raw)
 			switch {
 			case c.want != 0 && got != c.want:
 				t.Errorf("status %d, want %d", got, c.want)
@@ -101,7 +109,7 @@ func TestHostileRequestsAreNever5xx(t *testing.T) {
 			}
 		})
 	}
-	if got := rawStatus(t, addr, get("/api/health")); got != 200 {
+	if got := rawStatus(t, addr.public, get("/api/health")); got != 200 {
 		t.Fatalf("after the hostile requests: %d", got)
 	}
 }
@@ -183,7 +191,7 @@ default_plan: anonymous
 // added.
 func TestSpoofedForwardingHeadersAreIgnored(t *testing.T) {
 	f := newFixture(t, spoofConfig)
-	h := f.srv.Handler()
+	h := f.srv.PublicHandler()
 	send := func(remote string, headers map[string]string) *httptest.ResponseRecorder {
 		r := httptest.NewRequest("GET", "/api/search", nil)
 		r.RemoteAddr = remote
@@ -225,13 +233,18 @@ func TestSpoofedForwardingHeadersAreIgnored(t *testing.T) {
 	}
 }
 
-// The degradation level can be changed from loopback and from a trusted
-// proxy — but not by a client that a trusted proxy relays (a load balancer
-// in front of sluice passes every path through): otherwise anyone could pin
-// the level at critical and take the API down.
-func TestDegradationLevelCannotBeChangedByARelayedClient(t *testing.T) {
-	f := newFixture(t, spoofConfig)
-	h := f.srv.Handler()
+// Changing the degradation level needs a caller with the admin scope on the
+// admin listener. Neither a stranger, nor a caller with other scopes, nor a
+// loopback peer (whom the default grants only read) may pin it, whatever
+// forwarding headers say.
+func TestDegradationPinNeedsTheAdminScope(t *testing.T) {
+	f := newFixture(t, spoofConfig+`
+admin:
+  callers:
+    - {name: ops, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [admin]}
+    - {name: grafana, token_sha256: 5a4806aaf8e14a7c4a89f70d1ef7b2324ddae2b85c417a9270d87b4db806b6a0, scopes: [read, check]}
+`)
+	h := f.srv.AdminHandler()
 	put := func(remote string, headers map[string]string, level string) int {
 		r := httptest.NewRequest("PUT", "/v1/degradation", strings.NewReader(`{"level":"`+level+`"}`))
 		r.RemoteAddr = remote
@@ -248,19 +261,47 @@ func TestDegradationLevelCannotBeChangedByARelayedClient(t *testing.T) {
 		headers map[string]string
 		want    int
 	}{
-		{"an outside client", "198.51.100.7:1", nil, 403},
-		{"an outside client relayed by the trusted proxy", "10.0.0.9:1", map[string]string{"X-Forwarded-For": "198.51.100.7"}, 403},
-		{"an outside client relayed by a local proxy", "127.0.0.1:1", map[string]string{"X-Forwarded-For": "198.51.100.7"}, 403},
-		{"an outside client naming loopback, relayed", "10.0.0.9:1", map[string]string{"X-Forwarded-For": "127.0.0.1, 198.51.100.7"}, 403},
-		{"an outside client per Forwarded", "10.0.0.9:1", map[string]string{"Forwarded": `for="[2001:db8::1]:80"`}, 403},
-		{"a relayed hop that is not an address", "127.0.0.1:1", map[string]string{"X-Forwarded-For": "unknown"}, 403},
-		{"the trusted proxy itself", "10.0.0.9:1", nil, 200},
-		{"loopback", "127.0.0.1:1", nil, 200},
-		{"a trusted host relayed by the trusted proxy", "10.0.0.9:1", map[string]string{"X-Forwarded-For": "10.1.2.3"}, 200},
+		{"a stranger", "198.51.100.7:1", nil, 401},
+		{"a stranger naming loopback", "198.51.100.7:1", map[string]string{"X-Forwarded-For": "127.0.0.1"}, 401},
+		{"a trusted proxy of the data plane", "10.0.0.9:1", nil, 401},
+		{"loopback without a token", "127.0.0.1:1", nil, 401},
+		{"loopback with a made-up token", "127.0.0.1:1", map[string]string{"Authorization": "Bearer guess"}, 401},
+		{"a caller without the admin scope", "198.51.100.7:1", map[string]string{"Authorization": "Bearer grafana-token"}, 403},
+		{"the operator's token, from anywhere", "198.51.100.7:1", map[string]string{"Authorization": "Bearer " + testToken}, 200},
+		{"the operator's token in Sluice-Token", "10.0.0.9:1", map[string]string{server.TokenHeader: testToken}, 200},
 	} {
 		if got := put(c.remote, c.headers, "critical"); got != c.want {
 			t.Errorf("%s: %d, want %d", c.name, got, c.want)
 		}
-		put("127.0.0.1:1", nil, "normal")
+		if got := f.srv.Degradation().Level; (got != 0) != (c.want == 200) {
+			t.Errorf("%s: level %v after a %d", c.name, got, c.want)
+		}
+		put("127.0.0.1:1", map[string]string{server.TokenHeader: testToken}, "normal")
+	}
+}
+
+// A relay on sluice's own host that adds no forwarding headers (nginx's
+// proxy_pass by default) cannot pin the degradation level: in front of the
+// public listener the path is the upstream's, and in front of the admin
+// listener loopback holds only the read scope.
+func TestSameHostRelayCannotPinTheLevel(t *testing.T) {
+	f := newFixture(t, testConfig+"\nadmin:\n  loopback_scopes: [read]\n")
+	addrs := serveOn(t, f.srv)
+	for name, to := range map[string]string{"public": addrs.public, "admin": addrs.admin} {
+		target, _ := url.Parse("http://" + to)
+		relay := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }})
+		req, _ := http.NewRequest("PUT", relay.URL+"/v1/degradation", strings.NewReader(`{"level":"critical"}`))
+		resp, err := relay.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		relay.Close()
+		if got := f.srv.Degradation().Level; got != 0 {
+			t.Fatalf("through a relay to the %s listener (answered %d) the level became %v", name, resp.StatusCode, got)
+		}
+		if name == "admin" && resp.StatusCode != 401 {
+			t.Errorf("through a relay to the admin listener: %d, want 401", resp.StatusCode)
+		}
 	}
 }

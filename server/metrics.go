@@ -25,6 +25,12 @@ type metrics struct {
 	degradation prometheus.Gauge
 	transitions *prometheus.CounterVec
 	reloads     *prometheus.CounterVec
+	// refusedCallers counts requests to the private listeners refused for
+	// want of a scope (401 and 403), by the scope they lacked.
+	refusedCallers *prometheus.CounterVec
+	// shedConnections counts idle connections closed to make room for new
+	// ones, by listener (public, admin, envoy).
+	shedConnections *prometheus.CounterVec
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -58,8 +64,17 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "sluice_config_reloads_total",
 			Help: "Configuration reloads by result (ok, refused).",
 		}, []string{"result"}),
+		refusedCallers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_caller_refusals_total",
+			Help: "Requests to the private listeners refused (401, 403) by the scope they lacked.",
+		}, []string{"scope"}),
+		shedConnections: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_connections_shed_total",
+			Help: "Idle connections closed because their listener reached its connection limit, by listener.",
+		}, []string{"listener"}),
 	}
-	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.undecided, m.degradation, m.transitions, m.reloads)
+	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.undecided, m.degradation, m.transitions, m.reloads,
+		m.refusedCallers, m.shedConnections)
 	m.counters.vec = m.decisions
 	return m
 }

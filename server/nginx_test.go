@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"context"
 	"io"
 	"net"
 	"net/http"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/internal/realtest"
-	"github.com/sluice-dev/sluice/server"
 )
 
 // frontConfig is testConfig (3 requests per minute, "POST /api/generate"
@@ -32,7 +30,7 @@ func frontConfig(t *testing.T, denyStatus string) string {
 // a client of nginx sees is what the example promises.
 func TestNginxForwardAuth(t *testing.T) {
 	f := newFixture(t, frontConfig(t, "403"))
-	base := startNginx(t, serveOn(t, f.srv), f.srv.Config().Upstream)
+	base := startNginx(t, serveOn(t, f.srv).admin, f.srv.Config().Upstream)
 	key := map[string]string{"Authorization": "Bearer demo-free-key"}
 
 	// Admitted requests reach the upstream; the client sees its quota.
@@ -127,7 +125,8 @@ func startNginx(t *testing.T, sluiceAddr, upstream string) string {
 	t.Helper()
 	addr := realtest.FreeAddr(t)
 	conf := realtest.Replace(t, "examples/nginx/sluice.conf", readRepoFile(t, "../examples/nginx/sluice.conf"),
-		"server 127.0.0.1:8080;", "server "+sluiceAddr+";",
+		"server 127.0.0.1:9090;", "server "+sluiceAddr+";",
+		"sluice_REPLACE_WITH_NGINX_TOKEN", testToken,
 		"server 127.0.0.1:9000;", "server "+strings.TrimPrefix(upstream, "http://")+";",
 		"listen 127.0.0.1:8000;", "listen "+addr+";")
 	realtest.Nginx(t, addr, conf)
@@ -166,26 +165,6 @@ func wantRefusal(t *testing.T, r frontResponse, what string) {
 		!strings.Contains(r.body, `"status":429`) {
 		t.Errorf("%s: %d %s", what, r.status, r.body)
 	}
-}
-
-// serveOn serves srv on a loopback listener with Serve, as `sluice serve`
-// does, and returns its address. It is shut down when the test ends.
-func serveOn(t *testing.T, srv *server.Server) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return ln.Addr().String()
 }
 
 // readRepoFile reads a file of the repository, path relative to server/.

@@ -1,14 +1,18 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strconv"
+	"sync/atomic"
 )
 
 // newProxy returns the handler admitted requests go to: a reverse proxy to
@@ -25,13 +29,34 @@ func newProxy(upstream string, log *slog.Logger) (http.Handler, error) {
 	// most requests would dial the upstream anew.
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConns, transport.MaxIdleConnsPerHost = 1024, 256
-	return &httputil.ReverseProxy{
+	proxy := &httputil.ReverseProxy{
 		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
 			pr.SetXForwarded()
 		},
+		// An upstream may answer a body that broke off (its handler read an
+		// early EOF); the client's failure decides the answer then too.
+		ModifyResponse: func(resp *http.Response) error {
+			if b := bodyOf(resp.Request); b != nil && b.failed() != nil {
+				resp.Body.Close()
+				return b.failed()
+			}
+			return nil
+		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if b := bodyOf(r); b != nil && b.failed() != nil {
+				// The client's body failed, not the upstream: a stalled body
+				// (the listener's read_timeout) or a broken one. Checked
+				// first: the server cancels the request's context then.
+				status, detail := http.StatusBadRequest, "The request body could not be read whole."
+				if errors.Is(b.failed(), os.ErrDeadlineExceeded) {
+					status, detail = http.StatusRequestTimeout, "The request body did not arrive within the server's read timeout."
+				}
+				w.Header().Set("Connection", "close")
+				writeJSONProblem(w, status, http.StatusText(status), detail)
+				return
+			}
 			if errors.Is(err, r.Context().Err()) {
 				return // the client went away
 			}
@@ -39,7 +64,49 @@ func newProxy(upstream string, log *slog.Logger) (http.Handler, error) {
 			writeJSONProblem(w, http.StatusBadGateway, "Bad Gateway",
 				"The upstream service did not answer; the request was admitted and counted. Retry later.")
 		},
-	}, nil
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			b := &watchedBody{ReadCloser: r.Body}
+			r = r.WithContext(context.WithValue(r.Context(), watchedKey{}, b))
+			r.Body = b
+		}
+		proxy.ServeHTTP(w, r)
+	}), nil
+}
+
+// watchedBody keeps the error that ended a request body early, so that the
+// proxy can tell a client's failure from the upstream's. The transport reads
+// it on a goroutine of its own.
+type watchedBody struct {
+	io.ReadCloser
+	err atomic.Pointer[error]
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.err.Store(&err)
+	}
+	return n, err
+}
+
+// watchedKey is the context key of a request's watchedBody: the proxy
+// hands the error handler and ModifyResponse its outbound copy, whose body
+// is wrapped again.
+type watchedKey struct{}
+
+func bodyOf(r *http.Request) *watchedBody {
+	b, _ := r.Context().Value(watchedKey{}).(*watchedBody)
+	return b
+}
+
+// failed is the error that ended the body early, or nil.
+func (b *watchedBody) failed() error {
+	if e := b.err.Load(); e != nil {
+		return *e
+	}
+	return nil
 }
 
 // demoUpstream answers every request with a small JSON document, so that

@@ -6,28 +6,51 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sluice-dev/sluice/config"
 )
 
-// routes mounts sluice's own endpoints; every other path goes through the
-// limiter to the upstream.
-func (s *Server) routes() http.Handler {
+// publicRoutes is the public listener: the client documentation, a health
+// check, and every other path through the limiter to the upstream — sluice's
+// private paths included, which are the upstream's there.
+func (s *Server) publicRoutes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/check", s.handleCheck)
-	mux.HandleFunc("/v1/check", onlyPost) // sluice's path: never proxied
-	mux.HandleFunc("/v1/forward-auth", s.handleForwardAuth)
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
-	mux.HandleFunc("GET /readyz", s.handleReady)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(s.opts.Registry, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", handleHealth)
 	mux.HandleFunc("GET /docs", s.handleDocs)
-	mux.HandleFunc("GET /dashboard", s.handleDashboard)
-	mux.HandleFunc("GET /dashboard/data", s.handleDashboardData)
-	mux.HandleFunc("/v1/degradation", s.handleDegradation)
-	mux.HandleFunc("GET /designer", s.handleDesigner)
-	mux.HandleFunc("POST /designer/run", s.handleDesignerRun)
-	mux.HandleFunc("/designer/run", onlyPost)
 	mux.HandleFunc("/", s.protect)
 	return mux
 }
+
+// adminRoutes is the admin listener. Each endpoint names the scope its
+// callers need; /healthz and /readyz need none (orchestrators probe them).
+func (s *Server) adminRoutes() http.Handler {
+	read := func(h http.HandlerFunc) http.HandlerFunc {
+		return s.guard(config.ScopeRead, false, func(w http.ResponseWriter, r *http.Request, _ caller) { h(w, r) })
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", handleHealth)
+	mux.HandleFunc("GET /readyz", s.handleReady)
+	mux.HandleFunc("POST /v1/check", s.guard(config.ScopeCheck, false, s.handleCheck))
+	mux.HandleFunc("/v1/check", onlyPost)
+	// Forward-auth's Authorization is the described client's API key: its
+	// callers send their token in Sluice-Token.
+	mux.HandleFunc("/v1/forward-auth", s.guard(config.ScopeCheck, true, s.handleForwardAuth))
+	mux.Handle("GET /metrics", read(promhttp.HandlerFor(s.opts.Registry, promhttp.HandlerOpts{}).ServeHTTP))
+	mux.HandleFunc("GET /docs", s.handleDocs)
+	mux.HandleFunc("GET /dashboard", read(s.handleDashboard))
+	mux.HandleFunc("GET /dashboard/data", read(s.handleDashboardData))
+	// Reading the level needs read, changing it admin: the handler checks.
+	mux.HandleFunc("/v1/degradation", s.guard(0, false, s.handleDegradation))
+	mux.HandleFunc("GET /designer", read(s.handleDesigner))
+	mux.HandleFunc("POST /designer/run", read(s.handleDesignerRun))
+	mux.HandleFunc("/designer/run", onlyPost)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSONProblem(w, http.StatusNotFound, "Not Found", "No such endpoint on sluice's admin listener; the API it protects is on the public listener.")
+	})
+	return mux
+}
+
+func handleHealth(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) }
 
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Ready != nil {

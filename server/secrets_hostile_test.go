@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -103,15 +102,7 @@ global:
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan struct{})
-	go func() { srv.Serve(ctx, ln); close(served) }()
-	defer func() { cancel(); <-served }()
-	base := "http://" + ln.Addr().String()
+	base := "http://" + serveOn(t, srv).public
 
 	var answers strings.Builder // everything the clients were told
 	send := func(method, path, body string, headers map[string]string) int {

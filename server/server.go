@@ -1,13 +1,28 @@
-// Package server wires sluice into one HTTP server: a reverse proxy that
-// limits every request, the decision API, a forward-auth endpoint for
-// nginx/Traefik/Caddy, and the admin endpoints (health, readiness, metrics,
-// client documentation, live dashboard). Configuration reloads on SIGHUP and
-// on file change; an invalid new configuration is refused and the old one
-// keeps serving.
+// Package server wires sluice into one process with two kinds of listener.
+//
+// The public listener (config listen, ":8080") is the data plane: every
+// request goes through the limiter to the upstream (reverse proxy), except
+// GET /docs (client documentation) and GET /healthz. No other sluice
+// endpoint answers there: a request for /v1/check is proxied like any path.
+//
+// The admin listener (config admin.listen, "127.0.0.1:9090") is the control
+// plane: the decision API, forward-auth for nginx/Traefik/Caddy, /metrics,
+// /dashboard, /designer, /v1/degradation, /readyz and /healthz. Its callers
+// are identified by a bearer token (stored as its SHA-256), a client
+// certificate (mutual TLS) or, for the scopes the configuration grants it,
+// a loopback address; each endpoint needs a scope (read, check,
+// override_plan, admin). The Envoy rate limit service (gRPC) has a listener
+// of its own with the same callers.
+//
+// Every listener bounds its connections (idle ones are closed first when
+// full) and the time of each request. Configuration reloads on SIGHUP and on
+// file change; an invalid new configuration is refused and the old one keeps
+// serving.
 package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -88,7 +103,8 @@ type Server struct {
 	stats    *stats
 	state    atomic.Pointer[state]
 	reloads  sync.Mutex
-	handler  http.Handler
+	public   http.Handler // the public listener's
+	admin    http.Handler // the admin listener's
 	ctl      *degrade.Controller
 	mon      *degrade.Monitor
 	// envoy is the Envoy rate limit service, with a configuration that has
@@ -112,6 +128,10 @@ type state struct {
 	reducedProxy http.Handler
 	stale        *staleCache
 	envoyRules   *envoy.Rules
+	// access identifies the callers of the private listeners.
+	access *access
+	// TLS of each listener, nil without; certificates follow reloads.
+	publicTLS, adminTLS, envoyTLS *tls.Config
 }
 
 // New builds a Server from opts.
@@ -152,7 +172,7 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s.state.Store(st)
-	s.handler = s.routes()
+	s.public, s.admin = s.publicRoutes(), s.adminRoutes()
 	return s, nil
 }
 
@@ -186,7 +206,16 @@ func (s *Server) build(cfg *config.Config) (*state, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), docs: docs, envoyRules: rules}
+	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), docs: docs, envoyRules: rules, access: newAccess(cfg.Admin)}
+	if st.publicTLS, err = loadTLS(cfg.TLS, "h2", "http/1.1"); err != nil {
+		return nil, fmt.Errorf("server: listen: %w", err)
+	}
+	if st.adminTLS, err = loadTLS(cfg.Admin.TLS, "h2", "http/1.1"); err != nil {
+		return nil, fmt.Errorf("server: admin: %w", err)
+	}
+	if st.envoyTLS, err = loadTLS(cfg.Admin.TLS, "h2"); err != nil {
+		return nil, fmt.Errorf("server: envoy: %w", err)
+	}
 	if g := cfg.Degradation; g.Enabled {
 		reduced, err := httplimit.New(s.limiter, reducedConfig(cfg, g.Factor), s.middlewareOptions()...)
 		if err != nil {
@@ -214,8 +243,16 @@ func (s *Server) levelChanged(from, to degrade.Level, why string) {
 	log("degradation level changed", "from", from.String(), "to", to.String(), "why", why)
 }
 
-// Handler returns the server's HTTP handler.
-func (s *Server) Handler() http.Handler { return s.handler }
+// PublicHandler returns the handler of the public listener: the limited
+// reverse proxy, GET /docs and GET /healthz.
+func (s *Server) PublicHandler() http.Handler { return s.public }
+
+// AdminHandler returns the handler of the admin listener: the decision API,
+// forward-auth, metrics, dashboard, designer and operator endpoints, each
+// refused (401, 403) to callers without its scope. Callers are identified
+// by the request's peer address, client certificate and token: mount it
+// only where RemoteAddr is the real peer.
+func (s *Server) AdminHandler() http.Handler { return s.admin }
 
 // Config returns the configuration being served.
 func (s *Server) Config() *config.Config { return s.state.Load().cfg }
@@ -233,6 +270,7 @@ func (s *Server) Reload() error {
 	if err == nil {
 		var st *state
 		if st, err = s.build(cfg); err == nil {
+			s.warnRestartOnly(s.state.Load().cfg, cfg)
 			s.state.Store(st)
 			s.ctl.SetConfig(cfg.Degradation.Controller)
 			if s.envoy != nil && st.envoyRules != nil {
@@ -251,24 +289,51 @@ func (s *Server) Reload() error {
 	return err
 }
 
-// Run serves on the configured address until ctx is done, then drains
-// in-flight requests (up to DrainTimeout). It reloads on SIGHUP and, with
-// WatchFile, on file change.
-func (s *Server) Run(ctx context.Context) error {
-	ln, err := net.Listen("tcp", s.Config().Listen)
-	if err != nil {
-		return fmt.Errorf("server: %w", err)
-	}
-	return s.Serve(ctx, ln)
+// Listeners are the sockets a Server serves on.
+type Listeners struct {
+	// Public and Admin are required.
+	Public, Admin net.Listener
+	// Envoy serves the Envoy rate limit service when the configuration has
+	// an envoy section; nil opens the configured envoy.listen.
+	Envoy net.Listener
 }
 
-// Serve is Run on a listener of the caller's.
-func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
-	srv := &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+// Run opens the configured listeners and serves on them until ctx is done,
+// then drains in-flight requests (up to DrainTimeout). It reloads on SIGHUP
+// and, with WatchFile, on file change.
+func (s *Server) Run(ctx context.Context) error {
+	cfg := s.Config()
+	pub, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("server: listen: %w", err)
+	}
+	adm, err := net.Listen("tcp", cfg.Admin.Listen)
+	if err != nil {
+		pub.Close()
+		return fmt.Errorf("server: admin: %w", err)
+	}
+	return s.Serve(ctx, Listeners{Public: pub, Admin: adm})
+}
+
+// Serve is Run on listeners of the caller's. It closes them when it returns.
+func (s *Server) Serve(ctx context.Context, ls Listeners) error {
+	if ls.Public == nil || ls.Admin == nil {
+		return errors.New("server: Serve needs the Public and Admin listeners")
+	}
+	cfg := s.Config()
+	if s.envoy != nil && ls.Envoy == nil {
+		eln, err := net.Listen("tcp", cfg.Envoy.Listen)
+		if err != nil {
+			ls.Public.Close()
+			ls.Admin.Close()
+			return fmt.Errorf("server: envoy: %w", err)
+		}
+		ls.Envoy = eln
+	}
+	st := s.state.Load()
+	servers := []*httpListener{
+		s.httpListener("public", s.public, ls.Public, st.publicTLS != nil, func(st *state) *tls.Config { return st.publicTLS }),
+		s.httpListener("admin", s.admin, ls.Admin, st.adminTLS != nil, func(st *state) *tls.Config { return st.adminTLS }),
 	}
 	defer s.startGCFloor()()
 	var wg sync.WaitGroup
@@ -279,31 +344,88 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	wg.Go(func() { s.sample(watchCtx) })
 	if s.envoy != nil {
-		eln, err := net.Listen("tcp", s.Config().Envoy.Listen)
-		if err != nil {
-			return fmt.Errorf("server: envoy: %w", err)
-		}
-		addr := eln.Addr().String()
+		addr := ls.Envoy.Addr().String()
 		s.envoyAddr.Store(&addr)
-		wg.Go(func() { s.serveEnvoy(watchCtx, eln) })
+		envoyLn := ls.Envoy
+		wg.Go(func() { s.serveEnvoy(watchCtx, envoyLn, st.envoyTLS != nil) })
+	} else if ls.Envoy != nil {
+		ls.Envoy.Close()
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	s.log.Info("sluice serving", "addr", ln.Addr().String())
+	errc := make(chan error, len(servers))
+	for _, l := range servers {
+		go func() { errc <- l.serve() }()
+	}
+	s.log.Info("sluice serving", "public", ls.Public.Addr().String(), "admin", ls.Admin.Addr().String(),
+		"admin_loopback_scopes", cfg.Admin.LoopbackScopes.String(), "admin_callers", len(cfg.Admin.Callers))
+	var errs []error
+	pending := len(servers)
 	select {
 	case err := <-errc:
-		return fmt.Errorf("server: %w", err)
+		pending--
+		errs = append(errs, err) // a listener failed: stop the others too
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down, draining in-flight requests", "timeout", s.opts.DrainTimeout)
 	drain, cancel := context.WithTimeout(context.Background(), s.opts.DrainTimeout)
 	defer cancel()
-	if err := srv.Shutdown(drain); err != nil {
-		srv.Close()
-		return fmt.Errorf("server: shutdown: %w", err)
+	for _, l := range servers {
+		if err := l.srv.Shutdown(drain); err != nil {
+			l.srv.Close()
+			errs = append(errs, fmt.Errorf("shutdown: %w", err))
+		}
 	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+	for ; pending > 0; pending-- {
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
 	return nil
+}
+
+// httpListener is one listener and its HTTP server.
+type httpListener struct {
+	srv    *http.Server
+	ln     net.Listener
+	useTLS bool
+}
+
+func (l *httpListener) serve() error {
+	if l.useTLS {
+		return l.srv.ServeTLS(l.ln, "", "")
+	}
+	return l.srv.Serve(l.ln)
+}
+
+// httpListener makes the server of one listener: its connections bounded
+// by the configuration's connections section, and TLS when useTLS.
+func (s *Server) httpListener(name string, h http.Handler, ln net.Listener, useTLS bool, pick func(*state) *tls.Config) *httpListener {
+	c := s.Config().Connections
+	bl := newBoundedListener(ln, c.Max, s.metrics.shedConnections.WithLabelValues(name).Inc)
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: c.ReadHeaderTimeout,
+		ReadTimeout:       c.ReadTimeout,
+		WriteTimeout:      c.WriteTimeout,
+		IdleTimeout:       c.IdleTimeout,
+		MaxHeaderBytes:    c.MaxHeaderBytes,
+		ConnState:         bl.connState,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	if useTLS {
+		srv.TLSConfig = s.listenerTLS(pick)
+	}
+	return &httpListener{srv: srv, ln: bl, useTLS: useTLS}
+}
+
+// warnRestartOnly logs the changes of a reload that take effect only at the
+// next start: addresses, TLS on or off, connection bounds.
+func (s *Server) warnRestartOnly(old, cfg *config.Config) {
+	if old.Listen != cfg.Listen || old.Admin.Listen != cfg.Admin.Listen || old.Envoy.Listen != cfg.Envoy.Listen ||
+		old.TLS.Enabled() != cfg.TLS.Enabled() || old.Admin.TLS.Enabled() != cfg.Admin.TLS.Enabled() ||
+		old.Connections != cfg.Connections {
+		s.log.Warn("listener addresses, TLS on/off and connection bounds change at the next start; the running listeners keep theirs")
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -55,11 +56,12 @@ response:
 `
 
 type fixture struct {
-	srv   *server.Server
-	http  *httptest.Server
-	clock *fakeClock
-	file  string
-	hits  atomic.Int64 // requests that reached the upstream
+	srv *server.Server
+	// http is the public listener, admin the admin listener.
+	http, admin *httptest.Server
+	clock       *fakeClock
+	file        string
+	hits        atomic.Int64 // requests that reached the upstream
 	// failover is set on Redis: its counters must show no store error.
 	failover *sluice.Failover
 	// mem is the in-process store (the failover's local store on Redis).
@@ -90,6 +92,9 @@ func newFixture(t *testing.T, cfgText string, kind ...string) *fixture {
 	}))
 	t.Cleanup(up.Close)
 	f.file = filepath.Join(t.TempDir(), "sluice.yaml")
+	if !strings.Contains(cfgText, "\nadmin:") {
+		cfgText += testAdmin
+	}
 	if err := os.WriteFile(f.file, []byte("upstream: "+up.URL+"\n"+cfgText), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -119,18 +124,57 @@ func newFixture(t *testing.T, cfgText string, kind ...string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.http = httptest.NewServer(f.srv.Handler())
+	f.http = httptest.NewServer(f.srv.PublicHandler())
 	t.Cleanup(f.http.Close)
+	f.admin = httptest.NewServer(f.srv.AdminHandler())
+	t.Cleanup(f.admin.Close)
 	return f
 }
 
+// testAdmin is the admin section newFixture adds to a configuration that
+// has none: one caller, holding every scope, whose token is testToken.
+const testAdmin = `
+admin:
+  callers:
+    - {name: tests, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [read, check, override_plan, admin]}
+`
+
+const testToken = "test-token"
+
+// adminPaths are sluice's endpoints on the admin listener.
+var adminPaths = []string{"/v1/", "/metrics", "/dashboard", "/designer", "/readyz"}
+
+// do sends a request as a deployment's clients and operators would: to the
+// admin listener with the fixture caller's token (in Sluice-Token, unless
+// header sets one; "" sends none) for sluice's private paths, to the public
+// listener for every other path.
 func (f *fixture) do(t *testing.T, method, path string, body string, header map[string]string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequest(method, f.http.URL+path, strings.NewReader(body))
-	for k, v := range header {
-		req.Header.Set(k, v)
+	for _, p := range adminPaths {
+		if strings.HasPrefix(path, p) {
+			if _, ok := header[server.TokenHeader]; !ok {
+				header = maps.Clone(header)
+				if header == nil {
+					header = map[string]string{}
+				}
+				header[server.TokenHeader] = testToken
+			}
+			return f.send(t, f.admin, method, path, body, header)
+		}
 	}
-	resp, err := f.http.Client().Do(req)
+	return f.send(t, f.http, method, path, body, header)
+}
+
+// send sends a request to one listener.
+func (f *fixture) send(t *testing.T, to *httptest.Server, method, path string, body string, header map[string]string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(method, to.URL+path, strings.NewReader(body))
+	for k, v := range header {
+		if v != "" {
+			req.Header.Set(k, v)
+		}
+	}
+	resp, err := to.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,10 +418,7 @@ func TestReloadRefusesABadConfigAndKeepsServing(t *testing.T) {
 
 func TestFileChangeReloadsAndShutdownDrains(t *testing.T) {
 	f := newFixture(t, testConfig)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub, adm := listenLoopback(t), listenLoopback(t)
 	cfg := f.srv.Config()
 	slow := make(chan struct{})
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -393,8 +434,8 @@ func TestFileChangeReloadsAndShutdownDrains(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
-	base := "http://" + ln.Addr().String()
+	go func() { done <- srv.Serve(ctx, server.Listeners{Public: pub, Admin: adm}) }()
+	base := "http://" + pub.Addr().String()
 
 	// Point the upstream at the slow server by editing the file (again
 	// until the watcher, started by Serve, has seen a change).
@@ -440,15 +481,46 @@ func (f *fixture) noStoreErrors(t *testing.T) {
 	}
 }
 
-func TestSluicePathsAreNeverProxied(t *testing.T) {
+// TestPublicListenerServesNoPrivateEndpoint: on the public listener every
+// sluice path but /docs and /healthz is the upstream's, limited like any
+// other; a stranger there cannot decide, spend another client's quota, read
+// metrics or pin the degradation level.
+func TestPublicListenerServesNoPrivateEndpoint(t *testing.T) {
 	f := newFixture(t, testConfig)
+	for _, c := range []struct{ method, path, body string }{
+		{"POST", "/v1/check", `{"user":"victim","cost":3}`},
+		{"GET", "/v1/forward-auth", ""},
+		{"GET", "/metrics", ""},
+		{"GET", "/dashboard", ""},
+		{"GET", "/dashboard/data", ""},
+		{"GET", "/designer", ""},
+		{"POST", "/designer/run", `{"limit":"10/1s","pattern":{"name":"steady"}}`},
+		{"GET", "/v1/degradation", ""},
+		{"PUT", "/v1/degradation", `{"level":"critical"}`},
+		{"GET", "/readyz", ""},
+	} {
+		r := f.send(t, f.http, c.method, c.path, c.body, map[string]string{"X-Forwarded-For": "203.0.113.1"})
+		body := readAll(t, r)
+		if r.StatusCode == 200 && body != "upstream:"+c.path {
+			t.Errorf("%s %s on the public listener answered by sluice: %d %.200s", c.method, c.path, r.StatusCode, body)
+		}
+		if r.StatusCode != 200 && r.StatusCode != 429 {
+			t.Errorf("%s %s on the public listener: %d %.200s", c.method, c.path, r.StatusCode, body)
+		}
+	}
+	if got := f.srv.Degradation().Level; got != 0 {
+		t.Errorf("the degradation level moved to %v", got)
+	}
+	// The victim's quota is whole: 3 of 3 left.
+	r := f.do(t, "POST", "/v1/check", `{"user":"victim","cost":3}`, nil)
+	if body := readAll(t, r); !strings.Contains(body, `"allowed":true`) {
+		t.Errorf("the victim's quota was spent from the public listener: %s", body)
+	}
+	// On the admin listener sluice's paths stay sluice's.
 	for _, path := range []string{"/v1/check", "/designer/run"} {
 		r := f.do(t, "GET", path, "", nil)
 		if r.StatusCode != 405 || r.Header.Get("Allow") != "POST" {
-			t.Errorf("GET %s: %d", path, r.StatusCode)
+			t.Errorf("GET %s on the admin listener: %d", path, r.StatusCode)
 		}
-	}
-	if f.hits.Load() != 0 {
-		t.Error("a sluice path reached the upstream")
 	}
 }

@@ -5,6 +5,7 @@
 //	sluice simulate  replay traffic through every algorithm and compare them
 //	sluice design    turn requirements into a recommended limit and config
 //	sluice bench     send load to a running server and report its rate and latency
+//	sluice token     make a caller token for the admin listener and its hash
 //
 // Run "sluice help" for the commands this build has.
 package main
@@ -33,6 +34,7 @@ func commands() map[string]command {
 		"design":   {"turn requirements into a recommended limit, analysis and config", runDesign},
 		"check":    {"validate a configuration file and print its plans", runCheck},
 		"bench":    {"send load to a running server and report rate, statuses and latency", runBench},
+		"token":    {"make a caller token for the admin listener and the hash to configure", runToken},
 	}
 }
 

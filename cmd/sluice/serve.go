@@ -18,7 +18,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	file := fs.String("config", "", "configuration file (default: the embedded examples/sluice.yaml)")
-	listen := fs.String("listen", "", "address to listen on (overrides the configuration's listen)")
+	listen := fs.String("listen", "", "public address (overrides the configuration's listen)")
+	adminListen := fs.String("admin-listen", "", "admin address (overrides the configuration's admin.listen)")
 	jsonLogs := fs.Bool("json-logs", false, "log as JSON instead of text")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -37,6 +38,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		c, err := load()
 		if err == nil && *listen != "" {
 			c.Listen = *listen
+		}
+		if err == nil && *adminListen != "" {
+			c.Admin.Listen = *adminListen
 		}
 		return c, err
 	}
@@ -62,27 +66,36 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *file == "" {
-		printNewcomer(stdout, cfg.Listen)
+		printNewcomer(stdout, cfg.Listen, cfg.Admin.Listen, cfg.Admin.LoopbackScopes.String())
 	}
 	return srv.Run(ctx)
 }
 
-func printNewcomer(w io.Writer, listen string) {
-	host := listen
-	if len(host) > 0 && host[0] == ':' {
-		host = "localhost" + host
+func printNewcomer(w io.Writer, listen, admin, loopback string) {
+	host := func(addr string) string {
+		if len(addr) > 0 && addr[0] == ':' {
+			return "localhost" + addr
+		}
+		return addr
 	}
 	fmt.Fprintf(w, `sluice is serving the example configuration (examples/sluice.yaml) on the in-memory store,
-in front of a built-in demo upstream. Try:
+in front of a built-in demo upstream.
+
+  public listener %[1]s: the limited API, /docs, /healthz
+  admin listener  %[2]s: /v1/check, /v1/forward-auth, /metrics, /dashboard, /designer, /v1/degradation
+
+This demo trusts callers on loopback with the scopes %[3]s, without a token
+(admin.loopback_scopes): fine on your laptop, not in production — there, give each
+caller a token (sluice token) and leave loopback_scopes out. Try:
 
   curl -i -H 'Authorization: Bearer demo-free-key' http://%[1]s/api/search
   for i in $(seq 12); do curl -s -o /dev/null -w '%%{http_code} ' -H 'Authorization: Bearer demo-free-key' http://%[1]s/api/search; done; echo
-  curl -s -X POST http://%[1]s/v1/check -d '{"api_key":"demo-pro-key","method":"POST","path":"/api/generate"}'
+  curl -s -X POST http://%[2]s/v1/check -d '{"api_key":"demo-pro-key","method":"POST","path":"/api/generate"}'
 
   client docs:  http://%[1]s/docs
-  dashboard:    http://%[1]s/dashboard
-  metrics:      http://%[1]s/metrics
+  dashboard:    http://%[2]s/dashboard
+  metrics:      http://%[2]s/metrics
 
 Run with -config FILE for your own configuration (sluice check FILE validates it).
-`, host)
+`, host(listen), host(admin), loopback)
 }

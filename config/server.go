@@ -1,0 +1,246 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// TLS configures a listener's TLS. Paths are relative to the configuration
+// file; the files are read again on every reload.
+type TLS struct {
+	// CertFile and KeyFile are a PEM certificate (chain) and its key. Both
+	// empty: the listener speaks plain TCP.
+	CertFile, KeyFile string
+	// ClientCAFile, on the admin listener only, is a PEM bundle of the CAs
+	// that sign client certificates. Set, the listener requires and
+	// verifies a client certificate on every connection (mutual TLS).
+	ClientCAFile string
+}
+
+// Enabled reports whether t configures TLS.
+func (t TLS) Enabled() bool { return t.CertFile != "" }
+
+// Scopes is a set of what a caller of the admin listener may do.
+type Scopes uint8
+
+// The scopes a caller can hold.
+const (
+	// ScopeRead: /metrics, /dashboard, /designer, GET /v1/degradation.
+	ScopeRead Scopes = 1 << iota
+	// ScopeCheck: the decision API, forward-auth and Envoy's RLS.
+	ScopeCheck
+	// ScopeOverridePlan: send "plan" to the decision API.
+	ScopeOverridePlan
+	// ScopeAdmin: change the degradation level and other operator writes.
+	ScopeAdmin
+)
+
+// scopeNames are the scopes' names in YAML, in bit order.
+var scopeNames = [...]string{"read", "check", "override_plan", "admin"}
+
+// Has reports whether s holds every scope of want.
+func (s Scopes) Has(want Scopes) bool { return s&want == want }
+
+// String lists s's scope names, comma-separated ("" for none).
+func (s Scopes) String() string {
+	var names []string
+	for i, n := range scopeNames {
+		if s&(1<<i) != 0 {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// Admin configures the private listener: the decision API, forward-auth,
+// metrics, dashboard, designer and operator endpoints, and who may call them.
+type Admin struct {
+	// Listen is its address, "127.0.0.1:9090" by default.
+	Listen string
+	TLS    TLS
+	// Callers are the authenticated callers, each with its scopes.
+	Callers []Caller
+	// LoopbackScopes are granted to a caller connecting from a loopback
+	// address without credentials: ScopeRead by default (a Prometheus or an
+	// operator on the same host). A token presented from loopback is checked
+	// like any other. Every process on the host, and any relay running
+	// there, shares this grant.
+	LoopbackScopes Scopes
+}
+
+// Caller is one authenticated caller of the admin listener.
+type Caller struct {
+	// Name labels the caller in logs; it is never a secret.
+	Name string
+	// TokenHash is the SHA-256 of the caller's bearer token (sluice token
+	// prints a token and its hash); zero when the caller uses a certificate.
+	TokenHash [32]byte
+	// Certificate is the common name or a DNS name of the client
+	// certificate (mutual TLS) that identifies the caller; "" for a token.
+	Certificate string
+	Scopes      Scopes
+}
+
+// Connections bounds each listener's connections and the time a request
+// may take. Zero values are replaced by the defaults at load.
+type Connections struct {
+	// Max is the number of open connections per listener, 10,000 by
+	// default. When the limit is reached the connection idle the longest is
+	// closed to make room; with none idle, new ones wait in the kernel's
+	// backlog.
+	Max int
+	// ReadHeaderTimeout bounds reading a request's headers (10s);
+	// ReadTimeout the whole request, body included (60s); WriteTimeout the
+	// response, counted from the end of the request's headers — long enough
+	// for the upstream of the proxy (120s); IdleTimeout a keep-alive
+	// connection waiting for its next request (120s).
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxHeaderBytes bounds a request's headers, 64 KiB by default.
+	MaxHeaderBytes int
+}
+
+// Designer bounds the designer's simulations (POST /designer/run).
+type Designer struct {
+	// Concurrency is the number of runs at a time; 0 means one per core.
+	Concurrency int
+	// MaxArrivals bounds the requests one run simulates, 200,000 by default.
+	MaxArrivals int
+	// Timeout bounds one run, 10s by default.
+	Timeout time.Duration
+}
+
+func defaultConnections() Connections {
+	return Connections{Max: 10_000, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
+		WriteTimeout: 120 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
+}
+
+func (d *decoder) tls(n *yaml.Node, path string, t *TLS, clientCA bool) {
+	fields := map[string]field{
+		"cert_file": func(n *yaml.Node, p string) { t.CertFile = d.file(n, p) },
+		"key_file":  func(n *yaml.Node, p string) { t.KeyFile = d.file(n, p) },
+	}
+	if clientCA {
+		fields["client_ca_file"] = func(n *yaml.Node, p string) { t.ClientCAFile = d.file(n, p) }
+	}
+	d.Mapping(n, path, fields)
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		d.Errorf(n, path, "cert_file and key_file go together")
+	}
+	if t.ClientCAFile != "" && t.CertFile == "" {
+		d.Errorf(n, path+".client_ca_file", "mutual TLS needs the listener's own cert_file and key_file")
+	}
+}
+
+// file returns the path of n, relative to the configuration file's folder.
+func (d *decoder) file(n *yaml.Node, p string) string {
+	s := d.Str(n, p)
+	if s != "" && !filepath.IsAbs(s) {
+		s = filepath.Join(filepath.Dir(d.File), s)
+	}
+	return s
+}
+
+func (d *decoder) address(n *yaml.Node, p string) string {
+	s := d.Str(n, p)
+	if _, _, err := net.SplitHostPort(s); err != nil {
+		d.Errorf(n, p, "%q is not a host:port address (e.g. 127.0.0.1:9090 or :8080)", s)
+	}
+	return s
+}
+
+func (d *decoder) admin(n *yaml.Node, path string, a *Admin) {
+	d.Mapping(n, path, map[string]field{
+		"listen":          func(n *yaml.Node, p string) { a.Listen = d.address(n, p) },
+		"tls":             func(n *yaml.Node, p string) { d.tls(n, p, &a.TLS, true) },
+		"loopback_scopes": func(n *yaml.Node, p string) { a.LoopbackScopes = d.scopes(n, p) },
+		"callers":         func(n *yaml.Node, p string) { a.Callers = d.callers(n, p) },
+	})
+	for _, c := range a.Callers {
+		if c.Certificate != "" && a.TLS.ClientCAFile == "" {
+			d.Errorf(n, path+".tls.client_ca_file", "caller %q is identified by a certificate: set the CA that signs it", c.Name)
+			break
+		}
+	}
+}
+
+func (d *decoder) scopes(n *yaml.Node, path string) Scopes {
+	var s Scopes
+	d.List(n, path, func(_ int, e *yaml.Node, p string) {
+		name := d.Str(e, p)
+		for i, known := range scopeNames {
+			if name == known {
+				s |= 1 << i
+				return
+			}
+		}
+		d.Errorf(e, p, "unknown scope %q (want one of %s)", name, strings.Join(scopeNames[:], ", "))
+	})
+	return s
+}
+
+func (d *decoder) callers(n *yaml.Node, path string) []Caller {
+	var out []Caller
+	names := map[string]bool{}
+	d.List(n, path, func(_ int, e *yaml.Node, path string) {
+		var c Caller
+		var token, scopes bool
+		d.Mapping(e, path, map[string]field{
+			"name": func(n *yaml.Node, p string) { c.Name = d.Str(n, p) },
+			"token_sha256": func(n *yaml.Node, p string) {
+				token = true
+				s := d.Str(n, p)
+				b, err := hex.DecodeString(s)
+				if err != nil || len(b) != sha256.Size {
+					d.Errorf(n, p, "want the 64 hex digits of the token's SHA-256 (sluice token prints one), got %d characters", len(s))
+					return
+				}
+				copy(c.TokenHash[:], b)
+			},
+			"certificate": func(n *yaml.Node, p string) { c.Certificate = d.Str(n, p) },
+			"scopes":      func(n *yaml.Node, p string) { c.Scopes, scopes = d.scopes(n, p), true },
+		})
+		if e.Kind != yaml.MappingNode {
+			return
+		}
+		switch {
+		case c.Name == "":
+			d.Errorf(e, path+".name", "missing: every caller has a name for the logs")
+		case names[c.Name]:
+			d.Errorf(e, path+".name", "%q is already a caller's name", c.Name)
+		}
+		names[c.Name] = true
+		if token == (c.Certificate != "") {
+			d.Errorf(e, path, "a caller has exactly one of token_sha256 (never the token itself) or certificate")
+		}
+		if !scopes || c.Scopes == 0 {
+			d.Errorf(e, path+".scopes", "missing: list what the caller may do (%s)", strings.Join(scopeNames[:], ", "))
+		}
+		out = append(out, c)
+	})
+	return out
+}
+
+func (d *decoder) connections(n *yaml.Node, path string, c *Connections) {
+	d.Mapping(n, path, map[string]field{
+		"max":                 func(n *yaml.Node, p string) { c.Max = int(d.Int(n, p, 1, 1_000_000)) },
+		"read_header_timeout": func(n *yaml.Node, p string) { c.ReadHeaderTimeout = d.Duration(n, p) },
+		"read_timeout":        func(n *yaml.Node, p string) { c.ReadTimeout = d.Duration(n, p) },
+		"write_timeout":       func(n *yaml.Node, p string) { c.WriteTimeout = d.Duration(n, p) },
+		"idle_timeout":        func(n *yaml.Node, p string) { c.IdleTimeout = d.Duration(n, p) },
+		"max_header_bytes":    func(n *yaml.Node, p string) { c.MaxHeaderBytes = int(d.Int(n, p, 1024, 1<<20)) },
+	})
+}
+
+func (d *decoder) designer(n *yaml.Node, path string, g *Designer) {
+	d.Mapping(n, path, map[string]field{
+		"concurrency":  func(n *yaml.Node, p string) { g.Concurrency = int(d.Int(n, p, 0, 1024)) },
+		"max_arrivals": func(n *yaml.Node, p string) { g.MaxArrivals = int(d.Int(n, p, 1, 100_000_000)) },
+		"timeout":      func(n *yaml.Node, p string) { g.Timeout = d.Duration(n, p) },
+	})
+}

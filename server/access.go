@@ -1,0 +1,144 @@
+package server
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/sluice-dev/sluice/config"
+)
+
+// TokenHeader carries a caller's bearer token on the endpoints where
+// Authorization belongs to someone else (forward-auth, whose Authorization
+// is the described client's API key). Every admin endpoint accepts it.
+const TokenHeader = "Sluice-Token"
+
+// access decides who a caller of the private listeners is and what it may
+// do, from one configuration's admin section. It is immutable.
+type access struct {
+	callers  []config.Caller
+	loopback config.Scopes
+}
+
+func newAccess(a config.Admin) *access {
+	return &access{callers: a.Callers, loopback: a.LoopbackScopes}
+}
+
+// caller is what a request proved about its sender.
+type caller struct {
+	name   string // "" for an anonymous (loopback or unknown) caller
+	scopes config.Scopes
+	// badToken: a token was presented and matched no caller.
+	badToken bool
+}
+
+// identify finds the caller of a request from its transport (peer address
+// and verified client certificate) and its token (token, "" for none).
+// A presented token that matches no caller makes the request a stranger
+// even from loopback: a mistyped token must fail loudly, not fall back.
+func (a *access) identify(peer netip.Addr, cs *tls.ConnectionState, token string) caller {
+	if token != "" {
+		sum := sha256.Sum256([]byte(token))
+		found := -1
+		for i := range a.callers {
+			// Every caller is compared, in constant time, whatever matched.
+			if subtle.ConstantTimeCompare(sum[:], a.callers[i].TokenHash[:]) == 1 && a.callers[i].Certificate == "" {
+				found = i
+			}
+		}
+		if found < 0 {
+			return caller{badToken: true}
+		}
+		return caller{name: a.callers[found].Name, scopes: a.callers[found].Scopes}
+	}
+	if cs != nil && len(cs.VerifiedChains) > 0 {
+		if c, ok := a.byCertificate(cs.VerifiedChains[0][0]); ok {
+			return c
+		}
+	}
+	if peer.IsLoopback() {
+		return caller{scopes: a.loopback}
+	}
+	return caller{}
+}
+
+// byCertificate finds the caller whose certificate name is cert's common
+// name or one of its DNS names.
+func (a *access) byCertificate(cert *x509.Certificate) (caller, bool) {
+	for _, c := range a.callers {
+		if c.Certificate == "" {
+			continue
+		}
+		if c.Certificate == cert.Subject.CommonName {
+			return caller{name: c.Name, scopes: c.Scopes}, true
+		}
+		for _, dns := range cert.DNSNames {
+			if c.Certificate == dns {
+				return caller{name: c.Name, scopes: c.Scopes}, true
+			}
+		}
+	}
+	return caller{}, false
+}
+
+// requestToken returns the caller token of r: Sluice-Token, or, unless the
+// endpoint's Authorization belongs to the described client, a Bearer
+// Authorization.
+func requestToken(r *http.Request, authorizationIsClients bool) string {
+	if t := r.Header.Get(TokenHeader); t != "" {
+		return t
+	}
+	if authorizationIsClients {
+		return ""
+	}
+	if v := r.Header.Get("Authorization"); len(v) > 7 && strings.EqualFold(v[:7], "bearer ") {
+		return strings.TrimSpace(v[7:])
+	}
+	return ""
+}
+
+// guard wraps an admin endpoint: only callers holding need reach h. A
+// stranger gets 401 (and nothing of h's: no quota is spent, nothing is
+// revealed); a known caller without the scope gets 403.
+func (s *Server) guard(need config.Scopes, authorizationIsClients bool, h func(http.ResponseWriter, *http.Request, caller)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c := s.callerOf(r, authorizationIsClients)
+		if !c.scopes.Has(need) {
+			s.refuseCaller(w, c, need)
+			return
+		}
+		h(w, r, c)
+	}
+}
+
+// callerOf identifies the caller of r with the configuration in force.
+func (s *Server) callerOf(r *http.Request, authorizationIsClients bool) caller {
+	return s.state.Load().access.identify(peerIP(r.RemoteAddr), r.TLS, requestToken(r, authorizationIsClients))
+}
+
+// refuseCaller answers a caller that lacks need: 401 when it is not known
+// (no credentials, or a token nobody holds), 403 when it is.
+func (s *Server) refuseCaller(w http.ResponseWriter, c caller, need config.Scopes) {
+	s.metrics.refusedCallers.WithLabelValues(need.String()).Inc()
+	if c.name == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
+		detail := "This endpoint needs a caller token with the " + need.String() + " scope: send it as Authorization: Bearer <token> or " + TokenHeader + ": <token> (sluice token makes one)."
+		if c.badToken {
+			detail = "The token matches no caller of this server."
+		}
+		writeJSONProblem(w, http.StatusUnauthorized, "Unauthorized", detail)
+		return
+	}
+	writeJSONProblem(w, http.StatusForbidden, "Forbidden", "The caller "+c.name+" does not hold the "+need.String()+" scope.")
+}
+
+func peerIP(remote string) netip.Addr {
+	if ap, err := netip.ParseAddrPort(remote); err == nil {
+		return ap.Addr().Unmap()
+	}
+	return netip.Addr{}
+}

@@ -1,0 +1,55 @@
+package server_test
+
+import (
+	"context"
+	"net"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/sluice-dev/sluice/server"
+)
+
+// listening is a Server serving on real loopback listeners, as sluice serve
+// runs it: addresses as host:port.
+type listening struct{ public, admin string }
+
+// serveOn serves srv with Serve on two loopback listeners (the production
+// http.Servers: bounds, timeouts) until the test ends; Serve must then
+// return nil.
+func serveOn(t *testing.T, srv *server.Server) listening {
+	t.Helper()
+	ls := server.Listeners{Public: listenLoopback(t), Admin: listenLoopback(t)}
+	l := listening{public: ls.Public.Addr().String(), admin: ls.Admin.Addr().String()}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ls) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return l
+}
+
+func listenLoopback(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// withToken is a gRPC dial option that sends token as the caller's bearer
+// token with every call ("" sends none).
+func withToken(token string) grpc.DialOption {
+	return grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if token != "" {
+			ctx = metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer "+token)
+		}
+		return invoker(ctx, method, req, reply, cc, opts...)
+	})
+}
