@@ -57,7 +57,7 @@ func TestDesignerRunEndpoint(t *testing.T) {
 func TestBrowserDesignerChartFollowsParameters(t *testing.T) {
 	f := newFixture(t, testConfig)
 	ctx := realtest.Browser(t)
-	run(t, ctx, chromedp.Navigate(f.http.URL+"/designer"))
+	run(t, ctx, chromedp.Navigate(f.admin.URL+"/designer"))
 	waitJS(t, ctx, `document.querySelector("#chart svg") !== null && document.getElementById("chart").dataset.runs === "1"`)
 	before := eval[string](t, ctx, `document.querySelector("#chart svg").outerHTML`)
 	rows := eval[int](t, ctx, `document.querySelectorAll("#results tbody tr").length`)

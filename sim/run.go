@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,13 +27,17 @@ type Config struct {
 	Retry RetryPolicy
 	// Seed drives the retry policy's random choices (same seed, same run).
 	Seed uint64
+	// Workers is the most goroutines the contenders are replayed on: 1
+	// replays them one after the other on the caller's goroutine, ≤ 0
+	// means GOMAXPROCS. Results do not depend on it.
+	Workers int
 }
 
 // Run replays tr through each contender on a virtual clock: for every
 // request, in time order, the contender's sluice.Limit.Decide runs on that
 // key's sluice.State at the request's time, exactly as a store would run it.
-// Contenders run in parallel (up to GOMAXPROCS), each with its own states, so
-// results do not depend on scheduling. Run stops early with ctx's error when
+// Contenders run in parallel (up to cfg.Workers), each with its own states,
+// so results do not depend on scheduling. Run stops early with ctx's error when
 // ctx is done.
 func Run(ctx context.Context, tr *Trace, cfg Config) (*Result, error) {
 	if err := tr.validate(); err != nil {
@@ -107,8 +112,30 @@ func (s *simulation) isReference(l sluice.Limit) bool {
 	return l.Algorithm() == sluice.AlgorithmSlidingLog && l.Quantity() == s.cfg.Quantity && l.Window() == s.cfg.Window
 }
 
-// runAll runs jobs on up to GOMAXPROCS goroutines; the first error wins.
+// runAll runs jobs on up to cfg.Workers goroutines (the sliding logs,
+// which cost most per decision, first); the first error wins.
 func (s *simulation) runAll(ctx context.Context, jobs []*job) error {
+	jobs = slices.Clone(jobs)
+	rank := func(j *job) int { // the sliding logs first
+		if j.c.Limit.Algorithm() == sluice.AlgorithmSlidingLog {
+			return 0
+		}
+		return 1
+	}
+	slices.SortStableFunc(jobs, func(a, b *job) int { return rank(a) - rank(b) })
+	workers := s.cfg.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers == 1 {
+		var win windowMax
+		for _, j := range jobs {
+			if err := s.replay(ctx, j, &win); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	next := make(chan *job)
@@ -117,7 +144,7 @@ func (s *simulation) runAll(ctx context.Context, jobs []*job) error {
 		mu    sync.Mutex
 		first error
 	)
-	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+	for range min(workers, len(jobs)) {
 		wg.Go(func() {
 			var win windowMax // reused from job to job
 			for j := range next {
@@ -132,13 +159,8 @@ func (s *simulation) runAll(ctx context.Context, jobs []*job) error {
 			}
 		})
 	}
-	// The sliding log costs most per decision: start it first.
-	for _, log := range []bool{true, false} {
-		for _, j := range jobs {
-			if (j.c.Limit.Algorithm() == sluice.AlgorithmSlidingLog) == log {
-				next <- j
-			}
-		}
+	for _, j := range jobs {
+		next <- j
 	}
 	close(next)
 	wg.Wait()

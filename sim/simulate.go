@@ -45,6 +45,16 @@ type Request struct {
 	Seed uint64 `json:"seed,omitempty"`
 	// Chart asks for a chart: "png", "svg" or "" for none.
 	Chart string `json:"chart,omitempty"`
+	// Workers is the most goroutines the replays run on (Config.Workers):
+	// 1 runs the whole simulation on the caller's goroutine, ≤ 0 means
+	// GOMAXPROCS. It is not read from JSON.
+	Workers int `json:"-"`
+	// Background runs the whole simulation on one goroutine locked to an OS
+	// thread of its own at a lower scheduling priority (on Linux, nice +10
+	// from the process's; elsewhere the process's), Workers ignored: a
+	// server sets it so that a simulation takes the CPU time its other work
+	// leaves rather than a fair share of it. It is not read from JSON.
+	Background bool `json:"-"`
 	// MaxArrivals bounds the traffic, in requests (≤ 0:
 	// DefaultMaxArrivals). A web handler sets it lower; it is not read from
 	// JSON.
@@ -76,6 +86,9 @@ type Response struct {
 // returns ctx's error within about 1024 decisions of work (see MaxWork) of
 // each running replay.
 func Simulate(ctx context.Context, req Request) (*Response, error) {
+	if req.Background {
+		return background(ctx, req)
+	}
 	pl, err := req.prepare()
 	if err != nil {
 		return nil, err
@@ -97,7 +110,7 @@ func Simulate(ctx context.Context, req Request) (*Response, error) {
 	if req.Retry != nil {
 		retry = *req.Retry
 	}
-	cfg := Config{Quantity: pl.rq, Window: pl.rw, Contenders: pl.contenders, Retry: retry, Seed: req.Seed}
+	cfg := Config{Quantity: pl.rq, Window: pl.rw, Contenders: pl.contenders, Retry: retry, Seed: req.Seed, Workers: req.Workers}
 	if err := checkWork(tr, cfg, req.MaxWork); err != nil {
 		return nil, err
 	}

@@ -180,3 +180,20 @@ func TestEstimateWorkBoundsTheDecisions(t *testing.T) {
 		}
 	}
 }
+
+// One worker, on the caller's goroutine, gives the same results as many.
+func TestOneWorkerGivesTheSameResult(t *testing.T) {
+	for _, req := range []Request{
+		{Limit: "100/1m", Pattern: &Pattern{Name: PatternBoundaryBurst}},
+		{Limit: "100/1m", Pattern: &Pattern{Name: PatternRetryStorm}},
+	} {
+		many := simulate(t, req)
+		req.Workers = 1
+		one := simulate(t, req)
+		for i, a := range many.Algorithms {
+			if one.Algorithms[i] != a {
+				t.Errorf("%s, one worker: %+v, want %+v", req.Pattern.Name, one.Algorithms[i], a)
+			}
+		}
+	}
+}
