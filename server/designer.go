@@ -21,18 +21,26 @@ const designerMaxBody = 1 << 20
 // that the page stays responsive and its visitors cannot take the CPU the
 // decisions need. A zero field takes its default (withDefaults).
 type designerLimits struct {
-	// concurrency is the most simulations running at once; more are
+	// concurrency is the most simulations admitted at once; more are
 	// refused at once (503). Default: one per core, runtime.GOMAXPROCS(0)
 	// when the designer is built.
 	concurrency int
+	// workers is the most simulations computing at once, each on one
+	// goroutine locked to a thread of lower priority (sim.Request.
+	// Background); an admitted simulation waits for a worker within its
+	// timeout. Default: half the cores, at least 1, so that the Go
+	// scheduler always has cores for the decisions and the kernel runs
+	// them first on the others.
+	workers int
 	// maxArrivals bounds the requests one simulation replays
 	// (sim.Request.MaxArrivals). Default 200,000.
 	maxArrivals int
 	// maxWork bounds one simulation's estimated work, in decisions
 	// (sim.Request.MaxWork). Default 10,000,000: about 1.5 s of one core.
 	maxWork int64
-	// timeout bounds one simulation's time from when it starts running;
-	// past it the run stops and is answered 503. Default 10 s.
+	// timeout bounds one simulation's time from its admission, waiting
+	// for a worker included; past it the run stops and is answered 503.
+	// Default 10 s.
 	timeout time.Duration
 }
 
@@ -41,6 +49,10 @@ func (l designerLimits) withDefaults() designerLimits {
 	if l.concurrency <= 0 {
 		l.concurrency = runtime.GOMAXPROCS(0)
 	}
+	if l.workers <= 0 {
+		l.workers = max(runtime.GOMAXPROCS(0)/2, 1)
+	}
+	l.workers = min(l.workers, l.concurrency)
 	if l.maxArrivals <= 0 {
 		l.maxArrivals = 200_000
 	}
@@ -56,17 +68,19 @@ func (l designerLimits) withDefaults() designerLimits {
 // designer serves POST /designer/run within its limits. It is safe for
 // concurrent use.
 type designer struct {
-	limits designerLimits
-	slots  chan struct{} // a token per running simulation
+	limits  designerLimits
+	slots   chan struct{} // a token per admitted simulation
+	workers chan struct{} // a token per computing simulation
 	// running, when set, is called with a run's context once the run holds
-	// its slot, before it simulates (a test holds runs there).
+	// its slot and a worker, before it simulates (a test holds runs there).
 	running func(ctx context.Context)
 }
 
 // newDesigner returns a designer bounded by limits (defaults applied).
 func newDesigner(limits designerLimits) *designer {
 	limits = limits.withDefaults()
-	return &designer{limits: limits, slots: make(chan struct{}, limits.concurrency)}
+	return &designer{limits: limits, slots: make(chan struct{}, limits.concurrency),
+		workers: make(chan struct{}, limits.workers)}
 }
 
 // errDesignerBusy is a run refused because every slot is taken.
@@ -142,8 +156,8 @@ func (d *designer) handleRun(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// simulate runs req in a free slot, within the timeout, or returns
-// errDesignerBusy at once when there is none.
+// simulate runs req in a free slot, on one worker, within the timeout, or
+// returns errDesignerBusy at once when no slot is free.
 func (d *designer) simulate(ctx context.Context, req sim.Request) (*sim.Response, error) {
 	select {
 	case d.slots <- struct{}{}:
@@ -153,9 +167,16 @@ func (d *designer) simulate(ctx context.Context, req sim.Request) (*sim.Response
 	defer func() { <-d.slots }()
 	ctx, cancel := context.WithTimeout(ctx, d.limits.timeout)
 	defer cancel()
+	select {
+	case d.workers <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-d.workers }()
 	if d.running != nil {
 		d.running(ctx)
 	}
+	req.Background = true // one goroutine, on a thread of lower priority
 	return sim.Simulate(ctx, req)
 }
 

@@ -67,8 +67,12 @@ func serveDesigner(t *testing.T, d *designer) string {
 
 func TestDesignerDefaultLimits(t *testing.T) {
 	l := newDesigner(designerLimits{}).limits
-	if l.concurrency != runtime.GOMAXPROCS(0) || l.maxArrivals != 200_000 || l.maxWork != 10_000_000 || l.timeout != 10*time.Second {
+	if l.concurrency != runtime.GOMAXPROCS(0) || l.workers != max(runtime.GOMAXPROCS(0)/2, 1) ||
+		l.maxArrivals != 200_000 || l.maxWork != 10_000_000 || l.timeout != 10*time.Second {
 		t.Errorf("defaults %+v", l)
+	}
+	if l := newDesigner(designerLimits{concurrency: 1, workers: 4}).limits; l.workers != 1 {
+		t.Errorf("%d workers for 1 simulation at once", l.workers)
 	}
 }
 
@@ -77,7 +81,7 @@ func TestDesignerDefaultLimits(t *testing.T) {
 // finish with 200.
 func TestDesignerRefusesRunsAboveItsConcurrency(t *testing.T) {
 	const slots = 2
-	d := newDesigner(designerLimits{concurrency: slots})
+	d := newDesigner(designerLimits{concurrency: slots, workers: slots})
 	started, release := make(chan struct{}), make(chan struct{})
 	d.running = func(context.Context) {
 		started <- struct{}{}
@@ -111,6 +115,35 @@ func TestDesignerRefusesRunsAboveItsConcurrency(t *testing.T) {
 	d.running = nil
 	if a := postDesigner(t, url, designerSmall); a.status != http.StatusOK {
 		t.Errorf("after the runs: %+v", a)
+	}
+}
+
+// An admitted run waits for a worker rather than being refused: with one
+// worker busy, the second admitted run waits and succeeds, the third is
+// refused.
+func TestDesignerAdmittedRunsWaitForAWorker(t *testing.T) {
+	d := newDesigner(designerLimits{concurrency: 2, workers: 1})
+	started, release := make(chan struct{}, 2), make(chan struct{})
+	d.running = func(context.Context) {
+		started <- struct{}{}
+		<-release
+	}
+	url := serveDesigner(t, d)
+	answers := make(chan designerAnswer, 2)
+	go func() { answers <- postDesigner(t, url, designerSmall) }()
+	<-started // the worker is taken
+	go func() { answers <- postDesigner(t, url, designerSmall) }()
+	for len(d.slots) < 2 { // the second run is admitted and waits
+		time.Sleep(time.Millisecond)
+	}
+	if a := postDesigner(t, url, designerSmall); a.status != http.StatusServiceUnavailable {
+		t.Errorf("a third run: %+v, want 503", a)
+	}
+	close(release)
+	for range 2 {
+		if a := <-answers; a.status != http.StatusOK {
+			t.Errorf("an admitted run: %+v", a)
+		}
 	}
 }
 
