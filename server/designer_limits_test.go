@@ -168,8 +168,8 @@ func TestDesignerRunPastItsDeadlineIs503(t *testing.T) {
 }
 
 // A simulation above a bound is refused with 422 naming the bound, before
-// it runs: the heavy run at once instead of after half a minute, and one
-// above the requests bound without a slot, even when none is free.
+// it runs: the heavy run at once instead of after half a minute; and, from
+// its parameters alone, without a slot even when none is free.
 func TestDesignerRefusesOversizeRunsBeforeRunning(t *testing.T) {
 	d := newDesigner(designerLimits{concurrency: 1})
 	url := serveDesigner(t, d)
@@ -194,6 +194,9 @@ func TestDesignerRefusesOversizeRunsBeforeRunning(t *testing.T) {
 	if a.status != http.StatusUnprocessableEntity || a.problem.Bound != "requests" || a.problem.Max != 200_000 ||
 		a.problem.Estimate != 3_600_000_000 || !strings.Contains(a.problem.Detail, "200000") {
 		t.Errorf("%+v, want 422 naming the requests bound", a)
+	}
+	if a := postDesigner(t, url, designerHeavy); a.status != http.StatusUnprocessableEntity || a.problem.Bound != "work" {
+		t.Errorf("the heavy run with no slot free: %+v, want 422 on work", a)
 	}
 	close(release)
 	if a := <-done; a.status != http.StatusOK {

@@ -131,9 +131,11 @@ func Simulate(ctx context.Context, req Request) (*Response, error) {
 // Validate reports what Simulate would refuse in req without building or
 // replaying any traffic: a bad limit, reference, algorithm, chart format
 // or pattern, both or neither of a pattern and a trace, and a pattern whose
-// expected number of requests is above MaxArrivals (a *TooLargeError). It
-// reads no trace: a trace's size and the work of a replay are checked by
-// Simulate, after reading the traffic and before replaying it.
+// expected number of requests is above MaxArrivals, or whose work is surely
+// above MaxWork (a lower estimate, for keys of uniform popularity), as a
+// *TooLargeError. It reads no trace: a trace's size, and the exact
+// estimate of a replay's work, are checked by Simulate after building the
+// traffic and before replaying it.
 func (req Request) Validate() error {
 	_, err := req.prepare()
 	return err
@@ -192,6 +194,9 @@ func (req Request) prepare() (*prepared, error) {
 		p = p.WithDefaults(pl.rq, pl.rw) // traffic for the requirement
 		if err := p.check(pl.rq, pl.rw, req.MaxArrivals); err != nil {
 			return nil, err
+		}
+		if err := checkPatternWork(&p, pl.contenders, pl.rq, pl.rw, req.MaxWork); err != nil {
+			return nil, fmt.Errorf("pattern %s: %w", p.Name, err)
 		}
 		pl.pattern, pl.retry = &p, p.Retry
 	case pl.trace == nil:

@@ -110,6 +110,55 @@ func estimateWork(tr *Trace, cfg Config) int64 {
 	return total
 }
 
+// checkPatternWork returns a *TooLargeError when a lower estimate of the
+// work of replaying p (defaults applied) under contenders, against a
+// reference of rq per rw, is above maxWork, before p is generated; nil when
+// it is not, when maxWork ≤ 0, or when it cannot tell (keys of skewed
+// popularity). Simulate checks the work again, exactly, on the traffic.
+func checkPatternWork(p *Pattern, contenders []Contender, rq int64, rw time.Duration, maxWork int64) error {
+	if maxWork <= 0 || p.Skew > 1 {
+		return nil
+	}
+	if w := patternWork(p, contenders, rq, rw); w > maxWork {
+		return &TooLargeError{Bound: "work", Max: maxWork, Size: w,
+			Hint: "lower the traffic (rate, keys, duration) or the limit's quantity (a sliding window log sums every entry in its window on each decision)"}
+	}
+	return nil
+}
+
+// patternWork is a lower estimate of the work (see estimateWork) of a
+// pattern of uniform keys: 90% of its expected requests decided once per
+// contender (and by the reference), and a log holding, for each, a quarter
+// of what a window holds at the pattern's lowest rate (the margins cover
+// the Poisson noise, the first window and retries it ignores).
+func patternWork(p *Pattern, contenders []Contender, rq int64, rw time.Duration) int64 {
+	n := p.expected(rw)
+	lowest := 1.0 // the lowest rate multiplier over the pattern
+	switch p.Name {
+	case PatternSpike, PatternRetryStorm:
+		lowest = min(p.SpikeFactor, 1)
+	case PatternDiurnal:
+		lowest = 1 - p.Amplitude
+	}
+	perKey := p.Rate * lowest // requests per second of one key, at least
+	logCost := func(q int64, w time.Duration) float64 {
+		return n * min(float64(q), perKey*w.Seconds()) / 4 / logEntriesPerDecision
+	}
+	total, hasRef := 0.0, false
+	for _, c := range contenders {
+		l := c.Limit
+		total += 0.9 * n
+		if usesLog(l.Algorithm()) {
+			total += logCost(l.Quantity(), l.Window())
+		}
+		hasRef = hasRef || l.Algorithm() == sluice.AlgorithmSlidingLog && l.Quantity() == rq && l.Window() == rw
+	}
+	if !hasRef {
+		total += 0.9*n + logCost(rq, rw)
+	}
+	return int64(min(total, 1<<62))
+}
+
 // refLimit is a log's quantity and window.
 type refLimit struct {
 	q int64

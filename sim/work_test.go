@@ -68,6 +68,10 @@ func TestMaxWorkRefusesBeforeReplaying(t *testing.T) {
 	if took > 2*time.Second {
 		t.Errorf("refused after %v: it replayed", took)
 	}
+	// Its keys are uniform: Validate refuses it without generating it.
+	if err := req.Validate(); !errors.As(err, &tl) || tl.Bound != "work" {
+		t.Errorf("Validate: %v, want a *TooLargeError on work", err)
+	}
 	// The same traffic against a limit whose decisions cost no log sums:
 	// within the bound.
 	req.Algorithms = []string{"gcra"}
@@ -193,6 +197,38 @@ func TestOneWorkerGivesTheSameResult(t *testing.T) {
 		for i, a := range many.Algorithms {
 			if one.Algorithms[i] != a {
 				t.Errorf("%s, one worker: %+v, want %+v", req.Pattern.Name, one.Algorithms[i], a)
+			}
+		}
+	}
+}
+
+// The lower estimate Validate refuses a pattern on is below the estimate
+// Simulate refuses its traffic on: Validate never refuses a pattern that
+// Simulate would run.
+func TestPatternWorkIsBelowTheTraceEstimate(t *testing.T) {
+	for _, limit := range []string{"100/1m", "3000/1m", "20/1s"} {
+		for _, p := range []Pattern{
+			{Name: PatternSteady}, {Name: PatternSteady, Keys: 50, Rate: 0.3},
+			{Name: PatternBoundaryBurst}, {Name: PatternBoundaryBurst, Rate: 1, Keys: 3},
+			{Name: PatternSpike}, {Name: PatternSpike, SpikeFactor: 0.2},
+			{Name: PatternDiurnal}, {Name: PatternRetryStorm}, {Name: PatternManyKeys, Skew: 0.5, Keys: 40},
+			{Name: PatternSteady, Duration: Duration(90 * time.Second)},
+		} {
+			for _, algs := range [][]string{nil, {"gcra"}, {"sliding-window-log", "concurrency"}} {
+				req := Request{Limit: limit, Pattern: &p, Algorithms: algs}
+				pl, err := req.prepare()
+				if err != nil {
+					t.Fatalf("%s %+v: %v", limit, p, err)
+				}
+				tr, err := Generate(*pl.pattern, pl.rq, pl.rw, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				lower := patternWork(pl.pattern, pl.contenders, pl.rq, pl.rw)
+				upper := estimateWork(tr, Config{Quantity: pl.rq, Window: pl.rw, Contenders: pl.contenders, Retry: pl.retry})
+				if lower > upper {
+					t.Errorf("%s %s %v: lower estimate %d above the traffic's %d", limit, p.Name, algs, lower, upper)
+				}
 			}
 		}
 	}
