@@ -1,0 +1,291 @@
+package server_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/server"
+)
+
+// checkOnlyAdmin has a caller that may check but not choose a plan; loopback
+// holds the default (read).
+const checkOnlyAdmin = `
+admin:
+  callers:
+    - {name: tests, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [read, check, override_plan, admin]}
+    - {name: gateway, token_sha256: a1c2ab15d5b2ab65a8e40e9fb7ca8b8cc8a73a0b0f9c7bbf2f3bd3ee3e0f4f3a, scopes: [check]}
+`
+
+const gatewayToken = "gateway-token"
+
+// TestStrangersAreRefusedAndSpendNothing: without a token the decision API
+// and forward-auth answer 401 and decide nothing — a victim named in the
+// body keeps its whole quota; a caller with check but not override_plan
+// cannot send a plan (403, nothing spent); a made-up token is a stranger
+// even from loopback.
+func TestStrangersAreRefusedAndSpendNothing(t *testing.T) {
+	eachStore(t, func(t *testing.T, kind string) {
+		f := newFixture(t, testConfig+strings.Replace(checkOnlyAdmin, "a1c2ab15d5b2ab65a8e40e9fb7ca8b8cc8a73a0b0f9c7bbf2f3bd3ee3e0f4f3a", sha256Hex(gatewayToken), 1), kind)
+		none := map[string]string{server.TokenHeader: ""}
+		for _, c := range []struct {
+			name, method, path, body string
+			header                   map[string]string
+			want                     int
+		}{
+			{"a check without a token", "POST", "/v1/check", `{"user":"victim","cost":3}`, none, 401},
+			{"a check with a made-up token", "POST", "/v1/check", `{"user":"victim","cost":3}`, map[string]string{server.TokenHeader: "guess"}, 401},
+			{"a check with a made-up bearer", "POST", "/v1/check", `{"user":"victim","cost":3}`, map[string]string{server.TokenHeader: "", "Authorization": "Bearer guess"}, 401},
+			{"a plan without override_plan", "POST", "/v1/check", `{"user":"victim","plan":"pro","cost":3}`, map[string]string{server.TokenHeader: gatewayToken}, 403},
+			{"forward-auth without a token", "GET", "/v1/forward-auth", "", map[string]string{server.TokenHeader: "", "X-Forwarded-For": "198.51.100.50", "Authorization": "Bearer demo-free-key"}, 401},
+			{"an API key is no caller token", "GET", "/v1/forward-auth", "", map[string]string{server.TokenHeader: "", "Authorization": "Bearer " + testToken}, 401},
+			{"a pin without a token", "PUT", "/v1/degradation", `{"level":"critical"}`, none, 401},
+			{"a pin by a caller without admin", "PUT", "/v1/degradation", `{"level":"critical"}`, map[string]string{server.TokenHeader: gatewayToken}, 403},
+		} {
+			r := f.do(t, c.method, c.path, c.body, c.header)
+			body := readAll(t, r)
+			if r.StatusCode != c.want || r.Header.Get("Content-Type") != "application/problem+json" {
+				t.Errorf("%s: %d %q %s, want %d with a problem body", c.name, r.StatusCode, r.Header.Get("Content-Type"), body, c.want)
+			}
+			if c.want == 401 && r.Header.Get("WWW-Authenticate") == "" {
+				t.Errorf("%s: a 401 without WWW-Authenticate", c.name)
+			}
+			for _, leak := range []string{"victim", "free", "pro", "allowed", "remaining"} {
+				if strings.Contains(body, leak) {
+					t.Errorf("%s: the refusal says %q: %s", c.name, leak, body)
+				}
+			}
+		}
+		// The victim's 3 units and the forward-auth client's are whole.
+		r := f.do(t, "POST", "/v1/check", `{"user":"victim","cost":3}`, map[string]string{server.TokenHeader: gatewayToken})
+		if body := readAll(t, r); !strings.Contains(body, `"allowed":true`) || !strings.Contains(body, `"remaining":0`) {
+			t.Errorf("the victim after the strangers: %s", body)
+		}
+		r = f.do(t, "GET", "/v1/forward-auth", "", map[string]string{server.TokenHeader: gatewayToken, "X-Forwarded-For": "198.51.100.50",
+			"Authorization": "Bearer demo-free-key", "X-Forwarded-Uri": "/api/generate", "X-Forwarded-Method": "POST"})
+		if r.StatusCode != 200 || r.Header.Get("RateLimit") != `"per-minute";r=1;t=60` {
+			t.Errorf("forward-auth after the strangers: %d %q", r.StatusCode, r.Header.Get("RateLimit"))
+		}
+		if got := f.srv.Degradation().Level; got != 0 {
+			t.Errorf("a stranger pinned level %v", got)
+		}
+		f.noStoreErrors(t)
+	})
+}
+
+// TestLoopbackScopesAreOnlyWhatIsGranted: loopback callers without a token
+// hold admin.loopback_scopes — read by default: metrics yes, decisions no.
+func TestLoopbackScopesAreOnlyWhatIsGranted(t *testing.T) {
+	f := newFixture(t, testConfig)
+	none := map[string]string{server.TokenHeader: ""}
+	for path, want := range map[string]int{"/metrics": 200, "/dashboard/data": 200, "/readyz": 200} {
+		if r := f.do(t, "GET", path, "", none); r.StatusCode != want {
+			t.Errorf("GET %s from loopback: %d, want %d", path, r.StatusCode, want)
+		}
+	}
+	if r := f.do(t, "POST", "/v1/check", `{"user":"u"}`, none); r.StatusCode != 401 {
+		t.Errorf("a check from loopback without a token: %d, want 401", r.StatusCode)
+	}
+	g := newFixture(t, testConfig+"\nadmin:\n  loopback_scopes: [check]\n")
+	if r := g.do(t, "POST", "/v1/check", `{"user":"u"}`, none); r.StatusCode != 200 {
+		t.Errorf("a check from loopback granted check: %d", r.StatusCode)
+	}
+	if r := g.do(t, "GET", "/metrics", "", none); r.StatusCode != 401 {
+		t.Errorf("metrics from loopback granted only check: %d, want 401", r.StatusCode)
+	}
+}
+
+func TestAdminListenerIsLoopbackByDefault(t *testing.T) {
+	cfg, err := config.Parse("x.yaml", []byte("plans:\n  p:\n    limits: [{name: l, algorithm: gcra, quantity: 1, window: 1s}]\ndefault_plan: p\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Admin.Listen != "127.0.0.1:9090" || cfg.Admin.LoopbackScopes != config.ScopeRead || len(cfg.Admin.Callers) != 0 {
+		t.Errorf("admin defaults: %+v", cfg.Admin)
+	}
+	if cfg.Envoy.Listen != "" {
+		t.Errorf("envoy without a section: %q", cfg.Envoy.Listen)
+	}
+	cfg, err = config.Parse("x.yaml", []byte("envoy:\n  rules: [r.yaml]\nplans:\n  p:\n    limits: [{name: l, algorithm: gcra, quantity: 1, window: 1s}]\ndefault_plan: p\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Envoy.Listen != "127.0.0.1:8081" {
+		t.Errorf("envoy's default listener: %q", cfg.Envoy.Listen)
+	}
+}
+
+// pki is a test CA and the certificates it signs, written as PEM files.
+type pki struct {
+	dir  string
+	key  *ecdsa.PrivateKey
+	cert *x509.Certificate
+	pool *x509.CertPool
+}
+
+func newPKI(t *testing.T, name string) *pki {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := x509.ParseCertificate(der)
+	p := &pki{dir: t.TempDir(), key: key, cert: cert, pool: x509.NewCertPool()}
+	p.pool.AddCert(cert)
+	writePEM(t, filepath.Join(p.dir, "ca.pem"), "CERTIFICATE", der)
+	return p
+}
+
+// issue signs a certificate for cn (a server's for 127.0.0.1 when server)
+// and writes cn.pem and cn-key.pem.
+func (p *pki) issue(t *testing.T, cn string, server bool) tls.Certificate {
+	t.Helper()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	if server {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.cert, &key.PublicKey, p.key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, _ := x509.MarshalECPrivateKey(key)
+	writePEM(t, filepath.Join(p.dir, cn+".pem"), "CERTIFICATE", der)
+	writePEM(t, filepath.Join(p.dir, cn+"-key.pem"), "EC PRIVATE KEY", kder)
+	c, err := tls.X509KeyPair(pemBytes("CERTIFICATE", der), pemBytes("EC PRIVATE KEY", kder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func pemBytes(kind string, der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der})
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func writePEM(t *testing.T, path, kind string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pemBytes(kind, der), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestTLSAndMutualTLS: the public listener speaks HTTPS; the admin listener
+// requires a client certificate signed by admin.tls.client_ca_file and maps
+// it to a caller by name. A client without a certificate, or with one from
+// another CA, cannot even complete the handshake; a certificate of the
+// right CA that names no caller is a stranger (401). A reload reads the
+// certificate files again.
+func TestTLSAndMutualTLS(t *testing.T) {
+	ca, other := newPKI(t, "sluice test CA"), newPKI(t, "another CA")
+	ca.issue(t, "server", true)
+	billing := ca.issue(t, "billing.internal", false)
+	nobody := ca.issue(t, "nobody.internal", false)
+	forged := other.issue(t, "billing.internal", false)
+	dir := ca.dir
+	file := filepath.Join(dir, "sluice.yaml")
+	cfgText := testConfig + `
+tls: {cert_file: server.pem, key_file: server-key.pem}
+admin:
+  tls: {cert_file: server.pem, key_file: server-key.pem, client_ca_file: ca.pem}
+  loopback_scopes: [check]
+  callers:
+    - {name: billing, certificate: billing.internal, scopes: [check]}
+`
+	if err := os.WriteFile(file, []byte(cfgText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	load := func() (*config.Config, error) { return config.Load(file) }
+	cfg, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)), Load: load,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := serveOn(t, srv)
+	client := func(certs ...tls.Certificate) *http.Client {
+		return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: ca.pool, Certificates: certs}}}
+	}
+	check := func(c *http.Client) (int, error) {
+		resp, err := c.Post("https://"+addrs.admin+"/v1/check", "application/json", strings.NewReader(`{"user":"u"}`))
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		var d struct{ Allowed bool }
+		json.NewDecoder(resp.Body).Decode(&d)
+		return resp.StatusCode, nil
+	}
+	if code, err := check(client(billing)); err != nil || code != 200 {
+		t.Errorf("billing's certificate: %d %v, want 200", code, err)
+	}
+	// Loopback grants check here, but not to a connection without a
+	// certificate: mutual TLS refuses it in the handshake.
+	if code, err := check(client()); err == nil {
+		t.Errorf("no client certificate on the mutual-TLS listener: %d, want a failed handshake", code)
+	}
+	if code, err := check(client(forged)); err == nil {
+		t.Errorf("a certificate from another CA: %d, want a failed handshake", code)
+	}
+	if code, err := check(client(nobody)); err != nil || code != 200 {
+		// The right CA, no caller of that name: a stranger from loopback,
+		// who holds loopback's check scope.
+		t.Errorf("a certificate naming no caller, from loopback: %d %v", code, err)
+	}
+	// The public listener is HTTPS without client certificates.
+	resp, err := client().Get("https://" + addrs.public + "/healthz")
+	if err != nil {
+		t.Fatalf("public HTTPS: %v", err)
+	}
+	resp.Body.Close()
+	// A reload reads the files again: a new server certificate is served.
+	renewed := ca.issue(t, "server", true)
+	if err := srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := tls.Dial("tcp", addrs.public, &tls.Config{RootCAs: ca.pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := conn.ConnectionState().PeerCertificates[0]
+	conn.Close()
+	want, _ := x509.ParseCertificate(renewed.Certificate[0])
+	if !served.Equal(want) {
+		t.Error("after a reload the public listener still serves the old certificate")
+	}
+}
