@@ -14,7 +14,9 @@ import (
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/memory"
@@ -105,4 +107,44 @@ func readAllURL(t *testing.T, url string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// TestEnvoyCallersAreAuthenticated: Envoy's rate limit service answers only
+// callers with the check scope; a call without a token, or with one nobody
+// holds, is refused before it is read (Unauthenticated) and spends nothing.
+func TestEnvoyCallersAreAuthenticated(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte("domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {name: per-ip, unit: minute, requests_per_unit: 1}\n"), 0o644)
+	cfgFile := filepath.Join(dir, "sluice.yaml")
+	os.WriteFile(cfgFile, []byte("envoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n"+testConfig+testAdmin), 0o644)
+	cfg, err := config.Load(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveOn(t, srv)
+	waitEnvoy(t, srv)
+	ask := func(token string) (rlsv3.RateLimitResponse_Code, error) {
+		conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), withToken(token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		resp, err := rlsv3.NewRateLimitServiceClient(conn).ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "edge",
+			Descriptors: []*ratelimitv3.RateLimitDescriptor{{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: "remote_address", Value: "198.51.100.9"}}}}})
+		return resp.GetOverallCode(), err
+	}
+	for _, token := range []string{"", "guess"} {
+		if _, err := ask(token); grpcstatus.Code(err) != codes.Unauthenticated {
+			t.Errorf("token %q: %v, want Unauthenticated", token, err)
+		}
+	}
+	// The one unit of 198.51.100.9 is still there.
+	if code, err := ask(testToken); err != nil || code != rlsv3.RateLimitResponse_OK {
+		t.Errorf("the caller after the strangers: %v %v, want OK", code, err)
+	}
 }
