@@ -78,18 +78,6 @@ type Options struct {
 	// memory, the failover's local store on Redis): its counts of keys,
 	// evictions and expirations and its clock's lag become metrics.
 	Memory *memory.Store
-	// GCHeapFloor is the heap size, in bytes, below which the Go garbage
-	// collector starts no cycle while Serve (or Run) serves: after each
-	// cycle the server raises GOGC (debug.SetGCPercent) so that the next
-	// one starts when the heap reaches this size, or when it doubles the
-	// live heap if that is larger. DefaultGCHeapFloor (64 MiB) when zero;
-	// negative leaves the collector as the runtime has it. A process whose
-	// environment sets GOGC or GOMEMLIMIT is left alone too: the operator's
-	// own settings win. The setting is the process's (there is one
-	// collector): with several Servers serving, the highest floor applies,
-	// and the runtime's setting is restored when the last stops. See
-	// DefaultGCHeapFloor for why.
-	GCHeapFloor int64
 }
 
 // Server is a running sluice. Build it with New; serve with Run or mount
@@ -335,7 +323,6 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		s.httpListener("public", s.public, ls.Public, st.publicTLS != nil, func(st *state) *tls.Config { return st.publicTLS }),
 		s.httpListener("admin", s.admin, ls.Admin, st.adminTLS != nil, func(st *state) *tls.Config { return st.adminTLS }),
 	}
-	defer s.startGCFloor()()
 	var wg sync.WaitGroup
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer func() { stopWatch(); wg.Wait() }()

@@ -1,4 +1,4 @@
-package server
+package main
 
 import (
 	"os"
@@ -27,8 +27,7 @@ func TestGCHeapFloor(t *testing.T) {
 	t.Run("a small live heap gets a target of about the floor, and stopping restores GOGC", func(t *testing.T) {
 		unsetGCEnv(t)
 		base := gcPercent()
-		s := &Server{opts: Options{GCHeapFloor: 256 << 20}}
-		stop := s.startGCFloor()
+		stop := startGCFloor(256 << 20)
 		runtime.GC()
 		runtime.GC() // the hook of the first cycle has run by the second's end
 		if p := gcPercent(); p <= max(base, 100) {
@@ -41,8 +40,7 @@ func TestGCHeapFloor(t *testing.T) {
 	})
 	t.Run("after each cycle the target follows the live heap", func(t *testing.T) {
 		unsetGCEnv(t)
-		s := &Server{opts: Options{GCHeapFloor: 1 << 30}}
-		stop := s.startGCFloor()
+		stop := startGCFloor(1 << 30)
 		defer stop()
 		runtime.GC()
 		before := gcPercent()
@@ -60,38 +58,16 @@ func TestGCHeapFloor(t *testing.T) {
 		}
 		runtime.KeepAlive(live)
 	})
-	t.Run("the highest floor of several servers applies until the last stops", func(t *testing.T) {
+	t.Run("GOGC in the environment or a floor of 0 leave the collector alone", func(t *testing.T) {
 		unsetGCEnv(t)
 		base := gcPercent()
-		small, large := &Server{opts: Options{GCHeapFloor: 8 << 20}}, &Server{opts: Options{GCHeapFloor: 1 << 30}}
-		stopSmall := small.startGCFloor()
-		p1 := gcPercent()
-		stopLarge := large.startGCFloor()
-		p2 := gcPercent()
-		if p2 <= p1 {
-			t.Errorf("GOGC %d with a 1 GiB floor beside an 8 MiB one, want above %d", p2, p1)
-		}
-		stopLarge()
-		if p := gcPercent(); p >= p2 {
-			t.Errorf("GOGC %d after the 1 GiB floor stopped, want below %d", p, p2)
-		}
-		stopSmall()
+		stop := startGCFloor(0)
 		if p := gcPercent(); p != base {
-			t.Errorf("GOGC %d after both stopped, want %d", p, base)
-		}
-	})
-	t.Run("GOGC in the environment or a negative floor leave the collector alone", func(t *testing.T) {
-		unsetGCEnv(t)
-		base := gcPercent()
-		off := &Server{opts: Options{GCHeapFloor: -1}}
-		stop := off.startGCFloor()
-		if p := gcPercent(); p != base {
-			t.Errorf("GOGC %d with a negative floor, want %d", p, base)
+			t.Errorf("GOGC %d with no floor, want %d", p, base)
 		}
 		stop()
 		t.Setenv("GOGC", "100")
-		s := &Server{}
-		stop = s.startGCFloor()
+		stop = startGCFloor(1 << 30)
 		if p := gcPercent(); p != base {
 			t.Errorf("GOGC %d with GOGC in the environment, want %d", p, base)
 		}
