@@ -35,6 +35,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/gctune"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -72,8 +73,9 @@ func listenPprof() string {
 }
 
 // ServeSluice runs `sluice serve` as cmd/sluice would (server.OpenStore,
-// server.New, Serve on a loopback listener) for the configuration file cfg,
-// prints its addresses and serves until standard input closes.
+// server.New, the GC heap floor, Serve on loopback listeners) for the
+// configuration file cfg, prints its addresses (http= the public listener,
+// admin= the admin listener) and serves until standard input closes.
 func ServeSluice(cfgFile string) error {
 	cfg, err := config.Load(cfgFile)
 	if err != nil {
@@ -90,13 +92,18 @@ func ServeSluice(cfgFile string) error {
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	pub, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err
 	}
+	adm, err := net.Listen("tcp", cfg.Admin.Listen)
+	if err != nil {
+		return err
+	}
+	defer gctune.Start(gctune.DefaultHeapFloor)()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln) }()
+	go func() { done <- srv.Serve(ctx, server.Listeners{Public: pub, Admin: adm}) }()
 	envoyAddr := ""
 	if cfg.Envoy.Enabled {
 		for envoyAddr = srv.EnvoyAddr(); envoyAddr == ""; envoyAddr = srv.EnvoyAddr() {
@@ -108,7 +115,7 @@ func ServeSluice(cfgFile string) error {
 			}
 		}
 	}
-	ServeUntilStdinCloses(fmt.Sprintf("http=%s envoy=%s pprof=%s", ln.Addr(), envoyAddr, listenPprof()))
+	ServeUntilStdinCloses(fmt.Sprintf("http=%s admin=%s envoy=%s pprof=%s", pub.Addr(), adm.Addr(), envoyAddr, listenPprof()))
 	if fo := st.Failover; fo != nil {
 		s := fo.Stats()
 		fmt.Fprintf(os.Stderr, "report: sluice server on redis: %d store errors, %d fallback decisions\n", s.StoreErrors, s.FallbackDecisions)
@@ -116,6 +123,11 @@ func ServeSluice(cfgFile string) error {
 	cancel()
 	return <-done
 }
+
+// BenchAdmin is the admin section of the benchmarked servers: the load
+// generators call from loopback, which holds read and check there (the
+// demo's arrangement), so that no caller token is hashed per request.
+const BenchAdmin = "admin:\n  listen: 127.0.0.1:0\n  loopback_scopes: [read, check]\n"
 
 // ServeUpstream runs the upstream of the proxy benchmarks: every request
 // gets a 200 with a small JSON body.
@@ -291,7 +303,7 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 	keys := APIKeys(ServerKeys)
 	servers := map[string]*Child{}
 	for _, store := range []string{"memory", "redis"} {
-		extra := "listen: 127.0.0.1:0\nupstream: " + upURL + "\nenvoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n"
+		extra := "listen: 127.0.0.1:0\nupstream: " + upURL + "\nenvoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n" + BenchAdmin
 		if store == "redis" {
 			extra += "store:\n  type: redis\n  redis:\n    addresses: [\"" + rdb.Addr + "\"]\n"
 		}
@@ -323,18 +335,18 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 	var scs []*scenario
 	for _, store := range []string{"memory", "redis"} {
 		s := servers[store]
-		host := s.Vars["http"]
-		base := "http://" + host
-		checkReqs := rawRequests(keys, http.MethodPost, host, "/v1/check",
+		host, admin := s.Vars["http"], s.Vars["admin"]
+		base := "http://" + admin
+		checkReqs := rawRequests(keys, http.MethodPost, admin, "/v1/check",
 			func(string) []string { return []string{"Content-Type", "application/json"} },
 			func(k string) string { return `{"api_key":"` + k + `","method":"GET","path":"/v1/items"}` })
-		authReqs := rawRequests(keys, http.MethodGet, host, "/v1/forward-auth", func(k string) []string {
+		authReqs := rawRequests(keys, http.MethodGet, admin, "/v1/forward-auth", func(k string) []string {
 			return []string{"X-Forwarded-Method", "GET", "X-Forwarded-Uri", "/v1/items?page=2", "X-Forwarded-Host", "api.example",
 				APIKeyHeader, k}
 		}, nil)
 		scs = append(scs,
 			&scenario{name: "decision API (POST /v1/check)", store: store, target: s, newCall: func(w int, conns *connSet) CallFunc {
-				return httpCaller(w, conns, host, checkReqs, []byte(`"allowed":true`))
+				return httpCaller(w, conns, admin, checkReqs, []byte(`"allowed":true`))
 			}},
 		)
 		if wrkBin != "" {
@@ -343,7 +355,7 @@ func RunServer(w io.Writer, o ServerOptions) ([]Target, error) {
 		}
 		scs = append(scs,
 			&scenario{name: "forward-auth (GET /v1/forward-auth)", store: store, target: s, newCall: func(w int, conns *connSet) CallFunc {
-				return httpCaller(w, conns, host, authReqs, nil)
+				return httpCaller(w, conns, admin, authReqs, nil)
 			}},
 			&scenario{name: "reverse proxy (GET /v1/items)", store: store, target: s, upstream: true, newCall: proxyCall(host)},
 		)
@@ -767,7 +779,7 @@ func storeCounters(c *Child) (errs, fallbacks float64) {
 	if c.Vars["envoy"] == "" { // not a sluice server
 		return 0, 0
 	}
-	resp, err := http.Get("http://" + c.Vars["http"] + "/metrics")
+	resp, err := http.Get("http://" + c.Vars["admin"] + "/metrics")
 	if err != nil {
 		return 0, 0
 	}

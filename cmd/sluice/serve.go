@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/examples"
+	"github.com/sluice-dev/sluice/internal/gctune"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -21,7 +22,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	listen := fs.String("listen", "", "public address (overrides the configuration's listen)")
 	adminListen := fs.String("admin-listen", "", "admin address (overrides the configuration's admin.listen)")
 	jsonLogs := fs.Bool("json-logs", false, "log as JSON instead of text")
-	gcFloor := fs.Int64("gc-heap-floor", defaultGCHeapFloor, "heap size in bytes below which no GC cycle starts (0: Go's default; GOGC or GOMEMLIMIT in the environment win)")
+	gcFloor := fs.Int64("gc-heap-floor", gctune.DefaultHeapFloor, "heap size in bytes below which no GC cycle starts (0: Go's default; GOGC or GOMEMLIMIT in the environment win)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -69,7 +70,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *file == "" {
 		printNewcomer(stdout, cfg.Listen, cfg.Admin.Listen, cfg.Admin.LoopbackScopes.String())
 	}
-	defer startGCFloor(*gcFloor)()
+	defer gctune.Start(*gcFloor)()
 	return srv.Run(ctx)
 }
 

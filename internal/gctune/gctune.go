@@ -1,4 +1,8 @@
-package main
+// Package gctune keeps the Go garbage collector from starting a cycle while
+// the heap is small. It changes the process's collector: only main packages
+// (cmd/sluice, the bench module's server child) may call it; the server
+// package, which programs embed, never does.
+package gctune
 
 import (
 	"os"
@@ -8,8 +12,8 @@ import (
 	"sync"
 )
 
-// defaultGCHeapFloor is the heap size below which `sluice serve` keeps the
-// Go garbage collector from starting a cycle: 64 MiB.
+// DefaultHeapFloor is the heap size below which `sluice serve` keeps the Go
+// garbage collector from starting a cycle: 64 MiB.
 //
 // Why: the server's live heap is small (its configuration, the metrics, the
 // in-memory store's keys), while every request allocates a few kilobytes
@@ -19,10 +23,7 @@ import (
 // the tail latency. Letting the heap reach 64 MiB first costs at most that
 // much memory; a process whose live heap is larger (a memory store of many
 // keys) is collected exactly as with GOGC=100.
-//
-// This is the binary's business: the server package, which programs embed,
-// leaves the collector as the program set it.
-const defaultGCHeapFloor = 64 << 20
+const DefaultHeapFloor = 64 << 20
 
 // gcTuner raises the collector's target (debug.SetGCPercent) after every
 // cycle so that the next one starts no earlier than when the heap reaches
@@ -35,11 +36,11 @@ type gcTuner struct {
 	sample []rtmetrics.Sample
 }
 
-// startGCFloor applies floor (bytes) to the process's collector and returns
+// Start applies floor (bytes) to the process's collector and returns
 // the function that restores the runtime's setting. It does nothing when
 // floor ≤ 0, when the environment sets GOGC or GOMEMLIMIT (the operator's
 // own settings win), or when the collector is off.
-func startGCFloor(floor int64) (stop func()) {
+func Start(floor int64) (stop func()) {
 	_, gogc := os.LookupEnv("GOGC")
 	_, limit := os.LookupEnv("GOMEMLIMIT")
 	if floor <= 0 || gogc || limit {

@@ -1,4 +1,4 @@
-package main
+package gctune
 
 import (
 	"os"
@@ -27,7 +27,7 @@ func TestGCHeapFloor(t *testing.T) {
 	t.Run("a small live heap gets a target of about the floor, and stopping restores GOGC", func(t *testing.T) {
 		unsetGCEnv(t)
 		base := gcPercent()
-		stop := startGCFloor(256 << 20)
+		stop := Start(256 << 20)
 		runtime.GC()
 		runtime.GC() // the hook of the first cycle has run by the second's end
 		if p := gcPercent(); p <= max(base, 100) {
@@ -40,7 +40,7 @@ func TestGCHeapFloor(t *testing.T) {
 	})
 	t.Run("after each cycle the target follows the live heap", func(t *testing.T) {
 		unsetGCEnv(t)
-		stop := startGCFloor(1 << 30)
+		stop := Start(1 << 30)
 		defer stop()
 		runtime.GC()
 		before := gcPercent()
@@ -61,13 +61,13 @@ func TestGCHeapFloor(t *testing.T) {
 	t.Run("GOGC in the environment or a floor of 0 leave the collector alone", func(t *testing.T) {
 		unsetGCEnv(t)
 		base := gcPercent()
-		stop := startGCFloor(0)
+		stop := Start(0)
 		if p := gcPercent(); p != base {
 			t.Errorf("GOGC %d with no floor, want %d", p, base)
 		}
 		stop()
 		t.Setenv("GOGC", "100")
-		stop = startGCFloor(1 << 30)
+		stop = Start(1 << 30)
 		if p := gcPercent(); p != base {
 			t.Errorf("GOGC %d with GOGC in the environment, want %d", p, base)
 		}
