@@ -48,7 +48,7 @@ func genLimit(t *rapid.T, alg sluice.Algorithm) sluice.Limit {
 }
 
 // genSequence runs a generated sequence of checks through Decide from the
-// zero State and checks the per-decision invariants of DESIGN.md §2 on the way.
+// zero State and checks the per-decision invariants (README, Semantics) on the way.
 func genSequence(t *rapid.T, l sluice.Limit, backwards bool) []event {
 	w := int64(l.Window() / time.Microsecond)
 	b := l.Burst()

@@ -13,7 +13,7 @@ import (
 	"github.com/sluice-dev/sluice/memory"
 )
 
-// metrics are the Prometheus series of DESIGN.md §8. Label values come from
+// metrics are sluice's Prometheus series (README, The server). Label values come from
 // the configuration (plan and limit names), never from clients, so their
 // number is bounded.
 type metrics struct {
