@@ -27,7 +27,7 @@ plans:
 		}
 		last = w.Header()
 	}
-	// The header example of docs/decisions.md, with the day limit's own values.
+	// A per-minute and a per-day policy, as in the IETF draft's examples, with the day limit's own values.
 	wantPolicy := `"per-minute";q=100;w=60, "per-day";q=1000;w=86400`
 	wantLimit := `"per-minute";r=42;t=18, "per-day";r=942;t=43158`
 	if got := last["Ratelimit-Policy"]; len(got) != 1 || got[0] != wantPolicy {
