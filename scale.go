@@ -7,7 +7,7 @@ import "time"
 const maxInstances = 1 << 16
 
 // perInstance returns the share of l that each of n instances enforces on
-// its own when they cannot share state (a Failover in FailLocal mode), so
+// its own when they cannot share state (their shared store is down), so
 // that together they admit about what l admits. Name, algorithm, max wait and
 // shadow mode are kept; n is clamped to [1, 2^16].
 //

@@ -14,7 +14,9 @@ import (
 	ulredis "github.com/ulule/limiter/v3/drivers/store/redis"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
 	sluiceredis "github.com/sluice-dev/sluice/redis"
 )
 
@@ -62,7 +64,7 @@ const goredisPool = RedisWorkers
 var RedisPeers = []RedisPeer{
 	{"sluice-redis", "sluice redis.New(redis.NewClient(...)) + Limiter.AllowInto, GCRA (rueidis, auto-pipelined)",
 		func(addr string, rate int) (RedisInstance, error) { return newSluiceRedis(addr, rate, false) }},
-	{"sluice-redis-server", "the same inside NewOverLimitCache + NewFailover (local memory fallback, 50 ms timeout), as `sluice serve` runs it",
+	{"sluice-redis-server", "the same inside overlimit.New + failover.New (local memory fallback, 50 ms timeout), as `sluice serve` runs it",
 		func(addr string, rate int) (RedisInstance, error) { return newSluiceRedis(addr, rate, true) }},
 	{"redis_rate", "github.com/go-redis/redis_rate/v10 v10.0.1 (GCRA) on go-redis v9.23.0, pool 64",
 		func(addr string, rate int) (RedisInstance, error) { return newRedisRate(addr, rate) }},
@@ -78,8 +80,8 @@ type sluiceRedis struct {
 	client rueidis.Client
 	lim    *sluice.Limiter
 	limit  sluice.Limit
-	fo     *sluice.Failover
-	seen   sluice.FailoverStats // at the last Check
+	fo     *failover.Store
+	seen   failover.Stats // at the last Check
 	local  *memory.Store
 }
 
@@ -97,11 +99,11 @@ func newSluiceRedis(addr string, rate int, wrapped bool) (*sluiceRedis, error) {
 		return s, nil
 	}
 	primary := sluiceredis.New(client, sluiceredis.WithTimeout(ServerStoreTimeout))
-	cache := sluice.NewOverLimitCache(primary, sluice.OverLimitOptions{})
+	cache := overlimit.New(primary, overlimit.Options{})
 	s.local = memory.New(memory.WithMaxKeys(1_000_000))
 	// As server/store_redis.go: the Redis store bounds each call, the
 	// failover sets no deadline of its own.
-	s.fo, err = sluice.NewFailover(cache, s.local, sluice.FailoverOptions{Policy: sluice.FailLocal,
+	s.fo, err = failover.New(cache, s.local, failover.Options{Policy: failover.Local,
 		Timeout: -1, Instances: 1})
 	if err != nil {
 		client.Close()

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
 	"github.com/sluice-dev/sluice/redis"
 )
 
@@ -25,9 +27,9 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 	defer local.Close()
 	var fallbacks atomic.Int64
 	primary := redis.New(client, redis.WithTimeout(50*time.Millisecond))
-	cache := sluice.NewOverLimitCache(primary, sluice.OverLimitOptions{})
-	fo, err := sluice.NewFailover(cache, local, sluice.FailoverOptions{
-		Policy: sluice.FailLocal, Instances: 2,
+	cache := overlimit.New(primary, overlimit.Options{})
+	fo, err := failover.New(cache, local, failover.Options{
+		Policy: failover.Local, Instances: 2,
 		OnFallback: func(error) { fallbacks.Add(1) },
 	})
 	if err != nil {
@@ -129,12 +131,12 @@ func TestStoreErrorPolicies(t *testing.T) {
 	client := srv.Client(t)
 	srv.Kill()
 	for _, tc := range []struct {
-		policy sluice.OnStoreError
+		policy failover.Policy
 		allow  bool
-	}{{sluice.FailOpen, true}, {sluice.FailClosed, false}} {
+	}{{failover.Allow, true}, {failover.Deny, false}} {
 		t.Run(tc.policy.String(), func(t *testing.T) {
-			fo, err := sluice.NewFailover(redis.New(client, redis.WithTimeout(20*time.Millisecond)), nil,
-				sluice.FailoverOptions{Policy: tc.policy})
+			fo, err := failover.New(redis.New(client, redis.WithTimeout(20*time.Millisecond)), nil,
+				failover.Options{Policy: tc.policy})
 			if err != nil {
 				t.Fatal(err)
 			}

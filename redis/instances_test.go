@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
 	"github.com/sluice-dev/sluice/redis"
 )
 
@@ -18,8 +20,8 @@ func instance(t *testing.T, srv *redistest.Server, skew time.Duration) *sluice.L
 	clock := func() time.Time { return time.Now().Add(skew) }
 	local := memory.New(memory.WithClock(clock), memory.WithSweepInterval(0))
 	t.Cleanup(func() { local.Close() })
-	cache := sluice.NewOverLimitCache(redis.New(srv.Client(t)), sluice.OverLimitOptions{Clock: clock})
-	fo, err := sluice.NewFailover(cache, local, sluice.FailoverOptions{Breaker: sluice.BreakerOptions{Clock: clock}})
+	cache := overlimit.New(redis.New(srv.Client(t)), overlimit.Options{Clock: clock})
+	fo, err := failover.New(cache, local, failover.Options{Breaker: failover.BreakerOptions{Clock: clock}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,9 +8,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
 )
 
 // metrics are sluice's Prometheus series (README, The server). Label values come from
@@ -218,7 +219,7 @@ func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
 // registerStoreMetrics exports the counters of a remote store's wrappers:
 // errors and fallback decisions of the failover, its breaker, and the round
 // trips the over-limit cache saved.
-func registerStoreMetrics(reg *prometheus.Registry, f *sluice.Failover, c *sluice.OverLimitCache) {
+func registerStoreMetrics(reg *prometheus.Registry, f *failover.Store, c *overlimit.Cache) {
 	if f == nil { // the memory store cannot fail
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "sluice_store_errors_total", Help: "Calls the store failed (error or timeout).",
@@ -237,7 +238,7 @@ func registerStoreMetrics(reg *prometheus.Registry, f *sluice.Failover, c *sluic
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name: "sluice_store_breaker_open", Help: "1 while the store's circuit breaker is open or probing, else 0.",
 			}, func() float64 {
-				if f.Stats().Breaker == sluice.BreakerClosed {
+				if f.Stats().Breaker == failover.BreakerClosed {
 					return 0
 				}
 				return 1

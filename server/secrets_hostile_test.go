@@ -16,8 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/server"
 )
@@ -139,7 +139,7 @@ global:
 	traffic(1)
 	time.Sleep(600 * time.Millisecond)
 	rs.Restart()
-	for deadline := time.Now().Add(5 * time.Second); opened.Failover.Stats().Breaker != sluice.BreakerClosed; {
+	for deadline := time.Now().Add(5 * time.Second); opened.Failover.Stats().Breaker != failover.BreakerClosed; {
 		if time.Now().After(deadline) {
 			t.Fatalf("Redis is back but the breaker is not closed: %+v", opened.Failover.Stats())
 		}

@@ -39,8 +39,10 @@ import (
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/degrade"
 	"github.com/sluice-dev/sluice/envoy"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
 )
 
 // Options configures a Server.
@@ -72,8 +74,8 @@ type Options struct {
 	StoreDown func() bool
 	// Failover and OverLimit, when the store has them (Redis), export
 	// their counters as metrics; a reload resets the over-limit cache.
-	Failover  *sluice.Failover
-	OverLimit *sluice.OverLimitCache
+	Failover  *failover.Store
+	OverLimit *overlimit.Cache
 	// Memory, when set, is the in-process store (the store itself on
 	// memory, the failover's local store on Redis): its counts of keys,
 	// evictions and expirations and its clock's lag become metrics.

@@ -21,8 +21,10 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
 	"github.com/sluice-dev/sluice/redis"
 	"github.com/sluice-dev/sluice/server"
 )
@@ -63,7 +65,7 @@ type fixture struct {
 	file        string
 	hits        atomic.Int64 // requests that reached the upstream
 	// failover is set on Redis: its counters must show no store error.
-	failover *sluice.Failover
+	failover *failover.Store
 	// mem is the in-process store (the failover's local store on Redis).
 	mem *memory.Store
 }
@@ -112,8 +114,8 @@ func newFixture(t *testing.T, cfgText string, kind ...string) *fixture {
 	if len(kind) > 0 && kind[0] == "redis" {
 		rs := redistest.Standalone(t)
 		primary := redis.New(rs.Client(t), redis.WithTimeForTesting(f.clock.Now))
-		cache := sluice.NewOverLimitCache(primary, sluice.OverLimitOptions{Clock: f.clock.Now})
-		fo, err := sluice.NewFailover(cache, local, sluice.FailoverOptions{})
+		cache := overlimit.New(primary, overlimit.Options{Clock: f.clock.Now})
+		fo, err := failover.New(cache, local, failover.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

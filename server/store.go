@@ -7,7 +7,9 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
 )
 
 // OpenedStore is the store a configuration asks for, with what the server
@@ -22,8 +24,8 @@ type OpenedStore struct {
 	StoreDown func() bool
 	// Failover and Cache are the wrappers around a Redis store (nil for
 	// memory): their counters become metrics.
-	Failover *sluice.Failover
-	Cache    *sluice.OverLimitCache
+	Failover *failover.Store
+	Cache    *overlimit.Cache
 	// Memory is the in-process store: the store itself, or the failover's
 	// local store on Redis. Its counts become metrics.
 	Memory *memory.Store

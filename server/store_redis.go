@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
 	"github.com/sluice-dev/sluice/redis"
 )
 
@@ -31,22 +32,22 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 	// decision cost about a tenth of the client's CPU under load.
 	timeout := r.Timeout
 	if timeout == 0 {
-		timeout = sluice.DefaultStoreTimeout
+		timeout = failover.DefaultTimeout
 	}
 	primary := redis.New(client, redis.WithTimeout(timeout))
-	cache := sluice.NewOverLimitCache(primary, sluice.OverLimitOptions{})
-	policy, err := sluice.ParseOnStoreError(r.OnStoreError)
+	cache := overlimit.New(primary, overlimit.Options{})
+	policy, err := failover.ParsePolicy(r.OnStoreError)
 	if err != nil {
 		client.Close()
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	local := memory.New(append([]memory.Option{memory.WithMaxKeys(cfg.Store.MaxKeys)}, opts...)...)
-	fo, err := sluice.NewFailover(cache, local, sluice.FailoverOptions{Policy: policy, Timeout: -1, Instances: r.Instances,
-		Breaker: sluice.BreakerOptions{OnStateChange: func(from, to sluice.BreakerState) {
+	fo, err := failover.New(cache, local, failover.Options{Policy: policy, Timeout: -1, Instances: r.Instances,
+		Breaker: failover.BreakerOptions{OnStateChange: func(from, to failover.BreakerState) {
 			switch to {
-			case sluice.BreakerOpen:
+			case failover.BreakerOpen:
 				log.Warn("redis store failing: circuit open, deciding by on_store_error", "policy", r.OnStoreError, "from", from.String())
-			case sluice.BreakerClosed:
+			case failover.BreakerClosed:
 				log.Info("redis store recovered: circuit closed, deciding on Redis again")
 			}
 		}}})
@@ -65,7 +66,7 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 			client.Close()
 			return nil
 		},
-		StoreDown: func() bool { return fo.Stats().Breaker != sluice.BreakerClosed },
+		StoreDown: func() bool { return fo.Stats().Breaker != failover.BreakerClosed },
 		Failover:  fo,
 		Cache:     cache,
 		Memory:    local,

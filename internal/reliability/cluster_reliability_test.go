@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/internal/reliability"
 	"github.com/sluice-dev/sluice/redis"
@@ -43,8 +43,8 @@ func TestClusterMasterKilledFailsOverToItsReplica(t *testing.T) {
 	victims := func(i int) bool { return onVictim[i] }
 	others := func(i int) bool { return !onVictim[i] }
 
-	s := newStack(t, redis.Options{Mode: redis.ModeCluster, Addrs: c.Addrs()}, sluice.FailLocal, 2)
-	load := reliability.Start(s.lim, clients, perClient, classify(sluice.FailLocal, 2))
+	s := newStack(t, redis.Options{Mode: redis.ModeCluster, Addrs: c.Addrs()}, failover.Local, 2)
+	load := reliability.Start(s.lim, clients, perClient, classify(failover.Local, 2))
 	time.Sleep(300 * time.Millisecond)
 	healthy := load.Phase(nil)
 

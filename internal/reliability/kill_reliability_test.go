@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/internal/reliability"
 	"github.com/sluice-dev/sluice/redis"
@@ -22,9 +23,9 @@ const clients = 64
 // its return (alone on the machine: the breaker's first probe, about 0.3 s).
 func TestRedisKilledAndRestartedUnder64Clients(t *testing.T) {
 	for _, tc := range []struct {
-		policy    sluice.OnStoreError
+		policy    failover.Policy
 		instances int
-	}{{sluice.FailLocal, 2}, {sluice.FailOpen, 1}, {sluice.FailClosed, 1}} {
+	}{{failover.Local, 2}, {failover.Allow, 1}, {failover.Deny, 1}} {
 		t.Run(tc.policy.String(), func(t *testing.T) {
 			srv := redistest.Standalone(t)
 			leaks := leakCheck(t)
@@ -41,7 +42,7 @@ func TestRedisKilledAndRestartedUnder64Clients(t *testing.T) {
 			}
 			time.Sleep(700 * time.Millisecond)
 			extra := int64(0)
-			if tc.policy == sluice.FailLocal {
+			if tc.policy == failover.Local {
 				extra = checkShare(t, s.lim, tc.instances)
 			}
 			outage := load.Phase(nil)
@@ -78,7 +79,7 @@ func TestRedisKilledAndRestartedUnder64Clients(t *testing.T) {
 }
 
 // checkShare runs 200 calls on a fresh key of a 100/hour limit during the
-// outage: FailLocal admits this instance's share, 100/instances, exactly.
+// outage: Local admits this instance's share, 100/instances, exactly.
 // It returns the fallbacks it caused.
 func checkShare(t *testing.T, lim *sluice.Limiter, instances int) int64 {
 	t.Helper()

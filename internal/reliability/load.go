@@ -2,7 +2,7 @@
 // concurrent clients on a sluice.Limiter that tells, from the outside, which
 // decisions came from the primary store and which from the on_store_error
 // policy, and times outages and recoveries; and a counter of the decisions a
-// sluice.Failover reports through its OnFallback hook.
+// failover.Store reports through its OnFallback hook.
 //
 // The tests of this package run that load against real redis-server
 // processes (internal/redistest) while they are killed, restarted, failed
@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
 )
 
 // Source is where a decision came from.
@@ -28,7 +29,7 @@ type Source uint8
 const (
 	// Primary is the primary store (Redis).
 	Primary Source = iota
-	// Fallback is the Failover's on_store_error policy.
+	// Fallback is the failover.Store's on_store_error policy.
 	Fallback
 )
 
@@ -255,8 +256,8 @@ func (l *Load) Stop() Totals {
 	return t
 }
 
-// Fallbacks counts the decisions a sluice.Failover reports to its
-// FailoverOptions.OnFallback: pass Hook there.
+// Fallbacks counts the decisions a failover.Store reports to its
+// failover.Options.OnFallback: pass Hook there.
 type Fallbacks struct {
 	total, circuit atomic.Int64
 }
@@ -264,7 +265,7 @@ type Fallbacks struct {
 // Hook is the OnFallback function.
 func (f *Fallbacks) Hook(reason error) {
 	f.total.Add(1)
-	if errors.Is(reason, sluice.ErrCircuitOpen) {
+	if errors.Is(reason, failover.ErrCircuitOpen) {
 		f.circuit.Add(1)
 	}
 }

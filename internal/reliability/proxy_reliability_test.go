@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/internal/faultproxy"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/internal/reliability"
@@ -32,8 +32,8 @@ func TestLatencyAndResetsBetweenSluiceAndRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newStack(t, redis.Options{Addrs: []string{proxy.Addr()}}, sluice.FailLocal, 2)
-	load := reliability.Start(s.lim, clients, perClient, classify(sluice.FailLocal, 2))
+	s := newStack(t, redis.Options{Addrs: []string{proxy.Addr()}}, failover.Local, 2)
+	load := reliability.Start(s.lim, clients, perClient, classify(failover.Local, 2))
 	defer func() {
 		if leaks == nil {
 			return

@@ -8,8 +8,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/internal/reliability"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
 	"github.com/sluice-dev/sluice/redis"
 )
 
@@ -41,12 +43,12 @@ const storeTimeout = 50 * time.Millisecond
 // OnFallback counter.
 type stack struct {
 	lim       *sluice.Limiter
-	failover  *sluice.Failover
+	failover  *failover.Store
 	fallbacks *reliability.Fallbacks
 	close     func()
 }
 
-func newStack(t *testing.T, o redis.Options, policy sluice.OnStoreError, instances int) *stack {
+func newStack(t *testing.T, o redis.Options, policy failover.Policy, instances int) *stack {
 	t.Helper()
 	o.Timeout = storeTimeout
 	client, err := redis.NewClient(o)
@@ -55,8 +57,8 @@ func newStack(t *testing.T, o redis.Options, policy sluice.OnStoreError, instanc
 	}
 	local := memory.New(memory.WithSweepInterval(0))
 	s := &stack{fallbacks: &reliability.Fallbacks{}}
-	cache := sluice.NewOverLimitCache(redis.New(client, redis.WithTimeout(storeTimeout)), sluice.OverLimitOptions{})
-	s.failover, err = sluice.NewFailover(cache, local, sluice.FailoverOptions{
+	cache := overlimit.New(redis.New(client, redis.WithTimeout(storeTimeout)), overlimit.Options{})
+	s.failover, err = failover.New(cache, local, failover.Options{
 		Policy: policy, Timeout: storeTimeout, Instances: instances, OnFallback: s.fallbacks.Hook})
 	if err != nil {
 		t.Fatal(err)
@@ -75,14 +77,14 @@ func newStack(t *testing.T, o redis.Options, policy sluice.OnStoreError, instanc
 }
 
 // classify tells the source of a decision on the hourly limit from its
-// numbers: Redis has counted each client's calls from huge down, FailLocal
-// counts from this instance's share (huge/instances), FailOpen reports the
-// limit untouched, FailClosed refuses for the breaker's open time. Redis
+// numbers: Redis has counted each client's calls from huge down, Local
+// counts from this instance's share (huge/instances), Allow reports the
+// limit untouched, Deny refuses for the breaker's open time. Redis
 // never refuses (the quota is out of reach).
-func classify(policy sluice.OnStoreError, instances int64) reliability.Classifier {
+func classify(policy failover.Policy, instances int64) reliability.Classifier {
 	return func(d *sluice.Decision) (reliability.Source, error) {
 		switch policy {
-		case sluice.FailLocal:
+		case failover.Local:
 			switch {
 			case !d.Allowed:
 				return 0, fmt.Errorf("refused (%+v): neither Redis nor the local share is used up", d.Statuses)
@@ -90,7 +92,7 @@ func classify(policy sluice.OnStoreError, instances int64) reliability.Classifie
 				return reliability.Primary, nil
 			}
 			return reliability.Fallback, nil
-		case sluice.FailOpen:
+		case failover.Allow:
 			switch {
 			case !d.Allowed:
 				return 0, fmt.Errorf("refused under policy allow: %+v", d.Statuses)
@@ -102,7 +104,7 @@ func classify(policy sluice.OnStoreError, instances int64) reliability.Classifie
 			switch {
 			case d.Allowed:
 				return reliability.Primary, nil
-			case d.RetryAfter == sluice.DefaultBreakerOpenFor && d.Remaining == 0:
+			case d.RetryAfter == failover.DefaultBreakerOpenFor && d.Remaining == 0:
 				return reliability.Fallback, nil
 			}
 			return 0, fmt.Errorf("refused, but not as policy deny refuses: %+v", d.Statuses)

@@ -1,10 +1,11 @@
-package sluice_test
+package overlimit_test
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,24 +13,97 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
 )
 
-// cacheRig is an OverLimitCache over a counting store backed by a memory
+// manualClock is a clock that moves only when told to. It is safe for
+// concurrent use.
+type manualClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newManualClock() *manualClock {
+	return &manualClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+var errRedisDown = fmt.Errorf("%w: dial tcp 10.0.0.7:6379: connection refused", sluice.ErrStoreUnavailable)
+
+// flakyStore is a Store that fails on demand and otherwise asks next. It
+// counts the calls that reach it and those it failed.
+type flakyStore struct {
+	next sluice.Store
+
+	mu     sync.Mutex
+	err    error         // returned instead of an answer when not nil
+	during func()        // called during each call, before answering
+	clock  *manualClock  // if set, advanced by cost of each call
+	cost   time.Duration // how long a call takes on clock
+
+	calls, failures atomic.Int64
+}
+
+func (s *flakyStore) fail(err error) {
+	s.mu.Lock()
+	s.err = err
+	s.mu.Unlock()
+}
+
+func (s *flakyStore) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	s.calls.Add(1)
+	s.mu.Lock()
+	err, during, clock, cost := s.err, s.during, s.clock, s.cost
+	s.mu.Unlock()
+	if during != nil {
+		during()
+	}
+	if err == nil && s.next != nil {
+		err = s.next.Apply(ctx, checks, out)
+	}
+	if clock != nil {
+		clock.Advance(cost)
+	}
+	if err != nil {
+		s.failures.Add(1)
+	}
+	return err
+}
+
+// rigT is what the rig needs of *testing.T and *rapid.T.
+type rigT interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
+// cacheRig is a Cache over a counting store backed by a memory
 // store, all on one manual clock.
 type cacheRig struct {
 	clk     *manualClock
 	store   *flakyStore
-	cache   *sluice.OverLimitCache
+	cache   *overlimit.Cache
 	limiter *sluice.Limiter
 }
 
-func newCacheRig(t rigT, opts sluice.OverLimitOptions) *cacheRig {
+func newCacheRig(t rigT, opts overlimit.Options) *cacheRig {
 	r := &cacheRig{clk: newManualClock()}
 	mem := memory.New(memory.WithClock(r.clk.Now), memory.WithSweepInterval(0))
 	t.Cleanup(func() { mem.Close() })
 	r.store = &flakyStore{next: mem}
 	opts.Clock = r.clk.Now
-	r.cache = sluice.NewOverLimitCache(r.store, opts)
+	r.cache = overlimit.New(r.store, opts)
 	r.limiter = sluice.NewLimiter(r.cache)
 	return r
 }
@@ -145,7 +219,7 @@ func TestOverLimitCache(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newCacheRig(t, sluice.OverLimitOptions{})
+			r := newCacheRig(t, overlimit.Options{})
 			for i, c := range tt.calls {
 				r.clk.Advance(c.advance)
 				d, asked := r.allow(t, c.checks...)
@@ -166,7 +240,7 @@ func TestOverLimitCache(t *testing.T) {
 // The statuses of a call refused by the cache: the remembered check's are
 // exact; the others were not evaluated and say so as plainly as a Status can.
 func TestOverLimitCacheRefusedBatchStatuses(t *testing.T) {
-	r := newCacheRig(t, sluice.OverLimitOptions{})
+	r := newCacheRig(t, overlimit.Options{})
 	perSecond, perDay := sluice.PerSecond(1), sluice.FixedWindow(1000, 24*time.Hour)
 	batch := []sluice.Check{{Key: "k", Limit: perSecond, Cost: 1}, {Key: "k", Limit: perDay, Cost: 1}}
 	r.allow(t, batch...)
@@ -194,7 +268,7 @@ func TestOverLimitCacheRefusedBatchStatuses(t *testing.T) {
 // RetryAfter counts from when the refused call was sent, not from when its
 // answer arrived: the store decided somewhere in between.
 func TestOverLimitCacheMeasuresFromTheSentTime(t *testing.T) {
-	r := newCacheRig(t, sluice.OverLimitOptions{})
+	r := newCacheRig(t, overlimit.Options{})
 	r.store.clock, r.store.cost = r.clk, 100*time.Millisecond // each round trip takes 100ms
 	rps := sluice.PerSecond(1)
 	r.allow(t, one(rps, 1)...) // admitted at 0, answered at 100ms
@@ -273,7 +347,7 @@ func TestOverLimitCacheForgets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newCacheRig(t, sluice.OverLimitOptions{})
+			r := newCacheRig(t, overlimit.Options{})
 			refused(t, r, "a")
 			refused(t, r, "b")
 			tt.forget(r)
@@ -294,7 +368,7 @@ func TestOverLimitCacheForgets(t *testing.T) {
 // A refund that happens while a refused call is on its way back must not
 // let that call's denial be remembered: it describes the state before.
 func TestOverLimitCacheInvalidateDuringACall(t *testing.T) {
-	r := newCacheRig(t, sluice.OverLimitOptions{})
+	r := newCacheRig(t, overlimit.Options{})
 	check := sluice.Check{Key: "k", Limit: sluice.PerSecond(1), Cost: 1}
 	r.allow(t, check)
 	r.store.during = func() { r.cache.Invalidate("k") }
@@ -309,7 +383,7 @@ func TestOverLimitCacheInvalidateDuringACall(t *testing.T) {
 }
 
 func TestOverLimitCacheIsBounded(t *testing.T) {
-	r := newCacheRig(t, sluice.OverLimitOptions{MaxEntries: 16})
+	r := newCacheRig(t, overlimit.Options{MaxEntries: 16})
 	deny := func(key string, l sluice.Limit) {
 		check := sluice.Check{Key: key, Limit: l, Cost: 1}
 		r.allow(t, check)
@@ -335,7 +409,7 @@ func TestOverLimitCacheConcurrent(t *testing.T) {
 	mem := memory.New()
 	defer mem.Close()
 	store := &flakyStore{next: mem}
-	cache := sluice.NewOverLimitCache(store, sluice.OverLimitOptions{MaxEntries: 64})
+	cache := overlimit.New(store, overlimit.Options{MaxEntries: 64})
 	lim := sluice.NewLimiter(cache)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -388,7 +462,7 @@ func TestPropertyOverLimitCacheIsExact(t *testing.T) {
 		behind := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
 		defer alone.Close()
 		defer behind.Close()
-		cache := sluice.NewOverLimitCache(behind, sluice.OverLimitOptions{Clock: clk.Now, MaxEntries: rapid.IntRange(1, 64).Draw(rt, "maxEntries")})
+		cache := overlimit.New(behind, overlimit.Options{Clock: clk.Now, MaxEntries: rapid.IntRange(1, 64).Draw(rt, "maxEntries")})
 		plain, cached := sluice.NewLimiter(alone), sluice.NewLimiter(cache)
 
 		limits := make([]sluice.Limit, rapid.IntRange(1, 4).Draw(rt, "limits"))
@@ -479,7 +553,7 @@ func smallLimit(rt *rapid.T) sluice.Limit {
 func BenchmarkOverLimitCacheHit(b *testing.B) {
 	mem := memory.New()
 	defer mem.Close()
-	cache := sluice.NewOverLimitCache(mem, sluice.OverLimitOptions{})
+	cache := overlimit.New(mem, overlimit.Options{})
 	checks := []sluice.Check{{Key: "abuser", Limit: sluice.PerHour(1), Cost: 1}}
 	out := make([]sluice.Status, 1)
 	for range 2 {
@@ -497,7 +571,7 @@ func BenchmarkOverLimitCacheHit(b *testing.B) {
 func BenchmarkOverLimitCacheMiss(b *testing.B) {
 	mem := memory.New()
 	defer mem.Close()
-	cache := sluice.NewOverLimitCache(mem, sluice.OverLimitOptions{})
+	cache := overlimit.New(mem, overlimit.Options{})
 	checks := []sluice.Check{{Key: "k", Limit: sluice.PerSecond(1 << 30), Cost: 1}}
 	out := make([]sluice.Status, 1)
 	b.ReportAllocs()

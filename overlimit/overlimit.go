@@ -1,25 +1,27 @@
-package sluice
+package overlimit
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluice-dev/sluice"
 )
 
-// DefaultOverLimitEntries is how many denials an OverLimitCache remembers at
-// most unless OverLimitOptions.MaxEntries says otherwise.
-const DefaultOverLimitEntries = 1 << 16
+// DefaultMaxEntries is how many denials a Cache remembers at most unless
+// Options.MaxEntries says otherwise.
+const DefaultMaxEntries = 1 << 16
 
-// OverLimitOptions configures an OverLimitCache. The zero value means the
-// defaults.
-type OverLimitOptions struct {
-	// MaxEntries bounds the denials remembered, DefaultOverLimitEntries
-	// (65,536, a few MB) when ≤ 0. A full cache first forgets expired
+// Options configures a Cache. The zero value means the defaults.
+type Options struct {
+	// MaxEntries bounds the denials remembered, DefaultMaxEntries (65,536,
+	// a few MB) when ≤ 0. A full cache first forgets expired
 	// denials, then the ones that expire soonest (Stats.Evictions counts
 	// those): forgetting is always safe, it only costs round trips.
 	MaxEntries int
@@ -29,8 +31,8 @@ type OverLimitOptions struct {
 	Clock func() time.Time
 }
 
-// OverLimitStats counts what an OverLimitCache has done since it was made.
-type OverLimitStats struct {
+// Stats counts what a Cache has done since it was made.
+type Stats struct {
 	// RoundTripsSaved counts calls refused without asking the store.
 	RoundTripsSaved int64
 	// Entries is the number of denials remembered now, expired ones that
@@ -40,7 +42,7 @@ type OverLimitStats struct {
 	Evictions int64
 }
 
-// An OverLimitCache is a Store in front of another (a remote one, typically
+// A Cache is a sluice.Store in front of another (a remote one, typically
 // Redis) that remembers denials, so that a client that keeps knocking after
 // it was refused is refused again in-process, without a round trip. It is
 // what keeps the store calm under a flood from one abusive client.
@@ -65,8 +67,8 @@ type OverLimitStats struct {
 // Calls always go to the store when they carry a peek (cost 0: it asks for
 // state only the store has) or when none of their enforcing checks has a
 // live denial at or below its cost. Shadow limits, which never refuse, and
-// costs above Burst (RetryAfter Never, refused by the store without touching
-// state) are never remembered. Every answer of the store updates what is
+// costs above Burst (RetryAfter Never, refused by the store without
+// touching state) are never remembered. Every answer of the store updates what is
 // remembered: a denial replaces the one remembered for its key and limit
 // name; an answer that contradicts a remembered denial (the check fits at a
 // cost said to be refused), or that is for the same name with other
@@ -94,16 +96,16 @@ type OverLimitStats struct {
 // other parameters of its limit (a rolling configuration change): then it may
 // refuse what the store would admit, for at most the remembered wait.
 //
-// Put it inside a Failover, directly around the remote store, so that it
-// only ever remembers the remote store's answers (see Failover). Memory is
-// bounded by MaxEntries. An OverLimitCache is safe for concurrent use when
+// Put it inside a failover.Store, directly around the remote store, so that
+// it only ever remembers the remote store's answers (see failover.Store).
+// Memory is bounded by MaxEntries. A Cache is safe for concurrent use when
 // its store is.
-type OverLimitCache struct {
-	next     Store
+type Cache struct {
+	next     sluice.Store
 	clock    func() time.Time
 	base     time.Time // times are ns since base: monotonic, small
 	seed     maphash.Seed
-	shards   []overLimitShard
+	shards   []shard
 	mask     uint64
 	perShard int
 
@@ -111,7 +113,7 @@ type OverLimitCache struct {
 	evictions atomic.Int64
 }
 
-type overLimitShard struct {
+type shard struct {
 	mu    sync.Mutex
 	keys  map[string]*denials
 	n     int      // denials held
@@ -125,29 +127,29 @@ type denials struct{ list []denial }
 // denial is one remembered refusal: cost ≥ cost of limit is refused before
 // until. Times are ns since the cache's base.
 type denial struct {
-	limit   Limit
+	limit   sluice.Limit
 	cost    int64
 	until   int64 // refuse before this: the store's deadline less the margins
 	retryAt int64 // the store's deadline, for RetryAfter
 	resetAt int64 // when the store said the limit would be full again
 }
 
-// NewOverLimitCache returns an OverLimitCache in front of next, configured by
-// opts. With a nil next every call fails with ErrStoreUnavailable.
-func NewOverLimitCache(next Store, opts OverLimitOptions) *OverLimitCache {
+// New returns a Cache in front of next, configured by opts. With a nil next
+// every call fails with sluice.ErrStoreUnavailable.
+func New(next sluice.Store, opts Options) *Cache {
 	maxEntries := opts.MaxEntries
 	if maxEntries <= 0 {
-		maxEntries = DefaultOverLimitEntries
+		maxEntries = DefaultMaxEntries
 	}
 	n := 64
 	for n > 1 && maxEntries/n < 16 {
 		n /= 2
 	}
-	c := &OverLimitCache{
+	c := &Cache{
 		next:     next,
 		clock:    opts.Clock,
 		seed:     maphash.MakeSeed(),
-		shards:   make([]overLimitShard, n),
+		shards:   make([]shard, n),
 		mask:     uint64(n - 1),
 		perShard: maxEntries / n, // rounded down: together never above MaxEntries
 	}
@@ -162,8 +164,8 @@ func NewOverLimitCache(next Store, opts OverLimitOptions) *OverLimitCache {
 }
 
 // Stats returns the current counts.
-func (c *OverLimitCache) Stats() OverLimitStats {
-	st := OverLimitStats{RoundTripsSaved: c.saved.Load(), Evictions: c.evictions.Load()}
+func (c *Cache) Stats() Stats {
+	st := Stats{RoundTripsSaved: c.saved.Load(), Evictions: c.evictions.Load()}
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
@@ -176,7 +178,7 @@ func (c *OverLimitCache) Stats() OverLimitStats {
 // Invalidate forgets every denial remembered for key, under every limit, and
 // keeps calls for key already on their way to the store from remembering
 // theirs. Call it when key gets capacity back other than with time: a refund.
-func (c *OverLimitCache) Invalidate(key string) {
+func (c *Cache) Invalidate(key string) {
 	sh := c.shard(key)
 	sh.mu.Lock()
 	if ds := sh.keys[key]; ds != nil {
@@ -190,7 +192,7 @@ func (c *OverLimitCache) Invalidate(key string) {
 // Reset forgets every denial, and keeps calls already on their way to the
 // store from remembering theirs. Call it when the limits' configuration
 // changes.
-func (c *OverLimitCache) Reset() {
+func (c *Cache) Reset() {
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.Lock()
@@ -201,9 +203,9 @@ func (c *OverLimitCache) Reset() {
 	}
 }
 
-// Apply implements Store.
-func (c *OverLimitCache) Apply(ctx context.Context, checks []Check, out []Status) error {
-	_, err := c.applyNoting(ctx, checks, out)
+// Apply implements sluice.Store.
+func (c *Cache) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	_, err := c.ApplyCached(ctx, checks, out)
 	return err
 }
 
@@ -215,11 +217,14 @@ type lookup struct {
 	retryAt, resetAt int64
 }
 
-// applyNoting is Apply that also reports whether the cache answered without
-// asking its store (Failover uses it to keep such calls out of its breaker).
-func (c *OverLimitCache) applyNoting(ctx context.Context, checks []Check, out []Status) (local bool, err error) {
+// ApplyCached is Apply that also reports whether the cache answered the call
+// itself, without asking its store; cached is false whenever err is not nil.
+// A call the cache answered says nothing about the store's health:
+// failover.Store uses ApplyCached (see failover.CachingStore) to keep such
+// calls away from its circuit breaker.
+func (c *Cache) ApplyCached(ctx context.Context, checks []sluice.Check, out []sluice.Status) (cached bool, err error) {
 	if c.next == nil {
-		return false, fmt.Errorf("sluice: over-limit cache: %w: no store behind it", ErrStoreUnavailable)
+		return false, fmt.Errorf("overlimit: %w: no store behind the cache", sluice.ErrStoreUnavailable)
 	}
 	if err := ctx.Err(); err != nil {
 		return false, fmt.Errorf("over-limit cache: %w", err)
@@ -238,12 +243,12 @@ func (c *OverLimitCache) applyNoting(ctx context.Context, checks []Check, out []
 	}
 	if refused && !peek {
 		for i := range checks {
-			out[i] = Status{Allowed: true} // not evaluated
+			out[i] = sluice.Status{Allowed: true} // not evaluated
 			if l := &looks[i]; l.refuses {
 				retry := ceilMicro(l.retryAt - now)
-				out[i] = Status{RetryAfter: retry, ResetAfter: max(ceilMicro(l.resetAt-now), retry)}
+				out[i] = sluice.Status{RetryAfter: retry, ResetAfter: max(ceilMicro(l.resetAt-now), retry)}
 				if checks[i].Cost > checks[i].Limit.Burst() {
-					out[i].RetryAfter = Never // as the store would say
+					out[i].RetryAfter = sluice.Never // as the store would say
 				}
 			}
 		}
@@ -252,7 +257,7 @@ func (c *OverLimitCache) applyNoting(ctx context.Context, checks []Check, out []
 	}
 	if err := c.next.Apply(ctx, checks, out); err != nil {
 		if ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) &&
-			!errors.Is(err, ErrInvalidCheck) && !errors.Is(err, ErrInvalidLimit) {
+			!errors.Is(err, sluice.ErrInvalidCheck) && !errors.Is(err, sluice.ErrInvalidLimit) {
 			c.Reset() // the store may have restarted and lost its state
 		}
 		return false, err
@@ -261,15 +266,15 @@ func (c *OverLimitCache) applyNoting(ctx context.Context, checks []Check, out []
 	return false, nil
 }
 
-func (c *OverLimitCache) now() int64 { return int64(c.clock().Sub(c.base)) }
+func (c *Cache) now() int64 { return int64(c.clock().Sub(c.base)) }
 
-func (c *OverLimitCache) shard(key string) *overLimitShard {
+func (c *Cache) shard(key string) *shard {
 	return &c.shards[maphash.String(c.seed, key)&c.mask]
 }
 
 // lookup returns what the cache knows of ch at now, forgetting its denial if
 // it has expired.
-func (c *OverLimitCache) lookup(ch *Check, now int64) lookup {
+func (c *Cache) lookup(ch *sluice.Check, now int64) lookup {
 	sh := c.shard(ch.Key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
@@ -296,10 +301,10 @@ func (c *OverLimitCache) lookup(ch *Check, now int64) lookup {
 }
 
 // learn updates the denials from the store's answer to a call sent at sent.
-func (c *OverLimitCache) learn(checks []Check, out []Status, looks []lookup, sent int64) {
+func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup, sent int64) {
 	for i := range checks {
 		ch, st := &checks[i], &out[i]
-		deny := !st.Allowed && !ch.Limit.Shadow() && ch.Cost > 0 && st.RetryAfter > 0 && st.RetryAfter != Never
+		deny := !st.Allowed && !ch.Limit.Shadow() && ch.Cost > 0 && st.RetryAfter > 0 && st.RetryAfter != sluice.Never
 		if !deny && !looks[i].seen {
 			continue
 		}
@@ -330,7 +335,7 @@ func (c *OverLimitCache) learn(checks []Check, out []Status, looks []lookup, sen
 
 // remember stores d for ch's key, replacing the denial for the same limit
 // name, making room if the shard is full. sh.mu is held.
-func (c *OverLimitCache) remember(sh *overLimitShard, ch *Check, now int64, d denial) {
+func (c *Cache) remember(sh *shard, ch *sluice.Check, now int64, d denial) {
 	if ds := sh.keys[ch.Key]; ds != nil {
 		if j := ds.find(ch.Limit.Name()); j >= 0 {
 			ds.list[j] = d
@@ -355,7 +360,7 @@ const evictionSample = 8
 // makeRoom forgets the expired denials of a few keys (map order is random: a
 // random sample) and, if that freed nothing, the one among them that expires
 // soonest. sh.mu is held.
-func (c *OverLimitCache) makeRoom(sh *overLimitShard, now int64) {
+func (c *Cache) makeRoom(sh *shard, now int64) {
 	before := sh.n
 	var (
 		victim    *denials
@@ -396,7 +401,7 @@ func (ds *denials) find(name string) int {
 
 // remove forgets ds.list[j], and key when it has no denial left. sh.mu is
 // held.
-func (sh *overLimitShard) remove(key string, ds *denials, j int) {
+func (sh *shard) remove(key string, ds *denials, j int) {
 	last := len(ds.list) - 1
 	ds.list[j] = ds.list[last]
 	ds.list[last] = denial{} // drop the limit's strings
@@ -407,7 +412,25 @@ func (sh *overLimitShard) remove(key string, ds *denials, j int) {
 	}
 }
 
-// ceilMicro returns ns nanoseconds rounded up to a whole microsecond.
+// ceilMicro returns ns nanoseconds rounded up to a whole microsecond, 0 for
+// ns ≤ 0.
 func ceilMicro(ns int64) time.Duration {
-	return time.Duration(ceilDiv(max(ns, 0), 1000) * 1000)
+	ns = max(ns, 0)
+	us := ns / 1000
+	if ns%1000 != 0 {
+		us++
+	}
+	return time.Duration(us * 1000)
+}
+
+// addSat returns a+b, saturated to [math.MinInt64, math.MaxInt64].
+func addSat(a, b int64) int64 {
+	s := a + b
+	if (s > a) != (b > 0) {
+		if b > 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64
+	}
+	return s
 }

@@ -1,4 +1,4 @@
-package sluice_test
+package failover_test
 
 import (
 	"context"
@@ -12,8 +12,58 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
 )
+
+// manualClock is a clock that moves only when told to. It is safe for
+// concurrent use.
+type manualClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newManualClock() *manualClock {
+	return &manualClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *manualClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// transitions records a breaker's state changes.
+type transitions struct {
+	mu  sync.Mutex
+	log []string
+}
+
+func (r *transitions) record(from, to failover.BreakerState) {
+	r.mu.Lock()
+	r.log = append(r.log, from.String()+"→"+to.String())
+	r.mu.Unlock()
+}
+
+func (r *transitions) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := ""
+	for i, t := range r.log {
+		if i > 0 {
+			s += " "
+		}
+		s += t
+	}
+	return s
+}
 
 var errRedisDown = fmt.Errorf("%w: dial tcp 10.0.0.7:6379: connection refused", sluice.ErrStoreUnavailable)
 
@@ -63,13 +113,13 @@ func (s *flakyStore) Apply(ctx context.Context, checks []sluice.Check, out []slu
 	return err
 }
 
-// failoverRig is a Failover over a flaky primary backed by a memory store,
+// failoverRig is a Store over a flaky primary backed by a memory store,
 // with a memory store to fall back on, all on one manual clock.
 type failoverRig struct {
 	clk       *manualClock
 	primary   *flakyStore
 	local     *memory.Store
-	failover  *sluice.Failover
+	failover  *failover.Store
 	limiter   *sluice.Limiter
 	fallbacks []error
 	changes   transitions
@@ -83,7 +133,7 @@ type rigT interface {
 	Cleanup(func())
 }
 
-func newFailoverRig(t rigT, opts sluice.FailoverOptions) *failoverRig {
+func newFailoverRig(t rigT, opts failover.Options) *failoverRig {
 	r := &failoverRig{clk: newManualClock()}
 	remote := memory.New(memory.WithClock(r.clk.Now), memory.WithSweepInterval(0))
 	r.local = memory.New(memory.WithClock(r.clk.Now), memory.WithSweepInterval(0))
@@ -116,20 +166,20 @@ func (r *failoverRig) fallbackCount() int {
 	return len(r.fallbacks)
 }
 
-func TestParseOnStoreError(t *testing.T) {
-	for _, p := range []sluice.OnStoreError{sluice.FailLocal, sluice.FailOpen, sluice.FailClosed} {
-		got, err := sluice.ParseOnStoreError(p.String())
+func TestParsePolicy(t *testing.T) {
+	for _, p := range []failover.Policy{failover.Local, failover.Allow, failover.Deny} {
+		got, err := failover.ParsePolicy(p.String())
 		if err != nil || got != p {
-			t.Errorf("ParseOnStoreError(%q) = %v, %v", p.String(), got, err)
+			t.Errorf("ParsePolicy(%q) = %v, %v", p.String(), got, err)
 		}
 	}
-	if _, err := sluice.ParseOnStoreError("retry"); err == nil {
-		t.Error(`ParseOnStoreError("retry") succeeded`)
+	if _, err := failover.ParsePolicy("retry"); err == nil {
+		t.Error(`ParsePolicy("retry") succeeded`)
 	}
-	if sluice.OnStoreError(0) != sluice.FailLocal {
+	if failover.Policy(0) != failover.Local {
 		t.Error("the zero policy is not local")
 	}
-	if s := sluice.OnStoreError(9).String(); s != "on-store-error(9)" {
+	if s := failover.Policy(9).String(); s != "on-store-error(9)" {
 		t.Errorf("String of an invalid policy: %q", s)
 	}
 }
@@ -144,11 +194,11 @@ func TestFailoverPolicies(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		policy sluice.OnStoreError
+		policy failover.Policy
 		want   []sluice.Status
 	}{
 		{
-			name: "allow admits every check as if untouched, except one that can never fit", policy: sluice.FailOpen,
+			name: "allow admits every check as if untouched, except one that can never fit", policy: failover.Allow,
 			want: []sluice.Status{
 				{Allowed: true, Remaining: 10},
 				{Allowed: true, Remaining: 5},
@@ -156,7 +206,7 @@ func TestFailoverPolicies(t *testing.T) {
 			},
 		},
 		{
-			name: "deny refuses every check until the breaker may ask again", policy: sluice.FailClosed,
+			name: "deny refuses every check until the breaker may ask again", policy: failover.Deny,
 			want: []sluice.Status{
 				{RetryAfter: 500 * time.Millisecond, ResetAfter: 500 * time.Millisecond},
 				{RetryAfter: 500 * time.Millisecond, ResetAfter: 500 * time.Millisecond},
@@ -164,7 +214,7 @@ func TestFailoverPolicies(t *testing.T) {
 			},
 		},
 		{
-			name: "local decides on the local store", policy: sluice.FailLocal,
+			name: "local decides on the local store", policy: failover.Local,
 			want: []sluice.Status{
 				{Allowed: true, Remaining: 10}, // the batch is refused: peeks
 				{Allowed: true, Remaining: 5},
@@ -174,7 +224,7 @@ func TestFailoverPolicies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newFailoverRig(t, sluice.FailoverOptions{Policy: tt.policy})
+			r := newFailoverRig(t, failover.Options{Policy: tt.policy})
 			r.primary.fail(errRedisDown)
 			d := r.allow(t, checks...)
 			if d.Allowed {
@@ -186,7 +236,7 @@ func TestFailoverPolicies(t *testing.T) {
 				}
 			}
 			st := r.failover.Stats()
-			if st.StoreErrors != 1 || st.FallbackDecisions != 1 || st.BreakerOpens != 0 || st.Breaker != sluice.BreakerClosed {
+			if st.StoreErrors != 1 || st.FallbackDecisions != 1 || st.BreakerOpens != 0 || st.Breaker != failover.BreakerClosed {
 				t.Errorf("stats %+v, want 1 store error, 1 fallback decision, closed", st)
 			}
 			if r.fallbackCount() != 1 || !errors.Is(r.fallbacks[0], errRedisDown) {
@@ -195,7 +245,7 @@ func TestFailoverPolicies(t *testing.T) {
 			// Without the impossible check the batch is admitted in every
 			// policy but deny.
 			d = r.allow(t, checks[:2]...)
-			if d.Allowed != (tt.policy != sluice.FailClosed) {
+			if d.Allowed != (tt.policy != failover.Deny) {
 				t.Errorf("two ordinary checks: allowed %v under %v", d.Allowed, tt.policy)
 			}
 		})
@@ -203,7 +253,7 @@ func TestFailoverPolicies(t *testing.T) {
 }
 
 func TestFailoverHealthyPrimaryDecidesAlone(t *testing.T) {
-	r := newFailoverRig(t, sluice.FailoverOptions{})
+	r := newFailoverRig(t, failover.Options{})
 	l := sluice.PerMinute(3)
 	for i := range 4 {
 		d := r.allow(t, sluice.Check{Key: "k", Limit: l, Cost: 1})
@@ -211,7 +261,7 @@ func TestFailoverHealthyPrimaryDecidesAlone(t *testing.T) {
 			t.Errorf("request %d: allowed %v", i+1, d.Allowed)
 		}
 	}
-	if st := r.failover.Stats(); st != (sluice.FailoverStats{}) {
+	if st := r.failover.Stats(); st != (failover.Stats{}) {
 		t.Errorf("stats %+v, want all zero", st)
 	}
 	if r.local.Stats().Keys != 0 || r.fallbackCount() != 0 {
@@ -259,7 +309,7 @@ func TestFailoverCallerGivesUp(t *testing.T) {
 			name: "a context done while the breaker is open is an error, not a fallback",
 			prepare: func(t *testing.T, r *failoverRig) {
 				r.primary.fail(errRedisDown)
-				for range sluice.DefaultBreakerFailures + 1 {
+				for range failover.DefaultBreakerFailures + 1 {
 					r.allow(t, check)
 				}
 			},
@@ -269,7 +319,7 @@ func TestFailoverCallerGivesUp(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newFailoverRig(t, sluice.FailoverOptions{Policy: sluice.FailOpen, Timeout: time.Hour})
+			r := newFailoverRig(t, failover.Options{Policy: failover.Allow, Timeout: time.Hour})
 			if tt.prepare != nil {
 				tt.prepare(t, r)
 			}
@@ -291,14 +341,14 @@ func TestFailoverCallerGivesUp(t *testing.T) {
 }
 
 func TestFailoverTimeoutIsAStoreError(t *testing.T) {
-	r := newFailoverRig(t, sluice.FailoverOptions{Policy: sluice.FailClosed, Timeout: 20 * time.Millisecond})
+	r := newFailoverRig(t, failover.Options{Policy: failover.Deny, Timeout: 20 * time.Millisecond})
 	r.primary.hang = true
 	start := time.Now()
 	d := r.allow(t, sluice.Check{Key: "k", Limit: sluice.PerSecond(5), Cost: 1})
 	if took := time.Since(start); took < 20*time.Millisecond || took > 5*time.Second {
 		t.Errorf("the call took %v with a 20ms timeout", took)
 	}
-	if d.Allowed || d.RetryAfter != sluice.DefaultBreakerOpenFor {
+	if d.Allowed || d.RetryAfter != failover.DefaultBreakerOpenFor {
 		t.Errorf("decision %+v, want refused by policy deny", d)
 	}
 	if st := r.failover.Stats(); st.StoreErrors != 1 || st.FallbackDecisions != 1 {
@@ -310,7 +360,7 @@ func TestFailoverTimeoutIsAStoreError(t *testing.T) {
 }
 
 func TestFailoverInvalidCheckIsTheCallersError(t *testing.T) {
-	r := newFailoverRig(t, sluice.FailoverOptions{Policy: sluice.FailOpen})
+	r := newFailoverRig(t, failover.Options{Policy: failover.Allow})
 	r.primary.fail(fmt.Errorf("redis store: %w: key too long", sluice.ErrInvalidCheck))
 	for range 10 {
 		_, err := r.limiter.Allow(context.Background(), sluice.Check{Key: "k", Limit: sluice.PerSecond(5), Cost: 1})
@@ -318,20 +368,20 @@ func TestFailoverInvalidCheckIsTheCallersError(t *testing.T) {
 			t.Fatalf("error %v, want ErrInvalidCheck", err)
 		}
 	}
-	if st := r.failover.Stats(); st != (sluice.FailoverStats{}) {
+	if st := r.failover.Stats(); st != (failover.Stats{}) {
 		t.Errorf("stats %+v: invalid checks were counted against the store", st)
 	}
 }
 
 func TestFailoverBreaker(t *testing.T) {
 	check := sluice.Check{Key: "k", Limit: sluice.PerSecond(100), Cost: 1}
-	r := newFailoverRig(t, sluice.FailoverOptions{Policy: sluice.FailOpen})
+	r := newFailoverRig(t, failover.Options{Policy: failover.Allow})
 	r.primary.fail(errRedisDown)
 
 	for range 5 {
 		r.allow(t, check)
 	}
-	if got := r.failover.Stats(); got.Breaker != sluice.BreakerOpen || got.BreakerOpens != 1 || got.StoreErrors != 5 {
+	if got := r.failover.Stats(); got.Breaker != failover.BreakerOpen || got.BreakerOpens != 1 || got.StoreErrors != 5 {
 		t.Fatalf("after 5 failures: %+v, want open once with 5 store errors", got)
 	}
 	for range 20 {
@@ -340,25 +390,25 @@ func TestFailoverBreaker(t *testing.T) {
 	if n := r.primary.calls.Load(); n != 5 {
 		t.Errorf("the primary was asked %d times, want 5: an open breaker asks nobody", n)
 	}
-	if !errors.Is(r.fallbacks[len(r.fallbacks)-1], sluice.ErrCircuitOpen) {
+	if !errors.Is(r.fallbacks[len(r.fallbacks)-1], failover.ErrCircuitOpen) {
 		t.Errorf("fallback reason %v, want ErrCircuitOpen", r.fallbacks[len(r.fallbacks)-1])
 	}
 
 	t.Run("a failed probe opens it again", func(t *testing.T) {
-		r.clk.Advance(sluice.DefaultBreakerOpenFor)
+		r.clk.Advance(failover.DefaultBreakerOpenFor)
 		r.allow(t, check)
-		if got := r.failover.Stats(); got.Breaker != sluice.BreakerOpen || got.BreakerOpens != 2 || r.primary.calls.Load() != 6 {
+		if got := r.failover.Stats(); got.Breaker != failover.BreakerOpen || got.BreakerOpens != 2 || r.primary.calls.Load() != 6 {
 			t.Fatalf("after a failed probe: %+v, %d calls", got, r.primary.calls.Load())
 		}
 	})
 	t.Run("a successful probe closes it and the primary decides again", func(t *testing.T) {
 		r.primary.fail(nil)
-		r.clk.Advance(sluice.DefaultBreakerOpenFor)
+		r.clk.Advance(failover.DefaultBreakerOpenFor)
 		for range 10 {
 			r.allow(t, check)
 		}
 		got := r.failover.Stats()
-		if got.Breaker != sluice.BreakerClosed || r.primary.calls.Load() != 16 {
+		if got.Breaker != failover.BreakerClosed || r.primary.calls.Load() != 16 {
 			t.Fatalf("after recovery: %+v, %d primary calls, want closed and 16", got, r.primary.calls.Load())
 		}
 		if got.StoreErrors != 6 || got.FallbackDecisions != 26 || got.BreakerOpens != 2 {
@@ -375,8 +425,8 @@ func TestFailoverBreaker(t *testing.T) {
 // before took a whole 50 ms timeout to fail.
 func TestPropertyFailoverRecoversWithinOneSecond(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		r := newFailoverRig(rt, sluice.FailoverOptions{})
-		r.primary.clock, r.primary.cost = r.clk, sluice.DefaultStoreTimeout // every failure is a timeout
+		r := newFailoverRig(rt, failover.Options{})
+		r.primary.clock, r.primary.cost = r.clk, failover.DefaultTimeout // every failure is a timeout
 		r.primary.fail(errRedisDown)
 		check := sluice.Check{Key: "k", Limit: sluice.PerSecond(1000), Cost: 1}
 		gap := time.Duration(rapid.Int64Range(int64(time.Millisecond), int64(20*time.Millisecond)).Draw(rt, "gap"))
@@ -392,7 +442,7 @@ func TestPropertyFailoverRecoversWithinOneSecond(t *testing.T) {
 		for {
 			calls := r.primary.calls.Load()
 			r.allow(rt, check)
-			if r.primary.calls.Load() > calls && r.failover.Stats().Breaker == sluice.BreakerClosed {
+			if r.primary.calls.Load() > calls && r.failover.Stats().Breaker == failover.BreakerClosed {
 				break
 			}
 			if r.clk.Now().Sub(back) > time.Second {
@@ -407,8 +457,8 @@ func TestPropertyFailoverRecoversWithinOneSecond(t *testing.T) {
 // decisions OnFallback heard of, and openings OnStateChange heard of.
 func TestPropertyFailoverCountersMatchEvents(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		policy := rapid.SampledFrom([]sluice.OnStoreError{sluice.FailLocal, sluice.FailOpen, sluice.FailClosed}).Draw(rt, "policy")
-		r := newFailoverRig(rt, sluice.FailoverOptions{Policy: policy, Instances: rapid.IntRange(1, 5).Draw(rt, "instances")})
+		policy := rapid.SampledFrom([]failover.Policy{failover.Local, failover.Allow, failover.Deny}).Draw(rt, "policy")
+		r := newFailoverRig(rt, failover.Options{Policy: policy, Instances: rapid.IntRange(1, 5).Draw(rt, "instances")})
 		var primaryDecided, calls int64
 		for range rapid.IntRange(1, 100).Draw(rt, "steps") {
 			switch rapid.IntRange(0, 3).Draw(rt, "op") {
@@ -461,7 +511,7 @@ func TestFailoverLocalDividesByInstances(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newFailoverRig(t, sluice.FailoverOptions{Instances: tt.instances})
+			r := newFailoverRig(t, failover.Options{Instances: tt.instances})
 			r.primary.fail(errRedisDown)
 			check := sluice.Check{Key: "k", Limit: tt.limit, Cost: 1}
 			admitted := 0
@@ -486,7 +536,7 @@ func TestFailoverLocalDividesByInstances(t *testing.T) {
 
 func TestFailoverLocalKeepsTheRateExact(t *testing.T) {
 	// 10/s over 3 instances: each refills one unit every 300 ms.
-	r := newFailoverRig(t, sluice.FailoverOptions{Policy: sluice.FailLocal, Instances: 3})
+	r := newFailoverRig(t, failover.Options{Policy: failover.Local, Instances: 3})
 	r.primary.fail(errRedisDown)
 	check := sluice.Check{Key: "k", Limit: sluice.PerSecond(10), Cost: 1}
 	for range 3 {
@@ -509,11 +559,11 @@ func TestFailoverLocalKeepsTheRateExact(t *testing.T) {
 func TestFailoverLocalShareTooSmallIsNotNever(t *testing.T) {
 	// Cost 5 fits the shared burst of 10 but never one instance's 3: it
 	// fits again once the primary is back, not never.
-	r := newFailoverRig(t, sluice.FailoverOptions{Instances: 3})
+	r := newFailoverRig(t, failover.Options{Instances: 3})
 	r.primary.fail(errRedisDown)
 	d := r.allow(t, sluice.Check{Key: "k", Limit: sluice.PerSecond(10), Cost: 5})
-	if d.Allowed || d.RetryAfter != sluice.DefaultBreakerOpenFor {
-		t.Errorf("decision %+v, want refused with RetryAfter %v", d, sluice.DefaultBreakerOpenFor)
+	if d.Allowed || d.RetryAfter != failover.DefaultBreakerOpenFor {
+		t.Errorf("decision %+v, want refused with RetryAfter %v", d, failover.DefaultBreakerOpenFor)
 	}
 	d = r.allow(t, sluice.Check{Key: "k", Limit: sluice.PerSecond(10), Cost: 11})
 	if d.Allowed || d.RetryAfter != sluice.Never {
@@ -522,11 +572,11 @@ func TestFailoverLocalShareTooSmallIsNotNever(t *testing.T) {
 }
 
 func TestFailoverLocalErrorIsStoreUnavailable(t *testing.T) {
-	r := newFailoverRig(t, sluice.FailoverOptions{})
+	r := newFailoverRig(t, failover.Options{})
 	r.primary.fail(errors.New("redis: WRONGTYPE"))
 	broken := &flakyStore{}
 	broken.fail(errors.New("local store broken"))
-	f := mustFailover(r.primary, broken, sluice.FailoverOptions{})
+	f := mustFailover(r.primary, broken, failover.Options{})
 	err := f.Apply(context.Background(), []sluice.Check{{Key: "k", Limit: sluice.PerSecond(1), Cost: 1}}, make([]sluice.Status, 1))
 	if !errors.Is(err, sluice.ErrStoreUnavailable) {
 		t.Fatalf("error %v, want one wrapping ErrStoreUnavailable", err)
@@ -536,13 +586,13 @@ func TestFailoverLocalErrorIsStoreUnavailable(t *testing.T) {
 	}
 }
 
-func TestNewFailoverRefusesMisuse(t *testing.T) {
+func TestNewRefusesMisuse(t *testing.T) {
 	mem := memory.New()
 	defer mem.Close()
 	for name, f := range map[string]func() error{
-		"nil primary":           func() error { _, err := sluice.NewFailover(nil, mem, sluice.FailoverOptions{}); return err },
-		"local without a store": func() error { _, err := sluice.NewFailover(mem, nil, sluice.FailoverOptions{}); return err },
-		"an undeclared policy":  func() error { _, err := sluice.NewFailover(mem, mem, sluice.FailoverOptions{Policy: 9}); return err },
+		"nil primary":           func() error { _, err := failover.New(nil, mem, failover.Options{}); return err },
+		"local without a store": func() error { _, err := failover.New(mem, nil, failover.Options{}); return err },
+		"an undeclared policy":  func() error { _, err := failover.New(mem, mem, failover.Options{Policy: 9}); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
 			if f() == nil {
@@ -550,33 +600,33 @@ func TestNewFailoverRefusesMisuse(t *testing.T) {
 			}
 		})
 	}
-	if _, err := sluice.NewFailover(mem, nil, sluice.FailoverOptions{Policy: sluice.FailOpen}); err != nil {
+	if _, err := failover.New(mem, nil, failover.Options{Policy: failover.Allow}); err != nil {
 		t.Error(err) // allowed
 	}
-	cache := sluice.NewOverLimitCache(nil, sluice.OverLimitOptions{})
+	cache := overlimit.New(nil, overlimit.Options{})
 	if err := cache.Apply(context.Background(), []sluice.Check{{Key: "k", Limit: sluice.PerSecond(1), Cost: 1}}, make([]sluice.Status, 1)); !errors.Is(err, sluice.ErrStoreUnavailable) {
 		t.Errorf("a cache without a store: %v", err)
 	}
 }
 
-// mustFailover is NewFailover for arguments known to be valid.
-func mustFailover(primary, local sluice.Store, opts sluice.FailoverOptions) *sluice.Failover {
-	f, err := sluice.NewFailover(primary, local, opts)
+// mustFailover is New for arguments known to be valid.
+func mustFailover(primary, local sluice.Store, opts failover.Options) *failover.Store {
+	f, err := failover.New(primary, local, opts)
 	if err != nil {
 		panic(err)
 	}
 	return f
 }
 
-// Calls an OverLimitCache answers itself say nothing about the store behind
+// Calls an overlimit.Cache answers itself say nothing about the store behind
 // it: a flood of them between failures must not keep the breaker closed.
 func TestFailoverCacheHitsDoNotHideAnOutage(t *testing.T) {
 	clk := newManualClock()
 	remote := memory.New(memory.WithClock(clk.Now))
 	defer remote.Close()
 	primary := &flakyStore{next: remote}
-	cache := sluice.NewOverLimitCache(primary, sluice.OverLimitOptions{Clock: clk.Now})
-	f := mustFailover(cache, nil, sluice.FailoverOptions{Policy: sluice.FailOpen, Breaker: sluice.BreakerOptions{Clock: clk.Now}})
+	cache := overlimit.New(primary, overlimit.Options{Clock: clk.Now})
+	f := mustFailover(cache, nil, failover.Options{Policy: failover.Allow, Breaker: failover.BreakerOptions{Clock: clk.Now}})
 	lim := sluice.NewLimiter(f)
 	abuser := sluice.Check{Key: "abuser", Limit: sluice.PerHour(1), Cost: 1}
 	for range 2 { // admitted, then refused: remembered for an hour
@@ -587,28 +637,28 @@ func TestFailoverCacheHitsDoNotHideAnOutage(t *testing.T) {
 	// Timeouts: the cache keeps what it knows (a refused connection would
 	// make it forget everything, since Redis may have restarted).
 	primary.fail(fmt.Errorf("%w: read: %w", sluice.ErrStoreUnavailable, context.DeadlineExceeded))
-	for i := range sluice.DefaultBreakerFailures {
+	for i := range failover.DefaultBreakerFailures {
 		for range 100 {
 			d, err := lim.Allow(context.Background(), abuser)
 			if err != nil || d.Allowed {
 				t.Fatalf("the abuser's flood: %+v, %v", d, err)
 			}
 		}
-		if st := f.Stats(); st.Breaker != sluice.BreakerClosed {
+		if st := f.Stats(); st.Breaker != failover.BreakerClosed {
 			t.Fatalf("open after %d failures", i)
 		}
 		lim.Allow(context.Background(), sluice.Check{Key: "someone", Limit: sluice.PerHour(1), Cost: 1})
 	}
-	if st := f.Stats(); st.Breaker != sluice.BreakerOpen || st.StoreErrors != sluice.DefaultBreakerFailures {
-		t.Errorf("stats %+v: the breaker did not open after %d failures between cache hits", st, sluice.DefaultBreakerFailures)
+	if st := f.Stats(); st.Breaker != failover.BreakerOpen || st.StoreErrors != failover.DefaultBreakerFailures {
+		t.Errorf("stats %+v: the breaker did not open after %d failures between cache hits", st, failover.DefaultBreakerFailures)
 	}
-	if saved := cache.Stats().RoundTripsSaved; saved != 100*sluice.DefaultBreakerFailures {
-		t.Errorf("round trips saved %d, want %d", saved, 100*sluice.DefaultBreakerFailures)
+	if saved := cache.Stats().RoundTripsSaved; saved != 100*failover.DefaultBreakerFailures {
+		t.Errorf("round trips saved %d, want %d", saved, 100*failover.DefaultBreakerFailures)
 	}
 }
 
 func TestFailoverConcurrent(t *testing.T) {
-	r := newFailoverRig(t, sluice.FailoverOptions{Instances: 2, Timeout: time.Second})
+	r := newFailoverRig(t, failover.Options{Instances: 2, Timeout: time.Second})
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -637,18 +687,18 @@ func TestFailoverConcurrent(t *testing.T) {
 	}
 }
 
-// A Failover in front of a remote store (here a memory store standing in for
-// Redis), with an OverLimitCache around the remote store so that a client that
-// keeps knocking is refused without a round trip.
-func ExampleNewFailover() {
+// A Store in front of a remote store (here a memory store standing in for
+// Redis), with an overlimit.Cache around the remote store so that a client
+// that keeps knocking is refused without a round trip.
+func ExampleNew() {
 	remote := memory.New() // in production: a redis.Store
 	defer remote.Close()
 	local := memory.New()
 	defer local.Close()
 
-	cache := sluice.NewOverLimitCache(remote, sluice.OverLimitOptions{})
-	store, err := sluice.NewFailover(cache, local, sluice.FailoverOptions{
-		Policy:    sluice.FailLocal, // the default: decide locally on quota ÷ instances
+	cache := overlimit.New(remote, overlimit.Options{})
+	store, err := failover.New(cache, local, failover.Options{
+		Policy:    failover.Local, // the default: decide locally on quota ÷ instances
 		Instances: 4,
 	})
 	if err != nil {
@@ -678,12 +728,12 @@ func ExampleNewFailover() {
 	// fallback decisions: 0
 }
 
-// The cost a Failover adds to a healthy primary (a memory store here).
+// The cost a Store adds to a healthy primary (a memory store here).
 func BenchmarkFailoverHealthy(b *testing.B) {
 	remote, local := memory.New(), memory.New()
 	defer remote.Close()
 	defer local.Close()
-	f := mustFailover(remote, local, sluice.FailoverOptions{})
+	f := mustFailover(remote, local, failover.Options{})
 	checks := []sluice.Check{{Key: "k", Limit: sluice.PerSecond(1 << 30), Cost: 1}}
 	out := make([]sluice.Status, 1)
 	b.ReportAllocs()
@@ -698,7 +748,7 @@ func BenchmarkFailoverHealthy(b *testing.B) {
 func BenchmarkFailoverLocalFallback(b *testing.B) {
 	local := memory.New()
 	defer local.Close()
-	f := mustFailover(&flakyStore{err: errRedisDown}, local, sluice.FailoverOptions{Instances: 4})
+	f := mustFailover(&flakyStore{err: errRedisDown}, local, failover.Options{Instances: 4})
 	checks := []sluice.Check{{Key: "k", Limit: sluice.PerSecond(1 << 30), Cost: 1}, {Key: "k", Limit: sluice.PerDay(1 << 20), Cost: 1}}
 	out := make([]sluice.Status, 2)
 	b.ReportAllocs()

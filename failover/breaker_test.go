@@ -1,4 +1,4 @@
-package sluice_test
+package failover
 
 import (
 	"sync"
@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
-
-	"github.com/sluice-dev/sluice"
 )
 
 // manualClock is a clock that moves only when told to. It is safe for
@@ -40,7 +38,7 @@ type transitions struct {
 	log []string
 }
 
-func (r *transitions) record(from, to sluice.BreakerState) {
+func (r *transitions) record(from, to BreakerState) {
 	r.mu.Lock()
 	r.log = append(r.log, from.String()+"→"+to.String())
 	r.mu.Unlock()
@@ -59,8 +57,13 @@ func (r *transitions) String() string {
 	return s
 }
 
+// newBreaker returns a closed breaker configured by opts.
+func newBreaker(opts BreakerOptions) *breaker {
+	return &breaker{opts: opts}
+}
+
 // call asks b for a ticket and, if it gets one, reports outcome.
-func call(t *testing.T, b *sluice.Breaker, success bool) bool {
+func call(t *testing.T, b *breaker, success bool) bool {
 	t.Helper()
 	ticket, ok := b.Allow()
 	if ok {
@@ -73,34 +76,34 @@ func TestBreakerTransitions(t *testing.T) {
 	const openFor = time.Second
 	tests := []struct {
 		name        string
-		run         func(t *testing.T, b *sluice.Breaker, clk *manualClock)
-		state       sluice.BreakerState
+		run         func(t *testing.T, b *breaker, clk *manualClock)
+		state       BreakerState
 		transitions string
 		opens       int64
 	}{
 		{
 			name: "fewer consecutive failures than the threshold keep it closed",
-			run: func(t *testing.T, b *sluice.Breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *manualClock) {
 				for range 2 {
 					call(t, b, false)
 				}
 			},
-			state: sluice.BreakerClosed,
+			state: BreakerClosed,
 		},
 		{
 			name: "a success resets the count of consecutive failures",
-			run: func(t *testing.T, b *sluice.Breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *manualClock) {
 				call(t, b, false)
 				call(t, b, false)
 				call(t, b, true)
 				call(t, b, false)
 				call(t, b, false)
 			},
-			state: sluice.BreakerClosed,
+			state: BreakerClosed,
 		},
 		{
 			name: "the threshold of consecutive failures opens it and it refuses calls",
-			run: func(t *testing.T, b *sluice.Breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *manualClock) {
 				for range 3 {
 					call(t, b, false)
 				}
@@ -109,11 +112,11 @@ func TestBreakerTransitions(t *testing.T) {
 					t.Error("an open breaker let a call through before OpenFor")
 				}
 			},
-			state: sluice.BreakerOpen, transitions: "closed→open", opens: 1,
+			state: BreakerOpen, transitions: "closed→open", opens: 1,
 		},
 		{
 			name: "after OpenFor one probe goes through and the others wait for it",
-			run: func(t *testing.T, b *sluice.Breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *manualClock) {
 				for range 3 {
 					call(t, b, false)
 				}
@@ -127,11 +130,11 @@ func TestBreakerTransitions(t *testing.T) {
 					}
 				}
 			},
-			state: sluice.BreakerHalfOpen, transitions: "closed→open open→half-open", opens: 1,
+			state: BreakerHalfOpen, transitions: "closed→open open→half-open", opens: 1,
 		},
 		{
 			name: "a successful probe closes it",
-			run: func(t *testing.T, b *sluice.Breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *manualClock) {
 				for range 3 {
 					call(t, b, false)
 				}
@@ -143,11 +146,11 @@ func TestBreakerTransitions(t *testing.T) {
 					}
 				}
 			},
-			state: sluice.BreakerClosed, transitions: "closed→open open→half-open half-open→closed", opens: 1,
+			state: BreakerClosed, transitions: "closed→open open→half-open half-open→closed", opens: 1,
 		},
 		{
 			name: "a failed probe opens it again for another OpenFor",
-			run: func(t *testing.T, b *sluice.Breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *manualClock) {
 				for range 3 {
 					call(t, b, false)
 				}
@@ -158,11 +161,11 @@ func TestBreakerTransitions(t *testing.T) {
 					t.Error("re-opened breaker let a call through before OpenFor")
 				}
 			},
-			state: sluice.BreakerOpen, transitions: "closed→open open→half-open half-open→open", opens: 2,
+			state: BreakerOpen, transitions: "closed→open open→half-open half-open→open", opens: 2,
 		},
 		{
 			name: "after a closed→open→closed cycle it counts failures from zero",
-			run: func(t *testing.T, b *sluice.Breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *manualClock) {
 				for range 3 {
 					call(t, b, false)
 				}
@@ -171,23 +174,23 @@ func TestBreakerTransitions(t *testing.T) {
 				call(t, b, false)
 				call(t, b, false)
 			},
-			state: sluice.BreakerClosed, transitions: "closed→open open→half-open half-open→closed", opens: 1,
+			state: BreakerClosed, transitions: "closed→open open→half-open half-open→closed", opens: 1,
 		},
 		{
 			name: "a late success from before the opening does not close it",
-			run: func(t *testing.T, b *sluice.Breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *manualClock) {
 				slow, _ := b.Allow()
 				for range 3 {
 					call(t, b, false)
 				}
 				b.Done(slow, true)
 			},
-			state: sluice.BreakerOpen, transitions: "closed→open", opens: 1,
+			state: BreakerOpen, transitions: "closed→open", opens: 1,
 		},
 		{
 			name: "late failures from before the opening do not count after it closes",
-			run: func(t *testing.T, b *sluice.Breaker, clk *manualClock) {
-				var slow []sluice.BreakerTicket
+			run: func(t *testing.T, b *breaker, clk *manualClock) {
+				var slow []ticket
 				for range 5 {
 					tk, _ := b.Allow()
 					slow = append(slow, tk)
@@ -201,11 +204,11 @@ func TestBreakerTransitions(t *testing.T) {
 					b.Done(tk, false)
 				}
 			},
-			state: sluice.BreakerClosed, transitions: "closed→open open→half-open half-open→closed", opens: 1,
+			state: BreakerClosed, transitions: "closed→open open→half-open half-open→closed", opens: 1,
 		},
 		{
 			name: "a released probe lets the next call probe at once",
-			run: func(t *testing.T, b *sluice.Breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *manualClock) {
 				for range 3 {
 					call(t, b, false)
 				}
@@ -216,11 +219,11 @@ func TestBreakerTransitions(t *testing.T) {
 					t.Error("no new probe after the first was released")
 				}
 			},
-			state: sluice.BreakerClosed, transitions: "closed→open open→half-open half-open→closed", opens: 1,
+			state: BreakerClosed, transitions: "closed→open open→half-open half-open→closed", opens: 1,
 		},
 		{
 			name: "a probe unanswered for OpenFor is replaced and its late answer ignored",
-			run: func(t *testing.T, b *sluice.Breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *manualClock) {
 				for range 3 {
 					call(t, b, false)
 				}
@@ -232,29 +235,29 @@ func TestBreakerTransitions(t *testing.T) {
 					t.Fatal("no new probe after the first was lost for OpenFor")
 				}
 				b.Done(lost, true) // stale: must not close
-				if got := b.State(); got != sluice.BreakerHalfOpen {
+				if got := b.State(); got != BreakerHalfOpen {
 					t.Errorf("after the lost probe's late success: %v, want half-open", got)
 				}
 				b.Done(second, false)
 			},
-			state: sluice.BreakerOpen, transitions: "closed→open open→half-open half-open→open", opens: 2,
+			state: BreakerOpen, transitions: "closed→open open→half-open half-open→open", opens: 2,
 		},
 		{
 			name: "the zero ticket permits nothing",
-			run: func(t *testing.T, b *sluice.Breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *manualClock) {
 				for range 10 {
-					b.Done(sluice.BreakerTicket{}, false)
+					b.Done(ticket{}, false)
 				}
-				b.Release(sluice.BreakerTicket{})
+				b.Release(ticket{})
 			},
-			state: sluice.BreakerClosed,
+			state: BreakerClosed,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clk := newManualClock()
 			var rec transitions
-			b := sluice.NewBreaker(sluice.BreakerOptions{
+			b := newBreaker(BreakerOptions{
 				Failures: 3, OpenFor: openFor, Clock: clk.Now, OnStateChange: rec.record,
 			})
 			tt.run(t, b, clk)
@@ -272,24 +275,24 @@ func TestBreakerTransitions(t *testing.T) {
 }
 
 func TestBreakerZeroValueUsesDefaults(t *testing.T) {
-	var b sluice.Breaker
-	if b.OpenFor() != sluice.DefaultBreakerOpenFor {
-		t.Errorf("OpenFor() = %v, want %v", b.OpenFor(), sluice.DefaultBreakerOpenFor)
+	var b breaker
+	if b.OpenFor() != DefaultBreakerOpenFor {
+		t.Errorf("OpenFor() = %v, want %v", b.OpenFor(), DefaultBreakerOpenFor)
 	}
-	for i := range sluice.DefaultBreakerFailures {
-		if b.State() != sluice.BreakerClosed {
-			t.Fatalf("open after %d failures, want %d", i, sluice.DefaultBreakerFailures)
+	for i := range DefaultBreakerFailures {
+		if b.State() != BreakerClosed {
+			t.Fatalf("open after %d failures, want %d", i, DefaultBreakerFailures)
 		}
 		call(t, &b, false)
 	}
-	if b.State() != sluice.BreakerOpen {
-		t.Fatalf("state %v after %d failures, want open", b.State(), sluice.DefaultBreakerFailures)
+	if b.State() != BreakerOpen {
+		t.Fatalf("state %v after %d failures, want open", b.State(), DefaultBreakerFailures)
 	}
 }
 
 func TestBreakerStateString(t *testing.T) {
-	for s, want := range map[sluice.BreakerState]string{
-		sluice.BreakerClosed: "closed", sluice.BreakerOpen: "open", sluice.BreakerHalfOpen: "half-open", 7: "breaker-state(7)",
+	for s, want := range map[BreakerState]string{
+		BreakerClosed: "closed", BreakerOpen: "open", BreakerHalfOpen: "half-open", 7: "breaker-state(7)",
 	} {
 		if s.String() != want {
 			t.Errorf("%d.String() = %q, want %q", uint8(s), s.String(), want)
@@ -311,11 +314,11 @@ func TestPropertyBreakerCycle(t *testing.T) {
 			openedAt time.Time
 			toOpen   int64
 		)
-		b := sluice.NewBreaker(sluice.BreakerOptions{
+		b := newBreaker(BreakerOptions{
 			Failures: failures, OpenFor: openFor, Clock: clk.Now,
-			OnStateChange: func(from, to sluice.BreakerState) {
+			OnStateChange: func(from, to BreakerState) {
 				log = append(log, from.String()+"→"+to.String())
-				if to == sluice.BreakerOpen {
+				if to == BreakerOpen {
 					openedAt = clk.Now()
 					toOpen++
 				}
@@ -323,7 +326,7 @@ func TestPropertyBreakerCycle(t *testing.T) {
 		})
 		valid := map[string]bool{"closed→open": true, "open→half-open": true, "half-open→closed": true, "half-open→open": true}
 		type held struct {
-			tk    sluice.BreakerTicket
+			tk    ticket
 			gen   int // len(log) when issued: a transition since makes it stale
 			probe int // its probe number, 0 if not a probe
 		}
@@ -340,15 +343,15 @@ func TestPropertyBreakerCycle(t *testing.T) {
 			case 0: // a call starts
 				tk, ok := b.Allow()
 				switch before {
-				case sluice.BreakerClosed:
+				case BreakerClosed:
 					if !ok {
 						rt.Fatal("closed breaker refused a call")
 					}
-				case sluice.BreakerOpen:
+				case BreakerOpen:
 					if ok != (clk.Now().Sub(openedAt) >= openFor) {
 						rt.Fatalf("open breaker: Allow %v %v after opening", ok, clk.Now().Sub(openedAt))
 					}
-				case sluice.BreakerHalfOpen:
+				case BreakerHalfOpen:
 					if ok && probeLive && clk.Now().Sub(probeAt) < openFor {
 						rt.Fatal("second probe while one is out")
 					}
@@ -357,7 +360,7 @@ func TestPropertyBreakerCycle(t *testing.T) {
 					continue
 				}
 				h := held{tk: tk, gen: len(log)}
-				if b.State() == sluice.BreakerHalfOpen {
+				if b.State() == BreakerHalfOpen {
 					probes++
 					h.probe = probes
 					probeAt, probeLive = clk.Now(), true
@@ -385,15 +388,15 @@ func TestPropertyBreakerCycle(t *testing.T) {
 					if b.State() != before {
 						rt.Fatalf("a stale ticket moved the breaker from %v to %v", before, b.State())
 					}
-				case before == sluice.BreakerClosed && ok:
+				case before == BreakerClosed && ok:
 					streak = 0
-				case before == sluice.BreakerClosed:
+				case before == BreakerClosed:
 					streak++
-					if want := streak >= failures; (b.State() == sluice.BreakerOpen) != want {
+					if want := streak >= failures; (b.State() == BreakerOpen) != want {
 						rt.Fatalf("after %d consecutive failures (threshold %d): %v", streak, failures, b.State())
 					}
-				case before == sluice.BreakerHalfOpen:
-					want := map[bool]sluice.BreakerState{true: sluice.BreakerClosed, false: sluice.BreakerOpen}[ok]
+				case before == BreakerHalfOpen:
+					want := map[bool]BreakerState{true: BreakerClosed, false: BreakerOpen}[ok]
 					if b.State() != want {
 						rt.Fatalf("probe success=%v left the breaker %v, want %v", ok, b.State(), want)
 					}
@@ -419,10 +422,10 @@ func TestPropertyBreakerCycle(t *testing.T) {
 // Many goroutines calling at once: no race, and Opens matches the openings.
 func TestBreakerConcurrent(t *testing.T) {
 	var opened atomic.Int64
-	b := sluice.NewBreaker(sluice.BreakerOptions{
+	b := newBreaker(BreakerOptions{
 		Failures: 3, OpenFor: time.Microsecond,
-		OnStateChange: func(_, to sluice.BreakerState) {
-			if to == sluice.BreakerOpen {
+		OnStateChange: func(_, to BreakerState) {
+			if to == BreakerOpen {
 				opened.Add(1)
 			}
 		},

@@ -1,4 +1,4 @@
-package sluice_test
+package failover_test
 
 import (
 	"context"
@@ -6,17 +6,19 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
 )
 
-// Leases pass through the over-limit cache and the failover to the store
+// Leases pass through the over-limit cache and the failover store to the store
 // that holds them, and a release drops the key's remembered denial.
 func TestReleaseThroughCacheAndFailover(t *testing.T) {
 	remote, local := memory.New(), memory.New()
 	defer remote.Close()
 	defer local.Close()
-	cache := sluice.NewOverLimitCache(remote, sluice.OverLimitOptions{})
-	store, err := sluice.NewFailover(cache, local, sluice.FailoverOptions{})
+	cache := overlimit.New(remote, overlimit.Options{})
+	store, err := failover.New(cache, local, failover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

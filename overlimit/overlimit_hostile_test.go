@@ -1,10 +1,11 @@
-package sluice_test
+package overlimit_test
 
 import (
 	"strconv"
 	"testing"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/overlimit"
 )
 
 // A flood of clients that are each refused (an abusive botnet, every
@@ -13,7 +14,7 @@ import (
 func TestOverLimitCacheFloodStaysWithinMaxEntries(t *testing.T) {
 	for _, bound := range []int{1, 17, 1000, 5000} {
 		t.Run(strconv.Itoa(bound), func(t *testing.T) {
-			r := newCacheRig(t, sluice.OverLimitOptions{MaxEntries: bound})
+			r := newCacheRig(t, overlimit.Options{MaxEntries: bound})
 			most := 0
 			for i := range 3 * bound {
 				check := sluice.Check{Key: "bot-" + strconv.Itoa(i), Limit: sluice.PerHour(1), Cost: 1}

@@ -1,29 +1,32 @@
-package sluice
+package failover
 
 import (
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluice-dev/sluice"
 )
 
-// ErrCircuitOpen is the reason a Failover gives (to FailoverOptions.OnFallback)
-// for a decision it made without asking its primary store because the circuit
-// breaker was open. It wraps ErrStoreUnavailable.
-var ErrCircuitOpen = fmt.Errorf("%w: circuit breaker open", ErrStoreUnavailable)
+// ErrCircuitOpen is the reason a Store gives (to Options.OnFallback) for a
+// decision it made without asking its primary store because the circuit
+// breaker was open. It wraps sluice.ErrStoreUnavailable.
+var ErrCircuitOpen = fmt.Errorf("%w: circuit breaker open", sluice.ErrStoreUnavailable)
 
-// Default Breaker settings. With them a dependency that is back is asked
-// again at most DefaultBreakerOpenFor after the breaker last saw it fail.
+// Default breaker settings. With them a primary that is back is asked again
+// at most DefaultBreakerOpenFor after the breaker last saw it fail.
 const (
-	// DefaultBreakerFailures is how many consecutive failures open a Breaker.
+	// DefaultBreakerFailures is how many consecutive failures open the
+	// breaker.
 	DefaultBreakerFailures = 5
-	// DefaultBreakerOpenFor is how long a Breaker stays open before it lets
-	// one probe call through.
+	// DefaultBreakerOpenFor is how long the breaker stays open before it
+	// lets one probe call through.
 	DefaultBreakerOpenFor = 500 * time.Millisecond
 )
 
-// BreakerState is where a Breaker is in its cycle. The zero BreakerState is
-// BreakerClosed.
+// BreakerState is where a Store's circuit breaker is in its cycle. The zero
+// BreakerState is BreakerClosed.
 type BreakerState uint8
 
 const (
@@ -49,7 +52,8 @@ func (s BreakerState) String() string {
 	return fmt.Sprintf("breaker-state(%d)", uint8(s))
 }
 
-// BreakerOptions configures a Breaker. The zero value means the defaults.
+// BreakerOptions configures a Store's circuit breaker. The zero value means
+// the defaults.
 type BreakerOptions struct {
 	// Failures is how many consecutive failed calls open the breaker;
 	// DefaultBreakerFailures (5) when ≤ 0. A success resets the count.
@@ -62,24 +66,24 @@ type BreakerOptions struct {
 	// only while open or half-open, never on the path of a healthy call.
 	Clock func() time.Time
 	// OnStateChange, when not nil, is called on every transition, in order,
-	// with the breaker's lock held: it must be quick and must not call Allow,
-	// Done or Release (State and Opens are safe). It is the place for a log
-	// line: transitions are rare, calls are not.
+	// with the breaker's lock held: it must be quick and must not call the
+	// Store's Apply (Stats is safe). It is the place for a log line:
+	// transitions are rare, calls are not.
 	OnStateChange func(from, to BreakerState)
 }
 
-// A BreakerTicket is the permission Allow hands out for one call. Report the
-// call's outcome with Done, or give the ticket back with Release. Tickets
-// from before the breaker's last transition are stale and ignored, so a slow
-// call that started while the breaker was closed cannot close it again after
-// it opened.
-// The zero BreakerTicket permits nothing.
-type BreakerTicket struct {
+// A ticket is the permission Allow hands out for one call. Report the call's
+// outcome with Done, or give the ticket back with Release. Tickets from
+// before the breaker's last transition are stale and ignored, so a slow call
+// that started while the breaker was closed cannot close it again after it
+// opened.
+// The zero ticket permits nothing.
+type ticket struct {
 	word uint64 // the breaker's state word when the ticket was issued
 	ok   bool
 }
 
-// A Breaker is a circuit breaker: it keeps calls away from a dependency that
+// A breaker is a circuit breaker: it keeps calls away from a dependency that
 // keeps failing, and lets them back once a probe succeeds.
 //
 // Closed, it lets every call through; Failures consecutive failures open it.
@@ -90,9 +94,9 @@ type BreakerTicket struct {
 //
 // A healthy call costs two atomic loads: the clock and the lock are touched
 // only while the breaker is open, half-open, or counting failures. The zero
-// Breaker is closed and uses the default settings. A Breaker is safe for
+// breaker is closed and uses the default settings. A breaker is safe for
 // concurrent use; do not copy it after first use.
-type Breaker struct {
+type breaker struct {
 	opts BreakerOptions
 
 	// word is gen<<2 | state; gen grows on every transition and on every
@@ -106,36 +110,31 @@ type Breaker struct {
 	probeOut bool      // half-open: a probe is out and unanswered
 }
 
-// NewBreaker returns a closed Breaker configured by opts.
-func NewBreaker(opts BreakerOptions) *Breaker {
-	return &Breaker{opts: opts}
-}
-
 // State returns the breaker's state as of its last transition. An open
 // breaker whose OpenFor has passed still reports BreakerOpen until the next
 // Allow turns it half-open.
-func (b *Breaker) State() BreakerState { return BreakerState(b.word.Load() & 3) }
+func (b *breaker) State() BreakerState { return BreakerState(b.word.Load() & 3) }
 
 // Opens returns how many times the breaker has opened, counting every
 // re-opening after a failed probe.
-func (b *Breaker) Opens() int64 { return b.opens.Load() }
+func (b *breaker) Opens() int64 { return b.opens.Load() }
 
 // OpenFor returns the configured open duration, with the default applied.
-func (b *Breaker) OpenFor() time.Duration {
+func (b *breaker) OpenFor() time.Duration {
 	if b.opts.OpenFor > 0 {
 		return b.opts.OpenFor
 	}
 	return DefaultBreakerOpenFor
 }
 
-func (b *Breaker) failures() int64 {
+func (b *breaker) failures() int64 {
 	if b.opts.Failures > 0 {
 		return int64(b.opts.Failures)
 	}
 	return DefaultBreakerFailures
 }
 
-func (b *Breaker) now() time.Time {
+func (b *breaker) now() time.Time {
 	if b.opts.Clock != nil {
 		return b.opts.Clock()
 	}
@@ -146,34 +145,34 @@ func (b *Breaker) now() time.Time {
 // the caller must end the call with Done(ticket, success) or Release(ticket);
 // a half-open breaker that never hears back lets another probe through after
 // OpenFor. When ok is false the call must not be made.
-func (b *Breaker) Allow() (ticket BreakerTicket, ok bool) {
+func (b *breaker) Allow() (t ticket, ok bool) {
 	if w := b.word.Load(); BreakerState(w&3) == BreakerClosed {
-		return BreakerTicket{w, true}, true
+		return ticket{w, true}, true
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	w := b.word.Load()
 	switch BreakerState(w & 3) {
 	case BreakerClosed:
-		return BreakerTicket{w, true}, true
+		return ticket{w, true}, true
 	case BreakerOpen:
 		now := b.now()
 		if now.Sub(b.since) < b.OpenFor() {
-			return BreakerTicket{}, false
+			return ticket{}, false
 		}
 		w = b.transition(BreakerHalfOpen)
 		b.since, b.probeOut = now, true
-		return BreakerTicket{w, true}, true
+		return ticket{w, true}, true
 	default: // half-open
 		now := b.now()
 		if b.probeOut && now.Sub(b.since) < b.OpenFor() {
-			return BreakerTicket{}, false
+			return ticket{}, false
 		}
 		// No probe out (the last was released) or it is lost: send a new
 		// one, and make the old ticket stale.
 		w = b.advance(w)
 		b.since, b.probeOut = now, true
-		return BreakerTicket{w, true}, true
+		return ticket{w, true}, true
 	}
 }
 
@@ -181,7 +180,7 @@ func (b *Breaker) Allow() (ticket BreakerTicket, ok bool) {
 // closed counts towards opening the breaker, a success resets the count; a
 // probe's success closes the breaker and its failure opens it again. Done
 // ignores stale tickets and the zero ticket.
-func (b *Breaker) Done(t BreakerTicket, success bool) {
+func (b *breaker) Done(t ticket, success bool) {
 	if !t.ok || success && t.word == b.word.Load() && BreakerState(t.word&3) == BreakerClosed && b.streak.Load() == 0 {
 		return // nothing permitted, or the healthy path: nothing to change
 	}
@@ -212,7 +211,7 @@ func (b *Breaker) Done(t BreakerTicket, success bool) {
 // Release gives back the ticket of a call that ended without saying anything
 // about the dependency, for example because its caller gave up. A released
 // probe lets the next Allow send another one at once.
-func (b *Breaker) Release(t BreakerTicket) {
+func (b *breaker) Release(t ticket) {
 	if !t.ok || BreakerState(t.word&3) != BreakerHalfOpen {
 		return // closed-state tickets carry no obligation
 	}
@@ -224,7 +223,7 @@ func (b *Breaker) Release(t BreakerTicket) {
 }
 
 // open moves to BreakerOpen now. b.mu is held.
-func (b *Breaker) open() {
+func (b *breaker) open() {
 	b.transition(BreakerOpen)
 	b.since, b.probeOut = b.now(), false
 	b.opens.Add(1)
@@ -232,7 +231,7 @@ func (b *Breaker) open() {
 
 // transition moves to state to with a new generation and returns the new
 // word. b.mu is held.
-func (b *Breaker) transition(to BreakerState) uint64 {
+func (b *breaker) transition(to BreakerState) uint64 {
 	old := b.word.Load()
 	w := (old>>2+1)<<2 | uint64(to)
 	b.streak.Store(0)
@@ -244,7 +243,7 @@ func (b *Breaker) transition(to BreakerState) uint64 {
 }
 
 // advance starts a new generation in the same state. b.mu is held.
-func (b *Breaker) advance(old uint64) uint64 {
+func (b *breaker) advance(old uint64) uint64 {
 	w := (old>>2+1)<<2 | old&3
 	b.word.Store(w)
 	return w

@@ -1,0 +1,42 @@
+// Package failover makes a remote sluice.Store (Redis) safe to depend on. A
+// Store wraps a primary store and a local one: every call to the primary is
+// bounded by a timeout, a circuit breaker keeps calls away from a primary
+// that keeps failing, and the calls the primary cannot decide are decided by
+// a Policy:
+//
+//   - Local ("local", the default): on the local store (typically a
+//     memory.Store), each limit divided by the number of instances that
+//     share the primary, so that together they admit about what the shared
+//     limit admits.
+//   - Allow ("allow"): every check admitted; availability over protection.
+//   - Deny ("deny"): every check refused until the breaker may ask the
+//     primary again; protection over availability.
+//
+// Use it around any store that can fail or be slow (a network between the
+// limiter and its state). A memory.Store needs none of it.
+//
+// The contract: an error is never a decision. Apply either fills out with a
+// decision — the primary's, or its policy's, and then counted in Stats and
+// reported to Options.OnFallback, so a caller can always tell them apart —
+// or returns an error, and then out means nothing. A caller that gives up
+// gets an error wrapping its context's error, never a fallback decision, and
+// its call is not counted against the primary; an invalid check or limit is
+// the caller's error (sluice.ErrInvalidCheck, sluice.ErrInvalidLimit); a
+// local fallback that fails too is an error wrapping
+// sluice.ErrStoreUnavailable. Recovery needs nobody: once the breaker has
+// been open for BreakerOptions.OpenFor, one probe call goes to the primary,
+// and its success makes every later call the primary's again.
+//
+// A Store is safe for concurrent use when its stores are. The zero Options
+// mean the Local policy, one instance, DefaultTimeout (50 ms) per call and
+// the default breaker (DefaultBreakerFailures consecutive failures open it
+// for DefaultBreakerOpenFor). A Store must be made with New; its zero value
+// is not usable.
+//
+// Put an overlimit.Cache between the Store and the remote store, so that the
+// cache remembers only the remote store's answers and the breaker hears only
+// of the calls that reached it (see CachingStore):
+//
+//	cache := overlimit.New(redisStore, overlimit.Options{})
+//	store, err := failover.New(cache, memory.New(), failover.Options{Instances: 4})
+package failover

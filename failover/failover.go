@@ -1,0 +1,360 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// Policy is what a Store does with a call its primary store could not
+// decide: the on_store_error setting of a policy. The zero value is Local,
+// the default.
+type Policy uint8
+
+const (
+	// Local ("local") decides on the local store instead, with every limit
+	// divided by the number of instances that share the primary, so that
+	// together they admit about what the shared limit admits.
+	Local Policy = iota
+	// Allow ("allow") admits every check: availability over protection.
+	Allow
+	// Deny ("deny") refuses every check: protection over availability.
+	Deny
+)
+
+var policyNames = [...]string{Local: "local", Allow: "allow", Deny: "deny"}
+
+// String returns the configuration name: "local", "allow" or "deny".
+func (p Policy) String() string {
+	if p.Valid() {
+		return policyNames[p]
+	}
+	return fmt.Sprintf("on-store-error(%d)", uint8(p))
+}
+
+// Valid reports whether p is one of the declared policies.
+func (p Policy) Valid() bool { return p <= Deny }
+
+// ParsePolicy returns the Policy named s: "local", "allow" or "deny".
+func ParsePolicy(s string) (Policy, error) {
+	for p, name := range policyNames {
+		if name == s {
+			return Policy(p), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown on_store_error %q (use local, allow or deny)", s)
+}
+
+// DefaultTimeout is how long a Store waits for its primary before it counts
+// the call as failed and applies its policy.
+const DefaultTimeout = 50 * time.Millisecond
+
+// Options configures a Store. The zero value means: fall back to the local
+// store, one instance, 50 ms per call, the default breaker.
+type Options struct {
+	// Policy is what to do when the primary cannot decide.
+	Policy Policy
+	// Timeout bounds each call to the primary (context.WithTimeout around
+	// it, so the primary must honour its context; the stores of this module
+	// do). DefaultTimeout (50 ms) when zero; no bound when negative. A
+	// caller's own earlier deadline still wins, and is the caller's error.
+	Timeout time.Duration
+	// Instances is how many instances share the primary's quota, used by
+	// Local to divide each limit; values below 1 mean 1, values above 65536
+	// mean 65536.
+	Instances int
+	// Breaker configures the circuit breaker in front of the primary.
+	Breaker BreakerOptions
+	// OnFallback, when not nil, is called once for every call decided by the
+	// policy instead of the primary, after out is filled and before Apply
+	// returns, with the reason: the primary's error, or ErrCircuitOpen when
+	// the breaker kept the call from the primary. It runs on the caller's
+	// goroutine, concurrently with other calls: keep it quick (count, not
+	// log; Breaker.OnStateChange is the place for a log line).
+	OnFallback func(reason error)
+}
+
+// Stats counts what a Store has done since it was made.
+type Stats struct {
+	// StoreErrors counts calls the primary was asked and failed: an error
+	// or a timeout. Calls the caller abandoned and invalid checks are not
+	// store errors and are not counted.
+	StoreErrors int64
+	// FallbackDecisions counts calls decided by the policy instead of the
+	// primary: after a store error, or without asking the primary while the
+	// breaker was open. A Local fallback that itself fails is not a decision
+	// and is not counted.
+	FallbackDecisions int64
+	// BreakerOpens counts how often the breaker opened, re-openings after
+	// a failed probe included.
+	BreakerOpens int64
+	// Breaker is the breaker's state now.
+	Breaker BreakerState
+}
+
+// A Store is a sluice.Store that makes a remote primary store (Redis) safe
+// to depend on: it bounds every call with a timeout, keeps calls away from a
+// primary that keeps failing with a circuit breaker, and decides the calls
+// the primary cannot decide by its policy — Local, Allow or Deny — so that
+// an outage costs neither a panic nor an unbounded wait.
+//
+// A call goes to the primary unless the breaker is open. If the primary
+// answers, its answer is returned as it is. If it fails (an error, or no
+// answer within Timeout), the failure is counted, fed to the breaker, and
+// the call is decided by the policy:
+//
+//   - Local: by the local store, each check's Limit replaced by its share
+//     for one of Instances instances: window algorithms admit ⌊Q/n⌋ (at
+//     least 1) per window; buckets hold ⌊B/n⌋ (at least 1) and refill at
+//     exactly Q/(n·W). A check that fits its shared limit but not this
+//     instance's share gets RetryAfter OpenFor (the primary may be back by
+//     then), not Never.
+//   - Allow: every check Allowed, with Remaining its limit's Burst (as if
+//     untouched) and no wait.
+//   - Deny: every check refused, Remaining 0, with RetryAfter and ResetAfter
+//     the breaker's OpenFor: the soonest the primary may be asked again.
+//
+// In every policy a check whose Cost exceeds its limit's Burst is refused
+// with RetryAfter sluice.Never, as every store refuses it; that needs no
+// store. Every decision made by the policy is counted in Stats and reported
+// to OnFallback, so a caller can always tell it from the primary's.
+//
+// A caller that gives up (its ctx is done, before or during the call) gets
+// an error wrapping ctx.Err(), never a fallback decision, and its call does
+// not count against the primary. Errors wrapping sluice.ErrInvalidCheck or
+// sluice.ErrInvalidLimit are the caller's and are returned as they are. If
+// the local store fails too, the error wraps sluice.ErrStoreUnavailable.
+//
+// Recovery is automatic: OpenFor after the breaker opened, one probe call
+// goes to the primary; its success closes the breaker and every later call
+// is the primary's again. With the defaults a primary that is back serves
+// decisions again within about 550 ms (500 ms open plus at most one 50 ms
+// probe that failed just before it came back).
+//
+// A primary that is a CachingStore (overlimit.Cache) is recognised: the
+// calls it answers without asking its own store say nothing about that
+// store's health, so they neither close the breaker nor reset its failure
+// count. Put the cache inside the Store, around the remote store, so that it
+// only remembers the remote store's answers:
+//
+//	failover.New(overlimit.New(redisStore, overlimit.Options{}),
+//		memory.New(), failover.Options{Instances: 4})
+//
+// A Store is safe for concurrent use when its stores are.
+type Store struct {
+	primary    sluice.Store
+	cache      CachingStore // primary, if it can answer without its store
+	local      sluice.Store
+	policy     Policy
+	timeout    time.Duration
+	instances  int64
+	onFallback func(error)
+	breaker    breaker
+
+	storeErrors atomic.Int64
+	fallbacks   atomic.Int64
+	scratch     sync.Pool // *[]sluice.Check for the scaled checks of Local
+
+	sharesMu sync.RWMutex
+	shares   map[sluice.Limit]sluice.Limit // limit → this instance's share, for Local
+}
+
+// maxInstances bounds Options.Instances, as sluice.Limit.Scale bounds its
+// factors.
+const maxInstances = 1 << 16
+
+// maxShares bounds Store.shares; limits are few (they come from the
+// configuration), so overflowing it just starts it afresh.
+const maxShares = 1024
+
+// A CachingStore is a sluice.Store that answers some calls itself, without
+// asking the store behind it, and says which: overlimit.Cache is one. Such
+// calls say nothing about the health of the store behind it, so a Store
+// whose primary is a CachingStore keeps them away from its breaker.
+type CachingStore interface {
+	sluice.Store
+	// ApplyCached is Apply that also reports whether the call was answered
+	// without asking the store behind (cached is false whenever err is not
+	// nil).
+	ApplyCached(ctx context.Context, checks []sluice.Check, out []sluice.Status) (cached bool, err error)
+}
+
+// New returns a Store in front of primary that decides by opts.Policy when
+// primary cannot. local is the store Local decides on (typically a
+// memory.Store) and may be nil for the other policies. It returns an error
+// if primary is nil, if opts.Policy is not valid, or if local is nil under
+// Local.
+func New(primary, local sluice.Store, opts Options) (*Store, error) {
+	switch {
+	case primary == nil:
+		return nil, errors.New("failover: New with a nil primary store")
+	case !opts.Policy.Valid():
+		return nil, fmt.Errorf("failover: New with invalid policy %v", opts.Policy)
+	case local == nil && opts.Policy == Local:
+		return nil, errors.New("failover: New with policy local needs a local store")
+	}
+	f := &Store{
+		primary:    primary,
+		local:      local,
+		policy:     opts.Policy,
+		timeout:    opts.Timeout,
+		instances:  int64(min(max(opts.Instances, 1), maxInstances)),
+		onFallback: opts.OnFallback,
+		breaker:    breaker{opts: opts.Breaker},
+	}
+	f.cache, _ = primary.(CachingStore)
+	if f.timeout == 0 {
+		f.timeout = DefaultTimeout
+	}
+	f.scratch.New = func() any { s := make([]sluice.Check, 0, 8); return &s }
+	return f, nil
+}
+
+// Stats returns the current counts. Each field is read atomically, but not
+// all at the same instant.
+func (f *Store) Stats() Stats {
+	return Stats{
+		StoreErrors:       f.storeErrors.Load(),
+		FallbackDecisions: f.fallbacks.Load(),
+		BreakerOpens:      f.breaker.Opens(),
+		Breaker:           f.breaker.State(),
+	}
+}
+
+// Apply implements sluice.Store.
+func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("failover: %w", err)
+	}
+	tk, ok := f.breaker.Allow()
+	if !ok {
+		return f.fallback(ctx, checks, out, ErrCircuitOpen)
+	}
+	cached, err := f.callPrimary(ctx, checks, out)
+	switch {
+	case err == nil:
+		if cached {
+			f.breaker.Release(tk)
+		} else {
+			f.breaker.Done(tk, true)
+		}
+		return nil
+	case ctx.Err() != nil:
+		f.breaker.Release(tk)
+		return fmt.Errorf("failover: caller gave up: %w (primary store: %v)", ctx.Err(), err)
+	case errors.Is(err, sluice.ErrInvalidCheck) || errors.Is(err, sluice.ErrInvalidLimit):
+		f.breaker.Release(tk)
+		return fmt.Errorf("failover: %w", err)
+	}
+	f.storeErrors.Add(1)
+	f.breaker.Done(tk, false)
+	return f.fallback(ctx, checks, out, fmt.Errorf("primary store: %w", err))
+}
+
+func (f *Store) callPrimary(ctx context.Context, checks []sluice.Check, out []sluice.Status) (cached bool, err error) {
+	if f.timeout > 0 {
+		// A caller's deadline that comes first bounds the call already.
+		if d, ok := ctx.Deadline(); !ok || time.Until(d) > f.timeout {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, f.timeout)
+			defer cancel()
+		}
+	}
+	if f.cache != nil {
+		return f.cache.ApplyCached(ctx, checks, out)
+	}
+	return false, f.primary.Apply(ctx, checks, out)
+}
+
+// fallback decides checks by the policy because of reason.
+func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluice.Status, reason error) error {
+	switch f.policy {
+	case Allow:
+		for i := range checks {
+			out[i] = sluice.Status{Allowed: true, Remaining: checks[i].Limit.Burst()}
+		}
+	case Deny:
+		d := f.breaker.OpenFor()
+		for i := range checks {
+			out[i] = sluice.Status{RetryAfter: d, ResetAfter: d}
+		}
+	default:
+		if err := f.applyLocal(ctx, checks, out); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return fmt.Errorf("failover: caller gave up: %w (%v)", cerr, reason)
+			}
+			return fmt.Errorf("failover: %w; local fallback: %w", unavailable(reason), err)
+		}
+	}
+	for i := range checks {
+		if c := &checks[i]; c.Cost > c.Limit.Burst() {
+			out[i] = sluice.Status{Remaining: out[i].Remaining, ResetAfter: out[i].ResetAfter, RetryAfter: sluice.Never}
+		}
+	}
+	f.fallbacks.Add(1)
+	if f.onFallback != nil {
+		f.onFallback(reason)
+	}
+	return nil
+}
+
+// applyLocal decides checks on the local store with each limit replaced by
+// this instance's share.
+func (f *Store) applyLocal(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	if f.instances == 1 {
+		return f.local.Apply(ctx, checks, out)
+	}
+	p := f.scratch.Get().(*[]sluice.Check)
+	shares := append((*p)[:0], checks...)
+	for i := range shares {
+		shares[i].Limit = f.share(shares[i].Limit)
+	}
+	err := f.local.Apply(ctx, shares, out)
+	clear(shares) // keep no keys alive in the pool
+	*p = shares[:0]
+	f.scratch.Put(p)
+	if err != nil {
+		return err
+	}
+	for i := range checks {
+		// Too big for this instance's share, not for the shared limit: it
+		// fits once the primary is back.
+		if out[i].RetryAfter == sluice.Never && checks[i].Cost <= checks[i].Limit.Burst() {
+			out[i].RetryAfter = f.breaker.OpenFor()
+		}
+	}
+	return nil
+}
+
+// share returns this instance's share of l, l.Scale(1, f.instances),
+// remembered: building a limit costs allocations, and during an outage every
+// call needs its shares.
+func (f *Store) share(l sluice.Limit) sluice.Limit {
+	f.sharesMu.RLock()
+	s, ok := f.shares[l]
+	f.sharesMu.RUnlock()
+	if ok {
+		return s
+	}
+	s = l.Scale(1, f.instances)
+	f.sharesMu.Lock()
+	if len(f.shares) >= maxShares || f.shares == nil {
+		f.shares = make(map[sluice.Limit]sluice.Limit)
+	}
+	f.shares[l] = s
+	f.sharesMu.Unlock()
+	return s
+}
+
+// unavailable returns err wrapping sluice.ErrStoreUnavailable.
+func unavailable(err error) error {
+	if errors.Is(err, sluice.ErrStoreUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", sluice.ErrStoreUnavailable, err)
+}
