@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe to write from a process's pipes while
+// the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestNewcomerDemo runs `sluice serve` without a configuration, as the
+// README's first command does: it says that it trusts loopback callers, the
+// decision API answers on the admin listener without a token from loopback,
+// and the same path on the public listener is the demo upstream's.
+func TestNewcomerDemo(t *testing.T) {
+	bin, err := sluiceBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	public, admin := freeAddr(t), freeAddr(t)
+	var out syncBuffer
+	cmd := exec.Command(bin, "serve", "-listen", public, "-admin-listen", admin)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	}()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get("http://" + admin + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sluice serve did not start: %v\n%s", err, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if s := out.String(); !strings.Contains(s, "trusts callers on loopback") || !strings.Contains(s, admin+"/v1/check") {
+		t.Errorf("the demo does not say it trusts loopback, or where the decision API is:\n%s", s)
+	}
+	post := func(addr string) (int, string) {
+		resp, err := http.Post("http://"+addr+"/v1/check", "application/json",
+			strings.NewReader(`{"api_key":"demo-pro-key","method":"POST","path":"/api/generate"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := post(admin); code != 200 || !strings.Contains(body, `"allowed":true`) || !strings.Contains(body, `"plan":"pro"`) {
+		t.Errorf("the README's decision API call: %d %s", code, body)
+	}
+	if code, body := post(public); code != 200 || !strings.Contains(body, "sluice demo upstream") {
+		t.Errorf("/v1/check on the public listener: %d %s, want the demo upstream's answer", code, body)
+	}
+}
