@@ -40,3 +40,39 @@ func BenchmarkAllowExistingKey(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAllowNewKeyFullStore is one goroutine deciding on keys never
+// seen before at a full store (MaxKeys 4,096 and 65,536, as in a key
+// flood): every call evicts a state, the store's clock standing still.
+func BenchmarkAllowNewKeyFullStore(b *testing.B) {
+	for _, maxKeys := range []int{1 << 12, 1 << 16} {
+		for _, l := range []sluice.Limit{sluice.GCRA(1000, 24*time.Hour), sluice.FixedWindow(1000, 24*time.Hour), sluice.SlidingLog(1000, 24*time.Hour)} {
+			b.Run(fmt.Sprintf("%s/%d", l.Algorithm(), maxKeys), func(b *testing.B) {
+				at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+				s := memory.New(memory.WithSweepInterval(0), memory.WithMaxKeys(maxKeys), memory.WithClock(func() time.Time { return at }))
+				defer s.Close()
+				lim := sluice.NewLimiter(s)
+				keys := make([]string, 1<<20)
+				for i := range keys {
+					keys[i] = fmt.Sprintf("key-%d", i)
+				}
+				checks := []sluice.Check{{Limit: l, Cost: 1}}
+				var d sluice.Decision
+				for _, k := range keys[:maxKeys] {
+					checks[0].Key = k
+					lim.AllowInto(context.Background(), &d, checks)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				i := maxKeys
+				for b.Loop() {
+					checks[0].Key = keys[i&(1<<20-1)]
+					i++
+					if err := lim.AllowInto(context.Background(), &d, checks); err != nil || !d.Allowed {
+						b.Fatal(err, d.Allowed)
+					}
+				}
+			})
+		}
+	}
+}

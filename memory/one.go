@@ -181,7 +181,7 @@ func (s *Store) applyOneLocked(c *sluice.Check, st *sluice.Status, h hash, i uin
 	one, out := unsafe.Slice(c, 1), unsafe.Slice(st, 1)
 	sh := &s.shards[i]
 	sh.mu.Lock()
-	t := sh.table(&c.Limit)
+	t := sh.table(&c.Limit, &s.judges)
 	var states [1]sluice.State
 	slot, _, ok := t.hold(h)
 	if ok {
@@ -202,7 +202,13 @@ func (s *Store) applyOneLocked(c *sluice.Check, st *sluice.Status, h hash, i uin
 		if ok {
 			t.store(slot, h, &states[0], exp)
 		} else {
-			sh.insert(s, t, h, &states[0], exp, now, nil)
+			at := s.upkeepTime(sh, now, lagged)
+			if until, in := sh.insert(s, t, h, &states[0], exp, at, nil, false); !in && !c.Limit.Shadow() {
+				// A shadow check never refuses: its state goes unkept.
+				refuseNoRoom(st, at, until)
+				s.noRoom.Add(1)
+				now = at
+			}
 		}
 	}
 	if ok {

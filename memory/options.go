@@ -62,13 +62,15 @@ func WithClockResolution(d time.Duration) Option {
 // WithMaxKeys bounds the number of (key, limit) states the store keeps, 1<<20
 // by default (about 44 MB of heap). When a new key arrives at a full store,
 // an expired state (one back at full quota for a second or more: expiry is
-// kept in whole seconds) is reclaimed or, failing that, the state among a small random sample that
-// expires soonest is evicted (Stats.Evictions counts it). n < 1 means 1.
-// The bound is kept per shard: n divided by the shard count, rounded down
-// (with fewer shards when that would be below 16), so the store holds at
-// most n states and, full, at least 15/16 of n — unless one call inserts
-// more states into a full shard than the shard holds (a call never evicts
-// its own states).
+// kept in whole seconds) is reclaimed or, failing that, a state is evicted
+// by the rule of the package doc: never one that refuses while another
+// may go, and when every state the store looks at refuses, the new key's
+// check is refused (Stats.Evictions and Stats.NoRoom count them). n < 1
+// means 1. The bound is kept per shard: n divided by the shard count,
+// rounded down (with fewer shards when that would be below 16), so the
+// store holds at most n states and, full, at least 15/16 of n — unless one
+// call inserts more states into a full shard than the shard holds (a call
+// never evicts the states of its own keys).
 func WithMaxKeys(n int) Option {
 	return func(o *options) { o.maxKeys = max(n, 1) }
 }

@@ -19,7 +19,7 @@ func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64
 		h := s.keyHash(c.Key)
 		sh := &s.shards[s.shardIndex(h)]
 		sh.mu.Lock()
-		t := sh.table(&c.Limit)
+		t := sh.table(&c.Limit, &s.judges)
 		if slot, _, ok := t.hold(h); ok {
 			var st sluice.State
 			t.load(slot, h, &st)

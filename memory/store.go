@@ -1,6 +1,3 @@
-// Package memory is sluice's in-process Store: sharded, bounded in the number
-// of keys it holds, and free of allocations when it decides for a key it
-// already holds.
 package memory
 
 import (
@@ -22,6 +19,11 @@ import (
 // use. Its zero value is not usable: call New, and Close when done to stop
 // the background sweep and the clock's ticker.
 //
+// The store holds a bounded number of states (WithMaxKeys). To make room
+// it evicts only states whose loss admits their keys nothing their limits
+// would not have, and refuses a new key rather than free a client its
+// limit refuses (see the package doc).
+//
 // The store never waits on I/O: a decision takes well under a microsecond,
 // so it does not consult its context and decides a call whose context is
 // done like any other, as sethvargo/go-limiter's memorystore does (and
@@ -39,8 +41,10 @@ type Store struct {
 	mask     uint64
 	perShard int
 
+	judges      judgeSet
 	evictions   atomic.Int64
 	expirations atomic.Int64
+	noRoom      atomic.Int64
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -108,12 +112,16 @@ const sweepGap = 1000
 type Stats struct {
 	// Keys is the number of (key, limit) states held now.
 	Keys int
-	// Evictions counts live states dropped to make room for new keys: each
-	// one hands its key a fresh quota early.
+	// Evictions counts states dropped, with some of their capacity used, to
+	// make room for new keys: each one hands its key back what it had used
+	// (never a state that was refusing: see Store).
 	Evictions int64
 	// Expirations counts states forgotten because they had returned to full
 	// quota (by the sweep, or reclaimed by a full shard).
 	Expirations int64
+	// NoRoom counts checks of new keys refused because their shard was full
+	// of states that refuse, none of which may be evicted (see Store).
+	NoRoom int64
 	// ClockLateTicks counts the times the default clock's ticker ran more
 	// than two resolutions after its previous tick (see
 	// WithClockResolution): decisions in between decided at a time that
@@ -175,6 +183,7 @@ func (s *Store) Stats() Stats {
 	st := Stats{
 		Evictions:      s.evictions.Load(),
 		Expirations:    s.expirations.Load(),
+		NoRoom:         s.noRoom.Load(),
 		ClockLateTicks: s.clock.lateTicks.Load(),
 		ClockMaxLag:    time.Duration(s.clock.maxGap.Load()) * time.Microsecond,
 	}
@@ -334,6 +343,13 @@ func releaseHeld(held []heldCheck, order []int) {
 }
 
 // applyManyLocked decides checks under the mutexes of their shards.
+//
+// An admitted call's new keys are inserted after its held states are
+// stored and let go, as an insert may move entries. When the new keys of
+// its enforcing checks do not fit in their shards, the call first lets its
+// states go, makes room (eviction moves entries too) and decides again; if
+// only refusing states could make that room, the call is refused and
+// changes nothing.
 func (s *Store) applyManyLocked(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, states []sluice.State) int64 {
 	n := len(checks)
 	var (
@@ -362,36 +378,136 @@ func (s *Store) applyManyLocked(checks []sluice.Check, out []sluice.Status, hash
 		s.shards[k].mu.Lock()
 	}
 	for i := range checks {
-		tables[i] = s.shards[idx[i]].table(&checks[i].Limit)
-		slots[i], taken[i], held[i] = tables[i].hold(hashes[i])
+		tables[i] = s.shards[idx[i]].table(&checks[i].Limit, &s.judges)
 	}
-	loadHeld(tables, slots, hashes, held, states)
-	now, lagged := s.clock.nowFor(checks) // after the wait for the mutexes
-	changed := sluice.DecideBatch(checks, states, now, out)
-	if lagged && refused(out) {
-		now = s.clock.exact()
+	var (
+		now     int64
+		changed bool
+	)
+	for made := false; ; made = true {
+		for i := range checks {
+			slots[i], taken[i], held[i] = tables[i].hold(hashes[i])
+		}
 		loadHeld(tables, slots, hashes, held, states)
+		var lagged bool
+		now, lagged = s.clock.nowFor(checks) // after the wait for the mutexes
 		changed = sluice.DecideBatch(checks, states, now, out)
+		if lagged && refused(out) {
+			now = s.clock.exact()
+			loadHeld(tables, slots, hashes, held, states)
+			changed = sluice.DecideBatch(checks, states, now, out)
+		}
+		if !changed || made || s.fits(checks, states, held, idx, locked) {
+			break
+		}
+		letGoTaken(tables, slots, taken)
+		at := now
+		if lagged {
+			at = s.clock.exact()
+		}
+		if s.makeRoomFor(checks, states, held, idx, locked, hashes, at, out) {
+			continue
+		}
+		// Refused for want of room: the other checks report their states
+		// as a peek would.
+		for i := range checks {
+			slots[i], taken[i], held[i] = tables[i].hold(hashes[i])
+		}
+		loadHeld(tables, slots, hashes, held, states)
+		now, changed = at, false
+		for i := range checks {
+			if out[i].Allowed {
+				_, out[i] = checks[i].Limit.Decide(states[i], now, 0)
+			}
+		}
+		break
 	}
 	for i := range checks { // existing keys first: inserts may move entries
 		if held[i] && changed {
 			tables[i].store(slots[i], hashes[i], &states[i], expiry(now, &out[i]))
 		}
 	}
-	for i := range checks {
-		if taken[i] {
-			tables[i].arr.es[slots[i]].letGo()
-		}
-	}
-	for i := range checks {
-		if changed && !held[i] && !isZero(&states[i]) {
-			s.shards[idx[i]].insert(s, tables[i], hashes[i], &states[i], expiry(now, &out[i]), now, hashes)
+	letGoTaken(tables, slots, taken)
+	if changed {
+		// Enforcing checks first: room was made for them.
+		for _, shadow := range [2]bool{false, true} {
+			for i := range checks {
+				if !held[i] && !isZero(&states[i]) && checks[i].Limit.Shadow() == shadow {
+					sh := &s.shards[idx[i]]
+					sh.insert(s, tables[i], hashes[i], &states[i], expiry(now, &out[i]), now, hashes, !shadow)
+				}
+			}
 		}
 	}
 	for _, k := range locked {
 		s.shards[k].mu.Unlock()
 	}
 	return now
+}
+
+// letGoTaken lets go of the entries taken (see table.hold).
+func letGoTaken(tables []*table, slots []int, taken []bool) {
+	for i := range tables {
+		if taken[i] {
+			tables[i].arr.es[slots[i]].letGo()
+		}
+	}
+}
+
+// enforcingNew reports whether check i of an admitted call, whose state
+// after the decision is states[i], is an enforcing check that inserts a
+// new key.
+func enforcingNew(checks []sluice.Check, states []sluice.State, held []bool, i int) bool {
+	return !held[i] && !isZero(&states[i]) && !checks[i].Limit.Shadow()
+}
+
+// newKeys returns how many enforcing checks of an admitted call insert a
+// new key into shard k (see enforcingNew).
+func newKeys(checks []sluice.Check, states []sluice.State, held []bool, idx []uint32, k uint32) int {
+	n := 0
+	for i := range checks {
+		if idx[i] == k && enforcingNew(checks, states, held, i) {
+			n++
+		}
+	}
+	return n
+}
+
+// fits reports whether every shard of an admitted call (locked) can take
+// the new keys of its enforcing checks without evicting.
+func (s *Store) fits(checks []sluice.Check, states []sluice.State, held []bool, idx, locked []uint32) bool {
+	for _, k := range locked {
+		if n := newKeys(checks, states, held, idx, k); n > 0 && s.shards[k].keys+n > s.perShard {
+			return false
+		}
+	}
+	return true
+}
+
+// makeRoomFor makes room in every shard of an admitted call (locked),
+// whose states are let go, for the new keys of its enforcing checks,
+// judging states at at. It reports false when some shard could not make
+// it, having written the refusal of those checks into out.
+func (s *Store) makeRoomFor(checks []sluice.Check, states []sluice.State, held []bool, idx, locked []uint32, protect []hash, at int64, out []sluice.Status) bool {
+	ok := true
+	for _, k := range locked {
+		n := newKeys(checks, states, held, idx, k)
+		if n == 0 {
+			continue
+		}
+		until, made := s.shards[k].makeRoom(s, at, n, protect)
+		if made {
+			continue
+		}
+		ok = false
+		for i := range checks {
+			if idx[i] == k && enforcingNew(checks, states, held, i) {
+				refuseNoRoom(&out[i], at, until)
+				s.noRoom.Add(1)
+			}
+		}
+	}
+	return ok
 }
 
 // loadHeld loads into states[i] the state at slots[i] of tables[i] when
@@ -445,7 +561,8 @@ func expiry(now int64, st *sluice.Status) int64 {
 // becomes equivalent to a fresh one.
 func expiryAfter(now, resetUS int64) int64 { return now + min(resetUS, 1<<62) }
 
-// table returns the shard's table for l, creating it.
+// table returns the shard's table for l, creating it, and notes l's
+// parameters in js (see table.rank).
 //
 // A plan's few limits meet the same shard again and again: the tables of
 // the last few checks are kept at hand, so that most calls find theirs by
@@ -453,21 +570,23 @@ func expiryAfter(now, resetUS int64) int64 { return now + min(resetUS, 1<<62) }
 // instead of hashing the name for the map. A table found there stays where
 // it is (a plan of up to 4 limits then moves nothing); one from the map
 // goes first, pushing out the last.
-func (sh *shard) table(l *sluice.Limit) *table {
+func (sh *shard) table(l *sluice.Limit, js *judgeSet) *table {
 	name, alg := sluice.LimitKey(l)
 	k := tableKey{name, alg}
 	for _, t := range &sh.recent {
 		if t != nil && t.key.is(k) {
+			t.judges.note(js, l)
 			return t
 		}
 	}
 	t := sh.tables[k]
 	if t == nil {
-		t = newTable(*l)
+		t = newTable(*l, js.of(k, l))
 		sh.tables[k] = t
 		sh.order = append(sh.order, t)
 		sh.list()
 	}
+	t.judges.note(js, l)
 	copy(sh.recent[1:], sh.recent[:len(sh.recent)-1])
 	sh.recent[0] = t
 	return t
@@ -516,70 +635,35 @@ func (sh *shard) drop(t *table) {
 	sh.list()
 }
 
-// insert adds h to t, first making room if the shard is full. The states
-// of the keys in protect (the call being decided) are never evicted.
-func (sh *shard) insert(s *Store, t *table, h hash, st *sluice.State, exp, now int64, protect []hash) {
-	if sh.keys >= s.perShard {
-		freed := 0
-		if sh.soonest <= now && now-sh.swept >= sweepGap {
-			freed = sh.sweep(now, false)
-			s.expirations.Add(int64(freed))
-		}
-		if freed == 0 {
-			sh.reclaim(s, now, protect)
-		}
+// insert adds h to t, with state st expiring at exp, first making room if
+// the shard is full: it forgets the shard's expired states (at most once
+// per sweepGap), else evicts (see makeRoom), at time at. The states of the
+// keys in protect (the call being decided) are never evicted. It reports
+// false, having added nothing, when only refusing states could make room,
+// with the time at which the one that stopped it stops refusing; unless
+// must, when it adds h above the bound.
+func (sh *shard) insert(s *Store, t *table, h hash, st *sluice.State, exp, at int64, protect []hash, must bool) (until int64, ok bool) {
+	if sh.keys >= s.perShard && sh.soonest <= at && at-sh.swept >= sweepGap {
+		s.expirations.Add(int64(sh.sweep(at, false)))
+	}
+	if until, ok := sh.makeRoom(s, at, 1, protect); !ok && !must {
+		return until, false
 	}
 	if t.insert(h, st, exp) {
 		sh.list()
 	}
 	sh.keys++
 	sh.soonest = min(sh.soonest, exp)
+	return 0, true
 }
 
-// reclaim frees one state of a full shard that holds no expired state it
-// knows of: the one of a small random sample that expires soonest.
-func (sh *shard) reclaim(s *Store, now int64, protect []hash) {
-	var (
-		victimT   *table
-		victimAt  int
-		victimExp int64
-		buf       [evictionSample]int
-	)
-	for _, t := range sh.tables { // map order is random: a random table first
-		es := t.entries()
-		for _, i := range t.sample(buf[:0]) {
-			e := &es[i]
-			if protected(protect, keyOf(e)) {
-				continue
-			}
-			if exp := expiryOf(e.tag.Load()); victimT == nil || exp < victimExp {
-				victimT, victimAt, victimExp = t, i, exp
-			}
-		}
-		if victimT != nil {
-			break
-		}
+// upkeepTime returns the time to judge a full shard's states at, for a
+// call decided at now: the exact time when now lags (a state refusing at
+// now may not be at the exact time, and a refusal is the exact clock's),
+// else now.
+func (s *Store) upkeepTime(sh *shard, now int64, lagged bool) int64 {
+	if lagged && sh.keys >= s.perShard {
+		return s.clock.exact()
 	}
-	if victimT == nil {
-		return // everything sampled is in the current call; exceed briefly
-	}
-	victim := &victimT.entries()[victimAt]
-	victim.hold()
-	victimExp = expiryOf(victim.tag.Load()) // a decision may have moved it on
-	victimT.remove(victimAt)
-	sh.keys--
-	if victimExp <= now {
-		s.expirations.Add(1)
-	} else {
-		s.evictions.Add(1)
-	}
-}
-
-func protected(hashes []hash, h hash) bool {
-	for _, p := range hashes {
-		if p == h {
-			return true
-		}
-	}
-	return false
+	return now
 }

@@ -20,6 +20,7 @@ const (
 	shrinkBelowOneIn  = 8
 	shrinkMinSlots    = 1024
 	evictionSample    = 8
+	evictionRounds    = 8
 	evictionMaxProbes = 64
 )
 
@@ -35,12 +36,12 @@ const (
 // moves or reads (entry.hold), so that a decider never sees a key half
 // moved: an array given up keeps its entries held forever.
 type table struct {
-	key   tableKey
-	limit sluice.Limit
-	kind  stateKind
-	arr   array // replaced whole as the table grows or shrinks
-	n     int
-	logs  map[hash][]sluice.LogEntry // kindLog only
+	key    tableKey
+	judges *judges // the parameter sets to rank states by (see rank)
+	kind   stateKind
+	arr    array // replaced whole as the table grows or shrinks
+	n      int
+	logs   map[hash][]sluice.LogEntry // kindLog only
 }
 
 // stateKind says which words of a sluice.State a table's algorithm uses,
@@ -117,8 +118,13 @@ func (a *array) copyState(j int, src *array, i int) {
 	}
 }
 
-func newTable(l sluice.Limit) *table {
-	t := &table{key: tableKey{l.Name(), l.Algorithm()}, limit: l, kind: kindOf(l.Algorithm())}
+// newTable returns a table for l's name and algorithm whose states are
+// ranked by j (nil: by l's parameters alone).
+func newTable(l sluice.Limit, j *judges) *table {
+	if j == nil {
+		j = newJudges(&l)
+	}
+	t := &table{key: tableKey{l.Name(), l.Algorithm()}, judges: j, kind: kindOf(l.Algorithm())}
 	if t.kind == kindLog {
 		t.logs = map[hash][]sluice.LogEntry{}
 	}

@@ -23,7 +23,7 @@ func TestPropertyTableAgreesWithAMap(t *testing.T) {
 		sluice.SlidingLog(10, time.Second),     // kindLog
 	}
 	rapid.Check(t, func(rt *rapid.T) {
-		tb := newTable(rapid.SampledFrom(limits).Draw(rt, "limit"))
+		tb := newTable(rapid.SampledFrom(limits).Draw(rt, "limit"), nil)
 		type kept struct {
 			st  sluice.State
 			exp int64
