@@ -39,9 +39,47 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("%s is not valid", fs.Arg(0))
 	}
 	printPlans(stdout, cfg)
+	fmt.Fprintln(stdout)
+	printAccess(stdout, cfg)
 	fmt.Fprintf(stdout, "\n%s is valid: %d plans, %d global limits, %d API keys, store %s.\n",
 		cfg.File, len(cfg.Policy.Plans), len(cfg.Policy.Global), len(cfg.Keys), cfg.Store.Type)
 	return nil
+}
+
+// printAccess prints the listeners and who may call the admin listener.
+func printAccess(w io.Writer, cfg *config.Config) {
+	tls := func(t config.TLS) string {
+		switch {
+		case t.ClientCAFile != "":
+			return "mutual TLS"
+		case t.Enabled():
+			return "TLS"
+		}
+		return "plain"
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LISTENER\tADDRESS\tTRANSPORT\tSERVES")
+	fmt.Fprintf(tw, "public\t%s\t%s\tthe limited API, /docs, /healthz\n", cfg.Listen, tls(cfg.TLS))
+	fmt.Fprintf(tw, "admin\t%s\t%s\t/v1/check, /v1/forward-auth, /metrics, /dashboard, /designer, /v1/degradation, /readyz\n",
+		cfg.Admin.Listen, tls(cfg.Admin.TLS))
+	if cfg.Envoy.Enabled {
+		fmt.Fprintf(tw, "envoy\t%s\t%s\tEnvoy's ShouldRateLimit (gRPC)\n", cfg.Envoy.Listen, tls(cfg.Admin.TLS))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CALLER\tBY\tSCOPES")
+	if s := cfg.Admin.LoopbackScopes; s != 0 {
+		fmt.Fprintf(tw, "(any loopback peer)\taddress\t%s\n", s)
+	}
+	for _, c := range cfg.Admin.Callers {
+		by := "token (SHA-256)"
+		if c.Certificate != "" {
+			by = "certificate " + c.Certificate
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, by, c.Scopes)
+	}
+	tw.Flush()
 }
 
 func printPlans(w io.Writer, cfg *config.Config) {

@@ -14,7 +14,8 @@ func TestCheckPrintsPlansOfAValidFile(t *testing.T) {
 	if code := run(context.Background(), []string{"check", "../../examples/sluice.yaml"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	for _, want := range []string{"free (default)", "per-day", "fixed-window", "sliding-window-log", "shadow", "is valid: 4 plans"} {
+	for _, want := range []string{"free (default)", "per-day", "fixed-window", "sliding-window-log", "shadow", "is valid: 4 plans",
+		"public    127.0.0.1:8080", "admin     127.0.0.1:9090", "(any loopback peer)  address  read,check,override_plan,admin"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
