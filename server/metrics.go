@@ -179,13 +179,15 @@ func registerMemoryMetrics(reg *prometheus.Registry, m *memory.Store) {
 		prometheus.NewDesc("sluice_memory_keys",
 			"(key, limit) states the in-process store holds.", nil, nil),
 		prometheus.NewDesc("sluice_memory_evictions_total",
-			"Live states the in-process store dropped to make room for new keys (each hands its key a fresh quota early).", nil, nil),
+			"Live states the in-process store dropped to make room for new keys, the least used first, never one that is refusing.", nil, nil),
 		prometheus.NewDesc("sluice_memory_expirations_total",
 			"States the in-process store forgot because they were back at full quota.", nil, nil),
 		prometheus.NewDesc("sluice_memory_clock_late_ticks_total",
 			"Ticks of the in-process store's clock more than two resolutions after the previous one.", nil, nil),
 		prometheus.NewDesc("sluice_memory_clock_max_lag_seconds",
 			"The most any admission's time has lagged the exact time since start (refusals never lag).", nil, nil),
+		prometheus.NewDesc("sluice_memory_no_room_total",
+			"Checks of new keys refused because their shard was full of refusing states (raise store.max_keys).", nil, nil),
 	}})
 }
 
@@ -195,7 +197,7 @@ func registerMemoryMetrics(reg *prometheus.Registry, m *memory.Store) {
 // the clock's largest lag.
 type memoryCollector struct {
 	m     *memory.Store
-	descs [5]*prometheus.Desc
+	descs [6]*prometheus.Desc
 }
 
 // Describe implements prometheus.Collector.
@@ -214,6 +216,7 @@ func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(d[2], prometheus.CounterValue, float64(st.Expirations))
 	ch <- prometheus.MustNewConstMetric(d[3], prometheus.CounterValue, float64(st.ClockLateTicks))
 	ch <- prometheus.MustNewConstMetric(d[4], prometheus.GaugeValue, st.ClockMaxLag.Seconds())
+	ch <- prometheus.MustNewConstMetric(d[5], prometheus.CounterValue, float64(st.NoRoom))
 }
 
 // registerStoreMetrics exports the counters of a remote store's wrappers:

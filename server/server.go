@@ -149,7 +149,8 @@ func New(opts Options) (*Server, error) {
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
 	registerMemoryMetrics(opts.Registry, opts.Memory)
 	s.stats = newStats(opts.Clock)
-	s.designer = newDesigner(designerLimits{})
+	g := opts.Config.Designer
+	s.designer = newDesigner(designerLimits{concurrency: g.Concurrency, maxArrivals: g.MaxArrivals, timeout: g.Timeout})
 	s.mon = degrade.NewMonitor(opts.StoreDown)
 	s.ctl = degrade.NewController(opts.Config.Degradation.Controller, nil, s.levelChanged)
 	st, err := s.build(opts.Config)
@@ -414,7 +415,7 @@ func (s *Server) httpListener(name string, h http.Handler, ln net.Listener, useT
 func (s *Server) warnRestartOnly(old, cfg *config.Config) {
 	if old.Listen != cfg.Listen || old.Admin.Listen != cfg.Admin.Listen || old.Envoy.Listen != cfg.Envoy.Listen ||
 		old.TLS.Enabled() != cfg.TLS.Enabled() || old.Admin.TLS.Enabled() != cfg.Admin.TLS.Enabled() ||
-		old.Connections != cfg.Connections {
-		s.log.Warn("listener addresses, TLS on/off and connection bounds change at the next start; the running listeners keep theirs")
+		old.Connections != cfg.Connections || old.Designer != cfg.Designer {
+		s.log.Warn("listener addresses, TLS on/off, connection and designer bounds change at the next start; the running ones keep theirs")
 	}
 }

@@ -369,7 +369,7 @@ func TestAdminEndpoints(t *testing.T) {
 				"sluice_decision_seconds_bucket", "sluice_near_limit_total 1", "sluice_degradation_level 0",
 				fmt.Sprintf("sluice_memory_keys %d\n", held), "sluice_memory_evictions_total 0\n",
 				"sluice_memory_expirations_total 0\n", "sluice_memory_clock_late_ticks_total 0\n",
-				"sluice_memory_clock_max_lag_seconds 0\n"},
+				"sluice_memory_clock_max_lag_seconds 0\n", "sluice_memory_no_room_total 0\n"},
 			"/docs":           {`id="plan-table"`, "<strong>free</strong>", "POST /api/generate", "Retry-After", "quota-exceeded", "https://example.com/pricing"},
 			"/dashboard":      {`id="rate"`, "dashboard/data"},
 			"/dashboard/data": {`"refused":2`, `"limit":"per-minute"`, `"client":"api-key:`},
