@@ -257,10 +257,12 @@ anonymous_plan: free
 	}
 }
 
-// TestServeShedsIdleConnectionsAtTheLimit: with connections.max 500, 2,000
+// TestServeShedsIdleConnectionsAtTheLimit: with connections.max 500, 1,000
 // connections that hold their slot idle cannot lock a new client out: the
 // listener closes the longest-idle to make room, and says so in
-// sluice_connections_shed_total.
+// sluice_connections_shed_total. (The new client waits behind the 500 held
+// beyond the limit in the kernel's backlog: each is accepted and makes room
+// before it.)
 func TestServeShedsIdleConnectionsAtTheLimit(t *testing.T) {
 	p := startServe(t, `
 connections:
@@ -272,13 +274,13 @@ plans:
 default_plan: free
 anonymous_plan: free
 `)
-	conns := make([]net.Conn, 0, 2000)
+	conns := make([]net.Conn, 0, 1000)
 	t.Cleanup(func() {
 		for _, c := range conns {
 			c.Close()
 		}
 	})
-	for i := range 2000 {
+	for i := range 1000 {
 		c, err := net.Dial("tcp", p.public)
 		if err != nil {
 			t.Fatalf("connection %d: %v", i, err)
@@ -286,7 +288,7 @@ anonymous_plan: free
 		conns = append(conns, c)
 	}
 	took := timedGet(t, "http://"+p.public+"/healthz")
-	t.Logf("2,000 silent connections against max 500: a new client answered in %v", took)
+	t.Logf("1,000 silent connections against max 500: a new client answered in %v", took)
 	if took > 100*time.Millisecond {
 		t.Errorf("a new client waited %v, want ≤ 100ms", took)
 	}
@@ -305,7 +307,7 @@ anonymous_plan: free
 			shed, _ = strconv.ParseFloat(v, 64)
 		}
 	}
-	if shed < 1500 {
-		t.Errorf("sluice_connections_shed_total{listener=\"public\"} = %v, want ≥ 1500 of the 2,000 over the limit of 500", shed)
+	if shed < 500 {
+		t.Errorf("sluice_connections_shed_total{listener=\"public\"} = %v, want ≥ 500 of the 1,000 over the limit of 500", shed)
 	}
 }
