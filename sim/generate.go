@@ -89,10 +89,10 @@ func (p *Pattern) check(quantity int64, window time.Duration, maxArrivals int) e
 	return nil
 }
 
-// tooManyRequests is the error of traffic above max requests (size: the
+// tooManyRequests is the error of traffic above bound requests (size: the
 // expected requests, 0 when unknown).
-func tooManyRequests(max int, size int64) *TooLargeError {
-	return &TooLargeError{Bound: "requests", Max: int64(max), Size: size, Hint: "lower the rate, keys or duration"}
+func tooManyRequests(bound int, size int64) *TooLargeError {
+	return &TooLargeError{Bound: "requests", Max: int64(bound), Size: size, Hint: "lower the rate, keys or duration"}
 }
 
 // keyPicker returns a function drawing key indexes: Zipf of exponent skew
