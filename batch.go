@@ -1,30 +1,28 @@
 package sluice
 
+import "github.com/sluice-dev/sluice/internal/algo"
+
 // DecideBatch applies the all-or-nothing rule of Store.Apply to states that a
-// store has loaded and locked: states[i] is checks[i]'s state. It writes one
-// Status per check to out and the state to keep to states[i], and reports
-// whether any state changed (the store must then write states back).
-// Stores call it so that every store decides batches the same way.
+// store has loaded and locked: states[i] is checks[i]'s state, and now the
+// store's time in µs since Epoch. It writes one Status per check to out and
+// the state to keep to states[i], and reports whether any state changed (the
+// store must then write states back). It is what a Store implementation
+// calls to decide, so that every store decides batches the same way; it
+// allocates nothing for up to 8 checks.
 func DecideBatch(checks []Check, states []State, now int64, out []Status) (changed bool) {
-	if len(checks) == 1 { // the common case, in place
-		var v verdict
-		changed = checks[0].Limit.step(&states[0], now, checks[0].Cost, &v)
-		v.writeStatus(&out[0])
-		return changed
-	}
 	var buf [8]State
 	next := buf[:]
 	if len(checks) > len(buf) {
 		next = make([]State, len(checks))
 	}
 	blocked := false
-	var v verdict
+	var v algo.Verdict
 	for i := range checks {
 		c := &checks[i]
 		next[i] = states[i]
-		c.Limit.step(&next[i], now, c.Cost, &v)
-		v.writeStatus(&out[i])
-		if !v.allowed && !c.Limit.shadow {
+		c.Limit.decide(&next[i], now, c.Cost, &v)
+		writeStatus(&v, &out[i])
+		if !v.Allowed && !c.Limit.shadow {
 			blocked = true
 		}
 	}
@@ -35,8 +33,8 @@ func DecideBatch(checks []Check, states []State, now int64, out []Status) (chang
 			// nothing to consume
 		case blocked:
 			peek := states[i]
-			c.Limit.step(&peek, now, 0, &v) // report as a peek
-			v.writeStatus(&out[i])
+			c.Limit.decide(&peek, now, 0, &v) // report as a peek
+			writeStatus(&v, &out[i])
 		default:
 			states[i] = next[i]
 			changed = true

@@ -26,14 +26,6 @@ type Check struct {
 	Cost  int64
 }
 
-// valid reports whether validate returns nil, cheaply enough to inline: a
-// key of 1 to MaxKeyLen bytes, a cost of at least 0, and a valid limit (one
-// with rw, which build leaves zero on an invalid limit, as the zero Limit
-// has it).
-func (c *Check) valid() bool {
-	return uint(len(c.Key)-1) < MaxKeyLen && c.Cost >= 0 && c.Limit.rw != 0
-}
-
 // validate reports why c cannot be decided.
 func (c *Check) validate() error {
 	switch {
@@ -44,7 +36,7 @@ func (c *Check) validate() error {
 	case c.Cost < 0:
 		return fmt.Errorf("%w: negative cost %d", ErrInvalidCheck, c.Cost)
 	}
-	if c.Limit.err != nil || c.Limit.q == 0 { // without copying the Limit on the hot path
+	if c.Limit.p.RW == 0 { // an invalid Limit, or the zero one
 		return fmt.Errorf("%w: %w", ErrInvalidCheck, c.Limit.Err())
 	}
 	return nil
@@ -156,27 +148,6 @@ func (d *Decision) setAt(us int64) {
 func (d *Decision) convertAt(us int64) {
 	d.At = timeFromMicros(us)
 	d.at, d.atUS, d.atSet = d.At, us, true
-}
-
-// decideOne is decide for one check c with status st, for a d whose Limit
-// is c's and whose Violated is empty already: AllowInto sets them before the
-// store decides, when the work overlaps the store's cache misses instead of
-// delaying the next call's.
-func (d *Decision) decideOne(c *Check, st *Status) {
-	d.Allowed, d.Remaining, d.ResetAfter, d.RetryAfter, d.Delay = st.Allowed, st.Remaining, st.ResetAfter, 0, st.Delay
-	if !st.Allowed {
-		d.refusedOne(c, st)
-	}
-}
-
-// refusedOne is decideOne's end for a refused check.
-func (d *Decision) refusedOne(c *Check, st *Status) {
-	if c.Limit.shadow {
-		d.Allowed = true
-		return
-	}
-	d.Violated = append(d.Violated, c.Limit.name)
-	d.RetryAfter = st.RetryAfter
 }
 
 // decide fills d from the per-check statuses.

@@ -1,11 +1,14 @@
 package sluice
 
+import "github.com/sluice-dev/sluice/internal/algo"
+
 // State is one key's stored state under one Limit. The zero State is a key
 // never seen: full quota. Its fields mean different things per algorithm
 // and are exported so that stores (and the simulator) can keep them; treat
-// them as opaque and let Decide interpret them. Decide accepts any State,
-// including one written under different parameters of the same algorithm:
-// out-of-range values are clamped, never trusted to create capacity.
+// them as opaque and let Decide or DecideBatch interpret them. Both accept
+// any State, including one written under different parameters of the same
+// algorithm: out-of-range values are clamped, never trusted to create
+// capacity.
 type State struct {
 	// T is a time in µs since Epoch: the window start (fixed window,
 	// sliding counter), the last update (token and leaky bucket) or the
@@ -17,49 +20,14 @@ type State struct {
 	// B is the sliding counter's previous-window count, or GCRA's arrival
 	// time fraction in ticks plus one (zero: never written).
 	B int64
-	// Log lists the sliding window log's admissions, oldest first.
+	// Log lists the sliding window log's admissions (and a concurrency
+	// limit's leases), oldest first.
 	Log []LogEntry
 }
 
-// LogEntry is one admission in a sliding window log.
-type LogEntry struct {
-	At    int64 // µs since Epoch
-	Units int64 // cost admitted at At
-}
-
-// Time bounds: Decide clamps now and stored times into [minTime, maxTime]
-// (about ±73,000 years around Epoch), so neither adding a window nor the
-// difference of two times ever overflows.
-const (
-	maxTime = 1 << 61
-	minTime = -maxTime
-)
-
-// verdict is a Status in integer microseconds.
-type verdict struct {
-	allowed             bool
-	remaining           int64
-	reset, retry, delay int64 // µs
-	lease               int64 // µs stamp of a concurrency lease taken
-}
-
-func (v *verdict) status() Status {
-	var st Status
-	v.writeStatus(&st)
-	return st
-}
-
-// writeStatus fills *st from v (in place: a Status is seven words).
-func (v *verdict) writeStatus(st *Status) {
-	st.Allowed, st.Remaining, st.Lease = v.allowed, v.remaining, v.lease
-	st.ResetAfter, st.Delay, st.RetryAfter = durationFromMicros(v.reset), durationFromMicros(v.delay), 0
-	if !v.allowed {
-		st.RetryAfter = durationFromMicros(v.retry)
-		if v.retry >= maxTime {
-			st.RetryAfter = Never
-		}
-	}
-}
+// LogEntry is one admission in a sliding window log: Units (the cost
+// admitted) at At, in µs since Epoch.
+type LogEntry = algo.Entry
 
 // Decide is the pure core of every algorithm: it returns the state after
 // spending cost units of l at time now (µs since Epoch) from state s, and the
@@ -77,29 +45,44 @@ func (v *verdict) writeStatus(st *Status) {
 // Decide panics only on an invalid Limit (l.Err() != nil is a programming
 // error; Limiter and the stores check it first).
 func (l Limit) Decide(s State, now, cost int64) (State, Status) {
-	var v verdict
-	l.step(&s, now, cost, &v)
-	return s, v.status()
+	var v algo.Verdict
+	l.decide(&s, now, cost, &v)
+	var st Status
+	writeStatus(&v, &st)
+	return s, st
 }
 
-// step is Decide in place: it writes the verdict to *v and, when the check
-// is admitted with a cost, the next state to *s, and reports whether it did.
-// (Passing pointers keeps the hot path free of copies of State and verdict.)
-func (l *Limit) step(s *State, now, cost int64, v *verdict) bool {
-	now = clampTime(now)
-	switch l.alg {
-	case AlgorithmFixedWindow:
-		return l.fixedWindow(s, now, cost, v)
-	case AlgorithmSlidingLog, AlgorithmConcurrency:
-		return l.slidingLog(s, now, cost, v)
-	case AlgorithmSlidingCounter:
-		return l.slidingCounter(s, now, cost, v)
-	case AlgorithmTokenBucket, AlgorithmLeakyBucket, AlgorithmGCRA:
-		return l.bucket(s, now, cost, v)
+// decide is Decide in place: it writes the verdict to *v and, when the
+// check is admitted with a cost, the next state to *s, and reports whether
+// it did.
+func (l *Limit) decide(s *State, now, cost int64, v *algo.Verdict) bool {
+	if l.p.RW == 0 {
+		panic("sluice: Decide on an invalid Limit: " + l.Err().Error())
 	}
-	panic("sluice: Decide on an invalid Limit: " + l.Err().Error())
+	return algo.Decide(&l.p, (*algo.State)(s), now, cost, v)
 }
 
-func clampTime(t int64) int64 {
-	return min(max(t, minTime), maxTime)
+// writeStatus fills *st from v.
+func writeStatus(v *algo.Verdict, st *Status) {
+	*st = Status{
+		Allowed:    v.Allowed,
+		Remaining:  v.Remaining,
+		ResetAfter: durationFromMicros(v.Reset),
+		Delay:      durationFromMicros(v.Delay),
+		Lease:      v.Lease,
+	}
+	if !v.Allowed {
+		st.RetryAfter = durationFromMicros(v.Retry)
+		if v.Retry >= algo.MaxTime {
+			st.RetryAfter = Never
+		}
+	}
+}
+
+// Release returns the state after giving back the concurrency lease of units
+// stamped at (Status.Lease): it removes one matching entry, if any is left
+// (an expired lease has already gone). The returned Log never shares
+// storage with s.Log. For other algorithms it returns s unchanged.
+func (l Limit) Release(s State, at, units int64) State {
+	return State(algo.Release(&l.p, algo.State(s), at, units))
 }

@@ -3,6 +3,8 @@ package sluice
 import (
 	"fmt"
 	"time"
+
+	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 // Bounds on a Limit's parameters. Within them every algorithm's state and
@@ -13,8 +15,6 @@ const (
 	// MaxWindow is the longest Window (and MaxWait) a Limit accepts: 2^45 µs,
 	// about 407 days.
 	MaxWindow = time.Duration(1<<45) * time.Microsecond
-	// maxExact is the largest integer that float64 represents exactly.
-	maxExact = 1 << 53
 )
 
 // A Limit is one rule: at most Quantity units per Window under one Algorithm,
@@ -30,29 +30,17 @@ const (
 // every Limiter call that uses it fails with an error wrapping ErrInvalidLimit.
 // The zero Limit is invalid.
 type Limit struct {
-	name   string
-	alg    Algorithm
-	shadow bool
-	// quick says whether AdmitGCRA or AdmitLevel answers for the limit
-	// (derived by build).
-	quick   quickKind
+	name    string
+	alg     Algorithm
+	shadow  bool
 	q       int64 // quantity per window
 	w       int64 // window, µs
-	b       int64 // capacity: burst for buckets, q for windows
 	burst   int64 // burst as given (0 = default)
 	maxWait int64 // µs; leaky bucket queue mode when > 0
-	// One unit is rw ticks; the bucket algorithms refill rq ticks per µs.
-	// rq/rw is q/w in lowest terms, so fractional rates stay exact.
-	rq, rw int64
-	// lag is LagTolerance in ns, derived by build (0 for an invalid limit).
-	lag int64
-	// horizon is derived by build for the bucket algorithms (zero for the
-	// others): ⌊limitT/rq⌋+1 µs, where limitT = b·rw + maxWait·rq ticks is
-	// the deepest admissible debt, so a time by which any admissible debt
-	// has refilled (bucket.go). Precomputed, it keeps a division off the
-	// hot path.
-	horizon int64
-	err     error
+	// p is what the algorithm decides by, built by build (zero for an
+	// invalid limit).
+	p   algo.Params
+	err error
 }
 
 // NewLimit returns a limit of quantity units per window under alg, named after
@@ -161,7 +149,7 @@ func (l Limit) Window() time.Duration { return time.Duration(l.w) * time.Microse
 // Burst returns the capacity: the most units one check can take, and the
 // most that can be admitted at one instant. It is Quantity for the window
 // algorithms and for buckets without WithBurst.
-func (l Limit) Burst() int64 { return l.b }
+func (l Limit) Burst() int64 { return l.p.B }
 
 // MaxWait returns how long a leaky-bucket queue may delay a check; zero for a
 // meter and for every other algorithm.
@@ -182,7 +170,7 @@ func (l Limit) Err() error {
 func (l Limit) String() string {
 	s := fmt.Sprintf("%s: %s %d per %v", l.name, l.alg, l.q, l.Window())
 	if l.alg.bucket() {
-		s += fmt.Sprintf(" burst %d", l.b)
+		s += fmt.Sprintf(" burst %d", l.p.B)
 	}
 	if l.maxWait > 0 {
 		s += fmt.Sprintf(" max-wait %v", l.MaxWait())
@@ -193,33 +181,26 @@ func (l Limit) String() string {
 	return s
 }
 
-// build validates l and fills in its derived fields.
+// build validates l and fills in its parameters.
 func (l Limit) build() Limit {
-	l.err, l.horizon, l.quick, l.lag = l.validate(), 0, quickNone, 0
+	l.err, l.p = l.validate(), algo.Params{}
 	if l.err != nil {
-		l.rq, l.rw, l.b = 0, 0, 0
 		return l
 	}
-	l.b = l.q
+	b := l.q
 	if l.alg.bucket() && l.burst > 0 {
-		l.b = l.burst
+		b = l.burst
 	}
-	g := gcd(l.q, l.w)
-	l.rq, l.rw = l.q/g, l.w/g
-	if l.alg.bucket() {
-		// Bucket state is counted in ticks (one unit = rw ticks); the deepest
-		// a queue can go is b·rw + maxWait·rq ticks. Keep that exact.
-		if l.b > (maxExact-mulSat(l.maxWait, l.rq))/l.rw {
-			l.err = fmt.Errorf("%w: %s: %d per %v with burst %d cannot be kept exact "+
-				"(a unit is %v/%d; burst × that exceeds 2^53 ticks): pick a quantity that divides the window more evenly, e.g. a round number",
-				ErrInvalidLimit, l.name, l.q, l.Window(), l.b, l.Window(), l.q)
-			l.rq, l.rw, l.b = 0, 0, 0
-			return l
-		}
-		l.horizon = l.limitTicks()/l.rq + 1
-		l.quick = quickKindOf(l.alg, l.rq, l.maxWait)
+	p, ok := algo.NewParams(algo.Kind(l.alg), l.q, l.w, b, l.maxWait)
+	if !ok {
+		// Bucket state is counted in ticks (one unit = w/gcd(q, w)
+		// ticks); the deepest a queue can go must stay exact.
+		l.err = fmt.Errorf("%w: %s: %d per %v with burst %d cannot be kept exact "+
+			"(a unit is %v/%d; burst × that exceeds 2^53 ticks): pick a quantity that divides the window more evenly, e.g. a round number",
+			ErrInvalidLimit, l.name, l.q, l.Window(), b, l.Window(), l.q)
+		return l
 	}
-	l.lag = lagTolerance(l.q, l.w, l.b)
+	l.p = p
 	return l
 }
 

@@ -35,32 +35,6 @@ func (l *Limiter) Allow(ctx context.Context, checks ...Check) (Decision, error) 
 // AllowInto is Allow writing into d, reusing d.Statuses and d.Violated: in a
 // loop it allocates nothing once they have grown to size.
 func (l *Limiter) AllowInto(ctx context.Context, d *Decision, checks []Check) error {
-	// One valid check on a TimedStore, into a Decision used before, is the
-	// common case: what ValidateChecks and Decision.decide do for it,
-	// without their loops, in this function (a call less on every
-	// decision). Anything else, an invalid check included, goes the general
-	// way, so that this path makes no call but the store's: the values live
-	// across a call are spilled to the stack before it, and those stores
-	// delay the next decision (BENCHMARKS.md, "Where the time goes").
-	if len(checks) != 1 || l.timed == nil || cap(d.Statuses) < 1 || !checks[0].valid() {
-		return l.allowMany(ctx, d, checks)
-	}
-	c := &checks[0]
-	d.Statuses = d.Statuses[:1]
-	d.Limit = c.Limit
-	d.Violated = d.Violated[:0]
-	now, err := l.timed.ApplyTimed(ctx, checks, d.Statuses)
-	if err != nil {
-		return fmt.Errorf("sluice: %w", err)
-	}
-	d.setAt(now)
-	d.decideOne(c, &d.Statuses[0])
-	return nil
-}
-
-// allowMany is AllowInto for several checks, or for a Store that does not
-// report its time.
-func (l *Limiter) allowMany(ctx context.Context, d *Decision, checks []Check) error {
 	if err := ValidateChecks(checks); err != nil {
 		return err
 	}

@@ -20,14 +20,7 @@ import (
 // then undefined and nothing was consumed. An admitted AlgorithmConcurrency
 // check holds its lease until ReleaseOne.
 func (l *Limiter) AllowOne(ctx context.Context, st *Status, c *Check) (bool, error) {
-	if l.timed == nil || !c.valid() {
-		return l.allowOne(ctx, st, c)
-	}
-	// Only st and c live across the call: the rest of the way is allowOne's.
-	if _, err := l.timed.ApplyTimed(ctx, one(c), oneStatus(st)); err != nil {
-		return false, fmt.Errorf("sluice: %w", err)
-	}
-	return st.Allowed || c.Limit.shadow, nil
+	return l.allowOne(ctx, st, c)
 }
 
 // allowOne is AllowOne for an invalid check, or for a Store that does not

@@ -1,6 +1,10 @@
 package sluice
 
-import "time"
+import (
+	"time"
+
+	"github.com/sluice-dev/sluice/internal/algo"
+)
 
 // maxInstances bounds the instance count a limit is shared between, so that
 // instances × window (µs) stays far from overflow: 2^16 × 2^45 < 2^63.
@@ -62,7 +66,7 @@ func (l Limit) Scale(num, den int64) Limit {
 	}
 	q *= num         // ≤ 2^56
 	total := den * w // ≤ 2^61
-	g := gcd(q, total)
+	g := algo.GCD(q, total)
 	if total/g <= maxW {
 		// Exact; the share is representable when l is unless num/den adds
 		// factors, which the fallbacks below handle.
@@ -71,7 +75,7 @@ func (l Limit) Scale(num, den int64) Limit {
 		}
 	}
 	span := maxW / w * w // the longest whole number of windows allowed
-	if s := bucket(max(mulDivFloor(q, span, total), 1), span); s.Err() == nil {
+	if s := bucket(max(algo.MulDivFloor(q, span, total), 1), span); s.Err() == nil {
 		return s
 	}
 	return keep(NewLimit(alg, 1, l.Window()))

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 func TestPerInstanceShares(t *testing.T) {
@@ -114,7 +116,7 @@ func TestPropertyPerInstanceShare(t *testing.T) {
 		if lhs.Cmp(rhs) > 0 && s.Quantity() != 1 {
 			rt.Fatalf("share %v of %v over %d admits more than its part", s, l, n)
 		}
-		if l.alg.bucket() && n*w/gcd(q, n*w) <= int64(MaxWindow/time.Microsecond) && lhs.Cmp(rhs) != 0 {
+		if l.alg.bucket() && n*w/algo.GCD(q, n*w) <= int64(MaxWindow/time.Microsecond) && lhs.Cmp(rhs) != 0 {
 			rt.Fatalf("share %v of %v over %d: rate not exact", s, l, n)
 		}
 	})

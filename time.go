@@ -3,6 +3,8 @@ package sluice
 import (
 	"math"
 	"time"
+
+	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 // Epoch is the origin of sluice's integer time: algorithm state holds
@@ -36,7 +38,7 @@ const epochUnixMicro = 1_577_836_800_000_000
 // Epoch instead of overflowing.
 func timeFromMicros(us int64) time.Time {
 	if us < 0 || us > maxFastMicros {
-		return time.UnixMicro(addSat(us, epochUnixMicro))
+		return time.UnixMicro(algo.AddSat(us, epochUnixMicro))
 	}
 	// Every decision converts its time: from 2020 on, one unsigned
 	// division by a constant (a multiplication) instead of UnixMicro's

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 // timeFromMicros is time.UnixMicro of the µs since the Unix epoch,
@@ -18,7 +20,7 @@ func TestPropertyTimeFromMicrosIsUnixMicro(t *testing.T) {
 			rapid.Int64(),
 			rapid.SampledFrom([]int64{math.MinInt64, math.MaxInt64, maxFastMicros, maxFastMicros + 1, 999_999, 1_000_000}),
 		).Draw(t, "us")
-		want := time.UnixMicro(addSat(us, epochUnixMicro))
+		want := time.UnixMicro(algo.AddSat(us, epochUnixMicro))
 		if got := timeFromMicros(us); got != want {
 			t.Fatalf("timeFromMicros(%d) = %v, want %v", us, got, want)
 		}

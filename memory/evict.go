@@ -127,13 +127,17 @@ func (sh *shard) evict(s *Store, now int64, protect []hash) (room, int64) {
 	return roomMade, 0
 }
 
-// makeRoom evicts states of the shard until it can take n more within the
-// bound. It reports false, with the time at which the state that stopped
+// makeRoom makes the shard able to take n more states within the bound:
+// it first forgets the shard's expired states (at most once per sweepGap),
+// then evicts. It reports false, with the time at which the state that stopped
 // it stops refusing, when only refusing states are left to evict (the
 // states evicted before stay evicted). When only the call's own states are
 // left, it reports true: the call's states exceed the bound until the next
 // insert evicts them.
 func (sh *shard) makeRoom(s *Store, now int64, n int, protect []hash) (until int64, ok bool) {
+	if sh.keys+n > s.perShard && sh.soonest <= now && now-sh.swept >= sweepGap {
+		s.expirations.Add(int64(sh.sweep(now, false)))
+	}
 	for sh.keys+n > s.perShard {
 		switch r, at := sh.evict(s, now, protect); r {
 		case roomRefused:

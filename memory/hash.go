@@ -1,10 +1,8 @@
 package memory
 
 import (
-	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
-	"unsafe"
 )
 
 // keyHasher computes a key's identity (see hash) in one pass over its
@@ -37,26 +35,38 @@ func fold(a, b uint64) uint64 {
 // of returns key's identity: h1 has its low bit set (never zero), h2 only
 // the bits of a tag that name a key (see entry).
 func (k *keyHasher) of(key string) hash {
-	all := unsafe.Slice(unsafe.StringData(key), len(key)) // read only
-	s, n := all, uint64(len(all))
+	s, n := key, uint64(len(key))
 	x, y := k.seeds[0]^n, k.seeds[1]^n
 	for len(s) > 16 {
-		a, b := binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[8:])
+		a, b := le64(s), le64(s[8:])
 		x, y = fold(a^k.seeds[2], b^x), fold(a^k.seeds[3], b^y)
 		s = s[16:]
 	}
 	var a, b uint64
 	switch {
 	case n > 16: // the last 16 bytes, overlapping those already mixed
-		end := all[len(all)-16:]
-		a, b = binary.LittleEndian.Uint64(end), binary.LittleEndian.Uint64(end[8:])
+		end := key[len(key)-16:]
+		a, b = le64(end), le64(end[8:])
 	case len(s) >= 8:
-		a, b = binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[len(s)-8:])
+		a, b = le64(s), le64(s[len(s)-8:])
 	case len(s) >= 4:
-		a, b = uint64(binary.LittleEndian.Uint32(s)), uint64(binary.LittleEndian.Uint32(s[len(s)-4:]))
+		a, b = le32(s), le32(s[len(s)-4:])
 	case len(s) > 0: // 1 to 3 bytes: with the length, these three name them
 		a = uint64(s[0])<<16 | uint64(s[len(s)/2])<<8 | uint64(s[len(s)-1])
 	}
 	x, y = fold(a^k.seeds[4], b^x), fold(a^k.seeds[5], b^y)
 	return hash{fold(x, k.seeds[6]) | 1, fold(y, k.seeds[7])&idMask | tagMark}
+}
+
+// le64 returns the first 8 bytes of s as a little-endian integer.
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// le32 returns the first 4 bytes of s as a little-endian integer.
+func le32(s string) uint64 {
+	_ = s[3]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24
 }

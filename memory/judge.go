@@ -4,7 +4,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -170,9 +169,9 @@ func (t *table) rank(i int, now int64) rank {
 // which it has st back at full quota is not in the second field (an
 // entry's expiry bits) says.
 func judge(c *sluice.Check, st *sluice.State, now int64, field uint64) (rank, bool) {
-	var out [1]sluice.Status
-	sluice.DecideBatch(unsafe.Slice(c, 1), unsafe.Slice(st, 1), now, out[:]) // cost 0: st unchanged
-	peek, l := &out[0], &c.Limit
+	l := &c.Limit
+	_, p := l.Decide(*st, now, 0) // a peek: st unchanged
+	peek := &p
 	if peek.ResetAfter == 0 { // full at now, or before
 		return rank{class: classFull}, field <= expField(now)
 	}

@@ -56,14 +56,6 @@ type tableKey struct {
 	alg  sluice.Algorithm
 }
 
-// is reports whether k and o are equal, comparing the names' bytes only
-// when they are not the same string in memory (a plan's limit names
-// usually are: the table keeps the name of the Limit that created it).
-func (k tableKey) is(o tableKey) bool {
-	return k.alg == o.alg && len(k.name) == len(o.name) &&
-		(unsafe.StringData(k.name) == unsafe.StringData(o.name) || k.name == o.name)
-}
-
 type shard struct {
 	// listed is the shard's slot of Store.dir: the first maxListed of its
 	// tables, with their arrays, for deciders without mu. It is replaced
@@ -204,16 +196,23 @@ func (s *Store) keyHash(key string) hash { return s.hasher.of(key) }
 
 func (s *Store) shardIndex(h hash) uint32 { return uint32((h.h1 >> 1) & s.mask) }
 
-// Apply implements sluice.Store.
+// Apply implements sluice.Store. It never fails, and ctx is not consulted
+// (see Store).
 func (s *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
 	_, err := s.ApplyTimed(ctx, checks, out)
 	return err
 }
 
-// applyMany decides a call of several checks and returns its time: without
-// the shards' mutexes when every state is held and none is a sliding log,
-// else under them.
-func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) int64 {
+// ApplyTimed implements sluice.TimedStore: it is Apply, also returning the
+// time of the decision in µs since sluice.Epoch, by the store's clock (the
+// one of WithClock, else the wall time at New plus the monotonic time
+// since).
+//
+// A call is decided holding only the entries of its states when the store
+// holds every one of them in a table its shard lists, none of them a
+// sliding log (applyHeld), else under the mutexes of their shards
+// (applyLocked).
+func (s *Store) ApplyTimed(_ context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
 	n := len(checks)
 	var (
 		hashBuf  [8]hash
@@ -240,13 +239,13 @@ func (s *Store) applyMany(checks []sluice.Check, out []sluice.Status) int64 {
 		}
 		idx[i] = s.shardIndex(hashes[i])
 	}
-	if now, ok := s.applyManyHeld(checks, out, hashes, idx, held, states); ok {
-		return now
+	if now, ok := s.applyHeld(checks, out, hashes, idx, held, states); ok {
+		return now, nil
 	}
-	return s.applyManyLocked(checks, out, hashes, idx, states)
+	return s.applyLocked(checks, out, hashes, idx, states), nil
 }
 
-// heldCheck is where applyManyHeld finds one check's state.
+// heldCheck is where applyHeld finds one check's state.
 type heldCheck struct {
 	ls   *listing
 	slot int
@@ -254,11 +253,12 @@ type heldCheck struct {
 	tag  uint64 // the entry's tag as taken, then as to be released
 }
 
-// applyManyHeld decides checks holding their entries only, and reports
-// false, having changed nothing, when one of them is not to be decided so
-// (see ApplyTimed). held and states are scratch space of len(checks).
-func (s *Store) applyManyHeld(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, held []heldCheck, states []sluice.State) (int64, bool) {
-	now, lagged := s.clock.nowFor(checks) // before the entries, as in ApplyTimed
+// applyHeld decides checks holding their entries only, and reports false,
+// having changed nothing, when one of them is not to be decided so (a new
+// key, a sliding log, a table its shard does not list, an entry the
+// shard's owner holds). held and states are scratch space of len(checks).
+func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, held []heldCheck, states []sluice.State) (int64, bool) {
+	now, lagged := s.clock.nowFor(checks)
 	for i := range checks {
 		ls := s.lookup(idx[i], &checks[i].Limit)
 		if ls == nil || ls.kind == kindLog {
@@ -342,7 +342,7 @@ func releaseHeld(held []heldCheck, order []int) {
 	}
 }
 
-// applyManyLocked decides checks under the mutexes of their shards.
+// applyLocked decides checks under the mutexes of their shards.
 //
 // An admitted call's new keys are inserted after its held states are
 // stored and let go, as an insert may move entries. When the new keys of
@@ -350,7 +350,7 @@ func releaseHeld(held []heldCheck, order []int) {
 // states go, makes room (eviction moves entries too) and decides again; if
 // only refusing states could make that room, the call is refused and
 // changes nothing.
-func (s *Store) applyManyLocked(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, states []sluice.State) int64 {
+func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, states []sluice.State) int64 {
 	n := len(checks)
 	var (
 		tableBuf  [8]*table
@@ -571,10 +571,9 @@ func expiryAfter(now, resetUS int64) int64 { return now + min(resetUS, 1<<62) }
 // it is (a plan of up to 4 limits then moves nothing); one from the map
 // goes first, pushing out the last.
 func (sh *shard) table(l *sluice.Limit, js *judgeSet) *table {
-	name, alg := sluice.LimitKey(l)
-	k := tableKey{name, alg}
+	k := tableKey{l.Name(), l.Algorithm()}
 	for _, t := range &sh.recent {
-		if t != nil && t.key.is(k) {
+		if t != nil && t.key == k {
 			t.judges.note(js, l)
 			return t
 		}
@@ -599,10 +598,9 @@ func (s *Store) lookup(i uint32, l *sluice.Limit) *listing {
 	if ls == nil {
 		return nil
 	}
-	name, alg := sluice.LimitKey(l)
-	k := tableKey{name, alg}
+	k := tableKey{l.Name(), l.Algorithm()}
 	for j := range min(ls.n, maxListed) {
-		if ls := &ls.ls[j]; ls.key.is(k) {
+		if ls := &ls.ls[j]; ls.key == k {
 			return ls
 		}
 	}
@@ -643,9 +641,6 @@ func (sh *shard) drop(t *table) {
 // with the time at which the one that stopped it stops refusing; unless
 // must, when it adds h above the bound.
 func (sh *shard) insert(s *Store, t *table, h hash, st *sluice.State, exp, at int64, protect []hash, must bool) (until int64, ok bool) {
-	if sh.keys >= s.perShard && sh.soonest <= at && at-sh.swept >= sweepGap {
-		s.expirations.Add(int64(sh.sweep(at, false)))
-	}
 	if until, ok := sh.makeRoom(s, at, 1, protect); !ok && !must {
 		return until, false
 	}
@@ -655,15 +650,4 @@ func (sh *shard) insert(s *Store, t *table, h hash, st *sluice.State, exp, at in
 	sh.keys++
 	sh.soonest = min(sh.soonest, exp)
 	return 0, true
-}
-
-// upkeepTime returns the time to judge a full shard's states at, for a
-// call decided at now: the exact time when now lags (a state refusing at
-// now may not be at the exact time, and a refusal is the exact clock's),
-// else now.
-func (s *Store) upkeepTime(sh *shard, now int64, lagged bool) int64 {
-	if lagged && sh.keys >= s.perShard {
-		return s.clock.exact()
-	}
-	return now
 }
