@@ -113,41 +113,6 @@ type Decision struct {
 	// Statuses holds one Status per check, in check order. Shadow checks
 	// that would have refused show Allowed false here.
 	Statuses []Status
-	// At is when the store decided, by the store's clock, to the
-	// microsecond (in the local time zone, as time.Now gives), for stores
-	// that report it (TimedStore: memory.Store does); the zero Time for
-	// the others. It has no monotonic clock reading. memory.Store's
-	// default clock decides admissions at a time that may lag the exact
-	// one by about a millisecond (see memory.WithClockResolution).
-	At time.Time
-
-	// at is At as the Limiter last set it, from atUS µs since Epoch (when
-	// atSet): a Decision reused for the next call at the same time keeps At
-	// without converting the time again (see setAt).
-	at    time.Time
-	atUS  int64
-	atSet bool
-}
-
-// setAt sets d.At to us µs since Epoch. A store's clock that a ticker keeps
-// gives the same time to every call within a millisecond, and a Decision
-// reused from call to call (AllowInto) then skips the conversion: work that
-// would come after the store's decision, where it delays the next call's
-// cache misses instead of overlapping this one's. At is converted again
-// whenever it is not what setAt last left there.
-func (d *Decision) setAt(us int64) {
-	if !d.atSet || d.atUS != us || d.At != d.at {
-		d.convertAt(us)
-	}
-}
-
-// convertAt is setAt converting the time; kept out of line, so that setAt
-// inlines into the Limiter.
-//
-//go:noinline
-func (d *Decision) convertAt(us int64) {
-	d.At = timeFromMicros(us)
-	d.at, d.atUS, d.atSet = d.At, us, true
 }
 
 // decide fills d from the per-check statuses.

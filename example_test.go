@@ -22,13 +22,16 @@ func Example() {
 	perDay := sluice.FixedWindow(1000, 24*time.Hour)     // 1000/day
 	key := "user:42"
 
+	// The checks and the Decision are kept from call to call: Allow then
+	// allocates nothing.
+	checks := []sluice.Check{
+		{Key: key, Limit: perSecond, Cost: 1},
+		{Key: key, Limit: perMinute, Cost: 1},
+		{Key: key, Limit: perDay, Cost: 1},
+	}
+	var d sluice.Decision
 	for i := 1; i <= 6; i++ {
-		d, err := limiter.Allow(context.Background(),
-			sluice.Check{Key: key, Limit: perSecond, Cost: 1},
-			sluice.Check{Key: key, Limit: perMinute, Cost: 1},
-			sluice.Check{Key: key, Limit: perDay, Cost: 1},
-		)
-		if err != nil {
+		if err := limiter.Allow(context.Background(), checks, &d); err != nil {
 			fmt.Println("error:", err)
 			return
 		}
@@ -68,25 +71,23 @@ func ExampleLimit_Decide() {
 	// 5 at 0.5s: false retry after 100ms
 }
 
-// One limit per request, the common case, decided without a Decision:
-// AllowOne fills a Status the caller keeps, and allocates nothing.
-func ExampleLimiter_AllowOne() {
+// One limit per request, the common case: a slice of one check.
+func ExampleLimiter_Allow() {
 	store := memory.New()
 	defer store.Close()
 	limiter := sluice.NewLimiter(store)
 
-	check := sluice.Check{Key: "203.0.113.7", Limit: sluice.PerMinute(3), Cost: 1}
-	var st sluice.Status
+	checks := []sluice.Check{{Key: "203.0.113.7", Limit: sluice.PerMinute(3), Cost: 1}}
+	var d sluice.Decision
 	for i := 1; i <= 4; i++ {
-		ok, err := limiter.AllowOne(context.Background(), &st, &check)
-		if err != nil {
+		if err := limiter.Allow(context.Background(), checks, &d); err != nil {
 			fmt.Println("error:", err)
 			return
 		}
-		if ok {
-			fmt.Printf("request %d: allowed, %d left\n", i, st.Remaining)
+		if d.Allowed {
+			fmt.Printf("request %d: allowed, %d left\n", i, d.Remaining)
 		} else {
-			fmt.Printf("request %d: refused, retry in about %v\n", i, st.RetryAfter.Round(time.Second))
+			fmt.Printf("request %d: refused, retry in about %v\n", i, d.RetryAfter.Round(time.Second))
 		}
 	}
 	// Output:

@@ -3,7 +3,6 @@ package sluice
 import (
 	"context"
 	"fmt"
-	"time"
 )
 
 // A Limiter decides requests against a Store: every check of one call is
@@ -11,30 +10,24 @@ import (
 // its Store is (the stores of this module are).
 type Limiter struct {
 	store Store
-	timed TimedStore // store, when it reports its time; else nil
 }
 
 // NewLimiter returns a Limiter that keeps its state in store.
 func NewLimiter(store Store) *Limiter {
-	timed, _ := store.(TimedStore)
-	return &Limiter{store: store, timed: timed}
+	return &Limiter{store: store}
 }
 
-// Allow decides checks as one unit: the call is admitted only if every
-// enforcing check fits, and then each consumes its cost; if any refuses,
-// nothing is consumed and Decision.Violated names every limit that refused.
-// An error (invalid checks, store unavailable) is never a decision.
+// Allow decides checks as one unit and writes the outcome into d: the call
+// is admitted only if every enforcing check fits, and then each consumes
+// its cost; if any refuses, nothing is consumed and d.Violated names every
+// limit that refused. An error (invalid checks, store unavailable) is never
+// a decision: d is then undefined and nothing was consumed.
 //
-// Allow allocates the Decision's slices; AllowInto reuses them.
-func (l *Limiter) Allow(ctx context.Context, checks ...Check) (Decision, error) {
-	var d Decision
-	err := l.AllowInto(ctx, &d, checks)
-	return d, err
-}
-
-// AllowInto is Allow writing into d, reusing d.Statuses and d.Violated: in a
-// loop it allocates nothing once they have grown to size.
-func (l *Limiter) AllowInto(ctx context.Context, d *Decision, checks []Check) error {
+// Allow reuses d.Statuses and d.Violated: a caller that keeps its Decision
+// and its slice of checks from call to call (a pool, a loop) allocates
+// nothing once they have grown to size. An admitted AlgorithmConcurrency
+// check holds its lease until Release.
+func (l *Limiter) Allow(ctx context.Context, checks []Check, d *Decision) error {
 	if err := ValidateChecks(checks); err != nil {
 		return err
 	}
@@ -42,25 +35,17 @@ func (l *Limiter) AllowInto(ctx context.Context, d *Decision, checks []Check) er
 		d.Statuses = make([]Status, len(checks))
 	}
 	d.Statuses = d.Statuses[:len(checks)]
-	if l.timed != nil {
-		now, err := l.timed.ApplyTimed(ctx, checks, d.Statuses)
-		if err != nil {
-			return fmt.Errorf("sluice: %w", err)
-		}
-		d.setAt(now)
-	} else {
-		if err := l.store.Apply(ctx, checks, d.Statuses); err != nil {
-			return fmt.Errorf("sluice: %w", err)
-		}
-		d.At = time.Time{}
+	if err := l.store.Apply(ctx, checks, d.Statuses); err != nil {
+		return fmt.Errorf("sluice: %w", err)
 	}
 	d.decide(checks, d.Statuses)
 	return nil
 }
 
-// Release gives back the concurrency leases that d, an admitted decision of
-// checks, took: call it when the admitted work ends (once). Calls without
-// AlgorithmConcurrency checks cost nothing. The store must be a Releaser.
+// Release gives back the concurrency leases that d, the decision Allow
+// wrote for checks, took: call it when the admitted work ends (once). Calls
+// without AlgorithmConcurrency checks cost nothing. The store must be a
+// Releaser.
 func (l *Limiter) Release(ctx context.Context, checks []Check, d *Decision) error {
 	if !d.Allowed || len(d.Statuses) != len(checks) {
 		return nil
@@ -75,11 +60,6 @@ func (l *Limiter) Release(ctx context.Context, checks []Check, d *Decision) erro
 	if !held {
 		return nil
 	}
-	return l.release(ctx, checks, leases)
-}
-
-// release gives back leases, one per check (0: none), through the store.
-func (l *Limiter) release(ctx context.Context, checks []Check, leases []int64) error {
 	r, ok := l.store.(Releaser)
 	if !ok {
 		return fmt.Errorf("sluice: release: the store (%T) cannot release concurrency leases", l.store)

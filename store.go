@@ -6,6 +6,13 @@ import "context"
 // atomically. Implementations: package memory (in-process) and package redis
 // (shared by many instances). Both must give the same decisions for the same
 // sequence of (time, checks).
+//
+// A Store of your own keeps one State per (Check.Key, Limit name, Limit
+// algorithm) and decides with DecideBatch: it loads and locks the states of
+// a call's checks, calls DecideBatch at its time in µs since Epoch (see
+// MicrosSinceEpoch), and writes back the states when DecideBatch reports a
+// change. A concurrency lease is given back with Limit.Release (see
+// Releaser).
 type Store interface {
 	// Apply decides checks as one atomic unit at the store's current time and
 	// writes one Status per check into out, which has len(checks). If any
@@ -18,17 +25,6 @@ type Store interface {
 	// (and wraps ErrStoreUnavailable when the store could not be reached);
 	// out is then undefined and nothing was consumed.
 	Apply(ctx context.Context, checks []Check, out []Status) error
-}
-
-// A TimedStore is a Store that also reports the time at which it decided,
-// by its own clock, so that a caller who needs that time (for headers that
-// give a reset as a wall-clock time) reads no clock of its own: Limiter sets
-// Decision.At from it. package memory's Store is one.
-type TimedStore interface {
-	Store
-	// ApplyTimed is Apply, also returning the store's time of the decision
-	// in µs since Epoch (meaningless when err is not nil).
-	ApplyTimed(ctx context.Context, checks []Check, out []Status) (now int64, err error)
 }
 
 // A Releaser is a Store that gives back the leases of AlgorithmConcurrency

@@ -3,8 +3,6 @@ package sluice
 import (
 	"math"
 	"time"
-
-	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 // Epoch is the origin of sluice's integer time: algorithm state holds
@@ -29,30 +27,6 @@ func MicrosSinceEpoch(t time.Time) int64 {
 	}
 	return int64(us)
 }
-
-// epochUnixMicro is Epoch in µs since the Unix epoch.
-const epochUnixMicro = 1_577_836_800_000_000
-
-// timeFromMicros converts µs since Epoch to a time.Time in the local time
-// zone, as time.Now gives (TimeFromMicros gives UTC), saturating far from
-// Epoch instead of overflowing.
-func timeFromMicros(us int64) time.Time {
-	if us < 0 || us > maxFastMicros {
-		return time.UnixMicro(algo.AddSat(us, epochUnixMicro))
-	}
-	// Every decision converts its time: from 2020 on, one unsigned
-	// division by a constant (a multiplication) instead of UnixMicro's
-	// signed ones and their fix-ups.
-	sec := uint64(us) / 1e6
-	return time.Unix(epochUnix+int64(sec), int64(uint64(us)-sec*1e6)*1e3)
-}
-
-// epochUnix is Epoch in seconds since the Unix epoch.
-const epochUnix = epochUnixMicro / 1e6
-
-// maxFastMicros bounds the µs timeFromMicros converts by its short path
-// (the year 2312, past which time.Duration saturates anyway).
-const maxFastMicros = 1 << 53
 
 // TimeFromMicros converts microseconds since Epoch back to a time.Time in UTC.
 func TimeFromMicros(us int64) time.Time {

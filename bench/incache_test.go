@@ -18,11 +18,10 @@ import (
 // admitted decision with every line it reads in the first-level cache,
 // which BenchmarkAllow adds its cache misses to. Run it with -cpu 1.
 //
-// sluice-one is what BenchmarkAllow's sluice-gcra row runs
-// (Limiter.AllowOne on the memory store, GCRA), sluice-limiter what its
-// sluice-gcra-decision row runs (Limiter.AllowInto); sluice-store is the
-// store's part of both alone (Store.ApplyTimed). scripts/instructions
-// counts each row's instructions per decision.
+// sluice-limiter is what BenchmarkAllow's sluice-gcra row runs
+// (Limiter.Allow on the memory store, GCRA); sluice-store is the store's
+// part of it alone (Store.Apply). scripts/instructions counts each row's
+// instructions per decision.
 func BenchmarkInCache(b *testing.B) {
 	key := benchKeys[7]
 	ctx := context.Background()
@@ -35,24 +34,10 @@ func BenchmarkInCache(b *testing.B) {
 		var d sluice.Decision
 		checks := []sluice.Check{{Key: key, Limit: never, Cost: 1}}
 		inCache(b, func() bool {
-			if err := lim.AllowInto(ctx, &d, checks); err != nil {
+			if err := lim.Allow(ctx, checks, &d); err != nil {
 				b.Fatal(err)
 			}
 			return d.Allowed
-		})
-	})
-	b.Run("sluice-one", func(b *testing.B) {
-		st := memory.New(memory.WithSweepInterval(0))
-		defer st.Close()
-		lim := sluice.NewLimiter(st)
-		var status sluice.Status
-		c := sluice.Check{Key: key, Limit: never, Cost: 1}
-		inCache(b, func() bool {
-			ok, err := lim.AllowOne(ctx, &status, &c)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return ok
 		})
 	})
 	b.Run("sluice-store", func(b *testing.B) {
@@ -61,7 +46,7 @@ func BenchmarkInCache(b *testing.B) {
 		checks := []sluice.Check{{Key: key, Limit: never, Cost: 1}}
 		out := make([]sluice.Status, 1)
 		inCache(b, func() bool {
-			if _, err := st.ApplyTimed(ctx, checks, out); err != nil {
+			if err := st.Apply(ctx, checks, out); err != nil {
 				b.Fatal(err)
 			}
 			return out[0].Allowed

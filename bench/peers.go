@@ -71,12 +71,10 @@ type Holder interface {
 
 // Peers lists every limiter, sluice first.
 var Peers = []Peer{
-	{"sluice-gcra", "sluice memory.Store + Limiter.AllowOne, GCRA",
-		func(c Config) Instance { return newSluice(sluice.GCRA(Rate, c.Period), c, false) }},
-	{"sluice-tokenbucket", "sluice memory.Store + Limiter.AllowOne, token bucket",
-		func(c Config) Instance { return newSluice(sluice.TokenBucket(Rate, c.Period), c, false) }},
-	{"sluice-gcra-decision", "sluice memory.Store + Limiter.AllowInto (a Decision), GCRA",
-		func(c Config) Instance { return newSluice(sluice.GCRA(Rate, c.Period), c, true) }},
+	{"sluice-gcra", "sluice memory.Store + Limiter.Allow, GCRA",
+		func(c Config) Instance { return newSluice(sluice.GCRA(Rate, c.Period), c) }},
+	{"sluice-tokenbucket", "sluice memory.Store + Limiter.Allow, token bucket",
+		func(c Config) Instance { return newSluice(sluice.TokenBucket(Rate, c.Period), c) }},
 	{"xtime-mutexmap", "golang.org/x/time/rate: map[string]*rate.Limiter + sync.Mutex",
 		func(c Config) Instance { return newXTimeMutex(c) }},
 	{"xtime-syncmap", "golang.org/x/time/rate: sync.Map of *rate.Limiter",
@@ -115,42 +113,29 @@ func Keys(n int) []string {
 // --- sluice ---
 
 type sluiceInst struct {
-	store    *memory.Store
-	lim      *sluice.Limiter
-	limit    sluice.Limit
-	decision bool // decide with AllowInto (a Decision), else AllowOne
+	store *memory.Store
+	lim   *sluice.Limiter
+	limit sluice.Limit
 }
 
-func newSluice(l sluice.Limit, c Config, decision bool) *sluiceInst {
+func newSluice(l sluice.Limit, c Config) *sluiceInst {
 	if err := l.Err(); err != nil {
 		panic(err)
 	}
 	st := memory.New(memory.WithSweepInterval(0), memory.WithMaxKeys(c.MaxKeys))
-	return &sluiceInst{store: st, lim: sluice.NewLimiter(st), limit: l, decision: decision}
+	return &sluiceInst{store: st, lim: sluice.NewLimiter(st), limit: l}
 }
 
 func (s *sluiceInst) Worker() func(string) bool {
 	ctx := context.Background()
-	if s.decision {
-		var d sluice.Decision
-		checks := []sluice.Check{{Limit: s.limit, Cost: 1}}
-		return func(key string) bool {
-			checks[0].Key = key
-			if err := s.lim.AllowInto(ctx, &d, checks); err != nil {
-				panic(err)
-			}
-			return d.Allowed
-		}
-	}
-	var st sluice.Status
-	c := sluice.Check{Limit: s.limit, Cost: 1}
+	var d sluice.Decision
+	checks := []sluice.Check{{Limit: s.limit, Cost: 1}}
 	return func(key string) bool {
-		c.Key = key
-		ok, err := s.lim.AllowOne(ctx, &st, &c)
-		if err != nil {
+		checks[0].Key = key
+		if err := s.lim.Allow(ctx, checks, &d); err != nil {
 			panic(err)
 		}
-		return ok
+		return d.Allowed
 	}
 }
 

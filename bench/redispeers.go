@@ -62,7 +62,7 @@ const goredisPool = RedisWorkers
 
 // RedisPeers lists the Redis limiters, sluice first.
 var RedisPeers = []RedisPeer{
-	{"sluice-redis", "sluice redis.New(redis.NewClient(...)) + Limiter.AllowInto, GCRA (rueidis, auto-pipelined)",
+	{"sluice-redis", "sluice redis.New(redis.NewClient(...)) + Limiter.Allow, GCRA (rueidis, auto-pipelined)",
 		func(addr string, rate int) (RedisInstance, error) { return newSluiceRedis(addr, rate, false) }},
 	{"sluice-redis-server", "the same inside overlimit.New + failover.New (local memory fallback, 50 ms timeout), as `sluice serve` runs it",
 		func(addr string, rate int) (RedisInstance, error) { return newSluiceRedis(addr, rate, true) }},
@@ -119,7 +119,7 @@ func (s *sluiceRedis) Worker() func(string) (bool, error) {
 	checks := []sluice.Check{{Limit: s.limit, Cost: 1}}
 	return func(key string) (bool, error) {
 		checks[0].Key = key
-		err := s.lim.AllowInto(ctx, &d, checks)
+		err := s.lim.Allow(ctx, checks, &d)
 		return d.Allowed, err
 	}
 }

@@ -95,7 +95,7 @@ func (g *LimiterGate) Wait(ctx context.Context, cost int64) error {
 	}
 	var d sluice.Decision
 	for {
-		if err := g.limiter.AllowInto(ctx, &d, checks); err != nil {
+		if err := g.limiter.Allow(ctx, checks, &d); err != nil {
 			g.turn.give()
 			return fmt.Errorf("client: gate: %w", err)
 		}

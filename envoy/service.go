@@ -235,7 +235,7 @@ func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *s
 	}
 	*d = sluice.Decision{Statuses: d.Statuses[:0], Violated: d.Violated[:0]}
 	if len(p.checks) > 0 {
-		if err := s.limiter.AllowInto(ctx, d, p.checks); err != nil {
+		if err := s.limiter.Allow(ctx, p.checks, d); err != nil {
 			return nil, 0, grpcError(ctx, err)
 		}
 	}

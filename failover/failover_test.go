@@ -153,7 +153,7 @@ func newFailoverRig(t rigT, opts failover.Options) *failoverRig {
 
 func (r *failoverRig) allow(t rigT, checks ...sluice.Check) sluice.Decision {
 	t.Helper()
-	d, err := r.limiter.Allow(context.Background(), checks...)
+	d, err := allow(r.limiter, context.Background(), checks...)
 	if err != nil {
 		t.Fatalf("Allow: %v", err)
 	}
@@ -326,7 +326,7 @@ func TestFailoverCallerGivesUp(t *testing.T) {
 			before, calls, fallbacks := r.failover.Stats(), r.primary.calls.Load(), r.fallbackCount()
 			ctx, cancel := tt.ctx()
 			defer cancel()
-			_, err := r.limiter.Allow(ctx, check)
+			_, err := allow(r.limiter, ctx, check)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("error %v, want one wrapping %v", err, tt.want)
 			}
@@ -363,7 +363,7 @@ func TestFailoverInvalidCheckIsTheCallersError(t *testing.T) {
 	r := newFailoverRig(t, failover.Options{Policy: failover.Allow})
 	r.primary.fail(fmt.Errorf("redis store: %w: key too long", sluice.ErrInvalidCheck))
 	for range 10 {
-		_, err := r.limiter.Allow(context.Background(), sluice.Check{Key: "k", Limit: sluice.PerSecond(5), Cost: 1})
+		_, err := allow(r.limiter, context.Background(), sluice.Check{Key: "k", Limit: sluice.PerSecond(5), Cost: 1})
 		if !errors.Is(err, sluice.ErrInvalidCheck) {
 			t.Fatalf("error %v, want ErrInvalidCheck", err)
 		}
@@ -630,7 +630,7 @@ func TestFailoverCacheHitsDoNotHideAnOutage(t *testing.T) {
 	lim := sluice.NewLimiter(f)
 	abuser := sluice.Check{Key: "abuser", Limit: sluice.PerHour(1), Cost: 1}
 	for range 2 { // admitted, then refused: remembered for an hour
-		if _, err := lim.Allow(context.Background(), abuser); err != nil {
+		if _, err := allow(lim, context.Background(), abuser); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -639,7 +639,7 @@ func TestFailoverCacheHitsDoNotHideAnOutage(t *testing.T) {
 	primary.fail(fmt.Errorf("%w: read: %w", sluice.ErrStoreUnavailable, context.DeadlineExceeded))
 	for i := range failover.DefaultBreakerFailures {
 		for range 100 {
-			d, err := lim.Allow(context.Background(), abuser)
+			d, err := allow(lim, context.Background(), abuser)
 			if err != nil || d.Allowed {
 				t.Fatalf("the abuser's flood: %+v, %v", d, err)
 			}
@@ -647,7 +647,7 @@ func TestFailoverCacheHitsDoNotHideAnOutage(t *testing.T) {
 		if st := f.Stats(); st.Breaker != failover.BreakerClosed {
 			t.Fatalf("open after %d failures", i)
 		}
-		lim.Allow(context.Background(), sluice.Check{Key: "someone", Limit: sluice.PerHour(1), Cost: 1})
+		allow(lim, context.Background(), sluice.Check{Key: "someone", Limit: sluice.PerHour(1), Cost: 1})
 	}
 	if st := f.Stats(); st.Breaker != failover.BreakerOpen || st.StoreErrors != failover.DefaultBreakerFailures {
 		t.Errorf("stats %+v: the breaker did not open after %d failures between cache hits", st, failover.DefaultBreakerFailures)
@@ -671,9 +671,7 @@ func TestFailoverConcurrent(t *testing.T) {
 				if i%10 == 0 {
 					r.clk.Advance(100 * time.Millisecond)
 				}
-				_, err := r.limiter.Allow(context.Background(),
-					sluice.Check{Key: fmt.Sprint("k", i%5), Limit: sluice.PerSecond(50), Cost: 1},
-					sluice.Check{Key: "global", Limit: sluice.PerSecond(1000), Cost: 1})
+				_, err := allow(r.limiter, context.Background(), sluice.Check{Key: fmt.Sprint("k", i%5), Limit: sluice.PerSecond(50), Cost: 1}, sluice.Check{Key: "global", Limit: sluice.PerSecond(1000), Cost: 1})
 				if err != nil {
 					t.Error(err)
 					return
@@ -709,7 +707,7 @@ func ExampleNew() {
 
 	check := sluice.Check{Key: "client-7", Limit: sluice.PerMinute(2), Cost: 1}
 	for range 5 {
-		d, err := limiter.Allow(context.Background(), check)
+		d, err := allow(limiter, context.Background(), check)
 		if err != nil {
 			fmt.Println("error:", err) // never a decision
 			continue
@@ -757,4 +755,11 @@ func BenchmarkFailoverLocalFallback(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// allow decides checks with lim into a Decision of its own.
+func allow(lim *sluice.Limiter, ctx context.Context, checks ...sluice.Check) (sluice.Decision, error) {
+	var d sluice.Decision
+	err := lim.Allow(ctx, checks, &d)
+	return d, err
 }

@@ -101,19 +101,6 @@ func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 		res.Checks = m.policy.Checks(res.Checks[:0], plan, res.Identity.Subject, res.Cost)
 		res.checksOf, res.checksCost, res.checksLen = plan, res.Cost, len(res.Checks)
 	}
-	if m.now == nil && m.observe == nil {
-		// No clock read of the middleware's own when the store reports
-		// its time: reading a clock costs as much as a cache miss, and
-		// waits for the misses before it.
-		if err := m.limiter.AllowInto(ctx, &res.Decision, res.Checks); err != nil {
-			m.Release(res)
-			return nil, err
-		}
-		if res.Now = res.Decision.At; res.Now.IsZero() {
-			res.Now = m.clock.now()
-		}
-		return res, nil
-	}
 	var start time.Time
 	if m.now == nil { // one clock read serves both
 		start = m.clock.now()
@@ -124,7 +111,7 @@ func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 			start = time.Now()
 		}
 	}
-	err := m.limiter.AllowInto(ctx, &res.Decision, res.Checks)
+	err := m.limiter.Allow(ctx, res.Checks, &res.Decision)
 	if m.observe != nil {
 		m.observe(res, time.Since(start), err)
 	}

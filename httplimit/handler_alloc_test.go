@@ -5,10 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/memory"
 )
@@ -45,39 +43,5 @@ func TestAdmittedRequestAllocatesLessThanOnce(t *testing.T) {
 			t.Errorf("%d limits: status %d, headers %v", limits, w.status, w.h)
 		}
 		store.Close()
-	}
-}
-
-// Without WithClock, Result.Now is the store's time of the decision (the
-// memory store reports it), so headers and bodies that give absolute times
-// agree with the store's clock.
-func TestResultNowIsTheStoresTime(t *testing.T) {
-	cfg, err := config.Parse("b.yaml", []byte(`
-plans:
-  p:
-    limits:
-      - {name: per-second, algorithm: gcra, quantity: 10, window: 1s}
-default_plan: p
-anonymous_plan: p
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := clockAt(time.Date(2026, 11, 30, 12, 0, 0, 123456000, time.UTC))
-	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
-	defer store.Close()
-	mw, err := httplimit.New(sluice.NewLimiter(store), cfg, httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, _ := http.NewRequest("GET", "http://api.example/v1/items", nil)
-	r.RemoteAddr = "192.0.2.1:1234"
-	res, err := mw.Decide(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mw.Release(res)
-	if !res.Now.Equal(clock.Now()) {
-		t.Errorf("Result.Now = %v, want the store's %v", res.Now, clock.Now())
 	}
 }

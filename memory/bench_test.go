@@ -25,7 +25,7 @@ func BenchmarkAllowExistingKey(b *testing.B) {
 			var d sluice.Decision
 			for _, k := range keys {
 				checks[0].Key = k
-				lim.AllowInto(context.Background(), &d, checks)
+				lim.Allow(context.Background(), checks, &d)
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -33,11 +33,45 @@ func BenchmarkAllowExistingKey(b *testing.B) {
 			for b.Loop() {
 				checks[0].Key = keys[i&(1<<16-1)]
 				i++
-				if err := lim.AllowInto(context.Background(), &d, checks); err != nil {
+				if err := lim.Allow(context.Background(), checks, &d); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkAllowPlan is one goroutine deciding a plan of three limits
+// (per-second and per-minute of the subject, a global per-hour) on 65,536
+// known subjects.
+func BenchmarkAllowPlan(b *testing.B) {
+	s := memory.New(memory.WithSweepInterval(0))
+	defer s.Close()
+	lim := sluice.NewLimiter(s)
+	keys := make([]string, 1<<16)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("key-%d", i)
+	}
+	checks := []sluice.Check{
+		{Limit: sluice.PerSecond(1e6), Cost: 1},
+		{Limit: sluice.PerMinute(1e9), Cost: 1},
+		{Key: sluice.GlobalSubject, Limit: sluice.PerHour(1e12).Named("global"), Cost: 1},
+	}
+	var d sluice.Decision
+	for _, k := range keys {
+		checks[0].Key, checks[1].Key = k, k
+		lim.Allow(context.Background(), checks, &d)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		k := keys[i&(1<<16-1)]
+		i++
+		checks[0].Key, checks[1].Key = k, k
+		if err := lim.Allow(context.Background(), checks, &d); err != nil || !d.Allowed {
+			b.Fatal(err, d.Allowed)
+		}
 	}
 }
 
@@ -60,7 +94,7 @@ func BenchmarkAllowNewKeyFullStore(b *testing.B) {
 				var d sluice.Decision
 				for _, k := range keys[:maxKeys] {
 					checks[0].Key = k
-					lim.AllowInto(context.Background(), &d, checks)
+					lim.Allow(context.Background(), checks, &d)
 				}
 				b.ReportAllocs()
 				b.ResetTimer()
@@ -68,7 +102,7 @@ func BenchmarkAllowNewKeyFullStore(b *testing.B) {
 				for b.Loop() {
 					checks[0].Key = keys[i&(1<<20-1)]
 					i++
-					if err := lim.AllowInto(context.Background(), &d, checks); err != nil || !d.Allowed {
+					if err := lim.Allow(context.Background(), checks, &d); err != nil || !d.Allowed {
 						b.Fatal(err, d.Allowed)
 					}
 				}

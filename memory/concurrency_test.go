@@ -21,7 +21,7 @@ func TestConcurrencyLimitHoldsExactlyNInFlight(t *testing.T) {
 		wg.Go(func() {
 			for range 20 {
 				var d sluice.Decision
-				if err := lim.AllowInto(ctx, &d, checks); err != nil {
+				if err := lim.Allow(ctx, checks, &d); err != nil {
 					t.Error(err)
 					return
 				}
@@ -50,24 +50,24 @@ func TestConcurrencyLimitHoldsExactlyNInFlight(t *testing.T) {
 	if admitted.Load() < 100 {
 		t.Errorf("admitted %d (peak %d): releases did not give capacity back", admitted.Load(), peak.Load())
 	}
-	d, _ := lim.Allow(ctx, sluice.Check{Key: "k", Limit: l})
+	d, _ := allow(lim, ctx, sluice.Check{Key: "k", Limit: l})
 	if d.Remaining != 10 {
 		t.Errorf("after every release %d remain, want 10", d.Remaining)
 	}
 	// And exactly 10 fit: the 11th lease is refused until one is released.
 	var held [10]sluice.Decision
 	for i := range held {
-		if err := lim.AllowInto(ctx, &held[i], checks); err != nil || !held[i].Allowed {
+		if err := lim.Allow(ctx, checks, &held[i]); err != nil || !held[i].Allowed {
 			t.Fatalf("lease %d of 10: %+v %v", i+1, held[i], err)
 		}
 	}
-	if d, _ := lim.Allow(ctx, checks...); d.Allowed {
+	if d, _ := allow(lim, ctx, checks...); d.Allowed {
 		t.Fatal("an 11th lease was admitted")
 	}
 	if err := lim.Release(ctx, checks, &held[0]); err != nil {
 		t.Fatal(err)
 	}
-	if d, _ := lim.Allow(ctx, checks...); !d.Allowed {
+	if d, _ := allow(lim, ctx, checks...); !d.Allowed {
 		t.Fatal("a released lease did not free a slot")
 	}
 }
@@ -78,16 +78,16 @@ func TestUnreleasedLeasesExpire(t *testing.T) {
 	l := sluice.Concurrency(2, 30*time.Second)
 	c := sluice.Check{Key: "crashed", Limit: l, Cost: 1}
 	for range 2 {
-		if d, _ := lim.Allow(ctx, c); !d.Allowed {
+		if d, _ := allow(lim, ctx, c); !d.Allowed {
 			t.Fatal("refused below the limit")
 		}
 	}
-	d, _ := lim.Allow(ctx, c)
+	d, _ := allow(lim, ctx, c)
 	if d.Allowed || d.RetryAfter != 30*time.Second {
 		t.Fatalf("third: allowed=%v retry=%v, want refused until the leases expire", d.Allowed, d.RetryAfter)
 	}
 	clock.Advance(30 * time.Second)
-	if d, _ := lim.Allow(ctx, c); !d.Allowed {
+	if d, _ := allow(lim, ctx, c); !d.Allowed {
 		t.Fatal("expired leases still hold the capacity")
 	}
 }

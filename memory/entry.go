@@ -34,7 +34,7 @@ type hash struct{ h1, h2 uint64 }
 // cores fight over. The holder of the shard's mutex (the owner) takes
 // entries with lockShard before it reads or moves them; a decider that
 // finds an entry so held, or finds no entry, leaves the decision to the
-// owner's path (see Store.ApplyTimed). t and a are read and written only by
+// owner's path (see Store.apply). t and a are read and written only by
 // the entry's holder; h1 and the key's bits of tag change only while the
 // owner holds the entry, or the slot is empty.
 type entry struct {

@@ -57,7 +57,7 @@ func TestDecisionsStayExactWhileTheTablesChange(t *testing.T) {
 			for i := 0; i < attempts || rounds.Load() < minRounds; i++ {
 				k := (i*7 + g) % hotKeys
 				checks[0].Key = keys[k]
-				if err := lim.AllowInto(ctx, &d, checks); err != nil {
+				if err := lim.Allow(ctx, checks, &d); err != nil {
 					t.Error(err)
 					return
 				}
@@ -73,7 +73,7 @@ func TestDecisionsStayExactWhileTheTablesChange(t *testing.T) {
 		for i := 0; i < attempts || rounds.Load() < minRounds; i++ {
 			k := i % hotKeys
 			checks[0].Key, checks[1].Key = keys[k], keys[k]
-			if err := lim.AllowInto(ctx, &d, checks); err != nil {
+			if err := lim.Allow(ctx, checks, &d); err != nil {
 				t.Error(err)
 				return
 			}
@@ -89,7 +89,7 @@ func TestDecisionsStayExactWhileTheTablesChange(t *testing.T) {
 		for round := 0; !stopped.Load() && round < maxRounds; round++ {
 			for i := range floodRound {
 				checks[0].Key = fmt.Sprintf("flood-%d-%d", round, i)
-				if err := lim.AllowInto(ctx, &d, checks); err != nil {
+				if err := lim.Allow(ctx, checks, &d); err != nil {
 					t.Error(err)
 					return
 				}
@@ -111,7 +111,7 @@ func TestDecisionsStayExactWhileTheTablesChange(t *testing.T) {
 			t.Errorf("%s: admitted %d (%d alone, %d with hot2), want exactly %d", key, got, single[k].Load(), both[k].Load(), burst)
 		}
 		peek[0].Key, peek[1].Key = key, key
-		if err := lim.AllowInto(ctx, &d, peek); err != nil {
+		if err := lim.Allow(ctx, peek, &d); err != nil {
 			t.Fatal(err)
 		}
 		if r := d.Statuses[0].Remaining; r != 0 {
@@ -145,7 +145,7 @@ func TestDecisionsRunWhileKeysAreEvicted(t *testing.T) {
 				}
 				checks[0].Key, checks[1].Key = fmt.Sprint(k), fmt.Sprint(k)
 				n := 1 + i%2
-				if err := lim.AllowInto(ctx, &d, checks[:n]); err != nil {
+				if err := lim.Allow(ctx, checks[:n], &d); err != nil {
 					t.Error(err)
 					return
 				}

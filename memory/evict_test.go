@@ -160,18 +160,18 @@ func TestEvictionTakesTheLeastUsed(t *testing.T) {
 	l := sluice.FixedWindow(10, time.Minute)
 	used := []int64{4, 2, 9, 10, 6, 3, 8, 5}
 	for i, u := range used {
-		if d, _ := lim.Allow(ctx, sluice.Check{Key: fmt.Sprint("k", i), Limit: l, Cost: u}); !d.Allowed {
+		if d, _ := allow(lim, ctx, sluice.Check{Key: fmt.Sprint("k", i), Limit: l, Cost: u}); !d.Allowed {
 			t.Fatalf("k%d refused", i)
 		}
 	}
 	clock.Advance(time.Second)
 	remaining := func(key string) int64 {
-		d, _ := lim.Allow(ctx, sluice.Check{Key: key, Limit: l, Cost: 0})
+		d, _ := allow(lim, ctx, sluice.Check{Key: key, Limit: l, Cost: 0})
 		return d.Statuses[0].Remaining
 	}
 	for _, victim := range []int{1, 5, 0, 7, 4, 6, 2} { // by use; never k3
 		// A newcomer that spends its whole quota refuses from then on.
-		if d, _ := lim.Allow(ctx, sluice.Check{Key: fmt.Sprint("new", victim), Limit: l, Cost: 10}); !d.Allowed {
+		if d, _ := allow(lim, ctx, sluice.Check{Key: fmt.Sprint("new", victim), Limit: l, Cost: 10}); !d.Allowed {
 			t.Fatalf("newcomer refused while k%d could go", victim)
 		}
 		for i, u := range used {
@@ -185,7 +185,7 @@ func TestEvictionTakesTheLeastUsed(t *testing.T) {
 		}
 	}
 	// Only refusing states left: k3 and the seven newcomers.
-	d, _ := lim.Allow(ctx, sluice.Check{Key: "late", Limit: l, Cost: 1})
+	d, _ := allow(lim, ctx, sluice.Check{Key: "late", Limit: l, Cost: 1})
 	if d.Allowed || d.Statuses[0].RetryAfter != 59*time.Second {
 		t.Errorf("a new key at a store of refusing states: allowed=%v, retry after %v; want refused, until the window ends in 59s", d.Allowed, d.Statuses[0].RetryAfter)
 	}
@@ -193,7 +193,7 @@ func TestEvictionTakesTheLeastUsed(t *testing.T) {
 		t.Errorf("stats %+v, want 7 evictions, 1 refused for want of room, 8 states", st)
 	}
 	clock.Advance(59 * time.Second) // every state expires: room again
-	if d, _ := lim.Allow(ctx, sluice.Check{Key: "late", Limit: l, Cost: 1}); !d.Allowed {
+	if d, _ := allow(lim, ctx, sluice.Check{Key: "late", Limit: l, Cost: 1}); !d.Allowed {
 		t.Error("the new key is still refused after the window")
 	}
 }
@@ -206,11 +206,11 @@ func TestNoRoomRefusesTheWholeCall(t *testing.T) {
 	ctx := context.Background()
 	l := sluice.FixedWindow(10, time.Minute)
 	for i := range 7 {
-		lim.Allow(ctx, sluice.Check{Key: fmt.Sprint("k", i), Limit: l, Cost: 10})
+		allow(lim, ctx, sluice.Check{Key: fmt.Sprint("k", i), Limit: l, Cost: 10})
 	}
-	lim.Allow(ctx, sluice.Check{Key: "mine", Limit: l.Named("a"), Cost: 1})
+	allow(lim, ctx, sluice.Check{Key: "mine", Limit: l.Named("a"), Cost: 1})
 	call := []sluice.Check{{Key: "mine", Limit: l.Named("a"), Cost: 1}, {Key: "mine", Limit: l.Named("b"), Cost: 1}}
-	d, err := lim.Allow(ctx, call...)
+	d, err := allow(lim, ctx, call...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestNoRoomRefusesTheWholeCall(t *testing.T) {
 	}
 	// A shadow check is never refused: its state goes unkept.
 	call[1].Limit = call[1].Limit.WithShadow(true)
-	if d, _ := lim.Allow(ctx, call...); !d.Allowed || d.Statuses[0].Remaining != 8 {
+	if d, _ := allow(lim, ctx, call...); !d.Allowed || d.Statuses[0].Remaining != 8 {
 		t.Errorf("with b in shadow mode: admitted=%v, statuses %+v; want admitted, a with 8 left", d.Allowed, d.Statuses)
 	}
 }
@@ -242,13 +242,13 @@ func TestEvictionAllocatesNothing(t *testing.T) {
 		checks := []sluice.Check{{Limit: l, Cost: 1}}
 		for _, k := range keys[:256] {
 			checks[0].Key = k
-			lim.AllowInto(ctx, &d, checks)
+			lim.Allow(ctx, checks, &d)
 		}
 		i := 256
 		if n := testing.AllocsPerRun(1000, func() {
 			checks[0].Key = keys[i%len(keys)]
 			i++
-			lim.AllowInto(ctx, &d, checks)
+			lim.Allow(ctx, checks, &d)
 		}); n != 0 {
 			t.Errorf("%v: %v allocations per new key at a full store", l, n)
 		}

@@ -49,11 +49,11 @@ func TestKeyFloodNeverFreesARefusedClient(t *testing.T) {
 			unbounded := sluice.NewLimiter(ref)
 			victim := sluice.Check{Key: "victim", Limit: tc.victim, Cost: 1}
 			ask := func() (got, want bool) {
-				b, err := bounded.Allow(ctx, victim)
+				b, err := allow(bounded, ctx, victim)
 				if err != nil {
 					t.Fatal(err)
 				}
-				u, err := unbounded.Allow(ctx, victim)
+				u, err := allow(unbounded, ctx, victim)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -73,7 +73,7 @@ func TestKeyFloodNeverFreesARefusedClient(t *testing.T) {
 			var admitted, extra, refusedNew int
 			for i := range flood {
 				c := sluice.Check{Key: "flood-" + strconv.Itoa(i), Limit: tc.flood, Cost: 1}
-				d, err := bounded.Allow(ctx, c)
+				d, err := allow(bounded, ctx, c)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -124,11 +124,11 @@ func TestKeyFloodNeverFreesADegradedClient(t *testing.T) {
 	full := sluice.FixedWindow(24, time.Minute)
 	degraded := full.Scale(1, 2)
 	both := func(c sluice.Check) (got, want bool) {
-		b, err := bounded.Allow(ctx, c)
+		b, err := allow(bounded, ctx, c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		u, err := unbounded.Allow(ctx, c)
+		u, err := allow(unbounded, ctx, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +146,7 @@ func TestKeyFloodNeverFreesADegradedClient(t *testing.T) {
 	var extra int
 	day := sluice.FixedWindow(1000, 24*time.Hour)
 	for i := range flood {
-		if d, err := bounded.Allow(ctx, sluice.Check{Key: "flood-" + strconv.Itoa(i), Limit: day, Cost: 999}); err != nil || !d.Allowed {
+		if d, err := allow(bounded, ctx, sluice.Check{Key: "flood-" + strconv.Itoa(i), Limit: day, Cost: 999}); err != nil || !d.Allowed {
 			t.Fatalf("flood %d: %v, %v", i, d.Allowed, err)
 		}
 		if (i+1)%every == 0 {

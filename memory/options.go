@@ -30,7 +30,7 @@ func WithClock(now func() time.Time) Option {
 // WithClockResolution sets how often the default clock's time is read for
 // the decisions, one millisecond by default: a background goroutine reads
 // it every d and decisions use that reading, one atomic load instead of a
-// clock read each (~25 ns, a third of a decision). The goroutine runs only
+// clock read each. The goroutine runs only
 // while decisions come: after 64 ticks without one it stops, and the next
 // decision reads the clock itself and starts it again. Close stops it.
 //
@@ -40,8 +40,8 @@ func WithClock(now func() time.Time) Option {
 // load generator kept busy, ticks came up to 8 ms apart; Stats reports
 // late ticks and the largest lag). The store bounds what the lag can cost:
 //   - A call that any check refuses at the lagging time is decided again
-//     at the exact time: every refusal, with its RetryAfter and
-//     Decision.At, is the exact clock's, so a time that stands still
+//     at the exact time: every refusal, with its RetryAfter, is the
+//     exact clock's, so a time that stands still
 //     never starves a limit.
 //   - Only limits that refill at most one unit, or 1/256 of their burst,
 //     in d are decided at the lagging time (10,000/s with a burst of

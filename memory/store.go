@@ -198,21 +198,20 @@ func (s *Store) shardIndex(h hash) uint32 { return uint32((h.h1 >> 1) & s.mask) 
 
 // Apply implements sluice.Store. It never fails, and ctx is not consulted
 // (see Store).
-func (s *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
-	_, err := s.ApplyTimed(ctx, checks, out)
-	return err
+func (s *Store) Apply(_ context.Context, checks []sluice.Check, out []sluice.Status) error {
+	s.apply(checks, out)
+	return nil
 }
 
-// ApplyTimed implements sluice.TimedStore: it is Apply, also returning the
-// time of the decision in µs since sluice.Epoch, by the store's clock (the
-// one of WithClock, else the wall time at New plus the monotonic time
-// since).
+// apply decides checks and returns the time of the decision in µs since
+// sluice.Epoch, by the store's clock (the one of WithClock, else the wall
+// time at New plus the monotonic time since).
 //
 // A call is decided holding only the entries of its states when the store
 // holds every one of them in a table its shard lists, none of them a
 // sliding log (applyHeld), else under the mutexes of their shards
 // (applyLocked).
-func (s *Store) ApplyTimed(_ context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
+func (s *Store) apply(checks []sluice.Check, out []sluice.Status) int64 {
 	n := len(checks)
 	var (
 		hashBuf  [8]hash
@@ -240,9 +239,9 @@ func (s *Store) ApplyTimed(_ context.Context, checks []sluice.Check, out []sluic
 		idx[i] = s.shardIndex(hashes[i])
 	}
 	if now, ok := s.applyHeld(checks, out, hashes, idx, held, states); ok {
-		return now, nil
+		return now
 	}
-	return s.applyLocked(checks, out, hashes, idx, states), nil
+	return s.applyLocked(checks, out, hashes, idx, states)
 }
 
 // heldCheck is where applyHeld finds one check's state.

@@ -59,7 +59,7 @@ func TestConcurrentChecksAdmitExactlyThePromise(t *testing.T) {
 					var d sluice.Decision
 					checks := []sluice.Check{{Key: "hot", Limit: l, Cost: 1}}
 					for range perG {
-						if err := lim.AllowInto(context.Background(), &d, checks); err != nil {
+						if err := lim.Allow(context.Background(), checks, &d); err != nil {
 							t.Error(err)
 							return
 						}
@@ -93,7 +93,7 @@ func TestMultiLimitIsAllOrNothing(t *testing.T) {
 	admitted := 0
 	for range 30 { // 3 per second for 10 seconds: the day limit (25) refuses first
 		for range 3 {
-			d, err := lim.Allow(ctx, checks(1)...)
+			d, err := allow(lim, ctx, checks(1)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func TestMultiLimitIsAllOrNothing(t *testing.T) {
 	if admitted != 25 {
 		t.Fatalf("admitted %d, want 25 (the per-day limit)", admitted)
 	}
-	d, err := lim.Allow(ctx, checks(0)...)
+	d, err := allow(lim, ctx, checks(0)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestMultiLimitIsAllOrNothing(t *testing.T) {
 	if got := d.Statuses[0].Remaining; got != 10 {
 		t.Errorf("per-second remaining %d, want 10", got)
 	}
-	d, err = lim.Allow(ctx, checks(1)...)
+	d, err = allow(lim, ctx, checks(1)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,10 +137,10 @@ func TestRefusalNamesEveryViolatedLimit(t *testing.T) {
 	b := sluice.FixedWindow(1, time.Hour).Named("b")
 	c := sluice.FixedWindow(5, time.Minute).Named("c")
 	batch := []sluice.Check{{Key: "k", Limit: a, Cost: 1}, {Key: "k", Limit: b, Cost: 1}, {Key: "k", Limit: c, Cost: 1}}
-	if d, err := lim.Allow(ctx, batch...); err != nil || !d.Allowed {
+	if d, err := allow(lim, ctx, batch...); err != nil || !d.Allowed {
 		t.Fatalf("first call: %+v %v", d, err)
 	}
-	d, err := lim.Allow(ctx, batch...)
+	d, err := allow(lim, ctx, batch...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestShadowLimitReportsButNeverRefuses(t *testing.T) {
 	shadow := sluice.FixedWindow(2, time.Minute).Named("trial").WithShadow(true)
 	var wouldRefuse int
 	for range 5 {
-		d, err := lim.Allow(ctx, sluice.Check{Key: "k", Limit: enforce, Cost: 1}, sluice.Check{Key: "k", Limit: shadow, Cost: 1})
+		d, err := allow(lim, ctx, sluice.Check{Key: "k", Limit: enforce, Cost: 1}, sluice.Check{Key: "k", Limit: shadow, Cost: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,7 @@ func TestShadowLimitReportsButNeverRefuses(t *testing.T) {
 	if wouldRefuse != 3 {
 		t.Errorf("shadow would have refused %d, want 3", wouldRefuse)
 	}
-	d, _ := lim.Allow(ctx, sluice.Check{Key: "k", Limit: enforce})
+	d, _ := allow(lim, ctx, sluice.Check{Key: "k", Limit: enforce})
 	if d.Remaining != 5 {
 		t.Errorf("enforced remaining %d, want 5", d.Remaining)
 	}
@@ -201,7 +201,7 @@ func TestInvalidChecksAreErrorsNotDecisions(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if _, err := lim.Allow(ctx, c.checks...); err == nil {
+			if _, err := allow(lim, ctx, c.checks...); err == nil {
 				t.Fatal("no error")
 			}
 		})
@@ -217,21 +217,21 @@ func TestDoneContextIsDecided(t *testing.T) {
 	cancel()
 	for _, l := range []sluice.Limit{sluice.PerMinute(2), sluice.SlidingLog(2, time.Minute)} {
 		for i, want := range []bool{true, true, false} {
-			d, err := lim.Allow(done, sluice.Check{Key: "k", Limit: l, Cost: 1})
+			d, err := allow(lim, done, sluice.Check{Key: "k", Limit: l, Cost: 1})
 			if err != nil || d.Allowed != want || want && d.Remaining != int64(1-i) {
 				t.Fatalf("%s, call %d with a done context: %v (remaining %d), %v; want allowed %v", l, i+1, d.Allowed, d.Remaining, err, want)
 			}
 		}
 	}
 	c := []sluice.Check{{Key: "k", Limit: sluice.Concurrency(1, time.Minute), Cost: 1}}
-	d, err := lim.Allow(done, c...)
+	d, err := allow(lim, done, c...)
 	if err != nil || !d.Allowed {
 		t.Fatalf("concurrency with a done context: %v, %v", d.Allowed, err)
 	}
 	if err := lim.Release(done, c, &d); err != nil {
 		t.Fatalf("Release with a done context: %v", err)
 	}
-	if d, err := lim.Allow(done, c...); err != nil || !d.Allowed {
+	if d, err := allow(lim, done, c...); err != nil || !d.Allowed {
 		t.Errorf("the lease released with a done context was kept: %v, %v", d.Allowed, err)
 	}
 }
@@ -241,7 +241,7 @@ func TestKeyBoundEvictsAndCounts(t *testing.T) {
 	ctx := context.Background()
 	l := sluice.GCRA(10, time.Minute)
 	for i := range 100_000 {
-		if _, err := lim.Allow(ctx, sluice.Check{Key: fmt.Sprintf("flood-%d", i), Limit: l, Cost: 1}); err != nil {
+		if _, err := allow(lim, ctx, sluice.Check{Key: fmt.Sprintf("flood-%d", i), Limit: l, Cost: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -268,11 +268,11 @@ func TestFullStoreReclaimsExpiredBeforeEvicting(t *testing.T) {
 	ctx := context.Background()
 	l := sluice.FixedWindow(5, time.Second)
 	for i := range 100 {
-		lim.Allow(ctx, sluice.Check{Key: fmt.Sprintf("old-%d", i), Limit: l, Cost: 1})
+		allow(lim, ctx, sluice.Check{Key: fmt.Sprintf("old-%d", i), Limit: l, Cost: 1})
 	}
 	clock.Advance(time.Second) // every old state has expired
 	for i := range 100 {
-		lim.Allow(ctx, sluice.Check{Key: fmt.Sprintf("new-%d", i), Limit: l, Cost: 1})
+		allow(lim, ctx, sluice.Check{Key: fmt.Sprintf("new-%d", i), Limit: l, Cost: 1})
 	}
 	st := store.Stats()
 	if st.Evictions != 0 || st.Expirations != 100 || st.Keys != 100 {
@@ -287,13 +287,13 @@ func TestExistingKeyDecisionAllocatesNothing(t *testing.T) {
 		ctx := context.Background()
 		var d sluice.Decision
 		checks := []sluice.Check{{Key: "k", Limit: l, Cost: 1}}
-		lim.AllowInto(ctx, &d, checks)
-		if n := testing.AllocsPerRun(1000, func() { lim.AllowInto(ctx, &d, checks) }); n != 0 {
+		lim.Allow(ctx, checks, &d)
+		if n := testing.AllocsPerRun(1000, func() { lim.Allow(ctx, checks, &d) }); n != 0 {
 			t.Errorf("%v: %v allocations per decision on an existing key", l.Algorithm(), n)
 		}
 		multi := []sluice.Check{{Key: "k", Limit: l, Cost: 1}, {Key: "global", Limit: l.Named("global"), Cost: 1}}
-		lim.AllowInto(ctx, &d, multi)
-		if n := testing.AllocsPerRun(1000, func() { lim.AllowInto(ctx, &d, multi) }); n != 0 {
+		lim.Allow(ctx, multi, &d)
+		if n := testing.AllocsPerRun(1000, func() { lim.Allow(ctx, multi, &d) }); n != 0 {
 			t.Errorf("%v: %v allocations per two-check decision", l.Algorithm(), n)
 		}
 	}
@@ -314,7 +314,7 @@ func TestManyChecksInOneCall(t *testing.T) {
 		checks = append(checks, sluice.Check{Key: fmt.Sprintf("k%d", i%7), Limit: sluice.PerSecond(5).Named(fmt.Sprintf("l%d", i)), Cost: 1})
 	}
 	for i := range 6 {
-		d, err := lim.Allow(context.Background(), checks...)
+		d, err := allow(lim, context.Background(), checks...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -334,7 +334,7 @@ func TestKeysComeBackAfterTheSweepDropsTheirTable(t *testing.T) {
 	perSecond, perMinute := sluice.PerSecond(2), sluice.PerMinute(5)
 	ctx := context.Background()
 	both := []sluice.Check{{Key: "k", Limit: perSecond, Cost: 1}, {Key: "k", Limit: perMinute, Cost: 1}}
-	if _, err := lim.Allow(ctx, both...); err != nil {
+	if _, err := allow(lim, ctx, both...); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(2 * time.Minute)
@@ -342,7 +342,7 @@ func TestKeysComeBackAfterTheSweepDropsTheirTable(t *testing.T) {
 		t.Fatalf("Sweep forgot %d states, want 2", n)
 	}
 	for i := 1; i <= 3; i++ {
-		d, err := lim.Allow(ctx, both...)
+		d, err := allow(lim, ctx, both...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -383,7 +383,7 @@ func TestMoreLimitNamesThanListedDecideExactly(t *testing.T) {
 				if n%3 == 0 { // with its neighbour, all or nothing
 					checks = append(checks, sluice.Check{Key: "k", Limit: limits[(i+1)%names], Cost: 1})
 				}
-				if err := lim.AllowInto(ctx, &d, checks); err != nil {
+				if err := lim.Allow(ctx, checks, &d); err != nil {
 					t.Error(err)
 					return
 				}
@@ -400,7 +400,7 @@ func TestMoreLimitNamesThanListedDecideExactly(t *testing.T) {
 	for i, l := range limits {
 		// Spend what is left one by one: every limit ends at exactly its burst.
 		for {
-			d, err := lim.Allow(ctx, sluice.Check{Key: "k", Limit: l, Cost: 1})
+			d, err := allow(lim, ctx, sluice.Check{Key: "k", Limit: l, Cost: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -413,4 +413,11 @@ func TestMoreLimitNamesThanListedDecideExactly(t *testing.T) {
 			t.Errorf("%s admitted %d, want exactly %d", l.Name(), got, burst)
 		}
 	}
+}
+
+// allow decides checks with lim into a Decision of its own.
+func allow(lim *sluice.Limiter, ctx context.Context, checks ...sluice.Check) (sluice.Decision, error) {
+	var d sluice.Decision
+	err := lim.Allow(ctx, checks, &d)
+	return d, err
 }

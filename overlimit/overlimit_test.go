@@ -112,7 +112,7 @@ func newCacheRig(t rigT, opts overlimit.Options) *cacheRig {
 func (r *cacheRig) allow(t rigT, checks ...sluice.Check) (d sluice.Decision, asked bool) {
 	t.Helper()
 	before := r.store.calls.Load()
-	d, err := r.limiter.Allow(context.Background(), checks...)
+	d, err := allow(r.limiter, context.Background(), checks...)
 	if err != nil {
 		t.Fatalf("Allow: %v", err)
 	}
@@ -321,7 +321,7 @@ func TestOverLimitCacheForgets(t *testing.T) {
 			name: "an error other than a timeout forgets every key (the store may have restarted)",
 			forget: func(r *cacheRig) {
 				r.store.fail(errRedisDown)
-				r.limiter.Allow(context.Background(), sluice.Check{Key: "c", Limit: rps, Cost: 1})
+				allow(r.limiter, context.Background(), sluice.Check{Key: "c", Limit: rps, Cost: 1})
 				r.store.fail(nil)
 			},
 			forgotOf: []string{"a", "b"},
@@ -330,7 +330,7 @@ func TestOverLimitCacheForgets(t *testing.T) {
 			name: "a timeout forgets nothing",
 			forget: func(r *cacheRig) {
 				r.store.fail(fmt.Errorf("%w: %w", sluice.ErrStoreUnavailable, context.DeadlineExceeded))
-				r.limiter.Allow(context.Background(), sluice.Check{Key: "c", Limit: rps, Cost: 1})
+				allow(r.limiter, context.Background(), sluice.Check{Key: "c", Limit: rps, Cost: 1})
 				r.store.fail(nil)
 			},
 			kept: []string{"a", "b"},
@@ -339,7 +339,7 @@ func TestOverLimitCacheForgets(t *testing.T) {
 			name: "the store refusing invalid checks forgets nothing",
 			forget: func(r *cacheRig) {
 				r.store.fail(fmt.Errorf("redis store: %w: key too long", sluice.ErrInvalidCheck))
-				r.limiter.Allow(context.Background(), sluice.Check{Key: "c", Limit: rps, Cost: 1})
+				allow(r.limiter, context.Background(), sluice.Check{Key: "c", Limit: rps, Cost: 1})
 				r.store.fail(nil)
 			},
 			kept: []string{"a", "b"},
@@ -420,7 +420,7 @@ func TestOverLimitCacheConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range 2000 {
 				key := fmt.Sprint("k", (g+i)%20)
-				d, err := lim.Allow(context.Background(), sluice.Check{Key: key, Limit: sluice.PerHour(10), Cost: 1})
+				d, err := allow(lim, context.Background(), sluice.Check{Key: key, Limit: sluice.PerHour(10), Cost: 1})
 				if err != nil {
 					t.Error(err)
 					return
@@ -500,8 +500,8 @@ func TestPropertyOverLimitCacheIsExact(t *testing.T) {
 				checks = append(checks, sluice.Check{Key: k, Limit: l, Cost: rapid.Int64Range(0, l.Burst()+1).Draw(rt, "cost")})
 			}
 			saved := cache.Stats().RoundTripsSaved
-			want, err1 := plain.Allow(context.Background(), checks...)
-			got, err2 := cached.Allow(context.Background(), checks...)
+			want, err1 := allow(plain, context.Background(), checks...)
+			got, err2 := allow(cached, context.Background(), checks...)
 			if err1 != nil || err2 != nil {
 				rt.Fatalf("errors: %v, %v", err1, err2)
 			}
@@ -580,4 +580,11 @@ func BenchmarkOverLimitCacheMiss(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// allow decides checks with lim into a Decision of its own.
+func allow(lim *sluice.Limiter, ctx context.Context, checks ...sluice.Check) (sluice.Decision, error) {
+	var d sluice.Decision
+	err := lim.Allow(ctx, checks, &d)
+	return d, err
 }

@@ -34,9 +34,7 @@ func TestConcurrentCallsShareScriptRunsAndStayExact(t *testing.T) {
 				// Two subjects share one hour and one day: keys of different
 				// calls meet inside one batch.
 				key := "subject-" + strconv.Itoa((g+i)%2)
-				d, err := lim.Allow(context.Background(),
-					sluice.Check{Key: key, Limit: perHour, Cost: 1},
-					sluice.Check{Key: "all", Limit: perDay, Cost: 1})
+				d, err := allow(lim, context.Background(), sluice.Check{Key: key, Limit: perHour, Cost: 1}, sluice.Check{Key: "all", Limit: perDay, Cost: 1})
 				if err != nil {
 					t.Error(err)
 					return
@@ -404,4 +402,11 @@ func proxiedStandalone(t *testing.T) (*redistest.Server, *faultproxy.Proxy, ruei
 	}
 	t.Cleanup(client.Close)
 	return srv, proxy, client
+}
+
+// allow decides checks with lim into a Decision of its own.
+func allow(lim *sluice.Limiter, ctx context.Context, checks ...sluice.Check) (sluice.Decision, error) {
+	var d sluice.Decision
+	err := lim.Allow(ctx, checks, &d)
+	return d, err
 }

@@ -30,7 +30,7 @@ func TestConcurrencyLeasesBoundWorkInFlight(t *testing.T) {
 				ctx := context.Background()
 				checks := []sluice.Check{{Key: "worker-pool", Limit: limit, Cost: 1 + int64(i%2)}}
 				for time.Now().Before(deadline) {
-					d, err := lim.Allow(ctx, checks...)
+					d, err := allow(lim, ctx, checks...)
 					if err != nil {
 						t.Error(err)
 						return

@@ -204,7 +204,7 @@ func TestConcurrentCrossSlotCallsCountExactly(t *testing.T) {
 					{Key: users[u], Limit: counterUser, Cost: 1},
 				}
 				var d sluice.Decision
-				if err := sluice.NewLimiter(store).AllowInto(context.Background(), &d, checks); err != nil {
+				if err := sluice.NewLimiter(store).Allow(context.Background(), checks, &d); err != nil {
 					t.Error(err)
 					return
 				}

@@ -55,7 +55,7 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 					return
 				default:
 				}
-				if err := lim.AllowInto(ctx, &d, checks); err != nil {
+				if err := lim.Allow(ctx, checks, &d); err != nil {
 					errs.Add(1)
 					continue
 				}
@@ -71,7 +71,7 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 	// During the outage a fresh key gets this instance's share: 100/2.
 	admitted := 0
 	for range 200 {
-		d, err := lim.Allow(ctx, sluice.Check{Key: "share-client", Limit: share, Cost: 1})
+		d, err := allow(lim, ctx, sluice.Check{Key: "share-client", Limit: share, Cost: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -102,7 +102,7 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 	back := time.Now()
 	for {
 		before := fallbacks.Load()
-		d, err := lim.Allow(ctx, sluice.Check{Key: "probe", Limit: limit, Cost: 1})
+		d, err := allow(lim, ctx, sluice.Check{Key: "probe", Limit: limit, Cost: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestStoreErrorPolicies(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := sluice.NewLimiter(fo).Allow(context.Background(), sluice.Check{Key: "k", Limit: sluice.PerSecond(1), Cost: 1})
+			d, err := allow(sluice.NewLimiter(fo), context.Background(), sluice.Check{Key: "k", Limit: sluice.PerSecond(1), Cost: 1})
 			if err != nil || d.Allowed != tc.allow {
 				t.Fatalf("allowed=%v err=%v, want allowed=%v", d.Allowed, err, tc.allow)
 			}

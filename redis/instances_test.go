@@ -45,7 +45,7 @@ func TestSkewedInstancesDecideTheSame(t *testing.T) {
 		for step := range 12 {
 			var first sluice.Decision
 			for i, lim := range lims {
-				d, err := lim.Allow(ctx, sluice.Check{Key: fmt.Sprintf("%v-%d", l.Algorithm(), i), Limit: l, Cost: 1})
+				d, err := allow(lim, ctx, sluice.Check{Key: fmt.Sprintf("%v-%d", l.Algorithm(), i), Limit: l, Cost: 1})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -76,18 +76,18 @@ func TestLeasesOfADeadInstanceExpire(t *testing.T) {
 	ctx := context.Background()
 	check := sluice.Check{Key: "pool", Limit: limit, Cost: 1}
 	for i := range 10 {
-		if d, err := dying.Allow(ctx, check); err != nil || !d.Allowed {
+		if d, err := allow(dying, ctx, check); err != nil || !d.Allowed {
 			t.Fatalf("lease %d: %+v %v", i, d, err)
 		}
 	}
 	taken := time.Now()
 	// The holder dies here: its leases are never released.
-	d, err := alive.Allow(ctx, check)
+	d, err := allow(alive, ctx, check)
 	if err != nil || d.Allowed {
 		t.Fatalf("the other instance was admitted while every slot is held: %+v %v", d, err)
 	}
 	for {
-		d, err := alive.Allow(ctx, check)
+		d, err := allow(alive, ctx, check)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,12 +24,12 @@ func TestThreeLimitsOfOneSubjectAreOneRoundTrip(t *testing.T) {
 		{Key: "user-42", Limit: sluice.SlidingLog(1000, 24*time.Hour).Named("per-day"), Cost: 1},
 	}
 	ctx := context.Background()
-	if _, err := lim.Allow(ctx, checks...); err != nil { // loads the script (NOSCRIPT, then EVAL)
+	if _, err := allow(lim, ctx, checks...); err != nil { // loads the script (NOSCRIPT, then EVAL)
 		t.Fatal(err)
 	}
 	mon := srv.Monitor(t)
 	before := evalshaCalls(t, srv)
-	d, err := lim.Allow(ctx, checks...)
+	d, err := allow(lim, ctx, checks...)
 	if err != nil || !d.Allowed {
 		t.Fatalf("Allow: %+v, %v", d, err)
 	}

@@ -39,7 +39,7 @@ func TestSentinelStoreFollowsAFailover(t *testing.T) {
 	defer store.Close()
 	lim := sluice.NewLimiter(store)
 	check := sluice.Check{Key: "u", Limit: sluice.PerMinute(1000), Cost: 1}
-	if _, err := lim.Allow(context.Background(), check); err != nil {
+	if _, err := allow(lim, context.Background(), check); err != nil {
 		t.Fatalf("before the failover: %v", err)
 	}
 
@@ -47,7 +47,7 @@ func TestSentinelStoreFollowsAFailover(t *testing.T) {
 	killed := time.Now()
 	var errs int
 	waitUntil(t, 60*time.Second, "decisions from the promoted replica", func() bool {
-		d, err := lim.Allow(context.Background(), check)
+		d, err := allow(lim, context.Background(), check)
 		if err != nil {
 			errs++
 			if !errors.Is(err, sluice.ErrStoreUnavailable) {

@@ -87,7 +87,7 @@ func TestTimeComesFromRedis(t *testing.T) {
 	t.Parallel()
 	lim := sluice.NewLimiter(redis.New(redistest.Standalone(t).Client(t)))
 	before := time.Now()
-	d, err := lim.Allow(context.Background(), sluice.Check{Key: "u", Limit: sluice.FixedWindow(2, time.Hour), Cost: 1})
+	d, err := allow(lim, context.Background(), sluice.Check{Key: "u", Limit: sluice.FixedWindow(2, time.Hour), Cost: 1})
 	after := time.Now()
 	if err != nil || !d.Allowed {
 		t.Fatalf("%+v, %v", d, err)
@@ -132,4 +132,11 @@ func TestDialConnectsInEachMode(t *testing.T) {
 			t.Errorf("Dial(%+v) succeeded, want an error", o)
 		}
 	}
+}
+
+// allow decides checks with lim into a Decision of its own.
+func allow(lim *sluice.Limiter, ctx context.Context, checks ...sluice.Check) (sluice.Decision, error) {
+	var d sluice.Decision
+	err := lim.Allow(ctx, checks, &d)
+	return d, err
 }

@@ -86,7 +86,7 @@ func checkShare(t *testing.T, lim *sluice.Limiter, instances int) int64 {
 	share := sluice.FixedWindow(100, time.Hour).Named("share")
 	admitted := 0
 	for range 200 {
-		d, err := lim.Allow(context.Background(), sluice.Check{Key: "share-client", Limit: share, Cost: 1})
+		d, err := allow(lim, context.Background(), sluice.Check{Key: "share-client", Limit: share, Cost: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,4 +98,11 @@ func checkShare(t *testing.T, lim *sluice.Limiter, instances int) int64 {
 		t.Errorf("%d admitted on the local share during the outage, want %d", admitted, 100/instances)
 	}
 	return 200
+}
+
+// allow decides checks with lim into a Decision of its own.
+func allow(lim *sluice.Limiter, ctx context.Context, checks ...sluice.Check) (sluice.Decision, error) {
+	var d sluice.Decision
+	err := lim.Allow(ctx, checks, &d)
+	return d, err
 }

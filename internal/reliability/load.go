@@ -131,7 +131,7 @@ func (l *Load) run(c *client, checks []sluice.Check) {
 		case <-pause.C:
 		}
 		start := time.Now()
-		err := l.lim.AllowInto(ctx, &d, checks)
+		err := l.lim.Allow(ctx, checks, &d)
 		end := time.Now()
 		c.mu.Lock()
 		c.calls++

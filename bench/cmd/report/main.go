@@ -380,9 +380,9 @@ func memoryTargets(order []key, best, med, worst map[key]result, heap map[string
 			continue
 		}
 		m := med[key{s, cpu}]
-		add(fb/b.ns >= targetSpeedup, "Memory: %s (Limiter.AllowOne) at -cpu %d: best %.1f ns/op; fastest peer %s %.1f ns/op; peer ÷ sluice = %.2f, target ≥ %.0f"+
-			" (medians: %.1f vs %s %.1f, %.2f)%s%s", s, cpu, b.ns, fbName, fb, fb/b.ns, targetSpeedup, m.ns, fmName, fm, fm/m.ns,
-			decisionNote(best, med, s, cpu, fb, fm), floorNote(best, med, cpu, fb, fm))
+		add(fb/b.ns >= targetSpeedup, "Memory: %s (Limiter.Allow) at -cpu %d: best %.1f ns/op; fastest peer %s %.1f ns/op; peer ÷ sluice = %.2f, target ≥ %.0f"+
+			" (medians: %.1f vs %s %.1f, %.2f)%s", s, cpu, b.ns, fbName, fb, fb/b.ns, targetSpeedup, m.ns, fmName, fm, fm/m.ns,
+			floorNote(best, med, cpu, fb, fm))
 	}
 	for _, s := range []string{"sluice-gcra", "sluice-tokenbucket"} {
 		w, cpus := 0.0, []string{}
@@ -403,20 +403,6 @@ func memoryTargets(order []key, best, med, worst map[key]result, heap map[string
 		add(v <= targetHeapByte, "Memory: %s heap per tracked key at %d keys: %.1f bytes, target ≤ %d", s, heapKeys, v, targetHeapByte)
 	}
 	return ts
-}
-
-// decisionNote gives, beside the GCRA row's verdict, what the same
-// decision costs through Limiter.AllowInto (the sluice-gcra-decision row),
-// which also fills a Decision: not the target's row, shown so that the
-// price of the Decision is never hidden.
-func decisionNote(best, med map[key]result, row string, cpu int, fastestBest, fastestMed float64) string {
-	b, okb := best[key{"sluice-gcra-decision", cpu}]
-	m, okm := med[key{"sluice-gcra-decision", cpu}]
-	if row != "sluice-gcra" || !okb || !okm {
-		return ""
-	}
-	return fmt.Sprintf("; through Limiter.AllowInto, filling a Decision (sluice-gcra-decision): best %.1f ns/op, peer ÷ sluice = %.2f"+
-		" (medians %.1f, %.2f)", b.ns, fastestBest/b.ns, m.ns, fastestMed/m.ns)
 }
 
 // floorNote compares the speed target with the floor sub-benchmark, the

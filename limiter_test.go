@@ -1,0 +1,96 @@
+package sluice_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// answerStore answers every call with its statuses (the first len(checks)),
+// as a store that had decided them would, or fails with err.
+type answerStore struct {
+	statuses []sluice.Status
+	err      error
+}
+
+func (s *answerStore) Apply(_ context.Context, checks []sluice.Check, out []sluice.Status) error {
+	if s.err != nil {
+		return s.err
+	}
+	copy(out, s.statuses)
+	return nil
+}
+
+// A Decision reused from call to call holds the outcome of the last one
+// only: the deciding limit, the violated ones, the statuses.
+func TestReusedDecisionIsTheLastCall(t *testing.T) {
+	ctx := context.Background()
+	a, b := sluice.FixedWindow(1, time.Minute).Named("a"), sluice.FixedWindow(1, time.Hour).Named("b")
+	two := []sluice.Check{{Key: "k", Limit: a, Cost: 1}, {Key: "k", Limit: b, Cost: 1}}
+	var d sluice.Decision
+	refusal := &answerStore{statuses: []sluice.Status{{RetryAfter: time.Second}, {RetryAfter: time.Minute}}}
+	if err := sluice.NewLimiter(refusal).Allow(ctx, two, &d); err != nil || d.Allowed || len(d.Violated) != 2 || d.Limit.Name() != "b" {
+		t.Fatalf("refusal: %+v, %v", d, err)
+	}
+	one := []sluice.Check{{Key: "k", Limit: sluice.GCRA(10, time.Second).Named("one"), Cost: 1}}
+	admit := &answerStore{statuses: []sluice.Status{{Allowed: true, Remaining: 9, ResetAfter: 100 * time.Millisecond}}}
+	if err := sluice.NewLimiter(admit).Allow(ctx, one, &d); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Allowed || len(d.Violated) != 0 || len(d.Statuses) != 1 || d.Limit.Name() != "one" ||
+		d.Remaining != 9 || d.ResetAfter != 100*time.Millisecond || d.RetryAfter != 0 {
+		t.Fatalf("admission after a refusal: %+v", d)
+	}
+}
+
+// An error from the store is no decision, wrapped so that errors.Is finds
+// it; a store that cannot release leases says so, and a call that took no
+// lease has nothing to release.
+func TestLimiterErrors(t *testing.T) {
+	ctx := context.Background()
+	checks := []sluice.Check{{Key: "k", Limit: sluice.Concurrency(1, time.Minute), Cost: 1}}
+	var d sluice.Decision
+	if err := sluice.NewLimiter(&answerStore{err: sluice.ErrStoreUnavailable}).Allow(ctx, checks, &d); !errors.Is(err, sluice.ErrStoreUnavailable) {
+		t.Errorf("failing store: %v, want ErrStoreUnavailable", err)
+	}
+	lim := sluice.NewLimiter(&answerStore{statuses: []sluice.Status{{Allowed: true, Lease: 7}}})
+	if err := lim.Allow(ctx, checks, &d); err != nil {
+		t.Fatal(err)
+	}
+	if err := lim.Release(ctx, checks, &d); err == nil {
+		t.Error("Release through a store that is no Releaser gave no error")
+	}
+	d.Statuses[0].Lease = 0
+	if err := lim.Release(ctx, checks, &d); err != nil {
+		t.Errorf("Release without a lease: %v", err)
+	}
+	bad := []sluice.Check{{Key: "", Limit: sluice.GCRA(1, time.Second), Cost: 1}}
+	if err := lim.Allow(ctx, bad, &d); !errors.Is(err, sluice.ErrInvalidCheck) {
+		t.Errorf("invalid check: %v, want ErrInvalidCheck", err)
+	}
+}
+
+// Allow allocates nothing once the Decision's slices have grown, for one
+// check and for a plan of three.
+func TestAllowAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	plan := []sluice.Check{
+		{Key: "k", Limit: sluice.PerSecond(10), Cost: 1},
+		{Key: "k", Limit: sluice.PerMinute(100), Cost: 1},
+		{Key: sluice.GlobalSubject, Limit: sluice.PerHour(1000).Named("global"), Cost: 1},
+	}
+	lim := sluice.NewLimiter(&answerStore{statuses: make([]sluice.Status, 3)}) // refusals: Violated grows too
+	for _, checks := range [][]sluice.Check{plan[:1], plan} {
+		var d sluice.Decision
+		if allocs := testing.AllocsPerRun(100, func() {
+			if err := lim.Allow(ctx, checks, &d); err != nil {
+				t.Fatal(err)
+			}
+		}); allocs != 0 {
+			t.Errorf("%d checks: %.1f allocations per Allow, want 0", len(checks), allocs)
+		}
+	}
+}
