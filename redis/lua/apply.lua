@@ -69,6 +69,7 @@ local lims, costs, sts, nexts
 -- apply_call decides the n checks whose keys start after KEYS[koff] and
 -- whose (limit, cost) pairs start after ARGV[aoff], appending the call's
 -- status words to out and its undo words (mode "r") to extra.
+-- Go twin: sluice.DecideBatch (the all-or-nothing rule; each check by internal/algo.Decide)
 local function apply_call(koff, aoff, n, out, extra)
   if n == 1 and mode == 'a' then
     -- A lone check: it consumes if it fits, and nothing else can block it.

@@ -4,7 +4,7 @@
 -- and +, - and * of exact integers are exact as long as the result is. The
 -- helpers below keep division and the sliding counter's 86-bit products
 -- exact too, so that the scripts decide exactly like sluice's Go code
--- (package sluice, arith.go) for every value they meet:
+-- (internal/algo, arith.go) for every value they meet:
 --
 --   times      µs since sluice.Epoch, |t| < 2^52 (TIME gives ≈ 2^47.5 today)
 --   windows    w ≤ 2^45 µs (sluice.MaxWindow)
@@ -16,7 +16,7 @@ local TWO24 = 16777216
 local TWO52 = 4503599627370496
 local TWO53 = 9007199254740992
 
--- MAXTIME mirrors sluice's maxTime (2^61): Decide clamps times into
+-- MAXTIME mirrors internal/algo.MaxTime (2^61): Decide clamps times into
 -- [-MAXTIME, MAXTIME]. Times from TIME never come near it.
 local MAXTIME = 2305843009213693952
 
@@ -69,6 +69,7 @@ local function floordiv(a, b)
 end
 
 -- ceildiv returns ⌈a/b⌉ for any integer a of magnitude ≤ 2^53, 1 ≤ b ≤ 2^45.
+-- Go twin: internal/algo.ceilDiv
 local function ceildiv(a, b)
   if a >= 0 and a < TWO53 then -- the common case, divmod's first branch inline
     local q = math.floor(a / b)
@@ -88,13 +89,14 @@ local function ceildiv(a, b)
 end
 
 -- window_start returns the start of the window of length w containing t,
--- windows aligned to Epoch (sluice's windowStart).
+-- windows aligned to Epoch.
+-- Go twin: internal/algo.windowStart
 local function window_start(t, w)
   local _, r = floordiv(t, w)
   return t - r
 end
 
--- clamp_time is sluice's clampTime.
+-- Go twin: internal/algo.ClampTime
 local function clamp_time(t)
   if t > MAXTIME then
     return MAXTIME
@@ -109,6 +111,7 @@ end
 -- itself may reach 2^92. With b = bq·c + br, a·b = a·bq·c + a·br; a·br is
 -- divided by c bit by bit of a (shift and add), every partial remainder
 -- staying below 2c ≤ 2^47.
+-- Go twin: internal/algo.MulDivFloor
 local function muldivmod(a, b, c)
   local p = a * b
   if p < TWO52 then -- the product is exact: one division

@@ -1,6 +1,6 @@
 -- bucket.lua: the bucket family, sluice.AlgorithmTokenBucket (4),
 -- AlgorithmLeakyBucket (5, a meter, or a queue when the max wait mw > 0) and
--- AlgorithmGCRA (6), as in sluice's bucket.go. Amounts are in ticks: a unit
+-- AlgorithmGCRA (6), as in internal/algo/bucket.go. Amounts are in ticks: a unit
 -- is rw ticks and rq ticks refill per µs (rq/rw = q/w in lowest terms), and
 -- a full bucket, b·rw ticks, plus a queue's mw·rq stay ≤ 2^53, so every
 -- amount below is exact.
@@ -19,6 +19,7 @@ ALG[4], ALG[5], ALG[GCRA] = bucket, bucket, bucket
 -- the clock stepped back, is returned as far = {d, f}: missing = d·rq + f
 -- ticks at now with d = TAT - now and 0 ≤ f < rq, which can pass 2^53 and
 -- is only ever needed in closed forms.
+-- Go twin: internal/algo.(*Params).bucketLoad (gcraLoad, levelLoad)
 local function load(c, st, now, limit)
   if st.fresh then
     return now, 0
@@ -51,6 +52,7 @@ end
 
 -- view sets v's remaining and reset-after for a bucket of cap ticks seen
 -- ahead µs from now, missing m ticks (far: the debt load returned instead).
+-- Go twin: internal/algo.(*Params).view
 local function view(c, v, cap, ahead, m, far)
   if far and m == nil then
     v.rem, v.reset = 0, far.d + (far.f > 0 and 1 or 0)
@@ -63,6 +65,7 @@ local function view(c, v, cap, ahead, m, far)
   return v
 end
 
+-- Go twin: internal/algo.Bucket
 function bucket.decide(c, st, now, cost, v, nxt)
   local b, rq, rw = c.b, c.rq, c.rw
   local cap = b * rw            -- ticks in a full bucket

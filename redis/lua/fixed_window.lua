@@ -1,10 +1,11 @@
--- fixed_window.lua: sluice.AlgorithmFixedWindow (sluice's fixed_window.go).
+-- fixed_window.lua: sluice.AlgorithmFixedWindow (internal/algo/fixed_window.go).
 -- t = start of the window the count belongs to, a = units admitted in it
 -- (a string, see state.lua).
 
 local fixed_window = {}
 ALG[1] = fixed_window
 
+-- Go twin: internal/algo.FixedWindow
 function fixed_window.decide(c, st, now, cost, v, nxt)
   local q, w = c.q, c.w
   local start, count = window_start(now, w), math.max(st.a, 0)

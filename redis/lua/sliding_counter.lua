@@ -1,4 +1,4 @@
--- sliding_counter.lua: sluice.AlgorithmSlidingCounter (sluice's
+-- sliding_counter.lua: sluice.AlgorithmSlidingCounter (internal/algo/
 -- sliding_counter.go). t = start of the current aligned window, a = units
 -- admitted in it, b = units admitted in the window before (a string, see
 -- state.lua). The estimate
@@ -8,8 +8,9 @@ local sliding_counter = {}
 ALG[3] = sliding_counter
 
 -- fades returns the smallest offset e in [0, w] into a window at which
--- ⌊n·(w-e)/w⌋ ≤ k, for n, k ≥ 0 (sluice's counterFades). For n > k,
+-- ⌊n·(w-e)/w⌋ ≤ k, for n, k ≥ 0. For n > k,
 -- w - e = ⌊((k+1)·w - 1)/n⌋, which is below w.
+-- Go twin: internal/algo.counterFades
 local function fades(n, k, w)
   if n <= k then
     return 0
@@ -26,6 +27,7 @@ local function fades(n, k, w)
 end
 
 -- counter_retry returns the earliest time a check of cost ≤ q fits.
+-- Go twin: internal/algo.counterRetry
 local function counter_retry(c, start, curr, prev, cost)
   local q, w = c.q, c.w
   local k = q - curr - cost
@@ -38,6 +40,7 @@ local function counter_retry(c, start, curr, prev, cost)
   return start + w + fades(math.min(curr, q), q - cost, w)
 end
 
+-- Go twin: internal/algo.SlidingCounter
 function sliding_counter.decide(c, st, now, cost, v, nxt)
   local q, w = c.q, c.w
   local start, curr, prev = window_start(now, w), math.max(st.a, 0), math.max(st.b, 0)

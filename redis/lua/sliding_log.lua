@@ -1,5 +1,5 @@
 -- sliding_log.lua: sluice.AlgorithmSlidingLog and AlgorithmConcurrency,
--- whose leases are the same log with the window as lease time (sluice's
+-- whose leases are the same log with the window as lease time (internal/algo/
 -- sliding_log.go).
 --
 -- The log lives in the state's hash: field "i" (i = h … n-1) holds entry i
@@ -31,6 +31,7 @@ end
 
 -- log_retry returns the time at which the oldest entries from index h on
 -- holding at least excess units have all left the window (logRetry).
+-- Go twin: internal/algo.logRetry
 local function log_retry(c, h, n, excess)
   local freed = 0
   local i = h
@@ -52,6 +53,7 @@ local function log_retry(c, h, n, excess)
   return MAXTIME
 end
 
+-- Go twin: internal/algo.SlidingLog
 function sliding_log.decide(c, st, now, cost, v)
   local q, w = c.q, c.w
   local h, n = st.h, st.n
@@ -172,6 +174,7 @@ function sliding_log.undo(c, st, mark, g)
 end
 
 -- release gives back the lease of cost units stamped at (Limit.Release).
+-- Go twin: internal/algo.Release
 function sliding_log.release(c, st, at, g)
   return remove(c, st, at, c.cost, true, g)
 end
