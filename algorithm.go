@@ -78,14 +78,14 @@ func Algorithms() []Algorithm {
 
 // String returns the algorithm's configuration name, e.g. "token-bucket".
 func (a Algorithm) String() string {
-	if a.Valid() {
+	if a.valid() {
 		return algorithmNames[a]
 	}
 	return fmt.Sprintf("algorithm(%d)", uint8(a))
 }
 
-// Valid reports whether a is one of the declared algorithms.
-func (a Algorithm) Valid() bool { return a >= AlgorithmFixedWindow && a <= AlgorithmConcurrency }
+// valid reports whether a is one of the declared algorithms.
+func (a Algorithm) valid() bool { return a >= AlgorithmFixedWindow && a <= AlgorithmConcurrency }
 
 // bucket reports whether a is one of the bucket family (token bucket, leaky
 // bucket, GCRA), which take a Burst.

@@ -113,10 +113,6 @@ func PerDay(n int64) Limit { return GCRA(n, 24*time.Hour) }
 // bodies, metric labels and store keys.
 func (l Limit) Named(name string) Limit { l.name = name; return l.build() }
 
-// Using returns a copy of l that uses algorithm alg with the same quantity,
-// window and name.
-func (l Limit) Using(alg Algorithm) Limit { l.alg = alg; return l.build() }
-
 // WithBurst returns a copy of l whose bucket holds burst units (token bucket,
 // leaky bucket, GCRA only). Zero restores the default, Quantity.
 func (l Limit) WithBurst(burst int64) Limit { l.burst = burst; return l.build() }
@@ -211,7 +207,7 @@ func (l Limit) validate() error {
 	switch {
 	case !ValidName(l.name):
 		return fmt.Errorf("%w: name %q must be 1-64 characters of A-Z a-z 0-9 . _ -", ErrInvalidLimit, l.name)
-	case !l.alg.Valid():
+	case !l.alg.valid():
 		return bad("unknown algorithm %v", l.alg)
 	case l.q < 1 || l.q > MaxQuantity:
 		return bad("quantity %d must be in [1, %d]", l.q, int64(MaxQuantity))

@@ -291,7 +291,7 @@ func TestPropertyExtremeValuesNeverOverflow(t *testing.T) {
 func TestPropertyBucketsAgree(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		tb := genLimit(t, sluice.AlgorithmTokenBucket)
-		others := []sluice.Limit{tb.Using(sluice.AlgorithmGCRA), tb.Using(sluice.AlgorithmLeakyBucket)}
+		others := []sluice.Limit{using(tb, sluice.AlgorithmGCRA), using(tb, sluice.AlgorithmLeakyBucket)}
 		states := make([]sluice.State, 1+len(others))
 		now := rapid.Int64Range(-1<<50, 1<<50).Draw(t, "t0")
 		for range rapid.IntRange(1, 50).Draw(t, "n") {
@@ -348,4 +348,10 @@ func TestPropertyReleaseGivesBackTheLease(t *testing.T) {
 			}
 		}
 	})
+}
+
+// using returns the bucket limit l under the bucket algorithm alg, with
+// the same quantity, window, burst and name.
+func using(l sluice.Limit, alg sluice.Algorithm) sluice.Limit {
+	return sluice.NewLimit(alg, l.Quantity(), l.Window()).WithBurst(l.Burst()).Named(l.Name())
 }

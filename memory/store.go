@@ -6,14 +6,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/sluice-dev/sluice"
 )
 
 // Store is an in-memory sluice.Store. State is split over shards by a hash of
 // the key. A call on keys the store already holds takes only their entries,
-// each with a compare-and-swap and in address order, so the checks of one
+// each with a compare-and-swap and in one fixed order, so the checks of one
 // call are atomic together; new keys, sliding logs and the store's upkeep
 // take the shards' mutexes, in a fixed order. Store is safe for concurrent
 // use. Its zero value is not usable: call New, and Close when done to stop
@@ -269,7 +268,7 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, hashes []h
 		}
 		held[i] = heldCheck{ls: ls, slot: slot, e: &ls.arr.es[slot]}
 	}
-	// Take the entries in address order, each once: two calls never wait
+	// Take the entries in entryOrder, each once: two calls never wait
 	// for each other in a cycle.
 	var orderBuf [8]int
 	order := orderBuf[:0]
@@ -277,7 +276,7 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, hashes []h
 		order = make([]int, 0, len(checks))
 	}
 	for i := range held {
-		order = insertByAddress(order, held, i)
+		order = insertInOrder(order, held, hashes, i)
 	}
 	for k, i := range order {
 		if k > 0 && held[order[k-1]].e == held[i].e {
@@ -317,12 +316,11 @@ func readHeld(held []heldCheck, states []sluice.State) {
 	}
 }
 
-// insertByAddress adds i to order, the indexes of held sorted by their
-// entries' addresses (the indexes of one entry in ascending order).
-func insertByAddress(order []int, held []heldCheck, i int) []int {
-	at := uintptr(unsafe.Pointer(held[i].e))
+// insertInOrder adds i to order, the indexes of held sorted by entryOrder
+// (the indexes of one entry in ascending order).
+func insertInOrder(order []int, held []heldCheck, hashes []hash, i int) []int {
 	k := len(order)
-	for k > 0 && uintptr(unsafe.Pointer(held[order[k-1]].e)) > at {
+	for k > 0 && entryOrder(held, hashes, i, order[k-1]) {
 		k--
 	}
 	order = append(order, 0)
@@ -331,8 +329,28 @@ func insertByAddress(order []int, held []heldCheck, i int) []int {
 	return order
 }
 
+// entryOrder reports whether the entry of check i is taken before that of
+// check j: by key hash, then limit name and algorithm. Two entries are
+// equal in it only when they are the same entry (a key's hash picks its
+// shard, the name and algorithm its table there), so it orders every
+// entry of the store one way for every call.
+func entryOrder(held []heldCheck, hashes []hash, i, j int) bool {
+	a, b := hashes[i], hashes[j]
+	if a.h1 != b.h1 {
+		return a.h1 < b.h1
+	}
+	if a.h2 != b.h2 {
+		return a.h2 < b.h2
+	}
+	ka, kb := held[i].ls.key, held[j].ls.key
+	if ka.name != kb.name {
+		return ka.name < kb.name
+	}
+	return ka.alg < kb.alg
+}
+
 // releaseHeld releases the entries of order (indexes of held sorted by
-// address), each once, with the tag of its last check.
+// entryOrder), each once, with the tag of its last check.
 func releaseHeld(held []heldCheck, order []int) {
 	for k, i := range order {
 		if k+1 == len(order) || held[order[k+1]].e != held[i].e {
