@@ -103,7 +103,9 @@ func newSluiceHTTP(keys []string, next http.Handler, n int) (http.Handler, func(
 		p.Limits = p.Limits[:n]
 	}
 	st := memory.New(memory.WithMaxKeys(1_000_000))
-	mw, err := httplimit.New(sluice.NewLimiter(st), cfg, httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	o := cfg.HTTPLimitOptions()
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	mw, err := httplimit.New(sluice.NewLimiter(st), o)
 	if err != nil {
 		panic(err)
 	}

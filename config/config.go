@@ -1,9 +1,11 @@
-// Package config loads sluice's YAML configuration into a validated
-// sluice.Policy plus the settings of the HTTP middleware and the server.
-// Loading is strict: unknown fields, wrong types, bad durations, zero or
-// negative quantities, unknown algorithms and duplicate names are errors that
-// name the file, line, column and field path. examples/sluice.yaml is the
-// living reference of the format.
+// Package config loads sluice's YAML configuration: the options of the HTTP
+// middleware (Config.HTTPLimitOptions) and of the Envoy rate limit service
+// (Config.EnvoyOptions), and the server's own settings. Loading is strict:
+// unknown fields, wrong types, bad durations, zero or negative quantities,
+// unknown algorithms and duplicate names are errors, and the options are
+// judged by the Validate methods that httplimit.New and envoy.NewService
+// run; every problem names the file, line, column and field path.
+// examples/sluice.yaml is the living reference of the format.
 package config
 
 import (
@@ -77,10 +79,13 @@ type Redis struct {
 	Instances int
 }
 
-// Identity says how a request's client is recognised.
+// Identity says how a request's client is recognised: the identity fields
+// of httplimit.Options, which document them. Load fills in their defaults
+// (httplimit.Options.WithDefaults); in a Config built in Go, empty fields
+// are the middleware's defaults all the same.
 type Identity struct {
 	// APIKeyHeaders are read in order; "Authorization" is read as a Bearer
-	// token. Default: Authorization, X-API-Key.
+	// token. Empty: Authorization, X-API-Key.
 	APIKeyHeaders []string
 	// UserHeader carries a user id set by a trusted auth layer (believed
 	// only from TrustedProxies); empty disables it.
@@ -93,17 +98,17 @@ type Identity struct {
 	// the user and plan headers a client sends (see examples/nginx).
 	TrustedProxies []netip.Prefix
 	// ForwardedHeader is the one forwarding header believed from trusted
-	// proxies: "x-forwarded-for" (default) or "forwarded" (RFC 7239). Only
-	// the header the proxies maintain is safe: the other one arrives as the
-	// client wrote it.
+	// proxies: "x-forwarded-for" (when empty) or "forwarded" (RFC 7239).
+	// Only the header the proxies maintain is safe: the other one arrives
+	// as the client wrote it.
 	ForwardedHeader string
-	// IPv4Prefix and IPv6Prefix group client addresses: 32 and 64 by
-	// default (one IPv6 /64 is one client).
+	// IPv4Prefix and IPv6Prefix group client addresses: 32 and 64 when zero
+	// (one IPv6 /64 is one client).
 	IPv4Prefix, IPv6Prefix int
 	// UnknownKeys says how to limit an API key that is not in Keys: "ip"
 	// (as an anonymous client, so that made-up keys cannot mint fresh quota)
-	// or "key" (by the key's hash, on the default plan). The default is "ip"
-	// when Keys is non-empty, "key" otherwise.
+	// or "key" (by the key's hash, on the default plan). Empty: "ip" when
+	// Keys is non-empty, "key" otherwise.
 	UnknownKeys string
 }
 
@@ -118,12 +123,12 @@ type Key struct {
 // Response configures what clients see.
 type Response struct {
 	// Headers lists the RateLimit header modes sent on every response:
-	// "ietf" (draft-ietf-httpapi-ratelimit-headers-11, default), "draft-7",
-	// "draft-6", "legacy" (X-RateLimit-*).
+	// "ietf" (draft-ietf-httpapi-ratelimit-headers-11; alone when empty),
+	// "draft-7", "draft-6", "legacy" (X-RateLimit-*).
 	Headers []string
 	// DocsURL is linked from 429 bodies as "documentation".
 	DocsURL string
-	// DenyStatus is the status of a refusal on the forward-auth endpoint:
-	// 429 by default; 403 for nginx's auth_request.
+	// DenyStatus is the status of a refusal on the server's forward-auth
+	// endpoint: 429 by default; 403 for nginx's auth_request.
 	DenyStatus int
 }

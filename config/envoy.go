@@ -17,17 +17,21 @@ type Envoy struct {
 	// Rules are files or directories of rules in envoyproxy/ratelimit's
 	// format, relative to the configuration file.
 	Rules []string
-	// Headers is the response_headers_to_add mode: "ietf" (default),
-	// "draft-6" or "none".
+	// Headers is the response_headers_to_add mode (envoy.Options.Headers):
+	// "ietf", "draft-6" or "none"; Load sets "ietf" when the file says
+	// nothing.
 	Headers string
 }
 
-func (d *decoder) envoy(n *yaml.Node, path string, e *Envoy) {
-	e.Enabled, e.Listen, e.Headers = true, "127.0.0.1:8081", "ietf"
+func (d *decoder) envoy(n *yaml.Node, path string, e *Envoy, raw *rawConfig) {
+	e.Enabled, e.Listen = true, "127.0.0.1:8081"
 	d.Mapping(n, path, map[string]field{
-		"listen":  func(n *yaml.Node, p string) { e.Listen = d.address(n, p) },
-		"rules":   func(n *yaml.Node, p string) { e.Rules = d.Strings(n, p) },
-		"headers": func(n *yaml.Node, p string) { e.Headers = d.OneOf(n, p, "ietf", "draft-6", "none") },
+		"listen": func(n *yaml.Node, p string) { e.Listen = d.address(n, p) },
+		"rules":  func(n *yaml.Node, p string) { e.Rules = d.Strings(n, p) },
+		"headers": func(n *yaml.Node, p string) {
+			e.Headers = d.Str(n, p)
+			raw.at(envoyFields+"Headers", n, p)
+		},
 	})
 	if len(e.Rules) == 0 {
 		d.Errorf(n, path+".rules", "at least one rules file or directory is needed")

@@ -31,5 +31,8 @@ func FuzzParse(f *testing.F) {
 		if err := c.Policy.Validate(); err != nil {
 			t.Fatalf("loaded an invalid policy: %v", err)
 		}
+		if err := c.HTTPLimitOptions().Validate(); err != nil {
+			t.Fatalf("loaded options the middleware refuses: %v", err)
+		}
 	})
 }

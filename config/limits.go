@@ -88,15 +88,3 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 	})
 	return out
 }
-
-// validToken reports whether s is an HTTP token (a valid header name).
-func validToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' ||
-			c == '!' || c == '#' || c == '$' || c == '%' || c == '&' || c == '\'' || c == '*' || c == '+' || c == '^' || c == '`' || c == '|' || c == '~') {
-			return false
-		}
-	}
-	return s != ""
-}

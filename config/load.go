@@ -6,15 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/internal/yamlcheck"
 )
 
@@ -63,20 +66,33 @@ func Parse(name string, data []byte) (*Config, error) {
 		"designer":    func(n *yaml.Node, p string) { d.designer(n, p, &c.Designer) },
 		"upstream":    func(n *yaml.Node, p string) { c.Upstream = d.upstream(n, p) },
 		"store":       func(n *yaml.Node, p string) { d.store(n, p, &c.Store) },
-		"identity":    func(n *yaml.Node, p string) { d.identity(n, p, &c.Identity) },
+		"identity":    func(n *yaml.Node, p string) { d.identity(n, p, &c.Identity, &raw) },
 		"plans":       func(n *yaml.Node, p string) { raw.plans, raw.plansNode = d.plans(n, p), n },
 		"default_plan": func(n *yaml.Node, p string) {
-			c.Policy.DefaultPlan, raw.defaultNode = d.Str(n, p), n
+			c.Policy.DefaultPlan = d.Str(n, p)
+			raw.at("DefaultPlan", n, p)
 		},
 		"anonymous_plan": func(n *yaml.Node, p string) {
-			c.Policy.AnonymousPlan, raw.anonNode = d.Str(n, p), n
+			c.Policy.AnonymousPlan = d.Str(n, p)
+			raw.at("AnonymousPlan", n, p)
 		},
-		"keys":        func(n *yaml.Node, p string) { raw.keys = d.keys(n, p) },
-		"global":      func(n *yaml.Node, p string) { c.Policy.Global = d.limits(n, p) },
-		"exempt":      func(n *yaml.Node, p string) { c.Exempt = d.patterns(n, p) },
-		"response":    func(n *yaml.Node, p string) { d.response(n, p, &c.Response) },
+		"keys": func(n *yaml.Node, p string) { raw.keys = d.keys(n, p) },
+		"global": func(n *yaml.Node, p string) {
+			before := len(d.Errs)
+			c.Policy.Global = d.limits(n, p)
+			raw.at("Global", n, p)
+			raw.refused("Global", len(d.Errs) > before)
+		},
+		"exempt": func(n *yaml.Node, p string) {
+			d.List(n, p, func(i int, e *yaml.Node, p string) {
+				c.Exempt = append(c.Exempt, d.Str(e, p))
+				raw.at(fmt.Sprintf("Exempt[%d]", i), e, p)
+			})
+			raw.at("Exempt", n, p)
+		},
+		"response":    func(n *yaml.Node, p string) { d.response(n, p, &c.Response, &raw) },
 		"degradation": func(n *yaml.Node, p string) { d.degradation(n, p, &c.Degradation) },
-		"envoy":       func(n *yaml.Node, p string) { d.envoy(n, p, &c.Envoy) },
+		"envoy":       func(n *yaml.Node, p string) { d.envoy(n, p, &c.Envoy, &raw) },
 	})
 	d.resolve(c, &raw, doc)
 	if len(d.Errs) > 0 {
@@ -85,19 +101,54 @@ func Parse(name string, data []byte) (*Config, error) {
 	return c, nil
 }
 
-// rawConfig holds what must be cross-checked once everything is read.
+// rawConfig holds what must be cross-checked once everything is read, and
+// where each field of httplimit.Options came from.
 type rawConfig struct {
-	plans                            []rawPlan
-	plansNode, defaultNode, anonNode *yaml.Node
-	keys                             []rawKey
+	plans     []rawPlan
+	plansNode *yaml.Node
+	keys      []rawKey
+	// locs maps a field path of httplimit.Options ("DefaultPlan",
+	// "Plans[0].Upgrade.Plan") to the node and path it was read from.
+	locs map[string]location
+	// partial holds the fields the decoder refused part of (a list of
+	// limits with an invalid one left out): what is said of them whole
+	// ("a plan needs at least one limit") would follow from that refusal.
+	partial map[string]bool
+}
+
+// refused records that the decoder refused part of field, if it did.
+func (raw *rawConfig) refused(field string, did bool) {
+	if !did {
+		return
+	}
+	if raw.partial == nil {
+		raw.partial = map[string]bool{}
+	}
+	raw.partial[field] = true
+}
+
+// location is where a value was read: its node and field path.
+type location struct {
+	node *yaml.Node
+	path string
+}
+
+// at records that the field of httplimit.Options at field was read from n at path.
+func (raw *rawConfig) at(field string, n *yaml.Node, path string) {
+	if raw.locs == nil {
+		raw.locs = map[string]location{}
+	}
+	raw.locs[field] = location{n, path}
 }
 
 type rawPlan struct {
-	plan        *sluice.Plan
-	costNodes   map[string]*yaml.Node
-	node        *yaml.Node
-	upgradeNode *yaml.Node
-	path        string
+	plan *sluice.Plan
+	// limitsRefused: the decoder left out an invalid limit.
+	limitsRefused bool
+	costNodes     map[string]*yaml.Node
+	node          *yaml.Node
+	upgradeNode   *yaml.Node
+	path          string
 }
 
 type rawKey struct {
@@ -153,33 +204,43 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 	}
 }
 
-func (d *decoder) identity(n *yaml.Node, path string, id *Identity) {
+// identity reads the identity section as it is written; httplimit's
+// Options.Validate judges the values (see resolve).
+func (d *decoder) identity(n *yaml.Node, path string, id *Identity, raw *rawConfig) {
 	d.Mapping(n, path, map[string]field{
-		"api_key_headers": func(n *yaml.Node, p string) { id.APIKeyHeaders = d.headerNames(n, p) },
-		"user_header":     func(n *yaml.Node, p string) { id.UserHeader = d.headerName(n, p) },
-		"plan_header":     func(n *yaml.Node, p string) { id.PlanHeader = d.headerName(n, p) },
+		"api_key_headers": func(n *yaml.Node, p string) {
+			d.List(n, p, func(i int, e *yaml.Node, p string) {
+				id.APIKeyHeaders = append(id.APIKeyHeaders, http.CanonicalHeaderKey(d.Str(e, p)))
+				raw.at(fmt.Sprintf("APIKeyHeaders[%d]", i), e, p)
+			})
+			raw.at("APIKeyHeaders", n, p)
+		},
+		"user_header": func(n *yaml.Node, p string) {
+			id.UserHeader = http.CanonicalHeaderKey(d.Str(n, p))
+			raw.at("UserHeader", n, p)
+		},
+		"plan_header": func(n *yaml.Node, p string) {
+			id.PlanHeader = http.CanonicalHeaderKey(d.Str(n, p))
+			raw.at("PlanHeader", n, p)
+		},
 		"trusted_proxies": func(n *yaml.Node, p string) { id.TrustedProxies = d.prefixes(n, p) },
 		"forwarded_header": func(n *yaml.Node, p string) {
-			id.ForwardedHeader = d.OneOf(n, p, "x-forwarded-for", "forwarded")
+			id.ForwardedHeader = d.Str(n, p)
+			raw.at("ForwardedHeader", n, p)
 		},
-		"ipv4_prefix":  func(n *yaml.Node, p string) { id.IPv4Prefix = int(d.Int(n, p, 1, 32)) },
-		"ipv6_prefix":  func(n *yaml.Node, p string) { id.IPv6Prefix = int(d.Int(n, p, 1, 128)) },
-		"unknown_keys": func(n *yaml.Node, p string) { id.UnknownKeys = d.OneOf(n, p, "ip", "key") },
+		"ipv4_prefix": func(n *yaml.Node, p string) {
+			id.IPv4Prefix = int(d.Int(n, p, math.MinInt32, math.MaxInt32))
+			raw.at("IPv4Prefix", n, p)
+		},
+		"ipv6_prefix": func(n *yaml.Node, p string) {
+			id.IPv6Prefix = int(d.Int(n, p, math.MinInt32, math.MaxInt32))
+			raw.at("IPv6Prefix", n, p)
+		},
+		"unknown_keys": func(n *yaml.Node, p string) {
+			id.UnknownKeys = d.Str(n, p)
+			raw.at("UnknownKeys", n, p)
+		},
 	})
-}
-
-func (d *decoder) headerName(n *yaml.Node, p string) string {
-	s := d.Str(n, p)
-	if s != "" && !validToken(s) {
-		d.Errorf(n, p, "%q is not a valid header name", s)
-	}
-	return http.CanonicalHeaderKey(s)
-}
-
-func (d *decoder) headerNames(n *yaml.Node, p string) []string {
-	var out []string
-	d.List(n, p, func(_ int, e *yaml.Node, p string) { out = append(out, d.headerName(e, p)) })
-	return out
 }
 
 func (d *decoder) prefixes(n *yaml.Node, p string) []netip.Prefix {
@@ -203,14 +264,15 @@ func (d *decoder) prefixes(n *yaml.Node, p string) []netip.Prefix {
 func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 	var out []rawPlan
 	d.Entries(n, path, func(k, v *yaml.Node, p string) {
-		if !sluice.ValidName(k.Value) {
-			d.Errorf(k, p, "plan name %q must be 1-64 characters of A-Z a-z 0-9 . _ -", k.Value)
-		}
 		rp := rawPlan{plan: &sluice.Plan{Name: k.Value}, node: k, path: p}
 		pl := rp.plan
 		d.Mapping(v, p, map[string]field{
-			"limits": func(n *yaml.Node, p string) { pl.Limits = d.limits(n, p) },
-			"costs":  func(n *yaml.Node, p string) { pl.Costs, rp.costNodes = d.costs(n, p) },
+			"limits": func(n *yaml.Node, p string) {
+				before := len(d.Errs)
+				pl.Limits = d.limits(n, p)
+				rp.limitsRefused = len(d.Errs) > before
+			},
+			"costs": func(n *yaml.Node, p string) { pl.Costs, rp.costNodes = d.costs(n, p) },
 			"upgrade": func(n *yaml.Node, path string) {
 				pl.Upgrade = &sluice.Upgrade{}
 				rp.upgradeNode = n
@@ -220,21 +282,15 @@ func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 				})
 			},
 		})
-		if v.Kind == yaml.MappingNode && !hasLimits(v) {
-			d.Errorf(k, p+".limits", "a plan needs at least one limit")
-		}
 		out = append(out, rp)
 	})
 	return out
 }
 
+// costs reads a plan's costs; the patterns are judged by httplimit.
 func (d *decoder) costs(n *yaml.Node, path string) (map[string]int64, map[string]*yaml.Node) {
 	out, nodes := map[string]int64{}, map[string]*yaml.Node{}
 	d.Entries(n, path, func(k, v *yaml.Node, p string) {
-		if err := checkPattern(k.Value); err != nil {
-			d.Errorf(k, p, "%v", err)
-			return
-		}
 		out[k.Value], nodes[k.Value] = d.Int(v, p, 0, sluice.MaxQuantity), k
 	})
 	return out, nodes
@@ -281,18 +337,11 @@ func (d *decoder) keys(n *yaml.Node, path string) []rawKey {
 	return out
 }
 
-func (d *decoder) response(n *yaml.Node, path string, r *Response) {
+func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfig) {
 	d.Mapping(n, path, map[string]field{
 		"headers": func(n *yaml.Node, p string) {
-			r.Headers = nil
-			for _, s := range d.Strings(n, p) {
-				switch s {
-				case "ietf", "draft-7", "draft-6", "legacy":
-					r.Headers = append(r.Headers, s)
-				default:
-					d.Errorf(n, p, "%q is not a header mode (ietf, draft-7, draft-6, legacy)", s)
-				}
-			}
+			r.Headers = d.Strings(n, p)
+			raw.at("Headers", n, p)
 		},
 		"docs_url": func(n *yaml.Node, p string) { r.DocsURL = d.Str(n, p) },
 		"deny_status": func(n *yaml.Node, p string) {
@@ -301,99 +350,54 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response) {
 	})
 }
 
-// resolve applies defaults and cross-checks what refers to what.
+// resolve applies defaults, turns plan names into plans and has the
+// middleware's and the Envoy service's options judged by the functions
+// their New functions use, locating each problem in the file.
 func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
-	if len(c.Response.Headers) == 0 {
-		c.Response.Headers = []string{"ietf"}
-	}
 	if c.Response.DenyStatus == 0 {
 		c.Response.DenyStatus = http.StatusTooManyRequests
 	}
 	if c.Store.Type == "" {
 		d.store(nil, "store", &c.Store)
 	}
-	id := &c.Identity
-	if id.APIKeyHeaders == nil {
-		id.APIKeyHeaders = []string{"Authorization", "X-Api-Key"}
-	}
-	if id.ForwardedHeader == "" {
-		id.ForwardedHeader = "x-forwarded-for"
-	}
-	if id.IPv4Prefix == 0 {
-		id.IPv4Prefix = 32
-	}
-	if id.IPv6Prefix == 0 {
-		id.IPv6Prefix = 64
-	}
-	if id.UnknownKeys == "" {
-		id.UnknownKeys = "key"
-		if len(raw.keys) > 0 {
-			id.UnknownKeys = "ip"
-		}
-	}
-
 	byName := map[string]*sluice.Plan{}
-	for _, rp := range raw.plans {
+	for i, rp := range raw.plans {
 		c.Policy.Plans = append(c.Policy.Plans, rp.plan)
-		byName[rp.plan.Name] = rp.plan
-	}
-	if len(raw.plans) == 0 {
-		d.Errorf(raw.plansNode, "plans", "at least one plan is needed (see examples/sluice.yaml)")
-		if raw.plansNode == nil {
-			d.Errs[len(d.Errs)-1].(*Error).Line, d.Errs[len(d.Errs)-1].(*Error).Col = root.Line, root.Column
+		if byName[rp.plan.Name] == nil {
+			byName[rp.plan.Name] = rp.plan
+		}
+		field := fmt.Sprintf("Plans[%d]", i)
+		raw.at(field, rp.node, rp.path)
+		raw.at(field+".Name", rp.node, rp.path)
+		raw.at(field+".Limits", rp.node, rp.path+".limits")
+		raw.refused(field+".Limits", rp.limitsRefused)
+		for ep, n := range rp.costNodes {
+			raw.at(fmt.Sprintf("%s.Costs[%q]", field, ep), n, rp.path+".costs."+ep)
+		}
+		if rp.upgradeNode != nil {
+			raw.at(field+".Upgrade.Plan", rp.upgradeNode, rp.path+".upgrade.plan")
+			raw.at(field+".Upgrade.URL", rp.upgradeNode, rp.path+".upgrade.url")
 		}
 	}
-	for _, rp := range raw.plans {
-		if u := rp.plan.Upgrade; u != nil {
-			if byName[u.Plan] == nil {
-				d.Errorf(rp.upgradeNode, rp.path+".upgrade.plan", "%q is not a plan (plans: %s)", u.Plan, planNames(raw.plans))
-			}
-			if u.URL != "" {
-				if pu, err := url.Parse(u.URL); err != nil || pu.Scheme == "" {
-					d.Errorf(rp.upgradeNode, rp.path+".upgrade.url", "%q is not an absolute URL", u.URL)
-				}
-			}
-		}
-		for ep, cost := range rp.plan.Costs {
-			for _, l := range append(rp.plan.Limits[:len(rp.plan.Limits):len(rp.plan.Limits)], c.Policy.Global...) {
-				if cost > l.Burst() {
-					d.Errorf(rp.costNodes[ep], rp.path+".costs."+ep,
-						"costs %d, more than limit %s can ever hold (%d): such requests could never be admitted", cost, l.Name(), l.Burst())
-					break
-				}
-			}
-		}
-		for _, l := range rp.plan.Limits {
-			for _, g := range c.Policy.Global {
-				if l.Name() == g.Name() {
-					d.Errorf(rp.node, rp.path+".limits", "limit %q has the name of a global limit (names identify limits in headers and problem bodies)", l.Name())
-				}
-			}
-		}
-		if n := len(rp.plan.Limits) + len(c.Policy.Global); n > sluice.MaxChecks {
-			d.Errorf(rp.node, rp.path, "%d limits with the global ones, at most %d", n, sluice.MaxChecks)
-		}
+	if raw.plansNode != nil {
+		raw.at("Plans", raw.plansNode, "plans")
+	} else {
+		raw.at("Plans", root, "plans")
 	}
-	ref := func(name string, n *yaml.Node, path string) {
-		if name != "" && byName[name] == nil && len(raw.plans) > 0 {
-			d.Errorf(n, path, "%q is not a plan (plans: %s)", name, planNames(raw.plans))
-		}
-	}
-	if c.Policy.DefaultPlan == "" && len(raw.plans) > 0 {
-		c.Policy.DefaultPlan = raw.plans[0].plan.Name
-	}
-	if c.Policy.AnonymousPlan == "" {
-		c.Policy.AnonymousPlan = c.Policy.DefaultPlan
-	}
-	ref(c.Policy.DefaultPlan, raw.defaultNode, "default_plan")
-	ref(c.Policy.AnonymousPlan, raw.anonNode, "anonymous_plan")
+	// Keys without a plan of their own take the default plan.
+	defaults := httplimit.Options{Plans: c.Policy.Plans, DefaultPlan: c.Policy.DefaultPlan,
+		AnonymousPlan: c.Policy.AnonymousPlan}.WithDefaults()
+	c.Policy.DefaultPlan, c.Policy.AnonymousPlan = defaults.DefaultPlan, defaults.AnonymousPlan
 
+	var keys []httplimit.Key
 	for _, rk := range raw.keys {
 		base := byName[rk.plan]
 		if rk.plan == "" {
 			base = byName[c.Policy.DefaultPlan]
 		} else if base == nil {
-			ref(rk.plan, rk.node, rk.path+".plan")
+			if len(raw.plans) > 0 {
+				d.Errorf(rk.node, rk.path+".plan", "%q is not a plan (plans: %s)", rk.plan, planNames(raw.plans))
+			}
 			continue
 		}
 		if base == nil {
@@ -405,11 +409,70 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 		}
 		rk.key.Plan = withOverrides(base, rk.overrides)
 		c.Keys[rk.key.Hash] = rk.key
+		raw.at(fmt.Sprintf("Keys[%d]", len(keys)), rk.node, rk.path)
+		keys = append(keys, httplimit.Key{Name: rk.key.Name, SHA256: rk.key.Hash, Plan: rk.key.Plan})
 	}
-	if err := c.Policy.Validate(); err != nil && len(d.Errs) == 0 {
-		// Everything reported above has a place; this is a safety net for
-		// rules that only the policy knows.
-		d.Errorf(nil, "", "%v", err)
+
+	o := c.httpLimitOptions(keys)
+	d.locate(o.Validate(), raw, "")
+	if c.Envoy.Enabled {
+		d.locate(c.EnvoyOptions().Validate(), raw, envoyFields)
+	}
+	r := o.WithDefaults()
+	id := &c.Identity
+	id.APIKeyHeaders, id.ForwardedHeader, id.UnknownKeys = r.APIKeyHeaders, r.ForwardedHeader, r.UnknownKeys
+	id.IPv4Prefix, id.IPv6Prefix = r.IPv4Prefix, r.IPv6Prefix
+	c.Response.Headers = r.Headers
+	if c.Envoy.Enabled {
+		c.Envoy.Headers = c.EnvoyOptions().WithDefaults().Headers
+	}
+}
+
+// isPartial reports whether the decoder refused part of field or of a
+// field enclosing it.
+func (raw *rawConfig) isPartial(field string) bool {
+	for f := field; f != ""; f = parentField(f) {
+		if raw.partial[f] {
+			return true
+		}
+	}
+	return false
+}
+
+// locate reports every field error in err at the place its field was read
+// from (raw.locs, under prefix): the field's own, else its nearest
+// enclosing field's. A problem at a place that already has one (a value the
+// decoder refused), or of a field the decoder refused part of, is left out.
+func (d *decoder) locate(err error, raw *rawConfig, prefix string) {
+	if err == nil {
+		return
+	}
+	taken := map[[2]int]bool{}
+	for _, e := range Errors(errors.Join(d.Errs...)) {
+		taken[[2]int{e.Line, e.Col}] = true
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	for _, e := range errs {
+		field, msg := fieldOf(e)
+		if raw.isPartial(prefix + field) {
+			continue
+		}
+		loc, ok := location{}, false
+		for f := field; f != "" && !ok; f = parentField(f) {
+			loc, ok = raw.locs[prefix+f]
+		}
+		if loc.node != nil && taken[[2]int{loc.node.Line, loc.node.Column}] {
+			continue
+		}
+		if field == "Plans" {
+			msg += " (see examples/sluice.yaml)"
+		}
+		d.Errorf(loc.node, loc.path, "%s", msg)
 	}
 }
 
@@ -440,17 +503,7 @@ func planNames(plans []rawPlan) string {
 	for _, p := range plans {
 		names = append(names, p.plan.Name)
 	}
-	return fmt.Sprint(names)
-}
-
-// hasLimits reports whether the plan mapping n lists at least one limit.
-func hasLimits(n *yaml.Node) bool {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == "limits" {
-			return len(n.Content[i+1].Content) > 0
-		}
-	}
-	return false
+	return strings.Join(names, ", ")
 }
 
 func hasKey(n *yaml.Node, key string) bool {

@@ -74,6 +74,19 @@ func TestConfigErrorsNameTheirPlace(t *testing.T) {
 		{"YAML syntax", "plans:\n  free: [\n", `bad.yaml:2:1: YAML syntax: did not find expected node content`},
 		{"no plans", "listen: \":9\"\n", `bad.yaml:1:1: plans: at least one plan is needed`},
 		{"cost above a burst", base(okLimit) + "    costs: {\"POST /x\": 11}\n", `bad.yaml:8:13: plans.free.costs.POST /x: costs 11, more than limit per-minute can ever hold (10)`},
+		{"unknown header mode", base(okLimit) + "response: {headers: [ietf, draft-8]}\n",
+			`bad.yaml:8:21: response.headers: "draft-8" is not a header mode (ietf, draft-7, draft-6, legacy)`},
+		{"prefix out of range", "identity: {ipv6_prefix: 129}\n" + base(okLimit), `bad.yaml:1:25: identity.ipv6_prefix: 129 is out of range [1, 128]`},
+		{"bad header name", "identity:\n  api_key_headers: [X-Key, \"X Key\"]\n" + base(okLimit),
+			`bad.yaml:2:28: identity.api_key_headers[1]: "X Key" is not a valid header name`},
+		{"unknown forwarded header", "identity: {forwarded_header: x-real-ip}\n" + base(okLimit),
+			`bad.yaml:1:30: identity.forwarded_header: "x-real-ip" is not one of x-forwarded-for, forwarded`},
+		{"bad plan name", "plans:\n  a b:\n    limits:\n" + okLimit, `bad.yaml:2:3: plans.a b: plan name "a b" must be 1-64 characters`},
+		{"plan without limits", "plans:\n  free:\n    limits: []\n", `bad.yaml:2:3: plans.free.limits: a plan needs at least one limit`},
+		{"conflicting exempt patterns", base(okLimit) + "exempt: [\"GET /a/{x}\", \"GET /{y}/b\"]\n",
+			`bad.yaml:8:24: exempt[1]: "GET /{y}/b" conflicts with "GET /a/{x}"`},
+		{"unknown envoy header mode", base(okLimit) + "envoy: {rules: [r.yaml], headers: draft-7}\n",
+			`bad.yaml:8:35: envoy.headers: "draft-7" is not one of ietf, draft-6, none`},
 		{"inexact bucket", base("      - name: odd\n        algorithm: gcra\n        quantity: 999983\n        window: 24h\n"),
 			`bad.yaml:4:9: plans.free.limits[0]: invalid limit: odd: 999983 per 24h0m0s with burst 999983 cannot be kept exact`},
 	}
@@ -90,5 +103,46 @@ func TestConfigErrorsNameTheirPlace(t *testing.T) {
 				t.Errorf("no *config.Error in %v", err)
 			}
 		})
+	}
+}
+
+// Values that httplimit and envoy accept in any case are accepted so in
+// the file, and loaded in lower case with the defaults filled in.
+func TestModesInAnyCase(t *testing.T) {
+	c, err := config.Parse("t.yaml", []byte(`
+identity: {forwarded_header: Forwarded, unknown_keys: IP}
+plans:
+  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}
+response: {headers: [IETF, Legacy]}
+envoy: {rules: [r.yaml], headers: Draft-6}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(c.Response.Headers, " "); got != "ietf legacy" {
+		t.Errorf("headers %q", got)
+	}
+	if c.Identity.ForwardedHeader != "forwarded" || c.Identity.UnknownKeys != "ip" || c.Envoy.Headers != "draft-6" {
+		t.Errorf("identity %+v, envoy %+v", c.Identity, c.Envoy)
+	}
+	if c.Identity.IPv4Prefix != 32 || c.Identity.IPv6Prefix != 64 || strings.Join(c.Identity.APIKeyHeaders, " ") != "Authorization X-Api-Key" {
+		t.Errorf("defaults not filled in: %+v", c.Identity)
+	}
+}
+
+// A Config built in Go, with nothing but a policy, gives the middleware
+// options it accepts, which take httplimit's defaults.
+func TestHTTPLimitOptionsOfAConfigBuiltInGo(t *testing.T) {
+	c := &config.Config{Policy: &sluice.Policy{Plans: []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(1)}}}}}
+	o := c.HTTPLimitOptions()
+	if err := o.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	d := o.WithDefaults()
+	if d.DefaultPlan != "free" || d.IPv4Prefix != 32 || len(d.APIKeyHeaders) != 2 || d.Headers[0] != "ietf" {
+		t.Errorf("defaults %+v", d)
+	}
+	if err := c.EnvoyOptions().Validate(); err != nil {
+		t.Error(err)
 	}
 }

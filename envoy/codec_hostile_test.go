@@ -35,7 +35,7 @@ func FuzzCodec(f *testing.F) {
 	clock.us.Store(sluice.MicrosSinceEpoch(start))
 	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0), memory.WithMaxKeys(1<<14))
 	defer store.Close()
-	svc, err := envoy.NewService(sluice.NewLimiter(store), rules, envoy.WithResponseHeaders(httplimit.ModeIETF))
+	svc, err := envoy.NewService(sluice.NewLimiter(store), rules, envoy.Options{Headers: httplimit.ModeIETF})
 	if err != nil {
 		f.Fatal(err)
 	}

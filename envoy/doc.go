@@ -38,7 +38,7 @@
 // days), in any case; windows are aligned to sluice.Epoch. Loading is
 // strict: unknown fields, wrong types, duplicate siblings, duplicate domains
 // and settings that would have no effect are errors that name file:line:col
-// and the field path (*config.Error values), all reported at once.
+// and the field path (*Error values), all reported at once.
 // detailed_metric is accepted and has no effect (sluice labels metrics by
 // limit name, never by descriptor value). The concurrency algorithm is
 // refused: it needs a release when a request ends, which RLS never sends.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/envoy"
-	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/memory"
 )
 
@@ -28,7 +27,7 @@ descriptors:
 	}
 	store := memory.New()
 	defer store.Close()
-	svc, err := envoy.NewService(sluice.NewLimiter(store), rules, envoy.WithResponseHeaders(httplimit.ModeIETF))
+	svc, err := envoy.NewService(sluice.NewLimiter(store), rules, envoy.Options{}) // ietf RateLimit headers
 	if err != nil {
 		log.Fatal(err)
 	}

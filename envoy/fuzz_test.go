@@ -14,7 +14,6 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/envoy"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/memory"
@@ -45,7 +44,7 @@ func FuzzShouldRateLimit(f *testing.F) {
 	clock := &fakeClock{}
 	clock.us.Store(sluice.MicrosSinceEpoch(start))
 	mem := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0), memory.WithMaxKeys(1<<14))
-	svc, err := envoy.NewService(sluice.NewLimiter(mem), rules, envoy.WithResponseHeaders(httplimit.ModeIETF))
+	svc, err := envoy.NewService(sluice.NewLimiter(mem), rules, envoy.Options{Headers: httplimit.ModeIETF})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -90,7 +89,7 @@ func FuzzShouldRateLimit(f *testing.F) {
 }
 
 // FuzzLoadRules: any input either loads into at least one domain or is
-// refused with located *config.Error values; it never panics.
+// refused with located *envoy.Error values; it never panics.
 func FuzzLoadRules(f *testing.F) {
 	f.Add([]byte(fuzzRules))
 	f.Add(must(os.ReadFile("../examples/envoy/ratelimit-config.yaml")))
@@ -99,9 +98,9 @@ func FuzzLoadRules(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		rules, err := envoy.LoadRules("fuzz.yaml", data)
 		if err != nil {
-			errs := config.Errors(err)
+			errs := envoy.Errors(err)
 			if len(errs) == 0 {
-				t.Fatalf("%v: not a *config.Error", err)
+				t.Fatalf("%v: not an *envoy.Error", err)
 			}
 			for _, e := range errs {
 				if e.File != "fuzz.yaml" || e.Line < 0 || e.Msg == "" {

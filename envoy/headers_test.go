@@ -1,6 +1,7 @@
 package envoy_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -29,7 +30,7 @@ const headerRules = edgeRules + `
 `
 
 func TestIETFHeadersListEveryEnforcedLimit(t *testing.T) {
-	h := serve(t, headerRules, envoy.WithResponseHeaders(httplimit.ModeIETF))
+	h := serve(t, headerRules, envoy.Options{Headers: httplimit.ModeIETF})
 	ip, login := desc("remote_address", "1.2.3.4"), desc("remote_address", "1.2.3.4", "path", "/login")
 	tenant := desc("tenant", "t")
 	h.clock.Advance(42*time.Second + time.Millisecond)
@@ -56,7 +57,7 @@ Retry-After: 18
 }
 
 func TestDraft6HeadersDescribeTheLimitClosestToRefusing(t *testing.T) {
-	h := serve(t, headerRules, envoy.WithResponseHeaders(httplimit.ModeDraft6))
+	h := serve(t, headerRules, envoy.Options{Headers: httplimit.ModeDraft6})
 	ip, login := desc("remote_address", "1.2.3.4"), desc("remote_address", "1.2.3.4", "path", "/login")
 	got := headerText(h.ask(request("edge", 0, ip, login)).ResponseHeadersToAdd)
 	want := "RateLimit-Limit: 2\nRateLimit-Remaining: 1\nRateLimit-Reset: 60\nRateLimit-Policy: 2;w=60\n"
@@ -70,7 +71,7 @@ func TestNoRetryAfterWhenNoWaitHelps(t *testing.T) {
   - key: remote_address
     value: 198.51.100.66
     rate_limit: {unit: second, requests_per_unit: 0}
-`, envoy.WithResponseHeaders(httplimit.ModeIETF))
+`, envoy.Options{Headers: httplimit.ModeIETF})
 	cases := []struct {
 		name string
 		req  *rlsv3.RateLimitRequest
@@ -86,19 +87,34 @@ func TestNoRetryAfterWhenNoWaitHelps(t *testing.T) {
 	}
 }
 
+// Header modes are accepted in any case, the zero mode is the default
+// (ietf), and a refusal names the field.
 func TestHeaderModeIsValidated(t *testing.T) {
 	lim := sluice.NewLimiter(memory.New(memory.WithSweepInterval(0)))
-	for _, mode := range []string{httplimit.ModeIETF, httplimit.ModeDraft6, ""} {
-		if _, err := envoy.NewService(lim, nil, envoy.WithResponseHeaders(mode)); err != nil {
+	for _, mode := range []string{httplimit.ModeIETF, httplimit.ModeDraft6, "none", "", "IETF", "Draft-6"} {
+		if _, err := envoy.NewService(lim, nil, envoy.Options{Headers: mode}); err != nil {
 			t.Errorf("mode %q: %v", mode, err)
 		}
 	}
-	for _, mode := range []string{httplimit.ModeDraft7, httplimit.ModeLegacy, "IETF"} {
-		if _, err := envoy.NewService(lim, nil, envoy.WithResponseHeaders(mode)); err == nil {
-			t.Errorf("mode %q accepted", mode)
+	for _, mode := range []string{httplimit.ModeDraft7, httplimit.ModeLegacy, "ietf "} {
+		_, err := envoy.NewService(lim, nil, envoy.Options{Headers: mode})
+		var fe *envoy.FieldError
+		if !errors.As(err, &fe) || fe.Field != "Headers" || !strings.HasPrefix(err.Error(), "envoy: Options.Headers: ") {
+			t.Errorf("mode %q: error %v, want a *FieldError of Headers", mode, err)
 		}
 	}
-	if _, err := envoy.NewService(nil, nil); err == nil {
+	if _, err := envoy.NewService(nil, nil, envoy.Options{}); err == nil {
 		t.Error("nil limiter accepted")
+	}
+}
+
+// The zero Options sends the ietf headers; "none" sends none.
+func TestZeroOptionsSendIETFHeaders(t *testing.T) {
+	for mode, want := range map[string]bool{"": true, "none": false} {
+		h := serve(t, headerRules, envoy.Options{Headers: mode})
+		got := headerText(h.ask(request("edge", 0, desc("remote_address", "1.2.3.4"))).ResponseHeadersToAdd)
+		if sent := strings.Contains(got, "RateLimit: "); sent != want {
+			t.Errorf("Headers %q: headers %q", mode, got)
+		}
 	}
 }

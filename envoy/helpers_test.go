@@ -64,8 +64,9 @@ type harness struct {
 	client rlsv3.RateLimitServiceClient
 }
 
-// serve loads rulesYAML and serves it; the clock starts at start.
-func serve(t *testing.T, rulesYAML string, opts ...envoy.Option) *harness {
+// serve loads rulesYAML and serves it with the options given (at most
+// one; none: the zero Options); the clock starts at start.
+func serve(t *testing.T, rulesYAML string, opts ...envoy.Options) *harness {
 	t.Helper()
 	rules, err := envoy.LoadRules("rules.yaml", []byte(rulesYAML))
 	if err != nil {
@@ -75,7 +76,11 @@ func serve(t *testing.T, rulesYAML string, opts ...envoy.Option) *harness {
 	clock.us.Store(sluice.MicrosSinceEpoch(start))
 	mem := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
 	h := &harness{t: t, clock: clock, store: &countingStore{Store: mem}}
-	h.svc, err = envoy.NewService(sluice.NewLimiter(h.store), rules, opts...)
+	var o envoy.Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	h.svc, err = envoy.NewService(sluice.NewLimiter(h.store), rules, o)
 	if err != nil {
 		t.Fatal(err)
 	}

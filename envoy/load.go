@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/sluice-dev/sluice/internal/yamlcheck"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,7 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
 )
 
 // maxFileSize bounds one rules file.
@@ -21,7 +20,7 @@ const maxFileSize = 4 << 20
 // LoadRules parses envoyproxy/ratelimit configuration in data; name is the
 // file name used in errors. data holds one domain per YAML document
 // (documents separated by "---"). Every problem found is returned, joined, as
-// *config.Error values located at file:line:col (see config.Errors).
+// *Error values located at file:line:col (see Errors).
 func LoadRules(name string, data []byte) (*Rules, error) {
 	l := newLoader()
 	if err := l.load(name, data); err != nil {
@@ -101,7 +100,7 @@ func newLoader() *loader {
 
 func (l *loader) load(name string, data []byte) error {
 	if len(data) > maxFileSize {
-		return &config.Error{File: name, Msg: fmt.Sprintf("larger than %d bytes", maxFileSize)}
+		return &Error{File: name, Msg: fmt.Sprintf("larger than %d bytes", maxFileSize)}
 	}
 	d := &decoder{&yamlcheck.Decoder{File: name}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))

@@ -10,7 +10,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/config"
 )
 
 // descriptors decodes a list of descriptors into the children of parent;
@@ -139,7 +138,7 @@ func (d *decoder) rateLimit(n *yaml.Node, path string, rl *rawRateLimit) {
 			if s == "" {
 				return
 			}
-			v, err := config.ParseDuration(s)
+			v, err := yamlcheck.ParseDuration(s)
 			switch {
 			case err != nil:
 				d.Errorf(n, p, "%q is not a duration (use e.g. 250ms, 2s)", s)

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/envoy"
 )
 
@@ -82,8 +81,8 @@ func TestRulesErrorsNameTheirPlace(t *testing.T) {
 		if !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s:\n got %v\nwant %s", c.name, err, c.want)
 		}
-		if len(config.Errors(err)) == 0 {
-			t.Errorf("%s: %T is not a *config.Error", c.name, err)
+		if len(envoy.Errors(err)) == 0 {
+			t.Errorf("%s: %T is not an *envoy.Error", c.name, err)
 		}
 	}
 }
@@ -97,7 +96,7 @@ descriptors:
   - key: b
     rate_limit: {unit: second, requests_per_unit: 1, colour: red}
 `))
-	if n := len(config.Errors(err)); n != 2 {
+	if n := len(envoy.Errors(err)); n != 2 {
 		t.Errorf("%d errors, want 2: %v", n, err)
 	}
 }

@@ -3,7 +3,6 @@ package envoy
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -44,59 +43,25 @@ type scratch struct {
 	res  Result
 }
 
-// An Option configures a Service.
-type Option func(*Service)
-
-// WithResponseHeaders makes every response carry RateLimit headers in
-// response_headers_to_add, which Envoy adds to the response sent to the
-// client (the upstream's, or its own 429). mode is "ietf"
-// (httplimit.ModeIETF): draft-ietf-httpapi-ratelimit-headers-11, every
-// enforced limit of the request,
-//
-//	RateLimit-Policy: "per-ip";q=100;w=60, "login";q=5;w=60
-//	RateLimit: "per-ip";r=42;t=18, "login";r=4;t=18
-//
-// or "draft-6" (httplimit.ModeDraft6): the limit closest to refusing, as
-// envoyproxy/ratelimit sends it,
-//
-//	RateLimit-Limit: 5
-//	RateLimit-Remaining: 4
-//	RateLimit-Reset: 18
-//	RateLimit-Policy: 5;w=60
-//
-// Both add Retry-After (seconds, rounded up, at least 1) to OVER_LIMIT
-// responses, unless no wait can help (a blocked descriptor, or a cost above
-// a limit's capacity). Shadow limits never appear. The empty mode, the
-// default, adds no headers; NewService refuses any other.
-func WithResponseHeaders(mode string) Option { return func(s *Service) { s.headers = mode } }
-
-// WithObserver calls f after every request, decided or not, with the time
-// the decision took (not counting a leaky-bucket queue's wait): the hook for
-// metrics. On error, res holds only Domain. f runs on the request's
-// goroutine, concurrently with other requests, and must not keep res: the
-// Service reuses its memory for later requests (copy what you need).
-func WithObserver(f func(res *Result, took time.Duration, err error)) Option {
-	return func(s *Service) { s.observe = f }
-}
-
 // NewService returns a Service deciding with limiter under rules (nil: no
-// rules yet, every request is OK until SetRules). limiter's Store, including
-// any failure policy wrapped around it, decides what a store outage means;
-// an error that still comes out is answered with gRPC code Unavailable.
-func NewService(limiter *sluice.Limiter, rules *Rules, opts ...Option) (*Service, error) {
+// rules yet, every request is OK until SetRules), configured by o; it
+// refuses invalid options with a *FieldError (see Options.Validate).
+// limiter's Store, including any failure policy wrapped around it, decides
+// what a store outage means; an error that still comes out is answered
+// with gRPC code Unavailable.
+func NewService(limiter *sluice.Limiter, rules *Rules, o Options) (*Service, error) {
 	if limiter == nil {
 		return nil, errors.New("envoy: nil limiter")
 	}
-	s := &Service{limiter: limiter}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	o = o.WithDefaults()
+	s := &Service{limiter: limiter, headers: o.Headers, observe: o.Observer}
+	if s.headers == modeNone {
+		s.headers = ""
+	}
 	s.scratch.New = func() any { return new(scratch) }
-	for _, o := range opts {
-		o(s)
-	}
-	switch s.headers {
-	case "", modeIETF, modeDraft6:
-	default:
-		return nil, fmt.Errorf("envoy: response headers %q: want %q or %q", s.headers, modeIETF, modeDraft6)
-	}
 	s.SetRules(rules)
 	return s, nil
 }

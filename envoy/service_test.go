@@ -87,7 +87,7 @@ func TestStoreErrorsAreUnavailableNotDecisions(t *testing.T) {
 	}
 	observed := make(chan error, 1)
 	svc, err := envoy.NewService(sluice.NewLimiter(failingStore{}), rules,
-		envoy.WithObserver(func(_ *envoy.Result, _ time.Duration, err error) { observed <- err }))
+		envoy.Options{Observer: func(_ *envoy.Result, _ time.Duration, err error) { observed <- err }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestObserverSeesEveryDescriptor(t *testing.T) {
     rate_limit: {name: per-tenant, unit: second, requests_per_unit: 1}
   - key: internal
     rate_limit: {unlimited: true}
-`, envoy.WithObserver(func(res *envoy.Result, took time.Duration, err error) {
+`, envoy.Options{Observer: func(res *envoy.Result, took time.Duration, err error) {
 		if err != nil || took < 0 {
 			t.Errorf("observer: took %v, err %v", took, err)
 		}
@@ -123,7 +123,7 @@ func TestObserverSeesEveryDescriptor(t *testing.T) {
 		mu.Lock()
 		got = append(got, &c)
 		mu.Unlock()
-	}))
+	}})
 	login := desc("remote_address", "1.2.3.4", "path", "/login")
 	tenant := desc("tenant", "t")
 	h.ask(request("edge", 0, tenant))
@@ -261,7 +261,7 @@ func TestRegisterKeepsInterceptorsWorking(t *testing.T) {
 	}
 	mem := memory.New()
 	t.Cleanup(func() { mem.Close() })
-	svc, err := envoy.NewService(sluice.NewLimiter(mem), rules)
+	svc, err := envoy.NewService(sluice.NewLimiter(mem), rules, envoy.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package httplimit_test
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"testing"
 
@@ -24,7 +22,7 @@ func BenchmarkHandlerHot(b *testing.B) {
 		cfg := hotPlan(b, limits)
 		st := memory.New()
 		defer st.Close()
-		mw, err := httplimit.New(sluice.NewLimiter(st), cfg, httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		mw, err := httplimit.New(sluice.NewLimiter(st), quiet(cfg))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,8 +1,6 @@
 package httplimit_test
 
 import (
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -27,8 +25,7 @@ plans:
 	if err != nil {
 		t.Fatal(err)
 	}
-	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithSweepInterval(0))), cfg,
-		httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithSweepInterval(0))), quiet(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,8 +2,6 @@ package httplimit_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 
 	"github.com/sluice-dev/sluice"
@@ -35,7 +33,7 @@ exempt: ["GET /healthz"]
 	}
 	store := memory.New(memory.WithSweepInterval(0))
 	defer store.Close()
-	mw, err := httplimit.New(sluice.NewLimiter(store), cfg, httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	mw, err := httplimit.New(sluice.NewLimiter(store), quiet(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +77,7 @@ default_plan: free
 			t.Fatal(err)
 		}
 		store := memory.New(memory.WithSweepInterval(0))
-		mw, err := httplimit.New(sluice.NewLimiter(store), cfg, httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		mw, err := httplimit.New(sluice.NewLimiter(store), quiet(cfg))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,24 +7,32 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
-	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice"
 )
 
-// digestConfig lists n keys "key-0" … "key-<n-1>" on the pro plan.
-func digestConfig(t testing.TB, n int, unknownKeys string) *config.Config {
+// digestIdentifier is the identifier of n keys "key-0" … "key-<n-1>" on
+// the pro plan.
+func digestIdentifier(t testing.TB, n int, unknownKeys string) *identifier {
 	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "identity: {unknown_keys: %s}\nplans:\n  free: {limits: [{name: per-minute, algorithm: fixed-window, quantity: 5, window: 1m}]}\n", unknownKeys)
-	b.WriteString("  pro: {limits: [{name: per-minute, algorithm: fixed-window, quantity: 50, window: 1m}]}\ndefault_plan: free\nkeys:\n")
+	free := &sluice.Plan{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(5, time.Minute)}}
+	pro := &sluice.Plan{Name: "pro", Limits: []sluice.Limit{sluice.FixedWindow(50, time.Minute)}}
+	o := Options{Plans: []*sluice.Plan{free, pro}, UnknownKeys: unknownKeys}
 	for i := range n {
-		fmt.Fprintf(&b, "  - {name: k%d, sha256: %x, plan: pro}\n", i, sha256.Sum256([]byte(fmt.Sprintf("key-%d", i))))
+		o.Keys = append(o.Keys, Key{Name: fmt.Sprintf("k%d", i), SHA256: sha256.Sum256([]byte(fmt.Sprintf("key-%d", i))), Plan: pro})
 	}
-	cfg, err := config.Parse("keys.yaml", []byte(b.String()))
-	if err != nil {
+	return testIdentifier(t, o)
+}
+
+// testIdentifier returns the identifier a Middleware of o would use.
+func testIdentifier(t testing.TB, o Options) *identifier {
+	t.Helper()
+	if err := o.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	return cfg
+	o = o.WithDefaults()
+	return newIdentifier(&o, &sluice.Policy{Plans: o.Plans, Global: o.Global, DefaultPlan: o.DefaultPlan, AnonymousPlan: o.AnonymousPlan})
 }
 
 // uncached resolves raw as lookupKey does, without the cache.
@@ -40,7 +48,7 @@ func uncached(id *identifier, raw string, unlisted bool) (Identity, bool) {
 }
 
 func TestDigestCacheResolvesKeysAsHashingDoes(t *testing.T) {
-	id := newIdentifier(digestConfig(t, 100, "ip"))
+	id := digestIdentifier(t, 100, "ip")
 	keys := []string{"key-0", "key-99", "key-100", "", "k", strings.Repeat("x", 64), strings.Repeat("y", 65),
 		strings.Repeat("z", maxCachedKeyLen), strings.Repeat("w", maxCachedKeyLen+1), "key-1\x00", "KEY-1"}
 	for i := range 100 {
@@ -73,7 +81,7 @@ func TestDigestCacheResolvesKeysAsHashingDoes(t *testing.T) {
 // holds no more entries than it has, the heap does not grow with the flood,
 // and listed keys still resolve (by hashing again when they were evicted).
 func TestDigestCacheStaysBoundedUnderAKeyFlood(t *testing.T) {
-	id := newIdentifier(digestConfig(t, 10, "key"))
+	id := digestIdentifier(t, 10, "key")
 	flood := func(from, to int) {
 		for i := from; i < to; i++ {
 			if _, listed := id.lookupKey(fmt.Sprintf("flood-%d-%s", i, strings.Repeat("f", i%200)), true); listed {
@@ -123,7 +131,7 @@ func TestDigestCacheStaysBoundedUnderAKeyFlood(t *testing.T) {
 // Readers and writers of one small cache at once (run with -race): every
 // lookup still resolves as hashing does.
 func TestDigestCacheConcurrentLookups(t *testing.T) {
-	id := newIdentifier(digestConfig(t, 200, "key"))
+	id := digestIdentifier(t, 200, "key")
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {

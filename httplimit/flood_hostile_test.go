@@ -2,8 +2,6 @@ package httplimit_test
 
 import (
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"runtime"
 	"strconv"
@@ -61,7 +59,7 @@ func TestKeyFloodStaysWithinMaxKeys(t *testing.T) {
 	}
 	defer opened.Close()
 	mem := opened.Store.(*memory.Store)
-	mw, err := httplimit.New(sluice.NewLimiter(mem), cfg, httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	mw, err := httplimit.New(sluice.NewLimiter(mem), quiet(cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

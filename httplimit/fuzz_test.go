@@ -5,9 +5,9 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/config"
 )
 
 // FuzzClientAddr: whatever the forwarding headers say, an untrusted peer is
@@ -52,19 +52,12 @@ func FuzzClientAddr(f *testing.F) {
 // FuzzIdentify: any header values give an identity with a plan, a subject of
 // bounded length, and never the raw API key.
 func FuzzIdentify(f *testing.F) {
-	cfg, err := config.Parse("f.yaml", []byte(`
-identity:
-  trusted_proxies: [10.0.0.0/8]
-  user_header: X-User-ID
-  plan_header: X-Plan
-plans:
-  free:
-    limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]
-`))
-	if err != nil {
-		f.Fatal(err)
-	}
-	id := newIdentifier(cfg)
+	id := testIdentifier(f, Options{
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+		UserHeader:     "X-User-ID",
+		PlanHeader:     "X-Plan",
+		Plans:          []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.GCRA(10, time.Minute).Named("m")}}},
+	})
 	f.Add("Bearer abcdefghijkl", "", "alice", "free", "10.0.0.1:80", "198.51.100.1")
 	f.Add("Basic xyz", "key-123456789", "", "", "[::1]:1", "")
 	f.Add("bearer    spaced   ", "", "{tag}", "nope", "bad", "\x00")

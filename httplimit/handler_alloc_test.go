@@ -1,8 +1,6 @@
 package httplimit_test
 
 import (
-	"io"
-	"log/slog"
 	"net/http"
 	"testing"
 
@@ -22,7 +20,7 @@ func TestAdmittedRequestAllocatesLessThanOnce(t *testing.T) {
 	for _, limits := range []int{1, 3} {
 		cfg := hotPlan(t, limits)
 		store := memory.New(memory.WithSweepInterval(0))
-		mw, err := httplimit.New(sluice.NewLimiter(store), cfg, httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		mw, err := httplimit.New(sluice.NewLimiter(store), quiet(cfg))
 		if err != nil {
 			t.Fatal(err)
 		}

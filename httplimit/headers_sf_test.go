@@ -9,7 +9,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/config"
 )
 
 // maxSFInteger is the largest sf-integer (RFC 8941: 15 digits).
@@ -89,18 +88,11 @@ func TestFastRateLimitValuesAreWhatHTTPSFVWrites(t *testing.T) {
 // appending to one header's values leaves the others alone.
 func TestHeaderModesTogetherWriteWhatEachWritesAlone(t *testing.T) {
 	build := func(modes ...string) *Middleware {
-		cfg, err := config.Parse("t.yaml", []byte(`
-plans:
-  free:
-    limits:
-      - {name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}
-      - {name: per-day, algorithm: sliding-window-counter, quantity: 1000, window: 24h}
-`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Response.Headers = modes
-		m, err := New(sluice.NewLimiter(nil), cfg)
+		m, err := New(sluice.NewLimiter(nil), Options{
+			Plans: []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{
+				sluice.FixedWindow(100, time.Minute), sluice.SlidingCounter(1000, 24*time.Hour)}}},
+			Headers: modes,
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,13 +37,25 @@ func setup(t testing.TB, yamlText string, start time.Time) (http.Handler, *fakeC
 	}
 	clock := clockAt(start)
 	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
-	mw, err := httplimit.New(sluice.NewLimiter(store), cfg, httplimit.WithClock(clock.Now),
-		httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	o := quiet(cfg)
+	o.Clock = clock.Now
+	mw, err := httplimit.New(sluice.NewLimiter(store), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
-	return mw.Handler(ok), clock
+	return mw.Handler(okHandler()), clock
+}
+
+// okHandler answers "ok".
+func okHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) })
+}
+
+// quiet returns the middleware options of cfg, logging nowhere.
+func quiet(cfg *config.Config) httplimit.Options {
+	o := cfg.HTTPLimitOptions()
+	o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	return o
 }
 
 type req struct {

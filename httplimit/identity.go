@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/config"
 )
 
 // Identity kinds, in order of precedence.
@@ -36,9 +35,8 @@ type Identity struct {
 	KeyName string
 }
 
-// identifier resolves identities from a configuration.
+// identifier resolves identities by a middleware's options.
 type identifier struct {
-	cfg    *config.Identity
 	policy *sluice.Policy
 	keys   map[[32]byte]*Identity // the identities of listed keys
 	// apiKeyHeaders, userHeader and planHeader are the configured header
@@ -47,9 +45,13 @@ type identifier struct {
 	userHeader    string
 	planHeader    string
 	trusted       []netip.Prefix
-	// unlistedAsKey: an unlisted API key is a client of its own (unknown_keys: key).
+	// unlistedAsKey: an unlisted API key is a client of its own (UnknownKeys "key").
 	unlistedAsKey bool
-	digests       *digestCache
+	// useForwarded: the forwarding header believed is Forwarded, not X-Forwarded-For.
+	useForwarded bool
+	// ipv4Prefix and ipv6Prefix group client addresses.
+	ipv4Prefix, ipv6Prefix int
+	digests                *digestCache
 }
 
 // apiKeyHeader is a header that may carry an API key.
@@ -58,18 +60,31 @@ type apiKeyHeader struct {
 	bearer bool   // Authorization: read as "Bearer <token>"
 }
 
-func newIdentifier(c *config.Config) *identifier {
-	id := &identifier{cfg: &c.Identity, policy: c.Policy, keys: make(map[[32]byte]*Identity, len(c.Keys)),
-		userHeader: canonical(c.Identity.UserHeader), planHeader: canonical(c.Identity.PlanHeader),
-		trusted: c.Identity.TrustedProxies, unlistedAsKey: c.Identity.UnknownKeys == "key",
-		digests: newDigestCache(len(c.Keys))}
-	for h, k := range c.Keys {
-		id.keys[h] = &Identity{Kind: KindAPIKey, Subject: keySubject(h), Plan: k.Plan, KeyName: k.Name}
+// newIdentifier returns the identifier of o (defaults applied) under policy.
+func newIdentifier(o *Options, policy *sluice.Policy) *identifier {
+	id := &identifier{policy: policy, keys: make(map[[32]byte]*Identity, len(o.Keys)),
+		userHeader: canonical(o.UserHeader), planHeader: canonical(o.PlanHeader),
+		trusted: masked(o.TrustedProxies), unlistedAsKey: o.UnknownKeys == unknownKeysKey,
+		useForwarded: o.ForwardedHeader == forwardedRFC7239,
+		ipv4Prefix:   o.IPv4Prefix, ipv6Prefix: o.IPv6Prefix,
+		digests: newDigestCache(len(o.Keys))}
+	for _, k := range o.Keys {
+		id.keys[k.SHA256] = &Identity{Kind: KindAPIKey, Subject: keySubject(k.SHA256), Plan: k.Plan, KeyName: k.Name}
 	}
-	for _, name := range c.Identity.APIKeyHeaders {
-		id.apiKeyHeaders = append(id.apiKeyHeaders, apiKeyHeader{name: canonical(name), bearer: name == "Authorization"})
+	for _, name := range o.APIKeyHeaders {
+		name = canonical(name)
+		id.apiKeyHeaders = append(id.apiKeyHeaders, apiKeyHeader{name: name, bearer: name == "Authorization"})
 	}
 	return id
+}
+
+// masked returns the prefixes ps in canonical form (host bits zero).
+func masked(ps []netip.Prefix) []netip.Prefix {
+	out := make([]netip.Prefix, len(ps))
+	for i, p := range ps {
+		out[i] = p.Masked()
+	}
+	return out
 }
 
 func canonical(name string) string {
@@ -145,7 +160,7 @@ func (id *identifier) identify(r *http.Request, out *Identity) {
 			return
 		}
 	}
-	addr := clientAddr(r.Header, peer, id.isTrusted, id.cfg.ForwardedHeader == "forwarded")
+	addr := clientAddr(r.Header, peer, id.isTrusted, id.useForwarded)
 	*out = Identity{Kind: KindIP, Subject: id.ipSubject(addr), Plan: orDefault(plan, id.policy.AnonymousPlan)}
 }
 
@@ -236,9 +251,9 @@ func (id *identifier) ipSubject(addr netip.Addr) string {
 	if !addr.IsValid() {
 		return "ip:unknown"
 	}
-	bits := id.cfg.IPv4Prefix
+	bits := id.ipv4Prefix
 	if addr.Is6() {
-		bits = id.cfg.IPv6Prefix
+		bits = id.ipv6Prefix
 	}
 	var arr [64]byte
 	buf := append(arr[:0], "ip:"...)

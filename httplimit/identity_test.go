@@ -113,7 +113,7 @@ func TestRawAPIKeysNeverBecomeSubjects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithSweepInterval(0))), cfg)
+	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithSweepInterval(0))), cfg.HTTPLimitOptions())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
-
-	"github.com/sluice-dev/sluice/config"
 )
 
 // FuzzIPSubject: a client address becomes a subject by its prefix, so that
@@ -19,7 +17,7 @@ func FuzzIPSubject(f *testing.F) {
 	f.Add([]byte{0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1}, uint8(24), uint8(48), uint8(100), "[::ffff:198.51.100.1]:443")
 	f.Add([]byte{}, uint8(0), uint8(200), uint8(255), "[fe80::1%eth0]:1")
 	f.Fuzz(func(t *testing.T, raw []byte, p4, p6, flip uint8, remote string) {
-		id := &identifier{cfg: &config.Identity{IPv4Prefix: 1 + int(p4)%32, IPv6Prefix: 1 + int(p6)%128}}
+		id := &identifier{ipv4Prefix: 1 + int(p4)%32, ipv6Prefix: 1 + int(p6)%128}
 		var addr netip.Addr
 		switch len(raw) {
 		case 4:
@@ -45,9 +43,9 @@ func FuzzIPSubject(f *testing.F) {
 		if addr.Zone() != "" {
 			return // zoned addresses (a link-local peer) are kept whole
 		}
-		prefix := id.cfg.IPv4Prefix
+		prefix := id.ipv4Prefix
 		if addr.Is6() {
-			prefix = id.cfg.IPv6Prefix
+			prefix = id.ipv6Prefix
 		}
 		bit := int(flip) % addr.BitLen()
 		b := addr.AsSlice()

@@ -12,14 +12,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/config"
 )
 
-// Middleware limits HTTP requests by a configuration. It is safe for
+// Middleware limits HTTP requests by its Options. It is safe for
 // concurrent use; build it with New.
 //
 // API keys become store keys, log text and metric labels only as their
@@ -59,11 +59,9 @@ type Result struct {
 	// read only (a released Result keeps them for its next request).
 	Checks   []sluice.Check
 	Decision sluice.Decision
-	// Now is when the decision was made: by the clock of WithClock if
-	// set, else by the store's when it reports the time of its decisions
-	// (sluice.Decision.At: memory.Store does, to the microsecond), else
-	// by time.Now (read without the wall clock, see wallClock, so a wall
-	// clock step shows within a second).
+	// Now is when the decision was asked for: by Options.Clock if set,
+	// else by time.Now (read without the wall clock, see wallClock, so a
+	// wall clock step shows within a second).
 	Now time.Time
 
 	plan *planState // of Identity.Plan, when set by this package
@@ -97,59 +95,48 @@ func (m *Middleware) planOf(plan *sluice.Plan) *planState {
 	return &m.noPlan
 }
 
-// An Option configures a Middleware.
-type Option func(*Middleware)
-
-// WithClock sets the clock used for absolute times in headers and bodies
-// (X-RateLimit-Reset, resetsAt) and for Result.Now. By default (and when
-// now is nil) that is the store's clock if it reports the time of its
-// decisions (memory.Store does), else time.Now. Use the store's clock.
-func WithClock(now func() time.Time) Option { return func(m *Middleware) { m.now = now } }
-
-// WithLogger sets where refusals and errors are logged (debug and warn
-// levels); slog.Default() by default. API keys never appear, only hashes.
-func WithLogger(l *slog.Logger) Option { return func(m *Middleware) { m.log = l } }
-
-// WithErrorHandler decides what happens when no decision could be made (the
-// store failed beyond its own failure policy): return true to serve the
-// request anyway. The default logs a warning and serves it (fail open), so
-// that a broken limiter never takes the API down with it.
-func WithErrorHandler(f func(w http.ResponseWriter, r *http.Request, err error) bool) Option {
-	return func(m *Middleware) { m.onError = f }
-}
-
-// WithObserver calls f after every decision (and every failure to decide)
-// with how long the limiter took: the hook for metrics and dashboards. f
-// must not keep res.
-func WithObserver(f func(res *Result, took time.Duration, err error)) Option {
-	return func(m *Middleware) { m.observe = f }
-}
-
-// New returns a Middleware enforcing cfg with limiter.
-func New(limiter *sluice.Limiter, cfg *config.Config, opts ...Option) (*Middleware, error) {
+// New returns a Middleware that limits requests with limiter by o. It
+// refuses invalid options with every problem found, each a *FieldError
+// naming its field (see Options.Validate); empty fields take their
+// defaults (see Options.WithDefaults).
+func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
+	if limiter == nil {
+		return nil, errors.New("httplimit: nil limiter")
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	o = o.WithDefaults()
+	policy := &sluice.Policy{Plans: slices.Clone(o.Plans), Global: slices.Clone(o.Global),
+		DefaultPlan: o.DefaultPlan, AnonymousPlan: o.AnonymousPlan}
 	m := &Middleware{
 		limiter: limiter,
-		policy:  cfg.Policy,
-		id:      newIdentifier(cfg),
+		policy:  policy,
+		id:      newIdentifier(&o, policy),
 		plans:   map[*sluice.Plan]*planState{},
-		modes:   cfg.Response.Headers,
-		docsURL: cfg.Response.DocsURL,
-		log:     slog.Default(),
+		modes:   slices.Clone(o.Headers),
+		docsURL: o.DocsURL,
+		now:     o.Clock,
+		log:     o.Logger,
+		observe: o.Observer,
+		onError: o.ErrorHandler,
+	}
+	if m.log == nil {
+		m.log = slog.Default()
+	}
+	if m.onError == nil {
+		m.onError = func(w http.ResponseWriter, r *http.Request, err error) bool {
+			m.log.Warn("rate limit not decided, serving the request", "err", err, "path", r.URL.Path)
+			return true
+		}
 	}
 	m.clock.anchor.Store(&anchor{wall: time.Now()})
-	m.onError = func(w http.ResponseWriter, r *http.Request, err error) bool {
-		m.log.Warn("rate limit not decided, serving the request", "err", err, "path", r.URL.Path)
-		return true
-	}
-	for _, o := range opts {
-		o(m)
-	}
 	var err error
-	if m.exempt, err = newEndpoints(cfg.Exempt, nil); err != nil {
-		return nil, fmt.Errorf("httplimit: exempt: %w", err)
+	if m.exempt, err = newEndpoints(o.Exempt, nil); err != nil {
+		return nil, &FieldError{Field: "Exempt", Err: err}
 	}
-	plans := append([]*sluice.Plan(nil), cfg.Policy.Plans...)
-	for _, k := range cfg.Keys {
+	plans := slices.Clone(o.Plans)
+	for _, k := range o.Keys {
 		plans = append(plans, k.Plan)
 	}
 	for _, p := range plans {
@@ -157,7 +144,7 @@ func New(limiter *sluice.Limiter, cfg *config.Config, opts ...Option) (*Middlewa
 			continue
 		}
 		ps := &planState{plan: p}
-		limits := append(append([]sluice.Limit(nil), p.Limits...), cfg.Policy.Global...)
+		limits := append(slices.Clone(p.Limits), o.Global...)
 		if ps.headers, err = newPolicyHeaders(limits); err != nil {
 			return nil, fmt.Errorf("httplimit: plan %s: %w", p.Name, err)
 		}

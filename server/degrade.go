@@ -20,8 +20,8 @@ type degradeState struct {
 	expensive, critical, health *http.ServeMux
 }
 
-// reducedConfig returns cfg with every limit scaled by factor.
-func reducedConfig(cfg *config.Config, factor float64) *config.Config {
+// reducedOptions returns o with every limit scaled by factor.
+func reducedOptions(o httplimit.Options, factor float64) httplimit.Options {
 	num, den := int64(factor*1000+0.5), int64(1000)
 	scale := func(ls []sluice.Limit) []sluice.Limit {
 		out := make([]sluice.Limit, len(ls))
@@ -40,21 +40,20 @@ func reducedConfig(cfg *config.Config, factor float64) *config.Config {
 		scaled[p] = &s
 		return &s
 	}
-	c := *cfg
-	pol := *cfg.Policy
-	pol.Plans = nil
-	for _, p := range cfg.Policy.Plans {
-		pol.Plans = append(pol.Plans, plan(p))
+	r := o
+	r.Plans = make([]*sluice.Plan, len(o.Plans))
+	for i, p := range o.Plans {
+		r.Plans[i] = plan(p)
 	}
-	pol.Global = scale(cfg.Policy.Global)
-	c.Policy = &pol
-	c.Keys = map[[32]byte]*config.Key{}
-	for h, k := range cfg.Keys {
-		nk := *k
-		nk.Plan = plan(k.Plan)
-		c.Keys[h] = &nk
+	r.Global = scale(o.Global)
+	r.Keys = make([]httplimit.Key, len(o.Keys))
+	for i, k := range o.Keys {
+		r.Keys[i] = k
+		if k.Plan != nil {
+			r.Keys[i].Plan = plan(k.Plan)
+		}
 	}
-	return &c
+	return r
 }
 
 func patternMux(patterns []string) *http.ServeMux {

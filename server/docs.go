@@ -132,8 +132,9 @@ func runExample(cfg *config.Config) (docsExample, error) {
 	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return at }
 	store := memory.New(memory.WithClock(clock), memory.WithSweepInterval(0))
-	mw, err := httplimit.New(sluice.NewLimiter(store), cfg, httplimit.WithClock(clock),
-		httplimit.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	o := cfg.HTTPLimitOptions()
+	o.Clock, o.Logger = clock, slog.New(slog.NewTextHandler(io.Discard, nil))
+	mw, err := httplimit.New(sluice.NewLimiter(store), o)
 	if err != nil {
 		return ex, err
 	}

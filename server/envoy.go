@@ -35,11 +35,9 @@ func loadEnvoyRules(cfg *config.Config) (*envoy.Rules, error) {
 
 // newEnvoyService builds the Envoy rate limit service for cfg.
 func (s *Server) newEnvoyService(cfg *config.Config, rules *envoy.Rules) (*envoy.Service, error) {
-	opts := []envoy.Option{envoy.WithObserver(s.observeEnvoy)}
-	if mode := cfg.Envoy.Headers; mode != "none" {
-		opts = append(opts, envoy.WithResponseHeaders(mode))
-	}
-	return envoy.NewService(s.limiter, rules, opts...)
+	o := cfg.EnvoyOptions()
+	o.Observer = s.observeEnvoy
+	return envoy.NewService(s.limiter, rules, o)
 }
 
 // observeEnvoy counts Envoy decisions: policy is the domain, limit the rule.

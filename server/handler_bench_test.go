@@ -126,7 +126,7 @@ func BenchmarkEnvoyShouldRateLimit(b *testing.B) {
 	}
 	store := memory.New()
 	b.Cleanup(func() { store.Close() })
-	svc, err := envoy.NewService(sluice.NewLimiter(store), r, envoy.WithResponseHeaders("ietf"))
+	svc, err := envoy.NewService(sluice.NewLimiter(store), r, envoy.Options{Headers: "ietf"})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -167,21 +167,21 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// middlewareOptions are the options of the server's middlewares. The
-// clock is passed only when the caller set one: with its own default the
-// middleware reads the time once per request, for the headers and the
-// decision's latency both.
-func (s *Server) middlewareOptions() []httplimit.Option {
-	opts := []httplimit.Option{httplimit.WithLogger(s.log), httplimit.WithObserver(s.observe)}
+// middlewareOptions returns o with the server's logger, observer and
+// clock. The clock is passed only when the caller set one: with its own
+// default the middleware reads the time once per request, for the headers
+// and the decision's latency both.
+func (s *Server) middlewareOptions(o httplimit.Options) httplimit.Options {
+	o.Logger, o.Observer = s.log, s.observe
 	if s.ownClock {
-		opts = append(opts, httplimit.WithClock(s.opts.Clock))
+		o.Clock = s.opts.Clock
 	}
-	return opts
+	return o
 }
 
 // build derives a state from cfg.
 func (s *Server) build(cfg *config.Config) (*state, error) {
-	mw, err := httplimit.New(s.limiter, cfg, s.middlewareOptions()...)
+	mw, err := httplimit.New(s.limiter, s.middlewareOptions(cfg.HTTPLimitOptions()))
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -208,7 +208,7 @@ func (s *Server) build(cfg *config.Config) (*state, error) {
 		return nil, fmt.Errorf("server: envoy: %w", err)
 	}
 	if g := cfg.Degradation; g.Enabled {
-		reduced, err := httplimit.New(s.limiter, reducedConfig(cfg, g.Factor), s.middlewareOptions()...)
+		reduced, err := httplimit.New(s.limiter, s.middlewareOptions(reducedOptions(cfg.HTTPLimitOptions(), g.Factor)))
 		if err != nil {
 			return nil, fmt.Errorf("server: reduced limits: %w", err)
 		}

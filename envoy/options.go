@@ -1,0 +1,86 @@
+package envoy
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Options configure a Service. The zero value of every field is its
+// documented default.
+type Options struct {
+	// Headers is the mode of the RateLimit headers every response carries
+	// in response_headers_to_add, which Envoy adds to the response sent
+	// to the client (the upstream's, or its own 429), in any case:
+	//
+	// "ietf" (the default when empty; httplimit.ModeIETF):
+	// draft-ietf-httpapi-ratelimit-headers-11, every enforced limit of
+	// the request,
+	//
+	//	RateLimit-Policy: "per-ip";q=100;w=60, "login";q=5;w=60
+	//	RateLimit: "per-ip";r=42;t=18, "login";r=4;t=18
+	//
+	// "draft-6" (httplimit.ModeDraft6): the limit closest to refusing, as
+	// envoyproxy/ratelimit sends it,
+	//
+	//	RateLimit-Limit: 5
+	//	RateLimit-Remaining: 4
+	//	RateLimit-Reset: 18
+	//	RateLimit-Policy: 5;w=60
+	//
+	// or "none": no headers. Both modes add Retry-After (seconds, rounded
+	// up, at least 1) to OVER_LIMIT responses, unless no wait can help (a
+	// blocked descriptor, or a cost above a limit's capacity). Shadow
+	// limits never appear.
+	Headers string
+	// Observer, when set, is called after every request, decided or not,
+	// with the time the decision took (not counting a leaky-bucket queue's
+	// wait): the hook for metrics. On error, res holds only Domain. It
+	// runs on the request's goroutine, concurrently with other requests,
+	// and must not keep res: the Service reuses its memory for later
+	// requests (copy what you need).
+	Observer func(res *Result, took time.Duration, err error)
+}
+
+// modeNone sends no RateLimit headers.
+const modeNone = "none"
+
+// WithDefaults returns o with every empty field that has a default set to
+// it, and Headers in lower case. It validates nothing.
+func (o Options) WithDefaults() Options {
+	o.Headers = strings.ToLower(o.Headers)
+	if o.Headers == "" {
+		o.Headers = modeIETF
+	}
+	return o
+}
+
+// Validate reports every reason NewService would refuse o, each as a
+// *FieldError, joined; nil when NewService accepts o. Empty fields are
+// judged by their defaults.
+func (o Options) Validate() error {
+	o = o.WithDefaults()
+	switch o.Headers {
+	case modeIETF, modeDraft6, modeNone:
+		return nil
+	}
+	return errors.Join(&FieldError{Field: "Headers",
+		Err: fmt.Errorf("%q is not one of %s, %s, %s", o.Headers, modeIETF, modeDraft6, modeNone)})
+}
+
+// A FieldError is one invalid field of Options.
+type FieldError struct {
+	// Field is the field's name in Options, e.g. "Headers".
+	Field string
+	// Err says what is wrong, without the field.
+	Err error
+}
+
+// Error returns the problem with its field:
+//
+//	envoy: Options.Headers: "draft-7" is not one of ietf, draft-6, none
+func (e *FieldError) Error() string { return "envoy: Options." + e.Field + ": " + e.Err.Error() }
+
+// Unwrap returns e.Err.
+func (e *FieldError) Unwrap() error { return e.Err }

@@ -1,0 +1,186 @@
+package httplimit
+
+import (
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// Options configure a Middleware. The zero value of every field is its
+// documented default; only Plans is required. New validates every field
+// (see Validate). A Middleware keeps the plans it is given, not copies:
+// they must not change once New has them.
+type Options struct {
+	// Plans are the classes of clients, in the order documentation lists
+	// them. At least one is required; names are unique sluice.ValidName
+	// strings, and each plan has at least one limit.
+	Plans []*sluice.Plan
+	// Global limits are checked on every request, keyed by
+	// sluice.GlobalSubject, together with the plan's limits. Their names
+	// differ from every plan limit's.
+	Global []sluice.Limit
+	// DefaultPlan names the plan of identified clients (API key or user)
+	// that nothing assigns to another plan. Empty: the first of Plans.
+	DefaultPlan string
+	// AnonymousPlan names the plan of clients known only by their IP
+	// address. Empty: DefaultPlan.
+	AnonymousPlan string
+
+	// Keys are the listed API keys. Requests carrying one are limited as
+	// that key, on its plan.
+	Keys []Key
+	// APIKeyHeaders are the request headers that carry an API key, read
+	// in order; "Authorization" is read as "Bearer <key>". Empty: the
+	// default, Authorization then X-API-Key.
+	APIKeyHeaders []string
+	// UserHeader names the header that carries a user id set by an
+	// authentication layer in front; it is believed only from
+	// TrustedProxies. Empty: users are not identified.
+	UserHeader string
+	// PlanHeader names the header that carries a plan name set by an
+	// authentication layer in front; it is believed only from
+	// TrustedProxies. Empty: plans come from keys and the defaults only.
+	PlanHeader string
+	// TrustedProxies are the peers whose forwarding, user and plan headers
+	// are believed. Empty: none are, and the client is the peer. A front
+	// proxy must strip or overwrite the user and plan headers a client
+	// sends.
+	TrustedProxies []netip.Prefix
+	// ForwardedHeader is the one forwarding header believed from trusted
+	// proxies: "x-forwarded-for" (the default when empty) or "forwarded"
+	// (RFC 7239), in any case. Only the header the proxies maintain is
+	// safe: the other one arrives as the client wrote it.
+	ForwardedHeader string
+	// IPv4Prefix and IPv6Prefix are the prefix lengths that group client
+	// addresses into one client: 32 and 64 when zero (one IPv6 /64 is one
+	// client), at most 32 and 128.
+	IPv4Prefix, IPv6Prefix int
+	// UnknownKeys says how to limit an API key that is not in Keys: "ip"
+	// (as an anonymous client, so that made-up keys cannot mint fresh
+	// quota) or "key" (by the key's hash, on DefaultPlan). Empty: "ip"
+	// when Keys is non-empty, "key" otherwise.
+	UnknownKeys string
+
+	// Exempt lists net/http ServeMux patterns ("GET /healthz") that no
+	// limit applies to.
+	Exempt []string
+	// Headers lists the RateLimit header modes sent on every limited
+	// response: ModeIETF, ModeDraft7, ModeDraft6, ModeLegacy, in any case.
+	// Empty: ModeIETF alone.
+	Headers []string
+	// DocsURL, when set, is linked from 429 bodies as "documentation".
+	DocsURL string
+
+	// Logger receives refusals (debug) and failures to decide (warn); API
+	// keys never appear, only hashes. Nil: slog.Default().
+	Logger *slog.Logger
+	// Clock sets the time of absolute times in headers and bodies
+	// (X-RateLimit-Reset, resetsAt) and of Result.Now. Nil: time.Now. A
+	// store with a clock of its own (memory.WithClock) wants the same one
+	// here.
+	Clock func() time.Time
+	// Observer, when set, is called after every decision and every failure
+	// to decide, with how long the limiter took: the hook for metrics and
+	// dashboards. It runs on the request's goroutine, concurrently with
+	// other requests, and must not keep res.
+	Observer func(res *Result, took time.Duration, err error)
+	// ErrorHandler decides what happens when no decision could be made
+	// (the store failed beyond its own failure policy): it returns true to
+	// serve the request anyway. Nil: log a warning and serve it (fail
+	// open), so that a broken limiter never takes the API down with it.
+	ErrorHandler func(w http.ResponseWriter, r *http.Request, err error) bool
+}
+
+// Key is one listed API key. Keys are known by their SHA-256 only: the
+// raw key is never needed, stored or logged.
+type Key struct {
+	// Name labels the key in logs, metrics and dashboards; it is never
+	// the key itself.
+	Name string
+	// SHA256 is the SHA-256 of the key, as sha256.Sum256 returns it.
+	SHA256 [32]byte
+	// Plan is the key's plan: one of Options.Plans, or a plan of the
+	// key's own (say one of them with a limit raised). Nil: DefaultPlan.
+	Plan *sluice.Plan
+}
+
+// Default values of Options' fields.
+const (
+	defaultIPv4Prefix = 32
+	defaultIPv6Prefix = 64
+	forwardedXFF      = "x-forwarded-for"
+	forwardedRFC7239  = "forwarded"
+	unknownKeysIP     = "ip"
+	unknownKeysKey    = "key"
+)
+
+// WithDefaults returns o with every empty field that has a default set to
+// it, header modes and ForwardedHeader in lower case, and keys without a
+// plan on DefaultPlan (when it names a plan). It validates nothing; New
+// applies it before Validate's rules. Slices that change are copies: o's
+// are never written.
+func (o Options) WithDefaults() Options {
+	if o.DefaultPlan == "" && len(o.Plans) > 0 && o.Plans[0] != nil {
+		o.DefaultPlan = o.Plans[0].Name
+	}
+	if o.AnonymousPlan == "" {
+		o.AnonymousPlan = o.DefaultPlan
+	}
+	if len(o.APIKeyHeaders) == 0 {
+		o.APIKeyHeaders = []string{"Authorization", "X-Api-Key"}
+	}
+	o.ForwardedHeader = strings.ToLower(o.ForwardedHeader)
+	if o.ForwardedHeader == "" {
+		o.ForwardedHeader = forwardedXFF
+	}
+	if o.IPv4Prefix == 0 {
+		o.IPv4Prefix = defaultIPv4Prefix
+	}
+	if o.IPv6Prefix == 0 {
+		o.IPv6Prefix = defaultIPv6Prefix
+	}
+	o.UnknownKeys = strings.ToLower(o.UnknownKeys)
+	if o.UnknownKeys == "" {
+		o.UnknownKeys = unknownKeysKey
+		if len(o.Keys) > 0 {
+			o.UnknownKeys = unknownKeysIP
+		}
+	}
+	if len(o.Headers) == 0 {
+		o.Headers = []string{ModeIETF}
+	} else {
+		modes := make([]string, len(o.Headers))
+		for i, m := range o.Headers {
+			modes[i] = strings.ToLower(m)
+		}
+		o.Headers = modes
+	}
+	if def := planNamed(o.Plans, o.DefaultPlan); def != nil {
+		for i := range o.Keys {
+			if o.Keys[i].Plan == nil {
+				o.Keys = append([]Key(nil), o.Keys...)
+				for j := i; j < len(o.Keys); j++ {
+					if o.Keys[j].Plan == nil {
+						o.Keys[j].Plan = def
+					}
+				}
+				break
+			}
+		}
+	}
+	return o
+}
+
+// planNamed returns the plan of plans called name, or nil.
+func planNamed(plans []*sluice.Plan, name string) *sluice.Plan {
+	for _, p := range plans {
+		if p != nil && p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
