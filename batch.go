@@ -10,35 +10,41 @@ import "github.com/sluice-dev/sluice/internal/algo"
 // calls to decide, so that every store decides batches the same way; it
 // allocates nothing for up to 8 checks.
 func DecideBatch(checks []Check, states []State, now int64, out []Status) (changed bool) {
-	var buf [8]State
-	next := buf[:]
-	if len(checks) > len(buf) {
-		next = make([]State, len(checks))
+	// Each check is decided in place; the states as loaded are kept aside
+	// to be restored if an enforcing check refuses (one check has nothing
+	// to restore: a refusal leaves its state as it was).
+	var before []State
+	if len(checks) > 1 {
+		var buf [8]State
+		before = buf[:0]
+		if len(checks) > len(buf) {
+			before = make([]State, 0, len(checks))
+		}
+		before = append(before, states...)
 	}
 	blocked := false
 	var v algo.Verdict
 	for i := range checks {
 		c := &checks[i]
-		next[i] = states[i]
-		c.Limit.decide(&next[i], now, c.Cost, &v)
+		if c.Limit.decide(&states[i], now, c.Cost, &v) {
+			changed = true
+		}
 		writeStatus(&v, &out[i])
 		if !v.Allowed && !c.Limit.shadow {
 			blocked = true
 		}
 	}
+	if !blocked || !changed {
+		return changed
+	}
 	for i := range checks {
 		c := &checks[i]
-		switch {
-		case c.Cost == 0 || !out[i].Allowed:
-			// nothing to consume
-		case blocked:
-			peek := states[i]
-			c.Limit.decide(&peek, now, 0, &v) // report as a peek
-			writeStatus(&v, &out[i])
-		default:
-			states[i] = next[i]
-			changed = true
+		if c.Cost == 0 || !out[i].Allowed {
+			continue // unchanged
 		}
+		states[i] = before[i]
+		c.Limit.decide(&states[i], now, 0, &v) // report as a peek
+		writeStatus(&v, &out[i])
 	}
-	return changed
+	return false
 }
