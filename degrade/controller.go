@@ -197,6 +197,22 @@ func (c *Controller) Pin(l Level) {
 	}
 }
 
+// Reset unpins and returns to Normal at once (a transition reported to
+// onChange): for a server whose configuration no longer has a degradation
+// section, so that the level reported is the level in force.
+func (c *Controller) Reset() {
+	c.mu.Lock()
+	from := c.level
+	c.level, c.pinned = Normal, false
+	if from != Normal {
+		c.since = c.clock()
+	}
+	c.mu.Unlock()
+	if from != Normal && c.onChange != nil {
+		c.onChange(from, Normal, "no degradation section in the configuration")
+	}
+}
+
 // Unpin lets signals move the level again.
 func (c *Controller) Unpin() {
 	c.mu.Lock()

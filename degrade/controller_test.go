@@ -1,6 +1,7 @@
 package degrade_test
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -107,4 +108,16 @@ func fmtSlice(s []string) string {
 		out += x
 	}
 	return out + "]"
+}
+
+func TestMonitorLeavesOutResponsesNotTheUpstreams(t *testing.T) {
+	m := degrade.NewMonitor(nil)
+	for range 9 {
+		m.Begin()(0) // a refusal the server made itself
+	}
+	m.Begin()(http.StatusBadGateway)
+	m.Begin()(http.StatusOK)
+	if s := m.Sample(); s.ErrorRate != 0.5 || s.InFlight != 0 {
+		t.Errorf("signals %+v, want an error rate of 1/2 over the upstream's 2 answers and nothing in flight", s)
+	}
 }

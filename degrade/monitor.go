@@ -39,13 +39,20 @@ func NewMonitor(storeDown func() bool) *Monitor {
 }
 
 // Begin counts a request in flight and returns the function that ends it
-// with its response status.
+// with the status of the upstream's response. Status 0 says the response
+// was not the upstream's (a refusal the server made itself: a 429, the 503
+// of a degraded level): the request leaves the in-flight count but its
+// latency and status are not the upstream's health, and counting them
+// would let the server's own refusals hold its level up.
 func (m *Monitor) Begin() (end func(status int)) {
 	m.inFlight.Add(1)
 	start := time.Now()
 	return func(status int) {
 		d := time.Since(start)
 		m.inFlight.Add(-1)
+		if status == 0 {
+			return
+		}
 		m.mu.Lock()
 		m.total++
 		if status >= 500 {

@@ -106,7 +106,7 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	level := s.ctl.Level()
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	end := s.mon.Begin()
-	defer func() { end(sw.status) }()
+	defer func() { end(sw.upstreamStatus()) }()
 	if refuse, why := st.shed(level, r); refuse {
 		s.reducedCapacity(sw, r, st, why)
 		return
@@ -136,10 +136,42 @@ func (s *Server) reducedCapacity(w http.ResponseWriter, r *http.Request, st *sta
 	w.Write(append(body, '\n'))
 }
 
-// statusWriter remembers the status written, for the monitor.
+// statusWriter remembers the status written, for the monitor, and whether
+// the upstream wrote it (markUpstream) or sluice did.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	status   int
+	upstream bool
+}
+
+// upstreamStatus is the status for the monitor: the upstream's, or 0 for a
+// response sluice made itself (a refusal, a degraded level's 503, a stale
+// copy).
+func (w *statusWriter) upstreamStatus() int {
+	if !w.upstream {
+		return 0
+	}
+	return w.status
+}
+
+// markUpstream wraps the handler that reaches the upstream (the proxy):
+// what it writes is the upstream's answer, 502s of an unreachable upstream
+// included.
+func markUpstream(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for u := w; u != nil; {
+			if sw, ok := u.(*statusWriter); ok {
+				sw.upstream = true
+				break
+			}
+			uw, ok := u.(interface{ Unwrap() http.ResponseWriter })
+			if !ok {
+				break
+			}
+			u = uw.Unwrap()
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -190,6 +222,11 @@ func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request, c cal
 	switch r.Method {
 	case http.MethodGet:
 	case http.MethodPut, http.MethodPost:
+		if !s.state.Load().cfg.Degradation.Enabled {
+			writeJSONProblem(w, http.StatusConflict, "Conflict",
+				"This configuration has no degradation section: a pinned level would change nothing. Add one (see examples/sluice.yaml) to pin a level.")
+			return
+		}
 		var body struct {
 			Level json.RawMessage `json:"level"`
 		}

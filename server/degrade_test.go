@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -224,5 +225,76 @@ func TestLevelActions(t *testing.T) {
 	resp.Body.Close()
 	if srv.Degradation().Pinned {
 		t.Error("still pinned after DELETE")
+	}
+}
+
+// Pinning a level that nothing acts on is refused (409): without a
+// degradation section the level in force is always Normal, and the metric
+// says so — also after a reload drops the section while a level is pinned.
+func TestPinWithoutADegradationSectionIsAConflict(t *testing.T) {
+	f := newFixture(t, testConfig)
+	r := f.do(t, "PUT", "/v1/degradation", `{"level":"high"}`, nil)
+	if body := readAll(t, r); r.StatusCode != 409 || !strings.Contains(body, "no degradation section") {
+		t.Errorf("pin without a section: %d %s, want 409", r.StatusCode, body)
+	}
+	if got := f.srv.Degradation(); got.Level != degrade.Normal || got.Pinned {
+		t.Errorf("after a refused pin: %+v", got)
+	}
+
+	// A section, a pin at high, then a reload without the section.
+	g := newFixture(t, degradeConfig)
+	if r := g.do(t, "PUT", "/v1/degradation", `{"level":"high"}`, nil); r.StatusCode != 200 {
+		t.Fatalf("pin with a section: %d", r.StatusCode)
+	}
+	if !strings.Contains(readAll(t, g.do(t, "GET", "/metrics", "", nil)), "sluice_degradation_level 2\n") {
+		t.Error("the metric does not say the pinned level")
+	}
+	os.WriteFile(g.file, []byte("upstream: "+g.srv.Config().Upstream+"\n"+testConfig+testAdmin), 0o644)
+	if err := g.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.srv.Degradation(); got.Level != degrade.Normal || got.Pinned {
+		t.Errorf("after a reload without the section: %+v, want Normal, unpinned", got)
+	}
+	if body := readAll(t, g.do(t, "GET", "/metrics", "", nil)); !strings.Contains(body, "sluice_degradation_level 0\n") {
+		t.Error("the metric does not say Normal after the section went")
+	}
+}
+
+// Responses sluice makes itself — the 503s of a degraded level, 429s — are
+// not the upstream's errors: counting them would hold the level up while
+// traffic lasts. An unreachable upstream's 502s are.
+func TestOwnRefusalsAreNotUpstreamErrors(t *testing.T) {
+	f := newFixture(t, degradeConfig)
+	if r := f.do(t, "PUT", "/v1/degradation", `{"level":"critical"}`, nil); r.StatusCode != 200 {
+		t.Fatalf("pin: %d", r.StatusCode)
+	}
+	for range 20 {
+		if r := f.do(t, "GET", "/api/search", "", nil); r.StatusCode != 503 {
+			t.Fatalf("at critical: %d, want sluice's 503", r.StatusCode)
+		}
+	}
+	f.srv.SampleNow()
+	if got := f.srv.Degradation().Signals.ErrorRate; got != 0 {
+		t.Errorf("error rate %v after 20 of sluice's own 503s, want 0", got)
+	}
+	// The upstream is gone: its 502s count.
+	dead := listenLoopback(t)
+	deadURL := "http://" + dead.Addr().String()
+	dead.Close()
+	os.WriteFile(f.file, []byte("upstream: "+deadURL+"\n"+degradeConfig+testAdmin), 0o644)
+	if err := f.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	f.do(t, "PUT", "/v1/degradation", `{"level":"normal"}`, nil)
+	f.srv.SampleNow() // a fresh window
+	for range 5 {
+		if r := f.do(t, "GET", "/api/search", "", nil); r.StatusCode != 502 {
+			t.Fatalf("upstream down: %d, want 502", r.StatusCode)
+		}
+	}
+	f.srv.SampleNow()
+	if got := f.srv.Degradation().Signals.ErrorRate; got != 1 {
+		t.Errorf("error rate %v after 5 upstream 502s, want 1", got)
 	}
 }

@@ -186,6 +186,7 @@ func (s *Server) build(cfg *config.Config) (*state, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	proxy, err := newProxy(cfg.Upstream, s.log)
+	proxy = markUpstream(proxy)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -264,6 +265,9 @@ func (s *Server) Reload() error {
 			s.warnRestartOnly(s.state.Load().cfg, cfg)
 			s.state.Store(st)
 			s.ctl.SetConfig(cfg.Degradation.Controller)
+			if !cfg.Degradation.Enabled {
+				s.ctl.Reset() // the level in force is Normal: say so
+			}
 			if s.envoy != nil && st.envoyRules != nil {
 				s.envoy.SetRules(st.envoyRules)
 			}
