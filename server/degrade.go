@@ -20,23 +20,38 @@ type degradeState struct {
 	expensive, critical, health *http.ServeMux
 }
 
-// reducedOptions returns o with every limit scaled by factor.
+// reducedOptions returns o with every limit scaled by factor (a degraded
+// level's limits). A limit's burst never falls below the largest cost that
+// can be charged to it (its plan's costs; every plan's for a global limit):
+// an endpoint the configuration admits would otherwise become one that can
+// never pass. Such a limit is scaled by cost/burst instead, still at most 1.
 func reducedOptions(o httplimit.Options, factor float64) httplimit.Options {
 	num, den := int64(factor*1000+0.5), int64(1000)
-	scale := func(ls []sluice.Limit) []sluice.Limit {
+	scale := func(ls []sluice.Limit, maxCost int64) []sluice.Limit {
 		out := make([]sluice.Limit, len(ls))
 		for i, l := range ls {
 			out[i] = l.Scale(num, den)
+			if b := l.Burst(); out[i].Burst() < maxCost && b > 0 {
+				out[i] = l.Scale(min(maxCost, b), b)
+			}
 		}
 		return out
 	}
+	planCost := func(p *sluice.Plan) int64 {
+		var most int64 = 1
+		for _, c := range p.Costs {
+			most = max(most, c)
+		}
+		return most
+	}
 	scaled := map[*sluice.Plan]*sluice.Plan{}
+	var mostOfAll int64 = 1
 	plan := func(p *sluice.Plan) *sluice.Plan {
 		if s, ok := scaled[p]; ok {
 			return s
 		}
 		s := *p
-		s.Limits = scale(p.Limits)
+		s.Limits = scale(p.Limits, planCost(p))
 		scaled[p] = &s
 		return &s
 	}
@@ -44,15 +59,17 @@ func reducedOptions(o httplimit.Options, factor float64) httplimit.Options {
 	r.Plans = make([]*sluice.Plan, len(o.Plans))
 	for i, p := range o.Plans {
 		r.Plans[i] = plan(p)
+		mostOfAll = max(mostOfAll, planCost(p))
 	}
-	r.Global = scale(o.Global)
 	r.Keys = make([]httplimit.Key, len(o.Keys))
 	for i, k := range o.Keys {
 		r.Keys[i] = k
 		if k.Plan != nil {
 			r.Keys[i].Plan = plan(k.Plan)
+			mostOfAll = max(mostOfAll, planCost(k.Plan))
 		}
 	}
+	r.Global = scale(o.Global, mostOfAll)
 	return r
 }
 

@@ -298,3 +298,29 @@ func TestOwnRefusalsAreNotUpstreamErrors(t *testing.T) {
 		t.Errorf("error rate %v after 5 upstream 502s, want 1", got)
 	}
 }
+
+// A degraded level scales every limit, but never below the plan's most
+// expensive endpoint: a request the configuration admits stays admissible
+// at every level (at a lower rate), instead of becoming one that can never
+// pass.
+func TestReducedLimitsKeepTheLargestCostAdmissible(t *testing.T) {
+	f := newFixture(t, `
+plans:
+  free:
+    limits:
+      - {name: per-minute, algorithm: fixed-window, quantity: 10, window: 1m}
+      - {name: per-day, algorithm: fixed-window, quantity: 1000, window: 24h}
+    costs: {"POST /api/big": 10}
+degradation:
+  factor: 0.5
+  levels:
+    critical: {enter: {in_flight: 100000}, leave: {in_flight: 1000}}
+`)
+	if r := f.do(t, "PUT", "/v1/degradation", `{"level":"elevated"}`, nil); r.StatusCode != 200 {
+		t.Fatalf("pin: %d", r.StatusCode)
+	}
+	r := f.do(t, "POST", "/api/big", "", nil)
+	if r.StatusCode != 200 || r.Header.Get("RateLimit-Policy") != `"per-minute";q=10;w=60, "per-day";q=500;w=86400` {
+		t.Errorf("a cost-10 request at elevated: %d %q, want admitted under per-minute 10 (its cost) and per-day 500", r.StatusCode, r.Header.Get("RateLimit-Policy"))
+	}
+}

@@ -239,6 +239,9 @@ func TestSpoofedForwardingHeadersAreIgnored(t *testing.T) {
 // forwarding headers say.
 func TestDegradationPinNeedsTheAdminScope(t *testing.T) {
 	f := newFixture(t, spoofConfig+`
+degradation:
+  levels:
+    critical: {enter: {in_flight: 100000}, leave: {in_flight: 1000}}
 admin:
   callers:
     - {name: ops, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [admin]}
