@@ -86,9 +86,12 @@ type Config struct {
 	// Rules for Elevated, High and Critical, in that order. A rule whose
 	// Enter thresholds are all zero is never entered by signals.
 	Rules [3]Rule
-	// MinDwell is the least time a level is held before the controller
-	// steps down from it; 5s by default. Stepping up is never delayed:
-	// overload is answered at once, recovery is cautious.
+	// MinDwell is the least time a level is held, and the least time its
+	// signals must have stayed below its Leave thresholds without a break,
+	// before the controller steps down from it; 5s by default. Stepping up
+	// is never delayed: overload is answered at once, recovery is cautious.
+	// (A level's own shedding lowers the signals it is read from: one calm
+	// reading is not recovery.)
 	MinDwell time.Duration
 }
 
@@ -103,6 +106,9 @@ type Controller struct {
 	since  time.Time
 	pinned bool
 	last   Signals
+	// calmSince is when the signals last went below the current level's
+	// Leave thresholds and stayed there; zero while they are not.
+	calmSince time.Time
 }
 
 // NewController returns a controller at Normal. onChange, if not nil, is
@@ -153,13 +159,22 @@ func (c *Controller) State() State {
 }
 
 // Update feeds a reading and returns the level after it: up at once to the
-// highest level whose Enter thresholds s reaches, or down one level when s
-// is below the current level's Leave thresholds and the level has been held
-// MinDwell. A pinned level does not move.
+// highest level whose Enter thresholds s reaches, or down one level when the
+// level has been held MinDwell and the signals have stayed below its Leave
+// thresholds for MinDwell, this reading included. A pinned level does not
+// move.
 func (c *Controller) Update(s Signals) Level {
 	c.mu.Lock()
 	c.last = s
+	now := c.clock()
 	from, to, why := c.level, c.level, ""
+	calm := from > Normal && len(c.cfg.Rules[from-1].leave().exceeded(s)) == 0
+	switch {
+	case !calm:
+		c.calmSince = time.Time{}
+	case c.calmSince.IsZero():
+		c.calmSince = now
+	}
 	if !c.pinned {
 		for l := Critical; l > c.level; l-- {
 			if reasons := c.cfg.Rules[l-1].Enter.exceeded(s); len(reasons) > 0 {
@@ -167,14 +182,12 @@ func (c *Controller) Update(s Signals) Level {
 				break
 			}
 		}
-		if to == from && from > Normal && c.clock().Sub(c.since) >= c.cfg.MinDwell {
-			if len(c.cfg.Rules[from-1].leave().exceeded(s)) == 0 {
-				to, why = from-1, "signals below the "+from.String()+" leave thresholds"
-			}
+		if to == from && calm && now.Sub(c.since) >= c.cfg.MinDwell && now.Sub(c.calmSince) >= c.cfg.MinDwell {
+			to, why = from-1, "signals below the "+from.String()+" leave thresholds for "+c.cfg.MinDwell.String()
 		}
 	}
 	if to != from {
-		c.level, c.since = to, c.clock()
+		c.level, c.since, c.calmSince = to, now, time.Time{}
 	}
 	c.mu.Unlock()
 	if to != from && c.onChange != nil {
