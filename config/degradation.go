@@ -80,6 +80,8 @@ func (d *decoder) thresholds(n *yaml.Node, path string) degrade.Thresholds {
 		"p99":        func(n *yaml.Node, p string) { t.P99 = d.Duration(n, p) },
 		"error_rate": func(n *yaml.Node, p string) { t.ErrorRate = d.Float(n, p, 0.0001, 1) },
 		"sched_p99":  func(n *yaml.Node, p string) { t.SchedP99 = d.Duration(n, p) },
+		"cpu":        func(n *yaml.Node, p string) { t.CPU = d.Float(n, p, 0.01, 1) },
+		"memory":     func(n *yaml.Node, p string) { t.Memory = d.Float(n, p, 0.01, 1) },
 		"store_down": func(n *yaml.Node, p string) { t.StoreDown = d.Bool(n, p) },
 	})
 	return t

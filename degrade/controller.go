@@ -21,6 +21,12 @@ type Signals struct {
 	// SchedP99 is the 99th percentile of the Go scheduler's latency over the
 	// last window: how long runnable goroutines waited for a CPU.
 	SchedP99 time.Duration
+	// CPU is the share of the CPU the process may use (its cgroup's quota,
+	// or the host's) that was used over the last window, in [0, 1].
+	CPU float64
+	// Memory is the share of the memory limit in use (its cgroup's, or
+	// GOMEMLIMIT; 0 without a limit), in [0, 1].
+	Memory float64
 }
 
 // Thresholds are the values at which a signal counts as high. A zero value
@@ -30,6 +36,8 @@ type Thresholds struct {
 	P99       time.Duration
 	ErrorRate float64
 	SchedP99  time.Duration
+	// CPU and Memory are shares in (0, 1].
+	CPU, Memory float64
 	// StoreDown, when true, counts a down store as high.
 	StoreDown bool
 }
@@ -48,6 +56,12 @@ func (t Thresholds) exceeded(s Signals) []string {
 	}
 	if t.SchedP99 > 0 && s.SchedP99 >= t.SchedP99 {
 		why = append(why, fmt.Sprintf("scheduler p99 %v ≥ %v", s.SchedP99, t.SchedP99))
+	}
+	if t.CPU > 0 && s.CPU >= t.CPU {
+		why = append(why, fmt.Sprintf("CPU %.2f ≥ %.2f", s.CPU, t.CPU))
+	}
+	if t.Memory > 0 && s.Memory >= t.Memory {
+		why = append(why, fmt.Sprintf("memory %.2f ≥ %.2f", s.Memory, t.Memory))
 	}
 	if t.StoreDown && s.StoreDown {
 		why = append(why, "store down")
@@ -76,6 +90,12 @@ func (r Rule) leave() Thresholds {
 	}
 	if l.SchedP99 == 0 {
 		l.SchedP99 = r.Enter.SchedP99
+	}
+	if l.CPU == 0 {
+		l.CPU = r.Enter.CPU
+	}
+	if l.Memory == 0 {
+		l.Memory = r.Enter.Memory
 	}
 	l.StoreDown = l.StoreDown || r.Enter.StoreDown
 	return l

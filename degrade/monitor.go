@@ -15,11 +15,13 @@ import (
 const reservoirSize = 4096
 
 // Monitor measures the signals of a server: requests in flight, latency and
-// errors over a window (between two Sample calls), the store's health and
-// the Go scheduler's latency. It is safe for concurrent use.
+// errors over a window (between two Sample calls), the store's health, the
+// Go scheduler's latency, and the CPU and memory used of what the process
+// may use (cgroup-aware). It is safe for concurrent use.
 type Monitor struct {
 	inFlight  atomic.Int64
 	storeDown func() bool
+	res       *resources
 
 	mu            sync.Mutex
 	lat           []time.Duration
@@ -34,7 +36,7 @@ type Monitor struct {
 // NewMonitor returns a monitor; storeDown, if not nil, reports whether the
 // limiter's store is unreachable.
 func NewMonitor(storeDown func() bool) *Monitor {
-	return &Monitor{storeDown: storeDown, lat: make([]time.Duration, 0, reservoirSize),
+	return &Monitor{storeDown: storeDown, res: newResources(), lat: make([]time.Duration, 0, reservoirSize),
 		sample: []metrics.Sample{{Name: "/sched/latencies:seconds"}}}
 }
 
@@ -90,6 +92,7 @@ func (m *Monitor) Sample() Signals {
 		s.StoreDown = m.storeDown()
 	}
 	s.SchedP99 = m.schedP99()
+	s.CPU, s.Memory = m.res.read(time.Now())
 	return s
 }
 

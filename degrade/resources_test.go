@@ -1,0 +1,92 @@
+package degrade
+
+import (
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"testing"
+	"time"
+)
+
+// fakeTree writes files under a temporary root: name → content.
+func fakeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+func TestCgroupCPUAndMemory(t *testing.T) {
+	root := fakeTree(t, map[string]string{
+		"proc/self/cgroup":              "0::/svc/sluice\n",
+		"sys/svc/sluice/cpu.stat":       "usage_usec 1000000\nuser_usec 800000\n",
+		"sys/svc/sluice/cpu.max":        "150000 100000\n", // 1.5 cores
+		"sys/svc/sluice/memory.max":     "1000000\n",
+		"sys/svc/sluice/memory.current": "250000\n",
+	})
+	r := &resources{sysfs: filepath.Join(root, "sys"), proc: filepath.Join(root, "proc")}
+	t0 := time.Unix(100, 0)
+	if cpu, mem := r.read(t0); cpu != 0 || mem != 0.25 {
+		t.Errorf("first read: cpu %v mem %v, want 0 (no window yet) and 0.25", cpu, mem)
+	}
+	// 1.2 s of CPU in 1 s of a 1.5-core quota: 0.8.
+	os.WriteFile(filepath.Join(root, "sys/svc/sluice/cpu.stat"), []byte("usage_usec 2200000\n"), 0o644)
+	if cpu, _ := r.read(t0.Add(time.Second)); cpu < 0.7999 || cpu > 0.8001 {
+		t.Errorf("cpu %v, want 0.8 of the quota", cpu)
+	}
+	// No quota: every core counts; a limit of "max" falls back to GOMEMLIMIT.
+	os.WriteFile(filepath.Join(root, "sys/svc/sluice/cpu.max"), []byte("max 100000\n"), 0o644)
+	os.WriteFile(filepath.Join(root, "sys/svc/sluice/memory.max"), []byte("max\n"), 0o644)
+	if _, mem := r.read(t0.Add(2 * time.Second)); mem < 0 || mem > 1 {
+		t.Errorf("mem %v out of [0, 1]", mem)
+	}
+}
+
+func TestHostCPUWithoutCgroupV2(t *testing.T) {
+	root := fakeTree(t, map[string]string{
+		"proc/self/cgroup": "4:memory:/x\n0::/\n", // v1 host: no cpu.stat under the v2 path
+		"proc/stat":        "cpu  100 0 100 700 100 0 0 0 0 0\ncpu0 1 1 1 1\n",
+	})
+	r := &resources{sysfs: filepath.Join(root, "sys"), proc: filepath.Join(root, "proc")}
+	r.read(time.Unix(1, 0))
+	// +300 busy (user, system, irq) and +100 idle: 0.75.
+	os.WriteFile(filepath.Join(root, "proc/stat"), []byte("cpu  300 0 150 800 100 50 0 0 0 0\n"), 0o644)
+	if cpu, _ := r.read(time.Unix(2, 0)); cpu != 0.75 {
+		t.Errorf("host cpu %v, want 0.75", cpu)
+	}
+}
+
+func TestMemoryAgainstGOMEMLIMIT(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	r := &resources{sysfs: t.TempDir(), proc: t.TempDir()}
+	r.sample = newResources().sample
+	debug.SetMemoryLimit(1 << 62)
+	if _, mem := r.read(time.Unix(1, 0)); mem <= 0 || mem > 0.001 {
+		t.Errorf("mem %v against a huge limit, want a tiny positive share", mem)
+	}
+	debug.SetMemoryLimit(1 << 20) // less than the runtime already holds
+	if _, mem := r.read(time.Unix(2, 0)); mem != 1 {
+		t.Errorf("mem %v against a 1 MiB limit, want 1 (clamped)", mem)
+	}
+}
+
+// On this machine, whatever its cgroups: readings in [0, 1].
+func TestResourcesOfThisMachine(t *testing.T) {
+	r := newResources()
+	r.read(time.Now())
+	time.Sleep(20 * time.Millisecond)
+	cpu, mem := r.read(time.Now())
+	if cpu < 0 || cpu > 1 || mem < 0 || mem > 1 {
+		t.Errorf("cpu %v mem %v", cpu, mem)
+	}
+	t.Logf("cgroup v2 dir %q: cpu %.3f mem %.3f", r.dir(), cpu, mem)
+}
