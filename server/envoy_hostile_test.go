@@ -47,14 +47,28 @@ func (rawCodec) Unmarshal(data []byte, v any) error { return proto.Unmarshal(dat
 // remote_address (3 per minute) and returns a connection to it.
 func envoyServer(t *testing.T) *grpc.ClientConn {
 	t.Helper()
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte(`domain: edge
+	srv := startEnvoy(t, `domain: edge
 descriptors:
   - key: remote_address
     rate_limit: {name: per-ip, unit: minute, requests_per_unit: 3}
   - key: header
     rate_limit: {name: per-header, unit: minute, requests_per_unit: 3}
-`), 0o644)
+`)
+	conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), withToken(testToken),
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// startEnvoy serves testConfig with an envoy section of rules (the fixture
+// caller, testToken, holds every scope) on loopback until the test ends.
+func startEnvoy(t *testing.T, rules string) *server.Server {
+	t.Helper()
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte(rules), 0o644)
 	cfgFile := filepath.Join(dir, "sluice.yaml")
 	os.WriteFile(cfgFile, []byte("envoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n"+testConfig+testAdmin), 0o644)
 	cfg, err := config.Load(cfgFile)
@@ -68,13 +82,7 @@ descriptors:
 	}
 	serveOn(t, srv)
 	waitEnvoy(t, srv)
-	conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), withToken(testToken),
-		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return conn
+	return srv
 }
 
 func entry(k, v string) *ratelimitv3.RateLimitDescriptor_Entry {

@@ -113,21 +113,7 @@ func readAllURL(t *testing.T, url string) string {
 // callers with the check scope; a call without a token, or with one nobody
 // holds, is refused before it is read (Unauthenticated) and spends nothing.
 func TestEnvoyCallersAreAuthenticated(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte("domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {name: per-ip, unit: minute, requests_per_unit: 1}\n"), 0o644)
-	cfgFile := filepath.Join(dir, "sluice.yaml")
-	os.WriteFile(cfgFile, []byte("envoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n"+testConfig+testAdmin), 0o644)
-	cfg, err := config.Load(cfgFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveOn(t, srv)
-	waitEnvoy(t, srv)
+	srv := startEnvoy(t, "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {name: per-ip, unit: minute, requests_per_unit: 1}\n")
 	ask := func(token string) (rlsv3.RateLimitResponse_Code, error) {
 		conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), withToken(token))
 		if err != nil {

@@ -188,6 +188,16 @@ func closedWithin(conns []net.Conn, d time.Duration) int {
 	return closed
 }
 
+// onePlan is the plans section of the connection tests: one generous limit.
+const onePlan = `
+plans:
+  free:
+    limits:
+      - {name: per-second, algorithm: gcra, quantity: 1000, window: 1s}
+default_plan: free
+anonymous_plan: free
+`
+
 // rssBound is the most `sluice serve` may grow while holding the 5,000
 // connections of TestServeBoundsIdleAndStalledConnections.
 const rssBound = 120 << 20
@@ -208,13 +218,7 @@ connections:
   read_header_timeout: 2s
   read_timeout: 3s
   idle_timeout: 2s
-plans:
-  free:
-    limits:
-      - {name: per-second, algorithm: gcra, quantity: 1000, window: 1s}
-default_plan: free
-anonymous_plan: free
-`)
+`+onePlan)
 	before := p.rssBytes(t)
 	conns := holdConns(t, p.public, 5000)
 	took := timedGet(t, "http://"+p.public+"/healthz")
@@ -267,13 +271,7 @@ func TestServeShedsIdleConnectionsAtTheLimit(t *testing.T) {
 	p := startServe(t, `
 connections:
   max: 500
-plans:
-  free:
-    limits:
-      - {name: per-second, algorithm: gcra, quantity: 1000, window: 1s}
-default_plan: free
-anonymous_plan: free
-`)
+`+onePlan)
 	conns := make([]net.Conn, 0, 1000)
 	t.Cleanup(func() {
 		for _, c := range conns {
