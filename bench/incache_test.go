@@ -19,9 +19,10 @@ import (
 // which BenchmarkAllow adds its cache misses to. Run it with -cpu 1.
 //
 // sluice-limiter is what BenchmarkAllow's sluice-gcra row runs
-// (Limiter.Allow on the memory store, GCRA); sluice-store is the store's
-// part of it alone (Store.Apply). scripts/instructions counts each row's
-// instructions per decision.
+// (Limiter.Allow on the memory store, GCRA); sluice-plan3 is Limiter.Allow
+// on a plan of three limits of one key (per second, minute and hour);
+// sluice-store is the store's part of sluice-limiter alone (Store.Apply).
+// scripts/instructions counts each row's instructions per decision.
 func BenchmarkInCache(b *testing.B) {
 	key := benchKeys[7]
 	ctx := context.Background()
@@ -33,6 +34,23 @@ func BenchmarkInCache(b *testing.B) {
 		lim := sluice.NewLimiter(st)
 		var d sluice.Decision
 		checks := []sluice.Check{{Key: key, Limit: never, Cost: 1}}
+		inCache(b, func() bool {
+			if err := lim.Allow(ctx, checks, &d); err != nil {
+				b.Fatal(err)
+			}
+			return d.Allowed
+		})
+	})
+	b.Run("sluice-plan3", func(b *testing.B) {
+		st := memory.New(memory.WithSweepInterval(0))
+		defer st.Close()
+		lim := sluice.NewLimiter(st)
+		var d sluice.Decision
+		checks := []sluice.Check{
+			{Key: key, Limit: sluice.GCRA(Rate, time.Second).WithBurst(sluice.MaxQuantity), Cost: 1},
+			{Key: key, Limit: sluice.GCRA(60*Rate, time.Minute).WithBurst(sluice.MaxQuantity), Cost: 1},
+			{Key: key, Limit: sluice.GCRA(3600*Rate, time.Hour).WithBurst(sluice.MaxQuantity), Cost: 1},
+		}
 		inCache(b, func() bool {
 			if err := lim.Allow(ctx, checks, &d); err != nil {
 				b.Fatal(err)
