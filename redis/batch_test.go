@@ -21,7 +21,7 @@ import (
 func TestConcurrentCallsShareScriptRunsAndStayExact(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Standalone(t)
-	lim := sluice.NewLimiter(New(srv.Client(t)))
+	lim := sluice.NewLimiter(New(srv.Client(t), WithTimeout(testTimeout)))
 	perHour := sluice.FixedWindow(1000, time.Hour)
 	perDay := sluice.GCRA(1500, 24*time.Hour)
 	srv.MustDo("CONFIG", "RESETSTAT")
@@ -77,7 +77,7 @@ func scriptCalls(line string) int {
 // calls made meanwhile queue up behind it.
 func pausedStore(t *testing.T) (*Store, *redistest.Server) {
 	srv := redistest.Standalone(t)
-	store := New(srv.Client(t), WithBatching(1))
+	store := New(srv.Client(t), WithBatching(1), WithTimeout(testTimeout))
 	if err := store.Apply(context.Background(), []sluice.Check{{Key: "warm", Limit: sluice.PerSecond(1), Cost: 0}},
 		make([]sluice.Status, 1)); err != nil {
 		t.Fatal(err) // loads the script
@@ -203,7 +203,7 @@ func TestACallCancelledWhileQueuedConsumesNothing(t *testing.T) {
 func TestAKeyOfAnotherTypeCountsAsNeverSeen(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Standalone(t)
-	store := New(srv.Client(t))
+	store := New(srv.Client(t), WithTimeout(testTimeout))
 	logLimit := sluice.SlidingLog(5, time.Minute).Named("log")
 	gcra := sluice.GCRA(5, time.Minute).Named("gcra")
 	srv.MustDo("SET", Key("u", "log"), "6 1 2 3")

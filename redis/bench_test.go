@@ -17,7 +17,7 @@ import (
 // and a per-second + per-minute + per-day check of one subject.
 func BenchmarkApply(b *testing.B) {
 	srv := redistest.Standalone(b)
-	store := redis.New(srv.Client(b))
+	store := redis.New(srv.Client(b), redis.WithTimeout(testTimeout))
 	cases := map[string][]sluice.Check{
 		"one-check": {{Limit: sluice.PerSecond(1_000_000), Cost: 1}},
 		"three-limits": {

@@ -24,7 +24,7 @@ func TestConcurrencyLeasesBoundWorkInFlight(t *testing.T) {
 	var wg sync.WaitGroup
 	deadline := time.Now().Add(time.Second)
 	for i := range 4 {
-		lim := sluice.NewLimiter(redis.New(srv.Client(t)))
+		lim := sluice.NewLimiter(redis.New(srv.Client(t), redis.WithTimeout(testTimeout)))
 		for range 16 {
 			wg.Go(func() {
 				ctx := context.Background()

@@ -16,13 +16,13 @@ func TestConformance(t *testing.T) {
 	t.Run("standalone", func(t *testing.T) {
 		client := redistest.Standalone(t).Client(t)
 		conformance.Run(t, func(t *testing.T, clock *conformance.Clock) sluice.Store {
-			return redis.New(client, redis.WithTimeForTesting(clock.Now))
+			return redis.New(client, redis.WithTimeForTesting(clock.Now), redis.WithTimeout(testTimeout))
 		})
 	})
 	t.Run("cluster", func(t *testing.T) {
 		client := redistest.Cluster(t).Client(t)
 		conformance.Run(t, func(t *testing.T, clock *conformance.Clock) sluice.Store {
-			return redis.New(client, redis.WithTimeForTesting(clock.Now))
+			return redis.New(client, redis.WithTimeForTesting(clock.Now), redis.WithTimeout(testTimeout))
 		})
 	})
 }

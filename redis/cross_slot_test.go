@@ -51,7 +51,7 @@ func TestCrossSlotRefusalLeavesNoTrace(t *testing.T) {
 	t.Parallel()
 	client := redistest.Cluster(t).Client(t)
 	clock := conformance.NewClock(conformance.DefaultStart)
-	store := New(client, WithTimeForTesting(clock.Now))
+	store := New(client, WithTimeForTesting(clock.Now), WithTimeout(testTimeout))
 	subj := subjectsBySlot(2, "subject-")
 	low, high := subj[0], subj[1]
 	user := sluice.TokenBucket(3, time.Second).Named("user")
@@ -131,7 +131,7 @@ func TestRefundAfterAnotherWriteUndoesOnlyTheReservation(t *testing.T) {
 	for _, l := range limits {
 		t.Run(l.Algorithm().String(), func(t *testing.T) {
 			clock := conformance.NewClock(conformance.DefaultStart.Add(17 * time.Second))
-			store := New(client, WithTimeForTesting(clock.Now))
+			store := New(client, WithTimeForTesting(clock.Now), WithTimeout(testTimeout))
 			ctx := context.Background()
 			subject := "undo-" + l.Algorithm().String()
 			checks := []sluice.Check{{Key: subject, Limit: l, Cost: 4}}
@@ -192,7 +192,7 @@ func TestConcurrentCrossSlotCallsCountExactly(t *testing.T) {
 	var total atomic.Int64
 	var wg sync.WaitGroup
 	for g := range 32 {
-		store := New(client)
+		store := New(client, WithTimeout(testTimeout))
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(g), 7))
 			for range 40 {

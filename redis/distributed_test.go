@@ -59,7 +59,7 @@ func hammerAndCheck(t *testing.T, d time.Duration, newClient func() rueidis.Clie
 	)
 	deadline := time.Now().Add(d)
 	for i := range instances {
-		store := New(newClient())
+		store := New(newClient(), WithTimeout(testTimeout))
 		for g := range goroutines {
 			wg.Go(func() {
 				r := rand.New(rand.NewPCG(uint64(i), uint64(g)))

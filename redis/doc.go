@@ -3,6 +3,28 @@
 // github.com/redis/rueidis, and decide exactly as package memory and
 // sluice.Limit.Decide do.
 //
+// # Opening a store
+//
+// Open is the one call a service needs: from Options (addresses and mode,
+// credentials and database, the per-call Timeout, 50 ms by default, and the
+// on_store_error policy with the number of instances sharing Redis) it
+// builds the store `sluice serve` runs — the Redis Store behind an
+// over-limit cache (package overlimit) inside a failover (package
+// failover) that decides on a local memory store (package memory), or
+// admits, or refuses, whatever Redis cannot decide. It needs no Redis to
+// start: until one answers at the addresses, and whenever it cannot, the
+// failover decides, and the store connects in the background.
+//
+//	store, err := redis.Open(ctx, redis.Options{Addrs: []string{"redis:6379"}, Instances: 4})
+//	if err != nil {
+//		return err // options that can never work
+//	}
+//	defer store.Close()
+//	limiter := sluice.NewLimiter(store)
+//
+// New (around a rueidis client of the caller's) and Dial return the bare
+// Store, whose calls fail with sluice.ErrStoreUnavailable when Redis does.
+//
 // # Keys
 //
 // The state of a limit for a subject (Check.Key) is one key,

@@ -20,7 +20,7 @@ func instance(t *testing.T, srv *redistest.Server, skew time.Duration) *sluice.L
 	clock := func() time.Time { return time.Now().Add(skew) }
 	local := memory.New(memory.WithClock(clock), memory.WithSweepInterval(0))
 	t.Cleanup(func() { local.Close() })
-	cache := overlimit.New(redis.New(srv.Client(t)), overlimit.Options{Clock: clock})
+	cache := overlimit.New(redis.New(srv.Client(t), redis.WithTimeout(testTimeout)), overlimit.Options{Clock: clock})
 	fo, err := failover.New(cache, local, failover.Options{Breaker: failover.BreakerOptions{Clock: clock}})
 	if err != nil {
 		t.Fatal(err)
@@ -71,8 +71,8 @@ func TestLeasesOfADeadInstanceExpire(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Standalone(t)
 	limit := sluice.Concurrency(10, time.Second)
-	dying := sluice.NewLimiter(redis.New(srv.Client(t)))
-	alive := sluice.NewLimiter(redis.New(srv.Client(t)))
+	dying := sluice.NewLimiter(redis.New(srv.Client(t), redis.WithTimeout(testTimeout)))
+	alive := sluice.NewLimiter(redis.New(srv.Client(t), redis.WithTimeout(testTimeout)))
 	ctx := context.Background()
 	check := sluice.Check{Key: "pool", Limit: limit, Cost: 1}
 	for i := range 10 {

@@ -4,16 +4,23 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
 )
 
-// DefaultTimeout bounds one Apply (all its round trips) and one dial unless
-// WithTimeout or Options.Timeout says otherwise. A rate limiter must answer
-// faster than the request it guards; past this, the store reports
-// sluice.ErrStoreUnavailable and the caller's failure policy decides.
-const DefaultTimeout = time.Second
+// DefaultTimeout, 50 ms, bounds one Apply (all its round trips) and one dial
+// unless WithTimeout or Options.Timeout says otherwise. It is the server's
+// default store.redis.timeout. A rate limiter must answer faster than the
+// request it guards; past this, the store reports sluice.ErrStoreUnavailable
+// and the caller's failure policy (Options.OnStoreError, for Open) decides.
+const DefaultTimeout = 50 * time.Millisecond
 
 // An Option configures a Store.
 type Option func(*options)
@@ -77,9 +84,11 @@ const (
 	ModeCluster Mode = "cluster"
 )
 
-// Options describes how to reach Redis. NewClient turns it into a rueidis
-// client; Dial into a ready Store. The zero Options dials a standalone
-// server at 127.0.0.1:6379.
+// Options describes how to reach Redis and, for Open, what to do while it
+// cannot be reached. Open turns it into the store a service runs; NewClient
+// into a rueidis client; Dial into a bare Store. The zero Options is a
+// standalone server at 127.0.0.1:6379, a 50 ms timeout and, for Open, the
+// local fallback for one instance.
 type Options struct {
 	// Mode is standalone (the default when empty), sentinel or cluster.
 	Mode Mode
@@ -95,9 +104,58 @@ type Options struct {
 	DB int
 	// TLS enables TLS with this configuration when not nil.
 	TLS *tls.Config
-	// Timeout bounds dialing and, for Dial, every Apply; DefaultTimeout
-	// when zero. A connection that does not answer within it is dropped.
+	// Timeout bounds dialing and, for Open and Dial, every Apply (all its
+	// round trips); DefaultTimeout (50 ms) when zero. When negative, Apply
+	// is bounded by the caller's context alone and dialing by
+	// DefaultTimeout. A connection that does not answer within it is
+	// dropped.
 	Timeout time.Duration
+
+	// The fields below are Open's; NewClient and Dial ignore them.
+
+	// OnStoreError is what Open's store does with a call Redis cannot
+	// decide (Redis down, not reachable yet, slower than Timeout, or kept
+	// away by the circuit breaker): failover.Local, the zero value, decides
+	// on Local with each limit divided by Instances; failover.Allow admits
+	// every check; failover.Deny refuses every check. See failover.Store.
+	OnStoreError failover.Policy
+	// Instances is how many processes share this Redis's quotas; under
+	// failover.Local each decides on its share of every limit. Values
+	// below 1 mean 1.
+	Instances int
+	// Local is the store failover.Local decides on, and stays the caller's
+	// to close. When nil, Open makes a memory.New() of its own, which the
+	// returned store's Close closes.
+	Local *memory.Store
+	// Breaker configures the circuit breaker in front of Redis; the zero
+	// value means failover's defaults (5 consecutive failures open it, a
+	// probe goes through every 500 ms). An OnStateChange set here is
+	// called after Open's own log line.
+	Breaker failover.BreakerOptions
+	// OverLimit configures the cache of refusals in front of Redis; the
+	// zero value means overlimit's defaults.
+	OverLimit overlimit.Options
+	// MustConnect makes Open fail, with an error wrapping
+	// sluice.ErrStoreUnavailable, when its first attempt cannot reach
+	// Redis, instead of returning a store that decides by OnStoreError
+	// until Redis can be reached.
+	MustConnect bool
+	// Logger, when not nil, is told when the store starts without Redis,
+	// when it connects, and when its circuit breaker opens and closes (a
+	// line per event, never per decision). Nil logs nothing.
+	Logger *slog.Logger
+}
+
+// applyTimeout is the bound on one Apply that o.Timeout asks for: 0 for
+// none.
+func (o Options) applyTimeout() time.Duration {
+	switch {
+	case o.Timeout == 0:
+		return DefaultTimeout
+	case o.Timeout < 0:
+		return 0
+	}
+	return o.Timeout
 }
 
 // ClientOption returns the rueidis configuration for o. Client-side caching
@@ -142,18 +200,28 @@ func (o Options) ClientOption() (rueidis.ClientOption, error) {
 	return co, nil
 }
 
-// NewClient connects to Redis as o describes. In cluster mode it fails if
-// the addresses are not a Redis Cluster. The caller closes the client.
+// NewClient connects to Redis as o describes; it fails when Redis cannot be
+// reached now, with an error wrapping sluice.ErrStoreUnavailable. In cluster
+// mode it fails if the addresses are not a Redis Cluster. The caller closes
+// the client.
 func NewClient(o Options) (rueidis.Client, error) {
 	co, err := o.ClientOption()
 	if err != nil {
 		return nil, err
 	}
+	return newClient(o.Mode, co)
+}
+
+// newClient is NewClient after the options were checked.
+func newClient(mode Mode, co rueidis.ClientOption) (rueidis.Client, error) {
 	c, err := rueidis.NewClient(co)
 	if err != nil {
-		return nil, fmt.Errorf("redis: connecting to %v: %w", co.InitAddress, err)
+		if c != nil { // a single client comes back with its failed dial
+			c.Close()
+		}
+		return nil, fmt.Errorf("redis: %w: connecting to %v: %w", sluice.ErrStoreUnavailable, co.InitAddress, err)
 	}
-	if o.Mode == ModeCluster && c.Mode() != rueidis.ClientModeCluster {
+	if mode == ModeCluster && c.Mode() != rueidis.ClientModeCluster {
 		c.Close()
 		return nil, fmt.Errorf("redis: %v is not a Redis Cluster (use mode standalone)", co.InitAddress)
 	}
@@ -162,17 +230,15 @@ func NewClient(o Options) (rueidis.Client, error) {
 
 // Dial connects to Redis as o describes and returns a Store that owns the
 // connection: Close closes it. Apply is bounded by o.Timeout unless opts
-// say otherwise.
+// say otherwise. Dial fails when Redis cannot be reached now, with an error
+// wrapping sluice.ErrStoreUnavailable; Open instead returns a store that
+// starts without Redis and connects when it can.
 func Dial(o Options, opts ...Option) (*Store, error) {
 	c, err := NewClient(o)
 	if err != nil {
 		return nil, err
 	}
-	timeout := o.Timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	s := New(c, append([]Option{WithTimeout(timeout)}, opts...)...)
+	s := New(c, append([]Option{WithTimeout(o.applyTimeout())}, opts...)...)
 	s.owned = true
 	return s, nil
 }

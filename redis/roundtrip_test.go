@@ -17,7 +17,7 @@ import (
 func TestThreeLimitsOfOneSubjectAreOneRoundTrip(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Standalone(t)
-	lim := sluice.NewLimiter(redis.New(srv.Client(t)))
+	lim := sluice.NewLimiter(redis.New(srv.Client(t), redis.WithTimeout(testTimeout)))
 	checks := []sluice.Check{
 		{Key: "user-42", Limit: sluice.PerSecond(10), Cost: 1},
 		{Key: "user-42", Limit: sluice.FixedWindow(100, time.Minute).Named("per-minute"), Cost: 1},

@@ -28,7 +28,7 @@ func TestAMissingLuaFileIsAnError(t *testing.T) {
 // A store built without its scripts fails every call with that error, as
 // an unavailable store: the caller's failure policy applies.
 func TestAStoreWithoutScriptsFailsEveryCall(t *testing.T) {
-	s := New(redistest.Standalone(t).Client(t))
+	s := New(redistest.Standalone(t).Client(t), WithTimeout(testTimeout))
 	s.scripts, s.scriptsErr = nil, errors.New("redis: embedded script missing from this build: lua/bucket.lua")
 	checks := []sluice.Check{{Key: "u", Limit: sluice.PerSecond(5), Cost: 1}}
 	err := s.Apply(context.Background(), checks, make([]sluice.Status, 1))

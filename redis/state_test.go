@@ -31,7 +31,7 @@ func TestAStateInTheOldDecimalFormIsStillRead(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Standalone(t)
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	store := New(srv.Client(t), WithTimeForTesting(func() time.Time { return now }))
+	store := New(srv.Client(t), WithTimeForTesting(func() time.Time { return now }), WithTimeout(testTimeout))
 	l := sluice.FixedWindow(5, time.Hour).Named("fw")
 	start := sluice.MicrosSinceEpoch(now.Truncate(time.Hour))
 	srv.MustDo("SET", Key("u", "fw"), "1 "+itoa(int(start))+" 3 0", "PX", "100000")

@@ -53,7 +53,7 @@ func TestUnreachableRedisIsAnErrorNeverADecision(t *testing.T) {
 
 func TestCancelledContextIsNotUnavailability(t *testing.T) {
 	t.Parallel()
-	store := redis.New(redistest.Standalone(t).Client(t))
+	store := redis.New(redistest.Standalone(t).Client(t), redis.WithTimeout(testTimeout))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err := store.Apply(ctx, []sluice.Check{{Key: "u", Limit: sluice.PerSecond(5), Cost: 1}}, make([]sluice.Status, 1))
@@ -64,7 +64,7 @@ func TestCancelledContextIsNotUnavailability(t *testing.T) {
 
 func TestInvalidLimitIsAnError(t *testing.T) {
 	t.Parallel()
-	store := redis.New(redistest.Standalone(t).Client(t))
+	store := redis.New(redistest.Standalone(t).Client(t), redis.WithTimeout(testTimeout))
 	out := make([]sluice.Status, 1)
 	err := store.Apply(context.Background(), []sluice.Check{{Key: "u", Limit: sluice.Limit{}, Cost: 1}}, out)
 	if !errors.Is(err, sluice.ErrInvalidCheck) {
@@ -85,7 +85,7 @@ func TestInvalidLimitIsAnError(t *testing.T) {
 // resets at the next whole hour of Redis's clock (here the same machine's).
 func TestTimeComesFromRedis(t *testing.T) {
 	t.Parallel()
-	lim := sluice.NewLimiter(redis.New(redistest.Standalone(t).Client(t)))
+	lim := sluice.NewLimiter(redis.New(redistest.Standalone(t).Client(t), redis.WithTimeout(testTimeout)))
 	before := time.Now()
 	d, err := allow(lim, context.Background(), sluice.Check{Key: "u", Limit: sluice.FixedWindow(2, time.Hour), Cost: 1})
 	after := time.Now()
@@ -106,10 +106,10 @@ func TestDialConnectsInEachMode(t *testing.T) {
 	ctx := context.Background()
 	checks := []sluice.Check{{Key: "u", Limit: sluice.PerMinute(3), Cost: 1}, {Key: "global", Limit: sluice.PerSecond(100), Cost: 1}}
 	for _, o := range []redis.Options{
-		{Addrs: []string{srv.Addr}},
+		{Addrs: []string{srv.Addr}, Timeout: testTimeout},
 		{Mode: redis.ModeStandalone, Addrs: []string{srv.Addr}, Timeout: 200 * time.Millisecond},
-		{Mode: redis.ModeCluster, Addrs: cluster.Addrs()[:1]},
-		{Mode: redis.ModeSentinel, Addrs: []string{sentinel.Addr}, MasterSet: "primary"},
+		{Mode: redis.ModeCluster, Addrs: cluster.Addrs()[:1], Timeout: testTimeout},
+		{Mode: redis.ModeSentinel, Addrs: []string{sentinel.Addr}, MasterSet: "primary", Timeout: testTimeout},
 	} {
 		store, err := redis.Dial(o)
 		if err != nil {

@@ -56,7 +56,7 @@ func mixedWorkload(t *testing.T, client rueidis.Client) {
 	subjects := []string{"alice", "bob", "carol", "dave", "global"}
 	var wg sync.WaitGroup
 	for g := range 8 {
-		store := redis.New(client)
+		store := redis.New(client, redis.WithTimeout(testTimeout))
 		wg.Go(func() {
 			r := rand.New(rand.NewPCG(uint64(g), 3))
 			for range 150 {

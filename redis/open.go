@@ -1,0 +1,282 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
+)
+
+// reconnectEvery is how often a store opened without Redis tries to connect
+// again.
+const reconnectEvery = 250 * time.Millisecond
+
+// Guarded is the Redis store as a service runs it, and as `sluice serve`
+// runs it: a Store in Redis behind an over-limit cache (overlimit.Cache: a
+// client that keeps knocking after a refusal is refused without a round
+// trip), inside a failover (failover.Store: a circuit breaker, and
+// Options.OnStoreError for every call Redis cannot decide). Open returns
+// one.
+//
+// A Guarded does not need Redis to exist: until Redis can be reached, and
+// whenever it cannot, its calls are decided by OnStoreError, never failed
+// for want of Redis. It connects in the background and decides on Redis
+// from the first call after it has (or, once the breaker has opened, from
+// the breaker's next probe: within about a second of Redis's arrival with
+// the defaults).
+//
+// A Guarded is safe for concurrent use by any number of goroutines.
+type Guarded struct {
+	failover *failover.Store
+	cache    *overlimit.Cache
+	local    *memory.Store
+	redis    *lazy
+
+	ownLocal bool
+	closed   sync.Once
+}
+
+// Open returns the store Options describes, ready for sluice.NewLimiter: a
+// Store in Redis (standalone, Sentinel or Cluster, each Apply bounded by
+// o.Timeout, 50 ms by default) behind an over-limit cache, inside a
+// failover that decides by o.OnStoreError when Redis cannot. See Guarded.
+//
+// Open tries to connect once, waiting for the outcome until ctx ends. If
+// Redis cannot be reached, Open still returns the store, which keeps
+// trying in the background every quarter of a second and decides by
+// o.OnStoreError meanwhile; it says so to o.Logger, and Ping reports the
+// connection error, which wraps sluice.ErrStoreUnavailable. So a service
+// may start before its Redis, or while it is down. With o.MustConnect,
+// Open fails instead, with that error.
+//
+// Otherwise Open fails only on options that can never work: an unknown
+// Mode, sentinel mode without MasterSet, a DB other than 0 in cluster mode,
+// an invalid OnStoreError, or cluster mode on addresses that answer but are
+// not a Redis Cluster. opts configure the Redis store as for New (say,
+// WithBatching); a WithTimeout among them overrides o.Timeout.
+//
+// The caller closes the store with Close.
+func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
+	co, err := o.ClientOption()
+	if err != nil {
+		return nil, err
+	}
+	if !o.OnStoreError.Valid() {
+		return nil, fmt.Errorf("redis: Open with invalid OnStoreError %v", o.OnStoreError)
+	}
+	g := &Guarded{local: o.Local}
+	if g.local == nil {
+		g.local, g.ownLocal = memory.New(), true
+	}
+	log := o.Logger
+	g.redis = &lazy{
+		mode: o.Mode, co: co, log: log,
+		opts: append([]Option{WithTimeout(o.applyTimeout())}, opts...),
+		stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	g.cache = overlimit.New(g.redis, o.OverLimit)
+	breaker := o.Breaker
+	userChange := breaker.OnStateChange
+	breaker.OnStateChange = func(from, to failover.BreakerState) {
+		if log != nil {
+			switch to {
+			case failover.BreakerOpen:
+				log.Warn("redis store failing: circuit open, deciding by on_store_error", "policy", o.OnStoreError.String(), "from", from.String())
+			case failover.BreakerClosed:
+				log.Info("redis store recovered: circuit closed, deciding on Redis again")
+			}
+		}
+		if userChange != nil {
+			userChange(from, to)
+		}
+	}
+	// The Redis store bounds every call itself and the failover sets no
+	// deadline of its own: on standalone and Sentinel the store's batched
+	// calls share one timer per script run, where a context.WithTimeout per
+	// decision would cost about a tenth of the client's CPU under load.
+	g.failover, err = failover.New(g.cache, g.local, failover.Options{Policy: o.OnStoreError, Timeout: -1,
+		Instances: o.Instances, Breaker: breaker})
+	if err != nil {
+		g.closeLocal()
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+
+	first := make(chan error, 1)
+	go g.redis.run(first)
+	select {
+	case err = <-first:
+	case <-ctx.Done():
+		err = fmt.Errorf("redis: %w: connecting to %v: %w", sluice.ErrStoreUnavailable, co.InitAddress, ctx.Err())
+	}
+	switch {
+	case err == nil:
+		return g, nil
+	case !errors.Is(err, sluice.ErrStoreUnavailable) || o.MustConnect:
+		g.Close()
+		return nil, err
+	}
+	g.redis.late.Store(true)
+	if log != nil && g.redis.s.Load() == nil {
+		log.Warn("redis store not reachable: deciding by on_store_error until it is", "policy", o.OnStoreError.String(),
+			"addresses", co.InitAddress, "err", err)
+	}
+	return g, nil
+}
+
+// Apply implements sluice.Store. It fails only when the caller's context
+// ends first, on an invalid check, or when OnStoreError is failover.Local
+// and the local store fails too; a failure of Redis is never the caller's.
+func (g *Guarded) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	return g.failover.Apply(ctx, checks, out)
+}
+
+// Release implements sluice.Releaser: leases go back to Redis and to the
+// local store, wherever they were taken.
+func (g *Guarded) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
+	return g.failover.Release(ctx, checks, leases)
+}
+
+// Ping reports whether Redis answers a PING now: nil, or an error wrapping
+// sluice.ErrStoreUnavailable (before the store has connected, the last
+// connection error). It waits as long as ctx allows.
+func (g *Guarded) Ping(ctx context.Context) error {
+	s, err := g.redis.store()
+	if err != nil {
+		return err
+	}
+	if err := s.client.Do(ctx, s.client.B().Ping().Build()).Error(); err != nil {
+		return s.fail("ping", err)
+	}
+	return nil
+}
+
+// Failover returns the failover around Redis, for its Stats: decisions
+// made by OnStoreError, store errors, the breaker's state.
+func (g *Guarded) Failover() *failover.Store { return g.failover }
+
+// Cache returns the over-limit cache in front of Redis, for its Stats.
+func (g *Guarded) Cache() *overlimit.Cache { return g.cache }
+
+// Local returns the store failover.Local decides on (Options.Local, or the
+// one Open made), for its Stats.
+func (g *Guarded) Local() *memory.Store { return g.local }
+
+// Close stops connecting, closes the connection to Redis and the local
+// store Open made (not an Options.Local), and returns nil. Calls after
+// Close are decided by OnStoreError. Close is idempotent.
+func (g *Guarded) Close() error {
+	g.closed.Do(func() {
+		g.redis.close()
+		g.closeLocal()
+	})
+	return nil
+}
+
+func (g *Guarded) closeLocal() {
+	if g.ownLocal {
+		g.local.Close()
+	}
+}
+
+// lazy is a sluice.Store that becomes a Redis Store once it has connected,
+// and fails every call with sluice.ErrStoreUnavailable until then.
+type lazy struct {
+	mode Mode
+	co   rueidis.ClientOption
+	opts []Option
+	log  *slog.Logger
+
+	s    atomic.Pointer[Store]
+	err  atomic.Pointer[error] // the last connection error, while s is nil
+	late atomic.Bool           // Open returned before s was set
+	stop chan struct{}         // closed by close
+	done chan struct{}         // closed when run returns
+	once sync.Once
+}
+
+// store returns the connected Store, or the error calls fail with until
+// there is one.
+func (l *lazy) store() (*Store, error) {
+	if s := l.s.Load(); s != nil {
+		return s, nil
+	}
+	if err := l.err.Load(); err != nil {
+		return nil, *err
+	}
+	return nil, fmt.Errorf("redis store: %w: connecting to %v", sluice.ErrStoreUnavailable, l.co.InitAddress)
+}
+
+// Apply implements sluice.Store.
+func (l *lazy) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	s, err := l.store()
+	if err != nil {
+		return err
+	}
+	return s.Apply(ctx, checks, out)
+}
+
+// Release implements sluice.Releaser.
+func (l *lazy) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
+	s, err := l.store()
+	if err != nil {
+		return err
+	}
+	return s.Release(ctx, checks, leases)
+}
+
+// run connects, sending the first attempt's outcome to first, and tries
+// again every reconnectEvery until it has connected or close is called.
+// Past the first attempt it logs a connection and each new error.
+func (l *lazy) run(first chan<- error) {
+	defer close(l.done)
+	var last string // the last error seen
+	for attempt := 0; ; attempt++ {
+		c, err := newClient(l.mode, l.co)
+		if err == nil {
+			s := New(c, l.opts...)
+			s.owned = true
+			l.s.Store(s)
+			if l.log != nil && (attempt > 0 || l.late.Load()) {
+				l.log.Info("redis store connected", "addresses", l.co.InitAddress)
+			}
+		} else {
+			l.err.Store(&err)
+			if attempt > 0 && l.log != nil && err.Error() != last {
+				l.log.Warn("redis store still not reachable", "addresses", l.co.InitAddress, "err", err)
+			}
+			last = err.Error()
+		}
+		if attempt == 0 {
+			first <- err
+		}
+		if err == nil {
+			return
+		}
+		select {
+		case <-l.stop:
+			return
+		case <-time.After(reconnectEvery):
+		}
+	}
+}
+
+// close stops run and closes the connection it made, if any.
+func (l *lazy) close() {
+	l.once.Do(func() {
+		close(l.stop)
+		<-l.done
+		if s := l.s.Load(); s != nil {
+			s.Close()
+		}
+	})
+}
