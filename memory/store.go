@@ -317,15 +317,13 @@ func readHeld(held []heldCheck, states []sluice.State) {
 }
 
 // insertInOrder adds i to order, the indexes of held sorted by entryOrder
-// (the indexes of one entry in ascending order).
+// (the indexes of one entry in ascending order), moving it down past the
+// indexes it goes before.
 func insertInOrder(order []int, held []heldCheck, hashes []hash, i int) []int {
-	k := len(order)
-	for k > 0 && entryOrder(held, hashes, i, order[k-1]) {
-		k--
+	order = append(order, i)
+	for k := len(order) - 1; k > 0 && entryOrder(held, hashes, i, order[k-1]); k-- {
+		order[k], order[k-1] = order[k-1], i
 	}
-	order = append(order, 0)
-	copy(order[k+1:], order[k:])
-	order[k] = i
 	return order
 }
 
