@@ -30,7 +30,7 @@ func DecideBatch(checks []Check, states []State, now int64, out []Status) (chang
 			changed = true
 		}
 		writeStatus(&v, &out[i])
-		if !v.Allowed && !c.Limit.shadow {
+		if !v.Allowed && !c.Limit.Shadow() {
 			blocked = true
 		}
 	}

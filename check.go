@@ -36,7 +36,7 @@ func (c *Check) validate() error {
 	case c.Cost < 0:
 		return fmt.Errorf("%w: negative cost %d", ErrInvalidCheck, c.Cost)
 	}
-	if c.Limit.p.RW == 0 { // an invalid Limit, or the zero one
+	if s := c.Limit.s; s == nil || s.p.RW == 0 { // an invalid Limit, or the zero one
 		return fmt.Errorf("%w: %w", ErrInvalidCheck, c.Limit.Err())
 	}
 	return nil
@@ -56,9 +56,9 @@ func ValidateChecks(checks []Check) error {
 		for j := 0; j < i; j++ {
 			// Names first: a plan's limits have different names, often of
 			// different lengths, while its checks share one key.
-			if checks[j].Limit.name == checks[i].Limit.name && checks[j].Key == checks[i].Key {
+			if checks[j].Limit.Name() == checks[i].Limit.Name() && checks[j].Key == checks[i].Key {
 				return fmt.Errorf("%w: checks %d and %d both spend %q for the same key (add their costs instead)",
-					ErrInvalidCheck, j, i, checks[i].Limit.name)
+					ErrInvalidCheck, j, i, checks[i].Limit.Name())
 			}
 		}
 	}
@@ -126,15 +126,15 @@ func (d *Decision) decide(checks []Check, statuses []Status) {
 		if st.Delay > d.Delay {
 			d.Delay = st.Delay
 		}
-		if checks[i].Limit.shadow || st.Allowed {
+		if checks[i].Limit.Shadow() || st.Allowed {
 			continue
 		}
 		d.Allowed = false
-		d.Violated = append(d.Violated, checks[i].Limit.name)
+		d.Violated = append(d.Violated, checks[i].Limit.Name())
 	}
 	for i := range checks {
 		st := &statuses[i]
-		if checks[i].Limit.shadow {
+		if checks[i].Limit.Shadow() {
 			continue
 		}
 		switch {
