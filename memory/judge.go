@@ -73,6 +73,11 @@ type judgeSet struct {
 // checks of cost 0 (peeks) under each.
 type judges struct {
 	ls atomic.Pointer[[]sluice.Check]
+	// order is how many names and algorithms the store had met before
+	// this one: calls take their entries by it (see entryOrder). It never
+	// changes, as the store never forgets the judges of a name and
+	// algorithm.
+	order uint32
 }
 
 // of returns the judges of k, made with l's parameters when k has none.
@@ -85,6 +90,7 @@ func (js *judgeSet) of(k tableKey, l *sluice.Limit) *judges {
 	j := js.m[k]
 	if j == nil {
 		j = newJudges(l)
+		j.order = uint32(len(js.m))
 		js.m[k] = j
 	}
 	return j

@@ -85,9 +85,10 @@ type listings struct {
 
 // listing is one table in listings.
 type listing struct {
-	key  tableKey
-	kind stateKind
-	arr  array
+	key   tableKey
+	kind  stateKind
+	order uint32 // the table's judges.order
+	arr   array
 }
 
 // maxListed is how many of a shard's tables a decider without the mutex
@@ -211,24 +212,35 @@ func (s *Store) Apply(_ context.Context, checks []sluice.Check, out []sluice.Sta
 // sliding log (applyHeld), else under the mutexes of their shards
 // (applyLocked).
 func (s *Store) apply(checks []sluice.Check, out []sluice.Status) int64 {
-	n := len(checks)
-	var (
-		hashBuf  [8]hash
-		shardBuf [8]uint32
-		heldBuf  [8]heldCheck
-		stateBuf [8]sluice.State
-	)
-	var (
-		hashes []hash
-		idx    []uint32
-		held   []heldCheck
-		states []sluice.State
-	)
-	if n <= len(shardBuf) {
-		hashes, idx, held, states = hashBuf[:n], shardBuf[:n], heldBuf[:n], stateBuf[:n]
-	} else {
-		hashes, idx, held, states = make([]hash, n), make([]uint32, n), make([]heldCheck, n), make([]sluice.State, n)
+	// Scratch space for the call's checks: as much as a call of one check
+	// needs, else of up to 8, else allocated.
+	switch n := len(checks); {
+	case n == 1:
+		var (
+			hashes [1]hash
+			idx    [1]uint32
+			held   [1]heldCheck
+			order  [1]int
+			states [1]sluice.State
+		)
+		return s.applyIn(checks, out, hashes[:], idx[:], held[:], order[:0], states[:])
+	case n <= 8:
+		var (
+			hashes [8]hash
+			idx    [8]uint32
+			held   [8]heldCheck
+			order  [8]int
+			states [8]sluice.State
+		)
+		return s.applyIn(checks, out, hashes[:n], idx[:n], held[:n], order[:0], states[:n])
+	default:
+		return s.applyIn(checks, out, make([]hash, n), make([]uint32, n), make([]heldCheck, n), make([]int, 0, n), make([]sluice.State, n))
 	}
+}
+
+// applyIn is apply with scratch space of len(checks) (order: of that
+// capacity).
+func (s *Store) applyIn(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, held []heldCheck, order []int, states []sluice.State) int64 {
 	for i := range checks {
 		if i > 0 && checks[i].Key == checks[i-1].Key {
 			hashes[i] = hashes[i-1] // a plan's limits of one subject: hash it once
@@ -237,7 +249,7 @@ func (s *Store) apply(checks []sluice.Check, out []sluice.Status) int64 {
 		}
 		idx[i] = s.shardIndex(hashes[i])
 	}
-	if now, ok := s.applyHeld(checks, out, hashes, idx, held, states); ok {
+	if now, ok := s.applyHeld(checks, out, hashes, idx, held, order, states); ok {
 		return now
 	}
 	return s.applyLocked(checks, out, hashes, idx, states)
@@ -254,8 +266,9 @@ type heldCheck struct {
 // applyHeld decides checks holding their entries only, and reports false,
 // having changed nothing, when one of them is not to be decided so (a new
 // key, a sliding log, a table its shard does not list, an entry the
-// shard's owner holds). held and states are scratch space of len(checks).
-func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, held []heldCheck, states []sluice.State) (int64, bool) {
+// shard's owner holds). held and states are scratch space of len(checks),
+// order empty with that capacity.
+func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, hashes []hash, idx []uint32, held []heldCheck, order []int, states []sluice.State) (int64, bool) {
 	now, lagged := s.clock.nowFor(checks)
 	for i := range checks {
 		ls := s.lookup(idx[i], &checks[i].Limit)
@@ -270,11 +283,6 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, hashes []h
 	}
 	// Take the entries in entryOrder, each once: two calls never wait
 	// for each other in a cycle.
-	var orderBuf [8]int
-	order := orderBuf[:0]
-	if len(checks) > len(orderBuf) {
-		order = make([]int, 0, len(checks))
-	}
 	for i := range held {
 		order = insertInOrder(order, held, hashes, i)
 	}
@@ -328,10 +336,11 @@ func insertInOrder(order []int, held []heldCheck, hashes []hash, i int) []int {
 }
 
 // entryOrder reports whether the entry of check i is taken before that of
-// check j: by key hash, then limit name and algorithm. Two entries are
-// equal in it only when they are the same entry (a key's hash picks its
-// shard, the name and algorithm its table there), so it orders every
-// entry of the store one way for every call.
+// check j: by key hash, then the order in which the store first met their
+// tables' limit name and algorithm (judges.order). Two entries are equal
+// in it only when they are the same entry (a key's hash picks its shard,
+// the name and algorithm its table there), so it orders every entry of
+// the store one way for every call.
 func entryOrder(held []heldCheck, hashes []hash, i, j int) bool {
 	a, b := hashes[i], hashes[j]
 	if a.h1 != b.h1 {
@@ -340,11 +349,7 @@ func entryOrder(held []heldCheck, hashes []hash, i, j int) bool {
 	if a.h2 != b.h2 {
 		return a.h2 < b.h2
 	}
-	ka, kb := held[i].ls.key, held[j].ls.key
-	if ka.name != kb.name {
-		return ka.name < kb.name
-	}
-	return ka.alg < kb.alg
+	return held[i].ls.order < held[j].ls.order
 }
 
 // releaseHeld releases the entries of order (indexes of held sorted by
@@ -630,7 +635,7 @@ func (sh *shard) list() {
 		if next.n == maxListed {
 			break
 		}
-		next.ls[next.n] = listing{t.key, t.kind, t.arr}
+		next.ls[next.n] = listing{key: t.key, kind: t.kind, order: t.judges.order, arr: t.arr}
 		next.n++
 	}
 	sh.listed.Store(next)
