@@ -115,41 +115,34 @@ type Decision struct {
 	Statuses []Status
 }
 
-// decide fills d from the per-check statuses.
+// decide fills d from the per-check statuses, in one pass: it keeps both
+// the enforcing check that decides an admitted call and the refused one
+// that decides a refused call, and reports the one for the outcome.
 func (d *Decision) decide(checks []Check, statuses []Status) {
 	d.Allowed = true
 	d.Violated = d.Violated[:0]
 	d.Delay = 0
-	best := -1
+	best, refusing := -1, -1
 	for i := range checks {
 		st := &statuses[i]
-		if st.Delay > d.Delay {
-			d.Delay = st.Delay
-		}
-		if checks[i].Limit.Shadow() || st.Allowed {
-			continue
-		}
-		d.Allowed = false
-		d.Violated = append(d.Violated, checks[i].Limit.Name())
-	}
-	for i := range checks {
-		st := &statuses[i]
-		if checks[i].Limit.Shadow() {
-			continue
-		}
+		d.Delay = max(d.Delay, st.Delay)
 		switch {
-		case best < 0:
-			best = i
-		case !d.Allowed:
-			if !st.Allowed && (statuses[best].Allowed || st.RetryAfter > statuses[best].RetryAfter) {
-				best = i
+		case checks[i].Limit.Shadow():
+		case !st.Allowed:
+			d.Allowed = false
+			d.Violated = append(d.Violated, checks[i].Limit.Name())
+			if refusing < 0 || st.RetryAfter > statuses[refusing].RetryAfter {
+				refusing = i
 			}
-		case st.Remaining < statuses[best].Remaining ||
+		case best < 0 || st.Remaining < statuses[best].Remaining ||
 			st.Remaining == statuses[best].Remaining && st.ResetAfter > statuses[best].ResetAfter:
 			best = i
 		}
 	}
-	if best < 0 { // only shadow checks: report the first
+	switch {
+	case !d.Allowed:
+		best = refusing
+	case best < 0: // only shadow checks: report the first
 		best = 0
 	}
 	d.Limit = checks[best].Limit
