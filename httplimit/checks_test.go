@@ -12,8 +12,8 @@ import (
 )
 
 // A pooled Result keeps its checks between requests and only changes
-// their subject when plan and cost are the same: every request's checks
-// must still be what Policy.Checks builds.
+// their store key when plan and cost are the same: every request's checks
+// must still be what Policy.Checks builds, under the middleware's scope.
 func TestReusedChecksAreWhatPolicyBuilds(t *testing.T) {
 	m, err := New(sluice.NewLimiter(memory.New()), Options{
 		Plans: []*sluice.Plan{
@@ -21,6 +21,7 @@ func TestReusedChecksAreWhatPolicyBuilds(t *testing.T) {
 			{Name: "pro", Limits: []sluice.Limit{sluice.FixedWindow(50, time.Minute)}},
 		},
 		Global: []sluice.Limit{sluice.TokenBucket(1000, time.Second).Named("everyone")},
+		Scope:  "api",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -33,11 +34,13 @@ func TestReusedChecksAreWhatPolicyBuilds(t *testing.T) {
 		{"free", "a", 1}, {"free", "b", 1}, {"free", "b", 2}, {"pro", "b", 2}, {"pro", "c", 2}, {"free", "c", 0}, {"free", "a", 0},
 	} {
 		plan := m.policy.Plan(step.plan)
-		res.Identity, res.Cost = Identity{Subject: step.subject, Plan: plan}, step.cost
+		res.Identity, res.Cost = Identity{Subject: step.subject, key: "api/" + step.subject, Plan: plan}, step.cost
 		if _, err := m.decide(context.Background(), res); err != nil {
 			t.Fatal(err)
 		}
-		if want := m.policy.Checks(nil, plan, step.subject, step.cost); !reflect.DeepEqual(res.Checks, want) {
+		want := m.policy.Checks(nil, plan, "api/"+step.subject, step.cost)
+		want[len(want)-1].Key = "api/" + sluice.GlobalSubject
+		if !reflect.DeepEqual(res.Checks, want) {
 			t.Fatalf("step %d (%+v): checks %+v, want %+v", i, step, res.Checks, want)
 		}
 	}

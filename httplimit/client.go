@@ -16,8 +16,8 @@ import (
 // and ask for a decision (the decision API) instead of passing the request.
 // The most specific field set wins: Subject > APIKey > User > IP.
 type Client struct {
-	// Subject is an opaque client name chosen by the caller; it becomes
-	// the store key "ext:" + Subject.
+	// Subject is an opaque client name chosen by the caller; the client's
+	// Identity.Subject is "ext:" + Subject.
 	Subject string
 	// APIKey is hashed (SHA-256) before use; it is never stored or logged.
 	APIKey string
@@ -63,13 +63,16 @@ func (m *Middleware) identifyClient(c Client) (Identity, error) {
 	var id Identity
 	switch {
 	case c.Subject != "":
-		id = Identity{Kind: "external", Subject: "ext:" + c.Subject}
+		key, sub := scoped(m.id.prefix, "ext:"+c.Subject)
+		id = Identity{Kind: "external", Subject: sub, key: key}
 	case c.APIKey != "":
 		id, _ = m.id.lookupKey(c.APIKey, true)
 	case c.User != "":
-		id = Identity{Kind: KindUser, Subject: userSubject(c.User)}
+		key, sub := m.id.userSubject(c.User)
+		id = Identity{Kind: KindUser, Subject: sub, key: key}
 	case c.IP.IsValid():
-		id = Identity{Kind: KindIP, Subject: m.id.ipSubject(c.IP.Unmap()), Plan: m.policy.Plan(m.policy.AnonymousPlan)}
+		key, sub := m.id.ipSubject(c.IP.Unmap())
+		id = Identity{Kind: KindIP, Subject: sub, key: key, Plan: m.policy.Plan(m.policy.AnonymousPlan)}
 	default:
 		return id, errors.New("no client: set subject, api_key, user or ip")
 	}
@@ -93,12 +96,13 @@ func (m *Middleware) identifyClient(c Client) (Identity, error) {
 func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 	if plan := res.Identity.Plan; res.checksOf == plan && res.checksCost == res.Cost && len(res.Checks) == res.checksLen {
 		// The pooled Result last held this plan's checks at this cost:
-		// only the subject of the plan's own limits differs.
+		// only the store key of the plan's own limits differs.
+		key := res.Identity.storeKey(m.id.prefix)
 		for i := range plan.Limits {
-			res.Checks[i].Key = res.Identity.Subject
+			res.Checks[i].Key = key
 		}
 	} else {
-		res.Checks = m.policy.Checks(res.Checks[:0], plan, res.Identity.Subject, res.Cost)
+		res.Checks = m.checks(res.Checks[:0], plan, res.Identity.storeKey(m.id.prefix), res.Cost)
 		res.checksOf, res.checksCost, res.checksLen = plan, res.Cost, len(res.Checks)
 	}
 	var start time.Time
@@ -120,6 +124,20 @@ func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 		return nil, err
 	}
 	return res, nil
+}
+
+// checks appends to dst the checks of one request of cost units by the
+// client whose store key is key on plan: the plan's limits, then the global
+// limits under the scope's global key. It allocates nothing when dst has
+// room.
+func (m *Middleware) checks(dst []sluice.Check, plan *sluice.Plan, key string, cost int64) []sluice.Check {
+	for _, l := range plan.Limits {
+		dst = append(dst, sluice.Check{Key: key, Limit: l, Cost: cost})
+	}
+	for _, l := range m.policy.Global {
+		dst = append(dst, sluice.Check{Key: m.globalKey, Limit: l, Cost: cost})
+	}
+	return dst
 }
 
 // Policy returns the policy the middleware enforces.

@@ -32,7 +32,7 @@ func testIdentifier(t testing.TB, o Options) *identifier {
 		t.Fatal(err)
 	}
 	o = o.WithDefaults()
-	return newIdentifier(&o, &sluice.Policy{Plans: o.Plans, Global: o.Global, DefaultPlan: o.DefaultPlan, AnonymousPlan: o.AnonymousPlan})
+	return newIdentifier(&o, &sluice.Policy{Plans: o.Plans, Global: o.Global, DefaultPlan: o.DefaultPlan, AnonymousPlan: o.AnonymousPlan}, keyPrefix(o.Scope))
 }
 
 // uncached resolves raw as lookupKey does, without the cache.
@@ -42,7 +42,8 @@ func uncached(id *identifier, raw string, unlisted bool) (Identity, bool) {
 		return *k, true
 	}
 	if unlisted {
-		return Identity{Kind: KindAPIKey, Subject: keySubject(sum)}, false
+		key, sub := id.keySubject(sum)
+		return Identity{Kind: KindAPIKey, Subject: sub, key: key}, false
 	}
 	return Identity{}, false
 }

@@ -25,19 +25,26 @@ const maxCredentialLen = 1024
 type Identity struct {
 	// Kind is KindAPIKey, KindUser or KindIP.
 	Kind string
-	// Subject is the store key: "key:" and the hex SHA-256 of the API key,
+	// Subject names the client: "key:" and the hex SHA-256 of the API key,
 	// "user:" and the user id (or "user#" and a hash of an unusual one),
-	// or "ip:" and the client's address prefix. It never holds a raw API key.
+	// or "ip:" and the client's address prefix. It never holds a raw API
+	// key. The store key of the client's state is the Middleware's scope,
+	// "/" and Subject (see Options.Scope).
 	Subject string
 	// Plan is the plan the client is on.
 	Plan *sluice.Plan
 	// KeyName is the configured label of a known API key.
 	KeyName string
+
+	// key is the store key (scope prefix and Subject, Subject a part of
+	// it); empty in an Identity that no identifier made.
+	key string
 }
 
 // identifier resolves identities by a middleware's options.
 type identifier struct {
 	policy *sluice.Policy
+	prefix string                 // of every store key: the scope and "/"
 	keys   map[[32]byte]*Identity // the identities of listed keys
 	// apiKeyHeaders, userHeader and planHeader are the configured header
 	// names in canonical form, so that reading them is one map access.
@@ -60,16 +67,18 @@ type apiKeyHeader struct {
 	bearer bool   // Authorization: read as "Bearer <token>"
 }
 
-// newIdentifier returns the identifier of o (defaults applied) under policy.
-func newIdentifier(o *Options, policy *sluice.Policy) *identifier {
-	id := &identifier{policy: policy, keys: make(map[[32]byte]*Identity, len(o.Keys)),
+// newIdentifier returns the identifier of o (defaults applied) under policy,
+// whose store keys start with prefix.
+func newIdentifier(o *Options, policy *sluice.Policy, prefix string) *identifier {
+	id := &identifier{policy: policy, prefix: prefix, keys: make(map[[32]byte]*Identity, len(o.Keys)),
 		userHeader: canonical(o.UserHeader), planHeader: canonical(o.PlanHeader),
 		trusted: masked(o.TrustedProxies), unlistedAsKey: o.UnknownKeys == unknownKeysKey,
 		useForwarded: o.ForwardedHeader == forwardedRFC7239,
 		ipv4Prefix:   o.IPv4Prefix, ipv6Prefix: o.IPv6Prefix,
 		digests: newDigestCache(len(o.Keys))}
 	for _, k := range o.Keys {
-		id.keys[k.SHA256] = &Identity{Kind: KindAPIKey, Subject: keySubject(k.SHA256), Plan: k.Plan, KeyName: k.Name}
+		key, sub := id.keySubject(k.SHA256)
+		id.keys[k.SHA256] = &Identity{Kind: KindAPIKey, Subject: sub, key: key, Plan: k.Plan, KeyName: k.Name}
 	}
 	for _, name := range o.APIKeyHeaders {
 		name = canonical(name)
@@ -121,7 +130,7 @@ func (id *identifier) isTrusted(a netip.Addr) bool {
 // address (and its identity is copied once, from the digest cache to out).
 func (id *identifier) identify(r *http.Request, out *Identity) {
 	key, hasKey := id.apiKey(r.Header)
-	var subject string
+	var subject, storeKey string
 	if hasKey {
 		kid, listed := id.resolveKey(key, id.unlistedAsKey)
 		if listed {
@@ -129,7 +138,7 @@ func (id *identifier) identify(r *http.Request, out *Identity) {
 			return
 		}
 		if kid != nil {
-			subject = kid.Subject
+			subject, storeKey = kid.Subject, kid.key
 		}
 		// An unlisted key is its own client (subject set) or, by default,
 		// limited as its address: made-up keys mint no quota.
@@ -151,17 +160,19 @@ func (id *identifier) identify(r *http.Request, out *Identity) {
 	}
 
 	if subject != "" {
-		*out = Identity{Kind: KindAPIKey, Subject: subject, Plan: orDefault(plan, id.policy.DefaultPlan)}
+		*out = Identity{Kind: KindAPIKey, Subject: subject, key: storeKey, Plan: orDefault(plan, id.policy.DefaultPlan)}
 		return
 	}
 	if trusted && id.userHeader != "" {
 		if user := header(r.Header, id.userHeader); user != "" && len(user) <= maxCredentialLen {
-			*out = Identity{Kind: KindUser, Subject: userSubject(user), Plan: orDefault(plan, id.policy.DefaultPlan)}
+			key, sub := id.userSubject(user)
+			*out = Identity{Kind: KindUser, Subject: sub, key: key, Plan: orDefault(plan, id.policy.DefaultPlan)}
 			return
 		}
 	}
 	addr := clientAddr(r.Header, peer, id.isTrusted, id.useForwarded)
-	*out = Identity{Kind: KindIP, Subject: id.ipSubject(addr), Plan: orDefault(plan, id.policy.AnonymousPlan)}
+	key, sub := id.ipSubject(addr)
+	*out = Identity{Kind: KindIP, Subject: sub, key: key, Plan: orDefault(plan, id.policy.AnonymousPlan)}
 }
 
 // lookupKey is resolveKey returning a copy: the identity (zero when there
@@ -202,7 +213,8 @@ func (id *identifier) resolveKey(raw string, unlisted bool) (*Identity, bool) {
 		}
 		return k, true
 	case unlisted:
-		kid := Identity{Kind: KindAPIKey, Subject: keySubject(sum)}
+		key, sub := id.keySubject(sum)
+		kid := Identity{Kind: KindAPIKey, Subject: sub, key: key}
 		if cacheable {
 			return &id.digests.put(raw, h, false, kid).id, false
 		}
@@ -213,13 +225,14 @@ func (id *identifier) resolveKey(raw string, unlisted bool) (*Identity, bool) {
 	return nil, false
 }
 
-// keySubject is the store key of an API key whose SHA-256 is sum: "key:"
-// and the hex digest.
-func keySubject(sum [32]byte) string {
-	var b [4 + 2*sha256.Size]byte
-	copy(b[:], "key:")
-	hex.Encode(b[4:], sum[:])
-	return string(b[:])
+// keySubject returns the store key and the subject of an API key whose
+// SHA-256 is sum: "key:" and the hex digest, after the scope prefix.
+func (id *identifier) keySubject(sum [32]byte) (key, sub string) {
+	var arr [128]byte
+	b := append(append(arr[:0], id.prefix...), "key:"...)
+	b = hex.AppendEncode(b, sum[:])
+	key = string(b)
+	return key, key[len(id.prefix):]
 }
 
 // apiKey returns the first API key found in the configured headers;
@@ -244,35 +257,44 @@ func (id *identifier) apiKey(h http.Header) (string, bool) {
 	return "", false
 }
 
-// ipSubject groups addr by the configured prefix length; "ip:unknown" when
-// the peer is not an IP (a Unix socket). The subject is written into a
-// stack buffer and allocated once.
-func (id *identifier) ipSubject(addr netip.Addr) string {
+// ipSubject returns the store key and the subject of addr grouped by the
+// configured prefix length: "ip:" and the prefix, or "ip:unknown" when the
+// peer is not an IP (a Unix socket). Both are written into a stack buffer
+// and allocated once.
+func (id *identifier) ipSubject(addr netip.Addr) (key, sub string) {
+	var arr [160]byte
+	buf := append(append(arr[:0], id.prefix...), "ip:"...)
 	if !addr.IsValid() {
-		return "ip:unknown"
-	}
-	bits := id.ipv4Prefix
-	if addr.Is6() {
-		bits = id.ipv6Prefix
-	}
-	var arr [64]byte
-	buf := append(arr[:0], "ip:"...)
-	if p, err := addr.Prefix(bits); err == nil && p.Bits() != addr.BitLen() {
-		buf = p.AppendTo(buf)
+		buf = append(buf, "unknown"...)
 	} else {
-		buf = addr.AppendTo(buf)
+		bits := id.ipv4Prefix
+		if addr.Is6() {
+			bits = id.ipv6Prefix
+		}
+		if p, err := addr.Prefix(bits); err == nil && p.Bits() != addr.BitLen() {
+			buf = p.AppendTo(buf)
+		} else {
+			buf = addr.AppendTo(buf)
+		}
 	}
-	return string(buf)
+	key = string(buf)
+	return key, key[len(id.prefix):]
 }
 
-// userSubject keeps short, plain user ids readable and hashes the others,
-// so that no header value can shape a store key (Redis hash tags, length).
-func userSubject(user string) string {
+// userSubject returns the store key and the subject of a user id: short,
+// plain ids stay readable ("user:" and the id), the others are hashed
+// ("user#" and 32 hex digits), so that no header value can shape a store
+// key (Redis hash tags, length).
+func (id *identifier) userSubject(user string) (key, sub string) {
 	if len(user) <= 64 && plainID(user) {
-		return "user:" + user
+		return scoped(id.prefix, "user:"+user)
 	}
 	sum := sha256.Sum256([]byte(user))
-	return "user#" + hex.EncodeToString(sum[:16])
+	var arr [128]byte
+	b := append(append(arr[:0], id.prefix...), "user#"...)
+	b = hex.AppendEncode(b, sum[:16])
+	key = string(b)
+	return key, key[len(id.prefix):]
 }
 
 func plainID(s string) bool {

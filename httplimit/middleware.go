@@ -34,17 +34,23 @@ type Middleware struct {
 	limiter *sluice.Limiter
 	policy  *sluice.Policy
 	id      *identifier
-	plans   map[*sluice.Plan]*planState
-	noPlan  planState // stands for a plan the middleware was not built with
-	exempt  *endpoints
-	modes   []string
-	docsURL string
-	now     func() time.Time // nil: clock, time.Now read cheaply
-	clock   wallClock
-	log     *slog.Logger
-	onError func(w http.ResponseWriter, r *http.Request, err error) bool
-	observe func(res *Result, took time.Duration, err error)
-	results sync.Pool
+	// globalKey is the store key of the global limits: the scope prefix
+	// and sluice.GlobalSubject.
+	globalKey string
+	// globalUnits: some plan's endpoint costs more than 1, so the global
+	// limits count units.
+	globalUnits bool
+	plans       map[*sluice.Plan]*planState
+	noPlan      planState // stands for a plan the middleware was not built with
+	exempt      *endpoints
+	modes       []string
+	docsURL     string
+	now         func() time.Time // nil: clock, time.Now read cheaply
+	clock       wallClock
+	log         *slog.Logger
+	onError     func(w http.ResponseWriter, r *http.Request, err error) bool
+	observe     func(res *Result, took time.Duration, err error)
+	results     sync.Pool
 }
 
 // Result is one request's identity, cost and decision.
@@ -85,6 +91,9 @@ type planState struct {
 	plan    *sluice.Plan
 	costs   *endpoints
 	headers policyHeaders
+	// unitsCounted: some endpoint of the plan costs more than 1, so its
+	// limits count units, not requests.
+	unitsCounted bool
 }
 
 // planOf returns the precomputed state of plan.
@@ -109,17 +118,19 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 	o = o.WithDefaults()
 	policy := &sluice.Policy{Plans: slices.Clone(o.Plans), Global: slices.Clone(o.Global),
 		DefaultPlan: o.DefaultPlan, AnonymousPlan: o.AnonymousPlan}
+	prefix := keyPrefix(o.Scope)
 	m := &Middleware{
-		limiter: limiter,
-		policy:  policy,
-		id:      newIdentifier(&o, policy),
-		plans:   map[*sluice.Plan]*planState{},
-		modes:   slices.Clone(o.Headers),
-		docsURL: o.DocsURL,
-		now:     o.Clock,
-		log:     o.Logger,
-		observe: o.Observer,
-		onError: o.ErrorHandler,
+		limiter:   limiter,
+		policy:    policy,
+		id:        newIdentifier(&o, policy, prefix),
+		globalKey: prefix + sluice.GlobalSubject,
+		plans:     map[*sluice.Plan]*planState{},
+		modes:     slices.Clone(o.Headers),
+		docsURL:   o.DocsURL,
+		now:       o.Clock,
+		log:       o.Logger,
+		observe:   o.Observer,
+		onError:   o.ErrorHandler,
 	}
 	if m.log == nil {
 		m.log = slog.Default()
@@ -143,7 +154,8 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 		if _, done := m.plans[p]; done {
 			continue
 		}
-		ps := &planState{plan: p}
+		ps := &planState{plan: p, unitsCounted: planCountsUnits(p)}
+		m.globalUnits = m.globalUnits || ps.unitsCounted
 		limits := append(slices.Clone(p.Limits), o.Global...)
 		if ps.headers, err = newPolicyHeaders(limits); err != nil {
 			return nil, fmt.Errorf("httplimit: plan %s: %w", p.Name, err)
@@ -206,7 +218,9 @@ func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, re
 // Handler limits the requests to next: refused requests get a 429 problem
 // body; admitted ones reach next with the RateLimit headers already set; a
 // leaky-bucket queue's delay is waited out first (a client that goes away
-// meanwhile leaves the queue at once).
+// meanwhile leaves the queue at once). Its type, func(http.Handler)
+// http.Handler, is the middleware of net/http and of routers such as chi;
+// see Example_perRoute.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, err := m.Decide(r)

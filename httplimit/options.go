@@ -29,6 +29,21 @@ type Options struct {
 	// AnonymousPlan names the plan of clients known only by their IP
 	// address. Empty: DefaultPlan.
 	AnonymousPlan string
+	// Scope names the state this Middleware keeps in the store: the store
+	// key of a client's limits is Scope, "/" and the client's
+	// Identity.Subject, and that of the global limits Scope and "/*".
+	// Middlewares with the same Scope on one store share each client's
+	// state of every limit they both have (same name and algorithm): say
+	// so to share it on purpose, for a Middleware rebuilt with new Options,
+	// a reduced-capacity twin, or the replicas of a service on one Redis.
+	// Middlewares with different Scopes never share state.
+	//
+	// Empty: a scope of this Middleware's own, drawn at random by New, that
+	// nothing else shares: not another Middleware (two routes limited
+	// apart are apart), not one built later from the same Options, not
+	// another process on the same store. Otherwise a sluice.ValidName
+	// string.
+	Scope string
 
 	// Keys are the listed API keys. Requests carrying one are limited as
 	// that key, on its plan.

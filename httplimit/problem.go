@@ -80,7 +80,11 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		ra := retryAfterSeconds(d.RetryAfter)
 		p.RetryAfter = &ra
 		p.Detail = fmt.Sprintf("Rate limit exceeded: %d %s per %s on the %s plan. Retry in %d s.",
-			l.Quantity(), unitWord(l.Quantity()), windowWord(l.Window()), plan.Name, ra)
+			l.Quantity(), unitWord(l.Quantity(), m.countsUnits(res, l)),
+			windowWord(l.Window()), plan.Name, ra)
+		if res.Cost != 1 {
+			p.Detail += fmt.Sprintf(" This request costs %d units.", res.Cost)
+		}
 		if len(d.Violated) > 1 {
 			p.Detail += " Limits exceeded: " + strings.Join(d.Violated, ", ") + "."
 		}
@@ -150,11 +154,44 @@ func windowWord(d time.Duration) string {
 	return FormatWindow(d)
 }
 
-func unitWord(n int64) string {
-	if n == 1 {
+// unitWord names what a limit of n counts: requests, or units when
+// requests may cost other than 1.
+func unitWord(n int64, units bool) string {
+	switch {
+	case units && n == 1:
+		return "unit"
+	case units:
+		return "units"
+	case n == 1:
 		return "request"
 	}
 	return "requests"
+}
+
+// countsUnits reports whether l, which decided res, is said in units: when
+// res costs other than 1, or some endpoint costs more than 1 under l (of
+// res's plan for a plan limit, of any plan for a global one).
+func (m *Middleware) countsUnits(res *Result, l sluice.Limit) bool {
+	if res.Cost != 1 {
+		return true
+	}
+	for _, g := range m.policy.Global {
+		if g.Name() == l.Name() {
+			return m.globalUnits
+		}
+	}
+	return res.plan != nil && res.plan.unitsCounted
+}
+
+// planCountsUnits reports whether some endpoint of p costs more than 1: its
+// limits then count units, not requests.
+func planCountsUnits(p *sluice.Plan) bool {
+	for _, c := range p.Costs {
+		if c > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // onlyConcurrency reports whether every limit that refused res is a

@@ -79,7 +79,9 @@ func TestPerDayRefusalOnFreePlan(t *testing.T) {
 	if p.Documentation != "https://example.com/docs/rate-limits" {
 		t.Errorf("documentation %q", p.Documentation)
 	}
-	if !strings.Contains(p.Detail, "1000 requests per day on the free plan") {
+	// The plan's costs differ from 1: its limits count units, and so does
+	// the detail.
+	if !strings.Contains(p.Detail, "1000 units per day on the free plan") || !strings.Contains(p.Detail, "This request costs 10 units.") {
 		t.Errorf("detail %q", p.Detail)
 	}
 	if !strings.Contains(w.Header().Get("RateLimit"), `"per-day";r=0;t=37200`) {

@@ -44,6 +44,7 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //     URL.
 //   - Global: valid limits, named once.
 //   - DefaultPlan, AnonymousPlan: names of Plans.
+//   - Scope: empty or a sluice.ValidName string.
 //   - Keys: each SHA-256 once; each plan valid as Plans' are.
 //   - APIKeyHeaders, UserHeader, PlanHeader: valid header names.
 //   - TrustedProxies: valid prefixes.
@@ -97,6 +98,9 @@ func (v *validator) options(o Options) {
 	}
 	if _, ok := names[o.AnonymousPlan]; !ok && len(names) > 0 && o.AnonymousPlan != o.DefaultPlan {
 		v.errorf("AnonymousPlan", "%q is not a plan (plans: %s)", o.AnonymousPlan, list)
+	}
+	if o.Scope != "" && !sluice.ValidName(o.Scope) {
+		v.errorf("Scope", "%q is not a scope name (1 to 64 of A-Z a-z 0-9 . _ -)", o.Scope)
 	}
 	keys := map[[32]byte]int{}
 	for i, k := range o.Keys {

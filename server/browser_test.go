@@ -47,13 +47,25 @@ func TestBrowserDocsPage(t *testing.T) {
 	allowed := eval[string](t, ctx, `document.getElementById("example-headers").innerText`)
 
 	var want []row
+	counted := func(units bool) string { // a plan with costs above 1 counts units
+		if units {
+			return " units per "
+		}
+		return " requests per "
+	}
+	anyUnits := false
 	for _, p := range cfg.Policy.Plans {
+		units := false
+		for _, c := range p.Costs {
+			units = units || c > 1
+		}
+		anyUnits = anyUnits || units
 		for _, l := range p.Limits {
-			want = append(want, row{Plan: p.Name, Limit: l.Name(), Rule: strconv.FormatInt(l.Quantity(), 10) + " requests per "})
+			want = append(want, row{Plan: p.Name, Limit: l.Name(), Rule: strconv.FormatInt(l.Quantity(), 10) + counted(units)})
 		}
 	}
 	for _, l := range cfg.Policy.Global {
-		want = append(want, row{Plan: "all clients together", Limit: l.Name(), Rule: strconv.FormatInt(l.Quantity(), 10) + " requests per "})
+		want = append(want, row{Plan: "all clients together", Limit: l.Name(), Rule: strconv.FormatInt(l.Quantity(), 10) + counted(anyUnits)})
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("plan table has %d rows, want %d (one per limit): %+v", len(rows), len(want), rows)

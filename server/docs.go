@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,7 +74,7 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 			dp.Role = "clients known only by IP address"
 		}
 		for _, l := range p.Limits {
-			dp.Limits = append(dp.Limits, describeLimit(l))
+			dp.Limits = append(dp.Limits, describeLimit(l, countsUnits(p)))
 		}
 		for ep, c := range p.Costs {
 			dp.Costs = append(dp.Costs, docsCost{ep, c})
@@ -81,8 +82,9 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 		sort.Slice(dp.Costs, func(i, j int) bool { return dp.Costs[i].Endpoint < dp.Costs[j].Endpoint })
 		data.Plans = append(data.Plans, dp)
 	}
+	globalUnits := slices.ContainsFunc(cfg.Policy.Plans, countsUnits)
 	for _, l := range cfg.Policy.Global {
-		data.Global = append(data.Global, describeLimit(l))
+		data.Global = append(data.Global, describeLimit(l, globalUnits))
 	}
 	ex, err := runExample(cfg)
 	if err != nil {
@@ -100,9 +102,26 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 	return &docsPage{html: buf.Bytes()}, nil
 }
 
-func describeLimit(l sluice.Limit) docsLimit {
+// countsUnits reports whether some endpoint of p costs more than 1: its
+// limits then count units, not requests (as its 429 bodies say).
+func countsUnits(p *sluice.Plan) bool {
+	for _, c := range p.Costs {
+		if c > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// describeLimit describes l, whose quantity counts units when units is
+// true, else requests.
+func describeLimit(l sluice.Limit, units bool) docsLimit {
+	what := "requests per"
+	if units {
+		what = "units per"
+	}
 	d := docsLimit{Name: l.Name(), Algorithm: l.Algorithm().String(),
-		Rule: strings.TrimSpace(strings.Join([]string{itoa(l.Quantity()), "requests per", httplimit.FormatWindow(l.Window())}, " "))}
+		Rule: strings.TrimSpace(strings.Join([]string{itoa(l.Quantity()), what, httplimit.FormatWindow(l.Window())}, " "))}
 	switch l.Algorithm() {
 	case sluice.AlgorithmFixedWindow:
 		d.Note = "counted in fixed windows that start on the clock (the minute, the UTC day)"

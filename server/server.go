@@ -167,11 +167,19 @@ func New(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// middlewareOptions returns o with the server's logger, observer and
+// middlewareScope is the httplimit scope of every middleware the server
+// builds: the middleware of each configuration and its reduced-capacity
+// twin keep their clients' state in one place, so that a reload or a
+// degradation level changes the limits and never resets what clients have
+// spent.
+const middlewareScope = "serve"
+
+// middlewareOptions returns o with the server's scope, logger, observer and
 // clock. The clock is passed only when the caller set one: with its own
 // default the middleware reads the time once per request, for the headers
 // and the decision's latency both.
 func (s *Server) middlewareOptions(o httplimit.Options) httplimit.Options {
+	o.Scope = middlewareScope
 	o.Logger, o.Observer = s.log, s.observe
 	if s.ownClock {
 		o.Clock = s.opts.Clock
