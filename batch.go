@@ -16,16 +16,19 @@ func DecideBatch(checks []Check, states []State, now int64, out []Status) (chang
 	var before []State
 	if len(checks) > 1 {
 		var buf [8]State
-		before = buf[:0]
-		if len(checks) > len(buf) {
-			before = make([]State, 0, len(checks))
+		if len(checks) <= len(buf) {
+			before = buf[:len(checks)]
+		} else {
+			before = make([]State, len(checks))
 		}
-		before = append(before, states...)
 	}
 	blocked := false
 	var v algo.Verdict
 	for i := range checks {
 		c := &checks[i]
+		if before != nil {
+			before[i] = states[i]
+		}
 		if c.Limit.decide(&states[i], now, c.Cost, &v) {
 			changed = true
 		}

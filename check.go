@@ -26,6 +26,12 @@ type Check struct {
 	Cost  int64
 }
 
+// valid reports whether c can be decided on its own: whether validate
+// returns nil.
+func (c *Check) valid() bool {
+	return c.Key != "" && len(c.Key) <= MaxKeyLen && c.Cost >= 0 && c.Limit.s != nil && c.Limit.s.p.RW != 0
+}
+
 // validate reports why c cannot be decided.
 func (c *Check) validate() error {
 	switch {
@@ -50,8 +56,8 @@ func ValidateChecks(checks []Check) error {
 		return fmt.Errorf("%w: %d checks in one call (want 1 to %d)", ErrInvalidCheck, len(checks), MaxChecks)
 	}
 	for i := range checks {
-		if err := checks[i].validate(); err != nil {
-			return fmt.Errorf("check %d: %w", i, err)
+		if !checks[i].valid() {
+			return fmt.Errorf("check %d: %w", i, checks[i].validate())
 		}
 		for j := 0; j < i; j++ {
 			// Names first: a plan's limits have different names, often of
