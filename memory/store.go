@@ -280,25 +280,24 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, hashes []h
 			return 0, false
 		}
 		held[i] = heldCheck{ls: ls, slot: slot, e: &ls.arr.es[slot]}
-	}
-	// Take the entries in entryOrder, each once: two calls never wait
-	// for each other in a cycle.
-	for i := range held {
+		// The entries are taken in entryOrder, each once: two calls
+		// never wait for each other in a cycle.
 		order = insertInOrder(order, held, hashes, i)
 	}
 	for k, i := range order {
-		if k > 0 && held[order[k-1]].e == held[i].e {
-			held[i].tag = held[order[k-1]].tag // the same state twice
-			continue
+		h := &held[i]
+		if k > 0 && held[order[k-1]].e == h.e {
+			h.tag = held[order[k-1]].tag // the same state twice
+		} else {
+			tag, ok := h.e.acquire(hashes[i])
+			if !ok {
+				releaseHeld(held, order[:k])
+				return 0, false
+			}
+			h.tag = tag
 		}
-		tag, ok := held[i].e.acquire(hashes[i])
-		if !ok {
-			releaseHeld(held, order[:k])
-			return 0, false
-		}
-		held[i].tag = tag
+		h.ls.arr.read(h.ls.kind, h.slot, &states[i])
 	}
-	readHeld(held, states)
 	changed := sluice.DecideBatch(checks, states, now, out)
 	if lagged && refused(out) {
 		now = s.clock.exact()
