@@ -239,11 +239,6 @@ func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request, c cal
 	switch r.Method {
 	case http.MethodGet:
 	case http.MethodPut, http.MethodPost:
-		if !s.state.Load().cfg.Degradation.Enabled {
-			writeJSONProblem(w, http.StatusConflict, "Conflict",
-				"This configuration has no degradation section: a pinned level would change nothing. Add one (see examples/sluice.yaml) to pin a level.")
-			return
-		}
 		var body struct {
 			Level json.RawMessage `json:"level"`
 		}
@@ -260,6 +255,11 @@ func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request, c cal
 		l, err := degrade.ParseLevel(name)
 		if err != nil {
 			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
+			return
+		}
+		if !s.state.Load().cfg.Degradation.Enabled {
+			writeJSONProblem(w, http.StatusConflict, "Conflict",
+				"This configuration has no degradation section: a pinned level would change nothing. Add one (see examples/sluice.yaml) to pin a level.")
 			return
 		}
 		s.ctl.Pin(l)
