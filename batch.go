@@ -33,7 +33,7 @@ func DecideBatch(checks []Check, states []State, now int64, out []Status) (chang
 			changed = true
 		}
 		writeStatus(&v, &out[i])
-		if !v.Allowed && !c.Limit.Shadow() {
+		if !v.Allowed && !c.Limit.shadow {
 			blocked = true
 		}
 	}

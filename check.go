@@ -29,7 +29,7 @@ type Check struct {
 // valid reports whether c can be decided on its own: whether validate
 // returns nil.
 func (c *Check) valid() bool {
-	return c.Key != "" && len(c.Key) <= MaxKeyLen && c.Cost >= 0 && c.Limit.s != nil && c.Limit.s.p.RW != 0
+	return c.Key != "" && len(c.Key) <= MaxKeyLen && c.Cost >= 0 && c.Limit.p.RW != 0
 }
 
 // validate reports why c cannot be decided.
@@ -42,7 +42,7 @@ func (c *Check) validate() error {
 	case c.Cost < 0:
 		return fmt.Errorf("%w: negative cost %d", ErrInvalidCheck, c.Cost)
 	}
-	if s := c.Limit.s; s == nil || s.p.RW == 0 { // an invalid Limit, or the zero one
+	if c.Limit.p.RW == 0 { // an invalid Limit, or the zero one
 		return fmt.Errorf("%w: %w", ErrInvalidCheck, c.Limit.Err())
 	}
 	return nil
@@ -62,9 +62,9 @@ func ValidateChecks(checks []Check) error {
 		for j := 0; j < i; j++ {
 			// Names first: a plan's limits have different names, often of
 			// different lengths, while its checks share one key.
-			if checks[j].Limit.Name() == checks[i].Limit.Name() && checks[j].Key == checks[i].Key {
+			if checks[j].Limit.name == checks[i].Limit.name && checks[j].Key == checks[i].Key {
 				return fmt.Errorf("%w: checks %d and %d both spend %q for the same key (add their costs instead)",
-					ErrInvalidCheck, j, i, checks[i].Limit.Name())
+					ErrInvalidCheck, j, i, checks[i].Limit.name)
 			}
 		}
 	}

@@ -55,11 +55,11 @@ func (l Limit) Decide(s State, now, cost int64) (State, Status) {
 // decide is Decide in place: it writes the verdict to *v and, when the
 // check is admitted with a cost, the next state to *s, and reports whether
 // it did.
-func (l Limit) decide(s *State, now, cost int64, v *algo.Verdict) bool {
-	if l.s == nil || l.s.p.RW == 0 {
+func (l *Limit) decide(s *State, now, cost int64, v *algo.Verdict) bool {
+	if l.p.RW == 0 {
 		panic("sluice: Decide on an invalid Limit: " + l.Err().Error())
 	}
-	return algo.Decide(&l.s.p, (*algo.State)(s), now, cost, v)
+	return algo.Decide(&l.p, (*algo.State)(s), now, cost, v)
 }
 
 // writeStatus fills *st from v.
@@ -84,5 +84,5 @@ func writeStatus(v *algo.Verdict, st *Status) {
 // (an expired lease has already gone). The returned Log never shares
 // storage with s.Log. For other algorithms it returns s unchanged.
 func (l Limit) Release(s State, at, units int64) State {
-	return State(algo.Release(&l.get().p, algo.State(s), at, units))
+	return State(algo.Release(&l.p, algo.State(s), at, units))
 }

@@ -30,23 +30,6 @@ const (
 // every Limiter call that uses it fails with an error wrapping ErrInvalidLimit.
 // The zero Limit is invalid.
 type Limit struct {
-	// s is the limit's parameters as built, shared by every equal Limit
-	// (see intern), so that == compares Limits by value; nil for the zero
-	// Limit.
-	s *spec
-}
-
-// spec is what a Limit is: its parameters as given and what they build.
-type spec struct {
-	specKey
-	// p is what the algorithm decides by, built by build (zero for an
-	// invalid limit).
-	p   algo.Params
-	err error
-}
-
-// specKey is a Limit's parameters as given.
-type specKey struct {
 	name    string
 	alg     Algorithm
 	shadow  bool
@@ -54,32 +37,22 @@ type specKey struct {
 	w       int64 // window, µs
 	burst   int64 // burst as given (0 = default)
 	maxWait int64 // µs; leaky bucket queue mode when > 0
+	// p is what the algorithm decides by, built by build (zero for an
+	// invalid limit).
+	p   algo.Params
+	err error
 }
-
-// zeroSpec is the zero Limit's.
-var zeroSpec spec
-
-// get returns l's spec.
-func (l Limit) get() *spec {
-	if l.s == nil {
-		return &zeroSpec
-	}
-	return l.s
-}
-
-// key returns l's parameters as given.
-func (l Limit) key() specKey { return l.get().specKey }
 
 // NewLimit returns a limit of quantity units per window under alg, named after
 // its window ("per-second", "per-minute", "per-hour", "per-day", otherwise
 // "per-" followed by the window, e.g. "per-10s"). The window must be a whole
 // number of microseconds in [1µs, MaxWindow]; the quantity in [1, MaxQuantity].
 func NewLimit(alg Algorithm, quantity int64, window time.Duration) Limit {
-	k := specKey{name: defaultName(window), alg: alg, q: quantity, w: int64(window / time.Microsecond)}
+	l := Limit{name: defaultName(window), alg: alg, q: quantity, w: int64(window / time.Microsecond)}
 	if window%time.Microsecond != 0 {
-		k.w = -1 // rejected by build with a clear message
+		l.w = -1 // rejected by build with a clear message
 	}
-	return intern(k)
+	return l.build()
 }
 
 // FixedWindow returns a fixed-window limit of quantity per window.
@@ -138,70 +111,65 @@ func PerDay(n int64) Limit { return GCRA(n, 24*time.Hour) }
 // Named returns a copy of l called name. Names are 1 to 64 characters from
 // [A-Za-z0-9._-]: the same string appears in RateLimit headers, problem
 // bodies, metric labels and store keys.
-func (l Limit) Named(name string) Limit { k := l.key(); k.name = name; return intern(k) }
+func (l Limit) Named(name string) Limit { l.name = name; return l.build() }
 
 // WithBurst returns a copy of l whose bucket holds burst units (token bucket,
 // leaky bucket, GCRA only). Zero restores the default, Quantity.
-func (l Limit) WithBurst(burst int64) Limit { k := l.key(); k.burst = burst; return intern(k) }
+func (l Limit) WithBurst(burst int64) Limit { l.burst = burst; return l.build() }
 
 // WithMaxWait returns a copy of l that queues instead of refusing: a check that
 // does not fit now is admitted with a Delay of up to d (leaky bucket only).
 // Zero makes it a meter again. d is truncated to whole microseconds.
 func (l Limit) WithMaxWait(d time.Duration) Limit {
-	k := l.key()
-	k.maxWait = int64(d / time.Microsecond)
-	return intern(k)
+	l.maxWait = int64(d / time.Microsecond)
+	return l.build()
 }
 
 // WithShadow returns a copy of l in shadow mode (on) or enforcing mode (off).
 // A shadow limit is evaluated and reported but never refuses a request; it
 // consumes quota only when it would itself have admitted the request.
-func (l Limit) WithShadow(on bool) Limit { k := l.key(); k.shadow = on; return intern(k) }
+func (l Limit) WithShadow(on bool) Limit { l.shadow = on; return l.build() }
 
 // Name returns the limit's name, e.g. "per-minute".
-func (l Limit) Name() string { return l.get().name }
+func (l Limit) Name() string { return l.name }
 
 // Algorithm returns the limit's algorithm.
-func (l Limit) Algorithm() Algorithm { return l.get().alg }
+func (l Limit) Algorithm() Algorithm { return l.alg }
 
 // Quantity returns Q, the units admitted per Window.
-func (l Limit) Quantity() int64 { return l.get().q }
+func (l Limit) Quantity() int64 { return l.q }
 
 // Window returns W, the window or refill period.
-func (l Limit) Window() time.Duration { return time.Duration(l.get().w) * time.Microsecond }
+func (l Limit) Window() time.Duration { return time.Duration(l.w) * time.Microsecond }
 
 // Burst returns the capacity: the most units one check can take, and the
 // most that can be admitted at one instant. It is Quantity for the window
 // algorithms and for buckets without WithBurst.
-func (l Limit) Burst() int64 { return l.get().p.B }
+func (l Limit) Burst() int64 { return l.p.B }
 
 // MaxWait returns how long a leaky-bucket queue may delay a check; zero for a
 // meter and for every other algorithm.
-func (l Limit) MaxWait() time.Duration { return time.Duration(l.get().maxWait) * time.Microsecond }
+func (l Limit) MaxWait() time.Duration { return time.Duration(l.maxWait) * time.Microsecond }
 
 // Shadow reports whether l is in shadow mode.
-func (l Limit) Shadow() bool { return l.get().shadow }
+func (l Limit) Shadow() bool { return l.shadow }
 
 // Err reports why l is invalid, or nil. The error wraps ErrInvalidLimit.
 func (l Limit) Err() error {
-	if l.s == nil {
+	if l.err == nil && l.q == 0 {
 		return fmt.Errorf("%w: zero Limit (build one with NewLimit or an algorithm constructor)", ErrInvalidLimit)
 	}
-	return l.s.err
+	return l.err
 }
 
 // String describes l, e.g. `per-minute: gcra 100 per 1m0s burst 100`.
 func (l Limit) String() string {
-	return l.get().String()
-}
-
-func (l *spec) String() string {
-	s := fmt.Sprintf("%s: %s %d per %v", l.name, l.alg, l.q, l.window())
+	s := fmt.Sprintf("%s: %s %d per %v", l.name, l.alg, l.q, l.Window())
 	if l.alg.bucket() {
 		s += fmt.Sprintf(" burst %d", l.p.B)
 	}
 	if l.maxWait > 0 {
-		s += fmt.Sprintf(" max-wait %v", time.Duration(l.maxWait)*time.Microsecond)
+		s += fmt.Sprintf(" max-wait %v", l.MaxWait())
 	}
 	if l.shadow {
 		s += " (shadow)"
@@ -209,10 +177,9 @@ func (l *spec) String() string {
 	return s
 }
 
-// build returns the spec of k: its parameters, or why it is invalid.
-func build(k specKey) *spec {
-	l := &spec{specKey: k}
-	l.err = l.validate()
+// build validates l and fills in its parameters.
+func (l Limit) build() Limit {
+	l.err, l.p = l.validate(), algo.Params{}
 	if l.err != nil {
 		return l
 	}
@@ -226,17 +193,14 @@ func build(k specKey) *spec {
 		// ticks); the deepest a queue can go must stay exact.
 		l.err = fmt.Errorf("%w: %s: %d per %v with burst %d cannot be kept exact "+
 			"(a unit is %v/%d; burst × that exceeds 2^53 ticks): pick a quantity that divides the window more evenly, e.g. a round number",
-			ErrInvalidLimit, l.name, l.q, l.window(), b, l.window(), l.q)
+			ErrInvalidLimit, l.name, l.q, l.Window(), b, l.Window(), l.q)
 		return l
 	}
 	l.p = p
 	return l
 }
 
-// window returns W as a Duration.
-func (l *spec) window() time.Duration { return time.Duration(l.w) * time.Microsecond }
-
-func (l *spec) validate() error {
+func (l Limit) validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s: %s", ErrInvalidLimit, l.name, fmt.Sprintf(format, args...))
 	}

@@ -87,7 +87,7 @@ func TestPropertyPerInstanceShare(t *testing.T) {
 			rapid.Int64Range(1, int64(MaxWindow/time.Microsecond)),
 		).Draw(rt, "w")
 		l := NewLimit(alg, q, time.Duration(w)*time.Microsecond)
-		if l.Algorithm().bucket() && rapid.Bool().Draw(rt, "burst") {
+		if l.alg.bucket() && rapid.Bool().Draw(rt, "burst") {
 			l = l.WithBurst(rapid.Int64Range(1, MaxQuantity).Draw(rt, "b"))
 		}
 		if alg == AlgorithmLeakyBucket && rapid.Bool().Draw(rt, "queue") {
@@ -116,7 +116,7 @@ func TestPropertyPerInstanceShare(t *testing.T) {
 		if lhs.Cmp(rhs) > 0 && s.Quantity() != 1 {
 			rt.Fatalf("share %v of %v over %d admits more than its part", s, l, n)
 		}
-		if l.Algorithm().bucket() && n*w/algo.GCD(q, n*w) <= int64(MaxWindow/time.Microsecond) && lhs.Cmp(rhs) != 0 {
+		if l.alg.bucket() && n*w/algo.GCD(q, n*w) <= int64(MaxWindow/time.Microsecond) && lhs.Cmp(rhs) != 0 {
 			rt.Fatalf("share %v of %v over %d: rate not exact", s, l, n)
 		}
 	})
