@@ -2,11 +2,10 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/memory"
@@ -17,8 +16,12 @@ import (
 // timeout, an over-limit cache right around it (a client that keeps
 // knocking is refused without a round trip), inside a failover that applies
 // on_store_error with a circuit breaker, falling back to a local memory
-// store with each quota divided by the instance count. The server does not
-// start while Redis cannot be reached.
+// store with each quota divided by the instance count. The server starts
+// while Redis cannot be reached: it decides by on_store_error, /readyz says
+// not ready, a warning says so, and Redis takes over when it comes.
+// openTimeout bounds the first attempt to reach Redis at start-up.
+const openTimeout = 5 * time.Second
+
 func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*OpenedStore, error) {
 	r := cfg.Store.Redis
 	policy, err := failover.ParsePolicy(r.OnStoreError)
@@ -26,14 +29,13 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	local := memory.New(append([]memory.Option{memory.WithMaxKeys(cfg.Store.MaxKeys)}, opts...)...)
-	st, err := redis.Open(context.Background(), redis.Options{Mode: redis.Mode(r.Mode), Addrs: r.Addresses,
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	st, err := redis.Open(ctx, redis.Options{Mode: redis.Mode(r.Mode), Addrs: r.Addresses,
 		MasterSet: r.MasterName, Username: r.Username, Password: r.Password, DB: r.DB, Timeout: r.Timeout,
-		OnStoreError: policy, Instances: r.Instances, Local: local, MustConnect: true, Logger: log})
+		OnStoreError: policy, Instances: r.Instances, Local: local, Logger: log})
 	if err != nil {
 		local.Close()
-		if errors.Is(err, sluice.ErrStoreUnavailable) {
-			return nil, fmt.Errorf("server: %w (start Redis, or use store.type: memory)", err)
-		}
 		return nil, fmt.Errorf("server: %w", err)
 	}
 	fo := st.Failover()
