@@ -217,32 +217,27 @@ func (c *Controller) Update(s Signals) Level {
 }
 
 // Pin holds the level at l until Unpin, whatever the signals say.
-func (c *Controller) Pin(l Level) {
-	c.mu.Lock()
-	from := c.level
-	c.level, c.pinned = l, true
-	if from != l {
-		c.since = c.clock()
-	}
-	c.mu.Unlock()
-	if from != l && c.onChange != nil {
-		c.onChange(from, l, "pinned by an operator")
-	}
-}
+func (c *Controller) Pin(l Level) { c.force(l, true, "pinned by an operator") }
 
 // Reset unpins and returns to Normal at once (a transition reported to
 // onChange): for a server whose configuration no longer has a degradation
 // section, so that the level reported is the level in force.
 func (c *Controller) Reset() {
+	c.force(Normal, false, "no degradation section in the configuration")
+}
+
+// force sets the level and whether it is pinned, reporting a transition to
+// onChange with why. A new level starts its dwell and its calm afresh.
+func (c *Controller) force(to Level, pinned bool, why string) {
 	c.mu.Lock()
 	from := c.level
-	c.level, c.pinned = Normal, false
-	if from != Normal {
-		c.since = c.clock()
+	c.level, c.pinned = to, pinned
+	if from != to {
+		c.since, c.calmSince = c.clock(), time.Time{}
 	}
 	c.mu.Unlock()
-	if from != Normal && c.onChange != nil {
-		c.onChange(from, Normal, "no degradation section in the configuration")
+	if from != to && c.onChange != nil {
+		c.onChange(from, to, why)
 	}
 }
 
