@@ -107,9 +107,14 @@ func smoothing(req Requirements, q int64) bool { return req.Burst > 0 && req.Bur
 func recommend(req Requirements, q int64, w time.Duration) (Recommendation, error) {
 	rec := Recommendation{Quantity: q, Window: Duration(w)}
 	logBytes := float64(req.Keys) * float64(q) * 16
+	// The exact log is chosen while it stays small: strict precision
+	// tolerates more memory for it than approximate precision.
 	logFits := q <= 10_000 && logBytes <= 1<<30
+	if req.Precision == PrecisionApproximate {
+		logFits = q <= 1_000 && logBytes <= 256<<20
+	}
 	switch {
-	case smoothing(req, q) && req.Precision == PrecisionStrict:
+	case smoothing(req, q) && req.Precision != PrecisionLoose:
 		// A bucket of B refilled at (Q-B)/W admits at most B + (Q-B) = Q in
 		// any window, with bursts of at most B.
 		rec.Algorithm, rec.Quantity, rec.Burst = "gcra", q-req.Burst, req.Burst
@@ -119,26 +124,28 @@ func recommend(req Requirements, q int64, w time.Duration) (Recommendation, erro
 	case smoothing(req, q):
 		rec.Algorithm, rec.Burst = "gcra", req.Burst
 		rec.Reasons = append(rec.Reasons, fmt.Sprintf(
-			"Bursts must stay within %d: GCRA (a token bucket kept as one timestamp) admits %d at once and then spaces requests %s apart on average.",
+			"Bursts must stay within %d and loose precision accepts up to burst + quantity in one window: GCRA (a token bucket kept as one timestamp) admits %d at once and then spaces requests %s apart on average.",
 			req.Burst, req.Burst, FormatDuration(w/time.Duration(q))))
-	case req.Precision == PrecisionStrict && logFits:
+	case req.Precision != PrecisionLoose && logFits:
 		rec.Algorithm = "sliding-window-log"
 		rec.Reasons = append(rec.Reasons, fmt.Sprintf(
 			"No window of %s may admit more than %d, whatever the timing: only the sliding window log is exact, and at %d per key it fits in memory (at most %s for %d keys).",
 			FormatDuration(w), q, q, formatBytes(logBytes), req.Keys))
-	case req.Precision == PrecisionStrict:
-		half := max(q/2, 1)
-		rec.Algorithm, rec.Quantity, rec.Burst = "gcra", q-half, half
+	case req.Precision != PrecisionLoose:
+		// The burst is the headroom of the split: strict keeps half the
+		// quantity for bursts, approximate a tenth (a sustained rate of
+		// 90% of the quantity). Either way B + (Q-B) = Q bounds every window.
+		part := max(q/2, 1)
+		if req.Precision == PrecisionApproximate {
+			part = max(q/10, 1)
+		}
+		rec.Algorithm, rec.Quantity, rec.Burst = "gcra", q-part, part
 		if q == 1 {
 			rec.Quantity, rec.Burst = 1, 1
 		}
 		rec.Reasons = append(rec.Reasons, fmt.Sprintf(
 			"No window of %s may admit more than %d, but an exact log of %d entries per key for %d keys (up to %s) is too large: a GCRA bucket of %d refilled at %d per %s never admits more than %d in any window, in 16 bytes per key.",
 			FormatDuration(w), q, q, req.Keys, formatBytes(logBytes), rec.Burst, rec.Quantity, FormatDuration(w), rec.Quantity+rec.Burst))
-	case req.Precision == PrecisionApproximate:
-		rec.Algorithm = "sliding-window-counter"
-		rec.Reasons = append(rec.Reasons,
-			"Approximate precision with bursts allowed anywhere in the window: the sliding window counter (Cloudflare's) tracks an exact sliding window closely in 24 bytes per key, without the fixed window's boundary burst.")
 	default:
 		rec.Algorithm = "fixed-window"
 		rec.Reasons = append(rec.Reasons,
@@ -248,7 +255,7 @@ func (a *Analysis) simulate(ctx context.Context, q int64, w time.Duration) error
 	// between instances (the simulation is of one shared store).
 	alg, _ := sluice.ParseAlgorithm(rec.Algorithm)
 	rq, rb := s.Quantity, s.Burst
-	if rec.Algorithm == "gcra" && a.Requirements.Precision == PrecisionStrict {
+	if rec.Algorithm == "gcra" && a.Requirements.Precision != PrecisionLoose {
 		rb = rec.Burst
 		if rec.PerInstance {
 			rb *= int64(a.Requirements.Instances)

@@ -56,7 +56,7 @@ func precisionText(p string, q int64, win string) string {
 	case PrecisionStrict:
 		return fmt.Sprintf("never more than %d in any %s, whatever the timing", q, win)
 	case PrecisionApproximate:
-		return "close to an exact sliding window on ordinary traffic; a small overshoot on adversarial timing is acceptable"
+		return fmt.Sprintf("never more than %d in any %s; refusing somewhat earlier than an exact window would is acceptable in exchange for less memory", q, win)
 	}
 	return "up to about twice the limit across a window boundary is acceptable"
 }
@@ -201,12 +201,12 @@ func (a *Analysis) tradeOffs(q int64, win string) []string {
 		return fmt.Sprintf("%d of %d, under %s", w, s.Quantity, p)
 	}
 	switch {
-	case rec.Algorithm == "gcra" && req.Precision == PrecisionStrict:
+	case rec.Algorithm == "gcra" && req.Precision != PrecisionLoose:
 		out = append(out, fmt.Sprintf("The sustained rate is %d per %s, not %d: the bucket's %d are the headroom that keeps every window within %d. "+
 			"If clients need the full %d sustained with bursts of at most %d, use two limits in the plan — gcra %d/%s burst %d and sliding-window-log %d/%s — which sluice admits together or not at all, at the log's memory cost.",
 			rec.Quantity, win, q, rec.Burst, q, q, max(req.Burst, rec.Burst), q, win, max(req.Burst, rec.Burst), q, win))
 	case rec.Algorithm == "gcra":
-		out = append(out, fmt.Sprintf("A bucket lets a client take its burst and then the steady rate, so one window can see up to burst + quantity: worst %s. Choose strict precision to cap every window at %d.",
+		out = append(out, fmt.Sprintf("A bucket lets a client take its burst and then the steady rate, so one window can see up to burst + quantity: worst %s. Choose approximate or strict precision to cap every window at %d.",
 			worstOf(rec.Label), q))
 	case rec.Algorithm == "sliding-window-log":
 		out = append(out, fmt.Sprintf("Exactness costs memory and time proportional to the quantity: 16 bytes per admission still in the window, up to %s per key, and each decision scans the key's log. In Redis each entry is a sorted-set member, several times larger.",

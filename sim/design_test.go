@@ -132,18 +132,22 @@ func TestDesignRecommendations(t *testing.T) {
 	}{
 		{"loose precision gets a fixed window",
 			Requirements{Rate: "100/1m", Precision: "loose"}, "per-minute: fixed-window 100 per 1m0s", "memory"},
-		{"approximate precision gets the sliding counter",
-			Requirements{Rate: "100/1m"}, "per-minute: sliding-window-counter 100 per 1m0s", "memory"},
+		{"approximate precision gets the exact log when it is small",
+			Requirements{Rate: "100/1m"}, "per-minute: sliding-window-log 100 per 1m0s", "memory"},
+		{"approximate precision without room for a log gets a nine-tenths GCRA",
+			Requirements{Rate: "100000/1h", Keys: 1e6}, "per-hour: gcra 90000 per 1h0m0s burst 10000", "memory"},
+		{"loose precision with a burst cap gets GCRA of Q and B",
+			Requirements{Rate: "10/1s", Burst: 3, Precision: "loose"}, "per-second: gcra 10 per 1s burst 3", "memory"},
 		{"strict precision gets the exact log when it fits",
 			Requirements{Rate: "100/1m", Precision: "strict", Keys: 10_000}, "per-minute: sliding-window-log 100 per 1m0s", "memory"},
 		{"strict precision without room for a log gets a half-bucket GCRA",
 			Requirements{Rate: "100/1m", Precision: "strict", Keys: 1e9, Instances: 2}, "per-minute: gcra 50 per 1m0s burst 50", "redis"},
 		{"strict precision with a burst cap gets GCRA of Q-B and B",
 			Requirements{Rate: "100/1m", Precision: "strict", Burst: 20, Instances: 3}, "per-minute: gcra 80 per 1m0s burst 20", "redis"},
-		{"a burst cap gets GCRA",
-			Requirements{Rate: "10/1s", Burst: 3, Name: "api"}, "api: gcra 10 per 1s burst 3", "memory"},
+		{"a burst cap gets GCRA of Q-B and B",
+			Requirements{Rate: "10/1s", Burst: 3, Name: "api"}, "api: gcra 7 per 1s burst 3", "memory"},
 		{"memory on several instances divides the quota",
-			Requirements{Rate: "1000/24h", Instances: 4, Store: "memory"}, "per-day: sliding-window-counter 250 per 24h0m0s", "memory"},
+			Requirements{Rate: "1000/24h", Instances: 4, Store: "memory"}, "per-day: sliding-window-log 250 per 24h0m0s", "memory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := design(t, tc.req)
@@ -179,10 +183,14 @@ func TestDesignRecommendations(t *testing.T) {
 	}
 }
 
-// A strict requirement's recommendation never admits more than the limit in
-// any window of any simulated pattern, and the analysis says so.
-func TestStrictDesignsNeverExceedTheLimit(t *testing.T) {
+// A strict or approximate requirement's recommendation never admits more
+// than the limit in any window of any simulated pattern, and the analysis
+// says so.
+func TestDesignsNeverExceedTheLimit(t *testing.T) {
 	for _, req := range []Requirements{
+		{Rate: "100/1m"},
+		{Rate: "10/1s", Burst: 3},
+		{Rate: "100/1m", Keys: 1e9},
 		{Rate: "100/1m", Precision: "strict"},
 		{Rate: "100/1m", Precision: "strict", Burst: 20},
 		{Rate: "7/3s", Precision: "strict", Burst: 2},

@@ -15,11 +15,15 @@ const (
 	// PrecisionStrict: never more than the quantity in any window, however
 	// the requests are timed.
 	PrecisionStrict = "strict"
-	// PrecisionApproximate: close to an exact sliding window on ordinary
-	// traffic; a small overshoot on adversarial timing is acceptable.
+	// PrecisionApproximate: never more than the quantity in any window
+	// either, but a limit that refuses somewhat earlier than an exact
+	// window would (a bucket whose burst and refill add up to the quantity)
+	// is acceptable in exchange for less memory.
 	PrecisionApproximate = "approximate"
 	// PrecisionLoose: up to about twice the quantity across a window
-	// boundary is acceptable in exchange for the simplest behaviour.
+	// boundary is acceptable in exchange for the simplest behaviour. It is
+	// the only precision whose recommendation may admit more than the
+	// quantity in a window.
 	PrecisionLoose = "loose"
 )
 
