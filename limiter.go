@@ -3,18 +3,27 @@ package sluice
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 )
 
 // A Limiter decides requests against a Store: every check of one call is
 // admitted together or not at all. Limiter is safe for concurrent use when
-// its Store is (the stores of this module are).
+// its Store is (the stores of this module are). The zero Limiter has no
+// Store and decides nothing: make one with NewLimiter.
 type Limiter struct {
 	store Store
+
+	// waiting counts the Wait calls waiting for a lease; Release wakes
+	// them by closing released (under mu) and making a new one.
+	waiting  atomic.Int64
+	mu       sync.Mutex
+	released chan struct{}
 }
 
 // NewLimiter returns a Limiter that keeps its state in store.
 func NewLimiter(store Store) *Limiter {
-	return &Limiter{store: store}
+	return &Limiter{store: store, released: make(chan struct{})}
 }
 
 // Allow decides checks as one unit and writes the outcome into d: the call
@@ -42,10 +51,13 @@ func (l *Limiter) Allow(ctx context.Context, checks []Check, d *Decision) error 
 	return nil
 }
 
-// Release gives back the concurrency leases that d, the decision Allow
-// wrote for checks, took: call it when the admitted work ends (once). Calls
-// without AlgorithmConcurrency checks cost nothing. The store must be a
-// Releaser.
+// Release gives back the concurrency leases that d, the decision Allow or
+// Wait wrote for checks, took: call it when the admitted work ends. It then
+// clears the leases from d.Statuses, so releasing the same Decision again
+// (or a copy sharing its Statuses) gives back nothing; a lease that has
+// already expired is ignored. Calls without AlgorithmConcurrency checks
+// cost nothing. The store must be a Releaser. On an error the leases stay
+// in d and expire by themselves if not released again.
 func (l *Limiter) Release(ctx context.Context, checks []Check, d *Decision) error {
 	if !d.Allowed || len(d.Statuses) != len(checks) {
 		return nil
@@ -66,6 +78,17 @@ func (l *Limiter) Release(ctx context.Context, checks []Check, d *Decision) erro
 	}
 	if err := r.Release(ctx, checks, leases); err != nil {
 		return fmt.Errorf("sluice: release: %w", err)
+	}
+	for i := range d.Statuses {
+		d.Statuses[i].Lease = 0
+	}
+	if l.waiting.Load() > 0 {
+		l.mu.Lock()
+		if l.released != nil {
+			close(l.released)
+		}
+		l.released = make(chan struct{})
+		l.mu.Unlock()
 	}
 	return nil
 }

@@ -4,14 +4,25 @@ package algo
 // book: Log holds every admission (time, units), oldest first. An
 // admission at t counts while now < t+W, so at most Q units are admitted in
 // any span (t-W, t]. A now earlier than the newest entry (a clock step
-// back) counts as that entry's time. Under KindConcurrency an admission's
-// time is its lease (Verdict.Lease), which Release gives back. See Decide
-// for the contract.
+// back) counts as that entry's time.
+//
+// Under KindConcurrency an admission's time is its lease (Verdict.Lease),
+// which Release gives back. No two leases held at once have the same
+// stamp: a lease taken at or before the newest one's stamp is stamped one
+// µs after it, and is held that much longer. Leases expire by now alone,
+// so a clock stepping back expires none early. See Decide for the
+// contract.
 func SlidingLog(p *Params, s *State, now, cost int64, v *Verdict) (changed bool) {
 	now = ClampTime(now)
-	log, eff := s.Log, now
+	log, eff, stamp := s.Log, now, now
 	if n := len(log); n > 0 {
-		eff = max(now, ClampTime(log[n-1].At)) // new entries are stamped eff
+		newest := ClampTime(log[n-1].At)
+		if p.Kind == KindConcurrency {
+			stamp = max(now, newest+1) // every lease held has a stamp of its own
+		} else {
+			eff = max(now, newest)
+			stamp = eff
+		}
 	}
 	for len(log) > 0 && log[0].At <= eff-p.W {
 		log = log[1:]
@@ -28,11 +39,11 @@ func SlidingLog(p *Params, s *State, now, cost int64, v *Verdict) (changed bool)
 	case !v.Allowed:
 		v.Retry = logRetry(p, log, used+cost-p.Q) - now
 	case cost > 0:
-		log = append(log, Entry{At: eff, Units: cost})
+		log = append(log, Entry{At: stamp, Units: cost})
 		used += cost
 		*s, changed = State{Log: log}, true
 		if p.Kind == KindConcurrency {
-			v.Lease = eff
+			v.Lease = stamp
 		}
 	}
 	v.Remaining = max(p.Q-used, 0)

@@ -293,6 +293,17 @@ func Scenarios() []Scenario {
 			step(0).releasing(10, 11),
 			step(0, check("v", conc, 3)).want(true),
 		)},
+		{Name: "leases of one instant are distinct: a lease released twice frees one slot", Steps: steps(
+			step(0, check("u", conc, 1)).want(true),
+			step(0, check("u", conc, 1)).want(true),
+			step(0, check("u", conc, 1)).want(true),
+			step(0).releasing(0),
+			step(0).releasing(0), // finds nothing: steps 1 and 2 hold theirs
+			step(0, check("u", conc, 1)).want(true),
+			step(0, check("u", conc, 1)).want(false),
+			step(0).releasing(1),
+			step(0, check("u", conc, 1)).want(true),
+		)},
 		{Name: "a global limit next to per-user limits spans subjects", Steps: steps(
 			step(0, check("global", fw.Named("global"), 1), check("alice", tb3, 1)).want(true, true),
 			step(0, check("global", fw.Named("global"), 1), check("bob", tb3, 3)).want(true, true),

@@ -57,11 +57,16 @@ end
 function sliding_log.decide(c, st, now, cost, v)
   local q, w = c.q, c.w
   local h, n = st.h, st.n
-  local eff, newest, last, lastUnits = now, nil, nil, 0
+  local eff, stamp, newest, last, lastUnits = now, now, nil, nil, 0
   if n > h then
     newest, lastUnits = entry(c.key, n - 1)
     last = clamp_time(newest)
-    eff = math.max(now, last) -- new entries are stamped eff
+    if c.alg == CONCURRENCY then
+      stamp = math.max(now, last + 1) -- every lease held has a stamp of its own
+    else
+      eff = math.max(now, last)
+      stamp = eff
+    end
   end
   -- Entries at or before eff - w have expired.
   local head, used = h, math.max(st.a, 0)
@@ -88,15 +93,15 @@ function sliding_log.decide(c, st, now, cost, v)
   elseif not v.ok then
     v.retry = log_retry(c, head, n, used + cost - q) - now
   elseif cost > 0 then
-    nxt = {h = head, at = eff, units = cost, used = used + cost}
-    if c.alg ~= CONCURRENCY and n > head and last == eff then
+    nxt = {h = head, at = stamp, units = cost, used = used + cost}
+    if c.alg ~= CONCURRENCY and n > head and last == stamp then
       nxt.merge = lastUnits + cost
     end
     if c.alg == CONCURRENCY then
-      v.lease = eff
+      v.lease = stamp
     end
     used = used + cost
-    last = eff
+    last = stamp
   end
   v.rem = math.max(q - used, 0)
   if used > 0 then
