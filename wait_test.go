@@ -1,0 +1,49 @@
+package sluice_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+// Wait sleeps a refusal's RetryAfter and is then admitted; it gives up at
+// once when that sleep would pass its context's deadline, and when the
+// call can never fit.
+func TestWaitSleepsRetryAfter(t *testing.T) {
+	s := memory.New(memory.WithSweepInterval(0))
+	t.Cleanup(func() { s.Close() })
+	lim := sluice.NewLimiter(s)
+	ctx := context.Background()
+	checks := []sluice.Check{{Key: "k", Limit: sluice.FixedWindow(1, 200*time.Millisecond), Cost: 1}}
+	var d sluice.Decision
+	if err := lim.Allow(ctx, checks, &d); err != nil || !d.Allowed {
+		t.Fatalf("first: %+v %v", d, err)
+	}
+
+	short, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if err := lim.Wait(short, checks, &d); !errors.Is(err, context.DeadlineExceeded) || d.Allowed {
+		t.Fatalf("Wait past its deadline: %v %+v, want DeadlineExceeded", err, d)
+	}
+	if took := time.Since(start); d.RetryAfter > 5*time.Millisecond && took > 100*time.Millisecond {
+		t.Errorf("Wait took %v to see that a %v wait ends after its 5ms deadline", took, d.RetryAfter)
+	}
+
+	start = time.Now()
+	if err := lim.Wait(ctx, checks, &d); err != nil || !d.Allowed {
+		t.Fatalf("Wait: %v %+v", err, d)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("Wait took %v for a 200ms window", took)
+	}
+
+	tooBig := []sluice.Check{{Key: "k", Limit: sluice.GCRA(2, time.Second), Cost: 3}}
+	if err := lim.Wait(ctx, tooBig, &d); err == nil || d.Allowed || d.RetryAfter != sluice.Never {
+		t.Fatalf("Wait for a cost above the burst: %v %+v, want an error at once", err, d)
+	}
+}
