@@ -18,7 +18,7 @@ func TestWaitSleepsRetryAfter(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	lim := sluice.NewLimiter(s)
 	ctx := context.Background()
-	checks := []sluice.Check{{Key: "k", Limit: sluice.FixedWindow(1, 200*time.Millisecond), Cost: 1}}
+	checks := []sluice.Check{{Key: "k", Limit: sluice.SlidingLog(1, 200*time.Millisecond), Cost: 1}}
 	var d sluice.Decision
 	if err := lim.Allow(ctx, checks, &d); err != nil || !d.Allowed {
 		t.Fatalf("first: %+v %v", d, err)
@@ -39,7 +39,7 @@ func TestWaitSleepsRetryAfter(t *testing.T) {
 		t.Fatalf("Wait: %v %+v", err, d)
 	}
 	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("Wait took %v for a 200ms window", took)
+		t.Errorf("Wait took %v for a 200ms sliding window", took)
 	}
 
 	tooBig := []sluice.Check{{Key: "k", Limit: sluice.GCRA(2, time.Second), Cost: 3}}
