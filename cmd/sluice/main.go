@@ -6,6 +6,7 @@
 //	sluice design    turn requirements into a recommended limit and config
 //	sluice bench     send load to a running server and report its rate and latency
 //	sluice token     make a caller token for the admin listener and its hash
+//	sluice version   print the module version and commit this binary was built from
 //
 // Run "sluice help" for the commands this build has.
 package main
@@ -35,6 +36,7 @@ func commands() map[string]command {
 		"check":    {"validate a configuration file and print its plans", runCheck},
 		"bench":    {"send load to a running server and report rate, statuses and latency", runBench},
 		"token":    {"make a caller token for the admin listener and the hash to configure", runToken},
+		"version":  {"print the module version, commit and Go version of this binary", runVersion},
 	}
 }
 

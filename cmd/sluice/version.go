@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime/debug"
+)
+
+// runVersion prints what this binary was built from: the module version
+// (a release tag, a pseudo-version, or "(devel)"), the commit and whether
+// the work tree had uncommitted changes (when the build recorded them: a
+// build in a git checkout does, `go install module@version` does not), and
+// the Go toolchain.
+func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
+	if len(args) > 0 {
+		return fmt.Errorf("unexpected argument %q", args[0])
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return fmt.Errorf("this binary carries no build information")
+	}
+	fmt.Fprint(stdout, versionText(info))
+	return nil
+}
+
+// versionText is version's output for info: "sluice VERSION", then
+// "commit REV" with " (modified)" when the tree had uncommitted changes, if
+// the build recorded a commit, then the Go version.
+func versionText(info *debug.BuildInfo) string {
+	version := info.Main.Version
+	if version == "" {
+		version = "(devel)"
+	}
+	text := "sluice " + version + "\n"
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" {
+		text += "commit " + rev
+		if modified == "true" {
+			text += " (modified)"
+		}
+		text += "\n"
+	}
+	return text + info.GoVersion + "\n"
+}
