@@ -18,8 +18,9 @@ type Policy uint8
 
 const (
 	// Local ("local") decides on the local store instead, with every limit
-	// divided by the number of instances that share the primary, so that
-	// together they admit about what the shared limit admits.
+	// divided by the number of instances that share the primary, starting
+	// from the primary's last word on each key; what it admits is charged to
+	// the primary when the primary is back (see Store).
 	Local Policy = iota
 	// Allow ("allow") admits every check: availability over protection.
 	Allow
@@ -75,8 +76,39 @@ type Options struct {
 	// returns, with the reason: the primary's error, or ErrCircuitOpen when
 	// the breaker kept the call from the primary. It runs on the caller's
 	// goroutine, concurrently with other calls: keep it quick (count, not
-	// log; Breaker.OnStateChange is the place for a log line).
+	// log; OnBreakerChange is the place for a log line).
 	OnFallback func(reason error)
+
+	// Node, when not nil, names the node of the primary that decides a
+	// check (for Redis: the master serving its key's slot in a Cluster, the
+	// master's address otherwise). The Store keeps a circuit breaker per
+	// node, so that the keys of healthy nodes stay on the primary while
+	// another node is down, and counts per node in Stats.Nodes. A call
+	// whose checks live on several nodes goes to the primary only when none
+	// of their breakers is open; its failure counts against each of them
+	// unless the error names the node that failed (an error with a method
+	// FailedNode() string, found with errors.As). Nil means one node, "".
+	// It is called on every call, concurrently: keep it quick.
+	Node func(c *sluice.Check) string
+	// OnBreakerChange, when not nil, is called on every transition of a
+	// node's breaker, after Breaker.OnStateChange, with the same
+	// obligations: quick, no call to Apply.
+	OnBreakerChange func(node string, from, to BreakerState)
+
+	// Charge, when not nil, tells the primary of units admitted without it:
+	// for each check, take up to Cost units of its limit for its key, as
+	// many as the primary's state has left, without refusing (the units
+	// were already admitted). Under Local, a Store calls it when the primary
+	// decides a key again, before the primary decides it (see Store). Its
+	// error is a store error: the call is decided by the policy and the
+	// charge is tried again by the next call. Redis's Store.Charge is one.
+	Charge func(ctx context.Context, checks []sluice.Check) error
+	// Remember bounds how many keys' last answers from the primary a Local
+	// Store keeps to start its fallback from, DefaultRemember (65,536) when
+	// ≤ 0; Ledger bounds how many keys decided locally it keeps account of
+	// until charged, DefaultLedger (65,536) when ≤ 0. Past either bound the
+	// Store still decides, less closely (see Store).
+	Remember, Ledger int
 }
 
 // Stats counts what a Store has done since it was made.
@@ -93,8 +125,16 @@ type Stats struct {
 	// BreakerOpens counts how often the breaker opened, re-openings after
 	// a failed probe included.
 	BreakerOpens int64
-	// Breaker is the breaker's state now.
+	// Breaker is the state now of the breaker that is furthest from
+	// closed: open if any node's is open, else half-open if any is.
 	Breaker BreakerState
+	// Nodes holds the counts of each node (see Options.Node) by name; with
+	// no Options.Node, the one node "".
+	Nodes map[string]NodeStats
+	// Uncharged counts units admitted locally that will not be charged to
+	// the primary: the ledger was full (Options.Ledger), or no Charge was
+	// given.
+	Uncharged int64
 }
 
 // A Store is a sluice.Store that makes a remote primary store (Redis) safe
@@ -154,7 +194,12 @@ type Store struct {
 	timeout    time.Duration
 	instances  int64
 	onFallback func(error)
-	breaker    breaker
+	nodeOf     func(*sluice.Check) string
+	nodes      nodes
+	openFor    time.Duration
+	charge     func(context.Context, []sluice.Check) error
+	memo       *memo   // Local only
+	ledger     *ledger // Local only
 
 	storeErrors atomic.Int64
 	fallbacks   atomic.Int64
@@ -205,7 +250,16 @@ func New(primary, local sluice.Store, opts Options) (*Store, error) {
 		timeout:    opts.Timeout,
 		instances:  int64(min(max(opts.Instances, 1), maxInstances)),
 		onFallback: opts.OnFallback,
-		breaker:    breaker{opts: opts.Breaker},
+		nodeOf:     opts.Node,
+		nodes:      nodes{opts: opts.Breaker, onChange: opts.OnBreakerChange},
+		openFor:    (&breaker{opts: opts.Breaker}).OpenFor(),
+		charge:     opts.Charge,
+	}
+	if f.nodeOf == nil {
+		f.nodes.get("") // the one node, in Stats from the start
+	}
+	if f.policy == Local {
+		f.memo, f.ledger = newMemo(opts.Remember), newLedger(opts.Ledger)
 	}
 	f.cache, _ = primary.(CachingStore)
 	if f.timeout == 0 {
@@ -218,12 +272,24 @@ func New(primary, local sluice.Store, opts Options) (*Store, error) {
 // Stats returns the current counts. Each field is read atomically, but not
 // all at the same instant.
 func (f *Store) Stats() Stats {
-	return Stats{
+	st := Stats{
 		StoreErrors:       f.storeErrors.Load(),
 		FallbackDecisions: f.fallbacks.Load(),
-		BreakerOpens:      f.breaker.Opens(),
-		Breaker:           f.breaker.State(),
+		Nodes:             make(map[string]NodeStats),
 	}
+	if f.ledger != nil {
+		st.Uncharged = f.ledger.uncharged.Load()
+	}
+	f.nodes.each(func(n *node) {
+		ns := NodeStats{Breaker: n.breaker.State(), BreakerOpens: n.breaker.Opens(),
+			StoreErrors: n.storeErrors.Load(), FallbackDecisions: n.fallbacks.Load()}
+		st.Nodes[n.name] = ns
+		st.BreakerOpens += ns.BreakerOpens
+		if ns.Breaker == BreakerOpen || ns.Breaker == BreakerHalfOpen && st.Breaker == BreakerClosed {
+			st.Breaker = ns.Breaker
+		}
+	})
+	return st
 }
 
 // Apply implements sluice.Store.
@@ -231,32 +297,75 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("failover: %w", err)
 	}
-	tk, ok := f.breaker.Allow()
-	if !ok {
-		return f.fallback(ctx, checks, out, ErrCircuitOpen)
+	var cn callNodes
+	ns := f.nodesOf(checks, &cn)
+	tks := cn.tickets[:0]
+	for _, n := range ns {
+		tk, ok := n.breaker.Allow()
+		if !ok {
+			f.release(ns, tks)
+			return f.fallback(ctx, checks, out, []*node{n}, ErrCircuitOpen)
+		}
+		tks = append(tks, tk)
 	}
-	cached, err := f.callPrimary(ctx, checks, out)
+	cached, err := f.callPrimary(ctx, checks, out, ns)
 	switch {
 	case err == nil:
-		if cached {
-			f.breaker.Release(tk)
-		} else {
-			f.breaker.Done(tk, true)
+		for j, n := range ns {
+			if cached {
+				n.breaker.Release(tks[j])
+			} else {
+				n.breaker.Done(tks[j], true)
+			}
+		}
+		if f.memo != nil && !cached {
+			f.memo.put(checks, out, time.Now())
 		}
 		return nil
 	case ctx.Err() != nil:
-		f.breaker.Release(tk)
+		f.release(ns, tks)
 		return fmt.Errorf("failover: caller gave up: %w (primary store: %v)", ctx.Err(), err)
 	case errors.Is(err, sluice.ErrInvalidCheck) || errors.Is(err, sluice.ErrInvalidLimit):
-		f.breaker.Release(tk)
+		f.release(ns, tks)
 		return fmt.Errorf("failover: %w", err)
 	}
 	f.storeErrors.Add(1)
-	f.breaker.Done(tk, false)
-	return f.fallback(ctx, checks, out, fmt.Errorf("primary store: %w", err))
+	blamed := blame(err, ns)
+	for j, n := range ns {
+		if len(blamed) == len(ns) || blamed[0] == n {
+			n.storeErrors.Add(1)
+			n.breaker.Done(tks[j], false)
+		} else {
+			n.breaker.Release(tks[j])
+		}
+	}
+	return f.fallback(ctx, checks, out, blamed, fmt.Errorf("primary store: %w", err))
 }
 
-func (f *Store) callPrimary(ctx context.Context, checks []sluice.Check, out []sluice.Status) (cached bool, err error) {
+// release gives back the tickets tks of nodes ns.
+func (f *Store) release(ns []*node, tks []ticket) {
+	for j, t := range tks {
+		ns[j].breaker.Release(t)
+	}
+}
+
+// blame returns the nodes of ns that err is about: the one it names, or
+// all of them.
+func blame(err error, ns []*node) []*node {
+	var named interface{ FailedNode() string }
+	if len(ns) > 1 && errors.As(err, &named) {
+		for _, n := range ns {
+			if n.name == named.FailedNode() {
+				return []*node{n}
+			}
+		}
+	}
+	return ns
+}
+
+// callPrimary charges what the call's keys (and a few others of its nodes)
+// owe from local decisions, then asks the primary, all within the timeout.
+func (f *Store) callPrimary(ctx context.Context, checks []sluice.Check, out []sluice.Status, ns []*node) (cached bool, err error) {
 	if f.timeout > 0 {
 		// A caller's deadline that comes first bounds the call already.
 		if d, ok := ctx.Deadline(); !ok || time.Until(d) > f.timeout {
@@ -265,21 +374,27 @@ func (f *Store) callPrimary(ctx context.Context, checks []sluice.Check, out []sl
 			defer cancel()
 		}
 	}
+	if f.ledger != nil && f.ledger.size.Load() > 0 {
+		if err := f.settle(ctx, checks, ns); err != nil {
+			return false, err
+		}
+	}
 	if f.cache != nil {
 		return f.cache.ApplyCached(ctx, checks, out)
 	}
 	return false, f.primary.Apply(ctx, checks, out)
 }
 
-// fallback decides checks by the policy because of reason.
-func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluice.Status, reason error) error {
+// fallback decides checks by the policy because of reason, counting the
+// decision against the nodes blamed.
+func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluice.Status, blamed []*node, reason error) error {
 	switch f.policy {
 	case Allow:
 		for i := range checks {
 			out[i] = sluice.Status{Allowed: true, Remaining: checks[i].Limit.Burst()}
 		}
 	case Deny:
-		d := f.breaker.OpenFor()
+		d := f.openFor
 		for i := range checks {
 			out[i] = sluice.Status{RetryAfter: d, ResetAfter: d}
 		}
@@ -297,6 +412,9 @@ func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluic
 		}
 	}
 	f.fallbacks.Add(1)
+	for _, n := range blamed {
+		n.fallbacks.Add(1)
+	}
 	if f.onFallback != nil {
 		f.onFallback(reason)
 	}
@@ -304,29 +422,38 @@ func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluic
 }
 
 // applyLocal decides checks on the local store with each limit replaced by
-// this instance's share.
+// this instance's share, each key new to the fallback first brought down
+// to its share of the primary's last word, and keeps account of what it
+// admits.
 func (f *Store) applyLocal(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
-	if f.instances == 1 {
-		return f.local.Apply(ctx, checks, out)
-	}
 	p := f.scratch.Get().(*[]sluice.Check)
 	shares := append((*p)[:0], checks...)
-	for i := range shares {
-		shares[i].Limit = f.share(shares[i].Limit)
+	if f.instances > 1 {
+		for i := range shares {
+			shares[i].Limit = f.share(shares[i].Limit)
+		}
 	}
-	err := f.local.Apply(ctx, shares, out)
+	err := f.seed(ctx, checks, shares)
+	if err == nil {
+		err = f.local.Apply(ctx, shares, out)
+	}
 	clear(shares) // keep no keys alive in the pool
 	*p = shares[:0]
 	f.scratch.Put(p)
 	if err != nil {
 		return err
 	}
+	admitted := true
 	for i := range checks {
+		admitted = admitted && (out[i].Allowed || checks[i].Limit.Shadow())
 		// Too big for this instance's share, not for the shared limit: it
 		// fits once the primary is back.
 		if out[i].RetryAfter == sluice.Never && checks[i].Cost <= checks[i].Limit.Burst() {
-			out[i].RetryAfter = f.breaker.OpenFor()
+			out[i].RetryAfter = f.openFor
 		}
+	}
+	if admitted {
+		f.ledger.add(checks, out)
 	}
 	return nil
 }

@@ -1,0 +1,126 @@
+package failover
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// NodeStats counts what a Store has done with the calls of one node of its
+// primary (see Options.Node).
+type NodeStats struct {
+	// Breaker is the node's breaker state now.
+	Breaker BreakerState
+	// BreakerOpens counts how often the node's breaker opened.
+	BreakerOpens int64
+	// StoreErrors counts the node's calls that failed.
+	StoreErrors int64
+	// FallbackDecisions counts calls decided by the policy because of the
+	// node: it failed, or its breaker was open.
+	FallbackDecisions int64
+}
+
+// maxNodes bounds the breakers a Store keeps. Nodes are a deployment's
+// servers, a handful; past the bound (a Node function that names keys, not
+// servers) every further name shares one breaker.
+const maxNodes = 1024
+
+// overflowNode is the name of the breaker shared past maxNodes.
+const overflowNode = "(other)"
+
+// node is one node of the primary: its breaker and its counts.
+type node struct {
+	name        string
+	breaker     breaker
+	storeErrors atomic.Int64
+	fallbacks   atomic.Int64
+}
+
+// nodes holds a breaker per node, made on first use.
+type nodes struct {
+	opts     BreakerOptions
+	onChange func(node string, from, to BreakerState)
+
+	mu sync.RWMutex
+	m  map[string]*node
+}
+
+// get returns the node called name, made if new.
+func (ns *nodes) get(name string) *node {
+	ns.mu.RLock()
+	n := ns.m[name]
+	ns.mu.RUnlock()
+	if n != nil {
+		return n
+	}
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if n = ns.m[name]; n != nil {
+		return n
+	}
+	if len(ns.m) >= maxNodes {
+		if n = ns.m[overflowNode]; n != nil {
+			return n
+		}
+		name = overflowNode
+	}
+	n = &node{name: name, breaker: breaker{opts: ns.opts}}
+	if user, nodeHook := ns.opts.OnStateChange, ns.onChange; user != nil || nodeHook != nil {
+		n.breaker.opts.OnStateChange = func(from, to BreakerState) {
+			if user != nil {
+				user(from, to)
+			}
+			if nodeHook != nil {
+				nodeHook(name, from, to)
+			}
+		}
+	}
+	if ns.m == nil {
+		ns.m = make(map[string]*node)
+	}
+	ns.m[name] = n
+	return n
+}
+
+// each calls fn for every node made so far.
+func (ns *nodes) each(fn func(*node)) {
+	ns.mu.RLock()
+	defer ns.mu.RUnlock()
+	for _, n := range ns.m {
+		fn(n)
+	}
+}
+
+// callNodes is the nodes of one call, in order of first check, without
+// repeats; most calls have one.
+type callNodes struct {
+	buf     [4]*node
+	list    []*node
+	tickets [4]ticket
+}
+
+// nodesOf fills cn with the nodes of checks and returns them.
+func (f *Store) nodesOf(checks []sluice.Check, cn *callNodes) []*node {
+	cn.list = cn.buf[:0]
+	if f.nodeOf == nil {
+		return append(cn.list, f.nodes.get(""))
+	}
+	var last string
+	for i := range checks {
+		name := f.nodeOf(&checks[i])
+		if i > 0 && name == last {
+			continue
+		}
+		last = name
+		n := f.nodes.get(name)
+		seen := false
+		for _, m := range cn.list {
+			seen = seen || m == n
+		}
+		if !seen {
+			cn.list = append(cn.list, n)
+		}
+	}
+	return cn.list
+}
