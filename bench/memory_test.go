@@ -23,7 +23,11 @@ var benchKeys = Keys(NumKeys)
 // refused/op reports the fraction of requests refused; it should be 0, so
 // that every peer does the same work.
 //
-// The last two sub-benchmarks are no peers. floor is the least work any
+// The plan3- sub-benchmarks decide a plan of three limits per request
+// (PlanPeers): sluice in one atomic call, every other library with three
+// limiters checked in turn.
+//
+// floor and floor-locked are no peers. floor is the least work any
 // keyed limiter must do per decision (see floorTable); floor-locked adds
 // what a store that spends several limits in one atomic call must (see
 // lockedFloorTable). Measured in the same loop, they show what this machine
@@ -34,6 +38,9 @@ func BenchmarkAllow(b *testing.B) {
 	}
 	b.Run("floor", benchFloor)
 	b.Run("floor-locked", benchLockedFloor)
+	for _, p := range PlanPeers {
+		b.Run(p.Name, func(b *testing.B) { benchAllow(b, p) })
+	}
 }
 
 func benchAllow(b *testing.B, p Peer) {
@@ -76,7 +83,7 @@ func benchAllow(b *testing.B, p Peer) {
 // refuses once its burst is spent, so the benchmarks compare limiters that
 // really limit.
 func TestPeersAdmit(t *testing.T) {
-	for _, p := range Peers {
+	for _, p := range append(Peers[:len(Peers):len(Peers)], PlanPeers...) {
 		t.Run(p.Name, func(t *testing.T) {
 			// Window-based peers may refill their whole burst if a window
 			// boundary falls inside the loop: allow a retry for that.

@@ -116,6 +116,7 @@ type sluiceInst struct {
 	store *memory.Store
 	lim   *sluice.Limiter
 	limit sluice.Limit
+	plan  []sluice.Check // a plan's checks (newSluicePlan), else nil
 }
 
 func newSluice(l sluice.Limit, c Config) *sluiceInst {
@@ -127,6 +128,9 @@ func newSluice(l sluice.Limit, c Config) *sluiceInst {
 }
 
 func (s *sluiceInst) Worker() func(string) bool {
+	if s.plan != nil {
+		return s.planWorker()
+	}
 	ctx := context.Background()
 	var d sluice.Decision
 	checks := []sluice.Check{{Limit: s.limit, Cost: 1}}
