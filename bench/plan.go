@@ -41,10 +41,15 @@ func threeOf(p Peer) func(Config) Instance {
 	return func(c Config) Instance {
 		var t three
 		for i, period := range PlanPeriods {
-			t[i] = p.New(Config{MaxKeys: c.MaxKeys, Period: period * c.Period / time.Second})
+			t[i] = p.New(Config{MaxKeys: c.MaxKeys, Period: scaled(period, c)})
 		}
 		return &t
 	}
+}
+
+// scaled returns period scaled by c.Period ÷ 1s.
+func scaled(period time.Duration, c Config) time.Duration {
+	return time.Duration(float64(period) * c.Period.Seconds())
 }
 
 type three [3]Instance
@@ -66,7 +71,7 @@ func newSluicePlan(alg func(int64, time.Duration) sluice.Limit, c Config) *sluic
 	st := memory.New(memory.WithSweepInterval(0), memory.WithMaxKeys(3*c.MaxKeys))
 	s := &sluiceInst{store: st, lim: sluice.NewLimiter(st)}
 	for i, name := range [3]string{"per-second", "per-minute", "per-day"} {
-		l := alg(Rate, PlanPeriods[i]*c.Period/time.Second).Named(name)
+		l := alg(Rate, scaled(PlanPeriods[i], c)).Named(name)
 		if err := l.Err(); err != nil {
 			panic(err)
 		}
