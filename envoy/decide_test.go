@@ -32,9 +32,20 @@ func TestStatusFieldsAreExact(t *testing.T) {
 		{"two units", 2, 0, ok, status{ok, "per-client:5/MINUTE", 3, 40 * time.Second}},
 		{"three more fill the window", 3, 5 * time.Second, ok, status{ok, "per-client:5/MINUTE", 0, 35 * time.Second}},
 		{"one more is refused", 1, time.Second, over, status{over, "per-client:5/MINUTE", 0, 34 * time.Second}},
+		// duration_until_reset is envoyproxy/ratelimit's: whole seconds to
+		// the window's end, counted from the current Unix second.
 		{"more than the limit ever holds is refused", 6, 34*time.Second - time.Microsecond, over,
-			status{over, "per-client:5/MINUTE", 0, time.Microsecond}},
+			status{over, "per-client:5/MINUTE", 0, time.Second}},
 		{"the next window starts full", 1, time.Microsecond, ok, status{ok, "per-client:5/MINUTE", 4, time.Minute}},
+		// A refused request spends what is left of its window, as
+		// envoyproxy/ratelimit counts every hit: a smaller one that would
+		// fit is refused too, until the window ends.
+		{"a request larger than what is left is refused", 5, 500 * time.Millisecond, over,
+			status{over, "per-client:5/MINUTE", 0, time.Minute}},
+		{"and spent the rest of the window", 1, time.Second, over, status{over, "per-client:5/MINUTE", 0, 59 * time.Second}},
+		{"more than the limit ever holds spends a fresh window", 9, 59 * time.Second, over,
+			status{over, "per-client:5/MINUTE", 0, time.Minute}},
+		{"so that one unit is refused after it", 1, 0, over, status{over, "per-client:5/MINUTE", 0, time.Minute}},
 	}
 	for _, s := range steps {
 		h.clock.Advance(s.advance)
@@ -161,9 +172,11 @@ func TestZeroRequestsPerUnitBlocksWithoutCharging(t *testing.T) {
   - key: user
     rate_limit: {name: per-user, unit: minute, requests_per_unit: 5}
 `)
+	// A blocked descriptor has envoyproxy/ratelimit's duration_until_reset:
+	// the rest of its unit, never 0.
 	for range 2 {
 		h.expect(h.ask(request("edge", 0, desc("user", "u"), desc("remote_address", "198.51.100.66"))), over,
-			status{ok, "per-user:5/MINUTE", 5, 0}, status{over, ":0/SECOND", 0, 0})
+			status{ok, "per-user:5/MINUTE", 5, time.Minute}, status{over, ":0/SECOND", 0, time.Second})
 	}
 }
 

@@ -42,9 +42,9 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 			state = append(state, '"')
 			state = append(state, s.rule.label...)
 			state = append(state, `";r=`...)
-			state = strconv.AppendInt(state, st.Remaining, 10)
+			state = strconv.AppendInt(state, remaining(st), 10)
 			state = append(state, ";t="...)
-			state = strconv.AppendInt(state, ceilSeconds(st.ResetAfter), 10)
+			state = strconv.AppendInt(state, ceilSeconds(p.reset(s, st)), 10)
 		}
 		p.policy, p.state = policy, state
 		if limits > 0 {
@@ -55,10 +55,11 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 			parts.addHeader("RateLimit", string(state))
 		}
 	case modeDraft6:
-		if l := d.Limit; len(p.checks) > 0 && !l.Shadow() {
+		if s, ok := p.deciding(d); ok {
+			l, st := p.checks[s.check].Limit, &d.Statuses[s.check]
 			parts.addHeader("RateLimit-Limit", strconv.FormatInt(l.Burst(), 10))
-			parts.addHeader("RateLimit-Remaining", strconv.FormatInt(d.Remaining, 10))
-			parts.addHeader("RateLimit-Reset", strconv.FormatInt(ceilSeconds(d.ResetAfter), 10))
+			parts.addHeader("RateLimit-Remaining", strconv.FormatInt(remaining(st), 10))
+			parts.addHeader("RateLimit-Reset", strconv.FormatInt(ceilSeconds(p.reset(s, st)), 10))
 			pol := strconv.AppendInt(p.policy[:0], l.Quantity(), 10)
 			pol = append(pol, ";w="...)
 			pol = strconv.AppendInt(pol, int64(l.Window()/time.Second), 10)
@@ -66,13 +67,45 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 			parts.addHeader("RateLimit-Policy", string(pol))
 		}
 	}
-	if code == rlsv3.RateLimitResponse_OVER_LIMIT && !p.blocked && d.RetryAfter != sluice.Never {
-		parts.addHeader("Retry-After", strconv.FormatInt(max(1, ceilSeconds(d.RetryAfter)), 10))
+	if code == rlsv3.RateLimitResponse_OVER_LIMIT && !p.blocked {
+		if wait := p.retryAfter(d); wait != sluice.Never {
+			parts.addHeader("Retry-After", strconv.FormatInt(max(1, ceilSeconds(wait)), 10))
+		}
 	}
 	if len(parts.headers) == 0 {
 		return nil
 	}
 	return parts.headers
+}
+
+// deciding returns the slot of the enforcing limit that decided d
+// (d.Limit, see sluice.Decision); false when no enforcing limit applied.
+func (p *plan) deciding(d *sluice.Decision) (slot, bool) {
+	if len(p.checks) == 0 || d.Limit.Shadow() {
+		return slot{}, false
+	}
+	found, ok := slot{}, false
+	for _, s := range p.slots {
+		if s.check < 0 || p.checks[s.check].Limit.Name() != d.Limit.Name() {
+			continue
+		}
+		if st := &d.Statuses[s.check]; st.Remaining == d.Remaining && st.ResetAfter == d.ResetAfter {
+			return s, true
+		}
+		if !ok {
+			found, ok = s, true
+		}
+	}
+	return found, ok
+}
+
+// remaining is the limit_remaining of a status: 0 when refused, as
+// envoyproxy/ratelimit answers.
+func remaining(st *sluice.Status) int64 {
+	if !st.Allowed {
+		return 0
+	}
+	return st.Remaining
 }
 
 // ceilSeconds rounds d up to whole seconds.

@@ -80,6 +80,9 @@ func serve(t *testing.T, rulesYAML string, opts ...envoy.Options) *harness {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
+	if o.Clock == nil {
+		o.Clock = clock.Now
+	}
 	h.svc, err = envoy.NewService(sluice.NewLimiter(h.store), rules, o)
 	if err != nil {
 		t.Fatal(err)

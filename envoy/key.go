@@ -16,10 +16,12 @@ import (
 //
 // with '%', ':', '|', '=', '{' and '}' percent-escaped in the domain, keys and
 // values, so that distinct descriptors never share a key and a Redis Cluster
-// hash tag ({…}) spans the whole subject. A key longer than sluice.MaxKeyLen
+// hash tag ({…}) spans the whole subject. An entry whose shared[i] is set
+// (share_threshold) is written <key>=%*<pattern>, which no escaped value
+// can spell, so that every value its pattern matches shares one key. A key longer than sluice.MaxKeyLen
 // becomes "envoy:sha256:" and the hex SHA-256 of the long form (which, having
 // no '=', cannot be mistaken for a short one).
-func storeKey(domain string, entries []*ratelimitv3.RateLimitDescriptor_Entry) string {
+func storeKey(domain string, entries []*ratelimitv3.RateLimitDescriptor_Entry, shared []string) string {
 	var b strings.Builder
 	n := len("envoy:") + len(domain) + 1
 	for _, e := range entries {
@@ -35,6 +37,11 @@ func storeKey(domain string, entries []*ratelimitv3.RateLimitDescriptor_Entry) s
 		}
 		escape(&b, e.GetKey())
 		b.WriteByte('=')
+		if i < len(shared) && shared[i] != "" {
+			b.WriteString("%*")
+			escape(&b, shared[i])
+			continue
+		}
 		escape(&b, e.GetValue())
 	}
 	if b.Len() <= sluice.MaxKeyLen {

@@ -18,13 +18,13 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []s
 	lines := map[entry]int{}
 	d.List(n, path, func(_ int, e *yaml.Node, path string) {
 		var (
-			key, value                  string
+			key, value                             string
 			keyNode, rlNode, shadowNode *yaml.Node
-			childrenNode                *yaml.Node
-			childrenPath                string
-			shadow                      bool
-			rl                          rawRateLimit
-			child                       = &node{}
+			quotaNode, shareNode, childrenNode     *yaml.Node
+			childrenPath                           string
+			shadow, quota, share                   bool
+			rl                                     rawRateLimit
+			child                                  = &node{}
 		)
 		ok := d.Mapping(e, path, map[string]field{
 			"key":   func(n *yaml.Node, p string) { key, keyNode = d.Str(n, p), n },
@@ -34,9 +34,15 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []s
 				d.rateLimit(n, p, &rl)
 			},
 			"shadow_mode": func(n *yaml.Node, p string) { shadow, shadowNode = d.Bool(n, p), n },
-			// detailed_metric changes envoyproxy/ratelimit's statsd names; sluice
-			// labels metrics by limit name only (bounded cardinality).
+			"quota_mode":  func(n *yaml.Node, p string) { quota, quotaNode = d.Bool(n, p), n },
+			"share_threshold": func(n *yaml.Node, p string) {
+				share, shareNode = d.Bool(n, p), n
+			},
+			// detailed_metric and value_to_metric change envoyproxy/ratelimit's
+			// statsd names; sluice labels metrics by limit name only (bounded
+			// cardinality), so they have no effect.
 			"detailed_metric": func(n *yaml.Node, p string) { d.Bool(n, p) },
+			"value_to_metric": func(n *yaml.Node, p string) { d.Bool(n, p) },
 			"descriptors":     func(n *yaml.Node, p string) { childrenNode, childrenPath = n, p },
 		})
 		if !ok {
@@ -66,9 +72,21 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []s
 		}
 		trail := append(trail[:len(trail):len(trail)], seg)
 		if rlNode != nil && rlNode.Kind == yaml.MappingNode {
-			child.rule = d.rule(&rl, rlNode, yamlcheck.Join(path, "rate_limit"), shadow, trail)
-		} else if shadow {
-			d.Errorf(shadowNode, yamlcheck.Join(path, "shadow_mode"), "has no effect without a rate_limit")
+			child.rule = d.rule(&rl, rlNode, yamlcheck.Join(path, "rate_limit"), shadow, quota, trail)
+		} else {
+			if shadow {
+				d.Errorf(shadowNode, yamlcheck.Join(path, "shadow_mode"), "has no effect without a rate_limit")
+			}
+			if quota {
+				d.Errorf(quotaNode, yamlcheck.Join(path, "quota_mode"), "has no effect without a rate_limit")
+			}
+		}
+		if share {
+			if !strings.HasSuffix(value, "*") {
+				d.Errorf(shareNode, yamlcheck.Join(path, "share_threshold"),
+					"applies only to a value ending in * (all the values it matches share one limit)")
+			}
+			child.shared = value
 		}
 		if childrenNode != nil {
 			d.descriptors(childrenNode, childrenPath, child, trail)
@@ -152,9 +170,12 @@ func (d *decoder) rateLimit(n *yaml.Node, path string, rl *rawRateLimit) {
 }
 
 // rule builds the rule of a rate_limit block, or nil if it is invalid.
-func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow bool, trail []string) *rule {
+func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quota bool, trail []string) *rule {
 	before := len(d.Errs)
-	r := &rule{name: rl.name, replaces: rl.replaces, shadow: shadow, label: rl.name}
+	// quota_mode reports an OVER_LIMIT descriptor as OK and never refuses
+	// the request: a shadow limit, reported its own way (shadow_mode, if
+	// also set, decides the report, as in envoyproxy/ratelimit).
+	r := &rule{name: rl.name, replaces: rl.replaces, shadow: shadow || quota, quota: quota && !shadow, label: rl.name}
 	if rl.nameNode != nil && !sluice.ValidName(rl.name) {
 		d.Errorf(rl.nameNode, yamlcheck.Join(path, "name"),
 			"%q must be 1-64 characters of A-Z a-z 0-9 . _ - (it names the limit in RateLimit headers and metrics)", rl.name)
@@ -191,6 +212,7 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow bool,
 		d.Errorf(n, yamlcheck.Join(path, "requests_per_unit"), "missing")
 	}
 	r.unit = pbUnit
+	r.unitSeconds = int64(unit / time.Second)
 	r.requestsPerUnit = uint32(rl.requestsPerUnit)
 	if rl.requestsPerUnit == 0 && rl.rpuNode != nil {
 		r.blocked = true
@@ -227,7 +249,7 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow bool,
 	if r.blocked {
 		return r
 	}
-	r.limit = sluice.NewLimit(alg, rl.requestsPerUnit, unit).Named(r.label).WithShadow(shadow).
+	r.limit = sluice.NewLimit(alg, rl.requestsPerUnit, unit).Named(r.label).WithShadow(r.shadow).
 		WithBurst(rl.burst).WithMaxWait(rl.maxWait)
 	if err := r.limit.Err(); err != nil {
 		d.Errorf(n, path, "%v", err)

@@ -26,7 +26,7 @@ func TestRulesErrorsNameTheirPlace(t *testing.T) {
 		{"duplicate domain", "domain: edge\n---\ndomain: edge\n", `bad.yaml:3:9: domain: "edge" is already defined at bad.yaml:1`},
 		{"descriptors not a list", "domain: edge\ndescriptors: {key: ip}\n", `bad.yaml:2:14: descriptors: want a list, got a mapping`},
 		{"unknown descriptor field", head + "    valu: x\n",
-			`bad.yaml:4:5: descriptors[0].valu: unknown field (known: descriptors, detailed_metric, key, rate_limit, shadow_mode, value)`},
+			`bad.yaml:4:5: descriptors[0].valu: unknown field (known: descriptors, detailed_metric, key, quota_mode, rate_limit, shadow_mode, share_threshold, value, value_to_metric)`},
 		{"field set twice", head + "    key: ip2\n", `bad.yaml:4:5: descriptors[0].key: set twice`},
 		{"missing key", "domain: edge\ndescriptors:\n  - value: x\n", `bad.yaml:3:5: descriptors[0].key: missing`},
 		{"key of the wrong type", "domain: edge\ndescriptors:\n  - key: [ip]\n", `bad.yaml:3:10: descriptors[0].key: want a string, got a list`},
@@ -114,7 +114,7 @@ func TestExampleRulesLoad(t *testing.T) {
 	h.expect(h.ask(request("edge", 0, ip, login)), ok,
 		// A sliding counter is full again once the unit's weight rounds down to 0.
 		status{ok, "per-ip:100/MINUTE", 99, time.Minute + time.Microsecond}, status{ok, "login:5/MINUTE", 4, time.Minute})
-	h.expect(h.ask(request("edge", 0, desc("remote_address", "198.51.100.66"))), over, status{over, ":0/SECOND", 0, 0})
+	h.expect(h.ask(request("edge", 0, desc("remote_address", "198.51.100.66"))), over, status{over, ":0/SECOND", 0, time.Second})
 	h.expect(h.ask(request("edge", 0, desc("remote_address", "203.0.113.7", "path", "/static/app.js"))), ok,
 		status{ok, "", 4294967295, 0})
 	h.expect(h.ask(request("edge", 0, desc("api_key", "k"), desc("api_key", "k", "plan", "enterprise"))), ok,

@@ -41,6 +41,11 @@ type Options struct {
 	// and must not keep res: the Service reuses its memory for later
 	// requests (copy what you need).
 	Observer func(res *Result, took time.Duration, err error)
+	// Clock returns the time by which the service reckons the Unix windows
+	// of fixed-window rules and their duration_until_reset; time.Now when
+	// nil. The store decides by its own clock (Redis's, for the Redis
+	// store), which should agree with it within a few seconds.
+	Clock func() time.Time
 }
 
 // modeNone sends no RateLimit headers.
@@ -52,6 +57,9 @@ func (o Options) WithDefaults() Options {
 	o.Headers = strings.ToLower(o.Headers)
 	if o.Headers == "" {
 		o.Headers = modeIETF
+	}
+	if o.Clock == nil {
+		o.Clock = time.Now
 	}
 	return o
 }

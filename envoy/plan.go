@@ -34,6 +34,9 @@ const (
 type plan struct {
 	slots  []slot // one per descriptor
 	checks []sluice.Check
+	// unix is the request's time in Unix seconds, which fixed windows'
+	// Unix windows and durations are reckoned from.
+	unix int64
 	// blocked is set when an enforced requests_per_unit 0 rule matched: the
 	// request is refused and every check is a peek.
 	blocked bool
@@ -49,6 +52,13 @@ type plan struct {
 type slot struct {
 	rule  *rule // nil: no limit applies
 	check int   // index in plan.checks; -1 for unlimited and blocked rules
+	// shared holds the share_threshold patterns of the descriptor's
+	// entries (see match); nil without.
+	shared []string
+	// aligned: the check counts the rule's current Unix window (see
+	// calendar.go); false for a calendar rule that falls back to sluice's
+	// windows.
+	aligned bool
 }
 
 // errInvalid marks errors in the request (gRPC InvalidArgument).
@@ -58,9 +68,9 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errInvalid, fmt.Sprintf(format, args...))
 }
 
-// build validates req and matches its descriptors against rules, into p
-// (whatever it held before).
-func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest) error {
+// build validates req and matches its descriptors against rules at the
+// time now, into p (whatever it held before).
+func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) error {
 	if err := decodeError(req); err != nil {
 		return invalid("%v", err)
 	}
@@ -77,19 +87,22 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest) error {
 	p.slots = slices.Grow(p.slots[:0], n)[:n]
 	p.checks = p.checks[:0]
 	p.blocked = false
+	p.unix = now.Unix()
 	clear(p.replaced)
 	for i, d := range req.GetDescriptors() {
 		if err := validDescriptor(d); err != nil {
 			return fmt.Errorf("descriptor %d: %w", i, err)
 		}
-		r := rules.lookup(domain, d.GetEntries())
+		m := rules.lookup(domain, d.GetEntries())
 		if o := d.GetLimit(); o != nil && rules.knows(domain) {
 			var err error
-			if r, err = overrideRule(o); err != nil {
+			if m.rule, err = overrideRule(o); err != nil {
 				return fmt.Errorf("descriptor %d: %w", i, err)
 			}
+			m.shared = nil
 		}
-		p.slots[i] = slot{rule: r, check: -1}
+		r := m.rule
+		p.slots[i] = slot{rule: r, check: -1, shared: m.shared}
 		if r != nil && len(r.replaces) > 0 {
 			if p.replaced == nil {
 				p.replaced = map[string]bool{}
@@ -115,7 +128,18 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest) error {
 		if err != nil {
 			return fmt.Errorf("descriptor %d: %w", i, err)
 		}
-		if s.check, err = p.add(storeKey(domain, d.GetEntries()), s.rule.limit, cost); err != nil {
+		key, l := storeKey(domain, d.GetEntries(), s.shared), s.rule.limit
+		if s.rule.calendar {
+			var suffix string
+			if l, suffix, s.aligned = s.rule.calendarAt(p.unix); s.aligned {
+				key += suffix
+			} else {
+				l = s.rule.limit
+			}
+		} else {
+			s.aligned = s.rule.fixed
+		}
+		if s.check, err = p.add(key, l, cost); err != nil {
 			return fmt.Errorf("descriptor %d: %w", i, err)
 		}
 	}
@@ -202,6 +226,7 @@ func overrideRule(o *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (*rule, 
 	if r.requestsPerUnit == 0 {
 		r.blocked = true
 		r.label = "override-" + sluice.FixedWindow(1, window).Name()
+		r.unitSeconds = int64(window / time.Second)
 		return r, nil
 	}
 	l := sluice.FixedWindow(int64(r.requestsPerUnit), window)

@@ -116,20 +116,71 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 			st.LimitRemaining = math.MaxUint32
 		case r.blocked:
 			st.CurrentLimit = r.currentLimit(&parts.limits[i])
+			if !r.quota {
+				st.DurationUntilReset = setDuration(&parts.durations[i], windowReset(p.unix, r.unitSeconds))
+			}
 			if !r.shadow {
 				st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 			}
 		default:
 			c := &d.Statuses[s.check]
 			st.CurrentLimit = r.currentLimit(&parts.limits[i])
-			st.LimitRemaining = uint32(min(c.Remaining, math.MaxUint32))
-			st.DurationUntilReset = setDuration(&parts.durations[i], c.ResetAfter)
+			st.LimitRemaining = uint32(min(remaining(c), math.MaxUint32))
+			if c.Allowed || !r.quota {
+				st.DurationUntilReset = setDuration(&parts.durations[i], p.reset(s, c))
+			}
 			if !c.Allowed && !r.shadow {
 				st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 			}
 		}
 	}
 	return resp
+}
+
+// reset is the duration_until_reset of slot s decided as c: for a fixed
+// window counted in its Unix window, envoyproxy/ratelimit's (the whole
+// seconds to that window's end); otherwise the time until the limit is
+// full again, and when refused at least the wait after which it admits
+// the request (or, if none can, the rule's unit), so that an OVER_LIMIT
+// status never says 0.
+func (p *plan) reset(s slot, c *sluice.Status) time.Duration {
+	if s.aligned {
+		return windowReset(p.unix, s.rule.unitSeconds)
+	}
+	d := c.ResetAfter
+	if !c.Allowed {
+		if c.RetryAfter != sluice.Never {
+			d = max(d, c.RetryAfter)
+		}
+		if d == 0 {
+			d = time.Duration(s.rule.unitSeconds) * time.Second
+		}
+	}
+	return d
+}
+
+// retryAfter is the wait after which every refused enforcing check of p
+// admits the request if nothing else arrives (as d.RetryAfter, with the
+// Unix windows' ends for the fixed windows counted in them); sluice.Never
+// if no wait can.
+func (p *plan) retryAfter(d *sluice.Decision) time.Duration {
+	var wait time.Duration
+	for _, s := range p.slots {
+		if s.check < 0 || s.rule.shadow {
+			continue
+		}
+		c := &d.Statuses[s.check]
+		switch {
+		case c.Allowed:
+		case c.RetryAfter == sluice.Never:
+			return sluice.Never
+		case s.aligned:
+			wait = max(wait, windowReset(p.unix, s.rule.unitSeconds))
+		default:
+			wait = max(wait, c.RetryAfter)
+		}
+	}
+	return wait
 }
 
 // setDuration sets dst to d as durationpb.New does and returns it.

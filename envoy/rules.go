@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
@@ -39,6 +40,10 @@ type node struct {
 	prefix   []prefixChild    // value ending in "*", in file order
 	wildcard map[string]*node // key without value
 	rule     *rule            // nil: this level only leads deeper
+	// shared is share_threshold's pattern as written (e.g. "files/*"), ""
+	// without it: every value that this node's prefix matches counts in one
+	// state, stored under the pattern instead of the value.
+	shared string
 }
 
 type entry struct{ key, value string }
@@ -48,44 +53,62 @@ type prefixChild struct {
 	n           *node
 }
 
+// match is a lookup's outcome: the rule that limits a descriptor, or nil,
+// and, when share_threshold applies, the value each entry is stored under
+// (its pattern, or "" for its own value); nil otherwise.
+type match struct {
+	rule   *rule
+	shared []string
+}
+
 func (n *node) leaf() bool {
 	return len(n.exact) == 0 && len(n.prefix) == 0 && len(n.wildcard) == 0
 }
 
-// child is the node that the entry (key, value) selects below n, or nil.
-func (n *node) child(key, value string) *node {
+// child is the node that the entry (key, value) selects below n, or nil,
+// and the share_threshold pattern it is stored under when a prefix with
+// share_threshold selected it ("" otherwise).
+func (n *node) child(key, value string) (*node, string) {
 	if c := n.exact[entry{key, value}]; c != nil {
-		return c
+		return c, ""
 	}
 	for i := range n.prefix {
 		if p := &n.prefix[i]; p.key == key && strings.HasPrefix(value, p.prefix) {
-			return p.n
+			return p.n, p.n.shared
 		}
 	}
-	return n.wildcard[key]
+	return n.wildcard[key], ""
 }
 
-// lookup returns the rule that limits a descriptor of domain, or nil: the
-// rule of the node that the descriptor's last entry reaches, walking one
-// level per entry.
-func (r *Rules) lookup(domain string, entries []*ratelimitv3.RateLimitDescriptor_Entry) *rule {
+// lookup returns what limits a descriptor of domain: the rule of the node
+// that the descriptor's last entry reaches, walking one level per entry.
+func (r *Rules) lookup(domain string, entries []*ratelimitv3.RateLimitDescriptor_Entry) match {
 	if r == nil {
-		return nil
+		return match{}
 	}
+	var m match
 	n := r.domains[domain]
 	for i, e := range entries {
 		if n == nil {
-			return nil
+			return match{}
 		}
-		n = n.child(e.GetKey(), e.GetValue())
+		var pattern string
+		n, pattern = n.child(e.GetKey(), e.GetValue())
+		if pattern != "" {
+			if m.shared == nil {
+				m.shared = make([]string, len(entries))
+			}
+			m.shared[i] = pattern
+		}
 		if n != nil && i < len(entries)-1 && n.leaf() {
-			return nil // the request goes deeper than the configuration
+			return match{} // the request goes deeper than the configuration
 		}
 	}
-	if n == nil {
-		return nil
+	if n == nil || n.rule == nil {
+		return match{}
 	}
-	return n.rule
+	m.rule = n.rule
+	return m
 }
 
 func (r *Rules) knows(domain string) bool {
@@ -103,7 +126,23 @@ type rule struct {
 	unlimited bool
 	blocked   bool // requests_per_unit 0: every request is over the limit
 	shadow    bool
-	replaces  []string
+	// quota is quota_mode: a shadow limit whose OVER_LIMIT status is
+	// reported as OK, with current_limit and limit_remaining and without
+	// duration_until_reset.
+	quota    bool
+	replaces []string
+	// unitSeconds is the length of the rule's unit (times its multiplier)
+	// in seconds. fixed marks envoyproxy/ratelimit's own algorithm, a
+	// fixed window: its windows are counted from the Unix epoch (see
+	// calendar.go), its duration_until_reset is the time to the end of
+	// the Unix window, and a request it refuses spends what is left of the
+	// window, as envoyproxy/ratelimit counts the hits of every request.
+	unitSeconds int64
+	fixed       bool
+	// calendar is set when the Unix windows are not sluice's (weeks,
+	// months, years): cal then holds the current Unix window's limit.
+	calendar bool
+	cal      calendar
 	// current is the limit as reported in statuses: as configured.
 	requestsPerUnit uint32
 	unit            rlsv3.RateLimitResponse_RateLimit_Unit
@@ -129,6 +168,9 @@ func (r *rule) currentLimit(cl *rlsv3.RateLimitResponse_RateLimit) *rlsv3.RateLi
 func (r *rule) finish() *rule {
 	r.label = r.limit.Name()
 	r.shadow = r.limit.Shadow()
+	r.unitSeconds = int64(r.limit.Window() / time.Second)
+	r.fixed = r.limit.Algorithm() == sluice.AlgorithmFixedWindow
+	r.calendar = r.fixed && r.unitSeconds > 0 && sluice.Epoch.Unix()%r.unitSeconds != 0
 	r.policy = `"` + r.label + `";q=` + strconv.FormatInt(r.limit.Quantity(), 10) +
 		`;w=` + strconv.FormatInt(int64(r.limit.Window().Seconds()), 10)
 	return r

@@ -28,6 +28,7 @@ type Service struct {
 	rules   atomic.Pointer[Rules]
 	headers string
 	observe func(res *Result, took time.Duration, err error)
+	now     func() time.Time
 	// scratch pools the per-request memory that does not leave a call;
 	// requests the messages that Register's handler reads requests into.
 	scratch  sync.Pool
@@ -38,9 +39,10 @@ type Service struct {
 // observers see. Nothing in it outlives the call: the response is
 // allocated apart, for gRPC to marshal after the handler returns.
 type scratch struct {
-	plan plan
-	d    sluice.Decision
-	res  Result
+	plan    plan
+	d       sluice.Decision
+	exhaust sluice.Decision
+	res     Result
 }
 
 // NewService returns a Service deciding with limiter under rules (nil: no
@@ -57,7 +59,7 @@ func NewService(limiter *sluice.Limiter, rules *Rules, o Options) (*Service, err
 		return nil, err
 	}
 	o = o.WithDefaults()
-	s := &Service{limiter: limiter, headers: o.Headers, observe: o.Observer}
+	s := &Service{limiter: limiter, headers: o.Headers, observe: o.Observer, now: o.Clock}
 	if s.headers == modeNone {
 		s.headers = ""
 	}
@@ -163,7 +165,7 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	start := time.Now()
 	sc := s.scratch.Get().(*scratch)
 	sc.res = Result{Domain: req.GetDomain(), Descriptors: sc.res.Descriptors[:0]}
-	resp, delay, err := s.decide(ctx, req, sc)
+	resp, delay, err := s.decide(ctx, req, sc, s.now())
 	if s.observe != nil {
 		s.observe(&sc.res, time.Since(start), err)
 	}
@@ -193,9 +195,9 @@ func (s *Service) release(sc *scratch) {
 	s.scratch.Put(sc)
 }
 
-func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *scratch) (*rlsv3.RateLimitResponse, time.Duration, error) {
+func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *scratch, now time.Time) (*rlsv3.RateLimitResponse, time.Duration, error) {
 	p, d := &sc.plan, &sc.d
-	if err := p.build(s.rules.Load(), req); err != nil {
+	if err := p.build(s.rules.Load(), req, now); err != nil {
 		return nil, 0, status.Error(codes.InvalidArgument, err.Error())
 	}
 	*d = sluice.Decision{Statuses: d.Statuses[:0], Violated: d.Violated[:0]}
@@ -203,6 +205,7 @@ func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *s
 		if err := s.limiter.Allow(ctx, p.checks, d); err != nil {
 			return nil, 0, grpcError(ctx, err)
 		}
+		p.exhaust(ctx, s.limiter, d, &sc.exhaust)
 	}
 	parts := newResponseParts(len(p.slots))
 	resp := p.response(d, parts)

@@ -1,0 +1,105 @@
+package envoy
+
+import (
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// Fixed windows are envoyproxy/ratelimit's: unit-length windows counted
+// from the Unix epoch, the n-th covering [n·u, (n+1)·u) in Unix seconds for
+// a unit of u seconds. Seconds, minutes, hours and days start where
+// sluice's own windows start (sluice.Epoch is a Unix midnight), but weeks
+// (which start on Thursdays), 30-day months and 365-day years do not.
+//
+// Such a rule keeps its state under a key that names the Unix window
+// ("…:w<n>"), as envoyproxy/ratelimit's cache keys do, and counts it in a
+// sluice fixed window of a length chosen so that none of sluice's window
+// boundaries falls inside that Unix window (give or take
+// calendarMargin): the count therefore runs from the Unix window's start
+// to its end, and the next Unix window starts afresh under the next key.
+// When no such length fits in sluice.MaxWindow (365-day years starting
+// before December 2028), the rule falls back to sluice's own windows,
+// aligned to sluice.Epoch.
+
+// calendarMargin is how far the clock of the store may be from the
+// service's around a Unix window's boundaries without counting a request
+// in the wrong window.
+const calendarMargin = 5 * time.Second
+
+// calendarWindow is the sluice limit of one Unix window of a rule.
+type calendarWindow struct {
+	n     int64 // the Unix window: n·unit ≤ t < (n+1)·unit
+	limit sluice.Limit
+	ok    bool // false: no length fits, use the rule's own limit
+	key   string
+}
+
+// calendar caches a rule's calendarWindow for the current Unix window.
+type calendar struct {
+	cur atomic.Pointer[calendarWindow]
+}
+
+// at returns the limit and key suffix that r counts the Unix second unix
+// in; ok false when r falls back to its own limit.
+func (r *rule) calendarAt(unix int64) (sluice.Limit, string, bool) {
+	u := r.unitSeconds
+	n := floorDiv(unix, u)
+	if w := r.cal.cur.Load(); w != nil && w.n == n {
+		return w.limit, w.key, w.ok
+	}
+	w := &calendarWindow{n: n}
+	if l, ok := alignedLength(n*u, u); ok {
+		w.limit = sluice.FixedWindow(r.limit.Quantity(), l).Named(r.label).WithShadow(r.limit.Shadow())
+		w.ok = w.limit.Err() == nil
+		w.key = ":w" + strconv.FormatInt(n, 10)
+	}
+	r.cal.cur.Store(w)
+	return w.limit, w.key, w.ok
+}
+
+// alignedLength returns a window length L (whole seconds, at most
+// sluice.MaxWindow) such that the sluice fixed window of length L that
+// contains the Unix second start−calendarMargin also contains
+// start+unit+calendarMargin; false if there is none.
+func alignedLength(start, unit int64) (time.Duration, bool) {
+	margin := int64(calendarMargin / time.Second)
+	epoch := sluice.Epoch.Unix()
+	from, to := start-margin-epoch, start+unit+margin-epoch // seconds since sluice.Epoch
+	if from < 0 {
+		return 0, false
+	}
+	maxL := int64(sluice.MaxWindow / time.Second)
+	// The window of length L holding from is [⌊from/L⌋·L, ⌊from/L⌋·L+L);
+	// it holds to as well iff ⌊from/L⌋ = ⌊to/L⌋. For each quotient q the
+	// lengths with ⌊from/L⌋ = q are (from/(q+1), from/q], and the largest
+	// of them is the likeliest to reach to.
+	for q := from / maxL; q <= from/(to-from); q++ {
+		l := maxL
+		if q > 0 {
+			l = min(maxL, from/q)
+		}
+		if from/l == q && to/l == q {
+			return time.Duration(l) * time.Second, true
+		}
+	}
+	return 0, false
+}
+
+// floorDiv returns ⌊a/b⌋ for b > 0.
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
+}
+
+// windowReset returns envoyproxy/ratelimit's duration_until_reset of a
+// fixed window of unit seconds at the Unix second unix: the whole seconds
+// from unix to the end of its Unix window, in [1s, unit].
+func windowReset(unix, unit int64) time.Duration {
+	return time.Duration(unit-(unix-floorDiv(unix, unit)*unit)) * time.Second
+}
