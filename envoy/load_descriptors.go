@@ -18,13 +18,13 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []s
 	lines := map[entry]int{}
 	d.List(n, path, func(_ int, e *yaml.Node, path string) {
 		var (
-			key, value                             string
-			keyNode, rlNode, shadowNode *yaml.Node
-			quotaNode, shareNode, childrenNode     *yaml.Node
-			childrenPath                           string
-			shadow, quota, share                   bool
-			rl                                     rawRateLimit
-			child                                  = &node{}
+			key, value                         string
+			keyNode, rlNode, shadowNode        *yaml.Node
+			quotaNode, shareNode, childrenNode *yaml.Node
+			childrenPath                       string
+			shadow, quota, share               bool
+			rl                                 rawRateLimit
+			child                              = &node{}
 		)
 		ok := d.Mapping(e, path, map[string]field{
 			"key":   func(n *yaml.Node, p string) { key, keyNode = d.Str(n, p), n },
