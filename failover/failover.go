@@ -129,7 +129,9 @@ type Stats struct {
 	// closed: open if any node's is open, else half-open if any is.
 	Breaker BreakerState
 	// Nodes holds the counts of each node (see Options.Node) by name; with
-	// no Options.Node, the one node "".
+	// no Options.Node, the one node "". A node no call has been routed to
+	// for 10 s is left out, here and from Breaker: it is no longer the
+	// primary's (a master replaced by its replica).
 	Nodes map[string]NodeStats
 	// Uncharged counts units admitted locally that will not be charged to
 	// the primary: the ledger was full (Options.Ledger), or no Charge was

@@ -3,6 +3,7 @@ package failover
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -29,9 +30,15 @@ const maxNodes = 1024
 // overflowNode is the name of the breaker shared past maxNodes.
 const overflowNode = "(other)"
 
+// staleNode is how long after its last call a node is left out of Stats:
+// a node the primary no longer routes to (a master replaced by its replica)
+// says nothing of the primary's health.
+const staleNode = 10 * time.Second
+
 // node is one node of the primary: its breaker and its counts.
 type node struct {
 	name        string
+	seen        atomic.Int64 // when a call was last routed to it, Unix ns (coarse)
 	breaker     breaker
 	storeErrors atomic.Int64
 	fallbacks   atomic.Int64
@@ -83,12 +90,24 @@ func (ns *nodes) get(name string) *node {
 	return n
 }
 
-// each calls fn for every node made so far.
+// touch records that a call is routed to n now, to within 100 ms.
+func (n *node) touch() {
+	now := time.Now().UnixNano()
+	if now-n.seen.Load() > int64(100*time.Millisecond) {
+		n.seen.Store(now)
+	}
+}
+
+// each calls fn for every node that a call was routed to within
+// staleNode, and for the one node of a Store without Options.Node.
 func (ns *nodes) each(fn func(*node)) {
 	ns.mu.RLock()
 	defer ns.mu.RUnlock()
+	since := time.Now().Add(-staleNode).UnixNano()
 	for _, n := range ns.m {
-		fn(n)
+		if len(ns.m) == 1 || n.seen.Load() >= since {
+			fn(n)
+		}
 	}
 }
 
@@ -114,6 +133,7 @@ func (f *Store) nodesOf(checks []sluice.Check, cn *callNodes) []*node {
 		}
 		last = name
 		n := f.nodes.get(name)
+		n.touch()
 		seen := false
 		for _, m := range cn.list {
 			seen = seen || m == n

@@ -137,7 +137,7 @@ func (s *Store) runCalls(ctx context.Context, mode, token string, calls []*call)
 		args = appendLimitArgs(args, l)
 	}
 	args = append(args, refs...)
-	msgs, err := s.scripts.apply[families].Exec(ctx, s.client, keys, args).ToArray()
+	msgs, err := s.execApply(ctx, families, keys, args)
 	if err == nil {
 		err = s.readCalls(msgs, mode, calls)
 	}

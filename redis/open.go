@@ -81,23 +81,21 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 	log := o.Logger
 	g.redis = &lazy{
 		mode: o.Mode, co: co, log: log,
-		opts: append([]Option{WithTimeout(o.applyTimeout())}, opts...),
-		stop: make(chan struct{}), done: make(chan struct{}),
+		opts:  append(o.storeOptions(), opts...),
+		watch: &watcher{log: log},
+		stop:  make(chan struct{}), done: make(chan struct{}),
 	}
 	g.cache = overlimit.New(g.redis, o.OverLimit)
-	breaker := o.Breaker
-	userChange := breaker.OnStateChange
-	breaker.OnStateChange = func(from, to failover.BreakerState) {
-		if log != nil {
-			switch to {
-			case failover.BreakerOpen:
-				log.Warn("redis store failing: circuit open, deciding by on_store_error", "policy", o.OnStoreError.String(), "from", from.String())
-			case failover.BreakerClosed:
-				log.Info("redis store recovered: circuit closed, deciding on Redis again")
-			}
+	onChange := func(node string, from, to failover.BreakerState) {
+		if log == nil {
+			return
 		}
-		if userChange != nil {
-			userChange(from, to)
+		switch to {
+		case failover.BreakerOpen:
+			log.Warn("redis store failing: circuit open, deciding by on_store_error", "node", node,
+				"policy", o.OnStoreError.String(), "from", from.String())
+		case failover.BreakerClosed:
+			log.Info("redis store recovered: circuit closed, deciding on Redis again", "node", node)
 		}
 	}
 	// The Redis store bounds every call itself and the failover sets no
@@ -105,7 +103,8 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 	// calls share one timer per script run, where a context.WithTimeout per
 	// decision would cost about a tenth of the client's CPU under load.
 	g.failover, err = failover.New(g.cache, g.local, failover.Options{Policy: o.OnStoreError, Timeout: -1,
-		Instances: o.Instances, Breaker: breaker})
+		Instances: o.Instances, Breaker: o.Breaker, OnBreakerChange: onChange,
+		Node: g.redis.node, Charge: g.redis.charge})
 	if err != nil {
 		g.closeLocal()
 		return nil, fmt.Errorf("redis: %w", err)
@@ -160,8 +159,12 @@ func (g *Guarded) Ping(ctx context.Context) error {
 	return nil
 }
 
+// Losses reports what Redis forgot of what it had acknowledged, as the
+// store saw it (see Losses): each is also a log line.
+func (g *Guarded) Losses() Losses { return g.redis.watch.losses() }
+
 // Failover returns the failover around Redis, for its Stats: decisions
-// made by OnStoreError, store errors, the breaker's state.
+// made by OnStoreError, store errors, the breakers' states per node.
 func (g *Guarded) Failover() *failover.Store { return g.failover }
 
 // Cache returns the over-limit cache in front of Redis, for its Stats.
@@ -196,6 +199,8 @@ type lazy struct {
 	opts []Option
 	log  *slog.Logger
 
+	watch *watcher
+
 	s    atomic.Pointer[Store]
 	err  atomic.Pointer[error] // the last connection error, while s is nil
 	late atomic.Bool           // Open returned before s was set
@@ -225,6 +230,27 @@ func (l *lazy) Apply(ctx context.Context, checks []sluice.Check, out []sluice.St
 	return s.Apply(ctx, checks, out)
 }
 
+// node is Store.Node; until connected, the server's address on a
+// standalone server, else "".
+func (l *lazy) node(c *sluice.Check) string {
+	if s := l.s.Load(); s != nil {
+		return s.Node(c)
+	}
+	if (l.mode == "" || l.mode == ModeStandalone) && len(l.co.InitAddress) > 0 {
+		return l.co.InitAddress[0]
+	}
+	return ""
+}
+
+// charge is Store.Charge.
+func (l *lazy) charge(ctx context.Context, checks []sluice.Check) error {
+	s, err := l.store()
+	if err != nil {
+		return err
+	}
+	return s.Charge(ctx, checks)
+}
+
 // Release implements sluice.Releaser.
 func (l *lazy) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
 	s, err := l.store()
@@ -236,7 +262,8 @@ func (l *lazy) Release(ctx context.Context, checks []sluice.Check, leases []int6
 
 // run connects, sending the first attempt's outcome to first, and tries
 // again every reconnectEvery until it has connected or close is called.
-// Past the first attempt it logs a connection and each new error.
+// Past the first attempt it logs a connection and each new error. Once
+// connected, it watches the deployment (Store.watch) until close.
 func (l *lazy) run(first chan<- error) {
 	defer close(l.done)
 	var last string // the last error seen
@@ -260,6 +287,7 @@ func (l *lazy) run(first chan<- error) {
 			first <- err
 		}
 		if err == nil {
+			l.s.Load().watch(l.watch, l.stop)
 			return
 		}
 		select {

@@ -26,9 +26,11 @@ const DefaultTimeout = 50 * time.Millisecond
 type Option func(*options)
 
 type options struct {
-	timeout   time.Duration
-	now       func() time.Time
-	batchRuns int
+	timeout     time.Duration
+	now         func() time.Time
+	batchRuns   int
+	replicas    int
+	replicaWait time.Duration
 }
 
 // WithBatching sets how many apply scripts the store keeps in flight at
@@ -108,8 +110,16 @@ type Options struct {
 	// round trips); DefaultTimeout (50 ms) when zero. When negative, Apply
 	// is bounded by the caller's context alone and dialing by
 	// DefaultTimeout. A connection that does not answer within it is
-	// dropped.
+	// dropped. See the package documentation (Failover) for how it compares
+	// with the time Redis takes to fail over.
 	Timeout time.Duration
+	// Replicas and ReplicaWait, for Open and Dial on a standalone server
+	// or Sentinel: when Replicas > 0, every write waits until that many
+	// replicas hold it, at most ReplicaWait (see WithReplicas), so that a
+	// failover cannot forget a decision: a write not copied in time is an
+	// error, decided by OnStoreError.
+	Replicas    int
+	ReplicaWait time.Duration
 
 	// The fields below are Open's; NewClient and Dial ignore them.
 
@@ -156,6 +166,11 @@ func (o Options) applyTimeout() time.Duration {
 		return 0
 	}
 	return o.Timeout
+}
+
+// storeOptions are the Options a Store made from o starts with.
+func (o Options) storeOptions() []Option {
+	return []Option{WithTimeout(o.applyTimeout()), WithReplicas(o.Replicas, o.ReplicaWait)}
 }
 
 // ClientOption returns the rueidis configuration for o. Client-side caching
@@ -238,7 +253,7 @@ func Dial(o Options, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := New(c, append([]Option{WithTimeout(o.applyTimeout())}, opts...)...)
+	s := New(c, append(o.storeOptions(), opts...)...)
 	s.owned = true
 	return s, nil
 }

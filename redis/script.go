@@ -46,10 +46,11 @@ func family(a sluice.Algorithm) int {
 }
 
 // scripts are the store's Lua scripts: apply.lua for each set of
-// families, refund.lua and release.lua with all of them.
+// families, refund.lua, release.lua and charge.lua with all of them.
 type scripts struct {
-	apply           [allFamilies + 1]*rueidis.Lua
-	refund, release *rueidis.Lua
+	apply                   [allFamilies + 1]*rueidis.Lua
+	applySrc, applySha      [allFamilies + 1]string // for WithReplicas
+	refund, release, charge *rueidis.Lua
 }
 
 // loadScripts builds the scripts from the embedded sources, once. An error
@@ -63,6 +64,7 @@ var loadScripts = sync.OnceValues(func() (*scripts, error) {
 			return nil, err
 		}
 		sc.apply[families] = rueidis.NewLuaScript(src)
+		sc.applySrc[families], sc.applySha[families] = src, sha1Hex(src)
 	}
 	refund, err := luaSource(luaFiles, allFamilies, "refund.lua")
 	if err != nil {
@@ -72,7 +74,12 @@ var loadScripts = sync.OnceValues(func() (*scripts, error) {
 	if err != nil {
 		return nil, err
 	}
+	charge, err := luaSource(luaFiles, allFamilies, "charge.lua")
+	if err != nil {
+		return nil, err
+	}
 	sc.refund, sc.release = rueidis.NewLuaScript(refund), rueidis.NewLuaScript(release)
+	sc.charge = rueidis.NewLuaScript(charge)
 	return &sc, nil
 })
 

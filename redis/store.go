@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -28,10 +29,14 @@ type Store struct {
 	now     func() time.Time // nil: Redis's TIME
 	minTTL  string           // least TTL of a write, ms
 	batch   *batcher         // nil: one script run per call
+	durable *durable         // nil: no WAIT after a write
 	scripts *scripts         // nil if scriptsErr
 	// scriptsErr is what every call fails with when the build lacks a Lua
 	// file.
 	scriptsErr error
+
+	master atomic.Pointer[string]  // the node of every key off a Cluster
+	slots  atomic.Pointer[slotMap] // a Cluster's masters, from the watch
 }
 
 // New returns a Store that keeps its state through client, which may be a
@@ -51,11 +56,18 @@ func New(client rueidis.Client, opts ...Option) *Store {
 		minTTL:  "1",
 	}
 	s.scripts, s.scriptsErr = loadScripts()
+	if !s.cluster {
+		s.durable = newDurable(o.replicas, o.replicaWait)
+	}
 	if o.batchRuns > 0 && !s.cluster {
 		s.batch = &batcher{runs: o.batchRuns}
 	}
 	if o.now != nil {
 		s.minTTL = strconv.FormatInt(testTTL.Milliseconds(), 10)
+	}
+	if !s.cluster {
+		addr := singleNode(client)
+		s.master.Store(&addr)
 	}
 	return s
 }

@@ -1,0 +1,164 @@
+package redis
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// watchEvery is how often Open's store reads its deployment: the masters
+// of a Cluster's slots (for Node) and every master's replication history
+// (for lost writes).
+const watchEvery = 100 * time.Millisecond
+
+// Losses counts what Redis forgot of what it had acknowledged, as Open's
+// store saw it by reading each master's replication history (INFO
+// replication) every watchEvery.
+type Losses struct {
+	// LostWrites counts masters that took over without everything their
+	// predecessor had acknowledged: a replica promoted (Sentinel or Cluster
+	// failover) whose copy of its master's history ends before the last
+	// offset the store saw that master at. The decisions of those writes
+	// are gone: the new master admits them again.
+	LostWrites int64
+	// LostBytes sums how far, in bytes of the replication stream, the lost
+	// histories ran past what the new masters hold: a lower bound, since
+	// the store reads offsets only every watchEvery.
+	LostBytes int64
+	// EmptyRestarts counts masters seen again at the same address with a
+	// history unrelated to the one they had: restarted without their data
+	// (no persistence) or resynchronised from scratch.
+	EmptyRestarts int64
+}
+
+// replication is the part of INFO replication the watch reads.
+type replication struct {
+	role              string
+	replid, replid2   string
+	offset, secondOff int64
+}
+
+func parseReplication(text string) replication {
+	m := parseFields(text)
+	atoi := func(k string) int64 { n, _ := strconv.ParseInt(m[k], 10, 64); return n }
+	return replication{role: m["role"], replid: m["master_replid"], replid2: m["master_replid2"],
+		offset: atoi("master_repl_offset"), secondOff: atoi("second_repl_offset")}
+}
+
+// parseFields reads INFO's "name:value" lines.
+func parseFields(text string) map[string]string {
+	m := make(map[string]string)
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if k, v, ok := strings.Cut(line, ":"); ok && !strings.HasPrefix(line, "#") {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// maxHistories bounds the replication histories a history remembers.
+const maxHistories = 256
+
+// history is what the watch knows of the masters' replication histories:
+// the highest offset seen of each (by replication ID), and the ID each
+// address had last.
+type history struct {
+	offsets map[string]int64
+	byAddr  map[string]string
+}
+
+// observe records that the master at addr reports r and returns the bytes
+// of acknowledged history lost (> 0) when r is a new master that continued
+// a known one from an earlier point than was seen, and restarted = true
+// when addr comes back with a history unrelated to its own.
+func (h *history) observe(addr string, r replication) (lost int64, restarted bool) {
+	if r.role != "master" || r.replid == "" {
+		return 0, false
+	}
+	if h.offsets == nil {
+		h.offsets, h.byAddr = make(map[string]int64), make(map[string]string)
+	}
+	if _, known := h.offsets[r.replid]; !known {
+		if off, ok := h.offsets[r.replid2]; ok && r.replid2 != "" {
+			// It holds its predecessor's history up to secondOff-1.
+			lost = max(off-(r.secondOff-1), 0)
+		} else if prev, ok := h.byAddr[addr]; ok && prev != r.replid {
+			restarted = true
+		}
+		if len(h.offsets) >= maxHistories {
+			clear(h.offsets)
+		}
+	}
+	h.offsets[r.replid] = max(h.offsets[r.replid], r.offset)
+	h.byAddr[addr] = r.replid
+	return lost, restarted
+}
+
+// watcher runs a Store's watch: its histories and its counts.
+type watcher struct {
+	log     *slog.Logger
+	history history
+	lost    atomic.Int64
+	bytes   atomic.Int64
+	restart atomic.Int64
+}
+
+// watch reads the deployment every watchEvery until stop is closed: a
+// Cluster's slot map (for Node), the master's address (standalone,
+// Sentinel) and every master's replication history, counting and logging
+// the losses it reveals.
+func (s *Store) watch(w *watcher, stop <-chan struct{}) {
+	t := time.NewTicker(watchEvery)
+	defer t.Stop()
+	for {
+		s.watchOnce(w)
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Store) watchOnce(w *watcher) {
+	ctx, cancel := context.WithTimeout(context.Background(), watchEvery)
+	defer cancel()
+	if s.cluster {
+		if err := s.refreshSlots(ctx); err != nil && w.log != nil {
+			w.log.Debug("redis cluster slots not read", "err", err)
+		}
+	}
+	for addr, c := range s.client.Nodes() {
+		if !s.cluster {
+			s.master.Store(&addr)
+		}
+		text, err := c.Do(ctx, c.B().Info().Section("replication").Build()).ToString()
+		if err != nil {
+			continue
+		}
+		lost, restarted := w.history.observe(addr, parseReplication(text))
+		switch {
+		case lost > 0:
+			w.lost.Add(1)
+			w.bytes.Add(lost)
+			if w.log != nil {
+				w.log.Error("redis lost acknowledged writes: a new master took over without them, and admits their units again",
+					"node", addr, "bytes", lost)
+			}
+		case restarted:
+			w.restart.Add(1)
+			if w.log != nil {
+				w.log.Warn("redis master restarted without its data: the limits' states it held are gone", "node", addr)
+			}
+		}
+	}
+}
+
+// losses returns w's counts.
+func (w *watcher) losses() Losses {
+	return Losses{LostWrites: w.lost.Load(), LostBytes: w.bytes.Load(), EmptyRestarts: w.restart.Load()}
+}
