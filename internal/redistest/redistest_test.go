@@ -63,3 +63,23 @@ func TestClusterWithReplicas(t *testing.T) {
 		t.Fatalf("replica role: %v, %v", info["role"], err)
 	}
 }
+
+func TestSentinelGroupFailsOverToTheReplica(t *testing.T) {
+	start := time.Now()
+	f := redistest.SentinelGroup(t, "primary")
+	t.Logf("master, replica and 3 sentinels ready in %v", time.Since(start))
+	old, err := f.Master()
+	if err != nil || old != f.Servers[0] {
+		t.Fatalf("master at start: %v, %v", old, err)
+	}
+	killed := time.Now()
+	old.Kill()
+	m, err := f.WaitMaster(old, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m != f.Servers[1] {
+		t.Fatalf("new master %s, want the replica %s", m.Addr, f.Servers[1].Addr)
+	}
+	t.Logf("the replica is master %v after the kill", time.Since(killed))
+}

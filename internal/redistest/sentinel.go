@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -15,24 +16,40 @@ import (
 // reports master's address. It is killed when the test ends.
 func Sentinel(tb testing.TB, master *Server, masterSet string) *Server {
 	tb.Helper()
+	s, err := startSentinel(tb, master, masterSet, 1)
+	if err != nil {
+		tb.Fatalf("redistest: sentinel: %v", err)
+	}
+	return s
+}
+
+// sentinelDownAfter is how long Sentinels wait for a silent master before
+// they call it down, and a failover starts.
+const sentinelDownAfter = 500 * time.Millisecond
+
+// startSentinel starts one Sentinel of master with the given quorum and
+// waits until it reports master's address.
+func startSentinel(tb testing.TB, master *Server, masterSet string, quorum int) (*Server, error) {
 	bin := serverPath(tb)
 	dir := tb.TempDir()
 	ports, err := freePorts(1)
 	if err != nil {
-		tb.Fatalf("redistest: %v", err)
+		return nil, err
 	}
 	conf := filepath.Join(dir, "sentinel.conf") // Sentinel rewrites it
 	text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\n"+
-		"sentinel monitor %s 127.0.0.1 %d 1\nsentinel down-after-milliseconds %s 1000\n",
-		ports[0], dir, filepath.Join(dir, "redis.log"), masterSet, master.Port, masterSet)
+		"sentinel monitor %s 127.0.0.1 %d %d\nsentinel down-after-milliseconds %s %d\n"+
+		"sentinel failover-timeout %s 5000\n",
+		ports[0], dir, filepath.Join(dir, "redis.log"), masterSet, master.Port, quorum,
+		masterSet, sentinelDownAfter.Milliseconds(), masterSet)
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-		tb.Fatalf("redistest: %v", err)
+		return nil, err
 	}
 	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])), Port: ports[0], Dir: dir, tb: tb,
 		args: []string{bin, conf, "--sentinel"}}
 	tb.Cleanup(s.Kill)
 	if err := s.start(); err != nil {
-		tb.Fatalf("redistest: sentinel: %v", err)
+		return nil, err
 	}
 	err = waitFor(10*time.Second, func() error {
 		v, err := s.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", masterSet)
@@ -44,8 +61,138 @@ func Sentinel(tb testing.TB, master *Server, masterSet string) *Server {
 		}
 		return nil
 	})
-	if err != nil {
-		tb.Fatalf("redistest: sentinel: %v", err)
+	return s, err
+}
+
+// SentinelFixture is a master, its replica and three Sentinels (quorum 2)
+// that fail the master over to the replica 0.5 s after it stops answering.
+type SentinelFixture struct {
+	// Name is the master set's name.
+	Name string
+	// Servers are the master and the replica as they started; which of
+	// them is the master now, Master says.
+	Servers []*Server
+	// Sentinels are the three Sentinels.
+	Sentinels []*Server
+}
+
+// SentinelGroup starts a master, a replica of it and three Sentinels
+// monitoring them as name, and returns when the replica is in sync and
+// every Sentinel knows the replica and the two other Sentinels (so that a
+// failover can be agreed on at once). Everything is killed when the test
+// ends.
+func SentinelGroup(tb testing.TB, name string) *SentinelFixture {
+	tb.Helper()
+	master, replica := Standalone(tb), Standalone(tb)
+	if _, err := replica.Do("REPLICAOF", "127.0.0.1", strconv.Itoa(master.Port)); err != nil {
+		tb.Fatalf("redistest: REPLICAOF: %v", err)
 	}
-	return s
+	if err := waitFor(10*time.Second, func() error {
+		info, err := replica.Info("replication")
+		if err != nil {
+			return err
+		}
+		if info["master_link_status"] != "up" {
+			return fmt.Errorf("replica %s: master_link_status=%s", replica.Addr, info["master_link_status"])
+		}
+		return nil
+	}); err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
+	f := &SentinelFixture{Name: name, Servers: []*Server{master, replica}, Sentinels: make([]*Server, 3)}
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range f.Sentinels {
+		wg.Go(func() { f.Sentinels[i], errs[i] = startSentinel(tb, master, name, 2) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			tb.Fatalf("redistest: sentinel: %v", err)
+		}
+	}
+	if err := waitFor(20*time.Second, func() error {
+		for _, s := range f.Sentinels {
+			v, err := s.Do("SENTINEL", "MASTER", name)
+			if err != nil {
+				return err
+			}
+			m := pairs(v)
+			if m["num-other-sentinels"] != "2" || m["num-slaves"] != "1" {
+				return fmt.Errorf("sentinel %s knows %s other sentinels and %s replicas", s.Addr, m["num-other-sentinels"], m["num-slaves"])
+			}
+		}
+		return nil
+	}); err != nil {
+		tb.Fatalf("redistest: %v", err)
+	}
+	return f
+}
+
+// pairs reads a flat array reply of name, value, … as a map.
+func pairs(v any) map[string]string {
+	m := make(map[string]string)
+	a, _ := v.([]any)
+	for i := 0; i+1 < len(a); i += 2 {
+		k, _ := a[i].(string)
+		m[k] = fmt.Sprint(a[i+1])
+	}
+	return m
+}
+
+// Addrs returns the Sentinels' addresses, for a Sentinel client.
+func (f *SentinelFixture) Addrs() []string {
+	out := make([]string, len(f.Sentinels))
+	for i, s := range f.Sentinels {
+		out[i] = s.Addr
+	}
+	return out
+}
+
+// Master returns the server the first Sentinel that answers names as the
+// master now.
+func (f *SentinelFixture) Master() (*Server, error) {
+	var last error
+	for _, s := range f.Sentinels {
+		v, err := s.Do("SENTINEL", "GET-MASTER-ADDR-BY-NAME", f.Name)
+		if err != nil {
+			last = err
+			continue
+		}
+		addr, ok := v.([]any)
+		if !ok || len(addr) != 2 {
+			return nil, fmt.Errorf("sentinel %s reports master %v", s.Addr, v)
+		}
+		for _, srv := range f.Servers {
+			if strconv.Itoa(srv.Port) == addr[1] {
+				return srv, nil
+			}
+		}
+		return nil, fmt.Errorf("sentinel %s reports master %v, not one of the fixture's", s.Addr, v)
+	}
+	return nil, last
+}
+
+// WaitMaster waits up to timeout until the Sentinels name a master other
+// than old and it reports role:master, and returns it.
+func (f *SentinelFixture) WaitMaster(old *Server, timeout time.Duration) (*Server, error) {
+	var m *Server
+	err := waitFor(timeout, func() error {
+		var err error
+		if m, err = f.Master(); err != nil {
+			return err
+		}
+		if m == old {
+			return fmt.Errorf("sentinels still name %s", old.Addr)
+		}
+		info, err := m.Info("replication")
+		if err != nil {
+			return err
+		}
+		if info["role"] != "master" {
+			return fmt.Errorf("%s is named master but reports role:%s", m.Addr, info["role"])
+		}
+		return nil
+	})
+	return m, err
 }

@@ -1,5 +1,6 @@
 // Package redistest starts real redis-server processes for tests: a
-// standalone server (Standalone) or a three-master cluster, optionally with
+// standalone server (Standalone), a master with a replica and three
+// Sentinels (SentinelGroup), or a three-master cluster, optionally with
 // replicas (Cluster). Each process listens on a free loopback port, keeps its
 // files in a t.TempDir(), and is killed by t.Cleanup.
 //
