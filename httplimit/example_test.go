@@ -40,7 +40,7 @@ func Example() {
 	}
 	// Output:
 	// alice: 200 RateLimit: "per-minute";r=1;t=30
-	// alice: 200 RateLimit: "per-minute";r=0;t=60
-	// alice: 429 RateLimit: "per-minute";r=0;t=60 Retry-After: 30
+	// alice: 200 RateLimit: "per-minute";r=0;t=30
+	// alice: 429 RateLimit: "per-minute";r=0;t=30 Retry-After: 30
 	// bob: 200 RateLimit: "per-minute";r=1;t=30
 }

@@ -38,27 +38,29 @@ type policyHeaders struct {
 	ietf, draft []string
 	// items are the beginnings of the plan's RateLimit items, one per
 	// limit in the order of Result.Checks: the name as an sf-string and
-	// ";r=" ("\"per-minute\";r=").
-	items []string
+	// ";r=" ("\"per-minute\";r="); quotas are those limits' quotas.
+	items  []string
+	quotas []quota
 }
 
 func newPolicyHeaders(limits []sluice.Limit) (policyHeaders, error) {
 	var ietf, draft httpsfv.List
 	var items []string
+	var quotas []quota
 	for _, l := range limits {
+		qt := quotaOf(l)
 		items = append(items, string(appendSFString(nil, l.Name()))+";r=")
+		quotas = append(quotas, qt)
 		it := httpsfv.NewItem(l.Name())
-		it.Params.Add("q", l.Quantity())
-		if l.Algorithm() == sluice.AlgorithmConcurrency {
+		it.Params.Add("q", qt.q)
+		d := httpsfv.NewItem(qt.q)
+		if qt.w == 0 {
 			it.Params.Add("qu", "concurrent-requests") // no window: a lease time is not one
-		} else if w, ok := wholeSeconds(l.Window()); ok {
-			it.Params.Add("w", w)
+		} else {
+			it.Params.Add("w", qt.w)
+			d.Params.Add("w", qt.w)
 		}
 		ietf = append(ietf, it)
-		d := httpsfv.NewItem(l.Quantity())
-		if w, ok := wholeSeconds(l.Window()); ok && l.Algorithm() != sluice.AlgorithmConcurrency {
-			d.Params.Add("w", w)
-		}
 		draft = append(draft, d)
 	}
 	a, err := httpsfv.Marshal(ietf)
@@ -69,11 +71,7 @@ func newPolicyHeaders(limits []sluice.Limit) (policyHeaders, error) {
 	if err != nil {
 		return policyHeaders{}, fmt.Errorf("RateLimit-Policy: %w", err)
 	}
-	return policyHeaders{ietf: []string{a}[:1:1], draft: []string{b}[:1:1], items: items}, nil
-}
-
-func wholeSeconds(d time.Duration) (int64, bool) {
-	return int64(d / time.Second), d%time.Second == 0
+	return policyHeaders{ietf: []string{a}[:1:1], draft: []string{b}[:1:1], items: items, quotas: quotas}, nil
 }
 
 // ceilSeconds rounds d up to whole seconds.
@@ -98,11 +96,11 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 	d := &res.Decision
 	// res.plan is set with res.Checks (from the same plan) by Decide and
 	// DecideClient; a Result from elsewhere has its names read one by one.
-	ps, items := res.plan, []string(nil)
+	ps, items, quotas := res.plan, []string(nil), []quota(nil)
 	if ps == nil || ps.plan != res.Identity.Plan {
 		ps = m.planOf(res.Identity.Plan)
 	} else if len(ps.headers.items) == len(res.Checks) {
-		items = ps.headers.items
+		items, quotas = ps.headers.items, ps.headers.quotas
 	}
 	var (
 		bufArr  [512]byte
@@ -110,31 +108,37 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 		nameArr [8]string
 	)
 	buf, ends, names := bufArr[:0], endArr[:0], nameArr[:0]
+	var lim limitFigures
+	for _, mode := range m.modes {
+		if mode != ModeIETF {
+			lim = decidingFigures(res)
+			break
+		}
+	}
 	for _, mode := range m.modes {
 		switch mode {
 		case ModeIETF:
 			h["Ratelimit-Policy"] = ps.headers.ietf
-			buf = appendIETF(buf, res.Checks, d.Statuses, items)
+			buf = appendIETF(buf, res.Checks, d.Statuses, items, quotas)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit")
 		case ModeDraft7:
 			h["Ratelimit-Policy"] = ps.headers.draft
-			buf = appendDraft7(buf, d.Limit.Burst(), d.Remaining, ceilSeconds(d.ResetAfter))
+			buf = appendDraft7(buf, lim.q, lim.remaining, lim.t)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit")
 		case ModeDraft6:
 			h["Ratelimit-Policy"] = ps.headers.draft
-			buf = strconv.AppendInt(buf, d.Limit.Burst(), 10)
+			buf = strconv.AppendInt(buf, lim.q, 10)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit-Limit")
-			buf = strconv.AppendInt(buf, d.Remaining, 10)
+			buf = strconv.AppendInt(buf, lim.remaining, 10)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit-Remaining")
-			buf = strconv.AppendInt(buf, ceilSeconds(d.ResetAfter), 10)
+			buf = strconv.AppendInt(buf, lim.t, 10)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit-Reset")
 		case ModeLegacy:
-			buf = strconv.AppendInt(buf, d.Limit.Burst(), 10)
+			buf = strconv.AppendInt(buf, lim.q, 10)
 			ends, names = append(ends, len(buf)), append(names, "X-Ratelimit-Limit")
-			buf = strconv.AppendInt(buf, d.Remaining, 10)
+			buf = strconv.AppendInt(buf, lim.remaining, 10)
 			ends, names = append(ends, len(buf)), append(names, "X-Ratelimit-Remaining")
-			reset := res.Now.Add(time.Duration(ceilSeconds(d.ResetAfter)) * time.Second)
-			buf = strconv.AppendInt(buf, ceilUnix(reset), 10)
+			buf = strconv.AppendInt(buf, lim.resetAt(res.Now).Unix(), 10)
 			ends, names = append(ends, len(buf)), append(names, "X-Ratelimit-Reset")
 		}
 	}
@@ -194,28 +198,67 @@ func (res *Result) headerValues(buf []byte, ends []int) []string {
 //
 //	"per-minute";r=42;t=18, "per-day";r=958;t=40000
 //
-// It writes what httpsfv.Marshal writes for that list (a property test
-// holds it to that) without building the list: names are sf-strings,
-// remaining and reset are sf-integers, which hold them (remaining ≤
-// MaxQuantity, reset ≤ Never in seconds, both below 10^15). items, when
-// not nil, are the checks' names already written with ";r=" (policyHeaders).
-func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status, items []string) []byte {
+// r is the Status's Remaining and t the seconds until more is available
+// (quota.seconds); a concurrency limit has no t. It writes what
+// httpsfv.Marshal writes for that list (a property test holds it to that)
+// without building the list: names are sf-strings, remaining and reset are
+// sf-integers, which hold them (remaining ≤ MaxQuantity, reset ≤ Never in
+// seconds, both below 10^15). items and quotas, when not nil, are the
+// checks' names already written with ";r=" and their quotas
+// (policyHeaders).
+func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status, items []string, quotas []quota) []byte {
 	for i := range checks {
 		if i > 0 {
 			buf = append(buf, ", "...)
 		}
 		st := &statuses[i]
+		var qt quota
 		if items != nil {
 			buf = append(buf, items[i]...)
+			qt = quotas[i]
 		} else {
 			buf = appendSFString(buf, checks[i].Limit.Name())
 			buf = append(buf, ";r="...)
+			qt = quotaOf(checks[i].Limit)
 		}
 		buf = appendDecimal(buf, st.Remaining)
-		buf = append(buf, ";t="...)
-		buf = appendDecimal(buf, ceilSeconds(st.ResetAfter))
+		if qt.w > 0 {
+			buf = append(buf, ";t="...)
+			buf = appendDecimal(buf, qt.seconds(st.Remaining, st.ResetAfter, st.RetryAfter))
+		}
 	}
 	return buf
+}
+
+// limitFigures are what the single-limit modes (draft-6, draft-7, legacy)
+// and the problem body say: the deciding limit's quota, remaining and
+// seconds until more is available.
+type limitFigures struct {
+	quota
+	name      string
+	remaining int64
+	t         int64
+}
+
+// decidingFigures returns the figures of the limit that decided res
+// (Decision.Limit: when admitted the one with the least remaining, when
+// refused the violated one with the longest wait, so that its t is never
+// past Retry-After).
+func decidingFigures(res *Result) limitFigures {
+	d := &res.Decision
+	f := limitFigures{quota: quotaOf(d.Limit), name: d.Limit.Name(), remaining: d.Remaining}
+	f.t = f.seconds(d.Remaining, d.ResetAfter, d.RetryAfter)
+	return f
+}
+
+// resetAt returns when, from now, more is available: now + t, rounded up
+// to whole seconds (X-RateLimit-Reset, the body's resetsAt).
+func (f *limitFigures) resetAt(now time.Time) time.Time {
+	at := now.Add(time.Duration(f.t) * time.Second)
+	if s := at.Truncate(time.Second); s.Before(at) {
+		return s.Add(time.Second)
+	}
+	return at
 }
 
 // appendDecimal appends v in decimal, as strconv.AppendInt(buf, v, 10)
@@ -273,12 +316,4 @@ func appendSFString(buf []byte, s string) []byte {
 		}
 	}
 	return append(buf, '"')
-}
-
-func ceilUnix(t time.Time) int64 {
-	s := t.Unix()
-	if t.Nanosecond() > 0 {
-		s++
-	}
-	return s
 }

@@ -27,19 +27,22 @@ func TestFastRateLimitValuesAreWhatHTTPSFVWrites(t *testing.T) {
 			var list httpsfv.List
 			for i := range n {
 				name := rapid.StringMatching(`[ -~]{1,64}`).Draw(rt, "name")
-				checks[i].Limit = sluice.NewLimit(sluice.AlgorithmFixedWindow, 1, time.Second).Named(name)
+				alg := rapid.SampledFrom(append(sluice.Algorithms(), sluice.AlgorithmConcurrency)).Draw(rt, "algorithm")
+				checks[i].Limit = sluice.NewLimit(alg, 1, time.Second).Named(name)
 				statuses[i].Remaining = rapid.Int64Range(0, maxSFInteger).Draw(rt, "remaining")
 				statuses[i].ResetAfter = time.Duration(rapid.Int64Range(0, int64(sluice.Never)).Draw(rt, "reset"))
 				it := httpsfv.NewItem(name)
 				it.Params.Add("r", statuses[i].Remaining)
-				it.Params.Add("t", ceilSeconds(statuses[i].ResetAfter))
+				if qt := quotaOf(checks[i].Limit); qt.w > 0 { // concurrency has no t
+					it.Params.Add("t", qt.seconds(statuses[i].Remaining, statuses[i].ResetAfter, 0))
+				}
 				list = append(list, it)
 			}
 			want, err := httpsfv.Marshal(list)
 			if err != nil {
 				rt.Fatal(err)
 			}
-			if got := string(appendIETF(nil, checks, statuses, nil)); got != want {
+			if got := string(appendIETF(nil, checks, statuses, nil, nil)); got != want {
 				rt.Fatalf("appendIETF wrote %q, httpsfv %q", got, want)
 			}
 			limits := make([]sluice.Limit, n)
@@ -50,7 +53,7 @@ func TestFastRateLimitValuesAreWhatHTTPSFVWrites(t *testing.T) {
 			if err != nil {
 				return // httpsfv refuses the name in RateLimit-Policy: no plan has it
 			}
-			if got := string(appendIETF(nil, checks, statuses, ph.items)); got != want {
+			if got := string(appendIETF(nil, checks, statuses, ph.items, ph.quotas)); got != want {
 				rt.Fatalf("appendIETF with the plan's items wrote %q, httpsfv %q", got, want)
 			}
 		})

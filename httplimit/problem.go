@@ -32,7 +32,12 @@ type Problem struct {
 	ViolatedPolicies []string `json:"violated-policies,omitempty"`
 	// RetryAfter is in whole seconds, as the Retry-After header; absent when
 	// no wait will do (the request costs more than the limit holds).
-	RetryAfter    *int64          `json:"retryAfter,omitempty"`
+	RetryAfter *int64 `json:"retryAfter,omitempty"`
+	// Policy names the limit whose figures Limit, Window and CurrentUsage
+	// are: the violated limit the longest wait is owed to, or the
+	// concurrency limit that refused (its "RateLimit" item, its
+	// RateLimit-Limit in the draft modes).
+	Policy        string          `json:"policy,omitempty"`
 	Limit         int64           `json:"limit,omitempty"`
 	Window        string          `json:"window,omitempty"`
 	Plan          string          `json:"plan,omitempty"`
@@ -41,18 +46,24 @@ type Problem struct {
 	Documentation string          `json:"documentation,omitempty"`
 }
 
-// Usage is the deciding limit's state.
+// Usage is the deciding limit's state, in the figures of its RateLimit
+// headers: Limit is the policy's q, Used is q − r, Window is w, ResetsAt is
+// now + t rounded up to whole seconds.
 type Usage struct {
 	Used     int64  `json:"used"`
 	Limit    int64  `json:"limit"`
-	Window   string `json:"window"`
-	ResetsAt string `json:"resetsAt"` // RFC 3339, UTC, whole seconds rounded up
+	Window   string `json:"window,omitempty"` // absent for concurrency
+	ResetsAt string `json:"resetsAt"`         // RFC 3339, UTC, whole seconds rounded up
 }
 
-// refusal builds the 429 problem of res.
+// refusal builds the 429 problem of res. Its figures are those the
+// headers carry for the deciding limit (see decidingFigures): limit and
+// window are the policy's q and w, currentUsage.used is q − r and
+// resetsAt is now + t rounded up to whole seconds.
 func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 	d := &res.Decision
 	l := d.Limit
+	f := decidingFigures(res)
 	plan := res.Identity.Plan
 	p := &Problem{
 		Type:             ProblemQuotaExceeded,
@@ -60,12 +71,16 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		Status:           http.StatusTooManyRequests,
 		Instance:         r.URL.Path,
 		ViolatedPolicies: d.Violated,
-		Limit:            l.Quantity(),
-		Window:           FormatWindow(l.Window()),
+		Policy:           f.name,
+		Limit:            f.q,
 		Plan:             plan.Name,
 		Documentation:    m.docsURL,
 		Upgrade:          plan.Upgrade,
 	}
+	if f.w > 0 {
+		p.Window = FormatWindow(time.Duration(f.w) * time.Second)
+	}
+	units := m.countsUnits(res, l)
 	if onlyConcurrency(res) {
 		// A slot frees when one of the client's requests ends, which no
 		// clock predicts; the lease expiry would be a needlessly long wait.
@@ -79,9 +94,11 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 	} else {
 		ra := retryAfterSeconds(d.RetryAfter)
 		p.RetryAfter = &ra
-		p.Detail = fmt.Sprintf("Rate limit exceeded: %d %s per %s on the %s plan. Retry in %d s.",
-			l.Quantity(), unitWord(l.Quantity(), m.countsUnits(res, l)),
-			windowWord(l.Window()), plan.Name, ra)
+		p.Detail = fmt.Sprintf("Rate limit exceeded: %d %s per %s", l.Quantity(), unitWord(l.Quantity(), units), windowWord(l.Window()))
+		if f.bucket && l.Burst() != l.Quantity() {
+			p.Detail += fmt.Sprintf(", at most %d at once", l.Burst())
+		}
+		p.Detail += fmt.Sprintf(" on the %s plan. Retry in %d s.", plan.Name, ra)
 		if res.Cost != 1 {
 			p.Detail += fmt.Sprintf(" This request costs %d units.", res.Cost)
 		}
@@ -93,10 +110,10 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		p.Detail += " The " + plan.Upgrade.Plan + " plan allows more."
 	}
 	p.CurrentUsage = &Usage{
-		Used:     l.Burst() - d.Remaining,
-		Limit:    l.Burst(),
+		Used:     f.q - f.remaining,
+		Limit:    f.q,
 		Window:   p.Window,
-		ResetsAt: res.Now.Add(time.Duration(ceilSeconds(d.ResetAfter)) * time.Second).UTC().Truncate(time.Second).Format(time.RFC3339),
+		ResetsAt: f.resetAt(res.Now).UTC().Format(time.RFC3339),
 	}
 	return p
 }
