@@ -199,6 +199,7 @@ type Store struct {
 	nodeOf     func(*sluice.Check) string
 	nodes      nodes
 	openFor    time.Duration
+	returnFor  time.Duration // a node's return period after a probe succeeds
 	charge     func(context.Context, []sluice.Check) error
 	memo       *memo   // Local only
 	ledger     *ledger // Local only
@@ -255,6 +256,7 @@ func New(primary, local sluice.Store, opts Options) (*Store, error) {
 		nodeOf:     opts.Node,
 		nodes:      nodes{opts: opts.Breaker, onChange: opts.OnBreakerChange},
 		openFor:    (&breaker{opts: opts.Breaker}).OpenFor(),
+		returnFor:  2 * (&breaker{opts: opts.Breaker}).OpenFor(),
 		charge:     opts.Charge,
 	}
 	if f.nodeOf == nil {
@@ -309,6 +311,9 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 			return f.fallback(ctx, checks, out, []*node{n}, ErrCircuitOpen)
 		}
 		tks = append(tks, tk)
+	}
+	if f.returning(ns, tks) {
+		return f.returnCall(ctx, checks, out, ns, tks)
 	}
 	cached, err := f.callPrimary(ctx, checks, out, ns)
 	switch {

@@ -56,7 +56,7 @@ func chargeable(l sluice.Limit) bool { return l.Algorithm() != sluice.AlgorithmC
 // open starts an account for c unless one is open, and reports whether it
 // started one: the first local decision on the key since its last charge.
 func (lg *ledger) open(c *sluice.Check) bool {
-	k := stateKey{c.Key, c.Limit.Name()}
+	k := stateKey{c.Key, c.Limit.ID()}
 	lg.mu.Lock()
 	defer lg.mu.Unlock()
 	if _, ok := lg.m[k]; ok || len(lg.m) >= lg.max {
@@ -76,7 +76,7 @@ func (lg *ledger) add(checks []sluice.Check, out []sluice.Status) {
 		if !out[i].Allowed || c.Cost == 0 || !chargeable(c.Limit) {
 			continue
 		}
-		if a := lg.m[stateKey{c.Key, c.Limit.Name()}]; a != nil && a.check.Limit == c.Limit {
+		if a := lg.m[stateKey{c.Key, c.Limit.ID()}]; a != nil && a.check.Limit == c.Limit {
 			a.admitted += c.Cost
 		} else {
 			lg.uncharged.Add(c.Cost)
@@ -92,7 +92,7 @@ func (lg *ledger) take(ctx context.Context, checks []sluice.Check, also func(*ac
 	var taken []*account
 	lg.mu.Lock()
 	for i := 0; i < len(checks); i++ {
-		a := lg.m[stateKey{checks[i].Key, checks[i].Limit.Name()}]
+		a := lg.m[stateKey{checks[i].Key, checks[i].Limit.ID()}]
 		if a == nil {
 			continue
 		}
@@ -140,7 +140,7 @@ func (lg *ledger) done(taken []*account, settled bool) {
 		if settled {
 			a.admitted -= a.charged
 			if a.admitted <= 0 {
-				delete(lg.m, stateKey{a.check.Key, a.check.Limit.Name()})
+				delete(lg.m, stateKey{a.check.Key, a.check.Limit.ID()})
 				lg.size.Add(-1)
 			}
 		}

@@ -39,6 +39,7 @@ const staleNode = 10 * time.Second
 type node struct {
 	name        string
 	seen        atomic.Int64 // when a call was last routed to it, Unix ns (coarse)
+	returnUntil atomic.Int64 // the end of its return period, Unix ns
 	breaker     breaker
 	storeErrors atomic.Int64
 	fallbacks   atomic.Int64

@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -59,13 +60,31 @@ func (f *Store) seed(ctx context.Context, checks, shares []sluice.Check) error {
 // before the primary decides them: one Charge call, bounded by ctx. An
 // error leaves the accounts open, to be charged by a later call.
 func (f *Store) settle(ctx context.Context, checks []sluice.Check, ns []*node) error {
+	return f.settleOr(ctx, checks, ns, false)
+}
+
+// settleOr is settle; with contact, a call that owes nothing still reaches
+// the primary (a Charge of nothing: checks at cost 0), since its outcome
+// tells whether the primary is back.
+func (f *Store) settleOr(ctx context.Context, checks []sluice.Check, ns []*node, contact bool) error {
 	taken, err := f.ledger.take(ctx, checks, func(a *account) bool {
 		return f.nodeOf == nil || slices.Contains(ns, f.nodes.get(f.nodeOf(&a.check)))
 	})
-	if err != nil || len(taken) == 0 {
+	if err != nil {
 		return err
 	}
-	owed, err := f.owed(ctx, taken)
+	var owed []sluice.Check
+	if len(taken) > 0 {
+		owed, err = f.owed(ctx, taken)
+	}
+	if err == nil && len(owed) == 0 && contact && f.charge != nil {
+		owed = make([]sluice.Check, len(checks))
+		for i := range checks {
+			owed[i] = sluice.Check{Key: checks[i].Key, Limit: checks[i].Limit}
+		}
+		err = f.charge(ctx, owed)
+		owed = nil
+	}
 	if err == nil && len(owed) > 0 {
 		if f.charge == nil {
 			for _, c := range owed {
@@ -75,8 +94,77 @@ func (f *Store) settle(ctx context.Context, checks []sluice.Check, ns []*node) e
 			err = f.charge(ctx, owed)
 		}
 	}
-	f.ledger.done(taken, err == nil)
+	if len(taken) > 0 {
+		f.ledger.done(taken, err == nil)
+	}
 	return err
+}
+
+// ErrReturning is the reason a Store gives (to Options.OnFallback) for a
+// local decision made while it returns to a primary that is back: it is
+// charged to the primary as it is made (see Store). It wraps
+// sluice.ErrStoreUnavailable, as every fallback reason does.
+var ErrReturning = fmt.Errorf("%w: returning to the primary: local decisions charged as they are made", sluice.ErrStoreUnavailable)
+
+// returning reports whether calls to ns must be decided by returnCall: a
+// Local Store with a Charge whose breaker lets a probe through, or that is
+// within the return period of one of ns.
+func (f *Store) returning(ns []*node, tks []ticket) bool {
+	if f.charge == nil || f.ledger == nil {
+		return false
+	}
+	now := time.Now().UnixNano()
+	for j, n := range ns {
+		if BreakerState(tks[j].word&3) == BreakerHalfOpen || now < n.returnUntil.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// returnCall decides a call while the Store returns to its primary: on the
+// local store, each limit this instance's share as during the outage, then
+// charged to the primary at once with whatever the call's keys (and a few
+// others) owe. The charge is the primary's health check: its success
+// closes a half-open breaker and starts the node's return period, its
+// failure counts against the node. The local decision stands either way.
+func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []sluice.Status, ns []*node, tks []ticket) error {
+	if err := f.applyLocal(ctx, checks, out); err != nil {
+		f.release(ns, tks)
+		if cerr := ctx.Err(); cerr != nil {
+			return fmt.Errorf("failover: caller gave up: %w (%v)", cerr, ErrReturning)
+		}
+		return fmt.Errorf("failover: %w; local fallback: %w", ErrReturning, err)
+	}
+	reason := ErrReturning
+	err := f.settleOr(ctx, checks, ns, true)
+	switch {
+	case err == nil:
+		until := time.Now().Add(f.returnFor).UnixNano()
+		for j, n := range ns {
+			if BreakerState(tks[j].word&3) == BreakerHalfOpen {
+				n.returnUntil.Store(until)
+			}
+			n.breaker.Done(tks[j], true)
+		}
+	case ctx.Err() != nil:
+		f.release(ns, tks)
+	default:
+		f.storeErrors.Add(1)
+		for j, n := range ns {
+			n.storeErrors.Add(1)
+			n.breaker.Done(tks[j], false)
+		}
+		reason = fmt.Errorf("%w: %w", ErrReturning, err)
+	}
+	f.fallbacks.Add(1)
+	for _, n := range ns {
+		n.fallbacks.Add(1)
+	}
+	if f.onFallback != nil {
+		f.onFallback(reason)
+	}
+	return nil
 }
 
 // owed returns, for each account, the units to charge: what it admitted

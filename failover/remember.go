@@ -54,7 +54,7 @@ func (m *memo) shard(k stateKey) int {
 func (m *memo) put(checks []sluice.Check, out []sluice.Status, now time.Time) {
 	for i := range checks {
 		c, st := &checks[i], &out[i]
-		k := stateKey{c.Key, c.Limit.Name()}
+		k := stateKey{c.Key, c.Limit.ID()}
 		s := &m.shards[m.shard(k)]
 		s.mu.Lock()
 		if st.ResetAfter <= 0 {
@@ -78,7 +78,7 @@ func (m *memo) put(checks []sluice.Check, out []sluice.Status, now time.Time) {
 // get returns the last word on c's key and limit if it still holds at now
 // and was said of a limit of c's burst.
 func (m *memo) get(c *sluice.Check, now time.Time) (lastWord, bool) {
-	k := stateKey{c.Key, c.Limit.Name()}
+	k := stateKey{c.Key, c.Limit.ID()}
 	s := &m.shards[m.shard(k)]
 	s.mu.Lock()
 	w, ok := s.m[k]

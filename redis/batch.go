@@ -70,7 +70,7 @@ func newCall(checks []sluice.Check, keys []string, idx []int, out []sluice.Statu
 			c.keys, c.idx = make([]string, n), make([]int, n)
 		}
 		for i := range checks {
-			c.keys[i], c.idx[i] = Key(checks[i].Key, checks[i].Limit.Name()), i
+			c.keys[i], c.idx[i] = Key(checks[i].Key, checks[i].Limit.ID()), i
 		}
 	}
 	for _, i := range c.idx {

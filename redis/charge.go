@@ -40,14 +40,14 @@ func (s *Store) charge(ctx context.Context, checks []sluice.Check, taken []int64
 	var idx []int
 	for i := range checks {
 		c := &checks[i]
-		if c.Cost <= 0 || c.Limit.Algorithm() == sluice.AlgorithmConcurrency {
+		if c.Cost < 0 || c.Limit.Algorithm() == sluice.AlgorithmConcurrency {
 			continue
 		}
 		args, err := appendCheckArgs([]string{s.timeArg(), s.minTTL}, c)
 		if err != nil {
 			return err
 		}
-		runs = append(runs, rueidis.LuaExec{Keys: []string{Key(c.Key, c.Limit.Name())}, Args: args})
+		runs = append(runs, rueidis.LuaExec{Keys: []string{Key(c.Key, c.Limit.ID())}, Args: args})
 		idx = append(idx, i)
 	}
 	if len(runs) == 0 {

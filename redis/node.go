@@ -40,7 +40,7 @@ func (s *Store) Node(c *sluice.Check) string {
 	if m == nil {
 		return ""
 	}
-	return m.names[m.owner[subjectSlot(c.Key, c.Limit.Name())]]
+	return m.names[m.owner[subjectSlot(c.Key, c.Limit.ID())]]
 }
 
 // subjectSlot is slot(Key(subject, name)) without building the key.

@@ -28,7 +28,7 @@ func (s *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 	var idx []int
 	for i := range checks {
 		if i < len(leases) && leases[i] != 0 && checks[i].Limit.Algorithm() == sluice.AlgorithmConcurrency {
-			keys = append(keys, Key(checks[i].Key, checks[i].Limit.Name()))
+			keys = append(keys, Key(checks[i].Key, checks[i].Limit.ID()))
 			idx = append(idx, i)
 		}
 	}

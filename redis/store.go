@@ -126,7 +126,7 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 	}
 	keys := make([]string, len(checks))
 	for i := range checks {
-		keys[i] = Key(checks[i].Key, checks[i].Limit.Name())
+		keys[i] = Key(checks[i].Key, checks[i].Limit.ID())
 	}
 	groups := s.groups(keys)
 	if len(groups) == 1 {
