@@ -60,11 +60,11 @@ func ValidateChecks(checks []Check) error {
 			return fmt.Errorf("check %d: %w", i, checks[i].validate())
 		}
 		for j := 0; j < i; j++ {
-			// Names first: a plan's limits have different names, often of
+			// IDs first: a plan's limits have different ones, often of
 			// different lengths, while its checks share one key.
-			if checks[j].Limit.name == checks[i].Limit.name && checks[j].Key == checks[i].Key {
+			if checks[j].Limit.ID() == checks[i].Limit.ID() && checks[j].Key == checks[i].Key {
 				return fmt.Errorf("%w: checks %d and %d both spend %q for the same key (add their costs instead)",
-					ErrInvalidCheck, j, i, checks[i].Limit.name)
+					ErrInvalidCheck, j, i, checks[i].Limit.ID())
 			}
 		}
 	}

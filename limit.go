@@ -31,6 +31,7 @@ const (
 // The zero Limit is invalid.
 type Limit struct {
 	name    string
+	id      string // the state's identity when not name (see WithID)
 	alg     Algorithm
 	shadow  bool
 	q       int64 // quantity per window
@@ -133,6 +134,24 @@ func (l Limit) WithShadow(on bool) Limit { l.shadow = on; return l.build() }
 // Name returns the limit's name, e.g. "per-minute".
 func (l Limit) Name() string { return l.name }
 
+// WithID returns a copy of l whose state a Store keeps under id instead of
+// its name; "" restores the name. A Store keeps one state per (Check.Key,
+// ID, Algorithm): limits that share all three share their state, whatever
+// their other parameters (a state written under other parameters is
+// clamped to this limit's, never trusted to create capacity). An ID lets a
+// limit keep its clients' state when it is renamed; its Name stays what
+// headers, bodies and metrics show. IDs follow the rules of names.
+func (l Limit) WithID(id string) Limit { l.id = id; return l.build() }
+
+// ID returns the identity of the limit's state in a Store: the id of
+// WithID, else its name.
+func (l Limit) ID() string {
+	if l.id != "" {
+		return l.id
+	}
+	return l.name
+}
+
 // Algorithm returns the limit's algorithm.
 func (l Limit) Algorithm() Algorithm { return l.alg }
 
@@ -207,6 +226,8 @@ func (l Limit) validate() error {
 	switch {
 	case !ValidName(l.name):
 		return fmt.Errorf("%w: name %q must be 1-64 characters of A-Z a-z 0-9 . _ -", ErrInvalidLimit, l.name)
+	case l.id != "" && !ValidName(l.id):
+		return fmt.Errorf("%w: %s: id %q must be 1-64 characters of A-Z a-z 0-9 . _ -", ErrInvalidLimit, l.name, l.id)
 	case !l.alg.valid():
 		return bad("unknown algorithm %v", l.alg)
 	case l.q < 1 || l.q > MaxQuantity:

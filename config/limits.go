@@ -17,13 +17,16 @@ import (
 //     burst: 20        # token-bucket, leaky-bucket, gcra
 //     max_wait: 2s     # leaky-bucket as a queue
 //     shadow: true     # report, never refuse
+//     id: per-minute   # the state's identity (default: the name); keep it
+//                      # when renaming the limit and its clients keep their state
 func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 	var out []sluice.Limit
 	names := map[string]bool{}
 	d.List(n, path, func(_ int, e *yaml.Node, path string) {
 		var (
-			name, alg         string
+			name, alg, id     string
 			algNode, nameNode *yaml.Node
+			idNode            *yaml.Node
 			burstNode         *yaml.Node
 			maxWaitNode       *yaml.Node
 			quantity, burst   int64
@@ -39,6 +42,7 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			"burst":     func(n *yaml.Node, p string) { burst, burstNode = d.Int(n, p, 1, sluice.MaxQuantity), n },
 			"max_wait":  func(n *yaml.Node, p string) { maxWait, maxWaitNode = d.Duration(n, p), n },
 			"shadow":    func(n *yaml.Node, p string) { shadow = d.Bool(n, p) },
+			"id":        func(n *yaml.Node, p string) { id, idNode = d.Str(n, p), n },
 		})
 		if e.Kind != yaml.MappingNode {
 			return
@@ -57,6 +61,14 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			}
 			names[name] = true
 		}
+		if idNode != nil {
+			if !sluice.ValidName(id) {
+				d.Errorf(idNode, path+".id", "%q must be 1-64 characters of A-Z a-z 0-9 . _ -", id)
+			} else if id != name && names[id] {
+				d.Errorf(idNode, path+".id", "%q is the name of another limit of this list: the two would share one state", id)
+			}
+			names[id] = true
+		}
 		var a sluice.Algorithm
 		if algNode != nil {
 			var err error
@@ -73,7 +85,7 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 		if len(d.Errs) > errsBefore {
 			return
 		}
-		l := sluice.NewLimit(a, quantity, window).Named(name).WithShadow(shadow)
+		l := sluice.NewLimit(a, quantity, window).Named(name).WithShadow(shadow).WithID(id)
 		if burst != 0 {
 			l = l.WithBurst(burst)
 		}

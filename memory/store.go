@@ -590,7 +590,7 @@ func expiryAfter(now, resetUS int64) int64 { return now + min(resetUS, 1<<62) }
 // it is (a plan of up to 4 limits then moves nothing); one from the map
 // goes first, pushing out the last.
 func (sh *shard) table(l *sluice.Limit, js *judgeSet) *table {
-	k := tableKey{l.Name(), l.Algorithm()}
+	k := tableKey{l.ID(), l.Algorithm()}
 	for _, t := range &sh.recent {
 		if t != nil && t.key == k {
 			t.judges.note(js, l)
@@ -617,7 +617,7 @@ func (s *Store) lookup(i uint32, l *sluice.Limit) *listing {
 	if ls == nil {
 		return nil
 	}
-	k := tableKey{l.Name(), l.Algorithm()}
+	k := tableKey{l.ID(), l.Algorithm()}
 	for j := range min(ls.n, maxListed) {
 		if ls := &ls.ls[j]; ls.key == k {
 			return ls

@@ -124,7 +124,7 @@ func newTable(l sluice.Limit, j *judges) *table {
 	if j == nil {
 		j = newJudges(&l)
 	}
-	t := &table{key: tableKey{l.Name(), l.Algorithm()}, judges: j, kind: kindOf(l.Algorithm())}
+	t := &table{key: tableKey{l.ID(), l.Algorithm()}, judges: j, kind: kindOf(l.Algorithm())}
 	if t.kind == kindLog {
 		t.logs = map[hash][]sluice.LogEntry{}
 	}

@@ -283,7 +283,7 @@ func (c *Cache) lookup(ch *sluice.Check, now int64) lookup {
 	if ds == nil {
 		return l
 	}
-	j := ds.find(ch.Limit.Name())
+	j := ds.find(ch.Limit.ID())
 	if j < 0 {
 		return l
 	}
@@ -322,7 +322,7 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 			})
 		case !deny:
 			if ds := sh.keys[ch.Key]; ds != nil {
-				if j := ds.find(ch.Limit.Name()); j >= 0 {
+				if j := ds.find(ch.Limit.ID()); j >= 0 {
 					if d := &ds.list[j]; d.limit != ch.Limit || st.Allowed && ch.Cost >= d.cost {
 						sh.remove(ch.Key, ds, j)
 					}
@@ -337,7 +337,7 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 // name, making room if the shard is full. sh.mu is held.
 func (c *Cache) remember(sh *shard, ch *sluice.Check, now int64, d denial) {
 	if ds := sh.keys[ch.Key]; ds != nil {
-		if j := ds.find(ch.Limit.Name()); j >= 0 {
+		if j := ds.find(ch.Limit.ID()); j >= 0 {
 			ds.list[j] = d
 			return
 		}
@@ -389,10 +389,10 @@ func (c *Cache) makeRoom(sh *shard, now int64) {
 	}
 }
 
-// find returns the index of the denial for limit name, or -1.
-func (ds *denials) find(name string) int {
+// find returns the index of the denial for the limit of ID id, or -1.
+func (ds *denials) find(id string) int {
 	for j := range ds.list {
-		if ds.list[j].limit.Name() == name {
+		if ds.list[j].limit.ID() == id {
 			return j
 		}
 	}
