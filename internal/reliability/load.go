@@ -265,7 +265,7 @@ type Fallbacks struct {
 // Hook is the OnFallback function.
 func (f *Fallbacks) Hook(reason error) {
 	f.total.Add(1)
-	if errors.Is(reason, failover.ErrCircuitOpen) {
+	if errors.Is(reason, failover.ErrCircuitOpen) || reason == failover.ErrReturning {
 		f.circuit.Add(1)
 	}
 }
@@ -274,5 +274,5 @@ func (f *Fallbacks) Hook(reason error) {
 func (f *Fallbacks) Total() int64 { return f.total.Load() }
 
 // StoreErrors is the number reported because the primary failed (not
-// because the breaker kept the call from it).
+// because the breaker kept the call from it, nor while returning to it).
 func (f *Fallbacks) StoreErrors() int64 { return f.total.Load() - f.circuit.Load() }
