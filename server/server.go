@@ -148,7 +148,7 @@ func New(opts Options) (*Server, error) {
 	s.metrics = newMetrics(opts.Registry)
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
 	registerMemoryMetrics(opts.Registry, opts.Memory)
-	s.stats = newStats(opts.Clock)
+	s.stats = newStats(opts.Clock, s.dashboardSample)
 	g := opts.Config.Designer
 	s.designer = newDesigner(designerLimits{concurrency: g.Concurrency, maxArrivals: g.MaxArrivals, timeout: g.Timeout})
 	s.mon = degrade.NewMonitor(opts.StoreDown)
@@ -271,6 +271,9 @@ func (s *Server) Reload() error {
 		var st *state
 		if st, err = s.build(cfg); err == nil {
 			s.warnRestartOnly(s.state.Load().cfg, cfg)
+			for _, change := range stateChanges(s.state.Load().cfg.Policy, cfg.Policy) {
+				s.log.Info("reload: " + change)
+			}
 			s.state.Store(st)
 			s.ctl.SetConfig(cfg.Degradation.Controller)
 			if !cfg.Degradation.Enabled {
