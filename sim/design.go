@@ -139,6 +139,9 @@ func recommend(req Requirements, q int64, w time.Duration) (Recommendation, erro
 		if req.Precision == PrecisionApproximate {
 			part = max(q/10, 1)
 		}
+		if part = max(part, req.minCapacity); part >= q && q > 1 {
+			return rec, fmt.Errorf("a request may cost %d, too much for a bucket that keeps every window of %s within %d: raise the quantity or lower the cost", req.minCapacity, FormatDuration(w), q)
+		}
 		rec.Algorithm, rec.Quantity, rec.Burst = "gcra", q-part, part
 		if q == 1 {
 			rec.Quantity, rec.Burst = 1, 1

@@ -68,6 +68,9 @@ type Requirements struct {
 	// MaxArrivals bounds each simulated scenario (≤ 0: 300,000 requests);
 	// a web handler sets it lower. It is not read from YAML or JSON.
 	MaxArrivals int `yaml:"-" json:"-"`
+	// minCapacity is the most one request may cost (DesignAPI sets it from
+	// the endpoints' costs): a bucket's burst is never made smaller.
+	minCapacity int64
 }
 
 // ReadRequirements reads requirements from YAML. Unknown fields are errors

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,9 +30,17 @@ Requirements come from a YAML file (-requirements), from flags, or both
   instances: 3          # sluice instances enforcing the limit together
   store: auto           # auto | memory | redis
 
+A requirements file with a plans: list describes a whole API — plans with
+several limits and their traffic, endpoint costs and classes, the global
+capacity, identification, instances and store, internal callers, overload
+thresholds — and gets the analysis of the whole API (Context Assessment,
+Recommended Approach, Implementation Steps, Trade-offs and Considerations,
+Next Steps) with a complete configuration; docs/designer.md shows the format.
+
 examples:
   sluice design -rate 100/1m -precision strict -burst 20
   sluice design -requirements needs.yaml -config sluice.yaml -o design.md
+  sluice design -requirements api.yaml -shadow -config sluice.yaml
 
 flags:
 `
@@ -48,6 +57,7 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		out     = fs.String("o", "", "write the analysis to this `file` instead of standard output")
 		format  = fs.String("format", "markdown", "output: markdown, yaml (the configuration only) or json")
 		addrs   = fs.String("redis-addresses", "", "comma-separated Redis `addresses` for the configuration (default localhost:6379)")
+		shadow  = fs.Bool("shadow", false, "whole API: write every limit with shadow: true (reported, never refusing)")
 	)
 	fs.StringVar(&flags.Rate, "rate", "", "the limit per key, `quantity/window`, e.g. 100/1m")
 	fs.Int64Var(&flags.Burst, "burst", 0, "most units a client may send at once (0: the whole quantity)")
@@ -72,15 +82,19 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var req sim.Requirements
 	if *reqFile != "" {
-		f, err := os.Open(*reqFile)
+		data, err := os.ReadFile(*reqFile)
 		if err != nil {
 			return err
 		}
-		req, err = sim.ReadRequirements(f, *reqFile)
-		f.Close()
-		if err != nil {
+		if sim.IsAPIRequirements(data) {
+			return designAPI(ctx, fs, data, *reqFile, *shadow, designOutput{*config, *out, *format}, stdout, stderr)
+		}
+		if req, err = sim.ReadRequirements(bytes.NewReader(data), *reqFile); err != nil {
 			return err
 		}
+	}
+	if *shadow {
+		return errors.New("-shadow needs a -requirements file of a whole API (with plans:)")
 	}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -115,33 +129,70 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if *config != "" {
-		if err := os.WriteFile(*config, []byte(a.Config), 0o644); err != nil {
+	return designOutput{*config, *out, *format}.write(a.Config, a.Markdown, a, stdout, stderr)
+}
+
+// designOutput is where the design goes: the configuration file, the
+// analysis file (standard output when empty) and the analysis's format.
+type designOutput struct{ config, out, format string }
+
+func (o designOutput) write(config, markdown string, v any, stdout, stderr io.Writer) error {
+	if o.config != "" {
+		if err := os.WriteFile(o.config, []byte(config), 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "configuration written to %s\n", *config)
+		fmt.Fprintf(stderr, "configuration written to %s\n", o.config)
 	}
 	w := stdout
-	if *out != "" {
-		f, err := os.Create(*out)
+	if o.out != "" {
+		f, err := os.Create(o.out)
 		if err != nil {
 			return err
 		}
 		defer f.Close()
 		w = f
 	}
-	switch *format {
+	var err error
+	switch o.format {
 	case "yaml":
-		_, err = io.WriteString(w, a.Config)
+		_, err = io.WriteString(w, config)
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		err = enc.Encode(a)
+		err = enc.Encode(v)
 	default:
-		_, err = io.WriteString(w, a.Markdown)
+		_, err = io.WriteString(w, markdown)
 	}
-	if err == nil && *out != "" {
-		fmt.Fprintf(stderr, "analysis written to %s\n", *out)
+	if err == nil && o.out != "" {
+		fmt.Fprintf(stderr, "analysis written to %s\n", o.out)
 	}
 	return err
+}
+
+// designAPI is "sluice design -requirements api.yaml" for a whole API.
+func designAPI(ctx context.Context, fs *flag.FlagSet, data []byte, name string, shadow bool, o designOutput, stdout, stderr io.Writer) error {
+	var bad error
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "requirements", "config", "o", "format", "shadow", "seed":
+		default:
+			bad = fmt.Errorf("-%s applies to one limit; %s describes a whole API (set it in the file)", f.Name, name)
+		}
+	})
+	if bad != nil {
+		return bad
+	}
+	req, err := sim.ReadAPIRequirements(bytes.NewReader(data), name)
+	if err != nil {
+		return err
+	}
+	req.Shadow = req.Shadow || shadow
+	if f := fs.Lookup("seed"); f != nil && f.Value.String() != "0" {
+		fmt.Sscan(f.Value.String(), &req.Seed)
+	}
+	a, err := sim.DesignAPI(ctx, req)
+	if err != nil {
+		return err
+	}
+	return o.write(a.Config, a.Markdown, a, stdout, stderr)
 }

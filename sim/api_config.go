@@ -1,0 +1,188 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// yamlString quotes s as a YAML double-quoted scalar (a JSON string is one).
+func yamlString(s string) string {
+	q, _ := json.Marshal(s)
+	return string(q)
+}
+
+// yamlList writes ss as a flow sequence of quoted strings.
+func yamlList(ss []string) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = yamlString(s)
+	}
+	return "[" + strings.Join(out, ", ") + "]"
+}
+
+// degradationSteps are the shares of the overload thresholds at which each
+// level is entered and left (hysteresis: left below a lower share).
+var degradationSteps = []struct {
+	level        string
+	enter, leave float64
+}{{"elevated", 0.6, 0.4}, {"high", 0.8, 0.6}, {"critical", 1, 0.8}}
+
+// configYAML writes the complete configuration of the design, in the
+// format package config reads (examples/sluice.yaml is its reference).
+func (a *APIAnalysis) configYAML() string {
+	req := a.Requirements
+	var b strings.Builder
+	fmt.Fprintf(&b, "# sluice configuration written by `sluice design` for %s.\n", strings.ReplaceAll(req.Name, "\n", " "))
+	if req.Shadow {
+		b.WriteString("# Every limit is in shadow mode: reported in headers and metrics, never refusing.\n")
+	}
+	a.storeYAML(&b)
+	a.identityYAML(&b)
+	b.WriteString("plans:\n")
+	for _, p := range a.Plans {
+		fmt.Fprintf(&b, "  %s:\n    limits:\n", p.Name)
+		for _, l := range p.Limits {
+			limitYAML(&b, "      ", l.Rec(), req.Shadow, l.Stated, req.Instances)
+		}
+		if len(a.Costs) > 0 && !p.Internal {
+			b.WriteString("    costs:\n")
+			for _, route := range sortedKeys(a.Costs) {
+				fmt.Fprintf(&b, "      %s: %d\n", yamlString(route), a.Costs[route])
+			}
+		}
+		if p.Upgrade != "" {
+			fmt.Fprintf(&b, "    upgrade: {plan: %s}\n", p.Upgrade)
+		}
+	}
+	fmt.Fprintf(&b, "default_plan: %s\n", a.DefaultPlan)
+	fmt.Fprintf(&b, "anonymous_plan: %s\n", a.AnonymousPlan)
+	if req.Identity.APIKeys {
+		b.WriteString("# keys:                 # each client's API key, by SHA-256 (printf %s KEY | sha256sum)\n")
+		b.WriteString("#   - {name: acme, sha256: <64 hex digits>, plan: " + a.DefaultPlan + "}\n")
+	}
+	if a.Global != nil {
+		b.WriteString("global:\n")
+		limitYAML(&b, "  ", a.Global.Rec(), req.Shadow, a.Global.Stated+" for all clients together", req.Instances)
+	}
+	var exempt []string
+	for _, e := range req.Endpoints {
+		if e.Exempt {
+			exempt = append(exempt, e.Route)
+		}
+	}
+	if len(exempt) > 0 {
+		fmt.Fprintf(&b, "exempt: %s\n", yamlList(exempt))
+	}
+	a.degradationYAML(&b)
+	fmt.Fprintf(&b, "response:\n  headers: [%s]\n", strings.Join(req.Headers, ", "))
+	return b.String()
+}
+
+func (a *APIAnalysis) storeYAML(b *strings.Builder) {
+	req := a.Requirements
+	b.WriteString("store:\n")
+	fmt.Fprintf(b, "  type: %s\n", a.Store)
+	if a.Store == "redis" {
+		b.WriteString("  redis:\n")
+		fmt.Fprintf(b, "    mode: %s\n", a.RedisMode)
+		fmt.Fprintf(b, "    addresses: %s\n", yamlList(req.RedisAddresses))
+		if a.RedisMode == "sentinel" {
+			b.WriteString("    master_name: mymaster   # the Sentinel master set: change to yours\n")
+		}
+		fmt.Fprintf(b, "    on_store_error: %s\n", a.OnStoreError)
+		fmt.Fprintf(b, "    instances: %d\n", req.Instances)
+	}
+}
+
+func (a *APIAnalysis) identityYAML(b *strings.Builder) {
+	id := a.Requirements.Identity
+	b.WriteString("identity:\n")
+	if id.APIKeys {
+		b.WriteString("  api_key_headers: [Authorization, X-API-Key]\n")
+		b.WriteString("  unknown_keys: ip           # a key not listed under keys is limited by address: made-up keys mint no quota\n")
+	}
+	if id.UserHeader != "" {
+		fmt.Fprintf(b, "  user_header: %s\n", yamlString(id.UserHeader))
+	}
+	if len(a.Requirements.Internal) > 0 {
+		b.WriteString("  plan_header: X-Plan        # internal callers name their plan (internal-…); believed only from trusted_proxies\n")
+	}
+	if len(id.TrustedProxies) > 0 {
+		fmt.Fprintf(b, "  trusted_proxies: %s\n", yamlList(id.TrustedProxies))
+	}
+	b.WriteString("  ipv4_prefix: 32\n  ipv6_prefix: 64\n")
+}
+
+// limitYAML writes one limit as a list entry at indent.
+func limitYAML(b *strings.Builder, indent string, rec Recommendation, shadow bool, stated string, instances int) {
+	fmt.Fprintf(b, "%s- name: %s   # stated: %s\n", indent, rec.Name, stated)
+	in := indent + "  "
+	fmt.Fprintf(b, "%salgorithm: %s\n", in, rec.Algorithm)
+	fmt.Fprintf(b, "%squantity: %d", in, rec.Quantity)
+	if rec.PerInstance {
+		fmt.Fprintf(b, "   # per instance: ÷ %d instances", instances)
+	}
+	fmt.Fprintf(b, "\n%swindow: %s\n", in, rec.Window)
+	if rec.Burst > 0 {
+		fmt.Fprintf(b, "%sburst: %d\n", in, rec.Burst)
+	}
+	if rec.MaxWait > 0 {
+		fmt.Fprintf(b, "%smax_wait: %s\n", in, rec.MaxWait)
+	}
+	if shadow {
+		fmt.Fprintf(b, "%sshadow: true\n", in)
+	}
+}
+
+func (a *APIAnalysis) degradationYAML(b *strings.Builder) {
+	o := a.Requirements.Overload
+	if !o.set() {
+		return
+	}
+	b.WriteString("degradation:\n  min_dwell: 10s\n  factor: 0.5\n  levels:\n")
+	for _, s := range degradationSteps {
+		fmt.Fprintf(b, "    %s: {enter: {%s}, leave: {%s}}\n", s.level, thresholdsYAML(o, s.enter), thresholdsYAML(o, s.leave))
+	}
+	classes := map[string][]string{}
+	for _, e := range a.Requirements.Endpoints {
+		if e.Class != "" {
+			classes[e.Class] = append(classes[e.Class], e.Route)
+		}
+	}
+	if len(classes) > 0 {
+		b.WriteString("  classes:\n")
+		for _, c := range []string{ClassExpensive, ClassCritical, ClassHealth} {
+			if len(classes[c]) > 0 {
+				fmt.Fprintf(b, "    %s: %s\n", c, yamlList(classes[c]))
+			}
+		}
+	}
+}
+
+// thresholdsYAML writes share × the overload thresholds as a flow mapping.
+func thresholdsYAML(o APIOverload, share float64) string {
+	var parts []string
+	if o.InFlight > 0 {
+		parts = append(parts, fmt.Sprintf("in_flight: %d", max(int(float64(o.InFlight)*share), 1)))
+	}
+	if o.P99 > 0 {
+		d := max(time.Duration(float64(o.P99)*share).Round(time.Millisecond), time.Millisecond)
+		parts = append(parts, "p99: "+d.String())
+	}
+	if o.ErrorRate > 0 {
+		parts = append(parts, fmt.Sprintf("error_rate: %.4g", max(o.ErrorRate*share, 0.0001)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,361 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// APIAnalysis is what DesignAPI returns: a design for every limit of a
+// whole API, the simulations behind each, and the two documents a person
+// takes away.
+type APIAnalysis struct {
+	// Requirements are the input with defaults applied.
+	Requirements APIRequirements `json:"requirements"`
+	// Store is "memory" or "redis"; RedisMode its deployment;
+	// OnStoreError the config's on_store_error (Redis only).
+	Store        string `json:"store"`
+	RedisMode    string `json:"redis_mode,omitempty"`
+	OnStoreError string `json:"on_store_error,omitempty"`
+	// Plans are the designed plans: the requirement's, then the anonymous
+	// plan when one was designed, then one per internal caller.
+	Plans []PlanDesign `json:"plans"`
+	// DefaultPlan and AnonymousPlan name the plans of identified and of
+	// address-only clients.
+	DefaultPlan   string `json:"default_plan"`
+	AnonymousPlan string `json:"anonymous_plan"`
+	// Global is the design of the capacity limit; nil without one.
+	Global *LimitDesign `json:"global,omitempty"`
+	// Costs are the endpoints' costs, in every plan.
+	Costs map[string]int64 `json:"costs,omitempty"`
+	// Warnings are problems of the requirements the design cannot fix,
+	// such as a cost no limit's capacity can ever admit.
+	Warnings []string `json:"warnings,omitempty"`
+	// Markdown is the analysis in five sections: Context Assessment,
+	// Recommended Approach, Implementation Steps, Trade-offs and
+	// Considerations, Next Steps; then the configuration.
+	Markdown string `json:"markdown"`
+	// Config is a complete sluice configuration file (YAML).
+	Config string `json:"config"`
+}
+
+// PlanDesign is one designed plan.
+type PlanDesign struct {
+	Name    string `json:"name"`
+	Clients int64  `json:"clients"`
+	// Internal is true for the plan of an internal caller; Anonymous for
+	// the plan designed for address-only clients.
+	Internal  bool          `json:"internal,omitempty"`
+	Anonymous bool          `json:"anonymous,omitempty"`
+	Upgrade   string        `json:"upgrade,omitempty"`
+	Limits    []LimitDesign `json:"limits"`
+	// Traffic is the requirement's client traffic, used by Profile.
+	Traffic APITraffic `json:"traffic"`
+}
+
+// LimitDesign is the design of one stated limit.
+type LimitDesign struct {
+	// Stated is the requirement: quantity per window, burst, precision.
+	Stated    string   `json:"stated"`
+	Quantity  int64    `json:"quantity"`
+	Window    Duration `json:"window"`
+	Burst     int64    `json:"burst,omitempty"`
+	Precision string   `json:"precision"`
+	// Analysis is the one-limit design (Design) behind it: the
+	// recommendation, its reasons and the four simulated scenarios.
+	Analysis *Analysis `json:"analysis"`
+	// Worst is the most units the recommended limit admitted for one key
+	// in any window of the scenarios, against WorstOf (the stated quantity
+	// at simulation scale), under WorstPattern.
+	Worst        int64  `json:"worst"`
+	WorstOf      int64  `json:"worst_of"`
+	WorstPattern string `json:"worst_pattern"`
+	// Profile is the recommended limit replayed on one client's traffic at
+	// its peak; nil without a traffic rate.
+	Profile *ProfileRun `json:"profile,omitempty"`
+}
+
+// ProfileRun is a limit replayed on one client's usual traffic at its peak.
+type ProfileRun struct {
+	Rate     string   `json:"rate"` // requests per second, at the peak
+	Duration Duration `json:"duration"`
+	Requests int64    `json:"requests"`
+	Refused  int64    `json:"refused"`
+}
+
+// Rec returns the recommendation of d.
+func (d LimitDesign) Rec() Recommendation { return d.Analysis.Recommendation }
+
+// DesignAPI designs every limit of a whole API — each plan's, the global
+// capacity, the anonymous plan, the internal callers' — by Design's method
+// (simulating every algorithm on four patterns, then the recommendation on
+// each plan's traffic profile), chooses one store, key strategy, headers
+// and degradation levels for all of it, and writes the analysis and a
+// complete configuration. A recommended limit never admits more than its
+// stated quantity in any window unless its precision is loose. It is
+// deterministic for a given Seed.
+func DesignAPI(ctx context.Context, req APIRequirements) (*APIAnalysis, error) {
+	req, err := req.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	a := &APIAnalysis{Requirements: req}
+	a.Store, a.RedisMode = req.Store, req.RedisMode
+	if a.Store == "auto" {
+		a.Store = "memory"
+		if req.Instances > 1 {
+			a.Store = "redis"
+		}
+	}
+	if err := a.designAll(ctx); err != nil {
+		return nil, err
+	}
+	if a.Store == "memory" && req.Store == "auto" && a.stateBytes() > memoryBudget {
+		a.Store = "redis"
+		a.Plans, a.Global = nil, nil
+		if err := a.designAll(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if a.Store == "redis" {
+		if a.RedisMode == "" {
+			a.RedisMode = "standalone"
+			if a.stateBytes() > redisBudget {
+				a.RedisMode = "cluster"
+			}
+		}
+		a.OnStoreError = map[string]string{PriorityBalanced: "local", PriorityAvailability: "allow", PriorityProtection: "deny"}[req.Priority]
+	}
+	a.costs()
+	a.Config = a.configYAML()
+	a.Markdown = a.markdown()
+	return a, nil
+}
+
+// designAll designs every plan and the global limit on a.Store.
+func (a *APIAnalysis) designAll(ctx context.Context) error {
+	req := a.Requirements
+	for _, p := range req.Plans {
+		pd, err := a.designPlan(ctx, PlanDesign{Name: p.Name, Clients: p.Clients, Upgrade: p.Upgrade, Traffic: p.Traffic}, p.Limits)
+		if err != nil {
+			return err
+		}
+		a.Plans = append(a.Plans, pd)
+	}
+	a.DefaultPlan = req.Plans[0].Name
+	for _, p := range req.Plans {
+		if p.Default {
+			a.DefaultPlan = p.Name
+		}
+	}
+	a.AnonymousPlan = req.Identity.Anonymous
+	switch {
+	case a.AnonymousPlan != "":
+	case !req.Identity.APIKeys && req.Identity.UserHeader == "":
+		a.AnonymousPlan = a.DefaultPlan // every client is known by address only
+	default:
+		if err := a.designAnonymous(ctx); err != nil {
+			return err
+		}
+	}
+	for _, in := range req.Internal {
+		pd, err := a.designPlan(ctx, PlanDesign{Name: "internal-" + in.Name, Clients: 1, Internal: true},
+			[]APILimit{{Rate: in.Rate, Precision: req.Precision}})
+		if err != nil {
+			return err
+		}
+		a.Plans = append(a.Plans, pd)
+	}
+	if req.Capacity != "" {
+		d, err := a.designLimit(ctx, APILimit{Rate: req.Capacity, Precision: req.Precision, Name: "global"}, 1, APITraffic{}, false)
+		if err != nil {
+			return fmt.Errorf("capacity: %w", err)
+		}
+		a.Global = &d
+	}
+	return nil
+}
+
+// designAnonymous adds the plan of address-only clients: the default plan's
+// limits, divided by ten unless many clients share an address (NAT).
+func (a *APIAnalysis) designAnonymous(ctx context.Context) error {
+	req := a.Requirements
+	var base APIPlan
+	for _, p := range req.Plans {
+		if p.Name == a.DefaultPlan {
+			base = p
+		}
+	}
+	var limits []APILimit
+	for _, l := range base.Limits {
+		q, w, _ := ParseRate(l.Rate)
+		l.Name = limitName(l, w)
+		if !req.Identity.NAT {
+			// A tenth, but never below what the costliest request needs.
+			q = max(q/10, min(q, a.maxCost(false)+1))
+			l.Burst = min(l.Burst/10, q)
+		}
+		l.Rate = FormatRate(q, w)
+		limits = append(limits, l)
+	}
+	name := "anonymous"
+	for contains(req.Plans, name) {
+		name += "-ip"
+	}
+	pd, err := a.designPlan(ctx, PlanDesign{Name: name, Clients: base.Clients, Anonymous: true, Upgrade: a.DefaultPlan}, limits)
+	if err != nil {
+		return err
+	}
+	a.Plans = append(a.Plans, pd)
+	a.AnonymousPlan = name
+	return nil
+}
+
+// designPlan designs each of limits for pd.
+func (a *APIAnalysis) designPlan(ctx context.Context, pd PlanDesign, limits []APILimit) (PlanDesign, error) {
+	for i, l := range limits {
+		d, err := a.designLimit(ctx, l, pd.Clients, pd.Traffic, pd.Internal)
+		if err != nil {
+			return pd, fmt.Errorf("plan %s, limit %d (%s): %w", pd.Name, i+1, l.Rate, err)
+		}
+		pd.Limits = append(pd.Limits, d)
+	}
+	return pd, nil
+}
+
+// designLimit designs one stated limit with Design on the API's store, and
+// replays the recommendation on the client traffic profile.
+func (a *APIAnalysis) designLimit(ctx context.Context, l APILimit, clients int64, traffic APITraffic, internal bool) (LimitDesign, error) {
+	req := a.Requirements
+	q, w, _ := ParseRate(l.Rate)
+	if c := a.maxCost(internal); l.Burst > 0 && l.Burst < c {
+		if c > q {
+			return LimitDesign{}, fmt.Errorf("a request may cost %d (%s), more than %s ever admits: raise the limit or lower the cost", c, a.costliest(), l.Rate)
+		}
+		a.Warnings = append(a.Warnings, fmt.Sprintf("%s costs %d, more than the stated burst of %d of %s: the burst is raised to %d, or those requests could never pass.", a.costliest(), c, l.Burst, l.Rate, c))
+		l.Burst = c
+	}
+	one := Requirements{Rate: l.Rate, Burst: l.Burst, Precision: l.Precision, Keys: clients, Instances: req.Instances,
+		Store: a.Store, RedisMode: a.RedisMode, RedisAddresses: req.RedisAddresses, Name: limitName(l, w),
+		Seed: req.Seed, MaxArrivals: req.MaxArrivals, minCapacity: a.maxCost(internal)}
+	an, err := Design(ctx, one)
+	if err != nil {
+		return LimitDesign{}, err
+	}
+	d := LimitDesign{Stated: statedText(q, w, l.Burst), Quantity: q, Window: Duration(w), Burst: l.Burst,
+		Precision: an.Requirements.Precision, Analysis: an, WorstOf: an.Scale.Quantity}
+	d.Worst, d.WorstPattern = an.worst(an.Recommendation.Label)
+	if traffic.Rate != "" {
+		if d.Profile, err = profile(ctx, an, traffic, req); err != nil {
+			return d, err
+		}
+	}
+	return d, nil
+}
+
+// statedText writes a stated limit: "100/1m" or "100/1m, bursts ≤ 20".
+func statedText(q int64, w time.Duration, burst int64) string {
+	s := FormatRate(q, w)
+	if burst > 0 && burst < q {
+		s += fmt.Sprintf(", bursts ≤ %d", burst)
+	}
+	return s
+}
+
+// profile replays the configured limit (one instance's share when the
+// quota is divided) on one client's Poisson traffic at its peak rate, for
+// ten windows or as long as the arrival budget allows.
+func profile(ctx context.Context, an *Analysis, t APITraffic, req APIRequirements) (*ProfileRun, error) {
+	tq, tw, _ := ParseRate(t.Rate)
+	perSecond := float64(tq) / tw.Seconds() * t.Peak
+	rec := an.Recommendation
+	quantity, burst := rec.Quantity, rec.Burst
+	if rec.PerInstance { // the client's requests reach every instance in turn
+		perSecond /= float64(req.Instances)
+	}
+	d := 10 * rec.Window.D()
+	if limit := time.Duration(float64(req.MaxArrivals) / perSecond * float64(time.Second)); limit < d {
+		d = max(limit.Truncate(time.Millisecond), time.Millisecond)
+	}
+	alg, err := sluice.ParseAlgorithm(rec.Algorithm)
+	if err != nil {
+		return nil, err
+	}
+	l, err := LimitFor(alg, quantity, rec.Window.D(), burst, rec.MaxWait.D())
+	if err != nil {
+		return nil, err
+	}
+	tr, err := Generate(Pattern{Name: PatternSteady, Rate: perSecond, Duration: Duration(d), Keys: 1, Seed: req.Seed},
+		quantity, rec.Window.D(), 2*req.MaxArrivals)
+	if err != nil {
+		return nil, fmt.Errorf("traffic profile: %w", err)
+	}
+	res, err := Run(ctx, tr, Config{Quantity: quantity, Window: rec.Window.D(), Contenders: []Contender{{Label: "profile", Limit: l}}, Seed: req.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("traffic profile: %w", err)
+	}
+	f := res.Algorithms[0]
+	return &ProfileRun{Rate: fmt.Sprintf("%.3g/s", perSecond), Duration: Duration(d), Requests: f.Decisions, Refused: f.Rejected}, nil
+}
+
+// stateBytes is the state every limit of the design needs at most, with
+// the store's bookkeeping.
+func (a *APIAnalysis) stateBytes() float64 {
+	var total float64
+	for _, p := range a.Plans {
+		for _, l := range p.Limits {
+			total += stateEstimate(l.Rec(), l.Analysis.Requirements)
+		}
+	}
+	return total
+}
+
+// costs collects the endpoints' costs and warns of traffic that the
+// limits refuse even without peaks.
+func (a *APIAnalysis) costs() {
+	a.Costs = map[string]int64{}
+	for _, e := range a.Requirements.Endpoints {
+		if e.Cost != nil && !e.Exempt {
+			a.Costs[e.Route] = *e.Cost
+		}
+	}
+	for _, p := range a.Plans {
+		if p.Traffic.Rate == "" {
+			continue
+		}
+		tq, tw, _ := ParseRate(p.Traffic.Rate)
+		for _, l := range p.Limits {
+			if usual := float64(tq) * l.Window.D().Seconds() / tw.Seconds(); usual > float64(l.Quantity) {
+				a.Warnings = append(a.Warnings, fmt.Sprintf("plan %s's usual traffic (%s per client) is %.0f per %s, above its %s limit of %d: even without peaks its clients would be refused.",
+					p.Name, p.Traffic.Rate, usual, l.Window, l.Rec().Name, l.Quantity))
+			}
+		}
+	}
+	slices.Sort(a.Warnings)
+}
+
+// maxCost is the most one request may cost: the largest endpoint cost (the
+// costs apply to every plan but the internal callers'), at least 1.
+func (a *APIAnalysis) maxCost(internal bool) int64 {
+	c := int64(1)
+	for _, e := range a.Requirements.Endpoints {
+		if e.Cost != nil && !e.Exempt && !internal {
+			c = max(c, *e.Cost)
+		}
+	}
+	return c
+}
+
+// costliest names the costliest endpoint.
+func (a *APIAnalysis) costliest() string {
+	route, c := "", int64(0)
+	for _, e := range a.Requirements.Endpoints {
+		if e.Cost != nil && !e.Exempt && *e.Cost > c {
+			route, c = e.Route, *e.Cost
+		}
+	}
+	return route
+}

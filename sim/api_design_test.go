@@ -1,0 +1,230 @@
+package sim
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sluice-dev/sluice/config"
+)
+
+// apiRequirements is a whole API: two plans of several limits with traffic,
+// an expensive endpoint, an exempt health check, an internal caller, a
+// global capacity and overload thresholds.
+const apiRequirements = `
+name: Acme API
+identity: {api_keys: true, user_header: X-User-ID, trusted_proxies: [127.0.0.1/32]}
+capacity: 2000/1s
+plans:
+  - name: free
+    clients: 10000
+    traffic: {rate: 20/1m, peak: 3}
+    limits: [{rate: 20/1s, burst: 5}, {rate: 100/1m}, {rate: 5000/1d, precision: loose}]
+    upgrade: pro
+  - name: pro
+    clients: 500
+    traffic: {rate: 5/1s, peak: 2}
+    limits: [{rate: 50/1s, burst: 20}, {rate: 2000/1m, precision: strict}]
+endpoints:
+  - {route: "POST /api/generate", cost: 10, class: expensive}
+  - {route: "GET /api/export", limit: 10/1h}
+  - {route: "POST /api/pay", class: critical}
+  - {route: "GET /healthz", class: health, exempt: true}
+internal:
+  - {name: billing-batch, rate: 50/1s}
+overload: {in_flight: 500, p99: 2s, error_rate: 0.1}
+`
+
+func designAPI(t *testing.T, text string) *APIAnalysis {
+	t.Helper()
+	req, err := ReadAPIRequirements(strings.NewReader(text), "api.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := DesignAPI(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// acme is the design of apiRequirements, made once for the tests that only
+// read it.
+var acme = sync.OnceValues(func() (*APIAnalysis, error) {
+	req, err := ReadAPIRequirements(strings.NewReader(apiRequirements), "api.yaml")
+	if err != nil {
+		return nil, err
+	}
+	return DesignAPI(context.Background(), req)
+})
+
+func designAcme(t *testing.T) *APIAnalysis {
+	t.Helper()
+	a, err := acme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestDesignAPIWritesTheFiveSectionsInOrder(t *testing.T) {
+	a := designAcme(t)
+	at := -1
+	for _, s := range append(APISections, "## Configuration") {
+		i := strings.Index(a.Markdown, "\n"+s+"\n")
+		if i < 0 {
+			t.Fatalf("no section %q", s)
+		}
+		if i < at {
+			t.Errorf("section %q out of order", s)
+		}
+		at = i
+	}
+	for _, want := range []string{"### Key strategy", "### Store and failure policy", "### Headers and refusals",
+		"### Endpoints", "### Global limit", "### Internal callers", "### Degradation tiers", "shadow: true",
+		`sluice_decisions_total{result="shadow"}`, "GET /api/export`: its own limit of 10/1h", a.Config} {
+		if !strings.Contains(a.Markdown, want) {
+			t.Errorf("the analysis lacks %q", want)
+		}
+	}
+}
+
+// Every recommended limit was simulated against its stated requirement,
+// and none but the loose one admitted more than it states in any window of
+// any scenario.
+func TestDesignAPINeverExceedsAStatedLimitUnlessLoose(t *testing.T) {
+	a := designAcme(t)
+	limits := 0
+	check := func(plan string, d LimitDesign) {
+		limits++
+		if len(d.Analysis.Scenarios) != 4 {
+			t.Errorf("%s %s: %d scenarios simulated", plan, d.Stated, len(d.Analysis.Scenarios))
+		}
+		for _, sc := range d.Analysis.Scenarios {
+			f := d.Analysis.figure(sc.Pattern, d.Rec().Label)
+			if f == nil {
+				t.Fatalf("%s %s: the recommendation was not simulated in %s", plan, d.Stated, sc.Pattern)
+			}
+			if d.Precision != PrecisionLoose && f.WorstWindow > sc.Result.Quantity {
+				t.Errorf("%s %s (%s): %s admitted %d in one window of %s, above %d",
+					plan, d.Stated, d.Precision, f.Label, f.WorstWindow, sc.Pattern, sc.Result.Quantity)
+			}
+		}
+		if d.Precision == PrecisionLoose && d.Worst <= d.WorstOf {
+			t.Errorf("%s %s: loose fixed window never exceeded the limit (%d of %d): the boundary burst went unsimulated", plan, d.Stated, d.Worst, d.WorstOf)
+		}
+	}
+	for _, p := range a.Plans {
+		for _, l := range p.Limits {
+			check(p.Name, l)
+		}
+	}
+	check("global", *a.Global)
+	// free ×3, pro ×2, anonymous ×3, internal ×1, global.
+	if limits != 10 {
+		t.Errorf("%d limits designed, want 10", limits)
+	}
+}
+
+// The configuration loads with package config's own loader, and it holds
+// what the analysis promises.
+func TestDesignAPIConfigLoads(t *testing.T) {
+	a := designAcme(t)
+	cfg, err := config.Parse("api.yaml", []byte(a.Config))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, a.Config)
+	}
+	if cfg.Policy.DefaultPlan != "free" || cfg.Policy.AnonymousPlan != "anonymous" {
+		t.Errorf("default %q, anonymous %q", cfg.Policy.DefaultPlan, cfg.Policy.AnonymousPlan)
+	}
+	for _, p := range a.Plans {
+		got := cfg.Policy.Plan(p.Name)
+		if got == nil || len(got.Limits) != len(p.Limits) {
+			t.Fatalf("plan %s: loaded %+v", p.Name, got)
+		}
+		for i, l := range p.Limits {
+			rec := l.Rec()
+			gl := got.Limits[i]
+			if gl.Name() != rec.Name || gl.Algorithm().String() != rec.Algorithm || gl.Quantity() != rec.Quantity || gl.Window() != rec.Window.D() {
+				t.Errorf("plan %s: loaded %s, designed %+v", p.Name, gl, rec)
+			}
+		}
+		if cost := got.Costs["POST /api/generate"]; !p.Internal && cost != 10 {
+			t.Errorf("plan %s: POST /api/generate costs %d", p.Name, cost)
+		}
+	}
+	if len(cfg.Policy.Global) != 1 || cfg.Policy.Global[0].Name() != "global" {
+		t.Errorf("global %v", cfg.Policy.Global)
+	}
+	if !cfg.Degradation.Enabled || len(cfg.Degradation.Expensive) != 1 || len(cfg.Exempt) != 1 {
+		t.Errorf("degradation %+v, exempt %v", cfg.Degradation, cfg.Exempt)
+	}
+	if cfg.Identity.PlanHeader != "X-Plan" || cfg.Identity.UserHeader != "X-User-Id" || cfg.Identity.UnknownKeys != "ip" {
+		t.Errorf("identity %+v", cfg.Identity)
+	}
+}
+
+func TestDesignAPIShadowWritesEveryLimitShadowed(t *testing.T) {
+	a := designAPI(t, "shadow: true\ncapacity: 100/1s\nplans: [{name: free, limits: [{rate: 10/1s}, {rate: 100/1h}]}]\n")
+	cfg, err := config.Parse("api.yaml", []byte(a.Config))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range cfg.Policy.Plans {
+		for _, l := range p.Limits {
+			if !l.Shadow() {
+				t.Errorf("plan %s: %s enforces", p.Name, l)
+			}
+		}
+	}
+}
+
+func TestDesignAPIResolvesACostAboveTheStatedBurst(t *testing.T) {
+	a := designAPI(t, `
+plans:
+  - name: free
+    limits: [{rate: 20/1s, burst: 5}]
+endpoints:
+  - {route: "POST /api/generate", cost: 10}
+`)
+	rec := a.Plans[0].Limits[0].Rec()
+	if rec.Burst != 10 || rec.Quantity != 10 {
+		t.Errorf("recommended %+v, want a burst of 10 (the cost) refilled at 10", rec)
+	}
+	if len(a.Warnings) == 0 || !strings.Contains(a.Markdown, "the burst is raised to 10") {
+		t.Errorf("the analysis does not say the burst was raised: %v", a.Warnings)
+	}
+	if _, err := config.Parse("api.yaml", []byte(a.Config)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDesignAPIRefusesImpossibleRequirements(t *testing.T) {
+	for name, text := range map[string]string{
+		"no plans":               "name: x\n",
+		"a cost above a limit":   "plans: [{name: free, limits: [{rate: 5/1s, burst: 2}]}]\nendpoints: [{route: POST /x, cost: 10}]\n",
+		"two limits of one name": "plans: [{name: free, limits: [{rate: 5/1s}, {rate: 10/1s}]}]\n",
+		"an unknown upgrade":     "plans: [{name: free, upgrade: gold, limits: [{rate: 5/1s}]}]\n",
+		"a bad route":            "plans: [{name: free, limits: [{rate: 5/1s}]}]\nendpoints: [{route: /x, cost: 2}]\n",
+		"a bad priority":         "priority: speed\nplans: [{name: free, limits: [{rate: 5/1s}]}]\n",
+		"a bad proxy":            "identity: {trusted_proxies: [nope]}\nplans: [{name: free, limits: [{rate: 5/1s}]}]\n",
+		"an unknown field":       "plans: [{name: free, limits: [{rate: 5/1s}], colour: red}]\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			req, err := ReadAPIRequirements(strings.NewReader(text), "api.yaml")
+			if err == nil {
+				_, err = DesignAPI(context.Background(), req)
+			}
+			if err == nil {
+				t.Fatal("designed")
+			}
+		})
+	}
+}
+
+func TestIsAPIRequirements(t *testing.T) {
+	if !IsAPIRequirements([]byte(apiRequirements)) || IsAPIRequirements([]byte("rate: 100/1m\n")) || IsAPIRequirements([]byte("- a\n")) {
+		t.Error("IsAPIRequirements tells a whole API from one limit wrongly")
+	}
+}

@@ -1,0 +1,404 @@
+package sim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// Failure priorities of APIRequirements: what matters most when the shared
+// store cannot be reached.
+const (
+	// PriorityBalanced decides in memory with each quota divided between
+	// the instances (on_store_error: local).
+	PriorityBalanced = "balanced"
+	// PriorityAvailability admits every request while the store is down
+	// (on_store_error: allow).
+	PriorityAvailability = "availability"
+	// PriorityProtection refuses every request while the store is down
+	// (on_store_error: deny).
+	PriorityProtection = "protection"
+)
+
+// Endpoint classes of APIEndpoint.Class, as the degradation section of the
+// configuration names them.
+const (
+	ClassExpensive = "expensive" // refused (503) from level 1
+	ClassCritical  = "critical"  // writes still accepted at level 2
+	ClassHealth    = "health"    // the only thing served at level 3
+)
+
+// APIRequirements are what `sluice design -requirements api.yaml` asks for a
+// whole API: its plans with their limits and traffic, its endpoints, its
+// global capacity, how clients are identified, where state lives, its
+// internal callers and when it is overloaded. They read from YAML
+// (ReadAPIRequirements):
+//
+//	name: Acme API
+//	precision: approximate        # default of every limit: strict | approximate | loose
+//	priority: balanced            # store down: balanced | availability | protection
+//	instances: 3
+//	store: auto                   # auto | memory | redis
+//	identity: {api_keys: true, user_header: X-User-ID, nat: true, trusted_proxies: [10.0.0.0/8]}
+//	capacity: 2000/1s             # what the backend can take from everyone together
+//	plans:
+//	  - name: free
+//	    clients: 10000            # clients of the plan live at once
+//	    traffic: {rate: 20/1m, peak: 3}   # one client's usual rate and its peak factor
+//	    limits: [{rate: 5/1s, burst: 10}, {rate: 100/1m}, {rate: 2000/1d, precision: loose}]
+//	endpoints:
+//	  - {route: "POST /api/generate", cost: 10, class: expensive}
+//	  - {route: "GET /healthz", class: health, exempt: true}
+//	internal:
+//	  - {name: billing-batch, rate: 50/1s}
+//	overload: {in_flight: 500, p99: 2s, error_rate: 0.1}
+type APIRequirements struct {
+	// Name names the API in the analysis. Default "the API".
+	Name string `yaml:"name" json:"name,omitempty"`
+	// Precision is the default precision of every limit (see
+	// Requirements.Precision); a limit may set its own.
+	Precision string `yaml:"precision" json:"precision,omitempty"`
+	// Priority is PriorityBalanced (default), PriorityAvailability or
+	// PriorityProtection.
+	Priority string `yaml:"priority" json:"priority,omitempty"`
+	// Instances, Store, RedisMode and RedisAddresses are as in Requirements.
+	Instances      int      `yaml:"instances" json:"instances,omitempty"`
+	Store          string   `yaml:"store" json:"store,omitempty"`
+	RedisMode      string   `yaml:"redis_mode" json:"redis_mode,omitempty"`
+	RedisAddresses []string `yaml:"redis_addresses" json:"redis_addresses,omitempty"`
+	// Identity says how clients are recognised.
+	Identity APIIdentity `yaml:"identity" json:"identity"`
+	// Capacity is what the backend takes from all clients together, as
+	// ParseRate reads it ("2000/1s"); empty: no global limit.
+	Capacity string `yaml:"capacity" json:"capacity,omitempty"`
+	// Plans are the client tiers, at least one. The first is the default
+	// plan of identified clients unless another says default: true.
+	Plans []APIPlan `yaml:"plans" json:"plans"`
+	// Endpoints are the routes that cost more (or nothing), have a limit
+	// of their own, or belong to a degradation class.
+	Endpoints []APIEndpoint `yaml:"endpoints" json:"endpoints,omitempty"`
+	// Internal are the services and batch jobs that call the API.
+	Internal []APIInternal `yaml:"internal" json:"internal,omitempty"`
+	// Overload holds the thresholds at which the API sheds load; zero:
+	// no degradation section.
+	Overload APIOverload `yaml:"overload" json:"overload"`
+	// Headers are the RateLimit header modes clients read (ietf, draft-7,
+	// draft-6, legacy). Default [ietf].
+	Headers []string `yaml:"headers" json:"headers,omitempty"`
+	// Shadow writes every limit with shadow: true, for a first rollout
+	// that reports and never refuses.
+	Shadow bool `yaml:"shadow" json:"shadow,omitempty"`
+	// Seed drives the simulations. Default 1.
+	Seed uint64 `yaml:"seed" json:"seed,omitempty"`
+	// MaxArrivals bounds each simulated scenario (≤ 0: 60,000 per limit).
+	// It is not read from YAML or JSON.
+	MaxArrivals int `yaml:"-" json:"-"`
+}
+
+// APIIdentity says how the API's clients are recognised.
+type APIIdentity struct {
+	// APIKeys is true when clients send API keys (Authorization: Bearer
+	// or X-API-Key).
+	APIKeys bool `yaml:"api_keys" json:"api_keys,omitempty"`
+	// UserHeader is the header a trusted auth layer sets to the user id;
+	// empty when there is none.
+	UserHeader string `yaml:"user_header" json:"user_header,omitempty"`
+	// NAT is true when many clients share an address (offices, mobile
+	// carriers): an address then stands for many people.
+	NAT bool `yaml:"nat" json:"nat,omitempty"`
+	// TrustedProxies are the CIDRs of the proxies (and internal callers)
+	// whose forwarding and identity headers are believed.
+	TrustedProxies []string `yaml:"trusted_proxies" json:"trusted_proxies,omitempty"`
+	// Anonymous names the plan of clients known only by address; empty:
+	// a plan of their own is designed (a tenth of the default plan's
+	// limits, or the default plan's when NAT is true).
+	Anonymous string `yaml:"anonymous" json:"anonymous,omitempty"`
+}
+
+// APIPlan is one tier of clients.
+type APIPlan struct {
+	// Name is the plan's name in the config, headers and bodies. Required.
+	Name string `yaml:"name" json:"name"`
+	// Default makes this the plan of identified clients without another.
+	Default bool `yaml:"default" json:"default,omitempty"`
+	// Clients is how many clients of the plan are live at once. Default 1000.
+	Clients int64 `yaml:"clients" json:"clients,omitempty"`
+	// Limits are the plan's stated limits, at least one.
+	Limits []APILimit `yaml:"limits" json:"limits"`
+	// Traffic is one client's usual traffic.
+	Traffic APITraffic `yaml:"traffic" json:"traffic"`
+	// Upgrade is the plan a refused client is told about.
+	Upgrade string `yaml:"upgrade" json:"upgrade,omitempty"`
+}
+
+// APILimit is one stated limit: Requirements for one rate.
+type APILimit struct {
+	Rate      string `yaml:"rate" json:"rate"`
+	Burst     int64  `yaml:"burst" json:"burst,omitempty"`
+	Precision string `yaml:"precision" json:"precision,omitempty"`
+	Name      string `yaml:"name" json:"name,omitempty"`
+}
+
+// APITraffic is one client's usual traffic: a mean rate (ParseRate's
+// form, "20/1m") and the factor its busiest hour reaches (default 1).
+type APITraffic struct {
+	Rate string  `yaml:"rate" json:"rate,omitempty"`
+	Peak float64 `yaml:"peak" json:"peak,omitempty"`
+}
+
+// APIEndpoint is one route: a ServeMux pattern ("POST /api/generate").
+type APIEndpoint struct {
+	Route string `yaml:"route" json:"route"`
+	// Cost is the units one request spends (0 is free); nil: 1.
+	Cost *int64 `yaml:"cost" json:"cost,omitempty"`
+	// Limit is the route's own limit per client ("10/1h"), apart from the
+	// plan's.
+	Limit string `yaml:"limit" json:"limit,omitempty"`
+	// Class is ClassExpensive, ClassCritical, ClassHealth or empty.
+	Class string `yaml:"class" json:"class,omitempty"`
+	// Exempt routes are never limited.
+	Exempt bool `yaml:"exempt" json:"exempt,omitempty"`
+}
+
+// APIInternal is a service or batch job calling the API.
+type APIInternal struct {
+	Name string `yaml:"name" json:"name"`
+	// Rate is the most it may send (ParseRate's form).
+	Rate string `yaml:"rate" json:"rate"`
+}
+
+// APIOverload holds the load at which the API is overloaded: in-flight
+// requests, the upstream's p99 latency and its error rate (0..1). The
+// designer derives three degradation levels from them.
+type APIOverload struct {
+	InFlight  int      `yaml:"in_flight" json:"in_flight,omitempty"`
+	P99       Duration `yaml:"p99" json:"p99,omitempty"`
+	ErrorRate float64  `yaml:"error_rate" json:"error_rate,omitempty"`
+}
+
+func (o APIOverload) set() bool { return o.InFlight > 0 || o.P99 > 0 || o.ErrorRate > 0 }
+
+// ReadAPIRequirements reads API requirements from YAML. Unknown fields are
+// errors that name their line; name labels errors.
+func ReadAPIRequirements(r io.Reader, name string) (APIRequirements, error) {
+	var req APIRequirements
+	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	if err != nil {
+		return req, fmt.Errorf("%s: %w", name, err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&req); err != nil {
+		if errors.Is(err, io.EOF) {
+			return req, fmt.Errorf("%s: empty requirements (want at least plans:)", name)
+		}
+		return req, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	return req, nil
+}
+
+// IsAPIRequirements reports whether YAML data describes a whole API (it has
+// a top-level plans field) rather than one limit.
+func IsAPIRequirements(data []byte) bool {
+	var top map[string]yaml.Node
+	return yaml.Unmarshal(data, &top) == nil && top["plans"].Kind != 0
+}
+
+// planName is what the config accepts as a plan or limit name.
+var planName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
+// withDefaults returns r with defaults applied, or the first reason it
+// cannot be designed.
+func (r APIRequirements) withDefaults() (APIRequirements, error) {
+	if r.Name == "" {
+		r.Name = "the API"
+	}
+	if r.Precision == "" {
+		r.Precision = PrecisionApproximate
+	}
+	if r.Priority == "" {
+		r.Priority = PriorityBalanced
+	}
+	if r.Instances == 0 {
+		r.Instances = 1
+	}
+	if r.Store == "" {
+		r.Store = "auto"
+	}
+	if r.Seed == 0 {
+		r.Seed = 1
+	}
+	if len(r.RedisAddresses) == 0 {
+		r.RedisAddresses = []string{"localhost:6379"}
+	}
+	if len(r.Headers) == 0 {
+		r.Headers = []string{"ietf"}
+	}
+	if r.MaxArrivals <= 0 {
+		r.MaxArrivals = 60_000
+	}
+	if err := r.validate(); err != nil {
+		return r, fmt.Errorf("requirements: %w", err)
+	}
+	plans := make([]APIPlan, len(r.Plans))
+	for i, p := range r.Plans {
+		if p.Clients == 0 {
+			p.Clients = 1000
+		}
+		if p.Traffic.Peak == 0 {
+			p.Traffic.Peak = 1
+		}
+		p.Limits = append([]APILimit(nil), p.Limits...)
+		for j := range p.Limits {
+			if p.Limits[j].Precision == "" {
+				p.Limits[j].Precision = r.Precision
+			}
+		}
+		plans[i] = p
+	}
+	r.Plans = plans
+	return r, nil
+}
+
+// validate checks what withDefaults cannot fill in.
+func (r APIRequirements) validate() error {
+	one := Requirements{Rate: "1/1s", Precision: r.Precision, Instances: r.Instances, Store: r.Store, RedisMode: r.RedisMode}
+	if _, err := one.withDefaults(); err != nil {
+		return errors.New(strings.TrimPrefix(err.Error(), "requirements: "))
+	}
+	switch r.Priority {
+	case PriorityBalanced, PriorityAvailability, PriorityProtection:
+	default:
+		return fmt.Errorf("priority %q: use balanced, availability or protection", r.Priority)
+	}
+	for _, h := range r.Headers {
+		if h != "ietf" && h != "draft-7" && h != "draft-6" && h != "legacy" {
+			return fmt.Errorf("headers: %q: use ietf, draft-7, draft-6 or legacy", h)
+		}
+	}
+	for _, c := range r.Identity.TrustedProxies {
+		if _, err := netip.ParsePrefix(c); err != nil {
+			return fmt.Errorf("identity.trusted_proxies: %q is not a CIDR (e.g. 10.0.0.0/8)", c)
+		}
+	}
+	if r.Capacity != "" {
+		if _, _, err := ParseRate(r.Capacity); err != nil {
+			return fmt.Errorf("capacity: %w", err)
+		}
+	}
+	if len(r.Plans) == 0 {
+		return errors.New("plans: at least one plan is required")
+	}
+	seen := map[string]bool{}
+	defaults := 0
+	for i, p := range r.Plans {
+		at := fmt.Sprintf("plans[%d]", i)
+		if !planName.MatchString(p.Name) || seen[p.Name] {
+			return fmt.Errorf("%s.name: %q must be a new name of lower-case letters, digits, '.', '_' or '-'", at, p.Name)
+		}
+		seen[p.Name] = true
+		if p.Default {
+			defaults++
+		}
+		if len(p.Limits) == 0 || len(p.Limits) > 6 {
+			return fmt.Errorf("%s.limits: want 1 to 6 limits", at)
+		}
+		if p.Clients < 0 || p.Clients > 1<<40 {
+			return fmt.Errorf("%s.clients: %d must be in [1, 2^40]", at, p.Clients)
+		}
+		if p.Traffic.Rate != "" {
+			if _, _, err := ParseRate(p.Traffic.Rate); err != nil {
+				return fmt.Errorf("%s.traffic.rate: %w", at, err)
+			}
+		}
+		if p.Traffic.Peak < 0 || p.Traffic.Peak > 1000 {
+			return fmt.Errorf("%s.traffic.peak: %g must be in [1, 1000]", at, p.Traffic.Peak)
+		}
+		names := map[string]bool{}
+		for j, l := range p.Limits {
+			q, w, err := ParseRate(l.Rate)
+			if err != nil {
+				return fmt.Errorf("%s.limits[%d]: %w", at, j, err)
+			}
+			if l.Name != "" && !planName.MatchString(l.Name) {
+				return fmt.Errorf("%s.limits[%d].name: %q: use lower-case letters, digits, '.', '_' or '-'", at, j, l.Name)
+			}
+			n := limitName(l, w)
+			if names[n] {
+				return fmt.Errorf("%s.limits[%d]: a second limit named %q: give one a name", at, j, n)
+			}
+			names[n] = true
+			if l.Burst < 0 || l.Burst > q {
+				return fmt.Errorf("%s.limits[%d].burst: %d must be in [0, %d]", at, j, l.Burst, q)
+			}
+		}
+		if p.Upgrade != "" && !contains(r.Plans, p.Upgrade) {
+			return fmt.Errorf("%s.upgrade: no plan %q", at, p.Upgrade)
+		}
+	}
+	if defaults > 1 {
+		return errors.New("plans: more than one plan says default: true")
+	}
+	if a := r.Identity.Anonymous; a != "" && !contains(r.Plans, a) {
+		return fmt.Errorf("identity.anonymous: no plan %q", a)
+	}
+	for i, e := range r.Endpoints {
+		at := fmt.Sprintf("endpoints[%d]", i)
+		method, path, ok := strings.Cut(e.Route, " ")
+		if !ok || method == "" || !strings.HasPrefix(path, "/") || strings.ContainsAny(e.Route, "\"\n\t#") {
+			return fmt.Errorf("%s.route: %q: want METHOD /path, e.g. \"POST /api/generate\"", at, e.Route)
+		}
+		if e.Cost != nil && (*e.Cost < 0 || *e.Cost > 1_000_000) {
+			return fmt.Errorf("%s.cost: %d must be in [0, 1000000]", at, *e.Cost)
+		}
+		if e.Limit != "" {
+			if _, _, err := ParseRate(e.Limit); err != nil {
+				return fmt.Errorf("%s.limit: %w", at, err)
+			}
+		}
+		if e.Class != "" && e.Class != ClassExpensive && e.Class != ClassCritical && e.Class != ClassHealth {
+			return fmt.Errorf("%s.class: %q: use expensive, critical or health", at, e.Class)
+		}
+	}
+	for i, in := range r.Internal {
+		at := fmt.Sprintf("internal[%d]", i)
+		if !planName.MatchString(in.Name) || seen["internal-"+in.Name] {
+			return fmt.Errorf("%s.name: %q must be a new name of lower-case letters, digits, '.', '_' or '-'", at, in.Name)
+		}
+		seen["internal-"+in.Name] = true
+		if _, _, err := ParseRate(in.Rate); err != nil {
+			return fmt.Errorf("%s.rate: %w", at, err)
+		}
+	}
+	o := r.Overload
+	if o.InFlight < 0 || o.P99 < 0 || o.ErrorRate < 0 || o.ErrorRate > 1 {
+		return errors.New("overload: in_flight and p99 must be ≥ 0, error_rate in [0, 1]")
+	}
+	return nil
+}
+
+func contains(plans []APIPlan, name string) bool {
+	for _, p := range plans {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// limitName is a limit's name: its own, or after its window ("per-minute").
+func limitName(l APILimit, w time.Duration) string {
+	if l.Name != "" {
+		return l.Name
+	}
+	return sluice.NewLimit(sluice.AlgorithmFixedWindow, 1, w).Name()
+}
