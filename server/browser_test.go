@@ -147,7 +147,7 @@ func TestBrowserDashboardIsLive(t *testing.T) {
 		return eval[view](t, ctx, `(function () {
 			const text = id => document.getElementById(id).textContent;
 			const table = id => [...document.querySelectorAll("#" + id + " tbody tr")].map(tr => [...tr.cells].map(c => c.textContent));
-			return {Now: text("now"), Total: text("total"), Refused: text("refused-total"), Rate: text("rate"),
+			return {Now: text("now"), Total: text("total-decisions"), Refused: text("total-refused"), Rate: text("rate"),
 				RefusedRate: text("refused-rate"), ByLimit: table("by-limit"), Top: table("top"),
 				SameDocument: window.sluiceTestMark === true};
 		})()`)
@@ -179,7 +179,7 @@ func TestBrowserDashboardIsLive(t *testing.T) {
 		f.do(t, "GET", "/api/search", "", key)
 	}
 	v := waitFor("5 decisions, 2 refused", func(v view) bool { return v.Total == "5" && v.Refused == "2" })
-	if len(v.ByLimit) != 1 || !slices.Equal(v.ByLimit[0], []string{"per-minute", "2"}) {
+	if len(v.ByLimit) != 1 || !slices.Equal(v.ByLimit[0], []string{"free", "per-minute", "2", "2"}) {
 		t.Errorf("refusals by limit: %q", v.ByLimit)
 	}
 	if len(v.Top) != 1 || !strings.HasPrefix(v.Top[0][0], "api-key:") || v.Top[0][1] != "free" || v.Top[0][2] != "2" {

@@ -131,7 +131,7 @@ func TestDashboardShowsKeyNamesAndPseudonyms(t *testing.T) {
 // key of each process's own).
 func TestDashboardPseudonymsAreKeyedPerServer(t *testing.T) {
 	id := httplimit.Identity{Kind: httplimit.KindIP, Subject: "ip:203.0.113.7", Plan: &sluice.Plan{Name: "free"}}
-	a, b := newStats(time.Now), newStats(time.Now)
+	a, b := newStats(time.Now, nil), newStats(time.Now, nil)
 	if a.displayClient(id) != a.displayClient(id) {
 		t.Error("one server shows two pseudonyms for one client")
 	}

@@ -5,33 +5,112 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"sort"
 	"sync"
 	"time"
 
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
-// stats keeps what the dashboard shows: decisions per second over the last
-// minute, refusals by limit, and the most limited clients (named or
-// pseudonymous, bounded; see displayClient).
+// stats keeps what the dashboard shows: the decisions of the last hour in
+// time slots (each second of the last minute, each 10 seconds of the last
+// hour), what they refused by plan and limit, the totals since the stats
+// were made, and the most limited clients (named or pseudonymous, bounded;
+// see displayClient). The store's counters and the degradation level are
+// sampled by the first decision of each second and by every snapshot.
+// stats is safe for concurrent use.
 type stats struct {
 	clock func() time.Time
+	// sample reads the store's counters and the degradation level; nil
+	// reads nothing (always healthy, level 0).
+	sample func() sample
 	// clientKey keys the clients' pseudonyms: random, drawn when the stats
 	// are made, never shown or stored, so a pseudonym cannot be recomputed
 	// from a guessed subject outside this process.
 	clientKey [32]byte
 
-	mu      sync.Mutex
-	seconds [60]second
-	byLimit map[string]int64
-	top     map[string]*topEntry // at most topCapacity entries
-	total   struct{ decisions, refused, errors int64 }
+	mu     sync.Mutex
+	fine   ring // one slot a second, the last minute
+	coarse ring // one slot per 10 s, the last hour
+	total  tally
+	// sampled is the last sample taken, and sampledAt its Unix second.
+	sampled   sample
+	sampledAt int64
+	top       map[string]*topEntry // at most topCapacity entries
 }
 
-type second struct {
-	at                         int64 // Unix second this slot holds
-	decisions, refused, errors int64
+// sample is what stats reads from outside the decisions: the store's
+// cumulative errors and fallback decisions, and the degradation level.
+type sample struct {
+	storeErrors, fallback int64
+	level                 int
+}
+
+// tally counts decisions. refused is keyed by plan and limit; a key with
+// an empty limit counts the plan's refused requests (one per request, however
+// many of its limits refused it), decided (total only) its decisions.
+type tally struct {
+	decisions, refused, undecided, storeErrors, fallback int64
+	refusals                                             map[planLimit]int64
+	decided                                              map[string]int64
+}
+
+type planLimit struct{ plan, limit string }
+
+// maxNames bounds the (plan, limit) pairs a tally keeps: names come from
+// the configuration, so this is reached only across many reloads.
+const maxNames = 1024
+
+func (t *tally) refuse(k planLimit) {
+	if t.refusals == nil {
+		t.refusals = map[planLimit]int64{}
+	}
+	if len(t.refusals) < maxNames || t.refusals[k] > 0 {
+		t.refusals[k]++
+	}
+}
+
+// slot is one time slot of a ring: its tally and the highest degradation
+// level sampled in it (-1: none was).
+type slot struct {
+	at    int64 // Unix second the slot starts at
+	level int
+	tally
+}
+
+// ring holds the last len(slots) slots of width seconds each.
+type ring struct {
+	width int64
+	slots []slot
+}
+
+func newRing(width int64, n int) ring {
+	r := ring{width: width, slots: make([]slot, n)}
+	for i := range r.slots {
+		r.slots[i] = slot{at: -1, level: -1}
+	}
+	return r
+}
+
+// at returns the slot holding Unix second sec, emptied if it held an older
+// time.
+func (r *ring) at(sec int64) *slot {
+	start := sec - sec%r.width
+	sl := &r.slots[(start/r.width)%int64(len(r.slots))]
+	if sl.at != start {
+		clear(sl.refusals)
+		*sl = slot{at: start, level: -1, tally: tally{refusals: sl.refusals}}
+	}
+	return sl
+}
+
+// peek returns the slot starting at start, or nil if the ring holds no
+// decision of that time.
+func (r *ring) peek(start int64) *slot {
+	sl := &r.slots[(start/r.width)%int64(len(r.slots))]
+	if sl.at != start {
+		return nil
+	}
+	return sl
 }
 
 type topEntry struct {
@@ -45,45 +124,79 @@ type topEntry struct {
 // nothing but accuracy at the bottom of the list.
 const topCapacity = 512
 
-func newStats(clock func() time.Time) *stats {
-	s := &stats{clock: clock, byLimit: map[string]int64{}, top: map[string]*topEntry{}}
+// newStats returns empty stats on clock; sample, if not nil, reads the
+// store's counters and the degradation level.
+func newStats(clock func() time.Time, sample func() sample) *stats {
+	s := &stats{clock: clock, sample: sample, fine: newRing(1, 60), coarse: newRing(10, 360),
+		top: map[string]*topEntry{}, sampledAt: -1}
 	rand.Read(s.clientKey[:]) // never fails (crypto/rand)
 	return s
 }
 
-func (s *stats) slot() *second {
-	now := s.clock().Unix()
-	sl := &s.seconds[now%60]
-	if sl.at != now {
-		*sl = second{at: now}
+// now returns the current Unix second and its two slots, after taking the
+// second's sample if it has not been taken. s.mu must be held.
+func (s *stats) now(force bool) (int64, *slot, *slot) {
+	sec := s.clock().Unix()
+	fine, coarse := s.fine.at(sec), s.coarse.at(sec)
+	if s.sample != nil && (force || s.sampledAt != sec) {
+		cur := s.sample()
+		dErr := max(cur.storeErrors-s.sampled.storeErrors, 0)
+		dFall := max(cur.fallback-s.sampled.fallback, 0)
+		for _, t := range []*tally{&fine.tally, &coarse.tally, &s.total} {
+			t.storeErrors += dErr
+			t.fallback += dFall
+		}
+		s.sampled, s.sampledAt = cur, sec
 	}
-	return sl
+	fine.level, coarse.level = max(fine.level, s.sampled.level), max(coarse.level, s.sampled.level)
+	return sec, fine, coarse
 }
 
 func (s *stats) recordError() {
 	s.mu.Lock()
-	s.slot().errors++
-	s.total.errors++
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	_, fine, coarse := s.now(false)
+	for _, t := range []*tally{&fine.tally, &coarse.tally, &s.total} {
+		t.undecided++
+	}
 }
 
+// record counts a decision as sluice_decisions_total does: a refused
+// request under each limit that refused it (shadow limits never refuse).
 func (s *stats) record(res *httplimit.Result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	sl := s.slot()
-	sl.decisions++
-	s.total.decisions++
-	if res.Decision.Allowed {
+	_, fine, coarse := s.now(false)
+	plan := res.Identity.Plan.Name
+	d := &res.Decision
+	tallies := [...]*tally{&fine.tally, &coarse.tally, &s.total}
+	for _, t := range tallies {
+		t.decisions++
+	}
+	if s.total.decided == nil {
+		s.total.decided = map[string]int64{}
+	}
+	if len(s.total.decided) < maxNames || s.total.decided[plan] > 0 {
+		s.total.decided[plan]++
+	}
+	if d.Allowed {
 		return
 	}
-	sl.refused++
-	s.total.refused++
-	for _, name := range res.Decision.Violated {
-		if len(s.byLimit) < 1024 || s.byLimit[name] > 0 {
-			s.byLimit[name]++
+	for _, t := range tallies {
+		t.refused++
+		t.refuse(planLimit{plan, ""})
+		for i := range res.Checks {
+			if l := &res.Checks[i].Limit; !l.Shadow() && !d.Statuses[i].Allowed {
+				t.refuse(planLimit{plan, l.Name()})
+			}
 		}
 	}
-	e := s.top[res.Identity.Subject]
+	s.recordClient(res.Identity)
+}
+
+// recordClient counts a refusal of id in the top list. s.mu must be held.
+func (s *stats) recordClient(id httplimit.Identity) {
+	e := s.top[id.Subject]
 	if e == nil {
 		if len(s.top) >= topCapacity {
 			var minKey string
@@ -98,9 +211,9 @@ func (s *stats) record(res *httplimit.Result) {
 		} else {
 			e = &topEntry{}
 		}
-		e.Client = s.displayClient(res.Identity)
-		e.Plan = res.Identity.Plan.Name
-		s.top[res.Identity.Subject] = e
+		e.Client = s.displayClient(id)
+		e.Plan = id.Plan.Name
+		s.top[id.Subject] = e
 	}
 	e.Count++
 }
@@ -108,10 +221,11 @@ func (s *stats) record(res *httplimit.Result) {
 // displayClient shows a client without revealing it: a configured API key
 // that has a name by its kind and name ("api-key:free-tier"), any other
 // client by its kind and a pseudonym, the first 6 bytes of
-// HMAC-SHA256(clientKey, subject) in hex ("ip:3f09a1c2e4b7"). The same subject has the same pseudonym for
-// the life of the stats, and another under other stats (another process);
-// without the key, a pseudonym says nothing of its subject, even to whoever
-// can try every candidate subject (every address of a /24).
+// HMAC-SHA256(clientKey, subject) in hex ("ip:3f09a1c2e4b7"). The same
+// subject has the same pseudonym for the life of the stats, and another
+// under other stats (another process); without the key, a pseudonym says
+// nothing of its subject, even to whoever can try every candidate subject
+// (every address of a /24).
 func (s *stats) displayClient(id httplimit.Identity) string {
 	if id.KeyName != "" {
 		return id.Kind + ":" + id.KeyName
@@ -119,64 +233,4 @@ func (s *stats) displayClient(id httplimit.Identity) string {
 	m := hmac.New(sha256.New, s.clientKey[:])
 	m.Write([]byte(id.Subject))
 	return id.Kind + ":" + hex.EncodeToString(m.Sum(nil)[:6])
-}
-
-// dashboardData is the JSON the dashboard polls.
-type dashboardData struct {
-	Now                string       `json:"now"`
-	DecisionsPerSecond int64        `json:"decisionsPerSecond"`
-	RefusedPerSecond   int64        `json:"refusedPerSecond"`
-	Series             []seriesItem `json:"series"`
-	RefusedByLimit     []limitCount `json:"refusedByLimit"`
-	TopLimited         []topEntry   `json:"topLimited"`
-	Totals             struct {
-		Decisions int64 `json:"decisions"`
-		Refused   int64 `json:"refused"`
-		Errors    int64 `json:"errors"`
-	} `json:"totals"`
-	DegradationLevel int `json:"degradationLevel"`
-}
-
-type seriesItem struct {
-	At        int64 `json:"t"`
-	Decisions int64 `json:"decisions"`
-	Refused   int64 `json:"refused"`
-}
-
-type limitCount struct {
-	Limit string `json:"limit"`
-	Count int64  `json:"refused"`
-}
-
-func (s *stats) snapshot() dashboardData {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.clock()
-	var d dashboardData
-	d.Now = now.UTC().Format(time.RFC3339)
-	sec := now.Unix()
-	for t := sec - 59; t <= sec; t++ {
-		sl := s.seconds[((t%60)+60)%60]
-		item := seriesItem{At: t}
-		if sl.at == t {
-			item.Decisions, item.Refused = sl.decisions, sl.refused
-		}
-		d.Series = append(d.Series, item)
-	}
-	if prev := d.Series[len(d.Series)-2]; true { // the last complete second
-		d.DecisionsPerSecond, d.RefusedPerSecond = prev.Decisions, prev.Refused
-	}
-	for name, n := range s.byLimit {
-		d.RefusedByLimit = append(d.RefusedByLimit, limitCount{name, n})
-	}
-	sort.Slice(d.RefusedByLimit, func(i, j int) bool { return d.RefusedByLimit[i].Count > d.RefusedByLimit[j].Count })
-	for _, e := range s.top {
-		d.TopLimited = append(d.TopLimited, *e)
-	}
-	sort.Slice(d.TopLimited, func(i, j int) bool { return d.TopLimited[i].Count > d.TopLimited[j].Count })
-	if len(d.TopLimited) > 10 {
-		d.TopLimited = d.TopLimited[:10]
-	}
-	d.Totals.Decisions, d.Totals.Refused, d.Totals.Errors = s.total.decisions, s.total.refused, s.total.errors
-	return d
 }
