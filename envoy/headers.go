@@ -42,7 +42,7 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 			state = append(state, '"')
 			state = append(state, s.rule.label...)
 			state = append(state, `";r=`...)
-			state = strconv.AppendInt(state, remaining(st), 10)
+			state = strconv.AppendInt(state, p.remaining(s, d), 10)
 			state = append(state, ";t="...)
 			state = strconv.AppendInt(state, ceilSeconds(p.reset(s, st)), 10)
 		}
@@ -58,7 +58,7 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 		if s, ok := p.deciding(d); ok {
 			l, st := p.checks[s.check].Limit, &d.Statuses[s.check]
 			parts.addHeader("RateLimit-Limit", strconv.FormatInt(l.Burst(), 10))
-			parts.addHeader("RateLimit-Remaining", strconv.FormatInt(remaining(st), 10))
+			parts.addHeader("RateLimit-Remaining", strconv.FormatInt(p.remaining(s, d), 10))
 			parts.addHeader("RateLimit-Reset", strconv.FormatInt(ceilSeconds(p.reset(s, st)), 10))
 			pol := strconv.AppendInt(p.policy[:0], l.Quantity(), 10)
 			pol = append(pol, ";w="...)
@@ -99,13 +99,13 @@ func (p *plan) deciding(d *sluice.Decision) (slot, bool) {
 	return found, ok
 }
 
-// remaining is the limit_remaining of a status: 0 when refused, as
-// envoyproxy/ratelimit answers.
-func remaining(st *sluice.Status) int64 {
-	if !st.Allowed {
+// remaining is the limit_remaining of slot s: 0 when it is over its
+// limit, as envoyproxy/ratelimit answers.
+func (p *plan) remaining(s slot, d *sluice.Decision) int64 {
+	if p.refused(s, d) {
 		return 0
 	}
-	return st.Remaining
+	return d.Statuses[s.check].Remaining
 }
 
 // ceilSeconds rounds d up to whole seconds.

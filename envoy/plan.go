@@ -59,6 +59,10 @@ type slot struct {
 	// calendar.go); false for a calendar rule that falls back to sluice's
 	// windows.
 	aligned bool
+	// over is the index in plan.checks of the peek at the window's
+	// over-limit record (see settle.go) when the check is a peek at an
+	// aligned window; -1 otherwise.
+	over int
 }
 
 // errInvalid marks errors in the request (gRPC InvalidArgument).
@@ -102,7 +106,7 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 			m.shared = nil
 		}
 		r := m.rule
-		p.slots[i] = slot{rule: r, check: -1, shared: m.shared}
+		p.slots[i] = slot{rule: r, check: -1, over: -1, shared: m.shared}
 		if r != nil && len(r.replaces) > 0 {
 			if p.replaced == nil {
 				p.replaced = map[string]bool{}
@@ -141,6 +145,9 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 		}
 		if s.check, err = p.add(key, l, cost); err != nil {
 			return fmt.Errorf("descriptor %d: %w", i, err)
+		}
+		if s.aligned && cost == 0 {
+			s.over, _ = p.add(key+overKey, overLimit(l), 0)
 		}
 	}
 	if p.blocked {

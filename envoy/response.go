@@ -106,6 +106,11 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 	if p.blocked || len(p.checks) > 0 && !d.Allowed {
 		resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
 	}
+	for _, s := range p.slots {
+		if s.over >= 0 && !s.rule.shadow && p.refused(s, d) {
+			resp.OverallCode = rlsv3.RateLimitResponse_OVER_LIMIT
+		}
+	}
 	for i, s := range p.slots {
 		st := &parts.statuses[i]
 		st.Code = rlsv3.RateLimitResponse_OK
@@ -123,13 +128,15 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 				st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 			}
 		default:
-			c := &d.Statuses[s.check]
+			c, refused := &d.Statuses[s.check], p.refused(s, d)
 			st.CurrentLimit = r.currentLimit(&parts.limits[i])
-			st.LimitRemaining = uint32(min(remaining(c), math.MaxUint32))
-			if c.Allowed || !r.quota {
+			if !refused {
+				st.LimitRemaining = uint32(min(c.Remaining, math.MaxUint32))
+			}
+			if !refused || !r.quota {
 				st.DurationUntilReset = setDuration(&parts.durations[i], p.reset(s, c))
 			}
-			if !c.Allowed && !r.shadow {
+			if refused && !r.shadow {
 				st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 			}
 		}
@@ -171,7 +178,7 @@ func (p *plan) retryAfter(d *sluice.Decision) time.Duration {
 		}
 		c := &d.Statuses[s.check]
 		switch {
-		case c.Allowed:
+		case !p.refused(s, d):
 		case c.RetryAfter == sluice.Never:
 			return sluice.Never
 		case s.aligned:
@@ -208,10 +215,9 @@ func (res *Result) fill(p *plan, d *sluice.Decision, resp *rlsv3.RateLimitRespon
 				o.Result = resultShadow
 			}
 		default:
-			c := &d.Statuses[s.check]
-			o.Limit, o.Remaining, o.Capacity = r.label, c.Remaining, r.limit.Burst()
+			o.Limit, o.Remaining, o.Capacity = r.label, p.remaining(s, d), r.limit.Burst()
 			switch {
-			case c.Allowed:
+			case !p.refused(s, d):
 				o.Result = resultAllowed
 			case r.shadow:
 				o.Result = resultShadow

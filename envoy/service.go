@@ -39,10 +39,10 @@ type Service struct {
 // observers see. Nothing in it outlives the call: the response is
 // allocated apart, for gRPC to marshal after the handler returns.
 type scratch struct {
-	plan    plan
-	d       sluice.Decision
-	exhaust sluice.Decision
-	res     Result
+	plan   plan
+	d      sluice.Decision
+	settle sluice.Decision
+	res    Result
 }
 
 // NewService returns a Service deciding with limiter under rules (nil: no
@@ -205,7 +205,7 @@ func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *s
 		if err := s.limiter.Allow(ctx, p.checks, d); err != nil {
 			return nil, 0, grpcError(ctx, err)
 		}
-		p.exhaust(ctx, s.limiter, d, &sc.exhaust)
+		p.settle(ctx, s.limiter, d, &sc.settle)
 	}
 	parts := newResponseParts(len(p.slots))
 	resp := p.response(d, parts)

@@ -1,0 +1,112 @@
+package envoy
+
+import (
+	"context"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// After the decision, settle brings the state and the statuses of a
+// request's fixed windows to what envoyproxy/ratelimit would have: it
+// counts the hits of every request, so a window that a request went over
+// stays over until it ends, and even a peek (hits_addend 0) at it is
+// OVER_LIMIT; a window that a request merely filled is not over.
+//
+// sluice never counts past a limit, so a refused fixed window (a shadow
+// one too) is marked over instead: it spends what is left of it, and a
+// check of one unit per window under the key "<key>:over" records that it
+// went over, which a later peek at the window reads. Only refused checks
+// spend; the others of the request spend nothing (the all-or-nothing
+// rule). An error of these calls leaves the state as it is: the answer of
+// the request is already decided.
+
+// exhaustTries bounds the calls that spend one refused window: each spends
+// what the last answer said was left, and is refused, spending nothing, if
+// another request took some of it in between.
+const exhaustTries = 3
+
+// overKey is the suffix of the key that records that a fixed window went
+// over its limit (':' never appears unescaped in a descriptor's key).
+const overKey = ":over"
+
+// overLimit returns the limit of l's over-limit record: one unit per
+// window of l, under l's name.
+func overLimit(l sluice.Limit) sluice.Limit {
+	return sluice.FixedWindow(1, l.Window()).Named(l.Name()).WithShadow(l.Shadow())
+}
+
+// refused reports whether slot s (which has a check) is over its limit:
+// refused, or a peek at a window that went over.
+func (p *plan) refused(s slot, d *sluice.Decision) bool {
+	return !d.Statuses[s.check].Allowed || s.over >= 0 && d.Statuses[s.over].Remaining == 0
+}
+
+// settle runs after d decided p: it reads the statuses that an
+// over-limit cache refused without evaluating, and marks the refused
+// fixed windows over. scratch is working memory.
+func (p *plan) settle(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) {
+	if !d.Allowed {
+		p.evaluate(ctx, l, d, scratch)
+	}
+	for i := range p.slots {
+		s := &p.slots[i]
+		if s.check < 0 || !s.aligned {
+			continue
+		}
+		st := &d.Statuses[s.check]
+		if st.Allowed || p.checks[s.check].Cost == 0 {
+			continue
+		}
+		c := [1]sluice.Check{{Key: p.checks[s.check].Key + overKey, Limit: overLimit(p.checks[s.check].Limit), Cost: 1}}
+		if !p.allow(ctx, l, c[:], scratch) {
+			continue
+		}
+		c[0] = p.checks[s.check]
+		c[0].Cost = st.Remaining
+		for range exhaustTries {
+			if c[0].Cost == 0 || p.allow(ctx, l, c[:], scratch) {
+				break
+			}
+			c[0].Cost = scratch.Statuses[0].Remaining
+		}
+		st.Remaining = 0 // identical descriptors share the check
+	}
+}
+
+// allow decides checks into scratch and reports whether the only check
+// was allowed; false on error.
+func (p *plan) allow(ctx context.Context, l *sluice.Limiter, checks []sluice.Check, scratch *sluice.Decision) bool {
+	*scratch = sluice.Decision{Statuses: scratch.Statuses[:0], Violated: scratch.Violated[:0]}
+	return l.Allow(ctx, checks, scratch) == nil && scratch.Statuses[0].Allowed
+}
+
+// evaluate fills the statuses of a refused call that were not evaluated —
+// an over-limit cache refuses a call it knows one check of refuses
+// without asking the store, and reports the others as allowed with
+// nothing remaining and nothing to reset, which no evaluated check that
+// spends says — with a peek at them.
+func (p *plan) evaluate(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) {
+	var buf [8]sluice.Check
+	var idx [8]int
+	peeks := buf[:0]
+	for i, st := range d.Statuses {
+		if st.Allowed && st.Remaining == 0 && st.ResetAfter == 0 && p.checks[i].Cost > 0 && len(peeks) < len(buf) {
+			c := p.checks[i]
+			c.Cost = 0
+			idx[len(peeks)] = i
+			peeks = append(peeks, c)
+		}
+	}
+	if len(peeks) == 0 {
+		return
+	}
+	*scratch = sluice.Decision{Statuses: scratch.Statuses[:0], Violated: scratch.Violated[:0]}
+	if l.Allow(ctx, peeks, scratch) != nil {
+		return
+	}
+	for j, st := range scratch.Statuses {
+		// As the store reports a check a refused call did not charge.
+		d.Statuses[idx[j]].Remaining = st.Remaining
+		d.Statuses[idx[j]].ResetAfter = st.ResetAfter
+	}
+}

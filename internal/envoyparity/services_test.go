@@ -1,0 +1,238 @@
+package envoyparity
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// builds holds the programs built once for every test of the package.
+var builds struct {
+	once      sync.Once
+	dir       string // temporary, removed by TestMain
+	ratelimit string // envoyproxy/ratelimit's service_cmd
+	sluice    string // cmd/sluice
+	module    string // envoyproxy/ratelimit's module source, read-only
+	err       error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builds.dir != "" {
+		os.RemoveAll(builds.dir)
+	}
+	os.Exit(code)
+}
+
+// programs builds envoyproxy/ratelimit and sluice (once) and returns
+// their paths and envoyproxy/ratelimit's module directory.
+func programs(t *testing.T) (ratelimit, sluice, module string) {
+	t.Helper()
+	builds.once.Do(func() {
+		builds.dir, builds.err = os.MkdirTemp("", "envoyparity-")
+		if builds.err != nil {
+			return
+		}
+		mod := "github.com/envoyproxy/ratelimit"
+		// Outside this module, so that its go.mod does not constrain
+		// envoyproxy/ratelimit's dependencies.
+		env := append(os.Environ(), "GOBIN="+builds.dir, "GOWORK=off", "GOFLAGS=")
+		if out, err := goCmd(builds.dir, env, "install", mod+"/src/service_cmd@"+RatelimitVersion); err != nil {
+			builds.err = fmt.Errorf("go install %s/src/service_cmd@%s: %v\n%s", mod, RatelimitVersion, err, out)
+			return
+		}
+		out, err := goCmd(builds.dir, env, "mod", "download", "-json", mod+"@"+RatelimitVersion)
+		var info struct{ Dir string }
+		if err == nil {
+			err = json.Unmarshal(out, &info)
+		}
+		if err != nil || info.Dir == "" {
+			builds.err = fmt.Errorf("go mod download %s@%s: %v\n%s", mod, RatelimitVersion, err, out)
+			return
+		}
+		builds.module = info.Dir
+		builds.ratelimit = filepath.Join(builds.dir, "service_cmd")
+		builds.sluice = filepath.Join(builds.dir, "sluice")
+		if out, err := goCmd("", os.Environ(), "build", "-o", builds.sluice, "github.com/sluice-dev/sluice/cmd/sluice"); err != nil {
+			builds.err = fmt.Errorf("go build cmd/sluice: %v\n%s", err, out)
+		}
+	})
+	if builds.err != nil {
+		t.Fatalf("building the two services (the Go module proxy must be reachable): %v", builds.err)
+	}
+	return builds.ratelimit, builds.sluice, builds.module
+}
+
+func goCmd(dir string, env []string, args ...string) ([]byte, error) {
+	cmd := exec.Command("go", args...)
+	cmd.Dir, cmd.Env = dir, env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	return out.Bytes(), err
+}
+
+// freePort returns a loopback port that nothing listens on now.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// service is one running rate limit service and a client of it.
+type service struct {
+	name   string
+	client rlsv3.RateLimitServiceClient
+	log    *syncBuffer
+}
+
+// start runs cmd until the test ends and connects to its gRPC port.
+func start(t *testing.T, name string, cmd *exec.Cmd, grpcPort int) *service {
+	t.Helper()
+	s := &service{name: name, log: new(syncBuffer).init()}
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+		if t.Failed() {
+			t.Logf("%s's log (its end):\n%s", name, tail(s.log.String(), 3000))
+		}
+	})
+	addr := "127.0.0.1:" + strconv.Itoa(grpcPort)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			break
+		}
+		select {
+		case <-exited:
+			t.Fatalf("%s exited at start-up:\n%s", name, s.log.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s does not listen on %s:\n%s", name, addr, s.log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	s.client = rlsv3.NewRateLimitServiceClient(conn)
+	return s
+}
+
+// startRatelimit runs envoyproxy/ratelimit on redisAddr with the rules of
+// runtime/ratelimit/config, its cache keys prefixed with prefix and
+// extra settings (NAME=value) added to its environment.
+func startRatelimit(t *testing.T, bin, runtime, redisAddr, prefix string, extra ...string) *service {
+	t.Helper()
+	grpcPort := freePort(t)
+	cmd := exec.Command(bin)
+	cmd.Env = append([]string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOST=127.0.0.1", "PORT=" + strconv.Itoa(freePort(t)),
+		"DEBUG_HOST=127.0.0.1", "DEBUG_PORT=" + strconv.Itoa(freePort(t)),
+		"GRPC_HOST=127.0.0.1", "GRPC_PORT=" + strconv.Itoa(grpcPort),
+		"USE_STATSD=false", "LOG_LEVEL=error",
+		"RUNTIME_ROOT=" + runtime, "RUNTIME_SUBDIRECTORY=ratelimit", "RUNTIME_APPDIRECTORY=config",
+		"RUNTIME_WATCH_ROOT=false",
+		"BACKEND_TYPE=redis", "REDIS_SOCKET_TYPE=tcp", "REDIS_URL=" + redisAddr,
+		"CACHE_KEY_PREFIX=" + prefix,
+	}, extra...)
+	return start(t, "ratelimit"+prefix, cmd, grpcPort)
+}
+
+// startSluice runs sluice serve on redisAddr with the rules of rulesDir,
+// its Envoy listener open to loopback callers.
+func startSluice(t *testing.T, bin, rulesDir, redisAddr string) *service {
+	t.Helper()
+	grpcPort := freePort(t)
+	cfg := fmt.Sprintf(`listen: "127.0.0.1:%d"
+admin:
+  listen: "127.0.0.1:%d"
+  loopback_scopes: [read, check]
+store:
+  type: redis
+  redis: {addresses: [%q]}
+envoy:
+  listen: "127.0.0.1:%d"
+  rules: [%q]
+  headers: none
+plans:
+  free:
+    limits:
+      - {name: per-minute, algorithm: fixed-window, quantity: 3, window: 1m}
+`, freePort(t), freePort(t), redisAddr, grpcPort, rulesDir)
+	file := filepath.Join(t.TempDir(), "sluice.yaml")
+	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "-config", file)
+	return start(t, "sluice", cmd, grpcPort)
+}
+
+// ask sends req to s.
+func (s *service) ask(t *testing.T, req *rlsv3.RateLimitRequest) *rlsv3.RateLimitResponse {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	resp, err := s.client.ShouldRateLimit(ctx, req)
+	if err != nil {
+		t.Fatalf("%s: ShouldRateLimit(%v): %v", s.name, req, err)
+	}
+	return resp
+}
+
+// syncBuffer is a bytes.Buffer that a process and the test share.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf *bytes.Buffer
+}
+
+func (b *syncBuffer) init() *syncBuffer { b.buf = new(bytes.Buffer); return b }
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// tail returns the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
