@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/redis/rueidis"
 
@@ -18,7 +19,7 @@ import (
 // failover.Options.Charge asks for: Open's store charges Redis with what
 // its local fallback admitted before Redis decides those keys again.
 //
-// Each key is one charge.lua run (sent together, so one round trip on a
+// Each key is one charge.lua run, all sent at once (one round trip on a
 // standalone server or with Sentinel, one per node on a Cluster), bounded
 // by the store's timeout and ctx; taken, if not nil, receives the units
 // taken per check. An error wraps sluice.ErrStoreUnavailable as Apply's do;
@@ -53,7 +54,15 @@ func (s *Store) charge(ctx context.Context, checks []sluice.Check, taken []int64
 	if len(runs) == 0 {
 		return nil
 	}
-	for j, r := range s.scripts.charge.ExecMulti(ctx, s.client, runs...) {
+	// One Exec per key, concurrently: ExecMulti would load the script on
+	// every node first, a dead one included.
+	results := make([]rueidis.RedisResult, len(runs))
+	var wg sync.WaitGroup
+	for j, r := range runs {
+		wg.Go(func() { results[j] = s.scripts.charge.Exec(ctx, s.client, r.Keys, r.Args) })
+	}
+	wg.Wait()
+	for j, r := range results {
 		msgs, err := r.ToArray()
 		if err == nil && len(msgs) != 2 {
 			err = fmt.Errorf("reply of %d entries, want 2", len(msgs))

@@ -31,11 +31,17 @@ type ClusterOption func(*clusterConfig)
 type clusterConfig struct {
 	replicas    int
 	nodeTimeout time.Duration
+	partial     bool
 }
 
 // WithReplicas gives every master n replicas (0 by default), for tests of
 // failover.
 func WithReplicas(n int) ClusterOption { return func(c *clusterConfig) { c.replicas = max(n, 0) } }
+
+// WithPartialCoverage sets cluster-require-full-coverage no: while a
+// master is down, the other masters go on serving their slots instead of
+// refusing every command with CLUSTERDOWN (Redis's default).
+func WithPartialCoverage() ClusterOption { return func(c *clusterConfig) { c.partial = true } }
 
 // WithNodeTimeout sets cluster-node-timeout, after which an unreachable
 // master is failed over (2s by default; Redis's own default is 15s).
@@ -58,7 +64,7 @@ func Cluster(tb testing.TB, opts ...ClusterOption) *ClusterFixture {
 	nodes := make([]*Server, n)
 	var wg sync.WaitGroup
 	for i := range nodes {
-		wg.Go(func() { nodes[i] = startNew(tb, true, cfg.nodeTimeout) })
+		wg.Go(func() { nodes[i] = startNew(tb, true, cfg.nodeTimeout, cfg.partial) })
 	}
 	wg.Wait()
 	if tb.Failed() {

@@ -52,15 +52,18 @@ type Server struct {
 // PING. It is killed when the test ends.
 func Standalone(tb testing.TB) *Server {
 	tb.Helper()
-	return startNew(tb, false, 0)
+	return startNew(tb, false, 0, false)
 }
 
 // startNew starts a new server, on other free ports if another process took
 // the chosen ones in the meantime.
-func startNew(tb testing.TB, cluster bool, nodeTimeout time.Duration) *Server {
+func startNew(tb testing.TB, cluster bool, nodeTimeout time.Duration, partial bool) *Server {
 	tb.Helper()
 	for attempt := 1; ; attempt++ {
 		s := newServer(tb, cluster, nodeTimeout)
+		if partial {
+			s.args = append(s.args, "--cluster-require-full-coverage", "no")
+		}
 		err := s.start()
 		if err == nil {
 			return s

@@ -101,10 +101,10 @@ func judge(t *testing.T, seen *reliability.Seen, fault time.Time, bound int64, k
 }
 
 // writesReach waits up to timeout until the fleet's decisions change srv's
-// state (the witness count of client-0 moves), then long enough for the
+// state (the witness count of client moves), then long enough for the
 // stores' watch to have read srv's history.
-func writesReach(srv *redistest.Server, timeout time.Duration) error {
-	key := redis.Key("client-0", "witness")
+func writesReach(srv *redistest.Server, client string, timeout time.Duration) error {
+	key := redis.Key(client, "witness")
 	deadline := time.Now().Add(timeout)
 	for last := any(nil); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		v, err := srv.Do("GET", key)

@@ -32,7 +32,7 @@ func sentinelRun(t *testing.T, fault func(f *redistest.SentinelFixture, master *
 		t.Fatal(err)
 	}
 	t.Logf("%s is master %v after the fault", m.Addr, time.Since(at).Round(time.Millisecond))
-	if err := writesReach(m, 20*time.Second); err != nil {
+	if err := writesReach(m, "client-0", 20*time.Second); err != nil {
 		t.Error(err)
 	}
 	t.Logf("the instances write to %s %v after the fault", m.Addr, time.Since(at).Round(time.Millisecond))
