@@ -1,0 +1,192 @@
+package migrate
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// EnvoyRulesFile is the name Files gives an imported envoyproxy/ratelimit
+// rules file.
+const EnvoyRulesFile = "envoy-rules.yaml"
+
+// envoyUnits are envoyproxy/ratelimit's units and their lengths.
+var envoyUnits = map[string]time.Duration{
+	"second": time.Second, "minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour,
+	"week": 7 * 24 * time.Hour, "month": 30 * 24 * time.Hour, "year": 365 * 24 * time.Hour,
+}
+
+// maxEnvoyDepth bounds descriptor nesting.
+const maxEnvoyDepth = 32
+
+// Envoy translates an envoyproxy/ratelimit configuration file (a domain and
+// its descriptors). sluice's Envoy rate limit service reads the file as it
+// is, so the translation keeps it whole (Translation.EnvoyRules) and lists
+// each rule for the report; source names the file.
+func Envoy(src, source string) (*Translation, error) {
+	t := &Translation{Format: FormatEnvoy, Source: source, EnvoyRules: EnvoyRulesFile, EnvoyRulesText: src}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(strings.NewReader(src))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty file", source)
+		}
+		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("%s:%d: want a mapping with domain and descriptors", source, root.Line)
+	}
+	domain := mapValue(root, "domain")
+	if domain == nil || domain.Kind != yaml.ScalarNode || domain.Value == "" {
+		return nil, fmt.Errorf("%s:%d: domain is required", source, root.Line)
+	}
+	descs := mapValue(root, "descriptors")
+	if descs != nil {
+		if err := t.envoyDescriptors(descs, domain.Value, 0, source); err != nil {
+			return nil, err
+		}
+	}
+	t.differs("all or nothing", "envoyproxy/ratelimit increments every matching descriptor's counter even when another refuses the request; sluice checks all of a request's descriptors in one atomic call, and a refused request consumes nothing. A client over one limit no longer burns its others.")
+	t.same("matching", "sluice's service walks the descriptor tree as envoyproxy/ratelimit does: exact value, then value prefix (\"*\"), then the key without value; unlimited, replaces, shadow_mode and requests_per_unit: 0 behave the same.")
+	t.differs("settings outside the file", "envoyproxy/ratelimit's environment settings (LOCAL_CACHE_SIZE_IN_BYTES, NEAR_LIMIT_RATIO, REDIS_PIPELINE_*, the per-second Redis) have no equivalent: sluice's over-limit cache and store settings live in sluice.yaml.")
+	t.differs("response headers", "envoyproxy/ratelimit adds headers only when RESPONSE_HEADERS_ENABLED; sluice's service answers with IETF RateLimit headers in response_headers_to_add (envoy.headers: ietf | draft-6 | none).")
+	return t, nil
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	if n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// envoyDescriptors lists the rules of a descriptor list.
+func (t *Translation) envoyDescriptors(list *yaml.Node, path string, depth int, source string) error {
+	if depth > maxEnvoyDepth {
+		return fmt.Errorf("%s:%d: descriptors nested more than %d deep", source, list.Line, maxEnvoyDepth)
+	}
+	if list.Kind != yaml.SequenceNode {
+		return fmt.Errorf("%s:%d: descriptors must be a list", source, list.Line)
+	}
+	for _, d := range list.Content {
+		key := mapValue(d, "key")
+		if key == nil || key.Kind != yaml.ScalarNode || key.Value == "" {
+			return fmt.Errorf("%s:%d: a descriptor needs a key", source, d.Line)
+		}
+		here := path + " " + key.Value
+		if v := mapValue(d, "value"); v != nil && v.Kind == yaml.ScalarNode {
+			here += "=" + v.Value
+		}
+		if rl := mapValue(d, "rate_limit"); rl != nil {
+			if err := t.envoyRule(rl, d, here, source); err != nil {
+				return err
+			}
+		}
+		if sub := mapValue(d, "descriptors"); sub != nil {
+			if err := t.envoyDescriptors(sub, here, depth+1, source); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// envoyRule lists one rate_limit.
+func (t *Translation) envoyRule(rl, d *yaml.Node, where, source string) error {
+	if u := mapValue(rl, "unlimited"); u != nil && u.Value == "true" {
+		t.same(where, "unlimited: always OK, as before.")
+		return nil
+	}
+	unit, rpu := mapValue(rl, "unit"), mapValue(rl, "requests_per_unit")
+	if unit == nil || rpu == nil {
+		return fmt.Errorf("%s:%d: rate_limit needs unit and requests_per_unit", source, rl.Line)
+	}
+	w, ok := envoyUnits[strings.ToLower(unit.Value)]
+	if !ok {
+		return fmt.Errorf("%s:%d: unit %q: use second, minute, hour, day, week, month or year", source, unit.Line, unit.Value)
+	}
+	q, err := strconv.ParseInt(rpu.Value, 10, 64)
+	if err != nil || q < 0 {
+		return fmt.Errorf("%s:%d: requests_per_unit %q is not a count", source, rpu.Line, rpu.Value)
+	}
+	alg := "fixed-window"
+	if a := mapValue(rl, "algorithm"); a != nil {
+		alg = a.Value
+	}
+	shadow := false
+	if s := mapValue(d, "shadow_mode"); s != nil && s.Value == "true" {
+		shadow = true
+	}
+	name := where
+	if n := mapValue(rl, "name"); n != nil && n.Value != "" {
+		name = n.Value
+	}
+	t.Rules = append(t.Rules, Limit{Name: name, Algorithm: alg, Quantity: q, Window: w, Shadow: shadow,
+		Source: fmt.Sprintf("%s: %d per %s", where, q, strings.ToLower(unit.Value))})
+	switch {
+	case q == 0:
+		t.same(where, "requests_per_unit: 0 refuses every request without touching the store, as before.")
+	case alg == "fixed-window":
+		t.same(where, "%d per %s in fixed windows counted from the Unix epoch, as envoyproxy/ratelimit counts them (weeks from a Thursday, 30-day months, 365-day years included).", q, strings.ToLower(unit.Value))
+	}
+	return nil
+}
+
+// shadowRules returns the rules text with shadow_mode: true on every
+// descriptor that has a rate_limit.
+func shadowRules(src string) (string, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		return "", fmt.Errorf("envoy rules: %w", err)
+	}
+	var walk func(n *yaml.Node, depth int)
+	walk = func(n *yaml.Node, depth int) {
+		if depth > maxEnvoyDepth {
+			return
+		}
+		switch n.Kind {
+		case yaml.DocumentNode, yaml.SequenceNode:
+			for _, c := range n.Content {
+				walk(c, depth+1)
+			}
+		case yaml.MappingNode:
+			if mapValue(n, "rate_limit") != nil {
+				if s := mapValue(n, "shadow_mode"); s != nil {
+					s.Value, s.Tag = "true", "!!bool"
+				} else {
+					n.Content = append(n.Content,
+						&yaml.Node{Kind: yaml.ScalarNode, Value: "shadow_mode"},
+						&yaml.Node{Kind: yaml.ScalarNode, Value: "true", Tag: "!!bool"})
+				}
+			}
+			if sub := mapValue(n, "descriptors"); sub != nil {
+				walk(sub, depth+1)
+			}
+		}
+	}
+	walk(&doc, 0)
+	var b bytes.Buffer
+	b.WriteString("# Every rule is in shadow mode (shadow_mode: true), added by `sluice import`: remove it to enforce.\n")
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(&doc); err != nil {
+		return "", fmt.Errorf("envoy rules: %w", err)
+	}
+	enc.Close()
+	return b.String(), nil
+}

@@ -1,0 +1,130 @@
+package migrate
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ConfigFile is the name Files gives the sluice configuration.
+const ConfigFile = "sluice.yaml"
+
+// PlanName is the one plan of an imported configuration: every client's.
+const PlanName = "imported"
+
+// Files returns the files of the translation by name: ConfigFile, and for
+// envoy the rules file it loads. With enforce false, every limit is written
+// with shadow: true (envoy rules with shadow_mode: true): evaluated and
+// reported, never refusing — the first step of a rollout.
+func (t *Translation) Files(enforce bool) (map[string]string, error) {
+	files := map[string]string{ConfigFile: t.config(enforce)}
+	if t.EnvoyRules != "" {
+		rules := t.EnvoyRulesText
+		if !enforce {
+			var err error
+			if rules, err = shadowRules(rules); err != nil {
+				return nil, err
+			}
+		}
+		files[t.EnvoyRules] = rules
+	}
+	return files, nil
+}
+
+func quote(s string) string {
+	q, _ := json.Marshal(s)
+	return string(q)
+}
+
+func quoteAll(ss []string) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = quote(s)
+	}
+	return "[" + strings.Join(out, ", ") + "]"
+}
+
+// config writes the sluice configuration.
+func (t *Translation) config(enforce bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# sluice configuration imported by `sluice import -from %s` from %s.\n", t.Format, strings.ReplaceAll(t.Source, "\n", " "))
+	if !enforce {
+		b.WriteString("# Every limit is in shadow mode: reported in headers and metrics, never refusing.\n# Remove the shadow lines to enforce (sluice import -enforce writes them without).\n")
+	}
+	b.WriteString("store:\n")
+	if t.Instances > 0 {
+		b.WriteString("  type: redis\n  redis:\n    mode: standalone\n    addresses: [\"localhost:6379\"]   # your Redis\n")
+		fmt.Fprintf(&b, "    on_store_error: %s\n    instances: %d\n", t.OnStoreError, t.Instances)
+	} else {
+		b.WriteString("  type: memory\n")
+	}
+	if len(t.APIKeyHeaders) > 0 || t.UserHeader != "" || t.IPv6Prefix > 0 {
+		b.WriteString("identity:\n")
+		if len(t.APIKeyHeaders) > 0 {
+			fmt.Fprintf(&b, "  api_key_headers: %s\n  unknown_keys: key   # every key is a client of its own, as before\n", quoteAll(t.APIKeyHeaders))
+		}
+		if t.UserHeader != "" {
+			fmt.Fprintf(&b, "  user_header: %s   # believed only from trusted_proxies: add your proxies\n", quote(t.UserHeader))
+		}
+		if t.IPv6Prefix > 0 {
+			fmt.Fprintf(&b, "  ipv6_prefix: %d\n", t.IPv6Prefix)
+		}
+	}
+	fmt.Fprintf(&b, "plans:\n  %s:\n    limits:\n", PlanName)
+	clients := 0
+	for _, l := range t.Limits {
+		if !l.Global {
+			limitYAML(&b, "      ", l, !enforce)
+			clients++
+		}
+	}
+	if clients == 0 {
+		// The configuration needs a plan with a limit; this one only
+		// reports, whatever enforce says.
+		b.WriteString("      - name: placeholder   # the source limits no client on its own; this limit only reports\n")
+		b.WriteString("        algorithm: fixed-window\n        quantity: 1000000000\n        window: 1s\n        shadow: true\n")
+	}
+	if len(t.Costs) > 0 {
+		b.WriteString("    costs:\n")
+		keys := make([]string, 0, len(t.Costs))
+		for k := range t.Costs {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			fmt.Fprintf(&b, "      %s: %d\n", quote(k), t.Costs[k])
+		}
+	}
+	fmt.Fprintf(&b, "default_plan: %s\nanonymous_plan: %s\n", PlanName, PlanName)
+	if clients < len(t.Limits) {
+		b.WriteString("global:\n")
+		for _, l := range t.Limits {
+			if l.Global {
+				limitYAML(&b, "  ", l, !enforce)
+			}
+		}
+	}
+	if len(t.Headers) > 0 {
+		fmt.Fprintf(&b, "response:\n  headers: [%s]\n", strings.Join(t.Headers, ", "))
+	}
+	if t.EnvoyRules != "" {
+		fmt.Fprintf(&b, "envoy:\n  rules: [%s]   # envoyproxy/ratelimit's rules, read as they are\n", quote(t.EnvoyRules))
+	}
+	return b.String()
+}
+
+func limitYAML(b *strings.Builder, indent string, l Limit, shadow bool) {
+	fmt.Fprintf(b, "%s- name: %s   # %s\n", indent, l.Name, strings.ReplaceAll(l.Source, "\n", " "))
+	in := indent + "  "
+	fmt.Fprintf(b, "%salgorithm: %s\n%squantity: %d\n%swindow: %s\n", in, l.Algorithm, in, l.Quantity, in, formatWindow(l.Window))
+	if l.Burst > 0 {
+		fmt.Fprintf(b, "%sburst: %d\n", in, l.Burst)
+	}
+	if l.MaxWait > 0 {
+		fmt.Fprintf(b, "%smax_wait: %s\n", in, l.MaxWait)
+	}
+	if shadow || l.Shadow {
+		fmt.Fprintf(b, "%sshadow: true\n", in)
+	}
+}

@@ -1,0 +1,70 @@
+package migrate_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// fuzzImport holds a parser to its contract on any input: it returns an
+// error or a translation, never panics, and a translation's configuration
+// is one that sluice check accepts.
+func fuzzImport(f *testing.F, format string, seeds ...string) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		tr, err := migrate.Import(format, src, "fuzz")
+		if err != nil {
+			return
+		}
+		files, err := tr.Files(false)
+		if err != nil {
+			return // envoy rules the YAML encoder cannot round-trip
+		}
+		dir := t.TempDir()
+		for name, text := range files {
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if format == migrate.FormatEnvoy {
+			return // the rules are judged by the envoy package's own loader and fuzz test
+		}
+		if _, err := config.Load(filepath.Join(dir, migrate.ConfigFile)); err != nil {
+			t.Fatalf("the imported configuration does not load: %v\n%s", err, files[migrate.ConfigFile])
+		}
+		_ = tr.Report()
+	})
+}
+
+func FuzzNginx(f *testing.F) {
+	fuzzImport(f, migrate.FormatNginx,
+		"limit_req_zone $binary_remote_addr zone=one:10m rate=10r/s;\nserver { limit_req zone=one burst=5 nodelay; }",
+		"limit_req_zone $http_x_key zone=k:1m rate=3r/m;\nlocation /api/ { limit_req zone=k burst=2 delay=1; }",
+		"limit_req_zone x zone=g:1m rate=1r/s; limit_req zone=g; limit_req_status 429; limit_req_dry_run on;",
+		"http { server { location = /a/ { limit_req zone=z; } } limit_req_zone $remote_addr zone=z:1k rate=2r/s; }",
+		`server { location "~ \.php$" { } } # comment`)
+}
+
+func FuzzEnvoy(f *testing.F) {
+	fuzzImport(f, migrate.FormatEnvoy,
+		"domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 5}\n",
+		"domain: d\ndescriptors:\n  - key: a\n    value: b\n    shadow_mode: true\n    rate_limit: {unit: day, requests_per_unit: 0, name: x}\n    descriptors: [{key: c, rate_limit: {unlimited: true}}]\n")
+}
+
+func FuzzKong(f *testing.F) {
+	fuzzImport(f, migrate.FormatKong,
+		"plugins:\n  - name: rate-limiting\n    config: {second: 5, minute: 100, limit_by: ip}\n",
+		"services:\n  - name: s\n    routes: [{name: r, paths: [/x], plugins: [{name: rate-limiting, config: {hour: 3, policy: redis, limit_by: header, header_name: X-K}}]}]\n",
+		"plugins: [{name: rate-limiting, enabled: false, config: {day: 1}}, {name: rate-limiting, config: {year: 9, limit_by: service}}]\n")
+}
+
+func FuzzTraefik(f *testing.F) {
+	fuzzImport(f, migrate.FormatTraefik,
+		"http:\n  middlewares:\n    a:\n      rateLimit: {average: 100, burst: 50}\n",
+		"kind: Middleware\nmetadata: {name: m}\nspec:\n  rateLimit: {average: 6, period: 1m, sourceCriterion: {requestHeaderName: X-T}}\n---\nkind: Middleware\nmetadata: {name: h}\nspec: {rateLimit: {average: 1, period: 3, sourceCriterion: {requestHost: true}}}\n")
+}

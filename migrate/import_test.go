@@ -1,0 +1,326 @@
+package migrate_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// importCase is one source file and what its translation must hold.
+type importCase struct {
+	name, format, src string
+	// limits are the plan's limits as sluice.Limit.String writes them
+	// (shadowed when the import is not enforced), then the global ones.
+	limits, global []string
+	costs          map[string]int64
+	// differs and same are phrases that some Difference (not Same, and
+	// Same) must contain.
+	differs, same []string
+}
+
+// load writes the files of tr to a directory and loads the configuration
+// with package config, as `sluice check` does.
+func load(t *testing.T, tr *migrate.Translation, enforce bool) *config.Config {
+	t.Helper()
+	files, err := tr.Files(enforce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := config.Load(filepath.Join(dir, migrate.ConfigFile))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, files[migrate.ConfigFile])
+	}
+	return cfg
+}
+
+func runImportCases(t *testing.T, cases []importCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr, err := migrate.Import(tc.format, tc.src, "source.conf")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg := load(t, tr, true)
+			plan := cfg.Policy.Plan(migrate.PlanName)
+			var got []string
+			for _, l := range plan.Limits {
+				got = append(got, l.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.limits, "\n") {
+				t.Errorf("plan limits:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.limits, "\n"))
+			}
+			got = nil
+			for _, l := range cfg.Policy.Global {
+				got = append(got, l.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.global, "\n") {
+				t.Errorf("global limits: %q, want %q", got, tc.global)
+			}
+			if len(plan.Costs) != len(tc.costs) {
+				t.Errorf("costs %v, want %v", plan.Costs, tc.costs)
+			}
+			for p, c := range tc.costs {
+				if got, ok := plan.Costs[p]; !ok || got != c {
+					t.Errorf("cost of %q: %d (%v), want %d", p, got, ok, c)
+				}
+			}
+			for _, want := range tc.differs {
+				if !hasDifference(tr, false, want) {
+					t.Errorf("no difference reports %q", want)
+				}
+			}
+			for _, want := range tc.same {
+				if !hasDifference(tr, true, want) {
+					t.Errorf("no sameness reports %q", want)
+				}
+			}
+			// Unless enforced, every limit is in shadow mode.
+			shadowed := load(t, tr, false)
+			for _, l := range append(shadowed.Policy.Plan(migrate.PlanName).Limits, shadowed.Policy.Global...) {
+				if !l.Shadow() {
+					t.Errorf("shadow import enforces %s", l)
+				}
+			}
+			report := tr.Report()
+			at := -1
+			for _, s := range migrate.ReportSections {
+				i := strings.Index(report, "\n"+s+"\n")
+				if i <= at {
+					t.Errorf("report section %q missing or out of order", s)
+				}
+				at = i
+			}
+			if !strings.Contains(report, "shadow: true") || !strings.Contains(report, `sluice_decisions_total{result="shadow"}`) {
+				t.Error("the report does not propose shadow mode first and the metric to watch")
+			}
+		})
+	}
+}
+
+func hasDifference(tr *migrate.Translation, same bool, phrase string) bool {
+	for _, d := range tr.Differences {
+		if d.Same == same && strings.Contains(d.Where+": "+d.Text, phrase) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestImportNginx(t *testing.T) {
+	runImportCases(t, []importCase{
+		{
+			name:   "a zone with burst and nodelay is a gcra of burst+1",
+			format: "nginx",
+			src: `http {
+    limit_req_zone $binary_remote_addr zone=perip:10m rate=10r/s;
+    server {
+        listen 80;
+        limit_req zone=perip burst=5 nodelay;
+        limit_req_status 429;
+    }
+}`,
+			limits:  []string{"perip: gcra 10 per 1s burst 6"},
+			same:    []string{"zone perip: nginx admits", "ipv6_prefix: 128", "limit_req_status: 429"},
+			differs: []string{"clock", "headers", "zone perip size: a zone of 10m holds about 163840 states"},
+		},
+		{
+			name:   "without nodelay the bucket is a leaky-bucket queue; a location limit costs only its paths",
+			format: "nginx",
+			src: `limit_req_zone $binary_remote_addr zone=api:1m rate=30r/m;
+server {
+    location /api/ { limit_req zone=api burst=10 delay=4; }
+    location /static/ { root /srv; }
+}`,
+			limits:  []string{"api: leaky-bucket 30 per 1m0s burst 5 max-wait 12s"},
+			costs:   map[string]int64{"/": 0, "/api/": 1},
+			same:    []string{"without nodelay nginx holds each request", "paths"},
+			differs: []string{"limit_req_status: nginx refused with 503"},
+		},
+		{
+			name:   "a constant key is a global limit, a header key an API key; dry run is shadow",
+			format: "nginx",
+			src: `limit_req_zone $server_name zone=all:1m rate=100r/s;
+limit_req_zone $http_x_api_key zone=bykey:1m rate=7r/m;
+limit_req_dry_run on;
+limit_req zone=all burst=50 nodelay;
+limit_req zone=bykey;`,
+			limits:  []string{"bykey: gcra 7 per 1m0s burst 1 (shadow)"},
+			global:  []string{"all: gcra 100 per 1s burst 51 (shadow)"},
+			same:    []string{"a global limit", "read by sluice as an API key", "limit_req_dry_run"},
+			differs: []string{"nginx does not count requests without X-Api-Key", "7r/m drains at 116/1000 per second"},
+		},
+		{
+			name:   "a prefix without its slash becomes two patterns and says so",
+			format: "nginx",
+			src: `limit_req_zone $remote_addr zone=login:1m rate=1r/s;
+server { location = /login { limit_req zone=login; } location /search { limit_req zone=login burst=3 nodelay; } }`,
+			limits:  []string{"login: gcra 1 per 1s burst 1"},
+			costs:   map[string]int64{"/": 0, "/login": 1, "/search": 1, "/search/": 1},
+			differs: []string{"used with different burst", "nginx's prefix /search also matches"},
+		},
+	})
+}
+
+func TestImportEnvoy(t *testing.T) {
+	src, err := os.ReadFile("../examples/envoy/ratelimit-config.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runImportCases(t, []importCase{
+		{
+			name:    "the rules file is served as it is",
+			format:  "envoy",
+			src:     string(src),
+			limits:  []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			same:    []string{"matching"},
+			differs: []string{"all or nothing"},
+		},
+		{
+			name:   "units, shadow mode and unlimited rules are listed",
+			format: "envoy",
+			src: `domain: edge
+descriptors:
+  - key: remote_address
+    rate_limit: {unit: minute, requests_per_unit: 100}
+    descriptors:
+      - key: path
+        value: /login
+        rate_limit: {unit: Second, requests_per_unit: 5, name: login}
+        shadow_mode: true
+  - key: trusted
+    rate_limit: {unlimited: true}
+`,
+			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			same:   []string{"edge remote_address: 100 per minute in fixed windows", "edge trusted: unlimited"},
+		},
+	})
+	tr, err := migrate.Envoy("domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: hour, requests_per_unit: 3}\n", "r.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := tr.Files(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rules := files[migrate.EnvoyRulesFile]; !strings.Contains(rules, "shadow_mode: true") {
+		t.Errorf("the shadow rules file has no shadow_mode:\n%s", rules)
+	}
+}
+
+func TestImportKong(t *testing.T) {
+	runImportCases(t, []importCase{
+		{
+			name:   "a global plugin of several periods",
+			format: "kong",
+			src: `_format_version: "3.0"
+plugins:
+  - name: rate-limiting
+    config: {second: 5, minute: 100, hour: 2000, policy: local, limit_by: ip}
+`,
+			limits:  []string{"per-second: fixed-window 5 per 1s", "per-minute: fixed-window 100 per 1m0s", "per-hour: fixed-window 2000 per 1h0m0s"},
+			same:    []string{"limit_by ip", "windows"},
+			differs: []string{"policy local", "X-RateLimit-Limit-<Period>"},
+		},
+		{
+			name:   "a route plugin with a shared policy costs only its routes",
+			format: "kong",
+			src: `_format_version: "3.0"
+services:
+  - name: api
+    url: http://api.internal
+    routes:
+      - name: search
+        paths: [/search]
+        plugins:
+          - name: rate-limiting
+            config: {minute: 60, month: 10000, policy: redis, fault_tolerant: false, error_code: 503}
+consumers:
+  - username: acme
+    plugins:
+      - name: rate-limiting
+        config: {minute: 600}
+`,
+			limits:  []string{"per-minute: fixed-window 60 per 1m0s", "per-month: fixed-window 10000 per 720h0m0s"},
+			costs:   map[string]int64{"/": 0, "/search": 1, "/search/": 1},
+			same:    []string{"policy redis", "on_store_error: deny", "routes"},
+			differs: []string{"calendar months", "plugin on consumer acme", "Kong refused with 503", "several credentials"},
+		},
+	})
+}
+
+func TestImportTraefik(t *testing.T) {
+	runImportCases(t, []importCase{
+		{
+			name:   "a file-provider middleware is a leaky-bucket queue with Traefik's maximum delay",
+			format: "traefik",
+			src: `http:
+  middlewares:
+    api-ratelimit:
+      rateLimit:
+        average: 100
+        burst: 50
+`,
+			limits:  []string{"api-ratelimit: leaky-bucket 100 per 1s burst 50 max-wait 5ms"},
+			same:    []string{"holds a request whose token comes within 5ms", "one bucket per client address"},
+			differs: []string{"headers"},
+		},
+		{
+			name:   "Kubernetes middlewares with a period and a header source",
+			format: "traefik",
+			src: `apiVersion: traefik.io/v1alpha1
+kind: Middleware
+metadata: {name: slow}
+spec:
+  rateLimit:
+    average: 6
+    period: 1m
+    sourceCriterion:
+      requestHeaderName: X-Tenant
+---
+apiVersion: traefik.io/v1alpha1
+kind: Middleware
+metadata: {name: by-host}
+spec:
+  rateLimit: {average: 1000, burst: 100, sourceCriterion: {requestHost: true}}
+`,
+			limits:  []string{"slow: leaky-bucket 6 per 1m0s burst 1 max-wait 500ms"},
+			global:  []string{"by-host: leaky-bucket 1000 per 1s burst 100 max-wait 500µs"},
+			same:    []string{"one bucket per value of X-Tenant"},
+			differs: []string{"requestHost", "middlewares"},
+		},
+	})
+}
+
+func TestImportRefusesWhatItCannotRead(t *testing.T) {
+	for name, c := range map[string][2]string{
+		"nginx: an undefined zone":          {"nginx", "limit_req zone=nope;"},
+		"nginx: an unterminated directive":  {"nginx", "limit_req_zone $remote_addr zone=a:1m rate=1r/s"},
+		"nginx: a bad rate":                 {"nginx", "limit_req_zone $remote_addr zone=a:1m rate=1r/h;"},
+		"nginx: an unclosed block":          {"nginx", "server { location / {"},
+		"envoy: no domain":                  {"envoy", "descriptors: []"},
+		"envoy: a bad unit":                 {"envoy", "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n"},
+		"kong: no plugin":                   {"kong", "_format_version: \"3.0\"\n"},
+		"kong: a fractional limit":          {"kong", "plugins:\n  - name: rate-limiting\n    config: {minute: 1.5}\n"},
+		"traefik: no middleware":            {"traefik", "http: {}\n"},
+		"traefik: a bad period":             {"traefik", "http: {middlewares: {a: {rateLimit: {average: 1, period: soon}}}}\n"},
+		"traefik: a period beyond a window": {"traefik", "http: {middlewares: {a: {rateLimit: {average: 1, period: 10000h}}}}\n"},
+		"kong: a quantity beyond sluice's":  {"kong", "plugins:\n  - name: rate-limiting\n    config: {minute: 1e15}\n"},
+		"an unknown format":                 {"haproxy", "x"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := migrate.Import(c[0], c[1], "f"); err == nil {
+				t.Fatal("imported")
+			}
+		})
+	}
+}

@@ -1,0 +1,243 @@
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// kongFile is the part of a decK file that carries plugins.
+type kongFile struct {
+	Plugins  []kongPlugin `yaml:"plugins"`
+	Services []struct {
+		Name    string       `yaml:"name"`
+		Plugins []kongPlugin `yaml:"plugins"`
+		Routes  []kongRoute  `yaml:"routes"`
+	} `yaml:"services"`
+	Routes    []kongRoute `yaml:"routes"`
+	Consumers []struct {
+		Username string       `yaml:"username"`
+		Plugins  []kongPlugin `yaml:"plugins"`
+	} `yaml:"consumers"`
+}
+
+type kongRoute struct {
+	Name    string       `yaml:"name"`
+	Paths   []string     `yaml:"paths"`
+	Plugins []kongPlugin `yaml:"plugins"`
+}
+
+type kongPlugin struct {
+	Name    string     `yaml:"name"`
+	Enabled *bool      `yaml:"enabled"`
+	Config  kongConfig `yaml:"config"`
+}
+
+// kongConfig is the rate-limiting plugin's configuration.
+type kongConfig struct {
+	Second            *float64 `yaml:"second"`
+	Minute            *float64 `yaml:"minute"`
+	Hour              *float64 `yaml:"hour"`
+	Day               *float64 `yaml:"day"`
+	Month             *float64 `yaml:"month"`
+	Year              *float64 `yaml:"year"`
+	LimitBy           string   `yaml:"limit_by"`
+	HeaderName        string   `yaml:"header_name"`
+	Path              string   `yaml:"path"`
+	Policy            string   `yaml:"policy"`
+	FaultTolerant     *bool    `yaml:"fault_tolerant"`
+	HideClientHeaders bool     `yaml:"hide_client_headers"`
+	ErrorCode         *int     `yaml:"error_code"`
+	SyncRate          *float64 `yaml:"sync_rate"`
+}
+
+// kongScope is one rate-limiting plugin and where it applies.
+type kongScope struct {
+	where  string
+	paths  []string // nil: every request
+	config kongConfig
+}
+
+// kongPeriods are the plugin's periods, their sluice windows and names.
+var kongPeriods = []struct {
+	name   string
+	window time.Duration
+	get    func(c *kongConfig) *float64
+}{
+	{"second", time.Second, func(c *kongConfig) *float64 { return c.Second }},
+	{"minute", time.Minute, func(c *kongConfig) *float64 { return c.Minute }},
+	{"hour", time.Hour, func(c *kongConfig) *float64 { return c.Hour }},
+	{"day", 24 * time.Hour, func(c *kongConfig) *float64 { return c.Day }},
+	{"month", 30 * 24 * time.Hour, func(c *kongConfig) *float64 { return c.Month }},
+	{"year", 365 * 24 * time.Hour, func(c *kongConfig) *float64 { return c.Year }},
+}
+
+// Kong translates the rate-limiting plugins of a decK file (global,
+// service, route and consumer plugins); source names the file.
+func Kong(src, source string) (*Translation, error) {
+	var f kongFile
+	if err := yaml.Unmarshal([]byte(src), &f); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	t := &Translation{Format: FormatKong, Source: source, Costs: map[string]int64{}}
+	var scopes []kongScope
+	add := func(ps []kongPlugin, where string, paths []string) {
+		for _, p := range ps {
+			switch {
+			case p.Name == "rate-limiting-advanced":
+				t.differs(where, "rate-limiting-advanced (sliding windows, namespaces) is not imported: translate its windows by hand, e.g. to sliding-window-counter limits.")
+			case p.Name != "rate-limiting":
+			case p.Enabled != nil && !*p.Enabled:
+				t.same(where, "a disabled rate-limiting plugin: not imported.")
+			default:
+				scopes = append(scopes, kongScope{where: where, paths: paths, config: p.Config})
+			}
+		}
+	}
+	add(f.Plugins, "global plugin", nil)
+	routePaths := func(r kongRoute) []string {
+		if len(r.Paths) == 0 {
+			return []string{"/"}
+		}
+		return r.Paths
+	}
+	for _, s := range f.Services {
+		var paths []string
+		for _, r := range s.Routes {
+			paths = append(paths, routePaths(r)...)
+		}
+		add(s.Plugins, "plugin on service "+s.Name, paths)
+		for _, r := range s.Routes {
+			add(r.Plugins, "plugin on route "+r.Name, routePaths(r))
+		}
+	}
+	for _, r := range f.Routes {
+		add(r.Plugins, "plugin on route "+r.Name, routePaths(r))
+	}
+	for _, c := range f.Consumers {
+		for _, p := range c.Plugins {
+			if p.Name == "rate-limiting" {
+				t.differs("plugin on consumer "+c.Username, "consumer-specific limits become a plan of their own in sluice, chosen by the consumer's API key under keys: (by SHA-256): not imported — add a plan and the keys by hand.")
+			}
+		}
+	}
+	if len(scopes) == 0 {
+		return nil, fmt.Errorf("%s: no enabled rate-limiting plugin", source)
+	}
+	main := scopes[0]
+	for _, s := range scopes[1:] {
+		if !reflect.DeepEqual(s.config, main.config) {
+			t.differs(s.where, "its limits differ from those of the %s, which were imported; sluice's one plan cannot hold different limits per route: limit that route in the service (httplimit), or run it under another sluice configuration.", main.where)
+			continue
+		}
+		main.paths = append(main.paths, s.paths...)
+		if s.paths == nil {
+			main.paths = nil
+		}
+	}
+	if err := t.kongLimits(main); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	return t, nil
+}
+
+// kongLimits translates the imported plugin's configuration.
+func (t *Translation) kongLimits(s kongScope) error {
+	c := s.config
+	global := false
+	switch c.LimitBy {
+	case "", "consumer", "credential":
+		t.APIKeyHeaders = []string{"Apikey", "Authorization"}
+		t.same("limit_by "+or(c.LimitBy, "consumer"), "Kong counts per consumer (falling back to the address without one); sluice counts per API key (key-auth's apikey header, or a Bearer token), falling back to the address.")
+		if c.LimitBy != "credential" {
+			t.differs("limit_by consumer", "a consumer with several credentials shared one count in Kong; in sluice each key counts alone unless the keys are listed under keys: with one name.")
+		}
+	case "ip":
+		t.IPv6Prefix = 128
+		t.same("limit_by ip", "one count per client address (ipv6_prefix: 128 keeps one per IPv6 address).")
+	case "header":
+		if c.HeaderName == "" {
+			return errors.New("limit_by header without header_name")
+		}
+		t.APIKeyHeaders = []string{http.CanonicalHeaderKey(c.HeaderName)}
+		t.same("limit_by header", "one count per value of %s, which sluice reads as an API key (hashed); without the header both fall back to the address.", c.HeaderName)
+	case "service":
+		global = true
+		t.same("limit_by service", "one count for the whole service: a global limit.")
+	case "path":
+		t.differs("limit_by path", "sluice cannot count per path: the limits are imported per client address instead.")
+	default:
+		t.differs("limit_by "+c.LimitBy, "not translatable: the limits are imported per client address.")
+	}
+	for _, p := range kongPeriods {
+		v := p.get(&c)
+		if v == nil {
+			continue
+		}
+		if *v < 1 || *v > sluice.MaxQuantity || *v != float64(int64(*v)) {
+			return fmt.Errorf("%s %s must be a whole number ≥ 1", s.where, p.name)
+		}
+		t.Limits = append(t.Limits, Limit{Name: t.limitName("per-" + p.name), Algorithm: "fixed-window",
+			Quantity: int64(*v), Window: p.window, Global: global, Source: fmt.Sprintf("%s: %s %d", s.where, p.name, int64(*v))})
+		if p.name == "month" || p.name == "year" {
+			t.differs(p.name, "Kong counts calendar %ss (UTC); sluice counts %s windows from 2020-01-01.", p.name, map[string]string{"month": "30-day", "year": "365-day"}[p.name])
+		}
+	}
+	if len(t.Limits) == 0 {
+		return fmt.Errorf("%s sets no period (second, minute, hour, day, month or year)", s.where)
+	}
+	t.same("windows", "Kong's rate-limiting counts fixed windows aligned to the clock (UTC) and refuses without counting a refused request; sluice's fixed-window does the same, and checks all periods together.")
+	if s.paths != nil {
+		t.Costs["/"] = 0
+		for _, p := range s.paths {
+			if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
+				t.differs("route path "+p, "a regular-expression path cannot be a ServeMux pattern: not limited.")
+				continue
+			}
+			for _, pat := range []string{p, strings.TrimSuffix(p, "/") + "/"} {
+				if validPattern(pat) {
+					t.Costs[pat] = 1
+				}
+			}
+		}
+		t.same("routes", "the plugin limits only its routes: other paths cost 0 and the routes' path prefixes cost 1.")
+	}
+	switch c.Policy {
+	case "", "local":
+		t.differs("policy local", "Kong counted on each node separately, so N nodes admitted up to N times the limit; sluice's memory store on one instance is one node's count. With several sluice instances use the Redis store for one shared, exact count (the limit as written), or divide the quantities.")
+	case "cluster", "redis":
+		t.Instances, t.OnStoreError = 2, "allow"
+		if c.FaultTolerant != nil && !*c.FaultTolerant {
+			t.OnStoreError = "deny"
+		}
+		t.same("policy "+c.Policy, "one count shared by all nodes: sluice's Redis store (set instances to your number of sluice instances); fault_tolerant maps to on_store_error: %s.", t.OnStoreError)
+	}
+	if c.SyncRate != nil && *c.SyncRate > 0 {
+		t.differs("sync_rate", "Kong synchronised counters every %gs, admitting more than the limit in between; sluice decides on the shared count at every request.", *c.SyncRate)
+	}
+	if c.ErrorCode != nil && *c.ErrorCode != 429 {
+		t.differs("error_code", "Kong refused with %d; sluice refuses with 429, Retry-After and a problem+json body.", *c.ErrorCode)
+	}
+	t.Headers = []string{"draft-6", "ietf"}
+	if c.HideClientHeaders {
+		t.differs("hide_client_headers", "Kong hid its rate-limit headers; sluice always sends RateLimit headers (here draft-6 and ietf).")
+	} else {
+		t.differs("headers", "Kong sent X-RateLimit-Limit-<Period> and X-RateLimit-Remaining-<Period> per period, and RateLimit-Limit/Remaining/Reset; sluice sends RateLimit-Limit/Remaining/Reset (draft-6) for the limit closest to refusing, and the IETF RateLimit and RateLimit-Policy for every limit, but no per-period X- headers.")
+	}
+	return nil
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

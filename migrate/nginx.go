@@ -1,0 +1,401 @@
+package migrate
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// nginxZone is one limit_req_zone.
+type nginxZone struct {
+	name, key    string
+	quantity     int64
+	window       time.Duration
+	size         string
+	sync         bool
+	line         int
+	used         bool
+	burst, delay int64 // of its first limit_req
+	nodelay      bool
+	dryRun       bool
+}
+
+// nginxUse is one limit_req.
+type nginxUse struct {
+	zone         string
+	burst, delay int64
+	nodelay      bool
+	line         int
+}
+
+// nginxScope is the limit_req set in force at one level.
+type nginxScope struct {
+	where   string   // "server", "location /api/"
+	pattern []string // ServeMux patterns of a location; nil for a server
+	uses    []nginxUse
+	status  int
+	dryRun  bool
+}
+
+var (
+	zoneArg = regexp.MustCompile(`^zone=([^:]+):(\d+[kKmMgG]?)$`)
+	rateArg = regexp.MustCompile(`^rate=(\d{1,9})r/([sm])$`)
+)
+
+// Nginx translates nginx's limit_req_zone and limit_req directives, found
+// in a whole nginx.conf or in a file included in its http block. source
+// names the file in the configuration and report.
+func Nginx(src, source string) (*Translation, error) {
+	ds, err := parseNginx(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	t := &Translation{Format: FormatNginx, Source: source, Costs: map[string]int64{}}
+	zones := map[string]*nginxZone{}
+	var order []string
+	var scopes []nginxScope
+	var walk func(ds []directive, where string, pattern []string, inherited nginxScope) error
+	walk = func(ds []directive, where string, pattern []string, inherited nginxScope) error {
+		own := nginxScope{where: where, pattern: pattern, status: inherited.status, dryRun: inherited.dryRun}
+		for _, d := range ds {
+			switch d.name {
+			case "limit_req_zone":
+				z, err := parseZone(d)
+				if err != nil {
+					return err
+				}
+				if zones[z.name] != nil {
+					return fmt.Errorf("line %d: zone %q is defined twice", d.line, z.name)
+				}
+				zones[z.name], order = z, append(order, z.name)
+			case "limit_req":
+				u, err := parseUse(d)
+				if err != nil {
+					return err
+				}
+				own.uses = append(own.uses, u)
+			case "limit_req_status":
+				if len(d.args) != 1 {
+					return fmt.Errorf("line %d: limit_req_status takes one status", d.line)
+				}
+				s, err := strconv.Atoi(d.args[0])
+				if err != nil || s < 400 || s > 599 {
+					return fmt.Errorf("line %d: limit_req_status %q is not a status in 400..599", d.line, d.args[0])
+				}
+				own.status = s
+			case "limit_req_dry_run":
+				own.dryRun = len(d.args) == 1 && d.args[0] == "on"
+			}
+		}
+		if len(own.uses) == 0 {
+			own.uses = inherited.uses
+		}
+		scopes = append(scopes, own)
+		for _, d := range ds {
+			if !d.hasBlock {
+				continue
+			}
+			switch d.name {
+			case "http", "server":
+				if err := walk(d.block, d.name, nil, own); err != nil {
+					return err
+				}
+			case "location":
+				p, ok := locationPatterns(d.args)
+				if !ok {
+					t.differs("location "+strings.Join(d.args, " "), "a regular-expression or named location cannot be a ServeMux pattern: its limits are left out of the path costs; express it as prefixes or limit it in the service.")
+					continue
+				}
+				if err := walk(d.block, "location "+strings.Join(d.args, " "), p, own); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if err := walk(ds, "http", nil, nginxScope{status: 503}); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if err := t.nginxLimits(zones, order, scopes); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	return t, nil
+}
+
+func parseZone(d directive) (*nginxZone, error) {
+	z := &nginxZone{line: d.line}
+	if len(d.args) < 3 {
+		return nil, fmt.Errorf("line %d: limit_req_zone wants a key, zone=name:size and rate=Nr/s", d.line)
+	}
+	z.key = d.args[0]
+	for _, a := range d.args[1:] {
+		if m := zoneArg.FindStringSubmatch(a); m != nil {
+			z.name, z.size = m[1], m[2]
+		} else if m := rateArg.FindStringSubmatch(a); m != nil {
+			z.quantity, _ = strconv.ParseInt(m[1], 10, 64)
+			z.window = time.Second
+			if m[2] == "m" {
+				z.window = time.Minute
+			}
+		} else if a == "sync" {
+			z.sync = true
+		} else {
+			return nil, fmt.Errorf("line %d: limit_req_zone: cannot read %q", d.line, a)
+		}
+	}
+	if z.name == "" || z.quantity < 1 {
+		return nil, fmt.Errorf("line %d: limit_req_zone wants zone=name:size and a rate of at least 1r/s or 1r/m", d.line)
+	}
+	return z, nil
+}
+
+func parseUse(d directive) (nginxUse, error) {
+	u := nginxUse{line: d.line, delay: -1}
+	for _, a := range d.args {
+		k, v, _ := strings.Cut(a, "=")
+		var err error
+		switch k {
+		case "zone":
+			u.zone = v
+		case "burst":
+			u.burst, err = strconv.ParseInt(v, 10, 64)
+		case "delay":
+			u.delay, err = strconv.ParseInt(v, 10, 64)
+		case "nodelay":
+			u.nodelay = v == "" && a == "nodelay"
+			if !u.nodelay {
+				err = fmt.Errorf("bad")
+			}
+		default:
+			err = fmt.Errorf("unknown")
+		}
+		if err != nil || u.burst < 0 || u.burst > 1e9 || u.delay > 1e9 {
+			return u, fmt.Errorf("line %d: limit_req: cannot read %q", d.line, a)
+		}
+	}
+	if u.zone == "" {
+		return u, fmt.Errorf("line %d: limit_req needs zone=name", d.line)
+	}
+	if u.nodelay && u.delay >= 0 {
+		return u, fmt.Errorf("line %d: limit_req: nodelay and delay= together", d.line)
+	}
+	if u.delay < 0 {
+		u.delay = 0
+	}
+	return u, nil
+}
+
+// locationPatterns turns a location's arguments into ServeMux patterns:
+// a prefix "/api/" is itself; a prefix without the trailing slash "/api" is
+// "/api" and "/api/"; "= /login" is exact. ok is false for regular
+// expressions and named locations.
+func locationPatterns(args []string) (patterns []string, ok bool) {
+	var mod, p string
+	switch len(args) {
+	case 1:
+		p = args[0]
+	case 2:
+		mod, p = args[0], args[1]
+	default:
+		return nil, false
+	}
+	if (mod != "" && mod != "=" && mod != "^~") || !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "{}$ ") {
+		return nil, false
+	}
+	switch {
+	case mod == "=" && strings.HasSuffix(p, "/"):
+		patterns = []string{p + "{$}"}
+	case mod == "=" || strings.HasSuffix(p, "/"):
+		patterns = []string{p}
+	default:
+		patterns = []string{p, p + "/"}
+	}
+	for _, pat := range patterns {
+		if !validPattern(pat) {
+			return nil, false
+		}
+	}
+	return patterns, true
+}
+
+// validPattern reports whether ServeMux accepts pattern.
+func validPattern(pattern string) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	http.NewServeMux().Handle(pattern, http.NotFoundHandler())
+	return true
+}
+
+// nginxLimits turns the zones in use into limits, costs and differences.
+func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, scopes []nginxScope) error {
+	limited := map[string]bool{} // scopes' zone sets, to find locations that differ
+	everywhere := false
+	status, dryRun := 0, false
+	for _, s := range scopes {
+		for _, u := range s.uses {
+			z := zones[u.zone]
+			if z == nil {
+				return fmt.Errorf("line %d: limit_req uses zone %q, which no limit_req_zone defines", u.line, u.zone)
+			}
+			if !z.used {
+				z.used, z.burst, z.delay, z.nodelay, z.dryRun = true, u.burst, u.delay, u.nodelay, s.dryRun
+			} else if z.burst != u.burst || z.delay != u.delay || z.nodelay != u.nodelay {
+				t.differs("zone "+z.name, "it is used with different burst, delay or nodelay at line %d than at its first use: sluice has one limit per zone, with the first use's settings.", u.line)
+			}
+		}
+		if len(s.uses) > 0 {
+			set := useSet(s.uses)
+			limited[set] = true
+			status, dryRun = s.status, s.dryRun
+			if s.pattern == nil {
+				everywhere = true
+			}
+		}
+	}
+	if len(limited) > 1 {
+		t.differs("limit_req", "locations use different sets of zones; sluice applies every imported zone to every limited path (one plan, all limits checked together). Limits that must differ by path belong in the service (httplimit on that route).")
+	}
+	if !everywhere {
+		// Only some locations are limited: everything else costs nothing.
+		t.Costs["/"] = 0
+		t.same("paths", "limit_req appears only in some locations: requests elsewhere cost 0 (\"/\": 0) and the limited locations cost 1, so the same paths are limited.")
+	}
+	for _, s := range scopes {
+		if s.pattern == nil || len(s.uses) == 0 {
+			continue
+		}
+		if !everywhere {
+			for _, p := range s.pattern {
+				t.Costs[p] = 1
+			}
+		}
+		if len(s.pattern) == 2 {
+			t.differs(s.where, "nginx's prefix %s also matches %sx…; the ServeMux patterns %s and %s match the path itself and what lies below it, not other names that start the same way.", s.pattern[0], s.pattern[0], s.pattern[0], s.pattern[1])
+		}
+	}
+	for _, name := range order {
+		z := zones[name]
+		if !z.used {
+			t.same("zone "+z.name, "defined but used by no limit_req: not imported.")
+			continue
+		}
+		t.nginxZoneLimit(z)
+	}
+	if len(t.Limits) > 0 {
+		if status != 429 {
+			t.differs("limit_req_status", "nginx refused with %d; sluice refuses with 429 Too Many Requests, Retry-After and a problem+json body saying which limit and when to retry. Clients that treat %d specially need to know.", status, status)
+		} else {
+			t.same("limit_req_status", "429, as sluice answers (sluice adds Retry-After and a problem+json body).")
+		}
+		if dryRun {
+			t.same("limit_req_dry_run", "on: the limits are imported in shadow mode, reported and never enforced, as before.")
+		}
+		t.differs("headers", "nginx sends no rate-limit headers; sluice sends RateLimit-Policy and RateLimit (IETF draft) on every response, so clients can slow down before they are refused.")
+		t.differs("clock", "nginx reads time in whole milliseconds, once per event-loop iteration; sluice in microseconds, per request. A request within a millisecond of the moment its slot frees may be decided differently.")
+	}
+	return nil
+}
+
+func useSet(uses []nginxUse) string {
+	var names []string
+	for _, u := range uses {
+		names = append(names, u.zone)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
+}
+
+// nginxZoneLimit adds the limit of one zone in use.
+func (t *Translation) nginxZoneLimit(z *nginxZone) {
+	where := "zone " + z.name
+	l := Limit{Name: t.limitName(z.name), Quantity: z.quantity, Window: z.window, Shadow: z.dryRun}
+	unit := "r/s"
+	if z.window == time.Minute {
+		unit = "r/m"
+	}
+	l.Source = fmt.Sprintf("limit_req_zone %s rate=%d%s, burst=%d", z.key, z.quantity, unit, z.burst)
+	switch {
+	case z.nodelay || z.delay >= z.burst:
+		l.Algorithm, l.Burst = "gcra", z.burst+1
+		if z.nodelay {
+			l.Source += " nodelay"
+		} else {
+			l.Source += fmt.Sprintf(" delay=%d", z.delay)
+		}
+		t.same(where, "nginx admits a request when its bucket — one plus the previous excess drained at %d per %s — holds at most burst+1 = %d; gcra %d per %s with burst %d admits exactly the same requests, and refuses the same ones without consuming anything.",
+			z.quantity, formatWindow(z.window), z.burst+1, z.quantity, formatWindow(z.window), z.burst+1)
+	default:
+		l.Algorithm, l.Burst = "leaky-bucket", z.delay+1
+		l.MaxWait = time.Duration(z.burst-z.delay) * z.window / time.Duration(z.quantity)
+		if z.delay > 0 {
+			l.Source += fmt.Sprintf(" delay=%d", z.delay)
+		}
+		t.same(where, "without nodelay nginx holds each request until its excess above delay=%d has drained, refusing those that would wait beyond burst=%d; a leaky-bucket queue of burst %d draining %d per %s with max_wait %s admits the same requests after the same waits.",
+			z.delay, z.burst, l.Burst, z.quantity, formatWindow(z.window), l.MaxWait)
+	}
+	if z.window == time.Minute && z.quantity*1000%60 != 0 {
+		t.differs(where, "nginx keeps the rate in thousandths of a request per second, so %dr/m drains at %d/1000 per second instead of %.3f: nginx is slightly slower to free a slot than sluice's exact %d per minute.",
+			z.quantity, z.quantity*1000/60, float64(z.quantity)/60, z.quantity)
+	}
+	t.nginxKey(z, &l)
+	if z.sync {
+		t.Instances, t.OnStoreError = 2, "local"
+		t.differs(where, "sync shares the zone between nginx instances (NGINX Plus): sluice shares state through Redis; set store.redis.instances to your number of instances.")
+	}
+	t.differs(where+" size", "a zone of %s holds about %d states and, when full, drops the least recently used ones (refusing with the status when it cannot); sluice's memory store keeps up to max_keys (1,000,000 by default) and never evicts a client that is being refused.",
+		z.size, zoneStates(z.size))
+	t.Limits = append(t.Limits, l)
+}
+
+// zoneStates estimates the states an nginx zone of size holds (one state
+// is about 64 bytes, the figure nginx's documentation gives for
+// $binary_remote_addr on 64-bit platforms).
+func zoneStates(size string) int64 {
+	mult := int64(1)
+	switch size[len(size)-1] {
+	case 'k', 'K':
+		mult, size = 1<<10, size[:len(size)-1]
+	case 'm', 'M':
+		mult, size = 1<<20, size[:len(size)-1]
+	case 'g', 'G':
+		mult, size = 1<<30, size[:len(size)-1]
+	}
+	n, _ := strconv.ParseInt(size, 10, 64)
+	return n * mult / 64
+}
+
+// nginxKey maps a zone's key onto sluice's identity.
+func (t *Translation) nginxKey(z *nginxZone, l *Limit) {
+	where := "zone " + z.name + " key"
+	key := z.key
+	switch {
+	case key == "$binary_remote_addr" || key == "$remote_addr":
+		t.IPv6Prefix = 128
+		t.same(where, "%s: one client per address, as sluice's identity by address; ipv6_prefix: 128 keeps nginx's one client per IPv6 address (sluice's default groups a /64).", key)
+	case !strings.Contains(key, "$") || key == "$server_name" || key == "$host":
+		l.Global = true
+		t.same(where, "%s is one value for every request (one server): a global limit, one count for all clients.", key)
+		if key == "$host" {
+			t.differs(where, "$host differs per virtual host in nginx; sluice's global limit is one count for every host.")
+		}
+	case strings.HasPrefix(key, "$http_") && !strings.ContainsAny(key[1:], "$ "):
+		header := http.CanonicalHeaderKey(strings.ReplaceAll(strings.TrimPrefix(key, "$http_"), "_", "-"))
+		if !slices.Contains(t.APIKeyHeaders, header) {
+			t.APIKeyHeaders = append(t.APIKeyHeaders, header)
+		}
+		t.same(where, "%s: one client per value of %s, read by sluice as an API key (hashed, never stored in clear).", key, header)
+		t.differs(where, "nginx does not count requests without %s at all (an empty key is not limited); sluice limits them by address.", header)
+		if header == "Authorization" {
+			t.differs(where, "sluice reads Authorization only as \"Bearer <key>\"; other schemes are limited by address.")
+		}
+	default:
+		t.differs(where, "sluice cannot key a limit on %s: the limit is imported per client address instead. Key on an API key or user header, or keep this limit in nginx.", key)
+	}
+}

@@ -1,0 +1,111 @@
+package migrate
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ReportSections are the headings of Report, in order.
+var ReportSections = []string{"## Context Assessment", "## Recommended Approach", "## Implementation Steps",
+	"## Trade-offs and Considerations", "## Next Steps"}
+
+// sourceRefusals says where each source counts what it refuses, for the
+// comparison during the shadow rollout.
+var sourceRefusals = map[string]string{
+	FormatNginx:   "nginx's error log lines \"limiting requests, excess: …\" (and \"delaying request\"), or its access log's limit_req_status",
+	FormatEnvoy:   "envoyproxy/ratelimit's `ratelimit.service.rate_limit.<domain>.<key>.over_limit` statistics",
+	FormatKong:    "Kong's 429 responses on the routes the plugin covers",
+	FormatTraefik: "Traefik's 429 responses on the routers using the middleware (`traefik_router_requests_total{code=\"429\"}`)",
+}
+
+// Report writes the migration analysis in five sections (ReportSections):
+// what was found, the translation, a shadow-first rollout with the metrics
+// to watch, every difference in semantics, and what to do next. files are
+// the names Files gives.
+func (t *Translation) Report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Migration analysis: %s limits from %s\n\n", t.Format, t.Source)
+
+	fmt.Fprintf(&b, "%s\n\n", ReportSections[0])
+	all := append(append([]Limit(nil), t.Limits...), t.Rules...)
+	fmt.Fprintf(&b, "%s holds %s. The goal is to move them to sluice without changing what clients experience, then to improve them one at a time — a gradual migration, not a rewrite.\n\n", t.Source, plural(len(all), "limit"))
+	if len(all) > 0 {
+		b.WriteString("| source | sluice limit | counts |\n|---|---|---|\n")
+		for _, l := range all {
+			who := "each client"
+			if t.EnvoyRules != "" {
+				who = "each descriptor value (Envoy rules)"
+			} else if l.Global {
+				who = "all clients together"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.ReplaceAll(l.Source, "|", "\\|"), limitText(l), who)
+		}
+		b.WriteString("\n")
+	}
+
+	fmt.Fprintf(&b, "%s\n\n", ReportSections[1])
+	b.WriteString("Run sluice with the configuration `sluice import` wrote, which keeps the source's behaviour wherever sluice can express it")
+	if t.EnvoyRules != "" {
+		fmt.Fprintf(&b, ": sluice's Envoy rate limit service reads the same rules file (`%s`), so Envoy's ratelimit filter only needs its cluster pointed at sluice's envoy listener", t.EnvoyRules)
+	}
+	b.WriteString(". Every limit starts in shadow mode (`shadow: true`): sluice decides, counts and reports each request — headers, metrics, the dashboard — but refuses nothing, while the old limiter keeps enforcing.\n\n")
+	same := 0
+	for _, d := range t.Differences {
+		if d.Same {
+			same++
+		}
+	}
+	fmt.Fprintf(&b, "Of %s compared, %d decide exactly as before and %d differ (below, under Trade-offs).\n\n", plural(len(t.Differences), "aspect"), same, len(t.Differences)-same)
+
+	fmt.Fprintf(&b, "%s\n\n", ReportSections[2])
+	steps := []string{
+		"Validate: `sluice check sluice.yaml`.",
+		"Run sluice beside the current limiter, in shadow mode, on the same traffic (as a forward-auth check or a reverse proxy in front of the old one).",
+		"Watch for a few days, per limit: `sluice_decisions_total{result=\"shadow\"}` (what sluice would refuse) against " + sourceRefusals[t.Format] + "; they should agree within the differences below. Also `sluice_near_limit_total` (clients close to a limit), `sluice_decision_seconds` (the decision's cost) and, with Redis, `sluice_store_errors_total`.",
+		"Enforce: `sluice import -enforce` writes the same configuration without shadow, or remove the `shadow: true` lines; then turn the old limits off, one route or zone at a time.",
+		"Keep watching the 429 rate and the upstream's load for a week before removing the old configuration.",
+	}
+	for i, s := range steps {
+		fmt.Fprintf(&b, "%d. %s\n", i+1, s)
+	}
+	b.WriteString("\n")
+
+	fmt.Fprintf(&b, "%s\n\n", ReportSections[3])
+	for _, d := range t.Differences {
+		if !d.Same {
+			fmt.Fprintf(&b, "- **Differs** — %s: %s\n", d.Where, d.Text)
+		}
+	}
+	for _, d := range t.Differences {
+		if d.Same {
+			fmt.Fprintf(&b, "- Same — %s: %s\n", d.Where, d.Text)
+		}
+	}
+	b.WriteString("\n")
+
+	fmt.Fprintf(&b, "%s\n\n", ReportSections[4])
+	b.WriteString("- Now: check the configuration and start the shadow rollout.\n")
+	b.WriteString("- Then: once sluice enforces, consider what the old limiter could not do — exact sliding windows where boundary bursts hurt, per-plan limits, endpoint costs, standard RateLimit headers. `sluice design` simulates the choices on your traffic (`sluice simulate -trace`).\n")
+	return b.String()
+}
+
+func limitText(l Limit) string {
+	s := fmt.Sprintf("`%s`: %s %d per %s", l.Name, l.Algorithm, l.Quantity, formatWindow(l.Window))
+	if l.Burst > 0 {
+		s += fmt.Sprintf(", burst %d", l.Burst)
+	}
+	if l.MaxWait > 0 {
+		s += fmt.Sprintf(", max wait %s", l.MaxWait)
+	}
+	if l.Shadow {
+		s += " (shadow, as in the source)"
+	}
+	return s
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,155 @@
+package migrate
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Format names, as `sluice import -from` takes them.
+const (
+	FormatNginx   = "nginx"
+	FormatEnvoy   = "envoy"
+	FormatKong    = "kong"
+	FormatTraefik = "traefik"
+)
+
+// Formats lists the formats Import reads.
+func Formats() []string { return []string{FormatNginx, FormatEnvoy, FormatKong, FormatTraefik} }
+
+// Limit is one translated limit, as the configuration writes it.
+type Limit struct {
+	// Name, Algorithm, Quantity, Window, Burst and MaxWait are the sluice
+	// limit (Burst and MaxWait 0 when not set).
+	Name      string
+	Algorithm string
+	Quantity  int64
+	Window    time.Duration
+	Burst     int64
+	MaxWait   time.Duration
+	// Global limits count every client together (the config's global
+	// section); the others count each client apart.
+	Global bool
+	// Shadow is true when the source already only reports the limit
+	// (nginx's limit_req_dry_run, envoy's shadow_mode).
+	Shadow bool
+	// Source is the limit as the source wrote it, with its place.
+	Source string
+}
+
+// Difference is one place where sluice's behaviour and the source's are
+// compared.
+type Difference struct {
+	// Where names the source's setting ("zone one", "plugin on route api").
+	Where string
+	// Same is true when sluice decides exactly as the source (Text says
+	// why); false when it differs (Text says how, and what to do).
+	Same bool
+	Text string
+}
+
+// Translation is what an importer found and how it maps onto sluice.
+type Translation struct {
+	// Format is the source's format; Source its file name.
+	Format, Source string
+	// Limits are the per-client and global limits of the one plan,
+	// "imported", that the configuration holds.
+	Limits []Limit
+	// Costs are ServeMux patterns and their cost: a source that limits
+	// only some paths becomes "/": 0 plus a cost of 1 on those paths.
+	Costs map[string]int64
+	// APIKeyHeaders and UserHeader identify clients; empty: by address.
+	APIKeyHeaders []string
+	UserHeader    string
+	// IPv6Prefix groups IPv6 clients (0: sluice's default, /64).
+	IPv6Prefix int
+	// Headers are the RateLimit header modes that match what clients saw
+	// before (empty: ietf).
+	Headers []string
+	// Instances and OnStoreError describe a shared store when the source
+	// had one (0 and "": the memory store).
+	Instances    int
+	OnStoreError string
+	// Rules, for Format envoy, are the rules of the envoyproxy/ratelimit
+	// file, listed for the report: they stay in that file, which sluice's
+	// Envoy service reads, and are not plan limits.
+	Rules []Limit
+	// EnvoyRules, for Format envoy, is the rules file the configuration
+	// loads (name and content).
+	EnvoyRules     string
+	EnvoyRulesText string
+	// Differences are every place the semantics were compared.
+	Differences []Difference
+}
+
+func (t *Translation) same(where, format string, args ...any) {
+	t.Differences = append(t.Differences, Difference{Where: where, Same: true, Text: fmt.Sprintf(format, args...)})
+}
+
+func (t *Translation) differs(where, format string, args ...any) {
+	t.Differences = append(t.Differences, Difference{Where: where, Text: fmt.Sprintf(format, args...)})
+}
+
+// nameRe is what sluice accepts as a limit name.
+var nameRe = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// limitName makes s a sluice limit name, distinct from those in t.
+func (t *Translation) limitName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	name := b.String()
+	if len(name) > 56 {
+		name = name[:56]
+	}
+	if name == "" {
+		name = "limit"
+	}
+	base := name
+	for i := 2; t.hasLimit(name); i++ {
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+	return name
+}
+
+func (t *Translation) hasLimit(name string) bool {
+	for _, l := range t.Limits {
+		if l.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// formatWindow writes d as the configuration reads it: "1s", "1m", "24h".
+func formatWindow(d time.Duration) string {
+	s := d.String()
+	s = strings.TrimSuffix(s, "m0s") + map[bool]string{true: "m", false: ""}[strings.HasSuffix(s, "m0s")]
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// Import translates src, in format (one of Formats), named source in the
+// configuration and report.
+func Import(format, src, source string) (*Translation, error) {
+	switch format {
+	case FormatNginx:
+		return Nginx(src, source)
+	case FormatEnvoy:
+		return Envoy(src, source)
+	case FormatKong:
+		return Kong(src, source)
+	case FormatTraefik:
+		return Traefik(src, source)
+	}
+	return nil, fmt.Errorf("format %q: use %s", format, strings.Join(Formats(), ", "))
+}
