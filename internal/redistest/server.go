@@ -194,6 +194,28 @@ func (s *Server) Kill() {
 	<-done
 }
 
+// Pause stops the server's process (SIGSTOP), as a machine that freezes
+// would: it keeps its connections and its data but answers nothing until
+// Resume.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server (SIGCONT); it then answers what it was
+// sent meanwhile.
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.tb.Helper()
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil {
+		s.tb.Fatalf("redistest: signal %v to a server that is not running", sig)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		s.tb.Fatalf("redistest: signal %v: %v", sig, err)
+	}
+}
+
 // Restart kills the server if it runs and starts it again on the same port
 // with the same files (a cluster node keeps its identity), returning when it
 // answers PING. Data is not kept: the servers run without persistence.

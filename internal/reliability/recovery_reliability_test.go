@@ -1,0 +1,78 @@
+package reliability_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/internal/reliability"
+	"github.com/sluice-dev/sluice/redis"
+)
+
+// Two instances (on_store_error local, instances 2, as `sluice serve`
+// opens its store) decide 100 per second on four keys, each asking four
+// times its share, while Redis fails for 1.2 s in one of three ways. From
+// the second Redis returns in on, no second admits more than the promise:
+// what each instance admitted locally is charged to Redis before Redis
+// decides the key again, and every instance has charged before any decides
+// on Redis (the return period). Before that, the second the fault strikes
+// admits at most the promise and one instance's share (each instance
+// starts from its share of what Redis last said).
+func TestRecoveryChargesWhatWasAdmittedLocally(t *testing.T) {
+	for _, fault := range []struct {
+		name        string
+		start, stop func(*redistest.Server)
+	}{
+		{"killed and restarted empty", (*redistest.Server).Kill, (*redistest.Server).Restart},
+		{"SIGSTOP then SIGCONT", (*redistest.Server).Pause, (*redistest.Server).Resume},
+		{"out of memory (maxmemory 1 byte)",
+			func(s *redistest.Server) { s.MustDo("CONFIG", "SET", "maxmemory", "1") },
+			func(s *redistest.Server) { s.MustDo("CONFIG", "SET", "maxmemory", "0") }},
+	} {
+		t.Run(fault.name, func(t *testing.T) {
+			srv := redistest.Standalone(t)
+			var stores []sluice.Store
+			for range 2 {
+				g, err := redis.Open(context.Background(), redis.Options{Addrs: []string{srv.Addr}, Instances: 2, MustConnect: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { g.Close() })
+				stores = append(stores, g)
+			}
+			promise := sluice.FixedWindow(100, time.Second)
+			fleet := reliability.StartFleet(stores, []string{"a", "b", "c", "d"}, promise, 5*time.Millisecond)
+			time.Sleep(1500 * time.Millisecond)
+			struck := time.Now()
+			fault.start(srv)
+			time.Sleep(1200 * time.Millisecond)
+			back := time.Now()
+			fault.stop(srv)
+			if !fleet.WaitRedis(1500*time.Millisecond, 15*time.Second) {
+				t.Errorf("decisions still local 15 s after Redis's return")
+			}
+			seen := fleet.Stop()
+
+			second := func(t time.Time) time.Time { return t.Truncate(time.Second) }
+			key, struckWorst := seen.Worst(second(struck), second(struck).Add(time.Second))
+			t.Logf("%d calls, %d errors; the second of the fault: at most %d admitted (%s, %d of them locally)",
+				seen.Calls, seen.Errors, struckWorst.Admitted, key, struckWorst.Local)
+			key, worst := seen.Worst(second(back), time.Time{})
+			t.Logf("from the second of the return on: at most %d admitted (%s at %+d ms after the return, %d of them locally); last local admission %+d ms after it",
+				worst.Admitted, key, worst.Start.Sub(back).Milliseconds(), worst.Local, fleet.LastLocal().Sub(back).Milliseconds())
+			t.Logf("windows (ms after the return):%s", seen.Table(struck))
+			if seen.Errors != 0 {
+				t.Errorf("%d calls failed: %v", seen.Errors, seen.Errs)
+			}
+			if worst.Admitted > promise.Quantity() {
+				t.Errorf("%s admitted %d units in the second from %+d ms after Redis's return: %d over the promise",
+					key, worst.Admitted, worst.Start.Sub(back).Milliseconds(), worst.Admitted-promise.Quantity())
+			}
+			if struckWorst.Admitted > promise.Quantity()+promise.Quantity()/2 {
+				t.Errorf("%s admitted %d units in the second of the fault: more than the promise and one share", key, struckWorst.Admitted)
+			}
+		})
+	}
+}
