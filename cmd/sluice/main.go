@@ -4,6 +4,7 @@
 //	sluice check     validate a configuration file and print its plans
 //	sluice simulate  replay traffic through every algorithm and compare them
 //	sluice design    turn requirements into a recommended limit and config
+//	sluice import    translate nginx, Envoy, Kong or Traefik limits into a config
 //	sluice bench     send load to a running server and report its rate and latency
 //	sluice token     make a caller token for the admin listener and its hash
 //	sluice version   print the module version and commit this binary was built from
@@ -33,6 +34,7 @@ func commands() map[string]command {
 		"serve":    {"run the rate-limiting server", runServe},
 		"simulate": {"replay traffic through every algorithm and compare them", runSimulate},
 		"design":   {"turn requirements into a recommended limit, analysis and config", runDesign},
+		"import":   {"translate nginx, Envoy, Kong or Traefik limits into a sluice config", runImport},
 		"check":    {"validate a configuration file and print its plans", runCheck},
 		"bench":    {"send load to a running server and report rate, statuses and latency", runBench},
 		"token":    {"make a caller token for the admin listener and the hash to configure", runToken},

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+const importUsage = `usage: sluice import -from FORMAT [flags] FILE
+
+Translates the rate limits of FILE into a sluice configuration that keeps
+their behaviour, and writes a report of every place the semantics differ,
+with a rollout that starts in shadow mode (every limit shadow: true:
+reported, never refusing) and the metrics to watch before enforcing.
+
+formats:
+  nginx     limit_req_zone and limit_req (burst, nodelay, delay)
+  envoy     envoyproxy/ratelimit's YAML rules (served as they are)
+  kong      the rate-limiting plugin in a decK file
+  traefik   the rateLimit middleware (file provider or Kubernetes)
+
+examples:
+  sluice import -from nginx /etc/nginx/nginx.conf -dir migration
+  sluice import -from kong kong.yaml -dir migration -report migration.md
+
+flags:
+`
+
+// runImport is "sluice import".
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, importUsage); fs.PrintDefaults() }
+	var (
+		from    = fs.String("from", "", "the `format` of FILE: "+strings.Join(migrate.Formats(), ", "))
+		dir     = fs.String("dir", ".", "write the configuration (and envoy rules) into this `directory`")
+		report  = fs.String("report", "", "write the report to this `file` instead of standard output")
+		enforce = fs.Bool("enforce", false, "write the limits enforcing, without shadow: true")
+	)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() != 1 || *from == "" {
+		fs.Usage()
+		return errors.New("want -from FORMAT and one FILE")
+	}
+	if !slices.Contains(migrate.Formats(), *from) {
+		return fmt.Errorf("-from %q: use %s", *from, strings.Join(migrate.Formats(), ", "))
+	}
+	src, err := os.ReadFile(fs.Arg(0))
+	if err != nil {
+		return err
+	}
+	tr, err := migrate.Import(*from, string(src), filepath.Base(fs.Arg(0)))
+	if err != nil {
+		return err
+	}
+	files, err := tr.Files(*enforce)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return err
+	}
+	for _, name := range []string{migrate.EnvoyRulesFile, migrate.ConfigFile} {
+		text, ok := files[name]
+		if !ok {
+			continue
+		}
+		path := filepath.Join(*dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", path)
+	}
+	// What was written must be what sluice check accepts.
+	if _, err := config.Load(filepath.Join(*dir, migrate.ConfigFile)); err != nil {
+		return fmt.Errorf("the imported configuration does not load (please report this): %w", err)
+	}
+	w := stdout
+	if *report != "" {
+		f, err := os.Create(*report)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	if _, err := io.WriteString(w, tr.Report()); err != nil {
+		return err
+	}
+	if *report != "" {
+		fmt.Fprintf(stderr, "wrote %s\n", *report)
+	}
+	return nil
+}
