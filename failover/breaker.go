@@ -63,7 +63,9 @@ type BreakerOptions struct {
 	// a probe may stay unanswered before another one is let through.
 	OpenFor time.Duration
 	// Clock returns the current time; time.Now when nil. The breaker reads it
-	// only while open or half-open, never on the path of a healthy call.
+	// only while open or half-open, never on the path of a healthy call; the
+	// Store reads it too for the ages of what it remembers and for the
+	// return period.
 	Clock func() time.Time
 	// OnStateChange, when not nil, is called on every transition, in order,
 	// with the breaker's lock held: it must be quick and must not call the

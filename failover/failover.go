@@ -200,6 +200,7 @@ type Store struct {
 	nodes      nodes
 	openFor    time.Duration
 	returnFor  time.Duration // a node's return period after a probe succeeds
+	now        func() time.Time // Breaker.Clock, or time.Now
 	charge     func(context.Context, []sluice.Check) error
 	memo       *memo   // Local only
 	ledger     *ledger // Local only
@@ -258,6 +259,10 @@ func New(primary, local sluice.Store, opts Options) (*Store, error) {
 		openFor:    (&breaker{opts: opts.Breaker}).OpenFor(),
 		returnFor:  2 * (&breaker{opts: opts.Breaker}).OpenFor(),
 		charge:     opts.Charge,
+		now:        opts.Breaker.Clock,
+	}
+	if f.now == nil {
+		f.now = time.Now
 	}
 	if f.nodeOf == nil {
 		f.nodes.get("") // the one node, in Stats from the start
@@ -326,7 +331,7 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 			}
 		}
 		if f.memo != nil && !cached {
-			f.memo.put(checks, out, time.Now())
+			f.memo.put(checks, out, f.now())
 		}
 		return nil
 	case ctx.Err() != nil:

@@ -89,6 +89,13 @@ func (s *flakyStore) fail(err error) {
 	s.mu.Unlock()
 }
 
+// errNow returns the error the store fails with now.
+func (s *flakyStore) errNow() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
 func (s *flakyStore) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
 	s.calls.Add(1)
 	s.mu.Lock()
@@ -119,6 +126,7 @@ func (s *flakyStore) Apply(ctx context.Context, checks []sluice.Check, out []slu
 type failoverRig struct {
 	clk       *manualClock
 	primary   *flakyStore
+	remote    *memory.Store
 	local     *memory.Store
 	failover  *failover.Store
 	limiter   *sluice.Limiter
@@ -136,10 +144,10 @@ type rigT interface {
 
 func newFailoverRig(t rigT, opts failover.Options) *failoverRig {
 	r := &failoverRig{clk: newManualClock()}
-	remote := memory.New(memory.WithClock(r.clk.Now), memory.WithSweepInterval(0))
+	r.remote = memory.New(memory.WithClock(r.clk.Now), memory.WithSweepInterval(0))
 	r.local = memory.New(memory.WithClock(r.clk.Now), memory.WithSweepInterval(0))
-	t.Cleanup(func() { remote.Close(); r.local.Close() })
-	r.primary = &flakyStore{next: remote}
+	t.Cleanup(func() { r.remote.Close(); r.local.Close() })
+	r.primary = &flakyStore{next: r.remote}
 	opts.Breaker.Clock = r.clk.Now
 	opts.Breaker.OnStateChange = r.changes.record
 	opts.OnFallback = func(err error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -19,7 +18,7 @@ import (
 func (f *Store) seed(ctx context.Context, checks, shares []sluice.Check) error {
 	var idx []int
 	var target []int64
-	now := time.Now()
+	now := f.now()
 	for i := range checks {
 		c := &checks[i]
 		if !chargeable(c.Limit) || !f.ledger.open(c) {
@@ -113,7 +112,7 @@ func (f *Store) returning(ns []*node, tks []ticket) bool {
 	if f.charge == nil || f.ledger == nil {
 		return false
 	}
-	now := time.Now().UnixNano()
+	now := f.now().UnixNano()
 	for j, n := range ns {
 		if BreakerState(tks[j].word&3) == BreakerHalfOpen || now < n.returnUntil.Load() {
 			return true
@@ -140,7 +139,7 @@ func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []slu
 	err := f.settleOr(ctx, checks, ns, true)
 	switch {
 	case err == nil:
-		until := time.Now().Add(f.returnFor).UnixNano()
+		until := f.now().Add(f.returnFor).UnixNano()
 		for j, n := range ns {
 			if BreakerState(tks[j].word&3) == BreakerHalfOpen {
 				n.returnUntil.Store(until)
