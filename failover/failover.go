@@ -199,7 +199,7 @@ type Store struct {
 	nodeOf     func(*sluice.Check) string
 	nodes      nodes
 	openFor    time.Duration
-	returnFor  time.Duration // a node's return period after a probe succeeds
+	returnFor  time.Duration    // a node's return period after a probe succeeds
 	now        func() time.Time // Breaker.Clock, or time.Now
 	charge     func(context.Context, []sluice.Check) error
 	memo       *memo   // Local only
