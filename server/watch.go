@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -12,29 +14,43 @@ import (
 )
 
 // watch reloads the configuration on SIGHUP and, with WatchFile, when the
-// file changes. Editors and config managers often replace a file rather than
-// write it, so the directory is watched and events are filtered by name;
-// bursts of events are coalesced.
+// file changes or when the Envoy rules it names change: a rules file, or
+// a *.yaml or *.yml file created, written, renamed or removed in a rules
+// directory (as envoyproxy/ratelimit watches its runtime folder). Editors
+// and config managers often replace a file rather than write it, and
+// deployments swap a folder through a symbolic link, so the directories
+// holding them are watched, events are filtered by name, and the watches
+// are renewed after every reload (following a swapped link, and the rules
+// of the new configuration); bursts of events are coalesced. A change
+// that does not load is refused and logged by Reload, and the previous
+// configuration and rules keep serving.
 func (s *Server) watch(ctx context.Context) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 
-	var events <-chan fsnotify.Event
-	var errs <-chan error
+	var (
+		w      *fsnotify.Watcher
+		events <-chan fsnotify.Event
+		errs   <-chan error
+		set    watchSet
+	)
 	if s.opts.WatchFile != "" {
-		w, err := fsnotify.NewWatcher()
-		if err != nil {
+		var err error
+		if w, err = fsnotify.NewWatcher(); err != nil {
 			s.log.Warn("cannot watch the configuration file; reload with SIGHUP", "err", err)
 		} else {
 			defer w.Close()
-			if err := w.Add(filepath.Dir(s.opts.WatchFile)); err != nil {
-				s.log.Warn("cannot watch the configuration file; reload with SIGHUP", "err", err)
-			}
 			events, errs = w.Events, w.Errors
+			set = s.renewWatches(w, watchSet{})
 		}
 	}
-	target := filepath.Clean(s.opts.WatchFile)
+	reload := func() {
+		s.Reload()
+		if w != nil {
+			set = s.renewWatches(w, set)
+		}
+	}
 	var debounce <-chan time.Time
 	for {
 		select {
@@ -42,17 +58,81 @@ func (s *Server) watch(ctx context.Context) {
 			return
 		case <-hup:
 			s.log.Info("SIGHUP: reloading the configuration")
-			s.Reload()
+			reload()
 		case ev := <-events:
-			if filepath.Clean(ev.Name) == target && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename) != 0 {
+			if ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 && set.concerns(ev.Name) {
 				debounce = time.After(100 * time.Millisecond)
 			}
 		case err := <-errs:
 			s.log.Warn("configuration watch", "err", err)
 		case <-debounce:
 			debounce = nil
-			s.log.Info("configuration file changed: reloading", "file", s.opts.WatchFile)
-			s.Reload()
+			s.log.Info("configuration or Envoy rules changed: reloading", "file", s.opts.WatchFile)
+			reload()
 		}
 	}
+}
+
+// watchSet is what the watcher looks at: the directories it watches, and
+// the paths whose events concern the configuration.
+type watchSet struct {
+	dirs []string
+	// files are the configuration file and the Envoy rules files; folders
+	// the Envoy rules directories, whose *.yaml and *.yml files count,
+	// and which count themselves (a folder replaced or swapped).
+	files, folders []string
+}
+
+// concerns reports whether an event on path may change the configuration.
+func (ws watchSet) concerns(path string) bool {
+	path = filepath.Clean(path)
+	if slices.Contains(ws.files, path) || slices.Contains(ws.folders, path) {
+		return true
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	return (ext == ".yaml" || ext == ".yml") && slices.Contains(ws.folders, filepath.Dir(path))
+}
+
+// watchSetOf returns the watch set of the configuration file file and the
+// Envoy rules paths rules.
+func watchSetOf(file string, rules []string) watchSet {
+	ws := watchSet{files: []string{filepath.Clean(file)}}
+	for _, r := range rules {
+		r = filepath.Clean(r)
+		if st, err := os.Stat(r); err == nil && st.IsDir() {
+			ws.folders = append(ws.folders, r)
+			ws.dirs = append(ws.dirs, r)
+		} else {
+			ws.files = append(ws.files, r)
+		}
+	}
+	for _, f := range ws.files {
+		ws.dirs = append(ws.dirs, filepath.Dir(f))
+	}
+	for _, f := range ws.folders {
+		ws.dirs = append(ws.dirs, filepath.Dir(f))
+	}
+	slices.Sort(ws.dirs)
+	ws.dirs = slices.Compact(ws.dirs)
+	return ws
+}
+
+// renewWatches points w at the directories of the configuration in force
+// (dropping old's, and adding each again, so that a watch follows a
+// directory swapped through a link) and returns the new set.
+func (s *Server) renewWatches(w *fsnotify.Watcher, old watchSet) watchSet {
+	var rules []string
+	if cfg := s.Config(); cfg.Envoy.Enabled {
+		rules = cfg.Envoy.Rules
+	}
+	ws := watchSetOf(s.opts.WatchFile, rules)
+	for _, d := range old.dirs {
+		w.Remove(d) // an error means it is gone already
+	}
+	for _, d := range ws.dirs {
+		if err := w.Add(d); err != nil {
+			s.log.Warn("cannot watch a directory of the configuration; reload with SIGHUP", "dir", d, "err", err)
+		}
+	}
+	return ws
 }
