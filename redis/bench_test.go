@@ -51,3 +51,39 @@ func BenchmarkApply(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplicas measures what WithReplicas costs: decisions per second
+// of one GCRA check, 16 goroutines sharing one client, against a master
+// with one replica, without and with a WAIT for it after every script run.
+func BenchmarkReplicas(b *testing.B) {
+	master, replica := redistest.Standalone(b), redistest.Standalone(b)
+	replica.MustDo("REPLICAOF", "127.0.0.1", strconv.Itoa(master.Port))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if info, err := replica.Info("replication"); err == nil && info["master_link_status"] == "up" {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal("the replica did not sync")
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		opts []redis.Option
+	}{{"async", nil}, {"wait-1-replica", []redis.Option{redis.WithReplicas(1, 0)}}} {
+		b.Run(tc.name, func(b *testing.B) {
+			store := redis.New(master.Client(b), append([]redis.Option{redis.WithTimeout(testTimeout)}, tc.opts...)...)
+			var n atomic.Int64
+			b.SetParallelism(16)
+			b.RunParallel(func(pb *testing.PB) {
+				checks := []sluice.Check{{Key: "bench-" + strconv.FormatInt(n.Add(1)%64, 10), Limit: sluice.PerSecond(1_000_000), Cost: 1}}
+				out := make([]sluice.Status, 1)
+				for pb.Next() {
+					if err := store.Apply(context.Background(), checks, out); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "decisions/s")
+		})
+	}
+}

@@ -1,0 +1,103 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/redistest"
+)
+
+// Charge takes what is left and never refuses, under every algorithm: after
+// 6 of 10 admitted, a charge of 7 takes 4 and leaves nothing, a charge of 0
+// takes nothing, and the next check of 1 is refused.
+func TestChargeTakesWhatIsLeftAndNeverRefuses(t *testing.T) {
+	srv := redistest.Standalone(t)
+	s := New(srv.Client(t), WithTimeout(time.Second))
+	ctx := context.Background()
+	for _, l := range []sluice.Limit{
+		sluice.FixedWindow(10, time.Minute), sluice.SlidingLog(10, time.Minute), sluice.SlidingCounter(10, time.Minute),
+		sluice.TokenBucket(10, time.Hour), sluice.LeakyBucket(10, time.Hour), sluice.GCRA(10, time.Hour),
+	} {
+		t.Run(l.Algorithm().String(), func(t *testing.T) {
+			key := "charge-" + l.Algorithm().String()
+			out := make([]sluice.Status, 1)
+			if err := s.Apply(ctx, []sluice.Check{{Key: key, Limit: l, Cost: 6}}, out); err != nil || !out[0].Allowed {
+				t.Fatalf("spending 6: %+v, %v", out[0], err)
+			}
+			taken := make([]int64, 2)
+			if err := s.charge(ctx, []sluice.Check{{Key: key, Limit: l, Cost: 7}, {Key: key + "-none", Limit: l}}, taken); err != nil {
+				t.Fatal(err)
+			}
+			if taken[0] != 4 || taken[1] != 0 {
+				t.Errorf("taken %v, want [4 0]", taken)
+			}
+			if err := s.Apply(ctx, []sluice.Check{{Key: key, Limit: l, Cost: 1}}, out); err != nil || out[0].Allowed || out[0].Remaining != 0 {
+				t.Errorf("after the charge: %+v, %v; want refused, nothing left", out[0], err)
+			}
+		})
+	}
+}
+
+func TestHistoryTellsLostWritesAndEmptyRestarts(t *testing.T) {
+	master := func(id, id2 string, off, second int64) replication {
+		return replication{role: "master", replid: id, replid2: id2, offset: off, secondOff: second}
+	}
+	var h history
+	steps := []struct {
+		name      string
+		addr      string
+		r         replication
+		lost      int64
+		restarted bool
+	}{
+		{"a master first seen", "m1", master("A", "", 100, 0), 0, false},
+		{"its offset grows", "m1", master("A", "", 500, 0), 0, false},
+		{"a replica seen is not a master", "m2", replication{role: "slave", replid: "A", offset: 450}, 0, false},
+		{"its replica promoted with all of it", "m2", master("B", "A", 520, 501), 0, false},
+		{"the old master again, demoted, says nothing", "m1", replication{role: "slave", replid: "B"}, 0, false},
+		{"B grows", "m2", master("B", "A", 900, 501), 0, false},
+		{"C took over from B at 700: 200 bytes B acknowledged are gone", "m1", master("C", "B", 710, 701), 200, false},
+		{"m1 back with a history of its own", "m1", master("D", "", 0, 0), 0, true},
+		{"a new address's first history is not a restart", "m3", master("E", "", 5, 0), 0, false},
+	}
+	for _, st := range steps {
+		lost, restarted := h.observe(st.addr, st.r)
+		if lost != st.lost || restarted != st.restarted {
+			t.Errorf("%s: lost %d, restarted %v; want %d, %v", st.name, lost, restarted, st.lost, st.restarted)
+		}
+	}
+}
+
+// Under WithReplicas a write no replica acknowledges is an error, never a
+// decision; with the replica attached, the same call is decided.
+func TestWithReplicasTurnsAnUnreplicatedWriteIntoAnError(t *testing.T) {
+	master, replica := redistest.Standalone(t), redistest.Standalone(t)
+	s := New(master.Client(t), WithTimeout(time.Second), WithReplicas(1, 5*time.Millisecond))
+	check := []sluice.Check{{Key: "durable", Limit: sluice.PerMinute(10), Cost: 1}}
+	out := make([]sluice.Status, 1)
+	err := s.Apply(context.Background(), check, out)
+	if err == nil || !errors.Is(err, sluice.ErrStoreUnavailable) {
+		t.Fatalf("without a replica: %v, want an error wrapping ErrStoreUnavailable", err)
+	}
+	replica.MustDo("REPLICAOF", "127.0.0.1", itoa(master.Port))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, err := replica.Info("replication")
+		if err == nil && info["master_link_status"] == "up" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the replica did not sync")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := s.Apply(context.Background(), check, out); err != nil || !out[0].Allowed || out[0].Remaining != 8 {
+		t.Fatalf("with the replica: %+v, %v; want admitted with 8 left (the refused call's write stayed)", out[0], err)
+	}
+	if v, err := replica.Do("EXISTS", Key("durable", "per-minute")); err != nil || v != int64(1) {
+		t.Errorf("the replica lacks the state: %v, %v", v, err)
+	}
+}
