@@ -67,36 +67,52 @@ type RateLimit struct {
 // Unix-time resets of a response without a Date header. Malformed values
 // are ignored, never an error: a header that cannot be read says nothing.
 func ParseRateLimit(h http.Header, now time.Time) (rl RateLimit, ok bool) {
-	consider := func(c RateLimit) {
-		if c.Remaining < 0 {
-			return
-		}
+	parseQuotas(h, now, func(q quota) {
+		c := q.RateLimit
 		if !ok || c.Remaining < rl.Remaining || c.Remaining == rl.Remaining && c.Reset > rl.Reset {
 			rl, ok = c, true
+		}
+	})
+	return rl, ok
+}
+
+// quota is one policy of a response: what RateLimit says of it, and the
+// rate at which its quota comes back when the headers say it (q units per
+// w seconds in RateLimit-Policy), in units per second; 0 when unknown.
+type quota struct {
+	RateLimit
+	rate float64
+}
+
+// parseQuotas calls consider for every policy the rate-limit headers of a
+// response describe, in any of the four formats.
+func parseQuotas(h http.Header, now time.Time, consider func(quota)) {
+	keep := func(q quota) {
+		if q.Remaining >= 0 {
+			consider(q)
 		}
 	}
 	if vs := h.Values("Ratelimit"); len(vs) > 0 {
 		if list, err := httpsfv.UnmarshalList(vs); err == nil {
-			parseIETF(list, h, consider)
+			parseIETF(list, h, keep)
 		} else if dict, err := httpsfv.UnmarshalDictionary(vs); err == nil {
-			parseDraft7(dict, consider)
+			parseDraft7(dict, draftRate(h), keep)
 		}
 	}
 	base := serverTime(h, now)
 	if c, found := parseTriple(h, "Ratelimit-Limit", "Ratelimit-Remaining", "Ratelimit-Reset", base); found {
 		c.Format = FormatDraft6
-		consider(c)
+		keep(quota{RateLimit: c, rate: draftRate(h)})
 	}
 	if c, found := parseTriple(h, "X-Ratelimit-Limit", "X-Ratelimit-Remaining", "X-Ratelimit-Reset", base); found {
 		c.Format = FormatLegacy
-		consider(c)
+		keep(quota{RateLimit: c})
 	}
-	return rl, ok
 }
 
 // parseIETF reads draft-11's list of policies: "name";r=42;t=18.
-func parseIETF(list httpsfv.List, h http.Header, consider func(RateLimit)) {
-	var quotas map[string]int64
+func parseIETF(list httpsfv.List, h http.Header, consider func(quota)) {
+	var policies map[string]policy
 	for _, m := range list {
 		it, isItem := m.(httpsfv.Item)
 		if !isItem {
@@ -106,37 +122,90 @@ func parseIETF(list httpsfv.List, h http.Header, consider func(RateLimit)) {
 		if !found || r < 0 {
 			continue
 		}
-		c := RateLimit{Format: FormatIETF, Policy: itemName(it), Remaining: r}
+		c := quota{RateLimit: RateLimit{Format: FormatIETF, Policy: itemName(it), Remaining: r}}
 		if t, found := intParam(it.Params, "t", math.Ceil); found {
 			c.Reset = seconds(t)
 		}
-		if quotas == nil {
-			quotas = policyQuotas(h)
+		if policies == nil {
+			policies = ietfPolicies(h)
 		}
-		c.Limit = quotas[c.Policy]
+		p := policies[c.Policy]
+		c.Limit, c.rate = p.q, p.rate()
 		consider(c)
 	}
 }
 
-// policyQuotas maps the names of the ietf RateLimit-Policy to their q.
-func policyQuotas(h http.Header) map[string]int64 {
-	out := map[string]int64{}
+// policy is one item of RateLimit-Policy: q units per w seconds (w 0 when
+// it does not say).
+type policy struct {
+	q int64
+	w float64
+}
+
+// rate is q/w in units per second, or 0 when the policy names no window.
+func (p policy) rate() float64 {
+	if p.q <= 0 || !(p.w > 0) || math.IsInf(p.w, 0) {
+		return 0
+	}
+	return float64(p.q) / p.w
+}
+
+// policyOf reads q and w from a RateLimit-Policy item's parameters.
+func policyOf(params *httpsfv.Params) (p policy) {
+	if q, found := intParam(params, "q", math.Floor); found && q > 0 {
+		p.q = q
+	}
+	if params != nil {
+		if v, found := params.Get("w"); found {
+			switch w := v.(type) {
+			case int64:
+				p.w = float64(w)
+			case float64:
+				p.w = w
+			}
+		}
+	}
+	return p
+}
+
+// ietfPolicies maps the names of the ietf RateLimit-Policy to their q and w.
+func ietfPolicies(h http.Header) map[string]policy {
+	out := map[string]policy{}
 	list, err := httpsfv.UnmarshalList(h.Values("Ratelimit-Policy"))
 	if err != nil {
 		return out
 	}
 	for _, m := range list {
 		if it, isItem := m.(httpsfv.Item); isItem {
-			if q, found := intParam(it.Params, "q", math.Floor); found && q > 0 {
-				out[itemName(it)] = q
-			}
+			out[itemName(it)] = policyOf(it.Params)
 		}
 	}
 	return out
 }
 
+// draftRate is the rate of the one policy of draft 6 and 7's
+// RateLimit-Policy ("100;w=60"), which names no policy: 0 when it lists
+// several, since the headers do not say which of them binds.
+func draftRate(h http.Header) float64 {
+	list, err := httpsfv.UnmarshalList(h.Values("Ratelimit-Policy"))
+	if err != nil || len(list) != 1 {
+		return 0
+	}
+	it, isItem := list[0].(httpsfv.Item)
+	if !isItem {
+		return 0
+	}
+	q, isInt := it.Value.(int64)
+	if !isInt {
+		return 0
+	}
+	p := policyOf(it.Params)
+	p.q = q
+	return p.rate()
+}
+
 // parseDraft7 reads RateLimit: limit=100, remaining=42, reset=18.
-func parseDraft7(d *httpsfv.Dictionary, consider func(RateLimit)) {
+func parseDraft7(d *httpsfv.Dictionary, rate float64, consider func(quota)) {
 	get := func(k string, round func(float64) float64) (int64, bool) {
 		m, found := d.Get(k)
 		if !found {
@@ -159,7 +228,7 @@ func parseDraft7(d *httpsfv.Dictionary, consider func(RateLimit)) {
 	if t, found := get("reset", math.Ceil); found {
 		c.Reset = seconds(t)
 	}
-	consider(c)
+	consider(quota{RateLimit: c, rate: rate})
 }
 
 // parseTriple reads the draft-6 or legacy headers: a Limit, a Remaining and

@@ -30,10 +30,32 @@ import (
 // new state. A host starts with one such probe, so that not even the first
 // burst of a batch meets a spent quota blindly.
 //
+// When the headers also say how fast the quota comes back (RateLimit-Policy's
+// q units per w seconds), the host assumes that the quota is a bucket
+// refilled at ρ = q/w with a capacity C of at least the most it has seen
+// available at once (Ĉ). The server's level then cannot be lower at time
+// now than min(C, r_j + ρ·(now − a_j)) minus what was counted after j, a_j
+// being when j's response arrived (after the server decided it): refills
+// are capped by the capacity and consumption lowers the level by no more
+// than it spends. Hence the bound grows with time,
+//
+//	ceiling_j(now) = done_j + cost_j + min(Ĉ, min_p (r_j,p + ⌊ρ_p·(now − a_j)⌋))
+//
+// over every policy p of the response, and a host that has spent its
+// burst sends each next unit at the instant the server will have it:
+// the ideal pace, with no 429. Until an admitted answer confirms the rate
+// (it shows less left than a reset would have left, even had every other
+// unit sent been counted before it: the unit came from a refill), one
+// request at a time is sent on its strength. A quota that is not such a bucket (a fixed or sliding window,
+// whose units come back at once at the reset or as old ones expire) thus
+// meets one 429, the first time its burst is spent; the host then stops
+// assuming a rate and waits for resets.
+//
 // The bound assumes the client is the quota's only user and knows each
 // request's cost. A 429 proves an assumption wrong (another client shares
-// the key, the limit shrank): the host then trusts nothing sent before it
-// (a new epoch), waits max(Retry-After, reset), and probes again.
+// the key, the limit shrank, the quota is not a bucket): the host then
+// trusts nothing sent before it (a new epoch), assumes no rate, waits
+// max(Retry-After, reset), and probes again.
 
 // Learning modes of a host.
 const (
@@ -56,7 +78,18 @@ type hostState struct {
 	sent     int64 // units sent
 	done     int64 // units answered
 	inflight int64 // units sent and not yet answered or failed
-	ceiling  int64
+	// now and eventual are the two bounds kept: the highest when it was
+	// learned, and the one that rises highest in time (they are often the
+	// same). Either proves its value; the host may send up to the larger.
+	now, eventual bound
+	// norate: a 429 proved that the quota is not a bucket refilled at the
+	// rate its policy states (or not ours alone); rates are ignored.
+	// trusted: an admitted answer confirmed the rate; until then one send
+	// at a time relies on it (speculating while it is out).
+	norate, trusted, speculating bool
+	// lastRem is what the last answer to arrive said remained (binding
+	// policy), lastSent the units sent when it arrived.
+	lastRem, lastSent int64
 	// probeAt is when a blocked host may send a probe: the reset of the
 	// quota that set the ceiling. probing is true while one is out.
 	probeAt time.Time
@@ -77,6 +110,10 @@ type ticket struct {
 	cost       int64
 	epoch      uint64
 	probe      bool
+	// speculative: sent on the strength of a rate not yet confirmed, when
+	// the last answer had said lastRem, with lastSent units sent by then.
+	speculative       bool
+	lastRem, lastSent int64
 }
 
 func newHostState(learn bool) *hostState {
@@ -97,16 +134,47 @@ func (h *hostState) try(cost int64, now time.Time) (tk ticket, ok bool, wake tim
 			return h.grant(cost, true), true, wake
 		}
 		return tk, false, wake // the probe's answer decides
-	case h.sent+cost <= h.ceiling:
+	case h.sent+cost <= h.proven():
 		return h.grant(cost, false), true, wake
+	case h.sent+cost <= h.ceiling(now):
+		if h.trusted {
+			return h.grant(cost, false), true, wake
+		}
+		if !h.speculating && h.inflight == 0 {
+			h.speculating = true
+			tk = h.grant(cost, false)
+			tk.speculative, tk.lastRem, tk.lastSent = true, h.lastRem, h.lastSent
+			return tk, true, wake
+		}
+		return tk, false, wake // wait for the answers, then to try the rate alone
+	}
+	rise := h.rises(h.sent+cost, now)
+	switch {
 	case now.Before(h.probeAt):
-		return tk, false, h.probeAt
+		return tk, false, earlier(rise, h.probeAt)
 	case !h.probing && (h.inflight == 0 || h.inflight+cost <= h.capacity):
 		// The quota has been restored since the ceiling's response; even if
 		// every unit in flight is counted after the restore, cost fits.
 		return h.grant(cost, true), true, wake
 	}
-	return tk, false, wake // wait for the probe or the requests in flight
+	return tk, false, rise // wait for a refill, the probe or the requests in flight
+}
+
+// ceiling is the most units that may have been sent at now: the larger of
+// the two bounds kept.
+func (h *hostState) ceiling(now time.Time) int64 {
+	return max(h.now.value(now, h.capacity), h.eventual.value(now, h.capacity))
+}
+
+// proven is the ceiling without refills since the responses.
+func (h *hostState) proven() int64 {
+	return max(h.now.proven(h.capacity), h.eventual.proven(h.capacity))
+}
+
+// rises returns when the ceiling reaches need by refills alone, or the zero
+// time when no refill will raise it that far.
+func (h *hostState) rises(need int64, now time.Time) time.Time {
+	return earlier(h.now.reaches(need, now, h.capacity), h.eventual.reaches(need, now, h.capacity))
 }
 
 func (h *hostState) grant(cost int64, probe bool) ticket {
@@ -123,8 +191,9 @@ type response struct {
 	arrived bool // a response came back (false: the attempt failed)
 	at      time.Time
 	status  int
-	rl      RateLimit
+	rl      RateLimit // the binding policy
 	hasRL   bool
+	quotas  []quota // every policy, when the response was parsed for them
 	ra      time.Duration
 	hasRA   bool
 }
@@ -138,6 +207,18 @@ func (h *hostState) finish(tk ticket, r response) {
 	if tk.probe {
 		h.probing = false
 	}
+	if r.arrived && r.hasRL {
+		defer func() { h.lastRem, h.lastSent = r.rl.Remaining, h.sent }()
+	}
+	if tk.speculative {
+		h.speculating = false
+		switch {
+		case r.status == http.StatusTooManyRequests:
+			h.dropRates()
+		case r.arrived && r.status < 400 && r.hasRL:
+			h.trusted = h.refilled(tk, r.rl.Remaining)
+		}
+	}
 	if !r.arrived {
 		return // perhaps counted, perhaps not: it stays in sent, not in done
 	}
@@ -149,6 +230,9 @@ func (h *hostState) finish(tk ticket, r response) {
 	if !h.learn {
 		return
 	}
+	if r.status < 400 && r.hasRL {
+		h.capacity = max(h.capacity, addSat(r.rl.Remaining, tk.cost))
+	}
 	if r.status == http.StatusTooManyRequests {
 		// The bound was wrong: trust nothing sent so far and wait until the
 		// server says the quota is back.
@@ -157,9 +241,13 @@ func (h *hostState) finish(tk ticket, r response) {
 			wait = defaultReset
 		}
 		if h.mode != modeKnown || tk.epoch == h.epoch {
+			if h.mode == modeKnown && (h.now.grows() || h.eventual.grows()) {
+				h.dropRates()
+			}
 			h.mode = modeKnown
 			h.epoch++
-			h.ceiling = h.sent
+			h.now = bound{base: h.sent, n: 1}
+			h.eventual = h.now
 			h.probeAt = r.at.Add(wait)
 		} else {
 			h.probeAt = later(h.probeAt, r.at.Add(wait))
@@ -175,20 +263,74 @@ func (h *hostState) finish(tk ticket, r response) {
 	if h.mode == modeKnown && tk.epoch != h.epoch {
 		return // sent before a 429 proved the old bound wrong
 	}
-	c := addSat(addSat(tk.doneAtSend, r.rl.Remaining), tk.cost)
+	b := h.boundOf(tk, r)
 	reset := r.rl.Reset
 	if reset == 0 {
 		reset = defaultReset
 	}
-	switch {
-	case h.mode != modeKnown || c > h.ceiling:
-		h.mode, h.ceiling, h.probeAt = modeKnown, c, r.at.Add(reset)
-	case c == h.ceiling:
-		h.probeAt = later(h.probeAt, r.at.Add(reset))
+	if h.mode != modeKnown {
+		h.mode, h.now, h.eventual, h.probeAt = modeKnown, b, b, r.at.Add(reset)
+		return
 	}
-	if r.status < 400 {
-		h.capacity = max(h.capacity, addSat(r.rl.Remaining, tk.cost))
+	// Every answer's reset is when the quota is whole again if nothing
+	// else is counted after it; the probe waits for the last of them (what
+	// is still in flight, the probe's own condition covers).
+	h.probeAt = later(h.probeAt, r.at.Add(reset))
+	if b.value(r.at, h.capacity) >= h.now.value(r.at, h.capacity) {
+		h.now = b
 	}
+	if b.top(h.capacity) >= h.eventual.top(h.capacity) {
+		h.eventual = b
+	}
+}
+
+// refilled reports whether the answer to the speculative send tk, with
+// remaining left, proves that units came back between the last answer
+// before tk and tk's decision, and not by a reset.
+//
+// Without a refill the server would have had at most lastRem, less every
+// unit certainly counted in between (sent after that answer arrived,
+// answered before tk left: done_k − lastSent), less tk's cost. Had the
+// quota been reset instead, it would have had all its capacity but what it
+// counted before tk: at most every other unit sent since done_k.
+func (h *hostState) refilled(tk ticket, remaining int64) bool {
+	certain := max(tk.doneAtSend-tk.lastSent, 0)
+	more := addSat(remaining, tk.cost) > tk.lastRem-certain
+	others := h.sent - tk.doneAtSend - tk.cost
+	return more && addSat(addSat(remaining, tk.cost), others) < h.capacity
+}
+
+// dropRates stops assuming that the quota comes back at a rate: the bounds
+// kept prove only what their responses said.
+func (h *hostState) dropRates() {
+	h.norate = true
+	h.now.rate, h.eventual.rate = [maxPolicies]float64{}, [maxPolicies]float64{}
+}
+
+// boundOf is the bound that r, the response to tk, proves.
+func (h *hostState) boundOf(tk ticket, r response) bound {
+	b := bound{base: addSat(tk.doneAtSend, tk.cost), at: r.at}
+	add := func(q quota) {
+		if b.n == len(b.rem) {
+			return // more policies than a bound keeps: the rest say less than r.rl's
+		}
+		b.rem[b.n] = q.Remaining
+		if !h.norate {
+			b.rate[b.n] = q.rate
+		}
+		b.n++
+	}
+	if len(r.quotas) == 0 {
+		add(quota{RateLimit: r.rl})
+		return b
+	}
+	for _, q := range r.quotas {
+		add(q)
+	}
+	if b.n == len(b.rem) {
+		b.rem[0], b.rate[0] = min(b.rem[0], r.rl.Remaining), 0 // never above the binding policy's
+	}
+	return b
 }
 
 // broadcast wakes every waiter; h.mu is held.
@@ -262,6 +404,14 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// earlier returns the earlier of a and b, the zero time meaning "never".
+func earlier(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
 }
 
 func later(a, b time.Time) time.Time {

@@ -1,6 +1,9 @@
 package client
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -102,6 +105,58 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	p.BudgetFloor = max(p.BudgetFloor, 0)
 	return p
 }
+
+// Retries applies a RetryPolicy to the calls of one client: how many times
+// one call is retried, how long it waits, and the retry budget shared by
+// all its calls. Transport keeps one; other clients of rate-limited
+// servers (grpclimit's retry interceptor) can keep theirs. It is safe for
+// concurrent use.
+type Retries struct {
+	policy RetryPolicy
+	budget *budget
+}
+
+// NewRetries returns the Retries of p, its zero fields taking their
+// defaults.
+func NewRetries(p RetryPolicy) *Retries {
+	p = p.withDefaults()
+	return &Retries{policy: p, budget: newBudget(&p)}
+}
+
+// Policy returns the policy, its defaults filled in.
+func (r *Retries) Policy() RetryPolicy { return r.policy }
+
+// Call records one call (not a retry): it adds BudgetRatio to the budget.
+func (r *Retries) Call() { r.budget.deposit() }
+
+// Next decides retry number retry (0 for the first) of a call that was
+// refused. wait is the server's wait when told is true; otherwise Next
+// draws a backoff. It returns how long to wait before retrying, or an
+// error when the call must not be retried: MaxRetries reached
+// (ErrNoRetry), a wait beyond MaxWait or the context's deadline (an error
+// wrapping ErrWaitTooLong), or a spent budget (ErrNoRetry). A nil error
+// takes one retry from the budget.
+func (r *Retries) Next(ctx context.Context, retry int, wait time.Duration, told bool) (time.Duration, error) {
+	if retry >= r.policy.MaxRetries {
+		return 0, fmt.Errorf("%w: %d retries made", ErrNoRetry, retry)
+	}
+	if !told {
+		wait = backoff(r.policy.BackoffBase, r.policy.BackoffCap, retry)
+	}
+	if err := checkWait(ctx, wait, r.policy.MaxWait, "retry"); err != nil {
+		return 0, err
+	}
+	if !r.budget.withdraw() {
+		return 0, errUnbudgeted
+	}
+	return wait, nil
+}
+
+// ErrNoRetry is wrapped by Retries.Next's refusals to retry that are not
+// about a wait: too many retries of one call, or a spent budget.
+var ErrNoRetry = errors.New("no retry")
+
+var errUnbudgeted = fmt.Errorf("%w: the retry budget is spent", ErrNoRetry)
 
 // backoff is the full-jitter wait before retry number retry (0 for the
 // first): uniform in [0, min(cap, base·2^retry)].

@@ -92,7 +92,7 @@ admin:
     - {name: client-tests, token_sha256: 2add5b92210c49669fdd0d73cea822b53313d161280a69c5789c9b56f58bfa73, scopes: [check, override_plan]}
 `
 
-func newSluiceServer(t *testing.T, upstream http.Handler, cfgText string) *sluiceServer {
+func newSluiceServer(t testing.TB, upstream http.Handler, cfgText string) *sluiceServer {
 	t.Helper()
 	up := httptest.NewServer(upstream)
 	t.Cleanup(up.Close)
@@ -129,7 +129,7 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-func newWire(t *testing.T) *countingTransport {
+func newWire(t testing.TB) *countingTransport {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConnsPerHost = 64
 	t.Cleanup(base.CloseIdleConnections)
@@ -138,7 +138,7 @@ func newWire(t *testing.T) *countingTransport {
 
 // batch sends n GETs to url from workers goroutines through hc and
 // returns how many ended in each status.
-func batch(t *testing.T, hc *http.Client, url string, n, workers int) map[int]int {
+func batch(t testing.TB, hc *http.Client, url string, n, workers int) map[int]int {
 	t.Helper()
 	var next atomic.Int64
 	var mu sync.Mutex
@@ -229,8 +229,11 @@ func TestBatchLearnsFromEveryHeaderFormat(t *testing.T) {
 }
 
 // A batch that starts with its quota already spent meets one 429 (its
-// first request's), then waits for the reset.
-func TestBatchStartingWithASpentQuotaMeetsOneTooManyRequests(t *testing.T) {
+// first request's), then waits for the reset. A fixed window meets one
+// more, once: the first request sent on the strength of the rate its
+// policy states (a bucket's would be admitted), after which the Transport
+// waits for resets.
+func TestBatchStartingWithASpentQuotaWaitsForTheReset(t *testing.T) {
 	t.Parallel()
 	const limit, calls = 50, 120
 	srv := newSluiceServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}),
@@ -246,8 +249,8 @@ func TestBatchStartingWithASpentQuotaMeetsOneTooManyRequests(t *testing.T) {
 	wire := newWire(t)
 	tr := &client.Transport{Base: wire}
 	statuses := batch(t, &http.Client{Transport: tr}, srv.URL+"/items", calls, 8)
-	if statuses[200] != calls || wire.tooMany.Load() != 1 {
-		t.Errorf("statuses %v, %d × 429 on the wire; want all 200 after exactly one 429", statuses, wire.tooMany.Load())
+	if n := wire.tooMany.Load(); statuses[200] != calls || n < 1 || n > 2 {
+		t.Errorf("statuses %v, %d × 429 on the wire; want all 200 after one or two 429s", statuses, n)
 	}
 	if most, _ := srv.store.maxPerWindow(time.Second); most > limit {
 		t.Errorf("%d admitted in one window, limit %d", most, limit)

@@ -72,12 +72,12 @@ type Transport struct {
 	// quota is spent.
 	IgnoreRemaining bool
 
-	once   sync.Once
-	policy RetryPolicy
-	budget *budget
-	mu     sync.Mutex
-	hosts  map[string]*hostState
-	stats  struct {
+	once    sync.Once
+	policy  RetryPolicy
+	retries *Retries
+	mu      sync.Mutex
+	hosts   map[string]*hostState
+	stats   struct {
 		requests, attempts, retries, throttled, unbudgeted, held atomic.Int64
 		waited                                                   atomic.Int64 // ns
 	}
@@ -116,8 +116,8 @@ func (t *Transport) Stats() Stats {
 }
 
 func (t *Transport) setup() {
-	t.policy = t.Retry.withDefaults()
-	t.budget = newBudget(&t.policy)
+	t.retries = NewRetries(t.Retry)
+	t.policy = t.retries.Policy()
 	t.hosts = map[string]*hostState{}
 }
 
@@ -174,7 +174,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	h := t.host(req.URL.Host)
 	t.stats.requests.Add(1)
-	t.budget.deposit()
+	t.retries.Call()
 	retryable := (t.policy.RetryNonIdempotent || idempotent(req)) && rewindable(req)
 
 	send := req
@@ -192,11 +192,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		t.stats.attempts.Add(1)
 		resp, err := t.base().RoundTrip(send)
-		r := response{arrived: err == nil, at: time.Now()}
+		r := response{at: time.Now()}
 		if err == nil {
+			r = readResponse(resp.Header, r.at)
 			r.status = resp.StatusCode
-			r.rl, r.hasRL = ParseRateLimit(resp.Header, r.at)
-			r.ra, r.hasRA = ParseRetryAfter(resp.Header, r.at)
 		}
 		h.finish(tk, r)
 		if err != nil {
@@ -207,18 +206,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		t.stats.throttled.Add(1)
 
-		if !retryable || retry >= t.policy.MaxRetries {
+		if !retryable {
 			return resp, nil
 		}
 		wait, told := serverWait(r.ra, r.hasRA, r.rl, r.hasRL)
-		if !told {
-			wait = backoff(t.policy.BackoffBase, t.policy.BackoffCap, retry)
-		}
-		if checkWait(ctx, wait, t.policy.MaxWait, req.URL.Host) != nil {
-			return resp, nil // waiting cannot help within the bounds: let the caller see why
-		}
-		if !t.budget.withdraw() {
-			t.stats.unbudgeted.Add(1)
+		wait, err = t.retries.Next(ctx, retry, wait, told)
+		if err != nil {
+			// Waiting cannot help within the bounds: let the caller see why.
+			if errors.Is(err, errUnbudgeted) {
+				t.stats.unbudgeted.Add(1)
+			}
 			return resp, nil
 		}
 		io.CopyN(io.Discard, resp.Body, maxDrain)

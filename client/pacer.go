@@ -1,0 +1,124 @@
+package client
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// A Pacer keeps a client within one server's quota by learning it from the
+// server's answers, as Transport does for each host it calls: it is that
+// learning for other protocols (grpclimit's client interceptors use one per
+// connection). Wait before every call and finish each call with Done and
+// what the server answered; the Pacer holds calls that might not fit the
+// quota, paces them at the rate the quota comes back once its burst is
+// spent, and holds every call after a refusal until the server's wait is
+// over. docs/client.md describes the model and its guarantees.
+//
+// A Pacer is safe for concurrent use; the zero Pacer is not usable (use
+// NewPacer).
+type Pacer struct {
+	h       *hostState
+	name    string
+	maxWait time.Duration
+}
+
+// NewPacer returns a Pacer of the server called name (which errors
+// mention). maxWait is the longest one Wait may be held: a wait with a
+// known end beyond it fails at once with ErrWaitTooLong. 0 means
+// DefaultMaxWait; a negative value means no bound but the context's.
+func NewPacer(name string, maxWait time.Duration) *Pacer {
+	return &Pacer{h: newHostState(true), name: name, maxWait: RetryPolicy{MaxWait: maxWait}.withDefaults().MaxWait}
+}
+
+// Wait blocks until a call of cost units may be sent (cost ≤ 0 counts as 0
+// and is held only by a server's wait after a refusal) and returns its
+// Send, which must be finished with Done exactly once. It returns an error
+// wrapping ErrWaitTooLong at once when the wait has a known end beyond the
+// Pacer's longest wait or the context's deadline, and the context's error
+// when it is done first.
+func (p *Pacer) Wait(ctx context.Context, cost int64) (Send, error) {
+	var waited time.Duration
+	if err := p.h.waitHold(ctx, p.name, p.maxWait, &waited); err != nil {
+		return Send{}, err
+	}
+	tk, _, err := p.h.acquire(ctx, p.name, max(cost, 0), p.maxWait)
+	if err != nil {
+		return Send{}, err
+	}
+	return Send{h: p.h, tk: tk}, nil
+}
+
+// Send is one call a Pacer let through.
+type Send struct {
+	h  *hostState
+	tk ticket
+}
+
+// Done records the answer to the call. Calling it on the zero Send does
+// nothing.
+func (s Send) Done(a Answer) {
+	if s.h != nil {
+		s.h.finish(s.tk, a.response())
+	}
+}
+
+// Answer is what a server answered a call, as a Pacer learns from it.
+type Answer struct {
+	// Failed means that no answer arrived (the connection broke, the
+	// context ended): the server may or may not have counted the call.
+	Failed bool
+	// Refused means the server refused the call for its quota: an HTTP 429,
+	// a gRPC RESOURCE_EXHAUSTED.
+	Refused bool
+	// Unavailable means the server shed the call for its own sake (an HTTP
+	// 503, a gRPC UNAVAILABLE): calls are held by its Retry-After only.
+	Unavailable bool
+	// Header holds the rate-limit fields of the answer, in any of the
+	// four formats ParseRateLimit reads, and Retry-After.
+	Header http.Header
+	// RetryAfter, when positive, is the server's wait in a form other than
+	// a Retry-After header (gRPC's RetryInfo); it replaces Retry-After.
+	RetryAfter time.Duration
+	// At is when the answer arrived; the zero time means now.
+	At time.Time
+}
+
+func (a Answer) response() response {
+	at := a.At
+	if at.IsZero() {
+		at = time.Now()
+	}
+	r := readResponse(a.Header, at)
+	r.arrived = !a.Failed
+	switch {
+	case a.Refused:
+		r.status = http.StatusTooManyRequests
+	case a.Unavailable:
+		r.status = http.StatusServiceUnavailable
+	default:
+		r.status = http.StatusOK
+	}
+	if a.RetryAfter > 0 {
+		r.ra, r.hasRA = clampHint(a.RetryAfter), true
+	}
+	return r
+}
+
+// readResponse is what the headers of a response, arrived at at, tell a
+// host: every policy, the binding one, and Retry-After.
+func readResponse(h http.Header, at time.Time) response {
+	r := response{arrived: true, at: at}
+	if h == nil {
+		return r
+	}
+	parseQuotas(h, at, func(q quota) {
+		c := q.RateLimit
+		if !r.hasRL || c.Remaining < r.rl.Remaining || c.Remaining == r.rl.Remaining && c.Reset > r.rl.Reset {
+			r.rl, r.hasRL = c, true
+		}
+		r.quotas = append(r.quotas, q)
+	})
+	r.ra, r.hasRA = ParseRetryAfter(h, at)
+	return r
+}
