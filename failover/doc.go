@@ -6,8 +6,12 @@
 //
 //   - Local ("local", the default): on the local store (typically a
 //     memory.Store), each limit divided by the number of instances that
-//     share the primary, so that together they admit about what the shared
-//     limit admits.
+//     share the primary, each key starting from its share of what the
+//     primary last said it had left; what it admits is charged to the
+//     primary (Options.Charge) before the primary decides the key again.
+//     Together the instances then admit at most the shared limit plus, in
+//     the window of a switch, what one instance could not know: the bounds
+//     per algorithm are in package redis's documentation (Failover).
 //   - Allow ("allow"): every check admitted; availability over protection.
 //   - Deny ("deny"): every check refused until the breaker may ask the
 //     primary again; protection over availability.

@@ -145,15 +145,20 @@ type Stats struct {
 // the primary cannot decide by its policy — Local, Allow or Deny — so that
 // an outage costs neither a panic nor an unbounded wait.
 //
-// A call goes to the primary unless the breaker is open. If the primary
-// answers, its answer is returned as it is. If it fails (an error, or no
-// answer within Timeout), the failure is counted, fed to the breaker, and
-// the call is decided by the policy:
+// A call goes to the primary unless the breaker of one of its nodes (see
+// Options.Node; one breaker without it) is open. If the primary answers,
+// its answer is returned as it is. If it fails (an error, or no answer
+// within Timeout), the failure is counted, fed to the breakers of the
+// nodes it concerns, and the call is decided by the policy:
 //
 //   - Local: by the local store, each check's Limit replaced by its share
 //     for one of Instances instances: window algorithms admit ⌊Q/n⌋ (at
 //     least 1) per window; buckets hold ⌊B/n⌋ (at least 1) and refill at
-//     exactly Q/(n·W). A check that fits its shared limit but not this
+//     exactly Q/(n·W). A key the fallback meets for the first time since
+//     it was last charged starts from ⌊R/n⌋ if the primary's last answer
+//     on it (kept for up to Options.Remember keys, while that answer's
+//     ResetAfter runs) said R remained: the local state is made to consume
+//     the difference. A check that fits its shared limit but not this
 //     instance's share gets RetryAfter OpenFor (the primary may be back by
 //     then), not Never.
 //   - Allow: every check Allowed, with Remaining its limit's Burst (as if
@@ -166,6 +171,20 @@ type Stats struct {
 // store. Every decision made by the policy is counted in Stats and reported
 // to OnFallback, so a caller can always tell it from the primary's.
 //
+// Under Local with a Charge, the Store keeps account of what it admits
+// locally per key (up to Options.Ledger keys; past that, Stats.Uncharged
+// counts the units) and charges it to the primary before the primary
+// decides the key again: the units the local state still counts (a window
+// not yet over, tokens not yet refilled), no more than were admitted, in
+// one Charge call with up to four other keys of the same nodes. A node
+// whose probe succeeds enters a return period of two OpenFor: its calls,
+// the probe included, are decided locally and charged at once (reported
+// to OnFallback as ErrReturning), so that every instance sharing the
+// primary, each probing every OpenFor, has charged what it admitted before
+// any decides on the primary again. A charge that fails is a store error:
+// the accounts stay open for a later call. Concurrency leases are never
+// charged (see package redis's documentation for the bounds this gives).
+//
 // A caller that gives up (its ctx is done, before or during the call) gets
 // an error wrapping ctx.Err(), never a fallback decision, and its call does
 // not count against the primary. Errors wrapping sluice.ErrInvalidCheck or
@@ -174,9 +193,11 @@ type Stats struct {
 //
 // Recovery is automatic: OpenFor after the breaker opened, one probe call
 // goes to the primary; its success closes the breaker and every later call
-// is the primary's again. With the defaults a primary that is back serves
-// decisions again within about 550 ms (500 ms open plus at most one 50 ms
-// probe that failed just before it came back).
+// is the primary's again (after the return period, under Local with a
+// Charge). With the defaults a primary that is back serves decisions again
+// within about 550 ms (500 ms open plus at most one 50 ms probe that failed
+// just before it came back), plus the return period's second under Local
+// with a Charge.
 //
 // A primary that is a CachingStore (overlimit.Cache) is recognised: the
 // calls it answers without asking its own store say nothing about that
