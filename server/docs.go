@@ -2,30 +2,27 @@ package server
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
-	"github.com/sluice-dev/sluice/memory"
 )
 
 // docsPage is the client documentation generated from the live
-// configuration, with header and body examples produced by running the real
-// limiter on a private store.
+// configuration: one page per plan (GET /docs?plan=name; the default plan
+// without a plan), each with header and body examples produced by running
+// the real limiter on a private store. The page cannot know its reader's
+// plan: it is public, and an API key has no business being sent to it.
 type docsPage struct {
-	html []byte
+	byPlan   map[string][]byte
+	def      string
+	notFound []byte // the default plan's page, saying the plan asked for is unknown
 }
 
 type docsPlan struct {
@@ -44,62 +41,94 @@ type docsCost struct {
 	Cost     int64
 }
 
+// docsData is what the template renders: Plan is the plan the page is
+// about, Plans every plan (for the switcher).
 type docsData struct {
-	Plans        []docsPlan
-	Global       []docsLimit
-	Exempt       []string
-	Identity     config.Identity
-	Modes        []string
-	Example      docsExample
-	DocsURL      string
-	GeneratedFor string
+	Plan        docsPlan
+	Plans       []docsPlan
+	UnknownPlan bool
+	Global      []docsLimit
+	Exempt      []string
+	Identity    config.Identity
+	// KeyHeader is how the code examples send an API key: a header name and
+	// the value's prefix before the key ("Bearer " for Authorization).
+	KeyHeader, KeyPrefix string
+	Modes                []string
+	Example              docsExample
+	Degradation          docsDegradation
+	DocsURL              string
 }
 
-type docsExample struct {
-	Plan           string
-	AllowedHeaders []string
-	RefusedHeaders []string
-	RefusedBody    string
+// docsDegradation is what /docs says of the 503s of an overloaded service.
+type docsDegradation struct {
+	Enabled                     bool
+	RetryAfter                  int64 // seconds
+	Factor                      string
+	Expensive, Critical, Health []string
+	Example                     string // a real 503, headers and body
 }
 
 func newDocsPage(cfg *config.Config) (*docsPage, error) {
+	tmpl, err := docsTemplate()
+	if err != nil {
+		return nil, fmt.Errorf("the docs page's template: %w", err)
+	}
 	data := docsData{Exempt: cfg.Exempt, Identity: cfg.Identity, Modes: cfg.Response.Headers,
-		DocsURL: cfg.Response.DocsURL, GeneratedFor: cfg.File}
+		DocsURL: cfg.Response.DocsURL, KeyHeader: "X-API-Key"}
+	if hs := cfg.Identity.APIKeyHeaders; len(hs) > 0 {
+		data.KeyHeader = hs[0]
+	}
+	if data.KeyHeader == "Authorization" {
+		data.KeyPrefix = "Bearer "
+	}
 	for _, p := range cfg.Policy.Plans {
-		dp := docsPlan{Name: p.Name, Upgrade: p.Upgrade}
-		switch p.Name {
-		case cfg.Policy.DefaultPlan:
-			dp.Role = "default for identified clients"
-		case cfg.Policy.AnonymousPlan:
-			dp.Role = "clients known only by IP address"
-		}
-		for _, l := range p.Limits {
-			dp.Limits = append(dp.Limits, describeLimit(l, countsUnits(p)))
-		}
-		for ep, c := range p.Costs {
-			dp.Costs = append(dp.Costs, docsCost{ep, c})
-		}
-		sort.Slice(dp.Costs, func(i, j int) bool { return dp.Costs[i].Endpoint < dp.Costs[j].Endpoint })
-		data.Plans = append(data.Plans, dp)
+		data.Plans = append(data.Plans, describePlan(cfg, p))
 	}
 	globalUnits := slices.ContainsFunc(cfg.Policy.Plans, countsUnits)
 	for _, l := range cfg.Policy.Global {
 		data.Global = append(data.Global, describeLimit(l, globalUnits))
 	}
-	ex, err := runExample(cfg)
-	if err != nil {
-		return nil, err
+	data.Degradation = describeDegradation(cfg)
+	page := &docsPage{byPlan: map[string][]byte{}, def: cfg.Policy.DefaultPlan}
+	for _, p := range data.Plans {
+		d := data
+		d.Plan = p
+		if d.Example, err = runExample(cfg, p.Name); err != nil {
+			return nil, fmt.Errorf("the %s plan's example: %w", p.Name, err)
+		}
+		var buf bytes.Buffer
+		if err := tmpl.Execute(&buf, d); err != nil {
+			return nil, err
+		}
+		page.byPlan[p.Name] = buf.Bytes()
+		if p.Name == page.def {
+			d.UnknownPlan = true
+			buf = bytes.Buffer{}
+			if err := tmpl.Execute(&buf, d); err != nil {
+				return nil, err
+			}
+			page.notFound = buf.Bytes()
+		}
 	}
-	data.Example = ex
-	tmpl, err := docsTemplate()
-	if err != nil {
-		return nil, fmt.Errorf("the docs page's template: %w", err)
+	return page, nil
+}
+
+func describePlan(cfg *config.Config, p *sluice.Plan) docsPlan {
+	dp := docsPlan{Name: p.Name, Upgrade: p.Upgrade}
+	switch p.Name {
+	case cfg.Policy.DefaultPlan:
+		dp.Role = "the default for identified clients"
+	case cfg.Policy.AnonymousPlan:
+		dp.Role = "clients known only by IP address"
 	}
-	var buf bytes.Buffer
-	if err := tmpl.Execute(&buf, data); err != nil {
-		return nil, err
+	for _, l := range p.Limits {
+		dp.Limits = append(dp.Limits, describeLimit(l, countsUnits(p)))
 	}
-	return &docsPage{html: buf.Bytes()}, nil
+	for ep, c := range p.Costs {
+		dp.Costs = append(dp.Costs, docsCost{ep, c})
+	}
+	sort.Slice(dp.Costs, func(i, j int) bool { return dp.Costs[i].Endpoint < dp.Costs[j].Endpoint })
+	return dp
 }
 
 // countsUnits reports whether some endpoint of p costs more than 1: its
@@ -143,72 +172,22 @@ func describeLimit(l sluice.Limit, units bool) docsLimit {
 	return d
 }
 
-// runExample produces real headers and a real 429 body for the default
-// plan, by spending its smallest burst on a private store.
-func runExample(cfg *config.Config) (docsExample, error) {
-	plan := cfg.Policy.Plan(cfg.Policy.DefaultPlan)
-	ex := docsExample{Plan: plan.Name}
-	at := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return at }
-	store := memory.New(memory.WithClock(clock), memory.WithSweepInterval(0))
-	o := cfg.HTTPLimitOptions()
-	o.Clock, o.Logger = clock, slog.New(slog.NewTextHandler(io.Discard, nil))
-	mw, err := httplimit.New(sluice.NewLimiter(store), o)
-	if err != nil {
-		return ex, err
-	}
-	smallest := int64(sluice.MaxQuantity)
-	for _, l := range append(plan.Limits[:len(plan.Limits):len(plan.Limits)], cfg.Policy.Global...) {
-		if !l.Shadow() {
-			smallest = min(smallest, l.Burst())
-		}
-	}
-	client := httplimit.Client{Subject: "docs-example", Plan: plan.Name}
-	for i := 0; i < 10; i++ {
-		cost := int64(1)
-		if i == 0 {
-			cost = smallest
-		}
-		res, err := mw.DecideClient(context.Background(), client, "GET", "/example", cost)
-		if err != nil {
-			return ex, err
-		}
-		if res.Decision.Allowed {
-			if i == 0 {
-				h := http.Header{}
-				mw.WriteHeaders(h, res)
-				ex.AllowedHeaders = headerLines(h)
-			}
-			mw.Release(res)
-			continue
-		}
-		w := httptest.NewRecorder()
-		mw.Refuse(w, httptest.NewRequest("GET", "/example", nil), res)
-		mw.Release(res)
-		ex.RefusedHeaders = headerLines(w.Header())
-		var pretty bytes.Buffer
-		json.Indent(&pretty, w.Body.Bytes(), "", "  ")
-		ex.RefusedBody = pretty.String()
-		break
-	}
-	return ex, nil
-}
-
-func headerLines(h http.Header) []string {
-	var out []string
-	for k, vs := range h {
-		if k == "Content-Length" {
-			continue
-		}
-		out = append(out, k+": "+strings.Join(vs, ", "))
-	}
-	sort.Strings(out)
-	return out
-}
-
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
+// handleDocs serves the page of the plan named by ?plan= (the default
+// plan's without one), or 404 with the default plan's page for a plan that
+// does not exist.
 func (s *Server) handleDocs(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(s.state.Load().docs.html)
+	p := s.state.Load().docs
+	name := r.URL.Query().Get("plan")
+	if name == "" {
+		name = p.def
+	}
+	page, ok := p.byPlan[name]
+	if !ok {
+		w.WriteHeader(http.StatusNotFound)
+		page = p.notFound
+	}
+	w.Write(page)
 }
