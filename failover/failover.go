@@ -177,7 +177,9 @@ type Stats struct {
 // decides the key again: the units the local state still counts (a window
 // not yet over, tokens not yet refilled), no more than were admitted, in
 // one Charge call with up to four other keys of the same nodes. A node
-// whose probe succeeds enters a return period of two OpenFor: its calls,
+// whose probe succeeds, or that is first met while keys are owed (a
+// replica promoted, a new master named), enters a return period of two
+// OpenFor: its calls,
 // the probe included, are decided locally and charged at once (reported
 // to OnFallback as ErrReturning), so that every instance sharing the
 // primary, each probing every OpenFor, has charged what it admitted before
@@ -290,6 +292,15 @@ func New(primary, local sluice.Store, opts Options) (*Store, error) {
 	}
 	if f.policy == Local {
 		f.memo, f.ledger = newMemo(opts.Remember), newLedger(opts.Ledger)
+		// A node first met while keys are owed (a replica promoted, a new
+		// master named) starts in its return period, as one whose probe
+		// succeeded: every instance must have charged before any decides
+		// there.
+		f.nodes.onCreate = func(n *node) {
+			if f.ledger.size.Load() > 0 {
+				n.returnUntil.Store(f.now().Add(f.returnFor).UnixNano())
+			}
+		}
 	}
 	f.cache, _ = primary.(CachingStore)
 	if f.timeout == 0 {

@@ -49,6 +49,7 @@ type node struct {
 type nodes struct {
 	opts     BreakerOptions
 	onChange func(node string, from, to BreakerState)
+	onCreate func(*node) // called with mu held
 
 	mu sync.RWMutex
 	m  map[string]*node
@@ -86,6 +87,9 @@ func (ns *nodes) get(name string) *node {
 	}
 	if ns.m == nil {
 		ns.m = make(map[string]*node)
+	}
+	if ns.onCreate != nil {
+		ns.onCreate(n)
 	}
 	ns.m[name] = n
 	return n

@@ -72,11 +72,18 @@ func (f *Store) settleOr(ctx context.Context, checks []sluice.Check, ns []*node,
 	if err != nil {
 		return err
 	}
+	if f.charge == nil { // nothing to charge: close the accounts
+		for _, a := range taken {
+			f.ledger.uncharged.Add(a.charged)
+		}
+		f.ledger.done(taken, true)
+		return nil
+	}
 	var owed []sluice.Check
 	if len(taken) > 0 {
 		owed, err = f.owed(ctx, taken)
 	}
-	if err == nil && len(owed) == 0 && contact && f.charge != nil {
+	if err == nil && len(owed) == 0 && contact {
 		owed = make([]sluice.Check, len(checks))
 		for i := range checks {
 			owed[i] = sluice.Check{Key: checks[i].Key, Limit: checks[i].Limit}
@@ -85,13 +92,7 @@ func (f *Store) settleOr(ctx context.Context, checks []sluice.Check, ns []*node,
 		owed = nil
 	}
 	if err == nil && len(owed) > 0 {
-		if f.charge == nil {
-			for _, c := range owed {
-				f.ledger.uncharged.Add(c.Cost)
-			}
-		} else {
-			err = f.charge(ctx, owed)
-		}
+		err = f.charge(ctx, owed)
 	}
 	if len(taken) > 0 {
 		f.ledger.done(taken, err == nil)
@@ -107,7 +108,8 @@ var ErrReturning = fmt.Errorf("%w: returning to the primary: local decisions cha
 
 // returning reports whether calls to ns must be decided by returnCall: a
 // Local Store with a Charge whose breaker lets a probe through, or that is
-// within the return period of one of ns.
+// within the return period of one of ns (after a successful probe, or
+// from its first call when keys were owed then).
 func (f *Store) returning(ns []*node, tks []ticket) bool {
 	if f.charge == nil || f.ledger == nil {
 		return false
