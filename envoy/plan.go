@@ -37,6 +37,8 @@ type plan struct {
 	// unix is the request's time in Unix seconds, which fixed windows'
 	// Unix windows and durations are reckoned from.
 	unix int64
+	// costs keeps the checks' costs while peekOver peeks.
+	costs []int64
 	// blocked is set when an enforced requests_per_unit 0 rule matched: the
 	// request is refused and every check is a peek.
 	blocked bool

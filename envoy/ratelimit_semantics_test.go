@@ -57,6 +57,11 @@ func TestPeekAtAWindowThatWentOver(t *testing.T) {
 	h.expect(h.ask(request("api", 0, withHits(desc("client", "full"), 0))), ok, status{ok, "per-client:5/MINUTE", 0, time.Minute})
 	h.expect(h.ask(request("api", 7, desc("client", "over"))), over, status{over, "per-client:5/MINUTE", 0, time.Minute})
 	h.expect(h.ask(request("api", 0, withHits(desc("client", "over"), 0))), over, status{over, "per-client:5/MINUTE", 0, time.Minute})
+	// Beside another descriptor, the peek refuses the request, which
+	// spends nothing (as envoyproxy/ratelimit stops incrementing the others).
+	h.expect(h.ask(request("api", 0, withHits(desc("client", "over"), 0), desc("client", "other"))), over,
+		status{over, "per-client:5/MINUTE", 0, time.Minute}, status{ok, "per-client:5/MINUTE", 5, time.Minute})
+	h.expect(h.ask(request("api", 0, desc("client", "other"))), ok, status{ok, "per-client:5/MINUTE", 4, time.Minute})
 	h.clock.Advance(time.Minute)
 	h.expect(h.ask(request("api", 0, withHits(desc("client", "over"), 0))), ok, status{ok, "per-client:5/MINUTE", 5, time.Minute})
 }

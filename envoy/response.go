@@ -146,13 +146,19 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 
 // reset is the duration_until_reset of slot s decided as c: for a fixed
 // window counted in its Unix window, envoyproxy/ratelimit's (the whole
-// seconds to that window's end); otherwise the time until the limit is
+// seconds to that window's end); for one counted in sluice's windows, the
+// whole seconds to its end (at least 1); otherwise the time until the limit is
 // full again, and when refused at least the wait after which it admits
 // the request (or, if none can, the rule's unit), so that an OVER_LIMIT
 // status never says 0.
 func (p *plan) reset(s slot, c *sluice.Status) time.Duration {
-	if s.aligned {
+	switch {
+	case s.aligned:
 		return windowReset(p.unix, s.rule.unitSeconds)
+	case s.rule.fixed:
+		// A year counted in sluice's own windows: still in whole seconds,
+		// as envoyproxy/ratelimit's durations are.
+		return max(time.Duration(ceilSeconds(c.ResetAfter))*time.Second, time.Second)
 	}
 	d := c.ResetAfter
 	if !c.Allowed {

@@ -202,7 +202,12 @@ func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *s
 	}
 	*d = sluice.Decision{Statuses: d.Statuses[:0], Violated: d.Violated[:0]}
 	if len(p.checks) > 0 {
-		if err := s.limiter.Allow(ctx, p.checks, d); err != nil {
+		over, err := p.peekOver(ctx, s.limiter, d)
+		if err == nil && !over {
+			*d = sluice.Decision{Statuses: d.Statuses[:0], Violated: d.Violated[:0]}
+			err = s.limiter.Allow(ctx, p.checks, d)
+		}
+		if err != nil {
 			return nil, 0, grpcError(ctx, err)
 		}
 		p.settle(ctx, s.limiter, d, &sc.settle)

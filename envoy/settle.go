@@ -2,6 +2,7 @@ package envoy
 
 import (
 	"context"
+	"slices"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -39,6 +40,35 @@ func overLimit(l sluice.Limit) sluice.Limit {
 // refused, or a peek at a window that went over.
 func (p *plan) refused(s slot, d *sluice.Decision) bool {
 	return !d.Statuses[s.check].Allowed || s.over >= 0 && d.Statuses[s.over].Remaining == 0
+}
+
+// peekOver decides a request that peeks at a fixed window (hits_addend
+// 0) before it spends anything: when such a window went over, the request
+// is refused and, all or nothing, spends nothing, and true is returned
+// with d holding every check decided as a peek. Otherwise (and for a
+// request without such a peek, without a call) it returns false and
+// leaves p as it was.
+func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d *sluice.Decision) (bool, error) {
+	if !slices.ContainsFunc(p.slots, func(s slot) bool { return s.over >= 0 }) {
+		return false, nil
+	}
+	p.costs = p.costs[:0]
+	for i := range p.checks {
+		p.costs = append(p.costs, p.checks[i].Cost)
+		p.checks[i].Cost = 0
+	}
+	if err := l.Allow(ctx, p.checks, d); err != nil {
+		return false, err
+	}
+	for _, s := range p.slots {
+		if s.over >= 0 && !s.rule.shadow && p.refused(s, d) {
+			return true, nil
+		}
+	}
+	for i, c := range p.costs {
+		p.checks[i].Cost = c
+	}
+	return false, nil
 }
 
 // settle runs after d decided p: it reads the statuses that an
