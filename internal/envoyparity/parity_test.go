@@ -27,7 +27,7 @@ type rig struct {
 	module     string   // envoyproxy/ratelimit's source
 	// uncharged holds the descriptors that sluice's all-or-nothing rule
 	// kept from being charged in a refused request (domain and entries).
-	uncharged map[string]bool
+	uncharged  map[string]bool
 	calls      int // calls compared
 	documented int // of which sluice's answer differed by a documented difference
 	agreeDflt  int // of which the default envoyproxy/ratelimit gave the same answer
