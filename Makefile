@@ -2,10 +2,11 @@
 SHELL := /bin/bash
 GO    ?= go
 
-.PHONY: test deps bench run fuzz vet soak
+.PHONY: test deps bench run fuzz vet soak image
 
 # make test: installs what the tests need (redis-server, nginx, caddy,
-# chromium — Debian packages, only when missing), runs every test with the race
+# chromium, prometheus, podman, buildah, systemd-analyze — Debian packages,
+# only when missing), runs every test with the race
 # detector, then every fuzz target for FUZZTIME. Tests that need those programs
 # fail, never skip, without them.
 test: deps
@@ -24,8 +25,13 @@ deps:
 	  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
 	  command -v caddy >/dev/null || missing="$$missing caddy"; \
 	  command -v chromium >/dev/null || missing="$$missing chromium"; \
+	  command -v prometheus >/dev/null && command -v promtool >/dev/null || missing="$$missing prometheus"; \
+	  command -v podman >/dev/null || missing="$$missing podman"; \
+	  command -v buildah >/dev/null || missing="$$missing buildah"; \
+	  command -v systemd-analyze >/dev/null || missing="$$missing systemd"; \
+	  [ -f /etc/ssl/certs/ca-certificates.crt ] || missing="$$missing ca-certificates"; \
 	  [ -z "$$missing" ] || { \
-	  echo "make test: installing$$missing (Debian packages: real front proxies and browser for server/)"; \
+	  echo "make test: installing$$missing (Debian packages: real front proxies, browser, Prometheus, podman for server/ and deploy/)"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; }
 
@@ -35,6 +41,19 @@ bench:
 
 run:
 	$(GO) run ./cmd/sluice serve
+
+# make image: the container image of deploy/Containerfile, tagged IMAGE, built
+# by podman from a context of the static binary (CGO_ENABLED=0), deploy/image's
+# passwd and group, and this host's CA bundle. PODMAN may carry global flags
+# (the deploy tests pass a private --root and --storage-driver vfs).
+IMAGE  ?= localhost/sluice:latest
+PODMAN ?= podman
+image:
+	@command -v $(firstword $(PODMAN)) >/dev/null || { echo "make image: $(firstword $(PODMAN)) not found: make deps installs podman and buildah"; exit 1; }
+	@ctx=$$(mktemp -d) && trap 'rm -rf "$$ctx"' EXIT && \
+	  CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -o "$$ctx/sluice" ./cmd/sluice && \
+	  cp deploy/image/passwd deploy/image/group /etc/ssl/certs/ca-certificates.crt "$$ctx/" && \
+	  $(PODMAN) build --file deploy/Containerfile --tag $(IMAGE) "$$ctx"
 
 # make fuzz: every fuzz target for a minute each (make test runs them briefly).
 fuzz:

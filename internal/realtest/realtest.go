@@ -1,13 +1,15 @@
 // Package realtest starts the real programs that sit next to sluice in
 // production — nginx and Caddy as front proxies, headless Chromium as the
-// browser of the web pages — so that tests exercise them, not imitations.
+// browser of the web pages, Prometheus scraping the metrics — so that tests
+// exercise them, not imitations.
 // Each process listens on a free loopback port, keeps its files in a
 // t.TempDir(), and is killed (with its children) by t.Cleanup; its output is
 // logged when the test fails.
 //
-// A missing program is a test failure, never a skip: `make test` installs
-// them (Debian packages nginx, caddy and chromium), or run
-// `apt-get install nginx caddy chromium`.
+// A missing program is a test failure, never a skip: `make deps` (which
+// `make test` runs) installs them (Debian packages nginx, caddy, chromium,
+// prometheus and podman), or run
+// `apt-get install nginx caddy chromium prometheus podman`.
 package realtest
 
 import (
@@ -74,7 +76,7 @@ func lookPath(tb testing.TB, name, pkg string) string {
 		}
 	}
 	tb.Fatalf("realtest: %s not found in PATH, /usr/sbin or /usr/bin: this test runs the real program; "+
-		"run `make test`, which installs it, or `apt-get install %s`", name, pkg)
+		"run `make deps` (make test runs it), which installs it, or `apt-get install %s`", name, pkg)
 	return ""
 }
 

@@ -1,0 +1,269 @@
+package deploy_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/realtest"
+	"github.com/sluice-dev/sluice/internal/redistest"
+)
+
+// manifest is the part of a Kubernetes object the tests read.
+type manifest struct {
+	Kind     string
+	Metadata struct{ Name string }
+	Data     map[string]string // ConfigMap
+	Spec     struct {
+		Selector any // Service: labels; Deployment, PodDisruptionBudget: matchLabels
+		Ports    []struct {
+			Name       string
+			Port       int
+			TargetPort any `yaml:"targetPort"`
+		}
+		Template struct {
+			Metadata struct{ Labels map[string]string }
+			Spec     struct {
+				SecurityContext struct {
+					RunAsUser    int  `yaml:"runAsUser"`
+					RunAsNonRoot bool `yaml:"runAsNonRoot"`
+				} `yaml:"securityContext"`
+				Containers []container
+				Volumes    []struct {
+					Name      string
+					ConfigMap struct {
+						Name  string
+						Items []struct{ Key, Path string }
+					} `yaml:"configMap"`
+				}
+			}
+		}
+	}
+}
+
+type container struct {
+	Name, Image   string
+	Command, Args []string
+	Ports         []struct {
+		Name          string
+		ContainerPort int `yaml:"containerPort"`
+	}
+	LivenessProbe  *probe `yaml:"livenessProbe"`
+	ReadinessProbe *probe `yaml:"readinessProbe"`
+	VolumeMounts   []struct {
+		Name      string
+		MountPath string `yaml:"mountPath"`
+		SubPath   string `yaml:"subPath"`
+	} `yaml:"volumeMounts"`
+}
+
+type probe struct {
+	HTTPGet *struct {
+		Path string
+		Port any
+	} `yaml:"httpGet"`
+}
+
+// readManifests decodes every document of the YAML files of
+// deploy/kubernetes but the kustomization, by kind, and checks that the
+// kustomization lists each file.
+func readManifests(t *testing.T) map[string]manifest {
+	t.Helper()
+	files, err := filepath.Glob("kubernetes/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kustomization struct{ Resources []string }
+	byKind := map[string]manifest{}
+	var listed []string
+	for _, f := range files {
+		if path.Base(f) == "kustomization.yaml" {
+			if err := yaml.Unmarshal([]byte(readFile(t, f)), &kustomization); err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			continue
+		}
+		listed = append(listed, path.Base(f))
+		dec := yaml.NewDecoder(bytes.NewReader([]byte(readFile(t, f))))
+		for {
+			var m manifest
+			err := dec.Decode(&m)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if _, dup := byKind[m.Kind]; dup {
+				t.Fatalf("%s: a second %s", f, m.Kind)
+			}
+			byKind[m.Kind] = m
+		}
+	}
+	slices.Sort(listed)
+	slices.Sort(kustomization.Resources)
+	if !slices.Equal(listed, kustomization.Resources) {
+		t.Errorf("kubernetes/kustomization.yaml lists %q, the directory holds %q", kustomization.Resources, listed)
+	}
+	for _, kind := range []string{"ConfigMap", "Deployment", "Service", "PodDisruptionBudget"} {
+		if _, ok := byKind[kind]; !ok {
+			t.Fatalf("deploy/kubernetes has no %s", kind)
+		}
+	}
+	return byKind
+}
+
+// matchLabels returns a selector's labels: the map itself (Service) or its
+// matchLabels (Deployment, PodDisruptionBudget).
+func matchLabels(sel any) map[string]string {
+	m, _ := sel.(map[string]any)
+	if inner, ok := m["matchLabels"].(map[string]any); ok {
+		m = inner
+	}
+	labels := map[string]string{}
+	for k, v := range m {
+		labels[k], _ = v.(string)
+	}
+	return labels
+}
+
+// TestKubernetesManifestsNameWhatSluiceServes reads deploy/kubernetes and
+// runs the image's binary on the ConfigMap's configuration (its Redis
+// address pointed at a real redis-server) as the Deployment runs it: every
+// port the manifests name is one the image exposes and a listener of
+// sluice serves, and every probe's path answers 200 from sluice itself.
+func TestKubernetesManifestsNameWhatSluiceServes(t *testing.T) {
+	t.Parallel()
+	kinds := readManifests(t)
+	img := theImage(t)
+	dep := kinds["Deployment"]
+	pod := dep.Spec.Template
+	if len(pod.Spec.Containers) != 1 {
+		t.Fatalf("the Deployment has %d containers, want 1", len(pod.Spec.Containers))
+	}
+	c := pod.Spec.Containers[0]
+	if len(c.Command) > 0 || len(c.Args) > 0 {
+		t.Errorf("the container overrides the image's command (%q %q): the image's flags bind the listeners its ports name", c.Command, c.Args)
+	}
+
+	// Labels: the Deployment's selector, the Service's and the budget's
+	// all pick the pods the template makes.
+	for _, sel := range []struct {
+		kind string
+		sel  any
+	}{{"Deployment", dep.Spec.Selector}, {"Service", kinds["Service"].Spec.Selector}, {"PodDisruptionBudget", kinds["PodDisruptionBudget"].Spec.Selector}} {
+		labels := matchLabels(sel.sel)
+		if len(labels) == 0 {
+			t.Errorf("the %s selects nothing", sel.kind)
+		}
+		for k, v := range labels {
+			if pod.Metadata.Labels[k] != v {
+				t.Errorf("the %s selects %s=%s, which the pod template does not carry", sel.kind, k, v)
+			}
+		}
+	}
+	uid, _, _ := strings.Cut(img.config.User, ":")
+	if !pod.Spec.SecurityContext.RunAsNonRoot || strconv.Itoa(pod.Spec.SecurityContext.RunAsUser) != uid {
+		t.Errorf("the pod runs as user %d (runAsNonRoot %v), the image's user is %s",
+			pod.Spec.SecurityContext.RunAsUser, pod.Spec.SecurityContext.RunAsNonRoot, uid)
+	}
+
+	// The configuration: the ConfigMap's key lands where the image reads it.
+	cm := kinds["ConfigMap"]
+	cfgPath := img.imageFlag("-config")
+	found := false
+	for _, v := range pod.Spec.Volumes {
+		if v.ConfigMap.Name != cm.Metadata.Name {
+			continue
+		}
+		for _, vm := range c.VolumeMounts {
+			if vm.Name != v.Name {
+				continue
+			}
+			for _, it := range v.ConfigMap.Items {
+				if _, ok := cm.Data[it.Key]; ok && path.Join(vm.MountPath, it.Path) == cfgPath {
+					found = true
+				}
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no volume mounts a key of ConfigMap %s at %s, the image's -config", cm.Metadata.Name, cfgPath)
+	}
+
+	// Serve as the pod does: the image's :8080 and :9090 become two free
+	// loopback addresses.
+	redis := redistest.Standalone(t)
+	cfg := realtest.Replace(t, "the ConfigMap's sluice.yaml", cm.Data["sluice.yaml"],
+		`addresses: ["redis.default.svc.cluster.local:6379"]`, `addresses: ["`+redis.Addr+`"]`)
+	public, admin := realtest.FreeAddr(t), realtest.FreeAddr(t)
+	serveWith(t, public, admin, img.command(t, writeFile(t, "sluice.yaml", cfg), public, admin)...)
+	addrOf := map[int]string{}
+	for flag, addr := range map[string]string{"-listen": public, "-admin-listen": admin} {
+		_, port, _ := strings.Cut(img.imageFlag(flag), ":")
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			t.Fatalf("the image's %s %q has no port", flag, img.imageFlag(flag))
+		}
+		addrOf[p] = addr
+	}
+
+	// Ports: each container port is one the image exposes and binds.
+	portByName := map[string]int{}
+	for _, p := range c.Ports {
+		if _, ok := img.config.ExposedPorts[strconv.Itoa(p.ContainerPort)+"/tcp"]; !ok || addrOf[p.ContainerPort] == "" {
+			t.Errorf("container port %s %d is not a port the image exposes and binds a listener to", p.Name, p.ContainerPort)
+		}
+		portByName[p.Name] = p.ContainerPort
+	}
+	resolve := func(what string, port any) string {
+		var n int
+		switch p := port.(type) {
+		case string:
+			n = portByName[p]
+		case int:
+			n = p
+		}
+		if addrOf[n] == "" {
+			t.Errorf("%s names port %v, which is no listener of sluice serve", what, port)
+		}
+		return addrOf[n]
+	}
+	for _, p := range kinds["Service"].Spec.Ports {
+		if addr := resolve("Service port "+p.Name, p.TargetPort); addr != "" {
+			if code, _, _ := get(t, "http://"+addr+"/healthz", ""); code != http.StatusOK {
+				t.Errorf("Service port %s → %v: /healthz %d", p.Name, p.TargetPort, code)
+			}
+		}
+	}
+
+	// Probes: each path answers 200 with sluice's own body (not an
+	// upstream's, which the public listener would proxy any other path to).
+	for _, pr := range []struct {
+		name  string
+		probe *probe
+		body  string
+	}{{"liveness", c.LivenessProbe, "ok\n"}, {"readiness", c.ReadinessProbe, "ready\n"}} {
+		if pr.probe == nil || pr.probe.HTTPGet == nil {
+			t.Errorf("the container has no HTTP %s probe", pr.name)
+			continue
+		}
+		addr := resolve(pr.name+" probe", pr.probe.HTTPGet.Port)
+		if addr == "" {
+			continue
+		}
+		code, body, _ := get(t, "http://"+addr+pr.probe.HTTPGet.Path, "")
+		if code != http.StatusOK || body != pr.body {
+			t.Errorf("%s probe GET %s on port %v: %d %q, want 200 %q", pr.name, pr.probe.HTTPGet.Path, pr.probe.HTTPGet.Port, code, body, pr.body)
+		}
+	}
+}

@@ -1,0 +1,217 @@
+package deploy_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/realtest"
+	"github.com/sluice-dev/sluice/internal/redistest"
+)
+
+// TestPrometheusEvaluatesRulesAndDashboard runs a real Prometheus, set up
+// by deploy/prometheus/prometheus.yml (scraping every second with the
+// Prometheus token) with the rules of sluice-rules.yaml, scraping the
+// image's binary serving examples/sluice.yaml on a real Redis under load
+// from clients of every plan. Every recorded series, every series an alert
+// compares with its threshold, and every query of the Grafana dashboard
+// must evaluate to at least one series, and every rule must evaluate
+// without error.
+func TestPrometheusEvaluatesRulesAndDashboard(t *testing.T) {
+	t.Parallel()
+	img := theImage(t)
+	redis := redistest.Standalone(t)
+	sum := sha256.Sum256([]byte(exampleToken))
+	cfg := realtest.Replace(t, "examples/sluice.yaml", readFile(t, "../examples/sluice.yaml"),
+		"  type: memory            # memory | redis",
+		`  type: redis`+"\n"+`  redis: {addresses: ["`+redis.Addr+`"], on_store_error: local, instances: 1}`,
+		"  loopback_scopes: [read, check, override_plan, admin]",
+		"  loopback_scopes: []\n  callers: [{name: prometheus, token_sha256: "+hex.EncodeToString(sum[:])+", scopes: [read]}]")
+	public, admin := realtest.FreeAddr(t), realtest.FreeAddr(t)
+	serveWith(t, public, admin, img.command(t, writeFile(t, "sluice.yaml", cfg), public, admin)...)
+
+	rulesPath, err := filepath.Abs(rulesFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	promAddr := realtest.FreeAddr(t)
+	realtest.Prometheus(t, promAddr, prometheusConfig(t, rulesPath, writeFile(t, "token", exampleToken), admin))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); load(ctx, "http://"+public+"/api/search") }()
+	defer func() { cancel(); wg.Wait() }()
+
+	queries := map[string]string{} // query → what it is
+	for _, r := range readRules(t) {
+		if r.Record != "" {
+			queries[r.Record] = "recorded series"
+		} else {
+			queries[alertSeries(t, r)] = "the series alert " + r.Alert + " compares"
+		}
+	}
+	for _, q := range dashboardQueries(t, "sluice") {
+		queries[q] = "a dashboard query"
+	}
+
+	prom := "http://" + promAddr
+	deadline := time.Now().Add(time.Minute)
+	for {
+		var empty []string
+		for q, what := range queries {
+			n, err := promQuery(prom, q)
+			if err != nil {
+				t.Fatalf("%s %q: %v", what, q, err)
+			}
+			if n == 0 {
+				empty = append(empty, fmt.Sprintf("%s: %s", what, q))
+			}
+		}
+		if len(empty) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			sort.Strings(empty)
+			t.Fatalf("after a minute of load, these evaluate to no series:\n%s", strings.Join(empty, "\n"))
+		}
+		time.Sleep(time.Second)
+	}
+	if bad := unhealthyRules(t, prom); len(bad) > 0 {
+		t.Errorf("rules that did not evaluate cleanly:\n%s", strings.Join(bad, "\n"))
+	}
+}
+
+// prometheusConfig is deploy/prometheus/prometheus.yml with its rule file
+// at rules, its token file at token, its target at target, and scrapes and
+// rules every second.
+func prometheusConfig(t *testing.T, rules, token, target string) string {
+	t.Helper()
+	const name = "prometheus/prometheus.yml"
+	var c map[string]any
+	if err := yaml.Unmarshal([]byte(readFile(t, name)), &c); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	global, _ := c["global"].(map[string]any)
+	scrapes, _ := c["scrape_configs"].([]any)
+	if global == nil || len(scrapes) != 1 {
+		t.Fatalf("%s: want a global section and one scrape config", name)
+	}
+	global["scrape_interval"], global["evaluation_interval"] = "1s", "1s"
+	c["rule_files"] = []string{rules}
+	scrape, _ := scrapes[0].(map[string]any)
+	auth, _ := scrape["authorization"].(map[string]any)
+	statics, _ := scrape["static_configs"].([]any)
+	if scrape["job_name"] != "sluice" || auth == nil || auth["credentials_file"] == nil || len(statics) != 1 {
+		t.Fatalf("%s: want job sluice with authorization.credentials_file and one static config", name)
+	}
+	auth["credentials_file"] = token
+	statics[0].(map[string]any)["targets"] = []string{target}
+	out, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// load sends GET url until ctx is done, about 400 a second, as clients of
+// every plan of examples/sluice.yaml: enterprise often enough to pass its
+// shadow limit of 1,000 an hour, free and anonymous clients beyond their
+// limits.
+func load(ctx context.Context, url string) {
+	keys := []string{"demo-enterprise-key", "demo-free-key", "demo-enterprise-key", "demo-pro-key", "demo-enterprise-key", ""}
+	c := &http.Client{Timeout: 5 * time.Second}
+	tick := time.NewTicker(2500 * time.Microsecond)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if k := keys[i%len(keys)]; k != "" {
+			req.Header.Set("Authorization", "Bearer "+k)
+		}
+		if resp, err := c.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}
+}
+
+// promQuery evaluates query now and returns the number of series it gave.
+func promQuery(prom, query string) (int, error) {
+	resp, err := http.Get(prom + "/api/v1/query?query=" + url.QueryEscape(query))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status, Error string
+		Data          struct {
+			ResultType string
+			Result     json.RawMessage
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return 0, fmt.Errorf("decoding the answer (%s): %w", resp.Status, err)
+	}
+	if r.Status != "success" {
+		return 0, fmt.Errorf("%s: %s", resp.Status, r.Error)
+	}
+	if r.Data.ResultType != "vector" {
+		return 0, fmt.Errorf("result type %s, want vector", r.Data.ResultType)
+	}
+	var series []json.RawMessage
+	if err := json.Unmarshal(r.Data.Result, &series); err != nil {
+		return 0, err
+	}
+	return len(series), nil
+}
+
+// unhealthyRules returns the rules Prometheus reports an evaluation error
+// for, or has not evaluated.
+func unhealthyRules(t *testing.T, prom string) []string {
+	t.Helper()
+	resp, err := http.Get(prom + "/api/v1/rules")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data struct {
+			Groups []struct {
+				Rules []struct{ Name, Health, LastError string }
+			}
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	var bad []string
+	n := 0
+	for _, g := range r.Data.Groups {
+		for _, rule := range g.Rules {
+			n++
+			if rule.Health != "ok" {
+				bad = append(bad, fmt.Sprintf("%s: %s %s", rule.Name, rule.Health, rule.LastError))
+			}
+		}
+	}
+	if want := len(readRules(t)); n != want {
+		bad = append(bad, fmt.Sprintf("Prometheus loaded %d rules, %s has %d", n, rulesFile, want))
+	}
+	return bad
+}

@@ -1,0 +1,117 @@
+package deploy_test
+
+import (
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/realtest"
+)
+
+const (
+	rulesFile     = "prometheus/sluice-rules.yaml"
+	rulesTestFile = "prometheus/sluice-rules_test.yaml"
+)
+
+// rule is one rule of a Prometheus rule file.
+type rule struct {
+	Record, Alert, Expr string
+}
+
+// readRules returns the rules of deploy/prometheus/sluice-rules.yaml.
+func readRules(t *testing.T) []rule {
+	t.Helper()
+	var file struct {
+		Groups []struct {
+			Name  string
+			Rules []rule
+		}
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, rulesFile)), &file); err != nil {
+		t.Fatalf("%s: %v", rulesFile, err)
+	}
+	var rules []rule
+	for _, g := range file.Groups {
+		rules = append(rules, g.Rules...)
+	}
+	if len(rules) == 0 {
+		t.Fatalf("%s has no rules", rulesFile)
+	}
+	return rules
+}
+
+// alertComparison is the form of every alert's expression: a series, a
+// comparison, a number.
+var alertComparison = regexp.MustCompile(`(?s)^(.*\S)\s*(==|!=|>=|<=|>|<)\s*(-?[0-9][0-9.eE+-]*)\s*$`)
+
+// alertSeries returns the series an alert compares with its threshold.
+func alertSeries(t *testing.T, r rule) string {
+	t.Helper()
+	m := alertComparison.FindStringSubmatch(strings.TrimSpace(r.Expr))
+	if m == nil {
+		t.Fatalf("%s: alert %s's expression %q is not `series <comparison> number`", rulesFile, r.Alert, r.Expr)
+	}
+	return m[1]
+}
+
+// TestRulesPassPromtool runs promtool on the rules (check rules) and on
+// their unit tests (test rules), and checks that those tests cover every
+// rule: each recorded series is evaluated, each alert is shown firing and
+// shown not firing.
+func TestRulesPassPromtool(t *testing.T) {
+	t.Parallel()
+	promtool := realtest.Promtool(t)
+	for _, args := range [][]string{{"check", "rules", rulesFile}, {"test", "rules", rulesTestFile}} {
+		if out, err := exec.Command(promtool, args...).CombinedOutput(); err != nil {
+			t.Errorf("promtool %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+
+	var tests struct {
+		Tests []struct {
+			AlertRuleTest []struct {
+				Alertname string
+				ExpAlerts []any `yaml:"exp_alerts"`
+			} `yaml:"alert_rule_test"`
+			PromqlExprTest []struct{ Expr string } `yaml:"promql_expr_test"`
+		}
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, rulesTestFile)), &tests); err != nil {
+		t.Fatalf("%s: %v", rulesTestFile, err)
+	}
+	fires, quiet := map[string]bool{}, map[string]bool{}
+	var exprs []string
+	for _, tc := range tests.Tests {
+		for _, a := range tc.AlertRuleTest {
+			if len(a.ExpAlerts) > 0 {
+				fires[a.Alertname] = true
+			} else {
+				quiet[a.Alertname] = true
+			}
+		}
+		for _, e := range tc.PromqlExprTest {
+			exprs = append(exprs, e.Expr)
+		}
+	}
+	for _, r := range readRules(t) {
+		switch {
+		case r.Alert != "":
+			alertSeries(t, r)
+			if !fires[r.Alert] || !quiet[r.Alert] {
+				t.Errorf("%s: alert %s is shown firing: %v, not firing: %v; want both", rulesTestFile, r.Alert, fires[r.Alert], quiet[r.Alert])
+			}
+		case !slices.ContainsFunc(exprs, func(e string) bool { return containsSeries(e, r.Record) }):
+			t.Errorf("%s: no promql_expr_test evaluates recorded series %s", rulesTestFile, r.Record)
+		}
+	}
+}
+
+// containsSeries reports whether expr names the series name (not as part
+// of a longer name).
+func containsSeries(expr, name string) bool {
+	return regexp.MustCompile(`(^|[^a-zA-Z0-9_:])` + regexp.QuoteMeta(name) + `($|[^a-zA-Z0-9_:])`).MatchString(expr)
+}
