@@ -20,6 +20,7 @@ const (
 // rule is one rule of a Prometheus rule file.
 type rule struct {
 	Record, Alert, Expr string
+	Annotations         map[string]string
 }
 
 // readRules returns the rules of deploy/prometheus/sluice-rules.yaml.
@@ -114,4 +115,27 @@ func TestRulesPassPromtool(t *testing.T) {
 // of a longer name).
 func containsSeries(expr, name string) bool {
 	return regexp.MustCompile(`(^|[^a-zA-Z0-9_:])` + regexp.QuoteMeta(name) + `($|[^a-zA-Z0-9_:])`).MatchString(expr)
+}
+
+// TestAlertsLinkTheirRunbook: each alert's runbook_url is a section of
+// docs/operations.md, the section of that alert.
+func TestAlertsLinkTheirRunbook(t *testing.T) {
+	t.Parallel()
+	const doc = "https://github.com/sluice-dev/sluice/blob/main/docs/operations.md#"
+	headings := map[string]bool{}
+	for _, line := range strings.Split(readFile(t, "../docs/operations.md"), "\n") {
+		if h, ok := strings.CutPrefix(line, "#### "); ok {
+			headings[strings.ToLower(h)] = true
+		}
+	}
+	for _, r := range readRules(t) {
+		if r.Alert == "" {
+			continue
+		}
+		anchor, ok := strings.CutPrefix(r.Annotations["runbook_url"], doc)
+		if !ok || anchor != strings.ToLower(r.Alert) || !headings[anchor] {
+			t.Errorf("alert %s: runbook_url %q, want %s%s and a section #### %s in docs/operations.md",
+				r.Alert, r.Annotations["runbook_url"], doc, strings.ToLower(r.Alert), r.Alert)
+		}
+	}
 }
