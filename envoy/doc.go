@@ -35,13 +35,29 @@
 //	      max_wait: 500ms              # sluice: queue up to 500ms instead of refusing
 //
 // Units are second, minute, hour, day, week, month (30 days) and year (365
-// days), in any case; windows are aligned to sluice.Epoch. Loading is
-// strict: unknown fields, wrong types, duplicate siblings, duplicate domains
-// and settings that would have no effect are errors that name file:line:col
+// days), in any case. A fixed window (the default algorithm, and
+// envoyproxy/ratelimit's only one) counts envoyproxy/ratelimit's windows:
+// unit-length from the Unix epoch, so a day starts at midnight UTC and a
+// week on a Thursday. A week, month or year is kept under a key naming its
+// Unix window, in a sluice window long enough to hold it; a 365-day year
+// whose Unix window starts before December 2028 fits in no window of at
+// most sluice.MaxWindow and is counted in sluice's own years, aligned to
+// sluice.Epoch. Other algorithms align their windows to sluice.Epoch (at
+// midnight UTC, like the Unix epoch, for every unit up to a day). Loading
+// is strict:
+// unknown fields, wrong types, duplicate siblings, duplicate domains and
+// settings that would have no effect are errors that name file:line:col
 // and the field path (*Error values), all reported at once.
-// detailed_metric is accepted and has no effect (sluice labels metrics by
-// limit name, never by descriptor value). The concurrency algorithm is
-// refused: it needs a release when a request ends, which RLS never sends.
+//
+// Every field of envoyproxy/ratelimit's format is read with its meaning:
+// shadow_mode (decided and counted, never refuses), quota_mode (reported
+// OK when over, with limit_remaining 0 and no duration_until_reset, never
+// refuses), share_threshold (on a value ending in "*": every value it
+// matches counts in one limit), unlimited, replaces and name.
+// detailed_metric and value_to_metric are accepted and have no effect:
+// sluice labels metrics by limit name, never by descriptor value. The
+// concurrency algorithm is refused: it needs a release when a request
+// ends, which RLS never sends.
 //
 // # Limit names
 //
@@ -75,12 +91,24 @@
 // is the domain and the descriptor's entries, its cost the descriptor's
 // hits_addend if set (0 is a peek), else the request's (0 or unset means 1) —
 // and all of them are decided in a single Limiter.Allow call. That is the one
-// deliberate difference from envoyproxy/ratelimit, which increments every
-// descriptor's counter on its own: in sluice a request that is over any
-// limit consumes nothing from the others, so a client refused by a
-// per-second limit does not also burn its per-hour quota on requests that
-// never reached the upstream. Two identical descriptors in one request share
-// one check, with their costs added.
+// deliberate difference from envoyproxy/ratelimit, which by default
+// increments every descriptor's counter on its own: in sluice a request that
+// is over any limit consumes nothing from the others, so a client refused by
+// a per-second limit does not also burn its per-hour quota on requests that
+// never reached the upstream. (envoyproxy/ratelimit does the same with
+// STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT set, and sluice answers as it
+// then does.) Two identical descriptors in one request share one check,
+// with their costs added.
+//
+// A fixed window answers as envoyproxy/ratelimit's, which counts every hit,
+// even a refused one: a request it refuses spends what is left of the
+// window, so the window stays over its limit until it ends (hits_addend
+// above the limit included), and a later peek at it is OVER_LIMIT and
+// refuses its request. An OVER_LIMIT status reports limit_remaining 0, and
+// duration_until_reset is never 0 on one: for a fixed window it is the
+// whole seconds to the end of its Unix window (for requests_per_unit 0 too),
+// for other algorithms at least the wait after which the request would be
+// admitted.
 //
 // Other rules, as in envoyproxy/ratelimit: an unlimited rule is always OK
 // and reports limit_remaining 4294967295; a rule whose rate_limit names other
