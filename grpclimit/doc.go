@@ -1,0 +1,29 @@
+// Package grpclimit limits gRPC calls with sluice, on both sides.
+//
+// On a server, Server's interceptors decide every call with a
+// sluice.Limiter by the same plans, keys and identity rules as the HTTP
+// middleware (httplimit.Options): the client is identified by an API key in
+// its metadata (authorization: Bearer, x-api-key, or any configured key),
+// by a user id set by a trusted front, or by its peer address (forwarded
+// metadata believed only from trusted peers); the call's endpoint is its
+// full method ("/pkg.Service/Method"), which plan costs and exemptions name
+// as ServeMux patterns do. A refusal is the standard gRPC error model:
+//
+//	code:    RESOURCE_EXHAUSTED
+//	message: Rate limit exceeded: 10 requests per second on the free plan. …
+//	details: google.rpc.RetryInfo    retry_delay: the exact wait (absent when no wait can help)
+//	         google.rpc.QuotaFailure one violation per limit exceeded: subject, limit, description
+//	         google.rpc.Help         the plan's upgrade and the documentation, when configured
+//
+// and every decided call, admitted or refused, carries the RateLimit
+// fields in its trailing metadata (ratelimit-policy, ratelimit, and on a
+// refusal retry-after), in the header modes configured.
+//
+// On a client, Retry retries calls refused with RESOURCE_EXHAUSTED after
+// their RetryInfo's delay (bounded, jittered, within the context's
+// deadline), and Pacer learns the server's quota from those trailers and
+// holds calls that would not fit, as client.Transport does for HTTP.
+//
+// docs/grpc.md describes both sides, and why sluice serve does not proxy
+// gRPC.
+package grpclimit

@@ -1,0 +1,165 @@
+package grpclimit
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-dev/sluice/client"
+)
+
+// Pacer is a client interceptor that keeps the calls to one server within
+// the server's quota, learned from the RateLimit fields of each call's
+// trailing metadata (as a Server sends them), as client.Transport does for
+// HTTP: it holds calls that might not fit, paces them at the rate the quota
+// comes back once the burst is spent, and after a refusal holds every call
+// until the refusal's RetryInfo delay is over. A server that sends no
+// RateLimit fields is not limited. docs/client.md gives the model.
+//
+// A call waits before it is sent; a wait with a known end beyond MaxWait or
+// the call's deadline fails at once with RESOURCE_EXHAUSTED (the error
+// wrapping client.ErrWaitTooLong in its message), and a call whose context
+// ends first fails with its context's error as a status. A stream is paced
+// when it opens and learns when it ends.
+//
+// The zero Pacer is ready to use. Set its fields before the first call and
+// do not change them afterwards. It is safe for concurrent use; use one
+// per server (per grpc.ClientConn), shared by every goroutine calling it.
+type Pacer struct {
+	// Cost returns the units a call of fullMethod spends in the server's
+	// quota (make it match the server's costs); nil means 1.
+	Cost func(fullMethod string) int64
+	// MaxWait is the longest a call is held: 0 means
+	// client.DefaultMaxWait, a negative value no bound but the deadline.
+	MaxWait time.Duration
+
+	once sync.Once
+	p    *client.Pacer
+}
+
+func (p *Pacer) pacer() *client.Pacer {
+	p.once.Do(func() { p.p = client.NewPacer("grpc server", p.MaxWait) })
+	return p.p
+}
+
+// wait holds a call of method until it may be sent.
+func (p *Pacer) wait(ctx context.Context, method string) (client.Send, error) {
+	cost := int64(1)
+	if p.Cost != nil {
+		cost = p.Cost(method)
+	}
+	s, err := p.pacer().Wait(ctx, cost)
+	if err != nil {
+		if ctx.Err() != nil && !errors.Is(err, client.ErrWaitTooLong) {
+			return s, status.FromContextError(ctx.Err()).Err()
+		}
+		return s, status.Error(codes.ResourceExhausted, "grpclimit: pacer: "+err.Error())
+	}
+	return s, nil
+}
+
+// UnaryInterceptor returns the interceptor of unary calls.
+func (p *Pacer) UnaryInterceptor() grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		send, err := p.wait(ctx, method)
+		if err != nil {
+			return err
+		}
+		var trailer metadata.MD
+		err = invoker(ctx, method, req, reply, cc, append(opts, grpc.Trailer(&trailer))...)
+		send.Done(answer(err, trailer))
+		return err
+	}
+}
+
+// StreamInterceptor returns the interceptor of streams.
+func (p *Pacer) StreamInterceptor() grpc.StreamClientInterceptor {
+	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		send, err := p.wait(ctx, method)
+		if err != nil {
+			return nil, err
+		}
+		cs, err := streamer(ctx, desc, cc, method, opts...)
+		if err != nil {
+			send.Done(answer(err, nil))
+			return nil, err
+		}
+		return &pacedStream{ClientStream: cs, send: send}, nil
+	}
+}
+
+// pacedStream finishes its Send when the stream ends: when RecvMsg first
+// returns an error (io.EOF included), its trailers are then known.
+type pacedStream struct {
+	grpc.ClientStream
+	once sync.Once
+	send client.Send
+}
+
+func (s *pacedStream) RecvMsg(m any) error {
+	err := s.ClientStream.RecvMsg(m)
+	if err != nil {
+		s.once.Do(func() {
+			if err == io.EOF {
+				s.send.Done(answer(nil, s.Trailer()))
+			} else {
+				s.send.Done(answer(err, s.Trailer()))
+			}
+		})
+	}
+	return err
+}
+
+// answer is what a call's error and trailers tell the pacer. A refusal is
+// RESOURCE_EXHAUSTED with a quota detail (RetryInfo or QuotaFailure); an
+// UNAVAILABLE or a cancelled call without one is a call that may or may not
+// have been counted; any other answer came from the server.
+func answer(err error, trailer metadata.MD) client.Answer {
+	a := client.Answer{Header: header(trailer)}
+	if err == nil {
+		return a
+	}
+	st, _ := status.FromError(err)
+	quota := false
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.RetryInfo:
+			quota = true
+			if d.GetRetryDelay().IsValid() {
+				a.RetryAfter = d.GetRetryDelay().AsDuration()
+			}
+		case *errdetails.QuotaFailure:
+			quota = true
+		}
+	}
+	switch st.Code() {
+	case codes.ResourceExhausted:
+		a.Refused = quota
+	case codes.Unavailable:
+		a.Unavailable, a.Failed = quota, !quota
+	case codes.Canceled, codes.DeadlineExceeded:
+		a.Failed = true
+	}
+	return a
+}
+
+// header converts trailing metadata to the HTTP fields the pacer reads.
+func header(md metadata.MD) http.Header {
+	if len(md) == 0 {
+		return nil
+	}
+	h := make(http.Header, len(md))
+	for k, vs := range md {
+		h[http.CanonicalHeaderKey(k)] = vs
+	}
+	return h
+}

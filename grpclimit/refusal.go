@@ -1,0 +1,115 @@
+package grpclimit
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// refusal is the status and the trailers of the refused call r: the
+// middleware's 429, translated. Its problem body gives the message and
+// the Help links, its headers the trailers; the decision gives RetryInfo's
+// exact delay (never later than the problem's Retry-After, which is whole
+// seconds) and a QuotaFailure violation per limit exceeded.
+func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status, metadata.MD) {
+	w := &recorder{header: http.Header{}}
+	s.m.Refuse(w, r, res)
+	var p httplimit.Problem
+	if err := json.Unmarshal(w.body, &p); err != nil || p.Detail == "" {
+		p.Detail = "Rate limit exceeded." // a Problem always marshals and has a detail
+	}
+	st := status.New(codes.ResourceExhausted, p.Detail)
+	var details []protoadapt.MessageV1
+	if p.RetryAfter != nil {
+		delay := min(res.Decision.RetryAfter, time.Duration(*p.RetryAfter)*time.Second)
+		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(delay)})
+	}
+	details = append(details, quotaFailure(res))
+	if h := help(&p); h != nil {
+		details = append(details, h)
+	}
+	if withDetails, err := st.WithDetails(details...); err == nil {
+		st = withDetails
+	}
+	return st, fields(w.header)
+}
+
+// quotaFailure names every limit that refused the call: its subject is the
+// client as the limiter keyed it (API keys only as their hash), its quota
+// id the limit's name as RateLimit-Policy says it.
+func quotaFailure(res *httplimit.Result) *errdetails.QuotaFailure {
+	qf := &errdetails.QuotaFailure{}
+	plan := res.Identity.Plan.Name
+	for i, c := range res.Checks {
+		st := res.Decision.Statuses[i]
+		if st.Allowed || c.Limit.Shadow() {
+			continue
+		}
+		l := c.Limit
+		subject := res.Identity.Subject
+		if strings.HasSuffix(c.Key, "/"+sluice.GlobalSubject) {
+			subject = "global"
+		}
+		qf.Violations = append(qf.Violations, &errdetails.QuotaFailure_Violation{
+			Subject:     subject,
+			Description: describe(l, plan, res.Cost),
+			QuotaId:     l.Name(),
+			QuotaMetric: plan,
+			QuotaValue:  l.Quantity(),
+		})
+	}
+	return qf
+}
+
+// describe says what a limit allows, in the words of the problem bodies.
+func describe(l sluice.Limit, plan string, cost int64) string {
+	what := fmt.Sprintf("%d per %s", l.Quantity(), httplimit.FormatWindow(l.Window()))
+	if l.Algorithm() == sluice.AlgorithmConcurrency {
+		what = fmt.Sprintf("%d at once", l.Quantity())
+	}
+	s := fmt.Sprintf("%s: %s on the %s plan", l.Name(), what, plan)
+	if cost != 1 {
+		s += fmt.Sprintf(" (this call costs %d units)", cost)
+	}
+	return s
+}
+
+// help links the plan's upgrade and the documentation, or is nil.
+func help(p *httplimit.Problem) *errdetails.Help {
+	h := &errdetails.Help{}
+	if p.Upgrade != nil && p.Upgrade.URL != "" {
+		h.Links = append(h.Links, &errdetails.Help_Link{Description: "The " + p.Upgrade.Plan + " plan allows more", Url: p.Upgrade.URL})
+	}
+	if p.Documentation != "" {
+		h.Links = append(h.Links, &errdetails.Help_Link{Description: "Rate limits", Url: p.Documentation})
+	}
+	if len(h.Links) == 0 {
+		return nil
+	}
+	return h
+}
+
+// recorder is the http.ResponseWriter that catches the middleware's 429.
+type recorder struct {
+	header http.Header
+	body   []byte
+}
+
+func (w *recorder) Header() http.Header         { return w.header }
+func (w *recorder) WriteHeader(int)             {}
+func (w *recorder) Write(b []byte) (int, error) { w.body = append(w.body, b...); return len(b), nil }
+
+func pathURL(method string) *url.URL { return &url.URL{Path: method} }

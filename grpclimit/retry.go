@@ -1,0 +1,89 @@
+package grpclimit
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-dev/sluice/client"
+)
+
+// Retry is a client interceptor that retries unary calls the server
+// refused with a google.rpc.RetryInfo detail (RESOURCE_EXHAUSTED from a
+// rate limit, or UNAVAILABLE): after the delay it gives, never before,
+// plus a jitter of up to a tenth of it (so that clients refused together
+// do not return together). Such a refusal means the call was not served,
+// so it is retried whatever the method. Other errors, refusals without
+// RetryInfo (RESOURCE_EXHAUSTED also means "message too large") and
+// streams are returned as they are: a stream cannot be replayed.
+//
+// Retries follow the client.RetryPolicy it was made with: at most
+// MaxRetries of one call, none whose wait exceeds MaxWait or the call's
+// deadline (the refusal is then returned at once), and a retry budget
+// shared by every call of the Retry. It is safe for concurrent use; use
+// one per client connection or per service called.
+type Retry struct {
+	retries *client.Retries
+}
+
+// NewRetry returns a Retry following p (its zero value is the recommended
+// policy: see client.RetryPolicy).
+func NewRetry(p client.RetryPolicy) *Retry {
+	return &Retry{retries: client.NewRetries(p)}
+}
+
+// UnaryInterceptor returns the interceptor. Put it before a Pacer's, so
+// that every attempt is paced:
+//
+//	grpc.WithChainUnaryInterceptor(retry.UnaryInterceptor(), pacer.UnaryInterceptor())
+func (r *Retry) UnaryInterceptor() grpc.UnaryClientInterceptor {
+	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		r.retries.Call()
+		for retry := 0; ; retry++ {
+			err := invoker(ctx, method, req, reply, cc, opts...)
+			delay, ok := retryDelay(err)
+			if !ok {
+				return err
+			}
+			wait, werr := r.retries.Next(ctx, retry, delay+jitter(delay), true)
+			if werr != nil {
+				return err
+			}
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return err
+			}
+		}
+	}
+}
+
+// jitter is uniform in [0, d/10].
+func jitter(d time.Duration) time.Duration {
+	return time.Duration(rand.Int64N(int64(d/10) + 1))
+}
+
+// retryDelay returns the RetryInfo delay of a RESOURCE_EXHAUSTED or
+// UNAVAILABLE status error; ok is false for any other error.
+func retryDelay(err error) (time.Duration, bool) {
+	if err == nil {
+		return 0, false
+	}
+	st, isStatus := status.FromError(err)
+	if !isStatus || st.Code() != codes.ResourceExhausted && st.Code() != codes.Unavailable {
+		return 0, false
+	}
+	for _, d := range st.Details() {
+		if ri, isRetry := d.(*errdetails.RetryInfo); isRetry && ri.GetRetryDelay().IsValid() {
+			return max(ri.GetRetryDelay().AsDuration(), 0), true
+		}
+	}
+	return 0, false
+}

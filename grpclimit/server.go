@@ -1,0 +1,223 @@
+package grpclimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Limits are the plans, global limits, keys, identity rules,
+	// exemptions and header modes, with the meaning and defaults they have
+	// for HTTP (see httplimit.Options), read from a call thus: the method
+	// is POST and the path the call's full method ("/pkg.Service/Method"),
+	// so that a plan's Costs and the Exempt list name methods as ServeMux
+	// patterns ("/pkg.Service/Method", "/pkg.Service/" for all of a
+	// service); headers are the call's metadata; the peer is the
+	// connection's remote address, and TrustedProxies are the peers whose
+	// forwarding, user and plan metadata are believed. Limits.ErrorHandler
+	// must be nil: OnError says what happens when no decision can be made.
+	//
+	// A Server and an httplimit.Middleware built with the same Scope on
+	// one store share each client's state: one quota over HTTP and gRPC.
+	Limits httplimit.Options
+	// OnError decides a call when no decision could be made (the store
+	// failed beyond its own failure policy): it returns nil to serve the
+	// call anyway, or the error to answer with (a status error; any other
+	// error reaches the client as UNKNOWN). Nil: serve the call (fail
+	// open), so that a broken limiter never takes the service down with it;
+	// the failure is logged by Limits.Logger.
+	OnError func(ctx context.Context, fullMethod string, err error) error
+}
+
+// Server limits the calls of a gRPC server: install its interceptors with
+// grpc.ChainUnaryInterceptor(s.UnaryInterceptor()) and
+// grpc.ChainStreamInterceptor(s.StreamInterceptor()). A call is decided
+// once, before its handler runs (a stream when it opens, whatever its
+// messages); an admitted call holds its concurrency leases until its
+// handler returns. It is safe for concurrent use.
+type Server struct {
+	m       *httplimit.Middleware
+	onError func(ctx context.Context, fullMethod string, err error) error
+	// keys are the metadata keys the middleware reads, in lower case.
+	keys []string
+}
+
+// New returns a Server that decides calls with limiter by o. It refuses
+// what httplimit.New refuses, with the same field errors (naming fields
+// of Options.Limits), and a Limits.ErrorHandler.
+func New(limiter *sluice.Limiter, o Options) (*Server, error) {
+	if o.Limits.ErrorHandler != nil {
+		return nil, errors.New("grpclimit: Options.Limits.ErrorHandler is for HTTP: set Options.OnError")
+	}
+	m, err := httplimit.New(limiter, o.Limits)
+	if err != nil {
+		return nil, fmt.Errorf("grpclimit: %w", err)
+	}
+	s := &Server{m: m, onError: o.OnError}
+	if s.onError == nil {
+		log := o.Limits.Logger
+		s.onError = func(ctx context.Context, method string, err error) error {
+			if log != nil {
+				log.WarnContext(ctx, "call served without a rate-limit decision", "method", method, "err", err)
+			}
+			return nil
+		}
+	}
+	d := o.Limits.WithDefaults()
+	for _, k := range append(append([]string{}, d.APIKeyHeaders...), d.UserHeader, d.PlanHeader, d.ForwardedHeader) {
+		if k = strings.ToLower(k); k != "" && !contains(s.keys, k) {
+			s.keys = append(s.keys, k)
+		}
+	}
+	return s, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// UnaryInterceptor returns the interceptor that limits unary calls.
+func (s *Server) UnaryInterceptor() grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		done, err := s.admit(ctx, info.FullMethod, func(md metadata.MD) { grpc.SetTrailer(ctx, md) })
+		if err != nil {
+			return nil, err
+		}
+		defer done()
+		return handler(ctx, req)
+	}
+}
+
+// StreamInterceptor returns the interceptor that limits streams: a stream
+// is one call, decided when it opens.
+func (s *Server) StreamInterceptor() grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		done, err := s.admit(ss.Context(), info.FullMethod, ss.SetTrailer)
+		if err != nil {
+			return err
+		}
+		defer done()
+		return handler(srv, ss)
+	}
+}
+
+// Limit decides the call of ctx (a server handler's or server
+// interceptor's context, which carries the call's method, metadata and
+// peer) and returns nil when it is admitted, or the refusal: an error
+// whose text is the refusal's message and whose status (status.FromError)
+// is the refusal's, details included. Server thus satisfies the Limiter
+// interface of go-grpc-middleware v2's ratelimit package, for services
+// already built on its server interceptors. Those replace the refusal by
+// a status of their own (RESOURCE_EXHAUSTED, with the refusal's message in
+// its text but no details); the RateLimit trailers stay. A call admitted
+// through Limit cannot give its concurrency leases back (the interface has
+// no end of call): they are held until they expire. Prefer
+// UnaryInterceptor and StreamInterceptor.
+func (s *Server) Limit(ctx context.Context) error {
+	method, _ := grpc.Method(ctx)
+	_, err := s.admit(ctx, method, func(md metadata.MD) { grpc.SetTrailer(ctx, md) })
+	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted {
+		return refused{st}
+	}
+	return err
+}
+
+// refused is a refusal whose text is its message alone, for interceptors
+// that write it into a status of their own.
+type refused struct{ st *status.Status }
+
+func (r refused) Error() string              { return r.st.Message() }
+func (r refused) GRPCStatus() *status.Status { return r.st }
+
+// admit decides the call of ctx to method and sets its RateLimit trailers
+// with trailer. Admitted, it returns the function that ends the call;
+// refused, the refusal's status error.
+func (s *Server) admit(ctx context.Context, method string, trailer func(metadata.MD)) (done func(), err error) {
+	r := s.request(ctx, method)
+	res, err := s.m.Decide(r)
+	if err != nil {
+		if err := s.onError(ctx, method, err); err != nil {
+			return nil, err
+		}
+		return func() {}, nil
+	}
+	if res.Exempt {
+		s.m.Release(res)
+		return func() {}, nil
+	}
+	if !res.Decision.Allowed {
+		st, md := s.refusal(r, res)
+		s.m.Release(res)
+		trailer(md)
+		return nil, st.Err()
+	}
+	h := http.Header{}
+	s.m.WriteHeaders(h, res)
+	trailer(fields(h))
+	if delay := res.Decision.Delay; delay > 0 && !sleep(ctx, delay) {
+		s.m.Done(ctx, res)
+		return nil, ctx.Err() // the caller left the queue; its slot stays spent
+	}
+	return func() { s.m.Done(ctx, res) }, nil
+}
+
+// request is the HTTP request the middleware decides for a call of ctx to
+// method: POST to the method's path, the metadata the middleware reads as
+// headers, and the peer's address.
+func (s *Server) request(ctx context.Context, method string) *http.Request {
+	r := (&http.Request{Method: http.MethodPost, URL: pathURL(method), Header: http.Header{}}).WithContext(ctx)
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		for _, k := range s.keys {
+			if vs := md.Get(k); len(vs) > 0 {
+				r.Header[http.CanonicalHeaderKey(k)] = vs
+			}
+		}
+	}
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		r.RemoteAddr = p.Addr.String()
+	}
+	return r
+}
+
+// fields returns the RateLimit fields of h (and Retry-After) as metadata,
+// keys in lower case as gRPC sends them.
+func fields(h http.Header) metadata.MD {
+	md := metadata.MD{}
+	for k, vs := range h {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, "ratelimit") || strings.HasPrefix(lk, "x-ratelimit") || lk == "retry-after" {
+			md[lk] = vs
+		}
+	}
+	return md
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
