@@ -293,14 +293,8 @@ func New(primary, local sluice.Store, opts Options) (*Store, error) {
 	if f.policy == Local {
 		f.memo, f.ledger = newMemo(opts.Remember), newLedger(opts.Ledger)
 		// A node first met while keys are owed (a replica promoted, a new
-		// master named) starts in its return period, as one whose probe
-		// succeeded: every instance must have charged before any decides
-		// there.
-		f.nodes.onCreate = func(n *node) {
-			if f.ledger.size.Load() > 0 {
-				n.returnUntil.Store(f.now().Add(f.returnFor).UnixNano())
-			}
-		}
+		// master named) may start in its return period (see returning).
+		f.nodes.onCreate = func(n *node) { n.fresh.Store(f.ledger.size.Load() > 0) }
 	}
 	f.cache, _ = primary.(CachingStore)
 	if f.timeout == 0 {

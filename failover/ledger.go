@@ -148,3 +148,15 @@ func (lg *ledger) done(taken []*account, settled bool) {
 		a.busy, a.charged = nil, 0
 	}
 }
+
+// owes reports whether an open account's key is on the node called name.
+func (lg *ledger) owes(name string, nodeOf func(*sluice.Check) string) bool {
+	lg.mu.Lock()
+	defer lg.mu.Unlock()
+	for _, a := range lg.m {
+		if nodeOf == nil || nodeOf(&a.check) == name {
+			return true
+		}
+	}
+	return false
+}

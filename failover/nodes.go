@@ -40,6 +40,7 @@ type node struct {
 	name        string
 	seen        atomic.Int64 // when a call was last routed to it, Unix ns (coarse)
 	returnUntil atomic.Int64 // the end of its return period, Unix ns
+	fresh       atomic.Bool  // made while keys were owed: see returning
 	breaker     breaker
 	storeErrors atomic.Int64
 	fallbacks   atomic.Int64

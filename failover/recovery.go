@@ -116,6 +116,12 @@ func (f *Store) returning(ns []*node, tks []ticket) bool {
 	}
 	now := f.now().UnixNano()
 	for j, n := range ns {
+		if n.fresh.Load() && n.fresh.CompareAndSwap(true, false) && f.ledger.owes(n.name, f.nodeOf) {
+			// First met while this instance owes some of its keys, as one
+			// whose probe succeeded: every instance must have charged
+			// before any decides there.
+			n.returnUntil.Store(now + int64(f.returnFor))
+		}
 		if BreakerState(tks[j].word&3) == BreakerHalfOpen || now < n.returnUntil.Load() {
 			return true
 		}
