@@ -449,6 +449,13 @@ func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluic
 			out[i] = sluice.Status{Remaining: out[i].Remaining, ResetAfter: out[i].ResetAfter, RetryAfter: sluice.Never}
 		}
 	}
+	f.counted(blamed, reason)
+	return nil
+}
+
+// counted counts a decision made by the policy because of reason against
+// the nodes blamed, and reports it to OnFallback.
+func (f *Store) counted(blamed []*node, reason error) {
 	f.fallbacks.Add(1)
 	for _, n := range blamed {
 		n.fallbacks.Add(1)
@@ -456,7 +463,6 @@ func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluic
 	if f.onFallback != nil {
 		f.onFallback(reason)
 	}
-	return nil
 }
 
 // applyLocal decides checks on the local store with each limit replaced by

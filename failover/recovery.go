@@ -164,13 +164,7 @@ func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []slu
 		}
 		reason = fmt.Errorf("%w: %w", ErrReturning, err)
 	}
-	f.fallbacks.Add(1)
-	for _, n := range ns {
-		n.fallbacks.Add(1)
-	}
-	if f.onFallback != nil {
-		f.onFallback(reason)
-	}
+	f.counted(ns, reason)
 	return nil
 }
 
