@@ -21,9 +21,12 @@ const (
 	// ModeDraft7 is draft 7, as express-rate-limit sends it:
 	//	RateLimit-Policy: 100;w=60, 1000;w=86400
 	//	RateLimit: limit=100, remaining=42, reset=18
+	// Beside ModeIETF, whose fields of the same names it cannot share, it
+	// sends nothing.
 	ModeDraft7 = "draft-7"
 	// ModeDraft6 is draft 6: RateLimit-Limit, RateLimit-Remaining,
-	// RateLimit-Reset (delta seconds) and RateLimit-Policy as in draft 7.
+	// RateLimit-Reset (delta seconds) and RateLimit-Policy as in draft 7
+	// (beside ModeIETF, the IETF RateLimit-Policy).
 	ModeDraft6 = "draft-6"
 	// ModeLegacy is X-RateLimit-Limit, X-RateLimit-Remaining and
 	// X-RateLimit-Reset (Unix seconds), as GitHub sends them.
@@ -108,12 +111,15 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 		nameArr [8]string
 	)
 	buf, ends, names := bufArr[:0], endArr[:0], nameArr[:0]
+	// With ModeIETF, its RateLimit-Policy and RateLimit are sent: the
+	// drafts' fields of the same names have another syntax.
 	var lim limitFigures
+	ietf, others := false, false
 	for _, mode := range m.modes {
-		if mode != ModeIETF {
-			lim = decidingFigures(res)
-			break
-		}
+		ietf, others = ietf || mode == ModeIETF, others || mode != ModeIETF
+	}
+	if others {
+		lim = decidingFigures(res)
 	}
 	for _, mode := range m.modes {
 		switch mode {
@@ -122,11 +128,16 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 			buf = appendIETF(buf, res.Checks, d.Statuses, items, quotas)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit")
 		case ModeDraft7:
+			if ietf {
+				continue
+			}
 			h["Ratelimit-Policy"] = ps.headers.draft
 			buf = appendDraft7(buf, lim.q, lim.remaining, lim.t)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit")
 		case ModeDraft6:
-			h["Ratelimit-Policy"] = ps.headers.draft
+			if !ietf {
+				h["Ratelimit-Policy"] = ps.headers.draft
+			}
 			buf = strconv.AppendInt(buf, lim.q, 10)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit-Limit")
 			buf = strconv.AppendInt(buf, lim.remaining, 10)

@@ -30,10 +30,8 @@ type quota struct {
 	w int64 // whole seconds; 0: no window (concurrency)
 	// bucket: the bucket family, whose t is the time to the next whole unit.
 	bucket bool
-	// counter: the sliding window counter, whose t is at most its window.
-	counter bool
-	window  int64 // the limit's Window, µs
-	rate    int64 // the limit's Quantity, units per window
+	window int64 // the limit's Window, µs
+	rate   int64 // the limit's Quantity, units per window
 }
 
 func quotaOf(l sluice.Limit) quota {
@@ -47,9 +45,6 @@ func quotaOf(l sluice.Limit) quota {
 		qt.bucket = true
 		refill := mulDiv(l.Burst(), windowUS, l.Quantity(), true)
 		qt.w = ceilSeconds(micros(addSat(refill, int64(l.MaxWait()/time.Microsecond))))
-	case sluice.AlgorithmSlidingCounter:
-		qt.counter = true
-		qt.w = ceilSeconds(l.Window())
 	default:
 		qt.w = ceilSeconds(l.Window())
 	}
@@ -68,9 +63,9 @@ func quotaOf(l sluice.Limit) quota {
 //     (to within 1 µs, see below);
 //   - a sliding log, the moment the newest admission leaves the window,
 //     when the whole quota is back (older ones may free units earlier);
-//   - a sliding counter, the time until it is full again but at most its
-//     window: in one window from now the current window's count is
-//     weighted below itself, or the previous window's count has faded;
+//   - a sliding counter, the time until it is full again, which runs to
+//     almost two windows (a unit counts in its own window and fades
+//     through the next); seconds caps it at the window;
 //   - concurrency, zero while a slot is free, else a second, the interval
 //     at which a refused client is told to poll.
 //
@@ -90,8 +85,6 @@ func (qt *quota) until(remaining int64, reset, retry time.Duration) time.Duratio
 		return 0
 	case qt.bucket && remaining < qt.q:
 		t -= micros(mulDiv(qt.q-remaining-1, qt.window, qt.rate, false))
-	case qt.counter:
-		t = min(t, micros(qt.window))
 	}
 	if retry > 0 {
 		t = min(t, retry)
@@ -100,8 +93,13 @@ func (qt *quota) until(remaining int64, reset, retry time.Duration) time.Duratio
 }
 
 // seconds returns until's duration as the header's t: rounded up to whole
-// seconds, and never above w (which only a state written under other
-// parameters, or a clock that stepped back, could otherwise pass).
+// seconds, and never above w. Only a sliding counter's until passes w (but
+// for a state written under other parameters, or a clock that stepped
+// back): within one window from now its estimate drops by a unit, because
+// either the previous window's weighted count has faded by one or the
+// current window's count is weighted below itself 1 µs into the next
+// window, which w, in whole seconds rounded up, covers but when now is
+// exactly a window's start.
 func (qt *quota) seconds(remaining int64, reset, retry time.Duration) int64 {
 	t := ceilSeconds(qt.until(remaining, reset, retry))
 	if qt.w > 0 {
