@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,6 +18,8 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/sluice-dev/sluice/internal/realtest"
 )
 
 // builds holds the programs built once for every test of the package.
@@ -85,15 +88,16 @@ func goCmd(dir string, env []string, args ...string) ([]byte, error) {
 	return out.Bytes(), err
 }
 
-// freePort returns a loopback port that nothing listens on now.
+// freePort returns a loopback port that nothing listened on when it was
+// chosen (envoyproxy/ratelimit takes ports, not addresses).
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	_, port, _ := strings.Cut(realtest.FreeAddr(t), "127.0.0.1:")
+	n, err := strconv.Atoi(port)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return n
 }
 
 // service is one running rate limit service and a client of it.
