@@ -26,7 +26,7 @@ type served struct {
 // admin) and returns once both listeners answer /healthz.
 func serveWith(t *testing.T, public, admin string, args ...string) *served {
 	t.Helper()
-	p := realtest.Start(t, "sluice", nil, admin, args...)
+	p := realtest.Start(t, "sluice", "", nil, admin, args...)
 	s := &served{public: public, admin: admin, proc: p}
 	for _, addr := range []string{admin, public} {
 		deadline := time.Now().Add(15 * time.Second)

@@ -70,21 +70,9 @@ func TestInstallFromModuleProxy(t *testing.T) {
 	}
 
 	public, admin := realtest.FreeAddr(t), realtest.FreeAddr(t)
-	serve := exec.Command(bin, "serve", "-listen", public, "-admin-listen", admin)
-	serve.Dir = "/"
-	var log syncBuffer
-	serve.Stdout, serve.Stderr = &log, &log
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		serve.Process.Signal(os.Interrupt)
-		serve.Wait()
-		if t.Failed() {
-			t.Logf("sluice serve:\n%s", log.String())
-		}
-	}()
-	waitHealthy(t, "http://"+admin+"/healthz")
+	// From /, where no file of the checkout is in reach.
+	realtest.Start(t, "sluice serve", "/", nil, admin, bin, "serve", "-listen", public, "-admin-listen", admin)
+	waitHealthy(t, "http://"+public+"/healthz")
 	for _, url := range []string{
 		"http://" + public + "/docs", "http://" + public + "/healthz",
 		"http://" + admin + "/dashboard", "http://" + admin + "/designer", "http://" + admin + "/metrics",

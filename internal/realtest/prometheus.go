@@ -42,13 +42,14 @@ func Podman(tb testing.TB) string {
 	return lookPath(tb, "podman", "podman")
 }
 
-// Start runs args in its own process group, with env added to the
-// environment, and returns once it accepts TCP connections on addr; name
-// names it in messages. It is stopped (SIGTERM, then SIGKILL) when the test
-// ends, and its output logged if the test failed.
-func Start(tb testing.TB, name string, env []string, addr string, args ...string) *Process {
+// Start runs args in directory dir ("" for the test's), in its own process
+// group, with env added to the environment, and returns once it accepts TCP
+// connections on addr; name names it in messages. It is stopped (SIGTERM,
+// then SIGKILL) when the test ends, and its output logged if the test
+// failed.
+func Start(tb testing.TB, name, dir string, env []string, addr string, args ...string) *Process {
 	tb.Helper()
-	return start(tb, name, "", env, addr, args...)
+	return start(tb, name, dir, env, addr, args...)
 }
 
 // waitReady polls url until it answers 200.
