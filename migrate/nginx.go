@@ -339,6 +339,7 @@ func (t *Translation) nginxZoneLimit(z *nginxZone) {
 		}
 		t.same(where, "without nodelay nginx holds each request until its excess above delay=%d has drained, refusing those that would wait beyond burst=%d; a leaky-bucket queue of burst %d draining %d per %s with max_wait %s admits the same requests after the same waits.",
 			z.delay, z.burst, l.Burst, z.quantity, formatWindow(z.window), l.MaxWait)
+		t.differs(where+" held requests", "while nginx holds requests its bucket sometimes drains as if from a moment up to a fraction of a slot away from the arrivals (its error log's excess shows it): replayed side by side, each client's total admissions agree, but one admission can move into the neighbouring second.")
 	}
 	if z.window == time.Minute && z.quantity*1000%60 != 0 {
 		t.differs(where, "nginx keeps the rate in thousandths of a request per second, so %dr/m drains at %d/1000 per second instead of %.3f: nginx is slightly slower to free a slot than sluice's exact %d per minute.",

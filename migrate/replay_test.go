@@ -1,0 +1,265 @@
+package migrate_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/realtest"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/migrate"
+	"github.com/sluice-dev/sluice/server"
+)
+
+// Replay parameters: nginx's rate of 4r/s frees a slot every 250ms, and
+// burst=4 makes a bucket of 5.
+const (
+	replaySlot   = 250 * time.Millisecond
+	replayBucket = 5
+	replayKeys   = 4
+	replayBursts = 8
+)
+
+// burst is one client sending n requests at once, at offset at.
+type burst struct {
+	key int
+	at  time.Duration
+	n   int
+}
+
+// replayTrace returns bursts for replayKeys clients whose every decision
+// is at least half a slot (50ms) from flipping: a burst that finds the
+// bucket empty is followed after k+½ slots, other bursts after whole
+// slots, so that at every burst the bucket's level is a whole number plus
+// ½ (or 0), never within 125ms of the edge where the time between nginx's
+// clock and sluice's, or a late wake-up on a busy machine, could change
+// the outcome. Where the timing cannot
+// matter, the semantics alone decide, and the two must agree exactly.
+func replayTrace(seed uint64) []burst {
+	r := rand.New(rand.NewPCG(seed, 1))
+	var out []burst
+	for k := range replayKeys {
+		at := time.Duration(r.IntN(5)) * replaySlot
+		level, reset := 0.0, true
+		for range replayBursts {
+			n := 1 + r.IntN(8)
+			out = append(out, burst{key: k, at: at, n: n})
+			level = min(level+float64(n), replayBucket) // refused requests add nothing
+			gap := time.Duration(1+r.IntN(6)) * replaySlot
+			if reset {
+				gap += replaySlot / 2
+			}
+			drained := float64(gap) / float64(replaySlot)
+			reset = level-drained <= 0
+			level = max(level-drained, 0)
+			at += gap
+		}
+	}
+	return out
+}
+
+// TestNginxReplay sends one request trace through real nginx configured
+// with limit_req and through sluice serving the configuration `sluice
+// import` wrote from the same nginx file, and compares what each admitted
+// per client and per second. For nodelay (a bucket of burst+1) they agree
+// exactly. For delay (the same admissions, held) each client's total
+// agrees exactly and each second within one request: nginx's bucket, while
+// it holds requests, sometimes drains as if its last update were up to
+// 200ms off the requests' arrival (its error log shows the excess), which
+// moves an admission into the next window.
+func TestNginxReplay(t *testing.T) {
+	for _, tc := range []struct {
+		name, opts string
+		perWindow  int // tolerance per client and second
+	}{
+		{"nodelay", "burst=4 nodelay", 0},
+		{"delay", "burst=4 delay=1", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+			t.Cleanup(up.Close)
+			addr := realtest.FreeAddr(t)
+			site := fmt.Sprintf(`limit_req_zone $binary_remote_addr zone=replay:1m rate=4r/s;
+server {
+    listen %s;
+    location /replay/ {
+        limit_req zone=replay %s;
+        limit_req_status 429;
+        proxy_pass %s;
+    }
+    location / {
+        proxy_pass %s;
+    }
+}
+`, addr, tc.opts, up.URL, up.URL)
+			realtest.Nginx(t, addr, site)
+			nginxURL := "http://" + addr
+
+			tr, err := migrate.Nginx(site, "replay.conf")
+			if err != nil {
+				t.Fatal(err)
+			}
+			files, err := tr.Files(true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Parse("replay.yaml", []byte("upstream: "+up.URL+"\n"+files[migrate.ConfigFile]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := memory.New()
+			t.Cleanup(func() { store.Close() })
+			srv, err := server.New(server.Options{Config: cfg, Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sl := httptest.NewServer(srv.PublicHandler())
+			t.Cleanup(sl.Close)
+
+			trace := replayTrace(1)
+			got := replay(t, trace, map[string]string{"nginx": nginxURL, "sluice": sl.URL})
+			compareWindows(t, trace, got, tc.perWindow)
+		})
+	}
+}
+
+// replay sends every burst to each target at its time, each client from its
+// own loopback address, and returns per target the statuses in trace order.
+func replay(t *testing.T, trace []burst, targets map[string]string) map[string][][]int {
+	t.Helper()
+	clients := make([]*http.Client, replayKeys)
+	for k := range clients {
+		local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+k))}
+		clients[k] = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+			DialContext:         (&net.Dialer{LocalAddr: local}).DialContext,
+			MaxIdleConnsPerHost: 64,
+		}}
+	}
+	out := map[string][][]int{}
+	for name := range targets {
+		out[name] = make([][]int, len(trace))
+		for i, b := range trace {
+			out[name][i] = make([]int, b.n)
+		}
+	}
+	// Open each client's connections before the clock starts (on the
+	// unlimited path), so that no request waits for a handshake.
+	var wg sync.WaitGroup
+	for k, c := range clients {
+		for _, url := range targets {
+			for range replayBucket + 3 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if resp, err := c.Get(url + "/warm"); err == nil {
+						io.Copy(io.Discard, resp.Body)
+						resp.Body.Close()
+					} else {
+						t.Errorf("warming client %d: %v", k, err)
+					}
+				}()
+			}
+		}
+	}
+	wg.Wait()
+	send := func(name, url string, b burst, status *int) {
+		defer wg.Done()
+		req, _ := http.NewRequestWithContext(context.Background(), "GET", url+"/replay/", nil)
+		resp, err := clients[b.key].Do(req)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		*status = resp.StatusCode
+	}
+	start := time.Now().Add(200 * time.Millisecond)
+	for i, b := range trace {
+		for j := range b.n {
+			wg.Add(1)
+			go func() {
+				// One wake-up sends to every target: a late one delays all alike.
+				defer wg.Done()
+				time.Sleep(time.Until(start.Add(b.at)))
+				for name, url := range targets {
+					wg.Add(1)
+					go send(name, url, b, &out[name][i][j])
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	return out
+}
+
+// compareWindows compares the admitted counts per client and per second,
+// which may differ by at most tolerance, and per client, which must agree.
+func compareWindows(t *testing.T, trace []burst, got map[string][][]int, tolerance int) {
+	t.Helper()
+	type window struct{ key, second int }
+	count := func(statuses [][]int) (map[window]int, int, int) {
+		admitted, ok, refused := map[window]int{}, 0, 0
+		for i, b := range trace {
+			for _, s := range statuses[i] {
+				switch s {
+				case 200:
+					admitted[window{b.key, int(b.at / time.Second)}]++
+					ok++
+				case 429:
+					refused++
+				default:
+					t.Errorf("status %d", s)
+				}
+			}
+		}
+		return admitted, ok, refused
+	}
+	ng, ngOK, ngRefused := count(got["nginx"])
+	sl, slOK, slRefused := count(got["sluice"])
+	t.Logf("nginx admitted %d, refused %d; sluice admitted %d, refused %d", ngOK, ngRefused, slOK, slRefused)
+	if ngOK < 20 || ngRefused < 20 {
+		t.Fatalf("the trace does not exercise the limit: nginx admitted %d and refused %d", ngOK, ngRefused)
+	}
+	var diffs []string
+	ngTotal, slTotal := make([]int, replayKeys), make([]int, replayKeys)
+	for w := range mergeKeys(ng, sl) {
+		ngTotal[w.key] += ng[w]
+		slTotal[w.key] += sl[w]
+		if d := ng[w] - sl[w]; d > tolerance || -d > tolerance {
+			diffs = append(diffs, fmt.Sprintf("client %d, second %d: nginx %d, sluice %d", w.key, w.second, ng[w], sl[w]))
+		}
+	}
+	for k := range replayKeys {
+		if ngTotal[k] != slTotal[k] {
+			diffs = append(diffs, fmt.Sprintf("client %d in all: nginx %d, sluice %d", k, ngTotal[k], slTotal[k]))
+		}
+	}
+	if len(diffs) > 0 {
+		for i, b := range trace {
+			t.Logf("client %d at %s: %d requests: nginx %v, sluice %v", b.key, b.at, b.n, got["nginx"][i], got["sluice"][i])
+		}
+		t.Errorf("admitted counts differ beyond ±%d per second, or in a client's total:\n%s", tolerance, strings.Join(diffs, "\n"))
+	}
+}
+
+func mergeKeys[K comparable](a, b map[K]int) map[K]bool {
+	out := map[K]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
+	}
+	return out
+}
