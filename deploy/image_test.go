@@ -48,8 +48,9 @@ type imageConfig struct {
 var imageWork string
 
 // buildImage runs `make image` with podman storage of its own under
-// imageWork (vfs: no overlay mounts, so it works as root or not, inside a
-// container or not), saves the image as a docker archive and unpacks it.
+// imageWork (vfs: no overlay mounts, so it works as root or rootless,
+// inside a container or not), saves the image as a docker archive and
+// unpacks it.
 var buildImage = sync.OnceValues(func() (*builtImage, error) {
 	podman, err := exec.LookPath("podman")
 	if err != nil {
@@ -90,8 +91,18 @@ func TestMain(m *testing.M) {
 	}
 	imageWork = dir
 	code := m.Run()
-	os.RemoveAll(dir)
+	removeImageWork(dir)
 	os.Exit(code)
+}
+
+// removeImageWork removes dir. Rootless podman's storage holds files owned
+// by the user namespace's other uids, which only `podman unshare` may
+// remove.
+func removeImageWork(dir string) {
+	if podman, err := exec.LookPath("podman"); err == nil && os.Getuid() != 0 {
+		exec.Command(podman, "unshare", "rm", "-rf", filepath.Join(dir, "storage"), filepath.Join(dir, "run")).Run()
+	}
+	os.RemoveAll(dir)
 }
 
 // unpackImage reads a docker archive (manifest.json naming the config and
