@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/sluice-dev/sluice"
@@ -39,6 +40,18 @@ type Gate interface {
 	Wait(ctx context.Context, cost int64) error
 }
 
+// A LeaseGate is a Gate whose admissions can hold capacity until the work
+// ends: a gate over concurrency limits (sluice.Concurrency), which count
+// work in flight rather than a rate. Acquire waits as Wait does and
+// returns the function that gives the admission's leases back: call it
+// once, when the work has ended (calling it again does nothing). Transport
+// acquires from a LeaseGate instead of waiting for it, and releases when
+// the response's body is closed or the attempt fails.
+type LeaseGate interface {
+	Gate
+	Acquire(ctx context.Context, cost int64) (release func(), err error)
+}
+
 // GateFunc adapts a function to a Gate.
 type GateFunc func(ctx context.Context, cost int64) error
 
@@ -56,6 +69,13 @@ func (f GateFunc) Wait(ctx context.Context, cost int64) error { return f(ctx, co
 // their burst; a leaky-bucket queue (sluice.LeakyBucket(n,
 // per).WithMaxWait(d)) admits every call at once with its own Delay, so
 // that calls leave evenly spaced and the limiter is asked once per call.
+//
+// It is a LeaseGate: over concurrency limits (sluice.Concurrency), Acquire
+// holds a slot until its release, and a waiter refused by them waits for a
+// slot as sluice.Limiter.Wait does (woken when a slot is released through
+// the same Limiter, polling for slots released elsewhere), not for the
+// lease time the refusal names. Wait over concurrency limits holds its
+// slots until their leases expire.
 type LimiterGate struct {
 	limiter *sluice.Limiter
 	key     string
@@ -83,32 +103,78 @@ func NewLocalGate(limits ...sluice.Limit) *LimiterGate {
 
 // Wait implements Gate.
 func (g *LimiterGate) Wait(ctx context.Context, cost int64) error {
+	_, err := g.Acquire(ctx, cost)
+	return err
+}
+
+// Acquire implements LeaseGate. Its release gives the leases back with a
+// context of its own (not ctx, which may have ended by then); an error
+// then is not reported: the leases expire by themselves.
+func (g *LimiterGate) Acquire(ctx context.Context, cost int64) (release func(), err error) {
 	if cost <= 0 {
-		return ctx.Err()
+		return func() {}, ctx.Err()
 	}
 	checks := make([]sluice.Check, len(g.limits))
 	for i, l := range g.limits {
 		checks[i] = sluice.Check{Key: g.key, Limit: l, Cost: cost}
 	}
 	if err := g.turn.take(ctx); err != nil {
-		return err
+		return nil, err
 	}
 	var d sluice.Decision
 	for {
-		if err := g.limiter.Allow(ctx, checks, &d); err != nil {
+		err := g.limiter.Allow(ctx, checks, &d)
+		if err == nil && !d.Allowed && holdsSlots(checks, &d) {
+			// A slot frees when its holder releases it, which no clock
+			// foresees: wait for one as the Limiter does.
+			err = g.limiter.Wait(ctx, checks, &d)
+		}
+		if err != nil {
 			g.turn.give()
-			return fmt.Errorf("client: gate: %w", err)
+			return nil, fmt.Errorf("client: gate: %w", err)
 		}
 		if d.Allowed {
 			g.turn.give()
+			release := g.releaser(checks, &d)
 			if err := checkWait(ctx, d.Delay, maxHint, "gate "+d.Limit.Name()); err != nil {
-				return err // the slot is spent: a queue cannot give it back
+				return release, err // the slot is spent: a queue cannot give it back
 			}
-			return sleep(ctx, d.Delay)
+			return release, sleep(ctx, d.Delay)
 		}
 		if err := g.turn.refused(ctx, d.RetryAfter, cost, d.Limit.Name(), d.Limit.Burst()); err != nil {
-			return err
+			return nil, err
 		}
+	}
+}
+
+// holdsSlots reports whether a concurrency check of checks refused in d.
+func holdsSlots(checks []sluice.Check, d *sluice.Decision) bool {
+	for i := range checks {
+		if !d.Statuses[i].Allowed && !checks[i].Limit.Shadow() && checks[i].Limit.Algorithm() == sluice.AlgorithmConcurrency {
+			return true
+		}
+	}
+	return false
+}
+
+// releaser returns the function that gives back the leases d took for
+// checks, once; a no-op when d took none.
+func (g *LimiterGate) releaser(checks []sluice.Check, d *sluice.Decision) func() {
+	held := false
+	for _, st := range d.Statuses {
+		held = held || st.Lease != 0
+	}
+	if !held {
+		return func() {}
+	}
+	taken := sluice.Decision{Allowed: true, Statuses: append([]sluice.Status(nil), d.Statuses...)}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
+			defer cancel()
+			g.limiter.Release(ctx, checks, &taken) // on error the leases expire by themselves
+		})
 	}
 }
 

@@ -27,7 +27,9 @@ const maxDrain = 64 << 10
 // Before sending, it waits for the Gate when one is set: a limit of the
 // client's own, local (NewLocalGate) or shared (a LimiterGate on a Redis
 // store, a sluice server's APIGate). With a Gate no slower than the
-// server's limit, the server never has to refuse.
+// server's limit, the server never has to refuse. A LeaseGate (a
+// LimiterGate over concurrency limits) is held from the attempt until its
+// response's body is closed, or until the attempt fails.
 //
 // It also learns from every response. The RateLimit headers (ietf draft-11,
 // draft 7, draft 6 and X-RateLimit-*) say how much quota remains; the
@@ -185,13 +187,20 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 				return nil, fmt.Errorf("client: rewinding the body for a retry: %w", err)
 			}
 		}
-		tk, err := t.admit(send, h, cost)
+		tk, release, err := t.admit(send, h, cost)
 		if err != nil {
 			closeBody(send)
 			return nil, err
 		}
 		t.stats.attempts.Add(1)
 		resp, err := t.base().RoundTrip(send)
+		if release != nil {
+			if err != nil {
+				release()
+			} else {
+				resp.Body = &releasingBody{ReadCloser: resp.Body, release: release}
+			}
+		}
 		r := response{at: time.Now()}
 		if err == nil {
 			r = readResponse(resp.Header, r.at)
@@ -231,8 +240,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // admit waits for the host's learned hold, the Gate and the host's quota,
-// and returns the granted send.
-func (t *Transport) admit(req *http.Request, h *hostState, cost int64) (ticket, error) {
+// and returns the granted send and the function that gives back what the
+// Gate holds for it (a LeaseGate's slots; nil for other Gates).
+func (t *Transport) admit(req *http.Request, h *hostState, cost int64) (tk ticket, release func(), err error) {
 	ctx := req.Context()
 	var waited time.Duration
 	defer func() {
@@ -240,23 +250,45 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64) (ticket, 
 			t.stats.held.Add(1)
 			t.stats.waited.Add(int64(waited))
 		}
+		if err != nil && release != nil {
+			release()
+		}
 	}()
 	if t.Gate != nil {
 		// Wait out a hold before spending at the Gate, so that a slot is not
 		// spent on a request that cannot go.
 		if err := h.waitHold(ctx, req.URL.Host, t.policy.MaxWait, &waited); err != nil {
-			return ticket{}, err
+			return ticket{}, release, err
 		}
 		start := time.Now()
-		err := t.Gate.Wait(ctx, cost)
+		var err error
+		if lg, ok := t.Gate.(LeaseGate); ok {
+			release, err = lg.Acquire(ctx, cost)
+		} else {
+			err = t.Gate.Wait(ctx, cost)
+		}
 		t.stats.waited.Add(int64(time.Since(start)))
 		if err != nil && !(t.FailOpen && errors.Is(err, sluice.ErrStoreUnavailable) && ctx.Err() == nil) {
-			return ticket{}, err
+			return ticket{}, release, err
 		}
 	}
 	tk, w, err := h.acquire(ctx, req.URL.Host, cost, t.policy.MaxWait)
 	waited += w
-	return tk, err
+	return tk, release, err
+}
+
+// releasingBody gives back the Gate's hold on its request when it is
+// closed (once).
+type releasingBody struct {
+	io.ReadCloser
+	once    sync.Once
+	release func()
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(b.release)
+	return err
 }
 
 // waitHold waits until no Retry-After hold is on the host.
