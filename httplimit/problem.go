@@ -96,7 +96,7 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		p.RetryAfter = &ra
 		p.Detail = fmt.Sprintf("Rate limit exceeded: %d %s per %s", l.Quantity(), unitWord(l.Quantity(), units), windowWord(l.Window()))
 		if f.bucket && l.Burst() != l.Quantity() {
-			p.Detail += fmt.Sprintf(", at most %d at once", l.Burst())
+			p.Detail += fmt.Sprintf(", at most %d at once,", l.Burst())
 		}
 		p.Detail += fmt.Sprintf(" on the %s plan. Retry in %d s.", plan.Name, ra)
 		if res.Cost != 1 {
