@@ -18,12 +18,13 @@ import (
 // values, so that distinct descriptors never share a key and a Redis Cluster
 // hash tag ({…}) spans the whole subject. An entry whose shared[i] is set
 // (share_threshold) is written <key>=%*<pattern>, which no escaped value
-// can spell, so that every value its pattern matches shares one key. A key longer than sluice.MaxKeyLen
+// can spell, so that every value its pattern matches shares one key.
+// suffix (":w<n>" for a calendar rule's Unix window n, or "") ends the key. A key longer than sluice.MaxKeyLen
 // becomes "envoy:sha256:" and the hex SHA-256 of the long form (which, having
 // no '=', cannot be mistaken for a short one).
-func storeKey(domain string, entries []*ratelimitv3.RateLimitDescriptor_Entry, shared []string) string {
+func storeKey(domain string, entries []*ratelimitv3.RateLimitDescriptor_Entry, shared []string, suffix string) string {
 	var b strings.Builder
-	n := len("envoy:") + len(domain) + 1
+	n := len("envoy:") + len(domain) + 1 + len(suffix)
 	for _, e := range entries {
 		n += len(e.GetKey()) + len(e.GetValue()) + 2
 	}
@@ -44,6 +45,7 @@ func storeKey(domain string, entries []*ratelimitv3.RateLimitDescriptor_Entry, s
 		}
 		escape(&b, e.GetValue())
 	}
+	b.WriteString(suffix)
 	if b.Len() <= sluice.MaxKeyLen {
 		return b.String()
 	}

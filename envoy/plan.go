@@ -134,17 +134,18 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 		if err != nil {
 			return fmt.Errorf("descriptor %d: %w", i, err)
 		}
-		key, l := storeKey(domain, d.GetEntries(), s.shared), s.rule.limit
+		l, suffix := s.rule.limit, ""
 		if s.rule.calendar {
-			var suffix string
-			if l, suffix, s.aligned = s.rule.calendarAt(p.unix); s.aligned {
-				key += suffix
+			var cl sluice.Limit
+			if cl, suffix, s.aligned = s.rule.calendarAt(p.unix); s.aligned {
+				l = cl
 			} else {
-				l = s.rule.limit
+				suffix = ""
 			}
 		} else {
 			s.aligned = s.rule.fixed
 		}
+		key := storeKey(domain, d.GetEntries(), s.shared, suffix)
 		if s.check, err = p.add(key, l, cost); err != nil {
 			return fmt.Errorf("descriptor %d: %w", i, err)
 		}
