@@ -56,7 +56,7 @@ func TestSystemdUnitIsHardened(t *testing.T) {
 		"MemoryDenyWriteExecute": "yes", "LockPersonality": "yes", "ProtectKernelTunables": "yes",
 		"ProtectKernelModules": "yes", "ProtectControlGroups": "yes", "RestrictNamespaces": "yes",
 		"RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX", "SystemCallArchitectures": "native",
-		"ExecReload": "/bin/kill -HUP $MAINPID", "Restart": "on-failure",
+		"SystemCallErrorNumber": "EPERM", "ExecReload": "/bin/kill -HUP $MAINPID", "Restart": "on-failure",
 	} {
 		if got := s[key]; len(got) != 1 || got[0] != want {
 			t.Errorf("%s: %s=%q, want %q", unitFile, key, got, want)
