@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,11 +14,28 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Default chart size: 10 × 5 inches, 960 × 480 pixels in PNG.
+// Default chart width: 10 inches, 960 pixels in PNG. The default height
+// grows with the number of panels (see Chart).
 const (
-	DefaultChartWidth  = 10 * vg.Inch
-	DefaultChartHeight = 5 * vg.Inch
+	DefaultChartWidth = 10 * vg.Inch
+	offeredHeight     = 2.4 * vg.Inch // the offered-load panel
+	panelHeight       = 2.1 * vg.Inch // each row of contender panels
+	chartColumns      = 3
 )
+
+// DefaultChartHeight is the height Chart gives res when asked for none:
+// the offered-load panel plus one row per three contenders.
+func DefaultChartHeight(res *Result) vg.Length {
+	n := 0
+	if res.Chart != nil {
+		for _, s := range res.Chart.Series {
+			if s.Role == RoleAdmitted {
+				n++
+			}
+		}
+	}
+	return offeredHeight + vg.Length((n+chartColumns-1)/chartColumns)*panelHeight
+}
 
 // palette holds one colour per contender (Tableau 10 without its red, which
 // marks the limit), cycled when there are more.
@@ -27,24 +45,23 @@ var palette = []color.RGBA{
 	{0xbc, 0xbd, 0x22, 0xff}, {0x17, 0xbe, 0xcf, 0xff},
 }
 
-// dashes cycles solid, dashed and dotted lines.
-var dashes = [][]vg.Length{nil, {vg.Points(6), vg.Points(3)}, {vg.Points(2), vg.Points(2)}}
-
 var (
 	requestsColour = color.RGBA{0x99, 0x99, 0x99, 0xff}
 	attemptsColour = color.RGBA{0x44, 0x44, 0x44, 0xff}
 	limitColour    = color.RGBA{0xd6, 0x27, 0x28, 0xff}
 )
 
-// Chart draws res.Chart: the offered requests and each contender's
-// admissions, in units over the trailing window W (all keys together), over
-// time, with the limit line at Quantity × Keys (and, with retries, the
-// attempts of the contender whose refusals caused the most). Each line's
-// legend entry is its series name ("requests", the contender labels) and the
-// limit's is
-// "limit <Q>/<W> × <keys> keys" (or "limit <Q>/<W>" for one key). format is
-// "png" or "svg"; width and height ≤ 0 mean the defaults. The same result
-// always draws the same bytes.
+// Chart draws res.Chart as small multiples: on top, the offered load (the
+// trace's requests and, with retries, the attempts of the contender whose
+// refusals caused the most) on a scale of its own; below, one panel per
+// contender, titled with its label, showing the units it admitted in the
+// trailing window W (all keys together) over time, every panel on the same
+// scale so that heights compare. The limit is drawn as a dashed line only
+// where it means something — for one key, whose admissions it bounds; with
+// several keys the limit applies to each key apart, and the panels say so
+// instead. format is "png" or "svg"; width ≤ 0 means DefaultChartWidth,
+// height ≤ 0 DefaultChartHeight(res). The same result always draws the same
+// bytes.
 func Chart(res *Result, format string, width, height vg.Length) ([]byte, error) {
 	if res.Chart == nil || len(res.Chart.Series) == 0 {
 		return nil, fmt.Errorf("chart: the result carries no chart data")
@@ -56,76 +73,85 @@ func Chart(res *Result, format string, width, height vg.Length) ([]byte, error) 
 		width = DefaultChartWidth
 	}
 	if height <= 0 {
-		height = DefaultChartHeight
+		height = DefaultChartHeight(res)
 	}
 	cd := res.Chart
 	unit, per := timeUnit(res.Duration.D())
-
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s — limit %s per key", res.Source, res.Limit)
-	p.X.Label.Text = "time since start (" + unit + ")"
-	p.Y.Label.Text = fmt.Sprintf("units in the trailing %s, all keys", res.Window)
-	if cd.Scaled {
-		p.Y.Label.Text = fmt.Sprintf("units per %s (mean), all keys", res.Window)
-	}
-	p.Add(plotter.NewGrid())
-	legend := plot.NewLegend()
-	legend.TextStyle.Font.Size = vg.Points(10)
-	legend.Left, legend.Top = true, true
-	legend.Padding = vg.Points(2)
-	legend.ThumbnailWidth = vg.Points(28)
-
-	top := cd.LimitLine
-	admitted := 0
-	for _, s := range cd.Series {
-		xy := make(plotter.XYs, len(s.X))
+	end := res.Duration.D().Seconds() / per
+	xy := func(s Series) plotter.XYs {
+		out := make(plotter.XYs, len(s.X))
 		for k := range s.X {
-			xy[k].X, xy[k].Y = s.X[k]/per, s.Y[k]
-			top = max(top, s.Y[k])
+			out[k].X, out[k].Y = s.X[k]/per, s.Y[k]
 		}
-		line, err := plotter.NewLine(xy)
+		return out
+	}
+	span := "units in each trailing " + res.Window.String()
+	perW := "per " + res.Window.String()
+	if cd.Scaled {
+		span = "mean units per " + res.Window.String()
+	}
+
+	// The offered load, on its own scale.
+	top := plot.New()
+	top.Title.Text = fmt.Sprintf("%s — limit %s per key", res.Source, res.Limit)
+	if res.Keys > 1 {
+		top.Title.Text += fmt.Sprintf(", %d keys", res.Keys)
+	}
+	top.Title.Text += " — " + span
+	top.Y.Label.Text = "offered " + perW
+	top.X.Label.Text = "time since start (" + unit + ")"
+	top.Add(plotter.NewGrid())
+	top.Legend.Top, top.Legend.Left = true, true
+	var admitted []Series
+	offeredMax := 0.0
+	for _, s := range cd.Series {
+		if s.Role == RoleAdmitted {
+			admitted = append(admitted, s)
+			continue
+		}
+		for _, y := range s.Y {
+			offeredMax = max(offeredMax, y)
+		}
+		line, err := plotter.NewLine(xy(s))
 		if err != nil {
 			return nil, fmt.Errorf("chart: series %s: %w", s.Name, err)
 		}
-		switch s.Role {
-		case RoleOffered: // the backdrop
-			line.Color, line.Width = requestsColour, vg.Points(4)
-		case RoleAttempts:
-			line.Color, line.Width = attemptsColour, vg.Points(2)
-			line.Dashes = []vg.Length{vg.Points(1), vg.Points(2)}
-		default:
-			// Lines that coincide stay visible: each is thinner than the
-			// one before and drawn over it, and every other one is dashed.
-			i := admitted
-			admitted++
-			line.Color = palette[i%len(palette)]
-			line.Width = vg.Points(max(2.6-0.3*float64(i), 0.8))
-			line.Dashes = dashes[i%len(dashes)]
+		line.Color, line.Width = requestsColour, vg.Points(2)
+		if s.Role == RoleAttempts {
+			line.Color, line.Width, line.Dashes = attemptsColour, vg.Points(1.5), []vg.Length{vg.Points(2), vg.Points(2)}
 		}
-		p.Add(line)
-		legend.Add(s.Name, line)
+		top.Add(line)
+		top.Legend.Add(s.Name, line)
 	}
-	end := res.Duration.D().Seconds() / per
-	limit, err := plotter.NewLine(plotter.XYs{{X: 0, Y: cd.LimitLine}, {X: end, Y: cd.LimitLine}})
+	// Headroom above the highest line keeps the legend off it.
+	top.X.Min, top.X.Max, top.Y.Min, top.Y.Max = 0, end, 0, max(offeredMax*1.3, 1)
+	top.Y.Tick.Marker = plainTicks{}
+
+	panels, err := contenderPanels(res, admitted, xy, end, "time ("+unit+")", perW)
 	if err != nil {
-		return nil, fmt.Errorf("chart: limit line: %w", err)
+		return nil, err
 	}
-	limit.Color, limit.Width = limitColour, vg.Points(1.5)
-	limit.Dashes = []vg.Length{vg.Points(6), vg.Points(3)}
-	p.Add(limit)
-	legend.Add(limitLegend(res), limit)
-	p.X.Min, p.X.Max = 0, end
-	p.Y.Min, p.Y.Max = 0, top*1.08
 
 	c, err := draw.NewFormattedCanvas(width, height, format)
 	if err != nil {
 		return nil, fmt.Errorf("chart: %w", err)
 	}
 	dc := draw.New(c)
-	pad := vg.Points(8)
-	lw := legend.Rectangle(dc).Size().X + 2*pad
-	p.Draw(draw.Crop(dc, 0, -lw, 0, 0))
-	legend.Draw(draw.Crop(dc, dc.Size().X-lw+pad, 0, 0, -3*pad))
+	split := dc.Max.Y - (dc.Max.Y-dc.Min.Y)*offeredHeight/DefaultChartHeight(res)
+	top.Draw(draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{Min: vg.Point{X: dc.Min.X, Y: split}, Max: dc.Max}})
+	if len(panels) > 0 {
+		below := draw.Canvas{Canvas: dc.Canvas, Rectangle: vg.Rectangle{Min: dc.Min, Max: vg.Point{X: dc.Max.X, Y: split}}}
+		tiles := draw.Tiles{Rows: len(panels), Cols: len(panels[0]), PadX: vg.Points(10), PadY: vg.Points(6),
+			PadTop: vg.Points(6), PadBottom: vg.Points(2), PadLeft: vg.Points(2), PadRight: vg.Points(8)}
+		canvases := plot.Align(panels, tiles, below)
+		for r := range panels {
+			for col, p := range panels[r] {
+				if p != nil {
+					p.Draw(canvases[r][col])
+				}
+			}
+		}
+	}
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, fmt.Errorf("chart: %w", err)
@@ -133,12 +159,89 @@ func Chart(res *Result, format string, width, height vg.Length) ([]byte, error) 
 	return buf.Bytes(), nil
 }
 
-// limitLegend names the limit line.
-func limitLegend(res *Result) string {
-	if res.Keys == 1 {
-		return "limit " + res.Limit
+// contenderPanels lays out one panel per admitted series, chartColumns to
+// a row, on one shared scale; empty cells are nil.
+func contenderPanels(res *Result, admitted []Series, xy func(Series) plotter.XYs, end float64, xLabel, perW string) ([][]*plot.Plot, error) {
+	if len(admitted) == 0 {
+		return nil, nil
 	}
-	return fmt.Sprintf("limit %s × %d keys", res.Limit, res.Keys)
+	cd := res.Chart
+	oneKey := res.Keys == 1
+	ymax := 0.0
+	if oneKey {
+		ymax = cd.LimitLine
+	}
+	for _, s := range admitted {
+		for _, y := range s.Y {
+			ymax = max(ymax, y)
+		}
+	}
+	ymax = max(ymax*1.1, 1)
+	cols := min(chartColumns, len(admitted))
+	rows := (len(admitted) + cols - 1) / cols
+	panels := make([][]*plot.Plot, rows)
+	for r := range panels {
+		panels[r] = make([]*plot.Plot, cols)
+	}
+	for i, s := range admitted {
+		p := plot.New()
+		p.Title.Text = s.Name
+		p.Title.TextStyle.Color = palette[i%len(palette)]
+		p.Add(plotter.NewGrid())
+		line, err := plotter.NewLine(xy(s))
+		if err != nil {
+			return nil, fmt.Errorf("chart: series %s: %w", s.Name, err)
+		}
+		line.Color, line.Width = palette[i%len(palette)], vg.Points(1.8)
+		p.Add(line)
+		if oneKey {
+			limit, err := plotter.NewLine(plotter.XYs{{X: 0, Y: cd.LimitLine}, {X: end, Y: cd.LimitLine}})
+			if err != nil {
+				return nil, fmt.Errorf("chart: limit line: %w", err)
+			}
+			limit.Color, limit.Width = limitColour, vg.Points(1.2)
+			limit.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+			p.Add(limit)
+			p.Legend.Add("limit "+res.Limit, limit)
+			p.Legend.Top, p.Legend.Left = true, true
+			p.Legend.TextStyle.Font.Size = vg.Points(8)
+		}
+		r, col := i/cols, i%cols
+		if col == 0 {
+			p.Y.Label.Text = "admitted " + perW
+		}
+		if i+cols >= len(admitted) {
+			p.X.Label.Text = xLabel
+		}
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 0, end, 0, ymax
+		p.Y.Tick.Marker = plainTicks{}
+		panels[r][col] = p
+	}
+	// plot.Align needs every cell: an empty cell gets an empty plot.
+	for r := range panels {
+		for col := range panels[r] {
+			if panels[r][col] == nil {
+				p := plot.New()
+				p.HideAxes()
+				panels[r][col] = p
+			}
+		}
+	}
+	return panels, nil
+}
+
+// plainTicks are gonum's default ticks labelled without trailing zeros
+// ("25000", not "25000.00").
+type plainTicks struct{}
+
+func (plainTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
+		}
+	}
+	return ticks
 }
 
 // timeUnit picks the x axis unit for a trace of length d: its name and its

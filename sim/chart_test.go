@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/plotter"
 )
 
 func chartOf(t *testing.T, format string) (*Result, []byte) {
@@ -19,14 +21,16 @@ func chartOf(t *testing.T, format string) (*Result, []byte) {
 	return resp.Result, resp.Chart
 }
 
-func TestChartPNGIsAPictureOfEverySeries(t *testing.T) {
-	res, data := chartOf(t, "png")
+// colours counts the pixels of each colour of a PNG, after checking its
+// size.
+func colours(t *testing.T, res *Result, data []byte) map[color.RGBA]int {
+	t.Helper()
 	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
 		t.Fatalf("not a PNG: %v", err)
 	}
-	if b := img.Bounds(); b.Dx() != 960 || b.Dy() != 480 {
-		t.Fatalf("size %v, want 960×480", b)
+	if b, h := img.Bounds(), int(DefaultChartHeight(res).Dots(96)+0.5); b.Dx() != 960 || b.Dy() != h {
+		t.Fatalf("size %v, want 960×%d", b, h)
 	}
 	seen := map[color.RGBA]int{}
 	b := img.Bounds()
@@ -36,19 +40,72 @@ func TestChartPNGIsAPictureOfEverySeries(t *testing.T) {
 			seen[color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), 0xff}]++
 		}
 	}
-	if len(seen) < 20 {
-		t.Fatalf("%d distinct colours: the chart is blank", len(seen))
+	return seen
+}
+
+// Every contender has a panel of its own, so none hides another: each
+// one's colour covers a whole line's worth of pixels, not a legend swatch.
+// With one key the limit is drawn; the offered load is drawn.
+func TestChartPNGShowsEveryContenderApart(t *testing.T) {
+	resp, err := Simulate(t.Context(), Request{Pattern: &Pattern{Name: PatternBoundaryBurst}, Limit: "100/1m", Chart: "png"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := map[string]color.RGBA{"requests": requestsColour, "limit": limitColour}
-	for i, a := range res.Algorithms {
-		want[a.Label] = palette[i%len(palette)]
+	seen := colours(t, resp.Result, resp.Chart)
+	if len(resp.Result.Algorithms) != 6 {
+		t.Fatalf("%d algorithms", len(resp.Result.Algorithms))
 	}
-	for name, c := range want {
-		// Lines overlap and are antialiased; each still shows some
-		// pixels of its exact colour (its legend thumbnail at least).
-		if seen[c] < 8 {
-			t.Errorf("series %s: its colour %v covers %d pixels", name, c, seen[c])
+	for i, a := range resp.Result.Algorithms {
+		if c := palette[i%len(palette)]; seen[c] < 300 {
+			t.Errorf("%s: its colour %v covers %d pixels, want a visible line", a.Label, c, seen[c])
 		}
+	}
+	if seen[requestsColour] < 300 || seen[limitColour] < 100 {
+		t.Errorf("requests %d pixels, limit %d pixels", seen[requestsColour], seen[limitColour])
+	}
+}
+
+// With several keys the per-key limit is not a line on a chart of all keys
+// together: no limit is drawn.
+func TestChartDrawsNoLimitLineForManyKeys(t *testing.T) {
+	res, data := chartOf(t, "png")
+	if seen := colours(t, res, data); seen[limitColour] != 0 {
+		t.Errorf("the limit's colour covers %d pixels of a chart of 3 keys", seen[limitColour])
+	}
+}
+
+// The offered load has a scale of its own: a retry storm's peak of
+// attempts does not flatten the contenders' panels, whose shared scale is
+// set by what they admitted.
+func TestChartOfferedLoadHasItsOwnScale(t *testing.T) {
+	resp, err := Simulate(t.Context(), Request{Pattern: &Pattern{Name: PatternRetryStorm}, Limit: "100/1m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := resp.Result
+	var admitted []Series
+	offered, most := 0.0, 0.0
+	for _, s := range res.Chart.Series {
+		if s.Role == RoleAdmitted {
+			admitted = append(admitted, s)
+			most = max(most, slicesMax(s.Y))
+		} else {
+			offered = max(offered, slicesMax(s.Y))
+		}
+	}
+	panels, err := contenderPanels(res, admitted, func(s Series) plotter.XYs { return plotter.XYs{{X: 0, Y: 0}} }, 1, "x", "y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, row := range panels {
+		for _, p := range row {
+			if p.Title.Text != "" && (p.Y.Max > most*1.2 || p.Y.Max < most) {
+				t.Errorf("panel %s: y up to %v; admitted peak %v, offered peak %v", p.Title.Text, p.Y.Max, most, offered)
+			}
+		}
+	}
+	if offered < 3*most {
+		t.Fatalf("the retry storm's attempts (%v) are not far above the admissions (%v): the test shows nothing", offered, most)
 	}
 }
 
@@ -82,14 +139,14 @@ func svgTexts(t *testing.T, data []byte) []string {
 	}
 }
 
-func TestChartSVGHasALegendEntryPerSeriesAndTheLimit(t *testing.T) {
+func TestChartSVGNamesEveryPanel(t *testing.T) {
 	res, data := chartOf(t, "svg")
 	texts := svgTexts(t, data)
 	has := map[string]bool{}
 	for _, s := range texts {
 		has[s] = true
 	}
-	want := []string{"requests", "limit 100/1m × 3 keys", "time since start (minutes)"}
+	want := []string{"requests", "time since start (minutes)", "time (minutes)", "admitted per 1m"}
 	for _, a := range res.Algorithms {
 		want = append(want, a.Label)
 	}
@@ -99,6 +156,11 @@ func TestChartSVGHasALegendEntryPerSeriesAndTheLimit(t *testing.T) {
 	for _, w := range want {
 		if !has[w] {
 			t.Errorf("no text %q in the SVG (texts: %q)", w, texts)
+		}
+	}
+	for _, s := range texts {
+		if strings.HasPrefix(s, "limit") {
+			t.Errorf("a limit legend %q on a chart of 3 keys", s)
 		}
 	}
 }
