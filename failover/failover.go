@@ -178,12 +178,15 @@ type Stats struct {
 // not yet over, tokens not yet refilled), no more than were admitted, in
 // one Charge call with up to four other keys of the same nodes. A node
 // whose probe succeeds, or that is first met while keys are owed (a
-// replica promoted, a new master named), enters a return period of two
-// OpenFor: its calls,
+// replica promoted, a new master named), enters a return period of four
+// OpenFor (2 s with the defaults): its calls,
 // the probe included, are decided locally and charged at once (reported
 // to OnFallback as ErrReturning), so that every instance sharing the
 // primary, each probing every OpenFor, has charged what it admitted before
-// any decides on the primary again. A charge that fails is a store error:
+// any decides on the primary again — unless its probes keep failing for
+// longer (an instance still cut off from the primary, or too slow to
+// answer within Timeout), whose local decisions in the window the others
+// return in are then beyond the promise, by at most its share. A charge that fails is a store error:
 // the accounts stay open for a later call. Concurrency leases are never
 // charged (see package redis's documentation for the bounds this gives).
 //
@@ -198,7 +201,7 @@ type Stats struct {
 // is the primary's again (after the return period, under Local with a
 // Charge). With the defaults a primary that is back serves decisions again
 // within about 550 ms (500 ms open plus at most one 50 ms probe that failed
-// just before it came back), plus the return period's second under Local
+// just before it came back), plus the return period's 2 s under Local
 // with a Charge.
 //
 // A primary that is a CachingStore (overlimit.Cache) is recognised: the
@@ -235,6 +238,11 @@ type Store struct {
 	sharesMu sync.RWMutex
 	shares   map[sluice.Limit]sluice.Limit // limit → this instance's share, for Local
 }
+
+// returnPeriods is a node's return period in breaker periods (OpenFor):
+// long enough for every instance, probing every OpenFor, to probe and
+// charge, with room for a few probes that miss the timeout.
+const returnPeriods = 4
 
 // maxInstances bounds Options.Instances, as sluice.Limit.Scale bounds its
 // factors.
@@ -280,7 +288,7 @@ func New(primary, local sluice.Store, opts Options) (*Store, error) {
 		nodeOf:     opts.Node,
 		nodes:      nodes{opts: opts.Breaker, onChange: opts.OnBreakerChange},
 		openFor:    (&breaker{opts: opts.Breaker}).OpenFor(),
-		returnFor:  2 * (&breaker{opts: opts.Breaker}).OpenFor(),
+		returnFor:  returnPeriods * (&breaker{opts: opts.Breaker}).OpenFor(),
 		charge:     opts.Charge,
 		now:        opts.Breaker.Clock,
 	}

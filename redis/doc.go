@@ -148,7 +148,7 @@
 //   - What the fallback admitted is charged to Redis (Store.Charge, one
 //     charge.lua run per key, within the timeout) before Redis decides the
 //     key again; an instance whose breaker's probe succeeds decides locally
-//     for two more breaker periods and charges each decision at once, so
+//     for four more breaker periods and charges each decision at once, so
 //     that every instance has charged what it admitted before any decides
 //     on Redis again.
 //   - Open's store reads every master's replication history every 100 ms
