@@ -29,6 +29,7 @@ type Service struct {
 	headers string
 	observe func(res *Result, took time.Duration, err error)
 	now     func() time.Time
+	marks   marks
 	// scratch pools the per-request memory that does not leave a call;
 	// requests the messages that Register's handler reads requests into.
 	scratch  sync.Pool
@@ -210,7 +211,7 @@ func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *s
 		if err != nil {
 			return nil, 0, grpcError(ctx, err)
 		}
-		p.settle(ctx, s.limiter, d, &sc.settle)
+		p.settle(ctx, s.limiter, d, &sc.settle, &s.marks)
 	}
 	parts := newResponseParts(len(p.slots))
 	resp := p.response(d, parts)

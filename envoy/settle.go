@@ -3,6 +3,7 @@ package envoy
 import (
 	"context"
 	"slices"
+	"sync"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -71,10 +72,39 @@ func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d *sluice.Decisi
 	return false, nil
 }
 
+// maxMarks bounds the windows that marks remembers.
+const maxMarks = 1 << 14
+
+// marks remembers the windows this service has marked over, so that the
+// refusals that follow (which an over-limit cache answers without a round
+// trip) cost no call to mark them again: each window is marked at most
+// once per service, as long as it is remembered. Forgetting is safe: it
+// only costs a call that finds the window marked.
+type marks struct {
+	mu sync.Mutex
+	m  map[string]int64 // store key and limit name → the Unix window it was marked in
+}
+
+// seen reports whether key was marked in the Unix window n, and
+// remembers that it is now.
+func (m *marks) seen(key string, n int64) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w, ok := m.m[key]; ok && w == n {
+		return true
+	}
+	if m.m == nil || len(m.m) >= maxMarks {
+		m.m = make(map[string]int64)
+	}
+	m.m[key] = n
+	return false
+}
+
 // settle runs after d decided p: it reads the statuses that an
 // over-limit cache refused without evaluating, and marks the refused
-// fixed windows over. scratch is working memory.
-func (p *plan) settle(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) {
+// fixed windows over (those that marked has not seen marked). scratch is
+// working memory.
+func (p *plan) settle(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision, marked *marks) {
 	if !d.Allowed {
 		p.evaluate(ctx, l, d, scratch)
 	}
@@ -84,7 +114,8 @@ func (p *plan) settle(ctx context.Context, l *sluice.Limiter, d, scratch *sluice
 			continue
 		}
 		st := &d.Statuses[s.check]
-		if st.Allowed || p.checks[s.check].Cost == 0 {
+		if st.Allowed || p.checks[s.check].Cost == 0 ||
+			st.Remaining == 0 && marked.seen(p.checks[s.check].Key+"\x00"+s.rule.label, floorDiv(p.unix, s.rule.unitSeconds)) {
 			continue
 		}
 		c := [1]sluice.Check{{Key: p.checks[s.check].Key + overKey, Limit: overLimit(p.checks[s.check].Limit), Cost: 1}}
