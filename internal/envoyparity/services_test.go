@@ -110,7 +110,7 @@ type service struct {
 // start runs cmd until the test ends and connects to its gRPC port.
 func start(t *testing.T, name string, cmd *exec.Cmd, grpcPort int) *service {
 	t.Helper()
-	s := &service{name: name, log: new(syncBuffer).init()}
+	s := &service{name: name, log: new(syncBuffer)}
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("%s: %v", name, err)
@@ -216,10 +216,8 @@ func (s *service) ask(t *testing.T, req *rlsv3.RateLimitRequest) *rlsv3.RateLimi
 // syncBuffer is a bytes.Buffer that a process and the test share.
 type syncBuffer struct {
 	mu  sync.Mutex
-	buf *bytes.Buffer
+	buf bytes.Buffer
 }
-
-func (b *syncBuffer) init() *syncBuffer { b.buf = new(bytes.Buffer); return b }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
