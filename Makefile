@@ -51,7 +51,7 @@ PODMAN ?= podman
 image:
 	@command -v $(firstword $(PODMAN)) >/dev/null || { echo "make image: $(firstword $(PODMAN)) not found: make deps installs podman and buildah"; exit 1; }
 	@ctx=$$(mktemp -d) && trap 'rm -rf "$$ctx"' EXIT && \
-	  CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -o "$$ctx/sluice" ./cmd/sluice && \
+	  CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags='-s -w' -o "$$ctx/sluice" ./cmd/sluice && \
 	  cp deploy/image/passwd deploy/image/group /etc/ssl/certs/ca-certificates.crt "$$ctx/" && \
 	  $(PODMAN) build --file deploy/Containerfile --tag $(IMAGE) "$$ctx"
 
