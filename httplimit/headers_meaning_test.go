@@ -1,6 +1,8 @@
 package httplimit_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -59,19 +61,30 @@ func TestBucketPolicyStatesItsBurstAsTheQuota(t *testing.T) {
 	}
 }
 
-// After a burst a token bucket refuses; its Retry-After is never earlier
-// than the violated policy's t, and sleeping it admits.
-func TestRetryAfterIsNotEarlierThanTheViolatedT(t *testing.T) {
-	h, clock := setup(t, `
+// burstyBucket is a token bucket whose burst is twice its rate, as the
+// example configuration's per-second and global limits are.
+const burstyBucket = `
 plans:
   p:
     limits:
       - {name: per-second, algorithm: token-bucket, quantity: 5, window: 1s, burst: 10}
-`, noon)
+`
+
+// untilRefused sends requests until one is refused (at most 21) and
+// returns the last answer.
+func untilRefused(h http.Handler) *httptest.ResponseRecorder {
 	w := do(h, req{})
 	for i := 0; w.Code == 200 && i < 20; i++ {
 		w = do(h, req{})
 	}
+	return w
+}
+
+// After a burst a token bucket refuses; its Retry-After is never earlier
+// than the violated policy's t, and sleeping it admits.
+func TestRetryAfterIsNotEarlierThanTheViolatedT(t *testing.T) {
+	h, clock := setup(t, burstyBucket, noon)
+	w := untilRefused(h)
 	if w.Code != 429 {
 		t.Fatalf("never refused: %d", w.Code)
 	}
@@ -128,17 +141,9 @@ plans:
 // The 429 body's figures are the headers': the deciding policy's q, the
 // use q − r and the reset t, rounded up.
 func TestRefusalBodyCarriesTheHeadersFigures(t *testing.T) {
-	h, clock := setup(t, `
-plans:
-  p:
-    limits:
-      - {name: per-second, algorithm: token-bucket, quantity: 5, window: 1s, burst: 10}
-`, noon)
+	h, clock := setup(t, burstyBucket, noon)
 	clock.Advance(300 * time.Millisecond) // resetsAt must round up, not down
-	w := do(h, req{})
-	for i := 0; w.Code == 200 && i < 20; i++ {
-		w = do(h, req{})
-	}
+	w := untilRefused(h)
 	p := decodeProblem(t, w.Body.String())
 	policy := ietfItems(t, w.Header().Get("RateLimit-Policy"))["per-second"]
 	item := ietfItems(t, w.Header().Get("RateLimit"))["per-second"]

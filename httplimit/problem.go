@@ -86,8 +86,8 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		// clock predicts; the lease expiry would be a needlessly long wait.
 		ra := int64(1)
 		p.RetryAfter = &ra
-		p.Detail = fmt.Sprintf("Too many concurrent requests: at most %d at once on the %s plan. Retry when one of your requests has finished.",
-			l.Quantity(), plan.Name)
+		p.Detail = fmt.Sprintf("Too many concurrent requests: at most %d %s at once on the %s plan. Retry when one of your requests has finished.",
+			l.Quantity(), unitWord(l.Quantity(), units), plan.Name)
 	} else if d.RetryAfter == sluice.Never {
 		p.Detail = fmt.Sprintf("This request costs %d units, more than the %d that the %s limit of the %s plan can ever hold: it cannot be admitted.",
 			res.Cost, l.Burst(), l.Name(), plan.Name)
