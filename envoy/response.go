@@ -34,9 +34,10 @@ type Outcome struct {
 	// limit applied. In a refused request a limit that would have admitted
 	// it reports "allowed", though it consumed nothing.
 	Result string
-	// Remaining is the units the limit still holds after the decision, and
-	// Capacity the most it can hold (sluice.Limit.Burst); both 0 for blocked
-	// (requests_per_unit 0), unlimited and unmatched descriptors.
+	// Remaining is the units the limit still holds after the decision (0
+	// when it is over, as limit_remaining says), and Capacity the most it
+	// can hold (sluice.Limit.Burst); both 0 for blocked (requests_per_unit
+	// 0), unlimited and unmatched descriptors.
 	Remaining, Capacity int64
 }
 
