@@ -7,11 +7,13 @@ GO    ?= go
 # make test: installs what the tests need (redis-server, nginx, caddy,
 # chromium, prometheus, podman, buildah, systemd-analyze — Debian packages,
 # only when missing), runs every test with the race
-# detector, then every fuzz target for FUZZTIME. Tests that need those programs
+# detector (and the chi, gin and echo examples of examples/frameworks, a
+# module of its own), then every fuzz target for FUZZTIME. Tests that need those programs
 # fail, never skip, without them.
 test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout 15m ./...
+	cd examples/frameworks && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -race -count=1 ./...
 	./scripts/fuzz $(FUZZTIME)
 
 FUZZTIME ?= 3s
