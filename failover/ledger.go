@@ -14,8 +14,12 @@ import (
 const DefaultLedger = 1 << 16
 
 // settleExtra is how many keys of other calls a call to the primary charges
-// along with its own, so that keys no longer asked are charged too.
-const settleExtra = 4
+// along with its own, so that keys no longer asked are charged too; it
+// looks at settleLook accounts at most to find them.
+const (
+	settleExtra = 4
+	settleLook  = 32
+)
 
 // An account is what a Store admitted locally on one key and limit since
 // its fallback began there and has not charged to the primary yet.
@@ -111,11 +115,14 @@ func (lg *ledger) take(ctx context.Context, checks []sluice.Check, also func(*ac
 		}
 		taken = append(taken, lg.claim(a))
 	}
-	extra := 0
+	// Go visits a map from a random place: looking at a few accounts per
+	// call reaches them all over the calls, at a bounded cost each.
+	extra, looked := 0, 0
 	for _, a := range lg.m {
-		if extra == settleExtra {
+		if extra == settleExtra || looked == settleLook {
 			break
 		}
+		looked++
 		if a.busy == nil && also(a) {
 			taken = append(taken, lg.claim(a))
 			extra++
