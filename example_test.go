@@ -96,3 +96,31 @@ func ExampleLimiter_Allow() {
 	// request 3: allowed, 0 left
 	// request 4: refused, retry in about 20s
 }
+
+// Wait blocks until the checks fit: here a worker waits for one of two
+// in-flight slots, which another worker gives back 20ms later.
+func ExampleLimiter_Wait() {
+	store := memory.New()
+	defer store.Close()
+	limiter := sluice.NewLimiter(store)
+	ctx := context.Background()
+	slots := []sluice.Check{{Key: "exports", Limit: sluice.Concurrency(2, time.Minute), Cost: 1}}
+
+	var first, second, third sluice.Decision
+	limiter.Allow(ctx, slots, &first)
+	limiter.Allow(ctx, slots, &second)
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		limiter.Release(ctx, slots, &first) // the first export ends
+	}()
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := limiter.Wait(wait, slots, &third); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("third export admitted:", third.Allowed)
+	limiter.Release(ctx, slots, &second)
+	limiter.Release(ctx, slots, &third)
+	// Output: third export admitted: true
+}
