@@ -10,9 +10,10 @@
 // It runs envoyproxy/ratelimit twice: as it is configured by default,
 // and with STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT, its setting that
 // charges nothing to the descriptors of a refused request except the
-// refused ones. Every answer of sluice must equal the second's; an answer
-// may differ from the first's only where that one deliberate difference,
-// sluice's all-or-nothing rule, applies.
+// refused ones. Every answer of sluice must equal the second's, but for
+// the calls that name a difference documented in docs/envoy.md; an answer
+// may differ from the first's only where sluice's one deliberate
+// difference, the all-or-nothing rule, applies.
 package envoyparity
 
 // RatelimitVersion is the envoyproxy/ratelimit module version the test
