@@ -133,6 +133,9 @@ type Stats struct {
 	// for 10 s is left out, here and from Breaker: it is no longer the
 	// primary's (a master replaced by its replica).
 	Nodes map[string]NodeStats
+	// Returning counts the nodes in their return period now: closed, but
+	// deciding locally and charging at once (see Store).
+	Returning int
 	// Uncharged counts units admitted locally that will not be charged to
 	// the primary: the ledger was full (Options.Ledger), or no Charge was
 	// given.
@@ -323,9 +326,14 @@ func (f *Store) Stats() Stats {
 	if f.ledger != nil {
 		st.Uncharged = f.ledger.uncharged.Load()
 	}
+	now := f.now().UnixNano()
 	f.nodes.each(func(n *node) {
 		ns := NodeStats{Breaker: n.breaker.State(), BreakerOpens: n.breaker.Opens(),
-			StoreErrors: n.storeErrors.Load(), FallbackDecisions: n.fallbacks.Load()}
+			StoreErrors: n.storeErrors.Load(), FallbackDecisions: n.fallbacks.Load(),
+			Returning: now < n.returnUntil.Load()}
+		if ns.Returning {
+			st.Returning++
+		}
 		st.Nodes[n.name] = ns
 		st.BreakerOpens += ns.BreakerOpens
 		if ns.Breaker == BreakerOpen || ns.Breaker == BreakerHalfOpen && st.Breaker == BreakerClosed {

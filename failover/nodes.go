@@ -18,8 +18,10 @@ type NodeStats struct {
 	// StoreErrors counts the node's calls that failed.
 	StoreErrors int64
 	// FallbackDecisions counts calls decided by the policy because of the
-	// node: it failed, or its breaker was open.
+	// node: it failed, its breaker was open, or it was returning.
 	FallbackDecisions int64
+	// Returning reports whether the node is in its return period now.
+	Returning bool
 }
 
 // maxNodes bounds the breakers a Store keeps. Nodes are a deployment's

@@ -129,6 +129,9 @@ func TestWhatTheFallbackAdmittedIsChargedBeforeThePrimaryDecides(t *testing.T) {
 	if d := r.allow(t, check); d.Allowed || charged.Load() != 5 {
 		t.Fatalf("the probe: allowed %v (its share is spent), %d charged (want 5)", d.Allowed, charged.Load())
 	}
+	if st := r.failover.Stats(); st.Breaker != failover.BreakerClosed || st.Returning != 1 {
+		t.Errorf("after the probe: %+v, want closed and returning", st)
+	}
 	r.clk.Advance(10 * time.Second) // past the return period, within the window
 	for range 10 {
 		if r.allow(t, check).Allowed {
@@ -138,7 +141,7 @@ func TestWhatTheFallbackAdmittedIsChargedBeforeThePrimaryDecides(t *testing.T) {
 	if admitted != 10 {
 		t.Errorf("%d admitted in the window in all, want the limit's 10", admitted)
 	}
-	if st := r.failover.Stats(); st.Breaker != failover.BreakerClosed || st.Uncharged != 0 {
+	if st := r.failover.Stats(); st.Breaker != failover.BreakerClosed || st.Returning != 0 || st.Uncharged != 0 {
 		t.Errorf("stats %+v", st)
 	}
 }
