@@ -1,13 +1,7 @@
 package server_test
 
 import (
-	"bufio"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -17,12 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/config"
-	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/internal/realtest"
-	"github.com/sluice-dev/sluice/internal/redistest"
-	"github.com/sluice-dev/sluice/memory"
-	"github.com/sluice-dev/sluice/redis"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -48,91 +37,6 @@ degradation:
   levels:
     critical: {enter: {in_flight: 100000}, leave: {in_flight: 1}}
 `
-
-// dashboardServer runs a server for dashboardLoadConfig on a fake clock,
-// over a real Redis behind the failover (as sluice serve runs it) when
-// redisServer is not nil, else over memory.
-type dashboardServer struct {
-	srv         *server.Server
-	pub, admin  *httptest.Server
-	clock       *fakeClock
-	redisServer *redistest.Server
-}
-
-func newDashboardServer(t *testing.T, onRedis bool) *dashboardServer {
-	t.Helper()
-	d := &dashboardServer{clock: &fakeClock{}}
-	d.clock.us.Store(sluice.MicrosSinceEpoch(noon))
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
-	t.Cleanup(up.Close)
-	file := filepath.Join(t.TempDir(), "sluice.yaml")
-	if err := os.WriteFile(file, []byte("upstream: "+up.URL+"\n"+dashboardLoadConfig+testAdmin), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	local := memory.New(memory.WithClock(d.clock.Now), memory.WithSweepInterval(0))
-	opts := server.Options{Config: cfg, Clock: d.clock.Now, Store: local, Memory: local,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	if onRedis {
-		d.redisServer = redistest.Standalone(t)
-		primary := redis.New(d.redisServer.Client(t), redis.WithTimeForTesting(d.clock.Now))
-		// A timeout far above Redis's answers on a loaded machine: only
-		// the outage makes fallback decisions.
-		fo, err := failover.New(primary, local, failover.Options{Timeout: 5 * time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		opts.Store, opts.Failover = fo, fo
-	}
-	if d.srv, err = server.New(opts); err != nil {
-		t.Fatal(err)
-	}
-	d.pub = httptest.NewServer(d.srv.PublicHandler())
-	t.Cleanup(d.pub.Close)
-	d.admin = httptest.NewServer(d.srv.AdminHandler())
-	t.Cleanup(d.admin.Close)
-	return d
-}
-
-// get sends a request to a listener and returns its status and body.
-func get(t *testing.T, method, url string, body string, header map[string]string) (int, string) {
-	t.Helper()
-	req, _ := http.NewRequest(method, url, strings.NewReader(body))
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
-
-// scrape reads the admin listener's /metrics into series → value.
-func scrape(t *testing.T, admin string) map[string]float64 {
-	t.Helper()
-	_, body := get(t, "GET", admin+"/metrics", "", map[string]string{server.TokenHeader: testToken})
-	out := map[string]float64{}
-	sc := bufio.NewScanner(strings.NewReader(body))
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("/metrics line %q: %v", line, err)
-		}
-		out[line[:i]] = v
-	}
-	return out
-}
 
 // dashboardView is what the dashboard shows, read from the page.
 type dashboardView struct {
@@ -191,7 +95,9 @@ func TestBrowserDashboardShowsWhatMetricsCount(t *testing.T) {
 }
 
 func testDashboardAgainstMetrics(t *testing.T, onRedis bool) {
-	d := newDashboardServer(t, onRedis)
+	clock := &fakeClock{}
+	clock.us.Store(sluice.MicrosSinceEpoch(noon))
+	d := newPageServer(t, dashboardLoadConfig, clock.Now, onRedis)
 	ctx := realtest.Browser(t)
 	run(t, ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(d.admin.URL+"/dashboard"))
 
@@ -215,14 +121,16 @@ func testDashboardAgainstMetrics(t *testing.T, onRedis bool) {
 	send("pro", 4, map[string]string{"X-API-Key": "demo-pro-key"})   // 2 admitted, 2 refused by per-second
 	send("free", 4, nil)                                             // anonymous: 3 admitted, 1 refused
 	if load["free"].refused != 3 || load["pro"].refused != 2 {
-		t.Fatalf("refused: free %d, pro %d; want 3 and 2", load["free"].refused, load["pro"].refused)
+		m := scrape(t, d.admin.URL)
+		t.Fatalf("refused: free %d, pro %d; want 3 and 2 (store errors %v, fallback decisions %v)", load["free"].refused, load["pro"].refused,
+			m[`sluice_store_errors_total{store="redis"}`], m["sluice_fallback_decisions_total"])
 	}
 	lastSecond := "13" // decisions in the last complete second
 	if onRedis {
 		// Redis goes away: the next requests are decided by the fallback
 		// (on_store_error: local), whatever it decides.
 		d.redisServer.Kill()
-		d.clock.Advance(2 * time.Second)
+		clock.Advance(2 * time.Second)
 		send("pro", 2, map[string]string{"X-API-Key": "demo-pro-key"})
 		lastSecond = "2"
 	}
@@ -232,7 +140,7 @@ func testDashboardAgainstMetrics(t *testing.T, onRedis bool) {
 	if code != 200 {
 		t.Fatalf("pinning a level: %d %s", code, body)
 	}
-	d.clock.Advance(time.Second)
+	clock.Advance(time.Second)
 	m := scrape(t, d.admin.URL)
 
 	want := func(series string) string { return strconv.FormatFloat(m[series], 'f', -1, 64) }
@@ -370,13 +278,4 @@ func testDashboardAgainstMetrics(t *testing.T, onRedis bool) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-}
-
-func atoi(t *testing.T, s string) int {
-	t.Helper()
-	n, err := strconv.Atoi(strings.ReplaceAll(s, ",", ""))
-	if err != nil {
-		t.Fatalf("%q is not a count: %v", s, err)
-	}
-	return n
 }

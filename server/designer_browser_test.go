@@ -85,10 +85,3 @@ func TestBrowserDesignerLayout(t *testing.T) {
 		}
 	}
 }
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
-}

@@ -41,19 +41,6 @@ const readDocs = `(function () {
 	};
 })()`
 
-// overflow lists the elements of the page wider than the window or
-// beyond its edges, and the document's scroll width against the window's.
-const overflow = `(function () {
-	const w = window.innerWidth, out = [];
-	if (document.documentElement.scrollWidth > w) out.push("document: scrollWidth " + document.documentElement.scrollWidth + " > " + w);
-	for (const e of document.body.querySelectorAll("*")) {
-		const r = e.getBoundingClientRect();
-		if (r.width === 0 && r.height === 0) continue;
-		if (r.right > w + 0.5 || r.left < -0.5) out.push(e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + ": " + r.left.toFixed(1) + ".." + r.right.toFixed(1) + " of " + w);
-	}
-	return out;
-})()`
-
 // TestBrowserDocsPage reads /docs, generated from examples/sluice.yaml, in
 // headless Chromium, plan by plan (?plan=): the plan's limits and the
 // global ones; header examples that are what a fresh client of the plan
@@ -163,7 +150,7 @@ func TestBrowserDocsPage(t *testing.T) {
 
 			// Code that backs off, addressed to this API.
 			for lang, c := range map[string]struct{ code, want string }{
-				"curl": {v.Curl, "curl --retry "}, "Go": {v.Go, "&client.Transport{}"},
+				"curl": {v.Curl, " --retry "}, "Go": {v.Go, "&client.Transport{}"},
 				"JavaScript": {v.JS, "await fetch("}, "Python": {v.Python, "respect_retry_after_header=True"},
 			} {
 				if !strings.Contains(c.code, c.want) || !strings.Contains(c.code, f.http.URL+"/v1/items") || !strings.Contains(c.code, "Authorization") {
