@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -104,51 +103,20 @@ func freePort(t *testing.T) int {
 type service struct {
 	name   string
 	client rlsv3.RateLimitServiceClient
-	log    *syncBuffer
 }
 
-// start runs cmd until the test ends and connects to its gRPC port.
-func start(t *testing.T, name string, cmd *exec.Cmd, grpcPort int) *service {
+// start runs args (with env added to the environment) until the test
+// ends, and connects to its gRPC port.
+func start(t *testing.T, name string, env []string, grpcPort int, args ...string) *service {
 	t.Helper()
-	s := &service{name: name, log: new(syncBuffer)}
-	cmd.Stdout, cmd.Stderr = s.log, s.log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-		if t.Failed() {
-			t.Logf("%s's log (its end):\n%s", name, tail(s.log.String(), 3000))
-		}
-	})
 	addr := "127.0.0.1:" + strconv.Itoa(grpcPort)
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			break
-		}
-		select {
-		case <-exited:
-			t.Fatalf("%s exited at start-up:\n%s", name, s.log.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s does not listen on %s:\n%s", name, addr, s.log.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	realtest.Start(t, name, "", env, addr, args...)
 	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	s.client = rlsv3.NewRateLimitServiceClient(conn)
-	return s
+	return &service{name: name, client: rlsv3.NewRateLimitServiceClient(conn)}
 }
 
 // startRatelimit runs envoyproxy/ratelimit on redisAddr with the rules of
@@ -157,9 +125,7 @@ func start(t *testing.T, name string, cmd *exec.Cmd, grpcPort int) *service {
 func startRatelimit(t *testing.T, bin, runtime, redisAddr, prefix string, extra ...string) *service {
 	t.Helper()
 	grpcPort := freePort(t)
-	cmd := exec.Command(bin)
-	cmd.Env = append([]string{
-		"PATH=" + os.Getenv("PATH"),
+	env := append([]string{
 		"HOST=127.0.0.1", "PORT=" + strconv.Itoa(freePort(t)),
 		"DEBUG_HOST=127.0.0.1", "DEBUG_PORT=" + strconv.Itoa(freePort(t)),
 		"GRPC_HOST=127.0.0.1", "GRPC_PORT=" + strconv.Itoa(grpcPort),
@@ -169,7 +135,7 @@ func startRatelimit(t *testing.T, bin, runtime, redisAddr, prefix string, extra 
 		"BACKEND_TYPE=redis", "REDIS_SOCKET_TYPE=tcp", "REDIS_URL=" + redisAddr,
 		"CACHE_KEY_PREFIX=" + prefix,
 	}, extra...)
-	return start(t, "ratelimit"+prefix, cmd, grpcPort)
+	return start(t, "ratelimit "+prefix, env, grpcPort, bin)
 }
 
 // startSluice runs sluice serve on redisAddr with the rules of rulesDir,
@@ -197,8 +163,7 @@ plans:
 	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "-config", file)
-	return start(t, "sluice", cmd, grpcPort)
+	return start(t, "sluice", nil, grpcPort, bin, "serve", "-config", file)
 }
 
 // ask sends req to s.
@@ -211,30 +176,4 @@ func (s *service) ask(t *testing.T, req *rlsv3.RateLimitRequest) *rlsv3.RateLimi
 		t.Fatalf("%s: ShouldRateLimit(%v): %v", s.name, req, err)
 	}
 	return resp
-}
-
-// syncBuffer is a bytes.Buffer that a process and the test share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// tail returns the last n bytes of s.
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "…" + s[len(s)-n:]
 }
