@@ -28,6 +28,13 @@ const reconnectEvery = 250 * time.Millisecond
 // Options.OnStoreError for every call Redis cannot decide). Open returns
 // one.
 //
+// Once connected, it reads its deployment every 100 ms: the masters of a
+// Cluster's slots, so that the failover keeps a circuit breaker per master
+// (Store.Node), and every master's replication history, so that writes a
+// failover lost are counted (Losses) and logged. What its local fallback
+// admits is charged to Redis before Redis decides those keys again
+// (Store.Charge); package documentation, Failover, has the bounds.
+//
 // A Guarded does not need Redis to exist: until Redis can be reached, and
 // whenever it cannot, its calls are decided by OnStoreError, never failed
 // for want of Redis. It connects in the background and decides on Redis
