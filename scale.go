@@ -11,8 +11,10 @@ import (
 const maxInstances = 1 << 16
 
 // perInstance returns the share of l that each of n instances enforces on
-// its own when they cannot share state (their shared store is down), so
-// that together they admit about what l admits. Name, algorithm, max wait and
+// its own when they cannot share state (their shared store is down): from
+// fresh states, n instances together admit no more per window than l
+// promises (a store-down policy that starts each key fresh admits that much
+// on top of what the shared state had already counted). Name, algorithm, max wait and
 // shadow mode are kept; n is clamped to [1, 2^16].
 //
 //   - Window algorithms admit ⌊Q/n⌋ per W, at least 1.

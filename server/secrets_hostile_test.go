@@ -139,7 +139,13 @@ global:
 	traffic(1)
 	time.Sleep(600 * time.Millisecond)
 	rs.Restart()
-	for deadline := time.Now().Add(5 * time.Second); opened.Failover.Stats().Breaker != failover.BreakerClosed; {
+	// Back on Redis: the breaker closed and its return period (local
+	// decisions charged at once) over, so that traffic(2) writes to Redis.
+	back := func() bool {
+		st := opened.Failover.Stats()
+		return st.Breaker == failover.BreakerClosed && st.Returning == 0
+	}
+	for deadline := time.Now().Add(5 * time.Second); !back(); {
 		if time.Now().After(deadline) {
 			t.Fatalf("Redis is back but the breaker is not closed: %+v", opened.Failover.Stats())
 		}
