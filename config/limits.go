@@ -17,8 +17,7 @@ import (
 //     burst: 20        # token-bucket, leaky-bucket, gcra
 //     max_wait: 2s     # leaky-bucket as a queue
 //     shadow: true     # report, never refuse
-//     id: per-minute   # the state's identity (default: the name); keep it
-//                      # when renaming the limit and its clients keep their state
+//     id: per-minute   # the state's identity (default: the name): keep it to rename
 func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 	var out []sluice.Limit
 	names := map[string]bool{}
