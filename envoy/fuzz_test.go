@@ -30,6 +30,13 @@ const fuzzRules = edgeRules + `
     rate_limit: {unit: second, requests_per_unit: 0}
   - key: bucket
     rate_limit: {unit: second, requests_per_unit: 3, algorithm: gcra, burst: 5, replaces: [{name: per-ip}]}
+  - key: files
+    value: f/*
+    share_threshold: true
+    quota_mode: true
+    rate_limit: {unit: week, requests_per_unit: 2}
+  - key: yearly
+    rate_limit: {unit: year, requests_per_unit: 2}
 `
 
 // FuzzShouldRateLimit feeds arbitrary RateLimitRequests (protobuf wire
@@ -54,6 +61,7 @@ func FuzzShouldRateLimit(f *testing.F) {
 	for _, req := range []*rlsv3.RateLimitRequest{
 		request("edge", 0, desc("remote_address", "1.2.3.4"), desc("remote_address", "1.2.3.4", "path", "/login")),
 		request("edge", 7, desc("tenant", "t"), desc("internal", "x"), withHits(desc("bucket", "b"), 0)),
+		request("edge", 3, desc("files", "f/a"), withHits(desc("files", "f/b"), 0), desc("yearly", "y")),
 		request("edge", 0, desc("remote_address", "198.51.100.66"), desc("remote_address", "10.1.9.9")),
 		request("edge", 1, override, desc("remote_address", "a|b=c:{d}%")),
 		request("", 0, desc("k", "v")),
