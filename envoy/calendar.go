@@ -42,7 +42,7 @@ type calendar struct {
 	cur atomic.Pointer[calendarWindow]
 }
 
-// at returns the limit and key suffix that r counts the Unix second unix
+// calendarAt returns the limit and key suffix that r counts the Unix second unix
 // in; ok false when r falls back to its own limit.
 func (r *rule) calendarAt(unix int64) (sluice.Limit, string, bool) {
 	u := r.unitSeconds
