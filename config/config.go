@@ -77,6 +77,13 @@ type Redis struct {
 	// Instances is how many sluice instances share the Redis store, 1 by
 	// default; the local fallback divides quotas by it.
 	Instances int
+	// Replicas, when above 0 (standalone or Sentinel), makes every write
+	// wait until that many replicas hold it, at most ReplicaWait (default
+	// Timeout): a write no replica has copied in time is a store error,
+	// decided by OnStoreError, so that a failover cannot forget a decision
+	// (redis.Options.Replicas; it costs decisions/s, see RELIABILITY.md).
+	Replicas    int
+	ReplicaWait time.Duration
 }
 
 // Identity says how a request's client is recognised: the identity fields

@@ -190,6 +190,8 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 				"timeout":        func(n *yaml.Node, p string) { r.Timeout = d.Duration(n, p) },
 				"on_store_error": func(n *yaml.Node, p string) { r.OnStoreError = d.OneOf(n, p, "local", "allow", "deny") },
 				"instances":      func(n *yaml.Node, p string) { r.Instances = int(d.Int(n, p, 1, 10_000)) },
+				"replicas":       func(n *yaml.Node, p string) { r.Replicas = int(d.Int(n, p, 0, 64)) },
+				"replica_wait":   func(n *yaml.Node, p string) { r.ReplicaWait = d.Duration(n, p) },
 			})
 			if len(r.Addresses) == 0 {
 				d.Errorf(n, path+".addresses", "at least one address is needed")

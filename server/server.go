@@ -43,6 +43,7 @@ import (
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/overlimit"
+	"github.com/sluice-dev/sluice/redis"
 )
 
 // Options configures a Server.
@@ -76,6 +77,10 @@ type Options struct {
 	// their counters as metrics; a reload resets the over-limit cache.
 	Failover  *failover.Store
 	OverLimit *overlimit.Cache
+	// StoreLosses, when set (Redis), reports what Redis forgot of what it
+	// had acknowledged (a failover that lost writes): its counts become
+	// metrics.
+	StoreLosses func() redis.Losses
 	// Memory, when set, is the in-process store (the store itself on
 	// memory, the failover's local store on Redis): its counts of keys,
 	// evictions and expirations and its clock's lag become metrics.
@@ -147,6 +152,7 @@ func New(opts Options) (*Server, error) {
 	s.checks.New = newCheckScratch
 	s.metrics = newMetrics(opts.Registry)
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
+	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses)
 	registerMemoryMetrics(opts.Registry, opts.Memory)
 	s.stats = newStats(opts.Clock, s.dashboardSample)
 	g := opts.Config.Designer

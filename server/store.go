@@ -10,6 +10,7 @@ import (
 	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/overlimit"
+	"github.com/sluice-dev/sluice/redis"
 )
 
 // OpenedStore is the store a configuration asks for, with what the server
@@ -29,6 +30,9 @@ type OpenedStore struct {
 	// Memory is the in-process store: the store itself, or the failover's
 	// local store on Redis. Its counts become metrics.
 	Memory *memory.Store
+	// Losses reports what Redis forgot of what it had acknowledged (nil
+	// for memory): its counts become metrics.
+	Losses func() redis.Losses
 }
 
 // OpenStore builds the store cfg describes. The store outlives

@@ -33,7 +33,8 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 	defer cancel()
 	st, err := redis.Open(ctx, redis.Options{Mode: redis.Mode(r.Mode), Addrs: r.Addresses,
 		MasterSet: r.MasterName, Username: r.Username, Password: r.Password, DB: r.DB, Timeout: r.Timeout,
-		OnStoreError: policy, Instances: r.Instances, Local: local, Logger: log})
+		OnStoreError: policy, Instances: r.Instances, Replicas: r.Replicas, ReplicaWait: r.ReplicaWait,
+		Local: local, Logger: log})
 	if err != nil {
 		local.Close()
 		return nil, fmt.Errorf("server: %w", err)
@@ -51,5 +52,6 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 		Failover:  fo,
 		Cache:     st.Cache(),
 		Memory:    local,
+		Losses:    st.Losses,
 	}, nil
 }

@@ -1,0 +1,98 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/redis"
+)
+
+// downStore fails every call for the keys of node "a", as a Cluster master
+// that is down; node "b"'s keys are decided.
+type downStore struct{ sluice.Store }
+
+func (d downStore) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	if strings.HasPrefix(checks[0].Key, "a") {
+		return sluice.ErrStoreUnavailable
+	}
+	return d.Store.Apply(ctx, checks, out)
+}
+
+// Each node's breaker and counts are series of their own, labelled by
+// node: a down node's show, a healthy node's stay at zero; and what Redis
+// forgot is counted.
+func TestNodeMetrics(t *testing.T) {
+	primary, local := memory.New(), memory.New()
+	t.Cleanup(func() { primary.Close(); local.Close() })
+	f, err := failover.New(downStore{primary}, local, failover.Options{
+		Node: func(c *sluice.Check) string { return c.Key[:1] }, Timeout: time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := sluice.NewLimiter(f)
+	var d sluice.Decision
+	for i := range 20 {
+		for _, key := range []string{"a1", "b1"} {
+			err := lim.Allow(context.Background(), []sluice.Check{{Key: key, Limit: sluice.PerSecond(1000), Cost: 1}}, &d)
+			if err != nil && !errors.Is(err, sluice.ErrStoreUnavailable) {
+				t.Fatalf("call %d on %s: %v", i, key, err)
+			}
+		}
+	}
+	reg := prometheus.NewRegistry()
+	registerNodeMetrics(reg, f, func() redis.Losses { return redis.Losses{LostWrites: 2, EmptyRestarts: 1} })
+	got := gathered(t, reg)
+	for series, want := range map[string]float64{
+		`sluice_store_node_breaker_open{node="a"}`:             1,
+		`sluice_store_node_breaker_open{node="b"}`:             0,
+		`sluice_store_node_breaker_opens_total{node="b"}`:      0,
+		`sluice_store_node_errors_total{node="b"}`:             0,
+		`sluice_store_node_fallback_decisions_total{node="b"}`: 0,
+		`sluice_redis_lost_writes_total`:                       2,
+		`sluice_redis_empty_restarts_total`:                    1,
+	} {
+		if v, ok := got[series]; !ok || v != want {
+			t.Errorf("%s = %v (exported %v), want %v", series, v, ok, want)
+		}
+	}
+	for _, series := range []string{`sluice_store_node_errors_total{node="a"}`, `sluice_store_node_fallback_decisions_total{node="a"}`,
+		`sluice_store_node_breaker_opens_total{node="a"}`} {
+		if got[series] < 1 {
+			t.Errorf("%s = %v, want ≥ 1 for the down node", series, got[series])
+		}
+	}
+}
+
+// gathered returns every series of reg as name{label="value"} → value.
+func gathered(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			name := mf.GetName()
+			for _, l := range m.GetLabel() {
+				name += "{" + l.GetName() + "=\"" + l.GetValue() + "\"}"
+			}
+			switch {
+			case m.GetCounter() != nil:
+				out[name] = m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				out[name] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	return out
+}
