@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -60,6 +61,24 @@ func (s *simulation) replay(ctx context.Context, j *job, win *windowMax) error {
 		j.allowed = make([]uint64, (len(s.tr.Arrivals)+63)/64)
 	}
 	done, every := ctx.Done(), r.checkEvery()
+	if s.byKey != nil {
+		// Without retries keys never interact: replaying them one after
+		// another decides the same requests, and keeps each key's state and
+		// admissions together in memory.
+		for i := range s.byKey {
+			if j.res.Decisions&every == 0 {
+				select {
+				case <-done:
+					return ctx.Err()
+				default:
+				}
+			}
+			a := &s.byKey[i]
+			r.decide(event{at: a.At, cost: a.Cost, key: a.Key, idx: int(s.byKeyIdx[i])})
+		}
+		r.finish()
+		return nil
+	}
 	for e, ok := r.pop(); ok; e, ok = r.pop() {
 		if j.res.Decisions&every == 0 {
 			select {
@@ -142,7 +161,11 @@ func (r *replayer) decide(e event) {
 		t += d
 	}
 	if e.cost > 0 {
-		r.win.add(e.key, t, e.cost)
+		seq := e.idx
+		if seq < 0 { // a retry: decided in time order, after every arrival so far
+			seq = math.MaxInt
+		}
+		r.win.add(e.key, t, e.cost, seq)
 		r.j.bins[r.s.bins.index(t)] += e.cost
 	}
 	if r.isLog {

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
 	"runtime"
 	"slices"
@@ -31,6 +32,10 @@ type Config struct {
 	// replays them one after the other on the caller's goroutine, ≤ 0
 	// means GOMAXPROCS. Results do not depend on it.
 	Workers int
+
+	// interleaved replays keys interleaved in time order even without
+	// retries, which decides the same: tests compare the two orders.
+	interleaved bool
 }
 
 // Run replays tr through each contender on a virtual clock: for every
@@ -66,6 +71,9 @@ func Run(ctx context.Context, tr *Trace, cfg Config) (*Result, error) {
 	s := &simulation{tr: tr, cfg: cfg, ref: ref, w: int64(cfg.Window / time.Microsecond)}
 	s.bins = newBinning(tr.Start, tr.End, s.w)
 	s.retrying = cfg.Retry.Max > 0
+	if !s.retrying && !cfg.interleaved && len(tr.Arrivals) <= math.MaxInt32 {
+		s.byKey, s.byKeyIdx = arrivalsByKey(tr)
+	}
 
 	// Without retries every contender sees the same requests, and one run of
 	// the reference gives the decisions each is compared with.
@@ -96,6 +104,30 @@ type simulation struct {
 	w        int64 // µs
 	bins     binning
 	retrying bool
+	// byKey holds the arrivals key by key, each key's in time order, and
+	// byKeyIdx their indexes in the trace; nil with retries, whose keys
+	// interact through time.
+	byKey    []Arrival
+	byKeyIdx []int32
+}
+
+// arrivalsByKey returns tr's arrivals grouped by key (in key order), each
+// group in time order, and their indexes in tr: a counting sort.
+func arrivalsByKey(tr *Trace) ([]Arrival, []int32) {
+	start := make([]int32, len(tr.Keys)+1)
+	for i := range tr.Arrivals {
+		start[tr.Arrivals[i].Key+1]++
+	}
+	for k := 1; k < len(start); k++ {
+		start[k] += start[k-1]
+	}
+	arr, idx := make([]Arrival, len(tr.Arrivals)), make([]int32, len(tr.Arrivals))
+	for i := range tr.Arrivals {
+		k := tr.Arrivals[i].Key
+		arr[start[k]], idx[start[k]] = tr.Arrivals[i], int32(i)
+		start[k]++
+	}
+	return arr, idx
 }
 
 // job is one contender's replay and what it measured.

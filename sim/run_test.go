@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"reflect"
 	"testing"
 	"time"
 
@@ -203,6 +204,44 @@ func TestSimulateRejectsBadRequests(t *testing.T) {
 	} {
 		if _, err := Simulate(context.Background(), req); err == nil {
 			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// Without retries keys are replayed one after another; replaying them
+// interleaved in time order gives the very same result, worst window and
+// its key and time included, for every algorithm.
+func TestReplayByKeyDecidesAsInTimeOrder(t *testing.T) {
+	for _, p := range []Pattern{
+		{Name: PatternManyKeys, Keys: 300, Seed: 7},
+		{Name: PatternBoundaryBurst, Keys: 5, Seed: 2},
+		{Name: PatternSpike, Keys: 3, Seed: 3},
+	} {
+		tr, err := Generate(p, 20, time.Second, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := Contenders(sluice.Algorithms(), 20, time.Second, 5, 100*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := Config{Quantity: 20, Window: time.Second, Contenders: cs}
+		byKey, err := Run(t.Context(), tr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.interleaved = true
+		inOrder, err := Run(t.Context(), tr, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(byKey, inOrder) {
+			for i := range byKey.Algorithms {
+				if a, b := byKey.Algorithms[i], inOrder.Algorithms[i]; !reflect.DeepEqual(a, b) {
+					t.Errorf("%s, %s:\nby key   %+v\nin order %+v", p.Name, a.Label, a, b)
+				}
+			}
+			t.Errorf("%s: results differ", p.Name)
 		}
 	}
 }

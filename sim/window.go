@@ -12,6 +12,7 @@ type windowMax struct {
 	worst    int64
 	worstKey int32
 	worstAt  int64
+	worstSeq int // the seq of the admission that reached worst
 }
 
 // windowKey is one key's span: its oldest admission still inside and its
@@ -44,7 +45,10 @@ func (m *windowMax) reset(keys int, w int64, capacity int) {
 
 // add records units admitted for key at t µs. Admissions of one key arrive
 // in time order; a t earlier than the key's last one counts at that time.
-func (m *windowMax) add(key int32, t, units int64) {
+// seq orders admissions across keys (the trace's arrival index): of two
+// that reach the same worst sum, the one of lower seq is reported, so that
+// keys may be replayed one after another or interleaved alike.
+func (m *windowMax) add(key int32, t, units int64, seq int) {
 	k := &m.keys[key]
 	e := int32(len(m.ev))
 	if k.tail >= 0 {
@@ -63,7 +67,7 @@ func (m *windowMax) add(key int32, t, units int64) {
 		h = m.ev[h].next
 	}
 	k.head, k.sum = h, sum
-	if sum > m.worst {
-		m.worst, m.worstKey, m.worstAt = sum, key, t
+	if sum > m.worst || (sum == m.worst && seq < m.worstSeq) {
+		m.worst, m.worstKey, m.worstAt, m.worstSeq = sum, key, t, seq
 	}
 }
