@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -190,20 +189,7 @@ func (o APIOverload) set() bool { return o.InFlight > 0 || o.P99 > 0 || o.ErrorR
 // ReadAPIRequirements reads API requirements from YAML. Unknown fields are
 // errors that name their line; name labels errors.
 func ReadAPIRequirements(r io.Reader, name string) (APIRequirements, error) {
-	var req APIRequirements
-	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
-	if err != nil {
-		return req, fmt.Errorf("%s: %w", name, err)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&req); err != nil {
-		if errors.Is(err, io.EOF) {
-			return req, fmt.Errorf("%s: empty requirements (want at least plans:)", name)
-		}
-		return req, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	return req, nil
+	return readYAML[APIRequirements](r, name, "plans:")
 }
 
 // IsAPIRequirements reports whether YAML data describes a whole API (it has

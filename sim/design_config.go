@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -22,12 +21,7 @@ func configYAML(req Requirements, rec Recommendation) string {
 	if rec.Store == "redis" {
 		b.WriteString("  redis:\n")
 		fmt.Fprintf(&b, "    mode: %s\n", rec.RedisMode)
-		addrs := make([]string, len(req.RedisAddresses))
-		for i, a := range req.RedisAddresses {
-			q, _ := json.Marshal(a) // a JSON string is a YAML double-quoted scalar
-			addrs[i] = string(q)
-		}
-		fmt.Fprintf(&b, "    addresses: [%s]\n", strings.Join(addrs, ", "))
+		fmt.Fprintf(&b, "    addresses: %s\n", yamlList(req.RedisAddresses))
 		if rec.RedisMode == "sentinel" {
 			b.WriteString("    master_name: mymaster   # the Sentinel master set: change to yours\n")
 		}

@@ -76,20 +76,27 @@ type Requirements struct {
 // ReadRequirements reads requirements from YAML. Unknown fields are errors
 // that name their line; name labels errors (usually the file name).
 func ReadRequirements(r io.Reader, name string) (Requirements, error) {
-	var req Requirements
+	return readYAML[Requirements](r, name, "rate: 100/1m")
+}
+
+// readYAML decodes one YAML document of at most 1 MiB into a T, strictly
+// (unknown fields are errors naming their line); an empty document is an
+// error that asks for least.
+func readYAML[T any](r io.Reader, name, least string) (T, error) {
+	var v T
 	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
 	if err != nil {
-		return req, fmt.Errorf("%s: %w", name, err)
+		return v, fmt.Errorf("%s: %w", name, err)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	if err := dec.Decode(&req); err != nil {
+	if err := dec.Decode(&v); err != nil {
 		if errors.Is(err, io.EOF) {
-			return req, fmt.Errorf("%s: empty requirements (want at least rate: 100/1m)", name)
+			return v, fmt.Errorf("%s: empty requirements (want at least %s)", name, least)
 		}
-		return req, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		return v, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
-	return req, nil
+	return v, nil
 }
 
 // withDefaults returns r with defaults applied, or why it cannot be designed.
