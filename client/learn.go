@@ -33,7 +33,13 @@ import (
 // When the headers also say how fast the quota comes back (RateLimit-Policy's
 // q units per w seconds), the host assumes that the quota is a bucket
 // refilled at ρ = q/w with a capacity C of at least the most it has seen
-// available at once (Ĉ). The server's level then cannot be lower at time
+// available at once (Ĉ). Whole-second windows often understate a fast
+// bucket's rate (5/s for 20 a second with a burst of 5, stated q=5;w=1), so
+// ρ is also the fastest refill the answers prove: an answer that shows g
+// more units left than the previous one allows without a refill (and less
+// than a reset would leave) proves that more than g − 1 units came back
+// (remaining is rounded down) within the span from the previous request's
+// send to this answer's arrival. The server's level then cannot be lower at time
 // now than min(C, r_j + ρ·(now − a_j)) minus what was counted after j, a_j
 // being when j's response arrived (after the server decided it): refills
 // are capped by the capacity and consumption lowers the level by no more
@@ -87,9 +93,10 @@ type hostState struct {
 	// trusted: an admitted answer confirmed the rate; until then one send
 	// at a time relies on it (speculating while it is out).
 	norate, trusted, speculating bool
-	// lastRem is what the last answer to arrive said remained (binding
-	// policy), lastSent the units sent when it arrived.
-	lastRem, lastSent int64
+	// last is the last answer to arrive; observed holds, per policy, the
+	// fastest refill the answers have proven (units per second).
+	last     answered
+	observed map[string]float64
 	// probeAt is when a blocked host may send a probe: the reset of the
 	// quota that set the ceiling. probing is true while one is out.
 	probeAt time.Time
@@ -110,10 +117,26 @@ type ticket struct {
 	cost       int64
 	epoch      uint64
 	probe      bool
-	// speculative: sent on the strength of a rate not yet confirmed, when
-	// the last answer had said lastRem, with lastSent units sent by then.
-	speculative       bool
-	lastRem, lastSent int64
+	// speculative: sent on the strength of a rate not yet confirmed.
+	speculative bool
+	// sentAt is when the send was granted, last the last answer that had
+	// arrived by then.
+	sentAt time.Time
+	last   answered
+}
+
+// answered is what an answer said: rem units remained of policy when the
+// server decided the request (of cost units, sent at sentAt when done
+// units had been answered), and sent units had been sent when the answer
+// arrived.
+type answered struct {
+	ok         bool
+	policy     string
+	rem        int64
+	sent       int64
+	sentAt     time.Time
+	doneAtSend int64
+	cost       int64
 }
 
 func newHostState(learn bool) *hostState {
@@ -128,22 +151,22 @@ func (h *hostState) try(cost int64, now time.Time) (tk ticket, ok bool, wake tim
 	case now.Before(h.holdUntil):
 		return tk, false, h.holdUntil
 	case !h.learn || h.mode == modeOpen || cost == 0:
-		return h.grant(cost, false), true, wake // a free request spends no quota
+		return h.grant(cost, false, now), true, wake // a free request spends no quota
 	case h.mode == modeFresh:
 		if !h.probing {
-			return h.grant(cost, true), true, wake
+			return h.grant(cost, true, now), true, wake
 		}
 		return tk, false, wake // the probe's answer decides
 	case h.sent+cost <= h.proven():
-		return h.grant(cost, false), true, wake
+		return h.grant(cost, false, now), true, wake
 	case h.sent+cost <= h.ceiling(now):
 		if h.trusted {
-			return h.grant(cost, false), true, wake
+			return h.grant(cost, false, now), true, wake
 		}
 		if !h.speculating && h.inflight == 0 {
 			h.speculating = true
-			tk = h.grant(cost, false)
-			tk.speculative, tk.lastRem, tk.lastSent = true, h.lastRem, h.lastSent
+			tk = h.grant(cost, false, now)
+			tk.speculative = true
 			return tk, true, wake
 		}
 		return tk, false, wake // wait for the answers, then to try the rate alone
@@ -155,7 +178,7 @@ func (h *hostState) try(cost int64, now time.Time) (tk ticket, ok bool, wake tim
 	case !h.probing && (h.inflight == 0 || h.inflight+cost <= h.capacity):
 		// The quota has been restored since the ceiling's response; even if
 		// every unit in flight is counted after the restore, cost fits.
-		return h.grant(cost, true), true, wake
+		return h.grant(cost, true, now), true, wake
 	}
 	return tk, false, rise // wait for a refill, the probe or the requests in flight
 }
@@ -177,13 +200,13 @@ func (h *hostState) rises(need int64, now time.Time) time.Time {
 	return earlier(h.now.reaches(need, now, h.capacity), h.eventual.reaches(need, now, h.capacity))
 }
 
-func (h *hostState) grant(cost int64, probe bool) ticket {
+func (h *hostState) grant(cost int64, probe bool, now time.Time) ticket {
 	if probe {
 		h.probing = true
 	}
 	h.sent = addSat(h.sent, cost)
 	h.inflight += cost
-	return ticket{doneAtSend: h.done, cost: cost, epoch: h.epoch, probe: probe}
+	return ticket{doneAtSend: h.done, cost: cost, epoch: h.epoch, probe: probe, sentAt: now, last: h.last}
 }
 
 // response is what a finished attempt tells the host.
@@ -208,15 +231,33 @@ func (h *hostState) finish(tk ticket, r response) {
 		h.probing = false
 	}
 	if r.arrived && r.hasRL {
-		defer func() { h.lastRem, h.lastSent = r.rl.Remaining, h.sent }()
+		defer func() {
+			h.last = answered{ok: true, policy: r.rl.Policy, rem: r.rl.Remaining, sent: h.sent, sentAt: tk.sentAt,
+				doneAtSend: tk.doneAtSend, cost: tk.cost}
+		}()
+	}
+	var units int64
+	var span time.Duration
+	var maybeReset bool
+	if r.arrived && r.status < 400 && r.hasRL {
+		units, span, maybeReset = h.refill(tk, r)
+	}
+	if units > 1 && span > 0 && h.learn && !h.norate {
+		// Remaining is rounded down: the last answer's level may have
+		// been up to a unit more than it said, so one unit of the gain
+		// may be no refill. A gain that a reset may explain is kept too:
+		// if the quota is a bucket it is a refill (one that may have
+		// filled it, hence a lower bound); if it is a window, the first
+		// request sent on its strength is refused and rates are dropped.
+		h.observe(r.rl.Policy, float64(units-1)/span.Seconds())
 	}
 	if tk.speculative {
 		h.speculating = false
 		switch {
 		case r.status == http.StatusTooManyRequests:
 			h.dropRates()
-		case r.arrived && r.status < 400 && r.hasRL:
-			h.trusted = h.refilled(tk, r.rl.Remaining)
+		case units > 0 && !maybeReset:
+			h.trusted = true
 		}
 	}
 	if !r.arrived {
@@ -284,26 +325,46 @@ func (h *hostState) finish(tk ticket, r response) {
 	}
 }
 
-// refilled reports whether the answer to the speculative send tk, with
-// remaining left, proves that units came back between the last answer
-// before tk and tk's decision, and not by a reset.
+// refill returns the units that r, the answer to tk, proves came back
+// between the last answer before tk was sent (j) and tk's decision (0 when
+// it proves none), the longest that span can have lasted (from j's send to
+// r's arrival), and whether a reset rather than a refill may explain them.
 //
-// Without a refill the server would have had at most lastRem, less every
-// unit certainly counted in between (sent after that answer arrived,
-// answered before tk left: done_k − lastSent), less tk's cost. Had the
-// quota been reset instead, it would have had all its capacity but what it
-// counted before tk: at most every other unit sent since done_k.
-func (h *hostState) refilled(tk ticket, remaining int64) bool {
-	certain := max(tk.doneAtSend-tk.lastSent, 0)
-	more := addSat(remaining, tk.cost) > tk.lastRem-certain
-	others := h.sent - tk.doneAtSend - tk.cost
-	return more && addSat(addSat(remaining, tk.cost), others) < h.capacity
+// Without a refill the server would have had at most rem_j of the policy
+// when it decided tk, less every unit certainly counted in between (sent
+// after j's answer arrived, answered before tk left: done_k − sent_j); it
+// had remaining + cost_k. Had the quota been reset in between instead, it
+// would have had all its capacity but what it counted after the reset and
+// before tk: at most every unit but j and tk not answered before j left
+// (sent − done_j − cost_j − cost_k).
+func (h *hostState) refill(tk ticket, r response) (units int64, span time.Duration, reset bool) {
+	if !tk.last.ok || tk.last.policy != r.rl.Policy {
+		return 0, 0, false
+	}
+	level := addSat(r.rl.Remaining, tk.cost)
+	gain := level - (tk.last.rem - max(tk.doneAtSend-tk.last.sent, 0))
+	if gain <= 0 {
+		return 0, 0, false
+	}
+	others := max(h.sent-tk.last.doneAtSend-tk.last.cost-tk.cost, 0)
+	return gain, r.at.Sub(tk.last.sentAt), addSat(level, others) >= h.capacity
+}
+
+// observe records that policy's quota comes back at rate units per second
+// at least.
+func (h *hostState) observe(policy string, rate float64) {
+	if h.observed == nil {
+		h.observed = map[string]float64{}
+	}
+	if _, known := h.observed[policy]; known || len(h.observed) < maxPolicies {
+		h.observed[policy] = max(h.observed[policy], rate)
+	}
 }
 
 // dropRates stops assuming that the quota comes back at a rate: the bounds
 // kept prove only what their responses said.
 func (h *hostState) dropRates() {
-	h.norate = true
+	h.norate, h.observed = true, nil
 	h.now.rate, h.eventual.rate = [maxPolicies]float64{}, [maxPolicies]float64{}
 }
 
@@ -316,7 +377,7 @@ func (h *hostState) boundOf(tk ticket, r response) bound {
 		}
 		b.rem[b.n] = q.Remaining
 		if !h.norate {
-			b.rate[b.n] = q.rate
+			b.rate[b.n] = max(q.rate, h.observed[q.Policy])
 		}
 		b.n++
 	}

@@ -230,9 +230,9 @@ func TestBatchLearnsFromEveryHeaderFormat(t *testing.T) {
 
 // A batch that starts with its quota already spent meets one 429 (its
 // first request's), then waits for the reset. A fixed window meets one
-// more, once: the first request sent on the strength of the rate its
-// policy states (a bucket's would be admitted), after which the Transport
-// waits for resets.
+// more, once: the first request sent on the strength of a rate (stated by
+// its policy, or seemingly proven by a reset) that a bucket would have
+// admitted, after which the Transport waits for resets.
 func TestBatchStartingWithASpentQuotaWaitsForTheReset(t *testing.T) {
 	t.Parallel()
 	const limit, calls = 50, 120
