@@ -1,0 +1,255 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// LeaseMode says whether a limit's quota is leased (see Leased).
+type LeaseMode uint8
+
+const (
+	// LeaseOff, the zero value, decides every check of the limit on Redis.
+	LeaseOff LeaseMode = iota
+	// LeaseAuto leases the limit's quota when its algorithm can be leased
+	// (fixed window, sliding counter, token bucket, GCRA, leaky-bucket
+	// meter; see the package documentation, Leased quota) and decides it
+	// per request otherwise.
+	LeaseAuto
+)
+
+// String returns "off" or "auto".
+func (m LeaseMode) String() string {
+	if m == LeaseAuto {
+		return "auto"
+	}
+	return "off"
+}
+
+// Defaults of LeaseOptions.
+const (
+	DefaultLeaseMaxUnits = 1000
+	DefaultLeaseMaxAge   = time.Second
+	DefaultLeaseIdle     = 250 * time.Millisecond
+)
+
+// LeaseOptions configure the leased quota of Open's store (Options.Lease).
+// The zero value leases nothing.
+type LeaseOptions struct {
+	// Mode is every limit's mode unless Limits names it: LeaseOff (the
+	// zero value) or LeaseAuto.
+	Mode LeaseMode
+	// Limits sets the mode of the limits whose ID (sluice.Limit.ID) it
+	// holds, overriding Mode.
+	Limits map[string]LeaseMode
+	// MaxUnits caps the units of one lease; DefaultLeaseMaxUnits (1,000)
+	// when zero or less. It bounds what a crash can strand per key and
+	// limit (see the package documentation).
+	MaxUnits int64
+	// MaxAge caps the life of a lease; DefaultLeaseMaxAge (1 s) when zero
+	// or less. A bucket's lease life, and so its burst's hold-back, is at
+	// most this.
+	MaxAge time.Duration
+	// Idle is how long a lease may go unused before its units go back;
+	// DefaultLeaseIdle (250 ms) when zero or less.
+	Idle time.Duration
+}
+
+// enabled reports whether o leases any limit.
+func (o LeaseOptions) enabled() bool {
+	if o.Mode == LeaseAuto {
+		return true
+	}
+	for _, m := range o.Limits {
+		if m == LeaseAuto {
+			return true
+		}
+	}
+	return false
+}
+
+// modeOf returns the mode of the limit with ID id.
+func (o LeaseOptions) modeOf(id string) LeaseMode {
+	if m, ok := o.Limits[id]; ok {
+		return m
+	}
+	return o.Mode
+}
+
+// leaseBackend is the shared state leases are taken from and given back
+// to: a Store, or Open's store once it has connected.
+type leaseBackend interface {
+	// applyAt is Store.Apply that also returns the shared state's time of
+	// the decision, µs since sluice.Epoch.
+	applyAt(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error)
+	// giveBack runs lease.lua: for each check, Cost units of the take
+	// whose undo mark is marks[i] go back.
+	giveBack(ctx context.Context, checks []sluice.Check, marks []string) error
+}
+
+// Leased is a sluice.Store that decides most checks of leased limits in
+// memory, from quota leased from Redis, and the rest through the store
+// behind it. Open returns it inside its Guarded when Options.Lease leases
+// any limit.
+//
+// A lease is units of one key's limit that an apply.lua run admitted at
+// once, together with the check that asked for them: the shared state has
+// counted them as admitted at that moment (g), so that an instance may
+// admit up to that many units without asking, until the lease ends. A
+// lease ends with the window it was taken in (fixed window, sliding
+// counter), or L after its take for a bucket, whose shared burst holds
+// back what refills in L, and at the latest LeaseOptions.MaxAge after its
+// take. The package documentation, Leased quota, derives why the fleet then
+// never admits more than the shared state would have.
+//
+// A call is decided in memory when every check of it has a lease with the
+// units it needs; otherwise its uncovered checks take leases in one script
+// run (each for its cost and the lease's units, all-or-nothing), and the
+// covered ones are held aside until that run answers: a refusal there
+// spends nothing of any lease. A call with a check that is not leased, a
+// call whose shared remainder is unknown or too low to lease from, and any
+// take the shared state refuses or cannot answer, are decided by the store
+// behind, check by check exactly as without leases (a bucket's by its
+// shared limit). A lease's size follows the instance's own use of it —
+// doubling while leases run out within half their life, falling to what
+// was spent when they end unspent — capped by LeaseOptions.MaxUnits and by
+// the shared remainder divided among twice the instances, so that it
+// shrinks to nothing (the exact per-request path) as the remainder runs
+// out.
+//
+// Unspent units go back to Redis (lease.lua, one script run per batch of
+// keys) when a lease has been idle for LeaseOptions.Idle, ends, or is
+// replaced, and on Return and Close.
+//
+// A Leased is safe for concurrent use by any number of goroutines.
+type Leased struct {
+	next   sluice.Store
+	shared leaseBackend
+	opts   LeaseOptions
+	share  int64 // 2 × the instances: a take is at most remainder/share
+	clock  func() int64
+	after  int64 // µs a take is not tried after one failed
+
+	mu      sync.RWMutex
+	entries map[leaseKey]*leaseEntry
+	seq     uint64 // entries made, for their lock order
+
+	pendingMu sync.Mutex
+	pending   []sluice.Check // units to give back, with their marks
+	marks     []string
+
+	down  atomic.Int64 // local µs until which takes are not tried
+	stats leaseCounters
+
+	stop   chan struct{}
+	done   chan struct{}
+	closed sync.Once
+}
+
+type leaseKey struct{ key, id string }
+
+// NewLeased returns a Leased that takes leases from shared and decides
+// every call it cannot decide from leases with next, which must keep its
+// state in the same Redis (the Store itself, or a failover around it).
+// instances is how many processes lease from that Redis (values below 1
+// mean 1). Leases expire by shared's clock (WithTimeForTesting's, else the
+// process's monotonic clock). Close gives back what it holds and stops its
+// background work; it does not close next or shared.
+func NewLeased(next sluice.Store, shared *Store, instances int, opts LeaseOptions) *Leased {
+	return newLeased(next, shared, shared.now, instances, opts)
+}
+
+func newLeased(next sluice.Store, shared leaseBackend, now func() time.Time, instances int, opts LeaseOptions) *Leased {
+	if opts.MaxUnits <= 0 {
+		opts.MaxUnits = DefaultLeaseMaxUnits
+	}
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = DefaultLeaseMaxAge
+	}
+	if opts.Idle <= 0 {
+		opts.Idle = DefaultLeaseIdle
+	}
+	l := &Leased{
+		next: next, shared: shared, opts: opts, share: 2 * int64(max(instances, 1)),
+		after:   int64(500 * time.Millisecond / time.Microsecond),
+		entries: make(map[leaseKey]*leaseEntry),
+		stop:    make(chan struct{}), done: make(chan struct{}),
+	}
+	if now != nil {
+		l.clock = func() int64 { return sluice.MicrosSinceEpoch(now()) }
+	} else {
+		start := time.Now()
+		l.clock = func() int64 { return int64(time.Since(start) / time.Microsecond) }
+	}
+	go l.sweep()
+	return l
+}
+
+// entry returns the entry of c's key and limit, made if new, or nil when
+// c is not leased.
+func (l *Leased) entry(c *sluice.Check) *leaseEntry {
+	k := leaseKey{c.Key, c.Limit.ID()}
+	l.mu.RLock()
+	e := l.entries[k]
+	l.mu.RUnlock()
+	if e != nil && e.limit == c.Limit {
+		return e.leased()
+	}
+	if c.Cost <= 0 || l.opts.modeOf(k.id) != LeaseAuto {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e = l.entries[k]; e != nil && e.limit == c.Limit {
+		return e.leased()
+	}
+	if e != nil { // the limit changed: its lease goes back
+		e.mu.Lock()
+		l.retire(e, false)
+		e.dead = true
+		e.mu.Unlock()
+	}
+	plan, ok := planLease(c.Limit, l.opts.MaxAge)
+	l.seq++
+	e = &leaseEntry{key: c.Key, limit: c.Limit, plan: plan, ok: ok, id: l.seq, shared: -1, size: 8}
+	l.entries[k] = e
+	return e.leased()
+}
+
+// Apply implements sluice.Store (see Leased). Its errors are next's, or
+// the caller's context's while it waits for another call's take.
+func (l *Leased) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	if len(out) < len(checks) {
+		return fmt.Errorf("redis store: %w: %d statuses for %d checks", sluice.ErrInvalidCheck, len(out), len(checks))
+	}
+	l.stats.calls.Add(1)
+	var buf [4]*leaseEntry
+	es := buf[:0]
+	for i := range checks {
+		e := l.entry(&checks[i])
+		if e == nil || contains(es, e) { // not leased, or twice in the call
+			return l.exact(ctx, checks, out)
+		}
+		es = append(es, e)
+	}
+	for {
+		again, err := l.tryLeases(ctx, checks, es, out)
+		if !again {
+			return err
+		}
+	}
+}
+
+func contains(es []*leaseEntry, e *leaseEntry) bool {
+	for _, x := range es {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,270 @@
+package redis
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// leaseEntry is one key's limit as an instance leases it.
+type leaseEntry struct {
+	mu    sync.Mutex
+	id    uint64 // lock order
+	key   string // Check.Key
+	limit sluice.Limit
+	plan  leasePlan
+	ok    bool // the limit is leased (plan is valid)
+	dead  bool // replaced in the map: look again
+
+	gen      uint64 // leases installed
+	units    int64  // unspent units of the current lease
+	deadline int64  // local µs before which they may be spent
+	mark     string // the undo mark of the current lease's take
+	taken    int64  // local µs of the take
+	size     int64  // units the next lease asks for
+	leasedN  int64  // units of the current lease when taken
+	used     int64  // local µs of the last spend
+	reset    int64  // local µs when the shared limit is full again, as of the last answer
+	shared   int64  // the shared remainder last heard of; -1: unknown
+	heard    int64  // local µs it was heard
+
+	taking chan struct{} // non-nil while a call takes a lease for it
+}
+
+// leased returns e if its limit is leased, else nil.
+func (e *leaseEntry) leased() *leaseEntry {
+	if !e.ok {
+		return nil
+	}
+	return e
+}
+
+// covers reports whether e's lease can spend cost units at now.
+func (e *leaseEntry) covers(cost, now int64) bool {
+	return e.units >= cost && now < e.deadline
+}
+
+// want returns the units a take for e asks for beyond its check's cost
+// at now: 0 (decide exactly) while the shared remainder is unknown or
+// stale, else e.size capped by maxUnits and the remainder's share.
+func (e *leaseEntry) want(now, maxUnits, share, stale int64) int64 {
+	if e.shared < 0 || now-e.heard > stale {
+		return 0
+	}
+	return max(min(e.size, maxUnits, e.shared/share), 0)
+}
+
+// hear records the shared state's answer st, heard at now.
+func (e *leaseEntry) hear(st *sluice.Status, now int64) {
+	e.shared, e.heard = st.Remaining, now
+	e.reset = now + st.ResetAfter.Microseconds()
+}
+
+// status is the status of a check spent from e's lease at now.
+func (e *leaseEntry) status(now int64) sluice.Status {
+	return sluice.Status{
+		Allowed:    true,
+		Remaining:  min(max(e.shared, 0)+e.units, e.limit.Burst()),
+		ResetAfter: micros(e.reset - now),
+	}
+}
+
+// lockAll locks es in lock order and returns the function that unlocks
+// them.
+func lockAll(es []*leaseEntry) (sorted []*leaseEntry) {
+	sorted = slices.Clone(es)
+	slices.SortFunc(sorted, func(a, b *leaseEntry) int {
+		if a.id < b.id {
+			return -1
+		}
+		return 1
+	})
+	for _, e := range sorted {
+		e.mu.Lock()
+	}
+	return sorted
+}
+
+func unlockAll(sorted []*leaseEntry) {
+	for _, e := range sorted {
+		e.mu.Unlock()
+	}
+}
+
+// held is a covered check's units set aside while a call's takes run.
+type held struct {
+	e    *leaseEntry
+	gen  uint64
+	cost int64
+	mark string
+}
+
+// tryLeases decides checks (entries es) from leases, taking what is
+// missing, or hands them to exact. It reports again when it waited for
+// another call's take and the caller should try once more.
+func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*leaseEntry, out []sluice.Status) (again bool, err error) {
+	now := l.clock()
+	locked := lockAll(es)
+	all := true
+	for i, e := range es {
+		if e.dead {
+			unlockAll(locked)
+			return false, l.exact(ctx, checks, out)
+		}
+		if !e.covers(checks[i].Cost, now) {
+			all = false
+		}
+	}
+	if all { // decided in memory
+		for i, e := range es {
+			e.units -= checks[i].Cost
+			e.used = now
+			out[i] = e.status(now)
+			l.stats.spent.Add(checks[i].Cost)
+		}
+		unlockAll(locked)
+		l.stats.local.Add(1)
+		return false, nil
+	}
+	for _, e := range es {
+		if ch := e.taking; ch != nil { // another call is taking: wait for it
+			unlockAll(locked)
+			select {
+			case <-ch:
+				return true, nil
+			case <-ctx.Done():
+				return false, ctx.Err()
+			}
+		}
+	}
+	stale := int64(l.opts.MaxAge.Microseconds())
+	var takes []int
+	extra := make([]int64, len(es))
+	for i, e := range es {
+		if e.covers(checks[i].Cost, now) {
+			continue
+		}
+		extra[i] = e.want(now, l.opts.MaxUnits, l.share, stale)
+		if extra[i] == 0 || now < l.down.Load() {
+			unlockAll(locked)
+			return false, l.exact(ctx, checks, out)
+		}
+		takes = append(takes, i)
+	}
+	var aside []held
+	for i, e := range es {
+		if extra[i] == 0 {
+			e.units -= checks[i].Cost
+			aside = append(aside, held{e, e.gen, checks[i].Cost, e.mark})
+		}
+	}
+	ch := make(chan struct{})
+	for _, i := range takes {
+		es[i].taking = ch
+	}
+	unlockAll(locked)
+
+	tk := make([]sluice.Check, len(takes))
+	st := make([]sluice.Status, len(takes))
+	for j, i := range takes {
+		e := es[i]
+		tk[j] = sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: checks[i].Cost + extra[i]}
+	}
+	l.stats.roundTrips.Add(1)
+	g, err := l.shared.applyAt(ctx, tk, st)
+	after := l.clock()
+	admitted := err == nil
+	for j := range st {
+		admitted = admitted && st[j].Allowed
+	}
+
+	locked = lockAll(es)
+	for _, h := range aside {
+		if admitted {
+			h.e.used = after
+			out[slices.Index(es, h.e)] = h.e.status(after)
+			l.stats.spent.Add(h.cost)
+			continue
+		}
+		if h.e.gen == h.gen {
+			h.e.units += h.cost // a refusal spends nothing of any lease
+		} else { // its lease was replaced meanwhile: those units go back
+			l.queue(sluice.Check{Key: h.e.key, Limit: h.e.plan.shared, Cost: h.cost}, h.mark)
+		}
+	}
+	for j, i := range takes {
+		e := es[i]
+		e.taking = nil
+		if err != nil {
+			continue
+		}
+		e.hear(&st[j], now)
+		if admitted {
+			l.install(e, now, g, extra[i], tk[j].Cost, &st[j])
+			out[i] = st[j]
+			out[i].Remaining = min(st[j].Remaining+extra[i], e.limit.Burst())
+		}
+	}
+	unlockAll(locked)
+	close(ch)
+	if admitted {
+		return false, nil
+	}
+	if err != nil {
+		l.down.Store(after + l.after)
+	}
+	return false, l.exact(ctx, checks, out)
+}
+
+// install makes units e's lease, of a take of taken units (the check's
+// cost and the lease) at the shared state's time g by a call that started
+// at local time now, whose status is st; a lease it replaces goes back.
+// The lease may be spent until now + its life from g: the take ran no
+// earlier than now, so the lease never outlives its window (or L) by the
+// shared state's clock.
+func (l *Leased) install(e *leaseEntry, now, g, units, taken int64, st *sluice.Status) {
+	if e.units > 0 || e.leasedN > 0 {
+		if e.units < 1 && now-e.taken < (e.deadline-e.taken)/2 {
+			e.size = min(2*e.size, l.opts.MaxUnits) // spent within half its life
+		}
+		l.retire(e, false)
+	}
+	e.gen++
+	e.units, e.leasedN, e.taken, e.used = units, units, now, now
+	e.deadline = now + e.plan.lifeAt(g)
+	e.mark = e.plan.mark(g, taken, st.ResetAfter.Microseconds())
+	l.stats.leases.Add(1)
+	l.stats.leased.Add(units)
+}
+
+// exact decides checks with the store behind, each leased check by its
+// plan's shared limit, and records the shared remainders it hears of.
+func (l *Leased) exact(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	l.stats.roundTrips.Add(1)
+	cs := checks
+	for i := range checks {
+		e := l.entry(&checks[i])
+		if e == nil || e.plan.shared == checks[i].Limit {
+			continue
+		}
+		if len(cs) > 0 && &cs[0] == &checks[0] {
+			cs = slices.Clone(checks)
+		}
+		cs[i].Limit = e.plan.shared
+	}
+	if err := l.next.Apply(ctx, cs, out); err != nil {
+		return err
+	}
+	now := l.clock()
+	for i := range checks {
+		if e := l.entry(&checks[i]); e != nil {
+			e.mu.Lock()
+			e.hear(&out[i], now)
+			e.mu.Unlock()
+			out[i].Remaining = min(out[i].Remaining, checks[i].Limit.Burst())
+		}
+	}
+	return nil
+}

@@ -1,0 +1,208 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// loadLeaseScript builds lease.lua with every family, once.
+var loadLeaseScript = sync.OnceValues(func() (*rueidis.Lua, error) {
+	src, err := luaSource(luaFiles, allFamilies, "lease.lua")
+	if err != nil {
+		return nil, err
+	}
+	return rueidis.NewLuaScript(src), nil
+})
+
+// retire ends e's current lease (e is locked): its unspent units are
+// queued to go back. When the lease ends unspent rather than replaced
+// (idle or past its deadline), the next lease asks for what this one
+// spent.
+func (l *Leased) retire(e *leaseEntry, unspent bool) {
+	if e.units > 0 {
+		if l.clock() >= e.deadline {
+			l.stats.expired.Add(e.units)
+		}
+		if unspent {
+			e.size = max(e.leasedN-e.units, 1)
+		}
+		l.queue(sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: e.units}, e.mark)
+	}
+	e.units, e.leasedN = 0, 0
+}
+
+// queue adds units to give back with their take's undo mark.
+func (l *Leased) queue(c sluice.Check, mark string) {
+	l.pendingMu.Lock()
+	l.pending = append(l.pending, c)
+	l.marks = append(l.marks, mark)
+	l.pendingMu.Unlock()
+}
+
+// sweep gives back the units of leases idle for opts.Idle or past their
+// deadline, and forgets entries long unused, until Close.
+func (l *Leased) sweep() {
+	defer close(l.done)
+	tick := time.NewTicker(min(l.opts.Idle/2, 100*time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-tick.C:
+		}
+		l.retireIf(func(e *leaseEntry, now int64) bool {
+			return now >= e.deadline || now-e.used >= l.opts.Idle.Microseconds()
+		})
+		l.flush(context.Background())
+	}
+}
+
+// retireIf retires the lease of every entry for which end reports true,
+// and forgets entries without a lease unused for ten MaxAge.
+func (l *Leased) retireIf(end func(e *leaseEntry, now int64) bool) {
+	l.mu.RLock()
+	all := make([]*leaseEntry, 0, len(l.entries))
+	for _, e := range l.entries {
+		all = append(all, e)
+	}
+	l.mu.RUnlock()
+	forget := 10 * l.opts.MaxAge.Microseconds()
+	var old []*leaseEntry
+	for _, e := range all {
+		now := l.clock()
+		e.mu.Lock()
+		if e.units > 0 && end(e, now) {
+			l.retire(e, true)
+		}
+		if e.units == 0 && e.taking == nil && now-max(e.used, e.heard) > forget {
+			e.dead = true
+			old = append(old, e)
+		}
+		e.mu.Unlock()
+	}
+	if len(old) > 0 {
+		l.mu.Lock()
+		for _, e := range old {
+			if k := (leaseKey{e.key, e.limit.ID()}); l.entries[k] == e {
+				delete(l.entries, k)
+			}
+		}
+		l.mu.Unlock()
+	}
+}
+
+// flush gives back every queued unit. Units whose give-back fails are
+// dropped: the shared state keeps them counted, which errs on the side of
+// refusing until their window ends or their bucket refills.
+func (l *Leased) flush(ctx context.Context) error {
+	l.pendingMu.Lock()
+	checks, marks := l.pending, l.marks
+	l.pending, l.marks = nil, nil
+	l.pendingMu.Unlock()
+	if len(checks) == 0 {
+		return nil
+	}
+	l.stats.giveBacks.Add(1)
+	if err := l.shared.giveBack(ctx, checks, marks); err != nil {
+		return err
+	}
+	var n int64
+	for i := range checks {
+		n += checks[i].Cost
+	}
+	l.stats.returned.Add(n)
+	return nil
+}
+
+// Return gives back the unspent units of every lease now, as on a
+// configuration reload, in one script run per batch of keys (per Cluster
+// slot). An error wraps sluice.ErrStoreUnavailable; the units it could not
+// give back stay counted until their window ends or their bucket refills.
+func (l *Leased) Return(ctx context.Context) error {
+	l.retireIf(func(*leaseEntry, int64) bool { return true })
+	return l.flush(ctx)
+}
+
+// Close stops the background give-back and gives back every lease's
+// unspent units (see Return), reporting whether that succeeded. Calls
+// after Close still work, through the store behind for whatever no lease
+// covers. Close is idempotent; it closes neither that store nor Redis.
+func (l *Leased) Close() error {
+	var err error
+	l.closed.Do(func() {
+		close(l.stop)
+		<-l.done
+		err = l.Return(context.Background())
+	})
+	return err
+}
+
+// giveBack implements leaseBackend: one lease.lua run per Cluster slot
+// (one in all off a Cluster), all sent at once.
+func (s *Store) giveBack(ctx context.Context, checks []sluice.Check, marks []string) error {
+	lua, err := loadLeaseScript()
+	if err != nil {
+		return s.fail("lease script", err)
+	}
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+	}
+	keys := make([]string, len(checks))
+	for i := range checks {
+		keys[i] = Key(checks[i].Key, checks[i].Limit.ID())
+	}
+	groups := s.groups(keys)
+	results := make([]rueidis.RedisResult, len(groups))
+	var wg sync.WaitGroup
+	for j, idx := range groups {
+		gk := make([]string, 0, len(idx))
+		args := make([]string, 0, len(idx)*(checkArgs+1))
+		for _, i := range idx {
+			gk = append(gk, keys[i])
+			if args, err = appendCheckArgs(args, &checks[i]); err != nil {
+				return err
+			}
+			args = append(args, marks[i])
+		}
+		wg.Go(func() { results[j] = lua.Exec(ctx, s.client, gk, args) })
+	}
+	wg.Wait()
+	for _, r := range results {
+		if err := r.Error(); err != nil {
+			return s.fail("lease script", err)
+		}
+	}
+	return nil
+}
+
+// applyAt implements leaseBackend.
+func (s *Store) applyAt(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
+	return s.apply(ctx, checks, out)
+}
+
+// applyAt implements leaseBackend.
+func (l *lazy) applyAt(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
+	s, err := l.store()
+	if err != nil {
+		return 0, err
+	}
+	return s.apply(ctx, checks, out)
+}
+
+// giveBack implements leaseBackend.
+func (l *lazy) giveBack(ctx context.Context, checks []sluice.Check, marks []string) error {
+	s, err := l.store()
+	if err != nil {
+		return fmt.Errorf("lease give-back: %w", err)
+	}
+	return s.giveBack(ctx, checks, marks)
+}

@@ -1,0 +1,138 @@
+package redis
+
+import (
+	"math/bits"
+	"strconv"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// minLeaseLife is the shortest life worth a lease: a lease that ends
+// before its take's reply could arrive saves nothing.
+const minLeaseLife = 1000 // µs
+
+// leasePlan is how one limit is leased (see Leased and the package
+// documentation, Leased quota, for why each bound holds).
+type leasePlan struct {
+	// shared is the limit the shared state decides every check of the
+	// limit by, leased or not: the limit itself for a window, a bucket's
+	// limit with its burst less hold for a bucket.
+	shared sluice.Limit
+	// window is the limit's window in µs when its leases end with the
+	// window they were taken in (fixed window, sliding counter); 0 for a
+	// bucket.
+	window int64
+	// life is the longest a lease lives, µs: for a bucket the L whose
+	// refill, hold units, the shared burst holds back.
+	life int64
+	// hold is the units a bucket's shared burst holds back (0 for a window).
+	hold int64
+	// rq and rw are the bucket's ticks per µs and per unit (see
+	// internal/algo.Params).
+	rq, rw int64
+}
+
+// planLease returns the plan of limit l with leases living at most maxAge,
+// or false when l's checks are decided per request: a sliding log (whose
+// every admission is a timestamp: a unit spent later than its entry would
+// count in windows the log never checked), a concurrency limit (a unit is
+// given back by the work that holds it, not by time), a leaky-bucket queue
+// (each admission is told its own delay), a shadow limit (it never
+// refuses, so there is nothing to save), and a bucket whose burst or rate
+// leaves no hold-back worth a lease.
+func planLease(l sluice.Limit, maxAge time.Duration) (leasePlan, bool) {
+	if l.Err() != nil || l.Shadow() {
+		return leasePlan{}, false
+	}
+	age := max(int64(maxAge/time.Microsecond), 1)
+	q, w := l.Quantity(), int64(l.Window()/time.Microsecond)
+	switch l.Algorithm() {
+	case sluice.AlgorithmFixedWindow, sluice.AlgorithmSlidingCounter:
+		return leasePlan{shared: l, window: w, life: min(age, w)}, true
+	case sluice.AlgorithmTokenBucket, sluice.AlgorithmGCRA, sluice.AlgorithmLeakyBucket:
+		if l.MaxWait() > 0 {
+			return leasePlan{}, false
+		}
+	default:
+		return leasePlan{}, false
+	}
+	// A bucket holds back at most a quarter of its burst (one unit for a
+	// burst of 2 or 3): L is the time that hold takes to refill, capped by
+	// maxAge, and the hold is then what refills in L, rounded up.
+	b := l.Burst()
+	if b < 2 {
+		return leasePlan{}, false
+	}
+	life := min(mulDiv(max(b/4, 1), w, q), age)
+	if life < minLeaseLife {
+		return leasePlan{}, false
+	}
+	hold := ceilMulDiv(life, q, w)
+	shared := l.WithBurst(b - hold)
+	if hold < 1 || hold >= b || shared.Err() != nil {
+		return leasePlan{}, false
+	}
+	g := gcd(q, w)
+	return leasePlan{shared: shared, life: life, hold: hold, rq: q / g, rw: w / g}, true
+}
+
+// lifeAt returns how long, in µs from g (the shared state's time of the
+// take), a lease taken at g may be spent: to the end of g's window, at
+// most the plan's life.
+func (p *leasePlan) lifeAt(g int64) int64 {
+	if p.window == 0 {
+		return p.life
+	}
+	return min(p.windowEnd(g)-g, p.life)
+}
+
+// windowEnd returns the end of the window (aligned to sluice.Epoch) that
+// holds g.
+func (p *leasePlan) windowEnd(g int64) int64 {
+	start := g - g%p.window
+	if g%p.window < 0 {
+		start -= p.window
+	}
+	return start + p.window
+}
+
+// mark returns the undo mark (see lease.lua) of a take at g of units that
+// left the shared state reset µs from full: a window's start, or a
+// bucket's "t0:m0" with m0 no more than the ticks the bucket missed before
+// the take, so that a give-back never returns more than was taken.
+func (p *leasePlan) mark(g, units, reset int64) string {
+	if p.window != 0 {
+		return strconv.FormatInt(p.windowEnd(g)-p.window, 10)
+	}
+	// After the take the bucket missed m ticks with reset = ⌈m/rq⌉, so
+	// m ≥ (reset−1)·rq + 1.
+	m0 := max((reset-1)*p.rq+1-units*p.rw, 0)
+	if reset <= 0 {
+		m0 = 0
+	}
+	return strconv.FormatInt(g, 10) + ":" + strconv.FormatInt(m0, 10)
+}
+
+// mulDiv returns ⌊a·b/c⌋ for positive a, b, c, saturating at 2^62.
+func mulDiv(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return 1 << 62
+	}
+	quo, _ := bits.Div64(hi, lo, uint64(c))
+	return int64(min(quo, 1<<62))
+}
+
+// ceilMulDiv returns ⌈a·b/c⌉ for positive a, b, c, saturating at 2^62.
+func ceilMulDiv(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi >= uint64(c) {
+		return 1 << 62
+	}
+	quo, rem := bits.Div64(hi, lo, uint64(c))
+	if rem != 0 {
+		quo++
+	}
+	return int64(min(quo, 1<<62))
+}

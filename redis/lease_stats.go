@@ -1,0 +1,55 @@
+package redis
+
+import "sync/atomic"
+
+// LeaseStats counts what a Leased did since it was made.
+type LeaseStats struct {
+	// Calls is the number of Apply calls; Local of them were decided from
+	// leases alone, without asking Redis.
+	Calls, Local int64
+	// RoundTrips is the number of calls to Redis for decisions: takes, and
+	// calls decided exactly by the store behind (which may answer from
+	// its over-limit cache or its fallback without Redis). GiveBacks is
+	// the number of give-back runs of lease.lua (one per batch of keys).
+	RoundTrips, GiveBacks int64
+	// Leases is the number of leases taken; Leased the units they held
+	// beyond their checks' own cost.
+	Leases, Leased int64
+	// Spent is the units admitted from leases without a round trip;
+	// Returned the units given back to Redis; Expired the units still
+	// unspent when their lease ended (given back too, but by then a
+	// window may have ended or a bucket refilled them).
+	Spent, Returned, Expired int64
+}
+
+// MeanLeaseSize returns Leased/Leases, 0 before the first lease.
+func (s LeaseStats) MeanLeaseSize() float64 {
+	if s.Leases == 0 {
+		return 0
+	}
+	return float64(s.Leased) / float64(s.Leases)
+}
+
+// RoundTripsPerDecision returns RoundTrips/Calls, 0 before the first call.
+func (s LeaseStats) RoundTripsPerDecision() float64 {
+	if s.Calls == 0 {
+		return 0
+	}
+	return float64(s.RoundTrips) / float64(s.Calls)
+}
+
+type leaseCounters struct {
+	calls, local, roundTrips, giveBacks      atomic.Int64
+	leases, leased, spent, returned, expired atomic.Int64
+}
+
+// Stats returns the counts so far.
+func (l *Leased) Stats() LeaseStats {
+	c := &l.stats
+	return LeaseStats{
+		Calls: c.calls.Load(), Local: c.local.Load(),
+		RoundTrips: c.roundTrips.Load(), GiveBacks: c.giveBacks.Load(),
+		Leases: c.leases.Load(), Leased: c.leased.Load(),
+		Spent: c.spent.Load(), Returned: c.returned.Load(), Expired: c.expired.Load(),
+	}
+}
