@@ -201,6 +201,68 @@
 // held: raise Timeout (say, to 100–250 ms) only where a slower answer costs
 // less than a local decision.
 //
+// # Leased quota
+//
+// With Options.Lease, Open's store decides most checks of leased limits in
+// memory (Leased): an instance takes a lease of n units of a key's limit in
+// the apply.lua run of a check, which the shared state counts as admitted
+// at that moment g, and admits up to n units from it without a round trip
+// until it is spent or ends. Units leased are units the shared state
+// already counted, so the fleet admits no more than it would have — if a
+// unit spent at u, later than the g it was counted at, cannot count in a
+// window or a span the shared state did not count it in. Per algorithm:
+//
+//   - Fixed window: a lease ends with the window it was taken in. Every
+//     unit spent in a window was counted in that window at g, before it
+//     was spent: per window, units spent ≤ units the shared state counted
+//     ≤ Q.
+//   - Sliding window counter: a lease ends with its window too. Let a
+//     unit be spent at u in window k. The shared counts of window k−1 and
+//     k hold at least what was spent in them, since every spent unit was
+//     counted earlier in the same window and a unit given back was never
+//     spent. The shared state admitted its last check of window k at some
+//     g′ ≤ u with ⌊prev·(W−e(g′))/W⌋ + cur ≤ Q, and the weight (W−e)/W only
+//     falls as u passes g′: so the estimate of the units really spent, at
+//     u, is at most Q — exactly what the counter promises.
+//   - Token bucket, GCRA, leaky-bucket meter: a unit counted at g and spent
+//     at u ∈ [g, g+L] moves an admission later by up to L. The admissions
+//     spent in any span [s, t] were counted in [s−L, t], where the shared
+//     bucket, of burst B′, admitted at most B′ + r·(t−s+L). Every check of
+//     a leased bucket is decided by the shared state with B′ = B − h, where
+//     h = ⌈r·L⌉ is what refills in L: spent ≤ B + r·(t−s), the bucket's own
+//     promise. L is the time a quarter of the burst takes to refill (at
+//     most Options.Lease.MaxAge); a bucket of burst 1, or whose L would be
+//     under a millisecond, is not leased. The cost is a burst smaller by h
+//     for the whole fleet; the long-run rate is the bucket's. Holding back
+//     h per lease instead would cost h per lease taken, at every refill.
+//   - Sliding log and concurrency are decided per request. A log admits by
+//     the timestamps of its entries, and a unit spent after its entry would
+//     count in spans the log never checked: exactness per request is the
+//     reason to choose it. A concurrency unit comes back when the work that
+//     holds it ends, not with time, so there is no span to lease in. A
+//     leaky-bucket queue tells each admission its own delay; a shadow limit
+//     never refuses, so a lease would save nothing.
+//
+// A lease's end is measured on the instance's own monotonic clock from
+// before its take was sent: the take ran later by Redis's clock, so the
+// lease ends no later than its window (or L) does there. Unspent units go
+// back (lua/lease.lua, through each algorithm's undo as a refund's do: a
+// window only while it still counts the lease's window, a bucket only what
+// has not refilled since the take) when a lease has been idle for
+// Options.Lease.Idle, has ended, is replaced, and on Leased.Return (a
+// reload) and Close. A call of several checks is admitted from leases only
+// if every check's lease covers it; otherwise the leases it needs are taken
+// in one script run, the covered checks' units held aside until it answers,
+// and a refusal spends nothing of any lease. A call that a lease cannot
+// serve goes to the over-limit cache and the failover as without leases.
+//
+// What a crash costs: the units of its unspent leases stay counted, at most
+// MaxUnits per key and limit per instance, until the lease's window ends,
+// or a bucket refills them (at most MaxUnits units, refilled at Q per W).
+// What an outage costs: nothing more — an instance keeps spending the
+// leases it holds, which the shared state counted before it failed, and
+// decides the rest by OnStoreError; the failover's bounds apply to those.
+//
 // # Errors
 //
 // An error is never a decision. Every failure to decide — connection

@@ -20,6 +20,9 @@ type LeaseStats struct {
 	// unspent when their lease ended (given back too, but by then a
 	// window may have ended or a bucket refilled them).
 	Spent, Returned, Expired int64
+	// Held is the units of the leases held now, not yet spent or given
+	// back; Keys the keys and limits with a lease held now.
+	Held, Keys int64
 }
 
 // MeanLeaseSize returns Leased/Leases, 0 before the first lease.
@@ -43,10 +46,23 @@ type leaseCounters struct {
 	leases, leased, spent, returned, expired atomic.Int64
 }
 
-// Stats returns the counts so far.
+// Stats returns the counts so far. It looks at every key's lease, so it
+// is meant for a metrics scrape, not for every decision.
 func (l *Leased) Stats() LeaseStats {
+	var held, keys int64
+	l.mu.RLock()
+	for _, e := range l.entries {
+		e.mu.Lock()
+		if e.units > 0 {
+			held += e.units
+			keys++
+		}
+		e.mu.Unlock()
+	}
+	l.mu.RUnlock()
 	c := &l.stats
 	return LeaseStats{
+		Held: held, Keys: keys,
 		Calls: c.calls.Load(), Local: c.local.Load(),
 		RoundTrips: c.roundTrips.Load(), GiveBacks: c.giveBacks.Load(),
 		Leases: c.leases.Load(), Leased: c.leased.Load(),

@@ -42,9 +42,14 @@ const reconnectEvery = 250 * time.Millisecond
 // the breaker's next probe: within about a second of Redis's arrival with
 // the defaults).
 //
+// With Options.Lease, a Leased in front of the failover decides most
+// checks of leased limits in memory, from quota leased from Redis, and
+// hands it the rest (see Leased).
+//
 // A Guarded is safe for concurrent use by any number of goroutines.
 type Guarded struct {
 	failover *failover.Store
+	leased   *Leased // nil: nothing leased
 	cache    *overlimit.Cache
 	local    *memory.Store
 	redis    *lazy
@@ -117,6 +122,14 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
 
+	if o.Lease.enabled() {
+		var so options
+		for _, opt := range g.redis.opts {
+			opt(&so)
+		}
+		g.leased = newLeased(g.failover, g.redis, so.now, o.Instances, o.Lease)
+	}
+
 	first := make(chan error, 1)
 	go g.redis.run(first)
 	select {
@@ -143,6 +156,9 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 // ends first, on an invalid check, or when OnStoreError is failover.Local
 // and the local store fails too; a failure of Redis is never the caller's.
 func (g *Guarded) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	if g.leased != nil {
+		return g.leased.Apply(ctx, checks, out)
+	}
 	return g.failover.Apply(ctx, checks, out)
 }
 
@@ -177,15 +193,26 @@ func (g *Guarded) Failover() *failover.Store { return g.failover }
 // Cache returns the over-limit cache in front of Redis, for its Stats.
 func (g *Guarded) Cache() *overlimit.Cache { return g.cache }
 
+// Leases returns the leased quota in front of the failover, for its Stats
+// and Return; nil when Options.Lease leases nothing.
+func (g *Guarded) Leases() *Leased { return g.leased }
+
 // Local returns the store failover.Local decides on (Options.Local, or the
 // one Open made), for its Stats.
 func (g *Guarded) Local() *memory.Store { return g.local }
 
-// Close stops connecting, closes the connection to Redis and the local
-// store Open made (not an Options.Local), and returns nil. Calls after
-// Close are decided by OnStoreError. Close is idempotent.
+// Close gives back the unspent units of its leases (see Leased.Close),
+// stops connecting, closes the connection to Redis and the local store
+// Open made (not an Options.Local), and returns nil. Calls after Close are
+// decided by OnStoreError. Close is idempotent.
 func (g *Guarded) Close() error {
 	g.closed.Do(func() {
+		if g.leased != nil {
+			if err := g.leased.Close(); err != nil && g.redis.log != nil {
+				g.redis.log.Warn("redis store: leases not given back on close: they stay counted until they end",
+					"err", err)
+			}
+		}
 		g.redis.close()
 		g.closeLocal()
 	})

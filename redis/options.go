@@ -145,6 +145,14 @@ type Options struct {
 	// OverLimit configures the cache of refusals in front of Redis; the
 	// zero value means overlimit's defaults.
 	OverLimit overlimit.Options
+	// Lease leases quota of the limits it names (or of every leasable
+	// limit, with Mode LeaseAuto) so that most of their checks are decided
+	// in memory (see Leased and the package documentation, Leased quota).
+	// The zero value leases nothing. Every instance sharing the Redis must
+	// lease the same limits: a bucket is leased with a smaller shared
+	// burst, and an instance deciding it with the whole burst could spend
+	// what the others' leases hold back.
+	Lease LeaseOptions
 	// MustConnect makes Open fail, with an error wrapping
 	// sluice.ErrStoreUnavailable, when its first attempt cannot reach
 	// Redis, instead of returning a store that decides by OnStoreError
