@@ -84,6 +84,17 @@ type Redis struct {
 	// (redis.Options.Replicas; it costs decisions/s, see RELIABILITY.md).
 	Replicas    int
 	ReplicaWait time.Duration
+	// Lease is every limit's lease mode unless its own lease: says
+	// otherwise: "off" (the default: every check is a round trip) or
+	// "auto" (redis.LeaseAuto: decide most checks of the limits that can
+	// be leased in memory, from quota leased from Redis).
+	Lease string
+	// Leases maps the ID of each limit that sets lease: to its mode.
+	Leases map[string]string
+	// LeaseMaxUnits caps one lease (0: redis.DefaultLeaseMaxUnits);
+	// LeaseMaxAge caps its life (0: redis.DefaultLeaseMaxAge).
+	LeaseMaxUnits int64
+	LeaseMaxAge   time.Duration
 }
 
 // Identity says how a request's client is recognised: the identity fields

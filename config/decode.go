@@ -8,6 +8,9 @@ import (
 // (limits, plans, identity …), which are methods in the files of each topic.
 type decoder struct {
 	*yamlcheck.Decoder
+	// leases maps a limit's ID to the lease: of the limits that say one
+	// (see leaseOf); the store section's Redis.Leases is this map.
+	leases map[string]string
 }
 
 // field decodes one value of a mapping.

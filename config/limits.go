@@ -18,6 +18,7 @@ import (
 //     max_wait: 2s     # leaky-bucket as a queue
 //     shadow: true     # report, never refuse
 //     id: per-minute   # the state's identity (default: the name): keep it to rename
+//     lease: auto      # or off: overrides store.redis.lease for this limit
 func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 	var out []sluice.Limit
 	names := map[string]bool{}
@@ -28,6 +29,8 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			idNode            *yaml.Node
 			burstNode         *yaml.Node
 			maxWaitNode       *yaml.Node
+			leaseNode         *yaml.Node
+			lease             string
 			quantity, burst   int64
 			window, maxWait   time.Duration
 			shadow            bool
@@ -42,6 +45,7 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			"max_wait":  func(n *yaml.Node, p string) { maxWait, maxWaitNode = d.Duration(n, p), n },
 			"shadow":    func(n *yaml.Node, p string) { shadow = d.Bool(n, p) },
 			"id":        func(n *yaml.Node, p string) { id, idNode = d.Str(n, p), n },
+			"lease":     func(n *yaml.Node, p string) { lease, leaseNode = d.OneOf(n, p, "auto", "off"), n },
 		})
 		if e.Kind != yaml.MappingNode {
 			return
@@ -95,7 +99,23 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			d.Errorf(e, path, "%v", err)
 			return
 		}
+		if leaseNode != nil {
+			d.leaseOf(leaseNode, path+".lease", l.ID(), lease)
+		}
 		out = append(out, l)
 	})
 	return out
+}
+
+// leaseOf records the lease: mode of the limit with ID id; two limits of
+// one ID (one state) must not say different modes.
+func (d *decoder) leaseOf(n *yaml.Node, path, id, mode string) {
+	if d.leases == nil {
+		return
+	}
+	if was, ok := d.leases[id]; ok && was != mode {
+		d.Errorf(n, path, "%q: another limit of id %q says lease: %s, and the two share one state", mode, id, was)
+		return
+	}
+	d.leases[id] = mode
 }

@@ -52,7 +52,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		}
 		return nil, err
 	}
-	d := &decoder{&yamlcheck.Decoder{File: name}}
+	d := &decoder{Decoder: &yamlcheck.Decoder{File: name}, leases: map[string]string{}}
 	c := &Config{File: name, Listen: ":8080", Policy: &sluice.Policy{}, Keys: map[[32]byte]*Key{},
 		Admin:       Admin{Listen: "127.0.0.1:9090", LoopbackScopes: ScopeRead},
 		Connections: defaultConnections(),
@@ -175,23 +175,27 @@ func (d *decoder) upstream(n *yaml.Node, p string) string {
 func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 	s.Type, s.MaxKeys = "memory", 1_000_000
 	s.Redis = Redis{Mode: "standalone", Timeout: 50 * time.Millisecond, OnStoreError: "local", Instances: 1}
+	s.Redis.Lease, s.Redis.Leases = "off", d.leases
 	d.Mapping(n, path, map[string]field{
 		"type":     func(n *yaml.Node, p string) { s.Type = d.OneOf(n, p, "memory", "redis") },
 		"max_keys": func(n *yaml.Node, p string) { s.MaxKeys = int(d.Int(n, p, 1, 1<<32)) },
 		"redis": func(n *yaml.Node, path string) {
 			r := &s.Redis
 			d.Mapping(n, path, map[string]field{
-				"mode":           func(n *yaml.Node, p string) { r.Mode = d.OneOf(n, p, "standalone", "sentinel", "cluster") },
-				"addresses":      func(n *yaml.Node, p string) { r.Addresses = d.Strings(n, p) },
-				"master_name":    func(n *yaml.Node, p string) { r.MasterName = d.Str(n, p) },
-				"username":       func(n *yaml.Node, p string) { r.Username = d.Str(n, p) },
-				"password":       func(n *yaml.Node, p string) { r.Password = d.Str(n, p) },
-				"db":             func(n *yaml.Node, p string) { r.DB = int(d.Int(n, p, 0, 1<<16)) },
-				"timeout":        func(n *yaml.Node, p string) { r.Timeout = d.Duration(n, p) },
-				"on_store_error": func(n *yaml.Node, p string) { r.OnStoreError = d.OneOf(n, p, "local", "allow", "deny") },
-				"instances":      func(n *yaml.Node, p string) { r.Instances = int(d.Int(n, p, 1, 10_000)) },
-				"replicas":       func(n *yaml.Node, p string) { r.Replicas = int(d.Int(n, p, 0, 64)) },
-				"replica_wait":   func(n *yaml.Node, p string) { r.ReplicaWait = d.Duration(n, p) },
+				"mode":            func(n *yaml.Node, p string) { r.Mode = d.OneOf(n, p, "standalone", "sentinel", "cluster") },
+				"addresses":       func(n *yaml.Node, p string) { r.Addresses = d.Strings(n, p) },
+				"master_name":     func(n *yaml.Node, p string) { r.MasterName = d.Str(n, p) },
+				"username":        func(n *yaml.Node, p string) { r.Username = d.Str(n, p) },
+				"password":        func(n *yaml.Node, p string) { r.Password = d.Str(n, p) },
+				"db":              func(n *yaml.Node, p string) { r.DB = int(d.Int(n, p, 0, 1<<16)) },
+				"timeout":         func(n *yaml.Node, p string) { r.Timeout = d.Duration(n, p) },
+				"on_store_error":  func(n *yaml.Node, p string) { r.OnStoreError = d.OneOf(n, p, "local", "allow", "deny") },
+				"instances":       func(n *yaml.Node, p string) { r.Instances = int(d.Int(n, p, 1, 10_000)) },
+				"replicas":        func(n *yaml.Node, p string) { r.Replicas = int(d.Int(n, p, 0, 64)) },
+				"replica_wait":    func(n *yaml.Node, p string) { r.ReplicaWait = d.Duration(n, p) },
+				"lease":           func(n *yaml.Node, p string) { r.Lease = d.OneOf(n, p, "auto", "off") },
+				"lease_max_units": func(n *yaml.Node, p string) { r.LeaseMaxUnits = d.Int(n, p, 1, sluice.MaxQuantity) },
+				"lease_max_age":   func(n *yaml.Node, p string) { r.LeaseMaxAge = d.Duration(n, p) },
 			})
 			if len(r.Addresses) == 0 {
 				d.Errorf(n, path+".addresses", "at least one address is needed")

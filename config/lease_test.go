@@ -1,0 +1,69 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/config"
+)
+
+// The store's lease: is every limit's default; a limit's own lease:
+// overrides it, recorded by the limit's ID.
+func TestLeaseOfTheStoreAndOfALimit(t *testing.T) {
+	c, err := config.Parse("t.yaml", []byte(`
+store:
+  type: redis
+  redis: {addresses: ["r:6379"], lease: auto, lease_max_units: 200, lease_max_age: 500ms}
+plans:
+  free:
+    limits:
+      - {name: per-minute, algorithm: gcra, quantity: 10, window: 1m, lease: off}
+      - {name: per-day, id: day, algorithm: fixed-window, quantity: 1000, window: 24h, lease: auto}
+      - {name: per-hour, algorithm: fixed-window, quantity: 100, window: 1h}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Store.Redis
+	if r.Lease != "auto" || r.LeaseMaxUnits != 200 || r.LeaseMaxAge != 500*time.Millisecond {
+		t.Errorf("store lease %q, max units %d, max age %v", r.Lease, r.LeaseMaxUnits, r.LeaseMaxAge)
+	}
+	if len(r.Leases) != 2 || r.Leases["per-minute"] != "off" || r.Leases["day"] != "auto" {
+		t.Errorf("limits' leases %v, want per-minute off and day auto", r.Leases)
+	}
+}
+
+// Without a lease: anywhere, nothing is leased.
+func TestLeaseIsOffByDefault(t *testing.T) {
+	c, err := config.Parse("t.yaml", []byte(`
+store: {type: redis, redis: {addresses: ["r:6379"]}}
+plans: {free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Store.Redis.Lease != "off" || len(c.Store.Redis.Leases) != 0 {
+		t.Errorf("lease %q, leases %v", c.Store.Redis.Lease, c.Store.Redis.Leases)
+	}
+}
+
+// Two limits of one state may not ask for different leases, and a lease
+// is auto or off.
+func TestLeaseErrorsNameTheirPlace(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{`
+plans:
+  free: {limits: [{name: m, id: s, algorithm: gcra, quantity: 10, window: 1m, lease: auto}]}
+  pro: {limits: [{name: m, id: s, algorithm: gcra, quantity: 20, window: 1m, lease: off}]}
+`, `t.yaml:4:85: plans.pro.limits[0].lease: "off": another limit of id "s" says lease: auto, and the two share one state`},
+		{`
+plans: {free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m, lease: always}]}}
+`, `t.yaml:2:85: plans.free.limits[0].lease: "always"`},
+	} {
+		_, err := config.Parse("t.yaml", []byte(c.yaml))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want it to contain %s", err, c.want)
+		}
+	}
+}
