@@ -325,6 +325,10 @@ func (a *APIAnalysis) tradeOffsSection(b *strings.Builder) {
 		out = append(out, "The global limit protects the backend but is shared: one heavy plan can use it up for everyone. Per-plan limits that add up to less than the capacity keep that rare.")
 	}
 	out = append(out, "Conflicting requirements are resolved by the stated precision: strict and approximate limits never exceed what you stated (approximate may refuse a little earlier to save memory); only loose limits may exceed it.")
+	if a.Store == "memory" && req.Instances == 1 {
+		out = append(out, "Scale: one instance with the in-memory store is the simplest deployment that meets these requirements; revisit the store (Redis) when a second instance is added or restarts must not reset quotas.")
+	}
+	out = append(out, "Simpler alternative, if this is more than the team wants to run at first: the same plans with loose precision (fixed windows, 16 bytes a client, quotas that reset at the top of each window) — at the price of bursts up to twice a limit across a window boundary. docs/designer.md explains each algorithm, and `sluice simulate -pattern boundary-burst` shows the difference on a chart.")
 	for _, t := range out {
 		fmt.Fprintf(b, "- %s\n", t)
 	}
