@@ -253,3 +253,15 @@ func contains(es []*leaseEntry, e *leaseEntry) bool {
 	}
 	return false
 }
+
+// ParseLeaseMode returns the mode named "auto" or "off" (as in a
+// configuration's lease:); "" is LeaseOff.
+func ParseLeaseMode(s string) (LeaseMode, error) {
+	switch s {
+	case "auto":
+		return LeaseAuto, nil
+	case "off", "":
+		return LeaseOff, nil
+	}
+	return LeaseOff, fmt.Errorf("redis: unknown lease mode %q (use auto or off)", s)
+}
