@@ -277,8 +277,8 @@ func profile(ctx context.Context, an *Analysis, t APITraffic, req APIRequirement
 		perSecond /= float64(req.Instances)
 	}
 	d := 10 * rec.Window.D()
-	if limit := time.Duration(float64(req.MaxArrivals) / perSecond * float64(time.Second)); limit < d {
-		d = max(limit.Truncate(time.Millisecond), time.Millisecond)
+	if most := float64(req.MaxArrivals) / perSecond; most < d.Seconds() { // converted only when in range
+		d = max(time.Duration(most*float64(time.Second)).Truncate(time.Millisecond), time.Millisecond)
 	}
 	alg, err := sluice.ParseAlgorithm(rec.Algorithm)
 	if err != nil {
