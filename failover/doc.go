@@ -2,7 +2,7 @@
 // Store wraps a primary store and a local one: every call to the primary is
 // bounded by a timeout, a circuit breaker keeps calls away from a primary
 // that keeps failing, and the calls the primary cannot decide are decided by
-// a Policy:
+// a OnError:
 //
 //   - Local ("local", the default): on the local store (typically a
 //     memory.Store), each limit divided by the number of instances that
@@ -20,7 +20,7 @@
 // limiter and its state). A memory.Store needs none of it.
 //
 // The contract: an error is never a decision. Apply either fills out with a
-// decision — the primary's, or its policy's, and then counted in Stats and
+// decision — the primary's, or its OnError rule's, and then counted in Stats and
 // reported to Options.OnFallback, so a caller can always tell them apart —
 // or returns an error, and then out means nothing. A caller that gives up
 // gets an error wrapping its context's error, never a fallback decision, and
@@ -32,7 +32,7 @@
 // and its success makes every later call the primary's again.
 //
 // A Store is safe for concurrent use when its stores are. The zero Options
-// mean the Local policy, one instance, DefaultTimeout (50 ms) per call and
+// mean Local, one instance, DefaultTimeout (50 ms) per call and
 // the default breaker (DefaultBreakerFailures consecutive failures open it
 // for DefaultBreakerOpenFor). A Store must be made with New; its zero value
 // is not usable.

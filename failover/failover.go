@@ -11,55 +11,55 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// Policy is what a Store does with a call its primary store could not
-// decide: the on_store_error setting of a policy. The zero value is Local,
+// OnError is what a Store does with a call its primary store could not
+// decide: the on_store_error setting of a configuration. The zero value is Local,
 // the default.
-type Policy uint8
+type OnError uint8
 
 const (
 	// Local ("local") decides on the local store instead, with every limit
 	// divided by the number of instances that share the primary, starting
 	// from the primary's last word on each key; what it admits is charged to
 	// the primary when the primary is back (see Store).
-	Local Policy = iota
+	Local OnError = iota
 	// Allow ("allow") admits every check: availability over protection.
 	Allow
 	// Deny ("deny") refuses every check: protection over availability.
 	Deny
 )
 
-var policyNames = [...]string{Local: "local", Allow: "allow", Deny: "deny"}
+var onErrorNames = [...]string{Local: "local", Allow: "allow", Deny: "deny"}
 
 // String returns the configuration name: "local", "allow" or "deny".
-func (p Policy) String() string {
+func (p OnError) String() string {
 	if p.Valid() {
-		return policyNames[p]
+		return onErrorNames[p]
 	}
 	return fmt.Sprintf("on-store-error(%d)", uint8(p))
 }
 
 // Valid reports whether p is one of the declared policies.
-func (p Policy) Valid() bool { return p <= Deny }
+func (p OnError) Valid() bool { return p <= Deny }
 
-// ParsePolicy returns the Policy named s: "local", "allow" or "deny".
-func ParsePolicy(s string) (Policy, error) {
-	for p, name := range policyNames {
+// ParseOnError returns the OnError named s: "local", "allow" or "deny".
+func ParseOnError(s string) (OnError, error) {
+	for p, name := range onErrorNames {
 		if name == s {
-			return Policy(p), nil
+			return OnError(p), nil
 		}
 	}
 	return 0, fmt.Errorf("unknown on_store_error %q (use local, allow or deny)", s)
 }
 
 // DefaultTimeout is how long a Store waits for its primary before it counts
-// the call as failed and applies its policy.
+// the call as failed and applies its OnError rule.
 const DefaultTimeout = 50 * time.Millisecond
 
 // Options configures a Store. The zero value means: fall back to the local
 // store, one instance, 50 ms per call, the default breaker.
 type Options struct {
-	// Policy is what to do when the primary cannot decide.
-	Policy Policy
+	// OnError is what to do when the primary cannot decide.
+	OnError OnError
 	// Timeout bounds each call to the primary (context.WithTimeout around
 	// it, so the primary must honour its context; the stores of this module
 	// do). DefaultTimeout (50 ms) when zero; no bound when negative. A
@@ -72,7 +72,7 @@ type Options struct {
 	// Breaker configures the circuit breaker in front of the primary.
 	Breaker BreakerOptions
 	// OnFallback, when not nil, is called once for every call decided by the
-	// policy instead of the primary, after out is filled and before Apply
+	// OnError rule instead of the primary, after out is filled and before Apply
 	// returns, with the reason: the primary's error, or ErrCircuitOpen when
 	// the breaker kept the call from the primary. It runs on the caller's
 	// goroutine, concurrently with other calls: keep it quick (count, not
@@ -100,7 +100,7 @@ type Options struct {
 	// many as the primary's state has left, without refusing (the units
 	// were already admitted). Under Local, a Store calls it when the primary
 	// decides a key again, before the primary decides it (see Store). Its
-	// error is a store error: the call is decided by the policy and the
+	// error is a store error: the call is decided by the OnError rule and the
 	// charge is tried again by the next call. Redis's Store.Charge is one.
 	Charge func(ctx context.Context, checks []sluice.Check) error
 	// Remember bounds how many keys' last answers from the primary a Local
@@ -117,7 +117,7 @@ type Stats struct {
 	// or a timeout. Calls the caller abandoned and invalid checks are not
 	// store errors and are not counted.
 	StoreErrors int64
-	// FallbackDecisions counts calls decided by the policy instead of the
+	// FallbackDecisions counts calls decided by the OnError rule instead of the
 	// primary: after a store error, or without asking the primary while the
 	// breaker was open. A Local fallback that itself fails is not a decision
 	// and is not counted.
@@ -145,14 +145,14 @@ type Stats struct {
 // A Store is a sluice.Store that makes a remote primary store (Redis) safe
 // to depend on: it bounds every call with a timeout, keeps calls away from a
 // primary that keeps failing with a circuit breaker, and decides the calls
-// the primary cannot decide by its policy — Local, Allow or Deny — so that
+// the primary cannot decide by its OnError rule — Local, Allow or Deny — so that
 // an outage costs neither a panic nor an unbounded wait.
 //
 // A call goes to the primary unless the breaker of one of its nodes (see
 // Options.Node; one breaker without it) is open. If the primary answers,
 // its answer is returned as it is. If it fails (an error, or no answer
 // within Timeout), the failure is counted, fed to the breakers of the
-// nodes it concerns, and the call is decided by the policy:
+// nodes it concerns, and the call is decided by the OnError rule:
 //
 //   - Local: by the local store, each check's Limit replaced by its share
 //     for one of Instances instances: window algorithms admit ⌊Q/n⌋ (at
@@ -169,9 +169,9 @@ type Stats struct {
 //   - Deny: every check refused, Remaining 0, with RetryAfter and ResetAfter
 //     the breaker's OpenFor: the soonest the primary may be asked again.
 //
-// In every policy a check whose Cost exceeds its limit's Burst is refused
+// Under every OnError rule a check whose Cost exceeds its limit's Burst is refused
 // with RetryAfter sluice.Never, as every store refuses it; that needs no
-// store. Every decision made by the policy is counted in Stats and reported
+// store. Every decision made by the OnError rule is counted in Stats and reported
 // to OnFallback, so a caller can always tell it from the primary's.
 //
 // Under Local with a Charge, the Store keeps account of what it admits
@@ -221,7 +221,7 @@ type Store struct {
 	primary    sluice.Store
 	cache      CachingStore // primary, if it can answer without its store
 	local      sluice.Store
-	policy     Policy
+	onError    OnError
 	timeout    time.Duration
 	instances  int64
 	onFallback func(error)
@@ -267,24 +267,24 @@ type CachingStore interface {
 	ApplyCached(ctx context.Context, checks []sluice.Check, out []sluice.Status) (cached bool, err error)
 }
 
-// New returns a Store in front of primary that decides by opts.Policy when
+// New returns a Store in front of primary that decides by opts.OnError when
 // primary cannot. local is the store Local decides on (typically a
 // memory.Store) and may be nil for the other policies. It returns an error
-// if primary is nil, if opts.Policy is not valid, or if local is nil under
+// if primary is nil, if opts.OnError is not valid, or if local is nil under
 // Local.
 func New(primary, local sluice.Store, opts Options) (*Store, error) {
 	switch {
 	case primary == nil:
 		return nil, errors.New("failover: New with a nil primary store")
-	case !opts.Policy.Valid():
-		return nil, fmt.Errorf("failover: New with invalid policy %v", opts.Policy)
-	case local == nil && opts.Policy == Local:
-		return nil, errors.New("failover: New with policy local needs a local store")
+	case !opts.OnError.Valid():
+		return nil, fmt.Errorf("failover: New with invalid OnError %v", opts.OnError)
+	case local == nil && opts.OnError == Local:
+		return nil, errors.New("failover: New with OnError Local needs a local store")
 	}
 	f := &Store{
 		primary:    primary,
 		local:      local,
-		policy:     opts.Policy,
+		onError:    opts.OnError,
 		timeout:    opts.Timeout,
 		instances:  int64(min(max(opts.Instances, 1), maxInstances)),
 		onFallback: opts.OnFallback,
@@ -301,7 +301,7 @@ func New(primary, local sluice.Store, opts Options) (*Store, error) {
 	if f.nodeOf == nil {
 		f.nodes.get("") // the one node, in Stats from the start
 	}
-	if f.policy == Local {
+	if f.onError == Local {
 		f.memo, f.ledger = newMemo(opts.Remember), newLedger(opts.Ledger)
 		// A node first met while keys are owed (a replica promoted, a new
 		// master named) may start in its return period (see returning).
@@ -439,10 +439,10 @@ func (f *Store) callPrimary(ctx context.Context, checks []sluice.Check, out []sl
 	return false, f.primary.Apply(ctx, checks, out)
 }
 
-// fallback decides checks by the policy because of reason, counting the
+// fallback decides checks by the OnError rule because of reason, counting the
 // decision against the nodes blamed.
 func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluice.Status, blamed []*node, reason error) error {
-	switch f.policy {
+	switch f.onError {
 	case Allow:
 		for i := range checks {
 			out[i] = sluice.Status{Allowed: true, Remaining: checks[i].Limit.Burst()}
@@ -469,7 +469,7 @@ func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluic
 	return nil
 }
 
-// counted counts a decision made by the policy because of reason against
+// counted counts a decision made by the OnError rule because of reason against
 // the nodes blamed, and reports it to OnFallback.
 func (f *Store) counted(blamed []*node, reason error) {
 	f.fallbacks.Add(1)

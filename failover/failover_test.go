@@ -176,19 +176,19 @@ func (r *failoverRig) fallbackCount() int {
 }
 
 func TestParsePolicy(t *testing.T) {
-	for _, p := range []failover.Policy{failover.Local, failover.Allow, failover.Deny} {
-		got, err := failover.ParsePolicy(p.String())
+	for _, p := range []failover.OnError{failover.Local, failover.Allow, failover.Deny} {
+		got, err := failover.ParseOnError(p.String())
 		if err != nil || got != p {
-			t.Errorf("ParsePolicy(%q) = %v, %v", p.String(), got, err)
+			t.Errorf("ParseOnError(%q) = %v, %v", p.String(), got, err)
 		}
 	}
-	if _, err := failover.ParsePolicy("retry"); err == nil {
-		t.Error(`ParsePolicy("retry") succeeded`)
+	if _, err := failover.ParseOnError("retry"); err == nil {
+		t.Error(`ParseOnError("retry") succeeded`)
 	}
-	if failover.Policy(0) != failover.Local {
+	if failover.OnError(0) != failover.Local {
 		t.Error("the zero policy is not local")
 	}
-	if s := failover.Policy(9).String(); s != "on-store-error(9)" {
+	if s := failover.OnError(9).String(); s != "on-store-error(9)" {
 		t.Errorf("String of an invalid policy: %q", s)
 	}
 }
@@ -203,7 +203,7 @@ func TestFailoverPolicies(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		policy failover.Policy
+		policy failover.OnError
 		want   []sluice.Status
 	}{
 		{
@@ -233,7 +233,7 @@ func TestFailoverPolicies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newFailoverRig(t, failover.Options{Policy: tt.policy})
+			r := newFailoverRig(t, failover.Options{OnError: tt.policy})
 			r.primary.fail(errRedisDown)
 			d := r.allow(t, checks...)
 			if d.Allowed {
@@ -329,7 +329,7 @@ func TestFailoverCallerGivesUp(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newFailoverRig(t, failover.Options{Policy: failover.Allow, Timeout: time.Hour})
+			r := newFailoverRig(t, failover.Options{OnError: failover.Allow, Timeout: time.Hour})
 			if tt.prepare != nil {
 				tt.prepare(t, r)
 			}
@@ -351,7 +351,7 @@ func TestFailoverCallerGivesUp(t *testing.T) {
 }
 
 func TestFailoverTimeoutIsAStoreError(t *testing.T) {
-	r := newFailoverRig(t, failover.Options{Policy: failover.Deny, Timeout: 20 * time.Millisecond})
+	r := newFailoverRig(t, failover.Options{OnError: failover.Deny, Timeout: 20 * time.Millisecond})
 	r.primary.hang = true
 	start := time.Now()
 	d := r.allow(t, sluice.Check{Key: "k", Limit: sluice.PerSecond(5), Cost: 1})
@@ -370,7 +370,7 @@ func TestFailoverTimeoutIsAStoreError(t *testing.T) {
 }
 
 func TestFailoverInvalidCheckIsTheCallersError(t *testing.T) {
-	r := newFailoverRig(t, failover.Options{Policy: failover.Allow})
+	r := newFailoverRig(t, failover.Options{OnError: failover.Allow})
 	r.primary.fail(fmt.Errorf("redis store: %w: key too long", sluice.ErrInvalidCheck))
 	for range 10 {
 		_, err := allow(r.limiter, context.Background(), sluice.Check{Key: "k", Limit: sluice.PerSecond(5), Cost: 1})
@@ -385,7 +385,7 @@ func TestFailoverInvalidCheckIsTheCallersError(t *testing.T) {
 
 func TestFailoverBreaker(t *testing.T) {
 	check := sluice.Check{Key: "k", Limit: sluice.PerSecond(100), Cost: 1}
-	r := newFailoverRig(t, failover.Options{Policy: failover.Allow})
+	r := newFailoverRig(t, failover.Options{OnError: failover.Allow})
 	r.primary.fail(errRedisDown)
 
 	for range 5 {
@@ -467,8 +467,8 @@ func TestPropertyFailoverRecoversWithinOneSecond(t *testing.T) {
 // decisions OnFallback heard of, and openings OnStateChange heard of.
 func TestPropertyFailoverCountersMatchEvents(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		policy := rapid.SampledFrom([]failover.Policy{failover.Local, failover.Allow, failover.Deny}).Draw(rt, "policy")
-		r := newFailoverRig(rt, failover.Options{Policy: policy, Instances: rapid.IntRange(1, 5).Draw(rt, "instances")})
+		policy := rapid.SampledFrom([]failover.OnError{failover.Local, failover.Allow, failover.Deny}).Draw(rt, "policy")
+		r := newFailoverRig(rt, failover.Options{OnError: policy, Instances: rapid.IntRange(1, 5).Draw(rt, "instances")})
 		var primaryDecided, calls int64
 		for range rapid.IntRange(1, 100).Draw(rt, "steps") {
 			switch rapid.IntRange(0, 3).Draw(rt, "op") {
@@ -546,7 +546,7 @@ func TestFailoverLocalDividesByInstances(t *testing.T) {
 
 func TestFailoverLocalKeepsTheRateExact(t *testing.T) {
 	// 10/s over 3 instances: each refills one unit every 300 ms.
-	r := newFailoverRig(t, failover.Options{Policy: failover.Local, Instances: 3})
+	r := newFailoverRig(t, failover.Options{OnError: failover.Local, Instances: 3})
 	r.primary.fail(errRedisDown)
 	check := sluice.Check{Key: "k", Limit: sluice.PerSecond(10), Cost: 1}
 	for range 3 {
@@ -602,7 +602,7 @@ func TestNewRefusesMisuse(t *testing.T) {
 	for name, f := range map[string]func() error{
 		"nil primary":           func() error { _, err := failover.New(nil, mem, failover.Options{}); return err },
 		"local without a store": func() error { _, err := failover.New(mem, nil, failover.Options{}); return err },
-		"an undeclared policy":  func() error { _, err := failover.New(mem, mem, failover.Options{Policy: 9}); return err },
+		"an undeclared policy":  func() error { _, err := failover.New(mem, mem, failover.Options{OnError: 9}); return err },
 	} {
 		t.Run(name, func(t *testing.T) {
 			if f() == nil {
@@ -610,7 +610,7 @@ func TestNewRefusesMisuse(t *testing.T) {
 			}
 		})
 	}
-	if _, err := failover.New(mem, nil, failover.Options{Policy: failover.Allow}); err != nil {
+	if _, err := failover.New(mem, nil, failover.Options{OnError: failover.Allow}); err != nil {
 		t.Error(err) // allowed
 	}
 	cache := overlimit.New(nil, overlimit.Options{})
@@ -636,7 +636,7 @@ func TestFailoverCacheHitsDoNotHideAnOutage(t *testing.T) {
 	defer remote.Close()
 	primary := &flakyStore{next: remote}
 	cache := overlimit.New(primary, overlimit.Options{Clock: clk.Now})
-	f := mustFailover(cache, nil, failover.Options{Policy: failover.Allow, Breaker: failover.BreakerOptions{Clock: clk.Now}})
+	f := mustFailover(cache, nil, failover.Options{OnError: failover.Allow, Breaker: failover.BreakerOptions{Clock: clk.Now}})
 	lim := sluice.NewLimiter(f)
 	abuser := sluice.Check{Key: "abuser", Limit: sluice.PerHour(1), Cost: 1}
 	for range 2 { // admitted, then refused: remembered for an hour
@@ -706,7 +706,7 @@ func ExampleNew() {
 
 	cache := overlimit.New(remote, overlimit.Options{})
 	store, err := failover.New(cache, local, failover.Options{
-		Policy:    failover.Local, // the default: decide locally on quota ÷ instances
+		OnError:   failover.Local, // the default: decide locally on quota ÷ instances
 		Instances: 4,
 	})
 	if err != nil {

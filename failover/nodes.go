@@ -17,7 +17,7 @@ type NodeStats struct {
 	BreakerOpens int64
 	// StoreErrors counts the node's calls that failed.
 	StoreErrors int64
-	// FallbackDecisions counts calls decided by the policy because of the
+	// FallbackDecisions counts calls decided by the OnError rule because of the
 	// node: it failed, its breaker was open, or it was returning.
 	FallbackDecisions int64
 	// Returning reports whether the node is in its return period now.

@@ -8,7 +8,7 @@
 //
 // Open is the one call a service needs: from Options (addresses and mode,
 // credentials and database, the per-call Timeout, 50 ms by default, and the
-// on_store_error policy with the number of instances sharing Redis) it
+// on_store_error rule with the number of instances sharing Redis) it
 // builds the store `sluice serve` runs — the Redis Store behind an
 // over-limit cache (package overlimit) inside a failover (package
 // failover) that decides on a local memory store (package memory), or
@@ -268,5 +268,5 @@
 // An error is never a decision. Every failure to decide — connection
 // refused or lost, timeout, a Redis error reply such as LOADING or OOM —
 // wraps sluice.ErrStoreUnavailable, so that callers apply their failure
-// policy; only a context cancelled by the caller does not.
+// OnError rule; only a context cancelled by the caller does not.
 package redis

@@ -29,7 +29,7 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 	primary := redis.New(client, redis.WithTimeout(50*time.Millisecond))
 	cache := overlimit.New(primary, overlimit.Options{})
 	fo, err := failover.New(cache, local, failover.Options{
-		Policy: failover.Local, Instances: 2,
+		OnError: failover.Local, Instances: 2,
 		OnFallback: func(error) { fallbacks.Add(1) },
 	})
 	if err != nil {
@@ -131,12 +131,12 @@ func TestStoreErrorPolicies(t *testing.T) {
 	client := srv.Client(t)
 	srv.Kill()
 	for _, tc := range []struct {
-		policy failover.Policy
+		policy failover.OnError
 		allow  bool
 	}{{failover.Allow, true}, {failover.Deny, false}} {
 		t.Run(tc.policy.String(), func(t *testing.T) {
 			fo, err := failover.New(redis.New(client, redis.WithTimeout(20*time.Millisecond)), nil,
-				failover.Options{Policy: tc.policy})
+				failover.Options{OnError: tc.policy})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -114,7 +114,7 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 	// deadline of its own: on standalone and Sentinel the store's batched
 	// calls share one timer per script run, where a context.WithTimeout per
 	// decision would cost about a tenth of the client's CPU under load.
-	g.failover, err = failover.New(g.cache, g.local, failover.Options{Policy: o.OnStoreError, Timeout: -1,
+	g.failover, err = failover.New(g.cache, g.local, failover.Options{OnError: o.OnStoreError, Timeout: -1,
 		Instances: o.Instances, Breaker: o.Breaker, OnBreakerChange: onChange,
 		Node: g.redis.node, Charge: g.redis.charge})
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 // unless WithTimeout or Options.Timeout says otherwise. It is the server's
 // default store.redis.timeout. A rate limiter must answer faster than the
 // request it guards; past this, the store reports sluice.ErrStoreUnavailable
-// and the caller's failure policy (Options.OnStoreError, for Open) decides.
+// and the caller's store-error rule (Options.OnStoreError, for Open) decides.
 const DefaultTimeout = 50 * time.Millisecond
 
 // An Option configures a Store.
@@ -128,7 +128,7 @@ type Options struct {
 	// away by the circuit breaker): failover.Local, the zero value, decides
 	// on Local with each limit divided by Instances; failover.Allow admits
 	// every check; failover.Deny refuses every check. See failover.Store.
-	OnStoreError failover.Policy
+	OnStoreError failover.OnError
 	// Instances is how many processes share this Redis's quotas; under
 	// failover.Local each decides on its share of every limit. Values
 	// below 1 mean 1.

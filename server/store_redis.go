@@ -24,7 +24,7 @@ const openTimeout = 5 * time.Second
 
 func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*OpenedStore, error) {
 	r := cfg.Store.Redis
-	policy, err := failover.ParsePolicy(r.OnStoreError)
+	policy, err := failover.ParseOnError(r.OnStoreError)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}

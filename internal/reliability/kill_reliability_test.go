@@ -23,7 +23,7 @@ const clients = 64
 // its return (alone on the machine: the breaker's first probe, about 0.3 s).
 func TestRedisKilledAndRestartedUnder64Clients(t *testing.T) {
 	for _, tc := range []struct {
-		policy    failover.Policy
+		policy    failover.OnError
 		instances int
 	}{{failover.Local, 2}, {failover.Allow, 1}, {failover.Deny, 1}} {
 		t.Run(tc.policy.String(), func(t *testing.T) {

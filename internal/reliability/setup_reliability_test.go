@@ -48,7 +48,7 @@ type stack struct {
 	close     func()
 }
 
-func newStack(t *testing.T, o redis.Options, policy failover.Policy, instances int) *stack {
+func newStack(t *testing.T, o redis.Options, policy failover.OnError, instances int) *stack {
 	t.Helper()
 	o.Timeout = storeTimeout
 	client, err := redis.NewClient(o)
@@ -59,7 +59,7 @@ func newStack(t *testing.T, o redis.Options, policy failover.Policy, instances i
 	s := &stack{fallbacks: &reliability.Fallbacks{}}
 	cache := overlimit.New(redis.New(client, redis.WithTimeout(storeTimeout)), overlimit.Options{})
 	s.failover, err = failover.New(cache, local, failover.Options{
-		Policy: policy, Timeout: storeTimeout, Instances: instances, OnFallback: s.fallbacks.Hook})
+		OnError: policy, Timeout: storeTimeout, Instances: instances, OnFallback: s.fallbacks.Hook})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func newStack(t *testing.T, o redis.Options, policy failover.Policy, instances i
 // counts from this instance's share (huge/instances), Allow reports the
 // limit untouched, Deny refuses for the breaker's open time. Redis
 // never refuses (the quota is out of reach).
-func classify(policy failover.Policy, instances int64) reliability.Classifier {
+func classify(policy failover.OnError, instances int64) reliability.Classifier {
 	return func(d *sluice.Decision) (reliability.Source, error) {
 		switch policy {
 		case failover.Local:
