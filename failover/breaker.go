@@ -75,7 +75,7 @@ type BreakerOptions struct {
 }
 
 // A ticket is the permission Allow hands out for one call. Report the call's
-// outcome with Done, or give the ticket back with Release. Tickets from
+// outcome with Done, or abandon the ticket. Tickets from
 // before the breaker's last transition are stale and ignored, so a slow call
 // that started while the breaker was closed cannot close it again after it
 // opened.
@@ -144,7 +144,7 @@ func (b *breaker) now() time.Time {
 }
 
 // Allow reports whether a call may go to the dependency now. When ok is true
-// the caller must end the call with Done(ticket, success) or Release(ticket);
+// the caller must end the call with Done(ticket, success) or abandon(ticket);
 // a half-open breaker that never hears back lets another probe through after
 // OpenFor. When ok is false the call must not be made.
 func (b *breaker) Allow() (t ticket, ok bool) {
@@ -210,10 +210,10 @@ func (b *breaker) Done(t ticket, success bool) {
 	}
 }
 
-// Release gives back the ticket of a call that ended without saying anything
+// abandon gives back the ticket of a call that ended without saying anything
 // about the dependency, for example because its caller gave up. A released
 // probe lets the next Allow send another one at once.
-func (b *breaker) Release(t ticket) {
+func (b *breaker) abandon(t ticket) {
 	if !t.ok || BreakerState(t.word&3) != BreakerHalfOpen {
 		return // closed-state tickets carry no obligation
 	}

@@ -214,7 +214,7 @@ func TestBreakerTransitions(t *testing.T) {
 				}
 				clk.Advance(openFor)
 				probe, _ := b.Allow()
-				b.Release(probe)
+				b.abandon(probe)
 				if !call(t, b, true) {
 					t.Error("no new probe after the first was released")
 				}
@@ -248,7 +248,7 @@ func TestBreakerTransitions(t *testing.T) {
 				for range 10 {
 					b.Done(ticket{}, false)
 				}
-				b.Release(ticket{})
+				b.abandon(ticket{})
 			},
 			state: BreakerClosed,
 		},
@@ -375,7 +375,7 @@ func TestPropertyBreakerCycle(t *testing.T) {
 				tickets = append(tickets[:j], tickets[j+1:]...)
 				fresh := h.gen == len(log) && (h.probe == 0 || h.probe == probes)
 				if rapid.IntRange(0, 9).Draw(rt, "release") == 0 {
-					b.Release(h.tk)
+					b.abandon(h.tk)
 					if fresh && h.probe != 0 {
 						probeLive = false
 					}
@@ -439,7 +439,7 @@ func TestBreakerConcurrent(t *testing.T) {
 				if tk, ok := b.Allow(); ok {
 					switch (g + i) % 7 {
 					case 0:
-						b.Release(tk)
+						b.abandon(tk)
 					case 1, 2, 3:
 						b.Done(tk, false)
 					default:

@@ -367,7 +367,7 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 	case err == nil:
 		for j, n := range ns {
 			if cached {
-				n.breaker.Release(tks[j])
+				n.breaker.abandon(tks[j])
 			} else {
 				n.breaker.Done(tks[j], true)
 			}
@@ -390,7 +390,7 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 			n.storeErrors.Add(1)
 			n.breaker.Done(tks[j], false)
 		} else {
-			n.breaker.Release(tks[j])
+			n.breaker.abandon(tks[j])
 		}
 	}
 	return f.fallback(ctx, checks, out, blamed, fmt.Errorf("primary store: %w", err))
@@ -399,7 +399,7 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 // release gives back the tickets tks of nodes ns.
 func (f *Store) release(ns []*node, tks []ticket) {
 	for j, t := range tks {
-		ns[j].breaker.Release(t)
+		ns[j].breaker.abandon(t)
 	}
 }
 
