@@ -211,7 +211,7 @@ func (b *breaker) Done(t ticket, success bool) {
 }
 
 // abandon gives back the ticket of a call that ended without saying anything
-// about the dependency, for example because its caller gave up. A released
+// about the dependency, for example because its caller gave up. An abandoned
 // probe lets the next Allow send another one at once.
 func (b *breaker) abandon(t ticket) {
 	if !t.ok || BreakerState(t.word&3) != BreakerHalfOpen {
