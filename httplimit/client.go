@@ -49,6 +49,7 @@ func (m *Middleware) DecideClient(ctx context.Context, c Client, method, path st
 	r := &res.req
 	if m.exempt.match(r) {
 		res.Exempt, res.Identity, res.Cost, res.Checks, res.plan = true, id, 0, res.Checks[:0], nil
+		res.ruleChecks, res.matched = res.ruleChecks[:0], res.matched[:0]
 		return res, nil
 	}
 	res.Exempt, res.Identity, res.plan = false, id, m.planOf(id.Plan)
@@ -56,6 +57,8 @@ func (m *Middleware) DecideClient(ctx context.Context, c Client, method, path st
 	if cost < 0 {
 		res.Cost = res.plan.costs.cost(r)
 	}
+	f := requestFacts{r: r, id: &res.Identity, client: true, user: c.User, addr: c.IP.Unmap(), addrDone: true}
+	m.matchRules(&f, res)
 	return m.decide(ctx, res)
 }
 
@@ -94,7 +97,11 @@ func (m *Middleware) identifyClient(c Client) (Identity, error) {
 
 // decide runs the checks of res (identity and cost set) and reports it.
 func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
-	if plan := res.Identity.Plan; res.checksOf == plan && res.checksCost == res.Cost && len(res.Checks) == res.checksLen {
+	if plan := res.Identity.Plan; len(res.ruleChecks) > 0 {
+		// Rules matched: the checks differ from request to request.
+		res.Checks = m.checks(res.Checks[:0], plan, res.Identity.storeKey(m.id.prefix), res.Cost, res.ruleChecks)
+		res.checksOf = nil
+	} else if res.checksOf == plan && res.checksCost == res.Cost && len(res.Checks) == res.checksLen {
 		// The pooled Result last held this plan's checks at this cost:
 		// only the store key of the plan's own limits differs.
 		key := res.Identity.storeKey(m.id.prefix)
@@ -102,7 +109,7 @@ func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 			res.Checks[i].Key = key
 		}
 	} else {
-		res.Checks = m.checks(res.Checks[:0], plan, res.Identity.storeKey(m.id.prefix), res.Cost)
+		res.Checks = m.checks(res.Checks[:0], plan, res.Identity.storeKey(m.id.prefix), res.Cost, nil)
 		res.checksOf, res.checksCost, res.checksLen = plan, res.Cost, len(res.Checks)
 	}
 	var start time.Time
@@ -127,13 +134,14 @@ func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 }
 
 // checks appends to dst the checks of one request of cost units by the
-// client whose store key is key on plan: the plan's limits, then the global
-// limits under the scope's global key. It allocates nothing when dst has
-// room.
-func (m *Middleware) checks(dst []sluice.Check, plan *sluice.Plan, key string, cost int64) []sluice.Check {
+// client whose store key is key on plan: the plan's limits, the rules'
+// checks, then the global limits under the scope's global key. It
+// allocates nothing when dst has room.
+func (m *Middleware) checks(dst []sluice.Check, plan *sluice.Plan, key string, cost int64, rules []sluice.Check) []sluice.Check {
 	for _, l := range plan.Limits {
 		dst = append(dst, sluice.Check{Key: key, Limit: l, Cost: cost})
 	}
+	dst = append(dst, rules...)
 	for _, l := range m.policy.Global {
 		dst = append(dst, sluice.Check{Key: m.globalKey, Limit: l, Cost: cost})
 	}

@@ -102,6 +102,8 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 	ps, items, quotas := res.plan, []string(nil), []quota(nil)
 	if ps == nil || ps.plan != res.Identity.Plan {
 		ps = m.planOf(res.Identity.Plan)
+	} else if len(res.matched) > 0 {
+		items, quotas = res.ruleItems(ps)
 	} else if len(ps.headers.items) == len(res.Checks) {
 		items, quotas = ps.headers.items, ps.headers.quotas
 	}

@@ -264,19 +264,7 @@ func (id *identifier) apiKey(h http.Header) (string, bool) {
 func (id *identifier) ipSubject(addr netip.Addr) (key, sub string) {
 	var arr [160]byte
 	buf := append(append(arr[:0], id.prefix...), "ip:"...)
-	if !addr.IsValid() {
-		buf = append(buf, "unknown"...)
-	} else {
-		bits := id.ipv4Prefix
-		if addr.Is6() {
-			bits = id.ipv6Prefix
-		}
-		if p, err := addr.Prefix(bits); err == nil && p.Bits() != addr.BitLen() {
-			buf = p.AppendTo(buf)
-		} else {
-			buf = addr.AppendTo(buf)
-		}
-	}
+	buf = appendAddrGroup(buf, addr, id.ipv4Prefix, id.ipv6Prefix)
 	key = string(buf)
 	return key, key[len(id.prefix):]
 }

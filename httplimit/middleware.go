@@ -43,6 +43,7 @@ type Middleware struct {
 	plans       map[*sluice.Plan]*planState
 	noPlan      planState // stands for a plan the middleware was not built with
 	exempt      *endpoints
+	rules       []*rule
 	modes       []string
 	docsURL     string
 	now         func() time.Time // nil: clock, time.Now read cheaply
@@ -75,6 +76,15 @@ type Result struct {
 	checksOf   *sluice.Plan
 	checksCost int64
 	checksLen  int
+
+	// ruleChecks are the checks of the rules that matched (matched), which
+	// Checks holds between the plan's and the global ones.
+	ruleChecks []sluice.Check
+	matched    []*rule
+	// items and quotas are the RateLimit items of Checks when rules
+	// matched (see ruleItems).
+	items  []string
+	quotas []quota
 
 	// DecideClient's request to match routes against, reused with the
 	// Result instead of allocated per call.
@@ -146,6 +156,9 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 	if m.exempt, err = newEndpoints(o.Exempt, nil); err != nil {
 		return nil, &FieldError{Field: "Exempt", Err: err}
 	}
+	if m.rules, err = compileRules(&o, prefix); err != nil {
+		return nil, err
+	}
 	plans := slices.Clone(o.Plans)
 	for _, k := range o.Keys {
 		plans = append(plans, k.Plan)
@@ -176,6 +189,7 @@ func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 	res.Exempt = m.exempt.match(r)
 	if res.Exempt {
 		res.Identity, res.Cost, res.Checks, res.plan = Identity{}, 0, res.Checks[:0], nil
+		res.ruleChecks, res.matched = res.ruleChecks[:0], res.matched[:0]
 		return res, nil
 	}
 	m.id.identify(r, &res.Identity)
@@ -185,6 +199,8 @@ func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 	}
 	res.plan = m.planOf(res.Identity.Plan)
 	res.Cost = res.plan.costs.cost(r)
+	f := requestFacts{r: r, id: &res.Identity}
+	m.matchRules(&f, res)
 	return m.decide(r.Context(), res)
 }
 
@@ -194,7 +210,7 @@ func (m *Middleware) Release(res *Result) { m.results.Put(res) }
 // WriteHeaders sets res's RateLimit headers on h, in every configured mode.
 func (m *Middleware) WriteHeaders(h http.Header, res *Result) {
 	if !res.Exempt {
-		m.writeHeaders(h, res)
+		m.writeAllHeaders(h, res)
 	}
 }
 
@@ -207,7 +223,7 @@ func (m *Middleware) Refuse(w http.ResponseWriter, r *http.Request, res *Result)
 // answers 403, because auth_request turns any status but 2xx, 401 and 403
 // into a 500; nginx then maps it back to a 429 for the client.
 func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, res *Result, status int) {
-	m.writeHeaders(w.Header(), res)
+	m.writeAllHeaders(w.Header(), res)
 	p := m.refusal(r, res)
 	p.Status = status
 	writeProblem(w, p)
@@ -240,7 +256,7 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 			m.Release(res)
 			return
 		}
-		m.writeHeaders(w.Header(), res)
+		m.writeAllHeaders(w.Header(), res)
 		if delay := res.Decision.Delay; delay > 0 && !wait(r.Context(), delay) {
 			m.Done(r.Context(), res)
 			return // the client left the queue; its slot stays spent

@@ -80,6 +80,11 @@ type Options struct {
 	// when Keys is non-empty, "key" otherwise.
 	UnknownKeys string
 
+	// Rules limit the requests they match by keys and limits of their own,
+	// checked with the plan's and the global limits in the same atomic
+	// call; every matching rule applies, in order. See Rule.
+	Rules []Rule
+
 	// Exempt lists net/http ServeMux patterns ("GET /healthz") that no
 	// limit applies to.
 	Exempt []string
@@ -173,6 +178,19 @@ func (o Options) WithDefaults() Options {
 			modes[i] = strings.ToLower(m)
 		}
 		o.Headers = modes
+	}
+	if len(o.Rules) > 0 {
+		rules := make([]Rule, len(o.Rules))
+		for i, r := range o.Rules {
+			if r.HeaderFrom == "" {
+				r.HeaderFrom = HeaderFromTrusted
+			}
+			if r.Fallback == "" {
+				r.Fallback = FallbackIP
+			}
+			rules[i] = r
+		}
+		o.Rules = rules
 	}
 	if def := planNamed(o.Plans, o.DefaultPlan); def != nil {
 		for i := range o.Keys {

@@ -51,6 +51,15 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //   - ForwardedHeader, UnknownKeys, Headers: known values, in any case.
 //   - IPv4Prefix in [1, 32], IPv6Prefix in [1, 128].
 //   - Exempt: valid, non-conflicting ServeMux patterns.
+//   - Rules: names valid and unique; methods, header names and hosts
+//     valid; paths valid ServeMux path patterns; key attributes known
+//     ("user" with a UserHeader, "path:" with a wildcard of every path,
+//     "header:" believed from trusted proxies only when there are some);
+//     HeaderFrom and Fallback known values; at least one valid limit each,
+//     named at most 64 characters with the rule's name; a cost, the
+//     rule's or any plan's, that each limit can hold; at most
+//     sluice.MaxChecks limits per plan with the global ones and every
+//     rule's.
 func (o Options) Validate() error {
 	v := &validator{}
 	v.options(o.WithDefaults())
@@ -147,6 +156,7 @@ func (v *validator) options(o Options) {
 			v.errorf(fmt.Sprintf("Exempt[%d]", j), "%q conflicts with %q: both match some requests, neither more specifically", o.Exempt[j], o.Exempt[i])
 		}
 	}
+	v.rules(&o)
 	for i, m := range o.Headers {
 		switch m {
 		case ModeIETF, ModeDraft7, ModeDraft6, ModeLegacy:

@@ -1,0 +1,113 @@
+package httplimit
+
+import (
+	"github.com/sluice-dev/sluice"
+)
+
+// A Rule limits the requests it matches by a key of its own, with limits of
+// its own: uploads per tenant, searches per route and address, writes per
+// user and host. Every rule of Options.Rules that matches a request applies
+// to it, in order; its limits are checked together with the plan's and the
+// global limits in one atomic call (all admitted, or none, and nothing
+// consumed), so a refusal by a rule's limit spends nothing of the plan's.
+//
+// A rule's limits are named "<rule>.<limit>" in headers, problem bodies
+// (violated-policies), metrics and the store: a refusal names its rule.
+// The zero Rule matches every request, keys it by its client, and has no
+// limit, which Validate refuses.
+type Rule struct {
+	// Name names the rule: a sluice.ValidName string, unique among the
+	// rules. With each limit's name and a dot between them it names the
+	// rule's limits, at most 64 characters in all.
+	Name string
+
+	// Methods are the request methods matched, exactly (GET also matches
+	// HEAD, as in net/http's ServeMux). Empty: any method.
+	Methods []string
+	// Paths are net/http ServeMux path patterns, without method or host:
+	// "/v1/uploads" (that path only), "/v1/files/" (the subtree),
+	// "/v1/tenants/{tenant}/uploads" (one segment for the wildcard),
+	// "/v1/files/{path...}" (the rest of the path), "/v1/{$}" (that path
+	// with its trailing slash only). They are matched against the request's
+	// decoded path after path cleaning ("//a/./b" is "/a/b"), as ServeMux
+	// routes it. Empty: any path.
+	Paths []string
+	// Hosts are the host names matched, without port, in any case;
+	// "*.example.com" matches every name under example.com (not
+	// example.com itself). Empty: any host.
+	Hosts []string
+	// Headers are headers the request must carry, all of them.
+	Headers []HeaderMatch
+
+	// Key lists the request attributes whose values, together, name the
+	// rule's state: requests with the same values share the rule's limits.
+	// Empty: KeyClient alone. Attributes:
+	//
+	//   - "client": the request's Identity (API key > user > IP), as the
+	//     plan's limits are keyed;
+	//   - "api_key": the API key's SHA-256 (a listed or unlisted key);
+	//   - "user": the user id of Options.UserHeader, from TrustedProxies;
+	//   - "ip", "ip/N", "ip/N/M": the client address (through trusted
+	//     proxies) grouped by Options' prefixes, or by /N for IPv4 and /M
+	//     for IPv6 (default Options.IPv6Prefix);
+	//   - "header:<Name>": the first value of a request header, believed as
+	//     HeaderFrom says;
+	//   - "host": the request's host, without port, in lower case;
+	//   - "path:<wildcard>": the value of a wildcard that every one of
+	//     Paths has;
+	//   - "route": the pattern of Paths that matched ("*" when Paths is
+	//     empty): every client shares it.
+	//
+	// Values of at most 64 characters of A-Z a-z 0-9 . _ - @ are kept as
+	// they are in the store key; others are replaced by a hash, so that no
+	// header can shape a store key. A value that is absent (no API key, an
+	// empty or unbelieved header) is replaced as Fallback says.
+	Key []string
+	// HeaderFrom says whose "header:" key values are believed:
+	// HeaderFromTrusted (only from Options.TrustedProxies, for a header a
+	// gateway sets and overwrites; the default) or HeaderFromAny (from any
+	// peer: a client choosing its value chooses its quota).
+	HeaderFrom string
+	// Fallback says what stands for an absent key value: FallbackIP (the
+	// client's address, grouped by Options' prefixes; the default),
+	// FallbackShared (one value shared by every such request) or
+	// FallbackSkip (the rule does not apply to the request).
+	Fallback string
+
+	// Limits are the rule's own limits, at least one; their names are
+	// unique in the rule.
+	Limits []sluice.Limit
+	// Cost is the units one matched request spends of the rule's limits,
+	// at least 0 (0 peeks: the rule reports, never consumes, and refuses
+	// only what nothing could admit). Nil: the request's cost, as its
+	// plan's costs set it.
+	Cost *int64
+}
+
+// HeaderMatch is one header a Rule requires: Name present (with any value,
+// even empty) when Value is "", else one of its values equal to Value.
+type HeaderMatch struct {
+	Name  string
+	Value string
+}
+
+// Key attributes of Rule.Key, and values of Rule.HeaderFrom and
+// Rule.Fallback.
+const (
+	KeyClient = "client"
+	KeyAPIKey = "api_key"
+	KeyUser   = "user"
+	KeyIP     = "ip"
+	KeyHost   = "host"
+	KeyRoute  = "route"
+	// KeyHeader and KeyPath prefix a header name and a path wildcard.
+	KeyHeader = "header:"
+	KeyPath   = "path:"
+
+	HeaderFromTrusted = "trusted_proxies"
+	HeaderFromAny     = "any"
+
+	FallbackIP     = "ip"
+	FallbackShared = "shared"
+	FallbackSkip   = "skip"
+)

@@ -1,0 +1,106 @@
+package httplimit
+
+import (
+	"net/http"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// matchRules sets res.ruleChecks and res.matched to the checks and rules
+// of the rules that the request of f matches (res.Cost set), in rule order.
+func (m *Middleware) matchRules(f *requestFacts, res *Result) {
+	res.ruleChecks, res.matched = res.ruleChecks[:0], res.matched[:0]
+	if len(m.rules) == 0 {
+		return
+	}
+	f.path = cleanPath(f.r.URL.Path)
+	for _, ru := range m.rules {
+		var pm pathMatch
+		pat, ok := ru.matches(f.r, f.path, &pm)
+		if !ok {
+			continue
+		}
+		key, ok := m.ruleKey(ru, f, pat, &pm)
+		if !ok {
+			continue
+		}
+		cost := ru.cost
+		if cost < 0 {
+			cost = res.Cost
+		}
+		for _, l := range ru.limits {
+			res.ruleChecks = append(res.ruleChecks, sluice.Check{Key: key, Limit: l, Cost: cost})
+		}
+		res.matched = append(res.matched, ru)
+	}
+}
+
+// Rules returns the names of the rules that applied to res, in order.
+func (res *Result) Rules() []string {
+	names := make([]string, len(res.matched))
+	for i, ru := range res.matched {
+		names[i] = ru.name
+	}
+	return names
+}
+
+// ruleOf returns the name of the rule whose limit l is, or "" for a plan's
+// or global limit.
+func (res *Result) ruleOf(l sluice.Limit) string {
+	for _, ru := range res.matched {
+		for _, rl := range ru.limits {
+			if rl.Name() == l.Name() {
+				return ru.name
+			}
+		}
+	}
+	return ""
+}
+
+// ruleItems returns the RateLimit items and quotas of res's checks (see
+// policyHeaders), those of its plan ps and of its matched rules, in the
+// order of res.Checks: the plan's, the rules', the global ones. They are
+// kept in res for its next request.
+func (res *Result) ruleItems(ps *planState) ([]string, []quota) {
+	n := len(ps.plan.Limits)
+	res.items = append(res.items[:0], ps.headers.items[:n]...)
+	res.quotas = append(res.quotas[:0], ps.headers.quotas[:n]...)
+	for _, ru := range res.matched {
+		res.items = append(res.items, ru.policy.items...)
+		res.quotas = append(res.quotas, ru.policy.quotas...)
+	}
+	res.items = append(res.items, ps.headers.items[n:]...)
+	res.quotas = append(res.quotas, ps.headers.quotas[n:]...)
+	if len(res.items) != len(res.Checks) {
+		return nil, nil // not res's checks: read them one by one
+	}
+	return res.items, res.quotas
+}
+
+// writeAllHeaders is writeHeaders with the matched rules' limits added to
+// RateLimit-Policy (RateLimit already has one item per check).
+func (m *Middleware) writeAllHeaders(h http.Header, res *Result) {
+	m.writeHeaders(h, res)
+	if len(res.matched) == 0 {
+		return
+	}
+	base, ok := h["Ratelimit-Policy"]
+	if !ok || len(base) != 1 {
+		return
+	}
+	ietf := false
+	for _, mode := range m.modes {
+		ietf = ietf || mode == ModeIETF
+	}
+	var arr [1024]byte
+	buf := append(arr[:0], base[0]...)
+	for _, ru := range res.matched {
+		v := ru.policy.draft[0]
+		if ietf {
+			v = ru.policy.ietf[0]
+		}
+		buf = append(append(buf, ", "...), v...)
+	}
+	ends := [1]int{len(buf)}
+	h["Ratelimit-Policy"] = res.headerValues(buf, ends[:])[0:1:1]
+}

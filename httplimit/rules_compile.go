@@ -1,0 +1,139 @@
+package httplimit
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// maxKeyParts bounds the attributes of one rule's key.
+const maxKeyParts = 8
+
+// compileRules compiles validated rules; prefix starts every store key.
+func compileRules(o *Options, prefix string) ([]*rule, error) {
+	var out []*rule
+	for i := range o.Rules {
+		ru, err := compileRule(&o.Rules[i], o, prefix)
+		if err != nil {
+			return nil, fmt.Errorf("httplimit: rule %s: %w", o.Rules[i].Name, err)
+		}
+		out = append(out, ru)
+	}
+	return out, nil
+}
+
+func compileRule(r *Rule, o *Options, prefix string) (*rule, error) {
+	ru := &rule{name: r.Name, methods: r.Methods, fallback: r.Fallback, cost: -1,
+		anyHeader: r.HeaderFrom == HeaderFromAny, keyPrefix: prefix + "rule:" + r.Name + "/"}
+	if r.Cost != nil {
+		ru.cost = *r.Cost
+	}
+	for i, s := range r.Paths {
+		pp, err := parsePathPattern(s)
+		if err != nil {
+			return nil, err
+		}
+		pp.key = strconv.Itoa(i) + "_" + sanitized(s)
+		ru.paths = append(ru.paths, pp)
+	}
+	for _, h := range r.Hosts {
+		ru.hosts = append(ru.hosts, strings.TrimPrefix(strings.ToLower(h), "*"))
+	}
+	for _, h := range r.Headers {
+		ru.headers = append(ru.headers, HeaderMatch{Name: http.CanonicalHeaderKey(h.Name), Value: h.Value})
+	}
+	key := r.Key
+	if len(key) == 0 {
+		key = []string{KeyClient}
+	}
+	for _, s := range key {
+		kp, err := parseKeyPart(s, o, ru.paths)
+		if err != nil {
+			return nil, err
+		}
+		ru.parts = append(ru.parts, kp)
+	}
+	ru.clientOnly = len(ru.parts) == 1 && ru.parts[0].kind == KeyClient
+	for _, l := range r.Limits {
+		ru.limits = append(ru.limits, ruleLimit(r.Name, l))
+	}
+	var err error
+	if ru.policy, err = newPolicyHeaders(ru.limits); err != nil {
+		return nil, err
+	}
+	return ru, nil
+}
+
+// ruleLimit returns l as rule name has it: named "<rule>.<limit>", and with
+// an ID of its own likewise.
+func ruleLimit(name string, l sluice.Limit) sluice.Limit {
+	q := l.Named(name + "." + l.Name())
+	if id := l.ID(); id != l.Name() {
+		q = q.WithID(name + "." + id)
+	}
+	return q
+}
+
+// sanitized returns s with every byte a store key does not keep as "_".
+func sanitized(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// parseKeyPart reads one attribute of Rule.Key, with o's defaults applied,
+// for a rule of patterns paths.
+func parseKeyPart(s string, o *Options, paths []pathPattern) (keyPart, error) {
+	kp := keyPart{kind: s}
+	switch {
+	case s == KeyClient, s == KeyAPIKey, s == KeyHost, s == KeyRoute:
+	case s == KeyUser:
+		if o.UserHeader == "" {
+			return kp, errors.New(`"user" needs Options.UserHeader (identity.user_header)`)
+		}
+	case s == KeyIP || strings.HasPrefix(s, KeyIP+"/"):
+		kp.kind, kp.v4, kp.v6 = KeyIP, o.IPv4Prefix, o.IPv6Prefix
+		if rest, ok := strings.CutPrefix(s, KeyIP+"/"); ok {
+			v4, v6, two := strings.Cut(rest, "/")
+			var err error
+			if kp.v4, err = strconv.Atoi(v4); err != nil || kp.v4 < 1 || kp.v4 > 32 {
+				return kp, fmt.Errorf("%q: the IPv4 prefix is a length in [1, 32]", s)
+			}
+			if two {
+				if kp.v6, err = strconv.Atoi(v6); err != nil || kp.v6 < 1 || kp.v6 > 128 {
+					return kp, fmt.Errorf("%q: the IPv6 prefix is a length in [1, 128]", s)
+				}
+			}
+		}
+	case strings.HasPrefix(s, KeyHeader):
+		name := strings.TrimPrefix(s, KeyHeader)
+		if !validToken(name) {
+			return kp, fmt.Errorf("%q: %q is not a header name", s, name)
+		}
+		kp.kind, kp.header = KeyHeader, http.CanonicalHeaderKey(name)
+	case strings.HasPrefix(s, KeyPath):
+		name := strings.TrimPrefix(s, KeyPath)
+		if len(paths) == 0 {
+			return kp, fmt.Errorf("%q: the rule has no paths to take wildcard %q from", s, name)
+		}
+		kp.kind = KeyPath
+		for _, p := range paths {
+			k := p.wildIndex(name)
+			if k < 0 {
+				return kp, fmt.Errorf("%q: path %q has no wildcard {%s}", s, p.text, name)
+			}
+			kp.wild = append(kp.wild, k)
+		}
+	default:
+		return kp, fmt.Errorf("%q is not a key attribute (client, api_key, user, ip, ip/N, ip/N/M, header:<name>, host, path:<wildcard>, route)", s)
+	}
+	return kp, nil
+}

@@ -1,0 +1,175 @@
+package httplimit
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/netip"
+)
+
+// requestFacts are what a rule's key may read of one request: the request,
+// its identity and, found once when a key first needs them, its peer and
+// client address.
+type requestFacts struct {
+	r  *http.Request
+	id *Identity
+	// path is the request's cleaned path (see cleanPath).
+	path string
+	// client: the facts of a Client, not of a request (DecideClient): no
+	// peer, no headers; user and addr as the Client gives them.
+	client   bool
+	user     string
+	peerDone bool
+	peer     netip.Addr
+	trusted  bool
+	addrDone bool
+	addr     netip.Addr
+}
+
+func (f *requestFacts) peerTrusted(id *identifier) bool {
+	if f.client {
+		return false
+	}
+	if !f.peerDone {
+		f.peer, f.peerDone = peerAddr(f.r.RemoteAddr), true
+		f.trusted = id.isTrusted(f.peer)
+	}
+	return f.trusted
+}
+
+// clientAddr returns the client's address, through trusted proxies.
+func (f *requestFacts) clientAddr(id *identifier) netip.Addr {
+	if f.client || f.addrDone {
+		return f.addr
+	}
+	f.peerTrusted(id)
+	f.addr, f.addrDone = clientAddr(f.r.Header, f.peer, id.isTrusted, id.useForwarded), true
+	return f.addr
+}
+
+// ruleKey returns the store key of r's state under ru, matched by pattern
+// pat with wildcards pm; false when an attribute is absent and the rule's
+// fallback is to skip. Keys of the client alone are the client's store key;
+// others are built in a stack buffer and allocated once.
+func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch) (string, bool) {
+	if ru.clientOnly {
+		return f.id.key, true
+	}
+	var arr [512]byte
+	buf := append(arr[:0], ru.keyPrefix...)
+	for i := range ru.parts {
+		if i > 0 {
+			buf = append(buf, '|')
+		}
+		var ok bool
+		if buf, ok = m.appendPart(buf, &ru.parts[i], ru, f, pat, pm); ok {
+			continue
+		}
+		switch ru.fallback {
+		case FallbackSkip:
+			return "", false
+		case FallbackShared:
+			buf = append(buf, '-')
+		default:
+			buf = appendAddrGroup(append(buf, "ip:"...), f.clientAddr(m.id), m.id.ipv4Prefix, m.id.ipv6Prefix)
+		}
+	}
+	return string(buf), true
+}
+
+// appendPart appends the value of one attribute of r to buf, or reports
+// that it is absent.
+func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFacts, pat int, pm *pathMatch) ([]byte, bool) {
+	id := m.id
+	switch kp.kind {
+	case KeyClient:
+		return append(buf, f.id.Subject...), true
+	case KeyAPIKey:
+		if f.id.Kind == KindAPIKey {
+			return append(buf, f.id.Subject...), true
+		}
+		if f.client {
+			return buf, false
+		}
+		if raw, ok := id.apiKey(f.r.Header); ok {
+			if kid, _ := id.resolveKey(raw, true); kid != nil {
+				return append(buf, kid.Subject...), true
+			}
+		}
+	case KeyUser:
+		user := f.user
+		if !f.client && id.userHeader != "" && f.peerTrusted(id) {
+			user = header(f.r.Header, id.userHeader)
+		}
+		if user != "" && len(user) <= maxCredentialLen {
+			return appendKeyValue(append(buf, "user:"...), user, false), true
+		}
+	case KeyIP:
+		if a := f.clientAddr(id); a.IsValid() {
+			return appendAddrGroup(append(buf, "ip:"...), a, kp.v4, kp.v6), true
+		}
+	case KeyHost:
+		if !f.client {
+			if h := hostOnly(f.r.Host); h != "" {
+				return appendKeyValue(buf, h, true), true
+			}
+		}
+	case KeyRoute:
+		if pat < 0 {
+			return append(buf, '*'), true
+		}
+		return append(buf, ru.paths[pat].key...), true
+	case KeyHeader:
+		if !f.client && (ru.anyHeader || f.peerTrusted(id)) {
+			if v := header(f.r.Header, kp.header); v != "" {
+				return appendKeyValue(buf, v, false), true
+			}
+		}
+	case KeyPath:
+		if pat >= 0 {
+			if v := pm.value(f.path, kp.wild[pat]); v != "" {
+				return appendKeyValue(buf, v, false), true
+			}
+		}
+	}
+	return buf, false
+}
+
+// appendKeyValue appends v as a store key keeps it: as it is when it is at
+// most 64 characters of A-Z a-z 0-9 . _ - @ (in lower case when lower is
+// set), else "#" and 32 hex digits of its SHA-256, so that no value can
+// shape a store key (its length, Redis hash tags, the separators).
+func appendKeyValue(buf []byte, v string, lower bool) []byte {
+	if len(v) <= 64 && plainID(v) {
+		if !lower {
+			return append(buf, v...)
+		}
+		for i := 0; i < len(v); i++ {
+			c := v[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf = append(buf, c)
+		}
+		return buf
+	}
+	sum := sha256.Sum256([]byte(v))
+	return hex.AppendEncode(append(buf, '#'), sum[:16])
+}
+
+// appendAddrGroup appends addr's group: its /v4 (IPv4) or /v6 (IPv6)
+// prefix, or the address itself at full length; "unknown" when addr is
+// not an IP (a Unix socket's peer).
+func appendAddrGroup(buf []byte, addr netip.Addr, v4, v6 int) []byte {
+	if !addr.IsValid() {
+		return append(buf, "unknown"...)
+	}
+	bits := v4
+	if addr.Is6() {
+		bits = v6
+	}
+	if p, err := addr.Prefix(bits); err == nil && p.Bits() != addr.BitLen() {
+		return p.AppendTo(buf)
+	}
+	return addr.AppendTo(buf)
+}

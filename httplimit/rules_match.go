@@ -1,0 +1,113 @@
+package httplimit
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// rule is a Rule compiled for matching and keying.
+type rule struct {
+	name    string
+	methods []string
+	paths   []pathPattern
+	hosts   []string // lower case; "*.example.com" kept as ".example.com"
+	headers []HeaderMatch
+	parts   []keyPart
+	// clientOnly: the key is the client alone, whose store key the plan's
+	// limits already use (the rule's limits have IDs of their own).
+	clientOnly bool
+	anyHeader  bool // HeaderFrom is HeaderFromAny
+	fallback   string
+	limits     []sluice.Limit // named "<rule>.<limit>"
+	cost       int64          // < 0: the request's cost
+	// keyPrefix starts every store key of the rule: the scope prefix,
+	// "rule:", the name and "/".
+	keyPrefix string
+	policy    policyHeaders
+}
+
+// keyPart is one attribute of a rule's key.
+type keyPart struct {
+	kind string // KeyClient, KeyAPIKey, …, KeyHeader, KeyPath
+	// header is the canonical header name of KeyHeader.
+	header string
+	// wild is, per pattern of the rule, the position of KeyPath's wildcard.
+	wild []int
+	// v4, v6 are KeyIP's prefix lengths.
+	v4, v6 int
+}
+
+// matches reports whether r, whose cleaned path is p, is one of the rule's
+// requests, and which of its patterns matched (-1 when it has none),
+// recording the pattern's wildcards in m.
+func (ru *rule) matches(r *http.Request, p string, m *pathMatch) (int, bool) {
+	if len(ru.methods) > 0 && !methodMatches(ru.methods, r.Method) {
+		return 0, false
+	}
+	if len(ru.hosts) > 0 && !hostMatches(ru.hosts, r.Host) {
+		return 0, false
+	}
+	for i := range ru.headers {
+		if !headerMatches(r.Header, &ru.headers[i]) {
+			return 0, false
+		}
+	}
+	if len(ru.paths) == 0 {
+		return -1, true
+	}
+	for i := range ru.paths {
+		if ru.paths[i].match(p, m) {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+func methodMatches(methods []string, method string) bool {
+	for _, m := range methods {
+		if m == method || m == http.MethodGet && method == http.MethodHead {
+			return true
+		}
+	}
+	return false
+}
+
+// hostOnly returns host without its port, if it has one.
+func hostOnly(host string) string {
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
+		host = host[:i]
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+}
+
+func hostMatches(hosts []string, host string) bool {
+	h := hostOnly(host)
+	for _, want := range hosts {
+		if want[0] == '.' {
+			if len(h) > len(want) && strings.EqualFold(h[len(h)-len(want):], want) {
+				return true
+			}
+		} else if strings.EqualFold(h, want) {
+			return true
+		}
+	}
+	return false
+}
+
+func headerMatches(h http.Header, hm *HeaderMatch) bool {
+	vs, ok := h[hm.Name]
+	if !ok {
+		return false
+	}
+	if hm.Value == "" {
+		return true
+	}
+	for _, v := range vs {
+		if v == hm.Value {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,185 @@
+package httplimit
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// pathPattern is a compiled ServeMux path pattern (no method, no host).
+type pathPattern struct {
+	text string
+	// key is the pattern as a Rule's "route" key value: its position in
+	// the rule's Paths and its text with every byte a store key does not
+	// keep as "_".
+	key  string
+	segs []pathSeg
+	// subtree: the pattern ends in "/" and matches every path below it.
+	subtree bool
+}
+
+// pathSeg is one segment of a pattern: a literal, a wildcard ({name}),
+// a rest wildcard ({name...}, last only) or the end marker ({$}, last only).
+type pathSeg struct {
+	lit    string
+	wild   string
+	rest   bool
+	dollar bool
+}
+
+// maxWildcards bounds the wildcards of one pattern.
+const maxWildcards = 8
+
+// parsePathPattern compiles s, reporting what is wrong with it in the terms
+// of ServeMux's syntax.
+func parsePathPattern(s string) (pathPattern, error) {
+	p := pathPattern{text: s}
+	if !strings.HasPrefix(s, "/") {
+		return p, errors.New(`a path pattern starts with "/" (methods and hosts have fields of their own)`)
+	}
+	parts := strings.Split(s[1:], "/")
+	seen := map[string]bool{}
+	for i, part := range parts {
+		last := i == len(parts)-1
+		if !strings.Contains(part, "{") && !strings.Contains(part, "}") {
+			if last && part == "" {
+				p.subtree = true
+			}
+			p.segs = append(p.segs, pathSeg{lit: part})
+			continue
+		}
+		if !strings.HasPrefix(part, "{") || !strings.HasSuffix(part, "}") || strings.Count(part, "{") != 1 || strings.Count(part, "}") != 1 {
+			return p, fmt.Errorf("segment %q: a wildcard is a whole segment, {name}", part)
+		}
+		name := part[1 : len(part)-1]
+		if name == "$" {
+			if !last {
+				return p, errors.New("{$} ends a pattern")
+			}
+			p.segs = append(p.segs, pathSeg{dollar: true})
+			continue
+		}
+		seg := pathSeg{}
+		if n, ok := strings.CutSuffix(name, "..."); ok {
+			if !last {
+				return p, fmt.Errorf("{%s} must end the pattern", name)
+			}
+			name, seg.rest = n, true
+		}
+		if !isIdentifier(name) {
+			return p, fmt.Errorf("wildcard %q is not a Go identifier", name)
+		}
+		if seen[name] {
+			return p, fmt.Errorf("wildcard %q twice", name)
+		}
+		seen[name] = true
+		seg.wild = name
+		p.segs = append(p.segs, seg)
+	}
+	if len(seen) > maxWildcards {
+		return p, fmt.Errorf("%d wildcards, at most %d", len(seen), maxWildcards)
+	}
+	return p, nil
+}
+
+func isIdentifier(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i, c := range s {
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// pathMatch holds, for a matched pattern, where in the path each of its
+// segments began and ended.
+type pathMatch struct {
+	from, to [maxWildcards + 1]int32
+}
+
+// match reports whether the cleaned path p (starting with "/") matches,
+// recording in m where the wildcard segments' values are. It allocates
+// nothing.
+func (pp *pathPattern) match(p string, m *pathMatch) bool {
+	pos := 1 // start of the current path segment; len(p)+1: no segment left
+	w := 0
+	for i := range pp.segs {
+		s := &pp.segs[i]
+		if pos > len(p) {
+			return false
+		}
+		end := strings.IndexByte(p[pos:], '/')
+		next := pos + end + 1
+		if end < 0 {
+			end, next = len(p)-pos, len(p)+1
+		}
+		seg := p[pos : pos+end]
+		switch {
+		case s.rest:
+			if w < len(m.from) {
+				m.from[w], m.to[w] = int32(pos), int32(len(p))
+			}
+			return true
+		case s.dollar:
+			return seg == "" && next > len(p)
+		case s.wild != "":
+			if seg == "" {
+				return false
+			}
+			if w < len(m.from) {
+				m.from[w], m.to[w] = int32(pos), int32(pos+end)
+				w++
+			}
+		case i == len(pp.segs)-1 && pp.subtree:
+			return true
+		case seg != s.lit:
+			return false
+		}
+		pos = next
+	}
+	return pos > len(p)
+}
+
+// value returns the value of the k-th wildcard of the pattern in p, as m
+// recorded it.
+func (m *pathMatch) value(p string, k int) string {
+	return p[m.from[k]:m.to[k]]
+}
+
+// wildIndex returns the position of wildcard name among the pattern's
+// wildcards (as pathMatch counts them), or -1.
+func (pp *pathPattern) wildIndex(name string) int {
+	k := 0
+	for _, s := range pp.segs {
+		if s.wild == "" {
+			continue
+		}
+		if s.wild == name {
+			return k
+		}
+		k++
+	}
+	return -1
+}
+
+// cleanPath returns p as ServeMux routes it: rooted, without empty, "."
+// and ".." segments (a trailing slash kept). It allocates only for a path
+// that needs cleaning.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] == '/' && !strings.Contains(p, "//") && !strings.Contains(p, "/./") && !strings.Contains(p, "/../") &&
+		!strings.HasSuffix(p, "/.") && !strings.HasSuffix(p, "/..") {
+		return p
+	}
+	np := path.Clean("/" + p)
+	if strings.HasSuffix(p, "/") && np != "/" {
+		np += "/"
+	}
+	return np
+}

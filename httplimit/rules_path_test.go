@@ -1,0 +1,103 @@
+package httplimit
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"testing"
+)
+
+// serveMuxMatch asks net/http's ServeMux, with pattern alone registered,
+// whether it routes path to it, and the value of each wildcard.
+func serveMuxMatch(t *testing.T, pattern, path string, wilds []string) (bool, map[string]string, bool) {
+	mux := http.NewServeMux()
+	var got map[string]string
+	ok := true
+	func() {
+		defer func() {
+			if recover() != nil {
+				ok = false
+			}
+		}()
+		mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+			got = map[string]string{}
+			for _, w := range wilds {
+				got[w] = r.PathValue(w)
+			}
+		})
+	}()
+	if !ok {
+		return false, nil, false
+	}
+	r := &http.Request{Method: "GET", URL: &url.URL{Path: path}, Host: "example.com", Header: http.Header{}}
+	mux.ServeHTTP(httptest.NewRecorder(), r)
+	return got != nil, got, true
+}
+
+func wildcardsOf(pp *pathPattern) []string {
+	var out []string
+	for _, s := range pp.segs {
+		if s.wild != "" {
+			out = append(out, s.wild)
+		}
+	}
+	return out
+}
+
+// agreeWithServeMux fails t when pattern and path are matched otherwise
+// than net/http's ServeMux routes them, or a wildcard differs.
+func agreeWithServeMux(t *testing.T, pattern, path string) {
+	pp, err := parsePathPattern(pattern)
+	want, values, muxOK := serveMuxMatch(t, pattern, path, wildcardsOf(&pp))
+	if err != nil {
+		return // ServeMux accepts a few more (literal braces): rules are stricter
+	}
+	if !muxOK {
+		t.Fatalf("pattern %q: accepted by parsePathPattern, refused by ServeMux", pattern)
+	}
+	var m pathMatch
+	got := pp.match(path, &m)
+	if got != want {
+		t.Fatalf("pattern %q, path %q: match %v, ServeMux %v", pattern, path, got, want)
+	}
+	if !got {
+		return
+	}
+	for _, w := range wildcardsOf(&pp) {
+		if v := m.value(path, pp.wildIndex(w)); v != values[w] {
+			t.Fatalf("pattern %q, path %q: {%s} = %q, ServeMux %q", pattern, path, w, v, values[w])
+		}
+	}
+}
+
+func TestPathPatternsMatchAsServeMuxRoutes(t *testing.T) {
+	cases := []struct{ pattern, path string }{
+		{"/", "/"}, {"/", "/a/b"}, {"/a", "/a"}, {"/a", "/a/"}, {"/a", "/ab"}, {"/a/", "/a/"}, {"/a/", "/a/b/c"},
+		{"/a/{x}", "/a/b"}, {"/a/{x}", "/a/"}, {"/a/{x}", "/a/b/c"}, {"/a/{x}/c", "/a/b/c"}, {"/a/{x}/c", "/a//c"},
+		{"/a/{x...}", "/a/"}, {"/a/{x...}", "/a/b/c"}, {"/a/{x...}", "/a"}, {"/a/{$}", "/a/"}, {"/a/{$}", "/a/b"},
+		{"/{$}", "/"}, {"/{$}", "/x"}, {"/t/{tenant}/uploads/", "/t/acme/uploads/f"}, {"/{a}/{b}", "/x/y"},
+	}
+	for _, c := range cases {
+		agreeWithServeMux(t, c.pattern, c.path)
+	}
+}
+
+// FuzzRulePathMatch: a rule's path pattern matches the cleaned paths that
+// net/http's ServeMux routes to it, and no others, with the same wildcard
+// values.
+func FuzzRulePathMatch(f *testing.F) {
+	for _, s := range [][2]string{{"/a/{x}/c", "/a/b/c"}, {"/a/{x...}", "/a/b/c"}, {"/a/{$}", "/a/"}, {"/a/", "/a/b"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, pattern, path string) {
+		agreeWithServeMux(t, pattern, cleanPath(path))
+	})
+}
+
+func TestCleanPath(t *testing.T) {
+	for in, want := range map[string]string{"": "/", "/a/b": "/a/b", "//a/./b/": "/a/b/", "/a/../b": "/b", "a": "/a", "/a/..": "/"} {
+		if got := cleanPath(in); got != want {
+			t.Errorf("cleanPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

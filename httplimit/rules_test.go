@@ -1,0 +1,217 @@
+package httplimit_test
+
+import (
+	"errors"
+	"net/http/httptest"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+// rulesMiddleware returns a handler limited by a plan of 10 per minute
+// (fixed window) for everyone and rules, on a memory store and a fake
+// clock; 10.0.0.0/8 are trusted proxies.
+func rulesMiddleware(t *testing.T, rules ...httplimit.Rule) (*httplimit.Middleware, *fakeClock) {
+	t.Helper()
+	clock := clockAt(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+	t.Cleanup(func() { store.Close() })
+	mw, err := httplimit.New(sluice.NewLimiter(store), httplimit.Options{
+		Plans:          []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Minute)}}},
+		Rules:          rules,
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+		UserHeader:     "X-User",
+		Clock:          clock.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return mw, clock
+}
+
+func cost(c int64) *int64 { return &c }
+
+// statuses sends each request and returns the statuses.
+func statuses(mw *httplimit.Middleware, rs ...req) []int {
+	h := mw.Handler(okHandler())
+	var out []int
+	for _, r := range rs {
+		out = append(out, do(h, r).Code)
+	}
+	return out
+}
+
+func repeat(r req, n int) []req {
+	out := make([]req, n)
+	for i := range out {
+		out[i] = r
+	}
+	return out
+}
+
+func TestRuleKeyedByAHeaderGivesEachValueItsOwnQuota(t *testing.T) {
+	mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "tenants", Key: []string{"header:X-Tenant"}, HeaderFrom: httplimit.HeaderFromAny,
+		Limits: []sluice.Limit{sluice.FixedWindow(2, time.Minute)}})
+	a := req{header: map[string]string{"X-Tenant": "acme"}}
+	b := req{header: map[string]string{"X-Tenant": "globex"}}
+	got := statuses(mw, a, a, a, b, b)
+	if want := []int{200, 200, 429, 200, 200}; !slices.Equal(got, want) {
+		t.Fatalf("acme ×3, globex ×2: %v, want %v", got, want)
+	}
+	w := do(mw.Handler(okHandler()), a)
+	body := decodeProblem(t, w.Body.String())
+	if len(body.ViolatedPolicies) != 1 || body.ViolatedPolicies[0] != "tenants.per-minute" {
+		t.Errorf("violated-policies %v, want the rule's limit, tenants.per-minute", body.ViolatedPolicies)
+	}
+}
+
+func TestRuleOnARouteLeavesOtherRoutesAlone(t *testing.T) {
+	mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "uploads", Methods: []string{"POST"}, Paths: []string{"/v1/uploads"},
+		Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}})
+	up := req{method: "POST", path: "/v1/uploads"}
+	got := statuses(mw, up, up, req{path: "/v1/search"}, req{path: "/v1/uploads"}, req{method: "POST", path: "//v1/./uploads"})
+	if want := []int{200, 429, 200, 200, 429}; !slices.Equal(got, want) {
+		t.Fatalf("POST uploads ×2, GET search, GET uploads, POST an unclean uploads path: %v, want %v", got, want)
+	}
+}
+
+func TestARuleRefusalSpendsNothingOfThePlan(t *testing.T) {
+	mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "uploads", Paths: []string{"/v1/uploads"},
+		Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}})
+	h := mw.Handler(okHandler())
+	do(h, req{path: "/v1/uploads"})
+	w := do(h, req{path: "/v1/uploads"})
+	if w.Code != 429 {
+		t.Fatalf("second upload: %d", w.Code)
+	}
+	if got, want := w.Header().Get("RateLimit"), `"per-minute";r=9;t=60, "uploads.per-minute";r=0;t=60`; got != want {
+		t.Errorf("RateLimit %q, want %q (the refused request spent nothing of the plan)", got, want)
+	}
+	if got, want := w.Header().Get("RateLimit-Policy"), `"per-minute";q=10;w=60, "uploads.per-minute";q=1;w=60`; got != want {
+		t.Errorf("RateLimit-Policy %q, want %q", got, want)
+	}
+	w = do(h, req{path: "/v1/search"})
+	if got, want := w.Header().Get("RateLimit-Policy"), `"per-minute";q=10;w=60`; got != want {
+		t.Errorf("a request no rule matches: RateLimit-Policy %q, want %q", got, want)
+	}
+}
+
+func TestRuleKeyedByAPathWildcard(t *testing.T) {
+	mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "per-tenant", Paths: []string{"/t/{tenant}/", "/orgs/{tenant}"},
+		Key: []string{"path:tenant"}, Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}})
+	got := statuses(mw, req{path: "/t/acme/x"}, req{path: "/orgs/acme"}, req{path: "/t/globex/y"}, req{path: "/other"})
+	if want := []int{200, 429, 200, 200}; !slices.Equal(got, want) {
+		t.Fatalf("%v, want %v", got, want)
+	}
+}
+
+func TestRuleHeaderFromAnUntrustedPeerFallsBack(t *testing.T) {
+	limits := []sluice.Limit{sluice.FixedWindow(1, time.Minute)}
+	t.Run("to the client address", func(t *testing.T) {
+		mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "tenants", Key: []string{"header:X-Tenant"}, Limits: limits})
+		forged := func(v string) req {
+			return req{remote: "192.0.2.1:1234", header: map[string]string{"X-Tenant": v}}
+		}
+		proxied := func(v string) req {
+			return req{remote: "10.0.0.1:1234", header: map[string]string{"X-Tenant": v, "X-Forwarded-For": "192.0.2.1"}}
+		}
+		// From an untrusted peer the header is not believed: every value is
+		// the peer's address, one quota. Through the trusted proxy each
+		// tenant has its own.
+		got := statuses(mw, forged("a"), forged("b"), proxied("c"), proxied("d"), proxied("c"))
+		if want := []int{200, 429, 200, 200, 429}; !slices.Equal(got, want) {
+			t.Fatalf("%v, want %v", got, want)
+		}
+	})
+	t.Run("by skipping the rule", func(t *testing.T) {
+		mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "tenants", Key: []string{"header:X-Tenant"}, Fallback: httplimit.FallbackSkip, Limits: limits})
+		untrusted := req{remote: "192.0.2.1:1234", header: map[string]string{"X-Tenant": "a"}}
+		got := statuses(mw, untrusted, untrusted, untrusted)
+		if want := []int{200, 200, 200}; !slices.Equal(got, want) {
+			t.Fatalf("%v, want %v", got, want)
+		}
+	})
+	t.Run("to one shared quota", func(t *testing.T) {
+		mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "tenants", Key: []string{"header:X-Tenant"}, Fallback: httplimit.FallbackShared, Limits: limits})
+		got := statuses(mw, req{remote: "192.0.2.1:1"}, req{remote: "192.0.2.2:1"})
+		if want := []int{200, 429}; !slices.Equal(got, want) {
+			t.Fatalf("%v, want %v", got, want)
+		}
+	})
+}
+
+func TestRuleMatchesHostsMethodsAndHeaders(t *testing.T) {
+	mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "beta", Hosts: []string{"*.example.com"}, Methods: []string{"GET"},
+		Headers: []httplimit.HeaderMatch{{Name: "X-Beta", Value: "1"}, {Name: "X-Trace"}}, Key: []string{"route", "host"},
+		Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}})
+	h := mw.Handler(okHandler())
+	send := func(host, method string, header map[string]string) int {
+		hr := httptest.NewRequest(method, "/api/search", nil)
+		hr.Host = host
+		for k, v := range header {
+			hr.Header[k] = []string{v}
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, hr)
+		return w.Code
+	}
+	beta := map[string]string{"X-Beta": "1", "X-Trace": ""}
+	if c := send("api.example.com", "GET", beta); c != 200 {
+		t.Fatalf("first: %d", c)
+	}
+	for _, c := range []struct {
+		what   string
+		host   string
+		method string
+		header map[string]string
+		want   int
+	}{
+		{"same host, in another case, and port", "API.example.com:8443", "HEAD", beta, 429},
+		{"another host under the domain", "eu.example.com", "GET", beta, 200},
+		{"the domain itself", "example.com", "GET", beta, 200},
+		{"another method", "api.example.com", "POST", beta, 200},
+		{"header of another value", "api.example.com", "GET", map[string]string{"X-Beta": "2", "X-Trace": ""}, 200},
+		{"a header missing", "api.example.com", "GET", map[string]string{"X-Beta": "1"}, 200},
+	} {
+		if got := send(c.host, c.method, c.header); got != c.want {
+			t.Errorf("%s: %d, want %d", c.what, got, c.want)
+		}
+	}
+}
+
+func TestRulesValidate(t *testing.T) {
+	plan := []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(50)}, Costs: map[string]int64{"POST /big": 10}}}
+	lim := []sluice.Limit{sluice.FixedWindow(20, time.Minute)}
+	for _, c := range []struct {
+		name string
+		rule httplimit.Rule
+		want string
+	}{
+		{"a rule without a name", httplimit.Rule{Limits: lim}, `Options.Rules[0].Name: rule name "" must be`},
+		{"a rule without limits", httplimit.Rule{Name: "r"}, "Options.Rules[0].Limits: a rule needs at least one limit"},
+		{"a path that is not a pattern", httplimit.Rule{Name: "r", Paths: []string{"/a/{x}y"}, Limits: lim}, `Options.Rules[0].Paths[0]: "/a/{x}y": segment "{x}y": a wildcard is a whole segment`},
+		{"a path with a method", httplimit.Rule{Name: "r", Paths: []string{"GET /a"}, Limits: lim}, `starts with "/"`},
+		{"an unknown key", httplimit.Rule{Name: "r", Key: []string{"cookie"}, Limits: lim}, `Options.Rules[0].Key[0]: "cookie" is not a key attribute`},
+		{"a wildcard that a path lacks", httplimit.Rule{Name: "r", Paths: []string{"/t/{id}", "/u"}, Key: []string{"path:id"}, Limits: lim}, `path "/u" has no wildcard {id}`},
+		{"a trusted header without trusted proxies", httplimit.Rule{Name: "r", Key: []string{"header:X-T"}, Limits: lim}, "none are configured"},
+		{"an unknown fallback", httplimit.Rule{Name: "r", Fallback: "deny", Limits: lim}, `Options.Rules[0].Fallback: "deny" is not one of ip, shared, skip`},
+		{"a cost no limit holds", httplimit.Rule{Name: "r", Cost: cost(30), Limits: lim}, "Options.Rules[0].Cost: 30, more than limit per-minute can ever hold (20)"},
+		{"a plan cost no limit holds", httplimit.Rule{Name: "r", Limits: []sluice.Limit{sluice.FixedWindow(5, time.Minute)}}, `"POST /big" costs 10 on plan free`},
+		{"a qualified name too long", httplimit.Rule{Name: strings.Repeat("r", 60), Limits: lim}, "longer than 64 characters"},
+	} {
+		err := httplimit.Options{Plans: plan, Rules: []httplimit.Rule{c.rule}}.Validate()
+		var fe *httplimit.FieldError
+		if err == nil || !errors.As(err, &fe) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	if err := (httplimit.Options{Plans: plan, Rules: []httplimit.Rule{{Name: "ok", Paths: []string{"/t/{id}"}, Key: []string{"path:id", "ip/24/48", "client"}, Cost: cost(1), Limits: lim}}}).Validate(); err != nil {
+		t.Errorf("a valid rule: %v", err)
+	}
+}

@@ -1,0 +1,137 @@
+package httplimit
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// rules checks Options.Rules (defaults applied): see Validate.
+func (v *validator) rules(o *Options) {
+	names := map[string]int{}
+	var total int
+	for i := range o.Rules {
+		r := &o.Rules[i]
+		field := fmt.Sprintf("Rules[%d]", i)
+		if !sluice.ValidName(r.Name) {
+			v.errorf(field+".Name", "rule name %q must be 1-64 characters of A-Z a-z 0-9 . _ -", r.Name)
+		} else if j, dup := names[r.Name]; dup {
+			v.errorf(field+".Name", "%q is already the name of Rules[%d]", r.Name, j)
+		}
+		names[r.Name] = i
+		for j, m := range r.Methods {
+			if !validToken(m) {
+				v.errorf(fmt.Sprintf("%s.Methods[%d]", field, j), "%q is not a method", m)
+			}
+		}
+		var paths []pathPattern
+		for j, s := range r.Paths {
+			pp, err := parsePathPattern(s)
+			if err != nil {
+				v.errorf(fmt.Sprintf("%s.Paths[%d]", field, j), "%q: %w", s, err)
+				continue
+			}
+			paths = append(paths, pp)
+		}
+		for j, h := range r.Hosts {
+			if name := strings.TrimPrefix(h, "*."); name == "" || !validToken(name) || strings.Contains(name, "*") {
+				v.errorf(fmt.Sprintf("%s.Hosts[%d]", field, j), "%q is not a host name or *.domain", h)
+			}
+		}
+		for j, h := range r.Headers {
+			if !validToken(h.Name) {
+				v.errorf(fmt.Sprintf("%s.Headers[%d].Name", field, j), "%q is not a header name", h.Name)
+			}
+		}
+		v.ruleKey(field, r, o, paths, len(paths) == len(r.Paths))
+		v.oneOf(field+".HeaderFrom", r.HeaderFrom, HeaderFromTrusted, HeaderFromAny)
+		v.oneOf(field+".Fallback", r.Fallback, FallbackIP, FallbackShared, FallbackSkip)
+		v.ruleLimits(field, r, o)
+		total += len(r.Limits)
+	}
+	for i, p := range o.Plans {
+		if p == nil {
+			continue
+		}
+		if n := len(p.Limits) + len(o.Global) + total; len(o.Rules) > 0 && n > sluice.MaxChecks {
+			v.errorf("Rules", "plan %s: %d limits with the global ones and every rule's, at most %d (Plans[%d])", p.Name, n, sluice.MaxChecks, i)
+		}
+	}
+}
+
+// ruleKey checks a rule's Key; pathsOK says whether every path parsed.
+func (v *validator) ruleKey(field string, r *Rule, o *Options, paths []pathPattern, pathsOK bool) {
+	if len(r.Key) > maxKeyParts {
+		v.errorf(field+".Key", "%d attributes, at most %d", len(r.Key), maxKeyParts)
+	}
+	seen := map[string]bool{}
+	for j, s := range r.Key {
+		kf := fmt.Sprintf("%s.Key[%d]", field, j)
+		if seen[s] {
+			v.errorf(kf, "%q twice", s)
+		}
+		seen[s] = true
+		if strings.HasPrefix(s, KeyPath) && !pathsOK {
+			continue // a path's own error says why
+		}
+		if _, err := parseKeyPart(s, o, paths); err != nil {
+			v.wrap(kf, err)
+			continue
+		}
+		if strings.HasPrefix(s, KeyHeader) && r.HeaderFrom == HeaderFromTrusted && len(o.TrustedProxies) == 0 {
+			v.errorf(kf, "%q is believed only from trusted proxies and none are configured: set TrustedProxies, or HeaderFrom %q if clients may choose it", s, HeaderFromAny)
+		}
+	}
+}
+
+// ruleLimits checks a rule's limits and cost.
+func (v *validator) ruleLimits(field string, r *Rule, o *Options) {
+	if len(r.Limits) == 0 {
+		v.errorf(field+".Limits", "a rule needs at least one limit")
+	}
+	v.limits(field+".Limits", r.Limits)
+	for j, l := range r.Limits {
+		if l.Err() != nil {
+			continue
+		}
+		lf := fmt.Sprintf("%s.Limits[%d]", field, j)
+		if q := r.Name + "." + l.Name(); len(q) > 64 {
+			v.errorf(lf, "%q, the rule's name, a dot and the limit's, is longer than 64 characters", q)
+		}
+		if r.Cost != nil {
+			if c := *r.Cost; c > l.Burst() {
+				v.errorf(field+".Cost", "%d, more than limit %s can ever hold (%d): the rule's requests could never be admitted", c, l.Name(), l.Burst())
+			}
+			continue
+		}
+		for _, p := range allPlans(o) {
+			for ep, c := range p.Costs {
+				if c > l.Burst() {
+					v.errorf(lf, "%q costs %d on plan %s, more than this limit can ever hold (%d): set the rule's Cost", ep, c, p.Name, l.Burst())
+				}
+			}
+		}
+	}
+	if r.Cost != nil && *r.Cost < 0 {
+		v.errorf(field+".Cost", "%d is out of range [0, %d]", *r.Cost, int64(sluice.MaxQuantity))
+	}
+}
+
+// allPlans returns o's plans and its keys' plans of their own, each once.
+func allPlans(o *Options) []*sluice.Plan {
+	var out []*sluice.Plan
+	add := func(p *sluice.Plan) {
+		if p != nil && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, p := range o.Plans {
+		add(p)
+	}
+	for _, k := range o.Keys {
+		add(k.Plan)
+	}
+	return out
+}
