@@ -335,6 +335,7 @@ func (a *APIAnalysis) costs() {
 		}
 	}
 	slices.Sort(a.Warnings)
+	a.Warnings = slices.Compact(a.Warnings) // a limit shared by two plans warns once
 }
 
 // maxCost is the most one request may cost: the largest endpoint cost (the

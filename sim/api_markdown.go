@@ -98,7 +98,7 @@ func (a *APIAnalysis) contextSection(b *strings.Builder) {
 		fmt.Fprintf(b, "- %s with costs, limits of their own, exemptions or degradation classes.\n", plural(len(req.Endpoints), "endpoint"))
 	}
 	if len(req.Internal) > 0 {
-		fmt.Fprintf(b, "- %s call the API.\n", plural(len(req.Internal), "internal caller"))
+		fmt.Fprintf(b, "- Internal callers: %d.\n", len(req.Internal))
 	}
 	if req.Overload.set() {
 		fmt.Fprintf(b, "- Overloaded at %s.\n", thresholdsYAML(req.Overload, 1))
