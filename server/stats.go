@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
@@ -32,10 +33,17 @@ type stats struct {
 	fine   ring // one slot a second, the last minute
 	coarse ring // one slot per 10 s, the last hour
 	total  tally
-	// sampled is the last sample taken, and sampledAt its Unix second.
-	sampled   sample
-	sampledAt int64
-	top       map[string]*topEntry // at most topCapacity entries
+	// sampled is the last sample taken, and sampledAt its Unix second
+	// (-1: none yet); fineNow and coarseNow are that second's slots.
+	sampled            sample
+	sampledAt          int64
+	fineNow, coarseNow *slot
+	// decided counts each plan's decisions since start (at most maxNames
+	// plans); byPlan finds a plan's counter without hashing its name (at
+	// most maxNames entries: plans of many reloads empty it).
+	decided map[string]*int64
+	byPlan  map[*sluice.Plan]*int64
+	top     map[string]*topEntry // at most topCapacity entries
 }
 
 // sample is what stats reads from outside the decisions: the store's
@@ -45,13 +53,12 @@ type sample struct {
 	level                 int
 }
 
-// tally counts decisions. refused is keyed by plan and limit; a key with
+// tally counts decisions. refusals is keyed by plan and limit; a key with
 // an empty limit counts the plan's refused requests (one per request, however
-// many of its limits refused it), decided (total only) its decisions.
+// many of its limits refused it).
 type tally struct {
 	decisions, refused, undecided, storeErrors, fallback int64
 	refusals                                             map[planLimit]int64
-	decided                                              map[string]int64
 }
 
 type planLimit struct{ plan, limit string }
@@ -128,17 +135,22 @@ const topCapacity = 512
 // store's counters and the degradation level.
 func newStats(clock func() time.Time, sample func() sample) *stats {
 	s := &stats{clock: clock, sample: sample, fine: newRing(1, 60), coarse: newRing(10, 360),
-		top: map[string]*topEntry{}, sampledAt: -1}
+		top: map[string]*topEntry{}, sampledAt: -1, decided: map[string]*int64{}, byPlan: map[*sluice.Plan]*int64{}}
 	rand.Read(s.clientKey[:]) // never fails (crypto/rand)
 	return s
 }
 
 // now returns the current Unix second and its two slots, after taking the
-// second's sample if it has not been taken. s.mu must be held.
+// second's sample if it has not been taken (or always, when force). s.mu
+// must be held.
 func (s *stats) now(force bool) (int64, *slot, *slot) {
 	sec := s.clock().Unix()
+	if sec == s.sampledAt && !force {
+		return sec, s.fineNow, s.coarseNow
+	}
 	fine, coarse := s.fine.at(sec), s.coarse.at(sec)
-	if s.sample != nil && (force || s.sampledAt != sec) {
+	s.fineNow, s.coarseNow, s.sampledAt = fine, coarse, sec
+	if s.sample != nil {
 		cur := s.sample()
 		dErr := max(cur.storeErrors-s.sampled.storeErrors, 0)
 		dFall := max(cur.fallback-s.sampled.fallback, 0)
@@ -146,10 +158,31 @@ func (s *stats) now(force bool) (int64, *slot, *slot) {
 			t.storeErrors += dErr
 			t.fallback += dFall
 		}
-		s.sampled, s.sampledAt = cur, sec
+		s.sampled = cur
 	}
 	fine.level, coarse.level = max(fine.level, s.sampled.level), max(coarse.level, s.sampled.level)
 	return sec, fine, coarse
+}
+
+// countPlan counts a decision of plan p. s.mu must be held.
+func (s *stats) countPlan(p *sluice.Plan) {
+	if n := s.byPlan[p]; n != nil {
+		*n++
+		return
+	}
+	n := s.decided[p.Name]
+	if n == nil {
+		if len(s.decided) >= maxNames {
+			return
+		}
+		n = new(int64)
+		s.decided[p.Name] = n
+	}
+	if len(s.byPlan) >= maxNames {
+		clear(s.byPlan)
+	}
+	s.byPlan[p] = n
+	*n++
 }
 
 func (s *stats) recordError() {
@@ -173,12 +206,7 @@ func (s *stats) record(res *httplimit.Result) {
 	for _, t := range tallies {
 		t.decisions++
 	}
-	if s.total.decided == nil {
-		s.total.decided = map[string]int64{}
-	}
-	if len(s.total.decided) < maxNames || s.total.decided[plan] > 0 {
-		s.total.decided[plan]++
-	}
+	s.countPlan(res.Identity.Plan)
 	if d.Allowed {
 		return
 	}

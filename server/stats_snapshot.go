@@ -165,9 +165,9 @@ func (s *stats) snapshot(rg dashboardRange, top int) dashboardData {
 		}
 		d.Limits = append(d.Limits, limitRow{Plan: k.plan, Limit: k.limit, Refused: n, InRange: inRange[k]})
 	}
-	for plan, n := range s.total.decided {
+	for plan, n := range s.decided {
 		k := planLimit{plan, ""}
-		d.Plans = append(d.Plans, planRow{Plan: plan, Decisions: n, Refused: s.total.refusals[k], InRange: inRange[k]})
+		d.Plans = append(d.Plans, planRow{Plan: plan, Decisions: *n, Refused: s.total.refusals[k], InRange: inRange[k]})
 	}
 	slices.SortFunc(d.Plans, func(a, b planRow) int {
 		return cmp.Or(cmp.Compare(b.Refused, a.Refused), cmp.Compare(b.Decisions, a.Decisions), cmp.Compare(a.Plan, b.Plan))
