@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math/big"
 	"strings"
 	"time"
 )
@@ -12,30 +13,37 @@ var APISections = []string{"## Context Assessment", "## Recommended Approach", "
 
 // PolicyHeader returns the RateLimit-Policy header (ietf mode) that a
 // client of plan is sent under the design's configuration: each of the
-// plan's limits, then the global limit, as "name";q=quantity;w=seconds
-// (w left out of a window that is not whole seconds). It is "" for a plan
-// the design does not have.
+// plan's limits, then the global limit, as "name";q=…;w=…. A window
+// algorithm's quota is its quantity per its window; a bucket's (GCRA) is
+// its burst per the time the whole burst takes to refill, as
+// draft-ietf-httpapi-ratelimit-headers states a bucket; w is in whole
+// seconds, rounded up. It is "" for a plan the design does not have.
 func (a *APIAnalysis) PolicyHeader(plan string) string {
 	var items []string
-	item := func(r Recommendation) {
-		s := fmt.Sprintf("%q;q=%d", r.Name, r.Quantity)
-		if w := r.Window.D(); w%time.Second == 0 {
-			s += fmt.Sprintf(";w=%d", w/time.Second)
-		}
-		items = append(items, s)
-	}
 	for _, p := range a.Plans {
 		if p.Name != plan {
 			continue
 		}
 		for _, l := range p.Limits {
-			item(l.Rec())
+			items = append(items, policyItem(l.Rec()))
 		}
 		if a.Global != nil {
-			item(a.Global.Rec())
+			items = append(items, policyItem(a.Global.Rec()))
 		}
 	}
 	return strings.Join(items, ", ")
+}
+
+// policyItem is one limit's RateLimit-Policy item.
+func policyItem(r Recommendation) string {
+	q, span := r.Quantity, r.Window.D()
+	if r.Burst > 0 { // a bucket: its burst, refilled in ⌈burst·W/Q⌉ µs, plus any queue wait
+		q = r.Burst
+		refill := new(big.Int).Mul(big.NewInt(r.Burst), big.NewInt(int64(span/time.Microsecond)))
+		refill.Add(refill, big.NewInt(r.Quantity-1)).Quo(refill, big.NewInt(r.Quantity))
+		span = time.Duration(refill.Int64())*time.Microsecond + r.MaxWait.D()
+	}
+	return fmt.Sprintf("%q;q=%d;w=%d", r.Name, q, (span+time.Second-1)/time.Second)
 }
 
 // markdown writes the analysis in the five sections of APISections.

@@ -134,6 +134,11 @@ func TestDesignAPIServesWhatItPromises(t *testing.T) {
 	if got, want := call("GET", "/api/search", "X-Plan", "internal-batch").Header.Get("RateLimit-Policy"), a.PolicyHeader("internal-batch"); got != want {
 		t.Errorf("internal caller: RateLimit-Policy %q, promised %q", got, want)
 	}
+	// pro (by X-Plan from a trusted address): its bucket is stated as its
+	// burst per refill time.
+	if got, want := call("GET", "/api/search", "X-User-ID", "carol", "X-Plan", "pro").Header.Get("RateLimit-Policy"), a.PolicyHeader("pro"); got != want {
+		t.Errorf("pro: RateLimit-Policy %q, promised %q", got, want)
+	}
 	// An exempt endpoint carries no limit.
 	if resp := call("GET", "/api/health", "X-User-ID", "alice"); resp.StatusCode != 200 || resp.Header.Get("RateLimit") != "" {
 		t.Errorf("exempt endpoint: %d, RateLimit %q", resp.StatusCode, resp.Header.Get("RateLimit"))
