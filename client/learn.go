@@ -93,10 +93,12 @@ type hostState struct {
 	// trusted: an admitted answer confirmed the rate; until then one send
 	// at a time relies on it (speculating while it is out).
 	norate, trusted, speculating bool
-	// last is the last answer to arrive; observed holds, per policy, the
-	// fastest refill the answers have proven (units per second).
-	last     answered
-	observed map[string]float64
+	// last is the last answer to arrive, anchor an older one (at most
+	// anchorAge older) to prove refills over longer spans; observed holds,
+	// per policy, the fastest refill the answers have proven (units per
+	// second).
+	last, anchor answered
+	observed     map[string]float64
 	// probeAt is when a blocked host may send a probe: the reset of the
 	// quota that set the ceiling. probing is true while one is out.
 	probeAt time.Time
@@ -120,9 +122,9 @@ type ticket struct {
 	// speculative: sent on the strength of a rate not yet confirmed.
 	speculative bool
 	// sentAt is when the send was granted, last the last answer that had
-	// arrived by then.
-	sentAt time.Time
-	last   answered
+	// arrived by then and anchor the host's anchor then.
+	sentAt       time.Time
+	last, anchor answered
 }
 
 // answered is what an answer said: rem units remained of policy when the
@@ -137,6 +139,7 @@ type answered struct {
 	sentAt     time.Time
 	doneAtSend int64
 	cost       int64
+	at         time.Time // when the answer arrived
 }
 
 func newHostState(learn bool) *hostState {
@@ -206,7 +209,7 @@ func (h *hostState) grant(cost int64, probe bool, now time.Time) ticket {
 	}
 	h.sent = addSat(h.sent, cost)
 	h.inflight += cost
-	return ticket{doneAtSend: h.done, cost: cost, epoch: h.epoch, probe: probe, sentAt: now, last: h.last}
+	return ticket{doneAtSend: h.done, cost: cost, epoch: h.epoch, probe: probe, sentAt: now, last: h.last, anchor: h.anchor}
 }
 
 // response is what a finished attempt tells the host.
@@ -233,23 +236,20 @@ func (h *hostState) finish(tk ticket, r response) {
 	if r.arrived && r.hasRL {
 		defer func() {
 			h.last = answered{ok: true, policy: r.rl.Policy, rem: r.rl.Remaining, sent: h.sent, sentAt: tk.sentAt,
-				doneAtSend: tk.doneAtSend, cost: tk.cost}
+				doneAtSend: tk.doneAtSend, cost: tk.cost, at: r.at}
+			if !h.anchor.ok || h.anchor.policy != h.last.policy || r.at.Sub(h.anchor.at) > anchorAge {
+				h.anchor = h.last
+			}
 		}()
 	}
 	var units int64
-	var span time.Duration
 	var maybeReset bool
 	if r.arrived && r.status < 400 && r.hasRL {
-		units, span, maybeReset = h.refill(tk, r)
-	}
-	if units > 1 && span > 0 && h.learn && !h.norate {
-		// Remaining is rounded down: the last answer's level may have
-		// been up to a unit more than it said, so one unit of the gain
-		// may be no refill. A gain that a reset may explain is kept too:
-		// if the quota is a bucket it is a refill (one that may have
-		// filled it, hence a lower bound); if it is a window, the first
-		// request sent on its strength is refused and rates are dropped.
-		h.observe(r.rl.Policy, float64(units-1)/span.Seconds())
+		units, _, maybeReset = h.refill(tk, tk.last, r)
+		if h.learn && !h.norate {
+			h.observe(r.rl.Policy, h.refillRate(tk, tk.last, r))
+			h.observe(r.rl.Policy, h.refillRate(tk, tk.anchor, r))
+		}
 	}
 	if tk.speculative {
 		h.speculating = false
@@ -337,22 +337,54 @@ func (h *hostState) finish(tk ticket, r response) {
 // would have had all its capacity but what it counted after the reset and
 // before tk: at most every unit but j and tk not answered before j left
 // (sent − done_j − cost_j − cost_k).
-func (h *hostState) refill(tk ticket, r response) (units int64, span time.Duration, reset bool) {
-	if !tk.last.ok || tk.last.policy != r.rl.Policy {
+func (h *hostState) refill(tk ticket, j answered, r response) (units int64, span time.Duration, reset bool) {
+	if !j.ok || j.policy != r.rl.Policy || j.sentAt.After(tk.sentAt) {
 		return 0, 0, false
 	}
 	level := addSat(r.rl.Remaining, tk.cost)
-	gain := level - (tk.last.rem - max(tk.doneAtSend-tk.last.sent, 0))
+	gain := level - (j.rem - max(tk.doneAtSend-j.sent, 0))
 	if gain <= 0 {
 		return 0, 0, false
 	}
-	others := max(h.sent-tk.last.doneAtSend-tk.last.cost-tk.cost, 0)
-	return gain, r.at.Sub(tk.last.sentAt), addSat(level, others) >= h.capacity
+	others := max(h.sent-j.doneAtSend-j.cost-tk.cost, 0)
+	return gain, r.at.Sub(j.sentAt), addSat(level, others) >= h.capacity
+}
+
+// Proving a refill rate.
+const (
+	// lagAllowance widens every span a refill is proven over: a server
+	// may decide at a time that lags its clock (a store reading a cached
+	// time, a scheduler that ran it late), so the span between two of its
+	// decisions may exceed the span between the client's send and arrival
+	// by as much as the lags differ.
+	lagAllowance = 50 * time.Millisecond
+	// anchorAge is how old the anchor answer may grow: spans of up to it
+	// prove rates that the allowance and the rounding blur the least.
+	anchorAge = 2 * time.Second
+)
+
+// refillRate is the rate of refill, in units per second, that r, the
+// answer to tk, proves since the earlier answer j: more than g − 1 units
+// (remaining is rounded down: j's level may have been up to a unit more
+// than it said) over the span and the lag allowance; 0 when it proves
+// none. A gain that a reset may explain counts too: if the quota is a
+// bucket it is a refill (one that may have filled it, hence a lower bound);
+// if it is a window, the first request sent on its strength is refused and
+// rates are dropped.
+func (h *hostState) refillRate(tk ticket, j answered, r response) float64 {
+	units, span, _ := h.refill(tk, j, r)
+	if units <= 1 || span < 0 {
+		return 0
+	}
+	return float64(units-1) / (span + lagAllowance).Seconds()
 }
 
 // observe records that policy's quota comes back at rate units per second
 // at least.
 func (h *hostState) observe(policy string, rate float64) {
+	if rate <= 0 {
+		return
+	}
 	if h.observed == nil {
 		h.observed = map[string]float64{}
 	}

@@ -19,11 +19,11 @@ import (
 // Pacer, from 1, 8 and 64 goroutines, to a real gRPC server over TLS
 // limited by grpclimit to rate per second with a burst, and reports the
 // time taken as a multiple of the ideal, burst + (n − burst)/rate
-// (x-ideal), and the calls the server refused (refused). Each iteration is
+// (x-ideal: the burst goes at once), and the calls the server refused (refused). Each iteration is
 // a new server and a new Pacer. Run it with -benchtime=1x: an iteration
 // takes seconds.
 func BenchmarkPacing(b *testing.B) {
-	for _, c := range []struct{ rate, burst, n int }{{20, 5, 80}, {100, 10, 500}} {
+	for _, c := range []struct{ rate, burst, n int }{{20, 5, 80}, {100, 10, 500}, {100, 5, 500}} {
 		ideal := time.Duration(c.n-c.burst) * time.Second / time.Duration(c.rate)
 		for _, workers := range []int{1, 8, 64} {
 			b.Run(fmt.Sprintf("rate=%d/burst=%d/n=%d/goroutines=%d", c.rate, c.burst, c.n, workers), func(b *testing.B) {
