@@ -34,6 +34,7 @@ type quota struct {
 	rate   int64 // the limit's Quantity, units per window
 }
 
+// quotaOf returns the quota the headers state for l (see quota).
 func quotaOf(l sluice.Limit) quota {
 	windowUS := int64(l.Window() / time.Microsecond)
 	qt := quota{q: l.Burst(), window: windowUS, rate: l.Quantity()}
