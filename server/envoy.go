@@ -40,13 +40,16 @@ func (s *Server) newEnvoyService(cfg *config.Config, rules *envoy.Rules) (*envoy
 	return envoy.NewService(s.limiter, rules, o)
 }
 
-// observeEnvoy counts Envoy decisions: policy is the domain, limit the rule.
+// observeEnvoy counts Envoy decisions, in the metrics and on the dashboard:
+// policy is the domain, limit the rule.
 func (s *Server) observeEnvoy(res *envoy.Result, took time.Duration, err error) {
 	s.metrics.seconds.Observe(took.Seconds())
 	if err != nil {
 		s.metrics.undecided.Inc()
+		s.stats.recordError()
 		return
 	}
+	s.stats.recordEnvoy(res)
 	near := false
 	for _, o := range res.Descriptors {
 		if o.Limit == "" || o.Result == "" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/envoy"
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
@@ -170,19 +171,26 @@ func (s *stats) countPlan(p *sluice.Plan) {
 		*n++
 		return
 	}
-	n := s.decided[p.Name]
+	n := s.planCounter(p.Name)
 	if n == nil {
-		if len(s.decided) >= maxNames {
-			return
-		}
-		n = new(int64)
-		s.decided[p.Name] = n
+		return
 	}
 	if len(s.byPlan) >= maxNames {
 		clear(s.byPlan)
 	}
 	s.byPlan[p] = n
 	*n++
+}
+
+// planCounter returns the counter of the plan named name, nil when
+// maxNames plans are counted already. s.mu must be held.
+func (s *stats) planCounter(name string) *int64 {
+	n := s.decided[name]
+	if n == nil && len(s.decided) < maxNames {
+		n = new(int64)
+		s.decided[name] = n
+	}
+	return n
 }
 
 func (s *stats) recordError() {
@@ -194,32 +202,62 @@ func (s *stats) recordError() {
 	}
 }
 
-// record counts a decision as sluice_decisions_total does: a refused
-// request under each limit that refused it (shadow limits never refuse).
+// record counts a decision of the middleware as sluice_decisions_total
+// does: a refused request under each limit that refused it (shadow limits
+// never refuse).
 func (s *stats) record(res *httplimit.Result) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	_, fine, coarse := s.now(false)
-	plan := res.Identity.Plan.Name
-	d := &res.Decision
-	tallies := [...]*tally{&fine.tally, &coarse.tally, &s.total}
-	for _, t := range tallies {
-		t.decisions++
-	}
-	s.countPlan(res.Identity.Plan)
-	if d.Allowed {
-		return
-	}
-	for _, t := range tallies {
-		t.refused++
-		t.refuse(planLimit{plan, ""})
+	var buf [8]string
+	refusedBy := buf[:0]
+	if d := &res.Decision; !d.Allowed {
 		for i := range res.Checks {
 			if l := &res.Checks[i].Limit; !l.Shadow() && !d.Statuses[i].Allowed {
-				t.refuse(planLimit{plan, l.Name()})
+				refusedBy = append(refusedBy, l.Name())
 			}
 		}
 	}
-	s.recordClient(res.Identity)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.countPlan(res.Identity.Plan)
+	s.count(res.Identity.Plan.Name, !res.Decision.Allowed, refusedBy)
+	if !res.Decision.Allowed {
+		s.recordClient(res.Identity)
+	}
+}
+
+// recordEnvoy counts a decision of the Envoy service as
+// sluice_decisions_total does: the domain in place of the plan, a refused
+// request under each descriptor's limit that refused it.
+func (s *stats) recordEnvoy(res *envoy.Result) {
+	var buf [8]string
+	refusedBy := buf[:0]
+	for _, o := range res.Descriptors {
+		if o.Result == resultLimited {
+			refusedBy = append(refusedBy, o.Limit)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if n := s.planCounter(res.Domain); n != nil {
+		*n++
+	}
+	s.count(res.Domain, !res.Allowed, refusedBy)
+}
+
+// count counts a decision under plan in the current slots and the totals,
+// refused or not, with the limits that refused it. s.mu must be held.
+func (s *stats) count(plan string, refused bool, refusedBy []string) {
+	_, fine, coarse := s.now(false)
+	for _, t := range [...]*tally{&fine.tally, &coarse.tally, &s.total} {
+		t.decisions++
+		if !refused {
+			continue
+		}
+		t.refused++
+		t.refuse(planLimit{plan, ""})
+		for _, l := range refusedBy {
+			t.refuse(planLimit{plan, l})
+		}
+	}
 }
 
 // recordClient counts a refusal of id in the top list. s.mu must be held.
