@@ -46,24 +46,32 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		report  = fs.String("report", "", "write the report to this `file` instead of standard output")
 		enforce = fs.Bool("enforce", false, "write the limits enforcing, without shadow: true")
 	)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
+	// Flags may come before or after FILE.
+	var names []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return err
 		}
-		return err
+		if fs.NArg() == 0 {
+			break
+		}
+		names, args = append(names, fs.Arg(0)), fs.Args()[1:]
 	}
-	if fs.NArg() != 1 || *from == "" {
+	if len(names) != 1 || *from == "" {
 		fs.Usage()
 		return errors.New("want -from FORMAT and one FILE")
 	}
 	if !slices.Contains(migrate.Formats(), *from) {
 		return fmt.Errorf("-from %q: use %s", *from, strings.Join(migrate.Formats(), ", "))
 	}
-	src, err := os.ReadFile(fs.Arg(0))
+	src, err := os.ReadFile(names[0])
 	if err != nil {
 		return err
 	}
-	tr, err := migrate.Import(*from, string(src), filepath.Base(fs.Arg(0)))
+	tr, err := migrate.Import(*from, string(src), filepath.Base(names[0]))
 	if err != nil {
 		return err
 	}
