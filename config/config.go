@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/httplimit"
 )
 
 // Config is a loaded, validated configuration.
@@ -40,6 +41,9 @@ type Config struct {
 	// Keys maps the SHA-256 of an API key to its entry. Keys are never
 	// configured in clear text.
 	Keys map[[32]byte]*Key
+	// Rules limit the requests they match by keys and limits of their own
+	// (see httplimit.Rule), in the order of the file.
+	Rules []httplimit.Rule
 	// Exempt lists ServeMux patterns ("GET /healthz") that no limit applies to.
 	Exempt   []string
 	Response Response

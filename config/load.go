@@ -90,6 +90,7 @@ func Parse(name string, data []byte) (*Config, error) {
 			})
 			raw.at("Exempt", n, p)
 		},
+		"rules":       func(n *yaml.Node, p string) { c.Rules = d.rules(n, p, &raw) },
 		"response":    func(n *yaml.Node, p string) { d.response(n, p, &c.Response, &raw) },
 		"degradation": func(n *yaml.Node, p string) { d.degradation(n, p, &c.Degradation) },
 		"envoy":       func(n *yaml.Node, p string) { d.envoy(n, p, &c.Envoy, &raw) },

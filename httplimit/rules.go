@@ -80,7 +80,9 @@ type Rule struct {
 	// Cost is the units one matched request spends of the rule's limits,
 	// at least 0 (0 peeks: the rule reports, never consumes, and refuses
 	// only what nothing could admit). Nil: the request's cost, as its
-	// plan's costs set it.
+	// plan's costs set it; a request that costs more than a rule's limit
+	// can hold is refused (see sluice.Check), which Validate cannot
+	// foresee, as it does not know which endpoints a rule's requests reach.
 	Cost *int64
 }
 

@@ -202,7 +202,6 @@ func TestRulesValidate(t *testing.T) {
 		{"a trusted header without trusted proxies", httplimit.Rule{Name: "r", Key: []string{"header:X-T"}, Limits: lim}, "none are configured"},
 		{"an unknown fallback", httplimit.Rule{Name: "r", Fallback: "deny", Limits: lim}, `Options.Rules[0].Fallback: "deny" is not one of ip, shared, skip`},
 		{"a cost no limit holds", httplimit.Rule{Name: "r", Cost: cost(30), Limits: lim}, "Options.Rules[0].Cost: 30, more than limit per-minute can ever hold (20)"},
-		{"a plan cost no limit holds", httplimit.Rule{Name: "r", Limits: []sluice.Limit{sluice.FixedWindow(5, time.Minute)}}, `"POST /big" costs 10 on plan free`},
 		{"a qualified name too long", httplimit.Rule{Name: strings.Repeat("r", 60), Limits: lim}, "longer than 64 characters"},
 	} {
 		err := httplimit.Options{Plans: plan, Rules: []httplimit.Rule{c.rule}}.Validate()

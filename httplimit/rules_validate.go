@@ -2,7 +2,6 @@ package httplimit
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/sluice-dev/sluice"
@@ -81,7 +80,7 @@ func (v *validator) ruleKey(field string, r *Rule, o *Options, paths []pathPatte
 			continue
 		}
 		if strings.HasPrefix(s, KeyHeader) && r.HeaderFrom == HeaderFromTrusted && len(o.TrustedProxies) == 0 {
-			v.errorf(kf, "%q is believed only from trusted proxies and none are configured: set TrustedProxies, or HeaderFrom %q if clients may choose it", s, HeaderFromAny)
+			v.errorf(kf, "%q is believed only from trusted proxies and none are configured: set TrustedProxies (identity.trusted_proxies), or HeaderFrom (header_from) %q if clients may choose it", s, HeaderFromAny)
 		}
 	}
 }
@@ -104,34 +103,9 @@ func (v *validator) ruleLimits(field string, r *Rule, o *Options) {
 			if c := *r.Cost; c > l.Burst() {
 				v.errorf(field+".Cost", "%d, more than limit %s can ever hold (%d): the rule's requests could never be admitted", c, l.Name(), l.Burst())
 			}
-			continue
-		}
-		for _, p := range allPlans(o) {
-			for ep, c := range p.Costs {
-				if c > l.Burst() {
-					v.errorf(lf, "%q costs %d on plan %s, more than this limit can ever hold (%d): set the rule's Cost", ep, c, p.Name, l.Burst())
-				}
-			}
 		}
 	}
 	if r.Cost != nil && *r.Cost < 0 {
 		v.errorf(field+".Cost", "%d is out of range [0, %d]", *r.Cost, int64(sluice.MaxQuantity))
 	}
-}
-
-// allPlans returns o's plans and its keys' plans of their own, each once.
-func allPlans(o *Options) []*sluice.Plan {
-	var out []*sluice.Plan
-	add := func(p *sluice.Plan) {
-		if p != nil && !slices.Contains(out, p) {
-			out = append(out, p)
-		}
-	}
-	for _, p := range o.Plans {
-		add(p)
-	}
-	for _, k := range o.Keys {
-		add(k.Plan)
-	}
-	return out
 }

@@ -56,8 +56,8 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //     ("user" with a UserHeader, "path:" with a wildcard of every path,
 //     "header:" believed from trusted proxies only when there are some);
 //     HeaderFrom and Fallback known values; at least one valid limit each,
-//     named at most 64 characters with the rule's name; a cost, the
-//     rule's or any plan's, that each limit can hold; at most
+//     named at most 64 characters with the rule's name; a Cost that each
+//     limit can hold; at most
 //     sluice.MaxChecks limits per plan with the global ones and every
 //     rule's.
 func (o Options) Validate() error {

@@ -37,3 +37,24 @@ func TestCheckNamesFileLineAndField(t *testing.T) {
 		t.Errorf("want exactly the one problem and the verdict:\n%s", errOut.String())
 	}
 }
+
+func TestCheckPrintsTheRulesTable(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"check", "../../examples/rules.yaml"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{
+		"RULE     MATCH",
+		"uploads  POST,PUT /v1/tenants/{tenant}/uploads /v1/tenants/{tenant}/uploads/{name...}",
+		"path:tenant",
+		"uploads.per-minute  fixed-window",
+		"search   /v1/search",
+		"header:X-Tenant (from trusted proxies)",
+		"reports  POST /v1/reports on api.example.com,*.api.example.com with Content-Type=application/json",
+		"reports.per-minute  sliding-window-log  30",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// printRules prints the rules in order, one row per limit: what each
+// matches, what it is keyed by and what it costs.
+func printRules(w io.Writer, cfg *config.Config) {
+	if len(cfg.Rules) == 0 {
+		return
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "RULE\tMATCH\tKEY\tLIMIT\tALGORITHM\tQUANTITY\tWINDOW\tBURST\tCOST")
+	for _, r := range cfg.Rules {
+		key := strings.Join(r.Key, "+")
+		if key == "" {
+			key = httplimit.KeyClient
+		}
+		if strings.Contains(key, httplimit.KeyHeader) && r.HeaderFrom != httplimit.HeaderFromAny {
+			key += " (from trusted proxies)"
+		}
+		if r.Fallback != "" && r.Fallback != httplimit.FallbackIP {
+			key += ", else " + r.Fallback
+		}
+		cost := "request's"
+		if r.Cost != nil {
+			cost = strconv.FormatInt(*r.Cost, 10)
+		}
+		for i, l := range r.Limits {
+			name, match, k := r.Name, ruleMatch(r), key
+			if i > 0 {
+				name, match, k = "", "", ""
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s.%s\t%s\t%d\t%s\t%d\t%s\n", name, match, k, r.Name, l.Name(), l.Algorithm(),
+				l.Quantity(), httplimit.FormatWindow(l.Window()), l.Burst(), cost)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+// ruleMatch says what a rule matches: "POST /v1/reports on api.example.com
+// with Content-Type=application/json".
+func ruleMatch(r httplimit.Rule) string {
+	var parts []string
+	if len(r.Methods) > 0 {
+		parts = append(parts, strings.Join(r.Methods, ","))
+	}
+	if len(r.Paths) > 0 {
+		parts = append(parts, strings.Join(r.Paths, " "))
+	} else {
+		parts = append(parts, "any path")
+	}
+	if len(r.Hosts) > 0 {
+		parts = append(parts, "on "+strings.Join(r.Hosts, ","))
+	}
+	for i, h := range r.Headers {
+		word := "and"
+		if i == 0 {
+			word = "with"
+		}
+		if h.Value == "" {
+			parts = append(parts, word+" "+h.Name)
+		} else {
+			parts = append(parts, word+" "+h.Name+"="+h.Value)
+		}
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,88 @@
+package config
+
+import (
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// rules decodes the rules section, in order, into httplimit.Rule values,
+// recording where each field was read; httplimit's Validate judges them:
+//
+//	rules:
+//	  - name: uploads
+//	    match:
+//	      methods: [POST]
+//	      paths: ["/v1/tenants/{tenant}/uploads"]
+//	      hosts: [api.example.com, "*.example.net"]
+//	      headers: [{name: X-Beta, value: "1"}, {name: X-Trace}]
+//	    key: [path:tenant]      # client (default), api_key, user, ip, ip/24,
+//	                            # ip/24/48, header:<name>, host, path:<wildcard>, route
+//	    header_from: trusted_proxies   # or any
+//	    fallback: ip            # or shared, skip
+//	    cost: 1                 # default: the request's cost
+//	    limits:
+//	      - {name: per-minute, algorithm: fixed-window, quantity: 10, window: 1m}
+func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.Rule {
+	var out []httplimit.Rule
+	raw.at("Rules", n, path)
+	d.List(n, path, func(i int, e *yaml.Node, path string) {
+		var r httplimit.Rule
+		at := fmt.Sprintf("Rules[%d]", len(out))
+		raw.at(at, e, path)
+		list := func(name string, dst *[]string) field {
+			return func(n *yaml.Node, p string) {
+				d.List(n, p, func(j int, e *yaml.Node, p string) {
+					*dst = append(*dst, d.Str(e, p))
+					raw.at(fmt.Sprintf("%s.%s[%d]", at, name, j), e, p)
+				})
+				raw.at(at+"."+name, n, p)
+			}
+		}
+		d.Mapping(e, path, map[string]field{
+			"name": func(n *yaml.Node, p string) { r.Name = d.Str(n, p); raw.at(at+".Name", n, p) },
+			"match": func(n *yaml.Node, p string) {
+				d.Mapping(n, p, map[string]field{
+					"methods": list("Methods", &r.Methods),
+					"paths":   list("Paths", &r.Paths),
+					"hosts":   list("Hosts", &r.Hosts),
+					"headers": func(n *yaml.Node, p string) {
+						d.List(n, p, func(j int, e *yaml.Node, p string) {
+							var h httplimit.HeaderMatch
+							d.Mapping(e, p, map[string]field{
+								"name":  func(n *yaml.Node, p string) { h.Name = d.Str(n, p) },
+								"value": func(n *yaml.Node, p string) { h.Value = d.Str(n, p) },
+							})
+							r.Headers = append(r.Headers, h)
+							raw.at(fmt.Sprintf("%s.Headers[%d].Name", at, j), e, p)
+						})
+					},
+				})
+			},
+			"key": list("Key", &r.Key),
+			"header_from": func(n *yaml.Node, p string) {
+				r.HeaderFrom = d.Str(n, p)
+				raw.at(at+".HeaderFrom", n, p)
+			},
+			"fallback": func(n *yaml.Node, p string) { r.Fallback = d.Str(n, p); raw.at(at+".Fallback", n, p) },
+			"cost": func(n *yaml.Node, p string) {
+				c := d.Int(n, p, 0, 1<<40)
+				r.Cost = &c
+				raw.at(at+".Cost", n, p)
+			},
+			"limits": func(n *yaml.Node, p string) {
+				before := len(d.Errs)
+				r.Limits = d.limits(n, p)
+				raw.at(at+".Limits", n, p)
+				raw.refused(at+".Limits", len(d.Errs) > before)
+			},
+		})
+		if !hasKey(e, "limits") && e.Kind == yaml.MappingNode {
+			raw.at(at+".Limits", e, path+".limits")
+		}
+		out = append(out, r)
+	})
+	return out
+}
