@@ -3,10 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
-	"os"
-	"path/filepath"
+	"net/http/httptest"
 	"testing"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
@@ -14,29 +11,15 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
-	"github.com/sluice-dev/sluice/config"
-	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
 
 // The dashboard counts the Envoy service's decisions as /metrics does: the
 // domain in place of a plan, the refusing rule's limit.
 func TestDashboardCountsEnvoyDecisions(t *testing.T) {
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte("domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {name: per-ip, unit: minute, requests_per_unit: 2}\n"), 0o644)
-	file := filepath.Join(dir, "sluice.yaml")
-	os.WriteFile(file, []byte("envoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n"+testConfig+testAdmin), 0o644)
-	cfg, err := config.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	addrs := serveOn(t, srv)
-	waitEnvoy(t, srv)
+	srv := startEnvoy(t, "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {name: per-ip, unit: minute, requests_per_unit: 2}\n")
+	adminServer := httptest.NewServer(srv.AdminHandler())
+	t.Cleanup(adminServer.Close)
 	conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), withToken(testToken))
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +32,7 @@ func TestDashboardCountsEnvoyDecisions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	admin := "http://" + addrs.admin
+	admin := adminServer.URL
 	m := scrape(t, admin)
 	_, body := get(t, "GET", admin+"/dashboard/data", "", map[string]string{server.TokenHeader: testToken})
 	var d struct {
