@@ -9,6 +9,7 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/quota"
 )
 
 // Header modes, spelled as httplimit.ModeIETF and httplimit.ModeDraft6.
@@ -43,8 +44,10 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 			state = append(state, s.rule.label...)
 			state = append(state, `";r=`...)
 			state = strconv.AppendInt(state, p.remaining(s, d), 10)
-			state = append(state, ";t="...)
-			state = strconv.AppendInt(state, ceilSeconds(p.reset(s, st)), 10)
+			if s.rule.stated.W > 0 { // concurrency has no t
+				state = append(state, ";t="...)
+				state = strconv.AppendInt(state, p.headerT(s, st), 10)
+			}
 		}
 		p.policy, p.state = policy, state
 		if limits > 0 {
@@ -56,13 +59,15 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 		}
 	case modeDraft6:
 		if s, ok := p.deciding(d); ok {
-			l, st := p.checks[s.check].Limit, &d.Statuses[s.check]
-			parts.addHeader("RateLimit-Limit", strconv.FormatInt(l.Burst(), 10))
+			qt, st := &s.rule.stated, &d.Statuses[s.check]
+			parts.addHeader("RateLimit-Limit", strconv.FormatInt(qt.Q, 10))
 			parts.addHeader("RateLimit-Remaining", strconv.FormatInt(p.remaining(s, d), 10))
-			parts.addHeader("RateLimit-Reset", strconv.FormatInt(ceilSeconds(p.reset(s, st)), 10))
-			pol := strconv.AppendInt(p.policy[:0], l.Quantity(), 10)
-			pol = append(pol, ";w="...)
-			pol = strconv.AppendInt(pol, int64(l.Window()/time.Second), 10)
+			parts.addHeader("RateLimit-Reset", strconv.FormatInt(p.headerT(s, st), 10))
+			pol := strconv.AppendInt(p.policy[:0], qt.Q, 10)
+			if qt.W > 0 {
+				pol = append(pol, ";w="...)
+				pol = strconv.AppendInt(pol, qt.W, 10)
+			}
 			p.policy = pol
 			parts.addHeader("RateLimit-Policy", string(pol))
 		}
@@ -108,13 +113,15 @@ func (p *plan) remaining(s slot, d *sluice.Decision) int64 {
 	return d.Statuses[s.check].Remaining
 }
 
-// ceilSeconds rounds d up to whole seconds.
-func ceilSeconds(d time.Duration) int64 {
-	if d <= 0 {
-		return 0
+// headerT is the t of slot s's RateLimit header: the seconds until more of
+// its quota is available (see internal/quota). For envoyproxy/ratelimit's
+// fixed windows that is the end of the Unix window, duration_until_reset.
+func (p *plan) headerT(s slot, st *sluice.Status) int64 {
+	if s.rule.fixed {
+		return ceilSeconds(p.reset(s, st))
 	}
-	if d >= sluice.Never-time.Second {
-		return int64(sluice.Never / time.Second)
-	}
-	return int64((d + time.Second - 1) / time.Second)
+	return s.rule.stated.Seconds(st.Remaining, st.ResetAfter, st.RetryAfter)
 }
+
+// ceilSeconds rounds d up to whole seconds.
+func ceilSeconds(d time.Duration) int64 { return quota.CeilSeconds(d) }

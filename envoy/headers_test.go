@@ -118,3 +118,32 @@ func TestZeroOptionsSendIETFHeaders(t *testing.T) {
 		}
 	}
 }
+
+// A bucket's headers say what httplimit's say: its burst as the quota q,
+// the time an emptied bucket takes to refill as w, and as t the time to
+// the next unit (not to a full bucket), in both header modes.
+func TestBucketHeadersStateItsBurst(t *testing.T) {
+	rules := headerRules + `
+  - key: bucket
+    rate_limit: {name: per-bucket, unit: minute, requests_per_unit: 60, algorithm: token-bucket, burst: 5}
+`
+	b := desc("bucket", "b")
+	h := serve(t, rules, envoy.Options{Headers: httplimit.ModeIETF})
+	h.ask(request("edge", 0, b))
+	h.ask(request("edge", 0, b))
+	got := headerText(h.ask(request("edge", 0, b)).ResponseHeadersToAdd)
+	want := `RateLimit-Policy: "per-bucket";q=5;w=5
+RateLimit: "per-bucket";r=2;t=1
+`
+	if got != want {
+		t.Errorf("IETF: headers\n%s\nwant\n%s", got, want)
+	}
+	h = serve(t, rules, envoy.Options{Headers: httplimit.ModeDraft6})
+	h.ask(request("edge", 0, b))
+	h.ask(request("edge", 0, b))
+	got = headerText(h.ask(request("edge", 0, b)).ResponseHeadersToAdd)
+	want = "RateLimit-Limit: 5\nRateLimit-Remaining: 2\nRateLimit-Reset: 1\nRateLimit-Policy: 5;w=5\n"
+	if got != want {
+		t.Errorf("draft-6: headers\n%s\nwant\n%s", got, want)
+	}
+}

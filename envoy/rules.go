@@ -10,6 +10,7 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/quota"
 )
 
 // Rules are the descriptor trees of one or more domains, as loaded by
@@ -139,6 +140,10 @@ type rule struct {
 	// window, as envoyproxy/ratelimit counts the hits of every request.
 	unitSeconds int64
 	fixed       bool
+	// stated is what the RateLimit headers state of the limit (see
+	// internal/quota): a fixed window's requests_per_unit per unit, a
+	// bucket's burst per the time it takes to refill.
+	stated quota.Quota
 	// calendar is set when the Unix windows are not sluice's (weeks,
 	// months, years): cal then holds the current Unix window's limit.
 	calendar bool
@@ -171,7 +176,15 @@ func (r *rule) finish() *rule {
 	r.unitSeconds = int64(r.limit.Window() / time.Second)
 	r.fixed = r.limit.Algorithm() == sluice.AlgorithmFixedWindow
 	r.calendar = r.fixed && r.unitSeconds > 0 && sluice.Epoch.Unix()%r.unitSeconds != 0
-	r.policy = `"` + r.label + `";q=` + strconv.FormatInt(r.limit.Quantity(), 10) +
-		`;w=` + strconv.FormatInt(int64(r.limit.Window().Seconds()), 10)
+	r.stated = quota.Of(r.limit)
+	if r.fixed { // envoyproxy/ratelimit's own: its unit and requests_per_unit
+		r.stated.Q, r.stated.W = r.limit.Quantity(), int64(r.limit.Window().Seconds())
+	}
+	r.policy = `"` + r.label + `";q=` + strconv.FormatInt(r.stated.Q, 10)
+	if r.stated.W > 0 {
+		r.policy += `;w=` + strconv.FormatInt(r.stated.W, 10)
+	} else {
+		r.policy += `;qu="concurrent-requests"` // no window: a lease time is not one
+	}
 	return r
 }
