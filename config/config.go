@@ -45,8 +45,13 @@ type Config struct {
 	// (see httplimit.Rule), in the order of the file.
 	Rules []httplimit.Rule
 	// Exempt lists ServeMux patterns ("GET /healthz") that no limit applies to.
-	Exempt   []string
-	Response Response
+	Exempt []string
+	// ExemptAddresses, ExemptKeys (names of keys) and ExemptUsers are the
+	// clients no limit applies to (see httplimit.Options).
+	ExemptAddresses []netip.Prefix
+	ExemptKeys      []string
+	ExemptUsers     []string
+	Response        Response
 	// Degradation is the overload behaviour; Enabled is false without a
 	// degradation section.
 	Degradation Degradation

@@ -83,13 +83,7 @@ func Parse(name string, data []byte) (*Config, error) {
 			raw.at("Global", n, p)
 			raw.refused("Global", len(d.Errs) > before)
 		},
-		"exempt": func(n *yaml.Node, p string) {
-			d.List(n, p, func(i int, e *yaml.Node, p string) {
-				c.Exempt = append(c.Exempt, d.Str(e, p))
-				raw.at(fmt.Sprintf("Exempt[%d]", i), e, p)
-			})
-			raw.at("Exempt", n, p)
-		},
+		"exempt":      func(n *yaml.Node, p string) { d.exempt(n, p, c, &raw) },
 		"rules":       func(n *yaml.Node, p string) { c.Rules = d.rules(n, p, &raw) },
 		"response":    func(n *yaml.Node, p string) { d.response(n, p, &c.Response, &raw) },
 		"degradation": func(n *yaml.Node, p string) { d.degradation(n, p, &c.Degradation) },

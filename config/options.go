@@ -38,7 +38,8 @@ func (c *Config) httpLimitOptions(keys []httplimit.Key) httplimit.Options {
 		Keys: keys, APIKeyHeaders: id.APIKeyHeaders, UserHeader: id.UserHeader, PlanHeader: id.PlanHeader,
 		TrustedProxies: id.TrustedProxies, ForwardedHeader: id.ForwardedHeader,
 		IPv4Prefix: id.IPv4Prefix, IPv6Prefix: id.IPv6Prefix, UnknownKeys: id.UnknownKeys,
-		Rules: c.Rules, Exempt: c.Exempt, Headers: c.Response.Headers, DocsURL: c.Response.DocsURL,
+		Rules: c.Rules, Exempt: c.Exempt, ExemptAddresses: c.ExemptAddresses, ExemptKeys: c.ExemptKeys,
+		ExemptUsers: c.ExemptUsers, Headers: c.Response.Headers, DocsURL: c.Response.DocsURL,
 	}
 }
 

@@ -47,12 +47,16 @@ func (m *Middleware) DecideClient(ctx context.Context, c Client, method, path st
 	res.reqURL = url.URL{Path: path}
 	res.req = http.Request{Method: method, URL: &res.reqURL}
 	r := &res.req
-	if m.exempt.match(r) {
-		res.Exempt, res.Identity, res.Cost, res.Checks, res.plan = true, id, 0, res.Checks[:0], nil
-		res.ruleChecks, res.matched = res.ruleChecks[:0], res.matched[:0]
-		return res, nil
+	switch {
+	case m.exempt.match(r):
+		return m.exempted(r, res, ExemptRoute), nil
+	case m.exemptions.byAddress(c.IP.Unmap()):
+		return m.exempted(r, res, ExemptAddress), nil
 	}
-	res.Exempt, res.Identity, res.plan = false, id, m.planOf(id.Plan)
+	if by := m.exemptions.byIdentity(&id); by != "" {
+		return m.exempted(r, res, by), nil
+	}
+	res.Exempt, res.ExemptBy, res.Identity, res.plan = false, "", id, m.planOf(id.Plan)
 	res.Cost = cost
 	if cost < 0 {
 		res.Cost = res.plan.costs.cost(r)

@@ -43,6 +43,8 @@ type Middleware struct {
 	plans       map[*sluice.Plan]*planState
 	noPlan      planState // stands for a plan the middleware was not built with
 	exempt      *endpoints
+	exemptions  *exemptions
+	onExempt    func(r *http.Request, reason string)
 	rules       []*rule
 	modes       []string
 	docsURL     string
@@ -59,9 +61,11 @@ type Result struct {
 	Identity Identity
 	// Cost is the units the request spends (its endpoint's cost).
 	Cost int64
-	// Exempt is true for requests that no limit applies to; the other
-	// fields are then zero.
-	Exempt bool
+	// Exempt is true for requests that no limit applies to, and ExemptBy
+	// says why (ExemptRoute, ExemptAddress, ExemptKey, ExemptUser); the
+	// other fields are then zero.
+	Exempt   bool
+	ExemptBy string
 	// Checks are the plan's limits then the global ones, as decided;
 	// read only (a released Result keeps them for its next request).
 	Checks   []sluice.Check
@@ -141,6 +145,7 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 		log:       o.Logger,
 		observe:   o.Observer,
 		onError:   o.ErrorHandler,
+		onExempt:  o.OnExempt,
 	}
 	if m.log == nil {
 		m.log = slog.Default()
@@ -156,6 +161,7 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 	if m.exempt, err = newEndpoints(o.Exempt, nil); err != nil {
 		return nil, &FieldError{Field: "Exempt", Err: err}
 	}
+	m.exemptions = newExemptions(&o, m.id)
 	if m.rules, err = compileRules(&o, prefix); err != nil {
 		return nil, err
 	}
@@ -186,13 +192,14 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 // Result back with Release when done with it.
 func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 	res := m.results.Get().(*Result)
-	res.Exempt = m.exempt.match(r)
-	if res.Exempt {
-		res.Identity, res.Cost, res.Checks, res.plan = Identity{}, 0, res.Checks[:0], nil
-		res.ruleChecks, res.matched = res.ruleChecks[:0], res.matched[:0]
-		return res, nil
+	if by := m.exemptBy(r); by != "" {
+		return m.exempted(r, res, by), nil
 	}
 	m.id.identify(r, &res.Identity)
+	if by := m.exemptions.byIdentity(&res.Identity); by != "" {
+		return m.exempted(r, res, by), nil
+	}
+	res.Exempt, res.ExemptBy = false, ""
 	if res.Identity.Plan == nil {
 		m.Release(res)
 		return nil, errors.New("httplimit: no plan for the request (no default or anonymous plan configured)")

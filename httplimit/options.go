@@ -88,6 +88,19 @@ type Options struct {
 	// Exempt lists net/http ServeMux patterns ("GET /healthz") that no
 	// limit applies to.
 	Exempt []string
+	// ExemptAddresses are client addresses (through TrustedProxies, as
+	// identity reads them) that no limit applies to, whatever their key.
+	ExemptAddresses []netip.Prefix
+	// ExemptKeys are names of Keys that no limit applies to.
+	ExemptKeys []string
+	// ExemptUsers are user ids (of UserHeader) that no limit applies to.
+	ExemptUsers []string
+	// OnExempt, when set, is called for every exempt request with why
+	// (ExemptRoute, ExemptAddress, ExemptKey, ExemptUser): exempt requests
+	// are never limited, never counted in the store and never observed by
+	// Observer. It runs on the request's goroutine and must not keep r.
+	OnExempt func(r *http.Request, reason string)
+
 	// Headers lists the RateLimit header modes sent on every limited
 	// response: ModeIETF, ModeDraft7, ModeDraft6, ModeLegacy, in any case.
 	// Empty: ModeIETF alone.

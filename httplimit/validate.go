@@ -51,6 +51,8 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //   - ForwardedHeader, UnknownKeys, Headers: known values, in any case.
 //   - IPv4Prefix in [1, 32], IPv6Prefix in [1, 128].
 //   - Exempt: valid, non-conflicting ServeMux patterns.
+//   - ExemptAddresses: valid prefixes; ExemptKeys: names of Keys;
+//     ExemptUsers: non-empty, with a UserHeader to read them from.
 //   - Rules: names valid and unique; methods, header names and hosts
 //     valid; paths valid ServeMux path patterns; key attributes known
 //     ("user" with a UserHeader, "path:" with a wildcard of every path,
@@ -156,6 +158,7 @@ func (v *validator) options(o Options) {
 			v.errorf(fmt.Sprintf("Exempt[%d]", j), "%q conflicts with %q: both match some requests, neither more specifically", o.Exempt[j], o.Exempt[i])
 		}
 	}
+	v.exemptions(&o)
 	v.rules(&o)
 	for i, m := range o.Headers {
 		switch m {

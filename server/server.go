@@ -95,6 +95,7 @@ type Server struct {
 	log      *slog.Logger
 	limiter  *sluice.Limiter
 	metrics  *metrics
+	exempt   exemptCounters
 	stats    *stats
 	state    atomic.Pointer[state]
 	reloads  sync.Mutex
@@ -151,6 +152,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, ownClock: ownClock, log: opts.Logger, limiter: sluice.NewLimiter(opts.Store)}
 	s.checks.New = newCheckScratch
 	s.metrics = newMetrics(opts.Registry)
+	s.exempt = newExemptCounters(opts.Registry)
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
 	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses)
 	registerMemoryMetrics(opts.Registry, opts.Memory)
@@ -186,7 +188,7 @@ const middlewareScope = "serve"
 // and the decision's latency both.
 func (s *Server) middlewareOptions(o httplimit.Options) httplimit.Options {
 	o.Scope = middlewareScope
-	o.Logger, o.Observer = s.log, s.observe
+	o.Logger, o.Observer, o.OnExempt = s.log, s.observe, s.exempt.count
 	if s.ownClock {
 		o.Clock = s.opts.Clock
 	}

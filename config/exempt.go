@@ -1,0 +1,45 @@
+package config
+
+import (
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// exempt reads the exempt section: a list of routes, or a mapping of
+// routes, addresses, keys and users; httplimit's Validate judges them.
+//
+//	exempt: ["GET /healthz"]
+//	exempt:
+//	  routes: ["GET /healthz"]
+//	  addresses: [10.1.0.0/16, 192.0.2.7]   # client addresses, through trusted proxies
+//	  keys: [monitoring]                    # names of keys
+//	  users: [ops-bot]                      # user ids of identity.user_header
+func (d *decoder) exempt(n *yaml.Node, path string, c *Config, raw *rawConfig) {
+	raw.at("Exempt", n, path)
+	routes := func(n *yaml.Node, p string) {
+		d.List(n, p, func(i int, e *yaml.Node, p string) {
+			c.Exempt = append(c.Exempt, d.Str(e, p))
+			raw.at(fmt.Sprintf("Exempt[%d]", i), e, p)
+		})
+	}
+	if n.Kind != yaml.MappingNode {
+		routes(n, path)
+		return
+	}
+	list := func(name string, dst *[]string) field {
+		return func(n *yaml.Node, p string) {
+			raw.at(name, n, p)
+			d.List(n, p, func(i int, e *yaml.Node, p string) {
+				*dst = append(*dst, d.Str(e, p))
+				raw.at(fmt.Sprintf("%s[%d]", name, i), e, p)
+			})
+		}
+	}
+	d.Mapping(n, path, map[string]field{
+		"routes":    routes,
+		"addresses": func(n *yaml.Node, p string) { c.ExemptAddresses = d.prefixes(n, p) },
+		"keys":      list("ExemptKeys", &c.ExemptKeys),
+		"users":     list("ExemptUsers", &c.ExemptUsers),
+	})
+}

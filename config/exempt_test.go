@@ -1,0 +1,45 @@
+package config_test
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/config"
+)
+
+const exemptPlans = `identity: {user_header: X-User}
+plans:
+  free:
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 5, window: 1m}]
+keys:
+  - {name: monitoring, sha256: 9f8cfdb17116bf0e2a44e071454f25594cb9b8737bf331e6a2f0b30550572f29}
+`
+
+func TestExemptAsAListOrAMapping(t *testing.T) {
+	c, err := config.Parse("t.yaml", []byte(exemptPlans+`exempt: ["GET /healthz"]`))
+	if err != nil || !slices.Equal(c.HTTPLimitOptions().Exempt, []string{"GET /healthz"}) {
+		t.Fatalf("list form: %v %v", c, err)
+	}
+	c, err = config.Parse("t.yaml", []byte(exemptPlans+`exempt:
+  routes: ["GET /healthz"]
+  addresses: [10.1.0.0/16, 192.0.2.7]
+  keys: [monitoring]
+  users: [ops-bot]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := c.HTTPLimitOptions()
+	if !slices.Equal(o.Exempt, []string{"GET /healthz"}) || !slices.Equal(o.ExemptKeys, []string{"monitoring"}) || !slices.Equal(o.ExemptUsers, []string{"ops-bot"}) ||
+		!slices.Equal(o.ExemptAddresses, []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("192.0.2.7/32")}) {
+		t.Errorf("mapping form: %+v", o)
+	}
+	_, err = config.Parse("t.yaml", []byte(exemptPlans+`exempt:
+  keys: [monitor]
+`))
+	if want := `t.yaml:8:10: exempt.keys[0]: "monitor" is not the name of a key`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("an unknown key: %v, want %s", err, want)
+	}
+}

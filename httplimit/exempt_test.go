@@ -1,0 +1,84 @@
+package httplimit_test
+
+import (
+	"crypto/sha256"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+// TestExemptClientsAreNeverLimitedNorCounted: requests exempt by address,
+// key or user pass without headers however many there are, spend nothing
+// of anyone's quota (the global limit's included), and are reported to
+// OnExempt with their reason.
+func TestExemptClientsAreNeverLimitedNorCounted(t *testing.T) {
+	clock := clockAt(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+	defer store.Close()
+	plan := &sluice.Plan{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(2, time.Minute)}}
+	reasons := map[string]int{}
+	mw, err := httplimit.New(sluice.NewLimiter(store), httplimit.Options{
+		Plans:           []*sluice.Plan{plan},
+		Global:          []sluice.Limit{sluice.FixedWindow(3, time.Minute).Named("everyone")},
+		Keys:            []httplimit.Key{{Name: "monitoring", SHA256: sha256.Sum256([]byte("mon-key"))}, {Name: "other", SHA256: sha256.Sum256([]byte("other-key"))}},
+		UserHeader:      "X-User",
+		TrustedProxies:  []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+		ExemptAddresses: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")},
+		ExemptKeys:      []string{"monitoring"},
+		ExemptUsers:     []string{"ops-bot"},
+		Clock:           clock.Now,
+		OnExempt:        func(_ *http.Request, reason string) { reasons[reason]++ },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mw.Handler(okHandler())
+	exempt := []req{
+		{remote: "192.0.2.9:1"},
+		{remote: "10.0.0.1:1", header: map[string]string{"X-Forwarded-For": "192.0.2.200"}},
+		{remote: "198.51.100.1:1", header: map[string]string{"X-API-Key": "mon-key"}},
+		{remote: "10.0.0.1:1", header: map[string]string{"X-User": "ops-bot", "X-Forwarded-For": "198.51.100.7"}},
+	}
+	for range 5 {
+		for i, r := range exempt {
+			w := do(h, r)
+			if w.Code != 200 || w.Header().Get("RateLimit") != "" {
+				t.Fatalf("exempt request %d: %d, RateLimit %q", i, w.Code, w.Header().Get("RateLimit"))
+			}
+		}
+	}
+	if want := map[string]int{"address": 10, "key": 5, "user": 5}; len(reasons) != 3 || reasons["address"] != want["address"] || reasons["key"] != 5 || reasons["user"] != 5 {
+		t.Errorf("OnExempt reasons %v, want %v", reasons, want)
+	}
+	// Nothing was spent: a client's first request sees its quota whole,
+	// the global one too.
+	w := do(h, req{remote: "198.51.100.1:1", header: map[string]string{"X-API-Key": "other-key"}})
+	if got, want := w.Header().Get("RateLimit"), `"per-minute";r=1;t=60, "everyone";r=2;t=60`; got != want {
+		t.Errorf("first counted request: RateLimit %q, want %q", got, want)
+	}
+	// A user named like the exempt one, from an untrusted peer, is not it.
+	for range 2 {
+		do(h, req{remote: "198.51.100.9:1", header: map[string]string{"X-User": "ops-bot"}})
+	}
+	if w := do(h, req{remote: "198.51.100.9:1", header: map[string]string{"X-User": "ops-bot"}}); w.Code != 429 {
+		t.Errorf("ops-bot claimed by an untrusted peer: %d, want 429", w.Code)
+	}
+}
+
+func TestExemptionsValidate(t *testing.T) {
+	plans := []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(5)}}}
+	err := httplimit.Options{Plans: plans, ExemptKeys: []string{"nope"}, ExemptUsers: []string{"bot"},
+		ExemptAddresses: []netip.Prefix{{}}}.Validate()
+	for _, want := range []string{`Options.ExemptAddresses[0]: invalid Prefix is not an IP address`, `Options.ExemptKeys[0]: "nope" is not the name of a key`,
+		"Options.ExemptUsers[0]: no UserHeader (identity.user_header) to read users from"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want %q", err, want)
+		}
+	}
+}
