@@ -258,6 +258,10 @@ func testDashboardAgainstMetrics(t *testing.T, onRedis bool) {
 		t.Errorf("the level line ends at y=%v, the elevated tick is at y=%v", v.LevelLastY, y)
 	}
 
+	if bad := eval[[]string](t, ctx, lowContrast); len(bad) > 0 {
+		t.Errorf("text of too low a contrast: %q", bad)
+	}
+
 	// The longer ranges show the same counts, in wider steps.
 	for _, rg := range []struct{ id, step string }{{"range-15m", "10 seconds"}, {"range-1h", "30 seconds"}} {
 		run(t, ctx, chromedp.Click(chromedp.ID(rg.id)))

@@ -83,5 +83,8 @@ func TestBrowserDesignerLayout(t *testing.T) {
 		if bad := eval[[]string](t, ctx, overflow); len(bad) > 0 {
 			t.Errorf("at %d px, wider than the window: %q", width, bad)
 		}
+		if bad := eval[[]string](t, ctx, lowContrast); len(bad) > 0 {
+			t.Errorf("at %d px, text of too low a contrast: %q", width, bad)
+		}
 	}
 }

@@ -166,3 +166,33 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// lowContrast is a JavaScript expression listing the page's text (outside
+// SVG charts) whose contrast with its background is below WCAG 2's AA
+// level: 4.5:1, or 3:1 for large text. Empty when all text is readable.
+const lowContrast = `(function () {
+	const lum = c => {
+		const [r, g, b] = c.match(/[\d.]+/g).slice(0, 3).map(Number).map(v => {
+			v /= 255;
+			return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+		});
+		return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+	};
+	const background = e => {
+		for (; e; e = e.parentElement) {
+			const m = getComputedStyle(e).backgroundColor.match(/[\d.]+/g);
+			if (m && (m.length < 4 || Number(m[3]) > 0)) return getComputedStyle(e).backgroundColor;
+		}
+		return "rgb(255, 255, 255)";
+	};
+	const out = [];
+	for (const e of document.body.querySelectorAll("*")) {
+		if (e.closest("svg") || e.getBoundingClientRect().width === 0) continue;
+		if (![...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim() !== "")) continue;
+		const s = getComputedStyle(e), a = lum(s.color), b = lum(background(e));
+		const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05), size = parseFloat(s.fontSize);
+		const large = size >= 24 || (size >= 18.66 && Number(s.fontWeight) >= 700);
+		if (ratio < (large ? 3 : 4.5)) out.push(e.tagName.toLowerCase() + " " + ratio.toFixed(2) + ":1 " + JSON.stringify(e.textContent.trim().slice(0, 40)));
+	}
+	return out;
+})()`
