@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice/bench"
+)
+
+// fleetRun is one configuration's outcome, summed over the processes.
+type fleetRun struct {
+	name                    string
+	calls, admitted, errors int64
+	rate                    float64       // decisions/s
+	cmdsPerDecision         float64       // all commands, those scripts call included
+	scriptsPerDecision      float64       // EVALSHA and EVAL
+	p50, p99                time.Duration // the processes' largest
+	local, roundTrips       int64
+	fallback                int64
+	admits                  map[string]int64
+	firstErr                string
+}
+
+// measure runs j on the fleet, counting Redis's commands meanwhile.
+func measure(name, addr string, j job, procs int) (fleetRun, error) {
+	j.Addr, j.Run = addr, fmt.Sprintf("lf%d-%s", time.Now().UnixNano(), name)
+	before, scripts0, err := redisCommands(addr)
+	if err != nil {
+		return fleetRun{}, err
+	}
+	res, err := fleet(j, procs)
+	if err != nil {
+		return fleetRun{}, fmt.Errorf("%s: %w", name, err)
+	}
+	after, scripts1, err := redisCommands(addr)
+	if err != nil {
+		return fleetRun{}, err
+	}
+	f := fleetRun{name: name, admits: map[string]int64{}}
+	for _, r := range res {
+		f.calls += r.Calls
+		f.admitted += r.Admitted
+		f.errors += r.Errors
+		f.rate += float64(r.Calls) / max(r.Elapsed.Seconds(), 1e-9)
+		f.p50, f.p99 = max(f.p50, r.P50), max(f.p99, r.P99)
+		f.local += r.Local
+		f.roundTrips += r.RoundTrips
+		f.fallback += r.Fallback
+		for k, v := range r.Admits {
+			f.admits[k] += v
+		}
+		if f.firstErr == "" {
+			f.firstErr = r.FirstErr
+		}
+	}
+	if f.calls > 0 {
+		// Commands during warm-up and set-up are counted too: an upper bound.
+		f.cmdsPerDecision = float64(after-before) / float64(f.calls)
+		f.scriptsPerDecision = float64(scripts1-scripts0) / float64(f.calls)
+	}
+	return f, nil
+}
+
+func (f fleetRun) String() string {
+	s := fmt.Sprintf("%-22s %12.0f/s  calls %9d  admitted %5.1f%%  errors %d  p50 %8s ms  p99 %8s ms  Redis cmds/decision %.4f (scripts %.4f)",
+		f.name, f.rate, f.calls, 100*float64(f.admitted)/float64(max(f.calls, 1)), f.errors, bench.Ms(f.p50), bench.Ms(f.p99), f.cmdsPerDecision, f.scriptsPerDecision)
+	if f.local > 0 {
+		s += fmt.Sprintf("  from leases %.1f%%", 100*float64(f.local)/float64(max(f.calls, 1)))
+	}
+	if f.fallback > 0 {
+		s += fmt.Sprintf("  fallback decisions %d", f.fallback)
+	}
+	if f.firstErr != "" {
+		s += "  first error: " + f.firstErr
+	}
+	return s
+}
+
+func parent(addr string, procs, callers int, d time.Duration, only string) error {
+	want := func(name string) bool {
+		return only == "" || slices.Contains(strings.Split(only, ","), name)
+	}
+	fmt.Printf("leasefleet: %d processes × %d callers, %v per run, Redis at %s, load %s\n", procs, callers, d, addr, bench.LoadAvg())
+	base := job{Callers: callers, D: d}
+	fastestPeer := 0.0
+	for _, p := range []string{"redis_rate", "ulule-redis", "throttled-redis"} {
+		if !want("peers") {
+			break
+		}
+		j := base
+		j.Mode, j.Peer = "peer", p
+		f, err := measure(p, addr, j, procs)
+		if err != nil {
+			return err
+		}
+		fmt.Println(f)
+		fastestPeer = max(fastestPeer, f.rate)
+	}
+	var leased fleetRun
+	for _, on := range []bool{false, true} {
+		if !want("sluice") {
+			break
+		}
+		j := base
+		j.Mode, j.Lease = "sluice", on
+		name := "sluice lease off"
+		if on {
+			name = "sluice lease auto"
+		}
+		f, err := measure(name, addr, j, procs)
+		if err != nil {
+			return err
+		}
+		fmt.Println(f)
+		if on {
+			leased = f
+		}
+	}
+	if leased.rate > 0 && fastestPeer > 0 {
+		fmt.Printf("lease auto / fastest peer: %.1f×\n", leased.rate/fastestPeer)
+	}
+	if leased.rate > 0 {
+		j := base
+		j.Mode, j.Lease, j.Rate = "sluice", true, leased.rate/2/float64(procs)
+		f, err := measure("sluice lease half load", addr, j, procs)
+		if err != nil {
+			return err
+		}
+		fmt.Println(f)
+	}
+	for _, moving := range []bool{false, true} {
+		if !want("promise") {
+			break
+		}
+		for _, on := range []bool{false, true} {
+			j := base
+			j.Mode, j.Lease, j.Moving = "promise", on, moving
+			name := fmt.Sprintf("promise lease=%v moving=%v", on, moving)
+			start := time.Now()
+			f, err := measure(name, addr, j, procs)
+			if err != nil {
+				return err
+			}
+			fmt.Println(f)
+			promise(f, start.Add(2*time.Second), d)
+		}
+	}
+	return nil
+}
+
+// promise prints, per limit of the promise runs, what the fleet admitted
+// against the most the limit allows in the run's span (windows touched ×
+// Q, or burst plus refill) and against Q per second of the run.
+func promise(f fleetRun, start time.Time, d time.Duration) {
+	const q = 2000
+	end := start.Add(d + 100*time.Millisecond) // calls in flight at the end
+	windows := end.Unix() - start.Unix() + 1
+	for _, l := range promiseLimits() {
+		got := f.admits[l.Algorithm().String()]
+		most := windows * q
+		if l.Algorithm().String() != "fixed-window" && l.Algorithm().String() != "sliding-window-counter" {
+			most = q + int64(end.Sub(start).Seconds()*q)
+		}
+		over := max(got-most, 0)
+		fmt.Printf("    %-24s admitted %6d  most allowed %6d  over %d  of Q·d %.1f%%\n", l.Algorithm(), got, most, over,
+			100*float64(got)/(q*d.Seconds()))
+	}
+}
