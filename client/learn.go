@@ -93,6 +93,8 @@ type hostState struct {
 	// trusted: an admitted answer confirmed the rate; until then one send
 	// at a time relies on it (speculating while it is out).
 	norate, trusted, speculating bool
+	// lagFactor multiplies lagAllowance (1, 4, 16 …).
+	lagFactor int64
 	// last is the last answer to arrive, anchor an older one (at most
 	// anchorAge older) to prove refills over longer spans; observed holds,
 	// per policy, the fastest refill the answers have proven (units per
@@ -143,7 +145,7 @@ type answered struct {
 }
 
 func newHostState(learn bool) *hostState {
-	return &hostState{learn: learn, changed: make(chan struct{})}
+	return &hostState{learn: learn, changed: make(chan struct{}), lagFactor: 1}
 }
 
 // try grants a send of cost units at now, or says until when to wait
@@ -283,7 +285,7 @@ func (h *hostState) finish(tk ticket, r response) {
 		}
 		if h.mode != modeKnown || tk.epoch == h.epoch {
 			if h.mode == modeKnown && (h.now.grows() || h.eventual.grows()) {
-				h.dropRates()
+				h.distrustRates()
 			}
 			h.mode = modeKnown
 			h.epoch++
@@ -352,12 +354,15 @@ func (h *hostState) refill(tk ticket, j answered, r response) (units int64, span
 
 // Proving a refill rate.
 const (
-	// lagAllowance widens every span a refill is proven over: a server
-	// may decide at a time that lags its clock (a store reading a cached
-	// time, a scheduler that ran it late), so the span between two of its
-	// decisions may exceed the span between the client's send and arrival
-	// by as much as the lags differ.
-	lagAllowance = 50 * time.Millisecond
+	// lagAllowance is the first allowance that widens every span a refill
+	// is proven over: a server may decide at a time that lags its clock (a
+	// store reading a cached time, a scheduler that ran it late), so the
+	// span between two of its decisions may exceed the span between the
+	// client's send and arrival by as much as the lags differ. Each 429
+	// met while proven rates were in use multiplies it by 4, up to
+	// maxLagAllowance.
+	lagAllowance    = 50 * time.Millisecond
+	maxLagAllowance = 3200 * time.Millisecond
 	// anchorAge is how old the anchor answer may grow: spans of up to it
 	// prove rates that the allowance and the rounding blur the least.
 	anchorAge = 2 * time.Second
@@ -376,7 +381,7 @@ func (h *hostState) refillRate(tk ticket, j answered, r response) float64 {
 	if units <= 1 || span < 0 {
 		return 0
 	}
-	return float64(units-1) / (span + lagAllowance).Seconds()
+	return float64(units-1) / (span + lagAllowance*time.Duration(h.lagFactor)).Seconds()
 }
 
 // observe records that policy's quota comes back at rate units per second
@@ -395,6 +400,19 @@ func (h *hostState) observe(policy string, rate float64) {
 
 // dropRates stops assuming that the quota comes back at a rate: the bounds
 // kept prove only what their responses said.
+// distrustRates reacts to a 429 met while the bounds assumed rates. If
+// the quota was proven a bucket and the answers' rates were in use, they
+// may have been proven across a lag longer than the allowance: they are
+// forgotten, and the allowance grows. Otherwise no rate is assumed again.
+func (h *hostState) distrustRates() {
+	if h.trusted && len(h.observed) > 0 && time.Duration(4*h.lagFactor)*lagAllowance <= maxLagAllowance {
+		h.observed = nil
+		h.lagFactor *= 4
+		return
+	}
+	h.dropRates()
+}
+
 func (h *hostState) dropRates() {
 	h.norate, h.observed = true, nil
 	h.now.rate, h.eventual.rate = [maxPolicies]float64{}, [maxPolicies]float64{}
