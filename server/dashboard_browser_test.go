@@ -261,6 +261,13 @@ func testDashboardAgainstMetrics(t *testing.T, onRedis bool) {
 	if bad := eval[[]string](t, ctx, lowContrast); len(bad) > 0 {
 		t.Errorf("text of too low a contrast: %q", bad)
 	}
+	for _, width := range []int64{1280, 390} { // charts redraw to the width
+		run(t, ctx, chromedp.EmulateViewport(width, 900), chromedp.Sleep(200*time.Millisecond))
+		if bad := eval[[]string](t, ctx, overflow); len(bad) > 0 {
+			t.Errorf("at %d px, wider than the window: %q", width, bad)
+		}
+	}
+	run(t, ctx, chromedp.EmulateViewport(1280, 900))
 
 	// The longer ranges show the same counts, in wider steps.
 	for _, rg := range []struct{ id, step string }{{"range-15m", "10 seconds"}, {"range-1h", "30 seconds"}} {
