@@ -67,6 +67,14 @@ func (a *APIAnalysis) configYAML() string {
 		b.WriteString("global:\n")
 		limitYAML(&b, "  ", a.Global.Rec(), req.Shadow, a.Global.Stated+" for all clients together", req.Instances)
 	}
+	if len(a.Rules) > 0 {
+		b.WriteString("rules:                    # the endpoints' own limits, per client, with the plan's\n")
+		for _, r := range a.Rules {
+			fmt.Fprintf(&b, "  - name: %s\n    match: {methods: [%s], paths: [%s]}\n    cost: 1\n    limits:\n",
+				r.Name, yamlString(r.Method), yamlString(r.Path))
+			limitYAML(&b, "      ", r.Limit.Rec(), req.Shadow, r.Limit.Stated+" on "+r.Route, req.Instances)
+		}
+	}
 	var exempt []string
 	for _, e := range req.Endpoints {
 		if e.Exempt {

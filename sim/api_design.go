@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice"
@@ -29,6 +30,9 @@ type APIAnalysis struct {
 	AnonymousPlan string `json:"anonymous_plan"`
 	// Global is the design of the capacity limit; nil without one.
 	Global *LimitDesign `json:"global,omitempty"`
+	// Rules are the endpoints' own limits, each a rule of the
+	// configuration keyed by client, in the order of the endpoints.
+	Rules []RuleDesign `json:"rules,omitempty"`
 	// Costs are the endpoints' costs, in every plan.
 	Costs map[string]int64 `json:"costs,omitempty"`
 	// Warnings are problems of the requirements the design cannot fix,
@@ -40,6 +44,19 @@ type APIAnalysis struct {
 	Markdown string `json:"markdown"`
 	// Config is a complete sluice configuration file (YAML).
 	Config string `json:"config"`
+}
+
+// RuleDesign is an endpoint's own limit: a configuration rule that
+// matches the route and limits each client on it, apart from (and
+// together with) the plan's limits.
+type RuleDesign struct {
+	// Name is the rule's name: its limit is called Name + "." + the
+	// limit's name in headers, 429 bodies and metrics.
+	Name   string      `json:"name"`
+	Route  string      `json:"route"`
+	Limit  LimitDesign `json:"limit"`
+	Method string      `json:"method"`
+	Path   string      `json:"path"`
 }
 
 // PlanDesign is one designed plan.
@@ -169,6 +186,9 @@ func (a *APIAnalysis) designAll(ctx context.Context) error {
 		}
 		a.Plans = append(a.Plans, pd)
 	}
+	if err := a.designRules(ctx); err != nil {
+		return err
+	}
 	if req.Capacity != "" {
 		d, err := a.designLimit(ctx, APILimit{Rate: req.Capacity, Precision: req.Precision, Name: "global"}, 1, APITraffic{}, false)
 		if err != nil {
@@ -177,6 +197,61 @@ func (a *APIAnalysis) designAll(ctx context.Context) error {
 		a.Global = &d
 	}
 	return nil
+}
+
+// designRules designs each endpoint's own limit, per client of any plan;
+// a request of the route spends 1 of it (cost: 1), whatever it costs in
+// the plans.
+func (a *APIAnalysis) designRules(ctx context.Context) error {
+	clients := int64(0)
+	for _, p := range a.Requirements.Plans {
+		clients += p.Clients
+	}
+	used := map[string]bool{}
+	for _, e := range a.Requirements.Endpoints {
+		if e.Limit == "" || e.Exempt {
+			continue
+		}
+		method, path, _ := strings.Cut(e.Route, " ")
+		name := ruleName(e.Route)
+		for i := 2; used[name]; i++ {
+			name = fmt.Sprintf("%s-%d", ruleName(e.Route), i)
+		}
+		used[name] = true
+		_, w, _ := ParseRate(e.Limit)
+		d, err := a.designLimit(ctx, APILimit{Rate: e.Limit, Precision: a.Requirements.Precision, Name: limitName(APILimit{}, w)},
+			max(clients, 1), APITraffic{}, true)
+		if err != nil {
+			return fmt.Errorf("endpoint %s: %w", e.Route, err)
+		}
+		a.Rules = append(a.Rules, RuleDesign{Name: name, Route: e.Route, Limit: d, Method: method, Path: path})
+	}
+	return nil
+}
+
+// ruleName makes a rule name of a route: "GET /api/export" → "get-api-export".
+func ruleName(route string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(route) {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(r)
+			dash = false
+		} else {
+			dash = true
+		}
+	}
+	name := b.String()
+	if len(name) > 40 {
+		name = name[:40]
+	}
+	if name == "" {
+		name = "route"
+	}
+	return name
 }
 
 // designAnonymous adds the plan of address-only clients: the default plan's
@@ -309,6 +384,9 @@ func (a *APIAnalysis) stateBytes() float64 {
 		for _, l := range p.Limits {
 			total += stateEstimate(l.Rec(), l.Analysis.Requirements)
 		}
+	}
+	for _, r := range a.Rules {
+		total += stateEstimate(r.Limit.Rec(), r.Limit.Analysis.Requirements)
 	}
 	return total
 }

@@ -89,7 +89,7 @@ func TestDesignAPIWritesTheFiveSectionsInOrder(t *testing.T) {
 	}
 	for _, want := range []string{"### Key strategy", "### Store and failure policy", "### Headers and refusals",
 		"### Endpoints", "### Global limit", "### Internal callers", "### Degradation tiers", "shadow: true",
-		`sluice_decisions_total{result="shadow"}`, "GET /api/export`: its own limit of 10/1h", a.Config} {
+		`sluice_decisions_total{result="shadow"}`, "GET /api/export`: its own limit of 10/1h per client is the rule `get-api-export`", a.Config} {
 		if !strings.Contains(a.Markdown, want) {
 			t.Errorf("the analysis lacks %q", want)
 		}
@@ -126,10 +126,13 @@ func TestDesignAPINeverExceedsAStatedLimitUnlessLoose(t *testing.T) {
 			check(p.Name, l)
 		}
 	}
+	for _, r := range a.Rules {
+		check("rule "+r.Name, r.Limit)
+	}
 	check("global", *a.Global)
-	// free ×3, pro ×2, anonymous ×3, internal ×1, global.
-	if limits != 10 {
-		t.Errorf("%d limits designed, want 10", limits)
+	// free ×3, pro ×2, anonymous ×3, internal ×1, GET /api/export's rule, global.
+	if limits != 11 {
+		t.Errorf("%d limits designed, want 11", limits)
 	}
 }
 
@@ -159,6 +162,11 @@ func TestDesignAPIConfigLoads(t *testing.T) {
 		if cost := got.Costs["POST /api/generate"]; !p.Internal && cost != 10 {
 			t.Errorf("plan %s: POST /api/generate costs %d", p.Name, cost)
 		}
+	}
+	// GET /api/export's own 10/1h is a rule keyed by client, costing 1.
+	if len(cfg.Rules) != 1 || cfg.Rules[0].Name != "get-api-export" || len(cfg.Rules[0].Limits) != 1 ||
+		cfg.Rules[0].Limits[0].Quantity() != 10 || cfg.Rules[0].Cost == nil || *cfg.Rules[0].Cost != 1 {
+		t.Errorf("rules %+v", cfg.Rules)
 	}
 	if len(cfg.Policy.Global) != 1 || cfg.Policy.Global[0].Name() != "global" {
 		t.Errorf("global %v", cfg.Policy.Global)

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/big"
+	"slices"
 	"strings"
 	"time"
 )
@@ -12,30 +13,38 @@ var APISections = []string{"## Context Assessment", "## Recommended Approach", "
 	"## Trade-offs and Considerations", "## Next Steps"}
 
 // PolicyHeader returns the RateLimit-Policy header (ietf mode) that a
-// client of plan is sent under the design's configuration: each of the
-// plan's limits, then the global limit, as "name";q=…;w=…. A window
-// algorithm's quota is its quantity per its window; a bucket's (GCRA) is
-// its burst per the time the whole burst takes to refill, as
-// draft-ietf-httpapi-ratelimit-headers states a bucket; w is in whole
-// seconds, rounded up. It is "" for a plan the design does not have.
-func (a *APIAnalysis) PolicyHeader(plan string) string {
+// client of plan is sent under the design's configuration on a request
+// matched by the rules of routes (endpoints with limits of their own, by
+// their route as the requirements write it): the plan's limits, the
+// global limit, then those rules' limits (named rule.limit), each as
+// "name";q=…;w=…. A window algorithm's quota is its quantity per its
+// window; a bucket's (GCRA) is its burst per the time the whole burst
+// takes to refill, as draft-ietf-httpapi-ratelimit-headers states a
+// bucket; w is in whole seconds, rounded up. It is "" for a plan the
+// design does not have.
+func (a *APIAnalysis) PolicyHeader(plan string, routes ...string) string {
 	var items []string
 	for _, p := range a.Plans {
 		if p.Name != plan {
 			continue
 		}
 		for _, l := range p.Limits {
-			items = append(items, policyItem(l.Rec()))
+			items = append(items, policyItem(l.Rec(), ""))
 		}
 		if a.Global != nil {
-			items = append(items, policyItem(a.Global.Rec()))
+			items = append(items, policyItem(a.Global.Rec(), ""))
+		}
+		for _, r := range a.Rules {
+			if slices.Contains(routes, r.Route) {
+				items = append(items, policyItem(r.Limit.Rec(), r.Name+"."))
+			}
 		}
 	}
 	return strings.Join(items, ", ")
 }
 
-// policyItem is one limit's RateLimit-Policy item.
-func policyItem(r Recommendation) string {
+// policyItem is one limit's RateLimit-Policy item, its name after prefix.
+func policyItem(r Recommendation, prefix string) string {
 	q, span := r.Quantity, r.Window.D()
 	if r.Burst > 0 { // a bucket: its burst, refilled in ⌈burst·W/Q⌉ µs, plus any queue wait
 		q = r.Burst
@@ -43,7 +52,7 @@ func policyItem(r Recommendation) string {
 		refill.Add(refill, big.NewInt(r.Quantity-1)).Quo(refill, big.NewInt(r.Quantity))
 		span = time.Duration(refill.Int64())*time.Microsecond + r.MaxWait.D()
 	}
-	return fmt.Sprintf("%q;q=%d;w=%d", r.Name, q, (span+time.Second-1)/time.Second)
+	return fmt.Sprintf("%q;q=%d;w=%d", prefix+r.Name, q, (span+time.Second-1)/time.Second)
 }
 
 // markdown writes the analysis in the five sections of APISections.
@@ -139,6 +148,9 @@ func (a *APIAnalysis) approachSection(b *strings.Builder) {
 			each(p.Name, l)
 		}
 	}
+	for _, r := range a.Rules {
+		each("(rule "+r.Name+")", r.Limit)
+	}
 	if a.Global != nil {
 		each("(global)", *a.Global)
 	}
@@ -156,6 +168,9 @@ func (a *APIAnalysis) approachSection(b *strings.Builder) {
 		for _, l := range p.Limits {
 			why(p.Name, l)
 		}
+	}
+	for _, r := range a.Rules {
+		why("rule "+r.Name, r.Limit)
 	}
 	if a.Global != nil {
 		why("global", *a.Global)
@@ -234,8 +249,11 @@ func (a *APIAnalysis) endpointsText(b *strings.Builder) {
 		} else if e.Cost != nil {
 			what = append(what, fmt.Sprintf("costs %d units of every plan limit", *e.Cost))
 		}
-		if e.Limit != "" {
-			what = append(what, fmt.Sprintf("its own limit of %s per client is not expressible in the configuration format: enforce it in the service with the httplimit middleware on that route (a second Middleware with its own Scope), or keep it in the front proxy", e.Limit))
+		for _, r := range a.Rules {
+			if r.Route == e.Route {
+				what = append(what, fmt.Sprintf("its own limit of %s per client is the rule `%s` (%s), checked with the plan's limits in one atomic call; each request spends 1 of it, and clients see it as `%s.%s`",
+					e.Limit, r.Name, limitText(r.Limit.Rec()), r.Name, r.Limit.Rec().Name))
+			}
 		}
 		if e.Class != "" {
 			what = append(what, "degradation class "+e.Class)

@@ -32,6 +32,7 @@ plans:
 endpoints:
   - {route: "POST /api/generate", cost: 2, class: expensive}
   - {route: "GET /api/health", exempt: true}
+  - {route: "GET /api/export", limit: 2/1m}
 internal:
   - {name: batch, rate: 50/1s}
 overload: {in_flight: 100}
@@ -138,6 +139,20 @@ func TestDesignAPIServesWhatItPromises(t *testing.T) {
 	// burst per refill time.
 	if got, want := call("GET", "/api/search", "X-User-ID", "carol", "X-Plan", "pro").Header.Get("RateLimit-Policy"), a.PolicyHeader("pro"); got != want {
 		t.Errorf("pro: RateLimit-Policy %q, promised %q", got, want)
+	}
+	// GET /api/export has a limit of its own, 2 a minute, spent with the
+	// plan's: the third is refused by the rule.
+	for i := 1; i <= 3; i++ {
+		resp := call("GET", "/api/export", "X-User-ID", "dave")
+		if i == 3 {
+			if resp.StatusCode != 429 {
+				t.Errorf("the third export in a minute: %d, the stated limit is 2", resp.StatusCode)
+			}
+			break
+		}
+		if got, want := resp.Header.Get("RateLimit-Policy"), a.PolicyHeader("free", "GET /api/export"); resp.StatusCode != 200 || got != want {
+			t.Errorf("export %d: %d, RateLimit-Policy %q, promised %q", i, resp.StatusCode, got, want)
+		}
 	}
 	// An exempt endpoint carries no limit.
 	if resp := call("GET", "/api/health", "X-User-ID", "alice"); resp.StatusCode != 200 || resp.Header.Get("RateLimit") != "" {
