@@ -31,6 +31,12 @@ func (m LeaseMode) String() string {
 	return "off"
 }
 
+// MaxLeaseKeys bounds the keys and limits a Leased keeps leases of at
+// once; the checks of others are decided by the store behind, as without
+// leases, until unused keys are forgotten (ten LeaseOptions.MaxAge after
+// their last use). A flood of keys cannot grow a Leased's memory past it.
+const MaxLeaseKeys = 1 << 16
+
 // Defaults of LeaseOptions.
 const (
 	DefaultLeaseMaxUnits = 1000
@@ -194,13 +200,16 @@ func newLeased(next sluice.Store, shared leaseBackend, now func() time.Time, ins
 // c is not leased.
 func (l *Leased) entry(c *sluice.Check) *leaseEntry {
 	k := leaseKey{c.Key, c.Limit.ID()}
+	if c.Cost <= 0 { // a peek is decided by the store behind
+		return nil
+	}
 	l.mu.RLock()
 	e := l.entries[k]
 	l.mu.RUnlock()
 	if e != nil && e.limit == c.Limit {
 		return e.leased()
 	}
-	if c.Cost <= 0 || l.opts.modeOf(k.id) != LeaseAuto {
+	if l.opts.modeOf(k.id) != LeaseAuto {
 		return nil
 	}
 	l.mu.Lock()
@@ -213,8 +222,12 @@ func (l *Leased) entry(c *sluice.Check) *leaseEntry {
 		l.retire(e, false)
 		e.dead = true
 		e.mu.Unlock()
+		delete(l.entries, k)
 	}
 	plan, ok := planLease(c.Limit, l.opts.MaxAge)
+	if !ok || len(l.entries) >= MaxLeaseKeys {
+		return nil
+	}
 	l.seq++
 	e = &leaseEntry{key: c.Key, limit: c.Limit, plan: plan, ok: ok, id: l.seq, shared: -1, size: 8}
 	l.entries[k] = e

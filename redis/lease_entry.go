@@ -239,20 +239,31 @@ func (l *Leased) install(e *leaseEntry, now, g, units, taken int64, st *sluice.S
 	l.stats.leased.Add(units)
 }
 
-// exact decides checks with the store behind, each leased check by its
-// plan's shared limit, and records the shared remainders it hears of.
+// exact decides checks with the store behind, each check of a leased
+// limit by its plan's shared limit (whether or not this instance holds a
+// lease of it: every decision of a leased bucket must hold back the same
+// burst), and records the shared remainders it hears of.
 func (l *Leased) exact(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
 	l.stats.roundTrips.Add(1)
 	cs := checks
 	for i := range checks {
-		e := l.entry(&checks[i])
-		if e == nil || e.plan.shared == checks[i].Limit {
+		c := &checks[i]
+		if c.Cost < 0 || !bucket(c.Limit.Algorithm()) || l.opts.modeOf(c.Limit.ID()) != LeaseAuto {
 			continue
 		}
-		if len(cs) > 0 && &cs[0] == &checks[0] {
+		shared := c.Limit
+		if e := l.entry(c); e != nil {
+			shared = e.plan.shared
+		} else if p, ok := planLease(c.Limit, l.opts.MaxAge); ok {
+			shared = p.shared
+		}
+		if shared == c.Limit {
+			continue
+		}
+		if &cs[0] == &checks[0] {
 			cs = slices.Clone(checks)
 		}
-		cs[i].Limit = e.plan.shared
+		cs[i].Limit = shared
 	}
 	if err := l.next.Apply(ctx, cs, out); err != nil {
 		return err
@@ -267,4 +278,10 @@ func (l *Leased) exact(ctx context.Context, checks []sluice.Check, out []sluice.
 		}
 	}
 	return nil
+}
+
+// bucket reports whether a is of the bucket family, whose leased limits
+// the shared state decides with a smaller burst.
+func bucket(a sluice.Algorithm) bool {
+	return a == sluice.AlgorithmTokenBucket || a == sluice.AlgorithmGCRA || a == sluice.AlgorithmLeakyBucket
 }

@@ -192,3 +192,29 @@ func TestLeasedOutageSpendsTheHeldLeaseThenThePolicy(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A reload that changes a limit (same ID, another quantity) gives the old
+// limit's lease back: Redis shows the units held under the old limit
+// returned once the new limit is used and the give-back has run.
+func TestLeasedReloadGivesBackTheOldLimitsLease(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	st := redis.New(srv.Client(t), redis.WithTimeout(testTimeout))
+	l := redis.NewLeased(st, st, 1, redis.LeaseOptions{Mode: redis.LeaseAuto, Idle: time.Hour})
+	t.Cleanup(func() { l.Close() })
+	old := sluice.Check{Key: "reload", Limit: sluice.FixedWindow(1000, time.Hour).Named("per-hour"), Cost: 1}
+	spendN(t, l, old, 5)
+	held := l.Stats().Held
+	if held == 0 {
+		t.Fatalf("no lease held: %+v", l.Stats())
+	}
+	changed := old
+	changed.Limit = sluice.FixedWindow(2000, time.Hour).Named("per-hour")
+	spendN(t, l, changed, 1) // decided exactly: a new limit's first check
+	if err := l.Return(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := peek(t, srv, changed), int64(2000-6); got != want {
+		t.Errorf("after the reload Redis has %d left, want %d (the old lease's %d units given back)", got, want, held)
+	}
+}
