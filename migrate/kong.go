@@ -135,7 +135,7 @@ func Kong(src, source string) (*Translation, error) {
 	main := scopes[0]
 	for _, s := range scopes[1:] {
 		if !reflect.DeepEqual(s.config, main.config) {
-			t.differs(s.where, "its limits differ from those of the %s, which were imported; sluice's one plan cannot hold different limits per route: limit that route in the service (httplimit), or run it under another sluice configuration.", main.where)
+			t.differs(s.where, "its limits differ from those of the %s, which were imported; the import writes one set of limits for the plan: give this route its own with a rule by hand (the configuration's rules: section, see examples/rules.yaml).", main.where)
 			continue
 		}
 		main.paths = append(main.paths, s.paths...)

@@ -260,7 +260,7 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 		}
 	}
 	if len(limited) > 1 {
-		t.differs("limit_req", "locations use different sets of zones; sluice applies every imported zone to every limited path (one plan, all limits checked together). Limits that must differ by path belong in the service (httplimit on that route).")
+		t.differs("limit_req", "locations use different sets of zones; sluice applies every imported zone to every limited path (one plan, all limits checked together). Limits that must differ by path belong in rules written by hand (the configuration's rules: section, see examples/rules.yaml).")
 	}
 	if !everywhere {
 		// Only some locations are limited: everything else costs nothing.
