@@ -155,6 +155,14 @@ type Response struct {
 	Headers []string
 	// DocsURL is linked from 429 bodies as "documentation".
 	DocsURL string
+	// Template is the JSON body of refusals in place of the RFC 9457
+	// problem (httplimit.Options.RefusalTemplate): response.template as
+	// written, or the preset of response.body (error-code:
+	// httplimit.TemplateErrorCode). Empty: the problem.
+	Template string
+	// GlobalStatus is the status of a refusal by global limits alone: 429
+	// (when 0) or 503.
+	GlobalStatus int
 	// DenyStatus is the status of a refusal on the server's forward-auth
 	// endpoint: 429 by default; 403 for nginx's auth_request.
 	DenyStatus int

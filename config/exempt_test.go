@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
 )
 
 const exemptPlans = `identity: {user_header: X-User}
@@ -41,5 +42,21 @@ func TestExemptAsAListOrAMapping(t *testing.T) {
 `))
 	if want := `t.yaml:8:10: exempt.keys[0]: "monitor" is not the name of a key`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("an unknown key: %v, want %s", err, want)
+	}
+}
+
+func TestResponseTemplate(t *testing.T) {
+	c, err := config.Parse("t.yaml", []byte(exemptPlans+"response: {body: error-code, global_status: 503}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := c.HTTPLimitOptions(); o.RefusalTemplate != httplimit.TemplateErrorCode || o.GlobalStatus != 503 {
+		t.Errorf("body error-code: %q %d", o.RefusalTemplate, o.GlobalStatus)
+	}
+	_, err = config.Parse("t.yaml", []byte(exemptPlans+"response:\n  template: '{\"wait\": \"{{retry}}\"}'\n  global_status: 500\n"))
+	for _, want := range []string{`t.yaml:8:13: response.template: {{retry}} is not a placeholder`, `t.yaml:9:18: response.global_status: 500: a refusal by global limits is 429 or 503`} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want %s", err, want)
+		}
 	}
 }

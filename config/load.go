@@ -348,6 +348,21 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfi
 		"deny_status": func(n *yaml.Node, p string) {
 			r.DenyStatus = int(d.Int(n, p, 400, 599))
 		},
+		"body": func(n *yaml.Node, p string) {
+			switch d.OneOf(n, p, "problem", "error-code") {
+			case "error-code":
+				r.Template = httplimit.TemplateErrorCode
+			}
+			raw.at("RefusalTemplate", n, p)
+		},
+		"template": func(n *yaml.Node, p string) {
+			r.Template = d.Str(n, p)
+			raw.at("RefusalTemplate", n, p)
+		},
+		"global_status": func(n *yaml.Node, p string) {
+			r.GlobalStatus = int(d.Int(n, p, 400, 599))
+			raw.at("GlobalStatus", n, p)
+		},
 	})
 }
 

@@ -48,6 +48,8 @@ type Middleware struct {
 	rules       []*rule
 	modes       []string
 	docsURL     string
+	template    *template // nil: RFC 9457 problems
+	globalGone  bool      // GlobalStatus is 503
 	now         func() time.Time // nil: clock, time.Now read cheaply
 	clock       wallClock
 	log         *slog.Logger
@@ -162,6 +164,12 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 		return nil, &FieldError{Field: "Exempt", Err: err}
 	}
 	m.exemptions = newExemptions(&o, m.id)
+	m.globalGone = o.GlobalStatus == http.StatusServiceUnavailable
+	if o.RefusalTemplate != "" {
+		if m.template, err = compileTemplate(o.RefusalTemplate); err != nil {
+			return nil, &FieldError{Field: "RefusalTemplate", Err: err}
+		}
+	}
 	if m.rules, err = compileRules(&o, prefix); err != nil {
 		return nil, err
 	}
@@ -233,7 +241,14 @@ func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, re
 	m.writeAllHeaders(w.Header(), res)
 	p := m.refusal(r, res)
 	p.Status = status
-	writeProblem(w, p)
+	if status == http.StatusTooManyRequests && m.globalGone && m.onlyGlobal(res) {
+		p.Status, p.Type, p.Title = http.StatusServiceUnavailable, ProblemReducedCapacity, "Service Unavailable"
+	}
+	if m.template != nil {
+		writeTemplate(w, m.template, p)
+	} else {
+		writeProblem(w, p)
+	}
 	m.log.Debug("request refused", "subject", res.Identity.Subject, "plan", res.Identity.Plan.Name,
 		"violated", res.Decision.Violated, "retry_after", res.Decision.RetryAfter)
 }

@@ -105,6 +105,22 @@ type Options struct {
 	// response: ModeIETF, ModeDraft7, ModeDraft6, ModeLegacy, in any case.
 	// Empty: ModeIETF alone.
 	Headers []string
+	// RefusalTemplate, when set, is the JSON body of refusals in place of
+	// the RFC 9457 problem (Content-Type application/json): one JSON value
+	// in which a string that is exactly a placeholder, "{{retryAfter}}",
+	// becomes that member of the Problem the refusal would send, as JSON
+	// (null when the problem has none), and a placeholder inside a longer
+	// string its text. Placeholders are the Problem's JSON member names:
+	// type, title, status, detail, instance, violated-policies, retryAfter,
+	// policy, limit, window, plan, currentUsage, upgrade, documentation.
+	// TemplateErrorCode is a ready one. Headers are those of the problem.
+	RefusalTemplate string
+	// GlobalStatus is the status of a refusal by global limits alone:
+	// http.StatusTooManyRequests (the default when 0) or
+	// http.StatusServiceUnavailable, with the problem type
+	// ProblemReducedCapacity: the service, not the client, is at its limit.
+	// Refusals with another status (RefuseWithStatus) keep theirs.
+	GlobalStatus int
 	// DocsURL, when set, is linked from 429 bodies as "documentation".
 	DocsURL string
 

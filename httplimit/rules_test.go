@@ -214,3 +214,32 @@ func TestRulesValidate(t *testing.T) {
 		t.Errorf("a valid rule: %v", err)
 	}
 }
+
+func TestGlobalRefusalsMay503AndBodiesFollowTheTemplate(t *testing.T) {
+	clock := clockAt(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+	defer store.Close()
+	mw, err := httplimit.New(sluice.NewLimiter(store), httplimit.Options{
+		Plans:           []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
+		Global:          []sluice.Limit{sluice.FixedWindow(2, time.Minute).Named("all")},
+		GlobalStatus:    503,
+		RefusalTemplate: `{"code": "SLOW_DOWN", "wait": "{{retryAfter}}", "why": "{{violated-policies}}", "s": "{{status}}"}`,
+		Clock:           clock.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mw.Handler(okHandler())
+	a, b, c := req{remote: "192.0.2.1:1"}, req{remote: "192.0.2.2:1"}, req{remote: "192.0.2.3:1"}
+	do(h, a)
+	w := do(h, a) // the client's own limit: 429
+	if w.Code != 429 || w.Body.String() != `{"code":"SLOW_DOWN","wait":60,"why":["per-minute"],"s":429}`+"\n" ||
+		w.Header().Get("Content-Type") != "application/json" || w.Header().Get("Retry-After") != "60" {
+		t.Errorf("the client's limit: %d %q %v", w.Code, w.Body.String(), w.Header())
+	}
+	do(h, b)
+	w = do(h, c) // only the global limit: 503
+	if w.Code != 503 || w.Body.String() != `{"code":"SLOW_DOWN","wait":60,"why":["all"],"s":503}`+"\n" {
+		t.Errorf("the global limit: %d %q", w.Code, w.Body.String())
+	}
+}

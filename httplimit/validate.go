@@ -51,6 +51,8 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //   - ForwardedHeader, UnknownKeys, Headers: known values, in any case.
 //   - IPv4Prefix in [1, 32], IPv6Prefix in [1, 128].
 //   - Exempt: valid, non-conflicting ServeMux patterns.
+//   - RefusalTemplate: one JSON value whose placeholders are known.
+//   - GlobalStatus: 0, 429 or 503.
 //   - ExemptAddresses: valid prefixes; ExemptKeys: names of Keys;
 //     ExemptUsers: non-empty, with a UserHeader to read them from.
 //   - Rules: names valid and unique; methods, header names and hosts
@@ -159,6 +161,16 @@ func (v *validator) options(o Options) {
 		}
 	}
 	v.exemptions(&o)
+	if o.RefusalTemplate != "" {
+		if _, err := compileTemplate(o.RefusalTemplate); err != nil {
+			v.wrap("RefusalTemplate", err)
+		}
+	}
+	switch o.GlobalStatus {
+	case 0, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+	default:
+		v.errorf("GlobalStatus", "%d: a refusal by global limits is 429 or 503", o.GlobalStatus)
+	}
 	v.rules(&o)
 	for i, m := range o.Headers {
 		switch m {
