@@ -48,8 +48,8 @@ type Middleware struct {
 	rules       []*rule
 	modes       []string
 	docsURL     string
-	template    *template // nil: RFC 9457 problems
-	globalGone  bool      // GlobalStatus is 503
+	template    *template        // nil: RFC 9457 problems
+	globalGone  bool             // GlobalStatus is 503
 	now         func() time.Time // nil: clock, time.Now read cheaply
 	clock       wallClock
 	log         *slog.Logger
