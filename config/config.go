@@ -160,6 +160,9 @@ type Response struct {
 	// written, or the preset of response.body (error-code:
 	// httplimit.TemplateErrorCode). Empty: the problem.
 	Template string
+	// Hide names the limits (or rules) that RateLimit headers leave out
+	// (httplimit.Options.HiddenLimits).
+	Hide []string
 	// GlobalStatus is the status of a refusal by global limits alone: 429
 	// (when 0) or 503.
 	GlobalStatus int

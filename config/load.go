@@ -359,6 +359,12 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfi
 			r.Template = d.Str(n, p)
 			raw.at("RefusalTemplate", n, p)
 		},
+		"hide": func(n *yaml.Node, p string) {
+			d.List(n, p, func(i int, e *yaml.Node, p string) {
+				r.Hide = append(r.Hide, d.Str(e, p))
+				raw.at(fmt.Sprintf("HiddenLimits[%d]", i), e, p)
+			})
+		},
 		"global_status": func(n *yaml.Node, p string) {
 			r.GlobalStatus = int(d.Int(n, p, 400, 599))
 			raw.at("GlobalStatus", n, p)

@@ -82,3 +82,15 @@ func TestExemptionsValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestHiddenLimitsValidate(t *testing.T) {
+	plans := []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(5)}}}
+	rules := []httplimit.Rule{{Name: "r", Limits: []sluice.Limit{sluice.PerSecond(1)}}}
+	if err := (httplimit.Options{Plans: plans, Rules: rules, HiddenLimits: []string{"per-minute", "r", "r.per-second"}}).Validate(); err != nil {
+		t.Errorf("known names: %v", err)
+	}
+	err := httplimit.Options{Plans: plans, Rules: rules, HiddenLimits: []string{"per-second"}}.Validate()
+	if want := `Options.HiddenLimits[0]: "per-second" is neither a limit nor a rule`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}

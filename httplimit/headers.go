@@ -41,19 +41,24 @@ type policyHeaders struct {
 	ietf, draft []string
 	// items are the beginnings of the plan's RateLimit items, one per
 	// limit in the order of Result.Checks: the name as an sf-string and
-	// ";r=" ("\"per-minute\";r="); quotas are those limits' quotas.
+	// ";r=" ("\"per-minute\";r="), "" for a hidden limit; quotas are those
+	// limits' quotas. ietf and draft are nil when every limit is hidden.
 	items  []string
 	quotas []quota
 }
 
-func newPolicyHeaders(limits []sluice.Limit) (policyHeaders, error) {
+func newPolicyHeaders(limits []sluice.Limit, hidden map[string]bool) (policyHeaders, error) {
 	var ietf, draft httpsfv.List
 	var items []string
 	var quotas []quota
 	for _, l := range limits {
 		qt := quotaOf(l)
-		items = append(items, string(appendSFString(nil, l.Name()))+";r=")
 		quotas = append(quotas, qt)
+		if hidden[l.Name()] {
+			items = append(items, "")
+			continue
+		}
+		items = append(items, string(appendSFString(nil, l.Name()))+";r=")
 		it := httpsfv.NewItem(l.Name())
 		it.Params.Add("q", qt.q)
 		d := httpsfv.NewItem(qt.q)
@@ -73,6 +78,9 @@ func newPolicyHeaders(limits []sluice.Limit) (policyHeaders, error) {
 	b, err := httpsfv.Marshal(draft)
 	if err != nil {
 		return policyHeaders{}, fmt.Errorf("RateLimit-Policy: %w", err)
+	}
+	if len(ietf) == 0 {
+		return policyHeaders{items: items, quotas: quotas}, nil
 	}
 	return policyHeaders{ietf: []string{a}[:1:1], draft: []string{b}[:1:1], items: items, quotas: quotas}, nil
 }
@@ -218,10 +226,14 @@ func (res *Result) headerValues(buf []byte, ends []int) []string {
 // sf-integers, which hold them (remaining ≤ MaxQuantity, reset ≤ Never in
 // seconds, both below 10^15). items and quotas, when not nil, are the
 // checks' names already written with ";r=" and their quotas
-// (policyHeaders).
+// (policyHeaders); a check whose item is "" is hidden.
 func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status, items []string, quotas []quota) []byte {
+	start := len(buf)
 	for i := range checks {
-		if i > 0 {
+		if items != nil && items[i] == "" {
+			continue
+		}
+		if len(buf) > start {
 			buf = append(buf, ", "...)
 		}
 		st := &statuses[i]

@@ -49,7 +49,7 @@ func TestFastRateLimitValuesAreWhatHTTPSFVWrites(t *testing.T) {
 			for i := range checks {
 				limits[i] = checks[i].Limit
 			}
-			ph, err := newPolicyHeaders(limits)
+			ph, err := newPolicyHeaders(limits, nil)
 			if err != nil {
 				return // httpsfv refuses the name in RateLimit-Policy: no plan has it
 			}

@@ -170,9 +170,10 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 			return nil, &FieldError{Field: "RefusalTemplate", Err: err}
 		}
 	}
-	if m.rules, err = compileRules(&o, prefix); err != nil {
+	if m.rules, err = compileRules(&o, prefix, hiddenLimits(&o)); err != nil {
 		return nil, err
 	}
+	hidden := hiddenLimits(&o)
 	plans := slices.Clone(o.Plans)
 	for _, k := range o.Keys {
 		plans = append(plans, k.Plan)
@@ -184,7 +185,7 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 		ps := &planState{plan: p, unitsCounted: planCountsUnits(p)}
 		m.globalUnits = m.globalUnits || ps.unitsCounted
 		limits := append(slices.Clone(p.Limits), o.Global...)
-		if ps.headers, err = newPolicyHeaders(limits); err != nil {
+		if ps.headers, err = newPolicyHeaders(limits, hidden); err != nil {
 			return nil, fmt.Errorf("httplimit: plan %s: %w", p.Name, err)
 		}
 		if ps.costs, err = newEndpoints(nil, p.Costs); err != nil {

@@ -105,6 +105,14 @@ type Options struct {
 	// response: ModeIETF, ModeDraft7, ModeDraft6, ModeLegacy, in any case.
 	// Empty: ModeIETF alone.
 	Headers []string
+	// HiddenLimits names the limits whose items RateLimit and
+	// RateLimit-Policy leave out (ModeIETF; the draft modes' policy): a
+	// plan's or global limit's name, a rule's limit as "<rule>.<limit>", or
+	// a rule's name for all of its limits. Hidden limits are enforced all
+	// the same; a refusal's body and Retry-After still say what refused.
+	// The single-limit fields (draft 6 and 7's RateLimit, X-RateLimit-*)
+	// show the deciding limit whatever it is.
+	HiddenLimits []string
 	// RefusalTemplate, when set, is the JSON body of refusals in place of
 	// the RFC 9457 problem (Content-Type application/json): one JSON value
 	// in which a string that is exactly a placeholder, "{{retryAfter}}",

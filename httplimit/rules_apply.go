@@ -84,23 +84,54 @@ func (m *Middleware) writeAllHeaders(h http.Header, res *Result) {
 	if len(res.matched) == 0 {
 		return
 	}
-	base, ok := h["Ratelimit-Policy"]
-	if !ok || len(base) != 1 {
-		return
-	}
-	ietf := false
+	ietf, policy := false, false
 	for _, mode := range m.modes {
 		ietf = ietf || mode == ModeIETF
+		policy = policy || mode != ModeLegacy
+	}
+	if !policy {
+		return
 	}
 	var arr [1024]byte
-	buf := append(arr[:0], base[0]...)
+	buf := arr[:0]
+	if base := h["Ratelimit-Policy"]; len(base) == 1 {
+		buf = append(buf, base[0]...)
+	}
 	for _, ru := range res.matched {
-		v := ru.policy.draft[0]
+		v := ru.policy.draft
 		if ietf {
-			v = ru.policy.ietf[0]
+			v = ru.policy.ietf
 		}
-		buf = append(append(buf, ", "...), v...)
+		if len(v) == 0 {
+			continue // every limit of the rule is hidden
+		}
+		if len(buf) > 0 {
+			buf = append(buf, ", "...)
+		}
+		buf = append(buf, v[0]...)
+	}
+	if len(buf) == 0 {
+		return
 	}
 	ends := [1]int{len(buf)}
 	h["Ratelimit-Policy"] = res.headerValues(buf, ends[:])[0:1:1]
+}
+
+// hiddenLimits returns the names of the limits whose RateLimit items and
+// policies are not sent: Options.HiddenLimits, a rule's name standing for
+// each of its limits.
+func hiddenLimits(o *Options) map[string]bool {
+	hidden := map[string]bool{}
+	for _, name := range o.HiddenLimits {
+		hidden[name] = true
+		for _, r := range o.Rules {
+			if r.Name != name {
+				continue
+			}
+			for _, l := range r.Limits {
+				hidden[ruleLimit(r.Name, l).Name()] = true
+			}
+		}
+	}
+	return hidden
 }

@@ -14,10 +14,10 @@ import (
 const maxKeyParts = 8
 
 // compileRules compiles validated rules; prefix starts every store key.
-func compileRules(o *Options, prefix string) ([]*rule, error) {
+func compileRules(o *Options, prefix string, hidden map[string]bool) ([]*rule, error) {
 	var out []*rule
 	for i := range o.Rules {
-		ru, err := compileRule(&o.Rules[i], o, prefix)
+		ru, err := compileRule(&o.Rules[i], o, prefix, hidden)
 		if err != nil {
 			return nil, fmt.Errorf("httplimit: rule %s: %w", o.Rules[i].Name, err)
 		}
@@ -26,7 +26,7 @@ func compileRules(o *Options, prefix string) ([]*rule, error) {
 	return out, nil
 }
 
-func compileRule(r *Rule, o *Options, prefix string) (*rule, error) {
+func compileRule(r *Rule, o *Options, prefix string, hidden map[string]bool) (*rule, error) {
 	ru := &rule{name: r.Name, methods: r.Methods, fallback: r.Fallback, cost: -1,
 		anyHeader: r.HeaderFrom == HeaderFromAny, keyPrefix: prefix + "rule:" + r.Name + "/"}
 	if r.Cost != nil {
@@ -62,7 +62,7 @@ func compileRule(r *Rule, o *Options, prefix string) (*rule, error) {
 		ru.limits = append(ru.limits, ruleLimit(r.Name, l))
 	}
 	var err error
-	if ru.policy, err = newPolicyHeaders(ru.limits); err != nil {
+	if ru.policy, err = newPolicyHeaders(ru.limits, hidden); err != nil {
 		return nil, err
 	}
 	return ru, nil

@@ -109,3 +109,36 @@ func (v *validator) ruleLimits(field string, r *Rule, o *Options) {
 		v.errorf(field+".Cost", "%d is out of range [0, %d]", *r.Cost, int64(sluice.MaxQuantity))
 	}
 }
+
+// hidden checks HiddenLimits: each names a limit or a rule.
+func (v *validator) hidden(o *Options) {
+	known := map[string]bool{}
+	for _, l := range o.Global {
+		known[l.Name()] = true
+	}
+	for _, p := range o.Plans {
+		if p != nil {
+			for _, l := range p.Limits {
+				known[l.Name()] = true
+			}
+		}
+	}
+	for _, k := range o.Keys {
+		if k.Plan != nil {
+			for _, l := range k.Plan.Limits {
+				known[l.Name()] = true
+			}
+		}
+	}
+	for _, r := range o.Rules {
+		known[r.Name] = true
+		for _, l := range r.Limits {
+			known[ruleLimit(r.Name, l).Name()] = true
+		}
+	}
+	for i, name := range o.HiddenLimits {
+		if !known[name] {
+			v.errorf(fmt.Sprintf("HiddenLimits[%d]", i), "%q is neither a limit nor a rule", name)
+		}
+	}
+}

@@ -161,6 +161,7 @@ func (v *validator) options(o Options) {
 		}
 	}
 	v.exemptions(&o)
+	v.hidden(&o)
 	if o.RefusalTemplate != "" {
 		if _, err := compileTemplate(o.RefusalTemplate); err != nil {
 			v.wrap("RefusalTemplate", err)

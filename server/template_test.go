@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/sluice-dev/sluice/internal/realtest"
@@ -31,6 +32,28 @@ func TestErrorCodeBodyThroughTheProxy(t *testing.T) {
 		}}
 		if r.StatusCode != 429 || r.Header.Get("Retry-After") != "60" || r.Header.Get("Content-Type") != "application/json" || !reflect.DeepEqual(got, want) {
 			t.Errorf("%d %v\n got %v\nwant %v", r.StatusCode, r.Header, got, want)
+		}
+	})
+}
+
+// TestHiddenLimitsAreLeftOutOfTheHeaders: a hidden rule's limits are
+// enforced through the proxy but appear in neither RateLimit nor
+// RateLimit-Policy; the refusal's body still names them.
+func TestHiddenLimitsAreLeftOutOfTheHeaders(t *testing.T) {
+	eachStore(t, func(t *testing.T, kind string) {
+		cfg := realtest.Replace(t, "rulesConfig", rulesConfig(t), "response:\n", "response:\n  hide: [tenants]\n")
+		f := newFixture(t, cfg, kind)
+		for i := range 3 {
+			r := f.do(t, "GET", "/api/search", "", tenant("acme"))
+			if got, want := r.Header.Get("RateLimit-Policy"), `"per-minute";q=3;w=60`; got != want {
+				t.Errorf("request %d: RateLimit-Policy %q, want %q", i+1, got, want)
+			}
+			if got := r.Header.Get("RateLimit"); got != []string{`"per-minute";r=2;t=60`, `"per-minute";r=1;t=60`, `"per-minute";r=1;t=60`}[i] {
+				t.Errorf("request %d: RateLimit %q", i+1, got)
+			}
+			if i == 2 && (r.StatusCode != 429 || !strings.Contains(readAll(t, r), `"violated-policies":["tenants.per-minute"]`)) {
+				t.Errorf("third: %d, want 429 by tenants.per-minute", r.StatusCode)
+			}
 		}
 	})
 }
