@@ -54,9 +54,12 @@ type docsData struct {
 	// the value's prefix before the key ("Bearer " for Authorization).
 	KeyHeader, KeyPrefix string
 	Modes                []string
-	Example              docsExample
-	Degradation          docsDegradation
-	DocsURL              string
+	// Concurrency is true when some limit counts requests in progress (its
+	// RateLimit-Policy item has qu instead of w).
+	Concurrency bool
+	Example     docsExample
+	Degradation docsDegradation
+	DocsURL     string
 }
 
 // docsDegradation is what /docs says of the 503s of an overloaded service.
@@ -83,6 +86,9 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 	}
 	for _, p := range cfg.Policy.Plans {
 		data.Plans = append(data.Plans, describePlan(cfg, p))
+		for _, l := range p.Limits {
+			data.Concurrency = data.Concurrency || l.Algorithm() == sluice.AlgorithmConcurrency
+		}
 	}
 	globalUnits := slices.ContainsFunc(cfg.Policy.Plans, countsUnits)
 	for _, l := range cfg.Policy.Global {
@@ -117,9 +123,9 @@ func describePlan(cfg *config.Config, p *sluice.Plan) docsPlan {
 	dp := docsPlan{Name: p.Name, Upgrade: p.Upgrade}
 	switch p.Name {
 	case cfg.Policy.DefaultPlan:
-		dp.Role = "the default for identified clients"
+		dp.Role = "The plan of identified clients that have no other."
 	case cfg.Policy.AnonymousPlan:
-		dp.Role = "clients known only by IP address"
+		dp.Role = "The plan of clients known only by their IP address."
 	}
 	for _, l := range p.Limits {
 		dp.Limits = append(dp.Limits, describeLimit(l, countsUnits(p)))
