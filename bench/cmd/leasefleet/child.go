@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,7 +88,10 @@ func open(j job) (*redis.Guarded, error) {
 	// A timeout of a second: on a loaded machine the default 50 ms sends
 	// calls to the local fallback, which would then be measured instead
 	// of Redis (Fallback counts any that still are).
-	o := redis.Options{Addrs: []string{j.Addr}, Instances: j.Procs, Timeout: time.Second}
+	o := redis.Options{Addrs: strings.Split(j.Addr, ","), Instances: j.Procs, Timeout: time.Second}
+	if j.Cluster {
+		o.Mode = redis.ModeCluster
+	}
 	if j.Lease {
 		o.Lease.Mode = redis.LeaseAuto
 	}
@@ -103,6 +107,9 @@ func runSluice(j job) result {
 	limit := sluice.GCRA(throughputRate, time.Second)
 	r := load(j, func(w int) bench.CallFunc {
 		key, ctx := zipfKeys(j.Run, w), context.Background()
+		if j.Global {
+			key = func() string { return j.Run + "-global" }
+		}
 		checks, out := []sluice.Check{{Limit: limit, Cost: 1}}, make([]sluice.Status, 1)
 		return func() (bool, error) {
 			checks[0].Key = key()

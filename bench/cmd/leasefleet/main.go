@@ -34,7 +34,9 @@ type job struct {
 	Mode    string        // "peer", "sluice", "promise"
 	Peer    string        // bench.RedisPeers name (mode peer)
 	Lease   bool          // sluice: leases on
-	Addr    string        // redis
+	Addr    string        // redis (comma-separated seeds of a Cluster when Cluster)
+	Cluster bool          // Addr is a Redis Cluster
+	Global  bool          // sluice: every call on one key (a global limit)
 	Callers int           // goroutines
 	Rate    float64       // paced calls/s of this process; 0: closed loop
 	D       time.Duration // measurement
@@ -61,7 +63,8 @@ func main() {
 	procs := flag.Int("procs", 4, "processes in the fleet")
 	callers := flag.Int("callers", 64, "goroutines per process")
 	d := flag.Duration("d", 5*time.Second, "measurement per configuration")
-	only := flag.String("only", "", "comma-separated configurations to run (default all)")
+	only := flag.String("only", "", "comma-separated configurations to run: peers, sluice, promise, global (default all but global)")
+	cluster := flag.String("cluster", "", "seed addresses of a Redis Cluster (comma-separated), for the global runs")
 	flag.Parse()
 	if *child != "" {
 		var j job
@@ -79,6 +82,12 @@ func main() {
 		}
 		defer srv.Stop()
 		*addr = srv.Addr
+	}
+	if *cluster != "" {
+		if err := global(*cluster, *procs, *callers, *d); err != nil {
+			fatal(err)
+		}
+		return
 	}
 	if err := parent(*addr, *procs, *callers, *d, *only); err != nil {
 		fatal(err)

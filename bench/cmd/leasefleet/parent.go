@@ -38,6 +38,17 @@ func measure(name, addr string, j job, procs int) (fleetRun, error) {
 	if err != nil {
 		return fleetRun{}, err
 	}
+	f := sum(name, res)
+	if f.calls > 0 {
+		// Commands during warm-up and set-up are counted too: an upper bound.
+		f.cmdsPerDecision = float64(after-before) / float64(f.calls)
+		f.scriptsPerDecision = float64(scripts1-scripts0) / float64(f.calls)
+	}
+	return f, nil
+}
+
+// sum adds up the processes' results of one configuration.
+func sum(name string, res []result) fleetRun {
 	f := fleetRun{name: name, admits: map[string]int64{}}
 	for _, r := range res {
 		f.calls += r.Calls
@@ -55,12 +66,7 @@ func measure(name, addr string, j job, procs int) (fleetRun, error) {
 			f.firstErr = r.FirstErr
 		}
 	}
-	if f.calls > 0 {
-		// Commands during warm-up and set-up are counted too: an upper bound.
-		f.cmdsPerDecision = float64(after-before) / float64(f.calls)
-		f.scriptsPerDecision = float64(scripts1-scripts0) / float64(f.calls)
-	}
-	return f, nil
+	return f
 }
 
 func (f fleetRun) String() string {
@@ -167,4 +173,25 @@ func promise(f fleetRun, start time.Time, d time.Duration) {
 		fmt.Printf("    %-24s admitted %6d  most allowed %6d  over %d  of Q·d %.1f%%\n", l.Algorithm(), got, most, over,
 			100*float64(got)/(q*d.Seconds()))
 	}
+}
+
+// global runs the fleet with every call on one key of a Redis Cluster (a
+// global limit, one slot), leases off and on, and prints the ratio.
+func global(seeds string, procs, callers int, d time.Duration) error {
+	fmt.Printf("leasefleet: global limit on the Cluster at %s, %d processes × %d callers, %v per run, load %s\n",
+		seeds, procs, callers, d, bench.LoadAvg())
+	var rates [2]float64
+	for i, on := range []bool{false, true} {
+		j := job{Mode: "sluice", Lease: on, Global: true, Cluster: true, Callers: callers, D: d}
+		j.Addr, j.Run = seeds, fmt.Sprintf("lfg%d", time.Now().UnixNano())
+		res, err := fleet(j, procs)
+		if err != nil {
+			return err
+		}
+		f := sum(fmt.Sprintf("global lease=%v", on), res)
+		fmt.Println(f)
+		rates[i] = f.rate
+	}
+	fmt.Printf("global, lease auto / lease off: %.1f×\n", rates[1]/max(rates[0], 1))
+	return nil
 }
