@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -111,5 +110,3 @@ type recorder struct {
 func (w *recorder) Header() http.Header         { return w.header }
 func (w *recorder) WriteHeader(int)             {}
 func (w *recorder) Write(b []byte) (int, error) { w.body = append(w.body, b...); return len(b), nil }
-
-func pathURL(method string) *url.URL { return &url.URL{Path: method} }

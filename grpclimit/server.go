@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,7 +42,8 @@ type Options struct {
 	// call anyway, or the error to answer with (a status error; any other
 	// error reaches the client as UNKNOWN). Nil: serve the call (fail
 	// open), so that a broken limiter never takes the service down with it;
-	// the failure is logged by Limits.Logger.
+	// the failure is logged as a warning by Limits.Logger (nil:
+	// slog.Default()).
 	OnError func(ctx context.Context, fullMethod string, err error) error
 }
 
@@ -70,29 +74,21 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 	s := &Server{m: m, onError: o.OnError}
 	if s.onError == nil {
 		log := o.Limits.Logger
+		if log == nil {
+			log = slog.Default()
+		}
 		s.onError = func(ctx context.Context, method string, err error) error {
-			if log != nil {
-				log.WarnContext(ctx, "call served without a rate-limit decision", "method", method, "err", err)
-			}
+			log.WarnContext(ctx, "call served without a rate-limit decision", "method", method, "err", err)
 			return nil
 		}
 	}
 	d := o.Limits.WithDefaults()
 	for _, k := range append(append([]string{}, d.APIKeyHeaders...), d.UserHeader, d.PlanHeader, d.ForwardedHeader) {
-		if k = strings.ToLower(k); k != "" && !contains(s.keys, k) {
+		if k = strings.ToLower(k); k != "" && !slices.Contains(s.keys, k) {
 			s.keys = append(s.keys, k)
 		}
 	}
 	return s, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // UnaryInterceptor returns the interceptor that limits unary calls.
@@ -173,9 +169,13 @@ func (s *Server) admit(ctx context.Context, method string, trailer func(metadata
 	h := http.Header{}
 	s.m.WriteHeaders(h, res)
 	trailer(fields(h))
-	if delay := res.Decision.Delay; delay > 0 && !sleep(ctx, delay) {
-		s.m.Done(ctx, res)
-		return nil, ctx.Err() // the caller left the queue; its slot stays spent
+	if delay := res.Decision.Delay; delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			s.m.Done(ctx, res)
+			return nil, status.FromContextError(ctx.Err()).Err() // the caller left the queue; its slot stays spent
+		}
 	}
 	return func() { s.m.Done(ctx, res) }, nil
 }
@@ -184,7 +184,7 @@ func (s *Server) admit(ctx context.Context, method string, trailer func(metadata
 // method: POST to the method's path, the metadata the middleware reads as
 // headers, and the peer's address.
 func (s *Server) request(ctx context.Context, method string) *http.Request {
-	r := (&http.Request{Method: http.MethodPost, URL: pathURL(method), Header: http.Header{}}).WithContext(ctx)
+	r := (&http.Request{Method: http.MethodPost, URL: &url.URL{Path: method}, Header: http.Header{}}).WithContext(ctx)
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
 		for _, k := range s.keys {
 			if vs := md.Get(k); len(vs) > 0 {
@@ -209,15 +209,4 @@ func fields(h http.Header) metadata.MD {
 		}
 	}
 	return md
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
