@@ -102,7 +102,7 @@ func TestLeasedFleetNeverExceedsThePromise(t *testing.T) {
 		steps := rapid.IntRange(20, 400).Draw(t, "steps")
 		wa := a.Window().Microseconds()
 		for range steps {
-			step := wa/50 + 1 // dense traffic, with pauses now and then: long
+			step := wa/50 + 1                              // dense traffic, with pauses now and then: long
 			switch rapid.IntRange(0, 9).Draw(t, "pause") { // enough to refill a bucket, or a lease's life
 			case 0:
 				step = wa
