@@ -102,8 +102,10 @@ func TestLeasedFleetNeverExceedsThePromise(t *testing.T) {
 		steps := rapid.IntRange(20, 400).Draw(t, "steps")
 		wa := a.Window().Microseconds()
 		for range steps {
-			step := wa/50 + 1                              // dense traffic, with pauses now and then: long
-			switch rapid.IntRange(0, 9).Draw(t, "pause") { // enough to refill a bucket, or a lease's life
+			// Dense traffic, with pauses now and then: long enough to
+			// refill a bucket, or to reach into a lease's life.
+			step := wa/50 + 1
+			switch rapid.IntRange(0, 9).Draw(t, "pause") {
 			case 0:
 				step = wa
 			case 1, 2:
