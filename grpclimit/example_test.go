@@ -73,8 +73,8 @@ func Example() {
 	}
 	// Output:
 	// OK ["per-minute";r=1;t=30]
-	// OK ["per-minute";r=0;t=60]
-	// ResourceExhausted ["per-minute";r=0;t=60]
+	// OK ["per-minute";r=0;t=30]
+	// ResourceExhausted ["per-minute";r=0;t=30]
 	// retry in 30s
 	// exceeded: per-minute: 2 per 1m on the free plan
 }
