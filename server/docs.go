@@ -34,6 +34,8 @@ type docsPlan struct {
 
 type docsLimit struct {
 	Name, Rule, Algorithm, Note string
+	// Hidden is true for a limit the RateLimit headers leave out.
+	Hidden bool
 }
 
 type docsCost struct {
@@ -48,6 +50,7 @@ type docsData struct {
 	Plans       []docsPlan
 	UnknownPlan bool
 	Global      []docsLimit
+	Rules       []docsRule
 	Exempt      []string
 	Identity    config.Identity
 	// KeyHeader is how the code examples send an API key: a header name and
@@ -92,8 +95,11 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 	}
 	globalUnits := slices.ContainsFunc(cfg.Policy.Plans, countsUnits)
 	for _, l := range cfg.Policy.Global {
-		data.Global = append(data.Global, describeLimit(l, globalUnits))
+		d := describeLimit(l, globalUnits)
+		d.Hidden = slices.Contains(cfg.Response.Hide, l.Name())
+		data.Global = append(data.Global, d)
 	}
+	data.Rules = describeRules(cfg)
 	data.Degradation = describeDegradation(cfg)
 	page := &docsPage{byPlan: map[string][]byte{}, def: cfg.Policy.DefaultPlan}
 	for _, p := range data.Plans {
@@ -128,7 +134,9 @@ func describePlan(cfg *config.Config, p *sluice.Plan) docsPlan {
 		dp.Role = "The plan of clients known only by their IP address."
 	}
 	for _, l := range p.Limits {
-		dp.Limits = append(dp.Limits, describeLimit(l, countsUnits(p)))
+		d := describeLimit(l, countsUnits(p))
+		d.Hidden = slices.Contains(cfg.Response.Hide, l.Name())
+		dp.Limits = append(dp.Limits, d)
 	}
 	for ep, c := range p.Costs {
 		dp.Costs = append(dp.Costs, docsCost{ep, c})

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -24,5 +25,28 @@ plans:
 	plain := newFixture(t, testConfig)
 	if page := readAll(t, plain.do(t, "GET", "/docs", "", nil)); strings.Contains(page, `<dt><code>qu</code></dt>`) {
 		t.Error("/docs explains qu to a configuration without a concurrency limit")
+	}
+}
+
+// Rules are told as the requests they match, what those are counted per,
+// and their limits under the names the headers give them, in units where
+// the requests' costs count (uploads: the free plan's costs) and requests
+// where the rule sets a cost of 1 (reports); a limit the headers leave out
+// says so.
+func TestDocsTellsRules(t *testing.T) {
+	rules, err := os.ReadFile("../examples/rules.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, string(rules)+"\nresponse:\n  hide: [search]\n")
+	page := readAll(t, f.do(t, "GET", "/docs", "", nil))
+	for _, want := range []string{
+		`<code>POST, PUT /v1/tenants/{tenant}/uploads, /v1/tenants/{tenant}/uploads/{name...}</code></td><td>{tenant} of the path</td><td><code>uploads.per-minute</code></td><td>10 units per 1m`,
+		`<td>value of X-Tenant</td><td><code>search.per-second</code> <span class="muted">(not in the headers)</span>`,
+		`<code>POST /v1/reports on api.example.com, *.api.example.com with Content-Type: application/json</code></td><td>all clients together</td><td><code>reports.per-minute</code></td><td>30 requests per 1m`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("/docs lacks %s", want)
+		}
 	}
 }

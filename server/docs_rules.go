@@ -1,0 +1,94 @@
+package server
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// docsRule is a rule as /docs tells it: the requests it matches, what they
+// are counted per, and its limits under their header names
+// ("<rule>.<limit>").
+type docsRule struct {
+	Name, Requests, Per string
+	Limits              []docsLimit
+}
+
+// describeRules tells cfg's rules, in their order.
+func describeRules(cfg *config.Config) []docsRule {
+	var out []docsRule
+	for _, r := range cfg.Rules {
+		dr := docsRule{Name: r.Name, Requests: ruleRequests(r), Per: ruleKey(r)}
+		// A rule's requests cost their plan's costs unless it sets its own.
+		units := r.Cost == nil && slices.ContainsFunc(cfg.Policy.Plans, countsUnits) || r.Cost != nil && *r.Cost > 1
+		for _, l := range r.Limits {
+			d := describeLimit(l, units)
+			d.Name = r.Name + "." + l.Name()
+			d.Hidden = slices.Contains(cfg.Response.Hide, r.Name) || slices.Contains(cfg.Response.Hide, d.Name)
+			dr.Limits = append(dr.Limits, d)
+		}
+		out = append(out, dr)
+	}
+	return out
+}
+
+// ruleRequests says which requests r matches: "POST, PUT /v1/uploads on
+// api.example.com with X-Tenant".
+func ruleRequests(r httplimit.Rule) string {
+	var parts []string
+	if len(r.Methods) > 0 {
+		parts = append(parts, strings.Join(r.Methods, ", "))
+	} else {
+		parts = append(parts, "any method")
+	}
+	if len(r.Paths) > 0 {
+		parts = append(parts, strings.Join(r.Paths, ", "))
+	} else {
+		parts = append(parts, "any path")
+	}
+	if len(r.Hosts) > 0 {
+		parts = append(parts, "on "+strings.Join(r.Hosts, ", "))
+	}
+	for _, h := range r.Headers {
+		if h.Value == "" {
+			parts = append(parts, "with "+h.Name)
+		} else {
+			parts = append(parts, "with "+h.Name+": "+h.Value)
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// ruleKey says what r's requests are counted per.
+func ruleKey(r httplimit.Rule) string {
+	key := r.Key
+	if len(key) == 0 {
+		key = []string{httplimit.KeyClient}
+	}
+	var parts []string
+	for _, k := range key {
+		switch {
+		case k == httplimit.KeyClient:
+			parts = append(parts, "client (API key, user or address)")
+		case k == httplimit.KeyAPIKey:
+			parts = append(parts, "API key")
+		case k == httplimit.KeyUser:
+			parts = append(parts, "user")
+		case k == httplimit.KeyIP || strings.HasPrefix(k, httplimit.KeyIP+"/"):
+			parts = append(parts, "client address")
+		case k == httplimit.KeyHost:
+			parts = append(parts, "host")
+		case k == httplimit.KeyRoute:
+			return "all clients together"
+		case strings.HasPrefix(k, httplimit.KeyHeader):
+			parts = append(parts, "value of "+strings.TrimPrefix(k, httplimit.KeyHeader))
+		case strings.HasPrefix(k, httplimit.KeyPath):
+			parts = append(parts, "{"+strings.TrimPrefix(k, httplimit.KeyPath)+"} of the path")
+		default:
+			parts = append(parts, k)
+		}
+	}
+	return strings.Join(parts, " and ")
+}
