@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"text/tabwriter"
+	"time"
+)
+
+// runKeys calls the admin listener's key API: inspect, reset or list the
+// most refused subjects.
+func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("keys", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	admin := fs.String("admin", "http://127.0.0.1:9090", "the admin listener's URL")
+	token := fs.String("token", os.Getenv("SLUICE_TOKEN"), "a caller token with the admin scope (default $SLUICE_TOKEN)")
+	plan := fs.String("plan", "", "inspect, reset: the subject's plan, when not its own")
+	limit := fs.String("limit", "", "reset: the one limit to reset (default: every limit)")
+	n := fs.Int("n", 10, "top: how many subjects")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `usage: sluice keys [flags] top | inspect SUBJECT | reset SUBJECT
+
+Subjects are "key:<sha256 hex>", "user:<id>", "ip:<prefix>", "rule:<rule>/<key>" or "*".
+Every reset is logged by the server with the caller's name.`)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	rest := fs.Args()
+	want := map[string]int{"top": 1, "inspect": 2, "reset": 2}
+	if len(rest) == 0 || want[rest[0]] != len(rest) {
+		fs.Usage()
+		return errors.New("want top, inspect SUBJECT or reset SUBJECT")
+	}
+	q := url.Values{}
+	if *plan != "" {
+		q.Set("plan", *plan)
+	}
+	method, path := http.MethodGet, "/v1/keys"
+	switch rest[0] {
+	case "top":
+		q.Set("top", strconv.Itoa(*n))
+	case "inspect":
+		path += "/" + url.PathEscape(rest[1])
+	case "reset":
+		method, path = http.MethodDelete, path+"/"+url.PathEscape(rest[1])
+		if *limit != "" {
+			q.Set("limit", *limit)
+		}
+	}
+	body, err := callAdmin(ctx, method, *admin+path+"?"+q.Encode(), *token)
+	if err != nil {
+		return err
+	}
+	return printKeys(stdout, rest[0], body)
+}
+
+// callAdmin sends one request to the admin listener and returns the body
+// of a 200, or an error with the problem's detail.
+func callAdmin(ctx context.Context, method, u, token string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var p struct{ Detail string }
+		json.Unmarshal(body, &p)
+		return nil, fmt.Errorf("%s %s: %s: %s", method, u, resp.Status, p.Detail)
+	}
+	return body, nil
+}
+
+// printKeys prints the answer of a keys command as a table.
+func printKeys(w io.Writer, cmd string, body []byte) error {
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	defer tw.Flush()
+	switch cmd {
+	case "top":
+		var top []struct {
+			Subject, Client, Plan string
+			Refused               int64
+		}
+		if err := json.Unmarshal(body, &top); err != nil {
+			return err
+		}
+		fmt.Fprintln(tw, "SUBJECT\tCLIENT\tPLAN\tREFUSED")
+		for _, e := range top {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", e.Subject, e.Client, e.Plan, e.Refused)
+		}
+	case "inspect":
+		var st struct {
+			Limits []struct {
+				Name, Algorithm, Window string
+				Quantity, Burst         int64
+				Remaining, Used         int64
+				ResetAfterMs            int64
+			}
+		}
+		if err := json.Unmarshal(body, &st); err != nil {
+			return err
+		}
+		fmt.Fprintln(tw, "LIMIT\tALGORITHM\tQUANTITY\tWINDOW\tUSED\tREMAINING\tFULL IN")
+		for _, l := range st.Limits {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%s\n", l.Name, l.Algorithm, l.Quantity, l.Window, l.Used, l.Remaining,
+				time.Duration(l.ResetAfterMs)*time.Millisecond)
+		}
+	case "reset":
+		var r struct {
+			Subject string
+			Limits  []string
+			Forgot  int
+		}
+		if err := json.Unmarshal(body, &r); err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "reset %s: %v (%d states forgotten)\n", r.Subject, r.Limits, r.Forgot)
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package httplimit
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// LimitState is one limit's state for one subject, as a peek (a check of
+// cost 0) finds it: nothing is consumed by reading it.
+type LimitState struct {
+	// Name is the limit's name ("per-minute", "uploads.per-minute").
+	Name      string `json:"name"`
+	Algorithm string `json:"algorithm"`
+	Quantity  int64  `json:"quantity"`
+	Window    string `json:"window"`
+	Burst     int64  `json:"burst"`
+	// Remaining is the units available at once; Used is Burst − Remaining.
+	Remaining int64 `json:"remaining"`
+	Used      int64 `json:"used"`
+	// ResetAfter is the time until the limit is back at full capacity.
+	ResetAfter time.Duration `json:"-"`
+}
+
+// SubjectLimits returns the store key and the limits of subject, a
+// Identity.Subject ("key:…", "user:…", "ip:…", "ext:…"), a rule's key
+// ("rule:<rule>/…") or sluice.GlobalSubject: a rule's limits for a rule's
+// key, the global limits for the global subject, else the limits of plan
+// (when not empty), of a listed key's plan for its subject, or of the
+// default plan (the anonymous plan for "ip:" subjects), with those of the
+// rules keyed by the client alone.
+func (m *Middleware) SubjectLimits(subject, plan string) (key string, limits []sluice.Limit, err error) {
+	if subject == "" || len(m.id.prefix)+len(subject) > sluice.MaxKeyLen {
+		return "", nil, fmt.Errorf("a subject is 1 to %d bytes", sluice.MaxKeyLen-len(m.id.prefix))
+	}
+	key = m.id.prefix + subject
+	switch {
+	case subject == sluice.GlobalSubject:
+		return key, m.policy.Global, nil
+	case strings.HasPrefix(subject, "rule:"):
+		name, _, _ := strings.Cut(strings.TrimPrefix(subject, "rule:"), "/")
+		for _, ru := range m.rules {
+			if ru.name == name {
+				return key, ru.limits, nil
+			}
+		}
+		return "", nil, fmt.Errorf("no rule %q", name)
+	}
+	p := m.policy.Plan(plan)
+	switch {
+	case plan != "" && p == nil:
+		return "", nil, fmt.Errorf("%w %q", ErrUnknownPlan, plan)
+	case p != nil:
+	case strings.HasPrefix(subject, "ip:"):
+		p = m.policy.Plan(m.policy.AnonymousPlan)
+	default:
+		p = m.policy.Plan(m.policy.DefaultPlan)
+		for _, id := range m.id.keys {
+			if id.Subject == subject {
+				p = id.Plan
+			}
+		}
+	}
+	if p == nil {
+		return "", nil, fmt.Errorf("no plan for %q", subject)
+	}
+	limits = append(limits, p.Limits...)
+	for _, ru := range m.rules {
+		if ru.clientOnly {
+			limits = append(limits, ru.limits...)
+		}
+	}
+	return key, limits, nil
+}
+
+// Inspect peeks at every limit of subject (see SubjectLimits): what it has
+// used, what remains, when it is full again. It consumes nothing.
+func (m *Middleware) Inspect(ctx context.Context, subject, plan string) ([]LimitState, error) {
+	key, limits, err := m.SubjectLimits(subject, plan)
+	if err != nil {
+		return nil, err
+	}
+	if len(limits) == 0 {
+		return nil, nil
+	}
+	checks := make([]sluice.Check, len(limits))
+	for i, l := range limits {
+		checks[i] = sluice.Check{Key: key, Limit: l}
+	}
+	var d sluice.Decision
+	if err := m.limiter.Allow(ctx, checks, &d); err != nil {
+		return nil, err
+	}
+	out := make([]LimitState, len(limits))
+	for i, l := range limits {
+		st := d.Statuses[i]
+		out[i] = LimitState{Name: l.Name(), Algorithm: l.Algorithm().String(), Quantity: l.Quantity(),
+			Window: FormatWindow(l.Window()), Burst: l.Burst(), Remaining: st.Remaining,
+			Used: max(0, l.Burst()-st.Remaining), ResetAfter: st.ResetAfter}
+	}
+	return out, nil
+}

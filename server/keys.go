@@ -1,0 +1,123 @@
+package server
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// The key admin API, on the admin listener behind the admin scope:
+//
+//	GET    /v1/keys?top=N               the most refused subjects (at most N, 10 by default)
+//	GET    /v1/keys/{subject}?plan=P    every limit's state for subject (peeks: nothing is spent)
+//	DELETE /v1/keys/{subject}?limit=L   forget subject's state of limit L, or of every limit
+//
+// Subjects are Identity subjects ("key:<sha256 hex>", "user:…", "ip:…"),
+// rules' keys ("rule:<rule>/…") and "*" for the global limits.
+
+// keyState is one subject's state as GET /v1/keys/{subject} answers it.
+type keyState struct {
+	Subject string       `json:"subject"`
+	Limits  []limitState `json:"limits"`
+}
+
+type limitState struct {
+	httplimit.LimitState
+	ResetAfterMs int64 `json:"resetAfterMs"`
+}
+
+// topSubject is one entry of GET /v1/keys.
+type topSubject struct {
+	Subject string `json:"subject"`
+	topEntry
+}
+
+func (s *Server) handleKeysTop(w http.ResponseWriter, r *http.Request, _ caller) {
+	n := 10
+	if v := r.URL.Query().Get("top"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > topCapacity {
+			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "top is a count in [1, "+strconv.Itoa(topCapacity)+"]")
+			return
+		}
+	}
+	s.stats.mu.Lock()
+	out := make([]topSubject, 0, len(s.stats.top))
+	for sub, e := range s.stats.top {
+		out = append(out, topSubject{Subject: sub, topEntry: *e})
+	}
+	s.stats.mu.Unlock()
+	slices.SortFunc(out, func(a, b topSubject) int {
+		if a.Count != b.Count {
+			return int(b.Count - a.Count)
+		}
+		return strings.Compare(a.Subject, b.Subject)
+	})
+	writeJSON(w, http.StatusOK, out[:min(n, len(out))])
+}
+
+func (s *Server) handleKeyInspect(w http.ResponseWriter, r *http.Request, _ caller) {
+	mw := s.state.Load().mw
+	subject := r.PathValue("subject")
+	states, err := mw.Inspect(r.Context(), subject, r.URL.Query().Get("plan"))
+	if err != nil {
+		s.keysError(w, err)
+		return
+	}
+	out := keyState{Subject: subject, Limits: make([]limitState, len(states))}
+	for i, st := range states {
+		out.Limits[i] = limitState{LimitState: st, ResetAfterMs: ceilMs(st.ResetAfter)}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller) {
+	mw := s.state.Load().mw
+	subject := r.PathValue("subject")
+	key, limits, err := mw.SubjectLimits(subject, r.URL.Query().Get("plan"))
+	if err != nil {
+		s.keysError(w, err)
+		return
+	}
+	if name := r.URL.Query().Get("limit"); name != "" {
+		i := slices.IndexFunc(limits, func(l sluice.Limit) bool { return l.Name() == name })
+		if i < 0 {
+			writeJSONProblem(w, http.StatusNotFound, "Not Found", "subject "+subject+" has no limit "+name)
+			return
+		}
+		limits = limits[i : i+1]
+	}
+	if s.opts.Failover != nil || s.opts.Memory == nil || s.opts.Store != sluice.Store(s.opts.Memory) {
+		writeJSONProblem(w, http.StatusNotImplemented, "Not Implemented",
+			"Resetting a subject is implemented for the memory store only; this server's store cannot forget a state yet.")
+		return
+	}
+	forgot := s.opts.Memory.Reset(key, limits)
+	names := make([]string, len(limits))
+	for i, l := range limits {
+		names[i] = l.Name()
+	}
+	s.log.Info("keys reset", "caller", c.name, "subject", subject, "limits", names, "forgot", forgot)
+	writeJSON(w, http.StatusOK, map[string]any{"subject": subject, "limits": names, "forgot": forgot})
+}
+
+func (s *Server) keysError(w http.ResponseWriter, err error) {
+	status := http.StatusBadRequest
+	if errors.Is(err, sluice.ErrStoreUnavailable) {
+		status = http.StatusServiceUnavailable
+	}
+	writeJSONProblem(w, status, http.StatusText(status), err.Error())
+}
+
+// keyRoutes mounts the key admin API on mux, behind the admin scope.
+func (s *Server) keyRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET /v1/keys", s.guard(config.ScopeAdmin, false, s.handleKeysTop))
+	mux.HandleFunc("GET /v1/keys/{subject...}", s.guard(config.ScopeAdmin, false, s.handleKeyInspect))
+	mux.HandleFunc("DELETE /v1/keys/{subject...}", s.guard(config.ScopeAdmin, false, s.handleKeyReset))
+}

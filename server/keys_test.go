@@ -1,0 +1,112 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/server"
+)
+
+// TestKeysInspectResetTop: an operator sees a refused client at the top of
+// GET /v1/keys, inspects its limits (which spends nothing), resets them,
+// and the client's next request is admitted at once; the reset is logged
+// with the caller's name. Without the admin scope, none of it is served.
+func TestKeysInspectResetTop(t *testing.T) {
+	var logs bytes.Buffer
+	f := loggedFixture(t, testConfig, &logs)
+	key := map[string]string{"Authorization": "Bearer demo-free-key"}
+	for range 4 {
+		f.do(t, "GET", "/api/search", "", key)
+	}
+	const subject = "key:9f8cfdb17116bf0e2a44e071454f25594cb9b8737bf331e6a2f0b30550572f29"
+
+	var top []struct {
+		Subject string `json:"subject"`
+		Client  string `json:"client"`
+		Refused int64  `json:"refused"`
+	}
+	decode(t, f.do(t, "GET", "/v1/keys?top=5", "", nil), &top)
+	if len(top) != 1 || top[0].Subject != subject || top[0].Client != "api-key:k1" || top[0].Refused != 1 {
+		t.Fatalf("top: %+v", top)
+	}
+
+	var state struct {
+		Limits []struct {
+			Name         string `json:"name"`
+			Remaining    int64  `json:"remaining"`
+			Used         int64  `json:"used"`
+			ResetAfterMs int64  `json:"resetAfterMs"`
+		} `json:"limits"`
+	}
+	for range 2 { // twice: inspecting spends nothing
+		decode(t, f.do(t, "GET", "/v1/keys/"+subject, "", nil), &state)
+		if len(state.Limits) != 1 || state.Limits[0].Name != "per-minute" || state.Limits[0].Used != 3 || state.Limits[0].Remaining != 0 || state.Limits[0].ResetAfterMs != 60_000 {
+			t.Fatalf("inspect: %+v", state)
+		}
+	}
+
+	if r := f.do(t, "DELETE", "/v1/keys/"+subject, "", map[string]string{"Sluice-Token": ""}); r.StatusCode != 401 {
+		t.Errorf("reset without a token: %d, want 401", r.StatusCode)
+	}
+	if r := f.do(t, "DELETE", "/v1/keys/"+subject+"?limit=per-minute", "", nil); r.StatusCode != 200 {
+		t.Fatalf("reset: %d %s", r.StatusCode, readAll(t, r))
+	}
+	if !strings.Contains(logs.String(), "keys reset") || !strings.Contains(logs.String(), "caller=tests") || !strings.Contains(logs.String(), "subject="+subject) {
+		t.Errorf("the reset is not logged with its caller:\n%s", logs.String())
+	}
+	if r := f.do(t, "GET", "/api/search", "", key); r.StatusCode != 200 || r.Header.Get("RateLimit") != `"per-minute";r=2;t=60` {
+		t.Errorf("after the reset: %d %q, want 200 with 2 left", r.StatusCode, r.Header.Get("RateLimit"))
+	}
+	if r := f.do(t, "DELETE", "/v1/keys/"+subject+"?limit=per-day", "", nil); r.StatusCode != 404 {
+		t.Errorf("reset of a limit the subject does not have: %d, want 404", r.StatusCode)
+	}
+}
+
+func decode(t *testing.T, r *http.Response, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(readAll(t, r)), v); err != nil || r.StatusCode != 200 {
+		t.Fatalf("%d: %v", r.StatusCode, err)
+	}
+}
+
+// loggedFixture is newFixture on the memory store with the server's log
+// written to logs.
+func loggedFixture(t *testing.T, cfgText string, logs *bytes.Buffer) *fixture {
+	t.Helper()
+	f := newFixture(t, cfgText)
+	cfg, err := config.Load(f.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Config: cfg, Clock: f.clock.Now, Store: f.mem, Memory: f.mem,
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv = srv
+	f.http = httptest.NewServer(srv.PublicHandler())
+	t.Cleanup(f.http.Close)
+	f.admin = httptest.NewServer(srv.AdminHandler())
+	t.Cleanup(f.admin.Close)
+	return f
+}
+
+// TestKeysResetOnRedisIsNotImplemented: on the Redis store a reset is
+// refused with 501 (the store cannot forget a state yet), and inspecting
+// works as on memory.
+func TestKeysResetOnRedisIsNotImplemented(t *testing.T) {
+	f := newFixture(t, testConfig, "redis")
+	f.do(t, "GET", "/api/search", "", nil)
+	if r := f.do(t, "GET", "/v1/keys/ip:127.0.0.1", "", nil); r.StatusCode != 200 || !strings.Contains(readAll(t, r), `"used":1`) {
+		t.Errorf("inspect on Redis: %d", r.StatusCode)
+	}
+	if r := f.do(t, "DELETE", "/v1/keys/ip:127.0.0.1", "", nil); r.StatusCode != 501 {
+		t.Errorf("reset on Redis: %d, want 501", r.StatusCode)
+	}
+}
