@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
 )
 
 // The key admin API, on the admin listener behind the admin scope:
@@ -93,18 +95,33 @@ func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller
 		}
 		limits = limits[i : i+1]
 	}
-	if s.opts.Failover != nil || s.opts.Memory == nil || s.opts.Store != sluice.Store(s.opts.Memory) {
+	var forgot int
+	switch st := s.opts.Store.(type) {
+	case stateResetter:
+		if forgot, err = st.Reset(r.Context(), key, limits); err != nil {
+			s.keysError(w, err)
+			return
+		}
+	case *memory.Store:
+		forgot = st.Reset(key, limits)
+	default:
 		writeJSONProblem(w, http.StatusNotImplemented, "Not Implemented",
-			"Resetting a subject is implemented for the memory store only; this server's store cannot forget a state yet.")
+			"This server's store cannot forget a subject's state: resetting is implemented for the memory store.")
 		return
 	}
-	forgot := s.opts.Memory.Reset(key, limits)
 	names := make([]string, len(limits))
 	for i, l := range limits {
 		names[i] = l.Name()
 	}
 	s.log.Info("keys reset", "caller", c.name, "subject", subject, "limits", names, "forgot", forgot)
 	writeJSON(w, http.StatusOK, map[string]any{"subject": subject, "limits": names, "forgot": forgot})
+}
+
+// stateResetter is a Store that can forget a key's state under limits, as
+// memory.Store.Reset does; a Redis store that deletes the states' keys
+// (and invalidates its over-limit cache) would be one.
+type stateResetter interface {
+	Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error)
 }
 
 func (s *Server) keysError(w http.ResponseWriter, err error) {
