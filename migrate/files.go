@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ConfigFile is the name Files gives the sluice configuration.
@@ -32,6 +34,16 @@ func (t *Translation) Files(enforce bool) (map[string]string, error) {
 	return files, nil
 }
 
+// comment makes s safe inside a YAML comment: one line, printable.
+func comment(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError || !unicode.IsPrint(r) {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
 func quote(s string) string {
 	q, _ := json.Marshal(s)
 	return string(q)
@@ -48,7 +60,7 @@ func quoteAll(ss []string) string {
 // config writes the sluice configuration.
 func (t *Translation) config(enforce bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# sluice configuration imported by `sluice import -from %s` from %s.\n", t.Format, strings.ReplaceAll(t.Source, "\n", " "))
+	fmt.Fprintf(&b, "# sluice configuration imported by `sluice import -from %s` from %s.\n", t.Format, comment(t.Source))
 	if !enforce {
 		b.WriteString("# Every limit is in shadow mode: reported in headers and metrics, never refusing.\n# Remove the shadow lines to enforce (sluice import -enforce writes them without).\n")
 	}
@@ -115,7 +127,7 @@ func (t *Translation) config(enforce bool) string {
 }
 
 func limitYAML(b *strings.Builder, indent string, l Limit, shadow bool) {
-	fmt.Fprintf(b, "%s- name: %s   # %s\n", indent, l.Name, strings.ReplaceAll(l.Source, "\n", " "))
+	fmt.Fprintf(b, "%s- name: %s   # %s\n", indent, l.Name, comment(l.Source))
 	in := indent + "  "
 	fmt.Fprintf(b, "%salgorithm: %s\n%squantity: %d\n%swindow: %s\n", in, l.Algorithm, in, l.Quantity, in, formatWindow(l.Window))
 	if l.Burst > 0 {

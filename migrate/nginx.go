@@ -326,7 +326,7 @@ func (t *Translation) nginxZoneLimit(z *nginxZone) {
 		l.Algorithm, l.Burst = "gcra", z.burst+1
 		if z.nodelay {
 			l.Source += " nodelay"
-		} else {
+		} else if z.delay > 0 {
 			l.Source += fmt.Sprintf(" delay=%d", z.delay)
 		}
 		t.same(where, "nginx admits a request when its bucket — one plus the previous excess drained at %d per %s — holds at most burst+1 = %d; gcra %d per %s with burst %d admits exactly the same requests, and refuses the same ones without consuming anything.",

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
@@ -281,6 +282,9 @@ func (r APIRequirements) validate() error {
 			return fmt.Errorf("capacity: %w", err)
 		}
 	}
+	if !printable(r.Name) {
+		return fmt.Errorf("name %q: use printable characters on one line", r.Name)
+	}
 	if len(r.Plans) == 0 {
 		return errors.New("plans: at least one plan is required")
 	}
@@ -340,7 +344,7 @@ func (r APIRequirements) validate() error {
 	for i, e := range r.Endpoints {
 		at := fmt.Sprintf("endpoints[%d]", i)
 		method, path, ok := strings.Cut(e.Route, " ")
-		if !ok || method == "" || !strings.HasPrefix(path, "/") || strings.ContainsAny(e.Route, "\"\n\t#") {
+		if !ok || method == "" || !strings.HasPrefix(path, "/") || strings.ContainsAny(e.Route, "\"#") || !printable(e.Route) {
 			return fmt.Errorf("%s.route: %q: want METHOD /path, e.g. \"POST /api/generate\"", at, e.Route)
 		}
 		if e.Cost != nil && (*e.Cost < 0 || *e.Cost > 1_000_000) {
@@ -370,6 +374,17 @@ func (r APIRequirements) validate() error {
 		return errors.New("overload: in_flight and p99 must be ≥ 0, error_rate in [0, 1]")
 	}
 	return nil
+}
+
+// printable reports whether s is one line of printable characters, as the
+// comments and names of a configuration must be.
+func printable(s string) bool {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
 }
 
 func contains(plans []APIPlan, name string) bool {
