@@ -98,7 +98,11 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		if f.bucket && l.Burst() != l.Quantity() {
 			p.Detail += fmt.Sprintf(", at most %d at once,", l.Burst())
 		}
-		p.Detail += fmt.Sprintf(" on the %s plan. Retry in %d s.", plan.Name, ra)
+		if rule := res.ruleOf(l); rule != "" {
+			p.Detail += fmt.Sprintf(" under the %s rule. Retry in %d s.", rule, ra)
+		} else {
+			p.Detail += fmt.Sprintf(" on the %s plan. Retry in %d s.", plan.Name, ra)
+		}
 		if res.Cost != 1 {
 			p.Detail += fmt.Sprintf(" This request costs %d units.", res.Cost)
 		}

@@ -69,6 +69,9 @@ func TestRuleKeyedByAHeaderGivesEachValueItsOwnQuota(t *testing.T) {
 	if len(body.ViolatedPolicies) != 1 || body.ViolatedPolicies[0] != "tenants.per-minute" {
 		t.Errorf("violated-policies %v, want the rule's limit, tenants.per-minute", body.ViolatedPolicies)
 	}
+	if want := "Rate limit exceeded: 2 requests per minute under the tenants rule. Retry in 60 s."; body.Detail != want {
+		t.Errorf("detail %q, want %q", body.Detail, want)
+	}
 }
 
 func TestRuleOnARouteLeavesOtherRoutesAlone(t *testing.T) {
