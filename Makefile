@@ -32,8 +32,11 @@ deps:
 	  command -v buildah >/dev/null || missing="$$missing buildah"; \
 	  command -v systemd-analyze >/dev/null || missing="$$missing systemd"; \
 	  [ -f /etc/ssl/certs/ca-certificates.crt ] || missing="$$missing ca-certificates"; \
+	  command -v curl >/dev/null || missing="$$missing curl"; \
+	  command -v node >/dev/null || missing="$$missing nodejs"; \
+	  python3 -c 'import requests' 2>/dev/null || missing="$$missing python3-requests"; \
 	  [ -z "$$missing" ] || { \
-	  echo "make test: installing$$missing (Debian packages: real front proxies, browser, Prometheus, podman for server/ and deploy/)"; \
+	  echo "make test: installing$$missing (Debian packages: real front proxies, browser, Prometheus, podman for server/ and deploy/; curl, node and python3-requests run /docs's code examples)"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; }
 
