@@ -5,7 +5,7 @@ GO    ?= go
 .PHONY: test deps bench run fuzz vet soak image
 
 # make test: installs what the tests need (redis-server, nginx, caddy,
-# chromium, prometheus, podman, buildah, systemd-analyze — Debian packages,
+# chromium, prometheus, podman, buildah, systemd-analyze, curl, node, python3-requests — Debian packages,
 # only when missing), runs every test with the race
 # detector (and the chi, gin and echo examples of examples/frameworks, a
 # module of its own), then every fuzz target for FUZZTIME. Tests that need those programs
