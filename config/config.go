@@ -44,6 +44,10 @@ type Config struct {
 	// Rules limit the requests they match by keys and limits of their own
 	// (see httplimit.Rule), in the order of the file.
 	Rules []httplimit.Rule
+	// Penalty is the penalty box: after Refusals refusals within Within, a
+	// client is refused for For (see httplimit.Penalty); zero without a
+	// penalty section.
+	Penalty httplimit.Penalty
 	// Exempt lists ServeMux patterns ("GET /healthz") that no limit applies to.
 	Exempt []string
 	// ExemptAddresses, ExemptKeys (names of keys) and ExemptUsers are the

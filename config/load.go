@@ -83,8 +83,16 @@ func Parse(name string, data []byte) (*Config, error) {
 			raw.at("Global", n, p)
 			raw.refused("Global", len(d.Errs) > before)
 		},
-		"exempt":      func(n *yaml.Node, p string) { d.exempt(n, p, c, &raw) },
-		"rules":       func(n *yaml.Node, p string) { c.Rules = d.rules(n, p, &raw) },
+		"exempt": func(n *yaml.Node, p string) { d.exempt(n, p, c, &raw) },
+		"rules":  func(n *yaml.Node, p string) { c.Rules = d.rules(n, p, &raw) },
+		"penalty": func(n *yaml.Node, p string) {
+			raw.at("Penalty", n, p)
+			d.Mapping(n, p, map[string]field{
+				"refusals": func(n *yaml.Node, p string) { c.Penalty.Refusals = d.Int(n, p, 1, sluice.MaxQuantity) },
+				"within":   func(n *yaml.Node, p string) { c.Penalty.Within = d.Duration(n, p) },
+				"for":      func(n *yaml.Node, p string) { c.Penalty.For = d.Duration(n, p) },
+			})
+		},
 		"response":    func(n *yaml.Node, p string) { d.response(n, p, &c.Response, &raw) },
 		"degradation": func(n *yaml.Node, p string) { d.degradation(n, p, &c.Degradation) },
 		"envoy":       func(n *yaml.Node, p string) { d.envoy(n, p, &c.Envoy, &raw) },

@@ -3,6 +3,7 @@ package config_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-dev/sluice/config"
 )
@@ -15,6 +16,9 @@ func TestRulesExampleLoads(t *testing.T) {
 	o := c.HTTPLimitOptions()
 	if len(o.Rules) != 3 {
 		t.Fatalf("%d rules, want 3", len(o.Rules))
+	}
+	if o.Penalty.Refusals != 20 || o.Penalty.Within != time.Minute || o.Penalty.For != 10*time.Minute {
+		t.Errorf("penalty: %+v", o.Penalty)
 	}
 	up, search, reports := o.Rules[0], o.Rules[1], o.Rules[2]
 	if up.Name != "uploads" || len(up.Paths) != 2 || up.Key[0] != "path:tenant" || up.Limits[0].Quantity() != 10 || up.Cost != nil {

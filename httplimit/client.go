@@ -99,8 +99,37 @@ func (m *Middleware) identifyClient(c Client) (Identity, error) {
 	return id, nil
 }
 
-// decide runs the checks of res (identity and cost set) and reports it.
+// decide runs the checks of res (identity and cost set) and reports it:
+// the penalty box first, then the checks, counting a refusal for the box.
 func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
+	res.Penalized = false
+	if m.penalty == nil {
+		return m.decideChecks(ctx, res)
+	}
+	start := time.Now()
+	boxed, err := m.boxed(ctx, res)
+	if err == nil && boxed {
+		res.Now = start
+		if m.now != nil {
+			res.Now = m.now()
+		}
+		if m.observe != nil {
+			m.observe(res, time.Since(start), nil)
+		}
+		return res, nil
+	}
+	if err != nil {
+		m.Release(res)
+		return nil, err
+	}
+	if res, err = m.decideChecks(ctx, res); err == nil && !res.Decision.Allowed {
+		m.countRefusal(ctx, res)
+	}
+	return res, err
+}
+
+// decideChecks runs the checks of res (identity and cost set) and reports it.
+func (m *Middleware) decideChecks(ctx context.Context, res *Result) (*Result, error) {
 	if plan := res.Identity.Plan; len(res.ruleChecks) > 0 {
 		// Rules matched: the checks differ from request to request.
 		res.Checks = m.checks(res.Checks[:0], plan, res.Identity.storeKey(m.id.prefix), res.Cost, res.ruleChecks)

@@ -48,6 +48,7 @@ type Middleware struct {
 	rules       []*rule
 	modes       []string
 	docsURL     string
+	penalty     *penaltyBox
 	template    *template        // nil: RFC 9457 problems
 	globalGone  bool             // GlobalStatus is 503
 	now         func() time.Time // nil: clock, time.Now read cheaply
@@ -87,6 +88,14 @@ type Result struct {
 	// Checks holds between the plan's and the global ones.
 	ruleChecks []sluice.Check
 	matched    []*rule
+	// Penalized: the client is in the penalty box (Options.Penalty), which
+	// refused the request before any limit was checked; Checks and
+	// Decision are then the box's.
+	Penalized bool
+	// penaltyChecks and penaltyDecision serve the box's store calls.
+	penaltyChecks   [1]sluice.Check
+	penaltyDecision sluice.Decision
+
 	// items and quotas are the RateLimit items of Checks when rules
 	// matched (see ruleItems).
 	items  []string
@@ -165,6 +174,7 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 	}
 	m.exemptions = newExemptions(&o, m.id)
 	m.globalGone = o.GlobalStatus == http.StatusServiceUnavailable
+	m.penalty = newPenaltyBox(o.Penalty)
 	if o.RefusalTemplate != "" {
 		if m.template, err = compileTemplate(o.RefusalTemplate); err != nil {
 			return nil, &FieldError{Field: "RefusalTemplate", Err: err}
@@ -239,17 +249,19 @@ func (m *Middleware) Refuse(w http.ResponseWriter, r *http.Request, res *Result)
 // answers 403, because auth_request turns any status but 2xx, 401 and 403
 // into a 500; nginx then maps it back to a 429 for the client.
 func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, res *Result, status int) {
+	if res.Penalized {
+		p := m.penaltyProblem(r, res)
+		p.Status = status
+		m.writeBody(w, p)
+		return
+	}
 	m.writeAllHeaders(w.Header(), res)
 	p := m.refusal(r, res)
 	p.Status = status
 	if status == http.StatusTooManyRequests && m.globalGone && m.onlyGlobal(res) {
 		p.Status, p.Type, p.Title = http.StatusServiceUnavailable, ProblemReducedCapacity, "Service Unavailable"
 	}
-	if m.template != nil {
-		writeTemplate(w, m.template, p)
-	} else {
-		writeProblem(w, p)
-	}
+	m.writeBody(w, p)
 	m.log.Debug("request refused", "subject", res.Identity.Subject, "plan", res.Identity.Plan.Name,
 		"violated", res.Decision.Violated, "retry_after", res.Decision.RetryAfter)
 }

@@ -88,6 +88,10 @@ type Options struct {
 	// Exempt lists net/http ServeMux patterns ("GET /healthz") that no
 	// limit applies to.
 	Exempt []string
+	// Penalty puts clients that keep being refused in a penalty box; the
+	// zero Penalty boxes no one. See Penalty.
+	Penalty Penalty
+
 	// ExemptAddresses are client addresses (through TrustedProxies, as
 	// identity reads them) that no limit applies to, whatever their key.
 	ExemptAddresses []netip.Prefix

@@ -228,3 +228,13 @@ func (m *Middleware) onlyGlobal(res *Result) bool {
 	}
 	return true
 }
+
+// writeBody sends p as the configured body: the template's, else the
+// problem.
+func (m *Middleware) writeBody(w http.ResponseWriter, p *Problem) {
+	if m.template != nil {
+		writeTemplate(w, m.template, p)
+	} else {
+		writeProblem(w, p)
+	}
+}

@@ -53,6 +53,8 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //   - Exempt: valid, non-conflicting ServeMux patterns.
 //   - RefusalTemplate: one JSON value whose placeholders are known.
 //   - GlobalStatus: 0, 429 or 503.
+//   - Penalty: zero, or Refusals ≥ 1 and durations as a Limit's window;
+//     no limit named "penalty" or "penalty-refusals".
 //   - ExemptAddresses: valid prefixes; ExemptKeys: names of Keys;
 //     ExemptUsers: non-empty, with a UserHeader to read them from.
 //   - Rules: names valid and unique; methods, header names and hosts
@@ -162,6 +164,7 @@ func (v *validator) options(o Options) {
 	}
 	v.exemptions(&o)
 	v.hidden(&o)
+	v.penalty(&o)
 	if o.RefusalTemplate != "" {
 		if _, err := compileTemplate(o.RefusalTemplate); err != nil {
 			v.wrap("RefusalTemplate", err)

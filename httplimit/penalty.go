@@ -1,0 +1,152 @@
+package httplimit
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// Penalty puts a client that keeps being refused in a penalty box (a
+// mitigation timeout): after Refusals refusals within Within, every
+// request of the client is refused for For, whatever its quota, with the
+// problem type ProblemPenalty and a Retry-After of the time left. The box
+// is kept in the store under the client's key, beside its limits, so every
+// instance on a shared store sees it. The zero Penalty puts no one in a
+// box.
+//
+// A client in the box spends nothing: its requests are refused before its
+// limits are checked. Counting refusals and boxing cost a store call each
+// on the refusal path only; with a Penalty, every request peeks at the box
+// first (one more store call, which spends nothing).
+type Penalty struct {
+	// Refusals within Within put a client in the box: at least 1.
+	Refusals int64
+	Within   time.Duration
+	// For is how long the box holds the client.
+	For time.Duration
+}
+
+// ProblemPenalty is the problem type of a refusal by the penalty box.
+const ProblemPenalty = "https://github.com/sluice-dev/sluice/blob/main/docs/rules.md#penalty-box"
+
+// Names of the penalty box's state; no limit may have them.
+const (
+	penaltyName    = "penalty"
+	penaltyRefusal = "penalty-refusals"
+)
+
+// penaltyBox is a compiled Penalty: the refusals counted as a sliding log
+// of Refusals per Within, the box as a bucket of 1 refilled every For
+// (emptied by boxing, full again after For).
+type penaltyBox struct {
+	p        Penalty
+	refusals sluice.Limit
+	box      sluice.Limit
+}
+
+func newPenaltyBox(p Penalty) *penaltyBox {
+	if p.Refusals == 0 {
+		return nil
+	}
+	return &penaltyBox{p: p, refusals: sluice.SlidingLog(p.Refusals, p.Within).Named(penaltyRefusal),
+		box: sluice.TokenBucket(1, p.For).Named(penaltyName)}
+}
+
+// boxed peeks at the box of res's client; when it is in it, it makes res
+// a refusal by the box and reports true.
+func (m *Middleware) boxed(ctx context.Context, res *Result) (bool, error) {
+	pb := m.penalty
+	res.penaltyChecks[0] = sluice.Check{Key: res.Identity.storeKey(m.id.prefix), Limit: pb.box}
+	d := &res.penaltyDecision
+	if err := m.limiter.Allow(ctx, res.penaltyChecks[:], d); err != nil {
+		return false, err
+	}
+	if st := d.Statuses[0]; st.Remaining > 0 {
+		return false, nil
+	}
+	st := &d.Statuses[0]
+	st.Allowed, st.RetryAfter = false, max(st.ResetAfter, time.Microsecond)
+	d.Allowed, d.Limit, d.Remaining, d.ResetAfter, d.RetryAfter = false, pb.box, 0, st.ResetAfter, st.RetryAfter
+	d.Violated = append(d.Violated[:0], penaltyName)
+	res.Checks = append(res.Checks[:0], res.penaltyChecks[0])
+	res.checksOf = nil
+	res.Decision, res.penaltyDecision = res.penaltyDecision, res.Decision
+	res.Penalized = true
+	return true, nil
+}
+
+// countRefusal counts a refusal of res's client and boxes it at the
+// Refusals-th within Within. A failure is logged: the refusal stands.
+func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
+	pb := m.penalty
+	key := res.Identity.storeKey(m.id.prefix)
+	res.penaltyChecks[0] = sluice.Check{Key: key, Limit: pb.refusals, Cost: 1}
+	d := &res.penaltyDecision
+	if err := m.limiter.Allow(ctx, res.penaltyChecks[:], d); err != nil {
+		m.log.Warn("penalty box: refusal not counted", "err", err)
+		return
+	}
+	if d.Allowed && d.Statuses[0].Remaining > 0 {
+		return
+	}
+	res.penaltyChecks[0] = sluice.Check{Key: key, Limit: pb.box, Cost: 1}
+	if err := m.limiter.Allow(ctx, res.penaltyChecks[:], d); err != nil {
+		m.log.Warn("penalty box: client not boxed", "err", err)
+		return
+	}
+	m.log.Info("penalty box: client boxed", "subject", res.Identity.Subject, "for", pb.p.For)
+}
+
+// penaltyProblem is the refusal of a client in the box.
+func (m *Middleware) penaltyProblem(r *http.Request, res *Result) *Problem {
+	pb := m.penalty
+	ra := retryAfterSeconds(res.Decision.RetryAfter)
+	return &Problem{Type: ProblemPenalty, Title: "Too Many Requests", Status: http.StatusTooManyRequests,
+		Detail: fmt.Sprintf("Too many refused requests: %d within %s. Every request is refused for %s; retry in %d s.",
+			pb.p.Refusals, FormatWindow(pb.p.Within), FormatWindow(pb.p.For), ra),
+		Instance: r.URL.Path, ViolatedPolicies: res.Decision.Violated, RetryAfter: &ra, Policy: penaltyName,
+		Plan: res.Identity.Plan.Name, Documentation: m.docsURL}
+}
+
+// penalty checks Options.Penalty.
+func (v *validator) penalty(o *Options) {
+	p := o.Penalty
+	if p == (Penalty{}) {
+		return
+	}
+	if p.Refusals < 1 || p.Refusals > sluice.MaxQuantity {
+		v.errorf("Penalty.Refusals", "%d is out of range [1, %d]", p.Refusals, int64(sluice.MaxQuantity))
+	}
+	for _, d := range []struct {
+		field string
+		d     time.Duration
+	}{{"Penalty.Within", p.Within}, {"Penalty.For", p.For}} {
+		if d.d < time.Microsecond || d.d > sluice.MaxWindow || d.d%time.Microsecond != 0 {
+			v.errorf(d.field, "%v is not a duration in [1µs, %v]", d.d, sluice.MaxWindow)
+		}
+	}
+	names := map[string]bool{}
+	for _, l := range o.Global {
+		names[l.ID()] = true
+	}
+	for _, pl := range o.Plans {
+		if pl != nil {
+			for _, l := range pl.Limits {
+				names[l.ID()] = true
+			}
+		}
+	}
+	for _, r := range o.Rules {
+		for _, l := range r.Limits {
+			names[ruleLimit(r.Name, l).ID()] = true
+		}
+	}
+	for _, n := range []string{penaltyName, penaltyRefusal} {
+		if names[n] {
+			v.errorf("Penalty", "a limit is named %q, the name of the penalty box's state", n)
+		}
+	}
+}

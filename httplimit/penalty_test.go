@@ -1,0 +1,61 @@
+package httplimit_test
+
+import (
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+// TestPenaltyBoxHoldsThenLifts: the second refusal within a minute boxes
+// the client for 10 minutes: a request its quota would admit is refused
+// with the box's problem type and the time left as Retry-After, spending
+// nothing; after the 10 minutes it is admitted. Other clients are not
+// boxed.
+func TestPenaltyBoxHoldsThenLifts(t *testing.T) {
+	clock := clockAt(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+	defer store.Close()
+	mw, err := httplimit.New(sluice.NewLimiter(store), httplimit.Options{
+		Plans:   []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
+		Penalty: httplimit.Penalty{Refusals: 2, Within: time.Minute, For: 10 * time.Minute},
+		Clock:   clock.Now,
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mw.Handler(okHandler())
+	a, b := req{remote: "192.0.2.1:1"}, req{remote: "192.0.2.2:1"}
+	got := statuses(mw, a, a, a)
+	if want := []int{200, 429, 429}; !slices.Equal(got, want) {
+		t.Fatalf("%v, want %v", got, want)
+	}
+	clock.Advance(61 * time.Second) // a new minute: the quota would admit
+	w := do(h, a)
+	p := decodeProblem(t, w.Body.String())
+	if w.Code != 429 || p.Type != httplimit.ProblemPenalty || w.Header().Get("Retry-After") != "539" ||
+		!strings.Contains(p.Detail, "Too many refused requests: 2 within 1m. Every request is refused for 10m") {
+		t.Fatalf("in the box: %d %q %s", w.Code, w.Header().Get("Retry-After"), w.Body.String())
+	}
+	if w.Header().Get("RateLimit") != "" {
+		t.Errorf("a boxed refusal carries RateLimit %q", w.Header().Get("RateLimit"))
+	}
+	if w := do(h, b); w.Code != 200 {
+		t.Errorf("another client: %d", w.Code)
+	}
+	clock.Advance(539*time.Second - time.Millisecond)
+	if w := do(h, a); w.Code != 429 {
+		t.Errorf("a millisecond before the box lifts: %d", w.Code)
+	}
+	clock.Advance(time.Millisecond)
+	if w := do(h, a); w.Code != 200 || w.Header().Get("RateLimit") != `"per-minute";r=0;t=60` {
+		t.Errorf("when the box lifts: %d %q (the boxed requests spent nothing)", w.Code, w.Header().Get("RateLimit"))
+	}
+}
