@@ -100,8 +100,11 @@ func TestLeasedRefusalSpendsNoLease(t *testing.T) {
 	t.Cleanup(func() { one.Close(); other.Close() })
 	a := sluice.Check{Key: "aon", Limit: sluice.FixedWindow(1000, time.Hour).Named("a"), Cost: 1}
 	b := sluice.Check{Key: "aon", Limit: sluice.FixedWindow(40, time.Hour).Named("b"), Cost: 1}
+	spendN(t, one, b, 1) // b's remainder known, and a lease of b taken …
+	if err := one.Return(context.Background()); err != nil {
+		t.Fatal(err) // … and given back: the next call of b takes one
+	}
 	spendN(t, one, a, 3) // a leased
-	spendN(t, one, b, 1) // b's remainder known: the next call takes a lease of b
 	held := one.Stats().Held
 	if held == 0 {
 		t.Fatalf("no lease of a: %+v", one.Stats())
