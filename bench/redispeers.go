@@ -103,7 +103,7 @@ func newSluiceRedis(addr string, rate int, wrapped bool) (*sluiceRedis, error) {
 	s.local = memory.New(memory.WithMaxKeys(1_000_000))
 	// As server/store_redis.go: the Redis store bounds each call, the
 	// failover sets no deadline of its own.
-	s.fo, err = failover.New(cache, s.local, failover.Options{Policy: failover.Local,
+	s.fo, err = failover.New(cache, s.local, failover.Options{OnError: failover.Local,
 		Timeout: -1, Instances: 1})
 	if err != nil {
 		client.Close()
