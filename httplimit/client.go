@@ -130,9 +130,9 @@ func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 
 // decideChecks runs the checks of res (identity and cost set) and reports it.
 func (m *Middleware) decideChecks(ctx context.Context, res *Result) (*Result, error) {
-	if plan := res.Identity.Plan; len(res.ruleChecks) > 0 {
+	if plan := res.Identity.Plan; len(res.matched) > 0 {
 		// Rules matched: the checks differ from request to request.
-		res.Checks = m.checks(res.Checks[:0], plan, res.Identity.storeKey(m.id.prefix), res.Cost, res.ruleChecks)
+		res.Checks = m.checks(res.Checks[:0], plan, res.Identity.storeKey(m.id.prefix), res.Cost, res)
 		res.checksOf = nil
 	} else if res.checksOf == plan && res.checksCost == res.Cost && len(res.Checks) == res.checksLen {
 		// The pooled Result last held this plan's checks at this cost:
@@ -167,14 +167,21 @@ func (m *Middleware) decideChecks(ctx context.Context, res *Result) (*Result, er
 }
 
 // checks appends to dst the checks of one request of cost units by the
-// client whose store key is key on plan: the plan's limits, the rules'
-// checks, then the global limits under the scope's global key. It
-// allocates nothing when dst has room.
-func (m *Middleware) checks(dst []sluice.Check, plan *sluice.Plan, key string, cost int64, rules []sluice.Check) []sluice.Check {
+// client whose store key is key on plan: the plan's limits, the limits
+// of the rules that matched (of rules, when not nil), then the global
+// limits under the scope's global key. It allocates nothing when dst has
+// room.
+func (m *Middleware) checks(dst []sluice.Check, plan *sluice.Plan, key string, cost int64, rules *Result) []sluice.Check {
 	for _, l := range plan.Limits {
 		dst = append(dst, sluice.Check{Key: key, Limit: l, Cost: cost})
 	}
-	dst = append(dst, rules...)
+	if rules != nil {
+		for i, ru := range rules.matched {
+			for _, l := range ru.limits {
+				dst = append(dst, sluice.Check{Key: rules.ruleKeys[i], Limit: l, Cost: rules.ruleCosts[i]})
+			}
+		}
+	}
 	for _, l := range m.policy.Global {
 		dst = append(dst, sluice.Check{Key: m.globalKey, Limit: l, Cost: cost})
 	}

@@ -82,7 +82,7 @@ func (m *Middleware) exemptBy(r *http.Request) string {
 // identity, no cost, no checks, no decision.
 func (m *Middleware) exempted(r *http.Request, res *Result, by string) *Result {
 	res.Exempt, res.ExemptBy, res.Identity, res.Cost, res.Checks, res.plan = true, by, Identity{}, 0, res.Checks[:0], nil
-	res.ruleChecks, res.matched = res.ruleChecks[:0], res.matched[:0]
+	res.matched = res.matched[:0]
 	res.Decision = sluice.Decision{Statuses: res.Decision.Statuses[:0], Violated: res.Decision.Violated[:0]}
 	if m.onExempt != nil {
 		m.onExempt(r, by)

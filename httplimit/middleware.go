@@ -84,10 +84,12 @@ type Result struct {
 	checksCost int64
 	checksLen  int
 
-	// ruleChecks are the checks of the rules that matched (matched), which
-	// Checks holds between the plan's and the global ones.
-	ruleChecks []sluice.Check
-	matched    []*rule
+	// matched are the rules that matched, in order, each with the store
+	// key and cost of its checks (ruleKeys, ruleCosts), which Checks holds
+	// between the plan's and the global ones.
+	matched   []*rule
+	ruleKeys  []string
+	ruleCosts []int64
 	// Penalized: the client is in the penalty box (Options.Penalty), which
 	// refused the request before any limit was checked; Checks and
 	// Decision are then the box's.

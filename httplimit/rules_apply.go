@@ -6,10 +6,11 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// matchRules sets res.ruleChecks and res.matched to the checks and rules
-// of the rules that the request of f matches (res.Cost set), in rule order.
+// matchRules sets res.matched, res.ruleKeys and res.ruleCosts to the rules
+// that the request of f matches (res.Cost set), in rule order, and the
+// store key and cost of each one's checks.
 func (m *Middleware) matchRules(f *requestFacts, res *Result) {
-	res.ruleChecks, res.matched = res.ruleChecks[:0], res.matched[:0]
+	res.matched, res.ruleKeys, res.ruleCosts = res.matched[:0], res.ruleKeys[:0], res.ruleCosts[:0]
 	if len(m.rules) == 0 {
 		return
 	}
@@ -28,10 +29,9 @@ func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 		if cost < 0 {
 			cost = res.Cost
 		}
-		for _, l := range ru.limits {
-			res.ruleChecks = append(res.ruleChecks, sluice.Check{Key: key, Limit: l, Cost: cost})
-		}
 		res.matched = append(res.matched, ru)
+		res.ruleKeys = append(res.ruleKeys, key)
+		res.ruleCosts = append(res.ruleCosts, cost)
 	}
 }
 
