@@ -10,7 +10,6 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/httplimit"
-	"github.com/sluice-dev/sluice/memory"
 )
 
 // TestExemptClientsAreNeverLimitedNorCounted: requests exempt by address,
@@ -18,12 +17,9 @@ import (
 // of anyone's quota (the global limit's included), and are reported to
 // OnExempt with their reason.
 func TestExemptClientsAreNeverLimitedNorCounted(t *testing.T) {
-	clock := clockAt(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
-	defer store.Close()
 	plan := &sluice.Plan{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(2, time.Minute)}}
 	reasons := map[string]int{}
-	mw, err := httplimit.New(sluice.NewLimiter(store), httplimit.Options{
+	mw, _ := clockedMiddleware(t, httplimit.Options{
 		Plans:           []*sluice.Plan{plan},
 		Global:          []sluice.Limit{sluice.FixedWindow(3, time.Minute).Named("everyone")},
 		Keys:            []httplimit.Key{{Name: "monitoring", SHA256: sha256.Sum256([]byte("mon-key"))}, {Name: "other", SHA256: sha256.Sum256([]byte("other-key"))}},
@@ -32,12 +28,8 @@ func TestExemptClientsAreNeverLimitedNorCounted(t *testing.T) {
 		ExemptAddresses: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")},
 		ExemptKeys:      []string{"monitoring"},
 		ExemptUsers:     []string{"ops-bot"},
-		Clock:           clock.Now,
 		OnExempt:        func(_ *http.Request, reason string) { reasons[reason]++ },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := mw.Handler(okHandler())
 	exempt := []req{
 		{remote: "192.0.2.9:1"},

@@ -1,8 +1,6 @@
 package httplimit_test
 
 import (
-	"io"
-	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -10,7 +8,6 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/httplimit"
-	"github.com/sluice-dev/sluice/memory"
 )
 
 // TestPenaltyBoxHoldsThenLifts: the second refusal within a minute boxes
@@ -19,18 +16,10 @@ import (
 // nothing; after the 10 minutes it is admitted. Other clients are not
 // boxed.
 func TestPenaltyBoxHoldsThenLifts(t *testing.T) {
-	clock := clockAt(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
-	defer store.Close()
-	mw, err := httplimit.New(sluice.NewLimiter(store), httplimit.Options{
+	mw, clock := clockedMiddleware(t, httplimit.Options{
 		Plans:   []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
 		Penalty: httplimit.Penalty{Refusals: 2, Within: time.Minute, For: 10 * time.Minute},
-		Clock:   clock.Now,
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := mw.Handler(okHandler())
 	a, b := req{remote: "192.0.2.1:1"}, req{remote: "192.0.2.2:1"}
 	got := statuses(mw, a, a, a)

@@ -2,6 +2,8 @@ package httplimit_test
 
 import (
 	"errors"
+	"io"
+	"log/slog"
 	"net/http/httptest"
 	"net/netip"
 	"slices"
@@ -14,25 +16,34 @@ import (
 	"github.com/sluice-dev/sluice/memory"
 )
 
-// rulesMiddleware returns a handler limited by a plan of 10 per minute
-// (fixed window) for everyone and rules, on a memory store and a fake
-// clock; 10.0.0.0/8 are trusted proxies.
-func rulesMiddleware(t *testing.T, rules ...httplimit.Rule) (*httplimit.Middleware, *fakeClock) {
+// clockedMiddleware returns the Middleware of o on a memory store, both on
+// a fake clock at noon, logging nowhere unless o says where.
+func clockedMiddleware(t *testing.T, o httplimit.Options) (*httplimit.Middleware, *fakeClock) {
 	t.Helper()
 	clock := clockAt(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
 	t.Cleanup(func() { store.Close() })
-	mw, err := httplimit.New(sluice.NewLimiter(store), httplimit.Options{
-		Plans:          []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Minute)}}},
-		Rules:          rules,
-		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
-		UserHeader:     "X-User",
-		Clock:          clock.Now,
-	})
+	o.Clock = clock.Now
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	mw, err := httplimit.New(sluice.NewLimiter(store), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return mw, clock
+}
+
+// rulesMiddleware returns a middleware limiting everyone by a plan of 10
+// per minute (fixed window) and rules; 10.0.0.0/8 are trusted proxies.
+func rulesMiddleware(t *testing.T, rules ...httplimit.Rule) (*httplimit.Middleware, *fakeClock) {
+	t.Helper()
+	return clockedMiddleware(t, httplimit.Options{
+		Plans:          []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Minute)}}},
+		Rules:          rules,
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
+		UserHeader:     "X-User",
+	})
 }
 
 func cost(c int64) *int64 { return &c }
@@ -219,19 +230,12 @@ func TestRulesValidate(t *testing.T) {
 }
 
 func TestGlobalRefusalsMay503AndBodiesFollowTheTemplate(t *testing.T) {
-	clock := clockAt(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
-	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
-	defer store.Close()
-	mw, err := httplimit.New(sluice.NewLimiter(store), httplimit.Options{
+	mw, _ := clockedMiddleware(t, httplimit.Options{
 		Plans:           []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
 		Global:          []sluice.Limit{sluice.FixedWindow(2, time.Minute).Named("all")},
 		GlobalStatus:    503,
 		RefusalTemplate: `{"code": "SLOW_DOWN", "wait": "{{retryAfter}}", "why": "{{violated-policies}}", "s": "{{status}}"}`,
-		Clock:           clock.Now,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := mw.Handler(okHandler())
 	a, b, c := req{remote: "192.0.2.1:1"}, req{remote: "192.0.2.2:1"}, req{remote: "192.0.2.3:1"}
 	do(h, a)
