@@ -1,4 +1,4 @@
-package server
+package server_test
 
 import (
 	"context"
@@ -10,9 +10,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/redis"
+	"github.com/sluice-dev/sluice/server"
 )
 
 // downStore fails every call for the keys of node "a", as a Cluster master
@@ -48,9 +50,16 @@ func TestNodeMetrics(t *testing.T) {
 			}
 		}
 	}
+	cfg, err := config.Parse("t.yaml", []byte("plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	reg := prometheus.NewRegistry()
-	registerNodeMetrics(reg, f, func() redis.Losses { return redis.Losses{LostWrites: 2, EmptyRestarts: 1} })
-	got := gathered(t, reg)
+	if _, err := server.New(server.Options{Config: cfg, Store: f, Failover: f, Registry: reg,
+		StoreLosses: func() redis.Losses { return redis.Losses{LostWrites: 2, EmptyRestarts: 1} }}); err != nil {
+		t.Fatal(err)
+	}
+	got := gatheredSeries(t, reg)
 	for series, want := range map[string]float64{
 		`sluice_store_node_breaker_open{node="a"}`:             1,
 		`sluice_store_node_breaker_open{node="b"}`:             0,
@@ -70,29 +79,4 @@ func TestNodeMetrics(t *testing.T) {
 			t.Errorf("%s = %v, want ≥ 1 for the down node", series, got[series])
 		}
 	}
-}
-
-// gathered returns every series of reg as name{label="value"} → value.
-func gathered(t *testing.T, reg *prometheus.Registry) map[string]float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			name := mf.GetName()
-			for _, l := range m.GetLabel() {
-				name += "{" + l.GetName() + "=\"" + l.GetValue() + "\"}"
-			}
-			switch {
-			case m.GetCounter() != nil:
-				out[name] = m.GetCounter().GetValue()
-			case m.GetGauge() != nil:
-				out[name] = m.GetGauge().GetValue()
-			}
-		}
-	}
-	return out
 }

@@ -81,6 +81,10 @@ type Options struct {
 	// had acknowledged (a failover that lost writes): its counts become
 	// metrics.
 	StoreLosses func() redis.Losses
+	// Leases, when set, is the quota the store leases from Redis: its
+	// counts become metrics, and a reload gives back every unit it holds
+	// (the new configuration's limits lease afresh).
+	Leases *redis.Leased
 	// Memory, when set, is the in-process store (the store itself on
 	// memory, the failover's local store on Redis): its counts of keys,
 	// evictions and expirations and its clock's lag become metrics.
@@ -155,6 +159,7 @@ func New(opts Options) (*Server, error) {
 	s.exempt = newExemptCounters(opts.Registry)
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
 	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses)
+	registerLeaseMetrics(opts.Registry, opts.Leases)
 	registerMemoryMetrics(opts.Registry, opts.Memory)
 	s.stats = newStats(opts.Clock, s.dashboardSample)
 	g := opts.Config.Designer
@@ -292,6 +297,13 @@ func (s *Server) Reload() error {
 			}
 			if s.opts.OverLimit != nil {
 				s.opts.OverLimit.Reset() // remembered denials were under the old limits
+			}
+			if s.opts.Leases != nil { // leases were taken under the old limits
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				if err := s.opts.Leases.Return(ctx); err != nil {
+					s.log.Warn("reload: leased units not all given back (they expire by themselves)", "err", err)
+				}
+				cancel()
 			}
 			s.metrics.reloads.WithLabelValues("ok").Inc()
 			s.log.Info("configuration reloaded", "file", cfg.File, "plans", len(cfg.Policy.Plans))

@@ -33,6 +33,9 @@ type OpenedStore struct {
 	// Losses reports what Redis forgot of what it had acknowledged (nil
 	// for memory): its counts become metrics.
 	Losses func() redis.Losses
+	// Leases is the quota leased from Redis (nil unless the store leases):
+	// its counts become metrics, and a reload gives its units back.
+	Leases *redis.Leased
 }
 
 // OpenStore builds the store cfg describes. The store outlives

@@ -28,13 +28,17 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	lease, err := leaseOptions(r)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	local := memory.New(append([]memory.Option{memory.WithMaxKeys(cfg.Store.MaxKeys)}, opts...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
 	st, err := redis.Open(ctx, redis.Options{Mode: redis.Mode(r.Mode), Addrs: r.Addresses,
 		MasterSet: r.MasterName, Username: r.Username, Password: r.Password, DB: r.DB, Timeout: r.Timeout,
 		OnStoreError: policy, Instances: r.Instances, Replicas: r.Replicas, ReplicaWait: r.ReplicaWait,
-		Local: local, Logger: log})
+		Lease: lease, Local: local, Logger: log})
 	if err != nil {
 		local.Close()
 		return nil, fmt.Errorf("server: %w", err)
@@ -53,5 +57,24 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 		Cache:     st.Cache(),
 		Memory:    local,
 		Losses:    st.Losses,
+		Leases:    st.Leases(),
 	}, nil
+}
+
+// leaseOptions reads the store's lease settings (redis.LeaseOptions).
+func leaseOptions(r config.Redis) (redis.LeaseOptions, error) {
+	mode, err := redis.ParseLeaseMode(r.Lease)
+	if err != nil {
+		return redis.LeaseOptions{}, err
+	}
+	o := redis.LeaseOptions{Mode: mode, MaxUnits: r.LeaseMaxUnits, MaxAge: r.LeaseMaxAge}
+	for id, m := range r.Leases {
+		if o.Limits == nil {
+			o.Limits = map[string]redis.LeaseMode{}
+		}
+		if o.Limits[id], err = redis.ParseLeaseMode(m); err != nil {
+			return redis.LeaseOptions{}, fmt.Errorf("limit %s: %w", id, err)
+		}
+	}
+	return o, nil
 }

@@ -60,7 +60,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer store.Close()
 	opts := server.Options{Config: cfg, Store: store.Store, Ready: store.Ready, Logger: log,
 		StoreDown: store.StoreDown, Failover: store.Failover, OverLimit: store.Cache, Memory: store.Memory,
-		StoreLosses: store.Losses}
+		StoreLosses: store.Losses, Leases: store.Leases}
 	if *file != "" {
 		opts.Load, opts.WatchFile = withListen, *file
 	}

@@ -1,0 +1,62 @@
+package server
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluice-dev/sluice/redis"
+)
+
+// registerLeaseMetrics exports what the quota leased from Redis did (nil:
+// nothing is leased, nothing is exported). The mean lease size is
+// rate(sluice_lease_units_total{event="leased"}) ÷ rate(sluice_lease_takes_total).
+func registerLeaseMetrics(reg *prometheus.Registry, l *redis.Leased) {
+	if l != nil {
+		reg.MustRegister(newLeaseCollector(l))
+	}
+}
+
+// leaseCollector reads the leases' counts at each scrape.
+type leaseCollector struct {
+	l                                              *redis.Leased
+	units, takes, decisions, roundTrips, giveBacks *prometheus.Desc
+	held, keys                                     *prometheus.Desc
+}
+
+func newLeaseCollector(l *redis.Leased) *leaseCollector {
+	return &leaseCollector{l: l,
+		units: prometheus.NewDesc("sluice_lease_units_total",
+			"Units of leased quota by event: leased (taken beyond their checks' own cost), spent without a round trip, returned to Redis, expired unspent.",
+			[]string{"event"}, nil),
+		takes: prometheus.NewDesc("sluice_lease_takes_total", "Leases taken from Redis.", nil, nil),
+		decisions: prometheus.NewDesc("sluice_lease_decisions_total",
+			"Calls through the leasing store, by where they were decided: local (from leases alone) or redis.", []string{"path"}, nil),
+		roundTrips: prometheus.NewDesc("sluice_lease_round_trips_total", "Calls to Redis for decisions: takes and exact decisions.", nil, nil),
+		giveBacks:  prometheus.NewDesc("sluice_lease_give_backs_total", "Runs giving unspent units back to Redis (one per batch of keys).", nil, nil),
+		held:       prometheus.NewDesc("sluice_lease_units_held", "Units of the leases held now, not yet spent or given back.", nil, nil),
+		keys:       prometheus.NewDesc("sluice_lease_keys", "Keys and limits with a lease held now.", nil, nil),
+	}
+}
+
+func (c *leaseCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.units, c.takes, c.decisions, c.roundTrips, c.giveBacks, c.held, c.keys} {
+		ch <- d
+	}
+}
+
+func (c *leaseCollector) Collect(ch chan<- prometheus.Metric) {
+	st := c.l.Stats()
+	counter := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	counter(c.units, st.Leased, "leased")
+	counter(c.units, st.Spent, "spent")
+	counter(c.units, st.Returned, "returned")
+	counter(c.units, st.Expired, "expired")
+	counter(c.takes, st.Leases)
+	counter(c.decisions, st.Local, "local")
+	counter(c.decisions, st.Calls-st.Local, "redis")
+	counter(c.roundTrips, st.RoundTrips)
+	counter(c.giveBacks, st.GiveBacks)
+	ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(st.Held))
+	ch <- prometheus.MustNewConstMetric(c.keys, prometheus.GaugeValue, float64(st.Keys))
+}
