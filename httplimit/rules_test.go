@@ -250,3 +250,25 @@ func TestGlobalRefusalsMay503AndBodiesFollowTheTemplate(t *testing.T) {
 		t.Errorf("the global limit: %d %q", w.Code, w.Body.String())
 	}
 }
+
+// TestRulesApplyToDecideClient: the decision API's requests (a method and
+// a path) meet the rules of their route; keys it cannot read (headers)
+// fall back as configured.
+func TestRulesApplyToDecideClient(t *testing.T) {
+	mw, _ := rulesMiddleware(t,
+		httplimit.Rule{Name: "uploads", Paths: []string{"/v1/uploads"}, Key: []string{"route"}, Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}},
+		httplimit.Rule{Name: "tenants", Key: []string{"header:X-Tenant"}, Fallback: httplimit.FallbackSkip, Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}})
+	ctx := t.Context()
+	var got []string
+	for _, who := range []httplimit.Client{{User: "a"}, {User: "b"}} {
+		res, err := mw.DecideClient(ctx, who, "POST", "/v1/uploads", -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, strings.Join(res.Rules(), ",")+":"+strings.Join(res.Decision.Violated, ","))
+		mw.Release(res)
+	}
+	if want := []string{"uploads:", "uploads:uploads.per-minute"}; !slices.Equal(got, want) {
+		t.Errorf("%q, want %q (the route is shared, the header rule skipped)", got, want)
+	}
+}
