@@ -36,7 +36,7 @@ func TestPrometheusEvaluatesRulesAndDashboard(t *testing.T) {
 	sum := sha256.Sum256([]byte(exampleToken))
 	cfg := realtest.Replace(t, "examples/sluice.yaml", readFile(t, "../examples/sluice.yaml"),
 		"  type: memory            # memory | redis",
-		`  type: redis`+"\n"+`  redis: {addresses: ["`+redis.Addr+`"], on_store_error: local, instances: 1}`,
+		`  type: redis`+"\n"+`  redis: {addresses: ["`+redis.Addr+`"], on_store_error: local, instances: 1, lease: auto}`,
 		"  loopback_scopes: [read, check, override_plan, admin]",
 		"  loopback_scopes: []\n  callers: [{name: prometheus, token_sha256: "+hex.EncodeToString(sum[:])+", scopes: [read]}]")
 	public, admin := realtest.FreeAddr(t), realtest.FreeAddr(t)
