@@ -96,18 +96,25 @@ func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller
 		limits = limits[i : i+1]
 	}
 	var forgot int
+	cfg := s.state.Load().cfg
 	switch st := s.opts.Store.(type) {
+	case *memory.Store:
+		forgot = st.Reset(key, limits)
 	case stateResetter:
 		if forgot, err = st.Reset(r.Context(), key, limits); err != nil {
 			s.keysError(w, err)
 			return
 		}
-	case *memory.Store:
-		forgot = st.Reset(key, limits)
 	default:
-		writeJSONProblem(w, http.StatusNotImplemented, "Not Implemented",
-			"This server's store cannot forget a subject's state: resetting is implemented for the memory store.")
-		return
+		if cfg.Store.Type != "redis" {
+			writeJSONProblem(w, http.StatusNotImplemented, "Not Implemented",
+				"This server's store cannot forget a subject's state.")
+			return
+		}
+		if forgot, err = s.resetRedis(r.Context(), cfg, key, limits); err != nil {
+			s.keysError(w, err)
+			return
+		}
 	}
 	names := make([]string, len(limits))
 	for i, l := range limits {
@@ -118,8 +125,8 @@ func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller
 }
 
 // stateResetter is a Store that can forget a key's state under limits, as
-// memory.Store.Reset does; a Redis store that deletes the states' keys
-// (and invalidates its over-limit cache) would be one.
+// memory.Store.Reset does; without one, a server on Redis deletes the
+// states' keys itself (resetRedis).
 type stateResetter interface {
 	Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error)
 }

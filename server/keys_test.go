@@ -6,10 +6,15 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/overlimit"
+	"github.com/sluice-dev/sluice/redis"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -97,16 +102,65 @@ func loggedFixture(t *testing.T, cfgText string, logs *bytes.Buffer) *fixture {
 	return f
 }
 
-// TestKeysResetOnRedisIsNotImplemented: on the Redis store a reset is
-// refused with 501 (the store cannot forget a state yet), and inspecting
-// works as on memory.
-func TestKeysResetOnRedisIsNotImplemented(t *testing.T) {
-	f := newFixture(t, testConfig, "redis")
-	f.do(t, "GET", "/api/search", "", nil)
-	if r := f.do(t, "GET", "/v1/keys/ip:127.0.0.1", "", nil); r.StatusCode != 200 || !strings.Contains(readAll(t, r), `"used":1`) {
-		t.Errorf("inspect on Redis: %d", r.StatusCode)
+// TestKeysResetOnRedis: on Redis (behind the over-limit cache and the
+// failover, as served), a refused client's reset deletes its state's key
+// and the cache's memory of the refusal: its next request is admitted at
+// once.
+func TestKeysResetOnRedis(t *testing.T) {
+	var logs bytes.Buffer
+	f := redisFixture(t, testConfig, &logs)
+	key := map[string]string{"Authorization": "Bearer demo-free-key"}
+	for range 4 {
+		f.do(t, "GET", "/api/search", "", key)
 	}
-	if r := f.do(t, "DELETE", "/v1/keys/ip:127.0.0.1", "", nil); r.StatusCode != 501 {
-		t.Errorf("reset on Redis: %d, want 501", r.StatusCode)
+	const subject = "key:9f8cfdb17116bf0e2a44e071454f25594cb9b8737bf331e6a2f0b30550572f29"
+	r := f.do(t, "DELETE", "/v1/keys/"+subject, "", nil)
+	if body := readAll(t, r); r.StatusCode != 200 || !strings.Contains(body, `"forgot":1`) {
+		t.Fatalf("reset: %d %s", r.StatusCode, body)
 	}
+	if !strings.Contains(logs.String(), "keys reset") || !strings.Contains(logs.String(), "caller=tests") {
+		t.Errorf("the reset is not logged with its caller:\n%s", logs.String())
+	}
+	if r := f.do(t, "GET", "/api/search", "", key); r.StatusCode != 200 || r.Header.Get("RateLimit") != `"per-minute";r=2;t=60` {
+		t.Errorf("after the reset: %d %q, want 200 with 2 left", r.StatusCode, r.Header.Get("RateLimit"))
+	}
+	f.noStoreErrors(t)
+}
+
+// redisFixture is newFixture on a real Redis whose address the
+// configuration names (store.redis.addresses), with the server's log
+// written to logs.
+func redisFixture(t *testing.T, cfgText string, logs *bytes.Buffer) *fixture {
+	t.Helper()
+	rs := redistest.Standalone(t)
+	f := newFixture(t, cfgText)
+	text, err := os.ReadFile(f.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = append(text, "\nstore:\n  type: redis\n  redis: {addresses: [\""+rs.Addr+"\"]}\n"...)
+	if err := os.WriteFile(f.file, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(f.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	primary := redis.New(rs.Client(t), redis.WithTimeForTesting(f.clock.Now))
+	cache := overlimit.New(primary, overlimit.Options{Clock: f.clock.Now})
+	fo, err := failover.New(cache, f.mem, failover.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Config: cfg, Clock: f.clock.Now, Store: fo, Failover: fo, OverLimit: cache,
+		Memory: f.mem, Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv, f.failover = srv, fo
+	f.http = httptest.NewServer(srv.PublicHandler())
+	t.Cleanup(f.http.Close)
+	f.admin = httptest.NewServer(srv.AdminHandler())
+	t.Cleanup(f.admin.Close)
+	return f
 }
