@@ -157,12 +157,12 @@ func (s *Server) admit(ctx context.Context, method string, trailer func(metadata
 		return func() {}, nil
 	}
 	if res.Exempt {
-		s.m.Release(res)
+		s.m.Discard(res)
 		return func() {}, nil
 	}
 	if !res.Decision.Allowed {
 		st, md := s.refusal(r, res)
-		s.m.Release(res)
+		s.m.Discard(res)
 		trailer(md)
 		return nil, st.Err()
 	}

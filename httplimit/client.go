@@ -12,10 +12,10 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// Client describes a caller directly, for services that know who is calling
+// Requester describes a caller directly, for services that know who is calling
 // and ask for a decision (the decision API) instead of passing the request.
 // The most specific field set wins: Subject > APIKey > User > IP.
-type Client struct {
+type Requester struct {
 	// Subject is an opaque client name chosen by the caller; the client's
 	// Identity.Subject is "ext:" + Subject.
 	Subject string
@@ -30,14 +30,14 @@ type Client struct {
 	Plan string
 }
 
-// ErrUnknownPlan is returned by DecideClient for a Plan that is not configured.
+// ErrUnknownPlan is returned by DecideFor for a Plan that is not configured.
 var ErrUnknownPlan = errors.New("unknown plan")
 
-// DecideClient decides a request by c to method and path (matched against
+// DecideFor decides a request by c to method and path (matched against
 // the plan's costs and the exempt routes). cost ≥ 0 overrides the endpoint's
-// cost; pass -1 to use it. Release the Result when done.
-func (m *Middleware) DecideClient(ctx context.Context, c Client, method, path string, cost int64) (*Result, error) {
-	id, err := m.identifyClient(c)
+// cost; pass -1 to use it. Give the Result back with Done or Discard.
+func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path string, cost int64) (*Result, error) {
+	id, err := m.identifyRequester(c)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (m *Middleware) DecideClient(ctx context.Context, c Client, method, path st
 	return m.decide(ctx, res)
 }
 
-func (m *Middleware) identifyClient(c Client) (Identity, error) {
+func (m *Middleware) identifyRequester(c Requester) (Identity, error) {
 	var id Identity
 	switch {
 	case c.Subject != "":
@@ -119,7 +119,7 @@ func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 		return res, nil
 	}
 	if err != nil {
-		m.Release(res)
+		m.Discard(res)
 		return nil, err
 	}
 	if res, err = m.decideChecks(ctx, res); err == nil && !res.Decision.Allowed {
@@ -160,7 +160,7 @@ func (m *Middleware) decideChecks(ctx context.Context, res *Result) (*Result, er
 		m.observe(res, time.Since(start), err)
 	}
 	if err != nil {
-		m.Release(res)
+		m.Discard(res)
 		return nil, err
 	}
 	return res, nil

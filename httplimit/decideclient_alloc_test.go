@@ -39,19 +39,19 @@ exempt: ["GET /healthz"]
 	}
 	ctx := context.Background()
 	decide := func() {
-		res, err := mw.DecideClient(ctx, httplimit.Client{Subject: "tenant-7"}, "POST", "/api/generate", -1)
+		res, err := mw.DecideFor(ctx, httplimit.Requester{Subject: "tenant-7"}, "POST", "/api/generate", -1)
 		if err != nil || !res.Decision.Allowed || res.Cost != 5 {
-			t.Fatalf("DecideClient: %+v, %v; want allowed at cost 5", res, err)
+			t.Fatalf("DecideFor: %+v, %v; want allowed at cost 5", res, err)
 		}
-		mw.Release(res)
+		mw.Discard(res)
 	}
 	decide()
 	// (Under the race detector sync.Pool drops items at random: the count
 	// then says nothing, and exceeded 4 in about half the runs before too.)
 	if n := testing.AllocsPerRun(200, decide); n > 4 && !raceEnabled {
-		t.Errorf("DecideClient allocates %.1f times per call, want at most 4", n)
+		t.Errorf("DecideFor allocates %.1f times per call, want at most 4", n)
 	}
-	res, err := mw.DecideClient(ctx, httplimit.Client{Subject: "tenant-7"}, "GET", "/healthz", -1)
+	res, err := mw.DecideFor(ctx, httplimit.Requester{Subject: "tenant-7"}, "GET", "/healthz", -1)
 	if err != nil || !res.Exempt {
 		t.Errorf("GET /healthz: %+v, %v; want exempt", res, err)
 	}
@@ -81,7 +81,7 @@ default_plan: free
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := mw.DecideClient(context.Background(), httplimit.Client{Subject: "s"}, "GET", "/anything/else", -1)
+		res, err := mw.DecideFor(context.Background(), httplimit.Requester{Subject: "s"}, "GET", "/anything/else", -1)
 		if err != nil || res.Cost != tc.want {
 			t.Errorf("costs %s: GET /anything/else costs %d (%v), want %d", tc.costs, res.Cost, err, tc.want)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/dunglas/httpsfv"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/quota"
 )
 
 // Header modes.
@@ -44,15 +45,15 @@ type policyHeaders struct {
 	// ";r=" ("\"per-minute\";r="), "" for a hidden limit; quotas are those
 	// limits' quotas. ietf and draft are nil when every limit is hidden.
 	items  []string
-	quotas []quota
+	quotas []quota.Quota
 }
 
 func newPolicyHeaders(limits []sluice.Limit, hidden map[string]bool) (policyHeaders, error) {
 	var ietf, draft httpsfv.List
 	var items []string
-	var quotas []quota
+	var quotas []quota.Quota
 	for _, l := range limits {
-		qt := quotaOf(l)
+		qt := quota.Of(l)
 		quotas = append(quotas, qt)
 		if hidden[l.Name()] {
 			items = append(items, "")
@@ -60,13 +61,13 @@ func newPolicyHeaders(limits []sluice.Limit, hidden map[string]bool) (policyHead
 		}
 		items = append(items, string(appendSFString(nil, l.Name()))+";r=")
 		it := httpsfv.NewItem(l.Name())
-		it.Params.Add("q", qt.q)
-		d := httpsfv.NewItem(qt.q)
-		if qt.w == 0 {
+		it.Params.Add("q", qt.Q)
+		d := httpsfv.NewItem(qt.Q)
+		if qt.W == 0 {
 			it.Params.Add("qu", "concurrent-requests") // no window: a lease time is not one
 		} else {
-			it.Params.Add("w", qt.w)
-			d.Params.Add("w", qt.w)
+			it.Params.Add("w", qt.W)
+			d.Params.Add("w", qt.W)
 		}
 		ietf = append(ietf, it)
 		draft = append(draft, d)
@@ -85,17 +86,6 @@ func newPolicyHeaders(limits []sluice.Limit, hidden map[string]bool) (policyHead
 	return policyHeaders{ietf: []string{a}[:1:1], draft: []string{b}[:1:1], items: items, quotas: quotas}, nil
 }
 
-// ceilSeconds rounds d up to whole seconds.
-func ceilSeconds(d time.Duration) int64 {
-	if d <= 0 {
-		return 0
-	}
-	if d >= sluice.Never-time.Second {
-		return int64(sluice.Never / time.Second)
-	}
-	return int64((d + time.Second - 1) / time.Second)
-}
-
 // writeHeaders sets the RateLimit headers of res in every configured mode.
 // RateLimit-Policy values are the plan's, rendered once by New and shared;
 // the per-request values of all modes are rendered into one buffer, then
@@ -106,8 +96,8 @@ func ceilSeconds(d time.Duration) int64 {
 func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 	d := &res.Decision
 	// res.plan is set with res.Checks (from the same plan) by Decide and
-	// DecideClient; a Result from elsewhere has its names read one by one.
-	ps, items, quotas := res.plan, []string(nil), []quota(nil)
+	// DecideFor; a Result from elsewhere has its names read one by one.
+	ps, items, quotas := res.plan, []string(nil), []quota.Quota(nil)
 	if ps == nil || ps.plan != res.Identity.Plan {
 		ps = m.planOf(res.Identity.Plan)
 	} else if len(res.matched) > 0 {
@@ -142,20 +132,20 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 				continue
 			}
 			h["Ratelimit-Policy"] = ps.headers.draft
-			buf = appendDraft7(buf, lim.q, lim.remaining, lim.t)
+			buf = appendDraft7(buf, lim.Q, lim.remaining, lim.t)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit")
 		case ModeDraft6:
 			if !ietf {
 				h["Ratelimit-Policy"] = ps.headers.draft
 			}
-			buf = strconv.AppendInt(buf, lim.q, 10)
+			buf = strconv.AppendInt(buf, lim.Q, 10)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit-Limit")
 			buf = strconv.AppendInt(buf, lim.remaining, 10)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit-Remaining")
 			buf = strconv.AppendInt(buf, lim.t, 10)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit-Reset")
 		case ModeLegacy:
-			buf = strconv.AppendInt(buf, lim.q, 10)
+			buf = strconv.AppendInt(buf, lim.Q, 10)
 			ends, names = append(ends, len(buf)), append(names, "X-Ratelimit-Limit")
 			buf = strconv.AppendInt(buf, lim.remaining, 10)
 			ends, names = append(ends, len(buf)), append(names, "X-Ratelimit-Remaining")
@@ -220,14 +210,14 @@ func (res *Result) headerValues(buf []byte, ends []int) []string {
 //	"per-minute";r=42;t=18, "per-day";r=958;t=40000
 //
 // r is the Status's Remaining and t the seconds until more is available
-// (quota.seconds); a concurrency limit has no t. It writes what
+// (quota.Quota.Seconds); a concurrency limit has no t. It writes what
 // httpsfv.Marshal writes for that list (a property test holds it to that)
 // without building the list: names are sf-strings, remaining and reset are
 // sf-integers, which hold them (remaining ≤ MaxQuantity, reset ≤ Never in
 // seconds, both below 10^15). items and quotas, when not nil, are the
 // checks' names already written with ";r=" and their quotas
 // (policyHeaders); a check whose item is "" is hidden.
-func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status, items []string, quotas []quota) []byte {
+func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status, items []string, quotas []quota.Quota) []byte {
 	start := len(buf)
 	for i := range checks {
 		if items != nil && items[i] == "" {
@@ -237,19 +227,19 @@ func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status, ite
 			buf = append(buf, ", "...)
 		}
 		st := &statuses[i]
-		var qt quota
+		var qt quota.Quota
 		if items != nil {
 			buf = append(buf, items[i]...)
 			qt = quotas[i]
 		} else {
 			buf = appendSFString(buf, checks[i].Limit.Name())
 			buf = append(buf, ";r="...)
-			qt = quotaOf(checks[i].Limit)
+			qt = quota.Of(checks[i].Limit)
 		}
 		buf = appendDecimal(buf, st.Remaining)
-		if qt.w > 0 {
+		if qt.W > 0 {
 			buf = append(buf, ";t="...)
-			buf = appendDecimal(buf, qt.seconds(st.Remaining, st.ResetAfter, st.RetryAfter))
+			buf = appendDecimal(buf, qt.Seconds(st.Remaining, st.ResetAfter, st.RetryAfter))
 		}
 	}
 	return buf
@@ -259,7 +249,7 @@ func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status, ite
 // and the problem body say: the deciding limit's quota, remaining and
 // seconds until more is available.
 type limitFigures struct {
-	quota
+	quota.Quota
 	name      string
 	remaining int64
 	t         int64
@@ -271,8 +261,8 @@ type limitFigures struct {
 // past Retry-After).
 func decidingFigures(res *Result) limitFigures {
 	d := &res.Decision
-	f := limitFigures{quota: quotaOf(d.Limit), name: d.Limit.Name(), remaining: d.Remaining}
-	f.t = f.seconds(d.Remaining, d.ResetAfter, d.RetryAfter)
+	f := limitFigures{Quota: quota.Of(d.Limit), name: d.Limit.Name(), remaining: d.Remaining}
+	f.t = f.Seconds(d.Remaining, d.ResetAfter, d.RetryAfter)
 	return f
 }
 

@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/quota"
 )
 
 // maxSFInteger is the largest sf-integer (RFC 8941: 15 digits).
@@ -33,8 +34,8 @@ func TestFastRateLimitValuesAreWhatHTTPSFVWrites(t *testing.T) {
 				statuses[i].ResetAfter = time.Duration(rapid.Int64Range(0, int64(sluice.Never)).Draw(rt, "reset"))
 				it := httpsfv.NewItem(name)
 				it.Params.Add("r", statuses[i].Remaining)
-				if qt := quotaOf(checks[i].Limit); qt.w > 0 { // concurrency has no t
-					it.Params.Add("t", qt.seconds(statuses[i].Remaining, statuses[i].ResetAfter, 0))
+				if qt := quota.Of(checks[i].Limit); qt.W > 0 { // concurrency has no t
+					it.Params.Add("t", qt.Seconds(statuses[i].Remaining, statuses[i].ResetAfter, 0))
 				}
 				list = append(list, it)
 			}
@@ -77,8 +78,8 @@ func TestFastRateLimitValuesAreWhatHTTPSFVWrites(t *testing.T) {
 		})
 	})
 	t.Run("ceilSeconds fits an sf-integer", func(t *testing.T) {
-		if s := ceilSeconds(sluice.Never); s > maxSFInteger {
-			t.Fatalf("ceilSeconds(Never) = %d", s)
+		if s := quota.CeilSeconds(sluice.Never); s > maxSFInteger {
+			t.Fatalf("quota.CeilSeconds(Never) = %d", s)
 		}
 		if sluice.MaxQuantity > maxSFInteger {
 			t.Fatalf("MaxQuantity %d is no sf-integer", int64(sluice.MaxQuantity))

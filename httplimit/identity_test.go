@@ -136,7 +136,7 @@ func TestRawAPIKeysNeverBecomeSubjects(t *testing.T) {
 				t.Errorf("store key %q holds the raw API key", c.Key)
 			}
 		}
-		mw.Release(res)
+		mw.Discard(res)
 	}
 }
 

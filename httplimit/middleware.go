@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/quota"
 )
 
 // Middleware limits HTTP requests by its Options. It is safe for
@@ -70,7 +71,7 @@ type Result struct {
 	Exempt   bool
 	ExemptBy string
 	// Checks are the plan's limits then the global ones, as decided;
-	// read only (a released Result keeps them for its next request).
+	// read only (a discarded Result keeps them for its next request).
 	Checks   []sluice.Check
 	Decision sluice.Decision
 	// Now is when the decision was asked for: by Options.Clock if set,
@@ -101,9 +102,9 @@ type Result struct {
 	// items and quotas are the RateLimit items of Checks when rules
 	// matched (see ruleItems).
 	items  []string
-	quotas []quota
+	quotas []quota.Quota
 
-	// DecideClient's request to match routes against, reused with the
+	// DecideFor's request to match routes against, reused with the
 	// Result instead of allocated per call.
 	req    http.Request
 	reqURL url.URL
@@ -210,7 +211,7 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 }
 
 // Decide identifies r and decides it, without writing anything. Put the
-// Result back with Release when done with it.
+// Result back with Done (an admitted request that ran) or Discard.
 func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 	res := m.results.Get().(*Result)
 	if by := m.exemptBy(r); by != "" {
@@ -222,7 +223,7 @@ func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 	}
 	res.Exempt, res.ExemptBy = false, ""
 	if res.Identity.Plan == nil {
-		m.Release(res)
+		m.Discard(res)
 		return nil, errors.New("httplimit: no plan for the request (no default or anonymous plan configured)")
 	}
 	res.plan = m.planOf(res.Identity.Plan)
@@ -232,8 +233,10 @@ func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 	return m.decide(r.Context(), res)
 }
 
-// Release returns res to the pool; res must not be used afterwards.
-func (m *Middleware) Release(res *Result) { m.results.Put(res) }
+// Discard returns res to the pool without ending its request: a
+// concurrency lease it holds is not given back (it expires by itself; use
+// Done to give it back). res must not be used afterwards.
+func (m *Middleware) Discard(res *Result) { m.results.Put(res) }
 
 // WriteHeaders sets res's RateLimit headers on h, in every configured mode.
 func (m *Middleware) WriteHeaders(h http.Header, res *Result) {
@@ -284,13 +287,13 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 			return
 		}
 		if res.Exempt {
-			m.Release(res)
+			m.Discard(res)
 			next.ServeHTTP(w, r)
 			return
 		}
 		if !res.Decision.Allowed {
 			m.Refuse(w, r, res)
-			m.Release(res)
+			m.Discard(res)
 			return
 		}
 		m.writeAllHeaders(w.Header(), res)
@@ -312,7 +315,7 @@ func (m *Middleware) Done(ctx context.Context, res *Result) {
 			m.log.Warn("concurrency lease not released (it expires by itself)", "err", err)
 		}
 	}
-	m.Release(res)
+	m.Discard(res)
 }
 
 // holdsLease reports whether d took a concurrency lease: only then is there

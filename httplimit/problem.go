@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/quota"
 )
 
 // Problem types (RFC 9457; IANA HTTP Problem Types registry).
@@ -72,13 +73,13 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		Instance:         r.URL.Path,
 		ViolatedPolicies: d.Violated,
 		Policy:           f.name,
-		Limit:            f.q,
+		Limit:            f.Q,
 		Plan:             plan.Name,
 		Documentation:    m.docsURL,
 		Upgrade:          plan.Upgrade,
 	}
-	if f.w > 0 {
-		p.Window = FormatWindow(time.Duration(f.w) * time.Second)
+	if f.W > 0 {
+		p.Window = FormatWindow(time.Duration(f.W) * time.Second)
 	}
 	units := m.countsUnits(res, l)
 	if onlyConcurrency(res) {
@@ -95,7 +96,7 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		ra := retryAfterSeconds(d.RetryAfter)
 		p.RetryAfter = &ra
 		p.Detail = fmt.Sprintf("Rate limit exceeded: %d %s per %s", l.Quantity(), unitWord(l.Quantity(), units), windowWord(l.Window()))
-		if f.bucket && l.Burst() != l.Quantity() {
+		if f.Bucket && l.Burst() != l.Quantity() {
 			p.Detail += fmt.Sprintf(", at most %d at once,", l.Burst())
 		}
 		if rule := res.ruleOf(l); rule != "" {
@@ -114,8 +115,8 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		p.Detail += " The " + plan.Upgrade.Plan + " plan allows more."
 	}
 	p.CurrentUsage = &Usage{
-		Used:     f.q - f.remaining,
-		Limit:    f.q,
+		Used:     f.Q - f.remaining,
+		Limit:    f.Q,
 		Window:   p.Window,
 		ResetsAt: f.resetAt(res.Now).UTC().Format(time.RFC3339),
 	}
@@ -125,7 +126,7 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 // retryAfterSeconds is the Retry-After value: delay-seconds rounded up, at
 // least 1, so that a client that waits exactly that long is admitted.
 func retryAfterSeconds(d time.Duration) int64 {
-	return max(1, ceilSeconds(d))
+	return max(1, quota.CeilSeconds(d))
 }
 
 // writeProblem sends p with its status. 429s are marked uncacheable.

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/quota"
 )
 
 // matchRules sets res.matched, res.ruleKeys and res.ruleCosts to the rules
@@ -61,7 +62,7 @@ func (res *Result) ruleOf(l sluice.Limit) string {
 // policyHeaders), those of its plan ps and of its matched rules, in the
 // order of res.Checks: the plan's, the rules', the global ones. They are
 // kept in res for its next request.
-func (res *Result) ruleItems(ps *planState) ([]string, []quota) {
+func (res *Result) ruleItems(ps *planState) ([]string, []quota.Quota) {
 	n := len(ps.plan.Limits)
 	res.items = append(res.items[:0], ps.headers.items[:n]...)
 	res.quotas = append(res.quotas[:0], ps.headers.quotas[:n]...)

@@ -15,8 +15,8 @@ type requestFacts struct {
 	id *Identity
 	// path is the request's cleaned path (see cleanPath).
 	path string
-	// client: the facts of a Client, not of a request (DecideClient): no
-	// peer, no headers; user and addr as the Client gives them.
+	// client: the facts of a Requester, not of a request (DecideFor): no
+	// peer, no headers; user and addr as the Requester gives them.
 	client   bool
 	user     string
 	peerDone bool

@@ -260,13 +260,13 @@ func TestRulesApplyToDecideClient(t *testing.T) {
 		httplimit.Rule{Name: "tenants", Key: []string{"header:X-Tenant"}, Fallback: httplimit.FallbackSkip, Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}})
 	ctx := t.Context()
 	var got []string
-	for _, who := range []httplimit.Client{{User: "a"}, {User: "b"}} {
-		res, err := mw.DecideClient(ctx, who, "POST", "/v1/uploads", -1)
+	for _, who := range []httplimit.Requester{{User: "a"}, {User: "b"}} {
+		res, err := mw.DecideFor(ctx, who, "POST", "/v1/uploads", -1)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got = append(got, strings.Join(res.Rules(), ",")+":"+strings.Join(res.Decision.Violated, ","))
-		mw.Release(res)
+		mw.Discard(res)
 	}
 	if want := []string{"uploads:", "uploads:uploads.per-minute"}; !slices.Equal(got, want) {
 		t.Errorf("%q, want %q (the route is shared, the header rule skipped)", got, want)

@@ -110,7 +110,7 @@ func TestGlobalLimitsAreKeptPerScope(t *testing.T) {
 }
 
 // The decision API's clients are kept by scope as requests are, and a
-// client decided by DecideClient is the same client as its request.
+// client decided by DecideFor is the same client as its request.
 func TestDecideClientIsScopedAsRequests(t *testing.T) {
 	ctx := context.Background()
 	for _, share := range []bool{false, true} {
@@ -122,20 +122,20 @@ func TestDecideClientIsScopedAsRequests(t *testing.T) {
 		for range 2 {
 			do(first, scopeClients["listed key"])
 		}
-		for _, c := range []httplimit.Client{{APIKey: "listed-key"}} {
-			res, err := mw2.DecideClient(ctx, c, "GET", "/", -1)
+		for _, c := range []httplimit.Requester{{APIKey: "listed-key"}} {
+			res, err := mw2.DecideFor(ctx, c, "GET", "/", -1)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.Decision.Allowed == share {
-				t.Errorf("share %v: DecideClient(%+v) allowed %v", share, c, res.Decision.Allowed)
+				t.Errorf("share %v: DecideFor(%+v) allowed %v", share, c, res.Decision.Allowed)
 			}
-			mw2.Release(res)
+			mw2.Discard(res)
 		}
 	}
 	_, _, mw1, mw2 := pair(t, "search", "bulk")
 	for _, mw := range []*httplimit.Middleware{mw1, mw1, mw2} {
-		res, err := mw.DecideClient(ctx, httplimit.Client{Subject: "job-7"}, "GET", "/", 1)
+		res, err := mw.DecideFor(ctx, httplimit.Requester{Subject: "job-7"}, "GET", "/", 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestDecideClientIsScopedAsRequests(t *testing.T) {
 		if res.Identity.Subject != "ext:job-7" {
 			t.Errorf("Identity.Subject %q, want ext:job-7 (the scope is in the store key only)", res.Identity.Subject)
 		}
-		mw.Release(res)
+		mw.Discard(res)
 	}
 }
 
@@ -159,7 +159,7 @@ func TestStoreKeysAreScopeSlashSubject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer mw.Release(res)
+	defer mw.Discard(res)
 	if res.Identity.Subject != "ip:192.0.2.7" || res.Checks[0].Key != "search/ip:192.0.2.7" || res.Checks[1].Key != "search/*" {
 		t.Errorf("subject %q, keys %q %q", res.Identity.Subject, res.Checks[0].Key, res.Checks[1].Key)
 	}

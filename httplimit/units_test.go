@@ -79,9 +79,9 @@ func TestRefusalSaysRequestsWhenEveryCostIsOne(t *testing.T) {
 	}
 
 	clock.Advance(time.Second)
-	c := httplimit.Client{Subject: "batch"}
+	c := httplimit.Requester{Subject: "batch"}
 	for _, cost := range []int64{4, 4, 4} {
-		res, err := mw.DecideClient(context.Background(), c, "GET", "/", cost)
+		res, err := mw.DecideFor(context.Background(), c, "GET", "/", cost)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +97,7 @@ func TestRefusalSaysRequestsWhenEveryCostIsOne(t *testing.T) {
 				t.Errorf("a cost of 4: detail %q, want units", p.Detail)
 			}
 		}
-		mw.Release(res)
+		mw.Discard(res)
 	}
 }
 

@@ -78,7 +78,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 		s.refuseCaller(w, by, config.ScopeOverridePlan)
 		return
 	}
-	c := httplimit.Client{Subject: req.Subject, APIKey: req.APIKey, User: req.User, Plan: req.Plan}
+	c := httplimit.Requester{Subject: req.Subject, APIKey: req.APIKey, User: req.User, Plan: req.Plan}
 	if req.IP != "" {
 		c.IP, _ = netip.ParseAddr(req.IP) // validated by decode
 	}
@@ -87,7 +87,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 		cost = *req.Cost
 	}
 	st := s.state.Load()
-	res, err := st.mw.DecideClient(r.Context(), c, req.Method, req.Path, cost)
+	res, err := st.mw.DecideFor(r.Context(), c, req.Method, req.Path, cost)
 	if err != nil {
 		if errors.Is(err, httplimit.ErrUnknownPlan) || errors.Is(err, sluice.ErrInvalidCheck) {
 			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
@@ -99,9 +99,9 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 		return
 	}
 	sc.fill(st.mw, res)
-	// The response refers to res (its Violated): encode it before Release.
+	// The response refers to res (its Violated): encode it before Discard.
 	sc.body = appendCheckResponse(sc.body[:0], &sc.out, &sc.keys)
-	st.mw.Release(res)
+	st.mw.Discard(res)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write(sc.body)

@@ -57,13 +57,13 @@ func runExample(cfg *config.Config, plan string) (docsExample, error) {
 		return ex, err
 	}
 	ctx := context.Background()
-	res, err := mw.DecideClient(ctx, httplimit.Client{Subject: "docs-example-first", Plan: plan}, "GET", "/example", 1)
+	res, err := mw.DecideFor(ctx, httplimit.Requester{Subject: "docs-example-first", Plan: plan}, "GET", "/example", 1)
 	if err != nil {
 		return ex, err
 	}
 	h := http.Header{}
 	mw.WriteHeaders(h, res)
-	mw.Release(res)
+	mw.Discard(res)
 	ex.AllowedHeaders = headerLines(h)
 	ex.Fields = ietfFields(h)
 
@@ -74,23 +74,23 @@ func runExample(cfg *config.Config, plan string) (docsExample, error) {
 			smallest = min(smallest, l.Burst())
 		}
 	}
-	client := httplimit.Client{Subject: "docs-example", Plan: plan}
+	client := httplimit.Requester{Subject: "docs-example", Plan: plan}
 	for i := range 10 {
 		cost := int64(1)
 		if i == 0 {
 			cost = smallest
 		}
-		res, err := mw.DecideClient(ctx, client, "GET", "/example", cost)
+		res, err := mw.DecideFor(ctx, client, "GET", "/example", cost)
 		if err != nil {
 			return ex, err
 		}
 		if res.Decision.Allowed {
-			mw.Release(res)
+			mw.Discard(res)
 			continue
 		}
 		w := httptest.NewRecorder()
 		mw.Refuse(w, httptest.NewRequest("GET", "/example", nil), res)
-		mw.Release(res)
+		mw.Discard(res)
 		ex.RefusedStatus = statusLine(w.Code)
 		ex.RefusedHeaders = headerLines(w.Header())
 		ex.RefusedBody = indentJSON(w.Body.Bytes())

@@ -38,7 +38,7 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	defer st.mw.Release(res)
+	defer st.mw.Discard(res)
 	if !res.Exempt && !res.Decision.Allowed {
 		st.mw.RefuseWithStatus(w, orig, res, st.cfg.Response.DenyStatus)
 		return

@@ -35,8 +35,8 @@ type Quota struct {
 	Q int64
 	// W is the window in whole seconds; 0: no window (concurrency).
 	W int64
-	// bucket: the bucket family, whose t is the time to the next whole unit.
-	bucket bool
+	// Bucket marks the bucket family, whose t is the time to the next whole unit.
+	Bucket bool
 	window int64 // the limit's Window, µs
 	rate   int64 // the limit's Quantity, units per window
 }
@@ -50,7 +50,7 @@ func Of(l sluice.Limit) Quota {
 		qt.Q = l.Quantity()
 		return qt
 	case sluice.AlgorithmTokenBucket, sluice.AlgorithmGCRA, sluice.AlgorithmLeakyBucket:
-		qt.bucket = true
+		qt.Bucket = true
 		refill := mulDiv(l.Burst(), windowUS, l.Quantity(), true)
 		qt.W = CeilSeconds(micros(addSat(refill, int64(l.MaxWait()/time.Microsecond))))
 	default:
@@ -91,7 +91,7 @@ func (qt *Quota) Until(remaining int64, reset, retry time.Duration) time.Duratio
 	switch {
 	case t <= 0:
 		return 0
-	case qt.bucket && remaining < qt.Q:
+	case qt.Bucket && remaining < qt.Q:
 		t -= micros(mulDiv(qt.Q-remaining-1, qt.window, qt.rate, false))
 	}
 	if retry > 0 {
