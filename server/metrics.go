@@ -2,12 +2,14 @@ package server
 
 import (
 	"maps"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/memory"
@@ -18,10 +20,14 @@ import (
 // the configuration (plan and limit names), never from clients, so their
 // number is bounded.
 type metrics struct {
-	decisions   *prometheus.CounterVec
-	counters    decisionCounters // decisions' children, looked up once
-	seconds     prometheus.Histogram
-	nearLimit   prometheus.Counter
+	decisions *prometheus.CounterVec
+	counters  decisionCounters // decisions' children, looked up once
+	seconds   prometheus.Histogram
+	nearLimit prometheus.Counter
+	// globalLeft is, per global limit, the share of its burst left after
+	// the last request it admitted: the early warning of a limit that
+	// every client shares.
+	globalLeft  *prometheus.GaugeVec
 	undecided   prometheus.Counter
 	degradation prometheus.Gauge
 	transitions *prometheus.CounterVec
@@ -49,6 +55,10 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "sluice_near_limit_total",
 			Help: "Admitted requests that left some limit with less than 10% of its burst.",
 		}),
+		globalLeft: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sluice_global_remaining_ratio",
+			Help: "Share of each global limit's burst left after the last request it admitted (1: untouched, 0: exhausted).",
+		}, []string{"limit"}),
 		undecided: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sluice_undecided_total",
 			Help: "Requests no decision could be made for (the store and its failure policy both failed); they were served.",
@@ -74,7 +84,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Help: "Idle connections closed because their listener reached its connection limit, by listener.",
 		}, []string{"listener"}),
 	}
-	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.undecided, m.degradation, m.transitions, m.reloads,
+	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.globalLeft, m.undecided, m.degradation, m.transitions, m.reloads,
 		m.refusedCallers, m.shedConnections)
 	m.counters.vec = m.decisions
 	return m
@@ -159,6 +169,9 @@ func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 		case d.Allowed:
 			s.metrics.counters.inc(plan, l.Name(), resultAllowed)
 			near = near || st.Remaining*10 < l.Burst()
+			if isGlobal(res.Checks[i].Key) {
+				s.metrics.globalLeft.WithLabelValues(l.Name()).Set(float64(st.Remaining) / float64(l.Burst()))
+			}
 		case !st.Allowed:
 			s.metrics.counters.inc(plan, l.Name(), resultLimited)
 		}
@@ -253,4 +266,10 @@ func registerStoreMetrics(reg *prometheus.Registry, f *failover.Store, c *overli
 			Name: "sluice_overlimit_round_trips_saved_total", Help: "Requests refused from remembered denials without asking the store.",
 		}, func() float64 { return float64(c.Stats().RoundTripsSaved) }))
 	}
+}
+
+// isGlobal reports whether a check's key is a global limit's: the global
+// subject, alone or after a middleware's scope.
+func isGlobal(key string) bool {
+	return key == sluice.GlobalSubject || strings.HasSuffix(key, "/"+sluice.GlobalSubject)
 }
