@@ -42,7 +42,11 @@ type node struct {
 	name        string
 	seen        atomic.Int64 // when a call was last routed to it, Unix ns (coarse)
 	returnUntil atomic.Int64 // the end of its return period, Unix ns
-	fresh       atomic.Bool  // made while keys were owed: see returning
+	// returns counts the calls deciding whether they return through it, and
+	// the return calls in flight (see Store.returning): a call on the
+	// primary after the return period waits for them to have charged.
+	returns     atomic.Int64
+	fresh       atomic.Bool // made while keys were owed: see returning
 	breaker     breaker
 	storeErrors atomic.Int64
 	fallbacks   atomic.Int64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -110,11 +111,21 @@ var ErrReturning = fmt.Errorf("%w: returning to the primary: local decisions cha
 // Local Store with a Charge whose breaker lets a probe through, or that is
 // within the return period of one of ns (after a successful probe, or
 // from its first call when keys were owed then).
+//
+// A call that returns is counted on ns until returnCall ends (see
+// returned). A call that does not waits, up to the Store's timeout, until
+// no return call on ns is in flight: a local decision made just before a
+// return period ends is charged before the primary decides again, or the
+// primary could admit what that charge was about to take.
 func (f *Store) returning(ns []*node, tks []ticket) bool {
 	if f.charge == nil || f.ledger == nil {
 		return false
 	}
+	for _, n := range ns {
+		n.returns.Add(1) // before the clock is read: see drain
+	}
 	now := f.now().UnixNano()
+	back := false
 	for j, n := range ns {
 		if n.fresh.Load() && n.fresh.CompareAndSwap(true, false) && f.ledger.owes(n.name, f.nodeOf) {
 			// First met while this instance owes some of its keys, as one
@@ -123,10 +134,44 @@ func (f *Store) returning(ns []*node, tks []ticket) bool {
 			n.returnUntil.Store(now + int64(f.returnFor))
 		}
 		if BreakerState(tks[j].word&3) == BreakerHalfOpen || now < n.returnUntil.Load() {
-			return true
+			back = true
 		}
 	}
+	if back {
+		return true
+	}
+	f.returned(ns)
+	f.drain(ns)
 	return false
+}
+
+// returned ends the count of a call on ns (see returning).
+func (f *Store) returned(ns []*node) {
+	for _, n := range ns {
+		n.returns.Add(-1)
+	}
+}
+
+// drain waits until no return call on ns is in flight, at most the Store's
+// timeout (a charge in flight is bounded by it too), or a second without
+// one. A call counted after the end of a return period does not return,
+// so the count drains.
+func (f *Store) drain(ns []*node) {
+	var deadline time.Time
+	for _, n := range ns {
+		for n.returns.Load() > 0 {
+			if deadline.IsZero() {
+				bound := f.timeout
+				if bound <= 0 {
+					bound = time.Second
+				}
+				deadline = time.Now().Add(bound)
+			} else if time.Now().After(deadline) {
+				return
+			}
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
 }
 
 // returnCall decides a call while the Store returns to its primary: on the
@@ -136,6 +181,7 @@ func (f *Store) returning(ns []*node, tks []ticket) bool {
 // closes a half-open breaker and starts the node's return period, its
 // failure counts against the node. The local decision stands either way.
 func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []sluice.Status, ns []*node, tks []ticket) error {
+	defer f.returned(ns)
 	if err := f.applyLocal(ctx, checks, out); err != nil {
 		f.release(ns, tks)
 		if cerr := ctx.Err(); cerr != nil {
