@@ -75,7 +75,9 @@ func TestHistoryTellsLostWritesAndEmptyRestarts(t *testing.T) {
 // decision; with the replica attached, the same call is decided.
 func TestWithReplicasTurnsAnUnreplicatedWriteIntoAnError(t *testing.T) {
 	master, replica := redistest.Standalone(t), redistest.Standalone(t)
-	s := New(master.Client(t), WithTimeout(time.Second), WithReplicas(1, 5*time.Millisecond))
+	// 250 ms for the replica's acknowledgement: a machine running every
+	// test package at once has taken more than 5 ms.
+	s := New(master.Client(t), WithTimeout(time.Second), WithReplicas(1, 250*time.Millisecond))
 	check := []sluice.Check{{Key: "durable", Limit: sluice.PerMinute(10), Cost: 1}}
 	out := make([]sluice.Status, 1)
 	err := s.Apply(context.Background(), check, out)
