@@ -27,11 +27,13 @@ type metrics struct {
 	// globalLeft is, per global limit, the share of its burst left after
 	// the last request it admitted: the early warning of a limit that
 	// every client shares.
-	globalLeft  *prometheus.GaugeVec
-	undecided   prometheus.Counter
-	degradation prometheus.Gauge
-	transitions *prometheus.CounterVec
-	reloads     *prometheus.CounterVec
+	globalLeft *prometheus.GaugeVec
+	// globalGauges are globalLeft's children, looked up once.
+	globalGauges children[string, prometheus.Gauge]
+	undecided    prometheus.Counter
+	degradation  prometheus.Gauge
+	transitions  *prometheus.CounterVec
+	reloads      *prometheus.CounterVec
 	// refusedCallers counts requests to the private listeners refused for
 	// want of a scope (401 and 403), by the scope they lacked.
 	refusedCallers *prometheus.CounterVec
@@ -86,27 +88,63 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	}
 	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.globalLeft, m.undecided, m.degradation, m.transitions, m.reloads,
 		m.refusedCallers, m.shedConnections)
-	m.counters.vec = m.decisions
+	m.counters.with = func(k counterKey) prometheus.Counter {
+		return m.decisions.WithLabelValues(k.policy, k.limit, k.result)
+	}
+	m.globalGauges.with = func(limit string) prometheus.Gauge { return m.globalLeft.WithLabelValues(limit) }
 	return m
 }
 
-// decisionCounters hands out the children of sluice_decisions_total
-// without CounterVec.WithLabelValues's hashing and locking on every
-// decision: a child is looked up once, when its labels are first counted
-// (as WithLabelValues would create it), and kept in a copy-on-write map that
-// readers load without a lock. At most maxCachedCounters children are kept
-// (label values come from the configuration, so a server rarely has more);
-// beyond, counting goes to the CounterVec.
-type decisionCounters struct {
-	vec    *prometheus.CounterVec
+// children hands out the children of a metric vector (sluice_decisions_total,
+// sluice_global_remaining_ratio) without WithLabelValues's hashing and
+// locking on every decision: a child is looked up once, when its labels are
+// first used (as WithLabelValues would create it), and kept in a
+// copy-on-write map that readers load without a lock. At most
+// maxCachedChildren children are kept (label values come from the
+// configuration, so a server rarely has more); beyond, each use goes to
+// the vector.
+type children[K comparable, C any] struct {
+	with   func(K) C // the vector's WithLabelValues for K's labels
 	mu     sync.Mutex
-	cached atomic.Pointer[map[counterKey]prometheus.Counter]
+	cached atomic.Pointer[map[K]C]
 }
 
-// counterKey is the labels of one child.
-type counterKey struct{ policy, limit, result string }
+const maxCachedChildren = 4096
 
-const maxCachedCounters = 4096
+// get returns the child of k.
+func (c *children[K, C]) get(k K) C {
+	if m := c.cached.Load(); m != nil {
+		if ch, ok := (*m)[k]; ok {
+			return ch
+		}
+	}
+	return c.add(k)
+}
+
+// add looks the child of k up in the vector and caches it.
+func (c *children[K, C]) add(k K) C {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var old map[K]C
+	if p := c.cached.Load(); p != nil {
+		old = *p
+	}
+	if ch, ok := old[k]; ok {
+		return ch
+	}
+	ch := c.with(k)
+	if len(old) >= maxCachedChildren {
+		return ch
+	}
+	m := make(map[K]C, len(old)+1)
+	maps.Copy(m, old)
+	m[k] = ch
+	c.cached.Store(&m)
+	return ch
+}
+
+// counterKey is the labels of one child of sluice_decisions_total.
+type counterKey struct{ policy, limit, result string }
 
 // The values of the result label.
 const (
@@ -115,38 +153,14 @@ const (
 	resultShadow  = "shadow"
 )
 
-// inc counts one decision of limit under policy with result.
-func (d *decisionCounters) inc(policy, limit, result string) {
-	k := counterKey{policy, limit, result}
-	if m := d.cached.Load(); m != nil {
-		if c := (*m)[k]; c != nil {
-			c.Inc()
-			return
-		}
-	}
-	d.add(k).Inc()
+// decisionCounters are sluice_decisions_total's children.
+type decisionCounters struct {
+	children[counterKey, prometheus.Counter]
 }
 
-// add looks the child of k up in the CounterVec and caches it.
-func (d *decisionCounters) add(k counterKey) prometheus.Counter {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var old map[counterKey]prometheus.Counter
-	if p := d.cached.Load(); p != nil {
-		old = *p
-	}
-	if c := old[k]; c != nil {
-		return c
-	}
-	c := d.vec.WithLabelValues(k.policy, k.limit, k.result)
-	if len(old) >= maxCachedCounters {
-		return c
-	}
-	m := make(map[counterKey]prometheus.Counter, len(old)+1)
-	maps.Copy(m, old)
-	m[k] = c
-	d.cached.Store(&m)
-	return c
+// inc counts one decision of limit under policy with result.
+func (d *decisionCounters) inc(policy, limit, result string) {
+	d.get(counterKey{policy, limit, result}).Inc()
 }
 
 // observe is the middleware's observer: it feeds metrics and the dashboard.
@@ -170,7 +184,7 @@ func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 			s.metrics.counters.inc(plan, l.Name(), resultAllowed)
 			near = near || st.Remaining*10 < l.Burst()
 			if isGlobal(res.Checks[i].Key) {
-				s.metrics.globalLeft.WithLabelValues(l.Name()).Set(float64(st.Remaining) / float64(l.Burst()))
+				s.metrics.globalGauges.get(l.Name()).Set(float64(st.Remaining) / float64(l.Burst()))
 			}
 		case !st.Allowed:
 			s.metrics.counters.inc(plan, l.Name(), resultLimited)
