@@ -80,7 +80,7 @@ func TestAllowAllocatesNothing(t *testing.T) {
 	plan := []sluice.Check{
 		{Key: "k", Limit: sluice.PerSecond(10), Cost: 1},
 		{Key: "k", Limit: sluice.PerMinute(100), Cost: 1},
-		{Key: sluice.GlobalSubject, Limit: sluice.PerHour(1000).Named("global"), Cost: 1},
+		{Key: "*", Limit: sluice.PerHour(1000).Named("global"), Cost: 1},
 	}
 	lim := sluice.NewLimiter(&answerStore{statuses: make([]sluice.Status, 3)}) // refusals: Violated grows too
 	for _, checks := range [][]sluice.Check{plan[:1], plan} {

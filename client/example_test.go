@@ -26,7 +26,7 @@ import (
 func limitedAPI() (api *httptest.Server, stop func()) {
 	store := memory.New()
 	m, err := httplimit.New(sluice.NewLimiter(store), httplimit.Options{
-		Plans: []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.GCRA(20, time.Second).WithBurst(5)}}},
+		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.GCRA(20, time.Second).WithBurst(5)}}},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
@@ -37,7 +36,7 @@ type Config struct {
 	Store    Store
 	Identity Identity
 	// Policy holds the plans and global limits.
-	Policy *sluice.Policy
+	Policy *httplimit.Policy
 	// Keys maps the SHA-256 of an API key to its entry. Keys are never
 	// configured in clear text.
 	Keys map[[32]byte]*Key
@@ -148,7 +147,7 @@ type Key struct {
 	Name string   // a label for docs and logs, never the key itself
 	Hash [32]byte // SHA-256 of the key
 	// Plan is the key's plan with the key's overrides applied.
-	Plan *sluice.Plan
+	Plan *httplimit.Plan
 }
 
 // Response configures what clients see.

@@ -53,7 +53,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	d := &decoder{Decoder: &yamlcheck.Decoder{File: name}, leases: map[string]string{}}
-	c := &Config{File: name, Listen: ":8080", Policy: &sluice.Policy{}, Keys: map[[32]byte]*Key{},
+	c := &Config{File: name, Listen: ":8080", Policy: &httplimit.Policy{}, Keys: map[[32]byte]*Key{},
 		Admin:       Admin{Listen: "127.0.0.1:9090", LoopbackScopes: ScopeRead},
 		Connections: defaultConnections(),
 		Designer:    Designer{MaxArrivals: 200_000, Timeout: 10 * time.Second}}
@@ -145,7 +145,7 @@ func (raw *rawConfig) at(field string, n *yaml.Node, path string) {
 }
 
 type rawPlan struct {
-	plan *sluice.Plan
+	plan *httplimit.Plan
 	// limitsRefused: the decoder left out an invalid limit.
 	limitsRefused bool
 	costNodes     map[string]*yaml.Node
@@ -273,7 +273,7 @@ func (d *decoder) prefixes(n *yaml.Node, p string) []netip.Prefix {
 func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 	var out []rawPlan
 	d.Entries(n, path, func(k, v *yaml.Node, p string) {
-		rp := rawPlan{plan: &sluice.Plan{Name: k.Value}, node: k, path: p}
+		rp := rawPlan{plan: &httplimit.Plan{Name: k.Value}, node: k, path: p}
 		pl := rp.plan
 		d.Mapping(v, p, map[string]field{
 			"limits": func(n *yaml.Node, p string) {
@@ -283,7 +283,7 @@ func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 			},
 			"costs": func(n *yaml.Node, p string) { pl.Costs, rp.costNodes = d.costs(n, p) },
 			"upgrade": func(n *yaml.Node, path string) {
-				pl.Upgrade = &sluice.Upgrade{}
+				pl.Upgrade = &httplimit.Upgrade{}
 				rp.upgradeNode = n
 				d.Mapping(n, path, map[string]field{
 					"plan": func(n *yaml.Node, p string) { pl.Upgrade.Plan = d.Str(n, p) },
@@ -390,7 +390,7 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 	if c.Store.Type == "" {
 		d.store(nil, "store", &c.Store)
 	}
-	byName := map[string]*sluice.Plan{}
+	byName := map[string]*httplimit.Plan{}
 	for i, rp := range raw.plans {
 		c.Policy.Plans = append(c.Policy.Plans, rp.plan)
 		if byName[rp.plan.Name] == nil {
@@ -508,7 +508,7 @@ func (d *decoder) locate(err error, raw *rawConfig, prefix string) {
 
 // withOverrides returns base with the limits of overrides replacing those of
 // the same name and adding the others.
-func withOverrides(base *sluice.Plan, overrides []sluice.Limit) *sluice.Plan {
+func withOverrides(base *httplimit.Plan, overrides []sluice.Limit) *httplimit.Plan {
 	if len(overrides) == 0 {
 		return base
 	}

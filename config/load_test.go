@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
 )
 
 func TestExampleConfigLoads(t *testing.T) {
@@ -133,7 +134,7 @@ envoy: {rules: [r.yaml], headers: Draft-6}
 // A Config built in Go, with nothing but a policy, gives the middleware
 // options it accepts, which take httplimit's defaults.
 func TestHTTPLimitOptionsOfAConfigBuiltInGo(t *testing.T) {
-	c := &config.Config{Policy: &sluice.Policy{Plans: []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(1)}}}}}
+	c := &config.Config{Policy: &httplimit.Policy{Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(1)}}}}}
 	o := c.HTTPLimitOptions()
 	if err := o.Validate(); err != nil {
 		t.Fatal(err)

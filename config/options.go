@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/envoy"
 	"github.com/sluice-dev/sluice/httplimit"
 )
@@ -30,7 +29,7 @@ func (c *Config) HTTPLimitOptions() httplimit.Options {
 func (c *Config) httpLimitOptions(keys []httplimit.Key) httplimit.Options {
 	pol := c.Policy
 	if pol == nil {
-		pol = &sluice.Policy{}
+		pol = &httplimit.Policy{}
 	}
 	id := &c.Identity
 	return httplimit.Options{

@@ -40,7 +40,7 @@ func TestServerIsAGoGRPCMiddlewareLimiter(t *testing.T) {
 	t.Cleanup(func() { store.Close() })
 	p := plan("free", sluice.PerMinute(1))
 	p.Costs = map[string]int64{methodHeavy: 0} // the method is known to Limit: Heavy is free
-	s, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{Plans: []*sluice.Plan{p}}})
+	s, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{p}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 func TestRetryLandsAfterRetryInfosDelayNotBefore(t *testing.T) {
 	t.Parallel()
 	retry := grpclimit.NewRetry(client.RetryPolicy{})
-	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*sluice.Plan{plan("free", sluice.GCRA(1, 400*time.Millisecond))}}},
+	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.GCRA(1, 400*time.Millisecond))}}},
 		grpc.WithChainUnaryInterceptor(retry.UnaryInterceptor()))
 	ctx := context.Background()
 	for i := range 2 {
@@ -47,7 +47,7 @@ func TestRetryLandsAfterRetryInfosDelayNotBefore(t *testing.T) {
 func TestRetryDoesNotWaitPastTheDeadline(t *testing.T) {
 	t.Parallel()
 	retry := grpclimit.NewRetry(client.RetryPolicy{})
-	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*sluice.Plan{plan("free", sluice.GCRA(1, time.Second))}}},
+	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.GCRA(1, time.Second))}}},
 		grpc.WithChainUnaryInterceptor(retry.UnaryInterceptor()))
 	if _, err := say(context.Background(), ts.conn, methodSay); err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestPacerKeepsABatchWithinTheServersLimit(t *testing.T) {
 	const rate, burst, calls = 50, 5, 100
 	pacer := &grpclimit.Pacer{}
 	retry := grpclimit.NewRetry(client.RetryPolicy{})
-	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*sluice.Plan{plan("free", sluice.GCRA(rate, time.Second).WithBurst(burst))}}},
+	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.GCRA(rate, time.Second).WithBurst(burst))}}},
 		grpc.WithChainUnaryInterceptor(retry.UnaryInterceptor(), pacer.UnaryInterceptor()))
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -138,7 +138,7 @@ func TestPacerKeepsABatchWithinTheServersLimit(t *testing.T) {
 func TestPacerPacesStreams(t *testing.T) {
 	t.Parallel()
 	pacer := &grpclimit.Pacer{}
-	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*sluice.Plan{plan("free", sluice.GCRA(20, time.Second).WithBurst(2))}}},
+	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.GCRA(20, time.Second).WithBurst(2))}}},
 		grpc.WithChainStreamInterceptor(pacer.StreamInterceptor()))
 	for i := range 12 {
 		if n, _, err := count(context.Background(), ts.conn); err != nil || n != 3 {
@@ -156,7 +156,7 @@ func TestPacerPacesStreams(t *testing.T) {
 func TestPacerHoldsCallsAfterARefusal(t *testing.T) {
 	t.Parallel()
 	pacer := &grpclimit.Pacer{}
-	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*sluice.Plan{plan("free", sluice.GCRA(1, 2*time.Second))}}},
+	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.GCRA(1, 2*time.Second))}}},
 		grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()))
 	if _, err := say(context.Background(), ts.dial(), methodSay, "x-api-key", "other"); err != nil {
 		t.Fatal(err)

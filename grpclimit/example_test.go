@@ -44,7 +44,7 @@ func Example() {
 	store := memory.New()
 	defer store.Close()
 	limits, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
-		Plans: []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(2)}}},
+		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(2)}}},
 	}})
 	if err != nil {
 		log.Fatal(err)
@@ -88,7 +88,7 @@ func ExamplePacer() {
 	refused := 0
 	var mu sync.Mutex
 	limits, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
-		Plans: []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.GCRA(20, time.Second).WithBurst(5)}}},
+		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.GCRA(20, time.Second).WithBurst(5)}}},
 		Observer: func(res *httplimit.Result, _ time.Duration, err error) {
 			mu.Lock()
 			defer mu.Unlock()

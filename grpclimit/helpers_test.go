@@ -206,8 +206,8 @@ func count(ctx context.Context, conn *grpc.ClientConn, kv ...string) (int, metad
 	}
 }
 
-func plan(name string, limits ...sluice.Limit) *sluice.Plan {
-	return &sluice.Plan{Name: name, Limits: limits}
+func plan(name string, limits ...sluice.Limit) *httplimit.Plan {
+	return &httplimit.Plan{Name: name, Limits: limits}
 }
 
 func prefix(s string) netip.Prefix { return netip.MustParsePrefix(s) }

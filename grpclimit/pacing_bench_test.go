@@ -32,7 +32,7 @@ func BenchmarkPacing(b *testing.B) {
 				for range b.N {
 					pacer := &grpclimit.Pacer{}
 					limit := sluice.GCRA(int64(c.rate), time.Second).WithBurst(int64(c.burst))
-					ts := start(b, grpclimit.Options{Limits: httplimit.Options{Plans: []*sluice.Plan{plan("paced", limit)}}},
+					ts := start(b, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{plan("paced", limit)}}},
 						grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()))
 					var next atomic.Int64
 					var wg sync.WaitGroup

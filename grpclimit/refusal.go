@@ -59,7 +59,7 @@ func quotaFailure(res *httplimit.Result) *errdetails.QuotaFailure {
 		}
 		l := c.Limit
 		subject := res.Identity.Subject
-		if strings.HasSuffix(c.Key, "/"+sluice.GlobalSubject) {
+		if strings.HasSuffix(c.Key, "/"+httplimit.GlobalSubject) {
 			subject = "global"
 		}
 		qf.Violations = append(qf.Violations, &errdetails.QuotaFailure_Violation{

@@ -52,9 +52,9 @@ func details(t *testing.T, err error) (*errdetails.RetryInfo, *errdetails.QuotaF
 func TestUnaryRefusalCarriesRetryInfoQuotaFailureAndRateLimitTrailers(t *testing.T) {
 	t.Parallel()
 	free := plan("free", sluice.PerMinute(2))
-	free.Upgrade = &sluice.Upgrade{Plan: "pro", URL: "https://example.com/pricing"}
+	free.Upgrade = &httplimit.Upgrade{Plan: "pro", URL: "https://example.com/pricing"}
 	pro := plan("pro", sluice.PerMinute(100))
-	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*sluice.Plan{free, pro},
+	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{free, pro},
 		DocsURL: "https://example.com/docs/rate-limits"}})
 	ctx := context.Background()
 	for i := range 2 {
@@ -110,7 +110,7 @@ func TestUnaryRefusalCarriesRetryInfoQuotaFailureAndRateLimitTrailers(t *testing
 
 func TestStreamIsDecidedWhenItOpens(t *testing.T) {
 	t.Parallel()
-	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*sluice.Plan{plan("free", sluice.PerMinute(1))}}})
+	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.PerMinute(1))}}})
 	ctx := context.Background()
 	n, tr, err := count(ctx, ts.conn, "x-api-key", "k-1")
 	if err != nil || n != 3 {
@@ -139,7 +139,7 @@ func TestMethodsCostTheirPlanCostsAndExemptMethodsAreFree(t *testing.T) {
 	t.Parallel()
 	p := plan("free", sluice.PerMinute(4))
 	p.Costs = map[string]int64{methodHeavy: 3}
-	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*sluice.Plan{p}, Exempt: []string{"/sluice.test.Echo/Count"}}})
+	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{p}, Exempt: []string{"/sluice.test.Echo/Count"}}})
 	ctx := context.Background()
 	if _, err := say(ctx, ts.conn, methodHeavy, "x-api-key", "k"); err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestMethodsCostTheirPlanCostsAndExemptMethodsAreFree(t *testing.T) {
 func TestForwardedAndUserMetadataAreBelievedOnlyFromTrustedPeers(t *testing.T) {
 	t.Parallel()
 	limits := func(trusted ...string) httplimit.Options {
-		o := httplimit.Options{Plans: []*sluice.Plan{plan("free", sluice.PerMinute(1))}, UserHeader: "x-user"}
+		o := httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.PerMinute(1))}, UserHeader: "x-user"}
 		for _, p := range trusted {
 			o.TrustedProxies = append(o.TrustedProxies, prefix(p))
 		}
@@ -211,7 +211,7 @@ func TestForwardedAndUserMetadataAreBelievedOnlyFromTrustedPeers(t *testing.T) {
 
 func TestAPIKeysAreReadFromConfiguredMetadata(t *testing.T) {
 	t.Parallel()
-	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*sluice.Plan{plan("free", sluice.PerMinute(1))},
+	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.PerMinute(1))},
 		APIKeyHeaders: []string{"x-tenant-key"}}})
 	ctx := context.Background()
 	for _, k := range []string{"a", "b"} {
@@ -237,7 +237,7 @@ func (brokenStore) Apply(context.Context, []sluice.Check, []sluice.Status) error
 
 func TestNoDecisionFailsOpenOrAsOnErrorSays(t *testing.T) {
 	t.Parallel()
-	limits := httplimit.Options{Plans: []*sluice.Plan{plan("free", sluice.PerMinute(1))},
+	limits := httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.PerMinute(1))},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	serve := func(o grpclimit.Options) *grpc.ClientConn {
 		s, err := grpclimit.New(sluice.NewLimiter(brokenStore{}), o)
@@ -262,12 +262,12 @@ func TestNoDecisionFailsOpenOrAsOnErrorSays(t *testing.T) {
 
 func TestNewRefusesWhatHTTPLimitRefusesAndAnHTTPErrorHandler(t *testing.T) {
 	limiter := sluice.NewLimiter(brokenStore{})
-	_, err := grpclimit.New(limiter, grpclimit.Options{Limits: httplimit.Options{Plans: []*sluice.Plan{plan("free", sluice.PerSecond(0))}}})
+	_, err := grpclimit.New(limiter, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.PerSecond(0))}}})
 	var fe *httplimit.FieldError
 	if !errors.As(err, &fe) || !strings.HasPrefix(fe.Field, "Plans[0].Limits[0]") {
 		t.Errorf("an invalid limit: %v", err)
 	}
-	_, err = grpclimit.New(limiter, grpclimit.Options{Limits: httplimit.Options{Plans: []*sluice.Plan{plan("free", sluice.PerSecond(1))},
+	_, err = grpclimit.New(limiter, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.PerSecond(1))},
 		ErrorHandler: func(http.ResponseWriter, *http.Request, error) bool { return true }}})
 	if err == nil || !strings.Contains(err.Error(), "OnError") {
 		t.Errorf("an ErrorHandler: %v", err)

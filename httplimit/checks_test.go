@@ -16,7 +16,7 @@ import (
 // must still be what Policy.Checks builds, under the middleware's scope.
 func TestReusedChecksAreWhatPolicyBuilds(t *testing.T) {
 	m, err := New(sluice.NewLimiter(memory.New()), Options{
-		Plans: []*sluice.Plan{
+		Plans: []*Plan{
 			{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(5, time.Minute), sluice.GCRA(50, 24*time.Hour)}},
 			{Name: "pro", Limits: []sluice.Limit{sluice.FixedWindow(50, time.Minute)}},
 		},
@@ -39,7 +39,7 @@ func TestReusedChecksAreWhatPolicyBuilds(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := m.policy.Checks(nil, plan, "api/"+step.subject, step.cost)
-		want[len(want)-1].Key = "api/" + sluice.GlobalSubject
+		want[len(want)-1].Key = "api/" + GlobalSubject
 		if !reflect.DeepEqual(res.Checks, want) {
 			t.Fatalf("step %d (%+v): checks %+v, want %+v", i, step, res.Checks, want)
 		}

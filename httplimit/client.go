@@ -171,7 +171,7 @@ func (m *Middleware) decideChecks(ctx context.Context, res *Result) (*Result, er
 // of the rules that matched (of rules, when not nil), then the global
 // limits under the scope's global key. It allocates nothing when dst has
 // room.
-func (m *Middleware) checks(dst []sluice.Check, plan *sluice.Plan, key string, cost int64, rules *Result) []sluice.Check {
+func (m *Middleware) checks(dst []sluice.Check, plan *Plan, key string, cost int64, rules *Result) []sluice.Check {
 	for _, l := range plan.Limits {
 		dst = append(dst, sluice.Check{Key: key, Limit: l, Cost: cost})
 	}
@@ -189,4 +189,4 @@ func (m *Middleware) checks(dst []sluice.Check, plan *sluice.Plan, key string, c
 }
 
 // Policy returns the policy the middleware enforces.
-func (m *Middleware) Policy() *sluice.Policy { return m.policy }
+func (m *Middleware) Policy() *Policy { return m.policy }

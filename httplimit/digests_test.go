@@ -16,9 +16,9 @@ import (
 // the pro plan.
 func digestIdentifier(t testing.TB, n int, unknownKeys string) *identifier {
 	t.Helper()
-	free := &sluice.Plan{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(5, time.Minute)}}
-	pro := &sluice.Plan{Name: "pro", Limits: []sluice.Limit{sluice.FixedWindow(50, time.Minute)}}
-	o := Options{Plans: []*sluice.Plan{free, pro}, UnknownKeys: unknownKeys}
+	free := &Plan{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(5, time.Minute)}}
+	pro := &Plan{Name: "pro", Limits: []sluice.Limit{sluice.FixedWindow(50, time.Minute)}}
+	o := Options{Plans: []*Plan{free, pro}, UnknownKeys: unknownKeys}
 	for i := range n {
 		o.Keys = append(o.Keys, Key{Name: fmt.Sprintf("k%d", i), SHA256: sha256.Sum256([]byte(fmt.Sprintf("key-%d", i))), Plan: pro})
 	}
@@ -32,7 +32,7 @@ func testIdentifier(t testing.TB, o Options) *identifier {
 		t.Fatal(err)
 	}
 	o = o.WithDefaults()
-	return newIdentifier(&o, &sluice.Policy{Plans: o.Plans, Global: o.Global, DefaultPlan: o.DefaultPlan, AnonymousPlan: o.AnonymousPlan}, keyPrefix(o.Scope))
+	return newIdentifier(&o, &Policy{Plans: o.Plans, Global: o.Global, DefaultPlan: o.DefaultPlan, AnonymousPlan: o.AnonymousPlan}, keyPrefix(o.Scope))
 }
 
 // uncached resolves raw as lookupKey does, without the cache.

@@ -25,7 +25,7 @@ func newHeaderDemo(l sluice.Limit, modes ...string) *headerDemo {
 	clock := clockAt(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))),
 		httplimit.Options{
-			Plans:   []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{l}}},
+			Plans:   []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{l}}},
 			Headers: modes,
 			Clock:   clock.Now,
 		})

@@ -24,7 +24,7 @@ func Example_perRoute() {
 	perRoute := func(scope string, limit sluice.Limit) func(http.Handler) http.Handler {
 		mw, err := httplimit.New(limiter, httplimit.Options{
 			Scope: scope,
-			Plans: []*sluice.Plan{{Name: "all", Limits: []sluice.Limit{limit}}},
+			Plans: []*httplimit.Plan{{Name: "all", Limits: []sluice.Limit{limit}}},
 		})
 		if err != nil {
 			log.Fatal(err)
@@ -59,7 +59,7 @@ func Example_costs() {
 	limiter := sluice.NewLimiter(memory.New())
 	mw, err := httplimit.New(limiter, httplimit.Options{
 		Scope: "api",
-		Plans: []*sluice.Plan{{
+		Plans: []*httplimit.Plan{{
 			Name:   "free",
 			Limits: []sluice.Limit{sluice.FixedWindow(10, time.Hour).Named("per-hour")},
 			Costs:  map[string]int64{"GET /search": 2},

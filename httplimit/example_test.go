@@ -18,7 +18,7 @@ import (
 func Example() {
 	limiter := sluice.NewLimiter(memory.New())
 	mw, err := httplimit.New(limiter, httplimit.Options{
-		Plans: []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(2)}}},
+		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(2)}}},
 	})
 	if err != nil {
 		log.Fatal(err)

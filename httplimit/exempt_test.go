@@ -17,10 +17,10 @@ import (
 // of anyone's quota (the global limit's included), and are reported to
 // OnExempt with their reason.
 func TestExemptClientsAreNeverLimitedNorCounted(t *testing.T) {
-	plan := &sluice.Plan{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(2, time.Minute)}}
+	plan := &httplimit.Plan{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(2, time.Minute)}}
 	reasons := map[string]int{}
 	mw, _ := clockedMiddleware(t, httplimit.Options{
-		Plans:           []*sluice.Plan{plan},
+		Plans:           []*httplimit.Plan{plan},
 		Global:          []sluice.Limit{sluice.FixedWindow(3, time.Minute).Named("everyone")},
 		Keys:            []httplimit.Key{{Name: "monitoring", SHA256: sha256.Sum256([]byte("mon-key"))}, {Name: "other", SHA256: sha256.Sum256([]byte("other-key"))}},
 		UserHeader:      "X-User",
@@ -64,7 +64,7 @@ func TestExemptClientsAreNeverLimitedNorCounted(t *testing.T) {
 }
 
 func TestExemptionsValidate(t *testing.T) {
-	plans := []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(5)}}}
+	plans := []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(5)}}}
 	err := httplimit.Options{Plans: plans, ExemptKeys: []string{"nope"}, ExemptUsers: []string{"bot"},
 		ExemptAddresses: []netip.Prefix{{}}}.Validate()
 	for _, want := range []string{`Options.ExemptAddresses[0]: invalid Prefix is not an IP address`, `Options.ExemptKeys[0]: "nope" is not the name of a key`,
@@ -76,7 +76,7 @@ func TestExemptionsValidate(t *testing.T) {
 }
 
 func TestHiddenLimitsValidate(t *testing.T) {
-	plans := []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(5)}}}
+	plans := []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(5)}}}
 	rules := []httplimit.Rule{{Name: "r", Limits: []sluice.Limit{sluice.PerSecond(1)}}}
 	if err := (httplimit.Options{Plans: plans, Rules: rules, HiddenLimits: []string{"per-minute", "r", "r.per-second"}}).Validate(); err != nil {
 		t.Errorf("known names: %v", err)

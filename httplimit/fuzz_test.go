@@ -56,7 +56,7 @@ func FuzzIdentify(f *testing.F) {
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
 		UserHeader:     "X-User-ID",
 		PlanHeader:     "X-Plan",
-		Plans:          []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.GCRA(10, time.Minute).Named("m")}}},
+		Plans:          []*Plan{{Name: "free", Limits: []sluice.Limit{sluice.GCRA(10, time.Minute).Named("m")}}},
 	})
 	f.Add("Bearer abcdefghijkl", "", "alice", "free", "10.0.0.1:80", "198.51.100.1")
 	f.Add("Basic xyz", "key-123456789", "", "", "[::1]:1", "")

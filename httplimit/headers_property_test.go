@@ -126,7 +126,7 @@ func TestPropertyHeadersHoldTheDraftsMeaning(t *testing.T) {
 		build := func(modes ...string) http.Handler {
 			mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))),
 				httplimit.Options{
-					Plans:   []*sluice.Plan{{Name: "p", Limits: limits, Costs: costs}},
+					Plans:   []*httplimit.Plan{{Name: "p", Limits: limits, Costs: costs}},
 					Global:  global,
 					Headers: modes,
 					Clock:   clock.Now,

@@ -93,7 +93,7 @@ func TestFastRateLimitValuesAreWhatHTTPSFVWrites(t *testing.T) {
 func TestHeaderModesTogetherWriteWhatEachWritesAlone(t *testing.T) {
 	build := func(modes ...string) *Middleware {
 		m, err := New(sluice.NewLimiter(nil), Options{
-			Plans: []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{
+			Plans: []*Plan{{Name: "free", Limits: []sluice.Limit{
 				sluice.FixedWindow(100, time.Minute), sluice.SlidingCounter(1000, 24*time.Hour)}}},
 			Headers: modes,
 		})
@@ -102,7 +102,7 @@ func TestHeaderModesTogetherWriteWhatEachWritesAlone(t *testing.T) {
 		}
 		return m
 	}
-	plan := func(m *Middleware) *sluice.Plan { return m.policy.Plan("free") }
+	plan := func(m *Middleware) *Plan { return m.policy.Plan("free") }
 	result := func(m *Middleware) *Result {
 		p := plan(m)
 		res := &Result{Identity: Identity{Plan: p}, Now: time.Unix(1_800_000_000, 5)}

@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-
-	"github.com/sluice-dev/sluice"
 )
 
 // Identity kinds, in order of precedence.
@@ -32,7 +30,7 @@ type Identity struct {
 	// "/" and Subject (see Options.Scope).
 	Subject string
 	// Plan is the plan the client is on.
-	Plan *sluice.Plan
+	Plan *Plan
 	// KeyName is the configured label of a known API key.
 	KeyName string
 
@@ -43,7 +41,7 @@ type Identity struct {
 
 // identifier resolves identities by a middleware's options.
 type identifier struct {
-	policy *sluice.Policy
+	policy *Policy
 	prefix string                 // of every store key: the scope and "/"
 	keys   map[[32]byte]*Identity // the identities of listed keys
 	// apiKeyHeaders, userHeader and planHeader are the configured header
@@ -69,7 +67,7 @@ type apiKeyHeader struct {
 
 // newIdentifier returns the identifier of o (defaults applied) under policy,
 // whose store keys start with prefix.
-func newIdentifier(o *Options, policy *sluice.Policy, prefix string) *identifier {
+func newIdentifier(o *Options, policy *Policy, prefix string) *identifier {
 	id := &identifier{policy: policy, prefix: prefix, keys: make(map[[32]byte]*Identity, len(o.Keys)),
 		userHeader: canonical(o.UserHeader), planHeader: canonical(o.PlanHeader),
 		trusted: masked(o.TrustedProxies), unlistedAsKey: o.UnknownKeys == unknownKeysKey,
@@ -146,13 +144,13 @@ func (id *identifier) identify(r *http.Request, out *Identity) {
 	peer := peerAddr(r.RemoteAddr)
 	trusted := id.isTrusted(peer)
 
-	plan := (*sluice.Plan)(nil)
+	plan := (*Plan)(nil)
 	if trusted && id.planHeader != "" {
 		if name := header(r.Header, id.planHeader); name != "" {
 			plan = id.policy.Plan(name)
 		}
 	}
-	orDefault := func(p *sluice.Plan, name string) *sluice.Plan {
+	orDefault := func(p *Plan, name string) *Plan {
 		if p != nil {
 			return p
 		}

@@ -27,7 +27,7 @@ type LimitState struct {
 
 // SubjectLimits returns the store key and the limits of subject, a
 // Identity.Subject ("key:…", "user:…", "ip:…", "ext:…"), a rule's key
-// ("rule:<rule>/…") or sluice.GlobalSubject: a rule's limits for a rule's
+// ("rule:<rule>/…") or GlobalSubject: a rule's limits for a rule's
 // key, the global limits for the global subject, else the limits of plan
 // (when not empty), of a listed key's plan for its subject, or of the
 // default plan (the anonymous plan for "ip:" subjects), with those of the
@@ -38,7 +38,7 @@ func (m *Middleware) SubjectLimits(subject, plan string) (key string, limits []s
 	}
 	key = m.id.prefix + subject
 	switch {
-	case subject == sluice.GlobalSubject:
+	case subject == GlobalSubject:
 		return key, m.policy.Global, nil
 	case strings.HasPrefix(subject, "rule:"):
 		name, _, _ := strings.Cut(strings.TrimPrefix(subject, "rule:"), "/")

@@ -33,15 +33,15 @@ import (
 // exported, and compared in constant time.
 type Middleware struct {
 	limiter *sluice.Limiter
-	policy  *sluice.Policy
+	policy  *Policy
 	id      *identifier
 	// globalKey is the store key of the global limits: the scope prefix
-	// and sluice.GlobalSubject.
+	// and GlobalSubject.
 	globalKey string
 	// globalUnits: some plan's endpoint costs more than 1, so the global
 	// limits count units.
 	globalUnits bool
-	plans       map[*sluice.Plan]*planState
+	plans       map[*Plan]*planState
 	noPlan      planState // stands for a plan the middleware was not built with
 	exempt      *endpoints
 	exemptions  *exemptions
@@ -81,7 +81,7 @@ type Result struct {
 
 	plan *planState // of Identity.Plan, when set by this package
 	// Checks were built for checksOf at checksCost (checksLen of them).
-	checksOf   *sluice.Plan
+	checksOf   *Plan
 	checksCost int64
 	checksLen  int
 
@@ -116,7 +116,7 @@ type Result struct {
 
 // planState is what the middleware precomputes for one plan.
 type planState struct {
-	plan    *sluice.Plan
+	plan    *Plan
 	costs   *endpoints
 	headers policyHeaders
 	// unitsCounted: some endpoint of the plan costs more than 1, so its
@@ -125,7 +125,7 @@ type planState struct {
 }
 
 // planOf returns the precomputed state of plan.
-func (m *Middleware) planOf(plan *sluice.Plan) *planState {
+func (m *Middleware) planOf(plan *Plan) *planState {
 	if ps := m.plans[plan]; ps != nil {
 		return ps
 	}
@@ -144,15 +144,15 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 		return nil, err
 	}
 	o = o.WithDefaults()
-	policy := &sluice.Policy{Plans: slices.Clone(o.Plans), Global: slices.Clone(o.Global),
+	policy := &Policy{Plans: slices.Clone(o.Plans), Global: slices.Clone(o.Global),
 		DefaultPlan: o.DefaultPlan, AnonymousPlan: o.AnonymousPlan}
 	prefix := keyPrefix(o.Scope)
 	m := &Middleware{
 		limiter:   limiter,
 		policy:    policy,
 		id:        newIdentifier(&o, policy, prefix),
-		globalKey: prefix + sluice.GlobalSubject,
-		plans:     map[*sluice.Plan]*planState{},
+		globalKey: prefix + GlobalSubject,
+		plans:     map[*Plan]*planState{},
 		modes:     slices.Clone(o.Headers),
 		docsURL:   o.DocsURL,
 		now:       o.Clock,

@@ -18,9 +18,9 @@ type Options struct {
 	// Plans are the classes of clients, in the order documentation lists
 	// them. At least one is required; names are unique sluice.ValidName
 	// strings, and each plan has at least one limit.
-	Plans []*sluice.Plan
+	Plans []*Plan
 	// Global limits are checked on every request, keyed by
-	// sluice.GlobalSubject, together with the plan's limits. Their names
+	// GlobalSubject, together with the plan's limits. Their names
 	// differ from every plan limit's.
 	Global []sluice.Limit
 	// DefaultPlan names the plan of identified clients (API key or user)
@@ -166,7 +166,7 @@ type Key struct {
 	SHA256 [32]byte
 	// Plan is the key's plan: one of Options.Plans, or a plan of the
 	// key's own (say one of them with a limit raised). Nil: DefaultPlan.
-	Plan *sluice.Plan
+	Plan *Plan
 }
 
 // Default values of Options' fields.
@@ -250,7 +250,7 @@ func (o Options) WithDefaults() Options {
 }
 
 // planNamed returns the plan of plans called name, or nil.
-func planNamed(plans []*sluice.Plan, name string) *sluice.Plan {
+func planNamed(plans []*Plan, name string) *Plan {
 	for _, p := range plans {
 		if p != nil && p.Name == name {
 			return p

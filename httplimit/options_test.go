@@ -18,7 +18,7 @@ import (
 // /64), and send the ietf RateLimit headers.
 func TestZeroOptionsLimitByAPIKeyWithIETFHeaders(t *testing.T) {
 	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithSweepInterval(0))), httplimit.Options{
-		Plans: []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(1)}}},
+		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(1)}}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -61,11 +61,11 @@ func TestZeroOptionsLimitByAPIKeyWithIETFHeaders(t *testing.T) {
 // New refuses invalid options with an error naming the field, and accepts
 // header modes in any case.
 func TestNewRefusesInvalidOptions(t *testing.T) {
-	free := func() *sluice.Plan {
-		return &sluice.Plan{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(10)}}
+	free := func() *httplimit.Plan {
+		return &httplimit.Plan{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(10)}}
 	}
-	pro := &sluice.Plan{Name: "pro", Limits: []sluice.Limit{sluice.PerMinute(100)}}
-	valid := func() httplimit.Options { return httplimit.Options{Plans: []*sluice.Plan{free(), pro}} }
+	pro := &httplimit.Plan{Name: "pro", Limits: []sluice.Limit{sluice.PerMinute(100)}}
+	valid := func() httplimit.Options { return httplimit.Options{Plans: []*httplimit.Plan{free(), pro}} }
 	with := func(f func(o *httplimit.Options)) httplimit.Options { o := valid(); f(&o); return o }
 	key := sha256.Sum256([]byte("k"))
 	cases := []struct {
@@ -85,12 +85,12 @@ func TestNewRefusesInvalidOptions(t *testing.T) {
 		{"unknown header mode", with(func(o *httplimit.Options) { o.Headers = []string{"ietf", "draft-8"} }), "Headers[1]",
 			`httplimit: Options.Headers[1]: "draft-8" is not a header mode (ietf, draft-7, draft-6, legacy)`},
 		{"no plans", httplimit.Options{}, "Plans", `httplimit: Options.Plans: at least one plan is needed`},
-		{"nil plan", httplimit.Options{Plans: []*sluice.Plan{nil}}, "Plans[0]", `httplimit: Options.Plans[0]: nil plan`},
-		{"plan without limits", httplimit.Options{Plans: []*sluice.Plan{{Name: "free"}}}, "Plans[0].Limits",
+		{"nil plan", httplimit.Options{Plans: []*httplimit.Plan{nil}}, "Plans[0]", `httplimit: Options.Plans[0]: nil plan`},
+		{"plan without limits", httplimit.Options{Plans: []*httplimit.Plan{{Name: "free"}}}, "Plans[0].Limits",
 			`httplimit: Options.Plans[0].Limits: a plan needs at least one limit`},
-		{"bad plan name", httplimit.Options{Plans: []*sluice.Plan{{Name: "a b", Limits: []sluice.Limit{sluice.PerMinute(1)}}}}, "Plans[0].Name",
+		{"bad plan name", httplimit.Options{Plans: []*httplimit.Plan{{Name: "a b", Limits: []sluice.Limit{sluice.PerMinute(1)}}}}, "Plans[0].Name",
 			`httplimit: Options.Plans[0].Name: plan name "a b" must be 1-64 characters of A-Z a-z 0-9 . _ -`},
-		{"plan twice", httplimit.Options{Plans: []*sluice.Plan{free(), free()}}, "Plans[1].Name",
+		{"plan twice", httplimit.Options{Plans: []*httplimit.Plan{free(), free()}}, "Plans[1].Name",
 			`httplimit: Options.Plans[1].Name: "free" is already the name of Plans[0]`},
 		{"limit twice", with(func(o *httplimit.Options) { o.Plans[0].Limits = append(o.Plans[0].Limits, sluice.PerMinute(5)) }), "Plans[0].Limits[1]",
 			`httplimit: Options.Plans[0].Limits[1]: "per-minute" is already a limit of this list`},
@@ -102,14 +102,14 @@ func TestNewRefusesInvalidOptions(t *testing.T) {
 			`httplimit: Options.Plans[0].Costs["POST /x"]: costs 11, more than limit per-minute can ever hold (10)`},
 		{"negative cost", with(func(o *httplimit.Options) { o.Plans[0].Costs = map[string]int64{"POST /x": -1} }), `Plans[0].Costs["POST /x"]`,
 			`httplimit: Options.Plans[0].Costs["POST /x"]: -1 is out of range`},
-		{"upgrade to unknown plan", with(func(o *httplimit.Options) { o.Plans[0].Upgrade = &sluice.Upgrade{Plan: "gold"} }), "Plans[0].Upgrade.Plan",
+		{"upgrade to unknown plan", with(func(o *httplimit.Options) { o.Plans[0].Upgrade = &httplimit.Upgrade{Plan: "gold"} }), "Plans[0].Upgrade.Plan",
 			`httplimit: Options.Plans[0].Upgrade.Plan: "gold" is not a plan (plans: free, pro)`},
-		{"relative upgrade URL", with(func(o *httplimit.Options) { o.Plans[0].Upgrade = &sluice.Upgrade{Plan: "pro", URL: "/pricing"} }), "Plans[0].Upgrade.URL",
+		{"relative upgrade URL", with(func(o *httplimit.Options) { o.Plans[0].Upgrade = &httplimit.Upgrade{Plan: "pro", URL: "/pricing"} }), "Plans[0].Upgrade.URL",
 			`httplimit: Options.Plans[0].Upgrade.URL: "/pricing" is not an absolute URL`},
 		{"key twice", with(func(o *httplimit.Options) { o.Keys = []httplimit.Key{{SHA256: key}, {SHA256: key, Plan: pro}} }), "Keys[1].SHA256",
 			`httplimit: Options.Keys[1].SHA256: the same key is configured twice (Keys[0])`},
 		{"key plan invalid", with(func(o *httplimit.Options) {
-			o.Keys = []httplimit.Key{{SHA256: key, Plan: &sluice.Plan{Name: "free", Limits: []sluice.Limit{sluice.GCRA(0, time.Minute)}}}}
+			o.Keys = []httplimit.Key{{SHA256: key, Plan: &httplimit.Plan{Name: "free", Limits: []sluice.Limit{sluice.GCRA(0, time.Minute)}}}}
 		}), "Keys[0].Plan.Limits[0]", `httplimit: Options.Keys[0].Plan.Limits[0]: invalid limit`},
 		{"bad API key header", with(func(o *httplimit.Options) { o.APIKeyHeaders = []string{"X-Key", "X Key"} }), "APIKeyHeaders[1]",
 			`httplimit: Options.APIKeyHeaders[1]: "X Key" is not a valid header name`},
@@ -167,7 +167,7 @@ func TestNewRefusesInvalidOptions(t *testing.T) {
 // Header modes given in any case are sent as their lower-case mode.
 func TestHeaderModesInAnyCase(t *testing.T) {
 	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithSweepInterval(0))), httplimit.Options{
-		Plans:   []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(5)}}},
+		Plans:   []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(5)}}},
 		Headers: []string{"IETF", "Legacy"},
 	})
 	if err != nil {
@@ -182,10 +182,10 @@ func TestHeaderModesInAnyCase(t *testing.T) {
 // Keys without a plan are on the default plan; unlisted keys are then
 // limited by address.
 func TestKeysWithoutPlanTakeTheDefault(t *testing.T) {
-	free := &sluice.Plan{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(1)}}
-	pro := &sluice.Plan{Name: "pro", Limits: []sluice.Limit{sluice.PerMinute(3)}}
+	free := &httplimit.Plan{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(1)}}
+	pro := &httplimit.Plan{Name: "pro", Limits: []sluice.Limit{sluice.PerMinute(3)}}
 	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithSweepInterval(0))), httplimit.Options{
-		Plans: []*sluice.Plan{free, pro}, DefaultPlan: "pro", AnonymousPlan: "free",
+		Plans: []*httplimit.Plan{free, pro}, DefaultPlan: "pro", AnonymousPlan: "free",
 		Keys: []httplimit.Key{{Name: "k", SHA256: sha256.Sum256([]byte("listed"))}},
 	})
 	if err != nil {

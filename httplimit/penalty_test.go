@@ -17,7 +17,7 @@ import (
 // boxed.
 func TestPenaltyBoxHoldsThenLifts(t *testing.T) {
 	mw, clock := clockedMiddleware(t, httplimit.Options{
-		Plans:   []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
+		Plans:   []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
 		Penalty: httplimit.Penalty{Refusals: 2, Within: time.Minute, For: 10 * time.Minute},
 	})
 	h := mw.Handler(okHandler())

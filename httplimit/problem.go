@@ -38,13 +38,13 @@ type Problem struct {
 	// are: the violated limit the longest wait is owed to, or the
 	// concurrency limit that refused (its "RateLimit" item, its
 	// RateLimit-Limit in the draft modes).
-	Policy        string          `json:"policy,omitempty"`
-	Limit         int64           `json:"limit,omitempty"`
-	Window        string          `json:"window,omitempty"`
-	Plan          string          `json:"plan,omitempty"`
-	CurrentUsage  *Usage          `json:"currentUsage,omitempty"`
-	Upgrade       *sluice.Upgrade `json:"upgrade,omitempty"`
-	Documentation string          `json:"documentation,omitempty"`
+	Policy        string   `json:"policy,omitempty"`
+	Limit         int64    `json:"limit,omitempty"`
+	Window        string   `json:"window,omitempty"`
+	Plan          string   `json:"plan,omitempty"`
+	CurrentUsage  *Usage   `json:"currentUsage,omitempty"`
+	Upgrade       *Upgrade `json:"upgrade,omitempty"`
+	Documentation string   `json:"documentation,omitempty"`
 }
 
 // Usage is the deciding limit's state, in the figures of its RateLimit
@@ -207,7 +207,7 @@ func (m *Middleware) countsUnits(res *Result, l sluice.Limit) bool {
 
 // planCountsUnits reports whether some endpoint of p costs more than 1: its
 // limits then count units, not requests.
-func planCountsUnits(p *sluice.Plan) bool {
+func planCountsUnits(p *Plan) bool {
 	for _, c := range p.Costs {
 		if c > 1 {
 			return true

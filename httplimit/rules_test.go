@@ -39,7 +39,7 @@ func clockedMiddleware(t *testing.T, o httplimit.Options) (*httplimit.Middleware
 func rulesMiddleware(t *testing.T, rules ...httplimit.Rule) (*httplimit.Middleware, *fakeClock) {
 	t.Helper()
 	return clockedMiddleware(t, httplimit.Options{
-		Plans:          []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Minute)}}},
+		Plans:          []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Minute)}}},
 		Rules:          rules,
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
 		UserHeader:     "X-User",
@@ -200,7 +200,7 @@ func TestRuleMatchesHostsMethodsAndHeaders(t *testing.T) {
 }
 
 func TestRulesValidate(t *testing.T) {
-	plan := []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(50)}, Costs: map[string]int64{"POST /big": 10}}}
+	plan := []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(50)}, Costs: map[string]int64{"POST /big": 10}}}
 	lim := []sluice.Limit{sluice.FixedWindow(20, time.Minute)}
 	for _, c := range []struct {
 		name string
@@ -231,7 +231,7 @@ func TestRulesValidate(t *testing.T) {
 
 func TestGlobalRefusalsMay503AndBodiesFollowTheTemplate(t *testing.T) {
 	mw, _ := clockedMiddleware(t, httplimit.Options{
-		Plans:           []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
+		Plans:           []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
 		Global:          []sluice.Limit{sluice.FixedWindow(2, time.Minute).Named("all")},
 		GlobalStatus:    503,
 		RefusalTemplate: `{"code": "SLOW_DOWN", "wait": "{{retryAfter}}", "why": "{{violated-policies}}", "s": "{{status}}"}`,

@@ -20,7 +20,7 @@ import (
 // X-User from 10.0.0.1.
 func scopeOptions(scope string) httplimit.Options {
 	return httplimit.Options{
-		Plans:          []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(2)}}},
+		Plans:          []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(2)}}},
 		Global:         []sluice.Limit{sluice.PerMinute(3).Named("everyone")},
 		Keys:           []httplimit.Key{{Name: "k", SHA256: sha256.Sum256([]byte("listed-key"))}},
 		UnknownKeys:    "key",

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/sluice-dev/sluice"
 )
 
 func testProblem() *Problem {
@@ -13,7 +11,7 @@ func testProblem() *Problem {
 	return &Problem{Type: ProblemQuotaExceeded, Title: "Too Many Requests", Status: 429, Detail: `Rate limit "exceeded".`,
 		ViolatedPolicies: []string{"per-minute"}, RetryAfter: &ra, Policy: "per-minute", Limit: 100, Window: "1m", Plan: "free",
 		CurrentUsage: &Usage{Used: 100, Limit: 100, Window: "1m", ResetsAt: "2026-11-30T12:00:18Z"},
-		Upgrade:      &sluice.Upgrade{Plan: "pro", URL: "https://example.com/pricing"}}
+		Upgrade:      &Upgrade{Plan: "pro", URL: "https://example.com/pricing"}}
 }
 
 func TestTemplateErrorCodeIsTheBriefsShape(t *testing.T) {

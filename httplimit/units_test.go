@@ -20,7 +20,7 @@ func TestRefusalOfACostlyPlanSaysUnits(t *testing.T) {
 	clock := clockAt(noon)
 	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))),
 		httplimit.Options{
-			Plans: []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Second)},
+			Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Second)},
 				Costs: map[string]int64{"GET /search": 2}}},
 			Clock:  clock.Now,
 			Logger: quietLogger(),
@@ -62,7 +62,7 @@ func TestRefusalSaysRequestsWhenEveryCostIsOne(t *testing.T) {
 	clock := clockAt(noon)
 	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))),
 		httplimit.Options{
-			Plans:  []*sluice.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Second)}}},
+			Plans:  []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Second)}}},
 			Clock:  clock.Now,
 			Logger: quietLogger(),
 		})
@@ -118,7 +118,7 @@ func TestGlobalRefusalSaysUnitsWhenSomePlanCostsMore(t *testing.T) {
 	clock := clockAt(noon)
 	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))),
 		httplimit.Options{
-			Plans: []*sluice.Plan{
+			Plans: []*httplimit.Plan{
 				{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(100, time.Second)}},
 				{Name: "pro", Limits: []sluice.Limit{sluice.FixedWindow(100, time.Second).Named("pro-second")},
 					Costs: map[string]int64{"GET /bulk": 2}},

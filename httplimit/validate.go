@@ -187,7 +187,7 @@ func (v *validator) options(o Options) {
 
 // plan checks one plan; field is its path, names the plans' names, list
 // their list for messages.
-func (v *validator) plan(field string, p *sluice.Plan, global []sluice.Limit, names map[string]string, list string) {
+func (v *validator) plan(field string, p *Plan, global []sluice.Limit, names map[string]string, list string) {
 	if !sluice.ValidName(p.Name) {
 		v.errorf(field+".Name", "plan name %q must be 1-64 characters of A-Z a-z 0-9 . _ -", p.Name)
 	}
@@ -281,7 +281,7 @@ func (v *validator) between(field string, n, lo, hi int) {
 }
 
 // planList lists the names of plans for messages: "free, pro".
-func planList(plans []*sluice.Plan) string {
+func planList(plans []*Plan) string {
 	var names []string
 	for _, p := range plans {
 		if p != nil {

@@ -16,7 +16,7 @@ func TestAllowAllocatesNothing(t *testing.T) {
 	plan := []sluice.Check{
 		{Key: "k", Limit: sluice.PerSecond(1_000_000_000), Cost: 1},
 		{Key: "k", Limit: sluice.TokenBucket(1_000_000_000, time.Minute).Named("per-minute"), Cost: 1},
-		{Key: sluice.GlobalSubject, Limit: sluice.FixedWindow(1_000_000_000, time.Hour).Named("global"), Cost: 1},
+		{Key: "*", Limit: sluice.FixedWindow(1_000_000_000, time.Hour).Named("global"), Cost: 1},
 	}
 	for _, checks := range [][]sluice.Check{plan[:1], plan} {
 		var d sluice.Decision

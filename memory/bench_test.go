@@ -55,7 +55,7 @@ func BenchmarkAllowPlan(b *testing.B) {
 	checks := []sluice.Check{
 		{Limit: sluice.PerSecond(1e6), Cost: 1},
 		{Limit: sluice.PerMinute(1e9), Cost: 1},
-		{Key: sluice.GlobalSubject, Limit: sluice.PerHour(1e12).Named("global"), Cost: 1},
+		{Key: "*", Limit: sluice.PerHour(1e12).Named("global"), Cost: 1},
 	}
 	var d sluice.Decision
 	for _, k := range keys {

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/memory"
@@ -130,7 +129,7 @@ func TestDashboardShowsKeyNamesAndPseudonyms(t *testing.T) {
 // A pseudonym is stable within one server and differs between servers (a
 // key of each process's own).
 func TestDashboardPseudonymsAreKeyedPerServer(t *testing.T) {
-	id := httplimit.Identity{Kind: httplimit.KindIP, Subject: "ip:203.0.113.7", Plan: &sluice.Plan{Name: "free"}}
+	id := httplimit.Identity{Kind: httplimit.KindIP, Subject: "ip:203.0.113.7", Plan: &httplimit.Plan{Name: "free"}}
 	a, b := newStats(time.Now, nil), newStats(time.Now, nil)
 	if a.displayClient(id) != a.displayClient(id) {
 		t.Error("one server shows two pseudonyms for one client")

@@ -37,16 +37,16 @@ func reducedOptions(o httplimit.Options, factor float64) httplimit.Options {
 		}
 		return out
 	}
-	planCost := func(p *sluice.Plan) int64 {
+	planCost := func(p *httplimit.Plan) int64 {
 		var most int64 = 1
 		for _, c := range p.Costs {
 			most = max(most, c)
 		}
 		return most
 	}
-	scaled := map[*sluice.Plan]*sluice.Plan{}
+	scaled := map[*httplimit.Plan]*httplimit.Plan{}
 	var mostOfAll int64 = 1
-	plan := func(p *sluice.Plan) *sluice.Plan {
+	plan := func(p *httplimit.Plan) *httplimit.Plan {
 		if s, ok := scaled[p]; ok {
 			return s
 		}
@@ -56,7 +56,7 @@ func reducedOptions(o httplimit.Options, factor float64) httplimit.Options {
 		return &s
 	}
 	r := o
-	r.Plans = make([]*sluice.Plan, len(o.Plans))
+	r.Plans = make([]*httplimit.Plan, len(o.Plans))
 	for i, p := range o.Plans {
 		r.Plans[i] = plan(p)
 		mostOfAll = max(mostOfAll, planCost(p))

@@ -29,7 +29,7 @@ type docsPlan struct {
 	Name, Role string
 	Limits     []docsLimit
 	Costs      []docsCost
-	Upgrade    *sluice.Upgrade
+	Upgrade    *httplimit.Upgrade
 }
 
 type docsLimit struct {
@@ -125,7 +125,7 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 	return page, nil
 }
 
-func describePlan(cfg *config.Config, p *sluice.Plan) docsPlan {
+func describePlan(cfg *config.Config, p *httplimit.Plan) docsPlan {
 	dp := docsPlan{Name: p.Name, Upgrade: p.Upgrade}
 	switch p.Name {
 	case cfg.Policy.DefaultPlan:
@@ -147,7 +147,7 @@ func describePlan(cfg *config.Config, p *sluice.Plan) docsPlan {
 
 // countsUnits reports whether some endpoint of p costs more than 1: its
 // limits then count units, not requests (as its 429 bodies say).
-func countsUnits(p *sluice.Plan) bool {
+func countsUnits(p *httplimit.Plan) bool {
 	for _, c := range p.Costs {
 		if c > 1 {
 			return true

@@ -9,7 +9,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/memory"
@@ -285,5 +284,5 @@ func registerStoreMetrics(reg *prometheus.Registry, f *failover.Store, c *overli
 // isGlobal reports whether a check's key is a global limit's: the global
 // subject, alone or after a middleware's scope.
 func isGlobal(key string) bool {
-	return key == sluice.GlobalSubject || strings.HasSuffix(key, "/"+sluice.GlobalSubject)
+	return key == httplimit.GlobalSubject || strings.HasSuffix(key, "/"+httplimit.GlobalSubject)
 }

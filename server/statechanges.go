@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/httplimit"
 )
 
 // stateChanges says what a reload from old to cur does to the state
@@ -11,7 +12,7 @@ import (
 // its ID (its name unless the config sets id:) and algorithm, so a limit
 // whose algorithm changes starts afresh, and so does a limit renamed
 // without an id. A change of quantity, window or burst keeps the state.
-func stateChanges(old, cur *sluice.Policy) []string {
+func stateChanges(old, cur *httplimit.Policy) []string {
 	before := limitsByID(old)
 	after := limitsByID(cur)
 	var out []string
@@ -37,7 +38,7 @@ type limitIndex struct {
 	order []string
 }
 
-func limitsByID(p *sluice.Policy) limitIndex {
+func limitsByID(p *httplimit.Policy) limitIndex {
 	ix := limitIndex{m: map[string]sluice.Limit{}}
 	add := func(l sluice.Limit) {
 		if _, ok := ix.m[l.ID()]; !ok {

@@ -6,18 +6,19 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/httplimit"
 )
 
 // The reload log says which limits keep their clients' state and which
 // start afresh.
 func TestStateChangesOfAReload(t *testing.T) {
-	plan := func(ls ...sluice.Limit) *sluice.Policy {
-		return &sluice.Policy{Plans: []*sluice.Plan{{Name: "free", Limits: ls}}}
+	plan := func(ls ...sluice.Limit) *httplimit.Policy {
+		return &httplimit.Policy{Plans: []*httplimit.Plan{{Name: "free", Limits: ls}}}
 	}
 	minute := sluice.FixedWindow(3, time.Minute).Named("per-minute")
 	for _, c := range []struct {
 		name string
-		cur  *sluice.Policy
+		cur  *httplimit.Policy
 		want string // a part of the only line; "" for none
 	}{
 		{"quantity", plan(sluice.FixedWindow(5, time.Minute).Named("per-minute")), ""},

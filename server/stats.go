@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/envoy"
 	"github.com/sluice-dev/sluice/httplimit"
 )
@@ -43,7 +42,7 @@ type stats struct {
 	// plans); byPlan finds a plan's counter without hashing its name (at
 	// most maxNames entries: plans of many reloads empty it).
 	decided map[string]*int64
-	byPlan  map[*sluice.Plan]*int64
+	byPlan  map[*httplimit.Plan]*int64
 	top     map[string]*topEntry // at most topCapacity entries
 }
 
@@ -136,7 +135,7 @@ const topCapacity = 512
 // store's counters and the degradation level.
 func newStats(clock func() time.Time, sample func() sample) *stats {
 	s := &stats{clock: clock, sample: sample, fine: newRing(1, 60), coarse: newRing(10, 360),
-		top: map[string]*topEntry{}, sampledAt: -1, decided: map[string]*int64{}, byPlan: map[*sluice.Plan]*int64{}}
+		top: map[string]*topEntry{}, sampledAt: -1, decided: map[string]*int64{}, byPlan: map[*httplimit.Plan]*int64{}}
 	rand.Read(s.clientKey[:]) // never fails (crypto/rand)
 	return s
 }
@@ -166,7 +165,7 @@ func (s *stats) now(force bool) (int64, *slot, *slot) {
 }
 
 // countPlan counts a decision of plan p. s.mu must be held.
-func (s *stats) countPlan(p *sluice.Plan) {
+func (s *stats) countPlan(p *httplimit.Plan) {
 	if n := s.byPlan[p]; n != nil {
 		*n++
 		return

@@ -11,7 +11,7 @@ import (
 // refusal is a request of plan refused by its one limit, named limit.
 func refusal(plan, limit string) *httplimit.Result {
 	return &httplimit.Result{
-		Identity: httplimit.Identity{Kind: httplimit.KindIP, Subject: "ip:192.0.2.1", Plan: &sluice.Plan{Name: plan}},
+		Identity: httplimit.Identity{Kind: httplimit.KindIP, Subject: "ip:192.0.2.1", Plan: &httplimit.Plan{Name: plan}},
 		Checks:   []sluice.Check{{Limit: sluice.PerMinute(1).Named(limit)}},
 		Decision: sluice.Decision{Statuses: []sluice.Status{{}}},
 	}

@@ -24,7 +24,7 @@ func Example_chi() {
 	limiter := sluice.NewLimiter(memory.New())
 	search, err := httplimit.New(limiter, httplimit.Options{
 		Scope: "search",
-		Plans: []*sluice.Plan{
+		Plans: []*httplimit.Plan{
 			{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(2)}},
 			{Name: "anonymous", Limits: []sluice.Limit{sluice.PerMinute(1)}},
 		},

@@ -20,7 +20,7 @@ func Example_echo() {
 	limiter := sluice.NewLimiter(memory.New())
 	perRoute := func(limit sluice.Limit) echo.MiddlewareFunc {
 		mw, err := httplimit.New(limiter, httplimit.Options{
-			Plans: []*sluice.Plan{{Name: "all", Limits: []sluice.Limit{limit}}},
+			Plans: []*httplimit.Plan{{Name: "all", Limits: []sluice.Limit{limit}}},
 		})
 		if err != nil {
 			log.Fatal(err)

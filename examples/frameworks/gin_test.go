@@ -40,7 +40,7 @@ func Example_gin() {
 	gin.SetMode(gin.ReleaseMode)
 	limiter := sluice.NewLimiter(memory.New())
 	mw, err := httplimit.New(limiter, httplimit.Options{
-		Plans: []*sluice.Plan{{Name: "all", Limits: []sluice.Limit{
+		Plans: []*httplimit.Plan{{Name: "all", Limits: []sluice.Limit{
 			sluice.Concurrency(1, time.Minute), sluice.FixedWindow(2, time.Minute),
 		}}},
 	})

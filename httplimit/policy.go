@@ -1,0 +1,70 @@
+package httplimit
+
+import "github.com/sluice-dev/sluice"
+
+// GlobalSubject is the Check.Key of global limits: one state shared by every
+// client.
+const GlobalSubject = "*"
+
+// A Plan is what one class of clients may do: several limits checked
+// together on every request (say per-second, per-minute and per-day), and a
+// cost per endpoint.
+type Plan struct {
+	// Name is the plan's name, e.g. "free"; it appears in problem bodies,
+	// docs and metrics.
+	Name string
+	// Limits are checked together, keyed by the client's subject.
+	Limits []sluice.Limit
+	// Costs maps an endpoint to the units one request to it spends. For
+	// HTTP the endpoint is a net/http ServeMux pattern ("POST /api/generate");
+	// the most specific matching pattern wins. Unlisted endpoints cost 1.
+	// A cost of 0 exempts the endpoint from the plan's limits (its requests
+	// are peeks).
+	Costs map[string]int64
+	// Upgrade is where a client of this plan gets more quota; nil on the top
+	// plan.
+	Upgrade *Upgrade
+}
+
+// Upgrade names the next plan up and where to get it.
+type Upgrade struct {
+	Plan string `json:"plan"` // e.g. "pro"
+	URL  string `json:"url"`  // e.g. "https://example.com/pricing"
+}
+
+// A Policy is every plan plus the global limits that all requests share.
+type Policy struct {
+	// Plans in declaration order (the order docs list them in).
+	Plans []*Plan
+	// Global limits are checked on every request, keyed by GlobalSubject,
+	// together with the plan's limits: one atomic call.
+	Global []sluice.Limit
+	// DefaultPlan is the plan of identified clients (API key or user) that
+	// no rule assigns to another plan.
+	DefaultPlan string
+	// AnonymousPlan is the plan of clients known only by their IP address.
+	AnonymousPlan string
+}
+
+// Plan returns the plan called name, or nil.
+func (p *Policy) Plan(name string) *Plan {
+	for _, pl := range p.Plans {
+		if pl.Name == name {
+			return pl
+		}
+	}
+	return nil
+}
+
+// Checks appends to dst the checks of one request of cost units by subject
+// on plan: the plan's limits, then the global limits. It allocates nothing
+// when dst has room.
+func (p *Policy) Checks(dst []sluice.Check, plan *Plan, subject string, cost int64) []sluice.Check {
+	for _, l := range plan.Limits {
+		dst = append(dst, sluice.Check{Key: subject, Limit: l, Cost: cost})
+	}
+	for _, l := range p.Global {
+		dst = append(dst, sluice.Check{Key: GlobalSubject, Limit: l, Cost: cost})
+	}
+	return dst
+}
