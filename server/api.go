@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-dev/sluice/client"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/checkjson"
 )
 
 // Bounds of the decision API's input.
@@ -100,7 +101,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 	}
 	sc.fill(st.mw, res)
 	// The response refers to res (its Violated): encode it before Discard.
-	sc.body = appendCheckResponse(sc.body[:0], &sc.out, &sc.keys)
+	sc.body = checkjson.AppendResponse(sc.body[:0], &sc.out, &sc.keys)
 	st.mw.Discard(res)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
@@ -152,14 +153,14 @@ func (sc *checkScratch) fill(mw *httplimit.Middleware, res *httplimit.Result) {
 // decode reads and validates the body of r into sc.req.
 func (sc *checkScratch) decode(w http.ResponseWriter, r *http.Request) error {
 	var err error
-	sc.body, err = readBody(sc.body[:0], http.MaxBytesReader(w, r.Body, maxCheckBody))
+	sc.body, err = checkjson.ReadBody(sc.body[:0], http.MaxBytesReader(w, r.Body, maxCheckBody))
 	if err != nil {
 		return tooLong(sc.body, err)
 	}
 	req := &sc.req
-	if !decodeCheckFast(sc.body, req, &sc.cost) {
+	if !checkjson.Decode(sc.body, req, &sc.cost) {
 		*req = client.CheckRequest{}
-		if err := decodeCheckJSON(sc.body, req); err != nil {
+		if err := checkjson.DecodeStrict(sc.body, req); err != nil {
 			return err
 		}
 	}
@@ -176,7 +177,7 @@ func tooLong(part []byte, err error) error {
 		return err
 	}
 	var req client.CheckRequest
-	switch jerr := decodeCheckJSON(part, &req); {
+	switch jerr := checkjson.DecodeStrict(part, &req); {
 	case jerr == nil:
 		return errors.New("malformed JSON: data after the object")
 	case errors.Is(jerr, io.ErrUnexpectedEOF):
@@ -184,26 +185,6 @@ func tooLong(part []byte, err error) error {
 	default:
 		return jerr
 	}
-}
-
-// decodeCheckJSON decodes body into req with encoding/json: the reference
-// for what decodeCheckFast reads, and the one that says what is wrong.
-func decodeCheckJSON(body []byte, req *client.CheckRequest) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(req); err != nil {
-		if errors.Is(err, io.EOF) {
-			return errors.New("empty body: send a JSON object, e.g. {\"api_key\": \"...\", \"method\": \"GET\", \"path\": \"/api/search\"}")
-		}
-		return fmt.Errorf("malformed JSON: %w", err)
-	}
-	if dec.More() {
-		return errors.New("malformed JSON: more than one value in the body")
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errors.New("malformed JSON: data after the object")
-	}
-	return nil
 }
 
 // validCheck checks the decoded req against the API's bounds and fills its

@@ -1,7 +1,22 @@
-package server
+// Package checkjson reads and writes the decision API's JSON
+// (client.CheckRequest in, client.CheckResponse out; docs/api.md) without
+// reflection.
+//
+// Why it exists: encoding/json's reflection was most of what one decision
+// API call cost in process (BenchmarkDecisionAPI in package server). Why it
+// can be trusted: encoding/json stays the reference. Decode reads only a
+// shape it can read with certainty and reports false for anything else, for
+// the caller to hand to encoding/json, which then decides and says what is
+// wrong; AppendResponse writes byte for byte what json.Encoder writes. The
+// fuzz targets beside it (FuzzCheckJSONDecode, FuzzCheckJSONString) hold
+// both properties against encoding/json on arbitrary input.
+package checkjson
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
 	"strconv"
@@ -10,14 +25,7 @@ import (
 	"github.com/sluice-dev/sluice/client"
 )
 
-// The decision API's JSON, without reflection on the hot path. The schema
-// is client.CheckRequest's and client.CheckResponse's (docs/api.md), and
-// encoding/json stays the reference: a body this file cannot read with
-// certainty goes to encoding/json, and what it writes is byte for byte what
-// json.Encoder writes (TestCheckJSONMatchesEncodingJSON,
-// FuzzCheckJSONDecode).
-
-// decodeCheckFast reads the usual shape of a decision API body into req,
+// Decode reads the usual shape of a decision API body into req,
 // exactly as encoding/json would: one flat object whose members are known
 // field names spelled exactly (as in their JSON tags), with string values of
 // printable ASCII and no escapes, and a cost that is a plain integer of at
@@ -27,7 +35,7 @@ import (
 // after the object, malformed JSON — and req may then hold part of the body:
 // reset it and let encoding/json decide and say what is wrong. cost is where
 // req.Cost points when the body sets it.
-func decodeCheckFast(b []byte, req *client.CheckRequest, cost *int64) bool {
+func Decode(b []byte, req *client.CheckRequest, cost *int64) bool {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return false
@@ -168,10 +176,10 @@ func plainInt(b []byte, i int) (int64, int, bool) {
 	return v, i, true
 }
 
-// appendCheckResponse appends r as json.Encoder (HTML escaping on) encodes
+// AppendResponse appends r as json.Encoder (HTML escaping on) encodes
 // it, with its trailing newline. keys is scratch space for sorting the
 // headers' names.
-func appendCheckResponse(b []byte, r *client.CheckResponse, keys *[]string) []byte {
+func AppendResponse(b []byte, r *client.CheckResponse, keys *[]string) []byte {
 	b = append(b, `{"allowed":`...)
 	b = strconv.AppendBool(b, r.Allowed)
 	b = append(b, `,"identity":`...)
@@ -336,8 +344,8 @@ func htmlSafe(c byte) bool {
 	return hi>>(c-64)&1 == 1
 }
 
-// readBody appends what r yields to b until EOF (not an error) or an error.
-func readBody(b []byte, r io.Reader) ([]byte, error) {
+// ReadBody appends what r yields to b until EOF (not an error) or an error.
+func ReadBody(b []byte, r io.Reader) ([]byte, error) {
 	for {
 		if len(b) == cap(b) {
 			b = append(b, 0)[:len(b)]
@@ -351,4 +359,24 @@ func readBody(b []byte, r io.Reader) ([]byte, error) {
 			return b, err
 		}
 	}
+}
+
+// DecodeStrict decodes body into req with encoding/json: the reference
+// for what Decode reads, and the one that says what is wrong.
+func DecodeStrict(body []byte, req *client.CheckRequest) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(req); err != nil {
+		if errors.Is(err, io.EOF) {
+			return errors.New("empty body: send a JSON object, e.g. {\"api_key\": \"...\", \"method\": \"GET\", \"path\": \"/api/search\"}")
+		}
+		return fmt.Errorf("malformed JSON: %w", err)
+	}
+	if dec.More() {
+		return errors.New("malformed JSON: more than one value in the body")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("malformed JSON: data after the object")
+	}
+	return nil
 }

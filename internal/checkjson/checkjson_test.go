@@ -1,4 +1,4 @@
-package server
+package checkjson
 
 import (
 	"bytes"
@@ -46,7 +46,7 @@ func TestCheckJSONMatchesEncodingJSON(t *testing.T) {
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
 			want := encodeJSON(t, c)
-			if got := string(appendCheckResponse(nil, &c, new([]string))); got != want {
+			if got := string(AppendResponse(nil, &c, new([]string))); got != want {
 				t.Errorf("got  %s\nwant %s", got, want)
 			}
 		})
@@ -90,11 +90,11 @@ func FuzzCheckJSONDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var fast client.CheckRequest
 		var cost int64
-		if !decodeCheckFast(body, &fast, &cost) {
+		if !Decode(body, &fast, &cost) {
 			return
 		}
 		var ref client.CheckRequest
-		if err := decodeCheckJSON(body, &ref); err != nil {
+		if err := DecodeStrict(body, &ref); err != nil {
 			t.Fatalf("%q: the fast decoder read %+v, encoding/json says %v", body, fast, err)
 		}
 		if !reflect.DeepEqual(fast, ref) {
@@ -118,7 +118,7 @@ func TestDecodeCheckFastReadsTheUsualBodies(t *testing.T) {
 	} {
 		var req client.CheckRequest
 		var cost int64
-		if !decodeCheckFast([]byte(body), &req, &cost) {
+		if !Decode([]byte(body), &req, &cost) {
 			t.Errorf("%s: left to encoding/json", strings.TrimSpace(body))
 		}
 	}
