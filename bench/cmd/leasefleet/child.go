@@ -19,6 +19,10 @@ import (
 // popularity (s = 1.1).
 const keys = 10_000
 
+// warmup is how long the callers of a throughput run call before they
+// count.
+const warmup = 300 * time.Millisecond
+
 // throughputRate is the limit of every key in the throughput runs: GCRA,
 // per second, burst as much: high enough that most calls are admitted.
 const throughputRate = 1_000_000
@@ -40,9 +44,9 @@ func load(j job, newCall func(w int) bench.CallFunc) result {
 	time.Sleep(time.Until(j.Start))
 	var r bench.LoadResult
 	if j.Rate > 0 {
-		r = bench.PacedHooks(j.Callers, j.Rate, 300*time.Millisecond, j.D, newCall, bench.Hooks{})
+		r = bench.PacedHooks(j.Callers, j.Rate, warmup, j.D, newCall, bench.Hooks{})
 	} else {
-		r = bench.ClosedLoopHooks(j.Callers, 300*time.Millisecond, j.D, newCall, bench.Hooks{})
+		r = bench.ClosedLoopHooks(j.Callers, warmup, j.D, newCall, bench.Hooks{})
 	}
 	res := result{Calls: r.Calls, Admitted: r.Calls - r.Refused - r.Errors, Errors: r.Errors, Elapsed: r.Elapsed,
 		P50: bench.Pct(r.Lat, 50), P99: bench.Pct(r.Lat, 99)}

@@ -105,7 +105,10 @@ func fleet(j job, procs int) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	j.Procs, j.Start = procs, time.Now().Add(2*time.Second)
+	j.Procs = procs
+	if j.Start.IsZero() {
+		j.Start = time.Now().Add(2 * time.Second)
+	}
 	cmds := make([]*exec.Cmd, procs)
 	outs := make([]*bufio.Scanner, procs)
 	for i := range cmds {
@@ -139,26 +142,26 @@ func fleet(j job, procs int) ([]result, error) {
 	return res, nil
 }
 
-// redisCommands returns the number of commands Redis has run (those that
-// scripts call included) and of script runs (EVALSHA and EVAL).
-func redisCommands(addr string) (all, scripts int64, err error) {
+// redisCommands returns the commands Redis has run so far, by name (those
+// that scripts call included, INFO excluded), as its INFO commandstats
+// counts them.
+func redisCommands(addr string) (map[string]int64, error) {
 	c := goredis.NewClient(&goredis.Options{Addr: addr})
 	defer c.Close()
 	info, err := c.Info(context.Background(), "commandstats").Result()
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
+	n := map[string]int64{}
 	for _, l := range strings.Split(info, "\r\n") {
-		if !strings.HasPrefix(l, "cmdstat_") || strings.HasPrefix(l, "cmdstat_info") {
+		name, stats, ok := strings.Cut(strings.TrimPrefix(l, "cmdstat_"), ":")
+		if !ok || name == l || name == "info" {
 			continue
 		}
-		if i := strings.Index(l, "calls="); i >= 0 {
-			v, _ := strconv.ParseInt(strings.SplitN(l[i+6:], ",", 2)[0], 10, 64)
-			all += v
-			if strings.HasPrefix(l, "cmdstat_evalsha:") || strings.HasPrefix(l, "cmdstat_eval:") {
-				scripts += v
-			}
+		if i := strings.Index(stats, "calls="); i >= 0 {
+			v, _ := strconv.ParseInt(strings.SplitN(stats[i+6:], ",", 2)[0], 10, 64)
+			n[name] = v
 		}
 	}
-	return all, scripts, nil
+	return n, nil
 }

@@ -13,37 +13,50 @@ import (
 type fleetRun struct {
 	name                    string
 	calls, admitted, errors int64
-	rate                    float64       // decisions/s
-	cmdsPerDecision         float64       // all commands, those scripts call included
-	scriptsPerDecision      float64       // EVALSHA and EVAL
-	p50, p99                time.Duration // the processes' largest
+	rate                    float64          // decisions/s
+	cmds                    map[string]int64 // Redis's commands in the measured span, by name
+	p50, p99                time.Duration    // the processes' largest
 	local, roundTrips       int64
 	fallback                int64
 	admits                  map[string]int64
 	firstErr                string
 }
 
-// measure runs j on the fleet, counting Redis's commands meanwhile.
+// measure runs j on the fleet and counts the commands Redis runs in its
+// measured span (from the end of the warm-up for j.D, as the processes
+// count their calls), by name.
 func measure(name, addr string, j job, procs int) (fleetRun, error) {
 	j.Addr, j.Run = addr, fmt.Sprintf("lf%d-%s", time.Now().UnixNano(), name)
-	before, scripts0, err := redisCommands(addr)
-	if err != nil {
-		return fleetRun{}, err
+	j.Start = time.Now().Add(2 * time.Second)
+	type span struct {
+		cmds map[string]int64
+		err  error
 	}
+	counted := make(chan span, 1)
+	go func() {
+		time.Sleep(time.Until(j.Start.Add(warmup)))
+		before, err := redisCommands(addr)
+		if err != nil {
+			counted <- span{err: err}
+			return
+		}
+		time.Sleep(time.Until(j.Start.Add(warmup + j.D)))
+		after, err := redisCommands(addr)
+		for k := range after {
+			after[k] -= before[k]
+		}
+		counted <- span{after, err}
+	}()
 	res, err := fleet(j, procs)
 	if err != nil {
 		return fleetRun{}, fmt.Errorf("%s: %w", name, err)
 	}
-	after, scripts1, err := redisCommands(addr)
-	if err != nil {
-		return fleetRun{}, err
+	c := <-counted
+	if c.err != nil {
+		return fleetRun{}, c.err
 	}
 	f := sum(name, res)
-	if f.calls > 0 {
-		// Commands during warm-up and set-up are counted too: an upper bound.
-		f.cmdsPerDecision = float64(after-before) / float64(f.calls)
-		f.scriptsPerDecision = float64(scripts1-scripts0) / float64(f.calls)
-	}
+	f.cmds = c.cmds
 	return f, nil
 }
 
@@ -70,8 +83,25 @@ func sum(name string, res []result) fleetRun {
 }
 
 func (f fleetRun) String() string {
-	s := fmt.Sprintf("%-22s %12.0f/s  calls %9d  admitted %5.1f%%  errors %d  p50 %8s ms  p99 %8s ms  Redis cmds/decision %.4f (scripts %.4f)",
-		f.name, f.rate, f.calls, 100*float64(f.admitted)/float64(max(f.calls, 1)), f.errors, bench.Ms(f.p50), bench.Ms(f.p99), f.cmdsPerDecision, f.scriptsPerDecision)
+	var all int64
+	names := make([]string, 0, len(f.cmds))
+	for k, v := range f.cmds {
+		all += v
+		if v > 0 {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	per := func(n int64) float64 { return float64(n) / float64(max(f.calls, 1)) }
+	s := fmt.Sprintf("%-22s %12.0f/s  calls %9d  admitted %5.1f%%  errors %d  p50 %8s ms  p99 %8s ms  Redis cmds/decision %.4f (",
+		f.name, f.rate, f.calls, 100*float64(f.admitted)/float64(max(f.calls, 1)), f.errors, bench.Ms(f.p50), bench.Ms(f.p99), per(all))
+	for i, k := range names {
+		if i > 0 {
+			s += " "
+		}
+		s += fmt.Sprintf("%s %.4f", k, per(f.cmds[k]))
+	}
+	s += ")"
 	if f.local > 0 {
 		s += fmt.Sprintf("  from leases %.1f%%", 100*float64(f.local)/float64(max(f.calls, 1)))
 	}
