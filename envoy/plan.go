@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/rlscodec"
 )
 
 // Bounds on one request. A request beyond them is answered with gRPC code
@@ -77,7 +78,7 @@ func invalid(format string, args ...any) error {
 // build validates req and matches its descriptors against rules at the
 // time now, into p (whatever it held before).
 func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) error {
-	if err := decodeError(req); err != nil {
+	if err := rlscodec.DecodeError(req); err != nil {
 		return invalid("%v", err)
 	}
 	switch n := len(req.GetDescriptors()); {

@@ -1,4 +1,4 @@
-package envoy
+package rlscodec
 
 import (
 	"unicode/utf8"
@@ -15,7 +15,7 @@ import (
 // descriptors of entries and hits_addend, and a response of codes, limits,
 // remainders, durations and headers. That is a third of the CPU protobuf
 // spent on them, and the request reuses the messages of an earlier one
-// (see handleShouldRateLimit). Anything else — a field these functions do not
+// (see envoy's handleShouldRateLimit). Anything else — a field these functions do not
 // know, a limit override, a string that is not UTF-8 in a response — goes
 // to protobuf as before, so the bytes read and written mean the same either
 // way (FuzzCodec checks both against protobuf).
