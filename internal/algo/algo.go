@@ -95,6 +95,9 @@ type Verdict struct {
 	Retry     int64 // µs until the check fits (refused only); ≥ MaxTime: never
 	Delay     int64 // µs an admitted check waits (leaky-bucket queue)
 	Lease     int64 // the µs stamp of a concurrency lease taken, else 0
+	// Charged is the µs time an admitted check's cost was counted at, for
+	// Refund, under the algorithms Refundable reports; 0 otherwise.
+	Charged int64
 }
 
 // Time bounds: the algorithms clamp now and stored times into

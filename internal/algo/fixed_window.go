@@ -22,6 +22,7 @@ func FixedWindow(p *Params, s *State, now, cost int64, v *Verdict) (changed bool
 	case cost > 0:
 		count += cost
 		*s, changed = State{T: start, A: count}, true
+		v.Charged = max(now, start)
 	}
 	v.Remaining = max(p.Q-count, 0)
 	if count > 0 {

@@ -36,6 +36,7 @@ func SlidingCounter(p *Params, s *State, now, cost int64, v *Verdict) (changed b
 		curr += cost
 		used += cost
 		*s, changed = State{T: start, A: curr, B: prev}, true
+		v.Charged = max(now, start)
 	}
 	v.Remaining = max(p.Q-used, 0)
 	switch {

@@ -44,6 +44,8 @@ func SlidingLog(p *Params, s *State, now, cost int64, v *Verdict) (changed bool)
 		*s, changed = State{Log: log}, true
 		if p.Kind == KindConcurrency {
 			v.Lease = stamp
+		} else {
+			v.Charged = stamp
 		}
 	}
 	v.Remaining = max(p.Q-used, 0)
