@@ -21,8 +21,10 @@ type degradeState struct {
 }
 
 // reducedOptions returns o with every limit scaled by factor (a degraded
-// level's limits). A limit's burst never falls below the largest cost that
-// can be charged to it (its plan's costs; every plan's for a global limit):
+// level's limits): plans', keys' own plans', rules' and global ones. A
+// limit's burst never falls below the largest cost that can be charged to it
+// (its plan's costs; a rule's own cost, or every plan's when the rule takes
+// the request's; every plan's for a global limit):
 // an endpoint the configuration admits would otherwise become one that can
 // never pass. Such a limit is scaled by cost/burst instead, still at most 1.
 func reducedOptions(o httplimit.Options, factor float64) httplimit.Options {
@@ -70,6 +72,15 @@ func reducedOptions(o httplimit.Options, factor float64) httplimit.Options {
 		}
 	}
 	r.Global = scale(o.Global, mostOfAll)
+	r.Rules = make([]httplimit.Rule, len(o.Rules))
+	for i, rule := range o.Rules {
+		cost := mostOfAll
+		if rule.Cost != nil {
+			cost = max(*rule.Cost, 1)
+		}
+		r.Rules[i] = rule
+		r.Rules[i].Limits = scale(rule.Limits, cost)
+	}
 	return r
 }
 

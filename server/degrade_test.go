@@ -333,3 +333,48 @@ degradation:
 		t.Errorf("a cost-10 request at elevated: %d %q, want admitted under per-minute 10 (its cost) and per-day 500", r.StatusCode, r.Header.Get("RateLimit-Policy"))
 	}
 }
+
+// TestReducedLevelScalesRulesLimits: a degraded level scales a rule's
+// limits as it scales a plan's; a rule's own cost stays admissible.
+func TestReducedLevelScalesRulesLimits(t *testing.T) {
+	f := newFixture(t, `
+plans:
+  free:
+    limits:
+      - {name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}
+rules:
+  - name: search
+    match: {paths: ["/api/search"]}
+    limits:
+      - {name: per-minute, algorithm: fixed-window, quantity: 40, window: 1m}
+  - name: export
+    match: {paths: ["/api/export"]}
+    cost: 8
+    limits:
+      - {name: per-minute, algorithm: fixed-window, quantity: 10, window: 1m}
+degradation:
+  factor: 0.5
+  levels:
+    critical: {enter: {in_flight: 100000}, leave: {in_flight: 1000}}
+`)
+	policy := func(path string) string {
+		t.Helper()
+		r := f.do(t, "GET", path, "", nil)
+		if r.StatusCode != 200 {
+			t.Fatalf("GET %s: %d", path, r.StatusCode)
+		}
+		return r.Header.Get("RateLimit-Policy")
+	}
+	if got, want := policy("/api/search"), `"per-minute";q=100;w=60, "search.per-minute";q=40;w=60`; got != want {
+		t.Fatalf("normal level: RateLimit-Policy %q, want %q", got, want)
+	}
+	if r := f.do(t, "PUT", "/v1/degradation", `{"level":"elevated"}`, nil); r.StatusCode != 200 {
+		t.Fatalf("pin: %d", r.StatusCode)
+	}
+	if got, want := policy("/api/search"), `"per-minute";q=50;w=60, "search.per-minute";q=20;w=60`; got != want {
+		t.Errorf("elevated: RateLimit-Policy %q, want %q (the rule's limit halved too)", got, want)
+	}
+	if got, want := policy("/api/export"), `"per-minute";q=50;w=60, "export.per-minute";q=8;w=60`; got != want {
+		t.Errorf("elevated: RateLimit-Policy %q, want %q (halved to 5, kept at the rule's cost 8)", got, want)
+	}
+}
