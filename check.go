@@ -92,6 +92,15 @@ type Status struct {
 	// Lease identifies the slot an admitted AlgorithmConcurrency check took
 	// (µs since Epoch); Limiter.Release gives it back. Zero otherwise.
 	Lease int64
+	// Charged is the receipt of the cost an admitted check of
+	// AlgorithmFixedWindow, AlgorithmSlidingCounter or AlgorithmSlidingLog
+	// spent: the store's time, in µs since Epoch, it was counted at (inside
+	// the window that counts it; for a sliding log, its entry's time).
+	// Limiter.Refund gives that cost back. Zero when nothing was charged (a
+	// refusal, cost 0, a check of a call another check refused), under other
+	// algorithms, for a charge at Epoch itself, and after Refund. A Store
+	// decorator may encode which store charged in it: pass it back as it is.
+	Charged int64
 }
 
 // Decision is the outcome of one Limiter.Allow call: all its checks admitted

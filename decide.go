@@ -70,6 +70,7 @@ func writeStatus(v *algo.Verdict, st *Status) {
 		ResetAfter: durationFromMicros(v.Reset),
 		Delay:      durationFromMicros(v.Delay),
 		Lease:      v.Lease,
+		Charged:    v.Charged,
 	}
 	if !v.Allowed {
 		st.RetryAfter = durationFromMicros(v.Retry)

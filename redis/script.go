@@ -199,9 +199,10 @@ func readStatus(msgs []rueidis.RedisMessage, i int, alg sluice.Algorithm) (sluic
 }
 
 // statusOf decodes the status words w of a check of algorithm alg (see
-// push in lua/state.lua): remaining·2 + allowed, reset-after (µs), then the
-// delay (µs) or a concurrency lease's stamp when allowed, the retry-after
-// (µs; -1: never) when refused.
+// push in lua/state.lua): remaining·2 + allowed, reset-after (µs), then,
+// when allowed, the delay (µs), a concurrency lease's stamp or a window's
+// or log's receipt (Status.Charged), the retry-after (µs; -1: never) when
+// refused.
 func statusOf(w [statusWords]int64, alg sluice.Algorithm) sluice.Status {
 	st := sluice.Status{
 		Allowed:    w[0]&1 == 1,
@@ -215,6 +216,8 @@ func statusOf(w [statusWords]int64, alg sluice.Algorithm) sluice.Status {
 		st.RetryAfter = micros(w[2])
 	case alg == sluice.AlgorithmConcurrency:
 		st.Lease = w[2]
+	case alg == sluice.AlgorithmFixedWindow, alg == sluice.AlgorithmSlidingCounter, alg == sluice.AlgorithmSlidingLog:
+		st.Charged = w[2]
 	default:
 		st.Delay = micros(w[2])
 	}

@@ -25,6 +25,7 @@ function fixed_window.decide(c, st, now, cost, v, nxt)
   elseif cost > 0 then
     count = count + cost
     nxt.t, nxt.a, admitted = start, count, true
+    v.charged = math.max(now, start)
   end
   v.rem = math.max(q - count, 0)
   if count > 0 then

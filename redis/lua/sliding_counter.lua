@@ -66,6 +66,7 @@ function sliding_counter.decide(c, st, now, cost, v, nxt)
     curr = curr + cost
     used = used + cost
     nxt.t, nxt.a, nxt.b, admitted = start, curr, prev, true
+    v.charged = math.max(now, start)
   end
   v.rem = math.max(q - used, 0)
   if curr > 0 then

@@ -99,6 +99,8 @@ function sliding_log.decide(c, st, now, cost, v)
     end
     if c.alg == CONCURRENCY then
       v.lease = stamp
+    else
+      v.charged = stamp
     end
     used = used + cost
     last = stamp

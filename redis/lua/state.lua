@@ -277,7 +277,7 @@ end
 -- reset-after, retry-after (NEVER: no wait suffices), delay and a
 -- concurrency lease's stamp; it returns v.
 local function verdict(v, ok)
-  v.ok, v.rem, v.reset, v.retry, v.delay, v.lease = ok, 0, 0, 0, 0, 0
+  v.ok, v.rem, v.reset, v.retry, v.delay, v.lease, v.charged = ok, 0, 0, 0, 0, 0, 0
   return v
 end
 
@@ -309,14 +309,15 @@ local function commit(c, st, nxt, v, g, minttl)
 end
 
 -- push appends v's STATUS_WORDS reply words to out: remaining·2 + allowed
--- (1/0), reset-after (µs), then, when allowed, the delay (µs) or, for a
--- concurrency lease, its stamp (one of them is always 0), and when refused
+-- (1/0), reset-after (µs), then, when allowed, the delay (µs), a concurrency
+-- lease's stamp or a window's or log's receipt (all but one are 0; see
+-- Status.Charged), and when refused
 -- the retry-after (µs; NEVER: no wait suffices).
 local STATUS_WORDS = 3
 local function push(out, v)
   local n = #out
   if v.ok then
-    out[n + 1], out[n + 2], out[n + 3] = v.rem * 2 + 1, v.reset, v.delay + v.lease
+    out[n + 1], out[n + 2], out[n + 3] = v.rem * 2 + 1, v.reset, v.delay + v.lease + v.charged
   else
     out[n + 1], out[n + 2], out[n + 3] = v.rem * 2, v.reset, v.retry
   end

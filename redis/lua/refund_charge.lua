@@ -1,0 +1,33 @@
+-- refund_charge.lua: takes back charges after the fact (sluice.Refunder).
+-- Each key's check had its cost counted at the receipt's time
+-- (Status.Charged); its algorithm's undo takes that cost out of the state
+-- if the window that counted it still counts it. A key of another
+-- algorithm, or never seen, is left alone; an undo keeps the key's TTL.
+--
+-- KEYS[i]  the state key of a check to refund
+-- ARGV[i]  CHECK_ARGS check arguments, then the receipt (µs since Epoch)
+--
+-- Reply: the number of keys whose state the refund reached.
+
+-- refund_mark returns the undo mark of a charge of check c counted at at:
+-- the start of the window that counted it (fixed window, sliding counter)
+-- or the log entry's time itself.
+-- Go twin: internal/algo.Refund
+local function refund_mark(c, at)
+  if c.alg == 2 then
+    return at
+  end
+  return window_start(clamp_time(at), c.w)
+end
+
+local reached = 0
+for i = 1, #KEYS do
+  local off = (i - 1) * (CHECK_ARGS + 1)
+  local c = parse_check(i, off)
+  local st = load_state(c)
+  if (c.alg == 1 or c.alg == 2 or c.alg == 3) and not st.fresh and c.cost > 0 then
+    ALG[c.alg].undo(c, st, refund_mark(c, tonumber(ARGV[off + CHECK_ARGS + 1])), c.g)
+    reached = reached + 1
+  end
+end
+return reached

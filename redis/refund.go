@@ -1,0 +1,71 @@
+package redis
+
+import (
+	"context"
+	"strconv"
+	"sync"
+
+	"github.com/redis/rueidis"
+	"github.com/sluice-dev/sluice"
+)
+
+// loadRefundScript builds refund_charge.lua from the embedded sources, once;
+// an error means the build lacks a Lua file (see loadScripts).
+var loadRefundScript = sync.OnceValues(func() (*rueidis.Lua, error) {
+	src, err := luaSource(luaFiles, allFamilies, "refund_charge.lua")
+	if err != nil {
+		return nil, err
+	}
+	return rueidis.NewLuaScript(src), nil
+})
+
+// Refund implements sluice.Refunder: for each check of a fixed window,
+// sliding counter or sliding log with a non-zero receipt (Status.Charged
+// of the admitting call), it takes the check's Cost back out of the key's
+// state while the window that counted it still counts it — the state the
+// key would have without that charge, at Redis's time. Other checks and
+// zero receipts are skipped. Refunds of keys in one Cluster slot are one
+// script run; an error wraps sluice.ErrStoreUnavailable as Apply's do, and
+// the charges of the slots not reached stay counted.
+func (s *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
+	script, err := loadRefundScript()
+	if err != nil {
+		return s.fail("refund script", err)
+	}
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+	}
+	var keys []string
+	var idx []int
+	for i := range checks {
+		if i < len(charged) && charged[i] != 0 && refundable(checks[i].Limit.Algorithm()) {
+			keys = append(keys, Key(checks[i].Key, checks[i].Limit.ID()))
+			idx = append(idx, i)
+		}
+	}
+	for _, group := range s.groups(keys) {
+		gkeys := make([]string, len(group))
+		args := make([]string, 0, (checkArgs+1)*len(group))
+		for j, g := range group {
+			gkeys[j] = keys[g]
+			if args, err = appendCheckArgs(args, &checks[idx[g]]); err != nil {
+				return err
+			}
+			args = append(args, strconv.FormatInt(charged[idx[g]], 10))
+		}
+		if err := script.Exec(ctx, s.client, gkeys, args).Error(); err != nil {
+			return s.fail("refund script", err)
+		}
+	}
+	return nil
+}
+
+// refundable reports whether a charge of alg can be refunded exactly (see
+// sluice.Refunder).
+func refundable(alg sluice.Algorithm) bool {
+	return alg == sluice.AlgorithmFixedWindow || alg == sluice.AlgorithmSlidingCounter || alg == sluice.AlgorithmSlidingLog
+}
+
+var _ sluice.Refunder = (*Store)(nil)

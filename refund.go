@@ -1,0 +1,69 @@
+package sluice
+
+import (
+	"context"
+	"fmt"
+)
+
+// A Refunder is a Store that takes charges back after the fact, so that a
+// caller may count only some of what it admitted (only the requests that
+// failed, say). Both stores of this module are Refunders.
+//
+// Only AlgorithmFixedWindow, AlgorithmSlidingCounter and AlgorithmSlidingLog
+// can be refunded exactly: they keep what they counted, a window's count or
+// a log's entry. A bucket (token, leaky, GCRA) keeps only how much it
+// misses, and while it would have been full without a charge its refill
+// went to that charge alone; whether it was full in between is not in its
+// state, so a refund could give back more than was ever missing.
+// Concurrency leases are given back by Release.
+type Refunder interface {
+	// Refund takes back, for each check with a non-zero charged[i]
+	// (Status.Charged of the admitting call), its Cost counted then: the
+	// key's state becomes what it would be had that cost never been
+	// charged, while the window that counted it still counts it, and stays
+	// as it is once that window no longer does. Checks of other algorithms
+	// and zero receipts are skipped. A receipt must be refunded at most
+	// once, with the Check (key, limit, cost) that was charged.
+	Refund(ctx context.Context, checks []Check, charged []int64) error
+}
+
+// Refund gives back what d, the decision Allow or Wait wrote for checks,
+// charged under AlgorithmFixedWindow, AlgorithmSlidingCounter and
+// AlgorithmSlidingLog (the checks with a non-zero Status.Charged): each
+// such check's state becomes what it would be had the call never been
+// admitted, for as long as the window that counted it still counts it;
+// after that there is nothing left to give back. Checks of other
+// algorithms are not refunded (see Refunder), so a caller that must count
+// only some requests exactly uses the three algorithms above.
+//
+// Refund clears Charged from d.Statuses, so refunding the same Decision
+// again (or a copy sharing its Statuses) gives back nothing. To refund some
+// checks only, clear the Charged of the others first. A refused decision
+// charged nothing and refunds nothing. The store must be a Refunder. On an
+// error nothing is known to be given back, and the receipts stay in d.
+func (l *Limiter) Refund(ctx context.Context, checks []Check, d *Decision) error {
+	if !d.Allowed || len(d.Statuses) != len(checks) {
+		return nil
+	}
+	var buf [8]int64
+	charged := buf[:0]
+	any := false
+	for i := range checks {
+		charged = append(charged, d.Statuses[i].Charged)
+		any = any || d.Statuses[i].Charged != 0
+	}
+	if !any {
+		return nil
+	}
+	r, ok := l.store.(Refunder)
+	if !ok {
+		return fmt.Errorf("sluice: refund: the store (%T) cannot refund charges", l.store)
+	}
+	if err := r.Refund(ctx, checks, charged); err != nil {
+		return fmt.Errorf("sluice: refund: %w", err)
+	}
+	for i := range d.Statuses {
+		d.Statuses[i].Charged = 0
+	}
+	return nil
+}
