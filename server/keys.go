@@ -96,7 +96,6 @@ func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller
 		limits = limits[i : i+1]
 	}
 	var forgot int
-	cfg := s.state.Load().cfg
 	switch st := s.opts.Store.(type) {
 	case *memory.Store:
 		forgot = st.Reset(key, limits)
@@ -106,15 +105,9 @@ func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller
 			return
 		}
 	default:
-		if cfg.Store.Type != "redis" {
-			writeJSONProblem(w, http.StatusNotImplemented, "Not Implemented",
-				"This server's store cannot forget a subject's state.")
-			return
-		}
-		if forgot, err = s.resetRedis(r.Context(), cfg, key, limits); err != nil {
-			s.keysError(w, err)
-			return
-		}
+		writeJSONProblem(w, http.StatusNotImplemented, "Not Implemented",
+			"This server's store cannot forget a subject's state.")
+		return
 	}
 	names := make([]string, len(limits))
 	for i, l := range limits {
@@ -125,8 +118,8 @@ func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller
 }
 
 // stateResetter is a Store that can forget a key's state under limits, as
-// memory.Store.Reset does; without one, a server on Redis deletes the
-// states' keys itself (resetRedis).
+// memory.Store.Reset does (redis.Guarded, the store a server on Redis runs,
+// is one).
 type stateResetter interface {
 	Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error)
 }

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -11,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice/config"
-	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/overlimit"
 	"github.com/sluice-dev/sluice/redis"
@@ -146,13 +146,14 @@ func redisFixture(t *testing.T, cfgText string, logs *bytes.Buffer) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	primary := redis.New(rs.Client(t), redis.WithTimeForTesting(f.clock.Now))
-	cache := overlimit.New(primary, overlimit.Options{Clock: f.clock.Now})
-	fo, err := failover.New(cache, f.mem, failover.Options{})
+	st, err := redis.Open(context.Background(), redis.Options{Addrs: []string{rs.Addr}, Local: f.mem,
+		OverLimit: overlimit.Options{Clock: f.clock.Now}, MustConnect: true}, redis.WithTimeForTesting(f.clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Config: cfg, Clock: f.clock.Now, Store: fo, Failover: fo, OverLimit: cache,
+	t.Cleanup(func() { st.Close() })
+	fo := st.Failover()
+	srv, err := server.New(server.Options{Config: cfg, Clock: f.clock.Now, Store: st, Failover: fo, OverLimit: st.Cache(),
 		Memory: f.mem, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,48 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// Reset forgets key's states under limits, as if key had never been seen
+// by them: one DEL of their Redis keys (one round trip, since they share
+// key's hash slot), bounded by the store's timeout. It reports how many of
+// them Redis held. An error wraps sluice.ErrStoreUnavailable; nothing is
+// then known to be forgotten.
+func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error) {
+	if len(limits) == 0 {
+		return 0, nil
+	}
+	keys := make([]string, len(limits))
+	for i, l := range limits {
+		keys[i] = Key(key, l.ID())
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	n, err := s.client.Do(ctx, s.client.B().Del().Key(keys...).Build()).AsInt64()
+	if err != nil {
+		return 0, s.fail("reset", err)
+	}
+	return int(n), nil
+}
+
+// Reset forgets key's states under limits in Redis (Store.Reset), then in
+// the over-limit cache and the local fallback, so that neither answers for
+// Redis with the old state. It reports how many states Redis held. Units
+// this or another instance has already leased stay spent until their lease
+// ends. An error wraps sluice.ErrStoreUnavailable (Redis could not be
+// reached); the cache and the fallback forget key either way.
+func (g *Guarded) Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error) {
+	defer func() {
+		g.cache.Invalidate(key)
+		g.local.Reset(key, limits)
+	}()
+	s, err := g.redis.store()
+	if err != nil {
+		return 0, fmt.Errorf("reset: %w", err)
+	}
+	return s.Reset(ctx, key, limits)
+}
