@@ -1,0 +1,86 @@
+package redis
+
+import (
+	"context"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// prefetch starts taking e's next lease in the background (e is locked; a
+// check has just spent from its current lease at now) when the current
+// one is at low water (lease.lowWater), no take for e runs, none is held
+// in reserve and the shared remainder leaves a share to lease. Calls keep
+// spending the current lease meanwhile; the next one is spent once the
+// current one cannot cover a check. Its size is what this instance spends
+// of the key in a lease's life at the rate it spent the current one, capped
+// so that e never holds more than LeaseOptions.MaxUnits, nor more than the
+// shared remainder's share.
+func (l *Leased) prefetch(e *leaseEntry, now int64) {
+	c := &e.cur
+	if e.taking != nil || e.next.units > 0 || !c.lowWater(now) || now < l.down.Load() {
+		return
+	}
+	spent := c.leased - c.units
+	if spent < 1 {
+		return
+	}
+	e.size = min(ceilMulDiv(spent, e.plan.life, max(now-c.taken, 1)), l.opts.MaxUnits)
+	n := min(e.want(now, l.opts.MaxUnits, l.share, l.opts.MaxAge.Microseconds()), l.opts.MaxUnits-c.units)
+	if n < 1 || !l.refilling() {
+		return
+	}
+	ch := make(chan struct{})
+	e.taking = ch
+	go l.refill(e, n, ch)
+}
+
+// refilling reports whether a background take may start, and counts it
+// for Close to wait for: not once Close has begun.
+func (l *Leased) refilling() bool {
+	l.refillMu.Lock()
+	defer l.refillMu.Unlock()
+	if l.closing {
+		return false
+	}
+	l.refills.Add(1)
+	return true
+}
+
+// refill takes n units of e's limit from the shared state and installs
+// them as e's next lease (as its current one if that can no longer be
+// spent), then closes ch, which e.taking is. A refusal or a failure leaves
+// e without it: the next call that its lease cannot cover decides as
+// without one.
+func (l *Leased) refill(e *leaseEntry, n int64, ch chan struct{}) {
+	defer l.refills.Done()
+	tk := []sluice.Check{{Key: e.key, Limit: e.plan.shared, Cost: n}}
+	st := make([]sluice.Status, 1)
+	l.stats.roundTrips.Add(1)
+	l.stats.refills.Add(1)
+	now := l.clock()
+	g, err := l.shared.applyAt(context.Background(), tk, st)
+	after := l.clock()
+	e.mu.Lock()
+	e.taking = nil
+	switch {
+	case err != nil:
+	case !st[0].Allowed:
+		e.hear(&st[0], now)
+	case e.dead: // forgotten or replaced meanwhile: the units go back
+		l.queue(tk[0], e.plan.mark(g, n, st[0].ResetAfter.Microseconds()))
+	default:
+		e.hear(&st[0], now)
+		next := l.newLease(e, now, g, n, n, &st[0])
+		if e.cur.units < 1 || after >= e.cur.deadline {
+			l.retireLease(e, &e.cur, after)
+			e.cur = next
+		} else {
+			e.next = next
+		}
+	}
+	e.mu.Unlock()
+	close(ch)
+	if err != nil {
+		l.down.Store(after + l.after)
+	}
+}
