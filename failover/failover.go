@@ -515,6 +515,7 @@ func (f *Store) applyLocal(ctx context.Context, checks []sluice.Check, out []slu
 	if admitted {
 		f.ledger.add(checks, out)
 	}
+	markLocal(out)
 	return nil
 }
 

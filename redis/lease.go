@@ -121,29 +121,16 @@ type leaseBackend interface {
 // call whose shared remainder is unknown or too low to lease from, and any
 // take the shared state refuses or cannot answer, are decided by the store
 // behind, check by check exactly as without leases (a bucket's by its
-// shared limit).
-//
-// When a check leaves its lease with a quarter of its units or of its life,
-// the next lease is taken in the background — one take at a time per key
-// and limit — while calls keep spending the current one, and is spent once
-// the current one cannot cover a check. So a call waits for Redis only
-// when its key has no lease that covers it: a key's first calls, a key
-// whose lease ended before its next call, a cost larger than what is left,
-// or a shared remainder too low to lease. A background take asks for what
-// the instance spends of the key in a lease's life, at the rate it spent
-// the current lease; a take a call waits for asks for twice the last when
-// that was spent within half its life, and for what was spent when a lease
-// ends unspent. Every take is capped by LeaseOptions.MaxUnits — what an
-// instance holds of one key's limit, current and next lease together, never
-// exceeds it — and by the shared remainder divided among twice the
-// instances, so that takes shrink to nothing (the exact per-request path)
-// as the remainder runs out.
+// shared limit). A lease's size follows the instance's own use of it —
+// doubling while leases run out within half their life, falling to what
+// was spent when they end unspent — capped by LeaseOptions.MaxUnits and by
+// the shared remainder divided among twice the instances, so that it
+// shrinks to nothing (the exact per-request path) as the remainder runs
+// out.
 //
 // Unspent units go back to Redis (lease.lua, one script run per batch of
 // keys) when a lease has been idle for LeaseOptions.Idle, ends, or is
-// replaced, and on Return and Close — except when the shared limit was, as
-// last heard, full again by then, when giving them back would change
-// nothing there.
+// replaced, and on Return and Close.
 //
 // A Leased is safe for concurrent use by any number of goroutines.
 type Leased struct {
@@ -164,10 +151,6 @@ type Leased struct {
 
 	down  atomic.Int64 // local µs until which takes are not tried
 	stats leaseCounters
-
-	refillMu sync.Mutex
-	closing  bool           // Close has begun: no more background takes
-	refills  sync.WaitGroup // background takes running
 
 	stop   chan struct{}
 	done   chan struct{}

@@ -9,11 +9,9 @@ type LeaseStats struct {
 	Calls, Local int64
 	// RoundTrips is the number of calls to Redis for decisions: takes, and
 	// calls decided exactly by the store behind (which may answer from
-	// its over-limit cache or its fallback without Redis). Refills of them
-	// are takes made in the background, which no call waited for.
-	// GiveBacks is the number of give-back runs of lease.lua (one per
-	// batch of keys).
-	RoundTrips, Refills, GiveBacks int64
+	// its over-limit cache or its fallback without Redis). GiveBacks is
+	// the number of give-back runs of lease.lua (one per batch of keys).
+	RoundTrips, GiveBacks int64
 	// Leases is the number of leases taken; Leased the units they held
 	// beyond their checks' own cost.
 	Leases, Leased int64
@@ -44,8 +42,8 @@ func (s LeaseStats) RoundTripsPerDecision() float64 {
 }
 
 type leaseCounters struct {
-	calls, local, roundTrips, refills, giveBacks atomic.Int64
-	leases, leased, spent, returned, expired     atomic.Int64
+	calls, local, roundTrips, giveBacks      atomic.Int64
+	leases, leased, spent, returned, expired atomic.Int64
 }
 
 // Stats returns the counts so far. It looks at every key's lease, so it
@@ -55,8 +53,8 @@ func (l *Leased) Stats() LeaseStats {
 	l.mu.RLock()
 	for _, e := range l.entries {
 		e.mu.Lock()
-		if h := e.held(); h > 0 {
-			held += h
+		if e.units > 0 {
+			held += e.units
 			keys++
 		}
 		e.mu.Unlock()
@@ -66,7 +64,7 @@ func (l *Leased) Stats() LeaseStats {
 	return LeaseStats{
 		Held: held, Keys: keys,
 		Calls: c.calls.Load(), Local: c.local.Load(),
-		RoundTrips: c.roundTrips.Load(), Refills: c.refills.Load(), GiveBacks: c.giveBacks.Load(),
+		RoundTrips: c.roundTrips.Load(), GiveBacks: c.giveBacks.Load(),
 		Leases: c.leases.Load(), Leased: c.leased.Load(),
 		Spent: c.spent.Load(), Returned: c.returned.Load(), Expired: c.expired.Load(),
 	}

@@ -145,9 +145,8 @@ func promiseLimits() []sluice.Limit {
 }
 
 // runPromise offers, over the fleet, twice what every limit admits, and
-// counts what is admitted, per limit and per second of the clock. Moving:
-// only process ⌊t/1s⌋ mod procs offers traffic at time t, at the fleet's
-// whole rate.
+// counts what is admitted. Moving: only process ⌊t/1s⌋ mod procs offers
+// traffic at time t, at the fleet's whole rate.
 func runPromise(j job) result {
 	g, err := open(j)
 	if err != nil {
@@ -155,12 +154,7 @@ func runPromise(j job) result {
 	}
 	defer g.Close()
 	limits := promiseLimits()
-	first := j.Start.Unix()
-	secs := int(j.Start.Add(j.D).Unix()-first) + 1
-	admits := make([][]atomic.Int64, len(limits)) // per limit, per second from first
-	for i := range admits {
-		admits[i] = make([]atomic.Int64, secs)
-	}
+	admits := make([]atomic.Int64, len(limits))
 	var calls, errs atomic.Int64
 	perCall := time.Duration(float64(time.Second) * float64(j.Procs*j.Callers) / (2 * 2000))
 	if j.Moving {
@@ -176,7 +170,7 @@ func runPromise(j job) result {
 			for {
 				time.Sleep(time.Until(next))
 				now := time.Now()
-				if !now.Before(end) {
+				if now.After(end) {
 					return
 				}
 				next = next.Add(perCall)
@@ -189,21 +183,17 @@ func runPromise(j job) result {
 					if err := g.Apply(ctx, []sluice.Check{c}, out); err != nil {
 						errs.Add(1)
 					} else if out[0].Allowed {
-						admits[i][min(int(now.Unix()-first), secs-1)].Add(1)
+						admits[i].Add(1)
 					}
 				}
 			}
 		})
 	}
 	wg.Wait()
-	r := result{Calls: calls.Load(), Errors: errs.Load(), Elapsed: j.D, Admits: map[string][]int64{}}
+	r := result{Calls: calls.Load(), Errors: errs.Load(), Elapsed: j.D, Admits: map[string]int64{}}
 	for i, l := range limits {
-		per := make([]int64, secs)
-		for k := range per {
-			per[k] = admits[i][k].Load()
-			r.Admitted += per[k]
-		}
-		r.Admits[l.Algorithm().String()] = per
+		r.Admits[l.Algorithm().String()] = admits[i].Load()
+		r.Admitted += admits[i].Load()
 	}
 	stats(g, &r, j)
 	return r

@@ -52,8 +52,8 @@ type result struct {
 	Elapsed                 time.Duration
 	P50, P99                time.Duration
 	Local, RoundTrips       int64
-	Fallback                int64              // decisions of the local fallback
-	Admits                  map[string][]int64 // promise: units admitted per limit, per second of the clock from Start's
+	Fallback                int64            // decisions of the local fallback
+	Admits                  map[string]int64 // promise: units admitted per limit
 	FirstErr                string
 }
 

@@ -1,0 +1,120 @@
+package failover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// localMark is added to the receipt (Status.Charged) of a check the local
+// store admitted, so that Refund knows where it was charged. The stores'
+// receipts are times within ±2^61 µs (about 73,000 years around Epoch), so
+// a marked receipt is above every unmarked one.
+const localMark = 1 << 62
+
+// markLocal marks the receipts in out as the local store's.
+func markLocal(out []sluice.Status) {
+	for i := range out {
+		if out[i].Charged != 0 {
+			out[i].Charged += localMark
+		}
+	}
+}
+
+// Refund implements sluice.Refunder. A charge goes back to the store that
+// made it: the primary's to the primary (bounded by Options.Timeout, as in
+// Apply), a local decision's to the local store with this instance's share
+// of the limit, and then out of the account the ledger keeps for the
+// primary, so that the recovery charge does not charge refunded units. A
+// local charge the ledger has already charged to the primary (or that it
+// could not keep account of) stays charged there: the refund then gives
+// back less than it could, never more. Both stores must be
+// sluice.Refunders.
+func (f *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
+	primary := make([]int64, len(checks))
+	local := make([]int64, len(checks))
+	var onPrimary, onLocal bool
+	for i := range checks {
+		switch c := charged[i]; {
+		case c > localMark/2:
+			local[i], onLocal = c-localMark, true
+		case c != 0:
+			primary[i], onPrimary = c, true
+		}
+	}
+	var errs []error
+	if onLocal {
+		if err := f.refundLocal(ctx, checks, local); err != nil {
+			errs = append(errs, fmt.Errorf("local: %w", err))
+		}
+	}
+	if onPrimary {
+		r, ok := f.primary.(sluice.Refunder)
+		if !ok {
+			return fmt.Errorf("failover: the primary store (%T) cannot refund charges", f.primary)
+		}
+		tctx, cancel := ctx, context.CancelFunc(func() {})
+		if f.timeout > 0 {
+			tctx, cancel = context.WithTimeout(ctx, f.timeout)
+		}
+		err := r.Refund(tctx, checks, primary)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("primary: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// refundLocal refunds the receipts the local store gave, with the shares
+// applyLocal decided, and takes them out of the ledger's accounts.
+func (f *Store) refundLocal(ctx context.Context, checks []sluice.Check, receipts []int64) error {
+	r, ok := f.local.(sluice.Refunder)
+	if !ok {
+		return fmt.Errorf("the local store (%T) cannot refund charges", f.local)
+	}
+	shares := append([]sluice.Check(nil), checks...)
+	if f.instances > 1 {
+		for i := range shares {
+			shares[i].Limit = f.share(shares[i].Limit)
+		}
+	}
+	if err := r.Refund(ctx, shares, receipts); err != nil {
+		return err
+	}
+	if f.ledger != nil {
+		f.ledger.refund(checks, receipts)
+	}
+	return nil
+}
+
+// refund takes the cost of each check with a receipt out of its account,
+// as far as the account has not been claimed for a charge to the primary.
+func (lg *ledger) refund(checks []sluice.Check, receipts []int64) {
+	lg.mu.Lock()
+	defer lg.mu.Unlock()
+	for i := range checks {
+		c := &checks[i]
+		if receipts[i] == 0 || !chargeable(c.Limit) {
+			continue
+		}
+		k := stateKey{c.Key, c.Limit.ID()}
+		a := lg.m[k]
+		if a == nil || a.check.Limit != c.Limit {
+			continue
+		}
+		back := min(c.Cost, a.admitted-a.charged) // a.charged is 0 unless claimed
+		if back <= 0 {
+			continue
+		}
+		a.admitted -= back
+		if a.admitted == 0 && a.busy == nil {
+			delete(lg.m, k)
+			lg.size.Add(-1)
+		}
+	}
+}
+
+var _ sluice.Refunder = (*Store)(nil)
