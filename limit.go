@@ -13,8 +13,15 @@ const (
 	// MaxQuantity is the largest Quantity and Burst a Limit accepts.
 	MaxQuantity = 1 << 40
 	// MaxWindow is the longest Window (and MaxWait) a Limit accepts: 2^45 µs,
-	// about 407 days.
+	// about 407 days. A fixed window may be up to MaxFixedWindow.
 	MaxWindow = time.Duration(1<<45) * time.Microsecond
+	// MaxFixedWindow is the longest Window of a fixed-window Limit: 2^46 µs,
+	// about 814 days, twice MaxWindow. A fixed window's state is the start
+	// of its window and a count, and deciding it takes a window's start and
+	// end, never a product of the window with a quantity, so it stays exact
+	// over longer windows than the other algorithms (whose arithmetic
+	// multiplies a window by a quantity) allow.
+	MaxFixedWindow = 2 * MaxWindow
 )
 
 // A Limit is one rule: at most Quantity units per Window under one Algorithm,
@@ -47,7 +54,8 @@ type Limit struct {
 // NewLimit returns a limit of quantity units per window under alg, named after
 // its window ("per-second", "per-minute", "per-hour", "per-day", otherwise
 // "per-" followed by the window, e.g. "per-10s"). The window must be a whole
-// number of microseconds in [1µs, MaxWindow]; the quantity in [1, MaxQuantity].
+// number of microseconds in [1µs, MaxWindow] ([1µs, MaxFixedWindow] for
+// AlgorithmFixedWindow); the quantity in [1, MaxQuantity].
 func NewLimit(alg Algorithm, quantity int64, window time.Duration) Limit {
 	l := Limit{name: defaultName(window), alg: alg, q: quantity, w: int64(window / time.Microsecond)}
 	if window%time.Microsecond != 0 {
@@ -232,8 +240,8 @@ func (l Limit) validate() error {
 		return bad("unknown algorithm %v", l.alg)
 	case l.q < 1 || l.q > MaxQuantity:
 		return bad("quantity %d must be in [1, %d]", l.q, int64(MaxQuantity))
-	case l.w < 1 || l.w > int64(MaxWindow/time.Microsecond):
-		return bad("window must be a whole number of microseconds in [1µs, %v]", MaxWindow)
+	case l.w < 1 || l.w > int64(l.alg.maxWindow()/time.Microsecond):
+		return bad("window must be a whole number of microseconds in [1µs, %v]", l.alg.maxWindow())
 	case l.burst != 0 && !l.alg.bucket():
 		return bad("burst applies only to token-bucket, leaky-bucket and gcra, not %v", l.alg)
 	case l.burst < 0 || l.burst > MaxQuantity:
@@ -244,6 +252,14 @@ func (l Limit) validate() error {
 		return bad("max wait must be in [0, %v]", MaxWindow)
 	}
 	return nil
+}
+
+// maxWindow is the longest window a limit of a accepts.
+func (a Algorithm) maxWindow() time.Duration {
+	if a == AlgorithmFixedWindow {
+		return MaxFixedWindow
+	}
+	return MaxWindow
 }
 
 // ValidName reports whether s can name a limit: 1 to 64 characters of

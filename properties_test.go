@@ -23,9 +23,13 @@ type event struct {
 // near the bounds.
 func genLimit(t *rapid.T, alg sluice.Algorithm) sluice.Limit {
 	q := rapid.OneOf(rapid.Int64Range(1, 10), rapid.Int64Range(1, 1000), rapid.Int64Range(1, sluice.MaxQuantity)).Draw(t, "q")
+	maxW := int64(sluice.MaxWindow / time.Microsecond)
+	if alg == sluice.AlgorithmFixedWindow {
+		maxW = int64(sluice.MaxFixedWindow / time.Microsecond)
+	}
 	wUS := rapid.OneOf(
-		rapid.SampledFrom([]int64{1, 1000, sec, 60 * sec, 3600 * sec, 86400 * sec}),
-		rapid.Int64Range(1, 1<<45),
+		rapid.SampledFrom([]int64{1, 1000, sec, 60 * sec, 3600 * sec, 86400 * sec, maxW}),
+		rapid.Int64Range(1, maxW),
 	).Draw(t, "w")
 	l := sluice.NewLimit(alg, q, time.Duration(wUS)*time.Microsecond)
 	if alg == sluice.AlgorithmTokenBucket || alg == sluice.AlgorithmLeakyBucket || alg == sluice.AlgorithmGCRA {

@@ -55,9 +55,9 @@ type Params struct {
 // NewParams returns the parameters of kind for q units per w µs with
 // capacity b (ignored but for the buckets: the others hold q) and a queue
 // of maxWait µs (leaky bucket). The caller has checked the ranges: q and b
-// in [1, 2^40], w and maxWait in [1, 2^45] and [0, 2^45]. It reports false
-// when a bucket's deepest debt cannot be counted exactly in ticks (more
-// than 2^53).
+// in [1, 2^40], w in [1, 2^45] ([1, 2^46] for a fixed window) and maxWait
+// in [0, 2^45]. It reports false when a bucket's deepest debt cannot be
+// counted exactly in ticks (more than 2^53).
 func NewParams(kind Kind, q, w, b, maxWait int64) (Params, bool) {
 	if !kind.Bucket() {
 		b, maxWait = q, 0

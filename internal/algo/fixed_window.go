@@ -3,7 +3,9 @@ package algo
 // FixedWindow is the fixed window: T = start of the window the count
 // belongs to, A = units admitted in it. Windows are aligned to the epoch; a
 // now inside an earlier window than T (a clock step back) counts against
-// T's window. See Decide for the contract.
+// T's window. See Decide for the contract. It takes only a window's start
+// and end and the differences of times, so it is exact for windows up to
+// 2^46 µs (sluice.MaxFixedWindow), twice the other algorithms' bound.
 func FixedWindow(p *Params, s *State, now, cost int64, v *Verdict) (changed bool) {
 	now = ClampTime(now)
 	start, count := windowStart(now, p.W), max(s.A, 0)

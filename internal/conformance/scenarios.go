@@ -85,6 +85,7 @@ func Scenarios() []Scenario {
 	counter := sluice.SlidingCounter(100, time.Minute).Named("counter")
 	bigCounter := sluice.SlidingCounter(1_000_000, day)
 	hugeCounter := sluice.SlidingCounter(sluice.MaxQuantity, sluice.MaxWindow)
+	longestFixed := sluice.FixedWindow(sluice.MaxQuantity, sluice.MaxFixedWindow).Named("longest")
 	tb3 := sluice.TokenBucket(3, sec).Named("tb")
 	tbBurst := sluice.TokenBucket(5, sec).WithBurst(10)
 	meter := sluice.LeakyBucket(3, sec).WithBurst(4).Named("meter")
@@ -157,6 +158,15 @@ func Scenarios() []Scenario {
 			step(0, check("u", hugeCounter, 1)),
 			step(sluice.MaxWindow/3, check("u", hugeCounter, 1<<38)),
 			step(sluice.MaxWindow/3, check("u", hugeCounter, 0)),
+		)},
+		{Name: "fixed window of MaxFixedWindow counts to its end and starts afresh", Start: sluice.Epoch.Add(4*sluice.MaxFixedWindow - 2*sec), Steps: steps(
+			step(0, check("u", longestFixed, sluice.MaxQuantity-1)).want(true),
+			step(sec, check("u", longestFixed, 2)).want(false),
+			step(0, check("u", longestFixed, 1)).want(true),
+			step(sec-us, check("u", longestFixed, 1)).want(false),
+			step(us, check("u", longestFixed, sluice.MaxQuantity)).want(true),
+			step(sluice.MaxFixedWindow-us, check("u", longestFixed, 1)).want(false),
+			step(us, check("u", longestFixed, 0)),
 		)},
 		{Name: "token bucket refills 3 per second exactly, a unit every 333⅓ ms", Steps: steps(
 			step(0, check("u", tb3, 3)).want(true),

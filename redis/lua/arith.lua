@@ -7,7 +7,11 @@
 -- (internal/algo, arith.go) for every value they meet:
 --
 --   times      µs since sluice.Epoch, |t| < 2^52 (TIME gives ≈ 2^47.5 today)
---   windows    w ≤ 2^45 µs (sluice.MaxWindow)
+--   windows    w ≤ 2^45 µs (sluice.MaxWindow); a fixed window's w ≤ 2^46 µs
+--              (sluice.MaxFixedWindow): fixed_window.lua only takes
+--              window_start(t, w), t + w and differences of times, which
+--              for |t| < 2^52 stay below 2^53 and take divmod's one-division
+--              branch, exact for every w
 --   quantities q, burst ≤ 2^40 (sluice.MaxQuantity)
 --   ticks      ≤ 2^53 (sluice validates bucket limits so)
 
@@ -24,8 +28,9 @@ local MAXTIME = 2305843009213693952
 -- admit (cost above capacity); the Go side maps it to sluice.Never.
 local NEVER = -1
 
--- divmod returns ⌊a/b⌋ and a mod b for integers 0 ≤ a ≤ 2^54 and
--- 1 ≤ b ≤ 2^45. Below 2^53, math.floor of the rounded quotient is exact:
+-- divmod returns ⌊a/b⌋ and a mod b for integers 0 ≤ a < 2^53 and any
+-- b ≥ 1, and for 2^53 ≤ a ≤ 2^54 and 1 ≤ b ≤ 2^45. Below 2^53, math.floor
+-- of the rounded quotient is exact:
 -- with a = qb + r, a/b is at least 1/b below q+1, while rounding it up to
 -- q+1 ≥ 2^k would take a distance of at most 2^(k-53), so b·q ≥ 2^53 > a.
 -- (The correction below only guards that argument.) Above 2^53 it is long
@@ -56,7 +61,8 @@ local function divmod(a, b)
 end
 
 -- floordiv returns ⌊a/b⌋ and a mod b (in [0, b)) for any integer a of
--- magnitude ≤ 2^53 and 1 ≤ b ≤ 2^45.
+-- magnitude ≤ 2^53 and 1 ≤ b ≤ 2^45, or of magnitude < 2^53 and any b ≥ 1
+-- (see divmod).
 local function floordiv(a, b)
   if a >= 0 then
     return divmod(a, b)

@@ -1,6 +1,7 @@
 -- fixed_window.lua: sluice.AlgorithmFixedWindow (internal/algo/fixed_window.go).
 -- t = start of the window the count belongs to, a = units admitted in it
--- (a string, see state.lua).
+-- (a string, see state.lua). Only window_start, start + w and differences
+-- of times: exact for w up to 2^46 µs (sluice.MaxFixedWindow, arith.lua).
 
 local fixed_window = {}
 ALG[1] = fixed_window
