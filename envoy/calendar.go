@@ -20,9 +20,14 @@ import (
 // boundaries falls inside that Unix window (give or take
 // calendarMargin): the count therefore runs from the Unix window's start
 // to its end, and the next Unix window starts afresh under the next key.
-// When no such length fits in sluice.MaxWindow (365-day years starting
-// before December 2028), the rule falls back to sluice's own windows,
-// aligned to sluice.Epoch.
+// Lengths up to sluice.MaxFixedWindow (M) cover every Unix week, month and
+// year that starts at least calendarMargin after sluice.Epoch: for a span
+// [f, t] of seconds since sluice.Epoch, f/q for a whole q in [f/M, f/(t−f)]
+// is such a length, and that range holds a whole number once
+// f·(1/(t−f) − 1/M) ≥ 1; before that, M itself holds the span (the first
+// year starts 353 days after sluice.Epoch and ends within M, the second
+// 718 days after). A window that starts earlier (none is still running)
+// falls back to sluice's own windows, aligned to sluice.Epoch.
 
 // calendarMargin is how far the clock of the store may be from the
 // service's around a Unix window's boundaries without counting a request
@@ -61,7 +66,7 @@ func (r *rule) calendarAt(unix int64) (sluice.Limit, string, bool) {
 }
 
 // alignedLength returns a window length L (whole seconds, at most
-// sluice.MaxWindow) such that the sluice fixed window of length L that
+// sluice.MaxFixedWindow) such that the sluice fixed window of length L that
 // contains the Unix second start−calendarMargin also contains
 // start+unit+calendarMargin; false if there is none.
 func alignedLength(start, unit int64) (time.Duration, bool) {
@@ -71,7 +76,7 @@ func alignedLength(start, unit int64) (time.Duration, bool) {
 	if from < 0 {
 		return 0, false
 	}
-	maxL := int64(sluice.MaxWindow / time.Second)
+	maxL := int64(sluice.MaxFixedWindow / time.Second)
 	// The window of length L holding from is [⌊from/L⌋·L, ⌊from/L⌋·L+L);
 	// it holds to as well iff ⌊from/L⌋ = ⌊to/L⌋. For each quotient q the
 	// lengths with ⌊from/L⌋ = q are (from/(q+1), from/q], and the largest

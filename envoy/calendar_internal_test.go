@@ -7,50 +7,46 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// For every Unix week and 30-day month of the next 280 years, and every
-// 365-day year from December 2028 on, alignedLength finds a sluice window
-// length that holds the whole Unix window and calendarMargin either side:
-// the sluice window of that length (aligned to sluice.Epoch) that holds
-// the Unix window's first second also holds its last.
+// For every Unix week, 30-day month and 365-day year of the next 280 years
+// that starts at least calendarMargin after sluice.Epoch (the first year
+// starts on 2020-12-19), alignedLength finds a sluice window length of at
+// most sluice.MaxFixedWindow that holds the whole Unix window and
+// calendarMargin either side: the sluice window of that length (aligned to
+// sluice.Epoch) that holds the Unix window's first second also holds its
+// last.
 func TestAlignedLengthCoversEveryUnixWindow(t *testing.T) {
 	epoch := sluice.Epoch.Unix()
 	margin := int64(calendarMargin / time.Second)
 	until := epoch + 280*365*86400
-	for _, c := range []struct {
-		unit int64
-		from int64
-	}{
-		{7 * 86400, epoch + 86400},
-		{30 * 86400, epoch + 86400},
-		{365 * 86400, time.Date(2028, time.December, 1, 0, 0, 0, 0, time.UTC).Unix()},
-	} {
-		for n := c.from/c.unit + 1; n*c.unit < until; n++ {
-			start := n * c.unit
-			l, ok := alignedLength(start, c.unit)
+	for _, unit := range []int64{7 * 86400, 30 * 86400, 365 * 86400} {
+		checked := 0
+		for n := (epoch+margin)/unit + 1; n*unit < until; n++ {
+			start := n * unit
+			l, ok := alignedLength(start, unit)
 			if !ok {
-				t.Fatalf("unit %ds: no length for the Unix window starting %v", c.unit, time.Unix(start, 0).UTC())
+				t.Fatalf("unit %ds: no length for the Unix window starting %v", unit, time.Unix(start, 0).UTC())
 			}
 			ls := int64(l / time.Second)
-			if ls > int64(sluice.MaxWindow/time.Second) {
-				t.Fatalf("unit %ds: length %ds above sluice.MaxWindow", c.unit, ls)
+			if ls > int64(sluice.MaxFixedWindow/time.Second) {
+				t.Fatalf("unit %ds: length %ds above sluice.MaxFixedWindow", unit, ls)
 			}
-			first, last := start-margin-epoch, start+c.unit+margin-epoch
+			first, last := start-margin-epoch, start+unit+margin-epoch
 			if first/ls != last/ls {
-				t.Fatalf("unit %ds, window starting %v: length %ds splits it", c.unit, time.Unix(start, 0).UTC(), ls)
+				t.Fatalf("unit %ds, window starting %v: length %ds splits it", unit, time.Unix(start, 0).UTC(), ls)
 			}
+			if err := sluice.FixedWindow(1, l).Err(); err != nil {
+				t.Fatalf("unit %ds, window starting %v: %v", unit, time.Unix(start, 0).UTC(), err)
+			}
+			checked++
+		}
+		if unit == 365*86400 && checked != 280 {
+			t.Errorf("%d years checked, want the 280 that start from 2020-12-19 on", checked)
 		}
 	}
-}
-
-// The years whose Unix window no sluice window covers, within
-// sluice.MaxWindow, are those that start before December 2028: for them a
-// year rule falls back to sluice's own years.
-func TestAlignedLengthYearsBeforeDecember2028(t *testing.T) {
-	year := int64(365 * 86400)
-	for n := sluice.Epoch.Unix()/year + 1; n*year < time.Date(2028, time.December, 1, 0, 0, 0, 0, time.UTC).Unix(); n++ {
-		if _, ok := alignedLength(n*year, year); ok {
-			t.Errorf("the Unix year starting %v is covered; the docs say it is not", time.Unix(n*year, 0).UTC())
-		}
+	// The Unix year that holds sluice.Epoch starts before it: it falls
+	// back to sluice's own years.
+	if _, ok := alignedLength(epoch/(365*86400)*(365*86400), 365*86400); ok {
+		t.Errorf("the Unix year holding sluice.Epoch is covered; it starts before it")
 	}
 }
 

@@ -39,10 +39,9 @@
 // envoyproxy/ratelimit's only one) counts envoyproxy/ratelimit's windows:
 // unit-length from the Unix epoch, so a day starts at midnight UTC and a
 // week on a Thursday. A week, month or year is kept under a key naming its
-// Unix window, in a sluice window long enough to hold it; a 365-day year
-// whose Unix window starts before December 2028 fits in no window of at
-// most sluice.MaxWindow and is counted in sluice's own years, aligned to
-// sluice.Epoch. Other algorithms align their windows to sluice.Epoch (at
+// Unix window, in a sluice fixed window (of at most sluice.MaxFixedWindow)
+// long enough to hold it; one exists for every Unix window that starts
+// after sluice.Epoch. Other algorithms align their windows to sluice.Epoch (at
 // midnight UTC, like the Unix epoch, for every unit up to a day). Loading
 // is strict:
 // unknown fields, wrong types, duplicate siblings, duplicate domains and

@@ -11,7 +11,9 @@ import (
 // Weeks, 30-day months and 365-day years are counted in envoyproxy/ratelimit's
 // windows, unit-length from the Unix epoch (1970-01-01, a Thursday), not
 // from sluice.Epoch. start is Wednesday 2061-12-21 00:00 UTC: its Unix
-// week ends the next day, its Unix 30-day window on 2061-12-29.
+// week ends the next day, its Unix 30-day window on 2061-12-29, its Unix
+// 365-day year on 2062-12-09. The Unix year that holds 2026-12-01 ends on
+// 2026-12-18 (sluice's own year, counted from 2020-01-01, on 2026-12-30).
 func TestCalendarWindowsAreUnixWindows(t *testing.T) {
 	h := serve(t, `
 domain: cal
@@ -20,6 +22,8 @@ descriptors:
     rate_limit: {unit: week, requests_per_unit: 2}
   - key: monthly
     rate_limit: {unit: month, requests_per_unit: 2}
+  - key: yearly
+    rate_limit: {unit: year, requests_per_unit: 2}
 `)
 	if got := start.Format(time.RFC3339 + " Monday"); got != "2061-12-21T00:00:00Z Wednesday" {
 		t.Fatalf("start is %s", got)
@@ -28,13 +32,21 @@ descriptors:
 	for _, c := range []struct {
 		key   string
 		unit  string
-		left  time.Duration // to the end of the Unix window holding start
+		at    time.Time     // zero: start
+		left  time.Duration // to the end of the Unix window holding at
 		whole time.Duration
 	}{
-		{"weekly", "WEEK", day, 7 * day},
-		{"monthly", "MONTH", 8 * day, 30 * day},
+		{"weekly", "WEEK", time.Time{}, day, 7 * day},
+		{"monthly", "MONTH", time.Time{}, 8 * day, 30 * day},
+		{"yearly", "YEAR", time.Time{}, 353 * day, 365 * day},
+		{"yearly", "YEAR", time.Date(2026, time.December, 1, 0, 0, 0, 0, time.UTC), 17 * day, 365 * day},
 	} {
-		d := desc(c.key, "x")
+		at := start
+		if !c.at.IsZero() {
+			at = c.at
+		}
+		h.clock.Advance(at.Sub(start))
+		d := desc(c.key, at.Format("2006"))
 		limit := ":2/" + c.unit
 		h.expect(h.ask(request("cal", 0, d)), ok, status{ok, limit, 1, c.left})
 		h.expect(h.ask(request("cal", 0, d)), ok, status{ok, limit, 0, c.left})
@@ -43,7 +55,7 @@ descriptors:
 		h.expect(h.ask(request("cal", 0, d)), over, status{over, limit, 0, time.Second})
 		h.clock.Advance(time.Second)
 		h.expect(h.ask(request("cal", 0, d)), ok, status{ok, limit, 1, c.whole})
-		h.clock.Advance(-c.left) // back to start for the next unit
+		h.clock.Advance(-c.left - at.Sub(start)) // back to start for the next case
 	}
 }
 

@@ -151,13 +151,10 @@ func same(a, b answer, ticked bool) bool {
 	return true
 }
 
-// knownDifference, when set on a call, names the sluice behaviour that
-// makes its answer differ from envoyproxy/ratelimit's, documented in
-// docs/envoy.md.
+// call is one request of a scenario.
 type call struct {
-	label           string
-	req             *rlsv3.RateLimitRequest
-	knownDifference func(sl, rl answer) bool
+	label string
+	req   *rlsv3.RateLimitRequest
 	// asDefault marks the documented difference in which sluice answers as
 	// the default envoyproxy/ratelimit does, not as the one with
 	// STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT.
@@ -183,13 +180,10 @@ func (r *rig) ask(c call) answer {
 		r.documented++
 		r.t.Logf("%s: the documented difference: sluice and the default envoyproxy/ratelimit %v, with STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT %v",
 			c.label, sl, stop)
-	case c.knownDifference != nil && c.knownDifference(sl, stop):
-		r.documented++
-		r.t.Logf("%s: the documented difference: sluice %v, envoyproxy/ratelimit %v", c.label, sl, stop)
 	default:
 		r.t.Errorf("%s: sluice answered\n\t%v\nenvoyproxy/ratelimit (stop increment when over limit) answered\n\t%v", c.label, sl, stop)
 	}
-	if same(sl, dflt, ticked) || c.knownDifference != nil && c.knownDifference(sl, dflt) {
+	if same(sl, dflt, ticked) {
 		r.agreeDflt++
 	} else {
 		for i := range sl.statuses {
@@ -300,11 +294,7 @@ func TestParityWithRatelimit(t *testing.T) {
 		r.t = t
 		for _, unit := range []string{"weekly", "monthly", "yearly"} {
 			for i := range 3 {
-				c := call{label: fmt.Sprintf("%s #%d", unit, i+1), req: req("parity", 1, unit+"="+rnd)}
-				if unit == "yearly" {
-					c.knownDifference = yearBeforeAlignment
-				}
-				r.ask(c)
+				r.ask(call{label: fmt.Sprintf("%s #%d", unit, i+1), req: req("parity", 1, unit+"="+rnd)})
 			}
 		}
 	})
@@ -373,7 +363,7 @@ func TestParityWithRatelimit(t *testing.T) {
 
 	r.t = t
 	t.Logf("%d calls: sluice gave envoyproxy/ratelimit's answer (STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT) on %d, "+
-		"the others differed only as documented (a 365-day year before December 2028, a request over a shadow limit only); "+
+		"the others differed only as documented (a request over a shadow limit only); "+
 		"the default envoyproxy/ratelimit's on %d (the others: the all-or-nothing rule)", r.calls, r.calls-r.documented, r.agreeDflt)
 }
 
@@ -394,18 +384,4 @@ func (r *rig) waitReload(domain string, loaded bool) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-}
-
-// yearBeforeAlignment is the one calendar difference left: a 365-day Unix
-// window that no sluice fixed window of at most sluice.MaxWindow covers
-// (years starting before December 2028) is counted in sluice's own year,
-// aligned to sluice.Epoch, so its duration_until_reset differs; its
-// counts, for a key first used in the scenario, do not.
-func yearBeforeAlignment(sl, rl answer) bool {
-	if sl.overall != rl.overall || len(sl.statuses) != 1 || len(rl.statuses) != 1 {
-		return false
-	}
-	a, b := sl.statuses[0], rl.statuses[0]
-	return time.Now().Before(time.Date(2028, time.December, 1, 0, 0, 0, 0, time.UTC)) &&
-		a.code == b.code && a.limit == b.limit && a.remaining == b.remaining
 }
