@@ -130,20 +130,18 @@ func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 
 // decideChecks runs the checks of res (identity and cost set) and reports it.
 func (m *Middleware) decideChecks(ctx context.Context, res *Result) (*Result, error) {
-	if plan := res.Identity.Plan; len(res.matched) > 0 {
-		// Rules matched: the checks differ from request to request.
-		res.Checks = m.checks(res.Checks[:0], plan, res.Identity.storeKey(m.id.prefix), res.Cost, res)
-		res.checksOf = nil
-	} else if res.checksOf == plan && res.checksCost == res.Cost && len(res.Checks) == res.checksLen {
-		// The pooled Result last held this plan's checks at this cost:
-		// only the store key of the plan's own limits differs.
-		key := res.Identity.storeKey(m.id.prefix)
-		for i := range plan.Limits {
-			res.Checks[i].Key = key
-		}
+	if res.plan == nil || res.plan.plan != res.Identity.Plan {
+		res.plan = m.planOf(res.Identity.Plan)
+	}
+	ph, key := m.headersOf(res.plan, res), res.Identity.storeKey(m.id.prefix)
+	if res.checksOf == ph && res.checksCost == res.Cost && len(res.Checks) == len(ph.items) {
+		// The pooled Result last held the checks of the same limits at
+		// the same cost: only the store keys of the client's and the
+		// rules' limits differ.
+		m.setKeys(res.Checks, res.Identity.Plan, key, res)
 	} else {
-		res.Checks = m.checks(res.Checks[:0], plan, res.Identity.storeKey(m.id.prefix), res.Cost, nil)
-		res.checksOf, res.checksCost, res.checksLen = plan, res.Cost, len(res.Checks)
+		res.Checks = m.checks(res.Checks[:0], res.Identity.Plan, key, res.Cost, res)
+		res.checksOf, res.checksCost = ph, res.Cost
 	}
 	var start time.Time
 	if m.now == nil { // one clock read serves both
@@ -168,24 +166,38 @@ func (m *Middleware) decideChecks(ctx context.Context, res *Result) (*Result, er
 
 // checks appends to dst the checks of one request of cost units by the
 // client whose store key is key on plan: the plan's limits, the limits
-// of the rules that matched (of rules, when not nil), then the global
-// limits under the scope's global key. It allocates nothing when dst has
-// room.
-func (m *Middleware) checks(dst []sluice.Check, plan *Plan, key string, cost int64, rules *Result) []sluice.Check {
+// of the rules that matched (res.matched), then the global limits under
+// the scope's global key. It allocates nothing when dst has room.
+func (m *Middleware) checks(dst []sluice.Check, plan *Plan, key string, cost int64, res *Result) []sluice.Check {
 	for _, l := range plan.Limits {
 		dst = append(dst, sluice.Check{Key: key, Limit: l, Cost: cost})
 	}
-	if rules != nil {
-		for i, ru := range rules.matched {
-			for _, l := range ru.limits {
-				dst = append(dst, sluice.Check{Key: rules.ruleKeys[i], Limit: l, Cost: rules.ruleCosts[i]})
-			}
+	for i, ru := range res.matched {
+		for _, l := range ru.limits {
+			dst = append(dst, sluice.Check{Key: res.ruleKeys[i], Limit: l, Cost: res.ruleCosts[i]})
 		}
 	}
 	for _, l := range m.policy.Global {
 		dst = append(dst, sluice.Check{Key: m.globalKey, Limit: l, Cost: cost})
 	}
 	return dst
+}
+
+// setKeys sets the store keys of checks, built by checks for the same plan,
+// rules and cost, to those of the client whose store key is key and of the
+// rules' keys in res.
+func (m *Middleware) setKeys(checks []sluice.Check, plan *Plan, key string, res *Result) {
+	i := 0
+	for range plan.Limits {
+		checks[i].Key = key
+		i++
+	}
+	for j, ru := range res.matched {
+		for range ru.limits {
+			checks[i].Key = res.ruleKeys[j]
+			i++
+		}
+	}
 }
 
 // Policy returns the policy the middleware enforces.

@@ -1,13 +1,11 @@
 package httplimit
 
 import (
-	"crypto/sha256"
 	"crypto/subtle"
 	"hash/maphash"
 	"math/rand/v2"
 	"strings"
 	"sync/atomic"
-	"unsafe"
 )
 
 // Bounds of the digest cache.
@@ -28,16 +26,17 @@ const (
 // digestCache remembers, for recently seen API keys, what they resolved to
 // (the identity their SHA-256 names), so that a returning key skips the
 // hash and the lookups — about a quarter of the middleware's time before it
-// existed. It is a fixed array of 4-entry buckets, each one cache line of
-// hash tags and entry pointers; a key's bucket is chosen by a seeded hash of
+// existed. It is a fixed array of 4-entry buckets of hash tags and entry
+// pointers; a key's bucket is chosen by a seeded hash of
 // the raw key, and a new key takes an empty entry of its bucket or else
 // replaces one at random (a fixed choice could make keys used in turn evict
 // each other forever). Its size never grows: a flood of made-up keys only
 // replaces entries, and a replaced key is hashed again on its next request.
-// It holds at most 4 × maxDigestBuckets entries of 208 bytes plus the raw
-// keys longer than 40 bytes (at most 256 each): 1.9 MB for the smallest
-// cache, about 30 MB for the largest, which takes 8,193 listed keys or more.
-// (A store that keeps a subject string keeps its entry's 208 bytes alive.)
+// It holds at most 4 × maxDigestBuckets entries of at most about 500 bytes
+// each (144 for the entry, about 100 for an unlisted key's store key, the
+// raw key when it is longer than 40 bytes, at most 256): 2 MB for the
+// smallest cache, about 33 MB for the largest, which takes 8,193 listed keys
+// or more.
 //
 // The trade-off: the raw keys of recent clients stay in process memory, as
 // each request's headers already are while it is served. They are never
@@ -75,14 +74,6 @@ type digestEntry struct {
 	short [40]byte
 	id    Identity
 	long  string
-	// key holds the bytes of id.key (the scope prefix, "key:" and 64 hex
-	// digits), id.Subject a part of them, when they fit: the store hashes
-	// the key right after the lookup, and bytes in the entry just read are
-	// in the CPU's cache, where a string of its own would be one more
-	// memory access that waits for this one (measured: 13-18% of a request
-	// on bench/'s walk over 10,000 keys). They fit for a drawn scope and
-	// for scopes of up to 27 bytes.
-	key [28 + 4 + 2*sha256.Size]byte
 }
 
 func newDigestCache(listed int) *digestCache {
@@ -114,13 +105,6 @@ func (c *digestCache) get(raw string, h uint64) *digestEntry {
 // entry it published.
 func (c *digestCache) put(raw string, h uint64, listed bool, id Identity) *digestEntry {
 	e := &digestEntry{hash: h, listed: listed, id: id, n: int32(len(raw))}
-	if n := len(id.key); n > 0 && n <= len(e.key) && len(id.Subject) <= n && id.key[n-len(id.Subject):] == id.Subject {
-		copy(e.key[:], id.key)
-		// The bytes are never written again, as unsafe.String requires;
-		// the strings keep the entry alive as long as they are used.
-		e.id.key = unsafe.String(&e.key[0], n)
-		e.id.Subject = e.id.key[n-len(id.Subject):]
-	}
 	if len(raw) <= len(e.short) {
 		copy(e.short[:], raw)
 	} else {

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/dunglas/httpsfv"
 
@@ -34,32 +34,34 @@ const (
 	ModeLegacy = "legacy"
 )
 
-// policyHeaders are the RateLimit-Policy values of one plan, which do not
-// change between requests: computed once, shared read-only (full-capacity
-// slices, so that a handler appending to the header copies instead of
-// writing into them).
+// policyHeaders are the RateLimit-Policy values of a list of limits (a
+// plan's with the global ones, a rule's, or a plan's with the rules that
+// matched a request), which do not change between requests: computed once,
+// shared read-only (full-capacity slices, so that a handler appending to
+// the header copies instead of writing into them).
 type policyHeaders struct {
 	ietf, draft []string
-	// items are the beginnings of the plan's RateLimit items, one per
-	// limit in the order of Result.Checks: the name as an sf-string and
-	// ";r=" ("\"per-minute\";r="), "" for a hidden limit; quotas are those
+	// items are the beginnings of the RateLimit items, one per limit in the
+	// order of Result.Checks: the name as an sf-string and ";r="
+	// ("\"per-minute\";r="), "" for a hidden limit; quotas are those
 	// limits' quotas. ietf and draft are nil when every limit is hidden.
 	items  []string
 	quotas []quota.Quota
+	// ietfItems and draftItems are each limit's member of ietf and draft,
+	// "" for a hidden limit, from which joined builds a list's values.
+	ietfItems, draftItems []string
 }
 
 func newPolicyHeaders(limits []sluice.Limit, hidden map[string]bool) (policyHeaders, error) {
-	var ietf, draft httpsfv.List
-	var items []string
-	var quotas []quota.Quota
+	var ph policyHeaders
 	for _, l := range limits {
 		qt := quota.Of(l)
-		quotas = append(quotas, qt)
+		ph.quotas = append(ph.quotas, qt)
 		if hidden[l.Name()] {
-			items = append(items, "")
+			ph.items, ph.ietfItems, ph.draftItems = append(ph.items, ""), append(ph.ietfItems, ""), append(ph.draftItems, "")
 			continue
 		}
-		items = append(items, string(appendSFString(nil, l.Name()))+";r=")
+		ph.items = append(ph.items, string(appendSFString(nil, l.Name()))+";r=")
 		it := httpsfv.NewItem(l.Name())
 		it.Params.Add("q", qt.Q)
 		d := httpsfv.NewItem(qt.Q)
@@ -69,41 +71,83 @@ func newPolicyHeaders(limits []sluice.Limit, hidden map[string]bool) (policyHead
 			it.Params.Add("w", qt.W)
 			d.Params.Add("w", qt.W)
 		}
-		ietf = append(ietf, it)
-		draft = append(draft, d)
+		a, err := httpsfv.Marshal(httpsfv.List{it})
+		if err != nil {
+			return policyHeaders{}, fmt.Errorf("RateLimit-Policy: %w", err)
+		}
+		b, err := httpsfv.Marshal(httpsfv.List{d})
+		if err != nil {
+			return policyHeaders{}, fmt.Errorf("RateLimit-Policy: %w", err)
+		}
+		ph.ietfItems, ph.draftItems = append(ph.ietfItems, a), append(ph.draftItems, b)
 	}
-	a, err := httpsfv.Marshal(ietf)
-	if err != nil {
-		return policyHeaders{}, fmt.Errorf("RateLimit-Policy: %w", err)
+	ph.ietf, ph.draft = joined(ph.ietfItems), joined(ph.draftItems)
+	return ph, nil
+}
+
+// joined returns the sf-list of members, those not "" joined by ", ", as a
+// header's values full to capacity; nil when every member is "".
+func joined(members []string) []string {
+	n := 0
+	for _, v := range members {
+		if v != "" {
+			n += len(v) + 2
+		}
 	}
-	b, err := httpsfv.Marshal(draft)
-	if err != nil {
-		return policyHeaders{}, fmt.Errorf("RateLimit-Policy: %w", err)
+	if n == 0 {
+		return nil
 	}
-	if len(ietf) == 0 {
-		return policyHeaders{items: items, quotas: quotas}, nil
+	b := make([]byte, 0, n-2)
+	for _, v := range members {
+		if v == "" {
+			continue
+		}
+		if len(b) > 0 {
+			b = append(b, ", "...)
+		}
+		b = append(b, v...)
 	}
-	return policyHeaders{ietf: []string{a}[:1:1], draft: []string{b}[:1:1], items: items, quotas: quotas}, nil
+	return []string{string(b)}[:1:1]
+}
+
+// concat returns the policy headers of the limits of parts, in order.
+func concat(parts ...*policyHeaders) *policyHeaders {
+	var ph policyHeaders
+	for _, p := range parts {
+		ph.items = append(ph.items, p.items...)
+		ph.quotas = append(ph.quotas, p.quotas...)
+		ph.ietfItems = append(ph.ietfItems, p.ietfItems...)
+		ph.draftItems = append(ph.draftItems, p.draftItems...)
+	}
+	ph.ietf, ph.draft = joined(ph.ietfItems), joined(ph.draftItems)
+	return &ph
+}
+
+// part returns the headers of limits [from, to) of ph.
+func (ph *policyHeaders) part(from, to int) *policyHeaders {
+	return &policyHeaders{items: ph.items[from:to], quotas: ph.quotas[from:to],
+		ietfItems: ph.ietfItems[from:to], draftItems: ph.draftItems[from:to]}
 }
 
 // writeHeaders sets the RateLimit headers of res in every configured mode.
-// RateLimit-Policy values are the plan's, rendered once by New and shared;
-// the per-request values of all modes are rendered into one buffer, then
-// cut with the header slices (each full to capacity, so that a handler
-// appending to a header copies instead of writing into its neighbour) from
-// blocks kept in res: no allocation for most responses, whatever the modes
-// (see Result.headerValues).
+// RateLimit-Policy values are shared ones, rendered once per plan and set of
+// matched rules (see Middleware.headersOf); the per-request values of all
+// modes are rendered into one buffer, then cut with the header slices (each
+// full to capacity, so that a handler appending to a header copies instead
+// of writing into its neighbour) from blocks kept in res: no allocation for
+// most responses, whatever the modes (see Result.headerValues).
 func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 	d := &res.Decision
-	// res.plan is set with res.Checks (from the same plan) by Decide and
-	// DecideFor; a Result from elsewhere has its names read one by one.
-	ps, items, quotas := res.plan, []string(nil), []quota.Quota(nil)
-	if ps == nil || ps.plan != res.Identity.Plan {
-		ps = m.planOf(res.Identity.Plan)
-	} else if len(res.matched) > 0 {
-		items, quotas = res.ruleItems(ps)
-	} else if len(ps.headers.items) == len(res.Checks) {
-		items, quotas = ps.headers.items, ps.headers.quotas
+	// res.checksOf is set with res.Checks by Decide and DecideFor; a Result
+	// from elsewhere, or one the penalty box decided, has its checks' names
+	// read one by one.
+	ph, items, quotas := res.checksOf, []string(nil), []quota.Quota(nil)
+	if ph != nil && res.plan != nil && res.plan.plan == res.Identity.Plan && len(ph.items) == len(res.Checks) {
+		items, quotas = ph.items, ph.quotas
+	} else if ps := m.planOf(res.Identity.Plan); res.plan == ps {
+		ph = m.headersOf(ps, res)
+	} else {
+		ph = &ps.headers
 	}
 	var (
 		bufArr  [512]byte
@@ -114,29 +158,29 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 	// With ModeIETF, its RateLimit-Policy and RateLimit are sent: the
 	// drafts' fields of the same names have another syntax.
 	var lim limitFigures
-	ietf, others := false, false
-	for _, mode := range m.modes {
-		ietf, others = ietf || mode == ModeIETF, others || mode != ModeIETF
-	}
-	if others {
+	if m.oneLimit {
 		lim = decidingFigures(res)
 	}
 	for _, mode := range m.modes {
 		switch mode {
 		case ModeIETF:
-			h["Ratelimit-Policy"] = ps.headers.ietf
+			if ph.ietf != nil {
+				h["Ratelimit-Policy"] = ph.ietf
+			}
 			buf = appendIETF(buf, res.Checks, d.Statuses, items, quotas)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit")
 		case ModeDraft7:
-			if ietf {
+			if m.ietfMode {
 				continue
 			}
-			h["Ratelimit-Policy"] = ps.headers.draft
+			if ph.draft != nil {
+				h["Ratelimit-Policy"] = ph.draft
+			}
 			buf = appendDraft7(buf, lim.Q, lim.remaining, lim.t)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit")
 		case ModeDraft6:
-			if !ietf {
-				h["Ratelimit-Policy"] = ps.headers.draft
+			if !m.ietfMode && ph.draft != nil {
+				h["Ratelimit-Policy"] = ph.draft
 			}
 			buf = strconv.AppendInt(buf, lim.Q, 10)
 			ends, names = append(ends, len(buf)), append(names, "Ratelimit-Limit")
@@ -171,11 +215,12 @@ const (
 // headerValues returns the header values buf holds, value i ending at
 // ends[i], as strings in a slice. Both are cut from blocks the Result keeps
 // (a Result is used by one request at a time), so that most responses
-// allocate nothing for their headers: a block serves dozens of responses
-// and is replaced, not reused, when used up. Bytes and strings handed out
-// are never written again, as unsafe.String requires; a header kept past
-// its response keeps its blocks (about 2 KB) alive. Each value is full to
-// capacity in the slice, so that appending to one copies.
+// allocate nothing for their headers: a block serves several responses and
+// is replaced, not reused, when used up. The bytes are written through a
+// strings.Builder, whose String never copies and whose earlier strings never
+// change as it grows; a header kept past its response keeps its blocks
+// (about 2 KB) alive. Each value is full to capacity in the slice, so that
+// appending to one copies.
 func (res *Result) headerValues(buf []byte, ends []int) []string {
 	k, n := len(ends), len(buf)
 	if len(res.valueBlock) < k {
@@ -183,22 +228,21 @@ func (res *Result) headerValues(buf []byte, ends []int) []string {
 	}
 	values := res.valueBlock[:k:k]
 	res.valueBlock = res.valueBlock[k:]
-	var b []byte
+	var s string
 	if n <= valueBlockBytes {
-		if len(res.byteBlock) < n {
-			res.byteBlock = make([]byte, valueBlockBytes)
+		if res.byteBlock.Cap()-res.byteBlock.Len() < n {
+			res.byteBlock = strings.Builder{}
+			res.byteBlock.Grow(valueBlockBytes)
 		}
-		b = res.byteBlock[:n:n]
-		res.byteBlock = res.byteBlock[n:]
+		from := res.byteBlock.Len()
+		res.byteBlock.Write(buf)
+		s = res.byteBlock.String()[from:]
 	} else {
-		b = make([]byte, n) // longer than a block: rare (dozens of limits)
+		s = string(buf) // longer than a block: rare (dozens of limits)
 	}
-	copy(b, buf)
 	from := 0
 	for i, end := range ends {
-		if end > from { // an empty value stays "" (a block is zero until used)
-			values[i] = unsafe.String(&b[from], end-from)
-		}
+		values[i] = s[from:end]
 		from = end
 	}
 	return values

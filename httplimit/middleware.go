@@ -13,11 +13,11 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/internal/quota"
 )
 
 // Middleware limits HTTP requests by its Options. It is safe for
@@ -47,7 +47,10 @@ type Middleware struct {
 	exemptions  *exemptions
 	onExempt    func(r *http.Request, reason string)
 	rules       []*rule
+	ruleKeys    *keyCache
 	modes       []string
+	ietfMode    bool // ModeIETF is one of modes
+	oneLimit    bool // a mode that states the deciding limit alone is
 	docsURL     string
 	penalty     *penaltyBox
 	template    *template        // nil: RFC 9457 problems
@@ -80,17 +83,19 @@ type Result struct {
 	Now time.Time
 
 	plan *planState // of Identity.Plan, when set by this package
-	// Checks were built for checksOf at checksCost (checksLen of them).
-	checksOf   *Plan
+	// Checks are those of the limits of checksOf at checksCost, nil when
+	// they are not (the penalty box's, or a Result from elsewhere).
+	checksOf   *policyHeaders
 	checksCost int64
-	checksLen  int
 
 	// matched are the rules that matched, in order, each with the store
 	// key and cost of its checks (ruleKeys, ruleCosts), which Checks holds
-	// between the plan's and the global ones.
+	// between the plan's and the global ones; ruleMask has bit i set for
+	// the i-th rule of the middleware when it matched.
 	matched   []*rule
 	ruleKeys  []string
 	ruleCosts []int64
+	ruleMask  uint64
 	// Penalized: the client is in the penalty box (Options.Penalty), which
 	// refused the request before any limit was checked; Checks and
 	// Decision are then the box's.
@@ -99,18 +104,14 @@ type Result struct {
 	penaltyChecks   [1]sluice.Check
 	penaltyDecision sluice.Decision
 
-	// items and quotas are the RateLimit items of Checks when rules
-	// matched (see ruleItems).
-	items  []string
-	quotas []quota.Quota
-
 	// DecideFor's request to match routes against, reused with the
 	// Result instead of allocated per call.
 	req    http.Request
 	reqURL url.URL
 
-	// The unused rest of the blocks that header values are cut from.
-	byteBlock  []byte
+	// The blocks that header values are cut from: their bytes are the
+	// builder's, the unused rest of valueBlock is for the next values.
+	byteBlock  strings.Builder
 	valueBlock []string
 }
 
@@ -119,6 +120,8 @@ type planState struct {
 	plan    *Plan
 	costs   *endpoints
 	headers policyHeaders
+	// withRules are headers with the limits of matched rules.
+	withRules ruleHeaders
 	// unitsCounted: some endpoint of the plan costs more than 1, so its
 	// limits count units, not requests.
 	unitsCounted bool
@@ -183,10 +186,15 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 			return nil, &FieldError{Field: "RefusalTemplate", Err: err}
 		}
 	}
-	if m.rules, err = compileRules(&o, prefix, hiddenLimits(&o)); err != nil {
+	hidden := hiddenLimits(&o)
+	if m.rules, err = compileRules(&o, prefix, hidden); err != nil {
 		return nil, err
 	}
-	hidden := hiddenLimits(&o)
+	m.ruleKeys = newKeyCache()
+	for _, mode := range m.modes {
+		m.ietfMode = m.ietfMode || mode == ModeIETF
+		m.oneLimit = m.oneLimit || mode != ModeIETF
+	}
 	plans := slices.Clone(o.Plans)
 	for _, k := range o.Keys {
 		plans = append(plans, k.Plan)
@@ -241,7 +249,7 @@ func (m *Middleware) Discard(res *Result) { m.results.Put(res) }
 // WriteHeaders sets res's RateLimit headers on h, in every configured mode.
 func (m *Middleware) WriteHeaders(h http.Header, res *Result) {
 	if !res.Exempt {
-		m.writeAllHeaders(h, res)
+		m.writeHeaders(h, res)
 	}
 }
 
@@ -260,7 +268,7 @@ func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, re
 		m.writeBody(w, p)
 		return
 	}
-	m.writeAllHeaders(w.Header(), res)
+	m.writeHeaders(w.Header(), res)
 	p := m.refusal(r, res)
 	p.Status = status
 	if status == http.StatusTooManyRequests && m.globalGone && m.onlyGlobal(res) {
@@ -296,7 +304,7 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 			m.Discard(res)
 			return
 		}
-		m.writeAllHeaders(w.Header(), res)
+		m.writeHeaders(w.Header(), res)
 		if delay := res.Decision.Delay; delay > 0 && !wait(r.Context(), delay) {
 			m.Done(r.Context(), res)
 			return // the client left the queue; its slot stays spent

@@ -50,7 +50,7 @@ func (f *requestFacts) clientAddr(id *identifier) netip.Addr {
 // ruleKey returns the store key of r's state under ru, matched by pattern
 // pat with wildcards pm; false when an attribute is absent and the rule's
 // fallback is to skip. Keys of the client alone are the client's store key;
-// others are built in a stack buffer and allocated once.
+// others are built in a stack buffer and taken from m.ruleKeys (see keyCache).
 func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch) (string, bool) {
 	if ru.clientOnly {
 		return f.id.key, true
@@ -74,7 +74,7 @@ func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch) 
 			buf = appendAddrGroup(append(buf, "ip:"...), f.clientAddr(m.id), m.id.ipv4Prefix, m.id.ipv6Prefix)
 		}
 	}
-	return string(buf), true
+	return m.ruleKeys.key(buf), true
 }
 
 // appendPart appends the value of one attribute of r to buf, or reports
