@@ -7,43 +7,36 @@ import (
 
 // A key is known by a 93-bit hash of its bytes (64 bits from one seeded
 // lane of keyHasher and 29 from the other, independently seeded), not by
-// the string
-// itself: the table then holds no pointers, compares two integers instead of
-// chasing a string, and inserting a key allocates nothing. Two keys share
-// state only if both hashes collide — for a million keys held at once a
-// chance of about 10^-16.
+// the string itself: an entry then holds no pointers, compares two
+// integers instead of chasing a string, and inserting a key allocates
+// nothing. Two keys share state only if both hashes collide — for a
+// million keys held at once a chance of about 10^-16.
 //
 // h2 keeps its top 29 bits (idMask) and tagMark, so that it is the part of
 // an entry's tag that names the key.
 type hash struct{ h1, h2 uint64 }
 
-// entry is one key's slot in a table: 32 bytes, so that no entry straddles
-// two cache lines. It holds the key's hash, when its state becomes
-// equivalent to a fresh one (the sweep forgets it from then on), the lock
-// below, and the first two words of its State (see stateKind; a third word
-// and sliding logs live beside the array).
+// An entry is one key's place in its shard's array (see array): two words
+// of header, h1 and tag, then the key's states, one slot each. h1 == 0
+// marks an empty entry (a key's h1 has its low bit set). tag packs, from
+// the top: 29 bits of the key's h2, the entry's expiry in whole seconds
+// since sluice.Epoch rounded up (expShift; saturated: never), tagMark (so
+// that a key's tag is never the empty entry's 0) and the lock state
+// (lockBits). The entry's expiry is never earlier than that of any of its
+// states: once it has passed, every state of the key is back at full
+// quota.
 //
-// h1 == 0 marks an empty slot (a key's h1 has its low bit set). tag packs,
-// from the top: 29 bits of the key's h2, the expiry in whole seconds since
-// sluice.Epoch rounded up (expShift; saturated: never), tagMark (so that a
-// key's tag is never the empty slot's 0) and the lock state (lockBits).
-//
-// The lock lets a decision run without the shard's mutex: a decider takes
-// the entry (lockDecide) with one compare-and-swap on the cache line it
-// needs anyway, instead of first taking the shard's mutex, a line both
-// cores fight over. The holder of the shard's mutex (the owner) takes
-// entries with lockShard before it reads or moves them; a decider that
-// finds an entry so held, or finds no entry, leaves the decision to the
-// owner's path (see Store.apply). t and a are read and written only by
-// the entry's holder; h1 and the key's bits of tag change only while the
-// owner holds the entry, or the slot is empty.
-type entry struct {
-	h1   atomic.Uint64
-	tag  atomic.Uint64
-	t, a int64
-}
+// The lock covers the whole entry, every state of the key: a call takes
+// it once for all its checks on the key. A decider without the shard's
+// mutex takes it (lockDecide) with one compare-and-swap. The holder of the
+// shard's mutex (the owner) takes entries with lockShard before it reads,
+// moves or changes them; a decider that finds an entry so held, or finds
+// no entry, or not all of its states inline, leaves the decision to the
+// owner's path (see Store.apply). A slot's words are read and written only
+// by the entry's holder; h1 and the key's bits of tag change only while
+// the owner holds the entry, or the entry is empty.
 
-// The layout of entry.tag.
+// The layout of an entry's tag.
 const (
 	lockFree   = 0 // nobody holds the entry
 	lockDecide = 1 // a decider without the shard's mutex holds it, for one decision
@@ -51,7 +44,7 @@ const (
 	lockBits   = 3
 	tagMark    = 4 // set in every key's tag: a tag is never 0
 	expShift   = 3
-	expNever   = 1<<32 - 1 // the largest expiry field: never expires
+	expNever   = 1<<32 - 1 // the largest expiry in seconds: never expires
 	expMask    = expNever << expShift
 	idMask     = 1<<64 - 1<<(expShift+32)
 	keyMask    = idMask | tagMark // the bits of a tag that name the key
@@ -61,50 +54,54 @@ const (
 // and lock state).
 func (h hash) names(tag uint64) bool { return tag&keyMask == h.h2 }
 
-// tag returns the tag of h's entry, unheld, expiring at exp.
-func (h hash) tag(exp int64) uint64 { return h.h2 | expField(exp) }
+// tag returns the tag of h's entry, unheld, expiring at secs (see expSecs).
+func (h hash) tag(secs uint64) uint64 { return h.h2 | secs<<expShift }
 
-// expField returns exp (µs since sluice.Epoch) as tag bits: whole seconds,
-// rounded up, in [0, expNever].
-func expField(exp int64) uint64 {
+// expSecs returns exp (µs since sluice.Epoch) in whole seconds, rounded
+// up, in [0, expNever].
+func expSecs(exp int64) uint64 {
 	if exp <= 0 {
 		return 0
 	}
 	s := (uint64(exp) + 999_999) / 1e6 // unsigned: one multiplication, no sign fix-up
-	return min(s, expNever) << expShift
+	return min(s, expNever)
 }
 
-// expiryOf returns when the state of the entry whose tag is tag becomes
-// equivalent to a fresh one (µs since sluice.Epoch); 1<<62 means never.
-func expiryOf(tag uint64) int64 {
-	s := (tag & expMask) >> expShift
-	if s == expNever {
+// secsExpiry returns the expiry of secs (see expSecs) in µs since
+// sluice.Epoch; 1<<62 means never.
+func secsExpiry(secs uint64) int64 {
+	if secs == expNever {
 		return 1 << 62
 	}
-	return int64(s) * 1e6
+	return int64(secs) * 1e6
 }
 
-// acquire takes e, the slot of h, for one decision without the shard's
-// mutex, waiting while another such decision holds it, and returns its tag
-// as it was (for release, when the decision changes nothing). It reports
-// false, holding nothing, when e no longer holds h or the shard's owner
-// holds it: the caller then decides under the mutex.
-func (e *entry) acquire(h hash) (uint64, bool) {
+// tagSecs returns the expiry in the tag of an entry, in seconds.
+func tagSecs(tag uint64) uint64 { return (tag & expMask) >> expShift }
+
+// acquire takes the entry at base, the entry of h, for one decision
+// without the shard's mutex, waiting while another such decision holds
+// it, and returns its tag as it was (for release, when the decision
+// changes nothing). It reports false, holding nothing, when the entry no
+// longer holds h or the shard's owner holds it: the caller then decides
+// under the mutex.
+func (a *array) acquire(base int, h hash) (uint64, bool) {
+	tagp := &a.w[base+1]
 	for spins := 0; ; spins++ {
-		tag := e.tag.Load()
+		tag := atomic.LoadUint64(tagp)
 		if !h.names(tag) {
 			return 0, false
 		}
 		switch tag & lockBits {
 		case lockFree:
-			if e.tag.CompareAndSwap(tag, tag|lockDecide) {
-				// h1 changes only while the owner holds e: taken unheld,
-				// e has not changed since it matched, unless it was
-				// replaced by a key with the same bits of h2.
-				if e.h1.Load() == h.h1 {
+			if atomic.CompareAndSwapUint64(tagp, tag, tag|lockDecide) {
+				// h1 changes only while the owner holds the entry:
+				// taken unheld, it has not changed since it matched,
+				// unless it was replaced by a key with the same bits of h2.
+				if atomic.LoadUint64(&a.w[base]) == h.h1 {
 					return tag, true
 				}
-				e.tag.Store(tag)
+				atomic.StoreUint64(tagp, tag)
 				return 0, false
 			}
 		case lockShard:
@@ -114,22 +111,24 @@ func (e *entry) acquire(h hash) (uint64, bool) {
 	}
 }
 
-// release ends a decision's hold of e, leaving tag (which must name e's
-// key, unheld) in it.
-func (e *entry) release(tag uint64) { e.tag.Store(tag) }
+// release ends a decision's hold of the entry at base, leaving tag (which
+// must name its key, unheld) in it.
+func (a *array) release(base int, tag uint64) { atomic.StoreUint64(&a.w[base+1], tag) }
 
-// hold takes e for the shard's owner (the caller holds the shard's mutex),
-// waiting for a decision in progress to end. It reports false when the
-// owner already held e (a call that names one state twice), true when it
-// took it now; only what it took is to be let go. e must not be empty.
-func (e *entry) hold() bool {
+// hold takes the entry at base for the shard's owner (the caller holds the
+// shard's mutex), waiting for a decision in progress to end. It reports
+// false when the owner already held it (a call that names one key twice),
+// true when it took it now; only what it took is to be let go. The entry
+// must not be empty.
+func (a *array) hold(base int) bool {
+	tagp := &a.w[base+1]
 	for spins := 0; ; spins++ {
-		tag := e.tag.Load()
+		tag := atomic.LoadUint64(tagp)
 		switch tag & lockBits {
 		case lockShard:
 			return false
 		case lockFree:
-			if e.tag.CompareAndSwap(tag, tag|lockShard) {
+			if atomic.CompareAndSwapUint64(tagp, tag, tag|lockShard) {
 				return true
 			}
 		}
@@ -137,12 +136,21 @@ func (e *entry) hold() bool {
 	}
 }
 
-// letGo ends the owner's hold of e.
-func (e *entry) letGo() { e.tag.Store(e.tag.Load() &^ lockBits) }
+// letGo ends the owner's hold of the entry at base.
+func (a *array) letGo(base int) {
+	tagp := &a.w[base+1]
+	atomic.StoreUint64(tagp, atomic.LoadUint64(tagp)&^lockBits)
+}
 
-// setExpiry makes e, which the owner holds, expire at exp.
-func (e *entry) setExpiry(exp int64) {
-	e.tag.Store(e.tag.Load()&^expMask | expField(exp))
+// setSecs makes the entry at base, which the owner holds, expire at secs.
+func (a *array) setSecs(base int, secs uint64) {
+	tagp := &a.w[base+1]
+	atomic.StoreUint64(tagp, atomic.LoadUint64(tagp)&^expMask|secs<<expShift)
+}
+
+// keyAt returns the hash of the entry at base, which is not empty.
+func (a *array) keyAt(base int) hash {
+	return hash{atomic.LoadUint64(&a.w[base]), atomic.LoadUint64(&a.w[base+1]) & keyMask}
 }
 
 // backoff waits a little before the spins-th retry of a held entry: a

@@ -1,28 +1,27 @@
 package memory
 
 import (
-	"math/rand/v2"
 	"time"
 
 	"github.com/sluice-dev/sluice"
 )
 
-// room is what an attempt to free a state of a full shard found.
+// room is what an attempt to free a key of a full shard found.
 type room uint8
 
 const (
-	roomMade    room = iota // a state was freed
-	roomRefused             // every state it could free refuses: none was
-	roomOwn                 // every state it looked at is the call's own
+	roomMade    room = iota // a key was freed
+	roomRefused             // every key it could free refuses: none was
+	roomOwn                 // every key it looked at is the call's own
 )
 
-// victim is the state pick chose: slot of t, whose entry it holds (unless
-// taken is false: the caller already held it), and its rank.
+// victim is the state pick chose: slot of the entry at base (or, if side
+// ≥ 0, its key's side state side), whose entry it holds (unless taken is
+// false: the caller already held it), and its rank.
 type victim struct {
-	t     *table
-	slot  int
-	taken bool
-	r     rank
+	base, slot, side int
+	taken            bool
+	r                rank
 }
 
 // picker finds the state of a shard that ranks first.
@@ -33,55 +32,69 @@ type picker struct {
 	found   bool
 }
 
-// consider ranks slot i of t, keeping it held if it is the best so far.
-func (p *picker) consider(t *table, i int) {
-	e := &t.arr.es[i]
-	if protected(p.protect, keyOf(e)) || p.found && p.best.t == t && p.best.slot == i {
+// consider ranks the states of the key of the entry at base for p,
+// keeping the entry held if one of them is the best so far.
+func (sh *shard) consider(s *Store, p *picker, base int) {
+	a := sh.arr
+	h := a.keyAt(base)
+	if protected(p.protect, h) || p.found && p.best.base == base {
 		return
 	}
-	taken := e.hold()
-	r := t.rank(i, p.now)
-	if p.found && !r.before(p.best.r) {
-		if taken {
-			e.letGo()
+	taken := a.hold(base)
+	kept := false
+	better := func(v victim) {
+		if p.found && !v.r.before(p.best.r) {
+			return
 		}
-		return
+		if p.found && p.best.base != base && p.best.taken {
+			a.letGo(p.best.base)
+		}
+		p.best, p.found, kept = v, true, true
 	}
-	p.letGo()
-	p.best, p.found = victim{t, i, taken, r}, true
-}
-
-// letGo lets go of the best state so far.
-func (p *picker) letGo() {
-	if p.found && p.best.taken {
-		p.best.t.arr.es[p.best.slot].letGo()
+	var st sluice.State
+	for k := range a.width {
+		sl := base + firstSlot + k*slotWords
+		m := a.w[sl]
+		ref := uint32(m >> metaRefPos)
+		if m == 0 || ref&contBit != 0 {
+			continue
+		}
+		lr := s.limits.of(ref)
+		st = sluice.State{}
+		a.read(lr.kind, sl, &st)
+		better(victim{base, sl, -1, taken, rankState(lr, &st, m&secsMask, p.now)})
+	}
+	for i, ss := range sh.side[h] {
+		st = ss.st
+		better(victim{base, noSlot, i, taken, rankState(s.limits.of(ss.ref), &st, ss.secs, p.now)})
+	}
+	if !kept && taken {
+		a.letGo(base)
 	}
 }
 
 // pick returns the state of the shard to evict and reports whether it
-// found one not in protect (the keys of the call being decided), holding
-// its entry. It looks at evictionSample states from a random place and,
-// while it has found only refusing ones, further: at every state of a
-// shard that holds at most evictionSample·evictionRounds of them, else at
-// evictionSample more from another random place, up to evictionRounds
-// times in all.
-func (sh *shard) pick(now int64, protect []hash) (victim, bool) {
+// found one not of a key in protect (the keys of the call being decided),
+// holding its key's entry. It looks at the states of evictionSample keys
+// from a random place and, while it has found only refusing ones,
+// further: at every key of a shard that holds at most
+// evictionSample·evictionRounds of them, else at evictionSample more from
+// another random place, up to evictionRounds times in all.
+func (sh *shard) pick(s *Store, now int64, protect []hash) (victim, bool) {
 	p := picker{now: now, protect: protect}
+	a := sh.arr
 	var buf [evictionSample]int
 	for round := range evictionRounds {
-		if round > 0 && sh.keys <= evictionSample*evictionRounds {
-			for _, t := range sh.order {
-				for i := range t.arr.es {
-					if t.arr.es[i].h1.Load() != 0 {
-						p.consider(t, i)
-					}
+		if round > 0 && a.used <= evictionSample*evictionRounds {
+			for base := 0; base < len(a.w); base += a.stride {
+				if a.w[base] != 0 {
+					sh.consider(s, &p, base)
 				}
 			}
 			break
 		}
-		t := sh.randomTable()
-		for _, i := range t.sample(buf[:0]) {
-			p.consider(t, i)
+		for _, base := range a.sample(buf[:0]) {
+			sh.consider(s, &p, base)
 		}
 		if p.found && p.best.r.class != classRefusing {
 			break
@@ -90,53 +103,55 @@ func (sh *shard) pick(now int64, protect []hash) (victim, bool) {
 	return p.best, p.found
 }
 
-// randomTable returns one of the shard's tables, each as likely as the
-// share of the shard's states it holds.
-func (sh *shard) randomTable() *table {
-	k := rand.IntN(max(sh.keys, 1))
-	for _, t := range sh.order {
-		if k < t.n {
-			return t
-		}
-		k -= t.n
-	}
-	return sh.order[len(sh.order)-1]
-}
-
 // evict frees the state of the full shard that pick chooses, unless it
 // refuses: then it frees nothing and returns roomRefused and the time, in
-// µs since sluice.Epoch, at which that state stops refusing.
+// µs since sluice.Epoch, at which that state stops refusing. A key left
+// with no state goes too.
 func (sh *shard) evict(s *Store, now int64, protect []hash) (room, int64) {
-	v, ok := sh.pick(now, protect)
+	v, ok := sh.pick(s, now, protect)
 	if !ok {
 		return roomOwn, 0
 	}
+	a := sh.arr
 	if v.r.class == classRefusing {
 		if v.taken {
-			v.t.arr.es[v.slot].letGo()
+			a.letGo(v.base)
 		}
 		return roomRefused, v.r.v
 	}
-	v.t.remove(v.slot)
+	h := a.keyAt(v.base)
+	if v.side >= 0 {
+		sh.dropSide(h, v.side)
+	} else {
+		a.clear(s.limits.of(uint32(a.w[v.slot]>>metaRefPos)).kind, v.slot)
+	}
 	sh.keys--
 	if v.r.class == classFull {
 		s.expirations.Add(1)
 	} else {
 		s.evictions.Add(1)
 	}
+	if sh.states(v.base, h) == 0 {
+		a.remove(v.base)
+	} else {
+		a.setSecs(v.base, sh.entrySecs(v.base, h))
+		if v.taken {
+			a.letGo(v.base)
+		}
+	}
 	return roomMade, 0
 }
 
 // makeRoom makes the shard able to take n more states within the bound:
 // it first forgets the shard's expired states (at most once per sweepGap),
-// then evicts. It reports false, with the time at which the state that stopped
-// it stops refusing, when only refusing states are left to evict (the
-// states evicted before stay evicted). When only the call's own states are
-// left, it reports true: the call's states exceed the bound until the next
-// insert evicts them.
+// then evicts. It reports false, with the time at which the key that
+// stopped it stops refusing, when only refusing keys are left to evict
+// (the keys evicted before stay evicted). When only the call's own keys
+// are left, it reports true: the call's states exceed the bound until the
+// next insert evicts them.
 func (sh *shard) makeRoom(s *Store, now int64, n int, protect []hash) (until int64, ok bool) {
 	if sh.keys+n > s.perShard && sh.soonest <= now && now-sh.swept >= sweepGap {
-		s.expirations.Add(int64(sh.sweep(now, false)))
+		sh.sweep(s, now, false)
 	}
 	for sh.keys+n > s.perShard {
 		switch r, at := sh.evict(s, now, protect); r {
@@ -149,8 +164,8 @@ func (sh *shard) makeRoom(s *Store, now int64, n int, protect []hash) (until int
 	return 0, true
 }
 
-// refuseNoRoom writes into st the refusal of a check whose key the store
-// could not take: it may be admitted once the state that kept it out stops
+// refuseNoRoom writes into st the refusal of a check whose state the store
+// could not take: it may be admitted once the key that kept it out stops
 // refusing, at until (µs since sluice.Epoch).
 func refuseNoRoom(st *sluice.Status, now, until int64) {
 	wait := sluice.Never

@@ -9,7 +9,7 @@ import (
 )
 
 // maxJudges bounds the parameter sets the store keeps to rank the states
-// of one limit name and algorithm by (see table.rank): limits that differ
+// of one limit ID and algorithm by (see rankState): limits that differ
 // in quantity, window, burst or max wait, as the plans of a policy and its
 // degradation levels make them.
 const maxJudges = 16
@@ -60,73 +60,136 @@ func sameParams(a, b *sluice.Limit) bool {
 		a.Burst() == b.Burst() && a.MaxWait() == b.MaxWait()
 }
 
-// judgeSet keeps, for each limit name and algorithm, the parameter sets
-// the store has decided it under, for the tables of every shard to rank
-// their states by.
-type judgeSet struct {
-	mu sync.Mutex
-	m  map[tableKey]*judges
+// limitKey names the states of one limit in the store: a Check's
+// Limit.ID and algorithm (see sluice.Limit.WithID).
+type limitKey struct {
+	id  string
+	alg sluice.Algorithm
 }
 
-// judges are the parameter sets of one name and algorithm, the most
-// recently noted first, at most maxJudges: a list replaced whole, of
-// checks of cost 0 (peeks) under each.
-type judges struct {
-	ls atomic.Pointer[[]sluice.Check]
-	// order is how many names and algorithms the store had met before
-	// this one: calls take their entries by it (see entryOrder). It never
-	// changes, as the store never forgets the judges of a name and
-	// algorithm.
-	order uint32
+// limitRef is what the store knows of one limit ID and algorithm: the
+// number its states carry in their slots, where its states live, and the
+// parameter sets it has been decided under, to rank its states by.
+type limitRef struct {
+	key  limitKey
+	ref  uint32 // 1 + how many limit IDs and algorithms the store met before
+	kind stateKind
+	// judges are the parameter sets, the most recently noted first, at
+	// most maxJudges: a list replaced whole, of checks of cost 0 (peeks)
+	// under each.
+	judges atomic.Pointer[[]sluice.Check]
 }
 
-// of returns the judges of k, made with l's parameters when k has none.
-func (js *judgeSet) of(k tableKey, l *sluice.Limit) *judges {
-	js.mu.Lock()
-	defer js.mu.Unlock()
-	if js.m == nil {
-		js.m = map[tableKey]*judges{}
+// firstKnown is how many limits a call looks through before it hashes
+// the limit's ID to find it (a store rarely holds more: a plan's
+// per-second, per-minute and per-day limits and a global one are four).
+const firstKnown = 8
+
+// registry numbers the limits the store meets. It never forgets one: a
+// limit's number is in the slots of its states.
+type registry struct {
+	mu   sync.Mutex
+	snap atomic.Pointer[known] // replaced whole under mu
+}
+
+// known is the registry as deciders read it, without its mutex.
+type known struct {
+	first [firstKnown]*limitRef
+	all   map[limitKey]*limitRef
+	byRef []*limitRef // by ref-1
+}
+
+// find returns the limitRef of l, or nil if the store has not met l's ID
+// and algorithm.
+func (r *registry) find(l *sluice.Limit) *limitRef {
+	kn := r.snap.Load()
+	if kn == nil {
+		return nil
 	}
-	j := js.m[k]
-	if j == nil {
-		j = newJudges(l)
-		j.order = uint32(len(js.m))
-		js.m[k] = j
+	k := limitKey{l.ID(), l.Algorithm()}
+	for _, lr := range &kn.first {
+		if lr == nil {
+			return nil
+		}
+		if lr.key == k {
+			return lr
+		}
 	}
-	return j
+	return kn.all[k]
 }
 
-func newJudges(l *sluice.Limit) *judges {
-	j := &judges{}
-	j.ls.Store(&[]sluice.Check{{Limit: *l}})
-	return j
+// of returns the ref of ref's limit (nil for a number the registry never
+// gave).
+func (r *registry) of(ref uint32) *limitRef {
+	kn := r.snap.Load()
+	if kn == nil || ref == 0 || int(ref) > len(kn.byRef) {
+		return nil
+	}
+	return kn.byRef[ref-1]
+}
+
+// note returns the limitRef of l, making it if the store has not met l's
+// ID and algorithm, with l's parameters among its judges.
+func (r *registry) note(l *sluice.Limit) *limitRef {
+	lr := r.find(l)
+	if lr == nil {
+		lr = r.add(l)
+	}
+	if !lr.has(l) {
+		r.mu.Lock()
+		lr.note(l)
+		r.mu.Unlock()
+	}
+	return lr
+}
+
+// add makes the limitRef of l unless another call has.
+func (r *registry) add(l *sluice.Limit) *limitRef {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if lr := r.find(l); lr != nil {
+		return lr
+	}
+	old := r.snap.Load()
+	if old == nil {
+		old = &known{}
+	}
+	next := &known{all: make(map[limitKey]*limitRef, len(old.all)+1)}
+	next.first = old.first
+	for k, v := range old.all {
+		next.all[k] = v
+	}
+	lr := &limitRef{key: limitKey{l.ID(), l.Algorithm()}, ref: uint32(len(old.byRef) + 1), kind: kindOf(l.Algorithm())}
+	lr.judges.Store(&[]sluice.Check{{Limit: *l}})
+	next.all[lr.key] = lr
+	next.byRef = append(old.byRef[:len(old.byRef):len(old.byRef)], lr)
+	if n := len(old.byRef); n < firstKnown {
+		next.first[n] = lr
+	}
+	r.snap.Store(next)
+	return lr
 }
 
 // list returns the peeks under each parameter set; the caller must not
 // modify them.
-func (j *judges) list() []sluice.Check { return *j.ls.Load() }
+func (lr *limitRef) list() []sluice.Check { return *lr.judges.Load() }
 
-// note adds l's parameters to j unless it has them; beyond maxJudges the
+// note adds l's parameters to lr unless it has them; beyond maxJudges the
 // least recently added are forgotten, and the states only they can have
-// written then rank as refusing.
-func (j *judges) note(js *judgeSet, l *sluice.Limit) {
-	if j.has(l) {
+// written then rank as refusing. The caller holds the registry's mutex.
+func (lr *limitRef) note(l *sluice.Limit) {
+	if lr.has(l) {
 		return
 	}
-	js.mu.Lock()
-	defer js.mu.Unlock()
-	if j.has(l) {
-		return
-	}
-	old := j.list()
+	old := lr.list()
 	next := make([]sluice.Check, 1, min(len(old)+1, maxJudges))
 	next[0].Limit = *l
 	next = append(next, old[:min(len(old), maxJudges-1)]...)
-	j.ls.Store(&next)
+	lr.judges.Store(&next)
 }
 
-func (j *judges) has(l *sluice.Limit) bool {
-	ls := j.list()
+func (lr *limitRef) has(l *sluice.Limit) bool {
+	ls := lr.list()
 	for i := range ls {
 		if sameParams(&ls[i].Limit, l) {
 			return true
@@ -135,35 +198,31 @@ func (j *judges) has(l *sluice.Limit) bool {
 	return false
 }
 
-// rank ranks the state in slot i at now; the caller holds its entry.
+// rankState ranks st, a state of lr expiring at secs (see expSecs), at
+// now.
 //
-// A state in a table whose limits differ (two plans, or degradation levels)
-// is ranked by the limits that may have written it: every decision that
-// changes a state keeps in its entry when the state is back at full quota,
-// a time that under the writer's limit does not move as time passes, so a
-// limit that puts that time elsewhere did not write it. Of those that may
-// have, the latest rank counts; a state none of them can have written
-// ranks as refusing until its expiry.
-func (t *table) rank(i int, now int64) rank {
-	e := &t.arr.es[i]
-	tag := e.tag.Load()
-	exp := expiryOf(tag)
+// A state whose limits differ (two plans, or degradation levels) is ranked
+// by the limits that may have written it: every decision that changes a
+// state keeps in its slot when the state is back at full quota, a time
+// that under the writer's limit does not move as time passes, so a limit
+// that puts that time elsewhere did not write it. Of those that may have,
+// the latest rank counts; a state none of them can have written ranks as
+// refusing until its expiry.
+func rankState(lr *limitRef, st *sluice.State, secs uint64, now int64) rank {
+	exp := secsExpiry(secs)
 	if exp <= now {
 		return rank{class: classFull, exp: exp}
 	}
-	var st sluice.State
-	t.arr.read(t.kind, i, &st)
-	if t.logs != nil {
-		st.Log = t.logs[keyOf(e)]
-	}
 	r, known := rank{class: classRefusing, v: exp}, false
-	ls := t.judges.list()
-	for j := range ls {
-		if rj, ok := judge(&ls[j], &st, now, tag&expMask); ok {
-			if !known || r.before(rj) {
-				r = rj
+	if lr != nil {
+		ls := lr.list()
+		for j := range ls {
+			if rj, ok := judge(&ls[j], st, now, secs); ok {
+				if !known || r.before(rj) {
+					r = rj
+				}
+				known = true
 			}
-			known = true
 		}
 	}
 	r.exp = exp
@@ -172,16 +231,15 @@ func (t *table) rank(i int, now int64) rank {
 
 // judge ranks st under the limit of c, a check of cost 0, at now. It
 // reports false when that limit cannot have written st: when the time at
-// which it has st back at full quota is not in the second field (an
-// entry's expiry bits) says.
-func judge(c *sluice.Check, st *sluice.State, now int64, field uint64) (rank, bool) {
+// which it has st back at full quota is not the second secs says.
+func judge(c *sluice.Check, st *sluice.State, now int64, secs uint64) (rank, bool) {
 	l := &c.Limit
 	_, p := l.Decide(*st, now, 0) // a peek: st unchanged
 	peek := &p
 	if peek.ResetAfter == 0 { // full at now, or before
-		return rank{class: classFull}, field <= expField(now)
+		return rank{class: classFull}, secs <= expSecs(now)
 	}
-	if expField(expiry(now, peek)) != field {
+	if expSecs(expiry(now, peek)) != secs {
 		return rank{}, false
 	}
 	if peek.Remaining > 0 {

@@ -16,19 +16,37 @@ func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64
 		if leases[i] == 0 || c.Limit.Algorithm() != sluice.AlgorithmConcurrency {
 			continue
 		}
-		h := s.keyHash(c.Key)
-		sh := &s.shards[s.shardIndex(h)]
-		sh.mu.Lock()
-		t := sh.table(&c.Limit, &s.judges)
-		if slot, _, ok := t.hold(h); ok {
-			var st sluice.State
-			t.load(slot, h, &st)
-			next := c.Limit.Release(st, leases[i], c.Cost)
-			_, peek := c.Limit.Decide(next, now, 0)
-			t.store(slot, h, &next, expiry(now, &peek))
-			t.arr.es[slot].letGo()
-		}
-		sh.mu.Unlock()
+		s.update(c, now, func(st sluice.State) sluice.State {
+			return c.Limit.Release(st, leases[i], c.Cost)
+		})
 	}
 	return nil
+}
+
+// update replaces the state the store holds for c's key under c.Limit, if
+// it holds one, with next of it, under the key's shard's mutex, with the
+// expiry a peek at now gives the new state. It reports whether it held
+// one.
+func (s *Store) update(c *sluice.Check, now int64, next func(sluice.State) sluice.State) bool {
+	h := s.keyHash(c.Key)
+	sh := &s.shards[s.shardIndex(h)]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	lr := s.limits.find(&c.Limit)
+	if lr == nil {
+		return false
+	}
+	p, taken, ok := sh.locate(h, lr)
+	if !ok {
+		return false
+	}
+	var st sluice.State
+	sh.load(p, h, lr, &st)
+	st = next(st)
+	_, peek := c.Limit.Decide(st, now, 0)
+	sh.store(p, h, lr, &st, expiry(now, &peek))
+	if taken {
+		sh.arr.letGo(p.base)
+	}
+	return true
 }

@@ -15,17 +15,32 @@ func (s *Store) Reset(key string, limits []sluice.Limit) int {
 	defer sh.mu.Unlock()
 	forgot := 0
 	for i := range limits {
-		t := sh.tables[tableKey{limits[i].ID(), limits[i].Algorithm()}]
-		if t == nil {
-			continue
+		if lr := s.limits.find(&limits[i]); lr != nil && sh.forget(h, lr) {
+			forgot++
 		}
-		slot, _, ok := t.hold(h)
-		if !ok {
-			continue
-		}
-		t.remove(slot)
-		sh.keys--
-		forgot++
 	}
 	return forgot
+}
+
+// forget forgets h's state of lr, and h when it has no other, and reports
+// whether the shard held it; the caller holds sh.mu.
+func (sh *shard) forget(h hash, lr *limitRef) bool {
+	p, _, ok := sh.locate(h, lr)
+	if !ok {
+		return false
+	}
+	a := sh.arr
+	if p.slot == sideSlot {
+		sh.dropSide(h, sh.sideIndex(h, lr.ref))
+	} else {
+		a.clear(lr.kind, p.slot)
+	}
+	sh.keys--
+	if sh.states(p.base, h) == 0 {
+		a.remove(p.base)
+		return true
+	}
+	a.setSecs(p.base, sh.entrySecs(p.base, h))
+	a.letGo(p.base)
+	return true
 }

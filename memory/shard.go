@@ -1,0 +1,202 @@
+package memory
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// shard is one part of the store: the keys whose hash picks it, in an
+// array of entries, and their side states. Everything but deciding for
+// keys it holds (see Store.applyHeld) happens under mu.
+type shard struct {
+	mu   sync.Mutex
+	arr  *array                 // the keys; replaced whole (see publish)
+	dir  *atomic.Pointer[array] // the shard's slot of Store.dir
+	side map[hash][]sideState
+	keys int // states held, inline and beside
+	// soonest is a lower bound of the expiry of every state held (µs); a
+	// full shard sweeps itself only when it has passed, at most once per
+	// sweepGap, so that a flood of live keys does not make every insert
+	// scan the shard.
+	soonest, swept int64
+}
+
+// publish makes a the shard's array, for the owner and for deciders.
+func (sh *shard) publish(a *array) {
+	sh.arr = a
+	sh.dir.Store(a)
+}
+
+// place is where a state of a call is: slot of the entry at base of the
+// shard's array (sideSlot: beside it).
+type place struct {
+	base, slot int
+}
+
+// locate finds h's state of lr and holds its entry for the owner; ok is
+// false, holding nothing, for a state not held. taken is false when the
+// owner already held the entry.
+func (sh *shard) locate(h hash, lr *limitRef) (p place, taken, ok bool) {
+	a := sh.arr
+	base, found := a.find(h)
+	if !found {
+		return place{}, false, false
+	}
+	taken = a.hold(base)
+	slot := noSlot
+	if lr.kind != kindLog {
+		slot = a.slotOf(base, lr.ref)
+	}
+	if slot == noSlot && sh.sideIndex(h, lr.ref) >= 0 {
+		slot = sideSlot
+	}
+	if slot == noSlot {
+		if taken {
+			a.letGo(base)
+		}
+		return place{}, false, false
+	}
+	return place{base, slot}, taken, true
+}
+
+// load reads h's state of lr at p, which the owner holds, into *st.
+func (sh *shard) load(p place, h hash, lr *limitRef, st *sluice.State) {
+	*st = sluice.State{}
+	if p.slot == sideSlot {
+		*st = sh.side[h][sh.sideIndex(h, lr.ref)].st
+		return
+	}
+	sh.arr.read(lr.kind, p.slot, st)
+}
+
+// store writes st, expiring at exp, as h's state of lr at p, which the
+// owner holds.
+func (sh *shard) store(p place, h hash, lr *limitRef, st *sluice.State, exp int64) {
+	secs := expSecs(exp)
+	if p.slot == sideSlot {
+		ss := &sh.side[h][sh.sideIndex(h, lr.ref)]
+		ss.st, ss.secs = *st, secs
+	} else {
+		sh.arr.write(lr.kind, p.slot, st, secs)
+	}
+	sh.arr.setSecs(p.base, sh.entrySecs(p.base, h))
+	sh.soonest = min(sh.soonest, exp)
+}
+
+// entrySecs returns the latest expiry of the states of h, whose entry is
+// at base, in seconds.
+func (sh *shard) entrySecs(base int, h hash) uint64 {
+	return max(sh.arr.inlineSecs(base), sh.sideSecs(h))
+}
+
+// insert adds h's state of lr, st expiring at exp, first making room if
+// the shard is full: it forgets the shard's expired states (at most once
+// per sweepGap), else evicts (see makeRoom), at time at. The keys in
+// protect (the call being decided) are never evicted. It reports false,
+// having added nothing, when only refusing states could make room, with
+// the time at which the one that stopped it stops refusing; unless must,
+// when it adds the state above the bound.
+func (sh *shard) insert(s *Store, h hash, lr *limitRef, st *sluice.State, exp, at int64, protect []hash, must bool) (until int64, ok bool) {
+	if until, ok := sh.makeRoom(s, at, 1, protect); !ok && !must {
+		return until, false
+	}
+	sh.add(h, lr, st, exp)
+	sh.keys++
+	sh.soonest = min(sh.soonest, exp)
+	return 0, true
+}
+
+// add adds h's state of lr, which the shard does not hold: inline in h's
+// entry (made if h has none) when it fits there, widening the array up to
+// maxWidth slots if it must, else beside the array.
+func (sh *shard) add(h hash, lr *limitRef, st *sluice.State, exp int64) {
+	a := sh.arr
+	base, found := a.find(h)
+	if found {
+		a.hold(base)
+	} else {
+		if a.full() {
+			sh.publish(a.grown())
+			a = sh.arr
+		}
+		base = a.insert(h)
+	}
+	secs := expSecs(exp)
+	slot := sideSlot
+	if need := lr.kind.slots(); need > 0 {
+		slot = a.freeRun(base, need)
+		if used := a.slotsUsed(base); slot == noSlot && used+need <= maxWidth {
+			sh.publish(a.resized(a.n, max(a.width, used+need)))
+			a = sh.arr
+			base, _ = a.find(h)
+			a.hold(base)
+			slot = a.freeRun(base, need)
+		}
+	}
+	if slot >= 0 {
+		a.claim(lr.kind, slot, lr.ref)
+		a.write(lr.kind, slot, st, secs)
+	} else {
+		sh.side[h] = append(sh.side[h], sideState{ref: lr.ref, secs: secs, st: *st})
+	}
+	a.setSecs(base, sh.entrySecs(base, h))
+	a.letGo(base)
+}
+
+// forgetExpired forgets the states of h, whose entry at base the owner
+// holds, that are back at full quota at now, counts them as expired and
+// returns how many. It lowers the soonest expiry of the shard to what is
+// left.
+func (sh *shard) forgetExpired(s *Store, base int, h hash, now int64) int {
+	a := sh.arr
+	forgot := 0
+	for k := range a.width {
+		sl := base + firstSlot + k*slotWords
+		m := a.w[sl]
+		if m == 0 || uint32(m>>metaRefPos)&contBit != 0 {
+			continue
+		}
+		if exp := secsExpiry(m & secsMask); exp > now {
+			sh.soonest = min(sh.soonest, exp)
+			continue
+		}
+		a.clear(s.limits.of(uint32(m>>metaRefPos)).kind, sl)
+		forgot++
+	}
+	for i := 0; i < len(sh.side[h]); {
+		if exp := secsExpiry(sh.side[h][i].secs); exp > now {
+			sh.soonest = min(sh.soonest, exp)
+			i++
+			continue
+		}
+		sh.dropSide(h, i)
+		forgot++
+	}
+	sh.keys -= forgot
+	s.expirations.Add(int64(forgot))
+	return forgot
+}
+
+// states returns how many states h, whose entry is at base, holds.
+func (sh *shard) states(base int, h hash) int {
+	a := sh.arr
+	n := len(sh.side[h])
+	for k := range a.width {
+		if m := a.w[base+firstSlot+k*slotWords]; m != 0 && uint32(m>>metaRefPos)&contBit == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// drop forgets h, whose entry at base the owner holds, with its states,
+// and returns how many states it held.
+func (sh *shard) drop(base int, h hash) int {
+	n := sh.states(base, h)
+	delete(sh.side, h)
+	sh.arr.remove(base)
+	sh.keys -= n
+	return n
+}
