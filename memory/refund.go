@@ -1,0 +1,33 @@
+package memory
+
+import (
+	"context"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/algo"
+)
+
+// Refund implements sluice.Refunder: for each check of a fixed window,
+// sliding counter or sliding log with a non-zero receipt (Status.Charged),
+// it takes the check's Cost back out of the key's state while the window
+// that counted it still counts it. A key the store no longer holds (swept
+// or evicted) has nothing to give back. It never fails, and ctx is not
+// consulted (see Store).
+func (s *Store) Refund(_ context.Context, checks []sluice.Check, charged []int64) error {
+	now := s.now()
+	for i := range checks {
+		c := &checks[i]
+		kind := algo.Kind(c.Limit.Algorithm())
+		if charged[i] == 0 || !algo.Refundable(kind) {
+			continue
+		}
+		p, _ := algo.NewParams(kind, c.Limit.Quantity(), int64(c.Limit.Window()/time.Microsecond), c.Limit.Burst(), 0)
+		s.update(c, now, func(st sluice.State) sluice.State {
+			return sluice.State(algo.Refund(&p, algo.State(st), charged[i], c.Cost))
+		})
+	}
+	return nil
+}
+
+var _ sluice.Refunder = (*Store)(nil)
