@@ -61,6 +61,9 @@ type Middleware struct {
 	onError     func(w http.ResponseWriter, r *http.Request, err error) bool
 	observe     func(res *Result, took time.Duration, err error)
 	results     sync.Pool
+	// counts maps the limits that count only successes or failures to
+	// which (see countsOf); nil when none do.
+	counts map[string]string
 }
 
 // Result is one request's identity, cost and decision.
@@ -173,6 +176,7 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 			return true
 		}
 	}
+	m.counts = countsOf(&o)
 	m.clock.anchor.Store(&anchor{wall: time.Now()})
 	var err error
 	if m.exempt, err = newEndpoints(o.Exempt, nil); err != nil {
@@ -308,6 +312,10 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 		if delay := res.Decision.Delay; delay > 0 && !wait(r.Context(), delay) {
 			m.Done(r.Context(), res)
 			return // the client left the queue; its slot stays spent
+		}
+		if m.countsByResponse(res) {
+			m.serveCounted(w, r, res, next)
+			return
 		}
 		defer m.Done(r.Context(), res)
 		next.ServeHTTP(w, r)

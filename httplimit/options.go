@@ -117,6 +117,19 @@ type Options struct {
 	// The single-limit fields (draft 6 and 7's RateLimit, X-RateLimit-*)
 	// show the deciding limit whatever it is.
 	HiddenLimits []string
+	// Count says which admitted requests a limit counts, by the status of
+	// the answer: for a plan's or global limit's name, a rule's limit as
+	// "<rule>.<limit>", or a rule's name for those of its limits not named
+	// on their own, CountAll (the default), CountSuccesses (below 400) or
+	// CountFailures (400 and above). Handler records the status its next
+	// handler writes (only for requests that such a limit applies to) and
+	// refunds the limits that do not count it once next returns; a handler
+	// that panics counts as a failure. Callers of Decide and DecideFor
+	// pass the status with DoneWithStatus. Only a fixed window, sliding
+	// log or sliding counter can be refunded exactly (see
+	// sluice.Refunder), so only they may count by response. A refund is
+	// made after the answer, so requests in flight count until they end.
+	Count map[string]string
 	// RefusalTemplate, when set, is the JSON body of refusals in place of
 	// the RFC 9457 problem (Content-Type application/json): one JSON value
 	// in which a string that is exactly a placeholder, "{{retryAfter}}",

@@ -53,6 +53,9 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //   - Exempt: valid, non-conflicting ServeMux patterns.
 //   - RefusalTemplate: one JSON value whose placeholders are known.
 //   - GlobalStatus: 0, 429 or 503.
+//   - Count: names of limits or rules, each "all", "successes" or
+//     "failures"; only fixed windows, sliding logs and sliding counters
+//     count successes or failures.
 //   - Penalty: zero, or Refusals ≥ 1 and durations as a Limit's window;
 //     no limit named "penalty" or "penalty-refusals".
 //   - ExemptAddresses: valid prefixes; ExemptKeys: names of Keys;
@@ -164,6 +167,7 @@ func (v *validator) options(o Options) {
 	}
 	v.exemptions(&o)
 	v.hidden(&o)
+	v.count(&o)
 	v.penalty(&o)
 	if o.RefusalTemplate != "" {
 		if _, err := compileTemplate(o.RefusalTemplate); err != nil {

@@ -1,0 +1,221 @@
+package httplimit
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// Values of Options.Count: which admitted requests a limit counts, by the
+// status of the answer to them. A success is a status below 400 (1xx, 2xx,
+// 3xx), a failure 400 or above, as express-rate-limit's
+// skipSuccessfulRequests and skipFailedRequests judge them.
+const (
+	CountAll       = "all"       // every admitted request (the default)
+	CountSuccesses = "successes" // only those answered below 400
+	CountFailures  = "failures"  // only those answered 400 or above
+)
+
+// countsOf returns the count of each limit name (a plan's or global
+// limit's, or a rule's limit as "<rule>.<limit>") that Options.Count sets
+// to successes or failures, a rule's name standing for each of its limits;
+// nil when it sets none.
+func countsOf(o *Options) map[string]string {
+	var counts map[string]string
+	set := func(name, count string) {
+		if count == CountSuccesses || count == CountFailures {
+			if counts == nil {
+				counts = map[string]string{}
+			}
+			counts[name] = count
+		}
+	}
+	for name, count := range o.Count {
+		set(name, count)
+		for _, r := range o.Rules {
+			if r.Name == name {
+				for _, l := range r.Limits {
+					if _, own := o.Count[ruleLimit(r.Name, l).Name()]; !own {
+						set(ruleLimit(r.Name, l).Name(), count)
+					}
+				}
+			}
+		}
+	}
+	return counts
+}
+
+// count checks Count: each entry names a limit or a rule and says all,
+// successes or failures; a limit counted by response must have an
+// algorithm whose charges can be refunded exactly.
+func (v *validator) count(o *Options) {
+	named := map[string][]sluice.Limit{}
+	add := func(name string, l sluice.Limit) {
+		if !slices.Contains(named[name], l) {
+			named[name] = append(named[name], l)
+		}
+	}
+	for _, l := range o.Global {
+		add(l.Name(), l)
+	}
+	plans := slices.Clone(o.Plans)
+	for _, k := range o.Keys {
+		plans = append(plans, k.Plan)
+	}
+	for _, p := range plans {
+		if p != nil {
+			for _, l := range p.Limits {
+				add(l.Name(), l)
+			}
+		}
+	}
+	for _, r := range o.Rules {
+		for _, l := range r.Limits {
+			add(r.Name, l)
+			add(ruleLimit(r.Name, l).Name(), l)
+		}
+	}
+	names := slices.Sorted(func(yield func(string) bool) {
+		for name := range o.Count {
+			if !yield(name) {
+				return
+			}
+		}
+	})
+	for _, name := range names {
+		field, count := fmt.Sprintf("Count[%q]", name), o.Count[name]
+		switch {
+		case count != CountAll && count != CountSuccesses && count != CountFailures:
+			v.errorf(field, "%q is not a count (all, successes or failures)", count)
+			continue
+		case named[name] == nil:
+			v.errorf(field, "%q is neither a limit nor a rule", name)
+			continue
+		case count == CountAll:
+			continue
+		}
+		for _, l := range named[name] {
+			if err := refundable(l); err != nil {
+				v.errorf(field, "%s cannot count only %s: %v", l.Name(), count, err)
+			}
+		}
+	}
+}
+
+// refundable says why a limit's charges cannot be refunded exactly, or
+// returns nil when they can (see sluice.Refunder).
+func refundable(l sluice.Limit) error {
+	switch a := l.Algorithm(); a {
+	case sluice.AlgorithmFixedWindow, sluice.AlgorithmSlidingCounter, sluice.AlgorithmSlidingLog:
+		return nil
+	case sluice.AlgorithmConcurrency:
+		return fmt.Errorf("a concurrency limit counts requests in flight, which it gives back as each ends anyway")
+	default:
+		return fmt.Errorf("a %v cannot refund a request exactly: it keeps only how much it misses, and while "+
+			"it would have been full without the request its refill went to that request alone, so a refund "+
+			"could give back more than was ever missing; use a fixed-window, sliding-window-log or "+
+			"sliding-window-counter limit", a)
+	}
+}
+
+// countsByResponse reports whether an admitted res has a check whose limit
+// counts by response (Options.Count): only then is the answer's status
+// worth recording.
+func (m *Middleware) countsByResponse(res *Result) bool {
+	if m.counts == nil || res.Exempt || !res.Decision.Allowed {
+		return false
+	}
+	for i := range res.Checks {
+		if m.counts[res.Checks[i].Limit.Name()] != "" && res.Decision.Statuses[i].Charged != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// DoneWithStatus ends an admitted request answered with status, as Done
+// does, after refunding its limits that do not count that answer
+// (Options.Count): a limit counting only failures gets back what a
+// success (status below 400) spent, one counting only successes what a
+// failure spent. Status 0 means no answer (the handler panicked, the call
+// was abandoned) and counts as a failure. Handler calls it when some limit
+// of the request counts by response; callers of Decide and DecideFor call
+// it instead of Done when they know the answer. A refund the store fails
+// leaves the request counted, and is logged.
+func (m *Middleware) DoneWithStatus(ctx context.Context, res *Result, status int) {
+	if m.countsByResponse(res) {
+		m.refund(ctx, res, status > 0 && status < 400)
+	}
+	m.Done(ctx, res)
+}
+
+// refund gives back the charges of res's checks whose limits do not count
+// a request that succeeded (or failed).
+func (m *Middleware) refund(ctx context.Context, res *Result, succeeded bool) {
+	skip := CountSuccesses // the count that keeps the charge
+	if succeeded {
+		skip = CountFailures
+	}
+	any := false
+	for i := range res.Checks {
+		st := &res.Decision.Statuses[i]
+		if m.counts[res.Checks[i].Limit.Name()] == skip {
+			any = any || st.Charged != 0
+		} else {
+			st.Charged = 0
+		}
+	}
+	if !any {
+		return
+	}
+	if err := m.limiter.Refund(context.WithoutCancel(ctx), res.Checks, &res.Decision); err != nil {
+		m.log.Warn("request counted although its limit does not count its answer: the refund failed",
+			"err", err, "subject", res.Identity.Subject)
+	}
+}
+
+// serveCounted serves an admitted request whose limits count by response:
+// next answers through a statusWriter, and the request ends with the
+// status it wrote (200 if none; 0, a failure, if next panicked).
+func (m *Middleware) serveCounted(w http.ResponseWriter, r *http.Request, res *Result, next http.Handler) {
+	sw := &statusWriter{ResponseWriter: w}
+	status := 0
+	defer func() { m.DoneWithStatus(r.Context(), res, status) }()
+	next.ServeHTTP(sw, r)
+	status = sw.code
+	if status == 0 {
+		status = http.StatusOK
+	}
+}
+
+// statusWriter records the final status written through it (a 101
+// Switching Protocols counts; other 1xx do not). It unwraps for
+// http.ResponseController, through which net/http/httputil.ReverseProxy
+// flushes and hijacks.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush flushes the response, if the writer beneath can.
+func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Unwrap returns the writer beneath, for http.ResponseController.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
