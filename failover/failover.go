@@ -179,19 +179,26 @@ type Stats struct {
 // counts the units) and charges it to the primary before the primary
 // decides the key again: the units the local state still counts (a window
 // not yet over, tokens not yet refilled), no more than were admitted, in
-// one Charge call with up to four other keys of the same nodes. A node
-// whose probe succeeds, or that is first met while keys are owed (a
-// replica promoted, a new master named), enters a return period of four
-// OpenFor (2 s with the defaults): its calls,
-// the probe included, are decided locally and charged at once (reported
-// to OnFallback as ErrReturning), so that every instance sharing the
-// primary, each probing every OpenFor, has charged what it admitted before
-// any decides on the primary again — unless its probes keep failing for
-// longer (an instance still cut off from the primary, or too slow to
+// one Charge call with up to four other keys of the same nodes. The calls
+// of a node whose probe succeeds, on which this instance decided locally
+// (a call that failed, its breaker closed or open), or that is first met
+// while keys are owed (a replica promoted, a new master named) return:
+// each is decided by this instance's share on the local store and, if
+// that admits it, by the primary too, after its keys' accounts are
+// charged, and it is admitted only if both admit it (reported to
+// OnFallback as ErrReturning, with Remaining no more than the share's).
+// The first that reaches the primary starts a return period of four
+// OpenFor (2 s with the defaults) in which every call returns, so that
+// every instance sharing the primary, each probing every OpenFor, has
+// charged what it admitted before any decides on the primary alone, and
+// none admits beyond its share meanwhile — unless its probes keep failing
+// for longer (an instance still cut off from the primary, or too slow to
 // answer within Timeout), whose local decisions in the window the others
-// return in are then beyond the promise, by at most its share. A charge that fails is a store error:
-// the accounts stay open for a later call. Concurrency leases are never
-// charged (see package redis's documentation for the bounds this gives).
+// return in are then beyond the promise, by at most its share. A charge
+// that fails is a store error: the accounts stay open for a later call.
+// Concurrency leases are never charged, and a return call decides them
+// locally only (see package redis's documentation for the bounds this
+// gives).
 //
 // A caller that gives up (its ctx is done, before or during the call) gets
 // an error wrapping ctx.Err(), never a fallback decision, and its call does
@@ -459,6 +466,7 @@ func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluic
 			}
 			return fmt.Errorf("failover: %w; local fallback: %w", unavailable(reason), err)
 		}
+		f.owe(checks, out)
 	}
 	for i := range checks {
 		if c := &checks[i]; c.Cost > c.Limit.Burst() {
@@ -483,8 +491,8 @@ func (f *Store) counted(blamed []*node, reason error) {
 
 // applyLocal decides checks on the local store with each limit replaced by
 // this instance's share, each key new to the fallback first brought down
-// to its share of the primary's last word, and keeps account of what it
-// admits.
+// to its share of the primary's last word. What it admits is owed to the
+// primary unless the primary decides the checks too (see owe).
 func (f *Store) applyLocal(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
 	p := f.scratch.Get().(*[]sluice.Check)
 	shares := append((*p)[:0], checks...)
@@ -503,20 +511,45 @@ func (f *Store) applyLocal(ctx context.Context, checks []sluice.Check, out []slu
 	if err != nil {
 		return err
 	}
-	admitted := true
 	for i := range checks {
-		admitted = admitted && (out[i].Allowed || checks[i].Limit.Shadow())
 		// Too big for this instance's share, not for the shared limit: it
 		// fits once the primary is back.
 		if out[i].RetryAfter == sluice.Never && checks[i].Cost <= checks[i].Limit.Burst() {
 			out[i].RetryAfter = f.openFor
 		}
 	}
-	if admitted {
-		f.ledger.add(checks, out)
-	}
 	markLocal(out)
 	return nil
+}
+
+// admitted reports whether out admits the call of checks: every check
+// allowed, or in shadow mode.
+func admitted(checks []sluice.Check, out []sluice.Status) bool {
+	for i := range checks {
+		if !out[i].Allowed && !checks[i].Limit.Shadow() {
+			return false
+		}
+	}
+	return true
+}
+
+// owe keeps account of what a local decision admitted without the
+// primary, to be charged to it, and marks the nodes of the admitted keys
+// as fallen back (see returning).
+func (f *Store) owe(checks []sluice.Check, out []sluice.Status) {
+	if f.ledger == nil || !admitted(checks, out) {
+		return
+	}
+	f.ledger.add(checks, out)
+	for i := range checks {
+		if c := &checks[i]; c.Cost > 0 && out[i].Allowed && chargeable(c.Limit) {
+			name := ""
+			if f.nodeOf != nil {
+				name = f.nodeOf(c)
+			}
+			f.nodes.get(name).fellBack.Store(true)
+		}
+	}
 }
 
 // share returns this instance's share of l, l.Scale(1, f.instances),

@@ -72,6 +72,9 @@ func (lg *ledger) open(c *sluice.Check) bool {
 }
 
 // add records that the checks whose statuses are out were admitted locally.
+// A key without an account gets one while the ledger has room: the account
+// its decision opened (see open) may have been charged and closed by
+// another call since, before this decision's units were in it.
 func (lg *ledger) add(checks []sluice.Check, out []sluice.Status) {
 	lg.mu.Lock()
 	defer lg.mu.Unlock()
@@ -80,7 +83,14 @@ func (lg *ledger) add(checks []sluice.Check, out []sluice.Status) {
 		if !out[i].Allowed || c.Cost == 0 || !chargeable(c.Limit) {
 			continue
 		}
-		if a := lg.m[stateKey{c.Key, c.Limit.ID()}]; a != nil && a.check.Limit == c.Limit {
+		k := stateKey{c.Key, c.Limit.ID()}
+		a := lg.m[k]
+		if a == nil && len(lg.m) < lg.max {
+			a = &account{check: sluice.Check{Key: c.Key, Limit: c.Limit}}
+			lg.m[k] = a
+			lg.size.Add(1)
+		}
+		if a != nil && a.check.Limit == c.Limit {
 			a.admitted += c.Cost
 		} else {
 			lg.uncharged.Add(c.Cost)

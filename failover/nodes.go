@@ -45,8 +45,12 @@ type node struct {
 	// returns counts the calls deciding whether they return through it, and
 	// the return calls in flight (see Store.returning): a call on the
 	// primary after the return period waits for them to have charged.
-	returns     atomic.Int64
-	fresh       atomic.Bool // made while keys were owed: see returning
+	returns atomic.Int64
+	fresh   atomic.Bool // made while keys were owed: see returning
+	// fellBack is set when a call on the node is decided locally with
+	// units admitted, and cleared when a return period starts: see
+	// returning.
+	fellBack    atomic.Bool
 	breaker     breaker
 	storeErrors atomic.Int64
 	fallbacks   atomic.Int64

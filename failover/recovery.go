@@ -102,21 +102,23 @@ func (f *Store) settleOr(ctx context.Context, checks []sluice.Check, ns []*node,
 }
 
 // ErrReturning is the reason a Store gives (to Options.OnFallback) for a
-// local decision made while it returns to a primary that is back: it is
-// charged to the primary as it is made (see Store). It wraps
+// decision made while it returns to a primary that is back: made by the
+// local store and by the primary together (see Store). It wraps
 // sluice.ErrStoreUnavailable, as every fallback reason does.
-var ErrReturning = fmt.Errorf("%w: returning to the primary: local decisions charged as they are made", sluice.ErrStoreUnavailable)
+var ErrReturning = fmt.Errorf("%w: returning to the primary: decided locally and by the primary together", sluice.ErrStoreUnavailable)
 
 // returning reports whether calls to ns must be decided by returnCall: a
-// Local Store with a Charge whose breaker lets a probe through, or that is
-// within the return period of one of ns (after a successful probe, or
-// from its first call when keys were owed then).
+// Local Store with a Charge whose breaker lets a probe through, that has
+// decided locally on one of ns since its last return period began (its
+// breaker closed: a call that failed on its own), or that is within the
+// return period of one of ns (after a successful return call, or from its
+// first call when keys were owed then).
 //
 // A call that returns is counted on ns until returnCall ends (see
 // returned). A call that does not waits, up to the Store's timeout, until
-// no return call on ns is in flight: a local decision made just before a
-// return period ends is charged before the primary decides again, or the
-// primary could admit what that charge was about to take.
+// no return call on ns is in flight: a decision made just before a return
+// period ends has reached the primary before the primary decides alone
+// again.
 func (f *Store) returning(ns []*node, tks []ticket) bool {
 	if f.charge == nil || f.ledger == nil {
 		return false
@@ -133,7 +135,7 @@ func (f *Store) returning(ns []*node, tks []ticket) bool {
 			// before any decides there.
 			n.returnUntil.Store(now + int64(f.returnFor))
 		}
-		if BreakerState(tks[j].word&3) == BreakerHalfOpen || now < n.returnUntil.Load() {
+		if BreakerState(tks[j].word&3) == BreakerHalfOpen || n.fellBack.Load() || now < n.returnUntil.Load() {
 			back = true
 		}
 	}
@@ -174,12 +176,21 @@ func (f *Store) drain(ns []*node) {
 	}
 }
 
-// returnCall decides a call while the Store returns to its primary: on the
-// local store, each limit this instance's share as during the outage, then
-// charged to the primary at once with whatever the call's keys (and a few
-// others) owe. The charge is the primary's health check: its success
-// closes a half-open breaker and starts the node's return period, its
-// failure counts against the node. The local decision stands either way.
+// returnCall decides a call while the Store returns to its primary: by
+// the local store, each limit this instance's share as during the outage,
+// and, if that admits it, by the primary too, after what the call's keys
+// (and a few others) owe is charged to it. The call is admitted only if
+// both admit it: other instances may still owe the primary what they
+// admitted during the outage, which the share keeps this instance's
+// admissions within, and the primary counts every unit it admits, so an
+// instance that decides on the primary alone never admits beyond the
+// shared limit because of this one. The call is reported as a fallback
+// (ErrReturning) with the primary's statuses (Remaining no more than the
+// share's), or the share's refusal; a call the share refuses still charges
+// what it owes: the primary's health check. A success closes a half-open
+// breaker and starts the node's return period (see returning); a failure
+// counts against the node, and the local decision stands, owed to the
+// primary.
 func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []sluice.Status, ns []*node, tks []ticket) error {
 	defer f.returned(ns)
 	if err := f.applyLocal(ctx, checks, out); err != nil {
@@ -189,13 +200,20 @@ func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []slu
 		}
 		return fmt.Errorf("failover: %w; local fallback: %w", ErrReturning, err)
 	}
+	var err error
+	decided := false // by the primary
+	if admitted(checks, out) {
+		decided, err = f.returnPrimary(ctx, checks, out, ns)
+	}
+	if err == nil && !decided {
+		err = f.settleOr(ctx, checks, ns, true)
+	}
 	reason := ErrReturning
-	err := f.settleOr(ctx, checks, ns, true)
 	switch {
 	case err == nil:
 		until := f.now().Add(f.returnFor).UnixNano()
 		for j, n := range ns {
-			if BreakerState(tks[j].word&3) == BreakerHalfOpen {
+			if n.fellBack.Swap(false) || BreakerState(tks[j].word&3) == BreakerHalfOpen {
 				n.returnUntil.Store(until)
 			}
 			n.breaker.Done(tks[j], true)
@@ -210,8 +228,72 @@ func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []slu
 		}
 		reason = fmt.Errorf("%w: %w", ErrReturning, err)
 	}
+	if err != nil {
+		f.owe(checks, out) // the primary may not have counted it
+	}
 	f.counted(ns, reason)
 	return nil
+}
+
+// returnPrimary has the primary decide the checks that out admits locally,
+// after charging what their keys owe (callPrimary), and reports whether it
+// did (not an answer from the over-limit cache, which says nothing of the
+// primary's health). Out becomes the primary's statuses, with Remaining no
+// more than the share's, or its refusal; the leases the local store gave
+// to a refused call are given back. Concurrency checks are decided locally
+// only (a lease the primary gave to a call the share then refused would
+// be held until it expired).
+func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []sluice.Status, ns []*node) (bool, error) {
+	var idx []int
+	for i := range checks {
+		if chargeable(checks[i].Limit) {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return false, nil
+	}
+	pc := make([]sluice.Check, len(idx))
+	ps := make([]sluice.Status, len(idx))
+	for j, i := range idx {
+		pc[j] = checks[i]
+	}
+	cached, err := f.callPrimary(ctx, pc, ps, ns)
+	if err != nil {
+		return false, err
+	}
+	if f.memo != nil && !cached {
+		f.memo.put(pc, ps, f.now())
+	}
+	if admitted(pc, ps) {
+		for j, i := range idx {
+			ps[j].Remaining = min(ps[j].Remaining, out[i].Remaining)
+			ps[j].Delay = max(ps[j].Delay, out[i].Delay)
+			out[i] = ps[j] // its receipt too: a refund goes to the primary
+		}
+		return !cached, nil
+	}
+	// Refused: the primary's statuses, and the local leases given back
+	// (their checks report as a peek would).
+	var leased []sluice.Check
+	var leases []int64
+	for i := range checks {
+		if out[i].Lease != 0 {
+			leased, leases = append(leased, checks[i]), append(leases, out[i].Lease)
+			out[i].Remaining = min(out[i].Remaining+checks[i].Cost, f.share(checks[i].Limit).Burst())
+			out[i].Lease = 0
+		}
+	}
+	for j, i := range idx {
+		out[i] = ps[j]
+	}
+	if r, ok := f.local.(sluice.Releaser); ok && len(leased) > 0 {
+		for k := range leased {
+			leased[k].Limit = f.share(leased[k].Limit)
+		}
+		_ = r.Release(ctx, leased, leases) // a lease not given back expires
+	}
+	return !cached, nil
 }
 
 // owed returns, for each account, the units to charge: what it admitted

@@ -85,36 +85,54 @@ func TestTheFallbackStartsFromItsShareOfThePrimarysLastWord(t *testing.T) {
 	}
 }
 
-// What the fallback admitted is charged to the primary before the primary
-// decides the key again; calls of the return period are decided locally
-// and charged at once; afterwards the primary admits only what is left.
-func TestWhatTheFallbackAdmittedIsChargedBeforeThePrimaryDecides(t *testing.T) {
-	var charged atomic.Int64
+// newChargingRig is a failoverRig whose Charge takes from the remote
+// store what it has left, as redis.Store.Charge does, counting the units
+// taken in charged.
+func newChargingRig(t *testing.T, opts failover.Options, charged *atomic.Int64) *failoverRig {
 	var r *failoverRig
-	charge := func(ctx context.Context, checks []sluice.Check) error {
-		if err := r.primary.errNow(); err != nil {
+	opts.Charge = func(ctx context.Context, checks []sluice.Check) error { return chargeRemote(ctx, r, checks, charged) }
+	r = newFailoverRig(t, opts)
+	return r
+}
+
+// chargeRemote charges checks to r's remote store unless its primary
+// fails: up to each check's Cost, what the remote store has left.
+func chargeRemote(ctx context.Context, r *failoverRig, checks []sluice.Check, charged *atomic.Int64) error {
+	if err := r.primary.errNow(); err != nil {
+		return err
+	}
+	for _, c := range checks {
+		out := make([]sluice.Status, 1)
+		peek := []sluice.Check{{Key: c.Key, Limit: c.Limit}}
+		if err := r.remote.Apply(ctx, peek, out); err != nil {
 			return err
 		}
-		for _, c := range checks {
-			out := make([]sluice.Status, 1)
-			peek := []sluice.Check{{Key: c.Key, Limit: c.Limit}}
+		if take := min(c.Cost, out[0].Remaining); take > 0 {
+			peek[0].Cost = take
 			if err := r.remote.Apply(ctx, peek, out); err != nil {
 				return err
 			}
-			if take := min(c.Cost, out[0].Remaining); take > 0 {
-				peek[0].Cost = take
-				if err := r.remote.Apply(ctx, peek, out); err != nil {
-					return err
-				}
-				charged.Add(take)
-			}
+			charged.Add(take)
 		}
-		return nil
 	}
-	r = newFailoverRig(t, failover.Options{Instances: 2, Charge: charge})
-	l := sluice.FixedWindow(10, time.Hour)
-	check := sluice.Check{Key: "k", Limit: l, Cost: 1}
+	return nil
+}
+
+// outage returns a charging rig of two instances, a check of 1 on a limit
+// of 10 per hour, and the units charged, with the primary down.
+func outage(t *testing.T) (r *failoverRig, check sluice.Check, charged *atomic.Int64) {
+	charged = new(atomic.Int64)
+	r = newChargingRig(t, failover.Options{Instances: 2}, charged)
 	r.primary.fail(errors.New("down"))
+	return r, sluice.Check{Key: "k", Limit: sluice.FixedWindow(10, time.Hour), Cost: 1}, charged
+}
+
+// What the fallback admitted is charged to the primary before the primary
+// decides the key again; calls of the return period are decided by the
+// share and the primary together; afterwards the primary admits only what
+// is left.
+func TestWhatTheFallbackAdmittedIsChargedBeforeThePrimaryDecides(t *testing.T) {
+	r, check, charged := outage(t)
 	admitted := 0
 	for range 8 { // the breaker opens after 5; the share is 5
 		if r.allow(t, check).Allowed {
@@ -144,4 +162,122 @@ func TestWhatTheFallbackAdmittedIsChargedBeforeThePrimaryDecides(t *testing.T) {
 	if st := r.failover.Stats(); st.Breaker != failover.BreakerClosed || st.Returning != 0 || st.Uncharged != 0 {
 		t.Errorf("stats %+v", st)
 	}
+}
+
+// While an instance returns, another may already decide on the primary
+// alone: a return call is admitted only if the primary admits it too, so
+// the two together never admit more than the limit. Here this instance's
+// probe succeeds (its share of 5 has 3 left), then the other instance
+// takes the 8 units the primary has left: this instance admits nothing
+// more.
+func TestAReturnCallIsAdmittedOnlyIfThePrimaryHasRoom(t *testing.T) {
+	r, check, charged := outage(t)
+	l := check.Limit
+	admitted := 0
+	if r.allow(t, check).Allowed {
+		admitted++
+	}
+	for range failover.DefaultBreakerFailures - 1 { // peeks, until the breaker opens
+		r.allow(t, sluice.Check{Key: "k", Limit: l})
+	}
+	r.primary.fail(nil)
+	r.clk.Advance(failover.DefaultBreakerOpenFor)
+	if d := r.allow(t, check); !d.Allowed {
+		t.Fatalf("the probe: %+v, want admitted (the share and the primary have room)", d)
+	}
+	admitted++
+	other := sluice.NewLimiter(r.remote)
+	if d, err := allow(other, context.Background(), sluice.Check{Key: "k", Limit: l, Cost: 8}); err != nil || !d.Allowed {
+		t.Fatalf("the other instance: %+v, %v (the primary should have 8 left)", d, err)
+	}
+	for range 5 {
+		if r.allow(t, check).Allowed {
+			admitted++
+		}
+	}
+	if admitted != 2 || charged.Load() != 1 {
+		t.Errorf("this instance admitted %d (charged %d) beside the other's 8, want 2 (1): the limit is 10", admitted, charged.Load())
+	}
+	if st := r.failover.Stats(); st.Returning != 1 || st.Breaker != failover.BreakerClosed {
+		t.Errorf("stats %+v, want closed and returning", st)
+	}
+}
+
+// Two instances share a primary that fails for a moment: one (a) has one
+// call fail, its breaker stays closed; the other (b) admits its share
+// locally and its breaker opens. Had a's next calls been the primary's
+// alone, they would have admitted 9 beside b's 5 not yet charged. A call
+// that failed on its own starts a return period too: a admits its share.
+func TestACallThatFailedOnItsOwnStartsAReturnPeriod(t *testing.T) {
+	var charged atomic.Int64
+	a := newChargingRig(t, failover.Options{Instances: 2}, &charged)
+	bLocal := memory.New(memory.WithClock(a.clk.Now), memory.WithSweepInterval(0))
+	t.Cleanup(func() { bLocal.Close() })
+	b := sluice.NewLimiter(mustFailover(a.primary, bLocal, failover.Options{Instances: 2, Breaker: failover.BreakerOptions{Clock: a.clk.Now}}))
+	l := sluice.FixedWindow(10, time.Hour)
+	check := sluice.Check{Key: "k", Limit: l, Cost: 1}
+	a.primary.fail(errors.New("timeout"))
+	admitted := 0
+	if a.allow(t, check).Allowed {
+		admitted++
+	}
+	for range 6 {
+		d, err := allow(b, context.Background(), check)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Allowed {
+			admitted++
+		}
+	}
+	a.primary.fail(nil)
+	for range 10 {
+		if a.allow(t, check).Allowed {
+			admitted++
+		}
+	}
+	if admitted != 10 {
+		t.Errorf("a and b admitted %d, want the limit's 10", admitted)
+	}
+	if st := a.failover.Stats(); st.Returning != 1 || st.Breaker != failover.BreakerClosed {
+		t.Errorf("a's stats %+v, want closed and returning", st)
+	}
+}
+
+// A return call's units are counted by the primary: refunding them gives
+// them back there.
+func TestARefundOfAReturnCallGoesToThePrimary(t *testing.T) {
+	var charged atomic.Int64
+	r := newFailoverRig(t, failover.Options{})
+	lim := sluice.NewLimiter(mustFailover(refundable{r.primary, r.remote}, r.local, failover.Options{Instances: 2,
+		Breaker: failover.BreakerOptions{Clock: r.clk.Now},
+		Charge:  func(ctx context.Context, checks []sluice.Check) error { return chargeRemote(ctx, r, checks, &charged) }}))
+	l := sluice.FixedWindow(10, time.Hour)
+	checks := []sluice.Check{{Key: "k", Limit: l, Cost: 1}}
+	r.primary.fail(errors.New("timeout"))
+	if _, err := allow(lim, context.Background(), checks...); err != nil {
+		t.Fatal(err)
+	}
+	r.primary.fail(nil)
+	d, err := allow(lim, context.Background(), checks...)
+	if err != nil || !d.Allowed {
+		t.Fatalf("the return call: %+v, %v", d, err)
+	}
+	if err := lim.Refund(context.Background(), checks, &d); err != nil {
+		t.Fatal(err)
+	}
+	peek, err := allow(sluice.NewLimiter(r.remote), context.Background(), sluice.Check{Key: "k", Limit: l})
+	if err != nil || peek.Remaining != 9 {
+		t.Errorf("the primary has %d left (%v), want 9: the fallback's unit charged, the return call's refunded", peek.Remaining, err)
+	}
+}
+
+// refundable is a flaky primary whose charges its remote store refunds.
+type refundable struct {
+	*flakyStore
+	remote *memory.Store
+}
+
+func (s refundable) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
+	return s.remote.Refund(ctx, checks, charged)
 }
