@@ -98,8 +98,11 @@ func (s *Server) UnaryInterceptor() grpc.UnaryServerInterceptor {
 		if err != nil {
 			return nil, err
 		}
-		defer done()
-		return handler(ctx, req)
+		answer := 0 // a panic is no answer
+		defer func() { done(answer) }()
+		resp, err := handler(ctx, req)
+		answer = answerOf(err)
+		return resp, err
 	}
 }
 
@@ -111,8 +114,11 @@ func (s *Server) StreamInterceptor() grpc.StreamServerInterceptor {
 		if err != nil {
 			return err
 		}
-		defer done()
-		return handler(srv, ss)
+		answer := 0 // a panic is no answer
+		defer func() { done(answer) }()
+		err = handler(srv, ss)
+		answer = answerOf(err)
+		return err
 	}
 }
 
@@ -126,7 +132,8 @@ func (s *Server) StreamInterceptor() grpc.StreamServerInterceptor {
 // a status of their own (RESOURCE_EXHAUSTED, with the refusal's message in
 // its text but no details); the RateLimit trailers stay. A call admitted
 // through Limit cannot give its concurrency leases back (the interface has
-// no end of call): they are held until they expire. Prefer
+// no end of call): they are held until they expire; nor can its answer
+// refund a limit that counts by response (httplimit.Options.Count). Prefer
 // UnaryInterceptor and StreamInterceptor.
 func (s *Server) Limit(ctx context.Context) error {
 	method, _ := grpc.Method(ctx)
@@ -145,20 +152,20 @@ func (r refused) Error() string              { return r.st.Message() }
 func (r refused) GRPCStatus() *status.Status { return r.st }
 
 // admit decides the call of ctx to method and sets its RateLimit trailers
-// with trailer. Admitted, it returns the function that ends the call;
-// refused, the refusal's status error.
-func (s *Server) admit(ctx context.Context, method string, trailer func(metadata.MD)) (done func(), err error) {
+// with trailer. Admitted, it returns the function that ends the call with
+// its answer (see answerOf); refused, the refusal's status error.
+func (s *Server) admit(ctx context.Context, method string, trailer func(metadata.MD)) (done func(answer int), err error) {
 	r := s.request(ctx, method)
 	res, err := s.m.Decide(r)
 	if err != nil {
 		if err := s.onError(ctx, method, err); err != nil {
 			return nil, err
 		}
-		return func() {}, nil
+		return func(int) {}, nil
 	}
 	if res.Exempt {
 		s.m.Discard(res)
-		return func() {}, nil
+		return func(int) {}, nil
 	}
 	if !res.Decision.Allowed {
 		st, md := s.refusal(r, res)
@@ -177,7 +184,17 @@ func (s *Server) admit(ctx context.Context, method string, trailer func(metadata
 			return nil, status.FromContextError(ctx.Err()).Err() // the caller left the queue; its slot stays spent
 		}
 	}
-	return func() { s.m.Done(ctx, res) }, nil
+	return func(answer int) { s.m.DoneWithStatus(ctx, res, answer) }, nil
+}
+
+// answerOf is the HTTP status that stands for a call's outcome when a
+// limit counts by response (httplimit.Options.Count): a call whose status
+// is OK is a success (200), any other a failure (500).
+func answerOf(err error) int {
+	if status.Code(err) == codes.OK {
+		return http.StatusOK
+	}
+	return http.StatusInternalServerError
 }
 
 // request is the HTTP request the middleware decides for a call of ctx to
