@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 
@@ -69,3 +70,29 @@ func refundable(alg sluice.Algorithm) bool {
 }
 
 var _ sluice.Refunder = (*Store)(nil)
+
+// Refund implements sluice.Refunder: a charge goes back to Redis or to the
+// local store, wherever it was made (see failover.Store.Refund). With
+// leased quota (Options.Lease) it fails, refunding nothing: a unit
+// admitted from a lease carries no receipt, and by the time the answer is
+// known its lease may have ended or been given back to Redis, where taking
+// the unit back would need the window the lease was taken in; refunds
+// given to some units and not others would not be the exact count a
+// caller asked for.
+func (g *Guarded) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
+	if g.leased != nil {
+		return errors.New("redis store: refunds are not exact with leased quota (Options.Lease): turn leases off to count by response")
+	}
+	return g.failover.Refund(ctx, checks, charged)
+}
+
+// Refund implements sluice.Refunder once connected.
+func (l *lazy) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
+	s, err := l.store()
+	if err != nil {
+		return err
+	}
+	return s.Refund(ctx, checks, charged)
+}
+
+var _ sluice.Refunder = (*Guarded)(nil)
