@@ -147,10 +147,11 @@
 //     share of that, ⌊remaining/Instances⌋, instead of a whole share.
 //   - What the fallback admitted is charged to Redis (Store.Charge, one
 //     charge.lua run per key, within the timeout) before Redis decides the
-//     key again; an instance whose breaker's probe succeeds decides locally
-//     for four more breaker periods and charges each decision at once, so
-//     that every instance has charged what it admitted before any decides
-//     on Redis again.
+//     key again; an instance that decided locally, once Redis answers it
+//     again, decides for four more breaker periods by its share and by
+//     Redis together (a call is admitted only if both admit it), so that
+//     every instance has charged what it admitted before any decides on
+//     Redis alone, and none admits beyond its share meanwhile.
 //   - Open's store reads every master's replication history every 100 ms
 //     (INFO replication). A master that takes over without everything its
 //     predecessor acknowledged — a replica promoted while the old master
@@ -250,11 +251,21 @@
 // window only while it still counts the lease's window, a bucket only what
 // has not refilled since the take) when a lease has been idle for
 // Options.Lease.Idle, has ended, is replaced, and on Leased.Return (a
-// reload) and Close. A call of several checks is admitted from leases only
-// if every check's lease covers it; otherwise the leases it needs are taken
-// in one script run, the covered checks' units held aside until it answers,
-// and a refusal spends nothing of any lease. A call that a lease cannot
-// serve goes to the over-limit cache and the failover as without leases.
+// reload) and Close — unless the shared limit was, as last heard, full
+// again by then, when the undo would change nothing. A call of several
+// checks is admitted from leases only if every check's lease covers it;
+// otherwise it goes to the over-limit cache and the failover as without
+// leases, and spends nothing of any lease. Takes run in the background,
+// one at a time per key and limit, batched with the calls of the moment:
+// a key's next lease is taken when its current one is down to a quarter of
+// its units or of its life, so that a call waits for Redis only when no
+// lease of its key covers it.
+//
+// What leases cost in admissions: nothing for windows; for a bucket, its
+// hold-back h. The shared bucket decides every unit with burst B − h, so
+// a fleet offered more than the limit from a full bucket for a span d
+// admits at most B − h + r·d where the limit promises B + r·d: at most
+// h/(B + r·d) less, once; afterwards r per unit of time, as the limit.
 //
 // What a crash costs: the units of its unspent leases stay counted, at most
 // MaxUnits per key and limit per instance, until the lease's window ends,

@@ -49,6 +49,7 @@ func TestLeasedBucketHoldsBackWhatRefillsInItsLease(t *testing.T) {
 				}
 			}
 			spend(fleet[0], 2) // the first is exact, the second takes a lease
+			settled(t, fleet[0])
 			clock.us.Add(90_000)
 			spend(fleet[1], 60) // drains what the shared bucket has
 			spend(fleet[0], 10) // the lease, near its end

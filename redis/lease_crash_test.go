@@ -36,7 +36,7 @@ func TestLeaseHolderProcess(t *testing.T) {
 	}
 	l := redis.NewLeased(st, st, 2, redis.LeaseOptions{Mode: redis.LeaseAuto, MaxUnits: crashMaxUnits, Idle: time.Hour})
 	spent := spendN(t, l, sluice.Check{Key: key, Limit: crashLimit, Cost: 1}, 40)
-	fmt.Printf("spent=%d held=%d\n", spent, l.Stats().Held)
+	fmt.Printf("spent=%d held=%d\n", spent, settled(t, l).Held)
 	select {} // until killed
 }
 

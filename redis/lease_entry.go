@@ -8,6 +8,24 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
+// lease is the units of one take that an instance may spend.
+type lease struct {
+	units    int64  // unspent
+	leased   int64  // units when taken
+	taken    int64  // local µs the take was sent
+	deadline int64  // local µs before which they may be spent
+	mark     string // the take's undo mark
+	gen      uint64 // which of the entry's leases this is
+}
+
+// lowWater reports whether l, which has spent spent units by now, is
+// spent or aged enough that the next lease should be taken now, in the
+// background, so that no call waits for it: three quarters of its units
+// or of its life gone.
+func (l *lease) lowWater(now int64) bool {
+	return 4*l.units <= l.leased || 4*(l.deadline-now) <= l.deadline-l.taken
+}
+
 // leaseEntry is one key's limit as an instance leases it.
 type leaseEntry struct {
 	mu    sync.Mutex
@@ -18,19 +36,16 @@ type leaseEntry struct {
 	ok    bool // the limit is leased (plan is valid)
 	dead  bool // replaced in the map: look again
 
-	gen      uint64 // leases installed
-	units    int64  // unspent units of the current lease
-	deadline int64  // local µs before which they may be spent
-	mark     string // the undo mark of the current lease's take
-	taken    int64  // local µs of the take
-	size     int64  // units the next lease asks for
-	leasedN  int64  // units of the current lease when taken
-	used     int64  // local µs of the last spend
-	reset    int64  // local µs when the shared limit is full again, as of the last answer
-	shared   int64  // the shared remainder last heard of; -1: unknown
-	heard    int64  // local µs it was heard
+	gen    uint64 // leases installed
+	cur    lease  // spent first
+	next   lease  // taken in the background while cur was spent; spent once cur cannot cover a check
+	size   int64  // units a take asks for
+	used   int64  // local µs of the last spend
+	reset  int64  // local µs when the shared limit is full again, as of the last answer
+	shared int64  // the shared remainder last heard of; -1: unknown
+	heard  int64  // local µs it was heard
 
-	taking chan struct{} // non-nil while a call takes a lease for it
+	taking bool // a take for it runs
 }
 
 // leased returns e if its limit is leased, else nil.
@@ -41,14 +56,27 @@ func (e *leaseEntry) leased() *leaseEntry {
 	return e
 }
 
-// covers reports whether e's lease can spend cost units at now.
-func (e *leaseEntry) covers(cost, now int64) bool {
-	return e.units >= cost && now < e.deadline
+// held returns the unspent units of e's leases.
+func (e *leaseEntry) held() int64 { return e.cur.units + e.next.units }
+
+// covers reports whether e's leases can spend cost units at now, moving
+// to the next lease (and queueing the current one's units to go back) when
+// the current one cannot.
+func (l *Leased) covers(e *leaseEntry, cost, now int64) bool {
+	if e.cur.units >= cost && now < e.cur.deadline {
+		return true
+	}
+	if e.next.units < cost || now >= e.next.deadline {
+		return false
+	}
+	l.retireLease(e, &e.cur, now)
+	e.cur, e.next = e.next, lease{}
+	return true
 }
 
-// want returns the units a take for e asks for beyond its check's cost
-// at now: 0 (decide exactly) while the shared remainder is unknown or
-// stale, else e.size capped by maxUnits and the remainder's share.
+// want returns the units a take for e asks for at now: 0 (none) while the
+// shared remainder is unknown or stale, else e.size capped by maxUnits and
+// the remainder's share.
 func (e *leaseEntry) want(now, maxUnits, share, stale int64) int64 {
 	if e.shared < 0 || now-e.heard > stale {
 		return 0
@@ -66,7 +94,7 @@ func (e *leaseEntry) hear(st *sluice.Status, now int64) {
 func (e *leaseEntry) status(now int64) sluice.Status {
 	return sluice.Status{
 		Allowed:    true,
-		Remaining:  min(max(e.shared, 0)+e.units, e.limit.Burst()),
+		Remaining:  min(max(e.shared, 0)+e.held(), e.limit.Burst()),
 		ResetAfter: micros(e.reset - now),
 	}
 }
@@ -93,150 +121,57 @@ func unlockAll(sorted []*leaseEntry) {
 	}
 }
 
-// held is a covered check's units set aside while a call's takes run.
-type held struct {
-	e    *leaseEntry
-	gen  uint64
-	cost int64
-	mark string
-}
-
-// tryLeases decides checks (entries es) from leases, taking what is
-// missing, or hands them to exact. It reports again when it waited for
-// another call's take and the caller should try once more.
-func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*leaseEntry, out []sluice.Status) (again bool, err error) {
+// tryLeases decides checks (entries es) from leases when every check's
+// lease covers it; otherwise it starts taking a lease for each check whose
+// lease does not (see take) and decides the call exactly, leaving every
+// lease as it was: a call is never refused, nor kept waiting, by a take.
+func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*leaseEntry, out []sluice.Status) error {
 	now := l.clock()
 	locked := lockAll(es)
 	all := true
 	for i, e := range es {
-		if e.dead {
-			unlockAll(locked)
-			return false, l.exact(ctx, checks, out)
-		}
-		if !e.covers(checks[i].Cost, now) {
+		if e.dead || !l.covers(e, checks[i].Cost, now) {
 			all = false
 		}
 	}
 	if all { // decided in memory
 		for i, e := range es {
-			e.units -= checks[i].Cost
+			e.cur.units -= checks[i].Cost
 			e.used = now
 			out[i] = e.status(now)
 			l.stats.spent.Add(checks[i].Cost)
+			l.prefetch(e, now)
 		}
 		unlockAll(locked)
 		l.stats.local.Add(1)
-		return false, nil
+		return nil
 	}
-	for _, e := range es {
-		if ch := e.taking; ch != nil { // another call is taking: wait for it
-			unlockAll(locked)
-			select {
-			case <-ch:
-				return true, nil
-			case <-ctx.Done():
-				return false, ctx.Err()
+	for i, e := range es {
+		if !e.dead && !l.covers(e, checks[i].Cost, now) {
+			if c := &e.cur; c.leased > 0 && c.units < checks[i].Cost && now-c.taken < (c.deadline-c.taken)/2 {
+				e.size = min(2*e.size, l.opts.MaxUnits) // spent within half its life
 			}
-		}
-	}
-	stale := int64(l.opts.MaxAge.Microseconds())
-	var takes []int
-	extra := make([]int64, len(es))
-	for i, e := range es {
-		if e.covers(checks[i].Cost, now) {
-			continue
-		}
-		extra[i] = e.want(now, l.opts.MaxUnits, l.share, stale)
-		if extra[i] == 0 || now < l.down.Load() {
-			unlockAll(locked)
-			return false, l.exact(ctx, checks, out)
-		}
-		takes = append(takes, i)
-	}
-	var aside []held
-	for i, e := range es {
-		if extra[i] == 0 {
-			e.units -= checks[i].Cost
-			aside = append(aside, held{e, e.gen, checks[i].Cost, e.mark})
-		}
-	}
-	ch := make(chan struct{})
-	for _, i := range takes {
-		es[i].taking = ch
-	}
-	unlockAll(locked)
-
-	tk := make([]sluice.Check, len(takes))
-	st := make([]sluice.Status, len(takes))
-	for j, i := range takes {
-		e := es[i]
-		tk[j] = sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: checks[i].Cost + extra[i]}
-	}
-	l.stats.roundTrips.Add(1)
-	g, err := l.shared.applyAt(ctx, tk, st)
-	after := l.clock()
-	admitted := err == nil
-	for j := range st {
-		admitted = admitted && st[j].Allowed
-	}
-
-	locked = lockAll(es)
-	for _, h := range aside {
-		if admitted {
-			h.e.used = after
-			out[slices.Index(es, h.e)] = h.e.status(after)
-			l.stats.spent.Add(h.cost)
-			continue
-		}
-		if h.e.gen == h.gen {
-			h.e.units += h.cost // a refusal spends nothing of any lease
-		} else { // its lease was replaced meanwhile: those units go back
-			l.queue(sluice.Check{Key: h.e.key, Limit: h.e.plan.shared, Cost: h.cost}, h.mark)
-		}
-	}
-	for j, i := range takes {
-		e := es[i]
-		e.taking = nil
-		if err != nil {
-			continue
-		}
-		e.hear(&st[j], now)
-		if admitted {
-			l.install(e, now, g, extra[i], tk[j].Cost, &st[j])
-			out[i] = st[j]
-			out[i].Remaining = min(st[j].Remaining+extra[i], e.limit.Burst())
+			l.take(e, now, e.want(now, l.opts.MaxUnits, l.share, l.opts.MaxAge.Microseconds()))
 		}
 	}
 	unlockAll(locked)
-	close(ch)
-	if admitted {
-		return false, nil
-	}
-	if err != nil {
-		l.down.Store(after + l.after)
-	}
-	return false, l.exact(ctx, checks, out)
+	return l.exact(ctx, checks, out)
 }
 
-// install makes units e's lease, of a take of taken units (the check's
-// cost and the lease) at the shared state's time g by a call that started
-// at local time now, whose status is st; a lease it replaces goes back.
-// The lease may be spent until now + its life from g: the take ran no
-// earlier than now, so the lease never outlives its window (or L) by the
-// shared state's clock.
-func (l *Leased) install(e *leaseEntry, now, g, units, taken int64, st *sluice.Status) {
-	if e.units > 0 || e.leasedN > 0 {
-		if e.units < 1 && now-e.taken < (e.deadline-e.taken)/2 {
-			e.size = min(2*e.size, l.opts.MaxUnits) // spent within half its life
-		}
-		l.retire(e, false)
-	}
+// newLease returns a lease of units of e from a take of taken units at
+// the shared state's time g, sent at local time now, whose status is st.
+// It may be spent until now + its life from g: the take ran no earlier
+// than now, so the lease never outlives its window (or L) by the shared
+// state's clock.
+func (l *Leased) newLease(e *leaseEntry, now, g, units, taken int64, st *sluice.Status) lease {
 	e.gen++
-	e.units, e.leasedN, e.taken, e.used = units, units, now, now
-	e.deadline = now + e.plan.lifeAt(g)
-	e.mark = e.plan.mark(g, taken, st.ResetAfter.Microseconds())
 	l.stats.leases.Add(1)
 	l.stats.leased.Add(units)
+	return lease{
+		units: units, leased: units, taken: now, gen: e.gen,
+		deadline: now + e.plan.lifeAt(g),
+		mark:     e.plan.mark(g, taken, st.ResetAfter.Microseconds()),
+	}
 }
 
 // exact decides checks with the store behind, each check of a leased

@@ -69,8 +69,10 @@ func TestLeasedFleetNeverExceedsThePromise(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Standalone(t)
 	client := srv.Client(t)
-	var runs, total, calls atomic.Int64
-	defer func() { t.Logf("local %d of %d calls", total.Load(), calls.Load()) }()
+	var runs, total, calls, prefetches atomic.Int64
+	defer func() {
+		t.Logf("local %d of %d calls; %d leases taken at low water", total.Load(), calls.Load(), prefetches.Load())
+	}()
 	ctx := context.Background()
 	rapid.Check(t, func(t *rapid.T) {
 		run := runs.Add(1)
@@ -95,6 +97,7 @@ func TestLeasedFleetNeverExceedsThePromise(t *testing.T) {
 				st := l.Stats()
 				total.Add(st.Local)
 				calls.Add(st.Calls)
+				prefetches.Add(st.Prefetches)
 			}
 		}()
 		key := fmt.Sprintf("fleet-%d", run)

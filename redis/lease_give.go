@@ -20,21 +20,33 @@ var loadLeaseScript = sync.OnceValues(func() (*rueidis.Lua, error) {
 	return rueidis.NewLuaScript(src), nil
 })
 
-// retire ends e's current lease (e is locked): its unspent units are
-// queued to go back. When the lease ends unspent rather than replaced
-// (idle or past its deadline), the next lease asks for what this one
-// spent.
+// retire ends e's leases (e is locked): their unspent units are queued to
+// go back. When they end unspent rather than replaced (idle or past their
+// deadline), the next take asks for what they spent.
 func (l *Leased) retire(e *leaseEntry, unspent bool) {
-	if e.units > 0 {
-		if l.clock() >= e.deadline {
-			l.stats.expired.Add(e.units)
-		}
-		if unspent {
-			e.size = max(e.leasedN-e.units, 1)
-		}
-		l.queue(sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: e.units}, e.mark)
+	if unspent && e.held() > 0 {
+		e.size = max(e.cur.leased+e.next.leased-e.held(), 1)
 	}
-	e.units, e.leasedN = 0, 0
+	now := l.clock()
+	l.retireLease(e, &e.cur, now)
+	l.retireLease(e, &e.next, now)
+}
+
+// retireLease ends ls, one of e's leases (e is locked), at now: its
+// unspent units are queued to go back, unless the shared limit was, as
+// last heard, full again by now — then giving back changes nothing there,
+// unless another instance has taken since, and keeping them errs on the
+// side of refusing.
+func (l *Leased) retireLease(e *leaseEntry, ls *lease, now int64) {
+	if ls.units > 0 {
+		if now >= ls.deadline {
+			l.stats.expired.Add(ls.units)
+		}
+		if now < e.reset {
+			l.queue(sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: ls.units}, ls.mark)
+		}
+	}
+	*ls = lease{}
 }
 
 // queue adds units to give back with their take's undo mark.
@@ -58,7 +70,8 @@ func (l *Leased) sweep() {
 		case <-tick.C:
 		}
 		l.retireIf(func(e *leaseEntry, now int64) bool {
-			return now >= e.deadline || now-e.used >= l.opts.Idle.Microseconds()
+			return now-e.used >= l.opts.Idle.Microseconds() ||
+				now >= e.cur.deadline && (e.next.units == 0 || now >= e.next.deadline)
 		})
 		l.flush(context.Background())
 	}
@@ -78,10 +91,10 @@ func (l *Leased) retireIf(end func(e *leaseEntry, now int64) bool) {
 	for _, e := range all {
 		now := l.clock()
 		e.mu.Lock()
-		if e.units > 0 && end(e, now) {
+		if e.held() > 0 && end(e, now) {
 			l.retire(e, true)
 		}
-		if e.units == 0 && e.taking == nil && now-max(e.used, e.heard) > forget {
+		if e.held() == 0 && !e.taking && now-max(e.used, e.heard) > forget {
 			e.dead = true
 			old = append(old, e)
 		}
@@ -130,13 +143,18 @@ func (l *Leased) Return(ctx context.Context) error {
 	return l.flush(ctx)
 }
 
-// Close stops the background give-back and gives back every lease's
+// Close waits for the leases being taken in the background, stops the
+// background give-back and takes, and gives back every lease's
 // unspent units (see Return), reporting whether that succeeded. Calls
 // after Close still work, through the store behind for whatever no lease
 // covers. Close is idempotent; it closes neither that store nor Redis.
 func (l *Leased) Close() error {
 	var err error
 	l.closed.Do(func() {
+		l.refillMu.Lock()
+		l.closing = true
+		l.refillMu.Unlock()
+		l.refills.Wait()
 		close(l.stop)
 		<-l.done
 		err = l.Return(context.Background())

@@ -7,11 +7,14 @@ type LeaseStats struct {
 	// Calls is the number of Apply calls; Local of them were decided from
 	// leases alone, without asking Redis.
 	Calls, Local int64
-	// RoundTrips is the number of calls to Redis for decisions: takes, and
-	// calls decided exactly by the store behind (which may answer from
-	// its over-limit cache or its fallback without Redis). GiveBacks is
-	// the number of give-back runs of lease.lua (one per batch of keys).
-	RoundTrips, GiveBacks int64
+	// RoundTrips is the number of calls to Redis for decisions: takes
+	// (which run in the background: no call waits for one), and calls
+	// decided exactly by the store behind (which may answer from its
+	// over-limit cache or its fallback without Redis). Prefetches is the
+	// number of takes started while the lease before still covered calls
+	// (at its low water). GiveBacks is the number of give-back runs of
+	// lease.lua (one per batch of keys).
+	RoundTrips, Prefetches, GiveBacks int64
 	// Leases is the number of leases taken; Leased the units they held
 	// beyond their checks' own cost.
 	Leases, Leased int64
@@ -21,8 +24,9 @@ type LeaseStats struct {
 	// window may have ended or a bucket refilled them).
 	Spent, Returned, Expired int64
 	// Held is the units of the leases held now, not yet spent or given
-	// back; Keys the keys and limits with a lease held now.
-	Held, Keys int64
+	// back; Keys the keys and limits with a lease held now; Taking the
+	// takes running now.
+	Held, Keys, Taking int64
 }
 
 // MeanLeaseSize returns Leased/Leases, 0 before the first lease.
@@ -42,8 +46,9 @@ func (s LeaseStats) RoundTripsPerDecision() float64 {
 }
 
 type leaseCounters struct {
-	calls, local, roundTrips, giveBacks      atomic.Int64
-	leases, leased, spent, returned, expired atomic.Int64
+	calls, local, roundTrips, prefetches, giveBacks atomic.Int64
+	taking                                          atomic.Int64
+	leases, leased, spent, returned, expired        atomic.Int64
 }
 
 // Stats returns the counts so far. It looks at every key's lease, so it
@@ -53,8 +58,8 @@ func (l *Leased) Stats() LeaseStats {
 	l.mu.RLock()
 	for _, e := range l.entries {
 		e.mu.Lock()
-		if e.units > 0 {
-			held += e.units
+		if h := e.held(); h > 0 {
+			held += h
 			keys++
 		}
 		e.mu.Unlock()
@@ -62,9 +67,9 @@ func (l *Leased) Stats() LeaseStats {
 	l.mu.RUnlock()
 	c := &l.stats
 	return LeaseStats{
-		Held: held, Keys: keys,
+		Held: held, Keys: keys, Taking: c.taking.Load(),
 		Calls: c.calls.Load(), Local: c.local.Load(),
-		RoundTrips: c.roundTrips.Load(), GiveBacks: c.giveBacks.Load(),
+		RoundTrips: c.roundTrips.Load(), Prefetches: c.prefetches.Load(), GiveBacks: c.giveBacks.Load(),
 		Leases: c.leases.Load(), Leased: c.leased.Load(),
 		Spent: c.spent.Load(), Returned: c.returned.Load(), Expired: c.expired.Load(),
 	}
