@@ -43,6 +43,10 @@ type Config struct {
 	// Rules limit the requests they match by keys and limits of their own
 	// (see httplimit.Rule), in the order of the file.
 	Rules []httplimit.Rule
+	// Count maps the limits (and rules) that say count: to it: which
+	// admitted requests they count, by the answer's status (see
+	// httplimit.Options.Count).
+	Count map[string]string
 	// Penalty is the penalty box: after Refusals refusals within Within, a
 	// client is refused for For (see httplimit.Penalty); zero without a
 	// penalty section.

@@ -11,6 +11,8 @@ type decoder struct {
 	// leases maps a limit's ID to the lease: of the limits that say one
 	// (see leaseOf); the store section's Redis.Leases is this map.
 	leases map[string]string
+	// counts are the count: settings read, in order (see resolveCounts).
+	counts []countAt
 }
 
 // field decodes one value of a mapping.

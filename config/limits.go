@@ -19,6 +19,7 @@ import (
 //     shadow: true     # report, never refuse
 //     id: per-minute   # the state's identity (default: the name): keep it to rename
 //     lease: auto      # or off: overrides store.redis.lease for this limit
+//     count: failures  # or successes, all (default): which answers it counts
 func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 	var out []sluice.Limit
 	names := map[string]bool{}
@@ -31,6 +32,8 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			maxWaitNode       *yaml.Node
 			leaseNode         *yaml.Node
 			lease             string
+			countNode         *yaml.Node
+			count             string
 			quantity, burst   int64
 			window, maxWait   time.Duration
 			shadow            bool
@@ -46,6 +49,7 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			"shadow":    func(n *yaml.Node, p string) { shadow = d.Bool(n, p) },
 			"id":        func(n *yaml.Node, p string) { id, idNode = d.Str(n, p), n },
 			"lease":     func(n *yaml.Node, p string) { lease, leaseNode = d.OneOf(n, p, "auto", "off"), n },
+			"count":     func(n *yaml.Node, p string) { count, countNode = d.OneOf(n, p, "all", "successes", "failures"), n },
 		})
 		if e.Kind != yaml.MappingNode {
 			return
@@ -101,6 +105,9 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 		}
 		if leaseNode != nil {
 			d.leaseOf(leaseNode, path+".lease", l.ID(), lease)
+		}
+		if countNode != nil {
+			d.countOf(countNode, path+".count", l.Name(), count, l.ID())
 		}
 		out = append(out, l)
 	})

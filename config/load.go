@@ -443,6 +443,7 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 		keys = append(keys, httplimit.Key{Name: rk.key.Name, SHA256: rk.key.Hash, Plan: rk.key.Plan})
 	}
 
+	d.resolveCounts(c, raw)
 	o := c.httpLimitOptions(keys)
 	d.locate(o.Validate(), raw, "")
 	if c.Envoy.Enabled {

@@ -23,6 +23,7 @@ import (
 //	    header_from: trusted_proxies   # or any
 //	    fallback: ip            # or shared, skip
 //	    cost: 1                 # default: the request's cost
+//	    count: failures         # or successes, all (default); a limit's own count: wins
 //	    limits:
 //	      - {name: per-minute, algorithm: fixed-window, quantity: 10, window: 1m}
 func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.Rule {
@@ -31,6 +32,9 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 	d.List(n, path, func(i int, e *yaml.Node, path string) {
 		var r httplimit.Rule
 		at := fmt.Sprintf("Rules[%d]", len(out))
+		counts := len(d.counts) // the rule's limits' count: settings start here
+		var countNode *yaml.Node
+		var count string
 		raw.at(at, e, path)
 		list := func(name string, dst *[]string) field {
 			return func(n *yaml.Node, p string) {
@@ -67,6 +71,7 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 				raw.at(at+".HeaderFrom", n, p)
 			},
 			"fallback": func(n *yaml.Node, p string) { r.Fallback = d.Str(n, p); raw.at(at+".Fallback", n, p) },
+			"count":    func(n *yaml.Node, p string) { count, countNode = d.OneOf(n, p, "all", "successes", "failures"), n },
 			"cost": func(n *yaml.Node, p string) {
 				c := d.Int(n, p, 0, 1<<40)
 				r.Cost = &c
@@ -81,6 +86,16 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 		})
 		if !hasKey(e, "limits") && e.Kind == yaml.MappingNode {
 			raw.at(at+".Limits", e, path+".limits")
+		}
+		for i := counts; i < len(d.counts); i++ {
+			d.counts[i].name = r.Name + "." + d.counts[i].name
+		}
+		if countNode != nil {
+			ids := make([]string, len(r.Limits))
+			for i, l := range r.Limits {
+				ids[i] = l.ID()
+			}
+			d.countOf(countNode, path+".count", r.Name, count, ids...)
 		}
 		out = append(out, r)
 	})

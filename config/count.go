@@ -1,0 +1,62 @@
+package config
+
+import (
+	"fmt"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// countAt is one count: read from a limit or a rule.
+type countAt struct {
+	name  string   // the limit's name (a rule's limit as "<rule>.<limit>"), or the rule's
+	ids   []string // the IDs of the limits it counts, as written, for their lease: modes
+	count string
+	node  *yaml.Node
+	path  string
+}
+
+// countOf records the count: of the limit (or rule) called name.
+func (d *decoder) countOf(n *yaml.Node, path, name, count string, ids ...string) {
+	d.counts = append(d.counts, countAt{name: name, ids: ids, count: count, node: n, path: path})
+}
+
+// resolveCounts turns the count: settings into c.Count, by name, as
+// httplimit.Options.Count takes them: limits of one name (in several plans,
+// say) must not count differently. A limit counted by response cannot be
+// leased from Redis: a unit admitted from a lease carries no receipt to
+// refund, and its lease may be given back before the answer is known.
+func (d *decoder) resolveCounts(c *Config, raw *rawConfig) {
+	for _, ca := range d.counts {
+		if was, ok := c.Count[ca.name]; ok && was != ca.count {
+			d.Errorf(ca.node, ca.path, "%q: another limit named %q says count: %s, and limits of one name count alike", ca.count, ca.name, was)
+			continue
+		}
+		if ca.count != httplimit.CountAll && c.Store.Type == "redis" && leased(&c.Store.Redis, ca.ids) {
+			d.Errorf(ca.node, ca.path, "%s needs exact refunds, which leased quota cannot give (a unit admitted from a lease "+
+				"carries no receipt, and its lease may be given back before the answer is known): set lease: off on the limit", ca.count)
+			continue
+		}
+		if c.Count == nil {
+			c.Count = map[string]string{}
+		}
+		c.Count[ca.name] = ca.count
+		raw.at(fmt.Sprintf("Count[%q]", ca.name), ca.node, ca.path)
+	}
+}
+
+// leased reports whether a limit of ids leases from Redis: by its own
+// lease:, else by the store's.
+func leased(r *Redis, ids []string) bool {
+	for _, id := range ids {
+		lease := r.Lease
+		if own, ok := r.Leases[id]; ok {
+			lease = own
+		}
+		if lease == "auto" {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,91 @@
+package config_test
+
+import (
+	"maps"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/config"
+)
+
+// count: on limits and rules becomes httplimit.Options.Count by name; a
+// rule's limits are named "<rule>.<limit>".
+func TestCountLoads(t *testing.T) {
+	c, err := config.Parse("t.yaml", []byte(`
+plans:
+  free:
+    limits:
+      - {name: per-minute, algorithm: fixed-window, quantity: 5, window: 1m, count: failures}
+      - {name: per-day, algorithm: sliding-window-counter, quantity: 50, window: 24h}
+global:
+  - {name: all, algorithm: sliding-window-log, quantity: 1000, window: 1m, count: successes}
+rules:
+  - name: logins
+    match: {paths: [/login]}
+    count: failures
+    limits:
+      - {name: per-minute, algorithm: fixed-window, quantity: 5, window: 1m}
+      - {name: per-hour, algorithm: fixed-window, quantity: 20, window: 1h, count: all}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"per-minute": "failures", "all": "successes", "logins": "failures", "logins.per-hour": "all"}
+	if got := c.HTTPLimitOptions().Count; !maps.Equal(got, want) {
+		t.Errorf("Count: %v, want %v", got, want)
+	}
+}
+
+// A count that cannot be kept exactly is refused at its line, saying why.
+func TestCountErrorsPointAtTheLine(t *testing.T) {
+	for _, c := range []struct{ name, yaml, want string }{
+		{"a token bucket", `plans:
+  free:
+    limits:
+      - {name: burst, algorithm: token-bucket, quantity: 5, window: 1s, count: failures}
+`, `t.yaml:4:80: plans.free.limits[0].count: burst cannot count only failures: a token-bucket cannot refund a request exactly`},
+		{"a rule of a token bucket", `plans:
+  free:
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 5, window: 1m}]
+rules:
+  - name: r
+    count: successes
+    limits: [{name: b, algorithm: gcra, quantity: 5, window: 1s}]
+`, `t.yaml:6:12: rules[0].count: b cannot count only successes: a gcra cannot refund`},
+		{"an unknown count", `plans:
+  free:
+    limits:
+      - {name: m, algorithm: fixed-window, quantity: 5, window: 1m, count: errors}
+`, `t.yaml:4:76: plans.free.limits[0].count: "errors" is not one of all, successes, failures`},
+		{"two limits of one name counting differently", `plans:
+  free:
+    limits: [{name: m, algorithm: fixed-window, quantity: 5, window: 1m, count: failures}]
+  pro:
+    limits: [{name: m, algorithm: fixed-window, quantity: 50, window: 1m, count: successes}]
+`, `t.yaml:5:82: plans.pro.limits[0].count: "successes": another limit named "m" says count: failures`},
+		{"a leased limit", `store:
+  type: redis
+  redis: {addresses: ["127.0.0.1:6379"], lease: auto}
+plans:
+  free:
+    limits: [{name: m, algorithm: fixed-window, quantity: 5, window: 1m, count: failures}]
+`, `t.yaml:6:81: plans.free.limits[0].count: failures needs exact refunds, which leased quota cannot give`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := config.Parse("t.yaml", []byte(c.yaml))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error:\n%v\nwant it to contain:\n%s", err, c.want)
+			}
+		})
+	}
+	// A leased store with the limit's own lease: off is fine.
+	if _, err := config.Parse("t.yaml", []byte(`store:
+  type: redis
+  redis: {addresses: ["127.0.0.1:6379"], lease: auto}
+plans:
+  free:
+    limits: [{name: m, algorithm: fixed-window, quantity: 5, window: 1m, count: failures, lease: "off"}]
+`)); err != nil {
+		t.Errorf("lease: off on the counted limit: %v", err)
+	}
+}
