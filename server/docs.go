@@ -51,6 +51,7 @@ type docsData struct {
 	UnknownPlan bool
 	Global      []docsLimit
 	Rules       []docsRule
+	Counted     []docsCounted // the limits that count requests by their answer
 	Exempt      []string
 	Identity    config.Identity
 	// KeyHeader is how the code examples send an API key: a header name and
@@ -105,6 +106,7 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 	for _, p := range data.Plans {
 		d := data
 		d.Plan = p
+		d.Counted = describeCounts(cfg, cfg.Policy.Plan(p.Name))
 		if d.Example, err = runExample(cfg, p.Name); err != nil {
 			return nil, fmt.Errorf("the %s plan's example: %w", p.Name, err)
 		}
