@@ -1,0 +1,36 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// printCounts lists the limits that count requests by their answer
+// (count:), and where that holds: only where sluice or the program sees the
+// answer.
+func printCounts(w io.Writer, cfg *config.Config) {
+	var lines []string
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for name := range cfg.Count {
+			if !yield(name) {
+				return
+			}
+		}
+	}) {
+		if c := cfg.Count[name]; c != httplimit.CountAll {
+			lines = append(lines, fmt.Sprintf("  %s counts only %s", name, c))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "Counted by the answer (count:):\n%s\n", strings.Join(lines, "\n"))
+	fmt.Fprintln(w, "Only the reverse proxy (upstream:) and programs that report the answer (httplimit, grpclimit) "+
+		"see it: forward-auth, the decision API (/v1/check) and Envoy count every request they admit against these limits.")
+	fmt.Fprintln(w)
+}
