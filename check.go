@@ -48,6 +48,14 @@ func (c *Check) validate() error {
 	return nil
 }
 
+// stateID is ID for a *Limit.
+func (l *Limit) stateID() string {
+	if l.id != "" {
+		return l.id
+	}
+	return l.name
+}
+
 // ValidateChecks reports why checks cannot be decided as one call: too few or
 // too many, a check that is invalid on its own, or the same key and limit name
 // twice. Stores may rely on Limiter having called it.
@@ -62,7 +70,7 @@ func ValidateChecks(checks []Check) error {
 		for j := 0; j < i; j++ {
 			// IDs first: a plan's limits have different ones, often of
 			// different lengths, while its checks share one key.
-			if checks[j].Limit.ID() == checks[i].Limit.ID() && checks[j].Key == checks[i].Key {
+			if checks[j].Limit.stateID() == checks[i].Limit.stateID() && checks[j].Key == checks[i].Key {
 				return fmt.Errorf("%w: checks %d and %d both spend %q for the same key (add their costs instead)",
 					ErrInvalidCheck, j, i, checks[i].Limit.ID())
 			}
@@ -142,10 +150,10 @@ func (d *Decision) decide(checks []Check, statuses []Status) {
 		st := &statuses[i]
 		d.Delay = max(d.Delay, st.Delay)
 		switch {
-		case checks[i].Limit.Shadow():
+		case checks[i].Limit.shadow:
 		case !st.Allowed:
 			d.Allowed = false
-			d.Violated = append(d.Violated, checks[i].Limit.Name())
+			d.Violated = append(d.Violated, checks[i].Limit.name)
 			if refusing < 0 || st.RetryAfter > statuses[refusing].RetryAfter {
 				refusing = i
 			}

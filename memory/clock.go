@@ -86,13 +86,19 @@ func (c *clock) tolerates(l *sluice.Limit) bool {
 // the lagging time when every check's limit tolerates it, else the exact
 // time.
 func (c *clock) nowFor(checks []sluice.Check) (int64, bool) {
-	if c.res == 0 {
-		return c.exact(), false
+	lag := c.res != 0
+	for i := 0; lag && i < len(checks); i++ {
+		lag = c.tolerates(&checks[i].Limit)
 	}
-	for i := range checks {
-		if !c.tolerates(&checks[i].Limit) {
-			return c.exact(), false
-		}
+	return c.nowIf(lag)
+}
+
+// nowIf returns the time to decide a call at, and whether it may lag: the
+// lagging time if lag (every limit of the call tolerates it), else the
+// exact time.
+func (c *clock) nowIf(lag bool) (int64, bool) {
+	if c.res == 0 || !lag {
+		return c.exact(), false
 	}
 	return c.now(), true
 }

@@ -82,11 +82,13 @@ type heldCheck struct {
 func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, sc *scratch) (int64, bool) {
 	held, hashes, states := sc.held, sc.hashes, sc.states
 	order := sc.order
+	lag := true // every limit tolerates the clock's lag
 	for i := range checks {
 		lr := s.limits.find(&checks[i].Limit)
 		if lr == nil || lr.kind == kindLog {
 			return 0, false
 		}
+		lag = lag && s.clock.tolerates(&checks[i].Limit)
 		h := &held[i]
 		h.kind, h.ref, h.lead = lr.kind, lr.ref, i
 		for j := range i {
@@ -125,7 +127,7 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, sc *scratc
 			return 0, false
 		}
 	}
-	now, lagged := s.clock.nowFor(checks)
+	now, lagged := s.clock.nowIf(lag)
 	readHeld(held, states)
 	changed := sluice.DecideBatch(checks, states, now, out)
 	if lagged && refused(out) {
