@@ -3,22 +3,9 @@ package redis
 import (
 	"context"
 	"errors"
-	"strconv"
-	"sync"
 
-	"github.com/redis/rueidis"
 	"github.com/sluice-dev/sluice"
 )
-
-// loadRefundScript builds refund_charge.lua from the embedded sources, once;
-// an error means the build lacks a Lua file (see loadScripts).
-var loadRefundScript = sync.OnceValues(func() (*rueidis.Lua, error) {
-	src, err := luaSource(luaFiles, allFamilies, "refund_charge.lua")
-	if err != nil {
-		return nil, err
-	}
-	return rueidis.NewLuaScript(src), nil
-})
 
 // Refund implements sluice.Refunder: for each check of a fixed window,
 // sliding counter or sliding log with a non-zero receipt (Status.Charged
@@ -29,38 +16,10 @@ var loadRefundScript = sync.OnceValues(func() (*rueidis.Lua, error) {
 // script run; an error wraps sluice.ErrStoreUnavailable as Apply's do, and
 // the charges of the slots not reached stay counted.
 func (s *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
-	script, err := loadRefundScript()
-	if err != nil {
-		return s.fail("refund script", err)
+	if s.scriptsErr != nil {
+		return s.fail("refund script", s.scriptsErr)
 	}
-	if s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-	}
-	var keys []string
-	var idx []int
-	for i := range checks {
-		if i < len(charged) && charged[i] != 0 && refundable(checks[i].Limit.Algorithm()) {
-			keys = append(keys, Key(checks[i].Key, checks[i].Limit.ID()))
-			idx = append(idx, i)
-		}
-	}
-	for _, group := range s.groups(keys) {
-		gkeys := make([]string, len(group))
-		args := make([]string, 0, (checkArgs+1)*len(group))
-		for j, g := range group {
-			gkeys[j] = keys[g]
-			if args, err = appendCheckArgs(args, &checks[idx[g]]); err != nil {
-				return err
-			}
-			args = append(args, strconv.FormatInt(charged[idx[g]], 10))
-		}
-		if err := script.Exec(ctx, s.client, gkeys, args).Error(); err != nil {
-			return s.fail("refund script", err)
-		}
-	}
-	return nil
+	return s.stamped(ctx, s.scripts.refundCharge, "refund script", checks, charged, refundable)
 }
 
 // refundable reports whether a charge of alg can be refunded exactly (see

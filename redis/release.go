@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -19,38 +18,9 @@ func (s *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 	if s.scriptsErr != nil {
 		return s.fail("release script", s.scriptsErr)
 	}
-	if s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-	}
-	var keys []string
-	var idx []int
-	for i := range checks {
-		if i < len(leases) && leases[i] != 0 && checks[i].Limit.Algorithm() == sluice.AlgorithmConcurrency {
-			keys = append(keys, Key(checks[i].Key, checks[i].Limit.ID()))
-			idx = append(idx, i)
-		}
-	}
-	if len(idx) == 0 {
-		return nil
-	}
-	for _, group := range s.groups(keys) {
-		gkeys := make([]string, len(group))
-		args := make([]string, 0, (checkArgs+1)*len(group))
-		for j, g := range group {
-			gkeys[j] = keys[g]
-			var err error
-			if args, err = appendCheckArgs(args, &checks[idx[g]]); err != nil {
-				return err
-			}
-			args = append(args, strconv.FormatInt(leases[idx[g]], 10))
-		}
-		if err := s.scripts.release.Exec(ctx, s.client, gkeys, args).Error(); err != nil {
-			return s.fail("release script", err)
-		}
-	}
-	return nil
+	return s.stamped(ctx, s.scripts.release, "release script", checks, leases, func(a sluice.Algorithm) bool {
+		return a == sluice.AlgorithmConcurrency
+	})
 }
 
 var _ sluice.Releaser = (*Store)(nil)

@@ -46,11 +46,13 @@ func family(a sluice.Algorithm) int {
 }
 
 // scripts are the store's Lua scripts: apply.lua for each set of
-// families, refund.lua, release.lua and charge.lua with all of them.
+// families, refund.lua, release.lua, charge.lua and refund_charge.lua with
+// all of them.
 type scripts struct {
 	apply                   [allFamilies + 1]*rueidis.Lua
 	applySrc, applySha      [allFamilies + 1]string // for WithReplicas
 	refund, release, charge *rueidis.Lua
+	refundCharge            *rueidis.Lua
 }
 
 // loadScripts builds the scripts from the embedded sources, once. An error
@@ -78,6 +80,11 @@ var loadScripts = sync.OnceValues(func() (*scripts, error) {
 	if err != nil {
 		return nil, err
 	}
+	refundCharge, err := luaSource(luaFiles, allFamilies, "refund_charge.lua")
+	if err != nil {
+		return nil, err
+	}
+	sc.refundCharge = rueidis.NewLuaScript(refundCharge)
 	sc.refund, sc.release = rueidis.NewLuaScript(refund), rueidis.NewLuaScript(release)
 	sc.charge = rueidis.NewLuaScript(charge)
 	return &sc, nil

@@ -1,0 +1,47 @@
+package redis
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/redis/rueidis"
+	"github.com/sluice-dev/sluice"
+)
+
+// stamped runs script (release.lua or refund_charge.lua) once per Cluster
+// slot over the checks with a non-zero stamps[i] whose algorithm is
+// picked, each as its CHECK_ARGS and its stamp, within the store's timeout;
+// what names the script in errors, which wrap sluice.ErrStoreUnavailable
+// and leave the slots not reached as they were.
+func (s *Store) stamped(ctx context.Context, script *rueidis.Lua, what string, checks []sluice.Check, stamps []int64,
+	picked func(sluice.Algorithm) bool) error {
+	if s.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.timeout)
+		defer cancel()
+	}
+	var keys []string
+	var idx []int
+	for i := range checks {
+		if i < len(stamps) && stamps[i] != 0 && picked(checks[i].Limit.Algorithm()) {
+			keys = append(keys, Key(checks[i].Key, checks[i].Limit.ID()))
+			idx = append(idx, i)
+		}
+	}
+	for _, group := range s.groups(keys) {
+		gkeys := make([]string, len(group))
+		args := make([]string, 0, (checkArgs+1)*len(group))
+		for j, g := range group {
+			gkeys[j] = keys[g]
+			var err error
+			if args, err = appendCheckArgs(args, &checks[idx[g]]); err != nil {
+				return err
+			}
+			args = append(args, strconv.FormatInt(stamps[idx[g]], 10))
+		}
+		if err := script.Exec(ctx, s.client, gkeys, args).Error(); err != nil {
+			return s.fail(what, err)
+		}
+	}
+	return nil
+}
