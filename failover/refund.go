@@ -55,10 +55,7 @@ func (f *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int
 		if !ok {
 			return fmt.Errorf("failover: the primary store (%T) cannot refund charges", f.primary)
 		}
-		tctx, cancel := ctx, context.CancelFunc(func() {})
-		if f.timeout > 0 {
-			tctx, cancel = context.WithTimeout(ctx, f.timeout)
-		}
+		tctx, cancel := f.bounded(ctx)
 		err := r.Refund(tctx, checks, primary)
 		cancel()
 		if err != nil {
@@ -115,6 +112,15 @@ func (lg *ledger) refund(checks []sluice.Check, receipts []int64) {
 			lg.size.Add(-1)
 		}
 	}
+}
+
+// bounded returns ctx bounded by Options.Timeout, as a call to the primary
+// is.
+func (f *Store) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if f.timeout > 0 {
+		return context.WithTimeout(ctx, f.timeout)
+	}
+	return ctx, func() {}
 }
 
 var _ sluice.Refunder = (*Store)(nil)

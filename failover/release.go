@@ -21,10 +21,7 @@ func (f *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 		}
 	}
 	if r, ok := f.primary.(sluice.Releaser); ok {
-		tctx, cancel := ctx, context.CancelFunc(func() {})
-		if f.timeout > 0 {
-			tctx, cancel = context.WithTimeout(ctx, f.timeout)
-		}
+		tctx, cancel := f.bounded(ctx)
 		err := r.Release(tctx, checks, leases)
 		cancel()
 		if err != nil {
