@@ -185,8 +185,9 @@ type Stats struct {
 // while keys are owed (a replica promoted, a new master named) return:
 // each is decided by this instance's share on the local store and, if
 // that admits it, by the primary too, after its keys' accounts are
-// charged, and it is admitted only if both admit it (reported to
-// OnFallback as ErrReturning, with Remaining no more than the share's).
+// charged, and it is admitted only if both admit it: the primary's
+// decision, with its statuses (whose Remaining the share may be below), or
+// the share's refusal, a fallback reported to OnFallback as ErrReturning.
 // The first that reaches the primary starts a return period of four
 // OpenFor (2 s with the defaults) in which every call returns, so that
 // every instance sharing the primary, each probing every OpenFor, has

@@ -184,13 +184,12 @@ func (f *Store) drain(ns []*node) {
 // admitted during the outage, which the share keeps this instance's
 // admissions within, and the primary counts every unit it admits, so an
 // instance that decides on the primary alone never admits beyond the
-// shared limit because of this one. The call is reported as a fallback
-// (ErrReturning) with the primary's statuses (Remaining no more than the
-// share's), or the share's refusal; a call the share refuses still charges
-// what it owes: the primary's health check. A success closes a half-open
-// breaker and starts the node's return period (see returning); a failure
-// counts against the node, and the local decision stands, owed to the
-// primary.
+// shared limit because of this one. A call the primary decides is its
+// decision (its statuses, counted as the primary's); a call the share
+// refuses is a fallback (ErrReturning) and still charges what it owes: the
+// primary's health check. A success closes a half-open breaker and starts
+// the node's return period (see returning); a failure counts against the
+// node, and the local decision stands, owed to the primary, a fallback.
 func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []sluice.Status, ns []*node, tks []ticket) error {
 	defer f.returned(ns)
 	if err := f.applyLocal(ctx, checks, out); err != nil {
@@ -218,6 +217,9 @@ func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []slu
 			}
 			n.breaker.Done(tks[j], true)
 		}
+		if decided {
+			return nil
+		}
 	case ctx.Err() != nil:
 		f.release(ns, tks)
 	default:
@@ -238,11 +240,11 @@ func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []slu
 // returnPrimary has the primary decide the checks that out admits locally,
 // after charging what their keys owe (callPrimary), and reports whether it
 // did (not an answer from the over-limit cache, which says nothing of the
-// primary's health). Out becomes the primary's statuses, with Remaining no
-// more than the share's, or its refusal; the leases the local store gave
-// to a refused call are given back. Concurrency checks are decided locally
-// only (a lease the primary gave to a call the share then refused would
-// be held until it expired).
+// primary's health). Out becomes the primary's statuses (its receipts
+// too: a refund goes back to the primary, which counted the units), or its
+// refusal; the leases the local store gave to a refused call are given
+// back. Concurrency checks are decided locally only (a lease the primary
+// gave to a call the share then refused would be held until it expired).
 func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []sluice.Status, ns []*node) (bool, error) {
 	var idx []int
 	for i := range checks {
@@ -267,9 +269,7 @@ func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []
 	}
 	if admitted(pc, ps) {
 		for j, i := range idx {
-			ps[j].Remaining = min(ps[j].Remaining, out[i].Remaining)
-			ps[j].Delay = max(ps[j].Delay, out[i].Delay)
-			out[i] = ps[j] // its receipt too: a refund goes to the primary
+			out[i] = ps[j]
 		}
 		return !cached, nil
 	}
