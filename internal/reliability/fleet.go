@@ -23,6 +23,14 @@ const witnessQuantity = 1_000_000_000
 // promise is Quantity per window — and which decisions each instance made
 // locally.
 //
+// Which window counted an admission is read from the decision itself: it
+// was made at an instant between the call's start and its return, and its
+// ResetAfter runs from that instant to the end of the window that counted
+// it, so that end is a window boundary within [start + ResetAfter, return
+// + ResetAfter]. Most calls leave one boundary there; a call slow enough
+// to leave two is ambiguous, and Stop assigns it to one of its windows so
+// that as few units as possible exceed the promise (see Seen).
+//
 // Each call also carries a witness check on the same key (a fixed window
 // of 10⁹ per hour, never reached): the shared store counts it down from 10⁹,
 // an instance deciding locally from at most its share 10⁹/instances, so its
@@ -34,13 +42,13 @@ type Fleet struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 
-	mu     sync.Mutex
-	counts map[string]map[int64]*Window
-	calls  int64
-	errs   []string
-	nerr   int64
-	slow   time.Duration
-	last   atomic.Int64 // Unix ns of the last local decision
+	mu       sync.Mutex
+	admitted map[string][]admission // per key, in the order recorded
+	calls    int64
+	errs     []string
+	nerr     int64
+	slow     time.Duration
+	last     atomic.Int64 // Unix ns of the last local decision
 }
 
 // Window is what one key's clients saw admitted in one window.
@@ -54,28 +62,25 @@ type Window struct {
 
 // StartFleet starts a client per key on each store, every one deciding
 // {key, limit, 1} plus the witness, then pausing every. limit must be a
-// fixed window whose Window divides a second or a whole number of seconds.
+// fixed window.
 func StartFleet(stores []sluice.Store, keys []string, limit sluice.Limit, every time.Duration) *Fleet {
 	f := &Fleet{
-		limit:   limit,
-		witness: sluice.FixedWindow(witnessQuantity, time.Hour).Named("witness"),
-		share:   witnessQuantity / int64(len(stores)),
-		stop:    make(chan struct{}),
-		counts:  make(map[string]map[int64]*Window),
+		limit:    limit,
+		witness:  sluice.FixedWindow(witnessQuantity, time.Hour).Named("witness"),
+		share:    witnessQuantity / int64(len(stores)),
+		stop:     make(chan struct{}),
+		admitted: make(map[string][]admission),
 	}
-	for _, k := range keys {
-		f.counts[k] = make(map[int64]*Window)
-	}
-	for _, st := range stores {
+	for i, st := range stores {
 		lim := sluice.NewLimiter(st)
 		for _, k := range keys {
-			f.wg.Go(func() { f.client(lim, k, every) })
+			f.wg.Go(func() { f.client(i, lim, k, every) })
 		}
 	}
 	return f
 }
 
-func (f *Fleet) client(lim *sluice.Limiter, key string, every time.Duration) {
+func (f *Fleet) client(instance int, lim *sluice.Limiter, key string, every time.Duration) {
 	checks := []sluice.Check{{Key: key, Limit: f.limit, Cost: 1}, {Key: key, Limit: f.witness, Cost: 1}}
 	var d sluice.Decision
 	t := time.NewTicker(every)
@@ -89,12 +94,12 @@ func (f *Fleet) client(lim *sluice.Limiter, key string, every time.Duration) {
 		sent := time.Now()
 		err := lim.Allow(context.Background(), checks, &d)
 		got := time.Now()
-		f.record(key, &d, err, sent, got)
+		f.record(instance, key, &d, err, sent, got)
 	}
 }
 
 // record counts one call's outcome.
-func (f *Fleet) record(key string, d *sluice.Decision, err error, sent, got time.Time) {
+func (f *Fleet) record(instance int, key string, d *sluice.Decision, err error, sent, got time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls++
@@ -113,21 +118,8 @@ func (f *Fleet) record(key string, d *sluice.Decision, err error, sent, got time
 	if local {
 		f.last.Store(got.UnixNano())
 	}
-	// The window ends ResetAfter after the decision, which was made between
-	// sent and got (on a clock of its own: the local store's is coarse):
-	// the grid point nearest to the middle.
-	w := f.limit.Window()
-	mid := sent.Add(got.Sub(sent)/2 + d.Statuses[0].ResetAfter)
-	start := mid.Add(w / 2).Truncate(w).Add(-w)
-	win := f.counts[key][start.UnixNano()]
-	if win == nil {
-		win = &Window{Start: start}
-		f.counts[key][start.UnixNano()] = win
-	}
-	win.Admitted++
-	if local {
-		win.Local++
-	}
+	f.admitted[key] = append(f.admitted[key], admission{instance: instance, sent: sent, got: got,
+		reset: d.Statuses[0].ResetAfter, remaining: d.Statuses[0].Remaining, local: local})
 }
 
 // LastLocal returns when a client was last admitted by a local decision
@@ -159,12 +151,12 @@ func (f *Fleet) Stop() *Seen {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	s := &Seen{Promise: f.limit.Quantity(), Calls: f.calls, Errors: f.nerr, Errs: f.errs, Slowest: f.slow,
-		Windows: make(map[string][]Window)}
-	for k, m := range f.counts {
-		for _, w := range m {
-			s.Windows[k] = append(s.Windows[k], *w)
-		}
-		sort.Slice(s.Windows[k], func(i, j int) bool { return s.Windows[k][i].Start.Before(s.Windows[k][j].Start) })
+		Windows: make(map[string][]Window), admitted: f.admitted}
+	for k, as := range f.admitted {
+		var ambiguous, over int64
+		s.Windows[k], ambiguous, over = assign(as, f.limit)
+		s.Ambiguous += ambiguous
+		s.Over += over
 	}
 	return s
 }
@@ -179,8 +171,18 @@ type Seen struct {
 	Errs          []string
 	// Slowest is the longest call.
 	Slowest time.Duration
-	// Windows holds each key's windows in order.
+	// Windows holds each key's windows in order, each admission counted in
+	// the window its decision names (see Fleet), an ambiguous one where it
+	// keeps the most units within the promise.
 	Windows map[string][]Window
+	// Ambiguous counts the admissions whose call was slow enough to leave
+	// two windows possible. Over counts the admissions that no assignment
+	// of the ambiguous ones keeps within the promise: the fewest units the
+	// fleet can have admitted beyond it, all windows together (0 when
+	// every window may have kept it). Both are over the whole run.
+	Ambiguous, Over int64
+
+	admitted map[string][]admission
 }
 
 // Worst returns the window with the most units admitted among keys (every
@@ -235,6 +237,26 @@ func (s *Seen) Table(from time.Time) string {
 			}
 			b.WriteString("]")
 		}
+	}
+	return b.String()
+}
+
+// Timeline renders the admissions that Windows counts in key's window
+// starting at start, for a test log: the instance, L (local) or P (the
+// primary), the call's start and return in ms after start, and the
+// remaining count the decision gave.
+func (s *Seen) Timeline(key string, start time.Time) string {
+	var b strings.Builder
+	for _, a := range s.admitted[key] {
+		if !a.window.Equal(start) {
+			continue
+		}
+		src := "P"
+		if a.local {
+			src = "L"
+		}
+		fmt.Fprintf(&b, " %d%s@%d..%d(r%d)", a.instance, src, a.sent.Sub(start).Milliseconds(),
+			a.got.Sub(start).Milliseconds(), a.remaining)
 	}
 	return b.String()
 }
