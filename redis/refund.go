@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"errors"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -32,16 +31,13 @@ var _ sluice.Refunder = (*Store)(nil)
 
 // Refund implements sluice.Refunder: a charge goes back to Redis or to the
 // local store, wherever it was made (see failover.Store.Refund). With
-// leased quota (Options.Lease) it fails, refunding nothing: a unit
-// admitted from a lease carries no receipt, and by the time the answer is
-// known its lease may have ended or been given back to Redis, where taking
-// the unit back would need the window the lease was taken in; refunds
-// given to some units and not others would not be the exact count a
-// caller asked for.
+// leased quota (Options.Lease), a unit admitted from a lease carries no
+// receipt (Status.Charged is 0) and is not refunded: by the time the answer
+// is known its lease may have ended or been given back to Redis, where
+// taking the unit back would need the window the lease was taken in. A
+// caller that must count exactly (count: successes or failures) keeps such
+// limits off leases; config refuses the two together.
 func (g *Guarded) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
-	if g.leased != nil {
-		return errors.New("redis store: refunds are not exact with leased quota (Options.Lease): turn leases off to count by response")
-	}
 	return g.failover.Refund(ctx, checks, charged)
 }
 
