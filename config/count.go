@@ -5,13 +5,14 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
 // countAt is one count: read from a limit or a rule.
 type countAt struct {
 	name  string   // the limit's name (a rule's limit as "<rule>.<limit>"), or the rule's
-	ids   []string // the IDs of the limits it counts, as written, for their lease: modes
+	ids   []string // the IDs of the limits it counts that Redis may lease (see leasable)
 	count string
 	node  *yaml.Node
 	path  string
@@ -44,6 +45,20 @@ func (d *decoder) resolveCounts(c *Config, raw *rawConfig) {
 		c.Count[ca.name] = ca.count
 		raw.at(fmt.Sprintf("Count[%q]", ca.name), ca.node, ca.path)
 	}
+}
+
+// leasable returns the IDs of the limits of ls that Redis's leased quota
+// may decide: the fixed windows and sliding counters that are not shadows
+// (redis.LeaseOptions; buckets may be leased too, but cannot count by
+// response at all).
+func leasable(ls ...sluice.Limit) []string {
+	var ids []string
+	for _, l := range ls {
+		if a := l.Algorithm(); !l.Shadow() && (a == sluice.AlgorithmFixedWindow || a == sluice.AlgorithmSlidingCounter) {
+			ids = append(ids, l.ID())
+		}
+	}
+	return ids
 }
 
 // leased reports whether a limit of ids leases from Redis: by its own

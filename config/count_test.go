@@ -78,7 +78,8 @@ plans:
 			}
 		})
 	}
-	// A leased store with the limit's own lease: off is fine.
+	// A leased store with the limit's own lease: off is fine, and so is a
+	// sliding log, which is never leased.
 	if _, err := config.Parse("t.yaml", []byte(`store:
   type: redis
   redis: {addresses: ["127.0.0.1:6379"], lease: auto}
@@ -87,5 +88,14 @@ plans:
     limits: [{name: m, algorithm: fixed-window, quantity: 5, window: 1m, count: failures, lease: "off"}]
 `)); err != nil {
 		t.Errorf("lease: off on the counted limit: %v", err)
+	}
+	if _, err := config.Parse("t.yaml", []byte(`store:
+  type: redis
+  redis: {addresses: ["127.0.0.1:6379"], lease: auto}
+plans:
+  free:
+    limits: [{name: m, algorithm: sliding-window-log, quantity: 5, window: 1m, count: failures}]
+`)); err != nil {
+		t.Errorf("a counted sliding log on a leased store: %v", err)
 	}
 }

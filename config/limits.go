@@ -107,7 +107,7 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			d.leaseOf(leaseNode, path+".lease", l.ID(), lease)
 		}
 		if countNode != nil {
-			d.countOf(countNode, path+".count", l.Name(), count, l.ID())
+			d.countOf(countNode, path+".count", l.Name(), count, leasable(l)...)
 		}
 		out = append(out, l)
 	})

@@ -91,11 +91,7 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 			d.counts[i].name = r.Name + "." + d.counts[i].name
 		}
 		if countNode != nil {
-			ids := make([]string, len(r.Limits))
-			for i, l := range r.Limits {
-				ids[i] = l.ID()
-			}
-			d.countOf(countNode, path+".count", r.Name, count, ids...)
+			d.countOf(countNode, path+".count", r.Name, count, leasable(r.Limits...)...)
 		}
 		out = append(out, r)
 	})
