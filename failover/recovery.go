@@ -102,10 +102,12 @@ func (f *Store) settleOr(ctx context.Context, checks []sluice.Check, ns []*node,
 }
 
 // ErrReturning is the reason a Store gives (to Options.OnFallback) for a
-// decision made while it returns to a primary that is back: made by the
-// local store and by the primary together (see Store). It wraps
-// sluice.ErrStoreUnavailable, as every fallback reason does.
-var ErrReturning = fmt.Errorf("%w: returning to the primary: decided locally and by the primary together", sluice.ErrStoreUnavailable)
+// call refused by this instance's share while it returns to a primary that
+// is back (see Store); a call the primary decides then is the primary's,
+// and one the primary fails is reported with ErrReturning wrapping the
+// primary's error. It wraps sluice.ErrStoreUnavailable, as every fallback
+// reason does.
+var ErrReturning = fmt.Errorf("%w: returning to the primary: refused by this instance's share", sluice.ErrStoreUnavailable)
 
 // returning reports whether calls to ns must be decided by returnCall: a
 // Local Store with a Charge whose breaker lets a probe through, that has
