@@ -104,40 +104,43 @@ type leaseBackend interface {
 // any limit.
 //
 // A lease is units of one key's limit that an apply.lua run admitted at
-// once (a take): the shared state has counted them as admitted at that
-// moment (g), so that an instance may admit up to that many units without
-// asking, until the lease ends. A lease ends with the window it was taken
-// in (fixed window, sliding counter), or L after its take for a bucket,
-// whose shared burst holds back what refills in L, and at the latest
-// LeaseOptions.MaxAge after its take. The package documentation, Leased
-// quota, derives why the fleet then never admits more than the shared
-// state would have.
+// once, together with the check that asked for them or alone: the shared
+// state has counted them as admitted at that moment (g), so that an
+// instance may admit up to that many units without asking, until the
+// lease ends. A lease ends with the window it was taken in (fixed window,
+// sliding counter), or L after its take for a bucket, whose shared burst
+// holds back what refills in L, and at the latest LeaseOptions.MaxAge
+// after its take. The package documentation, Leased quota, derives why the
+// fleet then never admits more than the shared state would have.
 //
 // A call is decided in memory when every check of it has a lease with the
-// units it needs. Otherwise it is decided by the store behind, check by
-// check exactly as without leases (a bucket's by its shared limit), and
-// spends nothing of any lease; meanwhile each of its checks that a lease
-// did not cover starts a take in the background, when the shared
-// remainder is known and leaves a share to lease. A take never keeps a
-// call waiting, nor decides one: at most one runs per key and limit, and
-// its units become the key's lease when it answers.
+// units it needs; otherwise its uncovered checks take leases in one script
+// run (each for its cost and the lease's units, all-or-nothing), and the
+// covered ones are held aside until that run answers: a refusal there
+// spends nothing of any lease. A call with a check that is not leased, a
+// call whose shared remainder is unknown or too low to lease from, and any
+// take the shared state refuses or cannot answer, are decided by the store
+// behind, check by check exactly as without leases (a bucket's by its
+// shared limit). One take runs at a time per key and limit: a call that
+// needs one while another runs waits for it and looks again.
 //
 // A key's next lease is taken before its current one runs out: when a
 // check leaves the current lease with a quarter of its units or of its
-// life, and no next lease is held, a take starts, and calls keep spending
-// the current lease; the next is spent once the current one cannot cover
-// a check. So a call waits for Redis only when its key has no lease that
-// covers it: a key's first calls, a key whose lease ended before its next
-// call, a cost above what is left, or a shared remainder too low to lease.
-// A take at low water asks for what the instance spends of the key in a
-// lease's life, at the rate it spent the current lease; a take after a
-// lease ran out asks for twice that lease when it was spent within half its
-// life, and after one ended unspent, for what was spent of it. Every take
-// is capped by LeaseOptions.MaxUnits — what an instance holds of one key's
-// limit, current and next lease together, never exceeds it — and by the
-// shared remainder as last heard divided among twice the instances, so
-// that takes shrink to nothing (the exact per-request path) as the
-// remainder runs out.
+// life, and no next lease is held, a take of the lease alone starts in the
+// background while calls keep spending the current one; the next is spent
+// once the current one cannot cover a check. So a call waits for Redis
+// only when its key has no lease that covers it: a key's first calls, a
+// key whose lease ended before its next call, a cost above what is left,
+// or a shared remainder too low to lease. A take at low water asks for
+// what the instance spends of the key in a lease's life, at the rate it
+// spent the current lease; a take after a lease ran out asks for twice
+// that lease when it was spent within half its life, and after one ended
+// unspent, for what was spent of it. Every take is capped by
+// LeaseOptions.MaxUnits — what an instance holds of one key's limit,
+// current and next lease together, never exceeds it — and by the shared
+// remainder as last heard divided among twice the instances, so that
+// takes shrink to nothing (the exact per-request path) as the remainder
+// runs out.
 //
 // Unspent units go back to Redis (lease.lua, one script run per batch of
 // keys) when a lease has been idle for LeaseOptions.Idle, ends, or is
@@ -267,7 +270,12 @@ func (l *Leased) Apply(ctx context.Context, checks []sluice.Check, out []sluice.
 		}
 		es = append(es, e)
 	}
-	return l.tryLeases(ctx, checks, es, out)
+	for {
+		again, err := l.tryLeases(ctx, checks, es, out)
+		if !again {
+			return err
+		}
+	}
 }
 
 func contains(es []*leaseEntry, e *leaseEntry) bool {

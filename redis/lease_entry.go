@@ -45,7 +45,7 @@ type leaseEntry struct {
 	shared int64  // the shared remainder last heard of; -1: unknown
 	heard  int64  // local µs it was heard
 
-	taking bool // a take for it runs
+	taking chan struct{} // non-nil while a take for it runs, closed when it ends
 }
 
 // leased returns e if its limit is leased, else nil.
@@ -74,14 +74,15 @@ func (l *Leased) covers(e *leaseEntry, cost, now int64) bool {
 	return true
 }
 
-// want returns the units a take for e asks for at now: 0 (none) while the
-// shared remainder is unknown or stale, else e.size capped by maxUnits and
-// the remainder's share.
+// want returns the units a take for e asks for beyond its check's cost
+// at now: 0 (decide exactly) while the shared remainder is unknown or
+// stale, else e.size capped by maxUnits and the remainder's share, less
+// what e's leases still hold.
 func (e *leaseEntry) want(now, maxUnits, share, stale int64) int64 {
 	if e.shared < 0 || now-e.heard > stale {
 		return 0
 	}
-	return max(min(e.size, maxUnits, e.shared/share), 0)
+	return max(min(e.size, maxUnits, e.shared/share)-e.held(), 0)
 }
 
 // hear records the shared state's answer st, heard at now.
@@ -121,16 +122,27 @@ func unlockAll(sorted []*leaseEntry) {
 	}
 }
 
-// tryLeases decides checks (entries es) from leases when every check's
-// lease covers it; otherwise it starts taking a lease for each check whose
-// lease does not (see take) and decides the call exactly, leaving every
-// lease as it was: a call is never refused, nor kept waiting, by a take.
-func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*leaseEntry, out []sluice.Status) error {
+// held is a covered check's units set aside while a call's takes run.
+type held struct {
+	e    *leaseEntry
+	gen  uint64
+	cost int64
+	mark string
+}
+
+// tryLeases decides checks (entries es) from leases, taking what is
+// missing, or hands them to exact. It reports again when it waited for
+// another take and the caller should try once more.
+func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*leaseEntry, out []sluice.Status) (again bool, err error) {
 	now := l.clock()
 	locked := lockAll(es)
 	all := true
 	for i, e := range es {
-		if e.dead || !l.covers(e, checks[i].Cost, now) {
+		if e.dead {
+			unlockAll(locked)
+			return false, l.exact(ctx, checks, out)
+		}
+		if !l.covers(e, checks[i].Cost, now) {
 			all = false
 		}
 	}
@@ -144,18 +156,112 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 		}
 		unlockAll(locked)
 		l.stats.local.Add(1)
-		return nil
+		return false, nil
 	}
 	for i, e := range es {
-		if !e.dead && !l.covers(e, checks[i].Cost, now) {
-			if c := &e.cur; c.leased > 0 && c.units < checks[i].Cost && now-c.taken < (c.deadline-c.taken)/2 {
-				e.size = min(2*e.size, l.opts.MaxUnits) // spent within half its life
+		if ch := e.taking; ch != nil && !l.covers(e, checks[i].Cost, now) { // a take runs: wait for it
+			unlockAll(locked)
+			select {
+			case <-ch:
+				return true, nil
+			case <-ctx.Done():
+				return false, ctx.Err()
 			}
-			l.take(e, now, e.want(now, l.opts.MaxUnits, l.share, l.opts.MaxAge.Microseconds()))
+		}
+	}
+	stale := int64(l.opts.MaxAge.Microseconds())
+	var takes []int
+	extra := make([]int64, len(es))
+	for i, e := range es {
+		if l.covers(e, checks[i].Cost, now) {
+			continue
+		}
+		extra[i] = e.want(now, l.opts.MaxUnits, l.share, stale)
+		if extra[i] == 0 || now < l.down.Load() {
+			unlockAll(locked)
+			return false, l.exact(ctx, checks, out)
+		}
+		takes = append(takes, i)
+	}
+	var aside []held
+	for i, e := range es {
+		if extra[i] == 0 {
+			e.cur.units -= checks[i].Cost
+			aside = append(aside, held{e, e.cur.gen, checks[i].Cost, e.cur.mark})
+		}
+	}
+	ch := make(chan struct{})
+	for _, i := range takes {
+		es[i].taking = ch
+	}
+	unlockAll(locked)
+	l.stats.taking.Add(1)
+	defer l.stats.taking.Add(-1)
+
+	tk := make([]sluice.Check, len(takes))
+	st := make([]sluice.Status, len(takes))
+	for j, i := range takes {
+		e := es[i]
+		tk[j] = sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: checks[i].Cost + extra[i]}
+	}
+	l.stats.roundTrips.Add(1)
+	g, err := l.shared.applyAt(ctx, tk, st)
+	after := l.clock()
+	admitted := err == nil
+	for j := range st {
+		admitted = admitted && st[j].Allowed
+	}
+
+	locked = lockAll(es)
+	for _, h := range aside {
+		if admitted {
+			h.e.used = after
+			out[slices.Index(es, h.e)] = h.e.status(after)
+			l.stats.spent.Add(h.cost)
+			continue
+		}
+		if h.e.cur.gen == h.gen {
+			h.e.cur.units += h.cost // a refusal spends nothing of any lease
+		} else { // its lease was replaced meanwhile: those units go back
+			l.queue(sluice.Check{Key: h.e.key, Limit: h.e.plan.shared, Cost: h.cost}, h.mark)
+		}
+	}
+	for j, i := range takes {
+		e := es[i]
+		e.taking = nil
+		if err != nil {
+			continue
+		}
+		e.hear(&st[j], now)
+		if admitted {
+			l.install(e, now, g, extra[i], tk[j].Cost, &st[j])
+			out[i] = st[j]
+			out[i].Remaining = min(st[j].Remaining+extra[i], e.limit.Burst())
 		}
 	}
 	unlockAll(locked)
-	return l.exact(ctx, checks, out)
+	close(ch)
+	if admitted {
+		return false, nil
+	}
+	if err != nil {
+		l.down.Store(after + l.after)
+	}
+	return false, l.exact(ctx, checks, out)
+}
+
+// install makes units e's lease (e is locked), replacing what it held: a
+// take of taken units (the check's cost and the lease) at the shared
+// state's time g by a call that started at local time now, whose status
+// is st. The next take asks for twice as much when the lease it replaces
+// was spent within half its life.
+func (l *Leased) install(e *leaseEntry, now, g, units, taken int64, st *sluice.Status) {
+	if c := &e.cur; c.leased > 0 && c.units < 1 && now-c.taken < (c.deadline-c.taken)/2 {
+		e.size = min(2*e.size, l.opts.MaxUnits)
+	}
+	l.retire(e, false)
+	e.cur = l.newLease(e, now, g, units, taken, st)
+	e.used = now
 }
 
 // newLease returns a lease of units of e from a take of taken units at

@@ -94,7 +94,7 @@ func (l *Leased) retireIf(end func(e *leaseEntry, now int64) bool) {
 		if e.held() > 0 && end(e, now) {
 			l.retire(e, true)
 		}
-		if e.held() == 0 && !e.taking && now-max(e.used, e.heard) > forget {
+		if e.held() == 0 && e.taking == nil && now-max(e.used, e.heard) > forget {
 			e.dead = true
 			old = append(old, e)
 		}

@@ -6,39 +6,34 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// prefetch starts taking e's next lease (e is locked; a check has just
-// spent from its current lease at now) when the current one is at low
-// water (lease.lowWater) and none is held in reserve, so that calls keep
-// spending the current one meanwhile; the next one is spent once the
-// current one cannot cover a check. It asks for what this instance spends
-// of the key in a lease's life at the rate it spent the current one.
+// prefetch starts taking e's next lease in the background (e is locked; a
+// check has just spent from its current lease at now) when the current
+// one is at low water (lease.lowWater), no take for e runs, none is held
+// in reserve and the shared remainder leaves a share to lease. Calls keep
+// spending the current lease meanwhile; the next one is spent once the
+// current one cannot cover a check. Its size is what this instance spends
+// of the key in a lease's life at the rate it spent the current one, capped
+// so that e never holds more than LeaseOptions.MaxUnits, nor more than the
+// shared remainder's share.
 func (l *Leased) prefetch(e *leaseEntry, now int64) {
 	c := &e.cur
-	if e.taking || e.next.units > 0 || !c.lowWater(now) {
+	if e.taking != nil || e.next.units > 0 || !c.lowWater(now) || now < l.down.Load() {
 		return
 	}
-	if spent := c.leased - c.units; spent > 0 {
-		e.size = min(ceilMulDiv(spent, e.plan.life, max(now-c.taken, 1)), l.opts.MaxUnits)
+	spent := c.leased - c.units
+	if spent < 1 {
+		return
 	}
-	if l.take(e, now, e.want(now, l.opts.MaxUnits, l.share, l.opts.MaxAge.Microseconds())) {
-		l.stats.prefetches.Add(1)
+	e.size = min(ceilMulDiv(spent, e.plan.life, max(now-c.taken, 1)), l.opts.MaxUnits)
+	n := min(e.want(now, l.opts.MaxUnits, l.share, l.opts.MaxAge.Microseconds()), l.opts.MaxUnits-c.units)
+	if n < 1 || !l.refilling() {
+		return
 	}
-}
-
-// take starts taking a lease of up to n units for e in the background (e
-// is locked) unless one is being taken or takes have failed lately: at
-// most one take runs per key and limit, and no call waits for it. It
-// takes less than n when e still holds units, so that e never holds more
-// than LeaseOptions.MaxUnits. It reports whether it started one.
-func (l *Leased) take(e *leaseEntry, now, n int64) bool {
-	n = min(n, l.opts.MaxUnits-e.held())
-	if e.taking || n < 1 || now < l.down.Load() || !l.refilling() {
-		return false
-	}
-	e.taking = true
+	ch := make(chan struct{})
+	e.taking = ch
 	l.stats.taking.Add(1)
-	go l.refill(e, n)
-	return true
+	l.stats.prefetches.Add(1)
+	go l.refill(e, n, ch)
 }
 
 // refilling reports whether a background take may start, and counts it
@@ -53,11 +48,12 @@ func (l *Leased) refilling() bool {
 	return true
 }
 
-// refill takes n units of e's limit from the shared state (one apply.lua
-// run, batched with the calls of the moment) and installs them as e's next
-// lease, or as its current one if that can no longer be spent. A refusal
-// or a failure leaves e without it.
-func (l *Leased) refill(e *leaseEntry, n int64) {
+// refill takes n units of e's limit from the shared state and installs
+// them as e's next lease (as its current one if that can no longer be
+// spent), then closes ch, which e.taking is. A refusal or a failure leaves
+// e without it: the next call that its lease cannot cover decides as
+// without one.
+func (l *Leased) refill(e *leaseEntry, n int64, ch chan struct{}) {
 	defer l.refills.Done()
 	tk := []sluice.Check{{Key: e.key, Limit: e.plan.shared, Cost: n}}
 	st := make([]sluice.Status, 1)
@@ -66,7 +62,7 @@ func (l *Leased) refill(e *leaseEntry, n int64) {
 	g, err := l.shared.applyAt(context.Background(), tk, st)
 	after := l.clock()
 	e.mu.Lock()
-	e.taking = false
+	e.taking = nil
 	switch {
 	case err != nil:
 	case !st[0].Allowed:
@@ -75,16 +71,17 @@ func (l *Leased) refill(e *leaseEntry, n int64) {
 		l.queue(tk[0], e.plan.mark(g, n, st[0].ResetAfter.Microseconds()))
 	default:
 		e.hear(&st[0], now)
-		ls := l.newLease(e, now, g, n, n, &st[0])
+		next := l.newLease(e, now, g, n, n, &st[0])
 		if e.cur.units < 1 || after >= e.cur.deadline {
 			l.retireLease(e, &e.cur, after)
-			e.cur = ls
+			e.cur = next
 		} else {
-			e.next = ls
+			e.next = next
 		}
 	}
 	e.mu.Unlock()
 	l.stats.taking.Add(-1)
+	close(ch)
 	if err != nil {
 		l.down.Store(after + l.after)
 	}

@@ -7,13 +7,13 @@ type LeaseStats struct {
 	// Calls is the number of Apply calls; Local of them were decided from
 	// leases alone, without asking Redis.
 	Calls, Local int64
-	// RoundTrips is the number of calls to Redis for decisions: takes
-	// (which run in the background: no call waits for one), and calls
-	// decided exactly by the store behind (which may answer from its
-	// over-limit cache or its fallback without Redis). Prefetches is the
-	// number of takes started while the lease before still covered calls
-	// (at its low water). GiveBacks is the number of give-back runs of
-	// lease.lua (one per batch of keys).
+	// RoundTrips is the number of calls to Redis for decisions: takes, and
+	// calls decided exactly by the store behind (which may answer from
+	// its over-limit cache or its fallback without Redis). Prefetches of
+	// them are takes started in the background while the lease before
+	// still covered calls (at its low water), which no call waited for.
+	// GiveBacks is the number of give-back runs of lease.lua (one per
+	// batch of keys).
 	RoundTrips, Prefetches, GiveBacks int64
 	// Leases is the number of leases taken; Leased the units they held
 	// beyond their checks' own cost.
