@@ -1,6 +1,27 @@
 // Package memory is sluice's in-process Store: sharded, bounded in the number
-// of keys it holds, and free of allocations when it decides for a key it
+// of states it holds, and free of allocations when it decides for a key it
 // already holds.
+//
+// # Keys and states
+//
+// A store keeps one state per (key, limit ID, algorithm), as a sluice.Store
+// must, and keeps all the states of one key together: a shard holds one
+// entry per key, in an open-addressing array, with the key's states in
+// slots of the entry (up to four; a sliding counter's state takes two).
+// The checks of one call on one key — a plan's per-second, per-minute and
+// per-day limits — so find their states with one lookup and take them with
+// one lock. A shard's entries are as wide as its widest key needs; states
+// that do not fit (sliding logs and concurrency leases, whose size varies,
+// and a key's states beyond four slots) are kept beside the array and
+// decided under the shard's mutex.
+//
+// The bound of WithMaxKeys counts states, not keys: a limit's promise is
+// made per state, a call adds states one by one, and a key's states are
+// what an attacker multiplies. Memory follows the entries: a state costs
+// the share of its entry's width it uses, about 90 bytes for keys of one
+// limit each and 65 for keys of three, and at most about 300 bytes (a
+// shard whose keys hold one state each beside one key that holds four);
+// side states add their own size.
 //
 // # Eviction
 //
@@ -16,9 +37,10 @@
 //  2. Then the state with the least share of its capacity used (ties: the
 //     one that expires soonest): its key gets back at most what it used.
 //  3. A state that refuses a check of cost 1 now never goes while another
-//     may. The store looks at 8 states from a random place; while all it
-//     found refuse, it looks at every state of a shard of at most 64, else
-//     at 8 more from another random place, up to 64 in all. If every one
+//     may. The store looks at the states of 8 keys from a random place;
+//     while all it found refuse, it looks at every key of a shard of at
+//     most 64, else at 8 more keys from another random place, up to 64 in
+//     all. A key's other states stay; a key left with none goes. If every one
 //     refuses, the new key is not taken: its check is refused (counted in
 //     Stats.NoRoom) with a RetryAfter until the first of them stops
 //     refusing, and a call of several checks changes nothing. The new key
@@ -30,7 +52,7 @@
 // parameter sets it has decided it under: those of every call decided
 // under a shard's mutex, which every new key's is. It ranks a state by
 // those that may have written it, the ones under which it is back at full
-// quota when its entry says it is. When several may have, the strictest
+// quota when its slot says it is. When several may have, the strictest
 // counts (a window's count of 10 refuses if any of them allows only 10);
 // when none may have, the state counts as refusing until it expires. A
 // parameter set that the store has met only for keys it already held
@@ -38,8 +60,7 @@
 // by the others.
 //
 // The rule costs a peek at each state looked at (sluice.DecideBatch of
-// cost 0): about half a microsecond to a microsecond more per new key at a
-// full store (BenchmarkAllowNewKeyFullStore), and a comparison of the
-// limit's parameters on each call decided under a shard's mutex. An
-// eviction allocates nothing.
+// cost 0) per new state at a full store (BenchmarkAllowNewKeyFullStore),
+// and a comparison of the limit's parameters on each call decided under a
+// shard's mutex. An eviction allocates nothing.
 package memory

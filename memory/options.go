@@ -60,7 +60,8 @@ func WithClockResolution(d time.Duration) Option {
 }
 
 // WithMaxKeys bounds the number of (key, limit) states the store keeps, 1<<20
-// by default (about 44 MB of heap). When a new key arrives at a full store,
+// by default: about 90 MB of heap for keys of one limit each (see the
+// package doc for what a state costs). When a new key arrives at a full store,
 // an expired state (one back at full quota for a second or more: expiry is
 // kept in whole seconds) is reclaimed or, failing that, a state is evicted
 // by the rule of the package doc: never one that refuses while another
