@@ -116,6 +116,9 @@ type Result struct {
 	// builder's, the unused rest of valueBlock is for the next values.
 	byteBlock  strings.Builder
 	valueBlock []string
+	// keyBuf and headerBuf are where rule keys and header values are
+	// written before they become strings.
+	keyBuf, headerBuf []byte
 }
 
 // planState is what the middleware precomputes for one plan.

@@ -21,7 +21,7 @@ func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 		if !ok {
 			continue
 		}
-		key, ok := m.ruleKey(ru, f, pat, &pm)
+		key, ok := m.ruleKey(ru, f, pat, &pm, res)
 		if !ok {
 			continue
 		}

@@ -50,13 +50,12 @@ func (f *requestFacts) clientAddr(id *identifier) netip.Addr {
 // ruleKey returns the store key of r's state under ru, matched by pattern
 // pat with wildcards pm; false when an attribute is absent and the rule's
 // fallback is to skip. Keys of the client alone are the client's store key;
-// others are built in a stack buffer and taken from m.ruleKeys (see keyCache).
-func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch) (string, bool) {
+// others are built in res.keyBuf and taken from m.ruleKeys (see keyCache).
+func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch, res *Result) (string, bool) {
 	if ru.clientOnly {
 		return f.id.key, true
 	}
-	var arr [512]byte
-	buf := append(arr[:0], ru.keyPrefix...)
+	buf := append(res.keyBuf[:0], ru.keyPrefix...)
 	for i := range ru.parts {
 		if i > 0 {
 			buf = append(buf, '|')
@@ -67,6 +66,7 @@ func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch) 
 		}
 		switch ru.fallback {
 		case FallbackSkip:
+			res.keyBuf = buf
 			return "", false
 		case FallbackShared:
 			buf = append(buf, '-')
@@ -74,6 +74,7 @@ func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch) 
 			buf = appendAddrGroup(append(buf, "ip:"...), f.clientAddr(m.id), m.id.ipv4Prefix, m.id.ipv6Prefix)
 		}
 	}
+	res.keyBuf = buf
 	return m.ruleKeys.key(buf), true
 }
 

@@ -38,6 +38,9 @@ func parsePathPattern(s string) (pathPattern, error) {
 	if !strings.HasPrefix(s, "/") {
 		return p, errors.New(`a path pattern starts with "/" (methods and hosts have fields of their own)`)
 	}
+	if strings.ContainsAny(s, " \t") {
+		return p, errors.New("a path pattern has no spaces or tabs (ServeMux reads them as separating a method from the path)")
+	}
 	parts := strings.Split(s[1:], "/")
 	seen := map[string]bool{}
 	for i, part := range parts {
@@ -112,12 +115,7 @@ func (pp *pathPattern) match(p string, m *pathMatch) bool {
 		if pos > len(p) {
 			return false
 		}
-		end := strings.IndexByte(p[pos:], '/')
-		next := pos + end + 1
-		if end < 0 {
-			end, next = len(p)-pos, len(p)+1
-		}
-		seg := p[pos : pos+end]
+		rest := p[pos:]
 		switch {
 		case s.rest:
 			if w < len(m.from) {
@@ -125,21 +123,28 @@ func (pp *pathPattern) match(p string, m *pathMatch) bool {
 			}
 			return true
 		case s.dollar:
-			return seg == "" && next > len(p)
+			return rest == ""
 		case s.wild != "":
-			if seg == "" {
+			end := strings.IndexByte(rest, '/')
+			if end < 0 {
+				end = len(rest)
+			}
+			if end == 0 {
 				return false
 			}
 			if w < len(m.from) {
 				m.from[w], m.to[w] = int32(pos), int32(pos+end)
 				w++
 			}
+			pos += end + 1
 		case i == len(pp.segs)-1 && pp.subtree:
 			return true
-		case seg != s.lit:
-			return false
+		default: // a literal: the whole segment
+			if !strings.HasPrefix(rest, s.lit) || len(rest) > len(s.lit) && rest[len(s.lit)] != '/' {
+				return false
+			}
+			pos += len(s.lit) + 1
 		}
-		pos = next
 	}
 	return pos > len(p)
 }
@@ -173,8 +178,7 @@ func cleanPath(p string) string {
 	if p == "" {
 		return "/"
 	}
-	if p[0] == '/' && !strings.Contains(p, "//") && !strings.Contains(p, "/./") && !strings.Contains(p, "/../") &&
-		!strings.HasSuffix(p, "/.") && !strings.HasSuffix(p, "/..") {
+	if isClean(p) {
 		return p
 	}
 	np := path.Clean("/" + p)
@@ -182,4 +186,31 @@ func cleanPath(p string) string {
 		np += "/"
 	}
 	return np
+}
+
+// isClean reports whether p is rooted and has no empty, "." or ".."
+// segment but a last empty one (a trailing slash).
+func isClean(p string) bool {
+	if p[0] != '/' {
+		return false
+	}
+	for i := 0; i >= 0; {
+		seg := p[i+1:] // from the byte after a slash
+		switch {
+		case seg == "":
+			return true
+		case seg[0] == '/':
+			return false
+		case seg[0] == '.':
+			if len(seg) == 1 || seg[1] == '/' || seg[1] == '.' && (len(seg) == 2 || seg[2] == '/') {
+				return false
+			}
+		}
+		if j := strings.IndexByte(seg, '/'); j >= 0 {
+			i += 1 + j
+		} else {
+			i = -1
+		}
+	}
+	return true
 }
