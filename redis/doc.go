@@ -254,12 +254,13 @@
 // reload) and Close — unless the shared limit was, as last heard, full
 // again by then, when the undo would change nothing. A call of several
 // checks is admitted from leases only if every check's lease covers it;
-// otherwise it goes to the over-limit cache and the failover as without
-// leases, and spends nothing of any lease. Takes run in the background,
-// one at a time per key and limit, batched with the calls of the moment:
-// a key's next lease is taken when its current one is down to a quarter of
-// its units or of its life, so that a call waits for Redis only when no
-// lease of its key covers it.
+// otherwise the leases it needs are taken in one script run, the covered
+// checks' units held aside until it answers, and a refusal spends nothing
+// of any lease. A call that a lease cannot serve goes to the over-limit
+// cache and the failover as without leases. A key's next lease is taken
+// in the background when its current one is down to a quarter of its units
+// or of its life, one take at a time per key and limit, so that a call
+// waits for Redis only when no lease of its key covers it.
 //
 // What leases cost in admissions: nothing for windows; for a bucket, its
 // hold-back h. The shared bucket decides every unit with burst B − h, so

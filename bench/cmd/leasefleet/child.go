@@ -15,9 +15,9 @@ import (
 	"github.com/sluice-dev/sluice/redis"
 )
 
-// keys is the number of keys of the throughput runs, drawn with Zipf
-// popularity (s = 1.1).
-const keys = 10_000
+// defaultKeys is the number of keys of the throughput runs, drawn with
+// Zipf popularity (s = 1.1), unless -keys says otherwise.
+const defaultKeys = 10_000
 
 // warmup is how long the callers of a throughput run call before they
 // count.
@@ -42,13 +42,14 @@ func runJob(j job) result {
 // when set) and returns what they measured.
 func load(j job, newCall func(w int) bench.CallFunc) result {
 	time.Sleep(time.Until(j.Start))
+	late := time.Since(j.Start)
 	var r bench.LoadResult
 	if j.Rate > 0 {
 		r = bench.PacedHooks(j.Callers, j.Rate, warmup, j.D, newCall, bench.Hooks{})
 	} else {
 		r = bench.ClosedLoopHooks(j.Callers, warmup, j.D, newCall, bench.Hooks{})
 	}
-	res := result{Calls: r.Calls, Admitted: r.Calls - r.Refused - r.Errors, Errors: r.Errors, Elapsed: r.Elapsed,
+	res := result{Late: late, Calls: r.Calls, Admitted: r.Calls - r.Refused - r.Errors, Errors: r.Errors, Elapsed: r.Elapsed,
 		P50: bench.Pct(r.Lat, 50), P99: bench.Pct(r.Lat, 99)}
 	if r.FirstErr != nil {
 		res.FirstErr = r.FirstErr.Error()
@@ -56,11 +57,11 @@ func load(j job, newCall func(w int) bench.CallFunc) result {
 	return res
 }
 
-// zipfKeys returns, per worker, a function drawing key names with Zipf
-// popularity.
-func zipfKeys(prefix string, w int) func() string {
+// zipfKeys returns, per worker, a function drawing one of keys key names
+// with Zipf popularity.
+func zipfKeys(prefix string, keys, w int) func() string {
 	rng := rand.New(rand.NewPCG(uint64(w), 42))
-	z := rand.NewZipf(rng, 1.1, 1, keys-1)
+	z := rand.NewZipf(rng, 1.1, 1, uint64(keys-1))
 	names := make([]string, keys)
 	for i := range names {
 		names[i] = fmt.Sprintf("%s%d", prefix, i)
@@ -79,7 +80,7 @@ func runPeer(j job) result {
 		}
 		defer inst.Close()
 		return load(j, func(w int) bench.CallFunc {
-			dec, key := inst.Worker(), zipfKeys(j.Run, w)
+			dec, key := inst.Worker(), zipfKeys(j.Run, j.Keys, w)
 			return func() (bool, error) { return dec(key()) }
 		})
 	}
@@ -110,7 +111,7 @@ func runSluice(j job) result {
 	defer g.Close()
 	limit := sluice.GCRA(throughputRate, time.Second)
 	r := load(j, func(w int) bench.CallFunc {
-		key, ctx := zipfKeys(j.Run, w), context.Background()
+		key, ctx := zipfKeys(j.Run, j.Keys, w), context.Background()
 		if j.Global {
 			key = func() string { return j.Run + "-global" }
 		}
@@ -145,8 +146,9 @@ func promiseLimits() []sluice.Limit {
 }
 
 // runPromise offers, over the fleet, twice what every limit admits, and
-// counts what is admitted. Moving: only process ⌊t/1s⌋ mod procs offers
-// traffic at time t, at the fleet's whole rate.
+// counts what is admitted, per limit and per second of the clock. Moving:
+// only process ⌊t/1s⌋ mod procs offers traffic at time t, at the fleet's
+// whole rate.
 func runPromise(j job) result {
 	g, err := open(j)
 	if err != nil {
@@ -154,13 +156,19 @@ func runPromise(j job) result {
 	}
 	defer g.Close()
 	limits := promiseLimits()
-	admits := make([]atomic.Int64, len(limits))
+	first := j.Start.Unix()
+	secs := int(j.Start.Add(j.D).Unix()-first) + 1
+	admits := make([][]atomic.Int64, len(limits)) // per limit, per second from first
+	for i := range admits {
+		admits[i] = make([]atomic.Int64, secs)
+	}
 	var calls, errs atomic.Int64
 	perCall := time.Duration(float64(time.Second) * float64(j.Procs*j.Callers) / (2 * 2000))
 	if j.Moving {
 		perCall /= time.Duration(j.Procs)
 	}
 	time.Sleep(time.Until(j.Start))
+	late := time.Since(j.Start)
 	end := j.Start.Add(j.D)
 	var wg sync.WaitGroup
 	for w := range j.Callers {
@@ -170,7 +178,7 @@ func runPromise(j job) result {
 			for {
 				time.Sleep(time.Until(next))
 				now := time.Now()
-				if now.After(end) {
+				if !now.Before(end) {
 					return
 				}
 				next = next.Add(perCall)
@@ -183,17 +191,21 @@ func runPromise(j job) result {
 					if err := g.Apply(ctx, []sluice.Check{c}, out); err != nil {
 						errs.Add(1)
 					} else if out[0].Allowed {
-						admits[i].Add(1)
+						admits[i][min(int(now.Unix()-first), secs-1)].Add(1)
 					}
 				}
 			}
 		})
 	}
 	wg.Wait()
-	r := result{Calls: calls.Load(), Errors: errs.Load(), Elapsed: j.D, Admits: map[string]int64{}}
+	r := result{Late: late, Calls: calls.Load(), Errors: errs.Load(), Elapsed: j.D, Admits: map[string][]int64{}}
 	for i, l := range limits {
-		r.Admits[l.Algorithm().String()] = admits[i].Load()
-		r.Admitted += admits[i].Load()
+		per := make([]int64, secs)
+		for k := range per {
+			per[k] = admits[i][k].Load()
+			r.Admitted += per[k]
+		}
+		r.Admits[l.Algorithm().String()] = per
 	}
 	stats(g, &r, j)
 	return r

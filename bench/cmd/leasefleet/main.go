@@ -3,13 +3,16 @@
 // callers, on one redis-server, against the Redis peers of package bench
 // run the same way.
 //
-//	leasefleet [-redis host:port] [-procs 4] [-callers 64] [-d 5s]
+//	leasefleet [-redis host:port] [-procs 4] [-callers 64] [-keys 10000] [-d 5s] [-only peers,sluice,promise]
+//	leasefleet -cluster host:port,… [-d 5s]    # one global limit on a Cluster, leases off and on
 //
 // Without -redis it starts a redis-server of its own; LEASEFLEET_DEBUG=1
 // prints each sluice process's lease statistics. It prints, per
-// configuration, decisions/s of the fleet, Redis commands per decision,
-// p50/p99, and for the promise runs the units admitted against the
-// promise, counted by the processes from outside the store.
+// configuration, decisions/s of the fleet, p50/p99, Redis commands per
+// decision by name (INFO commandstats over the measured span, the commands
+// scripts run included), and for the promise runs the units admitted
+// against the promise, counted by the processes from outside the store,
+// over the run and in its steady seconds.
 package main
 
 import (
@@ -29,6 +32,10 @@ import (
 	"github.com/sluice-dev/sluice/bench"
 )
 
+// lead is how long before its start a fleet run's processes are launched:
+// long enough for them all to be ready on a busy machine.
+const lead = 4 * time.Second
+
 // job is what one child process runs; result what it reports.
 type job struct {
 	Mode    string        // "peer", "sluice", "promise"
@@ -38,6 +45,7 @@ type job struct {
 	Cluster bool          // Addr is a Redis Cluster
 	Global  bool          // sluice: every call on one key (a global limit)
 	Callers int           // goroutines
+	Keys    int           // keys of a throughput run
 	Rate    float64       // paced calls/s of this process; 0: closed loop
 	D       time.Duration // measurement
 	Start   time.Time     // when to begin (all processes together)
@@ -48,12 +56,13 @@ type job struct {
 }
 
 type result struct {
+	Late                    time.Duration // how long after Start the process began
 	Calls, Admitted, Errors int64
 	Elapsed                 time.Duration
 	P50, P99                time.Duration
 	Local, RoundTrips       int64
-	Fallback                int64            // decisions of the local fallback
-	Admits                  map[string]int64 // promise: units admitted per limit
+	Fallback                int64              // decisions of the local fallback
+	Admits                  map[string][]int64 // promise: units admitted per limit, per second of the clock from Start's
 	FirstErr                string
 }
 
@@ -62,6 +71,7 @@ func main() {
 	addr := flag.String("redis", "", "redis-server address (default: start one)")
 	procs := flag.Int("procs", 4, "processes in the fleet")
 	callers := flag.Int("callers", 64, "goroutines per process")
+	keys := flag.Int("keys", defaultKeys, "keys of the throughput runs (Zipf popularity)")
 	d := flag.Duration("d", 5*time.Second, "measurement per configuration")
 	only := flag.String("only", "", "comma-separated configurations to run: peers, sluice, promise, global (default all but global)")
 	cluster := flag.String("cluster", "", "seed addresses of a Redis Cluster (comma-separated), for the global runs")
@@ -89,7 +99,7 @@ func main() {
 		}
 		return
 	}
-	if err := parent(*addr, *procs, *callers, *d, *only); err != nil {
+	if err := parent(*addr, *procs, *callers, *keys, *d, *only); err != nil {
 		fatal(err)
 	}
 }
@@ -107,7 +117,7 @@ func fleet(j job, procs int) ([]result, error) {
 	}
 	j.Procs = procs
 	if j.Start.IsZero() {
-		j.Start = time.Now().Add(2 * time.Second)
+		j.Start = time.Now().Add(lead)
 	}
 	cmds := make([]*exec.Cmd, procs)
 	outs := make([]*bufio.Scanner, procs)

@@ -18,7 +18,8 @@ type fleetRun struct {
 	p50, p99                time.Duration    // the processes' largest
 	local, roundTrips       int64
 	fallback                int64
-	admits                  map[string]int64
+	late                    time.Duration      // the latest process's start after the run's
+	admits                  map[string][]int64 // per limit, per second from the start's
 	firstErr                string
 }
 
@@ -27,7 +28,9 @@ type fleetRun struct {
 // count their calls), by name.
 func measure(name, addr string, j job, procs int) (fleetRun, error) {
 	j.Addr, j.Run = addr, fmt.Sprintf("lf%d-%s", time.Now().UnixNano(), name)
-	j.Start = time.Now().Add(2 * time.Second)
+	if j.Start.IsZero() {
+		j.Start = time.Now().Add(lead)
+	}
 	type span struct {
 		cmds map[string]int64
 		err  error
@@ -62,7 +65,7 @@ func measure(name, addr string, j job, procs int) (fleetRun, error) {
 
 // sum adds up the processes' results of one configuration.
 func sum(name string, res []result) fleetRun {
-	f := fleetRun{name: name, admits: map[string]int64{}}
+	f := fleetRun{name: name, admits: map[string][]int64{}}
 	for _, r := range res {
 		f.calls += r.Calls
 		f.admitted += r.Admitted
@@ -72,8 +75,14 @@ func sum(name string, res []result) fleetRun {
 		f.local += r.Local
 		f.roundTrips += r.RoundTrips
 		f.fallback += r.Fallback
+		f.late = max(f.late, r.Late)
 		for k, v := range r.Admits {
-			f.admits[k] += v
+			if len(f.admits[k]) < len(v) {
+				f.admits[k] = append(f.admits[k], make([]int64, len(v)-len(f.admits[k]))...)
+			}
+			for i, n := range v {
+				f.admits[k][i] += n
+			}
 		}
 		if f.firstErr == "" {
 			f.firstErr = r.FirstErr
@@ -108,18 +117,21 @@ func (f fleetRun) String() string {
 	if f.fallback > 0 {
 		s += fmt.Sprintf("  fallback decisions %d", f.fallback)
 	}
+	if f.late > 50*time.Millisecond {
+		s += fmt.Sprintf("  (a process began %v late: its calls and Redis's commands were counted over different spans)", f.late.Round(time.Millisecond))
+	}
 	if f.firstErr != "" {
 		s += "  first error: " + f.firstErr
 	}
 	return s
 }
 
-func parent(addr string, procs, callers int, d time.Duration, only string) error {
+func parent(addr string, procs, callers, keys int, d time.Duration, only string) error {
 	want := func(name string) bool {
 		return only == "" || slices.Contains(strings.Split(only, ","), name)
 	}
-	fmt.Printf("leasefleet: %d processes × %d callers, %v per run, Redis at %s, load %s\n", procs, callers, d, addr, bench.LoadAvg())
-	base := job{Callers: callers, D: d}
+	fmt.Printf("leasefleet: %d processes × %d callers, %d keys, %v per run, Redis at %s, load %s\n", procs, callers, keys, d, addr, bench.LoadAvg())
+	base := job{Callers: callers, Keys: keys, D: d}
 	fastestPeer := 0.0
 	for _, p := range []string{"redis_rate", "ulule-redis", "throttled-redis"} {
 		if !want("peers") {
@@ -174,13 +186,13 @@ func parent(addr string, procs, callers int, d time.Duration, only string) error
 			j := base
 			j.Mode, j.Lease, j.Moving = "promise", on, moving
 			name := fmt.Sprintf("promise lease=%v moving=%v", on, moving)
-			start := time.Now()
+			j.Start = time.Now().Add(lead)
 			f, err := measure(name, addr, j, procs)
 			if err != nil {
 				return err
 			}
 			fmt.Println(f)
-			promise(f, start.Add(2*time.Second), d)
+			promise(f, j.Start, d)
 		}
 	}
 	return nil
@@ -188,20 +200,32 @@ func parent(addr string, procs, callers int, d time.Duration, only string) error
 
 // promise prints, per limit of the promise runs, what the fleet admitted
 // against the most the limit allows in the run's span (windows touched ×
-// Q, or burst plus refill) and against Q per second of the run.
+// Q; a bucket's burst plus its refill over the span), and in the seconds
+// of the clock that lie wholly in the run after its first second (steady:
+// every bucket has been drained, and Q per second is the most any limit
+// admits there).
 func promise(f fleetRun, start time.Time, d time.Duration) {
 	const q = 2000
-	end := start.Add(d + 100*time.Millisecond) // calls in flight at the end
-	windows := end.Unix() - start.Unix() + 1
+	end := start.Add(d)
+	slack := end.Add(100 * time.Millisecond) // calls made before the end, decided after it
+	windows := slack.Unix() - start.Unix() + 1
 	for _, l := range promiseLimits() {
-		got := f.admits[l.Algorithm().String()]
+		per := f.admits[l.Algorithm().String()]
+		var got, steady, whole int64
+		for k, n := range per {
+			got += n
+			if sec := start.Unix() + int64(k); sec >= start.Add(time.Second).Unix()+1 && sec+1 <= end.Unix() {
+				steady += n
+				whole++
+			}
+		}
 		most := windows * q
 		if l.Algorithm().String() != "fixed-window" && l.Algorithm().String() != "sliding-window-counter" {
-			most = q + int64(end.Sub(start).Seconds()*q)
+			most = q + int64(slack.Sub(start).Seconds()*q)
 		}
-		over := max(got-most, 0)
-		fmt.Printf("    %-24s admitted %6d  most allowed %6d  over %d  of Q·d %.1f%%\n", l.Algorithm(), got, most, over,
-			100*float64(got)/(q*d.Seconds()))
+		fmt.Printf("    %-24s admitted %6d  most allowed %6d  over %d  of that %5.1f%%  steady (%d s) %5.1f%% of Q/s\n",
+			l.Algorithm(), got, most, max(got-most, 0), 100*float64(got)/float64(most),
+			whole, 100*float64(steady)/float64(max(whole*q, 1)))
 	}
 }
 
