@@ -133,14 +133,14 @@ type leaseBackend interface {
 // key whose lease ended before its next call, a cost above what is left,
 // or a shared remainder too low to lease. A take at low water asks for
 // what the instance spends of the key in a lease's life, at the rate it
-// spent the current lease; a take after a lease ran out asks for twice
-// that lease when it was spent within half its life, and after one ended
-// unspent, for what was spent of it. Every take is capped by
-// LeaseOptions.MaxUnits — what an instance holds of one key's limit,
-// current and next lease together, never exceeds it — and by the shared
-// remainder as last heard divided among twice the instances, so that
-// takes shrink to nothing (the exact per-request path) as the remainder
-// runs out.
+// spent the current lease, less what it still holds; a take after a lease
+// ran out asks for twice that lease when it was spent within half its
+// life, and after one ended unspent, for what was spent of it. Every take
+// is capped by LeaseOptions.MaxUnits — what an instance holds of one key's
+// limit, current and next lease together, never exceeds it — and by the
+// shared remainder as last heard divided among twice the instances, so
+// that takes shrink to nothing (the exact per-request path) as the
+// remainder runs out.
 //
 // Unspent units go back to Redis (lease.lua, one script run per batch of
 // keys) when a lease has been idle for LeaseOptions.Idle, ends, or is
