@@ -6,15 +6,23 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
+// minPrefetch is the fewest units a take at low water asks for. Such a
+// take is a script run of its own, a few commands in Redis, where a check
+// decided exactly rides in a run with others: a smaller lease would cost
+// Redis more than the exact checks it saves. (A take a call waits for
+// carries that call's check, and is worth any size.)
+const minPrefetch = 8
+
 // prefetch starts taking e's next lease in the background (e is locked; a
 // check has just spent from its current lease at now) when the current
 // one is at low water (lease.lowWater), no take for e runs, none is held
-// in reserve and the shared remainder leaves a share to lease. Calls keep
-// spending the current lease meanwhile; the next one is spent once the
-// current one cannot cover a check. Its size is what this instance spends
-// of the key in a lease's life at the rate it spent the current one, capped
-// so that e never holds more than LeaseOptions.MaxUnits, nor more than the
-// shared remainder's share.
+// in reserve and the shared remainder leaves a share of at least
+// minPrefetch units to lease. Calls keep spending the current lease
+// meanwhile; the next one is spent once the current one cannot cover a
+// check. Its size is what this instance spends of the key in a lease's
+// life at the rate it spent the current one, capped so that e never holds
+// more than LeaseOptions.MaxUnits, nor more than the shared remainder's
+// share.
 func (l *Leased) prefetch(e *leaseEntry, now int64) {
 	c := &e.cur
 	if e.taking != nil || e.next.units > 0 || !c.lowWater(now) || now < l.down.Load() {
@@ -26,7 +34,7 @@ func (l *Leased) prefetch(e *leaseEntry, now int64) {
 	}
 	e.size = min(ceilMulDiv(spent, e.plan.life, max(now-c.taken, 1)), l.opts.MaxUnits)
 	n := min(e.want(now, l.opts.MaxUnits, l.share, l.opts.MaxAge.Microseconds()), l.opts.MaxUnits-c.units)
-	if n < 1 || !l.refilling() {
+	if n < minPrefetch || !l.refilling() {
 		return
 	}
 	ch := make(chan struct{})
