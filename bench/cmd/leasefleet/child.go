@@ -131,7 +131,7 @@ func stats(g *redis.Guarded, r *result, j job) {
 	r.Fallback = g.Failover().Stats().FallbackDecisions
 	if l := g.Leases(); l != nil {
 		s := l.Stats()
-		r.Local, r.RoundTrips = s.Local, s.RoundTrips
+		r.Local, r.LeaseCalls, r.RoundTrips = s.Local, s.Calls, s.RoundTrips
 		if os.Getenv("LEASEFLEET_DEBUG") != "" {
 			fmt.Fprintf(os.Stderr, "process %d: %+v\n", j.Proc, s)
 		}

@@ -17,6 +17,7 @@ type fleetRun struct {
 	cmds                    map[string]int64 // Redis's commands in the measured span, by name
 	p50, p99                time.Duration    // the processes' largest
 	local, roundTrips       int64
+	leaseCalls              int64
 	fallback                int64
 	late                    time.Duration      // the latest process's start after the run's
 	admits                  map[string][]int64 // per limit, per second from the start's
@@ -74,6 +75,7 @@ func sum(name string, res []result) fleetRun {
 		f.p50, f.p99 = max(f.p50, r.P50), max(f.p99, r.P99)
 		f.local += r.Local
 		f.roundTrips += r.RoundTrips
+		f.leaseCalls += r.LeaseCalls
 		f.fallback += r.Fallback
 		f.late = max(f.late, r.Late)
 		for k, v := range r.Admits {
@@ -102,17 +104,20 @@ func (f fleetRun) String() string {
 	}
 	slices.Sort(names)
 	per := func(n int64) float64 { return float64(n) / float64(max(f.calls, 1)) }
-	s := fmt.Sprintf("%-22s %12.0f/s  calls %9d  admitted %5.1f%%  errors %d  p50 %8s ms  p99 %8s ms  Redis cmds/decision %.4f (",
-		f.name, f.rate, f.calls, 100*float64(f.admitted)/float64(max(f.calls, 1)), f.errors, bench.Ms(f.p50), bench.Ms(f.p99), per(all))
-	for i, k := range names {
-		if i > 0 {
-			s += " "
+	s := fmt.Sprintf("%-22s %12.0f/s  calls %9d  admitted %5.1f%%  errors %d  p50 %8s ms  p99 %8s ms",
+		f.name, f.rate, f.calls, 100*float64(f.admitted)/float64(max(f.calls, 1)), f.errors, bench.Ms(f.p50), bench.Ms(f.p99))
+	if f.cmds != nil { // counted on a standalone Redis only
+		s += fmt.Sprintf("  Redis cmds/decision %.4f (", per(all))
+		for i, k := range names {
+			if i > 0 {
+				s += " "
+			}
+			s += fmt.Sprintf("%s %.4f", k, per(f.cmds[k]))
 		}
-		s += fmt.Sprintf("%s %.4f", k, per(f.cmds[k]))
+		s += ")"
 	}
-	s += ")"
 	if f.local > 0 {
-		s += fmt.Sprintf("  from leases %.1f%%", 100*float64(f.local)/float64(max(f.calls, 1)))
+		s += fmt.Sprintf("  from leases %.1f%%", 100*float64(f.local)/float64(max(f.leaseCalls, 1)))
 	}
 	if f.fallback > 0 {
 		s += fmt.Sprintf("  fallback decisions %d", f.fallback)
