@@ -60,8 +60,8 @@ type result struct {
 	Calls, Admitted, Errors int64
 	Elapsed                 time.Duration
 	P50, P99                time.Duration
-	Local, RoundTrips       int64 // the leases' counts, warm-up included
-	LeaseCalls              int64 // calls the leases counted, warm-up included
+	Local, RoundTrips       int64              // the leases' counts, warm-up included
+	LeaseCalls              int64              // calls the leases counted, warm-up included
 	Fallback                int64              // decisions of the local fallback
 	Admits                  map[string][]int64 // promise: units admitted per limit, per second of the clock from Start's
 	FirstErr                string
