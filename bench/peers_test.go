@@ -2,6 +2,7 @@ package bench
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -70,6 +71,7 @@ func TestHTTPPeersLimit(t *testing.T) {
 			r, _ := http.NewRequest(http.MethodGet, "http://api.example/v1/items", nil)
 			r.RemoteAddr = "192.0.2.10:41234"
 			r.Header.Set(APIKeyHeader, keys[3])
+			r.Header.Set(TenantHeader, "acme")
 			w := NewDiscardWriter()
 			admitted, refused := 0, 0
 			for range 2 * Rate {
@@ -88,5 +90,27 @@ func TestHTTPPeersLimit(t *testing.T) {
 				t.Fatalf("admitted %d, refused %d of %d with a limit of %d", admitted, refused, 2*Rate, Rate)
 			}
 		})
+	}
+}
+
+// The row with rules checks all five limits: the plan's three and one of
+// each rule, each named in the RateLimit header.
+func TestSluiceRulesRowChecksFiveLimits(t *testing.T) {
+	keys := APIKeys(3)
+	h, closeFn := newSluiceHTTP(keys, BareHandler, 3, true)
+	defer closeFn()
+	r, _ := http.NewRequest(http.MethodGet, "http://api.example/v1/items?page=2", nil)
+	r.Header.Set(APIKeyHeader, keys[1])
+	r.Header.Set(TenantHeader, "acme")
+	w := NewDiscardWriter()
+	h.ServeHTTP(w, r)
+	got := w.H.Get("RateLimit")
+	for _, name := range []string{"per-second", "per-minute", "per-day", "items.per-minute", "tenants.per-second"} {
+		if !strings.Contains(got, `"`+name+`";r=`) {
+			t.Errorf("RateLimit %q has no item %q", got, name)
+		}
+	}
+	if n := strings.Count(got, ";r="); w.Status != http.StatusOK || n != 5 {
+		t.Errorf("status %d, %d items in RateLimit %q, want 200 and 5", w.Status, n, got)
 	}
 }

@@ -7,7 +7,9 @@
 //     allocs/op per -cpu; heap bytes per tracked key at 1,000,000 keys);
 //   - http: httplimit's middleware against go-chi/httprate and
 //     ulule/limiter's stdlib middleware, in process (added ns and allocs per
-//     request over the bare handler);
+//     request over the bare handler), with one limit, and with five (sluice:
+//     a plan of three and two rules that match; the peers: five middlewares
+//     chained);
 //   - redis: the Redis store against redis_rate, ulule and throttled on one
 //     local redis-server, with redis-benchmark's pipelined ceiling, and the
 //     latency of one decision at half of each library's best rate;
@@ -459,6 +461,8 @@ const (
 	targetMiddlewareNs     = 1000 // added ns per request
 	targetMiddlewareAllocs = 3    // added allocs per request
 	targetMiddlewareShare  = 0.5  // sluice's added ns ÷ the cheapest peer's
+	targetRulesNs          = 1500 // added ns per request, a plan of 3 limits and 2 matching rules
+	targetRulesAllocs      = 3    // added allocs per request, the same
 )
 
 // runHTTP is the middleware part: BenchmarkMiddleware in rounds at -cpu 1.
@@ -480,8 +484,8 @@ func runHTTP(dir, testBin string, build []string) ([]bench.Target, []string, err
 	fmt.Printf("    for round in $(seq %d); do bench.test %s; done\n\n", rounds, shellJoin(args))
 	fmt.Printf("One GET request through each middleware in process (bench/http_test.go): no httptest, no network; one prebuilt "+
 		"request whose API key header value is replaced before each request, walking %d keys (header %s, every key warmed "+
-		"first), and a reusable ResponseWriter; the wrapped handler writes a 200 and 3 bytes without allocating. added = this row's best ns/op (worst allocs/op) minus the bare handler's. "+
-		"non-200/op must be 0 (every request admitted).\n\n", 10_000, bench.APIKeyHeader)
+		"first; every request also carries %s: acme, which the 5-limit rows key one limit by), and a reusable ResponseWriter; the wrapped handler writes a 200 and 3 bytes without allocating. "+
+		"added = this row's best ns/op (worst allocs/op) minus the bare handler's. non-200/op must be 0 (every request admitted).\n\n", 10_000, bench.APIKeyHeader, bench.TenantHeader)
 	best, med, worst := map[string]result{}, map[string]result{}, map[string]result{}
 	for _, k := range order {
 		best[k.name], med[k.name], worst[k.name] = pick(results[k], slices.Min), pick(results[k], median), pick(results[k], slices.Max)
@@ -530,6 +534,24 @@ func runHTTP(dir, testBin string, build []string) ([]bench.Target, []string, err
 				"(median rounds: %.2f; sluice with its 3-limit plan: %.0f ns, %.2f)",
 			added1, cheapName, cheapest, added1/cheapest, targetMiddlewareShare,
 			(med["sluice-1limit"].ns-med["bare"].ns)/(med[cheapName].ns-med["bare"].ns), added, added/cheapest)})
+	rules, ok := best["sluice-3limits+2rules"]
+	if !ok {
+		return nil, raw, fmt.Errorf("http: sluice-3limits+2rules not measured")
+	}
+	addedRules, addedRulesAllocs := rules.ns-bare.ns, worst["sluice-3limits+2rules"].allocs-bareAllocs
+	var peers5 []string
+	for _, n := range []string{"httprate-5limits", "ulule-5limits"} {
+		if r, ok := best[n]; ok {
+			peers5 = append(peers5, fmt.Sprintf("%s adds %.0f ns and %.0f allocs", n, r.ns-bare.ns, worst[n].allocs-bareAllocs))
+		}
+	}
+	ts = append(ts,
+		bench.Target{Pass: addedRules <= targetRulesNs, Text: fmt.Sprintf(
+			"HTTP middleware, rules: sluice (a plan of 3 limits and 2 matching rules, 5 limits) adds %.0f ns per request (median round %.0f), target ≤ %d ns; "+
+				"with 5 limits each, %s",
+			addedRules, med["sluice-3limits+2rules"].ns-med["bare"].ns, targetRulesNs, strings.Join(peers5, ", "))},
+		bench.Target{Pass: addedRulesAllocs <= targetRulesAllocs, Text: fmt.Sprintf(
+			"HTTP middleware, rules: sluice (3 limits and 2 rules) adds %.0f allocs per request, target ≤ %d", addedRulesAllocs, targetRulesAllocs)})
 	return ts, raw, nil
 }
 
