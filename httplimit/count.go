@@ -178,26 +178,37 @@ func (m *Middleware) refund(ctx context.Context, res *Result, succeeded bool) {
 }
 
 // serveCounted serves an admitted request whose limits count by response:
-// next answers through a statusWriter, and the request ends with the
+// next answers through res's statusWriter, and the request ends with the
 // status it wrote (200 if none; 0, a failure, if next panicked).
 func (m *Middleware) serveCounted(w http.ResponseWriter, r *http.Request, res *Result, next http.Handler) {
-	sw := &statusWriter{ResponseWriter: w}
-	status := 0
-	defer func() { m.DoneWithStatus(r.Context(), res, status) }()
-	next.ServeHTTP(sw, r)
-	status = sw.code
-	if status == 0 {
+	res.answer = statusWriter{ResponseWriter: w}
+	defer m.endCounted(r.Context(), res)
+	next.ServeHTTP(&res.answer, r)
+	res.answer.served = true
+}
+
+// endCounted ends a request served by serveCounted with its answer.
+func (m *Middleware) endCounted(ctx context.Context, res *Result) {
+	status := res.answer.code
+	switch {
+	case !res.answer.served:
+		status = 0 // next panicked
+	case status == 0:
 		status = http.StatusOK
 	}
+	res.answer = statusWriter{}
+	m.DoneWithStatus(ctx, res, status)
 }
 
 // statusWriter records the final status written through it (a 101
 // Switching Protocols counts; other 1xx do not). It unwraps for
 // http.ResponseController, through which net/http/httputil.ReverseProxy
-// flushes and hijacks.
+// flushes and hijacks. A Result holds one, so that recording costs no
+// allocation.
 type statusWriter struct {
 	http.ResponseWriter
-	code int
+	code   int
+	served bool // the handler returned
 }
 
 func (w *statusWriter) WriteHeader(code int) {

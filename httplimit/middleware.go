@@ -107,6 +107,10 @@ type Result struct {
 	penaltyChecks   [1]sluice.Check
 	penaltyDecision sluice.Decision
 
+	// answer records the status of a request whose limits count by
+	// response (see serveCounted).
+	answer statusWriter
+
 	// DecideFor's request to match routes against, reused with the
 	// Result instead of allocated per call.
 	req    http.Request
