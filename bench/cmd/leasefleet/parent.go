@@ -174,10 +174,13 @@ func parent(addr string, procs, callers, keys int, d time.Duration, only string)
 	if leased.rate > 0 && fastestPeer > 0 {
 		fmt.Printf("lease auto / fastest peer: %.1f×\n", leased.rate/fastestPeer)
 	}
-	if leased.rate > 0 {
+	for _, share := range []float64{0.5, 0.1} {
+		if leased.rate == 0 {
+			break
+		}
 		j := base
-		j.Mode, j.Lease, j.Rate = "sluice", true, leased.rate/2/float64(procs)
-		f, err := measure("sluice lease half load", addr, j, procs)
+		j.Mode, j.Lease, j.Rate = "sluice", true, leased.rate*share/float64(procs)
+		f, err := measure(fmt.Sprintf("sluice lease %g load", share), addr, j, procs)
 		if err != nil {
 			return err
 		}
