@@ -15,8 +15,9 @@ var APISections = []string{"## Context Assessment", "## Recommended Approach", "
 // PolicyHeader returns the RateLimit-Policy header (ietf mode) that a
 // client of plan is sent under the design's configuration on a request
 // matched by the rules of routes (endpoints with limits of their own, by
-// their route as the requirements write it): the plan's limits, the
-// global limit, then those rules' limits (named rule.limit), each as
+// their route as the requirements write it): the plan's limits, those
+// rules' limits (named rule.limit), then the global limit — the order in
+// which they are checked — each as
 // "name";q=…;w=…. A window algorithm's quota is its quantity per its
 // window; a bucket's (GCRA) is its burst per the time the whole burst
 // takes to refill, as draft-ietf-httpapi-ratelimit-headers states a
@@ -31,13 +32,13 @@ func (a *APIAnalysis) PolicyHeader(plan string, routes ...string) string {
 		for _, l := range p.Limits {
 			items = append(items, policyItem(l.Rec(), ""))
 		}
-		if a.Global != nil {
-			items = append(items, policyItem(a.Global.Rec(), ""))
-		}
 		for _, r := range a.Rules {
 			if slices.Contains(routes, r.Route) {
 				items = append(items, policyItem(r.Limit.Rec(), r.Name+"."))
 			}
+		}
+		if a.Global != nil {
+			items = append(items, policyItem(a.Global.Rec(), ""))
 		}
 	}
 	return strings.Join(items, ", ")
