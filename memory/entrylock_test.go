@@ -14,10 +14,10 @@ import (
 
 // Decisions on keys the store holds run without the shard's mutex, holding
 // only the key's entry, while the mutex's holder inserts new keys, grows
-// tables, sweeps expired keys out (moving entries back) and decides
+// arrays, sweeps expired keys out (moving entries back) and decides
 // multi-limit calls. Through all of that every hot key must admit exactly
 // its burst, and a two-limit call must spend both limits or neither.
-func TestDecisionsStayExactWhileTheTablesChange(t *testing.T) {
+func TestDecisionsStayExactWhileTheArraysChange(t *testing.T) {
 	const (
 		hotKeys    = 16
 		burst      = 500
@@ -27,15 +27,15 @@ func TestDecisionsStayExactWhileTheTablesChange(t *testing.T) {
 		minRounds  = 20 // deciders keep deciding until the churn has done this many
 		maxRounds  = 10_000
 	)
-	// Few shards, so the flood shares tables' shards with the hot keys.
+	// Few shards, so the flood shares the hot keys' shards.
 	store, lim, clock := newStore(t, memory.WithShards(4), memory.WithSweepInterval(0))
 	// One unit back per 0.8 days: the clock's steps below (2 s per round,
 	// at most maxRounds rounds) give nothing back.
 	hot := sluice.GCRA(burst, 400*24*time.Hour).Named("hot")
 	hot2 := sluice.TokenBucket(burst, 400*24*time.Hour).Named("hot2")
-	// The flood shares the hot keys' tables (same name and algorithm), so
-	// that its inserts grow them and its expiry moves their entries; it is
-	// forgotten a second after it came.
+	// The flood's keys go into the hot keys' arrays (under the hot keys'
+	// limit name and algorithm), so that its inserts grow them and its
+	// expiry moves their entries; it is forgotten a second after it came.
 	flood := sluice.GCRA(10, time.Second).Named("hot")
 	keys := make([]string, hotKeys)
 	for i := range keys {
@@ -83,7 +83,7 @@ func TestDecisionsStayExactWhileTheTablesChange(t *testing.T) {
 		}
 	})
 	var churn sync.WaitGroup
-	churn.Go(func() { // new keys grow the tables; the clock and the sweep drop them
+	churn.Go(func() { // new keys grow the arrays; the clock and the sweep drop them
 		var d sluice.Decision
 		checks := []sluice.Check{{Limit: flood, Cost: 1}}
 		for round := 0; !stopped.Load() && round < maxRounds; round++ {

@@ -31,8 +31,8 @@ func admitsOne(l sluice.Limit, st sluice.State, now int64) bool {
 // may refuse a call for want of room: then at least as many states as the
 // store holds, less those of the call's keys, refuse a check of cost 1
 // under a limit of their name. Limits of one name and algorithm with
-// different parameters share a table, as the plans of a policy and its
-// degradation levels do.
+// different parameters share their states, as the plans of a policy and
+// its degradation levels do.
 func TestPropertyEvictionNeverFreesARefusingState(t *testing.T) {
 	variants := [][]sluice.Limit{
 		{sluice.GCRA(5, time.Second), sluice.GCRA(3, 2*time.Second).WithBurst(2)},
@@ -120,7 +120,7 @@ func TestPropertyEvictionNeverFreesARefusingState(t *testing.T) {
 				}
 				// The store holds at least maxKeys-len(ids)+1 states, and
 				// every one it may evict refuses (under a limit of its
-				// name: see table.rank): all but those of the call's keys
+				// name: see rankState): all but those of the call's keys
 				// (under any limit), which it never evicts.
 				refusing, own := 0, 0
 				for id, st := range model {

@@ -327,9 +327,10 @@ func TestManyChecksInOneCall(t *testing.T) {
 	}
 }
 
-// A table emptied by the sweep is dropped, and a key that comes back after
-// that is held again: counted in Stats and decided on its own state.
-func TestKeysComeBackAfterTheSweepDropsTheirTable(t *testing.T) {
+// A key whose states the sweep has all forgotten is dropped, and a key that
+// comes back after that is held again: counted in Stats and decided on its
+// own state.
+func TestKeysComeBackAfterTheSweepDropsThem(t *testing.T) {
 	s, lim, clock := newStore(t, memory.WithSweepInterval(0), memory.WithShards(1))
 	perSecond, perMinute := sluice.PerSecond(2), sluice.PerMinute(5)
 	ctx := context.Background()
@@ -359,10 +360,10 @@ func TestKeysComeBackAfterTheSweepDropsTheirTable(t *testing.T) {
 	}
 }
 
-// A shard with more limit names than a decider without its mutex looks
-// through (6) still decides every one exactly, alone and together, from
-// several goroutines: the later tables are decided under the mutex.
-func TestMoreLimitNamesThanListedDecideExactly(t *testing.T) {
+// A key with more limits than its entry holds inline (4) still decides
+// every one exactly, alone and together, from several goroutines: the
+// states kept beside the array are decided under the shard's mutex.
+func TestMoreLimitsThanAnEntryHoldsDecideExactly(t *testing.T) {
 	_, lim, _ := newStore(t, memory.WithShards(1))
 	const names, burst = 10, 50
 	limits := make([]sluice.Limit, names)
