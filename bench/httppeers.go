@@ -75,9 +75,13 @@ var HTTPPeers = []HTTPPeer{
 		func(_ []string, next http.Handler) (http.Handler, func()) { return next, func() {} }},
 	{"sluice-3limits", "sluice httplimit.New(limiter, cfg).Handler: memory store, API key identity (X-API-Key, 10,000 keys listed by SHA-256), " +
 		"a plan of 3 limits (GCRA per second, sliding-window counter per minute, fixed window per day) decided in one call, IETF RateLimit headers",
-		func(keys []string, next http.Handler) (http.Handler, func()) { return newSluiceHTTP(keys, next, 3, false) }},
+		func(keys []string, next http.Handler) (http.Handler, func()) {
+			return newSluiceHTTP(keys, next, 3, false)
+		}},
 	{"sluice-1limit", "the same with a plan of 1 limit (GCRA per second), for comparison with the peers' single limit",
-		func(keys []string, next http.Handler) (http.Handler, func()) { return newSluiceHTTP(keys, next, 1, false) }},
+		func(keys []string, next http.Handler) (http.Handler, func()) {
+			return newSluiceHTTP(keys, next, 1, false)
+		}},
 	{"httprate", "github.com/go-chi/httprate v0.16.1 LimitBy(10000, time.Second, key from X-API-Key): local sliding-window counter, X-RateLimit-* headers",
 		func(_ []string, next http.Handler) (http.Handler, func()) {
 			return httprate.LimitBy(Rate, time.Second, func(r *http.Request) (string, error) {
@@ -93,7 +97,9 @@ var HTTPPeers = []HTTPPeer{
 	{"sluice-3limits+2rules", "sluice as sluice-3limits, with two rules that match every request, checked in the same call as the plan: " +
 		"items (GET /v1/items, keyed by the client, a sliding-window counter per minute) and tenants (/v1/ subtree, keyed by the X-Tenant header " +
 		"and the route, GCRA per second): 5 limits, IETF RateLimit headers for all 5",
-		func(keys []string, next http.Handler) (http.Handler, func()) { return newSluiceHTTP(keys, next, 3, true) }},
+		func(keys []string, next http.Handler) (http.Handler, func()) {
+			return newSluiceHTTP(keys, next, 3, true)
+		}},
 	{"httprate-5limits", "the same 5 limits with httprate: five LimitBy middlewares chained, four keyed by X-API-Key (10000/s, 600000/min, " +
 		"864000000/day, 600000/min) and one by X-Tenant (1e9/s); each sets its X-RateLimit-* headers",
 		func(_ []string, next http.Handler) (http.Handler, func()) {
