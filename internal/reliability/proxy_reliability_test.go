@@ -14,9 +14,9 @@ import (
 // A TCP proxy between sluice and Redis adds latency and breaks connections
 // while 64 clients decide (policy local, two instances):
 //
-//   - 15 ms each way (a 30 ms round trip, under the 50 ms timeout): Redis
-//     still decides; it only takes longer.
-//   - 100 ms each way: every call times out and falls back; taking the
+//   - 15 ms each way (a 30 ms round trip, under the store's timeout,
+//     storeTimeout): Redis still decides; it only takes longer.
+//   - 200 ms each way: every call times out and falls back; taking the
 //     latency away brings Redis back.
 //   - every open connection reset once: the calls on them fall back, the
 //     client reconnects, Redis decides again.
@@ -57,9 +57,9 @@ func TestLatencyAndResetsBetweenSluiceAndRedis(t *testing.T) {
 
 	// Slower than the timeout, then fast again.
 	load.Mark()
-	proxy.SetLatency(100 * time.Millisecond)
+	proxy.SetLatency(200 * time.Millisecond)
 	time.Sleep(700 * time.Millisecond)
-	t.Logf("+100 ms each way: %s", summary(load.Phase(nil)))
+	t.Logf("+200 ms each way: %s", summary(load.Phase(nil)))
 	recovery(t, load, "latency removed", func() { proxy.SetLatency(0) })
 
 	// Every connection reset once.
