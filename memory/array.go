@@ -35,7 +35,7 @@ const (
 const (
 	slotWords  = 3
 	headWords  = 2
-	maxWidth   = 4
+	maxWidth   = 6
 	contBit    = 1 << 31
 	secsMask   = 1<<32 - 1
 	firstSlot  = headWords

@@ -12,15 +12,16 @@
 // per-day limits — so find their states with one lookup and take them with
 // one lock. A shard's entries are as wide as its widest key needs; states
 // that do not fit (sliding logs and concurrency leases, whose size varies,
-// and a key's states beyond four slots) are kept beside the array and
+// and a key's states beyond six slots) are kept beside the array and
 // decided under the shard's mutex.
 //
 // The bound of WithMaxKeys counts states, not keys: a limit's promise is
 // made per state, a call adds states one by one, and a key's states are
 // what an attacker multiplies. Memory follows the entries: a state costs
 // the share of its entry's width it uses, about 90 bytes for keys of one
-// limit each and 65 for keys of three, and at most about 300 bytes (a
-// shard whose keys hold one state each beside one key that holds four);
+// limit each and 65 for keys of three, and at most about 400 bytes (a
+// shard whose keys hold one state each beside one key that fills six
+// slots);
 // side states add their own size.
 //
 // # Eviction
