@@ -141,14 +141,20 @@ func same(a, b answer, ticked bool) bool {
 		return false
 	}
 	for i := range a.statuses {
-		x, y := a.statuses[i], b.statuses[i]
-		d := x.reset - y.reset
-		if x.code != y.code || x.limit != y.limit || x.remaining != y.remaining ||
-			(d != 0 && !(ticked && (d == 1 || d == -1) && x.reset > 0 && y.reset > 0)) {
+		if !sameStatus(a.statuses[i], b.statuses[i], ticked) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameStatus reports whether two descriptor statuses agree: the same code,
+// limit and remainder, and the same duration until reset, or one second
+// apart if the second turned between the calls (ticked).
+func sameStatus(x, y statusAnswer, ticked bool) bool {
+	d := x.reset - y.reset
+	return x.code == y.code && x.limit == y.limit && x.remaining == y.remaining &&
+		(d == 0 || ticked && (d == 1 || d == -1) && x.reset > 0 && y.reset > 0)
 }
 
 // call is one request of a scenario.
@@ -187,7 +193,7 @@ func (r *rig) ask(c call) answer {
 		r.agreeDflt++
 	} else {
 		for i := range sl.statuses {
-			if i < len(dflt.statuses) && sl.statuses[i] != dflt.statuses[i] && !r.uncharged[r.descriptorKey(c.req, i)] &&
+			if i < len(dflt.statuses) && !sameStatus(sl.statuses[i], dflt.statuses[i], ticked) && !r.uncharged[r.descriptorKey(c.req, i)] &&
 				!(sl.overall == rlsv3.RateLimitResponse_OVER_LIMIT && sl.statuses[i].code == rlsv3.RateLimitResponse_OK) {
 				r.t.Errorf("%s: status %d differs from the default envoyproxy/ratelimit's where the all-or-nothing rule does not apply:\n\tsluice  %v\n\tdefault %v",
 					c.label, i, sl, dflt)
