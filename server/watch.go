@@ -45,13 +45,19 @@ func (s *Server) watch(ctx context.Context) {
 			set = s.renewWatches(w, watchSet{})
 		}
 	}
+	var debounce <-chan time.Time
 	reload := func() {
+		start := time.Now()
 		s.Reload()
 		if w != nil {
 			set = s.renewWatches(w, set)
+			// A write between the reload's reading and the watches'
+			// renewal raised no event: look for one, and reload again.
+			if set.changedSince(start.Add(-watchSlack)) {
+				debounce = time.After(100 * time.Millisecond)
+			}
 		}
 	}
-	var debounce <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -91,6 +97,37 @@ func (ws watchSet) concerns(path string) bool {
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	return (ext == ".yaml" || ext == ".yml") && slices.Contains(ws.folders, filepath.Dir(path))
+}
+
+// watchSlack is how far before a reload began a file's modification time
+// may fall and still count as a change the reload may have missed: more
+// than the coarse clock the kernel stamps files with.
+const watchSlack = 50 * time.Millisecond
+
+// changedSince reports whether a file of the set, or a *.yaml or *.yml file
+// of one of its folders, or a folder itself, was modified at or after t.
+func (ws watchSet) changedSince(t time.Time) bool {
+	recent := func(path string) bool {
+		st, err := os.Stat(path)
+		return err == nil && !st.ModTime().Before(t)
+	}
+	for _, f := range ws.files {
+		if recent(f) {
+			return true
+		}
+	}
+	for _, d := range ws.folders {
+		if recent(d) {
+			return true
+		}
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if ws.concerns(filepath.Join(d, e.Name())) && recent(filepath.Join(d, e.Name())) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // watchSetOf returns the watch set of the configuration file file and the
