@@ -12,11 +12,7 @@ import (
 // may no longer hold) before the store behind the cache refunds. It fails
 // if that store is not a sluice.Refunder.
 func (c *Cache) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
-	for i := range checks {
-		if charged[i] != 0 {
-			c.Invalidate(checks[i].Key)
-		}
-	}
+	c.forgetStamped(checks, charged)
 	r, ok := c.next.(sluice.Refunder)
 	if !ok {
 		return fmt.Errorf("overlimit: the store behind the cache (%T) cannot refund charges", c.next)

@@ -12,14 +12,21 @@ import (
 // the cache gives the leases back. It fails if that store is not a
 // sluice.Releaser.
 func (c *Cache) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
-	for i := range checks {
-		if leases[i] != 0 {
-			c.Invalidate(checks[i].Key)
-		}
-	}
+	c.forgetStamped(checks, leases)
 	r, ok := c.next.(sluice.Releaser)
 	if !ok {
 		return fmt.Errorf("overlimit: the store behind the cache (%T) cannot release leases", c.next)
 	}
 	return r.Release(ctx, checks, leases)
+}
+
+// forgetStamped drops the remembered denials of the keys of the checks
+// whose stamp (a lease, a charge's receipt) is not zero: capacity coming
+// back to them may end a refusal before its remembered wait.
+func (c *Cache) forgetStamped(checks []sluice.Check, stamps []int64) {
+	for i := range checks {
+		if stamps[i] != 0 {
+			c.Invalidate(checks[i].Key)
+		}
+	}
 }
