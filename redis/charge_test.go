@@ -85,10 +85,12 @@ func TestWithReplicasTurnsAnUnreplicatedWriteIntoAnError(t *testing.T) {
 		t.Fatalf("without a replica: %v, want an error wrapping ErrStoreUnavailable", err)
 	}
 	replica.MustDo("REPLICAOF", "127.0.0.1", itoa(master.Port))
+	// The replica's link is up before the master counts it online (Redis
+	// waits for the replica's first acknowledgement); WAIT answering 1 is
+	// the master's own word that the replica acknowledges writes.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		info, err := replica.Info("replication")
-		if err == nil && info["master_link_status"] == "up" {
+		if n, err := master.Do("WAIT", "1", "100"); err == nil && n == int64(1) {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -95,6 +95,11 @@ func SentinelGroup(tb testing.TB, name string) *SentinelFixture {
 		if info["master_link_status"] != "up" {
 			return fmt.Errorf("replica %s: master_link_status=%s", replica.Addr, info["master_link_status"])
 		}
+		// The link is up before the master counts the replica online;
+		// WAIT answering 1 is the master's word that it acknowledges.
+		if n, err := master.Do("WAIT", "1", "100"); err != nil || n != int64(1) {
+			return fmt.Errorf("master %s: WAIT 1 answered %v, %v", master.Addr, n, err)
+		}
 		return nil
 	}); err != nil {
 		tb.Fatalf("redistest: %v", err)
