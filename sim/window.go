@@ -16,8 +16,7 @@ type windowMax struct {
 }
 
 // windowKey is one key's span: its oldest admission still inside and its
-// newest (indexes into ev; -1: none), and the units inside. One struct keeps
-// them in one cache line.
+// newest (indexes into ev; -1: none), and the units inside.
 type windowKey struct {
 	head, tail int32
 	sum        int64
