@@ -145,16 +145,25 @@ func promiseLimits() []sluice.Limit {
 		sluice.TokenBucket(2000, time.Second), sluice.GCRA(2000, time.Second), sluice.LeakyBucket(2000, time.Second)}
 }
 
+// moveOffset shifts the moving promise run's hand-overs off the windows'
+// edges (a run starts on a whole second): traffic moves in mid-window.
+const moveOffset = 500 * time.Millisecond
+
 // runPromise offers, over the fleet, twice what every limit admits, and
 // counts what is admitted, per limit and per second of the clock. Moving:
-// only process ⌊t/1s⌋ mod procs offers traffic at time t, at the fleet's
-// whole rate.
+// only process ⌊(t + moveOffset)/1s⌋ mod procs offers traffic at time t
+// after the start, at the fleet's whole rate. Kill: process 0 stops at
+// half the run and returns without closing its store, so that its caller
+// can kill it holding its leases.
 func runPromise(j job) result {
 	g, err := open(j)
 	if err != nil {
 		return result{FirstErr: err.Error()}
 	}
-	defer g.Close()
+	victim := j.Kill && j.Proc == 0
+	if !victim { // the victim dies holding its leases
+		defer g.Close()
+	}
 	limits := promiseLimits()
 	first := j.Start.Unix()
 	secs := int(j.Start.Add(j.D).Unix()-first) + 1
@@ -170,6 +179,9 @@ func runPromise(j job) result {
 	time.Sleep(time.Until(j.Start))
 	late := time.Since(j.Start)
 	end := j.Start.Add(j.D)
+	if victim {
+		end = j.Start.Add(j.D / 2)
+	}
 	var wg sync.WaitGroup
 	for w := range j.Callers {
 		wg.Go(func() {
@@ -182,7 +194,7 @@ func runPromise(j job) result {
 					return
 				}
 				next = next.Add(perCall)
-				if j.Moving && int(now.Sub(j.Start)/time.Second)%j.Procs != j.Proc {
+				if j.Moving && int((now.Sub(j.Start)+moveOffset)/time.Second)%j.Procs != j.Proc {
 					continue
 				}
 				for i, l := range limits {

@@ -1,40 +1,36 @@
 // Command leasefleet measures sluice's leased quota (redis.Options.Lease)
-// as a fleet runs it: several processes, each Open's store with many
+// as a fleet runs it: several processes, each with Open's store and many
 // callers, on one redis-server, against the Redis peers of package bench
-// run the same way.
+// run the same way; one global limit on a 3-master Cluster; and the
+// promise, counted by the processes from outside the store. It prints a
+// Markdown report with a PASS/MISS line per target of the leased quota;
+// `make bench` runs it as its lease part (BENCH_ONLY=lease).
 //
-//	leasefleet [-redis host:port] [-procs 4] [-callers 64] [-keys 10000] [-d 5s] [-only peers,sluice,promise]
-//	leasefleet -cluster host:port,… [-d 5s]    # one global limit on a Cluster, leases off and on
+//	leasefleet [-redis host:port] [-cluster host:port,…] [-procs 4] [-callers 64] [-keys 10000]
+//	           [-d 5s] [-promise-d 12s] [-lead 4s] [-only peers,sluice,half,global,promise] [-targets file.json]
 //
-// Without -redis it starts a redis-server of its own; LEASEFLEET_DEBUG=1
-// prints each sluice process's lease statistics. It prints, per
-// configuration, decisions/s of the fleet, p50/p99, Redis commands per
-// decision by name (INFO commandstats over the measured span, the commands
-// scripts run included), and for the promise runs the units admitted
-// against the promise, counted by the processes from outside the store,
-// over the run and in its steady seconds.
+// Without -redis it starts a redis-server of its own, without -cluster a
+// Cluster of its own (when the global runs are chosen). -targets writes
+// the targets' verdicts there as JSON ([]bench.Target). LEASEFLEET_DEBUG=1
+// prints each sluice process's lease statistics.
 package main
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
-
-	"github.com/sluice-dev/sluice/bench"
 )
-
-// lead is how long before its start a fleet run's processes are launched:
-// long enough for them all to be ready on a busy machine.
-const lead = 4 * time.Second
 
 // job is what one child process runs; result what it reports.
 type job struct {
@@ -52,6 +48,7 @@ type job struct {
 	Proc    int           // index of this process
 	Procs   int           // processes in the fleet
 	Moving  bool          // promise: only one process offers traffic per second, in turn
+	Kill    bool          // promise: process 0 stops at half the run, reports, and kills itself with SIGKILL, its leases held
 	Run     string        // key prefix of this run
 }
 
@@ -69,13 +66,17 @@ type result struct {
 
 func main() {
 	child := flag.String("child", "", "run one process of a fleet (JSON job)")
-	addr := flag.String("redis", "", "redis-server address (default: start one)")
-	procs := flag.Int("procs", 4, "processes in the fleet")
-	callers := flag.Int("callers", 64, "goroutines per process")
-	keys := flag.Int("keys", defaultKeys, "keys of the throughput runs (Zipf popularity)")
-	d := flag.Duration("d", 5*time.Second, "measurement per configuration")
-	only := flag.String("only", "", "comma-separated configurations to run: peers, sluice, promise, global (default all but global)")
-	cluster := flag.String("cluster", "", "seed addresses of a Redis Cluster (comma-separated), for the global runs")
+	var o options
+	flag.StringVar(&o.redis, "redis", "", "redis-server address (default: start one)")
+	flag.StringVar(&o.cluster, "cluster", "", "seed addresses of a Redis Cluster (comma-separated), for the global runs (default: start one)")
+	flag.IntVar(&o.procs, "procs", 4, "processes in the fleet")
+	flag.IntVar(&o.callers, "callers", 64, "goroutines per process")
+	flag.IntVar(&o.keys, "keys", defaultKeys, "keys of the throughput runs (Zipf popularity)")
+	flag.DurationVar(&o.d, "d", 5*time.Second, "measurement per throughput and global run")
+	flag.DurationVar(&o.promiseD, "promise-d", 12*time.Second, "length of each promise run (whole seconds)")
+	flag.DurationVar(&o.lead, "lead", 4*time.Second, "how long before a run's start its processes are launched")
+	only := flag.String("only", "", "comma-separated runs: "+strings.Join(runNames, ", ")+" (default all)")
+	targets := flag.String("targets", "", "write the targets' verdicts to this file as JSON")
 	flag.Parse()
 	if *child != "" {
 		var j job
@@ -84,24 +85,24 @@ func main() {
 		}
 		r := runJob(j)
 		json.NewEncoder(os.Stdout).Encode(r)
-		return
-	}
-	if *addr == "" {
-		srv, err := bench.StartRedis()
-		if err != nil {
-			fatal(err)
-		}
-		defer srv.Stop()
-		*addr = srv.Addr
-	}
-	if *cluster != "" {
-		if err := global(*cluster, *procs, *callers, *d); err != nil {
-			fatal(err)
+		if j.Kill && j.Proc == 0 {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		}
 		return
 	}
-	if err := parent(*addr, *procs, *callers, *keys, *d, *only); err != nil {
+	if *only == "" {
+		*only = strings.Join(runNames, ",")
+	}
+	o.only = strings.Split(*only, ",")
+	ts, err := report(os.Stdout, o)
+	if err != nil {
 		fatal(err)
+	}
+	if *targets != "" {
+		b, _ := json.Marshal(ts)
+		if err := os.WriteFile(*targets, b, 0o644); err != nil {
+			fatal(err)
+		}
 	}
 }
 
@@ -110,16 +111,14 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-// fleet runs j in procs processes at once and returns their results.
+// fleet runs j in procs processes at once and returns their results. With
+// j.Kill, process 0's death by SIGKILL after its result is expected.
 func fleet(j job, procs int) ([]result, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	j.Procs = procs
-	if j.Start.IsZero() {
-		j.Start = time.Now().Add(lead)
-	}
 	cmds := make([]*exec.Cmd, procs)
 	outs := make([]*bufio.Scanner, procs)
 	for i := range cmds {
@@ -146,8 +145,16 @@ func fleet(j job, procs int) ([]result, error) {
 		if err := json.Unmarshal(outs[i].Bytes(), &res[i]); err != nil {
 			return nil, err
 		}
-		if err := c.Wait(); err != nil {
+		err := c.Wait()
+		var exit *exec.ExitError
+		if j.Kill && i == 0 && errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
+			continue
+		}
+		if err != nil {
 			return nil, fmt.Errorf("process %d: %w", i, err)
+		}
+		if j.Kill && i == 0 {
+			return nil, fmt.Errorf("process 0 was to be killed by SIGKILL, but exited normally")
 		}
 	}
 	return res, nil

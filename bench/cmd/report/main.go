@@ -15,11 +15,16 @@
 //     latency of one decision at half of each library's best rate;
 //   - server: the sluice server in its own process under HTTP and gRPC load
 //     (decision API, forward-auth, reverse proxy against a bare
-//     httputil.ReverseProxy, Envoy RLS), on memory and on Redis.
+//     httputil.ReverseProxy, Envoy RLS), on memory and on Redis;
+//   - lease: the leased quota (bench/cmd/leasefleet): a fleet of processes
+//     on its own redis-server, sluice with leases off and auto against the
+//     Redis peers on Zipf keys, one global limit on its own 3-master
+//     Cluster, and the promise counted from outside the store (steady,
+//     moving between processes, a process killed with SIGKILL).
 //
 // Environment:
 //
-//	BENCH_ONLY        comma-separated parts to run: memory,http,redis,server
+//	BENCH_ONLY        comma-separated parts to run: memory,http,redis,server,lease
 //	                  (default all)
 //	BENCH_PROFILE     a directory: CPU profiles of the Redis clients and of
 //	                  the server under each load are written there
@@ -46,6 +51,16 @@
 //	BENCH_LOAD_ROWS   server: a regular expression; only the rows whose
 //	                  "<scenario> on <store>" it matches run, e.g.
 //	                  'decision API \(POST.* on memory' (default all rows)
+//	BENCH_LEASE_PROCS   lease: processes of the fleet (default 4)
+//	BENCH_LEASE_CALLERS lease: goroutines per process (default 64)
+//	BENCH_LEASE_KEYS    lease: keys of the throughput runs, Zipf(1.1) (default 10000)
+//	BENCH_LEASE_TIME    lease: measurement per throughput and global run,
+//	                    after 300 ms of warm-up (default 5s)
+//	BENCH_LEASE_PROMISE lease: each promise run, whole seconds (default 12s:
+//	                    a bucket's burst held back by B/4 costs 2% of the
+//	                    promise over 11.5 s)
+//	BENCH_LEASE_LEAD    lease: how long before a run's start its processes
+//	                    are launched (default 4s)
 package main
 
 import (
@@ -115,7 +130,7 @@ func main() {
 }
 
 // parts are the report's parts, in the order they run.
-var parts = []string{"memory", "http", "redis", "server"}
+var parts = []string{"memory", "http", "redis", "server", "lease"}
 
 func run(heapKeys int) error {
 	only := map[string]bool{}
@@ -225,6 +240,13 @@ func run(heapKeys int) error {
 		}
 		targets = append(targets, t...)
 		fmt.Printf("Load average after the server part: %s\n\n", bench.LoadAvg())
+	}
+	if only["lease"] {
+		t, err := runLease(os.Stdout, dir, tmp, leaseOptionsFromEnv())
+		if err != nil {
+			return fmt.Errorf("lease: %w", err)
+		}
+		targets = append(targets, t...)
 	}
 
 	fmt.Println("## Targets")
