@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -15,15 +16,15 @@ import (
 	"github.com/sluice-dev/sluice/server"
 )
 
-// With store.redis.lease: auto, sluice serve decides most requests from
-// quota leased from Redis, exports what the leases did, and gives the
-// units it holds back to Redis on a reload.
-func TestServerLeasesQuota(t *testing.T) {
-	rs := redistest.Standalone(t)
+// leasingServer is sluice serve on rs with store.redis.lease: auto, the
+// given store timeout and one limit of 100,000 a minute; it returns the
+// server and the registry its metrics are in.
+func leasingServer(t *testing.T, rs *redistest.Server, timeout string) (*server.Server, *prometheus.Registry) {
+	t.Helper()
 	up := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	t.Cleanup(up.Close)
 	file := filepath.Join(t.TempDir(), "sluice.yaml")
-	text := "upstream: " + up.URL + "\nstore:\n  type: redis\n  redis: {addresses: [\"" + rs.Addr + "\"], timeout: 1s, lease: auto}\n" +
+	text := "upstream: " + up.URL + "\nstore:\n  type: redis\n  redis: {addresses: [\"" + rs.Addr + "\"], timeout: " + timeout + ", lease: auto}\n" +
 		"plans:\n  free:\n    limits:\n      - {name: per-minute, algorithm: fixed-window, quantity: 100000, window: 1m}\n" + testAdmin
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
@@ -36,7 +37,7 @@ func TestServerLeasesQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer opened.Close()
+	t.Cleanup(func() { opened.Close() })
 	if opened.Leases == nil {
 		t.Fatal("lease: auto opened a store without leases")
 	}
@@ -47,14 +48,27 @@ func TestServerLeasesQuota(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, reg
+}
+
+// getFrom sends h a GET /a from the client at addr and returns its status.
+func getFrom(h http.Handler, addr string) int {
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest("GET", "/a", nil)
+	r.RemoteAddr = addr + ":1234"
+	h.ServeHTTP(w, r)
+	return w.Code
+}
+
+// With store.redis.lease: auto, sluice serve decides most requests from
+// quota leased from Redis, exports what the leases did, and gives the
+// units it holds back to Redis on a reload.
+func TestServerLeasesQuota(t *testing.T) {
+	srv, reg := leasingServer(t, redistest.Standalone(t), "1s")
 	h := srv.PublicHandler()
 	for i := range 200 {
-		w := httptest.NewRecorder()
-		r := httptest.NewRequest("GET", "/a", nil)
-		r.RemoteAddr = "198.51.100.7:1234"
-		h.ServeHTTP(w, r)
-		if w.Code != 200 {
-			t.Fatalf("request %d: %d", i, w.Code)
+		if code := getFrom(h, "198.51.100.7"); code != 200 {
+			t.Fatalf("request %d: %d", i, code)
 		}
 	}
 	got := gatheredSeries(t, reg)
@@ -72,6 +86,57 @@ func TestServerLeasesQuota(t *testing.T) {
 	if got[`sluice_lease_units_held`] != 0 || got[`sluice_lease_units_total{event="returned"}`] <= 0 {
 		t.Errorf("after a reload: %v units held, %v returned; want every unit given back",
 			got[`sluice_lease_units_held`], got[`sluice_lease_units_total{event="returned"}`])
+	}
+}
+
+// sluice_lease_prefetches_total counts the takes started at a lease's low
+// water, and sluice_lease_takes_in_flight the takes Redis has not answered
+// yet: one while a client's request waits for its lease on a paused Redis,
+// none once Redis answers.
+func TestLeaseMetricsCountPrefetchesAndTakesInFlight(t *testing.T) {
+	rs := redistest.Standalone(t)
+	srv, reg := leasingServer(t, rs, "10s")
+	h := srv.PublicHandler()
+	for i := 0; gatheredSeries(t, reg)["sluice_lease_prefetches_total"] == 0; i++ {
+		if i == 2000 {
+			t.Fatalf("2,000 requests of one client and no take at low water: %v", gatheredSeries(t, reg))
+		}
+		if code := getFrom(h, "198.51.100.7"); code != 200 {
+			t.Fatalf("request %d: %d", i, code)
+		}
+	}
+	waitForSeries(t, reg, "sluice_lease_takes_in_flight", 0)
+
+	// A new client's first request is decided exactly, and tells the
+	// instance what is left of its quota; its second takes a lease.
+	if code := getFrom(h, "198.51.100.8"); code != 200 {
+		t.Fatalf("a new client's first request: %d", code)
+	}
+	rs.Pause()
+	t.Cleanup(rs.Resume)
+	done := make(chan int, 1)
+	go func() { done <- getFrom(h, "198.51.100.8") }()
+	waitForSeries(t, reg, "sluice_lease_takes_in_flight", 1)
+	rs.Resume()
+	if code := <-done; code != 200 {
+		t.Fatalf("the request that waited for its take: %d", code)
+	}
+	waitForSeries(t, reg, "sluice_lease_takes_in_flight", 0)
+}
+
+// waitForSeries waits up to 5 s for reg's series name to read want.
+func waitForSeries(t *testing.T, reg *prometheus.Registry, name string, want float64) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got, ok := gatheredSeries(t, reg)[name]
+		if ok && got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s is %v (exported: %v) after 5 s, want %v", name, got, ok, want)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
