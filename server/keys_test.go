@@ -147,7 +147,7 @@ func redisFixture(t *testing.T, cfgText string, logs *bytes.Buffer) *fixture {
 		t.Fatal(err)
 	}
 	st, err := redis.Open(context.Background(), redis.Options{Addrs: []string{rs.Addr}, Local: f.mem,
-		OverLimit: overlimit.Options{Clock: f.clock.Now}, MustConnect: true}, redis.WithTimeForTesting(f.clock.Now))
+		OverLimit: overlimit.Options{Clock: f.clock.Now}, MustConnect: true, Timeout: fixtureTimeout}, redis.WithTimeForTesting(f.clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
