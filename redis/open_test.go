@@ -203,11 +203,21 @@ func TestOpenDefaultTimeoutIs50ms(t *testing.T) {
 	defer st.Close()
 	lim := sluice.NewLimiter(st)
 	check := sluice.Check{Key: "u", Limit: sluice.PerMinute(1000), Cost: 1}
-	if _, err := allow(lim, ctx, check); err != nil {
-		t.Fatal(err)
-	}
-	if s := st.Failover().Stats(); s.StoreErrors != 0 {
-		t.Fatalf("Redis up: %+v, want no store error", s)
+	// A loaded machine may keep even a running Redis's first answers (the
+	// script's load among them) past 50 ms: call until one is Redis's.
+	before := st.Failover().Stats()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if _, err := allow(lim, ctx, check); err != nil {
+			t.Fatal(err)
+		}
+		s := st.Failover().Stats()
+		if s.StoreErrors == before.StoreErrors && s.FallbackDecisions == before.FallbackDecisions {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Redis up: %+v after 30 s, want a call decided by Redis", s)
+		}
+		before = s
 	}
 
 	srv.MustDo("CLIENT", "PAUSE", "1000", "ALL") // Redis answers nothing for a second
@@ -217,8 +227,8 @@ func TestOpenDefaultTimeoutIs50ms(t *testing.T) {
 	if err != nil || !d.Allowed {
 		t.Fatalf("Redis paused: %+v, %v; want the local fallback's admission", d, err)
 	}
-	if s := st.Failover().Stats(); s.StoreErrors != 1 || s.FallbackDecisions != 1 {
-		t.Errorf("Redis paused: %+v, want one store error and one fallback decision", s)
+	if s := st.Failover().Stats(); s.StoreErrors != before.StoreErrors+1 || s.FallbackDecisions != before.FallbackDecisions+1 {
+		t.Errorf("Redis paused: %+v, want one store error and one fallback decision more than %+v", s, before)
 	}
 	if took < 45*time.Millisecond || took > 500*time.Millisecond {
 		t.Errorf("a call to a paused Redis took %v, want about 50ms", took)
