@@ -30,8 +30,10 @@ func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (i
 }
 
 // Reset forgets key's states under limits in Redis (Store.Reset), then in
-// the over-limit cache and the local fallback, so that neither answers for
-// Redis with the old state. It reports how many states Redis held. Units
+// the over-limit cache, the local fallback and the failover (what Redis
+// last said of key, and what the fallback admitted and has not charged
+// to Redis: failover.Store.Forget), so that none of them answers for Redis
+// with the old state. It reports how many states Redis held. Units
 // this or another instance has already leased stay spent until their lease
 // ends. An error wraps sluice.ErrStoreUnavailable (Redis could not be
 // reached); the cache and the fallback forget key either way.
@@ -39,6 +41,7 @@ func (g *Guarded) Reset(ctx context.Context, key string, limits []sluice.Limit) 
 	defer func() {
 		g.cache.Invalidate(key)
 		g.local.Reset(key, limits)
+		g.failover.Forget(key, limits)
 	}()
 	s, err := g.redis.store()
 	if err != nil {
