@@ -93,6 +93,12 @@ type leaseBackend interface {
 	// applyAt is Store.Apply that also returns the shared state's time of
 	// the decision, µs since sluice.Epoch.
 	applyAt(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error)
+	// take runs lease_take.lua: checks (their keys in one slot) decided
+	// at their cost, all-or-nothing, and when all are admitted up to
+	// want[i] units more of check i, as fit, reported in got[i]; it
+	// returns the shared state's time, or errTakeSlots when the keys lie
+	// in several Cluster slots.
+	take(ctx context.Context, checks []sluice.Check, want []int64, out []sluice.Status, got []int64) (int64, error)
 	// giveBack runs lease.lua: for each check, Cost units of the take
 	// whose undo mark is marks[i] go back.
 	giveBack(ctx context.Context, checks []sluice.Check, marks []string) error
@@ -115,13 +121,15 @@ type leaseBackend interface {
 //
 // A call is decided in memory when every check of it has a lease with the
 // units it needs; otherwise its uncovered checks take leases in one script
-// run (each for its cost and the lease's units, all-or-nothing), and the
-// covered ones are held aside until that run answers: a refusal there
-// spends nothing of any lease. A call with a check that is not leased, a
-// call whose shared remainder is unknown or too low to lease from, and any
-// take the shared state refuses or cannot answer, are decided by the store
-// behind, check by check exactly as without leases (a bucket's by its
-// shared limit). One take runs at a time per key and limit: a call that
+// run (lease_take.lua: their costs all-or-nothing, then for each up to its
+// lease's units, as many as are left), and the covered ones are held aside
+// until that run answers: a refusal there is the call's own and spends
+// nothing of any lease. A call with a check that is not leased, a call
+// whose shared remainder is unknown or too low to lease from, a take the
+// shared state cannot answer, and a refused take of keys in several
+// Cluster slots (which asks costs and leases together), are decided by the
+// store behind, check by check exactly as without leases (a bucket's by
+// its shared limit). One take runs at a time per key and limit: a call that
 // needs one while another runs waits for it and looks again.
 //
 // A key's next lease is taken before its current one runs out: when a

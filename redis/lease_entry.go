@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 
@@ -199,13 +200,14 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 	defer l.stats.taking.Add(-1)
 
 	tk := make([]sluice.Check, len(takes))
+	want, got := make([]int64, len(takes)), make([]int64, len(takes))
 	st := make([]sluice.Status, len(takes))
 	for j, i := range takes {
 		e := es[i]
-		tk[j] = sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: checks[i].Cost + extra[i]}
+		tk[j] = sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: checks[i].Cost}
+		want[j] = extra[i]
 	}
-	l.stats.roundTrips.Add(1)
-	g, err := l.shared.applyAt(ctx, tk, st)
+	g, final, err := l.take(ctx, tk, want, st, got)
 	after := l.clock()
 	admitted := err == nil
 	for j := range st {
@@ -233,21 +235,50 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 			continue
 		}
 		e.hear(&st[j], now)
-		if admitted {
-			l.install(e, now, g, extra[i], tk[j].Cost, &st[j])
+		if admitted && got[j] > 0 {
+			l.install(e, now, g, got[j], tk[j].Cost+got[j], &st[j])
+		}
+		if admitted || final {
 			out[i] = st[j]
-			out[i].Remaining = min(st[j].Remaining+extra[i], e.limit.Burst())
+			out[i].Remaining = min(st[j].Remaining+e.held(), e.limit.Burst())
+		}
+	}
+	if !admitted && final {
+		for _, h := range aside {
+			out[slices.Index(es, h.e)] = h.e.status(after)
 		}
 	}
 	unlockAll(locked)
 	close(ch)
-	if admitted {
+	if admitted || final {
 		return false, nil
 	}
 	if err != nil {
 		l.down.Store(after + l.after)
 	}
 	return false, l.exact(ctx, checks, out)
+}
+
+// take takes leases for checks tk (one round trip): each check's own cost,
+// all-or-nothing, and when all are admitted up to want[j] units more of
+// each, as fit, reported in got. A refusal is final (the call's own) when
+// the shared state could decide the costs alone: on one Cluster slot, or
+// off a Cluster. Checks over several slots ask cost + want all-or-nothing
+// through applyAt, and a refusal there may be the leases': final is false
+// and the caller decides the call exactly.
+func (l *Leased) take(ctx context.Context, tk []sluice.Check, want []int64, st []sluice.Status, got []int64) (g int64, final bool, err error) {
+	l.stats.roundTrips.Add(1)
+	g, err = l.shared.take(ctx, tk, want, st, got)
+	if !errors.Is(err, errTakeSlots) {
+		return g, err == nil, err
+	}
+	all := slices.Clone(tk)
+	for j := range all {
+		all[j].Cost += want[j]
+	}
+	g, err = l.shared.applyAt(ctx, all, st)
+	copy(got, want)
+	return g, false, err
 }
 
 // install makes units e's lease (e is locked), replacing what it held: a

@@ -56,24 +56,25 @@ func (l *Leased) refilling() bool {
 	return true
 }
 
-// refill takes n units of e's limit from the shared state and installs
-// them as e's next lease (as its current one if that can no longer be
-// spent), then closes ch, which e.taking is. A refusal or a failure leaves
-// e without it: the next call that its lease cannot cover decides as
-// without one.
+// refill takes up to n units of e's limit from the shared state, as many
+// as it has left, and installs them as e's next lease (as its current one
+// if that can no longer be spent), then closes ch, which e.taking is. None
+// left, or a failure, leaves e without it: the next call that its lease
+// cannot cover decides as without one.
 func (l *Leased) refill(e *leaseEntry, n int64, ch chan struct{}) {
 	defer l.refills.Done()
-	tk := []sluice.Check{{Key: e.key, Limit: e.plan.shared, Cost: n}}
-	st := make([]sluice.Status, 1)
-	l.stats.roundTrips.Add(1)
+	tk := []sluice.Check{{Key: e.key, Limit: e.plan.shared}}
+	st, got := make([]sluice.Status, 1), make([]int64, 1)
 	now := l.clock()
-	g, err := l.shared.applyAt(context.Background(), tk, st)
+	g, _, err := l.take(context.Background(), tk, []int64{n}, st, got)
 	after := l.clock()
 	e.mu.Lock()
 	e.taking = nil
+	n = got[0]
+	tk[0].Cost = n
 	switch {
 	case err != nil:
-	case !st[0].Allowed:
+	case !st[0].Allowed || n == 0:
 		e.hear(&st[0], now)
 	case e.dead: // forgotten or replaced meanwhile: the units go back
 		l.queue(tk[0], e.plan.mark(g, n, st[0].ResetAfter.Microseconds()))

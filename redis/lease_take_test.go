@@ -1,0 +1,95 @@
+package redis_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/redis"
+)
+
+// Near exhaustion an instance's idea of the shared remainder is stale: it
+// asks for a lease larger than what is left. Its take is still one script
+// run: the call's own unit is admitted with what is left as its lease, and
+// when not even that unit is left the call is refused there, without a
+// second run to decide it exactly.
+func TestLeasedTakeNearExhaustionIsOneScriptRun(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	st := redis.New(srv.Client(t), redis.WithTimeout(testTimeout))
+	one := redis.NewLeased(st, st, 2, redis.LeaseOptions{Mode: redis.LeaseAuto, Idle: time.Hour})
+	t.Cleanup(func() { one.Close() })
+	apply := func(c sluice.Check) (sluice.Status, int) {
+		t.Helper()
+		before := evalCalls(t, srv)
+		out := make([]sluice.Status, 1)
+		if err := one.Apply(context.Background(), []sluice.Check{c}, out); err != nil {
+			t.Fatal(err)
+		}
+		settled(t, one)
+		return out[0], evalCalls(t, srv) - before
+	}
+
+	// Redis runs a script the first time by EVAL after EVALSHA fails: one
+	// take before the counted ones.
+	spendN(t, one, sluice.Check{Key: "warm", Limit: sluice.FixedWindow(100, time.Hour), Cost: 1}, 2)
+
+	near := sluice.Check{Key: "near", Limit: sluice.FixedWindow(100, time.Hour), Cost: 1}
+	spendN(t, one, near, 1) // one hears 99 left
+	spendN(t, st, near, 96) // 3 left, which one does not know
+	warm := settled(t, one).Held
+	got, runs := apply(near)
+	if !got.Allowed || runs != 1 {
+		t.Fatalf("a take asking more than the 3 units left: allowed %v in %d script runs, want admitted in 1", got.Allowed, runs)
+	}
+	if held, left := settled(t, one).Held-warm, peek(t, srv, near); held != 2 || left != 0 {
+		t.Errorf("after the take: a lease of %d units, %d left in Redis; want the 2 left beyond the call's unit leased, 0 left", held, left)
+	}
+
+	gone := sluice.Check{Key: "gone", Limit: sluice.FixedWindow(100, time.Hour), Cost: 1}
+	spendN(t, one, gone, 1) // one hears 99 left
+	spendN(t, st, gone, 99) // none left
+	got, runs = apply(gone)
+	if got.Allowed || runs != 1 || got.RetryAfter <= 0 {
+		t.Fatalf("a take with no unit left: %+v in %d script runs, want refused with a retry-after in 1", got, runs)
+	}
+}
+
+// The takes of a call whose keys lie in several Cluster slots cannot be
+// one script run: they ask cost and lease together, and a refusal is
+// decided again exactly. The call still admits exactly what its tighter
+// limit allows, all-or-nothing.
+func TestLeasedTakeAcrossSlotsAdmitsExactly(t *testing.T) {
+	t.Parallel()
+	c := redistest.Cluster(t)
+	g, err := redis.Open(context.Background(), redis.Options{Mode: redis.ModeCluster, Addrs: c.Addrs(), Timeout: testTimeout,
+		Lease: redis.LeaseOptions{Mode: redis.LeaseAuto, Idle: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	call := []sluice.Check{
+		{Key: "slot-a", Limit: sluice.FixedWindow(30, time.Hour).Named("a"), Cost: 1},
+		{Key: "slot-b", Limit: sluice.FixedWindow(20, time.Hour).Named("b"), Cost: 1},
+	}
+	admitted := 0
+	for range 40 {
+		out := make([]sluice.Status, 2)
+		if err := g.Apply(context.Background(), call, out); err != nil {
+			t.Fatal(err)
+		}
+		if out[0].Allowed && out[1].Allowed {
+			admitted++
+		}
+	}
+	if admitted != 20 {
+		t.Errorf("admitted %d calls of 40 under a limit of 20", admitted)
+	}
+	if l := g.Leases(); l == nil {
+		t.Error("lease: auto opened a store without leases")
+	} else if s := settled(t, l); s.Leases == 0 {
+		t.Errorf("no lease taken across slots: %+v", s)
+	}
+}
