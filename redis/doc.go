@@ -206,11 +206,9 @@
 //
 // With Options.Lease, Open's store decides most checks of leased limits in
 // memory (Leased): an instance takes a lease of n units of a key's limit in
-// the lua/lease_take.lua run of a check — the check's cost decided as
-// apply.lua decides it, then up to n units more, as many as the state has
-// left, written with it as one admission of cost + n — which the shared
-// state counts as admitted at that moment g, and admits up to n units from
-// it without a round trip
+// the apply.lua run of a check, as one admission of cost + n, which the
+// shared state counts as admitted at that moment g, and admits up to n
+// units from it without a round trip
 // until it is spent or ends. Units leased are units the shared state
 // already counted, so the fleet admits no more than it would have — if a
 // unit spent at u, later than the g it was counted at, cannot count in a
@@ -259,11 +257,15 @@
 // checks is admitted from leases only if every check's lease covers it;
 // otherwise the leases it needs are taken in one script run, the covered
 // checks' units held aside until it answers, and a refusal spends nothing
-// of any lease. That run decides the call's own costs all-or-nothing
-// before any lease unit, so its refusal is the call's, final; only the
-// takes of one call over several Cluster slots ask cost and lease
-// together (apply.lua across slots), and a refusal there is decided again
-// exactly. A call that a lease cannot serve goes to the over-limit
+// of any lease. Near exhaustion — when the shared remainder as last heard,
+// not the size the instance asks for, bounds a take — the run is
+// lua/lease_take.lua instead: it decides the call's own costs
+// all-or-nothing as apply.lua does, then adds to each check up to its
+// lease's units, as many as are left, written as one admission of cost +
+// lease; its refusal is the call's own, and no second run decides the
+// call. Elsewhere cost and lease are asked together, batched with other
+// calls, and a refusal (rare while the remainder is plentiful) is decided
+// again exactly, as is one of keys in several Cluster slots. A call that a lease cannot serve goes to the over-limit
 // cache and the failover as without leases. A key's next lease is taken
 // in the background when its current one is down to a quarter of its units
 // or of its life, one take at a time per key and limit, so that a call

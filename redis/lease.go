@@ -121,15 +121,17 @@ type leaseBackend interface {
 //
 // A call is decided in memory when every check of it has a lease with the
 // units it needs; otherwise its uncovered checks take leases in one script
-// run (lease_take.lua: their costs all-or-nothing, then for each up to its
-// lease's units, as many as are left), and the covered ones are held aside
-// until that run answers: a refusal there is the call's own and spends
-// nothing of any lease. A call with a check that is not leased, a call
-// whose shared remainder is unknown or too low to lease from, a take the
-// shared state cannot answer, and a refused take of keys in several
-// Cluster slots (which asks costs and leases together), are decided by the
-// store behind, check by check exactly as without leases (a bucket's by
-// its shared limit). One take runs at a time per key and limit: a call that
+// run, and the covered ones are held aside until that run answers: a
+// refusal there spends nothing of any lease. The run asks each check's
+// cost and lease's units together, all-or-nothing, in an apply.lua run
+// batched with other calls; near exhaustion (the shared remainder as last
+// heard bounds a take, see below) it is lease_take.lua, which decides the
+// costs alone all-or-nothing and adds to each as many lease units as are
+// left, so that its refusal is the call's own. A call with a check that is
+// not leased, a call whose shared remainder is unknown or too low to lease
+// from, a take the shared state cannot answer, and a take refused when
+// asking cost and lease together, are decided by the store behind, check
+// by check exactly as without leases (a bucket's by its shared limit). One take runs at a time per key and limit: a call that
 // needs one while another runs waits for it and looks again.
 //
 // A key's next lease is taken before its current one runs out: when a

@@ -86,6 +86,14 @@ func (e *leaseEntry) want(now, maxUnits, share, stale int64) int64 {
 	return max(min(e.size, maxUnits, e.shared/share)-e.held(), 0)
 }
 
+// scarce reports whether the shared remainder as last heard, rather than
+// the size e asks for, bounds e's next take (see want): the remainder is
+// running out, and a take of cost and lease together may be refused for
+// the lease alone.
+func (e *leaseEntry) scarce(maxUnits, share int64) bool {
+	return min(e.size, maxUnits) >= e.shared/share
+}
+
 // hear records the shared state's answer st, heard at now.
 func (e *leaseEntry) hear(st *sluice.Status, now int64) {
 	e.shared, e.heard = st.Remaining, now
@@ -173,11 +181,13 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 	stale := int64(l.opts.MaxAge.Microseconds())
 	var takes []int
 	extra := make([]int64, len(es))
+	scarce := false
 	for i, e := range es {
 		if l.covers(e, checks[i].Cost, now) {
 			continue
 		}
 		extra[i] = e.want(now, l.opts.MaxUnits, l.share, stale)
+		scarce = scarce || e.scarce(l.opts.MaxUnits, l.share)
 		if extra[i] == 0 || now < l.down.Load() {
 			unlockAll(locked)
 			return false, l.exact(ctx, checks, out)
@@ -207,7 +217,7 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 		tk[j] = sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: checks[i].Cost}
 		want[j] = extra[i]
 	}
-	g, final, err := l.take(ctx, tk, want, st, got)
+	g, final, err := l.take(ctx, tk, want, st, got, scarce)
 	after := l.clock()
 	admitted := err == nil
 	for j := range st {
@@ -259,18 +269,21 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 	return false, l.exact(ctx, checks, out)
 }
 
-// take takes leases for checks tk (one round trip): each check's own cost,
-// all-or-nothing, and when all are admitted up to want[j] units more of
-// each, as fit, reported in got. A refusal is final (the call's own) when
-// the shared state could decide the costs alone: on one Cluster slot, or
-// off a Cluster. Checks over several slots ask cost + want all-or-nothing
-// through applyAt, and a refusal there may be the leases': final is false
-// and the caller decides the call exactly.
-func (l *Leased) take(ctx context.Context, tk []sluice.Check, want []int64, st []sluice.Status, got []int64) (g int64, final bool, err error) {
+// take takes leases for checks tk (one round trip): each check's own cost
+// and want[j] units more, reported in got, all-or-nothing. Where scarce
+// (the shared remainder bounds a take) and the keys lie in one slot, the
+// costs are decided alone and each lease is what fits (lease_take.lua): a
+// refusal is final, the call's own. Otherwise cost and lease are asked
+// together in an apply.lua run, batched with other calls, and a refusal
+// may be the leases': final is false and the caller decides the call
+// exactly.
+func (l *Leased) take(ctx context.Context, tk []sluice.Check, want []int64, st []sluice.Status, got []int64, scarce bool) (g int64, final bool, err error) {
 	l.stats.roundTrips.Add(1)
-	g, err = l.shared.take(ctx, tk, want, st, got)
-	if !errors.Is(err, errTakeSlots) {
-		return g, err == nil, err
+	if scarce {
+		g, err = l.shared.take(ctx, tk, want, st, got)
+		if !errors.Is(err, errTakeSlots) {
+			return g, err == nil, err
+		}
 	}
 	all := slices.Clone(tk)
 	for j := range all {

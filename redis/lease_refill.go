@@ -41,7 +41,7 @@ func (l *Leased) prefetch(e *leaseEntry, now int64) {
 	e.taking = ch
 	l.stats.taking.Add(1)
 	l.stats.prefetches.Add(1)
-	go l.refill(e, n, ch)
+	go l.refill(e, n, e.scarce(l.opts.MaxUnits, l.share), ch)
 }
 
 // refilling reports whether a background take may start, and counts it
@@ -56,17 +56,18 @@ func (l *Leased) refilling() bool {
 	return true
 }
 
-// refill takes up to n units of e's limit from the shared state, as many
-// as it has left, and installs them as e's next lease (as its current one
-// if that can no longer be spent), then closes ch, which e.taking is. None
-// left, or a failure, leaves e without it: the next call that its lease
-// cannot cover decides as without one.
-func (l *Leased) refill(e *leaseEntry, n int64, ch chan struct{}) {
+// refill takes n units of e's limit from the shared state (up to n, as
+// many as it has left, when scarce: see Leased.take) and installs them as
+// e's next lease (as its current one if that can no longer be spent), then
+// closes ch, which e.taking is. A refusal, none left, or a failure leaves
+// e without it: the next call that its lease cannot cover decides as
+// without one.
+func (l *Leased) refill(e *leaseEntry, n int64, scarce bool, ch chan struct{}) {
 	defer l.refills.Done()
 	tk := []sluice.Check{{Key: e.key, Limit: e.plan.shared}}
 	st, got := make([]sluice.Status, 1), make([]int64, 1)
 	now := l.clock()
-	g, _, err := l.take(context.Background(), tk, []int64{n}, st, got)
+	g, _, err := l.take(context.Background(), tk, []int64{n}, st, got, scarce)
 	after := l.clock()
 	e.mu.Lock()
 	e.taking = nil

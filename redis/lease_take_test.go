@@ -10,11 +10,12 @@ import (
 	"github.com/sluice-dev/sluice/redis"
 )
 
-// Near exhaustion an instance's idea of the shared remainder is stale: it
-// asks for a lease larger than what is left. Its take is still one script
-// run: the call's own unit is admitted with what is left as its lease, and
-// when not even that unit is left the call is refused there, without a
-// second run to decide it exactly.
+// Near exhaustion — when the shared remainder an instance last heard of,
+// not the size it asks for, bounds its take — what is left may be less
+// than it asks by then. Its take is still one script run: the call's own
+// unit is admitted with what is left as its lease, and when not even that
+// unit is left the call is refused there, without a second run to decide
+// it exactly.
 func TestLeasedTakeNearExhaustionIsOneScriptRun(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Standalone(t)
@@ -33,24 +34,26 @@ func TestLeasedTakeNearExhaustionIsOneScriptRun(t *testing.T) {
 	}
 
 	// Redis runs a script the first time by EVAL after EVALSHA fails: one
-	// take before the counted ones.
-	spendN(t, one, sluice.Check{Key: "warm", Limit: sluice.FixedWindow(100, time.Hour), Cost: 1}, 2)
+	// take near exhaustion (of 9 left, 9/2 = 4) before the counted ones.
+	spendN(t, one, sluice.Check{Key: "warm", Limit: sluice.FixedWindow(10, time.Hour), Cost: 1}, 2)
 
 	near := sluice.Check{Key: "near", Limit: sluice.FixedWindow(100, time.Hour), Cost: 1}
-	spendN(t, one, near, 1) // one hears 99 left
-	spendN(t, st, near, 96) // 3 left, which one does not know
+	spendN(t, st, near, 84)
+	spendN(t, one, near, 1) // one hears 15 left: its take is 15/2 = 7, under its size of 8
+	spendN(t, st, near, 12) // 3 left, which one does not know
 	warm := settled(t, one).Held
 	got, runs := apply(near)
 	if !got.Allowed || runs != 1 {
-		t.Fatalf("a take asking more than the 3 units left: allowed %v in %d script runs, want admitted in 1", got.Allowed, runs)
+		t.Fatalf("a take asking 1 + 7 of the 3 units left: allowed %v in %d script runs, want admitted in 1", got.Allowed, runs)
 	}
 	if held, left := settled(t, one).Held-warm, peek(t, srv, near); held != 2 || left != 0 {
 		t.Errorf("after the take: a lease of %d units, %d left in Redis; want the 2 left beyond the call's unit leased, 0 left", held, left)
 	}
 
 	gone := sluice.Check{Key: "gone", Limit: sluice.FixedWindow(100, time.Hour), Cost: 1}
-	spendN(t, one, gone, 1) // one hears 99 left
-	spendN(t, st, gone, 99) // none left
+	spendN(t, st, gone, 84)
+	spendN(t, one, gone, 1) // one hears 15 left
+	spendN(t, st, gone, 15) // none left
 	got, runs = apply(gone)
 	if got.Allowed || runs != 1 || got.RetryAfter <= 0 {
 		t.Fatalf("a take with no unit left: %+v in %d script runs, want refused with a retry-after in 1", got, runs)

@@ -118,7 +118,8 @@ func (f fleetRun) String() string {
 		s += ")"
 	}
 	if f.local > 0 {
-		s += fmt.Sprintf("  from leases %.1f%%", 100*float64(f.local)/float64(max(f.leaseCalls, 1)))
+		s += fmt.Sprintf("  from leases %.1f%%  round trips/call %.4f", 100*float64(f.local)/float64(max(f.leaseCalls, 1)),
+			float64(f.roundTrips)/float64(max(f.leaseCalls, 1)))
 	}
 	if f.fallback > 0 {
 		s += fmt.Sprintf("  fallback decisions %d", f.fallback)
