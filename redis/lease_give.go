@@ -12,13 +12,20 @@ import (
 )
 
 // loadLeaseScript builds lease.lua with every family, once.
-var loadLeaseScript = sync.OnceValues(func() (*rueidis.Lua, error) {
-	src, err := luaSource(luaFiles, allFamilies, "lease.lua")
-	if err != nil {
-		return nil, err
-	}
-	return rueidis.NewLuaScript(src), nil
-})
+var loadLeaseScript = onceScript("lease.lua")
+
+// onceScript returns a function that builds the script main with every
+// family the first time it is called, and returns that script (or error)
+// every time.
+func onceScript(main string) func() (*rueidis.Lua, error) {
+	return sync.OnceValues(func() (*rueidis.Lua, error) {
+		src, err := luaSource(luaFiles, allFamilies, main)
+		if err != nil {
+			return nil, err
+		}
+		return rueidis.NewLuaScript(src), nil
+	})
+}
 
 // retire ends e's leases (e is locked): their unspent units are queued to
 // go back. When they end unspent rather than replaced (idle or past their

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/redis/rueidis"
 
@@ -13,13 +12,7 @@ import (
 )
 
 // loadLeaseTakeScript builds lease_take.lua with every family, once.
-var loadLeaseTakeScript = sync.OnceValues(func() (*rueidis.Lua, error) {
-	src, err := luaSource(luaFiles, allFamilies, "lease_take.lua")
-	if err != nil {
-		return nil, err
-	}
-	return rueidis.NewLuaScript(src), nil
-})
+var loadLeaseTakeScript = onceScript("lease_take.lua")
 
 // errTakeSlots is take's answer when its keys lie in several Cluster
 // slots, which one script run cannot reach: the caller takes through
