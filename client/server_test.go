@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,9 +24,10 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// recordingStore is a memory store that notes the time of every admitted
-// decision, read from the clock the store decided with: the exact record
-// the "never above the limit in any window" assertions need.
+// recordingStore is a memory store that notes the turn of every admitted
+// decision, read from the clock the store decided with (its time, plus
+// the delay a queue gave it): the exact record the "never above the limit
+// in any window" assertions need.
 type recordingStore struct {
 	mu       sync.Mutex
 	inner    *memory.Store
@@ -50,13 +52,22 @@ func (s *recordingStore) Apply(ctx context.Context, checks []sluice.Check, out [
 	if err := s.inner.Apply(ctx, checks, out); err != nil {
 		return err
 	}
+	var delay time.Duration
 	for i := range checks {
 		if !out[i].Allowed && !checks[i].Limit.Shadow() {
 			return nil
 		}
+		delay = max(delay, out[i].Delay)
 	}
-	s.admitted = append(s.admitted, s.now)
+	s.admitted = append(s.admitted, s.now.Add(delay))
 	return nil
+}
+
+// turns returns the admitted decisions' turns, earliest first.
+func (s *recordingStore) turns() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.SortedFunc(slices.Values(s.admitted), time.Time.Compare)
 }
 
 // maxPerWindow is the most admissions in one window of length w aligned to

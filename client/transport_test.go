@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -285,6 +286,11 @@ func TestGateErrors(t *testing.T) {
 	}
 }
 
+// A gate over a memory store (as NewLocalGate's) gives 120 calls turns that
+// keep to its limit in every stretch of time, and the Transport sends no
+// call before its turn. The turns are the store's record, not the times
+// the calls were sent: a loaded machine wakes a call past its turn, and
+// calls woken late go together.
 func TestLocalGatePacesExactly(t *testing.T) {
 	t.Parallel()
 	cases := map[string]sluice.Limit{
@@ -294,7 +300,8 @@ func TestLocalGatePacesExactly(t *testing.T) {
 	for name, l := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			gate := client.NewLocalGate(l)
+			store := newRecordingStore()
+			gate := client.NewLimiterGate(sluice.NewLimiter(store), "client", l)
 			var mu sync.Mutex
 			var times []time.Time
 			rec := roundTripFunc(func(r *http.Request) (*http.Response, error) {
@@ -321,16 +328,28 @@ func TestLocalGatePacesExactly(t *testing.T) {
 			if took := time.Since(start); took < 1150*time.Millisecond {
 				t.Errorf("120 calls took %v", took)
 			}
-			// No 200 ms stretch holds more than burst + 20.
-			for i := range times {
+			// No 200 ms stretch holds more than burst + 20 turns.
+			turns := store.turns()
+			if len(turns) != 120 {
+				t.Fatalf("%d admitted turns, want 120", len(turns))
+			}
+			for i := range turns {
 				n := 0
-				for _, u := range times {
-					if !u.Before(times[i]) && u.Sub(times[i]) < 200*time.Millisecond {
+				for _, u := range turns[i:] {
+					if u.Sub(turns[i]) < 200*time.Millisecond {
 						n++
 					}
 				}
 				if n > 5+20+2 {
-					t.Fatalf("%d calls within 200ms", n)
+					t.Fatalf("%d turns within 200ms", n)
+				}
+			}
+			// No call is sent before its turn: the k-th call sent comes
+			// no earlier than the k-th turn.
+			slices.SortFunc(times, time.Time.Compare)
+			for k := range times {
+				if times[k].Before(turns[k]) {
+					t.Fatalf("call %d sent %v before the %d-th turn", k, turns[k].Sub(times[k]), k)
 				}
 			}
 		})
