@@ -55,10 +55,7 @@ func hammerAndCheck(t *testing.T, d time.Duration, newClient func() rueidis.Clie
 	const instances = 4
 	stores := make([]*Store, instances)
 	for i := range stores {
-		// 256 goroutines queue on four connections: on a loaded machine
-		// a call waits its turn for more than testTimeout, which is no
-		// error of the store's.
-		stores[i] = New(newClient(), WithTimeout(10*time.Second))
+		stores[i] = New(newClient(), WithTimeout(testTimeout))
 	}
 	// A loaded machine may not fill a window in d: hammer on, a round of
 	// d at a time, until every windowed limit has filled one, for at

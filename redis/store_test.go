@@ -107,7 +107,7 @@ func TestDialConnectsInEachMode(t *testing.T) {
 	checks := []sluice.Check{{Key: "u", Limit: sluice.PerMinute(3), Cost: 1}, {Key: "global", Limit: sluice.PerSecond(100), Cost: 1}}
 	for _, o := range []redis.Options{
 		{Addrs: []string{srv.Addr}, Timeout: testTimeout},
-		{Mode: redis.ModeStandalone, Addrs: []string{srv.Addr}, Timeout: 200 * time.Millisecond},
+		{Mode: redis.ModeStandalone, Addrs: []string{srv.Addr}, Timeout: testTimeout},
 		{Mode: redis.ModeCluster, Addrs: cluster.Addrs()[:1], Timeout: testTimeout},
 		{Mode: redis.ModeSentinel, Addrs: []string{sentinel.Addr}, MasterSet: "primary", Timeout: testTimeout},
 	} {
