@@ -250,14 +250,23 @@
 // lease ends no later than its window (or L) does there. Unspent units go
 // back (lua/lease.lua, through each algorithm's undo as a refund's do: a
 // window only while it still counts the lease's window, a bucket only what
-// has not refilled since the take) when a lease has been idle for
-// Options.Lease.Idle, has ended, is replaced, and on Leased.Return (a
-// reload) and Close — unless the shared limit was, as last heard, full
-// again by then, when the undo would change nothing. A call of several
+// has not refilled since the take) when a lease has ended, is replaced, on
+// Leased.Return (a reload) and Close, and when it has gone unused for
+// Options.Lease.Idle while its units could matter to other instances: the
+// shared remainder as last heard is scarce (its share, not the size asked,
+// bounds takes), or a lease of its size on every instance would hold more
+// than 1% of the limit's burst — unless the shared limit was, as last
+// heard, full again by then, when the undo would change nothing. An unused
+// lease of a limit with plenty left keeps its units until it ends (a
+// window's lease lives to its window's end, up to Options.Lease.MaxAge, a
+// minute by default): giving back would cost a script run, and a take
+// again when the key returns. A call of several
 // checks is admitted from leases only if every check's lease covers it;
 // otherwise the leases it needs are taken in one script run, the covered
 // checks' units held aside until it answers, and a refusal spends nothing
-// of any lease. Near exhaustion — when the shared remainder as last heard,
+// of any lease. A key's first call on an instance takes a lease too, sized
+// as if the shared remainder were the limit's burst (it is at most that):
+// a key seen a few times by an instance costs one round trip, not two. Near exhaustion — when the shared remainder as last heard,
 // not the size the instance asks for, bounds a take — the run is
 // lua/lease_take.lua instead: it decides the call's own costs
 // all-or-nothing as apply.lua does, then adds to each check up to its
@@ -271,8 +280,10 @@
 // or of its life, one take at a time per key and limit, so that a call
 // waits for Redis only when no lease of its key covers it.
 //
-// What leases cost in admissions: nothing for windows; for a bucket, its
-// hold-back h. The shared bucket decides every unit with burst B − h, so
+// What leases cost in admissions: for windows, the units of leases that
+// end unspent — kept unused while the limit has plenty left, at most 1% of
+// it per key (see above), else given back after Idle; for a bucket, its
+// hold-back h as well. The shared bucket decides every unit with burst B − h, so
 // a fleet offered more than the limit from a full bucket for a span d
 // admits at most B − h + r·d where the limit promises B + r·d: at most
 // h/(B + r·d) less, once; afterwards r per unit of time, as the limit.

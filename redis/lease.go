@@ -33,14 +33,15 @@ func (m LeaseMode) String() string {
 
 // MaxLeaseKeys bounds the keys and limits a Leased keeps leases of at
 // once; the checks of others are decided by the store behind, as without
-// leases, until unused keys are forgotten (ten LeaseOptions.MaxAge after
-// their last use). A flood of keys cannot grow a Leased's memory past it.
+// leases, until unused keys are forgotten (ten seconds after their last
+// use, or ten LeaseOptions.MaxAge if shorter). A flood of keys cannot grow
+// a Leased's memory past it.
 const MaxLeaseKeys = 1 << 16
 
 // Defaults of LeaseOptions.
 const (
 	DefaultLeaseMaxUnits = 1000
-	DefaultLeaseMaxAge   = time.Second
+	DefaultLeaseMaxAge   = time.Minute
 	DefaultLeaseIdle     = 250 * time.Millisecond
 )
 
@@ -57,11 +58,23 @@ type LeaseOptions struct {
 	// when zero or less. It bounds what a crash can strand per key and
 	// limit (see the package documentation).
 	MaxUnits int64
-	// MaxAge caps the life of a lease; DefaultLeaseMaxAge (1 s) when zero
-	// or less. A bucket's lease life, and so its burst's hold-back, is at
-	// most this.
+	// MaxAge caps the life of a lease; DefaultLeaseMaxAge (1 minute) when
+	// zero or less. A window's lease ends with its window in any case, so
+	// at the default the leases of windows up to a minute (a per-second or
+	// per-minute plan) live to their window's end. A bucket's lease lives
+	// the time a quarter of its burst takes to refill, at most MaxAge, and
+	// its shared burst holds back what refills in that life: a smaller
+	// MaxAge holds back less of a large burst, at the cost of more takes.
+	// A shared remainder heard longer than MaxAge ago is not used to size
+	// a take.
 	MaxAge time.Duration
-	// Idle is how long a lease may go unused before its units go back;
+	// Idle is how long a lease may go unused before its units go back
+	// early, when they could matter to other instances: when the shared
+	// remainder as last heard is scarce (a take's size no longer bounds
+	// takes, the remainder's share does), or when a lease of its size on
+	// every instance would hold more than 1% of the limit's burst.
+	// Otherwise an unused lease keeps its units until it ends (its window,
+	// its life), at a cost of at most 1% of the limit per key. Idle is
 	// DefaultLeaseIdle (250 ms) when zero or less.
 	Idle time.Duration
 }
@@ -128,7 +141,7 @@ type leaseBackend interface {
 // heard bounds a take, see below) it is lease_take.lua, which decides the
 // costs alone all-or-nothing and adds to each as many lease units as are
 // left, so that its refusal is the call's own. A call with a check that is
-// not leased, a call whose shared remainder is unknown or too low to lease
+// not leased, a call whose shared remainder is stale or too low to lease
 // from, a take the shared state cannot answer, and a take refused when
 // asking cost and lease together, are decided by the store behind, check
 // by check exactly as without leases (a bucket's by its shared limit). One take runs at a time per key and limit: a call that
@@ -139,9 +152,10 @@ type leaseBackend interface {
 // life, and no next lease is held, a take of the lease alone starts in the
 // background while calls keep spending the current one; the next is spent
 // once the current one cannot cover a check. So a call waits for Redis
-// only when its key has no lease that covers it: a key's first calls, a
-// key whose lease ended before its next call, a cost above what is left,
-// or a shared remainder too low to lease. A take at low water asks for
+// only when its key has no lease that covers it: a key's first call (it
+// takes a lease, sized as if the shared remainder were the limit's burst,
+// which it is at most), a key whose lease ended before its next call, a
+// cost above what is left, or a shared remainder too low to lease. A take at low water asks for
 // what the instance spends of the key in a lease's life, at the rate it
 // spent the current lease, less what it still holds; a take after a lease
 // ran out asks for twice that lease when it was spent within half its
@@ -153,7 +167,7 @@ type leaseBackend interface {
 // remainder runs out.
 //
 // Unspent units go back to Redis (lease.lua, one script run per batch of
-// keys) when a lease has been idle for LeaseOptions.Idle, ends, or is
+// keys) when a lease has been idle (see LeaseOptions.Idle), ends, or is
 // replaced, and on Return and Close — except when the shared limit was, as
 // last heard, full again by then, when giving them back would change
 // nothing there.

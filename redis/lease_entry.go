@@ -76,14 +76,27 @@ func (l *Leased) covers(e *leaseEntry, cost, now int64) bool {
 }
 
 // want returns the units a take for e asks for beyond its check's cost
-// at now: 0 (decide exactly) while the shared remainder is unknown or
-// stale, else e.size capped by maxUnits and the remainder's share, less
-// what e's leases still hold.
+// at now: 0 (decide exactly) while the shared remainder is stale, else
+// e.size capped by maxUnits and the remainder's share, less what e's
+// leases still hold.
 func (e *leaseEntry) want(now, maxUnits, share, stale int64) int64 {
-	if e.shared < 0 || now-e.heard > stale {
+	if e.shared >= 0 && now-e.heard > stale {
 		return 0
 	}
-	return max(min(e.size, maxUnits, e.shared/share)-e.held(), 0)
+	return max(min(e.size, maxUnits, e.remainder()/share)-e.held(), 0)
+}
+
+// remainder returns the shared remainder as last heard or, before the
+// first answer, the most it can be: the shared limit's burst. A key's
+// first call thus takes a lease at once when the limit is large enough
+// for one (its take asks cost and lease together, and a refusal is
+// decided again exactly), and a small limit's first call goes to
+// lease_take.lua (see scarce), which is never refused for the lease.
+func (e *leaseEntry) remainder() int64 {
+	if e.shared < 0 {
+		return e.plan.shared.Burst()
+	}
+	return e.shared
 }
 
 // scarce reports whether the shared remainder as last heard, rather than
@@ -91,13 +104,34 @@ func (e *leaseEntry) want(now, maxUnits, share, stale int64) int64 {
 // running out, and a take of cost and lease together may be refused for
 // the lease alone.
 func (e *leaseEntry) scarce(maxUnits, share int64) bool {
-	return min(e.size, maxUnits) >= e.shared/share
+	return min(e.size, maxUnits) >= e.remainder()/share
 }
 
 // hear records the shared state's answer st, heard at now.
 func (e *leaseEntry) hear(st *sluice.Status, now int64) {
 	e.shared, e.heard = st.Remaining, now
 	e.reset = now + st.ResetAfter.Microseconds()
+}
+
+// strandShare bounds, as a share of a limit's burst, the units that the
+// leases of one key, on every instance together, may keep unused past
+// LeaseOptions.Idle while the shared remainder is plentiful (see idle).
+const strandShare = 100 // 1%
+
+// idle reports whether e's leases have gone unused long enough at now
+// for their units to go back before they end: unused for idle µs
+// (LeaseOptions.Idle), and their units could matter to other instances —
+// the shared remainder as last heard is scarce (see scarce), or instances
+// leases this size, one per instance, would hold more than 1% of the
+// limit's burst. Otherwise they are kept until they end: giving back
+// costs a script run, a take again if the key returns, and the units kept
+// are at most 1% of the limit per key, from a remainder that left every
+// instance plenty when last heard.
+func (e *leaseEntry) idle(now, idle, maxUnits, share int64) bool {
+	if now-e.used < idle {
+		return false
+	}
+	return e.scarce(maxUnits, share) || e.held() > e.plan.shared.Burst()/(strandShare*share/2)
 }
 
 // status is the status of a check spent from e's lease at now.

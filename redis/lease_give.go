@@ -64,8 +64,8 @@ func (l *Leased) queue(c sluice.Check, mark string) {
 	l.pendingMu.Unlock()
 }
 
-// sweep gives back the units of leases idle for opts.Idle or past their
-// deadline, and forgets entries long unused, until Close.
+// sweep gives back the units of leases idle (leaseEntry.idle) or past
+// their deadline, and forgets entries long unused, until Close.
 func (l *Leased) sweep() {
 	defer close(l.done)
 	tick := time.NewTicker(min(l.opts.Idle/2, 100*time.Millisecond))
@@ -77,15 +77,20 @@ func (l *Leased) sweep() {
 		case <-tick.C:
 		}
 		l.retireIf(func(e *leaseEntry, now int64) bool {
-			return now-e.used >= l.opts.Idle.Microseconds() ||
+			return e.idle(now, l.opts.Idle.Microseconds(), l.opts.MaxUnits, l.share) ||
 				now >= e.cur.deadline && (e.next.units == 0 || now >= e.next.deadline)
 		})
 		l.flush(context.Background())
 	}
 }
 
+// forgetAfter is how long an entry without a lease is kept unused: what
+// it knows (the shared remainder, the size of its takes) is stale by then.
+const forgetAfter = 10 * time.Second
+
 // retireIf retires the lease of every entry for which end reports true,
-// and forgets entries without a lease unused for ten MaxAge.
+// and forgets entries without a lease unused for forgetAfter (ten MaxAge
+// if shorter).
 func (l *Leased) retireIf(end func(e *leaseEntry, now int64) bool) {
 	l.mu.RLock()
 	all := make([]*leaseEntry, 0, len(l.entries))
@@ -93,7 +98,7 @@ func (l *Leased) retireIf(end func(e *leaseEntry, now int64) bool) {
 		all = append(all, e)
 	}
 	l.mu.RUnlock()
-	forget := 10 * l.opts.MaxAge.Microseconds()
+	forget := min(forgetAfter, 10*l.opts.MaxAge).Microseconds()
 	var old []*leaseEntry
 	for _, e := range all {
 		now := l.clock()

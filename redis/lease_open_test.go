@@ -123,7 +123,10 @@ func TestLeasedRefusalSpendsNoLease(t *testing.T) {
 	t.Cleanup(func() { one.Close(); other.Close() })
 	a := sluice.Check{Key: "aon", Limit: sluice.FixedWindow(1000, time.Hour).Named("a"), Cost: 1}
 	b := sluice.Check{Key: "aon", Limit: sluice.FixedWindow(40, time.Hour).Named("b"), Cost: 1}
-	spendN(t, one, b, 1) // b's remainder known: the next call of b takes a lease
+	spendN(t, one, b, 1)                                     // b's remainder known, and b leased
+	if err := one.Return(context.Background()); err != nil { // b's lease back: a call of b needs a take
+		t.Fatal(err)
+	}
 	spendN(t, one, a, 3) // a leased
 	held := settled(t, one).Held
 	if held == 0 {

@@ -34,12 +34,13 @@ func TestLeasedTakeNearExhaustionIsOneScriptRun(t *testing.T) {
 	}
 
 	// Redis runs a script the first time by EVAL after EVALSHA fails: one
-	// take near exhaustion (of 9 left, 9/2 = 4) before the counted ones.
+	// take near exhaustion (a first call of a limit of 10: its remainder
+	// is at most 10, 10/2 = 5, under the size of 8) before the counted ones.
 	spendN(t, one, sluice.Check{Key: "warm", Limit: sluice.FixedWindow(10, time.Hour), Cost: 1}, 2)
 
 	near := sluice.Check{Key: "near", Limit: sluice.FixedWindow(100, time.Hour), Cost: 1}
-	spendN(t, st, near, 84)
-	spendN(t, one, near, 1) // one hears 15 left: its take is 15/2 = 7, under its size of 8
+	spendN(t, st, near, 76)
+	spendN(t, one, near, 9) // one takes 1 + 8, hears 15 left, and spends its lease: its next take is 15/2 = 7
 	spendN(t, st, near, 12) // 3 left, which one does not know
 	warm := settled(t, one).Held
 	got, runs := apply(near)
@@ -51,8 +52,8 @@ func TestLeasedTakeNearExhaustionIsOneScriptRun(t *testing.T) {
 	}
 
 	gone := sluice.Check{Key: "gone", Limit: sluice.FixedWindow(100, time.Hour), Cost: 1}
-	spendN(t, st, gone, 84)
-	spendN(t, one, gone, 1) // one hears 15 left
+	spendN(t, st, gone, 76)
+	spendN(t, one, gone, 9) // one hears 15 left and spends its lease
 	spendN(t, st, gone, 15) // none left
 	got, runs = apply(gone)
 	if got.Allowed || runs != 1 || got.RetryAfter <= 0 {
