@@ -23,9 +23,24 @@ const defaultKeys = 10_000
 // count.
 const warmup = 300 * time.Millisecond
 
-// throughputRate is the limit of every key in the throughput runs: GCRA,
-// per second, burst as much: high enough that most calls are admitted.
+// throughputRate is the limit of every key in the GCRA throughput runs
+// and of the global runs: GCRA, per second, burst as much: high enough
+// that most calls are admitted.
 const throughputRate = 1_000_000
+
+// windowQuota is the limit of every key in the window throughput runs: a
+// fixed window of a minute, as an API's per-minute plan is, high enough
+// that every call is admitted.
+const windowQuota = 60_000_000
+
+// throughputLimit returns the limit of every key of j's throughput or
+// global run.
+func throughputLimit(j job) sluice.Limit {
+	if j.Window {
+		return sluice.FixedWindow(windowQuota, time.Minute)
+	}
+	return sluice.GCRA(throughputRate, time.Second)
+}
 
 // runJob runs one process's part of a fleet run.
 func runJob(j job) result {
@@ -109,7 +124,7 @@ func runSluice(j job) result {
 		return result{FirstErr: err.Error()}
 	}
 	defer g.Close()
-	limit := sluice.GCRA(throughputRate, time.Second)
+	limit := throughputLimit(j)
 	r := load(j, func(w int) bench.CallFunc {
 		key, ctx := zipfKeys(j.Run, j.Keys, w), context.Background()
 		if j.Global {

@@ -30,8 +30,9 @@ type options struct {
 }
 
 // runNames are the report's runs, in the order they run: the Redis peers,
-// sluice with leases off and auto, sluice leased at half its rate, the
-// global limit on a Cluster, and the promise runs.
+// sluice with leases off and auto and sluice leased at half its rate
+// (each under every throughput kind), the global limit on a Cluster, and
+// the promise runs.
 var runNames = []string{"peers", "sluice", "half", "global", "promise"}
 
 func (o options) want(name string) bool { return slices.Contains(o.only, name) }
@@ -110,11 +111,27 @@ func run(name, addr string, j job, o options) (fleetRun, error) {
 	return f, err
 }
 
-// throughput runs the peers and sluice on o.keys Zipf keys, closed loop,
-// and the leased fleet paced at half its rate.
+// throughputKind is one limit the throughput runs put on every key.
+type throughputKind struct {
+	name   string // in run names and targets
+	window bool   // job.Window
+}
+
+// throughputKinds are the throughput runs' limits, in the order they run:
+// GCRA 1,000,000/s (a bucket: its leases live a quarter of its burst's
+// refill) and a fixed window of 60,000,000 a minute (its leases live to
+// the window's end).
+var throughputKinds = []throughputKind{
+	{name: "GCRA " + thousands(throughputRate) + "/s"},
+	{name: "window " + thousands(windowQuota) + "/min", window: true},
+}
+
+// throughput runs the peers and, for each throughput kind, sluice on
+// o.keys Zipf keys, closed loop, and the leased fleet paced at half its
+// rate; it judges each kind's leased fleet against the fastest peer.
 func throughput(w io.Writer, o options) ([]bench.Target, error) {
 	var runs []fleetRun
-	var fastest, off, auto, half fleetRun
+	var fastest fleetRun
 	for _, p := range []string{"redis_rate", "ulule-redis", "throttled-redis"} {
 		if !o.want("peers") {
 			break
@@ -128,50 +145,69 @@ func throughput(w io.Writer, o options) ([]bench.Target, error) {
 			fastest = f
 		}
 	}
-	for _, on := range []bool{false, true} {
-		if !o.want("sluice") {
-			break
-		}
-		name, into := "sluice lease off", &off
-		if on {
-			name, into = "sluice lease auto", &auto
-		}
-		f, err := run(name, o.redis, job{Mode: "sluice", Lease: on}, o)
+	var ts []bench.Target
+	for _, k := range throughputKinds {
+		kr, kt, err := throughputOf(k, fastest, o)
 		if err != nil {
 			return nil, err
 		}
-		runs, *into = append(runs, f), f
-	}
-	if o.want("half") && auto.rate > 0 {
-		f, err := run("sluice lease auto, ½ rate", o.redis, job{Mode: "sluice", Lease: true, Rate: auto.rate / 2 / float64(o.procs)}, o)
-		if err != nil {
-			return nil, err
-		}
-		runs, half = append(runs, f), f
+		runs, ts = append(runs, kr...), append(ts, kt...)
 	}
 	if len(runs) == 0 {
 		return nil, nil
 	}
-	fmt.Fprintf(w, "### %s keys, Zipf(1.1), GCRA %s/s on each (every call admitted)\n\n", thousands(o.keys), thousands(throughputRate))
+	fmt.Fprintf(w, "### %s keys, Zipf(1.1): the peers at %s/s on each key (their own algorithms), sluice under each limit (every call admitted)\n\n",
+		thousands(o.keys), thousands(throughputRate))
 	table(w, runs)
+	return ts, nil
+}
+
+// throughputOf runs sluice with every key under k's limit, leases off and
+// auto, then auto at half its rate, and judges the leased fleet's targets
+// (fastest is the fastest peer of the same report, if the peers ran).
+func throughputOf(k throughputKind, fastest fleetRun, o options) ([]fleetRun, []bench.Target, error) {
+	var runs []fleetRun
+	var off, auto, half fleetRun
+	for _, on := range []bool{false, true} {
+		if !o.want("sluice") {
+			break
+		}
+		name, into := "sluice "+k.name+", lease off", &off
+		if on {
+			name, into = "sluice "+k.name+", lease auto", &auto
+		}
+		f, err := run(name, o.redis, job{Mode: "sluice", Lease: on, Window: k.window}, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		runs, *into = append(runs, f), f
+	}
+	if o.want("half") && auto.rate > 0 {
+		f, err := run("sluice "+k.name+", lease auto, ½ rate", o.redis,
+			job{Mode: "sluice", Lease: true, Window: k.window, Rate: auto.rate / 2 / float64(o.procs)}, o)
+		if err != nil {
+			return nil, nil, err
+		}
+		runs, half = append(runs, f), f
+	}
 	var ts []bench.Target
 	if fastest.rate > 0 && auto.rate > 0 {
 		ts = append(ts, bench.Target{Pass: auto.rate >= targetPeerRatio*fastest.rate, Text: fmt.Sprintf(
-			"Leased quota, %s Zipf keys, %d processes × %d callers: sluice lease auto %.0f decisions/s ÷ the fastest Redis peer (%s) %.0f = %.1f×, target ≥ %.0f× (lease off: %.1f×)",
-			thousands(o.keys), o.procs, o.callers, auto.rate, fastest.name, fastest.rate, auto.rate/fastest.rate, targetPeerRatio, off.rate/fastest.rate)})
+			"Leased quota, %s on %s Zipf keys, %d processes × %d callers: sluice lease auto %.0f decisions/s ÷ the fastest Redis peer (%s) %.0f = %.1f×, target ≥ %.0f× (lease off: %.1f×)",
+			k.name, thousands(o.keys), o.procs, o.callers, auto.rate, fastest.name, fastest.rate, auto.rate/fastest.rate, targetPeerRatio, off.rate/fastest.rate)})
 	}
 	if auto.cmds != nil {
 		c := auto.commands()
 		ts = append(ts, bench.Target{Pass: c <= targetCommands, Text: fmt.Sprintf(
-			"Leased quota: Redis commands per decision of the leased fleet %.3f (scripts sent: %.3f; decided from leases: %s), target ≤ %.2f",
-			c, auto.per("evalsha"), auto.fromLeases(), targetCommands)})
+			"Leased quota, %s: Redis commands per decision of the leased fleet %.3f (scripts sent: %.3f; decided from leases: %s), target ≤ %.2f",
+			k.name, c, auto.per("evalsha"), auto.fromLeases(), targetCommands)})
 	}
 	if half.rate > 0 {
 		ts = append(ts, bench.Target{Pass: half.p99 <= targetHalfLoadP99, Text: fmt.Sprintf(
-			"Leased quota: decision p99 at half the leased fleet's rate (%.0f decisions/s) %s, target ≤ %s",
-			half.rate, micros(half.p99), micros(targetHalfLoadP99))})
+			"Leased quota, %s: decision p99 at half the leased fleet's rate (%.0f decisions/s) %s, target ≤ %s",
+			k.name, half.rate, micros(half.p99), micros(targetHalfLoadP99))})
 	}
-	return ts, nil
+	return runs, ts, nil
 }
 
 // global runs one global limit on the Cluster, leases off and on.

@@ -9,8 +9,10 @@ import (
 )
 
 // TestLeasePartRunsEveryRunAndJudgesEveryTarget runs the lease part small
-// (2 processes × 4 callers, 100 keys, runs of 300 ms, promise runs of 2 s):
-// it needs redis-server (make deps installs it). Its speed targets may
+// (2 processes × 4 callers, 100 keys, runs of 300 ms, promise runs of 2 s),
+// and finds every run's row and every target, the throughput ones for the
+// GCRA limit and for the per-minute window each. It needs redis-server
+// (make deps installs it). Its speed targets may
 // miss at this size; the promise may not be exceeded at any size.
 func TestLeasePartRunsEveryRunAndJudgesEveryTarget(t *testing.T) {
 	dir, err := filepath.Abs(filepath.Join("..", ".."))
@@ -25,7 +27,10 @@ func TestLeasePartRunsEveryRunAndJudgesEveryTarget(t *testing.T) {
 	}
 	report := out.String()
 	for _, want := range []string{
-		"| redis_rate ", "| ulule-redis ", "| throttled-redis ", "| sluice lease off ", "| sluice lease auto ", "| sluice lease auto, ½ rate ",
+		"| redis_rate ", "| ulule-redis ", "| throttled-redis ",
+		"| sluice GCRA 1,000,000/s, lease off ", "| sluice GCRA 1,000,000/s, lease auto ", "| sluice GCRA 1,000,000/s, lease auto, ½ rate ",
+		"| sluice window 60,000,000/min, lease off ", "| sluice window 60,000,000/min, lease auto ",
+		"| sluice window 60,000,000/min, lease auto, ½ rate ",
 		"| global, lease off ", "| global, lease auto ",
 		"| steady  | gcra ", "| moving  | fixed-window ", "| kill -9 | leaky-bucket ",
 	} {
@@ -34,7 +39,11 @@ func TestLeasePartRunsEveryRunAndJudgesEveryTarget(t *testing.T) {
 		}
 	}
 	wants := []string{
-		"÷ the fastest Redis peer", "Redis commands per decision", "p99 at half", "global limit",
+		"GCRA 1,000,000/s on 100 Zipf keys, 2 processes × 4 callers: sluice lease auto", "GCRA 1,000,000/s: Redis commands per decision",
+		"GCRA 1,000,000/s: decision p99 at half",
+		"window 60,000,000/min on 100 Zipf keys, 2 processes × 4 callers: sluice lease auto", "window 60,000,000/min: Redis commands per decision",
+		"window 60,000,000/min: decision p99 at half",
+		"global limit",
 		"promise (steady, 2× the limit offered):", "promise (steady, 2× the limit offered over",
 		"promise (moving, 2× the limit offered):", "promise (moving, 2× the limit offered over",
 		"promise (kill -9, 2× the limit offered):",
