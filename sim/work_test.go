@@ -113,8 +113,10 @@ func TestValidateRefusesTooManyRequestsWithoutGenerating(t *testing.T) {
 	if !errors.As(err, &tl) || tl.Bound != "requests" || tl.Max != 200_000 || tl.Size != 1e12 {
 		t.Fatalf("err %v (%+v), want a *TooLargeError of 10^12 requests", err, tl)
 	}
-	if took := time.Since(start); took > 100*time.Millisecond {
-		t.Errorf("took %v", took)
+	// Generating 10^12 requests would take hours: a second is far above
+	// Validate's arithmetic on a loaded machine, and far below that.
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("took %v: it generated the pattern", took)
 	}
 	if _, err := Simulate(context.Background(), req); !errors.As(err, &tl) {
 		t.Errorf("Simulate: %v", err)
