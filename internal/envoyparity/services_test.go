@@ -139,7 +139,10 @@ func startRatelimit(t *testing.T, bin, runtime, redisAddr, prefix string, extra 
 }
 
 // startSluice runs sluice serve on redisAddr with the rules of rulesDir,
-// its Envoy listener open to loopback callers.
+// its Envoy listener open to loopback callers. Its store timeout is far
+// above a loaded machine's answers (the 50 ms default is not): a call
+// decided by the fallback would be compared with ratelimit's decision on
+// Redis.
 func startSluice(t *testing.T, bin, rulesDir, redisAddr string) *service {
 	t.Helper()
 	grpcPort := freePort(t)
@@ -149,7 +152,7 @@ admin:
   loopback_scopes: [read, check]
 store:
   type: redis
-  redis: {addresses: [%q]}
+  redis: {addresses: [%q], timeout: 5s}
 envoy:
   listen: "127.0.0.1:%d"
   rules: [%q]
