@@ -52,7 +52,7 @@ func TestOpenWhileRedisIsDownThenRedisComes(t *testing.T) {
 	defer local.Close()
 	begin := time.Now()
 	st, err := redis.Open(context.Background(), redis.Options{Addrs: []string{srv.Addr}, Instances: 2, Local: local,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		Timeout: testTimeout, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatalf("Open with Redis down: %v", err)
 	}
