@@ -75,12 +75,11 @@ func TestHistoryTellsLostWritesAndEmptyRestarts(t *testing.T) {
 // decision; with the replica attached, the same call is decided.
 func TestWithReplicasTurnsAnUnreplicatedWriteIntoAnError(t *testing.T) {
 	master, replica := redistest.Standalone(t), redistest.Standalone(t)
-	// 250 ms for the replica's acknowledgement: a machine running every
-	// test package at once has taken more than 5 ms.
-	s := New(master.Client(t), WithTimeout(time.Second), WithReplicas(1, 250*time.Millisecond))
 	check := []sluice.Check{{Key: "durable", Limit: sluice.PerMinute(10), Cost: 1}}
 	out := make([]sluice.Status, 1)
-	err := s.Apply(context.Background(), check, out)
+	// Without a replica no wait is long enough: 250 ms.
+	err := New(master.Client(t), WithTimeout(time.Second), WithReplicas(1, 250*time.Millisecond)).
+		Apply(context.Background(), check, out)
 	if err == nil || !errors.Is(err, sluice.ErrStoreUnavailable) {
 		t.Fatalf("without a replica: %v, want an error wrapping ErrStoreUnavailable", err)
 	}
@@ -98,6 +97,9 @@ func TestWithReplicasTurnsAnUnreplicatedWriteIntoAnError(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// 5 s for the replica's acknowledgement: a machine running every test
+	// package at once has taken more than 250 ms.
+	s := New(master.Client(t), WithTimeout(testTimeout), WithReplicas(1, 5*time.Second))
 	if err := s.Apply(context.Background(), check, out); err != nil || !out[0].Allowed || out[0].Remaining != 8 {
 		t.Fatalf("with the replica: %+v, %v; want admitted with 8 left (the refused call's write stayed)", out[0], err)
 	}
