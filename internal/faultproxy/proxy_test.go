@@ -74,15 +74,18 @@ func TestForwardsAndAddsLatencyBothWays(t *testing.T) {
 	}
 	defer c.Close()
 	r := bufio.NewReader(c)
-	if d, err := roundTrip(t, c, r); err != nil || d > 50*time.Millisecond {
+	// 200 ms each way: a round trip takes 400 ms at least, less than 700
+	// (twice each way would be 800), and one without latency less than
+	// 200 ms, margins a loaded machine's delays fit in.
+	if d, err := roundTrip(t, c, r); err != nil || d >= 200*time.Millisecond {
 		t.Fatalf("plain round trip: %v, %v", d, err)
 	}
-	p.SetLatency(40 * time.Millisecond)
-	if d, err := roundTrip(t, c, r); err != nil || d < 80*time.Millisecond || d > 300*time.Millisecond {
-		t.Fatalf("round trip with 40ms each way: %v, %v (want about 80ms)", d, err)
+	p.SetLatency(200 * time.Millisecond)
+	if d, err := roundTrip(t, c, r); err != nil || d < 400*time.Millisecond || d >= 700*time.Millisecond {
+		t.Fatalf("round trip with 200ms each way: %v, %v (want about 400ms)", d, err)
 	}
 	p.SetLatency(0)
-	if d, err := roundTrip(t, c, r); err != nil || d > 50*time.Millisecond {
+	if d, err := roundTrip(t, c, r); err != nil || d >= 200*time.Millisecond {
 		t.Fatalf("round trip after the latency is removed: %v, %v", d, err)
 	}
 	if st := p.Stats(); st.Accepted != 1 || st.Open != 1 {
