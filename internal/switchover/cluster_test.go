@@ -52,11 +52,41 @@ func startCluster(t *testing.T) *clusterRun {
 	r.gs, stores, _ = instancesOf(t, redis.Options{Mode: redis.ModeCluster, Addrs: c.Addrs(), Timeout: 2 * time.Second})
 	r.fleet = reliability.StartFleet(stores, all, perSecond, pace)
 	time.Sleep(1500 * time.Millisecond)
-	for _, g := range r.gs {
-		r.before = append(r.before, g.Failover().Stats())
-	}
+	r.before = r.settled(t)
 	r.at = time.Now()
 	return r
+}
+
+// settled waits until the instances have decided on Redis alone for a
+// return period (2 s: no new store error, no node returning) and returns
+// their counts then. A call that failed before the fault on a loaded
+// machine (a cluster still settling, a slow first script load) starts its
+// node's return period, whose refusals by the share are fallback
+// decisions; the fault's effect is judged from a fleet clear of them.
+func (r *clusterRun) settled(t *testing.T) []failover.Stats {
+	t.Helper()
+	counts := func() ([]failover.Stats, int64, int) {
+		var st []failover.Stats
+		var errs int64
+		returning := 0
+		for _, g := range r.gs {
+			s := g.Failover().Stats()
+			st, errs, returning = append(st, s), errs+s.StoreErrors, returning+s.Returning
+		}
+		return st, errs, returning
+	}
+	_, errs, _ := counts()
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		time.Sleep(4 * failover.DefaultBreakerOpenFor) // a return period, with the defaults
+		st, now, returning := counts()
+		if now == errs && returning == 0 {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fleet did not settle on Redis before the fault: %d store errors, %d nodes returning", now, returning)
+		}
+		errs = now
+	}
 }
 
 // keySlot is the Cluster slot of client's state.
