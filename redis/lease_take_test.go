@@ -88,8 +88,10 @@ func TestLeasedTakeAcrossSlotsAdmitsExactly(t *testing.T) {
 			admitted++
 		}
 	}
-	if admitted != 20 {
-		t.Errorf("admitted %d calls of 40 under a limit of 20", admitted)
+	// A call Redis did not answer in time is decided by the local
+	// fallback, which is not what this test is about: say so.
+	if st := g.Failover().Stats(); admitted != 20 || st.FallbackDecisions != 0 {
+		t.Errorf("admitted %d calls of 40 under a limit of 20; failover %+v", admitted, st)
 	}
 	if l := g.Leases(); l == nil {
 		t.Error("lease: auto opened a store without leases")
