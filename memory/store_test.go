@@ -361,9 +361,9 @@ func TestKeysComeBackAfterTheSweepDropsThem(t *testing.T) {
 }
 
 // A key with more limits than its entry holds inline (ten, where it has six
-// slots) still decides
-// every one exactly, alone and together, from several goroutines: the
-// states kept beside the array are decided under the shard's mutex.
+// slots) still decides every one exactly, alone and together, from several
+// goroutines: the states kept beside the array are decided under the
+// shard's mutex.
 func TestMoreLimitsThanAnEntryHoldsDecideExactly(t *testing.T) {
 	_, lim, _ := newStore(t, memory.WithShards(1))
 	const names, burst = 10, 50
