@@ -132,39 +132,38 @@ type leaseBackend interface {
 // after its take. The package documentation, Leased quota, derives why the
 // fleet then never admits more than the shared state would have.
 //
-// A call is decided in memory when every check of it has a lease with the
-// units it needs; otherwise its uncovered checks take leases in one script
-// run, and the covered ones are held aside until that run answers: a
-// refusal there spends nothing of any lease. The run asks each check's
-// cost and lease's units together, all-or-nothing, in an apply.lua run
-// batched with other calls; near exhaustion (the shared remainder as last
-// heard bounds a take, see below) it is lease_take.lua, which decides the
-// costs alone all-or-nothing and adds to each as many lease units as are
-// left, so that its refusal is the call's own. A call with a check that is
-// not leased, a call whose shared remainder is stale or too low to lease
-// from, a take the shared state cannot answer, and a take refused when
-// asking cost and lease together, are decided by the store behind, check
-// by check exactly as without leases (a bucket's by its shared limit). One take runs at a time per key and limit: a call that
-// needs one while another runs waits for it and looks again.
+// A call is decided in memory when every check of it has a lease with the units
+// it needs; otherwise its uncovered checks take leases in one script run, and
+// the covered ones are held aside until that run answers: a refusal there
+// spends nothing of any lease. The run asks each check's cost and lease's units
+// together, all-or-nothing, in an apply.lua run batched with other calls; near
+// exhaustion (the shared remainder as last heard bounds a take, see below) it
+// is lease_take.lua, which decides the costs alone all-or-nothing and adds to
+// each as many lease units as are left, so that its refusal is the call's own.
+// A call with a check that is not leased, a call whose shared remainder is
+// stale or too low to lease from, a take the shared state cannot answer, and a
+// take refused when asking cost and lease together, are decided by the store
+// behind, check by check exactly as without leases (a bucket's by its shared
+// limit). One take runs at a time per key and limit: a call that needs one
+// while another runs waits for it and looks again.
 //
-// A key's next lease is taken before its current one runs out: when a
-// check leaves the current lease with a quarter of its units or of its
-// life, and no next lease is held, a take of the lease alone starts in the
-// background while calls keep spending the current one; the next is spent
-// once the current one cannot cover a check. So a call waits for Redis
-// only when its key has no lease that covers it: a key's first call (it
-// takes a lease, sized as if the shared remainder were the limit's burst,
-// which it is at most), a key whose lease ended before its next call, a
-// cost above what is left, or a shared remainder too low to lease. A take at low water asks for
-// what the instance spends of the key in a lease's life, at the rate it
-// spent the current lease, less what it still holds; a take after a lease
-// ran out asks for twice that lease when it was spent within half its
-// life, and after one ended unspent, for what was spent of it. Every take
-// is capped by LeaseOptions.MaxUnits — what an instance holds of one key's
-// limit, current and next lease together, never exceeds it — and by the
-// shared remainder as last heard divided among twice the instances, so
-// that takes shrink to nothing (the exact per-request path) as the
-// remainder runs out.
+// A key's next lease is taken before its current one runs out: when a check
+// leaves the current lease with a quarter of its units or of its life, and no
+// next lease is held, a take of the lease alone starts in the background while
+// calls keep spending the current one; the next is spent once the current one
+// cannot cover a check. So a call waits for Redis only when its key has no
+// lease that covers it: a key's first call (it takes a lease, sized as if the
+// shared remainder were the limit's burst, which it is at most), a key whose
+// lease ended before its next call, a cost above what is left, or a shared
+// remainder too low to lease. A take at low water asks for what the instance
+// spends of the key in a lease's life, at the rate it spent the current lease,
+// less what it still holds; a take after a lease ran out asks for twice that
+// lease when it was spent within half its life, and after one ended unspent,
+// for what was spent of it. Every take is capped by LeaseOptions.MaxUnits —
+// what an instance holds of one key's limit, current and next lease together,
+// never exceeds it — and by the shared remainder as last heard divided among
+// twice the instances, so that takes shrink to nothing (the exact per-request
+// path) as the remainder runs out.
 //
 // Unspent units go back to Redis (lease.lua, one script run per batch of
 // keys) when a lease has been idle (see LeaseOptions.Idle), ends, or is
