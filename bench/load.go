@@ -89,7 +89,10 @@ func PacedHooks(workers int, rate float64, warmup, d time.Duration, newWorker fu
 // Paced runs workers goroutines that together start rate calls per second
 // on a fixed schedule (worker w takes arrivals w, w+workers, …), each
 // waiting for its next arrival time; a worker that falls behind calls at
-// once. The latencies from the schedule (Late) show how far behind.
+// once. The latencies from the schedule (Late) show how far behind. A
+// worker still behind when the measurement begins starts its schedule
+// afresh: what the warm-up fell behind on is not made up during the
+// measurement, which thus offers rate.
 func Paced(workers int, rate float64, warmup, d time.Duration, newWorker func(w int) CallFunc) LoadResult {
 	return run(workers, rate, warmup, d, newWorker, Hooks{})
 }
@@ -125,6 +128,7 @@ func run(workers int, rate float64, warmup, d time.Duration, newWorker func(w in
 				interval = time.Duration(float64(workers) / rate * float64(time.Second))
 			}
 			next := start.Add(time.Duration(float64(w) / max(rate, 1) * float64(time.Second)))
+			measuring := false
 			for k := 0; ; k++ {
 				if rate > 0 {
 					if wait := time.Until(next); wait > 0 {
@@ -134,6 +138,14 @@ func run(workers int, rate float64, warmup, d time.Duration, newWorker func(w in
 				p := phase.Load()
 				if p == phaseStop {
 					break
+				}
+				if p == phaseMeasure && !measuring {
+					measuring = true
+					// The calls the warm-up fell behind on are dropped, not
+					// made in a burst: the measurement offers the rate asked for.
+					if now := time.Now(); rate > 0 && next.Before(now) {
+						next = now
+					}
 				}
 				t0 := time.Now()
 				ok, err := call()

@@ -19,9 +19,17 @@ import (
 // Zipf popularity (s = 1.1), unless -keys says otherwise.
 const defaultKeys = 10_000
 
-// warmup is how long the callers of a throughput run call before they
-// count.
+// warmup is how long the callers of a run call before they count, unless
+// its job says otherwise.
 const warmup = 300 * time.Millisecond
+
+// warm returns how long j's callers call before they count.
+func (j job) warm() time.Duration {
+	if j.Warmup > 0 {
+		return j.Warmup
+	}
+	return warmup
+}
 
 // throughputRate is the limit of every key in the GCRA throughput runs
 // and of the global runs: GCRA, per second, burst as much: high enough
@@ -60,9 +68,9 @@ func load(j job, newCall func(w int) bench.CallFunc) result {
 	late := time.Since(j.Start)
 	var r bench.LoadResult
 	if j.Rate > 0 {
-		r = bench.PacedHooks(j.Callers, j.Rate, warmup, j.D, newCall, bench.Hooks{})
+		r = bench.PacedHooks(j.Callers, j.Rate, j.warm(), j.D, newCall, bench.Hooks{})
 	} else {
-		r = bench.ClosedLoopHooks(j.Callers, warmup, j.D, newCall, bench.Hooks{})
+		r = bench.ClosedLoopHooks(j.Callers, j.warm(), j.D, newCall, bench.Hooks{})
 	}
 	res := result{Late: late, Calls: r.Calls, Admitted: r.Calls - r.Refused - r.Errors, Errors: r.Errors, Elapsed: r.Elapsed,
 		P50: bench.Pct(r.Lat, 50), P99: bench.Pct(r.Lat, 99)}

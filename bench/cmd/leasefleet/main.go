@@ -7,7 +7,8 @@
 // `make bench` runs it as its lease part (BENCH_ONLY=lease).
 //
 //	leasefleet [-redis host:port] [-cluster host:port,…] [-procs 4] [-callers 64] [-keys 10000]
-//	           [-d 5s] [-promise-d 12s] [-lead 4s] [-only peers,sluice,half,global,promise] [-targets file.json]
+//	           [-d 5s] [-half-warmup 3s] [-half-d 0] [-promise-d 12s] [-lead 4s]
+//	           [-only peers,sluice,half,global,promise] [-targets file.json]
 //
 // Without -redis it starts a redis-server of its own, without -cluster a
 // Cluster of its own (when the global runs are chosen). -targets writes
@@ -45,6 +46,7 @@ type job struct {
 	Keys    int           // keys of a throughput run
 	Rate    float64       // paced calls/s of this process; 0: closed loop
 	D       time.Duration // measurement
+	Warmup  time.Duration // calls before the measurement; 0: warmup
 	Start   time.Time     // when to begin (all processes together)
 	Proc    int           // index of this process
 	Procs   int           // processes in the fleet
@@ -74,6 +76,8 @@ func main() {
 	flag.IntVar(&o.callers, "callers", 64, "goroutines per process")
 	flag.IntVar(&o.keys, "keys", defaultKeys, "keys of the throughput runs (Zipf popularity)")
 	flag.DurationVar(&o.d, "d", 5*time.Second, "measurement per throughput and global run")
+	flag.DurationVar(&o.halfWarmup, "half-warmup", 3*time.Second, "warm-up of the ½-rate runs (long enough for their processes to have seen the keys)")
+	flag.DurationVar(&o.halfD, "half-d", 0, "measurement per ½-rate run (0: -d, but at least one whole window of the run's limit and 2 s more)")
 	flag.DurationVar(&o.promiseD, "promise-d", 12*time.Second, "length of each promise run (whole seconds)")
 	flag.DurationVar(&o.lead, "lead", 4*time.Second, "how long before a run's start its processes are launched")
 	only := flag.String("only", "", "comma-separated runs: "+strings.Join(runNames, ", ")+" (default all)")

@@ -38,13 +38,13 @@ func measure(name, addr string, j job, procs int) (fleetRun, error) {
 		counted <- span{}
 	} else {
 		go func() {
-			time.Sleep(time.Until(j.Start.Add(warmup)))
+			time.Sleep(time.Until(j.Start.Add(j.warm())))
 			before, err := redisCommands(addr)
 			if err != nil {
 				counted <- span{err: err}
 				return
 			}
-			time.Sleep(time.Until(j.Start.Add(warmup + j.D)))
+			time.Sleep(time.Until(j.Start.Add(j.warm() + j.D)))
 			after, err := redisCommands(addr)
 			for k := range after {
 				after[k] -= before[k]

@@ -26,6 +26,7 @@ type options struct {
 	redis, cluster       string
 	procs, callers, keys int
 	d, promiseD, lead    time.Duration
+	halfWarmup, halfD    time.Duration
 	only                 []string
 }
 
@@ -75,8 +76,9 @@ func report(w io.Writer, o options) ([]bench.Target, error) {
 		defer c.stop()
 		o.cluster = strings.Join(c.addrs, ",")
 	}
-	fmt.Fprintf(w, "Fleet: %d processes × %d callers; throughput and global runs %v each after %v of warm-up; promise runs %v; load average %s.\n\n",
-		o.procs, o.callers, o.d, warmup, o.promiseD, bench.LoadAvg())
+	fmt.Fprintf(w, "Fleet: %d processes × %d callers; throughput and global runs %v each after %v of warm-up; ½-rate runs after %v "+
+		"of warm-up for %s; promise runs %v; load average %s.\n\n",
+		o.procs, o.callers, o.d, warmup, o.halfWarmup, o.halfSpanText(), o.promiseD, bench.LoadAvg())
 	ts, err := throughput(w, o)
 	if err != nil {
 		return nil, err
@@ -162,6 +164,26 @@ func throughput(w io.Writer, o options) ([]bench.Target, error) {
 	return ts, nil
 }
 
+// halfSpan returns the measurement of k's ½-rate run: -half-d, else -d but
+// at least one whole window of k's limit and 2 s more. A window's end is
+// when every key's leases end together and are taken again, each by the
+// key's next call, which waits for Redis: the measurement meets it as
+// often as steady traffic does, not by chance.
+func (o options) halfSpan(k throughputKind) time.Duration {
+	if o.halfD > 0 {
+		return o.halfD
+	}
+	return max(o.d, throughputLimit(job{Window: k.window}).Window()+2*time.Second)
+}
+
+// halfSpanText says how long the ½-rate runs measure.
+func (o options) halfSpanText() string {
+	if o.halfD > 0 {
+		return o.halfD.String()
+	}
+	return fmt.Sprintf("%v or one window of their limit and 2 s, the longer", o.d)
+}
+
 // throughputOf runs sluice with every key under k's limit, leases off and
 // auto, then auto at half its rate, and judges the leased fleet's targets
 // (fastest is the fastest peer of the same report, if the peers ran).
@@ -184,7 +206,7 @@ func throughputOf(k throughputKind, fastest fleetRun, o options) ([]fleetRun, []
 	}
 	if o.want("half") && auto.rate > 0 {
 		f, err := run("sluice "+k.name+", lease auto, ½ rate", o.redis,
-			job{Mode: "sluice", Lease: true, Window: k.window, Rate: auto.rate / 2 / float64(o.procs)}, o)
+			job{Mode: "sluice", Lease: true, Window: k.window, Rate: auto.rate / 2 / float64(o.procs), Warmup: o.halfWarmup, D: o.halfSpan(k)}, o)
 		if err != nil {
 			return nil, nil, err
 		}

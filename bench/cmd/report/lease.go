@@ -16,13 +16,15 @@ import (
 type leaseOptions struct {
 	procs, callers, keys int
 	d, promiseD, lead    time.Duration
+	halfWarmup, halfD    time.Duration // 0: leasefleet's default
 }
 
 func leaseOptionsFromEnv() leaseOptions {
 	return leaseOptions{
 		procs: envInt("BENCH_LEASE_PROCS", 4), callers: envInt("BENCH_LEASE_CALLERS", 64), keys: envInt("BENCH_LEASE_KEYS", 10_000),
 		d: envDur("BENCH_LEASE_TIME", 5*time.Second), promiseD: envDur("BENCH_LEASE_PROMISE", 12*time.Second),
-		lead: envDur("BENCH_LEASE_LEAD", 4*time.Second),
+		lead: envDur("BENCH_LEASE_LEAD", 4*time.Second), halfWarmup: envDur("BENCH_LEASE_HALF_WARMUP", 3*time.Second),
+		halfD: envDur("BENCH_LEASE_HALF_TIME", 0),
 	}
 }
 
@@ -37,7 +39,8 @@ func runLease(w io.Writer, dir, tmp string, o leaseOptions) ([]bench.Target, err
 		return nil, fmt.Errorf("building leasefleet: %w", err)
 	}
 	args := []string{"-procs", fmt.Sprint(o.procs), "-callers", fmt.Sprint(o.callers), "-keys", fmt.Sprint(o.keys),
-		"-d", o.d.String(), "-promise-d", o.promiseD.String(), "-lead", o.lead.String()}
+		"-d", o.d.String(), "-promise-d", o.promiseD.String(), "-lead", o.lead.String(),
+		"-half-warmup", o.halfWarmup.String(), "-half-d", o.halfD.String()}
 	fmt.Fprintf(w, "## Leased quota: %d processes sharing Redis (`redis.Options.Lease`)\n\n", o.procs)
 	fmt.Fprintf(w, "Command: `BENCH_ONLY=lease BENCH_LEASE_PROCS=%d BENCH_LEASE_CALLERS=%d BENCH_LEASE_KEYS=%d BENCH_LEASE_TIME=%v "+
 		"BENCH_LEASE_PROMISE=%v make bench`, which runs `go build -o leasefleet ./cmd/leasefleet && leasefleet %s` "+

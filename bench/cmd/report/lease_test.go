@@ -20,7 +20,8 @@ func TestLeasePartRunsEveryRunAndJudgesEveryTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	o := leaseOptions{procs: 2, callers: 4, keys: 100, d: 300 * time.Millisecond, promiseD: 2 * time.Second, lead: 500 * time.Millisecond}
+	o := leaseOptions{procs: 2, callers: 4, keys: 100, d: 300 * time.Millisecond, promiseD: 2 * time.Second, lead: 500 * time.Millisecond,
+		halfWarmup: 300 * time.Millisecond, halfD: 300 * time.Millisecond}
 	ts, err := runLease(&out, dir, t.TempDir(), o)
 	if err != nil {
 		t.Fatalf("lease part: %v (it needs redis-server: make deps installs it)\n%s", err, out.String())

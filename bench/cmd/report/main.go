@@ -56,6 +56,11 @@
 //	BENCH_LEASE_KEYS    lease: keys of the throughput runs, Zipf(1.1) (default 10000)
 //	BENCH_LEASE_TIME    lease: measurement per throughput and global run,
 //	                    after 300 ms of warm-up (default 5s)
+//	BENCH_LEASE_HALF_WARMUP lease: warm-up of the ½-rate runs, long enough
+//	                    for each process to have seen the keys (default 3s)
+//	BENCH_LEASE_HALF_TIME lease: measurement per ½-rate run (default: the
+//	                    measurement of the other runs, but at least one
+//	                    whole window of the run's limit and 2 s more)
 //	BENCH_LEASE_PROMISE lease: each promise run, whole seconds (default 12s:
 //	                    a bucket's burst held back by B/4 costs 2% of the
 //	                    promise over 11.5 s)
