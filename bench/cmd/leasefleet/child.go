@@ -36,16 +36,26 @@ func (j job) warm() time.Duration {
 // that most calls are admitted.
 const throughputRate = 1_000_000
 
-// windowQuota is the limit of every key in the window throughput runs: a
-// fixed window of a minute, as an API's per-minute plan is, high enough
-// that every call is admitted.
-const windowQuota = 60_000_000
+// minuteQuota is the limit of every key in the per-minute throughput
+// runs, as an API's per-minute plan is (a fixed window of a minute, or
+// GCRA with a minute's burst), high enough that every call is admitted.
+const minuteQuota = 60_000_000
+
+// Kinds of limit of a throughput run (job.Kind).
+const (
+	kindGCRASecond = ""           // GCRA throughputRate per second, burst as much
+	kindGCRAMinute = "gcra-min"   // GCRA minuteQuota per minute, burst as much
+	kindWindow     = "window-min" // a fixed window of minuteQuota per minute
+)
 
 // throughputLimit returns the limit of every key of j's throughput or
 // global run.
 func throughputLimit(j job) sluice.Limit {
-	if j.Window {
-		return sluice.FixedWindow(windowQuota, time.Minute)
+	switch j.Kind {
+	case kindGCRAMinute:
+		return sluice.GCRA(minuteQuota, time.Minute)
+	case kindWindow:
+		return sluice.FixedWindow(minuteQuota, time.Minute)
 	}
 	return sluice.GCRA(throughputRate, time.Second)
 }

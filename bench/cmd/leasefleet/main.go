@@ -41,7 +41,7 @@ type job struct {
 	Addr    string        // redis (comma-separated seeds of a Cluster when Cluster)
 	Cluster bool          // Addr is a Redis Cluster
 	Global  bool          // sluice: every call on one key (a global limit)
-	Window  bool          // sluice: every key under a per-minute fixed window (windowQuota), not GCRA
+	Kind    string        // sluice: the limit of every key (kindGCRASecond, kindGCRAMinute, kindWindow)
 	Callers int           // goroutines
 	Keys    int           // keys of a throughput run
 	Rate    float64       // paced calls/s of this process; 0: closed loop

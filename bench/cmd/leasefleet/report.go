@@ -115,17 +115,19 @@ func run(name, addr string, j job, o options) (fleetRun, error) {
 
 // throughputKind is one limit the throughput runs put on every key.
 type throughputKind struct {
-	name   string // in run names and targets
-	window bool   // job.Window
+	name string // in run names and targets
+	kind string // job.Kind
 }
 
 // throughputKinds are the throughput runs' limits, in the order they run:
-// GCRA 1,000,000/s (a bucket: its leases live a quarter of its burst's
-// refill) and a fixed window of 60,000,000 a minute (its leases live to
-// the window's end).
+// GCRA 1,000,000/s with a second's burst (its leases live a quarter of
+// the burst's refill, 250 ms), GCRA 60,000,000 a minute with a minute's
+// burst (15 s), and a fixed window of 60,000,000 a minute (its leases
+// live to the window's end).
 var throughputKinds = []throughputKind{
-	{name: "GCRA " + thousands(throughputRate) + "/s"},
-	{name: "window " + thousands(windowQuota) + "/min", window: true},
+	{name: "GCRA " + thousands(throughputRate) + "/s", kind: kindGCRASecond},
+	{name: "GCRA " + thousands(minuteQuota) + "/min", kind: kindGCRAMinute},
+	{name: "window " + thousands(minuteQuota) + "/min", kind: kindWindow},
 }
 
 // throughput runs the peers and, for each throughput kind, sluice on
@@ -173,7 +175,7 @@ func (o options) halfSpan(k throughputKind) time.Duration {
 	if o.halfD > 0 {
 		return o.halfD
 	}
-	return max(o.d, throughputLimit(job{Window: k.window}).Window()+2*time.Second)
+	return max(o.d, throughputLimit(job{Kind: k.kind}).Window()+2*time.Second)
 }
 
 // halfSpanText says how long the ½-rate runs measure.
@@ -198,7 +200,7 @@ func throughputOf(k throughputKind, fastest fleetRun, o options) ([]fleetRun, []
 		if on {
 			name, into = "sluice "+k.name+", lease auto", &auto
 		}
-		f, err := run(name, o.redis, job{Mode: "sluice", Lease: on, Window: k.window}, o)
+		f, err := run(name, o.redis, job{Mode: "sluice", Lease: on, Kind: k.kind}, o)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -206,7 +208,7 @@ func throughputOf(k throughputKind, fastest fleetRun, o options) ([]fleetRun, []
 	}
 	if o.want("half") && auto.rate > 0 {
 		f, err := run("sluice "+k.name+", lease auto, ½ rate", o.redis,
-			job{Mode: "sluice", Lease: true, Window: k.window, Rate: auto.rate / 2 / float64(o.procs), Warmup: o.halfWarmup, D: o.halfSpan(k)}, o)
+			job{Mode: "sluice", Lease: true, Kind: k.kind, Rate: auto.rate / 2 / float64(o.procs), Warmup: o.halfWarmup, D: o.halfSpan(k)}, o)
 		if err != nil {
 			return nil, nil, err
 		}

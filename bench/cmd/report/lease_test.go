@@ -10,8 +10,8 @@ import (
 
 // TestLeasePartRunsEveryRunAndJudgesEveryTarget runs the lease part small
 // (2 processes × 4 callers, 100 keys, runs of 300 ms, promise runs of 2 s),
-// and finds every run's row and every target, the throughput ones for the
-// GCRA limit and for the per-minute window each. It needs redis-server
+// and finds every run's row and every target, the throughput ones for
+// each limit: GCRA per second, GCRA per minute, a per-minute window. It needs redis-server
 // (make deps installs it). Its speed targets may
 // miss at this size; the promise may not be exceeded at any size.
 func TestLeasePartRunsEveryRunAndJudgesEveryTarget(t *testing.T) {
@@ -30,6 +30,8 @@ func TestLeasePartRunsEveryRunAndJudgesEveryTarget(t *testing.T) {
 	for _, want := range []string{
 		"| redis_rate ", "| ulule-redis ", "| throttled-redis ",
 		"| sluice GCRA 1,000,000/s, lease off ", "| sluice GCRA 1,000,000/s, lease auto ", "| sluice GCRA 1,000,000/s, lease auto, ½ rate ",
+		"| sluice GCRA 60,000,000/min, lease off ", "| sluice GCRA 60,000,000/min, lease auto ",
+		"| sluice GCRA 60,000,000/min, lease auto, ½ rate ",
 		"| sluice window 60,000,000/min, lease off ", "| sluice window 60,000,000/min, lease auto ",
 		"| sluice window 60,000,000/min, lease auto, ½ rate ",
 		"| global, lease off ", "| global, lease auto ",
@@ -42,6 +44,8 @@ func TestLeasePartRunsEveryRunAndJudgesEveryTarget(t *testing.T) {
 	wants := []string{
 		"GCRA 1,000,000/s on 100 Zipf keys, 2 processes × 4 callers: sluice lease auto", "GCRA 1,000,000/s: Redis commands per decision",
 		"GCRA 1,000,000/s: decision p99 at half",
+		"GCRA 60,000,000/min on 100 Zipf keys, 2 processes × 4 callers: sluice lease auto", "GCRA 60,000,000/min: Redis commands per decision",
+		"GCRA 60,000,000/min: decision p99 at half",
 		"window 60,000,000/min on 100 Zipf keys, 2 processes × 4 callers: sluice lease auto", "window 60,000,000/min: Redis commands per decision",
 		"window 60,000,000/min: decision p99 at half",
 		"global limit",
