@@ -7,7 +7,7 @@
 // `make bench` runs it as its lease part (BENCH_ONLY=lease).
 //
 //	leasefleet [-redis host:port] [-cluster host:port,…] [-procs 4] [-callers 64] [-keys 10000]
-//	           [-d 5s] [-half-warmup 3s] [-half-d 0] [-promise-d 12s] [-lead 4s]
+//	           [-d 5s] [-half-warmup 3s] [-half-d 0] [-promise-d 20s] [-lead 4s]
 //	           [-only peers,sluice,half,global,promise] [-targets file.json]
 //
 // Without -redis it starts a redis-server of its own, without -cluster a
@@ -78,7 +78,7 @@ func main() {
 	flag.DurationVar(&o.d, "d", 5*time.Second, "measurement per throughput and global run")
 	flag.DurationVar(&o.halfWarmup, "half-warmup", 3*time.Second, "warm-up of the ½-rate runs (long enough for their processes to have seen the keys)")
 	flag.DurationVar(&o.halfD, "half-d", 0, "measurement per ½-rate run (0: -d, but at least one whole window of the run's limit and 2 s more)")
-	flag.DurationVar(&o.promiseD, "promise-d", 12*time.Second, "length of each promise run (whole seconds)")
+	flag.DurationVar(&o.promiseD, "promise-d", 20*time.Second, "length of each promise run (whole seconds)")
 	flag.DurationVar(&o.lead, "lead", 4*time.Second, "how long before a run's start its processes are launched")
 	only := flag.String("only", "", "comma-separated runs: "+strings.Join(runNames, ", ")+" (default all)")
 	targets := flag.String("targets", "", "write the targets' verdicts to this file as JSON")

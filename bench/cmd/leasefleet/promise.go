@@ -44,7 +44,7 @@ type promiseFig struct {
 
 func (p promiseFig) over() int64      { return max(p.got-p.most, 0) }
 func (p promiseFig) share() float64   { return float64(p.got) / float64(p.promised) }
-func (p promiseFig) String() string   { return fmt.Sprintf("%s %.1f%%", p.alg, 100*p.share()) }
+func (p promiseFig) String() string   { return fmt.Sprintf("%s %.2f%%", p.alg, 100*p.share()) }
 func (p promiseFig) overText() string { return fmt.Sprintf("%s %d", p.alg, p.over()) }
 
 // promises runs the promise runs with leases on: the fleet offers twice

@@ -22,7 +22,7 @@ type leaseOptions struct {
 func leaseOptionsFromEnv() leaseOptions {
 	return leaseOptions{
 		procs: envInt("BENCH_LEASE_PROCS", 4), callers: envInt("BENCH_LEASE_CALLERS", 64), keys: envInt("BENCH_LEASE_KEYS", 10_000),
-		d: envDur("BENCH_LEASE_TIME", 5*time.Second), promiseD: envDur("BENCH_LEASE_PROMISE", 12*time.Second),
+		d: envDur("BENCH_LEASE_TIME", 5*time.Second), promiseD: envDur("BENCH_LEASE_PROMISE", 20*time.Second),
 		lead: envDur("BENCH_LEASE_LEAD", 4*time.Second), halfWarmup: envDur("BENCH_LEASE_HALF_WARMUP", 3*time.Second),
 		halfD: envDur("BENCH_LEASE_HALF_TIME", 0),
 	}

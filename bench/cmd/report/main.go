@@ -61,9 +61,9 @@
 //	BENCH_LEASE_HALF_TIME lease: measurement per ½-rate run (default: the
 //	                    measurement of the other runs, but at least one
 //	                    whole window of the run's limit and 2 s more)
-//	BENCH_LEASE_PROMISE lease: each promise run, whole seconds (default 12s:
-//	                    a bucket's burst held back by B/4 costs 2% of the
-//	                    promise over 11.5 s)
+//	BENCH_LEASE_PROMISE lease: each promise run, whole seconds (default 20s:
+//	                    a bucket's burst held back by B/4 costs 1.2% of
+//	                    the promise over 20 s, 1.9% over 12 s)
 //	BENCH_LEASE_LEAD    lease: how long before a run's start its processes
 //	                    are launched (default 4s)
 package main
