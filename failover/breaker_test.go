@@ -6,31 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-dev/sluice/internal/storetest"
 	"pgregory.net/rapid"
 )
-
-// manualClock is a clock that moves only when told to. It is safe for
-// concurrent use.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newManualClock() *manualClock {
-	return &manualClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // transitions records a breaker's state changes.
 type transitions struct {
@@ -76,14 +54,14 @@ func TestBreakerTransitions(t *testing.T) {
 	const openFor = time.Second
 	tests := []struct {
 		name        string
-		run         func(t *testing.T, b *breaker, clk *manualClock)
+		run         func(t *testing.T, b *breaker, clk *storetest.Clock)
 		state       BreakerState
 		transitions string
 		opens       int64
 	}{
 		{
 			name: "fewer consecutive failures than the threshold keep it closed",
-			run: func(t *testing.T, b *breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *storetest.Clock) {
 				for range 2 {
 					call(t, b, false)
 				}
@@ -92,7 +70,7 @@ func TestBreakerTransitions(t *testing.T) {
 		},
 		{
 			name: "a success resets the count of consecutive failures",
-			run: func(t *testing.T, b *breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *storetest.Clock) {
 				call(t, b, false)
 				call(t, b, false)
 				call(t, b, true)
@@ -103,7 +81,7 @@ func TestBreakerTransitions(t *testing.T) {
 		},
 		{
 			name: "the threshold of consecutive failures opens it and it refuses calls",
-			run: func(t *testing.T, b *breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *storetest.Clock) {
 				for range 3 {
 					call(t, b, false)
 				}
@@ -116,7 +94,7 @@ func TestBreakerTransitions(t *testing.T) {
 		},
 		{
 			name: "after OpenFor one probe goes through and the others wait for it",
-			run: func(t *testing.T, b *breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *storetest.Clock) {
 				for range 3 {
 					call(t, b, false)
 				}
@@ -134,7 +112,7 @@ func TestBreakerTransitions(t *testing.T) {
 		},
 		{
 			name: "a successful probe closes it",
-			run: func(t *testing.T, b *breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *storetest.Clock) {
 				for range 3 {
 					call(t, b, false)
 				}
@@ -150,7 +128,7 @@ func TestBreakerTransitions(t *testing.T) {
 		},
 		{
 			name: "a failed probe opens it again for another OpenFor",
-			run: func(t *testing.T, b *breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *storetest.Clock) {
 				for range 3 {
 					call(t, b, false)
 				}
@@ -165,7 +143,7 @@ func TestBreakerTransitions(t *testing.T) {
 		},
 		{
 			name: "after a closed→open→closed cycle it counts failures from zero",
-			run: func(t *testing.T, b *breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *storetest.Clock) {
 				for range 3 {
 					call(t, b, false)
 				}
@@ -178,7 +156,7 @@ func TestBreakerTransitions(t *testing.T) {
 		},
 		{
 			name: "a late success from before the opening does not close it",
-			run: func(t *testing.T, b *breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *storetest.Clock) {
 				slow, _ := b.Allow()
 				for range 3 {
 					call(t, b, false)
@@ -189,7 +167,7 @@ func TestBreakerTransitions(t *testing.T) {
 		},
 		{
 			name: "late failures from before the opening do not count after it closes",
-			run: func(t *testing.T, b *breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *storetest.Clock) {
 				var slow []ticket
 				for range 5 {
 					tk, _ := b.Allow()
@@ -208,7 +186,7 @@ func TestBreakerTransitions(t *testing.T) {
 		},
 		{
 			name: "a released probe lets the next call probe at once",
-			run: func(t *testing.T, b *breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *storetest.Clock) {
 				for range 3 {
 					call(t, b, false)
 				}
@@ -223,7 +201,7 @@ func TestBreakerTransitions(t *testing.T) {
 		},
 		{
 			name: "a probe unanswered for OpenFor is replaced and its late answer ignored",
-			run: func(t *testing.T, b *breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *storetest.Clock) {
 				for range 3 {
 					call(t, b, false)
 				}
@@ -244,7 +222,7 @@ func TestBreakerTransitions(t *testing.T) {
 		},
 		{
 			name: "the zero ticket permits nothing",
-			run: func(t *testing.T, b *breaker, clk *manualClock) {
+			run: func(t *testing.T, b *breaker, clk *storetest.Clock) {
 				for range 10 {
 					b.Done(ticket{}, false)
 				}
@@ -255,7 +233,7 @@ func TestBreakerTransitions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			clk := newManualClock()
+			clk := storetest.NewClock()
 			var rec transitions
 			b := newBreaker(BreakerOptions{
 				Failures: 3, OpenFor: openFor, Clock: clk.Now, OnStateChange: rec.record,
@@ -308,7 +286,7 @@ func TestPropertyBreakerCycle(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		const openFor = 100 * time.Millisecond
 		failures := rapid.IntRange(1, 4).Draw(rt, "failures")
-		clk := newManualClock()
+		clk := storetest.NewClock()
 		var (
 			log      []string
 			openedAt time.Time

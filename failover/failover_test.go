@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,32 +13,10 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/storetest"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/overlimit"
 )
-
-// manualClock is a clock that moves only when told to. It is safe for
-// concurrent use.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newManualClock() *manualClock {
-	return &manualClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // transitions records a breaker's state changes.
 type transitions struct {
@@ -66,66 +43,11 @@ func (r *transitions) String() string {
 	return s
 }
 
-var errRedisDown = fmt.Errorf("%w: dial tcp 10.0.0.7:6379: connection refused", sluice.ErrStoreUnavailable)
-
-// flakyStore is a Store that fails on demand and otherwise asks next. It
-// counts the calls that reach it and those it failed.
-type flakyStore struct {
-	next sluice.Store
-
-	mu     sync.Mutex
-	err    error         // returned instead of an answer when not nil
-	hang   bool          // wait until ctx is done and return its error
-	during func()        // called during each call, before answering
-	clock  *manualClock  // if set, advanced by cost of each call
-	cost   time.Duration // how long a call takes on clock
-
-	calls, failures atomic.Int64
-}
-
-func (s *flakyStore) fail(err error) {
-	s.mu.Lock()
-	s.err = err
-	s.mu.Unlock()
-}
-
-// errNow returns the error the store fails with now.
-func (s *flakyStore) errNow() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
-
-func (s *flakyStore) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
-	s.calls.Add(1)
-	s.mu.Lock()
-	err, hang, during, clock, cost := s.err, s.hang, s.during, s.clock, s.cost
-	s.mu.Unlock()
-	if during != nil {
-		during()
-	}
-	if hang {
-		<-ctx.Done()
-		s.failures.Add(1)
-		return fmt.Errorf("flaky store: %w", ctx.Err())
-	}
-	if err == nil && s.next != nil {
-		err = s.next.Apply(ctx, checks, out)
-	}
-	if clock != nil {
-		clock.Advance(cost)
-	}
-	if err != nil {
-		s.failures.Add(1)
-	}
-	return err
-}
-
 // failoverRig is a Store over a flaky primary backed by a memory store,
 // with a memory store to fall back on, all on one manual clock.
 type failoverRig struct {
-	clk       *manualClock
-	primary   *flakyStore
+	clk       *storetest.Clock
+	primary   *storetest.Flaky
 	remote    *memory.Store
 	local     *memory.Store
 	failover  *failover.Store
@@ -143,11 +65,11 @@ type rigT interface {
 }
 
 func newFailoverRig(t rigT, opts failover.Options) *failoverRig {
-	r := &failoverRig{clk: newManualClock()}
+	r := &failoverRig{clk: storetest.NewClock()}
 	r.remote = memory.New(memory.WithClock(r.clk.Now), memory.WithSweepInterval(0))
 	r.local = memory.New(memory.WithClock(r.clk.Now), memory.WithSweepInterval(0))
 	t.Cleanup(func() { r.remote.Close(); r.local.Close() })
-	r.primary = &flakyStore{next: r.remote}
+	r.primary = &storetest.Flaky{Next: r.remote}
 	opts.Breaker.Clock = r.clk.Now
 	opts.Breaker.OnStateChange = r.changes.record
 	opts.OnFallback = func(err error) {
@@ -234,7 +156,7 @@ func TestFailoverPolicies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newFailoverRig(t, failover.Options{OnError: tt.policy})
-			r.primary.fail(errRedisDown)
+			r.primary.Fail(storetest.ErrRedisDown)
 			d := r.allow(t, checks...)
 			if d.Allowed {
 				t.Error("a batch with a check above its burst was admitted")
@@ -248,7 +170,7 @@ func TestFailoverPolicies(t *testing.T) {
 			if st.StoreErrors != 1 || st.FallbackDecisions != 1 || st.BreakerOpens != 0 || st.Breaker != failover.BreakerClosed {
 				t.Errorf("stats %+v, want 1 store error, 1 fallback decision, closed", st)
 			}
-			if r.fallbackCount() != 1 || !errors.Is(r.fallbacks[0], errRedisDown) {
+			if r.fallbackCount() != 1 || !errors.Is(r.fallbacks[0], storetest.ErrRedisDown) {
 				t.Errorf("OnFallback got %v, want the primary's error once", r.fallbacks)
 			}
 			// Without the impossible check the batch is admitted in every
@@ -299,7 +221,7 @@ func TestFailoverCallerGivesUp(t *testing.T) {
 		},
 		{
 			name:    "a context cancelled while the primary is slow is an error, not a fallback",
-			prepare: func(t *testing.T, r *failoverRig) { r.primary.hang = true },
+			prepare: func(t *testing.T, r *failoverRig) { r.primary.Hang = true },
 			ctx: func() (context.Context, context.CancelFunc) {
 				ctx, cancel := context.WithCancel(context.Background())
 				time.AfterFunc(10*time.Millisecond, cancel)
@@ -309,7 +231,7 @@ func TestFailoverCallerGivesUp(t *testing.T) {
 		},
 		{
 			name:    "a caller's deadline shorter than the timeout is the caller's error",
-			prepare: func(t *testing.T, r *failoverRig) { r.primary.hang = true },
+			prepare: func(t *testing.T, r *failoverRig) { r.primary.Hang = true },
 			ctx: func() (context.Context, context.CancelFunc) {
 				return context.WithTimeout(context.Background(), 10*time.Millisecond)
 			},
@@ -318,7 +240,7 @@ func TestFailoverCallerGivesUp(t *testing.T) {
 		{
 			name: "a context done while the breaker is open is an error, not a fallback",
 			prepare: func(t *testing.T, r *failoverRig) {
-				r.primary.fail(errRedisDown)
+				r.primary.Fail(storetest.ErrRedisDown)
 				for range failover.DefaultBreakerFailures + 1 {
 					r.allow(t, check)
 				}
@@ -333,7 +255,7 @@ func TestFailoverCallerGivesUp(t *testing.T) {
 			if tt.prepare != nil {
 				tt.prepare(t, r)
 			}
-			before, calls, fallbacks := r.failover.Stats(), r.primary.calls.Load(), r.fallbackCount()
+			before, calls, fallbacks := r.failover.Stats(), r.primary.Calls.Load(), r.fallbackCount()
 			ctx, cancel := tt.ctx()
 			defer cancel()
 			_, err := allow(r.limiter, ctx, check)
@@ -343,7 +265,7 @@ func TestFailoverCallerGivesUp(t *testing.T) {
 			if after := r.failover.Stats(); !reflect.DeepEqual(after, before) || r.fallbackCount() != fallbacks {
 				t.Errorf("stats %+v after, %+v before: the caller's giving up was counted", after, before)
 			}
-			if tt.prepare == nil && r.primary.calls.Load() != calls {
+			if tt.prepare == nil && r.primary.Calls.Load() != calls {
 				t.Error("the primary was asked for a caller that had already given up")
 			}
 		})
@@ -352,7 +274,7 @@ func TestFailoverCallerGivesUp(t *testing.T) {
 
 func TestFailoverTimeoutIsAStoreError(t *testing.T) {
 	r := newFailoverRig(t, failover.Options{OnError: failover.Deny, Timeout: 20 * time.Millisecond})
-	r.primary.hang = true
+	r.primary.Hang = true
 	start := time.Now()
 	d := r.allow(t, sluice.Check{Key: "k", Limit: sluice.PerSecond(5), Cost: 1})
 	if took := time.Since(start); took < 20*time.Millisecond || took > 5*time.Second {
@@ -371,7 +293,7 @@ func TestFailoverTimeoutIsAStoreError(t *testing.T) {
 
 func TestFailoverInvalidCheckIsTheCallersError(t *testing.T) {
 	r := newFailoverRig(t, failover.Options{OnError: failover.Allow})
-	r.primary.fail(fmt.Errorf("redis store: %w: key too long", sluice.ErrInvalidCheck))
+	r.primary.Fail(fmt.Errorf("redis store: %w: key too long", sluice.ErrInvalidCheck))
 	for range 10 {
 		_, err := allow(r.limiter, context.Background(), sluice.Check{Key: "k", Limit: sluice.PerSecond(5), Cost: 1})
 		if !errors.Is(err, sluice.ErrInvalidCheck) {
@@ -386,7 +308,7 @@ func TestFailoverInvalidCheckIsTheCallersError(t *testing.T) {
 func TestFailoverBreaker(t *testing.T) {
 	check := sluice.Check{Key: "k", Limit: sluice.PerSecond(100), Cost: 1}
 	r := newFailoverRig(t, failover.Options{OnError: failover.Allow})
-	r.primary.fail(errRedisDown)
+	r.primary.Fail(storetest.ErrRedisDown)
 
 	for range 5 {
 		r.allow(t, check)
@@ -397,7 +319,7 @@ func TestFailoverBreaker(t *testing.T) {
 	for range 20 {
 		r.allow(t, check)
 	}
-	if n := r.primary.calls.Load(); n != 5 {
+	if n := r.primary.Calls.Load(); n != 5 {
 		t.Errorf("the primary was asked %d times, want 5: an open breaker asks nobody", n)
 	}
 	if !errors.Is(r.fallbacks[len(r.fallbacks)-1], failover.ErrCircuitOpen) {
@@ -407,19 +329,19 @@ func TestFailoverBreaker(t *testing.T) {
 	t.Run("a failed probe opens it again", func(t *testing.T) {
 		r.clk.Advance(failover.DefaultBreakerOpenFor)
 		r.allow(t, check)
-		if got := r.failover.Stats(); got.Breaker != failover.BreakerOpen || got.BreakerOpens != 2 || r.primary.calls.Load() != 6 {
-			t.Fatalf("after a failed probe: %+v, %d calls", got, r.primary.calls.Load())
+		if got := r.failover.Stats(); got.Breaker != failover.BreakerOpen || got.BreakerOpens != 2 || r.primary.Calls.Load() != 6 {
+			t.Fatalf("after a failed probe: %+v, %d calls", got, r.primary.Calls.Load())
 		}
 	})
 	t.Run("a successful probe closes it and the primary decides again", func(t *testing.T) {
-		r.primary.fail(nil)
+		r.primary.Fail(nil)
 		r.clk.Advance(failover.DefaultBreakerOpenFor)
 		for range 10 {
 			r.allow(t, check)
 		}
 		got := r.failover.Stats()
-		if got.Breaker != failover.BreakerClosed || r.primary.calls.Load() != 16 {
-			t.Fatalf("after recovery: %+v, %d primary calls, want closed and 16", got, r.primary.calls.Load())
+		if got.Breaker != failover.BreakerClosed || r.primary.Calls.Load() != 16 {
+			t.Fatalf("after recovery: %+v, %d primary calls, want closed and 16", got, r.primary.Calls.Load())
 		}
 		if got.StoreErrors != 6 || got.FallbackDecisions != 26 || got.BreakerOpens != 2 {
 			t.Errorf("stats %+v, want 6 store errors, 26 fallback decisions, 2 opens", got)
@@ -436,8 +358,8 @@ func TestFailoverBreaker(t *testing.T) {
 func TestPropertyFailoverRecoversWithinOneSecond(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		r := newFailoverRig(rt, failover.Options{})
-		r.primary.clock, r.primary.cost = r.clk, failover.DefaultTimeout // every failure is a timeout
-		r.primary.fail(errRedisDown)
+		r.primary.Clock, r.primary.Cost = r.clk, failover.DefaultTimeout // every failure is a timeout
+		r.primary.Fail(storetest.ErrRedisDown)
 		check := sluice.Check{Key: "k", Limit: sluice.PerSecond(1000), Cost: 1}
 		gap := time.Duration(rapid.Int64Range(int64(time.Millisecond), int64(20*time.Millisecond)).Draw(rt, "gap"))
 		down := time.Duration(rapid.Int64Range(0, int64(5*time.Second)).Draw(rt, "down"))
@@ -446,13 +368,13 @@ func TestPropertyFailoverRecoversWithinOneSecond(t *testing.T) {
 			r.allow(rt, check)
 			r.clk.Advance(gap)
 		}
-		r.primary.fail(nil)
-		r.primary.cost = 0
+		r.primary.Fail(nil)
+		r.primary.Cost = 0
 		back := r.clk.Now()
 		for {
-			calls := r.primary.calls.Load()
+			calls := r.primary.Calls.Load()
 			r.allow(rt, check)
-			if r.primary.calls.Load() > calls && r.failover.Stats().Breaker == failover.BreakerClosed {
+			if r.primary.Calls.Load() > calls && r.failover.Stats().Breaker == failover.BreakerClosed {
 				break
 			}
 			if r.clk.Now().Sub(back) > time.Second {
@@ -473,14 +395,14 @@ func TestPropertyFailoverCountersMatchEvents(t *testing.T) {
 		for range rapid.IntRange(1, 100).Draw(rt, "steps") {
 			switch rapid.IntRange(0, 3).Draw(rt, "op") {
 			case 0:
-				r.primary.fail(map[bool]error{true: errRedisDown, false: nil}[rapid.Bool().Draw(rt, "down")])
+				r.primary.Fail(map[bool]error{true: storetest.ErrRedisDown, false: nil}[rapid.Bool().Draw(rt, "down")])
 			case 1:
 				r.clk.Advance(time.Duration(rapid.Int64Range(0, int64(time.Second)).Draw(rt, "advance")))
 			default:
-				asked, fails := r.primary.calls.Load(), r.primary.failures.Load()
+				asked, fails := r.primary.Calls.Load(), r.primary.Failures.Load()
 				r.allow(rt, sluice.Check{Key: rapid.SampledFrom([]string{"a", "b"}).Draw(rt, "key"), Limit: sluice.PerSecond(3), Cost: 1})
 				calls++
-				if r.primary.calls.Load() > asked && r.primary.failures.Load() == fails {
+				if r.primary.Calls.Load() > asked && r.primary.Failures.Load() == fails {
 					primaryDecided++
 				}
 			}
@@ -493,8 +415,8 @@ func TestPropertyFailoverCountersMatchEvents(t *testing.T) {
 			}
 		}
 		switch {
-		case st.StoreErrors != r.primary.failures.Load():
-			rt.Fatalf("StoreErrors %d, the primary failed %d times", st.StoreErrors, r.primary.failures.Load())
+		case st.StoreErrors != r.primary.Failures.Load():
+			rt.Fatalf("StoreErrors %d, the primary failed %d times", st.StoreErrors, r.primary.Failures.Load())
 		case st.FallbackDecisions != int64(r.fallbackCount()):
 			rt.Fatalf("FallbackDecisions %d, OnFallback heard %d", st.FallbackDecisions, r.fallbackCount())
 		case st.BreakerOpens != opens:
@@ -522,7 +444,7 @@ func TestFailoverLocalDividesByInstances(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newFailoverRig(t, failover.Options{Instances: tt.instances})
-			r.primary.fail(errRedisDown)
+			r.primary.Fail(storetest.ErrRedisDown)
 			check := sluice.Check{Key: "k", Limit: tt.limit, Cost: 1}
 			admitted := 0
 			for range 30 {
@@ -547,7 +469,7 @@ func TestFailoverLocalDividesByInstances(t *testing.T) {
 func TestFailoverLocalKeepsTheRateExact(t *testing.T) {
 	// 10/s over 3 instances: each refills one unit every 300 ms.
 	r := newFailoverRig(t, failover.Options{OnError: failover.Local, Instances: 3})
-	r.primary.fail(errRedisDown)
+	r.primary.Fail(storetest.ErrRedisDown)
 	check := sluice.Check{Key: "k", Limit: sluice.PerSecond(10), Cost: 1}
 	for range 3 {
 		r.allow(t, check)
@@ -570,7 +492,7 @@ func TestFailoverLocalShareTooSmallIsNotNever(t *testing.T) {
 	// Cost 5 fits the shared burst of 10 but never one instance's 3: it
 	// fits again once the primary is back, not never.
 	r := newFailoverRig(t, failover.Options{Instances: 3})
-	r.primary.fail(errRedisDown)
+	r.primary.Fail(storetest.ErrRedisDown)
 	d := r.allow(t, sluice.Check{Key: "k", Limit: sluice.PerSecond(10), Cost: 5})
 	if d.Allowed || d.RetryAfter != failover.DefaultBreakerOpenFor {
 		t.Errorf("decision %+v, want refused with RetryAfter %v", d, failover.DefaultBreakerOpenFor)
@@ -583,9 +505,9 @@ func TestFailoverLocalShareTooSmallIsNotNever(t *testing.T) {
 
 func TestFailoverLocalErrorIsStoreUnavailable(t *testing.T) {
 	r := newFailoverRig(t, failover.Options{})
-	r.primary.fail(errors.New("redis: WRONGTYPE"))
-	broken := &flakyStore{}
-	broken.fail(errors.New("local store broken"))
+	r.primary.Fail(errors.New("redis: WRONGTYPE"))
+	broken := &storetest.Flaky{}
+	broken.Fail(errors.New("local store broken"))
 	f := mustFailover(r.primary, broken, failover.Options{})
 	err := f.Apply(context.Background(), []sluice.Check{{Key: "k", Limit: sluice.PerSecond(1), Cost: 1}}, make([]sluice.Status, 1))
 	if !errors.Is(err, sluice.ErrStoreUnavailable) {
@@ -631,10 +553,10 @@ func mustFailover(primary, local sluice.Store, opts failover.Options) *failover.
 // Calls an overlimit.Cache answers itself say nothing about the store behind
 // it: a flood of them between failures must not keep the breaker closed.
 func TestFailoverCacheHitsDoNotHideAnOutage(t *testing.T) {
-	clk := newManualClock()
+	clk := storetest.NewClock()
 	remote := memory.New(memory.WithClock(clk.Now))
 	defer remote.Close()
-	primary := &flakyStore{next: remote}
+	primary := &storetest.Flaky{Next: remote}
 	cache := overlimit.New(primary, overlimit.Options{Clock: clk.Now})
 	f := mustFailover(cache, nil, failover.Options{OnError: failover.Allow, Breaker: failover.BreakerOptions{Clock: clk.Now}})
 	lim := sluice.NewLimiter(f)
@@ -646,7 +568,7 @@ func TestFailoverCacheHitsDoNotHideAnOutage(t *testing.T) {
 	}
 	// Timeouts: the cache keeps what it knows (a refused connection would
 	// make it forget everything, since Redis may have restarted).
-	primary.fail(fmt.Errorf("%w: read: %w", sluice.ErrStoreUnavailable, context.DeadlineExceeded))
+	primary.Fail(fmt.Errorf("%w: read: %w", sluice.ErrStoreUnavailable, context.DeadlineExceeded))
 	for i := range failover.DefaultBreakerFailures {
 		for range 100 {
 			d, err := allow(lim, context.Background(), abuser)
@@ -676,7 +598,7 @@ func TestFailoverConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range 500 {
 				if i%50 == 0 {
-					r.primary.fail(map[bool]error{true: errRedisDown, false: nil}[(g+i/50)%2 == 0])
+					r.primary.Fail(map[bool]error{true: storetest.ErrRedisDown, false: nil}[(g+i/50)%2 == 0])
 				}
 				if i%10 == 0 {
 					r.clk.Advance(100 * time.Millisecond)
@@ -690,8 +612,8 @@ func TestFailoverConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if st := r.failover.Stats(); st.StoreErrors != r.primary.failures.Load() || st.FallbackDecisions != int64(r.fallbackCount()) {
-		t.Errorf("stats %+v vs %d failures and %d fallbacks", st, r.primary.failures.Load(), r.fallbackCount())
+	if st := r.failover.Stats(); st.StoreErrors != r.primary.Failures.Load() || st.FallbackDecisions != int64(r.fallbackCount()) {
+		t.Errorf("stats %+v vs %d failures and %d fallbacks", st, r.primary.Failures.Load(), r.fallbackCount())
 	}
 }
 
@@ -756,7 +678,9 @@ func BenchmarkFailoverHealthy(b *testing.B) {
 func BenchmarkFailoverLocalFallback(b *testing.B) {
 	local := memory.New()
 	defer local.Close()
-	f := mustFailover(&flakyStore{err: errRedisDown}, local, failover.Options{Instances: 4})
+	down := &storetest.Flaky{}
+	down.Fail(storetest.ErrRedisDown)
+	f := mustFailover(down, local, failover.Options{Instances: 4})
 	checks := []sluice.Check{{Key: "k", Limit: sluice.PerSecond(1 << 30), Cost: 1}, {Key: "k", Limit: sluice.PerDay(1 << 20), Cost: 1}}
 	out := make([]sluice.Status, 2)
 	b.ReportAllocs()

@@ -21,7 +21,7 @@ func TestForgetDropsThePrimarysLastWordOnAKey(t *testing.T) {
 		t.Fatalf("the primary's reset forgot %d states, want 1", n)
 	}
 	r.failover.Forget(check.Key, []sluice.Limit{check.Limit})
-	r.primary.fail(errors.New("down"))
+	r.primary.Fail(errors.New("down"))
 	admitted := 0
 	for range 10 {
 		if r.allow(t, check).Allowed {
@@ -48,7 +48,7 @@ func TestForgetForgivesUnitsNotYetCharged(t *testing.T) {
 	r.remote.Reset(check.Key, []sluice.Limit{check.Limit})
 	r.local.Reset(check.Key, []sluice.Limit{check.Limit})
 	r.failover.Forget(check.Key, []sluice.Limit{check.Limit})
-	r.primary.fail(nil)
+	r.primary.Fail(nil)
 	r.clk.Advance(failover.DefaultBreakerOpenFor)
 	admitted := 0
 	if r.allow(t, check).Allowed { // the probe, which starts a return period

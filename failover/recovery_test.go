@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/storetest"
 	"github.com/sluice-dev/sluice/memory"
 )
 
@@ -73,7 +74,7 @@ func TestTheFallbackStartsFromItsShareOfThePrimarysLastWord(t *testing.T) {
 	for range 6 {
 		r.allow(t, check)
 	}
-	r.primary.fail(errors.New("down"))
+	r.primary.Fail(errors.New("down"))
 	admitted := 0
 	for range 10 {
 		if r.allow(t, check).Allowed {
@@ -98,7 +99,7 @@ func newChargingRig(t *testing.T, opts failover.Options, charged *atomic.Int64) 
 // chargeRemote charges checks to r's remote store unless its primary
 // fails: up to each check's Cost, what the remote store has left.
 func chargeRemote(ctx context.Context, r *failoverRig, checks []sluice.Check, charged *atomic.Int64) error {
-	if err := r.primary.errNow(); err != nil {
+	if err := r.primary.Err(); err != nil {
 		return err
 	}
 	for _, c := range checks {
@@ -123,7 +124,7 @@ func chargeRemote(ctx context.Context, r *failoverRig, checks []sluice.Check, ch
 func outage(t *testing.T) (r *failoverRig, check sluice.Check, charged *atomic.Int64) {
 	charged = new(atomic.Int64)
 	r = newChargingRig(t, failover.Options{Instances: 2}, charged)
-	r.primary.fail(errors.New("down"))
+	r.primary.Fail(errors.New("down"))
 	return r, sluice.Check{Key: "k", Limit: sluice.FixedWindow(10, time.Hour), Cost: 1}, charged
 }
 
@@ -142,7 +143,7 @@ func TestWhatTheFallbackAdmittedIsChargedBeforeThePrimaryDecides(t *testing.T) {
 	if admitted != 5 || charged.Load() != 0 {
 		t.Fatalf("during the outage: %d admitted, %d charged; want 5, 0", admitted, charged.Load())
 	}
-	r.primary.fail(nil)
+	r.primary.Fail(nil)
 	r.clk.Advance(failover.DefaultBreakerOpenFor)
 	if d := r.allow(t, check); d.Allowed || charged.Load() != 5 {
 		t.Fatalf("the probe: allowed %v (its share is spent), %d charged (want 5)", d.Allowed, charged.Load())
@@ -180,7 +181,7 @@ func TestAReturnCallIsAdmittedOnlyIfThePrimaryHasRoom(t *testing.T) {
 	for range failover.DefaultBreakerFailures - 1 { // peeks, until the breaker opens
 		r.allow(t, sluice.Check{Key: "k", Limit: l})
 	}
-	r.primary.fail(nil)
+	r.primary.Fail(nil)
 	r.clk.Advance(failover.DefaultBreakerOpenFor)
 	if d := r.allow(t, check); !d.Allowed {
 		t.Fatalf("the probe: %+v, want admitted (the share and the primary have room)", d)
@@ -216,7 +217,7 @@ func TestACallThatFailedOnItsOwnStartsAReturnPeriod(t *testing.T) {
 	b := sluice.NewLimiter(mustFailover(a.primary, bLocal, failover.Options{Instances: 2, Breaker: failover.BreakerOptions{Clock: a.clk.Now}}))
 	l := sluice.FixedWindow(10, time.Hour)
 	check := sluice.Check{Key: "k", Limit: l, Cost: 1}
-	a.primary.fail(errors.New("timeout"))
+	a.primary.Fail(errors.New("timeout"))
 	admitted := 0
 	if a.allow(t, check).Allowed {
 		admitted++
@@ -230,7 +231,7 @@ func TestACallThatFailedOnItsOwnStartsAReturnPeriod(t *testing.T) {
 			admitted++
 		}
 	}
-	a.primary.fail(nil)
+	a.primary.Fail(nil)
 	for range 10 {
 		if a.allow(t, check).Allowed {
 			admitted++
@@ -254,11 +255,11 @@ func TestARefundOfAReturnCallGoesToThePrimary(t *testing.T) {
 		Charge:  func(ctx context.Context, checks []sluice.Check) error { return chargeRemote(ctx, r, checks, &charged) }}))
 	l := sluice.FixedWindow(10, time.Hour)
 	checks := []sluice.Check{{Key: "k", Limit: l, Cost: 1}}
-	r.primary.fail(errors.New("timeout"))
+	r.primary.Fail(errors.New("timeout"))
 	if _, err := allow(lim, context.Background(), checks...); err != nil {
 		t.Fatal(err)
 	}
-	r.primary.fail(nil)
+	r.primary.Fail(nil)
 	d, err := allow(lim, context.Background(), checks...)
 	if err != nil || !d.Allowed {
 		t.Fatalf("the return call: %+v, %v", d, err)
@@ -274,7 +275,7 @@ func TestARefundOfAReturnCallGoesToThePrimary(t *testing.T) {
 
 // refundable is a flaky primary whose charges its remote store refunds.
 type refundable struct {
-	*flakyStore
+	*storetest.Flaky
 	remote *memory.Store
 }
 

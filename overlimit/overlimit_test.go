@@ -5,81 +5,16 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"pgregory.net/rapid"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/storetest"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/overlimit"
 )
-
-// manualClock is a clock that moves only when told to. It is safe for
-// concurrent use.
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newManualClock() *manualClock {
-	return &manualClock{t: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *manualClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *manualClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
-var errRedisDown = fmt.Errorf("%w: dial tcp 10.0.0.7:6379: connection refused", sluice.ErrStoreUnavailable)
-
-// flakyStore is a Store that fails on demand and otherwise asks next. It
-// counts the calls that reach it and those it failed.
-type flakyStore struct {
-	next sluice.Store
-
-	mu     sync.Mutex
-	err    error         // returned instead of an answer when not nil
-	during func()        // called during each call, before answering
-	clock  *manualClock  // if set, advanced by cost of each call
-	cost   time.Duration // how long a call takes on clock
-
-	calls, failures atomic.Int64
-}
-
-func (s *flakyStore) fail(err error) {
-	s.mu.Lock()
-	s.err = err
-	s.mu.Unlock()
-}
-
-func (s *flakyStore) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
-	s.calls.Add(1)
-	s.mu.Lock()
-	err, during, clock, cost := s.err, s.during, s.clock, s.cost
-	s.mu.Unlock()
-	if during != nil {
-		during()
-	}
-	if err == nil && s.next != nil {
-		err = s.next.Apply(ctx, checks, out)
-	}
-	if clock != nil {
-		clock.Advance(cost)
-	}
-	if err != nil {
-		s.failures.Add(1)
-	}
-	return err
-}
 
 // rigT is what the rig needs of *testing.T and *rapid.T.
 type rigT interface {
@@ -91,17 +26,17 @@ type rigT interface {
 // cacheRig is a Cache over a counting store backed by a memory
 // store, all on one manual clock.
 type cacheRig struct {
-	clk     *manualClock
-	store   *flakyStore
+	clk     *storetest.Clock
+	store   *storetest.Flaky
 	cache   *overlimit.Cache
 	limiter *sluice.Limiter
 }
 
 func newCacheRig(t rigT, opts overlimit.Options) *cacheRig {
-	r := &cacheRig{clk: newManualClock()}
+	r := &cacheRig{clk: storetest.NewClock()}
 	mem := memory.New(memory.WithClock(r.clk.Now), memory.WithSweepInterval(0))
 	t.Cleanup(func() { mem.Close() })
-	r.store = &flakyStore{next: mem}
+	r.store = &storetest.Flaky{Next: mem}
 	opts.Clock = r.clk.Now
 	r.cache = overlimit.New(r.store, opts)
 	r.limiter = sluice.NewLimiter(r.cache)
@@ -111,12 +46,12 @@ func newCacheRig(t rigT, opts overlimit.Options) *cacheRig {
 // allow decides checks and reports whether the store was asked.
 func (r *cacheRig) allow(t rigT, checks ...sluice.Check) (d sluice.Decision, asked bool) {
 	t.Helper()
-	before := r.store.calls.Load()
+	before := r.store.Calls.Load()
 	d, err := allow(r.limiter, context.Background(), checks...)
 	if err != nil {
 		t.Fatalf("Allow: %v", err)
 	}
-	return d, r.store.calls.Load() > before
+	return d, r.store.Calls.Load() > before
 }
 
 // expect is one call of a scenario and what must come of it.
@@ -269,7 +204,7 @@ func TestOverLimitCacheRefusedBatchStatuses(t *testing.T) {
 // answer arrived: the store decided somewhere in between.
 func TestOverLimitCacheMeasuresFromTheSentTime(t *testing.T) {
 	r := newCacheRig(t, overlimit.Options{})
-	r.store.clock, r.store.cost = r.clk, 100*time.Millisecond // each round trip takes 100ms
+	r.store.Clock, r.store.Cost = r.clk, 100*time.Millisecond // each round trip takes 100ms
 	rps := sluice.PerSecond(1)
 	r.allow(t, one(rps, 1)...) // admitted at 0, answered at 100ms
 	d, _ := r.allow(t, one(rps, 1)...)
@@ -320,27 +255,27 @@ func TestOverLimitCacheForgets(t *testing.T) {
 		{
 			name: "an error other than a timeout forgets every key (the store may have restarted)",
 			forget: func(r *cacheRig) {
-				r.store.fail(errRedisDown)
+				r.store.Fail(storetest.ErrRedisDown)
 				allow(r.limiter, context.Background(), sluice.Check{Key: "c", Limit: rps, Cost: 1})
-				r.store.fail(nil)
+				r.store.Fail(nil)
 			},
 			forgotOf: []string{"a", "b"},
 		},
 		{
 			name: "a timeout forgets nothing",
 			forget: func(r *cacheRig) {
-				r.store.fail(fmt.Errorf("%w: %w", sluice.ErrStoreUnavailable, context.DeadlineExceeded))
+				r.store.Fail(fmt.Errorf("%w: %w", sluice.ErrStoreUnavailable, context.DeadlineExceeded))
 				allow(r.limiter, context.Background(), sluice.Check{Key: "c", Limit: rps, Cost: 1})
-				r.store.fail(nil)
+				r.store.Fail(nil)
 			},
 			kept: []string{"a", "b"},
 		},
 		{
 			name: "the store refusing invalid checks forgets nothing",
 			forget: func(r *cacheRig) {
-				r.store.fail(fmt.Errorf("redis store: %w: key too long", sluice.ErrInvalidCheck))
+				r.store.Fail(fmt.Errorf("redis store: %w: key too long", sluice.ErrInvalidCheck))
 				allow(r.limiter, context.Background(), sluice.Check{Key: "c", Limit: rps, Cost: 1})
-				r.store.fail(nil)
+				r.store.Fail(nil)
 			},
 			kept: []string{"a", "b"},
 		},
@@ -371,9 +306,9 @@ func TestOverLimitCacheInvalidateDuringACall(t *testing.T) {
 	r := newCacheRig(t, overlimit.Options{})
 	check := sluice.Check{Key: "k", Limit: sluice.PerSecond(1), Cost: 1}
 	r.allow(t, check)
-	r.store.during = func() { r.cache.Invalidate("k") }
+	r.store.During = func() { r.cache.Invalidate("k") }
 	r.allow(t, check) // refused, but invalidated while in flight
-	r.store.during = nil
+	r.store.During = nil
 	if _, asked := r.allow(t, check); !asked {
 		t.Error("a denial from before the invalidation was remembered")
 	}
@@ -408,7 +343,7 @@ func TestOverLimitCacheIsBounded(t *testing.T) {
 func TestOverLimitCacheConcurrent(t *testing.T) {
 	mem := memory.New()
 	defer mem.Close()
-	store := &flakyStore{next: mem}
+	store := &storetest.Flaky{Next: mem}
 	cache := overlimit.New(store, overlimit.Options{MaxEntries: 64})
 	lim := sluice.NewLimiter(cache)
 	var wg sync.WaitGroup
@@ -443,8 +378,8 @@ func TestOverLimitCacheConcurrent(t *testing.T) {
 		}
 	}
 	st := cache.Stats()
-	if st.RoundTripsSaved+store.calls.Load() != 8*2000 {
-		t.Errorf("saved %d + asked %d != %d calls", st.RoundTripsSaved, store.calls.Load(), 8*2000)
+	if st.RoundTripsSaved+store.Calls.Load() != 8*2000 {
+		t.Errorf("saved %d + asked %d != %d calls", st.RoundTripsSaved, store.Calls.Load(), 8*2000)
 	}
 	if st.RoundTripsSaved < 8*2000/2 {
 		t.Errorf("saved only %d round trips of %d calls", st.RoundTripsSaved, 8*2000)
@@ -457,7 +392,7 @@ func TestOverLimitCacheConcurrent(t *testing.T) {
 // too, and no later (to the microsecond) than the cache says.
 func TestPropertyOverLimitCacheIsExact(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
-		clk := newManualClock()
+		clk := storetest.NewClock()
 		alone := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
 		behind := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
 		defer alone.Close()
