@@ -42,38 +42,7 @@ func TestCaddyForwardAuth(t *testing.T) {
 		t.Errorf("upstream saw %d requests, want the 3 admitted", n)
 	}
 
-	// Another client (by IP, from Caddy's X-Forwarded-For) has its own
-	// quota, and sluice sees the original method and URI: POST
-	// /api/generate costs 2 of the 3.
-	r = frontCall(t, "POST", base+"/api/generate", nil)
-	if r.status != 200 || r.header.Get("RateLimit") != `"per-minute";r=1;t=60` {
-		t.Fatalf("POST /api/generate by IP: %d RateLimit %q", r.status, r.header.Get("RateLimit"))
-	}
-	statuses := frontBurst(t, 6, base+"/api/search", func(r frontResponse) {
-		if r.status == 429 {
-			wantRefusal(t, r, "burst")
-		}
-	})
-	if statuses[200] != 1 || statuses[429] != 5 {
-		t.Errorf("burst of 6 with 1 unit left: statuses %v, want one 200 and five 429", statuses)
-	}
-	if n := f.hits.Load(); n != 5 {
-		t.Errorf("upstream saw %d requests, want the 5 admitted", n)
-	}
-
-	// Nothing a client makes up about its address, user or plan gets it
-	// more: the proxy does not pass it on to sluice.
-	forged := map[string]string{"Forwarded": "for=203.0.113.7", "X-Forwarded-For": "203.0.113.8",
-		"X-Real-IP": "203.0.113.9", "X-User-ID": "someone-else", "X-Plan": "pro"}
-	if r := frontCall(t, "GET", base+"/api/search", forged); r.status != 429 {
-		t.Errorf("a client with made-up forwarding, user and plan headers: %d %q, want 429", r.status, r.header.Get("RateLimit"))
-	}
-
-	// Exempt routes pass, without RateLimit headers.
-	r = frontCall(t, "GET", base+"/api/health", nil)
-	if r.status != 200 || len(r.header.Values("RateLimit")) != 0 || len(r.header.Values("RateLimit-Policy")) != 0 {
-		t.Errorf("exempt route: %d %v", r.status, r.header)
-	}
+	checkOtherClients(t, f, base, "Caddy")
 }
 
 // TestCaddyWithoutSluice: when sluice cannot be reached, Caddy answers 502
