@@ -143,8 +143,8 @@ func run(workers int, rate float64, warmup, d time.Duration, newWorker func(w in
 					measuring = true
 					// The calls the warm-up fell behind on are dropped, not
 					// made in a burst: the measurement offers the rate asked for.
-					if now := time.Now(); rate > 0 && next.Before(now) {
-						next = now
+					if rate > 0 && time.Until(next) < 0 {
+						next = time.Now()
 					}
 				}
 				t0 := time.Now()

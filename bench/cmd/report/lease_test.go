@@ -11,9 +11,9 @@ import (
 // TestLeasePartRunsEveryRunAndJudgesEveryTarget runs the lease part small
 // (2 processes × 4 callers, 100 keys, runs of 300 ms, promise runs of 2 s),
 // and finds every run's row and every target, the throughput ones for
-// each limit: GCRA per second, GCRA per minute, a per-minute window. It needs redis-server
-// (make deps installs it). Its speed targets may
-// miss at this size; the promise may not be exceeded at any size.
+// each limit: GCRA per second, GCRA per minute, a per-minute window. It
+// needs redis-server (make deps installs it). Its speed targets may miss at
+// this size; the promise may not be exceeded at any size.
 func TestLeasePartRunsEveryRunAndJudgesEveryTarget(t *testing.T) {
 	dir, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
