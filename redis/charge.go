@@ -32,11 +32,8 @@ func (s *Store) charge(ctx context.Context, checks []sluice.Check, taken []int64
 	if s.scriptsErr != nil {
 		return s.fail("charge script", s.scriptsErr)
 	}
-	if s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-	}
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	var runs []rueidis.LuaExec
 	var idx []int
 	for i := range checks {

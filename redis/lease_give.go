@@ -181,11 +181,8 @@ func (s *Store) giveBack(ctx context.Context, checks []sluice.Check, marks []str
 	if err != nil {
 		return s.fail("lease script", err)
 	}
-	if s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-	}
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	keys := make([]string, len(checks))
 	for i := range checks {
 		keys[i] = Key(checks[i].Key, checks[i].Limit.ID())

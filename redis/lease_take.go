@@ -32,11 +32,8 @@ func (s *Store) take(ctx context.Context, checks []sluice.Check, want []int64, o
 	if err != nil {
 		return 0, s.fail("lease take script", err)
 	}
-	if s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-	}
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	args := make([]string, 2, 2+len(checks)*(checkArgs+1))
 	args[0], args[1] = s.timeArg(), s.minTTL
 	for i := range checks {

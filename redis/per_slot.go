@@ -15,11 +15,8 @@ import (
 // and leave the slots not reached as they were.
 func (s *Store) stamped(ctx context.Context, script *rueidis.Lua, what string, checks []sluice.Check, stamps []int64,
 	picked func(sluice.Algorithm) bool) error {
-	if s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-	}
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	var keys []string
 	var idx []int
 	for i := range checks {

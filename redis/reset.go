@@ -20,7 +20,7 @@ func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (i
 	for i, l := range limits {
 		keys[i] = Key(key, l.ID())
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	n, err := s.client.Do(ctx, s.client.B().Del().Key(keys...).Build()).AsInt64()
 	if err != nil {

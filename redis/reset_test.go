@@ -48,3 +48,22 @@ func TestResetForgetsASubjectsStates(t *testing.T) {
 		t.Errorf("Reset of an unseen subject = %d, %v; want 0", n, err)
 	}
 }
+
+// A store without a timeout of its own (WithTimeout(0): the caller's
+// context alone bounds a call) resets as any other does.
+func TestResetWithoutATimeoutOfItsOwn(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	store := redis.New(srv.Client(t), redis.WithTimeout(0))
+	limit := sluice.FixedWindow(1, time.Hour).Named("hourly")
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	lim := sluice.NewLimiter(store)
+	var d sluice.Decision
+	if err := lim.Allow(ctx, []sluice.Check{{Key: "alice", Limit: limit, Cost: 1}}, &d); err != nil || !d.Allowed {
+		t.Fatalf("first call: %v, allowed %v", err, d.Allowed)
+	}
+	if n, err := store.Reset(ctx, "alice", []sluice.Limit{limit}); err != nil || n != 1 {
+		t.Fatalf("Reset = %d, %v; want 1 state forgotten", n, err)
+	}
+}

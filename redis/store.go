@@ -81,6 +81,15 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// bounded returns ctx bounded by the store's timeout (WithTimeout), or ctx
+// itself when the store has none, and the function that releases it.
+func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if s.timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, s.timeout)
+}
+
 // Apply implements sluice.Store: it decides checks as one call and writes
 // their statuses to out. An error means no decision; it wraps
 // sluice.ErrStoreUnavailable unless the caller's context was cancelled.
@@ -109,11 +118,8 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 		c.release()
 		return now, err
 	}
-	if s.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.timeout)
-		defer cancel()
-	}
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	if !s.cluster || len(checks) == 1 { // one slot: one call
 		c, err := newCall(checks, nil, nil, out)
 		if err != nil {
