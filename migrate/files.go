@@ -93,8 +93,8 @@ func (t *Translation) config(enforce bool) string {
 	}
 	if clients == 0 {
 		// The configuration needs a plan with a limit; this one only
-		// reports, whatever enforce says.
-		b.WriteString("      - name: placeholder   # the source limits no client on its own; this limit only reports\n")
+		// reports, whatever enforce says, and its headers are hidden.
+		fmt.Fprintf(&b, "      - name: %s   # the source limits no client on its own; this limit only reports\n", placeholder)
 		b.WriteString("        algorithm: fixed-window\n        quantity: 1000000000\n        window: 1s\n        shadow: true\n")
 	}
 	if len(t.Costs) > 0 {
@@ -117,13 +117,49 @@ func (t *Translation) config(enforce bool) string {
 			}
 		}
 	}
-	if len(t.Headers) > 0 {
-		fmt.Fprintf(&b, "response:\n  headers: [%s]\n", strings.Join(t.Headers, ", "))
+	rulesYAML(&b, t.SluiceRules, !enforce)
+	if len(t.Headers) > 0 || clients == 0 {
+		b.WriteString("response:\n")
+		if len(t.Headers) > 0 {
+			fmt.Fprintf(&b, "  headers: [%s]\n", strings.Join(t.Headers, ", "))
+		}
+		if clients == 0 {
+			fmt.Fprintf(&b, "  hide: [%s]\n", placeholder)
+		}
 	}
 	if t.EnvoyRules != "" {
 		fmt.Fprintf(&b, "envoy:\n  rules: [%s]   # envoyproxy/ratelimit's rules, read as they are\n", quote(t.EnvoyRules))
 	}
 	return b.String()
+}
+
+// placeholder names the plan's one limit when the source limits no client
+// by itself (every limit is global or a rule's).
+const placeholder = "placeholder"
+
+// rulesYAML writes the rules: section.
+func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {
+	if len(rules) == 0 {
+		return
+	}
+	b.WriteString("rules:\n")
+	for _, r := range rules {
+		fmt.Fprintf(b, "  - name: %s\n", r.Name)
+		if len(r.Paths) > 0 {
+			fmt.Fprintf(b, "    match:\n      paths: %s\n", quoteAll(r.Paths))
+		}
+		fmt.Fprintf(b, "    key: %s\n", quoteAll(r.Key))
+		if r.HeaderFrom != "" {
+			fmt.Fprintf(b, "    header_from: %s   # as the source read it: a client choosing the value chooses its count\n", r.HeaderFrom)
+		}
+		if r.Fallback != "" {
+			fmt.Fprintf(b, "    fallback: %s   # requests without it are not counted, as before\n", r.Fallback)
+		}
+		b.WriteString("    limits:\n")
+		for _, l := range r.Limits {
+			limitYAML(b, "      ", l, shadow)
+		}
+	}
 }
 
 func limitYAML(b *strings.Builder, indent string, l Limit, shadow bool) {

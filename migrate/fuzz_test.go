@@ -39,7 +39,8 @@ func FuzzNginx(f *testing.F) {
 		"limit_req_zone $http_x_key zone=k:1m rate=3r/m;\nlocation /api/ { limit_req zone=k burst=2 delay=1; }",
 		"limit_req_zone x zone=g:1m rate=1r/s; limit_req zone=g; limit_req_status 429; limit_req_dry_run on;",
 		"http { server { location = /a/ { limit_req zone=z; } } limit_req_zone $remote_addr zone=z:1k rate=2r/s; }",
-		`server { location "~ \.php$" { } } # comment`)
+		`server { location "~ \.php$" { } } # comment`,
+		"limit_req_zone $host zone=h:1m rate=5r/s;\nlimit_req_zone $binary_remote_addr zone=a:1m rate=1r/s;\nserver { location /x/ { limit_req zone=h; } location /x/y/ { limit_req zone=a burst=2 nodelay; } location /x/z { } location = /w { limit_req zone=a; } }")
 }
 
 func FuzzEnvoy(f *testing.F) {

@@ -1,12 +1,14 @@
 package migrate_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/migrate"
 )
 
@@ -16,7 +18,9 @@ type importCase struct {
 	// limits are the plan's limits as sluice.Limit.String writes them
 	// (shadowed when the import is not enforced), then the global ones.
 	limits, global []string
-	costs          map[string]int64
+	// rules are the configuration's rules as ruleString writes them.
+	rules []string
+	costs map[string]int64
 	// differs and same are phrases that some Difference (not Same, and
 	// Same) must contain.
 	differs, same []string
@@ -66,6 +70,13 @@ func runImportCases(t *testing.T, cases []importCase) {
 			if strings.Join(got, "\n") != strings.Join(tc.global, "\n") {
 				t.Errorf("global limits: %q, want %q", got, tc.global)
 			}
+			got = nil
+			for _, r := range cfg.Rules {
+				got = append(got, ruleString(r))
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.rules, "\n") {
+				t.Errorf("rules:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.rules, "\n"))
+			}
 			if len(plan.Costs) != len(tc.costs) {
 				t.Errorf("costs %v, want %v", plan.Costs, tc.costs)
 			}
@@ -86,7 +97,11 @@ func runImportCases(t *testing.T, cases []importCase) {
 			}
 			// Unless enforced, every limit is in shadow mode.
 			shadowed := load(t, tr, false)
-			for _, l := range append(shadowed.Policy.Plan(migrate.PlanName).Limits, shadowed.Policy.Global...) {
+			all := append(shadowed.Policy.Plan(migrate.PlanName).Limits, shadowed.Policy.Global...)
+			for _, r := range shadowed.Rules {
+				all = append(all, r.Limits...)
+			}
+			for _, l := range all {
 				if !l.Shadow() {
 					t.Errorf("shadow import enforces %s", l)
 				}
@@ -105,6 +120,22 @@ func runImportCases(t *testing.T, cases []importCase) {
 			}
 		})
 	}
+}
+
+// ruleString writes a loaded rule in one line: name, paths, key, the
+// header and fallback settings when set, and its limits.
+func ruleString(r httplimit.Rule) string {
+	s := fmt.Sprintf("%s paths=%v key=%v", r.Name, r.Paths, r.Key)
+	if r.HeaderFrom != "" {
+		s += " header_from=" + r.HeaderFrom
+	}
+	if r.Fallback != "" {
+		s += " fallback=" + r.Fallback
+	}
+	for _, l := range r.Limits {
+		s += " | " + l.String()
+	}
+	return s
 }
 
 func hasDifference(tr *migrate.Translation, same bool, phrase string) bool {
@@ -147,26 +178,71 @@ server {
 			differs: []string{"limit_req_status: nginx refused with 503"},
 		},
 		{
-			name:   "a constant key is a global limit, a header key an API key; dry run is shadow",
+			name:   "a constant key is a global limit; dry run is shadow",
 			format: "nginx",
 			src: `limit_req_zone $server_name zone=all:1m rate=100r/s;
-limit_req_zone $http_x_api_key zone=bykey:1m rate=7r/m;
+limit_req_zone $remote_addr zone=byaddr:1m rate=7r/m;
 limit_req_dry_run on;
 limit_req zone=all burst=50 nodelay;
-limit_req zone=bykey;`,
-			limits:  []string{"bykey: gcra 7 per 1m0s burst 1 (shadow)"},
+limit_req zone=byaddr;`,
+			limits:  []string{"byaddr: gcra 7 per 1m0s burst 1 (shadow)"},
 			global:  []string{"all: gcra 100 per 1s burst 51 (shadow)"},
-			same:    []string{"a global limit", "read by sluice as an API key", "limit_req_dry_run"},
-			differs: []string{"nginx does not count requests without X-Api-Key", "7r/m drains at 116/1000 per second"},
+			same:    []string{"a global limit", "one client per address", "limit_req_dry_run"},
+			differs: []string{"7r/m drains at 116/1000 per second"},
+		},
+		{
+			name:   "a header key is a rule of its own, skipping requests without the header",
+			format: "nginx",
+			src: `limit_req_zone $binary_remote_addr zone=perip:10m rate=10r/s;
+limit_req_zone $http_x_api_key zone=bykey:1m rate=7r/m;
+limit_req_zone $host zone=byhost:1m rate=50r/s;
+limit_req zone=perip burst=20 nodelay;
+limit_req zone=bykey;
+limit_req zone=byhost burst=5 nodelay;`,
+			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			rules: []string{
+				"perip paths=[] key=[ip/32/128] | per-second: gcra 10 per 1s burst 21",
+				"bykey paths=[] key=[header:X-Api-Key] header_from=any fallback=skip | per-minute: gcra 7 per 1m0s burst 1",
+				"byhost paths=[] key=[host] | per-second: gcra 50 per 1s burst 6",
+			},
+			same: []string{"zone perip key: $binary_remote_addr: one count per address",
+				"one count per value of X-Api-Key, whoever sends it", "is not counted (fallback: skip)", "one count per host name"},
+			differs: []string{"7r/m drains at 116/1000 per second"},
+		},
+		{
+			name:   "locations with different zones are rules of their paths",
+			format: "nginx",
+			src: `limit_req_zone $binary_remote_addr zone=perip:10m rate=10r/s;
+limit_req_zone $remote_addr zone=login:1m rate=1r/s;
+server {
+    location /api/ { limit_req zone=perip burst=20 nodelay; }
+    location /api/health { proxy_pass http://up; }
+    location = /login { limit_req zone=login; limit_req zone=perip burst=20 nodelay; }
+    location /api/admin/ { limit_req zone=login burst=2 nodelay; }
+}`,
+			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			rules: []string{
+				"perip paths=[/api/ /login] key=[ip/32/128] | per-second: gcra 10 per 1s burst 21",
+				"login paths=[/login] key=[ip/32/128] | per-second: gcra 1 per 1s burst 1",
+				"login-2 paths=[/api/admin/] key=[ip/32/128] | per-second: gcra 1 per 1s burst 3",
+			},
+			costs: map[string]int64{"/": 0, "/api/": 1, "/api/health": 0, "/api/health/": 0, "/login": 1, "/api/admin/": 1},
+			same:  []string{"location /api/health: it lies under a limited location's prefix and sets no limit_req"},
+			differs: []string{"location /api/admin/: nginx applies only this location's limit_req on /api/admin/; sluice's rule perip matches it too",
+				"zone login: it is used with 2 settings"},
 		},
 		{
 			name:   "a prefix without its slash becomes two patterns and says so",
 			format: "nginx",
 			src: `limit_req_zone $remote_addr zone=login:1m rate=1r/s;
 server { location = /login { limit_req zone=login; } location /search { limit_req zone=login burst=3 nodelay; } }`,
-			limits:  []string{"login: gcra 1 per 1s burst 1"},
+			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			rules: []string{
+				"login paths=[/login] key=[ip/32/128] | per-second: gcra 1 per 1s burst 1",
+				"login-2 paths=[/search /search/] key=[ip/32/128] | per-second: gcra 1 per 1s burst 4",
+			},
 			costs:   map[string]int64{"/": 0, "/login": 1, "/search": 1, "/search/": 1},
-			differs: []string{"used with different burst", "nginx's prefix /search also matches"},
+			differs: []string{"used with 2 settings", "nginx's prefix /search also matches"},
 		},
 	})
 }

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -233,10 +234,15 @@ func validPattern(pattern string) (ok bool) {
 	return true
 }
 
-// nginxLimits turns the zones in use into limits, costs and differences.
+// nginxLimits turns the zones in use into limits or rules, costs and
+// differences. When every limited place uses the same zones, each with one
+// setting, and every zone counts clients by address or counts everyone
+// together, the zones become the plan's limits and global limits. Otherwise
+// each setting of a zone (its burst, delay and nodelay) becomes a rule of
+// the paths whose location uses it, keyed as the zone is (nginxRules).
 func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, scopes []nginxScope) error {
 	limited := map[string]bool{} // scopes' zone sets, to find locations that differ
-	everywhere := false
+	everywhere, varies := false, false
 	status, dryRun := 0, false
 	for _, s := range scopes {
 		for _, u := range s.uses {
@@ -247,7 +253,7 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 			if !z.used {
 				z.used, z.burst, z.delay, z.nodelay, z.dryRun = true, u.burst, u.delay, u.nodelay, s.dryRun
 			} else if z.burst != u.burst || z.delay != u.delay || z.nodelay != u.nodelay {
-				t.differs("zone "+z.name, "it is used with different burst, delay or nodelay at line %d than at its first use: sluice has one limit per zone, with the first use's settings.", u.line)
+				varies = true
 			}
 		}
 		if len(s.uses) > 0 {
@@ -259,8 +265,11 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 			}
 		}
 	}
-	if len(limited) > 1 {
-		t.differs("limit_req", "locations use different sets of zones; sluice applies every imported zone to every limited path (one plan, all limits checked together). Limits that must differ by path belong in rules written by hand (the configuration's rules: section, see examples/rules.yaml).")
+	rules := len(limited) > 1 || varies
+	for _, name := range order {
+		if k, _ := nginxKeyKind(zones[name].key); zones[name].used && (k == keyHeader || k == keyHost) {
+			rules = true
+		}
 	}
 	if !everywhere {
 		// Only some locations are limited: everything else costs nothing.
@@ -268,6 +277,13 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 		t.same("paths", "limit_req appears only in some locations: requests elsewhere cost 0 (\"/\": 0) and the limited locations cost 1, so the same paths are limited.")
 	}
 	for _, s := range scopes {
+		if s.pattern != nil && len(s.uses) == 0 && !everywhere && underLimited(s.pattern, scopes) {
+			// ServeMux would give it the cost of the prefix above it.
+			for _, p := range s.pattern {
+				t.Costs[p] = 0
+			}
+			t.same(s.where, "it lies under a limited location's prefix and sets no limit_req: it costs 0, so nothing counts it, as in nginx.")
+		}
 		if s.pattern == nil || len(s.uses) == 0 {
 			continue
 		}
@@ -286,9 +302,18 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 			t.same("zone "+z.name, "defined but used by no limit_req: not imported.")
 			continue
 		}
-		t.nginxZoneLimit(z)
+		t.nginxZoneNotes(z)
+		if !rules {
+			l := t.nginxLimit(z, nginxUse{zone: z.name, burst: z.burst, delay: z.delay, nodelay: z.nodelay}, t.limitName(z.name), "zone "+z.name)
+			l.Shadow = z.dryRun
+			t.nginxKey(z, &l)
+			t.Limits = append(t.Limits, l)
+		}
 	}
-	if len(t.Limits) > 0 {
+	if rules {
+		t.nginxRules(zones, scopes)
+	}
+	if len(t.Limits) > 0 || len(t.SluiceRules) > 0 {
 		if status != 429 {
 			t.differs("limit_req_status", "nginx refused with %d; sluice refuses with 429 Too Many Requests, Retry-After and a problem+json body saying which limit and when to retry. Clients that treat %d specially need to know.", status, status)
 		} else {
@@ -312,47 +337,52 @@ func useSet(uses []nginxUse) string {
 	return strings.Join(names, ",")
 }
 
-// nginxZoneLimit adds the limit of one zone in use.
-func (t *Translation) nginxZoneLimit(z *nginxZone) {
+// nginxZoneNotes compares what a zone in use does beyond its bucket: its
+// size, its sharing between instances, nginx's rate in thousandths.
+func (t *Translation) nginxZoneNotes(z *nginxZone) {
 	where := "zone " + z.name
-	l := Limit{Name: t.limitName(z.name), Quantity: z.quantity, Window: z.window, Shadow: z.dryRun}
-	unit := "r/s"
-	if z.window == time.Minute {
-		unit = "r/m"
-	}
-	l.Source = fmt.Sprintf("limit_req_zone %s rate=%d%s, burst=%d", z.key, z.quantity, unit, z.burst)
-	switch {
-	case z.nodelay || z.delay >= z.burst:
-		l.Algorithm, l.Burst = "gcra", z.burst+1
-		if z.nodelay {
-			l.Source += " nodelay"
-		} else if z.delay > 0 {
-			l.Source += fmt.Sprintf(" delay=%d", z.delay)
-		}
-		t.same(where, "nginx admits a request when its bucket — one plus the previous excess drained at %d per %s — holds at most burst+1 = %d; gcra %d per %s with burst %d admits exactly the same requests, and refuses the same ones without consuming anything.",
-			z.quantity, formatWindow(z.window), z.burst+1, z.quantity, formatWindow(z.window), z.burst+1)
-	default:
-		l.Algorithm, l.Burst = "leaky-bucket", z.delay+1
-		l.MaxWait = time.Duration(z.burst-z.delay) * z.window / time.Duration(z.quantity)
-		if z.delay > 0 {
-			l.Source += fmt.Sprintf(" delay=%d", z.delay)
-		}
-		t.same(where, "without nodelay nginx holds each request until its excess above delay=%d has drained, refusing those that would wait beyond burst=%d; a leaky-bucket queue of burst %d draining %d per %s with max_wait %s admits the same requests after the same waits.",
-			z.delay, z.burst, l.Burst, z.quantity, formatWindow(z.window), l.MaxWait)
-		t.differs(where+" held requests", "while nginx holds requests its bucket sometimes drains as if from a moment up to a fraction of a slot away from the arrivals (its error log's excess shows it): replayed side by side, each client's total admissions agree, but one admission can move into the neighbouring second.")
-	}
 	if z.window == time.Minute && z.quantity*1000%60 != 0 {
 		t.differs(where, "nginx keeps the rate in thousandths of a request per second, so %dr/m drains at %d/1000 per second instead of %.3f: nginx is slightly slower to free a slot than sluice's exact %d per minute.",
 			z.quantity, z.quantity*1000/60, float64(z.quantity)/60, z.quantity)
 	}
-	t.nginxKey(z, &l)
 	if z.sync {
 		t.Instances, t.OnStoreError = 2, "local"
 		t.differs(where, "sync shares the zone between nginx instances (NGINX Plus): sluice shares state through Redis; set store.redis.instances to your number of instances.")
 	}
 	t.differs(where+" size", "a zone of %s holds about %d states and, when full, drops the least recently used ones (refusing with the status when it cannot); sluice's memory store keeps up to max_keys (1,000,000 by default) and never evicts a client that is being refused.",
 		z.size, zoneStates(z.size))
-	t.Limits = append(t.Limits, l)
+}
+
+// nginxLimit returns the limit, called name, that decides as limit_req u
+// on zone z does, and says why (where names it in the report).
+func (t *Translation) nginxLimit(z *nginxZone, u nginxUse, name, where string) Limit {
+	l := Limit{Name: name, Quantity: z.quantity, Window: z.window}
+	unit := "r/s"
+	if z.window == time.Minute {
+		unit = "r/m"
+	}
+	l.Source = fmt.Sprintf("limit_req_zone %s rate=%d%s, burst=%d", z.key, z.quantity, unit, u.burst)
+	switch {
+	case u.nodelay || u.delay >= u.burst:
+		l.Algorithm, l.Burst = "gcra", u.burst+1
+		if u.nodelay {
+			l.Source += " nodelay"
+		} else if u.delay > 0 {
+			l.Source += fmt.Sprintf(" delay=%d", u.delay)
+		}
+		t.same(where, "nginx admits a request when its bucket — one plus the previous excess drained at %d per %s — holds at most burst+1 = %d; gcra %d per %s with burst %d admits exactly the same requests, and refuses the same ones without consuming anything.",
+			z.quantity, formatWindow(z.window), u.burst+1, z.quantity, formatWindow(z.window), u.burst+1)
+	default:
+		l.Algorithm, l.Burst = "leaky-bucket", u.delay+1
+		l.MaxWait = time.Duration(u.burst-u.delay) * z.window / time.Duration(z.quantity)
+		if u.delay > 0 {
+			l.Source += fmt.Sprintf(" delay=%d", u.delay)
+		}
+		t.same(where, "without nodelay nginx holds each request until its excess above delay=%d has drained, refusing those that would wait beyond burst=%d; a leaky-bucket queue of burst %d draining %d per %s with max_wait %s admits the same requests after the same waits.",
+			u.delay, u.burst, l.Burst, z.quantity, formatWindow(z.window), l.MaxWait)
+		t.differs(where+" held requests", "while nginx holds requests its bucket sometimes drains as if from a moment up to a fraction of a slot away from the arrivals (its error log's excess shows it): replayed side by side, each client's total admissions agree, but one admission can move into the neighbouring second.")
+	}
+	return l
 }
 
 // zoneStates estimates the states an nginx zone of size holds (one state
@@ -372,31 +402,202 @@ func zoneStates(size string) int64 {
 	return n * mult / 64
 }
 
-// nginxKey maps a zone's key onto sluice's identity.
-func (t *Translation) nginxKey(z *nginxZone, l *Limit) {
-	where := "zone " + z.name + " key"
-	key := z.key
+// keyKind is what an nginx zone key counts by.
+type keyKind int
+
+const (
+	keyAddress  keyKind = iota // $binary_remote_addr, $remote_addr
+	keyConstant                // no variable, or $server_name: one count
+	keyHeader                  // $http_<name>: a request header's value
+	keyHost                    // $host
+	keyOther                   // anything else: not readable by sluice
+)
+
+// nginxKeyKind classifies a zone key, with the header it reads for
+// keyHeader.
+func nginxKeyKind(key string) (keyKind, string) {
 	switch {
 	case key == "$binary_remote_addr" || key == "$remote_addr":
-		t.IPv6Prefix = 128
-		t.same(where, "%s: one client per address, as sluice's identity by address; ipv6_prefix: 128 keeps nginx's one client per IPv6 address (sluice's default groups a /64).", key)
-	case !strings.Contains(key, "$") || key == "$server_name" || key == "$host":
-		l.Global = true
-		t.same(where, "%s is one value for every request (one server): a global limit, one count for all clients.", key)
-		if key == "$host" {
-			t.differs(where, "$host differs per virtual host in nginx; sluice's global limit is one count for every host.")
-		}
+		return keyAddress, ""
+	case !strings.Contains(key, "$") || key == "$server_name":
+		return keyConstant, ""
+	case key == "$host":
+		return keyHost, ""
 	case strings.HasPrefix(key, "$http_") && !strings.ContainsAny(key[1:], "$ "):
-		header := http.CanonicalHeaderKey(strings.ReplaceAll(strings.TrimPrefix(key, "$http_"), "_", "-"))
-		if !slices.Contains(t.APIKeyHeaders, header) {
-			t.APIKeyHeaders = append(t.APIKeyHeaders, header)
+		return keyHeader, http.CanonicalHeaderKey(strings.ReplaceAll(strings.TrimPrefix(key, "$http_"), "_", "-"))
+	}
+	return keyOther, ""
+}
+
+// nginxKey maps a zone's key onto sluice's identity, for a plan's limit:
+// the key counts by address (or a key sluice cannot read, counted so) or
+// counts everyone together (a global limit).
+func (t *Translation) nginxKey(z *nginxZone, l *Limit) {
+	where := "zone " + z.name + " key"
+	switch kind, _ := nginxKeyKind(z.key); kind {
+	case keyAddress:
+		t.IPv6Prefix = 128
+		t.same(where, "%s: one client per address, as sluice's identity by address; ipv6_prefix: 128 keeps nginx's one client per IPv6 address (sluice's default groups a /64).", z.key)
+	case keyConstant:
+		l.Global = true
+		t.same(where, "%s is one value for every request (one server): a global limit, one count for all clients.", z.key)
+	default:
+		t.differs(where, "sluice cannot key a limit on %s: the limit is imported per client address instead. Key on an address, a header or the host, or keep this limit in nginx.", z.key)
+	}
+}
+
+// nginxSetting is one setting of a zone (a limit_req's zone, burst, delay
+// and nodelay) and the places that use it.
+type nginxSetting struct {
+	use    nginxUse
+	scopes []*nginxScope
+}
+
+// nginxRules makes a rule of each setting of a zone in use: it matches
+// the paths of the locations that use the setting (every path when a
+// server or http block does), counts by the zone's key, and charges the
+// request's cost, which is 0 where nothing is limited. nginx applies the
+// limit_req of one location, the longest prefix; a rule applies wherever
+// its patterns match, so a location below another's prefix that sets other
+// limits is counted by both, which the report says.
+func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScope) {
+	var settings []*nginxSetting
+	for i := range scopes {
+		s := &scopes[i]
+		for _, u := range s.uses {
+			k := slices.IndexFunc(settings, func(st *nginxSetting) bool {
+				return st.use.zone == u.zone && st.use.burst == u.burst && st.use.delay == u.delay && st.use.nodelay == u.nodelay
+			})
+			if k < 0 {
+				settings, k = append(settings, &nginxSetting{use: u}), len(settings)
+			}
+			settings[k].scopes = append(settings[k].scopes, s)
 		}
-		t.same(where, "%s: one client per value of %s, read by sluice as an API key (hashed, never stored in clear).", key, header)
-		t.differs(where, "nginx does not count requests without %s at all (an empty key is not limited); sluice limits them by address.", header)
-		if header == "Authorization" {
-			t.differs(where, "sluice reads Authorization only as \"Bearer <key>\"; other schemes are limited by address.")
+	}
+	perZone := map[string]int{}
+	for _, st := range settings {
+		perZone[st.use.zone]++
+	}
+	keyed := map[string]bool{} // zones whose key the report has compared
+	for _, st := range settings {
+		z := zones[st.use.zone]
+		r := Rule{Name: t.ruleName(z.name)}
+		where := "zone " + z.name
+		if perZone[z.name] > 1 {
+			where = fmt.Sprintf("zone %s as at line %d", z.name, st.use.line)
+		}
+		l := t.nginxLimit(z, st.use, defaultLimitName(z.window), where)
+		l.Shadow = st.scopes[0].dryRun
+		r.Limits = []Limit{l}
+		everywhere := false
+		for _, s := range st.scopes {
+			if s.pattern == nil {
+				everywhere = true
+			}
+			for _, p := range s.pattern {
+				if !slices.Contains(r.Paths, p) {
+					r.Paths = append(r.Paths, p)
+				}
+			}
+		}
+		if everywhere {
+			r.Paths = nil
+		}
+		t.nginxRuleKey(z, &r, !keyed[z.name])
+		keyed[z.name] = true
+		t.nginxOverlaps(&r, st, scopes)
+		t.SluiceRules = append(t.SluiceRules, r)
+	}
+	for _, name := range slices.Sorted(maps.Keys(perZone)) {
+		if perZone[name] > 1 {
+			t.differs("zone "+name, "it is used with %d settings of burst, delay or nodelay: sluice makes a rule of each, each with its own count, where nginx's uses of one zone share one count per key.", perZone[name])
+		}
+	}
+}
+
+// nginxRuleKey sets the key of r, a rule of zone z, and compares it with
+// nginx's: for the first rule of a zone (first), and for every rule whose
+// patterns count apart what nginx counts together.
+func (t *Translation) nginxRuleKey(z *nginxZone, r *Rule, first bool) {
+	where := "zone " + z.name + " key"
+	note := func(same bool, format string, args ...any) {
+		switch {
+		case !first:
+		case same:
+			t.same(where, format, args...)
+		default:
+			t.differs(where, format, args...)
+		}
+	}
+	switch kind, header := nginxKeyKind(z.key); kind {
+	case keyAddress:
+		r.Key = []string{"ip/32/128"}
+		note(true, "%s: one count per address (key ip/32/128: IPv4 and IPv6 addresses whole).", z.key)
+	case keyHeader:
+		r.Key, r.HeaderFrom, r.Fallback = []string{"header:" + header}, "any", "skip"
+		note(true, "%s: one count per value of %s, whoever sends it (header_from: any, as nginx reads it); a request without it, or with it empty, is not counted (fallback: skip), as nginx does not count an empty key.", z.key, header)
+	case keyHost:
+		r.Key = []string{"host"}
+		note(true, "$host: one count per host name, without port, in lower case, as nginx's $host.")
+	case keyConstant:
+		r.Key = []string{"route"}
+		if len(r.Paths) > 1 {
+			t.differs(where, "%s is one count in nginx; the key route of rule %s counts each of its patterns (%s) apart.", z.key, r.Name, strings.Join(r.Paths, ", "))
+		} else {
+			note(true, "%s is one value for every request: the key route is one count for every request a rule matches.", z.key)
 		}
 	default:
-		t.differs(where, "sluice cannot key a limit on %s: the limit is imported per client address instead. Key on an API key or user header, or keep this limit in nginx.", key)
+		r.Key = []string{"ip/32/128"}
+		note(false, "sluice cannot key a limit on %s: the rule counts per client address instead. Key on an address, a header or the host, or keep this limit in nginx.", z.key)
 	}
+}
+
+// nginxOverlaps reports the limited locations whose paths the rule r, of
+// setting st, matches though nginx does not apply st there: a location
+// below one of r's prefixes (or anywhere, for a rule of every path) that
+// sets limits of its own without st.
+func (t *Translation) nginxOverlaps(r *Rule, st *nginxSetting, scopes []nginxScope) {
+	for i := range scopes {
+		s := &scopes[i]
+		if s.pattern == nil || len(s.uses) == 0 || slices.Contains(st.scopes, s) {
+			continue
+		}
+		for _, q := range s.pattern {
+			if r.Paths == nil || slices.ContainsFunc(r.Paths, func(p string) bool { return below(q, p) }) {
+				t.differs(s.where, "nginx applies only this location's limit_req on %s; sluice's rule %s matches it too (a rule applies wherever its patterns match), so its requests also count against that rule. Keep this location's limits in nginx until its paths leave the rule's, or accept the extra count.", q, r.Name)
+				break
+			}
+		}
+	}
+}
+
+// underLimited reports whether a pattern of patterns lies below a pattern
+// of a limited location of scopes.
+func underLimited(patterns []string, scopes []nginxScope) bool {
+	for _, s := range scopes {
+		if len(s.uses) == 0 {
+			continue
+		}
+		for _, p := range s.pattern {
+			if slices.ContainsFunc(patterns, func(q string) bool { return below(q, p) }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// below reports whether ServeMux pattern q lies under the subtree pattern
+// p: p ends in a slash and q is a longer path starting with it.
+func below(q, p string) bool {
+	return strings.HasSuffix(p, "/") && len(q) > len(p) && strings.HasPrefix(q, p)
+}
+
+// defaultLimitName names a rule's one limit after its window, as sluice
+// names limits: "per-second", "per-minute".
+func defaultLimitName(w time.Duration) string {
+	if w == time.Minute {
+		return "per-minute"
+	}
+	return "per-second"
 }

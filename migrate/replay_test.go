@@ -81,9 +81,17 @@ func TestNginxReplay(t *testing.T) {
 	for _, tc := range []struct {
 		name, opts string
 		perWindow  int // tolerance per client and second
+		// key is the zone's key; with $http_x_client each client sends
+		// its own X-Client.
+		key string
+		// other is what else the site limits: a location the trace never
+		// asks, whose zone must not limit /replay/.
+		other string
 	}{
-		{"nodelay", "burst=4 nodelay", 0},
-		{"delay", "burst=4 delay=1", 1},
+		{"nodelay", "burst=4 nodelay", 0, "$binary_remote_addr", ""},
+		{"delay", "burst=4 delay=1", 1, "$binary_remote_addr", ""},
+		{"header key, another location's zone beside", "burst=4 nodelay", 0, "$http_x_client",
+			"limit_req_zone $binary_remote_addr zone=other:1m rate=1r/m;\nlimit_req_zone $host zone=hosts:1m rate=1r/m;"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
@@ -93,8 +101,8 @@ func TestNginxReplay(t *testing.T) {
 			// which a request left more than replayLate after its time (a
 			// machine too busy) is run again, on fresh servers.
 			for attempt := 1; ; attempt++ {
-				targets := startReplayTargets(t, up.URL, tc.opts)
-				got, late := replay(t, trace, targets)
+				targets := startReplayTargets(t, up.URL, tc.key, tc.opts, tc.other)
+				got, late := replay(t, trace, targets, tc.key == "$http_x_client")
 				if late <= replayLate {
 					t.Logf("the latest request left %s after its time", late.Round(time.Millisecond))
 					compareWindows(t, trace, got, tc.perWindow)
@@ -114,25 +122,34 @@ func TestNginxReplay(t *testing.T) {
 // a late request alike but for the few milliseconds between them.
 const replayLate = 100 * time.Millisecond
 
-// startReplayTargets starts nginx with limit_req opts in front of upstream,
-// and sluice serving the configuration imported from the same nginx file,
-// and returns their base URLs by name.
-func startReplayTargets(t *testing.T, upstream, opts string) map[string]string {
+// startReplayTargets starts nginx in front of upstream, limiting /replay/
+// by a zone of key with limit_req opts, and with other's zones (if any) a
+// location /other/ and, below /replay/, /replay/admin/; and sluice serving
+// the configuration imported from the same nginx file. It returns their
+// base URLs by name.
+func startReplayTargets(t *testing.T, upstream, key, opts, other string) map[string]string {
 	t.Helper()
 	addr := realtest.FreeAddr(t)
-	site := fmt.Sprintf(`limit_req_zone $binary_remote_addr zone=replay:1m rate=2r/s;
+	var others string
+	if other != "" {
+		others = fmt.Sprintf(`
+    location /other/ { limit_req zone=other; limit_req zone=hosts; proxy_pass %s; }
+    location /replay/admin/ { limit_req zone=other burst=2 nodelay; proxy_pass %s; }`, upstream, upstream)
+	}
+	site := fmt.Sprintf(`limit_req_zone %s zone=replay:1m rate=2r/s;
+%s
 server {
     listen %s;
     location /replay/ {
         limit_req zone=replay %s;
         limit_req_status 429;
         proxy_pass %s;
-    }
+    }%s
     location / {
         proxy_pass %s;
     }
 }
-`, addr, opts, upstream, upstream)
+`, key, other, addr, opts, upstream, others, upstream)
 	realtest.Nginx(t, addr, site)
 	nginxURL := "http://" + addr
 
@@ -160,9 +177,9 @@ server {
 }
 
 // replay sends every burst to each target at its time, each client from its
-// own loopback address, and returns per target the statuses in trace order,
+// own loopback address (and, with header, its own X-Client), and returns per target the statuses in trace order,
 // and how late the latest request left.
-func replay(t *testing.T, trace []burst, targets map[string]string) (map[string][][]int, time.Duration) {
+func replay(t *testing.T, trace []burst, targets map[string]string, header bool) (map[string][][]int, time.Duration) {
 	t.Helper()
 	clients := make([]*http.Client, replayKeys)
 	for k := range clients {
@@ -207,6 +224,9 @@ func replay(t *testing.T, trace []burst, targets map[string]string) (map[string]
 	send := func(name, url string, b burst, status *int) {
 		defer wg.Done()
 		req, _ := http.NewRequestWithContext(context.Background(), "GET", url+"/replay/", nil)
+		if header {
+			req.Header.Set("X-Client", fmt.Sprintf("client-%d", b.key))
+		}
 		lateMu.Lock()
 		late = max(late, time.Since(start.Add(b.at)))
 		lateMu.Unlock()

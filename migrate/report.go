@@ -27,18 +27,36 @@ func (t *Translation) Report() string {
 	fmt.Fprintf(&b, "# Migration analysis: %s limits from %s\n\n", t.Format, t.Source)
 
 	fmt.Fprintf(&b, "%s\n\n", ReportSections[0])
-	all := append(append([]Limit(nil), t.Limits...), t.Rules...)
-	fmt.Fprintf(&b, "%s holds %s. The goal is to move them to sluice without changing what clients experience, then to improve them one at a time — a gradual migration, not a rewrite.\n\n", t.Source, plural(len(all), "limit"))
-	if len(all) > 0 {
+	type row struct {
+		l   Limit
+		who string
+	}
+	var rows []row
+	for _, l := range t.Limits {
+		who := "each client"
+		if l.Global {
+			who = "all clients together"
+		}
+		rows = append(rows, row{l, who})
+	}
+	for _, l := range t.Rules {
+		rows = append(rows, row{l, "each descriptor value (Envoy rules)"})
+	}
+	for _, r := range t.SluiceRules {
+		where := "every path"
+		if len(r.Paths) > 0 {
+			where = strings.Join(r.Paths, " ")
+		}
+		for _, l := range r.Limits {
+			l.Name = r.Name + "." + l.Name
+			rows = append(rows, row{l, fmt.Sprintf("each %s, on %s (rule %s)", strings.Join(r.Key, "+"), where, r.Name)})
+		}
+	}
+	fmt.Fprintf(&b, "%s holds %s. The goal is to move them to sluice without changing what clients experience, then to improve them one at a time — a gradual migration, not a rewrite.\n\n", t.Source, plural(len(rows), "limit"))
+	if len(rows) > 0 {
 		b.WriteString("| source | sluice limit | counts |\n|---|---|---|\n")
-		for _, l := range all {
-			who := "each client"
-			if t.EnvoyRules != "" {
-				who = "each descriptor value (Envoy rules)"
-			} else if l.Global {
-				who = "all clients together"
-			}
-			fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.ReplaceAll(l.Source, "|", "\\|"), limitText(l), who)
+		for _, r := range rows {
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", strings.ReplaceAll(r.l.Source, "|", "\\|"), limitText(r.l), strings.ReplaceAll(r.who, "|", "\\|"))
 		}
 		b.WriteString("\n")
 	}

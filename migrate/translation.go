@@ -3,6 +3,7 @@ package migrate
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -38,6 +39,27 @@ type Limit struct {
 	Source string
 }
 
+// Rule is one translated rule of the configuration's rules: section: its
+// limits count only the requests it matches, each key of them apart.
+type Rule struct {
+	// Name names the rule; its limits are "<Name>.<limit>" in headers,
+	// bodies and metrics.
+	Name string
+	// Paths are the ServeMux patterns it matches; empty: every path.
+	Paths []string
+	// Key lists the request attributes that name a count (httplimit's
+	// Rule.Key: "ip/32/128", "header:X-Api-Key", "host", "route", …).
+	Key []string
+	// HeaderFrom is "any" when a header key is believed from any peer, as
+	// the source read it; "" is the default (trusted proxies only).
+	HeaderFrom string
+	// Fallback is "skip" when a request without the key's value is not
+	// counted; "" is the default (counted by address).
+	Fallback string
+	// Limits are the rule's limits; their Global is false.
+	Limits []Limit
+}
+
 // Difference is one place where sluice's behaviour and the source's are
 // compared.
 type Difference struct {
@@ -71,6 +93,10 @@ type Translation struct {
 	// had one (0 and "": the memory store).
 	Instances    int
 	OnStoreError string
+	// SluiceRules are the rules: section: limits that count only the
+	// requests a rule matches, by a key of their own (nginx zones used on
+	// some locations only, or keyed by a header or the host).
+	SluiceRules []Rule
 	// Rules, for Format envoy, are the rules of the envoyproxy/ratelimit
 	// file, listed for the report: they stay in that file, which sluice's
 	// Envoy service reads, and are not plan limits.
@@ -95,7 +121,19 @@ func (t *Translation) differs(where, format string, args ...any) {
 var nameRe = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // limitName makes s a sluice limit name, distinct from those in t.
-func (t *Translation) limitName(s string) string {
+func (t *Translation) limitName(s string) string { return uniqueName(s, 56, t.hasLimit) }
+
+// ruleName makes s a rule name, distinct from those in t, short enough
+// that "<rule>.per-minute" names its limit.
+func (t *Translation) ruleName(s string) string {
+	return uniqueName(s, 48, func(name string) bool {
+		return slices.ContainsFunc(t.SluiceRules, func(r Rule) bool { return r.Name == name })
+	})
+}
+
+// uniqueName makes s a name sluice accepts, of at most maxLen characters, and
+// distinct from every name taken reports.
+func uniqueName(s string, maxLen int, taken func(string) bool) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -106,14 +144,14 @@ func (t *Translation) limitName(s string) string {
 		}
 	}
 	name := b.String()
-	if len(name) > 56 {
-		name = name[:56]
+	if len(name) > maxLen {
+		name = name[:maxLen]
 	}
 	if name == "" {
 		name = "limit"
 	}
 	base := name
-	for i := 2; t.hasLimit(name); i++ {
+	for i := 2; taken(name); i++ {
 		name = fmt.Sprintf("%s-%d", base, i)
 	}
 	return name
