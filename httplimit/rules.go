@@ -56,7 +56,9 @@ type Rule struct {
 	//   - "path:<wildcard>": the value of a wildcard that every one of
 	//     Paths has;
 	//   - "route": the pattern of Paths that matched ("*" when Paths is
-	//     empty): every client shares it.
+	//     empty): every client shares it;
+	//   - "rule": one value for every request the rule matches, whichever
+	//     of its patterns: one count for all of them together.
 	//
 	// Values of at most 64 characters of A-Z a-z 0-9 . _ - @ are kept as
 	// they are in the store key; others are replaced by a hash, so that no
@@ -102,6 +104,7 @@ const (
 	KeyIP     = "ip"
 	KeyHost   = "host"
 	KeyRoute  = "route"
+	KeyRule   = "rule"
 	// KeyHeader and KeyPath prefix a header name and a path wildcard.
 	KeyHeader = "header:"
 	KeyPath   = "path:"

@@ -94,7 +94,7 @@ func sanitized(s string) string {
 func parseKeyPart(s string, o *Options, paths []pathPattern) (keyPart, error) {
 	kp := keyPart{kind: s}
 	switch {
-	case s == KeyClient, s == KeyAPIKey, s == KeyHost, s == KeyRoute:
+	case s == KeyClient, s == KeyAPIKey, s == KeyHost, s == KeyRoute, s == KeyRule:
 	case s == KeyUser:
 		if o.UserHeader == "" {
 			return kp, errors.New(`"user" needs Options.UserHeader (identity.user_header)`)
@@ -133,7 +133,7 @@ func parseKeyPart(s string, o *Options, paths []pathPattern) (keyPart, error) {
 			kp.wild = append(kp.wild, k)
 		}
 	default:
-		return kp, fmt.Errorf("%q is not a key attribute (client, api_key, user, ip, ip/N, ip/N/M, header:<name>, host, path:<wildcard>, route)", s)
+		return kp, fmt.Errorf("%q is not a key attribute (client, api_key, user, ip, ip/N, ip/N/M, header:<name>, host, path:<wildcard>, route, rule)", s)
 	}
 	return kp, nil
 }

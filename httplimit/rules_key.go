@@ -115,6 +115,8 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 				return appendKeyValue(buf, h, true), true
 			}
 		}
+	case KeyRule:
+		return append(buf, '*'), true
 	case KeyRoute:
 		if pat < 0 {
 			return append(buf, '*'), true

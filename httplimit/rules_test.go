@@ -160,6 +160,23 @@ func TestRuleHeaderFromAnUntrustedPeerFallsBack(t *testing.T) {
 	})
 }
 
+// TestRuleKeyRuleIsOneCountForEveryPattern: key rule counts the requests of
+// every client on every pattern of the rule together; key route counts each
+// pattern apart.
+func TestRuleKeyRuleIsOneCountForEveryPattern(t *testing.T) {
+	lim := []sluice.Limit{sluice.FixedWindow(2, time.Minute)}
+	paths := []string{"/search", "/search/"}
+	send := []req{{path: "/search", remote: "192.0.2.1:1"}, {path: "/search/x", remote: "192.0.2.2:1"}, {path: "/search", remote: "192.0.2.3:1"}}
+	mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "all", Paths: paths, Key: []string{"rule"}, Limits: lim})
+	if got, want := statuses(mw, send...), []int{200, 200, 429}; !slices.Equal(got, want) {
+		t.Errorf("key rule: %v, want %v", got, want)
+	}
+	mw, _ = rulesMiddleware(t, httplimit.Rule{Name: "each", Paths: paths, Key: []string{"route"}, Limits: lim})
+	if got, want := statuses(mw, send...), []int{200, 200, 200}; !slices.Equal(got, want) {
+		t.Errorf("key route: %v, want %v", got, want)
+	}
+}
+
 func TestRuleMatchesHostsMethodsAndHeaders(t *testing.T) {
 	mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "beta", Hosts: []string{"*.example.com"}, Methods: []string{"GET"},
 		Headers: []httplimit.HeaderMatch{{Name: "X-Beta", Value: "1"}, {Name: "X-Trace"}}, Key: []string{"route", "host"},

@@ -196,17 +196,20 @@ limit_req zone=byaddr;`,
 			src: `limit_req_zone $binary_remote_addr zone=perip:10m rate=10r/s;
 limit_req_zone $http_x_api_key zone=bykey:1m rate=7r/m;
 limit_req_zone $host zone=byhost:1m rate=50r/s;
+limit_req_zone $server_name zone=all:1m rate=100r/s;
 limit_req zone=perip burst=20 nodelay;
 limit_req zone=bykey;
-limit_req zone=byhost burst=5 nodelay;`,
+limit_req zone=byhost burst=5 nodelay;
+limit_req zone=all burst=50 nodelay;`,
 			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
 			rules: []string{
 				"perip paths=[] key=[ip/32/128] | per-second: gcra 10 per 1s burst 21",
 				"bykey paths=[] key=[header:X-Api-Key] header_from=any fallback=skip | per-minute: gcra 7 per 1m0s burst 1",
 				"byhost paths=[] key=[host] | per-second: gcra 50 per 1s burst 6",
+				"all paths=[] key=[rule] | per-second: gcra 100 per 1s burst 51",
 			},
 			same: []string{"zone perip key: $binary_remote_addr: one count per address",
-				"one count per value of X-Api-Key, whoever sends it", "is not counted (fallback: skip)", "one count per host name"},
+				"one count per value of X-Api-Key, whoever sends it", "is not counted (fallback: skip)", "one count per host name", "the key rule is one count"},
 			differs: []string{"7r/m drains at 116/1000 per second"},
 		},
 		{

@@ -516,8 +516,7 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 }
 
 // nginxRuleKey sets the key of r, a rule of zone z, and compares it with
-// nginx's: for the first rule of a zone (first), and for every rule whose
-// patterns count apart what nginx counts together.
+// nginx's for the first rule of a zone (first).
 func (t *Translation) nginxRuleKey(z *nginxZone, r *Rule, first bool) {
 	where := "zone " + z.name + " key"
 	note := func(same bool, format string, args ...any) {
@@ -540,12 +539,8 @@ func (t *Translation) nginxRuleKey(z *nginxZone, r *Rule, first bool) {
 		r.Key = []string{"host"}
 		note(true, "$host: one count per host name, without port, in lower case, as nginx's $host.")
 	case keyConstant:
-		r.Key = []string{"route"}
-		if len(r.Paths) > 1 {
-			t.differs(where, "%s is one count in nginx; the key route of rule %s counts each of its patterns (%s) apart.", z.key, r.Name, strings.Join(r.Paths, ", "))
-		} else {
-			note(true, "%s is one value for every request: the key route is one count for every request a rule matches.", z.key)
-		}
+		r.Key = []string{"rule"}
+		note(true, "%s is one value for every request: the key rule is one count for every request the rule matches.", z.key)
 	default:
 		r.Key = []string{"ip/32/128"}
 		note(false, "sluice cannot key a limit on %s: the rule counts per client address instead. Key on an address, a header or the host, or keep this limit in nginx.", z.key)
