@@ -2,6 +2,10 @@ package migrate_test
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,7 +13,9 @@ import (
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/migrate"
+	"github.com/sluice-dev/sluice/server"
 )
 
 // importCase is one source file and what its translation must hold.
@@ -334,6 +340,41 @@ consumers:
 			same:    []string{"policy redis", "on_store_error: deny", "routes"},
 			differs: []string{"calendar months", "plugin on consumer acme", "Kong refused with 503", "several credentials"},
 		},
+		{
+			name:   "plugins that differ become rules of their routes",
+			format: "kong",
+			src: `_format_version: "3.0"
+services:
+  - name: api
+    plugins:
+      - name: rate-limiting
+        config: {hour: 1000, limit_by: service}
+    routes:
+      - name: search
+        paths: [/search]
+        plugins:
+          - name: rate-limiting
+            config: {minute: 60, limit_by: header, header_name: x-tenant}
+      - name: items
+        paths: [/items/]
+routes:
+  - name: login
+    paths: [/login]
+    plugins:
+      - name: rate-limiting
+        config: {second: 1, limit_by: ip}
+`,
+			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			rules: []string{
+				"api paths=[/search /search/ /items/] key=[rule] | per-hour: fixed-window 1000 per 1h0m0s",
+				"search paths=[/search /search/] key=[header:X-Tenant] header_from=any | per-minute: fixed-window 60 per 1m0s",
+				"login paths=[/login /login/] key=[ip/32/128] | per-second: fixed-window 1 per 1s",
+			},
+			costs: map[string]int64{"/": 0, "/search": 1, "/search/": 1, "/items/": 1, "/login": 1, "/login/": 1},
+			same:  []string{"limit_by service: one count for everything the plugin covers", "one count per value of X-Tenant, whoever sends it", "routes"},
+			differs: []string{"plugin on route search: Kong runs only the most specific rate-limiting plugin on its routes; the rule of the plugin on service api matches them too",
+				"policy local"},
+		},
 	})
 }
 
@@ -402,4 +443,77 @@ func TestImportRefusesWhatItCannotRead(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestImportedRulesDecide serves the configuration imported from Kong
+// plugins that differ by route and checks what each rule counts: the
+// service's plugin one count for both its routes, the route's plugin a
+// count per tenant, the other route's a count per address, and a path no
+// plugin covers nothing.
+func TestImportedRulesDecide(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+services:
+  - name: api
+    plugins:
+      - name: rate-limiting
+        config: {hour: 3, limit_by: service}
+    routes:
+      - {name: search, paths: [/search], plugins: [{name: rate-limiting, config: {minute: 1, limit_by: header, header_name: x-tenant}}]}
+      - {name: items, paths: [/items/]}
+routes:
+  - {name: login, paths: [/login], plugins: [{name: rate-limiting, config: {second: 1, limit_by: ip}}]}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := serveImported(t, tr)
+	for i, c := range []struct {
+		path, tenant, from string
+		want               int
+	}{
+		{"/search", "a", "192.0.2.1", 200},
+		{"/search", "a", "192.0.2.2", 429}, // tenant a's minute, whatever the address
+		{"/search", "b", "192.0.2.1", 200}, // the service's hour: 2 of 3
+		{"/items/1", "", "192.0.2.3", 200}, // 3 of 3, on the other route
+		{"/items/2", "", "192.0.2.4", 429}, // the service's hour is spent
+		{"/login", "", "192.0.2.1", 200},
+		{"/login", "", "192.0.2.1", 429}, // a second per address
+		{"/login", "", "192.0.2.2", 200},
+		{"/other", "", "192.0.2.1", 200}, // no plugin: cost 0
+		{"/other", "", "192.0.2.1", 200},
+	} {
+		r := httptest.NewRequest("GET", c.path, nil)
+		r.RemoteAddr = c.from + ":1234"
+		if c.tenant != "" {
+			r.Header.Set("X-Tenant", c.tenant)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("request %d, %s tenant %q from %s: %d, want %d (RateLimit: %s)", i, c.path, c.tenant, c.from, w.Code, c.want, w.Header().Get("RateLimit"))
+		}
+	}
+}
+
+// serveImported returns sluice's public handler serving tr's configuration
+// (enforced) on the memory store, in front of an upstream that answers 200.
+func serveImported(t *testing.T, tr *migrate.Translation) http.Handler {
+	t.Helper()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(up.Close)
+	files, err := tr.Files(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse("imported.yaml", []byte("upstream: "+up.URL+"\n"+files[migrate.ConfigFile]))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, files[migrate.ConfigFile])
+	}
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	srv, err := server.New(server.Options{Config: cfg, Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv.PublicHandler()
 }

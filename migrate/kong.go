@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -133,11 +134,17 @@ func Kong(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: no enabled rate-limiting plugin", source)
 	}
 	main := scopes[0]
+	same := true
 	for _, s := range scopes[1:] {
-		if !reflect.DeepEqual(s.config, main.config) {
-			t.differs(s.where, "its limits differ from those of the %s, which were imported; the import writes one set of limits for the plan: give this route its own with a rule by hand (the configuration's rules: section, see examples/rules.yaml).", main.where)
-			continue
+		same = same && reflect.DeepEqual(s.config, main.config)
+	}
+	if !same {
+		if err := t.kongRules(scopes); err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
 		}
+		return t, nil
+	}
+	for _, s := range scopes[1:] {
 		main.paths = append(main.paths, s.paths...)
 		if s.paths == nil {
 			main.paths = nil
@@ -149,7 +156,8 @@ func Kong(src, source string) (*Translation, error) {
 	return t, nil
 }
 
-// kongLimits translates the imported plugin's configuration.
+// kongLimits translates the plugin configuration that every plugin of the
+// file shares into the plan's limits.
 func (t *Translation) kongLimits(s kongScope) error {
 	c := s.config
 	global := false
@@ -177,39 +185,77 @@ func (t *Translation) kongLimits(s kongScope) error {
 	default:
 		t.differs("limit_by "+c.LimitBy, "not translatable: the limits are imported per client address.")
 	}
+	ls, err := t.kongPeriods(s, t.limitName)
+	if err != nil {
+		return err
+	}
+	for _, l := range ls {
+		l.Global = global
+		t.Limits = append(t.Limits, l)
+	}
+	if s.paths != nil {
+		t.Costs["/"] = 0
+		t.kongRouteCosts(s.paths)
+		t.same("routes", "the plugin limits only its routes: other paths cost 0 and the routes' path prefixes cost 1.")
+	}
+	t.kongSettings(c)
+	return nil
+}
+
+// kongPeriods returns the fixed-window limits of the periods s's plugin
+// sets, each named by name from its period ("per-minute").
+func (t *Translation) kongPeriods(s kongScope, name func(string) string) ([]Limit, error) {
+	c := s.config
+	var out []Limit
 	for _, p := range kongPeriods {
 		v := p.get(&c)
 		if v == nil {
 			continue
 		}
 		if *v < 1 || *v > sluice.MaxQuantity || *v != float64(int64(*v)) {
-			return fmt.Errorf("%s %s must be a whole number ≥ 1", s.where, p.name)
+			return nil, fmt.Errorf("%s %s must be a whole number ≥ 1", s.where, p.name)
 		}
-		t.Limits = append(t.Limits, Limit{Name: t.limitName("per-" + p.name), Algorithm: "fixed-window",
-			Quantity: int64(*v), Window: p.window, Global: global, Source: fmt.Sprintf("%s: %s %d", s.where, p.name, int64(*v))})
-		if p.name == "month" || p.name == "year" {
+		out = append(out, Limit{Name: name("per-" + p.name), Algorithm: "fixed-window",
+			Quantity: int64(*v), Window: p.window, Source: fmt.Sprintf("%s: %s %d", s.where, p.name, int64(*v))})
+		if (p.name == "month" || p.name == "year") && !slices.ContainsFunc(t.Differences, func(d Difference) bool { return d.Where == p.name }) {
 			t.differs(p.name, "Kong counts calendar %ss (UTC); sluice counts %s windows from 2020-01-01.", p.name, map[string]string{"month": "30-day", "year": "365-day"}[p.name])
 		}
 	}
-	if len(t.Limits) == 0 {
-		return fmt.Errorf("%s sets no period (second, minute, hour, day, month or year)", s.where)
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s sets no period (second, minute, hour, day, month or year)", s.where)
 	}
-	t.same("windows", "Kong's rate-limiting counts fixed windows aligned to the clock (UTC) and refuses without counting a refused request; sluice's fixed-window does the same, and checks all periods together.")
-	if s.paths != nil {
-		t.Costs["/"] = 0
-		for _, p := range s.paths {
-			if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
-				t.differs("route path "+p, "a regular-expression path cannot be a ServeMux pattern: not limited.")
-				continue
-			}
-			for _, pat := range []string{p, strings.TrimSuffix(p, "/") + "/"} {
-				if validPattern(pat) {
-					t.Costs[pat] = 1
-				}
-			}
+	return out, nil
+}
+
+// kongRouteCosts gives the route paths a cost of 1 (each as the prefix
+// Kong matches); a regular expression is reported.
+func (t *Translation) kongRouteCosts(paths []string) {
+	for _, p := range paths {
+		if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
+			t.differs("route path "+p, "a regular-expression path cannot be a ServeMux pattern: not limited.")
+			continue
 		}
-		t.same("routes", "the plugin limits only its routes: other paths cost 0 and the routes' path prefixes cost 1.")
+		for _, pat := range kongPatterns(p) {
+			t.Costs[pat] = 1
+		}
 	}
+}
+
+// kongPatterns returns the ServeMux patterns of a Kong route path, which
+// matches as a prefix: the path and its subtree.
+func kongPatterns(p string) []string {
+	var out []string
+	for _, pat := range []string{p, strings.TrimSuffix(p, "/") + "/"} {
+		if validPattern(pat) && !slices.Contains(out, pat) {
+			out = append(out, pat)
+		}
+	}
+	return out
+}
+
+// kongSettings compares the plugin's policy, error code and headers.
+func (t *Translation) kongSettings(c kongConfig) {
+	t.same("windows", "Kong's rate-limiting counts fixed windows aligned to the clock (UTC) and refuses without counting a refused request; sluice's fixed-window does the same, and checks all periods together.")
 	switch c.Policy {
 	case "", "local":
 		t.differs("policy local", "Kong counted on each node separately, so N nodes admitted up to N times the limit; sluice's memory store on one instance is one node's count. With several sluice instances use the Redis store for one shared, exact count (the limit as written), or divide the quantities.")
@@ -231,6 +277,100 @@ func (t *Translation) kongLimits(s kongScope) error {
 		t.differs("hide_client_headers", "Kong hid its rate-limit headers; sluice always sends RateLimit headers (here draft-6 and ietf).")
 	} else {
 		t.differs("headers", "Kong sent X-RateLimit-Limit-<Period> and X-RateLimit-Remaining-<Period> per period, and RateLimit-Limit/Remaining/Reset; sluice sends RateLimit-Limit/Remaining/Reset (draft-6) for the limit closest to refusing, and the IETF RateLimit and RateLimit-Policy for every limit, but no per-period X- headers.")
+	}
+}
+
+// kongRules makes a rule of each plugin when the plugins differ: it
+// matches the plugin's routes (every path for a global plugin), counts as
+// its limit_by says, and charges the request's cost, which is 1 on every
+// limited route and 0 elsewhere. Kong runs one rate-limiting plugin per
+// request, the most specific (route, then service, then global); a rule
+// applies wherever its patterns match, so a route with a plugin of its own
+// is also counted by its service's and the global plugin's rules, which
+// the report says. The policy, error code and headers are the first
+// plugin's.
+func (t *Translation) kongRules(scopes []kongScope) error {
+	everywhere := false
+	for _, s := range scopes {
+		if s.paths == nil {
+			everywhere = true
+		}
+	}
+	if !everywhere {
+		t.Costs["/"] = 0
+		t.same("routes", "the plugins limit only their routes: other paths cost 0 and the routes' path prefixes cost 1.")
+	}
+	for _, s := range scopes {
+		r := Rule{Name: t.ruleName(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(s.where, "plugin on "), "route "), "service "))}
+		if s.where == "global plugin" {
+			r.Name = t.ruleName("global")
+		}
+		for _, p := range s.paths {
+			if !everywhere {
+				t.kongRouteCosts([]string{p})
+			}
+			if strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
+				r.Paths = append(r.Paths, kongPatterns(p)...)
+			}
+		}
+		if s.paths != nil && len(r.Paths) == 0 {
+			continue // only regular expressions: reported above
+		}
+		if err := t.kongRuleKey(s, &r); err != nil {
+			return err
+		}
+		ls, err := t.kongPeriods(s, func(name string) string { return name })
+		if err != nil {
+			return err
+		}
+		r.Limits = ls
+		t.SluiceRules = append(t.SluiceRules, r)
+	}
+	for i, s := range scopes {
+		for _, o := range scopes[i+1:] {
+			if s.paths == nil || o.paths != nil && slices.ContainsFunc(o.paths, func(q string) bool {
+				return slices.ContainsFunc(s.paths, func(p string) bool { return q == p || below(q, strings.TrimSuffix(p, "/")+"/") })
+			}) {
+				t.differs(o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s matches them too (a rule applies wherever its patterns match), so their requests also count against it.", s.where)
+			}
+		}
+	}
+	t.kongSettings(scopes[0].config)
+	for _, s := range scopes[1:] {
+		c, m := s.config, scopes[0].config
+		if c.Policy != m.Policy || !reflect.DeepEqual(c.FaultTolerant, m.FaultTolerant) || !reflect.DeepEqual(c.ErrorCode, m.ErrorCode) || c.HideClientHeaders != m.HideClientHeaders {
+			t.differs(s.where, "its policy, fault_tolerant, error_code or hide_client_headers differ from the %s's: sluice has one store and one answer for all rules, set from the %s.", scopes[0].where, scopes[0].where)
+		}
+	}
+	return nil
+}
+
+// kongRuleKey sets the key of r, the rule of the plugin of s, as its
+// limit_by counts.
+func (t *Translation) kongRuleKey(s kongScope, r *Rule) error {
+	c := s.config
+	where := s.where + " limit_by " + or(c.LimitBy, "consumer")
+	switch c.LimitBy {
+	case "", "consumer", "credential":
+		t.APIKeyHeaders = []string{"Apikey", "Authorization"}
+		r.Key = []string{"api_key"}
+		t.same(where, "Kong counts per consumer, falling back to the address without one; the rule counts per API key (key-auth's apikey header, or a Bearer token), falling back to the address (key api_key, fallback ip).")
+	case "ip":
+		r.Key = []string{"ip/32/128"}
+		t.same(where, "one count per client address (key ip/32/128: IPv6 addresses whole).")
+	case "header":
+		if c.HeaderName == "" {
+			return fmt.Errorf("%s: limit_by header without header_name", s.where)
+		}
+		h := http.CanonicalHeaderKey(c.HeaderName)
+		r.Key, r.HeaderFrom = []string{"header:" + h}, "any"
+		t.same(where, "one count per value of %s, whoever sends it (header_from: any); without it both count by address (fallback ip).", h)
+	case "service":
+		r.Key = []string{"rule"}
+		t.same(where, "one count for everything the plugin covers (key rule).")
+	default:
+		r.Key = []string{"ip/32/128"}
+		t.differs(where, "not translatable: the rule counts per client address.")
 	}
 	return nil
 }
