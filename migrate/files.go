@@ -145,8 +145,14 @@ func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {
 	b.WriteString("rules:\n")
 	for _, r := range rules {
 		fmt.Fprintf(b, "  - name: %s\n", r.Name)
-		if len(r.Paths) > 0 {
-			fmt.Fprintf(b, "    match:\n      paths: %s\n", quoteAll(r.Paths))
+		if len(r.Paths) > 0 || len(r.Hosts) > 0 {
+			b.WriteString("    match:\n")
+			if len(r.Hosts) > 0 {
+				fmt.Fprintf(b, "      hosts: %s\n", quoteAll(r.Hosts))
+			}
+			if len(r.Paths) > 0 {
+				fmt.Fprintf(b, "      paths: %s\n", quoteAll(r.Paths))
+			}
 		}
 		fmt.Fprintf(b, "    key: %s\n", quoteAll(r.Key))
 		if r.HeaderFrom != "" {

@@ -53,11 +53,14 @@ func FuzzKong(f *testing.F) {
 	fuzzImport(f, migrate.FormatKong,
 		"plugins:\n  - name: rate-limiting\n    config: {second: 5, minute: 100, limit_by: ip}\n",
 		"services:\n  - name: s\n    routes: [{name: r, paths: [/x], plugins: [{name: rate-limiting, config: {hour: 3, policy: redis, limit_by: header, header_name: X-K}}]}]\n",
-		"plugins: [{name: rate-limiting, enabled: false, config: {day: 1}}, {name: rate-limiting, config: {year: 9, limit_by: service}}]\n")
+		"plugins: [{name: rate-limiting, enabled: false, config: {day: 1}}, {name: rate-limiting, config: {year: 9, limit_by: service}}]\n",
+		"services:\n  - name: s\n    plugins: [{name: rate-limiting, config: {hour: 3, limit_by: service}}]\n    routes: [{name: r, paths: [/x], plugins: [{name: rate-limiting, config: {second: 1, limit_by: consumer}}]}, {name: q, paths: [\"~/re\"]}]\n")
 }
 
 func FuzzTraefik(f *testing.F) {
 	fuzzImport(f, migrate.FormatTraefik,
 		"http:\n  middlewares:\n    a:\n      rateLimit: {average: 100, burst: 50}\n",
-		"kind: Middleware\nmetadata: {name: m}\nspec:\n  rateLimit: {average: 6, period: 1m, sourceCriterion: {requestHeaderName: X-T}}\n---\nkind: Middleware\nmetadata: {name: h}\nspec: {rateLimit: {average: 1, period: 3, sourceCriterion: {requestHost: true}}}\n")
+		"kind: Middleware\nmetadata: {name: m}\nspec:\n  rateLimit: {average: 6, period: 1m, sourceCriterion: {requestHeaderName: X-T}}\n---\nkind: Middleware\nmetadata: {name: h}\nspec: {rateLimit: {average: 1, period: 3, sourceCriterion: {requestHost: true}}}\n",
+		"http:\n  routers:\n    r: {rule: \"Host(`a.example`) && PathPrefix(`/api`)\", middlewares: [a@file]}\n    s: {rule: \"Path(`/api/x/`)\", middlewares: [a]}\n    u: {rule: \"PathPrefix(`/api/h`)\"}\n  middlewares:\n    a: {rateLimit: {average: 3}}\n",
+		"kind: IngressRoute\nmetadata: {name: ir}\nspec:\n  routes:\n    - {match: \"PathPrefix(`/v1`) || Host(`x`)\", middlewares: [{name: m}]}\n---\nkind: Middleware\nmetadata: {name: m}\nspec: {rateLimit: {average: 2}}\n")
 }

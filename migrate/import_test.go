@@ -131,7 +131,11 @@ func runImportCases(t *testing.T, cases []importCase) {
 // ruleString writes a loaded rule in one line: name, paths, key, the
 // header and fallback settings when set, and its limits.
 func ruleString(r httplimit.Rule) string {
-	s := fmt.Sprintf("%s paths=%v key=%v", r.Name, r.Paths, r.Key)
+	s := fmt.Sprintf("%s paths=%v", r.Name, r.Paths)
+	if len(r.Hosts) > 0 {
+		s += fmt.Sprintf(" hosts=%v", r.Hosts)
+	}
+	s += fmt.Sprintf(" key=%v", r.Key)
 	if r.HeaderFrom != "" {
 		s += " header_from=" + r.HeaderFrom
 	}
@@ -413,10 +417,49 @@ metadata: {name: by-host}
 spec:
   rateLimit: {average: 1000, burst: 100, sourceCriterion: {requestHost: true}}
 `,
-			limits:  []string{"slow: leaky-bucket 6 per 1m0s burst 1 max-wait 500ms"},
-			global:  []string{"by-host: leaky-bucket 1000 per 1s burst 100 max-wait 500µs"},
-			same:    []string{"one bucket per value of X-Tenant"},
-			differs: []string{"requestHost", "middlewares"},
+			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			rules: []string{
+				"slow paths=[] key=[header:X-Tenant] header_from=any fallback=shared | per-minute: leaky-bucket 6 per 1m0s burst 1 max-wait 500ms",
+				"by-host paths=[] key=[host] | per-second: leaky-bucket 1000 per 1s burst 100 max-wait 500µs",
+			},
+			same:    []string{"one bucket per value of X-Tenant, whoever sends it", "one bucket for every request without it", "requestHost: one bucket per host name"},
+			differs: []string{"middlewares: Traefik applies each middleware to the routers that name it; the file has no routers"},
+		},
+		{
+			name:   "routers make a rule of each middleware they name, on their hosts and paths",
+			format: "traefik",
+			src: `http:
+  routers:
+    api:
+      rule: "Host(` + "`api.example.com`" + `) && PathPrefix(` + "`/api`" + `)"
+      middlewares: [per-ip@file, per-tenant]
+    health:
+      rule: "PathPrefix(` + "`/api/health`" + `)"
+    login:
+      rule: "Path(` + "`/login`" + `)"
+      middlewares: [per-ip]
+    odd:
+      rule: "Method(` + "`POST`" + `)"
+      middlewares: [unused-elsewhere]
+  middlewares:
+    per-ip:
+      rateLimit: {average: 10, burst: 20}
+    per-tenant:
+      rateLimit: {average: 100, period: 1m, sourceCriterion: {requestHeaderName: x-tenant}}
+    unused-elsewhere:
+      rateLimit: {average: 1}
+    spare:
+      rateLimit: {average: 5}
+`,
+			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			rules: []string{
+				"api-per-ip paths=[/api /api/] hosts=[api.example.com] key=[ip/32/128] | per-second: leaky-bucket 10 per 1s burst 20 max-wait 50ms",
+				"api-per-tenant paths=[/api /api/] hosts=[api.example.com] key=[header:X-Tenant] header_from=any fallback=shared | per-minute: leaky-bucket 100 per 1m0s burst 1 max-wait 500ms",
+				"login paths=[/login] key=[ip/32/128] | per-second: leaky-bucket 10 per 1s burst 20 max-wait 50ms",
+				"odd paths=[] key=[ip/32/128] | per-second: leaky-bucket 1 per 1s burst 1 max-wait 500ms",
+			},
+			same:    []string{"middleware spare: named by no router", "one bucket per client address (key ip/32/128"},
+			differs: []string{"router odd: its rule", "headers"},
 		},
 	})
 }
@@ -466,11 +509,7 @@ routes:
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := serveImported(t, tr)
-	for i, c := range []struct {
-		path, tenant, from string
-		want               int
-	}{
+	expectStatuses(t, serveImported(t, tr), []sent{
 		{"/search", "a", "192.0.2.1", 200},
 		{"/search", "a", "192.0.2.2", 429}, // tenant a's minute, whatever the address
 		{"/search", "b", "192.0.2.1", 200}, // the service's hour: 2 of 3
@@ -481,7 +520,20 @@ routes:
 		{"/login", "", "192.0.2.2", 200},
 		{"/other", "", "192.0.2.1", 200}, // no plugin: cost 0
 		{"/other", "", "192.0.2.1", 200},
-	} {
+	})
+}
+
+// sent is one GET request of path, with X-Tenant: tenant unless empty,
+// from address from, and the status it must get.
+type sent struct {
+	path, tenant, from string
+	want               int
+}
+
+// expectStatuses sends each request to h in turn and checks its status.
+func expectStatuses(t *testing.T, h http.Handler, reqs []sent) {
+	t.Helper()
+	for i, c := range reqs {
 		r := httptest.NewRequest("GET", c.path, nil)
 		r.RemoteAddr = c.from + ":1234"
 		if c.tenant != "" {
@@ -516,4 +568,33 @@ func serveImported(t *testing.T, tr *migrate.Translation) http.Handler {
 		t.Fatal(err)
 	}
 	return srv.PublicHandler()
+}
+
+// TestImportedTraefikRoutersDecide serves the configuration imported from
+// Traefik routers and checks each router's buckets: by address on /api,
+// none on /api/health (a router without the middleware), and by X-Tenant on
+// /reports, where requests without the header share one bucket.
+func TestImportedTraefikRoutersDecide(t *testing.T) {
+	tr, err := migrate.Import("traefik", "http:\n  routers:\n"+
+		"    api: {rule: \"PathPrefix(`/api`)\", middlewares: [one]}\n"+
+		"    health: {rule: \"PathPrefix(`/api/health`)\"}\n"+
+		"    reports: {rule: \"Path(`/reports`)\", middlewares: [tenant]}\n"+
+		"  middlewares:\n"+
+		"    one: {rateLimit: {average: 1}}\n"+
+		"    tenant: {rateLimit: {average: 1, sourceCriterion: {requestHeaderName: X-Tenant}}}\n", "traefik.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectStatuses(t, serveImported(t, tr), []sent{
+		{"/api/items", "", "192.0.2.1", 200},
+		{"/api/items", "", "192.0.2.1", 429}, // the next token is a second away: more than the 500ms Traefik holds
+		{"/api/items", "", "192.0.2.2", 200}, // another address
+		{"/api/health", "", "192.0.2.1", 200},
+		{"/api/health", "", "192.0.2.1", 200}, // its router has no rate limit
+		{"/reports", "a", "192.0.2.1", 200},
+		{"/reports", "a", "192.0.2.2", 429}, // tenant a, from anywhere
+		{"/reports", "", "192.0.2.3", 200},
+		{"/reports", "", "192.0.2.4", 429}, // without X-Tenant: one shared bucket
+		{"/other", "", "192.0.2.1", 200},
+	})
 }

@@ -172,8 +172,8 @@ func (t *Translation) kongLimits(s kongScope) error {
 		t.IPv6Prefix = 128
 		t.same("limit_by ip", "one count per client address (ipv6_prefix: 128 keeps one per IPv6 address).")
 	case "header":
-		if c.HeaderName == "" {
-			return errors.New("limit_by header without header_name")
+		if !validHeaderName(c.HeaderName) {
+			return fmt.Errorf("limit_by header: header_name %q is not a header name", c.HeaderName)
 		}
 		t.APIKeyHeaders = []string{http.CanonicalHeaderKey(c.HeaderName)}
 		t.same("limit_by header", "one count per value of %s, which sluice reads as an API key (hashed); without the header both fall back to the address.", c.HeaderName)
@@ -359,8 +359,8 @@ func (t *Translation) kongRuleKey(s kongScope, r *Rule) error {
 		r.Key = []string{"ip/32/128"}
 		t.same(where, "one count per client address (key ip/32/128: IPv6 addresses whole).")
 	case "header":
-		if c.HeaderName == "" {
-			return fmt.Errorf("%s: limit_by header without header_name", s.where)
+		if !validHeaderName(c.HeaderName) {
+			return fmt.Errorf("%s: limit_by header: header_name %q is not a header name", s.where, c.HeaderName)
 		}
 		h := http.CanonicalHeaderKey(c.HeaderName)
 		r.Key, r.HeaderFrom = []string{"header:" + h}, "any"

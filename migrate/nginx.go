@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluice-dev/sluice"
 )
 
 // nginxZone is one limit_req_zone.
@@ -589,10 +591,5 @@ func below(q, p string) bool {
 }
 
 // defaultLimitName names a rule's one limit after its window, as sluice
-// names limits: "per-second", "per-minute".
-func defaultLimitName(w time.Duration) string {
-	if w == time.Minute {
-		return "per-minute"
-	}
-	return "per-second"
-}
+// names limits: "per-second", "per-minute", "per-10s".
+func defaultLimitName(w time.Duration) string { return sluice.FixedWindow(1, w).Name() }

@@ -47,6 +47,9 @@ func (t *Translation) Report() string {
 		if len(r.Paths) > 0 {
 			where = strings.Join(r.Paths, " ")
 		}
+		if len(r.Hosts) > 0 {
+			where += " of " + strings.Join(r.Hosts, " ")
+		}
 		for _, l := range r.Limits {
 			l.Name = r.Name + "." + l.Name
 			rows = append(rows, row{l, fmt.Sprintf("each %s, on %s (rule %s)", strings.Join(r.Key, "+"), where, r.Name)})

@@ -47,6 +47,8 @@ type Rule struct {
 	Name string
 	// Paths are the ServeMux patterns it matches; empty: every path.
 	Paths []string
+	// Hosts are the host names it matches; empty: every host.
+	Hosts []string
 	// Key lists the request attributes that name a count (httplimit's
 	// Rule.Key: "ip/32/128", "header:X-Api-Key", "host", "route", …).
 	Key []string
@@ -165,6 +167,18 @@ func (t *Translation) hasLimit(name string) bool {
 	}
 	return false
 }
+
+// validHeaderName reports whether s is an HTTP field name (RFC 9110's
+// token), as sluice's configuration accepts it.
+func validHeaderName(s string) bool {
+	return s != "" && strings.Trim(s, "!#$%&'*+-.^_`|~"+alnum) == ""
+}
+
+// validHostName reports whether s is a host name of letters, digits, dots
+// and hyphens, as a rule's hosts match it.
+func validHostName(s string) bool { return s != "" && strings.Trim(s, ".-"+alnum) == "" }
+
+const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 // formatWindow writes d as the configuration reads it: "1s", "1m", "24h".
 func formatWindow(d time.Duration) string {
