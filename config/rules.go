@@ -16,6 +16,7 @@ import (
 //	    match:
 //	      methods: [POST]
 //	      paths: ["/v1/tenants/{tenant}/uploads"]
+//	      except_paths: ["/v1/tenants/{tenant}/uploads/status"]   # left out
 //	      hosts: [api.example.com, "*.example.net"]
 //	      headers: [{name: X-Beta, value: "1"}, {name: X-Trace}]
 //	    key: [path:tenant]      # client (default), api_key, user, ip, ip/24,
@@ -49,9 +50,10 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 			"name": func(n *yaml.Node, p string) { r.Name = d.Str(n, p); raw.at(at+".Name", n, p) },
 			"match": func(n *yaml.Node, p string) {
 				d.Mapping(n, p, map[string]field{
-					"methods": list("Methods", &r.Methods),
-					"paths":   list("Paths", &r.Paths),
-					"hosts":   list("Hosts", &r.Hosts),
+					"methods":      list("Methods", &r.Methods),
+					"paths":        list("Paths", &r.Paths),
+					"except_paths": list("ExceptPaths", &r.ExceptPaths),
+					"hosts":        list("Hosts", &r.Hosts),
 					"headers": func(n *yaml.Node, p string) {
 						d.List(n, p, func(j int, e *yaml.Node, p string) {
 							var h httplimit.HeaderMatch

@@ -47,6 +47,10 @@ rules:
     match: {paths: ["/a/{x"]}
     limits: [{name: m, algorithm: fixed-window, quantity: 5, window: 1m}]
 `, `t.yaml:6:21: rules[0].match.paths[0]: "/a/{x": segment "{x": a wildcard is a whole segment, {name}`},
+		{"an except path that is not a pattern", `  - name: r
+    match: {paths: ["/a/"], except_paths: ["/a/b", "a/c"]}
+    limits: [{name: m, algorithm: fixed-window, quantity: 5, window: 1m}]
+`, `t.yaml:6:52: rules[0].match.except_paths[1]: "a/c": a path pattern starts with "/"`},
 		{"a rule without limits", `  - name: r
     key: [ip]
 `, `t.yaml:5:5: rules[0].limits: a rule needs at least one limit`},

@@ -32,6 +32,12 @@ type Rule struct {
 	// decoded path after path cleaning ("//a/./b" is "/a/b"), as ServeMux
 	// routes it. Empty: any path.
 	Paths []string
+	// ExceptPaths are ServeMux path patterns the rule leaves out: a request
+	// whose path matches one of them is not the rule's, even where Paths
+	// matches it ("/v1/" except "/v1/health"). As a gateway applies the
+	// limits of one location or route to a request, a rule for a prefix
+	// can leave out the paths below it that are limited otherwise.
+	ExceptPaths []string
 	// Hosts are the host names matched, without port, in any case;
 	// "*.example.com" matches every name under example.com (not
 	// example.com itself). Empty: any host.

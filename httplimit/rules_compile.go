@@ -40,6 +40,13 @@ func compileRule(r *Rule, o *Options, prefix string, hidden map[string]bool) (*r
 		pp.key = strconv.Itoa(i) + "_" + sanitized(s)
 		ru.paths = append(ru.paths, pp)
 	}
+	for _, s := range r.ExceptPaths {
+		pp, err := parsePathPattern(s)
+		if err != nil {
+			return nil, err
+		}
+		ru.except = append(ru.except, pp)
+	}
 	for _, h := range r.Hosts {
 		ru.hosts = append(ru.hosts, strings.TrimPrefix(strings.ToLower(h), "*"))
 	}

@@ -12,6 +12,7 @@ type rule struct {
 	name    string
 	methods []string
 	paths   []pathPattern
+	except  []pathPattern
 	hosts   []string // lower case; "*.example.com" kept as ".example.com"
 	headers []HeaderMatch
 	parts   []keyPart
@@ -51,6 +52,12 @@ func (ru *rule) matches(r *http.Request, p string, m *pathMatch) (int, bool) {
 	}
 	for i := range ru.headers {
 		if !headerMatches(r.Header, &ru.headers[i]) {
+			return 0, false
+		}
+	}
+	var left pathMatch // the except patterns' wildcards are not read
+	for i := range ru.except {
+		if ru.except[i].match(p, &left) {
 			return 0, false
 		}
 	}

@@ -2,6 +2,7 @@ package httplimit_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -177,6 +178,22 @@ func TestRuleKeyRuleIsOneCountForEveryPattern(t *testing.T) {
 	}
 }
 
+// TestRuleExceptPathsLeaveRequestsOut: a rule for a subtree does not apply
+// to the paths its ExceptPaths match, wildcards and subtrees included, and
+// still applies to the rest.
+func TestRuleExceptPathsLeaveRequestsOut(t *testing.T) {
+	mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "api", Paths: []string{"/api/"},
+		ExceptPaths: []string{"/api/health", "/api/admin/", "/api/items/{id}/status"}, Key: []string{"rule"},
+		Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}})
+	var rs []req
+	for i, p := range []string{"/api/health", "/api/admin/x/y", "/api/items/7/status", "/api/health", "/api/items/7", "/api/search", "/api/healthz"} {
+		rs = append(rs, req{path: p, remote: fmt.Sprintf("192.0.2.%d:1", i+1)})
+	}
+	if got, want := statuses(mw, rs...), []int{200, 200, 200, 200, 200, 429, 429}; !slices.Equal(got, want) {
+		t.Fatalf("%v, want %v", got, want)
+	}
+}
+
 func TestRuleMatchesHostsMethodsAndHeaders(t *testing.T) {
 	mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "beta", Hosts: []string{"*.example.com"}, Methods: []string{"GET"},
 		Headers: []httplimit.HeaderMatch{{Name: "X-Beta", Value: "1"}, {Name: "X-Trace"}}, Key: []string{"route", "host"},
@@ -227,6 +244,7 @@ func TestRulesValidate(t *testing.T) {
 		{"a rule without a name", httplimit.Rule{Limits: lim}, `Options.Rules[0].Name: rule name "" must be`},
 		{"a rule without limits", httplimit.Rule{Name: "r"}, "Options.Rules[0].Limits: a rule needs at least one limit"},
 		{"a path that is not a pattern", httplimit.Rule{Name: "r", Paths: []string{"/a/{x}y"}, Limits: lim}, `Options.Rules[0].Paths[0]: "/a/{x}y": segment "{x}y": a wildcard is a whole segment`},
+		{"an except path that is not a pattern", httplimit.Rule{Name: "r", Paths: []string{"/a/"}, ExceptPaths: []string{"a/b"}, Limits: lim}, `Options.Rules[0].ExceptPaths[0]: "a/b": a path pattern starts with "/"`},
 		{"a path with a method", httplimit.Rule{Name: "r", Paths: []string{"GET /a"}, Limits: lim}, `starts with "/"`},
 		{"an unknown key", httplimit.Rule{Name: "r", Key: []string{"cookie"}, Limits: lim}, `Options.Rules[0].Key[0]: "cookie" is not a key attribute`},
 		{"a wildcard that a path lacks", httplimit.Rule{Name: "r", Paths: []string{"/t/{id}", "/u"}, Key: []string{"path:id"}, Limits: lim}, `path "/u" has no wildcard {id}`},

@@ -34,6 +34,11 @@ func (v *validator) rules(o *Options) {
 			}
 			paths = append(paths, pp)
 		}
+		for j, s := range r.ExceptPaths {
+			if _, err := parsePathPattern(s); err != nil {
+				v.errorf(fmt.Sprintf("%s.ExceptPaths[%d]", field, j), "%q: %w", s, err)
+			}
+		}
 		for j, h := range r.Hosts {
 			if name := strings.TrimPrefix(h, "*."); name == "" || !validToken(name) || strings.Contains(name, "*") {
 				v.errorf(fmt.Sprintf("%s.Hosts[%d]", field, j), "%q is not a host name or *.domain", h)

@@ -48,6 +48,9 @@ func ruleRequests(r httplimit.Rule) string {
 	} else {
 		parts = append(parts, "any path")
 	}
+	if len(r.ExceptPaths) > 0 {
+		parts = append(parts, "except "+strings.Join(r.ExceptPaths, ", "))
+	}
 	if len(r.Hosts) > 0 {
 		parts = append(parts, "on "+strings.Join(r.Hosts, ", "))
 	}
@@ -81,7 +84,8 @@ func ruleKey(r httplimit.Rule) string {
 		case k == httplimit.KeyHost:
 			parts = append(parts, "host")
 		case k == httplimit.KeyRoute:
-			return "all clients together"
+			parts = append(parts, "route")
+		case k == httplimit.KeyRule:
 		case strings.HasPrefix(k, httplimit.KeyHeader):
 			parts = append(parts, "value of "+strings.TrimPrefix(k, httplimit.KeyHeader))
 		case strings.HasPrefix(k, httplimit.KeyPath):
@@ -89,6 +93,15 @@ func ruleKey(r httplimit.Rule) string {
 		default:
 			parts = append(parts, k)
 		}
+	}
+	switch strings.Join(parts, " and ") {
+	case "":
+		return "all clients together"
+	case "route":
+		if len(r.Paths) > 1 {
+			return "all clients together, each route apart"
+		}
+		return "all clients together"
 	}
 	return strings.Join(parts, " and ")
 }

@@ -41,7 +41,7 @@ func TestDocsTellsRules(t *testing.T) {
 	f := newFixture(t, string(rules)+"\nresponse:\n  hide: [search]\n")
 	page := readAll(t, f.do(t, "GET", "/docs", "", nil))
 	for _, want := range []string{
-		`<code>POST, PUT /v1/tenants/{tenant}/uploads, /v1/tenants/{tenant}/uploads/{name...}</code></td><td>{tenant} of the path</td><td><code>uploads.per-minute</code></td><td>10 units per 1m`,
+		`<code>POST, PUT /v1/tenants/{tenant}/uploads, /v1/tenants/{tenant}/uploads/{name...} except /v1/tenants/{tenant}/uploads/drafts/{name...}</code></td><td>{tenant} of the path</td><td><code>uploads.per-minute</code></td><td>10 units per 1m`,
 		`<td>value of X-Tenant</td><td><code>search.per-second</code> <span class="muted">(not in the headers)</span>`,
 		`<code>POST /v1/reports on api.example.com, *.api.example.com with Content-Type: application/json</code></td><td>all clients together</td><td><code>reports.per-minute</code></td><td>30 requests per 1m`,
 	} {

@@ -59,6 +59,9 @@ func ruleMatch(r httplimit.Rule) string {
 	} else {
 		parts = append(parts, "any path")
 	}
+	if len(r.ExceptPaths) > 0 {
+		parts = append(parts, "except "+strings.Join(r.ExceptPaths, " "))
+	}
 	if len(r.Hosts) > 0 {
 		parts = append(parts, "on "+strings.Join(r.Hosts, ","))
 	}
