@@ -145,13 +145,16 @@ func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {
 	b.WriteString("rules:\n")
 	for _, r := range rules {
 		fmt.Fprintf(b, "  - name: %s\n", r.Name)
-		if len(r.Paths) > 0 || len(r.Hosts) > 0 {
+		if len(r.Paths) > 0 || len(r.Hosts) > 0 || len(r.ExceptPaths) > 0 {
 			b.WriteString("    match:\n")
 			if len(r.Hosts) > 0 {
 				fmt.Fprintf(b, "      hosts: %s\n", quoteAll(r.Hosts))
 			}
 			if len(r.Paths) > 0 {
 				fmt.Fprintf(b, "      paths: %s\n", quoteAll(r.Paths))
+			}
+			if len(r.ExceptPaths) > 0 {
+				fmt.Fprintf(b, "      except_paths: %s   # limited otherwise there, as in the source\n", quoteAll(r.ExceptPaths))
 			}
 		}
 		fmt.Fprintf(b, "    key: %s\n", quoteAll(r.Key))

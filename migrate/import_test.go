@@ -135,6 +135,9 @@ func ruleString(r httplimit.Rule) string {
 	if len(r.Hosts) > 0 {
 		s += fmt.Sprintf(" hosts=%v", r.Hosts)
 	}
+	if len(r.ExceptPaths) > 0 {
+		s += fmt.Sprintf(" except=%v", r.ExceptPaths)
+	}
 	s += fmt.Sprintf(" key=%v", r.Key)
 	if r.HeaderFrom != "" {
 		s += " header_from=" + r.HeaderFrom
@@ -235,14 +238,32 @@ server {
 }`,
 			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
 			rules: []string{
-				"perip paths=[/api/ /login] key=[ip/32/128] | per-second: gcra 10 per 1s burst 21",
+				"perip paths=[/api/ /login] except=[/api/admin/] key=[ip/32/128] | per-second: gcra 10 per 1s burst 21",
 				"login paths=[/login] key=[ip/32/128] | per-second: gcra 1 per 1s burst 1",
 				"login-2 paths=[/api/admin/] key=[ip/32/128] | per-second: gcra 1 per 1s burst 3",
 			},
 			costs: map[string]int64{"/": 0, "/api/": 1, "/api/health": 0, "/api/health/": 0, "/login": 1, "/api/admin/": 1},
-			same:  []string{"location /api/health: it lies under a limited location's prefix and sets no limit_req"},
-			differs: []string{"location /api/admin/: nginx applies only this location's limit_req on /api/admin/; sluice's rule perip matches it too",
-				"zone login: it is used with 2 settings"},
+			same: []string{"location /api/health: it lies under a limited location's prefix and sets no limit_req",
+				"location /api/admin/: nginx applies only this location's limit_req on /api/admin/; rule perip, whose paths hold it, leaves it out (except_paths)"},
+			differs: []string{"zone login: it is used with 2 settings"},
+		},
+		{
+			name:   "a location below one it must leave out keeps the extra count, and says so",
+			format: "nginx",
+			src: `limit_req_zone $binary_remote_addr zone=a:1m rate=10r/s;
+limit_req_zone $binary_remote_addr zone=b:1m rate=1r/s;
+server {
+    location /a/ { limit_req zone=a; }
+    location /a/b/ { limit_req zone=b; }
+    location /a/b/c/ { limit_req zone=a; }
+}`,
+			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			rules: []string{
+				"a paths=[/a/ /a/b/c/] key=[ip/32/128] | per-second: gcra 10 per 1s burst 1",
+				"b paths=[/a/b/] except=[/a/b/c/] key=[ip/32/128] | per-second: gcra 1 per 1s burst 1",
+			},
+			costs:   map[string]int64{"/": 0, "/a/": 1, "/a/b/": 1, "/a/b/c/": 1},
+			differs: []string{"location /a/b/: nginx applies only this location's limit_req on /a/b/; sluice's rule a matches it too, and cannot leave it out"},
 		},
 		{
 			name:   "a prefix without its slash becomes two patterns and says so",
@@ -370,14 +391,14 @@ routes:
 `,
 			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
 			rules: []string{
-				"api paths=[/search /search/ /items/] key=[rule] | per-hour: fixed-window 1000 per 1h0m0s",
+				"api paths=[/search /search/ /items/] except=[/search /search/] key=[rule] | per-hour: fixed-window 1000 per 1h0m0s",
 				"search paths=[/search /search/] key=[header:X-Tenant] header_from=any | per-minute: fixed-window 60 per 1m0s",
 				"login paths=[/login /login/] key=[ip/32/128] | per-second: fixed-window 1 per 1s",
 			},
 			costs: map[string]int64{"/": 0, "/search": 1, "/search/": 1, "/items/": 1, "/login": 1, "/login/": 1},
-			same:  []string{"limit_by service: one count for everything the plugin covers", "one count per value of X-Tenant, whoever sends it", "routes"},
-			differs: []string{"plugin on route search: Kong runs only the most specific rate-limiting plugin on its routes; the rule of the plugin on service api matches them too",
-				"policy local"},
+			same: []string{"limit_by service: one count for everything the plugin covers", "one count per value of X-Tenant, whoever sends it", "routes",
+				"plugin on route search: Kong runs only the most specific rate-limiting plugin on its routes; the rule of the plugin on service api leaves them out"},
+			differs: []string{"policy local"},
 		},
 	})
 }
@@ -512,9 +533,11 @@ routes:
 	expectStatuses(t, serveImported(t, tr), []sent{
 		{"/search", "a", "192.0.2.1", 200},
 		{"/search", "a", "192.0.2.2", 429}, // tenant a's minute, whatever the address
-		{"/search", "b", "192.0.2.1", 200}, // the service's hour: 2 of 3
-		{"/items/1", "", "192.0.2.3", 200}, // 3 of 3, on the other route
-		{"/items/2", "", "192.0.2.4", 429}, // the service's hour is spent
+		{"/search", "b", "192.0.2.1", 200}, // the route's plugin alone: the service's does not count it
+		{"/items/1", "", "192.0.2.3", 200}, // the service's hour: 1 of 3
+		{"/items/2", "", "192.0.2.4", 200},
+		{"/items/3", "", "192.0.2.5", 200},
+		{"/items/4", "", "192.0.2.6", 429}, // the service's hour is spent, for every address
 		{"/login", "", "192.0.2.1", 200},
 		{"/login", "", "192.0.2.1", 429}, // a second per address
 		{"/login", "", "192.0.2.2", 200},
@@ -572,12 +595,15 @@ func serveImported(t *testing.T, tr *migrate.Translation) http.Handler {
 
 // TestImportedTraefikRoutersDecide serves the configuration imported from
 // Traefik routers and checks each router's buckets: by address on /api,
-// none on /api/health (a router without the middleware), and by X-Tenant on
-// /reports, where requests without the header share one bucket.
+// none on /api/health (a router without the middleware), its own on
+// /api/admin (a router of the same middleware: its own bucket set, and the
+// /api router's does not count it), and by X-Tenant on /reports, where
+// requests without the header share one bucket.
 func TestImportedTraefikRoutersDecide(t *testing.T) {
 	tr, err := migrate.Import("traefik", "http:\n  routers:\n"+
 		"    api: {rule: \"PathPrefix(`/api`)\", middlewares: [one]}\n"+
 		"    health: {rule: \"PathPrefix(`/api/health`)\"}\n"+
+		"    admin: {rule: \"PathPrefix(`/api/admin`)\", middlewares: [one]}\n"+
 		"    reports: {rule: \"Path(`/reports`)\", middlewares: [tenant]}\n"+
 		"  middlewares:\n"+
 		"    one: {rateLimit: {average: 1}}\n"+
@@ -590,7 +616,9 @@ func TestImportedTraefikRoutersDecide(t *testing.T) {
 		{"/api/items", "", "192.0.2.1", 429}, // the next token is a second away: more than the 500ms Traefik holds
 		{"/api/items", "", "192.0.2.2", 200}, // another address
 		{"/api/health", "", "192.0.2.1", 200},
-		{"/api/health", "", "192.0.2.1", 200}, // its router has no rate limit
+		{"/api/health", "", "192.0.2.1", 200},  // its router has no rate limit
+		{"/api/admin/x", "", "192.0.2.1", 200}, // its router's own bucket: /api's does not count it
+		{"/api/admin/y", "", "192.0.2.1", 429},
 		{"/reports", "a", "192.0.2.1", 200},
 		{"/reports", "a", "192.0.2.2", 429}, // tenant a, from anywhere
 		{"/reports", "", "192.0.2.3", 200},

@@ -110,17 +110,20 @@ func Kong(src, source string) (*Translation, error) {
 		}
 		return r.Paths
 	}
+	var allPaths []string // of every route
 	for _, s := range f.Services {
 		var paths []string
 		for _, r := range s.Routes {
 			paths = append(paths, routePaths(r)...)
 		}
+		allPaths = append(allPaths, paths...)
 		add(s.Plugins, "plugin on service "+s.Name, paths)
 		for _, r := range s.Routes {
 			add(r.Plugins, "plugin on route "+r.Name, routePaths(r))
 		}
 	}
 	for _, r := range f.Routes {
+		allPaths = append(allPaths, routePaths(r)...)
 		add(r.Plugins, "plugin on route "+r.Name, routePaths(r))
 	}
 	for _, c := range f.Consumers {
@@ -139,7 +142,7 @@ func Kong(src, source string) (*Translation, error) {
 		same = same && reflect.DeepEqual(s.config, main.config)
 	}
 	if !same {
-		if err := t.kongRules(scopes); err != nil {
+		if err := t.kongRules(scopes, allPaths); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 		return t, nil
@@ -289,7 +292,7 @@ func (t *Translation) kongSettings(c kongConfig) {
 // is also counted by its service's and the global plugin's rules, which
 // the report says. The policy, error code and headers are the first
 // plugin's.
-func (t *Translation) kongRules(scopes []kongScope) error {
+func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 	everywhere := false
 	for _, s := range scopes {
 		if s.paths == nil {
@@ -300,7 +303,9 @@ func (t *Translation) kongRules(scopes []kongScope) error {
 		t.Costs["/"] = 0
 		t.same("routes", "the plugins limit only their routes: other paths cost 0 and the routes' path prefixes cost 1.")
 	}
-	for _, s := range scopes {
+	ruleAt := make([]int, len(scopes)) // index in t.SluiceRules, -1: none
+	for i, s := range scopes {
+		ruleAt[i] = -1
 		r := Rule{Name: t.ruleName(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(s.where, "plugin on "), "route "), "service "))}
 		if s.where == "global plugin" {
 			r.Name = t.ruleName("global")
@@ -324,14 +329,37 @@ func (t *Translation) kongRules(scopes []kongScope) error {
 			return err
 		}
 		r.Limits = ls
+		ruleAt[i] = len(t.SluiceRules)
 		t.SluiceRules = append(t.SluiceRules, r)
 	}
 	for i, s := range scopes {
+		if ruleAt[i] < 0 {
+			continue
+		}
+		r := &t.SluiceRules[ruleAt[i]]
+		own := r.Paths
+		if s.paths == nil { // the global plugin's: the routes no other plugin covers
+			own = nil
+			for _, p := range allPaths {
+				if !slices.ContainsFunc(scopes, func(o kongScope) bool { return slices.Contains(o.paths, p) }) {
+					own = append(own, kongPatterns(p)...)
+				}
+			}
+		}
 		for _, o := range scopes[i+1:] {
-			if s.paths == nil || o.paths != nil && slices.ContainsFunc(o.paths, func(q string) bool {
+			if o.paths == nil || s.paths != nil && !slices.ContainsFunc(o.paths, func(q string) bool {
 				return slices.ContainsFunc(s.paths, func(p string) bool { return q == p || below(q, strings.TrimSuffix(p, "/")+"/") })
 			}) {
-				t.differs(o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s matches them too (a rule applies wherever its patterns match), so their requests also count against it.", s.where)
+				continue
+			}
+			var theirs []string
+			for _, p := range o.paths {
+				theirs = append(theirs, kongPatterns(p)...)
+			}
+			if r.leaveOut(theirs, own) {
+				t.same(o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s leaves them out (except_paths).", s.where)
+			} else {
+				t.differs(o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s matches them too, and cannot leave them out (except_paths) without leaving out a route below them that it covers: their requests also count against it.", s.where)
 			}
 		}
 	}

@@ -554,16 +554,25 @@ func (t *Translation) nginxRuleKey(z *nginxZone, r *Rule, first bool) {
 // below one of r's prefixes (or anywhere, for a rule of every path) that
 // sets limits of its own without st.
 func (t *Translation) nginxOverlaps(r *Rule, st *nginxSetting, scopes []nginxScope) {
+	var own []string // the patterns of the locations that use st
+	for _, s := range st.scopes {
+		own = append(own, s.pattern...)
+	}
 	for i := range scopes {
 		s := &scopes[i]
 		if s.pattern == nil || len(s.uses) == 0 || slices.Contains(st.scopes, s) {
 			continue
 		}
 		for _, q := range s.pattern {
-			if r.Paths == nil || slices.ContainsFunc(r.Paths, func(p string) bool { return below(q, p) }) {
-				t.differs(s.where, "nginx applies only this location's limit_req on %s; sluice's rule %s matches it too (a rule applies wherever its patterns match), so its requests also count against that rule. Keep this location's limits in nginx until its paths leave the rule's, or accept the extra count.", q, r.Name)
-				break
+			if r.Paths != nil && !slices.ContainsFunc(r.Paths, func(p string) bool { return below(q, p) }) {
+				continue
 			}
+			if r.leaveOut(s.pattern, own) {
+				t.same(s.where, "nginx applies only this location's limit_req on %s; rule %s, whose paths hold it, leaves it out (except_paths).", strings.Join(s.pattern, " "), r.Name)
+			} else {
+				t.differs(s.where, "nginx applies only this location's limit_req on %s; sluice's rule %s matches it too, and cannot leave it out (except_paths) without leaving out a location below it that uses the rule's zone: its requests also count against that rule.", q, r.Name)
+			}
+			break
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -117,6 +118,57 @@ func TestNginxReplay(t *testing.T) {
 	}
 }
 
+// TestNginxLocationsAgree sends one sequence of requests from one address
+// to real nginx and to sluice serving the import of the same file, whose
+// locations nest: a prefix, a location below it with a zone of its own (the
+// prefix's zone does not apply there), one below that with the prefix's
+// zone again, and one without limit_req. At one request a minute no
+// timing matters: the statuses must be the same, request by request.
+func TestNginxLocationsAgree(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	t.Cleanup(up.Close)
+	addr := realtest.FreeAddr(t)
+	site := fmt.Sprintf(`limit_req_zone $binary_remote_addr zone=a:1m rate=1r/m;
+limit_req_zone $binary_remote_addr zone=b:1m rate=1r/m;
+limit_req_zone $http_x_tenant zone=t:1m rate=1r/m;
+server {
+    listen %[1]s;
+    limit_req_status 429;
+    location /api/ { limit_req zone=a; proxy_pass %[2]s; }
+    location /api/admin/ { limit_req zone=b; proxy_pass %[2]s; }
+    location /api/health { proxy_pass %[2]s; }
+    location /api/tenants/ { limit_req zone=t; proxy_pass %[2]s; }
+    location / { proxy_pass %[2]s; }
+}
+`, addr, up.URL)
+	targets := startTargets(t, addr, site, up.URL)
+	paths := []string{"/api/items", "/api/items", "/api/admin/1", "/api/admin/2", "/api/health", "/api/health",
+		"/api/tenants/x", "/api/tenants/y", "/api/tenants/z", "/other", "/api/more"}
+	got := map[string][]int{}
+	for name, url := range targets {
+		for i, p := range paths {
+			req, _ := http.NewRequest("GET", url+p, nil)
+			if i == 6 || i == 7 { // one tenant twice; the third /api/tenants/ request has none, which nginx does not count
+				req.Header.Set("X-Tenant", "acme")
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			got[name] = append(got[name], resp.StatusCode)
+		}
+	}
+	want := []int{200, 429, 200, 429, 200, 200, 200, 429, 200, 200, 429}
+	if !slices.Equal(got["nginx"], want) {
+		t.Fatalf("nginx answered %v, want %v: the test's idea of nginx is wrong", got["nginx"], want)
+	}
+	if !slices.Equal(got["sluice"], got["nginx"]) {
+		t.Errorf("paths %v:\nnginx  %v\nsluice %v", paths, got["nginx"], got["sluice"])
+	}
+}
+
 // replayLate is how late a request may leave for the replay to count: the
 // trace keeps every decision 250ms clear of the edge, and both targets see
 // a late request alike but for the few milliseconds between them.
@@ -150,6 +202,14 @@ server {
     }
 }
 `, key, other, addr, opts, upstream, others, upstream)
+	return startTargets(t, addr, site, upstream)
+}
+
+// startTargets starts nginx serving site on addr, and sluice serving the
+// configuration imported from site in front of upstream, and returns their
+// base URLs by name.
+func startTargets(t *testing.T, addr, site, upstream string) map[string]string {
+	t.Helper()
 	realtest.Nginx(t, addr, site)
 	nginxURL := "http://" + addr
 

@@ -50,6 +50,9 @@ func (t *Translation) Report() string {
 		if len(r.Hosts) > 0 {
 			where += " of " + strings.Join(r.Hosts, " ")
 		}
+		if len(r.ExceptPaths) > 0 {
+			where += " except " + strings.Join(r.ExceptPaths, " ")
+		}
 		for _, l := range r.Limits {
 			l.Name = r.Name + "." + l.Name
 			rows = append(rows, row{l, fmt.Sprintf("each %s, on %s (rule %s)", strings.Join(r.Key, "+"), where, r.Name)})

@@ -266,6 +266,7 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 		name                  string
 		rl                    *traefikRateLimit
 		everywhere, matchable bool
+		rule                  int // index in t.SluiceRules; -1: none
 	}
 	var uses []use
 	byName := map[string]*traefikRateLimit{}
@@ -315,7 +316,9 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 	for _, u := range uses {
 		perRouter[u.router]++
 	}
-	for _, u := range uses {
+	for i := range uses {
+		u := &uses[i]
+		u.rule = -1
 		name := u.name
 		if u.router != nil {
 			name = u.router.name
@@ -348,19 +351,27 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 		}
 		r.Limits = []Limit{*l}
 		t.traefikSource(u.name, u.rl, &r)
+		u.rule = len(t.SluiceRules)
 		t.SluiceRules = append(t.SluiceRules, r)
 	}
-	reported := map[[2]*traefikRouter]bool{}
+	type pair struct {
+		rule int
+		to   *traefikRouter
+	}
+	done := map[pair]bool{}
 	for _, a := range uses {
 		for _, b := range uses {
-			pair := [2]*traefikRouter{a.router, b.router}
-			if a.router == nil || b.router == nil || a.router == b.router || a.everywhere || b.everywhere ||
-				len(a.hosts) > 0 && !slices.Equal(a.hosts, b.hosts) || reported[pair] {
+			if a.rule < 0 || a.router == nil || b.router == nil || a.router == b.router || a.everywhere || b.everywhere ||
+				len(a.hosts) > 0 && !slices.Equal(a.hosts, b.hosts) || done[pair{a.rule, b.router}] ||
+				!slices.ContainsFunc(b.paths, func(q string) bool { return slices.ContainsFunc(a.paths, func(p string) bool { return below(q, p) }) }) {
 				continue
 			}
-			if slices.ContainsFunc(b.paths, func(q string) bool { return slices.ContainsFunc(a.paths, func(p string) bool { return below(q, p) }) }) {
-				reported[pair] = true
-				t.differs("router "+b.router.name, "Traefik sends its requests to it alone (the longest rule wins); the rules of router %s match them too (a rule applies wherever its patterns match), so they also count against those.", a.router.name)
+			done[pair{a.rule, b.router}] = true
+			r := &t.SluiceRules[a.rule]
+			if slices.Equal(a.hosts, b.hosts) && r.leaveOut(b.paths, a.paths) {
+				t.same("router "+b.router.name, "Traefik sends its requests to it alone (the longest rule wins); rule %s of router %s leaves its paths out (except_paths).", r.Name, a.router.name)
+			} else {
+				t.differs("router "+b.router.name, "Traefik sends its requests to it alone (the longest rule wins); rule %s of router %s matches them too and cannot leave them out (except_paths) for its hosts alone, or without leaving out a path of its own: they also count against it.", r.Name, a.router.name)
 			}
 		}
 	}

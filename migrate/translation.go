@@ -49,6 +49,9 @@ type Rule struct {
 	Paths []string
 	// Hosts are the host names it matches; empty: every host.
 	Hosts []string
+	// ExceptPaths are ServeMux patterns it leaves out, even where Paths
+	// matches: places below it whose own limits replace its there.
+	ExceptPaths []string
 	// Key lists the request attributes that name a count (httplimit's
 	// Rule.Key: "ip/32/128", "header:X-Api-Key", "host", "route", …).
 	Key []string
@@ -60,6 +63,24 @@ type Rule struct {
 	Fallback string
 	// Limits are the rule's limits; their Global is false.
 	Limits []Limit
+}
+
+// leaveOut adds patterns, a place below r's paths whose own limits replace
+// r's there, to r.ExceptPaths, and reports whether it could: not when a
+// pattern of own (the places r does apply to) lies below one of them, as
+// except_paths would leave that place out too.
+func (r *Rule) leaveOut(patterns, own []string) bool {
+	for _, q := range patterns {
+		if slices.ContainsFunc(own, func(p string) bool { return below(p, q) }) {
+			return false
+		}
+	}
+	for _, q := range patterns {
+		if !slices.Contains(r.ExceptPaths, q) {
+			r.ExceptPaths = append(r.ExceptPaths, q)
+		}
+	}
+	return true
 }
 
 // Difference is one place where sluice's behaviour and the source's are
