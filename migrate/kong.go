@@ -287,11 +287,10 @@ func (t *Translation) kongSettings(c kongConfig) {
 // matches the plugin's routes (every path for a global plugin), counts as
 // its limit_by says, and charges the request's cost, which is 1 on every
 // limited route and 0 elsewhere. Kong runs one rate-limiting plugin per
-// request, the most specific (route, then service, then global); a rule
-// applies wherever its patterns match, so a route with a plugin of its own
-// is also counted by its service's and the global plugin's rules, which
-// the report says. The policy, error code and headers are the first
-// plugin's.
+// request, the most specific (route, then service, then global), so the
+// service's and the global plugin's rules leave out the routes with a
+// plugin of their own (allPaths are every route's paths). The policy,
+// error code and headers are the first plugin's.
 func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 	everywhere := false
 	for _, s := range scopes {

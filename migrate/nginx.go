@@ -460,8 +460,8 @@ type nginxSetting struct {
 // server or http block does), counts by the zone's key, and charges the
 // request's cost, which is 0 where nothing is limited. nginx applies the
 // limit_req of one location, the longest prefix; a rule applies wherever
-// its patterns match, so a location below another's prefix that sets other
-// limits is counted by both, which the report says.
+// its patterns match, so it leaves out the limited locations below its
+// paths that do not use its setting (nginxOverlaps).
 func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScope) {
 	var settings []*nginxSetting
 	for i := range scopes {
@@ -549,10 +549,11 @@ func (t *Translation) nginxRuleKey(z *nginxZone, r *Rule, first bool) {
 	}
 }
 
-// nginxOverlaps reports the limited locations whose paths the rule r, of
-// setting st, matches though nginx does not apply st there: a location
-// below one of r's prefixes (or anywhere, for a rule of every path) that
-// sets limits of its own without st.
+// nginxOverlaps leaves out of r, the rule of setting st, the limited
+// locations its paths match though nginx does not apply st there: a
+// location below one of r's prefixes (or anywhere, for a rule of every
+// path) that sets limits of its own without st. One it cannot leave out (a
+// location below it uses st) is reported.
 func (t *Translation) nginxOverlaps(r *Rule, st *nginxSetting, scopes []nginxScope) {
 	var own []string // the patterns of the locations that use st
 	for _, s := range st.scopes {

@@ -257,7 +257,9 @@ func (t *Translation) traefikSource(name string, rl *traefikRateLimit, r *Rule) 
 // source; each router counts apart, as Traefik's in-memory limiter keeps a
 // bucket set per router. A file without routers makes a rule of each
 // middleware, on every path. Routers without a rate-limiting middleware
-// under a limited router's prefix cost 0.
+// under a limited router's prefix cost 0; a router's rules leave out the
+// limited routers below its paths on its hosts, as Traefik sends a request
+// to one router, the longest rule.
 func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRouter) error {
 	t.Costs = map[string]int64{}
 	type use struct {
