@@ -1,0 +1,128 @@
+package migrate
+
+import (
+	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+)
+
+// kongRules makes a rule of each plugin when the plugins differ: it
+// matches the plugin's routes (every path for a global plugin), counts as
+// its limit_by says, and charges the request's cost, which is 1 on every
+// limited route and 0 elsewhere. Kong runs one rate-limiting plugin per
+// request, the most specific (route, then service, then global), so the
+// service's and the global plugin's rules leave out the routes with a
+// plugin of their own (allPaths are every route's paths). The policy,
+// error code and headers are the first plugin's.
+func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
+	everywhere := false
+	for _, s := range scopes {
+		if s.paths == nil {
+			everywhere = true
+		}
+	}
+	if !everywhere {
+		t.Costs["/"] = 0
+		t.same("routes", "the plugins limit only their routes: other paths cost 0 and the routes' path prefixes cost 1.")
+	}
+	ruleAt := make([]int, len(scopes)) // index in t.SluiceRules, -1: none
+	for i, s := range scopes {
+		ruleAt[i] = -1
+		r := Rule{Name: t.ruleName(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(s.where, "plugin on "), "route "), "service "))}
+		if s.where == "global plugin" {
+			r.Name = t.ruleName("global")
+		}
+		for _, p := range s.paths {
+			if !everywhere {
+				t.kongRouteCosts([]string{p})
+			}
+			if strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
+				r.Paths = append(r.Paths, kongPatterns(p)...)
+			}
+		}
+		if s.paths != nil && len(r.Paths) == 0 {
+			continue // only regular expressions: reported above
+		}
+		if err := t.kongRuleKey(s, &r); err != nil {
+			return err
+		}
+		ls, err := t.kongPeriods(s, func(name string) string { return name })
+		if err != nil {
+			return err
+		}
+		r.Limits = ls
+		ruleAt[i] = len(t.SluiceRules)
+		t.SluiceRules = append(t.SluiceRules, r)
+	}
+	for i, s := range scopes {
+		if ruleAt[i] < 0 {
+			continue
+		}
+		r := &t.SluiceRules[ruleAt[i]]
+		own := r.Paths
+		if s.paths == nil { // the global plugin's: the routes no other plugin covers
+			own = nil
+			for _, p := range allPaths {
+				if !slices.ContainsFunc(scopes, func(o kongScope) bool { return slices.Contains(o.paths, p) }) {
+					own = append(own, kongPatterns(p)...)
+				}
+			}
+		}
+		for _, o := range scopes[i+1:] {
+			if o.paths == nil || s.paths != nil && !slices.ContainsFunc(o.paths, func(q string) bool {
+				return slices.ContainsFunc(s.paths, func(p string) bool { return q == p || below(q, strings.TrimSuffix(p, "/")+"/") })
+			}) {
+				continue
+			}
+			var theirs []string
+			for _, p := range o.paths {
+				theirs = append(theirs, kongPatterns(p)...)
+			}
+			if r.leaveOut(theirs, own) {
+				t.same(o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s leaves them out (except_paths).", s.where)
+			} else {
+				t.differs(o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s matches them too, and cannot leave them out (except_paths) without leaving out a route below them that it covers: their requests also count against it.", s.where)
+			}
+		}
+	}
+	t.kongSettings(scopes[0].config)
+	for _, s := range scopes[1:] {
+		c, m := s.config, scopes[0].config
+		if c.Policy != m.Policy || !reflect.DeepEqual(c.FaultTolerant, m.FaultTolerant) || !reflect.DeepEqual(c.ErrorCode, m.ErrorCode) || c.HideClientHeaders != m.HideClientHeaders {
+			t.differs(s.where, "its policy, fault_tolerant, error_code or hide_client_headers differ from the %s's: sluice has one store and one answer for all rules, set from the %s.", scopes[0].where, scopes[0].where)
+		}
+	}
+	return nil
+}
+
+// kongRuleKey sets the key of r, the rule of the plugin of s, as its
+// limit_by counts.
+func (t *Translation) kongRuleKey(s kongScope, r *Rule) error {
+	c := s.config
+	where := s.where + " limit_by " + or(c.LimitBy, "consumer")
+	switch c.LimitBy {
+	case "", "consumer", "credential":
+		t.APIKeyHeaders = []string{"Apikey", "Authorization"}
+		r.Key = []string{"api_key"}
+		t.same(where, "Kong counts per consumer, falling back to the address without one; the rule counts per API key (key-auth's apikey header, or a Bearer token), falling back to the address (key api_key, fallback ip).")
+	case "ip":
+		r.Key = []string{"ip/32/128"}
+		t.same(where, "one count per client address (key ip/32/128: IPv6 addresses whole).")
+	case "header":
+		if !validHeaderName(c.HeaderName) {
+			return fmt.Errorf("%s: limit_by header: header_name %q is not a header name", s.where, c.HeaderName)
+		}
+		h := http.CanonicalHeaderKey(c.HeaderName)
+		r.Key, r.HeaderFrom = []string{"header:" + h}, "any"
+		t.same(where, "one count per value of %s, whoever sends it (header_from: any); without it both count by address (fallback ip).", h)
+	case "service":
+		r.Key = []string{"rule"}
+		t.same(where, "one count for everything the plugin covers (key rule).")
+	default:
+		r.Key = []string{"ip/32/128"}
+		t.differs(where, "not translatable: the rule counts per client address.")
+	}
+	return nil
+}

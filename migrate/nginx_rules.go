@@ -1,0 +1,167 @@
+package migrate
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// nginxSetting is one setting of a zone (a limit_req's zone, burst, delay
+// and nodelay) and the places that use it.
+type nginxSetting struct {
+	use    nginxUse
+	scopes []*nginxScope
+}
+
+// nginxRules makes a rule of each setting of a zone in use: it matches
+// the paths of the locations that use the setting (every path when a
+// server or http block does), counts by the zone's key, and charges the
+// request's cost, which is 0 where nothing is limited. nginx applies the
+// limit_req of one location, the longest prefix; a rule applies wherever
+// its patterns match, so it leaves out the limited locations below its
+// paths that do not use its setting (nginxOverlaps).
+func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScope) {
+	var settings []*nginxSetting
+	for i := range scopes {
+		s := &scopes[i]
+		for _, u := range s.uses {
+			k := slices.IndexFunc(settings, func(st *nginxSetting) bool {
+				return st.use.zone == u.zone && st.use.burst == u.burst && st.use.delay == u.delay && st.use.nodelay == u.nodelay
+			})
+			if k < 0 {
+				settings, k = append(settings, &nginxSetting{use: u}), len(settings)
+			}
+			settings[k].scopes = append(settings[k].scopes, s)
+		}
+	}
+	perZone := map[string]int{}
+	for _, st := range settings {
+		perZone[st.use.zone]++
+	}
+	keyed := map[string]bool{} // zones whose key the report has compared
+	for _, st := range settings {
+		z := zones[st.use.zone]
+		r := Rule{Name: t.ruleName(z.name)}
+		where := "zone " + z.name
+		if perZone[z.name] > 1 {
+			where = fmt.Sprintf("zone %s as at line %d", z.name, st.use.line)
+		}
+		l := t.nginxLimit(z, st.use, defaultLimitName(z.window), where)
+		l.Shadow = st.scopes[0].dryRun
+		r.Limits = []Limit{l}
+		everywhere := false
+		for _, s := range st.scopes {
+			if s.pattern == nil {
+				everywhere = true
+			}
+			for _, p := range s.pattern {
+				if !slices.Contains(r.Paths, p) {
+					r.Paths = append(r.Paths, p)
+				}
+			}
+		}
+		if everywhere {
+			r.Paths = nil
+		}
+		t.nginxRuleKey(z, &r, !keyed[z.name])
+		keyed[z.name] = true
+		t.nginxOverlaps(&r, st, scopes)
+		t.SluiceRules = append(t.SluiceRules, r)
+	}
+	for _, name := range slices.Sorted(maps.Keys(perZone)) {
+		if perZone[name] > 1 {
+			t.differs("zone "+name, "it is used with %d settings of burst, delay or nodelay: sluice makes a rule of each, each with its own count, where nginx's uses of one zone share one count per key.", perZone[name])
+		}
+	}
+}
+
+// nginxRuleKey sets the key of r, a rule of zone z, and compares it with
+// nginx's for the first rule of a zone (first).
+func (t *Translation) nginxRuleKey(z *nginxZone, r *Rule, first bool) {
+	where := "zone " + z.name + " key"
+	note := func(same bool, format string, args ...any) {
+		switch {
+		case !first:
+		case same:
+			t.same(where, format, args...)
+		default:
+			t.differs(where, format, args...)
+		}
+	}
+	switch kind, header := nginxKeyKind(z.key); kind {
+	case keyAddress:
+		r.Key = []string{"ip/32/128"}
+		note(true, "%s: one count per address (key ip/32/128: IPv4 and IPv6 addresses whole).", z.key)
+	case keyHeader:
+		r.Key, r.HeaderFrom, r.Fallback = []string{"header:" + header}, "any", "skip"
+		note(true, "%s: one count per value of %s, whoever sends it (header_from: any, as nginx reads it); a request without it, or with it empty, is not counted (fallback: skip), as nginx does not count an empty key.", z.key, header)
+	case keyHost:
+		r.Key = []string{"host"}
+		note(true, "$host: one count per host name, without port, in lower case, as nginx's $host.")
+	case keyConstant:
+		r.Key = []string{"rule"}
+		note(true, "%s is one value for every request: the key rule is one count for every request the rule matches.", z.key)
+	default:
+		r.Key = []string{"ip/32/128"}
+		note(false, "sluice cannot key a limit on %s: the rule counts per client address instead. Key on an address, a header or the host, or keep this limit in nginx.", z.key)
+	}
+}
+
+// nginxOverlaps leaves out of r, the rule of setting st, the limited
+// locations its paths match though nginx does not apply st there: a
+// location below one of r's prefixes (or anywhere, for a rule of every
+// path) that sets limits of its own without st. One it cannot leave out (a
+// location below it uses st) is reported.
+func (t *Translation) nginxOverlaps(r *Rule, st *nginxSetting, scopes []nginxScope) {
+	var own []string // the patterns of the locations that use st
+	for _, s := range st.scopes {
+		own = append(own, s.pattern...)
+	}
+	for i := range scopes {
+		s := &scopes[i]
+		if s.pattern == nil || len(s.uses) == 0 || slices.Contains(st.scopes, s) {
+			continue
+		}
+		for _, q := range s.pattern {
+			if r.Paths != nil && !slices.ContainsFunc(r.Paths, func(p string) bool { return below(q, p) }) {
+				continue
+			}
+			if r.leaveOut(s.pattern, own) {
+				t.same(s.where, "nginx applies only this location's limit_req on %s; rule %s, whose paths hold it, leaves it out (except_paths).", strings.Join(s.pattern, " "), r.Name)
+			} else {
+				t.differs(s.where, "nginx applies only this location's limit_req on %s; sluice's rule %s matches it too, and cannot leave it out (except_paths) without leaving out a location below it that uses the rule's zone: its requests also count against that rule.", q, r.Name)
+			}
+			break
+		}
+	}
+}
+
+// underLimited reports whether a pattern of patterns lies below a pattern
+// of a limited location of scopes.
+func underLimited(patterns []string, scopes []nginxScope) bool {
+	for _, s := range scopes {
+		if len(s.uses) == 0 {
+			continue
+		}
+		for _, p := range s.pattern {
+			if slices.ContainsFunc(patterns, func(q string) bool { return below(q, p) }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// below reports whether ServeMux pattern q lies under the subtree pattern
+// p: p ends in a slash and q is a longer path starting with it.
+func below(q, p string) bool {
+	return strings.HasSuffix(p, "/") && len(q) > len(p) && strings.HasPrefix(q, p)
+}
+
+// defaultLimitName names a rule's one limit after its window, as sluice
+// names limits: "per-second", "per-minute", "per-10s".
+func defaultLimitName(w time.Duration) string { return sluice.FixedWindow(1, w).Name() }

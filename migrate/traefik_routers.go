@@ -1,0 +1,225 @@
+package migrate
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// traefikRouter is a router (or an IngressRoute's route) and the
+// middlewares it names, without their provider suffix ("@file").
+type traefikRouter struct {
+	name, rule  string
+	middlewares []string
+}
+
+// traefikRules makes a rule of each router and rate-limiting middleware it
+// names, matching the router's hosts and paths, keyed by the middleware's
+// source; each router counts apart, as Traefik's in-memory limiter keeps a
+// bucket set per router. A file without routers makes a rule of each
+// middleware, on every path. Routers without a rate-limiting middleware
+// under a limited router's prefix cost 0; a router's rules leave out the
+// limited routers below its paths on its hosts, as Traefik sends a request
+// to one router, the longest rule.
+func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRouter) error {
+	t.Costs = map[string]int64{}
+	type use struct {
+		router                *traefikRouter
+		hosts, paths          []string
+		name                  string
+		rl                    *traefikRateLimit
+		everywhere, matchable bool
+		rule                  int // index in t.SluiceRules; -1: none
+	}
+	var uses []use
+	byName := map[string]*traefikRateLimit{}
+	for _, f := range all {
+		byName[f.name] = f.rl
+	}
+	usedBy := map[string]bool{}
+	var unlimited [][]string // paths of routers without a rate limit
+	everywhere := len(routers) == 0
+	for i := range routers {
+		rt := &routers[i]
+		hosts, paths, ok := traefikMatch(rt.rule)
+		limited := false
+		for _, m := range rt.middlewares {
+			if rl := byName[m]; rl != nil {
+				limited, usedBy[m] = true, true
+				uses = append(uses, use{router: rt, hosts: hosts, paths: paths, name: m, rl: rl, everywhere: !ok || len(paths) == 0, matchable: ok})
+			}
+		}
+		switch {
+		case !limited:
+			if ok && len(paths) > 0 {
+				unlimited = append(unlimited, paths)
+			}
+		case !ok:
+			t.differs("router "+rt.name, "its rule %q is not only Host, Path and PathPrefix terms joined by &&: its limits are imported for every request.", rt.rule)
+			everywhere = true
+		case len(paths) == 0:
+			everywhere = true
+		}
+	}
+	if len(routers) == 0 {
+		for _, f := range all {
+			uses = append(uses, use{name: f.name, rl: f.rl, everywhere: true})
+		}
+	}
+	for _, f := range all {
+		if len(routers) > 0 && !usedBy[f.name] {
+			t.same("middleware "+f.name, "named by no router: not imported.")
+		}
+	}
+	if !everywhere {
+		t.Costs["/"] = 0
+		t.same("routes", "the middlewares limit only their routers' paths: other paths cost 0 and the routers' paths cost 1.")
+	}
+	perRouter := map[*traefikRouter]int{}
+	for _, u := range uses {
+		perRouter[u.router]++
+	}
+	for i := range uses {
+		u := &uses[i]
+		u.rule = -1
+		name := u.name
+		if u.router != nil {
+			name = u.router.name
+			if perRouter[u.router] > 1 {
+				name += "-" + u.name
+			}
+		}
+		r := Rule{Name: t.ruleName(name), Hosts: u.hosts}
+		if !u.everywhere {
+			r.Paths = u.paths
+			if !everywhere {
+				for _, p := range u.paths {
+					t.Costs[p] = 1
+				}
+			}
+		}
+		if !u.matchable {
+			r.Hosts = nil
+		}
+		period, err := traefikPeriod(u.rl.Period)
+		if err != nil {
+			return fmt.Errorf("middleware %s: %w", u.name, err)
+		}
+		l, err := t.traefikLimit(u.name, u.rl, defaultLimitName(period))
+		if err != nil {
+			return fmt.Errorf("middleware %s: %w", u.name, err)
+		}
+		if l == nil {
+			continue
+		}
+		r.Limits = []Limit{*l}
+		t.traefikSource(u.name, u.rl, &r)
+		u.rule = len(t.SluiceRules)
+		t.SluiceRules = append(t.SluiceRules, r)
+	}
+	type pair struct {
+		rule int
+		to   *traefikRouter
+	}
+	done := map[pair]bool{}
+	for _, a := range uses {
+		for _, b := range uses {
+			if a.rule < 0 || a.router == nil || b.router == nil || a.router == b.router || a.everywhere || b.everywhere ||
+				len(a.hosts) > 0 && !slices.Equal(a.hosts, b.hosts) || done[pair{a.rule, b.router}] ||
+				!slices.ContainsFunc(b.paths, func(q string) bool { return slices.ContainsFunc(a.paths, func(p string) bool { return below(q, p) }) }) {
+				continue
+			}
+			done[pair{a.rule, b.router}] = true
+			r := &t.SluiceRules[a.rule]
+			if slices.Equal(a.hosts, b.hosts) && r.leaveOut(b.paths, a.paths) {
+				t.same("router "+b.router.name, "Traefik sends its requests to it alone (the longest rule wins); rule %s of router %s leaves its paths out (except_paths).", r.Name, a.router.name)
+			} else {
+				t.differs("router "+b.router.name, "Traefik sends its requests to it alone (the longest rule wins); rule %s of router %s matches them too and cannot leave them out (except_paths) for its hosts alone, or without leaving out a path of its own: they also count against it.", r.Name, a.router.name)
+			}
+		}
+	}
+	if !everywhere {
+		for _, paths := range unlimited {
+			for _, q := range paths {
+				if slices.ContainsFunc(slices.Collect(maps.Keys(t.Costs)), func(p string) bool { return t.Costs[p] == 1 && below(q, p) }) {
+					t.Costs[q] = 0
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// traefikMatch reads a router rule made of Host, Path and PathPrefix terms
+// joined by && into host names and ServeMux patterns; ok is false for any
+// other rule (||, !, regular expressions, other matchers, two paths).
+func traefikMatch(rule string) (hosts, paths []string, ok bool) {
+	if strings.ContainsAny(rule, "|!") || strings.TrimSpace(rule) == "" {
+		return nil, nil, false
+	}
+	npaths := 0
+	for _, term := range strings.Split(rule, "&&") {
+		term = strings.TrimSpace(term)
+		name, args, found := strings.Cut(term, "(")
+		if !found || !strings.HasSuffix(args, ")") {
+			return nil, nil, false
+		}
+		var vals []string
+		for _, a := range strings.Split(strings.TrimSuffix(args, ")"), ",") {
+			a = strings.TrimSpace(a)
+			if len(a) < 2 || (a[0] != '`' && a[0] != '"') || a[len(a)-1] != a[0] {
+				return nil, nil, false
+			}
+			vals = append(vals, a[1:len(a)-1])
+		}
+		switch strings.TrimSpace(name) {
+		case "Host":
+			for _, h := range vals {
+				if !validHostName(h) {
+					return nil, nil, false
+				}
+			}
+			hosts = append(hosts, vals...)
+		case "Path", "PathPrefix":
+			if npaths++; npaths > 1 {
+				return nil, nil, false
+			}
+			for _, v := range vals {
+				pats, ok := traefikPatterns(strings.TrimSpace(name) == "PathPrefix", v)
+				if !ok {
+					return nil, nil, false
+				}
+				paths = append(paths, pats...)
+			}
+		default:
+			return nil, nil, false
+		}
+	}
+	return hosts, paths, true
+}
+
+// traefikPatterns returns the ServeMux patterns of a Path (exact) or a
+// PathPrefix.
+func traefikPatterns(prefix bool, p string) ([]string, bool) {
+	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "{}") {
+		return nil, false
+	}
+	var out []string
+	switch {
+	case prefix && strings.HasSuffix(p, "/"):
+		out = []string{p}
+	case prefix:
+		out = []string{p, p + "/"}
+	case strings.HasSuffix(p, "/"):
+		out = []string{p + "{$}"}
+	default:
+		out = []string{p}
+	}
+	for _, pat := range out {
+		if !validPattern(pat) {
+			return nil, false
+		}
+	}
+	return out, true
+}
