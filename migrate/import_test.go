@@ -482,6 +482,23 @@ spec:
 			same:    []string{"middleware spare: named by no router", "one bucket per client address (key ip/32/128"},
 			differs: []string{"router odd: its rule", "headers"},
 		},
+		{
+			name:   "a middleware kept in Redis is one rule on the paths of all its routers",
+			format: "traefik",
+			src: `http:
+  routers:
+    a: {rule: "PathPrefix(` + "`/a/`" + `)", middlewares: [shared]}
+    b: {rule: "Path(` + "`/b`" + `)", middlewares: [shared]}
+  middlewares:
+    shared:
+      rateLimit: {average: 5, burst: 5, redis: {endpoints: ["redis:6379"]}}
+`,
+			limits:  []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			rules:   []string{"shared paths=[/a/ /b] key=[ip/32/128] | per-second: leaky-bucket 5 per 1s burst 5 max-wait 100ms"},
+			costs:   map[string]int64{"/": 0, "/a/": 1, "/b": 1},
+			same:    []string{"middleware shared redis: Traefik's Redis storage keeps one bucket set for every router"},
+			differs: []string{"headers"},
+		},
 	})
 }
 

@@ -29,6 +29,11 @@ type traefikRateLimit struct {
 		RequestHeaderName string `yaml:"requestHeaderName"`
 		RequestHost       bool   `yaml:"requestHost"`
 	} `yaml:"sourceCriterion"`
+	// Redis (Traefik 3.4) keeps the buckets in Redis, one set for every
+	// router naming the middleware.
+	Redis *struct {
+		Endpoints []string `yaml:"endpoints"`
+	} `yaml:"redis"`
 }
 
 // traefikDoc is a file-provider configuration, or a Kubernetes Middleware
@@ -136,6 +141,10 @@ func Traefik(src, source string) (*Translation, error) {
 			if l != nil {
 				t.traefikSource(f.name, f.rl, nil)
 				t.Limits = append(t.Limits, *l)
+			}
+			if f.rl.Redis != nil {
+				t.Instances, t.OnStoreError = 2, "local"
+				t.same("middleware "+f.name+" redis", "Traefik's Redis storage shares the buckets between Traefik instances: sluice's Redis store (set store.redis.addresses to your Redis and instances to your number of sluice instances).")
 			}
 		}
 	}

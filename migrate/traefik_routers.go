@@ -14,6 +14,55 @@ type traefikRouter struct {
 	middlewares []string
 }
 
+// traefikUse is a rate-limiting middleware on a router (nil: on every
+// request, for a file without routers), with the router's hosts and
+// paths.
+type traefikUse struct {
+	router                *traefikRouter
+	hosts, paths          []string
+	name                  string
+	rl                    *traefikRateLimit
+	everywhere, matchable bool
+	rule                  int // index in t.SluiceRules; -1: none
+}
+
+// traefikShared merges the uses of the middleware name, whose buckets
+// Traefik keeps in Redis (one set for every router naming it), into one
+// on the union of their paths, when their hosts agree; otherwise each
+// router counts apart, which it reports.
+func (t *Translation) traefikShared(name string, uses []traefikUse) []traefikUse {
+	var mine []traefikUse
+	rest := uses[:0:0]
+	for _, u := range uses {
+		if u.name == name {
+			mine = append(mine, u)
+		} else {
+			rest = append(rest, u)
+		}
+	}
+	if t.Instances == 0 {
+		t.Instances, t.OnStoreError = 2, "local"
+	}
+	where := "middleware " + name + " redis"
+	for _, u := range mine[1:] {
+		if !u.matchable || !mine[0].matchable || !slices.Equal(u.hosts, mine[0].hosts) {
+			t.differs(where, "Traefik's Redis storage shares one bucket set for every router naming the middleware; its routers match different hosts, which one rule cannot: each router counts apart here.")
+			return uses
+		}
+	}
+	merged := traefikUse{name: name, rl: mine[0].rl, hosts: mine[0].hosts, matchable: mine[0].matchable}
+	for _, u := range mine {
+		merged.everywhere = merged.everywhere || u.everywhere
+		for _, p := range u.paths {
+			if !slices.Contains(merged.paths, p) {
+				merged.paths = append(merged.paths, p)
+			}
+		}
+	}
+	t.same(where, "Traefik's Redis storage keeps one bucket set for every router naming the middleware: one rule on all their paths, on sluice's Redis store (set store.redis.addresses to your Redis and instances to your number of sluice instances).")
+	return append(rest, merged)
+}
+
 // traefikRules makes a rule of each router and rate-limiting middleware it
 // names, matching the router's hosts and paths, keyed by the middleware's
 // source; each router counts apart, as Traefik's in-memory limiter keeps a
@@ -24,15 +73,7 @@ type traefikRouter struct {
 // to one router, the longest rule.
 func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRouter) error {
 	t.Costs = map[string]int64{}
-	type use struct {
-		router                *traefikRouter
-		hosts, paths          []string
-		name                  string
-		rl                    *traefikRateLimit
-		everywhere, matchable bool
-		rule                  int // index in t.SluiceRules; -1: none
-	}
-	var uses []use
+	var uses []traefikUse
 	byName := map[string]*traefikRateLimit{}
 	for _, f := range all {
 		byName[f.name] = f.rl
@@ -47,7 +88,7 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 		for _, m := range rt.middlewares {
 			if rl := byName[m]; rl != nil {
 				limited, usedBy[m] = true, true
-				uses = append(uses, use{router: rt, hosts: hosts, paths: paths, name: m, rl: rl, everywhere: !ok || len(paths) == 0, matchable: ok})
+				uses = append(uses, traefikUse{router: rt, hosts: hosts, paths: paths, name: m, rl: rl, everywhere: !ok || len(paths) == 0, matchable: ok})
 			}
 		}
 		switch {
@@ -64,7 +105,12 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 	}
 	if len(routers) == 0 {
 		for _, f := range all {
-			uses = append(uses, use{name: f.name, rl: f.rl, everywhere: true})
+			uses = append(uses, traefikUse{name: f.name, rl: f.rl, everywhere: true})
+		}
+	}
+	for _, f := range all {
+		if f.rl.Redis != nil {
+			uses = t.traefikShared(f.name, uses)
 		}
 	}
 	for _, f := range all {
