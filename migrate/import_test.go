@@ -366,6 +366,25 @@ consumers:
 			differs: []string{"calendar months", "plugin on consumer acme", "Kong refused with 503", "several credentials"},
 		},
 		{
+			name:   "limit_by path counts its path together and the rest per address",
+			format: "kong",
+			src: `_format_version: "3.0"
+routes:
+  - name: api
+    paths: [/api, /api]
+    plugins:
+      - name: rate-limiting
+        config: {minute: 10, limit_by: path, path: /api/export}
+`,
+			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			rules: []string{
+				"api paths=[/api /api/] except=[/api/export] key=[ip/32/128] | per-minute: fixed-window 10 per 1m0s",
+				"api-path paths=[/api/export] key=[rule] | per-minute: fixed-window 10 per 1m0s",
+			},
+			costs: map[string]int64{"/": 0, "/api": 1, "/api/": 1},
+			same:  []string{"plugin on route api limit_by path: requests on exactly /api/export count together"},
+		},
+		{
 			name:   "plugins that differ become rules of their routes",
 			format: "kong",
 			src: `_format_version: "3.0"

@@ -137,7 +137,7 @@ func Kong(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: no enabled rate-limiting plugin", source)
 	}
 	main := scopes[0]
-	same := true
+	same := main.config.LimitBy != "path" // one count for one path: a rule of its own
 	for _, s := range scopes[1:] {
 		same = same && reflect.DeepEqual(s.config, main.config)
 	}
@@ -183,8 +183,6 @@ func (t *Translation) kongLimits(s kongScope) error {
 	case "service":
 		global = true
 		t.same("limit_by service", "one count for the whole service: a global limit.")
-	case "path":
-		t.differs("limit_by path", "sluice cannot count per path: the limits are imported per client address instead.")
 	default:
 		t.differs("limit_by "+c.LimitBy, "not translatable: the limits are imported per client address.")
 	}

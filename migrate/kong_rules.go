@@ -3,6 +3,7 @@ package migrate
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"reflect"
 	"slices"
 	"strings"
@@ -39,7 +40,11 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 				t.kongRouteCosts([]string{p})
 			}
 			if strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
-				r.Paths = append(r.Paths, kongPatterns(p)...)
+				for _, pat := range kongPatterns(p) {
+					if !slices.Contains(r.Paths, pat) {
+						r.Paths = append(r.Paths, pat)
+					}
+				}
 			}
 		}
 		if s.paths != nil && len(r.Paths) == 0 {
@@ -55,6 +60,11 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 		r.Limits = ls
 		ruleAt[i] = len(t.SluiceRules)
 		t.SluiceRules = append(t.SluiceRules, r)
+		if s.config.LimitBy == "path" {
+			if err := t.kongPathRule(s, ruleAt[i]); err != nil {
+				return err
+			}
+		}
 	}
 	for i, s := range scopes {
 		if ruleAt[i] < 0 {
@@ -120,9 +130,52 @@ func (t *Translation) kongRuleKey(s kongScope, r *Rule) error {
 	case "service":
 		r.Key = []string{"rule"}
 		t.same(where, "one count for everything the plugin covers (key rule).")
+	case "path":
+		r.Key = []string{"ip/32/128"}
+		t.same(where, "requests on any other path than %s count per client address, as Kong falls back to it (key ip/32/128).", c.Path)
 	default:
 		r.Key = []string{"ip/32/128"}
 		t.differs(where, "not translatable: the rule counts per client address.")
 	}
 	return nil
+}
+
+// kongPathRule adds the second rule of a plugin with limit_by path, whose
+// first is t.SluiceRules[at]: Kong counts the requests on exactly its
+// config.path together (one count, key rule), and the others per address
+// (the first rule, which leaves that path out).
+func (t *Translation) kongPathRule(s kongScope, at int) error {
+	p := s.config.Path
+	if !strings.HasPrefix(p, "/") {
+		return fmt.Errorf("%s: limit_by path: path %q must start with /", s.where, p)
+	}
+	pattern := p
+	if strings.HasSuffix(p, "/") {
+		pattern += "{$}"
+	}
+	if !validPattern(pattern) {
+		return fmt.Errorf("%s: limit_by path: path %q cannot be a ServeMux pattern", s.where, p)
+	}
+	r := &t.SluiceRules[at]
+	if r.Paths != nil && !matchesAny(r.Paths, p) {
+		t.differs(s.where+" limit_by path", "its path %s is on none of its routes: no request is counted by path.", p)
+		return nil
+	}
+	r.ExceptPaths = append(r.ExceptPaths, pattern)
+	t.SluiceRules = append(t.SluiceRules, Rule{Name: t.ruleName(r.Name + "-path"), Paths: []string{pattern}, Key: []string{"rule"},
+		Limits: slices.Clone(r.Limits)})
+	t.same(s.where+" limit_by path", "requests on exactly %s count together, as Kong counts them by path: a rule of that path alone (key rule), which the address rule leaves out (except_paths).", p)
+	return nil
+}
+
+// matchesAny reports whether ServeMux routes path to one of patterns.
+func matchesAny(patterns []string, path string) bool {
+	mux := http.NewServeMux()
+	for i, p := range patterns {
+		if !slices.Contains(patterns[:i], p) {
+			mux.Handle(p, http.NotFoundHandler())
+		}
+	}
+	_, matched := mux.Handler(&http.Request{Method: "GET", URL: &url.URL{Path: path}, Host: "x"})
+	return matched != ""
 }
