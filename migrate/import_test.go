@@ -266,6 +266,26 @@ server {
 			differs: []string{"location /a/b/: nginx applies only this location's limit_req on /a/b/; sluice's rule a matches it too, and cannot leave it out"},
 		},
 		{
+			name:   "limit_conn is a concurrency limit, inherited apart from limit_req",
+			format: "nginx",
+			src: `limit_conn_zone $binary_remote_addr zone=addr:10m;
+limit_req_zone $binary_remote_addr zone=perip:10m rate=10r/s;
+server {
+    limit_conn addr 10;
+    limit_conn_status 429;
+    limit_req zone=perip burst=5 nodelay;
+    location /downloads/ { limit_conn addr 2; }
+}`,
+			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			rules: []string{
+				"perip paths=[] key=[ip/32/128] | per-second: gcra 10 per 1s burst 6",
+				"addr paths=[] except=[/downloads/] key=[ip/32/128] | concurrent: concurrency 10 per 10m0s",
+				"addr-2 paths=[/downloads/] key=[ip/32/128] | concurrent: concurrency 2 per 10m0s",
+			},
+			same:    []string{"limit_conn_status: 429", "a concurrency limit of 2 admits the same"},
+			differs: []string{"limit_conn: sluice's reverse proxy gives a slot back", "limit_req_status: nginx refused with 503"},
+		},
+		{
 			name:   "a prefix without its slash becomes two patterns and says so",
 			format: "nginx",
 			src: `limit_req_zone $remote_addr zone=login:1m rate=1r/s;

@@ -10,9 +10,10 @@ import (
 	"time"
 )
 
-// nginxZone is one limit_req_zone.
+// nginxZone is one limit_req_zone, or one limit_conn_zone (conn).
 type nginxZone struct {
 	name, key    string
+	conn         bool
 	quantity     int64
 	window       time.Duration
 	size         string
@@ -20,35 +21,48 @@ type nginxZone struct {
 	line         int
 	used         bool
 	burst, delay int64 // of its first limit_req
+	n            int64 // of its first limit_conn
 	nodelay      bool
 	dryRun       bool
 }
 
-// nginxUse is one limit_req.
+// nginxUse is one limit_req, or one limit_conn (conn) of n requests at once.
 type nginxUse struct {
 	zone         string
+	conn         bool
+	n            int64
 	burst, delay int64
 	nodelay      bool
 	line         int
 }
 
-// nginxScope is the limit_req set in force at one level.
+// nginxScope is the limit_req and limit_conn set in force at one level.
 type nginxScope struct {
 	where   string   // "server", "location /api/"
 	pattern []string // ServeMux patterns of a location; nil for a server
 	uses    []nginxUse
 	status  int
 	dryRun  bool
+	// connStatus and connDryRun are limit_conn_status and
+	// limit_conn_dry_run, for the limit_conn uses.
+	connStatus int
+	connDryRun bool
 }
+
+// connLease is how long an imported concurrency limit holds a slot that
+// is not given back: sluice's reverse proxy gives it back when the response
+// ends; nginx holds one for as long as the request runs.
+const connLease = 10 * time.Minute
 
 var (
 	zoneArg = regexp.MustCompile(`^zone=([^:]+):(\d+[kKmMgG]?)$`)
 	rateArg = regexp.MustCompile(`^rate=(\d{1,9})r/([sm])$`)
 )
 
-// Nginx translates nginx's limit_req_zone and limit_req directives, found
-// in a whole nginx.conf or in a file included in its http block. source
-// names the file in the configuration and report.
+// Nginx translates nginx's limit_req_zone and limit_req directives, and
+// limit_conn_zone and limit_conn, found in a whole nginx.conf or in a file
+// included in its http block. source names the file in the configuration
+// and report.
 func Nginx(src, source string) (*Translation, error) {
 	ds, err := parseNginx(src)
 	if err != nil {
@@ -60,11 +74,17 @@ func Nginx(src, source string) (*Translation, error) {
 	var scopes []nginxScope
 	var walk func(ds []directive, where string, pattern []string, inherited nginxScope) error
 	walk = func(ds []directive, where string, pattern []string, inherited nginxScope) error {
-		own := nginxScope{where: where, pattern: pattern, status: inherited.status, dryRun: inherited.dryRun}
+		own := nginxScope{where: where, pattern: pattern, status: inherited.status, dryRun: inherited.dryRun,
+			connStatus: inherited.connStatus, connDryRun: inherited.connDryRun}
+		var reqs, conns []nginxUse // this level's own
 		for _, d := range ds {
 			switch d.name {
-			case "limit_req_zone":
-				z, err := parseZone(d)
+			case "limit_req_zone", "limit_conn_zone":
+				parse := parseZone
+				if d.name == "limit_conn_zone" {
+					parse = parseConnZone
+				}
+				z, err := parse(d)
 				if err != nil {
 					return err
 				}
@@ -77,23 +97,41 @@ func Nginx(src, source string) (*Translation, error) {
 				if err != nil {
 					return err
 				}
-				own.uses = append(own.uses, u)
-			case "limit_req_status":
+				reqs = append(reqs, u)
+			case "limit_conn":
+				u, err := parseConnUse(d)
+				if err != nil {
+					return err
+				}
+				conns = append(conns, u)
+			case "limit_req_status", "limit_conn_status":
 				if len(d.args) != 1 {
-					return fmt.Errorf("line %d: limit_req_status takes one status", d.line)
+					return fmt.Errorf("line %d: %s takes one status", d.line, d.name)
 				}
 				s, err := strconv.Atoi(d.args[0])
 				if err != nil || s < 400 || s > 599 {
-					return fmt.Errorf("line %d: limit_req_status %q is not a status in 400..599", d.line, d.args[0])
+					return fmt.Errorf("line %d: %s %q is not a status in 400..599", d.line, d.name, d.args[0])
 				}
-				own.status = s
+				if d.name == "limit_req_status" {
+					own.status = s
+				} else {
+					own.connStatus = s
+				}
 			case "limit_req_dry_run":
 				own.dryRun = len(d.args) == 1 && d.args[0] == "on"
+			case "limit_conn_dry_run":
+				own.connDryRun = len(d.args) == 1 && d.args[0] == "on"
 			}
 		}
-		if len(own.uses) == 0 {
-			own.uses = inherited.uses
+		// Each directive is inherited only by a level that has none of
+		// its own.
+		if len(reqs) == 0 {
+			reqs = slices.DeleteFunc(slices.Clone(inherited.uses), func(u nginxUse) bool { return u.conn })
 		}
+		if len(conns) == 0 {
+			conns = slices.DeleteFunc(slices.Clone(inherited.uses), func(u nginxUse) bool { return !u.conn })
+		}
+		own.uses = append(reqs, conns...)
 		scopes = append(scopes, own)
 		for _, d := range ds {
 			if !d.hasBlock {
@@ -117,7 +155,7 @@ func Nginx(src, source string) (*Translation, error) {
 		}
 		return nil
 	}
-	if err := walk(ds, "http", nil, nginxScope{status: 503}); err != nil {
+	if err := walk(ds, "http", nil, nginxScope{status: 503, connStatus: 503}); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	if err := t.nginxLimits(zones, order, scopes); err != nil {
@@ -151,6 +189,30 @@ func parseZone(d directive) (*nginxZone, error) {
 		return nil, fmt.Errorf("line %d: limit_req_zone wants zone=name:size and a rate of at least 1r/s or 1r/m", d.line)
 	}
 	return z, nil
+}
+
+// parseConnZone reads a limit_conn_zone: a key and zone=name:size.
+func parseConnZone(d directive) (*nginxZone, error) {
+	if len(d.args) != 2 {
+		return nil, fmt.Errorf("line %d: limit_conn_zone wants a key and zone=name:size", d.line)
+	}
+	m := zoneArg.FindStringSubmatch(d.args[1])
+	if m == nil {
+		return nil, fmt.Errorf("line %d: limit_conn_zone: cannot read %q", d.line, d.args[1])
+	}
+	return &nginxZone{line: d.line, key: d.args[0], conn: true, name: m[1], size: m[2]}, nil
+}
+
+// parseConnUse reads a limit_conn: a zone and a number of requests.
+func parseConnUse(d directive) (nginxUse, error) {
+	if len(d.args) != 2 {
+		return nginxUse{}, fmt.Errorf("line %d: limit_conn wants a zone and a number", d.line)
+	}
+	n, err := strconv.ParseInt(d.args[1], 10, 64)
+	if err != nil || n < 1 || n > 1e9 {
+		return nginxUse{}, fmt.Errorf("line %d: limit_conn: %q is not a number of connections", d.line, d.args[1])
+	}
+	return nginxUse{zone: d.args[0], conn: true, n: n, line: d.line}, nil
 }
 
 func parseUse(d directive) (nginxUse, error) {
@@ -242,23 +304,33 @@ func validPattern(pattern string) (ok bool) {
 func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, scopes []nginxScope) error {
 	limited := map[string]bool{} // scopes' zone sets, to find locations that differ
 	everywhere, varies := false, false
-	status, dryRun := 0, false
+	status, dryRun, conns := 0, false, false
+	connStatus, connDryRun := 0, false
 	for _, s := range scopes {
 		for _, u := range s.uses {
 			z := zones[u.zone]
-			if z == nil {
-				return fmt.Errorf("line %d: limit_req uses zone %q, which no limit_req_zone defines", u.line, u.zone)
-			}
-			if !z.used {
+			directive := map[bool]string{false: "limit_req", true: "limit_conn"}[u.conn]
+			switch {
+			case z == nil:
+				return fmt.Errorf("line %d: %s uses zone %q, which no %s_zone defines", u.line, directive, u.zone, directive)
+			case z.conn != u.conn:
+				return fmt.Errorf("line %d: %s uses zone %q, which is not a %s_zone", u.line, directive, u.zone, directive)
+			case !z.used && u.conn:
+				z.used, z.n, z.dryRun = true, u.n, s.connDryRun
+			case !z.used:
 				z.used, z.burst, z.delay, z.nodelay, z.dryRun = true, u.burst, u.delay, u.nodelay, s.dryRun
-			} else if z.burst != u.burst || z.delay != u.delay || z.nodelay != u.nodelay {
+			case z.burst != u.burst || z.delay != u.delay || z.nodelay != u.nodelay || z.n != u.n:
 				varies = true
+			}
+			if u.conn {
+				conns, connStatus, connDryRun = true, s.connStatus, s.connDryRun
+			} else {
+				status, dryRun = s.status, s.dryRun
 			}
 		}
 		if len(s.uses) > 0 {
 			set := useSet(s.uses)
 			limited[set] = true
-			status, dryRun = s.status, s.dryRun
 			if s.pattern == nil {
 				everywhere = true
 			}
@@ -273,7 +345,7 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 	if !everywhere {
 		// Only some locations are limited: everything else costs nothing.
 		t.Costs["/"] = 0
-		t.same("paths", "limit_req appears only in some locations: requests elsewhere cost 0 (\"/\": 0) and the limited locations cost 1, so the same paths are limited.")
+		t.same("paths", "limit_req and limit_conn appear only in some locations: requests elsewhere cost 0 (\"/\": 0) and the limited locations cost 1, so the same paths are limited.")
 	}
 	for _, s := range scopes {
 		if s.pattern != nil && len(s.uses) == 0 && !everywhere && underLimited(s.pattern, scopes) {
@@ -281,7 +353,7 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 			for _, p := range s.pattern {
 				t.Costs[p] = 0
 			}
-			t.same(s.where, "it lies under a limited location's prefix and sets no limit_req: it costs 0, so nothing counts it, as in nginx.")
+			t.same(s.where, "it lies under a limited location's prefix and sets no limit_req or limit_conn: it costs 0, so nothing counts it, as in nginx.")
 		}
 		if s.pattern == nil || len(s.uses) == 0 {
 			continue
@@ -298,12 +370,12 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 	for _, name := range order {
 		z := zones[name]
 		if !z.used {
-			t.same("zone "+z.name, "defined but used by no limit_req: not imported.")
+			t.same("zone "+z.name, "defined but used by no limit_req or limit_conn: not imported.")
 			continue
 		}
 		t.nginxZoneNotes(z)
 		if !rules {
-			l := t.nginxLimit(z, nginxUse{zone: z.name, burst: z.burst, delay: z.delay, nodelay: z.nodelay}, t.limitName(z.name), "zone "+z.name)
+			l := t.nginxLimit(z, nginxUse{zone: z.name, conn: z.conn, n: z.n, burst: z.burst, delay: z.delay, nodelay: z.nodelay}, t.limitName(z.name), "zone "+z.name)
 			l.Shadow = z.dryRun
 			t.nginxKey(z, &l)
 			t.Limits = append(t.Limits, l)
@@ -312,7 +384,10 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 	if rules {
 		t.nginxRules(zones, scopes)
 	}
-	if len(t.Limits) > 0 || len(t.SluiceRules) > 0 {
+	if conns {
+		t.nginxConnNotes(connStatus, connDryRun)
+	}
+	if status > 0 {
 		if status != 429 {
 			t.differs("limit_req_status", "nginx refused with %d; sluice refuses with 429 Too Many Requests, Retry-After and a problem+json body saying which limit and when to retry. Clients that treat %d specially need to know.", status, status)
 		} else {
@@ -321,10 +396,25 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 		if dryRun {
 			t.same("limit_req_dry_run", "on: the limits are imported in shadow mode, reported and never enforced, as before.")
 		}
-		t.differs("headers", "nginx sends no rate-limit headers; sluice sends RateLimit-Policy and RateLimit (IETF draft) on every response, so clients can slow down before they are refused.")
 		t.differs("clock", "nginx reads time in whole milliseconds, once per event-loop iteration; sluice in microseconds, per request. A request within a millisecond of the moment its slot frees may be decided differently.")
 	}
+	if len(t.Limits) > 0 || len(t.SluiceRules) > 0 {
+		t.differs("headers", "nginx sends no rate-limit headers; sluice sends RateLimit-Policy and RateLimit (IETF draft) on every response, so clients can slow down before they are refused.")
+	}
 	return nil
+}
+
+// nginxConnNotes compares what limit_conn does beyond its count.
+func (t *Translation) nginxConnNotes(status int, dryRun bool) {
+	if status != 429 {
+		t.differs("limit_conn_status", "nginx refused with %d; sluice refuses with 429 Too Many Requests, Retry-After and a problem+json body.", status)
+	} else {
+		t.same("limit_conn_status", "429, as sluice answers.")
+	}
+	if dryRun {
+		t.same("limit_conn_dry_run", "on: the concurrency limits are imported in shadow mode.")
+	}
+	t.differs("limit_conn", "sluice's reverse proxy gives a slot back when the response ends, as nginx does when the request does; behind auth_request (forward-auth) sluice never sees the end, so each slot is held for the whole lease (%s): serve limit_conn's locations through sluice's reverse proxy. A slot not given back (a request running longer than the lease, a crash) is freed after %s, where nginx holds it as long as the request runs.", formatWindow(connLease), formatWindow(connLease))
 }
 
 func useSet(uses []nginxUse) string {
@@ -355,6 +445,11 @@ func (t *Translation) nginxZoneNotes(z *nginxZone) {
 // nginxLimit returns the limit, called name, that decides as limit_req u
 // on zone z does, and says why (where names it in the report).
 func (t *Translation) nginxLimit(z *nginxZone, u nginxUse, name, where string) Limit {
+	if u.conn {
+		t.same(where, "nginx refuses a request when %d requests of its key are being processed; a concurrency limit of %d admits the same, and gives a slot back when a response ends.", u.n, u.n)
+		return Limit{Name: name, Algorithm: "concurrency", Quantity: u.n, Window: connLease,
+			Source: fmt.Sprintf("limit_conn_zone %s; limit_conn %s %d", z.key, z.name, u.n)}
+	}
 	l := Limit{Name: name, Quantity: z.quantity, Window: z.window}
 	unit := "r/s"
 	if z.window == time.Minute {
@@ -422,7 +517,7 @@ func nginxKeyKind(key string) (keyKind, string) {
 		return keyConstant, ""
 	case key == "$host":
 		return keyHost, ""
-	case strings.HasPrefix(key, "$http_") && !strings.ContainsAny(key[1:], "$ "):
+	case strings.HasPrefix(key, "$http_") && validHeaderName(key[len("$http_"):]) && !strings.Contains(key[1:], "$"):
 		return keyHeader, http.CanonicalHeaderKey(strings.ReplaceAll(strings.TrimPrefix(key, "$http_"), "_", "-"))
 	}
 	return keyOther, ""

@@ -30,7 +30,7 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 		s := &scopes[i]
 		for _, u := range s.uses {
 			k := slices.IndexFunc(settings, func(st *nginxSetting) bool {
-				return st.use.zone == u.zone && st.use.burst == u.burst && st.use.delay == u.delay && st.use.nodelay == u.nodelay
+				return st.use.zone == u.zone && st.use.burst == u.burst && st.use.delay == u.delay && st.use.nodelay == u.nodelay && st.use.n == u.n
 			})
 			if k < 0 {
 				settings, k = append(settings, &nginxSetting{use: u}), len(settings)
@@ -50,8 +50,12 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 		if perZone[z.name] > 1 {
 			where = fmt.Sprintf("zone %s as at line %d", z.name, st.use.line)
 		}
-		l := t.nginxLimit(z, st.use, defaultLimitName(z.window), where)
-		l.Shadow = st.scopes[0].dryRun
+		name, shadow := defaultLimitName(z.window), st.scopes[0].dryRun
+		if z.conn {
+			name, shadow = "concurrent", st.scopes[0].connDryRun
+		}
+		l := t.nginxLimit(z, st.use, name, where)
+		l.Shadow = shadow
 		r.Limits = []Limit{l}
 		everywhere := false
 		for _, s := range st.scopes {
@@ -74,7 +78,7 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 	}
 	for _, name := range slices.Sorted(maps.Keys(perZone)) {
 		if perZone[name] > 1 {
-			t.differs("zone "+name, "it is used with %d settings of burst, delay or nodelay: sluice makes a rule of each, each with its own count, where nginx's uses of one zone share one count per key.", perZone[name])
+			t.differs("zone "+name, "it is used with %d settings (burst, delay, nodelay, or limit_conn's number): sluice makes a rule of each, each with its own count, where nginx's uses of one zone share one count per key.", perZone[name])
 		}
 	}
 }

@@ -377,3 +377,74 @@ func mergeKeys[K comparable](a, b map[K]int) map[K]bool {
 	}
 	return out
 }
+
+// TestNginxConnAgrees holds the import of limit_conn to real nginx: with
+// two requests of one address held by the upstream, a third on the
+// limited location is refused by both, one elsewhere passes, and once the
+// two end, the next passes again.
+func TestNginxConnAgrees(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		gate    chan struct{}
+		arrived = make(chan struct{}, 16)
+	)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/slow/") {
+			mu.Lock()
+			g := gate
+			mu.Unlock()
+			arrived <- struct{}{}
+			<-g
+		}
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(up.Close)
+	addr := realtest.FreeAddr(t)
+	site := fmt.Sprintf(`limit_conn_zone $binary_remote_addr zone=addr:1m;
+server {
+    listen %[1]s;
+    limit_conn_status 429;
+    location /slow/ { limit_conn addr 2; proxy_pass %[2]s; }
+    location / { proxy_pass %[2]s; }
+}
+`, addr, up.URL)
+	targets := startTargets(t, addr, site, up.URL)
+	get := func(url string) int {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, name := range []string{"nginx", "sluice"} {
+		url := targets[name]
+		mu.Lock()
+		gate = make(chan struct{})
+		mu.Unlock()
+		held := make(chan int, 2)
+		for range 2 {
+			go func() { held <- get(url + "/slow/a") }()
+		}
+		for range 2 {
+			select {
+			case <-arrived:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: the two held requests never reached the upstream", name)
+			}
+		}
+		third, elsewhere := get(url+"/slow/b"), get(url+"/fast")
+		mu.Lock()
+		close(gate)
+		mu.Unlock()
+		first, second := <-held, <-held
+		after := get(url + "/slow/c")
+		<-arrived // /slow/c's own arrival
+		got := []int{third, elsewhere, first, second, after}
+		if want := []int{429, 200, 200, 200, 200}; !slices.Equal(got, want) {
+			t.Errorf("%s: third, elsewhere, the two held, the one after: %v, want %v", name, got, want)
+		}
+	}
+}
