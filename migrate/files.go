@@ -118,6 +118,9 @@ func (t *Translation) config(enforce bool) string {
 		}
 	}
 	rulesYAML(&b, t.SluiceRules, !enforce)
+	if len(t.ExemptAddresses) > 0 {
+		fmt.Fprintf(&b, "exempt:\n  addresses: %s   # never limited, never counted, as the source left them out\n", quoteAll(t.ExemptAddresses))
+	}
 	if len(t.Headers) > 0 || clients == 0 {
 		b.WriteString("response:\n")
 		if len(t.Headers) > 0 {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,6 +27,8 @@ type importCase struct {
 	limits, global []string
 	// rules are the configuration's rules as ruleString writes them.
 	rules []string
+	// exempt are the configuration's exempt address ranges.
+	exempt []string
 	costs map[string]int64
 	// differs and same are phrases that some Difference (not Same, and
 	// Same) must contain.
@@ -82,6 +85,13 @@ func runImportCases(t *testing.T, cases []importCase) {
 			}
 			if strings.Join(got, "\n") != strings.Join(tc.rules, "\n") {
 				t.Errorf("rules:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.rules, "\n"))
+			}
+			got = nil
+			for _, p := range cfg.ExemptAddresses {
+				got = append(got, p.String())
+			}
+			if !slices.Equal(got, tc.exempt) {
+				t.Errorf("exempt addresses %v, want %v", got, tc.exempt)
 			}
 			if len(plan.Costs) != len(tc.costs) {
 				t.Errorf("costs %v, want %v", plan.Costs, tc.costs)
@@ -264,6 +274,36 @@ server {
 			},
 			costs:   map[string]int64{"/": 0, "/a/": 1, "/a/b/": 1, "/a/b/c/": 1},
 			differs: []string{"location /a/b/: nginx applies only this location's limit_req on /a/b/; sluice's rule a matches it too, and cannot leave it out"},
+		},
+		{
+			name:   "nginx's allowlist (a map of a geo block) is an exemption",
+			format: "nginx",
+			src: `geo $limit {
+    default 1;
+    10.0.0.0/8 0;
+    192.168.0.7 0;
+}
+map $limit $limit_key {
+    0 "";
+    1 $binary_remote_addr;
+}
+limit_req_zone $limit_key zone=req_zone:10m rate=5r/s;
+server { location / { limit_req zone=req_zone burst=10 nodelay; } }`,
+			limits: []string{"req_zone: gcra 5 per 1s burst 11"},
+			exempt: []string{"10.0.0.0/8", "192.168.0.7/32"},
+			costs:  map[string]int64{"/": 1},
+			same:   []string{"zone req_zone key: $limit_key, set by a map of a geo block, is empty for 10.0.0.0/8, 192.168.0.7/32"},
+		},
+		{
+			name:   "an allowlist only some zones use is not an exemption",
+			format: "nginx",
+			src: `geo $limit { default 1; 10.0.0.0/8 0; }
+map $limit $limit_key { 0 ""; 1 $binary_remote_addr; }
+limit_req_zone $limit_key zone=strict:10m rate=5r/s;
+limit_req_zone $binary_remote_addr zone=all:10m rate=100r/s;
+server { limit_req zone=strict; limit_req zone=all burst=50 nodelay; }`,
+			limits:  []string{"strict: gcra 5 per 1s burst 1", "all: gcra 100 per 1s burst 51"},
+			differs: []string{"zone strict key: $limit_key leaves out 10.0.0.0/8"},
 		},
 		{
 			name:   "limit_conn is a concurrency limit, inherited apart from limit_req",

@@ -24,6 +24,18 @@ type nginxZone struct {
 	n            int64 // of its first limit_conn
 	nodelay      bool
 	dryRun       bool
+	// allow, for a key of nginx's allowlist shape (a map of a geo block),
+	// are the address ranges it leaves out; the others count by address.
+	allow []string
+}
+
+// keyKind classifies the zone's key (see nginxKeyKind); an allowlist's key
+// counts by address.
+func (z *nginxZone) keyKind() (keyKind, string) {
+	if len(z.allow) > 0 {
+		return keyAddress, ""
+	}
+	return nginxKeyKind(z.key)
 }
 
 // nginxUse is one limit_req, or one limit_conn (conn) of n requests at once.
@@ -70,6 +82,7 @@ func Nginx(src, source string) (*Translation, error) {
 	}
 	t := &Translation{Format: FormatNginx, Source: source, Costs: map[string]int64{}}
 	zones := map[string]*nginxZone{}
+	geos, maps := map[string]*nginxGeo{}, map[string]*nginxMap{}
 	var order []string
 	var scopes []nginxScope
 	var walk func(ds []directive, where string, pattern []string, inherited nginxScope) error
@@ -117,6 +130,14 @@ func Nginx(src, source string) (*Translation, error) {
 				} else {
 					own.connStatus = s
 				}
+			case "geo":
+				if name, g, ok := parseGeo(d); ok {
+					geos[name] = g
+				}
+			case "map":
+				if name, m, ok := parseMap(d); ok {
+					maps[name] = m
+				}
 			case "limit_req_dry_run":
 				own.dryRun = len(d.args) == 1 && d.args[0] == "on"
 			case "limit_conn_dry_run":
@@ -157,6 +178,9 @@ func Nginx(src, source string) (*Translation, error) {
 	}
 	if err := walk(ds, "http", nil, nginxScope{status: 503, connStatus: 503}); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	for _, z := range zones {
+		z.allow, _ = allowlist(z.key, geos, maps)
 	}
 	if err := t.nginxLimits(zones, order, scopes); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
@@ -336,9 +360,10 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 			}
 		}
 	}
+	t.nginxAllowlists(zones, order)
 	rules := len(limited) > 1 || varies
 	for _, name := range order {
-		if k, _ := nginxKeyKind(zones[name].key); zones[name].used && (k == keyHeader || k == keyHost) {
+		if k, _ := zones[name].keyKind(); zones[name].used && (k == keyHeader || k == keyHost) {
 			rules = true
 		}
 	}
@@ -528,7 +553,7 @@ func nginxKeyKind(key string) (keyKind, string) {
 // counts everyone together (a global limit).
 func (t *Translation) nginxKey(z *nginxZone, l *Limit) {
 	where := "zone " + z.name + " key"
-	switch kind, _ := nginxKeyKind(z.key); kind {
+	switch kind, _ := z.keyKind(); kind {
 	case keyAddress:
 		t.IPv6Prefix = 128
 		t.same(where, "%s: one client per address, as sluice's identity by address; ipv6_prefix: 128 keeps nginx's one client per IPv6 address (sluice's default groups a /64).", z.key)

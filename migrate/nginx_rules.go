@@ -96,7 +96,7 @@ func (t *Translation) nginxRuleKey(z *nginxZone, r *Rule, first bool) {
 			t.differs(where, format, args...)
 		}
 	}
-	switch kind, header := nginxKeyKind(z.key); kind {
+	switch kind, header := z.keyKind(); kind {
 	case keyAddress:
 		r.Key = []string{"ip/32/128"}
 		note(true, "%s: one count per address (key ip/32/128: IPv4 and IPv6 addresses whole).", z.key)

@@ -448,3 +448,38 @@ server {
 		}
 	}
 }
+
+// TestNginxAllowlistAgrees holds the import of nginx's allowlist (a map of
+// a geo block, whose empty key nginx does not count) to real nginx: a
+// client of an allowlisted address is never refused, another is.
+func TestNginxAllowlistAgrees(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	t.Cleanup(up.Close)
+	addr := realtest.FreeAddr(t)
+	site := fmt.Sprintf(`geo $limit { default 1; 127.0.0.3 0; }
+map $limit $limit_key { 0 ""; 1 $binary_remote_addr; }
+limit_req_zone $limit_key zone=strict:1m rate=1r/m;
+server {
+    listen %[1]s;
+    limit_req_status 429;
+    location / { limit_req zone=strict; proxy_pass %[2]s; }
+}
+`, addr, up.URL)
+	targets := startTargets(t, addr, site, up.URL)
+	for name, url := range targets {
+		var got []int
+		for _, from := range []byte{2, 3, 2, 3, 3} {
+			c := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, from)}}).DialContext}}
+			resp, err := c.Get(url + "/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			got = append(got, resp.StatusCode)
+		}
+		if want := []int{200, 200, 429, 200, 200}; !slices.Equal(got, want) {
+			t.Errorf("%s: from 127.0.0.2, .3, .2, .3, .3: %v, want %v", name, got, want)
+		}
+	}
+}

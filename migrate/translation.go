@@ -109,6 +109,9 @@ type Translation struct {
 	UserHeader    string
 	// IPv6Prefix groups IPv6 clients (0: sluice's default, /64).
 	IPv6Prefix int
+	// ExemptAddresses are client address ranges no limit counts (the
+	// configuration's exempt.addresses).
+	ExemptAddresses []string
 	// Headers are the RateLimit header modes that match what clients saw
 	// before (empty: ietf).
 	Headers []string
