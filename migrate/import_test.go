@@ -29,7 +29,7 @@ type importCase struct {
 	rules []string
 	// exempt are the configuration's exempt address ranges.
 	exempt []string
-	costs map[string]int64
+	costs  map[string]int64
 	// differs and same are phrases that some Difference (not Same, and
 	// Same) must contain.
 	differs, same []string
