@@ -20,7 +20,8 @@ import (
 //	      hosts: [api.example.com, "*.example.net"]
 //	      headers: [{name: X-Beta, value: "1"}, {name: X-Trace}]
 //	    key: [path:tenant]      # client (default), api_key, user, ip, ip/24,
-//	                            # ip/24/48, header:<name>, host, path:<wildcard>, route, rule
+//	                            # ip/24/48, header:<name>, host, path, path:<wildcard>,
+//	                            # query:<name>, cookie:<name>, route, rule
 //	    header_from: trusted_proxies   # or any
 //	    fallback: ip            # or shared, skip
 //	    cost: 1                 # default: the request's cost

@@ -61,14 +61,21 @@ type Rule struct {
 	//   - "host": the request's host, without port, in lower case;
 	//   - "path:<wildcard>": the value of a wildcard that every one of
 	//     Paths has;
+	//   - "path": the request's cleaned path, whole (each URL its own
+	//     count);
+	//   - "query:<name>": the first value of a query parameter, decoded;
+	//   - "cookie:<name>": the value of a cookie (reading the request's
+	//     cookies allocates);
 	//   - "route": the pattern of Paths that matched ("*" when Paths is
 	//     empty): every client shares it;
 	//   - "rule": one value for every request the rule matches, whichever
 	//     of its patterns: one count for all of them together.
 	//
-	// Values of at most 64 characters of A-Z a-z 0-9 . _ - @ are kept as
-	// they are in the store key; others are replaced by a hash, so that no
-	// header can shape a store key. A value that is absent (no API key, an
+	// A query parameter and a cookie are the client's to choose, as a
+	// header of HeaderFromAny is: a client choosing the value chooses its
+	// count. Values of at most 64 characters of A-Z a-z 0-9 . _ - @ are
+	// kept as they are in the store key; others are replaced by a hash, so
+	// that no header can shape a store key. A value that is absent (no API key, an
 	// empty or unbelieved header) is replaced as Fallback says.
 	Key []string
 	// HeaderFrom says whose "header:" key values are believed:
@@ -104,15 +111,19 @@ type HeaderMatch struct {
 // Key attributes of Rule.Key, and values of Rule.HeaderFrom and
 // Rule.Fallback.
 const (
-	KeyClient = "client"
-	KeyAPIKey = "api_key"
-	KeyUser   = "user"
-	KeyIP     = "ip"
-	KeyHost   = "host"
-	KeyRoute  = "route"
-	KeyRule   = "rule"
-	// KeyHeader and KeyPath prefix a header name and a path wildcard.
+	KeyClient  = "client"
+	KeyAPIKey  = "api_key"
+	KeyUser    = "user"
+	KeyIP      = "ip"
+	KeyHost    = "host"
+	KeyRoute   = "route"
+	KeyRule    = "rule"
+	KeyURLPath = "path"
+	// KeyHeader, KeyPath, KeyQuery and KeyCookie prefix a header name, a
+	// path wildcard, a query parameter and a cookie name.
 	KeyHeader = "header:"
+	KeyQuery  = "query:"
+	KeyCookie = "cookie:"
 	KeyPath   = "path:"
 
 	HeaderFromTrusted = "trusted_proxies"

@@ -101,7 +101,17 @@ func sanitized(s string) string {
 func parseKeyPart(s string, o *Options, paths []pathPattern) (keyPart, error) {
 	kp := keyPart{kind: s}
 	switch {
-	case s == KeyClient, s == KeyAPIKey, s == KeyHost, s == KeyRoute, s == KeyRule:
+	case s == KeyClient, s == KeyAPIKey, s == KeyHost, s == KeyRoute, s == KeyRule, s == KeyURLPath:
+	case strings.HasPrefix(s, KeyQuery), strings.HasPrefix(s, KeyCookie):
+		kind := KeyQuery
+		if strings.HasPrefix(s, KeyCookie) {
+			kind = KeyCookie
+		}
+		name := strings.TrimPrefix(s, kind)
+		if !validToken(name) {
+			return kp, fmt.Errorf("%q: %q is not a %s name", s, name, strings.TrimSuffix(kind, ":"))
+		}
+		kp.kind, kp.header = kind, name
 	case s == KeyUser:
 		if o.UserHeader == "" {
 			return kp, errors.New(`"user" needs Options.UserHeader (identity.user_header)`)
@@ -140,7 +150,7 @@ func parseKeyPart(s string, o *Options, paths []pathPattern) (keyPart, error) {
 			kp.wild = append(kp.wild, k)
 		}
 	default:
-		return kp, fmt.Errorf("%q is not a key attribute (client, api_key, user, ip, ip/N, ip/N/M, header:<name>, host, path:<wildcard>, route, rule)", s)
+		return kp, fmt.Errorf("%q is not a key attribute (client, api_key, user, ip, ip/N, ip/N/M, header:<name>, host, path, path:<wildcard>, query:<name>, cookie:<name>, route, rule)", s)
 	}
 	return kp, nil
 }

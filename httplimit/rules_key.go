@@ -117,6 +117,22 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 		}
 	case KeyRule:
 		return append(buf, '*'), true
+	case KeyURLPath:
+		if !f.client {
+			return appendKeyValue(buf, f.path, false), true
+		}
+	case KeyQuery:
+		if !f.client {
+			if v := queryValue(f.r.URL.RawQuery, kp.header); v != "" {
+				return appendKeyValue(buf, v, false), true
+			}
+		}
+	case KeyCookie:
+		if !f.client {
+			if c, err := f.r.Cookie(kp.header); err == nil && c.Value != "" {
+				return appendKeyValue(buf, c.Value, false), true
+			}
+		}
 	case KeyRoute:
 		if pat < 0 {
 			return append(buf, '*'), true

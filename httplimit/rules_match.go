@@ -32,7 +32,8 @@ type rule struct {
 // keyPart is one attribute of a rule's key.
 type keyPart struct {
 	kind string // KeyClient, KeyAPIKey, …, KeyHeader, KeyPath
-	// header is the canonical header name of KeyHeader.
+	// header is the canonical header name of KeyHeader, and the name of
+	// KeyQuery and KeyCookie.
 	header string
 	// wild is, per pattern of the rule, the position of KeyPath's wildcard.
 	wild []int

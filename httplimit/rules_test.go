@@ -194,6 +194,32 @@ func TestRuleExceptPathsLeaveRequestsOut(t *testing.T) {
 	}
 }
 
+// TestRuleKeysQueryCookieAndPath: a query parameter (decoded, so that
+// another spelling of one value is the same count), a cookie and the whole
+// path each name a count; a request without the value falls back.
+func TestRuleKeysQueryCookieAndPath(t *testing.T) {
+	lim := []sluice.Limit{sluice.FixedWindow(1, time.Minute)}
+	for _, c := range []struct {
+		key  string
+		reqs []req
+		want []int
+	}{
+		{"query:tenant", []req{{path: "/s?tenant=acme"}, {path: "/s?page=2&tenant=%61cme"}, {path: "/s?tenant=other"}, {path: "/s?x=1"}, {path: "/s"}},
+			[]int{200, 429, 200, 200, 200}},
+		{"cookie:session", []req{{header: map[string]string{"Cookie": "a=1; session=s1"}}, {header: map[string]string{"Cookie": "session=s1"}},
+			{header: map[string]string{"Cookie": "session=s2"}}, {}, {}}, []int{200, 429, 200, 200, 200}},
+		{"path", []req{{path: "/a/1"}, {path: "/a/1"}, {path: "/a//1/"}, {path: "/a/2"}}, []int{200, 429, 200, 200}},
+	} {
+		mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "r", Key: []string{c.key}, Fallback: httplimit.FallbackSkip, Limits: lim})
+		for i := range c.reqs {
+			c.reqs[i].remote = fmt.Sprintf("192.0.2.%d:1", i+1) // every request its own client
+		}
+		if got := statuses(mw, c.reqs...); !slices.Equal(got, c.want) {
+			t.Errorf("key %s: %v, want %v", c.key, got, c.want)
+		}
+	}
+}
+
 func TestRuleMatchesHostsMethodsAndHeaders(t *testing.T) {
 	mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "beta", Hosts: []string{"*.example.com"}, Methods: []string{"GET"},
 		Headers: []httplimit.HeaderMatch{{Name: "X-Beta", Value: "1"}, {Name: "X-Trace"}}, Key: []string{"route", "host"},
@@ -247,6 +273,7 @@ func TestRulesValidate(t *testing.T) {
 		{"an except path that is not a pattern", httplimit.Rule{Name: "r", Paths: []string{"/a/"}, ExceptPaths: []string{"a/b"}, Limits: lim}, `Options.Rules[0].ExceptPaths[0]: "a/b": a path pattern starts with "/"`},
 		{"a path with a method", httplimit.Rule{Name: "r", Paths: []string{"GET /a"}, Limits: lim}, `starts with "/"`},
 		{"an unknown key", httplimit.Rule{Name: "r", Key: []string{"cookie"}, Limits: lim}, `Options.Rules[0].Key[0]: "cookie" is not a key attribute`},
+		{"a query key without a name", httplimit.Rule{Name: "r", Key: []string{"query:"}, Limits: lim}, `Options.Rules[0].Key[0]: "query:": "" is not a query name`},
 		{"a wildcard that a path lacks", httplimit.Rule{Name: "r", Paths: []string{"/t/{id}", "/u"}, Key: []string{"path:id"}, Limits: lim}, `path "/u" has no wildcard {id}`},
 		{"a trusted header without trusted proxies", httplimit.Rule{Name: "r", Key: []string{"header:X-T"}, Limits: lim}, "none are configured"},
 		{"an unknown fallback", httplimit.Rule{Name: "r", Fallback: "deny", Limits: lim}, `Options.Rules[0].Fallback: "deny" is not one of ip, shared, skip`},

@@ -90,6 +90,12 @@ func ruleKey(r httplimit.Rule) string {
 			parts = append(parts, "value of "+strings.TrimPrefix(k, httplimit.KeyHeader))
 		case strings.HasPrefix(k, httplimit.KeyPath):
 			parts = append(parts, "{"+strings.TrimPrefix(k, httplimit.KeyPath)+"} of the path")
+		case k == httplimit.KeyURLPath:
+			parts = append(parts, "path")
+		case strings.HasPrefix(k, httplimit.KeyQuery):
+			parts = append(parts, "query parameter "+strings.TrimPrefix(k, httplimit.KeyQuery))
+		case strings.HasPrefix(k, httplimit.KeyCookie):
+			parts = append(parts, "cookie "+strings.TrimPrefix(k, httplimit.KeyCookie))
 		default:
 			parts = append(parts, k)
 		}
