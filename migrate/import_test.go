@@ -228,7 +228,7 @@ limit_req zone=all burst=50 nodelay;`,
 			rules: []string{
 				"perip paths=[] key=[ip/32/128] | per-second: gcra 10 per 1s burst 21",
 				"bykey paths=[] key=[header:X-Api-Key] header_from=any fallback=skip | per-minute: gcra 7 per 1m0s burst 1",
-				"byhost paths=[] key=[host] | per-second: gcra 50 per 1s burst 6",
+				"byhost paths=[] key=[host] fallback=shared | per-second: gcra 50 per 1s burst 6",
 				"all paths=[] key=[rule] | per-second: gcra 100 per 1s burst 51",
 			},
 			same: []string{"zone perip key: $binary_remote_addr: one count per address",
@@ -274,6 +274,26 @@ server {
 			},
 			costs:   map[string]int64{"/": 0, "/a/": 1, "/a/b/": 1, "/a/b/c/": 1},
 			differs: []string{"location /a/b/: nginx applies only this location's limit_req on /a/b/; sluice's rule a matches it too, and cannot leave it out"},
+		},
+		{
+			name:   "keys of query parameters, cookies, paths and several variables are rules",
+			format: "nginx",
+			src: `limit_req_zone $arg_tenant zone=t:1m rate=1r/s;
+limit_req_zone $cookie_session$request_uri zone=s:1m rate=2r/s;
+limit_req_zone "${binary_remote_addr}:${uri}" zone=u:1m rate=3r/s;
+limit_req_zone $geoip_country_code zone=c:1m rate=4r/s;
+limit_req zone=t; limit_req zone=s; limit_req zone=u; limit_req zone=c;`,
+			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			rules: []string{
+				"t paths=[] key=[query:tenant] fallback=skip | per-second: gcra 1 per 1s burst 1",
+				"s paths=[] key=[cookie:session path] fallback=shared | per-second: gcra 2 per 1s burst 1",
+				"u paths=[] key=[ip/32/128 path] fallback=shared | per-second: gcra 3 per 1s burst 1",
+				"c paths=[] key=[ip/32/128] | per-second: gcra 4 per 1s burst 1",
+			},
+			same: []string{"zone t key: $arg_tenant: one count per value of query parameter tenant",
+				"zone s key: $cookie_session$request_uri: one count per value of cookie:session and path together"},
+			differs: []string{"zone s key: $request_uri holds the query string too",
+				"zone c key: sluice cannot key a limit on $geoip_country_code"},
 		},
 		{
 			name:   "nginx's allowlist (a map of a geo block) is an exemption",

@@ -31,9 +31,9 @@ type nginxZone struct {
 
 // keyKind classifies the zone's key (see nginxKeyKind); an allowlist's key
 // counts by address.
-func (z *nginxZone) keyKind() (keyKind, string) {
+func (z *nginxZone) keyKind() (keyKind, []string) {
 	if len(z.allow) > 0 {
-		return keyAddress, ""
+		return keyAddress, []string{"ip/32/128"}
 	}
 	return nginxKeyKind(z.key)
 }
@@ -363,7 +363,7 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 	t.nginxAllowlists(zones, order)
 	rules := len(limited) > 1 || varies
 	for _, name := range order {
-		if k, _ := zones[name].keyKind(); zones[name].used && (k == keyHeader || k == keyHost) {
+		if k, _ := zones[name].keyKind(); zones[name].used && k == keyAttrs {
 			rules = true
 		}
 	}
@@ -527,25 +527,70 @@ type keyKind int
 const (
 	keyAddress  keyKind = iota // $binary_remote_addr, $remote_addr
 	keyConstant                // no variable, or $server_name: one count
-	keyHeader                  // $http_<name>: a request header's value
-	keyHost                    // $host
+	keyAttrs                   // variables a rule's key reads (headers, host, query, …)
 	keyOther                   // anything else: not readable by sluice
 )
 
-// nginxKeyKind classifies a zone key, with the header it reads for
-// keyHeader.
-func nginxKeyKind(key string) (keyKind, string) {
-	switch {
-	case key == "$binary_remote_addr" || key == "$remote_addr":
-		return keyAddress, ""
-	case !strings.Contains(key, "$") || key == "$server_name":
-		return keyConstant, ""
-	case key == "$host":
-		return keyHost, ""
-	case strings.HasPrefix(key, "$http_") && validHeaderName(key[len("$http_"):]) && !strings.Contains(key[1:], "$"):
-		return keyHeader, http.CanonicalHeaderKey(strings.ReplaceAll(strings.TrimPrefix(key, "$http_"), "_", "-"))
+// nginxVars are the nginx variables a rule's key reads, by their rule key
+// attribute; $http_, $arg_ and $cookie_ variables are read by prefix.
+var nginxVars = map[string]string{
+	"binary_remote_addr": "ip/32/128", "remote_addr": "ip/32/128",
+	"host": "host", "uri": "path", "document_uri": "path", "request_uri": "path",
+}
+
+// nginxKeyKind classifies a zone key, a text of variables ($name or
+// ${name}) and literal characters, and returns the rule key attributes of
+// its variables (constants and literal text count nothing apart).
+func nginxKeyKind(key string) (keyKind, []string) {
+	var attrs []string
+	for rest := key; rest != ""; {
+		i := strings.IndexByte(rest, '$')
+		if i < 0 {
+			break
+		}
+		rest = rest[i+1:]
+		var name string
+		if strings.HasPrefix(rest, "{") {
+			end := strings.IndexByte(rest, '}')
+			if end < 0 {
+				return keyOther, nil
+			}
+			name, rest = rest[1:end], rest[end+1:]
+		} else {
+			end := strings.IndexFunc(rest, func(r rune) bool {
+				return !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
+			})
+			if end < 0 {
+				end = len(rest)
+			}
+			name, rest = rest[:end], rest[end:]
+		}
+		var attr string
+		switch {
+		case name == "server_name":
+			continue
+		case nginxVars[name] != "":
+			attr = nginxVars[name]
+		case strings.HasPrefix(name, "http_") && validHeaderName(name[len("http_"):]):
+			attr = "header:" + http.CanonicalHeaderKey(strings.ReplaceAll(name[len("http_"):], "_", "-"))
+		case strings.HasPrefix(name, "arg_") && validHeaderName(name[len("arg_"):]):
+			attr = "query:" + name[len("arg_"):]
+		case strings.HasPrefix(name, "cookie_") && validHeaderName(name[len("cookie_"):]):
+			attr = "cookie:" + name[len("cookie_"):]
+		default:
+			return keyOther, nil
+		}
+		if !slices.Contains(attrs, attr) {
+			attrs = append(attrs, attr)
+		}
 	}
-	return keyOther, ""
+	switch {
+	case len(attrs) == 0:
+		return keyConstant, nil
+	case len(attrs) == 1 && attrs[0] == "ip/32/128":
+		return keyAddress, attrs
+	}
+	return keyAttrs, attrs
 }
 
 // nginxKey maps a zone's key onto sluice's identity, for a plan's limit:

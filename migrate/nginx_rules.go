@@ -96,23 +96,57 @@ func (t *Translation) nginxRuleKey(z *nginxZone, r *Rule, first bool) {
 			t.differs(where, format, args...)
 		}
 	}
-	switch kind, header := z.keyKind(); kind {
+	switch kind, attrs := z.keyKind(); kind {
 	case keyAddress:
 		r.Key = []string{"ip/32/128"}
 		note(true, "%s: one count per address (key ip/32/128: IPv4 and IPv6 addresses whole).", z.key)
-	case keyHeader:
-		r.Key, r.HeaderFrom, r.Fallback = []string{"header:" + header}, "any", "skip"
-		note(true, "%s: one count per value of %s, whoever sends it (header_from: any, as nginx reads it); a request without it, or with it empty, is not counted (fallback: skip), as nginx does not count an empty key.", z.key, header)
-	case keyHost:
-		r.Key = []string{"host"}
-		note(true, "$host: one count per host name, without port, in lower case, as nginx's $host.")
+	case keyAttrs:
+		r.Key = attrs
+		if slices.ContainsFunc(attrs, func(a string) bool { return strings.HasPrefix(a, "header:") }) {
+			r.HeaderFrom = "any"
+		}
+		switch {
+		case len(attrs) == 1 && (attrs[0] == "host" || attrs[0] == "path"):
+			r.Fallback = "shared"
+			note(true, "%s: one count per %s; a request without a Host header counts in one shared count, as nginx then keys it by the server's name.", z.key, attrDescription(attrs[0]))
+		case len(attrs) == 1:
+			r.Fallback = "skip"
+			note(true, "%s: one count per value of %s, whoever sends it (header_from: any for a header, as nginx reads it); a request without it, or with it empty, is not counted (fallback: skip), as nginx does not count an empty key.", z.key, attrDescription(attrs[0]))
+		default:
+			r.Fallback = "shared"
+			note(true, "%s: one count per value of %s together; a part a request lacks counts as one shared value (fallback: shared), as nginx joins an empty variable into the key.", z.key, strings.Join(attrs, " and "))
+			if !slices.Contains(attrs, "ip/32/128") && !slices.Contains(attrs, "path") && !slices.Contains(attrs, "host") {
+				note(false, "nginx does not count a request whose every part of %s is empty; sluice counts such requests together in one shared count.", z.key)
+			}
+		}
+		if strings.Contains(z.key, "request_uri") {
+			note(false, "$request_uri holds the query string too; the key path is the path alone, so URLs that differ only by their query share a count.")
+		}
 	case keyConstant:
 		r.Key = []string{"rule"}
 		note(true, "%s is one value for every request: the key rule is one count for every request the rule matches.", z.key)
 	default:
 		r.Key = []string{"ip/32/128"}
-		note(false, "sluice cannot key a limit on %s: the rule counts per client address instead. Key on an address, a header or the host, or keep this limit in nginx.", z.key)
+		note(false, "sluice cannot key a limit on %s: the rule counts per client address instead. Key on an address, a header, a query parameter, a cookie, the host or the path, or keep this limit in nginx.", z.key)
 	}
+}
+
+// attrDescription says what a rule key attribute reads: "X-Api-Key",
+// "the host", "query parameter page".
+func attrDescription(attr string) string {
+	switch {
+	case attr == "host":
+		return "host name (without port, in lower case, as nginx's $host)"
+	case attr == "path":
+		return "the path"
+	case strings.HasPrefix(attr, "header:"):
+		return strings.TrimPrefix(attr, "header:")
+	case strings.HasPrefix(attr, "query:"):
+		return "query parameter " + strings.TrimPrefix(attr, "query:")
+	case strings.HasPrefix(attr, "cookie:"):
+		return "cookie " + strings.TrimPrefix(attr, "cookie:")
+	}
+	return attr
 }
 
 // nginxOverlaps leaves out of r, the rule of setting st, the limited

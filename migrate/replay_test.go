@@ -121,8 +121,8 @@ func TestNginxReplay(t *testing.T) {
 // TestNginxLocationsAgree sends one sequence of requests from one address
 // to real nginx and to sluice serving the import of the same file, whose
 // locations nest: a prefix, a location below it with a zone of its own (the
-// prefix's zone does not apply there), one below that with the prefix's
-// zone again, and one without limit_req. At one request a minute no
+// prefix's zone does not apply there), one without limit_req, one keyed by
+// a header, and one keyed by a query parameter and the path together. At one request a minute no
 // timing matters: the statuses must be the same, request by request.
 func TestNginxLocationsAgree(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
@@ -131,6 +131,7 @@ func TestNginxLocationsAgree(t *testing.T) {
 	site := fmt.Sprintf(`limit_req_zone $binary_remote_addr zone=a:1m rate=1r/m;
 limit_req_zone $binary_remote_addr zone=b:1m rate=1r/m;
 limit_req_zone $http_x_tenant zone=t:1m rate=1r/m;
+limit_req_zone $arg_tenant$uri zone=q:1m rate=1r/m;
 server {
     listen %[1]s;
     limit_req_status 429;
@@ -138,12 +139,14 @@ server {
     location /api/admin/ { limit_req zone=b; proxy_pass %[2]s; }
     location /api/health { proxy_pass %[2]s; }
     location /api/tenants/ { limit_req zone=t; proxy_pass %[2]s; }
+    location /q/ { limit_req zone=q; proxy_pass %[2]s; }
     location / { proxy_pass %[2]s; }
 }
 `, addr, up.URL)
 	targets := startTargets(t, addr, site, up.URL)
 	paths := []string{"/api/items", "/api/items", "/api/admin/1", "/api/admin/2", "/api/health", "/api/health",
-		"/api/tenants/x", "/api/tenants/y", "/api/tenants/z", "/other", "/api/more"}
+		"/api/tenants/x", "/api/tenants/y", "/api/tenants/z", "/other", "/api/more",
+		"/q/a?tenant=x", "/q/a?tenant=x", "/q/b?tenant=x", "/q/a?tenant=y", "/q/a", "/q/a"}
 	got := map[string][]int{}
 	for name, url := range targets {
 		for i, p := range paths {
@@ -160,7 +163,8 @@ server {
 			got[name] = append(got[name], resp.StatusCode)
 		}
 	}
-	want := []int{200, 429, 200, 429, 200, 200, 200, 429, 200, 200, 429}
+	want := []int{200, 429, 200, 429, 200, 200, 200, 429, 200, 200, 429,
+		200, 429, 200, 200, 200, 429} // /q/: per query parameter and path together, and per path alone without it
 	if !slices.Equal(got["nginx"], want) {
 		t.Fatalf("nginx answered %v, want %v: the test's idea of nginx is wrong", got["nginx"], want)
 	}
