@@ -116,16 +116,8 @@ func (s *Server) handleDesignerRun(w http.ResponseWriter, r *http.Request) {
 // Retry-After when every slot is taken or when the run did not finish
 // within the timeout (the server's load, never the request's fault).
 func (d *designer) handleRun(w http.ResponseWriter, r *http.Request) {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, designerMaxBody))
-	dec.DisallowUnknownFields()
 	var req sim.Request
-	if err := dec.Decode(&req); err != nil {
-		status := http.StatusBadRequest
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			status = http.StatusRequestEntityTooLarge
-		}
-		writeJSONProblem(w, status, http.StatusText(status), fmt.Sprintf("not a simulation request: %v", err))
+	if !decodeDesignerBody(w, r, &req, "a simulation") {
 		return
 	}
 	req.Chart = "svg"
@@ -154,6 +146,26 @@ func (d *designer) handleRun(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeSimError(w, err)
 	}
+}
+
+// decodeDesignerBody decodes r's JSON body, of at most designerMaxBody
+// bytes and no unknown field, into v, and reports whether it could;
+// otherwise it has answered 400, or 413 for a body too large, saying the
+// body is not what it should be ("a simulation": "not a simulation
+// request").
+func decodeDesignerBody(w http.ResponseWriter, r *http.Request, v any, what string) bool {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, designerMaxBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		status := http.StatusBadRequest
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		writeJSONProblem(w, status, http.StatusText(status), fmt.Sprintf("not %s request: %v", what, err))
+		return false
+	}
+	return true
 }
 
 // simulate runs req in a free slot, on one worker, within the timeout, or

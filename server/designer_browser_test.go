@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -79,6 +80,34 @@ func TestBrowserDesignerLayout(t *testing.T) {
 		// 80 px together: more is an empty block.
 		if m.FormHeight > m.ControlsHeight+80 {
 			t.Errorf("at %d px the form is %.0f px tall for %.0f px of controls", width, m.FormHeight, m.ControlsHeight)
+		}
+		if bad := eval[[]string](t, ctx, overflow); len(bad) > 0 {
+			t.Errorf("at %d px, wider than the window: %q", width, bad)
+		}
+		if bad := eval[[]string](t, ctx, lowContrast); len(bad) > 0 {
+			t.Errorf("at %d px, text of too low a contrast: %q", width, bad)
+		}
+	}
+}
+
+// TestBrowserDesignerImport translates the nginx file the designer's import
+// form holds, in headless Chromium at 1280 and 390 CSS pixels: the
+// configuration with its rules and the report appear, and nothing is wider
+// than the window.
+func TestBrowserDesignerImport(t *testing.T) {
+	f := newFixture(t, testConfig)
+	ctx := realtest.Browser(t)
+	for _, width := range []int64{1280, 390} {
+		run(t, ctx, chromedp.EmulateViewport(width, 900), chromedp.Navigate(f.admin.URL+"/designer"),
+			chromedp.Click(chromedp.ID("import-run")))
+		waitJS(t, ctx, `document.getElementById("import-config").textContent !== "" || document.getElementById("import-error").textContent !== ""`)
+		if e := eval[string](t, ctx, `document.getElementById("import-error").textContent`); e != "" {
+			t.Fatalf("at %d px the import shows an error: %s", width, e)
+		}
+		config := eval[string](t, ctx, `document.getElementById("import-config").textContent`)
+		report := eval[string](t, ctx, `document.getElementById("import-report").textContent`)
+		if !strings.Contains(config, "# sluice.yaml") || !strings.Contains(config, `key: ["header:X-Api-Key"]`) || !strings.Contains(report, "## Trade-offs and Considerations") {
+			t.Errorf("at %d px: configuration %.400q, report %.200q", width, config, report)
 		}
 		if bad := eval[[]string](t, ctx, overflow); len(bad) > 0 {
 			t.Errorf("at %d px, wider than the window: %q", width, bad)

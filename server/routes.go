@@ -45,6 +45,8 @@ func (s *Server) adminRoutes() http.Handler {
 	mux.HandleFunc("GET /designer", read(s.handleDesigner))
 	mux.HandleFunc("POST /designer/run", read(s.handleDesignerRun))
 	mux.HandleFunc("/designer/run", onlyPost)
+	mux.HandleFunc("POST /designer/import", read(s.handleDesignerImport))
+	mux.HandleFunc("/designer/import", onlyPost)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONProblem(w, http.StatusNotFound, "Not Found", "No such endpoint on sluice's admin listener; the API it protects is on the public listener.")
 	})

@@ -504,6 +504,7 @@ func TestPublicListenerServesNoPrivateEndpoint(t *testing.T) {
 		{"GET", "/dashboard/data", ""},
 		{"GET", "/designer", ""},
 		{"POST", "/designer/run", `{"limit":"10/1s","pattern":{"name":"steady"}}`},
+		{"POST", "/designer/import", `{"format":"nginx","source":"limit_req_zone $binary_remote_addr zone=a:1m rate=1r/s; limit_req zone=a;"}`},
 		{"GET", "/v1/degradation", ""},
 		{"PUT", "/v1/degradation", `{"level":"critical"}`},
 		{"GET", "/readyz", ""},
@@ -526,7 +527,7 @@ func TestPublicListenerServesNoPrivateEndpoint(t *testing.T) {
 		t.Errorf("the victim's quota was spent from the public listener: %s", body)
 	}
 	// On the admin listener sluice's paths stay sluice's.
-	for _, path := range []string{"/v1/check", "/designer/run"} {
+	for _, path := range []string{"/v1/check", "/designer/run", "/designer/import"} {
 		r := f.do(t, "GET", path, "", nil)
 		if r.StatusCode != 405 || r.Header.Get("Allow") != "POST" {
 			t.Errorf("GET %s on the admin listener: %d", path, r.StatusCode)

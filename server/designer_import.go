@@ -1,0 +1,86 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// importRequest is POST /designer/import's body: another limiter's
+// configuration, as `sluice import -from Format` reads it.
+type importRequest struct {
+	Format string `json:"format"`
+	Source string `json:"source"`
+	// Enforce writes the limits enforcing; otherwise in shadow mode.
+	Enforce bool `json:"enforce"`
+}
+
+// importResponse is the translation: the files `sluice import` writes, by
+// name, and the migration report (Markdown).
+type importResponse struct {
+	Files  map[string]string `json:"files"`
+	Report string            `json:"report"`
+}
+
+// handleDesignerImport translates another limiter's configuration (POST
+// /designer/import) as `sluice import` does: 200 with the files and the
+// report; 400 for a source it cannot read or a request that is not one;
+// 413 for a body above designerMaxBody; 503 with Retry-After when every
+// designer slot is taken. The files are loaded as `sluice check` loads
+// them before they are answered; one that does not load is a 500 (a fault
+// of the translation, never of the source).
+func (s *Server) handleDesignerImport(w http.ResponseWriter, r *http.Request) {
+	var req importRequest
+	if !decodeDesignerBody(w, r, &req, "an import") {
+		return
+	}
+	d := s.designer
+	select {
+	case d.slots <- struct{}{}:
+		defer func() { <-d.slots }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		writeDesignerProblem(w, designerProblem{problem: problem{Type: httplimit.ProblemReducedCapacity,
+			Title: "Service Unavailable", Status: http.StatusServiceUnavailable,
+			Detail: fmt.Sprintf("The designer is running %d tasks, the most it runs at once; retry in a second.", d.limits.concurrency)}})
+		return
+	}
+	tr, err := migrate.Import(req.Format, req.Source, req.Format+" source")
+	if err != nil {
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
+		return
+	}
+	files, err := tr.Files(req.Enforce)
+	if err != nil {
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
+		return
+	}
+	if err := loadImported(files); err != nil {
+		writeJSONProblem(w, http.StatusInternalServerError, "Internal Server Error",
+			"the imported configuration does not load (please report this): "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, importResponse{Files: files, Report: tr.Report()})
+}
+
+// loadImported loads files as `sluice check` would from a directory that
+// holds them, which it removes afterwards.
+func loadImported(files map[string]string) error {
+	dir, err := os.MkdirTemp("", "sluice-import-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, filepath.Base(name)), []byte(text), 0o600); err != nil {
+			return err
+		}
+	}
+	_, err = config.Load(filepath.Join(dir, migrate.ConfigFile))
+	return err
+}

@@ -1,0 +1,61 @@
+package server_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/server"
+)
+
+// TestDesignerImportEndpoint: POST /designer/import answers what `sluice
+// import` writes — the configuration, in shadow mode unless enforced, and
+// the report — refuses what it cannot translate with a 400 problem, a
+// caller without the read scope with a 403, and a body over 1 MiB with a
+// 413.
+func TestDesignerImportEndpoint(t *testing.T) {
+	f := newFixture(t, testConfig)
+	src := `limit_req_zone $binary_remote_addr zone=perip:10m rate=10r/s;
+limit_req_zone $http_x_api_key zone=bykey:1m rate=100r/m;
+server { location /api/ { limit_req zone=perip burst=20 nodelay; } location /login { limit_req zone=bykey; } }`
+	for _, enforce := range []bool{false, true} {
+		body, _ := json.Marshal(map[string]any{"format": "nginx", "source": src, "enforce": enforce})
+		r := f.do(t, "POST", "/designer/import", string(body), nil)
+		var got struct {
+			Files  map[string]string `json:"files"`
+			Report string            `json:"report"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil || r.StatusCode != 200 {
+			t.Fatalf("enforce %v: %d %v", enforce, r.StatusCode, err)
+		}
+		cfg := got.Files["sluice.yaml"]
+		if !strings.Contains(cfg, "rules:") || !strings.Contains(cfg, `key: ["header:X-Api-Key"]`) || !strings.Contains(cfg, `paths: ["/api/"]`) {
+			t.Errorf("enforce %v: the configuration lacks the rules:\n%s", enforce, cfg)
+		}
+		if shadow := strings.Contains(cfg, "algorithm: gcra\n        quantity: 10\n        window: 1s\n        burst: 21\n        shadow: true"); shadow == enforce {
+			t.Errorf("enforce %v: the per-address limit's shadow is %v:\n%s", enforce, shadow, cfg)
+		}
+		if !strings.Contains(got.Report, "## Trade-offs and Considerations") {
+			t.Errorf("enforce %v: report %.300q", enforce, got.Report)
+		}
+	}
+	for _, c := range []struct{ body, want string }{
+		{`{"format":"haproxy","source":"x"}`, `format \"haproxy\"`},
+		{`{"format":"nginx","source":"limit_req zone=nope;"}`, `no limit_req_zone defines`},
+		{`{"format":"nginx","source":"x","colour":1}`, `not an import request`},
+	} {
+		r := f.do(t, "POST", "/designer/import", c.body, nil)
+		if body := readAll(t, r); r.StatusCode != 400 || !strings.Contains(body, c.want) {
+			t.Errorf("%s: %d %s", c.body, r.StatusCode, body)
+		}
+	}
+	// A caller holding check but not read.
+	g := newFixture(t, testConfig+strings.Replace(checkOnlyAdmin, "a1c2ab15d5b2ab65a8e40e9fb7ca8b8cc8a73a0b0f9c7bbf2f3bd3ee3e0f4f3a", sha256Hex(gatewayToken), 1))
+	if r := g.do(t, "POST", "/designer/import", `{"format":"nginx","source":"x"}`, map[string]string{server.TokenHeader: gatewayToken}); r.StatusCode != 403 {
+		t.Errorf("an import by a caller without read: %d, want 403", r.StatusCode)
+	}
+	big := `{"format":"nginx","source":"` + strings.Repeat("#", 1<<20) + `"}`
+	if r := f.do(t, "POST", "/designer/import", big, nil); r.StatusCode != 413 {
+		t.Errorf("a body over 1 MiB: %d", r.StatusCode)
+	}
+}
