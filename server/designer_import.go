@@ -3,10 +3,9 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/envoy"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/migrate"
 )
@@ -31,9 +30,10 @@ type importResponse struct {
 // /designer/import) as `sluice import` does: 200 with the files and the
 // report; 400 for a source it cannot read or a request that is not one;
 // 413 for a body above designerMaxBody; 503 with Retry-After when every
-// designer slot is taken. The files are loaded as `sluice check` loads
-// them before they are answered; one that does not load is a 500 (a fault
-// of the translation, never of the source).
+// designer slot is taken. The files are loaded, in memory, as `sluice
+// check` and the Envoy service load them before they are answered; one
+// that does not load is a 500 (a fault of the translation, never of the
+// source).
 func (s *Server) handleDesignerImport(w http.ResponseWriter, r *http.Request) {
 	var req importRequest
 	if !decodeDesignerBody(w, r, &req, "an import") {
@@ -68,19 +68,16 @@ func (s *Server) handleDesignerImport(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, importResponse{Files: files, Report: tr.Report()})
 }
 
-// loadImported loads files as `sluice check` would from a directory that
-// holds them, which it removes afterwards.
+// loadImported loads files as `sluice check` and the Envoy service would,
+// from memory: nothing is written to disk.
 func loadImported(files map[string]string) error {
-	dir, err := os.MkdirTemp("", "sluice-import-")
-	if err != nil {
+	if _, err := config.Parse(migrate.ConfigFile, []byte(files[migrate.ConfigFile])); err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, filepath.Base(name)), []byte(text), 0o600); err != nil {
+	if rules, ok := files[migrate.EnvoyRulesFile]; ok {
+		if _, err := envoy.LoadRules(migrate.EnvoyRulesFile, []byte(rules)); err != nil {
 			return err
 		}
 	}
-	_, err = config.Load(filepath.Join(dir, migrate.ConfigFile))
-	return err
+	return nil
 }

@@ -59,3 +59,21 @@ server { location /api/ { limit_req zone=perip burst=20 nodelay; } location /log
 		t.Errorf("a body over 1 MiB: %d", r.StatusCode)
 	}
 }
+
+// TestDesignerImportEnvoy: an Envoy rules file comes back whole, with
+// shadow_mode on every rule, beside the configuration that loads it.
+func TestDesignerImportEnvoy(t *testing.T) {
+	f := newFixture(t, testConfig)
+	src := "domain: edge\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: second, requests_per_unit: 10}\n"
+	body, _ := json.Marshal(map[string]any{"format": "envoy", "source": src})
+	r := f.do(t, "POST", "/designer/import", string(body), nil)
+	var got struct {
+		Files map[string]string `json:"files"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&got); err != nil || r.StatusCode != 200 {
+		t.Fatalf("%d %v", r.StatusCode, err)
+	}
+	if rules := got.Files["envoy-rules.yaml"]; !strings.Contains(rules, "shadow_mode: true") || !strings.Contains(got.Files["sluice.yaml"], "envoy-rules.yaml") {
+		t.Errorf("files %q", got.Files)
+	}
+}
