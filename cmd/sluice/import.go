@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/envoy"
 	"github.com/sluice-dev/sluice/migrate"
 )
 
@@ -93,9 +94,14 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", path)
 	}
-	// What was written must be what sluice check accepts.
+	// What was written must be what sluice check and the Envoy service accept.
 	if _, err := config.Load(filepath.Join(*dir, migrate.ConfigFile)); err != nil {
 		return fmt.Errorf("the imported configuration does not load (please report this): %w", err)
+	}
+	if _, ok := files[migrate.EnvoyRulesFile]; ok {
+		if _, err := envoy.LoadRuleFiles(filepath.Join(*dir, migrate.EnvoyRulesFile)); err != nil {
+			return fmt.Errorf("the imported Envoy rules do not load (please report this): %w", err)
+		}
 	}
 	w := stdout
 	if *report != "" {
