@@ -70,6 +70,7 @@ func (l designerLimits) withDefaults() designerLimits {
 type designer struct {
 	limits  designerLimits
 	slots   chan struct{} // a token per admitted simulation
+	imports chan struct{} // a token per import being translated
 	workers chan struct{} // a token per computing simulation
 	// running, when set, is called with a run's context once the run holds
 	// its slot and a worker, before it simulates (a test holds runs there).
@@ -79,7 +80,7 @@ type designer struct {
 // newDesigner returns a designer bounded by limits (defaults applied).
 func newDesigner(limits designerLimits) *designer {
 	limits = limits.withDefaults()
-	return &designer{limits: limits, slots: make(chan struct{}, limits.concurrency),
+	return &designer{limits: limits, slots: make(chan struct{}, limits.concurrency), imports: make(chan struct{}, limits.concurrency),
 		workers: make(chan struct{}, limits.workers)}
 }
 

@@ -98,8 +98,9 @@ func TestBrowserDesignerImport(t *testing.T) {
 	f := newFixture(t, testConfig)
 	ctx := realtest.Browser(t)
 	for _, width := range []int64{1280, 390} {
-		run(t, ctx, chromedp.EmulateViewport(width, 900), chromedp.Navigate(f.admin.URL+"/designer"),
-			chromedp.Click(chromedp.ID("import-run")))
+		run(t, ctx, chromedp.EmulateViewport(width, 900), chromedp.Navigate(f.admin.URL+"/designer"))
+		waitJS(t, ctx, `document.getElementById("chart").dataset.runs === "1"`) // the page's own first simulation
+		run(t, ctx, chromedp.Click(chromedp.ID("import-run")))
 		waitJS(t, ctx, `document.getElementById("import-config").textContent !== "" || document.getElementById("import-error").textContent !== ""`)
 		if e := eval[string](t, ctx, `document.getElementById("import-error").textContent`); e != "" {
 			t.Fatalf("at %d px the import shows an error: %s", width, e)

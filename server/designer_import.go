@@ -29,25 +29,31 @@ type importResponse struct {
 // handleDesignerImport translates another limiter's configuration (POST
 // /designer/import) as `sluice import` does: 200 with the files and the
 // report; 400 for a source it cannot read or a request that is not one;
-// 413 for a body above designerMaxBody; 503 with Retry-After when every
-// designer slot is taken. The files are loaded, in memory, as `sluice
+// 413 for a body above designerMaxBody; 503 with Retry-After when as many
+// imports as the designer runs simulations at once (one per core) are
+// being translated (imports do not wait for simulations, nor these for
+// them). The files are loaded, in memory, as `sluice
 // check` and the Envoy service load them before they are answered; one
 // that does not load is a 500 (a fault of the translation, never of the
 // source).
 func (s *Server) handleDesignerImport(w http.ResponseWriter, r *http.Request) {
+	s.designer.handleImport(w, r)
+}
+
+// handleImport is handleDesignerImport within d's bounds.
+func (d *designer) handleImport(w http.ResponseWriter, r *http.Request) {
 	var req importRequest
 	if !decodeDesignerBody(w, r, &req, "an import") {
 		return
 	}
-	d := s.designer
 	select {
-	case d.slots <- struct{}{}:
-		defer func() { <-d.slots }()
+	case d.imports <- struct{}{}:
+		defer func() { <-d.imports }()
 	default:
 		w.Header().Set("Retry-After", "1")
 		writeDesignerProblem(w, designerProblem{problem: problem{Type: httplimit.ProblemReducedCapacity,
 			Title: "Service Unavailable", Status: http.StatusServiceUnavailable,
-			Detail: fmt.Sprintf("The designer is running %d tasks, the most it runs at once; retry in a second.", d.limits.concurrency)}})
+			Detail: fmt.Sprintf("The designer is translating %d imports, the most it translates at once; retry in a second.", d.limits.concurrency)}})
 		return
 	}
 	tr, err := migrate.Import(req.Format, req.Source, req.Format+" source")

@@ -203,3 +203,42 @@ func TestDesignerRefusesOversizeRunsBeforeRunning(t *testing.T) {
 		t.Errorf("the run holding the slot: %+v", a)
 	}
 }
+
+// Imports have slots of their own: one is translated while every
+// simulation slot is held, and the excess over the import slots is
+// answered at once with 503 and Retry-After.
+func TestDesignerImportsDoNotWaitForSimulations(t *testing.T) {
+	const slots = 2
+	d := newDesigner(designerLimits{concurrency: slots, workers: slots})
+	started, release := make(chan struct{}), make(chan struct{})
+	d.running = func(context.Context) {
+		started <- struct{}{}
+		<-release
+	}
+	sims := serveDesigner(t, d)
+	imp := httptest.NewServer(http.HandlerFunc(d.handleImport))
+	t.Cleanup(imp.Close)
+	var wg sync.WaitGroup
+	for range slots {
+		wg.Go(func() { postDesigner(t, sims, designerSmall) })
+	}
+	for range slots {
+		<-started
+	}
+	const nginx = `{"format":"nginx","source":"limit_req_zone $binary_remote_addr zone=a:1m rate=1r/s; limit_req zone=a;"}`
+	if a := postDesigner(t, imp.URL, nginx); a.status != http.StatusOK {
+		t.Errorf("an import while every simulation slot is held: %+v", a)
+	}
+	for range slots {
+		d.imports <- struct{}{}
+	}
+	if a := postDesigner(t, imp.URL, nginx); a.status != http.StatusServiceUnavailable || a.retryAfter != "1" ||
+		a.problem.Type != httplimit.ProblemReducedCapacity {
+		t.Errorf("an import with every import slot held: %+v, want 503 with Retry-After: 1", a)
+	}
+	for range slots {
+		<-d.imports
+	}
+	close(release)
+	wg.Wait()
+}
