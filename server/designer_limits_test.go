@@ -58,6 +58,17 @@ func postDesigner(t *testing.T, url, body string) designerAnswer {
 	return a
 }
 
+// holdRuns makes every run of d that holds a slot and a worker say so on
+// started and wait until release is closed.
+func holdRuns(d *designer) (started, release chan struct{}) {
+	started, release = make(chan struct{}), make(chan struct{})
+	d.running = func(context.Context) {
+		started <- struct{}{}
+		<-release
+	}
+	return started, release
+}
+
 func serveDesigner(t *testing.T, d *designer) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(d.handleRun))
@@ -82,11 +93,7 @@ func TestDesignerDefaultLimits(t *testing.T) {
 func TestDesignerRefusesRunsAboveItsConcurrency(t *testing.T) {
 	const slots = 2
 	d := newDesigner(designerLimits{concurrency: slots, workers: slots})
-	started, release := make(chan struct{}), make(chan struct{})
-	d.running = func(context.Context) {
-		started <- struct{}{}
-		<-release
-	}
+	started, release := holdRuns(d)
 	url := serveDesigner(t, d)
 	answers := make(chan designerAnswer, 4*slots)
 	var wg sync.WaitGroup
@@ -182,11 +189,7 @@ func TestDesignerRefusesOversizeRunsBeforeRunning(t *testing.T) {
 		t.Errorf("refused after %v", a.took)
 	}
 
-	started, release := make(chan struct{}), make(chan struct{})
-	d.running = func(context.Context) {
-		started <- struct{}{}
-		<-release
-	}
+	started, release := holdRuns(d)
 	done := make(chan designerAnswer)
 	go func() { done <- postDesigner(t, url, designerSmall) }()
 	<-started // the only slot is taken
@@ -210,11 +213,7 @@ func TestDesignerRefusesOversizeRunsBeforeRunning(t *testing.T) {
 func TestDesignerImportsDoNotWaitForSimulations(t *testing.T) {
 	const slots = 2
 	d := newDesigner(designerLimits{concurrency: slots, workers: slots})
-	started, release := make(chan struct{}), make(chan struct{})
-	d.running = func(context.Context) {
-		started <- struct{}{}
-		<-release
-	}
+	started, release := holdRuns(d)
 	sims := serveDesigner(t, d)
 	imp := httptest.NewServer(http.HandlerFunc(d.handleImport))
 	t.Cleanup(imp.Close)
