@@ -56,11 +56,8 @@ func (ru *rule) matches(r *http.Request, p string, m *pathMatch) (int, bool) {
 			return 0, false
 		}
 	}
-	var left pathMatch // the except patterns' wildcards are not read
-	for i := range ru.except {
-		if ru.except[i].match(p, &left) {
-			return 0, false
-		}
+	if len(ru.except) > 0 && ru.excepted(p) {
+		return 0, false
 	}
 	if len(ru.paths) == 0 {
 		return -1, true
@@ -71,6 +68,18 @@ func (ru *rule) matches(r *http.Request, p string, m *pathMatch) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// excepted reports whether one of the rule's ExceptPaths matches the
+// cleaned path p.
+func (ru *rule) excepted(p string) bool {
+	var m pathMatch // its wildcards are not read
+	for i := range ru.except {
+		if ru.except[i].match(p, &m) {
+			return true
+		}
+	}
+	return false
 }
 
 func methodMatches(methods []string, method string) bool {
