@@ -74,7 +74,12 @@ func (t *Translation) config(enforce bool) string {
 	if len(t.APIKeyHeaders) > 0 || t.UserHeader != "" || t.IPv6Prefix > 0 {
 		b.WriteString("identity:\n")
 		if len(t.APIKeyHeaders) > 0 {
-			fmt.Fprintf(&b, "  api_key_headers: %s\n  unknown_keys: key   # every key is a client of its own, as before\n", quoteAll(t.APIKeyHeaders))
+			fmt.Fprintf(&b, "  api_key_headers: %s\n", quoteAll(t.APIKeyHeaders))
+			if t.KeysOnlyListed {
+				b.WriteString("  unknown_keys: ip    # only the listed keys are clients of their own; other requests count by address, as before\n")
+			} else {
+				b.WriteString("  unknown_keys: key   # every key is a client of its own, as before\n")
+			}
 		}
 		if t.UserHeader != "" {
 			fmt.Fprintf(&b, "  user_header: %s   # believed only from trusted_proxies: add your proxies\n", quote(t.UserHeader))
@@ -108,7 +113,19 @@ func (t *Translation) config(enforce bool) string {
 			fmt.Fprintf(&b, "      %s: %d\n", quote(k), t.Costs[k])
 		}
 	}
+	for _, p := range t.Plans {
+		fmt.Fprintf(&b, "  %s:\n    limits:\n", p.Name)
+		for _, l := range p.Limits {
+			limitYAML(&b, "      ", l, !enforce)
+		}
+	}
 	fmt.Fprintf(&b, "default_plan: %s\nanonymous_plan: %s\n", PlanName, PlanName)
+	if len(t.Keys) > 0 {
+		b.WriteString("keys:                             # by SHA-256, never in clear\n")
+		for _, k := range t.Keys {
+			fmt.Fprintf(&b, "  - {name: %s, sha256: %s, plan: %s}\n", quote(k.Name), k.SHA256, k.Plan)
+		}
+	}
 	if clients < len(t.Limits) {
 		b.WriteString("global:\n")
 		for _, l := range t.Limits {

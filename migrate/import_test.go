@@ -443,7 +443,7 @@ consumers:
 			limits:  []string{"per-minute: fixed-window 60 per 1m0s", "per-month: fixed-window 10000 per 720h0m0s"},
 			costs:   map[string]int64{"/": 0, "/search": 1, "/search/": 1},
 			same:    []string{"policy redis", "on_store_error: deny", "routes"},
-			differs: []string{"calendar months", "plugin on consumer acme", "Kong refused with 503", "several credentials"},
+			differs: []string{"calendar months", "plugin on consumer acme: plan consumer-acme holds the consumer's limits; the file has no key-auth credential", "Kong refused with 503", "several credentials"},
 		},
 		{
 			name:   "limit_by path counts its path together and the rest per address",
@@ -741,4 +741,42 @@ func TestImportedTraefikRoutersDecide(t *testing.T) {
 		{"/reports", "", "192.0.2.4", 429}, // without X-Tenant: one shared bucket
 		{"/other", "", "192.0.2.1", 200},
 	})
+}
+
+// TestImportedKongConsumerDecides: a consumer's plugin is a plan chosen by
+// its key-auth credential, in place of the global plugin's limits; other
+// clients keep the imported plan.
+func TestImportedKongConsumerDecides(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+  - {name: rate-limiting, config: {minute: 3, limit_by: ip}}
+consumers:
+  - username: acme
+    keyauth_credentials: [{key: acme-secret}]
+    plugins: [{name: rate-limiting, config: {minute: 1}}]
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := tr.Files(true)
+	if strings.Contains(files[migrate.ConfigFile], "acme-secret") {
+		t.Fatalf("the key is in the configuration in clear:\n%s", files[migrate.ConfigFile])
+	}
+	h := serveImported(t, tr)
+	var got []int
+	for _, key := range []string{"acme-secret", "acme-secret", "", "", "made-up", "another"} {
+		r := httptest.NewRequest("GET", "/x", nil)
+		r.RemoteAddr = "192.0.2.1:1234"
+		if key != "" {
+			r.Header.Set("Apikey", key)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		got = append(got, w.Code)
+	}
+	// acme: one a minute; the address: three a minute, whatever unlisted
+	// key it sends (a made-up key is no fresh quota, as in Kong).
+	if want := []int{200, 429, 200, 200, 200, 429}; !slices.Equal(got, want) {
+		t.Errorf("acme twice, then the address with no key twice and two made-up keys: %v, want %v", got, want)
+	}
 }

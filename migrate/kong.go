@@ -23,11 +23,17 @@ type kongFile struct {
 		Plugins []kongPlugin `yaml:"plugins"`
 		Routes  []kongRoute  `yaml:"routes"`
 	} `yaml:"services"`
-	Routes    []kongRoute `yaml:"routes"`
-	Consumers []struct {
-		Username string       `yaml:"username"`
-		Plugins  []kongPlugin `yaml:"plugins"`
-	} `yaml:"consumers"`
+	Routes    []kongRoute    `yaml:"routes"`
+	Consumers []kongConsumer `yaml:"consumers"`
+}
+
+// kongConsumer is a consumer, its plugins and its key-auth credentials.
+type kongConsumer struct {
+	Username    string       `yaml:"username"`
+	Plugins     []kongPlugin `yaml:"plugins"`
+	Credentials []struct {
+		Key string `yaml:"key"`
+	} `yaml:"keyauth_credentials"`
 }
 
 type kongRoute struct {
@@ -126,16 +132,10 @@ func Kong(src, source string) (*Translation, error) {
 		allPaths = append(allPaths, routePaths(r)...)
 		add(r.Plugins, "plugin on route "+r.Name, routePaths(r))
 	}
-	for _, c := range f.Consumers {
-		for _, p := range c.Plugins {
-			if p.Name == "rate-limiting" {
-				t.differs("plugin on consumer "+c.Username, "consumer-specific limits become a plan of their own in sluice, chosen by the consumer's API key under keys: (by SHA-256): not imported — add a plan and the keys by hand.")
-			}
-		}
-	}
 	if len(scopes) == 0 {
 		return nil, fmt.Errorf("%s: no enabled rate-limiting plugin", source)
 	}
+
 	main := scopes[0]
 	same := main.config.LimitBy != "path" // one count for one path: a rule of its own
 	for _, s := range scopes[1:] {
@@ -143,6 +143,9 @@ func Kong(src, source string) (*Translation, error) {
 	}
 	if !same {
 		if err := t.kongRules(scopes, allPaths); err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		if err := t.kongConsumers(f.Consumers); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 		return t, nil
@@ -154,6 +157,9 @@ func Kong(src, source string) (*Translation, error) {
 		}
 	}
 	if err := t.kongLimits(main); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if err := t.kongConsumers(f.Consumers); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return t, nil
@@ -169,7 +175,7 @@ func (t *Translation) kongLimits(s kongScope) error {
 		t.APIKeyHeaders = []string{"Apikey", "Authorization"}
 		t.same("limit_by "+or(c.LimitBy, "consumer"), "Kong counts per consumer (falling back to the address without one); sluice counts per API key (key-auth's apikey header, or a Bearer token), falling back to the address.")
 		if c.LimitBy != "credential" {
-			t.differs("limit_by consumer", "a consumer with several credentials shared one count in Kong; in sluice each key counts alone unless the keys are listed under keys: with one name.")
+			t.differs("limit_by consumer", "a consumer with several credentials shared one count in Kong; in sluice each key counts alone.")
 		}
 	case "ip":
 		t.IPv6Prefix = 128

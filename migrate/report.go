@@ -42,6 +42,11 @@ func (t *Translation) Report() string {
 	for _, l := range t.Rules {
 		rows = append(rows, row{l, "each descriptor value (Envoy rules)"})
 	}
+	for _, p := range t.Plans {
+		for _, l := range p.Limits {
+			rows = append(rows, row{l, "each key of plan " + p.Name})
+		}
+	}
 	for _, r := range t.SluiceRules {
 		where := "every path"
 		if len(r.Paths) > 0 {

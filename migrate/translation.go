@@ -39,6 +39,19 @@ type Limit struct {
 	Source string
 }
 
+// Plan is a plan besides the imported one: the limits of the clients its
+// keys name.
+type Plan struct {
+	Name   string
+	Limits []Limit
+}
+
+// Key is an API key, by the hex SHA-256 of its value (never the value),
+// with the plan it chooses.
+type Key struct {
+	Name, SHA256, Plan string
+}
+
 // Rule is one translated rule of the configuration's rules: section: its
 // limits count only the requests it matches, each key of them apart.
 type Rule struct {
@@ -105,8 +118,11 @@ type Translation struct {
 	// only some paths becomes "/": 0 plus a cost of 1 on those paths.
 	Costs map[string]int64
 	// APIKeyHeaders and UserHeader identify clients; empty: by address.
-	APIKeyHeaders []string
-	UserHeader    string
+	// KeysOnlyListed: an API key not under Keys is no client of its own
+	// (the source counted such requests by address).
+	APIKeyHeaders  []string
+	KeysOnlyListed bool
+	UserHeader     string
 	// IPv6Prefix groups IPv6 clients (0: sluice's default, /64).
 	IPv6Prefix int
 	// ExemptAddresses are client address ranges no limit counts (the
@@ -119,6 +135,10 @@ type Translation struct {
 	// had one (0 and "": the memory store).
 	Instances    int
 	OnStoreError string
+	// Plans are plans besides the imported one (Kong's consumers'), and
+	// Keys the API keys that choose them.
+	Plans []Plan
+	Keys  []Key
 	// SluiceRules are the rules: section: limits that count only the
 	// requests a rule matches, by a key of their own (nginx zones used on
 	// some locations only, or keyed by a header or the host).
