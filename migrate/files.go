@@ -165,8 +165,17 @@ func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {
 	b.WriteString("rules:\n")
 	for _, r := range rules {
 		fmt.Fprintf(b, "  - name: %s\n", r.Name)
-		if len(r.Paths) > 0 || len(r.Hosts) > 0 || len(r.ExceptPaths) > 0 {
+		if len(r.Paths) > 0 || len(r.Hosts) > 0 || len(r.ExceptPaths) > 0 || len(r.Methods) > 0 || len(r.Headers) > 0 {
 			b.WriteString("    match:\n")
+			if len(r.Methods) > 0 {
+				fmt.Fprintf(b, "      methods: %s\n", quoteAll(r.Methods))
+			}
+			for i, h := range r.Headers {
+				if i == 0 {
+					b.WriteString("      headers:\n")
+				}
+				fmt.Fprintf(b, "        - {name: %s, value: %s}\n", quote(h.Name), quote(h.Value))
+			}
 			if len(r.Hosts) > 0 {
 				fmt.Fprintf(b, "      hosts: %s\n", quoteAll(r.Hosts))
 			}

@@ -145,6 +145,12 @@ func ruleString(r httplimit.Rule) string {
 	if len(r.Hosts) > 0 {
 		s += fmt.Sprintf(" hosts=%v", r.Hosts)
 	}
+	if len(r.Methods) > 0 {
+		s += fmt.Sprintf(" methods=%v", r.Methods)
+	}
+	if len(r.Headers) > 0 {
+		s += fmt.Sprintf(" headers=%v", r.Headers)
+	}
 	if len(r.ExceptPaths) > 0 {
 		s += fmt.Sprintf(" except=%v", r.ExceptPaths)
 	}
@@ -559,8 +565,11 @@ spec:
       rule: "Path(` + "`/login`" + `)"
       middlewares: [per-ip]
     odd:
-      rule: "Method(` + "`POST`" + `)"
+      rule: "Method(` + "`POST`" + `) || Host(` + "`x.example`" + `)"
       middlewares: [unused-elsewhere]
+    writes:
+      rule: "Method(` + "`post`" + `) && Header(` + "`X-Beta`" + `, ` + "`1`" + `) && PathPrefix(` + "`/v2/`" + `)"
+      middlewares: [spare]
   middlewares:
     per-ip:
       rateLimit: {average: 10, burst: 20}
@@ -577,8 +586,9 @@ spec:
 				"api-per-tenant paths=[/api /api/] hosts=[api.example.com] key=[header:X-Tenant] header_from=any fallback=shared | per-minute: leaky-bucket 100 per 1m0s burst 1 max-wait 500ms",
 				"login paths=[/login] key=[ip/32/128] | per-second: leaky-bucket 10 per 1s burst 20 max-wait 50ms",
 				"odd paths=[] key=[ip/32/128] | per-second: leaky-bucket 1 per 1s burst 1 max-wait 500ms",
+				"writes paths=[/v2/] methods=[POST] headers=[{X-Beta 1}] key=[ip/32/128] | per-second: leaky-bucket 5 per 1s burst 1 max-wait 100ms",
 			},
-			same:    []string{"middleware spare: named by no router", "one bucket per client address (key ip/32/128"},
+			same:    []string{"one bucket per client address (key ip/32/128"},
 			differs: []string{"router odd: its rule", "headers"},
 		},
 		{

@@ -3,6 +3,7 @@ package migrate
 import (
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 )
@@ -18,8 +19,8 @@ type traefikRouter struct {
 // request, for a file without routers), with the router's hosts and
 // paths.
 type traefikUse struct {
-	router                *traefikRouter
-	hosts, paths          []string
+	router *traefikRouter
+	traefikMatcher
 	name                  string
 	rl                    *traefikRateLimit
 	everywhere, matchable bool
@@ -45,12 +46,13 @@ func (t *Translation) traefikShared(name string, uses []traefikUse) []traefikUse
 	}
 	where := "middleware " + name + " redis"
 	for _, u := range mine[1:] {
-		if !u.matchable || !mine[0].matchable || !slices.Equal(u.hosts, mine[0].hosts) {
-			t.differs(where, "Traefik's Redis storage shares one bucket set for every router naming the middleware; its routers match different hosts, which one rule cannot: each router counts apart here.")
+		if !u.matchable || !mine[0].matchable || !u.sameScope(&mine[0].traefikMatcher) {
+			t.differs(where, "Traefik's Redis storage shares one bucket set for every router naming the middleware; its routers match different hosts, methods or headers, which one rule cannot: each router counts apart here.")
 			return uses
 		}
 	}
-	merged := traefikUse{name: name, rl: mine[0].rl, hosts: mine[0].hosts, matchable: mine[0].matchable}
+	merged := traefikUse{name: name, rl: mine[0].rl, matchable: mine[0].matchable}
+	merged.hosts, merged.methods, merged.headers = mine[0].hosts, mine[0].methods, mine[0].headers
 	for _, u := range mine {
 		merged.everywhere = merged.everywhere || u.everywhere
 		for _, p := range u.paths {
@@ -79,27 +81,30 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 		byName[f.name] = f.rl
 	}
 	usedBy := map[string]bool{}
-	var unlimited [][]string // paths of routers without a rate limit
+	type unlimitedRouter struct {
+		name  string
+		match traefikMatcher
+	}
+	var unlimited []unlimitedRouter // routers without a rate limit
 	everywhere := len(routers) == 0
 	for i := range routers {
 		rt := &routers[i]
-		hosts, paths, ok := traefikMatch(rt.rule)
+		match, ok := traefikMatch(rt.rule)
 		limited := false
 		for _, m := range rt.middlewares {
 			if rl := byName[m]; rl != nil {
 				limited, usedBy[m] = true, true
-				uses = append(uses, traefikUse{router: rt, hosts: hosts, paths: paths, name: m, rl: rl, everywhere: !ok || len(paths) == 0, matchable: ok})
+				uses = append(uses, traefikUse{router: rt, traefikMatcher: match, name: m, rl: rl, everywhere: !ok || len(match.paths) == 0, matchable: ok})
 			}
 		}
 		switch {
+		case !limited && ok && len(match.paths) > 0:
+			unlimited = append(unlimited, unlimitedRouter{rt.name, match})
 		case !limited:
-			if ok && len(paths) > 0 {
-				unlimited = append(unlimited, paths)
-			}
 		case !ok:
-			t.differs("router "+rt.name, "its rule %q is not only Host, Path and PathPrefix terms joined by &&: its limits are imported for every request.", rt.rule)
+			t.differs("router "+rt.name, "its rule %q is not only Host, Path, PathPrefix, Method and Header terms joined by &&: its limits are imported for every request.", rt.rule)
 			everywhere = true
-		case len(paths) == 0:
+		case len(match.paths) == 0:
 			everywhere = true
 		}
 	}
@@ -136,7 +141,7 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 				name += "-" + u.name
 			}
 		}
-		r := Rule{Name: t.ruleName(name), Hosts: u.hosts}
+		r := Rule{Name: t.ruleName(name), Hosts: u.hosts, Methods: u.methods, Headers: u.headers}
 		if !u.everywhere {
 			r.Paths = u.paths
 			if !everywhere {
@@ -146,7 +151,7 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 			}
 		}
 		if !u.matchable {
-			r.Hosts = nil
+			r.Hosts, r.Methods, r.Headers = nil, nil, nil
 		}
 		period, err := traefikPeriod(u.rl.Period)
 		if err != nil {
@@ -172,77 +177,114 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 	for _, a := range uses {
 		for _, b := range uses {
 			if a.rule < 0 || a.router == nil || b.router == nil || a.router == b.router || a.everywhere || b.everywhere ||
-				len(a.hosts) > 0 && !slices.Equal(a.hosts, b.hosts) || done[pair{a.rule, b.router}] ||
+				a.narrow() && !a.sameScope(&b.traefikMatcher) || done[pair{a.rule, b.router}] ||
 				!slices.ContainsFunc(b.paths, func(q string) bool { return slices.ContainsFunc(a.paths, func(p string) bool { return below(q, p) }) }) {
 				continue
 			}
 			done[pair{a.rule, b.router}] = true
 			r := &t.SluiceRules[a.rule]
-			if slices.Equal(a.hosts, b.hosts) && r.leaveOut(b.paths, a.paths) {
+			if a.sameScope(&b.traefikMatcher) && r.leaveOut(b.paths, a.paths) {
 				t.same("router "+b.router.name, "Traefik sends its requests to it alone (the longest rule wins); rule %s of router %s leaves its paths out (except_paths).", r.Name, a.router.name)
 			} else {
-				t.differs("router "+b.router.name, "Traefik sends its requests to it alone (the longest rule wins); rule %s of router %s matches them too and cannot leave them out (except_paths) for its hosts alone, or without leaving out a path of its own: they also count against it.", r.Name, a.router.name)
+				t.differs("router "+b.router.name, "Traefik sends its requests to it alone (the longest rule wins); rule %s of router %s matches them too and cannot leave them out (except_paths) for its hosts, methods or headers alone, or without leaving out a path of its own: they also count against it.", r.Name, a.router.name)
 			}
 		}
 	}
 	if !everywhere {
-		for _, paths := range unlimited {
-			for _, q := range paths {
-				if slices.ContainsFunc(slices.Collect(maps.Keys(t.Costs)), func(p string) bool { return t.Costs[p] == 1 && below(q, p) }) {
-					t.Costs[q] = 0
+		for _, u := range unlimited {
+			for _, q := range u.match.paths {
+				if !slices.ContainsFunc(slices.Collect(maps.Keys(t.Costs)), func(p string) bool { return t.Costs[p] == 1 && below(q, p) }) {
+					continue
 				}
+				if u.match.narrow() {
+					t.differs("router "+u.name, "it has no rate limit on some hosts, methods or headers of %s, below a limited router's path: sluice counts those requests there as the limited router's.", q)
+					break
+				}
+				t.Costs[q] = 0
 			}
 		}
 	}
 	return nil
 }
 
-// traefikMatch reads a router rule made of Host, Path and PathPrefix terms
-// joined by && into host names and ServeMux patterns; ok is false for any
+// traefikMatcher is what a router rule matches: host names, ServeMux path
+// patterns, methods and headers (name, value), each list empty when the
+// rule does not say.
+type traefikMatcher struct {
+	hosts, paths, methods []string
+	headers               []HeaderMatch
+}
+
+// narrow reports whether the matcher matches only some hosts, methods or
+// headers.
+func (m *traefikMatcher) narrow() bool {
+	return len(m.hosts)+len(m.methods)+len(m.headers) > 0
+}
+
+// sameScope reports whether m and o match the same hosts, methods and
+// headers.
+func (m *traefikMatcher) sameScope(o *traefikMatcher) bool {
+	return slices.Equal(m.hosts, o.hosts) && slices.Equal(m.methods, o.methods) && slices.Equal(m.headers, o.headers)
+}
+
+// traefikMatch reads a router rule made of Host, Path, PathPrefix, Method
+// and Header (Headers in Traefik 2) terms joined by &&; ok is false for any
 // other rule (||, !, regular expressions, other matchers, two paths).
-func traefikMatch(rule string) (hosts, paths []string, ok bool) {
+func traefikMatch(rule string) (m traefikMatcher, ok bool) {
 	if strings.ContainsAny(rule, "|!") || strings.TrimSpace(rule) == "" {
-		return nil, nil, false
+		return m, false
 	}
 	npaths := 0
 	for _, term := range strings.Split(rule, "&&") {
 		term = strings.TrimSpace(term)
 		name, args, found := strings.Cut(term, "(")
 		if !found || !strings.HasSuffix(args, ")") {
-			return nil, nil, false
+			return m, false
 		}
 		var vals []string
 		for _, a := range strings.Split(strings.TrimSuffix(args, ")"), ",") {
 			a = strings.TrimSpace(a)
 			if len(a) < 2 || (a[0] != '`' && a[0] != '"') || a[len(a)-1] != a[0] {
-				return nil, nil, false
+				return m, false
 			}
 			vals = append(vals, a[1:len(a)-1])
 		}
-		switch strings.TrimSpace(name) {
+		switch name = strings.TrimSpace(name); name {
 		case "Host":
 			for _, h := range vals {
 				if !validHostName(h) {
-					return nil, nil, false
+					return m, false
 				}
 			}
-			hosts = append(hosts, vals...)
+			m.hosts = append(m.hosts, vals...)
+		case "Method":
+			for _, v := range vals {
+				if !validHeaderName(v) {
+					return m, false
+				}
+				m.methods = append(m.methods, strings.ToUpper(v))
+			}
+		case "Header", "Headers":
+			if len(vals) != 2 || !validHeaderName(vals[0]) || vals[1] == "" {
+				return m, false
+			}
+			m.headers = append(m.headers, HeaderMatch{Name: http.CanonicalHeaderKey(vals[0]), Value: vals[1]})
 		case "Path", "PathPrefix":
 			if npaths++; npaths > 1 {
-				return nil, nil, false
+				return m, false
 			}
 			for _, v := range vals {
-				pats, ok := traefikPatterns(strings.TrimSpace(name) == "PathPrefix", v)
+				pats, ok := traefikPatterns(name == "PathPrefix", v)
 				if !ok {
-					return nil, nil, false
+					return m, false
 				}
-				paths = append(paths, pats...)
+				m.paths = append(m.paths, pats...)
 			}
 		default:
-			return nil, nil, false
+			return m, false
 		}
 	}
-	return hosts, paths, true
+	return m, true
 }
 
 // traefikPatterns returns the ServeMux patterns of a Path (exact) or a

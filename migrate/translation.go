@@ -46,6 +46,11 @@ type Plan struct {
 	Limits []Limit
 }
 
+// HeaderMatch is a header a rule's requests carry, with this value.
+type HeaderMatch struct {
+	Name, Value string
+}
+
 // Key is an API key, by the hex SHA-256 of its value (never the value),
 // with the plan it chooses.
 type Key struct {
@@ -62,6 +67,10 @@ type Rule struct {
 	Paths []string
 	// Hosts are the host names it matches; empty: every host.
 	Hosts []string
+	// Methods and Headers are the methods and headers it matches; empty:
+	// any.
+	Methods []string
+	Headers []HeaderMatch
 	// ExceptPaths are ServeMux patterns it leaves out, even where Paths
 	// matches: places below it whose own limits replace its there.
 	ExceptPaths []string
