@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
@@ -788,5 +789,32 @@ consumers:
 	// key it sends (a made-up key is no fresh quota, as in Kong).
 	if want := []int{200, 429, 200, 200, 200, 429}; !slices.Equal(got, want) {
 		t.Errorf("acme twice, then the address with no key twice and two made-up keys: %v, want %v", got, want)
+	}
+}
+
+// TestImportBoundsThePlaces: a file of more places than MaxPlaces is
+// refused, saying the bound, before its quadratic comparisons; one at the
+// bound imports and loads within seconds.
+func TestImportBoundsThePlaces(t *testing.T) {
+	file := func(n int) string {
+		var b strings.Builder
+		b.WriteString("limit_req_zone $binary_remote_addr zone=a:1m rate=1r/s;\nlimit_req_zone $binary_remote_addr zone=b:1m rate=1r/s;\nserver {\n")
+		for i := range n {
+			fmt.Fprintf(&b, "location /p%d/ { limit_req zone=%c; }\n", i, "ab"[i%2])
+		}
+		b.WriteString("}\n")
+		return b.String()
+	}
+	if _, err := migrate.Import("nginx", file(migrate.MaxPlaces), "f"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than the %d", migrate.MaxPlaces)) {
+		t.Errorf("%d locations and a server: %v", migrate.MaxPlaces, err)
+	}
+	start := time.Now()
+	tr, err := migrate.Import("nginx", file(migrate.MaxPlaces-2), "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("%d locations took %v to import and load", migrate.MaxPlaces-2, d)
 	}
 }

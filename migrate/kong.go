@@ -135,6 +135,9 @@ func Kong(src, source string) (*Translation, error) {
 	if len(scopes) == 0 {
 		return nil, fmt.Errorf("%s: no enabled rate-limiting plugin", source)
 	}
+	if n := max(len(allPaths), len(scopes)); n > MaxPlaces {
+		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "route paths"))
+	}
 
 	main := scopes[0]
 	same := main.config.LimitBy != "path" // one count for one path: a rule of its own

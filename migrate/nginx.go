@@ -153,7 +153,9 @@ func Nginx(src, source string) (*Translation, error) {
 			conns = slices.DeleteFunc(slices.Clone(inherited.uses), func(u nginxUse) bool { return !u.conn })
 		}
 		own.uses = append(reqs, conns...)
-		scopes = append(scopes, own)
+		if scopes = append(scopes, own); len(scopes) > MaxPlaces {
+			return tooManyPlaces(len(scopes), "locations and servers")
+		}
 		for _, d := range ds {
 			if !d.hasBlock {
 				continue

@@ -119,6 +119,9 @@ func Traefik(src, source string) (*Translation, error) {
 	if len(all) == 0 {
 		return nil, fmt.Errorf("%s: no rateLimit middleware", source)
 	}
+	if n := max(len(routers), len(all)); n > MaxPlaces {
+		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "routers"))
+	}
 	rules := len(routers) > 0
 	for _, f := range all {
 		if sc := f.rl.SourceCriterion; sc != nil && (sc.RequestHeaderName != "" || sc.RequestHost) {

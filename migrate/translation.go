@@ -16,6 +16,19 @@ const (
 	FormatTraefik = "traefik"
 )
 
+// MaxPlaces is the most places a source may limit apart: nginx locations,
+// Kong routes, Traefik routers. Each becomes path patterns of costs and
+// rules, and comparing them (here, and where the configuration registers
+// its patterns) grows with their square: at this bound a file imports and
+// loads in about half a second.
+const MaxPlaces = 5000
+
+// tooManyPlaces is the error of a source of n places of kind, above
+// MaxPlaces.
+func tooManyPlaces(n int, kind string) error {
+	return fmt.Errorf("%d %s, more than the %d one import translates: import the file a part at a time", n, kind, MaxPlaces)
+}
+
 // Formats lists the formats Import reads.
 func Formats() []string { return []string{FormatNginx, FormatEnvoy, FormatKong, FormatTraefik} }
 
