@@ -68,7 +68,8 @@ type kongConfig struct {
 
 // kongScope is one rate-limiting plugin and where it applies.
 type kongScope struct {
-	where  string
+	where  string   // "plugin on route search"
+	name   string   // of the route or service, "global" for a global plugin
 	paths  []string // nil: every request
 	config kongConfig
 }
@@ -96,7 +97,7 @@ func Kong(src, source string) (*Translation, error) {
 	}
 	t := &Translation{Format: FormatKong, Source: source, Costs: map[string]int64{}}
 	var scopes []kongScope
-	add := func(ps []kongPlugin, where string, paths []string) {
+	add := func(ps []kongPlugin, where, name string, paths []string) {
 		for _, p := range ps {
 			switch {
 			case p.Name == "rate-limiting-advanced":
@@ -105,11 +106,11 @@ func Kong(src, source string) (*Translation, error) {
 			case p.Enabled != nil && !*p.Enabled:
 				t.same(where, "a disabled rate-limiting plugin: not imported.")
 			default:
-				scopes = append(scopes, kongScope{where: where, paths: paths, config: p.Config})
+				scopes = append(scopes, kongScope{where: where, name: name, paths: paths, config: p.Config})
 			}
 		}
 	}
-	add(f.Plugins, "global plugin", nil)
+	add(f.Plugins, "global plugin", "global", nil)
 	routePaths := func(r kongRoute) []string {
 		if len(r.Paths) == 0 {
 			return []string{"/"}
@@ -123,14 +124,14 @@ func Kong(src, source string) (*Translation, error) {
 			paths = append(paths, routePaths(r)...)
 		}
 		allPaths = append(allPaths, paths...)
-		add(s.Plugins, "plugin on service "+s.Name, paths)
+		add(s.Plugins, "plugin on service "+s.Name, s.Name, paths)
 		for _, r := range s.Routes {
-			add(r.Plugins, "plugin on route "+r.Name, routePaths(r))
+			add(r.Plugins, "plugin on route "+r.Name, r.Name, routePaths(r))
 		}
 	}
 	for _, r := range f.Routes {
 		allPaths = append(allPaths, routePaths(r)...)
-		add(r.Plugins, "plugin on route "+r.Name, routePaths(r))
+		add(r.Plugins, "plugin on route "+r.Name, r.Name, routePaths(r))
 	}
 	if len(scopes) == 0 {
 		return nil, fmt.Errorf("%s: no enabled rate-limiting plugin", source)

@@ -31,10 +31,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 	ruleAt := make([]int, len(scopes)) // index in t.SluiceRules, -1: none
 	for i, s := range scopes {
 		ruleAt[i] = -1
-		r := Rule{Name: t.ruleName(strings.TrimPrefix(strings.TrimPrefix(strings.TrimPrefix(s.where, "plugin on "), "route "), "service "))}
-		if s.where == "global plugin" {
-			r.Name = t.ruleName("global")
-		}
+		r := Rule{Name: t.ruleName(s.name)}
 		for _, p := range s.paths {
 			if !everywhere {
 				t.kongRouteCosts([]string{p})

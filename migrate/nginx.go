@@ -85,6 +85,7 @@ func Nginx(src, source string) (*Translation, error) {
 	geos, maps := map[string]*nginxGeo{}, map[string]*nginxMap{}
 	var order []string
 	var scopes []nginxScope
+	directives := 0 // limit_req and limit_conn, each a rule's setting at most
 	var walk func(ds []directive, where string, pattern []string, inherited nginxScope) error
 	walk = func(ds []directive, where string, pattern []string, inherited nginxScope) error {
 		own := nginxScope{where: where, pattern: pattern, status: inherited.status, dryRun: inherited.dryRun,
@@ -111,12 +112,18 @@ func Nginx(src, source string) (*Translation, error) {
 					return err
 				}
 				reqs = append(reqs, u)
+				if directives++; directives > MaxPlaces {
+					return tooManyPlaces(directives, "limit_req and limit_conn directives")
+				}
 			case "limit_conn":
 				u, err := parseConnUse(d)
 				if err != nil {
 					return err
 				}
 				conns = append(conns, u)
+				if directives++; directives > MaxPlaces {
+					return tooManyPlaces(directives, "limit_req and limit_conn directives")
+				}
 			case "limit_req_status", "limit_conn_status":
 				if len(d.args) != 1 {
 					return fmt.Errorf("line %d: %s takes one status", d.line, d.name)

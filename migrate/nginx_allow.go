@@ -103,10 +103,12 @@ func allowlist(key string, geos map[string]*nginxGeo, maps map[string]*nginxMap)
 		return nil, false
 	}
 	var left []string
+	out := map[netip.Prefix]bool{} // the ranges left out
 	for _, n := range g.nets {
 		switch v := value(n.value); {
 		case v == "":
 			left = append(left, n.prefix.String())
+			out[n.prefix] = true
 		case !byAddress(v):
 			return nil, false
 		}
@@ -117,10 +119,13 @@ func allowlist(key string, geos map[string]*nginxGeo, maps map[string]*nginxMap)
 	// A more specific range inside one left out, counted again, is not
 	// an exemption sluice can write: geo picks the longest match.
 	for _, n := range g.nets {
-		if byAddress(value(n.value)) && slices.ContainsFunc(g.nets, func(o nginxNet) bool {
-			return value(o.value) == "" && o.prefix.Bits() < n.prefix.Bits() && o.prefix.Contains(n.prefix.Addr())
-		}) {
-			return nil, false
+		if out[n.prefix] {
+			continue
+		}
+		for bits := range n.prefix.Bits() {
+			if p, _ := n.prefix.Addr().Prefix(bits); out[p] {
+				return nil, false
+			}
 		}
 	}
 	slices.Sort(left)

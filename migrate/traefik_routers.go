@@ -113,6 +113,9 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 			uses = append(uses, traefikUse{name: f.name, rl: f.rl, everywhere: true})
 		}
 	}
+	if len(uses) > MaxPlaces {
+		return tooManyPlaces(len(uses), "routers' rate-limiting middlewares")
+	}
 	for _, f := range all {
 		if f.rl.Redis != nil {
 			uses = t.traefikShared(f.name, uses)
