@@ -792,9 +792,10 @@ consumers:
 	}
 }
 
-// TestImportBoundsThePlaces: a file of more places than MaxPlaces is
-// refused, saying the bound, before its quadratic comparisons; one at the
-// bound imports and loads within seconds.
+// TestImportBoundsThePlaces: a file of more places than MaxPlaces (or more
+// limit_req directives, or router-middleware pairs) is refused, saying the
+// bound, before its quadratic comparisons; one at the bound imports and
+// loads within seconds.
 func TestImportBoundsThePlaces(t *testing.T) {
 	file := func(n int) string {
 		var b strings.Builder
@@ -807,6 +808,23 @@ func TestImportBoundsThePlaces(t *testing.T) {
 	}
 	if _, err := migrate.Import("nginx", file(migrate.MaxPlaces), "f"); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than the %d", migrate.MaxPlaces)) {
 		t.Errorf("%d locations and a server: %v", migrate.MaxPlaces, err)
+	}
+	var many strings.Builder // directives, and a router's middlewares, count too
+	many.WriteString("limit_req_zone $binary_remote_addr zone=a:1m rate=1r/s;\n")
+	var names []string
+	for i := range migrate.MaxPlaces + 1 {
+		fmt.Fprintf(&many, "limit_req zone=a burst=%d;\n", i)
+		names = append(names, fmt.Sprintf("m%d", i))
+	}
+	if _, err := migrate.Import("nginx", many.String(), "f"); err == nil || !strings.Contains(err.Error(), "limit_req and limit_conn directives") {
+		t.Errorf("%d limit_req directives: %v", migrate.MaxPlaces+1, err)
+	}
+	traefik := "http:\n  routers:\n    r: {rule: \"PathPrefix(`/a`)\", middlewares: [" + strings.Join(names, ", ") + "]}\n  middlewares:\n"
+	for _, n := range names {
+		traefik += "    " + n + ": {rateLimit: {average: 1}}\n"
+	}
+	if _, err := migrate.Import("traefik", traefik, "f"); err == nil || !strings.Contains(err.Error(), "more than the") {
+		t.Errorf("a router of %d middlewares: %v", len(names), err)
 	}
 	start := time.Now()
 	tr, err := migrate.Import("nginx", file(migrate.MaxPlaces-2), "f")
