@@ -2,7 +2,6 @@ package migrate
 
 import (
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -194,9 +193,15 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 		}
 	}
 	if !everywhere {
+		var limited []string // the limited routers' paths
+		for p, c := range t.Costs {
+			if c == 1 {
+				limited = append(limited, p)
+			}
+		}
 		for _, u := range unlimited {
 			for _, q := range u.match.paths {
-				if !slices.ContainsFunc(slices.Collect(maps.Keys(t.Costs)), func(p string) bool { return t.Costs[p] == 1 && below(q, p) }) {
+				if !slices.ContainsFunc(limited, func(p string) bool { return below(q, p) }) {
 					continue
 				}
 				if u.match.narrow() {
