@@ -46,8 +46,13 @@ func parsePathPattern(s string) (pathPattern, error) {
 	for i, part := range parts {
 		last := i == len(parts)-1
 		if !strings.Contains(part, "{") && !strings.Contains(part, "}") {
-			if last && part == "" {
+			switch {
+			case last && part == "":
 				p.subtree = true
+			case part == "":
+				// ServeMux matches any segment there; a path is cleaned
+				// before matching, so no path has an empty one.
+				return p, errors.New(`a path pattern has no empty segment ("//")`)
 			}
 			p.segs = append(p.segs, pathSeg{lit: part})
 			continue

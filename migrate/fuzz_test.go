@@ -40,6 +40,7 @@ func FuzzNginx(f *testing.F) {
 		"limit_req_zone x zone=g:1m rate=1r/s; limit_req zone=g; limit_req_status 429; limit_req_dry_run on;",
 		"http { server { location = /a/ { limit_req zone=z; } } limit_req_zone $remote_addr zone=z:1k rate=2r/s; }",
 		`server { location "~ \.php$" { } } # comment`,
+		"limit_req_zone $host zone=h:1m rate=5r/s;\nlimit_req_zone $remote_addr zone=a:1m rate=5r/s;\nserver { location //x/ { limit_req zone=h; } location /y { limit_req zone=a; } }",
 		"limit_req_zone $host zone=h:1m rate=5r/s;\nlimit_req_zone $binary_remote_addr zone=a:1m rate=1r/s;\nserver { location /x/ { limit_req zone=h; } location /x/y/ { limit_req zone=a burst=2 nodelay; } location /x/z { } location = /w { limit_req zone=a; } }",
 		"limit_conn_zone $binary_remote_addr zone=c:1m;\nlimit_req_zone $http_k zone=r:1m rate=1r/m;\nserver { limit_conn c 3; limit_conn_dry_run on; location /d/ { limit_conn c 1; limit_req zone=r; } }",
 		"geo $l { default 1; 10.0.0.0/8 0; 10.1.0.0/16 1; ::1 0; }\nmap $l $k { 0 \"\"; default $remote_addr; }\nlimit_req_zone $k zone=z:1m rate=3r/s;\nlimit_req zone=z;",

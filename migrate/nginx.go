@@ -317,8 +317,12 @@ func locationPatterns(args []string) (patterns []string, ok bool) {
 	return patterns, true
 }
 
-// validPattern reports whether ServeMux accepts pattern.
+// validPattern reports whether ServeMux accepts pattern, and a rule too:
+// it has no empty segment ("//").
 func validPattern(pattern string) (ok bool) {
+	if strings.Contains(pattern, "//") {
+		return false
+	}
 	defer func() {
 		if recover() != nil {
 			ok = false
