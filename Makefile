@@ -4,7 +4,7 @@ GO    ?= go
 
 .PHONY: test deps bench run fuzz vet soak image
 
-# make test: installs what the tests need (redis-server, nginx, caddy,
+# make test: installs what the tests need (redis-server, nginx, haproxy, caddy,
 # chromium, prometheus, podman, buildah, systemd-analyze, curl, node, python3-requests — Debian packages,
 # only when missing), runs every test with the race
 # detector (and the chi, gin and echo examples of examples/frameworks, a
@@ -25,6 +25,7 @@ deps:
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
 	@missing=; \
 	  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
+	  command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing="$$missing haproxy"; \
 	  command -v caddy >/dev/null || missing="$$missing caddy"; \
 	  command -v chromium >/dev/null || missing="$$missing chromium"; \
 	  command -v prometheus >/dev/null && command -v promtool >/dev/null || missing="$$missing prometheus"; \

@@ -1,6 +1,6 @@
 // Package migrate translates the rate limits teams already run into a
 // sluice configuration that keeps their behaviour, and says precisely where
-// sluice will behave differently. It reads four formats:
+// sluice will behave differently. It reads five formats:
 //
 //   - nginx: limit_req_zone and limit_req (burst, nodelay, delay),
 //     limit_req_status and limit_req_dry_run (Nginx);
@@ -8,7 +8,10 @@
 //     rate limit service reads as they are;
 //   - Kong's rate-limiting plugin in a decK file (Kong);
 //   - Traefik's rateLimit middleware, in a file-provider YAML or a
-//     Kubernetes Middleware resource (Traefik).
+//     Kubernetes Middleware resource (Traefik);
+//   - HAProxy's stick tables of http_req_rate or conn_cur, their track-sc
+//     actions and the http-request deny or tcp-request reject rules that
+//     compare them (HAProxy).
 //
 // Each returns a Translation: the limits, identity and costs it found, and
 // a Difference for every place the semantics differ — or, marked Same, where
@@ -35,6 +38,9 @@
 // when its token comes within a short maximum delay; sluice's leaky-bucket
 // queue with that max_wait. Kong's rate-limiting and envoyproxy/ratelimit
 // count fixed windows aligned to the clock: sluice's fixed-window.
+// HAProxy's http_req_rate is the current period's count plus the previous
+// period's weighted by the share of it still inside the last period,
+// rounded down: sluice's sliding-window-counter.
 //
 // Parsers never panic on any input and return an error naming the line of
 // the first thing they cannot read.

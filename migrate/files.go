@@ -190,8 +190,11 @@ func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {
 		if r.HeaderFrom != "" {
 			fmt.Fprintf(b, "    header_from: %s   # as the source read it: a client choosing the value chooses its count\n", r.HeaderFrom)
 		}
-		if r.Fallback != "" {
-			fmt.Fprintf(b, "    fallback: %s   # requests without it are not counted, as before\n", r.Fallback)
+		switch r.Fallback {
+		case "skip":
+			b.WriteString("    fallback: skip   # requests without it are not counted, as before\n")
+		case "shared":
+			b.WriteString("    fallback: shared   # requests without it share one count, as before\n")
 		}
 		b.WriteString("    limits:\n")
 		for _, l := range r.Limits {

@@ -71,3 +71,11 @@ func FuzzTraefik(f *testing.F) {
 		"kind: IngressRoute\nmetadata: {name: ir}\nspec:\n  routes:\n    - {match: \"PathPrefix(`/v1`) || Host(`x`)\", middlewares: [{name: m}]}\n---\nkind: Middleware\nmetadata: {name: m}\nspec: {rateLimit: {average: 2}}\n",
 		"http:\n  routers:\n    w: {rule: \"Method(`GET`,`post`) && Headers(`X-A`, `b`) && Path(`/w/`)\", middlewares: [m]}\n    u: {rule: \"Method(`GET`) && PathPrefix(`/w/x`)\"}\n  middlewares:\n    m: {rateLimit: {average: 2, redis: {}}}\n")
 }
+
+func FuzzHAProxy(f *testing.F) {
+	fuzzImport(f, migrate.FormatHAProxy,
+		"frontend fe\n  acl ok src 10.0.0.0/8\n  stick-table type ipv6 size 1k store http_req_rate(10s)\n  http-request track-sc0 src if { path_beg /api/ }\n  http-request deny deny_status 429 if !ok { sc_http_req_rate(0) gt 20 } { path_beg /api }\n",
+		"peers p\n  table t type string len 8 store http_req_rate(1m),conn_cur\nfrontend f\n  http-request track-sc1 req.hdr(x-k),lower table p/t\n  http-request deny unless { sc1_http_req_rate(p/t) le 3 }\n  tcp-request content reject if { sc_conn_cur(1,p/t) gt 2 } METH_GET\n",
+		"frontend f\n  stick-table type ip store http_req_rate(1s)\n  tcp-request connection track-sc0 src,ipmask(16)\n  use_backend b if { path /x/ } { hdr(host) -i a.example }\n  default_backend c\nbackend b\n  http-request deny if { src_http_req_rate(f) gt 1 } || TRUE\n  http-request deny if { sc_http_req_rate(0) gt 4 } !{ path /x/y } { hdr(X-A) b }\nbackend c\n",
+		"frontend 'a b'\n  acl x path_beg \"/q r\" \\#\n  stick-table type binary store http_req_rate(1h)\n  http-request track-sc0 base32+src\n  http-request deny if { sc_http_req_rate(0) -m int gt 9 } x\n")
+}

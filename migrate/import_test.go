@@ -626,7 +626,12 @@ func TestImportRefusesWhatItCannotRead(t *testing.T) {
 		"traefik: a bad period":             {"traefik", "http: {middlewares: {a: {rateLimit: {average: 1, period: soon}}}}\n"},
 		"traefik: a period beyond a window": {"traefik", "http: {middlewares: {a: {rateLimit: {average: 1, period: 10000h}}}}\n"},
 		"kong: a quantity beyond sluice's":  {"kong", "plugins:\n  - name: rate-limiting\n    config: {minute: 1e15}\n"},
-		"an unknown format":                 {"haproxy", "x"},
+		"haproxy: a line outside a section": {"haproxy", "bind :80\n"},
+		"haproxy: an unterminated quote":    {"haproxy", "frontend fe\n  acl a path \"/x\n"},
+		"haproxy: an undefined ACL":         {"haproxy", "frontend fe\n  http-request deny if nope\n"},
+		"haproxy: a bad period":             {"haproxy", "frontend fe\n  stick-table type ip store http_req_rate(soon)\n"},
+		"haproxy: no rate limit":            {"haproxy", "frontend fe\n  http-request deny if { path_beg /x }\n"},
+		"an unknown format":                 {"iis", "x"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := migrate.Import(c[0], c[1], "f"); err == nil {

@@ -221,6 +221,13 @@ func startTargets(t *testing.T, addr, site, upstream string) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return map[string]string{"nginx": nginxURL, "sluice": startSluice(t, tr, upstream)}
+}
+
+// startSluice starts sluice serving, enforcing, the configuration of tr in
+// front of upstream, and returns its base URL.
+func startSluice(t *testing.T, tr *migrate.Translation, upstream string) string {
+	t.Helper()
 	files, err := tr.Files(true)
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +244,7 @@ func startTargets(t *testing.T, addr, site, upstream string) map[string]string {
 	}
 	sl := httptest.NewServer(srv.PublicHandler())
 	t.Cleanup(sl.Close)
-	return map[string]string{"nginx": nginxURL, "sluice": sl.URL}
+	return sl.URL
 }
 
 // replay sends every burst to each target at its time, each client from its

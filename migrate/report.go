@@ -15,6 +15,7 @@ var sourceRefusals = map[string]string{
 	FormatNginx:   "nginx's error log lines \"limiting requests, excess: …\" (and \"delaying request\"), or its access log's limit_req_status",
 	FormatEnvoy:   "envoyproxy/ratelimit's `ratelimit.service.rate_limit.<domain>.<key>.over_limit` statistics",
 	FormatKong:    "Kong's 429 responses on the routes the plugin covers",
+	FormatHAProxy: "HAProxy's 429 (or deny_status) responses in its log or its stats' denied requests (`haproxy_frontend_requests_denied_total`)",
 	FormatTraefik: "Traefik's 429 responses on the routers using the middleware (`traefik_router_requests_total{code=\"429\"}`)",
 }
 

@@ -14,10 +14,11 @@ const (
 	FormatEnvoy   = "envoy"
 	FormatKong    = "kong"
 	FormatTraefik = "traefik"
+	FormatHAProxy = "haproxy"
 )
 
 // MaxPlaces is the most places a source may limit apart: nginx locations,
-// Kong routes, Traefik routers. Each becomes path patterns of costs and
+// Kong routes, Traefik routers, HAProxy sections. Each becomes path patterns of costs and
 // rules, and comparing them (here, and where the configuration registers
 // its patterns) grows with their square: at this bound a file imports and
 // loads in about half a second.
@@ -30,7 +31,9 @@ func tooManyPlaces(n int, kind string) error {
 }
 
 // Formats lists the formats Import reads.
-func Formats() []string { return []string{FormatNginx, FormatEnvoy, FormatKong, FormatTraefik} }
+func Formats() []string {
+	return []string{FormatNginx, FormatEnvoy, FormatKong, FormatTraefik, FormatHAProxy}
+}
 
 // Limit is one translated limit, as the configuration writes it.
 type Limit struct {
@@ -268,6 +271,8 @@ func Import(format, src, source string) (*Translation, error) {
 		return Kong(src, source)
 	case FormatTraefik:
 		return Traefik(src, source)
+	case FormatHAProxy:
+		return HAProxy(src, source)
 	}
 	return nil, fmt.Errorf("format %q: use %s", format, strings.Join(Formats(), ", "))
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-dev/sluice/migrate"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -40,13 +41,20 @@ server { location /api/ { limit_req zone=perip burst=20 nodelay; } location /log
 		}
 	}
 	for _, c := range []struct{ body, want string }{
-		{`{"format":"haproxy","source":"x"}`, `format \"haproxy\"`},
+		{`{"format":"iis","source":"x"}`, `format \"iis\"`},
 		{`{"format":"nginx","source":"limit_req zone=nope;"}`, `no limit_req_zone defines`},
 		{`{"format":"nginx","source":"x","colour":1}`, `not an import request`},
 	} {
 		r := f.do(t, "POST", "/designer/import", c.body, nil)
 		if body := readAll(t, r); r.StatusCode != 400 || !strings.Contains(body, c.want) {
 			t.Errorf("%s: %d %s", c.body, r.StatusCode, body)
+		}
+	}
+	// The page's form offers every format the import reads.
+	page := readAll(t, f.do(t, "GET", "/designer", "", nil))
+	for _, format := range migrate.Formats() {
+		if !strings.Contains(page, `<option value="`+format+`">`) {
+			t.Errorf("the designer's import form does not offer %s", format)
 		}
 	}
 	// A caller holding check but not read.

@@ -28,6 +28,9 @@ formats:
   envoy     envoyproxy/ratelimit's YAML rules (served as they are)
   kong      the rate-limiting plugin in a decK file
   traefik   the rateLimit middleware (file provider or Kubernetes)
+  haproxy   stick tables of http_req_rate or conn_cur, track-sc, and the
+            http-request deny (tarpit, return) or tcp-request reject
+            rules that compare them with a number
 
 examples:
   sluice import -from nginx /etc/nginx/nginx.conf -dir migration

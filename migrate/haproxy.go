@@ -1,0 +1,338 @@
+package migrate
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// haproxyTable is a stick table: where it is defined, the type of its
+// keys and the data it stores (a rate's period; 0 for a count).
+type haproxyTable struct {
+	name    string
+	keyType string
+	stores  map[string]time.Duration
+	peers   bool
+	line    int
+}
+
+// haproxyTrack is a track-sc action: which stick counter, what key, into
+// which table (by default its section's own), under which condition.
+type haproxyTrack struct {
+	sc    int
+	fetch string
+	table string
+	cond  *haproxyCond
+	line  int
+	// before: tracked before any http-request rule of the section runs
+	// (by tcp-request, or in the frontend of a backend's request).
+	before bool
+}
+
+// haproxyDeny is an action that refuses a request (deny, tarpit, return,
+// silent-drop, reject), with the status it answers and its condition.
+type haproxyDeny struct {
+	action string
+	status int
+	cond   *haproxyCond
+	line   int
+}
+
+// haproxyProxy is what a frontend, listen or backend section holds of
+// rate limiting.
+type haproxyProxy struct {
+	sec      *haproxySection
+	acls     map[string][]haproxyACL
+	trackers []haproxyTrack
+	denies   []haproxyDeny
+	// routes, of a frontend or listen: use_backend and default_backend.
+	routes []haproxyRoute
+}
+
+// haproxyRoute sends the requests of cond (nil: the default) to backend.
+type haproxyRoute struct {
+	backend string
+	cond    *haproxyCond
+	line    int
+}
+
+// HAProxy translates HAProxy's rate limiting: stick tables storing
+// http_req_rate (or conn_cur), track-sc actions that key them, and the
+// http-request deny (tarpit, return, silent-drop) or tcp-request reject
+// rules whose conditions compare a tracked rate with a threshold. Each
+// such rule becomes a sluice rule matching the rule's other conditions
+// (path_beg, path, method, Host, a header; a negated src list becomes
+// exempt addresses), keyed as the tracker keys its table. source names
+// the file.
+func HAProxy(src, source string) (*Translation, error) {
+	secs, err := parseHAProxy(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	t := &Translation{Format: FormatHAProxy, Source: source}
+	tables := map[string]*haproxyTable{}
+	var proxies []*haproxyProxy
+	for i := range secs {
+		s := &secs[i]
+		switch s.kind {
+		case "peers":
+			for _, l := range s.lines {
+				if l.words[0] == "table" && len(l.words) > 1 {
+					tb, err := parseStickTable(s.name+"/"+l.words[1], l.words[2:], l.line)
+					if err != nil {
+						return nil, fmt.Errorf("%s: %w", source, err)
+					}
+					tb.peers = true
+					tables[tb.name] = tb
+				}
+			}
+		case "frontend", "listen", "backend":
+			p, err := readProxy(s, tables)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", source, err)
+			}
+			proxies = append(proxies, p)
+		}
+	}
+	if n := len(proxies); n > MaxPlaces {
+		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "sections"))
+	}
+	byName := map[string]*haproxyProxy{}
+	for _, p := range proxies {
+		byName[p.sec.name] = p
+	}
+	var exempts [][]string
+	for _, p := range proxies {
+		if p.sec.kind == "backend" {
+			continue
+		}
+		for _, d := range p.denies {
+			if ex, ok := t.haproxyRule(p.sec.name, d, p, p.trackers, nil, tables); ok {
+				exempts = append(exempts, ex)
+			}
+		}
+	}
+	for _, p := range proxies {
+		if p.sec.kind != "backend" || len(p.denies) == 0 {
+			continue
+		}
+		var via []haproxyRoute
+		var from []*haproxyProxy
+		for _, f := range proxies {
+			for _, r := range f.routes {
+				if r.backend == p.sec.name {
+					via, from = append(via, r), append(from, f)
+				}
+			}
+		}
+		if len(via) == 0 {
+			t.differs("backend "+p.sec.name, "no frontend sends requests to it (use_backend, default_backend): its rules are not imported.")
+			continue
+		}
+		for k, r := range via {
+			var route []haproxyAtom
+			if r.cond == nil {
+				if others := otherRoutes(from[k], p.sec.name); len(others) > 0 {
+					t.differs(fmt.Sprintf("backend %s (default of %s)", p.sec.name, from[k].sec.name), "it is the default backend, for requests no use_backend sends elsewhere; the imported rules apply to every request, also to those sent elsewhere: add the other backends' paths to their except_paths.")
+				}
+			} else if len(r.cond.terms) != 1 || r.cond.unless {
+				t.differs(fmt.Sprintf("backend %s (line %d)", p.sec.name, r.line), "use_backend's condition is not one conjunction of ACLs: the backend's rules are not imported for it; write them as rules matching its requests.")
+				continue
+			} else {
+				route = r.cond.terms[0]
+			}
+			name := p.sec.name
+			if len(via) > 1 {
+				name = p.sec.name + "-via-" + from[k].sec.name
+			}
+			var trackers []haproxyTrack
+			for _, tr := range from[k].trackers {
+				tr.before = true
+				trackers = append(trackers, tr)
+			}
+			trackers = append(trackers, p.trackers...)
+			for _, d := range p.denies {
+				if ex, ok := t.haproxyRule(name, d, p, trackers, route, tables); ok {
+					exempts = append(exempts, ex)
+				}
+			}
+		}
+	}
+	if len(t.SluiceRules) == 0 {
+		return nil, fmt.Errorf("%s: no rate limit sluice can import: HAProxy limits rates with a stick table storing http_req_rate, a track-sc action and an http-request deny (or tcp-request reject) comparing sc_http_req_rate with a number", source)
+	}
+	t.haproxyExempts(exempts)
+	if len(proxies) > 0 && countFrontends(proxies) > 1 {
+		t.differs("frontends", "HAProxy applies each frontend's rules to the connections of its bind lines; sluice's reverse proxy has one public listener, so every imported rule applies to every request. Add hosts to the rules of a frontend that serves other host names.")
+	}
+	t.differs("headers", "HAProxy sends no rate-limit headers; sluice sends RateLimit-Policy and RateLimit (IETF draft) on every response and Retry-After with a problem+json body on 429, so clients can slow down before they are refused.")
+	return t, nil
+}
+
+// otherRoutes lists the backends f sends requests to by a condition,
+// besides name.
+func otherRoutes(f *haproxyProxy, name string) []string {
+	var out []string
+	for _, r := range f.routes {
+		if r.cond != nil && r.backend != name {
+			out = append(out, r.backend)
+		}
+	}
+	return out
+}
+
+func countFrontends(proxies []*haproxyProxy) int {
+	n := 0
+	for _, p := range proxies {
+		if p.sec.kind != "backend" && (len(p.denies) > 0 || len(p.routes) > 0) {
+			n++
+		}
+	}
+	return n
+}
+
+// readProxy reads the stick table, ACLs, trackers, refusals and routes of
+// a frontend, listen or backend section, adding its table to tables.
+func readProxy(s *haproxySection, tables map[string]*haproxyTable) (*haproxyProxy, error) {
+	p := &haproxyProxy{sec: s, acls: map[string][]haproxyACL{}}
+	for _, l := range s.lines {
+		w := l.words
+		switch {
+		case w[0] == "stick-table":
+			tb, err := parseStickTable(s.name, w[1:], l.line)
+			if err != nil {
+				return nil, err
+			}
+			tables[s.name] = tb
+		case w[0] == "acl":
+			if len(w) < 3 {
+				return nil, fmt.Errorf("line %d: acl wants a name and a fetch", l.line)
+			}
+			def, err := parseACL(w[2:], l.line)
+			if err != nil {
+				return nil, err
+			}
+			p.acls[w[1]] = append(p.acls[w[1]], def)
+		case w[0] == "use_backend" || w[0] == "default_backend":
+			if len(w) < 2 {
+				return nil, fmt.Errorf("line %d: %s wants a backend", l.line, w[0])
+			}
+			_, cond, err := splitCond(w[2:], p.acls, l.line)
+			if err != nil {
+				return nil, err
+			}
+			if w[0] == "default_backend" {
+				cond = nil
+			}
+			p.routes = append(p.routes, haproxyRoute{backend: w[1], cond: cond, line: l.line})
+		case w[0] == "http-request" || w[0] == "tcp-request":
+			if err := p.readAction(l); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return p, nil
+}
+
+// readAction reads an http-request or tcp-request line that tracks or
+// refuses.
+func (p *haproxyProxy) readAction(l haproxyLine) error {
+	w := l.words[1:]
+	if l.words[0] == "tcp-request" {
+		if len(w) == 0 {
+			return nil
+		}
+		w = w[1:] // connection, session, content, inspect-delay
+	}
+	words, cond, err := splitCond(w, p.acls, l.line)
+	if err != nil || len(words) == 0 {
+		return err
+	}
+	action := words[0]
+	switch {
+	case strings.HasPrefix(action, "track-sc"):
+		n, err := strconv.Atoi(strings.TrimPrefix(action, "track-sc"))
+		if err != nil || len(words) < 2 {
+			return fmt.Errorf("line %d: %s wants a counter number and a key, such as track-sc0 src", l.line, action)
+		}
+		tr := haproxyTrack{sc: n, fetch: words[1], cond: cond, line: l.line, before: l.words[0] == "tcp-request", table: p.sec.name}
+		if len(words) >= 4 && words[2] == "table" {
+			tr.table = words[3]
+		}
+		// A stick counter is tracked by its first track-sc only.
+		if !slices.ContainsFunc(p.trackers, func(o haproxyTrack) bool { return o.sc == n }) {
+			p.trackers = append(p.trackers, tr)
+		}
+	case action == "deny" || action == "tarpit" || action == "reject" || action == "silent-drop" || action == "return":
+		d := haproxyDeny{action: action, status: 403, cond: cond, line: l.line}
+		switch action {
+		case "tarpit":
+			d.status = 500
+		case "return":
+			d.status = 200
+		case "reject", "silent-drop":
+			d.status = 0
+		}
+		for i := 1; i+1 < len(words); i++ {
+			if words[i] == "deny_status" || words[i] == "status" {
+				if n, err := strconv.Atoi(words[i+1]); err == nil {
+					d.status = n
+				}
+			}
+		}
+		p.denies = append(p.denies, d)
+	}
+	return nil
+}
+
+// parseStickTable reads the arguments of stick-table (or a peers table).
+func parseStickTable(name string, words []string, line int) (*haproxyTable, error) {
+	tb := &haproxyTable{name: name, stores: map[string]time.Duration{}, line: line}
+	for i := 0; i+1 < len(words); i++ {
+		switch words[i] {
+		case "type":
+			tb.keyType = words[i+1]
+		case "store":
+			for _, item := range strings.Split(words[i+1], ",") {
+				data, arg, _ := strings.Cut(strings.TrimSuffix(item, ")"), "(")
+				var period time.Duration
+				if arg != "" {
+					d, err := haproxyDuration(arg)
+					if err != nil {
+						return nil, fmt.Errorf("line %d: store %s: %w", line, item, err)
+					}
+					period = d
+				}
+				tb.stores[data] = period
+			}
+		}
+	}
+	if tb.keyType == "" {
+		return nil, fmt.Errorf("line %d: stick-table without a type", line)
+	}
+	return tb, nil
+}
+
+// haproxyDuration reads an HAProxy time: a number with a unit of us, ms,
+// s, m, h or d; milliseconds without one.
+func haproxyDuration(s string) (time.Duration, error) {
+	num := strings.TrimRight(s, "usmhd")
+	unit := s[len(num):]
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a time (such as 10s)", s)
+	}
+	scale := map[string]time.Duration{"": time.Millisecond, "us": time.Microsecond, "ms": time.Millisecond,
+		"s": time.Second, "m": time.Minute, "h": time.Hour, "d": 24 * time.Hour}[unit]
+	if scale == 0 {
+		return 0, fmt.Errorf("%q: unknown unit %q (us, ms, s, m, h, d)", s, unit)
+	}
+	if n > int64(sluice.MaxWindow/scale) {
+		return 0, fmt.Errorf("%q is longer than sluice's longest window", s)
+	}
+	return time.Duration(n) * scale, nil
+}

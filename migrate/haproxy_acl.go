@@ -1,0 +1,200 @@
+package migrate
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// haproxyACL is one ACL definition: a fetch, its match method (-m) and its
+// values. A named ACL defined on several lines matches when any does.
+type haproxyACL struct {
+	fetch  string
+	method string // the -m method; "" for the fetch's own
+	values []string
+	line   int
+}
+
+// haproxyAtom is one term of a condition: a named ACL (its definitions)
+// or an anonymous one ({ … }), maybe negated (!).
+type haproxyAtom struct {
+	neg  bool
+	name string // "" for an anonymous ACL
+	defs []haproxyACL
+}
+
+// haproxyCond is an if or unless condition: terms joined by ||, each a
+// conjunction of atoms.
+type haproxyCond struct {
+	unless bool
+	terms  [][]haproxyAtom
+}
+
+// haproxyPredefined are HAProxy's predefined ACLs that a translation can
+// read: always true, or a method.
+var haproxyPredefined = map[string]haproxyACL{
+	"TRUE": {fetch: "always_true"}, "HTTP": {fetch: "always_true"},
+	"METH_GET": {fetch: "method", values: []string{"GET", "HEAD"}}, "METH_POST": {fetch: "method", values: []string{"POST"}},
+	"METH_PUT": {fetch: "method", values: []string{"PUT"}}, "METH_DELETE": {fetch: "method", values: []string{"DELETE"}},
+	"METH_OPTIONS": {fetch: "method", values: []string{"OPTIONS"}}, "METH_HEAD": {fetch: "method", values: []string{"HEAD"}},
+}
+
+// parseACL reads the words after "acl <name>", or inside { }, into a
+// definition.
+func parseACL(words []string, line int) (haproxyACL, error) {
+	if len(words) == 0 {
+		return haproxyACL{}, fmt.Errorf("line %d: an ACL without a fetch", line)
+	}
+	a := haproxyACL{fetch: words[0], line: line}
+	rest := words[1:]
+	for len(rest) > 0 && strings.HasPrefix(rest[0], "-") && rest[0] != "-" {
+		flag := rest[0]
+		rest = rest[1:]
+		switch flag {
+		case "-m", "-f", "-M":
+			if len(rest) == 0 {
+				return a, fmt.Errorf("line %d: %s without its argument", line, flag)
+			}
+			if flag == "-m" {
+				a.method = rest[0]
+			} else {
+				a.method = "file"
+			}
+			rest = rest[1:]
+		case "--":
+			a.values = append(a.values, rest...)
+			return a, nil
+		}
+		// -i (case) and -n (no DNS) change nothing a translation reads.
+	}
+	a.values = append(a.values, rest...)
+	return a, nil
+}
+
+// parseCond reads a condition: words after if or unless.
+func parseCond(words []string, unless bool, acls map[string][]haproxyACL, line int) (*haproxyCond, error) {
+	c := &haproxyCond{unless: unless}
+	var term []haproxyAtom
+	for i := 0; i < len(words); i++ {
+		w := words[i]
+		switch w {
+		case "||", "or":
+			if len(term) == 0 {
+				return nil, fmt.Errorf("line %d: %s without a term before it", line, w)
+			}
+			c.terms, term = append(c.terms, term), nil
+			continue
+		}
+		var at haproxyAtom
+		for strings.HasPrefix(w, "!") {
+			at.neg = !at.neg
+			w = w[1:]
+			if w == "" {
+				if i+1 == len(words) {
+					return nil, fmt.Errorf("line %d: ! at the end of a condition", line)
+				}
+				i++
+				w = words[i]
+			}
+		}
+		if w == "{" {
+			end := slices.Index(words[i+1:], "}")
+			if end < 0 {
+				return nil, fmt.Errorf("line %d: { without }", line)
+			}
+			def, err := parseACL(words[i+1:i+1+end], line)
+			if err != nil {
+				return nil, err
+			}
+			at.defs = []haproxyACL{def}
+			i += end + 1
+		} else {
+			at.name = w
+			if defs, ok := acls[w]; ok {
+				at.defs = defs
+			} else if p, ok := haproxyPredefined[w]; ok {
+				at.defs = []haproxyACL{p}
+			} else {
+				return nil, fmt.Errorf("line %d: ACL %q is not defined before it is used", line, w)
+			}
+		}
+		term = append(term, at)
+	}
+	if len(term) == 0 {
+		return nil, fmt.Errorf("line %d: an empty condition", line)
+	}
+	c.terms = append(c.terms, term)
+	return c, nil
+}
+
+// splitCond splits a rule's words at its if or unless: the words before,
+// and the condition (nil without one).
+func splitCond(words []string, acls map[string][]haproxyACL, line int) ([]string, *haproxyCond, error) {
+	for i, w := range words {
+		if w == "if" || w == "unless" {
+			c, err := parseCond(words[i+1:], w == "unless", acls, line)
+			return words[:i], c, err
+		}
+	}
+	return words, nil, nil
+}
+
+// haproxyCounter is a rate or count an ACL compares: which stick counter
+// (or src lookup), which table, which stored data.
+type haproxyCounter struct {
+	sc    int    // the stick counter; -1 for a src_ fetch
+	table string // "" for the tracker's table
+	data  string // "http_req_rate", "conn_cur", …
+}
+
+var (
+	// sc_http_req_rate(0) or sc_http_req_rate(0,table)
+	scFetch = regexp.MustCompile(`^sc_([a-z0-9_]+)\(([0-9]+)(?:,([^,()]+))?\)$`)
+	// sc0_http_req_rate or sc0_http_req_rate(table)
+	scNFetch = regexp.MustCompile(`^sc([0-9])_([a-z0-9_]+)(?:\(([^,()]*)\))?$`)
+	// src_http_req_rate or src_http_req_rate(table)
+	srcFetch = regexp.MustCompile(`^src_([a-z0-9_]+)(?:\(([^,()]*)\))?$`)
+)
+
+// counterOf reads a fetch of stick-table data; ok false for another fetch.
+func counterOf(fetch string) (haproxyCounter, bool) {
+	if m := scFetch.FindStringSubmatch(fetch); m != nil {
+		n, _ := strconv.Atoi(m[2])
+		return haproxyCounter{sc: n, table: m[3], data: m[1]}, true
+	}
+	if m := scNFetch.FindStringSubmatch(fetch); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return haproxyCounter{sc: n, table: m[3], data: m[2]}, true
+	}
+	if m := srcFetch.FindStringSubmatch(fetch); m != nil && m[1] != "port" && m[1] != "is_local" {
+		return haproxyCounter{sc: -1, table: m[2], data: m[1]}, true
+	}
+	return haproxyCounter{}, false
+}
+
+// threshold reads an integer comparison (gt 10, ge 11, lt 5, le 4) as the
+// most a request may find the counter at and pass, where over says the
+// atom is true above it: "gt 10" and "ge 11" are true above 10, "le 10"
+// and "lt 11" are true at 10 or below (over false).
+func threshold(values []string) (most int64, over bool, err error) {
+	if len(values) != 2 {
+		return 0, false, fmt.Errorf("want an operator and a number, such as gt 10")
+	}
+	n, err := strconv.ParseInt(values[1], 10, 64)
+	if err != nil {
+		return 0, false, fmt.Errorf("%q is not a number", values[1])
+	}
+	switch values[0] {
+	case "gt":
+		return n, true, nil
+	case "ge":
+		return n - 1, true, nil
+	case "le":
+		return n, false, nil
+	case "lt":
+		return n - 1, false, nil
+	}
+	return 0, false, fmt.Errorf("operator %q: want gt, ge, lt or le", values[0])
+}

@@ -1,0 +1,129 @@
+package migrate_test
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/internal/realtest"
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// haproxySite limits, per minute: /api/ to 3 requests per address (the
+// tracker counts /api/ only; 127.0.0.9 is allowlisted), /t/ to 2 per
+// X-Tenant value (a table in a backend of its own), and POST /login to 1
+// per address (a backend that tracks its own requests into a third table).
+const haproxySite = `global
+    maxconn 256
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 30s
+    timeout server 30s
+frontend fe
+    bind %[1]s
+    acl allowlist src 127.0.0.9
+    stick-table type ipv6 size 10k expire 2m store http_req_rate(1m)
+    http-request track-sc0 src if { path_beg /api/ }
+    http-request track-sc1 req.hdr(X-Tenant) table tenants if { path_beg /t/ }
+    http-request deny deny_status 429 if !allowlist { sc_http_req_rate(0) gt 3 } { path_beg /api/ }
+    http-request deny deny_status 429 if { sc_http_req_rate(1) gt 2 }
+    use_backend login if { path /login }
+    default_backend app
+backend tenants
+    stick-table type string len 64 size 10k expire 2m store http_req_rate(1m)
+backend login
+    http-request track-sc2 src table login_rates
+    http-request deny deny_status 429 if { sc_http_req_rate(2,login_rates) gt 1 } METH_POST
+    server up %[2]s
+backend login_rates
+    stick-table type ipv6 size 10k expire 2m store http_req_rate(1m)
+backend app
+    server up %[2]s
+`
+
+// TestHAProxyAgrees sends one sequence of requests, from several client
+// addresses, to real HAProxy and to sluice serving the configuration `sluice
+// import -from haproxy` wrote from the same file, and requires the same
+// status for every request. Every request falls in one minute of sluice's
+// windows and in the first period of HAProxy's counters, where the two
+// estimates are plain counts; the sequence avoids the documented
+// difference (HAProxy's counter counting requests a rule does not refuse)
+// by sending GET /login from an address that never posts.
+func TestHAProxyAgrees(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	t.Cleanup(up.Close)
+	addr := realtest.FreeAddr(t)
+	cfg := fmt.Sprintf(haproxySite, addr, up.Listener.Addr())
+	tr, err := migrate.HAProxy(cfg, "haproxy.cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	realtest.HAProxy(t, addr, cfg)
+	targets := map[string]string{"haproxy": "http://" + addr, "sluice": startSluice(t, tr, up.URL)}
+
+	type request struct {
+		from         byte // 127.0.0.from
+		method, path string
+		tenant       string
+	}
+	seq := []request{
+		{2, "GET", "/api/a", ""}, {2, "GET", "/api/b", ""}, {2, "GET", "/api/a", ""}, {2, "GET", "/api/a", ""}, {2, "GET", "/api/c", ""},
+		{2, "GET", "/apix", ""}, {2, "GET", "/other", ""},
+		{9, "GET", "/api/a", ""}, {9, "GET", "/api/a", ""}, {9, "GET", "/api/a", ""}, {9, "GET", "/api/a", ""}, {9, "GET", "/api/a", ""},
+		{3, "GET", "/t/x", "acme"}, {3, "GET", "/t/y", "acme"}, {3, "GET", "/t/x", "acme"}, {3, "GET", "/t/x", "other"}, {3, "GET", "/t/x", ""},
+		{4, "GET", "/t/x", "acme"},
+		{5, "GET", "/login", ""}, {5, "GET", "/login", ""}, {5, "GET", "/login", ""},
+		{6, "POST", "/login", ""}, {6, "POST", "/login", ""}, {6, "GET", "/login", ""}, {6, "POST", "/login/", ""},
+	}
+	want := []int{200, 200, 200, 429, 429,
+		200, 200,
+		200, 200, 200, 200, 200,
+		200, 200, 429, 200, 200,
+		429,
+		200, 200, 200,
+		200, 429, 200, 200}
+
+	// Both must count from the start of one of sluice's minutes: wait for
+	// the next one when less than 20 s of this one are left.
+	if left := time.Minute - time.Duration(time.Now().UnixNano())%time.Minute; left < 20*time.Second {
+		time.Sleep(left + 100*time.Millisecond)
+	}
+	clients := map[byte]*http.Client{}
+	for _, r := range seq {
+		if clients[r.from] == nil {
+			local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, r.from)}
+			clients[r.from] = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: local}).DialContext}}
+		}
+	}
+	got := map[string][]int{}
+	for _, name := range []string{"haproxy", "sluice"} {
+		for _, r := range seq {
+			req, _ := http.NewRequest(r.method, targets[name]+r.path, nil)
+			if r.tenant != "" {
+				req.Header.Set("X-Tenant", r.tenant)
+			}
+			resp, err := clients[r.from].Do(req)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			got[name] = append(got[name], resp.StatusCode)
+		}
+	}
+	if !slices.Equal(got["haproxy"], want) {
+		t.Fatalf("HAProxy answered\n%v, want\n%v: the test's idea of HAProxy is wrong", got["haproxy"], want)
+	}
+	if !slices.Equal(got["sluice"], got["haproxy"]) {
+		for i, r := range seq {
+			t.Logf("%d: 127.0.0.%d %s %s tenant %q: haproxy %d, sluice %d", i, r.from, r.method, r.path, r.tenant, got["haproxy"][i], got["sluice"][i])
+		}
+		t.Errorf("sluice and HAProxy differ:\nhaproxy %v\nsluice  %v", got["haproxy"], got["sluice"])
+	}
+}

@@ -1,0 +1,440 @@
+package migrate
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// haproxyRule translates refusal d of proxy p into a rule named after name,
+// with trackers the stick counters tracked when d runs and route the
+// conditions that sent the request to p (a backend). It reports the client
+// addresses d leaves out (a negated src ACL), and false, having said why,
+// when d is no rate limit sluice can import.
+func (t *Translation) haproxyRule(name string, d haproxyDeny, p *haproxyProxy, trackers []haproxyTrack, route []haproxyAtom, tables map[string]*haproxyTable) ([]string, bool) {
+	where := fmt.Sprintf("%s %s, line %d", p.sec.kind, p.sec.name, d.line)
+	skip := func(format string, args ...any) ([]string, bool) {
+		t.differs(where, "not imported: "+format, args...)
+		return nil, false
+	}
+	if d.cond == nil {
+		return skip("%s without a condition refuses every request; sluice has no such limit (leave it in HAProxy, or refuse those requests in the upstream).", d.action)
+	}
+	if len(d.cond.terms) != 1 {
+		return skip("a condition with || (or); write one rule for each of its terms.")
+	}
+	atoms := slices.Clone(d.cond.terms[0])
+	if d.cond.unless {
+		if len(atoms) != 1 {
+			return skip("unless with several ACLs refuses when any of them is false; write one rule for each.")
+		}
+		atoms[0].neg = !atoms[0].neg
+	}
+	var rate *haproxyAtom
+	var rest []haproxyAtom
+	for i := range atoms {
+		if len(atoms[i].defs) == 1 {
+			if _, ok := counterOf(atoms[i].defs[0].fetch); ok {
+				if rate != nil {
+					return skip("two counters in one condition (both must be over); sluice refuses when any limit is over: write a rule for each.")
+				}
+				rate = &atoms[i]
+				continue
+			}
+		}
+		rest = append(rest, atoms[i])
+	}
+	if rate == nil {
+		return nil, false // a refusal that compares no counter: not rate limiting
+	}
+	def := rate.defs[0]
+	c, _ := counterOf(def.fetch)
+	most, over, err := threshold(def.values)
+	if err != nil {
+		return skip("%s: %v.", def.fetch, err)
+	}
+	if rate.neg {
+		over = !over
+	}
+	if !over {
+		return skip("it refuses while %s is low, not over a limit.", def.fetch)
+	}
+	if most < 1 {
+		return skip("%s %s %s refuses every tracked request.", def.fetch, def.values[0], def.values[1])
+	}
+	// Which key and table the counter reads.
+	var tr haproxyTrack
+	if c.sc >= 0 {
+		k := slices.IndexFunc(trackers, func(tr haproxyTrack) bool { return tr.sc == c.sc && (tr.before || tr.line < d.line) })
+		if k < 0 {
+			return skip("no track-sc%d before it: HAProxy never counts sc%d there, so this rule never refuses.", c.sc, c.sc)
+		}
+		tr = trackers[k]
+	} else {
+		tr = haproxyTrack{sc: -1, fetch: "src", table: p.sec.name}
+	}
+	table := c.table
+	if table == "" {
+		table = tr.table
+	}
+	tb := tables[table]
+	if tb == nil {
+		return skip("%s reads table %s, which the file does not define.", def.fetch, table)
+	}
+	if c.sc < 0 && !slices.ContainsFunc(trackers, func(o haproxyTrack) bool {
+		return o.fetch == "src" && o.table == table
+	}) {
+		return skip("%s reads table %s, but nothing here tracks src into it: the counter never moves.", def.fetch, table)
+	}
+	period, stored := tb.stores[c.data]
+	if !stored {
+		return skip("table %s does not store %s, so %s is never over.", table, c.data, def.fetch)
+	}
+	if table != p.sec.name {
+		name += "-" + strings.ReplaceAll(table, "/", "-")
+	}
+	r := Rule{Name: t.ruleName(name)}
+	n := len(t.Differences)
+	var l Limit
+	switch c.data {
+	case "http_req_rate":
+		if period <= 0 {
+			return skip("http_req_rate without a period.")
+		}
+		l = Limit{Name: defaultLimitName(period), Algorithm: "sliding-window-counter", Quantity: most, Window: period,
+			Source: fmt.Sprintf("%s: %s %s %s, table %s http_req_rate(%s)", where, def.fetch, def.values[0], def.values[1], table, formatWindow(period))}
+		t.same(where, "HAProxy's http_req_rate(%s) is a sliding window counter: the current period's count plus the previous period's weighted by the share of it still inside the last %s, rounded down, as sluice's sliding-window-counter of %d per %s estimates it; the request is refused when the estimate with it is over %d.",
+			formatWindow(period), formatWindow(period), most, formatWindow(period), most)
+		t.differs(where, "HAProxy counts every request it tracks, the refused ones too, so a client that keeps sending above %d per %s stays refused until it slows down; sluice counts only admitted requests, so such a client gets %d per %s. HAProxy starts a client's periods at its first request after an idle period, sluice at multiples of %s: near the end of a period the two weigh the previous one differently. Put a penalty box on the rule (docs/rules.md) if you relied on refusing clients that keep retrying.",
+			most, formatWindow(period), most, formatWindow(period), formatWindow(period))
+	case "conn_cur":
+		l = Limit{Name: "concurrent", Algorithm: "concurrency", Quantity: most, Window: connLease,
+			Source: fmt.Sprintf("%s: %s %s %s, table %s conn_cur", where, def.fetch, def.values[0], def.values[1], table)}
+		t.differs(where, "conn_cur counts a client's open connections; sluice's concurrency limit of %d counts its requests in flight, which is the same for clients that send one request at a time on each connection and fewer for idle keep-alive connections. A slot not given back (a request running longer than %s) is freed after %s.",
+			most, formatWindow(connLease), formatWindow(connLease))
+	default:
+		return skip("sluice has no limit on %s (it limits request rates and requests in flight); keep it in HAProxy.", c.data)
+	}
+	r.Limits = []Limit{l}
+	// A rule not imported keeps only the reason why in the report.
+	dropNotes := func() ([]string, bool) {
+		kept := t.Differences[:n]
+		for _, d := range t.Differences[n:] {
+			if strings.Contains(d.Text, "not imported") {
+				kept = append(kept, d)
+			}
+		}
+		t.Differences = kept
+		return nil, false
+	}
+	if !t.haproxyKey(&r, tr, tb, where) {
+		return dropNotes()
+	}
+	match := append(slices.Clone(route), rest...)
+	if tr.cond != nil {
+		if len(tr.cond.terms) == 1 && !tr.cond.unless {
+			match = append(match, tr.cond.terms[0]...)
+		} else {
+			dropNotes()
+			return skip("track-sc%d's condition (line %d) is not one conjunction of ACLs.", tr.sc, tr.line)
+		}
+	}
+	exempt, ok := t.haproxyMatch(&r, match, where)
+	if !ok {
+		return dropNotes()
+	}
+	if narrows(rest) || len(route) > 0 && tr.before {
+		t.differs(where, "HAProxy's counter counts every request track-sc%d tracks; sluice's rule counts only the requests it matches. Where the tracker tracks more than this rule refuses, HAProxy refuses sooner.", max(tr.sc, 0))
+	}
+	switch d.status {
+	case 429:
+		t.same(where+" status", "429, as sluice answers.")
+	case 0:
+		t.differs(where+" status", "%s closes the connection without an answer; sluice answers 429 Too Many Requests with Retry-After.", d.action)
+	default:
+		t.differs(where+" status", "HAProxy answered %d (%s); sluice answers 429 Too Many Requests with Retry-After and a problem+json body.", d.status, d.action)
+	}
+	if tb.peers {
+		t.Instances, t.OnStoreError = 2, "local"
+		t.differs("table "+table, "a peers table is copied between HAProxy instances, each still deciding on its own copy; sluice's Redis store decides on one shared state: set store.redis.addresses and instances.")
+	}
+	t.SluiceRules = append(t.SluiceRules, r)
+	return exempt, true
+}
+
+// haproxyKey sets r's key as tracker tr keys table tb, and reports false,
+// having said why, when sluice cannot key a count so.
+func (t *Translation) haproxyKey(r *Rule, tr haproxyTrack, tb *haproxyTable, where string) bool {
+	parts := splitTopLevel(tr.fetch)
+	fetch, conv := parts[0], parts[1:]
+	name, arg, _ := strings.Cut(strings.TrimSuffix(fetch, ")"), "(")
+	arg, _, _ = strings.Cut(arg, ",")
+	v4, v6 := 32, 128
+	for _, c := range conv {
+		cname, carg, _ := strings.Cut(strings.TrimSuffix(c, ")"), "(")
+		switch {
+		case cname == "ipmask" && (name == "src" || strings.HasSuffix(name, "hdr_ip")):
+			a, b, has6 := strings.Cut(carg, ",")
+			n4, err4 := strconv.Atoi(a)
+			if err4 != nil || n4 < 1 || n4 > 32 {
+				t.differs(where+" key", "ipmask(%s) is not a prefix length sluice reads: not imported.", carg)
+				return false
+			}
+			v4 = n4
+			if has6 {
+				n6, err := strconv.Atoi(b)
+				if err != nil || n6 < 1 || n6 > 128 {
+					t.differs(where+" key", "ipmask(%s) is not a prefix length sluice reads: not imported.", carg)
+					return false
+				}
+				v6 = n6
+			}
+		case cname == "lower":
+			t.differs(where+" key", "%s lowers the key's case; sluice keys on the value as sent, so values that differ only in case count apart.", tr.fetch)
+		default:
+			t.differs(where+" key", "sluice cannot key a count on %s (the converter %s): not imported.", tr.fetch, c)
+			return false
+		}
+	}
+	ip := fmt.Sprintf("ip/%d/%d", v4, v6)
+	switch {
+	case name == "src":
+		r.Key = []string{ip}
+		t.same(where+" key", "%s: one count per client address (key %s).", tr.fetch, ip)
+		if tb.keyType == "ip" {
+			t.differs(where+" key", "a table of type ip holds no IPv6 address, so HAProxy never limits an IPv6 client; sluice counts each (use type ipv6 in HAProxy to compare).")
+		}
+	case name == "hdr_ip" || name == "req.hdr_ip":
+		r.Key = []string{ip}
+		t.differs(where+" key", "%s reads the client's address from a header anyone can send; sluice believes X-Forwarded-For only from identity.trusted_proxies (list your load balancers there) and otherwise counts by the connection's address.", tr.fetch)
+	case (name == "hdr" || name == "req.hdr" || name == "req.fhdr") && strings.EqualFold(arg, "host"):
+		r.Key, r.Fallback = []string{"host"}, "skip"
+		t.same(where+" key", "%s: one count per host name (key host: sluice drops the port and lowers the case); a request without one is not tracked, so not counted (fallback: skip).", tr.fetch)
+	case (name == "hdr" || name == "req.hdr" || name == "req.fhdr") && validHeaderName(arg):
+		r.Key, r.HeaderFrom, r.Fallback = []string{"header:" + http.CanonicalHeaderKey(arg)}, "any", "skip"
+		t.same(where+" key", "%s: one count per value of %s, whoever sends it (header_from: any, as HAProxy reads it); a request without it is not tracked, so not counted (fallback: skip).", tr.fetch, arg)
+	case (name == "req.cook" || name == "cook") && arg != "":
+		r.Key, r.Fallback = []string{"cookie:" + arg}, "skip"
+		t.same(where+" key", "%s: one count per value of cookie %s; a request without it is not counted (fallback: skip).", tr.fetch, arg)
+	case (name == "url_param" || name == "urlp") && arg != "":
+		r.Key, r.Fallback = []string{"query:" + arg}, "skip"
+		t.same(where+" key", "%s: one count per value of query parameter %s; a request without it is not counted (fallback: skip).", tr.fetch, arg)
+	case name == "path":
+		r.Key = []string{"path"}
+		t.same(where+" key", "path: one count per path.")
+	case name == "base" || name == "base32":
+		r.Key, r.Fallback = []string{"host", "path"}, "shared"
+		t.same(where+" key", "%s: one count per host and path together.", tr.fetch)
+	case name == "base32+src":
+		r.Key, r.Fallback = []string{"host", "path", ip}, "shared"
+		t.same(where+" key", "%s: one count per host, path and client address together.", tr.fetch)
+	default:
+		t.differs(where+" key", "sluice cannot key a count on %s: not imported. Key on an address, a header, a query parameter, a cookie, the host or the path, or keep this limit in HAProxy.", tr.fetch)
+		return false
+	}
+	if len(r.Key) > 0 && strings.HasPrefix(r.Key[0], "header:") && tb.keyType != "string" && tb.keyType != "binary" {
+		t.differs(where+" key", "a table of type %s keeps only header values that convert to it; sluice counts every value.", tb.keyType)
+	}
+	return true
+}
+
+// haproxyMatch narrows r to the requests atoms match: paths (path_beg, path),
+// methods, hosts and a header; a negated path leaves paths out. It returns
+// the addresses a negated src ACL leaves out, and false, having said why,
+// for a condition sluice cannot match.
+func (t *Translation) haproxyMatch(r *Rule, atoms []haproxyAtom, where string) ([]string, bool) {
+	var exempt []string
+	fail := func(format string, args ...any) ([]string, bool) {
+		t.differs(where, "not imported: "+format, args...)
+		return nil, false
+	}
+	for _, at := range atoms {
+		fetch, method, values := at.defs[0].fetch, at.defs[0].method, []string(nil)
+		for _, d := range at.defs {
+			if d.fetch != fetch || d.method != method {
+				return fail("ACL %s is defined with different fetches; sluice matches one kind of attribute per condition.", at.name)
+			}
+			values = append(values, d.values...)
+		}
+		name, arg, _ := strings.Cut(strings.TrimSuffix(fetch, ")"), "(")
+		switch {
+		case fetch == "always_true" && !at.neg:
+		case method == "file":
+			return fail("%s reads its values from a file (-f); list them in the rule's match.", fetch)
+		case (fetch == "path_beg" || fetch == "path" && method == "beg" || fetch == "url_beg") && len(values) > 0:
+			var patterns []string
+			for _, v := range values {
+				if !validPathValue(v) {
+					return fail("path %q is not a path sluice matches.", v)
+				}
+				patterns = append(patterns, v)
+				if !strings.HasSuffix(v, "/") {
+					patterns = append(patterns, v+"/")
+					t.differs(where+" path", "path_beg %s also matches paths such as %sx; sluice's rule matches %s and the paths below %s/.", v, v, v, v)
+				}
+			}
+			if !t.haproxyPaths(r, patterns, at.neg) {
+				return fail("two path conditions that must both hold.")
+			}
+		case fetch == "path" && (method == "" || method == "str") && len(values) > 0:
+			var patterns []string
+			for _, v := range values {
+				if !validPathValue(v) {
+					return fail("path %q is not a path sluice matches.", v)
+				}
+				if strings.HasSuffix(v, "/") {
+					v += "{$}"
+				}
+				patterns = append(patterns, v)
+			}
+			if !t.haproxyPaths(r, patterns, at.neg) {
+				return fail("two path conditions that must both hold.")
+			}
+		case fetch == "method" && !at.neg && len(values) > 0:
+			if len(r.Methods) > 0 {
+				return fail("two method conditions that must both hold.")
+			}
+			for _, v := range values {
+				if !validHeaderName(v) {
+					return fail("method %q is not a method.", v)
+				}
+				r.Methods = append(r.Methods, strings.ToUpper(v))
+			}
+		case (name == "hdr" || name == "req.hdr") && strings.EqualFold(arg, "host") && !at.neg && (method == "" || method == "str") && len(values) > 0:
+			for _, v := range values {
+				host := strings.ToLower(v)
+				if !validHostName(host) {
+					return fail("host %q is not a host name sluice matches (without a port).", v)
+				}
+				r.Hosts = append(r.Hosts, host)
+			}
+		case (name == "hdr" || name == "req.hdr") && validHeaderName(arg) && !at.neg && (method == "" || method == "str") && len(values) == 1 && len(r.Headers) == 0 && printable(values[0]):
+			r.Headers = []HeaderMatch{{Name: http.CanonicalHeaderKey(arg), Value: values[0]}}
+		case fetch == "src" && at.neg && len(values) > 0:
+			for _, v := range values {
+				pfx, err := parsePrefix(v)
+				if err != nil {
+					return fail("src %q is not an address or a prefix.", v)
+				}
+				exempt = append(exempt, pfx)
+			}
+		default:
+			neg := ""
+			if at.neg {
+				neg = "!"
+			}
+			return fail("sluice's rules match paths (path, path_beg), methods, the Host and one header; the condition %s%s %s is none of them.", neg, fetch, strings.Join(values, " "))
+		}
+	}
+	return exempt, true
+}
+
+// haproxyPaths narrows r's paths to patterns (both must hold), or,
+// negated, adds them to its except paths. It reports false when sluice
+// cannot match both: when neither set of patterns lies within the other.
+func (t *Translation) haproxyPaths(r *Rule, patterns []string, neg bool) bool {
+	if neg {
+		r.ExceptPaths = append(r.ExceptPaths, patterns...)
+		return true
+	}
+	within := func(ps, qs []string) bool {
+		return !slices.ContainsFunc(ps, func(p string) bool {
+			return !slices.ContainsFunc(qs, func(q string) bool { return p == q || below(p, q) })
+		})
+	}
+	switch {
+	case len(r.Paths) == 0 || within(patterns, r.Paths):
+		r.Paths = patterns
+	case within(r.Paths, patterns):
+	default:
+		return false
+	}
+	return true
+}
+
+// validPathValue reports whether v is a path a ServeMux pattern can hold
+// as it is: absolute, no empty segment, no wildcard braces or blanks.
+func validPathValue(v string) bool {
+	return strings.HasPrefix(v, "/") && !strings.Contains(v, "//") && !strings.ContainsAny(v, "{} ") && printable(v) && len(v) <= 512
+}
+
+// printable reports whether v is visible ASCII or spaces, as a header
+// value or path the configuration writes must be.
+func printable(v string) bool {
+	return !strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r > 0x7e })
+}
+
+// parsePrefix reads an address or prefix as a prefix.
+func parsePrefix(v string) (string, error) {
+	if strings.Contains(v, "/") {
+		p, err := netip.ParsePrefix(v)
+		if err != nil {
+			return "", err
+		}
+		return p.Masked().String(), nil
+	}
+	a, err := netip.ParseAddr(v)
+	if err != nil {
+		return "", err
+	}
+	return netip.PrefixFrom(a, a.BitLen()).String(), nil
+}
+
+// haproxyExempts makes the addresses the imported rules leave out the
+// configuration's exempt addresses: exactly so when every rule leaves out
+// the same ones.
+func (t *Translation) haproxyExempts(perRule [][]string) {
+	var all []string
+	for _, ex := range perRule {
+		for _, a := range ex {
+			if !slices.Contains(all, a) {
+				all = append(all, a)
+			}
+		}
+	}
+	if len(all) == 0 {
+		return
+	}
+	t.ExemptAddresses = all
+	for _, ex := range perRule {
+		if len(ex) != len(all) {
+			t.differs("exemptions", "some of HAProxy's rules leave out %s and others do not; sluice's exempt.addresses leaves them out of every limit. Keep those addresses out only where HAProxy did by moving them into a plan of their own.", strings.Join(all, ", "))
+			return
+		}
+	}
+	t.same("exemptions", "the negated src ACL leaves %s out of every rate limit: exempt.addresses, never limited and never counted.", strings.Join(all, ", "))
+}
+
+// narrows reports whether atoms match fewer requests than every one: a
+// condition besides always-true ones and the addresses left out (which
+// HAProxy counts but never refuses, and sluice neither counts nor refuses).
+func narrows(atoms []haproxyAtom) bool {
+	return slices.ContainsFunc(atoms, func(at haproxyAtom) bool {
+		f := at.defs[0].fetch
+		return !(f == "always_true" && !at.neg) && !(f == "src" && at.neg)
+	})
+}
+
+// splitTopLevel splits a sample expression at the commas between its fetch
+// and converters, not those inside their arguments.
+func splitTopLevel(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	return append(out, s[start:])
+}
