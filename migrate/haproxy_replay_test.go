@@ -127,3 +127,105 @@ func TestHAProxyAgrees(t *testing.T) {
 		t.Errorf("sluice and HAProxy differ:\nhaproxy %v\nsluice  %v", got["haproxy"], got["sluice"])
 	}
 }
+
+// TestHAProxySlidingAgrees holds the import of http_req_rate across
+// periods to Debian's haproxy: three clients spend 4 and 2 requests of a
+// limit of 4 per 2 s at the start of one of sluice's windows, then send
+// again 0.7 s into the next (the previous count weighs 0.65: ⌊4·0.65⌋ = 2
+// and ⌊2·0.65⌋ = 1 are used) or 0.5 s into the one after (nothing is
+// left of the first). Every request is at least 150 ms from a time at
+// which a weighted count flips; the first reaches HAProxy within a few
+// milliseconds of the boundary where sluice's window starts, so HAProxy's
+// periods, which start at a client's first request, are sluice's windows.
+func TestHAProxySlidingAgrees(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
+	t.Cleanup(up.Close)
+	addr := realtest.FreeAddr(t)
+	cfg := fmt.Sprintf(`defaults
+    mode http
+    timeout connect 5s
+    timeout client 30s
+    timeout server 30s
+frontend fe
+    bind %s
+    stick-table type ipv6 size 10k expire 1m store http_req_rate(2s)
+    http-request track-sc0 src
+    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 4 }
+    default_backend app
+backend app
+    server up %s
+`, addr, up.Listener.Addr())
+	tr, err := migrate.HAProxy(cfg, "haproxy.cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	realtest.HAProxy(t, addr, cfg)
+	targets := []string{"http://" + addr, startSluice(t, tr, up.URL)}
+
+	type phase struct {
+		client int
+		at     time.Duration // after the window's start
+		n      int
+		want   []int
+	}
+	phases := []phase{
+		{0, 0, 4, []int{200, 200, 200, 200}},
+		{1, 0, 2, []int{200, 200}},
+		{2, 0, 4, []int{200, 200, 200, 200}},
+		{0, 2700 * time.Millisecond, 3, []int{200, 200, 429}},
+		{1, 2700 * time.Millisecond, 4, []int{200, 200, 200, 429}},
+		{2, 4500 * time.Millisecond, 5, []int{200, 200, 200, 200, 429}},
+	}
+	const slack = 150 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		clients := make([]*http.Client, 3)
+		for k := range clients {
+			local := &net.TCPAddr{IP: net.IPv4(127, 0, 1+byte(attempt), 2+byte(k))}
+			clients[k] = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: local}).DialContext}}
+			for _, target := range targets { // connect before the clock starts
+				if resp, err := clients[k].Head(target + "/warm"); err == nil {
+					resp.Body.Close()
+				}
+			}
+		}
+		// The warm-up requests count too: wait for a window that starts
+		// two windows after them, where HAProxy has forgotten them.
+		start := time.Now().Truncate(2 * time.Second).Add(6 * time.Second)
+		late := time.Duration(0)
+		got := make([][][]int, len(targets))
+		for i := range targets {
+			got[i] = make([][]int, len(phases))
+		}
+		for p, ph := range phases {
+			time.Sleep(time.Until(start.Add(ph.at)))
+			late = max(late, time.Since(start.Add(ph.at)))
+			for i, target := range targets {
+				for range ph.n {
+					resp, err := clients[ph.client].Get(target + "/x")
+					if err != nil {
+						t.Fatal(err)
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					got[i][p] = append(got[i][p], resp.StatusCode)
+				}
+			}
+		}
+		if late > slack {
+			if attempt == 2 {
+				t.Fatalf("in 3 runs the machine never kept the schedule: a phase started up to %s late (at most %s keeps every decision clear of an edge)", late, slack)
+			}
+			t.Logf("run %d: a phase started %s late: running again with other clients", attempt+1, late)
+			continue
+		}
+		for p, ph := range phases {
+			if !slices.Equal(got[0][p], ph.want) {
+				t.Errorf("HAProxy, client %d at +%s: %v, want %v (the test's idea of HAProxy is wrong)", ph.client, ph.at, got[0][p], ph.want)
+			}
+			if !slices.Equal(got[1][p], got[0][p]) {
+				t.Errorf("client %d at +%s: HAProxy %v, sluice %v", ph.client, ph.at, got[0][p], got[1][p])
+			}
+		}
+		return
+	}
+}
