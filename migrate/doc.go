@@ -5,7 +5,8 @@
 //   - nginx: limit_req_zone and limit_req (burst, nodelay, delay),
 //     limit_req_status and limit_req_dry_run (Nginx);
 //   - envoyproxy/ratelimit's YAML descriptors (Envoy), which sluice's Envoy
-//     rate limit service reads as they are;
+//     rate limit service reads as they are, or Envoy's HTTP local rate
+//     limit filter in an Envoy or Istio configuration (EnvoyLocal);
 //   - Kong's rate-limiting plugin in a decK file (Kong);
 //   - Traefik's rateLimit middleware, in a file-provider YAML or a
 //     Kubernetes Middleware resource (Traefik);
@@ -38,6 +39,8 @@
 // when its token comes within a short maximum delay; sluice's leaky-bucket
 // queue with that max_wait. Kong's rate-limiting and envoyproxy/ratelimit
 // count fixed windows aligned to the clock: sluice's fixed-window.
+// Envoy's local rate limit is a token bucket refilled continuously
+// (since Envoy 1.31) and starting full: sluice's token-bucket.
 // HAProxy's http_req_rate is the current period's count plus the previous
 // period's weighted by the share of it still inside the last period,
 // rounded down: sluice's sliding-window-counter.

@@ -28,8 +28,12 @@ const maxEnvoyDepth = 32
 // Envoy translates an envoyproxy/ratelimit configuration file (a domain and
 // its descriptors). sluice's Envoy rate limit service reads the file as it
 // is, so the translation keeps it whole (Translation.EnvoyRules) and lists
-// each rule for the report; source names the file.
+// each rule for the report; source names the file. A file that configures
+// Envoy's local rate limit filter instead is read by EnvoyLocal.
 func Envoy(src, source string) (*Translation, error) {
+	if isEnvoyLocal(src) {
+		return EnvoyLocal(src, source)
+	}
 	t := &Translation{Format: FormatEnvoy, Source: source, EnvoyRules: EnvoyRulesFile, EnvoyRulesText: src}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(src))

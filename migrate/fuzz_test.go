@@ -23,7 +23,7 @@ func fuzzImport(f *testing.F, format string, seeds ...string) {
 		if err != nil {
 			return // envoy rules the YAML encoder cannot round-trip
 		}
-		if format == migrate.FormatEnvoy {
+		if _, ok := files[migrate.EnvoyRulesFile]; ok {
 			return // the rules are judged by the envoy package's own loader and fuzz test
 		}
 		if _, err := config.Parse("fuzz.yaml", []byte(files[migrate.ConfigFile])); err != nil {
@@ -50,7 +50,9 @@ func FuzzNginx(f *testing.F) {
 func FuzzEnvoy(f *testing.F) {
 	fuzzImport(f, migrate.FormatEnvoy,
 		"domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: second, requests_per_unit: 5}\n",
-		"domain: d\ndescriptors:\n  - key: a\n    value: b\n    shadow_mode: true\n    rate_limit: {unit: day, requests_per_unit: 0, name: x}\n    descriptors: [{key: c, rate_limit: {unlimited: true}}]\n")
+		"domain: d\ndescriptors:\n  - key: a\n    value: b\n    shadow_mode: true\n    rate_limit: {unit: day, requests_per_unit: 0, name: x}\n    descriptors: [{key: c, rate_limit: {unlimited: true}}]\n",
+		"http_filters: [{typed_config: {\"@type\": x.local_ratelimit.v3.LocalRateLimit, token_bucket: {max_tokens: 3, fill_interval: 2s}, filter_enabled: {default_value: {numerator: 1, denominator: HUNDRED}}}}]\n",
+		"virtual_hosts:\n- name: v\n  domains: [a.example]\n  routes:\n  - match: {prefix: /a}\n  - match: {path: /a/b/, headers: [{name: x-k, exact_match: v}]}\n    route: {rate_limits: [{actions: [{request_headers: {header_name: ':path', descriptor_key: p}}, {remote_address: {}}]}]}\n    typed_per_filter_config: {l: {\"@type\": local_ratelimit.v3.LocalRateLimit, token_bucket: {max_tokens: 1, tokens_per_fill: 2, fill_interval: 0.25s}, filter_enabled: {default_value: {numerator: 100}}, descriptors: [{entries: [{key: p, value: /a/b/}, {key: remote_address}], token_bucket: {max_tokens: 1, fill_interval: 1s}}]}}\n")
 }
 
 func FuzzKong(f *testing.F) {

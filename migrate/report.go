@@ -12,11 +12,12 @@ var ReportSections = []string{"## Context Assessment", "## Recommended Approach"
 // sourceRefusals says where each source counts what it refuses, for the
 // comparison during the shadow rollout.
 var sourceRefusals = map[string]string{
-	FormatNginx:   "nginx's error log lines \"limiting requests, excess: …\" (and \"delaying request\"), or its access log's limit_req_status",
-	FormatEnvoy:   "envoyproxy/ratelimit's `ratelimit.service.rate_limit.<domain>.<key>.over_limit` statistics",
-	FormatKong:    "Kong's 429 responses on the routes the plugin covers",
-	FormatHAProxy: "HAProxy's 429 (or deny_status) responses in its log or its stats' denied requests (`haproxy_frontend_requests_denied_total`)",
-	FormatTraefik: "Traefik's 429 responses on the routers using the middleware (`traefik_router_requests_total{code=\"429\"}`)",
+	FormatNginx:        "nginx's error log lines \"limiting requests, excess: …\" (and \"delaying request\"), or its access log's limit_req_status",
+	FormatEnvoy:        "envoyproxy/ratelimit's `ratelimit.service.rate_limit.<domain>.<key>.over_limit` statistics",
+	FormatKong:         "Kong's 429 responses on the routes the plugin covers",
+	envoyLocalRefusals: "Envoy's `http_local_rate_limit.<stat_prefix>.rate_limited` statistics (and its 429 responses with x-envoy-ratelimited)",
+	FormatHAProxy:      "HAProxy's 429 (or deny_status) responses in its log or its stats' denied requests (`haproxy_frontend_requests_denied_total`)",
+	FormatTraefik:      "Traefik's 429 responses on the routers using the middleware (`traefik_router_requests_total{code=\"429\"}`)",
 }
 
 // Report writes the migration analysis in five sections (ReportSections):
@@ -91,7 +92,7 @@ func (t *Translation) Report() string {
 	steps := []string{
 		"Validate: `sluice check sluice.yaml`.",
 		"Run sluice beside the current limiter, in shadow mode, on the same traffic (as a forward-auth check or a reverse proxy in front of the old one).",
-		"Watch for a few days, per limit: `sluice_decisions_total{result=\"shadow\"}` (what sluice would refuse) against " + sourceRefusals[t.Format] + "; they should agree within the differences below. Also `sluice_near_limit_total` (clients close to a limit), `sluice_decision_seconds` (the decision's cost) and, with Redis, `sluice_store_errors_total`.",
+		"Watch for a few days, per limit: `sluice_decisions_total{result=\"shadow\"}` (what sluice would refuse) against " + t.refusals() + "; they should agree within the differences below. Also `sluice_near_limit_total` (clients close to a limit), `sluice_decision_seconds` (the decision's cost) and, with Redis, `sluice_store_errors_total`.",
 		"Enforce: `sluice import -enforce` writes the same configuration without shadow, or remove the `shadow: true` lines; then turn the old limits off, one route or zone at a time.",
 		"Keep watching the 429 rate and the upstream's load for a week before removing the old configuration.",
 	}
@@ -139,3 +140,14 @@ func plural(n int, word string) string {
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
+
+// refusals says where the source counted what it refused.
+func (t *Translation) refusals() string {
+	if t.local {
+		return sourceRefusals[envoyLocalRefusals]
+	}
+	return sourceRefusals[t.Format]
+}
+
+// envoyLocalRefusals keys sourceRefusals for Envoy's local rate limit.
+const envoyLocalRefusals = "envoy local_ratelimit"

@@ -178,6 +178,9 @@ type Translation struct {
 	EnvoyRulesText string
 	// Differences are every place the semantics were compared.
 	Differences []Difference
+	// local: Format envoy read Envoy's local rate limit filter, not
+	// envoyproxy/ratelimit's rules.
+	local bool
 }
 
 func (t *Translation) same(where, format string, args ...any) {

@@ -1,0 +1,635 @@
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// envoyLocalType ends the type URL of the HTTP local rate limit filter's
+// configuration.
+const envoyLocalType = "local_ratelimit.v3.LocalRateLimit"
+
+// isEnvoyLocal reports whether src configures Envoy's local rate limit
+// filter rather than being envoyproxy/ratelimit's rules.
+func isEnvoyLocal(src string) bool { return strings.Contains(src, envoyLocalType) }
+
+// envoyLocalConfig is one LocalRateLimit configuration and where it
+// applies: to a route, to a virtual host's routes, or (neither) to every
+// request of the filter chain.
+type envoyLocalConfig struct {
+	cfg   *yaml.Node
+	vhost *yaml.Node // nil: not inside a virtual host
+	route *yaml.Node // nil: not inside a route
+	// routes are the routes of the virtual host, in order (first match
+	// wins), for the paths a route's rule leaves to the routes before it.
+	routes []*yaml.Node
+}
+
+// EnvoyLocal translates Envoy's HTTP local rate limit filter
+// (envoy.filters.http.local_ratelimit): its configuration in the filter
+// chain, a virtual host's or a route's typed_per_filter_config, in an Envoy
+// bootstrap, a route configuration or an Istio EnvoyFilter, in one or
+// several YAML documents. Each token bucket becomes a rule: the route's
+// paths, headers and hosts, counted as one (Envoy's buckets are per process,
+// shared by every client) or, for a descriptor without a value, per value of
+// what its rate_limits action reads (a header, the client's address).
+func EnvoyLocal(src, source string) (*Translation, error) {
+	t := &Translation{Format: FormatEnvoy, Source: source, local: true}
+	var found []envoyLocalConfig
+	dec := yaml.NewDecoder(strings.NewReader(src))
+	for {
+		var doc yaml.Node
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		if err := findLocalConfigs(&doc, nil, nil, nil, 0, &found); err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+	}
+	if len(found) > MaxPlaces {
+		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(len(found), "local rate limit configurations"))
+	}
+	for _, c := range found {
+		t.envoyLocalRules(c, found)
+	}
+	if len(t.SluiceRules) == 0 {
+		return nil, fmt.Errorf("%s: no local rate limit sluice can import: a LocalRateLimit with a token_bucket, enabled by filter_enabled", source)
+	}
+	t.differs("instances", "each Envoy process keeps its own buckets, so N Envoy instances admit N times a limit. One sluice beside each Envoy on its memory store keeps that; on the Redis store a limit is shared by the fleet: multiply its quantity and burst by N for the same total.")
+	t.differs("headers", "Envoy's local rate limit answers 429 with x-envoy-ratelimited (and x-ratelimit-* when enable_x_ratelimit_headers is set); sluice sends RateLimit-Policy and RateLimit (IETF draft) on every response, and Retry-After with a problem+json body on 429.")
+	return t, nil
+}
+
+// findLocalConfigs walks n for LocalRateLimit configurations, noting the
+// virtual host and route each lies in.
+func findLocalConfigs(n, vhost, route *yaml.Node, routes []*yaml.Node, depth int, out *[]envoyLocalConfig) error {
+	if depth > 64 {
+		return fmt.Errorf("line %d: nested more than 64 deep", n.Line)
+	}
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for _, c := range n.Content {
+			if err := findLocalConfigs(c, vhost, route, routes, depth+1, out); err != nil {
+				return err
+			}
+		}
+	case yaml.MappingNode:
+		if ty := mapValue(n, "@type"); ty != nil && strings.HasSuffix(ty.Value, envoyLocalType) {
+			*out = append(*out, envoyLocalConfig{cfg: n, vhost: vhost, route: route, routes: routes})
+			return nil
+		}
+		// Istio writes it as a TypedStruct: its type_url, and the
+		// configuration in value.
+		if tu, v := mapValue(n, "type_url"), mapValue(n, "value"); tu != nil && strings.HasSuffix(tu.Value, envoyLocalType) && v != nil && v.Kind == yaml.MappingNode {
+			*out = append(*out, envoyLocalConfig{cfg: v, vhost: vhost, route: route, routes: routes})
+			return nil
+		}
+		if mapValue(n, "domains") != nil {
+			vhost, route, routes = n, nil, nil
+			if rs := mapValue(n, "routes"); rs != nil && rs.Kind == yaml.SequenceNode {
+				routes = rs.Content
+			}
+		} else if mapValue(n, "match") != nil && vhost != nil {
+			route = n
+		}
+		for i := 1; i < len(n.Content); i += 2 {
+			if err := findLocalConfigs(n.Content[i], vhost, route, routes, depth+1, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// envoyLocalRules makes the rules of one configuration: its default token
+// bucket and its descriptors' buckets. all are every configuration found,
+// for the routes that replace a wider one's.
+func (t *Translation) envoyLocalRules(c envoyLocalConfig, all []envoyLocalConfig) {
+	where := "local_ratelimit"
+	if p := mapValue(c.cfg, "stat_prefix"); p != nil && p.Value != "" {
+		where += " " + p.Value
+	}
+	switch {
+	case c.route != nil:
+		where += " on route " + routeName(c.route, c.routes)
+	case c.vhost != nil:
+		where += " on virtual host " + scalar(mapValue(c.vhost, "name"))
+	}
+	where = fmt.Sprintf("%s (line %d)", where, c.cfg.Line)
+	enabled, enforced := fraction(mapValue(c.cfg, "filter_enabled")), fraction(mapValue(c.cfg, "filter_enforced"))
+	bucket := mapValue(c.cfg, "token_bucket")
+	descs := mapValue(c.cfg, "descriptors")
+	if bucket == nil && (descs == nil || len(descs.Content) == 0) {
+		return // the filter is in the chain; routes configure its buckets
+	}
+	if enabled == 0 {
+		t.differs(where, "filter_enabled is 0%% (its default): Envoy does not apply it, so it is not imported.")
+		return
+	}
+	shadow := enforced == 0
+	switch {
+	case enabled < 1:
+		t.differs(where, "filter_enabled applies it to %.4g%% of requests; sluice applies a rule to every request it matches.", enabled*100)
+	case shadow:
+		t.same(where, "filter_enforced is 0%%: Envoy only counts what it would refuse; imported in shadow mode.")
+	case enforced < 1:
+		t.differs(where, "filter_enforced refuses %.4g%% of what it would refuse; sluice refuses all of it.", enforced*100)
+	}
+	base := Rule{}
+	if !t.envoyLocalMatch(&base, c, all, where) {
+		return
+	}
+	name := "local"
+	if c.route != nil {
+		name = routeName(c.route, c.routes)
+	} else if c.vhost != nil {
+		name = scalar(mapValue(c.vhost, "name"))
+	}
+	if bucket != nil {
+		l, ok := t.envoyBucket(bucket, "per-process", where)
+		if ok {
+			l.Shadow = shadow
+			r := base
+			r.Name, r.Key, r.Limits = t.ruleName(name), []string{"rule"}, []Limit{l}
+			t.SluiceRules = append(t.SluiceRules, r)
+			t.same(where+" bucket", "one token bucket for every request it applies to, as Envoy's is shared by the process's workers and clients (key rule).")
+		}
+	}
+	if v := mapValue(c.cfg, "local_rate_limit_per_downstream_connection"); v != nil && v.Value == "true" {
+		t.differs(where, "local_rate_limit_per_downstream_connection gives each connection its own buckets; sluice has no count per connection: the imported buckets are shared. Key them by the client's address (ip/32/128) if that is what a connection stood for.")
+	}
+	if v := mapValue(c.cfg, "status"); v != nil {
+		if code := scalar(mapValue(v, "code")); code != "" && code != "TooManyRequests" && code != "429" {
+			t.differs(where+" status", "Envoy answered %s; sluice answers 429 Too Many Requests with Retry-After and a problem+json body.", code)
+		}
+	}
+	if descs != nil {
+		if len(descs.Content) > 0 && bucket != nil {
+			t.differs(where, "Envoy spends a matching descriptor's token before it asks the default bucket, and keeps it spent when the default bucket refuses; sluice checks a request's rules in one atomic call, so a refused request spends nothing.")
+		}
+		if dynamicOverlap(descs) {
+			t.differs(where, "a descriptor whose entries all have values has a bucket of its own in Envoy, and one of the same keys without a value counts every other value; sluice's rule for the one without a value counts the first one's requests too, so they are limited by both.")
+		}
+		for i, d := range descs.Content {
+			t.envoyLocalDescriptor(d, c, base, fmt.Sprintf("%s-%d", name, i+1), fmt.Sprintf("%s descriptor %d", where, i+1), shadow)
+		}
+		if v := mapValue(c.cfg, "always_consume_default_token_bucket"); v != nil && v.Value == "false" && bucket != nil {
+			t.differs(where, "always_consume_default_token_bucket: false spends only a matching descriptor's bucket; sluice's rules also count such a request in the default bucket.")
+		}
+	}
+}
+
+// envoyBucket reads a token_bucket as a sluice token bucket named name.
+func (t *Translation) envoyBucket(b *yaml.Node, name, where string) (Limit, bool) {
+	maxTokens, err := strconv.ParseInt(scalar(mapValue(b, "max_tokens")), 10, 64)
+	if err != nil || maxTokens < 1 || maxTokens > sluice.MaxQuantity {
+		t.differs(where, "not imported: max_tokens %q is not a count sluice holds (0 refuses every request).", scalar(mapValue(b, "max_tokens")))
+		return Limit{}, false
+	}
+	perFill := int64(1)
+	if n := mapValue(b, "tokens_per_fill"); n != nil {
+		v := scalar(n)
+		if n.Kind == yaml.MappingNode {
+			v = scalar(mapValue(n, "value"))
+		}
+		if perFill, err = strconv.ParseInt(v, 10, 64); err != nil || perFill < 1 || perFill > sluice.MaxQuantity {
+			t.differs(where, "not imported: tokens_per_fill %q is not a count.", v)
+			return Limit{}, false
+		}
+	}
+	interval, err := protoDuration(scalar(mapValue(b, "fill_interval")))
+	if err != nil {
+		t.differs(where, "not imported: fill_interval: %v.", err)
+		return Limit{}, false
+	}
+	t.same(where, "Envoy's token bucket (continuous since Envoy 1.31) holds %d tokens, starts full and refills %d every %s: sluice's token-bucket of %d per %s with burst %d. (Envoy before 1.31 added the %d at once at the end of each interval.)",
+		maxTokens, perFill, formatWindow(interval), perFill, formatWindow(interval), maxTokens, perFill)
+	return Limit{Name: name, Algorithm: "token-bucket", Quantity: perFill, Window: interval, Burst: maxTokens,
+		Source: fmt.Sprintf("%s: max_tokens %d, tokens_per_fill %d, fill_interval %s", where, maxTokens, perFill, formatWindow(interval))}, true
+}
+
+// protoDuration reads a protobuf Duration as YAML writes it ("1s", "0.5s",
+// "60s"), whole microseconds, within sluice's windows.
+func protoDuration(s string) (time.Duration, error) {
+	if !strings.HasSuffix(s, "s") {
+		return 0, fmt.Errorf("%q is not a duration such as 1s or 0.5s", s)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < time.Millisecond || d%time.Microsecond != 0 || d > sluice.MaxWindow {
+		return 0, fmt.Errorf("%q is not a duration sluice holds (1ms to %s, whole microseconds)", s, formatWindow(sluice.MaxWindow))
+	}
+	return d, nil
+}
+
+// fraction reads a RuntimeFractionalPercent's default value: 0 when absent.
+func fraction(n *yaml.Node) float64 {
+	if n == nil {
+		return 0
+	}
+	v := mapValue(n, "default_value")
+	if v == nil {
+		return 0
+	}
+	num, _ := strconv.ParseFloat(scalar(mapValue(v, "numerator")), 64)
+	den := map[string]float64{"": 100, "HUNDRED": 100, "TEN_THOUSAND": 10000, "MILLION": 1e6}[scalar(mapValue(v, "denominator"))]
+	if den == 0 {
+		return 0
+	}
+	return min(max(num/den, 0), 1)
+}
+
+func scalar(n *yaml.Node) string {
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return n.Value
+}
+
+// routeName names a route: its name, else its place in its virtual host.
+func routeName(route *yaml.Node, routes []*yaml.Node) string {
+	if n := scalar(mapValue(route, "name")); n != "" {
+		return n
+	}
+	for i, r := range routes {
+		if r == route {
+			return fmt.Sprintf("route-%d", i+1)
+		}
+	}
+	return "route"
+}
+
+// envoyLocalMatch narrows r to the requests c applies to: its route's
+// match and its virtual host's domains, leaving out the routes before it
+// that take some of its requests (first match wins) and, for a wider
+// configuration, the routes and virtual hosts with their own. It reports
+// false, having said why, when sluice cannot match them.
+func (t *Translation) envoyLocalMatch(r *Rule, c envoyLocalConfig, all []envoyLocalConfig, where string) bool {
+	if c.vhost != nil {
+		var hosts []string
+		for _, d := range mapValue(c.vhost, "domains").Content {
+			host := strings.ToLower(d.Value)
+			if host == "*" {
+				hosts = nil
+				break
+			}
+			if !validHostName(host) {
+				t.differs(where, "the virtual host's domain %q is not a host name sluice's rules match (no wildcards, no ports): the rule matches every host.", d.Value)
+				hosts = nil
+				break
+			}
+			hosts = append(hosts, host)
+		}
+		r.Hosts = hosts
+	}
+	if c.route != nil {
+		own, ok := t.routePatterns(c.route, r, where)
+		if !ok {
+			return false
+		}
+		r.Paths = own
+		for _, before := range c.routes {
+			if before == c.route {
+				break
+			}
+			if ps, simple := plainPatterns(before); simple && len(ps) > 0 && !r.leaveOut(belowAny(ps, own), own) {
+				t.differs(where, "an earlier route of the virtual host takes some of these requests (first match wins), and sluice cannot leave it out here: both count them.")
+			}
+		}
+	}
+	// Routes and virtual hosts below this configuration that have their
+	// own replace it there.
+	for _, o := range all {
+		if o.cfg == c.cfg || mapValue(o.cfg, "token_bucket") == nil {
+			continue
+		}
+		switch {
+		case c.route == nil && c.vhost == nil && o.vhost != nil, c.route == nil && c.vhost != nil && o.vhost == c.vhost && o.route != nil:
+			if o.route == nil {
+				t.differs(where, "virtual host %s has a bucket of its own, which replaces this one there; sluice counts its requests in both. Add hosts to this rule's match to leave them out.", scalar(mapValue(o.vhost, "name")))
+				continue
+			}
+			if ps, simple := plainPatterns(o.route); simple && len(ps) > 0 && r.leaveOut(ps, r.Paths) {
+				if c.vhost == nil && !slices.Contains(domainsOf(o.vhost), "*") {
+					t.differs(where, "route %s of virtual host %s has a bucket of its own; the rule leaves its paths out on every host, not only on %s.", routeName(o.route, o.routes), scalar(mapValue(o.vhost, "name")), strings.Join(domainsOf(o.vhost), ", "))
+				}
+				continue
+			}
+			t.differs(where, "route %s has a bucket of its own, which replaces this one there; sluice cannot leave its requests out of this rule: both count them.", routeName(o.route, o.routes))
+		}
+	}
+	return true
+}
+
+// belowAny returns the patterns of ps that lie within one of own (all of
+// ps when own is empty: every path).
+func belowAny(ps, own []string) []string {
+	if len(own) == 0 {
+		return ps
+	}
+	var out []string
+	for _, p := range ps {
+		for _, o := range own {
+			if p != o && below(p, o) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// plainPatterns returns the ServeMux patterns of a route matched by path
+// alone, and whether it is so matched.
+func plainPatterns(route *yaml.Node) ([]string, bool) {
+	m := mapValue(route, "match")
+	if m == nil || mapValue(m, "headers") != nil || mapValue(m, "query_parameters") != nil {
+		return nil, false
+	}
+	var scratch Translation
+	var r Rule
+	ps, ok := scratch.routePatterns(route, &r, "")
+	return ps, ok && len(r.Headers) == 0
+}
+
+// routePatterns returns the ServeMux patterns of a route's match (nil:
+// every path) and adds its header matchers to r; false, having said why,
+// for a match sluice cannot express.
+func (t *Translation) routePatterns(route *yaml.Node, r *Rule, where string) ([]string, bool) {
+	m := mapValue(route, "match")
+	var patterns []string
+	switch {
+	case mapValue(m, "prefix") != nil:
+		p := scalar(mapValue(m, "prefix"))
+		switch {
+		case p == "/" || p == "":
+		case !validPathValue(p):
+			t.differs(where, "not imported: prefix %q is not a path sluice matches.", p)
+			return nil, false
+		case strings.HasSuffix(p, "/"):
+			patterns = []string{p}
+		default:
+			patterns = []string{p, p + "/"}
+			t.differs(where+" path", "prefix %s also matches paths such as %sx; sluice's rule matches %s and the paths below %s/.", p, p, p, p)
+		}
+	case mapValue(m, "path") != nil || mapValue(m, "path_separated_prefix") != nil:
+		p := scalar(mapValue(m, "path"))
+		sep := p == ""
+		if sep {
+			p = scalar(mapValue(m, "path_separated_prefix"))
+		}
+		if !validPathValue(p) {
+			t.differs(where, "not imported: path %q is not a path sluice matches.", p)
+			return nil, false
+		}
+		switch {
+		case sep && !strings.HasSuffix(p, "/"):
+			patterns = []string{p, p + "/"}
+		case strings.HasSuffix(p, "/") && !sep:
+			patterns = []string{p + "{$}"}
+		default:
+			patterns = []string{p}
+		}
+	default:
+		t.differs(where, "not imported: the route matches by a regular expression or a template; sluice's rules match paths and prefixes.")
+		return nil, false
+	}
+	if cs := mapValue(m, "case_sensitive"); cs != nil && cs.Value == "false" {
+		t.differs(where+" path", "the route matches paths in any case; sluice's rule matches them as written.")
+	}
+	if hs := mapValue(m, "headers"); hs != nil {
+		for _, h := range hs.Content {
+			name := scalar(mapValue(h, "name"))
+			value, ok := headerExact(h)
+			if !validHeaderName(name) || strings.HasPrefix(name, ":") || !ok || !printable(value) {
+				t.differs(where, "not imported: the route's header matcher on %q is not a header's presence or exact value.", name)
+				return nil, false
+			}
+			r.Headers = append(r.Headers, HeaderMatch{Name: http.CanonicalHeaderKey(name), Value: value})
+		}
+	}
+	if mapValue(m, "query_parameters") != nil {
+		t.differs(where, "the route also matches query parameters; sluice's rule matches the path alone.")
+	}
+	return patterns, true
+}
+
+// headerExact reads a route's header matcher: its exact value, or "" for
+// presence; false for another kind of match.
+func headerExact(h *yaml.Node) (string, bool) {
+	if v := mapValue(h, "exact_match"); v != nil {
+		return scalar(v), scalar(v) != ""
+	}
+	if sm := mapValue(h, "string_match"); sm != nil {
+		if v := mapValue(sm, "exact"); v != nil && len(sm.Content) == 2 {
+			return scalar(v), scalar(v) != ""
+		}
+		return "", false
+	}
+	if v := mapValue(h, "present_match"); v != nil && v.Value == "true" {
+		return "", true
+	}
+	return "", false
+}
+
+// envoyLocalDescriptor makes the rule of one descriptor of a
+// configuration: its entries name what the route's rate_limits actions
+// read, matched (a value) or counted apart (no value).
+func (t *Translation) envoyLocalDescriptor(d *yaml.Node, c envoyLocalConfig, base Rule, name, where string, shadow bool) {
+	bucket := mapValue(d, "token_bucket")
+	if bucket == nil {
+		t.differs(where, "not imported: a descriptor without a token_bucket.")
+		return
+	}
+	r := base
+	r.Name, r.Headers = t.ruleName(name), append([]HeaderMatch(nil), base.Headers...)
+	entries := mapValue(d, "entries")
+	if entries == nil || len(entries.Content) == 0 {
+		t.differs(where, "not imported: a descriptor without entries.")
+		return
+	}
+	for _, e := range entries.Content {
+		key, value := scalar(mapValue(e, "key")), scalar(mapValue(e, "value"))
+		action := descriptorAction(c, key)
+		if action == nil {
+			t.differs(where, "not imported: no rate_limits action of its route makes the entry %q, so Envoy never matches it.", key)
+			return
+		}
+		switch {
+		case mapValue(action, "request_headers") != nil:
+			header := scalar(mapValue(mapValue(action, "request_headers"), "header_name"))
+			attr, match := headerAttribute(header)
+			switch {
+			case attr == "":
+				t.differs(where, "not imported: sluice cannot read the header %q.", header)
+				return
+			case value == "":
+				r.Key = append(r.Key, attr)
+				if strings.HasPrefix(attr, "header:") {
+					r.HeaderFrom = "any"
+				}
+				r.Fallback = "skip"
+			case match == "path" && validPathValue(value):
+				r.Paths = []string{value}
+			case match == "header" && printable(value):
+				r.Headers = append(r.Headers, HeaderMatch{Name: strings.TrimPrefix(attr, "header:"), Value: value})
+			default:
+				t.differs(where, "not imported: sluice's rules cannot match %s = %q.", header, value)
+				return
+			}
+		case mapValue(action, "generic_key") != nil:
+			if value != "" && value != scalar(mapValue(mapValue(action, "generic_key"), "descriptor_value")) {
+				t.differs(where, "not imported: the generic_key action never makes the value %q.", value)
+				return
+			}
+		case mapValue(action, "remote_address") != nil && value == "":
+			r.Key = append(r.Key, "ip/32/128")
+		case mapValue(action, "masked_remote_address") != nil && value == "":
+			mra := mapValue(action, "masked_remote_address")
+			v4, v6 := 32, 128
+			if n, err := strconv.Atoi(scalar(mapValue(mra, "v4_prefix_mask_len"))); err == nil && n >= 1 && n <= 32 {
+				v4 = n
+			}
+			if n, err := strconv.Atoi(scalar(mapValue(mra, "v6_prefix_mask_len"))); err == nil && n >= 1 && n <= 128 {
+				v6 = n
+			}
+			r.Key = append(r.Key, fmt.Sprintf("ip/%d/%d", v4, v6))
+		default:
+			t.differs(where, "not imported: sluice's rules cannot match or count the entry %q as its action makes it.", key)
+			return
+		}
+	}
+	if len(r.Key) == 0 {
+		r.Key = []string{"rule"}
+	}
+	if len(r.Key) > 1 && r.Fallback == "skip" {
+		r.Fallback = "shared"
+	}
+	l, ok := t.envoyBucket(bucket, "per-descriptor", where)
+	if !ok {
+		return
+	}
+	l.Shadow = shadow
+	r.Limits = []Limit{l}
+	t.same(where, "a descriptor entry without a value gives each value its own bucket (key %s), as Envoy's dynamic descriptors do; one with a value matches it.", strings.Join(r.Key, ", "))
+	t.SluiceRules = append(t.SluiceRules, r)
+}
+
+// descriptorAction finds the rate_limits action of c's route (or virtual
+// host) that makes a descriptor entry of key.
+func descriptorAction(c envoyLocalConfig, key string) *yaml.Node {
+	for _, owner := range []*yaml.Node{c.route, c.vhost} {
+		if owner == nil {
+			continue
+		}
+		rls := mapValue(owner, "rate_limits")
+		if owner == c.route {
+			if rt := mapValue(owner, "route"); rt != nil && mapValue(rt, "rate_limits") != nil {
+				rls = mapValue(rt, "rate_limits")
+			}
+		}
+		if rls == nil {
+			continue
+		}
+		for _, rl := range rls.Content {
+			acts := mapValue(rl, "actions")
+			if acts == nil {
+				continue
+			}
+			for _, a := range acts.Content {
+				if actionKey(a) == key {
+					return a
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// actionKey is the descriptor key an action makes.
+func actionKey(a *yaml.Node) string {
+	switch {
+	case mapValue(a, "request_headers") != nil:
+		return scalar(mapValue(mapValue(a, "request_headers"), "descriptor_key"))
+	case mapValue(a, "remote_address") != nil:
+		return "remote_address"
+	case mapValue(a, "masked_remote_address") != nil:
+		return "masked_remote_address"
+	case mapValue(a, "generic_key") != nil:
+		if k := scalar(mapValue(mapValue(a, "generic_key"), "descriptor_key")); k != "" {
+			return k
+		}
+		return "generic_key"
+	}
+	return ""
+}
+
+// headerAttribute maps a header an action reads onto a rule key attribute,
+// and says how a value of it is matched ("path", "header").
+func headerAttribute(header string) (attr, match string) {
+	switch strings.ToLower(header) {
+	case ":path":
+		return "path", "path"
+	case ":authority", "host":
+		return "host", ""
+	}
+	if !validHeaderName(header) {
+		return "", ""
+	}
+	return "header:" + http.CanonicalHeaderKey(header), "header"
+}
+
+// domainsOf lists a virtual host's domains.
+func domainsOf(vhost *yaml.Node) []string {
+	var out []string
+	if d := mapValue(vhost, "domains"); d != nil {
+		for _, n := range d.Content {
+			out = append(out, n.Value)
+		}
+	}
+	return out
+}
+
+// dynamicOverlap reports whether descs has a descriptor with an entry
+// without a value and another of the same keys with every value given:
+// Envoy gives the second its own bucket, which the first then does not
+// count.
+func dynamicOverlap(descs *yaml.Node) bool {
+	type shape struct {
+		keys    string
+		dynamic bool
+	}
+	var shapes []shape
+	for _, d := range descs.Content {
+		var keys []string
+		dynamic := false
+		if es := mapValue(d, "entries"); es != nil {
+			for _, e := range es.Content {
+				keys = append(keys, scalar(mapValue(e, "key")))
+				dynamic = dynamic || scalar(mapValue(e, "value")) == ""
+			}
+		}
+		shapes = append(shapes, shape{strings.Join(keys, "\x00"), dynamic})
+	}
+	for _, a := range shapes {
+		for _, b := range shapes {
+			if a.dynamic && !b.dynamic && a.keys == b.keys {
+				return true
+			}
+		}
+	}
+	return false
+}
