@@ -144,9 +144,12 @@ func splitCond(words []string, acls map[string][]haproxyACL, line int) ([]string
 // haproxyCounter is a rate or count an ACL compares: which stick counter
 // (or src lookup), which table, which stored data.
 type haproxyCounter struct {
-	sc    int    // the stick counter; -1 for a src_ fetch
-	table string // "" for the tracker's table
+	sc    int    // the stick counter; -1 for a lookup
+	table string // "" for the tracker's (or, for a lookup, the section's) table
 	data  string // "http_req_rate", "conn_cur", …
+	// lookup, for sc -1, is the key the table is looked up by: "src" for
+	// src_http_req_rate, the sample before table_http_req_rate(table).
+	lookup string
 }
 
 var (
@@ -169,10 +172,20 @@ func counterOf(fetch string) (haproxyCounter, bool) {
 		return haproxyCounter{sc: n, table: m[3], data: m[2]}, true
 	}
 	if m := srcFetch.FindStringSubmatch(fetch); m != nil && m[1] != "port" && m[1] != "is_local" {
-		return haproxyCounter{sc: -1, table: m[2], data: m[1]}, true
+		return haproxyCounter{sc: -1, table: m[2], data: m[1], lookup: "src"}, true
+	}
+	// <sample>,table_http_req_rate(table)
+	if parts := splitTopLevel(fetch); len(parts) > 1 {
+		last := parts[len(parts)-1]
+		if m := tableConv.FindStringSubmatch(last); m != nil {
+			return haproxyCounter{sc: -1, table: m[2], data: m[1], lookup: strings.Join(parts[:len(parts)-1], ",")}, true
+		}
 	}
 	return haproxyCounter{}, false
 }
+
+// table_http_req_rate(table): a converter looking its input up in a table.
+var tableConv = regexp.MustCompile(`^table_([a-z0-9_]+)\(([^,()]+)\)$`)
 
 // threshold reads an integer comparison (gt 10, ge 11, lt 5, le 4) as the
 // most a request may find the counter at and pass, where over says the

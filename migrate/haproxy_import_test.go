@@ -69,6 +69,9 @@ backend app
     http-request deny if { path_beg /private/ }
     http-request deny if { sc_http_req_rate(1) gt 5 }
     http-request deny if { sc_http_req_rate(0) gt 50 } { path_end .php }
+    http-request track-sc1 req.hdr(X-Key) table keys
+    http-request deny deny_status 429 if { req.hdr(X-Key),table_http_req_rate(keys) gt 7 } { path_beg /keyed/ }
+    http-request deny if { req.hdr(X-Other),table_http_req_rate(keys) gt 7 }
     use_backend login if { path /login } METH_POST
     default_backend app
 backend login
@@ -76,6 +79,8 @@ backend login
     server s 127.0.0.1:9000
 backend app
     server s 127.0.0.1:9000
+backend keys
+    stick-table type string len 32 size 1m expire 10m store http_req_rate(30s)
 backend orphan
     stick-table type ip size 1m expire 10m store http_req_rate(1m)
     http-request track-sc0 src
@@ -84,6 +89,7 @@ backend orphan
 			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
 			rules: []string{
 				"fe paths=[] key=[ip/32/128] | concurrent: concurrency 10 per 10m0s",
+				"fe-keys paths=[/keyed/] key=[header:X-Key] header_from=any fallback=skip | per-30s: sliding-window-counter 7 per 30s",
 				"login-fe paths=[/login] methods=[POST] key=[ip/32/128] | per-minute: sliding-window-counter 3 per 1m0s",
 			},
 			differs: []string{
@@ -92,6 +98,7 @@ backend orphan
 				"line 6: not imported: sluice has no limit on http_err_rate",
 				"line 7: not imported: a condition with ||",
 				"line 9: not imported: no track-sc1 before it",
+				"line 13: not imported: req.hdr(X-Other),table_http_req_rate(keys) reads table keys, but nothing here tracks req.hdr(X-Other) into it",
 				"line 10: not imported: sluice's rules match paths",
 				"backend orphan: no frontend sends requests to it",
 				"HAProxy's counter counts every request track-sc0 tracks",

@@ -74,7 +74,7 @@ func (t *Translation) haproxyRule(name string, d haproxyDeny, p *haproxyProxy, t
 		}
 		tr = trackers[k]
 	} else {
-		tr = haproxyTrack{sc: -1, fetch: "src", table: p.sec.name}
+		tr = haproxyTrack{sc: -1, fetch: c.lookup, table: p.sec.name}
 	}
 	table := c.table
 	if table == "" {
@@ -85,9 +85,9 @@ func (t *Translation) haproxyRule(name string, d haproxyDeny, p *haproxyProxy, t
 		return skip("%s reads table %s, which the file does not define.", def.fetch, table)
 	}
 	if c.sc < 0 && !slices.ContainsFunc(trackers, func(o haproxyTrack) bool {
-		return o.fetch == "src" && o.table == table
+		return o.fetch == c.lookup && o.table == table
 	}) {
-		return skip("%s reads table %s, but nothing here tracks src into it: the counter never moves.", def.fetch, table)
+		return skip("%s reads table %s, but nothing here tracks %s into it: the counter never moves.", def.fetch, table, c.lookup)
 	}
 	period, stored := tb.stores[c.data]
 	if !stored {
