@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -227,5 +229,94 @@ backend app
 			}
 		}
 		return
+	}
+}
+
+// TestHAProxyConnAgrees holds the import of conn_cur to Debian's haproxy:
+// with two requests of one address held by the upstream (each on its own
+// connection, as a client without keep-alive sends them), a third on the
+// limited path is refused by both, one from another address passes, and
+// once the two end, the next passes again.
+func TestHAProxyConnAgrees(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		gate    chan struct{}
+		arrived = make(chan struct{}, 16)
+	)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/slow/") {
+			mu.Lock()
+			g := gate
+			mu.Unlock()
+			arrived <- struct{}{}
+			<-g
+		}
+		io.WriteString(w, "ok")
+	}))
+	t.Cleanup(up.Close)
+	addr := realtest.FreeAddr(t)
+	cfg := fmt.Sprintf(`defaults
+    mode http
+    timeout connect 5s
+    timeout client 30s
+    timeout server 30s
+frontend fe
+    bind %s
+    stick-table type ipv6 size 10k expire 1m store conn_cur
+    http-request track-sc0 src
+    http-request deny deny_status 429 if { sc_conn_cur(0) gt 2 } { path_beg /slow/ }
+    default_backend app
+backend app
+    server up %s
+`, addr, up.Listener.Addr())
+	tr, err := migrate.HAProxy(cfg, "haproxy.cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	realtest.HAProxy(t, addr, cfg)
+	targets := map[string]string{"haproxy": "http://" + addr, "sluice": startSluice(t, tr, up.URL)}
+	client := func(from byte) *http.Client {
+		local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, from)}
+		return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, DialContext: (&net.Dialer{LocalAddr: local}).DialContext}}
+	}
+	a, b := client(2), client(3)
+	get := func(c *http.Client, url string) int {
+		resp, err := c.Get(url)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, name := range []string{"haproxy", "sluice"} {
+		url := targets[name]
+		mu.Lock()
+		gate = make(chan struct{})
+		mu.Unlock()
+		held := make(chan int, 2)
+		for range 2 {
+			go func() { held <- get(a, url+"/slow/a") }()
+		}
+		for range 2 {
+			select {
+			case <-arrived:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s: the two held requests never reached the upstream", name)
+			}
+		}
+		third, other, fast := get(a, url+"/slow/b"), get(b, url+"/fast"), get(a, url+"/fast")
+		mu.Lock()
+		close(gate)
+		mu.Unlock()
+		first, second := <-held, <-held
+		time.Sleep(100 * time.Millisecond) // HAProxy counts a connection until it has closed it
+		after := get(a, url+"/slow/c")
+		<-arrived // /slow/c's own arrival
+		got := []int{third, other, fast, first, second, after}
+		if want := []int{429, 200, 200, 200, 200, 200}; !slices.Equal(got, want) {
+			t.Errorf("%s: third, another address, a path without the limit, the two held, the one after: %v, want %v", name, got, want)
+		}
 	}
 }
