@@ -64,6 +64,10 @@ func runImportCases(t *testing.T, cases []importCase) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Detect may decline to guess, never guess wrong.
+			if got, ok := migrate.Detect(tc.src); ok && got != tc.format {
+				t.Errorf("Detect guessed %s", got)
+			}
 			cfg := load(t, tr, true)
 			plan := cfg.Policy.Plan(migrate.PlanName)
 			var got []string

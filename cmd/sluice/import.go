@@ -16,14 +16,14 @@ import (
 	"github.com/sluice-dev/sluice/migrate"
 )
 
-const importUsage = `usage: sluice import -from FORMAT [flags] FILE
+const importUsage = `usage: sluice import [-from FORMAT] [flags] FILE
 
 Translates the rate limits of FILE into a sluice configuration that keeps
 their behaviour, and writes a report of every place the semantics differ,
 with a rollout that starts in shadow mode (every limit shadow: true:
 reported, never refusing) and the metrics to watch before enforcing.
 
-formats:
+formats (without -from, guessed from what FILE holds, when only one fits):
   nginx     limit_req_zone and limit_req (burst, nodelay, delay)
   envoy     envoyproxy/ratelimit's YAML rules (served as they are), or
             Envoy's local_ratelimit filter in an Envoy or Istio file
@@ -36,6 +36,7 @@ formats:
 examples:
   sluice import -from nginx /etc/nginx/nginx.conf -dir migration
   sluice import -from kong kong.yaml -dir migration -report migration.md
+  sluice import haproxy.cfg
 
 flags:
 `
@@ -46,7 +47,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, importUsage); fs.PrintDefaults() }
 	var (
-		from    = fs.String("from", "", "the `format` of FILE: "+strings.Join(migrate.Formats(), ", "))
+		from    = fs.String("from", "", "the `format` of FILE: "+strings.Join(migrate.Formats(), ", ")+" (default: guessed from FILE)")
 		dir     = fs.String("dir", ".", "write the configuration (and envoy rules) into this `directory`")
 		report  = fs.String("report", "", "write the report to this `file` instead of standard output")
 		enforce = fs.Bool("enforce", false, "write the limits enforcing, without shadow: true")
@@ -65,16 +66,27 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		names, args = append(names, fs.Arg(0)), fs.Args()[1:]
 	}
-	if len(names) != 1 || *from == "" {
+	if len(names) != 1 {
 		fs.Usage()
-		return errors.New("want -from FORMAT and one FILE")
+		return errors.New("want one FILE")
 	}
-	if !slices.Contains(migrate.Formats(), *from) {
+	if *from != "" && !slices.Contains(migrate.Formats(), *from) {
 		return fmt.Errorf("-from %q: use %s", *from, strings.Join(migrate.Formats(), ", "))
 	}
 	src, err := os.ReadFile(names[0])
 	if err != nil {
 		return err
+	}
+	if *from == "" {
+		format, ok := migrate.Detect(string(src))
+		switch {
+		case !ok && format == "":
+			return fmt.Errorf("%s: no sign of %s: say which with -from", names[0], strings.Join(migrate.Formats(), ", "))
+		case !ok:
+			return fmt.Errorf("%s: it could be %s: say which with -from", names[0], format)
+		}
+		*from = format
+		fmt.Fprintf(stderr, "reading %s as %s (-from says otherwise)\n", names[0], format)
 	}
 	tr, err := migrate.Import(*from, string(src), filepath.Base(names[0]))
 	if err != nil {

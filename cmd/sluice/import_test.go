@@ -36,9 +36,38 @@ func TestImportWritesAShadowConfigAndAReport(t *testing.T) {
 	if cfg, err = config.Load(filepath.Join(out, "sluice.yaml")); err != nil || cfg.Policy.Plan("imported").Limits[0].Shadow() {
 		t.Errorf("-enforce wrote a shadow limit (%v)", err)
 	}
-	for _, args := range [][]string{{"import", src}, {"import", "-from", "haproxy", src}, {"import", "-from", "kong", src}, {"import", "-from", "nginx", src, src}} {
+	for _, args := range [][]string{{"import", "-from", "iis", src}, {"import", "-from", "haproxy", src}, {"import", "-from", "kong", src}, {"import", "-from", "nginx", src, src}} {
 		if code, _, _ := runSluice(t, args...); code == 0 {
 			t.Errorf("%q: exit 0", args)
+		}
+	}
+}
+
+// TestImportGuessesTheFormat: without -from, the format is read off the
+// file and said; a file with no sign of one, or of two, is refused, asking
+// for -from.
+func TestImportGuessesTheFormat(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(text), 0o644)
+		return p
+	}
+	hap := write("haproxy.cfg", "frontend fe\n    stick-table type ip size 1k store http_req_rate(10s)\n    http-request track-sc0 src\n    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 5 }\n")
+	code, _, errOut := runSluice(t, "import", "-dir", filepath.Join(dir, "out"), hap)
+	if code != 0 || !strings.Contains(errOut, "reading "+hap+" as haproxy") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	cfg, err := config.Load(filepath.Join(dir, "out", "sluice.yaml"))
+	if err != nil || len(cfg.Rules) != 1 || cfg.Rules[0].Limits[0].Quantity() != 5 {
+		t.Errorf("%v, rules %v", err, cfg.Rules)
+	}
+	for text, want := range map[string]string{
+		"server { listen 80; }\n":                              "say which with -from",
+		"limit_req_zone x zone=a:1m rate=1r/s;\nfrontend fe\n": "it could be nginx, haproxy",
+	} {
+		if code, _, errOut := runSluice(t, "import", write("x.conf", text)); code == 0 || !strings.Contains(errOut, want) {
+			t.Errorf("%q: exit %d, %s", text, code, errOut)
 		}
 	}
 }

@@ -1,0 +1,36 @@
+package migrate
+
+import (
+	"regexp"
+	"strings"
+)
+
+// formatSigns are what each format's files hold and others do not.
+var formatSigns = []struct {
+	format string
+	sign   *regexp.Regexp
+}{
+	{FormatNginx, regexp.MustCompile(`(?m)^\s*limit_(req|conn)(_zone)?\s`)},
+	{FormatEnvoy, regexp.MustCompile(`local_ratelimit\.v3\.LocalRateLimit|(?m)^domain:\s*\S`)},
+	{FormatKong, regexp.MustCompile(`(?m)^\s*-?\s*name:\s*["']?rate-limiting["']?\s*$`)},
+	{FormatTraefik, regexp.MustCompile(`(?m)^\s*rateLimit:`)},
+	{FormatHAProxy, regexp.MustCompile(`(?m)^\s*(frontend|backend|listen)\s+\S+\s*$`)},
+}
+
+// Detect returns the format src is written in, when exactly one format's
+// signs are in it: nginx's limit_req and limit_conn directives, an Envoy
+// local rate limit or envoyproxy/ratelimit's domain, Kong's rate-limiting
+// plugin, Traefik's rateLimit middleware, HAProxy's sections. ok is false
+// when none or several are, and the caller must be told the format.
+func Detect(src string) (format string, ok bool) {
+	var found []string
+	for _, f := range formatSigns {
+		if f.sign.MatchString(src) {
+			found = append(found, f.format)
+		}
+	}
+	if len(found) != 1 {
+		return strings.Join(found, ", "), false
+	}
+	return found[0], true
+}

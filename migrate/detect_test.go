@@ -1,0 +1,35 @@
+package migrate_test
+
+import (
+	"testing"
+
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// TestDetect reads the format of each kind of file the import tests use,
+// and refuses to guess for a file with no sign of any, or of two.
+func TestDetect(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"limit_req_zone $binary_remote_addr zone=one:10m rate=10r/s;\nserver { limit_req zone=one; }", "nginx"},
+		{"http {\n    limit_conn_zone $binary_remote_addr zone=c:1m;\n}", "nginx"},
+		{"domain: api\ndescriptors:\n  - key: k\n", "envoy"},
+		{envoyLocalBootstrap, "envoy"},
+		{"_format_version: \"3.0\"\nplugins:\n  - name: rate-limiting\n    config: {minute: 5}\n", "kong"},
+		{"plugins: [{name: rate-limiting}]\nroutes:\n- name: r\n  plugins:\n  - name: 'rate-limiting'\n", "kong"},
+		{"http:\n  middlewares:\n    a:\n      rateLimit: {average: 1}\n", "traefik"},
+		{haproxySite, "haproxy"},
+		{"global\n  maxconn 10\n", ""},
+		{"limit_req_zone x zone=a:1m rate=1r/s;\nfrontend fe\n", ""},
+	} {
+		got, ok := migrate.Detect(c.src)
+		if c.want == "" {
+			if ok {
+				t.Errorf("%.40q: guessed %s, want no guess", c.src, got)
+			}
+			continue
+		}
+		if !ok || got != c.want {
+			t.Errorf("%.40q: %q (%v), want %s", c.src, got, ok, c.want)
+		}
+	}
+}
