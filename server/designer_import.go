@@ -11,7 +11,8 @@ import (
 )
 
 // importRequest is POST /designer/import's body: another limiter's
-// configuration, as `sluice import -from Format` reads it.
+// configuration, as `sluice import -from Format` reads it (without Format,
+// guessed as `sluice import` guesses it).
 type importRequest struct {
 	Format string `json:"format"`
 	Source string `json:"source"`
@@ -55,6 +56,18 @@ func (d *designer) handleImport(w http.ResponseWriter, r *http.Request) {
 			Title: "Service Unavailable", Status: http.StatusServiceUnavailable,
 			Detail: fmt.Sprintf("The designer is translating %d imports, the most it translates at once; retry in a second.", d.limits.concurrency)}})
 		return
+	}
+	if req.Format == "" {
+		format, ok := migrate.Detect(req.Source)
+		if !ok {
+			detail := "The format is not clear from the file: choose it."
+			if format != "" {
+				detail = "The file could be " + format + ": choose its format."
+			}
+			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", detail)
+			return
+		}
+		req.Format = format
 	}
 	tr, err := migrate.Import(req.Format, req.Source, req.Format+" source")
 	if err != nil {

@@ -20,7 +20,8 @@ func TestDesignerImportEndpoint(t *testing.T) {
 limit_req_zone $http_x_api_key zone=bykey:1m rate=100r/m;
 server { location /api/ { limit_req zone=perip burst=20 nodelay; } location /login { limit_req zone=bykey; } }`
 	for _, enforce := range []bool{false, true} {
-		body, _ := json.Marshal(map[string]any{"format": "nginx", "source": src, "enforce": enforce})
+		format := map[bool]string{false: "nginx", true: ""}[enforce] // "": guessed
+		body, _ := json.Marshal(map[string]any{"format": format, "source": src, "enforce": enforce})
 		r := f.do(t, "POST", "/designer/import", string(body), nil)
 		var got struct {
 			Files  map[string]string `json:"files"`
@@ -42,6 +43,8 @@ server { location /api/ { limit_req zone=perip burst=20 nodelay; } location /log
 	}
 	for _, c := range []struct{ body, want string }{
 		{`{"format":"iis","source":"x"}`, `format \"iis\"`},
+		{`{"source":"server { listen 80; }"}`, `not clear from the file`},
+		{`{"source":"limit_req_zone x zone=a:1m rate=1r/s;\nfrontend fe\n"}`, `could be nginx, haproxy`},
 		{`{"format":"nginx","source":"limit_req zone=nope;"}`, `no limit_req_zone defines`},
 		{`{"format":"nginx","source":"x","colour":1}`, `not an import request`},
 	} {
