@@ -3,12 +3,9 @@ package migrate_test
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,14 +17,7 @@ import (
 // tracker counts /api/ only; 127.0.0.9 is allowlisted), /t/ to 2 per
 // X-Tenant value (a table in a backend of its own), and POST /login to 1
 // per address (a backend that tracks its own requests into a third table).
-const haproxySite = `global
-    maxconn 256
-defaults
-    mode http
-    timeout connect 5s
-    timeout client 30s
-    timeout server 30s
-frontend fe
+const haproxySite = `frontend fe
     bind %[1]s
     acl allowlist src 127.0.0.9
     stick-table type ipv6 size 10k expire 2m store http_req_rate(1m)
@@ -58,16 +48,7 @@ backend app
 // difference (HAProxy's counter counting requests a rule does not refuse)
 // by sending GET /login from an address that never posts.
 func TestHAProxyAgrees(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
-	t.Cleanup(up.Close)
-	addr := realtest.FreeAddr(t)
-	cfg := fmt.Sprintf(haproxySite, addr, up.Listener.Addr())
-	tr, err := migrate.HAProxy(cfg, "haproxy.cfg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	realtest.HAProxy(t, addr, cfg)
-	targets := map[string]string{"haproxy": "http://" + addr, "sluice": startSluice(t, tr, up.URL)}
+	targets := startHAProxyTargets(t, haproxySite, okUpstream(t))
 
 	type request struct {
 		from         byte // 127.0.0.from
@@ -99,8 +80,7 @@ func TestHAProxyAgrees(t *testing.T) {
 	clients := map[byte]*http.Client{}
 	for _, r := range seq {
 		if clients[r.from] == nil {
-			local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, r.from)}
-			clients[r.from] = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: local}).DialContext}}
+			clients[r.from] = clientFrom(r.from, true)
 		}
 	}
 	got := map[string][]int{}
@@ -140,29 +120,16 @@ func TestHAProxyAgrees(t *testing.T) {
 // milliseconds of the boundary where sluice's window starts, so HAProxy's
 // periods, which start at a client's first request, are sluice's windows.
 func TestHAProxySlidingAgrees(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
-	t.Cleanup(up.Close)
-	addr := realtest.FreeAddr(t)
-	cfg := fmt.Sprintf(`defaults
-    mode http
-    timeout connect 5s
-    timeout client 30s
-    timeout server 30s
-frontend fe
-    bind %s
+	targetsByName := startHAProxyTargets(t, `frontend fe
+    bind %[1]s
     stick-table type ipv6 size 10k expire 1m store http_req_rate(2s)
     http-request track-sc0 src
     http-request deny deny_status 429 if { sc_http_req_rate(0) gt 4 }
     default_backend app
 backend app
-    server up %s
-`, addr, up.Listener.Addr())
-	tr, err := migrate.HAProxy(cfg, "haproxy.cfg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	realtest.HAProxy(t, addr, cfg)
-	targets := []string{"http://" + addr, startSluice(t, tr, up.URL)}
+    server up %[2]s
+`, okUpstream(t))
+	targets := []string{targetsByName["haproxy"], targetsByName["sluice"]}
 
 	type phase struct {
 		client int
@@ -182,8 +149,7 @@ backend app
 	for attempt := 0; ; attempt++ {
 		clients := make([]*http.Client, 3)
 		for k := range clients {
-			local := &net.TCPAddr{IP: net.IPv4(127, 0, 1+byte(attempt), 2+byte(k))}
-			clients[k] = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: local}).DialContext}}
+			clients[k] = clientFrom(2+3*byte(attempt)+byte(k), true)
 			for _, target := range targets { // connect before the clock starts
 				if resp, err := clients[k].Head(target + "/warm"); err == nil {
 					resp.Body.Close()
@@ -238,85 +204,52 @@ backend app
 // limited path is refused by both, one from another address passes, and
 // once the two end, the next passes again.
 func TestHAProxyConnAgrees(t *testing.T) {
-	var (
-		mu      sync.Mutex
-		gate    chan struct{}
-		arrived = make(chan struct{}, 16)
-	)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/slow/") {
-			mu.Lock()
-			g := gate
-			mu.Unlock()
-			arrived <- struct{}{}
-			<-g
-		}
-		io.WriteString(w, "ok")
-	}))
-	t.Cleanup(up.Close)
-	addr := realtest.FreeAddr(t)
-	cfg := fmt.Sprintf(`defaults
-    mode http
-    timeout connect 5s
-    timeout client 30s
-    timeout server 30s
-frontend fe
-    bind %s
+	up := newHeldUpstream(t)
+	targets := startHAProxyTargets(t, `frontend fe
+    bind %[1]s
     stick-table type ipv6 size 10k expire 1m store conn_cur
     http-request track-sc0 src
     http-request deny deny_status 429 if { sc_conn_cur(0) gt 2 } { path_beg /slow/ }
     default_backend app
 backend app
-    server up %s
-`, addr, up.Listener.Addr())
-	tr, err := migrate.HAProxy(cfg, "haproxy.cfg")
-	if err != nil {
-		t.Fatal(err)
-	}
-	realtest.HAProxy(t, addr, cfg)
-	targets := map[string]string{"haproxy": "http://" + addr, "sluice": startSluice(t, tr, up.URL)}
-	client := func(from byte) *http.Client {
-		local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, from)}
-		return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true, DialContext: (&net.Dialer{LocalAddr: local}).DialContext}}
-	}
-	a, b := client(2), client(3)
-	get := func(c *http.Client, url string) int {
-		resp, err := c.Get(url)
-		if err != nil {
-			t.Error(err)
-			return 0
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+    server up %[2]s
+`, up.Server)
+	a, b := clientFrom(2, false), clientFrom(3, false)
 	for _, name := range []string{"haproxy", "sluice"} {
 		url := targets[name]
-		mu.Lock()
-		gate = make(chan struct{})
-		mu.Unlock()
-		held := make(chan int, 2)
-		for range 2 {
-			go func() { held <- get(a, url+"/slow/a") }()
-		}
-		for range 2 {
-			select {
-			case <-arrived:
-			case <-time.After(10 * time.Second):
-				t.Fatalf("%s: the two held requests never reached the upstream", name)
-			}
-		}
-		third, other, fast := get(a, url+"/slow/b"), get(b, url+"/fast"), get(a, url+"/fast")
-		mu.Lock()
-		close(gate)
-		mu.Unlock()
-		first, second := <-held, <-held
+		var third, other, fast int
+		first, second := up.withTwoHeld(t, name, a, url, func() {
+			third, other, fast = status(t, a, url+"/slow/b"), status(t, b, url+"/fast"), status(t, a, url+"/fast")
+		})
 		time.Sleep(100 * time.Millisecond) // HAProxy counts a connection until it has closed it
-		after := get(a, url+"/slow/c")
-		<-arrived // /slow/c's own arrival
+		after := status(t, a, url+"/slow/c")
 		got := []int{third, other, fast, first, second, after}
 		if want := []int{429, 200, 200, 200, 200, 200}; !slices.Equal(got, want) {
 			t.Errorf("%s: third, another address, a path without the limit, the two held, the one after: %v, want %v", name, got, want)
 		}
 	}
+}
+
+// haproxyDefaults starts every test's HAProxy configuration.
+const haproxyDefaults = `defaults
+    mode http
+    timeout connect 5s
+    timeout client 30s
+    timeout server 30s
+`
+
+// startHAProxyTargets starts Debian's haproxy with haproxyDefaults and
+// sections, in which %[1]s is the address to bind and %[2]s the upstream's,
+// and sluice serving the configuration imported from the same file, in
+// front of up. It returns their base URLs by name.
+func startHAProxyTargets(t *testing.T, sections string, up *httptest.Server) map[string]string {
+	t.Helper()
+	addr := realtest.FreeAddr(t)
+	cfg := haproxyDefaults + fmt.Sprintf(sections, addr, up.Listener.Addr())
+	tr, err := migrate.HAProxy(cfg, "haproxy.cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	realtest.HAProxy(t, addr, cfg)
+	return map[string]string{"haproxy": "http://" + addr, "sluice": startSluice(t, tr, up.URL)}
 }

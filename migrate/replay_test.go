@@ -394,22 +394,7 @@ func mergeKeys[K comparable](a, b map[K]int) map[K]bool {
 // limited location is refused by both, one elsewhere passes, and once the
 // two end, the next passes again.
 func TestNginxConnAgrees(t *testing.T) {
-	var (
-		mu      sync.Mutex
-		gate    chan struct{}
-		arrived = make(chan struct{}, 16)
-	)
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/slow/") {
-			mu.Lock()
-			g := gate
-			mu.Unlock()
-			arrived <- struct{}{}
-			<-g
-		}
-		io.WriteString(w, "ok")
-	}))
-	t.Cleanup(up.Close)
+	up := newHeldUpstream(t)
 	addr := realtest.FreeAddr(t)
 	site := fmt.Sprintf(`limit_conn_zone $binary_remote_addr zone=addr:1m;
 server {
@@ -420,39 +405,14 @@ server {
 }
 `, addr, up.URL)
 	targets := startTargets(t, addr, site, up.URL)
-	get := func(url string) int {
-		resp, err := http.Get(url)
-		if err != nil {
-			t.Error(err)
-			return 0
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	c := http.DefaultClient
 	for _, name := range []string{"nginx", "sluice"} {
 		url := targets[name]
-		mu.Lock()
-		gate = make(chan struct{})
-		mu.Unlock()
-		held := make(chan int, 2)
-		for range 2 {
-			go func() { held <- get(url + "/slow/a") }()
-		}
-		for range 2 {
-			select {
-			case <-arrived:
-			case <-time.After(10 * time.Second):
-				t.Fatalf("%s: the two held requests never reached the upstream", name)
-			}
-		}
-		third, elsewhere := get(url+"/slow/b"), get(url+"/fast")
-		mu.Lock()
-		close(gate)
-		mu.Unlock()
-		first, second := <-held, <-held
-		after := get(url + "/slow/c")
-		<-arrived // /slow/c's own arrival
+		var third, elsewhere int
+		first, second := up.withTwoHeld(t, name, c, url, func() {
+			third, elsewhere = status(t, c, url+"/slow/b"), status(t, c, url+"/fast")
+		})
+		after := status(t, c, url+"/slow/c")
 		got := []int{third, elsewhere, first, second, after}
 		if want := []int{429, 200, 200, 200, 200}; !slices.Equal(got, want) {
 			t.Errorf("%s: third, elsewhere, the two held, the one after: %v, want %v", name, got, want)
@@ -464,8 +424,7 @@ server {
 // a geo block, whose empty key nginx does not count) to real nginx: a
 // client of an allowlisted address is never refused, another is.
 func TestNginxAllowlistAgrees(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
-	t.Cleanup(up.Close)
+	up := okUpstream(t)
 	addr := realtest.FreeAddr(t)
 	site := fmt.Sprintf(`geo $limit { default 1; 127.0.0.3 0; }
 map $limit $limit_key { 0 ""; 1 $binary_remote_addr; }
@@ -480,14 +439,7 @@ server {
 	for name, url := range targets {
 		var got []int
 		for _, from := range []byte{2, 3, 2, 3, 3} {
-			c := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, from)}}).DialContext}}
-			resp, err := c.Get(url + "/x")
-			if err != nil {
-				t.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			got = append(got, resp.StatusCode)
+			got = append(got, status(t, clientFrom(from, true), url+"/x"))
 		}
 		if want := []int{200, 200, 429, 200, 200}; !slices.Equal(got, want) {
 			t.Errorf("%s: from 127.0.0.2, .3, .2, .3, .3: %v, want %v", name, got, want)
