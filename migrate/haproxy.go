@@ -90,6 +90,12 @@ func HAProxy(src, source string) (*Translation, error) {
 					tables[tb.name] = tb
 				}
 			}
+		case "defaults":
+			for _, l := range s.lines {
+				if l.words[0] == "http-request" || l.words[0] == "tcp-request" {
+					t.differs(fmt.Sprintf("defaults %s, line %d", s.name, l.line), "not imported: a rule in a defaults section (HAProxy 2.5+) applies to the proxies that use those defaults; write it in each, or as a sluice rule.")
+				}
+			}
 		case "frontend", "listen", "backend":
 			p, err := readProxy(s, tables)
 			if err != nil {

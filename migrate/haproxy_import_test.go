@@ -59,7 +59,10 @@ backend app
 		{
 			name:   "backends reached by use_backend, conn_cur, and what is not imported",
 			format: "haproxy",
-			src: `frontend fe
+			src: `defaults web
+    mode http
+    http-request deny if { sc_http_req_rate(0) gt 9 }
+frontend fe
     bind :80
     stick-table type ip size 1m expire 10m store conn_cur,http_req_rate(1m),http_err_rate(1m)
     tcp-request connection track-sc0 src
@@ -95,12 +98,13 @@ backend orphan
 			differs: []string{
 				"conn_cur counts a client's open connections",
 				"a table of type ip holds no IPv6 address",
-				"line 6: not imported: sluice has no limit on http_err_rate",
-				"line 7: not imported: a condition with ||",
-				"line 9: not imported: no track-sc1 before it",
-				"line 13: not imported: req.hdr(X-Other),table_http_req_rate(keys) reads table keys, but nothing here tracks req.hdr(X-Other) into it",
-				"line 10: not imported: sluice's rules match paths",
+				"line 9: not imported: sluice has no limit on http_err_rate",
+				"line 10: not imported: a condition with ||",
+				"line 12: not imported: no track-sc1 before it",
+				"line 16: not imported: req.hdr(X-Other),table_http_req_rate(keys) reads table keys, but nothing here tracks req.hdr(X-Other) into it",
+				"line 13: not imported: sluice's rules match paths",
 				"backend orphan: no frontend sends requests to it",
+				"defaults web, line 3: not imported: a rule in a defaults section",
 				"HAProxy's counter counts every request track-sc0 tracks",
 			},
 		},
