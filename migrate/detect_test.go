@@ -18,6 +18,7 @@ func TestDetect(t *testing.T) {
 		{"plugins: [{name: rate-limiting}]\nroutes:\n- name: r\n  plugins:\n  - name: 'rate-limiting'\n", "kong"},
 		{"http:\n  middlewares:\n    a:\n      rateLimit: {average: 1}\n", "traefik"},
 		{haproxySite, "haproxy"},
+		{ingressFile, "ingress-nginx"},
 		{"global\n  maxconn 10\n", ""},
 		{"limit_req_zone x zone=a:1m rate=1r/s;\nfrontend fe\n", ""},
 	} {

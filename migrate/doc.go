@@ -1,6 +1,6 @@
 // Package migrate translates the rate limits teams already run into a
 // sluice configuration that keeps their behaviour, and says precisely where
-// sluice will behave differently. It reads five formats:
+// sluice will behave differently. It reads six formats:
 //
 //   - nginx: limit_req_zone and limit_req (burst, nodelay, delay),
 //     limit_req_status and limit_req_dry_run (Nginx);
@@ -12,7 +12,9 @@
 //     Kubernetes Middleware resource (Traefik);
 //   - HAProxy's stick tables of http_req_rate or conn_cur, their track-sc
 //     actions and the http-request deny or tcp-request reject rules that
-//     compare them (HAProxy).
+//     compare them (HAProxy);
+//   - ingress-nginx's rate-limit annotations on Kubernetes Ingresses
+//     (IngressNginx), which the controller writes as nginx zones.
 //
 // Each returns a Translation: the limits, identity and costs it found, and
 // a Difference for every place the semantics differ — or, marked Same, where

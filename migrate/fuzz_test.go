@@ -81,3 +81,9 @@ func FuzzHAProxy(f *testing.F) {
 		"frontend f\n  stick-table type ip store http_req_rate(1s)\n  tcp-request connection track-sc0 src,ipmask(16)\n  use_backend b if { path /x/ } { hdr(host) -i a.example }\n  default_backend c\nbackend b\n  http-request deny if { src_http_req_rate(f) gt 1 } || TRUE\n  http-request deny if { sc_http_req_rate(0) gt 4 } !{ path /x/y } { hdr(X-A) b }\nbackend c\n",
 		"frontend 'a b'\n  acl x path_beg \"/q r\" \\#\n  stick-table type binary store http_req_rate(1h)\n  http-request track-sc0 base32+src\n  http-request deny if { sc_http_req_rate(0) -m int gt 9 } x\n")
 }
+
+func FuzzIngressNginx(f *testing.F) {
+	fuzzImport(f, migrate.FormatIngressNginx, ingressFile,
+		"kind: Ingress\nmetadata:\n  name: a\n  annotations: {nginx.ingress.kubernetes.io/limit-connections: \"2\", nginx.ingress.kubernetes.io/limit-rpm: \"7\", nginx.ingress.kubernetes.io/limit-burst-multiplier: \"0\"}\nspec:\n  rules: [{host: \"*.example.com\"}, {http: {paths: [{path: /x/, pathType: Exact}, {path: /y}]}}]\n",
+		"kind: Ingress\nmetadata: {name: b, annotations: {nginx.ingress.kubernetes.io/limit-rps: \"1\", nginx.ingress.kubernetes.io/use-regex: \"true\"}}\n---\nkind: Ingress\nmetadata: {name: c, annotations: {nginx.ingress.kubernetes.io/limit-rps: \"3\", nginx.ingress.kubernetes.io/limit-whitelist: \"::1/128\"}}\nspec: {rules: [{host: h, http: {paths: [{path: /}]}}]}\n")
+}

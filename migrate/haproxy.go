@@ -171,7 +171,7 @@ func HAProxy(src, source string) (*Translation, error) {
 	if len(t.SluiceRules) == 0 {
 		return nil, fmt.Errorf("%s: no rate limit sluice can import: HAProxy limits rates with a stick table storing http_req_rate, a track-sc action and an http-request deny (or tcp-request reject) comparing sc_http_req_rate with a number", source)
 	}
-	t.haproxyExempts(exempts)
+	t.exemptions(exempts)
 	if len(proxies) > 0 && countFrontends(proxies) > 1 {
 		t.differs("frontends", "HAProxy applies each frontend's rules to the connections of its bind lines; sluice's reverse proxy has one public listener, so every imported rule applies to every request. Add hosts to the rules of a frontend that serves other host names.")
 	}

@@ -383,10 +383,10 @@ func parsePrefix(v string) (string, error) {
 	return netip.PrefixFrom(a, a.BitLen()).String(), nil
 }
 
-// haproxyExempts makes the addresses the imported rules leave out the
-// configuration's exempt addresses: exactly so when every rule leaves out
-// the same ones.
-func (t *Translation) haproxyExempts(perRule [][]string) {
+// exemptions makes the addresses the imported rules leave out (one list
+// per rule) the configuration's exempt addresses: exactly so when every
+// rule leaves out the same ones.
+func (t *Translation) exemptions(perRule [][]string) {
 	var all []string
 	for _, ex := range perRule {
 		for _, a := range ex {
@@ -401,11 +401,11 @@ func (t *Translation) haproxyExempts(perRule [][]string) {
 	t.ExemptAddresses = all
 	for _, ex := range perRule {
 		if len(ex) != len(all) {
-			t.differs("exemptions", "some of HAProxy's rules leave out %s and others do not; sluice's exempt.addresses leaves them out of every limit. Keep those addresses out only where HAProxy did by moving them into a plan of their own.", strings.Join(all, ", "))
+			t.differs("exemptions", "some of the source's limits leave out %s and others do not; sluice's exempt.addresses leaves them out of every limit. Keep those addresses out only where the source did by moving them into a plan of their own.", strings.Join(all, ", "))
 			return
 		}
 	}
-	t.same("exemptions", "the negated src ACL leaves %s out of every rate limit: exempt.addresses, never limited and never counted.", strings.Join(all, ", "))
+	t.same("exemptions", "%s are left out of every rate limit, as the source left them out: exempt.addresses, never limited and never counted.", strings.Join(all, ", "))
 }
 
 // narrows reports whether atoms match fewer requests than every one: a

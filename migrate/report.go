@@ -16,6 +16,7 @@ var sourceRefusals = map[string]string{
 	FormatEnvoy:        "envoyproxy/ratelimit's `ratelimit.service.rate_limit.<domain>.<key>.over_limit` statistics",
 	FormatKong:         "Kong's 429 responses on the routes the plugin covers",
 	envoyLocalRefusals: "Envoy's `http_local_rate_limit.<stat_prefix>.rate_limited` statistics (and its 429 responses with x-envoy-ratelimited)",
+	FormatIngressNginx: "ingress-nginx's refusals (its access log's status, or `nginx_ingress_controller_requests{status=\"503\"}`; 503 unless its ConfigMap sets limit-req-status-code)",
 	FormatHAProxy:      "HAProxy's 429 (or deny_status) responses in its log or its stats' denied requests (`haproxy_frontend_requests_denied_total`)",
 	FormatTraefik:      "Traefik's 429 responses on the routers using the middleware (`traefik_router_requests_total{code=\"429\"}`)",
 }

@@ -15,10 +15,13 @@ const (
 	FormatKong    = "kong"
 	FormatTraefik = "traefik"
 	FormatHAProxy = "haproxy"
+	// FormatIngressNginx is Kubernetes Ingresses with ingress-nginx's
+	// rate-limit annotations.
+	FormatIngressNginx = "ingress-nginx"
 )
 
 // MaxPlaces is the most places a source may limit apart: nginx locations,
-// Kong routes, Traefik routers, HAProxy sections. Each becomes path patterns of costs and
+// Kong routes, Traefik routers, HAProxy sections, Ingresses. Each becomes path patterns of costs and
 // rules, and comparing them (here, and where the configuration registers
 // its patterns) grows with their square: at this bound a file imports and
 // loads in about half a second.
@@ -276,6 +279,8 @@ func Import(format, src, source string) (*Translation, error) {
 		return Traefik(src, source)
 	case FormatHAProxy:
 		return HAProxy(src, source)
+	case FormatIngressNginx:
+		return IngressNginx(src, source)
 	}
 	return nil, fmt.Errorf("format %q: use %s", format, strings.Join(Formats(), ", "))
 }

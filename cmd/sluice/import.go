@@ -32,6 +32,8 @@ formats (without -from, guessed from what FILE holds, when only one fits):
   haproxy   stick tables of http_req_rate or conn_cur, track-sc, and the
             http-request deny (tarpit, return) or tcp-request reject
             rules that compare them with a number
+  ingress-nginx  Kubernetes Ingresses' limit-rps, limit-rpm,
+            limit-connections and limit-whitelist annotations
 
 examples:
   sluice import -from nginx /etc/nginx/nginx.conf -dir migration

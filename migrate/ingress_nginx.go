@@ -1,0 +1,303 @@
+package migrate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// ingressAnnotation prefixes ingress-nginx's annotations.
+const ingressAnnotation = "nginx.ingress.kubernetes.io/"
+
+// k8sIngress is the part of a Kubernetes Ingress the import reads.
+type k8sIngress struct {
+	Kind     string `yaml:"kind"`
+	Metadata struct {
+		Name        string            `yaml:"name"`
+		Namespace   string            `yaml:"namespace"`
+		Annotations map[string]string `yaml:"annotations"`
+	} `yaml:"metadata"`
+	Spec struct {
+		Rules []struct {
+			Host string `yaml:"host"`
+			HTTP *struct {
+				Paths []struct {
+					Path     string `yaml:"path"`
+					PathType string `yaml:"pathType"`
+				} `yaml:"paths"`
+			} `yaml:"http"`
+		} `yaml:"rules"`
+	} `yaml:"spec"`
+}
+
+// ingressPlace is one host and path of an Ingress, as sluice matches it.
+type ingressPlace struct {
+	host     string   // "" for every host
+	patterns []string // nil for every path
+}
+
+// IngressNginx translates the rate-limit annotations of Kubernetes
+// Ingresses served by ingress-nginx (limit-rps, limit-rpm,
+// limit-burst-multiplier, limit-connections, limit-whitelist), in one or
+// several YAML documents; source names the file. ingress-nginx writes each
+// annotated Ingress's limits as nginx zones keyed by the client address
+// (limit_req with burst = limit × multiplier and nodelay, limit_conn),
+// shared by every location of that Ingress, so each Ingress becomes a rule
+// on its hosts and paths keyed by the client address.
+func IngressNginx(src, source string) (*Translation, error) {
+	t := &Translation{Format: FormatIngressNginx, Source: source}
+	var ingresses []k8sIngress
+	dec := yaml.NewDecoder(strings.NewReader(src))
+	for {
+		var ing k8sIngress
+		err := dec.Decode(&ing)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
+		}
+		if ing.Kind == "Ingress" {
+			ingresses = append(ingresses, ing)
+		}
+	}
+	if len(ingresses) > MaxPlaces {
+		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(len(ingresses), "Ingresses"))
+	}
+	places := make([][]ingressPlace, len(ingresses))
+	for i := range ingresses {
+		places[i] = ingressPlaces(&ingresses[i])
+	}
+	var exempts [][]string
+	for i := range ingresses {
+		ex, ok, err := t.ingressRule(&ingresses[i], places, i)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		if ok {
+			exempts = append(exempts, ex)
+		}
+	}
+	if len(t.SluiceRules) == 0 {
+		return nil, fmt.Errorf("%s: no Ingress with ingress-nginx's limit-rps, limit-rpm or limit-connections annotations", source)
+	}
+	t.exemptions(exempts)
+	t.differs("status", "ingress-nginx refuses with limit-req-status-code and limit-conn-status-code from its ConfigMap, 503 by default; sluice refuses with 429 Too Many Requests, Retry-After and a problem+json body.")
+	t.differs("replicas", "each ingress-nginx replica keeps its own zones, so N replicas admit N times a limit; sluice on the Redis store keeps one count for the fleet: multiply quantities and bursts by N for the same total, or run one sluice beside each replica on its memory store.")
+	t.differs("client address", "ingress-nginx keys by $binary_remote_addr, the address its ConfigMap's use-forwarded-headers or use-proxy-protocol makes real; sluice believes X-Forwarded-For only from identity.trusted_proxies: list your load balancers there.")
+	t.differs("headers", "ingress-nginx sends no rate-limit headers; sluice sends RateLimit-Policy and RateLimit (IETF draft) on every response.")
+	return t, nil
+}
+
+// ingressPlaces returns the hosts and paths an Ingress serves (none for
+// paths that are regular expressions: use-regex).
+func ingressPlaces(ing *k8sIngress) []ingressPlace {
+	if ing.Metadata.Annotations[ingressAnnotation+"use-regex"] == "true" {
+		return nil
+	}
+	var out []ingressPlace
+	for _, r := range ing.Spec.Rules {
+		host := strings.ToLower(r.Host)
+		if r.HTTP == nil || len(r.HTTP.Paths) == 0 {
+			out = append(out, ingressPlace{host: host})
+			continue
+		}
+		for _, p := range r.HTTP.Paths {
+			out = append(out, ingressPlace{host: host, patterns: ingressPatterns(p.Path, p.PathType)})
+		}
+	}
+	return out
+}
+
+// ingressPatterns returns the ServeMux patterns of an Ingress path: nil for
+// every path ("/" as a prefix, or none), or for one sluice cannot match
+// (a regular expression, checked by the caller).
+func ingressPatterns(path, pathType string) []string {
+	switch {
+	case path == "" || path == "/" && pathType != "Exact":
+		return nil
+	case !validPathValue(path):
+		return nil
+	case pathType == "Exact":
+		if strings.HasSuffix(path, "/") {
+			return []string{path + "{$}"}
+		}
+		return []string{path}
+	case strings.HasSuffix(path, "/"):
+		return []string{path}
+	}
+	return []string{path, path + "/"}
+}
+
+// ingressRule makes the rule of Ingress i, whose places and every other
+// Ingress's are places, and returns the addresses its limit-whitelist
+// leaves out; false for an Ingress without limits.
+func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i int) ([]string, bool, error) {
+	name := ing.Metadata.Name
+	if ing.Metadata.Namespace != "" {
+		name = ing.Metadata.Namespace + "/" + name
+	}
+	where := "Ingress " + name
+	ann := func(key string) (string, bool) {
+		v, ok := ing.Metadata.Annotations[ingressAnnotation+key]
+		return strings.TrimSpace(v), ok
+	}
+	count := func(key string) (int64, bool, error) {
+		v, ok := ann(key)
+		if !ok {
+			return 0, false, nil
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > sluice.MaxQuantity/100 {
+			return 0, false, fmt.Errorf("%s: %s%s: %q is not a count", where, ingressAnnotation, key, v)
+		}
+		return n, n > 0, nil // 0 turns the limit off, as in ingress-nginx
+	}
+	mult := int64(5)
+	if m, ok, err := count("limit-burst-multiplier"); err != nil {
+		return nil, false, err
+	} else if ok {
+		mult = m
+	}
+	var limits []Limit
+	for _, l := range []struct {
+		key    string
+		window time.Duration
+		unit   string
+	}{{"limit-rps", time.Second, "r/s"}, {"limit-rpm", time.Minute, "r/m"}} {
+		n, ok, err := count(l.key)
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok {
+			continue
+		}
+		burst := n * mult
+		limits = append(limits, Limit{Name: defaultLimitName(l.window), Algorithm: "gcra", Quantity: n, Window: l.window, Burst: burst + 1,
+			Source: fmt.Sprintf("%s: %s %d, burst %d × %d", where, l.key, n, n, mult)})
+		t.same(where+" "+l.key, "ingress-nginx writes limit_req_zone $binary_remote_addr rate=%d%s and limit_req burst=%d nodelay: a bucket of burst+1 = %d draining %d per %s, which gcra %d per %s with burst %d decides alike (the nginx import's equivalence, held to real nginx).",
+			n, l.unit, burst, burst+1, n, formatWindow(l.window), n, formatWindow(l.window), burst+1)
+	}
+	if n, ok, err := count("limit-connections"); err != nil {
+		return nil, false, err
+	} else if ok {
+		limits = append(limits, Limit{Name: "concurrent", Algorithm: "concurrency", Quantity: n, Window: connLease,
+			Source: fmt.Sprintf("%s: limit-connections %d", where, n)})
+		t.differs(where+" limit-connections", "limit_conn counts a client's requests being processed, which a concurrency limit of %d counts alike behind sluice's reverse proxy; a slot not given back (a request running longer than %s, a crash) is freed after %s.", n, formatWindow(connLease), formatWindow(connLease))
+	}
+	if _, ok := ann("limit-rate"); ok {
+		t.differs(where+" limit-rate", "a bandwidth limit (kilobytes a second): sluice limits requests, not bytes; not imported.")
+	}
+	if len(limits) == 0 {
+		return nil, false, nil
+	}
+	if v, _ := ann("use-regex"); v == "true" {
+		t.differs(where, "not imported: use-regex makes its paths regular expressions; sluice's rules match paths and prefixes. Write the rule by hand.")
+		return nil, false, nil
+	}
+	r := Rule{Name: t.ruleName(strings.ReplaceAll(name, "/", "-")), Key: []string{"ip/32/128"}, Limits: limits}
+	everyHost, everyPath := false, false
+	byHost := map[string][]string{}
+	for _, p := range places[i] {
+		everyHost = everyHost || p.host == ""
+		everyPath = everyPath || p.patterns == nil
+		if p.host != "" && !slices.Contains(r.Hosts, p.host) {
+			if !validHostName(p.host) {
+				t.differs(where, "the host %q is not a host name sluice's rules match (a wildcard): the rule matches every host.", p.host)
+				everyHost = true
+			}
+			r.Hosts = append(r.Hosts, p.host)
+		}
+		for _, q := range p.patterns {
+			if !slices.Contains(r.Paths, q) {
+				r.Paths = append(r.Paths, q)
+			}
+			if !slices.Contains(byHost[p.host], q) {
+				byHost[p.host] = append(byHost[p.host], q)
+			}
+		}
+	}
+	if everyHost {
+		r.Hosts = nil
+	}
+	if everyPath {
+		r.Paths = nil
+	}
+	if len(byHost) > 1 && !everyPath {
+		for h := range byHost {
+			if len(byHost[h]) != len(r.Paths) {
+				t.differs(where, "its hosts serve different paths; the rule matches every path of the Ingress on every one of its hosts.")
+				break
+			}
+		}
+	}
+	for _, p := range places[i] {
+		for _, q := range p.patterns {
+			if strings.HasSuffix(q, "/") || strings.HasSuffix(q, "{$}") {
+				continue
+			}
+			if slices.Contains(r.Paths, q+"/") {
+				t.same(where+" path "+q, "a Prefix path matches %s and the paths below %s/, as the rule's patterns do (an ImplementationSpecific one is an nginx prefix location, which also matches %sx).", q, q, q)
+			}
+		}
+	}
+	t.ingressLeaveOut(&r, places, i, where)
+	t.same(where+" key", "one count per client address, shared by every host and path of the Ingress, as ingress-nginx shares one zone among its locations (key ip/32/128: IPv6 addresses whole).")
+	var exempt []string
+	if v, ok := ann("limit-whitelist"); ok && v != "" {
+		for _, s := range strings.Split(v, ",") {
+			pfx, err := parsePrefix(strings.TrimSpace(s))
+			if err != nil {
+				return nil, false, fmt.Errorf("%s: limit-whitelist: %q is not an address or a prefix", where, s)
+			}
+			exempt = append(exempt, pfx)
+		}
+	}
+	t.SluiceRules = append(t.SluiceRules, r)
+	return exempt, true, nil
+}
+
+// ingressLeaveOut leaves out of r the paths below its own that other
+// Ingresses serve on its hosts: nginx sends a request to one location, the
+// longest prefix, and applies that location's Ingress's limits only. An
+// Ingress without a host is nginx's default server, which serves only the
+// hosts no Ingress names.
+func (t *Translation) ingressLeaveOut(r *Rule, places [][]ingressPlace, i int, where string) {
+	named := false // another Ingress names a host
+	for j, ps := range places {
+		if j == i {
+			continue
+		}
+		for _, p := range ps {
+			named = named || p.host != ""
+			sameServer := p.host == "" && len(r.Hosts) == 0 || p.host != "" && slices.Contains(r.Hosts, p.host)
+			if p.patterns == nil || !sameServer {
+				continue
+			}
+			var inside []string
+			if r.Paths == nil {
+				inside = p.patterns
+			} else {
+				inside = belowAny(p.patterns, r.Paths)
+			}
+			if len(inside) == 0 {
+				continue
+			}
+			if !r.leaveOut(inside, r.Paths) {
+				t.differs(where, "another Ingress serves %s below its paths, whose location nginx prefers; sluice cannot leave it out of this rule: both count it.", strings.Join(inside, " "))
+				continue
+			}
+		}
+	}
+	if named && len(r.Hosts) == 0 {
+		t.differs(where, "without a host it is nginx's default server, for the hosts no Ingress names; sluice's rule matches every host, also those other Ingresses serve: add them to its match if they must not count here.")
+	}
+}
