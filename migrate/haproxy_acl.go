@@ -12,7 +12,8 @@ import (
 // values. A named ACL defined on several lines matches when any does.
 type haproxyACL struct {
 	fetch  string
-	method string // the -m method; "" for the fetch's own
+	method string // the -m method; "" for the fetch's own; "file" for -f or -M
+	file   string // the -f or -M file
 	values []string
 	line   int
 }
@@ -60,7 +61,7 @@ func parseACL(words []string, line int) (haproxyACL, error) {
 			if flag == "-m" {
 				a.method = rest[0]
 			} else {
-				a.method = "file"
+				a.method, a.file = "file", rest[0]
 			}
 			rest = rest[1:]
 		case "--":

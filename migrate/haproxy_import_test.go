@@ -10,15 +10,17 @@ func TestImportHAProxy(t *testing.T) {
 			src: `frontend fe
     bind :80
     acl allowlist src 10.0.0.0/8 192.168.1.7
+    acl listed src -f /etc/haproxy/allowlist.lst
     stick-table type ipv6 size 100k expire 30s store http_req_rate(10s)
     http-request track-sc0 src
-    http-request deny deny_status 429 if !allowlist { sc_http_req_rate(0) gt 20 } { path_beg /api }
+    http-request deny deny_status 429 if !allowlist { sc_http_req_rate(0) gt 20 } { path_beg /api } !listed
 `,
 			limits:  []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
 			rules:   []string{"fe paths=[/api /api/] key=[ip/32/128] | per-10s: sliding-window-counter 20 per 10s"},
 			exempt:  []string{"10.0.0.0/8", "192.168.1.7/32"},
-			same:    []string{"http_req_rate(10s) is a sliding window counter", "src: one count per client address", "fe, line 6 status: 429", "10.0.0.0/8, 192.168.1.7/32 are left out of every rate limit"},
-			differs: []string{"counts every request it tracks, the refused ones too", "path_beg /api also matches paths such as /apix", "HAProxy's counter counts every request track-sc0 tracks", "headers"},
+			same:    []string{"http_req_rate(10s) is a sliding window counter", "src: one count per client address", "fe, line 7 status: 429", "10.0.0.0/8, 192.168.1.7/32 are left out of every rate limit"},
+			differs: []string{"counts every request it tracks, the refused ones too", "path_beg /api also matches paths such as /apix", "HAProxy's counter counts every request track-sc0 tracks", "headers",
+				"the addresses it leaves out are in /etc/haproxy/allowlist.lst, which the import does not read"},
 		},
 		{
 			name:   "keys from a header, a cookie, a query parameter, a prefix; tables in backends and peers; unless le",

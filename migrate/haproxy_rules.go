@@ -262,6 +262,8 @@ func (t *Translation) haproxyMatch(r *Rule, atoms []haproxyAtom, where string) (
 		name, arg, _ := strings.Cut(strings.TrimSuffix(fetch, ")"), "(")
 		switch {
 		case fetch == "always_true" && !at.neg:
+		case fetch == "src" && at.neg && method == "file":
+			t.differs(where, "the addresses it leaves out are in %s, which the import does not read: add them to exempt.addresses; until then sluice limits them too.", at.defs[0].file)
 		case method == "file":
 			return fail("%s reads its values from a file (-f); list them in the rule's match.", fetch)
 		case (fetch == "path_beg" || fetch == "path" && method == "beg" || fetch == "url_beg") && len(values) > 0:
