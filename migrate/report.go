@@ -61,9 +61,13 @@ func (t *Translation) Report() string {
 		if len(r.ExceptPaths) > 0 {
 			where += " except " + strings.Join(r.ExceptPaths, " ")
 		}
+		who := "each " + strings.Join(r.Key, "+")
+		if len(r.Key) == 1 && r.Key[0] == "rule" {
+			who = "all its requests together"
+		}
 		for _, l := range r.Limits {
 			l.Name = r.Name + "." + l.Name
-			rows = append(rows, row{l, fmt.Sprintf("each %s, on %s (rule %s)", strings.Join(r.Key, "+"), where, r.Name)})
+			rows = append(rows, row{l, fmt.Sprintf("%s, on %s (rule %s)", who, where, r.Name)})
 		}
 	}
 	fmt.Fprintf(&b, "%s holds %s. The goal is to move them to sluice without changing what clients experience, then to improve them one at a time — a gradual migration, not a rewrite.\n\n", t.Source, plural(len(rows), "limit"))
