@@ -12,7 +12,7 @@ var formatSigns = []struct {
 }{
 	{FormatNginx, regexp.MustCompile(`(?m)^\s*limit_(req|conn)(_zone)?\s`)},
 	{FormatEnvoy, regexp.MustCompile(`local_ratelimit\.v3\.LocalRateLimit|(?m)^domain:\s*\S`)},
-	{FormatKong, regexp.MustCompile(`(?m)^\s*-?\s*name:\s*["']?rate-limiting["']?\s*$`)},
+	{FormatKong, regexp.MustCompile(`(?m)^\s*-?\s*name:\s*["']?rate-limiting(-advanced)?["']?\s*$`)},
 	{FormatTraefik, regexp.MustCompile(`(?m)^\s*rateLimit:`)},
 	{FormatHAProxy, regexp.MustCompile(`(?m)^\s*(frontend|backend|listen)\s+\S+\s*$`)},
 	{FormatIngressNginx, regexp.MustCompile(`nginx\.ingress\.kubernetes\.io/limit-(rps|rpm|connections)`)},

@@ -7,7 +7,8 @@
 //   - envoyproxy/ratelimit's YAML descriptors (Envoy), which sluice's Envoy
 //     rate limit service reads as they are, or Envoy's HTTP local rate
 //     limit filter in an Envoy or Istio configuration (EnvoyLocal);
-//   - Kong's rate-limiting plugin in a decK file (Kong);
+//   - Kong's rate-limiting and rate-limiting-advanced plugins in a decK file
+//     (Kong);
 //   - Traefik's rateLimit middleware, in a file-provider YAML or a
 //     Kubernetes Middleware resource (Traefik);
 //   - HAProxy's stick tables of http_req_rate or conn_cur, their track-sc

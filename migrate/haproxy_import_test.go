@@ -15,10 +15,10 @@ func TestImportHAProxy(t *testing.T) {
     http-request track-sc0 src
     http-request deny deny_status 429 if !allowlist { sc_http_req_rate(0) gt 20 } { path_beg /api } !listed
 `,
-			limits:  []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
-			rules:   []string{"fe paths=[/api /api/] key=[ip/32/128] | per-10s: sliding-window-counter 20 per 10s"},
-			exempt:  []string{"10.0.0.0/8", "192.168.1.7/32"},
-			same:    []string{"http_req_rate(10s) is a sliding window counter", "src: one count per client address", "fe, line 7 status: 429", "10.0.0.0/8, 192.168.1.7/32 are left out of every rate limit"},
+			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			rules:  []string{"fe paths=[/api /api/] key=[ip/32/128] | per-10s: sliding-window-counter 20 per 10s"},
+			exempt: []string{"10.0.0.0/8", "192.168.1.7/32"},
+			same:   []string{"http_req_rate(10s) is a sliding window counter", "src: one count per client address", "fe, line 7 status: 429", "10.0.0.0/8, 192.168.1.7/32 are left out of every rate limit"},
 			differs: []string{"counts every request it tracks, the refused ones too", "path_beg /api also matches paths such as /apix", "HAProxy's counter counts every request track-sc0 tracks", "headers",
 				"the addresses it leaves out are in /etc/haproxy/allowlist.lst, which the import does not read"},
 		},

@@ -421,6 +421,39 @@ descriptors:
 func TestImportKong(t *testing.T) {
 	runImportCases(t, []importCase{
 		{
+			name:   "rate-limiting-advanced: sliding and fixed windows, identifiers, beside rate-limiting",
+			format: "kong",
+			src: `_format_version: "3.0"
+plugins:
+  - name: rate-limiting-advanced
+    config: {limit: [10, 600], window_size: [1, 3600], identifier: ip, strategy: redis, sync_rate: 0.5}
+services:
+  - name: api
+    routes:
+      - name: reports
+        paths: [/reports]
+        plugins:
+          - name: rate-limiting-advanced
+            config: {limit: [5], window_size: [60], window_type: fixed, identifier: header, header_name: X-Tenant, disable_penalty: true}
+      - name: old
+        paths: [/old]
+        plugins:
+          - name: rate-limiting
+            config: {minute: 2, limit_by: ip}
+          - name: rate-limiting-advanced
+            enabled: false
+            config: {limit: [1], window_size: [1]}
+`,
+			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+			rules: []string{
+				"global paths=[] except=[/reports /reports/] key=[ip/32/128] | per-second: sliding-window-counter 10 per 1s | per-hour: sliding-window-counter 600 per 1h0m0s",
+				"reports paths=[/reports /reports/] key=[header:X-Tenant] header_from=any | per-minute: fixed-window 5 per 1m0s",
+				"old paths=[/old /old/] key=[ip/32/128] | per-minute: fixed-window 2 per 1m0s",
+			},
+			same:    []string{"sliding window adds the previous window's count weighted", "fixed windows aligned to the clock: sluice's fixed-window", "a disabled rate-limiting-advanced plugin"},
+			differs: []string{"global plugin (advanced) disable_penalty: with disable_penalty false", "sync_rate"},
+		},
+		{
 			name:   "a global plugin of several periods",
 			format: "kong",
 			src: `_format_version: "3.0"

@@ -64,6 +64,17 @@ type kongConfig struct {
 	HideClientHeaders bool     `yaml:"hide_client_headers"`
 	ErrorCode         *int     `yaml:"error_code"`
 	SyncRate          *float64 `yaml:"sync_rate"`
+
+	// rate-limiting-advanced's windows (limit[i] per window_size[i]
+	// seconds), window type, identifier (limit_by), strategy (policy) and
+	// disable_penalty. advanced marks that plugin's configuration.
+	Limit          []float64 `yaml:"limit"`
+	WindowSize     []float64 `yaml:"window_size"`
+	WindowType     string    `yaml:"window_type"`
+	Identifier     string    `yaml:"identifier"`
+	Strategy       string    `yaml:"strategy"`
+	DisablePenalty bool      `yaml:"disable_penalty"`
+	advanced       bool
 }
 
 // kongScope is one rate-limiting plugin and where it applies.
@@ -100,11 +111,13 @@ func Kong(src, source string) (*Translation, error) {
 	add := func(ps []kongPlugin, where, name string, paths []string) {
 		for _, p := range ps {
 			switch {
-			case p.Name == "rate-limiting-advanced":
-				t.differs(where, "rate-limiting-advanced (sliding windows, namespaces) is not imported: translate its windows by hand, e.g. to sliding-window-counter limits.")
-			case p.Name != "rate-limiting":
+			case p.Name != "rate-limiting" && p.Name != "rate-limiting-advanced":
 			case p.Enabled != nil && !*p.Enabled:
-				t.same(where, "a disabled rate-limiting plugin: not imported.")
+				t.same(where, "a disabled %s plugin: not imported.", p.Name)
+			case p.Name == "rate-limiting-advanced":
+				c := p.Config
+				c.advanced, c.LimitBy, c.Policy = true, c.Identifier, c.Strategy
+				scopes = append(scopes, kongScope{where: where + " (advanced)", name: name, paths: paths, config: c})
 			default:
 				scopes = append(scopes, kongScope{where: where, name: name, paths: paths, config: p.Config})
 			}
@@ -217,6 +230,9 @@ func (t *Translation) kongLimits(s kongScope) error {
 // sets, each named by name from its period ("per-minute").
 func (t *Translation) kongPeriods(s kongScope, name func(string) string) ([]Limit, error) {
 	c := s.config
+	if c.advanced {
+		return t.kongWindows(s, name)
+	}
 	var out []Limit
 	for _, p := range kongPeriods {
 		v := p.get(&c)
@@ -234,6 +250,53 @@ func (t *Translation) kongPeriods(s kongScope, name func(string) string) ([]Limi
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s sets no period (second, minute, hour, day, month or year)", s.where)
+	}
+	return out, nil
+}
+
+// kongWindows returns the limits of rate-limiting-advanced's windows:
+// limit[i] per window_size[i] seconds, sliding (weighted previous window)
+// or fixed.
+func (t *Translation) kongWindows(s kongScope, name func(string) string) ([]Limit, error) {
+	c := s.config
+	if len(c.Limit) == 0 || len(c.Limit) != len(c.WindowSize) {
+		return nil, fmt.Errorf("%s: limit and window_size must list as many numbers, at least one", s.where)
+	}
+	alg := "sliding-window-counter"
+	switch c.WindowType {
+	case "", "sliding":
+	case "fixed":
+		alg = "fixed-window"
+	default:
+		return nil, fmt.Errorf("%s: window_type %q: want sliding or fixed", s.where, c.WindowType)
+	}
+	var out []Limit
+	for i, q := range c.Limit {
+		w := c.WindowSize[i]
+		if q < 1 || q > sluice.MaxQuantity || q != float64(int64(q)) {
+			return nil, fmt.Errorf("%s: limit %g must be a whole number ≥ 1", s.where, q)
+		}
+		if w < 1 || w != float64(int64(w)) || time.Duration(w)*time.Second > sluice.MaxFixedWindow {
+			return nil, fmt.Errorf("%s: window_size %g must be a whole number of seconds ≥ 1", s.where, w)
+		}
+		window := time.Duration(w) * time.Second
+		n := name(defaultLimitName(window))
+		for k := 2; slices.ContainsFunc(out, func(l Limit) bool { return l.Name == n }); k++ {
+			n = name(fmt.Sprintf("%s-%d", defaultLimitName(window), k)) // two limits of one window
+		}
+		out = append(out, Limit{Name: n, Algorithm: alg, Quantity: int64(q), Window: window,
+			Source: fmt.Sprintf("%s: limit %d, window_size %d (%s)", s.where, int64(q), int64(w), or(c.WindowType, "sliding"))})
+	}
+	if alg == "sliding-window-counter" {
+		t.same(s.where+" windows", "rate-limiting-advanced's sliding window adds the previous window's count weighted by the share of it still inside the last window to the current one: sluice's sliding-window-counter, which estimates the same way, rounding down.")
+		if !c.DisablePenalty {
+			t.differs(s.where+" disable_penalty", "with disable_penalty false (its default) Kong counts refused requests too, so a client that keeps sending stays refused; sluice counts only admitted requests (set disable_penalty: true in Kong to compare, or put a penalty box on the rule).")
+		}
+	} else {
+		t.same(s.where+" windows", "fixed windows aligned to the clock: sluice's fixed-window.")
+	}
+	if c.Identifier == "consumer-group" {
+		t.differs(s.where+" identifier", "consumer-group: sluice has no consumer groups; plans with keys are their equivalent.")
 	}
 	return out, nil
 }
@@ -266,7 +329,9 @@ func kongPatterns(p string) []string {
 
 // kongSettings compares the plugin's policy, error code and headers.
 func (t *Translation) kongSettings(c kongConfig) {
-	t.same("windows", "Kong's rate-limiting counts fixed windows aligned to the clock (UTC) and refuses without counting a refused request; sluice's fixed-window does the same, and checks all periods together.")
+	if !c.advanced {
+		t.same("windows", "Kong's rate-limiting counts fixed windows aligned to the clock (UTC) and refuses without counting a refused request; sluice's fixed-window does the same, and checks all periods together.")
+	}
 	switch c.Policy {
 	case "", "local":
 		t.differs("policy local", "Kong counted on each node separately, so N nodes admitted up to N times the limit; sluice's memory store on one instance is one node's count. With several sluice instances use the Redis store for one shared, exact count (the limit as written), or divide the quantities.")

@@ -15,7 +15,7 @@ import (
 // limited route and 0 elsewhere. Kong runs one rate-limiting plugin per
 // request, the most specific (route, then service, then global), so the
 // service's and the global plugin's rules leave out the routes with a
-// plugin of their own (allPaths are every route's paths). The policy,
+// plugin of their own name (allPaths are every route's paths). The policy,
 // error code and headers are the first plugin's.
 func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 	everywhere := false
@@ -72,12 +72,17 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 		if s.paths == nil { // the global plugin's: the routes no other plugin covers
 			own = nil
 			for _, p := range allPaths {
-				if !slices.ContainsFunc(scopes, func(o kongScope) bool { return slices.Contains(o.paths, p) }) {
+				if !slices.ContainsFunc(scopes, func(o kongScope) bool { return o.config.advanced == s.config.advanced && slices.Contains(o.paths, p) }) {
 					own = append(own, kongPatterns(p)...)
 				}
 			}
 		}
 		for _, o := range scopes[i+1:] {
+			// A plugin gives way only to a more specific one of its own
+			// name: rate-limiting and rate-limiting-advanced both run.
+			if o.config.advanced != s.config.advanced {
+				continue
+			}
 			if o.paths == nil || s.paths != nil && !slices.ContainsFunc(o.paths, func(q string) bool {
 				return slices.ContainsFunc(s.paths, func(p string) bool { return q == p || below(q, strings.TrimSuffix(p, "/")+"/") })
 			}) {
