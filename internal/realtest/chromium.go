@@ -12,6 +12,11 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
+// browserStartTimeout bounds how long Chromium may take to start. It starts
+// in about a second on an idle machine; under make test, with -race test
+// binaries of other packages on every core, it once took more than 15 s.
+const browserStartTimeout = 60 * time.Second
+
 // Browser starts Debian's Chromium headless and returns a chromedp context
 // holding one tab of it: pass it (or a context with a timeout derived from
 // it) to chromedp.Run and chromedp.Do. Chromium runs without sandbox (tests
@@ -56,10 +61,10 @@ func Browser(tb testing.TB) context.Context {
 	})
 	// The first Run starts the browser; it is bounded by a watchdog rather
 	// than a deadline on ctx, which would bound the browser's whole life.
-	watchdog := time.AfterFunc(startTimeout, closeBrowser)
+	watchdog := time.AfterFunc(browserStartTimeout, closeBrowser)
 	err := chromedp.Do(ctx)
 	if !watchdog.Stop() {
-		tb.Fatalf("realtest: Chromium did not start within %v", startTimeout)
+		tb.Fatalf("realtest: Chromium did not start within %v", browserStartTimeout)
 	}
 	if err != nil {
 		tb.Fatalf("realtest: starting Chromium: %v", err)

@@ -15,9 +15,11 @@ package realtest
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,15 +35,50 @@ const startTimeout = 15 * time.Second
 const stopTimeout = 5 * time.Second
 
 // FreeAddr returns "127.0.0.1:port" for a TCP port that was free when it
-// was chosen.
+// was chosen. The port is picked at random below the kernel's ephemeral
+// range (net.ipv4.ip_local_port_range), from which the local ports of
+// outgoing connections and of ":0" listeners come: a port from that range
+// can be taken by any connection of a test running beside this one before
+// the program under test binds it.
 func FreeAddr(tb testing.TB) string {
 	tb.Helper()
+	lo, hi := 10000, ephemeralStart()
+	for range 100 {
+		if hi-lo < 1000 {
+			break // an unusual range: let the kernel choose
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(lo+rand.IntN(hi-lo))))
+		if err != nil {
+			continue // taken
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		return addr
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatalf("realtest: finding a free port: %v", err)
 	}
 	defer ln.Close()
 	return ln.Addr().String()
+}
+
+// ephemeralStart returns the first port of the kernel's ephemeral range
+// (32768, Linux's default, when it cannot be read).
+func ephemeralStart() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 32768
+	}
+	return n
 }
 
 // Replace returns text with each old string of pairs (old, new, old, new…)
