@@ -16,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice/internal/realtest"
 )
 
 // sluiceBinary builds this command (without the race detector: the figures
@@ -47,7 +49,7 @@ func startServe(t *testing.T, cfg string) *servedProcess {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &servedProcess{public: freeAddr(t), admin: freeAddr(t)}
+	p := &servedProcess{public: realtest.FreeAddr(t), admin: realtest.FreeAddr(t)}
 	file := filepath.Join(t.TempDir(), "sluice.yaml")
 	cfg = fmt.Sprintf("listen: %q\nadmin:\n  listen: %q\n", p.public, p.admin) + cfg
 	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
@@ -105,16 +107,6 @@ func (p *servedProcess) rssBytes(t *testing.T) int64 {
 	}
 	t.Fatal("no VmRSS in /proc/PID/status")
 	return 0
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // timedGet sends one request on a new connection and returns how long the

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice/internal/realtest"
 )
 
 // syncBuffer is a bytes.Buffer safe to write from a process's pipes while
@@ -40,7 +42,7 @@ func TestNewcomerDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	public, admin := freeAddr(t), freeAddr(t)
+	public, admin := realtest.FreeAddr(t), realtest.FreeAddr(t)
 	var out syncBuffer
 	cmd := exec.Command(bin, "serve", "-listen", public, "-admin-listen", admin)
 	cmd.Stdout, cmd.Stderr = &out, &out
