@@ -1,9 +1,7 @@
 package migrate
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -46,19 +44,11 @@ type envoyLocalConfig struct {
 func EnvoyLocal(src, source string) (*Translation, error) {
 	t := &Translation{Format: FormatEnvoy, Source: source, local: true}
 	var found []envoyLocalConfig
-	dec := yaml.NewDecoder(strings.NewReader(src))
-	for {
-		var doc yaml.Node
-		err := dec.Decode(&doc)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
-		}
-		if err := findLocalConfigs(&doc, nil, nil, nil, 0, &found); err != nil {
-			return nil, fmt.Errorf("%s: %w", source, err)
-		}
+	err := eachDocument(src, source, func(doc *yaml.Node) error {
+		return findLocalConfigs(doc, nil, nil, nil, 0, &found)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(found) > MaxPlaces {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(len(found), "local rate limit configurations"))

@@ -1,15 +1,11 @@
 package migrate
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -55,19 +51,14 @@ type ingressPlace struct {
 func IngressNginx(src, source string) (*Translation, error) {
 	t := &Translation{Format: FormatIngressNginx, Source: source}
 	var ingresses []k8sIngress
-	dec := yaml.NewDecoder(strings.NewReader(src))
-	for {
-		var ing k8sIngress
-		err := dec.Decode(&ing)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
-		}
+	err := eachDocument(src, source, func(ing *k8sIngress) error {
 		if ing.Kind == "Ingress" {
-			ingresses = append(ingresses, ing)
+			ingresses = append(ingresses, *ing)
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(ingresses) > MaxPlaces {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(len(ingresses), "Ingresses"))

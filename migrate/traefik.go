@@ -1,9 +1,7 @@
 package migrate
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -78,16 +76,7 @@ func Traefik(src, source string) (*Translation, error) {
 		all     []traefikMiddleware
 		routers []traefikRouter
 	)
-	dec := yaml.NewDecoder(strings.NewReader(src))
-	for {
-		var d traefikDoc
-		err := dec.Decode(&d)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
-		}
+	err := eachDocument(src, source, func(d *traefikDoc) error {
 		for _, name := range slices.Sorted(maps.Keys(d.HTTP.Middlewares)) {
 			if rl := d.HTTP.Middlewares[name].RateLimit; rl != nil {
 				all = append(all, traefikMiddleware{name, rl})
@@ -115,6 +104,10 @@ func Traefik(src, source string) (*Translation, error) {
 				routers = append(routers, traefikRouter{name: name, rule: rt.Match, middlewares: unqualified(names)})
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(all) == 0 {
 		return nil, fmt.Errorf("%s: no rateLimit middleware", source)

@@ -40,6 +40,9 @@ func (t *Translation) traefikShared(name string, uses []traefikUse) []traefikUse
 			rest = append(rest, u)
 		}
 	}
+	if len(mine) == 0 {
+		return uses // no router names it
+	}
 	if t.Instances == 0 {
 		t.Instances, t.OnStoreError = 2, "local"
 	}
