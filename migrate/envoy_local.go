@@ -324,24 +324,6 @@ func (t *Translation) envoyLocalMatch(r *Rule, c envoyLocalConfig, all []envoyLo
 	return true
 }
 
-// belowAny returns the patterns of ps that lie within one of own (all of
-// ps when own is empty: every path).
-func belowAny(ps, own []string) []string {
-	if len(own) == 0 {
-		return ps
-	}
-	var out []string
-	for _, p := range ps {
-		for _, o := range own {
-			if p != o && below(p, o) {
-				out = append(out, p)
-				break
-			}
-		}
-	}
-	return out
-}
-
 // plainPatterns returns the ServeMux patterns of a route matched by path
 // alone, and whether it is so matched.
 func plainPatterns(route *yaml.Node) ([]string, bool) {
@@ -369,11 +351,11 @@ func (t *Translation) routePatterns(route *yaml.Node, r *Rule, where string) ([]
 		case !validPathValue(p):
 			t.differs(where, "not imported: prefix %q is not a path sluice matches.", p)
 			return nil, false
-		case strings.HasSuffix(p, "/"):
-			patterns = []string{p}
 		default:
-			patterns = []string{p, p + "/"}
-			t.differs(where+" path", "prefix %s also matches paths such as %sx; sluice's rule matches %s and the paths below %s/.", p, p, p, p)
+			patterns = prefixPatterns(p)
+			if !strings.HasSuffix(p, "/") {
+				t.differs(where+" path", "prefix %s also matches paths such as %sx; sluice's rule matches %s and the paths below %s/.", p, p, p, p)
+			}
 		}
 	case mapValue(m, "path") != nil || mapValue(m, "path_separated_prefix") != nil:
 		p := scalar(mapValue(m, "path"))
@@ -385,13 +367,10 @@ func (t *Translation) routePatterns(route *yaml.Node, r *Rule, where string) ([]
 			t.differs(where, "not imported: path %q is not a path sluice matches.", p)
 			return nil, false
 		}
-		switch {
-		case sep && !strings.HasSuffix(p, "/"):
-			patterns = []string{p, p + "/"}
-		case strings.HasSuffix(p, "/") && !sep:
-			patterns = []string{p + "{$}"}
-		default:
-			patterns = []string{p}
+		if sep {
+			patterns = prefixPatterns(p)
+		} else {
+			patterns = []string{exactPattern(p)}
 		}
 	default:
 		t.differs(where, "not imported: the route matches by a regular expression or a template; sluice's rules match paths and prefixes.")

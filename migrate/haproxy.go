@@ -107,10 +107,6 @@ func HAProxy(src, source string) (*Translation, error) {
 	if n := len(proxies); n > MaxPlaces {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "sections"))
 	}
-	byName := map[string]*haproxyProxy{}
-	for _, p := range proxies {
-		byName[p.sec.name] = p
-	}
 	var exempts [][]string
 	for _, p := range proxies {
 		if p.sec.kind == "backend" {
@@ -172,7 +168,7 @@ func HAProxy(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: no rate limit sluice can import: HAProxy limits rates with a stick table storing http_req_rate, a track-sc action and an http-request deny (or tcp-request reject) comparing sc_http_req_rate with a number", source)
 	}
 	t.exemptions(exempts)
-	if len(proxies) > 0 && countFrontends(proxies) > 1 {
+	if countFrontends(proxies) > 1 {
 		t.differs("frontends", "HAProxy applies each frontend's rules to the connections of its bind lines; sluice's reverse proxy has one public listener, so every imported rule applies to every request. Add hosts to the rules of a frontend that serves other host names.")
 	}
 	t.differs("headers", "HAProxy sends no rate-limit headers; sluice sends RateLimit-Policy and RateLimit (IETF draft) on every response and Retry-After with a problem+json body on 429, so clients can slow down before they are refused.")

@@ -272,9 +272,8 @@ func (t *Translation) haproxyMatch(r *Rule, atoms []haproxyAtom, where string) (
 				if !validPathValue(v) {
 					return fail("path %q is not a path sluice matches.", v)
 				}
-				patterns = append(patterns, v)
+				patterns = append(patterns, prefixPatterns(v)...)
 				if !strings.HasSuffix(v, "/") {
-					patterns = append(patterns, v+"/")
 					t.differs(where+" path", "path_beg %s also matches paths such as %sx; sluice's rule matches %s and the paths below %s/.", v, v, v, v)
 				}
 			}
@@ -287,10 +286,7 @@ func (t *Translation) haproxyMatch(r *Rule, atoms []haproxyAtom, where string) (
 				if !validPathValue(v) {
 					return fail("path %q is not a path sluice matches.", v)
 				}
-				if strings.HasSuffix(v, "/") {
-					v += "{$}"
-				}
-				patterns = append(patterns, v)
+				patterns = append(patterns, exactPattern(v))
 			}
 			if !t.haproxyPaths(r, patterns, at.neg) {
 				return fail("two path conditions that must both hold.")

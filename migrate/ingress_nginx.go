@@ -118,14 +118,9 @@ func ingressPatterns(path, pathType string) []string {
 	case !validPathValue(path):
 		return nil
 	case pathType == "Exact":
-		if strings.HasSuffix(path, "/") {
-			return []string{path + "{$}"}
-		}
-		return []string{path}
-	case strings.HasSuffix(path, "/"):
-		return []string{path}
+		return []string{exactPattern(path)}
 	}
-	return []string{path, path + "/"}
+	return prefixPatterns(path)
 }
 
 // ingressRule makes the rule of Ingress i, whose places and every other

@@ -309,22 +309,10 @@ func (t *Translation) kongRouteCosts(paths []string) {
 			t.differs("route path "+p, "a regular-expression path cannot be a ServeMux pattern: not limited.")
 			continue
 		}
-		for _, pat := range kongPatterns(p) {
+		for _, pat := range prefixPatterns(p) {
 			t.Costs[pat] = 1
 		}
 	}
-}
-
-// kongPatterns returns the ServeMux patterns of a Kong route path, which
-// matches as a prefix: the path and its subtree.
-func kongPatterns(p string) []string {
-	var out []string
-	for _, pat := range []string{p, strings.TrimSuffix(p, "/") + "/"} {
-		if validPattern(pat) && !slices.Contains(out, pat) {
-			out = append(out, pat)
-		}
-	}
-	return out
 }
 
 // kongSettings compares the plugin's policy, error code and headers.

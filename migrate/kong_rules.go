@@ -37,7 +37,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 				t.kongRouteCosts([]string{p})
 			}
 			if strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
-				for _, pat := range kongPatterns(p) {
+				for _, pat := range prefixPatterns(p) {
 					if !slices.Contains(r.Paths, pat) {
 						r.Paths = append(r.Paths, pat)
 					}
@@ -73,7 +73,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 			own = nil
 			for _, p := range allPaths {
 				if !slices.ContainsFunc(scopes, func(o kongScope) bool { return o.config.advanced == s.config.advanced && slices.Contains(o.paths, p) }) {
-					own = append(own, kongPatterns(p)...)
+					own = append(own, prefixPatterns(p)...)
 				}
 			}
 		}
@@ -90,7 +90,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 			}
 			var theirs []string
 			for _, p := range o.paths {
-				theirs = append(theirs, kongPatterns(p)...)
+				theirs = append(theirs, prefixPatterns(p)...)
 			}
 			if r.leaveOut(theirs, own) {
 				t.same(o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s leaves them out (except_paths).", s.where)

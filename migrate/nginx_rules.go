@@ -194,12 +194,6 @@ func underLimited(patterns []string, scopes []nginxScope) bool {
 	return false
 }
 
-// below reports whether ServeMux pattern q lies under the subtree pattern
-// p: p ends in a slash and q is a longer path starting with it.
-func below(q, p string) bool {
-	return strings.HasSuffix(p, "/") && len(q) > len(p) && strings.HasPrefix(q, p)
-}
-
 // defaultLimitName names a rule's one limit after its window, as sluice
 // names limits: "per-second", "per-minute", "per-10s".
 func defaultLimitName(w time.Duration) string { return sluice.FixedWindow(1, w).Name() }

@@ -21,10 +21,10 @@ const (
 )
 
 // MaxPlaces is the most places a source may limit apart: nginx locations,
-// Kong routes, Traefik routers, HAProxy sections, Ingresses. Each becomes path patterns of costs and
-// rules, and comparing them (here, and where the configuration registers
-// its patterns) grows with their square: at this bound a file imports and
-// loads in about half a second.
+// Kong routes, Traefik routers, HAProxy sections, Ingresses. Each becomes
+// path patterns of costs and rules, which are compared pairwise (here, and
+// where the configuration registers its patterns), so the work of an
+// import grows with the square of its places; a larger file is refused.
 const MaxPlaces = 5000
 
 // tooManyPlaces is the error of a source of n places of kind, above

@@ -12,9 +12,9 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// browserStartTimeout bounds how long Chromium may take to start. It starts
-// in about a second on an idle machine; under make test, with -race test
-// binaries of other packages on every core, it once took more than 15 s.
+// browserStartTimeout bounds how long Chromium may take to start: longer
+// than startTimeout, as make test runs -race test binaries of other
+// packages on every core while it starts.
 const browserStartTimeout = 60 * time.Second
 
 // Browser starts Debian's Chromium headless and returns a chromedp context

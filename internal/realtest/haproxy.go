@@ -6,11 +6,10 @@ import (
 )
 
 // HAProxy runs Debian's haproxy (2.6 or later) in the foreground with cfg,
-// a configuration whose frontends listen on addr, and returns once HAProxy
-// accepts connections on addr. cfg is written to a temporary directory; a
-// global section, if cfg has none, is not needed (haproxy starts with its
-// defaults). HAProxy is stopped when the test ends; its output is shown if
-// the test fails.
+// a configuration whose frontends listen on addr (a global section is
+// optional), and returns once HAProxy accepts connections on addr. cfg is
+// written to a temporary directory. HAProxy is stopped when the test ends;
+// its output is shown if the test fails.
 func HAProxy(tb testing.TB, addr, cfg string) *Process {
 	tb.Helper()
 	bin := lookPath(tb, "haproxy", "haproxy")

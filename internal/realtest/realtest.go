@@ -1,5 +1,5 @@
 // Package realtest starts the real programs that sit next to sluice in
-// production — nginx and Caddy as front proxies, headless Chromium as the
+// production — nginx, HAProxy and Caddy as front proxies, headless Chromium as the
 // browser of the web pages, Prometheus scraping the metrics — so that tests
 // exercise them, not imitations.
 // Each process listens on a free loopback port, keeps its files in a
@@ -7,9 +7,9 @@
 // logged when the test fails.
 //
 // A missing program is a test failure, never a skip: `make deps` (which
-// `make test` runs) installs them (Debian packages nginx, caddy, chromium,
-// prometheus and podman), or run
-// `apt-get install nginx caddy chromium prometheus podman`.
+// `make test` runs) installs them (Debian packages nginx, haproxy, caddy,
+// chromium, prometheus and podman), or run
+// `apt-get install nginx haproxy caddy chromium prometheus podman`.
 package realtest
 
 import (
