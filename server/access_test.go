@@ -1,20 +1,13 @@
 package server_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"log/slog"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -23,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/testpki"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
@@ -134,71 +128,9 @@ func TestAdminListenerIsLoopbackByDefault(t *testing.T) {
 	}
 }
 
-// pki is a test CA and the certificates it signs, written as PEM files.
-type pki struct {
-	dir  string
-	key  *ecdsa.PrivateKey
-	cert *x509.Certificate
-	pool *x509.CertPool
-}
-
-func newPKI(t *testing.T, name string) *pki {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	p := &pki{dir: t.TempDir(), key: key, cert: cert, pool: x509.NewCertPool()}
-	p.pool.AddCert(cert)
-	writePEM(t, filepath.Join(p.dir, "ca.pem"), "CERTIFICATE", der)
-	return p
-}
-
-// issue signs a certificate for cn (a server's for 127.0.0.1 when server)
-// and writes cn.pem and cn-key.pem.
-func (p *pki) issue(t *testing.T, cn string, server bool) tls.Certificate {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-	if server {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.cert, &key.PublicKey, p.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, _ := x509.MarshalECPrivateKey(key)
-	writePEM(t, filepath.Join(p.dir, cn+".pem"), "CERTIFICATE", der)
-	writePEM(t, filepath.Join(p.dir, cn+"-key.pem"), "EC PRIVATE KEY", kder)
-	c, err := tls.X509KeyPair(pemBytes("CERTIFICATE", der), pemBytes("EC PRIVATE KEY", kder))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func pemBytes(kind string, der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der})
-}
-
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
-}
-
-func writePEM(t *testing.T, path, kind string, der []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, pemBytes(kind, der), 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // TestTLSAndMutualTLS: the public listener speaks HTTPS; the admin listener
@@ -208,12 +140,12 @@ func writePEM(t *testing.T, path, kind string, der []byte) {
 // right CA that names no caller is a stranger (401). A reload reads the
 // certificate files again.
 func TestTLSAndMutualTLS(t *testing.T) {
-	ca, other := newPKI(t, "sluice test CA"), newPKI(t, "another CA")
-	ca.issue(t, "server", true)
-	billing := ca.issue(t, "billing.internal", false)
-	nobody := ca.issue(t, "nobody.internal", false)
-	forged := other.issue(t, "billing.internal", false)
-	dir := ca.dir
+	ca, other := testpki.New(t, "sluice test CA"), testpki.New(t, "another CA")
+	ca.Server(t, "server")
+	billing := ca.Client(t, "billing.internal")
+	nobody := ca.Client(t, "nobody.internal")
+	forged := other.Client(t, "billing.internal")
+	dir := ca.Dir
 	file := filepath.Join(dir, "sluice.yaml")
 	cfgText := testConfig + `
 tls: {cert_file: server.pem, key_file: server-key.pem}
@@ -239,7 +171,7 @@ admin:
 	addrs := serveOn(t, srv)
 	client := func(certs ...tls.Certificate) *http.Client {
 		return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-			TLSClientConfig: &tls.Config{RootCAs: ca.pool, Certificates: certs}}}
+			TLSClientConfig: &tls.Config{RootCAs: ca.Pool, Certificates: certs}}}
 	}
 	check := func(c *http.Client) (int, error) {
 		resp, err := c.Post("https://"+addrs.admin+"/v1/check", "application/json", strings.NewReader(`{"user":"u"}`))
@@ -274,11 +206,11 @@ admin:
 	}
 	resp.Body.Close()
 	// A reload reads the files again: a new server certificate is served.
-	renewed := ca.issue(t, "server", true)
+	renewed := ca.Server(t, "server")
 	if err := srv.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := tls.Dial("tcp", addrs.public, &tls.Config{RootCAs: ca.pool})
+	conn, err := tls.Dial("tcp", addrs.public, &tls.Config{RootCAs: ca.Pool})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func Cluster(tb testing.TB, opts ...ClusterOption) *ClusterFixture {
 	nodes := make([]*Server, n)
 	var wg sync.WaitGroup
 	for i := range nodes {
-		wg.Go(func() { nodes[i] = startNew(tb, true, cfg.nodeTimeout, cfg.partial) })
+		wg.Go(func() { nodes[i] = startNew(tb, true, cfg.nodeTimeout, cfg.partial, nil) })
 	}
 	wg.Wait()
 	if tb.Failed() {

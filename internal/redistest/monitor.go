@@ -50,7 +50,7 @@ func (m *Monitor) Next() ([]Command, error) {
 	marker := fmt.Sprintf("redistest-marker-%d", time.Now().UnixNano())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := do(ctx, m.s.Addr, "ECHO", marker); err != nil {
+	if _, err := do(ctx, m.s.Addr, nil, "ECHO", marker); err != nil {
 		return nil, err
 	}
 	m.conn.SetDeadline(time.Now().Add(5 * time.Second))

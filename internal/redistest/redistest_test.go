@@ -2,8 +2,12 @@ package redistest_test
 
 import (
 	"context"
+	"crypto/tls"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/rueidis"
 
 	"github.com/sluice-dev/sluice/internal/redistest"
 )
@@ -82,4 +86,45 @@ func TestSentinelGroupFailsOverToTheReplica(t *testing.T) {
 		t.Fatalf("new master %s, want the replica %s", m.Addr, f.Servers[1].Addr)
 	}
 	t.Logf("the replica is master %v after the kill", time.Since(killed))
+}
+
+// TestSecureServerAdmitsOnlyTLSClientsWithThePassword: the TLS port needs
+// a client certificate and the password, and follows SetPassword; the
+// default user is off.
+func TestSecureServerAdmitsOnlyTLSClientsWithThePassword(t *testing.T) {
+	s := redistest.Secure(t, "first-secret")
+	ping := func(c *tls.Config, user, password string) error {
+		client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.TLSAddr}, TLSConfig: c,
+			Username: user, Password: password, ForceSingleClient: true, DisableCache: true, DisableRetry: true})
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return client.Do(ctx, client.B().Ping().Build()).Error()
+	}
+	good := s.ClientTLS(t)
+	if err := ping(good, redistest.SecureUser, "first-secret"); err != nil {
+		t.Fatalf("with the certificate and the password: %v", err)
+	}
+	if err := ping(good, "", ""); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
+		t.Errorf("as the default user: %v, want NOAUTH", err)
+	}
+	if err := ping(good, redistest.SecureUser, "wrong"); err == nil {
+		t.Error("a wrong password was admitted")
+	}
+	if err := ping(&tls.Config{RootCAs: s.CA.Pool}, redistest.SecureUser, "first-secret"); err == nil {
+		t.Error("a client without a certificate was admitted")
+	}
+	s.SetPassword("second-secret")
+	if err := ping(good, redistest.SecureUser, "first-secret"); err == nil {
+		t.Error("the old password is still admitted")
+	}
+	if err := ping(good, redistest.SecureUser, "second-secret"); err != nil {
+		t.Errorf("the new password: %v", err)
+	}
+	if v, err := s.Do("PING"); err != nil || v != "PONG" {
+		t.Errorf("the fixture's own Do after SetPassword: %v, %v", v, err)
+	}
 }

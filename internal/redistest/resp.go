@@ -11,11 +11,12 @@ import (
 	"strings"
 )
 
-// do sends one command in RESP2 on a fresh connection and reads its reply.
+// do sends one command in RESP2 on a fresh connection and reads its reply;
+// when auth is not nil (a user name and a password), an AUTH goes first.
 // The fixture uses it instead of a full client so that waiting for a server
 // to start, or reading INFO, adds no client machinery (handshakes, pipelines,
 // retries) to what a test measures.
-func do(ctx context.Context, addr string, args ...string) (any, error) {
+func do(ctx context.Context, addr string, auth []string, args ...string) (any, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
@@ -26,14 +27,28 @@ func do(ctx context.Context, addr string, args ...string) (any, error) {
 		conn.SetDeadline(dl)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "*%d\r\n", len(args))
-	for _, a := range args {
-		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	if auth != nil {
+		writeCommand(&b, append([]string{"AUTH"}, auth...))
 	}
+	writeCommand(&b, args)
 	if _, err := io.WriteString(conn, b.String()); err != nil {
 		return nil, err
 	}
-	return readReply(bufio.NewReader(conn))
+	r := bufio.NewReader(conn)
+	if auth != nil {
+		if _, err := readReply(r); err != nil {
+			return nil, fmt.Errorf("AUTH: %w", err)
+		}
+	}
+	return readReply(r)
+}
+
+// writeCommand writes args as a RESP2 array of bulk strings.
+func writeCommand(b *strings.Builder, args []string) {
+	fmt.Fprintf(b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(b, "$%d\r\n%s\r\n", len(a), a)
+	}
 }
 
 // ReplyError is an error reply of the server, e.g. "ERR unknown command".

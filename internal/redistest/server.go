@@ -46,23 +46,30 @@ type Server struct {
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has exited
+	auth []string      // user and password Do authenticates with; nil: none
 }
 
 // Standalone starts a standalone redis-server and returns when it answers
 // PING. It is killed when the test ends.
 func Standalone(tb testing.TB) *Server {
 	tb.Helper()
-	return startNew(tb, false, 0, false)
+	return startNew(tb, false, 0, false, nil)
 }
 
 // startNew starts a new server, on other free ports if another process took
-// the chosen ones in the meantime.
-func startNew(tb testing.TB, cluster bool, nodeTimeout time.Duration, partial bool) *Server {
+// the chosen ones in the meantime. prepare, when not nil, adds to the
+// server's arguments before it starts.
+func startNew(tb testing.TB, cluster bool, nodeTimeout time.Duration, partial bool, prepare func(*Server) error) *Server {
 	tb.Helper()
 	for attempt := 1; ; attempt++ {
 		s := newServer(tb, cluster, nodeTimeout)
 		if partial {
 			s.args = append(s.args, "--cluster-require-full-coverage", "no")
+		}
+		if prepare != nil {
+			if err := prepare(s); err != nil {
+				tb.Fatalf("redistest: %v", err)
+			}
 		}
 		err := s.start()
 		if err == nil {
@@ -234,7 +241,10 @@ func (s *Server) Restart() {
 func (s *Server) Do(args ...string) (any, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return do(ctx, s.Addr, args...)
+	s.mu.Lock()
+	auth := s.auth
+	s.mu.Unlock()
+	return do(ctx, s.Addr, auth, args...)
 }
 
 // MustDo is Do that fails the test on an error.
