@@ -102,6 +102,14 @@ type Options struct {
 	// Username and Password authenticate to Redis (ACL user or
 	// requirepass); with Sentinel, to the Sentinels as well.
 	Username, Password string
+	// Credentials, when not nil, is called for each new connection to a
+	// Redis server (not to a Sentinel, which takes Username and Password)
+	// and its user name and password are sent instead of Username and
+	// Password, so that a rotated password is used from the next
+	// connection on (at start, and whenever a dropped connection is made
+	// again) without a restart. An error fails that connection as a wrong
+	// password would. It must be safe for concurrent use.
+	Credentials func() (username, password string, err error)
 	// DB selects a database (standalone and sentinel; a cluster has only 0).
 	DB int
 	// TLS enables TLS with this configuration when not nil.
@@ -203,6 +211,16 @@ func (o Options) ClientOption() (rueidis.ClientOption, error) {
 		ConnWriteTimeout: timeout,
 	}
 	co.Dialer.Timeout = timeout
+	if o.Credentials != nil {
+		creds := o.Credentials
+		co.AuthCredentialsFn = func(rueidis.AuthCredentialsContext) (rueidis.AuthCredentials, error) {
+			u, p, err := creds()
+			if err != nil {
+				return rueidis.AuthCredentials{}, fmt.Errorf("redis: credentials: %w", err)
+			}
+			return rueidis.AuthCredentials{Username: u, Password: p}, nil
+		}
+	}
 	switch o.Mode {
 	case "", ModeStandalone:
 		co.ForceSingleClient = true

@@ -1,0 +1,103 @@
+package redis_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/redis"
+)
+
+// password is a password that can change while a store uses it, as a
+// mounted secret file does.
+type password struct {
+	mu    sync.Mutex
+	value string
+	calls int
+}
+
+func (p *password) set(v string) { p.mu.Lock(); p.value = v; p.mu.Unlock() }
+
+func (p *password) credentials() (string, string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.calls++
+	return redistest.SecureUser, p.value, nil
+}
+
+// A store reaches a Redis that admits only TLS clients with a certificate,
+// as an ACL user; when the password rotates, the store whose Credentials
+// gives the new one decides again once its connection is made anew, and a
+// store that kept the old password cannot reconnect.
+func TestTLSAndRotatedCredentials(t *testing.T) {
+	srv := redistest.Secure(t, "first-secret")
+	rotating := &password{value: "first-secret"}
+	st, err := redis.Dial(redis.Options{Addrs: []string{srv.TLSAddr}, TLS: srv.ClientTLS(t),
+		Credentials: rotating.credentials, Timeout: testTimeout})
+	if err != nil {
+		t.Fatalf("Dial over TLS with credentials: %v", err)
+	}
+	defer st.Close()
+	stale, err := redis.Dial(redis.Options{Addrs: []string{srv.TLSAddr}, TLS: srv.ClientTLS(t),
+		Username: redistest.SecureUser, Password: "first-secret", Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("Dial over TLS with a static password: %v", err)
+	}
+	defer stale.Close()
+
+	check := []sluice.Check{{Key: "tls-client", Limit: sluice.FixedWindow(1000, time.Hour), Cost: 1}}
+	out := make([]sluice.Status, 1)
+	apply := func(s *redis.Store) error {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		return s.Apply(ctx, check, out)
+	}
+	for _, s := range []*redis.Store{st, stale} {
+		if err := apply(s); err != nil {
+			t.Fatalf("Apply over TLS: %v", err)
+		}
+	}
+	if out[0].Remaining != 998 {
+		t.Errorf("remaining after two checks by two stores: %d, want 998 (one shared count in Redis)", out[0].Remaining)
+	}
+	if keys, err := srv.Keys("*tls-client*"); err != nil || len(keys) != 1 {
+		t.Errorf("keys in Redis: %v, %v; want the one the checks wrote", keys, err)
+	}
+
+	srv.SetPassword("second-secret")
+	rotating.set("second-secret")
+	before := func() int { rotating.mu.Lock(); defer rotating.mu.Unlock(); return rotating.calls }()
+	srv.MustDo("CLIENT", "KILL", "USER", redistest.SecureUser) // as a failover or a network cut would
+	deadline := time.Now().Add(10 * time.Second)
+	for err := apply(st); err != nil; err = apply(st) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the store with rotated credentials still fails 10s after its connection dropped: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if calls := func() int { rotating.mu.Lock(); defer rotating.mu.Unlock(); return rotating.calls }(); calls == before {
+		t.Error("Credentials was not called again for the new connection")
+	}
+	for range 5 {
+		if err := apply(stale); err == nil {
+			t.Fatal("the store with the old password decided after its connection dropped")
+		} else if !errors.Is(err, sluice.ErrStoreUnavailable) {
+			t.Errorf("the stale store's error %v does not wrap sluice.ErrStoreUnavailable", err)
+		}
+	}
+}
+
+// A Credentials error fails the connection: Dial says the store is
+// unavailable.
+func TestCredentialsErrorFailsTheConnection(t *testing.T) {
+	srv := redistest.Secure(t, "secret")
+	failing := func() (string, string, error) { return "", "", errors.New("secret file missing") }
+	_, err := redis.Dial(redis.Options{Addrs: []string{srv.TLSAddr}, TLS: srv.ClientTLS(t), Credentials: failing})
+	if !errors.Is(err, sluice.ErrStoreUnavailable) {
+		t.Errorf("Dial with failing credentials: %v, want an error wrapping sluice.ErrStoreUnavailable", err)
+	}
+}
