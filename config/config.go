@@ -82,9 +82,19 @@ type Redis struct {
 	Mode       string   // "standalone" (default), "sentinel" or "cluster"
 	Addresses  []string // host:port of the server, the sentinels or cluster seeds
 	MasterName string   // the Sentinel master set
-	Username   string
-	Password   string
-	DB         int
+	// Username and Password authenticate to Redis (an ACL user, or the
+	// default user's requirepass) and to the Sentinels.
+	Username string
+	Password string
+	// PasswordFile, instead of Password, names a file holding the password
+	// (see ReadSecret), so that the configuration holds no secret. It is
+	// read again for every new connection to a Redis server: a rotated
+	// password is used from the next connection on, without a restart
+	// (Sentinels keep the one read at start).
+	PasswordFile string
+	DB           int
+	// TLS configures TLS to Redis; off by default.
+	TLS RedisTLS
 	// Timeout bounds each decision's round trip, 50ms by default.
 	Timeout time.Duration
 	// OnStoreError is "local" (default: decide in memory with each limit

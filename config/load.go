@@ -185,11 +185,18 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 		"redis": func(n *yaml.Node, path string) {
 			r := &s.Redis
 			d.Mapping(n, path, map[string]field{
-				"mode":            func(n *yaml.Node, p string) { r.Mode = d.OneOf(n, p, "standalone", "sentinel", "cluster") },
-				"addresses":       func(n *yaml.Node, p string) { r.Addresses = d.Strings(n, p) },
-				"master_name":     func(n *yaml.Node, p string) { r.MasterName = d.Str(n, p) },
-				"username":        func(n *yaml.Node, p string) { r.Username = d.Str(n, p) },
-				"password":        func(n *yaml.Node, p string) { r.Password = d.Str(n, p) },
+				"mode":        func(n *yaml.Node, p string) { r.Mode = d.OneOf(n, p, "standalone", "sentinel", "cluster") },
+				"addresses":   func(n *yaml.Node, p string) { r.Addresses = d.Strings(n, p) },
+				"master_name": func(n *yaml.Node, p string) { r.MasterName = d.Str(n, p) },
+				"username":    func(n *yaml.Node, p string) { r.Username = d.Str(n, p) },
+				"password":    func(n *yaml.Node, p string) { r.Password = d.Str(n, p) },
+				"password_file": func(n *yaml.Node, p string) {
+					r.PasswordFile = d.file(n, p)
+					if _, err := ReadSecret(r.PasswordFile); err != nil {
+						d.Errorf(n, p, "%v", err)
+					}
+				},
+				"tls":             func(n *yaml.Node, p string) { d.redisTLS(n, p, &r.TLS) },
 				"db":              func(n *yaml.Node, p string) { r.DB = int(d.Int(n, p, 0, 1<<16)) },
 				"timeout":         func(n *yaml.Node, p string) { r.Timeout = d.Duration(n, p) },
 				"on_store_error":  func(n *yaml.Node, p string) { r.OnStoreError = d.OneOf(n, p, "local", "allow", "deny") },
@@ -202,6 +209,9 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 			})
 			if len(r.Addresses) == 0 {
 				d.Errorf(n, path+".addresses", "at least one address is needed")
+			}
+			if r.Password != "" && r.PasswordFile != "" {
+				d.Errorf(n, path+".password_file", "set password or password_file, not both")
 			}
 			if r.Mode == "sentinel" && r.MasterName == "" {
 				d.Errorf(n, path+".master_name", "sentinel mode needs the master set's name")

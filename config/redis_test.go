@@ -1,10 +1,14 @@
 package config_test
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/testpki"
 )
 
 // The store's Redis section reaches its fields, the durability option and
@@ -36,5 +40,93 @@ plans:
 `))
 	if err == nil {
 		t.Error("a limit whose id is another limit's name was accepted")
+	}
+}
+
+// TLS to Redis and a password kept in a file: paths are relative to the
+// configuration; the password file's trailing newline is not part of the
+// password; tls: true takes the system's roots.
+func TestRedisTLSAndPasswordFile(t *testing.T) {
+	ca := testpki.New(t, "redis CA")
+	ca.Client(t, "client")
+	if err := os.WriteFile(filepath.Join(ca.Dir, "redis-password"), []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(ca.Dir, "sluice.yaml")
+	if err := os.WriteFile(file, []byte(`
+store:
+  type: redis
+  redis:
+    addresses: ["redis.internal:6380"]
+    username: sluice
+    password_file: redis-password
+    tls: {ca_file: ca.pem, cert_file: client.pem, key_file: client-key.pem, server_name: redis.internal}
+plans:
+  free: {limits: [{name: hourly, algorithm: gcra, quantity: 10, window: 1h}]}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := c.Store.Redis
+	want := config.RedisTLS{Enabled: true, CAFile: ca.File("ca"), CertFile: ca.File("client"), KeyFile: ca.KeyFile("client"), ServerName: "redis.internal"}
+	if r.TLS != want || r.PasswordFile != filepath.Join(ca.Dir, "redis-password") || r.Password != "" {
+		t.Errorf("redis section: %+v", r)
+	}
+	tc, err := r.TLS.Load()
+	if err != nil || tc == nil || tc.RootCAs == nil || len(tc.Certificates) != 1 || tc.ServerName != "redis.internal" {
+		t.Errorf("TLS.Load: %+v, %v", tc, err)
+	}
+	if secret, err := config.ReadSecret(r.PasswordFile); secret != "s3cret" || err != nil {
+		t.Errorf("ReadSecret: %q, %v; want s3cret", secret, err)
+	}
+
+	for text, enabled := range map[string]bool{"tls: true": true, "tls: {}": true, "tls:": true, "tls: false": false} {
+		c, err := config.Parse("t.yaml", []byte("store:\n  type: redis\n  redis:\n    addresses: [\"r:6380\"]\n    "+text+"\n"+
+			"plans:\n  free: {limits: [{name: hourly, algorithm: gcra, quantity: 10, window: 1h}]}\n"))
+		if err != nil {
+			t.Errorf("%s: %v", text, err)
+			continue
+		}
+		if c.Store.Redis.TLS.Enabled != enabled {
+			t.Errorf("%s: enabled %v, want %v", text, c.Store.Redis.TLS.Enabled, enabled)
+		}
+		if tc, err := c.Store.Redis.TLS.Load(); err != nil || (tc != nil) != enabled || (tc != nil && tc.RootCAs != nil) {
+			t.Errorf("%s: Load = %+v, %v; want the system's roots when enabled, nil otherwise", text, tc, err)
+		}
+	}
+}
+
+// What a Redis section cannot hold is refused at its line.
+func TestRedisSecretsAndTLSRefused(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"empty": "\n", "notpem": "not a certificate\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct{ redis, want string }{
+		{`password: x, password_file: empty`, "store.redis.password_file"},
+		{`password_file: empty`, "empty is empty"},
+		{`password_file: missing`, "no such file"},
+		{`password_file: /dev/zero`, "holds more than 65536 bytes"},
+		{`tls: {cert_file: notpem}`, "cert_file and key_file go together"},
+		{`tls: {ca_file: notpem}`, "holds no PEM certificate"},
+		{`tls: {ca_file: missing}`, "no such file"},
+		{`tls: {cert_file: notpem, key_file: notpem}`, "client certificate"},
+		{`tls: yes-please`, "want true or false"},
+		{`tls: {insecure_skip_verify: true}`, "unknown field"},
+	} {
+		file := filepath.Join(dir, "sluice.yaml")
+		if err := os.WriteFile(file, []byte("store:\n  type: redis\n  redis: {addresses: [\"r:6379\"], "+tc.redis+"}\n"+
+			"plans:\n  free: {limits: [{name: hourly, algorithm: gcra, quantity: 10, window: 1h}]}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := config.Load(file)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "sluice.yaml:3:") {
+			t.Errorf("%s: %v, want an error at line 3 saying %q", tc.redis, err, tc.want)
+		}
 	}
 }

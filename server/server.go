@@ -28,6 +28,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -446,11 +447,14 @@ func (s *Server) httpListener(name string, h http.Handler, ln net.Listener, useT
 }
 
 // warnRestartOnly logs the changes of a reload that take effect only at the
-// next start: addresses, TLS on or off, connection bounds.
+// next start: addresses, TLS on or off, connection bounds, the store.
 func (s *Server) warnRestartOnly(old, cfg *config.Config) {
 	if old.Listen != cfg.Listen || old.Admin.Listen != cfg.Admin.Listen || old.Envoy.Listen != cfg.Envoy.Listen ||
 		old.TLS.Enabled() != cfg.TLS.Enabled() || old.Admin.TLS.Enabled() != cfg.Admin.TLS.Enabled() ||
 		old.Connections != cfg.Connections || old.Designer != cfg.Designer {
 		s.log.Warn("listener addresses, TLS on/off, connection and designer bounds change at the next start; the running ones keep theirs")
+	}
+	if !reflect.DeepEqual(old.Store, cfg.Store) {
+		s.log.Warn("the store section changes at the next start; the running store keeps its settings (a Redis password file is read again for each new connection)")
 	}
 }

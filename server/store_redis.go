@@ -16,7 +16,8 @@ import (
 // timeout, an over-limit cache right around it (a client that keeps
 // knocking is refused without a round trip), inside a failover that applies
 // on_store_error with a circuit breaker, falling back to a local memory
-// store with each quota divided by the instance count. The server starts
+// store with each quota divided by the instance count. A password file is
+// read again for each new connection to Redis. The server starts
 // while Redis cannot be reached: it decides by on_store_error, /readyz says
 // not ready, a warning says so, and Redis takes over when it comes.
 // openTimeout bounds the first attempt to reach Redis at start-up.
@@ -32,13 +33,27 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	local := memory.New(append([]memory.Option{memory.WithMaxKeys(cfg.Store.MaxKeys)}, opts...)...)
-	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-	defer cancel()
-	st, err := redis.Open(ctx, redis.Options{Mode: redis.Mode(r.Mode), Addrs: r.Addresses,
+	o := redis.Options{Mode: redis.Mode(r.Mode), Addrs: r.Addresses,
 		MasterSet: r.MasterName, Username: r.Username, Password: r.Password, DB: r.DB, Timeout: r.Timeout,
 		OnStoreError: policy, Instances: r.Instances, Replicas: r.Replicas, ReplicaWait: r.ReplicaWait,
-		Lease: lease, Local: local, Logger: log})
+		Lease: lease, Logger: log}
+	if o.TLS, err = r.TLS.Load(); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	if r.PasswordFile != "" {
+		if o.Password, err = config.ReadSecret(r.PasswordFile); err != nil {
+			return nil, fmt.Errorf("server: redis password: %w", err)
+		}
+		o.Credentials = func() (string, string, error) {
+			password, err := config.ReadSecret(r.PasswordFile)
+			return r.Username, password, err
+		}
+	}
+	local := memory.New(append([]memory.Option{memory.WithMaxKeys(cfg.Store.MaxKeys)}, opts...)...)
+	o.Local = local
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	st, err := redis.Open(ctx, o)
 	if err != nil {
 		local.Close()
 		return nil, fmt.Errorf("server: %w", err)

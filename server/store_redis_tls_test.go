@@ -1,0 +1,131 @@
+package server_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/server"
+)
+
+// A Redis reached as a managed one is: over TLS with a client certificate,
+// as an ACL user whose password is in a file. The server decides on it;
+// when the password rotates (the file and Redis change, connections drop),
+// it decides on Redis again without a restart; a wrong password or a
+// missing client certificate leaves it not ready, deciding by
+// on_store_error, and no log line holds the password.
+func TestOpenStoreRedisOverTLSWithAPasswordFile(t *testing.T) {
+	rs := redistest.Secure(t, "first-secret")
+	dir := rs.CA.Dir
+	secret := filepath.Join(dir, "redis-password")
+	writeSecret := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(secret, []byte(s+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load := func(tls string) *config.Config {
+		t.Helper()
+		file := filepath.Join(dir, "sluice.yaml")
+		if err := os.WriteFile(file, []byte(`store:
+  type: redis
+  redis:
+    addresses: ["`+rs.TLSAddr+`"]
+    username: `+redistest.SecureUser+`
+    password_file: redis-password
+    tls: `+tls+`
+    timeout: 2s
+    on_store_error: deny
+plans:
+  free:
+    limits:
+      - {name: per-minute, algorithm: gcra, quantity: 100, window: 1m}
+`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	ctx := context.Background()
+	checks := []sluice.Check{{Key: "tls-client", Limit: sluice.PerMinute(100), Cost: 1}}
+	allowed := func(st sluice.Store) bool {
+		var d sluice.Decision
+		if err := sluice.NewLimiter(st).Allow(ctx, checks, &d); err != nil {
+			t.Fatalf("Allow: %v (a store error must be decided by on_store_error)", err)
+		}
+		return d.Allowed
+	}
+
+	writeSecret("first-secret")
+	full := `{ca_file: ca.pem, cert_file: client.pem, key_file: client-key.pem}`
+	logs := &lockedBuffer{}
+	opened, err := server.OpenStore(load(full), slog.New(slog.NewJSONHandler(logs, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opened.Close()
+	if err := opened.Ready(ctx); err != nil {
+		t.Fatalf("Ready over TLS with the password file: %v", err)
+	}
+	if !allowed(opened.Store) {
+		t.Fatal("the first check was refused: on_store_error deny decided it, not Redis")
+	}
+	if keys, err := rs.Keys("sluice:*"); err != nil || len(keys) != 1 {
+		t.Errorf("keys in Redis: %v, %v; want the check's state", keys, err)
+	}
+
+	// Rotation: Redis takes a new password, the file holds it, and every
+	// connection of the user drops (as a failover or a network cut would).
+	rs.SetPassword("second-secret")
+	writeSecret("second-secret")
+	rs.MustDo("CLIENT", "KILL", "USER", redistest.SecureUser)
+	deadline := time.Now().Add(10 * time.Second)
+	for opened.Ready(ctx) != nil || !allowed(opened.Store) {
+		if time.Now().After(deadline) {
+			t.Fatalf("10s after the password rotated, the store is not back on Redis: %v", opened.Ready(ctx))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	for name, tls := range map[string]string{
+		"no client certificate": `{ca_file: ca.pem}`,
+		"the system's roots":    `true`,
+	} {
+		st, err := server.OpenStore(load(tls), slog.New(slog.NewJSONHandler(logs, nil)))
+		if err != nil {
+			t.Fatalf("%s: OpenStore: %v, want a store deciding by on_store_error", name, err)
+		}
+		if err := st.Ready(ctx); !errors.Is(err, sluice.ErrStoreUnavailable) {
+			t.Errorf("%s: Ready = %v, want ErrStoreUnavailable", name, err)
+		}
+		if allowed(st.Store) {
+			t.Errorf("%s: a check was admitted; on_store_error is deny", name)
+		}
+		st.Close()
+	}
+	writeSecret("wrong-secret")
+	wrong, err := server.OpenStore(load(full), slog.New(slog.NewJSONHandler(logs, nil)))
+	if err != nil {
+		t.Fatalf("a wrong password: OpenStore: %v, want a store deciding by on_store_error", err)
+	}
+	defer wrong.Close()
+	if err := wrong.Ready(ctx); !errors.Is(err, sluice.ErrStoreUnavailable) || !strings.Contains(err.Error(), "WRONGPASS") {
+		t.Errorf("a wrong password: Ready = %v, want ErrStoreUnavailable saying WRONGPASS", err)
+	}
+	for _, s := range []string{"first-secret", "second-secret", "wrong-secret"} {
+		if strings.Contains(logs.String(), s) {
+			t.Errorf("a log line holds the password %q:\n%s", s, logs.String())
+		}
+	}
+}
