@@ -94,7 +94,7 @@ type Redis struct {
 	PasswordFile string
 	DB           int
 	// TLS configures TLS to Redis; off by default.
-	TLS RedisTLS
+	TLS ClientTLS
 	// Timeout bounds each decision's round trip, 50ms by default.
 	Timeout time.Duration
 	// OnStoreError is "local" (default: decide in memory with each limit

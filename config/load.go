@@ -196,7 +196,7 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 						d.Errorf(n, p, "%v", err)
 					}
 				},
-				"tls":             func(n *yaml.Node, p string) { d.redisTLS(n, p, &r.TLS) },
+				"tls":             func(n *yaml.Node, p string) { d.clientTLS(n, p, &r.TLS) },
 				"db":              func(n *yaml.Node, p string) { r.DB = int(d.Int(n, p, 0, 1<<16)) },
 				"timeout":         func(n *yaml.Node, p string) { r.Timeout = d.Duration(n, p) },
 				"on_store_error":  func(n *yaml.Node, p string) { r.OnStoreError = d.OneOf(n, p, "local", "allow", "deny") },

@@ -46,7 +46,7 @@ plans:
 // TLS to Redis and a password kept in a file: paths are relative to the
 // configuration; the password file's trailing newline is not part of the
 // password; tls: true takes the system's roots.
-func TestRedisTLSAndPasswordFile(t *testing.T) {
+func TestClientTLSAndPasswordFile(t *testing.T) {
 	ca := testpki.New(t, "redis CA")
 	ca.Client(t, "client")
 	if err := os.WriteFile(filepath.Join(ca.Dir, "redis-password"), []byte("s3cret\n"), 0o600); err != nil {
@@ -71,7 +71,7 @@ plans:
 		t.Fatal(err)
 	}
 	r := c.Store.Redis
-	want := config.RedisTLS{Enabled: true, CAFile: ca.File("ca"), CertFile: ca.File("client"), KeyFile: ca.KeyFile("client"), ServerName: "redis.internal"}
+	want := config.ClientTLS{Enabled: true, CAFile: ca.File("ca"), CertFile: ca.File("client"), KeyFile: ca.KeyFile("client"), ServerName: "redis.internal"}
 	if r.TLS != want || r.PasswordFile != filepath.Join(ca.Dir, "redis-password") || r.Password != "" {
 		t.Errorf("redis section: %+v", r)
 	}

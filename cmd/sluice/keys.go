@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"text/tabwriter"
 	"time"
+
+	"github.com/sluice-dev/sluice/config"
 )
 
 // runKeys calls the admin listener's key API: inspect, reset or list the
@@ -20,8 +22,13 @@ import (
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("keys", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	admin := fs.String("admin", "http://127.0.0.1:9090", "the admin listener's URL")
+	admin := fs.String("admin", "http://127.0.0.1:9090", "the admin listener's URL (https:// when it has admin.tls)")
 	token := fs.String("token", os.Getenv("SLUICE_TOKEN"), "a caller token with the admin scope (default $SLUICE_TOKEN)")
+	tokenFile := fs.String("token-file", "", "a file holding the caller token, instead of -token")
+	var tlsFlags adminTLS
+	fs.StringVar(&tlsFlags.caFile, "cacert", "", "https: a PEM bundle of the CAs that sign the admin listener's certificate (default: the system's roots)")
+	fs.StringVar(&tlsFlags.certFile, "cert", "", "https with mutual TLS: the client certificate of a caller with the admin scope")
+	fs.StringVar(&tlsFlags.keyFile, "key", "", "https with mutual TLS: the client certificate's key")
 	plan := fs.String("plan", "", "inspect, reset: the subject's plan, when not its own")
 	limit := fs.String("limit", "", "reset: the one limit to reset (default: every limit)")
 	n := fs.Int("n", 10, "top: how many subjects")
@@ -33,6 +40,17 @@ Every reset is logged by the server with the caller's name.`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *tokenFile != "" {
+		t, err := config.ReadSecret(*tokenFile)
+		if err != nil {
+			return fmt.Errorf("token: %w", err)
+		}
+		*token = t
+	}
+	client, err := tlsFlags.client()
+	if err != nil {
 		return err
 	}
 	rest := fs.Args()
@@ -57,7 +75,7 @@ Every reset is logged by the server with the caller's name.`)
 			q.Set("limit", *limit)
 		}
 	}
-	body, err := callAdmin(ctx, method, *admin+path+"?"+q.Encode(), *token)
+	body, err := callAdmin(ctx, client, method, *admin+path+"?"+q.Encode(), *token)
 	if err != nil {
 		return err
 	}
@@ -66,7 +84,7 @@ Every reset is logged by the server with the caller's name.`)
 
 // callAdmin sends one request to the admin listener and returns the body
 // of a 200, or an error with the problem's detail.
-func callAdmin(ctx context.Context, method, u, token string) ([]byte, error) {
+func callAdmin(ctx context.Context, client *http.Client, method, u, token string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
@@ -76,7 +94,7 @@ func callAdmin(ctx context.Context, method, u, token string) ([]byte, error) {
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -91,6 +109,28 @@ func callAdmin(ctx context.Context, method, u, token string) ([]byte, error) {
 		return nil, fmt.Errorf("%s %s: %s: %s", method, u, resp.Status, p.Detail)
 	}
 	return body, nil
+}
+
+// adminTLS is how a command reaches an admin listener over TLS.
+type adminTLS struct{ caFile, certFile, keyFile string }
+
+// client returns an HTTP client that verifies the admin listener with
+// caFile's CAs (the system's when empty) and presents the client
+// certificate, if any.
+func (a adminTLS) client() (*http.Client, error) {
+	if a.caFile == "" && a.certFile == "" && a.keyFile == "" {
+		return http.DefaultClient, nil
+	}
+	if (a.certFile == "") != (a.keyFile == "") {
+		return nil, errors.New("-cert and -key go together")
+	}
+	c, err := config.ClientTLS{Enabled: true, CAFile: a.caFile, CertFile: a.certFile, KeyFile: a.keyFile}.Load()
+	if err != nil {
+		return nil, err
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.TLSClientConfig = c
+	return &http.Client{Transport: t}, nil
 }
 
 // printKeys prints the answer of a keys command as a table.

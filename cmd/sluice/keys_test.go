@@ -5,12 +5,16 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/testpki"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
@@ -68,5 +72,87 @@ plans:
 	}
 	if err = runKeys(context.Background(), []string{"-admin", admin.URL, "-token", "", "top"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("without a token: %v, want a 401", err)
+	}
+}
+
+// TestKeysCommandOverMutualTLS: with admin.tls and a caller identified by
+// its certificate, sluice keys verifies the listener with -cacert and
+// presents -cert/-key; without them it is refused, and says why.
+func TestKeysCommandOverMutualTLS(t *testing.T) {
+	ca := testpki.New(t, "admin CA")
+	ca.Server(t, "admin")
+	ca.Client(t, "ops.internal")
+	ca.Client(t, "nobody.internal")
+	cfg, err := config.Parse(filepath.Join(ca.Dir, "k.yaml"), []byte(`
+admin:
+  tls: {cert_file: admin.pem, key_file: admin-key.pem, client_ca_file: ca.pem}
+  loopback_scopes: []
+  callers:
+    - {name: ops, certificate: ops.internal, scopes: [admin]}
+plans:
+  free:
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	srv, err := server.New(server.Options{Config: cfg, Store: store, Memory: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The server's own listeners, with the configured TLS.
+	pub, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, server.Listeners{Public: pub, Admin: adm}) }()
+	t.Cleanup(func() { stop(); <-served })
+	adminURL := "https://" + adm.Addr().String()
+	keys := func(args ...string) (string, error) {
+		var out, errOut bytes.Buffer
+		err := runKeys(context.Background(), append([]string{"-admin", adminURL, "-token", ""}, append(args, "top")...), &out, &errOut)
+		return out.String(), err
+	}
+	if out, err := keys("-cacert", ca.File("ca"), "-cert", ca.File("ops.internal"), "-key", ca.KeyFile("ops.internal")); err != nil || !strings.HasPrefix(out, "SUBJECT") {
+		t.Errorf("with the CA and the ops certificate: %v\n%s", err, out)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-cacert", ca.File("ca")}, "certificate required"},
+		{[]string{"-cacert", ca.File("ca"), "-cert", ca.File("nobody.internal"), "-key", ca.KeyFile("nobody.internal")}, "401"},
+		{[]string{"-cert", ca.File("ops.internal"), "-key", ca.KeyFile("ops.internal")}, "certificate signed by unknown authority"},
+		{[]string{"-cacert", ca.File("ca"), "-cert", ca.File("ops.internal")}, "-cert and -key go together"},
+	} {
+		if _, err := keys(tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v, want an error saying %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// -token-file reads the token from a file, as a mounted secret holds it.
+func TestKeysCommandTokenFile(t *testing.T) {
+	var got string
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Get("Authorization")
+		w.Write([]byte("[]"))
+	}))
+	t.Cleanup(admin.Close)
+	file := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(file, []byte("sluice_from-a-file\n"), 0o600)
+	if err := runKeys(context.Background(), []string{"-admin", admin.URL, "-token-file", file, "top"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got != "Bearer sluice_from-a-file" {
+		t.Errorf("Authorization: %q, want the file's token", got)
 	}
 }

@@ -1,0 +1,77 @@
+package config
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"os"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ClientTLS configures TLS where sluice is the client: to Redis
+// (store.redis.tls). Paths are relative to the configuration file.
+type ClientTLS struct {
+	// Enabled makes every connection use TLS. A tls: section enables it;
+	// tls: false or no section leaves connections in plain TCP.
+	Enabled bool
+	// CAFile is a PEM bundle of the CAs that sign the server's
+	// certificate. Empty: the system's roots.
+	CAFile string
+	// CertFile and KeyFile are the client certificate (chain) and key that
+	// sluice presents, for a server that asks for one (Redis's
+	// tls-auth-clients). Both or neither.
+	CertFile, KeyFile string
+	// ServerName is the name the server's certificate must bear. Empty:
+	// the host of the address dialed.
+	ServerName string
+}
+
+// Load reads t's files into a client configuration, or returns nil when t
+// is not Enabled. The certificate of every server is verified.
+func (t ClientTLS) Load() (*tls.Config, error) {
+	if !t.Enabled {
+		return nil, nil
+	}
+	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
+	if t.CAFile != "" {
+		pem, err := os.ReadFile(t.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls: CA: %w", err)
+		}
+		c.RootCAs = x509.NewCertPool()
+		if !c.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls: CA: %s holds no PEM certificate", t.CAFile)
+		}
+	}
+	if t.CertFile != "" {
+		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls: client certificate: %w", err)
+		}
+		c.Certificates = []tls.Certificate{cert}
+	}
+	return c, nil
+}
+
+// clientTLS decodes a client tls: true, false, or a section of files
+// (empty: the system's roots).
+func (d *decoder) clientTLS(n *yaml.Node, path string, t *ClientTLS) {
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		t.Enabled = d.Bool(n, path)
+		return
+	}
+	t.Enabled = d.Mapping(n, path, map[string]field{
+		"ca_file":     func(n *yaml.Node, p string) { t.CAFile = d.file(n, p) },
+		"cert_file":   func(n *yaml.Node, p string) { t.CertFile = d.file(n, p) },
+		"key_file":    func(n *yaml.Node, p string) { t.KeyFile = d.file(n, p) },
+		"server_name": func(n *yaml.Node, p string) { t.ServerName = d.Str(n, p) },
+	})
+	if (t.CertFile == "") != (t.KeyFile == "") {
+		d.Errorf(n, path, "cert_file and key_file go together")
+		return
+	}
+	if _, err := t.Load(); err != nil {
+		d.Errorf(n, path, "%v", err)
+	}
+}
