@@ -24,6 +24,16 @@ type Config struct {
 	Listen string
 	// TLS, when set, makes the public listener speak HTTPS.
 	TLS TLS
+	// ProxyProtocol lists the load balancers whose connections to the
+	// public listener start with a PROXY protocol header (version 1 or 2),
+	// as an L4 load balancer's do (AWS NLB, HAProxy in TCP mode): each of
+	// their connections must send one, and the client it names is the
+	// connection's peer, which identity.trusted_proxies then judges as it
+	// would a direct client. A header from any other peer is never read
+	// (the request is malformed: 400). Empty: no connection is read for a
+	// header. Whether it is empty is fixed at start; the list follows
+	// reloads.
+	ProxyProtocol []netip.Prefix
 	// Admin is the private listener and who may call it.
 	Admin Admin
 	// Connections bounds every listener's connections and request times.

@@ -59,15 +59,16 @@ func Parse(name string, data []byte) (*Config, error) {
 		Designer:    Designer{MaxArrivals: 200_000, Timeout: 10 * time.Second}}
 	raw := rawConfig{}
 	d.Mapping(doc, "", map[string]field{
-		"listen":      func(n *yaml.Node, p string) { c.Listen = d.address(n, p) },
-		"tls":         func(n *yaml.Node, p string) { d.tls(n, p, &c.TLS, false) },
-		"admin":       func(n *yaml.Node, p string) { d.admin(n, p, &c.Admin) },
-		"connections": func(n *yaml.Node, p string) { d.connections(n, p, &c.Connections) },
-		"designer":    func(n *yaml.Node, p string) { d.designer(n, p, &c.Designer) },
-		"upstream":    func(n *yaml.Node, p string) { c.Upstream = d.upstream(n, p) },
-		"store":       func(n *yaml.Node, p string) { d.store(n, p, &c.Store) },
-		"identity":    func(n *yaml.Node, p string) { d.identity(n, p, &c.Identity, &raw) },
-		"plans":       func(n *yaml.Node, p string) { raw.plans, raw.plansNode = d.plans(n, p), n },
+		"listen":         func(n *yaml.Node, p string) { c.Listen = d.address(n, p) },
+		"tls":            func(n *yaml.Node, p string) { d.tls(n, p, &c.TLS, false) },
+		"proxy_protocol": func(n *yaml.Node, p string) { c.ProxyProtocol = d.prefixes(n, p) },
+		"admin":          func(n *yaml.Node, p string) { d.admin(n, p, &c.Admin) },
+		"connections":    func(n *yaml.Node, p string) { d.connections(n, p, &c.Connections) },
+		"designer":       func(n *yaml.Node, p string) { d.designer(n, p, &c.Designer) },
+		"upstream":       func(n *yaml.Node, p string) { c.Upstream = d.upstream(n, p) },
+		"store":          func(n *yaml.Node, p string) { d.store(n, p, &c.Store) },
+		"identity":       func(n *yaml.Node, p string) { d.identity(n, p, &c.Identity, &raw) },
+		"plans":          func(n *yaml.Node, p string) { raw.plans, raw.plansNode = d.plans(n, p), n },
 		"default_plan": func(n *yaml.Node, p string) {
 			c.Policy.DefaultPlan = d.Str(n, p)
 			raw.at("DefaultPlan", n, p)

@@ -39,6 +39,9 @@ type metrics struct {
 	// shedConnections counts idle connections closed to make room for new
 	// ones, by listener (public, admin, envoy).
 	shedConnections *prometheus.CounterVec
+	// proxyHeaderRefusals counts connections of proxy_protocol peers
+	// refused for a missing or malformed PROXY header.
+	proxyHeaderRefusals prometheus.Counter
 }
 
 func newMetrics(reg *prometheus.Registry) *metrics {
@@ -84,9 +87,13 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "sluice_connections_shed_total",
 			Help: "Idle connections closed because their listener reached its connection limit, by listener.",
 		}, []string{"listener"}),
+		proxyHeaderRefusals: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sluice_proxy_header_refusals_total",
+			Help: "Connections from a proxy_protocol load balancer refused because they did not start with a valid PROXY header.",
+		}),
 	}
 	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.globalLeft, m.undecided, m.degradation, m.transitions, m.reloads,
-		m.refusedCallers, m.shedConnections)
+		m.refusedCallers, m.shedConnections, m.proxyHeaderRefusals)
 	m.counters.with = func(k counterKey) prometheus.Counter {
 		return m.decisions.WithLabelValues(k.policy, k.limit, k.result)
 	}

@@ -358,8 +358,12 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		ls.Envoy = eln
 	}
 	st := s.state.Load()
+	public := ls.Public
+	if len(cfg.ProxyProtocol) > 0 {
+		public = s.proxyProtocolListener(public, cfg.Connections.ReadHeaderTimeout, s.metrics.proxyHeaderRefusals.Inc)
+	}
 	servers := []*httpListener{
-		s.httpListener("public", s.public, ls.Public, st.publicTLS != nil, func(st *state) *tls.Config { return st.publicTLS }),
+		s.httpListener("public", s.public, public, st.publicTLS != nil, func(st *state) *tls.Config { return st.publicTLS }),
 		s.httpListener("admin", s.admin, ls.Admin, st.adminTLS != nil, func(st *state) *tls.Config { return st.adminTLS }),
 	}
 	var wg sync.WaitGroup
@@ -451,8 +455,9 @@ func (s *Server) httpListener(name string, h http.Handler, ln net.Listener, useT
 func (s *Server) warnRestartOnly(old, cfg *config.Config) {
 	if old.Listen != cfg.Listen || old.Admin.Listen != cfg.Admin.Listen || old.Envoy.Listen != cfg.Envoy.Listen ||
 		old.TLS.Enabled() != cfg.TLS.Enabled() || old.Admin.TLS.Enabled() != cfg.Admin.TLS.Enabled() ||
-		old.Connections != cfg.Connections || old.Designer != cfg.Designer {
-		s.log.Warn("listener addresses, TLS on/off, connection and designer bounds change at the next start; the running ones keep theirs")
+		old.Connections != cfg.Connections || old.Designer != cfg.Designer ||
+		(len(old.ProxyProtocol) > 0) != (len(cfg.ProxyProtocol) > 0) {
+		s.log.Warn("listener addresses, TLS and the PROXY protocol on/off, connection and designer bounds change at the next start; the running ones keep theirs")
 	}
 	if !reflect.DeepEqual(old.Store, cfg.Store) {
 		s.log.Warn("the store section changes at the next start; the running store keeps its settings (a Redis password file is read again for each new connection)")
