@@ -63,7 +63,15 @@ func printAccess(w io.Writer, cfg *config.Config) {
 	}
 	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "LISTENER\tADDRESS\tTRANSPORT\tSERVES")
-	fmt.Fprintf(tw, "public\t%s\t%s\tthe limited API, /docs, /healthz\n", cfg.Listen, tls(cfg.TLS))
+	public := tls(cfg.TLS)
+	if len(cfg.ProxyProtocol) > 0 {
+		var from []string
+		for _, p := range cfg.ProxyProtocol {
+			from = append(from, p.String())
+		}
+		public += ", PROXY header from " + strings.Join(from, " ")
+	}
+	fmt.Fprintf(tw, "public\t%s\t%s\tthe limited API, /docs, /healthz\n", cfg.Listen, public)
 	fmt.Fprintf(tw, "admin\t%s\t%s\t/v1/check, /v1/forward-auth, /metrics, /dashboard, /designer, /v1/degradation, /readyz\n",
 		cfg.Admin.Listen, tls(cfg.Admin.TLS))
 	if cfg.Envoy.Enabled {

@@ -59,18 +59,20 @@ func TestCheckPrintsTheRulesTable(t *testing.T) {
 	}
 }
 
-// check says how sluice reaches Redis, and never prints a password.
-func TestCheckPrintsTheStoreWithoutItsPassword(t *testing.T) {
+// check says how clients reach sluice and sluice reaches Redis, and never
+// prints a password.
+func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "pw"), []byte("hunter2-from-a-file\n"), 0o600)
 	plans := "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
 	for _, tc := range []struct{ store, want, secret string }{
-		{"store: {type: memory, max_keys: 5000}\n", "STORE  memory, at most 5000 keys", ""},
+		{"store: {type: memory, max_keys: 5000}\n", "STORE  memory, at most 5000 keys\n", ""},
+		{"proxy_protocol: [10.0.0.0/8, 192.0.2.7]\n", "plain, PROXY header from 10.0.0.0/8 192.0.2.7/32", ""},
 		{"store:\n  type: redis\n  redis: {addresses: [\"r1:6380\", \"r2:6380\"], mode: cluster, username: sluice, password_file: pw, tls: {server_name: redis.internal}}\n",
 			"STORE  redis cluster r1:6380, r2:6380; TLS, server verified by the system's roots as redis.internal; user sluice, password from " +
-				filepath.Join(dir, "pw") + " (read for each new connection); on store error: local", "hunter2-from-a-file"},
+				filepath.Join(dir, "pw") + " (read for each new connection); on store error: local\n", "hunter2-from-a-file"},
 		{"store:\n  type: redis\n  redis: {addresses: [\"r:6379\"], password: hunter2-inline, on_store_error: deny}\n",
-			"STORE  redis standalone r:6379; plain TCP; password in the configuration; on store error: deny", "hunter2-inline"},
+			"STORE  redis standalone r:6379; plain TCP; password in the configuration; on store error: deny\n", "hunter2-inline"},
 	} {
 		file := filepath.Join(dir, "sluice.yaml")
 		os.WriteFile(file, []byte(tc.store+plans), 0o600)
@@ -78,7 +80,7 @@ func TestCheckPrintsTheStoreWithoutItsPassword(t *testing.T) {
 		if code := run(context.Background(), []string{"check", file}, &out, &errOut); code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut.String())
 		}
-		if !strings.Contains(out.String(), tc.want+"\n") {
+		if !strings.Contains(out.String(), tc.want) {
 			t.Errorf("output lacks %q:\n%s", tc.want, out.String())
 		}
 		if tc.secret != "" && strings.Contains(out.String(), tc.secret) {
