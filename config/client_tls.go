@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"os"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -35,7 +34,7 @@ func (t ClientTLS) Load() (*tls.Config, error) {
 	}
 	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
 	if t.CAFile != "" {
-		pem, err := os.ReadFile(t.CAFile)
+		pem, err := readBounded(t.CAFile, maxPEMBytes)
 		if err != nil {
 			return nil, fmt.Errorf("tls: CA: %w", err)
 		}
@@ -45,7 +44,15 @@ func (t ClientTLS) Load() (*tls.Config, error) {
 		}
 	}
 	if t.CertFile != "" {
-		cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+		certPEM, err := readBounded(t.CertFile, maxPEMBytes)
+		if err != nil {
+			return nil, fmt.Errorf("tls: client certificate: %w", err)
+		}
+		keyPEM, err := readBounded(t.KeyFile, maxPEMBytes)
+		if err != nil {
+			return nil, fmt.Errorf("tls: client certificate: %w", err)
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("tls: client certificate: %w", err)
 		}

@@ -112,6 +112,7 @@ func TestRedisSecretsAndTLSRefused(t *testing.T) {
 		{`password_file: empty`, "empty is empty"},
 		{`password_file: missing`, "no such file"},
 		{`password_file: /dev/zero`, "holds more than 65536 bytes"},
+		{`tls: {ca_file: /dev/zero}`, "holds more than 1048576 bytes"},
 		{`tls: {cert_file: notpem}`, "cert_file and key_file go together"},
 		{`tls: {ca_file: notpem}`, "holds no PEM certificate"},
 		{`tls: {ca_file: missing}`, "no such file"},

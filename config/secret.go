@@ -16,21 +16,36 @@ const maxSecretBytes = 64 << 10
 // credential or `echo secret > file` holds it. An empty secret, or a file
 // of more than 64 KiB, is an error.
 func ReadSecret(path string) (string, error) {
-	f, err := os.Open(path)
+	b, err := readBounded(path, maxSecretBytes)
 	if err != nil {
 		return "", err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxSecretBytes+1))
-	if err != nil {
-		return "", err
-	}
-	if len(b) > maxSecretBytes {
-		return "", fmt.Errorf("%s holds more than %d bytes: not a password", path, maxSecretBytes)
 	}
 	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
 	if s == "" {
 		return "", errors.New(path + " is empty")
 	}
 	return s, nil
+}
+
+// maxPEMBytes bounds a certificate, key or CA bundle file (a system's whole
+// bundle is about 200 KB).
+const maxPEMBytes = 1 << 20
+
+// readBounded reads the file at path, which must hold at most limit bytes:
+// a path that names a device or a stray large file is an error, not an
+// unbounded read.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s holds more than %d bytes", path, limit)
+	}
+	return b, nil
 }
