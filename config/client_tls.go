@@ -9,7 +9,8 @@ import (
 )
 
 // ClientTLS configures TLS where sluice is the client: to Redis
-// (store.redis.tls). Paths are relative to the configuration file.
+// (store.redis.tls) and to the upstream (upstream_tls). Paths are relative
+// to the configuration file.
 type ClientTLS struct {
 	// Enabled makes every connection use TLS. A tls: section enables it;
 	// tls: false or no section leaves connections in plain TCP.

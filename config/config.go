@@ -43,8 +43,13 @@ type Config struct {
 	// Upstream is the URL the server proxies admitted requests to; empty
 	// when sluice runs only as a decision service.
 	Upstream string
-	Store    Store
-	Identity Identity
+	// UpstreamTLS configures TLS to an https:// upstream: the CA that signs
+	// its certificate (default: the system's roots), a client certificate
+	// when it asks for one, the name its certificate bears. Its files are
+	// read again on every reload.
+	UpstreamTLS ClientTLS
+	Store       Store
+	Identity    Identity
 	// Policy holds the plans and global limits.
 	Policy *httplimit.Policy
 	// Keys maps the SHA-256 of an API key to its entry. Keys are never

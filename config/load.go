@@ -58,6 +58,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		Connections: defaultConnections(),
 		Designer:    Designer{MaxArrivals: 200_000, Timeout: 10 * time.Second}}
 	raw := rawConfig{}
+	var upstreamTLS *yaml.Node
 	d.Mapping(doc, "", map[string]field{
 		"listen":         func(n *yaml.Node, p string) { c.Listen = d.address(n, p) },
 		"tls":            func(n *yaml.Node, p string) { d.tls(n, p, &c.TLS, false) },
@@ -66,9 +67,13 @@ func Parse(name string, data []byte) (*Config, error) {
 		"connections":    func(n *yaml.Node, p string) { d.connections(n, p, &c.Connections) },
 		"designer":       func(n *yaml.Node, p string) { d.designer(n, p, &c.Designer) },
 		"upstream":       func(n *yaml.Node, p string) { c.Upstream = d.upstream(n, p) },
-		"store":          func(n *yaml.Node, p string) { d.store(n, p, &c.Store) },
-		"identity":       func(n *yaml.Node, p string) { d.identity(n, p, &c.Identity, &raw) },
-		"plans":          func(n *yaml.Node, p string) { raw.plans, raw.plansNode = d.plans(n, p), n },
+		"upstream_tls": func(n *yaml.Node, p string) {
+			d.clientTLS(n, p, &c.UpstreamTLS)
+			upstreamTLS = n
+		},
+		"store":    func(n *yaml.Node, p string) { d.store(n, p, &c.Store) },
+		"identity": func(n *yaml.Node, p string) { d.identity(n, p, &c.Identity, &raw) },
+		"plans":    func(n *yaml.Node, p string) { raw.plans, raw.plansNode = d.plans(n, p), n },
 		"default_plan": func(n *yaml.Node, p string) {
 			c.Policy.DefaultPlan = d.Str(n, p)
 			raw.at("DefaultPlan", n, p)
@@ -98,6 +103,9 @@ func Parse(name string, data []byte) (*Config, error) {
 		"degradation": func(n *yaml.Node, p string) { d.degradation(n, p, &c.Degradation) },
 		"envoy":       func(n *yaml.Node, p string) { d.envoy(n, p, &c.Envoy, &raw) },
 	})
+	if upstreamTLS != nil && c.UpstreamTLS.Enabled && !strings.HasPrefix(c.Upstream, "https://") {
+		d.Errorf(upstreamTLS, "upstream_tls", "TLS to the upstream needs an https:// upstream")
+	}
 	d.resolve(c, &raw, doc)
 	if len(d.Errs) > 0 {
 		return nil, errors.Join(d.Errs...)

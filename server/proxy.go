@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,8 +17,9 @@ import (
 )
 
 // newProxy returns the handler admitted requests go to: a reverse proxy to
-// upstream, or the built-in demo upstream when upstream is empty.
-func newProxy(upstream string, log *slog.Logger) (http.Handler, error) {
+// upstream, over TLS configured by tlsConfig when not nil, or the built-in
+// demo upstream when upstream is empty.
+func newProxy(upstream string, tlsConfig *tls.Config, log *slog.Logger) (http.Handler, error) {
 	if upstream == "" {
 		return demoUpstream(), nil
 	}
@@ -29,6 +31,9 @@ func newProxy(upstream string, log *slog.Logger) (http.Handler, error) {
 	// most requests would dial the upstream anew.
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConns, transport.MaxIdleConnsPerHost = 1024, 256
+	if tlsConfig != nil {
+		transport.TLSClientConfig = tlsConfig
+	}
 	proxy := &httputil.ReverseProxy{
 		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {

@@ -207,11 +207,15 @@ func (s *Server) build(cfg *config.Config) (*state, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	proxy, err := newProxy(cfg.Upstream, s.log)
-	proxy = markUpstream(proxy)
+	upstreamTLS, err := cfg.UpstreamTLS.Load()
+	if err != nil {
+		return nil, fmt.Errorf("server: upstream: %w", err)
+	}
+	proxy, err := newProxy(cfg.Upstream, upstreamTLS, s.log)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	proxy = markUpstream(proxy)
 	docs, err := newDocsPage(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("server: docs: %w", err)
