@@ -3,6 +3,7 @@ package redis_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -99,5 +100,48 @@ func TestCredentialsErrorFailsTheConnection(t *testing.T) {
 	_, err := redis.Dial(redis.Options{Addrs: []string{srv.TLSAddr}, TLS: srv.ClientTLS(t), Credentials: failing})
 	if !errors.Is(err, sluice.ErrStoreUnavailable) {
 		t.Errorf("Dial with failing credentials: %v, want an error wrapping sluice.ErrStoreUnavailable", err)
+	}
+}
+
+// A Redis Cluster whose nodes speak TLS to clients, on their bus and to
+// their replicas: the store, given the nodes' TLS addresses, learns the
+// others' TLS ports from the cluster and decides a check whose keys span
+// slots on several masters, all or nothing.
+func TestClusterOverTLS(t *testing.T) {
+	c := redistest.Cluster(t, redistest.WithTLS())
+	st, err := redis.Dial(redis.Options{Mode: redis.ModeCluster, Addrs: c.TLSAddrs()[:1], TLS: c.ClientTLS(t), Timeout: testTimeout})
+	if err != nil {
+		t.Fatalf("Dial a cluster over TLS: %v", err)
+	}
+	defer st.Close()
+	limit := sluice.FixedWindow(2, time.Hour)
+	var checks []sluice.Check
+	for i := range 12 { // keys that land on every master
+		checks = append(checks, sluice.Check{Key: fmt.Sprintf("tls-subject-%d", i), Limit: limit, Cost: 1})
+	}
+	out := make([]sluice.Status, len(checks))
+	ctx := context.Background()
+	for round, want := range []bool{true, true, false} {
+		if err := st.Apply(ctx, checks, out); err != nil {
+			t.Fatalf("round %d: %v", round+1, err)
+		}
+		for i, s := range out {
+			if s.Allowed != want {
+				t.Fatalf("round %d, check %d: allowed %v, want %v", round+1, i, s.Allowed, want)
+			}
+		}
+	}
+	held := 0
+	for _, m := range c.Masters {
+		keys, err := m.Keys("*tls-subject-*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(keys) > 0 {
+			held++
+		}
+	}
+	if held != len(c.Masters) {
+		t.Errorf("%d masters hold the checks' keys, want all %d", held, len(c.Masters))
 	}
 }

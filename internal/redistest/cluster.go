@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"crypto/tls"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/sluice-dev/sluice/internal/testpki"
 )
 
 // slots is the number of hash slots of a Redis Cluster.
@@ -23,6 +26,9 @@ type ClusterFixture struct {
 	Replicas []*Server
 	// IDs maps each node's Addr to its cluster node ID.
 	IDs map[string]string
+	// CA, with WithTLS, signs the nodes' certificates and a client's
+	// (see Secure); nil otherwise.
+	CA *testpki.CA
 }
 
 // A ClusterOption configures Cluster.
@@ -32,6 +38,7 @@ type clusterConfig struct {
 	replicas    int
 	nodeTimeout time.Duration
 	partial     bool
+	tls         bool
 }
 
 // WithReplicas gives every master n replicas (0 by default), for tests of
@@ -42,6 +49,13 @@ func WithReplicas(n int) ClusterOption { return func(c *clusterConfig) { c.repli
 // master is down, the other masters go on serving their slots instead of
 // refusing every command with CLUSTERDOWN (Redis's default).
 func WithPartialCoverage() ClusterOption { return func(c *clusterConfig) { c.partial = true } }
+
+// WithTLS gives every node a TLS port (Server.TLSAddr), on which clients
+// must present a certificate the fixture's CA signed, and runs the cluster
+// bus and replication over TLS: a client connected over TLS is told the
+// nodes' TLS ports (TLSAddrs). The fixture's own commands keep a plaintext
+// port.
+func WithTLS() ClusterOption { return func(c *clusterConfig) { c.tls = true } }
 
 // WithNodeTimeout sets cluster-node-timeout, after which an unreachable
 // master is failed over (2s by default; Redis's own default is 15s).
@@ -60,17 +74,26 @@ func Cluster(tb testing.TB, opts ...ClusterOption) *ClusterFixture {
 	for _, o := range opts {
 		o(&cfg)
 	}
+	var ca *testpki.CA
+	var prepare func(*Server) error
+	if cfg.tls {
+		ca = newCA(tb)
+		prepare = func(s *Server) error {
+			s.args = append(s.args, "--tls-cluster", "yes", "--tls-replication", "yes")
+			return withTLS(s, ca)
+		}
+	}
 	n := 3 * (1 + cfg.replicas)
 	nodes := make([]*Server, n)
 	var wg sync.WaitGroup
 	for i := range nodes {
-		wg.Go(func() { nodes[i] = startNew(tb, true, cfg.nodeTimeout, cfg.partial, nil) })
+		wg.Go(func() { nodes[i] = startNew(tb, true, cfg.nodeTimeout, cfg.partial, prepare) })
 	}
 	wg.Wait()
 	if tb.Failed() {
 		tb.FailNow()
 	}
-	c := &ClusterFixture{Masters: nodes[:3], Replicas: nodes[3:], IDs: make(map[string]string)}
+	c := &ClusterFixture{Masters: nodes[:3], Replicas: nodes[3:], IDs: make(map[string]string), CA: ca}
 	if err := c.form(); err != nil {
 		tb.Fatalf("redistest: forming the cluster: %v", err)
 	}
@@ -168,6 +191,22 @@ func (c *ClusterFixture) Addrs() []string {
 		out = append(out, s.Addr)
 	}
 	return out
+}
+
+// TLSAddrs returns every node's TLS address, masters first (WithTLS).
+func (c *ClusterFixture) TLSAddrs() []string {
+	var out []string
+	for _, s := range c.all() {
+		out = append(out, s.TLSAddr)
+	}
+	return out
+}
+
+// ClientTLS returns a TLS configuration that trusts the nodes' CA and
+// presents a client certificate it signed (WithTLS).
+func (c *ClusterFixture) ClientTLS(tb testing.TB) *tls.Config {
+	tb.Helper()
+	return clientTLS(tb, c.CA)
 }
 
 // MasterOf returns the master that served slot when the cluster was formed.

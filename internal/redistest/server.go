@@ -35,6 +35,9 @@ const startTimeout = 15 * time.Second
 type Server struct {
 	// Addr is "127.0.0.1:port", the address clients dial.
 	Addr string
+	// TLSAddr is "127.0.0.1:port", the TLS port of a server started with
+	// TLS (Secure, Cluster WithTLS); "" otherwise.
+	TLSAddr string
 	// Port is the client port; BusPort the cluster bus port (cluster nodes).
 	Port, BusPort int
 	// Dir holds the server's log (redis.log) and, for cluster nodes, nodes.conf.
