@@ -45,6 +45,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printAccess(stdout, cfg)
 	fmt.Fprintln(stdout)
 	printStore(stdout, cfg)
+	printUpstream(stdout, cfg)
 	fmt.Fprintf(stdout, "\n%s is valid: %d plans, %d global limits, %d API keys, store %s.\n",
 		cfg.File, len(cfg.Policy.Plans), len(cfg.Policy.Global), len(cfg.Keys), cfg.Store.Type)
 	return nil

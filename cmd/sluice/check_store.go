@@ -21,18 +21,7 @@ func printStore(w io.Writer, cfg *config.Config) {
 	if r.MasterName != "" {
 		parts[0] += " (master set " + r.MasterName + ")"
 	}
-	if t := r.TLS; !t.Enabled {
-		parts = append(parts, "plain TCP")
-	} else {
-		tls := "TLS, server verified by " + or(t.CAFile, "the system's roots")
-		if t.ServerName != "" {
-			tls += " as " + t.ServerName
-		}
-		if t.CertFile != "" {
-			tls += ", client certificate " + t.CertFile
-		}
-		parts = append(parts, tls)
-	}
+	parts = append(parts, transport(r.TLS))
 	auth := "no password"
 	switch {
 	case r.PasswordFile != "":
@@ -45,6 +34,35 @@ func printStore(w io.Writer, cfg *config.Config) {
 	}
 	parts = append(parts, auth, "on store error: "+r.OnStoreError)
 	fmt.Fprintf(w, "STORE  %s\n", strings.Join(parts, "; "))
+}
+
+// printUpstream says where admitted requests go, and over what.
+func printUpstream(w io.Writer, cfg *config.Config) {
+	switch {
+	case cfg.Upstream == "":
+		fmt.Fprintln(w, "UPSTREAM  none: the demo upstream answers")
+	case strings.HasPrefix(cfg.Upstream, "https://"):
+		t := cfg.UpstreamTLS
+		t.Enabled = true // https: the system's roots unless upstream_tls says otherwise
+		fmt.Fprintf(w, "UPSTREAM  %s; %s\n", cfg.Upstream, transport(t))
+	default:
+		fmt.Fprintf(w, "UPSTREAM  %s; plain TCP\n", cfg.Upstream)
+	}
+}
+
+// transport describes a client TLS configuration.
+func transport(t config.ClientTLS) string {
+	if !t.Enabled {
+		return "plain TCP"
+	}
+	s := "TLS, server verified by " + or(t.CAFile, "the system's roots")
+	if t.ServerName != "" {
+		s += " as " + t.ServerName
+	}
+	if t.CertFile != "" {
+		s += ", client certificate " + t.CertFile
+	}
+	return s
 }
 
 // or returns s, or def when s is empty.
