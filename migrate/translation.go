@@ -35,7 +35,7 @@ func tooManyPlaces(n int, kind string) error {
 
 // Formats lists the formats Import reads.
 func Formats() []string {
-	return []string{FormatNginx, FormatEnvoy, FormatKong, FormatTraefik, FormatHAProxy}
+	return []string{FormatNginx, FormatEnvoy, FormatKong, FormatTraefik, FormatHAProxy, FormatIngressNginx}
 }
 
 // Limit is one translated limit, as the configuration writes it.

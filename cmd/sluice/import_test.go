@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/migrate"
 )
 
 func TestImportWritesAShadowConfigAndAReport(t *testing.T) {
@@ -69,5 +70,36 @@ func TestImportGuessesTheFormat(t *testing.T) {
 		if code, _, errOut := runSluice(t, "import", write("x.conf", text)); code == 0 || !strings.Contains(errOut, want) {
 			t.Errorf("%q: exit %d, %s", text, code, errOut)
 		}
+	}
+}
+
+// Every format the help lists is one -from takes (ingress-nginx was
+// listed and refused).
+func TestImportTakesEveryListedFormat(t *testing.T) {
+	_, _, help := runSluice(t, "import", "-h")
+	if !strings.Contains(help, "formats") || !strings.Contains(help, "examples:") {
+		t.Fatalf("import -h:\n%s", help)
+	}
+	listed := help[strings.Index(help, "formats"):strings.Index(help, "examples:")]
+	for _, format := range migrate.Formats() {
+		if !strings.Contains(listed, "\n  "+format+" ") {
+			t.Errorf("the help does not list %s", format)
+		}
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "ingress.yaml")
+	os.WriteFile(src, []byte(`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: api
+  annotations: {nginx.ingress.kubernetes.io/limit-rps: "5"}
+spec:
+  rules: [{host: api.example.com}]
+`), 0o644)
+	if code, _, errOut := runSluice(t, "import", "-from", "ingress-nginx", "-dir", filepath.Join(dir, "out"), src); code != 0 {
+		t.Fatalf("-from ingress-nginx: exit %d: %s", code, errOut)
+	}
+	if _, err := config.Load(filepath.Join(dir, "out", "sluice.yaml")); err != nil {
+		t.Error(err)
 	}
 }
