@@ -1,6 +1,6 @@
 // Package migrate translates the rate limits teams already run into a
 // sluice configuration that keeps their behaviour, and says precisely where
-// sluice will behave differently. It reads six formats:
+// sluice will behave differently. It reads seven formats:
 //
 //   - nginx: limit_req_zone and limit_req (burst, nodelay, delay),
 //     limit_req_status and limit_req_dry_run (Nginx);
@@ -15,7 +15,9 @@
 //     actions and the http-request deny or tcp-request reject rules that
 //     compare them (HAProxy);
 //   - ingress-nginx's rate-limit annotations on Kubernetes Ingresses
-//     (IngressNginx), which the controller writes as nginx zones.
+//     (IngressNginx), which the controller writes as nginx zones;
+//   - Amazon API Gateway's usage plans (APIGateway): throttles, quotas and
+//     method throttles, as the AWS CLI prints them.
 //
 // Each returns a Translation: the limits, identity and costs it found, and
 // a Difference for every place the semantics differ — or, marked Same, where
@@ -46,7 +48,9 @@
 // (since Envoy 1.31) and starting full: sluice's token-bucket.
 // HAProxy's http_req_rate is the current period's count plus the previous
 // period's weighted by the share of it still inside the last period,
-// rounded down: sluice's sliding-window-counter.
+// rounded down: sluice's sliding-window-counter. API Gateway's throttle is
+// a token bucket of burstLimit refilled at rateLimit a second, starting
+// full: sluice's token-bucket, the rate kept exact as a fraction.
 //
 // Parsers never panic on any input and return an error naming the line of
 // the first thing they cannot read.

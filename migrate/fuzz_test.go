@@ -88,3 +88,9 @@ func FuzzIngressNginx(f *testing.F) {
 		"kind: Ingress\nmetadata:\n  name: a\n  annotations: {nginx.ingress.kubernetes.io/limit-connections: \"2\", nginx.ingress.kubernetes.io/limit-rpm: \"7\", nginx.ingress.kubernetes.io/limit-burst-multiplier: \"0\"}\nspec:\n  rules: [{host: \"*.example.com\"}, {http: {paths: [{path: /x/, pathType: Exact}, {path: /y}]}}]\n",
 		"kind: Ingress\nmetadata: {name: b, annotations: {nginx.ingress.kubernetes.io/limit-rps: \"1\", nginx.ingress.kubernetes.io/use-regex: \"true\"}}\n---\nkind: Ingress\nmetadata: {name: c, annotations: {nginx.ingress.kubernetes.io/limit-rps: \"3\", nginx.ingress.kubernetes.io/limit-whitelist: \"::1/128\"}}\nspec: {rules: [{host: h, http: {paths: [{path: /}]}}]}\n")
 }
+
+func FuzzAPIGateway(f *testing.F) {
+	fuzzImport(f, migrate.FormatAPIGateway, usagePlans,
+		`{"id": "p", "name": "p", "throttle": {"rateLimit": 0.001, "burstLimit": 0}, "quota": {"limit": 1, "period": "WEEK", "offset": 3}}`,
+		`{"items": [{"name": "x", "apiStages": [{"stage": "s", "throttle": {"/*/*": {"rateLimit": 1e3, "burstLimit": 9}}}]}]}`)
+}

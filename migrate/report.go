@@ -19,6 +19,7 @@ var sourceRefusals = map[string]string{
 	FormatIngressNginx: "ingress-nginx's refusals (its access log's status, or `nginx_ingress_controller_requests{status=\"503\"}`; 503 unless its ConfigMap sets limit-req-status-code)",
 	FormatHAProxy:      "HAProxy's 429 (or deny_status) responses in its log or its stats' denied requests (`haproxy_frontend_requests_denied_total`)",
 	FormatTraefik:      "Traefik's 429 responses on the routers using the middleware (`traefik_router_requests_total{code=\"429\"}`)",
+	FormatAPIGateway:   "API Gateway's 429 responses (CloudWatch's `4XXError` by stage and method, or its access logs' status)",
 }
 
 // Report writes the migration analysis in five sections (ReportSections):

@@ -18,6 +18,9 @@ const (
 	// FormatIngressNginx is Kubernetes Ingresses with ingress-nginx's
 	// rate-limit annotations.
 	FormatIngressNginx = "ingress-nginx"
+	// FormatAPIGateway is Amazon API Gateway's usage plans, as the AWS CLI
+	// prints them.
+	FormatAPIGateway = "aws-apigateway"
 )
 
 // MaxPlaces is the most places a source may limit apart: nginx locations,
@@ -35,7 +38,7 @@ func tooManyPlaces(n int, kind string) error {
 
 // Formats lists the formats Import reads.
 func Formats() []string {
-	return []string{FormatNginx, FormatEnvoy, FormatKong, FormatTraefik, FormatHAProxy, FormatIngressNginx}
+	return []string{FormatNginx, FormatEnvoy, FormatKong, FormatTraefik, FormatHAProxy, FormatIngressNginx, FormatAPIGateway}
 }
 
 // Limit is one translated limit, as the configuration writes it.
@@ -281,6 +284,8 @@ func Import(format, src, source string) (*Translation, error) {
 		return HAProxy(src, source)
 	case FormatIngressNginx:
 		return IngressNginx(src, source)
+	case FormatAPIGateway:
+		return APIGateway(src, source)
 	}
 	return nil, fmt.Errorf("format %q: use %s", format, strings.Join(Formats(), ", "))
 }

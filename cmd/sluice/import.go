@@ -34,6 +34,8 @@ formats (without -from, guessed from what FILE holds, when only one fits):
             rules that compare them with a number
   ingress-nginx  Kubernetes Ingresses' limit-rps, limit-rpm,
             limit-connections and limit-whitelist annotations
+  aws-apigateway  Amazon API Gateway's usage plans (throttle, quota,
+            method throttles) as aws apigateway get-usage-plans prints them
 
 examples:
   sluice import -from nginx /etc/nginx/nginx.conf -dir migration

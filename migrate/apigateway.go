@@ -1,0 +1,286 @@
+package migrate
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// awsUsagePlan is the part of an Amazon API Gateway usage plan the import
+// reads, as `aws apigateway get-usage-plan(s)` prints it.
+type awsUsagePlan struct {
+	ID        string       `json:"id"`
+	Name      string       `json:"name"`
+	Throttle  *awsThrottle `json:"throttle"`
+	Quota     *awsQuota    `json:"quota"`
+	APIStages []struct {
+		APIID    string                 `json:"apiId"`
+		Stage    string                 `json:"stage"`
+		Throttle map[string]awsThrottle `json:"throttle"`
+	} `json:"apiStages"`
+}
+
+// awsThrottle is a token bucket: rateLimit requests a second, burstLimit
+// at once.
+type awsThrottle struct {
+	RateLimit  json.Number `json:"rateLimit"`
+	BurstLimit int64       `json:"burstLimit"`
+}
+
+// awsQuota is a count per calendar day, week or month, from offset days
+// into it.
+type awsQuota struct {
+	Limit  int64  `json:"limit"`
+	Offset int64  `json:"offset"`
+	Period string `json:"period"`
+}
+
+// APIGateway translates Amazon API Gateway usage plans, as `aws apigateway
+// get-usage-plans` (an object of items) or `get-usage-plan` (one plan)
+// print them in JSON; source names the file. A usage plan's throttle is a
+// token bucket per API key (rateLimit a second, burstLimit at once), its
+// quota a count per key per UTC day, week or month, and the throttles of
+// its API stages' methods (resource path and method) replace the plan's
+// for those methods. The first plan becomes the imported plan (every API
+// key's, until its keys are listed), the others plans of their own names;
+// API keys are not in these files, and the report says how to list them.
+func APIGateway(src, source string) (*Translation, error) {
+	plans, err := readUsagePlans(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	if len(plans) > MaxPlaces {
+		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(len(plans), "usage plans"))
+	}
+	t := &Translation{Format: FormatAPIGateway, Source: source, APIKeyHeaders: []string{"X-Api-Key"}}
+	var listing []string
+	for i, p := range plans {
+		where := fmt.Sprintf("usage plan %s (%s)", p.Name, p.ID)
+		limits, err := t.usagePlanLimits(p, where)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", source, where, err)
+		}
+		plan := PlanName
+		if i == 0 {
+			t.Limits = limits
+		} else {
+			plan = uniqueName(p.Name, 56, func(n string) bool {
+				return n == PlanName || slices.ContainsFunc(t.Plans, func(q Plan) bool { return q.Name == n })
+			})
+			if len(limits) == 0 {
+				// A plan needs a limit: one that never refuses.
+				limits = []Limit{{Name: "unlimited", Algorithm: "fixed-window", Quantity: sluice.MaxQuantity, Window: time.Second,
+					Shadow: true, Source: where + ": no throttle, no quota"}}
+				t.differs(where, "no throttle and no quota: plan %s has one limit, in shadow mode, that never refuses.", plan)
+			}
+			t.Plans = append(t.Plans, Plan{Name: plan, Limits: limits})
+		}
+		if err := t.methodThrottles(p, plan, where, len(plans) > 1); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", source, where, err)
+		}
+		listing = append(listing, fmt.Sprintf("aws apigateway get-usage-plan-keys --usage-plan-id %s --query 'items[].[name,value]' --output text | "+
+			"while read -r name value; do printf '  - {name: %%s, sha256: %%s, plan: %s}\\n' \"$name\" \"$(printf %%s \"$value\" | sha256sum | cut -c1-64)\"; done",
+			shellWord(p.ID), plan))
+	}
+	if len(t.Limits) == 0 && len(t.Plans) == 0 && len(t.SluiceRules) == 0 {
+		return nil, fmt.Errorf("%s: no usage plan with a throttle, a quota or a method throttle", source)
+	}
+	t.differs("API keys", "the usage plans' files hold no API keys: until they are listed, every key is a client of its own on plan %s (usage plan %s's limits), and a key of no plan is admitted (API Gateway refuses it with 403). List each plan's keys by SHA-256 (never in clear) under keys: with its plan:\n\n```sh\n%s\n```", PlanName, plans[0].Name, strings.Join(listing, "\n"))
+	t.differs("status", "API Gateway refuses with 429 and {\"message\":\"Too Many Requests\"} (\"Limit Exceeded\" for a quota); sluice answers 429 with Retry-After and a problem+json body naming the limit.")
+	t.differs("headers", "API Gateway sends no rate-limit headers; sluice sends RateLimit-Policy and RateLimit (IETF draft) on every response.")
+	t.differs("accuracy", "API Gateway applies throttles and quotas on a best-effort basis across its fleet; sluice on one store (memory, or Redis for several instances) admits exactly what each limit allows.")
+	t.differs("paths", "a method throttle names an API resource path: the rules match it as sluice sees the request's path. Clients of the default execute-api endpoint call /<stage>/<path>: add the stage to the rules' paths if sluice sees that prefix.")
+	return t, nil
+}
+
+// readUsagePlans reads get-usage-plans' {"items": [...]} or one plan.
+func readUsagePlans(src string) ([]awsUsagePlan, error) {
+	dec := json.NewDecoder(strings.NewReader(src))
+	dec.UseNumber()
+	var doc struct {
+		Items []awsUsagePlan `json:"items"`
+		awsUsagePlan
+	}
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("not the JSON of aws apigateway get-usage-plans: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("more than one JSON value: give one get-usage-plans output")
+	}
+	if doc.Items != nil {
+		return doc.Items, nil
+	}
+	if doc.ID == "" && doc.Name == "" {
+		return nil, errors.New("neither the items of get-usage-plans nor a usage plan")
+	}
+	return []awsUsagePlan{doc.awsUsagePlan}, nil
+}
+
+// usagePlanLimits translates a plan's throttle and quota.
+func (t *Translation) usagePlanLimits(p awsUsagePlan, where string) ([]Limit, error) {
+	var out []Limit
+	if p.Throttle != nil {
+		l, ok, err := t.awsBucket(*p.Throttle, "throttle", where+" throttle")
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, l)
+		}
+	}
+	if q := p.Quota; q != nil {
+		l, err := t.awsQuota(*q, where+" quota")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// awsBucket translates a throttle: a token bucket of rateLimit a second
+// and burstLimit at once, ok false when rateLimit is 0 (no throttle).
+func (t *Translation) awsBucket(th awsThrottle, name, where string) (Limit, bool, error) {
+	rate, ok := new(big.Rat).SetString(th.RateLimit.String())
+	switch {
+	case !ok || rate.Sign() < 0:
+		return Limit{}, false, fmt.Errorf("%s: rateLimit %q is not a rate", where, th.RateLimit)
+	case rate.Sign() == 0:
+		t.differs(where, "rateLimit 0 sets no throttle: not imported.")
+		return Limit{}, false, nil
+	}
+	// rate = n/d requests a second, exactly: n per d seconds.
+	n, d := rate.Num(), rate.Denom()
+	if !n.IsInt64() || n.Int64() > sluice.MaxQuantity || !d.IsInt64() || d.Int64() > 1_000_000 {
+		return Limit{}, false, fmt.Errorf("%s: rateLimit %s is not a rate sluice holds (at most %d a second, to a millionth)", where, th.RateLimit, sluice.MaxQuantity)
+	}
+	burst := th.BurstLimit
+	if burst < 1 {
+		t.differs(where, "burstLimit %d admits nothing in API Gateway; sluice's bucket holds at least one request: burst 1.", burst)
+		burst = 1
+	}
+	if burst > sluice.MaxQuantity {
+		return Limit{}, false, fmt.Errorf("%s: burstLimit %d is above sluice's %d", where, burst, sluice.MaxQuantity)
+	}
+	t.same(where, "a token bucket per API key of %s requests a second, %d at once: sluice's token-bucket decides the same requests.", th.RateLimit, burst)
+	return Limit{Name: name, Algorithm: "token-bucket", Quantity: n.Int64(), Window: time.Duration(d.Int64()) * time.Second,
+		Burst: burst, Source: fmt.Sprintf("%s: rateLimit %s, burstLimit %d", where, th.RateLimit, th.BurstLimit)}, true, nil
+}
+
+// awsQuota translates a quota: a fixed window of a day, a week or 30 days.
+func (t *Translation) awsQuota(q awsQuota, where string) (Limit, error) {
+	if q.Limit < 1 || q.Limit > sluice.MaxQuantity {
+		return Limit{}, fmt.Errorf("%s: limit %d is not a quantity in [1, %d]", where, q.Limit, sluice.MaxQuantity)
+	}
+	l := Limit{Algorithm: "fixed-window", Quantity: q.Limit, Source: fmt.Sprintf("%s: limit %d per %s, offset %d", where, q.Limit, q.Period, q.Offset)}
+	switch q.Period {
+	case "DAY":
+		l.Name, l.Window = "quota-per-day", 24*time.Hour
+		t.same(where, "a count per API key per UTC day: sluice's fixed windows of 24h start at midnight UTC too.")
+	case "WEEK":
+		l.Name, l.Window = "quota-per-week", 7*24*time.Hour
+		t.differs(where, "API Gateway's week starts on the day offset %d says (0: Sunday) at midnight UTC; sluice's 7-day fixed windows start on Thursdays at midnight UTC (they are aligned to the Unix epoch).", q.Offset)
+	case "MONTH":
+		l.Name, l.Window = "quota-per-30d", 30*24*time.Hour
+		t.differs(where, "API Gateway counts calendar months (from day %d of each); sluice has no calendar windows: a fixed window of 30 days, aligned to the Unix epoch, allows %d per 30 days — the same rate, with resets that drift from the month's.", q.Offset+1, q.Limit)
+	default:
+		return Limit{}, fmt.Errorf("%s: period %q is not DAY, WEEK or MONTH", where, q.Period)
+	}
+	if q.Period == "DAY" && q.Offset != 0 {
+		t.differs(where, "offset %d does not move a day's start in API Gateway either; it is ignored.", q.Offset)
+	}
+	return l, nil
+}
+
+// methodThrottles makes a rule of each method throttle of p's API stages,
+// keyed by the client. scoped: other plans exist, which the rules count
+// too.
+func (t *Translation) methodThrottles(p awsUsagePlan, plan, where string, scoped bool) error {
+	for _, st := range p.APIStages {
+		keys := make([]string, 0, len(st.Throttle))
+		for k := range st.Throttle {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			at := fmt.Sprintf("%s, stage %s of API %s, method %s", where, st.Stage, st.APIID, k)
+			path, method, err := awsMethod(k)
+			if err != nil {
+				return fmt.Errorf("stage %s: %w", st.Stage, err)
+			}
+			l, ok, err := t.awsBucket(st.Throttle[k], "throttle", at)
+			if err != nil || !ok {
+				return err
+			}
+			label := strings.NewReplacer("{", "", "}", "", "...", "", "*", "", "/", "-").Replace(path)
+			if method != "*" {
+				label = "-" + strings.ToLower(method) + label
+			}
+			r := Rule{Name: t.ruleName(plan + strings.TrimRight(label, "-")), Key: []string{"client"}, Limits: []Limit{l}}
+			if method != "*" {
+				r.Methods = []string{method}
+			}
+			if path != "/*" {
+				r.Paths = []string{path}
+			}
+			t.SluiceRules = append(t.SluiceRules, r)
+			t.differs(at, "API Gateway applies this throttle to the method instead of the plan's; sluice applies both, so the stricter decides%s.",
+				map[bool]string{true: ", and to every client: sluice's rules are not scoped to a plan (the other plans' keys are counted too)", false: ""}[scoped])
+		}
+	}
+	return nil
+}
+
+// awsMethod splits a method throttle's key, "<resource path>/<METHOD>"
+// ("/pets/{petId}/GET", "/*/*" for all), into a ServeMux path pattern and
+// a method ("*" for any).
+func awsMethod(key string) (path, method string, err error) {
+	i := strings.LastIndexByte(key, '/')
+	if i <= 0 || !strings.HasPrefix(key, "/") {
+		return "", "", fmt.Errorf("method throttle %q is not <resource path>/<method>", key)
+	}
+	path, method = key[:i], strings.ToUpper(key[i+1:])
+	if method != "*" && !slices.Contains([]string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}, method) {
+		return "", "", fmt.Errorf("method throttle %q: %q is not an HTTP method", key, method)
+	}
+	if path == "/*" {
+		return path, method, nil
+	}
+	segs := strings.Split(path[1:], "/")
+	seen := map[string]bool{}
+	for i, s := range segs {
+		name, greedy := "", false
+		switch {
+		case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "+}") && i == len(segs)-1:
+			name, greedy = s[1:len(s)-2], true // a greedy path variable: the rest of the path
+		case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}"):
+			name = s[1 : len(s)-1]
+		case s == "" || strings.ContainsAny(s, "{}* ") || !printable(s):
+			return "", "", fmt.Errorf("method throttle %q: resource path segment %q is not one sluice matches", key, s)
+		default:
+			continue
+		}
+		if !wildcardRe.MatchString(name) || seen[name] {
+			return "", "", fmt.Errorf("method throttle %q: path variable %q is not one a sluice path pattern can name", key, name)
+		}
+		seen[name] = true
+		if greedy {
+			segs[i] = "{" + name + "...}"
+		}
+	}
+	return "/" + strings.Join(segs, "/"), method, nil
+}
+
+// wildcardRe is a path variable's name that a ServeMux wildcard can take.
+var wildcardRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+
+// shellWord quotes s for a POSIX shell.
+func shellWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

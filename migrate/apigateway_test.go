@@ -1,0 +1,209 @@
+package migrate_test
+
+import (
+	"context"
+	"math/big"
+	"math/rand/v2"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// usagePlans is what `aws apigateway get-usage-plans` prints for two
+// plans: Basic with a throttle, a monthly quota and method throttles;
+// Pro with a fractional rate and a daily quota.
+const usagePlans = `{
+    "items": [
+        {
+            "id": "a1b2c3",
+            "name": "Basic",
+            "apiStages": [
+                {
+                    "apiId": "x7y8z9",
+                    "stage": "prod",
+                    "throttle": {
+                        "/pets/{petId}/GET": {"burstLimit": 1, "rateLimit": 0.5},
+                        "/files/{proxy+}/*": {"burstLimit": 2, "rateLimit": 1.0}
+                    }
+                }
+            ],
+            "throttle": {"burstLimit": 3, "rateLimit": 2.5},
+            "quota": {"limit": 5000, "offset": 0, "period": "MONTH"}
+        },
+        {
+            "id": "d4e5f6",
+            "name": "Pro",
+            "apiStages": [{"apiId": "x7y8z9", "stage": "prod"}],
+            "throttle": {"burstLimit": 200, "rateLimit": 100.0},
+            "quota": {"limit": 100000, "offset": 0, "period": "DAY"}
+        }
+    ]
+}`
+
+// TestImportAPIGateway: each usage plan becomes a plan (the first the
+// imported one) of a token bucket and a fixed-window quota, each method
+// throttle a rule on its method and path keyed by the client; API keys are
+// read from X-Api-Key; the report says how to list each plan's keys.
+func TestImportAPIGateway(t *testing.T) {
+	if f, ok := migrate.Detect(usagePlans); !ok || f != migrate.FormatAPIGateway {
+		t.Errorf("Detect: %q %v", f, ok)
+	}
+	tr, err := migrate.Import(migrate.FormatAPIGateway, usagePlans, "plans.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := tr.Files(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse("imported.yaml", []byte(files[migrate.ConfigFile]))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, files[migrate.ConfigFile])
+	}
+	var got []string
+	for _, name := range []string{migrate.PlanName, "Pro"} {
+		for _, l := range cfg.Policy.Plan(name).Limits {
+			got = append(got, name+" "+l.String())
+		}
+	}
+	for _, r := range cfg.Rules {
+		got = append(got, "rule "+r.Name+" "+strings.Join(r.Methods, ",")+" "+strings.Join(r.Paths, ",")+" "+strings.Join(r.Key, ",")+" "+r.Limits[0].String())
+	}
+	want := []string{
+		"imported throttle: token-bucket 5 per 2s burst 3",
+		"imported quota-per-30d: fixed-window 5000 per 720h0m0s",
+		"Pro throttle: token-bucket 100 per 1s burst 200",
+		"Pro quota-per-day: fixed-window 100000 per 24h0m0s",
+		"rule imported-files-proxy  /files/{proxy...} client throttle: token-bucket 1 per 1s burst 2",
+		"rule imported-get-pets-petId GET /pets/{petId} client throttle: token-bucket 1 per 2s burst 1",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("translated:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if h := cfg.Identity.APIKeyHeaders; len(h) != 1 || h[0] != "X-Api-Key" {
+		t.Errorf("API key headers %q, want X-Api-Key", h)
+	}
+	report := tr.Report()
+	for _, want := range []string{"--usage-plan-id 'a1b2c3'", "plan: imported}", "--usage-plan-id 'd4e5f6'", "plan: Pro}",
+		"calendar months", "not scoped to a plan"} {
+		if !strings.Contains(report, want) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	for _, bad := range []string{`{"items": [{"name": "x", "quota": {"limit": 5, "period": "YEAR"}}]}`,
+		`{"items": [{"name": "x", "throttle": {"rateLimit": -1, "burstLimit": 1}}]}`,
+		`{"items": [{"name": "x", "apiStages": [{"stage": "s", "throttle": {"pets/GET": {"rateLimit": 1, "burstLimit": 1}}}]}]}`,
+		`{"items": [{"name": "x", "apiStages": [{"stage": "s", "throttle": {"/pets/{pet-id}/GET": {"rateLimit": 1, "burstLimit": 1}}}]}]}`,
+		`{"items": []}`, `[1, 2]`, `{"items": [{"name": "x"}]} {}`} {
+		if _, err := migrate.Import(migrate.FormatAPIGateway, bad, "bad.json"); err == nil {
+			t.Errorf("%s: imported", bad)
+		}
+	}
+}
+
+// TestImportedAPIGatewayDecides serves the import: Basic's bucket of 3 per
+// API key, the GET /pets/{petId} throttle of 1 (other methods untouched),
+// each key apart.
+func TestImportedAPIGatewayDecides(t *testing.T) {
+	tr, err := migrate.Import(migrate.FormatAPIGateway, usagePlans, "plans.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := serveImported(t, tr)
+	for i, c := range []struct {
+		method, path, key string
+		want              int
+	}{
+		{"GET", "/pets", "k1", 200},
+		{"GET", "/pets", "k1", 200},
+		{"GET", "/pets", "k1", 200},
+		{"GET", "/pets", "k1", 429}, // the plan's burst of 3
+		{"GET", "/pets", "k2", 200}, // another key, its own bucket
+		{"GET", "/pets/7", "k3", 200},
+		{"GET", "/pets/7", "k3", 429}, // the method's burst of 1
+		{"DELETE", "/pets/7", "k3", 200},
+	} {
+		r := httptest.NewRequest(c.method, c.path, nil)
+		r.Header.Set("X-Api-Key", c.key)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("request %d, %s %s key %s: %d, want %d", i, c.method, c.path, c.key, w.Code, c.want)
+		}
+	}
+}
+
+// TestAPIGatewayBucketIsTheTokenBucket: the limit imported from a throttle
+// decides, request by request, as API Gateway's token bucket does (a
+// bucket of burstLimit tokens, full at first, refilled at rateLimit a
+// second, one token a request), here computed exactly in rationals, on
+// random arrivals at microsecond instants, for fractional rates too.
+func TestAPIGatewayBucketIsTheTokenBucket(t *testing.T) {
+	for _, th := range []struct {
+		rate  string
+		burst int64
+	}{{"2.5", 3}, {"0.5", 1}, {"10", 20}, {"0.333", 2}, {"1000", 5}} {
+		tr, err := migrate.Import(migrate.FormatAPIGateway,
+			`{"id": "p", "name": "p", "apiStages": [], "throttle": {"rateLimit": `+th.rate+`, "burstLimit": `+itoa(th.burst)+`}}`, "plan.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := tr.Files(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Parse("imported.yaml", []byte(files[migrate.ConfigFile]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		limit := cfg.Policy.Plan(migrate.PlanName).Limits[0]
+
+		start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+		now := start
+		store := memory.New(memory.WithClock(func() time.Time { return now }), memory.WithSweepInterval(0))
+		lim := sluice.NewLimiter(store)
+		rate, _ := new(big.Rat).SetString(th.rate)
+		tokens, last := new(big.Rat).SetInt64(th.burst), start
+		rng := rand.New(rand.NewPCG(uint64(th.burst), 7))
+		// Gaps of 0.8 token times on average: arrivals a little faster than
+		// the refill, so that the bucket is sometimes full, sometimes empty.
+		perToken := time.Duration(float64(time.Second) / mustFloat(rate))
+		admitted := 0
+		for i := range 2000 {
+			now = now.Add(time.Duration(rng.Int64N(int64(perToken)*8/5+1)) / time.Microsecond * time.Microsecond)
+			elapsed := new(big.Rat).SetFrac64(now.Sub(last).Microseconds(), 1_000_000)
+			tokens.Add(tokens, elapsed.Mul(elapsed, rate))
+			if tokens.Cmp(new(big.Rat).SetInt64(th.burst)) > 0 {
+				tokens.SetInt64(th.burst)
+			}
+			last = now
+			want := tokens.Cmp(big.NewRat(1, 1)) >= 0
+			if want {
+				tokens.Sub(tokens, big.NewRat(1, 1))
+				admitted++
+			}
+			var d sluice.Decision
+			if err := lim.Allow(context.Background(), []sluice.Check{{Key: "k", Limit: limit, Cost: 1}}, &d); err != nil {
+				t.Fatal(err)
+			}
+			if d.Allowed != want {
+				t.Fatalf("rate %s burst %d, request %d at +%v: sluice allowed %v, the token bucket %v (tokens %s)",
+					th.rate, th.burst, i, now.Sub(start), d.Allowed, want, tokens.FloatString(6))
+			}
+		}
+		store.Close()
+		if admitted < 200 || admitted > 1800 {
+			t.Errorf("rate %s burst %d: the trace admitted %d of 2000: it must refuse and admit often to compare", th.rate, th.burst, admitted)
+		}
+	}
+}
+
+func mustFloat(r *big.Rat) float64 { f, _ := r.Float64(); return f }
+
+func itoa(n int64) string { return big.NewInt(n).String() }
