@@ -12,7 +12,7 @@ var formatSigns = []struct {
 }{
 	{FormatNginx, regexp.MustCompile(`(?m)^\s*limit_(req|conn)(_zone)?\s`)},
 	{FormatEnvoy, regexp.MustCompile(`local_ratelimit\.v3\.LocalRateLimit|(?m)^domain:\s*\S`)},
-	{FormatKong, regexp.MustCompile(`(?m)^\s*-?\s*name:\s*["']?rate-limiting(-advanced)?["']?\s*$`)},
+	{FormatKong, regexp.MustCompile(`(?m)^\s*-?\s*name:\s*["']?rate-limiting(-advanced)?["']?\s*$|(?m)^plugin:\s*["']?rate-limiting(-advanced)?["']?\s*$`)},
 	{FormatTraefik, regexp.MustCompile(`(?m)^\s*rateLimit:`)},
 	{FormatHAProxy, regexp.MustCompile(`(?m)^\s*(frontend|backend|listen)\s+\S+\s*$`)},
 	{FormatIngressNginx, regexp.MustCompile(`nginx\.ingress\.kubernetes\.io/limit-(rps|rpm|connections)`)},
@@ -22,7 +22,7 @@ var formatSigns = []struct {
 // Detect returns the format src is written in, when exactly one format's
 // signs are in it: nginx's limit_req and limit_conn directives, an Envoy
 // local rate limit or envoyproxy/ratelimit's domain, Kong's rate-limiting
-// plugin, Traefik's rateLimit middleware, HAProxy's sections, ingress-nginx's
+// plugin (decK or KongPlugin), Traefik's rateLimit middleware, HAProxy's sections, ingress-nginx's
 // limit annotations, API Gateway's usage plans. ok is false
 // when none or several are, and the caller must be told the format.
 func Detect(src string) (format string, ok bool) {

@@ -8,7 +8,7 @@
 //     rate limit service reads as they are, or Envoy's HTTP local rate
 //     limit filter in an Envoy or Istio configuration (EnvoyLocal);
 //   - Kong's rate-limiting and rate-limiting-advanced plugins in a decK file
-//     (Kong);
+//     or in the Kong Ingress Controller's resources (Kong);
 //   - Traefik's rateLimit middleware, in a file-provider YAML or a
 //     Kubernetes Middleware resource (Traefik);
 //   - HAProxy's stick tables of http_req_rate or conn_cur, their track-sc

@@ -63,7 +63,8 @@ func FuzzKong(f *testing.F) {
 		"plugins: [{name: rate-limiting, config: {second: 2, limit_by: ip}}]\nconsumers: [{username: a, keyauth_credentials: [{key: k1}, {key: k2}], plugins: [{name: rate-limiting, config: {minute: 5}}]}, {username: a, plugins: [{name: rate-limiting, config: {hour: 1}}]}]\n",
 		"services:\n  - name: s\n    plugins: [{name: rate-limiting, config: {hour: 3, limit_by: service}}]\n    routes: [{name: r, paths: [/x], plugins: [{name: rate-limiting, config: {second: 1, limit_by: consumer}}]}, {name: q, paths: [\"~/re\"]}]\n",
 		"routes: [{name: a, paths: [/a, /a/], plugins: [{name: rate-limiting, config: {minute: 2, limit_by: path, path: /a/x/}}]}]\n",
-		"plugins: [{name: rate-limiting-advanced, config: {limit: [3, 9], window_size: [1, 60], window_type: fixed, identifier: consumer-group, strategy: cluster}}]\nroutes: [{name: r, paths: [/r], plugins: [{name: rate-limiting-advanced, config: {limit: [1], window_size: [2.5]}}, {name: rate-limiting, config: {second: 1}}]}]\n")
+		"plugins: [{name: rate-limiting-advanced, config: {limit: [3, 9], window_size: [1, 60], window_type: fixed, identifier: consumer-group, strategy: cluster}}]\nroutes: [{name: r, paths: [/r], plugins: [{name: rate-limiting-advanced, config: {limit: [1], window_size: [2.5]}}, {name: rate-limiting, config: {second: 1}}]}]\n",
+		kongK8s)
 }
 
 func FuzzTraefik(f *testing.F) {

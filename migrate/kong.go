@@ -100,13 +100,21 @@ var kongPeriods = []struct {
 }
 
 // Kong translates the rate-limiting plugins of a decK file (global,
-// service, route and consumer plugins); source names the file.
+// service, route and consumer plugins), or of the Kong Ingress
+// Controller's Kubernetes resources (KongPlugins and KongClusterPlugins
+// that Ingresses, Services and KongConsumers name); source names the file.
 func Kong(src, source string) (*Translation, error) {
+	t := &Translation{Format: FormatKong, Source: source, Costs: map[string]int64{}}
 	var f kongFile
-	if err := yaml.Unmarshal([]byte(src), &f); err != nil && !errors.Is(err, io.EOF) {
+	if isKongK8s(src) {
+		k, err := t.kongFromK8s(src, source)
+		if err != nil {
+			return nil, err
+		}
+		f = *k
+	} else if err := yaml.Unmarshal([]byte(src), &f); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
-	t := &Translation{Format: FormatKong, Source: source, Costs: map[string]int64{}}
 	var scopes []kongScope
 	add := func(ps []kongPlugin, where, name string, paths []string) {
 		for _, p := range ps {

@@ -36,11 +36,9 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 			if !everywhere {
 				t.kongRouteCosts([]string{p})
 			}
-			if strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") {
-				for _, pat := range prefixPatterns(p) {
-					if !slices.Contains(r.Paths, pat) {
-						r.Paths = append(r.Paths, pat)
-					}
+			for _, pat := range kongPathPatterns(p) {
+				if !slices.Contains(r.Paths, pat) {
+					r.Paths = append(r.Paths, pat)
 				}
 			}
 		}
@@ -73,7 +71,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 			own = nil
 			for _, p := range allPaths {
 				if !slices.ContainsFunc(scopes, func(o kongScope) bool { return o.config.advanced == s.config.advanced && slices.Contains(o.paths, p) }) {
-					own = append(own, prefixPatterns(p)...)
+					own = append(own, kongPathPatterns(p)...)
 				}
 			}
 		}
@@ -90,7 +88,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 			}
 			var theirs []string
 			for _, p := range o.paths {
-				theirs = append(theirs, prefixPatterns(p)...)
+				theirs = append(theirs, kongPathPatterns(p)...)
 			}
 			if r.leaveOut(theirs, own) {
 				t.same(o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s leaves them out (except_paths).", s.where)
@@ -180,4 +178,14 @@ func matchesAny(patterns []string, path string) bool {
 	}
 	_, matched := mux.Handler(&http.Request{Method: "GET", URL: &url.URL{Path: path}, Host: "x"})
 	return matched != ""
+}
+
+// kongPathPatterns returns the ServeMux patterns of a Kong route path, a
+// prefix; none for a regular expression ("~…") or a path that is not one
+// (reported where the route's costs are set).
+func kongPathPatterns(p string) []string {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
+		return nil
+	}
+	return prefixPatterns(p)
 }

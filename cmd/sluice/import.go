@@ -27,7 +27,8 @@ formats (without -from, guessed from what FILE holds, when only one fits):
   nginx     limit_req_zone and limit_req (burst, nodelay, delay)
   envoy     envoyproxy/ratelimit's YAML rules (served as they are), or
             Envoy's local_ratelimit filter in an Envoy or Istio file
-  kong      the rate-limiting and rate-limiting-advanced plugins in a decK file
+  kong      the rate-limiting and rate-limiting-advanced plugins in a decK file,
+            or in the Kong Ingress Controller's KongPlugin resources
   traefik   the rateLimit middleware (file provider or Kubernetes)
   haproxy   stick tables of http_req_rate or conn_cur, track-sc, and the
             http-request deny (tarpit, return) or tcp-request reject

@@ -1,0 +1,212 @@
+package migrate
+
+import (
+	"encoding/base64"
+	"slices"
+	"strings"
+)
+
+// kongAPIGroup is the API group of the Kong Ingress Controller's
+// resources (KongPlugin, KongClusterPlugin, KongConsumer).
+const kongAPIGroup = "configuration.konghq.com/"
+
+// kongPluginsAnnotation names, on an Ingress, a Service or a KongConsumer,
+// the plugins that apply to it.
+const kongPluginsAnnotation = "konghq.com/plugins"
+
+// k8sObject is the part of the Kubernetes resources the Kong Ingress
+// Controller reads that the import needs.
+type k8sObject struct {
+	APIVersion string `yaml:"apiVersion"`
+	Kind       string `yaml:"kind"`
+	Metadata   struct {
+		Name        string            `yaml:"name"`
+		Namespace   string            `yaml:"namespace"`
+		Annotations map[string]string `yaml:"annotations"`
+		Labels      map[string]string `yaml:"labels"`
+	} `yaml:"metadata"`
+	// KongPlugin, KongClusterPlugin.
+	Plugin   string     `yaml:"plugin"`
+	Disabled bool       `yaml:"disabled"`
+	Config   kongConfig `yaml:"config"`
+	// KongConsumer.
+	Username    string   `yaml:"username"`
+	Credentials []string `yaml:"credentials"`
+	// Secret.
+	Data       map[string]string `yaml:"data"`
+	StringData map[string]string `yaml:"stringData"`
+	// Ingress.
+	Spec struct {
+		Rules []struct {
+			HTTP *struct {
+				Paths []struct {
+					Path     string `yaml:"path"`
+					PathType string `yaml:"pathType"`
+					Backend  struct {
+						Service struct {
+							Name string `yaml:"name"`
+						} `yaml:"service"`
+					} `yaml:"backend"`
+				} `yaml:"paths"`
+			} `yaml:"http"`
+		} `yaml:"rules"`
+	} `yaml:"spec"`
+}
+
+// namespace is o's namespace, "default" when the file leaves it out.
+func (o *k8sObject) namespace() string { return or(o.Metadata.Namespace, "default") }
+
+// isKongK8s reports whether src holds the Kong Ingress Controller's
+// resources rather than a decK file.
+func isKongK8s(src string) bool { return strings.Contains(src, kongAPIGroup) }
+
+// kongFromK8s builds the decK view of the Kong Ingress Controller's
+// resources in src: a KongClusterPlugin labelled global: "true" is a
+// global plugin; the plugins an Ingress's konghq.com/plugins annotation
+// names (KongPlugins of its namespace, else KongClusterPlugins) apply to a
+// route of its paths to each backend Service, and those a Service's
+// annotation names to that Service's routes; a KongConsumer's apply to it,
+// with the key-auth keys of the Secrets it lists, when the file holds them.
+func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
+	var objs []k8sObject
+	if err := eachDocument(src, source, func(o *k8sObject) error {
+		objs = append(objs, *o)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	plugins := map[string]kongPlugin{} // "namespace/name" of KongPlugins, "/name" of KongClusterPlugins
+	services := map[string][]string{}  // "namespace/name" of a Service → the plugins it names
+	secrets := map[string]*k8sObject{} // "namespace/name"
+	f := &kongFile{}
+	for i := range objs {
+		o := &objs[i]
+		key := o.namespace() + "/" + o.Metadata.Name
+		switch {
+		case strings.HasPrefix(o.APIVersion, kongAPIGroup) && (o.Kind == "KongPlugin" || o.Kind == "KongClusterPlugin"):
+			enabled := !o.Disabled
+			p := kongPlugin{Name: o.Plugin, Enabled: &enabled, Config: o.Config}
+			if o.Kind == "KongClusterPlugin" {
+				key = "/" + o.Metadata.Name
+				if o.Metadata.Labels["global"] == "true" {
+					f.Plugins = append(f.Plugins, p)
+				}
+			}
+			plugins[key] = p
+		case o.Kind == "Service" && o.Metadata.Annotations[kongPluginsAnnotation] != "":
+			services[key] = splitNames(o.Metadata.Annotations[kongPluginsAnnotation])
+		case o.Kind == "Secret":
+			secrets[key] = o
+		}
+	}
+	resolve := func(ns string, names []string, where string) []kongPlugin {
+		var out []kongPlugin
+		for _, n := range names {
+			p, ok := plugins[ns+"/"+n]
+			if !ok {
+				p, ok = plugins["/"+n]
+			}
+			if !ok {
+				t.differs(where, "names plugin %s, which the file does not hold (a KongPlugin of namespace %s or a KongClusterPlugin): not imported.", n, ns)
+				continue
+			}
+			out = append(out, p)
+		}
+		return out
+	}
+	serviceAt := map[string]int{} // "namespace/name" → index in f.Services
+	for i := range objs {
+		o := &objs[i]
+		if o.Kind != "Ingress" {
+			continue
+		}
+		ns, where := o.namespace(), "Ingress "+o.namespace()+"/"+o.Metadata.Name
+		own := resolve(ns, splitNames(o.Metadata.Annotations[kongPluginsAnnotation]), where)
+		byService := map[string][]string{}
+		var order []string
+		for _, r := range o.Spec.Rules {
+			if r.HTTP == nil {
+				continue
+			}
+			for _, p := range r.HTTP.Paths {
+				path := or(p.Path, "/")
+				if p.PathType == "Exact" {
+					path = "~" + path + "$" // as the controller writes it: a regular expression
+				}
+				svc := ns + "/" + p.Backend.Service.Name
+				if _, ok := byService[svc]; !ok {
+					order = append(order, svc)
+				}
+				byService[svc] = append(byService[svc], path)
+			}
+		}
+		for _, svc := range order {
+			at, ok := serviceAt[svc]
+			if !ok {
+				at = len(f.Services)
+				serviceAt[svc] = at
+				f.Services = append(f.Services, struct {
+					Name    string       `yaml:"name"`
+					Plugins []kongPlugin `yaml:"plugins"`
+					Routes  []kongRoute  `yaml:"routes"`
+				}{Name: strings.ReplaceAll(svc, "/", "."), Plugins: resolve(ns, services[svc], "Service "+svc)})
+			}
+			f.Services[at].Routes = append(f.Services[at].Routes, kongRoute{
+				Name: ns + "." + o.Metadata.Name + "." + strings.TrimPrefix(svc, ns+"/"), Paths: byService[svc], Plugins: own})
+		}
+	}
+	for i := range objs {
+		o := &objs[i]
+		if o.Kind != "KongConsumer" || !strings.HasPrefix(o.APIVersion, kongAPIGroup) {
+			continue
+		}
+		ns := o.namespace()
+		c := kongConsumer{Username: or(o.Username, o.Metadata.Name),
+			Plugins: resolve(ns, splitNames(o.Metadata.Annotations[kongPluginsAnnotation]), "KongConsumer "+ns+"/"+o.Metadata.Name)}
+		for _, name := range o.Credentials {
+			if key, ok := keyAuthSecret(secrets[ns+"/"+name]); ok {
+				c.Credentials = append(c.Credentials, struct {
+					Key string `yaml:"key"`
+				}{Key: key})
+			}
+		}
+		f.Consumers = append(f.Consumers, c)
+	}
+	t.differs("Kubernetes resources", "read as the Kong Ingress Controller applies them: the plugins of an Ingress's konghq.com/plugins annotation on its paths, of a Service's on every route to it, KongClusterPlugins labelled global: \"true\" everywhere. Hosts are not matched (every host's requests count), and HTTPRoutes (the Gateway API) are not read.")
+	return f, nil
+}
+
+// keyAuthSecret returns the key of a key-auth credential Secret (its
+// kongCredType, or the konghq.com/credential label, says key-auth), from
+// stringData or base64 data.
+func keyAuthSecret(s *k8sObject) (string, bool) {
+	if s == nil {
+		return "", false
+	}
+	get := func(name string) string {
+		if v, ok := s.StringData[name]; ok {
+			return v
+		}
+		b, err := base64.StdEncoding.DecodeString(s.Data[name])
+		if err != nil {
+			return ""
+		}
+		return string(b)
+	}
+	if get("kongCredType") != "key-auth" && s.Metadata.Labels["konghq.com/credential"] != "key-auth" {
+		return "", false
+	}
+	key := get("key")
+	return key, key != ""
+}
+
+// splitNames splits a comma-separated annotation value.
+func splitNames(s string) []string {
+	var out []string
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,143 @@
+package migrate_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// kongK8s is a Kong Ingress Controller set-up: a global KongClusterPlugin,
+// a KongPlugin on one Ingress, another on a Service, a KongConsumer with
+// its own plugin and a key-auth Secret.
+const kongK8s = `apiVersion: configuration.konghq.com/v1
+kind: KongClusterPlugin
+metadata:
+  name: global-rl
+  labels: {global: "true"}
+  annotations: {kubernetes.io/ingress.class: kong}
+plugin: rate-limiting
+config: {minute: 100, policy: local}
+---
+apiVersion: configuration.konghq.com/v1
+kind: KongPlugin
+metadata: {name: search-rl, namespace: shop}
+plugin: rate-limiting
+config: {second: 2, policy: local}
+---
+apiVersion: configuration.konghq.com/v1
+kind: KongPlugin
+metadata: {name: orders-rl, namespace: shop}
+plugin: rate-limiting
+config: {minute: 3, policy: local}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata:
+  name: api
+  namespace: shop
+  annotations: {konghq.com/plugins: search-rl}
+spec:
+  ingressClassName: kong
+  rules:
+    - http:
+        paths:
+          - {path: /search, pathType: Prefix, backend: {service: {name: search, port: {number: 80}}}}
+          - {path: /orders, pathType: Prefix, backend: {service: {name: orders, port: {number: 80}}}}
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: orders
+  namespace: shop
+  annotations: {konghq.com/plugins: orders-rl}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: configuration.konghq.com/v1
+kind: KongConsumer
+metadata:
+  name: acme
+  namespace: shop
+  annotations: {konghq.com/plugins: "acme-rl, missing-rl"}
+username: acme
+credentials: [acme-key]
+---
+apiVersion: configuration.konghq.com/v1
+kind: KongPlugin
+metadata: {name: acme-rl, namespace: shop}
+plugin: rate-limiting
+config: {minute: 1000, limit_by: consumer}
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: acme-key
+  namespace: shop
+  labels: {konghq.com/credential: key-auth}
+stringData: {key: acme-secret-key}
+`
+
+// TestImportKongIngressController reads the Kong Ingress Controller's
+// resources as the controller applies them: the global plugin everywhere,
+// the Ingress's on both its paths, the Service's on the route to it, the
+// consumer's plan chosen by its Secret's key (by SHA-256); a plugin the
+// file does not hold is reported.
+func TestImportKongIngressController(t *testing.T) {
+	if f, ok := migrate.Detect(kongK8s); !ok || f != migrate.FormatKong {
+		t.Errorf("Detect: %q %v", f, ok)
+	}
+	tr, err := migrate.Import(migrate.FormatKong, kongK8s, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := tr.Files(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse("imported.yaml", []byte(files[migrate.ConfigFile]))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, files[migrate.ConfigFile])
+	}
+	var got []string
+	for _, r := range cfg.Rules {
+		got = append(got, r.Name+" "+strings.Join(r.Paths, ",")+" "+r.Limits[0].String())
+	}
+	want := []string{
+		"global  per-minute: fixed-window 100 per 1m0s",
+		"shop.api.search /search,/search/ per-second: fixed-window 2 per 1s",
+		"shop.orders /orders,/orders/ per-minute: fixed-window 3 per 1m0s",
+		"shop.api.orders /orders,/orders/ per-second: fixed-window 2 per 1s",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rules:\n%s\nwant:\n%s\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), files[migrate.ConfigFile])
+	}
+	sum := sha256.Sum256([]byte("acme-secret-key"))
+	if k := cfg.Keys[sum]; k == nil || k.Plan == nil {
+		t.Errorf("the consumer's key %s is not listed with a plan:\n%s", hex.EncodeToString(sum[:]), files[migrate.ConfigFile])
+	}
+	if strings.Contains(files[migrate.ConfigFile], "acme-secret-key") {
+		t.Error("the configuration holds the key in clear")
+	}
+	if !strings.Contains(tr.Report(), "names plugin missing-rl, which the file does not hold") {
+		t.Error("the report does not name the missing plugin")
+	}
+
+	h := serveImported(t, tr)
+	status := func(path string) int {
+		r := httptest.NewRequest("GET", path, nil)
+		r.RemoteAddr = "192.0.2.1:1234"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	if a, b, c := status("/search"), status("/search/x"), status("/search"); a != 200 || b != 200 || c != 429 {
+		t.Errorf("/search: %d %d %d, want 200 200 429 (the Ingress plugin's 2 a second)", a, b, c)
+	}
+	if code := status("/other"); code != 200 {
+		t.Errorf("/other: %d, want 200 (the global 100 a minute only)", code)
+	}
+}
