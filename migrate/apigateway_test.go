@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/migrate"
 )
@@ -58,14 +57,7 @@ func TestImportAPIGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, err := tr.Files(true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Parse("imported.yaml", []byte(files[migrate.ConfigFile]))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, files[migrate.ConfigFile])
-	}
+	cfg := load(t, tr, true)
 	var got []string
 	for _, name := range []string{migrate.PlanName, "Pro"} {
 		for _, l := range cfg.Policy.Plan(name).Limits {
@@ -154,15 +146,7 @@ func TestAPIGatewayBucketIsTheTokenBucket(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files, err := tr.Files(true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := config.Parse("imported.yaml", []byte(files[migrate.ConfigFile]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		limit := cfg.Policy.Plan(migrate.PlanName).Limits[0]
+		limit := load(t, tr, true).Policy.Plan(migrate.PlanName).Limits[0]
 
 		start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 		now := start

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/migrate"
 )
 
@@ -94,13 +93,10 @@ func TestImportKongIngressController(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg := load(t, tr, true)
 	files, err := tr.Files(true)
 	if err != nil {
 		t.Fatal(err)
-	}
-	cfg, err := config.Parse("imported.yaml", []byte(files[migrate.ConfigFile]))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, files[migrate.ConfigFile])
 	}
 	var got []string
 	for _, r := range cfg.Rules {

@@ -6,21 +6,17 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/internal/testpki"
-	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -45,26 +41,12 @@ func newProxyServer(t *testing.T, cfgText string) *proxyServer {
 		io.WriteString(w, "upstream")
 	}))
 	t.Cleanup(up.Close)
-	p.file = filepath.Join(t.TempDir(), "sluice.yaml")
-	if err := os.WriteFile(p.file, []byte("upstream: "+up.URL+"\n"+cfgText+`
+	p.srv, p.file = loadServer(t, t.TempDir(), "upstream: "+up.URL+"\n"+cfgText+`
 plans:
   anonymous:
     limits: [{name: per-minute, algorithm: fixed-window, quantity: 1, window: 1m}]
 anonymous_plan: anonymous
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(p.file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := memory.New()
-	t.Cleanup(func() { store.Close() })
-	p.srv, err = server.New(server.Options{Config: cfg, Store: store, Memory: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Load: func() (*config.Config, error) { return config.Load(p.file) }})
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	p.addrs = serveOn(t, p.srv)
 	return p
 }

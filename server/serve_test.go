@@ -2,12 +2,18 @@ package server_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -52,4 +58,26 @@ func withToken(token string) grpc.DialOption {
 		}
 		return invoker(ctx, method, req, reply, cc, opts...)
 	})
+}
+
+// loadServer writes cfgText to dir/sluice.yaml and returns a server of it on
+// the memory store, which reloads from that file, and the file's path.
+func loadServer(t *testing.T, dir, cfgText string) (*server.Server, string) {
+	t.Helper()
+	file := filepath.Join(dir, "sluice.yaml")
+	if err := os.WriteFile(file, []byte(cfgText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	srv, err := server.New(server.Options{Config: cfg, Store: store, Memory: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Load: func() (*config.Config, error) { return config.Load(file) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, file
 }

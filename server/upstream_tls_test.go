@@ -4,18 +4,13 @@ import (
 	"crypto/tls"
 	"io"
 	"log"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/internal/testpki"
-	"github.com/sluice-dev/sluice/memory"
-	"github.com/sluice-dev/sluice/server"
 )
 
 // An https upstream with a private CA that asks for a client certificate:
@@ -36,25 +31,12 @@ func TestUpstreamOverMutualTLS(t *testing.T) {
 
 	serve := func(upstreamTLS string) string {
 		t.Helper()
-		file := filepath.Join(ca.Dir, "sluice.yaml")
-		if err := os.WriteFile(file, []byte("upstream: "+up.URL+"\n"+upstreamTLS+`
+		srv, _ := loadServer(t, ca.Dir, "upstream: "+up.URL+"\n"+upstreamTLS+`
 plans:
   anonymous:
     limits: [{name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}]
 anonymous_plan: anonymous
-`), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := config.Load(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		store := memory.New()
-		t.Cleanup(func() { store.Close() })
-		srv, err := server.New(server.Options{Config: cfg, Store: store, Memory: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
+`)
 		front := httptest.NewServer(srv.PublicHandler())
 		t.Cleanup(front.Close)
 		resp, err := http.Get(front.URL + "/v1/items")
