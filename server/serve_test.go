@@ -61,8 +61,9 @@ func withToken(token string) grpc.DialOption {
 }
 
 // loadServer writes cfgText to dir/sluice.yaml and returns a server of it on
-// the memory store, which reloads from that file, and the file's path.
-func loadServer(t *testing.T, dir, cfgText string) (*server.Server, string) {
+// the memory store, which reloads from that file (and watches it, with
+// watch), and the file's path.
+func loadServer(t *testing.T, dir, cfgText string, watch ...bool) (*server.Server, string) {
 	t.Helper()
 	file := filepath.Join(dir, "sluice.yaml")
 	if err := os.WriteFile(file, []byte(cfgText), 0o600); err != nil {
@@ -74,8 +75,12 @@ func loadServer(t *testing.T, dir, cfgText string) (*server.Server, string) {
 	}
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	srv, err := server.New(server.Options{Config: cfg, Store: store, Memory: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Load: func() (*config.Config, error) { return config.Load(file) }})
+	o := server.Options{Config: cfg, Store: store, Memory: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Load: func() (*config.Config, error) { return config.Load(file) }}
+	if len(watch) > 0 && watch[0] {
+		o.WatchFile = file
+	}
+	srv, err := server.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,11 @@ import (
 // watch reloads the configuration on SIGHUP and, with WatchFile, when the
 // file changes or when the Envoy rules it names change: a rules file, or
 // a *.yaml or *.yml file created, written, renamed or removed in a rules
-// directory (as envoyproxy/ratelimit watches its runtime folder). Editors
+// directory (as envoyproxy/ratelimit watches its runtime folder); or when
+// anything changes in a directory holding a TLS file of the listeners or
+// of upstream_tls, so that a renewed certificate is served without a
+// signal (certbot writes the files, Kubernetes swaps a mounted Secret's
+// files through a link whose name is none of theirs). Editors
 // and config managers often replace a file rather than write it, and
 // deployments swap a folder through a symbolic link, so the directories
 // holding them are watched, events are filtered by name, and the watches
@@ -87,12 +91,18 @@ type watchSet struct {
 	// the Envoy rules directories, whose *.yaml and *.yml files count,
 	// and which count themselves (a folder replaced or swapped).
 	files, folders []string
+	// tlsDirs hold TLS files, or the files their links point to: every
+	// change in them counts.
+	tlsDirs []string
+	// tlsFiles are the TLS files, whose modification times changedSince
+	// reads.
+	tlsFiles []string
 }
 
 // concerns reports whether an event on path may change the configuration.
 func (ws watchSet) concerns(path string) bool {
 	path = filepath.Clean(path)
-	if slices.Contains(ws.files, path) || slices.Contains(ws.folders, path) {
+	if slices.Contains(ws.files, path) || slices.Contains(ws.folders, path) || slices.Contains(ws.tlsDirs, filepath.Dir(path)) {
 		return true
 	}
 	ext := strings.ToLower(filepath.Ext(path))
@@ -111,7 +121,7 @@ func (ws watchSet) changedSince(t time.Time) bool {
 		st, err := os.Stat(path)
 		return err == nil && !st.ModTime().Before(t)
 	}
-	for _, f := range ws.files {
+	for _, f := range slices.Concat(ws.files, ws.tlsFiles) {
 		if recent(f) {
 			return true
 		}
@@ -130,10 +140,22 @@ func (ws watchSet) changedSince(t time.Time) bool {
 	return false
 }
 
-// watchSetOf returns the watch set of the configuration file file and the
-// Envoy rules paths rules.
-func watchSetOf(file string, rules []string) watchSet {
+// watchSetOf returns the watch set of the configuration file file, the
+// Envoy rules paths rules and the TLS files tlsFiles.
+func watchSetOf(file string, rules, tlsFiles []string) watchSet {
 	ws := watchSet{files: []string{filepath.Clean(file)}}
+	for _, f := range tlsFiles {
+		if f == "" {
+			continue
+		}
+		f = filepath.Clean(f)
+		ws.tlsFiles = append(ws.tlsFiles, f)
+		ws.tlsDirs = append(ws.tlsDirs, filepath.Dir(f))
+		if real, err := filepath.EvalSymlinks(f); err == nil && filepath.Dir(real) != filepath.Dir(f) {
+			ws.tlsDirs = append(ws.tlsDirs, filepath.Dir(real)) // where a link points: a file rewritten there
+		}
+	}
+	ws.dirs = append(ws.dirs, ws.tlsDirs...)
 	for _, r := range rules {
 		r = filepath.Clean(r)
 		if st, err := os.Stat(r); err == nil && st.IsDir() {
@@ -158,11 +180,14 @@ func watchSetOf(file string, rules []string) watchSet {
 // (dropping old's, and adding each again, so that a watch follows a
 // directory swapped through a link) and returns the new set.
 func (s *Server) renewWatches(w *fsnotify.Watcher, old watchSet) watchSet {
+	cfg := s.Config()
 	var rules []string
-	if cfg := s.Config(); cfg.Envoy.Enabled {
+	if cfg.Envoy.Enabled {
 		rules = cfg.Envoy.Rules
 	}
-	ws := watchSetOf(s.opts.WatchFile, rules)
+	ws := watchSetOf(s.opts.WatchFile, rules, []string{cfg.TLS.CertFile, cfg.TLS.KeyFile,
+		cfg.Admin.TLS.CertFile, cfg.Admin.TLS.KeyFile, cfg.Admin.TLS.ClientCAFile,
+		cfg.UpstreamTLS.CAFile, cfg.UpstreamTLS.CertFile, cfg.UpstreamTLS.KeyFile})
 	for _, d := range old.dirs {
 		w.Remove(d) // an error means it is gone already
 	}

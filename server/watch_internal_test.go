@@ -32,7 +32,7 @@ func TestChangedSinceSeesAWriteTheWatchMissed(t *testing.T) {
 	if err := os.Chtimes(folder, old, old); err != nil {
 		t.Fatal(err)
 	}
-	ws := watchSetOf(paths["config"], []string{folder, paths["single"]})
+	ws := watchSetOf(paths["config"], []string{folder, paths["single"]}, nil)
 	since := time.Now().Add(-time.Minute)
 	if ws.changedSince(since) {
 		t.Fatal("nothing was written after t, yet a change is seen")
