@@ -17,10 +17,10 @@ import (
 // file changes or when the Envoy rules it names change: a rules file, or
 // a *.yaml or *.yml file created, written, renamed or removed in a rules
 // directory (as envoyproxy/ratelimit watches its runtime folder); or when
-// anything changes in a directory holding a TLS file of the listeners or
-// of upstream_tls, so that a renewed certificate is served without a
-// signal (certbot writes the files, Kubernetes swaps a mounted Secret's
-// files through a link whose name is none of theirs). Editors
+// a TLS file of the listeners or of upstream_tls changes, or the file a
+// link of theirs points to, or a ".." entry beside them, so that a renewed
+// certificate is served without a signal (certbot relinks its live files,
+// Kubernetes swaps a mounted Secret's ..data link). Editors
 // and config managers often replace a file rather than write it, and
 // deployments swap a folder through a symbolic link, so the directories
 // holding them are watched, events are filtered by name, and the watches
@@ -91,9 +91,10 @@ type watchSet struct {
 	// the Envoy rules directories, whose *.yaml and *.yml files count,
 	// and which count themselves (a folder replaced or swapped).
 	files, folders []string
-	// tlsDirs hold TLS files, or the files their links point to: every
-	// change in them counts.
-	tlsDirs []string
+	// tlsNames are the TLS files by directory: their names, and where
+	// their links point. An event on one of them, or on a name starting
+	// with ".." (a Kubernetes volume's swapped ..data), counts.
+	tlsNames map[string][]string
 	// tlsFiles are the TLS files, whose modification times changedSince
 	// reads.
 	tlsFiles []string
@@ -102,8 +103,14 @@ type watchSet struct {
 // concerns reports whether an event on path may change the configuration.
 func (ws watchSet) concerns(path string) bool {
 	path = filepath.Clean(path)
-	if slices.Contains(ws.files, path) || slices.Contains(ws.folders, path) || slices.Contains(ws.tlsDirs, filepath.Dir(path)) {
+	if slices.Contains(ws.files, path) || slices.Contains(ws.folders, path) {
 		return true
+	}
+	if names, ok := ws.tlsNames[filepath.Dir(path)]; ok {
+		base := filepath.Base(path)
+		if slices.Contains(names, base) || strings.HasPrefix(base, "..") {
+			return true
+		}
 	}
 	ext := strings.ToLower(filepath.Ext(path))
 	return (ext == ".yaml" || ext == ".yml") && slices.Contains(ws.folders, filepath.Dir(path))
@@ -144,18 +151,23 @@ func (ws watchSet) changedSince(t time.Time) bool {
 // Envoy rules paths rules and the TLS files tlsFiles.
 func watchSetOf(file string, rules, tlsFiles []string) watchSet {
 	ws := watchSet{files: []string{filepath.Clean(file)}}
+	ws.tlsNames = map[string][]string{}
 	for _, f := range tlsFiles {
 		if f == "" {
 			continue
 		}
 		f = filepath.Clean(f)
 		ws.tlsFiles = append(ws.tlsFiles, f)
-		ws.tlsDirs = append(ws.tlsDirs, filepath.Dir(f))
-		if real, err := filepath.EvalSymlinks(f); err == nil && filepath.Dir(real) != filepath.Dir(f) {
-			ws.tlsDirs = append(ws.tlsDirs, filepath.Dir(real)) // where a link points: a file rewritten there
+		paths := []string{f}
+		if real, err := filepath.EvalSymlinks(f); err == nil && real != f {
+			paths = append(paths, real) // where a link points: a file rewritten there
+		}
+		for _, p := range paths {
+			dir := filepath.Dir(p)
+			ws.tlsNames[dir] = append(ws.tlsNames[dir], filepath.Base(p))
+			ws.dirs = append(ws.dirs, dir)
 		}
 	}
-	ws.dirs = append(ws.dirs, ws.tlsDirs...)
 	for _, r := range rules {
 		r = filepath.Clean(r)
 		if st, err := os.Stat(r); err == nil && st.IsDir() {

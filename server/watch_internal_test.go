@@ -50,3 +50,30 @@ func TestChangedSinceSeesAWriteTheWatchMissed(t *testing.T) {
 		}
 	}
 }
+
+// TestConcernsTLSFiles: in a directory of TLS files, an event on one of
+// them, on a ".." entry (a Kubernetes volume's swapped link) or on where
+// a link of theirs points counts; any other file there does not.
+func TestConcernsTLSFiles(t *testing.T) {
+	dir, target := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(target, "real.pem"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(target, "real.pem"), filepath.Join(dir, "tls.crt")); err != nil {
+		t.Fatal(err)
+	}
+	ws := watchSetOf(filepath.Join(t.TempDir(), "sluice.yaml"), nil, []string{filepath.Join(dir, "tls.crt"), ""})
+	for path, want := range map[string]bool{
+		filepath.Join(dir, "tls.crt"):         true,
+		filepath.Join(dir, "..data"):          true,
+		filepath.Join(dir, "..2026_12_02"):    true,
+		filepath.Join(target, "real.pem"):     true,
+		filepath.Join(dir, "notes.txt"):       false,
+		filepath.Join(target, "other.pem"):    false,
+		filepath.Join(t.TempDir(), "tls.crt"): false,
+	} {
+		if got := ws.concerns(path); got != want {
+			t.Errorf("concerns(%s) = %v, want %v", path, got, want)
+		}
+	}
+}
