@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -28,7 +29,11 @@ type ClientTLS struct {
 }
 
 // Load reads t's files into a client configuration, or returns nil when t
-// is not Enabled. The certificate of every server is verified.
+// is not Enabled. The certificate of every server is verified. The client
+// certificate is read now, to report a bad one, and again at every
+// handshake, so that a renewed one (cert-manager, a rotated Secret) is
+// presented from the next connection on; a handshake whose files no longer
+// hold a valid pair presents the last good one.
 func (t ClientTLS) Load() (*tls.Config, error) {
 	if !t.Enabled {
 		return nil, nil
@@ -45,21 +50,39 @@ func (t ClientTLS) Load() (*tls.Config, error) {
 		}
 	}
 	if t.CertFile != "" {
-		certPEM, err := readBounded(t.CertFile, maxPEMBytes)
+		cert, err := t.clientCertificate()
 		if err != nil {
-			return nil, fmt.Errorf("tls: client certificate: %w", err)
+			return nil, err
 		}
-		keyPEM, err := readBounded(t.KeyFile, maxPEMBytes)
-		if err != nil {
-			return nil, fmt.Errorf("tls: client certificate: %w", err)
+		var mu sync.Mutex
+		last := &cert
+		c.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if cert, err := t.clientCertificate(); err == nil {
+				last = &cert
+			}
+			return last, nil
 		}
-		cert, err := tls.X509KeyPair(certPEM, keyPEM)
-		if err != nil {
-			return nil, fmt.Errorf("tls: client certificate: %w", err)
-		}
-		c.Certificates = []tls.Certificate{cert}
 	}
 	return c, nil
+}
+
+// clientCertificate reads the client certificate and its key.
+func (t ClientTLS) clientCertificate() (tls.Certificate, error) {
+	certPEM, err := readBounded(t.CertFile, maxPEMBytes)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("tls: client certificate: %w", err)
+	}
+	keyPEM, err := readBounded(t.KeyFile, maxPEMBytes)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("tls: client certificate: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return tls.Certificate{}, fmt.Errorf("tls: client certificate: %w", err)
+	}
+	return cert, nil
 }
 
 // clientTLS decodes a client tls: true, false, or a section of files

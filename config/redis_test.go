@@ -76,8 +76,11 @@ plans:
 		t.Errorf("redis section: %+v", r)
 	}
 	tc, err := r.TLS.Load()
-	if err != nil || tc == nil || tc.RootCAs == nil || len(tc.Certificates) != 1 || tc.ServerName != "redis.internal" {
-		t.Errorf("TLS.Load: %+v, %v", tc, err)
+	if err != nil || tc == nil || tc.RootCAs == nil || tc.GetClientCertificate == nil || tc.ServerName != "redis.internal" {
+		t.Fatalf("TLS.Load: %+v, %v", tc, err)
+	}
+	if cert, err := tc.GetClientCertificate(nil); err != nil || len(cert.Certificate) == 0 {
+		t.Errorf("the client certificate: %v, %v", cert, err)
 	}
 	if secret, err := config.ReadSecret(r.PasswordFile); secret != "s3cret" || err != nil {
 		t.Errorf("ReadSecret: %q, %v; want s3cret", secret, err)

@@ -129,3 +129,59 @@ plans:
 		}
 	}
 }
+
+// A client certificate to Redis that is renewed on disk (as cert-manager
+// renews a Secret) is presented from the next connection on: once the
+// first has expired, the store reconnects with the renewed one.
+func TestRedisClientCertificateRenewedOnDisk(t *testing.T) {
+	rs := redistest.Secure(t, "secret")
+	rs.CA.ClientUntil(t, "renewing", time.Now().Add(2*time.Second))
+	dir := rs.CA.Dir
+	if err := os.WriteFile(filepath.Join(dir, "redis-password"), []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "sluice.yaml")
+	if err := os.WriteFile(file, []byte(`store:
+  type: redis
+  redis:
+    addresses: ["`+rs.TLSAddr+`"]
+    username: `+redistest.SecureUser+`
+    password_file: redis-password
+    tls: {ca_file: ca.pem, cert_file: renewing.pem, key_file: renewing-key.pem}
+    timeout: 2s
+    on_store_error: deny
+plans:
+  free:
+    limits:
+      - {name: per-minute, algorithm: gcra, quantity: 100, window: 1m}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened, err := server.OpenStore(cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opened.Close()
+	ctx := context.Background()
+	if err := opened.Ready(ctx); err != nil {
+		t.Fatalf("Ready with the first certificate: %v", err)
+	}
+	time.Sleep(2500 * time.Millisecond)                       // the first certificate expires
+	rs.CA.Client(t, "renewing")                               // renewed on disk, an hour long
+	rs.MustDo("CLIENT", "KILL", "USER", redistest.SecureUser) // connections made anew
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := opened.Ready(ctx)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10s after the certificate was renewed on disk, Redis is not reached: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -1,7 +1,8 @@
 // Package testpki makes a certificate authority for tests and the server
 // and client certificates it signs, kept in memory and written as PEM files
 // for programs that read files (sluice's configuration, redis-server).
-// Certificates are valid from an hour ago to an hour from now.
+// Certificates are valid from an hour ago to an hour from now, unless
+// issued with a date of expiry.
 package testpki
 
 import (
@@ -67,24 +68,30 @@ func (ca *CA) KeyFile(name string) string { return filepath.Join(ca.Dir, name+"-
 // name, writes it as File(name) and KeyFile(name), and returns it.
 func (ca *CA) Server(tb testing.TB, name string) tls.Certificate {
 	tb.Helper()
-	return ca.issue(tb, name, true)
+	return ca.issue(tb, name, true, time.Now().Add(time.Hour))
 }
 
 // Client issues a client certificate whose subject's common name is name,
 // writes it as File(name) and KeyFile(name), and returns it.
 func (ca *CA) Client(tb testing.TB, name string) tls.Certificate {
 	tb.Helper()
-	return ca.issue(tb, name, false)
+	return ca.issue(tb, name, false, time.Now().Add(time.Hour))
 }
 
-func (ca *CA) issue(tb testing.TB, name string, server bool) tls.Certificate {
+// ClientUntil is Client with a certificate that expires at notAfter.
+func (ca *CA) ClientUntil(tb testing.TB, name string, notAfter time.Time) tls.Certificate {
+	tb.Helper()
+	return ca.issue(tb, name, false, notAfter)
+}
+
+func (ca *CA) issue(tb testing.TB, name string, server bool, notAfter time.Time) tls.Certificate {
 	tb.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: notAfter, KeyUsage: x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
 	if server {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
