@@ -105,7 +105,7 @@ plans:
 // What a Redis section cannot hold is refused at its line.
 func TestRedisSecretsAndTLSRefused(t *testing.T) {
 	dir := t.TempDir()
-	for name, text := range map[string]string{"empty": "\n", "notpem": "not a certificate\n"} {
+	for name, text := range map[string]string{"empty": "\n", "notpem": "not a certificate\n", "big": strings.Repeat("x", 70_000)} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -114,8 +114,9 @@ func TestRedisSecretsAndTLSRefused(t *testing.T) {
 		{`password: x, password_file: empty`, "store.redis.password_file"},
 		{`password_file: empty`, "empty is empty"},
 		{`password_file: missing`, "no such file"},
-		{`password_file: /dev/zero`, "holds more than 65536 bytes"},
-		{`tls: {ca_file: /dev/zero}`, "holds more than 1048576 bytes"},
+		{`password_file: /dev/zero`, "is not a regular file"},
+		{`password_file: big`, "holds more than 65536 bytes"},
+		{`tls: {ca_file: /dev/zero}`, "is not a regular file"},
 		{`tls: {cert_file: notpem}`, "cert_file and key_file go together"},
 		{`tls: {ca_file: notpem}`, "holds no PEM certificate"},
 		{`tls: {ca_file: missing}`, "no such file"},

@@ -31,15 +31,25 @@ func ReadSecret(path string) (string, error) {
 // bundle is about 200 KB).
 const maxPEMBytes = 1 << 20
 
-// readBounded reads the file at path, which must hold at most limit bytes:
-// a path that names a device or a stray large file is an error, not an
-// unbounded read.
+// readBounded reads the regular file at path (or a link to one), which
+// must hold at most limit bytes: a path that names a device, a pipe or a
+// stray large file is an error, not a read that blocks or never ends.
 func readBounded(path string, limit int64) ([]byte, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path) // opening a pipe would wait for a writer
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
