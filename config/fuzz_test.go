@@ -15,6 +15,9 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("plans: {free: {limits: [{name: a, algorithm: gcra, quantity: 1, window: 1s}]}}"))
 	f.Add([]byte("plans: [1, 2]\nkeys: {a: b}\n&x y: *x\n"))
+	f.Add([]byte("proxy_protocol: [10.0.0.0/8, ::1]\nupstream: https://api\nupstream_tls: {server_name: api}\n" +
+		"store: {type: redis, redis: {addresses: [\"r:1\"], tls: true, password_file: /dev/null}}\n" +
+		"plans: {free: {limits: [{name: a, algorithm: gcra, quantity: 1, window: 1s}]}}"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := config.Parse("fuzz.yaml", data)
 		if err != nil {
