@@ -18,6 +18,18 @@ func runToken(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.SetOutput(stderr)
 	name := fs.String("name", "my-caller", "the caller's name in the configuration snippet")
 	scopes := fs.String("scopes", "check", "the scopes in the snippet: read, check, override_plan, admin (comma-separated)")
+	fs.Usage = func() {
+		io.WriteString(stderr, `usage: sluice token [-name NAME] [-scopes SCOPES]
+
+Makes a token for a caller of the admin listener (256 random bits) and prints
+it with its SHA-256 and the admin.callers entry that holds the hash, never the
+token. (An API key of your API's clients is listed under keys: by its SHA-256:
+printf %s KEY | sha256sum.)
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
