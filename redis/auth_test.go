@@ -145,3 +145,33 @@ func TestClusterOverTLS(t *testing.T) {
 		t.Errorf("%d masters hold the checks' keys, want all %d", held, len(c.Masters))
 	}
 }
+
+// Sentinels and the servers they watch, all over TLS: the store, given the
+// Sentinels' TLS addresses, is told the master's TLS port and decides on
+// it.
+func TestSentinelOverTLS(t *testing.T) {
+	f := redistest.SentinelGroupTLS(t, "tls-primary")
+	st, err := redis.Dial(redis.Options{Mode: redis.ModeSentinel, Addrs: f.TLSAddrs(), MasterSet: "tls-primary",
+		TLS: f.ClientTLS(t), Timeout: testTimeout})
+	if err != nil {
+		t.Fatalf("Dial Sentinels over TLS: %v", err)
+	}
+	defer st.Close()
+	out := make([]sluice.Status, 1)
+	check := []sluice.Check{{Key: "tls-sentinel", Limit: sluice.FixedWindow(1, time.Hour), Cost: 1}}
+	for i, want := range []bool{true, false} {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		err := st.Apply(ctx, check, out)
+		cancel()
+		if err != nil || out[0].Allowed != want {
+			t.Fatalf("check %d: allowed %v, %v; want %v", i+1, out[0].Allowed, err, want)
+		}
+	}
+	m, err := f.Master()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := m.Keys("*tls-sentinel*"); err != nil || len(keys) != 1 {
+		t.Errorf("keys on the master: %v, %v", keys, err)
+	}
+}

@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice/internal/testpki"
 )
 
 // Sentinel starts a Redis Sentinel (redis-server --sentinel) monitoring
@@ -16,7 +19,7 @@ import (
 // reports master's address. It is killed when the test ends.
 func Sentinel(tb testing.TB, master *Server, masterSet string) *Server {
 	tb.Helper()
-	s, err := startSentinel(tb, master, masterSet, 1)
+	s, err := startSentinel(tb, master, masterSet, 1, nil)
 	if err != nil {
 		tb.Fatalf("redistest: sentinel: %v", err)
 	}
@@ -29,10 +32,10 @@ const sentinelDownAfter = 500 * time.Millisecond
 
 // startSentinel starts one Sentinel of master with the given quorum and
 // waits until it reports master's address.
-func startSentinel(tb testing.TB, master *Server, masterSet string, quorum int) (*Server, error) {
+func startSentinel(tb testing.TB, master *Server, masterSet string, quorum int, ca *testpki.CA) (*Server, error) {
 	bin := serverPath(tb)
 	dir := tb.TempDir()
-	ports, err := freePorts(1)
+	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -40,13 +43,22 @@ func startSentinel(tb testing.TB, master *Server, masterSet string, quorum int) 
 	text := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\n"+
 		"sentinel monitor %s 127.0.0.1 %d %d\nsentinel down-after-milliseconds %s %d\n"+
 		"sentinel failover-timeout %s 5000\n",
-		ports[0], dir, filepath.Join(dir, "redis.log"), masterSet, master.Port, quorum,
+		ports[0], dir, filepath.Join(dir, "redis.log"), masterSet, master.clientPort(), quorum,
 		masterSet, sentinelDownAfter.Milliseconds(), masterSet)
+	if ca != nil {
+		// Sentinels speak TLS to clients, to each other and to the servers.
+		text += fmt.Sprintf("tls-port %d\ntls-cert-file %s\ntls-key-file %s\ntls-client-cert-file %s\n"+
+			"tls-client-key-file %s\ntls-ca-cert-file %s\ntls-replication yes\n",
+			ports[1], ca.File("server"), ca.KeyFile("server"), ca.File("client"), ca.KeyFile("client"), ca.File("ca"))
+	}
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		return nil, err
 	}
 	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])), Port: ports[0], Dir: dir, tb: tb,
 		args: []string{bin, conf, "--sentinel"}}
+	if ca != nil {
+		s.TLSAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
+	}
 	tb.Cleanup(s.Kill)
 	if err := s.start(); err != nil {
 		return nil, err
@@ -56,7 +68,7 @@ func startSentinel(tb testing.TB, master *Server, masterSet string, quorum int) 
 		if err != nil {
 			return err
 		}
-		if addr, ok := v.([]any); !ok || len(addr) != 2 || addr[1] != strconv.Itoa(master.Port) {
+		if addr, ok := v.([]any); !ok || len(addr) != 2 || addr[1] != strconv.Itoa(master.clientPort()) {
 			return fmt.Errorf("sentinel reports master %v", v)
 		}
 		return nil
@@ -74,6 +86,8 @@ type SentinelFixture struct {
 	Servers []*Server
 	// Sentinels are the three Sentinels.
 	Sentinels []*Server
+	// CA, for SentinelGroupTLS, signs every certificate; nil otherwise.
+	CA *testpki.CA
 }
 
 // SentinelGroup starts a master, a replica of it and three Sentinels
@@ -83,8 +97,30 @@ type SentinelFixture struct {
 // ends.
 func SentinelGroup(tb testing.TB, name string) *SentinelFixture {
 	tb.Helper()
-	master, replica := Standalone(tb), Standalone(tb)
-	if _, err := replica.Do("REPLICAOF", "127.0.0.1", strconv.Itoa(master.Port)); err != nil {
+	return sentinelGroup(tb, name, nil)
+}
+
+// SentinelGroupTLS is SentinelGroup with every process speaking TLS to
+// clients and to each other (replication, Sentinels' links) on TLS ports
+// (Server.TLSAddr; TLSAddrs for a client), with certificates CA signs: the
+// Sentinels name the master by its TLS port. The fixture's own commands
+// keep plaintext ports.
+func SentinelGroupTLS(tb testing.TB, name string) *SentinelFixture {
+	tb.Helper()
+	return sentinelGroup(tb, name, newCA(tb))
+}
+
+func sentinelGroup(tb testing.TB, name string, ca *testpki.CA) *SentinelFixture {
+	tb.Helper()
+	var prepare func(*Server) error
+	if ca != nil {
+		prepare = func(s *Server) error {
+			s.args = append(s.args, "--tls-replication", "yes")
+			return withTLS(s, ca)
+		}
+	}
+	master, replica := startNew(tb, false, 0, false, prepare), startNew(tb, false, 0, false, prepare)
+	if _, err := replica.Do("REPLICAOF", "127.0.0.1", strconv.Itoa(master.clientPort())); err != nil {
 		tb.Fatalf("redistest: REPLICAOF: %v", err)
 	}
 	if err := waitFor(10*time.Second, func() error {
@@ -104,11 +140,11 @@ func SentinelGroup(tb testing.TB, name string) *SentinelFixture {
 	}); err != nil {
 		tb.Fatalf("redistest: %v", err)
 	}
-	f := &SentinelFixture{Name: name, Servers: []*Server{master, replica}, Sentinels: make([]*Server, 3)}
+	f := &SentinelFixture{Name: name, Servers: []*Server{master, replica}, Sentinels: make([]*Server, 3), CA: ca}
 	errs := make([]error, 3)
 	var wg sync.WaitGroup
 	for i := range f.Sentinels {
-		wg.Go(func() { f.Sentinels[i], errs[i] = startSentinel(tb, master, name, 2) })
+		wg.Go(func() { f.Sentinels[i], errs[i] = startSentinel(tb, master, name, 2, ca) })
 	}
 	wg.Wait()
 	for _, err := range errs {
@@ -154,6 +190,22 @@ func (f *SentinelFixture) Addrs() []string {
 	return out
 }
 
+// TLSAddrs returns the Sentinels' TLS addresses (SentinelGroupTLS).
+func (f *SentinelFixture) TLSAddrs() []string {
+	out := make([]string, len(f.Sentinels))
+	for i, s := range f.Sentinels {
+		out[i] = s.TLSAddr
+	}
+	return out
+}
+
+// ClientTLS returns a TLS configuration that trusts the fixture's CA and
+// presents a client certificate it signed (SentinelGroupTLS).
+func (f *SentinelFixture) ClientTLS(tb testing.TB) *tls.Config {
+	tb.Helper()
+	return clientTLS(tb, f.CA)
+}
+
 // Master returns the server the first Sentinel that answers names as the
 // master now.
 func (f *SentinelFixture) Master() (*Server, error) {
@@ -169,7 +221,7 @@ func (f *SentinelFixture) Master() (*Server, error) {
 			return nil, fmt.Errorf("sentinel %s reports master %v", s.Addr, v)
 		}
 		for _, srv := range f.Servers {
-			if strconv.Itoa(srv.Port) == addr[1] {
+			if strconv.Itoa(srv.clientPort()) == addr[1] {
 				return srv, nil
 			}
 		}

@@ -51,3 +51,14 @@ func clientTLS(tb testing.TB, ca *testpki.CA) *tls.Config {
 	}
 	return &tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 }
+
+// clientPort is the port clients of s are told of: its TLS port when it
+// has one, else its plaintext port.
+func (s *Server) clientPort() int {
+	if s.TLSAddr == "" {
+		return s.Port
+	}
+	_, port, _ := net.SplitHostPort(s.TLSAddr)
+	p, _ := strconv.Atoi(port)
+	return p
+}
