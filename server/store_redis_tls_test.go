@@ -32,31 +32,7 @@ func TestOpenStoreRedisOverTLSWithAPasswordFile(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	load := func(tls string) *config.Config {
-		t.Helper()
-		file := filepath.Join(dir, "sluice.yaml")
-		if err := os.WriteFile(file, []byte(`store:
-  type: redis
-  redis:
-    addresses: ["`+rs.TLSAddr+`"]
-    username: `+redistest.SecureUser+`
-    password_file: redis-password
-    tls: `+tls+`
-    timeout: 2s
-    on_store_error: deny
-plans:
-  free:
-    limits:
-      - {name: per-minute, algorithm: gcra, quantity: 100, window: 1m}
-`), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		cfg, err := config.Load(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return cfg
-	}
+	load := func(tls string) *config.Config { t.Helper(); return secureStoreConfig(t, rs, tls) }
 	ctx := context.Background()
 	checks := []sluice.Check{{Key: "tls-client", Limit: sluice.PerMinute(100), Cost: 1}}
 	allowed := func(st sluice.Store) bool {
@@ -140,27 +116,7 @@ func TestRedisClientCertificateRenewedOnDisk(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "redis-password"), []byte("secret\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(dir, "sluice.yaml")
-	if err := os.WriteFile(file, []byte(`store:
-  type: redis
-  redis:
-    addresses: ["`+rs.TLSAddr+`"]
-    username: `+redistest.SecureUser+`
-    password_file: redis-password
-    tls: {ca_file: ca.pem, cert_file: renewing.pem, key_file: renewing-key.pem}
-    timeout: 2s
-    on_store_error: deny
-plans:
-  free:
-    limits:
-      - {name: per-minute, algorithm: gcra, quantity: 100, window: 1m}
-`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := secureStoreConfig(t, rs, "{ca_file: ca.pem, cert_file: renewing.pem, key_file: renewing-key.pem}")
 	opened, err := server.OpenStore(cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -184,4 +140,33 @@ plans:
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// secureStoreConfig loads, from rs.CA.Dir/sluice.yaml, a configuration of
+// the Redis store at rs's TLS address, as its user with the password in
+// rs.CA.Dir/redis-password, TLS as tls says, and on_store_error deny.
+func secureStoreConfig(t *testing.T, rs *redistest.SecureServer, tls string) *config.Config {
+	t.Helper()
+	file := filepath.Join(rs.CA.Dir, "sluice.yaml")
+	if err := os.WriteFile(file, []byte(`store:
+  type: redis
+  redis:
+    addresses: ["`+rs.TLSAddr+`"]
+    username: `+redistest.SecureUser+`
+    password_file: redis-password
+    tls: `+tls+`
+    timeout: 2s
+    on_store_error: deny
+plans:
+  free:
+    limits:
+      - {name: per-minute, algorithm: gcra, quantity: 100, window: 1m}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
