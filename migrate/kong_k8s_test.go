@@ -26,7 +26,7 @@ apiVersion: configuration.konghq.com/v1
 kind: KongPlugin
 metadata: {name: search-rl, namespace: shop}
 plugin: rate-limiting
-config: {second: 2, policy: local}
+config: {minute: 2, policy: local}
 ---
 apiVersion: configuration.konghq.com/v1
 kind: KongPlugin
@@ -104,9 +104,9 @@ func TestImportKongIngressController(t *testing.T) {
 	}
 	want := []string{
 		"global  per-minute: fixed-window 100 per 1m0s",
-		"shop.api.search /search,/search/ per-second: fixed-window 2 per 1s",
+		"shop.api.search /search,/search/ per-minute: fixed-window 2 per 1m0s",
 		"shop.orders /orders,/orders/ per-minute: fixed-window 3 per 1m0s",
-		"shop.api.orders /orders,/orders/ per-second: fixed-window 2 per 1s",
+		"shop.api.orders /orders,/orders/ per-minute: fixed-window 2 per 1m0s",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rules:\n%s\nwant:\n%s\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), files[migrate.ConfigFile])
@@ -131,7 +131,7 @@ func TestImportKongIngressController(t *testing.T) {
 		return w.Code
 	}
 	if a, b, c := status("/search"), status("/search/x"), status("/search"); a != 200 || b != 200 || c != 429 {
-		t.Errorf("/search: %d %d %d, want 200 200 429 (the Ingress plugin's 2 a second)", a, b, c)
+		t.Errorf("/search: %d %d %d, want 200 200 429 (the Ingress plugin's 2 a minute)", a, b, c)
 	}
 	if code := status("/other"); code != 200 {
 		t.Errorf("/other: %d, want 200 (the global 100 a minute only)", code)
