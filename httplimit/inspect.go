@@ -25,6 +25,26 @@ type LimitState struct {
 	ResetAfter time.Duration `json:"-"`
 }
 
+// KeyNameSubject prefixes a subject given by a listed API key's name
+// ("name:acme"), which Subject resolves to that key's subject.
+const KeyNameSubject = "name:"
+
+// Subject returns the subject that subject names: the subject of the
+// listed API key of that name for "name:<key name>" (an error when no
+// listed key has it), else subject itself.
+func (m *Middleware) Subject(subject string) (string, error) {
+	name, ok := strings.CutPrefix(subject, KeyNameSubject)
+	if !ok {
+		return subject, nil
+	}
+	for _, id := range m.id.keys {
+		if id.KeyName == name {
+			return id.Subject, nil
+		}
+	}
+	return "", fmt.Errorf("no listed API key is named %q", name)
+}
+
 // SubjectLimits returns the store key and the limits of subject, a
 // Identity.Subject ("key:…", "user:…", "ip:…", "ext:…"), a rule's key
 // ("rule:<rule>/…") or GlobalSubject: a rule's limits for a rule's

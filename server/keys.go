@@ -21,7 +21,8 @@ import (
 //	DELETE /v1/keys/{subject}?limit=L   forget subject's state of limit L, or of every limit
 //
 // Subjects are Identity subjects ("key:<sha256 hex>", "user:…", "ip:…"),
-// rules' keys ("rule:<rule>/…") and "*" for the global limits.
+// a listed API key by its name ("name:acme"), rules' keys ("rule:<rule>/…")
+// and "*" for the global limits.
 
 // keyState is one subject's state as GET /v1/keys/{subject} answers it.
 type keyState struct {
@@ -66,7 +67,11 @@ func (s *Server) handleKeysTop(w http.ResponseWriter, r *http.Request, _ caller)
 
 func (s *Server) handleKeyInspect(w http.ResponseWriter, r *http.Request, _ caller) {
 	mw := s.state.Load().mw
-	subject := r.PathValue("subject")
+	subject, err := mw.Subject(r.PathValue("subject"))
+	if err != nil {
+		s.keysError(w, err)
+		return
+	}
 	states, err := mw.Inspect(r.Context(), subject, r.URL.Query().Get("plan"))
 	if err != nil {
 		s.keysError(w, err)
@@ -81,7 +86,11 @@ func (s *Server) handleKeyInspect(w http.ResponseWriter, r *http.Request, _ call
 
 func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller) {
 	mw := s.state.Load().mw
-	subject := r.PathValue("subject")
+	subject, err := mw.Subject(r.PathValue("subject"))
+	if err != nil {
+		s.keysError(w, err)
+		return
+	}
 	key, limits, err := mw.SubjectLimits(subject, r.URL.Query().Get("plan"))
 	if err != nil {
 		s.keysError(w, err)

@@ -56,10 +56,22 @@ func TestKeysInspectResetTop(t *testing.T) {
 		}
 	}
 
+	// The listed key by its name: the same subject.
+	var named struct {
+		Subject string `json:"subject"`
+	}
+	decode(t, f.do(t, "GET", "/v1/keys/name:k1", "", nil), &named)
+	if named.Subject != subject {
+		t.Errorf("inspect name:k1: subject %q, want %q", named.Subject, subject)
+	}
+	if r := f.do(t, "GET", "/v1/keys/name:nobody", "", nil); r.StatusCode != 400 || !strings.Contains(readAll(t, r), `no listed API key is named \"nobody\"`) {
+		t.Errorf("inspect name:nobody: %d, want 400 naming it", r.StatusCode)
+	}
+
 	if r := f.do(t, "DELETE", "/v1/keys/"+subject, "", map[string]string{"Sluice-Token": ""}); r.StatusCode != 401 {
 		t.Errorf("reset without a token: %d, want 401", r.StatusCode)
 	}
-	if r := f.do(t, "DELETE", "/v1/keys/"+subject+"?limit=per-minute", "", nil); r.StatusCode != 200 {
+	if r := f.do(t, "DELETE", "/v1/keys/name:k1?limit=per-minute", "", nil); r.StatusCode != 200 {
 		t.Fatalf("reset: %d %s", r.StatusCode, readAll(t, r))
 	}
 	if !strings.Contains(logs.String(), "keys reset") || !strings.Contains(logs.String(), "caller=tests") || !strings.Contains(logs.String(), "subject="+subject) {

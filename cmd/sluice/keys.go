@@ -35,7 +35,8 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, `usage: sluice keys [flags] top | inspect SUBJECT | reset SUBJECT
 
-Subjects are "key:<sha256 hex>", "user:<id>", "ip:<prefix>", "rule:<rule>/<key>" or "*".
+Subjects are "key:<sha256 hex>", "name:<listed key's name>", "user:<id>",
+"ip:<prefix>", "rule:<rule>/<key>" or "*".
 Every reset is logged by the server with the caller's name.`)
 		fs.PrintDefaults()
 	}
