@@ -232,8 +232,11 @@ func (t *Translation) methodThrottles(p awsUsagePlan, plan, where string, scoped
 				r.Paths = []string{path}
 			}
 			t.SluiceRules = append(t.SluiceRules, r)
-			t.differs(at, "API Gateway applies this throttle to the method instead of the plan's; sluice applies both, so the stricter decides%s.",
-				map[bool]string{true: ", and to every client: sluice's rules are not scoped to a plan (the other plans' keys are counted too)", false: ""}[scoped])
+			text := "API Gateway applies this throttle to the method instead of the plan's; sluice applies both, so the stricter decides"
+			if scoped {
+				text += ", and to every client: sluice's rules are not scoped to a plan (the other plans' keys are counted too)"
+			}
+			t.differs(at, "%s.", text)
 		}
 	}
 	return nil

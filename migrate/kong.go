@@ -17,23 +17,29 @@ import (
 
 // kongFile is the part of a decK file that carries plugins.
 type kongFile struct {
-	Plugins  []kongPlugin `yaml:"plugins"`
-	Services []struct {
-		Name    string       `yaml:"name"`
-		Plugins []kongPlugin `yaml:"plugins"`
-		Routes  []kongRoute  `yaml:"routes"`
-	} `yaml:"services"`
+	Plugins   []kongPlugin   `yaml:"plugins"`
+	Services  []kongService  `yaml:"services"`
 	Routes    []kongRoute    `yaml:"routes"`
 	Consumers []kongConsumer `yaml:"consumers"`
 }
 
+// kongService is a service, its plugins and its routes.
+type kongService struct {
+	Name    string       `yaml:"name"`
+	Plugins []kongPlugin `yaml:"plugins"`
+	Routes  []kongRoute  `yaml:"routes"`
+}
+
 // kongConsumer is a consumer, its plugins and its key-auth credentials.
 type kongConsumer struct {
-	Username    string       `yaml:"username"`
-	Plugins     []kongPlugin `yaml:"plugins"`
-	Credentials []struct {
-		Key string `yaml:"key"`
-	} `yaml:"keyauth_credentials"`
+	Username    string           `yaml:"username"`
+	Plugins     []kongPlugin     `yaml:"plugins"`
+	Credentials []kongCredential `yaml:"keyauth_credentials"`
+}
+
+// kongCredential is a key-auth credential.
+type kongCredential struct {
+	Key string `yaml:"key"`
 }
 
 type kongRoute struct {

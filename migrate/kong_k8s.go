@@ -145,11 +145,7 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 			if !ok {
 				at = len(f.Services)
 				serviceAt[svc] = at
-				f.Services = append(f.Services, struct {
-					Name    string       `yaml:"name"`
-					Plugins []kongPlugin `yaml:"plugins"`
-					Routes  []kongRoute  `yaml:"routes"`
-				}{Name: strings.ReplaceAll(svc, "/", "."), Plugins: resolve(ns, services[svc], "Service "+svc)})
+				f.Services = append(f.Services, kongService{Name: strings.ReplaceAll(svc, "/", "."), Plugins: resolve(ns, services[svc], "Service "+svc)})
 			}
 			f.Services[at].Routes = append(f.Services[at].Routes, kongRoute{
 				Name: ns + "." + o.Metadata.Name + "." + strings.TrimPrefix(svc, ns+"/"), Paths: byService[svc], Plugins: own})
@@ -165,9 +161,7 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 			Plugins: resolve(ns, splitNames(o.Metadata.Annotations[kongPluginsAnnotation]), "KongConsumer "+ns+"/"+o.Metadata.Name)}
 		for _, name := range o.Credentials {
 			if key, ok := keyAuthSecret(secrets[ns+"/"+name]); ok {
-				c.Credentials = append(c.Credentials, struct {
-					Key string `yaml:"key"`
-				}{Key: key})
+				c.Credentials = append(c.Credentials, kongCredential{Key: key})
 			}
 		}
 		f.Consumers = append(f.Consumers, c)

@@ -23,11 +23,10 @@ const (
 	FormatAPIGateway = "aws-apigateway"
 )
 
-// MaxPlaces is the most places a source may limit apart: nginx locations,
-// Kong routes, Traefik routers, HAProxy sections, Ingresses. Each becomes
-// path patterns of costs and rules, which are compared pairwise (here, and
-// where the configuration registers its patterns), so the work of an
-// import grows with the square of its places; a larger file is refused.
+// MaxPlaces is the most places a source may limit apart (nginx locations,
+// Kong routes, Traefik routers, HAProxy sections, Ingresses); a source with
+// more is refused, to be imported a part at a time. The bound exists
+// because places become path patterns that are compared pair by pair.
 const MaxPlaces = 5000
 
 // tooManyPlaces is the error of a source of n places of kind, above

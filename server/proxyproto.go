@@ -18,8 +18,9 @@ import (
 // connection from a listed peer that sends anything else first, or a
 // malformed header, is refused before a request is read (http.Server
 // answers 400) and counted by invalid; one that closes without sending a
-// byte, as a TCP health check does, is not counted. Connections from any other peer are not read for a
-// header: one they send is the start of a malformed request.
+// byte, as a TCP health check does, is not counted. Connections from any
+// other peer are not read for a header: one they send is the start of a
+// malformed request.
 func (s *Server) proxyProtocolListener(ln net.Listener, timeout time.Duration, invalid func()) net.Listener {
 	return &headerListener{invalid: invalid, Listener: &proxyproto.Listener{
 		Listener:          ln,
@@ -45,7 +46,7 @@ type headerListener struct {
 func (l *headerListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if pc, ok := c.(*proxyproto.Conn); ok {
-		return &headerConn{Conn: pc, pc: pc, invalid: l.invalid}, err
+		return &headerConn{Conn: pc, invalid: l.invalid}, err
 	}
 	return c, err
 }
@@ -53,8 +54,7 @@ func (l *headerListener) Accept() (net.Conn, error) {
 // headerConn is a listed peer's connection, which must start with a PROXY
 // header: without one, every Read fails.
 type headerConn struct {
-	net.Conn
-	pc      *proxyproto.Conn
+	*proxyproto.Conn
 	first   sync.Once
 	refused error
 	invalid func()
@@ -64,7 +64,7 @@ func (c *headerConn) Read(b []byte) (n int, err error) {
 	first := false
 	c.first.Do(func() {
 		first = true
-		header := c.pc.ProxyHeader() // reads the header: nil when missing or malformed
+		header := c.ProxyHeader() // reads the header: nil when missing or malformed
 		n, err = c.Conn.Read(b)
 		if header == nil && (n > 0 || !errors.Is(err, io.EOF)) { // not a bare close, as a TCP health check's
 			c.refused = errNoProxyHeader
