@@ -217,8 +217,11 @@ func (t *Translation) methodThrottles(p awsUsagePlan, plan, where string, scoped
 				return fmt.Errorf("stage %s: %w", st.Stage, err)
 			}
 			l, ok, err := t.awsBucket(st.Throttle[k], "throttle", at)
-			if err != nil || !ok {
+			if err != nil {
 				return err
+			}
+			if !ok {
+				continue // rateLimit 0: no throttle, reported
 			}
 			label := strings.NewReplacer("{", "", "}", "", "...", "", "*", "", "/", "-").Replace(path)
 			if method != "*" {

@@ -88,6 +88,12 @@ func TestImportAPIGateway(t *testing.T) {
 			t.Errorf("the report lacks %q", want)
 		}
 	}
+	// A method throttle of rate 0 (none) leaves the others of its stage.
+	tr, err = migrate.Import(migrate.FormatAPIGateway, `{"id": "p", "name": "p", "apiStages": [{"apiId": "x", "stage": "s", "throttle": {
+		"/a/GET": {"rateLimit": 0, "burstLimit": 1}, "/b/GET": {"rateLimit": 1, "burstLimit": 1}}}]}`, "plan.json")
+	if err != nil || len(tr.SluiceRules) != 1 || tr.SluiceRules[0].Paths[0] != "/b" {
+		t.Errorf("a rate-0 method throttle beside another: %v, rules %+v, want /b's alone", err, tr.SluiceRules)
+	}
 	for _, bad := range []string{`{"items": [{"name": "x", "quota": {"limit": 5, "period": "YEAR"}}]}`,
 		`{"items": [{"name": "x", "throttle": {"rateLimit": -1, "burstLimit": 1}}]}`,
 		`{"items": [{"name": "x", "apiStages": [{"stage": "s", "throttle": {"pets/GET": {"rateLimit": 1, "burstLimit": 1}}}]}]}`,
