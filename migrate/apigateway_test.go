@@ -91,8 +91,10 @@ func TestImportAPIGateway(t *testing.T) {
 	// A method throttle of rate 0 (none) leaves the others of its stage.
 	tr, err = migrate.Import(migrate.FormatAPIGateway, `{"id": "p", "name": "p", "apiStages": [{"apiId": "x", "stage": "s", "throttle": {
 		"/a/GET": {"rateLimit": 0, "burstLimit": 1}, "/b/GET": {"rateLimit": 1, "burstLimit": 1}}}]}`, "plan.json")
-	if err != nil || len(tr.SluiceRules) != 1 || tr.SluiceRules[0].Paths[0] != "/b" {
-		t.Errorf("a rate-0 method throttle beside another: %v, rules %+v, want /b's alone", err, tr.SluiceRules)
+	if err != nil {
+		t.Errorf("a rate-0 method throttle beside another: %v", err)
+	} else if len(tr.SluiceRules) != 1 || tr.SluiceRules[0].Paths[0] != "/b" {
+		t.Errorf("a rate-0 method throttle beside another: rules %+v, want /b's alone", tr.SluiceRules)
 	}
 	for _, bad := range []string{`{"items": [{"name": "x", "quota": {"limit": 5, "period": "YEAR"}}]}`,
 		`{"items": [{"name": "x", "throttle": {"rateLimit": -1, "burstLimit": 1}}]}`,
