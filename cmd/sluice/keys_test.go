@@ -24,23 +24,14 @@ import (
 // TestKeysCommand: sluice keys top, inspect and reset against a running
 // server's admin listener, with a caller token holding the admin scope.
 func TestKeysCommand(t *testing.T) {
-	cfg, err := config.Parse("k.yaml", []byte(`
+	srv := keysServer(t, "k.yaml", `
 admin:
   callers:
     - {name: ops, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [admin]} # test-token
 plans:
   free:
     limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := memory.New()
-	t.Cleanup(func() { store.Close() })
-	srv, err := server.New(server.Options{Config: cfg, Store: store, Memory: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	admin := httptest.NewServer(srv.AdminHandler())
 	t.Cleanup(admin.Close)
 	api := httptest.NewServer(srv.PublicHandler())
@@ -85,7 +76,7 @@ func TestKeysCommandOverMutualTLS(t *testing.T) {
 	ca.Server(t, "admin")
 	ca.Client(t, "ops.internal")
 	ca.Client(t, "nobody.internal")
-	cfg, err := config.Parse(filepath.Join(ca.Dir, "k.yaml"), []byte(`
+	srv := keysServer(t, filepath.Join(ca.Dir, "k.yaml"), `
 admin:
   tls: {cert_file: admin.pem, key_file: admin-key.pem, client_ca_file: ca.pem}
   loopback_scopes: []
@@ -94,16 +85,7 @@ admin:
 plans:
   free:
     limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := memory.New()
-	t.Cleanup(func() { store.Close() })
-	srv, err := server.New(server.Options{Config: cfg, Store: store, Memory: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	// The server's own listeners, with the configured TLS.
 	pub, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -165,4 +147,21 @@ func TestKeysCommandTokenFile(t *testing.T) {
 	if got != "Bearer sluice_from-a-file" {
 		t.Errorf("Authorization: %q, want the file's token", got)
 	}
+}
+
+// keysServer is a server of the configuration text, named file (its
+// relative paths are read from file's folder), on the memory store.
+func keysServer(t *testing.T, file, text string) *server.Server {
+	t.Helper()
+	cfg, err := config.Parse(file, []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	srv, err := server.New(server.Options{Config: cfg, Store: store, Memory: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }
