@@ -19,6 +19,7 @@ import (
 //	      except_paths: ["/v1/tenants/{tenant}/uploads/status"]   # left out
 //	      hosts: [api.example.com, "*.example.net"]
 //	      headers: [{name: X-Beta, value: "1"}, {name: X-Trace}]
+//	      plans: [free]         # clients of these plans only; default: every plan
 //	    key: [path:tenant]      # client (default), api_key, user, ip, ip/24,
 //	                            # ip/24/48, header:<name>, host, path, path:<wildcard>,
 //	                            # query:<name>, cookie:<name>, route, rule
@@ -55,6 +56,7 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 					"paths":        list("Paths", &r.Paths),
 					"except_paths": list("ExceptPaths", &r.ExceptPaths),
 					"hosts":        list("Hosts", &r.Hosts),
+					"plans":        list("Plans", &r.Plans),
 					"headers": func(n *yaml.Node, p string) {
 						d.List(n, p, func(j int, e *yaml.Node, p string) {
 							var h httplimit.HeaderMatch

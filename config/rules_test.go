@@ -14,13 +14,16 @@ func TestRulesExampleLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := c.HTTPLimitOptions()
-	if len(o.Rules) != 3 {
-		t.Fatalf("%d rules, want 3", len(o.Rules))
+	if len(o.Rules) != 4 {
+		t.Fatalf("%d rules, want 4", len(o.Rules))
 	}
 	if o.Penalty.Refusals != 20 || o.Penalty.Within != time.Minute || o.Penalty.For != 10*time.Minute {
 		t.Errorf("penalty: %+v", o.Penalty)
 	}
-	up, search, reports := o.Rules[0], o.Rules[1], o.Rules[2]
+	up, search, reports, exports := o.Rules[0], o.Rules[1], o.Rules[2], o.Rules[3]
+	if len(exports.Plans) != 1 || exports.Plans[0] != "free" {
+		t.Errorf("exports: plans %q, want [free]", exports.Plans)
+	}
 	if up.Name != "uploads" || len(up.Paths) != 2 || up.Key[0] != "path:tenant" || up.Limits[0].Quantity() != 10 || up.Cost != nil {
 		t.Errorf("uploads: %+v", up)
 	}
@@ -51,6 +54,10 @@ rules:
     match: {paths: ["/a/"], except_paths: ["/a/b", "a/c"]}
     limits: [{name: m, algorithm: fixed-window, quantity: 5, window: 1m}]
 `, `t.yaml:6:52: rules[0].match.except_paths[1]: "a/c": a path pattern starts with "/"`},
+		{"a plan that is not one", `  - name: r
+    match: {plans: [free, gold]}
+    limits: [{name: m, algorithm: fixed-window, quantity: 5, window: 1m}]
+`, `t.yaml:6:27: rules[0].match.plans[1]: "gold" is not a plan (free)`},
 		{"a rule without limits", `  - name: r
     key: [ip]
 `, `t.yaml:5:5: rules[0].limits: a rule needs at least one limit`},

@@ -51,7 +51,7 @@ func (m *Middleware) Subject(subject string) (string, error) {
 // key, the global limits for the global subject, else the limits of plan
 // (when not empty), of a listed key's plan for its subject, or of the
 // default plan (the anonymous plan for "ip:" subjects), with those of the
-// rules keyed by the client alone.
+// rules keyed by the client alone that apply to that plan.
 func (m *Middleware) SubjectLimits(subject, plan string) (key string, limits []sluice.Limit, err error) {
 	if subject == "" || len(m.id.prefix)+len(subject) > sluice.MaxKeyLen {
 		return "", nil, fmt.Errorf("a subject is 1 to %d bytes", sluice.MaxKeyLen-len(m.id.prefix))
@@ -89,7 +89,7 @@ func (m *Middleware) SubjectLimits(subject, plan string) (key string, limits []s
 	}
 	limits = append(limits, p.Limits...)
 	for _, ru := range m.rules {
-		if ru.clientOnly {
+		if ru.clientOnly && ru.appliesTo(p.Name) {
 			limits = append(limits, ru.limits...)
 		}
 	}

@@ -44,6 +44,11 @@ type Rule struct {
 	Hosts []string
 	// Headers are headers the request must carry, all of them.
 	Headers []HeaderMatch
+	// Plans are the names of the plans whose clients the rule applies to
+	// (a key's plan of its own counts as the plan of its name): a route
+	// limited differently per plan is one rule per plan. Empty: clients of
+	// every plan.
+	Plans []string
 
 	// Key lists the request attributes whose values, together, name the
 	// rule's state: requests with the same values share the rule's limits.

@@ -15,7 +15,11 @@ func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 		return
 	}
 	f.path = cleanPath(f.r.URL.Path)
+	plan := res.Identity.Plan.Name
 	for i, ru := range m.rules {
+		if !ru.appliesTo(plan) {
+			continue
+		}
 		var pm pathMatch
 		pat, ok := ru.matches(f.r, f.path, &pm)
 		if !ok {

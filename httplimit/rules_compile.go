@@ -27,7 +27,7 @@ func compileRules(o *Options, prefix string, hidden map[string]bool) ([]*rule, e
 }
 
 func compileRule(r *Rule, o *Options, prefix string, hidden map[string]bool) (*rule, error) {
-	ru := &rule{name: r.Name, methods: r.Methods, fallback: r.Fallback, cost: -1,
+	ru := &rule{name: r.Name, methods: r.Methods, plans: r.Plans, fallback: r.Fallback, cost: -1,
 		anyHeader: r.HeaderFrom == HeaderFromAny, keyPrefix: prefix + "rule:" + r.Name + "/"}
 	if r.Cost != nil {
 		ru.cost = *r.Cost

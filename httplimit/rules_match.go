@@ -2,6 +2,7 @@ package httplimit
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/sluice-dev/sluice"
@@ -15,6 +16,7 @@ type rule struct {
 	except  []pathPattern
 	hosts   []string // lower case; "*.example.com" kept as ".example.com"
 	headers []HeaderMatch
+	plans   []string // empty: every plan
 	parts   []keyPart
 	// clientOnly: the key is the client alone, whose store key the plan's
 	// limits already use (the rule's limits have IDs of their own).
@@ -68,6 +70,12 @@ func (ru *rule) matches(r *http.Request, p string, m *pathMatch) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// appliesTo reports whether the rule applies to clients of the plan of
+// that name.
+func (ru *rule) appliesTo(plan string) bool {
+	return len(ru.plans) == 0 || slices.Contains(ru.plans, plan)
 }
 
 // excepted reports whether one of the rule's ExceptPaths matches the

@@ -2,6 +2,7 @@ package httplimit
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sluice-dev/sluice"
@@ -10,7 +11,7 @@ import (
 // rules checks Options.Rules (defaults applied): see Validate.
 func (v *validator) rules(o *Options) {
 	names := map[string]int{}
-	var total int
+	plans := planNames(o)
 	for i := range o.Rules {
 		r := &o.Rules[i]
 		field := fmt.Sprintf("Rules[%d]", i)
@@ -49,18 +50,55 @@ func (v *validator) rules(o *Options) {
 				v.errorf(fmt.Sprintf("%s.Headers[%d].Name", field, j), "%q is not a header name", h.Name)
 			}
 		}
+		v.rulePlans(field, r, plans)
 		v.ruleKey(field, r, o, paths, len(paths) == len(r.Paths))
 		v.oneOf(field+".HeaderFrom", r.HeaderFrom, HeaderFromTrusted, HeaderFromAny)
 		v.oneOf(field+".Fallback", r.Fallback, FallbackIP, FallbackShared, FallbackSkip)
 		v.ruleLimits(field, r, o)
-		total += len(r.Limits)
 	}
 	for i, p := range o.Plans {
 		if p == nil {
 			continue
 		}
-		if n := len(p.Limits) + len(o.Global) + total; len(o.Rules) > 0 && n > sluice.MaxChecks {
-			v.errorf("Rules", "plan %s: %d limits with the global ones and every rule's, at most %d (Plans[%d])", p.Name, n, sluice.MaxChecks, i)
+		n := len(p.Limits) + len(o.Global)
+		for _, r := range o.Rules {
+			if len(r.Plans) == 0 || slices.Contains(r.Plans, p.Name) {
+				n += len(r.Limits)
+			}
+		}
+		if len(o.Rules) > 0 && n > sluice.MaxChecks {
+			v.errorf("Rules", "plan %s: %d limits with the global ones and those of every rule that may apply to it, at most %d (Plans[%d])", p.Name, n, sluice.MaxChecks, i)
+		}
+	}
+}
+
+// planNames returns the names of o's plans and of its keys' own plans,
+// sorted.
+func planNames(o *Options) []string {
+	var names []string
+	for _, p := range o.Plans {
+		if p != nil {
+			names = append(names, p.Name)
+		}
+	}
+	for _, k := range o.Keys {
+		if k.Plan != nil {
+			names = append(names, k.Plan.Name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// rulePlans checks that a rule's Plans name plans, each once.
+func (v *validator) rulePlans(field string, r *Rule, plans []string) {
+	for j, name := range r.Plans {
+		pf := fmt.Sprintf("%s.Plans[%d]", field, j)
+		switch {
+		case !slices.Contains(plans, name):
+			v.errorf(pf, "%q is not a plan (%s)", name, strings.Join(plans, ", "))
+		case slices.Index(r.Plans, name) < j:
+			v.errorf(pf, "%q twice", name)
 		}
 	}
 }

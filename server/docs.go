@@ -100,12 +100,12 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 		d.Hidden = slices.Contains(cfg.Response.Hide, l.Name())
 		data.Global = append(data.Global, d)
 	}
-	data.Rules = describeRules(cfg)
 	data.Degradation = describeDegradation(cfg)
 	page := &docsPage{byPlan: map[string][]byte{}, def: cfg.Policy.DefaultPlan}
 	for _, p := range data.Plans {
 		d := data
 		d.Plan = p
+		d.Rules = describeRules(cfg, p.Name)
 		d.Counted = describeCounts(cfg, cfg.Policy.Plan(p.Name))
 		if d.Example, err = runExample(cfg, p.Name); err != nil {
 			return nil, fmt.Errorf("the %s plan's example: %w", p.Name, err)

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"slices"
+
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
 )
@@ -39,6 +41,9 @@ func describeCounts(cfg *config.Config, p *httplimit.Plan) []docsCounted {
 		add(l.Name(), "")
 	}
 	for _, r := range cfg.Rules {
+		if len(r.Plans) > 0 && !slices.Contains(r.Plans, p.Name) {
+			continue
+		}
 		for _, l := range r.Limits {
 			add(r.Name+"."+l.Name(), r.Name)
 		}

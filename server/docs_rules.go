@@ -16,10 +16,14 @@ type docsRule struct {
 	Limits              []docsLimit
 }
 
-// describeRules tells cfg's rules, in their order.
-func describeRules(cfg *config.Config) []docsRule {
+// describeRules tells the rules of cfg that apply to clients of plan, in
+// their order.
+func describeRules(cfg *config.Config, plan string) []docsRule {
 	var out []docsRule
 	for _, r := range cfg.Rules {
+		if len(r.Plans) > 0 && !slices.Contains(r.Plans, plan) {
+			continue
+		}
 		dr := docsRule{Name: r.Name, Requests: ruleRequests(r), Per: ruleKey(r)}
 		// A rule's requests cost their plan's costs unless it sets its own.
 		units := r.Cost == nil && slices.ContainsFunc(cfg.Policy.Plans, countsUnits) || r.Cost != nil && *r.Cost > 1

@@ -44,9 +44,15 @@ func TestDocsTellsRules(t *testing.T) {
 		`<code>POST, PUT /v1/tenants/{tenant}/uploads, /v1/tenants/{tenant}/uploads/{name...} except /v1/tenants/{tenant}/uploads/drafts/{name...}</code></td><td>{tenant} of the path</td><td><code>uploads.per-minute</code></td><td>10 units per 1m`,
 		`<td>value of X-Tenant</td><td><code>search.per-second</code> <span class="muted">(not in the headers)</span>`,
 		`<code>POST /v1/reports on api.example.com, *.api.example.com with Content-Type: application/json</code></td><td>all clients together</td><td><code>reports.per-minute</code></td><td>30 requests per 1m`,
+		`<code>POST /v1/exports</code></td><td>client (API key, user or address)</td><td><code>exports.per-hour</code>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("/docs lacks %s", want)
 		}
+	}
+	// The pro plan's page leaves out the rule of the free plan's clients.
+	pro := readAll(t, f.do(t, "GET", "/docs?plan=pro", "", nil))
+	if !strings.Contains(pro, "<code>reports.per-minute</code>") || strings.Contains(pro, "exports.per-hour") {
+		t.Errorf("the pro plan's /docs should list reports and not exports (a rule of the free plan):\n%s", pro)
 	}
 }

@@ -110,3 +110,47 @@ func TestNginxForwardAuthWithRules(t *testing.T) {
 		t.Errorf("upstream saw %d requests, want the 3 admitted", n)
 	}
 }
+
+// TestPlanScopedRulesThroughTheProxy: one route limited per plan by two
+// rules scoped to plans, on memory and Redis: a free key gets the free
+// plan's rule and a pro key the pro plan's, each refused by its own; the
+// key admin API shows each key the rule of its plan only.
+func TestPlanScopedRulesThroughTheProxy(t *testing.T) {
+	eachStore(t, func(t *testing.T, kind string) {
+		cfg := realtest.Replace(t, "testConfig", testConfig, "exempt:", `rules:
+  - name: search-free
+    match: {paths: ["/api/search"], plans: [free]}
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 1, window: 1m}]
+  - name: search-pro
+    match: {paths: ["/api/search"], plans: [pro]}
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]
+exempt:`)
+		cfg = realtest.Replace(t, "testConfig", cfg, "keys:\n", "keys:\n  - {name: k2, sha256: 1fbfd5e2a34698deb796eb78add256a067ec065519b8329b1eb85f5e2ef906d4, plan: pro} # demo-pro-key\n")
+		f := newFixture(t, cfg, kind)
+		for _, c := range []struct {
+			key, rule, other string
+			admitted         int
+		}{
+			{"demo-free-key", "search-free", "search-pro", 1},
+			{"demo-pro-key", "search-pro", "search-free", 2},
+		} {
+			h := map[string]string{"X-API-Key": c.key}
+			for i := range c.admitted {
+				r := f.do(t, "GET", "/api/search", "", h)
+				readAll(t, r)
+				if p := r.Header.Get("RateLimit-Policy"); r.StatusCode != 200 || !strings.Contains(p, c.rule+".per-minute") || strings.Contains(p, c.other) {
+					t.Fatalf("%s, search %d: %d, RateLimit-Policy %q: want 200 under %s alone", c.key, i+1, r.StatusCode, p, c.rule)
+				}
+			}
+			r := f.do(t, "GET", "/api/search", "", h)
+			if body := readAll(t, r); r.StatusCode != 429 || !strings.Contains(body, `"violated-policies":["`+c.rule+`.per-minute"]`) {
+				t.Errorf("%s, search %d: %d %s, want 429 by %s.per-minute", c.key, c.admitted+1, r.StatusCode, body, c.rule)
+			}
+		}
+		r := f.do(t, "GET", "/v1/keys/name:k2", "", nil)
+		if body := readAll(t, r); r.StatusCode != 200 || !strings.Contains(body, `"search-pro.per-minute"`) || strings.Contains(body, "search-free") {
+			t.Errorf("inspecting the pro key: %d %s, want its plan's rule only", r.StatusCode, body)
+		}
+		f.noStoreErrors(t)
+	})
+}

@@ -48,7 +48,7 @@ func printRules(w io.Writer, cfg *config.Config) {
 }
 
 // ruleMatch says what a rule matches: "POST /v1/reports on api.example.com
-// with Content-Type=application/json".
+// with Content-Type=application/json for free,pro".
 func ruleMatch(r httplimit.Rule) string {
 	var parts []string
 	if len(r.Methods) > 0 {
@@ -75,6 +75,9 @@ func ruleMatch(r httplimit.Rule) string {
 		} else {
 			parts = append(parts, word+" "+h.Name+"="+h.Value)
 		}
+	}
+	if len(r.Plans) > 0 {
+		parts = append(parts, "for "+strings.Join(r.Plans, ","))
 	}
 	return strings.Join(parts, " ")
 }

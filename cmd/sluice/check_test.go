@@ -52,6 +52,7 @@ func TestCheckPrintsTheRulesTable(t *testing.T) {
 		"header:X-Tenant (from trusted proxies)",
 		"reports  POST /v1/reports on api.example.com,*.api.example.com with Content-Type=application/json",
 		"reports.per-minute  sliding-window-log  30",
+		"exports  POST /v1/exports for free",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
