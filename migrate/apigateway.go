@@ -201,8 +201,8 @@ func (t *Translation) awsQuota(q awsQuota, where string) (Limit, error) {
 }
 
 // methodThrottles makes a rule of each method throttle of p's API stages,
-// keyed by the client. scoped: other plans exist, which the rules count
-// too.
+// keyed by the client. scoped: other plans exist, so the rules apply to
+// the clients of plan only.
 func (t *Translation) methodThrottles(p awsUsagePlan, plan, where string, scoped bool) error {
 	for _, st := range p.APIStages {
 		keys := make([]string, 0, len(st.Throttle))
@@ -234,12 +234,11 @@ func (t *Translation) methodThrottles(p awsUsagePlan, plan, where string, scoped
 			if path != "/*" {
 				r.Paths = []string{path}
 			}
-			t.SluiceRules = append(t.SluiceRules, r)
-			text := "API Gateway applies this throttle to the method instead of the plan's; sluice applies both, so the stricter decides"
 			if scoped {
-				text += ", and to every client: sluice's rules are not scoped to a plan (the other plans' keys are counted too)"
+				r.Plans = []string{plan}
 			}
-			t.differs(at, "%s.", text)
+			t.SluiceRules = append(t.SluiceRules, r)
+			t.differs(at, "API Gateway applies this throttle to the method instead of the plan's; sluice applies both, so the stricter decides.")
 		}
 	}
 	return nil

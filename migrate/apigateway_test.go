@@ -2,9 +2,12 @@ package migrate_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"math/big"
 	"math/rand/v2"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,15 +68,16 @@ func TestImportAPIGateway(t *testing.T) {
 		}
 	}
 	for _, r := range cfg.Rules {
-		got = append(got, "rule "+r.Name+" "+strings.Join(r.Methods, ",")+" "+strings.Join(r.Paths, ",")+" "+strings.Join(r.Key, ",")+" "+r.Limits[0].String())
+		got = append(got, "rule "+r.Name+" "+strings.Join(r.Methods, ",")+" "+strings.Join(r.Paths, ",")+" "+strings.Join(r.Key, ",")+" "+
+			strings.Join(r.Plans, ",")+" "+r.Limits[0].String())
 	}
 	want := []string{
 		"imported throttle: token-bucket 5 per 2s burst 3",
 		"imported quota-per-30d: fixed-window 5000 per 720h0m0s",
 		"Pro throttle: token-bucket 100 per 1s burst 200",
 		"Pro quota-per-day: fixed-window 100000 per 24h0m0s",
-		"rule imported-files-proxy  /files/{proxy...} client throttle: token-bucket 1 per 1s burst 2",
-		"rule imported-get-pets-petId GET /pets/{petId} client throttle: token-bucket 1 per 2s burst 1",
+		"rule imported-files-proxy  /files/{proxy...} client imported throttle: token-bucket 1 per 1s burst 2",
+		"rule imported-get-pets-petId GET /pets/{petId} client imported throttle: token-bucket 1 per 2s burst 1",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("translated:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -83,7 +87,7 @@ func TestImportAPIGateway(t *testing.T) {
 	}
 	report := tr.Report()
 	for _, want := range []string{"--usage-plan-id 'a1b2c3'", "plan: imported}", "--usage-plan-id 'd4e5f6'", "plan: Pro}",
-		"calendar months", "not scoped to a plan"} {
+		"calendar months", "of plan imported, on /pets/{petId}"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q", want)
 		}
@@ -139,6 +143,35 @@ func TestImportedAPIGatewayDecides(t *testing.T) {
 		if w.Code != c.want {
 			t.Errorf("request %d, %s %s key %s: %d, want %d", i, c.method, c.path, c.key, w.Code, c.want)
 		}
+	}
+}
+
+// TestImportedAPIGatewayMethodThrottlesKeepToTheirPlan serves two usage
+// plans with their keys listed: Basic's throttle of GET /pets/{petId}
+// limits Basic's keys, not Pro's.
+func TestImportedAPIGatewayMethodThrottlesKeepToTheirPlan(t *testing.T) {
+	tr, err := migrate.Import(migrate.FormatAPIGateway, `{"items": [
+		{"id": "b", "name": "Basic", "throttle": {"burstLimit": 5, "rateLimit": 0.01},
+		 "apiStages": [{"apiId": "x", "stage": "prod", "throttle": {"/pets/{petId}/GET": {"burstLimit": 1, "rateLimit": 0.01}}}]},
+		{"id": "p", "name": "Pro", "throttle": {"burstLimit": 5, "rateLimit": 0.01}, "apiStages": [{"apiId": "x", "stage": "prod"}]}]}`, "plans.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := "keys:\n"
+	for _, k := range []struct{ name, plan string }{{"basic-key", migrate.PlanName}, {"pro-key", "Pro"}} {
+		keys += fmt.Sprintf("  - {name: %s, sha256: %x, plan: %s}\n", k.name, sha256.Sum256([]byte(k.name)), k.plan)
+	}
+	h := serveImported(t, tr, keys)
+	var got []int
+	for _, key := range []string{"basic-key", "basic-key", "pro-key", "pro-key", "pro-key"} {
+		r := httptest.NewRequest("GET", "/pets/7", nil)
+		r.Header.Set("X-Api-Key", key)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		got = append(got, w.Code)
+	}
+	if want := []int{200, 429, 200, 200, 200}; !slices.Equal(got, want) {
+		t.Errorf("GET /pets/7 by Basic's key ×2, Pro's ×3: %v, want %v (the method throttle of Basic's alone)", got, want)
 	}
 }
 

@@ -165,7 +165,7 @@ func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {
 	b.WriteString("rules:\n")
 	for _, r := range rules {
 		fmt.Fprintf(b, "  - name: %s\n", r.Name)
-		if len(r.Paths) > 0 || len(r.Hosts) > 0 || len(r.ExceptPaths) > 0 || len(r.Methods) > 0 || len(r.Headers) > 0 {
+		if len(r.Paths) > 0 || len(r.Hosts) > 0 || len(r.ExceptPaths) > 0 || len(r.Methods) > 0 || len(r.Headers) > 0 || len(r.Plans) > 0 {
 			b.WriteString("    match:\n")
 			if len(r.Methods) > 0 {
 				fmt.Fprintf(b, "      methods: %s\n", quoteAll(r.Methods))
@@ -184,6 +184,9 @@ func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {
 			}
 			if len(r.ExceptPaths) > 0 {
 				fmt.Fprintf(b, "      except_paths: %s   # limited otherwise there, as in the source\n", quoteAll(r.ExceptPaths))
+			}
+			if len(r.Plans) > 0 {
+				fmt.Fprintf(b, "      plans: %s   # their clients only, as in the source\n", quoteAll(r.Plans))
 			}
 		}
 		fmt.Fprintf(b, "    key: %s\n", quoteAll(r.Key))

@@ -740,8 +740,9 @@ func expectStatuses(t *testing.T, h http.Handler, reqs []sent) {
 }
 
 // serveImported returns sluice's public handler serving tr's configuration
-// (enforced) on the memory store, in front of an upstream that answers 200.
-func serveImported(t *testing.T, tr *migrate.Translation) http.Handler {
+// (enforced) on the memory store, in front of an upstream that answers 200;
+// more YAML, if any, is appended to the imported file.
+func serveImported(t *testing.T, tr *migrate.Translation, more ...string) http.Handler {
 	t.Helper()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	t.Cleanup(up.Close)
@@ -749,7 +750,7 @@ func serveImported(t *testing.T, tr *migrate.Translation) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse("imported.yaml", []byte("upstream: "+up.URL+"\n"+files[migrate.ConfigFile]))
+	cfg, err := config.Parse("imported.yaml", []byte("upstream: "+up.URL+"\n"+files[migrate.ConfigFile]+strings.Join(more, "")))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, files[migrate.ConfigFile])
 	}
@@ -831,6 +832,53 @@ consumers:
 	// key it sends (a made-up key is no fresh quota, as in Kong).
 	if want := []int{200, 429, 200, 200, 200, 429}; !slices.Equal(got, want) {
 		t.Errorf("acme twice, then the address with no key twice and two made-up keys: %v, want %v", got, want)
+	}
+}
+
+// TestImportedKongConsumerEscapesTheRouteRules: where the plugins differ
+// (rules), a consumer's requests meet its own plugin alone, as in Kong,
+// not the route's or the global one's.
+func TestImportedKongConsumerEscapesTheRouteRules(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+  - {name: rate-limiting, config: {minute: 5, limit_by: ip}}
+services:
+  - name: api
+    url: http://api.internal
+    routes:
+      - name: search
+        paths: [/search]
+        plugins: [{name: rate-limiting, config: {minute: 1, limit_by: ip}}]
+consumers:
+  - username: acme
+    keyauth_credentials: [{key: acme-secret}]
+    plugins: [{name: rate-limiting, config: {minute: 2}}]
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.SluiceRules) == 0 {
+		t.Fatalf("no rules: the case needs plugins that differ")
+	}
+	h := serveImported(t, tr)
+	var got []int
+	for _, c := range []struct{ key, addr string }{
+		{"acme-secret", "192.0.2.1"}, {"acme-secret", "192.0.2.1"}, {"acme-secret", "192.0.2.1"},
+		{"", "192.0.2.2"}, {"", "192.0.2.2"},
+	} {
+		r := httptest.NewRequest("GET", "/search", nil)
+		r.RemoteAddr = c.addr + ":1234"
+		if c.key != "" {
+			r.Header.Set("Apikey", c.key)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		got = append(got, w.Code)
+	}
+	// acme: its plugin's 2 a minute (not the route's 1); an address: the
+	// route's 1.
+	if want := []int{200, 200, 429, 200, 429}; !slices.Equal(got, want) {
+		t.Errorf("acme ×3, then an address ×2 on /search: %v, want %v", got, want)
 	}
 }
 

@@ -4,15 +4,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
+	"strings"
 )
 
 // kongConsumers makes a plan of each consumer's rate-limiting plugin,
 // chosen by the consumer's key-auth credentials, listed by SHA-256. Kong
 // runs a consumer's plugin in place of the route's, service's or global
-// one; a key's plan replaces the imported plan's limits, but the rules
-// (the route and service plugins, when they differ) still count it, which
-// it reports.
+// one: a key's plan replaces the imported plan's limits, and the rules (the
+// route and service plugins, when they differ) apply to the imported
+// plan's clients only.
 func (t *Translation) kongConsumers(consumers []kongConsumer) error {
+	var plans []string
 	for _, c := range consumers {
 		i := slices.IndexFunc(c.Plugins, func(p kongPlugin) bool { return p.Name == "rate-limiting" && (p.Enabled == nil || *p.Enabled) })
 		if i < 0 {
@@ -27,6 +29,7 @@ func (t *Translation) kongConsumers(consumers []kongConsumer) error {
 			return err
 		}
 		t.Plans = append(t.Plans, Plan{Name: name, Limits: ls})
+		plans = append(plans, name)
 		n := 0
 		for _, cr := range c.Credentials {
 			if cr.Key == "" {
@@ -54,9 +57,12 @@ func (t *Translation) kongConsumers(consumers []kongConsumer) error {
 		if n > 1 {
 			t.differs(where, "the consumer's %d credentials shared one count in Kong; in sluice each key counts alone.", n)
 		}
-		if len(t.SluiceRules) > 0 {
-			t.differs(where, "the rules made of the route and service plugins still count %s's requests; Kong runs only the consumer's plugin.", c.Username)
+	}
+	if len(plans) > 0 && len(t.SluiceRules) > 0 {
+		for i := range t.SluiceRules {
+			t.SluiceRules[i].Plans = []string{PlanName}
 		}
+		t.same("consumers", "the rules made of the route, service and global plugins apply to the clients of plan %s only (match.plans): the consumers' plans (%s) are limited by their own plugin alone, as Kong runs a consumer's plugin in place of the others.", PlanName, strings.Join(plans, ", "))
 	}
 	return nil
 }

@@ -66,6 +66,9 @@ func (t *Translation) Report() string {
 		if len(r.Key) == 1 && r.Key[0] == "rule" {
 			who = "all its requests together"
 		}
+		if len(r.Plans) > 0 {
+			who += " of plan " + strings.Join(r.Plans, ", ")
+		}
 		for _, l := range r.Limits {
 			l.Name = r.Name + "." + l.Name
 			rows = append(rows, row{l, fmt.Sprintf("%s, on %s (rule %s)", who, where, r.Name)})

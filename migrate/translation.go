@@ -95,6 +95,8 @@ type Rule struct {
 	// ExceptPaths are ServeMux patterns it leaves out, even where Paths
 	// matches: places below it whose own limits replace its there.
 	ExceptPaths []string
+	// Plans are the plans whose clients it applies to; empty: every plan.
+	Plans []string
 	// Key lists the request attributes that name a count (httplimit's
 	// Rule.Key: "ip/32/128", "header:X-Api-Key", "host", "route", …).
 	Key []string
