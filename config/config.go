@@ -98,16 +98,24 @@ type Redis struct {
 	Addresses  []string // host:port of the server, the sentinels or cluster seeds
 	MasterName string   // the Sentinel master set
 	// Username and Password authenticate to Redis (an ACL user, or the
-	// default user's requirepass) and to the Sentinels.
+	// default user's requirepass) and, unless the Sentinel fields say
+	// otherwise, to the Sentinels.
 	Username string
 	Password string
 	// PasswordFile, instead of Password, names a file holding the password
 	// (see ReadSecret), so that the configuration holds no secret. It is
 	// read again for every new connection to a Redis server: a rotated
 	// password is used from the next connection on, without a restart
-	// (Sentinels keep the one read at start).
+	// (to the Sentinels too, unless they have credentials of their own).
 	PasswordFile string
-	DB           int
+	// SentinelUsername and SentinelPassword (or SentinelPasswordFile, read
+	// at start) authenticate to the Sentinels when they have a password of
+	// their own (sentinel mode only); Username and the password then
+	// authenticate to the Redis servers alone.
+	SentinelUsername     string
+	SentinelPassword     string
+	SentinelPasswordFile string
+	DB                   int
 	// TLS configures TLS to Redis; off by default.
 	TLS ClientTLS
 	// Timeout bounds each decision's round trip, 50ms by default.

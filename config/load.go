@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -193,6 +195,7 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 		"max_keys": func(n *yaml.Node, p string) { s.MaxKeys = int(d.Int(n, p, 1, 1<<32)) },
 		"redis": func(n *yaml.Node, path string) {
 			r := &s.Redis
+			sentinelAt := map[string]*yaml.Node{} // where each sentinel_ field is
 			d.Mapping(n, path, map[string]field{
 				"mode":        func(n *yaml.Node, p string) { r.Mode = d.OneOf(n, p, "standalone", "sentinel", "cluster") },
 				"addresses":   func(n *yaml.Node, p string) { r.Addresses = d.Strings(n, p) },
@@ -202,6 +205,14 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 				"password_file": func(n *yaml.Node, p string) {
 					r.PasswordFile = d.file(n, p)
 					if _, err := ReadSecret(r.PasswordFile); err != nil {
+						d.Errorf(n, p, "%v", err)
+					}
+				},
+				"sentinel_username": func(n *yaml.Node, p string) { r.SentinelUsername, sentinelAt[p] = d.Str(n, p), n },
+				"sentinel_password": func(n *yaml.Node, p string) { r.SentinelPassword, sentinelAt[p] = d.Str(n, p), n },
+				"sentinel_password_file": func(n *yaml.Node, p string) {
+					r.SentinelPasswordFile, sentinelAt[p] = d.file(n, p), n
+					if _, err := ReadSecret(r.SentinelPasswordFile); err != nil {
 						d.Errorf(n, p, "%v", err)
 					}
 				},
@@ -224,6 +235,14 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 			}
 			if r.Mode == "sentinel" && r.MasterName == "" {
 				d.Errorf(n, path+".master_name", "sentinel mode needs the master set's name")
+			}
+			if r.SentinelPassword != "" && r.SentinelPasswordFile != "" {
+				d.Errorf(n, path+".sentinel_password_file", "set sentinel_password or sentinel_password_file, not both")
+			}
+			for _, p := range slices.Sorted(maps.Keys(sentinelAt)) {
+				if r.Mode != "sentinel" {
+					d.Errorf(sentinelAt[p], p, "only sentinel mode has Sentinels to authenticate to")
+				}
 			}
 		},
 	})

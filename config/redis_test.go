@@ -123,6 +123,10 @@ func TestRedisSecretsAndTLSRefused(t *testing.T) {
 		{`tls: {cert_file: notpem, key_file: notpem}`, "client certificate"},
 		{`tls: yes-please`, "want true or false"},
 		{`tls: {insecure_skip_verify: true}`, "unknown field"},
+		{`sentinel_password: x`, "store.redis.sentinel_password: only sentinel mode has Sentinels"},
+		{`mode: cluster, sentinel_username: u`, "store.redis.sentinel_username: only sentinel mode has Sentinels"},
+		{`mode: sentinel, master_name: m, sentinel_password: x, sentinel_password_file: empty`, "set sentinel_password or sentinel_password_file, not both"},
+		{`mode: sentinel, master_name: m, sentinel_password_file: missing`, "no such file"},
 	} {
 		file := filepath.Join(dir, "sluice.yaml")
 		if err := os.WriteFile(file, []byte("store:\n  type: redis\n  redis: {addresses: [\"r:6379\"], "+tc.redis+"}\n"+

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -173,5 +174,59 @@ func TestSentinelOverTLS(t *testing.T) {
 	}
 	if keys, err := m.Keys("*tls-sentinel*"); err != nil || len(keys) != 1 {
 		t.Errorf("keys on the master: %v, %v", keys, err)
+	}
+}
+
+// Sentinels with a password of their own (requirepass) and a master with
+// another: the store authenticates to each with its own and decides on
+// the master; with the master's password given to the Sentinels too (as
+// before SentinelPassword), it cannot reach them.
+func TestSentinelsWithAPasswordOfTheirOwn(t *testing.T) {
+	master, sentinel := redistest.SentinelWithPasswords(t, "authed", "data-secret", "sentinel-secret")
+	o := redis.Options{Mode: redis.ModeSentinel, Addrs: []string{sentinel.Addr}, MasterSet: "authed",
+		Password: "data-secret", SentinelPassword: "sentinel-secret", Timeout: testTimeout}
+	st, err := redis.Dial(o)
+	if err != nil {
+		t.Fatalf("Dial with the Sentinels' password: %v", err)
+	}
+	defer st.Close()
+	out := make([]sluice.Status, 1)
+	check := []sluice.Check{{Key: "authed-sentinel", Limit: sluice.FixedWindow(1, time.Hour), Cost: 1}}
+	for i, want := range []bool{true, false} {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		err := st.Apply(ctx, check, out)
+		cancel()
+		if err != nil || out[0].Allowed != want {
+			t.Fatalf("check %d: allowed %v, %v; want %v", i+1, out[0].Allowed, err, want)
+		}
+	}
+	if keys, err := master.Keys("*authed-sentinel*"); err != nil || len(keys) != 1 {
+		t.Errorf("keys on the master: %v, %v", keys, err)
+	}
+
+	// The master's password from Credentials (read for each connection),
+	// the Sentinels' their own.
+	withCreds := o
+	withCreds.Password = ""
+	withCreds.Credentials = func() (string, string, error) { return "", "data-secret", nil }
+	st2, err := redis.Dial(withCreds)
+	if err != nil {
+		t.Fatalf("Dial with Credentials for the master and the Sentinels' password: %v", err)
+	}
+	defer st2.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := st2.Apply(ctx, check, out); err != nil || out[0].Allowed {
+		t.Errorf("a third check through Credentials: allowed %v, %v; want the shared count's refusal", out[0].Allowed, err)
+	}
+
+	o.SentinelPassword = ""
+	if st, err := redis.Dial(o); err == nil {
+		st.Close()
+		t.Error("Dial with the master's password for the Sentinels: connected, want the Sentinels' refusal")
+	}
+	o.Mode, o.SentinelPassword = redis.ModeStandalone, "sentinel-secret"
+	if _, err := redis.Dial(o); err == nil || !strings.Contains(err.Error(), "for sentinel mode") {
+		t.Errorf("a Sentinel password in standalone mode: %v", err)
 	}
 }

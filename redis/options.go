@@ -100,15 +100,22 @@ type Options struct {
 	// MasterSet is the Sentinel master set name (sentinel mode only).
 	MasterSet string
 	// Username and Password authenticate to Redis (ACL user or
-	// requirepass); with Sentinel, to the Sentinels as well.
+	// requirepass); with Sentinel, to the Sentinels as well unless
+	// SentinelUsername or SentinelPassword is set.
 	Username, Password string
-	// Credentials, when not nil, is called for each new connection to a
-	// Redis server (not to a Sentinel, which takes Username and Password)
-	// and its user name and password are sent instead of Username and
+	// SentinelUsername and SentinelPassword, when either is set,
+	// authenticate to the Sentinels (sentinel mode only: a Sentinel's own
+	// requirepass or ACL user) in place of Username and Password, which
+	// then authenticate to the Redis servers alone.
+	SentinelUsername, SentinelPassword string
+	// Credentials, when not nil, is called for each new connection and
+	// its user name and password are sent instead of Username and
 	// Password, so that a rotated password is used from the next
 	// connection on (at start, and whenever a dropped connection is made
-	// again) without a restart. An error fails that connection as a wrong
-	// password would. It must be safe for concurrent use.
+	// again) without a restart: to the Redis servers, and to the Sentinels
+	// unless SentinelUsername or SentinelPassword is set. An error fails
+	// that connection as a wrong password would. It must be safe for
+	// concurrent use.
 	Credentials func() (username, password string, err error)
 	// DB selects a database (standalone and sentinel; a cluster has only 0).
 	DB int
@@ -211,15 +218,8 @@ func (o Options) ClientOption() (rueidis.ClientOption, error) {
 		ConnWriteTimeout: timeout,
 	}
 	co.Dialer.Timeout = timeout
-	if o.Credentials != nil {
-		creds := o.Credentials
-		co.AuthCredentialsFn = func(rueidis.AuthCredentialsContext) (rueidis.AuthCredentials, error) {
-			u, p, err := creds()
-			if err != nil {
-				return rueidis.AuthCredentials{}, fmt.Errorf("redis: credentials: %w", err)
-			}
-			return rueidis.AuthCredentials{Username: u, Password: p}, nil
-		}
+	if o.Mode != ModeSentinel && (o.SentinelUsername != "" || o.SentinelPassword != "") {
+		return co, errors.New("redis: SentinelUsername and SentinelPassword are for sentinel mode")
 	}
 	switch o.Mode {
 	case "", ModeStandalone:
@@ -228,8 +228,12 @@ func (o Options) ClientOption() (rueidis.ClientOption, error) {
 		if o.MasterSet == "" {
 			return co, errors.New("redis: sentinel mode needs a master set name")
 		}
-		co.Sentinel = rueidis.SentinelOption{MasterSet: o.MasterSet, Username: o.Username,
-			Password: o.Password, TLSConfig: o.TLS, Dialer: co.Dialer}
+		user, password := o.Username, o.Password
+		if o.SentinelUsername != "" || o.SentinelPassword != "" {
+			user, password = o.SentinelUsername, o.SentinelPassword
+		}
+		co.Sentinel = rueidis.SentinelOption{MasterSet: o.MasterSet, Username: user,
+			Password: password, TLSConfig: o.TLS, Dialer: co.Dialer}
 	case ModeCluster:
 		if o.DB != 0 {
 			return co, fmt.Errorf("redis: a cluster has only database 0, not %d", o.DB)
@@ -237,6 +241,9 @@ func (o Options) ClientOption() (rueidis.ClientOption, error) {
 		co.ShuffleInit = true
 	default:
 		return co, fmt.Errorf("redis: unknown mode %q (use standalone, sentinel or cluster)", o.Mode)
+	}
+	if o.Credentials != nil {
+		co.AuthCredentialsFn = o.authCredentials(&co.Sentinel)
 	}
 	return co, nil
 }

@@ -35,6 +35,7 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 	}
 	o := redis.Options{Mode: redis.Mode(r.Mode), Addrs: r.Addresses,
 		MasterSet: r.MasterName, Username: r.Username, Password: r.Password, DB: r.DB, Timeout: r.Timeout,
+		SentinelUsername: r.SentinelUsername, SentinelPassword: r.SentinelPassword,
 		OnStoreError: policy, Instances: r.Instances, Replicas: r.Replicas, ReplicaWait: r.ReplicaWait,
 		Lease: lease, Logger: log}
 	if o.TLS, err = r.TLS.Load(); err != nil {
@@ -47,6 +48,11 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 		o.Credentials = func() (string, string, error) {
 			password, err := config.ReadSecret(r.PasswordFile)
 			return r.Username, password, err
+		}
+	}
+	if r.SentinelPasswordFile != "" {
+		if o.SentinelPassword, err = config.ReadSecret(r.SentinelPasswordFile); err != nil {
+			return nil, fmt.Errorf("server: the Sentinels' password: %w", err)
 		}
 	}
 	local := memory.New(append([]memory.Option{memory.WithMaxKeys(cfg.Store.MaxKeys)}, opts...)...)

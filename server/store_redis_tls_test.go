@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -169,4 +170,71 @@ plans:
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// TestOpenStoreSentinelsWithPasswordFilesOfTheirOwn: Sentinels with a
+// password of their own and a master with another, each read from its
+// file: the store decides on the master; with the Sentinels' file left
+// out, it is not ready and on_store_error decides.
+func TestOpenStoreSentinelsWithPasswordFilesOfTheirOwn(t *testing.T) {
+	master, sentinel := redistest.SentinelWithPasswords(t, "authed", "data-secret", "sentinel-secret")
+	dir := t.TempDir()
+	for name, secret := range map[string]string{"redis-password": "data-secret", "sentinel-password": "sentinel-secret"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(secret+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	load := func(sentinelAuth string) *config.Config {
+		t.Helper()
+		file := filepath.Join(dir, "sluice.yaml")
+		if err := os.WriteFile(file, []byte(`store:
+  type: redis
+  redis:
+    mode: sentinel
+    master_name: authed
+    addresses: ["`+sentinel.Addr+`"]
+    password_file: redis-password
+    `+sentinelAuth+`
+    timeout: 2s
+    on_store_error: deny
+plans:
+  free: {limits: [{name: per-minute, algorithm: gcra, quantity: 100, window: 1m}]}
+`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := config.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	ctx := context.Background()
+	opened, err := server.OpenStore(load("sentinel_password_file: sentinel-password"), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opened.Close()
+	if err := opened.Ready(ctx); err != nil {
+		t.Fatalf("Ready through password-protected Sentinels: %v", err)
+	}
+	var d sluice.Decision
+	checks := []sluice.Check{{Key: "through-sentinels", Limit: sluice.PerMinute(100), Cost: 1}}
+	if err := sluice.NewLimiter(opened.Store).Allow(ctx, checks, &d); err != nil || !d.Allowed {
+		t.Fatalf("the first check: allowed %v, %v; want Redis's admission", d.Allowed, err)
+	}
+	if keys, err := master.Keys("sluice:*"); err != nil || len(keys) != 1 {
+		t.Errorf("keys on the master: %v, %v; want the check's state", keys, err)
+	}
+
+	without, err := server.OpenStore(load("# the Sentinels get the data password"), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer without.Close()
+	if err := without.Ready(ctx); err == nil {
+		t.Error("ready with the master's password given to the Sentinels: want not ready")
+	}
+	if err := sluice.NewLimiter(without.Store).Allow(ctx, checks, &d); err != nil || d.Allowed {
+		t.Errorf("a check without the Sentinels: allowed %v, %v; want on_store_error deny's refusal", d.Allowed, err)
+	}
 }

@@ -32,7 +32,21 @@ func printStore(w io.Writer, cfg *config.Config) {
 	if r.Username != "" {
 		auth = "user " + r.Username + ", " + auth
 	}
-	parts = append(parts, auth, "on store error: "+r.OnStoreError)
+	parts = append(parts, auth)
+	if r.SentinelUsername != "" || r.SentinelPassword != "" || r.SentinelPasswordFile != "" {
+		sentinels := "Sentinels: no password"
+		switch {
+		case r.SentinelPasswordFile != "":
+			sentinels = "Sentinels: password from " + r.SentinelPasswordFile + " (read at start)"
+		case r.SentinelPassword != "":
+			sentinels = "Sentinels: password in the configuration"
+		}
+		if r.SentinelUsername != "" {
+			sentinels = strings.Replace(sentinels, "Sentinels: ", "Sentinels: user "+r.SentinelUsername+", ", 1)
+		}
+		parts = append(parts, sentinels)
+	}
+	parts = append(parts, "on store error: "+r.OnStoreError)
 	fmt.Fprintf(w, "STORE  %s\n", strings.Join(parts, "; "))
 }
 

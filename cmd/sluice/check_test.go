@@ -77,6 +77,9 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 				filepath.Join(dir, "pw") + " (read for each new connection); on store error: local\n", "hunter2-from-a-file"},
 		{"store:\n  type: redis\n  redis: {addresses: [\"r:6379\"], password: hunter2-inline, on_store_error: deny}\n",
 			"STORE  redis standalone r:6379; plain TCP; password in the configuration; on store error: deny\n", "hunter2-inline"},
+		{"store:\n  type: redis\n  redis: {addresses: [\"s:26379\"], mode: sentinel, master_name: m, password_file: pw, sentinel_username: watcher, sentinel_password: hunter2-sentinel}\n",
+			"STORE  redis sentinel s:26379 (master set m); plain TCP; password from " + filepath.Join(dir, "pw") +
+				" (read for each new connection); Sentinels: user watcher, password in the configuration; on store error: local\n", "hunter2-sentinel"},
 	} {
 		file := filepath.Join(dir, "sluice.yaml")
 		os.WriteFile(file, []byte(tc.store+plans), 0o600)

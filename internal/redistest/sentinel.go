@@ -19,20 +19,50 @@ import (
 // reports master's address. It is killed when the test ends.
 func Sentinel(tb testing.TB, master *Server, masterSet string) *Server {
 	tb.Helper()
-	s, err := startSentinel(tb, master, masterSet, 1, nil)
+	s, err := startSentinel(tb, master, masterSet, sentinelConf{quorum: 1})
 	if err != nil {
 		tb.Fatalf("redistest: sentinel: %v", err)
 	}
 	return s
 }
 
+// SentinelWithPasswords starts a master whose default user needs
+// masterPassword and a Sentinel of it (quorum one) that needs
+// sentinelPassword from its clients and gives masterPassword to the
+// master, as a Sentinel deployment with passwords of its own is set up.
+// Their Do authenticates with those passwords. Both are killed when the
+// test ends.
+func SentinelWithPasswords(tb testing.TB, masterSet, masterPassword, sentinelPassword string) (master, sentinel *Server) {
+	tb.Helper()
+	master = startNew(tb, false, 0, false, func(s *Server) error {
+		s.args = append(s.args, "--requirepass", masterPassword)
+		s.auth = []string{"default", masterPassword}
+		return nil
+	})
+	sentinel, err := startSentinel(tb, master, masterSet, sentinelConf{quorum: 1, requirepass: sentinelPassword, authPass: masterPassword})
+	if err != nil {
+		tb.Fatalf("redistest: sentinel: %v", err)
+	}
+	return master, sentinel
+}
+
 // sentinelDownAfter is how long Sentinels wait for a silent master before
 // they call it down, and a failover starts.
 const sentinelDownAfter = 500 * time.Millisecond
 
-// startSentinel starts one Sentinel of master with the given quorum and
-// waits until it reports master's address.
-func startSentinel(tb testing.TB, master *Server, masterSet string, quorum int, ca *testpki.CA) (*Server, error) {
+// sentinelConf is how a Sentinel is set up: its quorum; with ca, TLS
+// everywhere; with requirepass, the password its clients need; with
+// authPass, the password it gives the master and replicas.
+type sentinelConf struct {
+	quorum                int
+	ca                    *testpki.CA
+	requirepass, authPass string
+}
+
+// startSentinel starts one Sentinel of master as c says and waits until it
+// reports master's address.
+func startSentinel(tb testing.TB, master *Server, masterSet string, c sentinelConf) (*Server, error) {
+	quorum, ca := c.quorum, c.ca
 	bin := serverPath(tb)
 	dir := tb.TempDir()
 	ports, err := freePorts(2)
@@ -51,11 +81,20 @@ func startSentinel(tb testing.TB, master *Server, masterSet string, quorum int, 
 			"tls-client-key-file %s\ntls-ca-cert-file %s\ntls-replication yes\n",
 			ports[1], ca.File("server"), ca.KeyFile("server"), ca.File("client"), ca.KeyFile("client"), ca.File("ca"))
 	}
+	if c.requirepass != "" {
+		text += fmt.Sprintf("requirepass %s\n", c.requirepass)
+	}
+	if c.authPass != "" {
+		text += fmt.Sprintf("sentinel auth-pass %s %s\n", masterSet, c.authPass)
+	}
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		return nil, err
 	}
 	s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[0])), Port: ports[0], Dir: dir, tb: tb,
 		args: []string{bin, conf, "--sentinel"}}
+	if c.requirepass != "" {
+		s.auth = []string{"default", c.requirepass}
+	}
 	if ca != nil {
 		s.TLSAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
 	}
@@ -144,7 +183,7 @@ func sentinelGroup(tb testing.TB, name string, ca *testpki.CA) *SentinelFixture 
 	errs := make([]error, 3)
 	var wg sync.WaitGroup
 	for i := range f.Sentinels {
-		wg.Go(func() { f.Sentinels[i], errs[i] = startSentinel(tb, master, name, 2, ca) })
+		wg.Go(func() { f.Sentinels[i], errs[i] = startSentinel(tb, master, name, sentinelConf{quorum: 2, ca: ca}) })
 	}
 	wg.Wait()
 	for _, err := range errs {
