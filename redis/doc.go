@@ -152,6 +152,14 @@
 //     Redis together (a call is admitted only if both admit it), so that
 //     every instance has charged what it admitted before any decides on
 //     Redis alone, and none admits beyond its share meanwhile.
+//   - With Sentinel, the store moves to a new primary on the Sentinels'
+//     +switch-master event, and asks them every SentinelRefresh (5 s)
+//     besides: a store that missed the event (its Sentinel connection was
+//     down at that moment) does not stay on the old primary. A demoted
+//     primary refuses its writes (an error, decided by OnStoreError); one
+//     cut off from the Sentinels but not from the store keeps accepting
+//     them for at most that long, a split the Options.Replicas wait turns
+//     into errors.
 //   - Open's store reads every master's replication history every 100 ms
 //     (INFO replication). A master that takes over without everything its
 //     predecessor acknowledged — a replica promoted while the old master

@@ -22,6 +22,13 @@ import (
 // and the caller's store-error rule (Options.OnStoreError, for Open) decides.
 const DefaultTimeout = 50 * time.Millisecond
 
+// SentinelRefresh, 5 s, is how often a store in sentinel mode asks the
+// Sentinels which server is the primary, besides following their
+// +switch-master events: a store that missed the event of a failover (its
+// Sentinel connection was down at that moment) moves to the new primary
+// within this time instead of staying on the old one.
+const SentinelRefresh = 5 * time.Second
+
 // An Option configures a Store.
 type Option func(*options)
 
@@ -80,7 +87,9 @@ const (
 	// the store does not use).
 	ModeStandalone Mode = "standalone"
 	// ModeSentinel finds the primary of Options.MasterSet through the
-	// Sentinels at Options.Addrs and follows failovers.
+	// Sentinels at Options.Addrs and follows failovers: at once on the
+	// Sentinels' +switch-master event, and within SentinelRefresh when the
+	// event was missed (the client asks the Sentinels that often).
 	ModeSentinel Mode = "sentinel"
 	// ModeCluster is a Redis Cluster; Options.Addrs are some of its nodes.
 	ModeCluster Mode = "cluster"
@@ -233,7 +242,7 @@ func (o Options) ClientOption() (rueidis.ClientOption, error) {
 			user, password = o.SentinelUsername, o.SentinelPassword
 		}
 		co.Sentinel = rueidis.SentinelOption{MasterSet: o.MasterSet, Username: user,
-			Password: password, TLSConfig: o.TLS, Dialer: co.Dialer}
+			Password: password, TLSConfig: o.TLS, Dialer: co.Dialer, TopologyRefreshInterval: SentinelRefresh}
 	case ModeCluster:
 		if o.DB != 0 {
 			return co, fmt.Errorf("redis: a cluster has only database 0, not %d", o.DB)

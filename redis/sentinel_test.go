@@ -77,3 +77,37 @@ func waitUntil(t *testing.T, d time.Duration, what string, ok func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestSentinelStoreAsksForThePrimaryWithoutAnEvent: when the Sentinels
+// name another primary without a +switch-master event reaching the store
+// (an event missed while its Sentinel connection was down; here the
+// master set is monitored anew at another address), the store asks the
+// Sentinels again within redis.SentinelRefresh and moves to the primary
+// they name, instead of staying on the old one until it restarts.
+func TestSentinelStoreAsksForThePrimaryWithoutAnEvent(t *testing.T) {
+	t.Parallel()
+	old, next := redistest.Standalone(t), redistest.Standalone(t)
+	sentinel := redistest.Sentinel(t, old, "moved")
+	store, err := redis.Dial(redis.Options{Mode: redis.ModeSentinel, Addrs: []string{sentinel.Addr}, MasterSet: "moved",
+		Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	lim := sluice.NewLimiter(store)
+	check := sluice.Check{Key: "moved", Limit: sluice.PerMinute(1000), Cost: 1}
+	if _, err := allow(lim, context.Background(), check); err != nil {
+		t.Fatal(err)
+	}
+	sentinel.MustDo("SENTINEL", "REMOVE", "moved")
+	sentinel.MustDo("SENTINEL", "MONITOR", "moved", "127.0.0.1", strconv.Itoa(next.Port), "1")
+	moved := time.Now()
+	waitUntil(t, redis.SentinelRefresh+10*time.Second, "decisions on the primary the Sentinel names now", func() bool {
+		if _, err := allow(lim, context.Background(), check); err != nil {
+			t.Fatalf("while the Sentinel names another primary: %v", err)
+		}
+		n, err := next.Do("EXISTS", redis.Key("moved", check.Limit.Name()))
+		return err == nil && n == int64(1)
+	})
+	t.Logf("on the new primary %v after the Sentinel named it", time.Since(moved).Round(time.Millisecond))
+}
