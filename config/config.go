@@ -52,9 +52,14 @@ type Config struct {
 	Identity    Identity
 	// Policy holds the plans and global limits.
 	Policy *httplimit.Policy
-	// Keys maps the SHA-256 of an API key to its entry. Keys are never
-	// configured in clear text.
+	// Keys maps the SHA-256 of an API key to its entry: those of keys:
+	// and of KeysFile. Keys are never configured in clear text.
 	Keys map[[32]byte]*Key
+	// KeysFile, when not empty, names a file of more API keys: a YAML list
+	// of entries as keys: holds them (name, sha256, plan, limits), at most
+	// 32 MiB, read with the configuration (and again at every reload; the
+	// server watches it as it watches the configuration).
+	KeysFile string
 	// Rules limit the requests they match by keys and limits of their own
 	// (see httplimit.Rule), in the order of the file.
 	Rules []httplimit.Rule

@@ -84,7 +84,12 @@ func Parse(name string, data []byte) (*Config, error) {
 			c.Policy.AnonymousPlan = d.Str(n, p)
 			raw.at("AnonymousPlan", n, p)
 		},
-		"keys": func(n *yaml.Node, p string) { raw.keys = d.keys(n, p) },
+		"keys": func(n *yaml.Node, p string) { raw.keys = append(d.keys(n, p), raw.keys...) },
+		"keys_file": func(n *yaml.Node, p string) {
+			if c.KeysFile = d.file(n, p); c.KeysFile != "" {
+				raw.keys = append(raw.keys, d.keysFile(n, c.KeysFile)...)
+			}
+		},
 		"global": func(n *yaml.Node, p string) {
 			before := len(d.Errs)
 			c.Policy.Global = d.limits(n, p)
@@ -145,14 +150,18 @@ func (raw *rawConfig) refused(field string, did bool) {
 type location struct {
 	node *yaml.Node
 	path string
+	file string // "" for the configuration's own, else the keys file
 }
 
 // at records that the field of httplimit.Options at field was read from n at path.
-func (raw *rawConfig) at(field string, n *yaml.Node, path string) {
+func (raw *rawConfig) at(field string, n *yaml.Node, path string) { raw.atIn("", field, n, path) }
+
+// atIn is at for a node of file (the keys file; "" for the configuration).
+func (raw *rawConfig) atIn(file, field string, n *yaml.Node, path string) {
 	if raw.locs == nil {
 		raw.locs = map[string]location{}
 	}
-	raw.locs[field] = location{n, path}
+	raw.locs[field] = location{n, path, file}
 }
 
 type rawPlan struct {
@@ -171,6 +180,7 @@ type rawKey struct {
 	overrides []sluice.Limit
 	node      *yaml.Node
 	path      string
+	file      string // "" for the configuration's own keys, else the keys file
 }
 
 func (d *decoder) upstream(n *yaml.Node, p string) string {
@@ -464,7 +474,7 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 			base = byName[c.Policy.DefaultPlan]
 		} else if base == nil {
 			if len(raw.plans) > 0 {
-				d.Errorf(rk.node, rk.path+".plan", "%q is not a plan (plans: %s)", rk.plan, planNames(raw.plans))
+				d.errorfIn(rk.file, rk.node, rk.path+".plan", "%q is not a plan (plans: %s)", rk.plan, planNames(raw.plans))
 			}
 			continue
 		}
@@ -472,12 +482,12 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 			continue
 		}
 		if _, dup := c.Keys[rk.key.Hash]; dup {
-			d.Errorf(rk.node, rk.path+".sha256", "the same key is configured twice")
+			d.errorfIn(rk.file, rk.node, rk.path+".sha256", "the same key is configured twice")
 			continue
 		}
 		rk.key.Plan = withOverrides(base, rk.overrides)
 		c.Keys[rk.key.Hash] = rk.key
-		raw.at(fmt.Sprintf("Keys[%d]", len(keys)), rk.node, rk.path)
+		raw.atIn(rk.file, fmt.Sprintf("Keys[%d]", len(keys)), rk.node, rk.path)
 		keys = append(keys, httplimit.Key{Name: rk.key.Name, SHA256: rk.key.Hash, Plan: rk.key.Plan})
 	}
 
@@ -541,7 +551,7 @@ func (d *decoder) locate(err error, raw *rawConfig, prefix string) {
 		if field == "Plans" {
 			msg += " (see examples/sluice.yaml)"
 		}
-		d.Errorf(loc.node, loc.path, "%s", msg)
+		d.errorfIn(loc.file, loc.node, loc.path, "%s", msg)
 	}
 }
 

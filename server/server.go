@@ -311,7 +311,7 @@ func (s *Server) Reload() error {
 				cancel()
 			}
 			s.metrics.reloads.WithLabelValues("ok").Inc()
-			s.log.Info("configuration reloaded", "file", cfg.File, "plans", len(cfg.Policy.Plans))
+			s.log.Info("configuration reloaded", "file", cfg.File, "plans", len(cfg.Policy.Plans), "keys", len(cfg.Keys))
 			return nil
 		}
 	}

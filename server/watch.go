@@ -17,10 +17,11 @@ import (
 // file changes or when the Envoy rules it names change: a rules file, or
 // a *.yaml or *.yml file created, written, renamed or removed in a rules
 // directory (as envoyproxy/ratelimit watches its runtime folder); or when
-// a TLS file of the listeners or of upstream_tls changes, or the file a
-// link of theirs points to, or a ".." entry beside them, so that a renewed
-// certificate is served without a signal (certbot relinks its live files,
-// Kubernetes swaps a mounted Secret's ..data link). Editors
+// a TLS file of the listeners or of upstream_tls, or the keys file,
+// changes, or the file a link of theirs points to, or a ".." entry beside
+// them, so that a renewed certificate is served and a new key admitted
+// without a signal (certbot relinks its live files, Kubernetes swaps a
+// mounted Secret's or ConfigMap's ..data link). Editors
 // and config managers often replace a file rather than write it, and
 // deployments swap a folder through a symbolic link, so the directories
 // holding them are watched, events are filtered by name, and the watches
@@ -91,13 +92,14 @@ type watchSet struct {
 	// the Envoy rules directories, whose *.yaml and *.yml files count,
 	// and which count themselves (a folder replaced or swapped).
 	files, folders []string
-	// tlsNames are the TLS files by directory: their names, and where
-	// their links point. An event on one of them, or on a name starting
-	// with ".." (a Kubernetes volume's swapped ..data), counts.
-	tlsNames map[string][]string
-	// tlsFiles are the TLS files, whose modification times changedSince
+	// linkedNames are the files a volume may mount through links (TLS
+	// files, the keys file) by directory: their names, and where their
+	// links point. An event on one of them, or on a name starting with
+	// ".." (a Kubernetes volume's swapped ..data), counts.
+	linkedNames map[string][]string
+	// linkedFiles are those files, whose modification times changedSince
 	// reads.
-	tlsFiles []string
+	linkedFiles []string
 }
 
 // concerns reports whether an event on path may change the configuration.
@@ -106,7 +108,7 @@ func (ws watchSet) concerns(path string) bool {
 	if slices.Contains(ws.files, path) || slices.Contains(ws.folders, path) {
 		return true
 	}
-	if names, ok := ws.tlsNames[filepath.Dir(path)]; ok {
+	if names, ok := ws.linkedNames[filepath.Dir(path)]; ok {
 		base := filepath.Base(path)
 		if slices.Contains(names, base) || strings.HasPrefix(base, "..") {
 			return true
@@ -128,7 +130,7 @@ func (ws watchSet) changedSince(t time.Time) bool {
 		st, err := os.Stat(path)
 		return err == nil && !st.ModTime().Before(t)
 	}
-	for _, f := range slices.Concat(ws.files, ws.tlsFiles) {
+	for _, f := range slices.Concat(ws.files, ws.linkedFiles) {
 		if recent(f) {
 			return true
 		}
@@ -148,23 +150,24 @@ func (ws watchSet) changedSince(t time.Time) bool {
 }
 
 // watchSetOf returns the watch set of the configuration file file, the
-// Envoy rules paths rules and the TLS files tlsFiles.
-func watchSetOf(file string, rules, tlsFiles []string) watchSet {
+// Envoy rules paths rules and the files linkedFiles (TLS files, the keys
+// file).
+func watchSetOf(file string, rules, linkedFiles []string) watchSet {
 	ws := watchSet{files: []string{filepath.Clean(file)}}
-	ws.tlsNames = map[string][]string{}
-	for _, f := range tlsFiles {
+	ws.linkedNames = map[string][]string{}
+	for _, f := range linkedFiles {
 		if f == "" {
 			continue
 		}
 		f = filepath.Clean(f)
-		ws.tlsFiles = append(ws.tlsFiles, f)
+		ws.linkedFiles = append(ws.linkedFiles, f)
 		paths := []string{f}
 		if real, err := filepath.EvalSymlinks(f); err == nil && real != f {
 			paths = append(paths, real) // where a link points: a file rewritten there
 		}
 		for _, p := range paths {
 			dir := filepath.Dir(p)
-			ws.tlsNames[dir] = append(ws.tlsNames[dir], filepath.Base(p))
+			ws.linkedNames[dir] = append(ws.linkedNames[dir], filepath.Base(p))
 			ws.dirs = append(ws.dirs, dir)
 		}
 	}
@@ -199,7 +202,7 @@ func (s *Server) renewWatches(w *fsnotify.Watcher, old watchSet) watchSet {
 	}
 	ws := watchSetOf(s.opts.WatchFile, rules, []string{cfg.TLS.CertFile, cfg.TLS.KeyFile,
 		cfg.Admin.TLS.CertFile, cfg.Admin.TLS.KeyFile, cfg.Admin.TLS.ClientCAFile,
-		cfg.UpstreamTLS.CAFile, cfg.UpstreamTLS.CertFile, cfg.UpstreamTLS.KeyFile})
+		cfg.UpstreamTLS.CAFile, cfg.UpstreamTLS.CertFile, cfg.UpstreamTLS.KeyFile, cfg.KeysFile})
 	for _, d := range old.dirs {
 		w.Remove(d) // an error means it is gone already
 	}

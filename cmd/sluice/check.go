@@ -46,8 +46,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintln(stdout)
 	printStore(stdout, cfg)
 	printUpstream(stdout, cfg)
-	fmt.Fprintf(stdout, "\n%s is valid: %d plans, %d global limits, %d API keys, store %s.\n",
-		cfg.File, len(cfg.Policy.Plans), len(cfg.Policy.Global), len(cfg.Keys), cfg.Store.Type)
+	keys := fmt.Sprintf("%d API keys", len(cfg.Keys))
+	if cfg.KeysFile != "" {
+		keys += " (with those of " + cfg.KeysFile + ")"
+	}
+	fmt.Fprintf(stdout, "\n%s is valid: %d plans, %d global limits, %s, store %s.\n",
+		cfg.File, len(cfg.Policy.Plans), len(cfg.Policy.Global), keys, cfg.Store.Type)
 	return nil
 }
 

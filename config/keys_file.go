@@ -1,0 +1,56 @@
+package config
+
+import (
+	"errors"
+	"io"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
+)
+
+// maxKeysFileBytes bounds a keys file: about 200,000 keys of one line each.
+// Past that many clients, a plan header set by the authentication layer
+// (identity.plan_header) is the way to give each its plan.
+const maxKeysFileBytes = 32 << 20
+
+// keysFile reads the API keys of the file at path, a YAML list of entries
+// as keys: holds them, n being where the configuration names it. Problems
+// are reported at their line in that file.
+func (d *decoder) keysFile(n *yaml.Node, path string) []rawKey {
+	data, err := readBounded(path, maxKeysFileBytes)
+	if err != nil {
+		d.Errorf(n, "keys_file", "%v", err)
+		return nil
+	}
+	doc, err := yamlcheck.Parse(path, data)
+	if errors.Is(err, io.EOF) {
+		return nil // an empty file: no keys
+	}
+	if err != nil {
+		d.Errs = append(d.Errs, err)
+		return nil
+	}
+	kd := &decoder{Decoder: &yamlcheck.Decoder{File: path}, leases: d.leases}
+	keys := kd.keys(doc, "")
+	for _, ca := range kd.counts {
+		kd.Errorf(ca.node, ca.path, "count: belongs in the configuration, on the plan's limit of this name (limits of one name count alike)")
+	}
+	d.Errs = append(d.Errs, kd.Errs...)
+	for i := range keys {
+		keys[i].file = path
+	}
+	return keys
+}
+
+// errorfIn is Errorf for a node of file, the configuration's own when "".
+func (d *decoder) errorfIn(file string, n *yaml.Node, path, format string, args ...any) {
+	before := len(d.Errs)
+	d.Errorf(n, path, format, args...)
+	if file == "" || len(d.Errs) == before {
+		return
+	}
+	if e, ok := d.Errs[len(d.Errs)-1].(*yamlcheck.Error); ok {
+		e.File = file
+	}
+}
