@@ -33,6 +33,10 @@ type metrics struct {
 	degradation  prometheus.Gauge
 	transitions  *prometheus.CounterVec
 	reloads      *prometheus.CounterVec
+	// reloadOK is 1 while the configuration on disk is the one serving
+	// (the last reload, or the start, succeeded), 0 after a refusal;
+	// reloadTime is when the configuration serving was loaded.
+	reloadOK, reloadTime prometheus.Gauge
 	// refusedCallers counts requests to the private listeners refused for
 	// want of a scope (401 and 403), by the scope they lacked.
 	refusedCallers *prometheus.CounterVec
@@ -79,6 +83,14 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "sluice_config_reloads_total",
 			Help: "Configuration reloads by result (ok, refused).",
 		}, []string{"result"}),
+		reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sluice_config_last_reload_successful",
+			Help: "1 when the last configuration reload (or the start) succeeded, 0 when it was refused and the previous configuration keeps serving.",
+		}),
+		reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "sluice_config_last_reload_success_timestamp_seconds",
+			Help: "When the configuration serving was loaded, in seconds since the Unix epoch.",
+		}),
 		refusedCallers: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_caller_refusals_total",
 			Help: "Requests to the private listeners refused (401, 403) by the scope they lacked.",
@@ -92,8 +104,10 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Help: "Connections from a proxy_protocol load balancer refused because they did not start with a valid PROXY header.",
 		}),
 	}
+	m.reloadOK.Set(1)
+	m.reloadTime.SetToCurrentTime()
 	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.globalLeft, m.undecided, m.degradation, m.transitions, m.reloads,
-		m.refusedCallers, m.shedConnections, m.proxyHeaderRefusals)
+		m.reloadOK, m.reloadTime, m.refusedCallers, m.shedConnections, m.proxyHeaderRefusals)
 	m.counters.with = func(k counterKey) prometheus.Counter {
 		return m.decisions.WithLabelValues(k.policy, k.limit, k.result)
 	}

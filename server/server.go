@@ -311,11 +311,14 @@ func (s *Server) Reload() error {
 				cancel()
 			}
 			s.metrics.reloads.WithLabelValues("ok").Inc()
+			s.metrics.reloadOK.Set(1)
+			s.metrics.reloadTime.SetToCurrentTime()
 			s.log.Info("configuration reloaded", "file", cfg.File, "plans", len(cfg.Policy.Plans), "keys", len(cfg.Keys))
 			return nil
 		}
 	}
 	s.metrics.reloads.WithLabelValues("refused").Inc()
+	s.metrics.reloadOK.Set(0)
 	s.log.Error("configuration refused, the previous one keeps serving", "err", err)
 	return err
 }

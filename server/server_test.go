@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -400,8 +401,12 @@ func TestReloadRefusesABadConfigAndKeepsServing(t *testing.T) {
 	eachStore(t, func(t *testing.T, kind string) {
 		f := newFixture(t, testConfig, kind)
 		up := f.srv.Config().Upstream
+		served, err := os.ReadFile(f.file)
+		if err != nil {
+			t.Fatal(err)
+		}
 		os.WriteFile(f.file, []byte("upstream: "+up+"\nplans:\n  free:\n    limits:\n      - {name: x, algorithm: nope, quantity: 1, window: 1m}\n"), 0o644)
-		err := f.srv.Reload()
+		err = f.srv.Reload()
 		if err == nil || !strings.Contains(err.Error(), f.file+":5:") {
 			t.Fatalf("bad reload: %v", err)
 		}
@@ -414,12 +419,27 @@ func TestReloadRefusesABadConfigAndKeepsServing(t *testing.T) {
 		if r := f.do(t, "GET", "/a", "", key); r.StatusCode != 429 {
 			t.Fatalf("old limit not enforced: %d", r.StatusCode)
 		}
-		os.WriteFile(f.file, []byte("upstream: "+up+"\n"+strings.Replace(testConfig, "quantity: 3,", "quantity: 10,", 1)), 0o644)
+		metrics := readAll(t, f.do(t, "GET", "/metrics", "", nil))
+		if !strings.Contains(metrics, "\nsluice_config_last_reload_successful 0\n") {
+			t.Errorf("after the refusal, /metrics lacks sluice_config_last_reload_successful 0")
+		}
+		loaded := time.Now()
+		os.WriteFile(f.file, []byte(strings.Replace(string(served), "quantity: 3,", "quantity: 10,", 1)), 0o644)
 		if err := f.srv.Reload(); err != nil {
 			t.Fatal(err)
 		}
 		if r := f.do(t, "GET", "/a", "", key); r.StatusCode != 200 {
 			t.Fatalf("new limit not applied: %d", r.StatusCode)
+		}
+		metrics = readAll(t, f.do(t, "GET", "/metrics", "", nil))
+		var at float64
+		for _, line := range strings.Split(metrics, "\n") {
+			if v, ok := strings.CutPrefix(line, "sluice_config_last_reload_success_timestamp_seconds "); ok {
+				at, _ = strconv.ParseFloat(v, 64)
+			}
+		}
+		if !strings.Contains(metrics, "\nsluice_config_last_reload_successful 1\n") || at < float64(loaded.Unix()) {
+			t.Errorf("after the good reload: successful 1 and a timestamp from %d on wanted:\n%s", loaded.Unix(), metrics)
 		}
 		f.noStoreErrors(t)
 	})
