@@ -57,7 +57,7 @@ type Config struct {
 	Keys map[[32]byte]*Key
 	// KeysFile, when not empty, names a file of more API keys: a YAML list
 	// of entries as keys: holds them (name, sha256, plan, limits), at most
-	// 32 MiB, read with the configuration (and again at every reload; the
+	// 4 MiB, read with the configuration (and again at every reload; the
 	// server watches it as it watches the configuration).
 	KeysFile string
 	// Rules limit the requests they match by keys and limits of their own

@@ -9,10 +9,12 @@ import (
 	"github.com/sluice-dev/sluice/internal/yamlcheck"
 )
 
-// maxKeysFileBytes bounds a keys file: about 200,000 keys of one line each.
-// Past that many clients, a plan header set by the authentication layer
-// (identity.plan_header) is the way to give each its plan.
-const maxKeysFileBytes = 32 << 20
+// maxKeysFileBytes bounds a keys file as the configuration is bounded:
+// about 38,000 keys of one line each, whose YAML tree takes about 35 times
+// the file's size while it is read. Past that many clients, a plan header
+// set by the authentication layer (identity.plan_header) is the way to
+// give each its plan.
+const maxKeysFileBytes = maxFileSize
 
 // keysFile reads the API keys of the file at path, a YAML list of entries
 // as keys: holds them, n being where the configuration names it. Problems

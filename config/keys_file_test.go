@@ -86,3 +86,13 @@ func TestKeysFileErrorsPointAtItsLines(t *testing.T) {
 		t.Errorf("keys_file /dev/zero: %v", err)
 	}
 }
+
+// A keys file larger than the configuration's bound is refused at the line
+// that names it, before its YAML is read.
+func TestKeysFileIsBounded(t *testing.T) {
+	line := keyLine("k", "free")
+	_, err := writeKeysConfig(t, strings.Repeat(line, 4<<20/len(line)+1))
+	if err == nil || !strings.Contains(err.Error(), "sluice.yaml:4:12: keys_file:") || !strings.Contains(err.Error(), "holds more than 4194304 bytes") {
+		t.Errorf("a keys file over 4 MiB: %v", err)
+	}
+}
