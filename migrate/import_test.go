@@ -487,7 +487,7 @@ consumers:
 			limits:  []string{"per-minute: fixed-window 60 per 1m0s", "per-month: fixed-window 10000 per 720h0m0s"},
 			costs:   map[string]int64{"/": 0, "/search": 1, "/search/": 1},
 			same:    []string{"policy redis", "on_store_error: deny", "routes"},
-			differs: []string{"calendar months", "plugin on consumer acme: plan consumer-acme holds the consumer's limits; the file has no key-auth credential", "Kong refused with 503", "several credentials"},
+			differs: []string{"calendar months", "plugin on consumer acme: plan consumer-acme holds the limits; the file has no key-auth credential", "Kong refused with 503", "several credentials"},
 		},
 		{
 			name:   "limit_by path counts its path together and the rest per address",
@@ -832,6 +832,54 @@ consumers:
 	// key it sends (a made-up key is no fresh quota, as in Kong).
 	if want := []int{200, 429, 200, 200, 200, 429}; !slices.Equal(got, want) {
 		t.Errorf("acme twice, then the address with no key twice and two made-up keys: %v, want %v", got, want)
+	}
+}
+
+// TestImportedKongConsumerGroupsDecide: each consumer group's plugin is a
+// plan for its members (named by the consumer or by the group), a
+// consumer's own plugin wins over its group's, and a consumer of no group
+// keeps the imported plan, as in Kong 3.4 and later.
+func TestImportedKongConsumerGroupsDecide(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+  - {name: rate-limiting-advanced, config: {limit: [1], window_size: [60]}}
+consumer_groups:
+  - name: silver
+    consumers: [{username: bar}]
+    plugins: [{name: rate-limiting-advanced, config: {limit: [2], window_size: [60]}}]
+  - name: gold
+    plugins: [{name: rate-limiting-advanced, config: {limit: [3], window_size: [60]}}]
+consumers:
+  - {username: foo, keyauth_credentials: [{key: foo-key}], groups: [{name: gold}]}
+  - {username: bar, keyauth_credentials: [{key: bar-key}]}
+  - {username: baz, keyauth_credentials: [{key: baz-key}]}
+  - username: vip
+    keyauth_credentials: [{key: vip-key}]
+    groups: [{name: gold}]
+    plugins: [{name: rate-limiting, config: {minute: 4}}]
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := serveImported(t, tr)
+	for i, c := range []struct {
+		key      string
+		admitted int
+	}{{"foo-key", 3}, {"bar-key", 2}, {"baz-key", 1}, {"vip-key", 4}} {
+		n := 0
+		for range 6 {
+			r := httptest.NewRequest("GET", "/x", nil)
+			r.RemoteAddr = fmt.Sprintf("192.0.2.%d:1234", i+1)
+			r.Header.Set("Apikey", c.key)
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code == 200 {
+				n++
+			}
+		}
+		if n != c.admitted {
+			t.Errorf("%s: %d of 6 admitted, want %d", c.key, n, c.admitted)
+		}
 	}
 }
 

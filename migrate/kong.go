@@ -17,10 +17,11 @@ import (
 
 // kongFile is the part of a decK file that carries plugins.
 type kongFile struct {
-	Plugins   []kongPlugin   `yaml:"plugins"`
-	Services  []kongService  `yaml:"services"`
-	Routes    []kongRoute    `yaml:"routes"`
-	Consumers []kongConsumer `yaml:"consumers"`
+	Plugins        []kongPlugin        `yaml:"plugins"`
+	Services       []kongService       `yaml:"services"`
+	Routes         []kongRoute         `yaml:"routes"`
+	Consumers      []kongConsumer      `yaml:"consumers"`
+	ConsumerGroups []kongConsumerGroup `yaml:"consumer_groups"`
 }
 
 // kongService is a service, its plugins and its routes.
@@ -30,11 +31,28 @@ type kongService struct {
 	Routes  []kongRoute  `yaml:"routes"`
 }
 
-// kongConsumer is a consumer, its plugins and its key-auth credentials.
+// kongConsumer is a consumer, its plugins, its key-auth credentials and
+// the consumer groups it is a member of.
 type kongConsumer struct {
 	Username    string           `yaml:"username"`
 	Plugins     []kongPlugin     `yaml:"plugins"`
 	Credentials []kongCredential `yaml:"keyauth_credentials"`
+	Groups      []kongName       `yaml:"groups"`
+}
+
+// kongConsumerGroup is a consumer group (Kong 3.4 and later): its plugins,
+// and members it names (consumers may name their groups instead).
+type kongConsumerGroup struct {
+	Name      string       `yaml:"name"`
+	Plugins   []kongPlugin `yaml:"plugins"`
+	Consumers []kongName   `yaml:"consumers"`
+}
+
+// kongName is a reference to a consumer group by name or to a consumer by
+// username.
+type kongName struct {
+	Name     string `yaml:"name"`
+	Username string `yaml:"username"`
 }
 
 // kongCredential is a key-auth credential.
@@ -176,7 +194,7 @@ func Kong(src, source string) (*Translation, error) {
 		if err := t.kongRules(scopes, allPaths); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
-		if err := t.kongConsumers(f.Consumers); err != nil {
+		if err := t.kongConsumers(f.Consumers, f.ConsumerGroups); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 		return t, nil
@@ -190,7 +208,7 @@ func Kong(src, source string) (*Translation, error) {
 	if err := t.kongLimits(main); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	if err := t.kongConsumers(f.Consumers); err != nil {
+	if err := t.kongConsumers(f.Consumers, f.ConsumerGroups); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return t, nil

@@ -7,62 +7,139 @@ import (
 	"strings"
 )
 
-// kongConsumers makes a plan of each consumer's rate-limiting plugin,
-// chosen by the consumer's key-auth credentials, listed by SHA-256. Kong
-// runs a consumer's plugin in place of the route's, service's or global
-// one: a key's plan replaces the imported plan's limits, and the rules (the
+// kongConsumers makes a plan of each consumer group's rate-limiting plugin
+// and of each consumer's, chosen by the consumers' key-auth credentials,
+// listed by SHA-256. Kong runs a consumer's plugin in place of its
+// groups', and a group's in place of the route's, service's or global one:
+// a key's plan replaces the imported plan's limits, and the rules (the
 // route and service plugins, when they differ) apply to the imported
 // plan's clients only.
-func (t *Translation) kongConsumers(consumers []kongConsumer) error {
+func (t *Translation) kongConsumers(consumers []kongConsumer, groups []kongConsumerGroup) error {
 	var plans []string
-	for _, c := range consumers {
-		i := slices.IndexFunc(c.Plugins, func(p kongPlugin) bool { return p.Name == "rate-limiting" && (p.Enabled == nil || *p.Enabled) })
-		if i < 0 {
+	groupPlan := map[string]string{} // group name → its plan
+	for _, g := range groups {
+		p, ok := kongLimitPlugin(g.Plugins)
+		if !ok {
 			continue
 		}
-		where := "plugin on consumer " + c.Username
-		name := uniqueName("consumer-"+c.Username, 56, func(n string) bool {
-			return n == PlanName || slices.ContainsFunc(t.Plans, func(p Plan) bool { return p.Name == n })
-		})
-		ls, err := t.kongPeriods(kongScope{where: where, config: c.Plugins[i].Config}, func(n string) string { return n })
+		name, err := t.kongPlan("group-"+g.Name, "plugin on consumer group "+g.Name, p)
 		if err != nil {
 			return err
 		}
-		t.Plans = append(t.Plans, Plan{Name: name, Limits: ls})
+		groupPlan[g.Name] = name
 		plans = append(plans, name)
-		n := 0
-		for _, cr := range c.Credentials {
-			if cr.Key == "" {
-				continue
+	}
+	for _, c := range consumers {
+		var plan, where string
+		if p, ok := kongLimitPlugin(c.Plugins); ok {
+			where = "plugin on consumer " + c.Username
+			name, err := t.kongPlan("consumer-"+c.Username, where, p)
+			if err != nil {
+				return err
 			}
-			sum := sha256.Sum256([]byte(cr.Key))
-			if slices.ContainsFunc(t.Keys, func(k Key) bool { return k.SHA256 == hex.EncodeToString(sum[:]) }) {
-				t.differs(where, "a key-auth credential of %s is another consumer's too: it keeps the first one's plan.", c.Username)
-				continue
+			plan = name
+			plans = append(plans, name)
+		} else if member := kongGroupsOf(c, groups, groupPlan); len(member) > 0 {
+			plan, where = groupPlan[member[0]], "consumer "+c.Username+" of consumer group "+member[0]
+			if len(member) > 1 {
+				t.differs(where, "%s is in consumer groups %s, each with a rate-limiting plugin; Kong runs one of them, sluice gives it plan %s (its first group's).", c.Username, strings.Join(member, ", "), plan)
 			}
-			t.Keys = append(t.Keys, Key{Name: uniqueName(c.Username, 64, func(string) bool { return false }), SHA256: hex.EncodeToString(sum[:]), Plan: name})
-			n++
-		}
-		if len(t.APIKeyHeaders) == 0 {
-			// The other limits count by address (or a header the rules
-			// read): a key sent by anyone else must not make a client.
-			t.KeysOnlyListed = true
-		}
-		t.APIKeyHeaders = []string{"Apikey", "Authorization"}
-		if n == 0 {
-			t.differs(where, "plan %s holds the consumer's limits; the file has no key-auth credential of %s: list its keys under keys: (by SHA-256) with plan: %s.", name, c.Username, name)
 		} else {
-			t.same(where, "plan %s holds the consumer's limits, chosen by its %d key-auth credentials (keys:, by SHA-256, never in clear), in place of the imported plan's, as Kong runs the consumer's plugin in place of the others.", name, n)
+			continue
 		}
-		if n > 1 {
-			t.differs(where, "the consumer's %d credentials shared one count in Kong; in sluice each key counts alone.", n)
-		}
+		t.kongKeys(c, plan, where)
 	}
 	if len(plans) > 0 && len(t.SluiceRules) > 0 {
 		for i := range t.SluiceRules {
 			t.SluiceRules[i].Plans = []string{PlanName}
 		}
-		t.same("consumers", "the rules made of the route, service and global plugins apply to the clients of plan %s only (match.plans): the consumers' plans (%s) are limited by their own plugin alone, as Kong runs a consumer's plugin in place of the others.", PlanName, strings.Join(plans, ", "))
+		t.same("consumers", "the rules made of the route, service and global plugins apply to the clients of plan %s only (match.plans): the plans of consumers and consumer groups (%s) are limited by their own plugin alone, as Kong runs a consumer's or its group's plugin in place of the others.", PlanName, strings.Join(plans, ", "))
 	}
 	return nil
+}
+
+// kongLimitPlugin returns the enabled rate-limiting or
+// rate-limiting-advanced plugin of ps, if any.
+func kongLimitPlugin(ps []kongPlugin) (kongPlugin, bool) {
+	i := slices.IndexFunc(ps, func(p kongPlugin) bool {
+		return (p.Name == "rate-limiting" || p.Name == "rate-limiting-advanced") && (p.Enabled == nil || *p.Enabled)
+	})
+	if i < 0 {
+		return kongPlugin{}, false
+	}
+	p := ps[i]
+	if p.Name == "rate-limiting-advanced" {
+		p.Config.advanced, p.Config.LimitBy, p.Config.Policy = true, p.Config.Identifier, p.Config.Strategy
+	}
+	return p, true
+}
+
+// kongPlan makes a plan of a consumer's or a consumer group's plugin,
+// named after base (made unique), and returns its name.
+func (t *Translation) kongPlan(base, where string, p kongPlugin) (string, error) {
+	name := uniqueName(base, 56, func(n string) bool {
+		return n == PlanName || slices.ContainsFunc(t.Plans, func(p Plan) bool { return p.Name == n })
+	})
+	ls, err := t.kongPeriods(kongScope{where: where, config: p.Config}, func(n string) string { return n })
+	if err != nil {
+		return "", err
+	}
+	switch p.Config.LimitBy {
+	case "", "consumer", "credential":
+	case "consumer-group":
+		t.differs(where, "identifier consumer-group: Kong counts the group's consumers together; plan %s counts each key alone.", name)
+	default:
+		t.differs(where, "limit_by %s: plan %s counts each API key, as Kong counts per consumer.", p.Config.LimitBy, name)
+	}
+	t.Plans = append(t.Plans, Plan{Name: name, Limits: ls})
+	return name, nil
+}
+
+// kongGroupsOf returns the consumer groups of c that have a plan, in the
+// order of the file's consumer groups: those c names, and those naming c.
+func kongGroupsOf(c kongConsumer, groups []kongConsumerGroup, groupPlan map[string]string) []string {
+	var out []string
+	for _, g := range groups {
+		if _, ok := groupPlan[g.Name]; !ok {
+			continue
+		}
+		named := slices.ContainsFunc(c.Groups, func(n kongName) bool { return n.Name == g.Name })
+		names := slices.ContainsFunc(g.Consumers, func(n kongName) bool { return n.Username != "" && n.Username == c.Username })
+		if named || names {
+			out = append(out, g.Name)
+		}
+	}
+	return out
+}
+
+// kongKeys lists c's key-auth credentials under keys: with plan, and says
+// what differs.
+func (t *Translation) kongKeys(c kongConsumer, plan, where string) {
+	n := 0
+	for _, cr := range c.Credentials {
+		if cr.Key == "" {
+			continue
+		}
+		sum := sha256.Sum256([]byte(cr.Key))
+		if slices.ContainsFunc(t.Keys, func(k Key) bool { return k.SHA256 == hex.EncodeToString(sum[:]) }) {
+			t.differs(where, "a key-auth credential of %s is another consumer's too: it keeps the first one's plan.", c.Username)
+			continue
+		}
+		t.Keys = append(t.Keys, Key{Name: uniqueName(c.Username, 64, func(string) bool { return false }), SHA256: hex.EncodeToString(sum[:]), Plan: plan})
+		n++
+	}
+	if len(t.APIKeyHeaders) == 0 {
+		// The other limits count by address (or a header the rules
+		// read): a key sent by anyone else must not make a client.
+		t.KeysOnlyListed = true
+	}
+	t.APIKeyHeaders = []string{"Apikey", "Authorization"}
+	if n == 0 {
+		t.differs(where, "plan %s holds the limits; the file has no key-auth credential of %s: list its keys under keys: (by SHA-256) with plan: %s.", plan, c.Username, plan)
+	} else {
+		t.same(where, "plan %s holds the limits, chosen by %s's %d key-auth credentials (keys:, by SHA-256, never in clear), in place of the imported plan's, as Kong runs that plugin in place of the others.", plan, c.Username, n)
+	}
+	if n > 1 {
+		t.differs(where, "the consumer's %d credentials shared one count in Kong; in sluice each key counts alone.", n)
+	}
 }

@@ -30,8 +30,9 @@ type k8sObject struct {
 	Disabled bool       `yaml:"disabled"`
 	Config   kongConfig `yaml:"config"`
 	// KongConsumer.
-	Username    string   `yaml:"username"`
-	Credentials []string `yaml:"credentials"`
+	Username       string   `yaml:"username"`
+	Credentials    []string `yaml:"credentials"`
+	ConsumerGroups []string `yaml:"consumerGroups"`
 	// Secret.
 	Data       map[string]string `yaml:"data"`
 	StringData map[string]string `yaml:"stringData"`
@@ -66,7 +67,8 @@ func isKongK8s(src string) bool { return strings.Contains(src, kongAPIGroup) }
 // names (KongPlugins of its namespace, else KongClusterPlugins) apply to a
 // route of its paths to each backend Service, and those a Service's
 // annotation names to that Service's routes; a KongConsumer's apply to it,
-// with the key-auth keys of the Secrets it lists, when the file holds them.
+// with the key-auth keys of the Secrets it lists, when the file holds them,
+// and a KongConsumerGroup's to the consumers that name it.
 func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 	var objs []k8sObject
 	if err := eachDocument(src, source, func(o *k8sObject) error {
@@ -151,6 +153,23 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 				Name: ns + "." + o.Metadata.Name + "." + strings.TrimPrefix(svc, ns+"/"), Paths: byService[svc], Plugins: own})
 		}
 	}
+	// groupName names a KongConsumerGroup: its name in the default
+	// namespace, else "<namespace>.<name>".
+	groupName := func(ns, name string) string {
+		if ns == "default" {
+			return name
+		}
+		return ns + "." + name
+	}
+	for i := range objs {
+		o := &objs[i]
+		if o.Kind != "KongConsumerGroup" || !strings.HasPrefix(o.APIVersion, kongAPIGroup) {
+			continue
+		}
+		ns := o.namespace()
+		f.ConsumerGroups = append(f.ConsumerGroups, kongConsumerGroup{Name: groupName(ns, o.Metadata.Name),
+			Plugins: resolve(ns, splitNames(o.Metadata.Annotations[kongPluginsAnnotation]), "KongConsumerGroup "+ns+"/"+o.Metadata.Name)})
+	}
 	for i := range objs {
 		o := &objs[i]
 		if o.Kind != "KongConsumer" || !strings.HasPrefix(o.APIVersion, kongAPIGroup) {
@@ -159,6 +178,9 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 		ns := o.namespace()
 		c := kongConsumer{Username: or(o.Username, o.Metadata.Name),
 			Plugins: resolve(ns, splitNames(o.Metadata.Annotations[kongPluginsAnnotation]), "KongConsumer "+ns+"/"+o.Metadata.Name)}
+		for _, g := range o.ConsumerGroups {
+			c.Groups = append(c.Groups, kongName{Name: groupName(ns, g)})
+		}
 		for _, name := range o.Credentials {
 			if key, ok := keyAuthSecret(secrets[ns+"/"+name]); ok {
 				c.Credentials = append(c.Credentials, kongCredential{Key: key})

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,5 +136,78 @@ func TestImportKongIngressController(t *testing.T) {
 	}
 	if code := status("/other"); code != 200 {
 		t.Errorf("/other: %d, want 200 (the global 100 a minute only)", code)
+	}
+}
+
+// TestImportKongIngressControllerConsumerGroups: a KongConsumerGroup's
+// plugin is the plan of the KongConsumers that name the group; the rules
+// of the Ingress's plugin leave them alone, as the controller's Kong runs
+// the group's plugin in place of the route's.
+func TestImportKongIngressControllerConsumerGroups(t *testing.T) {
+	tr, err := migrate.Import(migrate.FormatKong, `apiVersion: configuration.konghq.com/v1
+kind: KongClusterPlugin
+metadata: {name: global-rl, labels: {global: "true"}}
+plugin: rate-limiting
+config: {minute: 1000}
+---
+apiVersion: configuration.konghq.com/v1
+kind: KongPlugin
+metadata: {name: search-rl, namespace: shop}
+plugin: rate-limiting
+config: {minute: 1, limit_by: ip}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: api, namespace: shop, annotations: {konghq.com/plugins: search-rl}}
+spec:
+  rules: [{http: {paths: [{path: /search, pathType: Prefix, backend: {service: {name: search}}}]}}]
+---
+apiVersion: configuration.konghq.com/v1beta1
+kind: KongConsumerGroup
+metadata: {name: gold, namespace: shop, annotations: {konghq.com/plugins: gold-rl}}
+---
+apiVersion: configuration.konghq.com/v1
+kind: KongPlugin
+metadata: {name: gold-rl, namespace: shop}
+plugin: rate-limiting-advanced
+config: {limit: [3], window_size: [60]}
+---
+apiVersion: configuration.konghq.com/v1
+kind: KongConsumer
+metadata: {name: carol, namespace: shop}
+username: carol
+credentials: [carol-key]
+consumerGroups: [gold]
+---
+apiVersion: v1
+kind: Secret
+metadata: {name: carol-key, namespace: shop, labels: {konghq.com/credential: key-auth}}
+stringData: {key: carol-secret}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := load(t, tr, true)
+	if k := cfg.Keys[sha256.Sum256([]byte("carol-secret"))]; k == nil || k.Plan.Name != "group-shop.gold" {
+		t.Fatalf("carol's key: %+v, want plan group-shop.gold", k)
+	}
+	h := serveImported(t, tr)
+	send := func(key, addr string) int {
+		r := httptest.NewRequest("GET", "/search", nil)
+		r.RemoteAddr = addr + ":1234"
+		if key != "" {
+			r.Header.Set("Apikey", key)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	var got []int
+	for range 4 {
+		got = append(got, send("carol-secret", "192.0.2.1"))
+	}
+	got = append(got, send("", "192.0.2.2"), send("", "192.0.2.2"))
+	if want := []int{200, 200, 200, 429, 200, 429}; !slices.Equal(got, want) {
+		t.Errorf("carol ×4, then an address ×2 on /search: %v, want %v (the group's 3, the Ingress's 1)", got, want)
 	}
 }
