@@ -158,16 +158,7 @@ func TestSentinelOverTLS(t *testing.T) {
 		t.Fatalf("Dial Sentinels over TLS: %v", err)
 	}
 	defer st.Close()
-	out := make([]sluice.Status, 1)
-	check := []sluice.Check{{Key: "tls-sentinel", Limit: sluice.FixedWindow(1, time.Hour), Cost: 1}}
-	for i, want := range []bool{true, false} {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		err := st.Apply(ctx, check, out)
-		cancel()
-		if err != nil || out[0].Allowed != want {
-			t.Fatalf("check %d: allowed %v, %v; want %v", i+1, out[0].Allowed, err, want)
-		}
-	}
+	admitsOnce(t, st, "tls-sentinel")
 	m, err := f.Master()
 	if err != nil {
 		t.Fatal(err)
@@ -190,16 +181,7 @@ func TestSentinelsWithAPasswordOfTheirOwn(t *testing.T) {
 		t.Fatalf("Dial with the Sentinels' password: %v", err)
 	}
 	defer st.Close()
-	out := make([]sluice.Status, 1)
-	check := []sluice.Check{{Key: "authed-sentinel", Limit: sluice.FixedWindow(1, time.Hour), Cost: 1}}
-	for i, want := range []bool{true, false} {
-		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-		err := st.Apply(ctx, check, out)
-		cancel()
-		if err != nil || out[0].Allowed != want {
-			t.Fatalf("check %d: allowed %v, %v; want %v", i+1, out[0].Allowed, err, want)
-		}
-	}
+	admitsOnce(t, st, "authed-sentinel")
 	if keys, err := master.Keys("*authed-sentinel*"); err != nil || len(keys) != 1 {
 		t.Errorf("keys on the master: %v, %v", keys, err)
 	}
@@ -214,8 +196,10 @@ func TestSentinelsWithAPasswordOfTheirOwn(t *testing.T) {
 		t.Fatalf("Dial with Credentials for the master and the Sentinels' password: %v", err)
 	}
 	defer st2.Close()
+	out := make([]sluice.Status, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
+	check := []sluice.Check{{Key: "authed-sentinel", Limit: sluice.FixedWindow(1, time.Hour), Cost: 1}}
 	if err := st2.Apply(ctx, check, out); err != nil || out[0].Allowed {
 		t.Errorf("a third check through Credentials: allowed %v, %v; want the shared count's refusal", out[0].Allowed, err)
 	}
@@ -228,5 +212,21 @@ func TestSentinelsWithAPasswordOfTheirOwn(t *testing.T) {
 	o.Mode, o.SentinelPassword = redis.ModeStandalone, "sentinel-secret"
 	if _, err := redis.Dial(o); err == nil || !strings.Contains(err.Error(), "for sentinel mode") {
 		t.Errorf("a Sentinel password in standalone mode: %v", err)
+	}
+}
+
+// admitsOnce checks that st decides a limit of 1 an hour on key: the
+// first check admitted, the second refused.
+func admitsOnce(t *testing.T, st *redis.Store, key string) {
+	t.Helper()
+	out := make([]sluice.Status, 1)
+	check := []sluice.Check{{Key: key, Limit: sluice.FixedWindow(1, time.Hour), Cost: 1}}
+	for i, want := range []bool{true, false} {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		err := st.Apply(ctx, check, out)
+		cancel()
+		if err != nil || out[0].Allowed != want {
+			t.Fatalf("check %d: allowed %v, %v; want %v", i+1, out[0].Allowed, err, want)
+		}
 	}
 }

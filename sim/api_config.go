@@ -70,8 +70,12 @@ func (a *APIAnalysis) configYAML() string {
 	if len(a.Rules) > 0 {
 		b.WriteString("rules:                    # the endpoints' own limits, per client, with the plan's\n")
 		for _, r := range a.Rules {
-			fmt.Fprintf(&b, "  - name: %s\n    match: {methods: [%s], paths: [%s]}\n    cost: 1\n    limits:\n",
-				r.Name, yamlString(r.Method), yamlString(r.Path))
+			plans := ""
+			if len(r.Plans) > 0 {
+				plans = ", plans: " + yamlList(r.Plans)
+			}
+			fmt.Fprintf(&b, "  - name: %s\n    match: {methods: [%s], paths: [%s]%s}\n    cost: 1\n    limits:\n",
+				r.Name, yamlString(r.Method), yamlString(r.Path), plans)
 			limitYAML(&b, "      ", r.Limit.Rec(), req.Shadow, r.Limit.Stated+" on "+r.Route, req.Instances)
 		}
 	}

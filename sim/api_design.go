@@ -57,6 +57,14 @@ type RuleDesign struct {
 	Limit  LimitDesign `json:"limit"`
 	Method string      `json:"method"`
 	Path   string      `json:"path"`
+	// Plans are the plans whose clients the rule applies to; empty: every
+	// plan's.
+	Plans []string `json:"plans,omitempty"`
+}
+
+// appliesTo reports whether the rule applies to the clients of plan.
+func (r RuleDesign) appliesTo(plan string) bool {
+	return len(r.Plans) == 0 || slices.Contains(r.Plans, plan)
 }
 
 // PlanDesign is one designed plan.
@@ -199,32 +207,60 @@ func (a *APIAnalysis) designAll(ctx context.Context) error {
 	return nil
 }
 
-// designRules designs each endpoint's own limit, per client of any plan;
-// a request of the route spends 1 of it (cost: 1), whatever it costs in
-// the plans.
+// designRules designs each endpoint's own limits, per client: one rule of
+// Limit for every plan's clients (or, beside Limits, for the plans Limits
+// does not name), and one of each plan's limit in Limits, scoped to that
+// plan. A request of the route spends 1 of it (cost: 1), whatever it costs
+// in the plans.
 func (a *APIAnalysis) designRules(ctx context.Context) error {
-	clients := int64(0)
+	clients := map[string]int64{}
 	for _, p := range a.Requirements.Plans {
-		clients += p.Clients
+		clients[p.Name] = p.Clients
 	}
 	used := map[string]bool{}
 	for _, e := range a.Requirements.Endpoints {
-		if e.Limit == "" || e.Exempt {
+		if e.Exempt {
 			continue
 		}
+		type part struct {
+			rate, suffix string
+			plans        []string // nil: every plan
+			clients      int64
+		}
+		var parts []part
+		if e.Limit != "" {
+			all := part{rate: e.Limit}
+			for _, p := range a.Plans {
+				if _, own := e.Limits[p.Name]; !own {
+					all.clients += clients[p.Name]
+					if len(e.Limits) > 0 {
+						all.plans = append(all.plans, p.Name)
+					}
+				}
+			}
+			parts = append(parts, all)
+		}
+		for _, p := range a.Requirements.Plans {
+			if rate, ok := e.Limits[p.Name]; ok {
+				parts = append(parts, part{rate: rate, suffix: "-" + p.Name, plans: []string{p.Name}, clients: p.Clients})
+			}
+		}
 		method, path, _ := strings.Cut(e.Route, " ")
-		name := ruleName(e.Route)
-		for i := 2; used[name]; i++ {
-			name = fmt.Sprintf("%s-%d", ruleName(e.Route), i)
+		for _, pt := range parts {
+			base := ruleName(e.Route) + pt.suffix
+			name := base
+			for i := 2; used[name]; i++ {
+				name = fmt.Sprintf("%s-%d", base, i)
+			}
+			used[name] = true
+			_, w, _ := ParseRate(pt.rate)
+			d, err := a.designLimit(ctx, APILimit{Rate: pt.rate, Precision: a.Requirements.Precision, Name: limitName(APILimit{}, w)},
+				max(pt.clients, 1), APITraffic{}, true)
+			if err != nil {
+				return fmt.Errorf("endpoint %s: %w", e.Route, err)
+			}
+			a.Rules = append(a.Rules, RuleDesign{Name: name, Route: e.Route, Limit: d, Method: method, Path: path, Plans: pt.plans})
 		}
-		used[name] = true
-		_, w, _ := ParseRate(e.Limit)
-		d, err := a.designLimit(ctx, APILimit{Rate: e.Limit, Precision: a.Requirements.Precision, Name: limitName(APILimit{}, w)},
-			max(clients, 1), APITraffic{}, true)
-		if err != nil {
-			return fmt.Errorf("endpoint %s: %w", e.Route, err)
-		}
-		a.Rules = append(a.Rules, RuleDesign{Name: name, Route: e.Route, Limit: d, Method: method, Path: path})
 	}
 	return nil
 }

@@ -12,11 +12,20 @@ import (
 var APISections = []string{"## Context Assessment", "## Recommended Approach", "## Implementation Steps",
 	"## Trade-offs and Considerations", "## Next Steps"}
 
+// planList names plans in prose: "plan free", "plans free, pro and team".
+func planList(plans []string) string {
+	if len(plans) == 1 {
+		return "plan " + plans[0]
+	}
+	return "plans " + strings.Join(plans[:len(plans)-1], ", ") + " and " + plans[len(plans)-1]
+}
+
 // PolicyHeader returns the RateLimit-Policy header (ietf mode) that a
 // client of plan is sent under the design's configuration on a request
 // matched by the rules of routes (endpoints with limits of their own, by
-// their route as the requirements write it): the plan's limits, those
-// rules' limits (named rule.limit), then the global limit — the order in
+// their route as the requirements write it): the plan's limits, the limits
+// of those rules that apply to plan's clients (named rule.limit), then the
+// global limit — the order in
 // which they are checked — each as
 // "name";q=…;w=…. A window algorithm's quota is its quantity per its
 // window; a bucket's (GCRA) is its burst per the time the whole burst
@@ -33,7 +42,7 @@ func (a *APIAnalysis) PolicyHeader(plan string, routes ...string) string {
 			items = append(items, policyItem(l.Rec(), ""))
 		}
 		for _, r := range a.Rules {
-			if slices.Contains(routes, r.Route) {
+			if slices.Contains(routes, r.Route) && r.appliesTo(plan) {
 				items = append(items, policyItem(r.Limit.Rec(), r.Name+"."))
 			}
 		}
@@ -252,8 +261,12 @@ func (a *APIAnalysis) endpointsText(b *strings.Builder) {
 		}
 		for _, r := range a.Rules {
 			if r.Route == e.Route {
-				what = append(what, fmt.Sprintf("its own limit of %s per client is the rule `%s` (%s), checked with the plan's limits in one atomic call; each request spends 1 of it, and clients see it as `%s.%s`",
-					e.Limit, r.Name, limitText(r.Limit.Rec()), r.Name, r.Limit.Rec().Name))
+				whose := "per client"
+				if len(r.Plans) > 0 {
+					whose = "per client of " + planList(r.Plans)
+				}
+				what = append(what, fmt.Sprintf("its own limit of %s %s is the rule `%s` (%s), checked with the plan's limits in one atomic call; each request spends 1 of it, and clients see it as `%s.%s`",
+					r.Limit.Stated, whose, r.Name, limitText(r.Limit.Rec()), r.Name, r.Limit.Rec().Name))
 			}
 		}
 		if e.Class != "" {

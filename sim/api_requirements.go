@@ -161,8 +161,11 @@ type APIEndpoint struct {
 	// Cost is the units one request spends (0 is free); nil: 1.
 	Cost *int64 `yaml:"cost" json:"cost,omitempty"`
 	// Limit is the route's own limit per client ("10/1h"), apart from the
-	// plan's.
+	// plan's: for the clients of every plan Limits does not name.
 	Limit string `yaml:"limit" json:"limit,omitempty"`
+	// Limits are the route's own limits per client of the plans they name
+	// ("free: 10/1h"), in place of Limit for those plans' clients.
+	Limits map[string]string `yaml:"limits" json:"limits,omitempty"`
 	// Class is ClassExpensive, ClassCritical, ClassHealth or empty.
 	Class string `yaml:"class" json:"class,omitempty"`
 	// Exempt routes are never limited.
@@ -353,6 +356,14 @@ func (r APIRequirements) validate() error {
 		if e.Limit != "" {
 			if _, _, err := ParseRate(e.Limit); err != nil {
 				return fmt.Errorf("%s.limit: %w", at, err)
+			}
+		}
+		for _, plan := range sortedKeys(e.Limits) {
+			if !contains(r.Plans, plan) {
+				return fmt.Errorf("%s.limits.%s: no plan %q", at, plan, plan)
+			}
+			if _, _, err := ParseRate(e.Limits[plan]); err != nil {
+				return fmt.Errorf("%s.limits.%s: %w", at, plan, err)
 			}
 		}
 		if e.Class != "" && e.Class != ClassExpensive && e.Class != ClassCritical && e.Class != ClassHealth {

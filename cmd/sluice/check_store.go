@@ -22,32 +22,28 @@ func printStore(w io.Writer, cfg *config.Config) {
 		parts[0] += " (master set " + r.MasterName + ")"
 	}
 	parts = append(parts, transport(r.TLS))
-	auth := "no password"
-	switch {
-	case r.PasswordFile != "":
-		auth = "password from " + r.PasswordFile + " (read for each new connection)"
-	case r.Password != "":
-		auth = "password in the configuration"
-	}
-	if r.Username != "" {
-		auth = "user " + r.Username + ", " + auth
-	}
-	parts = append(parts, auth)
+	parts = append(parts, authText(r.Username, r.Password, r.PasswordFile, "read for each new connection"))
 	if r.SentinelUsername != "" || r.SentinelPassword != "" || r.SentinelPasswordFile != "" {
-		sentinels := "Sentinels: no password"
-		switch {
-		case r.SentinelPasswordFile != "":
-			sentinels = "Sentinels: password from " + r.SentinelPasswordFile + " (read at start)"
-		case r.SentinelPassword != "":
-			sentinels = "Sentinels: password in the configuration"
-		}
-		if r.SentinelUsername != "" {
-			sentinels = strings.Replace(sentinels, "Sentinels: ", "Sentinels: user "+r.SentinelUsername+", ", 1)
-		}
-		parts = append(parts, sentinels)
+		parts = append(parts, "Sentinels: "+authText(r.SentinelUsername, r.SentinelPassword, r.SentinelPasswordFile, "read at start"))
 	}
 	parts = append(parts, "on store error: "+r.OnStoreError)
 	fmt.Fprintf(w, "STORE  %s\n", strings.Join(parts, "; "))
+}
+
+// authText says how a client authenticates, never with the password:
+// "user sluice, password from /run/secrets/redis (when)".
+func authText(user, password, file, when string) string {
+	auth := "no password"
+	switch {
+	case file != "":
+		auth = "password from " + file + " (" + when + ")"
+	case password != "":
+		auth = "password in the configuration"
+	}
+	if user != "" {
+		auth = "user " + user + ", " + auth
+	}
+	return auth
 }
 
 // printUpstream says where admitted requests go, and over what.

@@ -33,6 +33,7 @@ endpoints:
   - {route: "POST /api/generate", cost: 2, class: expensive}
   - {route: "GET /api/health", exempt: true}
   - {route: "GET /api/export", limit: 2/1m}
+  - {route: "GET /api/report", limit: 5/1m, limits: {free: 1/1m}}
 internal:
   - {name: batch, rate: 50/1s}
 overload: {in_flight: 100}
@@ -152,6 +153,21 @@ func TestDesignAPIServesWhatItPromises(t *testing.T) {
 		}
 		if got, want := resp.Header.Get("RateLimit-Policy"), a.PolicyHeader("free", "GET /api/export"); resp.StatusCode != 200 || got != want {
 			t.Errorf("export %d: %d, RateLimit-Policy %q, promised %q", i, resp.StatusCode, got, want)
+		}
+	}
+	// GET /api/report: 1 a minute for free's clients, 5 for the others,
+	// each a rule scoped to its plans.
+	for i, want := range []int{200, 429} {
+		resp := call("GET", "/api/report", "X-User-ID", "erin")
+		if got, promised := resp.Header.Get("RateLimit-Policy"), a.PolicyHeader("free", "GET /api/report"); resp.StatusCode != want || got != promised {
+			t.Errorf("free report %d: %d, RateLimit-Policy %q; want %d, %q", i+1, resp.StatusCode, got, want, promised)
+		}
+	}
+	for i := 1; i <= 2; i++ {
+		resp := call("GET", "/api/report", "X-User-ID", "frank", "X-Plan", "pro")
+		got, promised := resp.Header.Get("RateLimit-Policy"), a.PolicyHeader("pro", "GET /api/report")
+		if resp.StatusCode != 200 || got != promised || strings.Contains(got, "report-free") {
+			t.Errorf("pro report %d: %d, RateLimit-Policy %q; want 200, %q (not free's rule)", i, resp.StatusCode, got, promised)
 		}
 	}
 	// An exempt endpoint carries no limit.
