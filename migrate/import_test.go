@@ -739,6 +739,19 @@ func expectStatuses(t *testing.T, h http.Handler, reqs []sent) {
 	}
 }
 
+// sendKey sends GET path to h from address addr, with the API key key in
+// Apikey (none when ""), and returns the status.
+func sendKey(h http.Handler, path, key, addr string) int {
+	r := httptest.NewRequest("GET", path, nil)
+	r.RemoteAddr = addr + ":1234"
+	if key != "" {
+		r.Header.Set("Apikey", key)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w.Code
+}
+
 // serveImported returns sluice's public handler serving tr's configuration
 // (enforced) on the memory store, in front of an upstream that answers 200;
 // more YAML, if any, is appended to the imported file.
@@ -819,14 +832,7 @@ consumers:
 	h := serveImported(t, tr)
 	var got []int
 	for _, key := range []string{"acme-secret", "acme-secret", "", "", "made-up", "another"} {
-		r := httptest.NewRequest("GET", "/x", nil)
-		r.RemoteAddr = "192.0.2.1:1234"
-		if key != "" {
-			r.Header.Set("Apikey", key)
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		got = append(got, w.Code)
+		got = append(got, sendKey(h, "/x", key, "192.0.2.1"))
 	}
 	// acme: one a minute; the address: three a minute, whatever unlisted
 	// key it sends (a made-up key is no fresh quota, as in Kong).
@@ -868,12 +874,7 @@ consumers:
 	}{{"foo-key", 3}, {"bar-key", 2}, {"baz-key", 1}, {"vip-key", 4}} {
 		n := 0
 		for range 6 {
-			r := httptest.NewRequest("GET", "/x", nil)
-			r.RemoteAddr = fmt.Sprintf("192.0.2.%d:1234", i+1)
-			r.Header.Set("Apikey", c.key)
-			w := httptest.NewRecorder()
-			h.ServeHTTP(w, r)
-			if w.Code == 200 {
+			if sendKey(h, "/x", c.key, fmt.Sprintf("192.0.2.%d", i+1)) == 200 {
 				n++
 			}
 		}
@@ -914,14 +915,7 @@ consumers:
 		{"acme-secret", "192.0.2.1"}, {"acme-secret", "192.0.2.1"}, {"acme-secret", "192.0.2.1"},
 		{"", "192.0.2.2"}, {"", "192.0.2.2"},
 	} {
-		r := httptest.NewRequest("GET", "/search", nil)
-		r.RemoteAddr = c.addr + ":1234"
-		if c.key != "" {
-			r.Header.Set("Apikey", c.key)
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		got = append(got, w.Code)
+		got = append(got, sendKey(h, "/search", c.key, c.addr))
 	}
 	// acme: its plugin's 2 a minute (not the route's 1); an address: the
 	// route's 1.

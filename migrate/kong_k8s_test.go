@@ -192,21 +192,11 @@ stringData: {key: carol-secret}
 		t.Fatalf("carol's key: %+v, want plan group-shop.gold", k)
 	}
 	h := serveImported(t, tr)
-	send := func(key, addr string) int {
-		r := httptest.NewRequest("GET", "/search", nil)
-		r.RemoteAddr = addr + ":1234"
-		if key != "" {
-			r.Header.Set("Apikey", key)
-		}
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, r)
-		return w.Code
-	}
 	var got []int
 	for range 4 {
-		got = append(got, send("carol-secret", "192.0.2.1"))
+		got = append(got, sendKey(h, "/search", "carol-secret", "192.0.2.1"))
 	}
-	got = append(got, send("", "192.0.2.2"), send("", "192.0.2.2"))
+	got = append(got, sendKey(h, "/search", "", "192.0.2.2"), sendKey(h, "/search", "", "192.0.2.2"))
 	if want := []int{200, 200, 200, 429, 200, 429}; !slices.Equal(got, want) {
 		t.Errorf("carol ×4, then an address ×2 on /search: %v, want %v (the group's 3, the Ingress's 1)", got, want)
 	}
