@@ -17,7 +17,8 @@ type ClientTLS struct {
 	// tls: false or no section leaves connections in plain TCP.
 	Enabled bool
 	// CAFile is a PEM bundle of the CAs that sign the server's
-	// certificate. Empty: the system's roots.
+	// certificate. Empty: the system's roots. Redis's store reads it again
+	// for every new connection (Roots), the upstream's at every reload.
 	CAFile string
 	// CertFile and KeyFile are the client certificate (chain) and key that
 	// sluice presents, for a server that asks for one (Redis's
@@ -40,13 +41,9 @@ func (t ClientTLS) Load() (*tls.Config, error) {
 	}
 	c := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: t.ServerName}
 	if t.CAFile != "" {
-		pem, err := readBounded(t.CAFile, maxPEMBytes)
-		if err != nil {
-			return nil, fmt.Errorf("tls: CA: %w", err)
-		}
-		c.RootCAs = x509.NewCertPool()
-		if !c.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls: CA: %s holds no PEM certificate", t.CAFile)
+		var err error
+		if c.RootCAs, err = t.Roots(); err != nil {
+			return nil, err
 		}
 	}
 	if t.CertFile != "" {
@@ -66,6 +63,24 @@ func (t ClientTLS) Load() (*tls.Config, error) {
 		}
 	}
 	return c, nil
+}
+
+// Roots reads the CA file into a pool; nil (the system's roots) without
+// one. Read for each new connection (redis.Options.TLSRoots), it lets a CA
+// rotated on disk be trusted without a restart.
+func (t ClientTLS) Roots() (*x509.CertPool, error) {
+	if t.CAFile == "" {
+		return nil, nil
+	}
+	pem, err := readBounded(t.CAFile, maxPEMBytes)
+	if err != nil {
+		return nil, fmt.Errorf("tls: CA: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("tls: CA: %s holds no PEM certificate", t.CAFile)
+	}
+	return pool, nil
 }
 
 // clientCertificate reads the client certificate and its key.

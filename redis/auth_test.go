@@ -2,8 +2,11 @@ package redis_test
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/internal/testpki"
 	"github.com/sluice-dev/sluice/redis"
 )
 
@@ -227,6 +231,92 @@ func admitsOnce(t *testing.T, st *redis.Store, key string) {
 		cancel()
 		if err != nil || out[0].Allowed != want {
 			t.Fatalf("check %d: allowed %v, %v; want %v", i+1, out[0].Allowed, err, want)
+		}
+	}
+}
+
+// TestTLSRootsFollowACARotatedOnDisk: Redis's certificate is replaced by one
+// of another CA (CONFIG SET, as a rotation does) and the CA file the store
+// reads is rewritten: the store whose TLSRoots reads it decides again once
+// its connection is made anew; a store with the old CA in TLS.RootCAs
+// cannot reconnect, and neither can one whose file holds a stranger CA.
+func TestTLSRootsFollowACARotatedOnDisk(t *testing.T) {
+	srv := redistest.Secure(t, "secret")
+	roots := filepath.Join(t.TempDir(), "redis-ca.pem")
+	copyFile := func(from string) {
+		t.Helper()
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(roots, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile(srv.CA.File("ca"))
+	readRoots := func() (*x509.CertPool, error) {
+		b, err := os.ReadFile(roots)
+		if err != nil {
+			return nil, err
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(b)
+		return pool, nil
+	}
+	dial := func(withRoots bool) *redis.Store {
+		t.Helper()
+		o := redis.Options{Addrs: []string{srv.TLSAddr}, TLS: srv.ClientTLS(t), Username: redistest.SecureUser, Password: "secret", Timeout: time.Second}
+		if withRoots {
+			o.TLSRoots = readRoots
+		}
+		st, err := redis.Dial(o)
+		if err != nil {
+			t.Fatalf("Dial over TLS: %v", err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return st
+	}
+	following, static := dial(true), dial(false)
+	misnamed := srv.ClientTLS(t)
+	misnamed.ServerName = "not-redis.example"
+	if st, err := redis.Dial(redis.Options{Addrs: []string{srv.TLSAddr}, TLS: misnamed, TLSRoots: readRoots,
+		Username: redistest.SecureUser, Password: "secret", Timeout: time.Second}); err == nil {
+		st.Close()
+		t.Error("a certificate for 127.0.0.1 and localhost was accepted as not-redis.example")
+	}
+	check := []sluice.Check{{Key: "rotated-ca", Limit: sluice.FixedWindow(1000, time.Hour), Cost: 1}}
+	apply := func(s *redis.Store) error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		return s.Apply(ctx, check, make([]sluice.Status, 1))
+	}
+	for _, s := range []*redis.Store{following, static} {
+		if err := apply(s); err != nil {
+			t.Fatalf("Apply before the rotation: %v", err)
+		}
+	}
+
+	next := testpki.New(t, "rotated CA")
+	next.Server(t, "server")
+	srv.MustDo("CONFIG", "SET", "tls-cert-file", next.File("server"), "tls-key-file", next.KeyFile("server"))
+	copyFile(next.File("ca"))
+	srv.MustDo("CLIENT", "KILL", "USER", redistest.SecureUser)
+	deadline := time.Now().Add(10 * time.Second)
+	for err := apply(following); err != nil; err = apply(following) {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after the CA rotated on disk, the store still fails: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := apply(static); err == nil {
+		t.Error("the store that kept the old CA verified the new certificate")
+	}
+
+	copyFile(testpki.New(t, "stranger CA").File("ca"))
+	srv.MustDo("CLIENT", "KILL", "USER", redistest.SecureUser)
+	for range 5 {
+		if err := apply(following); err == nil {
+			t.Fatal("a stranger CA in the file verified Redis's certificate")
 		}
 	}
 }

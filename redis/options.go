@@ -2,6 +2,7 @@ package redis
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -130,6 +131,12 @@ type Options struct {
 	DB int
 	// TLS enables TLS with this configuration when not nil.
 	TLS *tls.Config
+	// TLSRoots, when not nil with TLS, is called for each new connection
+	// (to a server or a Sentinel), and the pool it returns verifies the
+	// server's certificate in place of TLS.RootCAs: a CA rotated on disk is
+	// trusted from the next connection on, without a restart. An error
+	// fails that connection.
+	TLSRoots func() (*x509.CertPool, error)
 	// Timeout bounds dialing and, for Open and Dial, every Apply (all its
 	// round trips); DefaultTimeout (50 ms) when zero. When negative, Apply
 	// is bounded by the caller's context alone and dialing by
@@ -253,6 +260,9 @@ func (o Options) ClientOption() (rueidis.ClientOption, error) {
 	}
 	if o.Credentials != nil {
 		co.AuthCredentialsFn = o.authCredentials(&co.Sentinel)
+	}
+	if o.TLS != nil && o.TLSRoots != nil {
+		co.DialCtxFn = dialWithRoots(o.TLSRoots)
 	}
 	return co, nil
 }

@@ -41,6 +41,9 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 	if o.TLS, err = r.TLS.Load(); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	if r.TLS.CAFile != "" {
+		o.TLSRoots = r.TLS.Roots // a CA rotated on disk is trusted from the next connection on
+	}
 	if r.PasswordFile != "" {
 		if o.Password, err = config.ReadSecret(r.PasswordFile); err != nil {
 			return nil, fmt.Errorf("server: redis password: %w", err)

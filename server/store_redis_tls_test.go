@@ -14,6 +14,7 @@ import (
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/internal/testpki"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -130,14 +131,57 @@ func TestRedisClientCertificateRenewedOnDisk(t *testing.T) {
 	time.Sleep(2500 * time.Millisecond)                       // the first certificate expires
 	rs.CA.Client(t, "renewing")                               // renewed on disk, an hour long
 	rs.MustDo("CLIENT", "KILL", "USER", redistest.SecureUser) // connections made anew
+	waitReady(t, opened, "the certificate was renewed on disk")
+}
+
+// TestRedisCARotatedOnDisk: Redis's certificate is replaced by one of
+// another CA and the ca_file is rewritten with that CA: the server's store
+// is on Redis again once its connections are made anew, without a restart
+// (it fails when the CA file is read once, checked).
+func TestRedisCARotatedOnDisk(t *testing.T) {
+	rs := redistest.Secure(t, "secret")
+	dir := rs.CA.Dir
+	copyFile := func(from, to string) {
+		t.Helper()
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(to, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	copyFile(rs.CA.File("ca"), filepath.Join(dir, "redis-ca.pem"))
+	if err := os.WriteFile(filepath.Join(dir, "redis-password"), []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opened, err := server.OpenStore(secureStoreConfig(t, rs, "{ca_file: redis-ca.pem, cert_file: client.pem, key_file: client-key.pem}"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opened.Close()
+	if err := opened.Ready(context.Background()); err != nil {
+		t.Fatalf("Ready with the first CA: %v", err)
+	}
+	next := testpki.New(t, "rotated CA")
+	next.Server(t, "server")
+	rs.MustDo("CONFIG", "SET", "tls-cert-file", next.File("server"), "tls-key-file", next.KeyFile("server"))
+	copyFile(next.File("ca"), filepath.Join(dir, "redis-ca.pem"))
+	rs.MustDo("CLIENT", "KILL", "USER", redistest.SecureUser)
+	waitReady(t, opened, "the CA was rotated on disk")
+}
+
+// waitReady waits up to 10 s for opened to reach Redis, after what says.
+func waitReady(t *testing.T, opened *server.OpenedStore, what string) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		err := opened.Ready(ctx)
+		err := opened.Ready(context.Background())
 		if err == nil {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("10s after the certificate was renewed on disk, Redis is not reached: %v", err)
+			t.Fatalf("10s after %s, Redis is not reached: %v", what, err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
