@@ -45,7 +45,9 @@ type awsQuota struct {
 
 // APIGateway translates Amazon API Gateway usage plans, as `aws apigateway
 // get-usage-plans` (an object of items) or `get-usage-plan` (one plan)
-// print them in JSON; source names the file. A usage plan's throttle is a
+// print them in JSON, or the AWS::ApiGateway::UsagePlan resources of a
+// CloudFormation template (see readTemplatePlans); source names the file.
+// A usage plan's throttle is a
 // token bucket per API key (rateLimit a second, burstLimit at once), its
 // quota a count per key per UTC day, week or month, and the throttles of
 // its API stages' methods (resource path and method) replace the plan's
@@ -53,7 +55,11 @@ type awsQuota struct {
 // key's, until its keys are listed), the others plans of their own names;
 // API keys are not in these files, and the report says how to list them.
 func APIGateway(src, source string) (*Translation, error) {
-	plans, err := readUsagePlans(src)
+	read, template := readUsagePlans, isCloudFormation(src)
+	if template {
+		read = readTemplatePlans
+	}
+	plans, err := read(src)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
@@ -86,14 +92,23 @@ func APIGateway(src, source string) (*Translation, error) {
 		if err := t.methodThrottles(p, plan, where, len(plans) > 1); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", source, where, err)
 		}
+		id := shellWord(p.ID)
+		if template { // the deployed plan's ID, from its stack
+			id = "\"$(aws cloudformation describe-stack-resources --stack-name STACK --logical-resource-id " + shellWord(p.ID) +
+				" --query 'StackResources[0].PhysicalResourceId' --output text)\""
+		}
 		listing = append(listing, fmt.Sprintf("aws apigateway get-usage-plan-keys --usage-plan-id %s --query 'items[].[name,value]' --output text | "+
 			"while read -r name value; do printf '  - {name: %%s, sha256: %%s, plan: %s}\\n' \"$name\" \"$(printf %%s \"$value\" | sha256sum | cut -c1-64)\"; done",
-			shellWord(p.ID), plan))
+			id, plan))
 	}
 	if len(t.Limits) == 0 && len(t.Plans) == 0 && len(t.SluiceRules) == 0 {
 		return nil, fmt.Errorf("%s: no usage plan with a throttle, a quota or a method throttle", source)
 	}
-	t.differs("API keys", "the usage plans' files hold no API keys: until they are listed, every key is a client of its own on plan %s (usage plan %s's limits), and a key of no plan is admitted (API Gateway refuses it with 403). List each plan's keys by SHA-256 (never in clear) under keys: with its plan:\n\n```sh\n%s\n```", PlanName, plans[0].Name, strings.Join(listing, "\n"))
+	stack := ""
+	if template {
+		stack = " (STACK: the name of the stack the template deployed)"
+	}
+	t.differs("API keys", "the usage plans' files hold no API keys: until they are listed, every key is a client of its own on plan %s (usage plan %s's limits), and a key of no plan is admitted (API Gateway refuses it with 403). List each plan's keys by SHA-256 (never in clear) under keys: with its plan%s:\n\n```sh\n%s\n```", PlanName, plans[0].Name, stack, strings.Join(listing, "\n"))
 	t.differs("status", "API Gateway refuses with 429 and {\"message\":\"Too Many Requests\"} (\"Limit Exceeded\" for a quota); sluice answers 429 with Retry-After and a problem+json body naming the limit.")
 	t.differs("headers", "API Gateway sends no rate-limit headers; sluice sends RateLimit-Policy and RateLimit (IETF draft) on every response.")
 	t.differs("accuracy", "API Gateway applies throttles and quotas on a best-effort basis across its fleet; sluice on one store (memory, or Redis for several instances) admits exactly what each limit allows.")

@@ -235,3 +235,88 @@ func TestAPIGatewayBucketIsTheTokenBucket(t *testing.T) {
 func mustFloat(r *big.Rat) float64 { f, _ := r.Float64(); return f }
 
 func itoa(n int64) string { return big.NewInt(n).String() }
+
+// usagePlansTemplate is usagePlans as a CloudFormation template: the same
+// two plans as resources, with short-form tags, a parameter's default for
+// a rate, and an API and stage named by !Ref.
+const usagePlansTemplate = `AWSTemplateFormatVersion: "2010-09-09"
+Parameters:
+  BasicRate: {Type: Number, Default: 2.5}
+Resources:
+  PetsApi:
+    Type: AWS::ApiGateway::RestApi
+    Properties: {Name: pets}
+  BasicPlan:
+    Type: AWS::ApiGateway::UsagePlan
+    Properties:
+      UsagePlanName: Basic
+      Throttle: {BurstLimit: 3, RateLimit: !Ref BasicRate}
+      Quota: {Limit: 5000, Offset: 0, Period: MONTH}
+      ApiStages:
+        - ApiId: !Ref PetsApi
+          Stage: prod
+          Throttle:
+            "/pets/{petId}/GET": {BurstLimit: 1, RateLimit: 0.5}
+            "/files/{proxy+}/*": {BurstLimit: 2, RateLimit: 1}
+  ProPlan:
+    Type: AWS::ApiGateway::UsagePlan
+    Properties:
+      UsagePlanName: Pro
+      ApiStages: [{ApiId: !Ref PetsApi, Stage: prod}]
+      Throttle: {BurstLimit: 200, RateLimit: 100}
+      Quota: {Limit: 100000, Period: DAY}
+`
+
+// TestImportAPIGatewayCloudFormation: a CloudFormation template's usage
+// plans, in YAML or JSON, translate as the CLI's output of the same plans
+// does; the report lists each plan's keys through its stack.
+func TestImportAPIGatewayCloudFormation(t *testing.T) {
+	describe := func(tr *migrate.Translation) []string {
+		cfg := load(t, tr, true)
+		var got []string
+		for _, name := range []string{migrate.PlanName, "Pro"} {
+			for _, l := range cfg.Policy.Plan(name).Limits {
+				got = append(got, name+" "+l.String())
+			}
+		}
+		for _, r := range cfg.Rules {
+			got = append(got, "rule "+r.Name+" "+strings.Join(r.Methods, ",")+" "+strings.Join(r.Paths, ",")+" "+strings.Join(r.Plans, ",")+" "+r.Limits[0].String())
+		}
+		return got
+	}
+	cli, err := migrate.Import(migrate.FormatAPIGateway, usagePlans, "plans.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := describe(cli)
+	jsonTemplate := `{"Resources": {"BasicPlan": {"Type": "AWS::ApiGateway::UsagePlan", "Properties": {"UsagePlanName": "Basic",
+		"Throttle": {"BurstLimit": 3, "RateLimit": 2.5}, "Quota": {"Limit": 5000, "Period": "MONTH"},
+		"ApiStages": [{"ApiId": {"Ref": "PetsApi"}, "Stage": "prod", "Throttle": {"/pets/{petId}/GET": {"BurstLimit": 1, "RateLimit": 0.5},
+		"/files/{proxy+}/*": {"BurstLimit": 2, "RateLimit": 1}}}]}},
+		"ProPlan": {"Type": "AWS::ApiGateway::UsagePlan", "Properties": {"UsagePlanName": "Pro", "Throttle": {"BurstLimit": 200, "RateLimit": 100},
+		"Quota": {"Limit": 100000, "Period": "DAY"}}}}}`
+	for name, src := range map[string]string{"yaml": usagePlansTemplate, "json": jsonTemplate} {
+		if f, ok := migrate.Detect(src); !ok || f != migrate.FormatAPIGateway {
+			t.Errorf("%s: Detect: %q %v", name, f, ok)
+		}
+		tr, err := migrate.Import(migrate.FormatAPIGateway, src, "template."+name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := describe(tr); strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("%s template:\n%s\nwant, as from the CLI:\n%s", name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		if r := tr.Report(); !strings.Contains(r, "--logical-resource-id 'BasicPlan'") || !strings.Contains(r, "STACK") {
+			t.Errorf("%s: the report does not list the keys through the stack:\n%s", name, r)
+		}
+	}
+	for _, bad := range []string{
+		"Resources: {P: {Type: AWS::ApiGateway::UsagePlan, Properties: {Throttle: {RateLimit: !GetAtt X.Rate, BurstLimit: 1}}}}",
+		"Resources: {P: {Type: AWS::ApiGateway::UsagePlan, Properties: {Quota: {Limit: !Ref Missing, Period: DAY}}}}",
+		"Resources: {A: {Type: AWS::Serverless::Api, Properties: {Auth: {UsagePlan: {CreateUsagePlan: PER_API}}}}}",
+	} {
+		if _, err := migrate.Import(migrate.FormatAPIGateway, bad, "bad.yaml"); err == nil {
+			t.Errorf("%s: imported", bad)
+		}
+	}
+}

@@ -16,14 +16,15 @@ var formatSigns = []struct {
 	{FormatTraefik, regexp.MustCompile(`(?m)^\s*rateLimit:`)},
 	{FormatHAProxy, regexp.MustCompile(`(?m)^\s*(frontend|backend|listen)\s+\S+\s*$`)},
 	{FormatIngressNginx, regexp.MustCompile(`nginx\.ingress\.kubernetes\.io/limit-(rps|rpm|connections)`)},
-	{FormatAPIGateway, regexp.MustCompile(`"apiStages"\s*:`)},
+	{FormatAPIGateway, regexp.MustCompile(`"apiStages"\s*:|AWS::ApiGateway::UsagePlan`)},
 }
 
 // Detect returns the format src is written in, when exactly one format's
 // signs are in it: nginx's limit_req and limit_conn directives, an Envoy
 // local rate limit or envoyproxy/ratelimit's domain, Kong's rate-limiting
 // plugin (decK or KongPlugin), Traefik's rateLimit middleware, HAProxy's sections, ingress-nginx's
-// limit annotations, API Gateway's usage plans. ok is false
+// limit annotations, API Gateway's usage plans (the CLI's JSON or a
+// CloudFormation template). ok is false
 // when none or several are, and the caller must be told the format.
 func Detect(src string) (format string, ok bool) {
 	var found []string

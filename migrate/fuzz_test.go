@@ -93,5 +93,6 @@ func FuzzIngressNginx(f *testing.F) {
 func FuzzAPIGateway(f *testing.F) {
 	fuzzImport(f, migrate.FormatAPIGateway, usagePlans,
 		`{"id": "p", "name": "p", "throttle": {"rateLimit": 0.001, "burstLimit": 0}, "quota": {"limit": 1, "period": "WEEK", "offset": 3}}`,
-		`{"items": [{"name": "x", "apiStages": [{"stage": "s", "throttle": {"/*/*": {"rateLimit": 1e3, "burstLimit": 9}}}]}]}`)
+		`{"items": [{"name": "x", "apiStages": [{"stage": "s", "throttle": {"/*/*": {"rateLimit": 1e3, "burstLimit": 9}}}]}]}`,
+		usagePlansTemplate)
 }

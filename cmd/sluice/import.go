@@ -36,7 +36,9 @@ formats (without -from, guessed from what FILE holds, when only one fits):
   ingress-nginx  Kubernetes Ingresses' limit-rps, limit-rpm,
             limit-connections and limit-whitelist annotations
   aws-apigateway  Amazon API Gateway's usage plans (throttle, quota,
-            method throttles) as aws apigateway get-usage-plans prints them
+            method throttles) as aws apigateway get-usage-plans prints them,
+            or the AWS::ApiGateway::UsagePlan resources of a CloudFormation
+            template (YAML or JSON)
 
 examples:
   sluice import -from nginx /etc/nginx/nginx.conf -dir migration
