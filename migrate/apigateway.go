@@ -47,11 +47,10 @@ type awsQuota struct {
 // get-usage-plans` (an object of items) or `get-usage-plan` (one plan)
 // print them in JSON, or the AWS::ApiGateway::UsagePlan resources of a
 // CloudFormation template (see readTemplatePlans); source names the file.
-// A usage plan's throttle is a
-// token bucket per API key (rateLimit a second, burstLimit at once), its
-// quota a count per key per UTC day, week or month, and the throttles of
-// its API stages' methods (resource path and method) replace the plan's
-// for those methods. The first plan becomes the imported plan (every API
+// A usage plan's throttle is a token bucket per API key (rateLimit a
+// second, burstLimit at once), its quota a count per key per UTC day, week
+// or month, and the throttles of its API stages' methods (resource path
+// and method) replace the plan's for those methods. The first plan becomes the imported plan (every API
 // key's, until its keys are listed), the others plans of their own names;
 // API keys are not in these files, and the report says how to list them.
 func APIGateway(src, source string) (*Translation, error) {
