@@ -51,7 +51,10 @@ func (m *Middleware) Subject(subject string) (string, error) {
 // key, the global limits for the global subject, else the limits of plan
 // (when not empty), of a listed key's plan for its subject, or of the
 // default plan (the anonymous plan for "ip:" subjects), with those of the
-// rules keyed by the client alone that apply to that plan.
+// rules keyed by the client alone that apply to that plan, then, with a
+// Penalty, the penalty box's: "penalty" (a bucket of 1 refilled every
+// Penalty.For: 0 remaining while the client is in the box, until
+// ResetAfter) and "penalty-refusals" (the refusals counted toward it).
 func (m *Middleware) SubjectLimits(subject, plan string) (key string, limits []sluice.Limit, err error) {
 	if subject == "" || len(m.id.prefix)+len(subject) > sluice.MaxKeyLen {
 		return "", nil, fmt.Errorf("a subject is 1 to %d bytes", sluice.MaxKeyLen-len(m.id.prefix))
@@ -92,6 +95,9 @@ func (m *Middleware) SubjectLimits(subject, plan string) (key string, limits []s
 		if ru.clientOnly && ru.appliesTo(p.Name) {
 			limits = append(limits, ru.limits...)
 		}
+	}
+	if m.penalty != nil {
+		limits = append(limits, m.penalty.box, m.penalty.refusals)
 	}
 	return key, limits, nil
 }

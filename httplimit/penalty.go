@@ -2,8 +2,10 @@ package httplimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice"
@@ -98,6 +100,33 @@ func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
 		return
 	}
 	m.log.Info("penalty box: client boxed", "subject", res.Identity.Subject, "for", pb.p.For)
+}
+
+// ErrNoPenalty is returned by Penalize when the middleware has no Penalty.
+var ErrNoPenalty = errors.New("httplimit: no penalty box is configured (Options.Penalty, penalty: in the configuration)")
+
+// Penalize puts the client of subject (an Identity subject, as
+// SubjectLimits takes it) in the penalty box now, whatever its refusals,
+// as an operator blocks an abusive client: its requests are refused for
+// Penalty.For, or until its "penalty" state is reset. It returns how long
+// the box holds the client: Penalty.For, or the time left when it was in
+// the box already.
+func (m *Middleware) Penalize(ctx context.Context, subject string) (time.Duration, error) {
+	if m.penalty == nil {
+		return 0, ErrNoPenalty
+	}
+	if subject == GlobalSubject || strings.HasPrefix(subject, "rule:") {
+		return 0, fmt.Errorf("httplimit: %q is not a client: only clients go in the penalty box", subject)
+	}
+	key, _, err := m.SubjectLimits(subject, "")
+	if err != nil {
+		return 0, err
+	}
+	var d sluice.Decision
+	if err := m.limiter.Allow(ctx, []sluice.Check{{Key: key, Limit: m.penalty.box, Cost: 1}}, &d); err != nil {
+		return 0, err
+	}
+	return d.Statuses[0].ResetAfter, nil
 }
 
 // penaltyProblem is the refusal of a client in the box.

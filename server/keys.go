@@ -19,6 +19,7 @@ import (
 //	GET    /v1/keys?top=N               the most refused subjects (at most N, 10 by default)
 //	GET    /v1/keys/{subject}?plan=P    every limit's state for subject (peeks: nothing is spent)
 //	DELETE /v1/keys/{subject}?limit=L   forget subject's state of limit L, or of every limit
+//	POST   /v1/keys/{subject}?action=penalize   put subject's client in the penalty box now
 //
 // Subjects are Identity subjects ("key:<sha256 hex>", "user:…", "ip:…"),
 // a listed API key by its name ("name:acme"), rules' keys ("rule:<rule>/…")
@@ -126,6 +127,33 @@ func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller
 	writeJSON(w, http.StatusOK, map[string]any{"subject": subject, "limits": names, "forgot": forgot})
 }
 
+// handleKeyPenalize puts a client in the penalty box at an operator's
+// request: 409 without a penalty box, 400 for a subject that is not a
+// client's. It is logged with the caller.
+func (s *Server) handleKeyPenalize(w http.ResponseWriter, r *http.Request, c caller) {
+	if a := r.URL.Query().Get("action"); a != "penalize" {
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "action "+strconv.Quote(a)+" is not one this API takes (penalize)")
+		return
+	}
+	mw := s.state.Load().mw
+	subject, err := mw.Subject(r.PathValue("subject"))
+	if err != nil {
+		s.keysError(w, err)
+		return
+	}
+	d, err := mw.Penalize(r.Context(), subject)
+	if errors.Is(err, httplimit.ErrNoPenalty) {
+		writeJSONProblem(w, http.StatusConflict, "Conflict", err.Error())
+		return
+	}
+	if err != nil {
+		s.keysError(w, err)
+		return
+	}
+	s.log.Info("keys penalize", "caller", c.name, "subject", subject, "for", d)
+	writeJSON(w, http.StatusOK, map[string]any{"subject": subject, "penalizedForMs": ceilMs(d)})
+}
+
 // stateResetter is a Store that can forget a key's state under limits, as
 // memory.Store.Reset does (redis.Guarded, the store a server on Redis runs,
 // is one).
@@ -146,4 +174,5 @@ func (s *Server) keyRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/keys", s.guard(config.ScopeAdmin, false, s.handleKeysTop))
 	mux.HandleFunc("GET /v1/keys/{subject...}", s.guard(config.ScopeAdmin, false, s.handleKeyInspect))
 	mux.HandleFunc("DELETE /v1/keys/{subject...}", s.guard(config.ScopeAdmin, false, s.handleKeyReset))
+	mux.HandleFunc("POST /v1/keys/{subject...}", s.guard(config.ScopeAdmin, false, s.handleKeyPenalize))
 }

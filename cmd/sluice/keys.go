@@ -33,11 +33,13 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	limit := fs.String("limit", "", "reset: the one limit to reset (default: every limit)")
 	n := fs.Int("n", 10, "top: how many subjects")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: sluice keys [flags] top | inspect SUBJECT | reset SUBJECT
+		fmt.Fprintln(stderr, `usage: sluice keys [flags] top | inspect SUBJECT | reset SUBJECT | penalize SUBJECT
 
 Subjects are "key:<sha256 hex>", "name:<listed key's name>", "user:<id>",
 "ip:<prefix>", "rule:<rule>/<key>" or "*".
-Every reset is logged by the server with the caller's name.`)
+penalize puts a client in the penalty box now (penalty: in the configuration);
+reset -limit penalty takes it out. Every reset and penalize is logged by the
+server with the caller's name.`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -55,10 +57,10 @@ Every reset is logged by the server with the caller's name.`)
 		return err
 	}
 	rest := fs.Args()
-	want := map[string]int{"top": 1, "inspect": 2, "reset": 2}
+	want := map[string]int{"top": 1, "inspect": 2, "reset": 2, "penalize": 2}
 	if len(rest) == 0 || want[rest[0]] != len(rest) {
 		fs.Usage()
-		return errors.New("want top, inspect SUBJECT or reset SUBJECT")
+		return errors.New("want top, inspect SUBJECT, reset SUBJECT or penalize SUBJECT")
 	}
 	q := url.Values{}
 	if *plan != "" {
@@ -75,6 +77,9 @@ Every reset is logged by the server with the caller's name.`)
 		if *limit != "" {
 			q.Set("limit", *limit)
 		}
+	case "penalize":
+		method, path = http.MethodPost, path+"/"+url.PathEscape(rest[1])
+		q.Set("action", "penalize")
 	}
 	body, err := callAdmin(ctx, client, method, *admin+path+"?"+q.Encode(), *token)
 	if err != nil {
@@ -178,6 +183,15 @@ func printKeys(w io.Writer, cmd string, body []byte) error {
 			return err
 		}
 		fmt.Fprintf(tw, "reset %s: %v (%d states forgotten)\n", r.Subject, r.Limits, r.Forgot)
+	case "penalize":
+		var r struct {
+			Subject        string
+			PenalizedForMs int64
+		}
+		if err := json.Unmarshal(body, &r); err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "%s is in the penalty box for %s\n", r.Subject, time.Duration(r.PenalizedForMs)*time.Millisecond)
 	}
 	return nil
 }

@@ -66,6 +66,56 @@ plans:
 	if err = runKeys(context.Background(), []string{"-admin", admin.URL, "-token", "", "top"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("without a token: %v, want a 401", err)
 	}
+	if _, err := keys("penalize", "ip:127.0.0.1"); err == nil || !strings.Contains(err.Error(), "409 Conflict: httplimit: no penalty box is configured") {
+		t.Errorf("penalize without a penalty box: %v, want the 409's detail", err)
+	}
+}
+
+// TestKeysCommandPenalizes: sluice keys penalize puts a client in the
+// penalty box, inspect shows it, reset -limit penalty takes it out.
+func TestKeysCommandPenalizes(t *testing.T) {
+	srv := keysServer(t, "k.yaml", `
+admin:
+  callers:
+    - {name: ops, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [admin]} # test-token
+plans:
+  free:
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]
+penalty: {refusals: 3, within: 1m, for: 10m}
+`)
+	admin := httptest.NewServer(srv.AdminHandler())
+	t.Cleanup(admin.Close)
+	api := httptest.NewServer(srv.PublicHandler())
+	t.Cleanup(api.Close)
+	keys := func(args ...string) (string, error) {
+		var out, errOut bytes.Buffer
+		err := runKeys(context.Background(), append([]string{"-admin", admin.URL, "-token", "test-token"}, args...), &out, &errOut)
+		return out.String(), err
+	}
+	status := func() int {
+		resp, err := http.Get(api.URL + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	out, err := keys("penalize", "ip:127.0.0.1")
+	if err != nil || out != "ip:127.0.0.1 is in the penalty box for 10m0s\n" {
+		t.Fatalf("penalize: %v %q", err, out)
+	}
+	if code := status(); code != 429 {
+		t.Errorf("a request in the box: %d, want 429", code)
+	}
+	if out, _ := keys("inspect", "ip:127.0.0.1"); !strings.Contains(out, "penalty           token-bucket        1         10m     1     0          10m0s") {
+		t.Errorf("inspect does not show the box:\n%s", out)
+	}
+	if out, err := keys("-limit", "penalty", "reset", "ip:127.0.0.1"); err != nil || !strings.Contains(out, "[penalty] (1 states forgotten)") {
+		t.Errorf("reset -limit penalty: %v %q", err, out)
+	}
+	if code := status(); code != 200 {
+		t.Errorf("after the reset: %d, want 200", code)
+	}
 }
 
 // TestKeysCommandOverMutualTLS: with admin.tls and a caller identified by
