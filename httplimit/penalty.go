@@ -134,8 +134,8 @@ func (m *Middleware) penaltyProblem(r *http.Request, res *Result) *Problem {
 	pb := m.penalty
 	ra := retryAfterSeconds(res.Decision.RetryAfter)
 	return &Problem{Type: ProblemPenalty, Title: "Too Many Requests", Status: http.StatusTooManyRequests,
-		Detail: fmt.Sprintf("Too many refused requests: %d within %s. Every request is refused for %s; retry in %d s.",
-			pb.p.Refusals, FormatWindow(pb.p.Within), FormatWindow(pb.p.For), ra),
+		Detail: fmt.Sprintf("In the penalty box: every request is refused for %s after %d refused requests within %s (or an operator's decision); retry in %d s.",
+			FormatWindow(pb.p.For), pb.p.Refusals, FormatWindow(pb.p.Within), ra),
 		Instance: r.URL.Path, ViolatedPolicies: res.Decision.Violated, RetryAfter: &ra, Policy: penaltyName,
 		Plan: res.Identity.Plan.Name, Documentation: m.docsURL}
 }

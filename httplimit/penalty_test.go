@@ -2,7 +2,6 @@ package httplimit_test
 
 import (
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -30,7 +29,7 @@ func TestPenaltyBoxHoldsThenLifts(t *testing.T) {
 	w := do(h, a)
 	p := decodeProblem(t, w.Body.String())
 	if w.Code != 429 || p.Type != httplimit.ProblemPenalty || w.Header().Get("Retry-After") != "539" ||
-		!strings.Contains(p.Detail, "Too many refused requests: 2 within 1m. Every request is refused for 10m") {
+		p.Detail != "In the penalty box: every request is refused for 10m after 2 refused requests within 1m (or an operator's decision); retry in 539 s." {
 		t.Fatalf("in the box: %d %q %s", w.Code, w.Header().Get("Retry-After"), w.Body.String())
 	}
 	if w.Header().Get("RateLimit") != "" {

@@ -14,7 +14,8 @@ import (
 // TestKeysFileIsWatched: a key added to the keys file (kept in another
 // directory, as a mounted ConfigMap or Secret is, and replaced by a
 // rename, as a config manager writes it) has its plan within seconds,
-// without a signal; one taken out loses it.
+// without a signal; one taken out loses it. A change made after the
+// server read the file and before it began to watch counts too.
 func TestKeysFileIsWatched(t *testing.T) {
 	mount := t.TempDir()
 	keys := filepath.Join(mount, "keys.yaml")
@@ -37,6 +38,8 @@ func TestKeysFileIsWatched(t *testing.T) {
 		"  free: {limits: [{name: per-minute, algorithm: gcra, quantity: 10, window: 1m}]}\n"+
 		"  pro: {limits: [{name: per-minute, algorithm: gcra, quantity: 1000, window: 1m}]}\n"+
 		"default_plan: free\nanonymous_plan: free\n", true)
+	time.Sleep(20 * time.Millisecond) // past the file system's clock tick
+	writeKeys("acme", "early")        // before the watcher runs
 	addrs := serveOn(t, srv)
 	policy := func(name string) string {
 		t.Helper()
@@ -61,10 +64,11 @@ func TestKeysFileIsWatched(t *testing.T) {
 		}
 	}
 	waitFor("acme", pro, "at start")
+	waitFor("early", pro, "after early was added before the watch began")
 	if got := policy("globex"); !strings.HasPrefix(got, free) {
 		t.Fatalf("an unlisted key: RateLimit-Policy %q, want the free plan's", got)
 	}
-	writeKeys("acme", "globex")
+	writeKeys("acme", "early", "globex")
 	waitFor("globex", pro, "after globex was added to the keys file")
 	writeKeys("globex")
 	waitFor("acme", free, "after acme was taken out of the keys file")

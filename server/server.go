@@ -116,6 +116,10 @@ type Server struct {
 	checks sync.Pool
 	// designer runs the designer's simulations within their limits.
 	designer *designer
+	// loaded are the modification times of the watched files when New
+	// built the first state (WatchFile only): the watcher, once it
+	// watches, reloads if one changed in between.
+	loaded map[string]time.Time
 }
 
 // state is everything derived from one configuration; swapped whole on reload.
@@ -178,6 +182,9 @@ func New(opts Options) (*Server, error) {
 	}
 	s.state.Store(st)
 	s.public, s.admin = s.publicRoutes(), s.adminRoutes()
+	if opts.WatchFile != "" {
+		s.loaded = s.watchSet().stamps()
+	}
 	return s, nil
 }
 

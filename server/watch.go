@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -51,6 +52,10 @@ func (s *Server) watch(ctx context.Context) {
 		}
 	}
 	var debounce <-chan time.Time
+	if w != nil && !maps.EqualFunc(set.stamps(), s.loaded, time.Time.Equal) {
+		// A file changed after New read it and before the watches began.
+		debounce = time.After(100 * time.Millisecond)
+	}
 	reload := func() {
 		start := time.Now()
 		s.Reload()
@@ -149,6 +154,30 @@ func (ws watchSet) changedSince(t time.Time) bool {
 	return false
 }
 
+// stamps returns the modification time of every path whose change counts:
+// the files, the folders, and the folders' *.yaml and *.yml files. A path
+// that does not exist is left out.
+func (ws watchSet) stamps() map[string]time.Time {
+	out := map[string]time.Time{}
+	stamp := func(path string) {
+		if st, err := os.Stat(path); err == nil {
+			out[path] = st.ModTime()
+		}
+	}
+	for _, f := range slices.Concat(ws.files, ws.linkedFiles, ws.folders) {
+		stamp(f)
+	}
+	for _, d := range ws.folders {
+		entries, _ := os.ReadDir(d)
+		for _, e := range entries {
+			if p := filepath.Join(d, e.Name()); ws.concerns(p) {
+				stamp(p)
+			}
+		}
+	}
+	return out
+}
+
 // watchSetOf returns the watch set of the configuration file file, the
 // Envoy rules paths rules and the files linkedFiles (TLS files, the keys
 // file).
@@ -191,18 +220,23 @@ func watchSetOf(file string, rules, linkedFiles []string) watchSet {
 	return ws
 }
 
-// renewWatches points w at the directories of the configuration in force
-// (dropping old's, and adding each again, so that a watch follows a
-// directory swapped through a link) and returns the new set.
-func (s *Server) renewWatches(w *fsnotify.Watcher, old watchSet) watchSet {
+// watchSet returns the watch set of the configuration in force.
+func (s *Server) watchSet() watchSet {
 	cfg := s.Config()
 	var rules []string
 	if cfg.Envoy.Enabled {
 		rules = cfg.Envoy.Rules
 	}
-	ws := watchSetOf(s.opts.WatchFile, rules, []string{cfg.TLS.CertFile, cfg.TLS.KeyFile,
+	return watchSetOf(s.opts.WatchFile, rules, []string{cfg.TLS.CertFile, cfg.TLS.KeyFile,
 		cfg.Admin.TLS.CertFile, cfg.Admin.TLS.KeyFile, cfg.Admin.TLS.ClientCAFile,
 		cfg.UpstreamTLS.CAFile, cfg.UpstreamTLS.CertFile, cfg.UpstreamTLS.KeyFile, cfg.KeysFile})
+}
+
+// renewWatches points w at the directories of the configuration in force
+// (dropping old's, and adding each again, so that a watch follows a
+// directory swapped through a link) and returns the new set.
+func (s *Server) renewWatches(w *fsnotify.Watcher, old watchSet) watchSet {
+	ws := s.watchSet()
 	for _, d := range old.dirs {
 		w.Remove(d) // an error means it is gone already
 	}
