@@ -25,29 +25,9 @@ import (
 // TestKeysCommand: sluice keys top, inspect and reset against a running
 // server's admin listener, with a caller token holding the admin scope.
 func TestKeysCommand(t *testing.T) {
-	srv := keysServer(t, "k.yaml", `
-admin:
-  callers:
-    - {name: ops, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [admin]} # test-token
-plans:
-  free:
-    limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]
-`)
-	admin := httptest.NewServer(srv.AdminHandler())
-	t.Cleanup(admin.Close)
-	api := httptest.NewServer(srv.PublicHandler())
-	t.Cleanup(api.Close)
+	keys, get := keysAgainst(t, "")
 	for range 3 {
-		resp, err := http.Get(api.URL + "/x")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-	}
-	keys := func(args ...string) (string, error) {
-		var out, errOut bytes.Buffer
-		err := runKeys(context.Background(), append([]string{"-admin", admin.URL, "-token", "test-token"}, args...), &out, &errOut)
-		return out.String(), err
+		get()
 	}
 	out, err := keys("top")
 	if err != nil || !strings.Contains(out, "ip:127.0.0.1  ip:") || !strings.Contains(out, "free  1") {
@@ -64,7 +44,7 @@ plans:
 	if out, _ = keys("inspect", "ip:127.0.0.1"); !strings.Contains(out, "  0     2          0s") {
 		t.Errorf("inspect after the reset:\n%s", out)
 	}
-	if err = runKeys(context.Background(), []string{"-admin", admin.URL, "-token", "", "top"}, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "401") {
+	if _, err = keys("-token", "", "top"); err == nil || !strings.Contains(err.Error(), "401") {
 		t.Errorf("without a token: %v, want a 401", err)
 	}
 	if _, err := keys("penalize", "ip:127.0.0.1"); err == nil || !strings.Contains(err.Error(), "409 Conflict: httplimit: no penalty box is configured") {
@@ -75,32 +55,7 @@ plans:
 // TestKeysCommandPenalizes: sluice keys penalize puts a client in the
 // penalty box, inspect shows it, reset -limit penalty takes it out.
 func TestKeysCommandPenalizes(t *testing.T) {
-	srv := keysServer(t, "k.yaml", `
-admin:
-  callers:
-    - {name: ops, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [admin]} # test-token
-plans:
-  free:
-    limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]
-penalty: {refusals: 3, within: 1m, for: 10m}
-`)
-	admin := httptest.NewServer(srv.AdminHandler())
-	t.Cleanup(admin.Close)
-	api := httptest.NewServer(srv.PublicHandler())
-	t.Cleanup(api.Close)
-	keys := func(args ...string) (string, error) {
-		var out, errOut bytes.Buffer
-		err := runKeys(context.Background(), append([]string{"-admin", admin.URL, "-token", "test-token"}, args...), &out, &errOut)
-		return out.String(), err
-	}
-	status := func() int {
-		resp, err := http.Get(api.URL + "/x")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}
+	keys, status := keysAgainst(t, "penalty: {refusals: 3, within: 1m, for: 10m}\n")
 	out, err := keys("penalize", "ip:127.0.0.1")
 	if err != nil || out != "ip:127.0.0.1 is in the penalty box for 10m0s\n" {
 		t.Fatalf("penalize: %v %q", err, out)
@@ -118,6 +73,43 @@ penalty: {refusals: 3, within: 1m, for: 10m}
 	if code := status(); code != 200 {
 		t.Errorf("after the reset: %d, want 200", code)
 	}
+}
+
+// opsConfig is a server's configuration with one caller, ops (token
+// test-token, the admin scope), and a plan of 2 requests a minute.
+const opsConfig = `
+admin:
+  callers:
+    - {name: ops, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [admin]} # test-token
+plans:
+  free:
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]
+`
+
+// keysAgainst serves opsConfig and more, and returns sluice keys run
+// against its admin listener as ops (flags given later override those),
+// and a GET of its API that returns the status.
+func keysAgainst(t *testing.T, more string) (keys func(args ...string) (string, error), get func() int) {
+	t.Helper()
+	srv := keysServer(t, "k.yaml", opsConfig+more)
+	admin := httptest.NewServer(srv.AdminHandler())
+	t.Cleanup(admin.Close)
+	api := httptest.NewServer(srv.PublicHandler())
+	t.Cleanup(api.Close)
+	keys = func(args ...string) (string, error) {
+		var out, errOut bytes.Buffer
+		err := runKeys(context.Background(), append([]string{"-admin", admin.URL, "-token", "test-token"}, args...), &out, &errOut)
+		return out.String(), err
+	}
+	get = func() int {
+		resp, err := http.Get(api.URL + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	return keys, get
 }
 
 // TestKeysCommandOverMutualTLS: with admin.tls and a caller identified by
