@@ -64,6 +64,14 @@ type docsData struct {
 	Example     docsExample
 	Degradation docsDegradation
 	DocsURL     string
+	// Penalty is the penalty box's rule, nil without one.
+	Penalty *docsPenalty
+}
+
+// docsPenalty is the penalty box as /docs tells it.
+type docsPenalty struct {
+	Refusals          int64
+	Within, For, Type string
 }
 
 // docsDegradation is what /docs says of the 503s of an overloaded service.
@@ -101,6 +109,10 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 		data.Global = append(data.Global, d)
 	}
 	data.Degradation = describeDegradation(cfg)
+	if p := cfg.Penalty; p.Refusals > 0 {
+		data.Penalty = &docsPenalty{Refusals: p.Refusals, Within: httplimit.FormatWindow(p.Within),
+			For: httplimit.FormatWindow(p.For), Type: httplimit.ProblemPenalty}
+	}
 	page := &docsPage{byPlan: map[string][]byte{}, def: cfg.Policy.DefaultPlan}
 	for _, p := range data.Plans {
 		d := data

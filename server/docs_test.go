@@ -50,6 +50,14 @@ func TestDocsTellsRules(t *testing.T) {
 			t.Errorf("/docs lacks %s", want)
 		}
 	}
+	// The penalty box is told, with its figures and problem type.
+	if !strings.Contains(page, `<p id="penalty">`) || !strings.Contains(page, "after 20 refused requests\nwithin 1m, every request of yours is refused for 10m") ||
+		!strings.Contains(page, "<code>https://github.com/sluice-dev/sluice/blob/main/docs/rules.md#penalty-box</code>") {
+		t.Errorf("/docs does not tell the penalty box")
+	}
+	if plain := readAll(t, newFixture(t, testConfig).do(t, "GET", "/docs", "", nil)); strings.Contains(plain, `id="penalty"`) {
+		t.Errorf("/docs of a configuration without a penalty box tells one")
+	}
 	// The pro plan's page leaves out the rule of the free plan's clients.
 	pro := readAll(t, f.do(t, "GET", "/docs?plan=pro", "", nil))
 	if !strings.Contains(pro, "<code>reports.per-minute</code>") || strings.Contains(pro, "exports.per-hour") {
