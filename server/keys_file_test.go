@@ -3,6 +3,7 @@ package server_test
 import (
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -72,4 +73,52 @@ func TestKeysFileIsWatched(t *testing.T) {
 	waitFor("globex", pro, "after globex was added to the keys file")
 	writeKeys("globex")
 	waitFor("acme", free, "after acme was taken out of the keys file")
+}
+
+// TestFilesRewrittenAsTheyWereDoNotReload: a configuration and a keys file
+// rewritten with the same bytes (as a config manager does on every run)
+// cause no reload; a change does, and SIGHUP-style Reload always does.
+func TestFilesRewrittenAsTheyWereDoNotReload(t *testing.T) {
+	dir := t.TempDir()
+	keys := filepath.Join(dir, "keys.yaml")
+	line := fmt.Sprintf("- {name: acme, sha256: %x, plan: free}\n", sha256.Sum256([]byte("acme-secret")))
+	rewrite := func(path, text string) {
+		t.Helper()
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite(keys, line)
+	cfgText := "keys_file: keys.yaml\nplans:\n  free: {limits: [{name: per-minute, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	srv, file := loadServer(t, dir, cfgText, true)
+	addrs := serveOn(t, srv)
+	reloads := func() string {
+		t.Helper()
+		resp, err := http.Get("http://" + addrs.admin + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return grepLines(string(b), "sluice_config_reloads_total")
+	}
+	time.Sleep(300 * time.Millisecond) // the watcher is up
+	rewrite(file, cfgText)
+	rewrite(keys, line)
+	time.Sleep(time.Second) // past the debounce, had it reloaded
+	if got := reloads(); got != "" {
+		t.Fatalf("after files rewritten as they were: %q, want no reload", got)
+	}
+	rewrite(keys, line+fmt.Sprintf("- {name: globex, sha256: %x, plan: free}\n", sha256.Sum256([]byte("globex-secret"))))
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(reloads(), `sluice_config_reloads_total{result="ok"} 1`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after a key was added, reloads: %q", reloads())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -22,6 +22,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -116,10 +117,11 @@ type Server struct {
 	checks sync.Pool
 	// designer runs the designer's simulations within their limits.
 	designer *designer
-	// loaded are the modification times of the watched files when New
-	// built the first state (WatchFile only): the watcher, once it
-	// watches, reloads if one changed in between.
-	loaded map[string]time.Time
+	// loaded is the digest of the watched files the configuration in force
+	// was read from (WatchFile only; see watchSet.digest), kept by the
+	// watcher: at its start it reloads if a file changed since New, and it
+	// does not reload files rewritten as they were.
+	loaded [sha256.Size]byte
 }
 
 // state is everything derived from one configuration; swapped whole on reload.
@@ -183,7 +185,7 @@ func New(opts Options) (*Server, error) {
 	s.state.Store(st)
 	s.public, s.admin = s.publicRoutes(), s.adminRoutes()
 	if opts.WatchFile != "" {
-		s.loaded = s.watchSet().stamps()
+		s.loaded = s.watchSet().digest()
 	}
 	return s, nil
 }

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
-	"maps"
+	"crypto/sha256"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -27,7 +29,8 @@ import (
 // deployments swap a folder through a symbolic link, so the directories
 // holding them are watched, events are filtered by name, and the watches
 // are renewed after every reload (following a swapped link, and the rules
-// of the new configuration); bursts of events are coalesced. A change
+// of the new configuration); bursts of events are coalesced, and files
+// rewritten with the bytes they held cause no reload (SIGHUP always does). A change
 // that does not load is refused and logged by Reload, and the previous
 // configuration and rules keep serving.
 func (s *Server) watch(ctx context.Context) {
@@ -52,13 +55,29 @@ func (s *Server) watch(ctx context.Context) {
 		}
 	}
 	var debounce <-chan time.Time
-	if w != nil && !maps.EqualFunc(set.stamps(), s.loaded, time.Time.Equal) {
+	if w != nil && set.digest() != s.loaded {
 		// A file changed after New read it and before the watches began.
 		debounce = time.After(100 * time.Millisecond)
 	}
-	reload := func() {
+	// reload reloads, unless changed is set and the watched files hold
+	// what the configuration in force was read from (rewritten as they
+	// were, as config managers do): a reload gives leases back and
+	// rebuilds the middleware, for nothing then. The digest is taken
+	// before the reload reads the files, so a change made meanwhile is
+	// seen again.
+	reload := func(changed bool) {
+		sum := set.digest()
+		if changed && sum == s.loaded {
+			s.log.Debug("watched files rewritten as they were: not reloading", "file", s.opts.WatchFile)
+			return
+		}
+		if changed {
+			s.log.Info("configuration or the files it names changed: reloading", "file", s.opts.WatchFile)
+		}
 		start := time.Now()
-		s.Reload()
+		if s.Reload() == nil {
+			s.loaded = sum
+		}
 		if w != nil {
 			set = s.renewWatches(w, set)
 			// A write between the reload's reading and the watches'
@@ -74,7 +93,7 @@ func (s *Server) watch(ctx context.Context) {
 			return
 		case <-hup:
 			s.log.Info("SIGHUP: reloading the configuration")
-			reload()
+			reload(false)
 		case ev := <-events:
 			if ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 && set.concerns(ev.Name) {
 				debounce = time.After(100 * time.Millisecond)
@@ -83,8 +102,7 @@ func (s *Server) watch(ctx context.Context) {
 			s.log.Warn("configuration watch", "err", err)
 		case <-debounce:
 			debounce = nil
-			s.log.Info("configuration or Envoy rules changed: reloading", "file", s.opts.WatchFile)
-			reload()
+			reload(true)
 		}
 	}
 }
@@ -154,29 +172,41 @@ func (ws watchSet) changedSince(t time.Time) bool {
 	return false
 }
 
-// stamps returns the modification time of every path whose change counts:
-// the files, the folders, and the folders' *.yaml and *.yml files. A path
-// that does not exist is left out.
-func (ws watchSet) stamps() map[string]time.Time {
-	out := map[string]time.Time{}
-	stamp := func(path string) {
-		if st, err := os.Stat(path); err == nil {
-			out[path] = st.ModTime()
+// digest returns the SHA-256 of the content of every path whose change
+// counts: the files, the linked files, and the folders' *.yaml and *.yml
+// files, each with its path (a missing one as missing).
+func (ws watchSet) digest() [sha256.Size]byte {
+	h := sha256.New()
+	add := func(path string) {
+		fmt.Fprintf(h, "%s\x00", path)
+		f, err := os.Open(path)
+		if err != nil {
+			h.Write([]byte("missing\x00"))
+			return
 		}
+		defer f.Close()
+		n, _ := io.Copy(h, io.LimitReader(f, maxWatchedBytes))
+		fmt.Fprintf(h, "\x00%d\x00", n)
 	}
-	for _, f := range slices.Concat(ws.files, ws.linkedFiles, ws.folders) {
-		stamp(f)
+	for _, f := range slices.Concat(ws.files, ws.linkedFiles) {
+		add(f)
 	}
 	for _, d := range ws.folders {
 		entries, _ := os.ReadDir(d)
 		for _, e := range entries {
 			if p := filepath.Join(d, e.Name()); ws.concerns(p) {
-				stamp(p)
+				add(p)
 			}
 		}
 	}
-	return out
+	var sum [sha256.Size]byte
+	h.Sum(sum[:0])
+	return sum
 }
+
+// maxWatchedBytes bounds what digest reads of one file: more than any file
+// the configuration loads.
+const maxWatchedBytes = 16 << 20
 
 // watchSetOf returns the watch set of the configuration file file, the
 // Envoy rules paths rules and the files linkedFiles (TLS files, the keys
