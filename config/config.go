@@ -78,7 +78,9 @@ type Config struct {
 	ExemptAddresses []netip.Prefix
 	ExemptKeys      []string
 	ExemptUsers     []string
-	Response        Response
+	// ExemptPlans are names of plans whose clients are exempt.
+	ExemptPlans []string
+	Response    Response
 	// Degradation is the overload behaviour; Enabled is false without a
 	// degradation section.
 	Degradation Degradation

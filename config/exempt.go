@@ -15,6 +15,7 @@ import (
 //	  addresses: [10.1.0.0/16, 192.0.2.7]   # client addresses, through trusted proxies
 //	  keys: [monitoring]                    # names of keys
 //	  users: [ops-bot]                      # user ids of identity.user_header
+//	  plans: [internal]                     # every client of these plans
 func (d *decoder) exempt(n *yaml.Node, path string, c *Config, raw *rawConfig) {
 	raw.at("Exempt", n, path)
 	routes := func(n *yaml.Node, p string) {
@@ -41,5 +42,6 @@ func (d *decoder) exempt(n *yaml.Node, path string, c *Config, raw *rawConfig) {
 		"addresses": func(n *yaml.Node, p string) { c.ExemptAddresses = d.prefixes(n, p) },
 		"keys":      list("ExemptKeys", &c.ExemptKeys),
 		"users":     list("ExemptUsers", &c.ExemptUsers),
+		"plans":     list("ExemptPlans", &c.ExemptPlans),
 	})
 }

@@ -28,12 +28,14 @@ func TestExemptAsAListOrAMapping(t *testing.T) {
   addresses: [10.1.0.0/16, 192.0.2.7]
   keys: [monitoring]
   users: [ops-bot]
+  plans: [free]
 `))
 	if err != nil {
 		t.Fatal(err)
 	}
 	o := c.HTTPLimitOptions()
 	if !slices.Equal(o.Exempt, []string{"GET /healthz"}) || !slices.Equal(o.ExemptKeys, []string{"monitoring"}) || !slices.Equal(o.ExemptUsers, []string{"ops-bot"}) ||
+		!slices.Equal(o.ExemptPlans, []string{"free"}) ||
 		!slices.Equal(o.ExemptAddresses, []netip.Prefix{netip.MustParsePrefix("10.1.0.0/16"), netip.MustParsePrefix("192.0.2.7/32")}) {
 		t.Errorf("mapping form: %+v", o)
 	}
@@ -42,6 +44,12 @@ func TestExemptAsAListOrAMapping(t *testing.T) {
 `))
 	if want := `t.yaml:8:10: exempt.keys[0]: "monitor" is not the name of a key`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("an unknown key: %v, want %s", err, want)
+	}
+	_, err = config.Parse("t.yaml", []byte(exemptPlans+`exempt:
+  plans: [free, gold]
+`))
+	if want := `t.yaml:8:17: exempt.plans[1]: "gold" is not a plan (free)`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("an unknown plan: %v, want %s", err, want)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
+	"strings"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -14,6 +16,7 @@ const (
 	ExemptAddress = "address" // Options.ExemptAddresses
 	ExemptKey     = "key"     // Options.ExemptKeys
 	ExemptUser    = "user"    // Options.ExemptUsers
+	ExemptPlan    = "plan"    // Options.ExemptPlans
 )
 
 // exemptions are the exempt clients of a middleware.
@@ -21,13 +24,17 @@ type exemptions struct {
 	addrs []netip.Prefix
 	keys  map[string]bool // key names
 	users map[string]bool // user subjects (see identifier.userSubject)
+	plans map[string]bool // plan names
 }
 
 func newExemptions(o *Options, id *identifier) *exemptions {
-	if len(o.ExemptAddresses) == 0 && len(o.ExemptKeys) == 0 && len(o.ExemptUsers) == 0 {
+	if len(o.ExemptAddresses) == 0 && len(o.ExemptKeys) == 0 && len(o.ExemptUsers) == 0 && len(o.ExemptPlans) == 0 {
 		return nil
 	}
-	e := &exemptions{addrs: masked(o.ExemptAddresses), keys: map[string]bool{}, users: map[string]bool{}}
+	e := &exemptions{addrs: masked(o.ExemptAddresses), keys: map[string]bool{}, users: map[string]bool{}, plans: map[string]bool{}}
+	for _, p := range o.ExemptPlans {
+		e.plans[p] = true
+	}
 	for _, k := range o.ExemptKeys {
 		e.keys[k] = true
 	}
@@ -59,6 +66,8 @@ func (e *exemptions) byIdentity(id *Identity) string {
 		return ExemptKey
 	case id.Kind == KindUser && e.users[id.Subject]:
 		return ExemptUser
+	case id.Plan != nil && e.plans[id.Plan.Name]:
+		return ExemptPlan
 	}
 	return ""
 }
@@ -83,7 +92,7 @@ func (m *Middleware) exemptBy(r *http.Request) string {
 func (m *Middleware) exempted(r *http.Request, res *Result, by string) *Result {
 	res.Exempt, res.ExemptBy, res.Identity, res.Cost, res.Checks, res.plan = true, by, Identity{}, 0, res.Checks[:0], nil
 	res.matched = res.matched[:0]
-	res.Decision = sluice.Decision{Statuses: res.Decision.Statuses[:0], Violated: res.Decision.Violated[:0]}
+	res.Decision = sluice.Decision{Allowed: true, Statuses: res.Decision.Statuses[:0], Violated: res.Decision.Violated[:0]}
 	if m.onExempt != nil {
 		m.onExempt(r, by)
 	}
@@ -112,6 +121,12 @@ func (v *validator) exemptions(o *Options) {
 			v.errorf(fmt.Sprintf("ExemptUsers[%d]", i), "a user id is 1 to %d bytes", maxCredentialLen)
 		case o.UserHeader == "":
 			v.errorf(fmt.Sprintf("ExemptUsers[%d]", i), "no UserHeader (identity.user_header) to read users from")
+		}
+	}
+	plans := planNames(o)
+	for i, p := range o.ExemptPlans {
+		if !slices.Contains(plans, p) {
+			v.errorf(fmt.Sprintf("ExemptPlans[%d]", i), "%q is not a plan (%s)", p, strings.Join(plans, ", "))
 		}
 	}
 }

@@ -2,6 +2,7 @@ package httplimit_test
 
 import (
 	"crypto/sha256"
+	"maps"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -13,16 +14,19 @@ import (
 )
 
 // TestExemptClientsAreNeverLimitedNorCounted: requests exempt by address,
-// key or user pass without headers however many there are, spend nothing
+// key, user or plan pass without headers however many there are, spend nothing
 // of anyone's quota (the global limit's included), and are reported to
 // OnExempt with their reason.
 func TestExemptClientsAreNeverLimitedNorCounted(t *testing.T) {
 	plan := &httplimit.Plan{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(2, time.Minute)}}
+	internal := &httplimit.Plan{Name: "internal", Limits: []sluice.Limit{sluice.FixedWindow(2, time.Minute)}}
 	reasons := map[string]int{}
 	mw, _ := clockedMiddleware(t, httplimit.Options{
-		Plans:           []*httplimit.Plan{plan},
-		Global:          []sluice.Limit{sluice.FixedWindow(3, time.Minute).Named("everyone")},
-		Keys:            []httplimit.Key{{Name: "monitoring", SHA256: sha256.Sum256([]byte("mon-key"))}, {Name: "other", SHA256: sha256.Sum256([]byte("other-key"))}},
+		Plans:  []*httplimit.Plan{plan, internal},
+		Global: []sluice.Limit{sluice.FixedWindow(3, time.Minute).Named("everyone")},
+		Keys: []httplimit.Key{{Name: "monitoring", SHA256: sha256.Sum256([]byte("mon-key"))}, {Name: "other", SHA256: sha256.Sum256([]byte("other-key"))},
+			{Name: "batch", SHA256: sha256.Sum256([]byte("batch-key")), Plan: internal}},
+		ExemptPlans:     []string{"internal"},
 		UserHeader:      "X-User",
 		TrustedProxies:  []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")},
 		ExemptAddresses: []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")},
@@ -36,6 +40,7 @@ func TestExemptClientsAreNeverLimitedNorCounted(t *testing.T) {
 		{remote: "10.0.0.1:1", header: map[string]string{"X-Forwarded-For": "192.0.2.200"}},
 		{remote: "198.51.100.1:1", header: map[string]string{"X-API-Key": "mon-key"}},
 		{remote: "10.0.0.1:1", header: map[string]string{"X-User": "ops-bot", "X-Forwarded-For": "198.51.100.7"}},
+		{remote: "198.51.100.2:1", header: map[string]string{"X-API-Key": "batch-key"}},
 	}
 	for range 5 {
 		for i, r := range exempt {
@@ -45,7 +50,7 @@ func TestExemptClientsAreNeverLimitedNorCounted(t *testing.T) {
 			}
 		}
 	}
-	if want := map[string]int{"address": 10, "key": 5, "user": 5}; len(reasons) != 3 || reasons["address"] != want["address"] || reasons["key"] != 5 || reasons["user"] != 5 {
+	if want := map[string]int{"address": 10, "key": 5, "user": 5, "plan": 5}; !maps.Equal(reasons, want) {
 		t.Errorf("OnExempt reasons %v, want %v", reasons, want)
 	}
 	// Nothing was spent: a client's first request sees its quota whole,
@@ -66,9 +71,9 @@ func TestExemptClientsAreNeverLimitedNorCounted(t *testing.T) {
 func TestExemptionsValidate(t *testing.T) {
 	plans := []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(5)}}}
 	err := httplimit.Options{Plans: plans, ExemptKeys: []string{"nope"}, ExemptUsers: []string{"bot"},
-		ExemptAddresses: []netip.Prefix{{}}}.Validate()
+		ExemptAddresses: []netip.Prefix{{}}, ExemptPlans: []string{"gold"}}.Validate()
 	for _, want := range []string{`Options.ExemptAddresses[0]: invalid Prefix is not an IP address`, `Options.ExemptKeys[0]: "nope" is not the name of a key`,
-		"Options.ExemptUsers[0]: no UserHeader (identity.user_header) to read users from"} {
+		"Options.ExemptUsers[0]: no UserHeader (identity.user_header) to read users from", `Options.ExemptPlans[0]: "gold" is not a plan (free)`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v, want %q", err, want)
 		}

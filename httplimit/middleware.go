@@ -72,8 +72,9 @@ type Result struct {
 	// Cost is the units the request spends (its endpoint's cost).
 	Cost int64
 	// Exempt is true for requests that no limit applies to, and ExemptBy
-	// says why (ExemptRoute, ExemptAddress, ExemptKey, ExemptUser); the
-	// other fields are then zero.
+	// says why (ExemptRoute, ExemptAddress, ExemptKey, ExemptUser,
+	// ExemptPlan); the other fields are then zero but Decision.Allowed,
+	// which is true: an exempt request is admitted.
 	Exempt   bool
 	ExemptBy string
 	// Checks are the plan's limits then the global ones, as decided;
@@ -271,8 +272,12 @@ func (m *Middleware) Refuse(w http.ResponseWriter, r *http.Request, res *Result)
 
 // RefuseWithStatus is Refuse with another status: forward-auth for nginx
 // answers 403, because auth_request turns any status but 2xx, 401 and 403
-// into a 500; nginx then maps it back to a 429 for the client.
+// into a 500; nginx then maps it back to a 429 for the client. An exempt
+// res is admitted: it writes nothing then.
 func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, res *Result, status int) {
+	if res.Exempt {
+		return
+	}
 	if res.Penalized {
 		p := m.penaltyProblem(r, res)
 		p.Status = status

@@ -99,6 +99,10 @@ type Options struct {
 	ExemptKeys []string
 	// ExemptUsers are user ids (of UserHeader) that no limit applies to.
 	ExemptUsers []string
+	// ExemptPlans are names of plans whose clients no limit applies to (a
+	// key's plan of its own counts as the plan of its name): a plan of
+	// internal services, say.
+	ExemptPlans []string
 	// OnExempt, when set, is called for every exempt request with why
 	// (ExemptRoute, ExemptAddress, ExemptKey, ExemptUser): exempt requests
 	// are never limited, never counted in the store and never observed by

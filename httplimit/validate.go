@@ -59,7 +59,8 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //   - Penalty: zero, or Refusals ≥ 1 and durations as a Limit's window;
 //     no limit named "penalty" or "penalty-refusals".
 //   - ExemptAddresses: valid prefixes; ExemptKeys: names of Keys;
-//     ExemptUsers: non-empty, with a UserHeader to read them from.
+//     ExemptUsers: non-empty, with a UserHeader to read them from;
+//     ExemptPlans: names of plans.
 //   - Rules: names valid and unique; methods, header names and hosts
 //     valid; paths valid ServeMux path patterns; key attributes known
 //     ("user" with a UserHeader, "path:" with a wildcard of every path,

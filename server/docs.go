@@ -27,9 +27,11 @@ type docsPage struct {
 
 type docsPlan struct {
 	Name, Role string
-	Limits     []docsLimit
-	Costs      []docsCost
-	Upgrade    *httplimit.Upgrade
+	// Exempt is true for a plan of exempt.plans: no limit applies.
+	Exempt  bool
+	Limits  []docsLimit
+	Costs   []docsCost
+	Upgrade *httplimit.Upgrade
 }
 
 type docsLimit struct {
@@ -119,8 +121,10 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 		d.Plan = p
 		d.Rules = describeRules(cfg, p.Name)
 		d.Counted = describeCounts(cfg, cfg.Policy.Plan(p.Name))
-		if d.Example, err = runExample(cfg, p.Name); err != nil {
-			return nil, fmt.Errorf("the %s plan's example: %w", p.Name, err)
+		if !p.Exempt { // an exempt plan's clients get no headers and no refusal to show
+			if d.Example, err = runExample(cfg, p.Name); err != nil {
+				return nil, fmt.Errorf("the %s plan's example: %w", p.Name, err)
+			}
 		}
 		var buf bytes.Buffer
 		if err := tmpl.Execute(&buf, d); err != nil {
@@ -140,7 +144,7 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 }
 
 func describePlan(cfg *config.Config, p *httplimit.Plan) docsPlan {
-	dp := docsPlan{Name: p.Name, Upgrade: p.Upgrade}
+	dp := docsPlan{Name: p.Name, Upgrade: p.Upgrade, Exempt: slices.Contains(cfg.ExemptPlans, p.Name)}
 	switch p.Name {
 	case cfg.Policy.DefaultPlan:
 		dp.Role = "The plan of identified clients that have no other."

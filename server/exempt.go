@@ -16,11 +16,11 @@ type exemptCounters map[string]prometheus.Counter
 func newExemptCounters(reg prometheus.Registerer) exemptCounters {
 	vec := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sluice_exempt_requests_total",
-		Help: "Requests no limit applied to, never counted against any quota, by reason: route, address, key, user.",
+		Help: "Requests no limit applied to, never counted against any quota, by reason: route, address, key, user, plan.",
 	}, []string{"reason"})
 	reg.MustRegister(vec)
 	c := exemptCounters{}
-	for _, r := range []string{httplimit.ExemptRoute, httplimit.ExemptAddress, httplimit.ExemptKey, httplimit.ExemptUser} {
+	for _, r := range []string{httplimit.ExemptRoute, httplimit.ExemptAddress, httplimit.ExemptKey, httplimit.ExemptUser, httplimit.ExemptPlan} {
 		c[r] = vec.WithLabelValues(r)
 	}
 	return c
