@@ -884,6 +884,34 @@ consumers:
 	}
 }
 
+// TestImportedKongConsumerGroupCountsTogether: a group's plugin with
+// identifier consumer-group counts its consumers together (one count for
+// the group's plan, a rule keyed by rule), as Kong does.
+func TestImportedKongConsumerGroupCountsTogether(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+  - {name: rate-limiting-advanced, config: {limit: [100], window_size: [60]}}
+consumer_groups:
+  - name: team
+    plugins: [{name: rate-limiting-advanced, config: {limit: [3], window_size: [60], identifier: consumer-group}}]
+consumers:
+  - {username: foo, keyauth_credentials: [{key: foo-key}], groups: [{name: team}]}
+  - {username: bar, keyauth_credentials: [{key: bar-key}], groups: [{name: team}]}
+  - {username: baz, keyauth_credentials: [{key: baz-key}]}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := serveImported(t, tr)
+	var got []int
+	for _, key := range []string{"foo-key", "foo-key", "bar-key", "bar-key", "foo-key", "baz-key"} {
+		got = append(got, sendKey(h, "/x", key, "192.0.2.1"))
+	}
+	if want := []int{200, 200, 200, 429, 429, 200}; !slices.Equal(got, want) {
+		t.Errorf("foo ×2, bar ×2, foo, baz: %v, want %v (the team's 3 together; baz on the imported plan)", got, want)
+	}
+}
+
 // TestImportedKongConsumerEscapesTheRouteRules: where the plugins differ
 // (rules), a consumer's requests meet its own plugin alone, as in Kong,
 // not the route's or the global one's.

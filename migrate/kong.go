@@ -327,9 +327,6 @@ func (t *Translation) kongWindows(s kongScope, name func(string) string) ([]Limi
 	} else {
 		t.same(s.where+" windows", "fixed windows aligned to the clock: sluice's fixed-window.")
 	}
-	if c.Identifier == "consumer-group" {
-		t.differs(s.where+" identifier", "consumer-group: sluice has no consumer groups; plans with keys are their equivalent.")
-	}
 	return out, nil
 }
 

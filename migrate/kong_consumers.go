@@ -5,6 +5,9 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice"
 )
 
 // kongConsumers makes a plan of each consumer group's rate-limiting plugin
@@ -22,7 +25,7 @@ func (t *Translation) kongConsumers(consumers []kongConsumer, groups []kongConsu
 		if !ok {
 			continue
 		}
-		name, err := t.kongPlan("group-"+g.Name, "plugin on consumer group "+g.Name, p)
+		name, err := t.kongPlan("group-"+g.Name, "plugin on consumer group "+g.Name, p, true)
 		if err != nil {
 			return err
 		}
@@ -33,7 +36,7 @@ func (t *Translation) kongConsumers(consumers []kongConsumer, groups []kongConsu
 		var plan, where string
 		if p, ok := kongLimitPlugin(c.Plugins); ok {
 			where = "plugin on consumer " + c.Username
-			name, err := t.kongPlan("consumer-"+c.Username, where, p)
+			name, err := t.kongPlan("consumer-"+c.Username, where, p, false)
 			if err != nil {
 				return err
 			}
@@ -49,10 +52,14 @@ func (t *Translation) kongConsumers(consumers []kongConsumer, groups []kongConsu
 		}
 		t.kongKeys(c, plan, where)
 	}
-	if len(plans) > 0 && len(t.SluiceRules) > 0 {
-		for i := range t.SluiceRules {
+	scoped := 0
+	for i := range t.SluiceRules {
+		if len(plans) > 0 && len(t.SluiceRules[i].Plans) == 0 { // a group's own count keeps its plan
 			t.SluiceRules[i].Plans = []string{PlanName}
+			scoped++
 		}
+	}
+	if scoped > 0 {
 		t.same("consumers", "the rules made of the route, service and global plugins apply to the clients of plan %s only (match.plans): the plans of consumers and consumer groups (%s) are limited by their own plugin alone, as Kong runs a consumer's or its group's plugin in place of the others.", PlanName, strings.Join(plans, ", "))
 	}
 	return nil
@@ -74,9 +81,12 @@ func kongLimitPlugin(ps []kongPlugin) (kongPlugin, bool) {
 	return p, true
 }
 
-// kongPlan makes a plan of a consumer's or a consumer group's plugin,
-// named after base (made unique), and returns its name.
-func (t *Translation) kongPlan(base, where string, p kongPlugin) (string, error) {
+// kongPlan makes a plan of a consumer's or a consumer group's plugin
+// (group), named after base (made unique), and returns its name. A
+// group's plugin that counts the group's consumers together (identifier
+// consumer-group) is a rule of one count for the plan's clients, the
+// plan's own limit one that never refuses.
+func (t *Translation) kongPlan(base, where string, p kongPlugin, group bool) (string, error) {
 	name := uniqueName(base, 56, func(n string) bool {
 		return n == PlanName || slices.ContainsFunc(t.Plans, func(p Plan) bool { return p.Name == n })
 	})
@@ -87,7 +97,14 @@ func (t *Translation) kongPlan(base, where string, p kongPlugin) (string, error)
 	switch p.Config.LimitBy {
 	case "", "consumer", "credential":
 	case "consumer-group":
-		t.differs(where, "identifier consumer-group: Kong counts the group's consumers together; plan %s counts each key alone.", name)
+		if !group {
+			t.differs(where, "identifier consumer-group: Kong counts the consumer's group together; plan %s counts each key alone.", name)
+			break
+		}
+		t.SluiceRules = append(t.SluiceRules, Rule{Name: t.ruleName(name), Key: []string{"rule"}, Plans: []string{name}, Limits: ls})
+		t.same(where, "identifier consumer-group: the group's consumers count together, as one count for every client of plan %s (rule %s, key rule).", name, name)
+		ls = []Limit{{Name: "unlimited", Algorithm: "fixed-window", Quantity: sluice.MaxQuantity, Window: time.Second, Shadow: true,
+			Source: where + ": the group's count is its rule"}}
 	default:
 		t.differs(where, "limit_by %s: plan %s counts each API key, as Kong counts per consumer.", p.Config.LimitBy, name)
 	}
