@@ -57,6 +57,7 @@ func FuzzEnvoy(f *testing.F) {
 
 func FuzzKong(f *testing.F) {
 	fuzzImport(f, migrate.FormatKong,
+		"consumer_groups: [{name: g, consumers: [{username: a}], plugins: [{name: rate-limiting-advanced, config: {limit: [3], window_size: [60], identifier: consumer-group}}]}]\nconsumers: [{username: a, keyauth_credentials: [{key: k}], groups: [{name: g}]}]\nroutes: [{name: r, paths: [/r], plugins: [{name: rate-limiting, config: {second: 1}}]}]\n",
 		"plugins:\n  - name: rate-limiting\n    config: {second: 5, minute: 100, limit_by: ip}\n",
 		"services:\n  - name: s\n    routes: [{name: r, paths: [/x], plugins: [{name: rate-limiting, config: {hour: 3, policy: redis, limit_by: header, header_name: X-K}}]}]\n",
 		"plugins: [{name: rate-limiting, enabled: false, config: {day: 1}}, {name: rate-limiting, config: {year: 9, limit_by: service}}]\n",
