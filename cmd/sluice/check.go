@@ -46,6 +46,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintln(stdout)
 	printStore(stdout, cfg)
 	printUpstream(stdout, cfg)
+	printExempt(stdout, cfg)
 	keys := fmt.Sprintf("%d API keys", len(cfg.Keys))
 	if cfg.KeysFile != "" {
 		keys += " (with those of " + cfg.KeysFile + ")"
@@ -129,4 +130,27 @@ func printPlans(w io.Writer, cfg *config.Config) {
 		row("(global)", l)
 	}
 	tw.Flush()
+}
+
+// printExempt says which requests and clients no limit applies to, when
+// some are.
+func printExempt(w io.Writer, cfg *config.Config) {
+	var parts []string
+	add := func(what string, items []string) {
+		if len(items) > 0 {
+			parts = append(parts, what+" "+strings.Join(items, ", "))
+		}
+	}
+	add("routes", cfg.Exempt)
+	var addrs []string
+	for _, p := range cfg.ExemptAddresses {
+		addrs = append(addrs, p.String())
+	}
+	add("addresses", addrs)
+	add("keys", cfg.ExemptKeys)
+	add("users", cfg.ExemptUsers)
+	add("plans", cfg.ExemptPlans)
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "EXEMPT  %s\n", strings.Join(parts, "; "))
+	}
 }

@@ -70,6 +70,7 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 		{"store: {type: memory, max_keys: 5000}\n", "STORE  memory, at most 5000 keys\n", ""},
 		{"proxy_protocol: [10.0.0.0/8, 192.0.2.7]\n", "plain, PROXY header from 10.0.0.0/8 192.0.2.7/32", ""},
 		{"", "UPSTREAM  none: the demo upstream answers\n", ""},
+		{"exempt: {routes: [\"GET /healthz\"], addresses: [10.1.0.0/16], plans: [free]}\n", "EXEMPT  routes GET /healthz; addresses 10.1.0.0/16; plans free\n", ""},
 		{"upstream: https://api.internal\n", "UPSTREAM  https://api.internal; TLS, server verified by the system's roots\n", ""},
 		{"upstream: https://api.internal\nupstream_tls: {server_name: api.example}\n", "UPSTREAM  https://api.internal; TLS, server verified by the system's roots as api.example\n", ""},
 		{"store:\n  type: redis\n  redis: {addresses: [\"r1:6380\", \"r2:6380\"], mode: cluster, username: sluice, password_file: pw, tls: {server_name: redis.internal}}\n",
