@@ -56,10 +56,9 @@ func (m *Middleware) Subject(subject string) (string, error) {
 // Penalty.For: 0 remaining while the client is in the box, until
 // ResetAfter) and "penalty-refusals" (the refusals counted toward it).
 func (m *Middleware) SubjectLimits(subject, plan string) (key string, limits []sluice.Limit, err error) {
-	if subject == "" || len(m.id.prefix)+len(subject) > sluice.MaxKeyLen {
-		return "", nil, fmt.Errorf("a subject is 1 to %d bytes", sluice.MaxKeyLen-len(m.id.prefix))
+	if key, err = m.subjectKey(subject); err != nil {
+		return "", nil, err
 	}
-	key = m.id.prefix + subject
 	switch {
 	case subject == GlobalSubject:
 		return key, m.policy.Global, nil
@@ -100,6 +99,14 @@ func (m *Middleware) SubjectLimits(subject, plan string) (key string, limits []s
 		limits = append(limits, m.penalty.box, m.penalty.refusals)
 	}
 	return key, limits, nil
+}
+
+// subjectKey returns the store key of subject.
+func (m *Middleware) subjectKey(subject string) (string, error) {
+	if subject == "" || len(m.id.prefix)+len(subject) > sluice.MaxKeyLen {
+		return "", fmt.Errorf("a subject is 1 to %d bytes", sluice.MaxKeyLen-len(m.id.prefix))
+	}
+	return m.id.prefix + subject, nil
 }
 
 // Inspect peeks at every limit of subject (see SubjectLimits): what it has

@@ -118,7 +118,7 @@ func (m *Middleware) Penalize(ctx context.Context, subject string) (time.Duratio
 	if subject == GlobalSubject || strings.HasPrefix(subject, "rule:") {
 		return 0, fmt.Errorf("httplimit: %q is not a client: only clients go in the penalty box", subject)
 	}
-	key, _, err := m.SubjectLimits(subject, "")
+	key, err := m.subjectKey(subject)
 	if err != nil {
 		return 0, err
 	}

@@ -1,6 +1,8 @@
 package httplimit
 
 import (
+	"slices"
+
 	"github.com/sluice-dev/sluice"
 )
 
@@ -104,6 +106,16 @@ type Rule struct {
 	// can hold is refused (see sluice.Check), which Validate cannot
 	// foresee, as it does not know which endpoints a rule's requests reach.
 	Cost *int64
+}
+
+// AppliesTo reports whether r applies to the clients of the plan named
+// plan: Plans is empty or names it.
+func (r *Rule) AppliesTo(plan string) bool { return plansInclude(r.Plans, plan) }
+
+// plansInclude reports whether plans, a rule's Plans, take in the plan
+// named plan: none means every plan.
+func plansInclude(plans []string, plan string) bool {
+	return len(plans) == 0 || slices.Contains(plans, plan)
 }
 
 // HeaderMatch is one header a Rule requires: Name present (with any value,

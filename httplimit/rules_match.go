@@ -2,7 +2,6 @@ package httplimit
 
 import (
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/sluice-dev/sluice"
@@ -74,9 +73,7 @@ func (ru *rule) matches(r *http.Request, p string, m *pathMatch) (int, bool) {
 
 // appliesTo reports whether the rule applies to clients of the plan of
 // that name.
-func (ru *rule) appliesTo(plan string) bool {
-	return len(ru.plans) == 0 || slices.Contains(ru.plans, plan)
-}
+func (ru *rule) appliesTo(plan string) bool { return plansInclude(ru.plans, plan) }
 
 // excepted reports whether one of the rule's ExceptPaths matches the
 // cleaned path p.

@@ -61,9 +61,9 @@ func (v *validator) rules(o *Options) {
 			continue
 		}
 		n := len(p.Limits) + len(o.Global)
-		for _, r := range o.Rules {
-			if len(r.Plans) == 0 || slices.Contains(r.Plans, p.Name) {
-				n += len(r.Limits)
+		for i := range o.Rules {
+			if o.Rules[i].AppliesTo(p.Name) {
+				n += len(o.Rules[i].Limits)
 			}
 		}
 		if len(o.Rules) > 0 && n > sluice.MaxChecks {

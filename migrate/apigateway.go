@@ -21,11 +21,15 @@ type awsUsagePlan struct {
 	Name      string       `json:"name"`
 	Throttle  *awsThrottle `json:"throttle"`
 	Quota     *awsQuota    `json:"quota"`
-	APIStages []struct {
-		APIID    string                 `json:"apiId"`
-		Stage    string                 `json:"stage"`
-		Throttle map[string]awsThrottle `json:"throttle"`
-	} `json:"apiStages"`
+	APIStages []awsStage   `json:"apiStages"`
+}
+
+// awsStage is an API stage of a usage plan and its method throttles, by
+// "<resource path>/<METHOD>".
+type awsStage struct {
+	APIID    string                 `json:"apiId"`
+	Stage    string                 `json:"stage"`
+	Throttle map[string]awsThrottle `json:"throttle"`
 }
 
 // awsThrottle is a token bucket: rateLimit requests a second, burstLimit

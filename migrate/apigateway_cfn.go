@@ -98,11 +98,7 @@ func (c cfn) usagePlan(id string, props *yaml.Node) (awsUsagePlan, error) {
 		return p, errors.New("ApiStages is not a list")
 	}
 	for i, s := range stages.Content {
-		st := struct {
-			APIID    string                 `json:"apiId"`
-			Stage    string                 `json:"stage"`
-			Throttle map[string]awsThrottle `json:"throttle"`
-		}{APIID: c.text(mapValue(s, "ApiId")), Stage: c.text(mapValue(s, "Stage")), Throttle: map[string]awsThrottle{}}
+		st := awsStage{APIID: c.text(mapValue(s, "ApiId")), Stage: c.text(mapValue(s, "Stage")), Throttle: map[string]awsThrottle{}}
 		if ths := c.value(mapValue(s, "Throttle")); ths != nil && ths.Kind == yaml.MappingNode {
 			for j := 0; j+1 < len(ths.Content); j += 2 {
 				key := ths.Content[j].Value

@@ -52,9 +52,12 @@ func (t *Translation) kongConsumers(consumers []kongConsumer, groups []kongConsu
 		}
 		t.kongKeys(c, plan, where)
 	}
+	if len(plans) == 0 {
+		return nil
+	}
 	scoped := 0
 	for i := range t.SluiceRules {
-		if len(plans) > 0 && len(t.SluiceRules[i].Plans) == 0 { // a group's own count keeps its plan
+		if len(t.SluiceRules[i].Plans) == 0 { // a group's own count keeps its plan
 			t.SluiceRules[i].Plans = []string{PlanName}
 			scoped++
 		}

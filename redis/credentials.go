@@ -2,10 +2,7 @@ package redis
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"fmt"
-	"net"
 	"sync"
 	"syscall"
 
@@ -50,24 +47,3 @@ type addrSet struct {
 func (s *addrSet) add(a string) { s.mu.Lock(); s.m[a] = true; s.mu.Unlock() }
 
 func (s *addrSet) has(a string) bool { s.mu.Lock(); defer s.mu.Unlock(); return s.m[a] }
-
-// dialWithRoots returns rueidis's dial function for TLS connections whose
-// server is verified by the pool roots returns at each dial: the
-// connection's TLS configuration (the servers' or the Sentinels') with
-// that pool as RootCAs, verified as crypto/tls always verifies, against
-// the name of the address dialed unless the configuration names one.
-func dialWithRoots(roots func() (*x509.CertPool, error)) func(context.Context, string, *net.Dialer, *tls.Config) (net.Conn, error) {
-	return func(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (net.Conn, error) {
-		if tc == nil {
-			return d.DialContext(ctx, "tcp", dst)
-		}
-		pool, err := roots()
-		if err != nil {
-			return nil, fmt.Errorf("redis: TLS roots: %w", err)
-		}
-		tc = tc.Clone()
-		tc.RootCAs = pool
-		td := tls.Dialer{NetDialer: d, Config: tc}
-		return td.DialContext(ctx, "tcp", dst)
-	}
-}

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"slices"
-
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
 )
@@ -41,7 +39,7 @@ func describeCounts(cfg *config.Config, p *httplimit.Plan) []docsCounted {
 		add(l.Name(), "")
 	}
 	for _, r := range cfg.Rules {
-		if len(r.Plans) > 0 && !slices.Contains(r.Plans, p.Name) {
+		if !r.AppliesTo(p.Name) {
 			continue
 		}
 		for _, l := range r.Limits {

@@ -21,7 +21,7 @@ type docsRule struct {
 func describeRules(cfg *config.Config, plan string) []docsRule {
 	var out []docsRule
 	for _, r := range cfg.Rules {
-		if len(r.Plans) > 0 && !slices.Contains(r.Plans, plan) {
+		if !r.AppliesTo(plan) {
 			continue
 		}
 		dr := docsRule{Name: r.Name, Requests: ruleRequests(r), Per: ruleKey(r)}
