@@ -213,6 +213,10 @@ type Response struct {
 	// GlobalStatus is the status of a refusal by global limits alone: 429
 	// (when 0) or 503.
 	GlobalStatus int
+	// RetryJitter spreads clients told to come back at the same moment
+	// over up to this much later (httplimit.Options.RetryJitter); 0: the
+	// exact wait.
+	RetryJitter time.Duration
 	// DenyStatus is the status of a refusal on the server's forward-auth
 	// endpoint: 429 by default; 403 for nginx's auth_request.
 	DenyStatus int

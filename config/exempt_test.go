@@ -1,6 +1,8 @@
 package config_test
 
 import (
+	"time"
+
 	"net/netip"
 	"slices"
 	"strings"
@@ -54,15 +56,16 @@ func TestExemptAsAListOrAMapping(t *testing.T) {
 }
 
 func TestResponseTemplate(t *testing.T) {
-	c, err := config.Parse("t.yaml", []byte(exemptPlans+"response: {body: error-code, global_status: 503}\n"))
+	c, err := config.Parse("t.yaml", []byte(exemptPlans+"response: {body: error-code, global_status: 503, retry_jitter: 30s}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o := c.HTTPLimitOptions(); o.RefusalTemplate != httplimit.TemplateErrorCode || o.GlobalStatus != 503 {
-		t.Errorf("body error-code: %q %d", o.RefusalTemplate, o.GlobalStatus)
+	if o := c.HTTPLimitOptions(); o.RefusalTemplate != httplimit.TemplateErrorCode || o.GlobalStatus != 503 || o.RetryJitter != 30*time.Second {
+		t.Errorf("body error-code: %q %d %v", o.RefusalTemplate, o.GlobalStatus, o.RetryJitter)
 	}
-	_, err = config.Parse("t.yaml", []byte(exemptPlans+"response:\n  template: '{\"wait\": \"{{retry}}\"}'\n  global_status: 500\n"))
-	for _, want := range []string{`t.yaml:8:13: response.template: {{retry}} is not a placeholder`, `t.yaml:9:18: response.global_status: 500: a refusal by global limits is 429 or 503`} {
+	_, err = config.Parse("t.yaml", []byte(exemptPlans+"response:\n  template: '{\"wait\": \"{{retry}}\"}'\n  global_status: 500\n  retry_jitter: 2h\n"))
+	for _, want := range []string{`t.yaml:8:13: response.template: {{retry}} is not a placeholder`, `t.yaml:9:18: response.global_status: 500: a refusal by global limits is 429 or 503`,
+		`t.yaml:10:17: response.retry_jitter: 2h0m0s: a jitter is between 0 and 1h0m0s`} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("got %v, want %s", err, want)
 		}

@@ -425,6 +425,10 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfi
 			r.GlobalStatus = int(d.Int(n, p, 400, 599))
 			raw.at("GlobalStatus", n, p)
 		},
+		"retry_jitter": func(n *yaml.Node, p string) {
+			r.RetryJitter = d.Duration(n, p)
+			raw.at("RetryJitter", n, p)
+		},
 	})
 }
 

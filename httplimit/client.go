@@ -104,7 +104,11 @@ func (m *Middleware) identifyRequester(c Requester) (Identity, error) {
 func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 	res.Penalized = false
 	if m.penalty == nil {
-		return m.decideChecks(ctx, res)
+		res, err := m.decideChecks(ctx, res)
+		if err == nil {
+			m.spread(res)
+		}
+		return res, err
 	}
 	start := time.Now()
 	boxed, err := m.boxed(ctx, res)
@@ -116,6 +120,7 @@ func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 		if m.observe != nil {
 			m.observe(res, time.Since(start), nil)
 		}
+		m.spread(res)
 		return res, nil
 	}
 	if err != nil {
@@ -124,6 +129,9 @@ func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 	}
 	if res, err = m.decideChecks(ctx, res); err == nil && !res.Decision.Allowed {
 		m.countRefusal(ctx, res)
+	}
+	if err == nil {
+		m.spread(res)
 	}
 	return res, err
 }

@@ -166,8 +166,10 @@ func (m *Middleware) writeHeaders(h http.Header, res *Result) {
 			if ph.ietf != nil {
 				h["Ratelimit-Policy"] = ph.ietf
 			}
-			buf = appendIETF(buf, res.Checks, d.Statuses, items, quotas)
-			ends, names = append(ends, len(buf)), append(names, "Ratelimit")
+			start := len(buf)
+			if buf = appendIETF(buf, res.Checks, d.Statuses, items, quotas); len(buf) > start {
+				ends, names = append(ends, len(buf)), append(names, "Ratelimit")
+			} // else every limit is hidden: no field (an empty List is no field)
 		case ModeDraft7:
 			if m.ietfMode {
 				continue

@@ -1,6 +1,7 @@
 package httplimit_test
 
 import (
+	"net/http"
 	"strconv"
 	"testing"
 	"time"
@@ -87,5 +88,33 @@ response:
 		if got := w.Header().Get(name); got != want {
 			t.Errorf("legacy %s = %q, want %q", name, got, want)
 		}
+	}
+}
+
+// With every limit hidden (a source that sent no headers, as an import
+// from Kong's hide_client_headers writes it) neither RateLimit nor
+// RateLimit-Policy is sent, not even empty; a refusal keeps Retry-After.
+func TestEveryLimitHiddenSendsNoRateLimitField(t *testing.T) {
+	h, _ := setup(t, `
+plans:
+  p:
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 1, window: 1m}]
+default_plan: p
+anonymous_plan: p
+response: {hide: [per-minute]}
+`, time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC))
+	for i, want := range []int{http.StatusOK, http.StatusTooManyRequests} {
+		w := do(h, req{})
+		if w.Code != want {
+			t.Fatalf("request %d: status %d, want %d", i+1, w.Code, want)
+		}
+		for _, name := range []string{"Ratelimit", "Ratelimit-Policy"} {
+			if v, ok := w.Header()[name]; ok {
+				t.Errorf("request %d: %s: %q sent", i+1, name, v)
+			}
+		}
+	}
+	if w := do(h, req{}); w.Header().Get("Retry-After") != "60" {
+		t.Errorf("refusal: Retry-After %q, want 60", w.Header().Get("Retry-After"))
 	}
 }

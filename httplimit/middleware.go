@@ -55,6 +55,7 @@ type Middleware struct {
 	penalty     *penaltyBox
 	template    *template        // nil: RFC 9457 problems
 	globalGone  bool             // GlobalStatus is 503
+	jitter      time.Duration    // Options.RetryJitter
 	now         func() time.Time // nil: clock, time.Now read cheaply
 	clock       wallClock
 	log         *slog.Logger
@@ -192,6 +193,7 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 	}
 	m.exemptions = newExemptions(&o, m.id)
 	m.globalGone = o.GlobalStatus == http.StatusServiceUnavailable
+	m.jitter = o.RetryJitter
 	m.penalty = newPenaltyBox(o.Penalty)
 	if o.RefusalTemplate != "" {
 		if m.template, err = compileTemplate(o.RefusalTemplate); err != nil {

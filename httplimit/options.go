@@ -150,6 +150,19 @@ type Options struct {
 	// ProblemReducedCapacity: the service, not the client, is at its limit.
 	// Refusals with another status (RefuseWithStatus) keep theirs.
 	GlobalStatus int
+	// RetryJitter, when above zero, spreads out clients told to come back
+	// at the same moment (every client of a daily fixed window at its end,
+	// say). What a client with nothing left of a limit is told (Retry-After,
+	// the RateLimit t, a refusal body's retryAfter and resetsAt) is later
+	// by whole seconds in [0, RetryJitter], and by at most a tenth of the
+	// deciding limit's window: none for a per-second or concurrency limit.
+	// The seconds are a hash of the client and the moment, so a client
+	// asking twice is told the same. A t never passes its policy's w, so
+	// Retry-After may be the later. The Result's Decision and Statuses
+	// carry the later figures; a client that comes back at the exact moment
+	// is admitted all the same. Zero: the exact wait. At most
+	// MaxRetryJitter.
+	RetryJitter time.Duration
 	// DocsURL, when set, is linked from 429 bodies as "documentation".
 	DocsURL string
 

@@ -53,6 +53,7 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //   - Exempt: valid, non-conflicting ServeMux patterns.
 //   - RefusalTemplate: one JSON value whose placeholders are known.
 //   - GlobalStatus: 0, 429 or 503.
+//   - RetryJitter: in [0, MaxRetryJitter].
 //   - Count: names of limits or rules, each "all", "successes" or
 //     "failures"; only fixed windows, sliding logs and sliding counters
 //     count successes or failures.
@@ -179,6 +180,9 @@ func (v *validator) options(o Options) {
 	case 0, http.StatusTooManyRequests, http.StatusServiceUnavailable:
 	default:
 		v.errorf("GlobalStatus", "%d: a refusal by global limits is 429 or 503", o.GlobalStatus)
+	}
+	if o.RetryJitter < 0 || o.RetryJitter > MaxRetryJitter {
+		v.errorf("RetryJitter", "%v: a jitter is between 0 and %v", o.RetryJitter, MaxRetryJitter)
 	}
 	v.rules(&o)
 	for i, m := range o.Headers {

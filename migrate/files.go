@@ -138,19 +138,49 @@ func (t *Translation) config(enforce bool) string {
 	if len(t.ExemptAddresses) > 0 {
 		fmt.Fprintf(&b, "exempt:\n  addresses: %s   # never limited, never counted, as the source left them out\n", quoteAll(t.ExemptAddresses))
 	}
-	if len(t.Headers) > 0 || clients == 0 {
+	hide := t.hidden(clients == 0)
+	if len(t.Headers) > 0 || len(hide) > 0 || t.RetryJitter > 0 {
 		b.WriteString("response:\n")
 		if len(t.Headers) > 0 {
 			fmt.Fprintf(&b, "  headers: [%s]\n", strings.Join(t.Headers, ", "))
 		}
-		if clients == 0 {
-			fmt.Fprintf(&b, "  hide: [%s]\n", placeholder)
+		if len(hide) > 0 {
+			fmt.Fprintf(&b, "  hide: [%s]\n", strings.Join(hide, ", "))
+		}
+		if t.RetryJitter > 0 {
+			fmt.Fprintf(&b, "  retry_jitter: %v\n", t.RetryJitter)
 		}
 	}
 	if t.EnvoyRules != "" {
 		fmt.Fprintf(&b, "envoy:\n  rules: [%s]   # envoyproxy/ratelimit's rules, read as they are\n", quote(t.EnvoyRules))
 	}
 	return b.String()
+}
+
+// hidden returns the names response.hide lists: the placeholder limit when
+// placeholder is set; with HideHeaders, every limit of every plan, the
+// global ones and every rule.
+func (t *Translation) hidden(placeholderLimit bool) []string {
+	var names []string
+	if placeholderLimit {
+		names = append(names, placeholder)
+	}
+	if !t.HideHeaders {
+		return names
+	}
+	for _, l := range t.Limits {
+		names = append(names, l.Name)
+	}
+	for _, p := range t.Plans {
+		for _, l := range p.Limits {
+			names = append(names, l.Name)
+		}
+	}
+	for _, r := range t.SluiceRules {
+		names = append(names, r.Name)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // placeholder names the plan's one limit when the source limits no client

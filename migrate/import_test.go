@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -994,5 +995,59 @@ func TestImportBoundsThePlaces(t *testing.T) {
 	load(t, tr, true)
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("%d locations took %v to import and load", migrate.MaxPlaces-2, d)
+	}
+}
+
+// TestImportedKongHidesHeadersAndSpreadsRetries: hide_client_headers hides
+// every limit's RateLimit headers, a consumer's plan's included, and
+// retry_after_jitter_max spreads the Retry-After of clients refused
+// together over up to that many seconds past the exact wait.
+func TestImportedKongHidesHeadersAndSpreadsRetries(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+  - name: rate-limiting-advanced
+    config: {limit: [1], window_size: [3600], window_type: fixed, identifier: ip, hide_client_headers: true, retry_after_jitter_max: 120}
+consumers:
+  - username: acme
+    keyauth_credentials: [{key: acme-secret}]
+    plugins:
+      - name: rate-limiting-advanced
+        config: {limit: [5], window_size: [60], window_type: fixed, hide_client_headers: true, retry_after_jitter_max: 120}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := load(t, tr, true)
+	if cfg.Response.RetryJitter != 2*time.Minute || len(cfg.Response.Hide) == 0 {
+		t.Fatalf("response: retry_jitter %v, hide %v; want 2m and every limit", cfg.Response.RetryJitter, cfg.Response.Hide)
+	}
+	h := serveImported(t, tr)
+	seen := map[int64]bool{}
+	for i := range 40 {
+		var last *httptest.ResponseRecorder
+		for range 2 {
+			r := httptest.NewRequest("GET", "/x", nil)
+			r.RemoteAddr = fmt.Sprintf("192.0.2.%d:1234", i+1)
+			last = httptest.NewRecorder()
+			h.ServeHTTP(last, r)
+			for name := range last.Header() {
+				if strings.HasPrefix(strings.ToLower(name), "ratelimit") || strings.HasPrefix(strings.ToLower(name), "x-ratelimit") {
+					t.Fatalf("client %d: %s: %s sent, though Kong hid its headers", i, name, last.Header().Get(name))
+				}
+			}
+		}
+		now := time.Now()
+		exact := int64(now.Truncate(time.Hour).Add(time.Hour).Sub(now) / time.Second)
+		ra, err := strconv.ParseInt(last.Header().Get("Retry-After"), 10, 64)
+		if last.Code != http.StatusTooManyRequests || err != nil || ra < exact || ra > exact+121 {
+			t.Fatalf("client %d: %d, Retry-After %q; want 429 and [%d, %d]", i, last.Code, last.Header().Get("Retry-After"), exact, exact+121)
+		}
+		seen[ra-exact] = true
+	}
+	if len(seen) < 10 {
+		t.Errorf("40 clients refused together were told %d distinct jitters; want them spread over 2 minutes", len(seen))
+	}
+	if sendKey(h, "/x", "acme-secret", "192.0.2.200") != http.StatusOK {
+		t.Error("acme's first request refused")
 	}
 }

@@ -98,7 +98,10 @@ type kongConfig struct {
 	Identifier     string    `yaml:"identifier"`
 	Strategy       string    `yaml:"strategy"`
 	DisablePenalty bool      `yaml:"disable_penalty"`
-	advanced       bool
+	// RetryAfterJitterMax is rate-limiting-advanced's retry_after_jitter_max
+	// (seconds).
+	RetryAfterJitterMax *float64 `yaml:"retry_after_jitter_max"`
+	advanced            bool
 }
 
 // kongScope is one rate-limiting plugin and where it applies.
@@ -365,10 +368,15 @@ func (t *Translation) kongSettings(c kongConfig) {
 	if c.ErrorCode != nil && *c.ErrorCode != 429 {
 		t.differs("error_code", "Kong refused with %d; sluice refuses with 429, Retry-After and a problem+json body.", *c.ErrorCode)
 	}
-	t.Headers = []string{"draft-6", "ietf"}
+	if c.RetryAfterJitterMax != nil && *c.RetryAfterJitterMax > 0 {
+		t.RetryJitter = min(time.Duration(*c.RetryAfterJitterMax*float64(time.Second)).Round(time.Second), time.Hour)
+		t.differs("retry_after_jitter_max", "Kong added a random 0 to %gs to each Retry-After; sluice's response.retry_jitter: %v adds whole seconds from a hash of the client and the moment (one client is told the same twice), to Retry-After and the RateLimit t alike, and at most a tenth of the refusing limit's window (none on a per-second limit).", *c.RetryAfterJitterMax, t.RetryJitter)
+	}
 	if c.HideClientHeaders {
-		t.differs("hide_client_headers", "Kong hid its rate-limit headers; sluice always sends RateLimit headers (here draft-6 and ietf).")
+		t.Headers, t.HideHeaders = []string{"ietf"}, true
+		t.same("hide_client_headers", "Kong hid its rate-limit headers; sluice's response.hide leaves every limit out of the RateLimit headers (ietf mode alone: the single-limit modes always name the deciding limit), and still sends Retry-After and the problem body on a refusal.")
 	} else {
+		t.Headers = []string{"draft-6", "ietf"}
 		t.differs("headers", "Kong sent X-RateLimit-Limit-<Period> and X-RateLimit-Remaining-<Period> per period, and RateLimit-Limit/Remaining/Reset; sluice sends RateLimit-Limit/Remaining/Reset (draft-6) for the limit closest to refusing, and the IETF RateLimit and RateLimit-Policy for every limit, but no per-period X- headers.")
 	}
 }

@@ -163,6 +163,11 @@ type Translation struct {
 	// Headers are the RateLimit header modes that match what clients saw
 	// before (empty: ietf).
 	Headers []string
+	// HideHeaders: the source sent no rate-limit headers, so the
+	// configuration hides every limit (response.hide). RetryJitter is its
+	// response.retry_jitter (0: none).
+	HideHeaders bool
+	RetryJitter time.Duration
 	// Instances and OnStoreError describe a shared store when the source
 	// had one (0 and "": the memory store).
 	Instances    int

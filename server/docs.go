@@ -68,6 +68,8 @@ type docsData struct {
 	DocsURL     string
 	// Penalty is the penalty box's rule, nil without one.
 	Penalty *docsPenalty
+	// RetryJitter is response.retry_jitter as a window ("30s"), "" for none.
+	RetryJitter string
 }
 
 // docsPenalty is the penalty box as /docs tells it.
@@ -111,6 +113,9 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 		data.Global = append(data.Global, d)
 	}
 	data.Degradation = describeDegradation(cfg)
+	if j := cfg.Response.RetryJitter; j > 0 {
+		data.RetryJitter = httplimit.FormatWindow(j)
+	}
 	if p := cfg.Penalty; p.Refusals > 0 {
 		data.Penalty = &docsPenalty{Refusals: p.Refusals, Within: httplimit.FormatWindow(p.Within),
 			For: httplimit.FormatWindow(p.For), Type: httplimit.ProblemPenalty}
