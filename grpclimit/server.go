@@ -43,7 +43,9 @@ type Options struct {
 	// error reaches the client as UNKNOWN). Nil: serve the call (fail
 	// open), so that a broken limiter never takes the service down with it;
 	// the failure is logged as a warning by Limits.Logger (nil:
-	// slog.Default()).
+	// slog.Default()). A call whose context ended before its decision (the
+	// caller cancelled or its deadline passed) is no such failure: it is
+	// answered with Canceled or DeadlineExceeded, without OnError.
 	OnError func(ctx context.Context, fullMethod string, err error) error
 }
 
@@ -158,6 +160,10 @@ func (s *Server) admit(ctx context.Context, method string, trailer func(metadata
 	r := s.request(ctx, method)
 	res, err := s.m.Decide(r)
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// The caller gave up before its decision: no failure to decide.
+			return nil, status.FromContextError(cerr).Err()
+		}
 		if err := s.onError(ctx, method, err); err != nil {
 			return nil, err
 		}

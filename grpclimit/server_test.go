@@ -273,3 +273,37 @@ func TestNewRefusesWhatHTTPLimitRefusesAndAnHTTPErrorHandler(t *testing.T) {
 		t.Errorf("an ErrorHandler: %v", err)
 	}
 }
+
+// A call whose caller gave up before its decision is answered with its
+// context's status, not served and not taken for a store failure.
+func TestCallerThatGaveUpIsNoFailureToDecide(t *testing.T) {
+	t.Parallel()
+	called := false
+	s, err := grpclimit.New(sluice.NewLimiter(ctxStore{}), grpclimit.Options{
+		Limits: httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.PerMinute(1))}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		OnError: func(context.Context, string, error) error { called = true; return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	served := false
+	_, err = s.UnaryInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: methodSay}, func(context.Context, any) (any, error) {
+		served = true
+		return nil, nil
+	})
+	if status.Code(err) != codes.Canceled || served || called {
+		t.Errorf("a call cancelled before its decision: %v, served %v, OnError called %v; want Canceled, neither", err, served, called)
+	}
+}
+
+// ctxStore fails with its caller's context error, as a network store does
+// for a caller that gave up, or as brokenStore when the caller waits.
+type ctxStore struct{}
+
+func (ctxStore) Apply(ctx context.Context, c []sluice.Check, out []sluice.Status) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("caller gave up: %w", err)
+	}
+	return brokenStore{}.Apply(ctx, c, out)
+}

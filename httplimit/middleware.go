@@ -300,13 +300,18 @@ func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, re
 // Handler limits the requests to next: refused requests get a 429 problem
 // body; admitted ones reach next with the RateLimit headers already set; a
 // leaky-bucket queue's delay is waited out first (a client that goes away
-// meanwhile leaves the queue at once). Its type, func(http.Handler)
+// meanwhile leaves the queue at once). A client that leaves before its
+// decision is made is not served, and its request is no failure to decide
+// (ErrorHandler is not called). Its type, func(http.Handler)
 // http.Handler, is the middleware of net/http and of routers such as chi;
 // see Example_perRoute.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, err := m.Decide(r)
 		if err != nil {
+			if r.Context().Err() != nil {
+				return // the client left before its decision: nothing to serve, nothing failed
+			}
 			if m.onError(w, r, err) {
 				next.ServeHTTP(w, r)
 			}

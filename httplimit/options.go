@@ -176,11 +176,13 @@ type Options struct {
 	Clock func() time.Time
 	// Observer, when set, is called after every decision and every failure
 	// to decide, with how long the limiter took: the hook for metrics and
-	// dashboards. It runs on the request's goroutine, concurrently with
+	// dashboards. A failure because the request's context ended (the client
+	// left) has an err that wraps the context's error (context.Canceled). It runs on the request's goroutine, concurrently with
 	// other requests, and must not keep res.
 	Observer func(res *Result, took time.Duration, err error)
 	// ErrorHandler decides what happens when no decision could be made
-	// (the store failed beyond its own failure policy): it returns true to
+	// (the store failed beyond its own failure policy) for a client still
+	// waiting (Handler serves no client that left): it returns true to
 	// serve the request anyway. Nil: log a warning and serve it (fail
 	// open), so that a broken limiter never takes the API down with it.
 	ErrorHandler func(w http.ResponseWriter, r *http.Request, err error) bool

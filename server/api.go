@@ -94,6 +94,9 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
 			return
 		}
+		if r.Context().Err() != nil {
+			return // the caller left: no one to answer, nothing failed
+		}
 		s.log.Warn("decision API: no decision", "err", err)
 		writeJSONProblem(w, http.StatusServiceUnavailable, "Service Unavailable",
 			"The limiter could not decide (its store is unreachable). Apply your own fallback and retry.")

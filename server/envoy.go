@@ -45,8 +45,7 @@ func (s *Server) newEnvoyService(cfg *config.Config, rules *envoy.Rules) (*envoy
 func (s *Server) observeEnvoy(res *envoy.Result, took time.Duration, err error) {
 	s.metrics.seconds.Observe(took.Seconds())
 	if err != nil {
-		s.metrics.undecided.Inc()
-		s.stats.recordError()
+		s.undecided(err)
 		return
 	}
 	s.stats.recordEnvoy(res)

@@ -34,6 +34,9 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	}
 	res, err := st.mw.Decide(orig)
 	if err != nil {
+		if r.Context().Err() != nil {
+			return // the proxy gave up on the request: no one to answer, nothing failed
+		}
 		s.log.Warn("forward-auth: no decision, admitting", "err", err)
 		w.WriteHeader(http.StatusOK)
 		return

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"errors"
 	"maps"
 	"strings"
 	"sync"
@@ -69,7 +71,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		}, []string{"limit"}),
 		undecided: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sluice_undecided_total",
-			Help: "Requests no decision could be made for (the store and its failure policy both failed); they were served.",
+			Help: "Requests no decision could be made for (the store and its failure policy both failed); they were served. A caller that left before its decision is not counted.",
 		}),
 		degradation: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sluice_degradation_level",
@@ -183,12 +185,21 @@ func (d *decisionCounters) inc(policy, limit, result string) {
 	d.get(counterKey{policy, limit, result}).Inc()
 }
 
+// undecided counts a failure to decide, unless its caller left (its
+// request's context was cancelled): that is no failure of sluice's.
+func (s *Server) undecided(err error) {
+	if errors.Is(err, context.Canceled) {
+		return
+	}
+	s.metrics.undecided.Inc()
+	s.stats.recordError()
+}
+
 // observe is the middleware's observer: it feeds metrics and the dashboard.
 func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 	s.metrics.seconds.Observe(took.Seconds())
 	if err != nil {
-		s.metrics.undecided.Inc()
-		s.stats.recordError()
+		s.undecided(err)
 		return
 	}
 	d := &res.Decision
