@@ -280,7 +280,7 @@ func TestCallerThatGaveUpIsNoFailureToDecide(t *testing.T) {
 	t.Parallel()
 	called := false
 	s, err := grpclimit.New(sluice.NewLimiter(ctxStore{}), grpclimit.Options{
-		Limits: httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.PerMinute(1))}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
+		Limits:  httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.PerMinute(1))}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))},
 		OnError: func(context.Context, string, error) error { called = true; return nil }})
 	if err != nil {
 		t.Fatal(err)
