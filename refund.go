@@ -18,12 +18,14 @@ import (
 // Concurrency leases are given back by Release.
 type Refunder interface {
 	// Refund takes back, for each check with a non-zero charged[i]
-	// (Status.Charged of the admitting call), its Cost counted then: the
-	// key's state becomes what it would be had that cost never been
-	// charged, while the window that counted it still counts it, and stays
-	// as it is once that window no longer does. Checks of other algorithms
-	// and zero receipts are skipped. A receipt must be refunded at most
-	// once, with the Check (key, limit, cost) that was charged.
+	// (Status.Charged of the admitting call), its Cost of what was counted
+	// then: the key's state becomes what it would be had that many units
+	// never been charged, while the window that counted them still counts
+	// them, and stays as it is once that window no longer does. Checks of
+	// other algorithms and zero receipts are skipped. A receipt must be
+	// refunded at most once, with the Check (key, limit) that was charged
+	// and a Cost of at most the one charged: less gives back part of the
+	// charge (a reservation settled to what was used).
 	Refund(ctx context.Context, checks []Check, charged []int64) error
 }
 
@@ -35,6 +37,11 @@ type Refunder interface {
 // after that there is nothing left to give back. Checks of other
 // algorithms are not refunded (see Refunder), so a caller that must count
 // only some requests exactly uses the three algorithms above.
+//
+// A check's Cost may be less than the call charged: Refund then gives back
+// that many units of the charge and the rest stays counted, so a request
+// admitted at the most it may use (a reservation) can be settled to what it
+// used once that is known. Cost 0 gives back nothing.
 //
 // Refund clears Charged from d.Statuses, so refunding the same Decision
 // again (or a copy sharing its Statuses) gives back nothing. To refund some

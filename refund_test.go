@@ -95,6 +95,33 @@ func TestRefundGivesBackWhatWasCharged(t *testing.T) {
 	}
 }
 
+// A refund of less than the charge gives back that many units and leaves
+// the rest counted: a request admitted at 5 (all it may use) that used 2 is
+// settled by refunding 3.
+func TestRefundOfPartOfACharge(t *testing.T) {
+	ctx := context.Background()
+	for _, l := range []sluice.Limit{
+		sluice.FixedWindow(10, time.Minute),
+		sluice.SlidingCounter(10, time.Minute),
+		sluice.SlidingLog(10, time.Minute),
+	} {
+		t.Run(l.Algorithm().String(), func(t *testing.T) {
+			store := &mapStore{now: 1_000_000_000, states: map[string]sluice.State{}}
+			lim := sluice.NewLimiter(store)
+			var d sluice.Decision
+			if err := lim.Allow(ctx, []sluice.Check{{Key: "k", Limit: l, Cost: 5}}, &d); err != nil || !d.Allowed || d.Remaining != 5 {
+				t.Fatalf("reserving 5 of 10: %+v, %v", d, err)
+			}
+			if err := lim.Refund(ctx, []sluice.Check{{Key: "k", Limit: l, Cost: 3}}, &d); err != nil {
+				t.Fatal(err)
+			}
+			if err := lim.Allow(ctx, []sluice.Check{{Key: "k", Limit: l}}, &d); err != nil || d.Remaining != 8 {
+				t.Errorf("after 3 of the 5 came back: remaining %d (%v), want 8", d.Remaining, err)
+			}
+		})
+	}
+}
+
 // A store that cannot refund says so, and a Decision with no receipt never
 // asks it.
 func TestRefundNeedsARefunder(t *testing.T) {

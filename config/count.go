@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -16,6 +17,20 @@ type countAt struct {
 	count string
 	node  *yaml.Node
 	path  string
+}
+
+// countValue reads a count: all, successes, failures, or header:<Name>
+// (httplimit.CountHeader; the name is judged with the middleware's
+// options).
+func (d *decoder) countValue(n *yaml.Node, path string) string {
+	s := d.Str(n, path)
+	switch {
+	case s == httplimit.CountAll, s == httplimit.CountSuccesses, s == httplimit.CountFailures, strings.HasPrefix(s, httplimit.CountHeader):
+		return s
+	case s != "" || n.Kind == yaml.ScalarNode:
+		d.Errorf(n, path, "%q is not one of all, successes, failures, header:<Name>", s)
+	}
+	return ""
 }
 
 // countOf records the count: of the limit (or rule) called name.

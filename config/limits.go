@@ -49,7 +49,7 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			"shadow":    func(n *yaml.Node, p string) { shadow = d.Bool(n, p) },
 			"id":        func(n *yaml.Node, p string) { id, idNode = d.Str(n, p), n },
 			"lease":     func(n *yaml.Node, p string) { lease, leaseNode = d.OneOf(n, p, "auto", "off"), n },
-			"count":     func(n *yaml.Node, p string) { count, countNode = d.OneOf(n, p, "all", "successes", "failures"), n },
+			"count":     func(n *yaml.Node, p string) { count, countNode = d.countValue(n, p), n },
 		})
 		if e.Kind != yaml.MappingNode {
 			return

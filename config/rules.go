@@ -26,7 +26,7 @@ import (
 //	    header_from: trusted_proxies   # or any
 //	    fallback: ip            # or shared, skip
 //	    cost: 1                 # default: the request's cost
-//	    count: failures         # or successes, all (default); a limit's own count: wins
+//	    count: failures         # or successes, all (default), header:<Name>; a limit's own count: wins
 //	    limits:
 //	      - {name: per-minute, algorithm: fixed-window, quantity: 10, window: 1m}
 func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.Rule {
@@ -76,7 +76,7 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 				raw.at(at+".HeaderFrom", n, p)
 			},
 			"fallback": func(n *yaml.Node, p string) { r.Fallback = d.Str(n, p); raw.at(at+".Fallback", n, p) },
-			"count":    func(n *yaml.Node, p string) { count, countNode = d.OneOf(n, p, "all", "successes", "failures"), n },
+			"count":    func(n *yaml.Node, p string) { count, countNode = d.countValue(n, p), n },
 			"cost": func(n *yaml.Node, p string) {
 				c := d.Int(n, p, 0, 1<<40)
 				r.Cost = &c

@@ -14,13 +14,16 @@ func TestRulesExampleLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := c.HTTPLimitOptions()
-	if len(o.Rules) != 4 {
-		t.Fatalf("%d rules, want 4", len(o.Rules))
+	if len(o.Rules) != 5 {
+		t.Fatalf("%d rules, want 5", len(o.Rules))
 	}
 	if o.Penalty.Refusals != 20 || o.Penalty.Within != time.Minute || o.Penalty.For != 10*time.Minute {
 		t.Errorf("penalty: %+v", o.Penalty)
 	}
-	up, search, reports, exports := o.Rules[0], o.Rules[1], o.Rules[2], o.Rules[3]
+	up, search, reports, exports, completions := o.Rules[0], o.Rules[1], o.Rules[2], o.Rules[3], o.Rules[4]
+	if completions.Cost == nil || *completions.Cost != 4096 || o.Count["completions"] != "header:X-Usage-Tokens" {
+		t.Errorf("completions: %+v, count %q", completions, o.Count["completions"])
+	}
 	if len(exports.Plans) != 1 || exports.Plans[0] != "free" {
 		t.Errorf("exports: plans %q, want [free]", exports.Plans)
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -17,6 +19,16 @@ const (
 	CountAll       = "all"       // every admitted request (the default)
 	CountSuccesses = "successes" // only those answered below 400
 	CountFailures  = "failures"  // only those answered 400 or above
+	// CountHeader followed by a header name ("header:X-Usage-Tokens")
+	// counts the units the answer reports in that header, or in a trailer
+	// of that name: a request is charged its cost when admitted, and once
+	// answered the part of it the answer does not report is refunded, so
+	// that the limit counts what each request used (tokens, rows, bytes)
+	// and never more than its cost reserved. An answer that reports no
+	// whole number of units (no such header, "12.5", "-1") is charged its
+	// cost in full; one that reports more than the cost is charged the
+	// cost. The cost is thus the most a request may use.
+	CountHeader = "header:"
 )
 
 // countsOf returns the count of each limit name (a plan's or global
@@ -26,7 +38,7 @@ const (
 func countsOf(o *Options) map[string]string {
 	var counts map[string]string
 	set := func(name, count string) {
-		if count == CountSuccesses || count == CountFailures {
+		if count == CountSuccesses || count == CountFailures || strings.HasPrefix(count, CountHeader) {
 			if counts == nil {
 				counts = map[string]string{}
 			}
@@ -87,9 +99,13 @@ func (v *validator) count(o *Options) {
 	})
 	for _, name := range names {
 		field, count := fmt.Sprintf("Count[%q]", name), o.Count[name]
+		header, byHeader := strings.CutPrefix(count, CountHeader)
 		switch {
-		case count != CountAll && count != CountSuccesses && count != CountFailures:
-			v.errorf(field, "%q is not a count (all, successes or failures)", count)
+		case byHeader && !validToken(header):
+			v.errorf(field, "%q: %q is not a header name", count, header)
+			continue
+		case !byHeader && count != CountAll && count != CountSuccesses && count != CountFailures:
+			v.errorf(field, "%q is not a count (all, successes, failures or header:<Name>)", count)
 			continue
 		case named[name] == nil:
 			v.errorf(field, "%q is neither a limit nor a rule", name)
@@ -97,9 +113,13 @@ func (v *validator) count(o *Options) {
 		case count == CountAll:
 			continue
 		}
+		what := "only " + count
+		if byHeader {
+			what = "what header " + header + " reports"
+		}
 		for _, l := range named[name] {
 			if err := refundable(l); err != nil {
-				v.errorf(field, "%s cannot count only %s: %v", l.Name(), count, err)
+				v.errorf(field, "%s cannot count %s: %v", l.Name(), what, err)
 			}
 		}
 	}
@@ -141,30 +161,50 @@ func (m *Middleware) countsByResponse(res *Result) bool {
 // (Options.Count): a limit counting only failures gets back what a
 // success (status below 400) spent, one counting only successes what a
 // failure spent. Status 0 means no answer (the handler panicked, the call
-// was abandoned) and counts as a failure. Handler calls it when some limit
-// of the request counts by response; callers of Decide and DecideFor call
-// it instead of Done when they know the answer. A refund the store fails
-// leaves the request counted, and is logged.
+// was abandoned) and counts as a failure. Callers of Decide and DecideFor
+// call it instead of Done when they know the answer; a limit that counts a
+// header (CountHeader) is then charged in full: DoneWithResponse passes
+// the answer's header. A refund the store fails leaves the request
+// counted, and is logged.
 func (m *Middleware) DoneWithStatus(ctx context.Context, res *Result, status int) {
+	m.DoneWithResponse(ctx, res, status, nil)
+}
+
+// DoneWithResponse is DoneWithStatus for an answer whose header (trailers
+// included, under their names or http.TrailerPrefix) is h: a limit that
+// counts a header (CountHeader) gets back the part of the request's cost
+// that h does not report. Handler calls it when some limit of the request
+// counts by response, with the header its next handler wrote.
+func (m *Middleware) DoneWithResponse(ctx context.Context, res *Result, status int, h http.Header) {
 	if m.countsByResponse(res) {
-		m.refund(ctx, res, status > 0 && status < 400)
+		m.refund(ctx, res, status > 0 && status < 400, h)
 	}
 	m.Done(ctx, res)
 }
 
 // refund gives back the charges of res's checks whose limits do not count
-// a request that succeeded (or failed).
-func (m *Middleware) refund(ctx context.Context, res *Result, succeeded bool) {
+// a request that succeeded (or failed), and the part of their cost that h
+// does not report for the limits that count a header.
+func (m *Middleware) refund(ctx context.Context, res *Result, succeeded bool, h http.Header) {
 	skip := CountSuccesses // the count that keeps the charge
 	if succeeded {
 		skip = CountFailures
 	}
 	any := false
 	for i := range res.Checks {
-		st := &res.Decision.Statuses[i]
-		if m.counts[res.Checks[i].Limit.Name()] == skip {
+		st, c := &res.Decision.Statuses[i], &res.Checks[i]
+		switch count := m.counts[c.Limit.Name()]; {
+		case count == skip:
 			any = any || st.Charged != 0
-		} else {
+		case strings.HasPrefix(count, CountHeader) && st.Charged != 0:
+			if back := unreported(c.Cost, h, count[len(CountHeader):]); back > 0 {
+				// The check now says what to give back; the pooled Result
+				// must not take it for the checks of its next request.
+				c.Cost, res.checksOf, any = back, nil, true
+			} else {
+				st.Charged = 0
+			}
+		default:
 			st.Charged = 0
 		}
 	}
@@ -189,7 +229,7 @@ func (m *Middleware) serveCounted(w http.ResponseWriter, r *http.Request, res *R
 
 // endCounted ends a request served by serveCounted with its answer.
 func (m *Middleware) endCounted(ctx context.Context, res *Result) {
-	status := res.answer.code
+	status, h := res.answer.code, res.answer.Header()
 	switch {
 	case !res.answer.served:
 		status = 0 // next panicked
@@ -197,7 +237,7 @@ func (m *Middleware) endCounted(ctx context.Context, res *Result) {
 		status = http.StatusOK
 	}
 	res.answer = statusWriter{}
-	m.DoneWithStatus(ctx, res, status)
+	m.DoneWithResponse(ctx, res, status, h)
 }
 
 // statusWriter records the final status written through it (a 101
@@ -230,3 +270,24 @@ func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter
 
 // Unwrap returns the writer beneath, for http.ResponseController.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// unreported returns the part of cost that header (or the trailer) name of
+// h does not report as used: cost − the whole number of units it states,
+// 0 when it states cost or more, and 0 (all of it counts) when it states no
+// whole number of units. A trailer, sent after the body, wins over a
+// header of the same name.
+func unreported(cost int64, h http.Header, name string) int64 {
+	v := h.Get(http.TrailerPrefix + name)
+	if v == "" {
+		vs := h.Values(name)
+		if len(vs) == 0 {
+			return 0
+		}
+		v = vs[len(vs)-1]
+	}
+	used, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || used < 0 || used >= cost {
+		return 0
+	}
+	return cost - used
+}

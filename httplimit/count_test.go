@@ -192,12 +192,16 @@ func TestCountValidation(t *testing.T) {
 		sluice.TokenBucket(10, time.Second).Named("burst"),
 		sluice.FixedWindow(10, time.Minute).Named("per-minute"),
 		sluice.Concurrency(2, time.Minute).Named("in-flight"),
+		sluice.GCRA(10, time.Second).Named("tokens"),
+		sluice.SlidingLog(10, time.Minute).Named("per-hour"),
 	}}
 	err := httplimit.Options{Plans: []*httplimit.Plan{plan}, Count: map[string]string{
 		"burst":      httplimit.CountFailures,
 		"per-minute": "errors",
 		"nothing":    httplimit.CountSuccesses,
 		"in-flight":  httplimit.CountFailures,
+		"tokens":     httplimit.CountHeader + "X-Usage",
+		"per-hour":   httplimit.CountHeader + "X Usage",
 	}}.Validate()
 	var fields []string
 	for _, e := range unjoin(err) {
@@ -211,14 +215,16 @@ func TestCountValidation(t *testing.T) {
 		`Options.Count["burst"]: burst cannot count only failures: a token-bucket cannot refund a request exactly: it keeps only how much it misses`,
 		`Options.Count["in-flight"]: in-flight cannot count only failures: a concurrency limit counts requests in flight`,
 		`Options.Count["nothing"]: "nothing" is neither a limit nor a rule`,
-		`Options.Count["per-minute"]: "errors" is not a count (all, successes or failures)`,
+		`Options.Count["per-minute"]: "errors" is not a count (all, successes, failures or header:<Name>)`,
+		`Options.Count["tokens"]: tokens cannot count what header X-Usage reports: a gcra cannot refund a request exactly`,
+		`Options.Count["per-hour"]: "header:X Usage": "X Usage" is not a header name`,
 	} {
 		if !slices.ContainsFunc(fields, func(f string) bool { return strings.Contains(f, want) }) {
 			t.Errorf("no error %q in:\n%s", want, strings.Join(fields, "\n"))
 		}
 	}
-	if len(fields) != 4 {
-		t.Errorf("%d errors, want 4:\n%s", len(fields), strings.Join(fields, "\n"))
+	if len(fields) != 6 {
+		t.Errorf("%d errors, want 6:\n%s", len(fields), strings.Join(fields, "\n"))
 	}
 }
 

@@ -31,6 +31,12 @@ func (c *fakeClock) Advance(d time.Duration) { c.us.Add(int64(d / time.Microseco
 // a fake clock shared by the store and the middleware.
 func setup(t testing.TB, yamlText string, start time.Time) (http.Handler, *fakeClock) {
 	t.Helper()
+	return setupNext(t, yamlText, start, okHandler())
+}
+
+// setupNext is setup limiting next.
+func setupNext(t testing.TB, yamlText string, start time.Time, next http.Handler) (http.Handler, *fakeClock) {
+	t.Helper()
 	cfg, err := config.Parse("test.yaml", []byte(yamlText))
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +49,7 @@ func setup(t testing.TB, yamlText string, start time.Time) (http.Handler, *fakeC
 	if err != nil {
 		t.Fatal(err)
 	}
-	return mw.Handler(okHandler()), clock
+	return mw.Handler(next), clock
 }
 
 // okHandler answers "ok".

@@ -20,7 +20,8 @@ func goRefund(l sluice.Limit, s sluice.State, at, cost int64) sluice.State {
 }
 
 // refund_charge.lua is internal/algo.Refund's twin: random charges and
-// refunds of random earlier receipts, at random forward times, leave Redis
+// refunds of random earlier receipts, whole or in part, at random forward
+// times, leave Redis
 // deciding exactly as DecideBatch and algo.Refund on the same sequence, receipts
 // included.
 func TestRefundIsItsGoTwin(t *testing.T) {
@@ -45,11 +46,17 @@ func TestRefundIsItsGoTwin(t *testing.T) {
 					j := r.IntN(len(open))
 					rc := open[j]
 					open = append(open[:j], open[j+1:]...)
-					c := []sluice.Check{{Key: key, Limit: l, Cost: rc.cost}}
+					// All of the charge, or part of it (a reservation
+					// settled to what was used).
+					back := rc.cost
+					if rc.cost > 1 && r.IntN(2) == 0 {
+						back = 1 + r.Int64N(rc.cost-1)
+					}
+					c := []sluice.Check{{Key: key, Limit: l, Cost: back}}
 					if err := store.Refund(ctx, c, []int64{rc.at}); err != nil {
 						t.Fatalf("step %d: %v", step, err)
 					}
-					state = goRefund(l, state, rc.at, rc.cost)
+					state = goRefund(l, state, rc.at, back)
 					continue
 				}
 				c := []sluice.Check{{Key: key, Limit: l, Cost: r.Int64N(q + 1)}}

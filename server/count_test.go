@@ -3,6 +3,8 @@ package server_test
 import (
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
@@ -71,6 +73,62 @@ func TestCountOnlyFailuresThroughTheProxy(t *testing.T) {
 
 		docs := readAll(t, f.do(t, "GET", "/docs", "", nil))
 		if want := "<code>logins.per-minute</code> counts only requests answered with an error (status 400 or above)"; !strings.Contains(docs, want) {
+			t.Errorf("/docs lacks %q", want)
+		}
+		f.noStoreErrors(t)
+	})
+}
+
+// tokensConfig reserves 40 tokens a completion on a limit that counts what
+// the upstream's X-Usage-Tokens reports.
+const tokensConfig = `
+identity:
+  trusted_proxies: [127.0.0.1/32]
+plans:
+  free:
+    limits:
+      - {name: tokens, algorithm: sliding-window-counter, quantity: 100, window: 1m, count: "header:X-Usage-Tokens"}
+    costs: {"POST /api/complete": 40, "GET /api/usage": 0}
+`
+
+// TestCountUsageTheUpstreamReportsThroughTheProxy: through the reverse
+// proxy, on memory and Redis, a completion reserves its cost and is
+// settled to the tokens the upstream reports, in a header or in a trailer
+// sent after a streamed body; /docs says so.
+func TestCountUsageTheUpstreamReportsThroughTheProxy(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("X-Use-Trailer"); v != "" {
+			w.Header().Set("Trailer", "X-Usage-Tokens")
+			w.Write([]byte("data: streamed\n\n"))
+			w.(http.Flusher).Flush()
+			w.Header().Set("X-Usage-Tokens", v)
+			return
+		}
+		w.Header().Set("X-Usage-Tokens", r.Header.Get("X-Use"))
+		w.Write([]byte("done"))
+	}))
+	t.Cleanup(up.Close)
+	eachStore(t, func(t *testing.T, kind string) {
+		f := newFixture(t, tokensConfig, kind)
+		if err := os.WriteFile(f.file, []byte("upstream: "+up.URL+"\n"+tokensConfig+testAdmin), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.srv.Reload(); err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range []map[string]string{{"X-Use": "10"}, {"X-Use-Trailer": "5"}} {
+			r := f.do(t, "POST", "/api/complete", "", h)
+			if body := readAll(t, r); r.StatusCode != 200 || body == "" {
+				t.Fatalf("%v: %d %q", h, r.StatusCode, body)
+			}
+		}
+		r := f.do(t, "GET", "/api/usage", "", nil)
+		readAll(t, r)
+		if got, want := r.Header.Get("RateLimit"), `"tokens";r=85;t=`; !strings.HasPrefix(got, want) {
+			t.Errorf("after completions that used 10 and 5 of the 40 each reserved: RateLimit %q, want %s…", got, want)
+		}
+		docs := readAll(t, f.do(t, "GET", "/docs", "", nil))
+		if want := "<code>tokens</code> counts what you used, as the answer&#39;s X-Usage-Tokens header (or trailer) reports"; !strings.Contains(docs, want) {
 			t.Errorf("/docs lacks %q", want)
 		}
 		f.noStoreErrors(t)

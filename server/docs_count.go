@@ -1,6 +1,8 @@
 package server
 
 import (
+	"strings"
+
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
 )
@@ -23,13 +25,16 @@ func describeCounts(cfg *config.Config, p *httplimit.Plan) []docsCounted {
 		if !ok && rule != "" {
 			count = cfg.Count[rule]
 		}
-		switch count {
-		case httplimit.CountFailures:
-			out = append(out, docsCounted{Name: name, What: "requests answered with an error (status 400 or above)",
+		switch {
+		case count == httplimit.CountFailures:
+			out = append(out, docsCounted{Name: name, What: "only requests answered with an error (status 400 or above)",
 				Back: "a successful request's units come back once it is answered"})
-		case httplimit.CountSuccesses:
-			out = append(out, docsCounted{Name: name, What: "requests answered successfully (status below 400)",
+		case count == httplimit.CountSuccesses:
+			out = append(out, docsCounted{Name: name, What: "only requests answered successfully (status below 400)",
 				Back: "a request answered with an error gets its units back once it is answered"})
+		case strings.HasPrefix(count, httplimit.CountHeader):
+			out = append(out, docsCounted{Name: name, What: "what you used, as the answer's " + count[len(httplimit.CountHeader):] + " header (or trailer) reports",
+				Back: "a request is charged its cost when it is admitted, and what it did not use comes back once it is answered (an answer that reports nothing counts the whole cost)"})
 		}
 	}
 	for _, l := range p.Limits {

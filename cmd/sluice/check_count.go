@@ -22,7 +22,10 @@ func printCounts(w io.Writer, cfg *config.Config) {
 			}
 		}
 	}) {
-		if c := cfg.Count[name]; c != httplimit.CountAll {
+		switch c := cfg.Count[name]; {
+		case strings.HasPrefix(c, httplimit.CountHeader):
+			lines = append(lines, fmt.Sprintf("  %s counts what the answer's %s reports, at most the request's cost", name, c[len(httplimit.CountHeader):]))
+		case c != httplimit.CountAll:
 			lines = append(lines, fmt.Sprintf("  %s counts only %s", name, c))
 		}
 	}
@@ -31,6 +34,7 @@ func printCounts(w io.Writer, cfg *config.Config) {
 	}
 	fmt.Fprintf(w, "Counted by the answer (count:):\n%s\n", strings.Join(lines, "\n"))
 	fmt.Fprintln(w, "Only the reverse proxy (upstream:) and programs that report the answer (httplimit, grpclimit) "+
-		"see it: forward-auth, the decision API (/v1/check) and Envoy count every request they admit against these limits.")
+		"see it: forward-auth, the decision API (/v1/check) and Envoy count every request they admit against these limits, "+
+		"at its full cost (grpclimit too, for a header's count).")
 	fmt.Fprintln(w)
 }

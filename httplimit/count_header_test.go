@@ -1,0 +1,111 @@
+package httplimit_test
+
+import (
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// tokensPlan reserves 40 tokens for a completion and counts what the
+// answer's X-Usage-Tokens reports; a rule counts every request, at 1.
+const tokensPlan = `
+plans:
+  p:
+    limits:
+      - {name: tokens, algorithm: %s, quantity: 100, window: 1m, count: "header:X-Usage-Tokens"}
+    costs: {"POST /v1/complete": 40, "GET /v1/usage": 0}
+default_plan: p
+anonymous_plan: p
+rules:
+  - name: rpm
+    match: {paths: ["/"]}
+    cost: 1
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}]
+`
+
+// usageHandler answers with the usage the request asks for: X-Use as the
+// header, X-Use-Trailer as an announced trailer, X-Use-Prefixed as an
+// unannounced one (http.TrailerPrefix).
+func usageHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("X-Use-Trailer"); v != "" {
+			w.Header().Set("Trailer", "X-Usage-Tokens")
+			w.Write([]byte("streamed"))
+			w.Header().Set("X-Usage-Tokens", v)
+			return
+		}
+		if v := r.Header.Get("X-Use-Prefixed"); v != "" {
+			w.Write([]byte("streamed"))
+			w.Header().Set(http.TrailerPrefix+"X-Usage-Tokens", v)
+			return
+		}
+		if v := r.Header.Get("X-Use"); v != "" {
+			w.Header().Set("X-Usage-Tokens", v)
+		}
+		w.Write([]byte("done"))
+	})
+}
+
+var tokensItem = regexp.MustCompile(`"tokens";r=(\d+)`)
+
+func TestCountHeaderSettlesEachRequestToWhatItUsed(t *testing.T) {
+	for _, alg := range []string{"fixed-window", "sliding-window-counter", "sliding-window-log"} {
+		t.Run(alg, func(t *testing.T) {
+			h, _ := setupNext(t, fmt.Sprintf(tokensPlan, alg), time.Date(2026, 12, 2, 12, 0, 10, 0, time.UTC), usageHandler())
+			left := func(ip string) int64 {
+				t.Helper()
+				w := do(h, req{path: "/v1/usage", remote: ip})
+				m := tokensItem.FindStringSubmatch(w.Header().Get("RateLimit"))
+				if m == nil {
+					t.Fatalf("no tokens item in %q", w.Header().Get("RateLimit"))
+				}
+				n, _ := strconv.ParseInt(m[1], 10, 64)
+				return n
+			}
+			complete := func(ip string, header map[string]string) int {
+				return do(h, req{method: "POST", path: "/v1/complete", remote: ip, header: header}).Code
+			}
+			const a = "192.0.2.1:1"
+			steps := []struct {
+				name   string
+				header map[string]string
+				left   int64
+			}{
+				{"a request that used 10 of the 40 it reserved counts 10", map[string]string{"X-Use": "10"}, 90},
+				{"another, 0", map[string]string{"X-Use": "0"}, 90},
+				{"an answer that reports nothing counts the 40", nil, 50},
+				{"a usage that is no whole number counts the 40", map[string]string{"X-Use": "12.5"}, 10},
+			}
+			for _, s := range steps {
+				if code := complete(a, s.header); code != http.StatusOK {
+					t.Fatalf("%s: status %d", s.name, code)
+				}
+				if got := left(a); got != s.left {
+					t.Fatalf("%s: %d tokens left, want %d", s.name, got, s.left)
+				}
+			}
+			if code := complete(a, map[string]string{"X-Use": "1"}); code != http.StatusTooManyRequests {
+				t.Errorf("10 tokens left, 40 to reserve: status %d, want 429", code)
+			}
+			const b = "192.0.2.2:1"
+			if complete(b, map[string]string{"X-Use": "1000"}); left(b) != 60 {
+				t.Errorf("a usage above the reservation counts the reservation: %d left, want 60", left(b))
+			}
+			if complete(b, map[string]string{"X-Use-Trailer": "5"}); left(b) != 55 {
+				t.Errorf("a trailer's usage: %d left, want 55", left(b))
+			}
+			if complete(b, map[string]string{"X-Use-Prefixed": "7"}); left(b) != 48 {
+				t.Errorf("an unannounced trailer's usage: %d left, want 48", left(b))
+			}
+			// b sent 3 completions and 3 peeks: the rule counting every
+			// request at 1 counts 6, and this seventh.
+			w := do(h, req{path: "/v1/usage", remote: b})
+			if !regexp.MustCompile(`"rpm.per-minute";r=93\b`).MatchString(w.Header().Get("RateLimit")) {
+				t.Errorf("the rule counting all: %q, want r=93 after 7 requests", w.Header().Get("RateLimit"))
+			}
+		})
+	}
+}
