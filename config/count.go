@@ -19,16 +19,17 @@ type countAt struct {
 	path  string
 }
 
-// countValue reads a count: all, successes, failures, or header:<Name>
-// (httplimit.CountHeader; the name is judged with the middleware's
-// options).
+// countValue reads a count: all, successes, failures, header:<Name>
+// (httplimit.CountHeader) or status:<list> (httplimit.CountStatus); the
+// name and the list are judged with the middleware's options.
 func (d *decoder) countValue(n *yaml.Node, path string) string {
 	s := d.Str(n, path)
 	switch {
-	case s == httplimit.CountAll, s == httplimit.CountSuccesses, s == httplimit.CountFailures, strings.HasPrefix(s, httplimit.CountHeader):
+	case s == httplimit.CountAll, s == httplimit.CountSuccesses, s == httplimit.CountFailures,
+		strings.HasPrefix(s, httplimit.CountHeader), strings.HasPrefix(s, httplimit.CountStatus):
 		return s
 	case s != "" || n.Kind == yaml.ScalarNode:
-		d.Errorf(n, path, "%q is not one of all, successes, failures, header:<Name>", s)
+		d.Errorf(n, path, "%q is not one of all, successes, failures, header:<Name>, status:<list>", s)
 	}
 	return ""
 }

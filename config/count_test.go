@@ -17,6 +17,8 @@ plans:
     limits:
       - {name: per-minute, algorithm: fixed-window, quantity: 5, window: 1m, count: failures}
       - {name: per-day, algorithm: sliding-window-counter, quantity: 50, window: 24h}
+      - {name: misses, algorithm: sliding-window-log, quantity: 20, window: 1m, count: "status:404,410"}
+      - {name: tokens, algorithm: fixed-window, quantity: 9000, window: 1m, count: "header:X-Usage"}
 global:
   - {name: all, algorithm: sliding-window-log, quantity: 1000, window: 1m, count: successes}
 rules:
@@ -30,7 +32,8 @@ rules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"per-minute": "failures", "all": "successes", "logins": "failures", "logins.per-hour": "all"}
+	want := map[string]string{"per-minute": "failures", "all": "successes", "logins": "failures", "logins.per-hour": "all",
+		"misses": "status:404,410", "tokens": "header:X-Usage"}
 	if got := c.HTTPLimitOptions().Count; !maps.Equal(got, want) {
 		t.Errorf("Count: %v, want %v", got, want)
 	}
@@ -57,6 +60,16 @@ rules:
     limits:
       - {name: m, algorithm: fixed-window, quantity: 5, window: 1m, count: errors}
 `, `t.yaml:4:76: plans.free.limits[0].count: "errors" is not one of all, successes, failures`},
+		{"a status that is none", `plans:
+  free:
+    limits:
+      - {name: m, algorithm: fixed-window, quantity: 5, window: 1m, count: "status:404,4x"}
+`, `t.yaml:4:76: plans.free.limits[0].count: "status:404,4x": "4x" is neither a status (100 to 599) nor a class (1xx to 5xx)`},
+		{"a header that is none", `plans:
+  free:
+    limits:
+      - {name: m, algorithm: fixed-window, quantity: 5, window: 1m, count: "header:X Used"}
+`, `t.yaml:4:76: plans.free.limits[0].count: "header:X Used": "X Used" is not a header name`},
 		{"two limits of one name counting differently", `plans:
   free:
     limits: [{name: m, algorithm: fixed-window, quantity: 5, window: 1m, count: failures}]

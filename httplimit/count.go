@@ -29,6 +29,12 @@ const (
 	// cost in full; one that reports more than the cost is charged the
 	// cost. The cost is thus the most a request may use.
 	CountHeader = "header:"
+	// CountStatus followed by a list of statuses and classes
+	// ("status:401,403", "status:4xx") counts only the requests answered
+	// with one of them, as Cloudflare's counting expressions on the
+	// response code do: "status:404" counts a scanner's misses and nothing
+	// else. No answer (status 0) counts as a 500.
+	CountStatus = "status:"
 )
 
 // countsOf returns the count of each limit name (a plan's or global
@@ -38,7 +44,7 @@ const (
 func countsOf(o *Options) map[string]string {
 	var counts map[string]string
 	set := func(name, count string) {
-		if count == CountSuccesses || count == CountFailures || strings.HasPrefix(count, CountHeader) {
+		if count == CountSuccesses || count == CountFailures || strings.HasPrefix(count, CountHeader) || strings.HasPrefix(count, CountStatus) {
 			if counts == nil {
 				counts = map[string]string{}
 			}
@@ -100,12 +106,18 @@ func (v *validator) count(o *Options) {
 	for _, name := range names {
 		field, count := fmt.Sprintf("Count[%q]", name), o.Count[name]
 		header, byHeader := strings.CutPrefix(count, CountHeader)
+		statuses, byStatus := strings.CutPrefix(count, CountStatus)
 		switch {
 		case byHeader && !validToken(header):
 			v.errorf(field, "%q: %q is not a header name", count, header)
 			continue
+		case byStatus:
+			if err := validStatuses(statuses); err != nil {
+				v.errorf(field, "%q: %v", count, err)
+				continue
+			}
 		case !byHeader && count != CountAll && count != CountSuccesses && count != CountFailures:
-			v.errorf(field, "%q is not a count (all, successes, failures or header:<Name>)", count)
+			v.errorf(field, "%q is not a count (all, successes, failures, header:<Name> or status:<list>)", count)
 			continue
 		case named[name] == nil:
 			v.errorf(field, "%q is neither a limit nor a rule", name)
@@ -114,8 +126,11 @@ func (v *validator) count(o *Options) {
 			continue
 		}
 		what := "only " + count
-		if byHeader {
+		switch {
+		case byHeader:
 			what = "what header " + header + " reports"
+		case byStatus:
+			what = "only answers of status " + statuses
 		}
 		for _, l := range named[name] {
 			if err := refundable(l); err != nil {
@@ -177,17 +192,18 @@ func (m *Middleware) DoneWithStatus(ctx context.Context, res *Result, status int
 // counts by response, with the header its next handler wrote.
 func (m *Middleware) DoneWithResponse(ctx context.Context, res *Result, status int, h http.Header) {
 	if m.countsByResponse(res) {
-		m.refund(ctx, res, status > 0 && status < 400, h)
+		m.refund(ctx, res, status, h)
 	}
 	m.Done(ctx, res)
 }
 
 // refund gives back the charges of res's checks whose limits do not count
-// a request that succeeded (or failed), and the part of their cost that h
-// does not report for the limits that count a header.
-func (m *Middleware) refund(ctx context.Context, res *Result, succeeded bool, h http.Header) {
+// a request answered with status (a success below 400, a failure from 400
+// on, or one of the statuses of their list), and the part of their cost
+// that h does not report for the limits that count a header.
+func (m *Middleware) refund(ctx context.Context, res *Result, status int, h http.Header) {
 	skip := CountSuccesses // the count that keeps the charge
-	if succeeded {
+	if status > 0 && status < 400 {
 		skip = CountFailures
 	}
 	any := false
@@ -195,6 +211,8 @@ func (m *Middleware) refund(ctx context.Context, res *Result, succeeded bool, h 
 		st, c := &res.Decision.Statuses[i], &res.Checks[i]
 		switch count := m.counts[c.Limit.Name()]; {
 		case count == skip:
+			any = any || st.Charged != 0
+		case strings.HasPrefix(count, CountStatus) && !statusCounted(count[len(CountStatus):], status):
 			any = any || st.Charged != 0
 		case strings.HasPrefix(count, CountHeader) && st.Charged != 0:
 			if back := unreported(c.Cost, h, count[len(CountHeader):]); back > 0 {
@@ -290,4 +308,43 @@ func unreported(cost int64, h http.Header, name string) int64 {
 		return 0
 	}
 	return cost - used
+}
+
+// statusCounted reports whether list (CountStatus's: statuses and classes
+// such as "4xx", comma-separated) holds status; no answer (0) is a 500.
+func statusCounted(list string, status int) bool {
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	for list != "" {
+		var item string
+		item, list, _ = strings.Cut(list, ",")
+		item = strings.TrimSpace(item)
+		if len(item) == 3 && item[1:] == "xx" {
+			if int(item[0]-'0') == status/100 {
+				return true
+			}
+		} else if n, err := strconv.Atoi(item); err == nil && n == status {
+			return true
+		}
+	}
+	return false
+}
+
+// validStatuses says what is wrong with a CountStatus list, or returns nil:
+// each item a status from 100 to 599 or a class from 1xx to 5xx.
+func validStatuses(list string) error {
+	if strings.TrimSpace(list) == "" {
+		return fmt.Errorf("no status listed (e.g. status:401,403 or status:4xx)")
+	}
+	for item := range strings.SplitSeq(list, ",") {
+		item = strings.TrimSpace(item)
+		if len(item) == 3 && item[1:] == "xx" && item[0] >= '1' && item[0] <= '5' {
+			continue
+		}
+		if n, err := strconv.Atoi(item); err != nil || n < 100 || n > 599 {
+			return fmt.Errorf("%q is neither a status (100 to 599) nor a class (1xx to 5xx)", item)
+		}
+	}
+	return nil
 }

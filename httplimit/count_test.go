@@ -137,6 +137,36 @@ func TestCountByResponseOutcomes(t *testing.T) {
 	}
 }
 
+// A status list counts only the answers it names: "status:404" counts a
+// scanner's misses and refunds its hits and the upstream's errors; a class
+// counts every status of it; no answer counts as a 500.
+func TestCountByStatusList(t *testing.T) {
+	for _, tc := range []struct {
+		list  string
+		paths []string
+		left  int64 // of 10
+	}{
+		{"404", []string{"/200", "/404", "/503", "/404", "/silent"}, 8},
+		{"4xx,503", []string{"/200", "/404", "/503", "/404"}, 7},
+		{"5xx", []string{"/panic", "/503", "/200", "/404"}, 8},
+		{"401, 403", []string{"/200", "/404", "/503"}, 10},
+	} {
+		t.Run(tc.list, func(t *testing.T) {
+			mw, _ := clockedMiddleware(t, httplimit.Options{
+				Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.SlidingLog(10, time.Minute).Named("misses")}}},
+				Count: map[string]string{"misses": httplimit.CountStatus + tc.list},
+			})
+			h := mw.Handler(statusHandler())
+			for _, p := range tc.paths {
+				serve(h, p)
+			}
+			if got := remaining(t, mw)["misses"]; got != tc.left {
+				t.Errorf("after %v: %d left, want %d", tc.paths, got, tc.left)
+			}
+		})
+	}
+}
+
 // Only requests that a counted limit applies to reach their handler
 // through a status recorder: the others get the server's ResponseWriter
 // as it is, and a flush still reaches the client through the recorder.
@@ -194,6 +224,7 @@ func TestCountValidation(t *testing.T) {
 		sluice.Concurrency(2, time.Minute).Named("in-flight"),
 		sluice.GCRA(10, time.Second).Named("tokens"),
 		sluice.SlidingLog(10, time.Minute).Named("per-hour"),
+		sluice.SlidingLog(10, time.Minute).Named("per-day"),
 	}}
 	err := httplimit.Options{Plans: []*httplimit.Plan{plan}, Count: map[string]string{
 		"burst":      httplimit.CountFailures,
@@ -202,6 +233,7 @@ func TestCountValidation(t *testing.T) {
 		"in-flight":  httplimit.CountFailures,
 		"tokens":     httplimit.CountHeader + "X-Usage",
 		"per-hour":   httplimit.CountHeader + "X Usage",
+		"per-day":    httplimit.CountStatus + "404,6xx",
 	}}.Validate()
 	var fields []string
 	for _, e := range unjoin(err) {
@@ -215,16 +247,17 @@ func TestCountValidation(t *testing.T) {
 		`Options.Count["burst"]: burst cannot count only failures: a token-bucket cannot refund a request exactly: it keeps only how much it misses`,
 		`Options.Count["in-flight"]: in-flight cannot count only failures: a concurrency limit counts requests in flight`,
 		`Options.Count["nothing"]: "nothing" is neither a limit nor a rule`,
-		`Options.Count["per-minute"]: "errors" is not a count (all, successes, failures or header:<Name>)`,
+		`Options.Count["per-minute"]: "errors" is not a count (all, successes, failures, header:<Name> or status:<list>)`,
 		`Options.Count["tokens"]: tokens cannot count what header X-Usage reports: a gcra cannot refund a request exactly`,
 		`Options.Count["per-hour"]: "header:X Usage": "X Usage" is not a header name`,
+		`Options.Count["per-day"]: "status:404,6xx": "6xx" is neither a status (100 to 599) nor a class (1xx to 5xx)`,
 	} {
 		if !slices.ContainsFunc(fields, func(f string) bool { return strings.Contains(f, want) }) {
 			t.Errorf("no error %q in:\n%s", want, strings.Join(fields, "\n"))
 		}
 	}
-	if len(fields) != 6 {
-		t.Errorf("%d errors, want 6:\n%s", len(fields), strings.Join(fields, "\n"))
+	if len(fields) != 7 {
+		t.Errorf("%d errors, want 7:\n%s", len(fields), strings.Join(fields, "\n"))
 	}
 }
 

@@ -134,3 +134,17 @@ func TestCountUsageTheUpstreamReportsThroughTheProxy(t *testing.T) {
 		f.noStoreErrors(t)
 	})
 }
+
+// /docs tells a client which statuses a limit counts.
+func TestDocsTellsAStatusCount(t *testing.T) {
+	f := newFixture(t, `
+plans:
+  free:
+    limits:
+      - {name: misses, algorithm: sliding-window-log, quantity: 20, window: 1m, count: "status:404,410"}
+`)
+	docs := readAll(t, f.do(t, "GET", "/docs", "", nil))
+	if want := "<code>misses</code> counts only requests answered with status 404, 410: any other request&#39;s units come back once it is answered."; !strings.Contains(docs, want) {
+		t.Errorf("/docs lacks %q", want)
+	}
+}

@@ -32,6 +32,9 @@ func describeCounts(cfg *config.Config, p *httplimit.Plan) []docsCounted {
 		case count == httplimit.CountSuccesses:
 			out = append(out, docsCounted{Name: name, What: "only requests answered successfully (status below 400)",
 				Back: "a request answered with an error gets its units back once it is answered"})
+		case strings.HasPrefix(count, httplimit.CountStatus):
+			out = append(out, docsCounted{Name: name, What: "only requests answered with status " + strings.ReplaceAll(count[len(httplimit.CountStatus):], ",", ", "),
+				Back: "any other request's units come back once it is answered"})
 		case strings.HasPrefix(count, httplimit.CountHeader):
 			out = append(out, docsCounted{Name: name, What: "what you used, as the answer's " + count[len(httplimit.CountHeader):] + " header (or trailer) reports",
 				Back: "a request is charged its cost when it is admitted, and what it did not use comes back once it is answered (an answer that reports nothing counts the whole cost)"})

@@ -23,6 +23,8 @@ func printCounts(w io.Writer, cfg *config.Config) {
 		}
 	}) {
 		switch c := cfg.Count[name]; {
+		case strings.HasPrefix(c, httplimit.CountStatus):
+			lines = append(lines, fmt.Sprintf("  %s counts only answers of status %s", name, c[len(httplimit.CountStatus):]))
 		case strings.HasPrefix(c, httplimit.CountHeader):
 			lines = append(lines, fmt.Sprintf("  %s counts what the answer's %s reports, at most the request's cost", name, c[len(httplimit.CountHeader):]))
 		case c != httplimit.CountAll:
