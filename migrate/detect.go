@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -17,6 +18,7 @@ var formatSigns = []struct {
 	{FormatHAProxy, regexp.MustCompile(`(?m)^\s*(frontend|backend|listen)\s+\S+\s*$`)},
 	{FormatIngressNginx, regexp.MustCompile(`nginx\.ingress\.kubernetes\.io/limit-(rps|rpm|connections)`)},
 	{FormatAPIGateway, regexp.MustCompile(`"apiStages"\s*:|AWS::ApiGateway::UsagePlan`)},
+	{FormatEnvoyGateway, regexp.MustCompile(`(?m)^kind:\s*["']?BackendTrafficPolicy["']?\s*$`)},
 }
 
 // Detect returns the format src is written in, when exactly one format's
@@ -24,7 +26,7 @@ var formatSigns = []struct {
 // local rate limit or envoyproxy/ratelimit's domain, Kong's rate-limiting
 // plugin (decK or KongPlugin), Traefik's rateLimit middleware, HAProxy's sections, ingress-nginx's
 // limit annotations, API Gateway's usage plans (the CLI's JSON or a
-// CloudFormation template). ok is false
+// CloudFormation template), Envoy Gateway's BackendTrafficPolicy. ok is false
 // when none or several are, and the caller must be told the format.
 func Detect(src string) (format string, ok bool) {
 	var found []string
@@ -32,6 +34,10 @@ func Detect(src string) (format string, ok bool) {
 		if f.sign.MatchString(src) {
 			found = append(found, f.format)
 		}
+	}
+	// A BackendTrafficPolicy's rateLimit: is Traefik's sign too.
+	if slices.Contains(found, FormatEnvoyGateway) {
+		found = slices.DeleteFunc(found, func(f string) bool { return f == FormatTraefik })
 	}
 	if len(found) != 1 {
 		return strings.Join(found, ", "), false

@@ -1,6 +1,6 @@
 // Package migrate translates the rate limits teams already run into a
 // sluice configuration that keeps their behaviour, and says precisely where
-// sluice will behave differently. It reads seven formats:
+// sluice will behave differently. It reads eight formats:
 //
 //   - nginx: limit_req_zone and limit_req (burst, nodelay, delay),
 //     limit_req_status and limit_req_dry_run (Nginx);
@@ -17,7 +17,9 @@
 //   - ingress-nginx's rate-limit annotations on Kubernetes Ingresses
 //     (IngressNginx), which the controller writes as nginx zones;
 //   - Amazon API Gateway's usage plans (APIGateway): throttles, quotas and
-//     method throttles, as the AWS CLI prints them.
+//     method throttles, as the AWS CLI prints them;
+//   - Envoy Gateway's BackendTrafficPolicy rate limits (EnvoyGateway), with
+//     the Gateway API HTTPRoutes they target.
 //
 // Each returns a Translation: the limits, identity and costs it found, and
 // a Difference for every place the semantics differ — or, marked Same, where

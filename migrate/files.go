@@ -229,6 +229,9 @@ func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {
 		case "shared":
 			b.WriteString("    fallback: shared   # requests without it share one count, as before\n")
 		}
+		if r.Cost != nil {
+			fmt.Fprintf(b, "    cost: %d\n", *r.Cost)
+		}
 		b.WriteString("    limits:\n")
 		for _, l := range r.Limits {
 			limitYAML(b, "      ", l, shadow)

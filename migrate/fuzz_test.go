@@ -97,3 +97,9 @@ func FuzzAPIGateway(f *testing.F) {
 		`{"items": [{"name": "x", "apiStages": [{"stage": "s", "throttle": {"/*/*": {"rateLimit": 1e3, "burstLimit": 9}}}]}]}`,
 		usagePlansTemplate)
 }
+
+func FuzzEnvoyGateway(f *testing.F) {
+	fuzzImport(f, migrate.FormatEnvoyGateway, egPolicies,
+		"kind: BackendTrafficPolicy\nmetadata: {name: p}\nspec:\n  targetRef: {kind: HTTPRoute, name: r}\n  rateLimit: {type: Local, local: {rules: [{limit: {requests: 3, unit: Minute}, clientSelectors: [{headers: [{name: a, type: RegularExpression, value: x.*}]}]}]}}\n",
+		"kind: HTTPRoute\nmetadata: {name: r}\nspec: {rules: [{matches: [{path: {type: RegularExpression, value: /a.*}}, {method: GET}]}]}\n---\nkind: BackendTrafficPolicy\nmetadata: {name: p}\nspec:\n  targetRefs: [{kind: HTTPRoute, name: r}, {kind: HTTPRoute, name: s}]\n  rateLimit: {global: {rules: [{limit: {requests: 2, unit: Year}, cost: {request: {from: Number, number: 0}}, clientSelectors: [{sourceCIDR: {type: Exact, value: ::/0}}]}]}}\n")
+}

@@ -21,6 +21,9 @@ const (
 	// FormatAPIGateway is Amazon API Gateway's usage plans, as the AWS CLI
 	// prints them.
 	FormatAPIGateway = "aws-apigateway"
+	// FormatEnvoyGateway is Envoy Gateway's BackendTrafficPolicy rate
+	// limits, with the HTTPRoutes they target.
+	FormatEnvoyGateway = "envoy-gateway"
 )
 
 // MaxPlaces is the most places a source may limit apart (nginx locations,
@@ -37,7 +40,7 @@ func tooManyPlaces(n int, kind string) error {
 
 // Formats lists the formats Import reads.
 func Formats() []string {
-	return []string{FormatNginx, FormatEnvoy, FormatKong, FormatTraefik, FormatHAProxy, FormatIngressNginx, FormatAPIGateway}
+	return []string{FormatNginx, FormatEnvoy, FormatEnvoyGateway, FormatKong, FormatTraefik, FormatHAProxy, FormatIngressNginx, FormatAPIGateway}
 }
 
 // Limit is one translated limit, as the configuration writes it.
@@ -106,6 +109,9 @@ type Rule struct {
 	// Fallback is "skip" when a request without the key's value is not
 	// counted; "" is the default (counted by address).
 	Fallback string
+	// Cost is what a request costs the rule's limits; nil: the request's
+	// cost (its plan's).
+	Cost *int64
 	// Limits are the rule's limits; their Global is false.
 	Limits []Limit
 }
@@ -292,6 +298,8 @@ func Import(format, src, source string) (*Translation, error) {
 		return IngressNginx(src, source)
 	case FormatAPIGateway:
 		return APIGateway(src, source)
+	case FormatEnvoyGateway:
+		return EnvoyGateway(src, source)
 	}
 	return nil, fmt.Errorf("format %q: use %s", format, strings.Join(Formats(), ", "))
 }

@@ -389,6 +389,6 @@ func (a *APIAnalysis) nextSection(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, " -reference %d/%s -algorithms %s,sliding-window-log -chart %s.svg`.\n", p.Limits[0].Quantity, p.Limits[0].Window, rec.Algorithm, p.Name)
 	}
-	b.WriteString("- Already limiting in nginx, Envoy, Kong, Traefik, HAProxy or ingress-nginx? `sluice import` translates those limits and lists every difference in behaviour (docs/migration.md): migrate gradually, not by rewrite.\n")
+	b.WriteString("- Already limiting in nginx, Envoy, Envoy Gateway, Kong, Traefik, HAProxy, ingress-nginx or Amazon API Gateway? `sluice import` translates those limits and lists every difference in behaviour (docs/migration.md): migrate gradually, not by rewrite.\n")
 	b.WriteString("- Revisit the design when a plan's peak traffic or client count changes by half, or when a second region needs its own store.\n\n")
 }

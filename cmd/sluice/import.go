@@ -27,6 +27,8 @@ formats (without -from, guessed from what FILE holds, when only one fits):
   nginx     limit_req_zone and limit_req (burst, nodelay, delay)
   envoy     envoyproxy/ratelimit's YAML rules (served as they are), or
             Envoy's local_ratelimit filter in an Envoy or Istio file
+  envoy-gateway  Envoy Gateway's BackendTrafficPolicy rate limits (global
+            and local), with the HTTPRoutes they target
   kong      the rate-limiting and rate-limiting-advanced plugins in a decK file,
             or in the Kong Ingress Controller's KongPlugin resources
   traefik   the rateLimit middleware (file provider or Kubernetes)

@@ -4,7 +4,7 @@
 //	sluice check     validate a configuration file and print its plans
 //	sluice simulate  replay traffic through every algorithm and compare them
 //	sluice design    turn requirements into a recommended limit and config
-//	sluice import    translate nginx, Envoy, Kong, Traefik, HAProxy or ingress-nginx limits into a config
+//	sluice import    translate nginx, Envoy, Envoy Gateway, Kong, Traefik, HAProxy, ingress-nginx or API Gateway limits into a config
 //	sluice bench     send load to a running server and report its rate and latency
 //	sluice token     make a caller token for the admin listener and its hash
 //	sluice keys      inspect, reset or list the most refused subjects of a running server
@@ -35,7 +35,7 @@ func commands() map[string]command {
 		"serve":    {"run the rate-limiting server", runServe},
 		"simulate": {"replay traffic through every algorithm and compare them", runSimulate},
 		"design":   {"turn requirements into a recommended limit, analysis and config", runDesign},
-		"import":   {"translate nginx, Envoy, Kong, Traefik, HAProxy or ingress-nginx limits into a sluice config", runImport},
+		"import":   {"translate nginx, Envoy, Envoy Gateway, Kong, Traefik, HAProxy, ingress-nginx or API Gateway limits into a sluice config", runImport},
 		"check":    {"validate a configuration file and print its plans", runCheck},
 		"bench":    {"send load to a running server and report rate, statuses and latency", runBench},
 		"token":    {"make a caller token for the admin listener and the hash to configure", runToken},

@@ -1,0 +1,326 @@
+package migrate
+
+import (
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// egDoc is the part of an Envoy Gateway BackendTrafficPolicy, or of a
+// Gateway API HTTPRoute, that the import reads.
+type egDoc struct {
+	Kind     string `yaml:"kind"`
+	Metadata struct {
+		Name      string `yaml:"name"`
+		Namespace string `yaml:"namespace"`
+	} `yaml:"metadata"`
+	Spec struct {
+		// A BackendTrafficPolicy's.
+		TargetRefs []egRef `yaml:"targetRefs"`
+		TargetRef  *egRef  `yaml:"targetRef"`
+		RateLimit  *struct {
+			Type   string        `yaml:"type"`
+			Global *egRateLimits `yaml:"global"`
+			Local  *egRateLimits `yaml:"local"`
+		} `yaml:"rateLimit"`
+		// An HTTPRoute's.
+		Hostnames []string `yaml:"hostnames"`
+		Rules     []struct {
+			Matches []struct {
+				Path *struct {
+					Type  string `yaml:"type"`
+					Value string `yaml:"value"`
+				} `yaml:"path"`
+				Method  string `yaml:"method"`
+				Headers []any  `yaml:"headers"`
+			} `yaml:"matches"`
+		} `yaml:"rules"`
+	} `yaml:"spec"`
+}
+
+// egRef is a policy's target.
+type egRef struct {
+	Kind string `yaml:"kind"`
+	Name string `yaml:"name"`
+}
+
+type egRateLimits struct {
+	Rules []egRule `yaml:"rules"`
+}
+
+// egRule is one rate limit rule of a BackendTrafficPolicy.
+type egRule struct {
+	ClientSelectors []struct {
+		Headers []struct {
+			Name   string `yaml:"name"`
+			Value  string `yaml:"value"`
+			Type   string `yaml:"type"`
+			Invert bool   `yaml:"invert"`
+		} `yaml:"headers"`
+		SourceCIDR *struct {
+			Type  string `yaml:"type"`
+			Value string `yaml:"value"`
+		} `yaml:"sourceCIDR"`
+	} `yaml:"clientSelectors"`
+	Limit struct {
+		Requests int64  `yaml:"requests"`
+		Unit     string `yaml:"unit"`
+	} `yaml:"limit"`
+	Cost *struct {
+		Request *egCost `yaml:"request"`
+		// Response is charged once the response has been sent.
+		Response *egCost `yaml:"response"`
+	} `yaml:"cost"`
+	ShadowMode bool `yaml:"shadowMode"`
+}
+
+// egCost is a rule's cost: a number, or dynamic metadata (the AI gateway's
+// token counts).
+type egCost struct {
+	From   string `yaml:"from"`
+	Number *int64 `yaml:"number"`
+}
+
+// egRoute is an HTTPRoute as a rule matches it: its path patterns (nil:
+// every path) and host names.
+type egRoute struct {
+	paths, hosts []string
+}
+
+// egUnit returns the window of an Envoy Gateway limit unit. A month and a
+// year are counted as envoyproxy/ratelimit counts them, fixed spans from
+// the Unix epoch, not calendar months.
+func egUnit(unit string) (time.Duration, bool) {
+	switch unit {
+	case "Second":
+		return time.Second, true
+	case "Minute":
+		return time.Minute, true
+	case "Hour":
+		return time.Hour, true
+	case "Day":
+		return 24 * time.Hour, true
+	case "Month":
+		return 30 * 24 * time.Hour, true
+	case "Year":
+		return 365 * 24 * time.Hour, true
+	}
+	return 0, false
+}
+
+// EnvoyGateway translates the rate limits of Envoy Gateway's
+// BackendTrafficPolicy resources (gateway.envoyproxy.io/v1alpha1), with the
+// Gateway API HTTPRoutes they target when the file holds them, in one or
+// several YAML documents; source names the file. Each rule becomes a sluice
+// rule of the routes' paths: header values it selects become matches,
+// Distinct headers and addresses its key, its limit a fixed window (Global,
+// counted by envoyproxy/ratelimit) or a token bucket (Local, Envoy's
+// local rate limit).
+func EnvoyGateway(src, source string) (*Translation, error) {
+	t := &Translation{Format: FormatEnvoyGateway, Source: source}
+	routes := map[string]*egRoute{}
+	var policies []*egDoc
+	err := eachDocument(src, source, func(d *egDoc) error {
+		switch d.Kind {
+		case "HTTPRoute":
+			routes[d.Metadata.Name] = t.egRoute(d)
+		case "BackendTrafficPolicy":
+			if d.Spec.RateLimit != nil {
+				policies = append(policies, d)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(policies) == 0 {
+		return nil, fmt.Errorf("%s: no BackendTrafficPolicy with a rateLimit", source)
+	}
+	for _, p := range policies {
+		if err := t.egPolicy(p, routes); err != nil {
+			return nil, fmt.Errorf("%s: BackendTrafficPolicy %s: %w", source, p.Metadata.Name, err)
+		}
+		if len(t.SluiceRules) > MaxPlaces {
+			return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(len(t.SluiceRules), "rules"))
+		}
+	}
+	if len(t.SluiceRules) == 0 {
+		return nil, fmt.Errorf("%s: no rate limit rule sluice can import (see the differences)", source)
+	}
+	t.differs("headers", "Envoy Gateway sends x-ratelimit-* headers (when enabled) and refuses with a bare 429; sluice sends the IETF RateLimit and RateLimit-Policy headers, Retry-After and a problem+json body.")
+	return t, nil
+}
+
+// egRoute reads an HTTPRoute's path patterns and host names.
+func (t *Translation) egRoute(d *egDoc) *egRoute {
+	r := &egRoute{hosts: d.Spec.Hostnames}
+	where := "HTTPRoute " + d.Metadata.Name
+	narrowed := false
+	defer func() {
+		if narrowed {
+			t.differs(where, "its matches on methods and headers are not imported: its limits count every request to its paths.")
+		}
+	}()
+	for _, rule := range d.Spec.Rules {
+		if len(rule.Matches) == 0 {
+			return &egRoute{hosts: r.hosts} // a rule matching every request
+		}
+		for _, m := range rule.Matches {
+			narrowed = narrowed || m.Method != "" || len(m.Headers) > 0
+			switch {
+			case m.Path == nil || m.Path.Type == "" || m.Path.Type == "PathPrefix":
+				value := "/"
+				if m.Path != nil && m.Path.Value != "" {
+					value = m.Path.Value
+				}
+				if value == "/" {
+					return &egRoute{hosts: r.hosts}
+				}
+				r.paths = append(r.paths, prefixPatterns(value)...)
+			case m.Path.Type == "Exact" && validPattern(exactPattern(m.Path.Value)):
+				r.paths = append(r.paths, exactPattern(m.Path.Value))
+			default:
+				t.differs(where, "path %s %q is not a prefix or an exact path: its limits count every request.", m.Path.Type, m.Path.Value)
+				return &egRoute{hosts: r.hosts}
+			}
+		}
+	}
+	return r
+}
+
+// egPolicy translates the rate limit rules of one policy, once for each
+// route it targets.
+func (t *Translation) egPolicy(p *egDoc, routes map[string]*egRoute) error {
+	rl := p.Spec.RateLimit
+	rules, local := rl.Global, false
+	switch {
+	case rl.Local != nil && (rl.Global == nil || rl.Type == "Local"):
+		rules, local = rl.Local, true
+	case rules == nil:
+		return fmt.Errorf("rateLimit has neither global nor local rules")
+	}
+	targets := p.Spec.TargetRefs
+	if p.Spec.TargetRef != nil {
+		targets = append(targets, *p.Spec.TargetRef)
+	}
+	if len(targets) == 0 {
+		targets = []egRef{{Kind: "Gateway"}}
+	}
+	for i := range rules.Rules {
+		for _, ref := range targets {
+			name := fmt.Sprintf("%s-%d", p.Metadata.Name, i+1)
+			if len(targets) > 1 {
+				name += "-" + ref.Name
+			}
+			var route *egRoute
+			switch ref.Kind {
+			case "HTTPRoute":
+				if route = routes[ref.Name]; route == nil {
+					t.differs("policy "+p.Metadata.Name, "HTTPRoute %s is not in the file: its limits count every request. Import the route with the policy to limit only its paths.", ref.Name)
+				}
+			default:
+				t.differs("policy "+p.Metadata.Name, "it targets %s %s: Envoy Gateway keeps a count per route of it, sluice one count for every request.", ref.Kind, ref.Name)
+			}
+			if err := t.egRule(t.ruleName(name), &rules.Rules[i], route, local); err != nil {
+				return fmt.Errorf("rule %d: %w", i+1, err)
+			}
+		}
+	}
+	if local {
+		t.differs("policy "+p.Metadata.Name+" local", "Envoy's local rate limit keeps a bucket in each Envoy replica, so N replicas admit N times the limit; sluice on the Redis store keeps one for the fleet: multiply the quantities by N for the same total, or run sluice on its memory store beside each replica.")
+	}
+	return nil
+}
+
+// egRule adds the sluice rule called name of one policy rule on route (nil:
+// every path). A rule whose clients sluice cannot select alike is not
+// imported, and reported.
+func (t *Translation) egRule(name string, r *egRule, route *egRoute, local bool) error {
+	where := "rule " + name
+	window, ok := egUnit(r.Limit.Unit)
+	if !ok {
+		return fmt.Errorf("limit unit %q: want Second, Minute, Hour, Day, Month or Year", r.Limit.Unit)
+	}
+	if r.Limit.Requests < 0 || r.Limit.Requests > sluice.MaxQuantity {
+		return fmt.Errorf("limit requests %d is out of range", r.Limit.Requests)
+	}
+	out := Rule{Name: name}
+	if route != nil {
+		out.Paths, out.Hosts = route.paths, route.hosts
+	}
+	var key []string
+	for _, sel := range r.ClientSelectors {
+		for _, h := range sel.Headers {
+			if !validHeaderName(h.Name) {
+				return fmt.Errorf("header %q is not a header name", h.Name)
+			}
+			h.Name = http.CanonicalHeaderKey(h.Name)
+			switch {
+			case h.Invert:
+				t.differs(where, "it selects requests whose %s does not match: sluice matches headers that do; not imported.", h.Name)
+				return nil
+			case h.Type == "Distinct":
+				key = append(key, "header:"+h.Name)
+				out.HeaderFrom, out.Fallback = "any", "skip"
+			case h.Type == "" || h.Type == "Exact":
+				out.Headers = append(out.Headers, HeaderMatch{Name: h.Name, Value: h.Value})
+			default:
+				t.differs(where, "it selects %s by a %s: sluice matches a header's exact value; not imported.", h.Name, h.Type)
+				return nil
+			}
+		}
+		if c := sel.SourceCIDR; c != nil {
+			prefix, err := netip.ParsePrefix(c.Value)
+			if err != nil {
+				return fmt.Errorf("sourceCIDR %q: %w", c.Value, err)
+			}
+			switch {
+			case prefix.Bits() != 0:
+				t.differs(where, "it selects the clients of %s: sluice's rules select requests, not address ranges; not imported (exempt.addresses leaves a range unlimited).", c.Value)
+				return nil
+			case c.Type == "Distinct":
+				key = append(key, "ip/32/128")
+			}
+		}
+	}
+	if len(key) == 0 {
+		key = []string{"rule"} // every request it selects counts together
+	}
+	out.Key = key
+	l := Limit{Name: "per-" + strings.ToLower(r.Limit.Unit), Algorithm: "fixed-window", Quantity: r.Limit.Requests, Window: window,
+		Shadow: r.ShadowMode, Source: fmt.Sprintf("%s: %d requests per %s", where, r.Limit.Requests, r.Limit.Unit)}
+	if local {
+		l.Algorithm, l.Burst = "token-bucket", r.Limit.Requests
+		t.same(where, "Envoy's local rate limit is a token bucket of %d refilled at %d per %s, starting full: sluice's token-bucket.", r.Limit.Requests, r.Limit.Requests, r.Limit.Unit)
+	} else {
+		t.same(where, "Envoy Gateway's global rate limit is envoyproxy/ratelimit's fixed window of %d per %s aligned to the clock: sluice's fixed-window.", r.Limit.Requests, r.Limit.Unit)
+	}
+	if r.Limit.Unit == "Month" || r.Limit.Unit == "Year" {
+		t.differs(where, "a %s is counted as %s from the Unix epoch, as envoyproxy/ratelimit counts it, not a calendar %s.", r.Limit.Unit, formatWindow(window), strings.ToLower(r.Limit.Unit))
+	}
+	if r.Limit.Requests == 0 {
+		t.differs(where, "0 requests refuses every request it selects; sluice's limits hold at least 1: not imported.")
+		return nil
+	}
+	if c := r.Cost; c != nil {
+		if c.Request != nil {
+			if c.Request.From == "Number" && c.Request.Number != nil && *c.Request.Number >= 0 && *c.Request.Number <= r.Limit.Requests {
+				n := *c.Request.Number
+				out.Cost = &n
+			} else {
+				t.differs(where, "its request cost comes from %s: sluice costs each request 1 here (a rule's cost is a number).", or(c.Request.From, "nowhere"))
+			}
+		}
+		if c.Response != nil {
+			t.differs(where, "Envoy Gateway charges a response cost after the answer (from %s), which may take the count past the limit. In sluice, give the rule the most a request may use as its cost and count: \"header:<Name>\" with the upstream reporting what it used in that header: the rest is refunded after the answer, and the limit is never passed (docs/rules.md).", or(c.Response.From, "a number"))
+		}
+	}
+	out.Limits = []Limit{l}
+	t.SluiceRules = append(t.SluiceRules, out)
+	return nil
+}
