@@ -2,6 +2,7 @@ package grpclimit_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/grpclimit"
@@ -79,6 +81,46 @@ func TestCountCallsByStatusList(t *testing.T) {
 	for i, want := range []codes.Code{codes.Unauthenticated, codes.Unauthenticated, codes.ResourceExhausted} {
 		if got := call(codes.Unauthenticated); got != want {
 			t.Fatalf("unauthenticated call %d: %v, want %v", i, got, want)
+		}
+	}
+}
+
+// A limit counting what the answer reports settles each call to the tokens
+// its handler puts in the x-usage-tokens trailer (grpc.SetTrailer in a
+// unary handler, SetTrailer on a stream): a call reserves its method's
+// cost, 40, and gets back what it did not use.
+func TestCountTheUsageHandlersReport(t *testing.T) {
+	t.Parallel()
+	ts := start(t, grpclimit.Options{Limits: httplimit.Options{
+		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(100, time.Hour).Named("tokens")},
+			Costs: map[string]int64{"POST " + methodUse: 40, "POST " + methodConsume: 40}}},
+		Count: map[string]string{"tokens": httplimit.CountHeader + "X-Usage-Tokens"},
+	}})
+	ctx := context.Background()
+	use := func(n string) codes.Code {
+		return status.Code(ts.conn.Invoke(ctx, methodUse, wrapperspb.String(n), new(wrapperspb.StringValue)))
+	}
+	consume := func(n string) codes.Code {
+		cs, err := ts.conn.NewStream(ctx, &consumeStream, methodConsume)
+		if err == nil {
+			err = cs.SendMsg(wrapperspb.String(n))
+		}
+		if err == nil {
+			err = cs.CloseSend()
+		}
+		for err == nil {
+			err = cs.RecvMsg(new(wrapperspb.StringValue))
+		}
+		if err == io.EOF {
+			return codes.OK
+		}
+		return status.Code(err)
+	}
+	// 100 tokens: 10, 30, 20 and 35 used (95); the next call cannot reserve
+	// 40 of the 5 left.
+	for i, c := range []codes.Code{use("10"), consume("30"), use("20"), consume("35"), use("1")} {
+		if want := []codes.Code{codes.OK, codes.OK, codes.OK, codes.OK, codes.ResourceExhausted}[i]; c != want {
+			t.Fatalf("call %d: %v, want %v", i, c, want)
 		}
 	}
 }

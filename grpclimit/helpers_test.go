@@ -62,11 +62,42 @@ var countStream = grpc.StreamDesc{StreamName: "Count", ServerStreams: true, Hand
 	return nil
 }}
 
+// useMethod (Use) echoes its string and reports it as the tokens the call
+// used, in its x-usage-tokens trailer; consumeStream (Consume, server
+// streaming) does the same on a stream.
+var useMethod = grpc.MethodDesc{MethodName: "Use", Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+	in := new(wrapperspb.StringValue)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	use := func(ctx context.Context, req any) (any, error) {
+		return req, grpc.SetTrailer(ctx, metadata.Pairs("x-usage-tokens", req.(*wrapperspb.StringValue).Value))
+	}
+	if ic == nil {
+		return use(ctx, in)
+	}
+	return ic(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: methodUse}, use)
+}}
+
+var consumeStream = grpc.StreamDesc{StreamName: "Consume", ServerStreams: true, Handler: func(srv any, ss grpc.ServerStream) error {
+	in := new(wrapperspb.StringValue)
+	if err := ss.RecvMsg(in); err != nil {
+		return err
+	}
+	ss.SetTrailer(metadata.Pairs("x-usage-tokens", in.Value))
+	return ss.SendMsg(in)
+}}
+
+const (
+	methodUse     = "/sluice.test.Echo/Use"
+	methodConsume = "/sluice.test.Echo/Consume"
+)
+
 var echoService = grpc.ServiceDesc{
 	ServiceName: "sluice.test.Echo",
 	HandlerType: (*any)(nil),
-	Methods:     []grpc.MethodDesc{unary("Say"), unary("Heavy")},
-	Streams:     []grpc.StreamDesc{countStream},
+	Methods:     []grpc.MethodDesc{unary("Say"), unary("Heavy"), useMethod},
+	Streams:     []grpc.StreamDesc{countStream, consumeStream},
 }
 
 // certs returns TLS configurations of a server whose certificate, made

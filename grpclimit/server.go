@@ -60,6 +60,9 @@ type Server struct {
 	onError func(ctx context.Context, fullMethod string, err error) error
 	// keys are the metadata keys the middleware reads, in lower case.
 	keys []string
+	// reported: some limit counts what the answer reports
+	// (httplimit.CountHeader), so handlers' metadata is recorded.
+	reported bool
 }
 
 // New returns a Server that decides calls with limiter by o. It refuses
@@ -74,6 +77,9 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 		return nil, fmt.Errorf("grpclimit: %w", err)
 	}
 	s := &Server{m: m, onError: o.OnError}
+	for _, c := range o.Limits.Count {
+		s.reported = s.reported || strings.HasPrefix(c, httplimit.CountHeader)
+	}
 	if s.onError == nil {
 		log := o.Limits.Logger
 		if log == nil {
@@ -100,8 +106,11 @@ func (s *Server) UnaryInterceptor() grpc.UnaryServerInterceptor {
 		if err != nil {
 			return nil, err
 		}
-		answer := 0 // a panic is no answer
-		defer func() { done(answer) }()
+		answer, rec := 0, (*usage)(nil) // a panic is no answer
+		if s.reported {
+			ctx, rec = recordUsage(ctx)
+		}
+		defer func() { done(answer, rec.header()) }()
 		resp, err := handler(ctx, req)
 		answer = answerOf(err)
 		return resp, err
@@ -116,8 +125,12 @@ func (s *Server) StreamInterceptor() grpc.StreamServerInterceptor {
 		if err != nil {
 			return err
 		}
-		answer := 0 // a panic is no answer
-		defer func() { done(answer) }()
+		answer, rec := 0, (*usageStream)(nil) // a panic is no answer
+		if s.reported {
+			rec = &usageStream{ServerStream: ss}
+			ss = rec
+		}
+		defer func() { done(answer, rec.header()) }()
 		err = handler(srv, ss)
 		answer = answerOf(err)
 		return err
@@ -155,8 +168,10 @@ func (r refused) GRPCStatus() *status.Status { return r.st }
 
 // admit decides the call of ctx to method and sets its RateLimit trailers
 // with trailer. Admitted, it returns the function that ends the call with
-// its answer (see answerOf); refused, the refusal's status error.
-func (s *Server) admit(ctx context.Context, method string, trailer func(metadata.MD)) (done func(answer int), err error) {
+// its answer (see answerOf) and the metadata its handler set (as a header,
+// for the limits that count what it reports); refused, the refusal's
+// status error.
+func (s *Server) admit(ctx context.Context, method string, trailer func(metadata.MD)) (done func(answer int, h http.Header), err error) {
 	r := s.request(ctx, method)
 	res, err := s.m.Decide(r)
 	if err != nil {
@@ -167,11 +182,11 @@ func (s *Server) admit(ctx context.Context, method string, trailer func(metadata
 		if err := s.onError(ctx, method, err); err != nil {
 			return nil, err
 		}
-		return func(int) {}, nil
+		return func(int, http.Header) {}, nil
 	}
 	if res.Exempt {
 		s.m.Discard(res)
-		return func(int) {}, nil
+		return func(int, http.Header) {}, nil
 	}
 	if !res.Decision.Allowed {
 		st, md := s.refusal(r, res)
@@ -190,7 +205,7 @@ func (s *Server) admit(ctx context.Context, method string, trailer func(metadata
 			return nil, status.FromContextError(ctx.Err()).Err() // the caller left the queue; its slot stays spent
 		}
 	}
-	return func(answer int) { s.m.DoneWithStatus(ctx, res, answer) }, nil
+	return func(answer int, h http.Header) { s.m.DoneWithResponse(ctx, res, answer, h) }, nil
 }
 
 // answerOf is the HTTP status that stands for a call's outcome when a

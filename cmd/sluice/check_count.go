@@ -37,6 +37,6 @@ func printCounts(w io.Writer, cfg *config.Config) {
 	fmt.Fprintf(w, "Counted by the answer (count:):\n%s\n", strings.Join(lines, "\n"))
 	fmt.Fprintln(w, "Only the reverse proxy (upstream:) and programs that report the answer (httplimit, grpclimit) "+
 		"see it: forward-auth, the decision API (/v1/check) and Envoy count every request they admit against these limits, "+
-		"at its full cost (grpclimit too, for a header's count).")
+		"at its full cost.")
 	fmt.Fprintln(w)
 }
