@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"time"
@@ -153,9 +154,16 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	st.proxy.ServeHTTP(sw, r)
 }
 
+// reducedCapacity answers 503 with degradation.retry_after, later by up to
+// as much again (at most response.retry_jitter, drawn at random) when a
+// jitter is configured: shed clients that come back together would bring
+// back the overload they were shed for.
 func (s *Server) reducedCapacity(w http.ResponseWriter, r *http.Request, st *state, detail string) {
-	ra := int64(st.cfg.Degradation.RetryAfter.Round(time.Second) / time.Second)
-	w.Header().Set("Retry-After", strconv.FormatInt(max(ra, 1), 10))
+	ra := max(int64(st.cfg.Degradation.RetryAfter.Round(time.Second)/time.Second), 1)
+	if span := min(int64(st.cfg.Response.RetryJitter/time.Second), ra); span > 0 {
+		ra += rand.Int64N(span + 1)
+	}
+	w.Header().Set("Retry-After", strconv.FormatInt(ra, 10))
 	w.Header().Set("Cache-Control", "no-store")
 	body, _ := json.Marshal(problem{Type: httplimit.ProblemReducedCapacity, Title: "Service Unavailable",
 		Status: http.StatusServiceUnavailable, Detail: detail + " Retry after the time in Retry-After."})

@@ -73,3 +73,27 @@ response:
 		t.Error("/docs does not tell the jitter")
 	}
 }
+
+// With a retry jitter, the 503s of a shedding server spread their clients'
+// return over up to as much again as degradation.retry_after (here 10 s to
+// 20 s), rather than all of them at once.
+func TestRetryJitterSpreadsShedClients(t *testing.T) {
+	cfg := strings.Replace(degradeConfig, "retry_after: 2s", "retry_after: 10s", 1) + "response:\n  retry_jitter: 30s\n"
+	f := newFixture(t, cfg)
+	if r := f.do(t, "PUT", "/v1/degradation", `{"level":"critical"}`, nil); r.StatusCode != http.StatusOK {
+		t.Fatalf("pin: %d", r.StatusCode)
+	}
+	seen := map[int64]bool{}
+	for i := range 40 {
+		r := f.do(t, "GET", "/api/items", "", nil)
+		readAll(t, r)
+		ra, err := strconv.ParseInt(r.Header.Get("Retry-After"), 10, 64)
+		if r.StatusCode != http.StatusServiceUnavailable || err != nil || ra < 10 || ra > 20 {
+			t.Fatalf("request %d: %d, Retry-After %q; want 503 and [10, 20]", i, r.StatusCode, r.Header.Get("Retry-After"))
+		}
+		seen[ra] = true
+	}
+	if len(seen) < 5 {
+		t.Errorf("40 shed requests were told %d distinct waits; want them spread", len(seen))
+	}
+}
