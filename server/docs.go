@@ -82,6 +82,7 @@ type docsPenalty struct {
 type docsDegradation struct {
 	Enabled                     bool
 	RetryAfter                  int64 // seconds
+	RetryAfterMost              int64 // seconds, with response.retry_jitter; 0 without
 	Factor                      string
 	Expensive, Critical, Health []string
 	Example                     string // a real 503, headers and body

@@ -96,4 +96,7 @@ func TestRetryJitterSpreadsShedClients(t *testing.T) {
 	if len(seen) < 5 {
 		t.Errorf("40 shed requests were told %d distinct waits; want them spread", len(seen))
 	}
+	if page := readAll(t, f.do(t, "GET", "/docs", "", nil)); !strings.Contains(page, "(here 10 to 20, so that clients shed together do not return together)") {
+		t.Error("/docs does not tell the spread of a 503's wait")
+	}
 }
