@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// printResponse prints what refused and limited clients are told: header
+// modes, the refusal's body and statuses, hidden limits and how
+// Retry-After is spread.
+func printResponse(w io.Writer, cfg *config.Config) {
+	r := cfg.Response
+	modes := r.Headers
+	if len(modes) == 0 {
+		modes = []string{httplimit.ModeIETF}
+	}
+	parts := []string{"headers " + strings.Join(modes, ", ")}
+	body := "RFC 9457 problem"
+	switch r.Template {
+	case "":
+	case httplimit.TemplateErrorCode:
+		body = "error-code JSON"
+	default:
+		body = "JSON template"
+	}
+	statuses := "429"
+	if r.GlobalStatus == http.StatusServiceUnavailable {
+		statuses += ", 503 by global limits alone"
+	}
+	if r.DenyStatus != 0 && r.DenyStatus != http.StatusTooManyRequests {
+		statuses += fmt.Sprintf(", %d on forward-auth", r.DenyStatus)
+	}
+	parts = append(parts, fmt.Sprintf("refusals %s (%s)", body, statuses))
+	if len(r.Hide) > 0 {
+		parts = append(parts, "hidden "+strings.Join(r.Hide, ", "))
+	}
+	if r.RetryJitter > 0 {
+		parts = append(parts, fmt.Sprintf("Retry-After spread up to %s later (a tenth of a limit's window at most)", httplimit.FormatWindow(r.RetryJitter)))
+	} else {
+		parts = append(parts, "Retry-After exact")
+	}
+	fmt.Fprintf(w, "RESPONSE  %s\n", strings.Join(parts, "; "))
+}
