@@ -209,7 +209,8 @@ func (t *Translation) egPolicy(p *egDoc, routes map[string]*egRoute) error {
 		targets = append(targets, *p.Spec.TargetRef)
 	}
 	if len(targets) == 0 {
-		targets = []egRef{{Kind: "Gateway"}}
+		t.differs("policy "+p.Metadata.Name, "it names no target (targetRefs), so the import cannot tell which routes its labels select (targetSelectors): its limits count every request.")
+		targets = []egRef{{}}
 	}
 	for i := range rules.Rules {
 		for _, ref := range targets {
@@ -223,6 +224,7 @@ func (t *Translation) egPolicy(p *egDoc, routes map[string]*egRoute) error {
 				if route = routes[ref.Name]; route == nil {
 					t.differs("policy "+p.Metadata.Name, "HTTPRoute %s is not in the file: its limits count every request. Import the route with the policy to limit only its paths.", ref.Name)
 				}
+			case "":
 			default:
 				t.differs("policy "+p.Metadata.Name, "it targets %s %s: Envoy Gateway keeps a count per route of it, sluice one count for every request.", ref.Kind, ref.Name)
 			}
