@@ -102,7 +102,8 @@ func drawLimit(t *rapid.T, name string) sluice.Limit {
 // draft-6, draft-7 and X-RateLimit-* the figures of one of those policies;
 // a 429 a Retry-After (whole seconds, ≥ 1) no earlier than the t of any
 // violated policy, and a body whose figures are its headers'; and a client
-// that sleeps exactly Retry-After and sends the same request is admitted.
+// that sleeps exactly Retry-After and sends the same request is admitted;
+// with a retry jitter or without.
 func TestPropertyHeadersHoldTheDraftsMeaning(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		var limits []sluice.Limit
@@ -121,16 +122,21 @@ func TestPropertyHeadersHoldTheDraftsMeaning(t *testing.T) {
 			"GET /a": rapid.Int64Range(0, capacity).Draw(rt, "cost a"),
 			"GET /b": rapid.Int64Range(1, capacity).Draw(rt, "cost b"),
 		}
+		// A retry jitter moves a refused client's figures later, the same
+		// for both middlewares (a hash of the client and the moment): every
+		// property below holds with it.
+		jitter := rapid.SampledFrom([]time.Duration{0, 0, 30 * time.Second, time.Hour}).Draw(rt, "retry jitter")
 		start := noon.Add(time.Duration(rapid.Int64Range(0, int64(24*time.Hour)).Draw(rt, "start")))
 		clock := clockAt(start.Truncate(time.Duration(rapid.SampledFrom([]int64{1, 1e3, 1e9}).Draw(rt, "start grain"))))
 		build := func(modes ...string) http.Handler {
 			mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))),
 				httplimit.Options{
-					Plans:   []*httplimit.Plan{{Name: "p", Limits: limits, Costs: costs}},
-					Global:  global,
-					Headers: modes,
-					Clock:   clock.Now,
-					Logger:  quietLogger(),
+					Plans:       []*httplimit.Plan{{Name: "p", Limits: limits, Costs: costs}},
+					Global:      global,
+					Headers:     modes,
+					Clock:       clock.Now,
+					Logger:      quietLogger(),
+					RetryJitter: jitter,
 				})
 			if err != nil {
 				rt.Fatal(err)
