@@ -215,7 +215,11 @@ func (m *Middleware) refund(ctx context.Context, res *Result, status int, h http
 		case strings.HasPrefix(count, CountStatus) && !statusCounted(count[len(CountStatus):], status):
 			any = any || st.Charged != 0
 		case strings.HasPrefix(count, CountHeader) && st.Charged != 0:
-			if back := unreported(c.Cost, h, count[len(CountHeader):]); back > 0 {
+			used, reported := usedOf(h, count[len(CountHeader):])
+			if m.onReported != nil {
+				m.onReported(c.Limit.Name(), c.Cost, used, reported)
+			}
+			if back := c.Cost - min(used, c.Cost); reported && back > 0 {
 				// The check now says what to give back; the pooled Result
 				// must not take it for the checks of its next request.
 				c.Cost, res.checksOf, any = back, nil, true
@@ -289,25 +293,23 @@ func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter
 // Unwrap returns the writer beneath, for http.ResponseController.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// unreported returns the part of cost that header (or the trailer) name of
-// h does not report as used: cost − the whole number of units it states,
-// 0 when it states cost or more, and 0 (all of it counts) when it states no
-// whole number of units. A trailer, sent after the body, wins over a
-// header of the same name.
-func unreported(cost int64, h http.Header, name string) int64 {
+// usedOf returns the units that header (or the trailer) name of h reports
+// as used, and whether it reports a whole number of them (≥ 0). A
+// trailer, sent after the body, wins over a header of the same name.
+func usedOf(h http.Header, name string) (used int64, ok bool) {
 	v := h.Get(http.TrailerPrefix + name)
 	if v == "" {
 		vs := h.Values(name)
 		if len(vs) == 0 {
-			return 0
+			return 0, false
 		}
 		v = vs[len(vs)-1]
 	}
 	used, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-	if err != nil || used < 0 || used >= cost {
-		return 0
+	if err != nil || used < 0 {
+		return 0, false
 	}
-	return cost - used
+	return used, true
 }
 
 // statusCounted reports whether list (CountStatus's: statuses and classes

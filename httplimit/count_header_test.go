@@ -4,9 +4,13 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/httplimit"
 )
 
 // tokensPlan reserves 40 tokens for a completion and counts what the
@@ -107,5 +111,32 @@ func TestCountHeaderSettlesEachRequestToWhatItUsed(t *testing.T) {
 				t.Errorf("the rule counting all: %q, want r=93 after 7 requests", w.Header().Get("RateLimit"))
 			}
 		})
+	}
+}
+
+// OnReported sees every answer of a limit that counts what the answer
+// reports: the reservation and the usage, or that there was none.
+func TestOnReportedSeesEachAnswer(t *testing.T) {
+	type seen struct {
+		limit      string
+		cost, used int64
+		reported   bool
+	}
+	var got []seen
+	mw, _ := clockedMiddleware(t, httplimit.Options{
+		Plans: []*httplimit.Plan{{Name: "p", Limits: []sluice.Limit{sluice.FixedWindow(1000, time.Minute).Named("tokens")},
+			Costs: map[string]int64{"POST /v1/complete": 40}}},
+		Count: map[string]string{"tokens": httplimit.CountHeader + "X-Usage-Tokens"},
+		OnReported: func(limit string, cost, used int64, reported bool) {
+			got = append(got, seen{limit, cost, used, reported})
+		},
+	})
+	h := mw.Handler(usageHandler())
+	for _, use := range []string{"12", "", "x", "70"} {
+		do(h, req{method: "POST", path: "/v1/complete", header: map[string]string{"X-Use": use}})
+	}
+	want := []seen{{"tokens", 40, 12, true}, {"tokens", 40, 0, false}, {"tokens", 40, 0, false}, {"tokens", 40, 70, true}}
+	if !slices.Equal(got, want) {
+		t.Errorf("OnReported saw %v, want %v", got, want)
 	}
 }

@@ -46,6 +46,7 @@ type Middleware struct {
 	exempt      *endpoints
 	exemptions  *exemptions
 	onExempt    func(r *http.Request, reason string)
+	onReported  func(limit string, cost, used int64, reported bool)
 	rules       []*rule
 	ruleKeys    *keyCache
 	modes       []string
@@ -163,18 +164,19 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 		DefaultPlan: o.DefaultPlan, AnonymousPlan: o.AnonymousPlan}
 	prefix := keyPrefix(o.Scope)
 	m := &Middleware{
-		limiter:   limiter,
-		policy:    policy,
-		id:        newIdentifier(&o, policy, prefix),
-		globalKey: prefix + GlobalSubject,
-		plans:     map[*Plan]*planState{},
-		modes:     slices.Clone(o.Headers),
-		docsURL:   o.DocsURL,
-		now:       o.Clock,
-		log:       o.Logger,
-		observe:   o.Observer,
-		onError:   o.ErrorHandler,
-		onExempt:  o.OnExempt,
+		limiter:    limiter,
+		policy:     policy,
+		id:         newIdentifier(&o, policy, prefix),
+		globalKey:  prefix + GlobalSubject,
+		plans:      map[*Plan]*planState{},
+		modes:      slices.Clone(o.Headers),
+		docsURL:    o.DocsURL,
+		now:        o.Clock,
+		log:        o.Logger,
+		observe:    o.Observer,
+		onError:    o.ErrorHandler,
+		onExempt:   o.OnExempt,
+		onReported: o.OnReported,
 	}
 	if m.log == nil {
 		m.log = slog.Default()

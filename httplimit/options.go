@@ -103,6 +103,14 @@ type Options struct {
 	// key's plan of its own counts as the plan of its name): a plan of
 	// internal services, say.
 	ExemptPlans []string
+	// OnReported, when set, is called once an admitted request is answered,
+	// for each of its limits that counts what the answer reports
+	// (CountHeader): with the limit's name, the cost the request reserved,
+	// and the units the answer reported (reported true) — or, when it
+	// reported no whole number of units, 0 and false, the cost then staying
+	// counted. It runs on the request's goroutine: the hook for metrics that
+	// show an upstream not reporting its usage.
+	OnReported func(limit string, cost, used int64, reported bool)
 	// OnExempt, when set, is called for every exempt request with why
 	// (ExemptRoute, ExemptAddress, ExemptKey, ExemptUser): exempt requests
 	// are never limited, never counted in the store and never observed by

@@ -94,7 +94,8 @@ plans:
 // TestCountUsageTheUpstreamReportsThroughTheProxy: through the reverse
 // proxy, on memory and Redis, a completion reserves its cost and is
 // settled to the tokens the upstream reports, in a header or in a trailer
-// sent after a streamed body; /docs says so.
+// sent after a streamed body; the metrics count the units reported and the
+// answers that reported none; /docs says so.
 func TestCountUsageTheUpstreamReportsThroughTheProxy(t *testing.T) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Get("X-Use-Trailer"); v != "" {
@@ -126,6 +127,12 @@ func TestCountUsageTheUpstreamReportsThroughTheProxy(t *testing.T) {
 		readAll(t, r)
 		if got, want := r.Header.Get("RateLimit"), `"tokens";r=85;t=`; !strings.HasPrefix(got, want) {
 			t.Errorf("after completions that used 10 and 5 of the 40 each reserved: RateLimit %q, want %s…", got, want)
+		}
+		readAll(t, f.do(t, "POST", "/api/complete", "", nil)) // an answer that reports nothing
+		m := scrape(t, f.admin.URL)
+		if m[`sluice_reported_units_total{limit="tokens"}`] != 15 || m[`sluice_unreported_answers_total{limit="tokens"}`] != 1 {
+			t.Errorf("reported units %v, unreported answers %v; want 15 and 1",
+				m[`sluice_reported_units_total{limit="tokens"}`], m[`sluice_unreported_answers_total{limit="tokens"}`])
 		}
 		docs := readAll(t, f.do(t, "GET", "/docs", "", nil))
 		if want := "<code>tokens</code> counts what you used, as the answer&#39;s X-Usage-Tokens header (or trailer) reports"; !strings.Contains(docs, want) {

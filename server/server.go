@@ -102,6 +102,7 @@ type Server struct {
 	limiter  *sluice.Limiter
 	metrics  *metrics
 	exempt   exemptCounters
+	reported *reportedCounters
 	stats    *stats
 	state    atomic.Pointer[state]
 	reloads  sync.Mutex
@@ -164,6 +165,7 @@ func New(opts Options) (*Server, error) {
 	s.checks.New = newCheckScratch
 	s.metrics = newMetrics(opts.Registry)
 	s.exempt = newExemptCounters(opts.Registry)
+	s.reported = newReportedCounters(opts.Registry)
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
 	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses)
 	registerLeaseMetrics(opts.Registry, opts.Leases)
@@ -203,7 +205,7 @@ const middlewareScope = "serve"
 // and the decision's latency both.
 func (s *Server) middlewareOptions(o httplimit.Options) httplimit.Options {
 	o.Scope = middlewareScope
-	o.Logger, o.Observer, o.OnExempt = s.log, s.observe, s.exempt.count
+	o.Logger, o.Observer, o.OnExempt, o.OnReported = s.log, s.observe, s.exempt.count, s.reported.record
 	if s.ownClock {
 		o.Clock = s.opts.Clock
 	}
