@@ -118,6 +118,12 @@ type CheckResponse struct {
 	// Headers are the RateLimit headers a proxy would send for this
 	// decision, ready to copy onto a response.
 	Headers map[string]string `json:"headers,omitempty"`
+	// Settle is set when the admitted request charged limits that count by
+	// its answer (a configuration's count: successes, failures,
+	// status:<list> or header:<Name>): report the answer with
+	// Client.Settle, or POST /v1/settle, once it is known, to the same
+	// server. Unsettled, the request stays counted in full.
+	Settle string `json:"settle,omitempty"`
 }
 
 // Wait is how long the caller should wait before proceeding: DelayMs when
@@ -203,9 +209,50 @@ func (c *Client) Check(ctx context.Context, req CheckRequest) (*CheckResponse, e
 	if err != nil {
 		return nil, fmt.Errorf("client: check: %w", err) // unreachable: plain fields
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	data, err := c.post(ctx, "check", c.url, body)
 	if err != nil {
-		return nil, fmt.Errorf("client: check: %w", err)
+		return nil, err
+	}
+	var out CheckResponse
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("client: check: the answer is not a decision (%v): %w", err, sluice.ErrStoreUnavailable)
+	}
+	return &out, nil
+}
+
+// Settle reports the answer to a request that Check admitted with a
+// CheckResponse.Settle id: the answer's HTTP status (0 for none) and its
+// header (nil for none), from which the server refunds what the limits
+// counting by the answer do not count (POST /v1/settle). Settle each id
+// once, at the server that gave it; an id settled, expired (after 15
+// minutes) or unknown is an *APIError of status 404, and its request stays
+// counted in full.
+func (c *Client) Settle(ctx context.Context, id string, status int, header http.Header) error {
+	req := struct {
+		ID      string            `json:"id"`
+		Status  int               `json:"status"`
+		Headers map[string]string `json:"headers,omitempty"`
+	}{ID: id, Status: status}
+	for k := range header {
+		if req.Headers == nil {
+			req.Headers = map[string]string{}
+		}
+		req.Headers[k] = header.Get(k)
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("client: settle: %w", err) // unreachable: plain fields
+	}
+	_, err = c.post(ctx, "settle", strings.TrimSuffix(c.url, "/v1/check")+"/v1/settle", body)
+	return err
+}
+
+// post sends body to url as JSON and returns the 200 answer's body; what
+// names the call in errors.
+func (c *Client) post(ctx context.Context, what, url string, body []byte) ([]byte, error) {
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("client: %s: %w", what, err)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/json, application/problem+json")
@@ -215,26 +262,22 @@ func (c *Client) Check(ctx context.Context, req CheckRequest) (*CheckResponse, e
 	resp, err := c.http.Do(hreq)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("client: check: %w", ctx.Err())
+			return nil, fmt.Errorf("client: %s: %w", what, ctx.Err())
 		}
-		return nil, fmt.Errorf("client: check: %w: %w", sluice.ErrStoreUnavailable, err)
+		return nil, fmt.Errorf("client: %s: %w: %w", what, sluice.ErrStoreUnavailable, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("client: check: %w", ctx.Err())
+			return nil, fmt.Errorf("client: %s: %w", what, ctx.Err())
 		}
-		return nil, fmt.Errorf("client: check: reading the answer: %w: %w", sluice.ErrStoreUnavailable, err)
+		return nil, fmt.Errorf("client: %s: reading the answer: %w: %w", what, sluice.ErrStoreUnavailable, err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, apiError(resp.StatusCode, data)
 	}
-	var out CheckResponse
-	if err := json.Unmarshal(data, &out); err != nil {
-		return nil, fmt.Errorf("client: check: the answer is not a decision (%v): %w", err, sluice.ErrStoreUnavailable)
-	}
-	return &out, nil
+	return data, nil
 }
 
 // apiError reads a problem body, or keeps the start of any other body.

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -64,6 +65,13 @@ func (s *recordingStore) Apply(ctx context.Context, checks []sluice.Check, out [
 }
 
 // turns returns the admitted decisions' turns, earliest first.
+// Refund gives back charges as the memory store does (sluice.Refunder).
+func (s *recordingStore) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.inner.Refund(ctx, checks, charged)
+}
+
 func (s *recordingStore) turns() []time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -381,4 +389,34 @@ func TestDecisionAPIGatePacesCallsToAnotherService(t *testing.T) {
 		}
 	}
 	t.Logf("200 calls in %v, %d decision API calls", took.Round(time.Millisecond), api.sent.Load())
+}
+
+// Settle reports the answer to a request Check admitted: the server keeps
+// of its 40 reserved tokens the 10 the answer says it used; an id settled
+// once is an APIError of status 404 the second time.
+func TestSettleKeepsWhatTheAnswerReports(t *testing.T) {
+	s := newSluiceServer(t, http.NotFoundHandler(), `
+plans:
+  free:
+    limits: [{name: tokens, algorithm: fixed-window, quantity: 100, window: 1h, count: "header:X-Usage-Tokens"}]
+    costs: {"POST /v1/complete": 40}
+`)
+	c := client.New(s.admin.URL, client.WithToken(apiToken))
+	ctx := context.Background()
+	d, err := c.Check(ctx, client.CheckRequest{Subject: "batch", Method: "POST", Path: "/v1/complete"})
+	if err != nil || !d.Allowed || d.Settle == "" {
+		t.Fatalf("check: %+v, %v; want admitted with a settle id", d, err)
+	}
+	if err := c.Settle(ctx, d.Settle, http.StatusOK, http.Header{"X-Usage-Tokens": {"10"}}); err != nil {
+		t.Fatal(err)
+	}
+	var apiErr *client.APIError
+	if err := c.Settle(ctx, d.Settle, http.StatusOK, nil); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound {
+		t.Errorf("settling twice: %v, want an APIError of status 404", err)
+	}
+	zero := int64(0)
+	peek, err := c.Check(ctx, client.CheckRequest{Subject: "batch", Method: "POST", Path: "/v1/complete", Cost: &zero})
+	if err != nil || peek.Remaining != 90 {
+		t.Errorf("after a completion that used 10 of its 40: remaining %d (%v), want 90", peek.Remaining, err)
+	}
 }

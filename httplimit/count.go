@@ -202,13 +202,24 @@ func (m *Middleware) DoneWithResponse(ctx context.Context, res *Result, status i
 // on, or one of the statuses of their list), and the part of their cost
 // that h does not report for the limits that count a header.
 func (m *Middleware) refund(ctx context.Context, res *Result, status int, h http.Header) {
+	if m.settle(ctx, res.Checks, &res.Decision, status, h, res.Identity.Subject) {
+		// A check now says what was given back: the pooled Result must not
+		// take it for the checks of its next request.
+		res.checksOf = nil
+	}
+}
+
+// settle refunds, of d's charges of checks, those the answer (status, h)
+// does not count, as refund does for a Result; it reports whether it
+// lowered a check's Cost to the part it gave back.
+func (m *Middleware) settle(ctx context.Context, checks []sluice.Check, d *sluice.Decision, status int, h http.Header, subject string) (lowered bool) {
 	skip := CountSuccesses // the count that keeps the charge
 	if status > 0 && status < 400 {
 		skip = CountFailures
 	}
 	any := false
-	for i := range res.Checks {
-		st, c := &res.Decision.Statuses[i], &res.Checks[i]
+	for i := range checks {
+		st, c := &d.Statuses[i], &checks[i]
 		switch count := m.counts[c.Limit.Name()]; {
 		case count == skip:
 			any = any || st.Charged != 0
@@ -220,9 +231,7 @@ func (m *Middleware) refund(ctx context.Context, res *Result, status int, h http
 				m.onReported(c.Limit.Name(), c.Cost, used, reported)
 			}
 			if back := c.Cost - min(used, c.Cost); reported && back > 0 {
-				// The check now says what to give back; the pooled Result
-				// must not take it for the checks of its next request.
-				c.Cost, res.checksOf, any = back, nil, true
+				c.Cost, lowered, any = back, true, true
 			} else {
 				st.Charged = 0
 			}
@@ -231,12 +240,13 @@ func (m *Middleware) refund(ctx context.Context, res *Result, status int, h http
 		}
 	}
 	if !any {
-		return
+		return lowered
 	}
-	if err := m.limiter.Refund(context.WithoutCancel(ctx), res.Checks, &res.Decision); err != nil {
+	if err := m.limiter.Refund(context.WithoutCancel(ctx), checks, d); err != nil {
 		m.log.Warn("request counted although its limit does not count its answer: the refund failed",
-			"err", err, "subject", res.Identity.Subject)
+			"err", err, "subject", subject)
 	}
+	return lowered
 }
 
 // serveCounted serves an admitted request whose limits count by response:

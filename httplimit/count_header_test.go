@@ -1,6 +1,7 @@
 package httplimit_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -139,4 +140,51 @@ func TestOnReportedSeesEachAnswer(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("OnReported saw %v, want %v", got, want)
 	}
+}
+
+// A decision kept past its Result (Keep) is settled later by its answer
+// (Settle), once: what a decision API needs, which answers before the
+// request is served.
+func TestKeepAndSettleLater(t *testing.T) {
+	mw, _ := clockedMiddleware(t, httplimit.Options{
+		Plans: []*httplimit.Plan{{Name: "p", Limits: []sluice.Limit{
+			sluice.FixedWindow(100, time.Minute).Named("tokens"),
+			sluice.SlidingLog(500, time.Minute).Named("misses"),
+			sluice.GCRA(1000, time.Second).Named("rate"),
+		}, Costs: map[string]int64{"POST /v1/complete": 40}}},
+		Count: map[string]string{"tokens": httplimit.CountHeader + "X-Usage-Tokens", "misses": httplimit.CountStatus + "404"},
+	})
+	ctx := context.Background()
+	who := httplimit.Requester{Subject: "batch-7"}
+	res, err := mw.DecideFor(ctx, who, "POST", "/v1/complete", -1)
+	if err != nil || !res.Decision.Allowed {
+		t.Fatalf("%v %+v", err, res)
+	}
+	p := mw.Keep(res)
+	mw.Discard(res)
+	if p == nil {
+		t.Fatal("Keep: nil for a request of limits that count by the answer")
+	}
+	p.Settle(ctx, 200, http.Header{"X-Usage-Tokens": {"10"}})
+	p.Settle(ctx, 200, http.Header{"X-Usage-Tokens": {"0"}}) // settled already: nothing more
+	left := map[string]int64{}
+	peek, err := mw.DecideFor(ctx, who, "POST", "/v1/complete", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range peek.Checks {
+		left[c.Limit.Name()] = peek.Decision.Statuses[i].Remaining
+	}
+	mw.Discard(peek)
+	if left["tokens"] != 90 || left["misses"] != 500 || left["rate"] != 960 {
+		t.Errorf("after one completion that used 10 tokens and was answered 200: %v; want tokens 90, misses 500 (a 200 is no miss), rate 960", left)
+	}
+	plain, err := mw.DecideFor(ctx, httplimit.Requester{Subject: "other"}, "GET", "/v1/models", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mw.Keep(plain) != nil {
+		t.Error("Keep of a request that charged nothing: not nil")
+	}
+	mw.Discard(plain)
 }

@@ -52,6 +52,7 @@ func TestStrangersAreRefusedAndSpendNothing(t *testing.T) {
 			{"a plan without override_plan", "POST", "/v1/check", `{"user":"victim","plan":"pro","cost":3}`, map[string]string{server.TokenHeader: gatewayToken}, 403},
 			{"forward-auth without a token", "GET", "/v1/forward-auth", "", map[string]string{server.TokenHeader: "", "X-Forwarded-For": "198.51.100.50", "Authorization": "Bearer demo-free-key"}, 401},
 			{"an API key is no caller token", "GET", "/v1/forward-auth", "", map[string]string{server.TokenHeader: "", "Authorization": "Bearer " + testToken}, 401},
+			{"a settle without a token", "POST", "/v1/settle", `{"id":"guess","status":500}`, none, 401},
 			{"a pin without a token", "PUT", "/v1/degradation", `{"level":"critical"}`, none, 401},
 			{"a pin by a caller without admin", "PUT", "/v1/degradation", `{"level":"critical"}`, map[string]string{server.TokenHeader: gatewayToken}, 403},
 		} {

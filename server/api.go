@@ -103,6 +103,9 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 		return
 	}
 	sc.fill(st.mw, res)
+	if p := st.mw.Keep(res); p != nil {
+		sc.out.Settle = s.pending.put(p)
+	}
 	// The response refers to res (its Violated): encode it before Discard.
 	sc.body = checkjson.AppendResponse(sc.body[:0], &sc.out, &sc.keys)
 	st.mw.Discard(res)

@@ -32,6 +32,8 @@ func (s *Server) adminRoutes() http.Handler {
 	mux.HandleFunc("GET /readyz", s.handleReady)
 	mux.HandleFunc("POST /v1/check", s.guard(config.ScopeCheck, false, s.handleCheck))
 	mux.HandleFunc("/v1/check", onlyPost)
+	mux.HandleFunc("POST /v1/settle", s.guard(config.ScopeCheck, false, s.handleSettle))
+	mux.HandleFunc("/v1/settle", onlyPost)
 	// Forward-auth's Authorization is the described client's API key: its
 	// callers send their token in Sluice-Token.
 	mux.HandleFunc("/v1/forward-auth", s.guard(config.ScopeCheck, true, s.handleForwardAuth))

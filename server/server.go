@@ -103,6 +103,7 @@ type Server struct {
 	metrics  *metrics
 	exempt   exemptCounters
 	reported *reportedCounters
+	pending  *pendings // the decision API's decisions to settle
 	stats    *stats
 	state    atomic.Pointer[state]
 	reloads  sync.Mutex
@@ -166,6 +167,7 @@ func New(opts Options) (*Server, error) {
 	s.metrics = newMetrics(opts.Registry)
 	s.exempt = newExemptCounters(opts.Registry)
 	s.reported = newReportedCounters(opts.Registry)
+	s.pending = newPendings(time.Now)
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
 	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses)
 	registerLeaseMetrics(opts.Registry, opts.Leases)

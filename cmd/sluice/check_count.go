@@ -35,8 +35,8 @@ func printCounts(w io.Writer, cfg *config.Config) {
 		return
 	}
 	fmt.Fprintf(w, "Counted by the answer (count:):\n%s\n", strings.Join(lines, "\n"))
-	fmt.Fprintln(w, "Only the reverse proxy (upstream:) and programs that report the answer (httplimit, grpclimit) "+
-		"see it: forward-auth, the decision API (/v1/check) and Envoy count every request they admit against these limits, "+
-		"at its full cost.")
+	fmt.Fprintln(w, "Only the reverse proxy (upstream:), programs that report the answer (httplimit, grpclimit) and callers of "+
+		"the decision API that settle (POST /v1/settle) see it: forward-auth and Envoy count every request they admit "+
+		"against these limits, at its full cost.")
 	fmt.Fprintln(w)
 }

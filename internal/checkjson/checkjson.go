@@ -245,6 +245,10 @@ func AppendResponse(b []byte, r *client.CheckResponse, keys *[]string) []byte {
 		}
 		b = append(b, '}')
 	}
+	if r.Settle != "" {
+		b = append(b, `,"settle":`...)
+		b = appendJSONString(b, r.Settle)
+	}
 	return append(b, "}\n"...)
 }
 

@@ -33,7 +33,7 @@ func TestCheckJSONMatchesEncodingJSON(t *testing.T) {
 					Global: true, Allowed: true, Remaining: -1, ResetAfterMs: 1},
 			},
 			Headers: map[string]string{"Ratelimit": `"per-minute";r=1;t=60`, "Ratelimit-Policy": `"per-minute";q=3;w=60`,
-				"X-Ratelimit-Limit": "3", "A": ""}},
+				"X-Ratelimit-Limit": "3", "A": ""}, Settle: "q7Xz-settle_id"},
 		"a refused request": {Identity: "user", Plan: "p", Cost: 1, Limit: "l", RetryAfter: 60, RetryAfterMs: 59001,
 			Violated: []string{"l", "m"}, Limits: []client.LimitStatus{{Name: "l", Allowed: false, RetryAfterMs: 59001}}},
 		"strings that need escaping": {Identity: odd, Plan: odd, Limit: odd, Violated: []string{odd, ""},

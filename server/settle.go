@@ -1,0 +1,143 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// Bounds of the settlements the decision API holds (POST /v1/settle): at
+// most maxPending at once, each for settleTTL. Past either, the oldest is
+// dropped unsettled and its request stays counted in full: never more
+// admitted than the limits allow, at worst less.
+const (
+	maxPending     = 1 << 16
+	settleTTL      = 15 * time.Minute
+	maxSettleBody  = 16 << 10
+	maxSettleField = 64
+)
+
+// pendings are the decisions the decision API admitted whose limits count
+// by the answer, held by id until their caller settles them. A FIFO ring
+// of ids bounds them in number and age; a settled id is gone from byID and
+// its slot in the ring is reclaimed in turn.
+type pendings struct {
+	mu   sync.Mutex
+	byID map[string]pendingEntry
+	ring []string
+	head int // of the oldest id in ring
+	n    int // ids in ring
+	now  func() time.Time
+}
+
+type pendingEntry struct {
+	p       *httplimit.Pending
+	expires time.Time
+}
+
+func newPendings(now func() time.Time) *pendings {
+	return &pendings{byID: map[string]pendingEntry{}, ring: make([]string, maxPending), now: now}
+}
+
+// put holds p and returns its id, dropping the oldest held ones that are
+// expired or beyond maxPending.
+func (ps *pendings) put(p *httplimit.Pending) string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails (crypto/rand)
+	id := base64.RawURLEncoding.EncodeToString(b[:])
+	now := ps.now()
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	for ps.n > 0 {
+		oldest := ps.ring[ps.head]
+		if e, ok := ps.byID[oldest]; ps.n < len(ps.ring) && ok && now.Before(e.expires) {
+			break
+		}
+		delete(ps.byID, oldest)
+		ps.ring[ps.head] = ""
+		ps.head, ps.n = (ps.head+1)%len(ps.ring), ps.n-1
+	}
+	ps.ring[(ps.head+ps.n)%len(ps.ring)] = id
+	ps.n++
+	ps.byID[id] = pendingEntry{p: p, expires: now.Add(settleTTL)}
+	return id
+}
+
+// take removes and returns the Pending of id, nil when there is none (never
+// held, settled already, dropped or expired).
+func (ps *pendings) take(id string) *httplimit.Pending {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	e, ok := ps.byID[id]
+	if !ok {
+		return nil
+	}
+	delete(ps.byID, id)
+	if !ps.now().Before(e.expires) {
+		return nil
+	}
+	return e.p
+}
+
+// settleRequest is POST /v1/settle's body: the id /v1/check gave, the
+// status of the answer to the request it admitted (0: none), and the
+// answer's headers that limits counting a header read.
+type settleRequest struct {
+	ID      string            `json:"id"`
+	Status  int               `json:"status"`
+	Headers map[string]string `json:"headers"`
+}
+
+// handleSettle is POST /v1/settle, for callers with the check scope: it
+// settles a decision of /v1/check by its request's answer. 200 when
+// settled; 404 for an id not (or no longer) held, whose charges stand; 400
+// for a body that is not one.
+func (s *Server) handleSettle(w http.ResponseWriter, r *http.Request, _ caller) {
+	var req settleRequest
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSettleBody))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&req)
+	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
+		err = errors.New("more than one JSON value")
+	}
+	switch {
+	case err != nil:
+		status := http.StatusBadRequest
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			status, err = http.StatusRequestEntityTooLarge, fmt.Errorf("the body is larger than %d bytes", maxSettleBody)
+		}
+		writeJSONProblem(w, status, http.StatusText(status), "settle: "+err.Error())
+		return
+	case req.ID == "":
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", `settle: "id" is required: the "settle" of a /v1/check answer`)
+		return
+	case req.Status != 0 && (req.Status < 100 || req.Status > 599):
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", fmt.Sprintf("settle: status %d is not an HTTP status (100 to 599, or 0 for no answer)", req.Status))
+		return
+	case len(req.Headers) > maxSettleField:
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", fmt.Sprintf("settle: more than %d headers", maxSettleField))
+		return
+	}
+	p := s.pending.take(req.ID)
+	if p == nil {
+		writeJSONProblem(w, http.StatusNotFound, "Not Found",
+			"No decision to settle under this id: settled already, expired or never given by this server. Its request stays counted in full.")
+		return
+	}
+	h := make(http.Header, len(req.Headers))
+	for k, v := range req.Headers {
+		h.Set(k, v)
+	}
+	p.Settle(r.Context(), req.Status, h)
+	w.Header().Set("Content-Type", "application/json")
+	w.Write([]byte("{\"settled\":true}\n"))
+}

@@ -1,0 +1,33 @@
+package server
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// The held settlements are bounded: past the ring's size the oldest is
+// dropped, past settleTTL every one; a settled id is taken once.
+func TestPendingsAreBoundedInNumberAndAge(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	ps := &pendings{byID: map[string]pendingEntry{}, ring: make([]string, 3), now: func() time.Time { return now }}
+	p := &httplimit.Pending{}
+	a, b, c := ps.put(p), ps.put(p), ps.put(p)
+	if ps.take(b) != p || ps.take(b) != nil {
+		t.Fatal("b: not taken once")
+	}
+	// A fourth in a ring of 3 drops the oldest, a, and reclaims b's slot.
+	d := ps.put(p)
+	if len(ps.byID) != 2 || ps.take(a) != nil {
+		t.Fatalf("after a fourth in a ring of 3: %d held (want c and d), or a still there", len(ps.byID))
+	}
+	now = now.Add(settleTTL)
+	if ps.take(c) != nil || ps.take(d) != nil {
+		t.Error("held past settleTTL")
+	}
+	e := ps.put(p)
+	if len(ps.byID) != 1 || ps.take(e) != p {
+		t.Errorf("after expiry: %d held, want the new one alone", len(ps.byID))
+	}
+}
