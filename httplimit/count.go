@@ -107,16 +107,18 @@ func (v *validator) count(o *Options) {
 		field, count := fmt.Sprintf("Count[%q]", name), o.Count[name]
 		header, byHeader := strings.CutPrefix(count, CountHeader)
 		statuses, byStatus := strings.CutPrefix(count, CountStatus)
+		var listErr error
+		if byStatus {
+			listErr = validStatuses(statuses)
+		}
 		switch {
 		case byHeader && !validToken(header):
 			v.errorf(field, "%q: %q is not a header name", count, header)
 			continue
-		case byStatus:
-			if err := validStatuses(statuses); err != nil {
-				v.errorf(field, "%q: %v", count, err)
-				continue
-			}
-		case !byHeader && count != CountAll && count != CountSuccesses && count != CountFailures:
+		case listErr != nil:
+			v.errorf(field, "%q: %v", count, listErr)
+			continue
+		case !byHeader && !byStatus && count != CountAll && count != CountSuccesses && count != CountFailures:
 			v.errorf(field, "%q is not a count (all, successes, failures, header:<Name> or status:<list>)", count)
 			continue
 		case named[name] == nil:

@@ -234,6 +234,7 @@ func TestCountValidation(t *testing.T) {
 		"tokens":     httplimit.CountHeader + "X-Usage",
 		"per-hour":   httplimit.CountHeader + "X Usage",
 		"per-day":    httplimit.CountStatus + "404,6xx",
+		"per-week":   httplimit.CountStatus + "404",
 	}}.Validate()
 	var fields []string
 	for _, e := range unjoin(err) {
@@ -251,13 +252,14 @@ func TestCountValidation(t *testing.T) {
 		`Options.Count["tokens"]: tokens cannot count what header X-Usage reports: a gcra cannot refund a request exactly`,
 		`Options.Count["per-hour"]: "header:X Usage": "X Usage" is not a header name`,
 		`Options.Count["per-day"]: "status:404,6xx": "6xx" is neither a status (100 to 599) nor a class (1xx to 5xx)`,
+		`Options.Count["per-week"]: "per-week" is neither a limit nor a rule`,
 	} {
 		if !slices.ContainsFunc(fields, func(f string) bool { return strings.Contains(f, want) }) {
 			t.Errorf("no error %q in:\n%s", want, strings.Join(fields, "\n"))
 		}
 	}
-	if len(fields) != 7 {
-		t.Errorf("%d errors, want 7:\n%s", len(fields), strings.Join(fields, "\n"))
+	if len(fields) != 8 {
+		t.Errorf("%d errors, want 8:\n%s", len(fields), strings.Join(fields, "\n"))
 	}
 }
 
