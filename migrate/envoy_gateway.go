@@ -197,11 +197,21 @@ func (t *Translation) egRoute(d *egDoc) *egRoute {
 // route it targets.
 func (t *Translation) egPolicy(p *egDoc, routes map[string]*egRoute) error {
 	rl := p.Spec.RateLimit
-	rules, local := rl.Global, false
-	switch {
-	case rl.Local != nil && (rl.Global == nil || rl.Type == "Local"):
-		rules, local = rl.Local, true
-	case rules == nil:
+	// Both kinds may be set; an older policy's type names the one in force.
+	kinds := []struct {
+		rules *egRateLimits
+		local bool
+		tag   string
+	}{{rl.Global, false, "g"}, {rl.Local, true, "l"}}
+	var sets int
+	for i, k := range kinds {
+		if k.rules == nil || rl.Type == "Local" && !k.local || rl.Type == "Global" && k.local {
+			kinds[i].rules = nil
+			continue
+		}
+		sets++
+	}
+	if sets == 0 {
 		return fmt.Errorf("rateLimit has neither global nor local rules")
 	}
 	targets := p.Spec.TargetRefs
@@ -212,29 +222,42 @@ func (t *Translation) egPolicy(p *egDoc, routes map[string]*egRoute) error {
 		t.differs("policy "+p.Metadata.Name, "it names no target (targetRefs), so the import cannot tell which routes its labels select (targetSelectors): its limits count every request.")
 		targets = []egRef{{}}
 	}
-	for i := range rules.Rules {
-		for _, ref := range targets {
-			name := fmt.Sprintf("%s-%d", p.Metadata.Name, i+1)
-			if len(targets) > 1 {
-				name += "-" + ref.Name
+	for _, ref := range targets {
+		switch ref.Kind {
+		case "HTTPRoute":
+			if routes[ref.Name] == nil {
+				t.differs("policy "+p.Metadata.Name, "HTTPRoute %s is not in the file: its limits count every request. Import the route with the policy to limit only its paths.", ref.Name)
 			}
-			var route *egRoute
-			switch ref.Kind {
-			case "HTTPRoute":
-				if route = routes[ref.Name]; route == nil {
-					t.differs("policy "+p.Metadata.Name, "HTTPRoute %s is not in the file: its limits count every request. Import the route with the policy to limit only its paths.", ref.Name)
-				}
-			case "":
-			default:
-				t.differs("policy "+p.Metadata.Name, "it targets %s %s: Envoy Gateway keeps a count per route of it, sluice one count for every request.", ref.Kind, ref.Name)
-			}
-			if err := t.egRule(t.ruleName(name), &rules.Rules[i], route, local); err != nil {
-				return fmt.Errorf("rule %d: %w", i+1, err)
-			}
+		case "":
+		default:
+			t.differs("policy "+p.Metadata.Name, "it targets %s %s: Envoy Gateway keeps a count per route of it, sluice one count for every request.", ref.Kind, ref.Name)
 		}
 	}
-	if local {
-		t.differs("policy "+p.Metadata.Name+" local", "Envoy's local rate limit keeps a bucket in each Envoy replica, so N replicas admit N times the limit; sluice on the Redis store keeps one for the fleet: multiply the quantities by N for the same total, or run sluice on its memory store beside each replica.")
+	for _, k := range kinds {
+		if k.rules == nil {
+			continue
+		}
+		for i := range k.rules.Rules {
+			for _, ref := range targets {
+				name := fmt.Sprintf("%s-%d", p.Metadata.Name, i+1)
+				if sets > 1 {
+					name = fmt.Sprintf("%s-%s%d", p.Metadata.Name, k.tag, i+1)
+				}
+				if len(targets) > 1 {
+					name += "-" + ref.Name
+				}
+				var route *egRoute
+				if ref.Kind == "HTTPRoute" {
+					route = routes[ref.Name]
+				}
+				if err := t.egRule(t.ruleName(name), &k.rules.Rules[i], route, k.local); err != nil {
+					return fmt.Errorf("rule %d: %w", i+1, err)
+				}
+			}
+		}
+		if k.local {
+			t.differs("policy "+p.Metadata.Name+" local", "Envoy's local rate limit keeps a bucket in each Envoy replica, so N replicas admit N times the limit; sluice on the Redis store keeps one for the fleet: multiply the quantities by N for the same total, or run sluice on its memory store beside each replica.")
+		}
 	}
 	return nil
 }

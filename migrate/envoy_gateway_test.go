@@ -9,8 +9,8 @@ import (
 )
 
 // egPolicies are two BackendTrafficPolicies and the HTTPRoute one targets:
-// per user on the API's paths, per address for the free tier, and one
-// count for every request through the Gateway.
+// per user on the API's paths, per address for the free tier, and, through
+// the Gateway, a local and a global count of every request.
 const egPolicies = `apiVersion: gateway.networking.k8s.io/v1
 kind: HTTPRoute
 metadata: {name: api}
@@ -54,6 +54,9 @@ spec:
       rules:
         - limit: {requests: 1000, unit: Second}
           shadowMode: true
+    global:
+      rules:
+        - limit: {requests: 100000, unit: Day}
 `
 
 func TestImportEnvoyGateway(t *testing.T) {
@@ -65,7 +68,8 @@ func TestImportEnvoyGateway(t *testing.T) {
 		rules: []string{
 			"users-1 paths=[/api /api/ /status/{$}] hosts=[api.example.com] key=[header:X-User-Id] header_from=any fallback=skip | per-hour: fixed-window 2 per 1h0m0s",
 			"users-2 paths=[/api /api/ /status/{$}] hosts=[api.example.com] headers=[{X-Tier free}] key=[ip/32/128] | per-hour: fixed-window 1 per 1h0m0s",
-			"edge-1 paths=[] key=[rule] | per-second: token-bucket 1000 per 1s burst 1000 (shadow)",
+			"edge-g1 paths=[] key=[rule] | per-day: fixed-window 100000 per 24h0m0s",
+			"edge-l1 paths=[] key=[rule] | per-second: token-bucket 1000 per 1s burst 1000 (shadow)",
 		},
 		same: []string{"envoyproxy/ratelimit's fixed window of 2 per Hour", "Envoy's local rate limit is a token bucket of 1000"},
 		differs: []string{
