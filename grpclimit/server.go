@@ -106,7 +106,7 @@ func (s *Server) UnaryInterceptor() grpc.UnaryServerInterceptor {
 		if err != nil {
 			return nil, err
 		}
-		answer, rec := 0, (*usage)(nil) // a panic is no answer
+		answer, rec := 0, (*recorded)(nil) // a panic is no answer
 		if s.reported {
 			ctx, rec = recordUsage(ctx)
 		}
@@ -125,10 +125,10 @@ func (s *Server) StreamInterceptor() grpc.StreamServerInterceptor {
 		if err != nil {
 			return err
 		}
-		answer, rec := 0, (*usageStream)(nil) // a panic is no answer
+		answer, rec := 0, (*recorded)(nil) // a panic is no answer
 		if s.reported {
-			rec = &usageStream{ServerStream: ss}
-			ss = rec
+			u := &usageStream{ServerStream: ss}
+			ss, rec = u, &u.recorded
 		}
 		defer func() { done(answer, rec.header()) }()
 		err = handler(srv, ss)
