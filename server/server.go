@@ -104,6 +104,7 @@ type Server struct {
 	exempt   exemptCounters
 	reported *reportedCounters
 	pending  *pendings // the decision API's decisions to settle
+	settles  settleCounters
 	stats    *stats
 	state    atomic.Pointer[state]
 	reloads  sync.Mutex
@@ -167,7 +168,8 @@ func New(opts Options) (*Server, error) {
 	s.metrics = newMetrics(opts.Registry)
 	s.exempt = newExemptCounters(opts.Registry)
 	s.reported = newReportedCounters(opts.Registry)
-	s.pending = newPendings(time.Now)
+	s.settles = newSettleCounters(opts.Registry)
+	s.pending = newPendings(time.Now, s.settles.dropped.Inc)
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
 	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses)
 	registerLeaseMetrics(opts.Registry, opts.Leases)

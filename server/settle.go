@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
@@ -36,6 +38,9 @@ type pendings struct {
 	head int // of the oldest id in ring
 	n    int // ids in ring
 	now  func() time.Time
+	// dropped is called for each id dropped unsettled (expired, or the
+	// oldest beyond the bound): sluice_settlements_total{result="dropped"}.
+	dropped func()
 }
 
 type pendingEntry struct {
@@ -43,8 +48,24 @@ type pendingEntry struct {
 	expires time.Time
 }
 
-func newPendings(now func() time.Time) *pendings {
-	return &pendings{byID: map[string]pendingEntry{}, ring: make([]string, maxPending), now: now}
+func newPendings(now func() time.Time, dropped func()) *pendings {
+	return &pendings{byID: map[string]pendingEntry{}, ring: make([]string, maxPending), now: now, dropped: dropped}
+}
+
+// settleCounters are sluice_settlements_total{result}: settled, unknown
+// (an id not held: settled already, expired, dropped or never given) and
+// dropped (held ids dropped unsettled, their requests counted in full).
+type settleCounters struct {
+	settled, unknown, dropped prometheus.Counter
+}
+
+func newSettleCounters(reg prometheus.Registerer) settleCounters {
+	vec := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sluice_settlements_total",
+		Help: "Decisions of the decision API settled by their answer (POST /v1/settle), by result: settled; unknown (an id not held); dropped (held, never settled: expired or the oldest beyond the bound, their requests counted in full).",
+	}, []string{"result"})
+	reg.MustRegister(vec)
+	return settleCounters{settled: vec.WithLabelValues("settled"), unknown: vec.WithLabelValues("unknown"), dropped: vec.WithLabelValues("dropped")}
 }
 
 // put holds p and returns its id, dropping the oldest held ones that are
@@ -58,8 +79,12 @@ func (ps *pendings) put(p *httplimit.Pending) string {
 	defer ps.mu.Unlock()
 	for ps.n > 0 {
 		oldest := ps.ring[ps.head]
-		if e, ok := ps.byID[oldest]; ps.n < len(ps.ring) && ok && now.Before(e.expires) {
+		e, ok := ps.byID[oldest]
+		if ps.n < len(ps.ring) && ok && now.Before(e.expires) {
 			break
+		}
+		if ok && ps.dropped != nil {
+			ps.dropped()
 		}
 		delete(ps.byID, oldest)
 		ps.ring[ps.head] = ""
@@ -129,6 +154,7 @@ func (s *Server) handleSettle(w http.ResponseWriter, r *http.Request, _ caller) 
 	}
 	p := s.pending.take(req.ID)
 	if p == nil {
+		s.settles.unknown.Inc()
 		writeJSONProblem(w, http.StatusNotFound, "Not Found",
 			"No decision to settle under this id: settled already, expired or never given by this server. Its request stays counted in full.")
 		return
@@ -138,6 +164,7 @@ func (s *Server) handleSettle(w http.ResponseWriter, r *http.Request, _ caller) 
 		h.Set(k, v)
 	}
 	p.Settle(r.Context(), req.Status, h)
+	s.settles.settled.Inc()
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte("{\"settled\":true}\n"))
 }

@@ -11,7 +11,8 @@ import (
 // dropped, past settleTTL every one; a settled id is taken once.
 func TestPendingsAreBoundedInNumberAndAge(t *testing.T) {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
-	ps := &pendings{byID: map[string]pendingEntry{}, ring: make([]string, 3), now: func() time.Time { return now }}
+	dropped := 0
+	ps := &pendings{byID: map[string]pendingEntry{}, ring: make([]string, 3), now: func() time.Time { return now }, dropped: func() { dropped++ }}
 	p := &httplimit.Pending{}
 	a, b, c := ps.put(p), ps.put(p), ps.put(p)
 	if ps.take(b) != p || ps.take(b) != nil {
@@ -29,5 +30,16 @@ func TestPendingsAreBoundedInNumberAndAge(t *testing.T) {
 	e := ps.put(p)
 	if len(ps.byID) != 1 || ps.take(e) != p {
 		t.Errorf("after expiry: %d held, want the new one alone", len(ps.byID))
+	}
+	// a dropped for the bound; c and d dropped expired when e came (the
+	// takes of c and d above found them expired, and took them out).
+	if dropped != 1 {
+		t.Errorf("dropped %d, want 1: a (c and d were taken, expired, before e came)", dropped)
+	}
+	f := ps.put(p)
+	now = now.Add(settleTTL)
+	ps.put(p) // finds f expired, never settled: dropped
+	if dropped != 2 || ps.take(f) != nil {
+		t.Errorf("dropped %d, want 2: f expired unsettled", dropped)
 	}
 }

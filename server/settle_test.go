@@ -86,6 +86,10 @@ func TestDecisionAPISettlesByTheAnswer(t *testing.T) {
 		if got := remaining(); got["tokens"] != 50 || got["misses"] != 460 {
 			t.Errorf("after a 404 answer that reported no usage: %v; want tokens 50, misses 460", got)
 		}
+		m := scrape(t, f.admin.URL)
+		if m[`sluice_settlements_total{result="settled"}`] != 2 || m[`sluice_settlements_total{result="unknown"}`] != 2 {
+			t.Errorf("settlements: settled %v, unknown %v; want 2 and 2", m[`sluice_settlements_total{result="settled"}`], m[`sluice_settlements_total{result="unknown"}`])
+		}
 		if out := check(`{"subject":"other","method":"GET","path":"/api/items","cost":0}`); out["settle"] != nil {
 			t.Errorf("a request that charged nothing got a settle id: %v", out)
 		}
