@@ -86,7 +86,7 @@ func printNewcomer(w io.Writer, listen, admin, loopback string) {
 in front of a built-in demo upstream.
 
   public listener %[1]s: the limited API, /docs, /healthz
-  admin listener  %[2]s: /v1/check, /v1/forward-auth, /metrics, /dashboard, /designer, /v1/degradation
+  admin listener  %[2]s: /v1/check, /v1/settle, /v1/forward-auth, /metrics, /dashboard, /designer, /v1/degradation
 
 This demo trusts callers on loopback with the scopes %[3]s, without a token
 (admin.loopback_scopes): fine on your laptop, not in production — there, give each
