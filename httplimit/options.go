@@ -129,15 +129,18 @@ type Options struct {
 	// The single-limit fields (draft 6 and 7's RateLimit, X-RateLimit-*)
 	// show the deciding limit whatever it is.
 	HiddenLimits []string
-	// Count says which admitted requests a limit counts, by the status of
-	// the answer: for a plan's or global limit's name, a rule's limit as
-	// "<rule>.<limit>", or a rule's name for those of its limits not named
-	// on their own, CountAll (the default), CountSuccesses (below 400) or
-	// CountFailures (400 and above). Handler records the status its next
-	// handler writes (only for requests that such a limit applies to) and
-	// refunds the limits that do not count it once next returns; a handler
+	// Count says which admitted requests a limit counts, and how much of
+	// them, by the answer: for a plan's or global limit's name, a rule's
+	// limit as "<rule>.<limit>", or a rule's name for those of its limits
+	// not named on their own, CountAll (the default), CountSuccesses (below
+	// 400), CountFailures (400 and above), CountStatus and a list of
+	// statuses, or CountHeader and the name of a header in which the
+	// answer reports the units used. Handler records the status and header
+	// its next handler writes (only for requests that such a limit applies
+	// to) and refunds what they do not count once next returns; a handler
 	// that panics counts as a failure. Callers of Decide and DecideFor
-	// pass the status with DoneWithStatus. Only a fixed window, sliding
+	// pass the answer with DoneWithResponse (or DoneWithStatus), or keep
+	// the decision for later with Keep. Only a fixed window, sliding
 	// log or sliding counter can be refunded exactly (see
 	// sluice.Refunder), so only they may count by response. A refund is
 	// made after the answer, so requests in flight count until they end.

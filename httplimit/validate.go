@@ -54,9 +54,10 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //   - RefusalTemplate: one JSON value whose placeholders are known.
 //   - GlobalStatus: 0, 429 or 503.
 //   - RetryJitter: in [0, MaxRetryJitter].
-//   - Count: names of limits or rules, each "all", "successes" or
-//     "failures"; only fixed windows, sliding logs and sliding counters
-//     count successes or failures.
+//   - Count: names of limits or rules, each "all", "successes",
+//     "failures", CountHeader and a header name, or CountStatus and a list
+//     of statuses (100 to 599) and classes (1xx to 5xx); only fixed
+//     windows, sliding logs and sliding counters count by the answer.
 //   - Penalty: zero, or Refusals ≥ 1 and durations as a Limit's window;
 //     no limit named "penalty" or "penalty-refusals".
 //   - ExemptAddresses: valid prefixes; ExemptKeys: names of Keys;
