@@ -172,12 +172,15 @@ func (t *Translation) egRoute(d *egDoc) *egRoute {
 		}
 		for _, m := range rule.Matches {
 			narrowed = narrowed || m.Method != "" || len(m.Headers) > 0
+			value := "/"
+			if m.Path != nil && m.Path.Value != "" {
+				value = m.Path.Value
+			}
 			switch {
+			case !strings.HasPrefix(value, "/"):
+				t.differs(where, "path %q does not start with a slash: its limits count every request.", value)
+				return &egRoute{hosts: r.hosts}
 			case m.Path == nil || m.Path.Type == "" || m.Path.Type == "PathPrefix":
-				value := "/"
-				if m.Path != nil && m.Path.Value != "" {
-					value = m.Path.Value
-				}
 				if value == "/" {
 					return &egRoute{hosts: r.hosts}
 				}
