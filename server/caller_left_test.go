@@ -14,7 +14,7 @@ import (
 // is no failure to decide: through the proxy, forward-auth and the
 // decision API alike, sluice_undecided_total stays 0 and nothing reaches
 // the upstream. On Redis the store call fails with the context's error,
-// which used to be counted and logged as the store's.
+// which the server must not take for a failure of the store.
 func TestCallerThatLeftIsNotUndecided(t *testing.T) {
 	eachStore(t, func(t *testing.T, kind string) {
 		f := newFixture(t, testConfig, kind)
