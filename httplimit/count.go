@@ -39,12 +39,12 @@ const (
 
 // countsOf returns the count of each limit name (a plan's or global
 // limit's, or a rule's limit as "<rule>.<limit>") that Options.Count sets
-// to successes or failures, a rule's name standing for each of its limits;
-// nil when it sets none.
+// to anything but CountAll (o is valid), a rule's name standing for each
+// of its limits; nil when it sets none.
 func countsOf(o *Options) map[string]string {
 	var counts map[string]string
 	set := func(name, count string) {
-		if count == CountSuccesses || count == CountFailures || strings.HasPrefix(count, CountHeader) || strings.HasPrefix(count, CountStatus) {
+		if count != CountAll {
 			if counts == nil {
 				counts = map[string]string{}
 			}

@@ -91,23 +91,13 @@ type egRoute struct {
 	paths, hosts []string
 }
 
-// egUnit returns the window of an Envoy Gateway limit unit. A month and a
-// year are counted as envoyproxy/ratelimit counts them, fixed spans from
-// the Unix epoch, not calendar months.
+// egUnit returns the window of an Envoy Gateway limit unit: the
+// envoyproxy/ratelimit unit it configures (a month and a year fixed spans
+// from the Unix epoch, not calendar ones; Envoy Gateway has no week).
 func egUnit(unit string) (time.Duration, bool) {
 	switch unit {
-	case "Second":
-		return time.Second, true
-	case "Minute":
-		return time.Minute, true
-	case "Hour":
-		return time.Hour, true
-	case "Day":
-		return 24 * time.Hour, true
-	case "Month":
-		return 30 * 24 * time.Hour, true
-	case "Year":
-		return 365 * 24 * time.Hour, true
+	case "Second", "Minute", "Hour", "Day", "Month", "Year":
+		return envoyUnits[strings.ToLower(unit)], true
 	}
 	return 0, false
 }

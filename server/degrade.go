@@ -159,10 +159,8 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 // jitter is configured: shed clients that come back together would bring
 // back the overload they were shed for.
 func (s *Server) reducedCapacity(w http.ResponseWriter, r *http.Request, st *state, detail string) {
-	ra := max(int64(st.cfg.Degradation.RetryAfter.Round(time.Second)/time.Second), 1)
-	if span := min(int64(st.cfg.Response.RetryJitter/time.Second), ra); span > 0 {
-		ra += rand.Int64N(span + 1)
-	}
+	ra, most := shedWait(st.cfg)
+	ra += rand.Int64N(most - ra + 1)
 	w.Header().Set("Retry-After", strconv.FormatInt(ra, 10))
 	w.Header().Set("Cache-Control", "no-store")
 	body, _ := json.Marshal(problem{Type: httplimit.ProblemReducedCapacity, Title: "Service Unavailable",
@@ -170,6 +168,14 @@ func (s *Server) reducedCapacity(w http.ResponseWriter, r *http.Request, st *sta
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	w.Write(append(body, '\n'))
+}
+
+// shedWait returns the Retry-After of a shed request in whole seconds, at
+// least 1 (degradation.retry_after), and the most it is spread to: as much
+// again, at most response.retry_jitter (least itself without a jitter).
+func shedWait(cfg *config.Config) (least, most int64) {
+	least = max(int64(cfg.Degradation.RetryAfter.Round(time.Second)/time.Second), 1)
+	return least, least + min(int64(cfg.Response.RetryJitter/time.Second), least)
 }
 
 // statusWriter remembers the status written, for the monitor, and whether

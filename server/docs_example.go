@@ -152,11 +152,10 @@ func describeDegradation(cfg *config.Config) docsDegradation {
 	if !g.Enabled {
 		return docsDegradation{}
 	}
-	d := docsDegradation{Enabled: true, RetryAfter: max(int64(g.RetryAfter.Round(time.Second)/time.Second), 1),
-		Factor:    strconv.FormatFloat(g.Factor, 'f', -1, 64),
+	d := docsDegradation{Enabled: true, Factor: strconv.FormatFloat(g.Factor, 'f', -1, 64),
 		Expensive: g.Expensive, Critical: g.Critical, Health: g.Health}
-	if span := min(int64(cfg.Response.RetryJitter/time.Second), d.RetryAfter); span > 0 {
-		d.RetryAfterMost = d.RetryAfter + span // as reducedCapacity spreads it
+	if d.RetryAfter, d.RetryAfterMost = shedWait(cfg); d.RetryAfterMost == d.RetryAfter {
+		d.RetryAfterMost = 0 // not spread
 	}
 	st := &state{cfg: cfg, degrade: &degradeState{expensive: patternMux(g.Expensive),
 		critical: patternMux(g.Critical), health: patternMux(g.Health)}}
