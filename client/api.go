@@ -57,7 +57,7 @@ func New(baseURL string, opts ...Option) *Client {
 }
 
 // CheckRequest is the body of POST /v1/check. Exactly one of Subject,
-// APIKey, User and IP identifies the client.
+// APIKey, Token, User and IP identifies the client; IP may come with Token.
 type CheckRequest struct {
 	// Subject is an opaque name of the client or of a shared budget
 	// ("nightly-export"); the server keys it apart from API keys, users and
@@ -66,6 +66,11 @@ type CheckRequest struct {
 	// APIKey is a client's API key, limited under its configured plan. The
 	// server hashes it; it is never stored or logged.
 	APIKey string `json:"api_key,omitempty"`
+	// Token is a client's bearer token (a JSON Web Token), for a server
+	// that verifies them (identity.jwt): the client is the user it names.
+	// With IP, a token the server does not verify leaves the client limited
+	// by IP; without, it is refused (400). At most 8 KiB.
+	Token string `json:"token,omitempty"`
 	// User is a user id.
 	User string `json:"user,omitempty"`
 	// IP is a client address ("203.0.113.7", "2001:db8::1"), grouped by the
@@ -170,7 +175,7 @@ type APIError struct {
 	// StatusCode is the HTTP status.
 	StatusCode int
 	// Type, Title and Detail are the problem's; Detail says what was wrong
-	// ("identify the client with exactly one of subject, api_key, user or
+	// ("identify the client with exactly one of subject, api_key, token, user or
 	// ip"). For a body that is not a problem, Detail holds its start.
 	Type   string
 	Title  string

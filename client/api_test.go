@@ -65,7 +65,7 @@ func TestCheckErrors(t *testing.T) {
 
 	_, err := c.Check(ctx, client.CheckRequest{Path: "/x"})
 	var apiErr *client.APIError
-	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || !strings.Contains(apiErr.Detail, "exactly one of subject, api_key, user or ip") ||
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || !strings.Contains(apiErr.Detail, "exactly one of subject, api_key, token, user or ip") ||
 		!errors.Is(err, sluice.ErrInvalidCheck) || errors.Is(err, sluice.ErrStoreUnavailable) {
 		t.Errorf("no identity: %v", err)
 	}

@@ -14,13 +14,18 @@ import (
 
 // Requester describes a caller directly, for services that know who is calling
 // and ask for a decision (the decision API) instead of passing the request.
-// The most specific field set wins: Subject > APIKey > User > IP.
+// The most specific field set wins: Subject > APIKey > Token > User > IP.
 type Requester struct {
 	// Subject is an opaque client name chosen by the caller; the client's
 	// Identity.Subject is "ext:" + Subject.
 	Subject string
 	// APIKey is hashed (SHA-256) before use; it is never stored or logged.
 	APIKey string
+	// Token is a bearer token for Options.Tokens to verify: the client is
+	// then the user it names. A token the verifier refuses names no one:
+	// the client is then IP, and without IP the call fails with
+	// ErrTokenRefused. Without Options.Tokens, a Token is an error.
+	Token string
 	// User is a user id.
 	User string
 	// IP is the client's address, grouped by the configured prefixes.
@@ -33,11 +38,15 @@ type Requester struct {
 // ErrUnknownPlan is returned by DecideFor for a Plan that is not configured.
 var ErrUnknownPlan = errors.New("unknown plan")
 
+// ErrTokenRefused is returned by DecideFor for a Requester whose Token the
+// verifier refuses and who gives no IP to be limited by instead.
+var ErrTokenRefused = errors.New("the token is not verified")
+
 // DecideFor decides a request by c to method and path (matched against
 // the plan's costs and the exempt routes). cost ≥ 0 overrides the endpoint's
 // cost; pass -1 to use it. Give the Result back with Done or Discard.
 func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path string, cost int64) (*Result, error) {
-	id, err := m.identifyRequester(c)
+	id, err := m.identifyRequester(ctx, c)
 	if err != nil {
 		return nil, err
 	}
@@ -66,22 +75,34 @@ func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path st
 	return m.decide(ctx, res)
 }
 
-func (m *Middleware) identifyRequester(c Requester) (Identity, error) {
+func (m *Middleware) identifyRequester(ctx context.Context, c Requester) (Identity, error) {
 	var id Identity
+	verified := false
+	if c.Subject == "" && c.APIKey == "" && c.Token != "" {
+		if m.id.tokens == nil {
+			return id, fmt.Errorf("%w: no verifier of tokens is configured", ErrTokenRefused)
+		}
+		if tid := m.id.tokens.resolve(ctx, c.Token, m.id.userSubject, m.policy); tid != nil {
+			id, verified = *tid, true
+		} else if !c.IP.IsValid() {
+			return id, ErrTokenRefused
+		}
+	}
 	switch {
+	case verified:
 	case c.Subject != "":
 		key, sub := scoped(m.id.prefix, "ext:"+c.Subject)
 		id = Identity{Kind: "external", Subject: sub, key: key}
 	case c.APIKey != "":
 		id, _ = m.id.lookupKey(c.APIKey, true)
-	case c.User != "":
+	case c.User != "" && c.Token == "": // a refused token's client is IP
 		key, sub := m.id.userSubject(c.User)
 		id = Identity{Kind: KindUser, Subject: sub, key: key}
 	case c.IP.IsValid():
 		key, sub := m.id.ipSubject(c.IP.Unmap())
 		id = Identity{Kind: KindIP, Subject: sub, key: key, Plan: m.policy.Plan(m.policy.AnonymousPlan)}
 	default:
-		return id, errors.New("no client: set subject, api_key, user or ip")
+		return id, errors.New("no client: set subject, api_key, token, user or ip")
 	}
 	if c.Plan != "" {
 		p := m.policy.Plan(c.Plan)

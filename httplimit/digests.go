@@ -69,6 +69,10 @@ type digestEntry struct {
 	// listed: id is a listed key's identity; otherwise only id.Subject is
 	// set (the key is a client of its own) and the caller sets the plan.
 	listed bool
+	// expires is when the entry stops being believed, in µs since the Unix
+	// epoch; 0: never (API keys). A verified token's entry expires with
+	// its token, a refused token's soon (see tokens).
+	expires int64
 	// The raw key: in short when it fits (most key formats do: UUIDs, 32
 	// or 40 characters), else a copy in long.
 	short [40]byte
@@ -104,7 +108,12 @@ func (c *digestCache) get(raw string, h uint64) *digestEntry {
 // put remembers raw, whose hash is h, as resolving to id, and returns the
 // entry it published.
 func (c *digestCache) put(raw string, h uint64, listed bool, id Identity) *digestEntry {
-	e := &digestEntry{hash: h, listed: listed, id: id, n: int32(len(raw))}
+	return c.putUntil(raw, h, listed, id, 0)
+}
+
+// putUntil is put of an entry that expires (see digestEntry.expires).
+func (c *digestCache) putUntil(raw string, h uint64, listed bool, id Identity, expires int64) *digestEntry {
+	e := &digestEntry{hash: h, listed: listed, id: id, n: int32(len(raw)), expires: expires}
 	if len(raw) <= len(e.short) {
 		copy(e.short[:], raw)
 	} else {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
+	"time"
 )
 
 // Identity kinds, in order of precedence.
@@ -57,6 +58,8 @@ type identifier struct {
 	// ipv4Prefix and ipv6Prefix group client addresses.
 	ipv4Prefix, ipv6Prefix int
 	digests                *digestCache
+	// tokens verifies bearer tokens (Options.Tokens); nil: none are.
+	tokens *tokens
 }
 
 // apiKeyHeader is a header that may carry an API key.
@@ -74,6 +77,13 @@ func newIdentifier(o *Options, policy *Policy, prefix string) *identifier {
 		useForwarded: o.ForwardedHeader == forwardedRFC7239,
 		ipv4Prefix:   o.IPv4Prefix, ipv6Prefix: o.IPv6Prefix,
 		digests: newDigestCache(len(o.Keys))}
+	if o.Tokens != nil {
+		now := o.Clock
+		if now == nil {
+			now = time.Now
+		}
+		id.tokens = newTokens(o.Tokens, now)
+	}
 	for _, k := range o.Keys {
 		key, sub := id.keySubject(k.SHA256)
 		id.keys[k.SHA256] = &Identity{Kind: KindAPIKey, Subject: sub, key: key, Plan: k.Plan, KeyName: k.Name}
@@ -122,8 +132,9 @@ func (id *identifier) isTrusted(a netip.Addr) bool {
 	return false
 }
 
-// identify writes the identity of r to out: API key > user id > client
-// address. User and plan headers are believed only from trusted proxies. A
+// identify writes the identity of r to out: API key > the subject of a
+// bearer token Tokens verifies > user id > client address. User and plan
+// headers are believed only from trusted proxies. A
 // listed API key decides alone, so its requests never parse the peer
 // address (and its identity is copied once, from the digest cache to out).
 func (id *identifier) identify(r *http.Request, out *Identity) {
@@ -160,6 +171,19 @@ func (id *identifier) identify(r *http.Request, out *Identity) {
 	if subject != "" {
 		*out = Identity{Kind: KindAPIKey, Subject: subject, key: storeKey, Plan: orDefault(plan, id.policy.DefaultPlan)}
 		return
+	}
+	if id.tokens != nil {
+		if token, ok := bearer(r.Header); ok && isToken(token) {
+			if tid := id.tokens.resolve(r.Context(), token, id.userSubject, id.policy); tid != nil {
+				*out = *tid
+				if out.Plan == nil { // the token names no plan of the policy
+					out.Plan = orDefault(plan, id.policy.DefaultPlan)
+				}
+				return
+			}
+			// A token the verifier refuses names no one: the client is its
+			// address, as with a made-up API key.
+		}
 	}
 	if trusted && id.userHeader != "" {
 		if user := header(r.Header, id.userHeader); user != "" && len(user) <= maxCredentialLen {
@@ -242,17 +266,28 @@ func (id *identifier) apiKey(h http.Header) (string, bool) {
 			continue
 		}
 		if kh.bearer {
-			scheme, token, ok := strings.Cut(v, " ")
-			if !ok || !strings.EqualFold(scheme, "Bearer") {
-				continue
+			token, ok := bearer(h)
+			if !ok || id.tokens != nil && isToken(token) {
+				continue // a signed token is the verifier's, never an API key
 			}
-			v = strings.TrimSpace(token)
+			v = token
 		}
 		if v != "" && len(v) <= maxCredentialLen {
 			return v, true
 		}
 	}
 	return "", false
+}
+
+// bearer returns the credential of an Authorization header of the Bearer
+// scheme (RFC 6750).
+func bearer(h http.Header) (string, bool) {
+	scheme, token, ok := strings.Cut(header(h, "Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
 }
 
 // ipSubject returns the store key and the subject of addr grouped by the

@@ -79,6 +79,18 @@ type Options struct {
 	// quota) or "key" (by the key's hash, on DefaultPlan). Empty: "ip"
 	// when Keys is non-empty, "key" otherwise.
 	UnknownKeys string
+	// Tokens, when set, verifies the signed tokens (JSON Web Tokens in
+	// compact form: three parts joined by dots) that requests carry as
+	// "Authorization: Bearer <token>": a token it vouches for limits its
+	// client as the user it names (Identity KindUser, after any API key of
+	// another header), on the plan it names, else the plan a trusted
+	// PlanHeader names, else DefaultPlan. A token it refuses, or one longer
+	// than 8 KiB, names no one: the client is then its address, as with a
+	// made-up API key, and such a token is never read as an API key. The
+	// Middleware remembers what the verifier said of recent tokens: a
+	// verified token until it expires and at most 5 minutes, a refused one
+	// 10 seconds. Nil: bearer tokens are API keys like any other.
+	Tokens TokenVerifier
 
 	// Rules limit the requests they match by keys and limits of their own,
 	// checked with the plan's and the global limits in the same atomic

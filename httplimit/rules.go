@@ -56,10 +56,11 @@ type Rule struct {
 	// rule's state: requests with the same values share the rule's limits.
 	// Empty: KeyClient alone. Attributes:
 	//
-	//   - "client": the request's Identity (API key > user > IP), as the
+	//   - "client": the request's Identity (API key > token > user > IP), as the
 	//     plan's limits are keyed;
 	//   - "api_key": the API key's SHA-256 (a listed or unlisted key);
-	//   - "user": the user id of Options.UserHeader, from TrustedProxies;
+	//   - "user": the user id of Options.UserHeader, from TrustedProxies,
+	//     else the subject of a token Options.Tokens verified;
 	//   - "ip", "ip/N", "ip/N/M": the client address (through trusted
 	//     proxies) grouped by Options' prefixes, or by /N for IPv4 and /M
 	//     for IPv6 (default Options.IPv6Prefix);

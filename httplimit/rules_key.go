@@ -105,6 +105,9 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 		if user != "" && len(user) <= maxCredentialLen {
 			return appendKeyValue(append(buf, "user:"...), user, false), true
 		}
+		if f.id.Kind == KindUser { // the user a verified token names
+			return append(buf, f.id.Subject...), true
+		}
 	case KeyIP:
 		if a := f.clientAddr(id); a.IsValid() {
 			return appendAddrGroup(append(buf, "ip:"...), a, kp.v4, kp.v6), true

@@ -22,6 +22,9 @@ import (
 // Bounds of the decision API's input.
 const (
 	maxCheckBody = 64 << 10
+	// maxTokenLen bounds a check's token, as the middleware bounds a
+	// bearer token.
+	maxTokenLen = 8 << 10
 	maxPathLen   = 2048
 )
 
@@ -79,7 +82,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 		s.refuseCaller(w, by, config.ScopeOverridePlan)
 		return
 	}
-	c := httplimit.Requester{Subject: req.Subject, APIKey: req.APIKey, User: req.User, Plan: req.Plan}
+	c := httplimit.Requester{Subject: req.Subject, APIKey: req.APIKey, Token: req.Token, User: req.User, Plan: req.Plan}
 	if req.IP != "" {
 		c.IP, _ = netip.ParseAddr(req.IP) // validated by decode
 	}
@@ -90,7 +93,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 	st := s.state.Load()
 	res, err := st.mw.DecideFor(r.Context(), c, req.Method, req.Path, cost)
 	if err != nil {
-		if errors.Is(err, httplimit.ErrUnknownPlan) || errors.Is(err, sluice.ErrInvalidCheck) {
+		if errors.Is(err, httplimit.ErrUnknownPlan) || errors.Is(err, sluice.ErrInvalidCheck) || errors.Is(err, httplimit.ErrTokenRefused) {
 			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
 			return
 		}
@@ -199,17 +202,22 @@ func validCheck(req *client.CheckRequest) error {
 	set := 0
 	for _, f := range [...]struct {
 		name, v string
-	}{{"subject", req.Subject}, {"api_key", req.APIKey}, {"user", req.User}, {"ip", req.IP}} {
+		max     int
+	}{{"subject", req.Subject, sluice.MaxKeyLen}, {"api_key", req.APIKey, sluice.MaxKeyLen}, {"token", req.Token, maxTokenLen},
+		{"user", req.User, sluice.MaxKeyLen}, {"ip", req.IP, sluice.MaxKeyLen}} {
 		if f.v == "" {
 			continue
 		}
 		set++
-		if len(f.v) > sluice.MaxKeyLen {
-			return fmt.Errorf("%s: %d bytes, more than %d", f.name, len(f.v), sluice.MaxKeyLen)
+		if len(f.v) > f.max {
+			return fmt.Errorf("%s: %d bytes, more than %d", f.name, len(f.v), f.max)
 		}
 	}
+	if req.Token != "" && req.IP != "" {
+		set-- // the address of a client whose token is not verified
+	}
 	if set != 1 {
-		return errors.New("identify the client with exactly one of subject, api_key, user or ip")
+		return errors.New("identify the client with exactly one of subject, api_key, token, user or ip (ip may come with token)")
 	}
 	if req.IP != "" {
 		if _, err := netip.ParseAddr(req.IP); err != nil {

@@ -92,6 +92,8 @@ func stringField(req *client.CheckRequest, name []byte) *string {
 		return &req.Subject
 	case "api_key":
 		return &req.APIKey
+	case "token":
+		return &req.Token
 	case "user":
 		return &req.User
 	case "ip":
