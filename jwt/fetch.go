@@ -1,0 +1,264 @@
+package jwt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+var (
+	// errClosed: the Verifier was closed, and fetches no more.
+	errClosed = errors.New("jwt: Verifier closed")
+	// errTooSoon: a token prompted a fetch less than MinRefresh after the
+	// last one began.
+	errTooSoon = errors.New("the set was fetched less than MinRefresh ago")
+)
+
+// A fetcher keeps a Verifier's set of keys as KeysURL serves it: one
+// goroutine fetches it every refresh (sooner after a failure), and tokens
+// the set has no key for prompt one more fetch, at most once every
+// minRefresh, which every caller that needs it then waits for.
+type fetcher struct {
+	url        string
+	client     *http.Client
+	transport  *http.Transport // the client's own, closed by close; nil for Options.Client
+	refresh    time.Duration
+	minRefresh time.Duration
+	log        *slog.Logger
+	onFetch    func(keys int, err error)
+	now        func() time.Time // paces the fetches tokens prompt
+	set        *atomic.Pointer[keySet]
+
+	ctx    context.Context // canceled by close: every fetch stops
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the loop and every fetch running
+
+	mu       sync.Mutex
+	closed   bool
+	last     time.Time // when the latest fetch began; zero: none has
+	latest   *fetch    // the latest fetch begun, while it runs
+	numbered uint64    // fetches begun
+
+	installMu sync.Mutex
+	installed uint64 // the number of the fetch whose set is in use
+}
+
+// A fetch is one GET of the set.
+type fetch struct {
+	n    uint64
+	done chan struct{} // closed when err is set
+	err  error
+}
+
+// start begins the first fetch and the goroutine that fetches again every
+// refresh.
+func (f *fetcher) start() {
+	f.mu.Lock()
+	first := f.beginLocked()
+	f.wg.Add(1)
+	f.mu.Unlock()
+	go f.loop(first)
+}
+
+// loop waits for c, then for refresh (after a success) or the backoff
+// (after a failure), begins the next fetch, and so on until close.
+func (f *fetcher) loop(c *fetch) {
+	defer f.wg.Done()
+	ceiling := min(f.refresh, maxBackoff)
+	backoff := min(firstBackoff, ceiling)
+	for c != nil {
+		select {
+		case <-c.done:
+		case <-f.ctx.Done():
+			return
+		}
+		wait := f.refresh
+		if c.err != nil {
+			wait, backoff = backoff, min(2*backoff, ceiling)
+		} else {
+			backoff = min(firstBackoff, ceiling)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-f.ctx.Done():
+			t.Stop()
+			return
+		}
+		f.mu.Lock()
+		c = f.beginLocked()
+		f.mu.Unlock()
+	}
+}
+
+// fetchNow fetches the set, whatever fetch runs already, and waits for it or
+// for ctx.
+func (f *fetcher) fetchNow(ctx context.Context) error {
+	f.mu.Lock()
+	c := f.beginLocked()
+	f.mu.Unlock()
+	return f.wait(ctx, c)
+}
+
+// prompted is a fetch that a token the set has no key for asks for: it
+// waits for the fetch running, if any, else begins one unless one began
+// less than minRefresh ago (errTooSoon). Every caller waits for the same
+// fetch, or for ctx.
+func (f *fetcher) prompted(ctx context.Context) error {
+	f.mu.Lock()
+	c := f.latest
+	if c == nil {
+		if !f.last.IsZero() && f.now().Sub(f.last) < f.minRefresh {
+			f.mu.Unlock()
+			return errTooSoon
+		}
+		c = f.beginLocked()
+	}
+	f.mu.Unlock()
+	return f.wait(ctx, c)
+}
+
+// wait returns c's error once it is done, or ctx's first. A nil c is a
+// fetch refused because the fetcher is closed.
+func (f *fetcher) wait(ctx context.Context, c *fetch) error {
+	if c == nil {
+		return errClosed
+	}
+	select {
+	case <-c.done:
+		return c.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// beginLocked starts a fetch in a goroutine of its own and returns it, or
+// nil once closed. f.mu must be held.
+func (f *fetcher) beginLocked() *fetch {
+	if f.closed {
+		return nil
+	}
+	f.numbered++
+	c := &fetch{n: f.numbered, done: make(chan struct{})}
+	f.latest = c
+	f.last = f.now()
+	f.wg.Add(1)
+	go f.run(c)
+	return c
+}
+
+// run fetches for c and says so to c's waiters.
+func (f *fetcher) run(c *fetch) {
+	defer f.wg.Done()
+	c.err = f.fetchAndInstall(c.n)
+	f.mu.Lock()
+	if f.latest == c {
+		f.latest = nil
+	}
+	f.mu.Unlock()
+	close(c.done)
+}
+
+// fetchAndInstall fetches the set and, unless a fetch begun later has
+// replaced the set already, puts it in use; then it reports the fetch.
+// A failed fetch leaves the set as it was.
+func (f *fetcher) fetchAndInstall(n uint64) error {
+	set, err := f.get()
+	if err != nil {
+		err = fmt.Errorf("jwt: fetching KeysURL: %w", err)
+		if f.ctx.Err() != nil {
+			return err // cut short by close: not reported
+		}
+	}
+	f.installMu.Lock()
+	if err == nil && n > f.installed {
+		f.installed = n
+		f.set.Store(set)
+	}
+	keys := f.set.Load().len()
+	f.installMu.Unlock()
+	if err != nil {
+		f.log.Warn("jwt: the JWK Set could not be fetched; the keys in use stay", "url", f.url, "keys", keys, "err", err)
+	}
+	if f.onFetch != nil {
+		f.onFetch(keys, err)
+	}
+	return err
+}
+
+// get GETs the set and reads its usable keys.
+func (f *fetcher) get() (*keySet, error) {
+	ctx, cancel := context.WithTimeout(f.ctx, maxFetchTime)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("status %s, not 200", resp.Status)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxSetLen+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the body: %w", err)
+	}
+	if len(body) > maxSetLen {
+		return nil, fmt.Errorf("body longer than %d bytes", maxSetLen)
+	}
+	return parseSet(body)
+}
+
+// close stops the loop and every fetch, and waits for them.
+func (f *fetcher) close() {
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	f.cancel()
+	f.wg.Wait()
+	if f.transport != nil {
+		f.transport.CloseIdleConnections()
+	}
+}
+
+// newClient returns the client that fetches the set: a copy of c (a
+// client of its own, with its transport, when c is nil) that follows
+// redirects only to URLs KeysURL could be.
+func newClient(c *http.Client) (*http.Client, *http.Transport) {
+	var own *http.Transport
+	if c == nil {
+		if t, ok := http.DefaultTransport.(*http.Transport); ok {
+			own = t.Clone()
+		} else {
+			own = &http.Transport{Proxy: http.ProxyFromEnvironment}
+		}
+		c = &http.Client{Transport: own, Timeout: defaultTimeout}
+	} else {
+		cp := *c
+		c = &cp
+	}
+	next := c.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := checkParsedURL(req.URL); err != nil {
+			return fmt.Errorf("redirected: %w", err)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= maxRedirects {
+			return fmt.Errorf("stopped after %d redirects", maxRedirects)
+		}
+		return nil
+	}
+	return c, own
+}

@@ -1,0 +1,129 @@
+package jwt
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Options configures a Verifier. Exactly one of Keys, KeysURL and Secret
+// must be set; every other field's zero value means its default.
+type Options struct {
+	// Keys is a JWK Set document (RFC 7517 section 5, {"keys": [...]}) of
+	// the issuer's public keys, used for as long as the Verifier is. Its keys
+	// are chosen as KeysURL's are; New fails when it has none usable.
+	Keys []byte
+
+	// KeysURL is where the issuer publishes its JWK Set (its "jwks_uri"):
+	// an https:// URL, or http:// to a loopback host only (127.0.0.0/8,
+	// ::1, "localhost"). New starts fetching it in the background, at once
+	// and then every Refresh; until a fetch succeeds, no token verifies.
+	// A token whose "kid" the set in use lacks has the set fetched again,
+	// at most once every MinRefresh (see MinRefresh).
+	//
+	// A fetch is a GET that must answer 200 with a JWK Set of at most
+	// 1 MiB. Of its keys, the Verifier uses those whose "use" is absent or
+	// "sig" and that are RSA keys of at least 2048 bits, EC keys on P-256,
+	// P-384 or P-521, or Ed25519 keys, the first 100 of them at most, and
+	// of each only its public part; symmetric ("oct") keys and keys it
+	// cannot read are skipped. A key whose "alg" is set verifies only
+	// tokens of that "alg". A fetch that fails, or that finds no usable
+	// key, leaves the set in use as it was.
+	KeysURL string
+
+	// Secret is a key shared with the issuer for the HMAC algorithms: at
+	// least 32 bytes, as long as the hash of each (RFC 7518 section 3.2):
+	// 32 bytes for HS256, 48 for HS384, 64 for HS512. Tokens signed with
+	// it are verified whatever their "kid".
+	Secret []byte
+
+	// Algorithms lists the "alg"s accepted; a token of any other is
+	// ErrMalformed. Empty: with Secret, those of HS256, HS384 and HS512
+	// that it is long enough for; with Keys or KeysURL, RS256, RS384,
+	// RS512, PS256, PS384, PS512, ES256, ES384, ES512 and EdDSA. The HMAC
+	// ones may be listed only with Secret and the others only without, and
+	// "none" never: a Verifier that took both kinds could be made to check
+	// a token with a public key as its HMAC secret (algorithm confusion).
+	Algorithms []string
+
+	// Issuer, when set, is the "iss" a token must carry.
+	Issuer string
+
+	// Audiences, when set, are the audiences of which a token's "aud" must
+	// name one (or be). Empty: "aud" is not checked.
+	Audiences []string
+
+	// SubjectClaim is the claim that names the client, TokenClaims.Subject:
+	// a non-empty JSON string, or the token is ErrClaims. Empty: "sub".
+	SubjectClaim string
+
+	// PlanClaim is the claim that names the client's plan,
+	// TokenClaims.Plan; a token without it, or whose value is not a
+	// string, has Plan "". Empty: no claim names a plan.
+	PlanClaim string
+
+	// Leeway is how far the clocks of the issuer and the Verifier may
+	// disagree: a token is accepted until Leeway after its "exp", and from
+	// Leeway before its "nbf" and "iat". Zero means one minute; it must not
+	// be negative.
+	Leeway time.Duration
+
+	// Refresh is how often KeysURL is fetched again. Zero means 15
+	// minutes; it must not be negative. After a failed fetch the next one
+	// comes sooner: 1 s after, then twice as long after each failure in a
+	// row, up to Refresh or one minute, whichever is shorter.
+	Refresh time.Duration
+
+	// MinRefresh is the least time between a fetch of KeysURL and one that
+	// a token prompts, when the set in use has no key for it (its "kid" is
+	// unknown, or no fetch has succeeded yet); a token that comes sooner is
+	// ErrKey at once. So tokens with made-up kids cause at most one fetch
+	// per MinRefresh, however many. Zero means 30 seconds; it must not be
+	// negative.
+	MinRefresh time.Duration
+
+	// Client makes the requests to KeysURL; a redirect is followed only to
+	// a URL KeysURL could be. Nil: a client of its own with a 10 s timeout,
+	// whose idle connections Close closes. Whatever the client's timeout, a
+	// fetch is given up after one minute.
+	Client *http.Client
+
+	// Clock returns the time at which tokens are judged ("exp", "nbf",
+	// "iat"); nil means time.Now. The fetch schedule of KeysURL runs on
+	// the real clock.
+	Clock func() time.Time
+
+	// Logger receives a warning for each fetch of KeysURL that fails;
+	// nil means slog.Default().
+	Logger *slog.Logger
+
+	// OnFetch, when set, is called after each fetch of KeysURL with the
+	// number of usable keys in the set in use after it and the fetch's
+	// error (nil when it succeeded). It is called from the
+	// goroutine that fetched, at times from two at once (a Refresh during
+	// a background fetch), and must not block. Fetches cut short by Close
+	// are not reported.
+	OnFetch func(keys int, err error)
+}
+
+// Defaults and bounds of Options and of tokens.
+const (
+	defaultLeeway     = time.Minute
+	defaultRefresh    = 15 * time.Minute
+	defaultMinRefresh = 30 * time.Second
+	defaultTimeout    = 10 * time.Second
+	maxFetchTime      = time.Minute // a fetch's ceiling, whatever Client's timeout
+	maxBackoff        = time.Minute // the longest wait after a failed fetch
+	firstBackoff      = time.Second // the wait after the first failed fetch in a row
+	minSecret         = 32          // bytes
+	maxTokenLen       = 16 << 10    // bytes
+	maxSetLen         = 1 << 20     // bytes of a fetched JWK Set
+	maxKeys           = 100         // usable keys of a set
+	maxRedirects      = 10          // followed by a fetch
+)
+
+// fieldError is New's error about one field of Options.
+func fieldError(field, format string, args ...any) error {
+	return fmt.Errorf("jwt: "+field+": "+format, args...)
+}

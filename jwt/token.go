@@ -1,0 +1,121 @@
+package jwt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	jose "github.com/go-jose/go-jose/v4"
+	josejwt "github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// times holds the claims go-jose reads as NumericDates. The others are
+// read from the claims' map, so that a claim of the wrong type is judged
+// as one not accepted (ErrClaims) rather than unreadable.
+type times struct {
+	Expiry    *josejwt.NumericDate `json:"exp,omitempty"`
+	NotBefore *josejwt.NumericDate `json:"nbf,omitempty"`
+	IssuedAt  *josejwt.NumericDate `json:"iat,omitempty"`
+}
+
+// VerifyToken returns the subject, the plan and the expiry that token
+// states once it has verified it, or an error that wraps exactly one of
+// ErrMalformed, ErrKey, ErrSignature, ErrExpired and ErrClaims (see the
+// package documentation for what is checked). A token without "exp" has a
+// zero Expires: it does not expire.
+//
+// The token is read and its "alg" checked before any key is used. A token
+// with a "kid" is verified only with the keys of that kid, one without
+// with each key whose type fits its "alg" in turn. ctx bounds only the
+// wait for a fetch of Options.KeysURL that the token prompts (see
+// Options.MinRefresh); its error is wrapped too.
+func (v *Verifier) VerifyToken(ctx context.Context, token string) (httplimit.TokenClaims, error) {
+	var none httplimit.TokenClaims
+	if len(token) > maxTokenLen {
+		return none, fmt.Errorf("%w: %d bytes, more than %d", ErrMalformed, len(token), maxTokenLen)
+	}
+	if strings.Count(token, ".") != 2 {
+		return none, fmt.Errorf("%w: not three parts joined by dots", ErrMalformed)
+	}
+	tok, err := josejwt.ParseSigned(token, v.algs)
+	if err != nil {
+		return none, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	if len(tok.Headers) != 1 {
+		return none, fmt.Errorf("%w: %d signatures", ErrMalformed, len(tok.Headers))
+	}
+	h := tok.Headers[0]
+	keys, err := v.keysFor(ctx, h.KeyID, jose.SignatureAlgorithm(h.Algorithm))
+	if err != nil {
+		return none, err
+	}
+	var t times
+	var claims map[string]any
+	err = jose.ErrCryptoFailure // until a key verifies it
+	for _, k := range keys {
+		// Only a signature that verifies has its payload read.
+		if err = tok.Claims(k.pub, &t, &claims); !errors.Is(err, jose.ErrCryptoFailure) {
+			break
+		}
+	}
+	switch {
+	case errors.Is(err, jose.ErrCryptoFailure):
+		return none, fmt.Errorf("%w: with any of %d keys", ErrSignature, len(keys))
+	case err != nil:
+		return none, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	return v.judge(t, claims)
+}
+
+// judge returns what the verified claims say of the client, or why they
+// are not accepted.
+func (v *Verifier) judge(t times, claims map[string]any) (httplimit.TokenClaims, error) {
+	std := josejwt.Claims{
+		Audience:  audience(claims["aud"]),
+		Expiry:    t.Expiry,
+		NotBefore: t.NotBefore,
+		IssuedAt:  t.IssuedAt,
+	}
+	std.Issuer, _ = claims["iss"].(string)
+	want := josejwt.Expected{Issuer: v.issuer, AnyAudience: v.audiences, Time: v.clock()}
+	if err := std.ValidateWithLeeway(want, v.leeway); err != nil {
+		switch {
+		case errors.Is(err, josejwt.ErrExpired), errors.Is(err, josejwt.ErrNotValidYet), errors.Is(err, josejwt.ErrIssuedInTheFuture):
+			return httplimit.TokenClaims{}, fmt.Errorf("%w: %w", ErrExpired, err)
+		default:
+			return httplimit.TokenClaims{}, fmt.Errorf("%w: %w", ErrClaims, err)
+		}
+	}
+	subject, _ := claims[v.subject].(string)
+	if subject == "" {
+		return httplimit.TokenClaims{}, fmt.Errorf("%w: %q is missing, empty or not a string", ErrClaims, v.subject)
+	}
+	c := httplimit.TokenClaims{Subject: subject, Expires: t.Expiry.Time()}
+	if v.plan != "" {
+		c.Plan, _ = claims[v.plan].(string)
+	}
+	return c, nil
+}
+
+// audience returns the audiences an "aud" claim names: a string names one,
+// an array of strings each; anything else names none.
+func audience(aud any) josejwt.Audience {
+	switch a := aud.(type) {
+	case string:
+		return josejwt.Audience{a}
+	case []any:
+		out := make(josejwt.Audience, 0, len(a))
+		for _, e := range a {
+			s, ok := e.(string)
+			if !ok {
+				return nil
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	return nil
+}

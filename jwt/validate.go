@@ -1,0 +1,158 @@
+package jwt
+
+import (
+	"fmt"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+
+	jose "github.com/go-jose/go-jose/v4"
+)
+
+// hmacAlgs returns the algorithms a Secret verifies.
+func hmacAlgs() []jose.SignatureAlgorithm {
+	return []jose.SignatureAlgorithm{jose.HS256, jose.HS384, jose.HS512}
+}
+
+// hmacKeyLen returns the least length of a key for the HMAC algorithm a,
+// in bytes: its hash's.
+func hmacKeyLen(a jose.SignatureAlgorithm) int {
+	switch a {
+	case jose.HS384:
+		return 48
+	case jose.HS512:
+		return 64
+	}
+	return 32
+}
+
+// keyAlgs returns the algorithms the keys of a JWK Set verify.
+func keyAlgs() []jose.SignatureAlgorithm {
+	return []jose.SignatureAlgorithm{
+		jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512,
+		jose.ES256, jose.ES384, jose.ES512, jose.EdDSA,
+	}
+}
+
+// Validate returns nil when New accepts o, else the error New returns,
+// which names the first field of o that is wrong ("jwt: Secret: ...").
+// It reads Keys but fetches nothing.
+func (o Options) Validate() error {
+	_, _, err := o.validate()
+	return err
+}
+
+// validate checks o and returns the algorithms it accepts and the set of
+// Keys (nil without Keys), or an error naming the first field that is
+// wrong.
+func (o *Options) validate() ([]jose.SignatureAlgorithm, *keySet, error) {
+	sources := 0
+	for _, set := range []bool{len(o.Keys) > 0, o.KeysURL != "", len(o.Secret) > 0} {
+		if set {
+			sources++
+		}
+	}
+	switch {
+	case sources == 0:
+		return nil, nil, fieldError("Keys, KeysURL, Secret", "one must be set")
+	case sources > 1:
+		return nil, nil, fieldError("Keys, KeysURL, Secret", "only one may be set")
+	case len(o.Secret) > 0 && len(o.Secret) < minSecret:
+		return nil, nil, fieldError("Secret", "%d bytes, at least %d are needed", len(o.Secret), minSecret)
+	}
+	if o.KeysURL != "" {
+		if err := checkURL(o.KeysURL); err != nil {
+			return nil, nil, fieldError("KeysURL", "%w", err)
+		}
+	}
+	algs, err := o.algorithms()
+	if err != nil {
+		return nil, nil, err
+	}
+	for i, a := range o.Audiences {
+		if a == "" {
+			return nil, nil, fieldError("Audiences", "[%d] is empty", i)
+		}
+	}
+	for _, d := range []struct {
+		field string
+		value int64
+	}{{"Leeway", int64(o.Leeway)}, {"Refresh", int64(o.Refresh)}, {"MinRefresh", int64(o.MinRefresh)}} {
+		if d.value < 0 {
+			return nil, nil, fieldError(d.field, "negative")
+		}
+	}
+	var keys *keySet
+	if len(o.Keys) > 0 {
+		if keys, err = parseSet(o.Keys); err != nil {
+			return nil, nil, fieldError("Keys", "%w", err)
+		}
+	}
+	return algs, keys, nil
+}
+
+// algorithms returns the algorithms o accepts: Algorithms, or the default
+// of o's kind of key.
+func (o *Options) algorithms() ([]jose.SignatureAlgorithm, error) {
+	known, other, kind := keyAlgs(), hmacAlgs(), "Keys or KeysURL"
+	if len(o.Secret) > 0 {
+		known, other, kind = hmacAlgs(), keyAlgs(), "Secret"
+	}
+	if len(o.Algorithms) == 0 {
+		// Each HMAC algorithm needs a key as long as its hash.
+		return slices.DeleteFunc(known, func(a jose.SignatureAlgorithm) bool {
+			return len(o.Secret) > 0 && len(o.Secret) < hmacKeyLen(a)
+		}), nil
+	}
+	algs := make([]jose.SignatureAlgorithm, 0, len(o.Algorithms))
+	for _, s := range o.Algorithms {
+		a := jose.SignatureAlgorithm(s)
+		switch {
+		case len(o.Secret) > 0 && slices.Contains(hmacAlgs(), a) && len(o.Secret) < hmacKeyLen(a):
+			return nil, fieldError("Algorithms", "%s needs a Secret of at least %d bytes (RFC 7518 section 3.2), not %d", s, hmacKeyLen(a), len(o.Secret))
+		case strings.EqualFold(s, "none"):
+			return nil, fieldError("Algorithms", `"none" is never accepted: it is a token without a signature`)
+		case slices.Contains(other, a):
+			return nil, fieldError("Algorithms", "%s cannot be accepted with %s: HMAC and public-key algorithms are never mixed (algorithm confusion)", s, kind)
+		case !slices.Contains(known, a):
+			return nil, fieldError("Algorithms", "%q is not one of %v", s, known)
+		case !slices.Contains(algs, a):
+			algs = append(algs, a)
+		}
+	}
+	return algs, nil
+}
+
+// checkURL says whether s may be fetched a JWK Set from: https://, or
+// http:// to a loopback host.
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return err
+	}
+	return checkParsedURL(u)
+}
+
+func checkParsedURL(u *url.URL) error {
+	switch {
+	case u.Scheme == "https" && u.Host != "":
+		return nil
+	case u.Scheme == "http" && loopback(u.Hostname()):
+		return nil
+	case u.Scheme == "http":
+		return fmt.Errorf("%q: http:// only to a loopback host (127.0.0.0/8, ::1, localhost); use https://", u.Redacted())
+	default:
+		return fmt.Errorf("%q is not an https:// URL", u.Redacted())
+	}
+}
+
+// loopback says whether host (no port) is "localhost" or a loopback
+// address: 127.0.0.0/8, ::1.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}

@@ -1,0 +1,154 @@
+package jwt
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+var _ httplimit.TokenVerifier = (*Verifier)(nil)
+
+// A Verifier verifies JSON Web Tokens against an issuer's keys and says
+// whom they name: it is an httplimit.TokenVerifier. Its methods are safe
+// for concurrent use.
+//
+// A Verifier must be made with New; its zero value is not usable. One
+// with Options.KeysURL fetches in a goroutine of its own until Close.
+type Verifier struct {
+	algs      []jose.SignatureAlgorithm
+	issuer    string
+	audiences []string
+	subject   string
+	plan      string
+	leeway    time.Duration
+	clock     func() time.Time
+
+	set   atomic.Pointer[keySet] // nil until a fetch of KeysURL succeeds
+	fetch *fetcher               // nil unless Options.KeysURL
+}
+
+// New returns a Verifier configured by o, or the error of o.Validate,
+// which names the field of o that is wrong. With Options.KeysURL it starts a goroutine that fetches
+// the set at once and then every Options.Refresh; New itself makes no
+// request, so tokens are ErrKey until the first fetch succeeds (a token
+// that comes while it runs waits for it). Such a Verifier must be closed.
+func New(o Options) (*Verifier, error) {
+	return newVerifier(o, time.Now)
+}
+
+// newVerifier is New, with now the clock that paces the fetches tokens
+// prompt.
+func newVerifier(o Options, now func() time.Time) (*Verifier, error) {
+	algs, keys, err := o.validate()
+	if err != nil {
+		return nil, err
+	}
+	v := &Verifier{
+		algs:      algs,
+		issuer:    o.Issuer,
+		audiences: append([]string(nil), o.Audiences...),
+		subject:   o.SubjectClaim,
+		plan:      o.PlanClaim,
+		leeway:    o.Leeway,
+		clock:     o.Clock,
+	}
+	if v.subject == "" {
+		v.subject = "sub"
+	}
+	if v.leeway == 0 {
+		v.leeway = defaultLeeway
+	}
+	if v.clock == nil {
+		v.clock = time.Now
+	}
+	switch {
+	case len(o.Secret) > 0:
+		v.set.Store(secretSet(append([]byte(nil), o.Secret...)))
+	case keys != nil:
+		v.set.Store(keys)
+	default:
+		v.fetch = newFetcher(o, &v.set, now)
+		v.fetch.start()
+	}
+	return v, nil
+}
+
+// newFetcher returns the fetcher of o.KeysURL into set, not started.
+func newFetcher(o Options, set *atomic.Pointer[keySet], now func() time.Time) *fetcher {
+	f := &fetcher{
+		url:        o.KeysURL,
+		refresh:    o.Refresh,
+		minRefresh: o.MinRefresh,
+		log:        o.Logger,
+		onFetch:    o.OnFetch,
+		now:        now,
+		set:        set,
+	}
+	f.client, f.transport = newClient(o.Client)
+	if f.refresh == 0 {
+		f.refresh = defaultRefresh
+	}
+	if f.minRefresh == 0 {
+		f.minRefresh = defaultMinRefresh
+	}
+	if f.log == nil {
+		f.log = slog.Default()
+	}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	return f
+}
+
+// Refresh fetches Options.KeysURL now and returns once the fetch is done
+// (its error, nil when the set in use is now the one fetched) or ctx is.
+// A failed fetch leaves the set in use as it was. Without KeysURL it
+// returns nil; after Close, an error.
+func (v *Verifier) Refresh(ctx context.Context) error {
+	if v.fetch == nil {
+		return nil
+	}
+	return v.fetch.fetchNow(ctx)
+}
+
+// Keys returns the number of usable keys in the set in use: 0 before the
+// first fetch of Options.KeysURL succeeds, 1 with Options.Secret.
+func (v *Verifier) Keys() int {
+	return v.set.Load().len()
+}
+
+// Close stops the goroutine that fetches Options.KeysURL, cuts short any
+// fetch running, and returns once they have ended. Tokens are verified
+// after Close with the set in use then, which no longer changes. Close is
+// idempotent and always returns nil.
+func (v *Verifier) Close() error {
+	if v.fetch != nil {
+		v.fetch.close()
+	}
+	return nil
+}
+
+// keysFor returns the keys that may verify a token of kid and alg. When
+// the set has none and its keys are fetched, it has the set fetched
+// again, at most once every Options.MinRefresh, waiting for that fetch
+// within ctx.
+func (v *Verifier) keysFor(ctx context.Context, kid string, alg jose.SignatureAlgorithm) ([]key, error) {
+	if keys := v.set.Load().candidates(kid, alg); len(keys) > 0 {
+		return keys, nil
+	}
+	what := fmt.Sprintf("kid %.64q, alg %s", kid, alg) // a made-up kid may be long
+	if v.fetch == nil {
+		return nil, fmt.Errorf("%w: none of the set has %s", ErrKey, what)
+	}
+	if err := v.fetch.prompted(ctx); err != nil {
+		return nil, fmt.Errorf("%w: none of the set in use has %s, and %w", ErrKey, what, err)
+	}
+	if keys := v.set.Load().candidates(kid, alg); len(keys) > 0 {
+		return keys, nil
+	}
+	return nil, fmt.Errorf("%w: none of the set has %s, fetched again", ErrKey, what)
+}

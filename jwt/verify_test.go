@@ -1,0 +1,222 @@
+package jwt_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/sluice-dev/sluice/jwt"
+)
+
+func TestAGoodTokenOfEachKeyTypeNamesItsClient(t *testing.T) {
+	keys := set(jwk(rsaKey(), "rsa"), jwk(ecKey(), "ec"), jwk(edKey(), "ed"))
+	for _, c := range []struct {
+		name string
+		o    jwt.Options
+		alg  jose.SignatureAlgorithm
+		key  any
+		kid  string
+	}{
+		{"RS256", jwt.Options{Keys: keys}, jose.RS256, rsaKey(), "rsa"},
+		{"PS384", jwt.Options{Keys: keys}, jose.PS384, rsaKey(), "rsa"},
+		{"ES256", jwt.Options{Keys: keys}, jose.ES256, ecKey(), "ec"},
+		{"EdDSA", jwt.Options{Keys: keys}, jose.EdDSA, edKey(), "ed"},
+		{"RS256 without kid", jwt.Options{Keys: keys}, jose.RS256, rsaKey(), ""},
+		{"HS256", jwt.Options{Secret: secret}, jose.HS256, secret, ""},
+		{"HS256 with a kid", jwt.Options{Secret: secret}, jose.HS256, secret, "any"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.o.PlanClaim = "plan"
+			v := newVerifier(t, c.o)
+			got, err := v.VerifyToken(context.Background(), sign(t, c.alg, c.key, c.kid, claims()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Subject != "alice" || got.Plan != "pro" || !got.Expires.Equal(now.Add(time.Hour)) {
+				t.Errorf("got %+v, want alice, pro, %v", got, now.Add(time.Hour))
+			}
+		})
+	}
+}
+
+func TestKeysCountsTheUsableKeys(t *testing.T) {
+	if n := newVerifier(t, jwt.Options{Secret: secret}).Keys(); n != 1 {
+		t.Errorf("Secret: Keys() = %d, want 1", n)
+	}
+	small := must(rsaKeyOfBits(1024))
+	enc := jwk(rsaKey2(), "enc")
+	enc.Use = "enc"
+	oct := jose.JSONWebKey{Key: secret, KeyID: "oct"}
+	private := jose.JSONWebKey{Key: ecKey(), KeyID: "private"} // its public part is used
+	doc := `{"keys": [` + string(must(jwk(small, "small").MarshalJSON())) + `,` +
+		string(must(enc.MarshalJSON())) + `,` +
+		string(must(oct.MarshalJSON())) + `,` +
+		string(must(private.MarshalJSON())) + `,` +
+		`{"kty": "EC", "crv": "P-999", "x": "AA", "y": "AA"},` +
+		`{"kty": "OKP", "crv": "X25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"},` +
+		`{"kty": "unknown"},` +
+		string(must(jwk(edKey(), "ed").MarshalJSON())) + `]}`
+	v := newVerifier(t, jwt.Options{Keys: []byte(doc)})
+	if n := v.Keys(); n != 2 {
+		t.Errorf("Keys() = %d, want 2 (the private EC key's public part and the Ed25519 key)", n)
+	}
+	verify(t, v, sign(t, jose.ES256, ecKey(), "private", claims()))
+	verify(t, v, sign(t, jose.EdDSA, edKey(), "ed", claims()))
+	_, err := v.VerifyToken(context.Background(), sign(t, jose.RS256, small, "small", claims()))
+	wantClass(t, err, jwt.ErrKey)
+	_, err = v.VerifyToken(context.Background(), sign(t, jose.RS256, rsaKey2(), "enc", claims()))
+	wantClass(t, err, jwt.ErrKey)
+}
+
+func TestATokenWithAKidIsVerifiedOnlyWithThatKidsKeys(t *testing.T) {
+	v := newVerifier(t, jwt.Options{Keys: set(jwk(rsaKey(), "a"), jwk(rsaKey2(), "b"))})
+	_, err := v.VerifyToken(context.Background(), sign(t, jose.RS256, rsaKey(), "b", claims()))
+	wantClass(t, err, jwt.ErrSignature)
+	_, err = v.VerifyToken(context.Background(), sign(t, jose.RS256, rsaKey(), "c", claims()))
+	wantClass(t, err, jwt.ErrKey)
+	verify(t, v, sign(t, jose.RS256, rsaKey2(), "b", claims()))
+	verify(t, v, sign(t, jose.RS256, rsaKey2(), "", claims())) // each key is tried
+}
+
+func TestAKeyWithAnAlgVerifiesOnlyThatAlg(t *testing.T) {
+	k := jwk(rsaKey(), "k")
+	k.Algorithm = string(jose.PS256)
+	v := newVerifier(t, jwt.Options{Keys: set(k)})
+	verify(t, v, sign(t, jose.PS256, rsaKey(), "k", claims()))
+	_, err := v.VerifyToken(context.Background(), sign(t, jose.RS256, rsaKey(), "k", claims()))
+	wantClass(t, err, jwt.ErrKey)
+}
+
+func TestExpiryAndNotBeforeAllowTheLeeway(t *testing.T) {
+	keys := set(jwk(edKey(), "ed"))
+	for _, c := range []struct {
+		name   string
+		leeway time.Duration
+		claims map[string]any
+		ok     bool
+	}{
+		{"expired within the default leeway", 0, claims("exp", now.Add(-50*time.Second).Unix()), true},
+		{"expired beyond the default leeway", 0, claims("exp", now.Add(-70*time.Second).Unix()), false},
+		{"expired within the leeway", 10 * time.Second, claims("exp", now.Add(-5*time.Second).Unix()), true},
+		{"expired beyond the leeway", 10 * time.Second, claims("exp", now.Add(-20*time.Second).Unix()), false},
+		{"nbf within the leeway", 0, claims("nbf", now.Add(50*time.Second).Unix()), true},
+		{"nbf in the future", 0, claims("nbf", now.Add(2*time.Minute).Unix()), false},
+		{"iat in the future", 0, claims("iat", now.Add(2*time.Minute).Unix()), false},
+		{"nbf past, exp to come", 0, claims("nbf", now.Add(-time.Hour).Unix(), "iat", now.Unix()), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := newVerifier(t, jwt.Options{Keys: keys, Leeway: c.leeway})
+			_, err := v.VerifyToken(context.Background(), sign(t, jose.EdDSA, edKey(), "ed", c.claims))
+			if c.ok && err != nil {
+				t.Fatal(err)
+			}
+			if !c.ok {
+				wantClass(t, err, jwt.ErrExpired)
+			}
+		})
+	}
+}
+
+func TestATokenWithoutExpDoesNotExpire(t *testing.T) {
+	v := newVerifier(t, jwt.Options{Keys: set(jwk(edKey(), "ed"))})
+	got, err := v.VerifyToken(context.Background(), sign(t, jose.EdDSA, edKey(), "ed", claims("exp", nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Expires.IsZero() {
+		t.Errorf("Expires = %v, want zero", got.Expires)
+	}
+}
+
+func TestIssuerAndAudienceMustBeAsRequired(t *testing.T) {
+	o := jwt.Options{Keys: set(jwk(edKey(), "ed")), Issuer: "https://id.example", Audiences: []string{"api", "admin"}}
+	good := claims("iss", "https://id.example", "aud", "api")
+	for _, c := range []struct {
+		name   string
+		claims map[string]any
+		ok     bool
+	}{
+		{"as required", good, true},
+		{"aud an array naming one", claims("iss", "https://id.example", "aud", []string{"other", "admin"}), true},
+		{"wrong iss", claims("iss", "https://evil.example", "aud", "api"), false},
+		{"no iss", claims("aud", "api"), false},
+		{"iss not a string", claims("iss", 1, "aud", "api"), false},
+		{"no aud", claims("iss", "https://id.example"), false},
+		{"wrong aud", claims("iss", "https://id.example", "aud", "web"), false},
+		{"aud an array naming none", claims("iss", "https://id.example", "aud", []string{"web", "apis"}), false},
+		{"aud not a string", claims("iss", "https://id.example", "aud", 7), false},
+		{"aud an array of a number", claims("iss", "https://id.example", "aud", []any{"api", 7}), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := newVerifier(t, o)
+			_, err := v.VerifyToken(context.Background(), sign(t, jose.EdDSA, edKey(), "ed", c.claims))
+			if c.ok && err != nil {
+				t.Fatal(err)
+			}
+			if !c.ok {
+				wantClass(t, err, jwt.ErrClaims)
+			}
+		})
+	}
+}
+
+func TestTheSubjectClaimMustBeANonEmptyString(t *testing.T) {
+	keys := set(jwk(edKey(), "ed"))
+	for _, c := range []struct {
+		name    string
+		o       jwt.Options
+		claims  map[string]any
+		subject string // "": refused
+		plan    string
+	}{
+		{"sub", jwt.Options{}, claims(), "alice", ""},
+		{"no sub", jwt.Options{}, claims("sub", nil), "", ""},
+		{"empty sub", jwt.Options{}, claims("sub", ""), "", ""},
+		{"sub a number", jwt.Options{}, claims("sub", 42), "", ""},
+		{"sub an object", jwt.Options{}, claims("sub", map[string]any{"id": "alice"}), "", ""},
+		{"SubjectClaim", jwt.Options{SubjectClaim: "uid"}, claims("uid", "bob"), "bob", ""},
+		{"SubjectClaim missing", jwt.Options{SubjectClaim: "uid"}, claims(), "", ""},
+		{"PlanClaim", jwt.Options{PlanClaim: "tier"}, claims("tier", "gold"), "alice", "gold"},
+		{"PlanClaim missing", jwt.Options{PlanClaim: "tier"}, claims(), "alice", ""},
+		{"PlanClaim not a string", jwt.Options{PlanClaim: "tier"}, claims("tier", 3), "alice", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.o.Keys = keys
+			v := newVerifier(t, c.o)
+			got, err := v.VerifyToken(context.Background(), sign(t, jose.EdDSA, edKey(), "ed", c.claims))
+			if c.subject == "" {
+				wantClass(t, err, jwt.ErrClaims)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Subject != c.subject || got.Plan != c.plan {
+				t.Errorf("got %q on %q, want %q on %q", got.Subject, got.Plan, c.subject, c.plan)
+			}
+		})
+	}
+}
+
+func TestClaimsThatAreNotTheirJSONAreMalformed(t *testing.T) {
+	v := newVerifier(t, jwt.Options{Keys: set(jwk(edKey(), "ed"))})
+	for _, c := range []map[string]any{
+		claims("exp", "tomorrow"),
+		claims("nbf", true),
+		claims("exp", 1e300),
+	} {
+		_, err := v.VerifyToken(context.Background(), sign(t, jose.EdDSA, edKey(), "ed", c))
+		wantClass(t, err, jwt.ErrMalformed)
+	}
+}
+
+func TestErrorsSayWhatIsWrong(t *testing.T) {
+	v := newVerifier(t, jwt.Options{Keys: set(jwk(edKey(), "ed")), SubjectClaim: "uid"})
+	_, err := v.VerifyToken(context.Background(), sign(t, jose.EdDSA, edKey(), "ed", claims()))
+	if err == nil || !strings.Contains(err.Error(), `"uid"`) {
+		t.Errorf("error %v does not name the subject claim", err)
+	}
+}
