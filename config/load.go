@@ -297,6 +297,7 @@ func (d *decoder) identity(n *yaml.Node, path string, id *Identity, raw *rawConf
 			id.UnknownKeys = d.Str(n, p)
 			raw.at("UnknownKeys", n, p)
 		},
+		"jwt": func(n *yaml.Node, p string) { id.JWT = d.jwt(n, p) },
 	})
 }
 

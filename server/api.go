@@ -25,7 +25,7 @@ const (
 	// maxTokenLen bounds a check's token, as the middleware bounds a
 	// bearer token.
 	maxTokenLen = 8 << 10
-	maxPathLen   = 2048
+	maxPathLen  = 2048
 )
 
 // The wire types of the decision API are the Go client's (client.CheckRequest,

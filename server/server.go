@@ -104,6 +104,7 @@ type Server struct {
 	exempt   exemptCounters
 	reported *reportedCounters
 	pending  *pendings // the decision API's decisions to settle
+	tokens   *tokenSource
 	settles  settleCounters
 	stats    *stats
 	state    atomic.Pointer[state]
@@ -142,6 +143,9 @@ type state struct {
 	access *access
 	// TLS of each listener, nil without; certificates follow reloads.
 	publicTLS, adminTLS, envoyTLS *tls.Config
+	// served settles the verifier of identity.jwt once the state is served
+	// (true) or dropped (false): see tokenSource.verifierFor.
+	served func(bool)
 }
 
 // New builds a Server from opts.
@@ -170,6 +174,7 @@ func New(opts Options) (*Server, error) {
 	s.reported = newReportedCounters(opts.Registry)
 	s.settles = newSettleCounters(opts.Registry)
 	s.pending = newPendings(time.Now, s.settles.dropped.Inc)
+	s.tokens = &tokenSource{s: s, metrics: newTokenMetrics(opts.Registry)}
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
 	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses)
 	registerLeaseMetrics(opts.Registry, opts.Leases)
@@ -185,10 +190,12 @@ func New(opts Options) (*Server, error) {
 	}
 	if st.envoyRules != nil {
 		if s.envoy, err = s.newEnvoyService(opts.Config, st.envoyRules); err != nil {
+			st.served(false)
 			return nil, fmt.Errorf("server: %w", err)
 		}
 	}
 	s.state.Store(st)
+	st.served(true)
 	s.public, s.admin = s.publicRoutes(), s.adminRoutes()
 	if opts.WatchFile != "" {
 		s.loaded = s.watchSet().digest()
@@ -207,8 +214,9 @@ const middlewareScope = "serve"
 // clock. The clock is passed only when the caller set one: with its own
 // default the middleware reads the time once per request, for the headers
 // and the decision's latency both.
-func (s *Server) middlewareOptions(o httplimit.Options) httplimit.Options {
+func (s *Server) middlewareOptions(o httplimit.Options, tokens httplimit.TokenVerifier) httplimit.Options {
 	o.Scope = middlewareScope
+	o.Tokens = tokens
 	o.Logger, o.Observer, o.OnExempt, o.OnReported = s.log, s.observe, s.exempt.count, s.reported.record
 	if s.ownClock {
 		o.Clock = s.opts.Clock
@@ -216,9 +224,25 @@ func (s *Server) middlewareOptions(o httplimit.Options) httplimit.Options {
 	return o
 }
 
-// build derives a state from cfg.
+// build derives a state from cfg. The caller calls its served once it
+// serves it or drops it.
 func (s *Server) build(cfg *config.Config) (*state, error) {
-	mw, err := httplimit.New(s.limiter, s.middlewareOptions(cfg.HTTPLimitOptions()))
+	tokens, served, err := s.tokens.verifierFor(cfg.Identity.JWT)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	st, err := s.buildWith(cfg, tokens)
+	if err != nil {
+		served(false)
+		return nil, err
+	}
+	st.served = served
+	return st, nil
+}
+
+// buildWith is build with the verifier of cfg's tokens.
+func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (*state, error) {
+	mw, err := httplimit.New(s.limiter, s.middlewareOptions(cfg.HTTPLimitOptions(), tokens))
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -250,7 +274,7 @@ func (s *Server) build(cfg *config.Config) (*state, error) {
 		return nil, fmt.Errorf("server: envoy: %w", err)
 	}
 	if g := cfg.Degradation; g.Enabled {
-		reduced, err := httplimit.New(s.limiter, s.middlewareOptions(reducedOptions(cfg.HTTPLimitOptions(), g.Factor)))
+		reduced, err := httplimit.New(s.limiter, s.middlewareOptions(reducedOptions(cfg.HTTPLimitOptions(), g.Factor), tokens))
 		if err != nil {
 			return nil, fmt.Errorf("server: reduced limits: %w", err)
 		}
@@ -259,6 +283,9 @@ func (s *Server) build(cfg *config.Config) (*state, error) {
 		st.reducedProxy = reduced.Handler(proxy)
 		if cfg.Upstream != "" {
 			ids := append(append([]string(nil), cfg.Identity.APIKeyHeaders...), cfg.Identity.UserHeader, "Cookie")
+			if cfg.Identity.JWT != nil {
+				ids = append(ids, "Authorization")
+			}
 			st.stale = newStaleCache(g.StaleFor, s.opts.Clock, ids)
 		}
 	}
@@ -308,6 +335,7 @@ func (s *Server) Reload() error {
 				s.log.Info("reload: " + change)
 			}
 			s.state.Store(st)
+			st.served(true)
 			s.ctl.SetConfig(cfg.Degradation.Controller)
 			if !cfg.Degradation.Enabled {
 				s.ctl.Reset() // the level in force is Normal: say so
@@ -364,8 +392,19 @@ func (s *Server) Run(ctx context.Context) error {
 	return s.Serve(ctx, Listeners{Public: pub, Admin: adm})
 }
 
-// Serve is Run on listeners of the caller's. It closes them when it returns.
+// Close stops what New started besides the listeners: the refresh of
+// identity.jwt's keys (tokens are then verified with the keys fetched
+// last). Serve calls it when it returns; a Server that is never served
+// must be closed. It is idempotent.
+func (s *Server) Close() error {
+	s.tokens.close()
+	return nil
+}
+
+// Serve is Run on listeners of the caller's. It closes them, and the
+// Server (see Close), when it returns.
 func (s *Server) Serve(ctx context.Context, ls Listeners) error {
+	defer s.Close()
 	if ls.Public == nil || ls.Admin == nil {
 		return errors.New("server: Serve needs the Public and Admin listeners")
 	}

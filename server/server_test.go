@@ -134,6 +134,7 @@ func newFixture(t *testing.T, cfgText string, kind ...string) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { f.srv.Close() })
 	f.http = httptest.NewServer(f.srv.PublicHandler())
 	t.Cleanup(f.http.Close)
 	f.admin = httptest.NewServer(f.srv.AdminHandler())

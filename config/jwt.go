@@ -1,0 +1,120 @@
+package config
+
+import (
+	"slices"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/jwt"
+)
+
+// minJWKSRefresh is the least time between two scheduled fetches of a
+// jwks_url.
+const minJWKSRefresh = time.Minute
+
+// maxJWKSFileBytes bounds a JWK Set file: a set of a hundred keys is
+// under 100 KB.
+const maxJWKSFileBytes = 1 << 20
+
+// JWT configures the verification of the bearer tokens that identify
+// clients (identity.jwt): whose signatures are believed, and which claims
+// name the client and its plan. See jwt.Options, which it becomes.
+type JWT struct {
+	// JWKSURL is the identity provider's JWK Set, fetched at start and
+	// refreshed (https://, or http:// to a loopback host).
+	JWKSURL string
+	// JWKSFile names a file holding a JWK Set, read when the configuration
+	// is loaded (again at every reload); Keys is its content.
+	JWKSFile string
+	Keys     []byte
+	// SecretFile names a file holding a shared secret for HS256, HS384 and
+	// HS512 (see ReadSecret), read when the configuration is loaded;
+	// Secret is its content.
+	SecretFile string
+	Secret     []byte
+	// Issuer, when set, is the "iss" every token must carry; Audiences,
+	// when set, the "aud"s of which a token must carry one.
+	Issuer    string
+	Audiences []string
+	// SubjectClaim names the claim naming the client ("sub" when empty);
+	// PlanClaim the claim naming its plan (none when empty).
+	SubjectClaim, PlanClaim string
+	// Algorithms are the "alg"s accepted (those of the keys' kind when
+	// empty).
+	Algorithms []string
+	// Leeway is the clock skew allowed on exp and nbf (1 minute when 0);
+	// Refresh how often JWKSURL is fetched again (15 minutes when 0).
+	Leeway, Refresh time.Duration
+}
+
+// Options returns the options of the verifier j describes. Clock, Logger,
+// Client and OnFetch are left for the caller to set.
+func (j *JWT) Options() jwt.Options {
+	return jwt.Options{Keys: j.Keys, KeysURL: j.JWKSURL, Secret: j.Secret, Algorithms: slices.Clone(j.Algorithms),
+		Issuer: j.Issuer, Audiences: slices.Clone(j.Audiences), SubjectClaim: j.SubjectClaim, PlanClaim: j.PlanClaim,
+		Leeway: j.Leeway, Refresh: j.Refresh}
+}
+
+// Equal reports whether j and o verify alike (the same settings and the
+// same file contents).
+func (j *JWT) Equal(o *JWT) bool {
+	if j == nil || o == nil {
+		return j == o
+	}
+	return j.JWKSURL == o.JWKSURL && j.JWKSFile == o.JWKSFile && string(j.Keys) == string(o.Keys) &&
+		j.SecretFile == o.SecretFile && string(j.Secret) == string(o.Secret) && j.Issuer == o.Issuer &&
+		slices.Equal(j.Audiences, o.Audiences) && j.SubjectClaim == o.SubjectClaim && j.PlanClaim == o.PlanClaim &&
+		slices.Equal(j.Algorithms, o.Algorithms) && j.Leeway == o.Leeway && j.Refresh == o.Refresh
+}
+
+// jwt reads identity.jwt and has the verifier's options judged.
+func (d *decoder) jwt(n *yaml.Node, path string) *JWT {
+	j := &JWT{}
+	before := len(d.Errs)
+	d.Mapping(n, path, map[string]field{
+		"jwks_url": func(n *yaml.Node, p string) { j.JWKSURL = d.Str(n, p) },
+		"jwks_file": func(n *yaml.Node, p string) {
+			j.JWKSFile = d.file(n, p)
+			b, err := readBounded(j.JWKSFile, maxJWKSFileBytes)
+			if err != nil {
+				d.Errorf(n, p, "%v", err)
+			}
+			j.Keys = b
+		},
+		"secret_file": func(n *yaml.Node, p string) {
+			j.SecretFile = d.file(n, p)
+			s, err := ReadSecret(j.SecretFile)
+			if err != nil {
+				d.Errorf(n, p, "%v", err)
+			}
+			j.Secret = []byte(s)
+		},
+		"issuer":        func(n *yaml.Node, p string) { j.Issuer = d.Str(n, p) },
+		"audiences":     func(n *yaml.Node, p string) { j.Audiences = d.Strings(n, p) },
+		"subject_claim": func(n *yaml.Node, p string) { j.SubjectClaim = d.Str(n, p) },
+		"plan_claim":    func(n *yaml.Node, p string) { j.PlanClaim = d.Str(n, p) },
+		"algorithms":    func(n *yaml.Node, p string) { j.Algorithms = d.Strings(n, p) },
+		"leeway":        func(n *yaml.Node, p string) { j.Leeway = d.Duration(n, p) },
+		"refresh": func(n *yaml.Node, p string) {
+			if j.Refresh = d.Duration(n, p); j.Refresh > 0 && j.Refresh < minJWKSRefresh {
+				d.Errorf(n, p, "%v is too often: at least %v (a key the provider rotates in is fetched when a token names it)", j.Refresh, minJWKSRefresh)
+			}
+		},
+	})
+	sources := 0
+	for _, set := range []bool{j.JWKSURL != "", j.JWKSFile != "", j.SecretFile != ""} {
+		if set {
+			sources++
+		}
+	}
+	switch {
+	case sources != 1:
+		d.Errorf(n, path, "name exactly one of jwks_url, jwks_file and secret_file: the keys that sign the tokens")
+	case len(d.Errs) == before:
+		if err := j.Options().Validate(); err != nil {
+			d.Errorf(n, path, "%v", err)
+		}
+	}
+	return j
+}

@@ -1,0 +1,95 @@
+package config_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/config"
+)
+
+const jwtPlans = "plans:\n  free:\n    limits: [{name: per-minute, algorithm: gcra, quantity: 10, window: 1m}]\n"
+
+func TestJWTSectionLoads(t *testing.T) {
+	dir := t.TempDir()
+	set := `{"keys":[{"kty":"OKP","crv":"Ed25519","x":"11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo","kid":"k1"}]}`
+	os.WriteFile(filepath.Join(dir, "jwks.json"), []byte(set), 0o600)
+	os.WriteFile(filepath.Join(dir, "secret"), []byte(strings.Repeat("s", 32)+"\n"), 0o600)
+	file := filepath.Join(dir, "sluice.yaml")
+	os.WriteFile(file, []byte(`identity:
+  jwt:
+    jwks_file: jwks.json
+    issuer: https://auth.example.com/
+    audiences: [api, admin]
+    subject_claim: org_id
+    plan_claim: tier
+    algorithms: [EdDSA]
+    leeway: 30s
+`+jwtPlans), 0o644)
+	c, err := config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := c.Identity.JWT
+	if j == nil || string(j.Keys) != set || j.Issuer != "https://auth.example.com/" || len(j.Audiences) != 2 ||
+		j.SubjectClaim != "org_id" || j.PlanClaim != "tier" || j.Leeway != 30*time.Second {
+		t.Fatalf("identity.jwt: %+v", j)
+	}
+	if o := j.Options(); string(o.Keys) != set || o.KeysURL != "" || o.Algorithms[0] != "EdDSA" {
+		t.Fatalf("options: %+v", o)
+	}
+	os.WriteFile(file, []byte("identity:\n  jwt: {secret_file: secret}\n"+jwtPlans), 0o644)
+	if c, err = config.Load(file); err != nil || string(c.Identity.JWT.Secret) != strings.Repeat("s", 32) {
+		t.Fatalf("secret_file: %v %+v", err, c)
+	}
+}
+
+// The jwt block examples/sluice.yaml shows, commented out, loads.
+func TestExampleJWTBlockLoads(t *testing.T) {
+	text, err := os.ReadFile("../examples/sluice.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	on := false
+	for _, line := range strings.Split(string(text), "\n") {
+		if strings.HasPrefix(line, "  # jwt:") {
+			on = true
+		} else if on && !strings.HasPrefix(line, "  #   ") {
+			on = false
+		}
+		if on {
+			line = "  " + strings.TrimPrefix(line, "  # ")
+		}
+		out = append(out, line)
+	}
+	c, err := config.Parse("sluice.yaml", []byte(strings.Join(out, "\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := c.Identity.JWT; j == nil || j.JWKSURL != "https://auth.example.com/.well-known/jwks.json" || j.PlanClaim != "plan" {
+		t.Fatalf("the example's jwt block: %+v", j)
+	}
+}
+
+func TestJWTSectionErrorsNameTheirPlace(t *testing.T) {
+	for _, c := range []struct{ name, yaml, want string }{
+		{"no keys", "identity:\n  jwt: {issuer: x}\n", "bad.yaml:2:8: identity.jwt: name exactly one of jwks_url, jwks_file and secret_file"},
+		{"two sources", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", secret_file: /dev/null}\n", "identity.jwt"},
+		{"plain http", "identity:\n  jwt: {jwks_url: \"http://auth.example.com/k\"}\n", "bad.yaml:2:8: identity.jwt: "},
+		{"none", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", algorithms: [none]}\n", "bad.yaml:2:8: identity.jwt: "},
+		{"HS with keys", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", algorithms: [HS256]}\n", "bad.yaml:2:8: identity.jwt: "},
+		{"unknown field", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", claims: [x]}\n", "identity.jwt.claims: unknown field"},
+		{"refresh too often", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", refresh: 5s}\n", "bad.yaml:2:51: identity.jwt.refresh: 5s is too often: at least 1m0s"},
+		{"missing file", "identity:\n  jwt: {jwks_file: /nonexistent/jwks.json}\n", "identity.jwt.jwks_file: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := config.Parse("bad.yaml", []byte(c.yaml+jwtPlans))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error:\n%v\nwant it to contain:\n%s", err, c.want)
+			}
+		})
+	}
+}

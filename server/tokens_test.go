@@ -1,0 +1,199 @@
+package server_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+)
+
+// idp is an identity provider: a key that signs tokens and the JWK Set,
+// served over HTTP, that publishes it.
+type idp struct {
+	key     *ecdsa.PrivateKey
+	kid     string
+	srv     *httptest.Server
+	fetches atomic.Int64
+}
+
+func newIDP(t *testing.T, kid string) *idp {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &idp{key: key, kid: kid}
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.fetches.Add(1)
+		set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &p.key.PublicKey, KeyID: p.kid, Algorithm: "ES256", Use: "sig"}}}
+		json.NewEncoder(w).Encode(set)
+	}))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+// sign returns a token of claims signed by key under kid.
+func sign(t *testing.T, key *ecdsa.PrivateKey, kid string, claims map[string]any) string {
+	t.Helper()
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key},
+		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", kid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload, _ := json.Marshal(claims)
+	obj, err := signer.Sign(payload)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := obj.CompactSerialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// jwtConfig is testConfig with tokens of p's issuer verified, the plan in
+// the "plan" claim.
+func jwtConfig(p *idp) string {
+	return strings.Replace(testConfig, "identity:\n", `identity:
+  jwt:
+    jwks_url: `+p.srv.URL+`
+    issuer: https://idp.example.com/
+    audiences: [api]
+    plan_claim: plan
+`, 1)
+}
+
+// Through the reverse proxy, a token the identity provider signed is its
+// user on its plan; a token signed by anyone else, or expired, leaves the
+// client limited by address; and /metrics counts both.
+func TestJWTClientsThroughTheProxy(t *testing.T) {
+	eachStore(t, func(t *testing.T, kind string) {
+		p := newIDP(t, "k1")
+		f := newFixture(t, jwtConfig(p), kind)
+		exp := noon.Add(time.Hour).Unix()
+		claims := func(sub, plan string) map[string]any {
+			return map[string]any{"iss": "https://idp.example.com/", "aud": "api", "sub": sub, "plan": plan, "exp": exp}
+		}
+		alice := sign(t, p.key, "k1", claims("alice", "pro"))
+		bob := sign(t, p.key, "k1", claims("bob", "free"))
+		bearer := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
+
+		// alice is on pro (100 a minute): the free plan's 3 do not stop her.
+		for i := range 5 {
+			r := f.do(t, "GET", "/a", "", bearer(alice))
+			if r.StatusCode != 200 || !strings.Contains(r.Header.Get("RateLimit-Policy"), "q=100") {
+				t.Fatalf("alice's request %d: %d, policy %q", i, r.StatusCode, r.Header.Get("RateLimit-Policy"))
+			}
+		}
+		// bob, on free, has 3 of his own, apart from alice's.
+		for i := range 3 {
+			if r := f.do(t, "GET", "/a", "", bearer(bob)); r.StatusCode != 200 {
+				t.Fatalf("bob's request %d: %d", i, r.StatusCode)
+			}
+		}
+		if r := f.do(t, "GET", "/a", "", bearer(bob)); r.StatusCode != 429 {
+			t.Fatalf("bob's fourth request: %d, want 429", r.StatusCode)
+		}
+
+		// Tokens of a key the provider never published, naming alice on
+		// pro: the client is its address (free: 3 a minute), whoever it
+		// claims to be, and every forged token shares those 3.
+		other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		codes := []int{}
+		for i := range 4 {
+			forged := sign(t, other, "k1", map[string]any{"iss": "https://idp.example.com/", "aud": "api", "sub": "alice", "plan": "pro", "exp": exp + int64(i)})
+			codes = append(codes, f.do(t, "GET", "/a", "", bearer(forged)).StatusCode)
+		}
+		if codes[0] != 200 || codes[3] != 429 {
+			t.Fatalf("forged tokens: %v, want the address's 3 then 429", codes)
+		}
+		// An expired token of the right key: the address too (spent).
+		expired := sign(t, p.key, "k1", map[string]any{"iss": "https://idp.example.com/", "aud": "api", "sub": "carol", "exp": noon.Add(-time.Hour).Unix()})
+		if r := f.do(t, "GET", "/a", "", bearer(expired)); r.StatusCode != 429 {
+			t.Fatalf("an expired token: %d, want 429 (the address's quota is spent)", r.StatusCode)
+		}
+
+		metrics := readAll(t, f.do(t, "GET", "/metrics", "", nil))
+		for _, want := range []string{`sluice_token_verifications_total{result="verified"} 2`,
+			`sluice_token_verifications_total{result="signature"} 4`, `sluice_token_verifications_total{result="expired"} 1`,
+			"sluice_jwks_keys 1", `sluice_jwks_fetches_total{result="ok"} 1`} {
+			if !strings.Contains(metrics, "\n"+want+"\n") {
+				t.Errorf("/metrics lacks %s", want)
+			}
+		}
+		f.noStoreErrors(t)
+	})
+}
+
+// The decision API takes a token: verified, the client is its user; not,
+// the address given with it, or a 400 without one.
+func TestJWTClientsOfTheDecisionAPI(t *testing.T) {
+	p := newIDP(t, "k1")
+	f := newFixture(t, jwtConfig(p))
+	alice := sign(t, p.key, "k1", map[string]any{"iss": "https://idp.example.com/", "aud": "api", "sub": "alice", "plan": "pro", "exp": noon.Add(time.Hour).Unix()})
+	r := f.do(t, "POST", "/v1/check", `{"token":"`+alice+`"}`, nil)
+	body := readAll(t, r)
+	if r.StatusCode != 200 || !strings.Contains(body, `"identity":"user"`) || !strings.Contains(body, `"plan":"pro"`) {
+		t.Fatalf("alice's token: %d %s", r.StatusCode, body)
+	}
+	wrongAudience := sign(t, p.key, "k1", map[string]any{"iss": "https://idp.example.com/", "aud": "billing", "sub": "alice", "plan": "pro"})
+	r = f.do(t, "POST", "/v1/check", `{"token":"`+wrongAudience+`","ip":"203.0.113.7"}`, nil)
+	if body := readAll(t, r); r.StatusCode != 200 || !strings.Contains(body, `"identity":"ip"`) {
+		t.Fatalf("a token for another audience, with an address: %d %s", r.StatusCode, body)
+	}
+	r = f.do(t, "POST", "/v1/check", `{"token":"`+wrongAudience+`"}`, nil)
+	if body := readAll(t, r); r.StatusCode != 400 || !strings.Contains(body, "not verified") {
+		t.Fatalf("a token for another audience alone: %d %s", r.StatusCode, body)
+	}
+	r = f.do(t, "POST", "/v1/check", `{"token":"`+alice+`","user":"bob"}`, nil)
+	if body := readAll(t, r); r.StatusCode != 400 || !strings.Contains(body, "exactly one of") {
+		t.Fatalf("a token and a user: %d %s", r.StatusCode, body)
+	}
+}
+
+// A reload that keeps identity.jwt keeps its verifier (no new fetch); one
+// that changes it verifies with the new settings; a configuration whose
+// identity.jwt is invalid is refused and the old one keeps verifying.
+func TestJWTAcrossReloads(t *testing.T) {
+	p := newIDP(t, "k1")
+	f := newFixture(t, jwtConfig(p))
+	alice := sign(t, p.key, "k1", map[string]any{"iss": "https://idp.example.com/", "aud": "api", "sub": "alice", "plan": "pro"})
+	check := func(want string) {
+		t.Helper()
+		r := f.do(t, "POST", "/v1/check", `{"token":"`+alice+`","ip":"203.0.113.7","cost":0}`, nil)
+		if body := readAll(t, r); r.StatusCode != 200 || !strings.Contains(body, `"identity":"`+want+`"`) {
+			t.Fatalf("want identity %s: %d %s", want, r.StatusCode, body)
+		}
+	}
+	check("user")
+	text, _ := os.ReadFile(f.file)
+	os.WriteFile(f.file, []byte(strings.Replace(string(text), "quantity: 3,", "quantity: 4,", 1)), 0o644)
+	if err := f.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	check("user")
+	if n := p.fetches.Load(); n != 1 {
+		t.Fatalf("the keys were fetched %d times across a reload that kept identity.jwt, want 1", n)
+	}
+	bad := strings.Replace(string(text), "audiences: [api]", "audiences: [api]\n    algorithms: [none]", 1)
+	os.WriteFile(f.file, []byte(bad), 0o644)
+	if err := f.srv.Reload(); err == nil || !strings.Contains(err.Error(), "identity.jwt") {
+		t.Fatalf("a reload with algorithms [none]: %v", err)
+	}
+	check("user")
+	os.WriteFile(f.file, []byte(strings.Replace(string(text), "audiences: [api]", "audiences: [billing]", 1)), 0o644)
+	if err := f.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	check("ip") // alice's token is for api, not billing
+}
