@@ -96,7 +96,9 @@ func identityOf(t *testing.T, mw *httplimit.Middleware, remote string, headers m
 	return res.Identity
 }
 
-func bearerOf(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
+func bearerOf(token string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + token}
+}
 
 func TestAVerifiedTokenIsItsUserOnItsPlan(t *testing.T) {
 	mw, _, _ := tokenMiddleware(t, "")

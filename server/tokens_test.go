@@ -135,6 +135,19 @@ func TestJWTClientsThroughTheProxy(t *testing.T) {
 	})
 }
 
+// /docs tells clients to send their token, and only when tokens identify.
+func TestDocsTellsClientsToSendTheirToken(t *testing.T) {
+	want := "<strong>Access token</strong> (a JSON Web Token from the identity provider), sent as <code>Authorization: Bearer &lt;token&gt;</code>"
+	f := newFixture(t, jwtConfig(newIDP(t, "k1")))
+	if page := readAll(t, f.do(t, "GET", "/docs", "", nil)); !strings.Contains(page, want) {
+		t.Errorf("/docs with identity.jwt lacks %s", want)
+	}
+	plain := newFixture(t, testConfig)
+	if page := readAll(t, plain.do(t, "GET", "/docs", "", nil)); strings.Contains(page, "Access token") {
+		t.Error("/docs without identity.jwt tells clients to send a token")
+	}
+}
+
 // The decision API takes a token: verified, the client is its user; not,
 // the address given with it, or a 400 without one.
 func TestJWTClientsOfTheDecisionAPI(t *testing.T) {

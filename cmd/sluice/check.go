@@ -45,6 +45,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printAccess(stdout, cfg)
 	fmt.Fprintln(stdout)
 	printStore(stdout, cfg)
+	printIdentity(stdout, cfg)
 	printUpstream(stdout, cfg)
 	printExempt(stdout, cfg)
 	printResponse(stdout, cfg)
