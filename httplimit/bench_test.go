@@ -10,8 +10,9 @@ import (
 	"github.com/sluice-dev/sluice/memory"
 )
 
-// BenchmarkHandlerHot is one request of a listed API key (api-key), or of
-// an anonymous client known by its address (ip), through the middleware
+// BenchmarkHandlerHot is one request of a listed API key (api-key), of a
+// client with a token verified before (token), or of an anonymous client
+// known by its address (ip), through the middleware
 // (memory store, a plan of 3 limits, or of its first limit alone, IETF
 // headers) with everything in the CPU's caches: the middleware's own work,
 // without the memory stalls of bench/'s walk over 10,000 keys. A
@@ -22,17 +23,20 @@ func BenchmarkHandlerHot(b *testing.B) {
 		cfg := hotPlan(b, limits)
 		st := memory.New()
 		defer st.Close()
-		mw, err := httplimit.New(sluice.NewLimiter(st), quiet(cfg))
+		o := quiet(cfg)
+		o.Tokens = &fakeTokens{asked: map[string]int{}, claims: map[string]httplimit.TokenClaims{aliceToken: {Subject: "alice"}}}
+		mw, err := httplimit.New(sluice.NewLimiter(st), o)
 		if err != nil {
 			b.Fatal(err)
 		}
 		h := mw.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) }))
-		for _, bb := range []struct{ name, key string }{{"api-key", "the-key"}, {"ip", ""}} {
+		for _, bb := range []struct{ name, header, value string }{
+			{"api-key", "X-API-Key", "the-key"}, {"token", "Authorization", "Bearer " + aliceToken}, {"ip", "", ""}} {
 			b.Run(fmt.Sprintf("%s/%dlimits", bb.name, limits), func(b *testing.B) {
 				r, _ := http.NewRequest("GET", "http://api.example/v1/items", nil)
 				r.RemoteAddr = "192.0.2.10:41234"
-				if bb.key != "" {
-					r.Header.Set("X-API-Key", bb.key)
+				if bb.header != "" {
+					r.Header.Set(bb.header, bb.value)
 				}
 				w := &discard{h: http.Header{}}
 				b.ReportAllocs()
