@@ -467,6 +467,19 @@ plugins:
 			differs: []string{"policy local", "X-RateLimit-Limit-<Period>"},
 		},
 		{
+			name:   "consumers named by the jwt plugin",
+			format: "kong",
+			src: `_format_version: "3.0"
+plugins:
+  - name: jwt
+  - name: rate-limiting
+    config: {minute: 100, limit_by: consumer}
+`,
+			limits:  []string{"per-minute: fixed-window 100 per 1m0s"},
+			same:    []string{"limit_by consumer"},
+			differs: []string{"global plugin: Kong's jwt plugin makes a verified token name the consumer; sluice reads a Bearer token as an API key unless sluice.yaml sets identity.jwt"},
+		},
+		{
 			name:   "a route plugin with a shared policy costs only its routes",
 			format: "kong",
 			src: `_format_version: "3.0"

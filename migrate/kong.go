@@ -146,6 +146,8 @@ func Kong(src, source string) (*Translation, error) {
 	add := func(ps []kongPlugin, where, name string, paths []string) {
 		for _, p := range ps {
 			switch {
+			case (p.Name == "jwt" || p.Name == "openid-connect") && (p.Enabled == nil || *p.Enabled):
+				t.differs(where, "Kong's %s plugin makes a verified token name the consumer; sluice reads a Bearer token as an API key unless sluice.yaml sets identity.jwt (the issuer's jwks_url, issuer, audiences; docs/operations.md): then each client is limited as the subject its token names, and a token that does not verify as its address.", p.Name)
 			case p.Name != "rate-limiting" && p.Name != "rate-limiting-advanced":
 			case p.Enabled != nil && !*p.Enabled:
 				t.same(where, "a disabled %s plugin: not imported.", p.Name)
