@@ -1,11 +1,14 @@
 package config
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/jwt"
 )
 
@@ -66,6 +69,16 @@ func (j *JWT) Equal(o *JWT) bool {
 		j.SecretFile == o.SecretFile && string(j.Secret) == string(o.Secret) && j.Issuer == o.Issuer &&
 		slices.Equal(j.Audiences, o.Audiences) && j.SubjectClaim == o.SubjectClaim && j.PlanClaim == o.PlanClaim &&
 		slices.Equal(j.Algorithms, o.Algorithms) && j.Leeway == o.Leeway && j.Refresh == o.Refresh
+}
+
+// unmadeVerifier stands for identity.jwt's verifier in the options
+// HTTPLimitOptions returns, which makes no verifier (one that fetches keys
+// runs until closed): it refuses every token, until the caller puts the
+// verifier it makes in its place.
+type unmadeVerifier struct{}
+
+func (unmadeVerifier) VerifyToken(context.Context, string) (httplimit.TokenClaims, error) {
+	return httplimit.TokenClaims{}, errors.New("config: identity.jwt's verifier is not made: set httplimit.Options.Tokens to jwt.New(Identity.JWT.Options())")
 }
 
 // jwt reads identity.jwt and has the verifier's options judged.

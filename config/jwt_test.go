@@ -93,3 +93,27 @@ func TestJWTSectionErrorsNameTheirPlace(t *testing.T) {
 		})
 	}
 }
+
+// Rules may key by a token's claims, and by its user, only where tokens
+// identify clients; the error names the key.
+func TestRulesKeyedByTokens(t *testing.T) {
+	rule := func(key string) string {
+		return "rules:\n  - name: tenant\n    key: [\"" + key + "\"]\n    limits: [{name: m, algorithm: gcra, quantity: 5, window: 1m}]\n"
+	}
+	_, err := config.Parse("bad.yaml", []byte(jwtPlans+rule("claim:org_id")))
+	if want := `bad.yaml:6:11: rules[0].key[0]: "claim:org_id" needs Options.Tokens (identity.jwt)`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("a claim key without identity.jwt: %v, want %s", err, want)
+	}
+	jwt := "identity:\n  jwt: {jwks_url: \"https://id.example/keys\"}\n"
+	for _, key := range []string{"claim:org_id", "user"} {
+		c, err := config.Parse("ok.yaml", []byte(jwt+jwtPlans+rule(key)))
+		if err != nil {
+			t.Fatalf("key %s with identity.jwt: %v", key, err)
+		}
+		if o := c.HTTPLimitOptions(); o.Tokens == nil {
+			t.Fatal("HTTPLimitOptions of identity.jwt has no Tokens")
+		} else if _, err := o.Tokens.VerifyToken(t.Context(), "a.b.c"); err == nil {
+			t.Fatal("the stand-in for identity.jwt's verifier vouched for a token")
+		}
+	}
+}

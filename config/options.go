@@ -13,7 +13,10 @@ import (
 // HTTPLimitOptions returns the options of the HTTP middleware that c
 // describes: its plans and global limits, keys (in the order of their
 // SHA-256), identity, exempt routes and response. Logger, Clock, Observer
-// and ErrorHandler are left for the caller to set. Fields c leaves empty
+// and ErrorHandler are left for the caller to set, and so is Tokens: with
+// identity.jwt it is a stand-in that refuses every token, to be replaced by
+// the verifier of jwt.New(c.Identity.JWT.Options()), which the caller
+// closes. Fields c leaves empty
 // stay empty, which httplimit takes as its defaults; the options share c's
 // plans and slices.
 func (c *Config) HTTPLimitOptions() httplimit.Options {
@@ -32,7 +35,11 @@ func (c *Config) httpLimitOptions(keys []httplimit.Key) httplimit.Options {
 		pol = &httplimit.Policy{}
 	}
 	id := &c.Identity
-	return httplimit.Options{
+	var tokens httplimit.TokenVerifier
+	if id.JWT != nil {
+		tokens = unmadeVerifier{}
+	}
+	return httplimit.Options{Tokens: tokens,
 		Plans: pol.Plans, Global: pol.Global, DefaultPlan: pol.DefaultPlan, AnonymousPlan: pol.AnonymousPlan,
 		Keys: keys, APIKeyHeaders: id.APIKeyHeaders, UserHeader: id.UserHeader, PlanHeader: id.PlanHeader,
 		TrustedProxies: id.TrustedProxies, ForwardedHeader: id.ForwardedHeader,

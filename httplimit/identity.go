@@ -38,6 +38,21 @@ type Identity struct {
 	// key is the store key (scope prefix and Subject, Subject a part of
 	// it); empty in an Identity that no identifier made.
 	key string
+	// claims are the verified token's claims (TokenClaims.Claims), shared
+	// and read-only; nil for other identities. A pointer keeps Identity
+	// comparable.
+	claims *tokenClaims
+}
+
+// tokenClaims are the claims of a verified token that rules may key by.
+type tokenClaims struct{ byName map[string]string }
+
+// claim returns the claim name of c, or "" (for a nil c too).
+func (c *tokenClaims) claim(name string) string {
+	if c == nil {
+		return ""
+	}
+	return c.byName[name]
 }
 
 // identifier resolves identities by a middleware's options.

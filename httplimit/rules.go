@@ -66,6 +66,9 @@ type Rule struct {
 	//     for IPv6 (default Options.IPv6Prefix);
 	//   - "header:<Name>": the first value of a request header, believed as
 	//     HeaderFrom says;
+	//   - "claim:<name>": a claim of the token Options.Tokens verified
+	//     (TokenClaims.Claims): a tenant, a client application; absent
+	//     without a verified token;
 	//   - "host": the request's host, without port, in lower case;
 	//   - "path:<wildcard>": the value of a wildcard that every one of
 	//     Paths has;
@@ -143,6 +146,9 @@ const (
 	KeyQuery  = "query:"
 	KeyCookie = "cookie:"
 	KeyPath   = "path:"
+	// KeyClaim prefixes the name of a claim of the verified token
+	// (TokenClaims.Claims).
+	KeyClaim = "claim:"
 
 	HeaderFromTrusted = "trusted_proxies"
 	HeaderFromAny     = "any"

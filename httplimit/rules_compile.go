@@ -113,9 +113,18 @@ func parseKeyPart(s string, o *Options, paths []pathPattern) (keyPart, error) {
 		}
 		kp.kind, kp.header = kind, name
 	case s == KeyUser:
-		if o.UserHeader == "" {
-			return kp, errors.New(`"user" needs Options.UserHeader (identity.user_header)`)
+		if o.UserHeader == "" && o.Tokens == nil {
+			return kp, errors.New(`"user" needs Options.UserHeader (identity.user_header) or Options.Tokens (identity.jwt)`)
 		}
+	case strings.HasPrefix(s, KeyClaim):
+		name := strings.TrimPrefix(s, KeyClaim)
+		if name == "" || len(name) > 64 {
+			return kp, fmt.Errorf("%q: a claim name of 1 to 64 bytes", s)
+		}
+		if o.Tokens == nil {
+			return kp, fmt.Errorf("%q needs Options.Tokens (identity.jwt)", s)
+		}
+		kp.kind, kp.header = KeyClaim, name
 	case s == KeyIP || strings.HasPrefix(s, KeyIP+"/"):
 		kp.kind, kp.v4, kp.v6 = KeyIP, o.IPv4Prefix, o.IPv6Prefix
 		if rest, ok := strings.CutPrefix(s, KeyIP+"/"); ok {
@@ -150,7 +159,7 @@ func parseKeyPart(s string, o *Options, paths []pathPattern) (keyPart, error) {
 			kp.wild = append(kp.wild, k)
 		}
 	default:
-		return kp, fmt.Errorf("%q is not a key attribute (client, api_key, user, ip, ip/N, ip/N/M, header:<name>, host, path, path:<wildcard>, query:<name>, cookie:<name>, route, rule)", s)
+		return kp, fmt.Errorf("%q is not a key attribute (client, api_key, user, ip, ip/N, ip/N/M, header:<name>, host, path, path:<wildcard>, query:<name>, cookie:<name>, claim:<name>, route, rule)", s)
 	}
 	return kp, nil
 }

@@ -130,6 +130,10 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 				return appendKeyValue(buf, v, false), true
 			}
 		}
+	case KeyClaim:
+		if v := f.id.claims.claim(kp.header); v != "" {
+			return appendKeyValue(buf, v, false), true
+		}
 	case KeyCookie:
 		if !f.client {
 			if c, err := f.r.Cookie(kp.header); err == nil && c.Value != "" {

@@ -34,7 +34,7 @@ type rule struct {
 type keyPart struct {
 	kind string // KeyClient, KeyAPIKey, …, KeyHeader, KeyPath
 	// header is the canonical header name of KeyHeader, and the name of
-	// KeyQuery and KeyCookie.
+	// KeyQuery, KeyCookie and KeyClaim.
 	header string
 	// wild is, per pattern of the rule, the position of KeyPath's wildcard.
 	wild []int

@@ -32,6 +32,11 @@ type TokenClaims struct {
 	// does not expire. The Middleware believes a verified token until then,
 	// and at most maxTokenTrust before it asks the verifier again.
 	Expires time.Time
+	// Claims are the token's claims that rules may key by (Rule.Key
+	// "claim:<name>"), by name: a tenant, the client application. The
+	// Middleware keeps the map with the token and never changes it. Nil:
+	// none.
+	Claims map[string]string
 }
 
 // Bounds of the verified tokens the Middleware remembers.
@@ -106,6 +111,9 @@ func (t *tokens) resolve(ctx context.Context, token string, user func(string) (k
 	}
 	key, sub := user(claims.Subject)
 	id := Identity{Kind: KindUser, Subject: sub, key: key}
+	if len(claims.Claims) > 0 {
+		id.claims = &tokenClaims{byName: claims.Claims}
+	}
 	if claims.Plan != "" {
 		id.Plan = policy.Plan(claims.Plan)
 	}

@@ -288,3 +288,50 @@ rules:
 		}
 	}
 }
+
+// A rule keyed by a claim counts the clients whose tokens name the same
+// value together (a tenant's quota), and skips a request without one.
+func TestARuleKeyedByAClaimCountsATenantTogether(t *testing.T) {
+	cfg, err := config.Parse("test.yaml", []byte(identityConfig+`
+rules:
+  - name: tenant
+    key: ["claim:org_id"]
+    fallback: skip
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]
+`))
+	if err == nil {
+		t.Fatal("a claim key without identity.jwt loaded")
+	}
+	cfg, err = config.Parse("test.yaml", []byte(strings.Replace(identityConfig, "identity:\n", "identity:\n  jwt: {secret_file: testdata/secret}\n", 1)+`
+rules:
+  - name: tenant
+    key: ["claim:org_id"]
+    fallback: skip
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := clockAt(noon)
+	o := quiet(cfg)
+	o.Clock = clock.Now
+	o.Tokens = &fakeTokens{asked: map[string]int{}, claims: map[string]httplimit.TokenClaims{
+		aliceToken:   {Subject: "alice", Plan: "big", Claims: map[string]string{"org_id": "acme"}},
+		bobToken:     {Subject: "bob", Plan: "big", Claims: map[string]string{"org_id": "acme"}},
+		forgedToken:  {Subject: "carol", Plan: "big", Claims: map[string]string{"org_id": "globex"}},
+		forgedToken2: {Subject: "dave", Plan: "big"},
+	}}
+	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := mw.Handler(okHandler())
+	for i, c := range []struct {
+		token string
+		want  int
+	}{{aliceToken, 200}, {bobToken, 200}, {aliceToken, 429}, {bobToken, 429}, {forgedToken, 200}, {forgedToken2, 200}, {forgedToken2, 200}, {forgedToken2, 200}} {
+		if w := do(h, req{remote: "203.0.113.7:1000", header: bearerOf(c.token)}); w.Code != c.want {
+			t.Fatalf("request %d: %d, want %d", i, w.Code, c.want)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -93,11 +95,52 @@ func (v *Verifier) judge(t times, claims map[string]any) (httplimit.TokenClaims,
 	if subject == "" {
 		return httplimit.TokenClaims{}, fmt.Errorf("%w: %q is missing, empty or not a string", ErrClaims, v.subject)
 	}
-	c := httplimit.TokenClaims{Subject: subject, Expires: t.Expiry.Time()}
+	c := httplimit.TokenClaims{Subject: subject, Expires: t.Expiry.Time(), Claims: keyable(claims)}
 	if v.plan != "" {
 		c.Plan, _ = claims[v.plan].(string)
 	}
 	return c, nil
+}
+
+// Bounds of the claims a token gives rules to key by.
+const (
+	maxKeyClaims     = 64
+	maxClaimNameLen  = 64
+	maxClaimValueLen = 256
+)
+
+// keyable returns the claims rules may key by: those whose value is a
+// string, a whole number or a boolean, as text, at most maxKeyClaims of
+// names and values within their bounds; nil when there are none.
+func keyable(claims map[string]any) map[string]string {
+	var out map[string]string
+	for name, value := range claims {
+		if len(out) == maxKeyClaims {
+			break
+		}
+		var s string
+		switch v := value.(type) {
+		case string:
+			s = v
+		case bool:
+			s = strconv.FormatBool(v)
+		case float64:
+			if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+				continue
+			}
+			s = strconv.FormatInt(int64(v), 10)
+		default:
+			continue
+		}
+		if s == "" || len(s) > maxClaimValueLen || len(name) > maxClaimNameLen {
+			continue
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[name] = s
+	}
+	return out
 }
 
 // audience returns the audiences an "aud" claim names: a string names one,

@@ -2,6 +2,8 @@ package jwt_test
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -218,5 +220,22 @@ func TestErrorsSayWhatIsWrong(t *testing.T) {
 	_, err := v.VerifyToken(context.Background(), sign(t, jose.EdDSA, edKey(), "ed", claims()))
 	if err == nil || !strings.Contains(err.Error(), `"uid"`) {
 		t.Errorf("error %v does not name the subject claim", err)
+	}
+}
+
+// A token's claims of text, whole numbers and booleans are there for rules
+// to key by; others (fractions, arrays, objects, long values) are not.
+func TestClaimsRulesMayKeyBy(t *testing.T) {
+	v := newVerifier(t, jwt.Options{Secret: secret, Clock: clockAt(now)})
+	token := sign(t, jose.HS256, secret, "", claims("org_id", "acme", "tier", 3, "beta", true, "ratio", 0.5,
+		"roles", []string{"a"}, "addr", map[string]any{"c": "x"}, "long", strings.Repeat("x", 257), "empty", ""))
+	got, err := v.VerifyToken(context.Background(), token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"sub": "alice", "plan": "pro", "exp": fmt.Sprint(now.Add(time.Hour).Unix()),
+		"org_id": "acme", "tier": "3", "beta": "true"}
+	if !maps.Equal(got.Claims, want) {
+		t.Errorf("claims %v, want %v", got.Claims, want)
 	}
 }

@@ -100,6 +100,8 @@ func ruleKey(r httplimit.Rule) string {
 			parts = append(parts, "query parameter "+strings.TrimPrefix(k, httplimit.KeyQuery))
 		case strings.HasPrefix(k, httplimit.KeyCookie):
 			parts = append(parts, "cookie "+strings.TrimPrefix(k, httplimit.KeyCookie))
+		case strings.HasPrefix(k, httplimit.KeyClaim):
+			parts = append(parts, "claim "+strings.TrimPrefix(k, httplimit.KeyClaim)+" of your access token")
 		default:
 			parts = append(parts, k)
 		}

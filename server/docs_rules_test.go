@@ -21,6 +21,7 @@ func TestRuleKeySaysWhoShares(t *testing.T) {
 		{[]string{"rule"}, []string{"/a", "/b"}, "all clients together"},
 		{[]string{"ip/24", "path:t"}, []string{"/t/{t}"}, "client address and {t} of the path"},
 		{[]string{"query:tenant", "cookie:s", "path"}, nil, "query parameter tenant and cookie s and path"},
+		{[]string{"claim:org_id"}, nil, "claim org_id of your access token"},
 	} {
 		if got := ruleKey(httplimit.Rule{Key: c.key, Paths: c.paths}); got != c.want {
 			t.Errorf("key %v on %v: %q, want %q", c.key, c.paths, got, c.want)

@@ -210,3 +210,29 @@ func TestJWTAcrossReloads(t *testing.T) {
 	}
 	check("ip") // alice's token is for api, not billing
 }
+
+// A rule keyed by a claim of the verified token: the users of one
+// organization share its count, end to end through the real verifier.
+func TestJWTTenantRule(t *testing.T) {
+	p := newIDP(t, "k1")
+	f := newFixture(t, jwtConfig(p)+`
+rules:
+  - name: tenant
+    key: ["claim:org_id"]
+    fallback: skip
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]
+`)
+	token := func(sub, org string) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + sign(t, p.key, "k1", map[string]any{
+			"iss": "https://idp.example.com/", "aud": "api", "sub": sub, "plan": "pro", "org_id": org})}
+	}
+	alice, bob, carol := token("alice", "acme"), token("bob", "acme"), token("carol", "globex")
+	for i, c := range []struct {
+		who  map[string]string
+		want int
+	}{{alice, 200}, {bob, 200}, {alice, 429}, {bob, 429}, {carol, 200}} {
+		if r := f.do(t, "GET", "/a", "", c.who); r.StatusCode != c.want {
+			t.Fatalf("request %d: %d, want %d", i, r.StatusCode, c.want)
+		}
+	}
+}
