@@ -1,5 +1,5 @@
 // Package httplimit is sluice's net/http middleware: it identifies the client
-// (API key > user id > IP), checks every limit of its plan and the global
+// (API key > verified token > user id > IP), checks every limit of its plan and the global
 // limits in one atomic call, sets the standard RateLimit headers on every
 // response, and refuses with a 429 RFC 9457 problem body that says what
 // happened and what to do.
