@@ -26,7 +26,9 @@ func Example_limitByToken() {
 		log.Fatal(err)
 	}
 	defer tokens.Close()
-	mw, err := httplimit.New(sluice.NewLimiter(memory.New()), httplimit.Options{
+	store := memory.New()
+	defer store.Close()
+	mw, err := httplimit.New(sluice.NewLimiter(store), httplimit.Options{
 		Plans:  []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(2)}}},
 		Tokens: tokens,
 	})
