@@ -4,7 +4,8 @@
 // sluice.Limiter by the same plans, keys and identity rules as the HTTP
 // middleware (httplimit.Options): the client is identified by an API key in
 // its metadata (authorization: Bearer, x-api-key, or any configured key),
-// by a user id set by a trusted front, or by its peer address (forwarded
+// by the user a bearer token names when Limits.Tokens verifies it (package
+// jwt), by a user id set by a trusted front, or by its peer address (forwarded
 // metadata believed only from trusted peers); the call's endpoint is its
 // full method ("/pkg.Service/Method"), which plan costs and exemptions name
 // as ServeMux patterns do. A refusal is the standard gRPC error model:
