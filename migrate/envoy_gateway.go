@@ -27,6 +27,10 @@ type egDoc struct {
 			Global *egRateLimits `yaml:"global"`
 			Local  *egRateLimits `yaml:"local"`
 		} `yaml:"rateLimit"`
+		// A SecurityPolicy's.
+		JWT *struct {
+			Providers []egJWTProvider `yaml:"providers"`
+		} `yaml:"jwt"`
 		// An HTTPRoute's.
 		Hostnames []string `yaml:"hostnames"`
 		Rules     []struct {
@@ -40,6 +44,21 @@ type egDoc struct {
 			} `yaml:"matches"`
 		} `yaml:"rules"`
 	} `yaml:"spec"`
+}
+
+// egJWTProvider is a SecurityPolicy's JWT provider: whose tokens Envoy
+// verifies, and the claims it copies into request headers.
+type egJWTProvider struct {
+	Name       string   `yaml:"name"`
+	Issuer     string   `yaml:"issuer"`
+	Audiences  []string `yaml:"audiences"`
+	RemoteJWKS *struct {
+		URI string `yaml:"uri"`
+	} `yaml:"remoteJWKS"`
+	ClaimToHeaders []struct {
+		Header string `yaml:"header"`
+		Claim  string `yaml:"claim"`
+	} `yaml:"claimToHeaders"`
 }
 
 // egRef is a policy's target.
@@ -116,6 +135,10 @@ func EnvoyGateway(src, source string) (*Translation, error) {
 	var policies []*egDoc
 	err := eachDocument(src, source, func(d *egDoc) error {
 		switch d.Kind {
+		case "SecurityPolicy":
+			if d.Spec.JWT != nil {
+				t.egJWT(d)
+			}
 		case "HTTPRoute":
 			routes[d.Metadata.Name] = t.egRoute(d)
 		case "BackendTrafficPolicy":
@@ -144,6 +167,35 @@ func EnvoyGateway(src, source string) (*Translation, error) {
 	}
 	t.differs("headers", "Envoy Gateway sends x-ratelimit-* headers (when enabled) and refuses with a bare 429; sluice sends the IETF RateLimit and RateLimit-Policy headers, Retry-After and a problem+json body.")
 	return t, nil
+}
+
+// egJWT reads a SecurityPolicy's JWT providers: the first with remote keys
+// becomes identity.jwt, and the headers every provider copies claims into
+// are remembered, for rules keyed by them to key by the claims.
+func (t *Translation) egJWT(d *egDoc) {
+	for _, p := range d.Spec.JWT.Providers {
+		where := "SecurityPolicy " + d.Metadata.Name + " provider " + p.Name
+		for _, c := range p.ClaimToHeaders {
+			if validHeaderName(c.Header) && c.Claim != "" && !strings.Contains(c.Claim, ".") {
+				if t.claimHeaders == nil {
+					t.claimHeaders = map[string]string{}
+				}
+				t.claimHeaders[http.CanonicalHeaderKey(c.Header)] = c.Claim
+			}
+		}
+		switch {
+		case p.RemoteJWKS == nil || p.RemoteJWKS.URI == "":
+			t.differs(where, "its keys are not fetched from a URL (remoteJWKS): set identity.jwt's jwks_file to its JWK Set.")
+		case !strings.HasPrefix(p.RemoteJWKS.URI, "https://"):
+			t.differs(where, "sluice fetches a JWK Set over https only (or from a loopback host), not from %s: set identity.jwt's jwks_url or jwks_file yourself.", p.RemoteJWKS.URI)
+		case t.JWT != nil:
+			t.differs(where, "sluice verifies the tokens of one issuer (identity.jwt); this provider's tokens are not verified: its clients are limited by address.")
+		default:
+			t.JWT = &JWT{JWKSURL: p.RemoteJWKS.URI, Issuer: p.Issuer, Audiences: p.Audiences}
+			t.same(where, "tokens verified against %s, as Envoy's jwt_authn verifies them: sluice's identity.jwt, each client limited as the user (sub) its token names.", p.RemoteJWKS.URI)
+			t.differs(where, "Envoy Gateway refuses a request without a valid token (401) before any rate limit; sluice does not authenticate: it limits such a request by its address and passes it on, for the upstream to refuse.")
+		}
+	}
 }
 
 // egRoute reads an HTTPRoute's path patterns and host names.
@@ -282,10 +334,22 @@ func (t *Translation) egRule(name string, r *egRule, route *egRoute, local bool)
 			case h.Invert:
 				t.differs(where, "it selects requests whose %s does not match: sluice matches headers that do; not imported.", h.Name)
 				return nil
+			case h.Type == "Distinct" && t.claimHeaders[h.Name] != "" && t.JWT != nil:
+				// Envoy wrote the header from a verified token's claim.
+				claim := t.claimHeaders[h.Name]
+				if claim == "sub" {
+					key = append(key, "user")
+				} else {
+					key = append(key, "claim:"+claim)
+				}
+				t.same(where, "%s is claim %s of the verified token, copied by Envoy: sluice keys by the claim itself; a request without a verified token is counted by its address.", h.Name, claim)
 			case h.Type == "Distinct":
 				key = append(key, "header:"+h.Name)
 				out.HeaderFrom, out.Fallback = "any", "skip"
 			case h.Type == "" || h.Type == "Exact":
+				if claim := t.claimHeaders[h.Name]; claim != "" {
+					t.differs(where, "it selects %s %q, which Envoy copied from claim %s of the verified token; sluice matches the header as the request carries it, which a client can set: key a rule by claim:%s instead, or keep a proxy in front that sets the header (identity.trusted_proxies).", h.Name, h.Value, claim, claim)
+				}
 				out.Headers = append(out.Headers, HeaderMatch{Name: h.Name, Value: h.Value})
 			default:
 				t.differs(where, "it selects %s by a %s: sluice matches a header's exact value; not imported.", h.Name, h.Type)

@@ -136,3 +136,78 @@ func TestDetectEnvoyGateway(t *testing.T) {
 		t.Errorf("a file without a policy: %v", err)
 	}
 }
+
+// egJWT is Envoy Gateway's rate limit by JWT claims: a SecurityPolicy
+// verifies tokens and copies two claims into headers, which a
+// BackendTrafficPolicy's rules count by (per user, per organization) or
+// match (a tier).
+const egJWT = `apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: SecurityPolicy
+metadata: {name: jwt}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: api}]
+  jwt:
+    providers:
+      - name: idp
+        issuer: https://idp.example.com/
+        audiences: [api]
+        remoteJWKS: {uri: "https://idp.example.com/.well-known/jwks.json"}
+        claimToHeaders:
+          - {header: x-user, claim: sub}
+          - {header: x-org, claim: org_id}
+          - {header: x-tier, claim: tier}
+      - name: partner
+        remoteJWKS: {uri: "https://partner.example.com/jwks"}
+---
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: BackendTrafficPolicy
+metadata: {name: claims}
+spec:
+  targetRefs: [{group: gateway.networking.k8s.io, kind: HTTPRoute, name: api}]
+  rateLimit:
+    type: Global
+    global:
+      rules:
+        - clientSelectors:
+            - headers: [{name: x-user, type: Distinct}]
+          limit: {requests: 100, unit: Minute}
+        - clientSelectors:
+            - headers: [{name: x-org, type: Distinct}, {name: x-tier, value: free}]
+          limit: {requests: 1000, unit: Hour}
+`
+
+func TestImportEnvoyGatewayJWTClaims(t *testing.T) {
+	runImportCases(t, []importCase{{
+		name:   "rate limits by JWT claims",
+		format: "envoy-gateway",
+		src:    egJWT,
+		limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+		rules: []string{
+			"claims-1 paths=[] key=[user] | per-minute: fixed-window 100 per 1m0s",
+			"claims-2 paths=[] headers=[{X-Tier free}] key=[claim:org_id] | per-hour: fixed-window 1000 per 1h0m0s",
+		},
+		same: []string{
+			"tokens verified against https://idp.example.com/.well-known/jwks.json",
+			"X-User is claim sub of the verified token",
+			"X-Org is claim org_id of the verified token",
+		},
+		differs: []string{
+			"refuses a request without a valid token (401)",
+			"provider partner: sluice verifies the tokens of one issuer",
+			`it selects X-Tier "free", which Envoy copied from claim tier`,
+		},
+	}})
+	tr, err := migrate.Import("envoy-gateway", egJWT, "eg.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := tr.Files(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"  jwt:", `    jwks_url: "https://idp.example.com/.well-known/jwks.json"`, `    issuer: "https://idp.example.com/"`, `    audiences: ["api"]`} {
+		if !strings.Contains(files[migrate.ConfigFile], want+"\n") && !strings.Contains(files[migrate.ConfigFile], want+" ") {
+			t.Errorf("the configuration lacks %q:\n%s", want, files[migrate.ConfigFile])
+		}
+	}
+}

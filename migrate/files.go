@@ -71,7 +71,7 @@ func (t *Translation) config(enforce bool) string {
 	} else {
 		b.WriteString("  type: memory\n")
 	}
-	if len(t.APIKeyHeaders) > 0 || t.UserHeader != "" || t.IPv6Prefix > 0 {
+	if len(t.APIKeyHeaders) > 0 || t.UserHeader != "" || t.IPv6Prefix > 0 || t.JWT != nil {
 		b.WriteString("identity:\n")
 		if len(t.APIKeyHeaders) > 0 {
 			fmt.Fprintf(&b, "  api_key_headers: %s\n", quoteAll(t.APIKeyHeaders))
@@ -86,6 +86,16 @@ func (t *Translation) config(enforce bool) string {
 		}
 		if t.IPv6Prefix > 0 {
 			fmt.Fprintf(&b, "  ipv6_prefix: %d\n", t.IPv6Prefix)
+		}
+		if j := t.JWT; j != nil {
+			b.WriteString("  jwt:   # a verified token's client is the user (sub) it names; others are limited by address\n")
+			fmt.Fprintf(&b, "    jwks_url: %s\n", quote(j.JWKSURL))
+			if j.Issuer != "" {
+				fmt.Fprintf(&b, "    issuer: %s\n", quote(j.Issuer))
+			}
+			if len(j.Audiences) > 0 {
+				fmt.Fprintf(&b, "    audiences: %s\n", quoteAll(j.Audiences))
+			}
 		}
 	}
 	fmt.Fprintf(&b, "plans:\n  %s:\n    limits:\n", PlanName)

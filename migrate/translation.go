@@ -63,6 +63,13 @@ type Limit struct {
 	Source string
 }
 
+// JWT is identity.jwt as an import writes it: the issuer's JWK Set, and
+// the claims a token must carry.
+type JWT struct {
+	JWKSURL, Issuer string
+	Audiences       []string
+}
+
 // Plan is a plan besides the imported one: the limits of the clients its
 // keys name.
 type Plan struct {
@@ -163,6 +170,8 @@ type Translation struct {
 	UserHeader     string
 	// IPv6Prefix groups IPv6 clients (0: sluice's default, /64).
 	IPv6Prefix int
+	// JWT, when set, is identity.jwt: whose tokens name clients.
+	JWT *JWT
 	// ExemptAddresses are client address ranges no limit counts (the
 	// configuration's exempt.addresses).
 	ExemptAddresses []string
@@ -199,6 +208,9 @@ type Translation struct {
 	// local: Format envoy read Envoy's local rate limit filter, not
 	// envoyproxy/ratelimit's rules.
 	local bool
+	// claimHeaders, for Format envoy-gateway, are the request headers
+	// Envoy copies a verified token's claims into (canonical name → claim).
+	claimHeaders map[string]string
 }
 
 func (t *Translation) same(where, format string, args ...any) {
