@@ -3,6 +3,7 @@ package httplimit_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
@@ -60,15 +61,23 @@ func tokenMiddleware(t *testing.T, unknownKeys string) (*httplimit.Middleware, *
 	if unknownKeys != "" {
 		text = strings.Replace(text, "  plan_header: X-Plan\n", "  plan_header: X-Plan\n  unknown_keys: "+unknownKeys+"\n", 1)
 	}
+	return tokenMiddlewareOf(t, text, map[string]httplimit.TokenClaims{
+		aliceToken: {Subject: "alice", Plan: "big", Expires: noon.Add(time.Hour)},
+		bobToken:   {Subject: "bob", Plan: "platinum"},
+	})
+}
+
+// tokenMiddlewareOf is the middleware of the configuration text, on a
+// clock at noon, with a fake verifier that vouches for the tokens of
+// claims.
+func tokenMiddlewareOf(t *testing.T, text string, claims map[string]httplimit.TokenClaims) (*httplimit.Middleware, *fakeTokens, *fakeClock) {
+	t.Helper()
 	cfg, err := config.Parse("test.yaml", []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := clockAt(noon)
-	v := &fakeTokens{asked: map[string]int{}, claims: map[string]httplimit.TokenClaims{
-		aliceToken: {Subject: "alice", Plan: "big", Expires: noon.Add(time.Hour)},
-		bobToken:   {Subject: "bob", Plan: "platinum"},
-	}}
+	v := &fakeTokens{asked: map[string]int{}, claims: claims}
 	o := quiet(cfg)
 	o.Clock = clock.Now
 	o.Tokens = v
@@ -77,6 +86,22 @@ func tokenMiddleware(t *testing.T, unknownKeys string) (*httplimit.Middleware, *
 		t.Fatal(err)
 	}
 	return mw, v, clock
+}
+
+// tokenCode is a request with a token and the status it must get.
+type tokenCode struct {
+	token string
+	want  int
+}
+
+// sendTokens sends each request of codes, from one address, to h.
+func sendTokens(t *testing.T, h http.Handler, codes []tokenCode) {
+	t.Helper()
+	for i, c := range codes {
+		if w := do(h, req{remote: "203.0.113.7:1000", header: bearerOf(c.token)}); w.Code != c.want {
+			t.Fatalf("request %d: %d, want %d", i, w.Code, c.want)
+		}
+	}
 }
 
 // identityOf returns the identity mw gives a request from remote with
@@ -258,80 +283,38 @@ func TestDecideForATokenRequester(t *testing.T) {
 
 // A rule keyed by "user" keys a verified token's client by its user.
 func TestARuleKeyedByUserTakesTheTokensUser(t *testing.T) {
-	cfg, err := config.Parse("test.yaml", []byte(identityConfig+`
+	mw, _, _ := tokenMiddlewareOf(t, identityConfig+`
 rules:
   - name: search
     match: {paths: ["/api/search"]}
     key: [user]
     fallback: skip
     limits: [{name: per-minute, algorithm: fixed-window, quantity: 1, window: 1m}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := clockAt(noon)
-	o := quiet(cfg)
-	o.Clock = clock.Now
-	o.Tokens = &fakeTokens{asked: map[string]int{}, claims: map[string]httplimit.TokenClaims{
-		aliceToken: {Subject: "alice", Plan: "big"}, bobToken: {Subject: "bob", Plan: "big"}}}
-	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := mw.Handler(okHandler())
-	for i, c := range []struct {
-		token string
-		want  int
-	}{{aliceToken, 200}, {aliceToken, 429}, {bobToken, 200}} {
-		if w := do(h, req{remote: "203.0.113.7:1000", header: bearerOf(c.token)}); w.Code != c.want {
-			t.Fatalf("request %d: %d, want %d", i, w.Code, c.want)
-		}
-	}
+`, map[string]httplimit.TokenClaims{aliceToken: {Subject: "alice", Plan: "big"}, bobToken: {Subject: "bob", Plan: "big"}})
+	sendTokens(t, mw.Handler(okHandler()), []tokenCode{{aliceToken, 200}, {aliceToken, 429}, {bobToken, 200}})
 }
 
 // A rule keyed by a claim counts the clients whose tokens name the same
-// value together (a tenant's quota), and skips a request without one.
+// value together (a tenant's quota), and skips a request without one; it
+// needs tokens to be verified.
 func TestARuleKeyedByAClaimCountsATenantTogether(t *testing.T) {
-	cfg, err := config.Parse("test.yaml", []byte(identityConfig+`
+	const rule = `
 rules:
   - name: tenant
     key: ["claim:org_id"]
     fallback: skip
     limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]
-`))
-	if err == nil {
+`
+	if _, err := config.Parse("test.yaml", []byte(identityConfig+rule)); err == nil {
 		t.Fatal("a claim key without identity.jwt loaded")
 	}
-	cfg, err = config.Parse("test.yaml", []byte(strings.Replace(identityConfig, "identity:\n", "identity:\n  jwt: {secret_file: testdata/secret}\n", 1)+`
-rules:
-  - name: tenant
-    key: ["claim:org_id"]
-    fallback: skip
-    limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := clockAt(noon)
-	o := quiet(cfg)
-	o.Clock = clock.Now
-	o.Tokens = &fakeTokens{asked: map[string]int{}, claims: map[string]httplimit.TokenClaims{
+	text := strings.Replace(identityConfig, "identity:\n", "identity:\n  jwt: {secret_file: testdata/secret}\n", 1) + rule
+	mw, _, _ := tokenMiddlewareOf(t, text, map[string]httplimit.TokenClaims{
 		aliceToken:   {Subject: "alice", Plan: "big", Claims: map[string]string{"org_id": "acme"}},
 		bobToken:     {Subject: "bob", Plan: "big", Claims: map[string]string{"org_id": "acme"}},
 		forgedToken:  {Subject: "carol", Plan: "big", Claims: map[string]string{"org_id": "globex"}},
 		forgedToken2: {Subject: "dave", Plan: "big"},
-	}}
-	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := mw.Handler(okHandler())
-	for i, c := range []struct {
-		token string
-		want  int
-	}{{aliceToken, 200}, {bobToken, 200}, {aliceToken, 429}, {bobToken, 429}, {forgedToken, 200}, {forgedToken2, 200}, {forgedToken2, 200}, {forgedToken2, 200}} {
-		if w := do(h, req{remote: "203.0.113.7:1000", header: bearerOf(c.token)}); w.Code != c.want {
-			t.Fatalf("request %d: %d, want %d", i, w.Code, c.want)
-		}
-	}
+	})
+	sendTokens(t, mw.Handler(okHandler()), []tokenCode{{aliceToken, 200}, {bobToken, 200}, {aliceToken, 429}, {bobToken, 429},
+		{forgedToken, 200}, {forgedToken2, 200}, {forgedToken2, 200}, {forgedToken2, 200}})
 }
