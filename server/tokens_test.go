@@ -236,3 +236,21 @@ rules:
 		}
 	}
 }
+
+// Forward-auth verifies the client's token as the proxy does: its user's
+// plan decides.
+func TestJWTThroughForwardAuth(t *testing.T) {
+	p := newIDP(t, "k1")
+	f := newFixture(t, jwtConfig(p))
+	alice := sign(t, p.key, "k1", map[string]any{"iss": "https://idp.example.com/", "aud": "api", "sub": "alice", "plan": "pro"})
+	traefik := map[string]string{"X-Forwarded-Method": "GET", "X-Forwarded-Uri": "/api/search", "X-Forwarded-For": "198.51.100.7",
+		"Authorization": "Bearer " + alice}
+	r := f.do(t, "GET", "/v1/forward-auth", "", traefik)
+	if r.StatusCode != 200 || !strings.Contains(r.Header.Get("RateLimit-Policy"), "q=100") {
+		t.Fatalf("alice through forward-auth: %d, policy %q", r.StatusCode, r.Header.Get("RateLimit-Policy"))
+	}
+	traefik["Authorization"] = "Bearer " + alice[:len(alice)-4] + "AAAA" // the signature broken
+	if r := f.do(t, "GET", "/v1/forward-auth", "", traefik); !strings.Contains(r.Header.Get("RateLimit-Policy"), "q=3") {
+		t.Fatalf("a broken token through forward-auth: policy %q, want the address's free plan", r.Header.Get("RateLimit-Policy"))
+	}
+}
