@@ -89,7 +89,11 @@ func (t *Translation) config(enforce bool) string {
 		}
 		if j := t.JWT; j != nil {
 			b.WriteString("  jwt:   # a verified token's client is the user (sub) it names; others are limited by address\n")
-			fmt.Fprintf(&b, "    jwks_url: %s\n", quote(j.JWKSURL))
+			if j.JWKSFile != "" {
+				fmt.Fprintf(&b, "    jwks_file: %s\n", quote(j.JWKSFile))
+			} else {
+				fmt.Fprintf(&b, "    jwks_url: %s\n", quote(j.JWKSURL))
+			}
 			if j.Issuer != "" {
 				fmt.Fprintf(&b, "    issuer: %s\n", quote(j.Issuer))
 			}

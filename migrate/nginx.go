@@ -3,6 +3,7 @@ package migrate
 import (
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -27,6 +28,9 @@ type nginxZone struct {
 	// allow, for a key of nginx's allowlist shape (a map of a geo block),
 	// are the address ranges it leaves out; the others count by address.
 	allow []string
+	// claims: the configuration verifies tokens (identity.jwt), so a key's
+	// $jwt_claim_ variables are verified claims sluice can key by.
+	claims bool
 }
 
 // keyKind classifies the zone's key (see nginxKeyKind); an allowlist's key
@@ -35,7 +39,7 @@ func (z *nginxZone) keyKind() (keyKind, []string) {
 	if len(z.allow) > 0 {
 		return keyAddress, []string{"ip/32/128"}
 	}
-	return nginxKeyKind(z.key)
+	return nginxKeyKind(z.key, z.claims)
 }
 
 // nginxUse is one limit_req, or one limit_conn (conn) of n requests at once.
@@ -145,6 +149,8 @@ func Nginx(src, source string) (*Translation, error) {
 				if name, m, ok := parseMap(d); ok {
 					maps[name] = m
 				}
+			case "auth_jwt_key_file", "auth_jwt_key_request":
+				t.nginxJWTKeys(d)
 			case "limit_req_dry_run":
 				own.dryRun = len(d.args) == 1 && d.args[0] == "on"
 			case "limit_conn_dry_run":
@@ -190,11 +196,34 @@ func Nginx(src, source string) (*Translation, error) {
 	}
 	for _, z := range zones {
 		z.allow, _ = allowlist(z.key, geos, maps)
+		z.claims = t.JWT != nil
 	}
 	if err := t.nginxLimits(zones, order, scopes); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return t, nil
+}
+
+// nginxJWTKeys reads where nginx Plus's auth_jwt finds its keys: a key
+// file (a JWK Set) becomes identity.jwt's jwks_file, so that zones keyed by
+// $jwt_claim_ variables count by verified claims; a key request (a
+// subrequest to the provider) cannot be read, and is reported.
+func (t *Translation) nginxJWTKeys(d directive) {
+	where := fmt.Sprintf("line %d %s", d.line, d.name)
+	switch {
+	case d.name == "auth_jwt_key_request" || len(d.args) != 1:
+		t.differs(where, "nginx Plus fetches its JWT keys by a subrequest; set identity.jwt's jwks_url to the identity provider's JWK Set yourself, and key rules by claim:<name> where nginx keys by $jwt_claim_<name>.")
+	case !filepath.IsAbs(d.args[0]) || strings.Contains(d.args[0], "$"):
+		t.differs(where, "%s is not an absolute path: set identity.jwt's jwks_file to the key file yourself.", d.args[0])
+	case t.JWT != nil:
+		if t.JWT.JWKSFile != d.args[0] {
+			t.differs(where, "sluice verifies tokens with one key set (identity.jwt): %s is not imported; %s is.", d.args[0], t.JWT.JWKSFile)
+		}
+	default:
+		t.JWT = &JWT{JWKSFile: d.args[0]}
+		t.same(where, "tokens verified with the JWK Set in %s: sluice's identity.jwt (jwks_file); a zone keyed by $jwt_claim_<name> counts by that claim of the verified token (claim:<name>; user for sub).", d.args[0])
+		t.differs(where, "nginx Plus refuses a request whose token does not verify (401, auth_jwt); sluice does not authenticate: it passes such a request on, for the upstream to refuse, and limits it by its address.")
+	}
 }
 
 func parseZone(d directive) (*nginxZone, error) {
@@ -553,8 +582,10 @@ var nginxVars = map[string]string{
 
 // nginxKeyKind classifies a zone key, a text of variables ($name or
 // ${name}) and literal characters, and returns the rule key attributes of
-// its variables (constants and literal text count nothing apart).
-func nginxKeyKind(key string) (keyKind, []string) {
+// its variables (constants and literal text count nothing apart). With
+// claims, nginx Plus's $jwt_claim_<name> is the verified token's claim
+// (its subject, "user", for sub); without, sluice cannot read it.
+func nginxKeyKind(key string, claims bool) (keyKind, []string) {
 	var attrs []string
 	for rest := key; rest != ""; {
 		i := strings.IndexByte(rest, '$')
@@ -590,6 +621,10 @@ func nginxKeyKind(key string) (keyKind, []string) {
 			attr = "query:" + name[len("arg_"):]
 		case strings.HasPrefix(name, "cookie_") && validHeaderName(name[len("cookie_"):]):
 			attr = "cookie:" + name[len("cookie_"):]
+		case name == "jwt_claim_sub" && claims:
+			attr = "user"
+		case strings.HasPrefix(name, "jwt_claim_") && claims:
+			attr = "claim:" + name[len("jwt_claim_"):]
 		default:
 			return keyOther, nil
 		}

@@ -145,6 +145,10 @@ func attrDescription(attr string) string {
 		return "query parameter " + strings.TrimPrefix(attr, "query:")
 	case strings.HasPrefix(attr, "cookie:"):
 		return "cookie " + strings.TrimPrefix(attr, "cookie:")
+	case strings.HasPrefix(attr, "claim:"):
+		return "claim " + strings.TrimPrefix(attr, "claim:") + " of the verified token"
+	case attr == "user":
+		return "the verified token's subject (sub)"
 	}
 	return attr
 }

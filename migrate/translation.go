@@ -63,11 +63,11 @@ type Limit struct {
 	Source string
 }
 
-// JWT is identity.jwt as an import writes it: the issuer's JWK Set, and
-// the claims a token must carry.
+// JWT is identity.jwt as an import writes it: the issuer's JWK Set (at a
+// URL, or in a file), and the claims a token must carry.
 type JWT struct {
-	JWKSURL, Issuer string
-	Audiences       []string
+	JWKSURL, JWKSFile, Issuer string
+	Audiences                 []string
 }
 
 // Plan is a plan besides the imported one: the limits of the clients its
