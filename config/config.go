@@ -184,10 +184,11 @@ type Identity struct {
 	// or "key" (by the key's hash, on the default plan). Empty: "ip" when
 	// Keys is non-empty, "key" otherwise.
 	UnknownKeys string
-	// JWT, when set, verifies the bearer tokens that name clients: a
-	// verified token's client is the user it names (see
-	// httplimit.Options.Tokens). Nil: bearer tokens are API keys.
-	JWT *JWT
+	// JWT, when set, are the issuers whose bearer tokens name clients,
+	// each verified by its own keys: a verified token's client is the user
+	// it names (see httplimit.Options.Tokens). Empty: bearer tokens are
+	// API keys.
+	JWT []*JWT
 }
 
 // Key is one configured API key.

@@ -3,6 +3,7 @@ package config
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -20,10 +21,12 @@ const minJWKSRefresh = time.Minute
 // under 100 KB.
 const maxJWKSFileBytes = 1 << 20
 
-// JWT configures the verification of the bearer tokens that identify
-// clients (identity.jwt): whose signatures are believed, and which claims
-// name the client and its plan. See jwt.Options, which it becomes.
+// JWT configures the verification of the tokens of one issuer (one entry
+// of identity.jwt): whose signatures are believed, and which claims name
+// the client and its plan. See jwt.Options, which it becomes.
 type JWT struct {
+	// Name labels the issuer in logs ("1", "2"… by position when empty).
+	Name string
 	// JWKSURL is the identity provider's JWK Set, fetched at start and
 	// refreshed (https://, or http:// to a loopback host).
 	JWKSURL string
@@ -43,6 +46,9 @@ type JWT struct {
 	// SubjectClaim names the claim naming the client ("sub" when empty);
 	// PlanClaim the claim naming its plan (none when empty).
 	SubjectClaim, PlanClaim string
+	// Plan names the plan of the tokens whose PlanClaim names none (the
+	// default plan when empty).
+	Plan string
 	// Algorithms are the "alg"s accepted (those of the keys' kind when
 	// empty).
 	Algorithms []string
@@ -56,7 +62,7 @@ type JWT struct {
 func (j *JWT) Options() jwt.Options {
 	return jwt.Options{Keys: j.Keys, KeysURL: j.JWKSURL, Secret: j.Secret, Algorithms: slices.Clone(j.Algorithms),
 		Issuer: j.Issuer, Audiences: slices.Clone(j.Audiences), SubjectClaim: j.SubjectClaim, PlanClaim: j.PlanClaim,
-		Leeway: j.Leeway, Refresh: j.Refresh}
+		Plan: j.Plan, Leeway: j.Leeway, Refresh: j.Refresh}
 }
 
 // Equal reports whether j and o verify alike (the same settings and the
@@ -65,7 +71,7 @@ func (j *JWT) Equal(o *JWT) bool {
 	if j == nil || o == nil {
 		return j == o
 	}
-	return j.JWKSURL == o.JWKSURL && j.JWKSFile == o.JWKSFile && string(j.Keys) == string(o.Keys) &&
+	return j.Name == o.Name && j.Plan == o.Plan && j.JWKSURL == o.JWKSURL && j.JWKSFile == o.JWKSFile && string(j.Keys) == string(o.Keys) &&
 		j.SecretFile == o.SecretFile && string(j.Secret) == string(o.Secret) && j.Issuer == o.Issuer &&
 		slices.Equal(j.Audiences, o.Audiences) && j.SubjectClaim == o.SubjectClaim && j.PlanClaim == o.PlanClaim &&
 		slices.Equal(j.Algorithms, o.Algorithms) && j.Leeway == o.Leeway && j.Refresh == o.Refresh
@@ -78,14 +84,51 @@ func (j *JWT) Equal(o *JWT) bool {
 type unmadeVerifier struct{}
 
 func (unmadeVerifier) VerifyToken(context.Context, string) (httplimit.TokenClaims, error) {
-	return httplimit.TokenClaims{}, errors.New("config: identity.jwt's verifier is not made: set httplimit.Options.Tokens to jwt.New(Identity.JWT.Options())")
+	return httplimit.TokenClaims{}, errors.New("config: identity.jwt's verifier is not made: set httplimit.Options.Tokens to the jwt.Verifier of each Identity.JWT's Options (jwt.NewIssuers of them, for several)")
 }
 
-// jwt reads identity.jwt and has the verifier's options judged.
-func (d *decoder) jwt(n *yaml.Node, path string) *JWT {
+// jwts reads identity.jwt: one issuer's mapping, or a list of them, each
+// with an issuer of its own when there are several.
+func (d *decoder) jwts(n *yaml.Node, path string, raw *rawConfig) []*JWT {
+	if n.Kind != yaml.SequenceNode {
+		return []*JWT{d.jwt(n, path, raw, 0)}
+	}
+	var out []*JWT
+	issuers := map[string]bool{}
+	d.List(n, path, func(i int, e *yaml.Node, p string) {
+		j := d.jwt(e, p, raw, i)
+		if j.Name == "" {
+			j.Name = fmt.Sprint(i + 1)
+		}
+		switch {
+		case len(n.Content) > 1 && j.Issuer == "":
+			d.Errorf(e, p, "each of several issuers needs its issuer: the iss of its tokens, which tells them apart")
+		case issuers[j.Issuer]:
+			d.Errorf(e, p+".issuer", "%q is already the issuer of another entry", j.Issuer)
+		}
+		issuers[j.Issuer] = true
+		out = append(out, j)
+	})
+	if len(out) == 0 {
+		d.Errorf(n, path, "an empty list: name an issuer, or leave identity.jwt out")
+	}
+	return out
+}
+
+// jwtPlanField is where rawConfig.locs keeps the place of identity.jwt[i].plan.
+func jwtPlanField(i int) string { return fmt.Sprintf("jwt:%d.plan", i) }
+
+// jwt reads one issuer of identity.jwt, the i-th, and has the verifier's
+// options judged.
+func (d *decoder) jwt(n *yaml.Node, path string, raw *rawConfig, i int) *JWT {
 	j := &JWT{}
 	before := len(d.Errs)
 	d.Mapping(n, path, map[string]field{
+		"name": func(n *yaml.Node, p string) { j.Name = d.Str(n, p) },
+		"plan": func(n *yaml.Node, p string) {
+			j.Plan = d.Str(n, p)
+			raw.at(jwtPlanField(i), n, p)
+		},
 		"jwks_url": func(n *yaml.Node, p string) { j.JWKSURL = d.Str(n, p) },
 		"jwks_file": func(n *yaml.Node, p string) {
 			j.JWKSFile = d.file(n, p)

@@ -32,8 +32,11 @@ func TestJWTSectionLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j := c.Identity.JWT
-	if j == nil || string(j.Keys) != set || j.Issuer != "https://auth.example.com/" || len(j.Audiences) != 2 ||
+	if len(c.Identity.JWT) != 1 {
+		t.Fatalf("identity.jwt: %d issuers, want 1", len(c.Identity.JWT))
+	}
+	j := c.Identity.JWT[0]
+	if string(j.Keys) != set || j.Issuer != "https://auth.example.com/" || len(j.Audiences) != 2 ||
 		j.SubjectClaim != "org_id" || j.PlanClaim != "tier" || j.Leeway != 30*time.Second {
 		t.Fatalf("identity.jwt: %+v", j)
 	}
@@ -41,7 +44,7 @@ func TestJWTSectionLoads(t *testing.T) {
 		t.Fatalf("options: %+v", o)
 	}
 	os.WriteFile(file, []byte("identity:\n  jwt: {secret_file: secret}\n"+jwtPlans), 0o644)
-	if c, err = config.Load(file); err != nil || string(c.Identity.JWT.Secret) != strings.Repeat("s", 32) {
+	if c, err = config.Load(file); err != nil || string(c.Identity.JWT[0].Secret) != strings.Repeat("s", 32) {
 		t.Fatalf("secret_file: %v %+v", err, c)
 	}
 }
@@ -69,7 +72,10 @@ func TestExampleJWTBlockLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j := c.Identity.JWT; j == nil || j.JWKSURL != "https://auth.example.com/.well-known/jwks.json" || j.PlanClaim != "plan" {
+	if len(c.Identity.JWT) != 1 {
+		t.Fatalf("the example's jwt block: %d issuers", len(c.Identity.JWT))
+	}
+	if j := c.Identity.JWT[0]; j.JWKSURL != "https://auth.example.com/.well-known/jwks.json" || j.PlanClaim != "plan" {
 		t.Fatalf("the example's jwt block: %+v", j)
 	}
 }
@@ -115,5 +121,47 @@ func TestRulesKeyedByTokens(t *testing.T) {
 		} else if _, err := o.Tokens.VerifyToken(t.Context(), "a.b.c"); err == nil {
 			t.Fatal("the stand-in for identity.jwt's verifier vouched for a token")
 		}
+	}
+}
+
+// Several issuers: each its own keys and issuer, a plan for the tokens
+// that name none; the errors name their place.
+func TestJWTIssuers(t *testing.T) {
+	c, err := config.Parse("ok.yaml", []byte(`identity:
+  jwt:
+    - name: users
+      jwks_url: "https://auth.example.com/keys"
+      issuer: https://auth.example.com/
+      plan_claim: plan
+    - name: services
+      jwks_url: "https://cluster.example/openid/v1/jwks"
+      issuer: https://kubernetes.default.svc
+      plan: internal
+plans:
+  free:
+    limits: [{name: per-minute, algorithm: gcra, quantity: 10, window: 1m}]
+  internal:
+    limits: [{name: per-minute, algorithm: gcra, quantity: 1000, window: 1m}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if js := c.Identity.JWT; len(js) != 2 || js[0].Name != "users" || js[1].Plan != "internal" || js[1].Options().Plan != "internal" || js[1].Issuer != "https://kubernetes.default.svc" {
+		t.Fatalf("issuers: %+v", js)
+	}
+	for _, c := range []struct{ name, yaml, want string }{
+		{"no issuer of one of two", "identity:\n  jwt:\n    - {jwks_url: \"https://a.example/k\", issuer: a}\n    - {jwks_url: \"https://b.example/k\"}\n",
+			"bad.yaml:4:7: identity.jwt[1]: each of several issuers needs its issuer"},
+		{"one issuer twice", "identity:\n  jwt:\n    - {jwks_url: \"https://a.example/k\", issuer: a}\n    - {jwks_url: \"https://b.example/k\", issuer: a}\n",
+			"identity.jwt[1].issuer: \"a\" is already the issuer of another entry"},
+		{"an unknown plan", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", plan: gold}\n", "bad.yaml:2:48: identity.jwt.plan: \"gold\" is not a plan"},
+		{"an empty list", "identity:\n  jwt: []\n", "identity.jwt: an empty list"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := config.Parse("bad.yaml", []byte(c.yaml+jwtPlans))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error:\n%v\nwant it to contain:\n%s", err, c.want)
+			}
+		})
 	}
 }

@@ -297,7 +297,7 @@ func (d *decoder) identity(n *yaml.Node, path string, id *Identity, raw *rawConf
 			id.UnknownKeys = d.Str(n, p)
 			raw.at("UnknownKeys", n, p)
 		},
-		"jwt": func(n *yaml.Node, p string) { id.JWT = d.jwt(n, p) },
+		"jwt": func(n *yaml.Node, p string) { id.JWT = d.jwts(n, p, raw) },
 	})
 }
 
@@ -466,6 +466,11 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 		raw.at("Plans", raw.plansNode, "plans")
 	} else {
 		raw.at("Plans", root, "plans")
+	}
+	for i, j := range c.Identity.JWT {
+		if loc, ok := raw.locs[jwtPlanField(i)]; ok && byName[j.Plan] == nil {
+			d.Errorf(loc.node, loc.path, "%q is not a plan", j.Plan)
+		}
 	}
 	// Keys without a plan of their own take the default plan.
 	defaults := httplimit.Options{Plans: c.Policy.Plans, DefaultPlan: c.Policy.DefaultPlan,

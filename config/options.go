@@ -15,8 +15,8 @@ import (
 // SHA-256), identity, exempt routes and response. Logger, Clock, Observer
 // and ErrorHandler are left for the caller to set, and so is Tokens: with
 // identity.jwt it is a stand-in that refuses every token, to be replaced by
-// the verifier of jwt.New(c.Identity.JWT.Options()), which the caller
-// closes. Fields c leaves empty
+// the jwt.Verifier of each of c.Identity.JWT's Options (jwt.NewIssuers of
+// them, for several), which the caller closes. Fields c leaves empty
 // stay empty, which httplimit takes as its defaults; the options share c's
 // plans and slices.
 func (c *Config) HTTPLimitOptions() httplimit.Options {
@@ -36,7 +36,7 @@ func (c *Config) httpLimitOptions(keys []httplimit.Key) httplimit.Options {
 	}
 	id := &c.Identity
 	var tokens httplimit.TokenVerifier
-	if id.JWT != nil {
+	if len(id.JWT) > 0 {
 		tokens = unmadeVerifier{}
 	}
 	return httplimit.Options{Tokens: tokens,

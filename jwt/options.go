@@ -63,6 +63,11 @@ type Options struct {
 	// string, has Plan "". Empty: no claim names a plan.
 	PlanClaim string
 
+	// Plan, when set, is TokenClaims.Plan of every token whose PlanClaim
+	// names none: the plan of an issuer's clients (the internal plan of
+	// the tokens of a cluster's service accounts, say).
+	Plan string
+
 	// Leeway is how far the clocks of the issuer and the Verifier may
 	// disagree: a token is accepted until Leeway after its "exp", and from
 	// Leeway before its "nbf" and "iat". Zero means one minute; it must not

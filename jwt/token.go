@@ -99,6 +99,9 @@ func (v *Verifier) judge(t times, claims map[string]any) (httplimit.TokenClaims,
 	if v.plan != "" {
 		c.Plan, _ = claims[v.plan].(string)
 	}
+	if c.Plan == "" {
+		c.Plan = v.fixedPlan
+	}
 	return c, nil
 }
 

@@ -25,7 +25,8 @@ type Verifier struct {
 	issuer    string
 	audiences []string
 	subject   string
-	plan      string
+	plan      string // the claim
+	fixedPlan string // Options.Plan
 	leeway    time.Duration
 	clock     func() time.Time
 
@@ -55,6 +56,7 @@ func newVerifier(o Options, now func() time.Time) (*Verifier, error) {
 		audiences: append([]string(nil), o.Audiences...),
 		subject:   o.SubjectClaim,
 		plan:      o.PlanClaim,
+		fixedPlan: o.Plan,
 		leeway:    o.Leeway,
 		clock:     o.Clock,
 	}

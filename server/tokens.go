@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,94 +14,106 @@ import (
 	"github.com/sluice-dev/sluice/jwt"
 )
 
-// tokenSource keeps the verifier of identity.jwt: one for as long as the
-// section is unchanged, so that a reload neither fetches the keys again
-// nor forgets them; a changed section gets a verifier of its own once the
-// configuration that has it is served.
+// tokenSource keeps the verifiers of identity.jwt: the same ones for as
+// long as the section is unchanged, so that a reload neither fetches the
+// keys again nor forgets them; a changed section gets verifiers of its own
+// once the configuration that has it is served.
 type tokenSource struct {
 	s       *Server
 	metrics *tokenMetrics
 
 	mu  sync.Mutex
-	cfg *config.JWT
-	v   *jwt.Verifier
+	cfg []*config.JWT
+	vs  []*jwt.Verifier
+	v   httplimit.TokenVerifier // of vs; nil without
 }
 
-// verifierFor returns the verifier of j (nil for none) and a function that
-// settles it: called with true once the configuration of j is served (the
-// verifier it replaced is closed), with false when it is not (a verifier
-// made for it is closed).
-func (t *tokenSource) verifierFor(j *config.JWT) (httplimit.TokenVerifier, func(served bool), error) {
+// verifierFor returns the verifier of js (nil for none) and a function that
+// settles it: called with true once the configuration of js is served (the
+// verifiers it replaced are closed), with false when it is not (those made
+// for it are closed).
+func (t *tokenSource) verifierFor(js []*config.JWT) (httplimit.TokenVerifier, func(served bool), error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if j.Equal(t.cfg) {
-		return t.current(), func(bool) {}, nil
+	if slices.EqualFunc(js, t.cfg, (*config.JWT).Equal) {
+		return t.v, func(bool) {}, nil
 	}
-	if j == nil {
+	if len(js) == 0 {
 		return nil, func(served bool) {
 			if served {
-				t.swap(nil, nil)
+				t.swap(nil, nil, nil)
 			}
 		}, nil
 	}
-	o := j.Options()
-	o.Logger, o.OnFetch = t.s.log, t.metrics.fetched
-	if t.s.ownClock {
-		o.Clock = t.s.opts.Clock
-	}
-	v, err := jwt.New(o)
-	if err != nil {
-		return nil, nil, fmt.Errorf("identity.jwt: %w", err)
-	}
-	return &countedVerifier{v: v, m: t.metrics}, func(served bool) {
-		if served {
-			t.swap(j, v)
-		} else {
+	vs := make([]*jwt.Verifier, 0, len(js))
+	closeAll := func() {
+		for _, v := range vs {
 			v.Close()
+		}
+	}
+	for _, j := range js {
+		o := j.Options()
+		o.Logger, o.OnFetch = t.s.log.With("jwt", j.Name), t.metrics.fetched(t)
+		if t.s.ownClock {
+			o.Clock = t.s.opts.Clock
+		}
+		v, err := jwt.New(o)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("identity.jwt %s: %w", j.Name, err)
+		}
+		vs = append(vs, v)
+	}
+	var v httplimit.TokenVerifier = vs[0]
+	if len(vs) > 1 {
+		issuers, err := jwt.NewIssuers(vs...)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("identity.jwt: %w", err)
+		}
+		v = issuers
+	}
+	v = &countedVerifier{v: v, m: t.metrics}
+	return v, func(served bool) {
+		if served {
+			t.swap(js, vs, v)
+		} else {
+			closeAll()
 		}
 	}, nil
 }
 
-// current returns the verifier in use, or nil. The caller holds t.mu.
-func (t *tokenSource) current() httplimit.TokenVerifier {
-	if t.v == nil {
-		return nil
-	}
-	return &countedVerifier{v: t.v, m: t.metrics}
-}
-
-// swap makes v, of j, the verifier in use and closes the one it replaces.
-func (t *tokenSource) swap(j *config.JWT, v *jwt.Verifier) {
+// swap makes vs, of js, the verifiers in use (v together) and closes those
+// it replaces.
+func (t *tokenSource) swap(js []*config.JWT, vs []*jwt.Verifier, v httplimit.TokenVerifier) {
 	t.mu.Lock()
-	old := t.v
-	t.cfg, t.v = j, v
+	old := t.vs
+	t.cfg, t.vs, t.v = js, vs, v
 	t.mu.Unlock()
-	t.metrics.keys.Set(float64(keysOf(v)))
-	if old != nil && old != v {
-		old.Close()
+	t.metrics.keys.Set(float64(t.fewestKeys()))
+	for _, o := range old {
+		if !slices.Contains(vs, o) {
+			o.Close()
+		}
 	}
 }
 
-// close closes the verifier in use.
-func (t *tokenSource) close() { t.swap(nil, nil) }
-
-// refresh fetches the keys of the verifier in use now, if it fetches any.
-func (t *tokenSource) refresh(ctx context.Context) error {
+// fewestKeys returns the fewest usable keys of any verifier in use (0
+// without any).
+func (t *tokenSource) fewestKeys() int {
 	t.mu.Lock()
-	v := t.v
-	t.mu.Unlock()
-	if v == nil {
-		return nil
+	defer t.mu.Unlock()
+	fewest := 0
+	for i, v := range t.vs {
+		if n := v.Keys(); i == 0 || n < fewest {
+			fewest = n
+		}
 	}
-	return v.Refresh(ctx)
+	return fewest
 }
 
-func keysOf(v *jwt.Verifier) int {
-	if v == nil {
-		return 0
-	}
-	return v.Keys()
-}
+// close closes the verifiers in use.
+func (t *tokenSource) close() { t.swap(nil, nil, nil) }
 
 // tokenMetrics count what the verifier said and fetched.
 type tokenMetrics struct {
@@ -117,11 +130,11 @@ func newTokenMetrics(reg prometheus.Registerer) *tokenMetrics {
 		}, []string{"result"}),
 		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_jwks_fetches_total",
-			Help: "Fetches of identity.jwt's jwks_url, by result (ok, error). A failed fetch keeps the keys fetched before.",
+			Help: "Fetches of identity.jwt's jwks_urls, by result (ok, error). A failed fetch keeps the keys fetched before.",
 		}, []string{"result"}),
 		keys: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sluice_jwks_keys",
-			Help: "Keys identity.jwt verifies tokens with now; 0 with identity.jwt set means every token is refused.",
+			Help: "Usable keys of the identity.jwt issuer with the fewest now; 0 with identity.jwt set means an issuer's tokens are all refused.",
 		}),
 	}
 	reg.MustRegister(m.verified, m.fetches, m.keys)
@@ -134,19 +147,22 @@ func newTokenMetrics(reg prometheus.Registerer) *tokenMetrics {
 	return m
 }
 
-// fetched is the verifier's OnFetch.
-func (m *tokenMetrics) fetched(keys int, err error) {
-	if err != nil {
-		m.fetches.WithLabelValues("error").Inc()
-	} else {
-		m.fetches.WithLabelValues("ok").Inc()
+// fetched returns the verifiers' OnFetch: a fetch is counted, and the
+// keys of the verifiers t serves are counted again.
+func (m *tokenMetrics) fetched(t *tokenSource) func(keys int, err error) {
+	return func(_ int, err error) {
+		if err != nil {
+			m.fetches.WithLabelValues("error").Inc()
+		} else {
+			m.fetches.WithLabelValues("ok").Inc()
+		}
+		m.keys.Set(float64(t.fewestKeys()))
 	}
-	m.keys.Set(float64(keys))
 }
 
 // countedVerifier is a verifier whose results are counted.
 type countedVerifier struct {
-	v *jwt.Verifier
+	v httplimit.TokenVerifier
 	m *tokenMetrics
 }
 

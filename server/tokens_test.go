@@ -254,3 +254,48 @@ func TestJWTThroughForwardAuth(t *testing.T) {
 		t.Fatalf("a broken token through forward-auth: policy %q, want the address's free plan", r.Header.Get("RateLimit-Policy"))
 	}
 }
+
+// Two issuers: the users' identity provider and a cluster's services, each
+// verified by its own keys; the services' tokens, which name no plan, are
+// on the plan their issuer's entry names.
+func TestJWTOfTwoIssuers(t *testing.T) {
+	users, services := newIDP(t, "u1"), newIDP(t, "s1")
+	f := newFixture(t, strings.Replace(testConfig, "identity:\n", `identity:
+  jwt:
+    - name: users
+      jwks_url: `+users.srv.URL+`
+      issuer: https://idp.example.com/
+      plan_claim: plan
+    - name: services
+      jwks_url: `+services.srv.URL+`
+      issuer: https://kubernetes.default.svc
+      plan: pro
+`, 1))
+	bearer := func(p *idp, kid string, claims map[string]any) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + sign(t, p.key, kid, claims)}
+	}
+	policy := func(h map[string]string) string {
+		t.Helper()
+		r := f.do(t, "POST", "/v1/check", `{"token":"`+strings.TrimPrefix(h["Authorization"], "Bearer ")+`","ip":"203.0.113.7","cost":0}`, nil)
+		body := readAll(t, r)
+		if r.StatusCode != 200 {
+			t.Fatalf("check: %d %s", r.StatusCode, body)
+		}
+		return body
+	}
+	if b := policy(bearer(users, "u1", map[string]any{"iss": "https://idp.example.com/", "sub": "alice", "plan": "free"})); !strings.Contains(b, `"identity":"user"`) || !strings.Contains(b, `"plan":"free"`) {
+		t.Errorf("a user's token: %s", b)
+	}
+	job := map[string]any{"iss": "https://kubernetes.default.svc", "sub": "system:serviceaccount:jobs:export"}
+	if b := policy(bearer(services, "s1", job)); !strings.Contains(b, `"identity":"user"`) || !strings.Contains(b, `"plan":"pro"`) {
+		t.Errorf("a service's token: %s", b)
+	}
+	// The users' key cannot speak for the cluster.
+	if b := policy(bearer(users, "s1", job)); !strings.Contains(b, `"identity":"ip"`) {
+		t.Errorf("a token naming the cluster, signed by the users' key: %s", b)
+	}
+	metrics := readAll(t, f.do(t, "GET", "/metrics", "", nil))
+	if !strings.Contains(metrics, "\nsluice_jwks_keys 1\n") {
+		t.Errorf("/metrics lacks sluice_jwks_keys 1")
+	}
+}

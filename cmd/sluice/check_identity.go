@@ -14,8 +14,12 @@ import (
 func printIdentity(w io.Writer, cfg *config.Config) {
 	id := cfg.Identity
 	parts := []string{fmt.Sprintf("API key in %s (unlisted: %s)", strings.Join(id.APIKeyHeaders, ", "), unlistedText(id.UnknownKeys))}
-	if j := id.JWT; j != nil {
-		parts = append(parts, "JWT "+jwtText(j))
+	if len(id.JWT) > 0 {
+		var issuers []string
+		for _, j := range id.JWT {
+			issuers = append(issuers, jwtText(j, len(id.JWT) > 1))
+		}
+		parts = append(parts, "JWT "+strings.Join(issuers, " or "))
 	}
 	if id.UserHeader != "" {
 		parts = append(parts, "user in "+id.UserHeader+" from trusted proxies")
@@ -31,8 +35,9 @@ func unlistedText(unknownKeys string) string {
 	return "by address"
 }
 
-// jwtText describes identity.jwt: whose keys, and the claims it checks.
-func jwtText(j *config.JWT) string {
+// jwtText describes an issuer of identity.jwt: whose keys, and the claims
+// it checks; named, when there are several.
+func jwtText(j *config.JWT, named bool) string {
 	var keys string
 	switch {
 	case j.JWKSURL != "":
@@ -43,6 +48,9 @@ func jwtText(j *config.JWT) string {
 		keys = "HMAC secret from " + j.SecretFile
 	}
 	s := "(" + keys
+	if named {
+		s = j.Name + " " + s
+	}
 	if j.Issuer != "" {
 		s += ", iss " + j.Issuer
 	}
@@ -52,6 +60,9 @@ func jwtText(j *config.JWT) string {
 	s += ", client " + or(j.SubjectClaim, "sub")
 	if j.PlanClaim != "" {
 		s += ", plan " + j.PlanClaim
+	}
+	if j.Plan != "" {
+		s += ", else plan " + j.Plan
 	}
 	return s + "; not verified: by address)"
 }
