@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"slices"
@@ -30,6 +31,12 @@ type JWT struct {
 	// JWKSURL is the identity provider's JWK Set, fetched at start and
 	// refreshed (https://, or http:// to a loopback host).
 	JWKSURL string
+	// CAFile names a PEM bundle of the CAs that sign JWKSURL's certificate,
+	// trusted instead of the system's roots (a cluster's own CA); CA is its
+	// content, read when the configuration is loaded. Empty: the system's
+	// roots.
+	CAFile string
+	CA     []byte
 	// JWKSFile names a file holding a JWK Set, read when the configuration
 	// is loaded (again at every reload); Keys is its content.
 	JWKSFile string
@@ -71,7 +78,7 @@ func (j *JWT) Equal(o *JWT) bool {
 	if j == nil || o == nil {
 		return j == o
 	}
-	return j.Name == o.Name && j.Plan == o.Plan && j.JWKSURL == o.JWKSURL && j.JWKSFile == o.JWKSFile && string(j.Keys) == string(o.Keys) &&
+	return j.Name == o.Name && j.Plan == o.Plan && j.JWKSURL == o.JWKSURL && j.CAFile == o.CAFile && string(j.CA) == string(o.CA) && j.JWKSFile == o.JWKSFile && string(j.Keys) == string(o.Keys) &&
 		j.SecretFile == o.SecretFile && string(j.Secret) == string(o.Secret) && j.Issuer == o.Issuer &&
 		slices.Equal(j.Audiences, o.Audiences) && j.SubjectClaim == o.SubjectClaim && j.PlanClaim == o.PlanClaim &&
 		slices.Equal(j.Algorithms, o.Algorithms) && j.Leeway == o.Leeway && j.Refresh == o.Refresh
@@ -130,6 +137,17 @@ func (d *decoder) jwt(n *yaml.Node, path string, raw *rawConfig, i int) *JWT {
 			raw.at(jwtPlanField(i), n, p)
 		},
 		"jwks_url": func(n *yaml.Node, p string) { j.JWKSURL = d.Str(n, p) },
+		"ca_file": func(n *yaml.Node, p string) {
+			j.CAFile = d.file(n, p)
+			b, err := readBounded(j.CAFile, maxPEMBytes)
+			if err == nil && !x509.NewCertPool().AppendCertsFromPEM(b) {
+				err = fmt.Errorf("%s holds no PEM certificate", j.CAFile)
+			}
+			if err != nil {
+				d.Errorf(n, p, "%v", err)
+			}
+			j.CA = b
+		},
 		"jwks_file": func(n *yaml.Node, p string) {
 			j.JWKSFile = d.file(n, p)
 			b, err := readBounded(j.JWKSFile, maxJWKSFileBytes)
@@ -167,6 +185,8 @@ func (d *decoder) jwt(n *yaml.Node, path string, raw *rawConfig, i int) *JWT {
 	switch {
 	case sources != 1:
 		d.Errorf(n, path, "name exactly one of jwks_url, jwks_file and secret_file: the keys that sign the tokens")
+	case j.CAFile != "" && j.JWKSURL == "":
+		d.Errorf(n, path+".ca_file", "only for a jwks_url, whose server's certificate it checks")
 	case len(d.Errs) == before:
 		if err := j.Options().Validate(); err != nil {
 			d.Errorf(n, path, "%v", err)

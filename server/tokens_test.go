@@ -5,9 +5,11 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
+	"encoding/pem"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -297,5 +299,25 @@ func TestJWTOfTwoIssuers(t *testing.T) {
 	metrics := readAll(t, f.do(t, "GET", "/metrics", "", nil))
 	if !strings.Contains(metrics, "\nsluice_jwks_keys 1\n") {
 		t.Errorf("/metrics lacks sluice_jwks_keys 1")
+	}
+}
+
+// A jwks_url whose certificate a CA of its own signs is fetched trusting
+// that CA (ca_file), and not without it.
+func TestJWTKeysFromAServerOfAPrivateCA(t *testing.T) {
+	p := newIDP(t, "k1")
+	tlsIDP := httptest.NewTLSServer(p.srv.Config.Handler)
+	t.Cleanup(tlsIDP.Close)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsIDP.Certificate().Raw}), 0o600)
+	alice := sign(t, p.key, "k1", map[string]any{"sub": "alice", "plan": "pro"})
+	for _, c := range []struct {
+		caFile, want string
+	}{{"\n    ca_file: " + ca, "user"}, {"", "ip"}} {
+		f := newFixture(t, strings.Replace(testConfig, "identity:\n", "identity:\n  jwt:\n    jwks_url: "+tlsIDP.URL+c.caFile+"\n    plan_claim: plan\n", 1))
+		r := f.do(t, "POST", "/v1/check", `{"token":"`+alice+`","ip":"203.0.113.7","cost":0}`, nil)
+		if body := readAll(t, r); r.StatusCode != 200 || !strings.Contains(body, `"identity":"`+c.want+`"`) {
+			t.Errorf("ca_file %q: %d %s, want identity %s", c.caFile, r.StatusCode, body, c.want)
+		}
 	}
 }
