@@ -45,6 +45,15 @@ func (m *Middleware) Subject(subject string) (string, error) {
 	return "", fmt.Errorf("no listed API key is named %q", name)
 }
 
+// UserSubject returns the Identity.Subject of a user id (of UserHeader,
+// Requester.User or a verified token's subject): "user:" and the id, or
+// "user#" and a hash of an id longer than 64 bytes or of characters other
+// than letters, digits and ".", "_", "-", "@".
+func (m *Middleware) UserSubject(user string) string {
+	_, sub := m.id.userSubject(user)
+	return sub
+}
+
 // SubjectLimits returns the store key and the limits of subject, a
 // Identity.Subject ("key:…", "user:…", "ip:…", "ext:…"), a rule's key
 // ("rule:<rule>/…") or GlobalSubject: a rule's limits for a rule's

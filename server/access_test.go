@@ -54,6 +54,8 @@ func TestStrangersAreRefusedAndSpendNothing(t *testing.T) {
 			{"an API key is no caller token", "GET", "/v1/forward-auth", "", map[string]string{server.TokenHeader: "", "Authorization": "Bearer " + testToken}, 401},
 			{"a settle without a token", "POST", "/v1/settle", `{"id":"guess","status":500}`, none, 401},
 			{"a pin without a token", "PUT", "/v1/degradation", `{"level":"critical"}`, none, 401},
+			{"a token's explanation without a token", "POST", "/v1/tokens", `{"token":"a.b.c"}`, none, 401},
+			{"a token's explanation by a caller without admin", "POST", "/v1/tokens", `{"token":"a.b.c"}`, map[string]string{server.TokenHeader: gatewayToken}, 403},
 			{"a pin by a caller without admin", "PUT", "/v1/degradation", `{"level":"critical"}`, map[string]string{server.TokenHeader: gatewayToken}, 403},
 		} {
 			r := f.do(t, c.method, c.path, c.body, c.header)

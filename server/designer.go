@@ -155,14 +155,7 @@ func (d *designer) handleRun(w http.ResponseWriter, r *http.Request) {
 // body is not what it should be ("a simulation": "not a simulation
 // request").
 func decodeDesignerBody(w http.ResponseWriter, r *http.Request, v any, what string) bool {
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, designerMaxBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		status := http.StatusBadRequest
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			status = http.StatusRequestEntityTooLarge
-		}
+	if status, err := readJSON(w, r, designerMaxBody, v); err != nil {
 		writeJSONProblem(w, status, http.StatusText(status), fmt.Sprintf("not %s request: %v", what, err))
 		return false
 	}

@@ -3,10 +3,7 @@ package server
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -127,19 +124,9 @@ type settleRequest struct {
 // for a body that is not one.
 func (s *Server) handleSettle(w http.ResponseWriter, r *http.Request, _ caller) {
 	var req settleRequest
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSettleBody))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(&req)
-	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
-		err = errors.New("more than one JSON value")
-	}
+	status, err := readJSON(w, r, maxSettleBody, &req)
 	switch {
 	case err != nil:
-		status := http.StatusBadRequest
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			status, err = http.StatusRequestEntityTooLarge, fmt.Errorf("the body is larger than %d bytes", maxSettleBody)
-		}
 		writeJSONProblem(w, status, http.StatusText(status), "settle: "+err.Error())
 		return
 	case req.ID == "":

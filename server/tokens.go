@@ -26,10 +26,11 @@ type tokenSource struct {
 	s       *Server
 	metrics *tokenMetrics
 
-	mu  sync.Mutex
-	cfg []*config.JWT
-	vs  []*jwt.Verifier
-	v   httplimit.TokenVerifier // of vs; nil without
+	mu    sync.Mutex
+	cfg   []*config.JWT
+	vs    []*jwt.Verifier
+	v      httplimit.TokenVerifier // of vs, counted; nil without
+	plainV httplimit.TokenVerifier // of vs, not counted
 }
 
 // verifierFor returns the verifier of js (nil for none) and a function that
@@ -45,7 +46,7 @@ func (t *tokenSource) verifierFor(js []*config.JWT) (httplimit.TokenVerifier, fu
 	if len(js) == 0 {
 		return nil, func(served bool) {
 			if served {
-				t.swap(nil, nil, nil)
+				t.swap(nil, nil, nil, nil)
 			}
 		}, nil
 	}
@@ -80,14 +81,22 @@ func (t *tokenSource) verifierFor(js []*config.JWT) (httplimit.TokenVerifier, fu
 		}
 		v = issuers
 	}
+	plain := v
 	v = &countedVerifier{v: v, m: t.metrics}
 	return v, func(served bool) {
 		if served {
-			t.swap(js, vs, v)
+			t.swap(js, vs, v, plain)
 		} else {
 			closeAll()
 		}
 	}, nil
+}
+
+// plain returns the verifier in use, its results not counted, or nil.
+func (t *tokenSource) plain() httplimit.TokenVerifier {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.plainV
 }
 
 // clientTrusting returns the client of a jwks_url whose certificate the
@@ -101,12 +110,12 @@ func clientTrusting(pem []byte) *http.Client {
 	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
 }
 
-// swap makes vs, of js, the verifiers in use (v together) and closes those
-// it replaces.
-func (t *tokenSource) swap(js []*config.JWT, vs []*jwt.Verifier, v httplimit.TokenVerifier) {
+// swap makes vs, of js, the verifiers in use (v together, and plain
+// uncounted) and closes those it replaces.
+func (t *tokenSource) swap(js []*config.JWT, vs []*jwt.Verifier, v, plain httplimit.TokenVerifier) {
 	t.mu.Lock()
 	old := t.vs
-	t.cfg, t.vs, t.v = js, vs, v
+	t.cfg, t.vs, t.v, t.plainV = js, vs, v, plain
 	t.mu.Unlock()
 	t.metrics.keys.Set(float64(t.fewestKeys()))
 	for _, o := range old {
@@ -131,7 +140,7 @@ func (t *tokenSource) fewestKeys() int {
 }
 
 // close closes the verifiers in use.
-func (t *tokenSource) close() { t.swap(nil, nil, nil) }
+func (t *tokenSource) close() { t.swap(nil, nil, nil, nil) }
 
 // tokenMetrics count what the verifier said and fetched.
 type tokenMetrics struct {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/sluice-dev/sluice/server"
 )
 
 // idp is an identity provider: a key that signs tokens and the JWK Set,
@@ -319,5 +321,52 @@ func TestJWTKeysFromAServerOfAPrivateCA(t *testing.T) {
 		if body := readAll(t, r); r.StatusCode != 200 || !strings.Contains(body, `"identity":"`+c.want+`"`) {
 			t.Errorf("ca_file %q: %d %s, want identity %s", c.caFile, r.StatusCode, body, c.want)
 		}
+	}
+}
+
+// POST /v1/tokens says whom a token names, or why it names no one, as the
+// served configuration verifies it now; it is the admin scope's, and 409
+// without identity.jwt.
+func TestTokensEndpointExplainsAToken(t *testing.T) {
+	p := newIDP(t, "k1")
+	f := newFixture(t, jwtConfig(p))
+	good := sign(t, p.key, "k1", map[string]any{"iss": "https://idp.example.com/", "aud": "api", "sub": "alice", "plan": "pro",
+		"org_id": "acme", "exp": noon.Add(time.Hour).Unix()})
+	r := f.do(t, "POST", "/v1/tokens", `{"token":"`+good+`"}`, nil)
+	body := readAll(t, r)
+	for _, want := range []string{`"verified":true`, `"subject":"user:alice"`, `"plan":"pro"`, `"org_id":"acme"`, `"expiresAt":"2026-11-30T13:00:00Z"`} {
+		if r.StatusCode != 200 || !strings.Contains(body, want) {
+			t.Errorf("a good token: %d %s lacks %s", r.StatusCode, body, want)
+		}
+	}
+	odd := sign(t, p.key, "k1", map[string]any{"iss": "https://idp.example.com/", "aud": "api", "sub": "Ann Smith/7", "plan": "platinum"})
+	if body := readAll(t, f.do(t, "POST", "/v1/tokens", `{"token":"`+odd+`"}`, nil)); !strings.Contains(body, `"subject":"user#`) ||
+		!strings.Contains(body, `"plan":"free"`) || !strings.Contains(body, `"planClaim":"platinum"`) {
+		t.Errorf("an unusual subject naming an unknown plan: %s", body)
+	}
+	expired := sign(t, p.key, "k1", map[string]any{"iss": "https://idp.example.com/", "aud": "api", "sub": "alice", "exp": noon.Add(-time.Hour).Unix()})
+	if body := readAll(t, f.do(t, "POST", "/v1/tokens", `{"token":"`+expired+`"}`, nil)); !strings.Contains(body, `"verified":false`) ||
+		!strings.Contains(body, `"result":"expired"`) || !strings.Contains(body, "expired") {
+		t.Errorf("an expired token: %s", body)
+	}
+	for _, c := range []struct {
+		body string
+		code int
+	}{{`{}`, 400}, {`{"token":"a.b.c","x":1}`, 400}, {`{"token":"a.b.c"} {}`, 400}, {`{"token":"` + strings.Repeat("a", 9000) + `"}`, 400},
+		{`{"token":"` + strings.Repeat("a", 17000) + `"}`, 413}} {
+		if r := f.do(t, "POST", "/v1/tokens", c.body, nil); r.StatusCode != c.code {
+			t.Errorf("body %.40q: %d, want %d", c.body, r.StatusCode, c.code)
+		}
+	}
+	if r := f.do(t, "POST", "/v1/tokens", `{"token":"a.b.c"}`, map[string]string{server.TokenHeader: ""}); r.StatusCode != 401 && r.StatusCode != 403 {
+		t.Errorf("a caller without a token: %d", r.StatusCode)
+	}
+	metrics := readAll(t, f.do(t, "GET", "/metrics", "", nil))
+	if !strings.Contains(metrics, `sluice_token_verifications_total{result="verified"} 0`) {
+		t.Error("the endpoint's verifications were counted as the middleware's")
+	}
+	plain := newFixture(t, testConfig)
+	if r := plain.do(t, "POST", "/v1/tokens", `{"token":"a.b.c"}`, nil); r.StatusCode != 409 {
+		t.Errorf("without identity.jwt: %d, want 409", r.StatusCode)
 	}
 }

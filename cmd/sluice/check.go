@@ -80,7 +80,7 @@ func printAccess(w io.Writer, cfg *config.Config) {
 		public += ", PROXY header from " + strings.Join(from, " ")
 	}
 	fmt.Fprintf(tw, "public\t%s\t%s\tthe limited API, /docs, /healthz\n", cfg.Listen, public)
-	fmt.Fprintf(tw, "admin\t%s\t%s\t/v1/check, /v1/settle, /v1/forward-auth, /metrics, /dashboard, /designer, /v1/degradation, /readyz\n",
+	fmt.Fprintf(tw, "admin\t%s\t%s\t/v1/check, /v1/settle, /v1/forward-auth, /metrics, /dashboard, /designer, /v1/degradation, /v1/keys, /v1/tokens, /readyz\n",
 		cfg.Admin.Listen, tls(cfg.Admin.TLS))
 	if cfg.Envoy.Enabled {
 		fmt.Fprintf(tw, "envoy\t%s\t%s\tEnvoy's ShouldRateLimit (gRPC)\n", cfg.Envoy.Listen, tls(cfg.Admin.TLS))

@@ -1,0 +1,29 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+// readJSON decodes r's body — at most limit bytes, one JSON value, no
+// unknown field — into v. On failure it returns the status to answer (400,
+// or 413 for a body too large) and what was wrong.
+func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) (int, error) {
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
+		err = errors.New("more than one JSON value")
+	}
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return http.StatusRequestEntityTooLarge, fmt.Errorf("the body is larger than %d bytes", limit)
+	case err != nil:
+		return http.StatusBadRequest, err
+	}
+	return http.StatusOK, nil
+}
