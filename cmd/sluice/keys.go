@@ -1,16 +1,20 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -33,13 +37,15 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	limit := fs.String("limit", "", "reset: the one limit to reset (default: every limit)")
 	n := fs.Int("n", 10, "top: how many subjects")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: sluice keys [flags] top | inspect SUBJECT | reset SUBJECT | penalize SUBJECT
+		fmt.Fprintln(stderr, `usage: sluice keys [flags] top | inspect SUBJECT | reset SUBJECT | penalize SUBJECT | token FILE
 
 Subjects are "key:<sha256 hex>", "name:<listed key's name>", "user:<id>",
 "ip:<prefix>", "rule:<rule>/<key>" or "*".
 penalize puts a client in the penalty box now (penalty: in the configuration);
 reset -limit penalty takes it out. Every reset and penalize is logged by the
-server with the caller's name.`)
+server with the caller's name.
+token says whom the JSON Web Token in FILE ("-": standard input) names and on
+which plan, or why it names no one, as the server verifies it now (identity.jwt).`)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -57,17 +63,25 @@ server with the caller's name.`)
 		return err
 	}
 	rest := fs.Args()
-	want := map[string]int{"top": 1, "inspect": 2, "reset": 2, "penalize": 2}
+	want := map[string]int{"top": 1, "inspect": 2, "reset": 2, "penalize": 2, "token": 2}
 	if len(rest) == 0 || want[rest[0]] != len(rest) {
 		fs.Usage()
-		return errors.New("want top, inspect SUBJECT, reset SUBJECT or penalize SUBJECT")
+		return errors.New("want top, inspect SUBJECT, reset SUBJECT, penalize SUBJECT or token FILE")
 	}
 	q := url.Values{}
 	if *plan != "" {
 		q.Set("plan", *plan)
 	}
 	method, path := http.MethodGet, "/v1/keys"
+	var send []byte
 	switch rest[0] {
+	case "token":
+		jwt, err := readToken(rest[1])
+		if err != nil {
+			return err
+		}
+		method, path = http.MethodPost, "/v1/tokens"
+		send, _ = json.Marshal(map[string]string{"token": jwt})
 	case "top":
 		q.Set("top", strconv.Itoa(*n))
 	case "inspect":
@@ -81,19 +95,45 @@ server with the caller's name.`)
 		method, path = http.MethodPost, path+"/"+url.PathEscape(rest[1])
 		q.Set("action", "penalize")
 	}
-	body, err := callAdmin(ctx, client, method, *admin+path+"?"+q.Encode(), *token)
+	body, err := callAdmin(ctx, client, method, *admin+path+"?"+q.Encode(), *token, send)
 	if err != nil {
 		return err
 	}
 	return printKeys(stdout, rest[0], body)
 }
 
-// callAdmin sends one request to the admin listener and returns the body
-// of a 200, or an error with the problem's detail.
-func callAdmin(ctx context.Context, client *http.Client, method, u, token string) ([]byte, error) {
+// readToken reads a JSON Web Token from the file at path ("-": standard
+// input): at most 16 KiB, spaces around it left out.
+func readToken(path string) (string, error) {
+	var b []byte
+	var err error
+	if path == "-" {
+		b, err = io.ReadAll(io.LimitReader(os.Stdin, 16<<10+1))
+	} else {
+		var s string
+		s, err = config.ReadSecret(path)
+		b = []byte(s)
+	}
+	if err != nil {
+		return "", fmt.Errorf("token: %w", err)
+	}
+	if len(b) > 16<<10 {
+		return "", errors.New("token: more than 16 KiB")
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// callAdmin sends one request, with body when not nil, to the admin
+// listener and returns the body of a 200, or an error with the problem's
+// detail.
+func callAdmin(ctx context.Context, client *http.Client, method, u, token string, body []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, u, nil)
+	var r io.Reader
+	if body != nil {
+		r = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, r)
 	if err != nil {
 		return nil, err
 	}
@@ -105,16 +145,16 @@ func callAdmin(ctx context.Context, client *http.Client, method, u, token string
 		return nil, err
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
 		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		var p struct{ Detail string }
-		json.Unmarshal(body, &p)
+		json.Unmarshal(answer, &p)
 		return nil, fmt.Errorf("%s %s: %s: %s", method, u, resp.Status, p.Detail)
 	}
-	return body, nil
+	return answer, nil
 }
 
 // adminTLS is how a command reaches an admin listener over TLS.
@@ -192,6 +232,32 @@ func printKeys(w io.Writer, cmd string, body []byte) error {
 			return err
 		}
 		fmt.Fprintf(tw, "%s is in the penalty box for %s\n", r.Subject, time.Duration(r.PenalizedForMs)*time.Millisecond)
+	case "token":
+		var a struct {
+			Verified                                 bool
+			Result, Detail, Subject, Plan, PlanClaim string
+			ExpiresAt                                *time.Time
+			Claims                                   map[string]string
+		}
+		if err := json.Unmarshal(body, &a); err != nil {
+			return err
+		}
+		if !a.Verified {
+			fmt.Fprintf(tw, "not verified (%s): %s\nthe client is limited by its address\n", a.Result, a.Detail)
+			return nil
+		}
+		fmt.Fprintf(tw, "SUBJECT\t%s\nPLAN\t%s", a.Subject, a.Plan)
+		if a.PlanClaim != "" && a.PlanClaim != a.Plan {
+			fmt.Fprintf(tw, " (the token names %q, not a plan)", a.PlanClaim)
+		}
+		fmt.Fprintln(tw)
+		if a.ExpiresAt != nil {
+			fmt.Fprintf(tw, "EXPIRES\t%s\n", a.ExpiresAt.Format(time.RFC3339))
+		}
+		names := slices.Sorted(maps.Keys(a.Claims))
+		for _, k := range names {
+			fmt.Fprintf(tw, "CLAIM\t%s\t%s\n", k, a.Claims[k])
+		}
 	}
 	return nil
 }

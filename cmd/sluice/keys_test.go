@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -15,6 +16,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/internal/testpki"
@@ -207,5 +210,41 @@ func keysServer(t *testing.T, file, text string) *server.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { srv.Close() })
 	return srv
+}
+
+// TestKeysCommandExplainsAToken: sluice keys token says whom a token names,
+// or why it names no one, reading it from a file.
+func TestKeysCommandExplainsAToken(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "secret")
+	os.WriteFile(secret, []byte("a-secret-shared-with-the-issuer-32b\n"), 0o600)
+	keys, _ := keysAgainst(t, "identity:\n  jwt: {secret_file: "+secret+", plan_claim: plan}\n")
+	sign := func(key string, claims map[string]any) string {
+		signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: []byte(key)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		payload, _ := json.Marshal(claims)
+		jws, err := signer.Sign(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := jws.CompactSerialize()
+		file := filepath.Join(dir, "token")
+		os.WriteFile(file, []byte(s+"\n"), 0o600)
+		return file
+	}
+	out, err := keys("token", sign("a-secret-shared-with-the-issuer-32b", map[string]any{"sub": "alice", "plan": "gold", "org": "acme"}))
+	if err != nil || !strings.Contains(out, "SUBJECT  user:alice\nPLAN     free (the token names \"gold\", not a plan)\nCLAIM    org") {
+		t.Errorf("a good token: %v\n%s", err, out)
+	}
+	out, err = keys("token", sign("not-the-issuers-secret-of-32-bytes", map[string]any{"sub": "alice"}))
+	if err != nil || !strings.HasPrefix(out, "not verified (signature): ") {
+		t.Errorf("a forged token: %v\n%s", err, out)
+	}
+	if _, err := keys("token", filepath.Join(dir, "none")); err == nil {
+		t.Error("a missing token file: no error")
+	}
 }

@@ -39,7 +39,7 @@ func commands() map[string]command {
 		"check":    {"validate a configuration file and print its plans", runCheck},
 		"bench":    {"send load to a running server and report rate, statuses and latency", runBench},
 		"token":    {"make a caller token for the admin listener and the hash to configure", runToken},
-		"keys":     {"inspect, reset or list the most refused subjects on a running server", runKeys},
+		"keys":     {"inspect, reset or list the most refused subjects on a running server; explain a token", runKeys},
 		"version":  {"print the module version, commit and Go version of this binary", runVersion},
 	}
 }
