@@ -26,9 +26,9 @@ type tokenSource struct {
 	s       *Server
 	metrics *tokenMetrics
 
-	mu    sync.Mutex
-	cfg   []*config.JWT
-	vs    []*jwt.Verifier
+	mu     sync.Mutex
+	cfg    []*config.JWT
+	vs     []*jwt.Verifier
 	v      httplimit.TokenVerifier // of vs, counted; nil without
 	plainV httplimit.TokenVerifier // of vs, not counted
 }
