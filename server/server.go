@@ -283,7 +283,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 		st.reducedProxy = reduced.Handler(proxy)
 		if cfg.Upstream != "" {
 			ids := append(append([]string(nil), cfg.Identity.APIKeyHeaders...), cfg.Identity.UserHeader, "Cookie")
-			if cfg.Identity.JWT != nil {
+			if len(cfg.Identity.JWT) > 0 {
 				ids = append(ids, "Authorization")
 			}
 			st.stale = newStaleCache(g.StaleFor, s.opts.Clock, ids)
