@@ -2,7 +2,6 @@ package grpclimit_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/grpclimit"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/jwttest"
 	"github.com/sluice-dev/sluice/jwt"
 )
 
@@ -28,17 +28,7 @@ func TestTokensInMetadataNameTheirUsers(t *testing.T) {
 	t.Cleanup(func() { tokens.Close() })
 	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.PerMinute(1))}, Tokens: tokens}})
 	sign := func(key []byte, sub string) string {
-		signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: key}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		claims, _ := json.Marshal(map[string]any{"sub": sub, "exp": time.Now().Add(time.Hour).Unix()})
-		jws, err := signer.Sign(claims)
-		if err != nil {
-			t.Fatal(err)
-		}
-		token, _ := jws.CompactSerialize()
-		return "Bearer " + token
+		return "Bearer " + jwttest.Sign(t, jose.HS256, key, "", map[string]any{"sub": sub, "exp": time.Now().Add(time.Hour).Unix()})
 	}
 	ctx := context.Background()
 	for _, user := range []string{"alice", "bob"} {

@@ -17,6 +17,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/sluice-dev/sluice/internal/jwttest"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -47,22 +48,7 @@ func newIDP(t *testing.T, kid string) *idp {
 
 // sign returns a token of claims signed by key under kid.
 func sign(t *testing.T, key *ecdsa.PrivateKey, kid string, claims map[string]any) string {
-	t.Helper()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key},
-		(&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", kid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	payload, _ := json.Marshal(claims)
-	obj, err := signer.Sign(payload)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := obj.CompactSerialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return jwttest.Sign(t, jose.ES256, key, kid, claims)
 }
 
 // jwtConfig is testConfig with tokens of p's issuer verified, the plan in

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -20,6 +19,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/jwttest"
 	"github.com/sluice-dev/sluice/internal/testpki"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
@@ -222,16 +222,7 @@ func TestKeysCommandExplainsAToken(t *testing.T) {
 	os.WriteFile(secret, []byte("a-secret-shared-with-the-issuer-32b\n"), 0o600)
 	keys, _ := keysAgainst(t, "identity:\n  jwt: {secret_file: "+secret+", plan_claim: plan}\n")
 	sign := func(key string, claims map[string]any) string {
-		signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: []byte(key)}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		payload, _ := json.Marshal(claims)
-		jws, err := signer.Sign(payload)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, _ := jws.CompactSerialize()
+		s := jwttest.Sign(t, jose.HS256, []byte(key), "", claims)
 		file := filepath.Join(dir, "token")
 		os.WriteFile(file, []byte(s+"\n"), 0o600)
 		return file
