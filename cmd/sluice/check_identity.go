@@ -57,9 +57,9 @@ func jwtText(j *config.JWT, named bool) string {
 	if len(j.Audiences) > 0 {
 		s += ", aud " + strings.Join(j.Audiences, " or ")
 	}
-	s += ", client " + or(j.SubjectClaim, "sub")
+	s += ", client from claim " + or(j.SubjectClaim, "sub")
 	if j.PlanClaim != "" {
-		s += ", plan " + j.PlanClaim
+		s += ", plan from claim " + j.PlanClaim
 	}
 	if j.Plan != "" {
 		s += ", else plan " + j.Plan

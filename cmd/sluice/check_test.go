@@ -79,7 +79,7 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 		{"", "IDENTITY  API key in Authorization, X-Api-Key (unlisted: a client of its own) > address (IPv4 /32, IPv6 /64)\n", ""},
 		{"identity:\n  user_header: X-User\n  ipv6_prefix: 56\n  jwt: {secret_file: pw32, issuer: https://id.example/, audiences: [api, web], plan_claim: tier}\nkeys: [{sha256: 9f8cfdb17116bf0e2a44e071454f25594cb9b8737bf331e6a2f0b30550572f29, plan: free}]\n",
 			"IDENTITY  API key in Authorization, X-Api-Key (unlisted: by address) > JWT (HMAC secret from " + filepath.Join(dir, "pw32") +
-				", iss https://id.example/, aud api or web, client sub, plan tier; not verified: by address) > user in X-User from trusted proxies > address (IPv4 /32, IPv6 /56)\n", "a-secret-of-32-bytes-or-more-here"},
+				", iss https://id.example/, aud api or web, client from claim sub, plan from claim tier; not verified: by address) > user in X-User from trusted proxies > address (IPv4 /32, IPv6 /56)\n", "a-secret-of-32-bytes-or-more-here"},
 		{"", "RESPONSE  headers ietf; refusals RFC 9457 problem (429); Retry-After exact\n", ""},
 		{"response: {headers: [ietf, legacy], body: error-code, global_status: 503, deny_status: 403, hide: [m], retry_jitter: 30s}\n",
 			"RESPONSE  headers ietf, legacy; refusals error-code JSON (429, 503 by global limits alone, 403 on forward-auth); hidden m; Retry-After spread up to 30s later (a tenth of a limit's window at most)\n", ""},
