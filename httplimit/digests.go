@@ -144,9 +144,29 @@ func (e *digestEntry) is(raw string) bool {
 			v |= s[i] ^ raw[i]
 		}
 	} else {
-		for i := 0; i < len(raw); i++ {
-			v |= e.long[i] ^ raw[i]
-		}
+		return equalInConstantTime(e.long, raw)
 	}
 	return subtle.ConstantTimeByteEq(v, 0) == 1
+}
+
+// equalInConstantTime reports whether a and b, of one length, are equal,
+// in a time that depends on their length alone: eight bytes at a time,
+// then the rest one by one.
+func equalInConstantTime(a, b string) bool {
+	var v uint64
+	i := 0
+	for ; i+8 <= len(a) && i+8 <= len(b); i += 8 {
+		v |= word(a[i:]) ^ word(b[i:])
+	}
+	for ; i < len(a) && i < len(b); i++ {
+		v |= uint64(a[i] ^ b[i])
+	}
+	return v == 0
+}
+
+// word returns the first eight bytes of s as a little-endian number.
+func word(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 }

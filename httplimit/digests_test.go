@@ -162,3 +162,27 @@ func TestDigestCacheSize(t *testing.T) {
 		}
 	}
 }
+
+// equalInConstantTime tells every string from one that differs in any one
+// byte, whatever its length and the byte's place (in the words of eight
+// bytes or in the rest).
+func TestEqualInConstantTime(t *testing.T) {
+	for n := range 40 {
+		a := make([]byte, n)
+		for i := range a {
+			a[i] = byte('a' + i%26)
+		}
+		if !equalInConstantTime(string(a), string(a)) {
+			t.Fatalf("length %d: equal strings unequal", n)
+		}
+		for i := range n {
+			for _, bit := range []byte{1, 0x80} {
+				b := append([]byte(nil), a...)
+				b[i] ^= bit
+				if equalInConstantTime(string(a), string(b)) {
+					t.Fatalf("length %d: a string differing at byte %d (bit %#x) equal", n, i, bit)
+				}
+			}
+		}
+	}
+}
