@@ -30,7 +30,7 @@ type TokenClaims struct {
 	Plan string
 	// Expires is when the token stops vouching for its client. Zero: it
 	// does not expire. The Middleware believes a verified token until then,
-	// and at most maxTokenTrust before it asks the verifier again.
+	// and for at most 5 minutes before it asks the verifier again.
 	Expires time.Time
 	// Claims are the token's claims that rules may key by (Rule.Key
 	// "claim:<name>"), by name: a tenant, the client application. The
