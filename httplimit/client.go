@@ -82,7 +82,14 @@ func (m *Middleware) identifyRequester(ctx context.Context, c Requester) (Identi
 		if m.id.tokens == nil {
 			return id, fmt.Errorf("%w: no verifier of tokens is configured", ErrTokenRefused)
 		}
-		if tid := m.id.tokens.resolve(ctx, c.Token, m.id.userSubject, m.policy); tid != nil {
+		from := func() string {
+			if !c.IP.IsValid() {
+				return "" // a caller's own client, unknown: no budget
+			}
+			_, sub := m.id.ipSubject(c.IP.Unmap())
+			return sub
+		}
+		if tid := m.id.tokens.resolve(ctx, c.Token, from, m.id.userSubject, m.policy); tid != nil {
 			id, verified = *tid, true
 		} else if !c.IP.IsValid() {
 			return id, ErrTokenRefused

@@ -189,7 +189,11 @@ func (id *identifier) identify(r *http.Request, out *Identity) {
 	}
 	if id.tokens != nil {
 		if token, ok := bearer(r.Header); ok && isToken(token) {
-			if tid := id.tokens.resolve(r.Context(), token, id.userSubject, id.policy); tid != nil {
+			from := func() string {
+				_, sub := id.ipSubject(clientAddr(r.Header, peer, id.isTrusted, id.useForwarded))
+				return sub
+			}
+			if tid := id.tokens.resolve(r.Context(), token, from, id.userSubject, id.policy); tid != nil {
 				*out = *tid
 				if out.Plan == nil { // the token names no plan of the policy
 					out.Plan = orDefault(plan, id.policy.DefaultPlan)

@@ -89,7 +89,12 @@ type Options struct {
 	// made-up API key, and such a token is never read as an API key. The
 	// Middleware remembers what the verifier said of recent tokens: a
 	// verified token until it expires and at most 5 minutes, a refused one
-	// 10 seconds. Nil: bearer tokens are API keys like any other.
+	// 10 seconds; and once 16 tokens from one client address have been
+	// refused within 10 seconds, the tokens of that address the Middleware
+	// does not remember as verified are not sent to the verifier until the
+	// 10 seconds have passed (they name no one), so that forged tokens cost
+	// a bounded number of verifications. Nil: bearer tokens are API keys like any
+	// other.
 	Tokens TokenVerifier
 
 	// Rules limit the requests they match by keys and limits of their own,

@@ -67,13 +67,14 @@ const (
 type tokens struct {
 	verifier TokenVerifier
 	cache    *digestCache
+	budget   *refusalBudget
 	now      func() time.Time
 }
 
 func newTokens(v TokenVerifier, now func() time.Time) *tokens {
 	c := newDigestCache(0)
 	c.mask, c.buckets = tokenCacheBuckets-1, make([]digestBucket, tokenCacheBuckets)
-	return &tokens{verifier: v, cache: c, now: now}
+	return &tokens{verifier: v, cache: c, budget: newRefusalBudget(), now: now}
 }
 
 // isToken reports whether a bearer credential is a signed token (a JSON
@@ -83,9 +84,11 @@ func isToken(v string) bool { return strings.Count(v, ".") == 2 }
 
 // resolve returns the identity token vouches for, made by user from its
 // subject, with the plan the token names (nil when it names none the
-// policy has), or nil when the verifier refuses it. The identity is shared:
-// read it, never write it.
-func (t *tokens) resolve(ctx context.Context, token string, user func(string) (key, sub string), policy *Policy) *Identity {
+// policy has), or nil when the verifier refuses it. A token not remembered
+// is verified only if from, the client's address group ("" for none: no
+// budget), has not spent its budget of refusals (see refusalBudget); from
+// is called only then. The identity is shared: read it, never write it.
+func (t *tokens) resolve(ctx context.Context, token string, from func() string, user func(string) (key, sub string), policy *Policy) *Identity {
 	if len(token) > maxTokenLen {
 		return nil
 	}
@@ -102,10 +105,19 @@ func (t *tokens) resolve(ctx context.Context, token string, user func(string) (k
 			return &e.id
 		}
 	}
+	addr := from()
+	if addr != "" && t.budget.spent(addr, nowMicros) {
+		return nil
+	}
 	claims, err := t.verifier.VerifyToken(ctx, token)
 	if err != nil || claims.Subject == "" || !claims.Expires.IsZero() && !now.Before(claims.Expires) {
-		if cacheable && ctx.Err() == nil {
-			t.cache.putUntil(token, h, false, Identity{}, now.Add(refusedTokenMemory).UnixMicro())
+		if ctx.Err() == nil {
+			if cacheable {
+				t.cache.putUntil(token, h, false, Identity{}, now.Add(refusedTokenMemory).UnixMicro())
+			}
+			if addr != "" {
+				t.budget.refused(addr, nowMicros)
+			}
 		}
 		return nil
 	}

@@ -3,6 +3,7 @@ package httplimit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -317,4 +318,37 @@ rules:
 	})
 	sendTokens(t, mw.Handler(okHandler()), []tokenCode{{aliceToken, 200}, {bobToken, 200}, {aliceToken, 429}, {bobToken, 429},
 		{forgedToken, 200}, {forgedToken2, 200}, {forgedToken2, 200}, {forgedToken2, 200}})
+}
+
+// An address whose tokens keep failing has at most 16 verified in 10
+// seconds: the next new ones name no one unverified, even a valid one,
+// while tokens remembered as verified keep naming their users and other
+// addresses are not affected; after 10 seconds it is verified again.
+func TestForgedTokensCostABoundedNumberOfVerifications(t *testing.T) {
+	mw, v, clock := tokenMiddleware(t, "")
+	identityOf(t, mw, "203.0.113.7:1000", bearerOf(bobToken)) // remembered as verified
+	forged := func(i int) string { return fmt.Sprintf("eyJhbGciOiJSUzI1NiJ9.mallory%d.forged", i) }
+	for i := range 40 {
+		identityOf(t, mw, "203.0.113.7:1000", bearerOf(forged(i)))
+	}
+	asked := 0
+	for i := range 40 {
+		asked += v.times(forged(i))
+	}
+	if asked != 16 {
+		t.Fatalf("40 forged tokens from one address: %d verified, want 16", asked)
+	}
+	if id := identityOf(t, mw, "203.0.113.7:1001", bearerOf(aliceToken)); id.Kind != httplimit.KindIP || v.times(aliceToken) != 0 {
+		t.Fatalf("a valid new token from the address over its budget: %s, verified %d times; want the address, unverified", id.Kind, v.times(aliceToken))
+	}
+	if id := identityOf(t, mw, "203.0.113.7:1000", bearerOf(bobToken)); id.Subject != "user:bob" {
+		t.Fatalf("a remembered token from the address over its budget: %q, want user:bob", id.Subject)
+	}
+	if id := identityOf(t, mw, "198.51.100.1:1000", bearerOf(aliceToken)); id.Subject != "user:alice" {
+		t.Fatalf("a valid token from another address: %q, want user:alice", id.Subject)
+	}
+	clock.Advance(10 * time.Second)
+	if id := identityOf(t, mw, "203.0.113.7:1000", bearerOf(forged(99))); id.Kind != httplimit.KindIP || v.times(forged(99)) != 1 {
+		t.Fatalf("10 s later, a new forged token: verified %d times, want 1", v.times(forged(99)))
+	}
 }
