@@ -58,7 +58,11 @@ type docsData struct {
 	Identity    config.Identity
 	// KeyHeader is how the code examples send an API key: a header name and
 	// the value's prefix before the key ("Bearer " for Authorization).
+	// KeyVar names the variable that holds it, KeyWord what it is: "API_KEY"
+	// and "key", or, where tokens identify clients and no key is listed,
+	// "ACCESS_TOKEN" and "access token".
 	KeyHeader, KeyPrefix string
+	KeyVar, KeyWord      string
 	Modes                []string
 	// Concurrency is true when some limit counts requests in progress (its
 	// RateLimit-Policy item has qu instead of w).
@@ -97,6 +101,10 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 		DocsURL: cfg.Response.DocsURL, KeyHeader: "X-API-Key"}
 	if hs := cfg.Identity.APIKeyHeaders; len(hs) > 0 {
 		data.KeyHeader = hs[0]
+	}
+	data.KeyVar, data.KeyWord = "API_KEY", "key"
+	if len(cfg.Identity.JWT) > 0 && len(cfg.Keys) == 0 && cfg.KeysFile == "" {
+		data.KeyHeader, data.KeyVar, data.KeyWord = "Authorization", "ACCESS_TOKEN", "access token"
 	}
 	if data.KeyHeader == "Authorization" {
 		data.KeyPrefix = "Bearer "

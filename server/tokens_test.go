@@ -133,8 +133,19 @@ func TestDocsTellsClientsToSendTheirToken(t *testing.T) {
 		t.Errorf("/docs with identity.jwt lacks %s", want)
 	}
 	plain := newFixture(t, testConfig)
-	if page := readAll(t, plain.do(t, "GET", "/docs", "", nil)); strings.Contains(page, "Access token") {
-		t.Error("/docs without identity.jwt tells clients to send a token")
+	page := readAll(t, plain.do(t, "GET", "/docs", "", nil))
+	if strings.Contains(page, "Access token") || !strings.Contains(page, `Bearer $API_KEY`) {
+		t.Error("/docs without identity.jwt tells clients to send a token, or its examples send no API key")
+	}
+	// Where only tokens identify clients, the code examples send one.
+	onlyTokens := strings.Replace(jwtConfig(newIDP(t, "k1")), "keys:\n", "unused_keys:\n", 1)
+	onlyTokens = onlyTokens[:strings.Index(onlyTokens, "unused_keys:")] + onlyTokens[strings.Index(onlyTokens, "exempt:"):]
+	page = readAll(t, newFixture(t, onlyTokens).do(t, "GET", "/docs", "", nil))
+	for _, want := range []string{`-H "Authorization: Bearer $ACCESS_TOKEN"`, `os.Getenv("ACCESS_TOKEN")`, `os.environ["ACCESS_TOKEN"]`,
+		`const ACCESS_TOKEN = process.env.ACCESS_TOKEN;`, "<code>ACCESS_TOKEN</code> with your access token", "Your plan is the one your access token names."} {
+		if !strings.Contains(page, want) {
+			t.Errorf("/docs where only tokens identify lacks %s", want)
+		}
 	}
 }
 
