@@ -18,6 +18,9 @@ import (
 // jwks_url.
 const minJWKSRefresh = time.Minute
 
+// maxJWTLeeway is the most clock skew identity.jwt allows on exp and nbf.
+const maxJWTLeeway = 10 * time.Minute
+
 // maxJWKSFileBytes bounds a JWK Set file: a set of a hundred keys is
 // under 100 KB.
 const maxJWKSFileBytes = 1 << 20
@@ -169,7 +172,11 @@ func (d *decoder) jwt(n *yaml.Node, path string, raw *rawConfig, i int) *JWT {
 		"subject_claim": func(n *yaml.Node, p string) { j.SubjectClaim = d.Str(n, p) },
 		"plan_claim":    func(n *yaml.Node, p string) { j.PlanClaim = d.Str(n, p) },
 		"algorithms":    func(n *yaml.Node, p string) { j.Algorithms = d.Strings(n, p) },
-		"leeway":        func(n *yaml.Node, p string) { j.Leeway = d.Duration(n, p) },
+		"leeway": func(n *yaml.Node, p string) {
+			if j.Leeway = d.Duration(n, p); j.Leeway > maxJWTLeeway {
+				d.Errorf(n, p, "%v is more than clocks disagree by: at most %v (an expired token would be believed that long)", j.Leeway, maxJWTLeeway)
+			}
+		},
 		"refresh": func(n *yaml.Node, p string) {
 			if j.Refresh = d.Duration(n, p); j.Refresh > 0 && j.Refresh < minJWKSRefresh {
 				d.Errorf(n, p, "%v is too often: at least %v (a key the provider rotates in is fetched when a token names it)", j.Refresh, minJWKSRefresh)

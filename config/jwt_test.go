@@ -90,6 +90,7 @@ func TestJWTSectionErrorsNameTheirPlace(t *testing.T) {
 		{"unknown field", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", claims: [x]}\n", "identity.jwt.claims: unknown field"},
 		{"ca_file without jwks_url", "identity:\n  jwt: {secret_file: /dev/null, ca_file: /dev/null}\n", "identity.jwt.ca_file: only for a jwks_url"},
 		{"ca_file not PEM", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", ca_file: jwt_test.go}\n", "identity.jwt.ca_file: "},
+		{"leeway too long", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", leeway: 1h}\n", "identity.jwt.leeway: 1h0m0s is more than clocks disagree by: at most 10m0s"},
 		{"refresh too often", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", refresh: 5s}\n", "bad.yaml:2:51: identity.jwt.refresh: 5s is too often: at least 1m0s"},
 		{"missing file", "identity:\n  jwt: {jwks_file: /nonexistent/jwks.json}\n", "identity.jwt.jwks_file: "},
 	} {
