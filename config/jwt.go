@@ -34,7 +34,11 @@ type JWT struct {
 	// JWKSURL is the identity provider's JWK Set, fetched at start and
 	// refreshed (https://, or http:// to a loopback host).
 	JWKSURL string
-	// CAFile names a PEM bundle of the CAs that sign JWKSURL's certificate,
+	// Discover, instead of JWKSURL, reads the key set's URL from Issuer's
+	// OpenID Connect discovery document at every fetch.
+	Discover bool
+	// CAFile names a PEM bundle of the CAs that sign JWKSURL's certificate
+	// (and the discovery document's),
 	// trusted instead of the system's roots (a cluster's own CA); CA is its
 	// content, read when the configuration is loaded. Empty: the system's
 	// roots.
@@ -70,7 +74,7 @@ type JWT struct {
 // Options returns the options of the verifier j describes. Clock, Logger,
 // Client and OnFetch are left for the caller to set.
 func (j *JWT) Options() jwt.Options {
-	return jwt.Options{Keys: j.Keys, KeysURL: j.JWKSURL, Secret: j.Secret, Algorithms: slices.Clone(j.Algorithms),
+	return jwt.Options{Keys: j.Keys, KeysURL: j.JWKSURL, Discover: j.Discover, Secret: j.Secret, Algorithms: slices.Clone(j.Algorithms),
 		Issuer: j.Issuer, Audiences: slices.Clone(j.Audiences), SubjectClaim: j.SubjectClaim, PlanClaim: j.PlanClaim,
 		Plan: j.Plan, Leeway: j.Leeway, Refresh: j.Refresh}
 }
@@ -81,7 +85,7 @@ func (j *JWT) Equal(o *JWT) bool {
 	if j == nil || o == nil {
 		return j == o
 	}
-	return j.Name == o.Name && j.Plan == o.Plan && j.JWKSURL == o.JWKSURL && j.CAFile == o.CAFile && string(j.CA) == string(o.CA) && j.JWKSFile == o.JWKSFile && string(j.Keys) == string(o.Keys) &&
+	return j.Name == o.Name && j.Plan == o.Plan && j.JWKSURL == o.JWKSURL && j.Discover == o.Discover && j.CAFile == o.CAFile && string(j.CA) == string(o.CA) && j.JWKSFile == o.JWKSFile && string(j.Keys) == string(o.Keys) &&
 		j.SecretFile == o.SecretFile && string(j.Secret) == string(o.Secret) && j.Issuer == o.Issuer &&
 		slices.Equal(j.Audiences, o.Audiences) && j.SubjectClaim == o.SubjectClaim && j.PlanClaim == o.PlanClaim &&
 		slices.Equal(j.Algorithms, o.Algorithms) && j.Leeway == o.Leeway && j.Refresh == o.Refresh
@@ -140,6 +144,7 @@ func (d *decoder) jwt(n *yaml.Node, path string, raw *rawConfig, i int) *JWT {
 			raw.at(jwtPlanField(i), n, p)
 		},
 		"jwks_url": func(n *yaml.Node, p string) { j.JWKSURL = d.Str(n, p) },
+		"discover": func(n *yaml.Node, p string) { j.Discover = d.Bool(n, p) },
 		"ca_file": func(n *yaml.Node, p string) {
 			j.CAFile = d.file(n, p)
 			b, err := readBounded(j.CAFile, maxPEMBytes)
@@ -184,16 +189,16 @@ func (d *decoder) jwt(n *yaml.Node, path string, raw *rawConfig, i int) *JWT {
 		},
 	})
 	sources := 0
-	for _, set := range []bool{j.JWKSURL != "", j.JWKSFile != "", j.SecretFile != ""} {
+	for _, set := range []bool{j.JWKSURL != "", j.Discover, j.JWKSFile != "", j.SecretFile != ""} {
 		if set {
 			sources++
 		}
 	}
 	switch {
 	case sources != 1:
-		d.Errorf(n, path, "name exactly one of jwks_url, jwks_file and secret_file: the keys that sign the tokens")
-	case j.CAFile != "" && j.JWKSURL == "":
-		d.Errorf(n, path+".ca_file", "only for a jwks_url, whose server's certificate it checks")
+		d.Errorf(n, path, "name exactly one of jwks_url, discover, jwks_file and secret_file: the keys that sign the tokens")
+	case j.CAFile != "" && j.JWKSURL == "" && !j.Discover:
+		d.Errorf(n, path+".ca_file", "only for a jwks_url or discover, whose server's certificate it checks")
 	case len(d.Errs) == before:
 		if err := j.Options().Validate(); err != nil {
 			d.Errorf(n, path, "%v", err)

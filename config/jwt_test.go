@@ -82,7 +82,7 @@ func TestExampleJWTBlockLoads(t *testing.T) {
 
 func TestJWTSectionErrorsNameTheirPlace(t *testing.T) {
 	for _, c := range []struct{ name, yaml, want string }{
-		{"no keys", "identity:\n  jwt: {issuer: x}\n", "bad.yaml:2:8: identity.jwt: name exactly one of jwks_url, jwks_file and secret_file"},
+		{"no keys", "identity:\n  jwt: {issuer: x}\n", "bad.yaml:2:8: identity.jwt: name exactly one of jwks_url, discover, jwks_file and secret_file"},
 		{"two sources", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", secret_file: /dev/null}\n", "identity.jwt"},
 		{"plain http", "identity:\n  jwt: {jwks_url: \"http://auth.example.com/k\"}\n", "bad.yaml:2:8: identity.jwt: "},
 		{"none", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", algorithms: [none]}\n", "bad.yaml:2:8: identity.jwt: "},
@@ -90,6 +90,8 @@ func TestJWTSectionErrorsNameTheirPlace(t *testing.T) {
 		{"unknown field", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", claims: [x]}\n", "identity.jwt.claims: unknown field"},
 		{"ca_file without jwks_url", "identity:\n  jwt: {secret_file: /dev/null, ca_file: /dev/null}\n", "identity.jwt.ca_file: only for a jwks_url"},
 		{"ca_file not PEM", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", ca_file: jwt_test.go}\n", "identity.jwt.ca_file: "},
+		{"discover without an issuer", "identity:\n  jwt: {discover: true}\n", "bad.yaml:2:8: identity.jwt: jwt: Discover: needs Issuer"},
+		{"discover and a jwks_url", "identity:\n  jwt: {discover: true, issuer: \"https://a.example/\", jwks_url: \"https://a.example/k\"}\n", "name exactly one of"},
 		{"leeway too long", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", leeway: 1h}\n", "identity.jwt.leeway: 1h0m0s is more than clocks disagree by: at most 10m0s"},
 		{"refresh too often", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", refresh: 5s}\n", "bad.yaml:2:51: identity.jwt.refresh: 5s is too often: at least 1m0s"},
 		{"missing file", "identity:\n  jwt: {jwks_file: /nonexistent/jwks.json}\n", "identity.jwt.jwks_file: "},

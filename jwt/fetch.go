@@ -2,6 +2,7 @@ package jwt
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,11 @@ var (
 // the set has no key for prompt one more fetch, at most once every
 // minRefresh, which every caller that needs it then waits for.
 type fetcher struct {
+	// url is the JWK Set's, or with discovered the issuer's discovery
+	// document's, which names the set's.
 	url        string
+	discovered bool
+	issuer     string // with discovered: the "issuer" the document must name
 	client     *http.Client
 	transport  *http.Transport // the client's own, closed by close; nil for Options.Client
 	refresh    time.Duration
@@ -192,11 +197,31 @@ func (f *fetcher) fetchAndInstall(n uint64) error {
 	return err
 }
 
-// get GETs the set and reads its usable keys.
+// get GETs the set — after the discovery document that names it, with
+// discovered — and reads its usable keys.
 func (f *fetcher) get() (*keySet, error) {
 	ctx, cancel := context.WithTimeout(f.ctx, maxFetchTime)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url, nil)
+	setURL := f.url
+	if f.discovered {
+		doc, err := f.getBody(ctx, f.url, maxDiscoveryLen)
+		if err != nil {
+			return nil, fmt.Errorf("the discovery document: %w", err)
+		}
+		if setURL, err = keysOfDiscovery(doc, f.issuer); err != nil {
+			return nil, fmt.Errorf("the discovery document: %w", err)
+		}
+	}
+	body, err := f.getBody(ctx, setURL, maxSetLen)
+	if err != nil {
+		return nil, err
+	}
+	return parseSet(body)
+}
+
+// getBody GETs u and returns the body of its 200, of at most limit bytes.
+func (f *fetcher) getBody(ctx context.Context, u string, limit int) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -209,14 +234,37 @@ func (f *fetcher) get() (*keySet, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("status %s, not 200", resp.Status)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxSetLen+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the body: %w", err)
 	}
-	if len(body) > maxSetLen {
-		return nil, fmt.Errorf("body longer than %d bytes", maxSetLen)
+	if len(body) > limit {
+		return nil, fmt.Errorf("body longer than %d bytes", limit)
 	}
-	return parseSet(body)
+	return body, nil
+}
+
+// keysOfDiscovery returns the "jwks_uri" of an OpenID Connect discovery
+// document (OpenID Connect Discovery 1.0, section 3) whose "issuer" must be
+// issuer, and which must be a URL a JWK Set may be fetched from.
+func keysOfDiscovery(doc []byte, issuer string) (string, error) {
+	var d struct {
+		Issuer  string `json:"issuer"`
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		return "", err
+	}
+	switch {
+	case d.Issuer != issuer:
+		return "", fmt.Errorf("it names issuer %.200q, not %q", d.Issuer, issuer)
+	case d.JWKSURI == "":
+		return "", errors.New("it names no jwks_uri")
+	}
+	if err := checkURL(d.JWKSURI); err != nil {
+		return "", fmt.Errorf("jwks_uri: %w", err)
+	}
+	return d.JWKSURI, nil
 }
 
 // close stops the loop and every fetch, and waits for them.

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// Options configures a Verifier. Exactly one of Keys, KeysURL and Secret
-// must be set; every other field's zero value means its default.
+// Options configures a Verifier. Exactly one of Keys, KeysURL, Discover
+// and Secret must be set; every other field's zero value means its
+// default.
 type Options struct {
 	// Keys is a JWK Set document (RFC 7517 section 5, {"keys": [...]}) of
 	// the issuer's public keys, used for as long as the Verifier is. Its keys
@@ -31,6 +32,14 @@ type Options struct {
 	// tokens of that "alg". A fetch that fails, or that finds no usable
 	// key, leaves the set in use as it was.
 	KeysURL string
+
+	// Discover, instead of KeysURL, finds the JWK Set where the issuer's
+	// OpenID Connect discovery document says it is: Issuer must be set (an
+	// https:// URL, or http:// to a loopback host), and every fetch reads
+	// Issuer + "/.well-known/openid-configuration" first (at most 64 KiB),
+	// whose "issuer" must be Issuer and whose "jwks_uri" is then fetched as
+	// KeysURL would be. What KeysURL says of fetching holds of both.
+	Discover bool
 
 	// Secret is a key shared with the issuer for the HMAC algorithms: at
 	// least 32 bytes, as long as the hash of each (RFC 7518 section 3.2):
@@ -124,6 +133,7 @@ const (
 	minSecret         = 32          // bytes
 	maxTokenLen       = 16 << 10    // bytes
 	maxSetLen         = 1 << 20     // bytes of a fetched JWK Set
+	maxDiscoveryLen   = 64 << 10    // bytes of a discovery document
 	maxKeys           = 100         // usable keys of a set
 	maxRedirects      = 10          // followed by a fetch
 )

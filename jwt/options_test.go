@@ -20,7 +20,7 @@ func TestNewRefusesOptionsThatAreWrong(t *testing.T) {
 		o    jwt.Options
 		want string // in the error: the field, and what is wrong
 	}{
-		{"no keys", jwt.Options{}, "Keys, KeysURL, Secret: one must be set"},
+		{"no keys", jwt.Options{}, "Keys, KeysURL, Discover, Secret: one must be set"},
 		{"Keys and Secret", jwt.Options{Keys: keys, Secret: secret}, "only one"},
 		{"Keys and KeysURL", jwt.Options{Keys: keys, KeysURL: "https://id.example/keys"}, "only one"},
 		{"KeysURL and Secret", jwt.Options{KeysURL: "https://id.example/keys", Secret: secret}, "only one"},

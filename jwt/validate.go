@@ -48,22 +48,29 @@ func (o Options) Validate() error {
 // wrong.
 func (o *Options) validate() ([]jose.SignatureAlgorithm, *keySet, error) {
 	sources := 0
-	for _, set := range []bool{len(o.Keys) > 0, o.KeysURL != "", len(o.Secret) > 0} {
+	for _, set := range []bool{len(o.Keys) > 0, o.KeysURL != "", o.Discover, len(o.Secret) > 0} {
 		if set {
 			sources++
 		}
 	}
 	switch {
 	case sources == 0:
-		return nil, nil, fieldError("Keys, KeysURL, Secret", "one must be set")
+		return nil, nil, fieldError("Keys, KeysURL, Discover, Secret", "one must be set")
 	case sources > 1:
-		return nil, nil, fieldError("Keys, KeysURL, Secret", "only one may be set")
+		return nil, nil, fieldError("Keys, KeysURL, Discover, Secret", "only one may be set")
+	case o.Discover && o.Issuer == "":
+		return nil, nil, fieldError("Discover", "needs Issuer, whose discovery document names the keys")
 	case len(o.Secret) > 0 && len(o.Secret) < minSecret:
 		return nil, nil, fieldError("Secret", "%d bytes, at least %d are needed", len(o.Secret), minSecret)
 	}
 	if o.KeysURL != "" {
 		if err := checkURL(o.KeysURL); err != nil {
 			return nil, nil, fieldError("KeysURL", "%w", err)
+		}
+	}
+	if o.Discover {
+		if err := checkURL(o.Issuer); err != nil {
+			return nil, nil, fieldError("Issuer", "with Discover: %w", err)
 		}
 	}
 	algs, err := o.algorithms()

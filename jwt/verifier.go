@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -74,7 +75,7 @@ func newVerifier(o Options, now func() time.Time) (*Verifier, error) {
 		v.set.Store(secretSet(append([]byte(nil), o.Secret...)))
 	case keys != nil:
 		v.set.Store(keys)
-	default:
+	default: // KeysURL or Discover
 		v.fetch = newFetcher(o, &v.set, now)
 		v.fetch.start()
 	}
@@ -85,12 +86,17 @@ func newVerifier(o Options, now func() time.Time) (*Verifier, error) {
 func newFetcher(o Options, set *atomic.Pointer[keySet], now func() time.Time) *fetcher {
 	f := &fetcher{
 		url:        o.KeysURL,
+		discovered: o.Discover,
 		refresh:    o.Refresh,
 		minRefresh: o.MinRefresh,
 		log:        o.Logger,
 		onFetch:    o.OnFetch,
 		now:        now,
 		set:        set,
+	}
+	if o.Discover {
+		f.url = strings.TrimSuffix(o.Issuer, "/") + "/.well-known/openid-configuration"
+		f.issuer = o.Issuer
 	}
 	f.client, f.transport = newClient(o.Client)
 	if f.refresh == 0 {

@@ -89,9 +89,12 @@ func (t *Translation) config(enforce bool) string {
 		}
 		if j := t.JWT; j != nil {
 			b.WriteString("  jwt:   # a verified token's client is the user (sub) it names; others are limited by address\n")
-			if j.JWKSFile != "" {
+			switch {
+			case j.JWKSFile != "":
 				fmt.Fprintf(&b, "    jwks_file: %s\n", quote(j.JWKSFile))
-			} else {
+			case j.Discover:
+				b.WriteString("    discover: true   # the keys are where the issuer's discovery document says\n")
+			default:
 				fmt.Fprintf(&b, "    jwks_url: %s\n", quote(j.JWKSURL))
 			}
 			if j.Issuer != "" {

@@ -480,6 +480,20 @@ plugins:
 			differs: []string{"global plugin: Kong's jwt plugin makes a verified token name the consumer; sluice reads a Bearer token as an API key unless sluice.yaml sets identity.jwt"},
 		},
 		{
+			name:   "consumers named by the openid-connect plugin",
+			format: "kong",
+			src: `_format_version: "3.0"
+plugins:
+  - name: openid-connect
+    config: {issuer: "https://idp.example.com/realms/api/.well-known/openid-configuration"}
+  - name: rate-limiting
+    config: {minute: 100, limit_by: consumer}
+`,
+			limits:  []string{"per-minute: fixed-window 100 per 1m0s"},
+			same:    []string{"tokens of https://idp.example.com/realms/api, their keys found by OpenID Connect discovery"},
+			differs: []string{"Kong refuses a request without a valid token (401)"},
+		},
+		{
 			name:   "a route plugin with a shared policy costs only its routes",
 			format: "kong",
 			src: `_format_version: "3.0"

@@ -101,7 +101,10 @@ type kongConfig struct {
 	// RetryAfterJitterMax is rate-limiting-advanced's retry_after_jitter_max
 	// (seconds).
 	RetryAfterJitterMax *float64 `yaml:"retry_after_jitter_max"`
-	advanced            bool
+	// Issuer is the openid-connect plugin's issuer: its discovery
+	// document's URL, or the issuer itself.
+	Issuer   string `yaml:"issuer"`
+	advanced bool
 }
 
 // kongScope is one rate-limiting plugin and where it applies.
@@ -126,6 +129,21 @@ var kongPeriods = []struct {
 	{"year", 365 * 24 * time.Hour, func(c *kongConfig) *float64 { return c.Year }},
 }
 
+// kongOIDC makes identity.jwt of an openid-connect plugin's issuer: its
+// keys found by discovery, each client the subject its token names.
+func (t *Translation) kongOIDC(where, issuer string) {
+	issuer = strings.TrimSuffix(issuer, "/.well-known/openid-configuration")
+	if t.JWT != nil {
+		if t.JWT.Issuer != issuer {
+			t.differs(where, "sluice verifies the tokens of the issuers identity.jwt lists; issuer %s is not imported (add it to the list).", issuer)
+		}
+		return
+	}
+	t.JWT = &JWT{Issuer: issuer, Discover: true}
+	t.same(where, "tokens of %s, their keys found by OpenID Connect discovery, as Kong's openid-connect plugin finds them: identity.jwt with discover; each client is limited as the subject (sub) its token names, where Kong limited the consumer the token mapped to.", issuer)
+	t.differs(where, "Kong refuses a request without a valid token (401) before its rate limit; sluice does not authenticate: it limits such a request by its address and passes it on, for the upstream to refuse. The issuer must be the discovery document's own, with or without its final slash as the document writes it.")
+}
+
 // Kong translates the rate-limiting plugins of a decK file (global,
 // service, route and consumer plugins), or of the Kong Ingress
 // Controller's Kubernetes resources (KongPlugins and KongClusterPlugins
@@ -146,6 +164,8 @@ func Kong(src, source string) (*Translation, error) {
 	add := func(ps []kongPlugin, where, name string, paths []string) {
 		for _, p := range ps {
 			switch {
+			case p.Name == "openid-connect" && (p.Enabled == nil || *p.Enabled) && strings.HasPrefix(p.Config.Issuer, "https://"):
+				t.kongOIDC(where, p.Config.Issuer)
 			case (p.Name == "jwt" || p.Name == "openid-connect") && (p.Enabled == nil || *p.Enabled):
 				t.differs(where, "Kong's %s plugin makes a verified token name the consumer; sluice reads a Bearer token as an API key unless sluice.yaml sets identity.jwt (the issuer's jwks_url, issuer, audiences; docs/operations.md): then each client is limited as the subject its token names, and a token that does not verify as its address.", p.Name)
 			case p.Name != "rate-limiting" && p.Name != "rate-limiting-advanced":

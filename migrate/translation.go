@@ -67,7 +67,9 @@ type Limit struct {
 // URL, or in a file), and the claims a token must carry.
 type JWT struct {
 	JWKSURL, JWKSFile, Issuer string
-	Audiences                 []string
+	// Discover: the keys are where Issuer's discovery document says.
+	Discover  bool
+	Audiences []string
 }
 
 // Plan is a plan besides the imported one: the limits of the clients its

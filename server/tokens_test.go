@@ -367,3 +367,25 @@ func TestTokensEndpointExplainsAToken(t *testing.T) {
 		t.Errorf("without identity.jwt: %d, want 409", r.StatusCode)
 	}
 }
+
+// discover: true finds the keys where the issuer's OpenID Connect
+// discovery document says they are.
+func TestJWTKeysDiscoveredFromTheIssuer(t *testing.T) {
+	keys := newIDP(t, "k1")
+	var issuer string
+	op := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/.well-known/openid-configuration" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte(`{"issuer":"` + issuer + `","jwks_uri":"` + keys.srv.URL + `/certs"}`))
+	}))
+	t.Cleanup(op.Close)
+	issuer = op.URL
+	f := newFixture(t, strings.Replace(testConfig, "identity:\n", "identity:\n  jwt: {discover: true, issuer: \""+issuer+"\", plan_claim: plan}\n", 1))
+	alice := sign(t, keys.key, "k1", map[string]any{"iss": issuer, "sub": "alice", "plan": "pro"})
+	r := f.do(t, "POST", "/v1/check", `{"token":"`+alice+`","ip":"203.0.113.7","cost":0}`, nil)
+	if body := readAll(t, r); r.StatusCode != 200 || !strings.Contains(body, `"identity":"user"`) || !strings.Contains(body, `"plan":"pro"`) {
+		t.Fatalf("a token of the discovered keys: %d %s", r.StatusCode, body)
+	}
+}

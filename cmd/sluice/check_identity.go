@@ -42,6 +42,8 @@ func jwtText(j *config.JWT, named bool) string {
 	switch {
 	case j.JWKSURL != "":
 		keys = "keys from " + j.JWKSURL
+	case j.Discover:
+		keys = "keys its discovery document names"
 	case j.JWKSFile != "":
 		keys = "keys of " + j.JWKSFile
 	default:
