@@ -13,8 +13,9 @@
 // cryptography; the claims are read only once the signature verifies.
 //
 // The keys are a JWK Set (RFC 7517), given once (Options.Keys) or fetched
-// from the issuer and refreshed (Options.KeysURL), or a secret shared with
-// the issuer for the HMAC algorithms (Options.Secret). Asymmetric and HMAC
+// from the issuer and refreshed (Options.KeysURL, or where the issuer's
+// OpenID Connect discovery document says with Options.Discover), or a
+// secret shared with the issuer for the HMAC algorithms (Options.Secret). Asymmetric and HMAC
 // algorithms are never both accepted by one Verifier, and "none" never is:
 // a token cannot choose to be checked with a public key used as an HMAC
 // secret, nor with no key at all.
