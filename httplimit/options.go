@@ -80,7 +80,8 @@ type Options struct {
 	// when Keys is non-empty, "key" otherwise.
 	UnknownKeys string
 	// Tokens, when set, verifies the signed tokens (JSON Web Tokens in
-	// compact form: three parts joined by dots) that requests carry as
+	// compact form: three parts joined by dots, the first starting "ey",
+	// a JSON object in base64url) that requests carry as
 	// "Authorization: Bearer <token>": a token it vouches for limits its
 	// client as the user it names (Identity KindUser, after any API key of
 	// another header), on the plan it names, else the plan a trusted

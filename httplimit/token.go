@@ -77,10 +77,12 @@ func newTokens(v TokenVerifier, now func() time.Time) *tokens {
 	return &tokens{verifier: v, cache: c, budget: newRefusalBudget(), now: now}
 }
 
-// isToken reports whether a bearer credential is a signed token (a JSON
-// Web Signature in compact form: three parts joined by dots) rather than
-// an API key.
-func isToken(v string) bool { return strings.Count(v, ".") == 2 }
+// isToken reports whether a bearer credential is a signed token rather
+// than an API key: a JSON Web Signature in compact form, three parts
+// joined by dots, the first a JSON object in base64url ("ey": "{" and a
+// quote or a space). API keys with two dots (SendGrid's "SG.….…") stay
+// API keys.
+func isToken(v string) bool { return strings.HasPrefix(v, "ey") && strings.Count(v, ".") == 2 }
 
 // resolve returns the identity token vouches for, made by user from its
 // subject, with the plan the token names (nil when it names none the

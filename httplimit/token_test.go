@@ -2,6 +2,7 @@ package httplimit_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"net/http"
@@ -173,7 +174,7 @@ func TestARefusedTokenIsItsAddressAndMintsNoQuota(t *testing.T) {
 	}
 	// A token too long to verify is not sent to the verifier.
 	mw, v, _ := tokenMiddleware(t, "")
-	long := "a." + strings.Repeat("b", 9000) + ".c"
+	long := "eyJ." + strings.Repeat("b", 9000) + ".c"
 	if id := identityOf(t, mw, "203.0.113.7:1000", bearerOf(long)); id.Kind != httplimit.KindIP {
 		t.Fatalf("a 9 KB token: %s, want ip", id.Kind)
 	}
@@ -350,5 +351,20 @@ func TestForgedTokensCostABoundedNumberOfVerifications(t *testing.T) {
 	clock.Advance(10 * time.Second)
 	if id := identityOf(t, mw, "203.0.113.7:1000", bearerOf(forged(99))); id.Kind != httplimit.KindIP || v.times(forged(99)) != 1 {
 		t.Fatalf("10 s later, a new forged token: verified %d times, want 1", v.times(forged(99)))
+	}
+}
+
+// A listed API key with two dots (SendGrid's shape) in Authorization is
+// still the key, with Tokens set: only a credential shaped like a JWS is
+// the verifier's.
+func TestAnAPIKeyWithTwoDotsIsStillAnAPIKey(t *testing.T) {
+	key := "SG.abc123.def456"
+	sum := sha256.Sum256([]byte(key))
+	mw, v, _ := tokenMiddlewareOf(t, identityConfig+fmt.Sprintf("keys: [{name: mailer, sha256: %x, plan: big}]\n", sum), nil)
+	if id := identityOf(t, mw, "203.0.113.7:1000", bearerOf(key)); id.Kind != httplimit.KindAPIKey || id.KeyName != "mailer" {
+		t.Fatalf("a listed key of two dots: %s %q, want the key mailer", id.Kind, id.KeyName)
+	}
+	if n := v.times(key); n != 0 {
+		t.Fatalf("the key was sent to the verifier %d times", n)
 	}
 }
