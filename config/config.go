@@ -184,6 +184,9 @@ type Identity struct {
 	// or "key" (by the key's hash, on the default plan). Empty: "ip" when
 	// Keys is non-empty, "key" otherwise.
 	UnknownKeys string
+	// TokenHeaders are the headers that carry tokens for JWT, read in
+	// order ("Authorization" as a Bearer token). Empty: Authorization.
+	TokenHeaders []string
 	// JWT, when set, are the issuers whose bearer tokens name clients,
 	// each verified by its own keys: a verified token's client is the user
 	// it names (see httplimit.Options.Tokens). Empty: bearer tokens are

@@ -170,3 +170,21 @@ plans:
 		})
 	}
 }
+
+func TestTokenHeaders(t *testing.T) {
+	c, err := config.Parse("ok.yaml", []byte("identity:\n  token_headers: [x-forwarded-access-token, Authorization]\n  jwt: {jwks_url: \"https://a.example/k\"}\n"+jwtPlans))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := c.HTTPLimitOptions(); len(o.TokenHeaders) != 2 || o.TokenHeaders[0] != "X-Forwarded-Access-Token" {
+		t.Fatalf("token headers: %v", o.TokenHeaders)
+	}
+	_, err = config.Parse("bad.yaml", []byte("identity:\n  token_headers: [\"X Token\"]\n  jwt: {jwks_url: \"https://a.example/k\"}\n"+jwtPlans))
+	if want := `bad.yaml:2:19: identity.token_headers[0]: "X Token" is not a valid header name`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("an invalid token header: %v, want %s", err, want)
+	}
+	_, err = config.Parse("bad.yaml", []byte("identity:\n  token_headers: [X-Token]\n"+jwtPlans))
+	if want := `bad.yaml:2:18: identity.token_headers: tokens are read only to be verified: set identity.jwt too`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("token headers without identity.jwt: %v, want %s", err, want)
+	}
+}

@@ -298,6 +298,13 @@ func (d *decoder) identity(n *yaml.Node, path string, id *Identity, raw *rawConf
 			raw.at("UnknownKeys", n, p)
 		},
 		"jwt": func(n *yaml.Node, p string) { id.JWT = d.jwts(n, p, raw) },
+		"token_headers": func(n *yaml.Node, p string) {
+			d.List(n, p, func(i int, e *yaml.Node, p string) {
+				id.TokenHeaders = append(id.TokenHeaders, http.CanonicalHeaderKey(d.Str(e, p)))
+				raw.at(fmt.Sprintf("TokenHeaders[%d]", i), e, p)
+			})
+			raw.at("TokenHeaders", n, p)
+		},
 	})
 }
 
@@ -471,6 +478,9 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 		if loc, ok := raw.locs[jwtPlanField(i)]; ok && byName[j.Plan] == nil {
 			d.Errorf(loc.node, loc.path, "%q is not a plan", j.Plan)
 		}
+	}
+	if loc, ok := raw.locs["TokenHeaders"]; ok && len(c.Identity.JWT) == 0 {
+		d.Errorf(loc.node, loc.path, "tokens are read only to be verified: set identity.jwt too")
 	}
 	// Keys without a plan of their own take the default plan.
 	defaults := httplimit.Options{Plans: c.Policy.Plans, DefaultPlan: c.Policy.DefaultPlan,

@@ -41,7 +41,7 @@ func (c *Config) httpLimitOptions(keys []httplimit.Key) httplimit.Options {
 	}
 	return httplimit.Options{Tokens: tokens,
 		Plans: pol.Plans, Global: pol.Global, DefaultPlan: pol.DefaultPlan, AnonymousPlan: pol.AnonymousPlan,
-		Keys: keys, APIKeyHeaders: id.APIKeyHeaders, UserHeader: id.UserHeader, PlanHeader: id.PlanHeader,
+		Keys: keys, APIKeyHeaders: id.APIKeyHeaders, TokenHeaders: id.TokenHeaders, UserHeader: id.UserHeader, PlanHeader: id.PlanHeader,
 		TrustedProxies: id.TrustedProxies, ForwardedHeader: id.ForwardedHeader,
 		IPv4Prefix: id.IPv4Prefix, IPv6Prefix: id.IPv6Prefix, UnknownKeys: id.UnknownKeys,
 		Rules: c.Rules, Penalty: c.Penalty, Exempt: c.Exempt, ExemptAddresses: c.ExemptAddresses, ExemptKeys: c.ExemptKeys,

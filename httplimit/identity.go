@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 )
@@ -73,14 +74,19 @@ type identifier struct {
 	// ipv4Prefix and ipv6Prefix group client addresses.
 	ipv4Prefix, ipv6Prefix int
 	digests                *digestCache
-	// tokens verifies bearer tokens (Options.Tokens); nil: none are.
-	tokens *tokens
+	// tokens verifies bearer tokens (Options.Tokens), read from
+	// tokenHeaders; nil: none are.
+	tokens       *tokens
+	tokenHeaders []apiKeyHeader
 }
 
-// apiKeyHeader is a header that may carry an API key.
+// apiKeyHeader is a header that may carry an API key, or a token.
 type apiKeyHeader struct {
 	name   string // canonical
 	bearer bool   // Authorization: read as "Bearer <token>"
+	// tokens: a token header too, so a value shaped as a token is the
+	// verifier's, never an API key.
+	tokens bool
 }
 
 // newIdentifier returns the identifier of o (defaults applied) under policy,
@@ -98,6 +104,10 @@ func newIdentifier(o *Options, policy *Policy, prefix string) *identifier {
 			now = time.Now
 		}
 		id.tokens = newTokens(o.Tokens, now)
+		for _, name := range o.TokenHeaders {
+			name = canonical(name)
+			id.tokenHeaders = append(id.tokenHeaders, apiKeyHeader{name: name, bearer: name == "Authorization"})
+		}
 	}
 	for _, k := range o.Keys {
 		key, sub := id.keySubject(k.SHA256)
@@ -105,7 +115,8 @@ func newIdentifier(o *Options, policy *Policy, prefix string) *identifier {
 	}
 	for _, name := range o.APIKeyHeaders {
 		name = canonical(name)
-		id.apiKeyHeaders = append(id.apiKeyHeaders, apiKeyHeader{name: name, bearer: name == "Authorization"})
+		isTokens := slices.ContainsFunc(id.tokenHeaders, func(h apiKeyHeader) bool { return h.name == name })
+		id.apiKeyHeaders = append(id.apiKeyHeaders, apiKeyHeader{name: name, bearer: name == "Authorization", tokens: isTokens})
 	}
 	return id
 }
@@ -188,7 +199,7 @@ func (id *identifier) identify(r *http.Request, out *Identity) {
 		return
 	}
 	if id.tokens != nil {
-		if token, ok := bearer(r.Header); ok && isToken(token) {
+		if token, ok := id.token(r.Header); ok {
 			from := func() string {
 				_, sub := id.ipSubject(clientAddr(r.Header, peer, id.isTrusted, id.useForwarded))
 				return sub
@@ -286,12 +297,29 @@ func (id *identifier) apiKey(h http.Header) (string, bool) {
 		}
 		if kh.bearer {
 			token, ok := bearer(h)
-			if !ok || id.tokens != nil && isToken(token) {
-				continue // a signed token is the verifier's, never an API key
+			if !ok {
+				continue
 			}
 			v = token
 		}
+		if kh.tokens && isToken(v) {
+			continue // a signed token is the verifier's, never an API key
+		}
 		if v != "" && len(v) <= maxCredentialLen {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// token returns the first token of the token headers.
+func (id *identifier) token(h http.Header) (string, bool) {
+	for _, th := range id.tokenHeaders {
+		v := header(h, th.name)
+		if th.bearer {
+			v, _ = bearer(h)
+		}
+		if v = strings.TrimSpace(v); isToken(v) {
 			return v, true
 		}
 	}

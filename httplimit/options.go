@@ -97,6 +97,13 @@ type Options struct {
 	// a bounded number of verifications. Nil: bearer tokens are API keys like any
 	// other.
 	Tokens TokenVerifier
+	// TokenHeaders are the request headers that may carry a token for
+	// Tokens, read in order: "Authorization" as "Bearer <token>", any other
+	// as the token alone (oauth2-proxy's X-Forwarded-Access-Token,
+	// Pomerium's X-Pomerium-Jwt-Assertion). A token is believed from any
+	// peer: its signature, not the header, vouches for it. Empty:
+	// Authorization alone.
+	TokenHeaders []string
 
 	// Rules limit the requests they match by keys and limits of their own,
 	// checked with the plan's and the global limits in the same atomic
@@ -251,6 +258,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.AnonymousPlan == "" {
 		o.AnonymousPlan = o.DefaultPlan
+	}
+	if len(o.TokenHeaders) == 0 && o.Tokens != nil {
+		o.TokenHeaders = []string{"Authorization"}
 	}
 	if len(o.APIKeyHeaders) == 0 {
 		o.APIKeyHeaders = []string{"Authorization", "X-Api-Key"}

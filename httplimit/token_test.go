@@ -368,3 +368,30 @@ func TestAnAPIKeyWithTwoDotsIsStillAnAPIKey(t *testing.T) {
 		t.Fatalf("the key was sent to the verifier %d times", n)
 	}
 }
+
+// TokenHeaders: a token in a header a proxy in front sets (oauth2-proxy's
+// X-Forwarded-Access-Token) names its user, read bare; Authorization is
+// then not read for tokens unless listed.
+func TestTokensFromTheHeadersConfigured(t *testing.T) {
+	cfg, err := config.Parse("test.yaml", []byte(identityConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := quiet(cfg)
+	o.Tokens = &fakeTokens{asked: map[string]int{}, claims: map[string]httplimit.TokenClaims{aliceToken: {Subject: "alice"}, bobToken: {Subject: "bob"}}}
+	o.TokenHeaders = []string{"x-forwarded-access-token"}
+	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithSweepInterval(0))), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := identityOf(t, mw, "203.0.113.7:1000", map[string]string{"X-Forwarded-Access-Token": " " + aliceToken}); id.Subject != "user:alice" {
+		t.Errorf("a token in X-Forwarded-Access-Token: %q, want user:alice", id.Subject)
+	}
+	if id := identityOf(t, mw, "203.0.113.7:1000", bearerOf(bobToken)); id.Kind != httplimit.KindAPIKey {
+		t.Errorf("a token in Authorization, not a token header: %s, want it read as an API key", id.Kind)
+	}
+	o.TokenHeaders = []string{"X Token"}
+	if _, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithSweepInterval(0))), o); err == nil || !strings.Contains(err.Error(), "TokenHeaders[0]") {
+		t.Errorf("an invalid token header: %v", err)
+	}
+}

@@ -46,7 +46,7 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //   - DefaultPlan, AnonymousPlan: names of Plans.
 //   - Scope: empty or a sluice.ValidName string.
 //   - Keys: each SHA-256 once; each plan valid as Plans' are.
-//   - APIKeyHeaders, UserHeader, PlanHeader: valid header names.
+//   - APIKeyHeaders, TokenHeaders, UserHeader, PlanHeader: valid header names.
 //   - TrustedProxies: valid prefixes.
 //   - ForwardedHeader, UnknownKeys, Headers: known values, in any case.
 //   - IPv4Prefix in [1, 32], IPv6Prefix in [1, 128].
@@ -137,6 +137,9 @@ func (v *validator) options(o Options) {
 		default:
 			v.plan(field+".Plan", k.Plan, o.Global, names, list)
 		}
+	}
+	for i, h := range o.TokenHeaders {
+		v.headerName(fmt.Sprintf("TokenHeaders[%d]", i), h)
 	}
 	for i, h := range o.APIKeyHeaders {
 		v.headerName(fmt.Sprintf("APIKeyHeaders[%d]", i), h)

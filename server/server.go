@@ -284,7 +284,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 		if cfg.Upstream != "" {
 			ids := append(append([]string(nil), cfg.Identity.APIKeyHeaders...), cfg.Identity.UserHeader, "Cookie")
 			if len(cfg.Identity.JWT) > 0 {
-				ids = append(ids, "Authorization")
+				ids = append(append(ids, "Authorization"), cfg.Identity.TokenHeaders...)
 			}
 			st.stale = newStaleCache(g.StaleFor, s.opts.Clock, ids)
 		}

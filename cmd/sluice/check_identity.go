@@ -19,7 +19,11 @@ func printIdentity(w io.Writer, cfg *config.Config) {
 		for _, j := range id.JWT {
 			issuers = append(issuers, jwtText(j, len(id.JWT) > 1))
 		}
-		parts = append(parts, "JWT "+strings.Join(issuers, " or "))
+		where := ""
+		if len(id.TokenHeaders) > 0 {
+			where = "in " + strings.Join(id.TokenHeaders, ", ") + " "
+		}
+		parts = append(parts, "JWT "+where+strings.Join(issuers, " or "))
 	}
 	if id.UserHeader != "" {
 		parts = append(parts, "user in "+id.UserHeader+" from trusted proxies")
