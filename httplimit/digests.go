@@ -85,6 +85,11 @@ func newDigestCache(listed int) *digestCache {
 	for n < listed && n < maxDigestBuckets {
 		n *= 2
 	}
+	return digestCacheOf(n)
+}
+
+// digestCacheOf returns an empty cache of n buckets, a power of two.
+func digestCacheOf(n int) *digestCache {
 	return &digestCache{seed: maphash.MakeSeed(), mask: uint64(n - 1), buckets: make([]digestBucket, n)}
 }
 

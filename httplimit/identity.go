@@ -296,7 +296,7 @@ func (id *identifier) apiKey(h http.Header) (string, bool) {
 			continue
 		}
 		if kh.bearer {
-			token, ok := bearer(h)
+			token, ok := bearer(v)
 			if !ok {
 				continue
 			}
@@ -315,21 +315,21 @@ func (id *identifier) apiKey(h http.Header) (string, bool) {
 // token returns the first token of the token headers.
 func (id *identifier) token(h http.Header) (string, bool) {
 	for _, th := range id.tokenHeaders {
-		v := header(h, th.name)
+		v := strings.TrimSpace(header(h, th.name))
 		if th.bearer {
-			v, _ = bearer(h)
+			v, _ = bearer(v)
 		}
-		if v = strings.TrimSpace(v); isToken(v) {
+		if isToken(v) {
 			return v, true
 		}
 	}
 	return "", false
 }
 
-// bearer returns the credential of an Authorization header of the Bearer
-// scheme (RFC 6750).
-func bearer(h http.Header) (string, bool) {
-	scheme, token, ok := strings.Cut(header(h, "Authorization"), " ")
+// bearer returns the credential of v, an Authorization header's value, of
+// the Bearer scheme (RFC 6750).
+func bearer(v string) (string, bool) {
+	scheme, token, ok := strings.Cut(v, " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
 		return "", false
 	}

@@ -72,9 +72,7 @@ type tokens struct {
 }
 
 func newTokens(v TokenVerifier, now func() time.Time) *tokens {
-	c := newDigestCache(0)
-	c.mask, c.buckets = tokenCacheBuckets-1, make([]digestBucket, tokenCacheBuckets)
-	return &tokens{verifier: v, cache: c, budget: newRefusalBudget(), now: now}
+	return &tokens{verifier: v, cache: digestCacheOf(tokenCacheBuckets), budget: newRefusalBudget(), now: now}
 }
 
 // isToken reports whether a bearer credential is a signed token rather

@@ -283,8 +283,11 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 		st.reducedProxy = reduced.Handler(proxy)
 		if cfg.Upstream != "" {
 			ids := append(append([]string(nil), cfg.Identity.APIKeyHeaders...), cfg.Identity.UserHeader, "Cookie")
-			if len(cfg.Identity.JWT) > 0 {
-				ids = append(append(ids, "Authorization"), cfg.Identity.TokenHeaders...)
+			if tokens := cfg.Identity.TokenHeaders; len(cfg.Identity.JWT) > 0 {
+				if len(tokens) == 0 {
+					tokens = []string{"Authorization"}
+				}
+				ids = append(ids, tokens...)
 			}
 			st.stale = newStaleCache(g.StaleFor, s.opts.Clock, ids)
 		}
