@@ -45,6 +45,8 @@ type Limit struct {
 	w       int64 // window, µs
 	burst   int64 // burst as given (0 = default)
 	maxWait int64 // µs; leaky bucket queue mode when > 0
+	period  Period
+	off     int64 // µs: a calendar limit's offset
 	// p is what the algorithm decides by, built by build (zero for an
 	// invalid limit).
 	p   algo.Params
@@ -166,7 +168,8 @@ func (l Limit) Algorithm() Algorithm { return l.alg }
 // Quantity returns Q, the units admitted per Window.
 func (l Limit) Quantity() int64 { return l.q }
 
-// Window returns W, the window or refill period.
+// Window returns W, the window or refill period; for a calendar limit, the
+// longest of its windows (see Calendar).
 func (l Limit) Window() time.Duration { return time.Duration(l.w) * time.Microsecond }
 
 // Burst returns the capacity: the most units one check can take, and the
@@ -192,6 +195,12 @@ func (l Limit) Err() error {
 // String describes l, e.g. `per-minute: gcra 100 per 1m0s burst 100`.
 func (l Limit) String() string {
 	s := fmt.Sprintf("%s: %s %d per %v", l.name, l.alg, l.q, l.Window())
+	if l.period != 0 {
+		s = fmt.Sprintf("%s: %s %d per %v", l.name, l.alg, l.q, l.period)
+	}
+	if l.off != 0 {
+		s += fmt.Sprintf(" offset %v", l.Offset())
+	}
 	if l.alg.bucket() {
 		s += fmt.Sprintf(" burst %d", l.p.B)
 	}
@@ -208,6 +217,10 @@ func (l Limit) String() string {
 func (l Limit) build() Limit {
 	l.err, l.p = l.validate(), algo.Params{}
 	if l.err != nil {
+		return l
+	}
+	if l.period != 0 {
+		l.p = algo.NewCalendarParams(l.q, algo.Period(l.period), l.off)
 		return l
 	}
 	b := l.q
@@ -238,6 +251,8 @@ func (l Limit) validate() error {
 		return fmt.Errorf("%w: %s: id %q must be 1-64 characters of A-Z a-z 0-9 . _ -", ErrInvalidLimit, l.name, l.id)
 	case !l.alg.valid():
 		return bad("unknown algorithm %v", l.alg)
+	case l.period != 0 && !l.period.valid():
+		return bad("unknown calendar period %v", l.period)
 	case l.q < 1 || l.q > MaxQuantity:
 		return bad("quantity %d must be in [1, %d]", l.q, int64(MaxQuantity))
 	case l.w < 1 || l.w > int64(l.alg.maxWindow()/time.Microsecond):
@@ -251,7 +266,7 @@ func (l Limit) validate() error {
 	case l.maxWait < 0 || l.maxWait > int64(MaxWindow/time.Microsecond):
 		return bad("max wait must be in [0, %v]", MaxWindow)
 	}
-	return nil
+	return l.validateCalendar()
 }
 
 // maxWindow is the longest window a limit of a accepts.

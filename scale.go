@@ -14,8 +14,8 @@ const maxInstances = 1 << 16
 // its own when they cannot share state (their shared store is down): from
 // fresh states, n instances together admit no more per window than l
 // promises (a store-down policy that starts each key fresh admits that much
-// on top of what the shared state had already counted). Name, algorithm, max wait and
-// shadow mode are kept; n is clamped to [1, 2^16].
+// on top of what the shared state had already counted). Name, ID, algorithm,
+// calendar period, max wait and shadow mode are kept; n is clamped to [1, 2^16].
 //
 //   - Window algorithms admit ⌊Q/n⌋ per W, at least 1.
 //   - Bucket algorithms (token, leaky, GCRA) hold ⌊B/n⌋ units, at least 1,
@@ -49,12 +49,14 @@ func (l Limit) Scale(num, den int64) Limit {
 	alg, name, q := l.Algorithm(), l.Name(), l.Quantity()
 	w := int64(l.Window() / time.Microsecond)
 	keep := func(s Limit) Limit {
-		return s.WithMaxWait(l.MaxWait()).Named(name).WithShadow(l.Shadow())
+		return s.WithMaxWait(l.MaxWait()).Named(name).WithShadow(l.Shadow()).WithID(l.id)
 	}
 	switch alg {
 	case AlgorithmTokenBucket, AlgorithmLeakyBucket, AlgorithmGCRA:
 	default:
-		return keep(NewLimit(alg, max(q*num/den, 1), l.Window()))
+		s := l // a window keeps everything but its quantity: its ID, calendar, shadow
+		s.q = max(q*num/den, 1)
+		return s.build()
 	}
 	burst := max(l.Burst()*num/den, 1)
 	bucket := func(q, w int64) Limit {

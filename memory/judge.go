@@ -57,7 +57,8 @@ func (r rank) before(o rank) bool {
 // every state alike (shadow mode aside, which Decide ignores).
 func sameParams(a, b *sluice.Limit) bool {
 	return a.Quantity() == b.Quantity() && a.Window() == b.Window() &&
-		a.Burst() == b.Burst() && a.MaxWait() == b.MaxWait()
+		a.Burst() == b.Burst() && a.MaxWait() == b.MaxWait() &&
+		a.Period() == b.Period() && a.Offset() == b.Offset()
 }
 
 // limitKey names the states of one limit in the store: a Check's

@@ -23,6 +23,9 @@ func (s *Store) Refund(_ context.Context, checks []sluice.Check, charged []int64
 			continue
 		}
 		p, _ := algo.NewParams(kind, c.Limit.Quantity(), int64(c.Limit.Window()/time.Microsecond), c.Limit.Burst(), 0)
+		if period := c.Limit.Period(); period != 0 {
+			p = algo.NewCalendarParams(c.Limit.Quantity(), algo.Period(period), int64(c.Limit.Offset()/time.Microsecond))
+		}
 		s.update(c, now, func(st sluice.State) sluice.State {
 			return sluice.State(algo.Refund(&p, algo.State(st), charged[i], c.Cost))
 		})

@@ -26,11 +26,13 @@ func (c *fleetClock) now() time.Time { return sluice.TimeFromMicros(c.us.Load())
 
 // leasableLimit draws a limit of a leasable algorithm with windows of
 // 10 ms – 2 s and small quantities, so that leases run out, end with their
-// window and shrink within a run.
+// window and shrink within a run, or a calendar day of small quantities.
 func leasableLimit(t *rapid.T, name string) sluice.Limit {
 	q := rapid.Int64Range(1, 400).Draw(t, name+"-q")
 	w := time.Duration(rapid.Int64Range(10, 2000).Draw(t, name+"-w-ms")) * time.Millisecond
-	switch rapid.IntRange(0, 4).Draw(t, name+"-alg") {
+	switch rapid.IntRange(0, 5).Draw(t, name+"-alg") {
+	case 5:
+		return calendarDay(t, name)
 	case 0:
 		return sluice.FixedWindow(q, w).Named(name)
 	case 1:
@@ -67,6 +69,32 @@ func replayAdmits(l sluice.Limit, adm []admission) (admission, bool) {
 // order, through the kernel of each limit admits them all.
 func TestLeasedFleetNeverExceedsThePromise(t *testing.T) {
 	t.Parallel()
+	checkFleet(t, "fleet", leasableLimit)
+}
+
+// The same, the first limit a calendar day: leases taken before its end
+// are not spent after it.
+func TestLeasedFleetKeepsTheCalendarsPromise(t *testing.T) {
+	t.Parallel()
+	checkFleet(t, "calendar", func(t *rapid.T, name string) sluice.Limit {
+		if name != "a" {
+			return leasableLimit(t, name)
+		}
+		return calendarDay(t, name)
+	})
+}
+
+// calendarDay draws a calendar day of a small quantity, starting at any
+// time of the UTC day.
+func calendarDay(t *rapid.T, name string) sluice.Limit {
+	q := rapid.Int64Range(1, 400).Draw(t, name+"-q")
+	off := time.Duration(rapid.Int64Range(-86_399_999, 86_399_999).Draw(t, name+"-offset-ms")) * time.Millisecond
+	return sluice.Calendar(q, sluice.Day).WithOffset(off).Named(name)
+}
+
+// checkFleet runs the fleet of TestLeasedFleetNeverExceedsThePromise with
+// limits drawn by draw.
+func checkFleet(t *testing.T, prefix string, draw func(t *rapid.T, name string) sluice.Limit) {
 	srv := redistest.Standalone(t)
 	client := srv.Client(t)
 	var runs, total, calls, prefetches atomic.Int64
@@ -78,7 +106,7 @@ func TestLeasedFleetNeverExceedsThePromise(t *testing.T) {
 		run := runs.Add(1)
 		clock := &fleetClock{}
 		clock.us.Store(rapid.Int64Range(0, 1<<40).Draw(t, "start"))
-		a, b := leasableLimit(t, "a"), leasableLimit(t, "b")
+		a, b := draw(t, "a"), draw(t, "b")
 		opts := redis.LeaseOptions{
 			Mode:     redis.LeaseAuto,
 			MaxUnits: rapid.Int64Range(1, 40).Draw(t, "max-units"),
@@ -100,10 +128,17 @@ func TestLeasedFleetNeverExceedsThePromise(t *testing.T) {
 				prefetches.Add(st.Prefetches)
 			}
 		}()
-		key := fmt.Sprintf("fleet-%d", run)
+		key := fmt.Sprintf("%s-%d", prefix, run)
 		var admA, admB []admission
 		steps := rapid.IntRange(20, 400).Draw(t, "steps")
 		wa := a.Window().Microseconds()
+		if a.Period() != 0 {
+			// Traffic paced as for a 2 s window, from shortly before the
+			// end of a calendar day: leases taken in one day meet the next.
+			wa = 2_000_000
+			_, end := a.Decide(sluice.State{}, clock.us.Load(), 1)
+			clock.us.Add(end.ResetAfter.Microseconds() - rapid.Int64Range(0, int64(steps)*wa/100).Draw(t, "before-midnight"))
+		}
 		for range steps {
 			// Dense traffic, with pauses now and then: long enough to
 			// refill a bucket, or to reach into a lease's life.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 // minLeaseLife is the shortest life worth a lease: a lease that ends
@@ -31,6 +32,10 @@ type leasePlan struct {
 	// rq and rw are the bucket's ticks per µs and per unit (see
 	// internal/algo.Params).
 	rq, rw int64
+	// period and off are a calendar window's (see sluice.Calendar): its
+	// windows are then calendar periods, not window µs from the epoch.
+	period algo.Period
+	off    int64
 }
 
 // planLease returns the plan of limit l with leases living at most maxAge,
@@ -49,7 +54,8 @@ func planLease(l sluice.Limit, maxAge time.Duration) (leasePlan, bool) {
 	q, w := l.Quantity(), int64(l.Window()/time.Microsecond)
 	switch l.Algorithm() {
 	case sluice.AlgorithmFixedWindow, sluice.AlgorithmSlidingCounter:
-		return leasePlan{shared: l, window: w, life: min(age, w)}, true
+		return leasePlan{shared: l, window: w, life: min(age, w),
+			period: algo.Period(l.Period()), off: int64(l.Offset() / time.Microsecond)}, true
 	case sluice.AlgorithmTokenBucket, sluice.AlgorithmGCRA, sluice.AlgorithmLeakyBucket:
 		if l.MaxWait() > 0 {
 			return leasePlan{}, false
@@ -84,17 +90,21 @@ func (p *leasePlan) lifeAt(g int64) int64 {
 	if p.window == 0 {
 		return p.life
 	}
-	return min(p.windowEnd(g)-g, p.life)
+	_, end := p.windowOf(g)
+	return min(end-g, p.life)
 }
 
-// windowEnd returns the end of the window (aligned to sluice.Epoch) that
-// holds g.
-func (p *leasePlan) windowEnd(g int64) int64 {
-	start := g - g%p.window
+// windowOf returns the start and end of the window that holds g: aligned
+// to sluice.Epoch, or the calendar period's.
+func (p *leasePlan) windowOf(g int64) (start, end int64) {
+	if p.period != 0 {
+		return algo.CalendarWindow(p.period, p.off, g)
+	}
+	start = g - g%p.window
 	if g%p.window < 0 {
 		start -= p.window
 	}
-	return start + p.window
+	return start, start + p.window
 }
 
 // mark returns the undo mark (see lease.lua) of a take at g of units that
@@ -103,7 +113,8 @@ func (p *leasePlan) windowEnd(g int64) int64 {
 // the take, so that a give-back never returns more than was taken.
 func (p *leasePlan) mark(g, units, reset int64) string {
 	if p.window != 0 {
-		return strconv.FormatInt(p.windowEnd(g)-p.window, 10)
+		start, _ := p.windowOf(g)
+		return strconv.FormatInt(start, 10)
 	}
 	// After the take the bucket missed m ticks with reset = ⌈m/rq⌉, so
 	// m ≥ (reset−1)·rq + 1.

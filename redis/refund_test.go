@@ -16,6 +16,9 @@ import (
 // goRefund is what the Go twin of refund_charge.lua leaves of s.
 func goRefund(l sluice.Limit, s sluice.State, at, cost int64) sluice.State {
 	p, _ := algo.NewParams(algo.Kind(l.Algorithm()), l.Quantity(), int64(l.Window()/time.Microsecond), l.Burst(), 0)
+	if l.Period() != 0 {
+		p = algo.NewCalendarParams(l.Quantity(), algo.Period(l.Period()), int64(l.Offset()/time.Microsecond))
+	}
 	return sluice.State(algo.Refund(&p, algo.State(s), at, cost))
 }
 
@@ -32,7 +35,10 @@ func TestRefundIsItsGoTwin(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 22))
 		w := time.Duration(1+r.IntN(40)) * time.Millisecond
 		q := int64(1 + r.IntN(8))
-		l := []sluice.Limit{sluice.FixedWindow(q, w), sluice.SlidingCounter(q, w), sluice.SlidingLog(q, w)}[seed%3]
+		// A calendar day whose end falls about halfway through the run
+		// (DefaultStart is at noon).
+		day := sluice.Calendar(q, sluice.Day).WithOffset(12*time.Hour + 25*w)
+		l := []sluice.Limit{sluice.FixedWindow(q, w), sluice.SlidingCounter(q, w), sluice.SlidingLog(q, w), day}[seed%4]
 		t.Run(fmt.Sprintf("%s/seed-%d", l, seed), func(t *testing.T) {
 			clock := conformance.NewClock(conformance.DefaultStart)
 			store := New(client, WithTimeForTesting(clock.Now), WithTimeout(testTimeout))

@@ -131,7 +131,7 @@ const maxExactDebt = 1 << 52
 
 // limitArgs is the number of script arguments per limit in apply.lua's
 // table of limits (LIMIT_ARGS).
-const limitArgs = 8
+const limitArgs = 9
 
 // validateCheck reports whether the scripts can decide c: a valid limit,
 // and for GCRA a debt that stays exact in Lua's numbers.
@@ -154,14 +154,17 @@ func validateCheck(c *sluice.Check) error {
 
 // appendLimitArgs appends l's script arguments: algorithm, quantity, window
 // (µs), burst, rq, rw (the rate q/w in lowest terms, as ticks), max wait
-// (µs) and shadow.
+// (µs), shadow and calendar ("0", or "period:offset µs").
 func appendLimitArgs(args []string, l *sluice.Limit) []string {
 	q, w, b := l.Quantity(), int64(l.Window()/time.Microsecond), l.Burst()
 	mw := int64(l.MaxWait() / time.Microsecond)
 	g := gcd(q, w)
-	shadow := "0"
+	shadow, calendar := "0", "0"
 	if l.Shadow() {
 		shadow = "1"
+	}
+	if p := l.Period(); p != 0 {
+		calendar = strconv.Itoa(int(p)) + ":" + strconv.FormatInt(int64(l.Offset()/time.Microsecond), 10)
 	}
 	return append(args,
 		strconv.Itoa(int(l.Algorithm())),
@@ -172,6 +175,7 @@ func appendLimitArgs(args []string, l *sluice.Limit) []string {
 		strconv.FormatInt(w/g, 10),
 		strconv.FormatInt(mw, 10),
 		shadow,
+		calendar,
 	)
 }
 

@@ -50,6 +50,11 @@ type Params struct {
 	// limit = B·RW + MaxWait·RQ ticks is the deepest admissible debt: a time
 	// by which any admissible debt has refilled.
 	Horizon int64
+	// Period, for a fixed window, makes its windows calendar periods
+	// starting Offset µs after the UTC calendar's (see NewCalendarParams);
+	// 0: windows of W µs aligned to the epoch.
+	Period Period
+	Offset int64
 }
 
 // NewParams returns the parameters of kind for q units per w µs with

@@ -1,20 +1,21 @@
 package algo
 
 // FixedWindow is the fixed window: T = start of the window the count
-// belongs to, A = units admitted in it. Windows are aligned to the epoch; a
-// now inside an earlier window than T (a clock step back) counts against
-// T's window. See Decide for the contract. It takes only a window's start
-// and end and the differences of times, so it is exact for windows up to
-// 2^46 µs (sluice.MaxFixedWindow), twice the other algorithms' bound.
+// belongs to, A = units admitted in it. Windows are aligned to the epoch,
+// or are calendar periods (Params.Window); a now inside an earlier window
+// than T (a clock step back) counts against T's window. See Decide for the
+// contract. It takes only a window's start and end and the differences of
+// times, so it is exact for windows up to 2^46 µs (sluice.MaxFixedWindow),
+// twice the other algorithms' bound.
 func FixedWindow(p *Params, s *State, now, cost int64, v *Verdict) (changed bool) {
 	now = ClampTime(now)
-	start, count := windowStart(now, p.W), max(s.A, 0)
+	start, end := p.Window(now)
+	count := max(s.A, 0)
 	if last := ClampTime(s.T); count > 0 && last >= start {
-		start = windowStart(last, p.W) // the same window, or a clock step back
+		start, end = p.Window(last) // the same window, or a clock step back
 	} else {
 		count = 0
 	}
-	end := start + p.W
 	*v = Verdict{Allowed: cost == 0 || count <= p.Q-cost}
 	switch {
 	case cost > p.Q:

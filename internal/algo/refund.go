@@ -35,7 +35,7 @@ func Refund(p *Params, s State, at, cost int64) State {
 	}
 	switch p.Kind {
 	case KindFixedWindow:
-		if s.T == windowStart(ClampTime(at), p.W) {
+		if start, _ := p.Window(ClampTime(at)); s.T == start {
 			s.A = max(s.A-cost, 0)
 		}
 	case KindSlidingCounter:

@@ -71,6 +71,9 @@ func randomLimit(r *rand.Rand) sluice.Limit {
 		algs := append(sluice.Algorithms(), sluice.AlgorithmConcurrency)
 		alg := algs[r.IntN(len(algs))]
 		l := sluice.NewLimit(alg, randomQuantity(r), randomWindow(r))
+		if alg == sluice.AlgorithmFixedWindow && r.IntN(3) == 0 {
+			l = randomCalendar(r)
+		}
 		l = withBucketOptions(r, l)
 		if l.Err() == nil {
 			return l
@@ -82,6 +85,9 @@ func randomLimit(r *rand.Rand) sluice.Limit {
 func sameAlgorithm(r *rand.Rand, l sluice.Limit) sluice.Limit {
 	for {
 		m := withBucketOptions(r, sluice.NewLimit(l.Algorithm(), randomQuantity(r), randomWindow(r)))
+		if l.Algorithm() == sluice.AlgorithmFixedWindow && r.IntN(2) == 0 {
+			m = randomCalendar(r)
+		}
 		if m.Err() == nil {
 			return m
 		}
@@ -97,6 +103,18 @@ func withBucketOptions(r *rand.Rand, l sluice.Limit) sluice.Limit {
 	}
 	if l.Algorithm() == sluice.AlgorithmLeakyBucket && r.IntN(2) == 0 {
 		l = l.WithMaxWait(time.Duration(1+r.Int64N(int64(l.Window()/time.Microsecond)*2)) * time.Microsecond)
+	}
+	return l
+}
+
+// randomCalendar returns a calendar limit of any period, in the UTC
+// calendar or shifted by an offset of up to its shortest period.
+func randomCalendar(r *rand.Rand) sluice.Limit {
+	period := sluice.Period(1 + r.IntN(4))
+	l := sluice.Calendar(randomQuantity(r), period)
+	if r.IntN(2) == 0 {
+		span := int64(l.Window()/us)*28/31 - 1 // below every period's shortest
+		l = l.WithOffset(time.Duration(r.Int64N(2*span)-span) * us)
 	}
 	return l
 }

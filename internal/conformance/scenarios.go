@@ -96,6 +96,10 @@ func Scenarios() []Scenario {
 	perMinute := sluice.FixedWindow(5, time.Minute).Named("per-minute")
 	perDay := sluice.SlidingLog(8, day).Named("per-day")
 	conc := sluice.Concurrency(3, 10*sec)
+	monthly := sluice.Calendar(3, sluice.Month).Named("monthly")
+	weekly := sluice.Calendar(1, sluice.Week).Named("weekly")
+	tokyoDaily := sluice.Calendar(1, sluice.Day).WithOffset(-9 * time.Hour).Named("tokyo-daily")
+	yearly := sluice.Calendar(2, sluice.Year).Named("yearly")
 	all := []sluice.Limit{fw, log, counter, tb3, meter, queue, gcra, gcra7, conc}
 
 	out := []Scenario{
@@ -167,6 +171,25 @@ func Scenarios() []Scenario {
 			step(us, check("u", longestFixed, sluice.MaxQuantity)).want(true),
 			step(sluice.MaxFixedWindow-us, check("u", longestFixed, 1)).want(false),
 			step(us, check("u", longestFixed, 0)),
+		)},
+		{Name: "calendar months, weeks and a zone's days count the calendar's periods", Start: time.Date(2028, 2, 29, 23, 0, 0, 0, time.UTC), Steps: steps(
+			step(0, check("u", monthly, 3), check("u", weekly, 1), check("u", tokyoDaily, 1)).want(true, true, true),
+			step(time.Hour-us, check("u", monthly, 1)).want(false), // February 2028's last µs
+			step(us, check("u", monthly, 3)).want(true),            // March
+			step(0, check("u", monthly, 1)).want(false),
+			// 2028-03-01 is a Wednesday: the week runs to Monday the 6th.
+			step(0, check("u", weekly, 1)).want(false),
+			step(5*day-us, check("u", weekly, 1)).want(false),
+			step(us, check("u", weekly, 1), check("u", tokyoDaily, 1)).want(true, true),
+			// Tokyo's day starts at 15:00 UTC.
+			step(15*time.Hour-us, check("u", tokyoDaily, 1)).want(false),
+			step(us, check("u", tokyoDaily, 1)).want(true),
+			// A step back into February counts against March.
+			step(-7*day, check("u", monthly, 1)).want(false),
+			step(31*day+7*day, check("u", monthly, 3)).want(true), // April
+			step(0, check("u", yearly, 2)).want(true),
+			step(time.Date(2029, 1, 1, 0, 0, 0, 0, time.UTC).Sub(time.Date(2028, 4, 6, 15, 0, 0, 0, time.UTC))-us, check("u", yearly, 1)).want(false),
+			step(us, check("u", yearly, 2)).want(true),
 		)},
 		{Name: "token bucket refills 3 per second exactly, a unit every 333⅓ ms", Steps: steps(
 			step(0, check("u", tb3, 3)).want(true),

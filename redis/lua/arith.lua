@@ -102,6 +102,77 @@ local function window_start(t, w)
   return t - r
 end
 
+-- DAY is a day in µs; EPOCH_DAYS the days from 1970-01-01 to sluice.Epoch.
+local DAY = 86400000000
+local EPOCH_DAYS = 18262
+
+-- civil returns the year and month (1-12) of day d since 1970-01-01
+-- (Hinnant's civil_from_days; every quotient here is of small integers,
+-- which math.floor takes exactly).
+-- Go twin: internal/algo.civil
+local function civil(d)
+  local z = d + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local m = mp + 3
+  if mp >= 10 then
+    m = mp - 9
+  end
+  local y = yoe + era * 400
+  if m <= 2 then
+    y = y + 1
+  end
+  return y, m
+end
+
+-- days_from_civil returns the day since 1970-01-01 of the first of month m
+-- of year y.
+-- Go twin: internal/algo.daysFromCivil
+local function days_from_civil(y, m)
+  if m <= 2 then
+    y = y - 1
+  end
+  local era = math.floor(y / 400)
+  local yoe = y - era * 400
+  local mp = m - 3
+  if m <= 2 then
+    mp = m + 9
+  end
+  local doy = math.floor((153 * mp + 2) / 5)
+  return era * 146097 + yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy - 719468
+end
+
+-- calendar_window returns the start and end (µs) of the window of calendar
+-- period (1 day, 2 week, 3 month, 4 year), shifted by off µs, that holds t.
+-- Go twin: internal/algo.CalendarWindow
+local function calendar_window(period, off, t)
+  local d = floordiv(t - off, DAY) + EPOCH_DAYS
+  local first, nxt
+  if period == 1 then
+    first, nxt = d, d + 1
+  elseif period == 2 then
+    local _, wd = floordiv(d + 3, 7) -- 1970-01-01 was a Thursday
+    first = d - wd
+    nxt = first + 7
+  else
+    local y, m = civil(d)
+    if period == 4 then
+      first, nxt = days_from_civil(y, 1), days_from_civil(y + 1, 1)
+    else
+      first = days_from_civil(y, m)
+      if m == 12 then
+        nxt = days_from_civil(y + 1, 1)
+      else
+        nxt = days_from_civil(y, m + 1)
+      end
+    end
+  end
+  return (first - EPOCH_DAYS) * DAY + off, (nxt - EPOCH_DAYS) * DAY + off
+end
+
 -- Go twin: internal/algo.ClampTime
 local function clamp_time(t)
   if t > MAXTIME then

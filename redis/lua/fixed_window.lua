@@ -1,22 +1,34 @@
 -- fixed_window.lua: sluice.AlgorithmFixedWindow (internal/algo/fixed_window.go).
 -- t = start of the window the count belongs to, a = units admitted in it
--- (a string, see state.lua). Only window_start, start + w and differences
--- of times: exact for w up to 2^46 µs (sluice.MaxFixedWindow, arith.lua).
+-- (a string, see state.lua). Only a window's start and end and differences
+-- of times: exact for w up to 2^46 µs (sluice.MaxFixedWindow, arith.lua),
+-- and for calendar periods.
 
 local fixed_window = {}
 ALG[1] = fixed_window
 
+-- fw_window returns the start and end of c's window that holds t: of w µs
+-- from the epoch, or of its calendar period.
+-- Go twin: internal/algo.(*Params).Window
+local function fw_window(c, t)
+  if c.period == 0 then
+    local start = window_start(t, c.w)
+    return start, start + c.w
+  end
+  return calendar_window(c.period, c.off, t)
+end
+
 -- Go twin: internal/algo.FixedWindow
 function fixed_window.decide(c, st, now, cost, v, nxt)
-  local q, w = c.q, c.w
-  local start, count = window_start(now, w), math.max(st.a, 0)
+  local q = c.q
+  local start, stop = fw_window(c, now)
+  local count = math.max(st.a, 0)
   local last = clamp_time(st.t)
   if count > 0 and last >= start then
-    start = window_start(last, w) -- the same window, or a clock step back
+    start, stop = fw_window(c, last) -- the same window, or a clock step back
   else
     count = 0
   end
-  local stop = start + w
   verdict(v, cost == 0 or count <= q - cost)
   local admitted = false
   if cost > q then

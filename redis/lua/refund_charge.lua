@@ -16,6 +16,9 @@
 local function refund_mark(c, at)
   if c.alg == 2 then
     return at
+  elseif c.alg == 1 then
+    local start = fw_window(c, clamp_time(at))
+    return start
   end
   return window_start(clamp_time(at), c.w)
 end

@@ -40,9 +40,10 @@ local CONCURRENCY = 7 -- sluice.AlgorithmConcurrency
 local SLIDING_LOG = 2 -- sluice.AlgorithmSlidingLog
 
 -- LIMIT_ARGS is the number of arguments of a limit: algorithm, quantity,
--- window (µs), burst, rq, rw, max wait (µs) and shadow (1 or 0). rq/rw is
--- quantity/window in lowest terms (ticks).
-local LIMIT_ARGS = 8
+-- window (µs), burst, rq, rw, max wait (µs), shadow (1 or 0) and calendar
+-- ("0", or a fixed window's calendar period and offset in µs as
+-- "period:offset"). rq/rw is quantity/window in lowest terms (ticks).
+local LIMIT_ARGS = 9
 
 -- in_hash reports whether algorithm alg keeps its state in a hash.
 local function in_hash(alg)
@@ -72,6 +73,11 @@ local function parse_limits(count, off)
   for j = 1, count do
     local o = off + (j - 1) * LIMIT_ARGS
     local alg = tonumber(ARGV[o + 1])
+    local period, poff = 0, 0
+    if ARGV[o + 9] ~= '0' then
+      local p, f = string.match(ARGV[o + 9], '^(%d):(-?%d+)$')
+      period, poff = tonumber(p), tonumber(f)
+    end
     limits[j] = {
       alg = alg,
       q = tonumber(ARGV[o + 2]),
@@ -81,6 +87,7 @@ local function parse_limits(count, off)
       rw = tonumber(ARGV[o + 6]),
       mw = tonumber(ARGV[o + 7]),
       shadow = ARGV[o + 8] == '1',
+      period = period, off = poff,
       g = ARGV[o + 1], -- the algorithm's tag, as written in g
       fam = ALG[alg],
       hash = in_hash(alg),
