@@ -20,6 +20,18 @@ import (
 //     id: per-minute   # the state's identity (default: the name): keep it to rename
 //     lease: auto      # or off: overrides store.redis.lease for this limit
 //     count: failures  # or successes, all (default): which answers it counts
+//
+// A fixed window's window may be a calendar period instead of a duration
+// (day, week, month, year), counted in the UTC calendar unless zone says
+// otherwise, from the day starts says (a weekday for a week, a day of the
+// month from 1 to 28 for a month):
+//
+//   - name: monthly
+//     algorithm: fixed-window
+//     quantity: 10000
+//     window: month
+//     zone: "+09:00"   # UTC (default), or a fixed offset from it
+//     starts: 15       # months from the 15th
 func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 	var out []sluice.Limit
 	names := map[string]bool{}
@@ -36,6 +48,10 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			count             string
 			quantity, burst   int64
 			window, maxWait   time.Duration
+			windowNode        *yaml.Node
+			period            sluice.Period
+			zoneNode          *yaml.Node
+			startsNode        *yaml.Node
 			shadow            bool
 			errsBefore        = len(d.Errs)
 		)
@@ -43,13 +59,22 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			"name":      func(n *yaml.Node, p string) { name, nameNode = d.Str(n, p), n },
 			"algorithm": func(n *yaml.Node, p string) { alg, algNode = d.Str(n, p), n },
 			"quantity":  func(n *yaml.Node, p string) { quantity = d.Int(n, p, 1, sluice.MaxQuantity) },
-			"window":    func(n *yaml.Node, p string) { window = d.Duration(n, p) },
-			"burst":     func(n *yaml.Node, p string) { burst, burstNode = d.Int(n, p, 1, sluice.MaxQuantity), n },
-			"max_wait":  func(n *yaml.Node, p string) { maxWait, maxWaitNode = d.Duration(n, p), n },
-			"shadow":    func(n *yaml.Node, p string) { shadow = d.Bool(n, p) },
-			"id":        func(n *yaml.Node, p string) { id, idNode = d.Str(n, p), n },
-			"lease":     func(n *yaml.Node, p string) { lease, leaseNode = d.OneOf(n, p, "auto", "off"), n },
-			"count":     func(n *yaml.Node, p string) { count, countNode = d.countValue(n, p), n },
+			"window": func(n *yaml.Node, p string) {
+				windowNode = n
+				if pd, ok := calendarPeriods[n.Value]; ok && n.Kind == yaml.ScalarNode {
+					period = pd
+					return
+				}
+				window = d.Duration(n, p)
+			},
+			"zone":     func(n *yaml.Node, p string) { zoneNode = n },
+			"starts":   func(n *yaml.Node, p string) { startsNode = n },
+			"burst":    func(n *yaml.Node, p string) { burst, burstNode = d.Int(n, p, 1, sluice.MaxQuantity), n },
+			"max_wait": func(n *yaml.Node, p string) { maxWait, maxWaitNode = d.Duration(n, p), n },
+			"shadow":   func(n *yaml.Node, p string) { shadow = d.Bool(n, p) },
+			"id":       func(n *yaml.Node, p string) { id, idNode = d.Str(n, p), n },
+			"lease":    func(n *yaml.Node, p string) { lease, leaseNode = d.OneOf(n, p, "auto", "off"), n },
+			"count":    func(n *yaml.Node, p string) { count, countNode = d.countValue(n, p), n },
 		})
 		if e.Kind != yaml.MappingNode {
 			return
@@ -89,10 +114,33 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 		if maxWaitNode != nil && a != 0 && a != sluice.AlgorithmLeakyBucket {
 			d.Errorf(maxWaitNode, path+".max_wait", "applies only to leaky-bucket (as a queue), not %v", a)
 		}
+		if period != 0 && a != 0 && a != sluice.AlgorithmFixedWindow {
+			d.Errorf(windowNode, path+".window", "a calendar %v applies only to fixed-window, not %v: "+
+				"its windows differ in length (use a duration such as 30d for %v)", period, a, a)
+		}
+		var offset time.Duration
+		for _, f := range []struct {
+			n    *yaml.Node
+			name string
+		}{{zoneNode, "zone"}, {startsNode, "starts"}} {
+			if f.n != nil && period == 0 {
+				d.Errorf(f.n, path+"."+f.name, "applies only to a calendar window (day, week, month or year)")
+			}
+		}
+		if period != 0 && zoneNode != nil {
+			offset -= d.zoneOffset(zoneNode, path+".zone")
+		}
+		if period != 0 && startsNode != nil {
+			offset += d.calendarStart(startsNode, path+".starts", period)
+		}
 		if len(d.Errs) > errsBefore {
 			return
 		}
-		l := sluice.NewLimit(a, quantity, window).Named(name).WithShadow(shadow).WithID(id)
+		l := sluice.NewLimit(a, quantity, window)
+		if period != 0 {
+			l = sluice.Calendar(quantity, period).WithOffset(offset)
+		}
+		l = l.Named(name).WithShadow(shadow).WithID(id)
 		if burst != 0 {
 			l = l.WithBurst(burst)
 		}

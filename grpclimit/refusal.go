@@ -75,7 +75,7 @@ func quotaFailure(res *httplimit.Result) *errdetails.QuotaFailure {
 
 // describe says what a limit allows, in the words of the problem bodies.
 func describe(l sluice.Limit, plan string, cost int64) string {
-	what := fmt.Sprintf("%d per %s", l.Quantity(), httplimit.FormatWindow(l.Window()))
+	what := fmt.Sprintf("%d per %s", l.Quantity(), httplimit.WindowOf(l))
 	if l.Algorithm() == sluice.AlgorithmConcurrency {
 		what = fmt.Sprintf("%d at once", l.Quantity())
 	}

@@ -65,9 +65,12 @@ func newPolicyHeaders(limits []sluice.Limit, hidden map[string]bool) (policyHead
 		it := httpsfv.NewItem(l.Name())
 		it.Params.Add("q", qt.Q)
 		d := httpsfv.NewItem(qt.Q)
-		if qt.W == 0 {
+		switch {
+		case qt.W == 0:
 			it.Params.Add("qu", "concurrent-requests") // no window: a lease time is not one
-		} else {
+		case qt.Calendar:
+			// Windows of differing lengths: no w, which the draft allows.
+		default:
 			it.Params.Add("w", qt.W)
 			d.Params.Add("w", qt.W)
 		}

@@ -140,7 +140,7 @@ func (m *Middleware) Inspect(ctx context.Context, subject, plan string) ([]Limit
 	for i, l := range limits {
 		st := d.Statuses[i]
 		out[i] = LimitState{Name: l.Name(), Algorithm: l.Algorithm().String(), Quantity: l.Quantity(),
-			Window: FormatWindow(l.Window()), Burst: l.Burst(), Remaining: st.Remaining,
+			Window: WindowOf(l), Burst: l.Burst(), Remaining: st.Remaining,
 			Used: max(0, l.Burst()-st.Remaining), ResetAfter: st.ResetAfter}
 	}
 	return out, nil

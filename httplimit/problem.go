@@ -81,6 +81,9 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 	if f.W > 0 {
 		p.Window = FormatWindow(time.Duration(f.W) * time.Second)
 	}
+	if f.Calendar {
+		p.Window = WindowOf(l)
+	}
 	units := m.countsUnits(res, l)
 	if onlyConcurrency(res) {
 		// A slot frees when one of the client's requests ends, which no
@@ -95,7 +98,7 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 	} else {
 		ra := retryAfterSeconds(d.RetryAfter)
 		p.RetryAfter = &ra
-		p.Detail = fmt.Sprintf("Rate limit exceeded: %d %s per %s", l.Quantity(), unitWord(l.Quantity(), units), windowWord(l.Window()))
+		p.Detail = fmt.Sprintf("Rate limit exceeded: %d %s per %s", l.Quantity(), unitWord(l.Quantity(), units), windowWord(l))
 		if f.Bucket && l.Burst() != l.Quantity() {
 			p.Detail += fmt.Sprintf(", at most %d at once,", l.Burst())
 		}
@@ -162,8 +165,28 @@ func FormatWindow(d time.Duration) string {
 	return d.String()
 }
 
-func windowWord(d time.Duration) string {
-	switch d {
+// WindowOf returns l's window as FormatWindow writes it ("1m", "30d"), or
+// a calendar limit's period ("month"), followed by its offset when it has
+// one ("month (offset -9h)").
+func WindowOf(l sluice.Limit) string {
+	p := l.Period()
+	switch {
+	case p == 0:
+		return FormatWindow(l.Window())
+	case l.Offset() < 0:
+		return p.String() + " (offset -" + FormatWindow(-l.Offset()) + ")"
+	case l.Offset() > 0:
+		return p.String() + " (offset " + FormatWindow(l.Offset()) + ")"
+	}
+	return p.String()
+}
+
+// windowWord names l's window in a sentence: "minute", "month", "10s".
+func windowWord(l sluice.Limit) string {
+	if l.Period() != 0 {
+		return WindowOf(l)
+	}
+	switch d := l.Window(); d {
 	case time.Second:
 		return "second"
 	case time.Minute:
@@ -173,7 +196,7 @@ func windowWord(d time.Duration) string {
 	case 24 * time.Hour:
 		return "day"
 	}
-	return FormatWindow(d)
+	return FormatWindow(l.Window())
 }
 
 // unitWord names what a limit of n counts: requests, or units when

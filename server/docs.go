@@ -196,12 +196,15 @@ func describeLimit(l sluice.Limit, units bool) docsLimit {
 		what = "units per"
 	}
 	d := docsLimit{Name: l.Name(), Algorithm: l.Algorithm().String(),
-		Rule: strings.TrimSpace(strings.Join([]string{itoa(l.Quantity()), what, httplimit.FormatWindow(l.Window())}, " "))}
+		Rule: strings.TrimSpace(strings.Join([]string{itoa(l.Quantity()), what, httplimit.WindowOf(l)}, " "))}
 	switch l.Algorithm() {
 	case sluice.AlgorithmFixedWindow:
 		d.Note = "counted in fixed windows that start on the clock (the minute, the UTC day)"
+		if l.Period() != 0 {
+			d.Note = calendarNote(l)
+		}
 	case sluice.AlgorithmSlidingLog:
-		d.Note = "counted over the last " + httplimit.FormatWindow(l.Window()) + " exactly"
+		d.Note = "counted over the last " + httplimit.WindowOf(l) + " exactly"
 	case sluice.AlgorithmSlidingCounter:
 		d.Note = "counted over a sliding window (estimated from the current and the previous window)"
 	case sluice.AlgorithmTokenBucket, sluice.AlgorithmGCRA:
@@ -237,3 +240,4 @@ func (s *Server) handleDocs(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Write(page)
 }
+

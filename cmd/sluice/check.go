@@ -114,7 +114,7 @@ func printPlans(w io.Writer, cfg *config.Config) {
 			notes = append(notes, "shadow")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%d\t%s\n", plan, l.Name(), l.Algorithm(), l.Quantity(),
-			httplimit.FormatWindow(l.Window()), l.Burst(), strings.Join(notes, ", "))
+			httplimit.WindowOf(l), l.Burst(), strings.Join(notes, ", "))
 	}
 	for _, p := range cfg.Policy.Plans {
 		name := p.Name

@@ -40,7 +40,7 @@ func printRules(w io.Writer, cfg *config.Config) {
 				name, match, k = "", "", ""
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s.%s\t%s\t%d\t%s\t%d\t%s\n", name, match, k, r.Name, l.Name(), l.Algorithm(),
-				l.Quantity(), httplimit.FormatWindow(l.Window()), l.Burst(), cost)
+				l.Quantity(), httplimit.WindowOf(l), l.Burst(), cost)
 		}
 	}
 	tw.Flush()

@@ -26,7 +26,10 @@ import (
 //     to whole seconds: q=b;w=b·W/Q for a bucket of burst b refilled at Q
 //     per W;
 //   - concurrency: q is the Quantity in "concurrent-requests" and there is
-//     no window (a slot frees when a request ends, which no clock predicts).
+//     no window (a slot frees when a request ends, which no clock predicts);
+//   - a calendar limit (sluice.Calendar): q is the Quantity, and its windows
+//     differ in length (a month is 28 to 31 days), so the headers state no
+//     w (the draft's w is optional); W is the longest, which caps t.
 //
 // Remaining r is the Status's, at most q. Rounding w up states a rate no
 // higher than the limit's: a client that spends q per w is never refused.
@@ -37,6 +40,9 @@ type Quota struct {
 	W int64
 	// Bucket marks the bucket family, whose t is the time to the next whole unit.
 	Bucket bool
+	// Calendar marks a calendar limit, whose windows differ in length: the
+	// headers state no w.
+	Calendar bool
 	window int64 // the limit's Window, µs
 	rate   int64 // the limit's Quantity, units per window
 }
@@ -44,7 +50,7 @@ type Quota struct {
 // Of returns the quota the headers state for l (see Quota).
 func Of(l sluice.Limit) Quota {
 	windowUS := int64(l.Window() / time.Microsecond)
-	qt := Quota{Q: l.Burst(), window: windowUS, rate: l.Quantity()}
+	qt := Quota{Q: l.Burst(), window: windowUS, rate: l.Quantity(), Calendar: l.Period() != 0}
 	switch l.Algorithm() {
 	case sluice.AlgorithmConcurrency:
 		qt.Q = l.Quantity()
