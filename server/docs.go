@@ -240,4 +240,3 @@ func (s *Server) handleDocs(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Write(page)
 }
-

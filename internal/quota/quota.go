@@ -43,8 +43,8 @@ type Quota struct {
 	// Calendar marks a calendar limit, whose windows differ in length: the
 	// headers state no w.
 	Calendar bool
-	window int64 // the limit's Window, µs
-	rate   int64 // the limit's Quantity, units per window
+	window   int64 // the limit's Window, µs
+	rate     int64 // the limit's Quantity, units per window
 }
 
 // Of returns the quota the headers state for l (see Quota).
