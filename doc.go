@@ -20,7 +20,8 @@
 //
 // Time is an integer number of microseconds since Epoch, read from the
 // Store's clock (Redis's own for the Redis store), never from the caller's;
-// windows are aligned to Epoch. The algorithms use integer arithmetic only:
+// windows are aligned to Epoch, or are the days, weeks, months or years of
+// the calendar for a limit built by Calendar. The algorithms use integer arithmetic only:
 // rates that do not divide evenly stay exact, huge values saturate, and a
 // clock that steps back creates no capacity.
 //

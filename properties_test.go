@@ -32,6 +32,12 @@ func genLimit(t *rapid.T, alg sluice.Algorithm) sluice.Limit {
 		rapid.Int64Range(1, maxW),
 	).Draw(t, "w")
 	l := sluice.NewLimit(alg, q, time.Duration(wUS)*time.Microsecond)
+	if alg == sluice.AlgorithmFixedWindow && rapid.IntRange(0, 2).Draw(t, "calendar") == 0 {
+		period := sluice.Period(rapid.IntRange(1, 4).Draw(t, "period"))
+		shortest := map[sluice.Period]int64{sluice.Day: 1, sluice.Week: 7, sluice.Month: 28, sluice.Year: 365}[period] * 86400 * sec
+		off := rapid.Int64Range(-shortest+1, shortest-1).Draw(t, "offset")
+		l = sluice.Calendar(q, period).WithOffset(time.Duration(off) * time.Microsecond)
+	}
 	if alg == sluice.AlgorithmTokenBucket || alg == sluice.AlgorithmLeakyBucket || alg == sluice.AlgorithmGCRA {
 		if rapid.Bool().Draw(t, "custom burst") {
 			l = l.WithBurst(rapid.Int64Range(1, max(2*q, 10)).Draw(t, "burst"))
@@ -178,6 +184,9 @@ func checkPromise(t *rapid.T, l sluice.Limit, evs []event) {
 		per := map[int64]int64{}
 		for _, e := range evs {
 			ws := e.eff - ((e.eff%w)+w)%w
+			if l.Period() != 0 {
+				ws = calendarStart(l, e.eff)
+			}
 			if per[ws] += e.cost; per[ws] > q {
 				t.Fatalf("%d admitted in the aligned window at %d, limit %d", per[ws], ws, q)
 			}
@@ -226,6 +235,26 @@ func checkPromise(t *rapid.T, l sluice.Limit, evs []event) {
 			}
 		}
 	}
+}
+
+// calendarStart returns the first µs of the calendar period of l that
+// holds us, by Go's time package: the period's start in a calendar whose
+// midnights are l.Offset() after UTC's.
+func calendarStart(l sluice.Limit, us int64) int64 {
+	off := l.Offset()
+	at := sluice.TimeFromMicros(us).Add(-off).UTC()
+	var first time.Time
+	switch l.Period() {
+	case sluice.Day:
+		first = time.Date(at.Year(), at.Month(), at.Day(), 0, 0, 0, 0, time.UTC)
+	case sluice.Week:
+		first = time.Date(at.Year(), at.Month(), at.Day()-(int(at.Weekday())+6)%7, 0, 0, 0, 0, time.UTC)
+	case sluice.Month:
+		first = time.Date(at.Year(), at.Month(), 1, 0, 0, 0, 0, time.UTC)
+	default:
+		first = time.Date(at.Year(), 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	return sluice.MicrosSinceEpoch(first.Add(off))
 }
 
 // allKinds is every algorithm, the concurrency kind included.
