@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -193,7 +194,21 @@ func (t *Translation) awsBucket(th awsThrottle, name, where string) (Limit, bool
 		Burst: burst, Source: fmt.Sprintf("%s: rateLimit %s, burstLimit %d", where, th.RateLimit, th.BurstLimit)}, true, nil
 }
 
-// awsQuota translates a quota: a fixed window of a day, a week or 30 days.
+// awsWeekdays are the weekdays a WEEK quota's offset names (0: Sunday), as
+// the configuration's starts writes them.
+var awsWeekdays = [...]string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}
+
+// awsQuota translates a quota: a fixed window of a UTC day, or a calendar
+// week or month of UTC from the day offset names (a week's weekday, 0 for
+// Sunday; a month's day offset+1, from 1 to 28).
+//
+// An offset outside those ranges is imported as offset 0 (weeks from
+// Sunday, months from the 1st) and reported, not refused: the file holds
+// the plans API Gateway accepted, the quota's quantity and period translate
+// whatever the offset says, and a refusal would leave every plan of the
+// file unimported over one quota's reset day, which starts: in sluice.yaml
+// sets once the user knows it. (Not every month has a 29th, 30th or 31st,
+// so no calendar month starts on one.)
 func (t *Translation) awsQuota(q awsQuota, where string) (Limit, error) {
 	if q.Limit < 1 || q.Limit > sluice.MaxQuantity {
 		return Limit{}, fmt.Errorf("%s: limit %d is not a quantity in [1, %d]", where, q.Limit, sluice.MaxQuantity)
@@ -203,17 +218,32 @@ func (t *Translation) awsQuota(q awsQuota, where string) (Limit, error) {
 	case "DAY":
 		l.Name, l.Window = "quota-per-day", 24*time.Hour
 		t.same(where, "a count per API key per UTC day: sluice's fixed windows of 24h start at midnight UTC too.")
+		if q.Offset != 0 {
+			t.differs(where, "offset %d does not move a day's start in API Gateway either; it is ignored.", q.Offset)
+		}
 	case "WEEK":
-		l.Name, l.Window = "quota-per-week", 7*24*time.Hour
-		t.differs(where, "API Gateway's week starts on the day offset %d says (0: Sunday) at midnight UTC; sluice's 7-day fixed windows start on Thursdays at midnight UTC (they are aligned to the Unix epoch).", q.Offset)
+		l.Name, l.Period = "quota-per-week", "week"
+		if q.Offset < 0 || q.Offset >= int64(len(awsWeekdays)) {
+			l.Starts = awsWeekdays[0]
+			t.differs(where, "offset %d names no weekday (0: Sunday … 6: Saturday): imported as calendar weeks of UTC from Sunday, offset 0's; if the quota resets on another day, set that weekday as the limit's starts: in sluice.yaml.", q.Offset)
+			break
+		}
+		l.Starts = awsWeekdays[q.Offset]
+		t.same(where, "a count per API key per calendar week of UTC from %s at midnight UTC (offset %d): sluice's window: week with starts: %s.", startsText(l.Starts), q.Offset, l.Starts)
 	case "MONTH":
-		l.Name, l.Window = "quota-per-30d", 30*24*time.Hour
-		t.differs(where, "API Gateway counts calendar months (from day %d of each); sluice has no calendar windows: a fixed window of 30 days, aligned to the Unix epoch, allows %d per 30 days — the same rate, with resets that drift from the month's.", q.Offset+1, q.Limit)
+		l.Name, l.Period = "quota-per-month", "month"
+		if q.Offset < 0 || q.Offset > 27 {
+			t.differs(where, "offset %d names no day from the 1st to the 28th (offset 0 to 27), the days every month has and a calendar month of sluice can start on: imported as calendar months of UTC from the 1st, offset 0's; if the quota resets on one of those days, set it as the limit's starts: in sluice.yaml.", q.Offset)
+			break
+		}
+		config := "window: month"
+		if q.Offset > 0 {
+			l.Starts = strconv.FormatInt(q.Offset+1, 10)
+			config += " with starts: " + l.Starts
+		}
+		t.same(where, "a count per API key per calendar month of UTC from %s of each at midnight UTC: sluice's %s, the same months whatever their length.", startsText(strconv.FormatInt(q.Offset+1, 10)), config)
 	default:
 		return Limit{}, fmt.Errorf("%s: period %q is not DAY, WEEK or MONTH", where, q.Period)
-	}
-	if q.Period == "DAY" && q.Offset != 0 {
-		t.differs(where, "offset %d does not move a day's start in API Gateway either; it is ignored.", q.Offset)
 	}
 	return l, nil
 }

@@ -73,7 +73,7 @@ func TestImportAPIGateway(t *testing.T) {
 	}
 	want := []string{
 		"imported throttle: token-bucket 5 per 2s burst 3",
-		"imported quota-per-30d: fixed-window 5000 per 720h0m0s",
+		"imported quota-per-month: fixed-window 5000 per month",
 		"Pro throttle: token-bucket 100 per 1s burst 200",
 		"Pro quota-per-day: fixed-window 100000 per 24h0m0s",
 		"rule imported-files-proxy  /files/{proxy...} client imported throttle: token-bucket 1 per 1s burst 2",
@@ -87,7 +87,7 @@ func TestImportAPIGateway(t *testing.T) {
 	}
 	report := tr.Report()
 	for _, want := range []string{"--usage-plan-id 'a1b2c3'", "plan: imported}", "--usage-plan-id 'd4e5f6'", "plan: Pro}",
-		"calendar months", "of plan imported, on /pets/{petId}"} {
+		"per calendar month of UTC from the 1st", "of plan imported, on /pets/{petId}"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the report lacks %q", want)
 		}

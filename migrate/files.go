@@ -259,7 +259,10 @@ func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {
 func limitYAML(b *strings.Builder, indent string, l Limit, shadow bool) {
 	fmt.Fprintf(b, "%s- name: %s   # %s\n", indent, l.Name, comment(l.Source))
 	in := indent + "  "
-	fmt.Fprintf(b, "%salgorithm: %s\n%squantity: %d\n%swindow: %s\n", in, l.Algorithm, in, l.Quantity, in, formatWindow(l.Window))
+	fmt.Fprintf(b, "%salgorithm: %s\n%squantity: %d\n%swindow: %s\n", in, l.Algorithm, in, l.Quantity, in, l.window())
+	if l.Period != "" && l.Starts != "" {
+		fmt.Fprintf(b, "%sstarts: %s\n", in, l.Starts)
+	}
 	if l.Burst > 0 {
 		fmt.Fprintf(b, "%sburst: %d\n", in, l.Burst)
 	}

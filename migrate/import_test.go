@@ -512,10 +512,10 @@ consumers:
       - name: rate-limiting
         config: {minute: 600}
 `,
-			limits:  []string{"per-minute: fixed-window 60 per 1m0s", "per-month: fixed-window 10000 per 720h0m0s"},
+			limits:  []string{"per-minute: fixed-window 60 per 1m0s", "per-month: fixed-window 10000 per month"},
 			costs:   map[string]int64{"/": 0, "/search": 1, "/search/": 1},
-			same:    []string{"policy redis", "on_store_error: deny", "routes"},
-			differs: []string{"calendar months", "plugin on consumer acme: plan consumer-acme holds the limits; the file has no key-auth credential", "Kong refused with 503", "several credentials"},
+			same:    []string{"policy redis", "on_store_error: deny", "routes", "month: Kong counts calendar months of UTC"},
+			differs: []string{"plugin on consumer acme: plan consumer-acme holds the limits; the file has no key-auth credential", "Kong refused with 503", "several credentials"},
 		},
 		{
 			name:   "limit_by path counts its path together and the rest per address",

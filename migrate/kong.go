@@ -115,18 +115,22 @@ type kongScope struct {
 	config kongConfig
 }
 
-// kongPeriods are the plugin's periods, their sluice windows and names.
+// kongPeriods are the plugin's periods, their names and their sluice
+// windows: a duration, or a calendar period. Kong counts each in fixed
+// windows of the UTC calendar: a day, 24h from midnight UTC, is a window of
+// 24h; a month (28 to 31 days) or a year (365 or 366) is a calendar period.
 var kongPeriods = []struct {
-	name   string
-	window time.Duration
-	get    func(c *kongConfig) *float64
+	name     string
+	window   time.Duration
+	calendar string
+	get      func(c *kongConfig) *float64
 }{
-	{"second", time.Second, func(c *kongConfig) *float64 { return c.Second }},
-	{"minute", time.Minute, func(c *kongConfig) *float64 { return c.Minute }},
-	{"hour", time.Hour, func(c *kongConfig) *float64 { return c.Hour }},
-	{"day", 24 * time.Hour, func(c *kongConfig) *float64 { return c.Day }},
-	{"month", 30 * 24 * time.Hour, func(c *kongConfig) *float64 { return c.Month }},
-	{"year", 365 * 24 * time.Hour, func(c *kongConfig) *float64 { return c.Year }},
+	{"second", time.Second, "", func(c *kongConfig) *float64 { return c.Second }},
+	{"minute", time.Minute, "", func(c *kongConfig) *float64 { return c.Minute }},
+	{"hour", time.Hour, "", func(c *kongConfig) *float64 { return c.Hour }},
+	{"day", 24 * time.Hour, "", func(c *kongConfig) *float64 { return c.Day }},
+	{"month", 0, "month", func(c *kongConfig) *float64 { return c.Month }},
+	{"year", 0, "year", func(c *kongConfig) *float64 { return c.Year }},
 }
 
 // kongOIDC makes identity.jwt of an openid-connect plugin's issuer: its
@@ -299,10 +303,11 @@ func (t *Translation) kongPeriods(s kongScope, name func(string) string) ([]Limi
 		if *v < 1 || *v > sluice.MaxQuantity || *v != float64(int64(*v)) {
 			return nil, fmt.Errorf("%s %s must be a whole number ≥ 1", s.where, p.name)
 		}
-		out = append(out, Limit{Name: name("per-" + p.name), Algorithm: "fixed-window",
-			Quantity: int64(*v), Window: p.window, Source: fmt.Sprintf("%s: %s %d", s.where, p.name, int64(*v))})
-		if (p.name == "month" || p.name == "year") && !slices.ContainsFunc(t.Differences, func(d Difference) bool { return d.Where == p.name }) {
-			t.differs(p.name, "Kong counts calendar %ss (UTC); sluice counts %s windows from 2020-01-01.", p.name, map[string]string{"month": "30-day", "year": "365-day"}[p.name])
+		out = append(out, Limit{Name: name("per-" + p.name), Algorithm: "fixed-window", Quantity: int64(*v),
+			Window: p.window, Period: p.calendar, Source: fmt.Sprintf("%s: %s %d", s.where, p.name, int64(*v))})
+		if p.calendar != "" && !slices.ContainsFunc(t.Differences, func(d Difference) bool { return d.Where == p.name }) {
+			t.same(p.name, "Kong counts calendar %ss of UTC, from %s at midnight UTC: sluice's window: %s, the same calendar %ss, whatever their length.",
+				p.name, map[string]string{"month": "the first of the month", "year": "January 1"}[p.name], p.calendar, p.name)
 		}
 	}
 	if len(out) == 0 {

@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -131,6 +132,12 @@ func (t *Translation) Report() string {
 
 func limitText(l Limit) string {
 	s := fmt.Sprintf("`%s`: %s %d per %s", l.Name, l.Algorithm, l.Quantity, formatWindow(l.Window))
+	if l.Period != "" {
+		s = fmt.Sprintf("`%s`: %s %d per calendar %s (UTC)", l.Name, l.Algorithm, l.Quantity, l.Period)
+		if l.Starts != "" {
+			s += " from " + startsText(l.Starts)
+		}
+	}
 	if l.Burst > 0 {
 		s += fmt.Sprintf(", burst %d", l.Burst)
 	}
@@ -141,6 +148,20 @@ func limitText(l Limit) string {
 		s += " (shadow, as in the source)"
 	}
 	return s
+}
+
+// startsText writes a calendar limit's Starts for a reader: "Sunday",
+// "the 15th".
+func startsText(starts string) string {
+	n, err := strconv.Atoi(starts)
+	if err != nil {
+		return strings.ToUpper(starts[:1]) + starts[1:]
+	}
+	suffix := "th"
+	if n%10 >= 1 && n%10 <= 3 && n/10 != 1 {
+		suffix = []string{"st", "nd", "rd"}[n%10-1]
+	}
+	return fmt.Sprintf("the %d%s", n, suffix)
 }
 
 func plural(n int, word string) string {

@@ -53,6 +53,14 @@ type Limit struct {
 	Window    time.Duration
 	Burst     int64
 	MaxWait   time.Duration
+	// Period, when not "", makes a fixed-window limit a calendar limit of
+	// the UTC calendar (sluice.Calendar): "day", "week", "month" or
+	// "year", written as its window; Window is then 0. Starts is the
+	// configuration's starts: a weekday for a week ("sunday"), a day of the
+	// month from 1 to 28 for a month ("15"); "" for the period's own start
+	// (Monday, the 1st).
+	Period string
+	Starts string
 	// Global limits count every client together (the config's global
 	// section); the others count each client apart.
 	Global bool
@@ -283,6 +291,15 @@ func validHeaderName(s string) bool {
 func validHostName(s string) bool { return s != "" && strings.Trim(s, ".-"+alnum) == "" }
 
 const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+// window writes l's window as the configuration reads it: a duration, or
+// its calendar period.
+func (l Limit) window() string {
+	if l.Period != "" {
+		return l.Period
+	}
+	return formatWindow(l.Window)
+}
 
 // formatWindow writes d as the configuration reads it: "1s", "1m", "24h".
 func formatWindow(d time.Duration) string {
