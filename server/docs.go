@@ -67,6 +67,9 @@ type docsData struct {
 	// Concurrency is true when some limit counts requests in progress (its
 	// RateLimit-Policy item has qu instead of w).
 	Concurrency bool
+	// Calendar is true when some limit counts calendar periods (its
+	// RateLimit-Policy item has no w).
+	Calendar    bool
 	Example     docsExample
 	Degradation docsDegradation
 	DocsURL     string
@@ -113,6 +116,7 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 		data.Plans = append(data.Plans, describePlan(cfg, p))
 		for _, l := range p.Limits {
 			data.Concurrency = data.Concurrency || l.Algorithm() == sluice.AlgorithmConcurrency
+			data.Calendar = data.Calendar || l.Period() != 0
 		}
 	}
 	globalUnits := slices.ContainsFunc(cfg.Policy.Plans, countsUnits)
