@@ -245,6 +245,9 @@ func (t *Translation) awsQuota(q awsQuota, where string) (Limit, error) {
 	default:
 		return Limit{}, fmt.Errorf("%s: period %q is not DAY, WEEK or MONTH", where, q.Period)
 	}
+	if q.Offset != 0 && q.Period != "DAY" {
+		t.differs(where, "offset %d is read as the day the period starts, as API Gateway's earlier reference defines it; its current reference calls it the number of requests subtracted from the first period's limit. If that is what your plan means, set the limit's starts: to the day its quota resets.", q.Offset)
+	}
 	return l, nil
 }
 
