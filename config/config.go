@@ -228,4 +228,8 @@ type Response struct {
 	// DenyStatus is the status of a refusal on the server's forward-auth
 	// endpoint: 429 by default; 403 for nginx's auth_request.
 	DenyStatus int
+	// StatusPath is the path of the public listener at which a client
+	// reads its own standing, spending nothing (GET, answered by
+	// httplimit.Middleware.StatusHandler, never proxied): "" for none.
+	StatusPath string
 }

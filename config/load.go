@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -437,7 +438,24 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfi
 			r.RetryJitter = d.Duration(n, p)
 			raw.at("RetryJitter", n, p)
 		},
+		"status_path": func(n *yaml.Node, p string) { r.StatusPath = d.statusPath(n, p) },
 	})
+}
+
+// statusPath decodes response.status_path: a clean absolute path, no
+// pattern, and none of the paths sluice serves itself on the public
+// listener (/docs, /healthz).
+func (d *decoder) statusPath(n *yaml.Node, p string) string {
+	s := d.Str(n, p)
+	switch {
+	case s == "":
+		return ""
+	case !strings.HasPrefix(s, "/") || path.Clean(s) != s || strings.ContainsAny(s, "{}?#* \t"):
+		d.Errorf(n, p, "%q is not a clean absolute path such as /rate_limit", s)
+	case s == "/" || s == "/docs" || s == "/healthz":
+		d.Errorf(n, p, "%q is a path sluice serves otherwise: choose another, such as /rate_limit", s)
+	}
+	return s
 }
 
 // resolve applies defaults, turns plan names into plans and has the

@@ -234,6 +234,9 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 	return m, nil
 }
 
+// errNoPlan is the error of a request whose identity names no plan.
+var errNoPlan = errors.New("httplimit: no plan for the request (no default or anonymous plan configured)")
+
 // Decide identifies r and decides it, without writing anything. Put the
 // Result back with Done (an admitted request that ran) or Discard.
 func (m *Middleware) Decide(r *http.Request) (*Result, error) {
@@ -248,7 +251,7 @@ func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 	res.Exempt, res.ExemptBy = false, ""
 	if res.Identity.Plan == nil {
 		m.Discard(res)
-		return nil, errors.New("httplimit: no plan for the request (no default or anonymous plan configured)")
+		return nil, errNoPlan
 	}
 	res.plan = m.planOf(res.Identity.Plan)
 	res.Cost = res.plan.costs.cost(r)

@@ -140,6 +140,10 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 		s.reducedCapacity(sw, r, st, why)
 		return
 	}
+	if p := st.cfg.Response.StatusPath; p != "" && r.URL.Path == p {
+		st.serveStatus(sw, r, level)
+		return
+	}
 	if level >= degrade.High && st.stale != nil && st.stale.serve(sw, r) {
 		return
 	}

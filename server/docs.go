@@ -77,6 +77,8 @@ type docsData struct {
 	Penalty *docsPenalty
 	// RetryJitter is response.retry_jitter as a window ("30s"), "" for none.
 	RetryJitter string
+	// StatusPath is response.status_path, "" for none.
+	StatusPath string
 }
 
 // docsPenalty is the penalty box as /docs tells it.
@@ -101,7 +103,7 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 		return nil, fmt.Errorf("the docs page's template: %w", err)
 	}
 	data := docsData{Exempt: cfg.Exempt, Identity: cfg.Identity, Modes: cfg.Response.Headers,
-		DocsURL: cfg.Response.DocsURL, KeyHeader: "X-API-Key"}
+		DocsURL: cfg.Response.DocsURL, KeyHeader: "X-API-Key", StatusPath: cfg.Response.StatusPath}
 	if hs := cfg.Identity.APIKeyHeaders; len(hs) > 0 {
 		data.KeyHeader = hs[0]
 	}

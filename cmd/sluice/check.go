@@ -79,7 +79,11 @@ func printAccess(w io.Writer, cfg *config.Config) {
 		}
 		public += ", PROXY header from " + strings.Join(from, " ")
 	}
-	fmt.Fprintf(tw, "public\t%s\t%s\tthe limited API, /docs, /healthz\n", cfg.Listen, public)
+	serves := "the limited API, /docs, /healthz"
+	if p := cfg.Response.StatusPath; p != "" {
+		serves += ", " + p + " (a client's standing)"
+	}
+	fmt.Fprintf(tw, "public\t%s\t%s\t%s\n", cfg.Listen, public, serves)
 	fmt.Fprintf(tw, "admin\t%s\t%s\t/v1/check, /v1/settle, /v1/forward-auth, /metrics, /dashboard, /designer, /v1/degradation, /v1/keys, /v1/tokens, /readyz\n",
 		cfg.Admin.Listen, tls(cfg.Admin.TLS))
 	if cfg.Envoy.Enabled {

@@ -69,13 +69,13 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *file == "" {
-		printNewcomer(stdout, cfg.Listen, cfg.Admin.Listen, cfg.Admin.LoopbackScopes.String())
+		printNewcomer(stdout, cfg.Listen, cfg.Admin.Listen, cfg.Admin.LoopbackScopes.String(), cfg.Response.StatusPath)
 	}
 	defer gctune.Start(*gcFloor)()
 	return srv.Run(ctx)
 }
 
-func printNewcomer(w io.Writer, listen, admin, loopback string) {
+func printNewcomer(w io.Writer, listen, admin, loopback, status string) {
 	host := func(addr string) string {
 		if len(addr) > 0 && addr[0] == ':' {
 			return "localhost" + addr
@@ -85,7 +85,7 @@ func printNewcomer(w io.Writer, listen, admin, loopback string) {
 	fmt.Fprintf(w, `sluice is serving the example configuration (examples/sluice.yaml) on the in-memory store,
 in front of a built-in demo upstream.
 
-  public listener %[1]s: the limited API, /docs, /healthz
+  public listener %[1]s: the limited API, /docs, /healthz, %[4]s
   admin listener  %[2]s: /v1/check, /v1/settle, /v1/forward-auth, /metrics, /dashboard, /designer, /v1/degradation
 
 This demo trusts callers on loopback with the scopes %[3]s, without a token
@@ -95,11 +95,12 @@ caller a token (sluice token) and leave loopback_scopes out. Try:
   curl -i -H 'Authorization: Bearer demo-free-key' http://%[1]s/api/search
   for i in $(seq 12); do curl -s -o /dev/null -w '%%{http_code} ' -H 'Authorization: Bearer demo-free-key' http://%[1]s/api/search; done; echo
   curl -s -X POST http://%[2]s/v1/check -d '{"api_key":"demo-pro-key","method":"POST","path":"/api/generate"}'
+  curl -s -H 'Authorization: Bearer demo-pro-key' http://%[1]s%[4]s
 
   client docs:  http://%[1]s/docs
   dashboard:    http://%[2]s/dashboard
   metrics:      http://%[2]s/metrics
 
 Run with -config FILE for your own configuration (sluice check FILE validates it).
-`, host(listen), host(admin), loopback)
+`, host(listen), host(admin), loopback, status)
 }

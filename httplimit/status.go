@@ -1,0 +1,150 @@
+package httplimit
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/sluice-dev/sluice/internal/quota"
+)
+
+// Standing is a client's own standing, as StatusHandler answers it: the
+// plan it is on and, limit by limit, the figures its RateLimit headers
+// and a refusal's currentUsage state.
+type Standing struct {
+	// Plan is the client's plan; empty for an exempt client.
+	Plan string `json:"plan,omitempty"`
+	// Exempt is true for a client never limited (ExemptAddresses,
+	// ExemptKeys, ExemptUsers): it has no limits to show.
+	Exempt bool `json:"exempt,omitempty"`
+	// Limits are the limits a request like this one is checked against
+	// (the plan's, the rules it matches, the global ones), but those whose
+	// headers are hidden (HiddenLimits).
+	Limits []LimitStanding `json:"limits"`
+	// Penalty, when the client is in the penalty box, is how long every
+	// request of it stays refused; Limits is then empty.
+	Penalty *PenaltyStanding `json:"penalty,omitempty"`
+}
+
+// LimitStanding is one limit of a Standing, in the figures of the IETF
+// headers: quota q (Limit), window w (absent for concurrency), what
+// remains of q, what is used of it (q − remaining) and when more of it is
+// available (now + t, whole seconds rounded up).
+type LimitStanding struct {
+	Policy    string `json:"policy"`
+	Limit     int64  `json:"limit"`
+	Remaining int64  `json:"remaining"`
+	Used      int64  `json:"used"`
+	Window    string `json:"window,omitempty"`
+	ResetsAt  string `json:"resetsAt"`
+}
+
+// PenaltyStanding is the penalty box's hold on a client.
+type PenaltyStanding struct {
+	RetryAfter int64  `json:"retryAfter"` // seconds, rounded up
+	Until      string `json:"until"`      // RFC 3339, UTC
+}
+
+// StatusHandler answers a client's own standing, as GitHub's GET
+// /rate_limit does, for a route of its own (mount it on GET): the request
+// is identified as every request is (API key, token, user, address) and
+// every limit it would be checked against is peeked at — a check of cost
+// 0, rules' costs included — so reading it spends nothing and is never
+// refused. The answer is 200 with a Standing in JSON and the RateLimit
+// headers of the peek, Cache-Control: no-store. A client in the penalty
+// box gets its Penalty; an exempt one {"exempt": true}. When no decision
+// can be made (the store failed beyond its own failure policy) it answers
+// 503 with Retry-After: 1 and a problem body.
+func (m *Middleware) StatusHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res, err := m.peek(r)
+		if err != nil {
+			if r.Context().Err() != nil {
+				return // the client left
+			}
+			m.log.Warn("rate limit standing not decided", "err", err, "path", r.URL.Path)
+			ra := int64(1)
+			writeProblem(w, &Problem{Type: ProblemReducedCapacity, Title: "Service Unavailable", Status: http.StatusServiceUnavailable,
+				Detail: "Your standing cannot be read now. Retry after the time in Retry-After.", Instance: r.URL.Path, RetryAfter: &ra})
+			return
+		}
+		defer m.Discard(res)
+		st := Standing{Limits: []LimitStanding{}}
+		switch {
+		case res.Exempt:
+			st.Exempt = true
+		case res.Penalized:
+			st.Plan = res.Identity.Plan.Name
+			ra := retryAfterSeconds(res.Decision.RetryAfter)
+			st.Penalty = &PenaltyStanding{RetryAfter: ra, Until: res.Now.Add(time.Duration(ra) * time.Second).UTC().Format(time.RFC3339)}
+		default:
+			st.Plan = res.Identity.Plan.Name
+			st.Limits = m.standings(res)
+			m.writeHeaders(w.Header(), res)
+		}
+		body, _ := json.Marshal(&st) // a Standing always marshals
+		h := w.Header()
+		h.Set("Content-Type", "application/json")
+		h.Set("Cache-Control", "no-store")
+		h.Set("Content-Length", strconv.Itoa(len(body)+1))
+		w.WriteHeader(http.StatusOK)
+		w.Write(append(body, '\n'))
+	})
+}
+
+// peek identifies r and peeks at every limit it would be checked against.
+// Route exemptions do not apply: the route is the status route, whose
+// client is the one asked about.
+func (m *Middleware) peek(r *http.Request) (*Result, error) {
+	res := m.results.Get().(*Result)
+	if m.exemptions != nil && len(m.exemptions.addrs) > 0 {
+		if m.exemptions.byAddress(clientAddr(r.Header, peerAddr(r.RemoteAddr), m.id.isTrusted, m.id.useForwarded)) {
+			return m.exempted(r, res, ExemptAddress), nil
+		}
+	}
+	m.id.identify(r, &res.Identity)
+	if by := m.exemptions.byIdentity(&res.Identity); by != "" {
+		return m.exempted(r, res, by), nil
+	}
+	res.Exempt, res.ExemptBy = false, ""
+	if res.Identity.Plan == nil {
+		m.Discard(res)
+		return nil, errNoPlan
+	}
+	res.plan = m.planOf(res.Identity.Plan)
+	res.Cost = 0
+	f := requestFacts{r: r, id: &res.Identity}
+	m.matchRules(&f, res)
+	for i := range res.ruleCosts {
+		res.ruleCosts[i] = 0
+	}
+	return m.decide(r.Context(), res)
+}
+
+// standings returns the figures of res's checks whose headers are shown.
+func (m *Middleware) standings(res *Result) []LimitStanding {
+	out := make([]LimitStanding, 0, len(res.Checks))
+	var items []string
+	if ph := res.checksOf; ph != nil && len(ph.items) == len(res.Checks) {
+		items = ph.items
+	}
+	for i := range res.Checks {
+		if items != nil && items[i] == "" {
+			continue // hidden
+		}
+		l, s := res.Checks[i].Limit, &res.Decision.Statuses[i]
+		f := limitFigures{Quota: quota.Of(l), name: l.Name(), remaining: min(s.Remaining, quota.Of(l).Q)}
+		f.t = f.Seconds(s.Remaining, s.ResetAfter, s.RetryAfter)
+		ls := LimitStanding{Policy: f.name, Limit: f.Q, Remaining: f.remaining, Used: f.Q - f.remaining,
+			ResetsAt: f.resetAt(res.Now).UTC().Format(time.RFC3339)}
+		switch {
+		case f.Calendar:
+			ls.Window = WindowOf(l)
+		case f.W > 0:
+			ls.Window = FormatWindow(time.Duration(f.W) * time.Second)
+		}
+		out = append(out, ls)
+	}
+	return out
+}
