@@ -106,9 +106,12 @@ type Result struct {
 	// refused the request before any limit was checked; Checks and
 	// Decision are then the box's.
 	Penalized bool
-	// penaltyChecks and penaltyDecision serve the box's store calls.
+	// penaltyChecks and penaltyDecision serve the box's store calls, and
+	// StatusHandler's count of reads.
 	penaltyChecks   [1]sluice.Check
 	penaltyDecision sluice.Decision
+	// statusRefused: StatusHandler refused the read (StatusReads).
+	statusRefused bool
 
 	// answer records the status of a request whose limits count by
 	// response (see serveCounted).

@@ -2,10 +2,12 @@ package httplimit
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/internal/quota"
 )
 
@@ -46,16 +48,23 @@ type PenaltyStanding struct {
 	Until      string `json:"until"`      // RFC 3339, UTC
 }
 
+// StatusReads bounds how often one client reads its standing from
+// StatusHandler: 60 a minute, 10 at once, counted apart from its quota
+// (its own state, under this limit's name, beside the client's others).
+var StatusReads = sluice.GCRA(60, time.Minute).WithBurst(10).Named("status-reads")
+
 // StatusHandler answers a client's own standing, as GitHub's GET
 // /rate_limit does, for a route of its own (mount it on GET): the request
 // is identified as every request is (API key, token, user, address) and
 // every limit it would be checked against is peeked at — a check of cost
-// 0, rules' costs included — so reading it spends nothing and is never
-// refused. The answer is 200 with a Standing in JSON and the RateLimit
+// 0, rules' costs included — so reading it spends none of the client's
+// quota. The answer is 200 with a Standing in JSON and the RateLimit
 // headers of the peek, Cache-Control: no-store. A client in the penalty
-// box gets its Penalty; an exempt one {"exempt": true}. When no decision
-// can be made (the store failed beyond its own failure policy) it answers
-// 503 with Retry-After: 1 and a problem body.
+// box gets its Penalty; an exempt one {"exempt": true}. Reads are bounded
+// per client by StatusReads, in a call of their own before the peek: past
+// it, 429 with Retry-After and a problem body. When no decision can be
+// made (the store failed beyond its own failure policy) it answers 503
+// with Retry-After: 1 and a problem body.
 func (m *Middleware) StatusHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, err := m.peek(r)
@@ -70,6 +79,13 @@ func (m *Middleware) StatusHandler() http.Handler {
 			return
 		}
 		defer m.Discard(res)
+		if res.statusRefused {
+			ra := retryAfterSeconds(res.penaltyDecision.RetryAfter)
+			writeProblem(w, &Problem{Type: ProblemQuotaExceeded, Title: "Too Many Requests", Status: http.StatusTooManyRequests,
+				Detail:   fmt.Sprintf("Your standing can be read %d times a minute, %d at once. Retry in %d s.", StatusReads.Quantity(), StatusReads.Burst(), ra),
+				Instance: r.URL.Path, ViolatedPolicies: []string{StatusReads.Name()}, RetryAfter: &ra, Policy: StatusReads.Name()})
+			return
+		}
 		st := Standing{Limits: []LimitStanding{}}
 		switch {
 		case res.Exempt:
@@ -107,10 +123,19 @@ func (m *Middleware) peek(r *http.Request) (*Result, error) {
 	if by := m.exemptions.byIdentity(&res.Identity); by != "" {
 		return m.exempted(r, res, by), nil
 	}
-	res.Exempt, res.ExemptBy = false, ""
+	res.Exempt, res.ExemptBy, res.statusRefused = false, "", false
 	if res.Identity.Plan == nil {
 		m.Discard(res)
 		return nil, errNoPlan
+	}
+	res.penaltyChecks[0] = sluice.Check{Key: res.Identity.storeKey(m.id.prefix), Limit: StatusReads, Cost: 1}
+	if err := m.limiter.Allow(r.Context(), res.penaltyChecks[:], &res.penaltyDecision); err != nil {
+		m.Discard(res)
+		return nil, err
+	}
+	if !res.penaltyDecision.Allowed {
+		res.statusRefused = true
+		return res, nil
 	}
 	res.plan = m.planOf(res.Identity.Plan)
 	res.Cost = 0

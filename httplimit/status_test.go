@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,5 +163,32 @@ func TestStatusWhenTheStoreIsDown(t *testing.T) {
 	w := do(mw.StatusHandler(), req{remote: "192.0.2.1:1", path: "/rate_limit"})
 	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "1" || w.Header().Get("Content-Type") != "application/problem+json" {
 		t.Fatalf("store down: %d %v %s", w.Code, w.Header(), w.Body)
+	}
+}
+
+// Reads of one's standing are bounded per client (StatusReads): the 11th
+// at one instant is refused with 429 and the wait for the next; another
+// client reads on, and the quota is untouched.
+func TestStatusReadsAreBounded(t *testing.T) {
+	limited, status, clock := statusSetup(t, statusYAML, time.Date(2027, 1, 31, 23, 0, 0, 0, time.UTC))
+	acme := req{remote: "192.0.2.1:1", header: map[string]string{"X-API-Key": "acme-key"}, path: "/rate_limit"}
+	for i := range 10 {
+		if w := do(status, acme); w.Code != 200 {
+			t.Fatalf("read %d: %d", i+1, w.Code)
+		}
+	}
+	w := do(status, acme)
+	if w.Code != 429 || w.Header().Get("Retry-After") != "1" || !strings.Contains(w.Body.String(), `"violated-policies":["status-reads"]`) {
+		t.Fatalf("11th read: %d %v %s", w.Code, w.Header(), w.Body)
+	}
+	if w := do(status, req{remote: "192.0.2.2:1", path: "/rate_limit"}); w.Code != 200 {
+		t.Errorf("another client: %d", w.Code)
+	}
+	clock.Advance(time.Second)
+	if w := do(status, acme); w.Code != 200 {
+		t.Errorf("a second later: %d", w.Code)
+	}
+	if w := do(limited, req{remote: "192.0.2.1:1", header: map[string]string{"X-API-Key": "acme-key"}}); w.Header().Get("RateLimit") != `"per-second";r=19;t=1, "per-month";r=999;t=3599, "everything.per-hour";r=95;t=3599, "global";r=99999;t=1` {
+		t.Errorf("the quota after 12 reads: %s", w.Header().Get("RateLimit"))
 	}
 }
