@@ -110,7 +110,7 @@ type Result struct {
 	// StatusHandler's count of reads.
 	penaltyChecks   [1]sluice.Check
 	penaltyDecision sluice.Decision
-	// statusRefused: StatusHandler refused the read (StatusReads).
+	// statusRefused: StatusHandler refused the read (statusReads).
 	statusRefused bool
 
 	// answer records the status of a request whose limits count by

@@ -48,10 +48,11 @@ type PenaltyStanding struct {
 	Until      string `json:"until"`      // RFC 3339, UTC
 }
 
-// StatusReads bounds how often one client reads its standing from
-// StatusHandler: 60 a minute, 10 at once, counted apart from its quota
-// (its own state, under this limit's name, beside the client's others).
-var StatusReads = sluice.GCRA(60, time.Minute).WithBurst(10).Named("status-reads")
+// statusReads bounds how often one client reads its standing from
+// StatusHandler.
+func statusReads() sluice.Limit {
+	return sluice.GCRA(60, time.Minute).WithBurst(10).Named("status-reads")
+}
 
 // StatusHandler answers a client's own standing, as GitHub's GET
 // /rate_limit does, for a route of its own (mount it on GET): the request
@@ -61,8 +62,10 @@ var StatusReads = sluice.GCRA(60, time.Minute).WithBurst(10).Named("status-reads
 // quota. The answer is 200 with a Standing in JSON and the RateLimit
 // headers of the peek, Cache-Control: no-store. A client in the penalty
 // box gets its Penalty; an exempt one {"exempt": true}. Reads are bounded
-// per client by StatusReads, in a call of their own before the peek: past
-// it, 429 with Retry-After and a problem body. When no decision can be
+// per client — 60 a minute, 10 at once, by a GCRA limit named
+// "status-reads" whose state is the client's apart from its quota — in a
+// call of their own before the peek: past it, 429 with Retry-After and a
+// problem body. When no decision can be
 // made (the store failed beyond its own failure policy) it answers 503
 // with Retry-After: 1 and a problem body.
 func (m *Middleware) StatusHandler() http.Handler {
@@ -80,10 +83,10 @@ func (m *Middleware) StatusHandler() http.Handler {
 		}
 		defer m.Discard(res)
 		if res.statusRefused {
-			ra := retryAfterSeconds(res.penaltyDecision.RetryAfter)
+			ra, reads := retryAfterSeconds(res.penaltyDecision.RetryAfter), statusReads()
 			writeProblem(w, &Problem{Type: ProblemQuotaExceeded, Title: "Too Many Requests", Status: http.StatusTooManyRequests,
-				Detail:   fmt.Sprintf("Your standing can be read %d times a minute, %d at once. Retry in %d s.", StatusReads.Quantity(), StatusReads.Burst(), ra),
-				Instance: r.URL.Path, ViolatedPolicies: []string{StatusReads.Name()}, RetryAfter: &ra, Policy: StatusReads.Name()})
+				Detail:   fmt.Sprintf("Your standing can be read %d times a minute, %d at once. Retry in %d s.", reads.Quantity(), reads.Burst(), ra),
+				Instance: r.URL.Path, ViolatedPolicies: []string{reads.Name()}, RetryAfter: &ra, Policy: reads.Name()})
 			return
 		}
 		st := Standing{Limits: []LimitStanding{}}
@@ -128,7 +131,7 @@ func (m *Middleware) peek(r *http.Request) (*Result, error) {
 		m.Discard(res)
 		return nil, errNoPlan
 	}
-	res.penaltyChecks[0] = sluice.Check{Key: res.Identity.storeKey(m.id.prefix), Limit: StatusReads, Cost: 1}
+	res.penaltyChecks[0] = sluice.Check{Key: res.Identity.storeKey(m.id.prefix), Limit: statusReads(), Cost: 1}
 	if err := m.limiter.Allow(r.Context(), res.penaltyChecks[:], &res.penaltyDecision); err != nil {
 		m.Discard(res)
 		return nil, err

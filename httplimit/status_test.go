@@ -166,7 +166,7 @@ func TestStatusWhenTheStoreIsDown(t *testing.T) {
 	}
 }
 
-// Reads of one's standing are bounded per client (StatusReads): the 11th
+// Reads of one's standing are bounded per client (60 a minute): the 11th
 // at one instant is refused with 429 and the wait for the next; another
 // client reads on, and the quota is untouched.
 func TestStatusReadsAreBounded(t *testing.T) {
