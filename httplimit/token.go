@@ -26,8 +26,14 @@ type TokenClaims struct {
 	// KindUser). Empty: the token does not vouch for anyone.
 	Subject string
 	// Plan names the client's plan. Empty, or no plan of the Middleware:
-	// the plan a trusted plan header names, else DefaultPlan.
+	// the first of Plans that names one, else the plan a trusted plan
+	// header names, else DefaultPlan.
 	Plan string
+	// Plans are other names the client's plan may have, in order, for a
+	// token whose plan claim lists several (its groups or roles): the
+	// first that names a plan of the Middleware is the plan when Plan
+	// names none.
+	Plans []string
 	// Expires is when the token stops vouching for its client. Zero: it
 	// does not expire. The Middleware believes a verified token until then,
 	// and for at most 5 minutes before it asks the verifier again.
@@ -128,6 +134,12 @@ func (t *tokens) resolve(ctx context.Context, token string, from func() string, 
 	}
 	if claims.Plan != "" {
 		id.Plan = policy.Plan(claims.Plan)
+	}
+	for _, name := range claims.Plans {
+		if id.Plan != nil {
+			break
+		}
+		id.Plan = policy.Plan(name)
 	}
 	until := now.Add(maxTokenTrust)
 	if !claims.Expires.IsZero() && claims.Expires.Before(until) {

@@ -153,6 +153,26 @@ func TestAVerifiedTokenIsItsUserOnItsPlan(t *testing.T) {
 	// A listed API key of another header outranks it (as it outranks a user).
 }
 
+// A token whose plan claim lists groups is on the first of them that is a
+// plan; when none is, on the plan it would be without one.
+func TestATokensGroupsPickItsPlan(t *testing.T) {
+	mw, v, _ := tokenMiddleware(t, "")
+	v.claims[bobToken] = httplimit.TokenClaims{Subject: "bob", Plans: []string{"admins", "big", "free"}}
+	if id := identityOf(t, mw, "203.0.113.7:1000", bearerOf(bobToken)); id.Plan == nil || id.Plan.Name != "big" {
+		t.Fatalf("groups admins, big, free: plan %v, want big", id.Plan)
+	}
+	mw2, v2, _ := tokenMiddleware(t, "")
+	v2.claims[bobToken] = httplimit.TokenClaims{Subject: "bob", Plan: "platinum", Plans: []string{"staff", "big"}}
+	if id := identityOf(t, mw2, "203.0.113.7:1000", bearerOf(bobToken)); id.Plan == nil || id.Plan.Name != "big" {
+		t.Fatalf("plan platinum (none), groups staff, big: plan %v, want big", id.Plan)
+	}
+	mw3, v3, _ := tokenMiddleware(t, "")
+	v3.claims[bobToken] = httplimit.TokenClaims{Subject: "bob", Plans: []string{"staff"}}
+	if id := identityOf(t, mw3, "10.1.2.3:1000", map[string]string{"Authorization": "Bearer " + bobToken, "X-Plan": "big"}); id.Plan == nil || id.Plan.Name != "big" {
+		t.Fatalf("groups naming no plan, a trusted plan header big: plan %v, want big", id.Plan)
+	}
+}
+
 // A forged token names no one: its client is its address, whatever the
 // token says and however many are made up; it is never read as an API key,
 // which with unknown_keys "key" would be a client of its own.

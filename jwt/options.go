@@ -67,14 +67,18 @@ type Options struct {
 	// a non-empty JSON string, or the token is ErrClaims. Empty: "sub".
 	SubjectClaim string
 
-	// PlanClaim is the claim that names the client's plan,
-	// TokenClaims.Plan; a token without it, or whose value is not a
-	// string, has Plan "". Empty: no claim names a plan.
+	// PlanClaim is the claim that names the client's plan: a string,
+	// TokenClaims.Plan, or an array of strings (groups, roles: Cognito's
+	// "cognito:groups", Entra ID's "roles", Okta's "groups"),
+	// TokenClaims.Plans, of which the first that names a plan is the plan.
+	// A token without it, or whose value is neither, names no plan. Empty:
+	// no claim names a plan.
 	PlanClaim string
 
 	// Plan, when set, is TokenClaims.Plan of every token whose PlanClaim
 	// names none: the plan of an issuer's clients (the internal plan of
-	// the tokens of a cluster's service accounts, say).
+	// the tokens of a cluster's service accounts, say). For a token whose
+	// PlanClaim is an array, it is the last of TokenClaims.Plans.
 	Plan string
 
 	// Leeway is how far the clocks of the issuer and the Verifier may

@@ -97,12 +97,39 @@ func (v *Verifier) judge(t times, claims map[string]any) (httplimit.TokenClaims,
 	}
 	c := httplimit.TokenClaims{Subject: subject, Expires: t.Expiry.Time(), Claims: keyable(claims)}
 	if v.plan != "" {
-		c.Plan, _ = claims[v.plan].(string)
+		switch p := claims[v.plan].(type) {
+		case string:
+			c.Plan = p
+		case []any:
+			c.Plans = planNames(p)
+			if len(c.Plans) > 0 && v.fixedPlan != "" {
+				c.Plans = append(c.Plans, v.fixedPlan)
+			}
+		}
 	}
-	if c.Plan == "" {
+	if c.Plan == "" && len(c.Plans) == 0 {
 		c.Plan = v.fixedPlan
 	}
 	return c, nil
+}
+
+// maxPlanNames bounds the names a plan claim's array gives.
+const maxPlanNames = 64
+
+// planNames returns the strings of a plan claim's array (its groups or
+// roles), in order: at most maxPlanNames of them, each non-empty and at
+// most maxClaimValueLen bytes; other values are skipped.
+func planNames(values []any) []string {
+	var out []string
+	for _, v := range values {
+		if s, ok := v.(string); ok && s != "" && len(s) <= maxClaimValueLen {
+			out = append(out, s)
+			if len(out) == maxPlanNames {
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Bounds of the claims a token gives rules to key by.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -200,6 +201,49 @@ func TestTheSubjectClaimMustBeANonEmptyString(t *testing.T) {
 				t.Errorf("got %q on %q, want %q on %q", got.Subject, got.Plan, c.subject, c.plan)
 			}
 		})
+	}
+}
+
+// A plan claim that is an array (groups, roles) gives its strings, in
+// order, as TokenClaims.Plans, then the issuer's fixed plan; a string gives
+// Plan; anything else names no plan.
+func TestAPlanClaimMayListGroups(t *testing.T) {
+	keys := set(jwk(edKey(), "ed"))
+	long := strings.Repeat("g", 257)
+	for _, c := range []struct {
+		name  string
+		o     jwt.Options
+		value any
+		plan  string
+		plans []string
+	}{
+		{"groups", jwt.Options{}, []any{"admins", "pro"}, "", []string{"admins", "pro"}},
+		{"groups and a fixed plan", jwt.Options{Plan: "free"}, []any{"admins", "pro"}, "", []string{"admins", "pro", "free"}},
+		{"others skipped", jwt.Options{}, []any{3, "", long, "pro", map[string]any{"x": "y"}}, "", []string{"pro"}},
+		{"empty: the fixed plan", jwt.Options{Plan: "free"}, []any{}, "free", nil},
+		{"a string", jwt.Options{Plan: "free"}, "pro", "pro", nil},
+		{"an object", jwt.Options{}, map[string]any{"plan": "pro"}, "", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.o.Keys, c.o.PlanClaim = keys, "cognito:groups"
+			v := newVerifier(t, c.o)
+			got, err := v.VerifyToken(context.Background(), sign(t, jose.EdDSA, edKey(), "ed", claims("cognito:groups", c.value)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Plan != c.plan || !slices.Equal(got.Plans, c.plans) {
+				t.Errorf("plan %q, plans %q; want %q, %q", got.Plan, got.Plans, c.plan, c.plans)
+			}
+		})
+	}
+	many := make([]any, 100)
+	for i := range many {
+		many[i] = fmt.Sprint("g", i)
+	}
+	v := newVerifier(t, jwt.Options{Keys: keys, PlanClaim: "groups"})
+	got, err := v.VerifyToken(context.Background(), sign(t, jose.EdDSA, edKey(), "ed", claims("groups", many)))
+	if err != nil || len(got.Plans) != 64 || got.Plans[63] != "g63" {
+		t.Errorf("100 groups: %d plans (%v)", len(got.Plans), err)
 	}
 }
 

@@ -22,10 +22,12 @@ type tokenAnswer struct {
 	Detail string `json:"detail,omitempty"`
 	// Subject is the client the token names ("user:…"); Plan the plan its
 	// requests are limited by (before a trusted plan header); PlanClaim
-	// the plan the token itself names.
+	// the plan the token itself names, PlanNames the names its plan claim
+	// lists (groups, roles), in order.
 	Subject   string            `json:"subject,omitempty"`
 	Plan      string            `json:"plan,omitempty"`
 	PlanClaim string            `json:"planClaim,omitempty"`
+	PlanNames []string          `json:"planNames,omitempty"`
 	ExpiresAt *time.Time        `json:"expiresAt,omitempty"`
 	Claims    map[string]string `json:"claims,omitempty"`
 }
@@ -71,10 +73,14 @@ func (s *Server) explainToken(ctx context.Context, claims httplimit.TokenClaims,
 	}
 	mw := s.state.Load().mw
 	pol := mw.Policy()
-	a := tokenAnswer{Verified: true, Result: "verified", Subject: mw.UserSubject(claims.Subject), PlanClaim: claims.Plan, Claims: claims.Claims}
-	if p := pol.Plan(claims.Plan); p != nil {
-		a.Plan = p.Name
-	} else if p := pol.Plan(pol.DefaultPlan); p != nil {
+	a := tokenAnswer{Verified: true, Result: "verified", Subject: mw.UserSubject(claims.Subject), PlanClaim: claims.Plan,
+		PlanNames: claims.Plans, Claims: claims.Claims}
+	for _, name := range append([]string{claims.Plan}, claims.Plans...) {
+		if p := pol.Plan(name); p != nil && a.Plan == "" {
+			a.Plan = p.Name
+		}
+	}
+	if p := pol.Plan(pol.DefaultPlan); p != nil && a.Plan == "" {
 		a.Plan = p.Name
 	}
 	if !claims.Expires.IsZero() {

@@ -341,6 +341,11 @@ func TestTokensEndpointExplainsAToken(t *testing.T) {
 		!strings.Contains(body, `"plan":"free"`) || !strings.Contains(body, `"planClaim":"platinum"`) {
 		t.Errorf("an unusual subject naming an unknown plan: %s", body)
 	}
+	groups := sign(t, p.key, "k1", map[string]any{"iss": "https://idp.example.com/", "aud": "api", "sub": "carol", "plan": []any{"admins", "pro"}})
+	if body := readAll(t, f.do(t, "POST", "/v1/tokens", `{"token":"`+groups+`"}`, nil)); !strings.Contains(body, `"plan":"pro"`) ||
+		!strings.Contains(body, `"planNames":["admins","pro"]`) {
+		t.Errorf("a token whose plan claim lists groups: %s", body)
+	}
 	expired := sign(t, p.key, "k1", map[string]any{"iss": "https://idp.example.com/", "aud": "api", "sub": "alice", "exp": noon.Add(-time.Hour).Unix()})
 	if body := readAll(t, f.do(t, "POST", "/v1/tokens", `{"token":"`+expired+`"}`, nil)); !strings.Contains(body, `"verified":false`) ||
 		!strings.Contains(body, `"result":"expired"`) || !strings.Contains(body, "expired") {

@@ -236,6 +236,7 @@ func printKeys(w io.Writer, cmd string, body []byte) error {
 		var a struct {
 			Verified                                 bool
 			Result, Detail, Subject, Plan, PlanClaim string
+			PlanNames                                []string
 			ExpiresAt                                *time.Time
 			Claims                                   map[string]string
 		}
@@ -249,6 +250,9 @@ func printKeys(w io.Writer, cmd string, body []byte) error {
 		fmt.Fprintf(tw, "SUBJECT\t%s\nPLAN\t%s", a.Subject, a.Plan)
 		if a.PlanClaim != "" && a.PlanClaim != a.Plan {
 			fmt.Fprintf(tw, " (the token names %q, not a plan)", a.PlanClaim)
+		}
+		if len(a.PlanNames) > 0 {
+			fmt.Fprintf(tw, " (of the token's list %s)", strings.Join(a.PlanNames, ", "))
 		}
 		fmt.Fprintln(tw)
 		if a.ExpiresAt != nil {
