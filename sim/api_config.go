@@ -137,7 +137,8 @@ func limitYAML(b *strings.Builder, indent string, rec Recommendation, shadow boo
 	if rec.PerInstance {
 		fmt.Fprintf(b, "   # per instance: ÷ %d instances", instances)
 	}
-	fmt.Fprintf(b, "\n%swindow: %s\n", in, rec.Window)
+	b.WriteString("\n")
+	windowYAML(b, in, rec)
 	if rec.Burst > 0 {
 		fmt.Fprintf(b, "%sburst: %d\n", in, rec.Burst)
 	}

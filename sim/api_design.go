@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -92,12 +93,21 @@ type LimitDesign struct {
 	// Analysis is the one-limit design (Design) behind it: the
 	// recommendation, its reasons and the four simulated scenarios.
 	Analysis *Analysis `json:"analysis"`
+	// Period is the calendar period of a quota per week, month or year
+	// ("month"), whose Window is the period's longest; empty otherwise.
+	Period string `json:"period,omitempty"`
 	// Worst is the most units the recommended limit admitted for one key
-	// in any window of the scenarios, against WorstOf (the stated quantity
-	// at simulation scale), under WorstPattern.
+	// in any window of the scenarios — for a calendar quota, in one
+	// calendar period — against WorstOf (the stated quantity at simulation
+	// scale), under WorstPattern.
 	Worst        int64  `json:"worst"`
 	WorstOf      int64  `json:"worst_of"`
 	WorstPattern string `json:"worst_pattern"`
+	// Across is, for a calendar quota, the most units the recommended
+	// limit admitted for one key in any span of Window, across a period's
+	// start (up to twice WorstOf), under AcrossPattern; 0 otherwise.
+	Across        int64  `json:"across,omitempty"`
+	AcrossPattern string `json:"across_pattern,omitempty"`
 	// Profile is the recommended limit replayed on one client's traffic at
 	// its peak; nil without a traffic rate.
 	Profile *ProfileRun `json:"profile,omitempty"`
@@ -109,6 +119,10 @@ type ProfileRun struct {
 	Duration Duration `json:"duration"`
 	Requests int64    `json:"requests"`
 	Refused  int64    `json:"refused"`
+	// Scale, when above 1, is how much the traffic and the quota were both
+	// divided by to replay a calendar quota's periods within the budget:
+	// Requests and Refused are of the divided traffic.
+	Scale float64 `json:"scale,omitempty"`
 }
 
 // Rec returns the recommendation of d.
@@ -120,8 +134,10 @@ func (d LimitDesign) Rec() Recommendation { return d.Analysis.Recommendation }
 // each plan's traffic profile), chooses one store, key strategy, headers
 // and degradation levels for all of it, and writes the analysis and a
 // complete configuration. A recommended limit never admits more than its
-// stated quantity in any window unless its precision is loose. It is
-// deterministic for a given Seed.
+// stated quantity in any window unless its precision is loose; a quota
+// per calendar week, month or year is a calendar fixed window, which never
+// admits more than its quantity in one calendar period (and up to twice it
+// across a period's start). It is deterministic for a given Seed.
 func DesignAPI(ctx context.Context, req APIRequirements) (*APIAnalysis, error) {
 	req, err := req.withDefaults()
 	if err != nil {
@@ -253,8 +269,8 @@ func (a *APIAnalysis) designRules(ctx context.Context) error {
 				name = fmt.Sprintf("%s-%d", base, i)
 			}
 			used[name] = true
-			_, w, _ := ParseRate(pt.rate)
-			d, err := a.designLimit(ctx, APILimit{Rate: pt.rate, Precision: a.Requirements.Precision, Name: limitName(APILimit{}, w)},
+			rt, _ := parseRate(pt.rate)
+			d, err := a.designLimit(ctx, APILimit{Rate: pt.rate, Precision: a.Requirements.Precision, Name: limitName(APILimit{}, rt)},
 				max(pt.clients, 1), APITraffic{}, true)
 			if err != nil {
 				return fmt.Errorf("endpoint %s: %w", e.Route, err)
@@ -302,14 +318,15 @@ func (a *APIAnalysis) designAnonymous(ctx context.Context) error {
 	}
 	var limits []APILimit
 	for _, l := range base.Limits {
-		q, w, _ := ParseRate(l.Rate)
-		l.Name = limitName(l, w)
+		rt, _ := parseRate(l.Rate)
+		q := rt.q
+		l.Name = limitName(l, rt)
 		if !req.Identity.NAT {
 			// A tenth, but never below what the costliest request needs.
 			q = max(q/10, min(q, a.maxCost(false)+1))
 			l.Burst = min(l.Burst/10, q)
 		}
-		l.Rate = FormatRate(q, w)
+		l.Rate = rt.withQuantity(q).String()
 		limits = append(limits, l)
 	}
 	name := "anonymous"
@@ -341,7 +358,11 @@ func (a *APIAnalysis) designPlan(ctx context.Context, pd PlanDesign, limits []AP
 // replays the recommendation on the client traffic profile.
 func (a *APIAnalysis) designLimit(ctx context.Context, l APILimit, clients int64, traffic APITraffic, internal bool) (LimitDesign, error) {
 	req := a.Requirements
-	q, w, _ := ParseRate(l.Rate)
+	rt, err := calendarOf(l.Rate, l.Zone, l.Starts)
+	if err != nil {
+		return LimitDesign{}, err
+	}
+	q := rt.q
 	if c := a.maxCost(internal); l.Burst > 0 && l.Burst < c {
 		if c > q {
 			return LimitDesign{}, fmt.Errorf("a request may cost %d (%s), more than %s ever admits: raise the limit or lower the cost", c, a.costliest(), l.Rate)
@@ -349,16 +370,21 @@ func (a *APIAnalysis) designLimit(ctx context.Context, l APILimit, clients int64
 		a.Warnings = append(a.Warnings, fmt.Sprintf("%s costs %d, more than the stated burst of %d of %s: the burst is raised to %d, or those requests could never pass.", a.costliest(), c, l.Burst, l.Rate, c))
 		l.Burst = c
 	}
-	one := Requirements{Rate: l.Rate, Burst: l.Burst, Precision: l.Precision, Keys: clients, Instances: req.Instances,
-		Store: a.Store, RedisMode: a.RedisMode, RedisAddresses: req.RedisAddresses, Name: limitName(l, w),
+	one := Requirements{Rate: l.Rate, Zone: l.Zone, Starts: l.Starts, Burst: l.Burst, Precision: l.Precision, Keys: clients, Instances: req.Instances,
+		Store: a.Store, RedisMode: a.RedisMode, RedisAddresses: req.RedisAddresses, Name: limitName(l, rt),
 		Seed: req.Seed, MaxArrivals: req.MaxArrivals, minCapacity: a.maxCost(internal)}
 	an, err := Design(ctx, one)
 	if err != nil {
 		return LimitDesign{}, err
 	}
-	d := LimitDesign{Stated: statedText(q, w, l.Burst), Quantity: q, Window: Duration(w), Burst: l.Burst,
+	d := LimitDesign{Stated: statedText(rt, l.Burst), Quantity: q, Window: Duration(rt.w), Burst: l.Burst,
 		Precision: an.Requirements.Precision, Analysis: an, WorstOf: an.Scale.Quantity}
 	d.Worst, d.WorstPattern = an.worst(an.Recommendation.Label)
+	if rt.calendar() {
+		d.Period = rt.period.String()
+		d.Across, d.AcrossPattern = d.Worst, d.WorstPattern
+		d.Worst, d.WorstPattern = an.worstPeriod(an.Recommendation.Label)
+	}
 	if traffic.Rate != "" {
 		if d.Profile, err = profile(ctx, an, traffic, req); err != nil {
 			return d, err
@@ -367,10 +393,14 @@ func (a *APIAnalysis) designLimit(ctx context.Context, l APILimit, clients int64
 	return d, nil
 }
 
-// statedText writes a stated limit: "100/1m" or "100/1m, bursts ≤ 20".
-func statedText(q int64, w time.Duration, burst int64) string {
-	s := FormatRate(q, w)
-	if burst > 0 && burst < q {
+// statedText writes a stated limit: "100/1m", "100/1m, bursts ≤ 20",
+// "100000/month" or "100000/month from the 15th, UTC+09:00".
+func statedText(rt rate, burst int64) string {
+	s := rt.String()
+	if rt.calendar() && (rt.zone != "" || rt.starts != "") {
+		s += " " + rt.startText()
+	}
+	if burst > 0 && burst < rt.q {
 		s += fmt.Sprintf(", bursts ≤ %d", burst)
 	}
 	return s
@@ -378,7 +408,10 @@ func statedText(q int64, w time.Duration, burst int64) string {
 
 // profile replays the configured limit (one instance's share when the
 // quota is divided) on one client's Poisson traffic at its peak rate, for
-// ten windows or as long as the arrival budget allows.
+// ten windows or as long as the arrival budget allows. A calendar quota's
+// ten periods are replayed whole: when they hold more than the budget, the
+// traffic and the quota are both divided by ProfileRun.Scale, which keeps
+// the share refused.
 func profile(ctx context.Context, an *Analysis, t APITraffic, req APIRequirements) (*ProfileRun, error) {
 	tq, tw, _ := ParseRate(t.Rate)
 	perSecond := float64(tq) / tw.Seconds() * t.Peak
@@ -387,29 +420,41 @@ func profile(ctx context.Context, an *Analysis, t APITraffic, req APIRequirement
 	if rec.PerInstance { // the client's requests reach every instance in turn
 		perSecond /= float64(req.Instances)
 	}
+	rt := rec.rate()
 	d := 10 * rec.Window.D()
-	if most := float64(req.MaxArrivals) / perSecond; most < d.Seconds() { // converted only when in range
+	rateSim, scale := perSecond, int64(1)
+	if n := perSecond * d.Seconds(); rt.calendar() && n > float64(req.MaxArrivals) {
+		scale = min(int64(math.Ceil(n/float64(req.MaxArrivals))), quantity)
+		rt = rt.withQuantity(quantity / scale)
+		rateSim = perSecond * float64(rt.q) / float64(quantity) // the same share of the quota
+	}
+	if most := float64(req.MaxArrivals) / rateSim; most < d.Seconds() { // converted only when in range
 		d = max(time.Duration(most*float64(time.Second)).Truncate(time.Millisecond), time.Millisecond)
 	}
 	alg, err := sluice.ParseAlgorithm(rec.Algorithm)
 	if err != nil {
 		return nil, err
 	}
-	l, err := LimitFor(alg, quantity, rec.Window.D(), burst, rec.MaxWait.D())
+	l, err := rt.limit(alg, burst, rec.MaxWait.D())
 	if err != nil {
 		return nil, err
 	}
-	tr, err := Generate(Pattern{Name: PatternSteady, Rate: perSecond, Duration: Duration(d), Keys: 1, Seed: req.Seed},
-		quantity, rec.Window.D(), 2*req.MaxArrivals)
+	tr, err := generateFor(Pattern{Name: PatternSteady, Rate: rateSim, Duration: Duration(d), Keys: 1, Seed: req.Seed},
+		rt, 2*req.MaxArrivals)
 	if err != nil {
 		return nil, fmt.Errorf("traffic profile: %w", err)
 	}
-	res, err := Run(ctx, tr, Config{Quantity: quantity, Window: rec.Window.D(), Contenders: []Contender{{Label: "profile", Limit: l}}, Seed: req.Seed})
+	res, err := Run(ctx, tr, Config{Quantity: rt.q, Window: rt.w, Period: rt.period, Offset: rt.offset,
+		Contenders: []Contender{{Label: "profile", Limit: l}}, Seed: req.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("traffic profile: %w", err)
 	}
 	f := res.Algorithms[0]
-	return &ProfileRun{Rate: fmt.Sprintf("%.3g/s", perSecond), Duration: Duration(d), Requests: f.Decisions, Refused: f.Rejected}, nil
+	p := &ProfileRun{Rate: fmt.Sprintf("%.3g/s", perSecond), Duration: Duration(d), Requests: f.Decisions, Refused: f.Rejected}
+	if scale > 1 {
+		p.Scale = float64(quantity) / float64(rt.q)
+	}
+	return p, nil
 }
 
 // stateBytes is the state every limit of the design needs at most, with
@@ -444,7 +489,7 @@ func (a *APIAnalysis) costs() {
 		for _, l := range p.Limits {
 			if usual := float64(tq) * l.Window.D().Seconds() / tw.Seconds(); usual > float64(l.Quantity) {
 				a.Warnings = append(a.Warnings, fmt.Sprintf("plan %s's usual traffic (%s per client) is %.0f per %s, above its %s limit of %d: even without peaks its clients would be refused.",
-					p.Name, p.Traffic.Rate, usual, l.Window, l.Rec().Name, l.Quantity))
+					p.Name, p.Traffic.Rate, usual, l.Rec().rate().span(), l.Rec().Name, l.Quantity))
 			}
 		}
 	}

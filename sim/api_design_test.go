@@ -2,10 +2,13 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 )
 
@@ -240,5 +243,75 @@ func TestDesignAPIRefusesImpossibleRequirements(t *testing.T) {
 func TestIsAPIRequirements(t *testing.T) {
 	if !IsAPIRequirements([]byte(apiRequirements)) || IsAPIRequirements([]byte("rate: 100/1m\n")) || IsAPIRequirements([]byte("- a\n")) {
 		t.Error("IsAPIRequirements tells a whole API from one limit wrongly")
+	}
+}
+
+// A plan's monthly quota beside its per-second limit: the quota is a
+// calendar fixed window, the configuration loads it as one, the headers
+// state it without a window length, and the analysis names the month and
+// the measured figures.
+func TestDesignAPICalendarQuota(t *testing.T) {
+	a := designAPI(t, `
+name: Billing API
+identity: {api_keys: true}
+plans:
+  - name: pro
+    clients: 200
+    traffic: {rate: 2/1s, peak: 2}
+    limits: [{rate: 50/1s}, {rate: 100000/month}]
+  - name: team
+    limits: [{rate: 10/1s, burst: 5}, {rate: 500000/month, zone: "+09:00", starts: 15}]
+`)
+	cfg, err := config.Parse("api.yaml", []byte(a.Config))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, a.Config)
+	}
+	for plan, want := range map[string]sluice.Limit{
+		"pro":       sluice.Calendar(100000, sluice.Month),
+		"team":      sluice.Calendar(500000, sluice.Month).WithOffset(14*24*time.Hour - 9*time.Hour),
+		"anonymous": sluice.Calendar(10000, sluice.Month), // a tenth of the default plan's
+	} {
+		p := cfg.Policy.Plan(plan)
+		if p == nil || len(p.Limits) != 2 {
+			t.Fatalf("plan %s: loaded %+v", plan, p)
+		}
+		if l := p.Limits[1]; l.Period() != want.Period() || l.Quantity() != want.Quantity() || l.Offset() != want.Offset() || l.Name() != "per-month" {
+			t.Errorf("plan %s: loaded %v, want %v", plan, l, want)
+		}
+	}
+	for _, p := range a.Plans {
+		d := p.Limits[1]
+		if d.Period != "month" || d.Rec().Algorithm != "fixed-window" {
+			t.Fatalf("plan %s: designed %+v", p.Name, d.Rec())
+		}
+		// Measured, never more than the quota in one month; twice it
+		// within 31 days across a month's start.
+		if d.Worst > d.WorstOf || d.Worst == 0 || d.Across != 2*d.WorstOf || d.AcrossPattern != PatternBoundaryBurst {
+			t.Errorf("plan %s: %d of %d in a month, %d in 31 days under %s", p.Name, d.Worst, d.WorstOf, d.Across, d.AcrossPattern)
+		}
+		for _, sc := range d.Analysis.Scenarios {
+			if f := d.Analysis.figure(sc.Pattern, d.Rec().Label); f.WorstPeriod > sc.Result.Quantity {
+				t.Errorf("plan %s, %s: %d in one month, above %d", p.Name, sc.Pattern, f.WorstPeriod, sc.Result.Quantity)
+			}
+		}
+		if !strings.HasSuffix(a.PolicyHeader(p.Name), `, "per-month";q=`+fmt.Sprint(d.Rec().Quantity)) { // no w: months differ in length
+			t.Errorf("plan %s: RateLimit-Policy %s", p.Name, a.PolicyHeader(p.Name))
+		}
+	}
+	if pf := a.Plans[0].Limits[1].Profile; pf == nil || pf.Scale <= 1 || pf.Duration.D() != 310*24*time.Hour || pf.Refused == 0 {
+		t.Errorf("pro's monthly quota at its peak traffic (4/s, about 10 million a month): %+v", pf)
+	}
+	for _, s := range []string{
+		"100000/month (approximate)", "500000/month from the 15th, UTC+09:00 (approximate)",
+		"fixed-window, 100000 per month", "fixed-window, 500000 per month (from the 15th, UTC+09:00)",
+		"pro per-month is a quota per calendar month", "The plan's per-second bounds how fast it is spent",
+		"-limit 50/1s",
+	} {
+		if !strings.Contains(a.Markdown, s) {
+			t.Errorf("the analysis lacks %q", s)
+		}
+	}
+	if strings.Contains(a.Markdown, "744h") {
+		t.Error("the analysis names a month by its longest length in hours")
 	}
 }

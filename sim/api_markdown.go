@@ -30,8 +30,9 @@ func planList(plans []string) string {
 // "name";q=…;w=…. A window algorithm's quota is its quantity per its
 // window; a bucket's (GCRA) is its burst per the time the whole burst
 // takes to refill, as draft-ietf-httpapi-ratelimit-headers states a
-// bucket; w is in whole seconds, rounded up. It is "" for a plan the
-// design does not have.
+// bucket; w is in whole seconds, rounded up. A calendar quota's periods
+// differ in length, so it is stated without w ("per-month";q=100000). It
+// is "" for a plan the design does not have.
 func (a *APIAnalysis) PolicyHeader(plan string, routes ...string) string {
 	var items []string
 	for _, p := range a.Plans {
@@ -55,6 +56,9 @@ func (a *APIAnalysis) PolicyHeader(plan string, routes ...string) string {
 
 // policyItem is one limit's RateLimit-Policy item, its name after prefix.
 func policyItem(r Recommendation, prefix string) string {
+	if r.Period != "" {
+		return fmt.Sprintf("%q;q=%d", prefix+r.Name, r.Quantity)
+	}
 	q, span := r.Quantity, r.Window.D()
 	if r.Burst > 0 { // a bucket: its burst, refilled in ⌈burst·W/Q⌉ µs, plus any queue wait
 		q = r.Burst
@@ -96,8 +100,8 @@ func (a *APIAnalysis) contextSection(b *strings.Builder) {
 	for _, p := range req.Plans {
 		var stated []string
 		for _, l := range p.Limits {
-			q, w, _ := ParseRate(l.Rate)
-			stated = append(stated, fmt.Sprintf("%s (%s)", statedText(q, w, l.Burst), l.Precision))
+			rt, _ := calendarOf(l.Rate, l.Zone, l.Starts)
+			stated = append(stated, fmt.Sprintf("%s (%s)", statedText(rt, l.Burst), l.Precision))
 		}
 		traffic := "not stated"
 		if p.Traffic.Rate != "" {
@@ -139,7 +143,11 @@ func (a *APIAnalysis) contextSection(b *strings.Builder) {
 func (a *APIAnalysis) approachSection(b *strings.Builder) {
 	req := a.Requirements
 	fmt.Fprintf(b, "%s\n\n### Limits\n\n", APISections[1])
-	b.WriteString("Every stated limit was designed on its own (algorithm chosen from its burst tolerance, precision and memory), then simulated with every algorithm on four traffic patterns — boundary bursts, a ten-fold spike, steady overload, a Zipf-skewed population — and on the plan's own traffic at its peak. *Worst window* is the most the recommended limit admitted for one client in any window, against the stated quantity (at simulation scale).\n\n")
+	b.WriteString("Every stated limit was designed on its own (algorithm chosen from its burst tolerance, precision and memory), then simulated with every algorithm on four traffic patterns — boundary bursts, a ten-fold spike, steady overload, a Zipf-skewed population — and on the plan's own traffic at its peak. *Worst window* is the most the recommended limit admitted for one client in any window, against the stated quantity (at simulation scale)")
+	if a.hasCalendar() {
+		b.WriteString("; for a quota per calendar period, the most in one period, then the most in any span of its longest period, across a period's start")
+	}
+	b.WriteString(".\n\n")
 	b.WriteString("| plan | limit | stated (precision) | recommended | worst window | at the plan's peak |\n|---|---|---|---|---:|---|\n")
 	each := func(plan string, d LimitDesign) {
 		rec := d.Rec()
@@ -147,9 +155,19 @@ func (a *APIAnalysis) approachSection(b *strings.Builder) {
 		if d.Worst > d.WorstOf {
 			worst += fmt.Sprintf(" (%s, %s)", overshootText(100*float64(d.Worst-d.WorstOf)/float64(d.WorstOf)), d.WorstPattern)
 		}
+		if d.Period != "" {
+			worst = fmt.Sprintf("%s in one %s; %d in %s", worst, d.Period, d.Across, rec.rate().span())
+			if d.Across > d.WorstOf {
+				worst += fmt.Sprintf(" (%s, %s)", overshootText(100*float64(d.Across-d.WorstOf)/float64(d.WorstOf)), d.AcrossPattern)
+			}
+		}
 		peak := "—"
 		if p := d.Profile; p != nil {
 			peak = fmt.Sprintf("%s refused of %d at %s over %s", formatPct(100*float64(p.Refused)/float64(max(p.Requests, 1))), p.Requests, p.Rate, p.Duration)
+			if p.Scale > 1 {
+				peak = fmt.Sprintf("%s refused at %s over %s (replayed at 1/%.4g of the traffic and of the quota: %d requests)",
+					formatPct(100*float64(p.Refused)/float64(max(p.Requests, 1))), p.Rate, p.Duration, p.Scale, p.Requests)
+			}
 		}
 		fmt.Fprintf(b, "| %s | %s | %s (%s) | %s | %s | %s |\n", plan, rec.Name, d.Stated, d.Precision, limitText(rec), worst, peak)
 	}
@@ -231,8 +249,12 @@ func (a *APIAnalysis) approachSection(b *strings.Builder) {
 	a.endpointsText(b)
 	if a.Global != nil {
 		rec := a.Global.Rec()
-		fmt.Fprintf(b, "\n### Global limit\n\n%s across all clients (`global:`), checked in the same atomic call as each client's limits: %s. Its worst simulated window was %d of %d.\n",
-			a.Global.Stated, limitText(rec), a.Global.Worst, a.Global.WorstOf)
+		worst := fmt.Sprintf("Its worst simulated window was %d of %d.", a.Global.Worst, a.Global.WorstOf)
+		if g := a.Global; g.Period != "" {
+			worst = fmt.Sprintf("Its worst simulated %s admitted %d of %d, and %d within %s across a %s's start.", g.Period, g.Worst, g.WorstOf, g.Across, rec.rate().span(), g.Period)
+		}
+		fmt.Fprintf(b, "\n### Global limit\n\n%s across all clients (`global:`), checked in the same atomic call as each client's limits: %s. %s\n",
+			a.Global.Stated, limitText(rec), worst)
 	}
 	if len(req.Internal) > 0 {
 		b.WriteString("\n### Internal callers\n\nInternal services and batch jobs are limited too, so that a retry loop cannot take the API down from inside. Each has a plan of its own, chosen with the `X-Plan` header, which is believed only from `trusted_proxies` (add the callers' addresses there):\n\n")
@@ -344,6 +366,8 @@ func (a *APIAnalysis) tradeOffsSection(b *strings.Builder) {
 		for _, l := range p.Limits {
 			rec := l.Rec()
 			switch {
+			case l.Period != "":
+				out = append(out, calendarTradeOff(p, l))
 			case l.Precision == PrecisionLoose && l.Worst > l.WorstOf:
 				out = append(out, fmt.Sprintf("%s %s is loose by request: it admitted up to %d of %d in one window (%s), the price of the simplest limit.", p.Name, rec.Name, l.Worst, l.WorstOf, l.WorstPattern))
 			case rec.Algorithm == "gcra" && l.Precision != PrecisionLoose && rec.Quantity < l.Quantity:
@@ -375,6 +399,41 @@ func (a *APIAnalysis) tradeOffsSection(b *strings.Builder) {
 	b.WriteString("\n")
 }
 
+// hasCalendar reports whether a limit of the design is a calendar quota.
+func (a *APIAnalysis) hasCalendar() bool {
+	for _, p := range a.Plans {
+		for _, l := range p.Limits {
+			if l.Period != "" {
+				return true
+			}
+		}
+	}
+	for _, r := range a.Rules {
+		if r.Limit.Period != "" {
+			return true
+		}
+	}
+	return a.Global != nil && a.Global.Period != ""
+}
+
+// calendarTradeOff is what plan p's calendar quota l gives up, and what
+// bounds its bursts.
+func calendarTradeOff(p PlanDesign, l LimitDesign) string {
+	rec := l.Rec()
+	s := fmt.Sprintf("%s %s is a quota per calendar %s, whole again when the next %s starts: never more than %d of %d in one %s in the simulations, but %d within %s across a %s's start (%s) — the end of one %s's quota and the whole of the next's.",
+		p.Name, rec.Name, l.Period, l.Period, l.Worst, l.WorstOf, l.Period, l.Across, rec.rate().span(), l.Period, l.AcrossPattern, l.Period)
+	var beside []string
+	for _, o := range p.Limits {
+		if o.Period == "" && o.Window.D() < 24*time.Hour {
+			beside = append(beside, o.Rec().Name)
+		}
+	}
+	if len(beside) > 0 {
+		return s + fmt.Sprintf(" The plan's %s bound%s how fast it is spent.", strings.Join(beside, " and "), map[bool]string{true: "s", false: ""}[len(beside) == 1])
+	}
+	return s + " Nothing in the plan bounds how fast it is spent: add a limit per second or minute beside it."
+}
+
 func (a *APIAnalysis) nextSection(b *strings.Builder) {
 	fmt.Fprintf(b, "%s\n\n", APISections[4])
 	b.WriteString("- Now: validate the configuration and start it in shadow mode in front of one instance.\n")
@@ -382,12 +441,13 @@ func (a *APIAnalysis) nextSection(b *strings.Builder) {
 		if p.Internal || p.Anonymous {
 			continue
 		}
-		rec := p.Limits[0].Rec()
-		fmt.Fprintf(b, "- Replay a day of %s's real traffic (`time,key,cost` lines): `sluice simulate -trace %s.csv -limit %d/%s", p.Name, p.Name, rec.Quantity, rec.Window)
+		l := p.Limits[0]
+		rec := l.Rec()
+		fmt.Fprintf(b, "- Replay a day of %s's real traffic (`time,key,cost` lines): `sluice simulate -trace %s.csv -limit %s", p.Name, p.Name, rec.rate())
 		if rec.Burst > 0 {
 			fmt.Fprintf(b, " -burst %d", rec.Burst)
 		}
-		fmt.Fprintf(b, " -reference %d/%s -algorithms %s,sliding-window-log -chart %s.svg`.\n", p.Limits[0].Quantity, p.Limits[0].Window, rec.Algorithm, p.Name)
+		fmt.Fprintf(b, " -reference %s -algorithms %s,sliding-window-log -chart %s.svg`.\n", rec.rate().withQuantity(l.Quantity), rec.Algorithm, p.Name)
 	}
 	b.WriteString("- Already limiting in nginx, Envoy, Envoy Gateway, Kong, Traefik, HAProxy, ingress-nginx or Amazon API Gateway? `sluice import` translates those limits and lists every difference in behaviour (docs/migration.md): migrate gradually, not by rewrite.\n")
 	b.WriteString("- Revisit the design when a plan's peak traffic or client count changes by half, or when a second region needs its own store.\n\n")

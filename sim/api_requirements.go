@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
-	"time"
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
@@ -55,6 +54,8 @@ const (
 //	    clients: 10000            # clients of the plan live at once
 //	    traffic: {rate: 20/1m, peak: 3}   # one client's usual rate and its peak factor
 //	    limits: [{rate: 5/1s, burst: 10}, {rate: 100/1m}, {rate: 2000/1d, precision: loose}]
+//	  - name: pro
+//	    limits: [{rate: 50/1s}, {rate: 100000/month}]   # a quota per calendar month
 //	endpoints:
 //	  - {route: "POST /api/generate", cost: 10, class: expensive}
 //	  - {route: "GET /healthz", class: health, exempt: true}
@@ -140,16 +141,22 @@ type APIPlan struct {
 	Upgrade string `yaml:"upgrade" json:"upgrade,omitempty"`
 }
 
-// APILimit is one stated limit: Requirements for one rate.
+// APILimit is one stated limit: Requirements for one rate. A rate per
+// week, month or year ("100000/month") is a quota per calendar period,
+// whose periods Zone and Starts may shift (see Requirements).
 type APILimit struct {
 	Rate      string `yaml:"rate" json:"rate"`
+	Zone      string `yaml:"zone" json:"zone,omitempty"`
+	Starts    Starts `yaml:"starts" json:"starts,omitempty"`
 	Burst     int64  `yaml:"burst" json:"burst,omitempty"`
 	Precision string `yaml:"precision" json:"precision,omitempty"`
 	Name      string `yaml:"name" json:"name,omitempty"`
 }
 
 // APITraffic is one client's usual traffic: a mean rate (ParseRate's
-// form, "20/1m") and the factor its busiest hour reaches (default 1).
+// form, "20/1m"; a rate per week, month or year is per the period's
+// longest, 31 days for a month) and the factor its busiest hour reaches
+// (default 1).
 type APITraffic struct {
 	Rate string  `yaml:"rate" json:"rate,omitempty"`
 	Peak float64 `yaml:"peak" json:"peak,omitempty"`
@@ -318,14 +325,18 @@ func (r APIRequirements) validate() error {
 		}
 		names := map[string]bool{}
 		for j, l := range p.Limits {
-			q, w, err := ParseRate(l.Rate)
+			rt, err := calendarOf(l.Rate, l.Zone, l.Starts)
 			if err != nil {
 				return fmt.Errorf("%s.limits[%d]: %w", at, j, err)
 			}
+			q := rt.q
 			if l.Name != "" && !planName.MatchString(l.Name) {
 				return fmt.Errorf("%s.limits[%d].name: %q: use lower-case letters, digits, '.', '_' or '-'", at, j, l.Name)
 			}
-			n := limitName(l, w)
+			if rt.calendar() && l.Burst > 0 && l.Burst < q {
+				return fmt.Errorf("%s.limits[%d].burst: a quota per calendar %v has no burst of its own; bound its bursts with a second limit in the plan, such as a rate per second or minute", at, j, rt.period)
+			}
+			n := limitName(l, rt)
 			if names[n] {
 				return fmt.Errorf("%s.limits[%d]: a second limit named %q: give one a name", at, j, n)
 			}
@@ -407,10 +418,14 @@ func contains(plans []APIPlan, name string) bool {
 	return false
 }
 
-// limitName is a limit's name: its own, or after its window ("per-minute").
-func limitName(l APILimit, w time.Duration) string {
+// limitName is a limit's name: its own, or after its window
+// ("per-minute", "per-month").
+func limitName(l APILimit, rt rate) string {
 	if l.Name != "" {
 		return l.Name
 	}
-	return sluice.NewLimit(sluice.AlgorithmFixedWindow, 1, w).Name()
+	if rt.calendar() {
+		return sluice.Calendar(1, rt.period).Name()
+	}
+	return sluice.NewLimit(sluice.AlgorithmFixedWindow, 1, rt.w).Name()
 }

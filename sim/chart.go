@@ -85,10 +85,10 @@ func Chart(res *Result, format string, width, height vg.Length) ([]byte, error) 
 		}
 		return out
 	}
-	span := "units in each trailing " + res.Window.String()
-	perW := "per " + res.Window.String()
+	span := "units in each trailing " + windowText(res)
+	perW := "per " + windowText(res)
 	if cd.Scaled {
-		span = "mean units per " + res.Window.String()
+		span = "mean units per " + windowText(res)
 	}
 
 	// The offered load, on its own scale.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice"
@@ -38,6 +40,12 @@ type Recommendation struct {
 	Window    Duration `json:"window"`
 	Burst     int64    `json:"burst,omitempty"`
 	MaxWait   Duration `json:"max_wait,omitempty"`
+	// Period is a calendar window's period ("month"), which the config
+	// writes as its window; Window is then the period's longest. Zone and
+	// Starts are the requirement's, written beside it. Empty otherwise.
+	Period string `json:"period,omitempty"`
+	Zone   string `json:"zone,omitempty"`
+	Starts Starts `json:"starts,omitempty"`
 	// Store is "memory" or "redis"; RedisMode the Redis deployment.
 	Store     string `json:"store"`
 	RedisMode string `json:"redis_mode,omitempty"`
@@ -86,25 +94,82 @@ func Design(ctx context.Context, req Requirements) (*Analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, w, _ := ParseRate(req.Rate)
-	rec, err := recommend(req, q, w)
+	rt := req.rate()
+	rec, err := recommend(req, rt)
 	if err != nil {
 		return nil, err
 	}
-	a := &Analysis{Requirements: req, Recommendation: rec, Scale: simScale(req, q)}
-	if err := a.simulate(ctx, q, w); err != nil {
+	a := &Analysis{Requirements: req, Recommendation: rec, Scale: simScale(req, rt)}
+	if err := a.simulate(ctx, rt); err != nil {
 		return nil, err
 	}
 	a.Config = configYAML(req, rec)
-	a.Markdown = a.markdown(q, w)
+	a.Markdown = a.markdown(rt)
 	return a, nil
+}
+
+// rate returns the rate of rec: its quantity per window or per calendar
+// period.
+func (rec Recommendation) rate() rate {
+	if rec.Period == "" {
+		return rate{q: rec.Quantity, w: rec.Window.D()}
+	}
+	rt, _ := calendarOf(fmt.Sprintf("%d/%s", rec.Quantity, rec.Period), rec.Zone, rec.Starts)
+	return rt
+}
+
+// limit returns the sluice.Limit rec configures (before its name).
+func (rec Recommendation) limit() (sluice.Limit, error) {
+	alg, err := sluice.ParseAlgorithm(rec.Algorithm)
+	if err != nil {
+		return sluice.Limit{}, err
+	}
+	return rec.rate().limit(alg, rec.Burst, rec.MaxWait.D())
+}
+
+// periodStartText says when rt's calendar periods start: "from 00:00 UTC
+// on the 1st", "from 00:00 UTC+09:00 on Sunday".
+func periodStartText(rt rate) string {
+	zone := "UTC"
+	if rt.zone != "" && rt.zone != "UTC" && rt.zone != "Z" {
+		zone = "UTC" + rt.zone
+	}
+	on := ""
+	switch rt.period {
+	case sluice.Week:
+		on = " on Monday"
+		if rt.starts != "" {
+			d := strings.ToLower(string(rt.starts))
+			on = " on " + strings.ToUpper(d[:1]) + d[1:]
+		}
+	case sluice.Month:
+		on = " on the 1st"
+		if n, err := strconv.Atoi(string(rt.starts)); err == nil {
+			on = " on the " + ordinal(n)
+		}
+	case sluice.Year:
+		on = " on January 1"
+	}
+	return "from 00:00 " + zone + on
+}
+
+// periodLengthText is how a period's length varies: " (28 to 31 days)".
+func periodLengthText(p sluice.Period) string {
+	switch p {
+	case sluice.Month:
+		return ", however long the month (28 to 31 days)"
+	case sluice.Year:
+		return ", however long the year (365 or 366 days)"
+	}
+	return ""
 }
 
 // smoothing reports whether the requirement caps bursts below the quantity.
 func smoothing(req Requirements, q int64) bool { return req.Burst > 0 && req.Burst < q }
 
 // recommend chooses the algorithm, its parameters and the store.
-func recommend(req Requirements, q int64, w time.Duration) (Recommendation, error) {
+func recommend(req Requirements, rt rate) (Recommendation, error) {
+	q, w := rt.q, rt.w
 	rec := Recommendation{Quantity: q, Window: Duration(w)}
 	logBytes := float64(req.Keys) * float64(q) * 16
 	// The exact log is chosen while it stays small: strict precision
@@ -114,6 +179,15 @@ func recommend(req Requirements, q int64, w time.Duration) (Recommendation, erro
 		logFits = q <= 1_000 && logBytes <= 256<<20
 	}
 	switch {
+	case rt.calendar():
+		// Whatever the precision: the quota is stated per calendar period,
+		// and only a fixed window is whole again at a period's start.
+		rec.Algorithm, rec.Period, rec.Zone, rec.Starts = "fixed-window", rt.period.String(), rt.zone, rt.starts
+		rec.Reasons = append(rec.Reasons, fmt.Sprintf(
+			"%d per %v is a billing quota: it is counted per calendar %v, %s, and is whole again when the next %v starts%s. "+
+				"The calendar fixed window (window: %v) counts exactly that, never more than %d in one %v, in 16 bytes per key; "+
+				"a sliding window of %s would never be whole again at the %v's start, and its exact log would keep up to %d entries per key.",
+			q, rt.period, rt.period, periodStartText(rt), rt.period, periodLengthText(rt.period), rt.period, q, rt.period, rt.span(), rt.period, q))
 	case smoothing(req, q) && req.Precision != PrecisionLoose:
 		// A bucket of B refilled at (Q-B)/W admits at most B + (Q-B) = Q in
 		// any window, with bursts of at most B.
@@ -154,11 +228,7 @@ func recommend(req Requirements, q int64, w time.Duration) (Recommendation, erro
 		rec.Reasons = append(rec.Reasons,
 			"Loose precision: the fixed window is the simplest limit to explain (the quota resets at the top of each window) and the cheapest to keep, 16 bytes per key; you accept up to twice the quantity across a boundary.")
 	}
-	alg, err := sluice.ParseAlgorithm(rec.Algorithm)
-	if err != nil {
-		return rec, err
-	}
-	l, err := LimitFor(alg, rec.Quantity, w, rec.Burst, 0)
+	l, err := rec.limit()
 	if err != nil {
 		return rec, fmt.Errorf("requirements %s: %w", req.Rate, err)
 	}
@@ -227,9 +297,10 @@ func (r Requirements) budget() int64 {
 	return scenarioBudget
 }
 
-// simScale sizes the simulations to at most req.budget() arrivals each.
-func simScale(req Requirements, q int64) SimScale {
-	budget := req.budget()
+// simScale sizes the simulations of rt to at most req.budget() arrivals
+// each.
+func simScale(req Requirements, rt rate) SimScale {
+	q, budget := rt.q, req.budget()
 	s := SimScale{Quantity: q, Keys: int(min(req.Keys, 1000)), Factor: 1}
 	// The spike scenario sends about 23 windows' worth; many-keys 5·Q per key.
 	s.Quantity = min(s.Quantity, scenarioQuantity, max(budget/23, 1))
@@ -240,6 +311,11 @@ func simScale(req Requirements, q int64) SimScale {
 			s.Quantity = max(budget/(5*int64(s.Keys)), 1)
 		}
 	}
+	if rt.calendar() {
+		if _, err := rt.withQuantity(s.Quantity).contenders(sluice.Algorithms(), 0, rt.w/10); err != nil {
+			s.Quantity = evenQuantity(s.Quantity) // the buckets cannot keep s.Quantity per 366 days exact
+		}
+	}
 	s.Factor = float64(q) / float64(s.Quantity)
 	if smoothing(req, q) {
 		s.Burst = max(int64(math.Round(float64(req.Burst)/s.Factor)), 1)
@@ -247,10 +323,28 @@ func simScale(req Requirements, q int64) SimScale {
 	return s
 }
 
-// simulate runs the four scenarios.
-func (a *Analysis) simulate(ctx context.Context, q int64, w time.Duration) error {
-	s, rec := a.Scale, a.Recommendation
-	cs, err := Contenders(sluice.Algorithms(), s.Quantity, w, s.Burst, w/10)
+// evenQuantity returns the largest quantity ≤ n whose only prime factors
+// are 2, 3 (at most 3^4) and 5: it divides a calendar period's longest (a
+// leap year is 2^14·3^4·5^8·61 µs) evenly, so that every bucket algorithm
+// can keep that quantity per period exact (see sluice.NewLimit), which
+// some quantities up to scenarioQuantity per 366 days are not.
+func evenQuantity(n int64) int64 {
+	best := int64(1)
+	for p2 := int64(1); p2 <= n; p2 *= 2 {
+		for p3, i := p2, 0; p3 <= n && i <= 4; p3, i = p3*3, i+1 {
+			for p5 := p3; p5 <= n; p5 *= 5 {
+				best = max(best, p5)
+			}
+		}
+	}
+	return best
+}
+
+// simulate runs the four scenarios of rt at the analysis's scale.
+func (a *Analysis) simulate(ctx context.Context, rt rate) error {
+	s, rec, w := a.Scale, a.Recommendation, rt.w
+	sim := rt.withQuantity(s.Quantity)
+	cs, err := sim.contenders(sluice.Algorithms(), s.Burst, w/10)
 	if err != nil {
 		return err
 	}
@@ -266,45 +360,77 @@ func (a *Analysis) simulate(ctx context.Context, q int64, w time.Duration) error
 		rb = max(int64(math.Round(float64(rb)/s.Factor)), 1)
 		rq = max(s.Quantity-rb, 1)
 	}
-	recLimit, err := LimitFor(alg, rq, w, rb, 0)
+	recLimit, err := sim.withQuantity(rq).limit(alg, rb, 0)
 	if err != nil {
 		return fmt.Errorf("simulating the recommendation: %w", err)
 	}
-	a.Recommendation.Label = alg.String()
-	same := false
+	a.Recommendation.Label = ""
 	for _, c := range cs {
-		same = same || c.Limit.String() == recLimit.String()
+		if c.Limit.String() == recLimit.String() {
+			a.Recommendation.Label = c.label()
+		}
 	}
-	if !same {
+	if a.Recommendation.Label == "" {
 		a.Recommendation.Label = fmt.Sprintf("recommended: %s %s", alg, FormatRate(rq, w))
 		if alg != sluice.AlgorithmFixedWindow && alg != sluice.AlgorithmSlidingLog && alg != sluice.AlgorithmSlidingCounter {
 			a.Recommendation.Label += fmt.Sprintf(" burst %d", rb)
 		}
 		cs = append([]Contender{{Label: a.Recommendation.Label, Limit: recLimit}}, cs...)
 	}
-	scenarios := []struct {
-		p    Pattern
-		desc string
-	}{
+	for _, sc := range scenarios(rt, s.Keys) {
+		sc.Seed = a.Requirements.Seed
+		tr, err := generateFor(sc.Pattern, sim, int(2*a.Requirements.budget()))
+		if err != nil {
+			return fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		res, err := Run(ctx, tr, Config{Quantity: s.Quantity, Window: w, Period: rt.period, Offset: rt.offset, Contenders: cs, Seed: a.Requirements.Seed})
+		if err != nil {
+			return fmt.Errorf("scenario %s: %w", sc.Name, err)
+		}
+		res.Chart = nil
+		a.Scenarios = append(a.Scenarios, Scenario{Pattern: sc.Name, Description: sc.desc, Result: res})
+	}
+	return nil
+}
+
+// overText says how far 1.2 times calendar quota rt per its longest
+// period is over the quota of its shortest and longest periods: "8% to
+// 20%" for a month (28 to 31 days), "20%" for a week.
+func overText(rt rate) string {
+	shortest := map[sluice.Period]float64{sluice.Day: 1, sluice.Week: 7, sluice.Month: 28, sluice.Year: 365}[rt.period]
+	lo := math.Round(100 * (1.2*shortest*float64(24*time.Hour)/float64(rt.w) - 1))
+	if lo == 20 {
+		return "20%"
+	}
+	return fmt.Sprintf("%.0f%% to 20%%", lo)
+}
+
+// scenario is a pattern of Design's and its description.
+type scenario struct {
+	Pattern
+	desc string
+}
+
+// scenarios are Design's four patterns for rt, keys keys in many-keys. A
+// calendar quota's are those of its longest period (31 days for a month:
+// 310 days of traffic), its boundary bursts at the starts of periods.
+func scenarios(rt rate, keys int) []scenario {
+	if rt.calendar() {
+		p, span := rt.period, rt.span()
+		return []scenario{
+			{Pattern{Name: PatternBoundaryBurst}, fmt.Sprintf("a whole %v's quota in the %s before a %v starts and again in the %s after it, every other %v (1 key)",
+				p, FormatDuration(rt.w/100), p, FormatDuration(rt.w/100), p)},
+			{Pattern{Name: PatternSpike}, fmt.Sprintf("Poisson traffic at 1.2 times the quota per %s, ten-fold for %s (1 key)", span, span)},
+			{Pattern{Name: PatternSteady}, fmt.Sprintf("Poisson traffic at 1.2 times the quota per %s, %s over the quota of each %v (1 key)", span, overText(rt), p)},
+			{Pattern{Name: PatternManyKeys, Keys: keys}, fmt.Sprintf("%d keys at half the quota per %s on average, popularity Zipf-skewed (s = 1.1): a few hot keys far over the quota, most under it", keys, span)},
+		}
+	}
+	return []scenario{
 		{Pattern{Name: PatternBoundaryBurst}, "a full window's quantity just before a window boundary and again just after it, every other window (1 key)"},
 		{Pattern{Name: PatternSpike}, "steady traffic 20% over the limit with a ten-fold spike lasting one window (1 key)"},
 		{Pattern{Name: PatternSteady}, "Poisson traffic 20% over the limit (1 key)"},
-		{Pattern{Name: PatternManyKeys, Keys: s.Keys}, fmt.Sprintf("%d keys at half the limit on average, popularity Zipf-skewed (s = 1.1): a few hot keys far over the limit, most under it", s.Keys)},
+		{Pattern{Name: PatternManyKeys, Keys: keys}, fmt.Sprintf("%d keys at half the limit on average, popularity Zipf-skewed (s = 1.1): a few hot keys far over the limit, most under it", keys)},
 	}
-	for _, sc := range scenarios {
-		sc.p.Seed = a.Requirements.Seed
-		tr, err := Generate(sc.p, s.Quantity, w, int(2*a.Requirements.budget()))
-		if err != nil {
-			return fmt.Errorf("scenario %s: %w", sc.p.Name, err)
-		}
-		res, err := Run(ctx, tr, Config{Quantity: s.Quantity, Window: w, Contenders: cs, Seed: a.Requirements.Seed})
-		if err != nil {
-			return fmt.Errorf("scenario %s: %w", sc.p.Name, err)
-		}
-		res.Chart = nil
-		a.Scenarios = append(a.Scenarios, Scenario{Pattern: sc.p.Name, Description: sc.desc, Result: res})
-	}
-	return nil
 }
 
 // figure returns the result of label in the scenario of pattern.
@@ -320,6 +446,17 @@ func (a *Analysis) figure(pattern, label string) *AlgorithmResult {
 		}
 	}
 	return nil
+}
+
+// worstPeriod returns label's largest worst calendar period over all
+// scenarios (0 unless the requirement is a calendar quota).
+func (a *Analysis) worstPeriod(label string) (units int64, pattern string) {
+	for _, sc := range a.Scenarios {
+		if f := a.figure(sc.Pattern, label); f != nil && f.WorstPeriod > units {
+			units, pattern = f.WorstPeriod, sc.Pattern
+		}
+	}
+	return units, pattern
 }
 
 // worst returns label's largest worst window over all scenarios.

@@ -36,7 +36,7 @@ func configYAML(req Requirements, rec Recommendation) string {
 		fmt.Fprintf(&b, "   # per instance: %s ÷ %d instances", req.Rate, req.Instances)
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "        window: %s\n", rec.Window)
+	windowYAML(&b, "        ", rec)
 	if rec.Burst > 0 {
 		fmt.Fprintf(&b, "        burst: %d\n", rec.Burst)
 	}
@@ -45,4 +45,20 @@ func configYAML(req Requirements, rec Recommendation) string {
 	}
 	b.WriteString("default_plan: default\n")
 	return b.String()
+}
+
+// windowYAML writes rec's window at indent: a duration, or a calendar
+// period with the zone and start the requirement gave it.
+func windowYAML(b *strings.Builder, indent string, rec Recommendation) {
+	if rec.Period == "" {
+		fmt.Fprintf(b, "%swindow: %s\n", indent, rec.Window)
+		return
+	}
+	fmt.Fprintf(b, "%swindow: %s   # the calendar %s: whole again when the next starts\n", indent, rec.Period, rec.Period)
+	if rec.Zone != "" {
+		fmt.Fprintf(b, "%szone: %s\n", indent, yamlString(rec.Zone))
+	}
+	if rec.Starts != "" {
+		fmt.Fprintf(b, "%sstarts: %s\n", indent, strings.ToLower(string(rec.Starts)))
+	}
 }

@@ -6,21 +6,28 @@ import (
 	"time"
 )
 
-// markdown writes the analysis for a person.
-func (a *Analysis) markdown(q int64, w time.Duration) string {
+// markdown writes the analysis of rate rt for a person.
+func (a *Analysis) markdown(rt rate) string {
 	var b strings.Builder
 	req, rec := a.Requirements, a.Recommendation
-	win := FormatDuration(w)
+	q, win := rt.q, rt.per()
 	fmt.Fprintf(&b, "# Rate-limit design: %d per %s per key\n\n", q, win)
 
 	b.WriteString("## Context\n\n| requirement | value |\n|---|---|\n")
-	fmt.Fprintf(&b, "| limit | %d requests (units) per %s for each key |\n", q, win)
-	if smoothing(req, q) {
-		fmt.Fprintf(&b, "| burst tolerance | at most %d at once |\n", req.Burst)
-	} else {
-		fmt.Fprintf(&b, "| burst tolerance | any pattern within the window (up to %d at once) |\n", q)
+	switch {
+	case rt.calendar():
+		fmt.Fprintf(&b, "| limit | %d requests (units) per calendar %v, %s, for each key |\n", q, rt.period, periodStartText(rt))
+		fmt.Fprintf(&b, "| burst tolerance | not bounded by the quota (up to %d at once): a limit per second or minute beside it bounds bursts |\n", q)
+		fmt.Fprintf(&b, "| precision | %s — never more than %d in one calendar %v: a calendar quota is counted per period at every precision |\n", req.Precision, q, rt.period)
+	default:
+		fmt.Fprintf(&b, "| limit | %d requests (units) per %s for each key |\n", q, win)
+		if smoothing(req, q) {
+			fmt.Fprintf(&b, "| burst tolerance | at most %d at once |\n", req.Burst)
+		} else {
+			fmt.Fprintf(&b, "| burst tolerance | any pattern within the window (up to %d at once) |\n", q)
+		}
+		fmt.Fprintf(&b, "| precision | %s — %s |\n", req.Precision, precisionText(req.Precision, q, win))
 	}
-	fmt.Fprintf(&b, "| precision | %s — %s |\n", req.Precision, precisionText(req.Precision, q, win))
 	fmt.Fprintf(&b, "| keys | %d live at once |\n", req.Keys)
 	fmt.Fprintf(&b, "| instances | %d |\n", req.Instances)
 	fmt.Fprintf(&b, "| store | %s |\n\n", req.Store)
@@ -30,19 +37,23 @@ func (a *Analysis) markdown(q int64, w time.Duration) string {
 	for _, r := range rec.Reasons {
 		fmt.Fprintf(&b, "- %s\n", r)
 	}
-	for _, r := range a.evidence(q) {
+	for _, r := range a.evidence(rt) {
 		fmt.Fprintf(&b, "- %s\n", r)
 	}
 	fmt.Fprintf(&b, "- %s\n\n", storeReason(req, rec))
 
-	a.figuresTable(&b, win)
+	if rt.calendar() {
+		a.calendarFiguresTable(&b, rt)
+	} else {
+		a.figuresTable(&b, win)
+	}
 
 	b.WriteString("## Trade-offs\n\n")
-	for _, t := range a.tradeOffs(q, win) {
+	for _, t := range a.tradeOffs(rt) {
 		fmt.Fprintf(&b, "- %s\n", t)
 	}
 	b.WriteString("\n## Next steps\n\n")
-	for i, s := range a.nextSteps(q, win) {
+	for i, s := range a.nextSteps(rt) {
 		fmt.Fprintf(&b, "%d. %s\n", i+1, s)
 	}
 	b.WriteString("\n## Configuration\n\nSave as `sluice.yaml`:\n\n```yaml\n")
@@ -62,7 +73,7 @@ func precisionText(p string, q int64, win string) string {
 }
 
 func limitText(rec Recommendation) string {
-	s := fmt.Sprintf("%s, %d per %s", rec.Algorithm, rec.Quantity, rec.Window)
+	s := fmt.Sprintf("%s, %d per %s", rec.Algorithm, rec.Quantity, rec.rate().per())
 	if rec.Burst > 0 {
 		s += fmt.Sprintf(", burst %d", rec.Burst)
 	}
@@ -100,8 +111,8 @@ func storeReason(req Requirements, rec Recommendation) string {
 	return "One instance: the in-process memory store decides without a network round trip, in well under a microsecond."
 }
 
-// evidence states the simulated figures behind the recommendation.
-func (a *Analysis) evidence(q int64) []string {
+// evidence states the simulated figures behind the recommendation of rt.
+func (a *Analysis) evidence(rt rate) []string {
 	label, s := a.Recommendation.Label, a.Scale
 	worst, where := a.worst(label)
 	var out []string
@@ -109,11 +120,28 @@ func (a *Analysis) evidence(q int64) []string {
 	if worst > s.Quantity {
 		verdict = fmt.Sprintf("%s above the limit", overshootText(100*float64(worst-s.Quantity)/float64(s.Quantity)))
 	}
-	out = append(out, fmt.Sprintf("Simulated on four traffic patterns, its worst window admitted %d of %d (%s; worst under %s).",
-		worst, s.Quantity, verdict, where))
+	reference := "an exact sliding window log"
+	if rt.calendar() {
+		reference = fmt.Sprintf("an exact sliding window log of %d per %s", s.Quantity, rt.span())
+		inPeriod, wherePeriod := a.worstPeriod(label)
+		verdict := "never above the quota"
+		if inPeriod > s.Quantity {
+			verdict = fmt.Sprintf("%s above the quota", overshootText(100*float64(inPeriod-s.Quantity)/float64(s.Quantity)))
+		}
+		across := fmt.Sprintf("and at most %d in any %s", worst, rt.span())
+		if worst > s.Quantity {
+			across = fmt.Sprintf("and across the start of a %v it admitted up to %d within %s (%s; under %s): the end of one %v's quota and the whole of the next's",
+				rt.period, worst, rt.span(), overshootText(100*float64(worst-s.Quantity)/float64(s.Quantity)), where, rt.period)
+		}
+		out = append(out, fmt.Sprintf("Simulated on four traffic patterns, its worst calendar %v admitted %d of %d (%s; worst under %s), %s.",
+			rt.period, inPeriod, s.Quantity, verdict, wherePeriod, across))
+	} else {
+		out = append(out, fmt.Sprintf("Simulated on four traffic patterns, its worst window admitted %d of %d (%s; worst under %s).",
+			worst, s.Quantity, verdict, where))
+	}
 	if f := a.figure(PatternManyKeys, label); f != nil {
-		out = append(out, fmt.Sprintf("On a population of %d keys it decided %s of requests differently from an exact sliding window log, and admitted %d of %d requests.",
-			s.Keys, formatPct(f.DisagreePct), f.Admitted, f.Decisions))
+		out = append(out, fmt.Sprintf("On a population of %d keys it decided %s of requests differently from %s, and admitted %d of %d requests.",
+			s.Keys, formatPct(f.DisagreePct), reference, f.Admitted, f.Decisions))
 	}
 	if f := a.figure(PatternManyKeys, label); f != nil {
 		per := f.StateBytesMean * a.Scale.Factor
@@ -180,6 +208,72 @@ func (a *Analysis) figuresTable(b *strings.Builder, win string) {
 	b.WriteString("\n")
 }
 
+// calendarFiguresTable writes every contender's figures across the
+// scenarios of calendar quota rt: the worst calendar period, the worst
+// span of its longest period, how far each differs from the exact log.
+func (a *Analysis) calendarFiguresTable(b *strings.Builder, rt rate) {
+	s, p, span := a.Scale, rt.period, rt.span()
+	b.WriteString("### Simulated figures\n\n")
+	days := 0
+	if len(a.Scenarios) > 0 {
+		days = int(a.Scenarios[0].Result.Duration.D() / (24 * time.Hour))
+	}
+	fmt.Fprintf(b, "Every algorithm replayed the same traffic through sluice's own code (seed %d): %d days of it from 2020-01-01, the calendar window per %v and every other algorithm per %s, the longest %v. "+
+		"*Worst %v* is the most units admitted for one key in one calendar %v, against the quota of %d; *worst %s* the most in any %s, across the starts of %vs; "+
+		"*differs* is the share of decisions unlike those of an exact sliding window log of %d per %s on the same requests.",
+		a.Requirements.Seed, days, p, span, p, p, p, s.Quantity, span, span, p, s.Quantity, span)
+	if s.Factor != 1 || int64(s.Keys) != a.Requirements.Keys {
+		fmt.Fprintf(b, " The simulations used %d per %v and %d keys; the ratios carry over, and state sizes below are scaled back up.", s.Quantity, p, s.Keys)
+	}
+	patterns := []string{PatternBoundaryBurst, PatternSpike, PatternSteady, PatternManyKeys}
+	b.WriteString("\n\n| algorithm |")
+	for _, pt := range patterns {
+		fmt.Fprintf(b, " worst %v: %s |", p, pt)
+	}
+	for _, pt := range patterns {
+		fmt.Fprintf(b, " worst %s: %s |", span, pt)
+	}
+	b.WriteString(" differs: many-keys | state per key | state, all keys |\n|---|")
+	b.WriteString(strings.Repeat("---:|", 2*len(patterns)+3) + "\n")
+	if len(a.Scenarios) == 0 {
+		return
+	}
+	cell := func(units int64) string {
+		c := fmt.Sprintf("%d", units)
+		if units > s.Quantity {
+			c += " (" + overshootText(100*float64(units-s.Quantity)/float64(s.Quantity)) + ")"
+		}
+		return c
+	}
+	for _, r := range a.Scenarios[0].Result.Algorithms {
+		label := r.Label
+		name := label
+		switch {
+		case label != a.Recommendation.Label:
+		case strings.HasPrefix(label, "recommended"):
+			name = "**" + label + "**"
+		default:
+			name = "**" + label + "** (recommended)"
+		}
+		cells := []string{name}
+		for _, pt := range patterns {
+			cells = append(cells, cell(a.figure(pt, label).WorstPeriod))
+		}
+		for _, pt := range patterns {
+			cells = append(cells, cell(a.figure(pt, label).WorstWindow))
+		}
+		cells = append(cells, formatPct(a.figure(PatternManyKeys, label).DisagreePct))
+		per, total := a.stateCells(label)
+		cells = append(cells, per, total)
+		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+	}
+	b.WriteString("\nThe patterns:\n\n")
+	for _, sc := range a.Scenarios {
+		fmt.Fprintf(b, "- **%s**: %s; %s.\n", sc.Pattern, sc.Description, plural(sc.Result.Requests, "request"))
+	}
+	b.WriteString("\n")
+}
+
 // stateCells returns label's state per key and for all keys; the sliding
 // log's is the mean measured on many keys, scaled back to the real quantity.
 func (a *Analysis) stateCells(label string) (string, string) {
@@ -192,13 +286,17 @@ func (a *Analysis) stateCells(label string) (string, string) {
 	return fmt.Sprintf("%s mean, %s max", formatBytes(mean), formatBytes(most)), "≈ " + formatBytes(mean*keys)
 }
 
-// tradeOffs says what the recommendation gives up, with figures.
-func (a *Analysis) tradeOffs(q int64, win string) []string {
+// tradeOffs says what the recommendation of rt gives up, with figures.
+func (a *Analysis) tradeOffs(rt rate) []string {
 	req, rec, s := a.Requirements, a.Recommendation, a.Scale
+	q, win := rt.q, rt.per()
 	var out []string
 	worstOf := func(label string) string {
 		w, p := a.worst(label)
 		return fmt.Sprintf("%d of %d, under %s", w, s.Quantity, p)
+	}
+	if rt.calendar() {
+		return append(a.calendarTradeOffs(rt), a.storeTradeOffs(rt)...)
 	}
 	switch {
 	case rec.Algorithm == "gcra" && req.Precision != PrecisionLoose:
@@ -228,6 +326,13 @@ func (a *Analysis) tradeOffs(q int64, win string) []string {
 		out = append(out, fmt.Sprintf("If clients cannot retry, a leaky-bucket queue (max_wait) delays requests instead of refusing them: with a wait of up to a tenth of the window it admitted %d requests of the spike, delaying %d of them; the added latency averaged %s per admitted request, %s at most.",
 			f.Admitted, f.Delayed, roundDuration(f.MeanDelay.D()), roundDuration(f.MaxDelay.D())))
 	}
+	return append(out, a.storeTradeOffs(rt)...)
+}
+
+// storeTradeOffs says what the recommended store gives up.
+func (a *Analysis) storeTradeOffs(rt rate) []string {
+	req, rec := a.Requirements, a.Recommendation
+	var out []string
 	switch {
 	case rec.Store == "redis":
 		out = append(out, "Every decision is a Redis round trip (well under a millisecond on a local network). If Redis is unreachable, on_store_error: local makes each instance decide in memory with the quota divided by the number of instances: roughly right, rather than failing open or closed.")
@@ -236,15 +341,41 @@ func (a *Analysis) tradeOffs(q int64, win string) []string {
 		}
 	case rec.PerInstance:
 		out = append(out, fmt.Sprintf("Per-instance quotas drift when a key's requests are unevenly spread or instances come and go; a Redis store (store: redis) shares one exact count between the %d instances.", req.Instances))
+	case rt.calendar():
+		out = append(out, fmt.Sprintf("State lives in the process: a restart forgets it and every client gets a fresh %v's quota. For a billing quota prefer a Redis store (store: redis), which survives restarts and deploys; a second instance would need one too (or the quota divided between instances).", rt.period))
 	default:
 		out = append(out, "State lives in the process: a restart forgets it and clients get a fresh quota. A second instance would need a Redis store (or the quota divided between instances).")
 	}
 	return out
 }
 
+// calendarTradeOffs says what the calendar window of quota rt gives up,
+// with the simulated figures.
+func (a *Analysis) calendarTradeOffs(rt rate) []string {
+	req, rec, s := a.Requirements, a.Recommendation, a.Scale
+	p, span := rt.period, rt.span()
+	across, where := a.worst(rec.Label)
+	inPeriod, _ := a.worstPeriod(rec.Label)
+	logAcross, logWhere := a.worst("sliding-window-log")
+	days := int64(rt.w / (24 * time.Hour))
+	return []string{
+		fmt.Sprintf("Across the start of a %v a client can take up to twice the quota within %s — what is left of one %v's and the whole of the next's: in the simulations at most %d of %d within one calendar %v, but %d of %d within %s (under %s). "+
+			"That is what a quota per %v means; if no %s may see more than %d, state the rate as %d/%dd instead: a sliding window, never whole again at a %v's start.",
+			p, span, p, inPeriod, s.Quantity, p, across, s.Quantity, span, where, p, span, rt.q, rt.q, days, p),
+		fmt.Sprintf("The quota alone does not bound how fast it is spent: a client may use the whole %v's %d in a minute. "+
+			"A limit per second or per minute beside it in the same plan bounds bursts (sluice checks a request's limits together, all or nothing); state the rate your backend takes from one client.", p, rt.q),
+		fmt.Sprintf("The exact sliding window log of %d per %s never admits more than %d in any %s (worst %d of %d, under %s) but is never whole again at a %v's start, and keeps every admission: %s per key at most, about %s for %d keys.",
+			rt.q, span, rt.q, span, logAcross, s.Quantity, logWhere, p, formatBytes(16*float64(rt.q)), formatBytes(16*float64(rt.q)*float64(req.Keys)), req.Keys),
+	}
+}
+
 // nextSteps are the commands to run next.
-func (a *Analysis) nextSteps(q int64, win string) []string {
+func (a *Analysis) nextSteps(rt rate) []string {
 	rec := a.Recommendation
+	q, win := rt.q, FormatDuration(rt.w)
+	if rt.calendar() {
+		win = rt.period.String()
+	}
 	// Replay the configured limit (before any division between instances),
 	// measured against the requirement.
 	quantity, burst := rec.Quantity, rec.Burst
@@ -267,6 +398,19 @@ func (a *Analysis) nextSteps(q int64, win string) []string {
 		sim += fmt.Sprintf(" -algorithms %s,sliding-window-log", rec.Algorithm)
 	}
 	sim += " -chart replay.svg"
+	if rt.calendar() {
+		if rt.offset != 0 {
+			sim += "` (it counts the periods of the UTC calendar; the configuration's zone and start shift them)"
+		} else {
+			sim += "`"
+		}
+		return []string{
+			"Save the configuration below as `sluice.yaml` and validate it: `sluice check sluice.yaml`.",
+			"Replay your real traffic before enforcing: export requests as `time,key,cost` lines (RFC 3339 or seconds) and run `" + sim + ".",
+			fmt.Sprintf("Roll out in shadow mode first (`shadow: true` on the limit): it is evaluated and reported but refuses nothing; watch `sluice_decisions_total{limit=%q,result=\"shadow\"}` until the rejections you see are the ones you want; clients reach a calendar quota late in the %v, so watch across the end of one.", rec.Name, rt.period),
+			fmt.Sprintf("Tell clients when the quota is whole again: a refusal's `Retry-After` is the time left until the next %v starts, and the documentation sluice serves at `/docs` says the quota is counted per calendar %v.", rt.period, rt.period),
+		}
+	}
 	return []string{
 		"Save the configuration below as `sluice.yaml` and validate it: `sluice check sluice.yaml`.",
 		"Replay your real traffic before enforcing: export requests as `time,key,cost` lines (RFC 3339 or seconds) and run `" + sim + "`.",

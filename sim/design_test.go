@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -88,7 +89,7 @@ func checkConfigShape(t *testing.T, cfg string) []sluice.Limit {
 	for _, e := range plan["limits"].([]any) {
 		lm := e.(map[string]any)
 		for _, k := range keys(lm) {
-			if !slices.Contains([]string{"name", "algorithm", "quantity", "window", "burst", "max_wait"}, k) {
+			if !slices.Contains([]string{"name", "algorithm", "quantity", "window", "burst", "max_wait", "zone", "starts"}, k) {
 				t.Errorf("unknown limit field %q", k)
 			}
 		}
@@ -96,11 +97,19 @@ func checkConfigShape(t *testing.T, cfg string) []sluice.Limit {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := time.ParseDuration(lm["window"].(string))
-		if err != nil {
-			t.Fatalf("window %v: %v", lm["window"], err)
+		var l sluice.Limit
+		if p, ok := map[string]sluice.Period{"day": sluice.Day, "week": sluice.Week, "month": sluice.Month, "year": sluice.Year}[lm["window"].(string)]; ok {
+			if alg != sluice.AlgorithmFixedWindow {
+				t.Fatalf("a calendar window of %v", alg)
+			}
+			l = sluice.Calendar(int64(lm["quantity"].(int)), p) // zone and starts: config.Parse checks them
+		} else {
+			w, err := time.ParseDuration(lm["window"].(string))
+			if err != nil {
+				t.Fatalf("window %v: %v", lm["window"], err)
+			}
+			l = sluice.NewLimit(alg, int64(lm["quantity"].(int)), w)
 		}
-		l := sluice.NewLimit(alg, int64(lm["quantity"].(int)), w)
 		if b, ok := lm["burst"]; ok {
 			l = l.WithBurst(int64(b.(int)))
 		}
@@ -244,6 +253,109 @@ func TestReadRequirements(t *testing.T) {
 		"bad precision": {Rate: "1/1s", Precision: "exactish"},
 		"bad store":     {Rate: "1/1s", Store: "disk"},
 		"bad name":      {Rate: "1/1s", Name: "per minute"},
+	} {
+		if _, err := Design(context.Background(), bad); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// A quota per calendar month is designed as the calendar fixed window at
+// every precision; its configuration loads as sluice.Calendar, and the
+// analysis states what was measured: never more than the quota in one
+// month, up to twice it within 31 days across a month's start.
+func TestDesignCalendarQuota(t *testing.T) {
+	for _, precision := range []string{PrecisionApproximate, PrecisionStrict, PrecisionLoose} {
+		a := design(t, Requirements{Rate: "10000/month", Precision: precision})
+		rec := a.Recommendation
+		if rec.Algorithm != "fixed-window" || rec.Period != "month" || rec.Quantity != 10000 || rec.Name != "per-month" {
+			t.Fatalf("%s: recommended %+v", precision, rec)
+		}
+		checkConfigShape(t, a.Config)
+		cfg, err := config.Parse("design.yaml", []byte(a.Config))
+		if err != nil {
+			t.Fatalf("config.Parse: %v\n%s", err, a.Config)
+		}
+		want := sluice.Calendar(10000, sluice.Month)
+		plan := cfg.Policy.Plan("default")
+		if plan == nil || len(plan.Limits) != 1 {
+			t.Fatalf("loaded %+v", plan)
+		}
+		if l := plan.Limits[0]; l.Period() != want.Period() || l.Quantity() != want.Quantity() || l.Algorithm() != want.Algorithm() || l.Offset() != 0 || l.Name() != "per-month" {
+			t.Errorf("%s: loaded %v, want %v", precision, l, want)
+		}
+		// Every scenario measured both figures; the calendar window never
+		// admitted more than the quota in one month, and the boundary
+		// burst got twice it through within 31 days.
+		q := a.Scale.Quantity
+		for _, sc := range a.Scenarios {
+			if sc.Result.Period != "month" || sc.Result.Window.D() != 31*24*time.Hour {
+				t.Fatalf("%s: simulated against %s per %v", sc.Pattern, sc.Result.Limit, sc.Result.Window)
+			}
+			f := a.figure(sc.Pattern, rec.Label)
+			if f == nil || f.Limit != sluice.Calendar(q, sluice.Month).String() {
+				t.Fatalf("%s: the recommendation %q was not simulated as %v: %+v", sc.Pattern, rec.Label, want, f)
+			}
+			if f.WorstPeriod > q || f.WorstPeriod == 0 {
+				t.Errorf("%s: %d in one month, against %d", sc.Pattern, f.WorstPeriod, q)
+			}
+			if log := a.figure(sc.Pattern, "sliding-window-log"); log.WorstWindow > q || log.WorstPeriod > q {
+				t.Errorf("%s: the exact log admitted %d in 31 days, %d in a month", sc.Pattern, log.WorstWindow, log.WorstPeriod)
+			}
+		}
+		if f := a.figure(PatternBoundaryBurst, rec.Label); f.WorstWindow != 2*q || f.WorstPeriod != q {
+			t.Errorf("boundary-burst: %d within 31 days, %d in a month; want %d and %d", f.WorstWindow, f.WorstPeriod, 2*q, q)
+		}
+		for _, s := range []string{
+			"# Rate-limit design: 10000 per month per key",
+			"**fixed-window, 10000 per month**",
+			fmt.Sprintf("its worst calendar month admitted %d of %d (never above the quota", q, q),
+			fmt.Sprintf("it admitted up to %d within 31 days (+100%%; under boundary-burst)", 2*q),
+			fmt.Sprintf("| **fixed-window (month)** (recommended) | %d | %d | %d | %d | %d (+100%%) |", q, q, q, q, 2*q),
+			"window: month",
+			"-limit 10000/month",
+		} {
+			if !strings.Contains(a.Markdown, s) {
+				t.Errorf("%s: the analysis lacks %q", precision, s)
+			}
+		}
+		if strings.Contains(a.Markdown, "744h") {
+			t.Errorf("%s: the analysis names the month by its longest length in hours", precision)
+		}
+	}
+}
+
+// A zone and a first day reach the configuration, and the simulations
+// measure the periods they shift.
+func TestDesignCalendarQuotaInAZone(t *testing.T) {
+	req, err := ReadRequirements(strings.NewReader("rate: 5000/month\nzone: \"+09:00\"\nstarts: 15\nstore: redis\n"), "r.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := design(t, req)
+	cfg, err := config.Parse("design.yaml", []byte(a.Config))
+	if err != nil {
+		t.Fatalf("config.Parse: %v\n%s", err, a.Config)
+	}
+	want := sluice.Calendar(5000, sluice.Month).WithOffset(14*24*time.Hour - 9*time.Hour)
+	if l := cfg.Policy.Plan("default").Limits[0]; l.String() != want.String() {
+		t.Errorf("loaded %v, want %v", l, want)
+	}
+	for _, sc := range a.Scenarios {
+		if sc.Result.Offset.D() != want.Offset() {
+			t.Errorf("%s: simulated periods offset by %v", sc.Pattern, sc.Result.Offset)
+		}
+	}
+	if f := a.figure(PatternBoundaryBurst, a.Recommendation.Label); f.WorstPeriod != a.Scale.Quantity || f.WorstWindow != 2*a.Scale.Quantity {
+		t.Errorf("boundary-burst across the shifted starts: %d in a month, %d in 31 days", f.WorstPeriod, f.WorstWindow)
+	}
+	if !strings.Contains(a.Markdown, "from 00:00 UTC+09:00 on the 15th") || !strings.Contains(a.Markdown, "5000 per month (from the 15th, UTC+09:00)") {
+		t.Errorf("the analysis does not say when the month starts:\n%s", a.Markdown)
+	}
+	for name, bad := range map[string]Requirements{
+		"a burst":         {Rate: "10000/month", Burst: 100},
+		"a zone on 1m":    {Rate: "100/1m", Zone: "+09:00"},
+		"starts on years": {Rate: "100/year", Starts: "3"},
 	} {
 		if _, err := Design(context.Background(), bad); err == nil {
 			t.Errorf("%s: accepted", name)

@@ -17,7 +17,11 @@
 // admitted and refused, the most units it admitted for one key in any window
 // (t-W, t] against the limit Q, the share of decisions that differ from the
 // exact sliding window log (the reference), the delays of a leaky-bucket queue,
-// and the bytes of state it keeps per key. Chart draws the result as PNG or
+// and the bytes of state it keeps per key. A quota per calendar week, month
+// or year (a rate such as "10000/month") is replayed through the calendar
+// window as the fixed window and through the other algorithms over the
+// period's longest; each is then measured per calendar period too
+// (AlgorithmResult.WorstPeriod). Chart draws the result as PNG or
 // SVG. A RetryPolicy makes refused clients retry (after Retry-After or at
 // once), so each algorithm sees the retry traffic its own refusals cause.
 //

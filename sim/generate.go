@@ -28,11 +28,18 @@ const (
 // number of arrivals is above maxArrivals (≤ 0 means DefaultMaxArrivals),
 // or that draws more than 10% above it, with a *TooLargeError.
 func Generate(p Pattern, quantity int64, window time.Duration, maxArrivals int) (*Trace, error) {
+	return generateFor(p, rate{q: quantity, w: window}, maxArrivals)
+}
+
+// generateFor is Generate for a rate, which may be a calendar quota: its
+// boundary bursts are then at the starts of its calendar periods.
+func generateFor(p Pattern, lim rate, maxArrivals int) (*Trace, error) {
+	quantity, window := lim.q, lim.w
 	if quantity < 1 || window < time.Microsecond {
 		return nil, fmt.Errorf("pattern for a limit of %d per %v: need a positive quantity and window", quantity, window)
 	}
 	p = p.WithDefaults(quantity, window)
-	if err := p.check(quantity, window, maxArrivals); err != nil {
+	if err := p.check(lim, maxArrivals); err != nil {
 		return nil, err
 	}
 	if maxArrivals <= 0 {
@@ -55,7 +62,7 @@ func Generate(p Pattern, quantity int64, window time.Duration, maxArrivals int) 
 		return nil, err
 	}
 	if p.Name == PatternBoundaryBurst {
-		bursts := boundaryBursts(&p, int64(window/time.Microsecond), tr.End)
+		bursts := boundaryBursts(&p, lim, tr.End)
 		if len(bursts) == 0 {
 			return nil, fmt.Errorf("pattern %s: a duration of %v has no window boundary to burst across: use at least one window plus the spread (%v)",
 				p.Name, p.Duration, FormatDuration(window+p.Spread.D()))
@@ -69,13 +76,12 @@ func Generate(p Pattern, quantity int64, window time.Duration, maxArrivals int) 
 	return tr, nil
 }
 
-// check validates p (defaults applied) for a limit of quantity per window
-// and refuses it with a *TooLargeError when its expected number of
-// arrivals is above maxArrivals (≤ 0 means DefaultMaxArrivals), without
-// generating anything.
-func (p *Pattern) check(quantity int64, window time.Duration, maxArrivals int) error {
-	if quantity < 1 || window < time.Microsecond {
-		return fmt.Errorf("pattern for a limit of %d per %v: need a positive quantity and window", quantity, window)
+// check validates p (defaults applied) for a limit of rate r and refuses
+// it with a *TooLargeError when its expected number of arrivals is above
+// maxArrivals (≤ 0 means DefaultMaxArrivals), without generating anything.
+func (p *Pattern) check(r rate, maxArrivals int) error {
+	if r.q < 1 || r.w < time.Microsecond {
+		return fmt.Errorf("pattern for a limit of %d per %v: need a positive quantity and window", r.q, r.w)
 	}
 	if err := p.validate(); err != nil {
 		return err
@@ -83,7 +89,7 @@ func (p *Pattern) check(quantity int64, window time.Duration, maxArrivals int) e
 	if maxArrivals <= 0 {
 		maxArrivals = DefaultMaxArrivals
 	}
-	if n := p.expected(window); n > float64(maxArrivals) {
+	if n := p.expected(r); n > float64(maxArrivals) {
 		return fmt.Errorf("pattern %s: %w", p.Name, tooManyRequests(maxArrivals, int64(min(n, 1<<62))))
 	}
 	return nil
@@ -134,13 +140,18 @@ func poisson(r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int) 
 }
 
 // boundaryBursts returns p.BurstSize arrivals per key evenly spaced in
-// [b-spread, b) and as many in [b, b+spread), for every boundary b at an odd
-// multiple of the window w (µs) such that the second half ends before end.
-func boundaryBursts(p *Pattern, w, end int64) []Arrival {
+// [b-spread, b) and as many in [b, b+spread), for every boundary b of r's
+// windows that it bursts across (rate.boundaries: an odd multiple of the
+// window, or the start of every other calendar period) such that the
+// second half ends before end.
+func boundaryBursts(p *Pattern, r rate, end int64) []Arrival {
 	spread := max(int64(p.Spread.D()/time.Microsecond), 1)
 	n := p.BurstSize
 	var out []Arrival
-	for b := w; b+spread <= end; b += 2 * w {
+	for _, b := range r.boundaries(end) {
+		if b+spread > end {
+			break
+		}
 		for _, from := range [2]int64{max(b-spread, 0), b} {
 			span := min(spread, b) // the first half cannot start before 0
 			if from == b {

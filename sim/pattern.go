@@ -52,7 +52,8 @@ type Pattern struct {
 	// 20% more than the limit admits; many-keys 0.5·Q/W (most keys under the
 	// limit, the hottest far over it); boundary-burst: no background traffic.
 	Rate float64 `json:"rate,omitempty"`
-	// Duration is how long the traffic lasts. Default 10 windows.
+	// Duration is how long the traffic lasts. Default 10 windows, at most
+	// 10 years.
 	Duration Duration `json:"duration,omitempty"`
 	// Cost is the units each request spends. Default 1.
 	Cost int64 `json:"cost,omitempty"`
@@ -111,7 +112,7 @@ func (p Pattern) WithDefaults(quantity int64, window time.Duration) Pattern {
 		}
 	}
 	if p.Duration == 0 {
-		p.Duration = Duration(10 * w)
+		p.Duration = Duration(min(10*w, maxSpan))
 	}
 	if p.BurstSize == 0 {
 		p.BurstSize = (quantity + p.Cost - 1) / p.Cost
@@ -206,10 +207,14 @@ func (p *Pattern) multiplier() (m func(t float64) float64, peak, mean float64) {
 	return func(float64) float64 { return 1 }, 1, 1
 }
 
-// expected returns the number of arrivals p generates on average.
-func (p *Pattern) expected(window time.Duration) float64 {
+// expected returns the number of arrivals p generates on average for a
+// limit of rate r.
+func (p *Pattern) expected(r rate) float64 {
 	if p.Name == PatternBoundaryBurst {
-		boundaries := math.Ceil(float64(p.Duration.D()/window) / 2)
+		boundaries := math.Ceil(float64(p.Duration.D()/r.w) / 2)
+		if r.calendar() {
+			boundaries = float64(len(r.boundaries(int64(p.Duration.D() / time.Microsecond))))
+		}
 		return 2*boundaries*float64(p.BurstSize)*float64(p.Keys) +
 			p.Rate*float64(p.Keys)*p.Duration.D().Seconds()
 	}

@@ -10,24 +10,18 @@ import (
 
 // ParseRate parses a limit written as quantity/window, the way the designer's
 // flags and requests write it: "100/1m", "10/s", "5/500ms", "1000/day",
-// "50000/7d". The window is a Go duration ("1m", "1h30m"), a bare unit meaning
-// one of it ("s", "m", "h", "d"), a count of days ("7d"), or one of the words
-// second, minute, hour, day. The quantity must be a positive integer; the
-// window positive and a whole number of microseconds.
+// "50000/7d", "10000/month". The window is a Go duration ("1m", "1h30m"), a
+// bare unit meaning one of it ("s", "m", "h", "d"), a count of days ("7d"),
+// one of the words second, minute, hour, day (24h, which as a fixed window
+// is the UTC calendar day), or a calendar period: week, month or year, a
+// quota per calendar week (from Monday), month (from the 1st) or year of
+// the UTC calendar, whose window is returned as the period's longest (7,
+// 31 or 366 days), as sluice.Limit.Window reports a calendar limit's. The
+// quantity must be a positive integer; the window positive and a whole
+// number of microseconds.
 func ParseRate(s string) (quantity int64, window time.Duration, err error) {
-	qs, ws, ok := strings.Cut(strings.TrimSpace(s), "/")
-	if !ok {
-		return 0, 0, fmt.Errorf("rate %q: want quantity/window, e.g. 100/1m", s)
-	}
-	quantity, err = strconv.ParseInt(strings.TrimSpace(qs), 10, 64)
-	if err != nil || quantity < 1 {
-		return 0, 0, fmt.Errorf("rate %q: quantity %q must be a positive integer", s, qs)
-	}
-	window, err = parseWindow(strings.TrimSpace(ws))
-	if err != nil {
-		return 0, 0, fmt.Errorf("rate %q: %w", s, err)
-	}
-	return quantity, window, nil
+	r, err := parseRate(s)
+	return r.q, r.w, err
 }
 
 // parseWindow parses the window half of a rate.
@@ -44,7 +38,7 @@ func parseWindow(s string) (time.Duration, error) {
 	}
 	d, err := ParseDuration(s)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("window %q: use a duration (30s, 1m, 24h, 7d) or second, minute, hour, day, week, month or year", s)
 	}
 	if d <= 0 || d%time.Microsecond != 0 {
 		return 0, fmt.Errorf("window %q must be positive and a whole number of microseconds", s)

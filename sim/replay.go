@@ -46,7 +46,7 @@ func (s *simulation) replay(ctx context.Context, j *job, win *windowMax) error {
 		isLog: j.c.Limit.Algorithm() == sluice.AlgorithmSlidingLog,
 		rng:   rand.New(rand.NewPCG(s.cfg.Seed, s.cfg.Seed^0x7e7a1)),
 		gap:   int64(s.cfg.Retry.Gap.D() / time.Microsecond)}
-	win.reset(keys, s.w, len(s.tr.Arrivals))
+	win.reset(keys, s.w, len(s.tr.Arrivals), s.req)
 	j.bins = make([]int64, s.bins.n)
 	if r.isLog {
 		j.peaks = make([]int32, keys)
@@ -214,7 +214,7 @@ func (r *replayer) retry(e event, after time.Duration) {
 // finish fills in the figures known only at the end.
 func (r *replayer) finish() {
 	res, win := &r.j.res, r.win
-	res.WorstWindow = win.worst
+	res.WorstWindow, res.WorstPeriod = win.worst, win.worstPeriod
 	res.WorstAt = Duration(time.Duration(win.worstAt-r.s.tr.Start) * time.Microsecond)
 	if win.worst > 0 {
 		res.WorstKey = r.s.tr.Keys[win.worstKey]

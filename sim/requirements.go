@@ -30,7 +30,9 @@ const (
 // Requirements are what `sluice design` asks: the limit to enforce and the
 // circumstances. They read from YAML (ReadRequirements) or JSON:
 //
-//	rate: 100/1m          # quantity per window, per key
+//	rate: 100/1m          # quantity per window, per key; or per week, month, year
+//	zone: "+09:00"        # a calendar quota's zone (default UTC)
+//	starts: 15            # a calendar month's first day (a week's: a weekday)
 //	burst: 20             # most units a client may send at once (0: the quantity)
 //	precision: strict     # strict | approximate | loose
 //	keys: 10000           # distinct keys (clients) live at once
@@ -38,10 +40,21 @@ const (
 //	store: auto           # auto | memory | redis
 type Requirements struct {
 	// Rate is the limit as ParseRate reads it, e.g. "100/1m". Required.
+	// A rate per week, month or year is a quota per calendar period, as a
+	// billing plan states it ("10000/month"): Design recommends the
+	// calendar fixed window for it, whatever the precision.
 	Rate string `yaml:"rate" json:"rate"`
+	// Zone and Starts shift a calendar quota's periods as the
+	// configuration's zone and starts do: Zone is UTC (default) or a fixed
+	// offset from it ("+09:00"); Starts a weekday for a week (default
+	// monday) or a day from 1 to 28 for a month (default 1). A rate per
+	// day with a zone is a quota per calendar day of that zone.
+	Zone   string `yaml:"zone" json:"zone,omitempty"`
+	Starts Starts `yaml:"starts" json:"starts,omitempty"`
 	// Burst is the burst tolerance: the most units one key may spend at
 	// once. 0 (the default) means the whole quantity: within a window,
-	// requests may come in any pattern.
+	// requests may come in any pattern. A calendar quota takes none: a
+	// second limit (a rate per second or minute) bounds its bursts.
 	Burst int64 `yaml:"burst" json:"burst,omitempty"`
 	// Precision is one of PrecisionStrict, PrecisionApproximate (default)
 	// and PrecisionLoose.
@@ -99,13 +112,24 @@ func readYAML[T any](r io.Reader, name, least string) (T, error) {
 	return v, nil
 }
 
+// rate returns the requirement's rate, zone and starts applied; r has
+// passed withDefaults.
+func (r Requirements) rate() rate {
+	rt, _ := calendarOf(r.Rate, r.Zone, r.Starts)
+	return rt
+}
+
 // withDefaults returns r with defaults applied, or why it cannot be designed.
 func (r Requirements) withDefaults() (Requirements, error) {
 	if r.Rate == "" {
 		return r, errors.New("requirements: rate is required, e.g. rate: 100/1m")
 	}
-	if _, _, err := ParseRate(r.Rate); err != nil {
+	rt, err := calendarOf(r.Rate, r.Zone, r.Starts)
+	if err != nil {
 		return r, fmt.Errorf("requirements: %w", err)
+	}
+	if rt.calendar() && r.Burst > 0 && r.Burst < rt.q {
+		return r, fmt.Errorf("requirements: burst %d: a quota per calendar %v has no burst of its own; bound its bursts with a second limit beside it, such as a rate per second or minute", r.Burst, rt.period)
 	}
 	if r.Precision == "" {
 		r.Precision = PrecisionApproximate

@@ -6,10 +6,16 @@ package sim
 type Result struct {
 	// Source describes the traffic, e.g. "pattern boundary-burst".
 	Source string `json:"source"`
-	// Limit is Quantity/Window as ParseRate reads it, e.g. "100/1m".
+	// Limit is Quantity/Window as ParseRate reads it, e.g. "100/1m", or
+	// Quantity/Period for a calendar quota ("10000/month").
 	Limit    string   `json:"limit"`
 	Quantity int64    `json:"quantity"`
 	Window   Duration `json:"window"`
+	// Period is the calendar period of a calendar quota ("month", see
+	// Config.Period), whose Window is the period's longest; Offset is how
+	// far after the UTC calendar's its periods start. Empty and 0 otherwise.
+	Period string   `json:"period,omitempty"`
+	Offset Duration `json:"offset,omitempty"`
 	// Tested is the quantity/window the contenders were given when it
 	// differs from Limit (see Request.Reference); empty otherwise.
 	Tested string `json:"tested,omitempty"`
@@ -22,7 +28,8 @@ type Result struct {
 	// Duration is the span of the trace.
 	Duration Duration `json:"duration"`
 	// Reference is the exact limit decisions are compared with: a sliding
-	// window log of Quantity per Window.
+	// window log of Quantity per Window ("sliding-window-log 100/1m"; of a
+	// calendar quota, per its longest period: "… 10000/31d").
 	Reference string `json:"reference"`
 	// Retry is the retry policy of the refused clients, if any.
 	Retry *RetryPolicy `json:"retry,omitempty"`
@@ -64,6 +71,11 @@ type AlgorithmResult struct {
 	// OvershootPct is 100·(WorstWindow - Quantity)/Quantity, or 0 when the
 	// worst window is within the limit.
 	OvershootPct float64 `json:"overshoot_pct"`
+	// WorstPeriod is, for a calendar quota (Result.Period), the most units
+	// admitted for one key within one calendar period, each counted when it
+	// proceeds: what the quota bounds, while WorstWindow spans its longest
+	// period across period boundaries. 0 for other limits.
+	WorstPeriod int64 `json:"worst_period,omitempty"`
 
 	// Disagreements counts decisions that differ from the reference, an
 	// exact sliding window log fed the same requests (each deciding on its

@@ -22,6 +22,14 @@ type Config struct {
 	// sliding window log that decisions are compared with.
 	Quantity int64
 	Window   time.Duration
+	// Period, when set, makes the requirement a quota per calendar period
+	// (sluice.Calendar) whose periods start Offset after the UTC
+	// calendar's (sluice.Limit.WithOffset): Window is then the period's
+	// longest (31 days for a month), the reference an exact sliding window
+	// log of Quantity per Window, and each contender's WorstPeriod is
+	// measured too.
+	Period sluice.Period
+	Offset time.Duration
 	// Contenders are the limits to replay; see Contenders.
 	Contenders []Contender
 	// Retry makes refused clients retry; the zero value never retries.
@@ -68,7 +76,16 @@ func Run(ctx context.Context, tr *Trace, cfg Config) (*Result, error) {
 	if err := cfg.Retry.validate(); err != nil {
 		return nil, err
 	}
-	s := &simulation{tr: tr, cfg: cfg, ref: ref, w: int64(cfg.Window / time.Microsecond)}
+	req := rate{q: cfg.Quantity, w: cfg.Window}
+	if cfg.Period != 0 {
+		if err := sluice.Calendar(cfg.Quantity, cfg.Period).WithOffset(cfg.Offset).Err(); err != nil {
+			return nil, fmt.Errorf("requirement: %w", err)
+		}
+		if req = calendarRate(cfg.Quantity, cfg.Period, cfg.Offset); req.w != cfg.Window {
+			return nil, fmt.Errorf("a quota per %v has a window of %v (its longest period), not %v", cfg.Period, req.w, cfg.Window)
+		}
+	}
+	s := &simulation{tr: tr, cfg: cfg, req: req, ref: ref, w: int64(cfg.Window / time.Microsecond)}
 	s.bins = newBinning(tr.Start, tr.End, s.w)
 	s.retrying = cfg.Retry.Max > 0
 	if !s.retrying && !cfg.interleaved && len(tr.Arrivals) <= math.MaxInt32 {
@@ -100,6 +117,7 @@ func Run(ctx context.Context, tr *Trace, cfg Config) (*Result, error) {
 type simulation struct {
 	tr       *Trace
 	cfg      Config
+	req      rate // Quantity per Window, or per Period
 	ref      sluice.Limit
 	w        int64 // µs
 	bins     binning
@@ -215,7 +233,7 @@ func (s *simulation) result(jobs []*job, ref *job) *Result {
 	}
 	res := &Result{
 		Source:    tr.Source,
-		Limit:     FormatRate(q, s.cfg.Window),
+		Limit:     s.req.String(),
 		Quantity:  q,
 		Window:    Duration(s.cfg.Window),
 		Keys:      keys,
@@ -232,6 +250,10 @@ func (s *simulation) result(jobs []*job, ref *job) *Result {
 	}
 	if s.bins.scale != 1 {
 		res.Chart.Span = res.Window
+	}
+	if s.req.calendar() {
+		res.Period, res.Offset = s.req.period.String(), Duration(s.req.offset)
+		res.Reference = fmt.Sprintf("%s %d/%dd", s.ref.Algorithm(), q, s.cfg.Window/(24*time.Hour))
 	}
 	if s.retrying {
 		p := s.cfg.Retry

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -243,5 +244,46 @@ func TestReplayByKeyDecidesAsInTimeOrder(t *testing.T) {
 			}
 			t.Errorf("%s: results differ", p.Name)
 		}
+	}
+}
+
+// A quota per calendar month is simulated through the calendar window
+// (the real kernel) as the fixed window, the other algorithms over 31
+// days; the boundary bursts cross the starts of months, and each row
+// measures the most admitted in one month beside the most in any 31 days.
+func TestSimulateCalendarQuota(t *testing.T) {
+	res := simulate(t, Request{Pattern: &Pattern{Name: PatternBoundaryBurst}, Limit: "100/month"})
+	if res.Limit != "100/month" || res.Period != "month" || res.Window.D() != 31*24*time.Hour || res.Reference != "sliding-window-log 100/31d" {
+		t.Fatalf("result %s per %s (%v), reference %s", res.Limit, res.Period, res.Window, res.Reference)
+	}
+	cal := row(t, res, "fixed-window (month)")
+	if cal.Limit != sluice.Calendar(100, sluice.Month).String() || cal.Rejected != 0 {
+		t.Fatalf("the calendar window: %+v", cal)
+	}
+	// 2020: bursts across Feb 1, Apr 1, Jun 1, Aug 1 and Oct 1 (Nov 6 ends
+	// the 310 days), each a month's quota on either side.
+	if cal.Admitted != 1000 || cal.WorstPeriod != 100 || cal.WorstWindow != 200 {
+		t.Errorf("the calendar window admitted %d, %d in one month, %d within 31 days; want 1000, 100, 200", cal.Admitted, cal.WorstPeriod, cal.WorstWindow)
+	}
+	at := sluice.TimeFromMicros(int64(cal.WorstAt.D() / time.Microsecond))
+	if at.Day() != 1 || at.Month()%2 != 0 {
+		t.Errorf("the worst 31 days end at %v, not just after the start of an even month", at)
+	}
+	log := row(t, res, "sliding-window-log")
+	if log.WorstWindow != 100 || log.WorstPeriod != 100 || log.Admitted != 500 {
+		t.Errorf("the exact log of 100 per 31 days: %+v", log)
+	}
+	var b strings.Builder
+	if err := WriteTable(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "worst month  worst 31d") || !strings.Contains(strings.Join(strings.Fields(b.String()), " "), "fixed-window (month) 1000 0 100/100 200/100 +100%") {
+		t.Errorf("table:\n%s", b.String())
+	}
+	// Tested against a stated quota, and through a trace of its own.
+	res = simulate(t, Request{Trace: "2020-01-31T23:00:00Z,a\n2020-01-31T23:30:00Z,a\n2020-02-01T00:00:00Z,a\n2020-02-01T00:00:00Z,a\n2020-02-01T01:00:00Z,a\n",
+		Limit: "2/month", Reference: "3/month", Algorithms: []string{"fixed-window"}})
+	if f := res.Algorithms[0]; res.Tested != "2/month" || f.Admitted != 4 || f.WorstPeriod != 2 || f.WorstWindow != 4 {
+		t.Errorf("tested %q: %+v", res.Tested, f)
 	}
 }

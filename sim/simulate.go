@@ -23,7 +23,10 @@ type Request struct {
 	// Response.Skipped) instead of failing on the first one.
 	SkipBadLines bool `json:"skip_bad_lines,omitempty"`
 
-	// Limit is the requirement as ParseRate reads it, e.g. "100/1m".
+	// Limit is the requirement as ParseRate reads it, e.g. "100/1m". A
+	// quota per calendar week, month or year ("10000/month") is replayed
+	// through the calendar window (sluice.Calendar) as the fixed window, and
+	// through the other algorithms over the period's longest (31 days).
 	Limit string `json:"limit"`
 	// Reference is the requirement every algorithm is measured against
 	// (worst windows, decisions of the exact log) and that a pattern's
@@ -97,7 +100,7 @@ func Simulate(ctx context.Context, req Request) (*Response, error) {
 	var tr *Trace
 	switch {
 	case pl.pattern != nil:
-		if tr, err = Generate(*pl.pattern, pl.rq, pl.rw, req.MaxArrivals); err != nil {
+		if tr, err = generateFor(*pl.pattern, pl.ref, req.MaxArrivals); err != nil {
 			return nil, err
 		}
 	default:
@@ -110,15 +113,16 @@ func Simulate(ctx context.Context, req Request) (*Response, error) {
 	if req.Retry != nil {
 		retry = *req.Retry
 	}
-	cfg := Config{Quantity: pl.rq, Window: pl.rw, Contenders: pl.contenders, Retry: retry, Seed: req.Seed, Workers: req.Workers}
+	cfg := Config{Quantity: pl.rq, Window: pl.rw, Period: pl.ref.period, Offset: pl.ref.offset,
+		Contenders: pl.contenders, Retry: retry, Seed: req.Seed, Workers: req.Workers}
 	if err := checkWork(tr, cfg, req.MaxWork); err != nil {
 		return nil, err
 	}
 	if resp.Result, err = Run(ctx, tr, cfg); err != nil {
 		return nil, err
 	}
-	if pl.rq != pl.q || pl.rw != pl.w {
-		resp.Result.Tested = FormatRate(pl.q, pl.w)
+	if pl.lim != pl.ref {
+		resp.Result.Tested = pl.lim.String()
 	}
 	if req.Chart != "" {
 		if resp.Chart, err = Chart(resp.Result, req.Chart, 0, 0); err != nil {
@@ -143,7 +147,8 @@ func (req Request) Validate() error {
 
 // prepared is a Request's parsed parameters.
 type prepared struct {
-	q, rq      int64 // the limit's and the reference's quantity
+	lim, ref   rate  // the limit's and the reference's
+	q, rq      int64 // their quantities
 	w, rw      time.Duration
 	contenders []Contender
 	// Exactly one of pattern (defaults applied) and trace is set.
@@ -155,16 +160,18 @@ type prepared struct {
 // prepare parses and checks req's parameters, and a pattern's expected
 // size against req.MaxArrivals.
 func (req Request) prepare() (*prepared, error) {
-	q, w, err := ParseRate(req.Limit)
+	lim, err := parseRate(req.Limit)
 	if err != nil {
 		return nil, err
 	}
-	pl := &prepared{q: q, w: w, rq: q, rw: w}
+	q, w := lim.q, lim.w
+	pl := &prepared{lim: lim, ref: lim}
 	if req.Reference != "" {
-		if pl.rq, pl.rw, err = ParseRate(req.Reference); err != nil {
+		if pl.ref, err = parseRate(req.Reference); err != nil {
 			return nil, fmt.Errorf("reference: %w", err)
 		}
 	}
+	pl.q, pl.w, pl.rq, pl.rw = q, w, pl.ref.q, pl.ref.w
 	maxWait := w / 10
 	if req.MaxWait != nil {
 		maxWait = req.MaxWait.D()
@@ -173,7 +180,7 @@ func (req Request) prepare() (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pl.contenders, err = Contenders(algs, q, w, req.Burst, maxWait); err != nil {
+	if pl.contenders, err = lim.contenders(algs, req.Burst, maxWait); err != nil {
 		return nil, err
 	}
 	if req.Chart != "" && req.Chart != "png" && req.Chart != "svg" {
@@ -192,10 +199,10 @@ func (req Request) prepare() (*prepared, error) {
 			p.Seed = req.Seed
 		}
 		p = p.WithDefaults(pl.rq, pl.rw) // traffic for the requirement
-		if err := p.check(pl.rq, pl.rw, req.MaxArrivals); err != nil {
+		if err := p.check(pl.ref, req.MaxArrivals); err != nil {
 			return nil, err
 		}
-		if err := checkPatternWork(&p, pl.contenders, pl.rq, pl.rw, req.MaxWork); err != nil {
+		if err := checkPatternWork(&p, pl.contenders, pl.ref, req.MaxWork); err != nil {
 			return nil, fmt.Errorf("pattern %s: %w", p.Name, err)
 		}
 		pl.pattern, pl.retry = &p, p.Retry

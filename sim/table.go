@@ -10,7 +10,9 @@ import (
 
 // WriteTable writes res as a terminal table: a line about the traffic, then
 // one row per algorithm. Figures are those of AlgorithmResult: the worst
-// window is per key, in units, against the limit Q.
+// window is per key, in units, against the limit Q; a calendar quota's
+// table has the worst calendar period before it ("worst month"), and its
+// window is the period's longest ("worst 31d").
 func WriteTable(w io.Writer, res *Result) error {
 	limit := "limit " + res.Limit
 	if res.Tested != "" {
@@ -31,7 +33,11 @@ func WriteTable(w io.Writer, res *Result) error {
 	if retries {
 		head = append(head, "retries")
 	}
-	head = append(head, "worst "+res.Window.String(), "overshoot", "differs")
+	calendar := res.Period != ""
+	if calendar {
+		head = append(head, "worst "+res.Period)
+	}
+	head = append(head, "worst "+windowText(res), "overshoot", "differs")
 	if delays {
 		head = append(head, "delay mean", "delay max")
 	}
@@ -42,6 +48,9 @@ func WriteTable(w io.Writer, res *Result) error {
 		if retries {
 			row = append(row, fmt.Sprint(a.Retries))
 		}
+		if calendar {
+			row = append(row, fmt.Sprintf("%d/%d", a.WorstPeriod, res.Quantity))
+		}
 		row = append(row, fmt.Sprintf("%d/%d", a.WorstWindow, res.Quantity), overshootText(a.OvershootPct), formatPct(a.DisagreePct))
 		if delays {
 			row = append(row, delayText(a.MeanDelay, a.Delayed), delayText(a.MaxDelay, a.Delayed))
@@ -50,6 +59,15 @@ func WriteTable(w io.Writer, res *Result) error {
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
 	return tw.Flush()
+}
+
+// windowText writes res's window: a duration ("1m"), or in whole days
+// the longest period of a calendar quota ("31d").
+func windowText(res *Result) string {
+	if res.Period != "" && res.Window.D()%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", res.Window.D()/(24*time.Hour))
+	}
+	return res.Window.String()
 }
 
 func requestsText(res *Result) string {

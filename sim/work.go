@@ -111,15 +111,15 @@ func estimateWork(tr *Trace, cfg Config) int64 {
 }
 
 // checkPatternWork returns a *TooLargeError when a lower estimate of the
-// work of replaying p (defaults applied) under contenders, against a
-// reference of rq per rw, is above maxWork, before p is generated; nil when
+// work of replaying p (defaults applied) under contenders, against the
+// reference rate ref, is above maxWork, before p is generated; nil when
 // it is not, when maxWork ≤ 0, or when it cannot tell (keys of skewed
 // popularity). Simulate checks the work again, exactly, on the traffic.
-func checkPatternWork(p *Pattern, contenders []Contender, rq int64, rw time.Duration, maxWork int64) error {
+func checkPatternWork(p *Pattern, contenders []Contender, ref rate, maxWork int64) error {
 	if maxWork <= 0 || p.Skew > 1 {
 		return nil
 	}
-	if w := patternWork(p, contenders, rq, rw); w > maxWork {
+	if w := patternWork(p, contenders, ref); w > maxWork {
 		return &TooLargeError{Bound: "work", Max: maxWork, Size: w,
 			Hint: "lower the traffic (rate, keys, duration) or the limit's quantity (a sliding window log sums every entry in its window on each decision)"}
 	}
@@ -131,8 +131,9 @@ func checkPatternWork(p *Pattern, contenders []Contender, rq int64, rw time.Dura
 // contender (and by the reference), and a log holding, for each, a quarter
 // of what a window holds at the pattern's lowest rate (the margins cover
 // the Poisson noise, the first window and retries it ignores).
-func patternWork(p *Pattern, contenders []Contender, rq int64, rw time.Duration) int64 {
-	n := p.expected(rw)
+func patternWork(p *Pattern, contenders []Contender, ref rate) int64 {
+	rq, rw := ref.q, ref.w
+	n := p.expected(ref)
 	lowest := 1.0 // the lowest rate multiplier over the pattern
 	switch p.Name {
 	case PatternSpike, PatternRetryStorm:

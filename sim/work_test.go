@@ -234,7 +234,7 @@ func TestPatternWorkIsBelowTheTraceEstimate(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				lower := patternWork(pl.pattern, pl.contenders, pl.rq, pl.rw)
+				lower := patternWork(pl.pattern, pl.contenders, pl.ref)
 				upper := estimateWork(tr, Config{Quantity: pl.rq, Window: pl.rw, Contenders: pl.contenders, Retry: pl.retry})
 				if lower > upper {
 					t.Errorf("%s %s %v: lower estimate %d above the traffic's %d", limit, p.Name, algs, lower, upper)

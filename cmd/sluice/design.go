@@ -23,7 +23,10 @@ analysis and a ready sluice configuration file.
 Requirements come from a YAML file (-requirements), from flags, or both
 (flags win):
 
-  rate: 100/1m          # quantity per window, per key (required)
+  rate: 100/1m          # quantity per window, per key (required); a window of
+                        # week, month or year is a calendar quota: 10000/month
+  zone: "+09:00"        # a calendar quota's zone (default UTC)
+  starts: 15            # a calendar month's first day (a week's: a weekday)
   burst: 20             # most units a client may send at once (0: the quantity)
   precision: strict     # strict | approximate | loose
   keys: 10000           # distinct keys live at once
@@ -39,6 +42,7 @@ Next Steps) with a complete configuration; docs/designer.md shows the format.
 
 examples:
   sluice design -rate 100/1m -precision strict -burst 20
+  sluice design -rate 10000/month -zone +09:00 -store redis
   sluice design -requirements needs.yaml -config sluice.yaml -o design.md
   sluice design -requirements api.yaml -shadow -config sluice.yaml
 
@@ -59,7 +63,9 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		addrs   = fs.String("redis-addresses", "", "comma-separated Redis `addresses` for the configuration (default localhost:6379)")
 		shadow  = fs.Bool("shadow", false, "whole API: write every limit with shadow: true (reported, never refusing)")
 	)
-	fs.StringVar(&flags.Rate, "rate", "", "the limit per key, `quantity/window`, e.g. 100/1m")
+	fs.StringVar(&flags.Rate, "rate", "", "the limit per key, `quantity/window`, e.g. 100/1m, or a calendar quota per week, month or year, e.g. 10000/month")
+	fs.StringVar(&flags.Zone, "zone", "", "a calendar quota's zone: UTC or a fixed offset such as +09:00 (default UTC)")
+	starts := fs.String("starts", "", "a calendar quota's first day: of a month 1 to 28, of a week a weekday (default 1, monday)")
 	fs.Int64Var(&flags.Burst, "burst", 0, "most units a client may send at once (0: the whole quantity)")
 	fs.StringVar(&flags.Precision, "precision", "", "strict, approximate or loose (default approximate)")
 	fs.Int64Var(&flags.Keys, "keys", 0, "distinct keys live at once (default 1000)")
@@ -100,6 +106,10 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		switch f.Name {
 		case "rate":
 			req.Rate = flags.Rate
+		case "zone":
+			req.Zone = flags.Zone
+		case "starts":
+			req.Starts = sim.Starts(*starts)
 		case "burst":
 			req.Burst = flags.Burst
 		case "precision":

@@ -20,7 +20,8 @@ import (
 )
 
 // servedAPI is a whole API small enough to exhaust in a test: free allows 4
-// requests a minute, generating costs 2, an internal caller has a plan.
+// requests a minute, generating costs 2, pro has a monthly quota, an
+// internal caller has a plan.
 const servedAPI = `name: Served API
 identity: {user_header: X-User-ID, trusted_proxies: [127.0.0.1/32]}
 capacity: 1000/1s
@@ -28,7 +29,7 @@ plans:
   - name: free
     limits: [{rate: 4/1m}, {rate: 100/1d, precision: loose}]
   - name: pro
-    limits: [{rate: 10/1s, burst: 4}]
+    limits: [{rate: 10/1s, burst: 4}, {rate: 100000/month}]
 endpoints:
   - {route: "POST /api/generate", cost: 2, class: expensive}
   - {route: "GET /api/health", exempt: true}

@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 )
 
@@ -75,5 +77,32 @@ func TestDesignRefusesBadRequirements(t *testing.T) {
 		if len(args) > 1 && args[1] == "-requirements" && !strings.Contains(errOut, "line 2") {
 			t.Errorf("unknown field error %q does not name the line", errOut)
 		}
+	}
+}
+
+// A monthly quota from the command line: the configuration it writes loads
+// as the calendar month, and the analysis names the month.
+func TestDesignCalendarQuotaFromFlags(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "sluice.yaml")
+	code, md, errOut := runSluice(t, "design", "-rate", "10000/month", "-zone", "+09:00", "-starts", "15", "-config", cfgFile)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	cfg, err := config.Load(cfgFile)
+	if err != nil {
+		t.Fatalf("the generated config does not load: %v", err)
+	}
+	want := sluice.Calendar(10000, sluice.Month).WithOffset(14*24*time.Hour - 9*time.Hour)
+	if l := cfg.Policy.Plan(cfg.Policy.DefaultPlan).Limits[0]; l.String() != want.String() {
+		t.Errorf("loaded %v, want %v", l, want)
+	}
+	for _, s := range []string{"**fixed-window, 10000 per month (from the 15th, UTC+09:00)**", "window: month", "worst calendar month"} {
+		if !strings.Contains(md, s) {
+			t.Errorf("the analysis lacks %q", s)
+		}
+	}
+	if code, _, errOut := runSluice(t, "design", "-rate", "100/1m", "-zone", "+09:00"); code == 0 || !strings.Contains(errOut, "calendar") {
+		t.Errorf("a zone on a rate per minute: exit %d: %s", code, errOut)
 	}
 }

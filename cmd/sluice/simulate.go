@@ -30,6 +30,7 @@ examples:
   sluice simulate -pattern boundary-burst -limit 100/1m
   sluice simulate -pattern many-keys -keys 5000 -format json
   sluice simulate -trace requests.csv -limit 10/1s -burst 20 -chart out.svg
+  sluice simulate -pattern boundary-burst -limit 10000/month
 
 flags:
 `
@@ -47,7 +48,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		trace    = fs.String("trace", "", "CSV `file` of time,key,cost to replay instead of a pattern")
 		skipBad  = fs.Bool("skip-bad-lines", false, "skip (and report) unreadable trace lines instead of failing")
 		algs     = fs.String("algorithms", "all", "comma-separated `list` of algorithms")
-		limit    = fs.String("limit", "100/1m", "the limit per key, `quantity/window`")
+		limit    = fs.String("limit", "100/1m", "the limit per key, `quantity/window` (a window of week, month or year is a calendar quota, e.g. 10000/month)")
 		ref      = fs.String("reference", "", "measure against this `quantity/window` instead of -limit (e.g. -limit 80/1m -burst 20 -reference 100/1m)")
 		burst    = fs.Int64("burst", 0, "bucket capacity of token-bucket, leaky-bucket and gcra (default the quantity)")
 		seed     = fs.Uint64("seed", 1, "random seed: the same seed gives the same traffic and figures")

@@ -37,6 +37,22 @@ func TestSimulateBoundaryBurstTable(t *testing.T) {
 	}
 }
 
+// A monthly quota is replayed through the calendar month: the table has
+// the worst month beside the worst 31 days.
+func TestSimulateCalendarQuotaTable(t *testing.T) {
+	code, out, errOut := runSluice(t, "simulate", "-pattern", "boundary-burst", "-limit", "100/month", "-algorithms", "fixed-window,sliding-window-log")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rows := strings.Join(strings.Fields(out), " ")
+	for _, want := range []string{"limit 100/month per key; reference sliding-window-log 100/31d", "worst month worst 31d",
+		"fixed-window (month) 1000 0 100/100 200/100 +100%", "sliding-window-log 500 500 100/100 100/100 none"} {
+		if !strings.Contains(rows, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func TestSimulateJSONAndCharts(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"out.png", "out.svg"} {
