@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -91,13 +93,13 @@ func (v *Verifier) judge(t times, claims map[string]any) (httplimit.TokenClaims,
 			return httplimit.TokenClaims{}, fmt.Errorf("%w: %w", ErrClaims, err)
 		}
 	}
-	subject, _ := claims[v.subject].(string)
+	subject, _ := claimAt(claims, v.subject).(string)
 	if subject == "" {
 		return httplimit.TokenClaims{}, fmt.Errorf("%w: %q is missing, empty or not a string", ErrClaims, v.subject)
 	}
 	c := httplimit.TokenClaims{Subject: subject, Expires: t.Expiry.Time(), Claims: keyable(claims)}
 	if v.plan != "" {
-		switch p := claims[v.plan].(type) {
+		switch p := claimAt(claims, v.plan).(type) {
 		case string:
 			c.Plan = p
 		case []any:
@@ -139,38 +141,85 @@ const (
 	maxClaimValueLen = 256
 )
 
+// maxClaimDepth bounds how deep in nested objects claims are read.
+const maxClaimDepth = 4
+
 // keyable returns the claims rules may key by: those whose value is a
-// string, a whole number or a boolean, as text, at most maxKeyClaims of
-// names and values within their bounds; nil when there are none.
+// string, a whole number or a boolean, as text, top-level ones by their
+// name and those of nested objects by their path of names joined by dots
+// ("org.id"), at most maxKeyClaims of names and values within their
+// bounds, the first by name; nil when there are none.
 func keyable(claims map[string]any) map[string]string {
 	var out map[string]string
-	for name, value := range claims {
-		if len(out) == maxKeyClaims {
-			break
-		}
-		var s string
-		switch v := value.(type) {
-		case string:
-			s = v
-		case bool:
-			s = strconv.FormatBool(v)
-		case float64:
-			if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+	var walk func(prefix string, m map[string]any, depth int)
+	walk = func(prefix string, m map[string]any, depth int) {
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			if len(out) == maxKeyClaims {
+				return
+			}
+			full := prefix + name
+			if len(full) > maxClaimNameLen {
 				continue
 			}
-			s = strconv.FormatInt(int64(v), 10)
-		default:
-			continue
+			if sub, ok := m[name].(map[string]any); ok {
+				if depth < maxClaimDepth {
+					walk(full+".", sub, depth+1)
+				}
+				continue
+			}
+			s, ok := claimText(m[name])
+			if !ok || s == "" || len(s) > maxClaimValueLen {
+				continue
+			}
+			if _, taken := out[full]; taken {
+				continue // a top-level claim named "a.b" outranks a's b
+			}
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[full] = s
 		}
-		if s == "" || len(s) > maxClaimValueLen || len(name) > maxClaimNameLen {
-			continue
-		}
-		if out == nil {
-			out = map[string]string{}
-		}
-		out[name] = s
 	}
+	walk("", claims, 1)
 	return out
+}
+
+// claimText returns a claim's value as rules key by it: a string as it
+// is, a whole number in decimal, a boolean as true or false.
+func claimText(value any) (string, bool) {
+	switch v := value.(type) {
+	case string:
+		return v, true
+	case bool:
+		return strconv.FormatBool(v), true
+	case float64:
+		if v != math.Trunc(v) || math.Abs(v) > 1<<53 {
+			return "", false
+		}
+		return strconv.FormatInt(int64(v), 10), true
+	}
+	return "", false
+}
+
+// claimAt returns the claim of name: the top-level claim of that name, or
+// else, for a name with dots, the value at that path of nested objects
+// ("realm_access.roles"); nil when there is none.
+func claimAt(claims map[string]any, name string) any {
+	m := claims
+	for depth := 1; ; depth++ {
+		if v, ok := m[name]; ok {
+			return v
+		}
+		first, rest, nested := strings.Cut(name, ".")
+		if !nested || depth == maxClaimDepth {
+			return nil
+		}
+		sub, ok := m[first].(map[string]any)
+		if !ok {
+			return nil
+		}
+		m, name = sub, rest
+	}
 }
 
 // audience returns the audiences an "aud" claim names: a string names one,

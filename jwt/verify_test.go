@@ -247,6 +247,27 @@ func TestAPlanClaimMayListGroups(t *testing.T) {
 	}
 }
 
+// The subject and plan claims may be nested ("realm_access.roles"); a
+// top-level claim whose name has dots is read as it is first.
+func TestNestedSubjectAndPlanClaims(t *testing.T) {
+	keys := set(jwk(edKey(), "ed"))
+	v := newVerifier(t, jwt.Options{Keys: keys, SubjectClaim: "user.id", PlanClaim: "realm_access.roles"})
+	got, err := v.VerifyToken(context.Background(), sign(t, jose.EdDSA, edKey(), "ed", claims(
+		"user", map[string]any{"id": "u-7"}, "realm_access", map[string]any{"roles": []any{"offline", "pro"}})))
+	if err != nil || got.Subject != "u-7" || !slices.Equal(got.Plans, []string{"offline", "pro"}) {
+		t.Fatalf("nested: %q %q (%v)", got.Subject, got.Plans, err)
+	}
+	v = newVerifier(t, jwt.Options{Keys: keys, PlanClaim: "https://example.com/plan"})
+	got, err = v.VerifyToken(context.Background(), sign(t, jose.EdDSA, edKey(), "ed", claims("https://example.com/plan", "pro")))
+	if err != nil || got.Plan != "pro" {
+		t.Fatalf("a namespaced claim: %q (%v)", got.Plan, err)
+	}
+	v = newVerifier(t, jwt.Options{Keys: keys, SubjectClaim: "a.b.c.d.e"})
+	_, err = v.VerifyToken(context.Background(), sign(t, jose.EdDSA, edKey(), "ed", claims(
+		"a", map[string]any{"b": map[string]any{"c": map[string]any{"d": map[string]any{"e": "x"}}}})))
+	wantClass(t, err, jwt.ErrClaims) // five deep: not read
+}
+
 func TestClaimsThatAreNotTheirJSONAreMalformed(t *testing.T) {
 	v := newVerifier(t, jwt.Options{Keys: set(jwk(edKey(), "ed"))})
 	for _, c := range []map[string]any{
@@ -268,17 +289,20 @@ func TestErrorsSayWhatIsWrong(t *testing.T) {
 }
 
 // A token's claims of text, whole numbers and booleans are there for rules
-// to key by; others (fractions, arrays, objects, long values) are not.
+// to key by, those of nested objects by their dotted path (at most four
+// deep); others (fractions, arrays, long values) are not.
 func TestClaimsRulesMayKeyBy(t *testing.T) {
 	v := newVerifier(t, jwt.Options{Secret: secret, Clock: clockAt(now)})
 	token := sign(t, jose.HS256, secret, "", claims("org_id", "acme", "tier", 3, "beta", true, "ratio", 0.5,
-		"roles", []string{"a"}, "addr", map[string]any{"c": "x"}, "long", strings.Repeat("x", 257), "empty", ""))
+		"roles", []string{"a"}, "addr", map[string]any{"c": "x", "d": map[string]any{"e": 7, "f": []int{1}}},
+		"deep", map[string]any{"a": map[string]any{"b": map[string]any{"c": map[string]any{"d": "too deep"}, "x": "ok"}}},
+		"long", strings.Repeat("x", 257), "empty", ""))
 	got, err := v.VerifyToken(context.Background(), token)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]string{"sub": "alice", "plan": "pro", "exp": fmt.Sprint(now.Add(time.Hour).Unix()),
-		"org_id": "acme", "tier": "3", "beta": "true"}
+		"org_id": "acme", "tier": "3", "beta": "true", "addr.c": "x", "addr.d.e": "7", "deep.a.b.x": "ok"}
 	if !maps.Equal(got.Claims, want) {
 		t.Errorf("claims %v, want %v", got.Claims, want)
 	}
