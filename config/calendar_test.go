@@ -59,7 +59,7 @@ func TestCalendarErrorsNameTheirPlace(t *testing.T) {
 		{limit("algorithm: fixed-window, window: 1h, zone: \"+01:00\""), `bad.yaml:4:76: plans.free.limits[0].zone: applies only to a calendar window`},
 		{limit("algorithm: fixed-window, window: month, zone: Europe/Paris"), `plans.free.limits[0].zone: "Europe/Paris" is not a zone: use UTC or a fixed offset`},
 		{limit("algorithm: fixed-window, window: month, zone: \"+15:00\""), `"+15:00" is not a zone`},
-		{limit("algorithm: fixed-window, window: month, starts: 29"), `plans.free.limits[0].starts: 29 is out of range [1, 28]`},
+		{limit("algorithm: fixed-window, window: month, starts: 29"), `plans.free.limits[0].starts: "29" is not a day from 1 to 28`},
 		{limit("algorithm: fixed-window, window: week, starts: someday"), `plans.free.limits[0].starts: "someday" is not a weekday`},
 		{limit("algorithm: fixed-window, window: year, starts: 2"), `plans.free.limits[0].starts: applies only to a week (a weekday) or a month (a day from 1 to 28), not a year`},
 		{limit("algorithm: fixed-window, window: fortnight"), `"fortnight" is not a duration`},

@@ -6,6 +6,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/calendartext"
 )
 
 // limits decodes a list of limits:
@@ -61,7 +62,7 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			"quantity":  func(n *yaml.Node, p string) { quantity = d.Int(n, p, 1, sluice.MaxQuantity) },
 			"window": func(n *yaml.Node, p string) {
 				windowNode = n
-				if pd, ok := calendarPeriods[n.Value]; ok && n.Kind == yaml.ScalarNode {
+				if pd := calendarPeriod(n.Value); pd != 0 && n.Kind == yaml.ScalarNode {
 					period = pd
 					return
 				}
@@ -127,11 +128,15 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 				d.Errorf(f.n, path+"."+f.name, "applies only to a calendar window (day, week, month or year)")
 			}
 		}
-		if period != 0 && zoneNode != nil {
-			offset -= d.zoneOffset(zoneNode, path+".zone")
-		}
-		if period != 0 && startsNode != nil {
-			offset += d.calendarStart(startsNode, path+".starts", period)
+		if period != 0 {
+			var east, start time.Duration
+			if zoneNode != nil {
+				east = d.zoneOffset(zoneNode, path+".zone")
+			}
+			if startsNode != nil {
+				start = d.calendarStart(startsNode, path+".starts", period)
+			}
+			offset = calendartext.Offset(east, start)
 		}
 		if len(d.Errs) > errsBefore {
 			return

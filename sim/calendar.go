@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/calendartext"
 )
 
 // calendarWords are the windows of a rate that are calendar periods: a
@@ -194,75 +195,25 @@ func (r rate) startText() string {
 		return "from " + strings.ToUpper(d[:1]) + d[1:] + ", " + zone
 	}
 	n, _ := strconv.Atoi(string(r.starts))
-	return "from the " + ordinal(n) + ", " + zone
-}
-
-// ordinal returns "1st", "2nd", "3rd", "4th" … "28th".
-func ordinal(n int) string {
-	suffix := "th"
-	switch {
-	case n%100 >= 11 && n%100 <= 13:
-	case n%10 == 1:
-		suffix = "st"
-	case n%10 == 2:
-		suffix = "nd"
-	case n%10 == 3:
-		suffix = "rd"
-	}
-	return strconv.Itoa(n) + suffix
-}
-
-// weekdays are the days a calendar week may start on, by their distance
-// from Monday, as the configuration names them.
-var weekdays = map[string]int{
-	"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6,
+	return "from the " + calendartext.Ordinal(n) + ", " + zone
 }
 
 // calendarOffset returns how long after the UTC calendar's the periods of a
 // calendar quota start, from a requirement's zone and starts as the
-// configuration reads them: zone "UTC", "Z" or a fixed offset from UTC
-// ("+09:00", "-05:30", at most 14 hours); starts a weekday for a week
-// (default monday) or a day of the month from 1 to 28 for a month
-// (default 1). Both empty: 0.
+// configuration reads them (internal/calendartext): zone "UTC", "Z" or a
+// fixed offset from UTC ("+09:00", "-05:30", at most 14 hours); starts a
+// weekday for a week (default monday) or a day of the month from 1 to 28
+// for a month (default 1). Both empty: 0.
 func calendarOffset(p sluice.Period, zone string, starts Starts) (time.Duration, error) {
-	var off time.Duration
-	switch zone {
-	case "", "UTC", "Z":
-	default:
-		bad := fmt.Errorf("zone %q: use UTC or a fixed offset from it such as +09:00 or -05:30", zone)
-		if len(zone) != 6 || (zone[0] != '+' && zone[0] != '-') || zone[3] != ':' {
-			return 0, bad
-		}
-		h, errH := strconv.Atoi(zone[1:3])
-		m, errM := strconv.Atoi(zone[4:6])
-		if errH != nil || errM != nil || h < 0 || m < 0 || m > 59 || h*60+m > 14*60 {
-			return 0, bad
-		}
-		east := time.Duration(h)*time.Hour + time.Duration(m)*time.Minute
-		if zone[0] == '-' {
-			east = -east
-		}
-		off = -east
+	east, err := calendartext.Zone(zone)
+	if err != nil {
+		return 0, fmt.Errorf("zone: %w", err)
 	}
-	if starts == "" {
-		return off, nil
+	start, err := calendartext.Start(p, string(starts))
+	if err != nil {
+		return 0, fmt.Errorf("starts: %w", err)
 	}
-	day := 24 * time.Hour
-	switch p {
-	case sluice.Week:
-		i, ok := weekdays[strings.ToLower(string(starts))]
-		if !ok {
-			return 0, fmt.Errorf("starts %q: a week starts on a weekday (monday … sunday)", starts)
-		}
-		return off + time.Duration(i)*day, nil
-	case sluice.Month:
-		n, err := strconv.Atoi(string(starts))
-		if err != nil || n < 1 || n > 28 {
-			return 0, fmt.Errorf("starts %q: a month starts on a day from 1 to 28", starts)
-		}
-		return off + time.Duration(n-1)*day, nil
-	}
-	return 0, fmt.Errorf("starts %q applies only to a week (a weekday) or a month (a day from 1 to 28)", starts)
+	return calendartext.Offset(east, start), nil
 }
 
 // calendarOf returns the rate of a requirement's rate, zone and starts:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/calendartext"
 )
 
 // Analysis is what Design returns: the recommendation, the simulations
@@ -145,7 +146,7 @@ func periodStartText(rt rate) string {
 	case sluice.Month:
 		on = " on the 1st"
 		if n, err := strconv.Atoi(string(rt.starts)); err == nil {
-			on = " on the " + ordinal(n)
+			on = " on the " + calendartext.Ordinal(n)
 		}
 	case sluice.Year:
 		on = " on January 1"
