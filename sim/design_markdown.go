@@ -177,15 +177,7 @@ func (a *Analysis) figuresTable(b *strings.Builder, win string) {
 	}
 	for _, r := range a.Scenarios[0].Result.Algorithms {
 		label := r.Label
-		name := label
-		switch {
-		case label != a.Recommendation.Label:
-		case strings.HasPrefix(label, "recommended"):
-			name = "**" + label + "**"
-		default:
-			name = "**" + label + "** (recommended)"
-		}
-		cells := []string{name}
+		cells := []string{a.rowName(label)}
 		for _, p := range []string{PatternBoundaryBurst, PatternSpike, PatternSteady, PatternManyKeys} {
 			f := a.figure(p, label)
 			cell := fmt.Sprintf("%d", f.WorstWindow)
@@ -247,15 +239,7 @@ func (a *Analysis) calendarFiguresTable(b *strings.Builder, rt rate) {
 	}
 	for _, r := range a.Scenarios[0].Result.Algorithms {
 		label := r.Label
-		name := label
-		switch {
-		case label != a.Recommendation.Label:
-		case strings.HasPrefix(label, "recommended"):
-			name = "**" + label + "**"
-		default:
-			name = "**" + label + "** (recommended)"
-		}
-		cells := []string{name}
+		cells := []string{a.rowName(label)}
 		for _, pt := range patterns {
 			cells = append(cells, cell(a.figure(pt, label).WorstPeriod))
 		}
@@ -417,4 +401,16 @@ func (a *Analysis) nextSteps(rt rate) []string {
 		fmt.Sprintf("Roll out in shadow mode first (`shadow: true` on the limit): it is evaluated and reported but refuses nothing; watch `sluice_decisions_total{limit=%q,result=\"shadow\"}` until the rejections you see are the ones you want.", rec.Name),
 		"Make sure clients honour `Retry-After`: `sluice simulate -pattern retry-storm -limit " + fmt.Sprintf("%d/%s", q, win) + "` shows how much extra traffic impatient retries cause.",
 	}
+}
+
+// rowName is how a figures table names the algorithm of label: in bold
+// when it is the recommendation.
+func (a *Analysis) rowName(label string) string {
+	switch {
+	case label != a.Recommendation.Label:
+		return label
+	case strings.HasPrefix(label, "recommended"):
+		return "**" + label + "**"
+	}
+	return "**" + label + "** (recommended)"
 }
