@@ -13,7 +13,7 @@ import (
 // status 429, the default: Caddy passes refusals through unchanged).
 func TestCaddyForwardAuth(t *testing.T) {
 	f := newFixture(t, frontConfig(t, "429"))
-	base := startCaddy(t, serveOn(t, f.srv).admin, f.srv.Config().Upstream)
+	base := startCaddy(t, serveOn(t, f.srv), f.srv.Config().Upstream)
 	key := map[string]string{"X-API-Key": "demo-free-key"}
 
 	// Admitted requests reach the upstream; the client sees its quota. A
@@ -41,6 +41,7 @@ func TestCaddyForwardAuth(t *testing.T) {
 	if n := f.hits.Load(); n != 3 {
 		t.Errorf("upstream saw %d requests, want the 3 admitted", n)
 	}
+	checkStanding(t, f, base, key, "Caddy")
 
 	checkOtherClients(t, f, base, "Caddy")
 }
@@ -49,7 +50,7 @@ func TestCaddyForwardAuth(t *testing.T) {
 // and nothing reaches the API: the example fails closed.
 func TestCaddyWithoutSluice(t *testing.T) {
 	f := newFixture(t, frontConfig(t, "429"))
-	r := frontCall(t, "GET", startCaddy(t, deadAddr(t), f.srv.Config().Upstream)+"/api/search", nil)
+	r := frontCall(t, "GET", startCaddy(t, listening{admin: deadAddr(t), public: deadAddr(t)}, f.srv.Config().Upstream)+"/api/search", nil)
 	if r.status != 502 || f.hits.Load() != 0 {
 		t.Errorf("sluice down: %d, upstream saw %d requests", r.status, f.hits.Load())
 	}
@@ -57,12 +58,13 @@ func TestCaddyWithoutSluice(t *testing.T) {
 
 // startCaddy runs examples/caddy/Caddyfile in a real Caddy, with sluice at
 // sluiceAddr and the API at upstream, and returns Caddy's base URL.
-func startCaddy(t *testing.T, sluiceAddr, upstream string) string {
+func startCaddy(t *testing.T, sluice listening, upstream string) string {
 	t.Helper()
 	addr := realtest.FreeAddr(t)
 	_, port, _ := net.SplitHostPort(addr)
 	conf := realtest.Replace(t, "examples/caddy/Caddyfile", readRepoFile(t, "../examples/caddy/Caddyfile"),
-		"forward_auth 127.0.0.1:9090 {", "forward_auth "+sluiceAddr+" {",
+		"forward_auth 127.0.0.1:9090 {", "forward_auth "+sluice.admin+" {",
+		"reverse_proxy /rate_limit 127.0.0.1:8080 {", "reverse_proxy /rate_limit "+sluice.public+" {",
 		"sluice_REPLACE_WITH_CADDY_TOKEN", testToken,
 		"reverse_proxy 127.0.0.1:9000", "reverse_proxy "+strings.TrimPrefix(upstream, "http://"),
 		"\n:8000 {", "\n:"+port+" {")

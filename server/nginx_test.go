@@ -22,7 +22,7 @@ func frontConfig(t *testing.T, denyStatus string) string {
 	t.Helper()
 	return realtest.Replace(t, "testConfig", testConfig,
 		"identity:\n", "identity:\n  user_header: X-User-ID\n  plan_header: X-Plan\n",
-		"response:\n", "response:\n  deny_status: "+denyStatus+"\n")
+		"response:\n", "response:\n  deny_status: "+denyStatus+"\n  status_path: /rate_limit\n")
 }
 
 // TestNginxForwardAuth runs examples/nginx/sluice.conf in a real nginx in
@@ -30,7 +30,7 @@ func frontConfig(t *testing.T, denyStatus string) string {
 // a client of nginx sees is what the example promises.
 func TestNginxForwardAuth(t *testing.T) {
 	f := newFixture(t, frontConfig(t, "403"))
-	base := startNginx(t, serveOn(t, f.srv).admin, f.srv.Config().Upstream)
+	base := startNginx(t, serveOn(t, f.srv), f.srv.Config().Upstream)
 	key := map[string]string{"Authorization": "Bearer demo-free-key"}
 
 	// Admitted requests reach the upstream; the client sees its quota.
@@ -60,6 +60,7 @@ func TestNginxForwardAuth(t *testing.T) {
 	if n := f.hits.Load(); n != 3 {
 		t.Errorf("upstream saw %d requests, want the 3 admitted", n)
 	}
+	checkStanding(t, f, base, key, "nginx")
 
 	checkOtherClients(t, f, base, "nginx")
 }
@@ -69,7 +70,7 @@ func TestNginxForwardAuth(t *testing.T) {
 // the example fails closed.
 func TestNginxWithoutSluice(t *testing.T) {
 	f := newFixture(t, frontConfig(t, "403"))
-	r := frontCall(t, "GET", startNginx(t, deadAddr(t), f.srv.Config().Upstream)+"/api/search", nil)
+	r := frontCall(t, "GET", startNginx(t, listening{admin: deadAddr(t), public: deadAddr(t)}, f.srv.Config().Upstream)+"/api/search", nil)
 	if r.status != 500 || f.hits.Load() != 0 {
 		t.Errorf("sluice down: %d, upstream saw %d requests", r.status, f.hits.Load())
 	}
@@ -89,11 +90,12 @@ func TestFrontProxyDocsQuoteTheExamples(t *testing.T) {
 
 // startNginx runs examples/nginx/sluice.conf in a real nginx, with sluice at
 // sluiceAddr and the API at upstream, and returns nginx's base URL.
-func startNginx(t *testing.T, sluiceAddr, upstream string) string {
+func startNginx(t *testing.T, sluice listening, upstream string) string {
 	t.Helper()
 	addr := realtest.FreeAddr(t)
 	conf := realtest.Replace(t, "examples/nginx/sluice.conf", readRepoFile(t, "../examples/nginx/sluice.conf"),
-		"server 127.0.0.1:9090;", "server "+sluiceAddr+";",
+		"server 127.0.0.1:9090;", "server "+sluice.admin+";",
+		"server 127.0.0.1:8080;", "server "+sluice.public+";",
 		"sluice_REPLACE_WITH_NGINX_TOKEN", testToken,
 		"server 127.0.0.1:9000;", "server "+strings.TrimPrefix(upstream, "http://")+";",
 		"listen 127.0.0.1:8000;", "listen "+addr+";")
@@ -143,6 +145,24 @@ func wantRefusal(t *testing.T, r frontResponse, what string) {
 // left; headers a client makes up about its address, user or plan get it
 // nothing (the proxy does not pass them on); exempt routes pass without
 // RateLimit headers.
+// checkStanding: through the front proxy, the client of key reads its
+// standing (all 3 of its minute used) from sluice's public listener, and
+// reading reaches neither the API nor the quota.
+func checkStanding(t *testing.T, f *fixture, base string, key map[string]string, proxy string) {
+	t.Helper()
+	hits := f.hits.Load()
+	for range 3 {
+		r := frontCall(t, "GET", base+"/rate_limit", key)
+		if r.status != 200 || !strings.Contains(r.body, `"plan":"free"`) ||
+			!strings.Contains(r.body, `{"policy":"per-minute","limit":3,"remaining":0,"used":3,"window":"1m"`) {
+			t.Fatalf("%s: the standing: %d %s", proxy, r.status, r.body)
+		}
+	}
+	if n := f.hits.Load(); n != hits {
+		t.Errorf("%s: reading the standing reached the API %d times", proxy, n-hits)
+	}
+}
+
 func checkOtherClients(t *testing.T, f *fixture, base, proxy string) {
 	t.Helper()
 	r := frontCall(t, "POST", base+"/api/generate", nil)
@@ -168,6 +188,12 @@ func checkOtherClients(t *testing.T, f *fixture, base, proxy string) {
 	r = frontCall(t, "GET", base+"/api/health", nil)
 	if r.status != 200 || len(r.header.Values("RateLimit")) != 0 || len(r.header.Values("RateLimit-Policy")) != 0 {
 		t.Errorf("%s: exempt route: %d %v", proxy, r.status, r.header)
+	}
+	// Made-up headers do not make another client's standing either: this
+	// is the address's, all of its minute spent above.
+	if r := frontCall(t, "GET", base+"/rate_limit", forged); r.status != 200 || !strings.Contains(r.body, `"plan":"free"`) ||
+		!strings.Contains(r.body, `"remaining":0,"used":3`) {
+		t.Errorf("%s: the standing of a client with made-up headers: %d %s", proxy, r.status, r.body)
 	}
 }
 

@@ -94,7 +94,7 @@ func TestRuleHeaderFromAnUntrustedPeerFallsBackToTheAddress(t *testing.T) {
 // limit in RateLimit-Policy.
 func TestNginxForwardAuthWithRules(t *testing.T) {
 	f := newFixture(t, realtest.Replace(t, "rulesConfig", rulesConfig(t), "response:\n", "response:\n  deny_status: 403\n"))
-	base := startNginx(t, serveOn(t, f.srv).admin, f.srv.Config().Upstream)
+	base := startNginx(t, serveOn(t, f.srv), f.srv.Config().Upstream)
 	var got []int
 	for _, name := range []string{"acme", "acme", "acme", "globex"} {
 		r := frontCall(t, "GET", base+"/api/search", tenant(name))
