@@ -43,6 +43,9 @@ type Middleware struct {
 	globalUnits bool
 	plans       map[*Plan]*planState
 	noPlan      planState // stands for a plan the middleware was not built with
+	// statusReads bounds how often one client reads its standing
+	// (StatusHandler).
+	statusReads sluice.Limit
 	exempt      *endpoints
 	exemptions  *exemptions
 	onExempt    func(r *http.Request, reason string)
@@ -234,6 +237,7 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 		m.plans[p] = ps
 	}
 	m.results.New = func() any { return &Result{} }
+	m.statusReads = newStatusReads()
 	return m, nil
 }
 

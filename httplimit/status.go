@@ -48,9 +48,9 @@ type PenaltyStanding struct {
 	Until      string `json:"until"`      // RFC 3339, UTC
 }
 
-// statusReads bounds how often one client reads its standing from
-// StatusHandler.
-func statusReads() sluice.Limit {
+// newStatusReads returns the limit of how often one client reads its
+// standing from StatusHandler.
+func newStatusReads() sluice.Limit {
 	return sluice.GCRA(60, time.Minute).WithBurst(10).Named("status-reads")
 }
 
@@ -65,9 +65,9 @@ func statusReads() sluice.Limit {
 // per client — 60 a minute, 10 at once, by a GCRA limit named
 // "status-reads" whose state is the client's apart from its quota — in a
 // call of their own before the peek: past it, 429 with Retry-After and a
-// problem body. When no decision can be
-// made (the store failed beyond its own failure policy) it answers 503
-// with Retry-After: 1 and a problem body.
+// problem body. When no decision can be made (the store failed beyond its
+// own failure policy) it answers 503 with Retry-After: 1 and a problem
+// body.
 func (m *Middleware) StatusHandler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		res, err := m.peek(r)
@@ -83,7 +83,7 @@ func (m *Middleware) StatusHandler() http.Handler {
 		}
 		defer m.Discard(res)
 		if res.statusRefused {
-			ra, reads := retryAfterSeconds(res.penaltyDecision.RetryAfter), statusReads()
+			ra, reads := retryAfterSeconds(res.penaltyDecision.RetryAfter), m.statusReads
 			writeProblem(w, &Problem{Type: ProblemQuotaExceeded, Title: "Too Many Requests", Status: http.StatusTooManyRequests,
 				Detail:   fmt.Sprintf("Your standing can be read %d times a minute, %d at once. Retry in %d s.", reads.Quantity(), reads.Burst(), ra),
 				Instance: r.URL.Path, ViolatedPolicies: []string{reads.Name()}, RetryAfter: &ra, Policy: reads.Name()})
@@ -117,6 +117,7 @@ func (m *Middleware) StatusHandler() http.Handler {
 // client is the one asked about.
 func (m *Middleware) peek(r *http.Request) (*Result, error) {
 	res := m.results.Get().(*Result)
+	res.statusRefused = false
 	if m.exemptions != nil && len(m.exemptions.addrs) > 0 {
 		if m.exemptions.byAddress(clientAddr(r.Header, peerAddr(r.RemoteAddr), m.id.isTrusted, m.id.useForwarded)) {
 			return m.exempted(r, res, ExemptAddress), nil
@@ -126,12 +127,12 @@ func (m *Middleware) peek(r *http.Request) (*Result, error) {
 	if by := m.exemptions.byIdentity(&res.Identity); by != "" {
 		return m.exempted(r, res, by), nil
 	}
-	res.Exempt, res.ExemptBy, res.statusRefused = false, "", false
+	res.Exempt, res.ExemptBy = false, ""
 	if res.Identity.Plan == nil {
 		m.Discard(res)
 		return nil, errNoPlan
 	}
-	res.penaltyChecks[0] = sluice.Check{Key: res.Identity.storeKey(m.id.prefix), Limit: statusReads(), Cost: 1}
+	res.penaltyChecks[0] = sluice.Check{Key: res.Identity.storeKey(m.id.prefix), Limit: m.statusReads, Cost: 1}
 	if err := m.limiter.Allow(r.Context(), res.penaltyChecks[:], &res.penaltyDecision); err != nil {
 		m.Discard(res)
 		return nil, err

@@ -192,3 +192,17 @@ func TestStatusReadsAreBounded(t *testing.T) {
 		t.Errorf("the quota after 12 reads: %s", w.Header().Get("RateLimit"))
 	}
 }
+
+// A client refused its reads and then exempt (another request reusing the
+// pooled result) reads that it is exempt, not the refusal.
+func TestStatusOfAnExemptClientAfterARefusal(t *testing.T) {
+	_, status, _ := statusSetup(t, statusYAML, time.Date(2027, 1, 31, 23, 0, 0, 0, time.UTC))
+	acme := req{remote: "192.0.2.1:1", header: map[string]string{"X-API-Key": "acme-key"}, path: "/rate_limit"}
+	monitor := req{remote: "192.0.2.1:1", header: map[string]string{"X-API-Key": "monitor-key"}, path: "/rate_limit"}
+	for range 20 {
+		do(status, acme)
+		if w := do(status, monitor); w.Code != 200 || !strings.Contains(w.Body.String(), `"exempt":true`) {
+			t.Fatalf("the exempt key after acme's refused reads: %d %s", w.Code, w.Body)
+		}
+	}
+}
