@@ -7,6 +7,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
 )
 
 // A monthly quota's headers state its quota and no window (a month has no
@@ -69,5 +74,49 @@ response:
 				t.Errorf("body %+v", body)
 			}
 		})
+	}
+}
+
+// A client moved to another plan mid-month (its key's plan changed, the
+// configuration reloaded) keeps what it spent this month: limits of one
+// name and algorithm share their state.
+func TestAnUpgradeKeepsTheMonthsUsage(t *testing.T) {
+	text := func(plan string) string {
+		return `
+identity: {api_key_headers: [X-API-Key]}
+plans:
+  free: {limits: [{name: per-month, algorithm: fixed-window, quantity: 5, window: month}]}
+  pro: {limits: [{name: per-month, algorithm: fixed-window, quantity: 1000, window: month}]}
+default_plan: free
+keys: [{name: acme, sha256: 1fbfd5e2a34698deb796eb78add256a067ec065519b8329b1eb85f5e2ef906d4, plan: ` + plan + `}] # demo-pro-key
+`
+	}
+	clock := clockAt(time.Date(2027, 3, 10, 12, 0, 0, 0, time.UTC))
+	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+	defer store.Close()
+	limiter := sluice.NewLimiter(store)
+	handler := func(plan string) http.Handler {
+		cfg, err := config.Parse("t.yaml", []byte(text(plan)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := quiet(cfg)
+		o.Clock, o.Scope = clock.Now, "api" // one scope across reloads, as the server's
+		mw, err := httplimit.New(limiter, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mw.Handler(okHandler())
+	}
+	acme := req{remote: "192.0.2.1:1", header: map[string]string{"X-API-Key": "demo-pro-key"}}
+	free := handler("free")
+	for range 5 {
+		do(free, acme)
+	}
+	if w := do(free, acme); w.Code != 429 {
+		t.Fatalf("free, 6th request this month: %d", w.Code)
+	}
+	if w := do(handler("pro"), acme); w.Code != 200 || w.Header().Get("RateLimit") != `"per-month";r=994;t=1857600` {
+		t.Fatalf("upgraded to pro: %d %q, want 200 and what free spent still spent", w.Code, w.Header().Get("RateLimit"))
 	}
 }
