@@ -1,6 +1,8 @@
 package config
 
 import (
+	"go.yaml.in/yaml/v3"
+
 	"github.com/sluice-dev/sluice/internal/yamlcheck"
 )
 
@@ -13,6 +15,9 @@ type decoder struct {
 	leases map[string]string
 	// counts are the count: settings read, in order (see resolveCounts).
 	counts []countAt
+	// notifyNode is notify.limits, checked once the limits are known
+	// (resolveNotify).
+	notifyNode *yaml.Node
 }
 
 // field decodes one value of a mapping.

@@ -110,11 +110,13 @@ func Parse(name string, data []byte) (*Config, error) {
 		"response":    func(n *yaml.Node, p string) { d.response(n, p, &c.Response, &raw) },
 		"degradation": func(n *yaml.Node, p string) { d.degradation(n, p, &c.Degradation) },
 		"envoy":       func(n *yaml.Node, p string) { d.envoy(n, p, &c.Envoy, &raw) },
+		"notify":      func(n *yaml.Node, p string) { d.notify(n, p, &c.Notify) },
 	})
 	if upstreamTLS != nil && c.UpstreamTLS.Enabled && !strings.HasPrefix(c.Upstream, "https://") {
 		d.Errorf(upstreamTLS, "upstream_tls", "TLS to the upstream needs an https:// upstream")
 	}
 	d.resolve(c, &raw, doc)
+	d.resolveNotify(c)
 	if len(d.Errs) > 0 {
 		return nil, errors.Join(d.Errs...)
 	}

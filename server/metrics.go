@@ -225,6 +225,9 @@ func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 		s.metrics.nearLimit.Inc()
 	}
 	s.stats.record(res)
+	if st := s.state.Load(); st != nil && st.notify != nil {
+		s.notify.observe(st.notify, res)
+	}
 }
 
 // registerMemoryMetrics exports the counts of the in-process store m (none

@@ -105,6 +105,7 @@ type Server struct {
 	reported *reportedCounters
 	pending  *pendings // the decision API's decisions to settle
 	tokens   *tokenSource
+	notify   *notifier // notify:'s poster
 	settles  settleCounters
 	stats    *stats
 	state    atomic.Pointer[state]
@@ -138,7 +139,9 @@ type state struct {
 	degrade      *degradeState
 	reducedProxy http.Handler
 	stale        *staleCache
-	envoyRules   *envoy.Rules
+	// notify is the notify section's rules, nil without one.
+	notify     *notifyRules
+	envoyRules *envoy.Rules
 	// access identifies the callers of the private listeners.
 	access *access
 	// TLS of each listener, nil without; certificates follow reloads.
@@ -175,6 +178,7 @@ func New(opts Options) (*Server, error) {
 	s.settles = newSettleCounters(opts.Registry)
 	s.pending = newPendings(time.Now, s.settles.dropped.Inc)
 	s.tokens = &tokenSource{s: s, metrics: newTokenMetrics(opts.Registry)}
+	s.notify = newNotifier(opts.Registry)
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
 	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses)
 	registerLeaseMetrics(opts.Registry, opts.Leases)
@@ -263,7 +267,8 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	if err != nil {
 		return nil, err
 	}
-	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), docs: docs, envoyRules: rules, access: newAccess(cfg.Admin)}
+	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), docs: docs, envoyRules: rules, access: newAccess(cfg.Admin),
+		notify: newNotifyRules(cfg.Notify)}
 	if st.publicTLS, err = loadTLS(cfg.TLS, "h2", "http/1.1"); err != nil {
 		return nil, fmt.Errorf("server: listen: %w", err)
 	}
@@ -401,6 +406,7 @@ func (s *Server) Run(ctx context.Context) error {
 // must be closed. It is idempotent.
 func (s *Server) Close() error {
 	s.tokens.close()
+	s.notify.close()
 	return nil
 }
 

@@ -49,6 +49,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printUpstream(stdout, cfg)
 	printExempt(stdout, cfg)
 	printResponse(stdout, cfg)
+	printNotify(stdout, cfg)
 	keys := fmt.Sprintf("%d API keys", len(cfg.Keys))
 	if cfg.KeysFile != "" {
 		keys += " (with those of " + cfg.KeysFile + ")"

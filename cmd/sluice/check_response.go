@@ -46,3 +46,21 @@ func printResponse(w io.Writer, cfg *config.Config) {
 	}
 	fmt.Fprintf(w, "RESPONSE  %s\n", strings.Join(parts, "; "))
 }
+
+// printNotify prints the NOTIFY line: where crossings of which shares of
+// which quotas are posted, and whether they are signed (never the secret).
+func printNotify(w io.Writer, cfg *config.Config) {
+	n := cfg.Notify
+	if n.URL == "" {
+		return
+	}
+	at := make([]string, len(n.At))
+	for i, v := range n.At {
+		at[i] = fmt.Sprintf("%d%%", v)
+	}
+	signed := "unsigned"
+	if n.Secret != nil {
+		signed = "signed with the secret of " + n.SecretFile
+	}
+	fmt.Fprintf(w, "NOTIFY  %s at %s of %s, once per window; %s\n", n.URL, strings.Join(at, ", "), strings.Join(n.Limits, ", "), signed)
+}

@@ -71,7 +71,7 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "pw"), []byte("hunter2-from-a-file\n"), 0o600)
 	os.WriteFile(filepath.Join(dir, "pw32"), []byte("a-secret-of-32-bytes-or-more-here\n"), 0o600)
-	plans := "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	plans := "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}, {name: w, algorithm: fixed-window, quantity: 10, window: month}]}\n"
 	for _, tc := range []struct{ store, want, secret string }{
 		{"store: {type: memory, max_keys: 5000}\n", "STORE  memory, at most 5000 keys\n", ""},
 		{"proxy_protocol: [10.0.0.0/8, 192.0.2.7]\n", "plain, PROXY header from 10.0.0.0/8 192.0.2.7/32", ""},
@@ -84,6 +84,7 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 		{"response: {headers: [ietf, legacy], body: error-code, global_status: 503, deny_status: 403, hide: [m], retry_jitter: 30s}\n",
 			"RESPONSE  headers ietf, legacy; refusals error-code JSON (429, 503 by global limits alone, 403 on forward-auth); hidden m; Retry-After spread up to 30s later (a tenth of a limit's window at most)\n", ""},
 		{"exempt: {routes: [\"GET /healthz\"], addresses: [10.1.0.0/16], plans: [free]}\n", "EXEMPT  routes GET /healthz; addresses 10.1.0.0/16; plans free\n", ""},
+		{"notify: {url: \"https://hooks.example/q\", secret_file: pw, at: [80, 100], limits: [w]}\n", "NOTIFY  https://hooks.example/q at 80%, 100% of w, once per window; signed with the secret of " + filepath.Join(dir, "pw") + "\n", "hunter2-from-a-file"},
 		{"upstream: https://api.internal\n", "UPSTREAM  https://api.internal; TLS, server verified by the system's roots\n", ""},
 		{"upstream: https://api.internal\nupstream_tls: {server_name: api.example}\n", "UPSTREAM  https://api.internal; TLS, server verified by the system's roots as api.example\n", ""},
 		{"store:\n  type: redis\n  redis: {addresses: [\"r1:6380\", \"r2:6380\"], mode: cluster, username: sluice, password_file: pw, tls: {server_name: redis.internal}}\n",

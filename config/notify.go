@@ -1,0 +1,125 @@
+package config
+
+import (
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// Notify is the notify section: a webhook told when a client has used a
+// share of a quota (a fixed-window limit: a day's, a month's).
+type Notify struct {
+	// URL receives each notification as a POST of JSON (https, or http to
+	// loopback); "" turns notifications off.
+	URL string
+	// Secret, read from secret_file, signs each body: the header
+	// Sluice-Signature is "sha256=" and the hex HMAC-SHA256 of the body
+	// under it. Nil: unsigned.
+	Secret     []byte
+	SecretFile string
+	// At are the shares of a limit's quota, in percent (1 to 100), whose
+	// crossing is notified, ascending; default [100]: when it is used up.
+	At []int
+	// Limits names the limits notified: fixed-window limits (plans',
+	// global or rules'), by name.
+	Limits []string
+}
+
+// notify decodes the notify section:
+//
+//	notify:
+//	  url: https://billing.example.com/hooks/sluice
+//	  secret_file: notify.secret     # optional: Sluice-Signature: sha256=<hex HMAC of the body>
+//	  at: [80, 100]                  # percent of the quota used (default [100])
+//	  limits: [per-month]            # fixed-window limits, by name
+func (d *decoder) notify(n *yaml.Node, path string, nt *Notify) {
+	var urlNode, limitsNode *yaml.Node
+	d.Mapping(n, path, map[string]field{
+		"url": func(n *yaml.Node, p string) { nt.URL, urlNode = d.Str(n, p), n },
+		"secret_file": func(n *yaml.Node, p string) {
+			nt.SecretFile = d.file(n, p)
+			s, err := ReadSecret(nt.SecretFile)
+			if err != nil {
+				d.Errorf(n, p, "%v", err)
+			}
+			nt.Secret = []byte(s)
+		},
+		"at": func(n *yaml.Node, p string) {
+			d.List(n, p, func(_ int, e *yaml.Node, p string) {
+				v := int(d.Int(e, p, 1, 100))
+				if slices.Contains(nt.At, v) {
+					d.Errorf(e, p, "%d is listed twice", v)
+				}
+				nt.At = append(nt.At, v)
+			})
+			slices.Sort(nt.At)
+		},
+		"limits": func(n *yaml.Node, p string) { nt.Limits, limitsNode = d.Strings(n, p), n },
+	})
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	switch u, err := url.Parse(nt.URL); {
+	case urlNode == nil:
+		d.Errorf(n, path+".url", "missing: where notifications are posted")
+	case err != nil || u.Host == "" || (u.Scheme != "https" && !(u.Scheme == "http" && loopbackHost(u.Hostname()))):
+		d.Errorf(urlNode, path+".url", "%q is not an https:// URL (http:// only to a loopback host)", nt.URL)
+	}
+	if limitsNode == nil || len(nt.Limits) == 0 {
+		d.Errorf(n, path+".limits", "missing: the fixed-window limits whose quota is notified, by name")
+	}
+	if len(nt.At) == 0 {
+		nt.At = []int{100}
+	}
+	d.notifyNode = limitsNode
+}
+
+// resolveNotify checks that every limit notify names is a fixed-window
+// limit of c.
+func (d *decoder) resolveNotify(c *Config) {
+	if c.Notify.URL == "" || d.notifyNode == nil {
+		return
+	}
+	kinds := map[string]sluice.Algorithm{}
+	add := func(ls []sluice.Limit) {
+		for _, l := range ls {
+			kinds[l.Name()] = l.Algorithm()
+		}
+	}
+	for _, p := range c.Policy.Plans {
+		add(p.Limits)
+	}
+	add(c.Policy.Global)
+	for _, r := range c.Rules {
+		for _, l := range r.Limits {
+			kinds[r.Name+"."+l.Name()] = l.Algorithm()
+		}
+	}
+	for i, name := range c.Notify.Limits {
+		e := d.notifyNode
+		if i < len(d.notifyNode.Content) {
+			e = d.notifyNode.Content[i]
+		}
+		switch alg, ok := kinds[name]; {
+		case !ok:
+			d.Errorf(e, "notify.limits", "%q is no limit of a plan, a rule (rule.limit) or global", name)
+		case alg != sluice.AlgorithmFixedWindow:
+			d.Errorf(e, "notify.limits", "%q is %v: a share of a quota is a fixed window's (a day's, a month's)", name, alg)
+		}
+	}
+}
+
+// loopbackHost says whether host (no port) is "localhost" or a loopback
+// address: 127.0.0.0/8, ::1.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}

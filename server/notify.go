@@ -1,0 +1,258 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// Bounds of the notifications (notify:): at most notifyQueue waiting to be
+// posted (more are dropped and counted), notifySeen crossings remembered
+// to be told once (the oldest forgotten first), each post given
+// notifyTimeout, and notifyAttempts of them, a second apart and then two.
+const (
+	notifyQueue    = 1024
+	notifySeen     = 1 << 16
+	notifyTimeout  = 5 * time.Second
+	notifyAttempts = 3
+)
+
+// Notification is what notify.url receives: a client has used At percent
+// of a limit's quota (Quota units per Window) in the window that ends at
+// ResetsAt. ID is the same for every instance that tells the same
+// crossing (a receiver behind a fleet drops repeats by it).
+type Notification struct {
+	ID        string `json:"id"`
+	Event     string `json:"event"` // "quota.used"
+	Subject   string `json:"subject"`
+	Key       string `json:"key,omitempty"` // the API key's configured name
+	Plan      string `json:"plan,omitempty"`
+	Limit     string `json:"limit"`
+	At        int    `json:"at"` // percent
+	Used      int64  `json:"used"`
+	Quota     int64  `json:"quota"`
+	Window    string `json:"window"`
+	ResetsAt  string `json:"resetsAt"`
+	Time      string `json:"time"`
+	Remaining int64  `json:"remaining"`
+}
+
+// notifyRules are a configuration's notify section, ready for the
+// observer: nil without one.
+type notifyRules struct {
+	url    string
+	secret []byte
+	at     []int
+	limits map[string]bool
+}
+
+func newNotifyRules(n config.Notify) *notifyRules {
+	if n.URL == "" {
+		return nil
+	}
+	r := &notifyRules{url: n.URL, secret: n.Secret, at: n.At, limits: map[string]bool{}}
+	for _, l := range n.Limits {
+		r.limits[l] = true
+	}
+	return r
+}
+
+// notifier posts notifications from one goroutine, started with the first
+// and stopped by close.
+type notifier struct {
+	client *http.Client
+	sent   *prometheus.CounterVec // sluice_notifications_total{result}
+
+	start sync.Once
+	queue chan queued
+	ctx   context.Context
+	stop  context.CancelFunc
+	done  chan struct{}
+
+	mu   sync.Mutex
+	seen map[string]bool
+	ring []string // seen's keys, oldest first from head
+	head int
+}
+
+type queued struct {
+	n      Notification
+	url    string
+	secret []byte
+}
+
+func newNotifier(reg prometheus.Registerer) *notifier {
+	nt := &notifier{
+		client: &http.Client{Timeout: notifyTimeout},
+		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sluice_notifications_total",
+			Help: "Notifications of quotas used (notify:), by result: sent (a 2xx), failed (no 2xx after every attempt), dropped (the queue was full).",
+		}, []string{"result"}),
+		seen: map[string]bool{},
+		ring: make([]string, 0, notifySeen),
+	}
+	for _, r := range []string{"sent", "failed", "dropped"} {
+		nt.sent.WithLabelValues(r)
+	}
+	reg.MustRegister(nt.sent)
+	nt.ctx, nt.stop = context.WithCancel(context.Background())
+	return nt
+}
+
+// observe tells, under rules, each share of a notified limit's quota that
+// res's decision shows used and that was not told yet in its window.
+func (nt *notifier) observe(rules *notifyRules, res *httplimit.Result) {
+	for i := range res.Checks {
+		c := &res.Checks[i]
+		if !rules.limits[c.Limit.Name()] || c.Limit.Algorithm() != sluice.AlgorithmFixedWindow {
+			continue
+		}
+		st := &res.Decision.Statuses[i]
+		q := c.Limit.Quantity()
+		used := q - min(st.Remaining, q)
+		if used <= 0 || st.ResetAfter <= 0 {
+			continue
+		}
+		end := res.Now.Add(st.ResetAfter).Truncate(time.Second)
+		for _, at := range rules.at {
+			if used*100 < int64(at)*q {
+				break
+			}
+			subject := c.Key[strings.IndexByte(c.Key, '/')+1:] // the key without the middleware's scope
+			id := notificationID(subject, c.Limit.Name(), at, end)
+			if !nt.first(id) {
+				continue
+			}
+			n := Notification{ID: id, Event: "quota.used", Subject: subject, Limit: c.Limit.Name(), At: at,
+				Used: used, Quota: q, Remaining: st.Remaining, Window: httplimit.WindowOf(c.Limit),
+				ResetsAt: end.UTC().Format(time.RFC3339), Time: res.Now.UTC().Format(time.RFC3339)}
+			if subject == res.Identity.Subject {
+				n.Key, n.Plan = res.Identity.KeyName, res.Identity.Plan.Name
+			}
+			nt.enqueue(queued{n: n, url: rules.url, secret: rules.secret})
+		}
+	}
+}
+
+// notificationID names a crossing the same way on every instance.
+func notificationID(subject, limit string, at int, end time.Time) string {
+	sum := sha256.Sum256([]byte(subject + "\x00" + limit + "\x00" + strconv.Itoa(at) + "\x00" + strconv.FormatInt(end.Unix(), 10)))
+	return hex.EncodeToString(sum[:16])
+}
+
+// first reports whether id is told for the first time, remembering it.
+func (nt *notifier) first(id string) bool {
+	nt.mu.Lock()
+	defer nt.mu.Unlock()
+	if nt.seen[id] {
+		return false
+	}
+	if len(nt.ring) < notifySeen {
+		nt.ring = append(nt.ring, id)
+	} else {
+		delete(nt.seen, nt.ring[nt.head])
+		nt.ring[nt.head] = id
+		nt.head = (nt.head + 1) % notifySeen
+	}
+	nt.seen[id] = true
+	return true
+}
+
+// enqueue queues q for the poster, started with the first; a full queue
+// drops q.
+func (nt *notifier) enqueue(q queued) {
+	nt.start.Do(func() {
+		nt.queue, nt.done = make(chan queued, notifyQueue), make(chan struct{})
+		go nt.post()
+	})
+	if nt.ctx.Err() != nil {
+		return
+	}
+	select {
+	case nt.queue <- q:
+	default:
+		nt.sent.WithLabelValues("dropped").Inc()
+	}
+}
+
+// post sends the queued notifications until close.
+func (nt *notifier) post() {
+	defer close(nt.done)
+	for {
+		select {
+		case <-nt.ctx.Done():
+			return
+		case q := <-nt.queue:
+			result := "failed"
+			if nt.deliver(q) {
+				result = "sent"
+			}
+			nt.sent.WithLabelValues(result).Inc()
+		}
+	}
+}
+
+// deliver posts q, trying notifyAttempts times, and reports whether a 2xx
+// answered.
+func (nt *notifier) deliver(q queued) bool {
+	body, _ := json.Marshal(&q.n) // a Notification always marshals
+	wait := time.Second
+	for attempt := 1; ; attempt++ {
+		if nt.send(q, body) {
+			return true
+		}
+		if attempt == notifyAttempts {
+			return false
+		}
+		select {
+		case <-nt.ctx.Done():
+			return false
+		case <-time.After(wait):
+			wait *= 2
+		}
+	}
+}
+
+func (nt *notifier) send(q queued, body []byte) bool {
+	req, err := http.NewRequestWithContext(nt.ctx, http.MethodPost, q.url, bytes.NewReader(body))
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "sluice")
+	if q.secret != nil {
+		mac := hmac.New(sha256.New, q.secret)
+		mac.Write(body)
+		req.Header.Set("Sluice-Signature", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	}
+	resp, err := nt.client.Do(req)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode >= 200 && resp.StatusCode < 300
+}
+
+// close stops the poster: notifications not yet sent are not. After it,
+// no poster starts.
+func (nt *notifier) close() {
+	nt.stop()
+	nt.start.Do(func() {})
+	if nt.done != nil {
+		<-nt.done
+	}
+}
