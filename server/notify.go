@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -97,7 +98,11 @@ type queued struct {
 
 func newNotifier(reg prometheus.Registerer) *notifier {
 	nt := &notifier{
-		client: &http.Client{Timeout: notifyTimeout},
+		// A redirect is not followed (a 3xx is no delivery): notify.url
+		// names the receiver.
+		client: &http.Client{Timeout: notifyTimeout, CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		}},
 		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_notifications_total",
 			Help: "Notifications of quotas used (notify:), by result: sent (a 2xx), failed (no 2xx after every attempt), dropped (the queue was full).",
@@ -243,6 +248,7 @@ func (nt *notifier) send(q queued, body []byte) bool {
 	if err != nil {
 		return false
 	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10)) // a short answer read keeps the connection
 	resp.Body.Close()
 	return resp.StatusCode >= 200 && resp.StatusCode < 300
 }
