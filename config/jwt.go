@@ -2,9 +2,11 @@ package config
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -71,12 +73,27 @@ type JWT struct {
 	Leeway, Refresh time.Duration
 }
 
-// Options returns the options of the verifier j describes. Clock, Logger,
-// Client and OnFetch are left for the caller to set.
+// Options returns the options of the verifier j describes, with a Client
+// that trusts only j's CA when ca_file names one. Clock, Logger and
+// OnFetch are left for the caller to set.
 func (j *JWT) Options() jwt.Options {
-	return jwt.Options{Keys: j.Keys, KeysURL: j.JWKSURL, Discover: j.Discover, Secret: j.Secret, Algorithms: slices.Clone(j.Algorithms),
+	o := jwt.Options{Keys: j.Keys, KeysURL: j.JWKSURL, Discover: j.Discover, Secret: j.Secret, Algorithms: slices.Clone(j.Algorithms),
 		Issuer: j.Issuer, Audiences: slices.Clone(j.Audiences), SubjectClaim: j.SubjectClaim, PlanClaim: j.PlanClaim,
 		Plan: j.Plan, Leeway: j.Leeway, Refresh: j.Refresh}
+	if j.CA != nil {
+		o.Client = clientTrusting(j.CA)
+	}
+	return o
+}
+
+// clientTrusting returns an HTTP client that trusts only the CAs of pem
+// (checked at load) for the fetches of a JWK Set.
+func clientTrusting(pem []byte) *http.Client {
+	roots := x509.NewCertPool()
+	roots.AppendCertsFromPEM(pem)
+	tr := &http.Transport{Proxy: http.ProxyFromEnvironment, DisableKeepAlives: true,
+		TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}
+	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
 }
 
 // Equal reports whether j and o verify alike (the same settings and the

@@ -2,14 +2,10 @@ package server
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -59,9 +55,6 @@ func (t *tokenSource) verifierFor(js []*config.JWT) (httplimit.TokenVerifier, fu
 	for _, j := range js {
 		o := j.Options()
 		o.Logger, o.OnFetch = t.s.log.With("jwt", j.Name), t.metrics.fetched(t)
-		if j.CA != nil {
-			o.Client = clientTrusting(j.CA)
-		}
 		if t.s.ownClock {
 			o.Clock = t.s.opts.Clock
 		}
@@ -99,16 +92,6 @@ func (t *tokenSource) plain() httplimit.TokenVerifier {
 	return t.plainV
 }
 
-// clientTrusting returns the client of a jwks_url whose certificate the
-// CAs of pem sign (and no others), with the jwt package's default timeout
-// of 10 s. It keeps no connection open between fetches, minutes apart.
-func clientTrusting(pem []byte) *http.Client {
-	roots := x509.NewCertPool()
-	roots.AppendCertsFromPEM(pem) // checked by config
-	tr := &http.Transport{Proxy: http.ProxyFromEnvironment, DisableKeepAlives: true,
-		TLSClientConfig: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}}
-	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
-}
 
 // swap makes vs, of js, the verifiers in use (v together, and plain
 // uncounted) and closes those it replaces.

@@ -18,8 +18,9 @@ import (
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	online := fs.Bool("online", false, "also fetch each identity.jwt issuer's keys (jwks_url, discover) as sluice serve would")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sluice check FILE\n\nValidates FILE and prints its plans and limits.")
+		fmt.Fprintln(stderr, "usage: sluice check [-online] FILE\n\nValidates FILE and prints its plans and limits; with -online, fetches its identity providers' keys too.")
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -50,6 +51,11 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printExempt(stdout, cfg)
 	printResponse(stdout, cfg)
 	printNotify(stdout, cfg)
+	if *online {
+		if err := checkOnline(ctx, stdout, cfg); err != nil {
+			return fmt.Errorf("%s: %w", fs.Arg(0), err)
+		}
+	}
 	keys := fmt.Sprintf("%d API keys", len(cfg.Keys))
 	if cfg.KeysFile != "" {
 		keys += " (with those of " + cfg.KeysFile + ")"

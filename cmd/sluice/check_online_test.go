@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	jose "github.com/go-jose/go-jose/v4"
+)
+
+// check -online fetches each issuer's keys as serve would and says how
+// many it holds; an issuer whose keys cannot be fetched fails the check.
+func TestCheckOnlineFetchesTheKeys(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: key.Public(), KeyID: "k1", Algorithm: "ES256", Use: "sig"}}}
+	jwks := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/jwks.json" {
+			http.NotFound(w, r)
+			return
+		}
+		json.NewEncoder(w).Encode(set)
+	}))
+	defer jwks.Close()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "sluice.yaml")
+	write := func(path string) {
+		os.WriteFile(file, []byte("plans: {free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}}\n"+
+			"identity:\n  jwt: {name: users, jwks_url: \""+jwks.URL+path+"\", issuer: https://id.example/}\n"), 0o600)
+	}
+	write("/jwks.json")
+	var out, errOut bytes.Buffer
+	if err := runCheck(context.Background(), []string{"-online", file}, &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), errOut.String())
+	}
+	if want := "JWKS  users: 1 keys from " + jwks.URL + "/jwks.json\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+	write("/gone.json")
+	out.Reset()
+	err = runCheck(context.Background(), []string{"-online", file}, &out, &errOut)
+	if err == nil || !strings.Contains(out.String(), "JWKS  users: "+jwks.URL+"/gone.json: ") {
+		t.Errorf("a JWK Set that is not there: %v\n%s", err, out.String())
+	}
+	out.Reset()
+	if err := runCheck(context.Background(), []string{file}, &out, &errOut); err != nil || strings.Contains(out.String(), "JWKS") {
+		t.Errorf("without -online nothing is fetched: %v\n%s", err, out.String())
+	}
+}
