@@ -92,7 +92,6 @@ func (t *tokenSource) plain() httplimit.TokenVerifier {
 	return t.plainV
 }
 
-
 // swap makes vs, of js, the verifiers in use (v together, and plain
 // uncounted) and closes those it replaces.
 func (t *tokenSource) swap(js []*config.JWT, vs []*jwt.Verifier, v, plain httplimit.TokenVerifier) {
