@@ -118,12 +118,7 @@ func (c *digestCache) put(raw string, h uint64, listed bool, id Identity) *diges
 
 // putUntil is put of an entry that expires (see digestEntry.expires).
 func (c *digestCache) putUntil(raw string, h uint64, listed bool, id Identity, expires int64) *digestEntry {
-	e := &digestEntry{hash: h, listed: listed, id: id, n: int32(len(raw)), expires: expires}
-	if len(raw) <= len(e.short) {
-		copy(e.short[:], raw)
-	} else {
-		e.long = strings.Clone(raw)
-	}
+	e := newDigestEntry(raw, h, listed, id, expires)
 	b := &c.buckets[h&c.mask]
 	i := 0
 	for i < len(b.entries) && !b.entries[i].CompareAndSwap(nil, e) {
@@ -135,6 +130,37 @@ func (c *digestCache) putUntil(raw string, h uint64, listed bool, id Identity, e
 	}
 	b.tags[i].Store(h | 1)
 	return e
+}
+
+// putAt puts an entry of raw in slot i of bucket b, whatever it held.
+func (c *digestCache) putAt(b *digestBucket, i int, raw string, h uint64, listed bool, id Identity, expires int64) *digestEntry {
+	e := newDigestEntry(raw, h, listed, id, expires)
+	b.entries[i].Store(e)
+	b.tags[i].Store(h | 1)
+	return e
+}
+
+func newDigestEntry(raw string, h uint64, listed bool, id Identity, expires int64) *digestEntry {
+	e := &digestEntry{hash: h, listed: listed, id: id, n: int32(len(raw)), expires: expires}
+	if len(raw) <= len(e.short) {
+		copy(e.short[:], raw)
+	} else {
+		e.long = strings.Clone(raw)
+	}
+	return e
+}
+
+// putRefusal puts an unlisted entry of raw that expires at expires, unless
+// its bucket is full of listed entries not yet expired at now: a flood of
+// refusals never pushes out what was found listed, and then returns nil.
+func (c *digestCache) putRefusal(raw string, h uint64, expires, now int64) *digestEntry {
+	b := &c.buckets[h&c.mask]
+	for i := range b.entries {
+		if e := b.entries[i].Load(); e == nil || !e.listed || now >= e.expires {
+			return c.putAt(b, i, raw, h, false, Identity{}, expires)
+		}
+	}
+	return nil
 }
 
 // is reports, in constant time for a given length, whether e is raw's.

@@ -119,7 +119,7 @@ func (t *tokens) resolve(ctx context.Context, token string, from func() string, 
 	if err != nil || claims.Subject == "" || !claims.Expires.IsZero() && !now.Before(claims.Expires) {
 		if ctx.Err() == nil {
 			if cacheable {
-				t.cache.putUntil(token, h, false, Identity{}, now.Add(refusedTokenMemory).UnixMicro())
+				t.cache.putRefusal(token, h, now.Add(refusedTokenMemory).UnixMicro(), nowMicros)
 			}
 			if addr != "" {
 				t.budget.refused(addr, nowMicros)

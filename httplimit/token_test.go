@@ -374,6 +374,36 @@ func TestForgedTokensCostABoundedNumberOfVerifications(t *testing.T) {
 	}
 }
 
+// Forged tokens from many addresses, each within its own budget, cost at
+// most 20,000 verifications every 10 s all together: past them, a new
+// token from a new address is not verified (a remembered one still
+// names its user) until the 10 s are over.
+func TestForgedTokensFromManyAddressesCostABoundedNumberOfVerifications(t *testing.T) {
+	mw, v, clock := tokenMiddleware(t, "")
+	identityOf(t, mw, "203.0.113.7:1000", bearerOf(bobToken)) // remembered as verified
+	h := mw.Handler(okHandler())
+	for i := range 21_000 { // one forged token from each of 21,000 addresses
+		do(h, req{remote: fmt.Sprintf("10.%d.%d.%d:1", 100+i>>16, i>>8&255, i&255), header: bearerOf(fmt.Sprintf("eyJhbGciOiJSUzI1NiJ9.m%d.forged", i))})
+	}
+	asked := 0
+	for i := range 21_000 {
+		asked += v.times(fmt.Sprintf("eyJhbGciOiJSUzI1NiJ9.m%d.forged", i))
+	}
+	if asked != 20_000 {
+		t.Fatalf("forged tokens from 21,000 addresses: %d verified, want 20,000", asked)
+	}
+	if id := identityOf(t, mw, "198.51.100.1:1000", bearerOf(aliceToken)); id.Kind != httplimit.KindIP || v.times(aliceToken) != 0 {
+		t.Fatalf("a valid new token past the budget of all: %s, verified %d times; want its address, unverified", id.Kind, v.times(aliceToken))
+	}
+	if id := identityOf(t, mw, "203.0.113.7:1000", bearerOf(bobToken)); id.Subject != "user:bob" {
+		t.Fatalf("a remembered token past the budget of all: %q, want user:bob", id.Subject)
+	}
+	clock.Advance(10 * time.Second)
+	if id := identityOf(t, mw, "198.51.100.1:1000", bearerOf(aliceToken)); id.Subject != "user:alice" {
+		t.Fatalf("10 s later, a valid token: %q, want user:alice", id.Subject)
+	}
+}
+
 // A listed API key with two dots (SendGrid's shape) in Authorization is
 // still the key, with Tokens set: only a credential shaped like a JWS is
 // the verifier's.
