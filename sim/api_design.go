@@ -363,10 +363,12 @@ func (a *APIAnalysis) designLimit(ctx context.Context, l APILimit, clients int64
 		return LimitDesign{}, err
 	}
 	q := rt.q
+	if c := a.maxCost(internal); c > q {
+		// Such a request could never be admitted, and the configuration
+		// would be refused at load: say so here.
+		return LimitDesign{}, fmt.Errorf("a request may cost %d (%s), more than %s ever admits: raise the limit or lower the cost", c, a.costliest(), l.Rate)
+	}
 	if c := a.maxCost(internal); l.Burst > 0 && l.Burst < c {
-		if c > q {
-			return LimitDesign{}, fmt.Errorf("a request may cost %d (%s), more than %s ever admits: raise the limit or lower the cost", c, a.costliest(), l.Rate)
-		}
 		a.Warnings = append(a.Warnings, fmt.Sprintf("%s costs %d, more than the stated burst of %d of %s: the burst is raised to %d, or those requests could never pass.", a.costliest(), c, l.Burst, l.Rate, c))
 		l.Burst = c
 	}

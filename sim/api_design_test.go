@@ -221,6 +221,7 @@ func TestDesignAPIRefusesImpossibleRequirements(t *testing.T) {
 	for name, text := range map[string]string{
 		"no plans":               "name: x\n",
 		"a cost above a limit":   "plans: [{name: free, limits: [{rate: 5/1s, burst: 2}]}]\nendpoints: [{route: POST /x, cost: 10}]\n",
+		"a cost above a window":  "plans: [{name: free, limits: [{rate: 5/1s, precision: strict}]}]\nendpoints: [{route: POST /x, cost: 10}]\n",
 		"two limits of one name": "plans: [{name: free, limits: [{rate: 5/1s}, {rate: 10/1s}]}]\n",
 		"an unknown upgrade":     "plans: [{name: free, upgrade: gold, limits: [{rate: 5/1s}]}]\n",
 		"a bad route":            "plans: [{name: free, limits: [{rate: 5/1s}]}]\nendpoints: [{route: /x, cost: 2}]\n",
