@@ -84,20 +84,32 @@ func Cluster(tb testing.TB, opts ...ClusterOption) *ClusterFixture {
 		}
 	}
 	n := 3 * (1 + cfg.replicas)
-	nodes := make([]*Server, n)
-	var wg sync.WaitGroup
-	for i := range nodes {
-		wg.Go(func() { nodes[i] = startNew(tb, true, cfg.nodeTimeout, cfg.partial, prepare) })
+	for attempt := 1; ; attempt++ {
+		nodes := make([]*Server, n)
+		var wg sync.WaitGroup
+		for i := range nodes {
+			wg.Go(func() { nodes[i] = startNew(tb, true, cfg.nodeTimeout, cfg.partial, prepare) })
+		}
+		wg.Wait()
+		if tb.Failed() {
+			tb.FailNow()
+		}
+		c := &ClusterFixture{Masters: nodes[:3], Replicas: nodes[3:], IDs: make(map[string]string), CA: ca}
+		err := c.form()
+		if err == nil {
+			return c
+		}
+		// A node on a port a cluster of another test had used can be met
+		// by that cluster's nodes before this one is formed, and joins it
+		// (its config epoch is then no longer 0): start afresh, on other
+		// ports.
+		if attempt == 3 || !strings.Contains(err.Error(), "config epoch is already non-zero") {
+			tb.Fatalf("redistest: forming the cluster: %v", err)
+		}
+		for _, s := range nodes {
+			s.Kill()
+		}
 	}
-	wg.Wait()
-	if tb.Failed() {
-		tb.FailNow()
-	}
-	c := &ClusterFixture{Masters: nodes[:3], Replicas: nodes[3:], IDs: make(map[string]string), CA: ca}
-	if err := c.form(); err != nil {
-		tb.Fatalf("redistest: forming the cluster: %v", err)
-	}
-	return c
 }
 
 func (c *ClusterFixture) all() []*Server {
