@@ -72,19 +72,12 @@ func (e *exemptions) byIdentity(id *Identity) string {
 	return ""
 }
 
-// exemptBy returns why r, whose identity is not yet known, is exempt by
-// route or address, or "".
-func (m *Middleware) exemptBy(r *http.Request) string {
-	if m.exempt.match(r) {
-		return ExemptRoute
+// exemptAddress reports whether r's client address is exempt.
+func (m *Middleware) exemptAddress(r *http.Request) bool {
+	if m.exemptions == nil || len(m.exemptions.addrs) == 0 {
+		return false
 	}
-	if m.exemptions != nil && len(m.exemptions.addrs) > 0 {
-		peer := peerAddr(r.RemoteAddr)
-		if m.exemptions.byAddress(clientAddr(r.Header, peer, m.id.isTrusted, m.id.useForwarded)) {
-			return ExemptAddress
-		}
-	}
-	return ""
+	return m.exemptions.byAddress(clientAddr(r.Header, peerAddr(r.RemoteAddr), m.id.isTrusted, m.id.useForwarded))
 }
 
 // exempted makes res the result of a request exempt by reason by: no

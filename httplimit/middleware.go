@@ -248,8 +248,25 @@ var errNoPlan = errors.New("httplimit: no plan for the request (no default or an
 // Result back with Done (an admitted request that ran) or Discard.
 func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 	res := m.results.Get().(*Result)
-	if by := m.exemptBy(r); by != "" {
-		return m.exempted(r, res, by), nil
+	if m.exempt.match(r) {
+		return m.exempted(r, res, ExemptRoute), nil
+	}
+	if res, err := m.identifyInto(r, res); err != nil || res.Exempt {
+		return res, err
+	}
+	res.plan = m.planOf(res.Identity.Plan)
+	res.Cost = res.plan.costs.cost(r)
+	f := requestFacts{r: r, id: &res.Identity}
+	m.matchRules(&f, res)
+	return m.decide(r.Context(), res)
+}
+
+// identifyInto identifies r's client into res: exempt by its address or
+// its identity, or with the plan it is on. Without a plan it discards res
+// and returns errNoPlan.
+func (m *Middleware) identifyInto(r *http.Request, res *Result) (*Result, error) {
+	if m.exemptAddress(r) {
+		return m.exempted(r, res, ExemptAddress), nil
 	}
 	m.id.identify(r, &res.Identity)
 	if by := m.exemptions.byIdentity(&res.Identity); by != "" {
@@ -260,11 +277,7 @@ func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 		m.Discard(res)
 		return nil, errNoPlan
 	}
-	res.plan = m.planOf(res.Identity.Plan)
-	res.Cost = res.plan.costs.cost(r)
-	f := requestFacts{r: r, id: &res.Identity}
-	m.matchRules(&f, res)
-	return m.decide(r.Context(), res)
+	return res, nil
 }
 
 // Discard returns res to the pool without ending its request: a

@@ -118,19 +118,8 @@ func (m *Middleware) StatusHandler() http.Handler {
 func (m *Middleware) peek(r *http.Request) (*Result, error) {
 	res := m.results.Get().(*Result)
 	res.statusRefused = false
-	if m.exemptions != nil && len(m.exemptions.addrs) > 0 {
-		if m.exemptions.byAddress(clientAddr(r.Header, peerAddr(r.RemoteAddr), m.id.isTrusted, m.id.useForwarded)) {
-			return m.exempted(r, res, ExemptAddress), nil
-		}
-	}
-	m.id.identify(r, &res.Identity)
-	if by := m.exemptions.byIdentity(&res.Identity); by != "" {
-		return m.exempted(r, res, by), nil
-	}
-	res.Exempt, res.ExemptBy = false, ""
-	if res.Identity.Plan == nil {
-		m.Discard(res)
-		return nil, errNoPlan
+	if res, err := m.identifyInto(r, res); err != nil || res.Exempt {
+		return res, err
 	}
 	res.penaltyChecks[0] = sluice.Check{Key: res.Identity.storeKey(m.id.prefix), Limit: m.statusReads, Cost: 1}
 	if err := m.limiter.Allow(r.Context(), res.penaltyChecks[:], &res.penaltyDecision); err != nil {

@@ -133,11 +133,11 @@ func (nt *notifier) observe(rules *notifyRules, res *httplimit.Result) {
 			continue
 		}
 		end := res.Now.Add(st.ResetAfter).Truncate(time.Second)
+		subject := c.Key[strings.IndexByte(c.Key, '/')+1:] // the key without the middleware's scope
 		for _, at := range rules.at {
 			if used*100 < int64(at)*q {
 				break
 			}
-			subject := c.Key[strings.IndexByte(c.Key, '/')+1:] // the key without the middleware's scope
 			id := notificationID(subject, c.Limit.Name(), at, end)
 			if !nt.first(id) {
 				continue

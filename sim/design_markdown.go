@@ -193,11 +193,7 @@ func (a *Analysis) figuresTable(b *strings.Builder, win string) {
 		cells = append(cells, per, total)
 		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 	}
-	b.WriteString("\nThe patterns:\n\n")
-	for _, sc := range a.Scenarios {
-		fmt.Fprintf(b, "- **%s**: %s; %s.\n", sc.Pattern, sc.Description, plural(sc.Result.Requests, "request"))
-	}
-	b.WriteString("\n")
+	a.writePatterns(b)
 }
 
 // calendarFiguresTable writes every contender's figures across the
@@ -251,11 +247,7 @@ func (a *Analysis) calendarFiguresTable(b *strings.Builder, rt rate) {
 		cells = append(cells, per, total)
 		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 	}
-	b.WriteString("\nThe patterns:\n\n")
-	for _, sc := range a.Scenarios {
-		fmt.Fprintf(b, "- **%s**: %s; %s.\n", sc.Pattern, sc.Description, plural(sc.Result.Requests, "request"))
-	}
-	b.WriteString("\n")
+	a.writePatterns(b)
 }
 
 // stateCells returns label's state per key and for all keys; the sliding
@@ -413,4 +405,14 @@ func (a *Analysis) rowName(label string) string {
 		return "**" + label + "**"
 	}
 	return "**" + label + "** (recommended)"
+}
+
+// writePatterns writes the list of the simulated patterns that follows a
+// figures table.
+func (a *Analysis) writePatterns(b *strings.Builder) {
+	b.WriteString("\nThe patterns:\n\n")
+	for _, sc := range a.Scenarios {
+		fmt.Fprintf(b, "- **%s**: %s; %s.\n", sc.Pattern, sc.Description, plural(sc.Result.Requests, "request"))
+	}
+	b.WriteString("\n")
 }
