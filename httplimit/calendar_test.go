@@ -16,7 +16,8 @@ import (
 
 // A monthly quota's headers state its quota and no window (a month has no
 // one length), the seconds to the next month's first moment, and its
-// refusal says "per month" and resets then.
+// refusal says "per month" and resets then: at the month's first moment,
+// though t, rounded up from 59.6 s, says 60.
 func TestCalendarQuotaHeadersAndRefusal(t *testing.T) {
 	for _, mode := range []string{"ietf", "draft-7", "draft-6", "legacy"} {
 		t.Run(mode, func(t *testing.T) {
@@ -30,7 +31,7 @@ default_plan: free
 anonymous_plan: free
 response:
   headers: [`+mode+`]
-`, time.Date(2027, 2, 28, 23, 59, 0, 0, time.UTC)) // a minute before March
+`, time.Date(2027, 2, 28, 23, 59, 0, 4e8, time.UTC)) // 59.6 s before March: t=60, the reset at 00:00:00, not a second after
 			first := do(h, req{remote: "192.0.2.1:1"})
 			switch mode {
 			case "ietf":

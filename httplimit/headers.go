@@ -301,7 +301,8 @@ type limitFigures struct {
 	quota.Quota
 	name      string
 	remaining int64
-	t         int64
+	t         int64         // the RateLimit t: until, in whole seconds rounded up, at most w
+	until     time.Duration // the exact wait behind t (quota.Quota.Until)
 }
 
 // decidingFigures returns the figures of the limit that decided res
@@ -311,14 +312,21 @@ type limitFigures struct {
 func decidingFigures(res *Result) limitFigures {
 	d := &res.Decision
 	f := limitFigures{Quota: quota.Of(d.Limit), name: d.Limit.Name(), remaining: d.Remaining}
-	f.t = f.Seconds(d.Remaining, d.ResetAfter, d.RetryAfter)
+	f.wait(d.Remaining, d.ResetAfter, d.RetryAfter)
 	return f
 }
 
-// resetAt returns when, from now, more is available: now + t, rounded up
-// to whole seconds (X-RateLimit-Reset, the body's resetsAt).
+// wait sets f's t and until from a status's figures (see quota.Quota.Until).
+func (f *limitFigures) wait(remaining int64, reset, retry time.Duration) {
+	f.until = f.Until(remaining, reset, retry)
+	f.t = f.Seconds(remaining, reset, retry)
+}
+
+// resetAt returns when, from now, more is available, rounded up to whole
+// seconds (X-RateLimit-Reset, the body's resetsAt): now + the exact wait,
+// rounded once, and so never past now + t.
 func (f *limitFigures) resetAt(now time.Time) time.Time {
-	at := now.Add(time.Duration(f.t) * time.Second)
+	at := now.Add(min(f.until, time.Duration(f.t)*time.Second))
 	if s := at.Truncate(time.Second); s.Before(at) {
 		return s.Add(time.Second)
 	}

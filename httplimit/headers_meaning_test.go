@@ -139,7 +139,7 @@ plans:
 }
 
 // The 429 body's figures are the headers': the deciding policy's q, the
-// use q − r and the reset t, rounded up.
+// use q − r, and resetsAt the time more is available, rounded up once.
 func TestRefusalBodyCarriesTheHeadersFigures(t *testing.T) {
 	h, clock := setup(t, burstyBucket, noon)
 	clock.Advance(300 * time.Millisecond) // resetsAt must round up, not down
@@ -154,13 +154,11 @@ func TestRefusalBodyCarriesTheHeadersFigures(t *testing.T) {
 	if p.Window != "2s" || p.CurrentUsage.Window != "2s" {
 		t.Errorf("body window %q / %q, want the policy's w=2 as 2s", p.Window, p.CurrentUsage.Window)
 	}
-	at := clock.Now().Add(time.Duration(item["t"]) * time.Second)
-	want := at.Truncate(time.Second)
-	if want.Before(at) {
-		want = want.Add(time.Second)
-	}
-	if p.CurrentUsage.ResetsAt != want.UTC().Format(time.RFC3339) {
-		t.Errorf("resetsAt %s, want now + t=%d rounded up: %s", p.CurrentUsage.ResetsAt, item["t"], want.UTC().Format(time.RFC3339))
+	// The burst of 10 is spent at 12:00:00.3; 5 a second bring a unit back
+	// 200 ms later, at 12:00:00.5: rounded up, 12:00:01 (now + t, also
+	// rounded up, would say 12:00:02).
+	if want := "2026-11-30T12:00:01Z"; p.CurrentUsage.ResetsAt != want || item["t"] != 1 {
+		t.Errorf("resetsAt %s with t=%d, want %s with t=1", p.CurrentUsage.ResetsAt, item["t"], want)
 	}
 	if p.Policy != "per-second" {
 		t.Errorf("body policy %q, want the deciding per-second", p.Policy)

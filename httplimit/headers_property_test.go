@@ -205,8 +205,13 @@ func checkResponse(t *rapid.T, now time.Time, a, b *httptest.ResponseRecorder) {
 	// draft-6 and legacy: the deciding policy's q, r and t, the same in
 	// draft-7.
 	limit, remaining, reset := intHeader(t, a, "RateLimit-Limit"), intHeader(t, a, "RateLimit-Remaining"), intHeader(t, a, "RateLimit-Reset")
+	// X-RateLimit-Reset is the exact time more is available, rounded up:
+	// t is that wait rounded up, so the two round to the same second or
+	// the reset to the one before.
+	latest := ceilTime(now.Add(time.Duration(reset) * time.Second)).Unix()
+	earliest := max(ceilTime(now).Unix(), latest-1)
 	if intHeader(t, a, "X-RateLimit-Limit") != limit || intHeader(t, a, "X-RateLimit-Remaining") != remaining ||
-		intHeader(t, a, "X-RateLimit-Reset") != ceilTime(now.Add(time.Duration(reset)*time.Second)).Unix() {
+		intHeader(t, a, "X-RateLimit-Reset") < earliest || intHeader(t, a, "X-RateLimit-Reset") > latest {
 		t.Fatalf("legacy %v, draft-6 %d %d %d at %v", a.Header(), limit, remaining, reset, now)
 	}
 	d7, err := httpsfv.UnmarshalDictionary(b.Header().Values("RateLimit"))
@@ -257,7 +262,7 @@ func checkResponse(t *rapid.T, now time.Time, a, b *httptest.ResponseRecorder) {
 		window = httplimit.FormatWindow(time.Duration(p.w) * time.Second)
 	}
 	if body.Limit != p.q || u == nil || u.Limit != p.q || u.Used != p.q-p.r || body.Window != window || u.Window != window ||
-		u.ResetsAt != ceilTime(now.Add(time.Duration(reset)*time.Second)).UTC().Format(time.RFC3339) {
+		u.ResetsAt != time.Unix(intHeader(t, a, "X-RateLimit-Reset"), 0).UTC().Format(time.RFC3339) {
 		t.Fatalf("body %s, headers of %s: q=%d r=%d w=%d t=%d", a.Body, body.Policy, p.q, p.r, p.w, p.t)
 	}
 	ra := a.Header().Get("Retry-After")

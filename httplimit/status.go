@@ -153,7 +153,7 @@ func (m *Middleware) standings(res *Result) []LimitStanding {
 		}
 		l, s := res.Checks[i].Limit, &res.Decision.Statuses[i]
 		f := limitFigures{Quota: quota.Of(l), name: l.Name(), remaining: min(s.Remaining, quota.Of(l).Q)}
-		f.t = f.Seconds(s.Remaining, s.ResetAfter, s.RetryAfter)
+		f.wait(s.Remaining, s.ResetAfter, s.RetryAfter)
 		ls := LimitStanding{Policy: f.name, Limit: f.Q, Remaining: f.remaining, Used: f.Q - f.remaining,
 			ResetsAt: f.resetAt(res.Now).UTC().Format(time.RFC3339)}
 		switch {
