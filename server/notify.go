@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -73,16 +74,20 @@ func newNotifyRules(n config.Notify) *notifyRules {
 }
 
 // notifier posts notifications from one goroutine, started with the first
-// and stopped by close.
+// and stopped by close, which first lets it send what is queued.
 type notifier struct {
 	client *http.Client
 	sent   *prometheus.CounterVec // sluice_notifications_total{result}
 
-	start sync.Once
-	queue chan queued
-	ctx   context.Context
-	stop  context.CancelFunc
-	done  chan struct{}
+	start    sync.Once
+	queue    chan queued
+	ctx      context.Context
+	stop     context.CancelFunc
+	done     chan struct{}
+	closing  atomic.Bool   // close has begun: nothing more is queued
+	draining chan struct{} // closed by close: the poster returns once the queue is empty
+	closed   sync.Once
+	left     atomic.Int64 // what close stopped the poster with, unsent
 
 	mu   sync.Mutex
 	seen map[string]bool
@@ -107,8 +112,9 @@ func newNotifier(reg prometheus.Registerer) *notifier {
 			Name: "sluice_notifications_total",
 			Help: "Notifications of quotas used (notify:), by result: sent (a 2xx), failed (no 2xx after every attempt), dropped (the queue was full).",
 		}, []string{"result"}),
-		seen: map[string]bool{},
-		ring: make([]string, 0, notifySeen),
+		seen:     map[string]bool{},
+		ring:     make([]string, 0, notifySeen),
+		draining: make(chan struct{}),
 	}
 	for _, r := range []string{"sent", "failed", "dropped"} {
 		nt.sent.WithLabelValues(r)
@@ -184,7 +190,7 @@ func (nt *notifier) enqueue(q queued) {
 		nt.queue, nt.done = make(chan queued, notifyQueue), make(chan struct{})
 		go nt.post()
 	})
-	if nt.ctx.Err() != nil {
+	if nt.closing.Load() {
 		return
 	}
 	select {
@@ -194,21 +200,40 @@ func (nt *notifier) enqueue(q queued) {
 	}
 }
 
-// post sends the queued notifications until close.
+// post sends the queued notifications until close: until the queue is
+// empty once close has begun, or close stops it.
 func (nt *notifier) post() {
 	defer close(nt.done)
-	for {
+	for nt.ctx.Err() == nil {
 		select {
 		case <-nt.ctx.Done():
-			return
 		case q := <-nt.queue:
-			result := "failed"
-			if nt.deliver(q) {
-				result = "sent"
+			nt.post1(q)
+		case <-nt.draining:
+			for nt.ctx.Err() == nil {
+				select {
+				case q := <-nt.queue:
+					nt.post1(q)
+				default:
+					return
+				}
 			}
-			nt.sent.WithLabelValues(result).Inc()
 		}
 	}
+}
+
+// post1 delivers q and counts how it went; once close has stopped the
+// poster, q is left unsent.
+func (nt *notifier) post1(q queued) {
+	if nt.ctx.Err() != nil {
+		nt.left.Add(1)
+		return
+	}
+	result := "failed"
+	if nt.deliver(q) {
+		result = "sent"
+	}
+	nt.sent.WithLabelValues(result).Inc()
 }
 
 // deliver posts q, trying notifyAttempts times, and reports whether a 2xx
@@ -253,12 +278,30 @@ func (nt *notifier) send(q queued, body []byte) bool {
 	return resp.StatusCode >= 200 && resp.StatusCode < 300
 }
 
-// close stops the poster: notifications not yet sent are not. After it,
-// no poster starts.
-func (nt *notifier) close() {
-	nt.stop()
-	nt.start.Do(func() {})
-	if nt.done != nil {
-		<-nt.done
-	}
+// close lets the poster send what is queued, for up to within (retries
+// included), then stops it, abandoning a post under way, and returns how
+// many notifications were left unsent (counted as dropped). From its start
+// nothing more is queued, and after it no poster starts. Calls after the
+// first return at once, with the first's count.
+func (nt *notifier) close(within time.Duration) int {
+	nt.closed.Do(func() {
+		nt.closing.Store(true)
+		nt.start.Do(func() {})
+		if nt.done != nil {
+			close(nt.draining)
+			timer := time.NewTimer(within)
+			select {
+			case <-nt.done:
+			case <-timer.C:
+			}
+			timer.Stop()
+		}
+		nt.stop()
+		if nt.done != nil {
+			<-nt.done
+			nt.left.Add(int64(len(nt.queue)))
+			nt.sent.WithLabelValues("dropped").Add(float64(nt.left.Load()))
+		}
+	})
+	return int(nt.left.Load())
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -149,5 +150,66 @@ func TestNotifyRetriesAFailedPost(t *testing.T) {
 	hook.waitFor(t, 1)
 	if posts, _ := hook.counts(); posts != 2 {
 		t.Errorf("%d posts, want a failed one and its retry", posts)
+	}
+}
+
+// A server shutting down sends the notifications it has queued before it
+// stops: a slow receiver still gets every one.
+func TestNotifyShutdownSendsWhatIsQueued(t *testing.T) {
+	hook := &hookReceiver{}
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(200 * time.Millisecond)
+		hook.ServeHTTP(w, r)
+	}))
+	defer slow.Close()
+	f := newFixture(t, notifyConfig(t, slow.URL, "s"))
+	key := map[string]string{"X-API-Key": "demo-free-key"}
+	for range 3 { // crosses 50% and 100%: two notifications
+		f.do(t, "GET", "/api/search", "", key)
+	}
+	f.srv.Close()
+	if posts, n := hook.counts(); posts != 2 || n != 2 {
+		t.Fatalf("after Close the receiver has %d posts, %d notifications; want both sent before Close returned", posts, n)
+	}
+	metrics := readAll(t, f.do(t, "GET", "/metrics", "", nil))
+	if !strings.Contains(metrics, `sluice_notifications_total{result="sent"} 2`) {
+		t.Errorf("metrics lack 2 sent:\n%s", grepLines(metrics, "notifications"))
+	}
+}
+
+// A receiver that never answers holds a shutdown up to DrainTimeout, not
+// longer; what was not sent is logged and counted as dropped.
+func TestNotifyShutdownIsBounded(t *testing.T) {
+	release := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer hung.Close()
+	defer close(release)
+	var logs lockedBuffer
+	f := newFixtureWith(t, notifyConfig(t, hung.URL, "s"), func(o *server.Options) {
+		o.DrainTimeout = 300 * time.Millisecond
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	key := map[string]string{"X-API-Key": "demo-free-key"}
+	for range 3 {
+		f.do(t, "GET", "/api/search", "", key)
+	}
+	time.Sleep(50 * time.Millisecond) // the first post is under way
+	start := time.Now()
+	f.srv.Close()
+	if took := time.Since(start); took < 250*time.Millisecond || took > 2*time.Second {
+		t.Errorf("Close took %v with DrainTimeout 300ms", took)
+	}
+	if !strings.Contains(logs.String(), "notifications not sent at shutdown") || !strings.Contains(logs.String(), "dropped=1") {
+		t.Errorf("log: %s", logs.String())
+	}
+	metrics := readAll(t, f.do(t, "GET", "/metrics", "", nil))
+	if !strings.Contains(metrics, `sluice_notifications_total{result="dropped"} 1`) ||
+		!strings.Contains(metrics, `sluice_notifications_total{result="failed"} 1`) {
+		t.Errorf("metrics: want the abandoned post failed and the queued one dropped:\n%s", grepLines(metrics, "notif"))
 	}
 }

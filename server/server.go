@@ -402,11 +402,15 @@ func (s *Server) Run(ctx context.Context) error {
 
 // Close stops what New started besides the listeners: the refresh of
 // identity.jwt's keys (tokens are then verified with the keys fetched
-// last). Serve calls it when it returns; a Server that is never served
-// must be closed. It is idempotent.
+// last), and notify's poster, after it has sent what is queued for up to
+// DrainTimeout (what it could not send is logged and counted as dropped).
+// Serve calls it when it returns; a Server that is never served must be
+// closed. It is idempotent.
 func (s *Server) Close() error {
 	s.tokens.close()
-	s.notify.close()
+	if left := s.notify.close(s.opts.DrainTimeout); left > 0 {
+		s.log.Warn("notifications not sent at shutdown", "dropped", left, "timeout", s.opts.DrainTimeout)
+	}
 	return nil
 }
 

@@ -91,6 +91,13 @@ func eachStore(t *testing.T, test func(t *testing.T, kind string)) {
 // both on the same fake clock.
 func newFixture(t *testing.T, cfgText string, kind ...string) *fixture {
 	t.Helper()
+	return newFixtureWith(t, cfgText, nil, kind...)
+}
+
+// newFixtureWith is newFixture with the server's options changed by mod
+// (when not nil) before the server is built.
+func newFixtureWith(t *testing.T, cfgText string, mod func(*server.Options), kind ...string) *fixture {
+	t.Helper()
 	f := &fixture{clock: &fakeClock{}}
 	f.clock.us.Store(sluice.MicrosSinceEpoch(noon))
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -129,6 +136,9 @@ func newFixture(t *testing.T, cfgText string, kind ...string) *fixture {
 		}
 		opts.Store, opts.Failover, opts.OverLimit = fo, fo, cache
 		f.failover = fo
+	}
+	if mod != nil {
+		mod(&opts)
 	}
 	f.srv, err = server.New(opts)
 	if err != nil {
