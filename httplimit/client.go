@@ -145,7 +145,7 @@ func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 		if m.now != nil {
 			res.Now = m.now()
 		}
-		if m.observe != nil {
+		if m.observe != nil && !res.peeking {
 			m.observe(res, time.Since(start), nil)
 		}
 		m.spread(res)
@@ -190,7 +190,7 @@ func (m *Middleware) decideChecks(ctx context.Context, res *Result) (*Result, er
 		}
 	}
 	err := m.limiter.Allow(ctx, res.Checks, &res.Decision)
-	if m.observe != nil {
+	if m.observe != nil && (!res.peeking || err != nil) {
 		m.observe(res, time.Since(start), err)
 	}
 	if err != nil {

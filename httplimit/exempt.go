@@ -86,7 +86,7 @@ func (m *Middleware) exempted(r *http.Request, res *Result, by string) *Result {
 	res.Exempt, res.ExemptBy, res.Identity, res.Cost, res.Checks, res.plan = true, by, Identity{}, 0, res.Checks[:0], nil
 	res.matched = res.matched[:0]
 	res.Decision = sluice.Decision{Allowed: true, Statuses: res.Decision.Statuses[:0], Violated: res.Decision.Violated[:0]}
-	if m.onExempt != nil {
+	if m.onExempt != nil && !res.peeking {
 		m.onExempt(r, by)
 	}
 	return res

@@ -115,6 +115,9 @@ type Result struct {
 	penaltyDecision sluice.Decision
 	// statusRefused: StatusHandler refused the read (statusReads).
 	statusRefused bool
+	// peeking: the Result is StatusHandler's, which reads a standing and
+	// decides no request: Observer and OnExempt are not told of it.
+	peeking bool
 
 	// answer records the status of a request whose limits count by
 	// response (see serveCounted).
@@ -283,7 +286,10 @@ func (m *Middleware) identifyInto(r *http.Request, res *Result) (*Result, error)
 // Discard returns res to the pool without ending its request: a
 // concurrency lease it holds is not given back (it expires by itself; use
 // Done to give it back). res must not be used afterwards.
-func (m *Middleware) Discard(res *Result) { m.results.Put(res) }
+func (m *Middleware) Discard(res *Result) {
+	res.peeking = false
+	m.results.Put(res)
+}
 
 // WriteHeaders sets res's RateLimit headers on h, in every configured mode.
 func (m *Middleware) WriteHeaders(h http.Header, res *Result) {

@@ -139,7 +139,9 @@ type Options struct {
 	// OnExempt, when set, is called for every exempt request with why
 	// (ExemptRoute, ExemptAddress, ExemptKey, ExemptUser): exempt requests
 	// are never limited, never counted in the store and never observed by
-	// Observer. It runs on the request's goroutine and must not keep r.
+	// Observer. A read of an exempt client's standing (StatusHandler) is no
+	// request to the API and is not told. It runs on the request's
+	// goroutine and must not keep r.
 	OnExempt func(r *http.Request, reason string)
 
 	// Headers lists the RateLimit header modes sent on every limited
@@ -212,9 +214,12 @@ type Options struct {
 	Clock func() time.Time
 	// Observer, when set, is called after every decision and every failure
 	// to decide, with how long the limiter took: the hook for metrics and
-	// dashboards. A failure because the request's context ended (the client
-	// left) has an err that wraps the context's error (context.Canceled). It runs on the request's goroutine, concurrently with
-	// other requests, and must not keep res.
+	// dashboards. StatusHandler's peeks at a client's standing decide no
+	// request and spend nothing: only their failures are observed. A
+	// failure because the request's context ended (the client left) has an
+	// err that wraps the context's error (context.Canceled). It runs on the
+	// request's goroutine, concurrently with other requests, and must not
+	// keep res.
 	Observer func(res *Result, took time.Duration, err error)
 	// ErrorHandler decides what happens when no decision could be made
 	// (the store failed beyond its own failure policy) for a client still

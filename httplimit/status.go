@@ -117,7 +117,7 @@ func (m *Middleware) StatusHandler() http.Handler {
 // client is the one asked about.
 func (m *Middleware) peek(r *http.Request) (*Result, error) {
 	res := m.results.Get().(*Result)
-	res.statusRefused = false
+	res.statusRefused, res.peeking = false, true
 	if res, err := m.identifyInto(r, res); err != nil || res.Exempt {
 		return res, err
 	}

@@ -206,3 +206,36 @@ func TestStatusOfAnExemptClientAfterARefusal(t *testing.T) {
 		}
 	}
 }
+
+// Reading a standing decides no request: Observer (the metrics' hook) and
+// OnExempt are told of the requests, not of the reads.
+func TestStatusReadsAreNotObservedAsRequests(t *testing.T) {
+	cfg, err := config.Parse("status.yaml", []byte(statusYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := clockAt(time.Date(2027, 1, 31, 23, 0, 0, 0, time.UTC))
+	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+	t.Cleanup(func() { store.Close() })
+	var observed, exempted int
+	o := quiet(cfg)
+	o.Clock = clock.Now
+	o.Observer = func(*httplimit.Result, time.Duration, error) { observed++ }
+	o.OnExempt = func(*http.Request, string) { exempted++ }
+	mw, err := httplimit.New(sluice.NewLimiter(store), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	limited, status := mw.Handler(okHandler()), mw.StatusHandler()
+	acme := req{remote: "192.0.2.1:1", header: map[string]string{"X-API-Key": "acme-key"}}
+	monitor := req{remote: "192.0.2.1:1", header: map[string]string{"X-API-Key": "monitor-key"}}
+	do(limited, acme)
+	do(limited, monitor)
+	for range 3 {
+		standing(t, status, acme)
+		standing(t, status, monitor)
+	}
+	if observed != 1 || exempted != 1 {
+		t.Errorf("observed %d decisions and %d exempt requests, want the one request of each", observed, exempted)
+	}
+}
