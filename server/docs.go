@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/calendartext"
 )
 
 // docsPage is the client documentation generated from the live
@@ -207,7 +208,7 @@ func describeLimit(l sluice.Limit, units bool) docsLimit {
 	case sluice.AlgorithmFixedWindow:
 		d.Note = "counted in fixed windows that start on the clock (the minute, the UTC day)"
 		if l.Period() != 0 {
-			d.Note = calendarNote(l)
+			d.Note = calendartext.Note(l)
 		}
 	case sluice.AlgorithmSlidingLog:
 		d.Note = "counted over the last " + httplimit.WindowOf(l) + " exactly"

@@ -373,13 +373,15 @@ func (a *Analysis) nextSteps(rt rate) []string {
 	default:
 		sim += fmt.Sprintf(" -algorithms %s,sliding-window-log", rec.Algorithm)
 	}
+	if rt.zone != "" {
+		sim += " -zone " + rt.zone
+	}
+	if rt.starts != "" {
+		sim += " -starts " + string(rt.starts)
+	}
 	sim += " -chart replay.svg"
 	if rt.calendar() {
-		if rt.offset != 0 {
-			sim += "` (it counts the periods of the UTC calendar; the configuration's zone and start shift them)"
-		} else {
-			sim += "`"
-		}
+		sim += "`"
 		return []string{
 			"Save the configuration below as `sluice.yaml` and validate it: `sluice check sluice.yaml`.",
 			"Replay your real traffic before enforcing: export requests as `time,key,cost` lines (RFC 3339 or seconds) and run `" + sim + ".",

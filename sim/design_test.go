@@ -352,6 +352,9 @@ func TestDesignCalendarQuotaInAZone(t *testing.T) {
 	if !strings.Contains(a.Markdown, "from 00:00 UTC+09:00 on the 15th") || !strings.Contains(a.Markdown, "5000 per month (from the 15th, UTC+09:00)") {
 		t.Errorf("the analysis does not say when the month starts:\n%s", a.Markdown)
 	}
+	if !strings.Contains(a.Markdown, "sluice simulate -trace requests.csv -limit 5000/month ") || !strings.Contains(a.Markdown, " -zone +09:00 -starts 15 ") {
+		t.Errorf("the replay command does not carry the zone and start:\n%s", a.Markdown)
+	}
 	for name, bad := range map[string]Requirements{
 		"a burst":         {Rate: "10000/month", Burst: 100},
 		"a zone on 1m":    {Rate: "100/1m", Zone: "+09:00"},

@@ -16,6 +16,9 @@ type Result struct {
 	// far after the UTC calendar's its periods start. Empty and 0 otherwise.
 	Period string   `json:"period,omitempty"`
 	Offset Duration `json:"offset,omitempty"`
+	// WholeAgain says when a calendar quota's periods start ("on the 15th
+	// at 00:00 UTC+09:00"); empty otherwise.
+	WholeAgain string `json:"whole_again,omitempty"`
 	// Tested is the quantity/window the contenders were given when it
 	// differs from Limit (see Request.Reference); empty otherwise.
 	Tested string `json:"tested,omitempty"`

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/calendartext"
 )
 
 // Config says what Run measures: every contender is replayed on the trace
@@ -253,6 +254,7 @@ func (s *simulation) result(jobs []*job, ref *job) *Result {
 	}
 	if s.req.calendar() {
 		res.Period, res.Offset = s.req.period.String(), Duration(s.req.offset)
+		res.WholeAgain = calendartext.WholeAgain(sluice.Calendar(q, s.req.period).WithOffset(s.req.offset))
 		res.Reference = fmt.Sprintf("%s %d/%dd", s.ref.Algorithm(), q, s.cfg.Window/(24*time.Hour))
 	}
 	if s.retrying {

@@ -287,3 +287,31 @@ func TestSimulateCalendarQuota(t *testing.T) {
 		t.Errorf("tested %q: %+v", res.Tested, f)
 	}
 }
+
+// A zone shifts a calendar quota's periods in a simulation as in the
+// configuration: three requests late on a UTC day are two on one Tokyo day
+// and one on the next; a month from the 15th in Tokyo is the configured
+// limit's.
+func TestSimulateCalendarQuotaInAZone(t *testing.T) {
+	trace := "2026-03-10T14:00:00Z,a\n2026-03-10T14:30:00Z,a\n2026-03-10T15:30:00Z,a\n"
+	utc := simulate(t, Request{Trace: trace, Limit: "2/day", Algorithms: []string{"fixed-window"}})
+	tokyo := simulate(t, Request{Trace: trace, Limit: "2/day", Zone: "+09:00", Algorithms: []string{"fixed-window"}})
+	if u, k := utc.Algorithms[0], tokyo.Algorithms[0]; u.Admitted != 2 || k.Admitted != 3 || tokyo.Period != "day" {
+		t.Errorf("admitted %d by UTC days, %d by Tokyo's (period %q); want 2 and 3", u.Admitted, k.Admitted, tokyo.Period)
+	}
+	res := simulate(t, Request{Pattern: &Pattern{Name: PatternBoundaryBurst}, Limit: "100/month", Zone: "+09:00", Starts: "15",
+		Reference: "120/month", Algorithms: []string{"fixed-window"}})
+	want := sluice.Calendar(100, sluice.Month).WithOffset(14*24*time.Hour - 9*time.Hour)
+	if res.Offset.D() != want.Offset() || res.Algorithms[0].Limit != want.String() {
+		t.Errorf("periods offset by %v, limit %s; want %v, %s", res.Offset, res.Algorithms[0].Limit, want.Offset(), want)
+	}
+	for name, bad := range map[string]Request{
+		"a zone on a minute": {Pattern: &Pattern{Name: PatternSteady}, Limit: "100/1m", Zone: "+09:00"},
+		"starts on a day":    {Pattern: &Pattern{Name: PatternSteady}, Limit: "100/day", Starts: "3"},
+		"a named zone":       {Pattern: &Pattern{Name: PatternSteady}, Limit: "100/month", Zone: "Asia/Tokyo"},
+	} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -28,6 +28,14 @@ type Request struct {
 	// through the calendar window (sluice.Calendar) as the fixed window, and
 	// through the other algorithms over the period's longest (31 days).
 	Limit string `json:"limit"`
+	// Zone and Starts shift a calendar quota's periods as the
+	// configuration's zone and starts do (see Requirements.Zone): Zone is
+	// UTC (default) or a fixed offset ("+09:00"), Starts a weekday for a
+	// week or a day from 1 to 28 for a month. With a rate per day, Zone
+	// makes it the calendar day of that zone. They apply to Reference too
+	// when it is a calendar rate, and to nothing else.
+	Zone   string `json:"zone,omitempty"`
+	Starts Starts `json:"starts,omitempty"`
 	// Reference is the requirement every algorithm is measured against
 	// (worst windows, decisions of the exact log) and that a pattern's
 	// defaults are derived from, as ParseRate reads it; empty means Limit.
@@ -160,14 +168,17 @@ type prepared struct {
 // prepare parses and checks req's parameters, and a pattern's expected
 // size against req.MaxArrivals.
 func (req Request) prepare() (*prepared, error) {
-	lim, err := parseRate(req.Limit)
+	lim, err := calendarOf(req.Limit, req.Zone, req.Starts)
 	if err != nil {
 		return nil, err
 	}
 	q, w := lim.q, lim.w
 	pl := &prepared{lim: lim, ref: lim}
 	if req.Reference != "" {
-		if pl.ref, err = parseRate(req.Reference); err != nil {
+		if pl.ref, err = parseRate(req.Reference); err == nil && pl.ref.calendar() {
+			pl.ref, err = calendarOf(req.Reference, req.Zone, req.Starts)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("reference: %w", err)
 		}
 	}

@@ -18,6 +18,9 @@ func WriteTable(w io.Writer, res *Result) error {
 	if res.Tested != "" {
 		limit = fmt.Sprintf("testing %s against the limit %s", res.Tested, res.Limit)
 	}
+	if res.Offset != 0 {
+		limit += ", whole again " + res.WholeAgain + ","
+	}
 	fmt.Fprintf(w, "%s: %s, %s over %s; %s per key; reference %s\n",
 		res.Source, plural(res.Keys, "key"), requestsText(res), res.Duration, limit, res.Reference)
 	if res.Retry != nil {

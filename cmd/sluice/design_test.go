@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,26 @@ func TestDesignCalendarQuotaFromFlags(t *testing.T) {
 		if !strings.Contains(md, s) {
 			t.Errorf("the analysis lacks %q", s)
 		}
+	}
+	// The replay command the analysis suggests runs as written, on the
+	// same shifted months.
+	i := strings.Index(md, "`sluice simulate -trace requests.csv")
+	if i < 0 {
+		t.Fatalf("the analysis suggests no replay command:\n%s", md)
+	}
+	command := md[i+1 : i+1+strings.IndexByte(md[i+1:], '`')]
+	trace := filepath.Join(dir, "requests.csv")
+	if err := os.WriteFile(trace, []byte("2026-03-14T15:30:00Z,a\n2026-03-14T16:00:00Z,a\n2026-03-14T17:00:00Z,a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Fields(strings.ReplaceAll(command, "requests.csv", trace))[1:]
+	args = slices.DeleteFunc(args, func(a string) bool { return strings.HasSuffix(a, ".svg") })
+	if k := slices.Index(args, "-chart"); k >= 0 {
+		args = slices.Delete(args, k, k+1)
+	}
+	code, out, errOut := runSluice(t, args...)
+	if code != 0 || !strings.Contains(out, "limit 10000/month, whole again on the 15th at 00:00 UTC+09:00, per key") {
+		t.Errorf("%q: exit %d\n%s%s", command, code, out, errOut)
 	}
 	if code, _, errOut := runSluice(t, "design", "-rate", "100/1m", "-zone", "+09:00"); code == 0 || !strings.Contains(errOut, "calendar") {
 		t.Errorf("a zone on a rate per minute: exit %d: %s", code, errOut)

@@ -31,6 +31,7 @@ examples:
   sluice simulate -pattern many-keys -keys 5000 -format json
   sluice simulate -trace requests.csv -limit 10/1s -burst 20 -chart out.svg
   sluice simulate -pattern boundary-burst -limit 10000/month
+  sluice simulate -trace requests.csv -limit 10000/month -zone +09:00 -starts 15
 
 flags:
 `
@@ -50,6 +51,8 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		algs     = fs.String("algorithms", "all", "comma-separated `list` of algorithms")
 		limit    = fs.String("limit", "100/1m", "the limit per key, `quantity/window` (a window of week, month or year is a calendar quota, e.g. 10000/month)")
 		ref      = fs.String("reference", "", "measure against this `quantity/window` instead of -limit (e.g. -limit 80/1m -burst 20 -reference 100/1m)")
+		zone     = fs.String("zone", "", "a calendar quota's zone: UTC (default) or a fixed offset such as +09:00; with a rate per day, that zone's calendar day")
+		starts   = fs.String("starts", "", "a calendar quota's first day: a weekday for a week (default monday), a day from 1 to 28 for a month (default 1)")
 		burst    = fs.Int64("burst", 0, "bucket capacity of token-bucket, leaky-bucket and gcra (default the quantity)")
 		seed     = fs.Uint64("seed", 1, "random seed: the same seed gives the same traffic and figures")
 		format   = fs.String("format", "table", "output: table or json")
@@ -83,7 +86,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	req := sim.Request{Limit: *limit, Reference: *ref, Burst: *burst, Seed: *seed, SkipBadLines: *skipBad}
+	req := sim.Request{Limit: *limit, Zone: *zone, Starts: sim.Starts(*starts), Reference: *ref, Burst: *burst, Seed: *seed, SkipBadLines: *skipBad}
 	if *algs != "all" {
 		req.Algorithms = strings.Split(*algs, ",")
 	}

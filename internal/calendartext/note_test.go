@@ -1,4 +1,4 @@
-package server
+package calendartext
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-func TestCalendarNoteSaysWhenTheQuotaIsWholeAgain(t *testing.T) {
+func TestNoteSaysWhenTheQuotaIsWholeAgain(t *testing.T) {
 	day := 24 * time.Hour
 	for _, c := range []struct {
 		l    sluice.Limit
@@ -25,7 +25,7 @@ func TestCalendarNoteSaysWhenTheQuotaIsWholeAgain(t *testing.T) {
 		if c.l.Err() != nil {
 			t.Fatal(c.l.Err())
 		}
-		if got := calendarNote(c.l); got != c.want {
+		if got := Note(c.l); got != c.want {
 			t.Errorf("%v:\n got %s\nwant %s", c.l, got, c.want)
 		}
 	}
