@@ -56,12 +56,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("%s: %w", fs.Arg(0), err)
 		}
 	}
-	keys := fmt.Sprintf("%d API keys", len(cfg.Keys))
+	keys := count(len(cfg.Keys), "API key")
 	if cfg.KeysFile != "" {
 		keys += " (with those of " + cfg.KeysFile + ")"
 	}
-	fmt.Fprintf(stdout, "\n%s is valid: %d plans, %d global limits, %s, store %s.\n",
-		cfg.File, len(cfg.Policy.Plans), len(cfg.Policy.Global), keys, cfg.Store.Type)
+	fmt.Fprintf(stdout, "\n%s is valid: %s, %s, %s, store %s.\n",
+		cfg.File, count(len(cfg.Policy.Plans), "plan"), count(len(cfg.Policy.Global), "global limit"), keys, cfg.Store.Type)
 	return nil
 }
 
@@ -166,4 +166,12 @@ func printExempt(w io.Writer, cfg *config.Config) {
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "EXEMPT  %s\n", strings.Join(parts, "; "))
 	}
+}
+
+// count writes n things: "1 plan", "2 plans", "0 API keys".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

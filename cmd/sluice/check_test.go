@@ -58,6 +58,7 @@ func TestCheckPrintsTheRulesTable(t *testing.T) {
 		"reports.per-minute sliding-window-log 30",
 		"exports POST /v1/exports for free",
 		"completions POST /v1/completions client completions.tokens sliding-window-counter 100000 1m 100000 4096",
+		"is valid: 2 plans, 1 global limit, 0 API keys, store memory.",
 	} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
