@@ -166,6 +166,10 @@
 //     still accepted writes (a graceful Sentinel failover), or before it
 //     received them (a crash) — is counted in Guarded.Losses and logged at
 //     error level, and so is a master back at its address without its data.
+//     So are the keys a master evicts to make room (INFO stats
+//     evicted_keys): an evicted state gives its client a fresh quota, and
+//     a master with a maxmemory and a maxmemory-policy other than
+//     noeviction is warned about when first seen.
 //     With Options.Replicas (WithReplicas), every script run waits for its
 //     replicas (WAIT) and a write none of them holds is an error, decided
 //     by OnStoreError and charged later, never a decision a failover can

@@ -32,6 +32,13 @@ type Losses struct {
 	// history unrelated to the one they had: restarted without their data
 	// (no persistence) or resynchronised from scratch.
 	EmptyRestarts int64
+	// Evicted counts the keys the masters evicted to make room since the
+	// store first saw them (INFO stats evicted_keys, read every
+	// watchEvery): a Redis with a maxmemory and a maxmemory-policy other
+	// than noeviction drops keys when full, and an evicted state gives its
+	// client a fresh quota. On a Redis shared with other programs, their
+	// keys count too.
+	Evicted int64
 }
 
 // replication is the part of INFO replication the watch reads.
@@ -41,8 +48,7 @@ type replication struct {
 	offset, secondOff int64
 }
 
-func parseReplication(text string) replication {
-	m := parseFields(text)
+func parseReplication(m map[string]string) replication {
 	atoi := func(k string) int64 { n, _ := strconv.ParseInt(m[k], 10, 64); return n }
 	return replication{role: m["role"], replid: m["master_replid"], replid2: m["master_replid2"],
 		offset: atoi("master_repl_offset"), secondOff: atoi("second_repl_offset")}
@@ -102,9 +108,11 @@ func (h *history) observe(addr string, r replication) (lost int64, restarted boo
 type watcher struct {
 	log     *slog.Logger
 	history history
+	memory  memoryWatch
 	lost    atomic.Int64
 	bytes   atomic.Int64
 	restart atomic.Int64
+	evicted atomic.Int64
 }
 
 // watch reads the deployment every watchEvery until stop is closed: a
@@ -136,11 +144,13 @@ func (s *Store) watchOnce(w *watcher) {
 		if !s.cluster {
 			s.master.Store(&addr)
 		}
-		text, err := c.Do(ctx, c.B().Info().Section("replication").Build()).ToString()
+		text, err := c.Do(ctx, c.B().Info().Section("replication", "stats", "memory").Build()).ToString()
 		if err != nil {
 			continue
 		}
-		lost, restarted := w.history.observe(addr, parseReplication(text))
+		fields := parseFields(text)
+		w.observeMemory(addr, fields)
+		lost, restarted := w.history.observe(addr, parseReplication(fields))
 		switch {
 		case lost > 0:
 			w.lost.Add(1)
@@ -160,5 +170,6 @@ func (s *Store) watchOnce(w *watcher) {
 
 // losses returns w's counts.
 func (w *watcher) losses() Losses {
-	return Losses{LostWrites: w.lost.Load(), LostBytes: w.bytes.Load(), EmptyRestarts: w.restart.Load()}
+	return Losses{LostWrites: w.lost.Load(), LostBytes: w.bytes.Load(), EmptyRestarts: w.restart.Load(),
+		Evicted: w.evicted.Load()}
 }

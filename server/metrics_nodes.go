@@ -26,6 +26,10 @@ func registerNodeMetrics(reg *prometheus.Registry, f *failover.Store, losses fun
 			Name: "sluice_redis_empty_restarts_total",
 			Help: "Masters seen again at the same address without the data they had (restarted without persistence).",
 		}, func() float64 { return float64(losses().EmptyRestarts) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sluice_redis_evicted_keys_total",
+			Help: "Keys the Redis masters evicted to make room since the store first saw them (a maxmemory-policy other than noeviction): each evicted limit state gives its client a fresh quota.",
+		}, func() float64 { return float64(losses().Evicted) }),
 	)
 }
 

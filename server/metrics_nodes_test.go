@@ -56,7 +56,7 @@ func TestNodeMetrics(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	if _, err := server.New(server.Options{Config: cfg, Store: f, Failover: f, Registry: reg,
-		StoreLosses: func() redis.Losses { return redis.Losses{LostWrites: 2, EmptyRestarts: 1} }}); err != nil {
+		StoreLosses: func() redis.Losses { return redis.Losses{LostWrites: 2, EmptyRestarts: 1, Evicted: 7} }}); err != nil {
 		t.Fatal(err)
 	}
 	got := gatheredSeries(t, reg)
@@ -68,6 +68,7 @@ func TestNodeMetrics(t *testing.T) {
 		`sluice_store_node_fallback_decisions_total{node="b"}`: 0,
 		`sluice_redis_lost_writes_total`:                       2,
 		`sluice_redis_empty_restarts_total`:                    1,
+		`sluice_redis_evicted_keys_total`:                      7,
 	} {
 		if v, ok := got[series]; !ok || v != want {
 			t.Errorf("%s = %v (exported %v), want %v", series, v, ok, want)
