@@ -40,6 +40,8 @@ type Config struct {
 	Connections Connections
 	// Designer bounds the designer's simulations.
 	Designer Designer
+	// Shutdown is how the server stops on SIGTERM.
+	Shutdown Shutdown
 	// Notify is the webhook told of quotas used (notify:); URL "" for none.
 	Notify Notify
 	// Upstream is the URL the server proxies admitted requests to; empty

@@ -59,7 +59,8 @@ func Parse(name string, data []byte) (*Config, error) {
 	c := &Config{File: name, Listen: ":8080", Policy: &httplimit.Policy{}, Keys: map[[32]byte]*Key{},
 		Admin:       Admin{Listen: "127.0.0.1:9090", LoopbackScopes: ScopeRead},
 		Connections: defaultConnections(),
-		Designer:    Designer{MaxArrivals: 200_000, Timeout: 10 * time.Second}}
+		Designer:    Designer{MaxArrivals: 200_000, Timeout: 10 * time.Second},
+		Shutdown:    Shutdown{Drain: 10 * time.Second}}
 	raw := rawConfig{}
 	var upstreamTLS *yaml.Node
 	d.Mapping(doc, "", map[string]field{
@@ -69,6 +70,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		"admin":          func(n *yaml.Node, p string) { d.admin(n, p, &c.Admin) },
 		"connections":    func(n *yaml.Node, p string) { d.connections(n, p, &c.Connections) },
 		"designer":       func(n *yaml.Node, p string) { d.designer(n, p, &c.Designer) },
+		"shutdown":       func(n *yaml.Node, p string) { d.shutdown(n, p, &c.Shutdown) },
 		"upstream":       func(n *yaml.Node, p string) { c.Upstream = d.upstream(n, p) },
 		"upstream_tls": func(n *yaml.Node, p string) {
 			d.clientTLS(n, p, &c.UpstreamTLS)

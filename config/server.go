@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
 )
 
 // TLS configures a listener's TLS. Paths are relative to the configuration
@@ -103,6 +105,20 @@ type Connections struct {
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// MaxHeaderBytes bounds a request's headers, 64 KiB by default.
 	MaxHeaderBytes int
+}
+
+// Shutdown is how the server stops when told to (SIGTERM): first it stays
+// up for Delay, serving every request while /readyz answers 503 and
+// keep-alive connections end after their next answer, so that a load
+// balancer watching readiness (a Kubernetes Service) stops sending it new
+// connections before its listeners close; then it closes them and gives the
+// requests in flight up to Drain to finish (and notify's queue as long
+// after).
+type Shutdown struct {
+	// Delay is 0 by default (stop at once), at most 5 minutes.
+	Delay time.Duration
+	// Drain is 10s by default, from 1s to 10 minutes.
+	Drain time.Duration
 }
 
 // Designer bounds the designer's simulations (POST /designer/run).
@@ -234,6 +250,25 @@ func (d *decoder) connections(n *yaml.Node, path string, c *Connections) {
 		"write_timeout":       func(n *yaml.Node, p string) { c.WriteTimeout = d.Duration(n, p) },
 		"idle_timeout":        func(n *yaml.Node, p string) { c.IdleTimeout = d.Duration(n, p) },
 		"max_header_bytes":    func(n *yaml.Node, p string) { c.MaxHeaderBytes = int(d.Int(n, p, 1024, 1<<20)) },
+	})
+}
+
+func (d *decoder) shutdown(n *yaml.Node, path string, s *Shutdown) {
+	d.Mapping(n, path, map[string]field{
+		"delay": func(n *yaml.Node, p string) {
+			if v, err := yamlcheck.ParseDuration(n.Value); n.Kind == yaml.ScalarNode && err == nil && v == 0 {
+				s.Delay = 0 // none: stop at once
+				return
+			}
+			if s.Delay = d.Duration(n, p); s.Delay > 5*time.Minute {
+				d.Errorf(n, p, "%v: give a delay from 0s to 5m", s.Delay)
+			}
+		},
+		"drain": func(n *yaml.Node, p string) {
+			if s.Drain = d.Duration(n, p); s.Drain < time.Second || s.Drain > 10*time.Minute {
+				d.Errorf(n, p, "%v: give a drain from 1s to 10m", s.Drain)
+			}
+		},
 	})
 }
 

@@ -142,7 +142,7 @@ func (s *Server) serveEnvoy(ctx context.Context, ln net.Listener, useTLS bool) {
 	go func() { gs.GracefulStop(); close(stopped) }()
 	select {
 	case <-stopped:
-	case <-time.After(s.opts.DrainTimeout):
+	case <-time.After(s.drainTimeout()):
 		gs.Stop()
 	}
 	<-done

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -57,10 +59,23 @@ func (s *Server) adminRoutes() http.Handler {
 
 func handleHealth(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) }
 
+// handleReady answers /readyz: 503 once the server is shutting down, or
+// while its store is not reachable under on_store_error deny (see
+// Options.Ready); otherwise 200, saying so when the store is not reachable
+// and decisions follow on_store_error.
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	if s.draining.Load() {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
 	if s.opts.Ready != nil {
 		if err := s.opts.Ready(r.Context()); err != nil {
-			http.Error(w, "store not reachable: "+err.Error(), http.StatusServiceUnavailable)
+			policy := cmp.Or(s.Config().Store.Redis.OnStoreError, "local")
+			if policy == "deny" {
+				http.Error(w, "store not reachable, and on_store_error deny refuses every request: "+err.Error(), http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprintf(w, "ready, deciding by on_store_error %s: the store is not reachable: %v\n", policy, err)
 			return
 		}
 	}

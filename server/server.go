@@ -67,10 +67,15 @@ type Options struct {
 	// the Go runtime's and the process's (go_memstats_*, go_goroutines,
 	// process_resident_memory_bytes, …).
 	Registry *prometheus.Registry
-	// DrainTimeout bounds graceful shutdown, 10s by default.
+	// DrainTimeout bounds graceful shutdown: how long requests in flight
+	// get to finish once the listeners close (and notify's queue as long
+	// after). 0: the configuration's shutdown.drain, 10s by default.
 	DrainTimeout time.Duration
-	// Ready reports whether the store is reachable (for /readyz); always
-	// ready when nil.
+	// Ready reports whether the store is reachable; nil: always. /readyz
+	// answers 503 while it fails only under on_store_error deny, which can
+	// then only refuse: under local or allow the instance still decides,
+	// and taking every instance out of a load balancer while a shared store
+	// is down would make its outage the API's.
 	Ready func(ctx context.Context) error
 	// StoreDown reports whether the store is failing (a degradation
 	// signal); never when nil.
@@ -122,6 +127,9 @@ type Server struct {
 	checks sync.Pool
 	// designer runs the designer's simulations within their limits.
 	designer *designer
+	// draining is set once Serve has been told to stop: /readyz answers
+	// 503 from then on.
+	draining atomic.Bool
 	// loaded is the digest of the watched files the configuration in force
 	// was read from (WatchFile only; see watchSet.digest), kept by the
 	// watcher: at its start it reloads if a file changed since New, and it
@@ -166,9 +174,6 @@ func New(opts Options) (*Server, error) {
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 		opts.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	}
-	if opts.DrainTimeout == 0 {
-		opts.DrainTimeout = 10 * time.Second
 	}
 	s := &Server{opts: opts, ownClock: ownClock, log: opts.Logger, limiter: sluice.NewLimiter(opts.Store)}
 	s.checks.New = newCheckScratch
@@ -408,8 +413,8 @@ func (s *Server) Run(ctx context.Context) error {
 // closed. It is idempotent.
 func (s *Server) Close() error {
 	s.tokens.close()
-	if left := s.notify.close(s.opts.DrainTimeout); left > 0 {
-		s.log.Warn("notifications not sent at shutdown", "dropped", left, "timeout", s.opts.DrainTimeout)
+	if left := s.notify.close(s.drainTimeout()); left > 0 {
+		s.log.Warn("notifications not sent at shutdown", "dropped", left, "timeout", s.drainTimeout())
 	}
 	return nil
 }
@@ -441,7 +446,9 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		s.httpListener("admin", s.admin, ls.Admin, st.adminTLS != nil, func(st *state) *tls.Config { return st.adminTLS }),
 	}
 	var wg sync.WaitGroup
-	watchCtx, stopWatch := context.WithCancel(ctx)
+	// The watch, the sampling and Envoy's service run until the listeners
+	// close, past ctx's end by shutdown.delay.
+	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	defer func() { stopWatch(); wg.Wait() }()
 	if s.opts.Load != nil {
 		wg.Go(func() { s.watch(watchCtx) })
@@ -468,9 +475,15 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		pending--
 		errs = append(errs, err) // a listener failed: stop the others too
 	case <-ctx.Done():
+		if err := s.lameDuck(servers, errc); err != nil {
+			pending--
+			errs = append(errs, err)
+		}
 	}
-	s.log.Info("shutting down, draining in-flight requests", "timeout", s.opts.DrainTimeout)
-	drain, cancel := context.WithTimeout(context.Background(), s.opts.DrainTimeout)
+	s.draining.Store(true)
+	stopWatch()
+	s.log.Info("shutting down, draining in-flight requests", "timeout", s.drainTimeout())
+	drain, cancel := context.WithTimeout(context.Background(), s.drainTimeout())
 	defer cancel()
 	for _, l := range servers {
 		if err := l.srv.Shutdown(drain); err != nil {
@@ -487,6 +500,40 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		return fmt.Errorf("server: %w", err)
 	}
 	return nil
+}
+
+// lameDuck keeps serving for the configuration's shutdown.delay while
+// /readyz answers 503 and every answer closes its connection, so that a
+// load balancer watching readiness stops sending new connections before
+// the listeners close. It returns early with the error of a listener that
+// failed meanwhile (received from errc).
+func (s *Server) lameDuck(servers []*httpListener, errc <-chan error) error {
+	d := s.Config().Shutdown.Delay
+	if d <= 0 {
+		return nil
+	}
+	s.draining.Store(true)
+	for _, l := range servers {
+		l.srv.SetKeepAlivesEnabled(false)
+	}
+	s.log.Info("shutting down: not ready, still serving until the delay ends", "delay", d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case err := <-errc:
+		return err
+	case <-t.C:
+		return nil
+	}
+}
+
+// drainTimeout is Options.DrainTimeout, else the configuration's
+// shutdown.drain.
+func (s *Server) drainTimeout() time.Duration {
+	if s.opts.DrainTimeout > 0 {
+		return s.opts.DrainTimeout
+	}
+	return s.Config().Shutdown.Drain
 }
 
 // httpListener is one listener and its HTTP server.

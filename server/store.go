@@ -17,7 +17,7 @@ import (
 // needs around it.
 type OpenedStore struct {
 	Store sluice.Store
-	// Ready reports whether the store can decide (for /readyz).
+	// Ready reports whether the store is reachable (see Options.Ready).
 	Ready func(ctx context.Context) error
 	// Close releases the store's resources.
 	Close func() error

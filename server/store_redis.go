@@ -19,7 +19,8 @@ import (
 // store with each quota divided by the instance count. A password file is
 // read again for each new connection to Redis. The server starts
 // while Redis cannot be reached: it decides by on_store_error, /readyz says
-// not ready, a warning says so, and Redis takes over when it comes.
+// so (not ready under deny), a warning says so, and Redis takes over when
+// it comes.
 // openTimeout bounds the first attempt to reach Redis at start-up.
 const openTimeout = 5 * time.Second
 
