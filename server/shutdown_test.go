@@ -19,7 +19,9 @@ import (
 // ready under deny, which can only refuse.
 func TestReadyWhileTheStoreIsDown(t *testing.T) {
 	down := func(o *server.Options) {
-		o.Ready = func(context.Context) error { return fmt.Errorf("redis: %w: connection refused", sluice.ErrStoreUnavailable) }
+		o.Ready = func(context.Context) error {
+			return fmt.Errorf("redis: %w: connection refused", sluice.ErrStoreUnavailable)
+		}
 	}
 	for _, c := range []struct {
 		store string
