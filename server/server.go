@@ -388,7 +388,8 @@ type Listeners struct {
 	Envoy net.Listener
 }
 
-// Run opens the configured listeners and serves on them until ctx is done,
+// Run opens the configured listeners and serves on them until ctx is done
+// and the configuration's shutdown.delay has passed (see config.Shutdown),
 // then drains in-flight requests (up to DrainTimeout). It reloads on SIGHUP
 // and, with WatchFile, on file change.
 func (s *Server) Run(ctx context.Context) error {
