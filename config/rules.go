@@ -22,7 +22,8 @@ import (
 //	      plans: [free]         # clients of these plans only; default: every plan
 //	    key: [path:tenant]      # client (default), api_key, user, ip, ip/24,
 //	                            # ip/24/48, header:<name>, host, path, path:<wildcard>,
-//	                            # query:<name>, cookie:<name>, route, rule
+//	                            # query:<name>, cookie:<name>, form:<name>,
+//	                            # json:<path>, claim:<name>, route, rule
 //	    header_from: trusted_proxies   # or any
 //	    fallback: ip            # or shared, skip
 //	    cost: 1                 # default: the request's cost

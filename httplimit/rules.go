@@ -77,14 +77,24 @@ type Rule struct {
 	//   - "query:<name>": the first value of a query parameter, decoded;
 	//   - "cookie:<name>": the value of a cookie (reading the request's
 	//     cookies allocates);
+	//   - "form:<name>": the first value of a field of an
+	//     application/x-www-form-urlencoded body, in lower case (the
+	//     username of a login form: "Alice" and "alice" are one count);
+	//   - "json:<path>": a field of a JSON object body (application/json
+	//     or +json), names joined by dots, at most four ("user.email"): a
+	//     string, in lower case, a whole number or a boolean. Form and JSON
+	//     fields are read from bodies of at most MaxKeyBody bytes, once per
+	//     request, and the handler still reads the whole body; absent from
+	//     DecideFor's requests, forward-auth and the decision API, which
+	//     have no body;
 	//   - "route": the pattern of Paths that matched ("*" when Paths is
 	//     empty): every client shares it;
 	//   - "rule": one value for every request the rule matches, whichever
 	//     of its patterns: one count for all of them together.
 	//
-	// A query parameter and a cookie are the client's to choose, as a
-	// header of HeaderFromAny is: a client choosing the value chooses its
-	// count. Values of at most 64 characters of A-Z a-z 0-9 . _ - @ are
+	// A query parameter, a cookie and a body field are the client's to
+	// choose, as a header of HeaderFromAny is: a client choosing the value
+	// chooses its count (which is the point of a count per username). Values of at most 64 characters of A-Z a-z 0-9 . _ - @ are
 	// kept as they are in the store key; others are replaced by a hash, so
 	// that no header can shape a store key. A value that is absent (no API key, an
 	// empty or unbelieved header) is replaced as Fallback says.
@@ -146,6 +156,10 @@ const (
 	KeyQuery  = "query:"
 	KeyCookie = "cookie:"
 	KeyPath   = "path:"
+	// KeyForm and KeyJSON prefix a field of a form body and the path of a
+	// field of a JSON body.
+	KeyForm = "form:"
+	KeyJSON = "json:"
 	// KeyClaim prefixes the name of a claim of the verified token
 	// (TokenClaims.Claims).
 	KeyClaim = "claim:"

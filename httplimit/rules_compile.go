@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -112,6 +113,19 @@ func parseKeyPart(s string, o *Options, paths []pathPattern) (keyPart, error) {
 			return kp, fmt.Errorf("%q: %q is not a %s name", s, name, strings.TrimSuffix(kind, ":"))
 		}
 		kp.kind, kp.header = kind, name
+	case strings.HasPrefix(s, KeyForm):
+		name := strings.TrimPrefix(s, KeyForm)
+		if name == "" || len(name) > 64 || strings.ContainsFunc(name, func(r rune) bool { return r <= ' ' || r >= 0x7f }) {
+			return kp, fmt.Errorf("%q: a form field name of 1 to 64 printable ASCII characters", s)
+		}
+		kp.kind, kp.header = KeyForm, name
+	case strings.HasPrefix(s, KeyJSON):
+		path := strings.TrimPrefix(s, KeyJSON)
+		names := strings.Split(path, ".")
+		if len(path) > 256 || len(names) > maxJSONDepth || slices.Contains(names, "") {
+			return kp, fmt.Errorf("%q: a JSON field path of 1 to %d names joined by dots (user.email)", s, maxJSONDepth)
+		}
+		kp.kind, kp.header = KeyJSON, path
 	case s == KeyUser:
 		if o.UserHeader == "" && o.Tokens == nil {
 			return kp, errors.New(`"user" needs Options.UserHeader (identity.user_header) or Options.Tokens (identity.jwt)`)
@@ -159,7 +173,7 @@ func parseKeyPart(s string, o *Options, paths []pathPattern) (keyPart, error) {
 			kp.wild = append(kp.wild, k)
 		}
 	default:
-		return kp, fmt.Errorf("%q is not a key attribute (client, api_key, user, ip, ip/N, ip/N/M, header:<name>, host, path, path:<wildcard>, query:<name>, cookie:<name>, claim:<name>, route, rule)", s)
+		return kp, fmt.Errorf("%q is not a key attribute (client, api_key, user, ip, ip/N, ip/N/M, header:<name>, host, path, path:<wildcard>, query:<name>, cookie:<name>, form:<name>, json:<path>, claim:<name>, route, rule)", s)
 	}
 	return kp, nil
 }

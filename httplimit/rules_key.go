@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/netip"
+	"strings"
 )
 
 // requestFacts are what a rule's key may read of one request: the request,
@@ -24,6 +25,8 @@ type requestFacts struct {
 	trusted  bool
 	addrDone bool
 	addr     netip.Addr
+	// reqBody is the body's form or JSON fields, read for keys of them.
+	reqBody requestBody
 }
 
 func (f *requestFacts) peerTrusted(id *identifier) bool {
@@ -133,6 +136,18 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 	case KeyClaim:
 		if v := f.id.claims.claim(kp.header); v != "" {
 			return appendKeyValue(buf, v, false), true
+		}
+	case KeyForm, KeyJSON:
+		if !f.client {
+			var v string
+			if kp.kind == KeyForm {
+				v = f.formValue(kp.header)
+			} else {
+				v = f.jsonValue(kp.header)
+			}
+			if v != "" && len(v) <= maxCredentialLen {
+				return appendKeyValue(buf, strings.ToLower(v), false), true
+			}
 		}
 	case KeyCookie:
 		if !f.client {

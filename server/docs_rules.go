@@ -100,6 +100,10 @@ func ruleKey(r httplimit.Rule) string {
 			parts = append(parts, "query parameter "+strings.TrimPrefix(k, httplimit.KeyQuery))
 		case strings.HasPrefix(k, httplimit.KeyCookie):
 			parts = append(parts, "cookie "+strings.TrimPrefix(k, httplimit.KeyCookie))
+		case strings.HasPrefix(k, httplimit.KeyForm):
+			parts = append(parts, "form field "+strings.TrimPrefix(k, httplimit.KeyForm)+" of the request")
+		case strings.HasPrefix(k, httplimit.KeyJSON):
+			parts = append(parts, "JSON field "+strings.TrimPrefix(k, httplimit.KeyJSON)+" of the request")
 		case strings.HasPrefix(k, httplimit.KeyClaim):
 			parts = append(parts, "claim "+strings.TrimPrefix(k, httplimit.KeyClaim)+" of your access token")
 		default:
