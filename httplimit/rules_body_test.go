@@ -120,3 +120,26 @@ func TestRuleBodyKeysValidate(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the body and its type, a rule keyed by its fields decides
+// without failing and the handler reads the body exactly as it was sent.
+func FuzzRuleBodyKey(f *testing.F) {
+	f.Add("application/x-www-form-urlencoded", "username=alice&password=x")
+	f.Add("application/json", `{"user":{"email":"a@example.com"}}`)
+	f.Add("application/json; charset=utf-8", `{"user":{"email":7}}`)
+	f.Add("application/x-www-form-urlencoded", "username=%zz&username=b")
+	f.Add("text/plain", "username=alice")
+	f.Add("application/json", `{"user":`)
+	never := []sluice.Limit{sluice.FixedWindow(1<<40, time.Minute)}
+	mw, _ := clockedMiddleware(f, httplimit.Options{
+		Plans: []*httplimit.Plan{{Name: "free", Limits: never}},
+		Rules: []httplimit.Rule{{Name: "logins", Key: []string{"form:username", "json:user.email"}, Limits: never}},
+	})
+	h := mw.Handler(echoBody())
+	f.Fuzz(func(t *testing.T, contentType, body string) {
+		w := post(h, "192.0.2.1", contentType, body)
+		if w.Code != 200 || w.Body.String() != body {
+			t.Fatalf("%q as %q: %d, the handler read %q", body, contentType, w.Code, w.Body.String())
+		}
+	})
+}

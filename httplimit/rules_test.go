@@ -19,7 +19,7 @@ import (
 
 // clockedMiddleware returns the Middleware of o on a memory store, both on
 // a fake clock at noon, logging nowhere unless o says where.
-func clockedMiddleware(t *testing.T, o httplimit.Options) (*httplimit.Middleware, *fakeClock) {
+func clockedMiddleware(t testing.TB, o httplimit.Options) (*httplimit.Middleware, *fakeClock) {
 	t.Helper()
 	clock := clockAt(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
@@ -37,7 +37,7 @@ func clockedMiddleware(t *testing.T, o httplimit.Options) (*httplimit.Middleware
 
 // rulesMiddleware returns a middleware limiting everyone by a plan of 10
 // per minute (fixed window) and rules; 10.0.0.0/8 are trusted proxies.
-func rulesMiddleware(t *testing.T, rules ...httplimit.Rule) (*httplimit.Middleware, *fakeClock) {
+func rulesMiddleware(t testing.TB, rules ...httplimit.Rule) (*httplimit.Middleware, *fakeClock) {
 	t.Helper()
 	return clockedMiddleware(t, httplimit.Options{
 		Plans:          []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Minute)}}},
