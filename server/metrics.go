@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/memory"
@@ -39,6 +40,10 @@ type metrics struct {
 	// (the last reload, or the start, succeeded), 0 after a refusal;
 	// reloadTime is when the configuration serving was loaded.
 	reloadOK, reloadTime prometheus.Gauge
+	// configInfo is 1 for the digest of the configuration in force
+	// (configDigest): instances of one fleet serving different digests
+	// have drifted apart.
+	configInfo *prometheus.GaugeVec
 	// refusedCallers counts requests to the private listeners refused for
 	// want of a scope (401 and 403), by the scope they lacked.
 	refusedCallers *prometheus.CounterVec
@@ -93,6 +98,10 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "sluice_config_last_reload_success_timestamp_seconds",
 			Help: "When the configuration serving was loaded, in seconds since the Unix epoch.",
 		}),
+		configInfo: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "sluice_config_info",
+			Help: "1, labelled with the first 12 hex digits of the SHA-256 of the configuration in force (its file, keys file and Envoy rules): instances of one fleet with different digests serve different configurations.",
+		}, []string{"sha256"}),
 		refusedCallers: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_caller_refusals_total",
 			Help: "Requests to the private listeners refused (401, 403) by the scope they lacked.",
@@ -109,7 +118,7 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	m.reloadOK.Set(1)
 	m.reloadTime.SetToCurrentTime()
 	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.globalLeft, m.undecided, m.degradation, m.transitions, m.reloads,
-		m.reloadOK, m.reloadTime, m.refusedCallers, m.shedConnections, m.proxyHeaderRefusals)
+		m.reloadOK, m.reloadTime, m.configInfo, m.refusedCallers, m.shedConnections, m.proxyHeaderRefusals)
 	m.counters.with = func(k counterKey) prometheus.Counter {
 		return m.decisions.WithLabelValues(k.policy, k.limit, k.result)
 	}
@@ -320,4 +329,12 @@ func registerStoreMetrics(reg *prometheus.Registry, f *failover.Store, c *overli
 // subject, alone or after a middleware's scope.
 func isGlobal(key string) bool {
 	return key == httplimit.GlobalSubject || strings.HasSuffix(key, "/"+httplimit.GlobalSubject)
+}
+
+// inForce marks cfg as the configuration in force (sluice_config_info).
+func (m *metrics) inForce(cfg *config.Config) {
+	m.configInfo.Reset()
+	if d := configDigest(cfg); d != "" {
+		m.configInfo.WithLabelValues(d).Set(1)
+	}
 }

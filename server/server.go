@@ -205,6 +205,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.state.Store(st)
 	st.served(true)
+	s.metrics.inForce(opts.Config)
 	s.public, s.admin = s.publicRoutes(), s.adminRoutes()
 	if opts.WatchFile != "" {
 		s.loaded = s.watchSet().digest()
@@ -369,6 +370,7 @@ func (s *Server) Reload() error {
 			s.metrics.reloads.WithLabelValues("ok").Inc()
 			s.metrics.reloadOK.Set(1)
 			s.metrics.reloadTime.SetToCurrentTime()
+			s.metrics.inForce(cfg)
 			s.log.Info("configuration reloaded", "file", cfg.File, "plans", len(cfg.Policy.Plans), "keys", len(cfg.Keys))
 			return nil
 		}

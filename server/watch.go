@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/sluice-dev/sluice/config"
 )
 
 // watch reloads the configuration on SIGHUP and, with WatchFile, when the
@@ -260,6 +263,24 @@ func (s *Server) watchSet() watchSet {
 	return watchSetOf(s.opts.WatchFile, rules, []string{cfg.TLS.CertFile, cfg.TLS.KeyFile,
 		cfg.Admin.TLS.CertFile, cfg.Admin.TLS.KeyFile, cfg.Admin.TLS.ClientCAFile,
 		cfg.UpstreamTLS.CAFile, cfg.UpstreamTLS.CertFile, cfg.UpstreamTLS.KeyFile, cfg.KeysFile})
+}
+
+// configDigest returns the first 12 hex digits of the SHA-256 of what cfg
+// was read from — its file, its keys file and its Envoy rules, as they are
+// on disk now — or "" for a configuration not read from a file.
+func configDigest(cfg *config.Config) string {
+	if cfg.File == "" {
+		return ""
+	}
+	var rules, linked []string
+	if cfg.Envoy.Enabled {
+		rules = cfg.Envoy.Rules
+	}
+	if cfg.KeysFile != "" {
+		linked = append(linked, cfg.KeysFile)
+	}
+	sum := watchSetOf(cfg.File, rules, linked).digest()
+	return hex.EncodeToString(sum[:6])
 }
 
 // renewWatches points w at the directories of the configuration in force
