@@ -14,8 +14,11 @@ func TestRulesExampleLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := c.HTTPLimitOptions()
-	if len(o.Rules) != 5 {
-		t.Fatalf("%d rules, want 5", len(o.Rules))
+	if len(o.Rules) != 6 {
+		t.Fatalf("%d rules, want 6", len(o.Rules))
+	}
+	if logins := o.Rules[5]; logins.Name != "logins" || len(logins.Key) != 1 || logins.Key[0] != "form:username" || len(logins.Limits) != 2 {
+		t.Errorf("logins: %+v", logins)
 	}
 	if o.Penalty.Refusals != 20 || o.Penalty.Within != time.Minute || o.Penalty.For != 10*time.Minute {
 		t.Errorf("penalty: %+v", o.Penalty)

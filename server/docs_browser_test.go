@@ -240,8 +240,8 @@ func TestBrowserDocsRulesFit(t *testing.T) {
 	ctx := realtest.Browser(t)
 	for _, width := range []int64{1280, 390} {
 		run(t, ctx, chromedp.EmulateViewport(width, 900), chromedp.Navigate(f.http.URL+"/docs"))
-		if rows := eval[int](t, ctx, `document.querySelectorAll("#rule-table tbody tr").length`); rows != 5 {
-			t.Errorf("at %d px: %d rule rows, want 5", width, rows)
+		if rows := eval[int](t, ctx, `document.querySelectorAll("#rule-table tbody tr").length`); rows != 7 {
+			t.Errorf("at %d px: %d rule rows, want 7 (a row per limit)", width, rows)
 		}
 		if bad := eval[[]string](t, ctx, overflow); len(bad) > 0 {
 			t.Errorf("at %d px, wider than the window: %q", width, bad)

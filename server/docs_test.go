@@ -45,6 +45,7 @@ func TestDocsTellsRules(t *testing.T) {
 		`<td>value of X-Tenant</td><td><code>search.per-second</code> <span class="muted">(not in the headers)</span>`,
 		`<code>POST /v1/reports on api.example.com, *.api.example.com with Content-Type: application/json</code></td><td>all clients together</td><td><code>reports.per-minute</code></td><td>30 requests per 1m`,
 		`<code>POST /v1/exports</code></td><td>client (API key, user or address)</td><td><code>exports.per-hour</code>`,
+		`<code>POST /v1/login</code></td><td>form field username of the request</td><td><code>logins.per-minute</code>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("/docs lacks %s", want)
