@@ -184,6 +184,7 @@ func New(opts Options) (*Server, error) {
 	s.pending = newPendings(time.Now, s.settles.dropped.Inc)
 	s.tokens = &tokenSource{s: s, metrics: newTokenMetrics(opts.Registry)}
 	s.notify = newNotifier(opts.Registry)
+	registerBuildInfo(opts.Registry)
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
 	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses)
 	registerLeaseMetrics(opts.Registry, opts.Leases)

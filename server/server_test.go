@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -388,7 +389,8 @@ func TestAdminEndpoints(t *testing.T) {
 				"sluice_decision_seconds_bucket", "sluice_near_limit_total 1", "sluice_degradation_level 0",
 				fmt.Sprintf("sluice_memory_keys %d\n", held), "sluice_memory_evictions_total 0\n",
 				"sluice_memory_expirations_total 0\n", "sluice_memory_clock_late_ticks_total 0\n",
-				"sluice_memory_clock_max_lag_seconds 0\n", "sluice_memory_no_room_total 0\n"},
+				"sluice_memory_clock_max_lag_seconds 0\n", "sluice_memory_no_room_total 0\n",
+				`sluice_build_info{goversion="` + runtime.Version() + `",revision="`},
 			"/docs":           {`id="plan-table"`, "<strong>free</strong>", "POST /api/generate", "Retry-After", "quota-exceeded", "https://example.com/pricing"},
 			"/dashboard":      {`id="rate"`, "dashboard/data"},
 			"/dashboard/data": {`"refused":2`, `"limit":"per-minute"`, `"client":"api-key:`},
