@@ -44,6 +44,8 @@ type Config struct {
 	Shutdown Shutdown
 	// Notify is the webhook told of quotas used (notify:); URL "" for none.
 	Notify Notify
+	// Settle configures the decision API's settlement ids.
+	Settle Settle
 	// Upstream is the URL the server proxies admitted requests to; empty
 	// when sluice runs only as a decision service.
 	Upstream string

@@ -113,6 +113,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		"degradation": func(n *yaml.Node, p string) { d.degradation(n, p, &c.Degradation) },
 		"envoy":       func(n *yaml.Node, p string) { d.envoy(n, p, &c.Envoy, &raw) },
 		"notify":      func(n *yaml.Node, p string) { d.notify(n, p, &c.Notify) },
+		"settle":      func(n *yaml.Node, p string) { d.settle(n, p, &c.Settle) },
 	})
 	if upstreamTLS != nil && c.UpstreamTLS.Enabled && !strings.HasPrefix(c.Upstream, "https://") {
 		d.Errorf(upstreamTLS, "upstream_tls", "TLS to the upstream needs an https:// upstream")

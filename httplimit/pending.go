@@ -2,6 +2,8 @@ package httplimit
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -21,6 +23,7 @@ type Pending struct {
 	checks   []sluice.Check
 	decision sluice.Decision
 	subject  string
+	plan     string
 }
 
 // Keep returns the Pending of res's charges on the limits that count by
@@ -31,6 +34,9 @@ func (m *Middleware) Keep(res *Result) *Pending {
 		return nil
 	}
 	p := &Pending{m: m, subject: res.Identity.Subject, decision: sluice.Decision{Allowed: true}}
+	if res.Identity.Plan != nil {
+		p.plan = res.Identity.Plan.Name
+	}
 	for i := range res.Checks {
 		if st := res.Decision.Statuses[i]; m.counts[res.Checks[i].Limit.Name()] != "" && st.Charged != 0 {
 			p.checks = append(p.checks, res.Checks[i])
@@ -50,4 +56,106 @@ func (p *Pending) Settle(ctx context.Context, status int, h http.Header) {
 	for i := range p.decision.Statuses {
 		p.decision.Statuses[i].Charged = 0
 	}
+}
+
+// pendingWire is a Pending as MarshalBinary writes it.
+type pendingWire struct {
+	Subject string      `json:"s"`
+	Plan    string      `json:"p,omitempty"`
+	Checks  []wireCheck `json:"c"`
+}
+
+// wireCheck is one charged check of a pendingWire: its store key, its
+// limit's name, its cost and its receipt (sluice.Status.Charged).
+type wireCheck struct {
+	Key     string `json:"k"`
+	Limit   string `json:"l"`
+	Cost    int64  `json:"n"`
+	Charged int64  `json:"r"`
+	// Counted names what of the limit the charge was counted in (see
+	// countedAs): a limit of the same name that counts elsewhere is not
+	// the one charged.
+	Counted string `json:"x"`
+}
+
+// MarshalBinary encodes p for UnmarshalPending: its subject and plan, and
+// for each charged check its store key, its limit's name, its cost and its
+// receipt — not the limits themselves, which UnmarshalPending looks up by
+// name. It never fails. The encoding names the client's store keys:
+// whoever carries it should not be able to change it (sign it).
+func (p *Pending) MarshalBinary() ([]byte, error) {
+	w := pendingWire{Subject: p.subject, Plan: p.plan, Checks: make([]wireCheck, len(p.checks))}
+	for i := range p.checks {
+		c := &p.checks[i]
+		w.Checks[i] = wireCheck{Key: c.Key, Limit: c.Limit.Name(), Cost: c.Cost, Charged: p.decision.Statuses[i].Charged,
+			Counted: countedAs(&c.Limit)}
+	}
+	return json.Marshal(&w)
+}
+
+// UnmarshalPending returns the Pending b encodes (see
+// Pending.MarshalBinary), settled through m: m may be the Middleware of
+// another instance with the same limits, whose limits it looks up by the
+// names they were charged under, among those of the plan it names, of the
+// rules and the global ones that count by the answer. It fails on a
+// malformed b, or on a limit m does not have or does not count by the
+// answer (a configuration changed since the charge): the charges then
+// stand.
+func (m *Middleware) UnmarshalPending(b []byte) (*Pending, error) {
+	var w pendingWire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return nil, fmt.Errorf("httplimit: a pending settlement: %w", err)
+	}
+	if len(w.Checks) == 0 || len(w.Checks) > sluice.MaxChecks {
+		return nil, fmt.Errorf("httplimit: a pending settlement of %d checks", len(w.Checks))
+	}
+	p := &Pending{m: m, subject: w.Subject, plan: w.Plan, decision: sluice.Decision{Allowed: true},
+		checks: make([]sluice.Check, len(w.Checks))}
+	p.decision.Statuses = make([]sluice.Status, len(w.Checks))
+	for i, c := range w.Checks {
+		l, ok := m.countedLimit(w.Plan, c.Limit, c.Counted)
+		if !ok {
+			return nil, fmt.Errorf("httplimit: a pending settlement: limit %q is not counted by the answer here", c.Limit)
+		}
+		if c.Key == "" || c.Cost < 0 || c.Charged == 0 {
+			return nil, fmt.Errorf("httplimit: a pending settlement: check %d is not a charge", i)
+		}
+		p.checks[i] = sluice.Check{Key: c.Key, Limit: l, Cost: c.Cost}
+		p.decision.Statuses[i] = sluice.Status{Allowed: true, Charged: c.Charged}
+	}
+	return p, nil
+}
+
+// countedLimit returns the limit named name, counted as counted says (see
+// countedAs), that counts by the answer among the limits of the plan named
+// plan, the rules' and the global ones.
+func (m *Middleware) countedLimit(plan, name, counted string) (sluice.Limit, bool) {
+	if m.counts[name] == "" {
+		return sluice.Limit{}, false
+	}
+	var lists [][]sluice.Limit
+	for p := range m.plans { // the policy's plans and listed keys' own
+		if p.Name == plan {
+			lists = append(lists, p.Limits)
+		}
+	}
+	for _, ru := range m.rules {
+		lists = append(lists, ru.limits)
+	}
+	lists = append(lists, m.policy.Global)
+	for _, list := range lists {
+		for _, l := range list {
+			if l.Name() == name && countedAs(&l) == counted {
+				return l, true
+			}
+		}
+	}
+	return sluice.Limit{}, false
+}
+
+// countedAs names the state and the windows l counts its charges in — its
+// ID, algorithm, window and calendar — which a refund needs as charged:
+// what degradation scales (the quantity) is left out.
+func countedAs(l *sluice.Limit) string {
+	return fmt.Sprintf("%s/%v/%d/%v/%d", l.ID(), l.Algorithm(), l.Window(), l.Period(), l.Offset())
 }

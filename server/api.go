@@ -107,7 +107,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 	}
 	sc.fill(st.mw, res)
 	if p := st.mw.Keep(res); p != nil {
-		sc.out.Settle = s.pending.put(p)
+		sc.out.Settle = s.settleID(p)
 	}
 	// The response refers to res (its Violated): encode it before Discard.
 	sc.body = checkjson.AppendResponse(sc.body[:0], &sc.out, &sc.keys)

@@ -3,8 +3,10 @@ package server
 import (
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -59,7 +61,7 @@ type settleCounters struct {
 func newSettleCounters(reg prometheus.Registerer) settleCounters {
 	vec := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sluice_settlements_total",
-		Help: "Decisions of the decision API settled by their answer (POST /v1/settle), by result: settled; unknown (an id not held); dropped (held, never settled: expired or the oldest beyond the bound, their requests counted in full).",
+		Help: "Decisions of the decision API settled by their answer (POST /v1/settle), by result: settled; unknown (an id refused: not held, settled already, expired, forged, or of limits counted otherwise here); dropped (held, never settled: expired or the oldest beyond the bound, their requests counted in full).",
 	}, []string{"result"})
 	reg.MustRegister(vec)
 	return settleCounters{settled: vec.WithLabelValues("settled"), unknown: vec.WithLabelValues("unknown"), dropped: vec.WithLabelValues("dropped")}
@@ -139,7 +141,24 @@ func (s *Server) handleSettle(w http.ResponseWriter, r *http.Request, _ caller) 
 		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", fmt.Sprintf("settle: more than %d headers", maxSettleField))
 		return
 	}
-	p := s.pending.take(req.ID)
+	var p *httplimit.Pending
+	if secret := s.Config().Settle.Secret; secret != nil && strings.Contains(req.ID, ".") {
+		var err error
+		switch p, err = s.takeSigned(r.Context(), s.state.Load(), secret, req.ID); {
+		case errors.Is(err, errSettleLimits):
+			s.settles.unknown.Inc()
+			writeJSONProblem(w, http.StatusConflict, "Conflict", "settle: "+err.Error()+". Its request stays counted in full.")
+			return
+		case err != nil && !errors.Is(err, errSettleUnknown):
+			s.log.Warn("settle: not settled", "err", err)
+			w.Header().Set("Retry-After", "1")
+			writeJSONProblem(w, http.StatusServiceUnavailable, "Service Unavailable",
+				"settle: the store cannot tell whether this id was settled; retry.")
+			return
+		}
+	} else {
+		p = s.pending.take(req.ID)
+	}
 	if p == nil {
 		s.settles.unknown.Inc()
 		writeJSONProblem(w, http.StatusNotFound, "Not Found",

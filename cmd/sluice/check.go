@@ -51,6 +51,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printExempt(stdout, cfg)
 	printResponse(stdout, cfg)
 	printNotify(stdout, cfg)
+	printSettle(stdout, cfg)
 	if *online {
 		if err := checkOnline(ctx, stdout, cfg); err != nil {
 			return fmt.Errorf("%s: %w", fs.Arg(0), err)

@@ -64,3 +64,12 @@ func printNotify(w io.Writer, cfg *config.Config) {
 	}
 	fmt.Fprintf(w, "NOTIFY  %s at %s of %s, once per window; %s\n", n.URL, strings.Join(at, ", "), strings.Join(n.Limits, ", "), signed)
 }
+
+// printSettle prints the SETTLE line when the decision API's settlement
+// ids are signed: any instance with the same secret settles them.
+func printSettle(w io.Writer, cfg *config.Config) {
+	if cfg.Settle.Secret == nil {
+		return
+	}
+	fmt.Fprintf(w, "SETTLE  ids signed with the secret of %s: any instance with the same secret and limits settles them, once\n", cfg.Settle.SecretFile)
+}

@@ -86,6 +86,7 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 			"RESPONSE  headers ietf, legacy; refusals error-code JSON (429, 503 by global limits alone, 403 on forward-auth); hidden m; Retry-After spread up to 30s later (a tenth of a limit's window at most)\n", ""},
 		{"exempt: {routes: [\"GET /healthz\"], addresses: [10.1.0.0/16], plans: [free]}\n", "EXEMPT  routes GET /healthz; addresses 10.1.0.0/16; plans free\n", ""},
 		{"notify: {url: \"https://hooks.example/q\", secret_file: pw, at: [80, 100], limits: [w]}\n", "NOTIFY  https://hooks.example/q at 80%, 100% of w, once per window; signed with the secret of " + filepath.Join(dir, "pw") + "\n", "hunter2-from-a-file"},
+		{"settle: {secret_file: pw32}\n", "SETTLE  ids signed with the secret of " + filepath.Join(dir, "pw32") + ": any instance with the same secret and limits settles them, once\n", "a-secret-of-32-bytes-or-more-here"},
 		{"upstream: https://api.internal\n", "UPSTREAM  https://api.internal; TLS, server verified by the system's roots\n", ""},
 		{"upstream: https://api.internal\nupstream_tls: {server_name: api.example}\n", "UPSTREAM  https://api.internal; TLS, server verified by the system's roots as api.example\n", ""},
 		{"store:\n  type: redis\n  redis: {addresses: [\"r1:6380\", \"r2:6380\"], mode: cluster, username: sluice, password_file: pw, tls: {server_name: redis.internal}}\n",
