@@ -26,6 +26,9 @@ func TestOpenSeesARedisThatEvicts(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond) // a few reads of the deployment
+	if masters, seen := g.Evicting(); len(masters) != 0 || seen != 1 {
+		t.Errorf("Evicting of a Redis without maxmemory: %v, %d seen", masters, seen)
+	}
 	g.Close()
 	if strings.Contains(logs.String(), "evict") {
 		t.Errorf("warned about a Redis without maxmemory:\n%s", logs.String())
@@ -44,6 +47,9 @@ func TestOpenSeesARedisThatEvicts(t *testing.T) {
 	waitFor(t, func() bool { return strings.Contains(logs.String(), "redis may evict") })
 	if !strings.Contains(logs.String(), "maxmemory_policy=allkeys-lru") {
 		t.Errorf("the warning does not name the policy:\n%s", logs.String())
+	}
+	if masters, _ := g.Evicting(); len(masters) != 1 || masters[0] != rs.Addr+" (maxmemory-policy allkeys-lru, maxmemory 2097152 bytes)" {
+		t.Errorf("Evicting: %q", masters)
 	}
 	// Fill it: 16,000 states of about 250 bytes are more than 2 MB.
 	lim := sluice.NewLimiter(g)

@@ -186,6 +186,20 @@ func (g *Guarded) Ping(ctx context.Context) error {
 // store saw it (see Losses): each is also a log line.
 func (g *Guarded) Losses() Losses { return g.redis.watch.losses() }
 
+// Evicting returns the Redis masters the store has seen that may evict
+// keys when full — a maxmemory set with a maxmemory-policy other than
+// noeviction — each as "address (maxmemory-policy P, maxmemory N bytes)",
+// and how many masters it has read so far: 0 until its first read of the
+// deployment, which follows the connection. An evicted state gives its
+// client a fresh quota (see Losses.Evicted).
+func (g *Guarded) Evicting() (masters []string, seen int) {
+	m := &g.redis.watch.memory
+	if l := m.evicting.Load(); l != nil {
+		masters = *l
+	}
+	return masters, int(m.seen.Load())
+}
+
 // Failover returns the failover around Redis, for its Stats: decisions
 // made by OnStoreError, store errors, the breakers' states per node.
 func (g *Guarded) Failover() *failover.Store { return g.failover }

@@ -1,7 +1,9 @@
 package redis
 
 import (
+	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +20,10 @@ type memoryWatch struct {
 	evicted  map[string]int64 // by address
 	unlogged int64
 	logged   time.Time
+	// evicting lists the masters that may evict, as "address
+	// (maxmemory-policy P, maxmemory N bytes)", for Guarded.Evicting.
+	evicting atomic.Pointer[[]string]
+	seen     atomic.Int64 // masters read at least once
 }
 
 // observeMemory reads a master's INFO stats and memory fields: it counts
@@ -45,7 +51,17 @@ func (w *watcher) observeMemory(addr string, f map[string]string) {
 	m.evicted[addr] = n
 	switch {
 	case !seen:
-		if limit, policy := f["maxmemory"], f["maxmemory_policy"]; limit != "" && limit != "0" && policy != "" && policy != "noeviction" && w.log != nil {
+		m.seen.Add(1)
+		if limit, policy := f["maxmemory"], f["maxmemory_policy"]; limit != "" && limit != "0" && policy != "" && policy != "noeviction" {
+			var list []string
+			if old := m.evicting.Load(); old != nil {
+				list = append(list, *old...)
+			}
+			list = append(list, fmt.Sprintf("%s (maxmemory-policy %s, maxmemory %s bytes)", addr, policy, limit))
+			m.evicting.Store(&list)
+			if w.log == nil {
+				break
+			}
 			w.log.Warn("redis may evict the limits' states when full: an evicted state gives its client a fresh quota; "+
 				"give sluice a Redis with maxmemory-policy noeviction (a full Redis then refuses writes, decided by on_store_error)",
 				"node", addr, "maxmemory", limit, "maxmemory_policy", policy)

@@ -33,6 +33,10 @@ type OpenedStore struct {
 	// Losses reports what Redis forgot of what it had acknowledged (nil
 	// for memory): its counts become metrics.
 	Losses func() redis.Losses
+	// Evicting reports the Redis masters that may evict keys when full and
+	// how many masters were read so far (redis.Guarded.Evicting); nil for
+	// memory.
+	Evicting func() (masters []string, seen int)
 	// Leases is the quota leased from Redis (nil unless the store leases):
 	// its counts become metrics, and a reload gives its units back.
 	Leases *redis.Leased

@@ -82,6 +82,7 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 		Cache:     st.Cache(),
 		Memory:    local,
 		Losses:    st.Losses,
+		Evicting:  st.Evicting,
 		Leases:    st.Leases(),
 	}, nil
 }

@@ -18,9 +18,9 @@ import (
 func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	online := fs.Bool("online", false, "also fetch each identity.jwt issuer's keys (jwks_url, discover) as sluice serve would")
+	online := fs.Bool("online", false, "also fetch each identity.jwt issuer's keys (jwks_url, discover) and connect to a Redis store, as sluice serve would")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sluice check [-online] FILE\n\nValidates FILE and prints its plans and limits; with -online, fetches its identity providers' keys too.")
+		fmt.Fprintln(stderr, "usage: sluice check [-online] FILE\n\nValidates FILE and prints its plans and limits; with -online, fetches its identity providers' keys and connects to its Redis store too.")
 	}
 	if err := fs.Parse(args); err != nil {
 		return err

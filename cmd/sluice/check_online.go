@@ -4,13 +4,17 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/jwt"
+	"github.com/sluice-dev/sluice/server"
 )
 
-// onlineTimeout bounds each fetch of check -online.
+// onlineTimeout bounds each fetch of check -online, and its wait for the
+// store.
 const onlineTimeout = 15 * time.Second
 
 // checkOnline fetches the keys of each identity.jwt issuer that fetches
@@ -48,5 +52,42 @@ func checkOnline(ctx context.Context, w io.Writer, cfg *config.Config) error {
 	if failed > 0 {
 		return fmt.Errorf("%d issuers' keys could not be fetched", failed)
 	}
+	return checkStoreOnline(ctx, w, cfg)
+}
+
+// checkStoreOnline connects to a Redis store as sluice serve would and
+// prints a STORE line: reachable, and whether a master may evict the
+// limits' states when full (a warning, not a failure), or why it is not
+// reachable (an error: sluice serve would decide by on_store_error).
+func checkStoreOnline(ctx context.Context, w io.Writer, cfg *config.Config) error {
+	if cfg.Store.Type != "redis" {
+		return nil
+	}
+	where := "redis " + strings.Join(cfg.Store.Redis.Addresses, ", ")
+	st, err := server.OpenStore(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		fmt.Fprintf(w, "STORE  %s: %v\n", where, err)
+		return err
+	}
+	defer st.Close()
+	ctx, cancel := context.WithTimeout(ctx, onlineTimeout)
+	defer cancel()
+	for err = st.Ready(ctx); err != nil && ctx.Err() == nil; err = st.Ready(ctx) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "STORE  %s: not reachable: %v\n", where, err)
+		return fmt.Errorf("the store is not reachable (sluice serve would decide by on_store_error %s)", cfg.Store.Redis.OnStoreError)
+	}
+	evicting, seen := st.Evicting()
+	for seen == 0 && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+		evicting, seen = st.Evicting()
+	}
+	line := fmt.Sprintf("STORE  %s: reachable, %s read", where, count(seen, "master"))
+	if len(evicting) > 0 {
+		line += "; WARNING: may evict the limits' states when full, each giving its client a fresh quota (set maxmemory-policy noeviction): " + strings.Join(evicting, ", ")
+	}
+	fmt.Fprintln(w, line)
 	return nil
 }

@@ -13,8 +13,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/sluice-dev/sluice/internal/realtest"
+	"github.com/sluice-dev/sluice/internal/redistest"
 )
 
 // check -online fetches each issuer's keys as serve would and says how
@@ -56,5 +60,42 @@ func TestCheckOnlineFetchesTheKeys(t *testing.T) {
 	out.Reset()
 	if err := runCheck(context.Background(), []string{file}, &out, &errOut); err != nil || strings.Contains(out.String(), "JWKS") {
 		t.Errorf("without -online nothing is fetched: %v\n%s", err, out.String())
+	}
+}
+
+// -online connects to a Redis store as sluice serve would: reachable, and
+// a warning for a master that may evict; an unreachable one fails.
+func TestCheckOnlineConnectsToTheStore(t *testing.T) {
+	rs := redistest.Standalone(t)
+	dir := t.TempDir()
+	file := filepath.Join(dir, "sluice.yaml")
+	write := func(addr string) {
+		os.WriteFile(file, []byte("plans: {free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}}\n"+
+			"store: {type: redis, redis: {addresses: [\""+addr+"\"]}}\n"), 0o600)
+	}
+	write(rs.Addr)
+	var out, errOut bytes.Buffer
+	if err := runCheck(context.Background(), []string{"-online", file}, &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), errOut.String())
+	}
+	if want := "STORE  redis " + rs.Addr + ": reachable, 1 master read\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+	rs.MustDo("CONFIG", "SET", "maxmemory", "64mb")
+	rs.MustDo("CONFIG", "SET", "maxmemory-policy", "volatile-lru")
+	out.Reset()
+	if err := runCheck(context.Background(), []string{"-online", file}, &out, &errOut); err != nil {
+		t.Fatalf("an evicting Redis is a warning, not a failure: %v", err)
+	}
+	if want := "WARNING: may evict the limits' states when full, each giving its client a fresh quota (set maxmemory-policy noeviction): " +
+		rs.Addr + " (maxmemory-policy volatile-lru, maxmemory 67108864 bytes)"; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+	write(realtest.FreeAddr(t)) // nothing listens there
+	out.Reset()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := runCheck(ctx, []string{"-online", file}, &out, &errOut); err == nil || !strings.Contains(out.String(), ": not reachable: ") {
+		t.Errorf("an unreachable Redis: %v\n%s", err, out.String())
 	}
 }
