@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+
+	"github.com/sluice-dev/sluice/internal/buildinfo"
 )
 
 // runVersion prints what this binary was built from: the module version
@@ -28,23 +30,11 @@ func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
 // "commit REV" with " (modified)" when the tree had uncommitted changes, if
 // the build recorded a commit, then the Go version.
 func versionText(info *debug.BuildInfo) string {
-	version := info.Main.Version
-	if version == "" {
-		version = "(devel)"
-	}
+	version, rev, modified := buildinfo.Sluice(info)
 	text := "sluice " + version + "\n"
-	var rev, modified string
-	for _, s := range info.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
 	if rev != "" {
 		text += "commit " + rev
-		if modified == "true" {
+		if modified {
 			text += " (modified)"
 		}
 		text += "\n"
