@@ -194,10 +194,11 @@ func (g *Guarded) Losses() Losses { return g.redis.watch.losses() }
 // client a fresh quota (see Losses.Evicted).
 func (g *Guarded) Evicting() (masters []string, seen int) {
 	m := &g.redis.watch.memory
+	seen = int(m.seen.Load()) // before the list, which a master's count follows
 	if l := m.evicting.Load(); l != nil {
 		masters = *l
 	}
-	return masters, int(m.seen.Load())
+	return masters, seen
 }
 
 // Failover returns the failover around Redis, for its Stats: decisions

@@ -51,7 +51,9 @@ func (w *watcher) observeMemory(addr string, f map[string]string) {
 	m.evicted[addr] = n
 	switch {
 	case !seen:
-		m.seen.Add(1)
+		// The master counts as read once what it says is stored: a reader
+		// that sees the count sees the list.
+		defer m.seen.Add(1)
 		if limit, policy := f["maxmemory"], f["maxmemory_policy"]; limit != "" && limit != "0" && policy != "" && policy != "noeviction" {
 			var list []string
 			if old := m.evicting.Load(); old != nil {
