@@ -105,6 +105,10 @@ type Server struct {
 	ownClock bool // the caller set Options.Clock
 	log      *slog.Logger
 	limiter  *sluice.Limiter
+	// shared decides on the store every instance shares and nothing else:
+	// the over-limit cache around Redis when there is one (an error when
+	// Redis cannot decide, never a local fallback), else the store.
+	shared   *sluice.Limiter
 	metrics  *metrics
 	exempt   exemptCounters
 	reported *reportedCounters
@@ -176,6 +180,10 @@ func New(opts Options) (*Server, error) {
 		opts.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	s := &Server{opts: opts, ownClock: ownClock, log: opts.Logger, limiter: sluice.NewLimiter(opts.Store)}
+	s.shared = s.limiter
+	if opts.OverLimit != nil {
+		s.shared = sluice.NewLimiter(opts.OverLimit)
+	}
 	s.checks.New = newCheckScratch
 	s.metrics = newMetrics(opts.Registry)
 	s.exempt = newExemptCounters(opts.Registry)

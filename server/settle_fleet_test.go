@@ -14,7 +14,11 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
+	"github.com/sluice-dev/sluice/redis"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -115,5 +119,79 @@ func TestSettleAnywhereInTheFleet(t *testing.T) {
 	}
 	if left := tokensLeft(); left != 100 {
 		t.Errorf("a new minute: %v tokens left, want 100", left)
+	}
+}
+
+// On Redis, a signed id settles once across the fleet through Redis; while
+// Redis cannot decide, a settlement waits (503, Retry-After) rather than
+// be marked on an instance's local fallback, where every instance would
+// allow it once.
+func TestSettleOnceNeedsTheSharedStore(t *testing.T) {
+	dir := t.TempDir()
+	secret := filepath.Join(dir, "settle.secret")
+	os.WriteFile(secret, []byte(strings.Repeat("ab", 32)+"\n"), 0o600)
+	rs := redistest.Standalone(t)
+	clock := &fakeClock{}
+	clock.us.Store(sluice.MicrosSinceEpoch(noon))
+	instance := func() *httptest.Server {
+		file := filepath.Join(t.TempDir(), "sluice.yaml")
+		os.WriteFile(file, []byte(settleConfig+testAdmin+"settle: {secret_file: "+secret+"}\n"), 0o600)
+		cfg, err := config.Load(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+		t.Cleanup(func() { local.Close() })
+		primary := redis.New(rs.Client(t), redis.WithTimeout(fixtureTimeout), redis.WithTimeForTesting(clock.Now))
+		cache := overlimit.New(primary, overlimit.Options{Clock: clock.Now})
+		fo, err := failover.New(cache, local, failover.Options{Timeout: fixtureTimeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := server.New(server.Options{Config: cfg, Store: fo, Failover: fo, OverLimit: cache, Memory: local, Clock: clock.Now,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { srv.Close() })
+		admin := httptest.NewServer(srv.AdminHandler())
+		t.Cleanup(admin.Close)
+		return admin
+	}
+	a, b := instance(), instance()
+	post := func(to *httptest.Server, path, body string) (*http.Response, map[string]any) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", to.URL+path, strings.NewReader(body))
+		req.Header.Set(server.TokenHeader, testToken)
+		r, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Body.Close()
+		var out map[string]any
+		json.NewDecoder(r.Body).Decode(&out)
+		return r, out
+	}
+	check := func() string {
+		_, out := post(a, "/v1/check", `{"subject":"batch-7","method":"POST","path":"/api/complete"}`)
+		id, _ := out["settle"].(string)
+		if out["allowed"] != true || !strings.Contains(id, ".") {
+			t.Fatalf("/v1/check: %v", out)
+		}
+		return id
+	}
+	settle := `{"status":200,"headers":{"X-Usage-Tokens":"10"},"id":"`
+	first, second := check(), check()
+	if r, _ := post(b, "/v1/settle", settle+first+`"}`); r.StatusCode != http.StatusOK {
+		t.Fatalf("settled on the other instance, on Redis: %d", r.StatusCode)
+	}
+	if r, _ := post(a, "/v1/settle", settle+first+`"}`); r.StatusCode != http.StatusNotFound {
+		t.Errorf("settled twice, on Redis: %d, want 404", r.StatusCode)
+	}
+	rs.Kill()
+	for _, to := range []*httptest.Server{a, b} {
+		if r, body := post(to, "/v1/settle", settle+second+`"}`); r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") != "1" {
+			t.Errorf("a settlement on %s while Redis is down: %d %v, Retry-After %q; want 503 and 1", to.URL, r.StatusCode, body, r.Header.Get("Retry-After"))
+		}
 	}
 }

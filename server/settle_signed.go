@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"time"
 
@@ -17,15 +18,19 @@ import (
 
 // A signed settlement id (settle.secret_file set) holds what its
 // settlement needs, so that any instance with the same secret and limits
-// settles it: base64url(expiry ‖ payload) "." base64url(tag), the expiry in
-// Unix seconds (8 bytes, big-endian), the payload httplimit.Pending's
-// encoding, and the tag the first 16 bytes of HMAC-SHA256 under the
-// secret of settleContext ‖ expiry ‖ payload. An id settles once: the
-// first settlement spends a limit of one per settleOnceWindow on the
-// store, keyed by the tag, which every instance on the store shares.
+// settles it: base64url(expiry ‖ nonce ‖ payload) "." base64url(tag), the
+// expiry in Unix seconds (8 bytes, big-endian), the nonce 8 random bytes
+// (two charges alike to the microsecond are two settlements), the payload
+// httplimit.Pending's encoding, and the tag the first 16 bytes of
+// HMAC-SHA256 under the secret of settleContext ‖ expiry ‖ nonce ‖ payload. An id settles once: the
+// first settlement spends a limit of one per settleOnceWindow, keyed by the
+// tag, on the store every instance shares — never on a local fallback,
+// where each instance would allow it once: while the shared store cannot
+// decide, a settlement waits (503) and its charge stands.
 const (
 	settleContext    = "sluice settle v1\x00"
 	settleTagBytes   = 16
+	settleHeader     = 16 // expiry and nonce
 	settleOnceWindow = settleTTL + time.Minute
 	settleOnceKey    = "settle/"
 )
@@ -41,7 +46,8 @@ func (s *Server) settleID(p *httplimit.Pending) string {
 		return s.pending.put(p)
 	}
 	payload, _ := p.MarshalBinary() // never fails
-	body := binary.BigEndian.AppendUint64(nil, uint64(s.opts.Clock().Add(settleTTL).Unix()))
+	body := binary.BigEndian.AppendUint64(make([]byte, 0, settleHeader+len(payload)), uint64(s.opts.Clock().Add(settleTTL).Unix()))
+	body = binary.BigEndian.AppendUint64(body, rand.Uint64())
 	body = append(body, payload...)
 	return base64.RawURLEncoding.EncodeToString(body) + "." + base64.RawURLEncoding.EncodeToString(settleTag(secret, body))
 }
@@ -69,19 +75,19 @@ func (s *Server) takeSigned(ctx context.Context, st *state, secret []byte, id st
 	enc, encTag, ok := strings.Cut(id, ".")
 	body, err1 := base64.RawURLEncoding.DecodeString(enc)
 	tag, err2 := base64.RawURLEncoding.DecodeString(encTag)
-	if !ok || err1 != nil || err2 != nil || len(body) < 8 || !hmac.Equal(tag, settleTag(secret, body)) {
+	if !ok || err1 != nil || err2 != nil || len(body) < settleHeader || !hmac.Equal(tag, settleTag(secret, body)) {
 		return nil, errSettleUnknown
 	}
 	if expiry := int64(binary.BigEndian.Uint64(body)); s.opts.Clock().Unix() >= expiry {
 		return nil, errSettleUnknown
 	}
-	p, err := st.mw.UnmarshalPending(body[8:])
+	p, err := st.mw.UnmarshalPending(body[settleHeader:])
 	if err != nil {
 		return nil, errSettleLimits
 	}
 	var d sluice.Decision
 	once := []sluice.Check{{Key: settleOnceKey + hex.EncodeToString(tag), Limit: settledOnce(), Cost: 1}}
-	if err := s.limiter.Allow(ctx, once, &d); err != nil {
+	if err := s.shared.Allow(ctx, once, &d); err != nil {
 		return nil, err
 	}
 	if !d.Allowed {
