@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,6 +105,77 @@ func FuzzForwardAuth(f *testing.F) {
 		case http.StatusOK, http.StatusTooManyRequests, http.StatusBadRequest:
 		default:
 			t.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	})
+}
+
+// FuzzSettle posts arbitrary bodies to /v1/settle on a server that signs
+// its settlement ids: whatever the body — an altered genuine id among the
+// seeds — the answer is a 4xx problem, never a settlement, and the
+// reservation a genuine id holds stays counted.
+func FuzzSettle(f *testing.F) {
+	dir := f.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "settle.secret"), []byte(strings.Repeat("5a", 32)), 0o600); err != nil {
+		f.Fatal(err)
+	}
+	cfg, err := config.Parse(filepath.Join(dir, "fuzz.yaml"), []byte(settleConfig+testAdmin+"settle: {secret_file: settle.secret}\n"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	clock := &fakeClock{}
+	clock.us.Store(sluice.MicrosSinceEpoch(noon))
+	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+	f.Cleanup(func() { store.Close() })
+	srv, err := server.New(server.Options{Config: cfg, Store: store, Clock: clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		f.Fatal(err)
+	}
+	h := srv.AdminHandler()
+	post := func(path, body string) *httptest.ResponseRecorder {
+		r := httptest.NewRequest("POST", path, strings.NewReader(body))
+		r.Header.Set(server.TokenHeader, testToken)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w
+	}
+	tokensLeft := func() float64 {
+		var out struct {
+			Limits []struct {
+				Name      string
+				Remaining float64
+			}
+		}
+		json.Unmarshal(post("/v1/check", `{"subject":"batch-7","method":"POST","path":"/api/complete","cost":0}`).Body.Bytes(), &out)
+		for _, l := range out.Limits {
+			if l.Name == "tokens" {
+				return l.Remaining
+			}
+		}
+		return -1
+	}
+	var first struct{ Settle string }
+	json.Unmarshal(post("/v1/check", `{"subject":"batch-7","method":"POST","path":"/api/complete"}`).Body.Bytes(), &first)
+	enc, tag, ok := strings.Cut(first.Settle, ".")
+	if !ok || tokensLeft() != 60 {
+		f.Fatalf("no signed id (%q), or not 60 tokens left", first.Settle)
+	}
+	for _, seed := range []string{
+		`{"id":"` + enc + `x.` + tag + `","status":200,"headers":{"X-Usage-Tokens":"0"}}`,
+		`{"id":"` + enc + `.` + tag[:len(tag)-1] + `A","status":200}`,
+		`{"id":"` + tag + `.` + enc + `","status":500}`,
+		`{"id":"a.b"}`, `{"id":"."}`, `{"id":""}`, `{"status":200}`, `[]`, ``, `{"id":"x","status":99}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		w := post("/v1/settle", body)
+		switch w.Code {
+		case http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge:
+		default:
+			t.Fatalf("status %d for %q: %s", w.Code, body, w.Body)
+		}
+		if left := tokensLeft(); left != 60 {
+			t.Fatalf("after %q, %v tokens left: a settlement nobody was given refunded", body, left)
 		}
 	})
 }
