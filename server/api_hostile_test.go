@@ -159,9 +159,17 @@ func FuzzSettle(f *testing.F) {
 	if !ok || tokensLeft() != 60 {
 		f.Fatalf("no signed id (%q), or not 60 tokens left", first.Settle)
 	}
+	// other returns a base64url character other than c.
+	other := func(c byte) string {
+		if c == 'A' {
+			return "B"
+		}
+		return "A"
+	}
 	for _, seed := range []string{
 		`{"id":"` + enc + `x.` + tag + `","status":200,"headers":{"X-Usage-Tokens":"0"}}`,
-		`{"id":"` + enc + `.` + tag[:len(tag)-1] + `A","status":200}`,
+		`{"id":"` + other(enc[0]) + enc[1:] + `.` + tag + `","status":200}`,
+		`{"id":"` + enc + `.` + other(tag[0]) + tag[1:] + `","status":200}`,
 		`{"id":"` + tag + `.` + enc + `","status":500}`,
 		`{"id":"a.b"}`, `{"id":"."}`, `{"id":""}`, `{"status":200}`, `[]`, ``, `{"id":"x","status":99}`,
 	} {

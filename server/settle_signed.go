@@ -73,8 +73,8 @@ var (
 // error (wrapping sluice.ErrStoreUnavailable) when it cannot tell.
 func (s *Server) takeSigned(ctx context.Context, st *state, secret []byte, id string) (*httplimit.Pending, error) {
 	enc, encTag, ok := strings.Cut(id, ".")
-	body, err1 := base64.RawURLEncoding.DecodeString(enc)
-	tag, err2 := base64.RawURLEncoding.DecodeString(encTag)
+	body, err1 := base64.RawURLEncoding.Strict().DecodeString(enc) // one spelling an id
+	tag, err2 := base64.RawURLEncoding.Strict().DecodeString(encTag)
 	if !ok || err1 != nil || err2 != nil || len(body) < settleHeader || !hmac.Equal(tag, settleTag(secret, body)) {
 		return nil, errSettleUnknown
 	}

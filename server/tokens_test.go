@@ -275,6 +275,14 @@ func TestJWTOfTwoIssuers(t *testing.T) {
 	bearer := func(p *idp, kid string, claims map[string]any) map[string]string {
 		return map[string]string{"Authorization": "Bearer " + sign(t, p.key, kid, claims)}
 	}
+	// Both issuers' keys fetched: on a loaded machine a first fetch can
+	// fail, and a token then waits for the next (MinRefresh), not for this
+	// test.
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(readAll(t, f.do(t, "GET", "/metrics", "", nil)), `sluice_jwks_fetches_total{result="ok"} 2`); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the two issuers' keys were not fetched within 20 s")
+		}
+	}
 	policy := func(h map[string]string) string {
 		t.Helper()
 		r := f.do(t, "POST", "/v1/check", `{"token":"`+strings.TrimPrefix(h["Authorization"], "Bearer ")+`","ip":"203.0.113.7","cost":0}`, nil)
