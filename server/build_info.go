@@ -9,10 +9,10 @@ import (
 	"github.com/sluice-dev/sluice/internal/buildinfo"
 )
 
-// registerBuildInfo registers sluice_build_info: 1, labelled with sluice's
-// module version ("(devel)" for a build from a checkout), the commit it was
-// built from when the build recorded one (with "+modified" for a tree with
-// uncommitted changes), and the Go version.
+// registerBuildInfo registers the gauge sluice_build_info, always 1, whose
+// labels say what serves: version, sluice's module version ("(devel)" when
+// none is recorded); revision, the commit when one is recorded, with
+// "+modified" when it had uncommitted changes, else ""; goversion.
 func registerBuildInfo(reg prometheus.Registerer) {
 	version, revision := "(devel)", ""
 	if info, ok := debug.ReadBuildInfo(); ok {

@@ -22,51 +22,86 @@ import (
 	"github.com/sluice-dev/sluice/server"
 )
 
+// settleSecret writes a settle secret of 32 bytes, hex repeated from pair,
+// and returns its file.
+func settleSecret(t *testing.T, pair string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), pair+".secret")
+	if err := os.WriteFile(file, []byte(strings.Repeat(pair, 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// signingInstance serves the admin listener of a server of settleConfig
+// whose settlement ids are signed with secretFile, built with o (Config
+// set here), until the test ends.
+func signingInstance(t *testing.T, secretFile string, o server.Options) *httptest.Server {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "sluice.yaml")
+	os.WriteFile(file, []byte(settleConfig+testAdmin+"settle: {secret_file: "+secretFile+"}\n"), 0o600)
+	cfg, err := config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Config, o.Logger = cfg, slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := server.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	admin := httptest.NewServer(srv.AdminHandler())
+	t.Cleanup(admin.Close)
+	return admin
+}
+
+// postAdmin posts body to path as the test caller and returns the answer
+// with its JSON body decoded.
+func postAdmin(t *testing.T, to *httptest.Server, path, body string) (*http.Response, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", to.URL+path, strings.NewReader(body))
+	req.Header.Set(server.TokenHeader, testToken)
+	r, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var out map[string]any
+	json.NewDecoder(r.Body).Decode(&out)
+	return r, out
+}
+
+// checkSigned asks to for a completion of batch-7 (40 tokens reserved) and
+// returns its signed settlement id.
+func checkSigned(t *testing.T, to *httptest.Server) string {
+	t.Helper()
+	_, out := postAdmin(t, to, "/v1/check", `{"subject":"batch-7","method":"POST","path":"/api/complete"}`)
+	id, _ := out["settle"].(string)
+	if out["allowed"] != true || !strings.Contains(id, ".") {
+		t.Fatalf("/v1/check: %v; want admitted with a signed settle id", out)
+	}
+	return id
+}
+
+// settleBody is the settlement of id by an answer of 200 that used 10
+// tokens.
+func settleBody(id string) string {
+	return `{"id":"` + id + `","status":200,"headers":{"X-Usage-Tokens":"10"}}`
+}
+
 // With settle.secret_file, an id /v1/check gives on one instance settles
 // on another of the fleet (same secret, same store), once; a forged,
 // altered, expired or other-secret id is 404 and refunds nothing.
 func TestSettleAnywhereInTheFleet(t *testing.T) {
-	dir := t.TempDir()
-	secret := filepath.Join(dir, "settle.secret")
-	other := filepath.Join(dir, "other.secret")
-	os.WriteFile(secret, []byte(strings.Repeat("ab", 32)+"\n"), 0o600)
-	os.WriteFile(other, []byte(strings.Repeat("cd", 32)+"\n"), 0o600)
+	secret, other := settleSecret(t, "ab"), settleSecret(t, "cd")
 	clock := &fakeClock{}
 	clock.us.Store(sluice.MicrosSinceEpoch(noon))
 	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
 	t.Cleanup(func() { store.Close() })
-	instance := func(secretFile string) *httptest.Server {
-		file := filepath.Join(t.TempDir(), "sluice.yaml")
-		os.WriteFile(file, []byte(settleConfig+testAdmin+"settle: {secret_file: "+secretFile+"}\n"), 0o600)
-		cfg, err := config.Load(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv, err := server.New(server.Options{Config: cfg, Store: store, Clock: clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { srv.Close() })
-		admin := httptest.NewServer(srv.AdminHandler())
-		t.Cleanup(admin.Close)
-		return admin
-	}
-	a, b, stranger := instance(secret), instance(secret), instance(other)
-	post := func(to *httptest.Server, path, body string) (int, map[string]any) {
-		t.Helper()
-		req, _ := http.NewRequest("POST", to.URL+path, strings.NewReader(body))
-		req.Header.Set(server.TokenHeader, testToken)
-		r, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Body.Close()
-		var out map[string]any
-		json.NewDecoder(r.Body).Decode(&out)
-		return r.StatusCode, out
-	}
+	o := server.Options{Store: store, Clock: clock.Now}
+	a, b, stranger := signingInstance(t, secret, o), signingInstance(t, secret, o), signingInstance(t, other, o)
 	tokensLeft := func() float64 {
-		_, out := post(a, "/v1/check", `{"subject":"batch-7","method":"POST","path":"/api/complete","cost":0}`)
+		_, out := postAdmin(t, a, "/v1/check", `{"subject":"batch-7","method":"POST","path":"/api/complete","cost":0}`)
 		for _, l := range out["limits"].([]any) {
 			if m := l.(map[string]any); m["name"] == "tokens" {
 				return m["remaining"].(float64)
@@ -75,20 +110,12 @@ func TestSettleAnywhereInTheFleet(t *testing.T) {
 		t.Fatalf("no tokens limit in %v", out)
 		return 0
 	}
-	check := func() string {
-		_, out := post(a, "/v1/check", `{"subject":"batch-7","method":"POST","path":"/api/complete"}`)
-		id, _ := out["settle"].(string)
-		if out["allowed"] != true || !strings.Contains(id, ".") {
-			t.Fatalf("/v1/check: %v; want admitted with a signed settle id", out)
-		}
-		return id
-	}
 	settle := func(to *httptest.Server, id string) int {
-		code, _ := post(to, "/v1/settle", `{"id":"`+id+`","status":200,"headers":{"X-Usage-Tokens":"10"}}`)
-		return code
+		r, _ := postAdmin(t, to, "/v1/settle", settleBody(id))
+		return r.StatusCode
 	}
 
-	id := check() // 40 reserved: 60 left
+	id := checkSigned(t, a) // 40 reserved: 60 left
 	if left := tokensLeft(); left != 60 {
 		t.Fatalf("after one completion reserved: %v tokens left, want 60", left)
 	}
@@ -112,7 +139,7 @@ func TestSettleAnywhereInTheFleet(t *testing.T) {
 	if code := settle(a, id); code != http.StatusNotFound {
 		t.Errorf("settled a second time, on the instance that gave it: %d, want 404", code)
 	}
-	late := check() // 50 left
+	late := checkSigned(t, a) // 50 left
 	clock.us.Add(int64(16 * time.Minute / time.Microsecond))
 	if code := settle(b, late); code != http.StatusNotFound {
 		t.Errorf("settled 16 minutes late: %d, want 404", code)
@@ -127,19 +154,11 @@ func TestSettleAnywhereInTheFleet(t *testing.T) {
 // be marked on an instance's local fallback, where every instance would
 // allow it once.
 func TestSettleOnceNeedsTheSharedStore(t *testing.T) {
-	dir := t.TempDir()
-	secret := filepath.Join(dir, "settle.secret")
-	os.WriteFile(secret, []byte(strings.Repeat("ab", 32)+"\n"), 0o600)
+	secret := settleSecret(t, "ab")
 	rs := redistest.Standalone(t)
 	clock := &fakeClock{}
 	clock.us.Store(sluice.MicrosSinceEpoch(noon))
 	instance := func() *httptest.Server {
-		file := filepath.Join(t.TempDir(), "sluice.yaml")
-		os.WriteFile(file, []byte(settleConfig+testAdmin+"settle: {secret_file: "+secret+"}\n"), 0o600)
-		cfg, err := config.Load(file)
-		if err != nil {
-			t.Fatal(err)
-		}
 		local := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
 		t.Cleanup(func() { local.Close() })
 		primary := redis.New(rs.Client(t), redis.WithTimeout(fixtureTimeout), redis.WithTimeForTesting(clock.Now))
@@ -148,49 +167,19 @@ func TestSettleOnceNeedsTheSharedStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := server.New(server.Options{Config: cfg, Store: fo, Failover: fo, OverLimit: cache, Memory: local, Clock: clock.Now,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { srv.Close() })
-		admin := httptest.NewServer(srv.AdminHandler())
-		t.Cleanup(admin.Close)
-		return admin
+		return signingInstance(t, secret, server.Options{Store: fo, Failover: fo, OverLimit: cache, Memory: local, Clock: clock.Now})
 	}
 	a, b := instance(), instance()
-	post := func(to *httptest.Server, path, body string) (*http.Response, map[string]any) {
-		t.Helper()
-		req, _ := http.NewRequest("POST", to.URL+path, strings.NewReader(body))
-		req.Header.Set(server.TokenHeader, testToken)
-		r, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Body.Close()
-		var out map[string]any
-		json.NewDecoder(r.Body).Decode(&out)
-		return r, out
-	}
-	check := func() string {
-		_, out := post(a, "/v1/check", `{"subject":"batch-7","method":"POST","path":"/api/complete"}`)
-		id, _ := out["settle"].(string)
-		if out["allowed"] != true || !strings.Contains(id, ".") {
-			t.Fatalf("/v1/check: %v", out)
-		}
-		return id
-	}
-	settle := `{"status":200,"headers":{"X-Usage-Tokens":"10"},"id":"`
-	first, second := check(), check()
-	if r, _ := post(b, "/v1/settle", settle+first+`"}`); r.StatusCode != http.StatusOK {
+	first, second := checkSigned(t, a), checkSigned(t, a)
+	if r, _ := postAdmin(t, b, "/v1/settle", settleBody(first)); r.StatusCode != http.StatusOK {
 		t.Fatalf("settled on the other instance, on Redis: %d", r.StatusCode)
 	}
-	if r, _ := post(a, "/v1/settle", settle+first+`"}`); r.StatusCode != http.StatusNotFound {
+	if r, _ := postAdmin(t, a, "/v1/settle", settleBody(first)); r.StatusCode != http.StatusNotFound {
 		t.Errorf("settled twice, on Redis: %d, want 404", r.StatusCode)
 	}
 	rs.Kill()
 	for _, to := range []*httptest.Server{a, b} {
-		if r, body := post(to, "/v1/settle", settle+second+`"}`); r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") != "1" {
+		if r, body := postAdmin(t, to, "/v1/settle", settleBody(second)); r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Retry-After") != "1" {
 			t.Errorf("a settlement on %s while Redis is down: %d %v, Retry-After %q; want 503 and 1", to.URL, r.StatusCode, body, r.Header.Get("Retry-After"))
 		}
 	}
