@@ -90,6 +90,30 @@ func TestBrowserDesignerLayout(t *testing.T) {
 	}
 }
 
+// TestBrowserDesignerOmits runs the designer, all algorithms checked, on a
+// limit the buckets cannot keep exact (869 per year): the other three are
+// simulated and the page says why the buckets are not.
+func TestBrowserDesignerOmits(t *testing.T) {
+	f := newFixture(t, testConfig)
+	ctx := realtest.Browser(t)
+	run(t, ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(f.admin.URL+"/designer"))
+	waitJS(t, ctx, `document.getElementById("chart").dataset.runs === "1"`)
+	eval[bool](t, ctx, `(() => {
+		const l = document.getElementById("limit");
+		l.value = "869/year";
+		return l.dispatchEvent(new Event("change"));
+	})()`)
+	waitJS(t, ctx, `document.getElementById("chart").dataset.runs === "2" || document.getElementById("error").textContent !== ""`)
+	if e := eval[string](t, ctx, `document.getElementById("error").textContent`); e != "" {
+		t.Fatalf("the page shows an error: %s", e)
+	}
+	rows := eval[int](t, ctx, `document.querySelectorAll("#results tbody tr").length`)
+	summary := eval[string](t, ctx, `document.getElementById("summary").textContent`)
+	if rows != 3 || !strings.Contains(summary, "gcra not simulated: ") || !strings.Contains(summary, "cannot be kept exact") {
+		t.Errorf("%d result rows, summary %q; want 3 and the buckets named", rows, summary)
+	}
+}
+
 // TestBrowserDesignerImport translates the nginx file the designer's import
 // form holds, in headless Chromium at 1280 and 390 CSS pixels: the
 // configuration with its rules and the report appear, and nothing is wider

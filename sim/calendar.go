@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -120,6 +121,30 @@ func (r rate) contenders(algs []sluice.Algorithm, burst int64, maxWait time.Dura
 		out = append(out, Contender{Label: r.label(a), Limit: l})
 	}
 	return out, nil
+}
+
+// possibleContenders is contenders for every algorithm of algs that can
+// hold r: an algorithm whose limit cannot be built (a bucket that cannot
+// keep 869 per year exact) is omitted and said why, unless none can be.
+func (r rate) possibleContenders(algs []sluice.Algorithm, burst int64, maxWait time.Duration) ([]Contender, []Omission, error) {
+	var (
+		out     []Contender
+		omitted []Omission
+		first   error
+	)
+	for _, a := range algs {
+		cs, err := r.contenders([]sluice.Algorithm{a}, burst, maxWait)
+		if err != nil {
+			first = cmp.Or(first, err)
+			omitted = append(omitted, Omission{Algorithm: a.String(), Reason: err.Error()})
+			continue
+		}
+		out = append(out, cs...)
+	}
+	if len(out) == 0 {
+		return nil, nil, first
+	}
+	return out, omitted, nil
 }
 
 // label is the label of r's contender of algorithm a: "" (the algorithm's

@@ -61,8 +61,7 @@ func LimitFor(alg sluice.Algorithm, quantity int64, window time.Duration, burst 
 // ParseAlgorithms parses a comma-separated list of algorithm names (as
 // sluice.ParseAlgorithm reads them); "" or "all" means every algorithm.
 func ParseAlgorithms(s string) ([]sluice.Algorithm, error) {
-	s = strings.TrimSpace(s)
-	if s == "" || s == "all" {
+	if allAlgorithms([]string{s}) {
 		return sluice.Algorithms(), nil
 	}
 	var out []sluice.Algorithm
@@ -79,6 +78,13 @@ func ParseAlgorithms(s string) ([]sluice.Algorithm, error) {
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// allAlgorithms reports whether names, joined, is what ParseAlgorithms
+// reads as every algorithm.
+func allAlgorithms(names []string) bool {
+	s := strings.TrimSpace(strings.Join(names, ","))
+	return s == "" || s == "all"
 }
 
 // stateBytes returns an algorithm's documented state size per key, in

@@ -38,8 +38,19 @@ type Result struct {
 	Retry *RetryPolicy `json:"retry,omitempty"`
 	// Algorithms holds one result per contender, in Config order.
 	Algorithms []AlgorithmResult `json:"algorithms"`
+	// Omitted lists the algorithms a Request for all of them left out
+	// because they cannot hold its limit, each with the reason; nil when
+	// none was.
+	Omitted []Omission `json:"omitted,omitempty"`
 	// Chart is the data Chart draws; omitted from JSON when cleared.
 	Chart *ChartData `json:"chart,omitempty"`
+}
+
+// Omission is an algorithm a simulation left out: Algorithm its name,
+// Reason why (the error building its limit).
+type Omission struct {
+	Algorithm string `json:"algorithm"`
+	Reason    string `json:"reason"`
 }
 
 // AlgorithmResult is one contender's figures. Counts are of decisions

@@ -47,8 +47,10 @@ type Request struct {
 	// MaxWait makes the leaky bucket a queue that delays up to MaxWait; nil
 	// means a tenth of the window, 0 a meter (deciding as the token bucket).
 	MaxWait *Duration `json:"max_wait,omitempty"`
-	// Algorithms lists algorithm names (see ParseAlgorithms); empty means all
-	// six.
+	// Algorithms lists algorithm names (see ParseAlgorithms); empty or "all"
+	// means all six but those that cannot hold Limit (a bucket cannot keep
+	// 869 per year exact), which Result.Omitted names. A listed algorithm
+	// that cannot hold it is an error.
 	Algorithms []string `json:"algorithms,omitempty"`
 	// Retry overrides the pattern's retry policy (and applies to a trace).
 	Retry *RetryPolicy `json:"retry,omitempty"`
@@ -132,6 +134,7 @@ func Simulate(ctx context.Context, req Request) (*Response, error) {
 	if pl.lim != pl.ref {
 		resp.Result.Tested = pl.lim.String()
 	}
+	resp.Result.Omitted = pl.omitted
 	if req.Chart != "" {
 		if resp.Chart, err = Chart(resp.Result, req.Chart, 0, 0); err != nil {
 			return nil, err
@@ -159,6 +162,7 @@ type prepared struct {
 	q, rq      int64 // their quantities
 	w, rw      time.Duration
 	contenders []Contender
+	omitted    []Omission // the algorithms of "all" that cannot hold the limit
 	// Exactly one of pattern (defaults applied) and trace is set.
 	pattern *Pattern
 	trace   io.Reader
@@ -191,7 +195,12 @@ func (req Request) prepare() (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	if pl.contenders, err = lim.contenders(algs, req.Burst, maxWait); err != nil {
+	if allAlgorithms(req.Algorithms) {
+		pl.contenders, pl.omitted, err = lim.possibleContenders(algs, req.Burst, maxWait)
+	} else {
+		pl.contenders, err = lim.contenders(algs, req.Burst, maxWait)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if req.Chart != "" && req.Chart != "png" && req.Chart != "svg" {

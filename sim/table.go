@@ -61,7 +61,15 @@ func WriteTable(w io.Writer, res *Result) error {
 		row = append(row, stateText(a))
 		fmt.Fprintln(tw, strings.Join(row, "\t")+"\t")
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, o := range res.Omitted {
+		if _, err := fmt.Fprintf(w, "%s not simulated: %s\n", o.Algorithm, o.Reason); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // windowText writes res's window: a duration ("1m"), or in whole days
