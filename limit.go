@@ -231,9 +231,9 @@ func (l Limit) build() Limit {
 	if !ok {
 		// Bucket state is counted in ticks (one unit = w/gcd(q, w)
 		// ticks); the deepest a queue can go must stay exact.
-		l.err = fmt.Errorf("%w: %s: %d per %v with burst %d cannot be kept exact "+
+		l.err = fmt.Errorf("%w: %s: %d per %v with burst %d %w "+
 			"(a unit is %v/%d; burst × that exceeds 2^53 ticks): pick a quantity that divides the window more evenly, e.g. a round number",
-			ErrInvalidLimit, l.name, l.q, l.Window(), b, l.Window(), l.q)
+			ErrInvalidLimit, l.name, l.q, l.Window(), b, algo.ErrInexact, l.Window(), l.q)
 		return l
 	}
 	l.p = p

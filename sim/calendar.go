@@ -1,14 +1,15 @@
 package sim
 
 import (
-	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/algo"
 	"github.com/sluice-dev/sluice/internal/calendartext"
 )
 
@@ -124,25 +125,26 @@ func (r rate) contenders(algs []sluice.Algorithm, burst int64, maxWait time.Dura
 }
 
 // possibleContenders is contenders for every algorithm of algs that can
-// hold r: an algorithm whose limit cannot be built (a bucket that cannot
-// keep 869 per year exact) is omitted and said why, unless none can be.
+// hold r: an algorithm that cannot keep it exact (a bucket of 869 per year)
+// is omitted and said why, unless none can. Any other error is returned.
 func (r rate) possibleContenders(algs []sluice.Algorithm, burst int64, maxWait time.Duration) ([]Contender, []Omission, error) {
 	var (
 		out     []Contender
 		omitted []Omission
-		first   error
 	)
 	for _, a := range algs {
 		cs, err := r.contenders([]sluice.Algorithm{a}, burst, maxWait)
+		if err != nil && !errors.Is(err, algo.ErrInexact) {
+			return nil, nil, err
+		}
 		if err != nil {
-			first = cmp.Or(first, err)
 			omitted = append(omitted, Omission{Algorithm: a.String(), Reason: err.Error()})
 			continue
 		}
 		out = append(out, cs...)
 	}
 	if len(out) == 0 {
-		return nil, nil, first
+		return nil, nil, errors.New(omitted[0].Reason)
 	}
 	return out, omitted, nil
 }

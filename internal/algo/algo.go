@@ -13,6 +13,8 @@
 // trusted to create capacity.
 package algo
 
+import "errors"
+
 // Kind names an algorithm. Its values are sluice.Algorithm's.
 type Kind uint8
 
@@ -56,6 +58,10 @@ type Params struct {
 	Period Period
 	Offset int64
 }
+
+// ErrInexact is what a limit whose parameters NewParams refuses wraps: its
+// bucket cannot be counted exactly in ticks.
+var ErrInexact = errors.New("cannot be kept exact")
 
 // NewParams returns the parameters of kind for q units per w µs with
 // capacity b (ignored but for the buckets: the others hold q) and a queue
