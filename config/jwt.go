@@ -62,6 +62,10 @@ type JWT struct {
 	// SubjectClaim names the claim naming the client ("sub" when empty);
 	// PlanClaim the claim naming its plan (none when empty).
 	SubjectClaim, PlanClaim string
+	// SubjectPrefix is written before the subject in the client's name
+	// (jwt.Options.SubjectPrefix): "" lets every issuer, and a trusted
+	// user header, name the same users.
+	SubjectPrefix string
 	// Plan names the plan of the tokens whose PlanClaim names none (the
 	// default plan when empty).
 	Plan string
@@ -78,7 +82,7 @@ type JWT struct {
 // OnFetch are left for the caller to set.
 func (j *JWT) Options() jwt.Options {
 	o := jwt.Options{Keys: j.Keys, KeysURL: j.JWKSURL, Discover: j.Discover, Secret: j.Secret, Algorithms: slices.Clone(j.Algorithms),
-		Issuer: j.Issuer, Audiences: slices.Clone(j.Audiences), SubjectClaim: j.SubjectClaim, PlanClaim: j.PlanClaim,
+		Issuer: j.Issuer, Audiences: slices.Clone(j.Audiences), SubjectClaim: j.SubjectClaim, SubjectPrefix: j.SubjectPrefix, PlanClaim: j.PlanClaim,
 		Plan: j.Plan, Leeway: j.Leeway, Refresh: j.Refresh}
 	if j.CA != nil {
 		o.Client = clientTrusting(j.CA)
@@ -104,7 +108,7 @@ func (j *JWT) Equal(o *JWT) bool {
 	}
 	return j.Name == o.Name && j.Plan == o.Plan && j.JWKSURL == o.JWKSURL && j.Discover == o.Discover && j.CAFile == o.CAFile && string(j.CA) == string(o.CA) && j.JWKSFile == o.JWKSFile && string(j.Keys) == string(o.Keys) &&
 		j.SecretFile == o.SecretFile && string(j.Secret) == string(o.Secret) && j.Issuer == o.Issuer &&
-		slices.Equal(j.Audiences, o.Audiences) && j.SubjectClaim == o.SubjectClaim && j.PlanClaim == o.PlanClaim &&
+		slices.Equal(j.Audiences, o.Audiences) && j.SubjectClaim == o.SubjectClaim && j.SubjectPrefix == o.SubjectPrefix && j.PlanClaim == o.PlanClaim &&
 		slices.Equal(j.Algorithms, o.Algorithms) && j.Leeway == o.Leeway && j.Refresh == o.Refresh
 }
 
@@ -189,11 +193,12 @@ func (d *decoder) jwt(n *yaml.Node, path string, raw *rawConfig, i int) *JWT {
 			}
 			j.Secret = []byte(s)
 		},
-		"issuer":        func(n *yaml.Node, p string) { j.Issuer = d.Str(n, p) },
-		"audiences":     func(n *yaml.Node, p string) { j.Audiences = d.Strings(n, p) },
-		"subject_claim": func(n *yaml.Node, p string) { j.SubjectClaim = d.Str(n, p) },
-		"plan_claim":    func(n *yaml.Node, p string) { j.PlanClaim = d.Str(n, p) },
-		"algorithms":    func(n *yaml.Node, p string) { j.Algorithms = d.Strings(n, p) },
+		"issuer":         func(n *yaml.Node, p string) { j.Issuer = d.Str(n, p) },
+		"audiences":      func(n *yaml.Node, p string) { j.Audiences = d.Strings(n, p) },
+		"subject_claim":  func(n *yaml.Node, p string) { j.SubjectClaim = d.Str(n, p) },
+		"subject_prefix": func(n *yaml.Node, p string) { j.SubjectPrefix = d.Str(n, p) },
+		"plan_claim":     func(n *yaml.Node, p string) { j.PlanClaim = d.Str(n, p) },
+		"algorithms":     func(n *yaml.Node, p string) { j.Algorithms = d.Strings(n, p) },
 		"leeway": func(n *yaml.Node, p string) {
 			if j.Leeway = d.Duration(n, p); j.Leeway > maxJWTLeeway {
 				d.Errorf(n, p, "%v is more than clocks disagree by: at most %v (an expired token would be believed that long)", j.Leeway, maxJWTLeeway)

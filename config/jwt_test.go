@@ -24,6 +24,7 @@ func TestJWTSectionLoads(t *testing.T) {
     issuer: https://auth.example.com/
     audiences: [api, admin]
     subject_claim: org_id
+    subject_prefix: idp.
     plan_claim: tier
     algorithms: [EdDSA]
     leeway: 30s
@@ -40,7 +41,7 @@ func TestJWTSectionLoads(t *testing.T) {
 		j.SubjectClaim != "org_id" || j.PlanClaim != "tier" || j.Leeway != 30*time.Second {
 		t.Fatalf("identity.jwt: %+v", j)
 	}
-	if o := j.Options(); string(o.Keys) != set || o.KeysURL != "" || o.Algorithms[0] != "EdDSA" {
+	if o := j.Options(); string(o.Keys) != set || o.KeysURL != "" || o.Algorithms[0] != "EdDSA" || o.SubjectPrefix != "idp." {
 		t.Fatalf("options: %+v", o)
 	}
 	os.WriteFile(file, []byte("identity:\n  jwt: {secret_file: secret}\n"+jwtPlans), 0o644)
@@ -95,6 +96,7 @@ func TestJWTSectionErrorsNameTheirPlace(t *testing.T) {
 		{"leeway too long", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", leeway: 1h}\n", "identity.jwt.leeway: 1h0m0s is more than clocks disagree by: at most 10m0s"},
 		{"refresh too often", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", refresh: 5s}\n", "bad.yaml:2:51: identity.jwt.refresh: 5s is too often: at least 1m0s"},
 		{"missing file", "identity:\n  jwt: {jwks_file: /nonexistent/jwks.json}\n", "identity.jwt.jwks_file: "},
+		{"subject_prefix with a space", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", subject_prefix: \"a b\"}\n", "bad.yaml:2:8: identity.jwt: jwt: SubjectPrefix: \"a b\": at most 64 bytes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := config.Parse("bad.yaml", []byte(c.yaml+jwtPlans))

@@ -67,6 +67,14 @@ type Options struct {
 	// a non-empty JSON string, or the token is ErrClaims. Empty: "sub".
 	SubjectClaim string
 
+	// SubjectPrefix, when set, is written before the subject claim's value
+	// in TokenClaims.Subject ("svc:" makes "export" the client
+	// "svc:export"), so that the clients of this issuer and those of
+	// another (see NewIssuers), or of a trusted user header, are never
+	// limited as one another: without it, a token of any issuer that names
+	// "alice" spends alice's quota. At most 64 bytes of printable ASCII.
+	SubjectPrefix string
+
 	// PlanClaim is the claim that names the client's plan: a string,
 	// TokenClaims.Plan, or an array of strings (groups, roles: Cognito's
 	// "cognito:groups", Entra ID's "roles", Okta's "groups"),
@@ -136,6 +144,7 @@ const (
 	firstBackoff      = time.Second // the wait after the first failed fetch in a row
 	minSecret         = 32          // bytes
 	maxTokenLen       = 16 << 10    // bytes
+	maxSubjectPrefix  = 64          // bytes
 	maxSetLen         = 1 << 20     // bytes of a fetched JWK Set
 	maxDiscoveryLen   = 64 << 10    // bytes of a discovery document
 	maxKeys           = 100         // usable keys of a set

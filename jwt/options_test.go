@@ -46,6 +46,10 @@ func TestNewRefusesOptionsThatAreWrong(t *testing.T) {
 		{"negative Leeway", jwt.Options{Keys: keys, Leeway: -time.Second}, "Leeway: negative"},
 		{"negative Refresh", jwt.Options{KeysURL: "https://id.example/keys", Refresh: -1}, "Refresh: negative"},
 		{"negative MinRefresh", jwt.Options{KeysURL: "https://id.example/keys", MinRefresh: -1}, "MinRefresh: negative"},
+		{"SubjectPrefix with a space", jwt.Options{Keys: keys, SubjectPrefix: "svc "}, "SubjectPrefix: \"svc \": at most 64 bytes of printable ASCII"},
+		{"SubjectPrefix with a newline", jwt.Options{Keys: keys, SubjectPrefix: "svc\n"}, "SubjectPrefix"},
+		{"SubjectPrefix not ASCII", jwt.Options{Keys: keys, SubjectPrefix: "sérvice."}, "SubjectPrefix"},
+		{"SubjectPrefix too long", jwt.Options{Keys: keys, SubjectPrefix: strings.Repeat("s", 65)}, "SubjectPrefix"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			v, err := jwt.New(c.o)

@@ -97,7 +97,7 @@ func (v *Verifier) judge(t times, claims map[string]any) (httplimit.TokenClaims,
 	if subject == "" {
 		return httplimit.TokenClaims{}, fmt.Errorf("%w: %q is missing, empty or not a string", ErrClaims, v.subject)
 	}
-	c := httplimit.TokenClaims{Subject: subject, Expires: t.Expiry.Time(), Claims: keyable(claims)}
+	c := httplimit.TokenClaims{Subject: v.prefix + subject, Expires: t.Expiry.Time(), Claims: keyable(claims)}
 	if v.plan != "" {
 		switch p := claimAt(claims, v.plan).(type) {
 		case string:

@@ -77,6 +77,9 @@ func (o *Options) validate() ([]jose.SignatureAlgorithm, *keySet, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if len(o.SubjectPrefix) > maxSubjectPrefix || strings.IndexFunc(o.SubjectPrefix, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0 {
+		return nil, nil, fieldError("SubjectPrefix", "%.80q: at most %d bytes of printable ASCII, no spaces", o.SubjectPrefix, maxSubjectPrefix)
+	}
 	for i, a := range o.Audiences {
 		if a == "" {
 			return nil, nil, fieldError("Audiences", "[%d] is empty", i)

@@ -25,7 +25,8 @@ type Verifier struct {
 	algs      []jose.SignatureAlgorithm
 	issuer    string
 	audiences []string
-	subject   string
+	subject   string // the claim
+	prefix    string // Options.SubjectPrefix
 	plan      string // the claim
 	fixedPlan string // Options.Plan
 	leeway    time.Duration
@@ -56,6 +57,7 @@ func newVerifier(o Options, now func() time.Time) (*Verifier, error) {
 		issuer:    o.Issuer,
 		audiences: append([]string(nil), o.Audiences...),
 		subject:   o.SubjectClaim,
+		prefix:    o.SubjectPrefix,
 		plan:      o.PlanClaim,
 		fixedPlan: o.Plan,
 		leeway:    o.Leeway,

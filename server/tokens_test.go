@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -306,6 +307,51 @@ func TestJWTOfTwoIssuers(t *testing.T) {
 	metrics := readAll(t, f.do(t, "GET", "/metrics", "", nil))
 	if !strings.Contains(metrics, "\nsluice_jwks_keys 1\n") {
 		t.Errorf("/metrics lacks sluice_jwks_keys 1")
+	}
+}
+
+// Two issuers that both name an "alice": the services issuer's tokens, on
+// the free plan (3 a minute), spend its alice's quota. With a
+// subject_prefix on the services entry the users' alice is another client
+// and still admitted; without one they are one client, and the users'
+// alice is refused: what the prefix is for.
+func TestJWTSubjectPrefixKeepsIssuersApart(t *testing.T) {
+	for _, c := range []struct {
+		prefix  string
+		apart   bool
+		subject string
+	}{{"\n      subject_prefix: svc.", true, "svc.alice"}, {"", false, "alice"}} {
+		users, services := newIDP(t, "u1"), newIDP(t, "s1")
+		f := newFixture(t, strings.Replace(testConfig, "identity:\n", `identity:
+  jwt:
+    - jwks_url: `+users.srv.URL+`
+      issuer: https://idp.example.com/
+      plan: free
+    - jwks_url: `+services.srv.URL+`
+      issuer: https://cluster.example.com/
+      plan: free`+c.prefix+`
+`, 1))
+		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(readAll(t, f.do(t, "GET", "/metrics", "", nil)), `sluice_jwks_fetches_total{result="ok"} 2`); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the two issuers' keys were not fetched within 20 s")
+			}
+		}
+		check := func(token string, cost int) (int, string) {
+			t.Helper()
+			r := f.do(t, "POST", "/v1/check", fmt.Sprintf(`{"token":%q,"ip":"203.0.113.7","cost":%d}`, token, cost), nil)
+			return r.StatusCode, readAll(t, r)
+		}
+		svc := sign(t, services.key, "s1", map[string]any{"iss": "https://cluster.example.com/", "sub": "alice"})
+		if body := readAll(t, f.do(t, "POST", "/v1/tokens", `{"token":"`+svc+`"}`, nil)); !strings.Contains(body, `"subject":"user:`+c.subject+`"`) {
+			t.Errorf("prefix %q: /v1/tokens says %s, want the subject user:%s", c.prefix, body, c.subject)
+		}
+		if code, body := check(svc, 3); code != 200 {
+			t.Fatalf("prefix %q: the services' alice spends 3: %d %s", c.prefix, code, body)
+		}
+		code, body := check(sign(t, users.key, "u1", map[string]any{"iss": "https://idp.example.com/", "sub": "alice"}), 1)
+		if admitted := strings.Contains(body, `"allowed":true`); code != 200 || admitted != c.apart {
+			t.Errorf("prefix %q: the users' alice after the services' spent 3: %d %s; want admitted %v", c.prefix, code, body, c.apart)
+		}
 	}
 }
 
