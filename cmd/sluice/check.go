@@ -12,6 +12,7 @@ import (
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/server"
 )
 
 // runCheck validates a configuration file and prints its plans × limits.
@@ -39,6 +40,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return fmt.Errorf("%s is not valid", fs.Arg(0))
 	}
+	// What the server reads and builds beyond the file itself: TLS
+	// certificates, Envoy's rules, the options derived.
+	if err := server.Check(cfg); err != nil {
+		fmt.Fprintln(stderr, err)
+		return fmt.Errorf("%s is not valid", fs.Arg(0))
+	}
 	printPlans(stdout, cfg)
 	fmt.Fprintln(stdout)
 	printRules(stdout, cfg)
@@ -52,6 +59,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printResponse(stdout, cfg)
 	printNotify(stdout, cfg)
 	printSettle(stdout, cfg)
+	if err := printEnvoy(stdout, cfg); err != nil {
+		return err
+	}
 	if *online {
 		if err := checkOnline(ctx, stdout, cfg); err != nil {
 			return fmt.Errorf("%s: %w", fs.Arg(0), err)

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A configuration that sluice serve would refuse is not valid to sluice
+// check either, though the file itself loads: a rule file of the envoy
+// section that does not load, a TLS certificate that is no certificate.
+// A good envoy section is summed up on an ENVOY line.
+func TestCheckRefusesWhatServeRefuses(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	const plans = "plans:\n  free:\n    limits:\n      - {name: per-minute, algorithm: fixed-window, quantity: 3, window: 1m}\n"
+	write("bad-rules.yaml", "domain: api\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: -5}\n")
+	write("rules.yaml", "domain: api\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 5}\n")
+	write("junk.pem", "not a certificate\n")
+	for _, c := range []struct {
+		name, config, stderr, stdout string
+	}{
+		{"envoy rules that do not load", plans + "envoy: {listen: 127.0.0.1:8081, rules: [bad-rules.yaml]}\n",
+			"bad-rules.yaml:4:51: descriptors[0].rate_limit.requests_per_unit: -5 is out of range", ""},
+		{"a certificate that is none", plans + "tls: {cert_file: junk.pem, key_file: junk.pem}\n",
+			"server: listen: tls: ", ""},
+		{"an admin certificate that is none", plans + "admin: {listen: 127.0.0.1:9090, tls: {cert_file: junk.pem, key_file: junk.pem}}\n",
+			"server: admin: tls: ", ""},
+		{"good envoy rules", plans + "envoy: {listen: 127.0.0.1:8081, rules: [rules.yaml]}\n",
+			"", "ENVOY  " + filepath.Join(dir, "rules.yaml") + ": domains api\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			file := write("sluice.yaml", c.config)
+			var out, errOut bytes.Buffer
+			code := run(context.Background(), []string{"check", file}, &out, &errOut)
+			if c.stderr == "" {
+				if code != 0 || !strings.Contains(out.String(), c.stdout) {
+					t.Fatalf("exit %d, stdout:\n%s\nstderr:\n%s\nwant 0 and %q", code, out.String(), errOut.String(), c.stdout)
+				}
+				return
+			}
+			if code != 1 || !strings.Contains(errOut.String(), c.stderr) || !strings.Contains(errOut.String(), "sluice.yaml is not valid") {
+				t.Errorf("exit %d, stderr:\n%s\nwant 1 and %q", code, errOut.String(), c.stderr)
+			}
+		})
+	}
+}
