@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/envoy"
 )
 
 // Notify is the notify section: a webhook told when a client has used a
@@ -26,7 +27,7 @@ type Notify struct {
 	// crossing is notified, ascending; default [100]: when it is used up.
 	At []int
 	// Limits names the limits notified: fixed-window limits (plans',
-	// global or rules'), by name.
+	// global or rules', or of the envoy rules by their labels), by name.
 	Limits []string
 }
 
@@ -100,6 +101,15 @@ func (d *decoder) resolveNotify(c *Config) {
 			kinds[r.Name+"."+l.Name()] = l.Algorithm()
 		}
 	}
+	where := "a plan, a rule (rule.limit) or global"
+	if c.Envoy.Enabled {
+		// The Envoy rules' limits, by label; rule files that do not load
+		// are the server's to refuse (sluice check, sluice serve).
+		if rules, err := envoy.LoadRuleFiles(c.Envoy.Rules...); err == nil {
+			add(rules.Limits())
+		}
+		where += ", or of the envoy rules"
+	}
 	for i, name := range c.Notify.Limits {
 		e := d.notifyNode
 		if i < len(d.notifyNode.Content) {
@@ -107,7 +117,7 @@ func (d *decoder) resolveNotify(c *Config) {
 		}
 		switch alg, ok := kinds[name]; {
 		case !ok:
-			d.Errorf(e, "notify.limits", "%q is no limit of a plan, a rule (rule.limit) or global", name)
+			d.Errorf(e, "notify.limits", "%q is no limit of %s", name, where)
 		case alg != sluice.AlgorithmFixedWindow:
 			d.Errorf(e, "notify.limits", "%q is %v: a share of a quota is a fixed window's (a day's, a month's)", name, alg)
 		}

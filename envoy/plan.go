@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
@@ -62,6 +63,8 @@ type slot struct {
 	// calendar.go); false for a calendar rule that falls back to sluice's
 	// windows.
 	aligned bool
+	// subject is the check's key without suffix (see Outcome.Subject).
+	subject string
 	// over is the index in plan.checks of the peek at the window's
 	// over-limit record (see settle.go) when the check is a peek at an
 	// aligned window; -1 otherwise.
@@ -147,6 +150,10 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 			s.aligned = s.rule.fixed
 		}
 		key := storeKey(domain, d.GetEntries(), s.shared, suffix)
+		s.subject = key
+		if strings.HasSuffix(key, suffix) {
+			s.subject = key[:len(key)-len(suffix)] // a hashed key holds its suffix inside
+		}
 		if s.check, err = p.add(key, l, cost); err != nil {
 			return fmt.Errorf("descriptor %d: %w", i, err)
 		}

@@ -20,6 +20,8 @@ type Result struct {
 	Allowed bool
 	// Descriptors holds one Outcome per descriptor of the request, in order.
 	Descriptors []Outcome
+	// Now is when the request was decided, by the Service's clock.
+	Now time.Time
 }
 
 // Outcome is what one descriptor of a request decided.
@@ -39,6 +41,18 @@ type Outcome struct {
 	// can hold (sluice.Limit.Burst); both 0 for blocked (requests_per_unit
 	// 0), unlimited and unmatched descriptors.
 	Remaining, Capacity int64
+	// Subject names what the limit counted: the descriptor's store key,
+	// "envoy:<domain>:<key>=<value>|…" (see Rules), without the suffix that
+	// changes with each window of a week's, month's or year's rule; "" when
+	// no limit was checked (blocked, unlimited and unmatched descriptors).
+	Subject string
+	// Fixed reports a fixed window (envoyproxy/ratelimit's own algorithm).
+	// Window is the rule's unit times its multiplier (a month is 30 days,
+	// a year 365), and ResetAfter the time until the limit is whole again
+	// (a fixed window's end), as duration_until_reset says; both 0 when no
+	// limit was checked.
+	Fixed              bool
+	Window, ResetAfter time.Duration
 }
 
 // Outcome results.
@@ -223,6 +237,8 @@ func (res *Result) fill(p *plan, d *sluice.Decision, resp *rlsv3.RateLimitRespon
 			}
 		default:
 			o.Limit, o.Remaining, o.Capacity = r.label, p.remaining(s, d), r.limit.Burst()
+			o.Subject, o.Fixed = s.subject, r.fixed
+			o.Window, o.ResetAfter = time.Duration(r.unitSeconds)*time.Second, p.reset(s, &d.Statuses[s.check])
 			switch {
 			case !p.refused(s, d):
 				o.Result = resultAllowed

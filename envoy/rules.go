@@ -35,6 +35,36 @@ func (r *Rules) Domains() []string {
 	return out
 }
 
+// Limits returns the limits the rules enforce, each named by its label (a
+// rule's rate_limit.name, or the name derived from its place), in no
+// particular order; a limit of several rules appears once per rule.
+// Unlimited and requests_per_unit 0 rules have none.
+func (r *Rules) Limits() []sluice.Limit {
+	if r == nil {
+		return nil
+	}
+	var out []sluice.Limit
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n.rule != nil && !n.rule.unlimited && !n.rule.blocked {
+			out = append(out, n.rule.limit)
+		}
+		for _, c := range n.exact {
+			walk(c)
+		}
+		for _, c := range n.prefix {
+			walk(c.n)
+		}
+		for _, c := range n.wildcard {
+			walk(c)
+		}
+	}
+	for _, n := range r.domains {
+		walk(n)
+	}
+	return out
+}
+
 // node is one level of a domain's descriptor tree.
 type node struct {
 	exact    map[entry]*node  // key and value

@@ -165,8 +165,9 @@ func (s *Service) Rules() *Rules { return s.rules.Load() }
 func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
 	start := time.Now()
 	sc := s.scratch.Get().(*scratch)
-	sc.res = Result{Domain: req.GetDomain(), Descriptors: sc.res.Descriptors[:0]}
-	resp, delay, err := s.decide(ctx, req, sc, s.now())
+	now := s.now()
+	sc.res = Result{Domain: req.GetDomain(), Descriptors: sc.res.Descriptors[:0], Now: now}
+	resp, delay, err := s.decide(ctx, req, sc, now)
 	if s.observe != nil {
 		s.observe(&sc.res, time.Since(start), err)
 	}

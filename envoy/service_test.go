@@ -129,15 +129,31 @@ func TestObserverSeesEveryDescriptor(t *testing.T) {
 	h.ask(request("edge", 0, tenant))
 	h.ask(request("edge", 2, login))
 	h.ask(request("edge", 0, login, tenant, desc("internal", "x"), desc("none", "x")))
+	tenantOut := envoy.Outcome{Limit: "per-tenant", Result: "allowed", Capacity: 1, Subject: "envoy:edge:tenant=t", Fixed: true, Window: time.Second}
+	loginOut := envoy.Outcome{Limit: "login", Result: "allowed", Capacity: 2, Subject: "envoy:edge:remote_address=1.2.3.4|path=/login", Fixed: true, Window: time.Minute}
+	limited, shadow := loginOut, tenantOut
+	limited.Result, shadow.Result = "limited", "shadow"
 	want := []envoy.Result{
-		{Domain: "edge", Allowed: true, Descriptors: []envoy.Outcome{{"per-tenant", "allowed", 0, 1}}},
-		{Domain: "edge", Allowed: true, Descriptors: []envoy.Outcome{{"login", "allowed", 0, 2}}},
+		{Domain: "edge", Allowed: true, Descriptors: []envoy.Outcome{tenantOut}},
+		{Domain: "edge", Allowed: true, Descriptors: []envoy.Outcome{loginOut}},
 		{Domain: "edge", Allowed: false, Descriptors: []envoy.Outcome{
-			{"login", "limited", 0, 2}, {"per-tenant", "shadow", 0, 1}, {"internal", "unlimited", 0, 0}, {}}},
+			limited, shadow, {Limit: "internal", Result: "unlimited"}, {}}},
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	for i := range want {
+		if got[i].Now.IsZero() {
+			t.Errorf("result %d: no time", i)
+		}
+		got[i].Now = time.Time{}
+		for j := range got[i].Descriptors {
+			o := &got[i].Descriptors[j]
+			// The time to a Unix window's end: whole seconds, at most the window.
+			if o.Subject != "" && (o.ResetAfter <= 0 || o.ResetAfter > o.Window || o.ResetAfter%time.Second != 0) {
+				t.Errorf("result %d, descriptor %d: reset after %v of a %v window", i, j, o.ResetAfter, o.Window)
+			}
+			o.ResetAfter = 0
+		}
 		if g := fmt.Sprint(*got[i]); g != fmt.Sprint(want[i]) {
 			t.Errorf("result %d: %s, want %s", i, g, fmt.Sprint(want[i]))
 		}

@@ -60,6 +60,9 @@ func (s *Server) observeEnvoy(res *envoy.Result, took time.Duration, err error) 
 	if near && res.Allowed {
 		s.metrics.nearLimit.Inc()
 	}
+	if st := s.state.Load(); st != nil && st.notify != nil {
+		s.notify.observeEnvoy(st.notify, res)
+	}
 }
 
 // envoyWorkers is the number of goroutines that serve Envoy calls and keep

@@ -19,6 +19,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/envoy"
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
@@ -43,6 +44,7 @@ type Notification struct {
 	Subject   string `json:"subject"`
 	Key       string `json:"key,omitempty"` // the API key's configured name
 	Plan      string `json:"plan,omitempty"`
+	Domain    string `json:"domain,omitempty"` // the Envoy domain of a descriptor's limit
 	Limit     string `json:"limit"`
 	At        int    `json:"at"` // percent
 	Used      int64  `json:"used"`
@@ -133,29 +135,49 @@ func (nt *notifier) observe(rules *notifyRules, res *httplimit.Result) {
 			continue
 		}
 		st := &res.Decision.Statuses[i]
-		q := c.Limit.Quantity()
-		used := q - min(st.Remaining, q)
-		if used <= 0 || st.ResetAfter <= 0 {
+		n := Notification{Subject: c.Key[strings.IndexByte(c.Key, '/')+1:], // the key without the middleware's scope
+			Limit: c.Limit.Name(), Quota: c.Limit.Quantity(), Remaining: st.Remaining, Window: httplimit.WindowOf(c.Limit)}
+		if n.Subject == res.Identity.Subject {
+			n.Key, n.Plan = res.Identity.KeyName, res.Identity.Plan.Name
+		}
+		nt.crossed(rules, n, res.Now, st.ResetAfter)
+	}
+}
+
+// observeEnvoy is observe for a decision of the Envoy service: its
+// subject is the descriptor ("envoy:<domain>:<key>=<value>|…").
+func (nt *notifier) observeEnvoy(rules *notifyRules, res *envoy.Result) {
+	for _, o := range res.Descriptors {
+		if o.Subject == "" || !o.Fixed || !rules.limits[o.Limit] {
 			continue
 		}
-		end := res.Now.Add(st.ResetAfter).Truncate(time.Second)
-		subject := c.Key[strings.IndexByte(c.Key, '/')+1:] // the key without the middleware's scope
-		for _, at := range rules.at {
-			if used*100 < int64(at)*q {
-				break
-			}
-			id := notificationID(subject, c.Limit.Name(), at, end)
-			if !nt.first(id) {
-				continue
-			}
-			n := Notification{ID: id, Event: "quota.used", Subject: subject, Limit: c.Limit.Name(), At: at,
-				Used: used, Quota: q, Remaining: st.Remaining, Window: httplimit.WindowOf(c.Limit),
-				ResetsAt: end.UTC().Format(time.RFC3339), Time: res.Now.UTC().Format(time.RFC3339)}
-			if subject == res.Identity.Subject {
-				n.Key, n.Plan = res.Identity.KeyName, res.Identity.Plan.Name
-			}
-			nt.enqueue(queued{n: n, url: rules.url, secret: rules.secret})
+		n := Notification{Subject: o.Subject, Domain: res.Domain, Limit: o.Limit, Quota: o.Capacity, Remaining: o.Remaining,
+			Window: httplimit.FormatWindow(o.Window)}
+		nt.crossed(rules, n, res.Now, o.ResetAfter)
+	}
+}
+
+// crossed queues, under rules, a notification of each share of n's quota
+// used (Quota − Remaining) that was not told yet in the window that ends
+// resetAfter from now; n holds the subject, limit and figures.
+func (nt *notifier) crossed(rules *notifyRules, n Notification, now time.Time, resetAfter time.Duration) {
+	q := n.Quota
+	n.Used = q - min(n.Remaining, q)
+	if n.Used <= 0 || resetAfter <= 0 {
+		return
+	}
+	end := now.Add(resetAfter).Truncate(time.Second)
+	n.Event, n.ResetsAt, n.Time = "quota.used", end.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)
+	for _, at := range rules.at {
+		if n.Used*100 < int64(at)*q {
+			break
 		}
+		id := notificationID(n.Subject, n.Limit, at, end)
+		if !nt.first(id) {
+			continue
+		}
+		n.ID, n.At = id, at
+		nt.enqueue(queued{n: n, url: rules.url, secret: rules.secret})
 	}
 }
 

@@ -1,0 +1,76 @@
+package envoy_test
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/envoy"
+)
+
+// Rules.Limits lists every enforced limit under its label, nested and
+// prefixed ones included, and none for unlimited and blocked rules.
+func TestRulesListTheirLimits(t *testing.T) {
+	rules, err := envoy.LoadRules("rules.yaml", []byte(edgeRules+`
+  - key: plan
+    value: free
+    rate_limit: {name: free-month, unit: month, requests_per_unit: 1000}
+  - key: internal
+    rate_limit: {unlimited: true}
+  - key: banned
+    rate_limit: {unit: second, requests_per_unit: 0}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, l := range rules.Limits() {
+		names = append(names, l.Name())
+		if l.Name() == "free-month" && (l.Algorithm() != sluice.AlgorithmFixedWindow || l.Quantity() != 1000) {
+			t.Errorf("free-month: %v", l)
+		}
+	}
+	slices.Sort(names)
+	if got, want := strings.Join(names, ","), "free-month,generic_key_checkout.user,login,office,per-ip,trusted-ip"; got != want {
+		t.Errorf("limits %s, want %s", got, want)
+	}
+	if (*envoy.Rules)(nil).Limits() != nil {
+		t.Error("nil rules have limits")
+	}
+}
+
+// A month's rule counts each Unix month under a key of its own; its
+// observers' Subject is the descriptor without that window, the same from
+// one month to the next, and its ResetAfter the time to the month's end.
+func TestOutcomeSubjectOfAMonthsRule(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		got []envoy.Outcome
+	)
+	h := serve(t, `
+domain: api
+descriptors:
+  - key: api_key
+    rate_limit: {name: per-month, unit: month, requests_per_unit: 1000}
+`, envoy.Options{Observer: func(res *envoy.Result, _ time.Duration, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, res.Descriptors...)
+	}})
+	h.ask(request("api", 0, desc("api_key", "k1")))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 {
+		t.Fatalf("%d outcomes", len(got))
+	}
+	o := got[0]
+	if o.Subject != "envoy:api:api_key=k1" || !o.Fixed || o.Window != 30*24*time.Hour || o.Remaining != 999 || o.Capacity != 1000 {
+		t.Errorf("outcome %+v", o)
+	}
+	if o.ResetAfter <= 0 || o.ResetAfter > o.Window {
+		t.Errorf("reset after %v of a 30-day window", o.ResetAfter)
+	}
+}
