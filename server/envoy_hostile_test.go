@@ -67,10 +67,16 @@ descriptors:
 // caller, testToken, holds every scope) on loopback until the test ends.
 func startEnvoy(t *testing.T, rules string) *server.Server {
 	t.Helper()
+	return startEnvoyWith(t, rules, "")
+}
+
+// startEnvoyWith is startEnvoy with more sections of configuration.
+func startEnvoyWith(t *testing.T, rules, more string) *server.Server {
+	t.Helper()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte(rules), 0o644)
 	cfgFile := filepath.Join(dir, "sluice.yaml")
-	os.WriteFile(cfgFile, []byte("envoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n"+testConfig+testAdmin), 0o644)
+	os.WriteFile(cfgFile, []byte("envoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n"+testConfig+testAdmin+more), 0o644)
 	cfg, err := config.Load(cfgFile)
 	if err != nil {
 		t.Fatal(err)

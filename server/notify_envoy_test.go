@@ -3,8 +3,6 @@ package server_test
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -18,7 +16,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/sluice-dev/sluice/config"
-	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -31,33 +28,22 @@ func TestNotifyOfEnvoyDecisions(t *testing.T) {
 	hook := &hookReceiver{}
 	hooks := httptest.NewServer(hook)
 	defer hooks.Close()
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte(`domain: api
+	const rules = `domain: api
 descriptors:
   - key: api_key
     rate_limit: {name: per-month, unit: month, requests_per_unit: 4}
-`), 0o644)
-	cfgFile := filepath.Join(dir, "sluice.yaml")
-	write := func(limits string) {
-		os.WriteFile(cfgFile, []byte("envoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n"+testConfig+testAdmin+
-			"notify:\n  url: "+hooks.URL+"\n  at: [50, 100]\n  limits: ["+limits+"]\n"), 0o644)
+`
+	notify := func(limits string) string {
+		return "notify:\n  url: " + hooks.URL + "\n  at: [50, 100]\n  limits: [" + limits + "]\n"
 	}
-	write("per-months")
-	if _, err := config.Load(cfgFile); err == nil || !strings.Contains(err.Error(), `"per-months" is no limit of a plan, a rule (rule.limit) or global, or of the envoy rules`) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte(rules), 0o644)
+	file := filepath.Join(dir, "sluice.yaml")
+	os.WriteFile(file, []byte("envoy:\n  listen: 127.0.0.1:0\n  rules: [rules.yaml]\n"+testConfig+notify("per-months")), 0o644)
+	if _, err := config.Load(file); err == nil || !strings.Contains(err.Error(), `"per-months" is no limit of a plan, a rule (rule.limit) or global, or of the envoy rules`) {
 		t.Fatalf("a limit of nothing: %v", err)
 	}
-	write("per-month")
-	cfg, err := config.Load(cfgFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveOn(t, srv)
-	waitEnvoy(t, srv)
+	srv := startEnvoyWith(t, rules, notify("per-month"))
 	conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), withToken(testToken))
 	if err != nil {
 		t.Fatal(err)
