@@ -39,6 +39,15 @@ func TestPrometheusEvaluatesRulesAndDashboard(t *testing.T) {
 		`  type: redis`+"\n"+`  redis: {addresses: ["`+redis.Addr+`"], on_store_error: local, instances: 1, lease: auto}`,
 		"  loopback_scopes: [read, check, override_plan, admin]",
 		"  loopback_scopes: []\n  callers: [{name: prometheus, token_sha256: "+hex.EncodeToString(sum[:])+", scopes: [read]}]")
+	// A limit counted by what the upstream reports, for the reported-usage
+	// panel (the demo upstream reports nothing: every answer is unreported).
+	cfg += `
+rules:
+  - name: search
+    match: {paths: ["/api/search"]}
+    count: "header:X-Usage-Units"
+    limits: [{name: units, algorithm: fixed-window, quantity: 1000000, window: 1m, lease: off}]
+`
 	public, admin := realtest.FreeAddr(t), realtest.FreeAddr(t)
 	serveWith(t, public, admin, img.command(t, writeFile(t, "sluice.yaml", cfg), public, admin)...)
 

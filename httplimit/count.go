@@ -3,6 +3,7 @@ package httplimit
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strconv"
@@ -52,7 +53,9 @@ func countsOf(o *Options) map[string]string {
 		}
 	}
 	for name, count := range o.Count {
-		set(name, count)
+		if !slices.ContainsFunc(o.Rules, func(r Rule) bool { return r.Name == name }) || limitNamed(o, name) {
+			set(name, count) // a limit's name, not only a rule's
+		}
 		for _, r := range o.Rules {
 			if r.Name == name {
 				for _, l := range r.Limits {
@@ -64,6 +67,38 @@ func countsOf(o *Options) map[string]string {
 		}
 	}
 	return counts
+}
+
+// Counts returns how each limit that does not count every admitted request
+// counts, by the limit's name (a rule's limit as "<rule>.<limit>"): the
+// Options.Count entries other than CountAll, a rule's given to each of its
+// limits not named on their own. It is a new map each call; empty when
+// every limit counts all. A program that observes OnReported can create
+// its metrics of the CountHeader limits from it before any answer comes.
+func (m *Middleware) Counts() map[string]string {
+	return maps.Clone(m.counts)
+}
+
+// limitNamed reports whether a plan's, a listed key's or a global limit of o
+// is named name.
+func limitNamed(o *Options, name string) bool {
+	named := func(ls []sluice.Limit) bool {
+		return slices.ContainsFunc(ls, func(l sluice.Limit) bool { return l.Name() == name })
+	}
+	if named(o.Global) {
+		return true
+	}
+	for _, p := range o.Plans {
+		if p != nil && named(p.Limits) {
+			return true
+		}
+	}
+	for _, k := range o.Keys {
+		if k.Plan != nil && named(k.Plan.Limits) {
+			return true
+		}
+	}
+	return false
 }
 
 // count checks Count: each entry names a limit or a rule and says all,

@@ -3,6 +3,7 @@ package httplimit_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -271,4 +272,26 @@ func unjoin(err error) []error {
 		return nil
 	}
 	return []error{err}
+}
+
+// Counts names each limit that does not count every request, a rule's
+// count given to its limits not named on their own; the map is the
+// caller's.
+func TestCountsNamesTheCountedLimits(t *testing.T) {
+	mw, _ := clockedMiddleware(t, httplimit.Options{
+		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Minute).Named("per-minute")}}},
+		Rules: []httplimit.Rule{{Name: "completions", Key: []string{httplimit.KeyClient}, Limits: []sluice.Limit{
+			sluice.FixedWindow(2, time.Minute).Named("per-minute"), sluice.FixedWindow(20, time.Hour).Named("per-hour")}}},
+		Count: map[string]string{"completions": httplimit.CountHeader + "X-Usage", "completions.per-hour": httplimit.CountSuccesses,
+			"per-minute": httplimit.CountAll},
+	})
+	got := mw.Counts()
+	want := map[string]string{"completions.per-minute": httplimit.CountHeader + "X-Usage", "completions.per-hour": httplimit.CountSuccesses}
+	if !maps.Equal(got, want) {
+		t.Errorf("Counts() = %v, want %v", got, want)
+	}
+	got["completions.per-minute"] = httplimit.CountAll
+	if mw.Counts()["completions.per-minute"] != httplimit.CountHeader+"X-Usage" {
+		t.Error("changing the map Counts returned changed the middleware's")
+	}
 }

@@ -155,3 +155,31 @@ plans:
 		t.Errorf("/docs lacks %q", want)
 	}
 }
+
+// The reported-usage series of a limit that counts what the upstream
+// reports exist, at 0, before any answer, and those of a rule's limit that
+// a reload adds do too: a dashboard's rate of them is 0, not nothing.
+func TestReportedUsageSeriesExistBeforeAnyAnswer(t *testing.T) {
+	f := newFixture(t, tokensConfig, "memory")
+	metrics := readAll(t, f.do(t, "GET", "/metrics", "", nil))
+	for _, want := range []string{`sluice_reported_units_total{limit="tokens"} 0`, `sluice_unreported_answers_total{limit="tokens"} 0`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, grepLines(metrics, "reported"))
+		}
+	}
+	if err := os.WriteFile(f.file, []byte(tokensConfig+testAdmin+`rules:
+  - name: completions
+    match: {paths: ["/api/complete"]}
+    count: "header:X-Usage-Tokens"
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 1000, window: 1m}]
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	metrics = readAll(t, f.do(t, "GET", "/metrics", "", nil))
+	if want := `sluice_unreported_answers_total{limit="completions.per-minute"} 0`; !strings.Contains(metrics, want) {
+		t.Errorf("after the reload /metrics lacks %s:\n%s", want, grepLines(metrics, "reported"))
+	}
+}

@@ -1,7 +1,11 @@
 package server
 
 import (
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sluice-dev/sluice/httplimit"
 )
 
 // reportedCounters count, for the limits that count what the upstream
@@ -35,4 +39,17 @@ func (c *reportedCounters) record(limit string, _, used int64, reported bool) {
 		return
 	}
 	c.units.WithLabelValues(limit).Add(float64(used))
+}
+
+// known creates the series of the limits of counts that count what the
+// upstream reports, at 0, so that their rates exist before the first
+// answer (and stay after a reload removes the limit: a counter is never
+// taken back).
+func (c *reportedCounters) known(counts map[string]string) {
+	for name, count := range counts {
+		if strings.HasPrefix(count, httplimit.CountHeader) {
+			c.units.WithLabelValues(name)
+			c.unreported.WithLabelValues(name)
+		}
+	}
 }

@@ -215,6 +215,7 @@ func New(opts Options) (*Server, error) {
 	s.state.Store(st)
 	st.served(true)
 	s.metrics.inForce(opts.Config)
+	s.reported.known(st.mw.Counts())
 	s.public, s.admin = s.publicRoutes(), s.adminRoutes()
 	if opts.WatchFile != "" {
 		s.loaded = s.watchSet().digest()
@@ -380,6 +381,7 @@ func (s *Server) Reload() error {
 			s.metrics.reloadOK.Set(1)
 			s.metrics.reloadTime.SetToCurrentTime()
 			s.metrics.inForce(cfg)
+			s.reported.known(st.mw.Counts())
 			s.log.Info("configuration reloaded", "file", cfg.File, "plans", len(cfg.Policy.Plans), "keys", len(cfg.Keys))
 			return nil
 		}
