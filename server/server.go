@@ -214,8 +214,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.state.Store(st)
 	st.served(true)
-	s.metrics.inForce(opts.Config)
-	s.reported.known(st.mw.Counts())
+	s.inForce(st)
 	s.public, s.admin = s.publicRoutes(), s.adminRoutes()
 	if opts.WatchFile != "" {
 		s.loaded = s.watchSet().digest()
@@ -316,6 +315,14 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	return st, nil
 }
 
+// inForce records st as the configuration served, in the metrics: its
+// digest (sluice_config_info) and the series of its limits that count what
+// the upstream reports.
+func (s *Server) inForce(st *state) {
+	s.metrics.inForce(st.cfg)
+	s.reported.known(st.mw.Counts())
+}
+
 // levelChanged records a degradation transition: a metric and a log line.
 func (s *Server) levelChanged(from, to degrade.Level, why string) {
 	s.metrics.degradation.Set(float64(to))
@@ -380,8 +387,7 @@ func (s *Server) Reload() error {
 			s.metrics.reloads.WithLabelValues("ok").Inc()
 			s.metrics.reloadOK.Set(1)
 			s.metrics.reloadTime.SetToCurrentTime()
-			s.metrics.inForce(cfg)
-			s.reported.known(st.mw.Counts())
+			s.inForce(st)
 			s.log.Info("configuration reloaded", "file", cfg.File, "plans", len(cfg.Policy.Plans), "keys", len(cfg.Keys))
 			return nil
 		}
