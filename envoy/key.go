@@ -10,19 +10,22 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// storeKey returns the sluice.Check key of a descriptor of domain:
+// storeKey returns the sluice.Check key of a descriptor of domain, and its
+// subject: the key without the window suffix.
 //
-//	envoy:<domain>:<key>=<value>|<key>=<value>…
+//	envoy:<domain>:<key>=<value>|<key>=<value>…<suffix>
 //
 // with '%', ':', '|', '=', '{' and '}' percent-escaped in the domain, keys and
 // values, so that distinct descriptors never share a key and a Redis Cluster
 // hash tag ({…}) spans the whole subject. An entry whose shared[i] is set
 // (share_threshold) is written <key>=%*<pattern>, which no escaped value
 // can spell, so that every value its pattern matches shares one key.
-// suffix (":w<n>" for a calendar rule's Unix window n, or "") ends the key. A key longer than sluice.MaxKeyLen
-// becomes "envoy:sha256:" and the hex SHA-256 of the long form (which, having
-// no '=', cannot be mistaken for a short one).
-func storeKey(domain string, entries []*ratelimitv3.RateLimitDescriptor_Entry, shared []string, suffix string) string {
+// suffix (":w<n>" for a calendar rule's Unix window n, or "") ends the key.
+// A subject that would make a key longer than sluice.MaxKeyLen becomes
+// "envoy:sha256:" and the hex SHA-256 of its long form (which, having no
+// '=', cannot be mistaken for a short one), so one descriptor keeps one
+// subject from one window to the next.
+func storeKey(domain string, entries []*ratelimitv3.RateLimitDescriptor_Entry, shared []string, suffix string) (key, subject string) {
 	var b strings.Builder
 	n := len("envoy:") + len(domain) + 1 + len(suffix)
 	for _, e := range entries {
@@ -45,12 +48,18 @@ func storeKey(domain string, entries []*ratelimitv3.RateLimitDescriptor_Entry, s
 		}
 		escape(&b, e.GetValue())
 	}
-	b.WriteString(suffix)
-	if b.Len() <= sluice.MaxKeyLen {
-		return b.String()
+	if b.Len()+len(suffix) > sluice.MaxKeyLen {
+		sum := sha256.Sum256([]byte(b.String()))
+		subject = "envoy:sha256:" + hex.EncodeToString(sum[:])
+		return subject + suffix, subject
 	}
-	sum := sha256.Sum256([]byte(b.String()))
-	return "envoy:sha256:" + hex.EncodeToString(sum[:])
+	subject = b.String()
+	if suffix == "" {
+		return subject, subject
+	}
+	b.WriteString(suffix)
+	key = b.String()
+	return key, key[:len(subject)]
 }
 
 func escape(b *strings.Builder, s string) {

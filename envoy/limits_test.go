@@ -74,3 +74,39 @@ descriptors:
 		t.Errorf("reset after %v of a 30-day window", o.ResetAfter)
 	}
 }
+
+// A descriptor too long to be a key keeps one Subject, its hash, from one
+// month to the next; its key is that hash and the month.
+func TestLongDescriptorKeepsItsSubjectAcrossMonths(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		got []envoy.Outcome
+	)
+	h := serve(t, `
+domain: api
+descriptors:
+  - key: api_key
+    rate_limit: {name: per-month, unit: month, requests_per_unit: 1000}
+`, envoy.Options{Observer: func(res *envoy.Result, _ time.Duration, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, res.Descriptors...)
+	}})
+	long := strings.Repeat("k", 2*sluice.MaxKeyLen)
+	h.ask(request("api", 0, desc("api_key", long)))
+	h.clock.Advance(31 * 24 * time.Hour)
+	h.ask(request("api", 0, desc("api_key", long)))
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 2 {
+		t.Fatalf("%d outcomes", len(got))
+	}
+	s := got[0].Subject
+	if !strings.HasPrefix(s, "envoy:sha256:") || len(s) != len("envoy:sha256:")+64 || got[1].Subject != s {
+		t.Errorf("subjects %q and %q, want one envoy:sha256:<hex>", s, got[1].Subject)
+	}
+	k1, k2 := h.store.checks[0][0].Key, h.store.checks[1][0].Key
+	if k1 == k2 || !strings.HasPrefix(k1, s+":w") || !strings.HasPrefix(k2, s+":w") {
+		t.Errorf("keys %q and %q, want %q and two months", k1, k2, s)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
@@ -149,11 +148,8 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 		} else {
 			s.aligned = s.rule.fixed
 		}
-		key := storeKey(domain, d.GetEntries(), s.shared, suffix)
-		s.subject = key
-		if strings.HasSuffix(key, suffix) {
-			s.subject = key[:len(key)-len(suffix)] // a hashed key holds its suffix inside
-		}
+		var key string
+		key, s.subject = storeKey(domain, d.GetEntries(), s.shared, suffix)
 		if s.check, err = p.add(key, l, cost); err != nil {
 			return fmt.Errorf("descriptor %d: %w", i, err)
 		}

@@ -43,8 +43,8 @@ type Outcome struct {
 	Remaining, Capacity int64
 	// Subject names what the limit counted: the descriptor's store key,
 	// "envoy:<domain>:<key>=<value>|…" (see Rules), without the suffix that
-	// changes with each window of a week's, month's or year's rule (but for
-	// a descriptor so long that its key is a hash, window and all); "" when
+	// changes with each window of a week's, month's or year's rule, or
+	// "envoy:sha256:<hex>" for a descriptor too long to be a key; "" when
 	// no limit was checked (blocked, unlimited and unmatched descriptors).
 	Subject string
 	// Fixed reports a fixed window (envoyproxy/ratelimit's own algorithm).
