@@ -161,7 +161,9 @@
 //     them for at most that long, a split the Options.Replicas wait turns
 //     into errors.
 //   - Open's store reads every master's replication history every 100 ms
-//     (INFO replication). A master that takes over without everything its
+//     (INFO replication, every node at once; a node that does not answer
+//     within the larger of 100 ms and the store's timeout is read again at
+//     the next round). A master that takes over without everything its
 //     predecessor acknowledged — a replica promoted while the old master
 //     still accepted writes (a graceful Sentinel failover), or before it
 //     received them (a crash) — is counted in Guarded.Losses and logged at

@@ -189,12 +189,14 @@ func (g *Guarded) Losses() Losses { return g.redis.watch.losses() }
 // Evicting returns the Redis masters the store has seen that may evict
 // keys when full — a maxmemory set with a maxmemory-policy other than
 // noeviction — each as "address (maxmemory-policy P, maxmemory N bytes)",
-// and how many masters it has read so far: 0 until its first read of the
-// deployment, which follows the connection. An evicted state gives its
-// client a fresh quota (see Losses.Evicted).
+// and how many masters it has read: 0 until its first read of every node
+// of the deployment ends (that read follows the connection, and repeats
+// every few seconds). Once seen is above 0, masters holds every master of
+// that read that may evict. An evicted state gives its client a fresh
+// quota (see Losses.Evicted).
 func (g *Guarded) Evicting() (masters []string, seen int) {
 	m := &g.redis.watch.memory
-	seen = int(m.seen.Load()) // before the list, which a master's count follows
+	seen = int(m.seen.Load()) // before the list, which a read's count follows
 	if l := m.evicting.Load(); l != nil {
 		masters = *l
 	}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -132,23 +133,40 @@ func (s *Store) watch(w *watcher, stop <-chan struct{}) {
 	}
 }
 
+// watchOnce reads the deployment once: the slot map, then every node at
+// once, each read bounded by the larger of watchEvery and the store's
+// timeout (a deployment slower than that to answer an INFO is not read).
+// What the nodes said is observed in one goroutine, the watch's.
 func (s *Store) watchOnce(w *watcher) {
-	ctx, cancel := context.WithTimeout(context.Background(), watchEvery)
+	ctx, cancel := context.WithTimeout(context.Background(), max(watchEvery, s.timeout))
 	defer cancel()
 	if s.cluster {
 		if err := s.refreshSlots(ctx); err != nil && w.log != nil {
 			w.log.Debug("redis cluster slots not read", "err", err)
 		}
 	}
-	for addr, c := range s.client.Nodes() {
+	type read struct {
+		addr   string
+		fields map[string]string
+	}
+	nodes := s.client.Nodes()
+	reads := make(chan read, len(nodes))
+	var wg sync.WaitGroup
+	for addr, c := range nodes {
 		if !s.cluster {
 			s.master.Store(&addr)
 		}
-		text, err := c.Do(ctx, c.B().Info().Section("replication", "stats", "memory").Build()).ToString()
-		if err != nil {
-			continue
-		}
-		fields := parseFields(text)
+		wg.Go(func() {
+			text, err := c.Do(ctx, c.B().Info().Section("replication", "stats", "memory").Build()).ToString()
+			if err == nil {
+				reads <- read{addr, parseFields(text)}
+			}
+		})
+	}
+	wg.Wait()
+	close(reads)
+	for r := range reads {
+		addr, fields := r.addr, r.fields
 		w.observeMemory(addr, fields)
 		lost, restarted := w.history.observe(addr, parseReplication(fields))
 		switch {
@@ -166,6 +184,7 @@ func (s *Store) watchOnce(w *watcher) {
 			}
 		}
 	}
+	w.memory.seen.Store(int64(len(w.memory.evicted)))
 }
 
 // losses returns w's counts.

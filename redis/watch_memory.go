@@ -23,7 +23,10 @@ type memoryWatch struct {
 	// evicting lists the masters that may evict, as "address
 	// (maxmemory-policy P, maxmemory N bytes)", for Guarded.Evicting.
 	evicting atomic.Pointer[[]string]
-	seen     atomic.Int64 // masters read at least once
+	// seen counts the masters read at least once, published when a read
+	// of the whole deployment ends: a reader that sees it sees the list
+	// of that read.
+	seen atomic.Int64
 }
 
 // observeMemory reads a master's INFO stats and memory fields: it counts
@@ -51,9 +54,6 @@ func (w *watcher) observeMemory(addr string, f map[string]string) {
 	m.evicted[addr] = n
 	switch {
 	case !seen:
-		// The master counts as read once what it says is stored: a reader
-		// that sees the count sees the list.
-		defer m.seen.Add(1)
 		if limit, policy := f["maxmemory"], f["maxmemory_policy"]; limit != "" && limit != "0" && policy != "" && policy != "noeviction" {
 			var list []string
 			if old := m.evicting.Load(); old != nil {

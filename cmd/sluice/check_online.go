@@ -79,15 +79,13 @@ func checkStoreOnline(ctx context.Context, w io.Writer, cfg *config.Config) erro
 		fmt.Fprintf(w, "STORE  %s: not reachable: %v\n", where, err)
 		return fmt.Errorf("the store is not reachable (sluice serve would decide by on_store_error %s)", cfg.Store.Redis.OnStoreError)
 	}
-	// The store reads every master right after connecting (a Cluster's one
-	// after another): wait for the first, then for the rest of that read.
+	// The store reads every node right after connecting: wait for that
+	// read to end.
 	evicting, seen := st.Evicting()
 	for seen == 0 && ctx.Err() == nil {
 		time.Sleep(50 * time.Millisecond)
 		evicting, seen = st.Evicting()
 	}
-	time.Sleep(250 * time.Millisecond)
-	evicting, seen = st.Evicting()
 	line := fmt.Sprintf("STORE  %s: reachable, %s read", where, count(seen, "master"))
 	if len(evicting) > 0 {
 		line += "; WARNING: may evict the limits' states when full, each giving its client a fresh quota (set maxmemory-policy noeviction): " + strings.Join(evicting, ", ")

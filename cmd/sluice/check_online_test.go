@@ -99,3 +99,26 @@ func TestCheckOnlineConnectsToTheStore(t *testing.T) {
 		t.Errorf("an unreachable Redis: %v\n%s", err, out.String())
 	}
 }
+
+// On a Cluster, -online reads every master before it answers, one slow to
+// answer included (within the store's timeout): the warning names the one
+// master of three that may evict, paused for half a second.
+func TestCheckOnlineReadsEveryMasterOfACluster(t *testing.T) {
+	c := redistest.Cluster(t)
+	evicts := c.Masters[2]
+	evicts.MustDo("CONFIG", "SET", "maxmemory", "64mb")
+	evicts.MustDo("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+	evicts.MustDo("CLIENT", "PAUSE", "500", "ALL")
+	file := filepath.Join(t.TempDir(), "sluice.yaml")
+	os.WriteFile(file, []byte("plans: {free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}}\n"+
+		"store: {type: redis, redis: {mode: cluster, timeout: 2s, addresses: [\""+c.Masters[0].Addr+"\"]}}\n"), 0o600)
+	var out, errOut bytes.Buffer
+	if err := runCheck(context.Background(), []string{"-online", file}, &out, &errOut); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), errOut.String())
+	}
+	want := "STORE  redis " + c.Masters[0].Addr + ": reachable, 3 masters read; WARNING: may evict the limits' states when full, " +
+		"each giving its client a fresh quota (set maxmemory-policy noeviction): " + evicts.Addr + " (maxmemory-policy allkeys-lru, maxmemory 67108864 bytes)\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+}
