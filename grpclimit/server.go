@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -58,7 +57,8 @@ type Options struct {
 type Server struct {
 	m       *httplimit.Middleware
 	onError func(ctx context.Context, fullMethod string, err error) error
-	// keys are the metadata keys the middleware reads, in lower case.
+	// keys are the metadata keys the middleware reads (its
+	// RequestHeaders), in lower case.
 	keys []string
 	// reported: some limit counts what the answer reports
 	// (httplimit.CountHeader), so handlers' metadata is recorded.
@@ -90,11 +90,8 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 			return nil
 		}
 	}
-	d := o.Limits.WithDefaults()
-	for _, k := range append(append([]string{}, d.APIKeyHeaders...), d.UserHeader, d.PlanHeader, d.ForwardedHeader) {
-		if k = strings.ToLower(k); k != "" && !slices.Contains(s.keys, k) {
-			s.keys = append(s.keys, k)
-		}
+	for _, k := range m.RequestHeaders() {
+		s.keys = append(s.keys, strings.ToLower(k))
 	}
 	return s, nil
 }
@@ -243,11 +240,14 @@ func answerOf(err error) int {
 }
 
 // request is the HTTP request the middleware decides for a call of ctx to
-// method: POST to the method's path, the metadata the middleware reads as
-// headers, and the peer's address.
+// method: POST to the method's path, the call's :authority as its host,
+// the metadata the middleware reads as headers, and the peer's address.
 func (s *Server) request(ctx context.Context, method string) *http.Request {
 	r := (&http.Request{Method: http.MethodPost, URL: &url.URL{Path: method}, Header: http.Header{}}).WithContext(ctx)
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if vs := md.Get(":authority"); len(vs) > 0 {
+			r.Host = vs[0]
+		}
 		for _, k := range s.keys {
 			if vs := md.Get(k); len(vs) > 0 {
 				r.Header[http.CanonicalHeaderKey(k)] = vs

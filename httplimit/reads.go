@@ -1,0 +1,49 @@
+package httplimit
+
+import "slices"
+
+// RequestHeaders returns the canonical names of the request headers m
+// reads to decide a request: the API key, token, user and plan headers,
+// the forwarding header it believes from TrustedProxies (Forwarded or
+// X-Forwarded-For), the headers its rules require or are keyed by, and
+// Cookie when a rule is keyed by a cookie. The request's Host is read too
+// (by rules' Hosts and the "host" key, and by patterns naming a host), and
+// so is its body for a rule keyed by a form or JSON field. An adapter that
+// decides the requests of another protocol from its own metadata, as
+// grpclimit does a gRPC call's, gives m these headers; others m never
+// reads.
+func (m *Middleware) RequestHeaders() []string {
+	var names []string
+	add := func(name string) {
+		if name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	for _, h := range m.id.apiKeyHeaders {
+		add(h.name)
+	}
+	for _, h := range m.id.tokenHeaders {
+		add(h.name)
+	}
+	add(m.id.userHeader)
+	add(m.id.planHeader)
+	if m.id.useForwarded {
+		add("Forwarded")
+	} else {
+		add("X-Forwarded-For")
+	}
+	for _, ru := range m.rules {
+		for _, hm := range ru.headers {
+			add(hm.Name)
+		}
+		for _, kp := range ru.parts {
+			switch kp.kind {
+			case KeyHeader:
+				add(kp.header)
+			case KeyCookie:
+				add("Cookie")
+			}
+		}
+	}
+	return names
+}

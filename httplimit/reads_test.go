@@ -1,0 +1,43 @@
+package httplimit_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+// RequestHeaders names every header the middleware reads, once each, in
+// canonical form; by default, the API key headers and X-Forwarded-For.
+func TestRequestHeadersNameWhatTheMiddlewareReads(t *testing.T) {
+	st := memory.New()
+	t.Cleanup(func() { st.Close() })
+	one := []sluice.Limit{sluice.PerMinute(1)}
+	plans := []*httplimit.Plan{{Name: "free", Limits: one}}
+	for _, c := range []struct {
+		name string
+		o    httplimit.Options
+		want []string
+	}{
+		{"defaults", httplimit.Options{Plans: plans}, []string{"Authorization", "X-Api-Key", "X-Forwarded-For"}},
+		{"everything", httplimit.Options{Plans: plans, APIKeyHeaders: []string{"x-key"}, Tokens: &fakeTokens{},
+			TokenHeaders: []string{"authorization", "x-id-token"}, UserHeader: "x-user", PlanHeader: "x-plan",
+			ForwardedHeader: "Forwarded",
+			Rules: []httplimit.Rule{
+				{Name: "a", Headers: []httplimit.HeaderMatch{{Name: "x-beta"}, {Name: "X-User"}}, Key: []string{"header:x-tenant", "cookie:session"},
+					HeaderFrom: httplimit.HeaderFromAny, Limits: one},
+				{Name: "b", Key: []string{"host", "ip"}, Limits: one},
+			}},
+			[]string{"X-Key", "Authorization", "X-Id-Token", "X-User", "X-Plan", "Forwarded", "X-Beta", "X-Tenant", "Cookie"}},
+	} {
+		m, err := httplimit.New(sluice.NewLimiter(st), c.o)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := m.RequestHeaders(); !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
