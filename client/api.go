@@ -82,6 +82,15 @@ type CheckRequest struct {
 	// "/" when empty.
 	Method string `json:"method,omitempty"`
 	Path   string `json:"path,omitempty"`
+	// Host is the request's host (a port is ignored), for rules that match
+	// hosts or are keyed by the host, and patterns that name one. At most
+	// 255 bytes.
+	Host string `json:"host,omitempty"`
+	// Headers are the request's headers that rules require or are keyed
+	// by ("X-Tenant": "acme"), one value each, names in any case; the
+	// server believes them as the caller's word, as it does User and IP.
+	// At most 32, each value at most 8 KiB.
+	Headers map[string]string `json:"headers,omitempty"`
 	// Cost overrides the endpoint's cost when set; 0 is a peek that spends
 	// nothing. At most sluice.MaxQuantity.
 	Cost *int64 `json:"cost,omitempty"`

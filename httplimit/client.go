@@ -33,6 +33,16 @@ type Requester struct {
 	// Plan names the plan to apply; empty means the plan the identity
 	// resolves to (a known key's plan, the default or anonymous plan).
 	Plan string
+	// Host is the request's host, for rules' Hosts and their "host" key
+	// and for patterns that name a host; empty: none.
+	Host string
+	// Header holds the request's headers, names in canonical form, for
+	// rules that require a header or are keyed by one (or by a cookie).
+	// They are believed as the caller's word, as User and IP are, whatever
+	// a rule's HeaderFrom; the identity is never read from them. Nil: none.
+	// DecideFor reads it during the call and until the Result is given
+	// back.
+	Header http.Header
 }
 
 // ErrUnknownPlan is returned by DecideFor for a Plan that is not configured.
@@ -42,9 +52,10 @@ var ErrUnknownPlan = errors.New("unknown plan")
 // verifier refuses and who gives no IP to be limited by instead.
 var ErrTokenRefused = errors.New("the token is not verified")
 
-// DecideFor decides a request by c to method and path (matched against
-// the plan's costs and the exempt routes). cost ≥ 0 overrides the endpoint's
-// cost; pass -1 to use it. Give the Result back with Done or Discard.
+// DecideFor decides a request by c to method and path, at c.Host with
+// c.Header (matched against the plan's costs, the exempt routes and the
+// rules). cost ≥ 0 overrides the endpoint's cost; pass -1 to use it. Give
+// the Result back with Done or Discard.
 func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path string, cost int64) (*Result, error) {
 	id, err := m.identifyRequester(ctx, c)
 	if err != nil {
@@ -54,7 +65,7 @@ func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path st
 	// Routes match on the method and path alone: a request made of them,
 	// kept in the pooled Result (matching keeps no reference to it).
 	res.reqURL = url.URL{Path: path}
-	res.req = http.Request{Method: method, URL: &res.reqURL}
+	res.req = http.Request{Method: method, URL: &res.reqURL, Host: c.Host, Header: c.Header}
 	r := &res.req
 	switch {
 	case m.exempt.match(r):

@@ -17,7 +17,8 @@ type requestFacts struct {
 	// path is the request's cleaned path (see cleanPath).
 	path string
 	// client: the facts of a Requester, not of a request (DecideFor): no
-	// peer, no headers; user and addr as the Requester gives them.
+	// peer, no body; user, addr, host and headers as the Requester states
+	// them.
 	client   bool
 	user     string
 	peerDone bool
@@ -116,17 +117,13 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 			return appendAddrGroup(append(buf, "ip:"...), a, kp.v4, kp.v6), true
 		}
 	case KeyHost:
-		if !f.client {
-			if h := hostOnly(f.r.Host); h != "" {
-				return appendKeyValue(buf, h, true), true
-			}
+		if h := hostOnly(f.r.Host); h != "" {
+			return appendKeyValue(buf, h, true), true
 		}
 	case KeyRule:
 		return append(buf, '*'), true
 	case KeyURLPath:
-		if !f.client {
-			return appendKeyValue(buf, f.path, false), true
-		}
+		return appendKeyValue(buf, f.path, false), true
 	case KeyQuery:
 		if !f.client {
 			if v := queryValue(f.r.URL.RawQuery, kp.header); v != "" {
@@ -150,10 +147,8 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 			}
 		}
 	case KeyCookie:
-		if !f.client {
-			if c, err := f.r.Cookie(kp.header); err == nil && c.Value != "" {
-				return appendKeyValue(buf, c.Value, false), true
-			}
+		if c, err := f.r.Cookie(kp.header); err == nil && c.Value != "" {
+			return appendKeyValue(buf, c.Value, false), true
 		}
 	case KeyRoute:
 		if pat < 0 {
@@ -161,7 +156,8 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 		}
 		return append(buf, ru.paths[pat].key...), true
 	case KeyHeader:
-		if !f.client && (ru.anyHeader || f.peerTrusted(id)) {
+		// A DecideFor caller's headers are its word, as its User is.
+		if f.client || ru.anyHeader || f.peerTrusted(id) {
 			if v := header(f.r.Header, kp.header); v != "" {
 				return appendKeyValue(buf, v, false), true
 			}

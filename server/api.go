@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/net/http/httpguts"
+
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/client"
 	"github.com/sluice-dev/sluice/config"
@@ -26,6 +28,11 @@ const (
 	// bearer token.
 	maxTokenLen = 8 << 10
 	maxPathLen  = 2048
+	maxHostLen  = 255
+	// maxCheckHeaders bounds a check's headers, and maxHeaderValue each
+	// value's bytes.
+	maxCheckHeaders = 32
+	maxHeaderValue  = 8 << 10
 )
 
 // The wire types of the decision API are the Go client's (client.CheckRequest,
@@ -82,7 +89,14 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 		s.refuseCaller(w, by, config.ScopeOverridePlan)
 		return
 	}
-	c := httplimit.Requester{Subject: req.Subject, APIKey: req.APIKey, Token: req.Token, User: req.User, Plan: req.Plan}
+	c := httplimit.Requester{Subject: req.Subject, APIKey: req.APIKey, Token: req.Token, User: req.User, Plan: req.Plan,
+		Host: req.Host}
+	if len(req.Headers) > 0 {
+		c.Header = make(http.Header, len(req.Headers))
+		for k, v := range req.Headers {
+			c.Header[http.CanonicalHeaderKey(k)] = []string{v}
+		}
+	}
 	if req.IP != "" {
 		c.IP, _ = netip.ParseAddr(req.IP) // validated by decode
 	}
@@ -239,8 +253,26 @@ func validCheck(req *client.CheckRequest) error {
 	if len(req.Path) > maxPathLen || req.Path[0] != '/' {
 		return fmt.Errorf("path: want an absolute path of at most %d bytes", maxPathLen)
 	}
+	if len(req.Host) > maxHostLen || strings.ContainsFunc(req.Host, notHostByte) {
+		return fmt.Errorf("host: want a host name or address of at most %d bytes, without spaces or control characters", maxHostLen)
+	}
+	if len(req.Headers) > maxCheckHeaders {
+		return fmt.Errorf("headers: %d, more than %d", len(req.Headers), maxCheckHeaders)
+	}
+	for k, v := range req.Headers {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return fmt.Errorf("headers: %q is not a header name", k)
+		}
+		if len(v) > maxHeaderValue || !httpguts.ValidHeaderFieldValue(v) {
+			return fmt.Errorf("headers: %s: want a header value of at most %d bytes, without control characters", k, maxHeaderValue)
+		}
+	}
 	return nil
 }
+
+// notHostByte reports the runes no host has: spaces, controls, and
+// anything outside ASCII (a host is sent in its ASCII, punycode, form).
+func notHostByte(r rune) bool { return r <= ' ' || r >= 0x7f }
 
 // upperMethod reports what strings.ToUpper(m) == m && !strings.ContainsAny(m,
 // " /\t") reports, without allocating for the usual methods.

@@ -313,6 +313,13 @@ func TestDecisionAPIRejectsBadRequests(t *testing.T) {
 		"relative path":          {`{"user":"u","path":"api"}`, 400, "absolute path"},
 		"empty body":             {``, 400, "empty body"},
 		"method with a space":    {`{"user":"u","method":"GE T"}`, 400, "not an HTTP method"},
+		"host with a space":      {`{"user":"u","host":"a b"}`, 400, "host: want"},
+		"host too long":          {`{"user":"u","host":"` + strings.Repeat("h", 256) + `"}`, 400, "host: want"},
+		"bad header name":        {`{"user":"u","headers":{"X Tenant":"a"}}`, 400, `\"X Tenant\" is not a header name`},
+		"header value newline":   {`{"user":"u","headers":{"X-Tenant":"a\r\nX-Evil: 1"}}`, 400, "X-Tenant: want a header value"},
+		"header not a string":    {`{"user":"u","headers":{"X-Tenant":1}}`, 400, "malformed JSON"},
+		"33 headers":             {`{"user":"u","headers":{` + manyHeaders(33) + `}}`, 400, "headers: 33, more than 32"},
+		"32 headers":             {`{"user":"u","headers":{` + manyHeaders(32) + `}}`, 200, ""},
 		"non-UTF-8 is no crash":  {"{\"user\":\"\xff\xfe\"}", 200, ""},
 		"cost above every burst": {`{"user":"u","cost":4}`, 200, ""},
 	}
@@ -328,6 +335,18 @@ func TestDecisionAPIRejectsBadRequests(t *testing.T) {
 			}
 		})
 	}
+}
+
+// manyHeaders returns n members of a JSON object of headers.
+func manyHeaders(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"X-H%d":"v"`, i)
+	}
+	return b.String()
 }
 
 func TestForwardAuth(t *testing.T) {

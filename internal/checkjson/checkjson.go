@@ -104,6 +104,8 @@ func stringField(req *client.CheckRequest, name []byte) *string {
 		return &req.Method
 	case "path":
 		return &req.Path
+	case "host":
+		return &req.Host
 	}
 	return nil
 }
