@@ -42,10 +42,9 @@ func TestRulesListTheirLimits(t *testing.T) {
 	}
 }
 
-// A month's rule counts each Unix month under a key of its own; its
-// observers' Subject is the descriptor without that window, the same from
-// one month to the next, and its ResetAfter the time to the month's end.
-func TestOutcomeSubjectOfAMonthsRule(t *testing.T) {
+// monthRule serves one month's rule of domain api keyed by api_key, and
+// returns the outcomes its observer has seen, called after the requests.
+func monthRule(t *testing.T) (*harness, func() []envoy.Outcome) {
 	var (
 		mu  sync.Mutex
 		got []envoy.Outcome
@@ -60,9 +59,20 @@ descriptors:
 		defer mu.Unlock()
 		got = append(got, res.Descriptors...)
 	}})
+	return h, func() []envoy.Outcome {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
+	}
+}
+
+// A month's rule counts each Unix month under a key of its own; its
+// observers' Subject is the descriptor without that window, the same from
+// one month to the next, and its ResetAfter the time to the month's end.
+func TestOutcomeSubjectOfAMonthsRule(t *testing.T) {
+	h, outcomes := monthRule(t)
 	h.ask(request("api", 0, desc("api_key", "k1")))
-	mu.Lock()
-	defer mu.Unlock()
+	got := outcomes()
 	if len(got) != 1 {
 		t.Fatalf("%d outcomes", len(got))
 	}
@@ -78,26 +88,12 @@ descriptors:
 // A descriptor too long to be a key keeps one Subject, its hash, from one
 // month to the next; its key is that hash and the month.
 func TestLongDescriptorKeepsItsSubjectAcrossMonths(t *testing.T) {
-	var (
-		mu  sync.Mutex
-		got []envoy.Outcome
-	)
-	h := serve(t, `
-domain: api
-descriptors:
-  - key: api_key
-    rate_limit: {name: per-month, unit: month, requests_per_unit: 1000}
-`, envoy.Options{Observer: func(res *envoy.Result, _ time.Duration, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, res.Descriptors...)
-	}})
+	h, outcomes := monthRule(t)
 	long := strings.Repeat("k", 2*sluice.MaxKeyLen)
 	h.ask(request("api", 0, desc("api_key", long)))
 	h.clock.Advance(31 * 24 * time.Hour)
 	h.ask(request("api", 0, desc("api_key", long)))
-	mu.Lock()
-	defer mu.Unlock()
+	got := outcomes()
 	if len(got) != 2 {
 		t.Fatalf("%d outcomes", len(got))
 	}
