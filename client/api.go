@@ -78,8 +78,9 @@ type CheckRequest struct {
 	IP string `json:"ip,omitempty"`
 	// Plan names the plan to apply; empty means the identity's own.
 	Plan string `json:"plan,omitempty"`
-	// Method and Path select the endpoint's cost and exemptions; "GET" and
-	// "/" when empty.
+	// Method and Path select the endpoint's cost, exemptions and rules;
+	// "GET" and "/" when empty. Path may end in the request's query
+	// ("/search?tenant=acme"), for rules keyed by a query parameter.
 	Method string `json:"method,omitempty"`
 	Path   string `json:"path,omitempty"`
 	// Host is the request's host (a port is ignored), for rules that match

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice"
@@ -54,8 +55,10 @@ var ErrTokenRefused = errors.New("the token is not verified")
 
 // DecideFor decides a request by c to method and path, at c.Host with
 // c.Header (matched against the plan's costs, the exempt routes and the
-// rules). cost ≥ 0 overrides the endpoint's cost; pass -1 to use it. Give
-// the Result back with Done or Discard.
+// rules). path may carry the request's query after a '?', as a request
+// URI does: the part before it is the path, and rules keyed by a query
+// parameter read the rest. cost ≥ 0 overrides the endpoint's cost; pass
+// -1 to use it. Give the Result back with Done or Discard.
 func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path string, cost int64) (*Result, error) {
 	id, err := m.identifyRequester(ctx, c)
 	if err != nil {
@@ -64,7 +67,8 @@ func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path st
 	res := m.results.Get().(*Result)
 	// Routes match on the method and path alone: a request made of them,
 	// kept in the pooled Result (matching keeps no reference to it).
-	res.reqURL = url.URL{Path: path}
+	path, query, _ := strings.Cut(path, "?")
+	res.reqURL = url.URL{Path: path, RawQuery: query}
 	res.req = http.Request{Method: method, URL: &res.reqURL, Host: c.Host, Header: c.Header}
 	r := &res.req
 	switch {

@@ -125,10 +125,8 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 	case KeyURLPath:
 		return appendKeyValue(buf, f.path, false), true
 	case KeyQuery:
-		if !f.client {
-			if v := queryValue(f.r.URL.RawQuery, kp.header); v != "" {
-				return appendKeyValue(buf, v, false), true
-			}
+		if v := queryValue(f.r.URL.RawQuery, kp.header); v != "" {
+			return appendKeyValue(buf, v, false), true
 		}
 	case KeyClaim:
 		if v := f.id.claims.claim(kp.header); v != "" {

@@ -16,6 +16,11 @@ rules:
     key: ["header:X-Tenant"]
     fallback: skip
     limits: [{name: per-minute, algorithm: fixed-window, quantity: 1, window: 1m}]
+  - name: search
+    match: {paths: [/api/search]}
+    key: ["query:tenant"]
+    fallback: skip
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 1, window: 1m}]
   - name: beta
     match: {hosts: [beta.example.com], headers: [{name: X-Beta, value: "1"}]}
     key: [host]
@@ -69,5 +74,28 @@ func TestDecisionAPIRulesReadTheStatedHostAndHeaders(t *testing.T) {
 	}
 	if out := check(`{"subject":"s7","host":"www.example.com","headers":{"X-Beta":"1"}}`); names(out) != "per-minute" {
 		t.Errorf("another host: limits %s", names(out))
+	}
+}
+
+// A check's path may carry the request's query, as a request URI does:
+// the path alone selects the endpoint's cost, and rules keyed by a query
+// parameter read it.
+func TestDecisionAPIPathMayCarryAQuery(t *testing.T) {
+	f := newFixture(t, checkRulesConfig)
+	check := func(body string) string {
+		t.Helper()
+		return readAll(t, f.do(t, "POST", "/v1/check", body, nil))
+	}
+	if out := check(`{"subject":"q1","method":"POST","path":"/api/generate?stream=1"}`); !strings.Contains(out, `"cost":2`) {
+		t.Errorf("the endpoint's cost of a path with a query: %s", out)
+	}
+	for i, tenant := range []string{"acme", "globex"} {
+		out := check(`{"subject":"q` + string(rune('2'+i)) + `","path":"/api/search?tenant=` + tenant + `&page=2"}`)
+		if !strings.Contains(out, `"allowed":true`) || !strings.Contains(out, `"search.per-minute"`) {
+			t.Errorf("tenant %s's first search: %s", tenant, out)
+		}
+	}
+	if out := check(`{"subject":"q4","path":"/api/search?page=3&tenant=acme"}`); !strings.Contains(out, `"violated":["search.per-minute"]`) {
+		t.Errorf("acme's second search: %s", out)
 	}
 }
