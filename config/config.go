@@ -238,4 +238,7 @@ type Response struct {
 	// reads its own standing, spending nothing (GET, answered by
 	// httplimit.Middleware.StatusHandler, never proxied): "" for none.
 	StatusPath string
+	// CORS says which browser origins may read sluice's own responses and
+	// the RateLimit headers of the upstream's (response.cors).
+	CORS CORS
 }

@@ -444,6 +444,7 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfi
 			raw.at("RetryJitter", n, p)
 		},
 		"status_path": func(n *yaml.Node, p string) { r.StatusPath = d.statusPath(n, p) },
+		"cors":        func(n *yaml.Node, p string) { d.cors(n, p, &r.CORS) },
 	})
 }
 

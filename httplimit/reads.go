@@ -47,3 +47,23 @@ func (m *Middleware) RequestHeaders() []string {
 	}
 	return names
 }
+
+// ResponseHeaders returns the names of the response headers m writes that
+// a browser hides from another origin's script unless they are exposed
+// (Access-Control-Expose-Headers): the RateLimit fields of its modes, and
+// Retry-After.
+func (m *Middleware) ResponseHeaders() []string {
+	var names []string
+	for _, mode := range m.modes {
+		switch mode {
+		case ModeIETF, ModeDraft7:
+			names = append(names, "RateLimit", "RateLimit-Policy")
+		case ModeDraft6:
+			names = append(names, "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy")
+		case ModeLegacy:
+			names = append(names, "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset")
+		}
+	}
+	slices.Sort(names)
+	return append(slices.Compact(names), "Retry-After")
+}

@@ -2,6 +2,7 @@ package httplimit_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sluice-dev/sluice"
@@ -38,6 +39,28 @@ func TestRequestHeadersNameWhatTheMiddlewareReads(t *testing.T) {
 		}
 		if got := m.RequestHeaders(); !slices.Equal(got, c.want) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// ResponseHeaders names the RateLimit fields of the modes, once each, and
+// Retry-After.
+func TestResponseHeadersNameTheFieldsOfTheModes(t *testing.T) {
+	st := memory.New()
+	t.Cleanup(func() { st.Close() })
+	plans := []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(1)}}}
+	for modes, want := range map[string][]string{
+		"":               {"RateLimit", "RateLimit-Policy", "Retry-After"},
+		"ietf draft-7":   {"RateLimit", "RateLimit-Policy", "Retry-After"},
+		"draft-6 legacy": {"RateLimit-Limit", "RateLimit-Policy", "RateLimit-Remaining", "RateLimit-Reset", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"},
+		"legacy":         {"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"},
+	} {
+		m, err := httplimit.New(sluice.NewLimiter(st), httplimit.Options{Plans: plans, Headers: strings.Fields(modes)})
+		if err != nil {
+			t.Fatalf("%q: %v", modes, err)
+		}
+		if got := m.ResponseHeaders(); !slices.Equal(got, want) {
+			t.Errorf("%q: %q, want %q", modes, got, want)
 		}
 	}
 }

@@ -134,6 +134,9 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	st := s.state.Load()
 	level := s.ctl.Level()
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	if allow := st.cors.allowOf(r); allow != "" {
+		sw.cors, sw.allow = st.cors, allow
+	}
 	end := s.mon.Begin()
 	defer func() { end(sw.upstreamStatus()) }()
 	if refuse, why := st.shed(level, r); refuse {
@@ -183,11 +186,15 @@ func shedWait(cfg *config.Config) (least, most int64) {
 }
 
 // statusWriter remembers the status written, for the monitor, and whether
-// the upstream wrote it (markUpstream) or sluice did.
+// the upstream wrote it (markUpstream) or sluice did; with cors set, it
+// lets the request's origin read the response (corsPolicy.annotate).
 type statusWriter struct {
 	http.ResponseWriter
 	status   int
 	upstream bool
+	wrote    bool // a final (non-1xx) status was written
+	cors     *corsPolicy
+	allow    string // the request's Access-Control-Allow-Origin, with cors
 }
 
 // upstreamStatus is the status for the monitor: the upstream's, or 0 for a
@@ -221,8 +228,21 @@ func markUpstream(h http.Handler) http.Handler {
 }
 
 func (w *statusWriter) WriteHeader(code int) {
+	if !w.wrote && code >= 200 {
+		w.wrote = true
+		if w.cors != nil {
+			w.cors.annotate(w.Header(), w.allow, w.upstream)
+		}
+	}
 	w.status = code
 	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // Unwrap lets http.ResponseController reach the underlying writer.

@@ -156,6 +156,9 @@ type state struct {
 	envoyRules *envoy.Rules
 	// access identifies the callers of the private listeners.
 	access *access
+	// cors lets browser origins read the public listener's answers; nil
+	// without response.cors.
+	cors *corsPolicy
 	// TLS of each listener, nil without; certificates follow reloads.
 	publicTLS, adminTLS, envoyTLS *tls.Config
 	// served settles the verifier of identity.jwt once the state is served
@@ -283,7 +286,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 		return nil, err
 	}
 	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), docs: docs, envoyRules: rules, access: newAccess(cfg.Admin),
-		notify: newNotifyRules(cfg.Notify)}
+		notify: newNotifyRules(cfg.Notify), cors: newCORS(cfg.Response.CORS, mw)}
 	if st.publicTLS, err = loadTLS(cfg.TLS, "h2", "http/1.1"); err != nil {
 		return nil, fmt.Errorf("server: listen: %w", err)
 	}
@@ -302,7 +305,9 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 			critical: patternMux(g.Critical), health: patternMux(g.Health)}
 		st.reducedProxy = reduced.Handler(proxy)
 		if cfg.Upstream != "" {
-			ids := append(append([]string(nil), cfg.Identity.APIKeyHeaders...), cfg.Identity.UserHeader, "Cookie")
+			// Origin: a CORS upstream answers each origin its own
+			// Access-Control-Allow-Origin.
+			ids := append(append([]string(nil), cfg.Identity.APIKeyHeaders...), cfg.Identity.UserHeader, "Cookie", "Origin")
 			if tokens := cfg.Identity.TokenHeaders; len(cfg.Identity.JWT) > 0 {
 				if len(tokens) == 0 {
 					tokens = []string{"Authorization"}

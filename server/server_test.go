@@ -103,6 +103,13 @@ func newFixtureWith(t *testing.T, cfgText string, mod func(*server.Options), kin
 	f.clock.us.Store(sluice.MicrosSinceEpoch(noon))
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.hits.Add(1)
+		if o := r.Header.Get("Origin"); o != "" && strings.HasPrefix(r.URL.Path, "/cors/") {
+			// A CORS upstream under /cors/: every origin may read it,
+			// credentials included.
+			w.Header().Set("Access-Control-Allow-Origin", o)
+			w.Header().Set("Access-Control-Allow-Credentials", "true")
+			w.Header().Set("Access-Control-Expose-Headers", "X-Request-Id")
+		}
 		w.Write([]byte("upstream:" + r.URL.Path))
 	}))
 	t.Cleanup(up.Close)

@@ -12,7 +12,7 @@ import (
 
 // printResponse prints what refused and limited clients are told: header
 // modes, the refusal's body and statuses, hidden limits and how
-// Retry-After is spread.
+// Retry-After is spread, and which browser origins may read it.
 func printResponse(w io.Writer, cfg *config.Config) {
 	r := cfg.Response
 	modes := r.Headers
@@ -43,6 +43,13 @@ func printResponse(w io.Writer, cfg *config.Config) {
 		parts = append(parts, fmt.Sprintf("Retry-After spread up to %s later (a tenth of a limit's window at most)", httplimit.FormatWindow(r.RetryJitter)))
 	} else {
 		parts = append(parts, "Retry-After exact")
+	}
+	if c := r.CORS; len(c.Origins) > 0 {
+		cors := "readable by pages of " + strings.Join(c.Origins, ", ")
+		if c.Credentials {
+			cors += " (with credentials)"
+		}
+		parts = append(parts, cors)
 	}
 	fmt.Fprintf(w, "RESPONSE  %s\n", strings.Join(parts, "; "))
 }

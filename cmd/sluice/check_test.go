@@ -84,6 +84,8 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 		{"", "RESPONSE  headers ietf; refusals RFC 9457 problem (429); Retry-After exact\n", ""},
 		{"response: {headers: [ietf, legacy], body: error-code, global_status: 503, deny_status: 403, hide: [m], retry_jitter: 30s}\n",
 			"RESPONSE  headers ietf, legacy; refusals error-code JSON (429, 503 by global limits alone, 403 on forward-auth); hidden m; Retry-After spread up to 30s later (a tenth of a limit's window at most)\n", ""},
+		{"response: {cors: {origins: [\"https://app.example\", \"https://*.example.net\"], credentials: true}}\n",
+			"RESPONSE  headers ietf; refusals RFC 9457 problem (429); Retry-After exact; readable by pages of https://app.example, https://*.example.net (with credentials)\n", ""},
 		{"exempt: {routes: [\"GET /healthz\"], addresses: [10.1.0.0/16], plans: [free]}\n", "EXEMPT  routes GET /healthz; addresses 10.1.0.0/16; plans free\n", ""},
 		{"notify: {url: \"https://hooks.example/q\", secret_file: pw, at: [80, 100], limits: [w]}\n", "NOTIFY  https://hooks.example/q at 80%, 100% of w, once per window; signed with the secret of " + filepath.Join(dir, "pw") + "\n", "hunter2-from-a-file"},
 		{"settle: {secret_file: pw32}\n", "SETTLE  ids signed with the secret of " + filepath.Join(dir, "pw32") + ": any instance with the same secret and limits settles them, once\n", "a-secret-of-32-bytes-or-more-here"},

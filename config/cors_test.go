@@ -1,0 +1,57 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/config"
+)
+
+func TestCORSOrigins(t *testing.T) {
+	base := "plans: {p: {limits: [{name: m, algorithm: gcra, quantity: 1, window: 1s}]}}\nresponse:\n  cors:\n"
+	c, err := config.Parse("t.yaml", []byte(base+`    origins: ["https://app.example.com", "http://localhost:5173", "https://*.example.net"]`+"\n    credentials: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cors := c.Response.CORS
+	for origin, want := range map[string]string{
+		"https://app.example.com":        "https://app.example.com",
+		"https://APP.example.com":        "https://APP.example.com",
+		"http://localhost:5173":          "http://localhost:5173",
+		"https://shop.example.net":       "https://shop.example.net",
+		"https://a.b.example.net":        "https://a.b.example.net",
+		"https://example.net":            "",
+		"http://shop.example.net":        "",
+		"https://evilexample.net":        "",
+		"https://app.example.com.evil.x": "",
+		"https://x.example.net/.a":       "",
+		"https://evil.org#.example.net":  "",
+		"http://localhost:5174":          "",
+		"null":                           "",
+		"":                               "",
+	} {
+		if got := cors.Allows(origin); got != want {
+			t.Errorf("Allows(%q) = %q, want %q", origin, got, want)
+		}
+	}
+	any, err := config.Parse("t.yaml", []byte(base+"    origins: [\"*\"]\n"))
+	if err != nil || any.Response.CORS.Allows("https://anyone.org") != "*" {
+		t.Errorf("origins *: %v", err)
+	}
+
+	for body, want := range map[string]string{
+		`    origins: ["app.example.com"]`:            `t.yaml:4:15: response.cors.origins[0]: "app.example.com" is not an origin`,
+		`    origins: ["https://app.example.com/"]`:   `"https://app.example.com/" is not an origin`,
+		`    origins: ["https://a.com/path"]`:         `"https://a.com/path" is not an origin`,
+		`    origins: ["ftp://a.com"]`:                `"ftp://a.com" is not an origin`,
+		`    origins: ["https://*.*.a.com"]`:          `"https://*.*.a.com" is not an origin`,
+		`    origins: ["https://user@a.com"]`:         `"https://user@a.com" is not an origin`,
+		"    origins: [\"*\"]\n    credentials: true": `t.yaml:5:18: response.cors.credentials: origins * allows any page, which browsers refuse with credentials`,
+		`    allow: [x]`:                              `response.cors.allow`,
+	} {
+		_, err := config.Parse("t.yaml", []byte(base+body+"\n"))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %s", body, err, want)
+		}
+	}
+}
