@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/sluice-dev/sluice/config"
@@ -45,7 +46,9 @@ func (c *corsPolicy) allowOf(r *http.Request) string {
 // the upstream's.
 func (c *corsPolicy) annotate(h http.Header, allow string, upstream bool) {
 	if _, ok := h["Access-Control-Allow-Origin"]; ok {
-		h.Add("Access-Control-Expose-Headers", c.expose)
+		if !slices.Contains(h.Values("Access-Control-Expose-Headers"), c.expose) { // a stale copy has it
+			h.Add("Access-Control-Expose-Headers", c.expose)
+		}
 		return
 	}
 	if upstream {

@@ -30,6 +30,7 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -305,19 +306,24 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 			critical: patternMux(g.Critical), health: patternMux(g.Health)}
 		st.reducedProxy = reduced.Handler(proxy)
 		if cfg.Upstream != "" {
-			// Origin: a CORS upstream answers each origin its own
-			// Access-Control-Allow-Origin.
-			ids := append(append([]string(nil), cfg.Identity.APIKeyHeaders...), cfg.Identity.UserHeader, "Cookie", "Origin")
-			if tokens := cfg.Identity.TokenHeaders; len(cfg.Identity.JWT) > 0 {
-				if len(tokens) == 0 {
-					tokens = []string{"Authorization"}
-				}
-				ids = append(ids, tokens...)
-			}
-			st.stale = newStaleCache(g.StaleFor, s.opts.Clock, ids)
+			st.stale = newStaleCache(g.StaleFor, s.opts.Clock, staleKeyHeaders(mw), append(mw.ResponseHeaders(), "Date", "Content-Length"))
 		}
 	}
 	return st, nil
+}
+
+// staleKeyHeaders are the request headers a stale copy is kept under: those
+// mw reads (credentials, user, plan, rules' headers) but the forwarding
+// header (anonymous clients share copies), the cookies, and Origin (a CORS
+// upstream answers each origin its own Access-Control-Allow-Origin).
+func staleKeyHeaders(mw *httplimit.Middleware) []string {
+	keys := []string{"Cookie", "Origin"}
+	for _, h := range mw.RequestHeaders() {
+		if h != "X-Forwarded-For" && h != "Forwarded" && !slices.Contains(keys, h) {
+			keys = append(keys, h)
+		}
+	}
+	return keys
 }
 
 // inForce records st as the configuration served, in the metrics: its

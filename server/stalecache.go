@@ -18,12 +18,17 @@ const (
 
 // staleCache keeps recent GET responses (recorded from level 1 up) so that
 // at level 2 reads can be answered without the upstream. Entries are keyed
-// by the credentials as well as the URL, so one client never sees another's
-// response; responses that set cookies or say private/no-store are not kept.
+// by the request headers that name the client or choose its limits (its
+// credentials, a tenant header), its cookies and origin as well as the
+// host and URL, so one client never sees another's response; responses
+// that set cookies or say private/no-store are not kept, and neither are
+// the fields that describe one response rather than its content.
 type staleCache struct {
-	ttl     time.Duration
-	clock   func() time.Time
-	headers []string // identity headers that are part of the key
+	ttl   time.Duration
+	clock func() time.Time
+	// headers are the request headers that are part of the key; dropped
+	// the response headers left out of a copy.
+	headers, dropped []string
 
 	mu      sync.Mutex
 	entries map[[32]byte]*staleEntry
@@ -37,11 +42,14 @@ type staleEntry struct {
 	body   []byte
 }
 
-func newStaleCache(ttl time.Duration, clock func() time.Time, identityHeaders []string) *staleCache {
+// newStaleCache returns a cache of copies servable for ttl, keyed by the
+// request headers keyHeaders, leaving the response headers dropped out of
+// its copies; nil when ttl is not positive.
+func newStaleCache(ttl time.Duration, clock func() time.Time, keyHeaders, dropped []string) *staleCache {
 	if ttl <= 0 {
 		return nil
 	}
-	return &staleCache{ttl: ttl, clock: clock, headers: identityHeaders, entries: map[[32]byte]*staleEntry{}}
+	return &staleCache{ttl: ttl, clock: clock, headers: keyHeaders, dropped: dropped, entries: map[[32]byte]*staleEntry{}}
 }
 
 func (c *staleCache) key(r *http.Request) [32]byte {
@@ -92,7 +100,7 @@ func (c *staleCache) record(next http.Handler, w http.ResponseWriter, r *http.Re
 		return
 	}
 	e := &staleEntry{at: c.clock(), status: tw.status, header: tw.Header().Clone(), body: tw.buf.Bytes()}
-	for _, h := range []string{"Ratelimit", "Ratelimit-Policy", "Retry-After", "Date", "Content-Length"} {
+	for _, h := range c.dropped {
 		e.header.Del(h) // per-response, not per-content
 	}
 	k := c.key(r)

@@ -1,0 +1,144 @@
+package server_test
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/server"
+)
+
+const staleConfig = `
+plans:
+  free:
+    limits: [{name: per-minute, algorithm: gcra, quantity: 1000, window: 1m}]
+default_plan: free
+anonymous_plan: free
+identity:
+  trusted_proxies: [127.0.0.1/32]
+rules:
+  - name: tenants
+    key: ["header:X-Tenant"]
+    fallback: skip
+    limits: [{name: per-minute, algorithm: gcra, quantity: 1000, window: 1m}]
+response:
+  headers: [ietf, legacy]
+degradation:
+  stale_for: 30s
+  levels:
+    elevated: {enter: {in_flight: 1000}, leave: {in_flight: 900}}
+`
+
+// At level 2 (high) the stale cache answers reads with what level 1
+// recorded: only to the client (credentials, tenant header, cookies,
+// origin) and URL it was recorded for, never a response that set a cookie
+// or was private, without the recorded response's RateLimit fields, and
+// only for stale_for.
+func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
+	var hits atomic.Int64
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		switch r.URL.Path {
+		case "/cookie":
+			w.Header().Set("Set-Cookie", "s=1")
+		case "/private":
+			w.Header().Set("Cache-Control", "private, max-age=60")
+		}
+		w.Write([]byte("for " + r.Header.Get("X-Api-Key") + r.Header.Get("X-Tenant")))
+	}))
+	t.Cleanup(up.Close)
+	file := filepath.Join(t.TempDir(), "sluice.yaml")
+	os.WriteFile(file, []byte("upstream: "+up.URL+"\n"+staleConfig+testAdmin), 0o644)
+	cfg, err := config.Load(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &fakeClock{}
+	clock.us.Store(sluice.MicrosSinceEpoch(noon))
+	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
+	t.Cleanup(func() { store.Close() })
+	srv, err := server.New(server.Options{Config: cfg, Store: store, Clock: clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	pub, admin := httptest.NewServer(srv.PublicHandler()), httptest.NewServer(srv.AdminHandler())
+	t.Cleanup(pub.Close)
+	t.Cleanup(admin.Close)
+	pin := func(level string) {
+		req, _ := http.NewRequest("PUT", admin.URL+"/v1/degradation", strings.NewReader(`{"level":"`+level+`"}`))
+		req.Header.Set(server.TokenHeader, testToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("pin %s: %v %v", level, err, resp)
+		}
+		resp.Body.Close()
+	}
+	get := func(path string, header ...string) (body string, h http.Header, fromUpstream bool) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", pub.URL+path, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		before := hits.Load()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s %v: %d %s", path, header, resp.StatusCode, b)
+		}
+		return string(b), resp.Header, hits.Load() > before
+	}
+
+	pin("elevated") // records
+	get("/items", "X-Api-Key", "alice")
+	get("/items", "X-Api-Key", "alice", "X-Tenant", "acme")
+	get("/cookie", "X-Api-Key", "alice")
+	get("/private", "X-Api-Key", "alice")
+	pin("high") // serves copies
+	body, h, fresh := get("/items", "X-Api-Key", "alice")
+	if fresh || body != "for alice" || h.Get("Cache-Status") == "" {
+		t.Errorf("alice's copy: %q, from the upstream %v, Cache-Status %q", body, fresh, h.Get("Cache-Status"))
+	}
+	for _, name := range []string{"RateLimit", "RateLimit-Policy", "X-RateLimit-Remaining", "X-RateLimit-Reset"} {
+		if h.Get(name) != "" {
+			t.Errorf("a stale copy repeats the recorded %s: %q", name, h.Get(name))
+		}
+	}
+	if body, _, fresh := get("/items", "X-Api-Key", "alice", "X-Tenant", "acme"); fresh || body != "for aliceacme" {
+		t.Errorf("alice's copy for tenant acme: %q, from the upstream %v", body, fresh)
+	}
+	for _, other := range [][]string{
+		{"X-Api-Key", "bob"},
+		{},
+		{"X-Api-Key", "alice", "X-Tenant", "globex"},
+		{"X-Api-Key", "alice", "Cookie", "s=2"},
+		{"X-Api-Key", "alice", "Origin", "https://app.example.com"},
+	} {
+		if body, _, fresh := get("/items", other...); !fresh {
+			t.Errorf("%v was served another client's copy: %q", other, body)
+		}
+	}
+	for _, path := range []string{"/cookie", "/private"} {
+		if _, _, fresh := get(path, "X-Api-Key", "alice"); !fresh {
+			t.Errorf("%s was kept", path)
+		}
+	}
+	clock.Advance(31 * time.Second)
+	if _, _, fresh := get("/items", "X-Api-Key", "alice"); !fresh {
+		t.Error("a copy older than stale_for was served")
+	}
+}
