@@ -22,7 +22,9 @@ const (
 // credentials, a tenant header), its cookies and origin as well as the
 // host and URL, so one client never sees another's response; responses
 // that set cookies or say private/no-store are not kept, and neither are
-// the fields that describe one response rather than its content.
+// the fields that describe one response rather than its content. A copy
+// whose response varies (Vary) by other request headers answers only the
+// requests with the same values of them; Vary: * is not kept.
 type staleCache struct {
 	ttl   time.Duration
 	clock func() time.Time
@@ -40,6 +42,42 @@ type staleEntry struct {
 	status int
 	header http.Header
 	body   []byte
+	// vary holds the values the recorded request had of each header the
+	// response's Vary names.
+	vary map[string]string
+}
+
+// varies returns the request header values of r that the response header
+// h varies by (its Vary), and false for Vary: *.
+func varies(h http.Header, r *http.Request) (map[string]string, bool) {
+	var out map[string]string
+	for _, v := range h.Values("Vary") {
+		for name := range strings.SplitSeq(v, ",") {
+			name = http.CanonicalHeaderKey(strings.TrimSpace(name))
+			switch name {
+			case "":
+			case "*":
+				return nil, false
+			default:
+				if out == nil {
+					out = map[string]string{}
+				}
+				out[name] = strings.Join(r.Header.Values(name), ", ")
+			}
+		}
+	}
+	return out, true
+}
+
+// answers reports whether e was recorded for a request with r's values of
+// the headers its response varies by.
+func (e *staleEntry) answers(r *http.Request) bool {
+	for name, v := range e.vary {
+		if strings.Join(r.Header.Values(name), ", ") != v {
+			return false
+		}
+	}
+	return true
 }
 
 // newStaleCache returns a cache of copies servable for ttl, keyed by the
@@ -72,7 +110,7 @@ func (c *staleCache) serve(w http.ResponseWriter, r *http.Request) bool {
 	c.mu.Lock()
 	e := c.entries[c.key(r)]
 	c.mu.Unlock()
-	if e == nil {
+	if e == nil || !e.answers(r) {
 		return false
 	}
 	age := c.clock().Sub(e.at)
@@ -99,7 +137,11 @@ func (c *staleCache) record(next http.Handler, w http.ResponseWriter, r *http.Re
 		strings.Contains(cc, "no-store") || strings.Contains(cc, "private") {
 		return
 	}
-	e := &staleEntry{at: c.clock(), status: tw.status, header: tw.Header().Clone(), body: tw.buf.Bytes()}
+	vary, ok := varies(tw.Header(), r)
+	if !ok {
+		return
+	}
+	e := &staleEntry{at: c.clock(), status: tw.status, header: tw.Header().Clone(), body: tw.buf.Bytes(), vary: vary}
 	for _, h := range c.dropped {
 		e.header.Del(h) // per-response, not per-content
 	}

@@ -41,9 +41,10 @@ degradation:
 
 // At level 2 (high) the stale cache answers reads with what level 1
 // recorded: only to the client (credentials, tenant header, cookies,
-// origin) and URL it was recorded for, never a response that set a cookie
-// or was private, without the recorded response's RateLimit fields, and
-// only for stale_for.
+// origin) and URL it was recorded for, and the values of the headers its
+// response varies by; never a response that set a cookie, was private or
+// varies by anything (Vary: *); without the recorded response's RateLimit
+// fields; only for stale_for.
 func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
 	var hits atomic.Int64
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -53,6 +54,10 @@ func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
 			w.Header().Set("Set-Cookie", "s=1")
 		case "/private":
 			w.Header().Set("Cache-Control", "private, max-age=60")
+		case "/encoded":
+			w.Header().Set("Vary", "Accept-Language, Accept-Encoding")
+		case "/star":
+			w.Header().Set("Vary", "*")
 		}
 		w.Write([]byte("for " + r.Header.Get("X-Api-Key") + r.Header.Get("X-Tenant")))
 	}))
@@ -108,6 +113,8 @@ func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
 	get("/items", "X-Api-Key", "alice", "X-Tenant", "acme")
 	get("/cookie", "X-Api-Key", "alice")
 	get("/private", "X-Api-Key", "alice")
+	get("/encoded", "X-Api-Key", "alice", "Accept-Encoding", "br, gzip")
+	get("/star", "X-Api-Key", "alice")
 	pin("high") // serves copies
 	body, h, fresh := get("/items", "X-Api-Key", "alice")
 	if fresh || body != "for alice" || h.Get("Cache-Status") == "" {
@@ -132,7 +139,13 @@ func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
 			t.Errorf("%v was served another client's copy: %q", other, body)
 		}
 	}
-	for _, path := range []string{"/cookie", "/private"} {
+	if _, _, fresh := get("/encoded", "X-Api-Key", "alice", "Accept-Encoding", "br, gzip"); fresh {
+		t.Error("the copy of an answer that varies was not served to the same request")
+	}
+	if _, _, fresh := get("/encoded", "X-Api-Key", "alice", "Accept-Encoding", "identity"); !fresh {
+		t.Error("an answer for Accept-Encoding: br, gzip was served to Accept-Encoding: identity")
+	}
+	for _, path := range []string{"/cookie", "/private", "/star"} {
 		if _, _, fresh := get(path, "X-Api-Key", "alice"); !fresh {
 			t.Errorf("%s was kept", path)
 		}
