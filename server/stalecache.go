@@ -128,13 +128,28 @@ func (c *staleCache) serve(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// servableStale reports whether a response of header h may be served
+// stale, without asking its origin (RFC 9111, 4.2.4): none of its
+// Cache-Control directives forbids keeping it (no-store, private) or
+// serving it unvalidated (no-cache, must-revalidate, proxy-revalidate).
+func servableStale(h http.Header) bool {
+	for _, v := range h.Values("Cache-Control") {
+		for d := range strings.SplitSeq(v, ",") {
+			name, _, _ := strings.Cut(strings.TrimSpace(d), "=")
+			switch strings.ToLower(name) {
+			case "no-store", "private", "no-cache", "must-revalidate", "proxy-revalidate":
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // record serves r with next and keeps a cacheable response.
 func (c *staleCache) record(next http.Handler, w http.ResponseWriter, r *http.Request) {
 	tw := &teeWriter{ResponseWriter: w, status: http.StatusOK}
 	next.ServeHTTP(tw, r)
-	cc := tw.Header().Get("Cache-Control")
-	if tw.status != http.StatusOK || tw.overflow || tw.Header().Get("Set-Cookie") != "" ||
-		strings.Contains(cc, "no-store") || strings.Contains(cc, "private") {
+	if tw.status != http.StatusOK || tw.overflow || tw.Header().Get("Set-Cookie") != "" || !servableStale(tw.Header()) {
 		return
 	}
 	vary, ok := varies(tw.Header(), r)

@@ -42,8 +42,8 @@ degradation:
 // At level 2 (high) the stale cache answers reads with what level 1
 // recorded: only to the client (credentials, tenant header, cookies,
 // origin) and URL it was recorded for, and the values of the headers its
-// response varies by; never a response that set a cookie, was private or
-// varies by anything (Vary: *); without the recorded response's RateLimit
+// response varies by; never a response that set a cookie, was private,
+// must be revalidated or varies by anything (Vary: *); without the recorded response's RateLimit
 // fields; only for stale_for.
 func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
 	var hits atomic.Int64
@@ -54,6 +54,10 @@ func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
 			w.Header().Set("Set-Cookie", "s=1")
 		case "/private":
 			w.Header().Set("Cache-Control", "private, max-age=60")
+		case "/revalidate":
+			w.Header().Set("Cache-Control", "max-age=60, Must-Revalidate")
+		case "/no-cache":
+			w.Header().Set("Cache-Control", `no-cache="Set-Cookie"`)
 		case "/encoded":
 			w.Header().Set("Vary", "Accept-Language, Accept-Encoding")
 		case "/star":
@@ -115,6 +119,8 @@ func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
 	get("/private", "X-Api-Key", "alice")
 	get("/encoded", "X-Api-Key", "alice", "Accept-Encoding", "br, gzip")
 	get("/star", "X-Api-Key", "alice")
+	get("/revalidate", "X-Api-Key", "alice")
+	get("/no-cache", "X-Api-Key", "alice")
 	pin("high") // serves copies
 	body, h, fresh := get("/items", "X-Api-Key", "alice")
 	if fresh || body != "for alice" || h.Get("Cache-Status") == "" {
@@ -145,7 +151,7 @@ func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
 	if _, _, fresh := get("/encoded", "X-Api-Key", "alice", "Accept-Encoding", "identity"); !fresh {
 		t.Error("an answer for Accept-Encoding: br, gzip was served to Accept-Encoding: identity")
 	}
-	for _, path := range []string{"/cookie", "/private", "/star"} {
+	for _, path := range []string{"/cookie", "/private", "/star", "/revalidate", "/no-cache"} {
 		if _, _, fresh := get(path, "X-Api-Key", "alice"); !fresh {
 			t.Errorf("%s was kept", path)
 		}
