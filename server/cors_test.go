@@ -81,3 +81,28 @@ func TestCORSLetsAllowedOriginsReadTheLimits(t *testing.T) {
 		}
 	}
 }
+
+// A refusal on forward-auth, which Caddy and Traefik hand to the client as
+// it is, carries the same CORS headers for an allowed origin.
+func TestCORSOnForwardAuthRefusals(t *testing.T) {
+	f := newFixture(t, corsConfig)
+	ask := func(origin string) *http.Response {
+		r := f.do(t, "GET", "/v1/forward-auth", "", map[string]string{"X-Forwarded-Method": "GET", "X-Forwarded-Uri": "/items",
+			"X-Forwarded-For": "198.51.100.7", "Origin": origin})
+		r.Body.Close()
+		return r
+	}
+	for range 2 {
+		if r := ask("https://app.example.com"); r.StatusCode != http.StatusOK || r.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Fatalf("admitted: %d %q", r.StatusCode, r.Header)
+		}
+	}
+	r := ask("https://app.example.com")
+	if r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
+		r.Header.Get("Access-Control-Allow-Credentials") != "true" || !strings.Contains(r.Header.Get("Access-Control-Expose-Headers"), "Retry-After") {
+		t.Errorf("refusal: %d %q", r.StatusCode, r.Header)
+	}
+	if r := ask("https://evil.example.org"); r.StatusCode != http.StatusTooManyRequests || r.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("refusal to another origin: %d %q", r.StatusCode, r.Header)
+	}
+}

@@ -43,6 +43,11 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	}
 	defer st.mw.Discard(res)
 	if !res.Exempt && !res.Decision.Allowed {
+		// Caddy and Traefik hand the refusal to the client as it is: a
+		// browser's script reads it if response.cors lets its origin.
+		if allow := st.cors.allowOf(orig); allow != "" {
+			st.cors.annotate(w.Header(), allow, false)
+		}
 		st.mw.RefuseWithStatus(w, orig, res, st.cfg.Response.DenyStatus)
 		return
 	}
