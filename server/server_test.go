@@ -99,9 +99,8 @@ func newFixture(t *testing.T, cfgText string, kind ...string) *fixture {
 // (when not nil) before the server is built.
 func newFixtureWith(t *testing.T, cfgText string, mod func(*server.Options), kind ...string) *fixture {
 	t.Helper()
-	f := &fixture{clock: &fakeClock{}}
-	f.clock.us.Store(sluice.MicrosSinceEpoch(noon))
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	f := &fixture{}
+	return f.start(t, cfgText, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.hits.Add(1)
 		if o := r.Header.Get("Origin"); o != "" && strings.HasPrefix(r.URL.Path, "/cors/") {
 			// A CORS upstream under /cors/: every origin may read it,
@@ -111,7 +110,22 @@ func newFixtureWith(t *testing.T, cfgText string, mod func(*server.Options), kin
 			w.Header().Set("Access-Control-Expose-Headers", "X-Request-Id")
 		}
 		w.Write([]byte("upstream:" + r.URL.Path))
-	}))
+	}), mod, kind...)
+}
+
+// newFixtureOn is newFixture in front of the upstream handler given (on
+// memory; f.hits stays 0).
+func newFixtureOn(t *testing.T, cfgText string, upstream http.Handler) *fixture {
+	t.Helper()
+	return (&fixture{}).start(t, cfgText, upstream, nil)
+}
+
+// start runs f's server for cfgText in front of upstream (see newFixture).
+func (f *fixture) start(t *testing.T, cfgText string, upstream http.Handler, mod func(*server.Options), kind ...string) *fixture {
+	t.Helper()
+	f.clock = &fakeClock{}
+	f.clock.us.Store(sluice.MicrosSinceEpoch(noon))
+	up := httptest.NewServer(upstream)
 	t.Cleanup(up.Close)
 	f.file = filepath.Join(t.TempDir(), "sluice.yaml")
 	if !strings.Contains(cfgText, "\nadmin:") {

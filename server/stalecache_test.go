@@ -2,20 +2,10 @@ package server_test
 
 import (
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/config"
-	"github.com/sluice-dev/sluice/memory"
-	"github.com/sluice-dev/sluice/server"
 )
 
 const staleConfig = `
@@ -47,7 +37,7 @@ degradation:
 // fields; only for stale_for.
 func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
 	var hits atomic.Int64
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		switch r.URL.Path {
 		case "/cookie":
@@ -64,38 +54,18 @@ func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
 			w.Header().Set("Vary", "*")
 		}
 		w.Write([]byte("for " + r.Header.Get("X-Api-Key") + r.Header.Get("X-Tenant")))
-	}))
-	t.Cleanup(up.Close)
-	file := filepath.Join(t.TempDir(), "sluice.yaml")
-	os.WriteFile(file, []byte("upstream: "+up.URL+"\n"+staleConfig+testAdmin), 0o644)
-	cfg, err := config.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	clock := &fakeClock{}
-	clock.us.Store(sluice.MicrosSinceEpoch(noon))
-	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
-	t.Cleanup(func() { store.Close() })
-	srv, err := server.New(server.Options{Config: cfg, Store: store, Clock: clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	pub, admin := httptest.NewServer(srv.PublicHandler()), httptest.NewServer(srv.AdminHandler())
-	t.Cleanup(pub.Close)
-	t.Cleanup(admin.Close)
+	})
+	f := newFixtureOn(t, staleConfig, up)
 	pin := func(level string) {
-		req, _ := http.NewRequest("PUT", admin.URL+"/v1/degradation", strings.NewReader(`{"level":"`+level+`"}`))
-		req.Header.Set(server.TokenHeader, testToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("pin %s: %v %v", level, err, resp)
-		}
+		resp := f.do(t, "PUT", "/v1/degradation", `{"level":"`+level+`"}`, nil)
 		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("pin %s: %d", level, resp.StatusCode)
+		}
 	}
 	get := func(path string, header ...string) (body string, h http.Header, fromUpstream bool) {
 		t.Helper()
-		req, _ := http.NewRequest("GET", pub.URL+path, nil)
+		req, _ := http.NewRequest("GET", f.http.URL+path, nil)
 		for i := 0; i+1 < len(header); i += 2 {
 			req.Header.Set(header[i], header[i+1])
 		}
@@ -156,7 +126,7 @@ func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
 			t.Errorf("%s was kept", path)
 		}
 	}
-	clock.Advance(31 * time.Second)
+	f.clock.Advance(31 * time.Second)
 	if _, _, fresh := get("/items", "X-Api-Key", "alice"); !fresh {
 		t.Error("a copy older than stale_for was served")
 	}
