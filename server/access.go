@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"crypto/tls"
 	"crypto/x509"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -34,6 +35,13 @@ type caller struct {
 	scopes config.Scopes
 	// badToken: a token was presented and matched no caller.
 	badToken bool
+	// ambient: the scopes come with the connection (loopback, or a
+	// client certificate), as a browser's cookies do, not with a token;
+	// loopback: from loopback's.
+	ambient, loopback bool
+	// crossSite: ambient scopes withheld from a browser page of another
+	// site (see fromAnotherSite).
+	crossSite bool
 }
 
 // identify finds the caller of a request from its transport (peer address
@@ -61,7 +69,7 @@ func (a *access) identify(peer netip.Addr, cs *tls.ConnectionState, token string
 		}
 	}
 	if peer.IsLoopback() {
-		return caller{scopes: a.loopback}
+		return caller{scopes: a.loopback, ambient: true, loopback: true}
 	}
 	return caller{}
 }
@@ -74,11 +82,11 @@ func (a *access) byCertificate(cert *x509.Certificate) (caller, bool) {
 			continue
 		}
 		if c.Certificate == cert.Subject.CommonName {
-			return caller{name: c.Name, scopes: c.Scopes}, true
+			return caller{name: c.Name, scopes: c.Scopes, ambient: true}, true
 		}
 		for _, dns := range cert.DNSNames {
 			if c.Certificate == dns {
-				return caller{name: c.Name, scopes: c.Scopes}, true
+				return caller{name: c.Name, scopes: c.Scopes, ambient: true}, true
 			}
 		}
 	}
@@ -115,15 +123,62 @@ func (s *Server) guard(need config.Scopes, authorizationIsClients bool, h func(h
 	}
 }
 
-// callerOf identifies the caller of r with the configuration in force.
+// callerOf identifies the caller of r with the configuration in force. On
+// an endpoint whose browser headers are the caller's own (all but
+// forward-auth's), scopes that come with the connection are withheld from
+// a browser page of another site.
 func (s *Server) callerOf(r *http.Request, authorizationIsClients bool) caller {
-	return s.state.Load().access.identify(peerIP(r.RemoteAddr), r.TLS, requestToken(r, authorizationIsClients))
+	c := s.state.Load().access.identify(peerIP(r.RemoteAddr), r.TLS, requestToken(r, authorizationIsClients))
+	if c.ambient && !authorizationIsClients && s.fromAnotherSite(r, c.loopback) {
+		return caller{crossSite: true}
+	}
+	return c
+}
+
+// fromAnotherSite reports whether r is a browser's on behalf of a page
+// that is not the admin listener's own: a state-changing request from
+// another origin (Sec-Fetch-Site, else Origin against Host: cross-site
+// request forgery), or, for loopback's scopes, a browser's request (one
+// with Sec-Fetch-Site or Origin) whose Host is not a loopback name or
+// address (a name of another site rebound to 127.0.0.1, whose page could
+// read the answers). A program that sends neither header, a Prometheus
+// scraping the host by its name, is no browser.
+func (s *Server) fromAnotherSite(r *http.Request, loopback bool) bool {
+	browser := r.Header.Get("Sec-Fetch-Site") != "" || r.Header.Get("Origin") != ""
+	if loopback && browser && !loopbackHost(r.Host) {
+		return true
+	}
+	return s.crossOrigin.Check(r) != nil
+}
+
+// loopbackHost reports whether host (with or without a port) is localhost
+// or a loopback address.
+func loopbackHost(host string) bool {
+	h := hostOnlyOf(host)
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	a, err := netip.ParseAddr(h)
+	return err == nil && a.IsLoopback()
+}
+
+// hostOnlyOf returns host without its port and an IPv6 address's brackets.
+func hostOnlyOf(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 }
 
 // refuseCaller answers a caller that lacks need: 401 when it is not known
 // (no credentials, or a token nobody holds), 403 when it is.
 func (s *Server) refuseCaller(w http.ResponseWriter, c caller, need config.Scopes) {
 	s.metrics.refusedCallers.WithLabelValues(need.String()).Inc()
+	if c.crossSite {
+		writeJSONProblem(w, http.StatusForbidden, "Forbidden", "A browser page of another site (or a host name that is not loopback's) "+
+			"holds none of the scopes loopback or a client certificate grant: send a caller token as Authorization: Bearer <token> or "+TokenHeader+": <token>.")
+		return
+	}
 	if c.name == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
 		detail := "This endpoint needs a caller token with the " + need.String() + " scope: send it as Authorization: Bearer <token> or " + TokenHeader + ": <token> (sluice token makes one)."

@@ -114,16 +114,18 @@ type Server struct {
 	exempt   exemptCounters
 	reported *reportedCounters
 	pending  *pendings // the decision API's decisions to settle
-	tokens   *tokenSource
-	notify   *notifier // notify:'s poster
-	settles  settleCounters
-	stats    *stats
-	state    atomic.Pointer[state]
-	reloads  sync.Mutex
-	public   http.Handler // the public listener's
-	admin    http.Handler // the admin listener's
-	ctl      *degrade.Controller
-	mon      *degrade.Monitor
+	// crossOrigin tells a browser's cross-site requests (callerOf).
+	crossOrigin *http.CrossOriginProtection
+	tokens      *tokenSource
+	notify      *notifier // notify:'s poster
+	settles     settleCounters
+	stats       *stats
+	state       atomic.Pointer[state]
+	reloads     sync.Mutex
+	public      http.Handler // the public listener's
+	admin       http.Handler // the admin listener's
+	ctl         *degrade.Controller
+	mon         *degrade.Monitor
 	// envoy is the Envoy rate limit service, with a configuration that has
 	// an envoy section; its rules swap on reload.
 	envoy     *envoy.Service
@@ -183,7 +185,8 @@ func New(opts Options) (*Server, error) {
 		opts.Registry = prometheus.NewRegistry()
 		opts.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	s := &Server{opts: opts, ownClock: ownClock, log: opts.Logger, limiter: sluice.NewLimiter(opts.Store)}
+	s := &Server{opts: opts, ownClock: ownClock, log: opts.Logger, limiter: sluice.NewLimiter(opts.Store),
+		crossOrigin: http.NewCrossOriginProtection()}
 	s.shared = s.limiter
 	if opts.OverLimit != nil {
 		s.shared = sluice.NewLimiter(opts.OverLimit)
