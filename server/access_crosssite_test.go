@@ -57,3 +57,16 @@ func TestLoopbackScopesAreNotABrowsersFromAnotherSite(t *testing.T) {
 		}
 	}
 }
+
+// The admin listener's pages cannot be framed by another site.
+func TestAdminPagesRefuseFrames(t *testing.T) {
+	f := newFixture(t, testConfig)
+	for _, path := range []string{"/dashboard", "/designer"} {
+		r := f.do(t, "GET", path, "", nil)
+		r.Body.Close()
+		if r.StatusCode != 200 || r.Header.Get("Content-Security-Policy") != "frame-ancestors 'none'" ||
+			r.Header.Get("X-Frame-Options") != "DENY" || r.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: %d %q", path, r.StatusCode, r.Header)
+		}
+	}
+}

@@ -10,8 +10,7 @@ import (
 const dashboardTop = 10
 
 func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(dashboardHTML)
+	writeAdminPage(w, dashboardHTML)
 }
 
 // handleDashboardData answers GET /dashboard/data?range=1m|15m|1h (1m

@@ -209,6 +209,5 @@ func writeDesignerProblem(w http.ResponseWriter, p designerProblem) {
 }
 
 func (s *Server) handleDesigner(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Write(designerHTML)
+	writeAdminPage(w, designerHTML)
 }

@@ -3,6 +3,7 @@ package server
 import (
 	_ "embed" // the pages below
 	"html/template"
+	"net/http"
 	"sync"
 )
 
@@ -16,6 +17,18 @@ var (
 	//go:embed web/designer.html
 	designerHTML []byte
 )
+
+// writeAdminPage writes page, an HTML page of the admin listener, which no
+// other site may frame (clickjacking an operator) or have read as another
+// type.
+func writeAdminPage(w http.ResponseWriter, page []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.Write(page)
+}
 
 // docsTemplate parses the /docs page's template, once; newDocsPage reports
 // its error.
