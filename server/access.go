@@ -129,7 +129,7 @@ func (s *Server) guard(need config.Scopes, authorizationIsClients bool, h func(h
 // a browser page of another site.
 func (s *Server) callerOf(r *http.Request, authorizationIsClients bool) caller {
 	c := s.state.Load().access.identify(peerIP(r.RemoteAddr), r.TLS, requestToken(r, authorizationIsClients))
-	if c.ambient && !authorizationIsClients && s.fromAnotherSite(r, c.loopback) {
+	if c.ambient && c.scopes != 0 && !authorizationIsClients && s.fromAnotherSite(r, c.loopback) {
 		return caller{crossSite: true}
 	}
 	return c
