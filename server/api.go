@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -259,10 +260,16 @@ func validCheck(req *client.CheckRequest) error {
 	if len(req.Headers) > maxCheckHeaders {
 		return fmt.Errorf("headers: %d, more than %d", len(req.Headers), maxCheckHeaders)
 	}
+	var names []string // canonical, for duplicates in another case
 	for k, v := range req.Headers {
 		if !httpguts.ValidHeaderFieldName(k) {
 			return fmt.Errorf("headers: %q is not a header name", k)
 		}
+		c := http.CanonicalHeaderKey(k)
+		if slices.Contains(names, c) {
+			return fmt.Errorf("headers: %s is given twice (names are case-insensitive)", c)
+		}
+		names = append(names, c)
 		if len(v) > maxHeaderValue || !httpguts.ValidHeaderFieldValue(v) {
 			return fmt.Errorf("headers: %s: want a header value of at most %d bytes, without control characters", k, maxHeaderValue)
 		}

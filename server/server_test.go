@@ -340,6 +340,7 @@ func TestDecisionAPIRejectsBadRequests(t *testing.T) {
 		"header value newline":   {`{"user":"u","headers":{"X-Tenant":"a\r\nX-Evil: 1"}}`, 400, "X-Tenant: want a header value"},
 		"header not a string":    {`{"user":"u","headers":{"X-Tenant":1}}`, 400, "malformed JSON"},
 		"33 headers":             {`{"user":"u","headers":{` + manyHeaders(33) + `}}`, 400, "headers: 33, more than 32"},
+		"a header twice":         {`{"user":"u","headers":{"x-tenant":"a","X-Tenant":"b"}}`, 400, "headers: X-Tenant is given twice"},
 		"32 headers":             {`{"user":"u","headers":{` + manyHeaders(32) + `}}`, 200, ""},
 		"non-UTF-8 is no crash":  {"{\"user\":\"\xff\xfe\"}", 200, ""},
 		"cost above every burst": {`{"user":"u","cost":4}`, 200, ""},
