@@ -175,8 +175,9 @@ func hostOnlyOf(host string) string {
 func (s *Server) refuseCaller(w http.ResponseWriter, c caller, need config.Scopes) {
 	s.metrics.refusedCallers.WithLabelValues(need.String()).Inc()
 	if c.crossSite {
-		writeJSONProblem(w, http.StatusForbidden, "Forbidden", "A browser page of another site (or a host name that is not loopback's) "+
-			"holds none of the scopes loopback or a client certificate grant: send a caller token as Authorization: Bearer <token> or "+TokenHeader+": <token>.")
+		writeJSONProblem(w, http.StatusForbidden, "Forbidden", "A browser page of another site holds none of the scopes loopback or a client certificate grant, "+
+			"and a browser holds loopback's only at localhost or a loopback address (open http://localhost:<port>/…): "+
+			"otherwise send a caller token as Authorization: Bearer <token> or "+TokenHeader+": <token>.")
 		return
 	}
 	if c.name == "" {
