@@ -52,10 +52,11 @@ func (c *CORS) Allows(origin string) string {
 	return ""
 }
 
-// hostPort reports whether s is made of what a host and port are: letters,
-// digits, '.', '-' and ':' (an origin's name under a wildcard).
+// hostPort reports whether s, in lower case, is made of what an origin's
+// host and port are: letters, digits, '.', '-', ':' and an IPv6 address's
+// brackets (a browser sends a name in its ASCII, punycode, form).
 func hostPort(s string) bool {
-	return strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789.-:") == ""
+	return strings.Trim(s, "abcdefghijklmnopqrstuvwxyz0123456789.-:[]") == ""
 }
 
 func (d *decoder) cors(n *yaml.Node, path string, c *CORS) {
@@ -72,6 +73,10 @@ func (d *decoder) cors(n *yaml.Node, path string, c *CORS) {
 				if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.Path != "" || u.RawQuery != "" ||
 					u.Fragment != "" || u.User != nil || strings.HasSuffix(o, "/") || strings.Count(o, "*") > 1 {
 					d.Errorf(e, p, "%q is not an origin: want scheme://host[:port] (https://app.example.com), a host under *. (https://*.example.com), or *", o)
+					return
+				}
+				if !hostPort(strings.ToLower(u.Host)) {
+					d.Errorf(e, p, "%q: write the host as browsers send it, in ASCII (punycode: https://xn--bcher-kva.example)", o)
 					return
 				}
 				c.Origins = append(c.Origins, o)

@@ -9,7 +9,7 @@ import (
 
 func TestCORSOrigins(t *testing.T) {
 	base := "plans: {p: {limits: [{name: m, algorithm: gcra, quantity: 1, window: 1s}]}}\nresponse:\n  cors:\n"
-	c, err := config.Parse("t.yaml", []byte(base+`    origins: ["https://app.example.com", "http://localhost:5173", "https://*.example.net"]`+"\n    credentials: true\n"))
+	c, err := config.Parse("t.yaml", []byte(base+`    origins: ["https://app.example.com", "http://localhost:5173", "https://*.example.net", "http://[::1]:8080"]`+"\n    credentials: true\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,6 +27,7 @@ func TestCORSOrigins(t *testing.T) {
 		"https://x.example.net/.a":       "",
 		"https://evil.org#.example.net":  "",
 		"http://localhost:5174":          "",
+		"http://[::1]:8080":              "http://[::1]:8080",
 		"null":                           "",
 		"":                               "",
 	} {
@@ -46,6 +47,7 @@ func TestCORSOrigins(t *testing.T) {
 		`    origins: ["ftp://a.com"]`:                `"ftp://a.com" is not an origin`,
 		`    origins: ["https://*.*.a.com"]`:          `"https://*.*.a.com" is not an origin`,
 		`    origins: ["https://user@a.com"]`:         `"https://user@a.com" is not an origin`,
+		`    origins: ["https://bücher.example"]`:     `"https://bücher.example": write the host as browsers send it, in ASCII`,
 		"    origins: [\"*\"]\n    credentials: true": `t.yaml:5:18: response.cors.credentials: origins * allows any page, which browsers refuse with credentials`,
 		`    allow: [x]`:                              `response.cors.allow`,
 	} {
