@@ -21,8 +21,9 @@ const (
 // by the request headers that name the client or choose its limits (its
 // credentials, a tenant header), its cookies and origin as well as the
 // host and URL, so one client never sees another's response; responses
-// that set cookies or say private/no-store are not kept, and neither are
-// the fields that describe one response rather than its content. A copy
+// that set cookies or may not be served stale (servableStale) are not
+// kept, and neither are the fields that describe one response rather than
+// its content. A copy
 // whose response varies (Vary) by other request headers answers only the
 // requests with the same values of them; Vary: * is not kept.
 type staleCache struct {
