@@ -147,8 +147,12 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 		st.serveStatus(sw, r, level)
 		return
 	}
-	if level >= degrade.High && st.stale != nil && st.stale.serve(sw, r) {
-		return
+	if level >= degrade.High && st.stale != nil {
+		sw.copied = true // a copy keeps the upstream's CORS decision
+		if st.stale.serve(sw, r) {
+			return
+		}
+		sw.copied = false
 	}
 	if level >= degrade.Elevated && st.degrade != nil {
 		if st.stale != nil && r.Method == http.MethodGet {
@@ -193,6 +197,7 @@ type statusWriter struct {
 	status   int
 	upstream bool
 	wrote    bool // a final (non-1xx) status was written
+	copied   bool // the answer is a stale copy of the upstream's
 	cors     *corsPolicy
 	allow    string // the request's Access-Control-Allow-Origin, with cors
 }
@@ -231,7 +236,7 @@ func (w *statusWriter) WriteHeader(code int) {
 	if !w.wrote && code >= 200 {
 		w.wrote = true
 		if w.cors != nil {
-			w.cors.annotate(w.Header(), w.allow, w.upstream)
+			w.cors.annotate(w.Header(), w.allow, w.upstream || w.copied)
 		}
 	}
 	w.status = code

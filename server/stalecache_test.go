@@ -23,6 +23,7 @@ rules:
     limits: [{name: per-minute, algorithm: gcra, quantity: 1000, window: 1m}]
 response:
   headers: [ietf, legacy]
+  cors: {origins: [https://app.example.com]}
 degradation:
   stale_for: 30s
   levels:
@@ -52,6 +53,8 @@ func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
 			w.Header().Set("Vary", "Accept-Language, Accept-Encoding")
 		case "/star":
 			w.Header().Set("Vary", "*")
+		case "/cors":
+			w.Header().Set("Access-Control-Allow-Origin", r.Header.Get("Origin"))
 		}
 		w.Write([]byte("for " + r.Header.Get("X-Api-Key") + r.Header.Get("X-Tenant")))
 	})
@@ -91,6 +94,9 @@ func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
 	get("/star", "X-Api-Key", "alice")
 	get("/revalidate", "X-Api-Key", "alice")
 	get("/no-cache", "X-Api-Key", "alice")
+	app := "https://app.example.com"
+	get("/items", "X-Api-Key", "alice", "Origin", app)
+	get("/cors", "X-Api-Key", "alice", "Origin", app)
 	pin("high") // serves copies
 	body, h, fresh := get("/items", "X-Api-Key", "alice")
 	if fresh || body != "for alice" || h.Get("Cache-Status") == "" {
@@ -104,12 +110,21 @@ func TestStaleCopiesAreTheirClientsOnly(t *testing.T) {
 	if body, _, fresh := get("/items", "X-Api-Key", "alice", "X-Tenant", "acme"); fresh || body != "for aliceacme" {
 		t.Errorf("alice's copy for tenant acme: %q, from the upstream %v", body, fresh)
 	}
+	// A copy keeps the upstream's CORS decision: what it kept from the
+	// origin stays kept; what it let the origin read, it still may.
+	if _, h, fresh := get("/items", "X-Api-Key", "alice", "Origin", app); fresh || h.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("a copy the upstream kept from the origin: from the upstream %v, Access-Control-Allow-Origin %q", fresh, h.Get("Access-Control-Allow-Origin"))
+	}
+	if _, h, fresh := get("/cors", "X-Api-Key", "alice", "Origin", app); fresh || h.Get("Access-Control-Allow-Origin") != app ||
+		len(h.Values("Access-Control-Expose-Headers")) != 1 {
+		t.Errorf("a copy the upstream let the origin read: from the upstream %v, %q", fresh, h)
+	}
 	for _, other := range [][]string{
 		{"X-Api-Key", "bob"},
 		{},
 		{"X-Api-Key", "alice", "X-Tenant", "globex"},
 		{"X-Api-Key", "alice", "Cookie", "s=2"},
-		{"X-Api-Key", "alice", "Origin", "https://app.example.com"},
+		{"X-Api-Key", "alice", "Origin", "https://other.example.com"},
 	} {
 		if body, _, fresh := get("/items", other...); !fresh {
 			t.Errorf("%v was served another client's copy: %q", other, body)
