@@ -1,12 +1,8 @@
 package server_test
 
 import (
-	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -20,11 +16,8 @@ import (
 // nothing of the victim's quota. The admin listener's own page (its
 // origin) still can.
 func TestBrowserPageOfAnotherSiteCannotUseLoopbackScopes(t *testing.T) {
-	f := newFixture(t, testConfig+"\nadmin:\n  loopback_scopes: [read, check]\n  callers:\n    - {name: tests, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [read, check, admin]}\n")
-	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("<!doctype html><title>another site</title>"))
-	}))
-	t.Cleanup(page.Close)
+	f := newFixture(t, loopbackChecksConfig)
+	page := otherSite(t)
 	remaining := func() string {
 		t.Helper()
 		body := readAll(t, f.do(t, "POST", "/v1/check", `{"subject":"victim","cost":0}`, nil))
@@ -38,15 +31,9 @@ func TestBrowserPageOfAnotherSiteCannotUseLoopbackScopes(t *testing.T) {
 	send := func(from string) string {
 		t.Helper()
 		run(t, ctx, chromedp.Navigate(from))
-		ectx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		out, err := chromedp.Run(ectx, chromedp.Evaluate[string](post, chromedp.EvalAwaitPromise))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return awaitEval(t, ctx, post)
 	}
-	if out := send(page.URL); out != "sent" {
+	if out := send(page); out != "sent" {
 		t.Fatalf("the other site's request: %s", out)
 	}
 	if after := remaining(); after != before {

@@ -8,6 +8,15 @@ import (
 	"github.com/sluice-dev/sluice/server"
 )
 
+// loopbackChecksConfig grants loopback callers read and check, beside the
+// test caller's token.
+const loopbackChecksConfig = testConfig + `
+admin:
+  loopback_scopes: [read, check]
+  callers:
+    - {name: tests, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [read, check, admin]}
+`
+
 // A browser on the sluice host carries loopback's address but not its
 // trust: a page of another site (cross-site, or a name rebound to 127.0.0.1)
 // gets none of admin.loopback_scopes. Scripts and services (no browser
@@ -15,7 +24,7 @@ import (
 // keep what they have; forward-auth, whose browser headers are the
 // described client's, is decided as before.
 func TestLoopbackScopesAreNotABrowsersFromAnotherSite(t *testing.T) {
-	f := newFixture(t, testConfig+"\nadmin:\n  loopback_scopes: [read, check]\n  callers:\n    - {name: tests, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [read, check, admin]}\n")
+	f := newFixture(t, loopbackChecksConfig)
 	send := func(method, path, body, host string, header ...string) int {
 		t.Helper()
 		req, _ := http.NewRequest(method, f.admin.URL+path, strings.NewReader(body))

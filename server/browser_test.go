@@ -2,6 +2,8 @@ package server_test
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -104,4 +106,28 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 		t.Fatalf("chromedp: evaluating %.60q: %v", expr, err)
 	}
 	return v
+}
+
+// awaitEval evaluates a JavaScript expression whose value is a promise of
+// a string in the page of ctx, bounded to 10 s, and returns that string.
+func awaitEval(t *testing.T, ctx context.Context, expr string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](expr, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("chromedp: evaluating %.60q: %v", expr, err)
+	}
+	return v
+}
+
+// otherSite serves an empty page on a loopback port of its own until the
+// test ends, and returns its URL: an origin that is none of the server's.
+func otherSite(t *testing.T) string {
+	t.Helper()
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("<!doctype html><title>another site</title>"))
+	}))
+	t.Cleanup(page.Close)
+	return page.URL
 }

@@ -1,13 +1,9 @@
 package server_test
 
 import (
-	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -21,11 +17,7 @@ import (
 // body of sluice's refusal. Without response.cors the refusal is a network
 // error to the script and the header is hidden.
 func TestBrowserReadsTheLimitsAcrossOrigins(t *testing.T) {
-	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte("<!doctype html><title>app</title>"))
-	}))
-	t.Cleanup(page.Close)
-	app := page.URL // another port than the API's: another origin
+	app := otherSite(t) // another port than the API's: another origin
 	// The fixture's upstream under /cors/ is a CORS API that lets any
 	// origin read it.
 	cfg := `
@@ -54,12 +46,7 @@ response:
 		}
 		return JSON.stringify(out);
 	})()`
-	ectx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	raw, err := chromedp.Run(ectx, chromedp.Evaluate[string](script, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := awaitEval(t, ctx, script)
 	var got []struct {
 		Status      int
 		RateLimit   string
