@@ -55,7 +55,10 @@ func TestRedisMemoryPerClient(t *testing.T) {
 		{"a sliding log of 100", 1000, 100, []sluice.Limit{sluice.SlidingLog(1000, time.Hour)}, 2990},
 	} {
 		c := redistest.Standalone(t).Client(t)
-		lim := sluice.NewLimiter(redis.New(c))
+		// The default 50 ms timeout is for production: a machine running
+		// every test package at once has taken longer (a sliding log of
+		// 100 entries per call).
+		lim := sluice.NewLimiter(redis.New(c, redis.WithTimeout(testTimeout)))
 		before := usedMemory(t, c)
 		const workers = 8 // calls under way together, which the client pipelines
 		var wg sync.WaitGroup
