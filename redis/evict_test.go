@@ -38,7 +38,9 @@ func TestOpenSeesARedisThatEvicts(t *testing.T) {
 	rs.MustDo("CONFIG", "SET", "maxmemory", "2mb")
 	rs.MustDo("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
 	logs = syncBuffer{}
-	g, err = redis.Open(context.Background(), redis.Options{Addrs: []string{rs.Addr}, OnStoreError: failover.Deny,
+	// The tests' timeout: a call the default 50 ms would time out on a
+	// loaded machine writes nothing, and opens the breaker on the rest.
+	g, err = redis.Open(context.Background(), redis.Options{Addrs: []string{rs.Addr}, OnStoreError: failover.Deny, Timeout: testTimeout,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)), MustConnect: true})
 	if err != nil {
 		t.Fatal(err)
