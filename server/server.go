@@ -114,18 +114,18 @@ type Server struct {
 	exempt   exemptCounters
 	reported *reportedCounters
 	pending  *pendings // the decision API's decisions to settle
+	tokens   *tokenSource
+	notify   *notifier // notify:'s poster
+	settles  settleCounters
+	stats    *stats
+	state    atomic.Pointer[state]
+	reloads  sync.Mutex
+	public   http.Handler // the public listener's
+	admin    http.Handler // the admin listener's
+	ctl      *degrade.Controller
+	mon      *degrade.Monitor
 	// crossOrigin tells a browser's cross-site requests (callerOf).
 	crossOrigin *http.CrossOriginProtection
-	tokens      *tokenSource
-	notify      *notifier // notify:'s poster
-	settles     settleCounters
-	stats       *stats
-	state       atomic.Pointer[state]
-	reloads     sync.Mutex
-	public      http.Handler // the public listener's
-	admin       http.Handler // the admin listener's
-	ctl         *degrade.Controller
-	mon         *degrade.Monitor
 	// envoy is the Envoy rate limit service, with a configuration that has
 	// an envoy section; its rules swap on reload.
 	envoy     *envoy.Service

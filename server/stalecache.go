@@ -63,18 +63,24 @@ func varies(h http.Header, r *http.Request) (map[string]string, bool) {
 				if out == nil {
 					out = map[string]string{}
 				}
-				out[name] = strings.Join(r.Header.Values(name), ", ")
+				out[name] = varyValue(r, name)
 			}
 		}
 	}
 	return out, true
 }
 
+// varyValue is r's value of the header named name as a copy keeps it:
+// every line, joined.
+func varyValue(r *http.Request, name string) string {
+	return strings.Join(r.Header.Values(name), ", ")
+}
+
 // answers reports whether e was recorded for a request with r's values of
 // the headers its response varies by.
 func (e *staleEntry) answers(r *http.Request) bool {
 	for name, v := range e.vary {
-		if strings.Join(r.Header.Values(name), ", ") != v {
+		if varyValue(r, name) != v {
 			return false
 		}
 	}
