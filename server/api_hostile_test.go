@@ -112,7 +112,8 @@ func FuzzForwardAuth(f *testing.F) {
 // FuzzSettle posts arbitrary bodies to /v1/settle on a server that signs
 // its settlement ids: whatever the body — an altered genuine id among the
 // seeds — the answer is a 4xx problem, never a settlement, and the
-// reservation a genuine id holds stays counted.
+// reservation a genuine id holds stays counted. A body whose id decodes to
+// the genuine id itself is not sent.
 func FuzzSettle(f *testing.F) {
 	dir := f.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "settle.secret"), []byte(strings.Repeat("5a", 32)), 0o600); err != nil {
@@ -176,6 +177,13 @@ func FuzzSettle(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
+		var named struct{ ID string }
+		if json.Unmarshal([]byte(body), &named) == nil && named.ID == first.Settle {
+			// The genuine id, spelled otherwise in JSON ("\u0041…"): it is
+			// its holder's to settle, and settling it would spend this
+			// worker's reservation for every input after it.
+			t.Skip("the genuine id")
+		}
 		w := post("/v1/settle", body)
 		switch w.Code {
 		case http.StatusBadRequest, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge:
