@@ -99,10 +99,20 @@ type Connections struct {
 	Max int
 	// ReadHeaderTimeout bounds reading a request's headers (10s);
 	// ReadTimeout the whole request, body included (60s); WriteTimeout the
-	// response, counted from the end of the request's headers — long enough
-	// for the upstream of the proxy (120s); IdleTimeout a keep-alive
-	// connection waiting for its next request (120s).
+	// response, counted from the end of the request's headers (120s) — for
+	// the reverse proxy, the wait for the upstream's answer to start (a
+	// 504 after it; a reload changes this wait at once, the listeners'
+	// bounds at the next start); IdleTimeout a keep-alive connection waiting for its
+	// next request (120s).
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// StreamIdleTimeout bounds the silence of an answer the reverse proxy
+	// has started (5m): an answer streams as long as it moves data, with at
+	// most this long between two writes, and a connection switched to
+	// another protocol (a WebSocket) closes after this long without a byte
+	// in either direction; 0 (a Config built in Go without it) bounds no
+	// stream's silence. Unlike the other bounds it takes effect at a
+	// reload, for the requests that start after it.
+	StreamIdleTimeout time.Duration
 	// MaxHeaderBytes bounds a request's headers, 64 KiB by default.
 	MaxHeaderBytes int
 }
@@ -133,7 +143,8 @@ type Designer struct {
 
 func defaultConnections() Connections {
 	return Connections{Max: 10_000, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
-		WriteTimeout: 120 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
+		WriteTimeout: 120 * time.Second, IdleTimeout: 120 * time.Second, StreamIdleTimeout: 5 * time.Minute,
+		MaxHeaderBytes: 64 << 10}
 }
 
 func (d *decoder) tls(n *yaml.Node, path string, t *TLS, clientCA bool) {
@@ -249,6 +260,7 @@ func (d *decoder) connections(n *yaml.Node, path string, c *Connections) {
 		"read_timeout":        func(n *yaml.Node, p string) { c.ReadTimeout = d.Duration(n, p) },
 		"write_timeout":       func(n *yaml.Node, p string) { c.WriteTimeout = d.Duration(n, p) },
 		"idle_timeout":        func(n *yaml.Node, p string) { c.IdleTimeout = d.Duration(n, p) },
+		"stream_idle_timeout": func(n *yaml.Node, p string) { c.StreamIdleTimeout = d.Duration(n, p) },
 		"max_header_bytes":    func(n *yaml.Node, p string) { c.MaxHeaderBytes = int(d.Int(n, p, 1024, 1<<20)) },
 	})
 }

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -137,8 +139,8 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	if allow := st.cors.allowOf(r); allow != "" {
 		sw.cors, sw.allow = st.cors, allow
 	}
-	end := s.mon.Begin()
-	defer func() { end(sw.upstreamStatus()) }()
+	sw.end = s.mon.Begin()
+	defer sw.answered()
 	if refuse, why := st.shed(level, r); refuse {
 		s.reducedCapacity(sw, r, st, why)
 		return
@@ -189,11 +191,16 @@ func shedWait(cfg *config.Config) (least, most int64) {
 	return least, least + min(int64(cfg.Response.RetryJitter/time.Second), least)
 }
 
-// statusWriter remembers the status written, for the monitor, and whether
-// the upstream wrote it (markUpstream) or sluice did; with cors set, it
-// lets the request's origin read the response (corsPolicy.annotate).
+// statusWriter remembers the status written, and whether the upstream
+// wrote it (markUpstream) or sluice did, and tells the monitor when the
+// answer starts: a request is in flight, and its latency counts, until its
+// status is written or its connection switches protocol, so that streams
+// (events, WebSockets) do not weigh on the load signals for their whole
+// life. With cors set, it lets the request's origin read the response
+// (corsPolicy.annotate).
 type statusWriter struct {
 	http.ResponseWriter
+	end      func(status int) // the monitor's (degrade.Monitor.Begin), until called
 	status   int
 	upstream bool
 	wrote    bool // a final (non-1xx) status was written
@@ -233,14 +240,37 @@ func markUpstream(h http.Handler) http.Handler {
 }
 
 func (w *statusWriter) WriteHeader(code int) {
-	if !w.wrote && code >= 200 {
+	first := !w.wrote && code >= 200
+	if first {
 		w.wrote = true
 		if w.cors != nil {
 			w.cors.annotate(w.Header(), w.allow, w.upstream || w.copied)
 		}
 	}
 	w.status = code
+	if first {
+		w.answered()
+	}
 	w.ResponseWriter.WriteHeader(code)
+}
+
+// answered tells the monitor that the answer has started, once.
+func (w *statusWriter) answered() {
+	if w.end != nil {
+		w.end(w.upstreamStatus())
+		w.end = nil
+	}
+}
+
+// Hijack switches the connection to another protocol for the proxy: the
+// answer has started then.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err == nil {
+		w.status = http.StatusSwitchingProtocols
+		w.answered()
+	}
+	return conn, rw, err
 }
 
 func (w *statusWriter) Write(b []byte) (int, error) {

@@ -8,18 +8,24 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/sluice-dev/sluice/config"
 )
 
 // newProxy returns the handler admitted requests go to: a reverse proxy to
 // upstream, over TLS configured by tlsConfig when not nil, or the built-in
-// demo upstream when upstream is empty.
-func newProxy(upstream string, tlsConfig *tls.Config, log *slog.Logger) (http.Handler, error) {
+// demo upstream when upstream is empty. The upstream has conns.WriteTimeout
+// to start its answer (else 504), which may then stream for as long as it
+// moves data (see streamWriter); connections switched to another protocol
+// join switched.
+func newProxy(upstream string, tlsConfig *tls.Config, log *slog.Logger, conns config.Connections, switched *switchedConns) (http.Handler, error) {
 	if upstream == "" {
 		return demoUpstream(), nil
 	}
@@ -31,6 +37,7 @@ func newProxy(upstream string, tlsConfig *tls.Config, log *slog.Logger) (http.Ha
 	// most requests would dial the upstream anew.
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConns, transport.MaxIdleConnsPerHost = 1024, 256
+	transport.ResponseHeaderTimeout = conns.WriteTimeout
 	if tlsConfig != nil {
 		transport.TLSClientConfig = tlsConfig
 	}
@@ -66,17 +73,31 @@ func newProxy(upstream string, tlsConfig *tls.Config, log *slog.Logger) (http.Ha
 				return // the client went away
 			}
 			log.Warn("upstream failed", "upstream", u.Host, "path", r.URL.Path, "err", err)
+			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+				writeJSONProblem(w, http.StatusGatewayTimeout, "Gateway Timeout",
+					"The upstream service did not answer in time; the request was admitted and counted. Retry later.")
+				return
+			}
 			writeJSONProblem(w, http.StatusBadGateway, "Bad Gateway",
 				"The upstream service did not answer; the request was admitted and counted. Retry later.")
 		},
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		var body *watchedBody
 		if r.Body != nil && r.Body != http.NoBody {
-			b := &watchedBody{ReadCloser: r.Body}
-			r = r.WithContext(context.WithValue(r.Context(), watchedKey{}, b))
-			r.Body = b
+			body = &watchedBody{ReadCloser: r.Body}
+			ctx = context.WithValue(ctx, watchedKey{}, body)
 		}
-		proxy.ServeHTTP(w, r)
+		r = r.WithContext(ctx)
+		if body != nil {
+			r.Body = body
+		}
+		sw := &streamWriter{ResponseWriter: w, rc: http.NewResponseController(w), idle: conns.StreamIdleTimeout,
+			cancel: cancel, switched: switched}
+		defer sw.stop()
+		proxy.ServeHTTP(sw, r)
 	}), nil
 }
 

@@ -124,6 +124,9 @@ type Server struct {
 	admin    http.Handler // the admin listener's
 	ctl      *degrade.Controller
 	mon      *degrade.Monitor
+	// switched are the proxy's connections switched to another protocol
+	// (WebSockets), which Serve closes when it stops.
+	switched *switchedConns
 	// crossOrigin tells a browser's cross-site requests (callerOf).
 	crossOrigin *http.CrossOriginProtection
 	// envoy is the Envoy rate limit service, with a configuration that has
@@ -208,6 +211,7 @@ func New(opts Options) (*Server, error) {
 	g := opts.Config.Designer
 	s.designer = newDesigner(designerLimits{concurrency: g.Concurrency, maxArrivals: g.MaxArrivals, timeout: g.Timeout})
 	s.mon = degrade.NewMonitor(opts.StoreDown)
+	s.switched = newSwitchedConns()
 	s.ctl = degrade.NewController(opts.Config.Degradation.Controller, nil, s.levelChanged)
 	st, err := s.build(opts.Config)
 	if err != nil {
@@ -276,7 +280,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	if err != nil {
 		return nil, fmt.Errorf("server: upstream: %w", err)
 	}
-	proxy, err := newProxy(cfg.Upstream, upstreamTLS, s.log)
+	proxy, err := newProxy(cfg.Upstream, upstreamTLS, s.log, cfg.Connections, s.switched)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -525,6 +529,7 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 			errs = append(errs, fmt.Errorf("shutdown: %w", err))
 		}
 	}
+	s.switched.closeAll() // http.Server neither waits for nor closes them
 	for ; pending > 0; pending-- {
 		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
 			errs = append(errs, err)
@@ -608,11 +613,13 @@ func (s *Server) httpListener(name string, h http.Handler, ln net.Listener, useT
 // warnRestartOnly logs the changes of a reload that take effect only at the
 // next start: addresses, TLS on or off, connection bounds, the store.
 func (s *Server) warnRestartOnly(old, cfg *config.Config) {
+	oldConns, conns := old.Connections, cfg.Connections
+	oldConns.StreamIdleTimeout, conns.StreamIdleTimeout = 0, 0 // the proxy's, at once
 	if old.Listen != cfg.Listen || old.Admin.Listen != cfg.Admin.Listen || old.Envoy.Listen != cfg.Envoy.Listen ||
 		old.TLS.Enabled() != cfg.TLS.Enabled() || old.Admin.TLS.Enabled() != cfg.Admin.TLS.Enabled() ||
-		old.Connections != cfg.Connections || old.Designer != cfg.Designer ||
+		oldConns != conns || old.Designer != cfg.Designer ||
 		(len(old.ProxyProtocol) > 0) != (len(cfg.ProxyProtocol) > 0) {
-		s.log.Warn("listener addresses, TLS and the PROXY protocol on/off, connection and designer bounds change at the next start; the running ones keep theirs")
+		s.log.Warn("listener addresses, TLS and the PROXY protocol on/off, connection and designer bounds change at the next start; the running ones keep theirs (the proxy's wait for its upstream, write_timeout, applies to new requests at once)")
 	}
 	if !reflect.DeepEqual(old.Store, cfg.Store) {
 		s.log.Warn("the store section changes at the next start; the running store keeps its settings (a Redis password file is read again for each new connection)")

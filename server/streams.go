@@ -1,0 +1,158 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// streamWriter is the writer the reverse proxy answers through. The
+// listener's write_timeout bounds the wait for the upstream's answer to
+// start; from then on the answer lives as long as it moves data, as an
+// event stream or a long download does: each write must finish, and the
+// next begin, within idle of the last, else the request is cancelled (the
+// proxy then aborts the answer). A connection switched to another protocol
+// (a WebSocket) is handed over as a switchedConn, which closes after idle
+// without a byte in either direction.
+type streamWriter struct {
+	http.ResponseWriter
+	rc       *http.ResponseController
+	idle     time.Duration
+	cancel   context.CancelFunc
+	switched *switchedConns
+	timer    *time.Timer // from the answer's start: cancels after idle
+}
+
+// extend gives the answer idle more to write and to move its next byte
+// (no bound with idle 0).
+func (w *streamWriter) extend() {
+	if w.idle <= 0 {
+		return
+	}
+	if w.timer == nil {
+		w.timer = time.AfterFunc(w.idle, w.cancel)
+	} else {
+		w.timer.Reset(w.idle)
+	}
+	w.rc.SetWriteDeadline(time.Now().Add(w.idle))
+}
+
+// stop ends the idle timer when the handler returns.
+func (w *streamWriter) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+func (w *streamWriter) WriteHeader(code int) {
+	w.extend()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *streamWriter) Write(b []byte) (int, error) {
+	w.extend()
+	return w.ResponseWriter.Write(b)
+}
+
+// FlushError flushes what was written, within idle.
+func (w *streamWriter) FlushError() error {
+	w.extend()
+	return w.rc.Flush()
+}
+
+// Hijack hands the connection over for a switched protocol, as a
+// switchedConn.
+func (w *streamWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	w.stop()
+	conn, rw, err := w.rc.Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	return w.switched.add(conn, w.idle), rw, nil
+}
+
+// Unwrap returns the writer beneath, for http.ResponseController.
+func (w *streamWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// switchedConns are the connections the proxy switched to another
+// protocol: the http.Server no longer knows them, so the Server closes
+// them itself when it stops.
+type switchedConns struct {
+	mu    sync.Mutex
+	conns map[*switchedConn]struct{}
+	done  bool
+}
+
+func newSwitchedConns() *switchedConns {
+	return &switchedConns{conns: make(map[*switchedConn]struct{})}
+}
+
+// add returns conn as a switchedConn that closes after idle without a
+// byte moved (never with idle 0), tracked until it closes.
+func (s *switchedConns) add(conn net.Conn, idle time.Duration) net.Conn {
+	c := &switchedConn{Conn: conn, idle: idle, set: s}
+	c.extend()
+	s.mu.Lock()
+	done := s.done
+	if !done {
+		s.conns[c] = struct{}{}
+	}
+	s.mu.Unlock()
+	if done {
+		c.Conn.Close() // the server has stopped
+	}
+	return c
+}
+
+// closeAll closes every switched connection, and those switched later.
+func (s *switchedConns) closeAll() {
+	s.mu.Lock()
+	s.done = true
+	conns := s.conns
+	s.conns = nil
+	s.mu.Unlock()
+	for c := range conns {
+		c.Conn.Close()
+	}
+}
+
+// A switchedConn is a connection switched to another protocol: every read
+// or write gives both directions idle more.
+type switchedConn struct {
+	net.Conn
+	idle time.Duration
+	set  *switchedConns
+	once sync.Once
+}
+
+// extend gives both directions idle more (no bound with idle 0).
+func (c *switchedConn) extend() {
+	if c.idle > 0 {
+		c.SetDeadline(time.Now().Add(c.idle))
+	}
+}
+
+func (c *switchedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.extend()
+	}
+	return n, err
+}
+
+func (c *switchedConn) Write(p []byte) (int, error) {
+	c.extend()
+	return c.Conn.Write(p)
+}
+
+func (c *switchedConn) Close() error {
+	c.once.Do(func() {
+		c.set.mu.Lock()
+		delete(c.set.conns, c)
+		c.set.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
