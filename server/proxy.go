@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -21,11 +22,12 @@ import (
 
 // newProxy returns the handler admitted requests go to: a reverse proxy to
 // upstream, over TLS configured by tlsConfig when not nil, or the built-in
-// demo upstream when upstream is empty. The upstream has conns.WriteTimeout
+// demo upstream when upstream is empty. The upstream learns of the client
+// through the peers in trusted (see forward). It has conns.WriteTimeout
 // to start its answer (else 504), which may then stream for as long as it
 // moves data (see streamWriter); connections switched to another protocol
 // join switched.
-func newProxy(upstream string, tlsConfig *tls.Config, log *slog.Logger, conns config.Connections, switched *switchedConns) (http.Handler, error) {
+func newProxy(upstream string, tlsConfig *tls.Config, log *slog.Logger, trusted []netip.Prefix, conns config.Connections, switched *switchedConns) (http.Handler, error) {
 	if upstream == "" {
 		return demoUpstream(), nil
 	}
@@ -45,7 +47,7 @@ func newProxy(upstream string, tlsConfig *tls.Config, log *slog.Logger, conns co
 		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
-			pr.SetXForwarded()
+			forward(pr, trusted)
 		},
 		// An upstream may answer a body that broke off (its handler read an
 		// early EOF); the client's failure decides the answer then too.

@@ -280,7 +280,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	if err != nil {
 		return nil, fmt.Errorf("server: upstream: %w", err)
 	}
-	proxy, err := newProxy(cfg.Upstream, upstreamTLS, s.log, cfg.Connections, s.switched)
+	proxy, err := newProxy(cfg.Upstream, upstreamTLS, s.log, cfg.Identity.TrustedProxies, cfg.Connections, s.switched)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}

@@ -1,0 +1,61 @@
+package server
+
+import (
+	"net"
+	"net/http/httputil"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// forward sets the forwarding headers of pr's outbound request. From a peer
+// in trusted (identity.trusted_proxies: a load balancer, a CDN) the upstream
+// gets the chain that peer reported with the peer appended (X-Forwarded-For,
+// and Forwarded when the peer sent one), and the scheme and host the client
+// used (X-Forwarded-Proto and X-Forwarded-Host as the peer reported them).
+// From any other peer they describe sluice's hop alone, so no client
+// chooses what the upstream believes of it.
+func forward(pr *httputil.ProxyRequest, trusted []netip.Prefix) {
+	in, out := pr.In.Header, pr.Out.Header
+	proto := "http"
+	if pr.In.TLS != nil {
+		proto = "https"
+	}
+	out.Set("X-Forwarded-Proto", proto)
+	out.Set("X-Forwarded-Host", pr.In.Host)
+	peer := peerOf(pr.In.RemoteAddr)
+	if !peer.IsValid() {
+		return
+	}
+	if slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(peer) }) {
+		for _, name := range [...]string{"X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "Forwarded"} {
+			if v := in.Values(name); len(v) > 0 {
+				out[name] = slices.Clone(v)
+			}
+		}
+	}
+	out.Set("X-Forwarded-For", joinHop(out.Values("X-Forwarded-For"), peer.String()))
+	if f := out.Values("Forwarded"); len(f) > 0 {
+		node := peer.String()
+		if peer.Is6() {
+			node = `"[` + node + `]"` // RFC 7239 §6: an IPv6 node is bracketed and quoted
+		}
+		out.Set("Forwarded", joinHop(f, "for="+node))
+	}
+}
+
+// joinHop returns the list values with hop appended, as one field value.
+func joinHop(values []string, hop string) string {
+	return strings.Join(append(slices.Clip(values), hop), ", ")
+}
+
+// peerOf returns the address of a request's RemoteAddr, IPv4-mapped IPv6
+// as IPv4; not valid if it has none.
+func peerOf(remoteAddr string) netip.Addr {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	a, _ := netip.ParseAddr(host)
+	return a.Unmap()
+}
