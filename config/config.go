@@ -20,8 +20,15 @@ type Config struct {
 	// File is the path the configuration was read from.
 	File string
 	// Listen is the public listener's address, ":8080" by default: the
-	// reverse proxy, /docs and /healthz, nothing else of sluice's.
+	// reverse proxy, DocsPath and HealthPath, nothing else of sluice's.
 	Listen string
+	// DocsPath is where the public listener serves the client
+	// documentation, "/docs" by default, and HealthPath its liveness
+	// check, "/healthz" by default: GET only, never limited, never
+	// proxied. "" hands the path to the upstream (through the limiter, as
+	// any other), for an API that has its own. The admin listener serves
+	// both at /docs and /healthz whatever these say.
+	DocsPath, HealthPath string
 	// TLS, when set, makes the public listener speak HTTPS.
 	TLS TLS
 	// ProxyProtocol lists the load balancers whose connections to the

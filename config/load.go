@@ -56,7 +56,8 @@ func Parse(name string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	d := &decoder{Decoder: &yamlcheck.Decoder{File: name}, leases: map[string]string{}}
-	c := &Config{File: name, Listen: ":8080", Policy: &httplimit.Policy{}, Keys: map[[32]byte]*Key{},
+	c := &Config{File: name, Listen: ":8080", DocsPath: "/docs", HealthPath: "/healthz",
+		Policy: &httplimit.Policy{}, Keys: map[[32]byte]*Key{},
 		Admin:       Admin{Listen: "127.0.0.1:9090", LoopbackScopes: ScopeRead},
 		Connections: defaultConnections(),
 		Designer:    Designer{MaxArrivals: 200_000, Timeout: 10 * time.Second},
@@ -65,6 +66,8 @@ func Parse(name string, data []byte) (*Config, error) {
 	var upstreamTLS *yaml.Node
 	d.Mapping(doc, "", map[string]field{
 		"listen":         func(n *yaml.Node, p string) { c.Listen = d.address(n, p) },
+		"docs_path":      func(n *yaml.Node, p string) { c.DocsPath = d.publicPath(n, p, &raw) },
+		"health_path":    func(n *yaml.Node, p string) { c.HealthPath = d.publicPath(n, p, &raw) },
 		"tls":            func(n *yaml.Node, p string) { d.tls(n, p, &c.TLS, false) },
 		"proxy_protocol": func(n *yaml.Node, p string) { c.ProxyProtocol = d.prefixes(n, p) },
 		"admin":          func(n *yaml.Node, p string) { d.admin(n, p, &c.Admin) },
@@ -135,6 +138,9 @@ type rawConfig struct {
 	// locs maps a field path of httplimit.Options ("DefaultPlan",
 	// "Plans[0].Upgrade.Plan") to the node and path it was read from.
 	locs map[string]location
+	// publicPaths are the nodes docs_path, health_path and
+	// response.status_path were read from, by field path (publicPath).
+	publicPaths map[string]*yaml.Node
 	// partial holds the fields the decoder refused part of (a list of
 	// limits with an invalid one left out): what is said of them whole
 	// ("a plan needs at least one limit") would follow from that refusal.
@@ -443,7 +449,7 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfi
 			r.RetryJitter = d.Duration(n, p)
 			raw.at("RetryJitter", n, p)
 		},
-		"status_path": func(n *yaml.Node, p string) { r.StatusPath = d.statusPath(n, p) },
+		"status_path": func(n *yaml.Node, p string) { r.StatusPath = d.publicPath(n, p, raw) },
 		"cors":        func(n *yaml.Node, p string) { d.cors(n, p, &r.CORS) },
 	})
 }
@@ -451,23 +457,51 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfi
 // statusPath decodes response.status_path: a clean absolute path, no
 // pattern, and none of the paths sluice serves itself on the public
 // listener (/docs, /healthz).
-func (d *decoder) statusPath(n *yaml.Node, p string) string {
+// publicPath decodes a path of the public listener that sluice answers
+// itself (docs_path, health_path, response.status_path): "" for none, else
+// a clean absolute path other than "/", usable as a ServeMux pattern's
+// path. resolve checks that no two are the same (publicPathsDiffer).
+func (d *decoder) publicPath(n *yaml.Node, p string, raw *rawConfig) string {
 	s := d.Str(n, p)
 	switch {
 	case s == "":
-		return ""
 	case !strings.HasPrefix(s, "/") || path.Clean(s) != s || strings.ContainsAny(s, "{}?#* \t"):
 		d.Errorf(n, p, "%q is not a clean absolute path such as /rate_limit", s)
-	case s == "/" || s == "/docs" || s == "/healthz":
-		d.Errorf(n, p, "%q is a path sluice serves otherwise: choose another, such as /rate_limit", s)
+	case s == "/":
+		d.Errorf(n, p, "%q is the upstream's: choose another path, such as /rate_limit", s)
 	}
+	if raw.publicPaths == nil {
+		raw.publicPaths = map[string]*yaml.Node{}
+	}
+	raw.publicPaths[p] = n
 	return s
+}
+
+// publicPathsDiffer reports a path of the public listener that sluice
+// would answer for two things (docs_path, health_path, status_path), at
+// the one read from the file.
+func (d *decoder) publicPathsDiffer(c *Config, raw *rawConfig) {
+	paths := []struct{ field, value string }{{"docs_path", c.DocsPath}, {"health_path", c.HealthPath},
+		{"response.status_path", c.Response.StatusPath}}
+	for i, a := range paths {
+		for _, b := range paths[:i] {
+			if a.value == "" || a.value != b.value {
+				continue
+			}
+			at, other := a, b
+			if raw.publicPaths[a.field] == nil {
+				at, other = b, a
+			}
+			d.Errorf(raw.publicPaths[at.field], at.field, "%q is a path sluice serves otherwise (%s): choose another", at.value, other.field)
+		}
+	}
 }
 
 // resolve applies defaults, turns plan names into plans and has the
 // middleware's and the Envoy service's options judged by the functions
 // their New functions use, locating each problem in the file.
 func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
+	d.publicPathsDiffer(c, raw)
 	if c.Response.DenyStatus == 0 {
 		c.Response.DenyStatus = http.StatusTooManyRequests
 	}

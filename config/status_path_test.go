@@ -17,15 +17,49 @@ func TestStatusPath(t *testing.T) {
 		"rate_limit":   `t.yaml:3:16: response.status_path: "rate_limit" is not a clean absolute path such as /rate_limit`,
 		"/a/../b":      `"/a/../b" is not a clean absolute path`,
 		"/{id}":        `"/{id}" is not a clean absolute path`,
-		"/docs":        `"/docs" is a path sluice serves otherwise`,
-		"/healthz":     `"/healthz" is a path sluice serves otherwise`,
-		"/":            `"/" is a path sluice serves otherwise`,
+		"/docs":        `response.status_path: "/docs" is a path sluice serves otherwise (docs_path)`,
+		"/healthz":     `response.status_path: "/healthz" is a path sluice serves otherwise (health_path)`,
+		"/":            `"/" is the upstream's`,
 		"/rate_limit/": `"/rate_limit/" is not a clean absolute path`,
 		"/rate limit":  `is not a clean absolute path`,
 	} {
 		_, err := config.Parse("t.yaml", []byte(base+"\""+value+"\"\n"))
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %s", value, err, want)
+		}
+	}
+}
+
+// TestPublicPaths: docs_path and health_path move or hand over (with "")
+// the public listener's /docs and /healthz; no path can be sluice's for two
+// things, whichever of them was left at its default.
+func TestPublicPaths(t *testing.T) {
+	const plans = "plans: {p: {limits: [{name: m, algorithm: gcra, quantity: 1, window: 1s}]}}\n"
+	c, err := config.Parse("t.yaml", []byte(plans))
+	if err != nil || c.DocsPath != "/docs" || c.HealthPath != "/healthz" {
+		t.Fatalf("defaults: %v, %q, %q", err, c.DocsPath, c.HealthPath)
+	}
+	c, err = config.Parse("t.yaml", []byte(plans+"docs_path: /api/limits\nhealth_path: \"\"\nresponse: {status_path: /docs}\n"))
+	if err != nil || c.DocsPath != "/api/limits" || c.HealthPath != "" || c.Response.StatusPath != "/docs" {
+		t.Fatalf("moved: %v, %q, %q, %q", err, c.DocsPath, c.HealthPath, c.Response.StatusPath)
+	}
+	for text, want := range map[string]string{
+		"docs_path: /healthz\n":                             `t.yaml:2:12: docs_path: "/healthz" is a path sluice serves otherwise (health_path)`,
+		"health_path: /docs\n":                              `t.yaml:2:14: health_path: "/docs" is a path sluice serves otherwise (docs_path)`,
+		"docs_path: /a\nhealth_path: /a\n":                  `t.yaml:3:14: health_path: "/a" is a path sluice serves otherwise (docs_path)`,
+		"docs_path: /\n":                                    `docs_path: "/" is the upstream's`,
+		"health_path: healthz\n":                            `health_path: "healthz" is not a clean absolute path`,
+		"docs_path: \"\"\nresponse: {status_path: /docs}\n": "",
+	} {
+		_, err := config.Parse("t.yaml", []byte(plans+text))
+		if want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", text, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %s", text, err, want)
 		}
 	}
 }

@@ -12,14 +12,28 @@ import (
 	"github.com/sluice-dev/sluice/config"
 )
 
-// publicRoutes is the public listener: the client documentation, a health
-// check, and every other path through the limiter to the upstream — sluice's
-// private paths included, which are the upstream's there.
+// publicRoutes is the public listener: the client documentation and a
+// health check (GET at the configuration's docs_path and health_path), and
+// every other request through the limiter to the upstream — sluice's
+// private paths included, which are the upstream's there. The ServeMux
+// redirects a path that is not clean before any of them sees it, so the
+// upstream gets the path the limiter judged.
 func (s *Server) publicRoutes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", handleHealth)
-	mux.HandleFunc("GET /docs", s.handleDocs)
-	mux.HandleFunc("/", s.protect)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			cfg := s.Config()
+			switch p := r.URL.Path; {
+			case p == cfg.HealthPath && p != "":
+				handleHealth(w, r)
+				return
+			case p == cfg.DocsPath && p != "":
+				s.handleDocs(w, r)
+				return
+			}
+		}
+		s.protect(w, r)
+	})
 	return mux
 }
 

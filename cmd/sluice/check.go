@@ -97,7 +97,12 @@ func printAccess(w io.Writer, cfg *config.Config) {
 		}
 		public += ", PROXY header from " + strings.Join(from, " ")
 	}
-	serves := "the limited API, /docs, /healthz"
+	serves := "the limited API"
+	for _, p := range []string{cfg.DocsPath, cfg.HealthPath} {
+		if p != "" {
+			serves += ", " + p
+		}
+	}
 	if p := cfg.Response.StatusPath; p != "" {
 		serves += ", " + p + " (a client's standing)"
 	}
