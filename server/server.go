@@ -212,6 +212,10 @@ func New(opts Options) (*Server, error) {
 	s.designer = newDesigner(designerLimits{concurrency: g.Concurrency, maxArrivals: g.MaxArrivals, timeout: g.Timeout})
 	s.mon = degrade.NewMonitor(opts.StoreDown)
 	s.switched = newSwitchedConns()
+	opts.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "sluice_proxy_switched_connections",
+		Help: "Connections the reverse proxy switched to another protocol (WebSockets) open now.",
+	}, func() float64 { return float64(s.switched.len()) }))
 	s.ctl = degrade.NewController(opts.Config.Degradation.Controller, nil, s.levelChanged)
 	st, err := s.build(opts.Config)
 	if err != nil {

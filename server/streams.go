@@ -119,6 +119,13 @@ func (s *switchedConns) closeAll() {
 	}
 }
 
+// len returns the switched connections open now.
+func (s *switchedConns) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.conns)
+}
+
 // A switchedConn is a connection switched to another protocol: every read
 // or write gives both directions idle more.
 type switchedConn struct {

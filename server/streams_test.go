@@ -101,6 +101,17 @@ func TestStreamsOutliveTheRequestTimeouts(t *testing.T) {
 
 	t.Run("switched protocol", func(t *testing.T) {
 		conn, rd := switchToEcho(t, addrs.public)
+		switched := func() string {
+			m := readAllURL(t, "http://"+addrs.admin+"/metrics")
+			i := strings.Index(m, "\nsluice_proxy_switched_connections ")
+			if i < 0 {
+				t.Fatal("no sluice_proxy_switched_connections in /metrics")
+			}
+			return strings.Fields(m[i+1:])[1]
+		}
+		if n := switched(); n != "1" {
+			t.Errorf("sluice_proxy_switched_connections %s with one open", n)
+		}
 		start, last := time.Now(), time.Now()
 		for i := 0; time.Since(start) < 2500*time.Millisecond; i++ {
 			fmt.Fprintf(conn, "line %d\n", i)
@@ -123,6 +134,9 @@ func TestStreamsOutliveTheRequestTimeouts(t *testing.T) {
 		}
 		if d := time.Since(last); d < 450*time.Millisecond {
 			t.Errorf("the silent connection was closed after %v, before stream_idle_timeout", d)
+		}
+		if n := switched(); n != "0" {
+			t.Errorf("sluice_proxy_switched_connections %s once it closed", n)
 		}
 	})
 
