@@ -53,6 +53,8 @@ type Config struct {
 	Notify Notify
 	// Settle configures the decision API's settlement ids.
 	Settle Settle
+	// Log says what the server logs of its decisions.
+	Log Log
 	// Upstream is the URL the server proxies admitted requests to; empty
 	// when sluice runs only as a decision service.
 	Upstream string

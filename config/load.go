@@ -61,7 +61,8 @@ func Parse(name string, data []byte) (*Config, error) {
 		Admin:       Admin{Listen: "127.0.0.1:9090", LoopbackScopes: ScopeRead},
 		Connections: defaultConnections(),
 		Designer:    Designer{MaxArrivals: 200_000, Timeout: 10 * time.Second},
-		Shutdown:    Shutdown{Drain: 10 * time.Second}}
+		Shutdown:    Shutdown{Drain: 10 * time.Second},
+		Log:         Log{RefusalsPerSecond: 10}}
 	raw := rawConfig{}
 	var upstreamTLS *yaml.Node
 	d.Mapping(doc, "", map[string]field{
@@ -117,6 +118,11 @@ func Parse(name string, data []byte) (*Config, error) {
 		"envoy":       func(n *yaml.Node, p string) { d.envoy(n, p, &c.Envoy, &raw) },
 		"notify":      func(n *yaml.Node, p string) { d.notify(n, p, &c.Notify) },
 		"settle":      func(n *yaml.Node, p string) { d.settle(n, p, &c.Settle) },
+		"log": func(n *yaml.Node, p string) {
+			d.Mapping(n, p, map[string]field{
+				"refusals_per_second": func(n *yaml.Node, p string) { c.Log.RefusalsPerSecond = int(d.Int(n, p, 0, 10_000)) },
+			})
+		},
 	})
 	if upstreamTLS != nil && c.UpstreamTLS.Enabled && !strings.HasPrefix(c.Upstream, "https://") {
 		d.Errorf(upstreamTLS, "upstream_tls", "TLS to the upstream needs an https:// upstream")

@@ -131,6 +131,16 @@ type Shutdown struct {
 	Drain time.Duration
 }
 
+// Log says what the server logs of its decisions (log:).
+type Log struct {
+	// RefusalsPerSecond bounds the lines the server logs of the requests it
+	// refuses — through the proxy, forward-auth, the decision API and
+	// Envoy's service — 10 a second by default, so that a flood of refused
+	// requests cannot flood the log: the lines left out are counted, and
+	// said in one line, once a second. 0 logs none.
+	RefusalsPerSecond int
+}
+
 // Designer bounds the designer's simulations (POST /designer/run).
 type Designer struct {
 	// Concurrency is the number of runs at a time; 0 means one per core.

@@ -49,6 +49,7 @@ type Middleware struct {
 	exempt      *endpoints
 	exemptions  *exemptions
 	onExempt    func(r *http.Request, reason string)
+	onRefusal   func(r *http.Request, res *Result, status int)
 	onReported  func(limit string, cost, used int64, reported bool)
 	rules       []*rule
 	ruleKeys    *keyCache
@@ -185,6 +186,7 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 		observe:    o.Observer,
 		onError:    o.ErrorHandler,
 		onExempt:   o.OnExempt,
+		onRefusal:  o.OnRefusal,
 		onReported: o.OnReported,
 	}
 	if m.log == nil {
@@ -311,21 +313,24 @@ func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, re
 	if res.Exempt {
 		return
 	}
+	var p *Problem
 	if res.Penalized {
-		p := m.penaltyProblem(r, res)
+		p = m.penaltyProblem(r, res)
 		p.Status = status
-		m.writeBody(w, p)
-		return
-	}
-	m.writeHeaders(w.Header(), res)
-	p := m.refusal(r, res)
-	p.Status = status
-	if status == http.StatusTooManyRequests && m.globalGone && m.onlyGlobal(res) {
-		p.Status, p.Type, p.Title = http.StatusServiceUnavailable, ProblemReducedCapacity, "Service Unavailable"
+	} else {
+		m.writeHeaders(w.Header(), res)
+		p = m.refusal(r, res)
+		p.Status = status
+		if status == http.StatusTooManyRequests && m.globalGone && m.onlyGlobal(res) {
+			p.Status, p.Type, p.Title = http.StatusServiceUnavailable, ProblemReducedCapacity, "Service Unavailable"
+		}
 	}
 	m.writeBody(w, p)
 	m.log.Debug("request refused", "subject", res.Identity.Subject, "plan", res.Identity.Plan.Name,
 		"violated", res.Decision.Violated, "retry_after", res.Decision.RetryAfter)
+	if m.onRefusal != nil {
+		m.onRefusal(r, res, p.Status)
+	}
 }
 
 // Handler limits the requests to next: refused requests get a 429 problem

@@ -143,6 +143,13 @@ type Options struct {
 	// request to the API and is not told. It runs on the request's
 	// goroutine and must not keep r.
 	OnExempt func(r *http.Request, reason string)
+	// OnRefusal, when set, is called for every refusal Refuse and
+	// RefuseWithStatus write — a limit's, or the penalty box's
+	// (res.Penalized) — with the status written, after the response is
+	// written: the hook for a log of refusals. A decision made with
+	// DecideFor is no refusal written and is not told. It runs on the
+	// request's goroutine and must not keep r or res.
+	OnRefusal func(r *http.Request, res *Result, status int)
 
 	// Headers lists the RateLimit header modes sent on every limited
 	// response: ModeIETF, ModeDraft7, ModeDraft6, ModeLegacy, in any case.

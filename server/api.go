@@ -121,6 +121,10 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 		return
 	}
 	sc.fill(st.mw, res)
+	if !res.Exempt && !res.Decision.Allowed {
+		path, _, _ := strings.Cut(req.Path, "?")
+		s.logRefusal("decision-api", req.Method, path, res, 0)
+	}
 	if p := st.mw.Keep(res); p != nil {
 		sc.out.Settle = s.settleID(p)
 	}

@@ -298,6 +298,7 @@ func (s *Server) sample(ctx context.Context) {
 		if s.state.Load().cfg.Degradation.Enabled {
 			s.ctl.Update(s.mon.Sample())
 		}
+		s.refusals.flush(s.log, s.state.Load().cfg.Log.RefusalsPerSecond)
 	}
 }
 

@@ -60,6 +60,9 @@ func (s *Server) observeEnvoy(res *envoy.Result, took time.Duration, err error) 
 	if near && res.Allowed {
 		s.metrics.nearLimit.Inc()
 	}
+	if !res.Allowed {
+		s.logEnvoyRefusal(res)
+	}
 	if st := s.state.Load(); st != nil && st.notify != nil {
 		s.notify.observeEnvoy(st.notify, res)
 	}

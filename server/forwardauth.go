@@ -48,7 +48,7 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 		if allow := st.cors.allowOf(orig); allow != "" {
 			st.cors.annotate(w.Header(), allow, false)
 		}
-		st.mw.RefuseWithStatus(w, orig, res, st.cfg.Response.DenyStatus)
+		st.mw.RefuseWithStatus(w, withVia(orig, "forward-auth"), res, st.cfg.Response.DenyStatus)
 		return
 	}
 	st.mw.WriteHeaders(w.Header(), res)

@@ -127,6 +127,8 @@ type Server struct {
 	// switched are the proxy's connections switched to another protocol
 	// (WebSockets), which Serve closes when it stops.
 	switched *switchedConns
+	// refusals bounds the log lines of refused requests.
+	refusals refusalLog
 	// crossOrigin tells a browser's cross-site requests (callerOf).
 	crossOrigin *http.CrossOriginProtection
 	// envoy is the Envoy rate limit service, with a configuration that has
@@ -252,6 +254,7 @@ func (s *Server) middlewareOptions(o httplimit.Options, tokens httplimit.TokenVe
 	o.Scope = middlewareScope
 	o.Tokens = tokens
 	o.Logger, o.Observer, o.OnExempt, o.OnReported = s.log, s.observe, s.exempt.count, s.reported.record
+	o.OnRefusal = s.onRefusal
 	if s.ownClock {
 		o.Clock = s.opts.Clock
 	}

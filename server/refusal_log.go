@@ -1,0 +1,125 @@
+package server
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sluice-dev/sluice/envoy"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// refusalLog bounds the lines the server logs of the requests it refuses
+// to log.refusals_per_second, by the wall clock's second; the lines it left
+// out are counted until flush says how many.
+type refusalLog struct {
+	mu      sync.Mutex
+	second  int64 // Unix second of written
+	written int   // lines written in second
+	left    int64 // lines left out since the last flush
+}
+
+// take reports whether one more line fits in perSecond for the second of
+// now, on the wall clock.
+func (l *refusalLog) take(perSecond int, now time.Time) bool {
+	if perSecond <= 0 {
+		return false
+	}
+	sec := now.Unix()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if sec != l.second {
+		l.second, l.written = sec, 0
+	}
+	if l.written < perSecond {
+		l.written++
+		return true
+	}
+	l.left++
+	return false
+}
+
+// flush logs how many lines were left out since the last flush, if any.
+func (l *refusalLog) flush(log *slog.Logger, perSecond int) {
+	l.mu.Lock()
+	left := l.left
+	l.left = 0
+	l.mu.Unlock()
+	if left > 0 {
+		log.Info("refusals not logged", "count", left, "refusals_per_second", perSecond)
+	}
+}
+
+// viaKey is the context key of the surface that refused a request, when it
+// is not the proxy (onRefusal).
+type viaKey struct{}
+
+// onRefusal is the middleware's OnRefusal: a refusal of the proxy, or of
+// forward-auth (whose request says so, see viaKey).
+func (s *Server) onRefusal(r *http.Request, res *httplimit.Result, status int) {
+	via, _ := r.Context().Value(viaKey{}).(string)
+	if via == "" {
+		via = "proxy"
+	}
+	s.logRefusal(via, r.Method, r.URL.Path, res, status)
+}
+
+// withVia returns r marked as refused by via, for onRefusal.
+func withVia(r *http.Request, via string) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), viaKey{}, via))
+}
+
+// logRefusal logs a refused HTTP request, within log.refusals_per_second:
+// the surface, the status written (none for the decision API, which
+// answers its caller), the method and path (never the query, which may
+// carry credentials), the client as its Subject (an API key only as its
+// hash) and its key's name, plan, the limits that refused and the wait.
+func (s *Server) logRefusal(via, method, path string, res *httplimit.Result, status int) {
+	perSecond := s.Config().Log.RefusalsPerSecond
+	if !s.refusals.take(perSecond, time.Now()) {
+		return
+	}
+	attrs := []any{"via", via, "method", method, "path", path,
+		"subject", res.Identity.Subject, "plan", planName(res.Identity.Plan),
+		"limits", res.Decision.Violated, "retry_after_s", ceilSeconds(res.Decision.RetryAfter)}
+	if status > 0 {
+		attrs = append(attrs, "status", status)
+	}
+	if res.Identity.KeyName != "" {
+		attrs = append(attrs, "key_name", res.Identity.KeyName)
+	}
+	if res.Penalized {
+		attrs = append(attrs, "penalty", true)
+	}
+	s.log.Info("request refused", attrs...)
+}
+
+// logEnvoyRefusal logs a refused Envoy request, within
+// log.refusals_per_second: its domain and the limits that refused, not its
+// descriptors' values, which may carry credentials.
+func (s *Server) logEnvoyRefusal(res *envoy.Result) {
+	if !s.refusals.take(s.Config().Log.RefusalsPerSecond, time.Now()) {
+		return
+	}
+	var limits []string
+	for _, o := range res.Descriptors {
+		if o.Result == resultLimited {
+			limits = append(limits, o.Limit)
+		}
+	}
+	s.log.Info("request refused", "via", "envoy", "domain", res.Domain, "limits", limits)
+}
+
+func planName(p *httplimit.Plan) string {
+	if p == nil {
+		return ""
+	}
+	return p.Name
+}
+
+// ceilSeconds is d in whole seconds, rounded up.
+func ceilSeconds(d time.Duration) int64 {
+	return int64((d + time.Second - 1) / time.Second)
+}
