@@ -1,10 +1,15 @@
 package server_test
 
 import (
+	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestUpstreamSeesTheClientThroughTrustedProxies: behind a load balancer or
@@ -62,5 +67,45 @@ func TestUpstreamSeesTheClientThroughTrustedProxies(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReloadClosesTheOldUpstreamConnections: each configuration has a
+// transport of its own; a reload closes the idle connections of the one it
+// replaces, so frequent reloads (a keys file synced every minute) do not
+// pile up idle connections at the upstream.
+func TestReloadClosesTheOldUpstreamConnections(t *testing.T) {
+	var open atomic.Int64
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	up.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		switch st {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	up.Start()
+	t.Cleanup(up.Close)
+	srv, _ := loadServer(t, t.TempDir(), "upstream: "+up.URL+"\n"+streamsConfig)
+	pub := httptest.NewServer(srv.PublicHandler())
+	t.Cleanup(pub.Close)
+	for i := range 5 {
+		resp, err := http.Get(pub.URL + "/api/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err := srv.Reload(); err != nil {
+			t.Fatalf("reload %d: %v", i, err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for open.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := open.Load(); n > 0 {
+		t.Errorf("%d connections to the upstream open after 5 requests, each followed by a reload", n)
 	}
 }

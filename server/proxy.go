@@ -26,14 +26,15 @@ import (
 // through the peers in trusted (see forward). It has conns.WriteTimeout
 // to start its answer (else 504), which may then stream for as long as it
 // moves data (see streamWriter); connections switched to another protocol
-// join switched.
-func newProxy(upstream string, tlsConfig *tls.Config, log *slog.Logger, trusted []netip.Prefix, conns config.Connections, switched *switchedConns) (http.Handler, error) {
+// join switched. closeIdle closes the proxy's idle connections to the
+// upstream, for a proxy replaced by a reload's (nil for the demo upstream).
+func newProxy(upstream string, tlsConfig *tls.Config, log *slog.Logger, trusted []netip.Prefix, conns config.Connections, switched *switchedConns) (h http.Handler, closeIdle func(), err error) {
 	if upstream == "" {
-		return demoUpstream(), nil
+		return demoUpstream(), nil, nil
 	}
 	u, err := url.Parse(upstream)
 	if err != nil {
-		return nil, fmt.Errorf("upstream: %w", err)
+		return nil, nil, fmt.Errorf("upstream: %w", err)
 	}
 	// The default Transport keeps two idle connections per host: under load
 	// most requests would dial the upstream anew.
@@ -100,7 +101,7 @@ func newProxy(upstream string, tlsConfig *tls.Config, log *slog.Logger, trusted 
 			cancel: cancel, switched: switched}
 		defer sw.stop()
 		proxy.ServeHTTP(sw, r)
-	}), nil
+	}), transport.CloseIdleConnections, nil
 }
 
 // watchedBody keeps the error that ended a request body early, so that the

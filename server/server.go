@@ -154,7 +154,10 @@ type state struct {
 	cfg   *config.Config
 	mw    *httplimit.Middleware
 	proxy http.Handler
-	docs  *docsPage
+	// closeIdle closes the proxy's idle connections to the upstream, nil
+	// for the demo upstream: each state has a transport of its own.
+	closeIdle func()
+	docs      *docsPage
 	// With a degradation section: limits × factor, classes, stale cache.
 	degrade      *degradeState
 	reducedProxy http.Handler
@@ -287,7 +290,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	if err != nil {
 		return nil, fmt.Errorf("server: upstream: %w", err)
 	}
-	proxy, err := newProxy(cfg.Upstream, upstreamTLS, s.log, cfg.Identity.TrustedProxies, cfg.Connections, s.switched)
+	proxy, closeIdle, err := newProxy(cfg.Upstream, upstreamTLS, s.log, cfg.Identity.TrustedProxies, cfg.Connections, s.switched)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -300,7 +303,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	if err != nil {
 		return nil, err
 	}
-	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), docs: docs, envoyRules: rules, access: newAccess(cfg.Admin),
+	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), closeIdle: closeIdle, docs: docs, envoyRules: rules, access: newAccess(cfg.Admin),
 		notify: newNotifyRules(cfg.Notify), cors: newCORS(cfg.Response.CORS, mw)}
 	if st.publicTLS, err = loadTLS(cfg.TLS, "h2", "http/1.1"); err != nil {
 		return nil, fmt.Errorf("server: listen: %w", err)
@@ -390,8 +393,13 @@ func (s *Server) Reload() error {
 			for _, change := range stateChanges(s.state.Load().cfg.Policy, cfg.Policy) {
 				s.log.Info("reload: " + change)
 			}
-			s.state.Store(st)
+			old := s.state.Swap(st)
 			st.served(true)
+			if old.closeIdle != nil {
+				// Its requests in flight finish on it; what they leave idle
+				// closes after the transport's idle timeout.
+				old.closeIdle()
+			}
 			s.ctl.SetConfig(cfg.Degradation.Controller)
 			if !cfg.Degradation.Enabled {
 				s.ctl.Reset() // the level in force is Normal: say so
@@ -452,12 +460,15 @@ func (s *Server) Run(ctx context.Context) error {
 
 // Close stops what New started besides the listeners: the refresh of
 // identity.jwt's keys (tokens are then verified with the keys fetched
-// last), and notify's poster, after it has sent what is queued for up to
+// last), the proxy's idle connections to the upstream, and notify's poster, after it has sent what is queued for up to
 // DrainTimeout (what it could not send is logged and counted as dropped).
 // Serve calls it when it returns; a Server that is never served must be
 // closed. It is idempotent.
 func (s *Server) Close() error {
 	s.tokens.close()
+	if st := s.state.Load(); st.closeIdle != nil {
+		st.closeIdle()
+	}
 	if left := s.notify.close(s.drainTimeout()); left > 0 {
 		s.log.Warn("notifications not sent at shutdown", "dropped", left, "timeout", s.drainTimeout())
 	}
