@@ -58,6 +58,12 @@ type Config struct {
 	// Upstream is the URL the server proxies admitted requests to; empty
 	// when sluice runs only as a decision service.
 	Upstream string
+	// PreserveHost sends the upstream the Host the client asked for, as
+	// Caddy, Traefik and Envoy do, for an upstream that routes or checks
+	// by host (an ingress, a multi-tenant API, Django's ALLOWED_HOSTS);
+	// false (the default, as nginx's proxy_pass) sends the upstream URL's
+	// host. The client's host is in X-Forwarded-Host either way.
+	PreserveHost bool
 	// UpstreamTLS configures TLS to an https:// upstream: the CA that signs
 	// its certificate (default: the system's roots), a client certificate
 	// when it asks for one, the name its certificate bears. Its files are

@@ -76,6 +76,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		"designer":       func(n *yaml.Node, p string) { d.designer(n, p, &c.Designer) },
 		"shutdown":       func(n *yaml.Node, p string) { d.shutdown(n, p, &c.Shutdown) },
 		"upstream":       func(n *yaml.Node, p string) { c.Upstream = d.upstream(n, p) },
+		"preserve_host":  func(n *yaml.Node, p string) { c.PreserveHost = d.Bool(n, p) },
 		"upstream_tls": func(n *yaml.Node, p string) {
 			d.clientTLS(n, p, &c.UpstreamTLS)
 			upstreamTLS = n

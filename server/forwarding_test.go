@@ -1,10 +1,12 @@
 package server_test
 
 import (
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -108,4 +110,47 @@ func TestReloadClosesTheOldUpstreamConnections(t *testing.T) {
 	if n := open.Load(); n > 0 {
 		t.Errorf("%d connections to the upstream open after 5 requests, each followed by a reload", n)
 	}
+}
+
+// TestPreserveHost: with preserve_host the upstream gets the Host the client
+// asked for; without, the upstream URL's. X-Forwarded-Host names the
+// client's either way.
+func TestPreserveHost(t *testing.T) {
+	var mu sync.Mutex
+	var host, forwarded string
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		host, forwarded = r.Host, r.Header.Get("X-Forwarded-Host")
+		mu.Unlock()
+	})
+	for _, preserve := range []bool{true, false} {
+		f := newFixtureOn(t, fmt.Sprintf("preserve_host: %v\n", preserve)+testConfig, upstream)
+		req, _ := http.NewRequest("GET", f.http.URL+"/api/x", nil)
+		req.Host = "api.example.com"
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		mu.Lock()
+		want := "api.example.com"
+		if !preserve {
+			want = upstreamHostOf(t, f)
+		}
+		if host != want || forwarded != "api.example.com" {
+			t.Errorf("preserve_host %v: upstream saw Host %q and X-Forwarded-Host %q, want %q and api.example.com", preserve, host, forwarded, want)
+		}
+		mu.Unlock()
+	}
+}
+
+// upstreamHostOf returns the host:port of f's upstream, from its
+// configuration.
+func upstreamHostOf(t *testing.T, f *fixture) string {
+	t.Helper()
+	u, err := url.Parse(f.srv.Config().Upstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Host
 }

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
-	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -21,14 +20,16 @@ import (
 )
 
 // newProxy returns the handler admitted requests go to: a reverse proxy to
-// upstream, over TLS configured by tlsConfig when not nil, or the built-in
-// demo upstream when upstream is empty. The upstream learns of the client
-// through the peers in trusted (see forward). It has conns.WriteTimeout
+// cfg.Upstream, over TLS configured by tlsConfig when not nil, or the
+// built-in demo upstream when there is none. The upstream gets the client's
+// Host with cfg.PreserveHost, and learns of the client through the peers in
+// identity.trusted_proxies (see forward). It has connections.write_timeout
 // to start its answer (else 504), which may then stream for as long as it
 // moves data (see streamWriter); connections switched to another protocol
 // join switched. closeIdle closes the proxy's idle connections to the
 // upstream, for a proxy replaced by a reload's (nil for the demo upstream).
-func newProxy(upstream string, tlsConfig *tls.Config, log *slog.Logger, trusted []netip.Prefix, conns config.Connections, switched *switchedConns) (h http.Handler, closeIdle func(), err error) {
+func newProxy(cfg *config.Config, tlsConfig *tls.Config, log *slog.Logger, switched *switchedConns) (h http.Handler, closeIdle func(), err error) {
+	upstream, trusted, conns := cfg.Upstream, cfg.Identity.TrustedProxies, cfg.Connections
 	if upstream == "" {
 		return demoUpstream(), nil, nil
 	}
@@ -48,6 +49,9 @@ func newProxy(upstream string, tlsConfig *tls.Config, log *slog.Logger, trusted 
 		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(u)
+			if cfg.PreserveHost {
+				pr.Out.Host = pr.In.Host
+			}
 			forward(pr, trusted)
 		},
 		// An upstream may answer a body that broke off (its handler read an
