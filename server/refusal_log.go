@@ -81,12 +81,12 @@ func (s *Server) logRefusal(via, method, path string, res *httplimit.Result, sta
 	if !s.refusals.take(perSecond, time.Now()) {
 		return
 	}
-	attrs := []any{"via", via, "method", method, "path", path,
-		"subject", res.Identity.Subject, "plan", planName(res.Identity.Plan),
-		"limits", res.Decision.Violated, "retry_after_s", ceilSeconds(res.Decision.RetryAfter)}
+	attrs := []any{"via", via}
 	if status > 0 {
 		attrs = append(attrs, "status", status)
 	}
+	attrs = append(attrs, "method", method, "path", path, "subject", res.Identity.Subject, "plan", planName(res.Identity.Plan),
+		"limits", res.Decision.Violated, "retry_after_s", ceilSeconds(res.Decision.RetryAfter))
 	if res.Identity.KeyName != "" {
 		attrs = append(attrs, "key_name", res.Identity.KeyName)
 	}
