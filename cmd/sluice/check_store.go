@@ -46,18 +46,25 @@ func authText(user, password, file, when string) string {
 	return auth
 }
 
-// printUpstream says where admitted requests go, and over what.
+// printUpstream says where admitted requests go, over what, with which
+// Host, and how long an answer may take to start and stay silent.
 func printUpstream(w io.Writer, cfg *config.Config) {
-	switch {
-	case cfg.Upstream == "":
+	if cfg.Upstream == "" {
 		fmt.Fprintln(w, "UPSTREAM  none: the demo upstream answers")
-	case strings.HasPrefix(cfg.Upstream, "https://"):
+		return
+	}
+	how := "plain TCP"
+	if strings.HasPrefix(cfg.Upstream, "https://") {
 		t := cfg.UpstreamTLS
 		t.Enabled = true // https: the system's roots unless upstream_tls says otherwise
-		fmt.Fprintf(w, "UPSTREAM  %s; %s\n", cfg.Upstream, transport(t))
-	default:
-		fmt.Fprintf(w, "UPSTREAM  %s; plain TCP\n", cfg.Upstream)
+		how = transport(t)
 	}
+	host := "its own Host"
+	if cfg.PreserveHost {
+		host = "the client's Host"
+	}
+	fmt.Fprintf(w, "UPSTREAM  %s; %s; %s; answers start within %v (else 504), streams end after %v of silence\n",
+		cfg.Upstream, how, host, cfg.Connections.WriteTimeout, cfg.Connections.StreamIdleTimeout)
 }
 
 // transport describes a client TLS configuration.
