@@ -77,7 +77,7 @@ func (m *Middleware) exemptAddress(r *http.Request) bool {
 	if m.exemptions == nil || len(m.exemptions.addrs) == 0 {
 		return false
 	}
-	return m.exemptions.byAddress(clientAddr(r.Header, peerAddr(r.RemoteAddr), m.id.isTrusted, m.id.useForwarded))
+	return m.exemptions.byAddress(m.ClientAddr(r))
 }
 
 // exempted makes res the result of a request exempt by reason by: no

@@ -1,6 +1,10 @@
 package httplimit
 
-import "slices"
+import (
+	"net/http"
+	"net/netip"
+	"slices"
+)
 
 // RequestHeaders returns the canonical names of the request headers m
 // reads to decide a request: the API key, token, user and plan headers,
@@ -66,4 +70,14 @@ func (m *Middleware) ResponseHeaders() []string {
 	}
 	slices.Sort(names)
 	return append(slices.Compact(names), "Retry-After")
+}
+
+// ClientAddr returns the address that identifies r's client, as m judges
+// it for limits keyed by address and for exemptions: r's peer, or, when the
+// peer is one of TrustedProxies, the rightmost hop of the forwarding header
+// (ForwardedHeader) that is not itself trusted. A hop that cannot be read
+// stops the walk at the proxy that reported it. Not valid when r's
+// RemoteAddr holds no address.
+func (m *Middleware) ClientAddr(r *http.Request) netip.Addr {
+	return clientAddr(r.Header, peerAddr(r.RemoteAddr), m.id.isTrusted, m.id.useForwarded)
 }

@@ -14,9 +14,15 @@ import (
 // and Forwarded when the peer sent one), and the scheme and host the client
 // used (X-Forwarded-Proto and X-Forwarded-Host as the peer reported them).
 // From any other peer they describe sluice's hop alone, so no client
-// chooses what the upstream believes of it.
-func forward(pr *httputil.ProxyRequest, trusted []netip.Prefix) {
+// chooses what the upstream believes of it. X-Real-IP is always client,
+// the address sluice identified the client by (as Traefik sets it), never
+// a value the request brought.
+func forward(pr *httputil.ProxyRequest, trusted []netip.Prefix, client netip.Addr) {
 	in, out := pr.In.Header, pr.Out.Header
+	out.Del("X-Real-Ip")
+	if client.IsValid() {
+		out.Set("X-Real-Ip", client.String())
+	}
 	proto := "http"
 	if pr.In.TLS != nil {
 		proto = "https"

@@ -23,7 +23,7 @@ func TestForwardNamesAnIPv6PeerAsRFC7239Asks(t *testing.T) {
 		in.Header.Set("Forwarded", "for=198.51.100.1")
 		pr := &httputil.ProxyRequest{In: in, Out: in.Clone(in.Context())}
 		pr.Out.Header = http.Header{}
-		forward(pr, trusted)
+		forward(pr, trusted, netip.Addr{})
 		if got := pr.Out.Header.Get("X-Forwarded-For"); got != c.xff {
 			t.Errorf("%s: X-Forwarded-For %q, want %q", c.remote, got, c.xff)
 		}

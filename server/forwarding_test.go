@@ -20,7 +20,8 @@ import (
 // host the client used — not sluice's own plain-HTTP hop, which would make
 // the upstream write http:// links and see every client as the balancer.
 // From any other peer the same headers are sluice's alone: a client cannot
-// choose what the upstream believes of it.
+// choose what the upstream believes of it. X-Real-IP is the client sluice
+// identified, whatever the request said.
 func TestUpstreamSeesTheClientThroughTrustedProxies(t *testing.T) {
 	var mu sync.Mutex
 	var seen http.Header
@@ -34,6 +35,7 @@ func TestUpstreamSeesTheClientThroughTrustedProxies(t *testing.T) {
 		"X-Forwarded-Proto": "https",
 		"X-Forwarded-Host":  "api.example.com",
 		"Forwarded":         `for=198.51.100.1;proto=https, for="[2001:db8::9]"`,
+		"X-Real-Ip":         "192.0.2.66",
 	}
 	cases := []struct {
 		name, trusted string
@@ -44,12 +46,14 @@ func TestUpstreamSeesTheClientThroughTrustedProxies(t *testing.T) {
 			"X-Forwarded-Proto": "https",
 			"X-Forwarded-Host":  "api.example.com",
 			"Forwarded":         `for=198.51.100.1;proto=https, for="[2001:db8::9]", for=127.0.0.1`,
+			"X-Real-Ip":         "203.0.113.9", // the rightmost untrusted hop: the client sluice limits
 		}},
 		{"from any other peer", "10.0.0.0/8", map[string]string{
 			"X-Forwarded-For":   "127.0.0.1",
 			"X-Forwarded-Proto": "http",
 			"X-Forwarded-Host":  "sluice's own",
 			"Forwarded":         "",
+			"X-Real-Ip":         "127.0.0.1",
 		}},
 	}
 	for _, c := range cases {
