@@ -45,12 +45,7 @@ func TestEnvoyServiceServedAndReloaded(t *testing.T) {
 	addrs := serveOn(t, srv)
 	ctx := context.Background()
 	waitEnvoy(t, srv)
-	conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), withToken(testToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := rlsv3.NewRateLimitServiceClient(conn)
+	client := envoyClient(t, srv)
 	ask := func(ip string) rlsv3.RateLimitResponse_Code {
 		resp, err := client.ShouldRateLimit(ctx, &rlsv3.RateLimitRequest{Domain: "edge",
 			Descriptors: []*ratelimitv3.RateLimitDescriptor{{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: "remote_address", Value: ip}}}}})
@@ -84,6 +79,18 @@ func TestEnvoyServiceServedAndReloaded(t *testing.T) {
 	if !strings.Contains(body, `sluice_decisions_total{limit="per-ip",policy="edge",result="limited"} 1`) {
 		t.Errorf("metrics lack the Envoy decisions:\n%.3000s", body)
 	}
+}
+
+// envoyClient returns a client of srv's Envoy service, which must listen,
+// calling with the tests' token, closed when the test ends.
+func envoyClient(t *testing.T, srv *server.Server) rlsv3.RateLimitServiceClient {
+	t.Helper()
+	conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), withToken(testToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return rlsv3.NewRateLimitServiceClient(conn)
 }
 
 // waitEnvoy waits until srv's Envoy service listens.

@@ -11,8 +11,6 @@ import (
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/memory"
@@ -54,12 +52,7 @@ func TestEnvoyRulesAreWatched(t *testing.T) {
 	}
 	serveOn(t, srv)
 	waitEnvoy(t, srv)
-	conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), withToken(testToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := rlsv3.NewRateLimitServiceClient(conn)
+	client := envoyClient(t, srv)
 	n := 0
 	// limitOf returns the requests_per_unit that domain's rule has now
 	// (0: no rule), asking with a value of its own each time.

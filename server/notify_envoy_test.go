@@ -12,8 +12,6 @@ import (
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/server"
@@ -44,12 +42,7 @@ descriptors:
 		t.Fatalf("a limit of nothing: %v", err)
 	}
 	srv := startEnvoyWith(t, rules, notify("per-month"))
-	conn, err := grpc.NewClient(srv.EnvoyAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()), withToken(testToken))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := rlsv3.NewRateLimitServiceClient(conn)
+	client := envoyClient(t, srv)
 	for i, want := range []rlsv3.RateLimitResponse_Code{1, 1, 1, 1, 2} { // 4 OK, then OVER_LIMIT
 		resp, err := client.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "api",
 			Descriptors: []*ratelimitv3.RateLimitDescriptor{{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: "api_key", Value: "k1"}}}}})
