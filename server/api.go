@@ -123,7 +123,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 	sc.fill(st.mw, res)
 	if !res.Exempt && !res.Decision.Allowed {
 		path, _, _ := strings.Cut(req.Path, "?")
-		s.logRefusal("decision-api", req.Method, path, res, 0)
+		s.logRefusal("decision-api", req.Method, path, requestID(r.Header), res, 0)
 	}
 	if p := st.mw.Keep(res); p != nil {
 		sc.out.Settle = s.settleID(p)

@@ -63,7 +63,20 @@ func (s *Server) onRefusal(r *http.Request, res *httplimit.Result, status int) {
 	if via == "" {
 		via = "proxy"
 	}
-	s.logRefusal(via, r.Method, r.URL.Path, res, status)
+	s.logRefusal(via, r.Method, r.URL.Path, requestID(r.Header), res, status)
+}
+
+// maxRequestID bounds the X-Request-Id a refusal line repeats, in bytes.
+const maxRequestID = 128
+
+// requestID returns h's X-Request-Id (as a front proxy such as Envoy sets
+// it), cut to maxRequestID bytes, to find the line from the proxy's logs.
+func requestID(h http.Header) string {
+	id := h.Get("X-Request-Id")
+	if len(id) > maxRequestID {
+		id = id[:maxRequestID]
+	}
+	return id
 }
 
 // withVia returns r marked as refused by via, for onRefusal.
@@ -75,8 +88,9 @@ func withVia(r *http.Request, via string) *http.Request {
 // the surface, the status written (none for the decision API, which
 // answers its caller), the method and path (never the query, which may
 // carry credentials), the client as its Subject (an API key only as its
-// hash) and its key's name, plan, the limits that refused and the wait.
-func (s *Server) logRefusal(via, method, path string, res *httplimit.Result, status int) {
+// hash) and its key's name, plan, the limits that refused, the wait, and
+// the request's X-Request-Id (id) when it has one.
+func (s *Server) logRefusal(via, method, path, id string, res *httplimit.Result, status int) {
 	perSecond := s.Config().Log.RefusalsPerSecond
 	if !s.refusals.take(perSecond, time.Now()) {
 		return
@@ -89,6 +103,9 @@ func (s *Server) logRefusal(via, method, path string, res *httplimit.Result, sta
 		"limits", res.Decision.Violated, "retry_after_s", ceilSeconds(res.Decision.RetryAfter))
 	if res.Identity.KeyName != "" {
 		attrs = append(attrs, "key_name", res.Identity.KeyName)
+	}
+	if id != "" {
+		attrs = append(attrs, "request_id", id)
 	}
 	if res.Penalized {
 		attrs = append(attrs, "penalty", true)

@@ -40,7 +40,8 @@ func refusalLines(t *testing.T, logs string, msg string) []map[string]any {
 // TestRefusalsAreLogged: a refusal of the proxy, of forward-auth and of the
 // decision API each make a line that says where, what (method and path,
 // never the query) and who (the key's hash and name, never the key), the
-// plan, the limits and the wait; admitted requests make none.
+// plan, the limits and the wait, and the request's X-Request-Id (cut to 128
+// bytes) when it has one; admitted requests make none.
 func TestRefusalsAreLogged(t *testing.T) {
 	var logs lockedBuffer
 	f := newFixtureWith(t, testConfig, func(o *server.Options) { o.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
@@ -51,7 +52,8 @@ func TestRefusalsAreLogged(t *testing.T) {
 	if got := refusalLines(t, logs.String(), "request refused"); len(got) != 0 {
 		t.Fatalf("admitted requests were logged as refused: %v", got)
 	}
-	f.do(t, "GET", "/api/search?token=secret-query", "", key)
+	f.do(t, "GET", "/api/search?token=secret-query", "", map[string]string{"X-API-Key": "demo-free-key",
+		"X-Request-Id": "req-" + strings.Repeat("x", 200)})
 	f.do(t, "GET", "/v1/forward-auth", "", map[string]string{"X-API-Key": "demo-free-key",
 		"X-Forwarded-Method": "POST", "X-Forwarded-Uri": "/api/generate?x=1", "X-Forwarded-Host": "api.example.com"})
 	f.do(t, "POST", "/v1/check", `{"api_key":"demo-free-key","method":"DELETE","path":"/api/items/7?x=1"}`, nil)
@@ -59,7 +61,7 @@ func TestRefusalsAreLogged(t *testing.T) {
 	lines := refusalLines(t, logs.String(), "request refused")
 	subject := "key:9f8cfdb17116bf0e2a44e071454f25594cb9b8737bf331e6a2f0b30550572f29"
 	want := []map[string]any{
-		{"via": "proxy", "status": 429.0, "method": "GET", "path": "/api/search"},
+		{"via": "proxy", "status": 429.0, "method": "GET", "path": "/api/search", "request_id": ("req-" + strings.Repeat("x", 200))[:128]},
 		{"via": "forward-auth", "status": 429.0, "method": "POST", "path": "/api/generate"},
 		{"via": "decision-api", "method": "DELETE", "path": "/api/items/7"},
 	}
