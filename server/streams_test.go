@@ -20,9 +20,9 @@ import (
 )
 
 // streamsConfig gives requests one second to arrive and one to be answered,
-// and streams half a second of silence.
+// and streams 0.8s of silence.
 const streamsConfig = `
-connections: {read_timeout: 1s, write_timeout: 1s, stream_idle_timeout: 500ms}
+connections: {read_timeout: 1s, write_timeout: 1s, stream_idle_timeout: 800ms}
 plans:
   anonymous:
     limits: [{name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}]
@@ -30,7 +30,7 @@ anonymous_plan: anonymous
 `
 
 // streamingUpstream answers /ws with a switch to the line-echo protocol
-// "echo", and /events with Server-Sent Events: n events every 150ms when
+// "echo", and /events with Server-Sent Events: n events every 100ms when
 // asked ?n=…, then one more after a silence of ?quiet=… if given; /hang
 // never answers.
 func streamingUpstream(t *testing.T) *httptest.Server {
@@ -68,7 +68,7 @@ func streamingUpstream(t *testing.T) *httptest.Server {
 			fmt.Fprintf(w, "data: %d\n\n", i)
 			rc.Flush()
 			select {
-			case <-time.After(150 * time.Millisecond):
+			case <-time.After(100 * time.Millisecond):
 			case <-r.Context().Done():
 				return
 			}
@@ -123,7 +123,7 @@ func TestStreamsOutliveTheRequestTimeouts(t *testing.T) {
 				t.Fatalf("line %d: got %q, want %q", i, got, want)
 			}
 			last = time.Now()
-			time.Sleep(150 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond)
 		}
 		// Silence: the connection ends after stream_idle_timeout.
 		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -132,7 +132,7 @@ func TestStreamsOutliveTheRequestTimeouts(t *testing.T) {
 		} else if e, ok := err.(net.Error); ok && e.Timeout() {
 			t.Fatal("a silent switched connection was still open after 5s")
 		}
-		if d := time.Since(last); d < 450*time.Millisecond {
+		if d := time.Since(last); d < 750*time.Millisecond {
 			t.Errorf("the silent connection was closed after %v, before stream_idle_timeout", d)
 		}
 		if n := switched(); n != "0" {
@@ -158,7 +158,7 @@ func TestStreamsOutliveTheRequestTimeouts(t *testing.T) {
 	})
 }
 
-// eventStreams reads through c from base, speaking proto: 17 events over
+// eventStreams reads through c from base, speaking proto: 25 events over
 // 2.5s, all of them; then 2 events and a silence of 3s, which ends the
 // stream after stream_idle_timeout.
 func eventStreams(t *testing.T, base string, c *http.Client, proto string) {
@@ -174,18 +174,18 @@ func eventStreams(t *testing.T, base string, c *http.Client, proto string) {
 		}
 		return resp, time.Now()
 	}
-	resp, start := get("n=17")
+	resp, start := get("n=25")
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatalf("after %v and %d events: %v", time.Since(start).Round(time.Millisecond), strings.Count(string(body), "data:"), err)
 	}
-	if n := strings.Count(string(body), "data:"); n != 17 {
-		t.Fatalf("got %d of 17 events in %v", n, time.Since(start).Round(time.Millisecond))
+	if n := strings.Count(string(body), "data:"); n != 25 {
+		t.Fatalf("got %d of 25 events in %v", n, time.Since(start).Round(time.Millisecond))
 	}
 
 	resp, start = get("n=2&quiet=3s")
 	body, _ = io.ReadAll(resp.Body)
-	if d := time.Since(start); strings.Contains(string(body), "after the silence") || d > 2*time.Second {
+	if d := time.Since(start); strings.Contains(string(body), "after the silence") || d > 2500*time.Millisecond {
 		t.Fatalf("a stream silent for 3s was kept open for %v: %q", d.Round(time.Millisecond), body)
 	}
 	if n := strings.Count(string(body), "data:"); n != 2 {
@@ -249,23 +249,23 @@ degradation:
 	for range 4 {
 		wg.Go(func() {
 			conn, rd := switchToEcho(t, addrs.public)
-			for i := range 16 {
+			for i := range 25 {
 				fmt.Fprintf(conn, "line %d\n", i)
 				if _, err := rd.ReadString('\n'); err != nil {
 					t.Errorf("line %d: %v", i, err)
 					return
 				}
-				time.Sleep(150 * time.Millisecond)
+				time.Sleep(100 * time.Millisecond)
 			}
 		})
 		wg.Go(func() {
-			resp, err := http.Get("http://" + addrs.public + "/events?n=17")
+			resp, err := http.Get("http://" + addrs.public + "/events?n=25")
 			if err != nil {
 				t.Error(err)
 				return
 			}
 			defer resp.Body.Close()
-			if body, err := io.ReadAll(resp.Body); err != nil || strings.Count(string(body), "data:") != 17 {
+			if body, err := io.ReadAll(resp.Body); err != nil || strings.Count(string(body), "data:") != 25 {
 				t.Errorf("event stream: %d events, %v", strings.Count(string(body), "data:"), err)
 			}
 		})
@@ -307,7 +307,7 @@ func TestUpstreamThatDoesNotAnswerIsAGatewayTimeout(t *testing.T) {
 // left running.
 func TestShutdownClosesSwitchedConnections(t *testing.T) {
 	up := streamingUpstream(t)
-	cfg := strings.Replace(streamsConfig, "stream_idle_timeout: 500ms", "stream_idle_timeout: 1m", 1)
+	cfg := strings.Replace(streamsConfig, "stream_idle_timeout: 800ms", "stream_idle_timeout: 1m", 1)
 	srv, _ := loadServer(t, t.TempDir(), "upstream: "+up.URL+"\n"+cfg)
 	ls := server.Listeners{Public: listenLoopback(t), Admin: listenLoopback(t)}
 	ctx, cancel := context.WithCancel(context.Background())
