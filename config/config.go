@@ -20,7 +20,9 @@ type Config struct {
 	// File is the path the configuration was read from.
 	File string
 	// Listen is the public listener's address, ":8080" by default: the
-	// reverse proxy, DocsPath and HealthPath, nothing else of sluice's.
+	// reverse proxy, DocsPath and HealthPath, nothing else of sluice's. It
+	// speaks HTTP/1.1 and HTTP/2 (by ALPN with TLS, by prior knowledge
+	// without, as gRPC clients do).
 	Listen string
 	// DocsPath is where the public listener serves the client
 	// documentation, "/docs" by default, and HealthPath its liveness
@@ -56,7 +58,9 @@ type Config struct {
 	// Log says what the server logs of its decisions.
 	Log Log
 	// Upstream is the URL the server proxies admitted requests to; empty
-	// when sluice runs only as a decision service.
+	// when sluice runs only as a decision service. Its scheme is http,
+	// https (HTTP/2 when the upstream offers it), or h2c: HTTP/2 without
+	// TLS for every request, as a gRPC server speaks it.
 	Upstream string
 	// PreserveHost sends the upstream the Host the client asked for, as
 	// Caddy, Traefik and Envoy do, for an upstream that routes or checks

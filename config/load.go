@@ -208,8 +208,8 @@ func (d *decoder) upstream(n *yaml.Node, p string) string {
 		return ""
 	}
 	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		d.Errorf(n, p, "%q is not an http(s) URL", s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "h2c") || u.Host == "" {
+		d.Errorf(n, p, "%q is not an http://, https:// or h2c:// URL", s)
 		return ""
 	}
 	return s

@@ -63,3 +63,20 @@ func TestPublicPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamSchemes: an upstream is http://, https:// or h2c:// (HTTP/2
+// without TLS, a gRPC server), with a host.
+func TestUpstreamSchemes(t *testing.T) {
+	const plans = "plans: {p: {limits: [{name: m, algorithm: gcra, quantity: 1, window: 1s}]}}\n"
+	for _, u := range []string{"http://api:8080", "https://api.internal/v1", "h2c://grpc-api:9000"} {
+		if c, err := config.Parse("t.yaml", []byte(plans+"upstream: "+u+"\n")); err != nil || c.Upstream != u {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+	for _, u := range []string{"ftp://api", "grpc://api:9000", "h2c:///no-host", "api:8080"} {
+		_, err := config.Parse("t.yaml", []byte(plans+"upstream: "+u+"\n"))
+		if err == nil || !strings.Contains(err.Error(), "is not an http://, https:// or h2c:// URL") {
+			t.Errorf("%s: %v", u, err)
+		}
+	}
+}

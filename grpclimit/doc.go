@@ -22,9 +22,10 @@
 //
 // On a client, Retry retries calls refused with RESOURCE_EXHAUSTED after
 // their RetryInfo's delay (bounded, jittered, within the context's
-// deadline), and Pacer learns the server's quota from those trailers and
-// holds calls that would not fit, as client.Transport does for HTTP.
+// deadline), and Pacer learns the server's quota from those fields (in the
+// trailers, or in the header as sluice serve's proxy sends them) and holds
+// calls that would not fit, as client.Transport does for HTTP.
 //
-// docs/grpc.md describes both sides, and why sluice serve does not proxy
-// gRPC.
+// docs/grpc.md describes both sides, and sluice serve's proxy in front of
+// a gRPC service.
 package grpclimit

@@ -19,7 +19,8 @@ import (
 
 // Pacer is a client interceptor that keeps the calls to one server within
 // the server's quota, learned from the RateLimit fields of each call's
-// trailing metadata (as a Server sends them), as client.Transport does for
+// metadata (the trailers, as a Server sends them, or the header, as sluice
+// serve's proxy does), as client.Transport does for
 // HTTP: it holds calls that might not fit, paces them at the rate the quota
 // comes back once the burst is spent, and after a refusal holds every call
 // until the refusal's RetryInfo delay is over. A server that sends no
@@ -74,9 +75,9 @@ func (p *Pacer) UnaryInterceptor() grpc.UnaryClientInterceptor {
 		if err != nil {
 			return err
 		}
-		var trailer metadata.MD
-		err = invoker(ctx, method, req, reply, cc, append(opts, grpc.Trailer(&trailer))...)
-		send.Done(answer(err, trailer))
+		var header, trailer metadata.MD
+		err = invoker(ctx, method, req, reply, cc, append(opts, grpc.Header(&header), grpc.Trailer(&trailer))...)
+		send.Done(answer(err, metadata.Join(header, trailer)))
 		return err
 	}
 }
@@ -109,22 +110,29 @@ func (s *pacedStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
 	if err != nil {
 		s.once.Do(func() {
+			var md metadata.MD
+			if h, herr := s.Header(); herr == nil {
+				md = h
+			}
+			md = metadata.Join(md, s.Trailer())
 			if err == io.EOF {
-				s.send.Done(answer(nil, s.Trailer()))
+				s.send.Done(answer(nil, md))
 			} else {
-				s.send.Done(answer(err, s.Trailer()))
+				s.send.Done(answer(err, md))
 			}
 		})
 	}
 	return err
 }
 
-// answer is what a call's error and trailers tell the pacer. A refusal is
+// answer is what a call's error and metadata (header and trailer: a
+// Server sends the RateLimit fields in its trailers, sluice serve's proxy
+// in the header of an admitted call) tell the pacer. A refusal is
 // RESOURCE_EXHAUSTED with a quota detail (RetryInfo or QuotaFailure); an
 // UNAVAILABLE or a cancelled call without one is a call that may or may not
 // have been counted; any other answer came from the server.
-func answer(err error, trailer metadata.MD) client.Answer {
-	a := client.Answer{Header: header(trailer)}
+func answer(err error, md metadata.MD) client.Answer {
+	a := client.Answer{Header: header(md)}
 	if err == nil {
 		return a
 	}

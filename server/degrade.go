@@ -141,30 +141,36 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	}
 	sw.end = s.mon.Begin()
 	defer sw.answered()
+	var out http.ResponseWriter = sw
+	if isGRPC(r) {
+		g := &grpcAnswer{ResponseWriter: sw, sw: sw}
+		defer g.finish()
+		out = g
+	}
 	if refuse, why := st.shed(level, r); refuse {
-		s.reducedCapacity(sw, r, st, why)
+		s.reducedCapacity(out, r, st, why)
 		return
 	}
 	if p := st.cfg.Response.StatusPath; p != "" && r.URL.Path == p {
-		st.serveStatus(sw, r, level)
+		st.serveStatus(out, r, level)
 		return
 	}
 	if level >= degrade.High && st.stale != nil {
 		sw.copied = true // a copy keeps the upstream's CORS decision
-		if st.stale.serve(sw, r) {
+		if st.stale.serve(out, r) {
 			return
 		}
 		sw.copied = false
 	}
 	if level >= degrade.Elevated && st.degrade != nil {
 		if st.stale != nil && r.Method == http.MethodGet {
-			st.stale.record(st.reducedProxy, sw, r)
+			st.stale.record(st.reducedProxy, out, r)
 			return
 		}
-		st.reducedProxy.ServeHTTP(sw, r)
+		st.reducedProxy.ServeHTTP(out, r)
 		return
 	}
-	st.proxy.ServeHTTP(sw, r)
+	st.proxy.ServeHTTP(out, r)
 }
 
 // reducedCapacity answers 503 with degradation.retry_after, later by up to

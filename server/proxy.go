@@ -43,6 +43,11 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, log *slog.Logger, switc
 	transport := http.DefaultTransport.(*http.Transport).Clone()
 	transport.MaxIdleConns, transport.MaxIdleConnsPerHost = 1024, 256
 	transport.ResponseHeaderTimeout = conns.WriteTimeout
+	if u.Scheme == "h2c" { // HTTP/2 without TLS, for every request (a gRPC server)
+		u.Scheme = "http"
+		transport.Protocols = new(http.Protocols)
+		transport.Protocols.SetUnencryptedHTTP2(true)
+	}
 	if tlsConfig != nil {
 		transport.TLSClientConfig = tlsConfig
 	}

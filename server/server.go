@@ -625,6 +625,14 @@ func (s *Server) httpListener(name string, h http.Handler, ln net.Listener, useT
 	if useTLS {
 		srv.TLSConfig = s.listenerTLS(pick)
 	}
+	if name == "public" {
+		// HTTP/2 without TLS too (prior knowledge), as gRPC clients of an
+		// h2c:// upstream speak it.
+		srv.Protocols = new(http.Protocols)
+		srv.Protocols.SetHTTP1(true)
+		srv.Protocols.SetHTTP2(true)
+		srv.Protocols.SetUnencryptedHTTP2(true)
+	}
 	return &httpListener{srv: srv, ln: bl, useTLS: useTLS}
 }
 

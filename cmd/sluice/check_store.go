@@ -54,6 +54,9 @@ func printUpstream(w io.Writer, cfg *config.Config) {
 		return
 	}
 	how := "plain TCP"
+	if strings.HasPrefix(cfg.Upstream, "h2c://") {
+		how = "HTTP/2 without TLS (h2c)"
+	}
 	if strings.HasPrefix(cfg.Upstream, "https://") {
 		t := cfg.UpstreamTLS
 		t.Enabled = true // https: the system's roots unless upstream_tls says otherwise

@@ -89,6 +89,7 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 		{"exempt: {routes: [\"GET /healthz\"], addresses: [10.1.0.0/16], plans: [free]}\n", "EXEMPT  routes GET /healthz; addresses 10.1.0.0/16; plans free\n", ""},
 		{"notify: {url: \"https://hooks.example/q\", secret_file: pw, at: [80, 100], limits: [w]}\n", "NOTIFY  https://hooks.example/q at 80%, 100% of w, once per window; signed with the secret of " + filepath.Join(dir, "pw") + "\n", "hunter2-from-a-file"},
 		{"settle: {secret_file: pw32}\n", "SETTLE  ids signed with the secret of " + filepath.Join(dir, "pw32") + ": any instance with the same secret and limits settles them, once\n", "a-secret-of-32-bytes-or-more-here"},
+		{"upstream: h2c://grpc-api:9000\n", "UPSTREAM  h2c://grpc-api:9000; HTTP/2 without TLS (h2c); its own Host;", ""},
 		{"upstream: https://api.internal\n", "UPSTREAM  https://api.internal; TLS, server verified by the system's roots; its own Host; answers start within 2m0s (else 504), streams end after 5m0s of silence\n", ""},
 		{"upstream: https://api.internal\nupstream_tls: {server_name: api.example}\npreserve_host: true\nconnections: {write_timeout: 30s, stream_idle_timeout: 1h}\n",
 			"UPSTREAM  https://api.internal; TLS, server verified by the system's roots as api.example; the client's Host; answers start within 30s (else 504), streams end after 1h0m0s of silence\n", ""},

@@ -1,0 +1,135 @@
+package server
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/protoadapt"
+	"google.golang.org/protobuf/types/known/durationpb"
+)
+
+// isGRPC reports whether r is a gRPC call (not gRPC-Web, which speaks
+// HTTP/1.1 statuses).
+func isGRPC(r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	return ct == "application/grpc" || strings.HasPrefix(ct, "application/grpc+") || strings.HasPrefix(ct, "application/grpc;")
+}
+
+// maxGRPCRefusal bounds the refusal body a grpcAnswer reads, in bytes.
+const maxGRPCRefusal = 64 << 10
+
+// grpcAnswer answers a gRPC call as gRPC clients read answers: what
+// sluice answers itself (a refusal, a degraded level's 503, a bad request)
+// becomes a trailers-only response — HTTP 200, the status in grpc-status,
+// grpc-message and grpc-status-details-bin (google.rpc.Status with a
+// RetryInfo of Retry-After and a Help link to the documentation) — with the
+// answer's other headers (RateLimit, Retry-After) as metadata; the
+// upstream's answers pass as they are. A gRPC client would read sluice's
+// own 429 as UNAVAILABLE with no detail.
+type grpcAnswer struct {
+	http.ResponseWriter
+	sw *statusWriter // protect's: knows whether the upstream answers
+	// code is the HTTP status of sluice's own answer being turned into a
+	// gRPC status (0: none), body its problem.
+	code int
+	body []byte
+}
+
+func (g *grpcAnswer) WriteHeader(code int) {
+	if g.code == 0 && !g.sw.upstream && code >= 400 {
+		g.code = code
+		return
+	}
+	g.ResponseWriter.WriteHeader(code)
+}
+
+func (g *grpcAnswer) Write(b []byte) (int, error) {
+	if g.code != 0 {
+		if len(g.body) < maxGRPCRefusal {
+			g.body = append(g.body, b[:min(len(b), maxGRPCRefusal-len(g.body))]...)
+		}
+		return len(b), nil
+	}
+	return g.ResponseWriter.Write(b)
+}
+
+// Unwrap returns the writer beneath, for http.ResponseController.
+func (g *grpcAnswer) Unwrap() http.ResponseWriter { return g.ResponseWriter }
+
+// finish writes sluice's own answer, if there is one, as a gRPC status.
+func (g *grpcAnswer) finish() {
+	if g.code == 0 {
+		return
+	}
+	var p struct {
+		Detail        string `json:"detail"`
+		Documentation string `json:"documentation"`
+	}
+	if json.Unmarshal(g.body, &p) != nil || p.Detail == "" {
+		p.Detail = http.StatusText(g.code) // a template's body, or none
+	}
+	h := g.Header()
+	st := status.New(grpcCode(g.code), p.Detail)
+	var details []protoadapt.MessageV1
+	if s, err := strconv.ParseInt(h.Get("Retry-After"), 10, 64); err == nil && s > 0 {
+		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(s) * time.Second)})
+	}
+	if p.Documentation != "" {
+		details = append(details, &errdetails.Help{Links: []*errdetails.Help_Link{{Description: "Rate limits", Url: p.Documentation}}})
+	}
+	if withDetails, err := st.WithDetails(details...); err == nil {
+		st = withDetails
+	}
+	for _, name := range []string{"Content-Length", "Content-Type", "X-Content-Type-Options"} {
+		h.Del(name)
+	}
+	h.Set("Content-Type", "application/grpc")
+	h.Set("Grpc-Status", strconv.Itoa(int(st.Code())))
+	h.Set("Grpc-Message", grpcMessage(st.Message()))
+	if b, err := proto.Marshal(st.Proto()); err == nil {
+		h.Set("Grpc-Status-Details-Bin", base64.RawStdEncoding.EncodeToString(b))
+	}
+	g.ResponseWriter.WriteHeader(http.StatusOK)
+}
+
+// grpcCode is the gRPC status of one of sluice's own HTTP answers.
+func grpcCode(httpStatus int) codes.Code {
+	switch httpStatus {
+	case http.StatusTooManyRequests:
+		return codes.ResourceExhausted
+	case http.StatusServiceUnavailable:
+		return codes.Unavailable
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		return codes.InvalidArgument
+	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
+		return codes.DeadlineExceeded
+	case http.StatusUnauthorized:
+		return codes.Unauthenticated
+	case http.StatusForbidden:
+		return codes.PermissionDenied
+	}
+	return codes.Unknown
+}
+
+// grpcMessage percent-encodes msg as grpc-message asks: bytes outside
+// printable ASCII, and '%'.
+func grpcMessage(msg string) string {
+	var b strings.Builder
+	for i := 0; i < len(msg); i++ {
+		c := msg[i]
+		if c >= ' ' && c <= '~' && c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteString("%" + strings.ToUpper(strconv.FormatUint(uint64(c)|0x100, 16)[1:]))
+	}
+	return b.String()
+}

@@ -1,0 +1,170 @@
+package server_test
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	grpcstatus "google.golang.org/grpc/status"
+
+	"github.com/sluice-dev/sluice/client"
+	"github.com/sluice-dev/sluice/grpclimit"
+)
+
+// grpcConfig limits each client to three calls a minute, by its
+// x-api-key metadata or its address.
+const grpcConfig = `
+connections: {read_timeout: 1s, write_timeout: 1s, stream_idle_timeout: 800ms}
+plans:
+  anonymous:
+    limits: [{name: per-minute, algorithm: gcra, quantity: 3, window: 1m}]
+anonymous_plan: anonymous
+response: {docs_url: "https://example.com/docs/rate-limits"}
+`
+
+// TestProxyCarriesGRPC: sluice serve in front of a gRPC service
+// (upstream: h2c://…) carries its calls from a gRPC client speaking
+// HTTP/2 without TLS, limits them as HTTP requests (POST /pkg.Service/Method),
+// and answers a refused call as gRPC does: RESOURCE_EXHAUSTED with a
+// RetryInfo no earlier than the wait, and the RateLimit fields as trailing
+// metadata. A server stream lives past the listener's timeouts while it
+// moves messages.
+func TestProxyCarriesGRPC(t *testing.T) {
+	hs, public := grpcBehindSluice(t)
+	client := healthpb.NewHealthClient(dialInsecure(t, public))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	// A stream of status changes for 2s, twice the listener's timeouts: it
+	// counts as one call.
+	sctx, stop := context.WithCancel(ctx)
+	stream, err := client.Watch(sctx, &healthpb.HealthCheckRequest{Service: "items"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 25 {
+			st := healthpb.HealthCheckResponse_SERVING
+			if i%2 == 1 {
+				st = healthpb.HealthCheckResponse_NOT_SERVING
+			}
+			hs.SetServingStatus("items", st)
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	start, got := time.Now(), 0
+	for time.Since(start) < 2*time.Second {
+		if _, err := stream.Recv(); err != nil {
+			t.Fatalf("the stream broke after %v and %d messages: %v", time.Since(start).Round(time.Millisecond), got, err)
+		}
+		got++
+	}
+	stop()
+	<-done
+
+	// Two unary calls fit in the minute's quota of three; the third is
+	// refused.
+	for i := range 2 {
+		var trailer metadata.MD
+		if _, err := client.Check(ctx, &healthpb.HealthCheckRequest{}, grpc.Trailer(&trailer)); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	var header, trailer metadata.MD
+	_, err = client.Check(ctx, &healthpb.HealthCheckRequest{}, grpc.Header(&header), grpc.Trailer(&trailer))
+	st, _ := grpcstatus.FromError(err)
+	if st.Code() != codes.ResourceExhausted {
+		t.Fatalf("the fourth call: %v, want ResourceExhausted", err)
+	}
+	var retry *errdetails.RetryInfo
+	var help *errdetails.Help
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.RetryInfo:
+			retry = d
+		case *errdetails.Help:
+			help = d
+		}
+	}
+	if help == nil || len(help.Links) != 1 || help.Links[0].Url != "https://example.com/docs/rate-limits" {
+		t.Errorf("refusal: Help %v, want a link to response.docs_url", help)
+	}
+	md := metadata.Join(header, trailer)
+	ra, _ := strconv.Atoi(first(md.Get("retry-after")))
+	if retry == nil || retry.RetryDelay.AsDuration() < time.Duration(ra)*time.Second || ra < 1 || ra > 60 {
+		t.Errorf("refusal: RetryInfo %v, retry-after %q", retry, md.Get("retry-after"))
+	}
+	if first(md.Get("ratelimit")) != `"per-minute";r=0;t=`+strconv.Itoa(ra) || first(md.Get("ratelimit-policy")) != `"per-minute";q=3;w=60` {
+		t.Errorf("refusal metadata: ratelimit %q, ratelimit-policy %q", md.Get("ratelimit"), md.Get("ratelimit-policy"))
+	}
+}
+
+func first(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
+}
+
+// TestPacerLearnsTheQuotaThroughTheProxy: grpclimit.Pacer reads the
+// RateLimit fields sluice serve's proxy sends in the header of admitted
+// calls, so a paced client holds the call its quota has no room for
+// instead of sending it to be refused.
+func TestPacerLearnsTheQuotaThroughTheProxy(t *testing.T) {
+	_, public := grpcBehindSluice(t)
+	var pacer grpclimit.Pacer
+	hc := healthpb.NewHealthClient(dialInsecure(t, public, grpc.WithUnaryInterceptor(pacer.UnaryInterceptor())))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for i := range 3 {
+		if _, err := hc.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	_, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
+	if grpcstatus.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), client.ErrWaitTooLong.Error()) {
+		t.Fatalf("the fourth call: %v, want the pacer's own refusal (%v)", err, client.ErrWaitTooLong)
+	}
+}
+
+// grpcBehindSluice runs a gRPC health service and sluice serve in front of
+// it (grpcConfig, upstream h2c://…), returning the service's statuses and
+// the address of sluice's public listener.
+func grpcBehindSluice(t *testing.T) (*health.Server, string) {
+	t.Helper()
+	hs := health.NewServer()
+	gs := grpc.NewServer()
+	healthpb.RegisterHealthServer(gs, hs)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go gs.Serve(ln)
+	t.Cleanup(gs.Stop)
+	srv, _ := loadServer(t, t.TempDir(), "upstream: h2c://"+ln.Addr().String()+"\n"+grpcConfig)
+	return hs, serveOn(t, srv).public
+}
+
+// dialInsecure is a gRPC connection to addr over HTTP/2 without TLS,
+// closed when the test ends.
+func dialInsecure(t *testing.T, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient(addr, append(opts, grpc.WithTransportCredentials(insecure.NewCredentials()))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
