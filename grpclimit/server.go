@@ -210,34 +210,7 @@ func (s *Server) admit(ctx context.Context, method string, trailer func(metadata
 // (200), any other code a failure, the status gRPC's HTTP mapping gives it
 // (NotFound 404, Unauthenticated 401, Unavailable 503, Canceled 499…), so
 // that a list of statuses (httplimit.CountStatus) can pick codes.
-func answerOf(err error) int {
-	switch status.Code(err) {
-	case codes.OK:
-		return http.StatusOK
-	case codes.Canceled:
-		return 499 // client closed request
-	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange:
-		return http.StatusBadRequest
-	case codes.Unauthenticated:
-		return http.StatusUnauthorized
-	case codes.PermissionDenied:
-		return http.StatusForbidden
-	case codes.NotFound:
-		return http.StatusNotFound
-	case codes.AlreadyExists, codes.Aborted:
-		return http.StatusConflict
-	case codes.ResourceExhausted:
-		return http.StatusTooManyRequests
-	case codes.Unimplemented:
-		return http.StatusNotImplemented
-	case codes.Unavailable:
-		return http.StatusServiceUnavailable
-	case codes.DeadlineExceeded:
-		return http.StatusGatewayTimeout
-	default: // Unknown, Internal, DataLoss
-		return http.StatusInternalServerError
-	}
-}
+func answerOf(err error) int { return httplimit.StatusOfGRPC(uint32(status.Code(err))) }
 
 // request is the HTTP request the middleware decides for a call of ctx to
 // method: POST to the method's path, the call's :authority as its host,

@@ -225,11 +225,14 @@ func (m *Middleware) DoneWithStatus(ctx context.Context, res *Result, status int
 // DoneWithResponse is DoneWithStatus for an answer whose header (trailers
 // included, under their names or http.TrailerPrefix) is h: a limit that
 // counts a header (CountHeader) gets back the part of the request's cost
-// that h does not report. Handler calls it when some limit of the request
-// counts by response, with the header its next handler wrote.
+// that h does not report. A gRPC answer (Content-Type application/grpc in
+// h), whose HTTP status is 200 whatever the call's outcome, is judged by
+// its grpc-status instead (StatusOfGRPC). Handler calls it when some limit
+// of the request counts by response, with the header its next handler
+// wrote.
 func (m *Middleware) DoneWithResponse(ctx context.Context, res *Result, status int, h http.Header) {
 	if m.countsByResponse(res) {
-		m.refund(ctx, res, status, h)
+		m.refund(ctx, res, answerStatus(status, h), h)
 	}
 	m.Done(ctx, res)
 }

@@ -139,10 +139,39 @@ func TestPacerLearnsTheQuotaThroughTheProxy(t *testing.T) {
 	}
 }
 
+// TestProxyCountsGRPCCallsByTheirStatus: a limit that counts only failures
+// judges a gRPC call by its grpc-status, not by the HTTP 200 every gRPC
+// answer has: calls that succeed are refunded, calls answered NOT_FOUND
+// are counted, and the third of those is refused.
+func TestProxyCountsGRPCCallsByTheirStatus(t *testing.T) {
+	_, public := grpcBehindSluiceWith(t, strings.Replace(grpcConfig, "algorithm: gcra, quantity: 3, window: 1m}]",
+		"algorithm: sliding-window-log, quantity: 3, window: 1m, count: failures}]", 1))
+	hc := healthpb.NewHealthClient(dialInsecure(t, public))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for i := range 5 {
+		if _, err := hc.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
+			t.Fatalf("success %d: %v", i, err)
+		}
+	}
+	for i, want := range []codes.Code{codes.NotFound, codes.NotFound, codes.NotFound, codes.ResourceExhausted} {
+		_, err := hc.Check(ctx, &healthpb.HealthCheckRequest{Service: "unknown"})
+		if got := grpcstatus.Code(err); got != want {
+			t.Fatalf("failing call %d: %v, want %v", i, err, want)
+		}
+	}
+}
+
 // grpcBehindSluice runs a gRPC health service and sluice serve in front of
 // it (grpcConfig, upstream h2c://…), returning the service's statuses and
 // the address of sluice's public listener.
 func grpcBehindSluice(t *testing.T) (*health.Server, string) {
+	t.Helper()
+	return grpcBehindSluiceWith(t, grpcConfig)
+}
+
+// grpcBehindSluiceWith is grpcBehindSluice with the configuration cfg.
+func grpcBehindSluiceWith(t *testing.T, cfg string) (*health.Server, string) {
 	t.Helper()
 	hs := health.NewServer()
 	gs := grpc.NewServer()
@@ -153,7 +182,7 @@ func grpcBehindSluice(t *testing.T) (*health.Server, string) {
 	}
 	go gs.Serve(ln)
 	t.Cleanup(gs.Stop)
-	srv, _ := loadServer(t, t.TempDir(), "upstream: h2c://"+ln.Addr().String()+"\n"+grpcConfig)
+	srv, _ := loadServer(t, t.TempDir(), "upstream: h2c://"+ln.Addr().String()+"\n"+cfg)
 	return hs, serveOn(t, srv).public
 }
 

@@ -1,0 +1,64 @@
+package httplimit
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// StatusOfGRPC returns the HTTP status that stands for a gRPC call's
+// status code when limits count by response (Options.Count): 200 for OK
+// (0), and for the others the status gRPC's HTTP mapping gives them —
+// Canceled 499, InvalidArgument, FailedPrecondition and OutOfRange 400,
+// Unauthenticated 401, PermissionDenied 403, NotFound 404, AlreadyExists
+// and Aborted 409, ResourceExhausted 429, Unimplemented 501, Unavailable
+// 503, DeadlineExceeded 504 — and 500 for the rest (Unknown, Internal,
+// DataLoss, codes not yet defined).
+func StatusOfGRPC(code uint32) int {
+	switch code {
+	case 0:
+		return http.StatusOK
+	case 1:
+		return 499 // client closed request
+	case 3, 9, 11:
+		return http.StatusBadRequest
+	case 16:
+		return http.StatusUnauthorized
+	case 7:
+		return http.StatusForbidden
+	case 5:
+		return http.StatusNotFound
+	case 6, 10:
+		return http.StatusConflict
+	case 8:
+		return http.StatusTooManyRequests
+	case 12:
+		return http.StatusNotImplemented
+	case 14:
+		return http.StatusServiceUnavailable
+	case 4:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusInternalServerError
+}
+
+// answerStatus is the status an answer is judged by: status, or for a
+// gRPC answer (Content-Type application/grpc, whose HTTP status is 200
+// whatever the call's outcome) the StatusOfGRPC of its grpc-status,
+// trailer or header. A gRPC answer that says no valid status is a failure
+// (500).
+func answerStatus(status int, h http.Header) int {
+	ct := h.Get("Content-Type")
+	if status != http.StatusOK || (ct != "application/grpc" && !strings.HasPrefix(ct, "application/grpc+") && !strings.HasPrefix(ct, "application/grpc;")) {
+		return status
+	}
+	v := h.Get(http.TrailerPrefix + "Grpc-Status")
+	if v == "" {
+		v = h.Get("Grpc-Status")
+	}
+	code, err := strconv.ParseUint(v, 10, 32)
+	if err != nil {
+		return http.StatusInternalServerError
+	}
+	return StatusOfGRPC(uint32(code))
+}
