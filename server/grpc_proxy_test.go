@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"net"
+	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/sluice-dev/sluice/client"
 	"github.com/sluice-dev/sluice/grpclimit"
+	"github.com/sluice-dev/sluice/server"
 )
 
 // grpcConfig limits each client to three calls a minute, by its
@@ -144,9 +146,9 @@ func TestPacerLearnsTheQuotaThroughTheProxy(t *testing.T) {
 // answer has: calls that succeed are refunded, calls answered NOT_FOUND
 // are counted, and the third of those is refused.
 func TestProxyCountsGRPCCallsByTheirStatus(t *testing.T) {
-	_, public := grpcBehindSluiceWith(t, strings.Replace(grpcConfig, "algorithm: gcra, quantity: 3, window: 1m}]",
+	_, addrs := grpcBehindSluiceWith(t, strings.Replace(grpcConfig, "algorithm: gcra, quantity: 3, window: 1m}]",
 		"algorithm: sliding-window-log, quantity: 3, window: 1m, count: failures}]", 1))
-	hc := healthpb.NewHealthClient(dialInsecure(t, public))
+	hc := healthpb.NewHealthClient(dialInsecure(t, addrs.public))
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for i := range 5 {
@@ -162,16 +164,52 @@ func TestProxyCountsGRPCCallsByTheirStatus(t *testing.T) {
 	}
 }
 
+// TestDegradedLevelAnswersGRPCAsUnavailable: at a level that sheds a call,
+// the gRPC client reads UNAVAILABLE with the level's Retry-After as
+// RetryInfo, not a 503 page.
+func TestDegradedLevelAnswersGRPCAsUnavailable(t *testing.T) {
+	_, addrs := grpcBehindSluiceWith(t, grpcConfig+testAdmin+`
+degradation:
+  retry_after: 7s
+  levels:
+    critical: {enter: {in_flight: 100000}, leave: {in_flight: 1000}}
+`)
+	req, _ := http.NewRequest("PUT", "http://"+addrs.admin+"/v1/degradation", strings.NewReader(`{"level":"critical"}`))
+	req.Header.Set(server.TokenHeader, testToken)
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("pinning the level: %d", resp.StatusCode)
+	}
+	hc := healthpb.NewHealthClient(dialInsecure(t, addrs.public))
+	_, err = hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
+	st, _ := grpcstatus.FromError(err)
+	var retry *errdetails.RetryInfo
+	for _, d := range st.Details() {
+		if ri, ok := d.(*errdetails.RetryInfo); ok {
+			retry = ri
+		}
+	}
+	if st.Code() != codes.Unavailable || retry == nil || retry.RetryDelay.AsDuration() != 7*time.Second {
+		t.Fatalf("at level critical: %v, RetryInfo %v; want Unavailable after 7s", err, retry)
+	}
+}
+
 // grpcBehindSluice runs a gRPC health service and sluice serve in front of
 // it (grpcConfig, upstream h2c://…), returning the service's statuses and
 // the address of sluice's public listener.
 func grpcBehindSluice(t *testing.T) (*health.Server, string) {
 	t.Helper()
-	return grpcBehindSluiceWith(t, grpcConfig)
+	hs, addrs := grpcBehindSluiceWith(t, grpcConfig)
+	return hs, addrs.public
 }
 
-// grpcBehindSluiceWith is grpcBehindSluice with the configuration cfg.
-func grpcBehindSluiceWith(t *testing.T, cfg string) (*health.Server, string) {
+// grpcBehindSluiceWith is grpcBehindSluice with the configuration cfg,
+// returning both of sluice's listeners.
+func grpcBehindSluiceWith(t *testing.T, cfg string) (*health.Server, listening) {
 	t.Helper()
 	hs := health.NewServer()
 	gs := grpc.NewServer()
@@ -183,7 +221,7 @@ func grpcBehindSluiceWith(t *testing.T, cfg string) (*health.Server, string) {
 	go gs.Serve(ln)
 	t.Cleanup(gs.Stop)
 	srv, _ := loadServer(t, t.TempDir(), "upstream: h2c://"+ln.Addr().String()+"\n"+cfg)
-	return hs, serveOn(t, srv).public
+	return hs, serveOn(t, srv)
 }
 
 // dialInsecure is a gRPC connection to addr over HTTP/2 without TLS,
