@@ -90,16 +90,7 @@ func TestProxyCarriesGRPC(t *testing.T) {
 	if st.Code() != codes.ResourceExhausted {
 		t.Fatalf("the fourth call: %v, want ResourceExhausted", err)
 	}
-	var retry *errdetails.RetryInfo
-	var help *errdetails.Help
-	for _, d := range st.Details() {
-		switch d := d.(type) {
-		case *errdetails.RetryInfo:
-			retry = d
-		case *errdetails.Help:
-			help = d
-		}
-	}
+	retry, help := detailsOf(st)
 	if help == nil || len(help.Links) != 1 || help.Links[0].Url != "https://example.com/docs/rate-limits" {
 		t.Errorf("refusal: Help %v, want a link to response.docs_url", help)
 	}
@@ -111,6 +102,20 @@ func TestProxyCarriesGRPC(t *testing.T) {
 	if first(md.Get("ratelimit")) != `"per-minute";r=0;t=`+strconv.Itoa(ra) || first(md.Get("ratelimit-policy")) != `"per-minute";q=3;w=60` {
 		t.Errorf("refusal metadata: ratelimit %q, ratelimit-policy %q", md.Get("ratelimit"), md.Get("ratelimit-policy"))
 	}
+}
+
+// detailsOf returns the RetryInfo and Help details of st, nil for each it
+// lacks.
+func detailsOf(st *grpcstatus.Status) (retry *errdetails.RetryInfo, help *errdetails.Help) {
+	for _, d := range st.Details() {
+		switch d := d.(type) {
+		case *errdetails.RetryInfo:
+			retry = d
+		case *errdetails.Help:
+			help = d
+		}
+	}
+	return retry, help
 }
 
 func first(vs []string) string {
@@ -187,12 +192,7 @@ degradation:
 	hc := healthpb.NewHealthClient(dialInsecure(t, addrs.public))
 	_, err = hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
 	st, _ := grpcstatus.FromError(err)
-	var retry *errdetails.RetryInfo
-	for _, d := range st.Details() {
-		if ri, ok := d.(*errdetails.RetryInfo); ok {
-			retry = ri
-		}
-	}
+	retry, _ := detailsOf(st)
 	if st.Code() != codes.Unavailable || retry == nil || retry.RetryDelay.AsDuration() != 7*time.Second {
 		t.Fatalf("at level critical: %v, RetryInfo %v; want Unavailable after 7s", err, retry)
 	}
