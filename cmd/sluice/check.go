@@ -57,6 +57,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printUpstream(stdout, cfg)
 	printExempt(stdout, cfg)
 	printResponse(stdout, cfg)
+	printLog(stdout, cfg)
 	printNotify(stdout, cfg)
 	printSettle(stdout, cfg)
 	if err := printEnvoy(stdout, cfg); err != nil {

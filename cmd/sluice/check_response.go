@@ -80,3 +80,12 @@ func printSettle(w io.Writer, cfg *config.Config) {
 	}
 	fmt.Fprintf(w, "SETTLE  ids signed with the secret of %s: any instance with the same secret and limits settles them, once\n", cfg.Settle.SecretFile)
 }
+
+// printLog says what the server logs of the requests it refuses.
+func printLog(w io.Writer, cfg *config.Config) {
+	if n := cfg.Log.RefusalsPerSecond; n > 0 {
+		fmt.Fprintf(w, "LOG  refused requests, at most %d lines a second, then one line counting the rest\n", n)
+		return
+	}
+	fmt.Fprintln(w, "LOG  refused requests: none (log.refusals_per_second 0)")
+}

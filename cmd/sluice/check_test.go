@@ -82,6 +82,8 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 			"IDENTITY  API key in Authorization, X-Api-Key (unlisted: by address) > JWT (HMAC secret from " + filepath.Join(dir, "pw32") +
 				", iss https://id.example/, aud api or web, client from claim sub, plan from claim tier; not verified: by address) > user in X-User from trusted proxies > address (IPv4 /32, IPv6 /56)\n", "a-secret-of-32-bytes-or-more-here"},
 		{"", "RESPONSE  headers ietf; refusals RFC 9457 problem (429); Retry-After exact\n", ""},
+		{"", "LOG  refused requests, at most 10 lines a second, then one line counting the rest\n", ""},
+		{"log: {refusals_per_second: 0}\n", "LOG  refused requests: none (log.refusals_per_second 0)\n", ""},
 		{"response: {headers: [ietf, legacy], body: error-code, global_status: 503, deny_status: 403, hide: [m], retry_jitter: 30s}\n",
 			"RESPONSE  headers ietf, legacy; refusals error-code JSON (429, 503 by global limits alone, 403 on forward-auth); hidden m; Retry-After spread up to 30s later (a tenth of a limit's window at most)\n", ""},
 		{"response: {cors: {origins: [\"https://app.example\", \"https://*.example.net\"], credentials: true}}\n",
