@@ -13,8 +13,10 @@ import (
 // gets the chain that peer reported with the peer appended (X-Forwarded-For,
 // and Forwarded when the peer sent one), and the scheme and host the client
 // used (X-Forwarded-Proto and X-Forwarded-Host as the peer reported them).
-// From any other peer they describe sluice's hop alone, so no client
-// chooses what the upstream believes of it. X-Real-IP is always client,
+// From any other peer they describe sluice's hop alone, and the
+// client-address headers of CDNs (True-Client-IP, CF-Connecting-IP, …) are
+// dropped, so no client chooses what the upstream believes of it.
+// X-Real-IP is always client,
 // the address sluice identified the client by (as Traefik sets it), never
 // a value the request brought.
 func forward(pr *httputil.ProxyRequest, trusted []netip.Prefix, client netip.Addr) {
@@ -38,6 +40,13 @@ func forward(pr *httputil.ProxyRequest, trusted []netip.Prefix, client netip.Add
 			if v := in.Values(name); len(v) > 0 {
 				out[name] = slices.Clone(v)
 			}
+		}
+	} else {
+		// The client-address headers of CDNs and load balancers, which
+		// frameworks read before X-Real-IP (chi's RealIP reads
+		// True-Client-IP first): only a trusted proxy may name the client.
+		for _, name := range [...]string{"True-Client-Ip", "Cf-Connecting-Ip", "Fastly-Client-Ip", "X-Client-Ip", "X-Cluster-Client-Ip"} {
+			out.Del(name)
 		}
 	}
 	out.Set("X-Forwarded-For", joinHop(out.Values("X-Forwarded-For"), peer.String()))

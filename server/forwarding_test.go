@@ -36,6 +36,8 @@ func TestUpstreamSeesTheClientThroughTrustedProxies(t *testing.T) {
 		"X-Forwarded-Host":  "api.example.com",
 		"Forwarded":         `for=198.51.100.1;proto=https, for="[2001:db8::9]"`,
 		"X-Real-Ip":         "192.0.2.66",
+		"True-Client-Ip":    "192.0.2.77",
+		"Cf-Connecting-Ip":  "192.0.2.78",
 	}
 	cases := []struct {
 		name, trusted string
@@ -47,6 +49,8 @@ func TestUpstreamSeesTheClientThroughTrustedProxies(t *testing.T) {
 			"X-Forwarded-Host":  "api.example.com",
 			"Forwarded":         `for=198.51.100.1;proto=https, for="[2001:db8::9]", for=127.0.0.1`,
 			"X-Real-Ip":         "203.0.113.9", // the rightmost untrusted hop: the client sluice limits
+			"True-Client-Ip":    "192.0.2.77",
+			"Cf-Connecting-Ip":  "192.0.2.78",
 		}},
 		{"from any other peer", "10.0.0.0/8", map[string]string{
 			"X-Forwarded-For":   "127.0.0.1",
@@ -54,6 +58,8 @@ func TestUpstreamSeesTheClientThroughTrustedProxies(t *testing.T) {
 			"X-Forwarded-Host":  "sluice's own",
 			"Forwarded":         "",
 			"X-Real-Ip":         "127.0.0.1",
+			"True-Client-Ip":    "",
+			"Cf-Connecting-Ip":  "",
 		}},
 	}
 	for _, c := range cases {
