@@ -125,3 +125,18 @@ func TestMonitorLeavesOutResponsesNotTheUpstreams(t *testing.T) {
 		t.Errorf("signals %+v, want an error rate of 1/2 over the upstream's 2 answers and nothing in flight", s)
 	}
 }
+
+// TestMonitorFailedTurnsAnAnswerIntoAFailure: an answer counted as a
+// success when it started and marked Failed when its outcome arrived (a
+// gRPC status) counts as one failure of the window, not as a second
+// request.
+func TestMonitorFailedTurnsAnAnswerIntoAFailure(t *testing.T) {
+	m := degrade.NewMonitor(nil)
+	for range 4 {
+		m.Begin()(200)
+	}
+	m.Failed()
+	if s := m.Sample(); s.ErrorRate != 0.25 {
+		t.Errorf("error rate %v after 4 answers, one failed later, want 0.25", s.ErrorRate)
+	}
+}

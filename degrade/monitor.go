@@ -70,6 +70,16 @@ func (m *Monitor) Begin() (end func(status int)) {
 	}
 }
 
+// Failed turns one request that Begin's end counted as answered by the
+// upstream into a failure: for an outcome known only after the answer
+// started, as a gRPC call's status is, in its trailers. Call it at most
+// once per request, after its end, and only for a status that end counted.
+func (m *Monitor) Failed() {
+	m.mu.Lock()
+	m.failed++
+	m.mu.Unlock()
+}
+
 // InFlight returns the requests being served now.
 func (m *Monitor) InFlight() int64 { return m.inFlight.Load() }
 

@@ -144,6 +144,7 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	var out http.ResponseWriter = sw
 	if isGRPC(r) {
 		g := &grpcAnswer{ResponseWriter: sw, sw: sw}
+		defer s.grpcOutcome(sw)
 		defer g.finish()
 		out = g
 	}
@@ -171,6 +172,24 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st.proxy.ServeHTTP(out, r)
+}
+
+// grpcOutcome tells the monitor that the upstream's gRPC answer sw wrote
+// failed after all (StatusOfGRPC of its grpc-status ≥ 500: Internal,
+// Unavailable, DeadlineExceeded…): a gRPC answer's HTTP status is 200
+// whatever its outcome, which its trailers say once the answer ends.
+func (s *Server) grpcOutcome(sw *statusWriter) {
+	sw.answered() // the monitor counted the answer, if it had not yet
+	if sw.upstreamStatus() != http.StatusOK {
+		return
+	}
+	v := sw.Header().Get(http.TrailerPrefix + "Grpc-Status")
+	if v == "" {
+		v = sw.Header().Get("Grpc-Status")
+	}
+	if code, err := strconv.ParseUint(v, 10, 32); err == nil && httplimit.StatusOfGRPC(uint32(code)) >= 500 {
+		s.mon.Failed()
+	}
 }
 
 // reducedCapacity answers 503 with degradation.retry_after, later by up to

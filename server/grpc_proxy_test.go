@@ -19,6 +19,7 @@ import (
 	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/sluice-dev/sluice/client"
+	"github.com/sluice-dev/sluice/degrade"
 	"github.com/sluice-dev/sluice/grpclimit"
 	"github.com/sluice-dev/sluice/server"
 )
@@ -195,6 +196,40 @@ degradation:
 	retry, _ := detailsOf(st)
 	if st.Code() != codes.Unavailable || retry == nil || retry.RetryDelay.AsDuration() != 7*time.Second {
 		t.Fatalf("at level critical: %v, RetryInfo %v; want Unavailable after 7s", err, retry)
+	}
+}
+
+// TestGRPCFailuresRaiseTheErrorRate: a gRPC service failing its calls
+// (UNAVAILABLE, in trailers behind an HTTP 200) raises the degradation
+// level that enters at an error rate of 0.5, as an HTTP upstream's 503s do.
+func TestGRPCFailuresRaiseTheErrorRate(t *testing.T) {
+	gs := grpc.NewServer(grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error {
+		return grpcstatus.Error(codes.Unavailable, "the service is down")
+	}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go gs.Serve(ln)
+	t.Cleanup(gs.Stop)
+	srv, _ := loadServer(t, t.TempDir(), "upstream: h2c://"+ln.Addr().String()+"\n"+strings.Replace(grpcConfig, "quantity: 3,", "quantity: 1000,", 1)+`
+degradation:
+  interval: 25ms
+  levels:
+    elevated: {enter: {error_rate: 0.5}, leave: {error_rate: 0.1}}
+`)
+	addrs := serveOn(t, srv)
+	conn := dialInsecure(t, addrs.public)
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Degradation().Level == degrade.Normal && time.Now().Before(deadline) {
+		err := conn.Invoke(context.Background(), "/orders.v1.Orders/Get", &healthpb.HealthCheckRequest{}, &healthpb.HealthCheckResponse{})
+		if grpcstatus.Code(err) != codes.Unavailable {
+			t.Fatalf("a call to the failing service: %v", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if l := srv.Degradation().Level; l != degrade.Elevated {
+		t.Fatalf("level %v after 5s of failing gRPC calls, want elevated", l)
 	}
 }
 
