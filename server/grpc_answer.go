@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/sluice-dev/sluice/httplimit"
 )
 
 // isGRPC reports whether r is a gRPC call (not gRPC-Web, which speaks
@@ -30,7 +33,8 @@ const maxGRPCRefusal = 64 << 10
 // sluice answers itself (a refusal, a degraded level's 503, a bad request)
 // becomes a trailers-only response — HTTP 200, the status in grpc-status,
 // grpc-message and grpc-status-details-bin (google.rpc.Status with a
-// RetryInfo of Retry-After and a Help link to the documentation) — with the
+// RetryInfo of Retry-After, a QuotaFailure naming the violated limits, and
+// Help links to the upgrade and the documentation) — with the
 // answer's other headers (RateLimit, Retry-After) as metadata; the
 // upstream's answers pass as they are. A gRPC client would read sluice's
 // own 429 as UNAVAILABLE with no detail.
@@ -69,12 +73,9 @@ func (g *grpcAnswer) finish() {
 	if g.code == 0 {
 		return
 	}
-	var p struct {
-		Detail        string `json:"detail"`
-		Documentation string `json:"documentation"`
-	}
+	var p httplimit.Problem
 	if json.Unmarshal(g.body, &p) != nil || p.Detail == "" {
-		p.Detail = http.StatusText(g.code) // a template's body, or none
+		p = httplimit.Problem{Detail: http.StatusText(g.code)} // a template's body, or none
 	}
 	h := g.Header()
 	st := status.New(grpcCode(g.code), p.Detail)
@@ -82,8 +83,26 @@ func (g *grpcAnswer) finish() {
 	if s, err := strconv.ParseInt(h.Get("Retry-After"), 10, 64); err == nil && s > 0 {
 		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(time.Duration(s) * time.Second)})
 	}
+	if len(p.ViolatedPolicies) > 0 {
+		qf := &errdetails.QuotaFailure{}
+		for _, name := range p.ViolatedPolicies {
+			v := &errdetails.QuotaFailure_Violation{QuotaId: name, QuotaMetric: p.Plan}
+			if name == p.Policy {
+				v.Description, v.QuotaValue = fmt.Sprintf("%s: %d per %s on the %s plan", name, p.Limit, p.Window, p.Plan), p.Limit
+			}
+			qf.Violations = append(qf.Violations, v)
+		}
+		details = append(details, qf)
+	}
+	var links []*errdetails.Help_Link
+	if p.Upgrade != nil && p.Upgrade.URL != "" {
+		links = append(links, &errdetails.Help_Link{Description: "The " + p.Upgrade.Plan + " plan allows more", Url: p.Upgrade.URL})
+	}
 	if p.Documentation != "" {
-		details = append(details, &errdetails.Help{Links: []*errdetails.Help_Link{{Description: "Rate limits", Url: p.Documentation}}})
+		links = append(links, &errdetails.Help_Link{Description: "Rate limits", Url: p.Documentation})
+	}
+	if len(links) > 0 {
+		details = append(details, &errdetails.Help{Links: links})
 	}
 	if withDetails, err := st.WithDetails(details...); err == nil {
 		st = withDetails

@@ -39,8 +39,8 @@ response: {docs_url: "https://example.com/docs/rate-limits"}
 // (upstream: h2c://…) carries its calls from a gRPC client speaking
 // HTTP/2 without TLS, limits them as HTTP requests (POST /pkg.Service/Method),
 // and answers a refused call as gRPC does: RESOURCE_EXHAUSTED with a
-// RetryInfo no earlier than the wait, and the RateLimit fields as trailing
-// metadata. A server stream lives past the listener's timeouts while it
+// RetryInfo no earlier than the wait, a QuotaFailure naming the limit, a
+// Help link, and the RateLimit fields as trailing metadata. A server stream lives past the listener's timeouts while it
 // moves messages.
 func TestProxyCarriesGRPC(t *testing.T) {
 	hs, public := grpcBehindSluice(t)
@@ -91,7 +91,11 @@ func TestProxyCarriesGRPC(t *testing.T) {
 	if st.Code() != codes.ResourceExhausted {
 		t.Fatalf("the fourth call: %v, want ResourceExhausted", err)
 	}
-	retry, help := detailsOf(st)
+	retry, qf, help := detailsOf(st)
+	if qf == nil || len(qf.Violations) != 1 || qf.Violations[0].QuotaId != "per-minute" || qf.Violations[0].QuotaMetric != "anonymous" ||
+		qf.Violations[0].QuotaValue != 3 || qf.Violations[0].Description != "per-minute: 3 per 1m on the anonymous plan" {
+		t.Errorf("refusal: QuotaFailure %v", qf)
+	}
 	if help == nil || len(help.Links) != 1 || help.Links[0].Url != "https://example.com/docs/rate-limits" {
 		t.Errorf("refusal: Help %v, want a link to response.docs_url", help)
 	}
@@ -105,18 +109,20 @@ func TestProxyCarriesGRPC(t *testing.T) {
 	}
 }
 
-// detailsOf returns the RetryInfo and Help details of st, nil for each it
-// lacks.
-func detailsOf(st *grpcstatus.Status) (retry *errdetails.RetryInfo, help *errdetails.Help) {
+// detailsOf returns the RetryInfo, QuotaFailure and Help details of st,
+// nil for each it lacks.
+func detailsOf(st *grpcstatus.Status) (retry *errdetails.RetryInfo, qf *errdetails.QuotaFailure, help *errdetails.Help) {
 	for _, d := range st.Details() {
 		switch d := d.(type) {
 		case *errdetails.RetryInfo:
 			retry = d
+		case *errdetails.QuotaFailure:
+			qf = d
 		case *errdetails.Help:
 			help = d
 		}
 	}
-	return retry, help
+	return retry, qf, help
 }
 
 func first(vs []string) string {
@@ -193,7 +199,7 @@ degradation:
 	hc := healthpb.NewHealthClient(dialInsecure(t, addrs.public))
 	_, err = hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
 	st, _ := grpcstatus.FromError(err)
-	retry, _ := detailsOf(st)
+	retry, _, _ := detailsOf(st)
 	if st.Code() != codes.Unavailable || retry == nil || retry.RetryDelay.AsDuration() != 7*time.Second {
 		t.Fatalf("at level critical: %v, RetryInfo %v; want Unavailable after 7s", err, retry)
 	}
