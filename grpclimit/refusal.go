@@ -37,7 +37,7 @@ func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status
 		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(delay)})
 	}
 	details = append(details, quotaFailure(res))
-	if h := help(&p); h != nil {
+	if h := HelpOf(&p); h != nil {
 		details = append(details, h)
 	}
 	if withDetails, err := st.WithDetails(details...); err == nil {
@@ -86,8 +86,11 @@ func describe(l sluice.Limit, plan string, cost int64) string {
 	return s
 }
 
-// help links the plan's upgrade and the documentation, or is nil.
-func help(p *httplimit.Problem) *errdetails.Help {
+// HelpOf returns the Help detail of a refusal whose problem body is p: a
+// link to the plan that allows more (p.Upgrade) and one to the
+// documentation (p.Documentation), each when p has it; nil when it has
+// neither.
+func HelpOf(p *httplimit.Problem) *errdetails.Help {
 	h := &errdetails.Help{}
 	if p.Upgrade != nil && p.Upgrade.URL != "" {
 		h.Links = append(h.Links, &errdetails.Help_Link{Description: "The " + p.Upgrade.Plan + " plan allows more", Url: p.Upgrade.URL})

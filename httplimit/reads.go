@@ -81,3 +81,11 @@ func (m *Middleware) ResponseHeaders() []string {
 func (m *Middleware) ClientAddr(r *http.Request) netip.Addr {
 	return clientAddr(r.Header, peerAddr(r.RemoteAddr), m.id.isTrusted, m.id.useForwarded)
 }
+
+// Peer returns r's immediate peer, from its RemoteAddr, and whether it is
+// one of TrustedProxies, whose forwarding headers m believes. The address is
+// not valid when RemoteAddr holds none.
+func (m *Middleware) Peer(r *http.Request) (addr netip.Addr, trusted bool) {
+	addr = peerAddr(r.RemoteAddr)
+	return addr, m.id.isTrusted(addr)
+}

@@ -1,28 +1,34 @@
 package server
 
 import (
-	"net"
+	"net/http"
 	"net/http/httputil"
 	"net/netip"
 	"slices"
 	"strings"
 )
 
+// clientJudge says who a request's peer and client are, as the middleware
+// judges them (httplimit.Middleware).
+type clientJudge interface {
+	Peer(r *http.Request) (addr netip.Addr, trusted bool)
+	ClientAddr(r *http.Request) netip.Addr
+}
+
 // forward sets the forwarding headers of pr's outbound request. From a peer
-// in trusted (identity.trusted_proxies: a load balancer, a CDN) the upstream
-// gets the chain that peer reported with the peer appended (X-Forwarded-For,
-// and Forwarded when the peer sent one), and the scheme and host the client
-// used (X-Forwarded-Proto and X-Forwarded-Host as the peer reported them).
-// From any other peer they describe sluice's hop alone, and the
-// client-address headers of CDNs (True-Client-IP, CF-Connecting-IP, …) are
-// dropped, so no client chooses what the upstream believes of it.
-// X-Real-IP is always client,
-// the address sluice identified the client by (as Traefik sets it), never
-// a value the request brought.
-func forward(pr *httputil.ProxyRequest, trusted []netip.Prefix, client netip.Addr) {
+// that id trusts (identity.trusted_proxies: a load balancer, a CDN) the
+// upstream gets the chain that peer reported with the peer appended
+// (X-Forwarded-For, and Forwarded when the peer sent one), and the scheme
+// and host the client used (X-Forwarded-Proto and X-Forwarded-Host as the
+// peer reported them). From any other peer they describe sluice's hop
+// alone, and the client-address headers of CDNs (True-Client-IP,
+// CF-Connecting-IP, …) are dropped, so no client chooses what the upstream
+// believes of it. X-Real-IP is always the address id identifies the client
+// by (as Traefik sets it), never a value the request brought.
+func forward(pr *httputil.ProxyRequest, id clientJudge) {
 	in, out := pr.In.Header, pr.Out.Header
 	out.Del("X-Real-Ip")
-	if client.IsValid() {
+	if client := id.ClientAddr(pr.In); client.IsValid() {
 		out.Set("X-Real-Ip", client.String())
 	}
 	proto := "http"
@@ -31,11 +37,11 @@ func forward(pr *httputil.ProxyRequest, trusted []netip.Prefix, client netip.Add
 	}
 	out.Set("X-Forwarded-Proto", proto)
 	out.Set("X-Forwarded-Host", pr.In.Host)
-	peer := peerOf(pr.In.RemoteAddr)
+	peer, trusted := id.Peer(pr.In)
 	if !peer.IsValid() {
 		return
 	}
-	if slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(peer) }) {
+	if trusted {
 		for _, name := range [...]string{"X-Forwarded-For", "X-Forwarded-Proto", "X-Forwarded-Host", "Forwarded"} {
 			if v := in.Values(name); len(v) > 0 {
 				out[name] = slices.Clone(v)
@@ -62,15 +68,4 @@ func forward(pr *httputil.ProxyRequest, trusted []netip.Prefix, client netip.Add
 // joinHop returns the list values with hop appended, as one field value.
 func joinHop(values []string, hop string) string {
 	return strings.Join(append(slices.Clip(values), hop), ", ")
-}
-
-// peerOf returns the address of a request's RemoteAddr, IPv4-mapped IPv6
-// as IPv4; not valid if it has none.
-func peerOf(remoteAddr string) netip.Addr {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	a, _ := netip.ParseAddr(host)
-	return a.Unmap()
 }

@@ -23,7 +23,7 @@ func TestForwardNamesAnIPv6PeerAsRFC7239Asks(t *testing.T) {
 		in.Header.Set("Forwarded", "for=198.51.100.1")
 		pr := &httputil.ProxyRequest{In: in, Out: in.Clone(in.Context())}
 		pr.Out.Header = http.Header{}
-		forward(pr, trusted, netip.Addr{})
+		forward(pr, prefixJudge(trusted))
 		if got := pr.Out.Header.Get("X-Forwarded-For"); got != c.xff {
 			t.Errorf("%s: X-Forwarded-For %q, want %q", c.remote, got, c.xff)
 		}
@@ -32,3 +32,19 @@ func TestForwardNamesAnIPv6PeerAsRFC7239Asks(t *testing.T) {
 		}
 	}
 }
+
+// prefixJudge trusts the peers in its prefixes and names no client.
+type prefixJudge []netip.Prefix
+
+func (j prefixJudge) Peer(r *http.Request) (netip.Addr, bool) {
+	ap, _ := netip.ParseAddrPort(r.RemoteAddr)
+	a := ap.Addr().Unmap()
+	for _, p := range j {
+		if p.Contains(a) {
+			return a, true
+		}
+	}
+	return a, false
+}
+
+func (prefixJudge) ClientAddr(*http.Request) netip.Addr { return netip.Addr{} }

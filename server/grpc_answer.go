@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/protoadapt"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/sluice-dev/sluice/grpclimit"
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
@@ -94,15 +95,8 @@ func (g *grpcAnswer) finish() {
 		}
 		details = append(details, qf)
 	}
-	var links []*errdetails.Help_Link
-	if p.Upgrade != nil && p.Upgrade.URL != "" {
-		links = append(links, &errdetails.Help_Link{Description: "The " + p.Upgrade.Plan + " plan allows more", Url: p.Upgrade.URL})
-	}
-	if p.Documentation != "" {
-		links = append(links, &errdetails.Help_Link{Description: "Rate limits", Url: p.Documentation})
-	}
-	if len(links) > 0 {
-		details = append(details, &errdetails.Help{Links: links})
+	if help := grpclimit.HelpOf(&p); help != nil {
+		details = append(details, help)
 	}
 	if withDetails, err := st.WithDetails(details...); err == nil {
 		st = withDetails

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
-	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -23,14 +22,14 @@ import (
 // newProxy returns the handler admitted requests go to: a reverse proxy to
 // cfg.Upstream, over TLS configured by tlsConfig when not nil, or the
 // built-in demo upstream when there is none. The upstream gets the client's
-// Host with cfg.PreserveHost, and learns of the client through the peers in
-// identity.trusted_proxies and as clientOf identifies it (see forward). It has connections.write_timeout
+// Host with cfg.PreserveHost, and learns of the client as id judges it
+// (see forward). It has connections.write_timeout
 // to start its answer (else 504), which may then stream for as long as it
 // moves data (see streamWriter); connections switched to another protocol
 // join switched. closeIdle closes the proxy's idle connections to the
 // upstream, for a proxy replaced by a reload's (nil for the demo upstream).
-func newProxy(cfg *config.Config, tlsConfig *tls.Config, log *slog.Logger, switched *switchedConns, clientOf func(*http.Request) netip.Addr) (h http.Handler, closeIdle func(), err error) {
-	upstream, trusted, conns := cfg.Upstream, cfg.Identity.TrustedProxies, cfg.Connections
+func newProxy(cfg *config.Config, tlsConfig *tls.Config, log *slog.Logger, switched *switchedConns, id clientJudge) (h http.Handler, closeIdle func(), err error) {
+	upstream, conns := cfg.Upstream, cfg.Connections
 	if upstream == "" {
 		return demoUpstream(), nil, nil
 	}
@@ -58,7 +57,7 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, log *slog.Logger, switc
 			if cfg.PreserveHost {
 				pr.Out.Host = pr.In.Host
 			}
-			forward(pr, trusted, clientOf(pr.In))
+			forward(pr, id)
 		},
 		// An upstream may answer a body that broke off (its handler read an
 		// early EOF); the client's failure decides the answer then too.

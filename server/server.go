@@ -290,7 +290,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	if err != nil {
 		return nil, fmt.Errorf("server: upstream: %w", err)
 	}
-	proxy, closeIdle, err := newProxy(cfg, upstreamTLS, s.log, s.switched, mw.ClientAddr)
+	proxy, closeIdle, err := newProxy(cfg, upstreamTLS, s.log, s.switched, mw)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
