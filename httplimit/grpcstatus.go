@@ -52,13 +52,22 @@ func answerStatus(status int, h http.Header) int {
 	if status != http.StatusOK || (ct != "application/grpc" && !strings.HasPrefix(ct, "application/grpc+") && !strings.HasPrefix(ct, "application/grpc;")) {
 		return status
 	}
+	code, ok := GRPCStatusOf(h)
+	if !ok {
+		return http.StatusInternalServerError
+	}
+	return StatusOfGRPC(code)
+}
+
+// GRPCStatusOf returns the grpc-status of a gRPC answer whose header
+// (trailers included, under their names or http.TrailerPrefix) is h: its
+// trailer's, else its header's (a trailers-only answer); ok is false when
+// neither holds a status code.
+func GRPCStatusOf(h http.Header) (code uint32, ok bool) {
 	v := h.Get(http.TrailerPrefix + "Grpc-Status")
 	if v == "" {
 		v = h.Get("Grpc-Status")
 	}
-	code, err := strconv.ParseUint(v, 10, 32)
-	if err != nil {
-		return http.StatusInternalServerError
-	}
-	return StatusOfGRPC(uint32(code))
+	c, err := strconv.ParseUint(v, 10, 32)
+	return uint32(c), err == nil
 }

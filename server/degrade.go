@@ -183,11 +183,7 @@ func (s *Server) grpcOutcome(sw *statusWriter) {
 	if sw.upstreamStatus() != http.StatusOK {
 		return
 	}
-	v := sw.Header().Get(http.TrailerPrefix + "Grpc-Status")
-	if v == "" {
-		v = sw.Header().Get("Grpc-Status")
-	}
-	if code, err := strconv.ParseUint(v, 10, 32); err == nil && httplimit.StatusOfGRPC(uint32(code)) >= 500 {
+	if code, ok := httplimit.GRPCStatusOf(sw.Header()); ok && httplimit.StatusOfGRPC(code) >= 500 {
 		s.mon.Failed()
 	}
 }
