@@ -1,6 +1,10 @@
 package sluice
 
-import "github.com/sluice-dev/sluice/internal/algo"
+import (
+	"fmt"
+
+	"github.com/sluice-dev/sluice/internal/algo"
+)
 
 // DecideBatch applies the all-or-nothing rule of Store.Apply to states that a
 // store has loaded and locked: states[i] is checks[i]'s state, and now the
@@ -9,7 +13,21 @@ import "github.com/sluice-dev/sluice/internal/algo"
 // store must then write states back). It is what a Store implementation
 // calls to decide, so that every store decides batches the same way; it
 // allocates nothing for up to 8 checks.
-func DecideBatch(checks []Check, states []State, now int64, out []Status) (changed bool) {
+//
+// DecideBatch decides nothing and returns an error wrapping ErrInvalidCheck
+// when states or out is not as long as checks, or when a check cannot be
+// decided on its own (see Limit.Decide); states and out are then as they
+// were. It does not look for a key and limit named twice: a store that
+// needs that checked calls ValidateChecks (Limiter does, before Apply).
+func DecideBatch(checks []Check, states []State, now int64, out []Status) (changed bool, err error) {
+	if len(states) != len(checks) || len(out) != len(checks) {
+		return false, fmt.Errorf("%w: %d checks with %d states and %d statuses", ErrInvalidCheck, len(checks), len(states), len(out))
+	}
+	for i := range checks {
+		if c := &checks[i]; c.Limit.p.RW == 0 || c.Cost < 0 {
+			return false, fmt.Errorf("check %d: %w", i, c.Limit.decidable(c.Cost))
+		}
+	}
 	// Each check is decided in place; the states as loaded are kept aside
 	// to be restored if an enforcing check refuses (one check has nothing
 	// to restore: a refusal leaves its state as it was).
@@ -38,7 +56,7 @@ func DecideBatch(checks []Check, states []State, now int64, out []Status) (chang
 		}
 	}
 	if !blocked || !changed {
-		return changed
+		return changed, nil
 	}
 	for i := range checks {
 		c := &checks[i]
@@ -49,5 +67,5 @@ func DecideBatch(checks []Check, states []State, now int64, out []Status) (chang
 		c.Limit.decide(&states[i], now, 0, &v) // report as a peek
 		writeStatus(&v, &out[i])
 	}
-	return false
+	return false, nil
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/storetest"
 )
 
 const sec = int64(time.Second / time.Microsecond)
@@ -12,7 +13,7 @@ const sec = int64(time.Second / time.Microsecond)
 // at runs a check of cost at time t (µs) on state s, and returns the new state.
 func step(t *testing.T, l sluice.Limit, s *sluice.State, now, cost int64) sluice.Status {
 	t.Helper()
-	next, st := l.Decide(*s, now, cost)
+	next, st := storetest.Decided(l.Decide(*s, now, cost))
 	*s = next
 	return st
 }

@@ -39,13 +39,8 @@ func (c *Check) validate() error {
 		return fmt.Errorf("%w: empty key", ErrInvalidCheck)
 	case len(c.Key) > MaxKeyLen:
 		return fmt.Errorf("%w: key of %d bytes is longer than %d", ErrInvalidCheck, len(c.Key), MaxKeyLen)
-	case c.Cost < 0:
-		return fmt.Errorf("%w: negative cost %d", ErrInvalidCheck, c.Cost)
 	}
-	if c.Limit.p.RW == 0 { // an invalid Limit, or the zero one
-		return fmt.Errorf("%w: %w", ErrInvalidCheck, c.Limit.Err())
-	}
-	return nil
+	return c.Limit.decidable(c.Cost)
 }
 
 // stateID is ID for a *Limit.

@@ -1,6 +1,10 @@
 package sluice
 
-import "github.com/sluice-dev/sluice/internal/algo"
+import (
+	"fmt"
+
+	"github.com/sluice-dev/sluice/internal/algo"
+)
 
 // State is one key's stored state under one Limit. The zero State is a key
 // never seen: full quota. Its fields mean different things per algorithm
@@ -42,23 +46,36 @@ type LogEntry = algo.Entry
 // Decide never modifies s.Log's elements, so s stays valid for reading, but
 // only one of the two may be appended to afterwards.
 //
-// Decide panics only on an invalid Limit (l.Err() != nil is a programming
-// error; Limiter and the stores check it first).
-func (l Limit) Decide(s State, now, cost int64) (State, Status) {
+// Decide decides nothing, returning s, a zero Status and an error, for an
+// invalid Limit — the zero Limit included — (the error wraps ErrInvalidCheck
+// and ErrInvalidLimit) and for a negative cost (it wraps ErrInvalidCheck).
+func (l Limit) Decide(s State, now, cost int64) (State, Status, error) {
+	if err := l.decidable(cost); err != nil {
+		return s, Status{}, err
+	}
 	var v algo.Verdict
 	l.decide(&s, now, cost, &v)
 	var st Status
 	writeStatus(&v, &st)
-	return s, st
+	return s, st, nil
 }
 
-// decide is Decide in place: it writes the verdict to *v and, when the
-// check is admitted with a cost, the next state to *s, and reports whether
-// it did.
-func (l *Limit) decide(s *State, now, cost int64, v *algo.Verdict) bool {
-	if l.p.RW == 0 {
-		panic("sluice: Decide on an invalid Limit: " + l.Err().Error())
+// decidable reports why a check of cost units of l cannot be decided, or
+// nil.
+func (l *Limit) decidable(cost int64) error {
+	switch {
+	case l.p.RW == 0: // an invalid Limit, or the zero one
+		return fmt.Errorf("%w: %w", ErrInvalidCheck, l.Err())
+	case cost < 0:
+		return fmt.Errorf("%w: negative cost %d", ErrInvalidCheck, cost)
 	}
+	return nil
+}
+
+// decide is Decide in place, for a Limit and cost that decidable accepts:
+// it writes the verdict to *v and, when the check is admitted with a cost,
+// the next state to *s, and reports whether it did.
+func (l *Limit) decide(s *State, now, cost int64, v *algo.Verdict) bool {
 	return algo.Decide(&l.p, (*algo.State)(s), now, cost, v)
 }
 

@@ -37,8 +37,8 @@ func BenchmarkDecide(b *testing.B) {
 				states := make([]sluice.State, 1)
 				out := make([]sluice.Status, 1)
 				now := int64(200e12) // 2026, in µs since Epoch
-				if !sluice.DecideBatch(checks, states, now, out) {
-					b.Fatalf("drain refused: %+v", out[0])
+				if changed, err := sluice.DecideBatch(checks, states, now, out); err != nil || !changed {
+					b.Fatalf("drain refused: %+v, %v", out[0], err)
 				}
 				checks[0].Cost = r.cost
 				for b.Loop() {

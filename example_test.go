@@ -2,6 +2,7 @@ package sluice_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -53,22 +54,31 @@ func Example() {
 }
 
 // Decide is the pure core: state in, state and status out, time as integer
-// microseconds. It is what the stores and the simulator run.
+// microseconds. It is what the stores and the simulator run; its error
+// (an invalid Limit, a negative cost) means nothing was decided.
 func ExampleLimit_Decide() {
 	l := sluice.TokenBucket(5, time.Second).WithBurst(10) // 10 tokens, 5/s
 	var s sluice.State
 	now := sluice.MicrosSinceEpoch(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 
-	s, st := l.Decide(s, now, 8)
+	s, st, err := l.Decide(s, now, 8)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	fmt.Println("8 at t=0:", st.Allowed, st.Remaining)
-	_, st = l.Decide(s, now+500_000, 0) // a peek half a second later
+	_, st, _ = l.Decide(s, now+500_000, 0) // a peek half a second later
 	fmt.Println("peek at 0.5s:", st.Remaining)
-	_, st = l.Decide(s, now+500_000, 5)
+	_, st, _ = l.Decide(s, now+500_000, 5)
 	fmt.Println("5 at 0.5s:", st.Allowed, "retry after", st.RetryAfter)
+
+	_, _, err = sluice.Limit{}.Decide(s, now, 1)
+	fmt.Println(errors.Is(err, sluice.ErrInvalidLimit))
 	// Output:
 	// 8 at t=0: true 2
 	// peek at 0.5s: 4
 	// 5 at 0.5s: false retry after 100ms
+	// true
 }
 
 // One limit per request, the common case: a slice of one check.

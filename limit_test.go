@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/storetest"
 )
 
 // Every algorithm accepts windows up to MaxWindow; a fixed window up to
@@ -65,7 +66,7 @@ func TestLongestFixedWindowEndsOnTime(t *testing.T) {
 		{w + w - time.Microsecond, true, 0, time.Microsecond},
 	} {
 		var st sluice.Status
-		s, st = l.Decide(s, start+int64(c.at/time.Microsecond), 1)
+		s, st = storetest.Decided(l.Decide(s, start+int64(c.at/time.Microsecond), 1))
 		wait := st.ResetAfter
 		if !st.Allowed {
 			wait = st.RetryAfter

@@ -10,6 +10,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/storetest"
 )
 
 // event is one check in a generated sequence and what Decide said of it.
@@ -96,7 +97,7 @@ func genSequence(t *rapid.T, l sluice.Limit, backwards bool) []event {
 			rapid.Just(int64(math.MaxInt64)),
 		).Draw(t, "cost")
 		before := cloneState(s)
-		next, st := l.Decide(s, now, cost)
+		next, st := storetest.Decided(l.Decide(s, now, cost))
 
 		if st.Remaining < 0 || st.Remaining > b {
 			t.Fatalf("remaining %d outside [0, %d]", st.Remaining, b)
@@ -137,8 +138,8 @@ func genSequence(t *rapid.T, l sluice.Limit, backwards bool) []event {
 		// A clock stepping back never shows more capacity than the latest
 		// time the state has seen.
 		back := rapid.Int64Range(1, 2*w).Draw(t, "look back")
-		_, later := l.Decide(s, eff, 0)
-		_, earlier := l.Decide(s, eff-back, 0)
+		_, later := storetest.Decided(l.Decide(s, eff, 0))
+		_, earlier := storetest.Decided(l.Decide(s, eff-back, 0))
 		if earlier.Remaining > later.Remaining {
 			t.Fatalf("stepping back %dµs from %d shows %d remaining, more than %d", back, eff, earlier.Remaining, later.Remaining)
 		}
@@ -153,13 +154,13 @@ func checkRetry(t *rapid.T, l sluice.Limit, s sluice.State, now, cost int64, st 
 	if r <= 0 {
 		t.Fatalf("refused with RetryAfter %v", st.RetryAfter)
 	}
-	if _, again := l.Decide(cloneState(s), now+r, cost); !again.Allowed {
+	if _, again := storetest.Decided(l.Decide(cloneState(s), now+r, cost)); !again.Allowed {
 		t.Fatalf("retry after %dµs still refused: %+v", r, again)
 	}
 	if backwards {
 		return
 	}
-	if _, early := l.Decide(cloneState(s), now+r-1, cost); early.Allowed {
+	if _, early := storetest.Decided(l.Decide(cloneState(s), now+r-1, cost)); early.Allowed {
 		t.Fatalf("RetryAfter %dµs is not the shortest: %dµs already admits", r, r-1)
 	}
 }
@@ -301,7 +302,7 @@ func TestPropertyExtremeValuesNeverOverflow(t *testing.T) {
 				now := rapid.OneOf(rapid.Int64(), rapid.Int64Range(math.MaxInt64-1<<20, math.MaxInt64),
 					rapid.Int64Range(math.MinInt64, math.MinInt64+1<<20)).Draw(t, "now")
 				cost := rapid.OneOf(rapid.Int64Range(0, l.Burst()), rapid.Int64Range(l.Burst(), math.MaxInt64)).Draw(t, "cost")
-				next, st := l.Decide(s, now, cost)
+				next, st := storetest.Decided(l.Decide(s, now, cost))
 				if st.Remaining < 0 || st.Remaining > l.Burst() {
 					t.Fatalf("remaining %d outside [0, %d]", st.Remaining, l.Burst())
 				}
@@ -331,10 +332,10 @@ func TestPropertyBucketsAgree(t *testing.T) {
 			now += rapid.Int64Range(0, 2*int64(tb.Window()/time.Microsecond)).Draw(t, "dt")
 			cost := rapid.Int64Range(0, tb.Burst()+1).Draw(t, "cost")
 			var want sluice.Status
-			states[0], want = tb.Decide(states[0], now, cost)
+			states[0], want = storetest.Decided(tb.Decide(states[0], now, cost))
 			for i, l := range others {
 				var got sluice.Status
-				states[i+1], got = l.Decide(states[i+1], now, cost)
+				states[i+1], got = storetest.Decided(l.Decide(states[i+1], now, cost))
 				if got != want {
 					t.Fatalf("%v says %+v, token bucket %+v", l.Algorithm(), got, want)
 				}
@@ -356,13 +357,13 @@ func TestPropertyReleaseGivesBackTheLease(t *testing.T) {
 			now += rapid.Int64Range(0, 10).Draw(t, "dt")
 			if len(leases) > 0 && rapid.Bool().Draw(t, "release") {
 				i := rapid.IntRange(0, len(leases)-1).Draw(t, "which")
-				_, before := l.Decide(s, now, 0)
+				_, before := storetest.Decided(l.Decide(s, now, 0))
 				kept := cloneState(s)
 				s = l.Release(s, leases[i].at, leases[i].units)
 				if !equalState(kept, cloneState(kept)) {
 					t.Fatal("Release changed its input")
 				}
-				_, after := l.Decide(s, now, 0)
+				_, after := storetest.Decided(l.Decide(s, now, 0))
 				live := leases[i].at+int64(l.Window()/time.Microsecond) > now
 				if live && after.Remaining != min(before.Remaining+leases[i].units, l.Burst()) {
 					t.Fatalf("release of %d: remaining %d -> %d", leases[i].units, before.Remaining, after.Remaining)
@@ -371,7 +372,7 @@ func TestPropertyReleaseGivesBackTheLease(t *testing.T) {
 				continue
 			}
 			cost := rapid.Int64Range(1, l.Burst()).Draw(t, "cost")
-			next, st := l.Decide(s, now, cost)
+			next, st := storetest.Decided(l.Decide(s, now, cost))
 			if st.Allowed {
 				if st.Lease == 0 && now != 0 {
 					t.Fatal("no lease stamp")

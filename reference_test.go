@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/storetest"
 )
 
 // The models below restate each algorithm the textbook way, in exact big
@@ -127,7 +128,7 @@ func TestPropertyAgreesWithTextbookModels(t *testing.T) {
 					now += rapid.OneOf(rapid.Int64Range(0, max(w/q, 1)), rapid.Int64Range(0, 2*w)).Draw(t, "dt")
 					cost := rapid.Int64Range(0, l.Burst()).Draw(t, "cost")
 					var st sluice.Status
-					s, st = l.Decide(s, now, cost)
+					s, st = storetest.Decided(l.Decide(s, now, cost))
 					ok, rem := m.decide(now, cost)
 					if st.Allowed != ok || st.Remaining != rem {
 						t.Fatalf("at %d cost %d: got allowed=%v remaining=%d, model says %v %d",

@@ -25,7 +25,11 @@ func (s *mapStore) Apply(_ context.Context, checks []sluice.Check, out []sluice.
 	for i := range checks {
 		states[i] = s.states[stateKey(&checks[i])]
 	}
-	if sluice.DecideBatch(checks, states, s.now, out) {
+	changed, err := sluice.DecideBatch(checks, states, s.now, out)
+	if err != nil {
+		return err
+	}
+	if changed {
 		for i := range checks {
 			s.states[stateKey(&checks[i])] = states[i]
 		}

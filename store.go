@@ -11,7 +11,7 @@ import "context"
 // algorithm) and decides with DecideBatch: it loads and locks the states of
 // a call's checks, calls DecideBatch at its time in µs since Epoch (see
 // MicrosSinceEpoch), and writes back the states when DecideBatch reports a
-// change. A concurrency lease is given back with Limit.Release (see
+// change (returning DecideBatch's error, if any, from Apply). A concurrency lease is given back with Limit.Release (see
 // Releaser).
 type Store interface {
 	// Apply decides checks as one atomic unit at the store's current time and

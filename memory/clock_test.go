@@ -115,7 +115,10 @@ func playLagging(t *testing.T, sc conformance.Scenario, seed uint64) {
 		}
 		calls[n] = step.Checks
 		g := make([]sluice.Status, len(step.Checks))
-		now := got.apply(step.Checks, g)
+		now, err := got.apply(step.Checks, g)
+		if err != nil {
+			t.Fatalf("step %d: %v", n, err)
+		}
 		refused := !allAllowed(g)
 		switch {
 		case refused && now != exact.read():
@@ -278,7 +281,10 @@ func TestOnlyLimitsThatTolerateTheLagDecideAtIt(t *testing.T) {
 		{sluice.SlidingLog(10, time.Minute), true},
 		{sluice.Concurrency(10, 30*time.Second), true},
 	} {
-		now := s.apply([]sluice.Check{{Key: "k", Limit: tc.limit, Cost: 0}}, make([]sluice.Status, 1))
+		now, err := s.apply([]sluice.Check{{Key: "k", Limit: tc.limit, Cost: 0}}, make([]sluice.Status, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
 		if lagged := now == start; lagged != tc.lag {
 			t.Errorf("%s: decided at the lagging time: %v, want %v", tc.limit, lagged, tc.lag)
 		}
@@ -288,7 +294,10 @@ func TestOnlyLimitsThatTolerateTheLagDecideAtIt(t *testing.T) {
 		{Key: "k", Limit: sluice.PerMinute(10), Cost: 1},
 		{Key: "k", Limit: sluice.PerSecond(2000).WithBurst(1).Named("fast"), Cost: 1},
 	}
-	now := s.apply(checks, make([]sluice.Status, 2))
+	now, err := s.apply(checks, make([]sluice.Status, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if now != exact.read() {
 		t.Errorf("a call with a fast limit was decided at %d, not the exact %d", now, exact.read())
 	}

@@ -10,13 +10,14 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/storetest"
 	"github.com/sluice-dev/sluice/memory"
 )
 
 // admitsOne reports whether st admits a check of cost 1 of l at now.
 func admitsOne(l sluice.Limit, st sluice.State, now int64) bool {
 	st.Log = slices.Clip(st.Log)
-	_, s := l.Decide(st, now, 1)
+	_, s := storetest.Decided(l.Decide(st, now, 1))
 	return s.Allowed
 }
 
@@ -103,7 +104,9 @@ func TestPropertyEvictionNeverFreesARefusingState(t *testing.T) {
 						}
 					}
 					want := make([]sluice.Status, len(checks))
-					sluice.DecideBatch(checks, states, now, want)
+					if _, err := sluice.DecideBatch(checks, states, now, want); err != nil {
+						t.Fatal(err)
+					}
 					if slices.Equal(got, want) {
 						for i, id := range ids {
 							model[id] = states[i]

@@ -15,12 +15,13 @@ type scratch struct {
 
 // apply decides checks and returns the time of the decision in µs since
 // sluice.Epoch, by the store's clock (the one of WithClock, else the wall
-// time at New plus the monotonic time since).
+// time at New plus the monotonic time since). It returns an error, having
+// changed nothing, for checks that ValidateChecks refuses.
 //
 // A call is decided holding only the entries of its keys when the store
 // holds every one of its states inline in the entry of its key (applyHeld),
 // else under the mutexes of their shards (applyLocked).
-func (s *Store) apply(checks []sluice.Check, out []sluice.Status) int64 {
+func (s *Store) apply(checks []sluice.Check, out []sluice.Status) (int64, error) {
 	// Scratch space for the call's checks: as much as a call of one check
 	// needs, else of up to 8, else allocated.
 	switch n := len(checks); {
@@ -48,7 +49,7 @@ func (s *Store) apply(checks []sluice.Check, out []sluice.Status) int64 {
 }
 
 // applyIn is apply with scratch space for len(checks).
-func (s *Store) applyIn(checks []sluice.Check, out []sluice.Status, sc *scratch) int64 {
+func (s *Store) applyIn(checks []sluice.Check, out []sluice.Status, sc *scratch) (int64, error) {
 	for i := range checks {
 		if i > 0 && checks[i].Key == checks[i-1].Key {
 			sc.hashes[i] = sc.hashes[i-1] // a plan's limits of one subject: hash it once
@@ -58,7 +59,7 @@ func (s *Store) applyIn(checks []sluice.Check, out []sluice.Status, sc *scratch)
 		sc.idx[i] = s.shardIndex(sc.hashes[i])
 	}
 	if now, ok := s.applyHeld(checks, out, sc); ok {
-		return now
+		return now, nil
 	}
 	return s.applyLocked(checks, out, sc)
 }
@@ -78,7 +79,7 @@ type heldCheck struct {
 // applyHeld decides checks holding their keys' entries only, and reports
 // false, having changed nothing, when one of them is not to be decided so
 // (a new key or state, a state beside the array, an entry the shard's
-// owner holds).
+// owner holds) or cannot be decided at all (applyLocked says why).
 func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, sc *scratch) (int64, bool) {
 	held, hashes, states := sc.held, sc.hashes, sc.states
 	order := sc.order
@@ -129,11 +130,15 @@ func (s *Store) applyHeld(checks []sluice.Check, out []sluice.Status, sc *scratc
 	}
 	now, lagged := s.clock.nowIf(lag)
 	readHeld(held, states)
-	changed := sluice.DecideBatch(checks, states, now, out)
-	if lagged && refused(out) {
+	changed, err := sluice.DecideBatch(checks, states, now, out)
+	if err == nil && lagged && refused(out) {
 		now = s.clock.exact()
 		readHeld(held, states)
-		changed = sluice.DecideBatch(checks, states, now, out)
+		changed, err = sluice.DecideBatch(checks, states, now, out)
+	}
+	if err != nil {
+		releaseHeld(held, order)
+		return 0, false
 	}
 	if changed {
 		for i := range held {

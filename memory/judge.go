@@ -232,10 +232,14 @@ func rankState(lr *limitRef, st *sluice.State, secs uint64, now int64) rank {
 
 // judge ranks st under the limit of c, a check of cost 0, at now. It
 // reports false when that limit cannot have written st: when the time at
-// which it has st back at full quota is not the second secs says.
+// which it has st back at full quota is not the second secs says. (The
+// registry holds valid limits only: see applyLocked.)
 func judge(c *sluice.Check, st *sluice.State, now int64, secs uint64) (rank, bool) {
 	l := &c.Limit
-	_, p := l.Decide(*st, now, 0) // a peek: st unchanged
+	_, p, err := l.Decide(*st, now, 0) // a peek: st unchanged
+	if err != nil {
+		return rank{}, false
+	}
 	peek := &p
 	if peek.ResetAfter == 0 { // full at now, or before
 		return rank{class: classFull}, secs <= expSecs(now)
@@ -249,8 +253,8 @@ func judge(c *sluice.Check, st *sluice.State, now int64, secs uint64) (rank, boo
 	}
 	// Nothing left at once: refused, unless a queue delays the check (a
 	// refused check appends nothing to a log).
-	_, next := l.Decide(*st, now, 1)
-	if next.Allowed {
+	_, next, err := l.Decide(*st, now, 1)
+	if err != nil || next.Allowed {
 		return rank{class: classUsed, v: shareOne}, true
 	}
 	return rank{class: classRefusing, v: expiryAfter(now, int64(next.RetryAfter/time.Microsecond))}, true

@@ -22,7 +22,15 @@ type lockedCheck struct {
 // its states go, makes room (eviction moves entries too) and decides
 // again; if only refusing keys could make that room, the call is refused
 // and changes nothing.
-func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scratch) int64 {
+//
+// It returns an error, having changed nothing, for checks that
+// ValidateChecks refuses.
+func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scratch) (int64, error) {
+	// Before any limit is noted: an invalid one must never reach the
+	// registry, whose limits judge the states to evict.
+	if err := sluice.ValidateChecks(checks); err != nil {
+		return 0, err
+	}
 	hashes, idx, states := sc.hashes, sc.idx, sc.states
 	var (
 		lcBuf     [8]lockedCheck
@@ -39,19 +47,29 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 	for _, k := range locked { // ascending order: no deadlock between calls
 		s.shards[k].mu.Lock()
 	}
+	defer func() {
+		for _, k := range locked {
+			s.shards[k].mu.Unlock()
+		}
+	}()
 	var (
 		now     int64
 		changed bool
+		err     error
 	)
 	for made := false; ; made = true {
 		s.locateAll(checks, hashes, idx, lc, states)
 		var lagged bool
 		now, lagged = s.clock.nowFor(checks) // after the wait for the mutexes
-		changed = sluice.DecideBatch(checks, states, now, out)
-		if lagged && refused(out) {
+		changed, err = sluice.DecideBatch(checks, states, now, out)
+		if err == nil && lagged && refused(out) {
 			now = s.clock.exact()
 			s.loadAll(hashes, idx, lc, states)
-			changed = sluice.DecideBatch(checks, states, now, out)
+			changed, err = sluice.DecideBatch(checks, states, now, out)
+		}
+		if err != nil {
+			s.letGoTaken(idx, lc)
+			return 0, err
 		}
 		if !changed || made || s.fits(checks, states, lc, idx, locked) {
 			break
@@ -68,11 +86,7 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 		// as a peek would.
 		s.locateAll(checks, hashes, idx, lc, states)
 		now, changed = at, false
-		for i := range checks {
-			if out[i].Allowed {
-				_, out[i] = checks[i].Limit.Decide(states[i], now, 0)
-			}
-		}
+		peekAllowed(checks, states, now, out)
 		break
 	}
 	for i := range checks { // existing states first: inserts may move entries
@@ -91,10 +105,20 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 			}
 		}
 	}
-	for _, k := range locked {
-		s.shards[k].mu.Unlock()
+	return now, nil
+}
+
+// peekAllowed replaces the Status of each allowed check by a peek at its
+// state at now; checks have passed ValidateChecks.
+func peekAllowed(checks []sluice.Check, states []sluice.State, now int64, out []sluice.Status) {
+	for i := range checks {
+		if !out[i].Allowed {
+			continue
+		}
+		if _, st, err := checks[i].Limit.Decide(states[i], now, 0); err == nil {
+			out[i] = st
+		}
 	}
-	return now
 }
 
 // locateAll finds and holds the state of every check (see shard.locate)

@@ -2,14 +2,19 @@ package memory
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/sluice-dev/sluice"
 )
 
-// Release implements sluice.Releaser: it gives back concurrency leases. It
-// never fails, and ctx is not consulted (see Store): a lease is given back
-// even for a request whose context is done.
+// Release implements sluice.Releaser: it gives back concurrency leases.
+// ctx is not consulted (see Store): a lease is given back even for a
+// request whose context is done. It fails only when leases is not as long
+// as checks, and then gives back nothing.
 func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64) error {
+	if len(leases) != len(checks) {
+		return fmt.Errorf("%w: %d checks with %d leases", sluice.ErrInvalidCheck, len(checks), len(leases))
+	}
 	now := s.now()
 	for i := range checks {
 		c := &checks[i]
@@ -43,8 +48,9 @@ func (s *Store) update(c *sluice.Check, now int64, next func(sluice.State) sluic
 	var st sluice.State
 	sh.load(p, h, lr, &st)
 	st = next(st)
-	_, peek := c.Limit.Decide(st, now, 0)
-	sh.store(p, h, lr, &st, expiry(now, &peek))
+	if _, peek, err := c.Limit.Decide(st, now, 0); err == nil { // registered: valid
+		sh.store(p, h, lr, &st, expiry(now, &peek))
+	}
 	if taken {
 		sh.arr.letGo(p.base)
 	}

@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -155,9 +156,15 @@ func (s *Store) keyHash(key string) hash { return s.hasher.of(key) }
 
 func (s *Store) shardIndex(h hash) uint32 { return uint32((h.h1 >> 1) & s.mask) }
 
-// Apply implements sluice.Store. It never fails, and ctx is not consulted
-// (see Store).
+// Apply implements sluice.Store; ctx is not consulted. It returns an error
+// wrapping sluice.ErrInvalidCheck, having decided nothing, for an out not as
+// long as checks and for a check that cannot be decided on its own (see
+// sluice.Limit.Decide); other checks that sluice.ValidateChecks refuses, such
+// as a key and limit named twice, it may decide (Limiter never passes them).
 func (s *Store) Apply(_ context.Context, checks []sluice.Check, out []sluice.Status) error {
-	s.apply(checks, out)
-	return nil
+	if len(out) != len(checks) {
+		return fmt.Errorf("%w: %d checks with %d statuses", sluice.ErrInvalidCheck, len(checks), len(out))
+	}
+	_, err := s.apply(checks, out)
+	return err
 }

@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -205,6 +206,49 @@ func TestInvalidChecksAreErrorsNotDecisions(t *testing.T) {
 				t.Fatal("no error")
 			}
 		})
+	}
+}
+
+// Called directly, not through a Limiter, the store reports what it cannot
+// decide as an error and changes nothing: on the path of a known key and
+// on that of a new one.
+func TestApplyRefusesWhatCannotBeDecided(t *testing.T) {
+	store, _, _ := newStore(t)
+	ctx := context.Background()
+	ok := sluice.PerMinute(10)
+	apply := func(checks ...sluice.Check) ([]sluice.Status, error) {
+		out := make([]sluice.Status, len(checks))
+		return out, store.Apply(ctx, checks, out)
+	}
+	if _, err := apply(sluice.Check{Key: "known", Limit: ok, Cost: 4}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		checks []sluice.Check
+	}{
+		{"negative cost, known key", []sluice.Check{{Key: "known", Limit: ok, Cost: 1}, {Key: "known", Limit: ok.Named("b"), Cost: -1}}},
+		{"negative cost alone, known key", []sluice.Check{{Key: "known", Limit: ok, Cost: -1}}},
+		{"negative cost, new key", []sluice.Check{{Key: "new", Limit: ok, Cost: -1}}},
+		{"zero limit", []sluice.Check{{Key: "known", Limit: ok, Cost: 1}, {Key: "known", Cost: 1}}},
+		{"invalid limit", []sluice.Check{{Key: "new", Limit: sluice.PerMinute(0), Cost: 1}}},
+	} {
+		if _, err := apply(tc.checks...); !errors.Is(err, sluice.ErrInvalidCheck) {
+			t.Errorf("%s: %v, want ErrInvalidCheck", tc.name, err)
+		}
+	}
+	if err := store.Apply(ctx, []sluice.Check{{Key: "known", Limit: ok, Cost: 1}}, nil); !errors.Is(err, sluice.ErrInvalidCheck) {
+		t.Errorf("no statuses: %v, want ErrInvalidCheck", err)
+	}
+	if err := store.Release(ctx, []sluice.Check{{Key: "known", Limit: ok, Cost: 1}}, nil); !errors.Is(err, sluice.ErrInvalidCheck) {
+		t.Errorf("Release without leases: %v, want ErrInvalidCheck", err)
+	}
+	out, err := apply(sluice.Check{Key: "known", Limit: ok}, sluice.Check{Key: "new", Limit: ok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out[0].Remaining != 6 || out[1].Remaining != 10 {
+		t.Errorf("after the refused calls: %d and %d remaining, want 6 and 10 (nothing spent)", out[0].Remaining, out[1].Remaining)
 	}
 }
 

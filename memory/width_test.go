@@ -23,7 +23,9 @@ func TestAPlanWithRulesOnOneKeyIsDecidedHoldingItsEntry(t *testing.T) {
 		{Key: "tenant", Limit: sluice.FixedWindow(big, time.Minute).Named("tenants.per-minute"), Cost: 1},
 	}
 	out := make([]sluice.Status, len(checks))
-	s.apply(checks, out) // the states are made under the mutex
+	if _, err := s.apply(checks, out); err != nil { // the states are made under the mutex
+		t.Fatal(err)
+	}
 	n := len(checks)
 	sc := &scratch{make([]hash, n), make([]uint32, n), make([]heldCheck, n), make([]sluice.State, n), make([]int, 0, n)}
 	for i := range checks {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/storetest"
 	"github.com/sluice-dev/sluice/migrate"
 )
 
@@ -42,7 +43,7 @@ func spend(l sluice.Limit, s sluice.State, times ...time.Time) (sluice.State, []
 	var admitted []bool
 	for _, at := range times {
 		var st sluice.Status
-		s, st = l.Decide(s, sluice.MicrosSinceEpoch(at), 1)
+		s, st = storetest.Decided(l.Decide(s, sluice.MicrosSinceEpoch(at), 1))
 		admitted = append(admitted, st.Allowed)
 	}
 	return s, admitted
@@ -136,7 +137,7 @@ func TestImportAPIGatewayCalendarWeek(t *testing.T) {
 	if !got[0] || !got[1] || !got[2] || got[3] {
 		t.Fatalf("Saturday: admitted %v, want the first 3", got)
 	}
-	_, st := l.Decide(s, sluice.MicrosSinceEpoch(sat), 1)
+	_, st := storetest.Decided(l.Decide(s, sluice.MicrosSinceEpoch(sat), 1))
 	if st.RetryAfter != time.Microsecond {
 		t.Errorf("Saturday's last moment: retry after %v, want 1µs (Sunday's midnight)", st.RetryAfter)
 	}

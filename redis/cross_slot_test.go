@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/internal/conformance"
 	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/internal/storetest"
 )
 
 // subjectsBySlot returns n subjects whose keys lie in distinct slots, in
@@ -69,7 +70,11 @@ func TestCrossSlotRefusalLeavesNoTrace(t *testing.T) {
 		for i, c := range checks {
 			st[i] = states[Key(c.Key, c.Limit.Name())]
 		}
-		if sluice.DecideBatch(checks, st, clock.Micros(), want) {
+		changed, err := sluice.DecideBatch(checks, st, clock.Micros(), want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if changed {
 			for i, c := range checks {
 				states[Key(c.Key, c.Limit.Name())] = st[i]
 			}
@@ -155,15 +160,15 @@ func TestRefundAfterAnotherWriteUndoesOnlyTheReservation(t *testing.T) {
 			}
 
 			// The reference saw only the other call.
-			ref, _ := l.Decide(sluice.State{}, clock.Micros()-100_000, 2)
-			_, want := l.Decide(ref, clock.Micros(), 0)
+			ref, _ := storetest.Decided(l.Decide(sluice.State{}, clock.Micros()-100_000, 2))
+			_, want := storetest.Decided(l.Decide(ref, clock.Micros(), 0))
 			if out[0] != want {
 				t.Fatalf("after the refund: %+v, want %+v", out[0], want)
 			}
 			for range 12 {
 				clock.Advance(150 * time.Millisecond)
 				var w sluice.Status
-				ref, w = l.Decide(ref, clock.Micros(), 1)
+				ref, w = storetest.Decided(l.Decide(ref, clock.Micros(), 1))
 				if err := store.Apply(ctx, []sluice.Check{{Key: subject, Limit: l, Cost: 1}}, out); err != nil {
 					t.Fatal(err)
 				}

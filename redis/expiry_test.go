@@ -7,6 +7,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/internal/conformance"
+	"github.com/sluice-dev/sluice/internal/storetest"
 )
 
 // Why a key may expire at its reset-after: on a clock that does not step
@@ -38,14 +39,14 @@ func TestStatePastItsTTLIsWorthAFreshOne(t *testing.T) {
 					// one must agree.
 					at := now + r.Int64N(int64(c.Limit.Window()/time.Microsecond)*3+1)
 					cost := r.Int64N(c.Limit.Burst() + 2)
-					_, got := c.Limit.Decide(h.st, at, cost)
-					_, want := c.Limit.Decide(sluice.State{}, at, cost)
+					_, got := storetest.Decided(c.Limit.Decide(h.st, at, cost))
+					_, want := storetest.Decided(c.Limit.Decide(sluice.State{}, at, cost))
 					compared++
 					if got != want {
 						t.Fatalf("seed %d step %d: %v past its TTL decides %+v at %d, a fresh key %+v", seed, n, c.Limit, got, at, want)
 					}
 				}
-				next, st := c.Limit.Decide(h.st, now, c.Cost)
+				next, st := storetest.Decided(c.Limit.Decide(h.st, now, c.Cost))
 				if st.Allowed && c.Cost > 0 {
 					ttlMs := max((int64(st.ResetAfter/time.Microsecond)+999)/1000, 1)
 					states[k] = held{next, now + ttlMs*1000, c.Limit}

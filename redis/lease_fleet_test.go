@@ -12,6 +12,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/internal/storetest"
 	"github.com/sluice-dev/sluice/redis"
 )
 
@@ -53,7 +54,7 @@ func replayAdmits(l sluice.Limit, adm []admission) (admission, bool) {
 	slices.SortStableFunc(adm, func(a, b admission) int { return int(a.at - b.at) })
 	var s sluice.State
 	for _, a := range adm {
-		next, st := l.Decide(s, a.at, a.cost)
+		next, st := storetest.Decided(l.Decide(s, a.at, a.cost))
 		if !st.Allowed {
 			return a, false
 		}
@@ -136,7 +137,7 @@ func checkFleet(t *testing.T, prefix string, draw func(t *rapid.T, name string) 
 			// Traffic paced as for a 2 s window, from shortly before the
 			// end of a calendar day: leases taken in one day meet the next.
 			wa = 2_000_000
-			_, end := a.Decide(sluice.State{}, clock.us.Load(), 1)
+			_, end := storetest.Decided(a.Decide(sluice.State{}, clock.us.Load(), 1))
 			clock.us.Add(end.ResetAfter.Microseconds() - rapid.Int64Range(0, int64(steps)*wa/100).Draw(t, "before-midnight"))
 		}
 		for range steps {

@@ -68,7 +68,9 @@ func TestRefundIsItsGoTwin(t *testing.T) {
 				c := []sluice.Check{{Key: key, Limit: l, Cost: r.Int64N(q + 1)}}
 				want, got := make([]sluice.Status, 1), make([]sluice.Status, 1)
 				states := []sluice.State{state}
-				sluice.DecideBatch(c, states, clock.Micros(), want)
+				if _, err := sluice.DecideBatch(c, states, clock.Micros(), want); err != nil {
+					t.Fatal(err)
+				}
 				state = states[0]
 				if err := store.Apply(ctx, c, got); err != nil {
 					t.Fatalf("step %d: %v", step, err)

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -74,7 +75,9 @@ func (s *simulation) replay(ctx context.Context, j *job, win *windowMax) error {
 				}
 			}
 			a := &s.byKey[i]
-			r.decide(event{at: a.At, cost: a.Cost, key: a.Key, idx: int(s.byKeyIdx[i])})
+			if err := r.decide(event{at: a.At, cost: a.Cost, key: a.Key, idx: int(s.byKeyIdx[i])}); err != nil {
+				return err
+			}
 		}
 		r.finish()
 		return nil
@@ -87,7 +90,9 @@ func (s *simulation) replay(ctx context.Context, j *job, win *windowMax) error {
 			default:
 			}
 		}
-		r.decide(e)
+		if err := r.decide(e); err != nil {
+			return err
+		}
 	}
 	r.finish()
 	return nil
@@ -129,12 +134,17 @@ func (r *replayer) pop() (event, bool) {
 }
 
 // decide runs the contender's Decide on e's key and accounts for it.
-func (r *replayer) decide(e event) {
+func (r *replayer) decide(e event) error {
 	res := &r.j.res
 	res.Decisions++
-	next, st := r.lim.Decide(r.states[e.key], e.at, e.cost)
+	next, st, err := r.lim.Decide(r.states[e.key], e.at, e.cost)
+	if err != nil {
+		return fmt.Errorf("arrival at %d µs: %w", e.at, err)
+	}
 	if r.shadow {
-		r.compare(e, st.Allowed)
+		if err := r.compare(e, st.Allowed); err != nil {
+			return err
+		}
 	}
 	if r.j.attempts != nil {
 		r.j.attempts[r.s.bins.index(e.at)] += e.cost
@@ -144,7 +154,7 @@ func (r *replayer) decide(e event) {
 		if r.s.retrying {
 			r.retry(e, st.RetryAfter)
 		}
-		return
+		return nil
 	}
 	r.states[e.key] = next
 	res.Admitted++
@@ -171,16 +181,20 @@ func (r *replayer) decide(e event) {
 	if r.isLog {
 		r.j.peaks[e.key] = max(r.j.peaks[e.key], int32(min(len(next.Log), 1<<31-1)))
 	}
+	return nil
 }
 
 // compare decides e with the reference too and counts a disagreement.
-func (r *replayer) compare(e event, allowed bool) {
-	next, st := r.s.ref.Decide(r.refStates[e.key], e.at, e.cost)
+func (r *replayer) compare(e event, allowed bool) error {
+	next, st, err := r.s.ref.Decide(r.refStates[e.key], e.at, e.cost)
+	if err != nil {
+		return fmt.Errorf("reference at %d µs: %w", e.at, err)
+	}
 	if st.Allowed {
 		r.refStates[e.key] = next
 	}
 	if st.Allowed == allowed {
-		return
+		return nil
 	}
 	res := &r.j.res
 	res.Disagreements++
@@ -189,6 +203,7 @@ func (r *replayer) compare(e event, allowed bool) {
 	} else {
 		res.FalseDenials++
 	}
+	return nil
 }
 
 // retry schedules the refused client's next attempt, or counts it giving up.

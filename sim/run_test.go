@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/storetest"
 )
 
 // simulate runs req and fails the test on error.
@@ -85,7 +86,7 @@ func TestRunDecidesWithTheRealAlgorithms(t *testing.T) {
 		states := map[int32]sluice.State{}
 		var admitted int64
 		for _, a := range tr.Arrivals {
-			next, st := c.Limit.Decide(states[a.Key], a.At, a.Cost)
+			next, st := storetest.Decided(c.Limit.Decide(states[a.Key], a.At, a.Cost))
 			if st.Allowed {
 				states[a.Key] = next
 				admitted++

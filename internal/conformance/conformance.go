@@ -119,7 +119,10 @@ func RunScenario(t *testing.T, newStore NewStore, prefix string, sc Scenario) {
 		if err := sluice.ValidateChecks(checks); err != nil {
 			t.Fatalf("step %d: the scenario is wrong: %v", n, err)
 		}
-		want := ref.apply(checks, clock.Micros())
+		want, err := ref.apply(checks, clock.Micros())
+		if err != nil {
+			t.Fatalf("step %d: the reference: %v", n, err)
+		}
 		got := make([]sluice.Status, len(checks))
 		if err := store.Apply(ctx, checks, got); err != nil {
 			t.Fatalf("step %d at %s: Apply: %v", n, clock.Now().Format(time.RFC3339Nano), err)
@@ -157,7 +160,7 @@ type refKey struct {
 
 func newReference() *reference { return &reference{states: make(map[refKey]sluice.State)} }
 
-func (r *reference) apply(checks []sluice.Check, now int64) []sluice.Status {
+func (r *reference) apply(checks []sluice.Check, now int64) ([]sluice.Status, error) {
 	keys := make([]refKey, len(checks))
 	states := make([]sluice.State, len(checks))
 	for i, c := range checks {
@@ -165,12 +168,16 @@ func (r *reference) apply(checks []sluice.Check, now int64) []sluice.Status {
 		states[i] = r.states[keys[i]]
 	}
 	out := make([]sluice.Status, len(checks))
-	if sluice.DecideBatch(checks, states, now, out) {
+	changed, err := sluice.DecideBatch(checks, states, now, out)
+	if err != nil {
+		return nil, err
+	}
+	if changed {
 		for i, k := range keys {
 			r.states[k] = states[i]
 		}
 	}
-	return out
+	return out, nil
 }
 
 // release gives back leases as sluice.Limit.Release says.

@@ -104,3 +104,13 @@ func (s *Flaky) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 	}
 	return err
 }
+
+// Decided returns the state and status of a call of sluice.Limit.Decide
+// whose limit and cost the test built valid: Decided(l.Decide(s, now, cost)).
+// It panics on Decide's error, which is then the test's own mistake.
+func Decided(s sluice.State, st sluice.Status, err error) (sluice.State, sluice.Status) {
+	if err != nil {
+		panic(fmt.Sprintf("storetest.Decided: %v", err))
+	}
+	return s, st
+}
