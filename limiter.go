@@ -57,10 +57,15 @@ func (l *Limiter) Allow(ctx context.Context, checks []Check, d *Decision) error 
 // (or a copy sharing its Statuses) gives back nothing; a lease that has
 // already expired is ignored. Calls without AlgorithmConcurrency checks
 // cost nothing. The store must be a Releaser. On an error the leases stay
-// in d and expire by themselves if not released again.
+// in d and expire by themselves if not released again. checks must be
+// those d was decided for: checks of another number are an error wrapping
+// ErrInvalidCheck. A refused Decision holds no lease and releases nothing.
 func (l *Limiter) Release(ctx context.Context, checks []Check, d *Decision) error {
-	if !d.Allowed || len(d.Statuses) != len(checks) {
+	if !d.Allowed {
 		return nil
+	}
+	if len(d.Statuses) != len(checks) {
+		return fmt.Errorf("sluice: release: %w: %d checks for a decision of %d", ErrInvalidCheck, len(checks), len(d.Statuses))
 	}
 	var buf [8]int64
 	leases := buf[:0]

@@ -71,6 +71,19 @@ func TestLimiterErrors(t *testing.T) {
 	if err := lim.Allow(ctx, bad, &d); !errors.Is(err, sluice.ErrInvalidCheck) {
 		t.Errorf("invalid check: %v, want ErrInvalidCheck", err)
 	}
+	// Checks other than those decided: an error, and the lease and the
+	// receipt stay in the Decision, to be given back with the right checks.
+	if err := lim.Allow(ctx, checks, &d); err != nil {
+		t.Fatal(err)
+	}
+	d.Statuses[0].Charged = 3
+	two := append(checks[:1:1], sluice.Check{Key: "k", Limit: sluice.PerMinute(5), Cost: 1})
+	if err := lim.Release(ctx, two, &d); !errors.Is(err, sluice.ErrInvalidCheck) || d.Statuses[0].Lease != 7 {
+		t.Errorf("Release of other checks: %v, lease %d; want ErrInvalidCheck, lease 7 kept", err, d.Statuses[0].Lease)
+	}
+	if err := lim.Refund(ctx, two, &d); !errors.Is(err, sluice.ErrInvalidCheck) || d.Statuses[0].Charged != 3 {
+		t.Errorf("Refund of other checks: %v, charged %d; want ErrInvalidCheck, receipt 3 kept", err, d.Statuses[0].Charged)
+	}
 }
 
 // Allow allocates nothing once the Decision's slices have grown, for one

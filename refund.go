@@ -25,7 +25,8 @@ type Refunder interface {
 	// other algorithms and zero receipts are skipped. A receipt must be
 	// refunded at most once, with the Check (key, limit) that was charged
 	// and a Cost of at most the one charged: less gives back part of the
-	// charge (a reservation settled to what was used).
+	// charge (a reservation settled to what was used). charged has
+	// len(checks).
 	Refund(ctx context.Context, checks []Check, charged []int64) error
 }
 
@@ -48,9 +49,14 @@ type Refunder interface {
 // checks only, clear the Charged of the others first. A refused decision
 // charged nothing and refunds nothing. The store must be a Refunder. On an
 // error nothing is known to be given back, and the receipts stay in d.
+// checks must be those d was decided for: checks of another number are an
+// error wrapping ErrInvalidCheck.
 func (l *Limiter) Refund(ctx context.Context, checks []Check, d *Decision) error {
-	if !d.Allowed || len(d.Statuses) != len(checks) {
+	if !d.Allowed {
 		return nil
+	}
+	if len(d.Statuses) != len(checks) {
+		return fmt.Errorf("sluice: refund: %w: %d checks for a decision of %d", ErrInvalidCheck, len(checks), len(d.Statuses))
 	}
 	var buf [8]int64
 	charged := buf[:0]

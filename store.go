@@ -22,8 +22,9 @@ type Store interface {
 	// it fits itself.
 	//
 	// checks have passed ValidateChecks. An error means no decision was made
-	// (and wraps ErrStoreUnavailable when the store could not be reached);
-	// out is then undefined and nothing was consumed.
+	// (and wraps ErrStoreUnavailable when the store could not be reached,
+	// ErrInvalidCheck when out is not as long as checks or a check cannot be
+	// decided); out is then undefined and nothing was consumed.
 	Apply(ctx context.Context, checks []Check, out []Status) error
 }
 
@@ -34,6 +35,6 @@ type Releaser interface {
 	// Release gives back, for each check, the lease of Cost units stamped
 	// leases[i] (Status.Lease of the admitting call). Checks of other
 	// algorithms and zero leases are skipped; a lease that has already
-	// expired is ignored.
+	// expired is ignored. leases has len(checks).
 	Release(ctx context.Context, checks []Check, leases []int64) error
 }

@@ -351,8 +351,13 @@ func (f *Store) Stats() Stats {
 	return st
 }
 
-// Apply implements sluice.Store.
+// Apply implements sluice.Store. An out not as long as checks is an error
+// wrapping sluice.ErrInvalidCheck, as an invalid check is: neither is a store
+// failure.
 func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	if len(out) != len(checks) {
+		return fmt.Errorf("failover: %w: %d checks with %d statuses", sluice.ErrInvalidCheck, len(checks), len(out))
+	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("failover: %w", err)
 	}

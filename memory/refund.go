@@ -2,6 +2,7 @@ package memory
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/sluice-dev/sluice"
@@ -12,9 +13,13 @@ import (
 // sliding counter or sliding log with a non-zero receipt (Status.Charged),
 // it takes the check's Cost back out of the key's state while the window
 // that counted it still counts it. A key the store no longer holds (swept
-// or evicted) has nothing to give back. It never fails, and ctx is not
-// consulted (see Store).
+// or evicted) has nothing to give back. ctx is not consulted (see Store). It
+// fails only when charged is not as long as checks, and then refunds
+// nothing.
 func (s *Store) Refund(_ context.Context, checks []sluice.Check, charged []int64) error {
+	if len(charged) != len(checks) {
+		return fmt.Errorf("%w: %d checks with %d charges", sluice.ErrInvalidCheck, len(checks), len(charged))
+	}
 	now := s.now()
 	for i := range checks {
 		c := &checks[i]

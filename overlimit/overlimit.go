@@ -223,6 +223,9 @@ type lookup struct {
 // failover.Store uses ApplyCached (see failover.CachingStore) to keep such
 // calls away from its circuit breaker.
 func (c *Cache) ApplyCached(ctx context.Context, checks []sluice.Check, out []sluice.Status) (cached bool, err error) {
+	if len(out) != len(checks) {
+		return false, fmt.Errorf("overlimit: %w: %d checks with %d statuses", sluice.ErrInvalidCheck, len(checks), len(out))
+	}
 	if c.next == nil {
 		return false, fmt.Errorf("overlimit: %w: no store behind the cache", sluice.ErrStoreUnavailable)
 	}

@@ -12,7 +12,9 @@ import (
 // may no longer hold) before the store behind the cache refunds. It fails
 // if that store is not a sluice.Refunder.
 func (c *Cache) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
-	c.forgetStamped(checks, charged)
+	if err := c.forgetStamped(checks, charged); err != nil {
+		return err
+	}
 	r, ok := c.next.(sluice.Refunder)
 	if !ok {
 		return fmt.Errorf("overlimit: the store behind the cache (%T) cannot refund charges", c.next)

@@ -12,7 +12,9 @@ import (
 // the cache gives the leases back. It fails if that store is not a
 // sluice.Releaser.
 func (c *Cache) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
-	c.forgetStamped(checks, leases)
+	if err := c.forgetStamped(checks, leases); err != nil {
+		return err
+	}
 	r, ok := c.next.(sluice.Releaser)
 	if !ok {
 		return fmt.Errorf("overlimit: the store behind the cache (%T) cannot release leases", c.next)
@@ -22,11 +24,17 @@ func (c *Cache) Release(ctx context.Context, checks []sluice.Check, leases []int
 
 // forgetStamped drops the remembered denials of the keys of the checks
 // whose stamp (a lease, a charge's receipt) is not zero: capacity coming
-// back to them may end a refusal before its remembered wait.
-func (c *Cache) forgetStamped(checks []sluice.Check, stamps []int64) {
+// back to them may end a refusal before its remembered wait. It returns an
+// error wrapping sluice.ErrInvalidCheck, forgetting nothing, when stamps is
+// not as long as checks.
+func (c *Cache) forgetStamped(checks []sluice.Check, stamps []int64) error {
+	if len(stamps) != len(checks) {
+		return fmt.Errorf("overlimit: %w: %d checks with %d stamps", sluice.ErrInvalidCheck, len(checks), len(stamps))
+	}
 	for i := range checks {
 		if stamps[i] != 0 {
 			c.Invalidate(checks[i].Key)
 		}
 	}
+	return nil
 }

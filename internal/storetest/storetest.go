@@ -1,10 +1,11 @@
-// Package storetest holds the test doubles that the tests of sluice.Store
-// decorators share: a clock that moves only when told to, and a Store that
-// fails on demand. It is for tests only.
+// Package storetest holds what the tests of sluice.Store implementations
+// share: a clock that moves only when told to, a Store that fails on demand,
+// and checks of the Store contract. It is for tests only.
 package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -113,4 +114,26 @@ func Decided(s sluice.State, st sluice.Status, err error) (sluice.State, sluice.
 		panic(fmt.Sprintf("storetest.Decided: %v", err))
 	}
 	return s, st
+}
+
+// Mismatched calls s's Apply, and its Release and Refund where s has them,
+// with one status, lease or charge fewer than checks, and returns a line
+// for each that did not return an error wrapping sluice.ErrInvalidCheck (a
+// panic is the test's failure too).
+func Mismatched(ctx context.Context, s sluice.Store, checks []sluice.Check) []string {
+	var bad []string
+	expect := func(what string, err error) {
+		if !errors.Is(err, sluice.ErrInvalidCheck) {
+			bad = append(bad, fmt.Sprintf("%s with one element fewer than %d checks: %v, want ErrInvalidCheck", what, len(checks), err))
+		}
+	}
+	n := len(checks) - 1
+	expect("Apply", s.Apply(ctx, checks, make([]sluice.Status, n)))
+	if r, ok := s.(sluice.Releaser); ok {
+		expect("Release", r.Release(ctx, checks, make([]int64, n)))
+	}
+	if r, ok := s.(sluice.Refunder); ok {
+		expect("Refund", r.Refund(ctx, checks, make([]int64, n)))
+	}
+	return bad
 }
