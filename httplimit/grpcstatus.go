@@ -46,17 +46,28 @@ func StatusOfGRPC(code uint32) int {
 // gRPC answer (Content-Type application/grpc, whose HTTP status is 200
 // whatever the call's outcome) the StatusOfGRPC of its grpc-status,
 // trailer or header. A gRPC answer that says no valid status is a failure
-// (500).
+// (500). A gRPC-Web answer (application/grpc-web, -text) is judged by the
+// grpc-status of its header when it has one (a trailers-only answer), else
+// by status: the status it sends at the end of its body is not read.
 func answerStatus(status int, h http.Header) int {
-	ct := h.Get("Content-Type")
-	if status != http.StatusOK || (ct != "application/grpc" && !strings.HasPrefix(ct, "application/grpc+") && !strings.HasPrefix(ct, "application/grpc;")) {
+	if status != http.StatusOK {
 		return status
 	}
-	code, ok := GRPCStatusOf(h)
-	if !ok {
-		return http.StatusInternalServerError
+	media, _, _ := strings.Cut(h.Get("Content-Type"), ";")
+	base, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(media)), "+")
+	switch base {
+	case "application/grpc":
+		code, ok := GRPCStatusOf(h)
+		if !ok {
+			return http.StatusInternalServerError
+		}
+		return StatusOfGRPC(code)
+	case "application/grpc-web", "application/grpc-web-text":
+		if code, ok := GRPCStatusOf(h); ok {
+			return StatusOfGRPC(code)
+		}
 	}
-	return StatusOfGRPC(code)
+	return status
 }
 
 // GRPCStatusOf returns the grpc-status of a gRPC answer whose header

@@ -7,8 +7,9 @@ import (
 
 // TestAnswerStatusJudgesGRPCByItsStatus: a gRPC answer is judged by its
 // grpc-status, from its trailers (as a proxy copies them) or its header (a
-// trailers-only answer); one without a valid status is a failure; any other
-// answer keeps its HTTP status.
+// trailers-only answer); one without a valid status is a failure; a
+// gRPC-Web answer is judged by its header's grpc-status when it has one; any
+// other answer keeps its HTTP status.
 func TestAnswerStatusJudgesGRPCByItsStatus(t *testing.T) {
 	for _, c := range []struct {
 		status int
@@ -24,6 +25,13 @@ func TestAnswerStatusJudgesGRPCByItsStatus(t *testing.T) {
 		{200, map[string]string{"Content-Type": "application/grpc", "Grpc-Status": "42"}, 500},
 		{200, map[string]string{"Content-Type": "application/json", "Grpc-Status": "5"}, 200},
 		{502, map[string]string{"Content-Type": "application/grpc", "Grpc-Status": "0"}, 502},
+		{200, map[string]string{"Content-Type": "application/grpc; charset=utf-8", "Grpc-Status": "16"}, 401},
+		// gRPC-Web: a trailers-only answer's status is in its header; the
+		// status at the end of a body is not read, so the HTTP status stands.
+		{200, map[string]string{"Content-Type": "application/grpc-web+proto", "Grpc-Status": "8"}, 429},
+		{200, map[string]string{"Content-Type": "application/grpc-web-text", "Grpc-Status": "13"}, 500},
+		{200, map[string]string{"Content-Type": "application/grpc-web+proto"}, 200},
+		{503, map[string]string{"Content-Type": "application/grpc-web"}, 503},
 	} {
 		h := http.Header{}
 		for k, v := range c.header {

@@ -137,13 +137,13 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	level := s.ctl.Level()
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	if allow := st.cors.allowOf(r); allow != "" {
-		sw.cors, sw.allow = st.cors, allow
+		sw.cors, sw.allow, sw.expose = st.cors, allow, st.cors.exposeOf(r)
 	}
 	sw.end = s.mon.Begin()
 	defer sw.answered()
 	var out http.ResponseWriter = sw
-	if isGRPC(r) {
-		g := &grpcAnswer{ResponseWriter: sw, sw: sw}
+	if ct := grpcReplyType(r); ct != "" {
+		g := &grpcAnswer{ResponseWriter: sw, sw: sw, contentType: ct}
 		defer s.grpcOutcome(sw)
 		defer g.finish()
 		out = g
@@ -228,6 +228,7 @@ type statusWriter struct {
 	copied   bool // the answer is a stale copy of the upstream's
 	cors     *corsPolicy
 	allow    string // the request's Access-Control-Allow-Origin, with cors
+	expose   string // its Access-Control-Expose-Headers, with cors
 }
 
 // upstreamStatus is the status for the monitor: the upstream's, or 0 for a
@@ -265,7 +266,7 @@ func (w *statusWriter) WriteHeader(code int) {
 	if first {
 		w.wrote = true
 		if w.cors != nil {
-			w.cors.annotate(w.Header(), w.allow, w.upstream || w.copied)
+			w.cors.annotate(w.Header(), w.allow, w.expose, w.upstream || w.copied)
 		}
 	}
 	w.status = code

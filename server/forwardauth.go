@@ -46,7 +46,7 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 		// Caddy and Traefik hand the refusal to the client as it is: a
 		// browser's script reads it if response.cors lets its origin.
 		if allow := st.cors.allowOf(orig); allow != "" {
-			st.cors.annotate(w.Header(), allow, false)
+			st.cors.annotate(w.Header(), allow, st.cors.expose, false)
 		}
 		st.mw.RefuseWithStatus(w, withVia(orig, "forward-auth"), res, st.cfg.Response.DenyStatus)
 		return

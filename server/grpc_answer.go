@@ -20,19 +20,37 @@ import (
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
-// isGRPC reports whether r is a gRPC call (not gRPC-Web, which speaks
-// HTTP/1.1 statuses).
-func isGRPC(r *http.Request) bool {
+// grpcReplyType returns the Content-Type of sluice's own answers to r when
+// r is a gRPC call: application/grpc for gRPC, and for gRPC-Web the
+// request's own media type (application/grpc-web, application/grpc-web-text
+// and their +proto, +json… forms), whose clients read a trailers-only
+// answer from the response's headers as gRPC clients do. It returns "" for
+// any other request.
+func grpcReplyType(r *http.Request) string {
 	ct := r.Header.Get("Content-Type")
-	return ct == "application/grpc" || strings.HasPrefix(ct, "application/grpc+") || strings.HasPrefix(ct, "application/grpc;")
+	media, _, _ := strings.Cut(ct, ";")
+	media = strings.ToLower(strings.TrimSpace(media))
+	base, _, _ := strings.Cut(media, "+")
+	switch base {
+	case "application/grpc":
+		return "application/grpc"
+	case "application/grpc-web", "application/grpc-web-text":
+		return media
+	}
+	return ""
 }
+
+// grpcExposed are the headers of a trailers-only answer that a gRPC-Web
+// page of another origin must be let read (see corsPolicy).
+const grpcExposed = "Grpc-Status, Grpc-Message, Grpc-Status-Details-Bin"
 
 // maxGRPCRefusal bounds the refusal body a grpcAnswer reads, in bytes.
 const maxGRPCRefusal = 64 << 10
 
-// grpcAnswer answers a gRPC call as gRPC clients read answers: what
-// sluice answers itself (a refusal, a degraded level's 503, a bad request)
-// becomes a trailers-only response — HTTP 200, the status in grpc-status,
+// grpcAnswer answers a gRPC or gRPC-Web call as their clients read
+// answers: what sluice answers itself (a refusal, a degraded level's 503, a
+// bad request) becomes a trailers-only response — HTTP 200, the status in
+// grpc-status,
 // grpc-message and grpc-status-details-bin (google.rpc.Status with a
 // RetryInfo of Retry-After, a QuotaFailure naming the violated limits, and
 // Help links to the upgrade and the documentation) — with the
@@ -42,6 +60,8 @@ const maxGRPCRefusal = 64 << 10
 type grpcAnswer struct {
 	http.ResponseWriter
 	sw *statusWriter // protect's: knows whether the upstream answers
+	// contentType is the answer's (see grpcReplyType).
+	contentType string
 	// code is the HTTP status of sluice's own answer being turned into a
 	// gRPC status (0: none), body its problem.
 	code int
@@ -104,7 +124,7 @@ func (g *grpcAnswer) finish() {
 	for _, name := range []string{"Content-Length", "Content-Type", "X-Content-Type-Options"} {
 		h.Del(name)
 	}
-	h.Set("Content-Type", "application/grpc")
+	h.Set("Content-Type", g.contentType)
 	h.Set("Grpc-Status", strconv.Itoa(int(st.Code())))
 	h.Set("Grpc-Message", grpcMessage(st.Message()))
 	if b, err := proto.Marshal(st.Proto()); err == nil {
