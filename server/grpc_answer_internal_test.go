@@ -19,7 +19,7 @@ func TestGRPCAnswerTurnsSluicesOwnAnswersIntoStatuses(t *testing.T) {
 	answer := func(upstream bool, code int, body string, header map[string]string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		sw := &statusWriter{ResponseWriter: rec, upstream: upstream}
-		g := &grpcAnswer{ResponseWriter: sw, sw: sw}
+		g := &grpcAnswer{ResponseWriter: sw, sw: sw, contentType: "application/grpc"}
 		for k, v := range header {
 			g.Header().Set(k, v)
 		}
