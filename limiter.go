@@ -9,8 +9,9 @@ import (
 
 // A Limiter decides requests against a Store: every check of one call is
 // admitted together or not at all. Limiter is safe for concurrent use when
-// its Store is (the stores of this module are). The zero Limiter has no
-// Store and decides nothing: make one with NewLimiter.
+// its Store is (the stores of this module are). The zero Limiter, and one
+// made with a nil Store, has no Store and decides nothing: its Allow and Wait
+// return an error wrapping ErrStoreUnavailable. Make one with NewLimiter.
 type Limiter struct {
 	store Store
 
@@ -39,6 +40,9 @@ func NewLimiter(store Store) *Limiter {
 func (l *Limiter) Allow(ctx context.Context, checks []Check, d *Decision) error {
 	if err := ValidateChecks(checks); err != nil {
 		return err
+	}
+	if l.store == nil {
+		return fmt.Errorf("sluice: %w: the Limiter has no Store (make it with NewLimiter)", ErrStoreUnavailable)
 	}
 	if cap(d.Statuses) < len(checks) {
 		d.Statuses = make([]Status, len(checks))

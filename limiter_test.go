@@ -107,3 +107,26 @@ func TestAllowAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// The zero Limiter, and one made with a nil Store, decides nothing: an
+// error wrapping ErrStoreUnavailable, never a panic.
+func TestZeroLimiterDecidesNothing(t *testing.T) {
+	ctx := context.Background()
+	checks := []sluice.Check{{Key: "k", Limit: sluice.PerMinute(1), Cost: 1}}
+	for name, l := range map[string]*sluice.Limiter{"zero": {}, "nil store": sluice.NewLimiter(nil)} {
+		var d sluice.Decision
+		if err := l.Allow(ctx, checks, &d); !errors.Is(err, sluice.ErrStoreUnavailable) {
+			t.Errorf("%s: Allow: %v, want ErrStoreUnavailable", name, err)
+		}
+		if err := l.Wait(ctx, checks, &d); !errors.Is(err, sluice.ErrStoreUnavailable) {
+			t.Errorf("%s: Wait: %v, want ErrStoreUnavailable", name, err)
+		}
+		d = sluice.Decision{Allowed: true, Statuses: []sluice.Status{{Allowed: true, Lease: 1, Charged: 1}}}
+		if err := l.Release(ctx, checks, &d); err == nil {
+			t.Errorf("%s: Release of a lease without a store: no error", name)
+		}
+		if err := l.Refund(ctx, checks, &d); err == nil {
+			t.Errorf("%s: Refund of a charge without a store: no error", name)
+		}
+	}
+}

@@ -224,7 +224,9 @@ type Stats struct {
 //	failover.New(overlimit.New(redisStore, overlimit.Options{}),
 //		memory.New(), failover.Options{Instances: 4})
 //
-// A Store is safe for concurrent use when its stores are.
+// A Store is safe for concurrent use when its stores are. The zero Store has
+// no stores: its Apply, Release and Refund return an error wrapping
+// sluice.ErrStoreUnavailable. Make one with New.
 type Store struct {
 	primary    sluice.Store
 	cache      CachingStore // primary, if it can answer without its store
@@ -326,6 +328,9 @@ func New(primary, local sluice.Store, opts Options) (*Store, error) {
 // Stats returns the current counts. Each field is read atomically, but not
 // all at the same instant.
 func (f *Store) Stats() Stats {
+	if f.primary == nil {
+		return Stats{Nodes: map[string]NodeStats{}}
+	}
 	st := Stats{
 		StoreErrors:       f.storeErrors.Load(),
 		FallbackDecisions: f.fallbacks.Load(),
@@ -351,10 +356,18 @@ func (f *Store) Stats() Stats {
 	return st
 }
 
+// errZero is the error of the zero Store's calls.
+func errZero() error {
+	return fmt.Errorf("failover: %w: the zero Store has no stores (make one with New)", sluice.ErrStoreUnavailable)
+}
+
 // Apply implements sluice.Store. An out not as long as checks is an error
 // wrapping sluice.ErrInvalidCheck, as an invalid check is: neither is a store
 // failure.
 func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	if f.primary == nil {
+		return errZero()
+	}
 	if len(out) != len(checks) {
 		return fmt.Errorf("failover: %w: %d checks with %d statuses", sluice.ErrInvalidCheck, len(checks), len(out))
 	}

@@ -33,6 +33,9 @@ func markLocal(out []sluice.Status) {
 // back less than it could, never more. Both stores must be
 // sluice.Refunders.
 func (f *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
+	if f.primary == nil {
+		return errZero()
+	}
 	if len(charged) != len(checks) {
 		return fmt.Errorf("failover: %w: %d checks with %d charges", sluice.ErrInvalidCheck, len(checks), len(charged))
 	}

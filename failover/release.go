@@ -14,6 +14,9 @@ import (
 // cannot be reached keeps its leases until they expire; the error says so.
 // A call to the primary is bounded by Options.Timeout, as in Apply.
 func (f *Store) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
+	if f.primary == nil {
+		return errZero()
+	}
 	var errs []error
 	if r, ok := f.local.(sluice.Releaser); ok {
 		if err := r.Release(ctx, checks, leases); err != nil {

@@ -17,6 +17,9 @@ import (
 // fails only when charged is not as long as checks, and then refunds
 // nothing.
 func (s *Store) Refund(_ context.Context, checks []sluice.Check, charged []int64) error {
+	if s.zero() {
+		return errZero()
+	}
 	if len(charged) != len(checks) {
 		return fmt.Errorf("%w: %d checks with %d charges", sluice.ErrInvalidCheck, len(checks), len(charged))
 	}

@@ -12,6 +12,9 @@ import (
 // request whose context is done. It fails only when leases is not as long
 // as checks, and then gives back nothing.
 func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64) error {
+	if s.zero() {
+		return errZero()
+	}
 	if len(leases) != len(checks) {
 		return fmt.Errorf("%w: %d checks with %d leases", sluice.ErrInvalidCheck, len(checks), len(leases))
 	}

@@ -9,6 +9,9 @@ import "github.com/sluice-dev/sluice"
 // Reset is safe for concurrent use with Apply: a decision that holds the
 // key's entry finishes first, and one that comes after finds it gone.
 func (s *Store) Reset(key string, limits []sluice.Limit) int {
+	if s.zero() {
+		return 0
+	}
 	h := s.keyHash(key)
 	sh := &s.shards[s.shardIndex(h)]
 	sh.mu.Lock()

@@ -19,9 +19,10 @@ import (
 // entries, each with a compare-and-swap and in one fixed order, so the
 // checks of one call are atomic together; new keys and states, sliding
 // logs and the store's upkeep take the shards' mutexes, in a fixed order.
-// Store is safe for concurrent use. Its zero value is not usable: call
-// New, and Close when done to stop the background sweep and the clock's
-// ticker.
+// Store is safe for concurrent use. Make one with New, and Close it when
+// done to stop the background sweep and the clock's ticker. The zero Store
+// holds nothing: its Apply, Release and Refund return an error wrapping
+// sluice.ErrStoreUnavailable, and its other methods do nothing.
 //
 // The store holds a bounded number of states (WithMaxKeys). To make room
 // it evicts only keys whose loss admits them nothing their limits would
@@ -122,6 +123,9 @@ func New(opts ...Option) *Store {
 // WithClockResolution). The store still answers afterwards, reading the
 // clock for every decision.
 func (s *Store) Close() error {
+	if s.zero() {
+		return nil
+	}
 	s.closeOnce.Do(func() {
 		s.clock.close()
 		close(s.stop)
@@ -132,6 +136,9 @@ func (s *Store) Close() error {
 
 // Stats returns the current counts.
 func (s *Store) Stats() Stats {
+	if s.zero() {
+		return Stats{}
+	}
 	st := Stats{
 		Evictions:      s.evictions.Load(),
 		Expirations:    s.expirations.Load(),
@@ -148,6 +155,14 @@ func (s *Store) Stats() Stats {
 	return st
 }
 
+// zero reports whether s is the zero Store, which New did not make.
+func (s *Store) zero() bool { return s.clock == nil }
+
+// errZero is the error of the zero Store's Apply, Release and Refund.
+func errZero() error {
+	return fmt.Errorf("memory: %w: the zero Store holds nothing (make one with memory.New)", sluice.ErrStoreUnavailable)
+}
+
 // now is the time for upkeep: it may lag (see clock).
 func (s *Store) now() int64 { return s.clock.now() }
 
@@ -162,6 +177,9 @@ func (s *Store) shardIndex(h hash) uint32 { return uint32((h.h1 >> 1) & s.mask) 
 // sluice.Limit.Decide); other checks that sluice.ValidateChecks refuses, such
 // as a key and limit named twice, it may decide (Limiter never passes them).
 func (s *Store) Apply(_ context.Context, checks []sluice.Check, out []sluice.Status) error {
+	if s.zero() {
+		return errZero()
+	}
 	if len(out) != len(checks) {
 		return fmt.Errorf("%w: %d checks with %d statuses", sluice.ErrInvalidCheck, len(checks), len(out))
 	}

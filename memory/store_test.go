@@ -465,3 +465,32 @@ func allow(lim *sluice.Limiter, ctx context.Context, checks ...sluice.Check) (sl
 	err := lim.Allow(ctx, checks, &d)
 	return d, err
 }
+
+// The zero Store holds nothing: its calls are errors, its upkeep does
+// nothing, and none panics.
+func TestZeroStoreHoldsNothing(t *testing.T) {
+	var s memory.Store
+	ctx := context.Background()
+	checks := []sluice.Check{{Key: "k", Limit: sluice.PerMinute(1), Cost: 1}}
+	if err := s.Apply(ctx, checks, make([]sluice.Status, 1)); !errors.Is(err, sluice.ErrStoreUnavailable) {
+		t.Errorf("Apply: %v, want ErrStoreUnavailable", err)
+	}
+	if err := s.Release(ctx, checks, []int64{1}); !errors.Is(err, sluice.ErrStoreUnavailable) {
+		t.Errorf("Release: %v, want ErrStoreUnavailable", err)
+	}
+	if err := s.Refund(ctx, checks, []int64{1}); !errors.Is(err, sluice.ErrStoreUnavailable) {
+		t.Errorf("Refund: %v, want ErrStoreUnavailable", err)
+	}
+	if n := s.Reset("k", []sluice.Limit{sluice.PerMinute(1)}); n != 0 {
+		t.Errorf("Reset: %d", n)
+	}
+	if n := s.Sweep(); n != 0 {
+		t.Errorf("Sweep: %d", n)
+	}
+	if st := s.Stats(); st != (memory.Stats{}) {
+		t.Errorf("Stats: %+v", st)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+}

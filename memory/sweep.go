@@ -11,6 +11,9 @@ import (
 // emptied shards back. It returns how many states it forgot. The
 // background sweep calls it; calling it directly is safe.
 func (s *Store) Sweep() int {
+	if s.zero() {
+		return 0
+	}
 	now := s.now()
 	removed := 0
 	for i := range s.shards {

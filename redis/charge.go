@@ -29,8 +29,8 @@ func (s *Store) Charge(ctx context.Context, checks []sluice.Check) error {
 }
 
 func (s *Store) charge(ctx context.Context, checks []sluice.Check, taken []int64) error {
-	if s.scriptsErr != nil {
-		return s.fail("charge script", s.scriptsErr)
+	if err := s.unusable("charge script"); err != nil {
+		return err
 	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()

@@ -171,7 +171,10 @@ type leaseBackend interface {
 // last heard, full again by then, when giving them back would change
 // nothing there.
 //
-// A Leased is safe for concurrent use by any number of goroutines.
+// A Leased is safe for concurrent use by any number of goroutines. The zero
+// Leased has no store behind it: its Apply returns an error wrapping
+// sluice.ErrStoreUnavailable, and Return and Close do nothing. Make one with
+// NewLeased or Open.
 type Leased struct {
 	next   sluice.Store
 	shared leaseBackend
@@ -280,6 +283,9 @@ func (l *Leased) entry(c *sluice.Check) *leaseEntry {
 // Apply implements sluice.Store (see Leased). Its errors are next's, or
 // the caller's context's while it waits for another call's take.
 func (l *Leased) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	if l.next == nil {
+		return errNoStore()
+	}
 	if len(out) < len(checks) {
 		return fmt.Errorf("redis store: %w: %d statuses for %d checks", sluice.ErrInvalidCheck, len(out), len(checks))
 	}

@@ -151,6 +151,9 @@ func (l *Leased) flush(ctx context.Context) error {
 // slot). An error wraps sluice.ErrStoreUnavailable; the units it could not
 // give back stay counted until their window ends or their bucket refills.
 func (l *Leased) Return(ctx context.Context) error {
+	if l.next == nil {
+		return nil
+	}
 	l.retireIf(func(*leaseEntry, int64) bool { return true })
 	return l.flush(ctx)
 }
@@ -161,6 +164,9 @@ func (l *Leased) Return(ctx context.Context) error {
 // after Close still work, through the store behind for whatever no lease
 // covers. Close is idempotent; it closes neither that store nor Redis.
 func (l *Leased) Close() error {
+	if l.next == nil {
+		return nil
+	}
 	var err error
 	l.closed.Do(func() {
 		l.refillMu.Lock()

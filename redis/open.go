@@ -46,7 +46,9 @@ const reconnectEvery = 250 * time.Millisecond
 // checks of leased limits in memory, from quota leased from Redis, and
 // hands it the rest (see Leased).
 //
-// A Guarded is safe for concurrent use by any number of goroutines.
+// A Guarded is safe for concurrent use by any number of goroutines. The
+// zero Guarded has no store: its calls return an error wrapping
+// sluice.ErrStoreUnavailable, and Close does nothing. Make one with Open.
 type Guarded struct {
 	failover *failover.Store
 	leased   *Leased // nil: nothing leased
@@ -156,6 +158,9 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 // ends first, on an invalid check, or when OnStoreError is failover.Local
 // and the local store fails too; a failure of Redis is never the caller's.
 func (g *Guarded) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	if g.failover == nil {
+		return errNoStore()
+	}
 	if g.leased != nil {
 		return g.leased.Apply(ctx, checks, out)
 	}
@@ -165,13 +170,25 @@ func (g *Guarded) Apply(ctx context.Context, checks []sluice.Check, out []sluice
 // Release implements sluice.Releaser: leases go back to Redis and to the
 // local store, wherever they were taken.
 func (g *Guarded) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
+	if g.failover == nil {
+		return errNoStore()
+	}
 	return g.failover.Release(ctx, checks, leases)
+}
+
+// errNoStore is the error of the zero Guarded's and the zero Leased's
+// calls.
+func errNoStore() error {
+	return fmt.Errorf("redis store: %w: no store (make one with Open)", sluice.ErrStoreUnavailable)
 }
 
 // Ping reports whether Redis answers a PING now: nil, or an error wrapping
 // sluice.ErrStoreUnavailable (before the store has connected, the last
 // connection error). It waits as long as ctx allows.
 func (g *Guarded) Ping(ctx context.Context) error {
+	if g.redis == nil {
+		return errNoStore()
+	}
 	s, err := g.redis.store()
 	if err != nil {
 		return err
@@ -184,7 +201,12 @@ func (g *Guarded) Ping(ctx context.Context) error {
 
 // Losses reports what Redis forgot of what it had acknowledged, as the
 // store saw it (see Losses): each is also a log line.
-func (g *Guarded) Losses() Losses { return g.redis.watch.losses() }
+func (g *Guarded) Losses() Losses {
+	if g.redis == nil {
+		return Losses{}
+	}
+	return g.redis.watch.losses()
+}
 
 // Evicting returns the Redis masters the store has seen that may evict
 // keys when full — a maxmemory set with a maxmemory-policy other than
@@ -195,6 +217,9 @@ func (g *Guarded) Losses() Losses { return g.redis.watch.losses() }
 // that read that may evict. An evicted state gives its client a fresh
 // quota (see Losses.Evicted).
 func (g *Guarded) Evicting() (masters []string, seen int) {
+	if g.redis == nil {
+		return nil, 0
+	}
 	m := &g.redis.watch.memory
 	seen = int(m.seen.Load()) // before the list, which a read's count follows
 	if l := m.evicting.Load(); l != nil {
@@ -223,6 +248,9 @@ func (g *Guarded) Local() *memory.Store { return g.local }
 // Open made (not an Options.Local), and returns nil. Calls after Close are
 // decided by OnStoreError. Close is idempotent.
 func (g *Guarded) Close() error {
+	if g.redis == nil {
+		return nil
+	}
 	g.closed.Do(func() {
 		if g.leased != nil {
 			if err := g.leased.Close(); err != nil && g.redis.log != nil {

@@ -15,8 +15,8 @@ import (
 // script run; an error wraps sluice.ErrStoreUnavailable as Apply's do, and
 // the charges of the slots not reached stay counted.
 func (s *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
-	if s.scriptsErr != nil {
-		return s.fail("refund script", s.scriptsErr)
+	if err := s.unusable("refund script"); err != nil {
+		return err
 	}
 	return s.stamped(ctx, s.scripts.refundCharge, "refund script", checks, charged, refundable)
 }
@@ -38,6 +38,9 @@ var _ sluice.Refunder = (*Store)(nil)
 // caller that must count exactly (count: successes or failures) keeps such
 // limits off leases; config refuses the two together.
 func (g *Guarded) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
+	if g.failover == nil {
+		return errNoStore()
+	}
 	return g.failover.Refund(ctx, checks, charged)
 }
 

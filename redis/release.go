@@ -15,8 +15,8 @@ import (
 // sluice.ErrStoreUnavailable as Apply's do, and leaves the leases to
 // expire.
 func (s *Store) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
-	if s.scriptsErr != nil {
-		return s.fail("release script", s.scriptsErr)
+	if err := s.unusable("release script"); err != nil {
+		return err
 	}
 	return s.stamped(ctx, s.scripts.release, "release script", checks, leases, func(a sluice.Algorithm) bool {
 		return a == sluice.AlgorithmConcurrency

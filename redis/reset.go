@@ -16,6 +16,9 @@ func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (i
 	if len(limits) == 0 {
 		return 0, nil
 	}
+	if err := s.unusable("reset"); err != nil {
+		return 0, err
+	}
 	keys := make([]string, len(limits))
 	for i, l := range limits {
 		keys[i] = Key(key, l.ID())
@@ -38,6 +41,9 @@ func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (i
 // ends. An error wraps sluice.ErrStoreUnavailable (Redis could not be
 // reached); the cache and the fallback forget key either way.
 func (g *Guarded) Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error) {
+	if g.failover == nil {
+		return 0, errNoStore()
+	}
 	defer func() {
 		g.cache.Invalidate(key)
 		g.local.Reset(key, limits)

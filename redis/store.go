@@ -20,7 +20,9 @@ import (
 // the reservation protocol described in the package documentation.
 //
 // Store is safe for concurrent use by any number of goroutines and, since
-// all state and time live in Redis, by any number of processes.
+// all state and time live in Redis, by any number of processes. The zero
+// Store has no connection: its calls return an error wrapping
+// sluice.ErrStoreUnavailable.
 type Store struct {
 	client  rueidis.Client
 	cluster bool
@@ -72,6 +74,18 @@ func New(client rueidis.Client, opts ...Option) *Store {
 	return s
 }
 
+// unusable returns why s cannot run its scripts, with what for the error's
+// text: it is the zero Store, or its scripts did not load; nil otherwise.
+func (s *Store) unusable(what string) error {
+	if s.client == nil {
+		return fmt.Errorf("redis store: %w: the zero Store has no connection (make one with New, Dial or Open)", sluice.ErrStoreUnavailable)
+	}
+	if s.scriptsErr != nil {
+		return s.fail(what, s.scriptsErr)
+	}
+	return nil
+}
+
 // Close closes the connection if Dial opened it; a Store made by New
 // leaves its client to the caller. Close is idempotent.
 func (s *Store) Close() error {
@@ -105,8 +119,8 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 	if len(out) < len(checks) {
 		return 0, fmt.Errorf("redis store: %w: %d statuses for %d checks", sluice.ErrInvalidCheck, len(out), len(checks))
 	}
-	if s.scriptsErr != nil {
-		return 0, s.fail("apply script", s.scriptsErr)
+	if err := s.unusable("apply script"); err != nil {
+		return 0, err
 	}
 	if s.batch != nil { // standalone or Sentinel: one slot, one call
 		c, err := newCall(checks, nil, nil, out)
