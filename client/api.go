@@ -23,7 +23,8 @@ const DefaultTimeout = 5 * time.Second
 // Client asks a sluice server for decisions (POST /v1/check, docs/api.md):
 // for services in front of which sluice does not sit as a proxy, and for
 // pacing shared between processes (see Client.Gate). It is safe for
-// concurrent use.
+// concurrent use. The zero Client has no server: its calls return an error
+// wrapping sluice.ErrStoreUnavailable. Make one with New.
 type Client struct {
 	url   string
 	http  *http.Client
@@ -265,6 +266,9 @@ func (c *Client) Settle(ctx context.Context, id string, status int, header http.
 // post sends body to url as JSON and returns the 200 answer's body; what
 // names the call in errors.
 func (c *Client) post(ctx context.Context, what, url string, body []byte) ([]byte, error) {
+	if c.http == nil {
+		return nil, fmt.Errorf("client: %s: %w: the zero Client has no server (make one with New)", what, sluice.ErrStoreUnavailable)
+	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("client: %s: %w", what, err)

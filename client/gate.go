@@ -75,7 +75,8 @@ func (f GateFunc) Wait(ctx context.Context, cost int64) error { return f(ctx, co
 // slot as sluice.Limiter.Wait does (woken when a slot is released through
 // the same Limiter, polling for slots released elsewhere), not for the
 // lease time the refusal names. Wait over concurrency limits holds its
-// slots until their leases expire.
+// slots until their leases expire. The zero LimiterGate has no limiter:
+// its Wait and Acquire return an error wrapping sluice.ErrStoreUnavailable.
 type LimiterGate struct {
 	limiter *sluice.Limiter
 	key     string
@@ -111,6 +112,9 @@ func (g *LimiterGate) Wait(ctx context.Context, cost int64) error {
 // context of its own (not ctx, which may have ended by then); an error
 // then is not reported: the leases expire by themselves.
 func (g *LimiterGate) Acquire(ctx context.Context, cost int64) (release func(), err error) {
+	if g.limiter == nil {
+		return nil, fmt.Errorf("client: %w: the zero LimiterGate has no limiter (make one with NewLimiterGate)", sluice.ErrStoreUnavailable)
+	}
 	if cost <= 0 {
 		return func() {}, ctx.Err()
 	}
@@ -240,6 +244,9 @@ func (c *Client) Gate(req CheckRequest) *APIGate {
 
 // Wait implements Gate.
 func (g *APIGate) Wait(ctx context.Context, cost int64) error {
+	if g.client == nil {
+		return fmt.Errorf("client: %w: the zero APIGate has no client (make one with Client.Gate)", sluice.ErrStoreUnavailable)
+	}
 	if cost <= 0 {
 		return ctx.Err()
 	}

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -15,9 +16,10 @@ import (
 // spent, and holds every call after a refusal until the server's wait is
 // over. docs/client.md describes the model and its guarantees.
 //
-// A Pacer is safe for concurrent use; the zero Pacer is not usable (use
-// NewPacer).
+// A Pacer is safe for concurrent use. The zero Pacer paces as
+// NewPacer("", 0)'s does.
 type Pacer struct {
+	once    sync.Once // makes h for the zero Pacer
 	h       *hostState
 	name    string
 	maxWait time.Duration
@@ -28,7 +30,17 @@ type Pacer struct {
 // known end beyond it fails at once with ErrWaitTooLong. 0 means
 // DefaultMaxWait; a negative value means no bound but the context's.
 func NewPacer(name string, maxWait time.Duration) *Pacer {
-	return &Pacer{h: newHostState(true), name: name, maxWait: RetryPolicy{MaxWait: maxWait}.withDefaults().MaxWait}
+	p := &Pacer{name: name, maxWait: maxWait}
+	p.ready()
+	return p
+}
+
+// ready makes the pacer's state and fills in its longest wait, once.
+func (p *Pacer) ready() {
+	p.once.Do(func() {
+		p.h = newHostState(true)
+		p.maxWait = RetryPolicy{MaxWait: p.maxWait}.withDefaults().MaxWait
+	})
 }
 
 // Wait blocks until a call of cost units may be sent (cost ≤ 0 counts as 0
@@ -38,6 +50,7 @@ func NewPacer(name string, maxWait time.Duration) *Pacer {
 // Pacer's longest wait or the context's deadline, and the context's error
 // when it is done first.
 func (p *Pacer) Wait(ctx context.Context, cost int64) (Send, error) {
+	p.ready()
 	var waited time.Duration
 	if err := p.h.waitHold(ctx, p.name, p.maxWait, &waited); err != nil {
 		return Send{}, err

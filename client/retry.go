@@ -110,8 +110,10 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 // one call is retried, how long it waits, and the retry budget shared by
 // all its calls. Transport keeps one; other clients of rate-limited
 // servers (grpclimit's retry interceptor) can keep theirs. It is safe for
-// concurrent use.
+// concurrent use. The zero Retries follows the zero RetryPolicy, whose
+// fields take their defaults: the recommended policy.
 type Retries struct {
+	once   sync.Once
 	policy RetryPolicy
 	budget *budget
 }
@@ -119,15 +121,28 @@ type Retries struct {
 // NewRetries returns the Retries of p, its zero fields taking their
 // defaults.
 func NewRetries(p RetryPolicy) *Retries {
-	p = p.withDefaults()
-	return &Retries{policy: p, budget: newBudget(&p)}
+	return &Retries{policy: p}
+}
+
+// ready fills in the policy's defaults and makes the budget, once.
+func (r *Retries) ready() {
+	r.once.Do(func() {
+		r.policy = r.policy.withDefaults()
+		r.budget = newBudget(&r.policy)
+	})
 }
 
 // Policy returns the policy, its defaults filled in.
-func (r *Retries) Policy() RetryPolicy { return r.policy }
+func (r *Retries) Policy() RetryPolicy {
+	r.ready()
+	return r.policy
+}
 
 // Call records one call (not a retry): it adds BudgetRatio to the budget.
-func (r *Retries) Call() { r.budget.deposit() }
+func (r *Retries) Call() {
+	r.ready()
+	r.budget.deposit()
+}
 
 // Next decides retry number retry (0 for the first) of a call that was
 // refused. wait is the server's wait when told is true; otherwise Next
@@ -137,6 +152,7 @@ func (r *Retries) Call() { r.budget.deposit() }
 // wrapping ErrWaitTooLong), or a spent budget (ErrNoRetry). A nil error
 // takes one retry from the budget.
 func (r *Retries) Next(ctx context.Context, retry int, wait time.Duration, told bool) (time.Duration, error) {
+	r.ready()
 	if retry >= r.policy.MaxRetries {
 		return 0, fmt.Errorf("%w: %d retries made", ErrNoRetry, retry)
 	}

@@ -115,7 +115,9 @@ type Config struct {
 	MinDwell time.Duration
 }
 
-// Controller holds the current level. It is safe for concurrent use.
+// Controller holds the current level. It is safe for concurrent use. The
+// zero Controller has no rules: it stays at Normal unless pinned, and reads
+// time.Now.
 type Controller struct {
 	cfg      Config
 	clock    func() time.Time
@@ -141,6 +143,14 @@ func NewController(cfg Config, clock func() time.Time, onChange func(from, to Le
 		clock = time.Now
 	}
 	return &Controller{cfg: cfg, clock: clock, onChange: onChange, since: clock()}
+}
+
+// now is the controller's time.
+func (c *Controller) now() time.Time {
+	if c.clock == nil {
+		return time.Now()
+	}
+	return c.clock()
 }
 
 // SetConfig replaces the rules (on a configuration reload); the level and
@@ -186,7 +196,7 @@ func (c *Controller) State() State {
 func (c *Controller) Update(s Signals) Level {
 	c.mu.Lock()
 	c.last = s
-	now := c.clock()
+	now := c.now()
 	from, to, why := c.level, c.level, ""
 	calm := from > Normal && len(c.cfg.Rules[from-1].leave().exceeded(s)) == 0
 	switch {
@@ -233,7 +243,7 @@ func (c *Controller) force(to Level, pinned bool, why string) {
 	from := c.level
 	c.level, c.pinned = to, pinned
 	if from != to {
-		c.since, c.calmSince = c.clock(), time.Time{}
+		c.since, c.calmSince = c.now(), time.Time{}
 	}
 	c.mu.Unlock()
 	if from != to && c.onChange != nil {

@@ -17,10 +17,12 @@ const reservoirSize = 4096
 // Monitor measures the signals of a server: requests in flight, latency and
 // errors over a window (between two Sample calls), the store's health, the
 // Go scheduler's latency, and the CPU and memory used of what the process
-// may use (cgroup-aware). It is safe for concurrent use.
+// may use (cgroup-aware). It is safe for concurrent use. The zero Monitor
+// measures as NewMonitor(nil)'s does.
 type Monitor struct {
 	inFlight  atomic.Int64
 	storeDown func() bool
+	once      sync.Once // makes res and sample for the zero Monitor
 	res       *resources
 
 	mu            sync.Mutex
@@ -36,8 +38,18 @@ type Monitor struct {
 // NewMonitor returns a monitor; storeDown, if not nil, reports whether the
 // limiter's store is unreachable.
 func NewMonitor(storeDown func() bool) *Monitor {
-	return &Monitor{storeDown: storeDown, res: newResources(), lat: make([]time.Duration, 0, reservoirSize),
-		sample: []metrics.Sample{{Name: "/sched/latencies:seconds"}}}
+	m := &Monitor{storeDown: storeDown, lat: make([]time.Duration, 0, reservoirSize)}
+	m.ready()
+	return m
+}
+
+// ready makes what the monitor reads the process's resources and the
+// scheduler's latency with, once.
+func (m *Monitor) ready() {
+	m.once.Do(func() {
+		m.res = newResources()
+		m.sample = []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+	})
 }
 
 // Begin counts a request in flight and returns the function that ends it
@@ -86,6 +98,7 @@ func (m *Monitor) InFlight() int64 { return m.inFlight.Load() }
 // Sample returns the signals of the window since the previous Sample and
 // starts a new window.
 func (m *Monitor) Sample() Signals {
+	m.ready()
 	s := Signals{InFlight: m.inFlight.Load()}
 	m.mu.Lock()
 	lat := slices.Clone(m.lat)

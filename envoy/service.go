@@ -20,7 +20,10 @@ import (
 // envoy.service.ratelimit.v3.RateLimitService on a sluice.Limiter with the
 // rules it holds. Register it on a gRPC server with Register. Service is safe
 // for concurrent use; SetRules swaps its rules atomically while it serves
-// (requests in flight finish with the rules they started with).
+// (requests in flight finish with the rules they started with). The zero
+// Service has no limiter: ShouldRateLimit answers gRPC code Unavailable
+// (Envoy's failure_mode_deny then decides) and Rules is nil. Make one with
+// New.
 type Service struct {
 	rlsv3.UnimplementedRateLimitServiceServer
 
@@ -163,6 +166,9 @@ func (s *Service) Rules() *Rules { return s.rules.Load() }
 // context with Canceled or DeadlineExceeded. Admitted requests that a
 // leaky-bucket queue delays are answered after the delay.
 func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
+	if s.limiter == nil {
+		return nil, status.Error(codes.Unavailable, "envoy: the zero Service has no limiter (make one with New)")
+	}
 	start := time.Now()
 	sc := s.scratch.Get().(*scratch)
 	now := s.now()

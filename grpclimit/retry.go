@@ -3,6 +3,7 @@ package grpclimit
 import (
 	"context"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -26,8 +27,10 @@ import (
 // MaxRetries of one call, none whose wait exceeds MaxWait or the call's
 // deadline (the refusal is then returned at once), and a retry budget
 // shared by every call of the Retry. It is safe for concurrent use; use
-// one per client connection or per service called.
+// one per client connection or per service called. The zero Retry follows
+// the recommended policy, as NewRetry(client.RetryPolicy{}) does.
 type Retry struct {
+	once    sync.Once
 	retries *client.Retries
 }
 
@@ -37,20 +40,32 @@ func NewRetry(p client.RetryPolicy) *Retry {
 	return &Retry{retries: client.NewRetries(p)}
 }
 
+// policy returns the Retries the Retry follows: NewRetry's, or for the
+// zero Retry the recommended policy's.
+func (r *Retry) policy() *client.Retries {
+	r.once.Do(func() {
+		if r.retries == nil {
+			r.retries = client.NewRetries(client.RetryPolicy{})
+		}
+	})
+	return r.retries
+}
+
 // UnaryInterceptor returns the interceptor. Put it before a Pacer's, so
 // that every attempt is paced:
 //
 //	grpc.WithChainUnaryInterceptor(retry.UnaryInterceptor(), pacer.UnaryInterceptor())
 func (r *Retry) UnaryInterceptor() grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-		r.retries.Call()
+		retries := r.policy()
+		retries.Call()
 		for retry := 0; ; retry++ {
 			err := invoker(ctx, method, req, reply, cc, opts...)
 			delay, ok := retryDelay(err)
 			if !ok {
 				return err
 			}
-			wait, werr := r.retries.Next(ctx, retry, delay+jitter(delay), true)
+			wait, werr := retries.Next(ctx, retry, delay+jitter(delay), true)
 			if werr != nil {
 				return err
 			}

@@ -53,7 +53,9 @@ type Options struct {
 // grpc.ChainStreamInterceptor(s.StreamInterceptor()). A call is decided
 // once, before its handler runs (a stream when it opens, whatever its
 // messages); an admitted call holds its concurrency leases until its
-// handler returns. It is safe for concurrent use.
+// handler returns. It is safe for concurrent use. The zero Server limits
+// nothing: it serves every call, logging (with slog's default logger) that
+// it decided nothing, as New's default OnError does when a store fails.
 type Server struct {
 	m       *httplimit.Middleware
 	onError func(ctx context.Context, fullMethod string, err error) error
@@ -86,8 +88,7 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 			log = slog.Default()
 		}
 		s.onError = func(ctx context.Context, method string, err error) error {
-			log.WarnContext(ctx, "call served without a rate-limit decision", "method", method, "err", err)
-			return nil
+			return serveUndecided(ctx, log, method, err)
 		}
 	}
 	for _, k := range m.RequestHeaders() {
@@ -163,12 +164,36 @@ type refused struct{ st *status.Status }
 func (r refused) Error() string              { return r.st.Message() }
 func (r refused) GRPCStatus() *status.Status { return r.st }
 
+// undecided handles err, the failure to decide a call of method, by
+// Options.OnError, or for the zero Server by serving the call (see
+// serveUndecided).
+func (s *Server) undecided(ctx context.Context, method string, err error) error {
+	if s.onError == nil {
+		return serveUndecided(ctx, slog.Default(), method, err)
+	}
+	return s.onError(ctx, method, err)
+}
+
+// serveUndecided logs err, the failure to decide a call of method, to log
+// and returns nil: the call is served.
+func serveUndecided(ctx context.Context, log *slog.Logger, method string, err error) error {
+	log.WarnContext(ctx, "call served without a rate-limit decision", "method", method, "err", err)
+	return nil
+}
+
 // admit decides the call of ctx to method and sets its RateLimit trailers
 // with trailer. Admitted, it returns the function that ends the call with
 // its answer (see answerOf) and the metadata its handler set (as a header,
 // for the limits that count what it reports); refused, the refusal's
 // status error.
 func (s *Server) admit(ctx context.Context, method string, trailer func(metadata.MD)) (done func(answer int, h http.Header), err error) {
+	if s.m == nil {
+		err := fmt.Errorf("grpclimit: %w: the zero Server has no limiter (make one with New)", sluice.ErrStoreUnavailable)
+		if err := s.undecided(ctx, method, err); err != nil {
+			return nil, err
+		}
+		return func(int, http.Header) {}, nil
+	}
 	r := s.request(ctx, method)
 	res, err := s.m.Decide(r)
 	if err != nil {
@@ -176,7 +201,7 @@ func (s *Server) admit(ctx context.Context, method string, trailer func(metadata
 			// The caller gave up before its decision: no failure to decide.
 			return nil, status.FromContextError(cerr).Err()
 		}
-		if err := s.onError(ctx, method, err); err != nil {
+		if err := s.undecided(ctx, method, err); err != nil {
 			return nil, err
 		}
 		return func(int, http.Header) {}, nil

@@ -60,6 +60,9 @@ var ErrTokenRefused = errors.New("the token is not verified")
 // parameter read the rest. cost ≥ 0 overrides the endpoint's cost; pass
 // -1 to use it. Give the Result back with Done or Discard.
 func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path string, cost int64) (*Result, error) {
+	if m.zero() {
+		return nil, errZero()
+	}
 	id, err := m.identifyRequester(ctx, c)
 	if err != nil {
 		return nil, err

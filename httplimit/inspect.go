@@ -50,6 +50,9 @@ func (m *Middleware) Subject(subject string) (string, error) {
 // "user#" and a hash of an id longer than 64 bytes or of characters other
 // than letters, digits and ".", "_", "-", "@".
 func (m *Middleware) UserSubject(user string) string {
+	if m.zero() {
+		return ""
+	}
 	_, sub := m.id.userSubject(user)
 	return sub
 }
@@ -65,6 +68,9 @@ func (m *Middleware) UserSubject(user string) string {
 // Penalty.For: 0 remaining while the client is in the box, until
 // ResetAfter) and "penalty-refusals" (the refusals counted toward it).
 func (m *Middleware) SubjectLimits(subject, plan string) (key string, limits []sluice.Limit, err error) {
+	if m.zero() {
+		return "", nil, errZero()
+	}
 	if key, err = m.subjectKey(subject); err != nil {
 		return "", nil, err
 	}

@@ -21,7 +21,11 @@ import (
 )
 
 // Middleware limits HTTP requests by its Options. It is safe for
-// concurrent use; build it with New.
+// concurrent use; build it with New. The zero Middleware limits nothing:
+// its Decide and DecideFor return an error wrapping
+// sluice.ErrStoreUnavailable, so its Handler serves every request and logs
+// that it decided nothing (as New's default ErrorHandler does when a store
+// fails), and its other methods report no identity, limits or headers.
 //
 // API keys become store keys, log text and metric labels only as their
 // SHA-256. To spare returning clients the hash, a Middleware keeps a
@@ -192,12 +196,6 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 	if m.log == nil {
 		m.log = slog.Default()
 	}
-	if m.onError == nil {
-		m.onError = func(w http.ResponseWriter, r *http.Request, err error) bool {
-			m.log.Warn("rate limit not decided, serving the request", "err", err, "path", r.URL.Path)
-			return true
-		}
-	}
 	m.counts = countsOf(&o)
 	m.clock.anchor.Store(&anchor{wall: time.Now()})
 	var err error
@@ -252,6 +250,9 @@ var errNoPlan = errors.New("httplimit: no plan for the request (no default or an
 // Decide identifies r and decides it, without writing anything. Put the
 // Result back with Done (an admitted request that ran) or Discard.
 func (m *Middleware) Decide(r *http.Request) (*Result, error) {
+	if m.zero() {
+		return nil, errZero()
+	}
 	res := m.results.Get().(*Result)
 	if m.exempt.match(r) {
 		return m.exempted(r, res, ExemptRoute), nil
@@ -333,6 +334,33 @@ func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, re
 	}
 }
 
+// zero reports whether m is the zero Middleware, which New did not build.
+func (m *Middleware) zero() bool { return m.limiter == nil }
+
+// errZero is the error of the zero Middleware's decisions.
+func errZero() error {
+	return fmt.Errorf("httplimit: %w: the zero Middleware has no limiter (build one with New)", sluice.ErrStoreUnavailable)
+}
+
+// undecided handles err, the failure to decide r, by Options.ErrorHandler,
+// or by default by logging it and reporting that r is to be served.
+func (m *Middleware) undecided(w http.ResponseWriter, r *http.Request, err error) bool {
+	if m.onError != nil {
+		return m.onError(w, r, err)
+	}
+	m.logger().Warn("rate limit not decided, serving the request", "err", err, "path", r.URL.Path)
+	return true
+}
+
+// logger returns the Middleware's logger: Options.Logger, else slog's
+// default.
+func (m *Middleware) logger() *slog.Logger {
+	if m.log == nil {
+		return slog.Default()
+	}
+	return m.log
+}
+
 // Handler limits the requests to next: refused requests get a 429 problem
 // body; admitted ones reach next with the RateLimit headers already set; a
 // leaky-bucket queue's delay is waited out first (a client that goes away
@@ -348,7 +376,7 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 			if r.Context().Err() != nil {
 				return // the client left before its decision: nothing to serve, nothing failed
 			}
-			if m.onError(w, r, err) {
+			if m.undecided(w, r, err) {
 				next.ServeHTTP(w, r)
 			}
 			return

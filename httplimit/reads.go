@@ -17,6 +17,9 @@ import (
 // grpclimit does a gRPC call's, gives m these headers; others m never
 // reads.
 func (m *Middleware) RequestHeaders() []string {
+	if m.zero() {
+		return nil
+	}
 	var names []string
 	add := func(name string) {
 		if name != "" && !slices.Contains(names, name) {
@@ -79,6 +82,9 @@ func (m *Middleware) ResponseHeaders() []string {
 // stops the walk at the proxy that reported it. Not valid when r's
 // RemoteAddr holds no address.
 func (m *Middleware) ClientAddr(r *http.Request) netip.Addr {
+	if m.zero() {
+		return peerAddr(r.RemoteAddr) // no proxy is trusted
+	}
 	return clientAddr(r.Header, peerAddr(r.RemoteAddr), m.id.isTrusted, m.id.useForwarded)
 }
 
@@ -87,5 +93,5 @@ func (m *Middleware) ClientAddr(r *http.Request) netip.Addr {
 // not valid when RemoteAddr holds none.
 func (m *Middleware) Peer(r *http.Request) (addr netip.Addr, trusted bool) {
 	addr = peerAddr(r.RemoteAddr)
-	return addr, m.id.isTrusted(addr)
+	return addr, !m.zero() && m.id.isTrusted(addr)
 }

@@ -75,7 +75,7 @@ func (m *Middleware) StatusHandler() http.Handler {
 			if r.Context().Err() != nil {
 				return // the client left
 			}
-			m.log.Warn("rate limit standing not decided", "err", err, "path", r.URL.Path)
+			m.logger().Warn("rate limit standing not decided", "err", err, "path", r.URL.Path)
 			ra := int64(1)
 			writeProblem(w, &Problem{Type: ProblemReducedCapacity, Title: "Service Unavailable", Status: http.StatusServiceUnavailable,
 				Detail: "Your standing cannot be read now. Retry after the time in Retry-After.", Instance: r.URL.Path, RetryAfter: &ra})
@@ -116,6 +116,9 @@ func (m *Middleware) StatusHandler() http.Handler {
 // Route exemptions do not apply: the route is the status route, whose
 // client is the one asked about.
 func (m *Middleware) peek(r *http.Request) (*Result, error) {
+	if m.zero() {
+		return nil, errZero()
+	}
 	res := m.results.Get().(*Result)
 	res.statusRefused, res.peeking = false, true
 	if res, err := m.identifyInto(r, res); err != nil || res.Exempt {
