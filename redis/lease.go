@@ -211,8 +211,12 @@ type leaseKey struct{ key, id string }
 // instances is how many processes lease from that Redis (values below 1
 // mean 1). Leases expire by shared's clock (WithTimeForTesting's, else the
 // process's monotonic clock). Close gives back what it holds and stops its
-// background work; it does not close next or shared.
+// background work; it does not close next or shared. A nil next or shared
+// makes a Leased with no store, as the zero Leased.
 func NewLeased(next sluice.Store, shared *Store, instances int, opts LeaseOptions) *Leased {
+	if next == nil || shared == nil {
+		return &Leased{}
+	}
 	return newLeased(next, shared, shared.now, instances, opts)
 }
 

@@ -179,7 +179,7 @@ func (g *Guarded) Release(ctx context.Context, checks []sluice.Check, leases []i
 // errNoStore is the error of the zero Guarded's and the zero Leased's
 // calls.
 func errNoStore() error {
-	return fmt.Errorf("redis store: %w: no store (make one with Open)", sluice.ErrStoreUnavailable)
+	return fmt.Errorf("redis store: %w: no store (the zero Guarded or Leased, or NewLeased without its stores)", sluice.ErrStoreUnavailable)
 }
 
 // Ping reports whether Redis answers a PING now: nil, or an error wrapping

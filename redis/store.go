@@ -44,8 +44,11 @@ type Store struct {
 // New returns a Store that keeps its state through client, which may be a
 // standalone, Sentinel or Cluster client (see Options and NewClient for
 // building one). The caller keeps ownership of client: Close does not close
-// it.
+// it. A nil client makes a Store with no connection, as the zero Store.
 func New(client rueidis.Client, opts ...Option) *Store {
+	if client == nil {
+		return &Store{}
+	}
 	o := options{timeout: DefaultTimeout, batchRuns: DefaultBatchRuns}
 	for _, opt := range opts {
 		opt(&o)
@@ -78,7 +81,7 @@ func New(client rueidis.Client, opts ...Option) *Store {
 // text: it is the zero Store, or its scripts did not load; nil otherwise.
 func (s *Store) unusable(what string) error {
 	if s.client == nil {
-		return fmt.Errorf("redis store: %w: the zero Store has no connection (make one with New, Dial or Open)", sluice.ErrStoreUnavailable)
+		return fmt.Errorf("redis store: %w: no connection (the zero Store, or New with a nil client)", sluice.ErrStoreUnavailable)
 	}
 	if s.scriptsErr != nil {
 		return s.fail(what, s.scriptsErr)

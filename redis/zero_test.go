@@ -9,9 +9,9 @@ import (
 	"github.com/sluice-dev/sluice/redis"
 )
 
-// The zero Store, Guarded and Leased have no connection: their calls are
-// errors wrapping sluice.ErrStoreUnavailable, Close and Return do nothing,
-// and none panics.
+// The zero Store, Guarded and Leased, a Store of a nil client and a Leased
+// without its stores have no connection: their calls are errors wrapping
+// sluice.ErrStoreUnavailable, Close and Return do nothing, and none panics.
 func TestZeroValuesHaveNoStore(t *testing.T) {
 	ctx := context.Background()
 	checks := []sluice.Check{{Key: "k", Limit: sluice.PerMinute(1), Cost: 1}}
@@ -37,6 +37,16 @@ func TestZeroValuesHaveNoStore(t *testing.T) {
 		if !errors.Is(err, sluice.ErrStoreUnavailable) {
 			t.Errorf("%s: %v, want ErrStoreUnavailable", what, err)
 		}
+	}
+	nilClient := redis.New(nil)
+	nilLeased := redis.NewLeased(nil, nil, 4, redis.LeaseOptions{})
+	for what, err := range map[string]error{"New(nil).Apply": nilClient.Apply(ctx, checks, out), "NewLeased(nil, nil).Apply": nilLeased.Apply(ctx, checks, out)} {
+		if !errors.Is(err, sluice.ErrStoreUnavailable) {
+			t.Errorf("%s: %v, want ErrStoreUnavailable", what, err)
+		}
+	}
+	if err := nilLeased.Close(); err != nil {
+		t.Errorf("NewLeased(nil, nil).Close: %v", err)
 	}
 	if node := s.Node(&checks[0]); node != "" {
 		t.Errorf("Store.Node: %q", node)
