@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/grpcweb"
 )
 
 // Values of Options.Count: which admitted requests a limit counts, by the
@@ -227,9 +228,11 @@ func (m *Middleware) DoneWithStatus(ctx context.Context, res *Result, status int
 // counts a header (CountHeader) gets back the part of the request's cost
 // that h does not report. A gRPC answer (Content-Type application/grpc in
 // h), whose HTTP status is 200 whatever the call's outcome, is judged by
-// its grpc-status instead (StatusOfGRPC). Handler calls it when some limit
+// its grpc-status instead (StatusOfGRPC); so is a gRPC-Web answer whose
+// header has one (a trailers-only answer). Handler calls it when some limit
 // of the request counts by response, with the header its next handler
-// wrote.
+// wrote, and for a gRPC-Web answer that sent its status at the end of its
+// body, with the StatusOfGRPC of that status.
 func (m *Middleware) DoneWithResponse(ctx context.Context, res *Result, status int, h http.Header) {
 	if m.countsByResponse(res) {
 		m.refund(ctx, res, answerStatus(status, h), h)
@@ -308,6 +311,9 @@ func (m *Middleware) endCounted(ctx context.Context, res *Result) {
 	case status == 0:
 		status = http.StatusOK
 	}
+	if code, ok := res.answer.web.Code(); ok && status == http.StatusOK {
+		status = StatusOfGRPC(code) // a gRPC-Web answer's, from the end of its body
+	}
 	res.answer = statusWriter{}
 	m.DoneWithResponse(ctx, res, status, h)
 }
@@ -321,11 +327,14 @@ type statusWriter struct {
 	http.ResponseWriter
 	code   int
 	served bool // the handler returned
+	// web reads the status at the end of a gRPC-Web answer's body.
+	web grpcweb.Status
 }
 
 func (w *statusWriter) WriteHeader(code int) {
 	if w.code == 0 && (code >= 200 || code == http.StatusSwitchingProtocols) {
 		w.code = code
+		w.web.Reset(w.Header().Get("Content-Type"))
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
@@ -333,7 +342,9 @@ func (w *statusWriter) WriteHeader(code int) {
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.code == 0 {
 		w.code = http.StatusOK
+		w.web.Reset(w.Header().Get("Content-Type"))
 	}
+	w.web.Write(b)
 	return w.ResponseWriter.Write(b)
 }
 

@@ -48,7 +48,8 @@ func StatusOfGRPC(code uint32) int {
 // trailer or header. A gRPC answer that says no valid status is a failure
 // (500). A gRPC-Web answer (application/grpc-web, -text) is judged by the
 // grpc-status of its header when it has one (a trailers-only answer), else
-// by status: the status it sends at the end of its body is not read.
+// by status (Handler passes the StatusOfGRPC of the status at the end of its
+// body, which it reads as the body passes).
 func answerStatus(status int, h http.Header) int {
 	if status != http.StatusOK {
 		return status

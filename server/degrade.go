@@ -8,12 +8,14 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/degrade"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/grpcweb"
 )
 
 // degradeState is the part of a state that depends on the degradation
@@ -143,6 +145,7 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	defer sw.answered()
 	var out http.ResponseWriter = sw
 	if ct := grpcReplyType(r); ct != "" {
+		sw.grpcWeb = strings.HasPrefix(ct, "application/grpc-web")
 		g := &grpcAnswer{ResponseWriter: sw, sw: sw, contentType: ct}
 		defer s.grpcOutcome(sw)
 		defer g.finish()
@@ -177,13 +180,18 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 // grpcOutcome tells the monitor that the upstream's gRPC answer sw wrote
 // failed after all (StatusOfGRPC of its grpc-status ≥ 500: Internal,
 // Unavailable, DeadlineExceeded…): a gRPC answer's HTTP status is 200
-// whatever its outcome, which its trailers say once the answer ends.
+// whatever its outcome, which its trailers say once the answer ends (a
+// gRPC-Web answer's, the trailer frame at the end of its body).
 func (s *Server) grpcOutcome(sw *statusWriter) {
 	sw.answered() // the monitor counted the answer, if it had not yet
 	if sw.upstreamStatus() != http.StatusOK {
 		return
 	}
-	if code, ok := httplimit.GRPCStatusOf(sw.Header()); ok && httplimit.StatusOfGRPC(code) >= 500 {
+	code, ok := httplimit.GRPCStatusOf(sw.Header())
+	if !ok {
+		code, ok = sw.web.Code() // a gRPC-Web answer's, from the end of its body
+	}
+	if ok && httplimit.StatusOfGRPC(code) >= 500 {
 		s.mon.Failed()
 	}
 }
@@ -229,6 +237,10 @@ type statusWriter struct {
 	cors     *corsPolicy
 	allow    string // the request's Access-Control-Allow-Origin, with cors
 	expose   string // its Access-Control-Expose-Headers, with cors
+	// grpcWeb: the request is a gRPC-Web call, whose status web reads at
+	// the end of the answer's body (see grpcOutcome).
+	grpcWeb bool
+	web     grpcweb.Status
 }
 
 // upstreamStatus is the status for the monitor: the upstream's, or 0 for a
@@ -265,6 +277,9 @@ func (w *statusWriter) WriteHeader(code int) {
 	first := !w.wrote && code >= 200
 	if first {
 		w.wrote = true
+		if w.grpcWeb {
+			w.web.Reset(w.Header().Get("Content-Type"))
+		}
 		if w.cors != nil {
 			w.cors.annotate(w.Header(), w.allow, w.expose, w.upstream || w.copied)
 		}
@@ -298,6 +313,9 @@ func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if !w.wrote {
 		w.WriteHeader(http.StatusOK)
+	}
+	if w.grpcWeb {
+		w.web.Write(b)
 	}
 	return w.ResponseWriter.Write(b)
 }
