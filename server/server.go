@@ -15,9 +15,10 @@
 // of its own with the same callers.
 //
 // Every listener bounds its connections (idle ones are closed first when
-// full) and the time of each request. Configuration reloads on SIGHUP and on
-// file change; an invalid new configuration is refused and the old one keeps
-// serving.
+// full) and the time of each request. Configuration reloads on request
+// (Options.Reloads: the sluice binary's SIGHUP) and on file change; an
+// invalid new configuration is refused and the old one keeps serving. The
+// package handles no signal and changes no process-wide setting.
 package server
 
 import (
@@ -57,6 +58,10 @@ type Options struct {
 	Load func() (*config.Config, error)
 	// WatchFile, when set, reloads when this file changes.
 	WatchFile string
+	// Reloads, when set (with Load), reloads at each value received, even
+	// if no watched file changed: the sluice binary sends one on SIGHUP.
+	// The server itself handles no signal.
+	Reloads <-chan struct{}
 	// Store keeps the limits' state (required). It survives reloads.
 	Store sluice.Store
 	// Logger receives structured logs; slog.Default() when nil.
@@ -442,8 +447,8 @@ type Listeners struct {
 
 // Run opens the configured listeners and serves on them until ctx is done
 // and the configuration's shutdown.delay has passed (see config.Shutdown),
-// then drains in-flight requests (up to DrainTimeout). It reloads on SIGHUP
-// and, with WatchFile, on file change.
+// then drains in-flight requests (up to DrainTimeout). It reloads on
+// Options.Reloads and, with WatchFile, on file change.
 func (s *Server) Run(ctx context.Context) error {
 	cfg := s.Config()
 	pub, err := net.Listen("tcp", cfg.Listen)

@@ -7,11 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -19,7 +17,7 @@ import (
 	"github.com/sluice-dev/sluice/config"
 )
 
-// watch reloads the configuration on SIGHUP and, with WatchFile, when the
+// watch reloads the configuration on Options.Reloads and, with WatchFile, when the
 // file changes or when the Envoy rules it names change: a rules file, or
 // a *.yaml or *.yml file created, written, renamed or removed in a rules
 // directory (as envoyproxy/ratelimit watches its runtime folder); or when
@@ -33,14 +31,10 @@ import (
 // holding them are watched, events are filtered by name, and the watches
 // are renewed after every reload (following a swapped link, and the rules
 // of the new configuration); bursts of events are coalesced, and files
-// rewritten with the bytes they held cause no reload (SIGHUP always does). A change
+// rewritten with the bytes they held cause no reload (Reloads always does). A change
 // that does not load is refused and logged by Reload, and the previous
 // configuration and rules keep serving.
 func (s *Server) watch(ctx context.Context) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-
 	var (
 		w      *fsnotify.Watcher
 		events <-chan fsnotify.Event
@@ -94,8 +88,8 @@ func (s *Server) watch(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-hup:
-			s.log.Info("SIGHUP: reloading the configuration")
+		case <-s.opts.Reloads:
+			s.log.Info("reload requested: reloading the configuration")
 			reload(false)
 		case ev := <-events:
 			if ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Rename|fsnotify.Remove) != 0 && set.concerns(ev.Name) {

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/examples"
@@ -63,6 +66,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		StoreLosses: store.Losses, Leases: store.Leases}
 	if *file != "" {
 		opts.Load, opts.WatchFile = withListen, *file
+		reloads := make(chan struct{}, 1)
+		opts.Reloads = reloads
+		defer relaySIGHUP(reloads)()
 	}
 	srv, err := server.New(opts)
 	if err != nil {
@@ -73,6 +79,32 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer gctune.Start(*gcFloor)()
 	return srv.Run(ctx)
+}
+
+// relaySIGHUP sends on reloads at each SIGHUP (a reload already asked for
+// and not yet begun takes in a second one), until the returned function is
+// called.
+func relaySIGHUP(reloads chan<- struct{}) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-hup:
+				select {
+				case reloads <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+	}
 }
 
 func printNewcomer(w io.Writer, listen, admin, loopback, status string) {
