@@ -27,17 +27,24 @@ func NewLimiter(store Store) *Limiter {
 	return &Limiter{store: store, released: make(chan struct{})}
 }
 
+// errNoDecision is the error of a call given a nil *Decision.
+var errNoDecision = fmt.Errorf("sluice: %w: no Decision to write to (nil)", ErrInvalidCheck)
+
 // Allow decides checks as one unit and writes the outcome into d: the call
 // is admitted only if every enforcing check fits, and then each consumes
 // its cost; if any refuses, nothing is consumed and d.Violated names every
 // limit that refused. An error (invalid checks, store unavailable) is never
-// a decision: d is then undefined and nothing was consumed.
+// a decision: d is then undefined and nothing was consumed. A nil d is an
+// error wrapping ErrInvalidCheck, for Allow, Wait, Release and Refund.
 //
 // Allow reuses d.Statuses and d.Violated: a caller that keeps its Decision
 // and its slice of checks from call to call (a pool, a loop) allocates
 // nothing once they have grown to size. An admitted AlgorithmConcurrency
 // check holds its lease until Release.
 func (l *Limiter) Allow(ctx context.Context, checks []Check, d *Decision) error {
+	if d == nil {
+		return errNoDecision
+	}
 	if err := ValidateChecks(checks); err != nil {
 		return err
 	}
@@ -65,6 +72,9 @@ func (l *Limiter) Allow(ctx context.Context, checks []Check, d *Decision) error 
 // those d was decided for: checks of another number are an error wrapping
 // ErrInvalidCheck. A refused Decision holds no lease and releases nothing.
 func (l *Limiter) Release(ctx context.Context, checks []Check, d *Decision) error {
+	if d == nil {
+		return errNoDecision
+	}
 	if !d.Allowed {
 		return nil
 	}

@@ -71,6 +71,12 @@ func TestLimiterErrors(t *testing.T) {
 	if err := lim.Allow(ctx, bad, &d); !errors.Is(err, sluice.ErrInvalidCheck) {
 		t.Errorf("invalid check: %v, want ErrInvalidCheck", err)
 	}
+	for what, err := range map[string]error{"Allow": lim.Allow(ctx, checks, nil), "Wait": lim.Wait(ctx, checks, nil),
+		"Release": lim.Release(ctx, checks, nil), "Refund": lim.Refund(ctx, checks, nil)} {
+		if !errors.Is(err, sluice.ErrInvalidCheck) {
+			t.Errorf("%s with a nil Decision: %v, want ErrInvalidCheck", what, err)
+		}
+	}
 	// Checks other than those decided: an error, and the lease and the
 	// receipt stay in the Decision, to be given back with the right checks.
 	if err := lim.Allow(ctx, checks, &d); err != nil {

@@ -52,6 +52,9 @@ type Refunder interface {
 // checks must be those d was decided for: checks of another number are an
 // error wrapping ErrInvalidCheck.
 func (l *Limiter) Refund(ctx context.Context, checks []Check, d *Decision) error {
+	if d == nil {
+		return errNoDecision
+	}
 	if !d.Allowed {
 		return nil
 	}
