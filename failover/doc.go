@@ -34,8 +34,9 @@
 // A Store is safe for concurrent use when its stores are. The zero Options
 // mean Local, one instance, DefaultTimeout (50 ms) per call and
 // the default breaker (DefaultBreakerFailures consecutive failures open it
-// for DefaultBreakerOpenFor). A Store must be made with New; its zero value
-// is not usable.
+// for DefaultBreakerOpenFor). A Store must be made with New; the zero Store
+// has no stores, and its calls return an error wrapping
+// sluice.ErrStoreUnavailable.
 //
 // Put an overlimit.Cache between the Store and the remote store, so that the
 // cache remembers only the remote store's answers and the breaker hears only

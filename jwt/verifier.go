@@ -19,8 +19,9 @@ var _ httplimit.TokenVerifier = (*Verifier)(nil)
 // whom they name: it is an httplimit.TokenVerifier. Its methods are safe
 // for concurrent use.
 //
-// A Verifier must be made with New; its zero value is not usable. One
-// with Options.KeysURL fetches in a goroutine of its own until Close.
+// A Verifier must be made with New; the zero Verifier verifies no token
+// (an error for each) and has no keys. One with Options.KeysURL fetches in
+// a goroutine of its own until Close.
 type Verifier struct {
 	algs      []jose.SignatureAlgorithm
 	issuer    string

@@ -20,6 +20,7 @@
 //
 // A Cache is safe for concurrent use when its store is. Its memory is
 // bounded by Options.MaxEntries; the zero Options mean DefaultMaxEntries
-// (65,536 denials) and time.Now. A Cache must be made with New; its zero
-// value is not usable.
+// (65,536 denials) and time.Now. A Cache must be made with New; the zero
+// Cache has no store behind it, and its calls return an error wrapping
+// sluice.ErrStoreUnavailable.
 package overlimit
