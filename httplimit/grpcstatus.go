@@ -3,7 +3,8 @@ package httplimit
 import (
 	"net/http"
 	"strconv"
-	"strings"
+
+	"github.com/sluice-dev/sluice/internal/grpcweb"
 )
 
 // StatusOfGRPC returns the HTTP status that stands for a gRPC call's
@@ -54,9 +55,7 @@ func answerStatus(status int, h http.Header) int {
 	if status != http.StatusOK {
 		return status
 	}
-	media, _, _ := strings.Cut(h.Get("Content-Type"), ";")
-	base, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(media)), "+")
-	switch base {
+	switch _, base := grpcweb.Media(h.Get("Content-Type")); base {
 	case "application/grpc":
 		code, ok := GRPCStatusOf(h)
 		if !ok {

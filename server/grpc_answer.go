@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-dev/sluice/grpclimit"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/grpcweb"
 )
 
 // grpcReplyType returns the Content-Type of sluice's own answers to r when
@@ -27,10 +28,7 @@ import (
 // answer from the response's headers as gRPC clients do. It returns "" for
 // any other request.
 func grpcReplyType(r *http.Request) string {
-	ct := r.Header.Get("Content-Type")
-	media, _, _ := strings.Cut(ct, ";")
-	media = strings.ToLower(strings.TrimSpace(media))
-	base, _, _ := strings.Cut(media, "+")
+	media, base := grpcweb.Media(r.Header.Get("Content-Type"))
 	switch base {
 	case "application/grpc":
 		return "application/grpc"

@@ -41,15 +41,24 @@ type Status struct {
 func (s *Status) Reset(contentType string) bool {
 	buf := s.buf[:0]
 	*s = Status{buf: buf}
-	media, _, _ := strings.Cut(contentType, ";")
-	base, _, _ := strings.Cut(strings.ToLower(strings.TrimSpace(media)), "+")
-	switch base {
+	switch _, base := Media(contentType); base {
 	case "application/grpc-web":
 		s.on = true
 	case "application/grpc-web-text":
 		s.on, s.text = true, true
 	}
 	return s.on
+}
+
+// Media returns contentType's media type, in lower case and without its
+// parameters, and its base: the media type without a "+" suffix
+// ("application/grpc-web+proto; charset=utf-8" gives
+// "application/grpc-web+proto" and "application/grpc-web").
+func Media(contentType string) (media, base string) {
+	media, _, _ = strings.Cut(contentType, ";")
+	media = strings.ToLower(strings.TrimSpace(media))
+	base, _, _ = strings.Cut(media, "+")
+	return media, base
 }
 
 // Write reads p, the next bytes of the body. It never fails.

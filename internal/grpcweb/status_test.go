@@ -99,3 +99,16 @@ func FuzzStatus(f *testing.F) {
 		}
 	})
 }
+
+func TestMedia(t *testing.T) {
+	for ct, want := range map[string][2]string{
+		"application/grpc-web+proto; charset=utf-8": {"application/grpc-web+proto", "application/grpc-web"},
+		" Application/GRPC ":                        {"application/grpc", "application/grpc"},
+		"application/grpc-web-text":                 {"application/grpc-web-text", "application/grpc-web-text"},
+		"":                                          {"", ""},
+	} {
+		if media, base := Media(ct); media != want[0] || base != want[1] {
+			t.Errorf("Media(%q) = %q, %q; want %q, %q", ct, media, base, want[0], want[1])
+		}
+	}
+}
