@@ -344,10 +344,20 @@ func (s *Server) sample(ctx context.Context) {
 
 // SampleNow feeds the controller one reading at once (tests, and operators
 // who want the level to follow a change without waiting an interval).
-func (s *Server) SampleNow() degrade.Level { return s.ctl.Update(s.mon.Sample()) }
+func (s *Server) SampleNow() degrade.Level {
+	if s.zero() {
+		return degrade.Normal
+	}
+	return s.ctl.Update(s.mon.Sample())
+}
 
 // Degradation returns the controller's state.
-func (s *Server) Degradation() degrade.State { return s.ctl.State() }
+func (s *Server) Degradation() degrade.State {
+	if s.zero() {
+		return degrade.State{}
+	}
+	return s.ctl.State()
+}
 
 // handleDegradation: GET shows the level and signals; PUT {"level":"high"}
 // pins a level; DELETE unpins. It is on the admin listener, where reading

@@ -105,7 +105,9 @@ type Options struct {
 }
 
 // Server is a running sluice. Build it with New; serve with Run or mount
-// Handler in your own http.Server.
+// Handler in your own http.Server. The zero Server serves nothing: Run and
+// Serve return an error, its handlers answer 503, Config is nil, and Close
+// does nothing.
 type Server struct {
 	opts     Options
 	ownClock bool // the caller set Options.Clock
@@ -369,17 +371,46 @@ func (s *Server) levelChanged(from, to degrade.Level, why string) {
 
 // PublicHandler returns the handler of the public listener: the limited
 // reverse proxy, GET /docs and GET /healthz.
-func (s *Server) PublicHandler() http.Handler { return s.public }
+func (s *Server) PublicHandler() http.Handler {
+	if s.zero() {
+		return notBuilt()
+	}
+	return s.public
+}
+
+// zero reports whether s is the zero Server, which New did not build.
+func (s *Server) zero() bool { return s.state.Load() == nil }
+
+// errZero is the error of the zero Server's Run and Serve.
+var errZero = errors.New("server: the zero Server serves nothing (build one with New)")
+
+// notBuilt is the zero Server's handler: 503 to every request, never
+// http.DefaultServeMux (which a nil handler would serve).
+func notBuilt() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "sluice is not configured", http.StatusServiceUnavailable)
+	})
+}
 
 // AdminHandler returns the handler of the admin listener: the decision API,
 // forward-auth, metrics, dashboard, designer and operator endpoints, each
 // refused (401, 403) to callers without its scope. Callers are identified
 // by the request's peer address, client certificate and token: mount it
 // only where RemoteAddr is the real peer.
-func (s *Server) AdminHandler() http.Handler { return s.admin }
+func (s *Server) AdminHandler() http.Handler {
+	if s.zero() {
+		return notBuilt()
+	}
+	return s.admin
+}
 
 // Config returns the configuration being served.
-func (s *Server) Config() *config.Config { return s.state.Load().cfg }
+func (s *Server) Config() *config.Config {
+	if s.zero() {
+		return nil
+	}
+	return s.state.Load().cfg
+}
 
 // Reload loads the configuration again and swaps it in. On error the old
 // configuration keeps serving and the error (with file:line:col) is returned
@@ -450,6 +481,9 @@ type Listeners struct {
 // then drains in-flight requests (up to DrainTimeout). It reloads on
 // Options.Reloads and, with WatchFile, on file change.
 func (s *Server) Run(ctx context.Context) error {
+	if s.zero() {
+		return errZero
+	}
 	cfg := s.Config()
 	pub, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -470,6 +504,9 @@ func (s *Server) Run(ctx context.Context) error {
 // Serve calls it when it returns; a Server that is never served must be
 // closed. It is idempotent.
 func (s *Server) Close() error {
+	if s.zero() {
+		return nil
+	}
 	s.tokens.close()
 	if st := s.state.Load(); st.closeIdle != nil {
 		st.closeIdle()
@@ -483,6 +520,14 @@ func (s *Server) Close() error {
 // Serve is Run on listeners of the caller's. It closes them, and the
 // Server (see Close), when it returns.
 func (s *Server) Serve(ctx context.Context, ls Listeners) error {
+	if s.zero() {
+		for _, l := range []net.Listener{ls.Public, ls.Admin, ls.Envoy} {
+			if l != nil {
+				l.Close()
+			}
+		}
+		return errZero
+	}
 	defer s.Close()
 	if ls.Public == nil || ls.Admin == nil {
 		return errors.New("server: Serve needs the Public and Admin listeners")
