@@ -1,5 +1,6 @@
-// Package docs holds the project's documentation; its test holds
-// architecture.md's table of who may import whom to the code.
+// Package docs holds the project's documentation; its tests hold
+// architecture.md's table of who may import whom, and README's promise that
+// the library leaves the process alone, to the code.
 package docs_test
 
 import (
