@@ -234,6 +234,9 @@ func (m *Middleware) DoneWithStatus(ctx context.Context, res *Result, status int
 // wrote, and for a gRPC-Web answer that sent its status at the end of its
 // body, with the StatusOfGRPC of that status.
 func (m *Middleware) DoneWithResponse(ctx context.Context, res *Result, status int, h http.Header) {
+	if res == nil {
+		return
+	}
 	if m.countsByResponse(res) {
 		m.refund(ctx, res, answerStatus(status, h), h)
 	}

@@ -288,15 +288,19 @@ func (m *Middleware) identifyInto(r *http.Request, res *Result) (*Result, error)
 
 // Discard returns res to the pool without ending its request: a
 // concurrency lease it holds is not given back (it expires by itself; use
-// Done to give it back). res must not be used afterwards.
+// Done to give it back). res must not be used afterwards. A nil res (the
+// Result of a Decide that failed) is ignored, as by Done and WriteHeaders.
 func (m *Middleware) Discard(res *Result) {
+	if res == nil {
+		return
+	}
 	res.peeking = false
 	m.results.Put(res)
 }
 
 // WriteHeaders sets res's RateLimit headers on h, in every configured mode.
 func (m *Middleware) WriteHeaders(h http.Header, res *Result) {
-	if !res.Exempt {
+	if res != nil && !res.Exempt {
 		m.writeHeaders(h, res)
 	}
 }
@@ -309,8 +313,14 @@ func (m *Middleware) Refuse(w http.ResponseWriter, r *http.Request, res *Result)
 // RefuseWithStatus is Refuse with another status: forward-auth for nginx
 // answers 403, because auth_request turns any status but 2xx, 401 and 403
 // into a 500; nginx then maps it back to a 429 for the client. An exempt
-// res is admitted: it writes nothing then.
+// res is admitted: it writes nothing then. A nil res (the Result of a
+// Decide that failed) has no refusal to state: it writes a 500 problem.
 func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, res *Result, status int) {
+	if res == nil {
+		writeProblem(w, &Problem{Type: "about:blank", Title: "Internal Server Error", Status: http.StatusInternalServerError,
+			Detail: "The rate limit was not decided.", Instance: r.URL.Path})
+		return
+	}
 	if res.Exempt {
 		return
 	}
@@ -409,6 +419,9 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 // any, and releases res. Handler calls it; callers of Decide call it when
 // the work the decision admitted has ended.
 func (m *Middleware) Done(ctx context.Context, res *Result) {
+	if res == nil {
+		return
+	}
 	if !res.Exempt && res.Decision.Allowed && holdsLease(&res.Decision) {
 		if err := m.limiter.Release(context.WithoutCancel(ctx), res.Checks, &res.Decision); err != nil {
 			m.log.Warn("concurrency lease not released (it expires by itself)", "err", err)

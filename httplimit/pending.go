@@ -30,7 +30,7 @@ type Pending struct {
 // the answer, or nil when res has none (not admitted, exempt, no such limit,
 // or nothing charged). res stays the caller's, to Discard or Done as ever.
 func (m *Middleware) Keep(res *Result) *Pending {
-	if !m.countsByResponse(res) {
+	if res == nil || !m.countsByResponse(res) {
 		return nil
 	}
 	p := &Pending{m: m, subject: res.Identity.Subject, decision: sluice.Decision{Allowed: true}}

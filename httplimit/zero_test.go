@@ -57,3 +57,28 @@ func TestZeroMiddlewareLimitsNothing(t *testing.T) {
 	_ = m.Counts()
 	_ = m.Policy()
 }
+
+// A nil Result, the Result of a Decide that failed, is ignored by the
+// calls that end a request, and Refuse answers it with a 500 problem: a
+// caller who defers Done before checking Decide's error does not panic.
+func TestNilResultIsIgnored(t *testing.T) {
+	var m httplimit.Middleware
+	ctx := context.Background()
+	m.Done(ctx, nil)
+	m.DoneWithStatus(ctx, nil, http.StatusOK)
+	m.DoneWithResponse(ctx, nil, http.StatusOK, http.Header{})
+	m.Discard(nil)
+	if p := m.Keep(nil); p != nil {
+		t.Errorf("Keep(nil): %v", p)
+	}
+	h := http.Header{}
+	m.WriteHeaders(h, nil)
+	if len(h) != 0 {
+		t.Errorf("WriteHeaders(nil) wrote %v", h)
+	}
+	rec := httptest.NewRecorder()
+	m.Refuse(rec, httptest.NewRequest(http.MethodGet, "/v1/items", nil), nil)
+	if rec.Code != http.StatusInternalServerError || rec.Header().Get("Content-Type") != "application/problem+json" {
+		t.Errorf("Refuse(nil): %d %q, want a 500 problem", rec.Code, rec.Header().Get("Content-Type"))
+	}
+}
