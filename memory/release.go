@@ -34,7 +34,8 @@ func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64
 // update replaces the state the store holds for c's key under c.Limit, if
 // it holds one, with next of it, under the key's shard's mutex, with the
 // expiry a peek at now gives the new state. It reports whether it held
-// one.
+// one. c.Limit is one the store has registered, so the peek cannot fail;
+// if it did, the state would stay as it was.
 func (s *Store) update(c *sluice.Check, now int64, next func(sluice.State) sluice.State) bool {
 	h := s.keyHash(c.Key)
 	sh := &s.shards[s.shardIndex(h)]
@@ -51,7 +52,7 @@ func (s *Store) update(c *sluice.Check, now int64, next func(sluice.State) sluic
 	var st sluice.State
 	sh.load(p, h, lr, &st)
 	st = next(st)
-	if _, peek, err := c.Limit.Decide(st, now, 0); err == nil { // registered: valid
+	if _, peek, err := c.Limit.Decide(st, now, 0); err == nil {
 		sh.store(p, h, lr, &st, expiry(now, &peek))
 	}
 	if taken {
