@@ -18,7 +18,7 @@ const idleTicks = 64
 // With a resolution (the default clock), decisions read a time that a
 // background ticker writes every resolution, as nginx and HAProxy decide
 // on a time cached once per event-loop turn: one atomic load instead of a
-// ~25 ns read of the system clock. That time lags the exact one by up to a
+// read of the system clock. That time lags the exact one by up to a
 // resolution, plus however late the ticker runs. A call refused at it is
 // decided again at the exact time (see refused), so every refusal is the
 // exact clock's; admissions may be decided up to the lag early, for limits

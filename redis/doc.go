@@ -90,9 +90,9 @@
 // # Batching
 //
 // Under load, most of Redis's time for a lone call goes to running a command
-// and a script at all, not to the decision: inside Redis a lone GCRA call
-// takes about 18 µs, a call in a run of 20 about 5 µs (2026-11-30, Redis
-// 7.0, INFO commandstats). On a standalone server or with Sentinel the store
+// and a script at all, not to the decision (INFO commandstats shows it: a
+// call decided in a run of many costs Redis a fraction of one sent alone).
+// On a standalone server or with Sentinel the store
 // therefore batches (group commit): while DefaultBatchRuns scripts are in
 // flight, further calls wait, and as soon as one run returns, everything
 // waiting is sent as one script run that decides the calls one after another

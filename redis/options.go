@@ -46,8 +46,7 @@ type options struct {
 // While that many are in flight, further calls wait and are sent together,
 // as one script run, as soon as one of them returns: under load Redis then
 // pays its per-command and per-script costs once per batch rather than
-// once per call (inside Redis, a lone GCRA call takes about 18 µs, a call
-// in a run of 20 about 5 µs).
+// once per call.
 // A call never waits while fewer runs are in flight, so a lightly loaded
 // store answers as fast as without batching. Each call of a batch is still
 // decided atomically and all-or-nothing, exactly as if it had been sent

@@ -7,11 +7,11 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// logEntriesPerDecision is how many entries a log algorithm sums in the
-// time of one constant-time decision (a sliding window log sums every entry
-// in its window on each decision: about 1.8 ns an entry against about 145
-// ns a decision with its bookkeeping, rounded down to stay an upper
-// estimate).
+// logEntriesPerDecision is how many entries of a log algorithm count as
+// the work of one constant-time decision: a sliding window log sums every
+// entry in its window on each decision, and summing this many takes less
+// time than one decision with its bookkeeping, so the estimate of work
+// stays an upper bound.
 const logEntriesPerDecision = 64
 
 // A TooLargeError is a simulation refused before any of it ran because it
