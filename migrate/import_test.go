@@ -743,6 +743,33 @@ routes:
 	})
 }
 
+// TestImportedKongRoutePluginsCountApart: two routes with plugins of the
+// same configuration keep a count each, as Kong keys its counters by the
+// plugin's route and service: a client that spent route a's hour still has
+// route b's.
+func TestImportedKongRoutePluginsCountApart(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+services:
+  - name: api
+    routes:
+      - {name: a, paths: [/a], plugins: [{name: rate-limiting, config: {hour: 2, limit_by: ip}}]}
+      - {name: b, paths: [/b], plugins: [{name: rate-limiting, config: {hour: 2, limit_by: ip}}]}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectStatuses(t, serveImported(t, tr), []sent{
+		{"/a", "", "192.0.2.1", 200},
+		{"/a", "", "192.0.2.1", 200},
+		{"/b", "", "192.0.2.1", 200}, // route b's own count
+		{"/b", "", "192.0.2.1", 200},
+		{"/a", "", "192.0.2.1", 429}, // route a's hour is spent
+		{"/b", "", "192.0.2.1", 429},
+		{"/a", "", "192.0.2.2", 200}, // per address
+		{"/other", "", "192.0.2.1", 200},
+	})
+}
+
 // sent is one GET request of path, with X-Tenant: tenant unless empty,
 // from address from, and the status it must get.
 type sent struct {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -214,12 +213,12 @@ func Kong(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "route paths"))
 	}
 
+	// Kong keeps a count per plugin (its route and service are part of
+	// the counter's key), so only one plugin can be the plan's limits:
+	// two plugins, even of the same configuration, count apart, as rules.
+	// A plugin with limit_by path counts one path apart: rules too.
 	main := scopes[0]
-	same := main.config.LimitBy != "path" // one count for one path: a rule of its own
-	for _, s := range scopes[1:] {
-		same = same && reflect.DeepEqual(s.config, main.config)
-	}
-	if !same {
+	if len(scopes) > 1 || main.config.LimitBy == "path" {
 		if err := t.kongRules(scopes, allPaths); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
@@ -227,12 +226,6 @@ func Kong(src, source string) (*Translation, error) {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 		return t, nil
-	}
-	for _, s := range scopes[1:] {
-		main.paths = append(main.paths, s.paths...)
-		if s.paths == nil {
-			main.paths = nil
-		}
 	}
 	if err := t.kongLimits(main); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
