@@ -94,33 +94,66 @@ func (p *Pacer) StreamInterceptor() grpc.StreamClientInterceptor {
 			send.Done(answer(err, nil))
 			return nil, err
 		}
-		return &pacedStream{ClientStream: cs, send: send}, nil
+		s := &pacedStream{ClientStream: cs, send: send, serverStreams: desc.ServerStreams}
+		s.stop = context.AfterFunc(ctx, func() {
+			s.end(client.Answer{Failed: true}) // the stream is abandoned: counted or not
+		})
+		return s, nil
 	}
 }
 
-// pacedStream finishes its Send when the stream ends: when RecvMsg first
-// returns an error (io.EOF included), its trailers are then known.
+// pacedStream finishes its Send when the stream ends, however it ends
+// (grpc.ClientConn.NewStream lists the ways): when RecvMsg first returns an
+// error (io.EOF included), or its answer on a stream whose server sends
+// one message (client streaming), its header and trailers are then known;
+// when SendMsg fails on the client's side; when the call's context is done,
+// read to its end or not.
 type pacedStream struct {
 	grpc.ClientStream
-	once sync.Once
-	send client.Send
+	serverStreams bool
+	once          sync.Once
+	send          client.Send
+	// stop stops the watch of the call's context.
+	stop func() bool
+}
+
+// end finishes the stream's Send with a, once.
+func (s *pacedStream) end(a client.Answer) {
+	s.once.Do(func() { s.send.Done(a) })
+}
+
+// ended finishes the stream's Send with its answer, err (nil or io.EOF:
+// success), and its metadata, and stops watching its context.
+func (s *pacedStream) ended(err error) {
+	s.stop()
+	s.once.Do(func() {
+		var md metadata.MD
+		if h, herr := s.Header(); herr == nil {
+			md = h
+		}
+		md = metadata.Join(md, s.Trailer())
+		if err == io.EOF {
+			err = nil
+		}
+		s.send.Done(answer(err, md))
+	})
 }
 
 func (s *pacedStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
-	if err != nil {
-		s.once.Do(func() {
-			var md metadata.MD
-			if h, herr := s.Header(); herr == nil {
-				md = h
-			}
-			md = metadata.Join(md, s.Trailer())
-			if err == io.EOF {
-				s.send.Done(answer(nil, md))
-			} else {
-				s.send.Done(answer(err, md))
-			}
-		})
+	if err != nil || !s.serverStreams {
+		s.ended(err)
+	}
+	return err
+}
+
+func (s *pacedStream) SendMsg(m any) error {
+	err := s.ClientStream.SendMsg(m)
+	if err != nil && err != io.EOF {
+		// The client's own failure (io.EOF would be the server's answer,
+		// for RecvMsg): grpc-go has ended the stream, answered or not.
+		s.stop()
+		s.end(client.Answer{Failed: true})
 	}
 	return err
 }
