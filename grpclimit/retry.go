@@ -2,6 +2,7 @@ package grpclimit
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -65,7 +66,7 @@ func (r *Retry) UnaryInterceptor() grpc.UnaryClientInterceptor {
 			if !ok {
 				return err
 			}
-			wait, werr := retries.Next(ctx, retry, delay+jitter(delay), true)
+			wait, werr := retries.Next(ctx, retry, jittered(delay), true)
 			if werr != nil {
 				return err
 			}
@@ -80,9 +81,15 @@ func (r *Retry) UnaryInterceptor() grpc.UnaryClientInterceptor {
 	}
 }
 
-// jitter is uniform in [0, d/10].
-func jitter(d time.Duration) time.Duration {
-	return time.Duration(rand.Int64N(int64(d/10) + 1))
+// jittered is d plus a jitter uniform in [0, d/10], for d ≥ 0; a sum
+// beyond time.Duration's range is its largest value, a wait longer than
+// any MaxWait or deadline, never a negative one.
+func jittered(d time.Duration) time.Duration {
+	j := time.Duration(rand.Int64N(int64(d/10) + 1))
+	if d > math.MaxInt64-j {
+		return math.MaxInt64
+	}
+	return d + j
 }
 
 // retryDelay returns the RetryInfo delay of a RESOURCE_EXHAUSTED or
