@@ -274,7 +274,7 @@ func (t *Translation) methodThrottles(p awsUsagePlan, plan, where string, scoped
 			if !ok {
 				continue // rateLimit 0: no throttle, reported
 			}
-			label := strings.NewReplacer("{", "", "}", "", "...", "", "*", "", "/", "-").Replace(path)
+			label := strings.NewReplacer("{", "", "}", "", "...", "", "$", "", "*", "", "/", "-").Replace(path)
 			if method != "*" {
 				label = "-" + strings.ToLower(method) + label
 			}
@@ -290,25 +290,35 @@ func (t *Translation) methodThrottles(p awsUsagePlan, plan, where string, scoped
 			}
 			t.SluiceRules = append(t.SluiceRules, r)
 			t.differs(at, "API Gateway applies this throttle to the method instead of the plan's; sluice applies both, so the stricter decides.")
+			if strings.HasSuffix(strings.ToUpper(k), "/ANY") {
+				t.differs(at, "an ANY method takes the requests of the methods its resource does not define apart; the rule matches every method of %s, so a method defined apart is counted by this throttle too.", path)
+			}
 		}
 	}
 	return nil
 }
 
 // awsMethod splits a method throttle's key, "<resource path>/<METHOD>"
-// ("/pets/{petId}/GET", "/*/*" for all), into a ServeMux path pattern and
-// a method ("*" for any).
+// ("/pets/{petId}/GET", "//GET" for the root resource, "/*/*" for all),
+// into a ServeMux path pattern and a method ("*" for any: "*", or the ANY
+// method a resource defines).
 func awsMethod(key string) (path, method string, err error) {
 	i := strings.LastIndexByte(key, '/')
 	if i <= 0 || !strings.HasPrefix(key, "/") {
 		return "", "", fmt.Errorf("method throttle %q is not <resource path>/<method>", key)
 	}
 	path, method = key[:i], strings.ToUpper(key[i+1:])
+	if method == "ANY" {
+		method = "*"
+	}
 	if method != "*" && !slices.Contains([]string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}, method) {
 		return "", "", fmt.Errorf("method throttle %q: %q is not an HTTP method", key, method)
 	}
-	if path == "/*" {
+	switch path {
+	case "/*":
 		return path, method, nil
+	case "/":
+		return exactPattern(path), method, nil // the root resource alone
 	}
 	segs := strings.Split(path[1:], "/")
 	seen := map[string]bool{}

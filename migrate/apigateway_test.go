@@ -146,6 +146,40 @@ func TestImportedAPIGatewayDecides(t *testing.T) {
 	}
 }
 
+// TestImportedAPIGatewayRootAndAnyThrottles: the root resource's method
+// throttle ("//GET") limits GET / alone, and an ANY method's ("/pets/ANY")
+// every method of its resource, as API Gateway applies them.
+func TestImportedAPIGatewayRootAndAnyThrottles(t *testing.T) {
+	tr, err := migrate.Import(migrate.FormatAPIGateway, `{"id": "b", "name": "Basic", "throttle": {"burstLimit": 10, "rateLimit": 0.01},
+		"apiStages": [{"apiId": "x", "stage": "prod", "throttle": {
+			"//GET": {"burstLimit": 1, "rateLimit": 0.01},
+			"/pets/ANY": {"burstLimit": 2, "rateLimit": 0.01}}}]}`, "plans.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := serveImported(t, tr)
+	for i, c := range []struct {
+		method, path string
+		want         int
+	}{
+		{"GET", "/", 200},
+		{"GET", "/", 429},        // the root's burst of 1
+		{"GET", "/other", 200},   // not the root resource
+		{"GET", "/pets", 200},    // ANY: one bucket for every method
+		{"DELETE", "/pets", 200}, // the second of its burst of 2
+		{"POST", "/pets", 429},
+		{"GET", "/pets/7", 200}, // another resource
+	} {
+		r := httptest.NewRequest(c.method, c.path, nil)
+		r.Header.Set("X-Api-Key", "k1")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("request %d, %s %s: %d, want %d", i, c.method, c.path, w.Code, c.want)
+		}
+	}
+}
+
 // TestImportedAPIGatewayMethodThrottlesKeepToTheirPlan serves two usage
 // plans with their keys listed: Basic's throttle of GET /pets/{petId}
 // limits Basic's keys, not Pro's.
