@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -76,7 +77,9 @@ func (p *Pacer) UnaryInterceptor() grpc.UnaryClientInterceptor {
 			return err
 		}
 		var header, trailer metadata.MD
-		err = invoker(ctx, method, req, reply, cc, append(opts, grpc.Header(&header), grpc.Trailer(&trailer))...)
+		// Clipped: opts may be the connection's default call options, whose
+		// backing array every call of the connection shares.
+		err = invoker(ctx, method, req, reply, cc, append(slices.Clip(opts), grpc.Header(&header), grpc.Trailer(&trailer))...)
 		send.Done(answer(err, metadata.Join(header, trailer)))
 		return err
 	}
