@@ -591,6 +591,21 @@ func TestImportTraefik(t *testing.T) {
 			differs: []string{"headers"},
 		},
 		{
+			name:   "period 0 and burst 0 are Traefik's defaults, 1s and 1",
+			format: "traefik",
+			src: `http:
+  middlewares:
+    zero:
+      rateLimit:
+        average: 4
+        period: 0
+        burst: 0
+`,
+			// 4 a second: Traefik holds a request up to 1s/(4·2).
+			limits:  []string{"zero: leaky-bucket 4 per 1s burst 1 max-wait 125ms"},
+			differs: []string{"headers"},
+		},
+		{
 			name:   "Kubernetes middlewares with a period and a header source",
 			format: "traefik",
 			src: `apiVersion: traefik.io/v1alpha1

@@ -161,7 +161,7 @@ func unqualified(names []string) []string {
 }
 
 // traefikPeriod reads period: a Go duration ("1m") or seconds (60); 1s when
-// absent.
+// absent or 0, as Traefik takes it.
 func traefikPeriod(n yaml.Node) (time.Duration, error) {
 	if n.Kind == 0 {
 		return time.Second, nil
@@ -170,12 +170,18 @@ func traefikPeriod(n yaml.Node) (time.Duration, error) {
 		return 0, fmt.Errorf("period: want a duration")
 	}
 	if s, err := strconv.ParseInt(n.Value, 10, 64); err == nil {
+		if s == 0 {
+			return time.Second, nil
+		}
 		if s < 1 || s > 1e7 {
 			return 0, fmt.Errorf("period %q is out of range", n.Value)
 		}
 		return time.Duration(s) * time.Second, nil
 	}
 	d, err := time.ParseDuration(n.Value)
+	if err == nil && d == 0 {
+		return time.Second, nil
+	}
 	if err != nil || d < time.Microsecond || d%time.Microsecond != 0 || d > sluice.MaxWindow {
 		return 0, fmt.Errorf("period %q: want a duration such as 1s or 1m", n.Value)
 	}
@@ -197,12 +203,13 @@ func (t *Translation) traefikLimit(name string, rl *traefikRateLimit, limitName 
 	if rl.Average > sluice.MaxQuantity {
 		return nil, fmt.Errorf("average %d is out of range", rl.Average)
 	}
+	// Traefik takes a burst below 1 (or none) as 1.
 	burst := int64(1)
 	if rl.Burst != nil {
-		burst = *rl.Burst
+		burst = max(*rl.Burst, 1)
 	}
-	if burst < 1 || burst > sluice.MaxQuantity {
-		return nil, fmt.Errorf("burst %d must be ≥ 1", burst)
+	if burst > sluice.MaxQuantity {
+		return nil, fmt.Errorf("burst %d is above sluice's %d", burst, sluice.MaxQuantity)
 	}
 	// Traefik holds a request whose token comes within maxDelay: half the
 	// interval between tokens (rates of at least one per second), else 500ms.
