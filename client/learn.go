@@ -84,6 +84,16 @@ type hostState struct {
 	sent     int64 // units sent
 	done     int64 // units answered
 	inflight int64 // units sent and not yet answered or failed
+	// lost is the units of failed attempts (no answer: perhaps counted,
+	// perhaps not) since the last probe; forgiven is every lost unit that
+	// a probe has settled. A probe goes out after the quota's reset, when
+	// the host is otherwise held, to learn the whole state: a lost unit
+	// the server counted before deciding it shows in its answer, one
+	// counted before the reset no longer matters. So requests granted from
+	// the probe on count the lost units as answered (in their bound's base,
+	// not as certainly counted). Without that, every failure would lower
+	// every later bound for good.
+	lost, forgiven int64
 	// now and eventual are the two bounds kept: the highest when it was
 	// learned, and the one that rises highest in time (they are often the
 	// same). Either proves its value; the host may send up to the larger.
@@ -118,6 +128,7 @@ type hostState struct {
 // ticket is one granted send.
 type ticket struct {
 	doneAtSend int64
+	forgiven   int64 // the host's forgiven lost units at the send
 	cost       int64
 	epoch      uint64
 	probe      bool
@@ -208,10 +219,11 @@ func (h *hostState) rises(need int64, now time.Time) time.Time {
 func (h *hostState) grant(cost int64, probe bool, now time.Time) ticket {
 	if probe {
 		h.probing = true
+		h.forgiven, h.lost = addSat(h.forgiven, h.lost), 0
 	}
 	h.sent = addSat(h.sent, cost)
 	h.inflight += cost
-	return ticket{doneAtSend: h.done, cost: cost, epoch: h.epoch, probe: probe, sentAt: now, last: h.last, anchor: h.anchor}
+	return ticket{doneAtSend: h.done, forgiven: h.forgiven, cost: cost, epoch: h.epoch, probe: probe, sentAt: now, last: h.last, anchor: h.anchor}
 }
 
 // response is what a finished attempt tells the host.
@@ -263,7 +275,10 @@ func (h *hostState) finish(tk ticket, r response) {
 		}
 	}
 	if !r.arrived {
-		return // perhaps counted, perhaps not: it stays in sent, not in done
+		// Perhaps counted, perhaps not: it stays in sent, not in done, and
+		// the next probe settles it.
+		h.lost = addSat(h.lost, tk.cost)
+		return
 	}
 	h.done = addSat(h.done, tk.cost)
 	throttled := r.status == http.StatusTooManyRequests || r.status == http.StatusServiceUnavailable
@@ -420,7 +435,7 @@ func (h *hostState) dropRates() {
 
 // boundOf is the bound that r, the response to tk, proves.
 func (h *hostState) boundOf(tk ticket, r response) bound {
-	b := bound{base: addSat(tk.doneAtSend, tk.cost), at: r.at}
+	b := bound{base: addSat(addSat(tk.doneAtSend, tk.forgiven), tk.cost), at: r.at}
 	add := func(q quota) {
 		if b.n == len(b.rem) {
 			return // more policies than a bound keeps: the rest say less than r.rl's
