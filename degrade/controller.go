@@ -226,8 +226,13 @@ func (c *Controller) Update(s Signals) Level {
 	return to
 }
 
-// Pin holds the level at l until Unpin, whatever the signals say.
-func (c *Controller) Pin(l Level) { c.force(l, true, "pinned by an operator") }
+// Pin holds the level at l until Unpin, whatever the signals say. A level
+// above Critical pins Critical, one below Normal pins Normal. Pinning a
+// level other than the current one is a transition (reported to onChange)
+// and starts its dwell afresh.
+func (c *Controller) Pin(l Level) {
+	c.force(min(max(l, Normal), Critical), true, "pinned by an operator")
+}
 
 // Reset unpins and returns to Normal at once (a transition reported to
 // onChange): for a server whose configuration no longer has a degradation

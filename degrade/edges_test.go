@@ -1,0 +1,37 @@
+package degrade_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/degrade"
+)
+
+// Pin takes any Level: one above Critical pins Critical, one below Normal
+// pins Normal, and the controller goes on deciding (it panicked indexing
+// the rules by the level).
+func TestPinOutOfRangeIsClampedToTheLevels(t *testing.T) {
+	for _, tc := range []struct {
+		pin, want degrade.Level
+	}{
+		{degrade.Critical + 1, degrade.Critical},
+		{degrade.Level(1 << 20), degrade.Critical},
+		{degrade.Normal - 1, degrade.Normal},
+	} {
+		c := &clock{t: time.Unix(1000, 0)}
+		ctl := degrade.NewController(rules(), c.now, nil)
+		ctl.Pin(tc.pin)
+		if got := ctl.Level(); got != tc.want {
+			t.Errorf("Pin(%v): level %v, want %v", tc.pin, got, tc.want)
+		}
+		if got := ctl.Update(degrade.Signals{InFlight: 10}); got != tc.want {
+			t.Errorf("Pin(%v) then Update: %v, want %v", tc.pin, got, tc.want)
+		}
+		ctl.Unpin()
+		c.advance(time.Minute)
+		ctl.Update(degrade.Signals{InFlight: 10})
+		if got := ctl.State(); got.Level < degrade.Normal || got.Level > degrade.Critical || got.Pinned {
+			t.Errorf("Pin(%v), Unpin, Update: state %+v", tc.pin, got)
+		}
+	}
+}
