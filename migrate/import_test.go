@@ -606,6 +606,19 @@ func TestImportTraefik(t *testing.T) {
 			differs: []string{"headers"},
 		},
 		{
+			name:   "a burst larger than what refills while Traefik keeps an idle bucket is reported",
+			format: "traefik",
+			src: `http:
+  middlewares:
+    bursty:
+      rateLimit: {average: 10, burst: 100}
+`,
+			// Traefik drops a bucket idle for 2s (rates of one a second or
+			// more): a new one holds 100, sluice's refills 20 in that time.
+			limits:  []string{"bursty: leaky-bucket 10 per 1s burst 100 max-wait 50ms"},
+			differs: []string{"middleware bursty idle buckets: Traefik forgets a client's bucket after 2s", "whole burst of 100"},
+		},
+		{
 			name:   "Kubernetes middlewares with a period and a header source",
 			format: "traefik",
 			src: `apiVersion: traefik.io/v1alpha1
