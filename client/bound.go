@@ -57,7 +57,8 @@ func (b *bound) valueAfter(el float64, capacity int64) int64 {
 func (b *bound) top(capacity int64) int64 { return b.valueAfter(math.MaxFloat64, capacity) }
 
 // reaches returns the first time from now at which the bound is at least
-// need, or the zero time when it never is.
+// need, or the zero time when it never is; a time beyond maxHint after the
+// response is saturated to it.
 func (b *bound) reaches(need int64, now time.Time, capacity int64) time.Time {
 	if b.n == 0 || b.top(capacity) < need {
 		return time.Time{}
@@ -72,7 +73,11 @@ func (b *bound) reaches(need int64, now time.Time, capacity int64) time.Time {
 			wait = max(wait, float64(short)/b.rate[i])
 		}
 	}
-	// One microsecond more absorbs the rounding of the division.
+	// A refill that takes longer than any hint is too far to wait for:
+	// saturating there keeps the conversion below from overflowing (into
+	// the past, hence "now"). One microsecond more absorbs the rounding of
+	// the division.
+	wait = min(wait, maxHint.Seconds())
 	at := b.at.Add(time.Duration(math.Ceil(wait*1e6)+1) * time.Microsecond)
 	return later(at, now)
 }

@@ -324,3 +324,20 @@ func (s *simServer) decideOK(now time.Time) bool {
 	status, _, _ := s.decide(now)
 	return status == http.StatusOK
 }
+
+// A policy that states a rate too slow to matter (q=1 per 10^10 s) holds
+// the host until the quota's reset: the time its refill would take does
+// not overflow into "now", which would spin the waiters until the reset.
+func TestAnImperceptibleRateWaitsForTheReset(t *testing.T) {
+	h := newHostState(true)
+	r := ok200(t0, 0, time.Second)
+	r.quotas = []quota{{RateLimit: r.rl, rate: 1e-10}}
+	h.finish(mustGrant(t, h, t0, "probe"), r)
+	now := t0.Add(time.Millisecond)
+	mustWait(t, h, now, t0.Add(time.Second), "a request on a spent quota")
+	b := bound{base: 1, at: t0, n: 1}
+	b.rate[0] = 1e-10
+	if at := b.reaches(2, now, 1); !at.IsZero() && !at.After(now) {
+		t.Errorf("a refill of 10^10 s is reached at %v, now %v", at, now)
+	}
+}
