@@ -11,7 +11,9 @@ import (
 type Signals struct {
 	// InFlight is the number of requests being served.
 	InFlight int64
-	// P99 is the 99th percentile of request latency over the last window.
+	// P99 is the 99th percentile of request latency over the last window,
+	// by nearest rank: the ⌈0.99·n⌉-th smallest of its n latencies (of
+	// 100, the 99th), 0 for a window without any.
 	P99 time.Duration
 	// ErrorRate is the share of requests that failed (5xx) over the last
 	// window, in [0, 1].

@@ -35,3 +35,29 @@ func TestPinOutOfRangeIsClampedToTheLevels(t *testing.T) {
 		}
 	}
 }
+
+// P99 is the nearest-rank 99th percentile, the ⌈0.99·n⌉-th smallest
+// latency, as SchedP99 is: of 100 answers, the 99th. One slow answer in a
+// hundred (1%) is not the p99.
+func TestMonitorP99IsTheNearestRank(t *testing.T) {
+	m := degrade.NewMonitor(nil)
+	const slow = 200 * time.Millisecond
+	end := m.Begin()
+	time.Sleep(slow)
+	end(200)
+	for range 99 {
+		m.Begin()(200)
+	}
+	if s := m.Sample(); s.P99 >= slow {
+		t.Errorf("p99 of 99 immediate answers and one of %v: %v, want the 99th smallest, an immediate one", slow, s.P99)
+	}
+	end = m.Begin()
+	time.Sleep(slow)
+	end(200)
+	for range 98 {
+		m.Begin()(200)
+	}
+	if s := m.Sample(); s.P99 < slow {
+		t.Errorf("p99 of 98 immediate answers and one of %v: %v, want the slow one (the 99th smallest of 99)", slow, s.P99)
+	}
+}

@@ -107,9 +107,9 @@ func (m *Monitor) Sample() Signals {
 	}
 	m.lat, m.seen, m.total, m.failed = m.lat[:0], 0, 0, 0
 	m.mu.Unlock()
-	if len(lat) > 0 {
+	if n := len(lat); n > 0 {
 		slices.Sort(lat)
-		s.P99 = lat[(len(lat)*99)/100]
+		s.P99 = lat[(n*99+99)/100-1] // the ⌈0.99·n⌉-th smallest
 	}
 	if m.storeDown != nil {
 		s.StoreDown = m.storeDown()
