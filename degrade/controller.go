@@ -16,7 +16,7 @@ type Signals struct {
 	// 100, the 99th), 0 for a window without any.
 	P99 time.Duration
 	// ErrorRate is the share of requests that failed (5xx) over the last
-	// window, in [0, 1].
+	// window, in [0, 1]; 0 for a window without any.
 	ErrorRate float64
 	// StoreDown reports that the limiter's store is not reachable.
 	StoreDown bool

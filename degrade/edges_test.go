@@ -61,3 +61,26 @@ func TestMonitorP99IsTheNearestRank(t *testing.T) {
 		t.Errorf("p99 of 98 immediate answers and one of %v: %v, want the slow one (the 99th smallest of 99)", slow, s.P99)
 	}
 }
+
+// A failure known only after its answer started (Failed: a long gRPC
+// stream's status, in its trailers) may come windows after the answer was
+// counted. It still counts in the window it comes in, and the error rate
+// stays a share, in [0, 1]: it was 0 in a window without new answers (the
+// failure lost) and above 1 in one with fewer answers than late failures.
+func TestMonitorLateFailuresCountAndTheRateStaysAShare(t *testing.T) {
+	m := degrade.NewMonitor(nil)
+	for range 3 {
+		m.Begin()(200) // three streams' answers start
+	}
+	m.Sample()
+	m.Failed() // the first stream's status arrives: it failed
+	if s := m.Sample(); s.ErrorRate != 1 {
+		t.Errorf("a window whose only outcome is a failure: error rate %v, want 1", s.ErrorRate)
+	}
+	m.Begin()(200)
+	m.Failed()
+	m.Failed() // the two other streams failed too
+	if s := m.Sample(); s.ErrorRate <= 0 || s.ErrorRate > 1 {
+		t.Errorf("a window of one answer and two late failures: error rate %v, want a share in (0, 1]", s.ErrorRate)
+	}
+}

@@ -86,6 +86,9 @@ func (m *Monitor) Begin() (end func(status int)) {
 // upstream into a failure: for an outcome known only after the answer
 // started, as a gRPC call's status is, in its trailers. Call it at most
 // once per request, after its end, and only for a status that end counted.
+// The failure counts in the window it comes in, whichever window counted
+// the answer: a window's error rate is its failures over the larger of its
+// answers and its failures.
 func (m *Monitor) Failed() {
 	m.mu.Lock()
 	m.failed++
@@ -102,8 +105,10 @@ func (m *Monitor) Sample() Signals {
 	s := Signals{InFlight: m.inFlight.Load()}
 	m.mu.Lock()
 	lat := slices.Clone(m.lat)
-	if m.total > 0 {
-		s.ErrorRate = float64(m.failed) / float64(m.total)
+	if m.failed > 0 {
+		// A late failure (Failed) may be of an answer an earlier window
+		// counted: the window's outcomes are then at least its failures.
+		s.ErrorRate = float64(m.failed) / float64(max(m.total, m.failed))
 	}
 	m.lat, m.seen, m.total, m.failed = m.lat[:0], 0, 0, 0
 	m.mu.Unlock()
