@@ -135,8 +135,11 @@ type Controller struct {
 	calmSince time.Time
 }
 
-// NewController returns a controller at Normal. onChange, if not nil, is
-// called (outside the controller's lock) on every transition with a reason.
+// NewController returns a controller at Normal. clock is the time it
+// reads (nil: time.Now); when it goes back, the level's dwell and calm
+// count from the time it went back to, so a step back never shortens a
+// hold nor lengthens it by the step. onChange, if not nil, is called
+// (outside the controller's lock) on every transition with a reason.
 func NewController(cfg Config, clock func() time.Time, onChange func(from, to Level, why string)) *Controller {
 	if cfg.MinDwell == 0 {
 		cfg.MinDwell = 5 * time.Second
@@ -199,6 +202,12 @@ func (c *Controller) Update(s Signals) Level {
 	c.mu.Lock()
 	c.last = s
 	now := c.now()
+	if now.Before(c.since) { // the clock went back: count from where it went
+		c.since = now
+	}
+	if now.Before(c.calmSince) {
+		c.calmSince = now
+	}
 	from, to, why := c.level, c.level, ""
 	calm := from > Normal && len(c.cfg.Rules[from-1].leave().exceeded(s)) == 0
 	switch {

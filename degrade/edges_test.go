@@ -84,3 +84,47 @@ func TestMonitorLateFailuresCountAndTheRateStaysAShare(t *testing.T) {
 		t.Errorf("a window of one answer and two late failures: error rate %v, want a share in (0, 1]", s.ErrorRate)
 	}
 }
+
+// A clock that steps back (a wall clock set back, a clock read from
+// elsewhere) shortens no hold and lengthens none by the step: the level's
+// dwell and its calm count from the time the clock went back to, so a
+// level is left MinDwell after it, not once the clock has caught up an
+// hour later.
+func TestClockSteppingBackHoldsTheLevelMinDwellNotTheStep(t *testing.T) {
+	c := &clock{t: time.Unix(10_000, 0)}
+	ctl := degrade.NewController(rules(), c.now, nil)
+	if got := ctl.Update(degrade.Signals{InFlight: 120}); got != degrade.Elevated {
+		t.Fatalf("enter: %v", got)
+	}
+	c.advance(-time.Hour)
+	calm := degrade.Signals{InFlight: 10}
+	if got := ctl.Update(calm); got != degrade.Elevated {
+		t.Fatalf("just after the step back: %v, want Elevated (its dwell restarts)", got)
+	}
+	c.advance(4 * time.Second)
+	if got := ctl.Update(calm); got != degrade.Elevated {
+		t.Fatalf("4s after the step back: %v, want Elevated (MinDwell is 5s)", got)
+	}
+	c.advance(time.Second)
+	if got := ctl.Update(calm); got != degrade.Normal {
+		t.Errorf("MinDwell of calm after the step back: %v, want Normal", got)
+	}
+
+	// A step back while calm: the calm counts from the new time.
+	ctl = degrade.NewController(rules(), c.now, nil)
+	ctl.Update(degrade.Signals{InFlight: 120})
+	c.advance(10 * time.Second)
+	ctl.Update(degrade.Signals{InFlight: 110}) // held, not calm
+	c.advance(time.Second)
+	ctl.Update(calm) // calm from here
+	c.advance(-time.Hour)
+	for i := range 5 {
+		if got := ctl.Update(calm); got != degrade.Elevated {
+			t.Fatalf("%ds of calm after a step back: %v, want Elevated", i, got)
+		}
+		c.advance(time.Second)
+	}
+	if got := ctl.Update(calm); got != degrade.Normal {
+		t.Errorf("MinDwell of calm after a step back: %v, want Normal", got)
+	}
+}
