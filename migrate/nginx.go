@@ -288,7 +288,9 @@ func parseUse(d directive) (nginxUse, error) {
 		case "burst":
 			u.burst, err = strconv.ParseInt(v, 10, 64)
 		case "delay":
-			u.delay, err = strconv.ParseInt(v, 10, 64)
+			if u.delay, err = strconv.ParseInt(v, 10, 64); err == nil && u.delay < 0 {
+				err = fmt.Errorf("negative") // nginx refuses it: invalid delay
+			}
 		case "nodelay":
 			u.nodelay = v == "" && a == "nodelay"
 			if !u.nodelay {
