@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"sync"
@@ -185,6 +186,9 @@ func backoff(base, cap time.Duration, retry int) time.Duration {
 		}
 	}
 	ceil = min(ceil, cap)
+	if ceil == math.MaxInt64 {
+		return time.Duration(rand.Int64N(int64(ceil))) // + 1 would overflow
+	}
 	return time.Duration(rand.Int64N(int64(ceil) + 1))
 }
 

@@ -1,7 +1,10 @@
 package client
 
 import (
+	"context"
+	"errors"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -26,6 +29,32 @@ func TestBackoffIsFullJitterWithinItsBounds(t *testing.T) {
 		// Full jitter spreads over the whole range, not around its top.
 		if lo > ceil/10 || hi < ceil*9/10 {
 			t.Errorf("retry %d: 2000 draws span only [%v, %v] of [0, %v]", retry, lo, hi, ceil)
+		}
+	}
+}
+
+// A policy whose backoff is unbounded (the largest Duration as its base or
+// cap) refuses the wait, as it does any wait beyond MaxWait: it never
+// panics drawing it.
+func TestUnboundedBackoffIsAWaitTooLong(t *testing.T) {
+	for _, p := range []RetryPolicy{
+		{BackoffBase: math.MaxInt64},
+		{BackoffCap: math.MaxInt64, MaxRetries: 80},
+		{BackoffBase: math.MaxInt64, MaxWait: -1},
+	} {
+		r := NewRetries(p)
+		for retry := range 80 {
+			func() {
+				defer func() {
+					if v := recover(); v != nil {
+						t.Fatalf("%+v, retry %d: panic %v", p, retry, v)
+					}
+				}()
+				if _, err := r.Next(context.Background(), retry, 0, false); err != nil &&
+					!errors.Is(err, ErrWaitTooLong) && !errors.Is(err, ErrNoRetry) {
+					t.Fatalf("%+v, retry %d: %v", p, retry, err)
+				}
+			}()
 		}
 	}
 }
