@@ -94,9 +94,9 @@ func parseQuotas(h http.Header, now time.Time, consider func(quota)) {
 	}
 	if vs := h.Values("Ratelimit"); len(vs) > 0 {
 		if list, err := httpsfv.UnmarshalList(vs); err == nil {
-			parseIETF(list, h, keep)
+			parseIETF(list, h, serverTime(h, now), keep)
 		} else if dict, err := httpsfv.UnmarshalDictionary(vs); err == nil {
-			parseDraft7(dict, draftRate(h), keep)
+			parseDraft7(dict, draftRate(h), serverTime(h, now), keep)
 		}
 	}
 	base := serverTime(h, now)
@@ -110,8 +110,9 @@ func parseQuotas(h http.Header, now time.Time, consider func(quota)) {
 	}
 }
 
-// parseIETF reads draft-11's list of policies: "name";r=42;t=18.
-func parseIETF(list httpsfv.List, h http.Header, consider func(quota)) {
+// parseIETF reads draft-11's list of policies: "name";r=42;t=18. A reset
+// above epochThreshold is a Unix time, taken relative to base.
+func parseIETF(list httpsfv.List, h http.Header, base time.Time, consider func(quota)) {
 	var policies map[string]policy
 	for _, m := range list {
 		it, isItem := m.(httpsfv.Item)
@@ -124,7 +125,7 @@ func parseIETF(list httpsfv.List, h http.Header, consider func(quota)) {
 		}
 		c := quota{RateLimit: RateLimit{Format: FormatIETF, Policy: itemName(it), Remaining: r}}
 		if t, found := intParam(it.Params, "t", math.Ceil); found {
-			c.Reset = seconds(t)
+			c.Reset = resetIn(t, base)
 		}
 		if policies == nil {
 			policies = ietfPolicies(h)
@@ -204,8 +205,9 @@ func draftRate(h http.Header) float64 {
 	return p.rate()
 }
 
-// parseDraft7 reads RateLimit: limit=100, remaining=42, reset=18.
-func parseDraft7(d *httpsfv.Dictionary, rate float64, consider func(quota)) {
+// parseDraft7 reads RateLimit: limit=100, remaining=42, reset=18. A reset
+// above epochThreshold is a Unix time, taken relative to base.
+func parseDraft7(d *httpsfv.Dictionary, rate float64, base time.Time, consider func(quota)) {
 	get := func(k string, round func(float64) float64) (int64, bool) {
 		m, found := d.Get(k)
 		if !found {
@@ -226,7 +228,7 @@ func parseDraft7(d *httpsfv.Dictionary, rate float64, consider func(quota)) {
 		c.Limit = l
 	}
 	if t, found := get("reset", math.Ceil); found {
-		c.Reset = seconds(t)
+		c.Reset = resetIn(t, base)
 	}
 	consider(quota{RateLimit: c, rate: rate})
 }
@@ -244,11 +246,7 @@ func parseTriple(h http.Header, limitH, remainingH, resetH string, base time.Tim
 		c.Limit = l
 	}
 	if t, found := leadingInt(h.Get(resetH)); found {
-		if t > epochThreshold {
-			c.Reset = clampHint(time.Unix(t, 0).Sub(base))
-		} else {
-			c.Reset = seconds(t)
-		}
+		c.Reset = resetIn(t, base)
 	}
 	return c, true
 }
@@ -353,6 +351,15 @@ func leadingInt(s string) (int64, bool) {
 		return 0, false // "1.5e3", "12abc": not an integer
 	}
 	return n, true
+}
+
+// resetIn reads a reset of t seconds from a header: a delta, or a Unix time
+// taken relative to base when above epochThreshold; in [0, maxHint].
+func resetIn(t int64, base time.Time) time.Duration {
+	if t > epochThreshold {
+		return clampHint(time.Unix(t, 0).Sub(base))
+	}
+	return seconds(t)
 }
 
 // seconds converts whole seconds from a header to a duration in [0, maxHint].

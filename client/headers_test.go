@@ -67,6 +67,16 @@ func TestParseRateLimit(t *testing.T) {
 			"RateLimit", `"per-minute";r=42;t=18`,
 			"X-RateLimit-Remaining", "41", "X-RateLimit-Reset", "1796040018"),
 			RateLimit{Format: FormatLegacy, Remaining: 41, Reset: 18 * time.Second}, true},
+		{"draft 7: a reset above 10^9 is Unix time too", header(
+			"Date", "Mon, 30 Nov 2026 11:59:00 GMT",
+			"RateLimit", "limit=100, remaining=0, reset=1796039970"), // 11:59:30
+			RateLimit{Format: FormatDraft7, Limit: 100, Remaining: 0, Reset: 30 * time.Second}, true},
+		{"ietf: a reset above 10^9 is Unix time too", header(
+			"RateLimit", `"a";r=0;t=1796040018`), // 12:00:18, no Date: now
+			RateLimit{Format: FormatIETF, Policy: "a", Remaining: 0, Reset: 18 * time.Second}, true},
+		{"ietf: a decimal Unix-time reset is rounded up", header(
+			"RateLimit", `"a";r=0;t=1796040017.5`),
+			RateLimit{Format: FormatIETF, Policy: "a", Remaining: 0, Reset: 18 * time.Second}, true},
 		{"a huge reset saturates", header("RateLimit", `"a";r=0;t=999999999999999`),
 			RateLimit{Format: FormatIETF, Policy: "a", Reset: maxHint}, true},
 		{"a huge remaining saturates", header("RateLimit-Remaining", "99999999999999999999999"),
