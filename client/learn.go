@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sync"
 	"time"
+
+	"github.com/sluice-dev/sluice"
 )
 
 // What a Transport knows about one host's quota.
@@ -465,10 +467,13 @@ func (h *hostState) broadcast() {
 	h.changed = make(chan struct{})
 }
 
-// acquire waits until a send of cost units is granted. It fails at once
-// with ErrWaitTooLong when the wait has a known end beyond maxWait or the
-// context's deadline, and with the context's error when it is cancelled.
+// acquire waits until a send of cost units is granted (a cost above
+// sluice.MaxQuantity counts as it: no quota holds more, and the counts stay
+// far from overflowing). It fails at once with ErrWaitTooLong when the wait
+// has a known end beyond maxWait or the context's deadline, and with the
+// context's error when it is cancelled.
 func (h *hostState) acquire(ctx context.Context, host string, cost int64, maxWait time.Duration) (ticket, time.Duration, error) {
+	cost = min(cost, sluice.MaxQuantity)
 	var waited time.Duration
 	for {
 		h.mu.Lock()

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"context"
+	"errors"
 	"math"
 	"net/http"
 	"testing"
@@ -339,5 +341,23 @@ func TestAnImperceptibleRateWaitsForTheReset(t *testing.T) {
 	b.rate[0] = 1e-10
 	if at := b.reaches(2, now, 1); !at.IsZero() && !at.After(now) {
 		t.Errorf("a refill of 10^10 s is reached at %v, now %v", at, now)
+	}
+}
+
+// A cost beyond any quota (a Cost function's or a Pacer caller's mistake)
+// goes alone, as any cost above the quota does, and does not overflow the
+// host's counts into letting every later call through.
+func TestAHugeCostDoesNotOverflowTheCounts(t *testing.T) {
+	p := NewPacer("api", time.Minute)
+	ctx := context.Background()
+	s, err := p.Wait(ctx, math.MaxInt64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Done(Answer{Header: http.Header{"Ratelimit": {`"a";r=0;t=30`}}})
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if _, err := p.Wait(ctx, 1); !errors.Is(err, ErrWaitTooLong) {
+		t.Errorf("a call on a spent quota (30 s to its reset, 1 s to the deadline): %v, want ErrWaitTooLong", err)
 	}
 }

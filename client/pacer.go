@@ -44,7 +44,8 @@ func (p *Pacer) ready() {
 }
 
 // Wait blocks until a call of cost units may be sent (cost ≤ 0 counts as 0
-// and is held only by a server's wait after a refusal) and returns its
+// and is held only by a server's wait after a refusal; a cost above
+// sluice.MaxQuantity counts as it) and returns its
 // Send, which must be finished with Done exactly once. It returns an error
 // wrapping ErrWaitTooLong at once when the wait has a known end beyond the
 // Pacer's longest wait or the context's deadline, and the context's error

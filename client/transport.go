@@ -65,7 +65,8 @@ type Transport struct {
 	// Cost returns the units a request spends, at the Gate and in the
 	// server's quota (so that the learned bounds count right, make it
 	// match the server's costs); nil means 1 for every request. Negative
-	// costs count as 0.
+	// costs count as 0; in the learned bounds, costs above
+	// sluice.MaxQuantity count as it.
 	Cost func(*http.Request) int64
 	// Retry says which throttled requests are retried and how.
 	Retry RetryPolicy
