@@ -117,9 +117,12 @@ type Config struct {
 	MinDwell time.Duration
 }
 
+// defaultMinDwell is Config.MinDwell's default.
+const defaultMinDwell = 5 * time.Second
+
 // Controller holds the current level. It is safe for concurrent use. The
-// zero Controller has no rules: it stays at Normal unless pinned, and reads
-// time.Now.
+// zero Controller has no rules: it stays at Normal unless pinned, holds a
+// level it leaves the default MinDwell, and reads time.Now.
 type Controller struct {
 	cfg      Config
 	clock    func() time.Time
@@ -142,12 +145,20 @@ type Controller struct {
 // (outside the controller's lock) on every transition with a reason.
 func NewController(cfg Config, clock func() time.Time, onChange func(from, to Level, why string)) *Controller {
 	if cfg.MinDwell == 0 {
-		cfg.MinDwell = 5 * time.Second
+		cfg.MinDwell = defaultMinDwell
 	}
 	if clock == nil {
 		clock = time.Now
 	}
 	return &Controller{cfg: cfg, clock: clock, onChange: onChange, since: clock()}
+}
+
+// minDwell is Config.MinDwell, defaultMinDwell in the zero Controller.
+func (c *Controller) minDwell() time.Duration {
+	if c.cfg.MinDwell == 0 {
+		return defaultMinDwell
+	}
+	return c.cfg.MinDwell
 }
 
 // now is the controller's time.
@@ -162,7 +173,7 @@ func (c *Controller) now() time.Time {
 // its dwell carry over.
 func (c *Controller) SetConfig(cfg Config) {
 	if cfg.MinDwell == 0 {
-		cfg.MinDwell = 5 * time.Second
+		cfg.MinDwell = defaultMinDwell
 	}
 	c.mu.Lock()
 	c.cfg = cfg
@@ -223,8 +234,8 @@ func (c *Controller) Update(s Signals) Level {
 				break
 			}
 		}
-		if to == from && calm && now.Sub(c.since) >= c.cfg.MinDwell && now.Sub(c.calmSince) >= c.cfg.MinDwell {
-			to, why = from-1, "signals below the "+from.String()+" leave thresholds for "+c.cfg.MinDwell.String()
+		if dwell := c.minDwell(); to == from && calm && now.Sub(c.since) >= dwell && now.Sub(c.calmSince) >= dwell {
+			to, why = from-1, "signals below the "+from.String()+" leave thresholds for "+dwell.String()
 		}
 	}
 	if to != from {

@@ -1,6 +1,7 @@
 package degrade
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime/metrics"
 	"slices"
@@ -139,10 +140,20 @@ func (m *Monitor) schedP99() time.Duration {
 	if len(prev) != len(h.Counts) {
 		return 0
 	}
+	return histP99(prev, h.Counts, h.Buckets)
+}
+
+// histP99 returns the p99 of what a runtime/metrics time histogram (counts
+// of buckets whose boundaries, in seconds, are buckets) added since prev:
+// the upper boundary of the bucket holding the 99th percentile's rank; 0
+// when nothing was added. A rank in a bucket without a finite upper
+// boundary is its lower boundary, and a boundary beyond time.Duration's
+// range is its largest value.
+func histP99(prev, counts []uint64, buckets []float64) time.Duration {
 	var total uint64
-	delta := make([]uint64, len(h.Counts))
-	for i := range h.Counts {
-		delta[i] = h.Counts[i] - prev[i]
+	delta := make([]uint64, len(counts))
+	for i := range counts {
+		delta[i] = counts[i] - prev[i]
 		total += delta[i]
 	}
 	if total == 0 {
@@ -153,8 +164,25 @@ func (m *Monitor) schedP99() time.Duration {
 	for i, n := range delta {
 		acc += n
 		if acc >= want {
-			return time.Duration(h.Buckets[i+1] * float64(time.Second))
+			bound := buckets[i+1]
+			if math.IsInf(bound, 1) {
+				bound = buckets[i]
+			}
+			return secondsDuration(bound)
 		}
 	}
 	return 0
+}
+
+// secondsDuration converts s seconds to a Duration, saturating at 0 and at
+// time.Duration's largest value.
+func secondsDuration(s float64) time.Duration {
+	switch ns := s * float64(time.Second); {
+	case !(ns > 0):
+		return 0
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	default:
+		return time.Duration(ns)
+	}
 }

@@ -33,3 +33,15 @@ func TestZeroControllerAndMonitor(t *testing.T) {
 		t.Errorf("Sample: %+v, want nothing in flight and an error rate of 1", s)
 	}
 }
+
+// The zero Controller holds a level it was pinned to for the default
+// MinDwell (5s) after Unpin, as NewController's does: it does not step
+// down at the next reading.
+func TestZeroControllerHoldsTheDefaultDwell(t *testing.T) {
+	var c degrade.Controller
+	c.Pin(degrade.High)
+	c.Unpin()
+	if l := c.Update(degrade.Signals{}); l != degrade.High {
+		t.Fatalf("first reading after Unpin: %v, want High held for the default dwell", l)
+	}
+}
