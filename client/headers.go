@@ -234,7 +234,8 @@ func parseDraft7(d *httpsfv.Dictionary, rate float64, base time.Time, consider f
 }
 
 // parseTriple reads the draft-6 or legacy headers: a Limit, a Remaining and
-// a Reset header, each an integer (the first of a comma-separated list).
+// a Reset header, each an integer (the first of a comma-separated list); a
+// decimal Reset (Discord sends "1470173023.123") is rounded up.
 // A Reset above epochThreshold is a Unix time, taken relative to base.
 func parseTriple(h http.Header, limitH, remainingH, resetH string, base time.Time) (RateLimit, bool) {
 	r, found := leadingInt(h.Get(remainingH))
@@ -245,7 +246,7 @@ func parseTriple(h http.Header, limitH, remainingH, resetH string, base time.Tim
 	if l, found := leadingInt(h.Get(limitH)); found {
 		c.Limit = l
 	}
-	if t, found := leadingInt(h.Get(resetH)); found {
+	if t, found := leadingCeil(h.Get(resetH)); found {
 		c.Reset = resetIn(t, base)
 	}
 	return c, true
@@ -360,6 +361,31 @@ func resetIn(t int64, base time.Time) time.Duration {
 		return clampHint(time.Unix(t, 0).Sub(base))
 	}
 	return seconds(t)
+}
+
+// leadingCeil reads the non-negative number that s starts with, after
+// spaces, as leadingInt does, but also a decimal ("2.5", "1470173023.123"),
+// rounded up.
+func leadingCeil(s string) (int64, bool) {
+	n, found := leadingInt(s)
+	if found {
+		return n, true
+	}
+	s = strings.TrimLeft(s, " \t")
+	i := strings.IndexByte(s, '.')
+	if i <= 0 || strings.TrimLeft(s[:i], "0123456789") != "" {
+		return 0, false
+	}
+	n, _ = leadingInt(s[:i])
+	frac := s[i+1:]
+	j := len(frac) - len(strings.TrimLeft(frac, "0123456789"))
+	if j == 0 || j < len(frac) && (frac[j] == '.' || 'a' <= frac[j]|0x20 && frac[j]|0x20 <= 'z') {
+		return 0, false // "1.", "1.5e3", "1.5s": not a decimal
+	}
+	if strings.Trim(frac[:j], "0") != "" {
+		n = min(n+1, sluice.MaxQuantity)
+	}
+	return n, true
 }
 
 // seconds converts whole seconds from a header to a duration in [0, maxHint].

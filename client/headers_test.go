@@ -77,6 +77,13 @@ func TestParseRateLimit(t *testing.T) {
 		{"ietf: a decimal Unix-time reset is rounded up", header(
 			"RateLimit", `"a";r=0;t=1796040017.5`),
 			RateLimit{Format: FormatIETF, Policy: "a", Remaining: 0, Reset: 18 * time.Second}, true},
+		{"legacy: a decimal Unix-time reset (Discord's) is rounded up", header(
+			"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1796040017.123"),
+			RateLimit{Format: FormatLegacy, Remaining: 0, Reset: 18 * time.Second}, true},
+		{"draft 6: a decimal reset is rounded up", header("RateLimit-Remaining", "0", "RateLimit-Reset", "2.5"),
+			RateLimit{Format: FormatDraft6, Remaining: 0, Reset: 3 * time.Second}, true},
+		{"draft 6: a reset with a unit is not a number", header("RateLimit-Remaining", "0", "RateLimit-Reset", "2.5s"),
+			RateLimit{Format: FormatDraft6, Remaining: 0}, true},
 		{"a huge reset saturates", header("RateLimit", `"a";r=0;t=999999999999999`),
 			RateLimit{Format: FormatIETF, Policy: "a", Reset: maxHint}, true},
 		{"a huge remaining saturates", header("RateLimit-Remaining", "99999999999999999999999"),
