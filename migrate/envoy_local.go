@@ -54,6 +54,11 @@ func EnvoyLocal(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(len(found), "local rate limit configurations"))
 	}
 	for _, c := range found {
+		if err := envoyFillIntervals(c.cfg); err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+	}
+	for _, c := range found {
 		t.envoyLocalRules(c, found)
 	}
 	if len(t.SluiceRules) == 0 {
@@ -210,6 +215,41 @@ func (t *Translation) envoyBucket(b *yaml.Node, name, where string) (Limit, bool
 		maxTokens, perFill, formatWindow(interval), perFill, formatWindow(interval), maxTokens, perFill)
 	return Limit{Name: name, Algorithm: "token-bucket", Quantity: perFill, Window: interval, Burst: maxTokens,
 		Source: fmt.Sprintf("%s: max_tokens %d, tokens_per_fill %d, fill_interval %s", where, maxTokens, perFill, formatWindow(interval))}, true
+}
+
+// envoyMinFill is the shortest fill_interval Envoy accepts for a token
+// bucket that holds tokens.
+const envoyMinFill = 50 * time.Millisecond
+
+// envoyFillIntervals refuses cfg, a LocalRateLimit, as Envoy refuses it
+// when loading it (whether the filter is enabled or not): its default
+// token_bucket, unless it holds no tokens or its fill_interval is 0 (no
+// default bucket), and each descriptor's token_bucket that holds tokens
+// must fill at most every 50ms.
+func envoyFillIntervals(cfg *yaml.Node) error {
+	check := func(b *yaml.Node, what string, zeroIsNone bool) error {
+		if b == nil || scalar(mapValue(b, "max_tokens")) == "0" {
+			return nil
+		}
+		s := scalar(mapValue(b, "fill_interval"))
+		d, err := time.ParseDuration(s)
+		if err != nil || !strings.HasSuffix(s, "s") || zeroIsNone && d == 0 || d >= envoyMinFill {
+			return nil // read, or reported, where the bucket is imported
+		}
+		return fmt.Errorf("line %d: %s fill_interval %s: Envoy refuses a token bucket that fills more often than every %s (\"fill timer must be >= 50ms\")",
+			b.Line, what, s, formatWindow(envoyMinFill))
+	}
+	if err := check(mapValue(cfg, "token_bucket"), "token_bucket", true); err != nil {
+		return err
+	}
+	if descs := mapValue(cfg, "descriptors"); descs != nil {
+		for i, d := range descs.Content {
+			if err := check(mapValue(d, "token_bucket"), fmt.Sprintf("descriptor %d token_bucket", i+1), false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // protoDuration reads a protobuf Duration as YAML writes it ("1s", "0.5s",

@@ -1,6 +1,7 @@
 package migrate_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sluice-dev/sluice/migrate"
@@ -173,5 +174,69 @@ func TestImportedEnvoyLocalDecides(t *testing.T) {
 		{"/login/x", "", "192.0.2.1", 200},
 		{"/x", "", "192.0.2.4", 200},
 		{"/y", "", "192.0.2.5", 429}, // the chain's 3, whoever asks
+	})
+}
+
+// envoyLocalFilter is a filter chain's local rate limit of bucket, with
+// descriptors (YAML of the descriptors list, "" for none) on a route of
+// the header x-tenant.
+func envoyLocalFilter(bucket, descriptors string) string {
+	src := `route_config:
+  virtual_hosts:
+  - name: api
+    domains: ["*"]
+    routes:
+    - match: {prefix: "/"}
+      route:
+        cluster: app
+        rate_limits:
+        - actions:
+          - request_headers: {header_name: x-tenant, descriptor_key: tenant}
+      typed_per_filter_config:
+        envoy.filters.http.local_ratelimit:
+          "@type": type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit
+          stat_prefix: api
+          token_bucket: ` + bucket + `
+          filter_enabled: {default_value: {numerator: 100, denominator: HUNDRED}}
+          filter_enforced: {default_value: {numerator: 100, denominator: HUNDRED}}
+`
+	if descriptors != "" {
+		src += "          descriptors:\n" + descriptors
+	}
+	return src
+}
+
+// TestImportEnvoyLocalFillInterval holds the import to Envoy's rule for a
+// token bucket's fill_interval: Envoy refuses a configuration whose default
+// bucket or descriptor bucket (of max_tokens above 0) fills more often than
+// every 50ms ("local rate limit token bucket fill timer must be >= 50ms"),
+// even where filter_enabled is 0; 50ms itself is accepted.
+func TestImportEnvoyLocalFillInterval(t *testing.T) {
+	refused := map[string]string{
+		"a default bucket of 49ms": envoyLocalFilter("{max_tokens: 1, fill_interval: 0.049s}", ""),
+		"a default bucket of 10ms, the filter disabled": strings.Replace(envoyLocalFilter("{max_tokens: 1, fill_interval: 0.01s}", ""),
+			"numerator: 100, denominator: HUNDRED}}\n          filter_enforced", "numerator: 0, denominator: HUNDRED}}\n          filter_enforced", 1),
+		"a descriptor bucket of 1ms": envoyLocalFilter("{max_tokens: 10, fill_interval: 1s}",
+			"          - entries: [{key: tenant}]\n            token_bucket: {max_tokens: 1, fill_interval: 0.001s}\n"),
+	}
+	for name, src := range refused {
+		t.Run(name, func(t *testing.T) {
+			if tr, err := migrate.Import("envoy", src, "envoy.yaml"); err == nil {
+				t.Fatalf("imported, with rules %v", tr.SluiceRules)
+			} else if !strings.Contains(err.Error(), "50ms") {
+				t.Errorf("error %q does not say Envoy's bound, 50ms", err)
+			}
+		})
+	}
+	t.Run("a bucket of 50ms is imported and decides", func(t *testing.T) {
+		tr, err := migrate.Import("envoy", envoyLocalFilter("{max_tokens: 1, tokens_per_fill: 1, fill_interval: 0.05s}",
+			"          - entries: [{key: tenant}]\n            token_bucket: {max_tokens: 1, fill_interval: 3600s}\n"), "envoy.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectStatuses(t, serveImported(t, tr), []sent{
+			{"/a", "t1", "192.0.2.1", 200},
+			{"/a", "t1", "192.0.2.2", 429}, // t1's one token per hour
+		})
 	})
 }
