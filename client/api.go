@@ -36,8 +36,14 @@ type Option func(*Client)
 
 // WithHTTPClient makes the Client send its requests with hc (for TLS,
 // proxies, authentication in front of sluice, or another timeout) instead
-// of an http.Client with DefaultTimeout.
-func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.http = hc } }
+// of an http.Client with DefaultTimeout. A nil hc keeps that default.
+func WithHTTPClient(hc *http.Client) Option {
+	return func(c *Client) {
+		if hc != nil {
+			c.http = hc
+		}
+	}
+}
 
 // WithToken makes the Client authenticate as a caller of the server's admin
 // listener: the token (from sluice token) is sent as Authorization: Bearer.

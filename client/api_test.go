@@ -132,3 +132,17 @@ func TestAPIGateWhenTheServerCannotDecide(t *testing.T) {
 	}
 	resp.Body.Close()
 }
+
+// WithHTTPClient(nil) keeps the default http.Client, as no option would,
+// rather than making a Client that has no server.
+func TestWithHTTPClientNilKeepsTheDefault(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"allowed":true,"identity":"external","cost":1,"remaining":4,"resetAfterMs":1000}`))
+	}))
+	defer srv.Close()
+	d, err := client.New(srv.URL, client.WithHTTPClient(nil)).Check(context.Background(), client.CheckRequest{Subject: "s"})
+	if err != nil || !d.Allowed || d.Remaining != 4 {
+		t.Fatalf("%+v, %v", d, err)
+	}
+}
