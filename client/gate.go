@@ -29,9 +29,10 @@ var (
 // ErrWaitTooLong (and context.DeadlineExceeded) at once when the wait would
 // outlast the context's deadline, ErrExceedsBurst when no wait can help, or
 // the limiter's error (wrapping sluice.ErrStoreUnavailable when it could
-// not decide). A refused request spends nothing; a queue's slot, once
-// granted, stays spent even if the caller stops waiting for it. Cost 0
-// never waits. Implementations must be safe for concurrent use.
+// not decide). A refused request, or one whose context had already ended,
+// spends nothing; a queue's slot, once granted, stays spent even if the
+// caller stops waiting for it. Cost 0 never waits. Implementations must be
+// safe for concurrent use.
 //
 // This package has two: LimiterGate, over any sluice.Limiter (in memory
 // for one process, on a Redis store for a fleet), and APIGate, which asks a
@@ -210,7 +211,12 @@ func (t turn) refused(ctx context.Context, retryAfter time.Duration, cost int64,
 // mutex, so that a cancelled waiter leaves the line at once.
 type turn chan struct{}
 
+// take waits for the turn. A context that has ended takes no turn, even a
+// free one (select would pick either at random): its waiter spends nothing.
 func (t turn) take(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	select {
 	case t <- struct{}{}:
 		return nil
