@@ -67,9 +67,13 @@ func quiet(cfg *config.Config) httplimit.Options {
 type req struct {
 	method, path, remote string
 	header               map[string]string
+	// multi are headers sent with several values, in order.
+	multi map[string][]string
 }
 
-func do(h http.Handler, r req) *httptest.ResponseRecorder {
+// request returns r as an *http.Request: GET /api/search unless r says
+// otherwise.
+func (r req) request() *http.Request {
 	if r.method == "" {
 		r.method = "GET"
 	}
@@ -83,8 +87,17 @@ func do(h http.Handler, r req) *httptest.ResponseRecorder {
 	for k, v := range r.header {
 		hr.Header.Set(k, v)
 	}
+	for k, vs := range r.multi {
+		for _, v := range vs {
+			hr.Header.Add(k, v)
+		}
+	}
+	return hr
+}
+
+func do(h http.Handler, r req) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, hr)
+	h.ServeHTTP(w, r.request())
 	return w
 }
 

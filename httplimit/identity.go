@@ -138,10 +138,26 @@ func canonical(name string) string {
 }
 
 // header returns the first value of the header named canonical, as
-// http.Header.Get does.
+// http.Header.Get does: for headers a client sends itself (API keys,
+// tokens), whichever of its copies it puts first is its choice.
 func header(h http.Header, canonical string) string {
 	if v := h[canonical]; len(v) > 0 {
 		return v[0]
+	}
+	return ""
+}
+
+// trustedHeader returns the last value of the header named canonical, for
+// a header a trusted proxy sets (the user and plan headers, a rule's
+// "header:" key): the value of the proxy nearest sluice. A proxy that
+// appends its value instead of replacing the client's (Envoy's
+// request_headers_to_add with append, a gRPC proxy adding metadata) puts
+// it after any copy the client sent, as it appends to X-Forwarded-For;
+// one that replaces it leaves one value. Values are never split at
+// commas: a user id may hold one (an LDAP DN).
+func trustedHeader(h http.Header, canonical string) string {
+	if v := h[canonical]; len(v) > 0 {
+		return v[len(v)-1]
 	}
 	return ""
 }
@@ -160,7 +176,8 @@ func (id *identifier) isTrusted(a netip.Addr) bool {
 
 // identify writes the identity of r to out: API key > the subject of a
 // bearer token Tokens verifies > user id > client address. User and plan
-// headers are believed only from trusted proxies. A
+// headers are believed only from trusted proxies, by their last value
+// (see trustedHeader). A
 // listed API key decides alone, so its requests never parse the peer
 // address (and its identity is copied once, from the digest cache to out).
 func (id *identifier) identify(r *http.Request, out *Identity) {
@@ -183,7 +200,7 @@ func (id *identifier) identify(r *http.Request, out *Identity) {
 
 	plan := (*Plan)(nil)
 	if trusted && id.planHeader != "" {
-		if name := header(r.Header, id.planHeader); name != "" {
+		if name := trustedHeader(r.Header, id.planHeader); name != "" {
 			plan = id.policy.Plan(name)
 		}
 	}
@@ -216,7 +233,7 @@ func (id *identifier) identify(r *http.Request, out *Identity) {
 		}
 	}
 	if trusted && id.userHeader != "" {
-		if user := header(r.Header, id.userHeader); user != "" && len(user) <= maxCredentialLen {
+		if user := trustedHeader(r.Header, id.userHeader); user != "" && len(user) <= maxCredentialLen {
 			key, sub := id.userSubject(user)
 			*out = Identity{Kind: KindUser, Subject: sub, key: key, Plan: orDefault(plan, id.policy.DefaultPlan)}
 			return

@@ -54,16 +54,23 @@ type Options struct {
 	APIKeyHeaders []string
 	// UserHeader names the header that carries a user id set by an
 	// authentication layer in front; it is believed only from
-	// TrustedProxies. Empty: users are not identified.
+	// TrustedProxies, and of several values only the last, the one the
+	// proxy nearest sluice set (see TrustedProxies). Empty: users are not
+	// identified.
 	UserHeader string
 	// PlanHeader names the header that carries a plan name set by an
-	// authentication layer in front; it is believed only from
-	// TrustedProxies. Empty: plans come from keys and the defaults only.
+	// authentication layer in front; it is believed, as UserHeader is,
+	// only from TrustedProxies and by its last value. Empty: plans come
+	// from keys and the defaults only.
 	PlanHeader string
 	// TrustedProxies are the peers whose forwarding, user and plan headers
 	// are believed. Empty: none are, and the client is the peer. A front
 	// proxy must strip or overwrite the user and plan headers a client
-	// sends.
+	// sends, or append its own value after the client's (Envoy's
+	// request_headers_to_add with append): of a header a trusted proxy
+	// sets, only the last value is read, as the last hop of
+	// X-Forwarded-For is the nearest proxy's. A proxy that sets no value
+	// and passes the client's through lets the client choose it.
 	TrustedProxies []netip.Prefix
 	// ForwardedHeader is the one forwarding header believed from trusted
 	// proxies: "x-forwarded-for" (the default when empty) or "forwarded"

@@ -64,8 +64,8 @@ type Rule struct {
 	//   - "ip", "ip/N", "ip/N/M": the client address (through trusted
 	//     proxies) grouped by Options' prefixes, or by /N for IPv4 and /M
 	//     for IPv6 (default Options.IPv6Prefix);
-	//   - "header:<Name>": the first value of a request header, believed as
-	//     HeaderFrom says;
+	//   - "header:<Name>": the last value of a request header (of a header
+	//     a trusted proxy appends to, its own), believed as HeaderFrom says;
 	//   - "claim:<name>": a claim of the token Options.Tokens verified
 	//     (TokenClaims.Claims): a tenant, a client application; absent
 	//     without a verified token;
@@ -101,8 +101,9 @@ type Rule struct {
 	Key []string
 	// HeaderFrom says whose "header:" key values are believed:
 	// HeaderFromTrusted (only from Options.TrustedProxies, for a header a
-	// gateway sets and overwrites; the default) or HeaderFromAny (from any
-	// peer: a client choosing its value chooses its quota).
+	// gateway sets and overwrites, or appends its value to; the default)
+	// or HeaderFromAny (from any peer: a client choosing its value chooses
+	// its quota).
 	HeaderFrom string
 	// Fallback says what stands for an absent key value: FallbackIP (the
 	// client's address, grouped by Options' prefixes; the default),

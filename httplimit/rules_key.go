@@ -104,7 +104,7 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 	case KeyUser:
 		user := f.user
 		if !f.client && id.userHeader != "" && f.peerTrusted(id) {
-			user = header(f.r.Header, id.userHeader)
+			user = trustedHeader(f.r.Header, id.userHeader)
 		}
 		if user != "" && len(user) <= maxCredentialLen {
 			return appendKeyValue(append(buf, "user:"...), user, false), true
@@ -154,9 +154,11 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 		}
 		return append(buf, ru.paths[pat].key...), true
 	case KeyHeader:
-		// A DecideFor caller's headers are its word, as its User is.
+		// A DecideFor caller's headers are its word, as its User is. The
+		// last value is read whoever is believed, so that a key reads
+		// one value of a header whichever way it is believed.
 		if f.client || ru.anyHeader || f.peerTrusted(id) {
-			if v := header(f.r.Header, kp.header); v != "" {
+			if v := trustedHeader(f.r.Header, kp.header); v != "" {
 				return appendKeyValue(buf, v, false), true
 			}
 		}
