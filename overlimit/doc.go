@@ -11,7 +11,9 @@
 // The contract: the cache never refuses what the store would admit. It
 // refuses a call itself only when the store refused the same key and limit
 // at a cost no larger than the call's, with a wait that has not passed yet;
-// everything else goes to the store. An error is never a decision: the cache returns the
+// everything else goes to the store. Concurrency limits, whose units come
+// back when work ends on any instance rather than with time, are never
+// remembered. An error is never a decision: the cache returns the
 // store's errors as they are, remembers nothing from a call that failed (an
 // error that may mean the store restarted makes it forget every denial), and
 // with no store behind it fails every call with sluice.ErrStoreUnavailable.

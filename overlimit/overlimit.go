@@ -66,9 +66,11 @@ type Stats struct {
 //
 // Calls always go to the store when they carry a peek (cost 0: it asks for
 // state only the store has) or when none of their enforcing checks has a
-// live denial at or below its cost. Shadow limits, which never refuse, and
+// live denial at or below its cost. Shadow limits, which never refuse,
 // costs above Burst (RetryAfter Never, refused by the store without
-// touching state) are never remembered. Every answer of the store updates what is
+// touching state) and concurrency limits (sluice.AlgorithmConcurrency: a
+// unit comes back when the work holding it ends, on whichever instance
+// releases it, not with time) are never remembered. Every answer of the store updates what is
 // remembered: a denial replaces the one remembered for its key and limit
 // name; an answer that contradicts a remembered denial (the check fits at a
 // cost said to be refused), or that is for the same name with other
@@ -307,7 +309,8 @@ func (c *Cache) lookup(ch *sluice.Check, now int64) lookup {
 func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup, sent int64) {
 	for i := range checks {
 		ch, st := &checks[i], &out[i]
-		deny := !st.Allowed && !ch.Limit.Shadow() && ch.Cost > 0 && st.RetryAfter > 0 && st.RetryAfter != sluice.Never
+		deny := !st.Allowed && !ch.Limit.Shadow() && ch.Cost > 0 && st.RetryAfter > 0 && st.RetryAfter != sluice.Never &&
+			ch.Limit.Algorithm() != sluice.AlgorithmConcurrency
 		if !deny && !looks[i].seen {
 			continue
 		}
