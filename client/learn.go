@@ -471,10 +471,13 @@ func (h *hostState) broadcast() {
 // sluice.MaxQuantity counts as it: no quota holds more, and the counts stay
 // far from overflowing). It fails at once with ErrWaitTooLong when the wait
 // has a known end beyond maxWait or the context's deadline, and with the
-// context's error when it is cancelled.
+// context's error when it is cancelled, or had ended already.
 func (h *hostState) acquire(ctx context.Context, host string, cost int64, maxWait time.Duration) (ticket, time.Duration, error) {
 	cost = min(cost, sluice.MaxQuantity)
 	var waited time.Duration
+	if err := ctx.Err(); err != nil {
+		return ticket{}, 0, err // it would not be sent: spend nothing
+	}
 	for {
 		h.mu.Lock()
 		now := time.Now()

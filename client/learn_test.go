@@ -361,3 +361,17 @@ func TestAHugeCostDoesNotOverflowTheCounts(t *testing.T) {
 		t.Errorf("a call on a spent quota (30 s to its reset, 1 s to the deadline): %v, want ErrWaitTooLong", err)
 	}
 }
+
+// A call whose context has already ended is not granted: it spends none of
+// the learned quota (nor the probe of a fresh host).
+func TestAnEndedContextIsNotGranted(t *testing.T) {
+	p := NewPacer("api", time.Minute)
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.Wait(ended, 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait with an ended context: %v, want context.Canceled", err)
+	}
+	if p.h.sent != 0 || p.h.probing {
+		t.Errorf("an ended context's call counted: sent %d, probing %v", p.h.sent, p.h.probing)
+	}
+}
