@@ -46,7 +46,10 @@
 // is strict:
 // unknown fields, wrong types, duplicate siblings, duplicate domains and
 // settings that would have no effect are errors that name file:line:col
-// and the field path (*Error values), all reported at once.
+// and the field path (*Error values), all reported at once. Anchors,
+// aliases and merge keys (<<: *defaults) are read as envoyproxy/ratelimit's
+// YAML library reads them; a key written before a merge key that sets it
+// too is an error, as YAML readers disagree on which of the two it is.
 //
 // Every field of envoyproxy/ratelimit's format is read with its meaning:
 // shadow_mode (decided and counted, never refuses), quota_mode (reported

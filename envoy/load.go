@@ -123,7 +123,9 @@ func (l *loader) load(name string, data []byte) error {
 			continue // an empty document, e.g. after a trailing "---"
 		}
 		docs++
-		l.domain(d, doc)
+		if doc, ok := d.expandAliases(doc); ok {
+			l.domain(d, doc)
+		}
 	}
 	if docs == 0 && len(d.Errs) == 0 {
 		d.Errorf(nil, "", "no domain (see examples/envoy/ratelimit-config.yaml)")

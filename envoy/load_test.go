@@ -1,6 +1,7 @@
 package envoy_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -170,4 +171,66 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// envoyproxy/ratelimit reads its rules with gopkg.in/yaml.v2, which
+// expands anchors, aliases and merge keys: rules written with them load
+// unchanged, and limit what they would there.
+func TestAnchorsAliasesAndMergeKeysLoadAsRatelimitReadsThem(t *testing.T) {
+	h := serve(t, `
+domain: api
+descriptors:
+  - key: a
+    rate_limit: &std {name: std, unit: minute, requests_per_unit: 5}
+  - key: b
+    descriptors: &nested
+      - key: path
+        rate_limit: {unit: hour, requests_per_unit: 7}
+  - key: c
+    descriptors: *nested
+  - key: d
+    rate_limit:
+      <<: *std
+      name: more
+      requests_per_unit: 6
+  - key: e
+    rate_limit:
+      <<: [{unit: second, name: first}, *std]
+`)
+	h.expect(h.ask(request("api", 0, desc("a", "1"), desc("b", "1", "path", "/"), desc("c", "1", "path", "/"),
+		desc("d", "1"), desc("e", "1"))), ok,
+		status{ok, "std:5/MINUTE", 4, time.Minute},
+		status{ok, ":7/HOUR", 6, time.Hour},
+		status{ok, ":7/HOUR", 6, time.Hour},
+		status{ok, "more:6/MINUTE", 5, time.Minute},
+		status{ok, "first:5/SECOND", 4, time.Second})
+}
+
+func TestAliasProblemsNameTheirPlace(t *testing.T) {
+	laughs := "domain: api\nl0: &l0 [k, k, k, k, k, k, k, k, k, k]\n"
+	for i := 1; i < 10; i++ {
+		laughs += fmt.Sprintf("l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n", i, i,
+			i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+	}
+	cases := []struct{ name, yaml, want string }{
+		{"a key written before a merge key that sets it too", `
+domain: api
+descriptors:
+  - key: a
+    rate_limit: &std {unit: minute, requests_per_unit: 5}
+  - key: b
+    rate_limit:
+      requests_per_unit: 6
+      <<: *std
+`, "bad.yaml:8:7: descriptors[1].rate_limit.requests_per_unit: set before the merge key on line 9, which sets it too"},
+		{"a merge key of a scalar", "domain: api\nx: &x 1\ndescriptors:\n  - key: a\n    <<: *x\n",
+			"bad.yaml:5:9: descriptors[0].<<: want a mapping (or a list of mappings) to merge, got \"1\""},
+		{"aliases of aliases", laughs, "bad.yaml:8:5: l6: its aliases expand to more than 2097152 YAML nodes"},
+	}
+	for _, c := range cases {
+		_, err := envoy.LoadRules("bad.yaml", []byte(c.yaml))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s:\n got %v\nwant %s", c.name, err, c.want)
+		}
+	}
 }

@@ -1,0 +1,179 @@
+package envoy
+
+import (
+	"fmt"
+	"slices"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
+)
+
+// Rules files are read as envoyproxy/ratelimit reads them (with
+// gopkg.in/yaml.v2), anchors and aliases included: an alias (*name) stands
+// for the node its anchor (&name) marks, and a merge key (<<: *name, or
+// <<: [*a, *b]) sets the keys of the mappings it names, as if written
+// there. Where a merged mapping and a key written in the mapping both set
+// a key, the one that comes later in the mapping is the value (the first
+// of a list of merged mappings wins over the others), as yaml.v2 decides;
+// a key written before a merge key that also sets it is an error, because
+// YAML 1.2 readers (and so other tools reading the same file) keep the
+// written one instead.
+
+// maxExpandedNodes bounds the nodes of one document once its aliases are
+// expanded, so that a small file of aliases of aliases cannot make the
+// loader walk an exponentially large tree.
+const maxExpandedNodes = 1 << 21
+
+// expander expands the aliases and merge keys of one document.
+type expander struct {
+	d *decoder
+	// done maps each node expanded to its expansion; sizes holds the node
+	// count of each expansion, aliases expanded.
+	done  map[*yaml.Node]*yaml.Node
+	sizes map[*yaml.Node]int
+	// open holds the nodes being expanded: an alias of one of them is an
+	// alias of a node that contains it.
+	open map[*yaml.Node]bool
+	// failed is set once a problem is recorded: the expansion stops there.
+	failed bool
+}
+
+// expandAliases returns doc with its aliases and merge keys expanded, or
+// false after recording, as a located *Error, why it cannot be.
+func (d *decoder) expandAliases(doc *yaml.Node) (*yaml.Node, bool) {
+	x := &expander{d: d, done: map[*yaml.Node]*yaml.Node{}, sizes: map[*yaml.Node]int{}, open: map[*yaml.Node]bool{}}
+	out := x.node(doc, "")
+	return out, !x.failed
+}
+
+func (x *expander) fail(n *yaml.Node, path, format string, args ...any) *yaml.Node {
+	x.failed = true
+	x.d.Errorf(n, path, format, args...)
+	return n
+}
+
+// node returns the expansion of n (n itself when it holds no alias and no
+// merge key).
+func (x *expander) node(n *yaml.Node, path string) *yaml.Node {
+	if x.failed {
+		return n
+	}
+	if n.Kind == yaml.AliasNode {
+		switch {
+		case n.Alias == nil:
+			return x.fail(n, path, "alias *%s names no anchor", n.Value)
+		case x.open[n.Alias]:
+			return x.fail(n, path, "alias *%s is inside the node its anchor marks", n.Value)
+		}
+		return x.node(n.Alias, path)
+	}
+	if out, ok := x.done[n]; ok {
+		return out
+	}
+	if len(n.Content) == 0 {
+		x.done[n], x.sizes[n] = n, 1
+		return n
+	}
+	x.open[n] = true
+	defer delete(x.open, n)
+	var content []*yaml.Node
+	if n.Kind == yaml.MappingNode {
+		content = x.mapping(n, path)
+	} else {
+		content = make([]*yaml.Node, len(n.Content))
+		for i, c := range n.Content {
+			p := path
+			if n.Kind == yaml.SequenceNode {
+				p = fmt.Sprintf("%s[%d]", path, i)
+			}
+			content[i] = x.node(c, p)
+		}
+	}
+	if x.failed {
+		return n
+	}
+	size := 1
+	for _, c := range content {
+		size += x.sizes[c]
+	}
+	if size > maxExpandedNodes {
+		return x.fail(n, path, "its aliases expand to more than %d YAML nodes", maxExpandedNodes)
+	}
+	out := n
+	if !slices.Equal(content, n.Content) {
+		cp := *n
+		cp.Content = content
+		out = &cp
+	}
+	x.done[n], x.sizes[out] = out, size
+	return out
+}
+
+// mapping returns the keys and values of the mapping n, its merge keys
+// replaced by the keys they set.
+func (x *expander) mapping(n *yaml.Node, path string) []*yaml.Node {
+	type pair struct {
+		k, v    *yaml.Node
+		written bool // written in n, not merged
+	}
+	var pairs []pair
+	at := map[string]int{} // key → index in pairs
+	set := func(k, v *yaml.Node, written bool, mergeKey *yaml.Node) {
+		i, ok := at[k.Value]
+		switch {
+		case !ok || k.Kind != yaml.ScalarNode || written && pairs[i].written:
+			// A key written twice stays twice, for the decoder to refuse.
+			at[k.Value] = len(pairs)
+			pairs = append(pairs, pair{k, v, written})
+		case written:
+			pairs[i] = pair{k, v, written}
+		case pairs[i].written:
+			x.fail(pairs[i].k, yamlcheck.Join(path, k.Value),
+				"set before the merge key on line %d, which sets it too: move it after the merge key (envoyproxy/ratelimit keeps the merged value, YAML 1.2 the written one)",
+				mergeKey.Line)
+		default:
+			pairs[i] = pair{k, v, written}
+		}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Tag != "!!merge" {
+			p := yamlcheck.Join(path, k.Value)
+			set(x.node(k, p), x.node(v, p), true, nil)
+			continue
+		}
+		p := yamlcheck.Join(path, k.Value)
+		sources := []*yaml.Node{v}
+		if target := resolveAlias(v); target.Kind == yaml.SequenceNode {
+			sources = target.Content
+		}
+		// The first of a list wins: merge the others first.
+		for j := len(sources) - 1; j >= 0; j-- {
+			m := x.node(sources[j], p)
+			if x.failed {
+				return nil
+			}
+			if m.Kind != yaml.MappingNode {
+				x.fail(sources[j], p, "want a mapping (or a list of mappings) to merge, got %s", yamlcheck.Describe(m))
+				return nil
+			}
+			for c := 0; c+1 < len(m.Content); c += 2 {
+				set(m.Content[c], m.Content[c+1], false, k)
+			}
+		}
+	}
+	out := make([]*yaml.Node, 0, 2*len(pairs))
+	for _, p := range pairs {
+		out = append(out, p.k, p.v)
+	}
+	return out
+}
+
+// resolveAlias returns the node n stands for: its anchor's, for an alias.
+func resolveAlias(n *yaml.Node) *yaml.Node {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n
+}
