@@ -1,6 +1,12 @@
 package envoy
 
-import "github.com/sluice-dev/sluice/internal/yamlcheck"
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
+)
 
 // Error is one problem in a rules file, located at the line and column of
 // the offending node and named by its field path (the type of
@@ -24,3 +30,30 @@ type field = yamlcheck.Field
 
 // yamlError turns a yaml.v3 syntax error into a located *Error.
 func yamlError(name string, err error) error { return yamlcheck.SyntaxError(name, err) }
+
+// Bool decodes a boolean as envoyproxy/ratelimit's YAML library (yaml.v2,
+// YAML 1.1) reads one: an unquoted true, yes, on or y is true and false,
+// no, off or n is false, each in lower case, capitalized or upper case. A
+// quoted value is a string, which is not a boolean there either.
+func (d *decoder) Bool(n *yaml.Node, path string) bool {
+	const quoted = yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle | yaml.LiteralStyle | yaml.FoldedStyle | yaml.TaggedStyle
+	if n.Kind == yaml.ScalarNode && n.Style&quoted == 0 {
+		if v, ok := yaml11Bools[n.Value]; ok {
+			return v
+		}
+	}
+	d.Errorf(n, path, "want true or false, got %s", yamlcheck.Describe(n))
+	return false
+}
+
+// yaml11Bools are the booleans of YAML 1.1, as yaml.v2 resolves them.
+var yaml11Bools = func() map[string]bool {
+	m := map[string]bool{}
+	for _, s := range []string{"y", "yes", "true", "on"} {
+		m[s], m[strings.ToUpper(s[:1])+s[1:]], m[strings.ToUpper(s)] = true, true, true
+	}
+	for _, s := range []string{"n", "no", "false", "off"} {
+		m[s], m[strings.ToUpper(s[:1])+s[1:]], m[strings.ToUpper(s)] = false, false, false
+	}
+	return m
+}()

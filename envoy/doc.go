@@ -47,8 +47,8 @@
 // unknown fields, wrong types, duplicate siblings, duplicate domains and
 // settings that would have no effect are errors that name file:line:col
 // and the field path (*Error values), all reported at once. Anchors,
-// aliases and merge keys (<<: *defaults) are read as envoyproxy/ratelimit's
-// YAML library reads them; a key written before a merge key that sets it
+// aliases, merge keys (<<: *defaults) and YAML 1.1 booleans (yes, on,
+// True, ...) are read as envoyproxy/ratelimit's YAML library reads them; a key written before a merge key that sets it
 // too is an error, as YAML readers disagree on which of the two it is.
 //
 // Every field of envoyproxy/ratelimit's format is read with its meaning:

@@ -45,7 +45,7 @@ func TestRulesErrorsNameTheirPlace(t *testing.T) {
 			`bad.yaml:6:26: descriptors[0].rate_limit.requests_per_unit: "lots" is not an integer`},
 		{"unlimited with a unit", rl("      unlimited: true\n      unit: second\n"),
 			`bad.yaml:6:13: descriptors[0].rate_limit.unit: has no effect on an unlimited rule (remove it or unlimited)`},
-		{"unlimited not a bool", rl("      unlimited: yes\n"),
+		{"unlimited not a bool", rl("      unlimited: \"yes\"\n"),
 			`bad.yaml:5:18: descriptors[0].rate_limit.unlimited: want true or false, got "yes"`},
 		{"shadow_mode without rate_limit", head + "    shadow_mode: true\n",
 			`bad.yaml:4:18: descriptors[0].shadow_mode: has no effect without a rate_limit`},
@@ -231,6 +231,39 @@ descriptors:
 		_, err := envoy.LoadRules("bad.yaml", []byte(c.yaml))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s:\n got %v\nwant %s", c.name, err, c.want)
+		}
+	}
+}
+
+// envoyproxy/ratelimit reads its rules with gopkg.in/yaml.v2, a YAML 1.1
+// reader: yes, on, True and the like are booleans there, and so here.
+func TestYAML11BooleansLoadAsRatelimitReadsThem(t *testing.T) {
+	for _, c := range []struct {
+		spelling string
+		shadow   bool
+	}{
+		{"true", true}, {"True", true}, {"TRUE", true}, {"yes", true}, {"Yes", true}, {"on", true}, {"ON", true}, {"y", true},
+		{"false", false}, {"False", false}, {"NO", false}, {"off", false}, {"Off", false}, {"n", false},
+	} {
+		h := serve(t, `
+domain: api
+descriptors:
+  - key: a
+    shadow_mode: `+c.spelling+`
+    detailed_metric: `+c.spelling+`
+    rate_limit: {unit: minute, requests_per_unit: 0}
+`)
+		want := status{over, ":0/MINUTE", 0, time.Minute}
+		if c.shadow {
+			want.code = ok
+		}
+		h.expect(h.ask(request("api", 0, desc("a", "1"))), want.code, want)
+	}
+	for _, spelling := range []string{`"true"`, `'yes'`, "1", "maybe", "~"} {
+		_, err := envoy.LoadRules("bad.yaml", []byte("domain: api\ndescriptors:\n  - key: a\n    shadow_mode: "+spelling+
+			"\n    rate_limit: {unit: minute, requests_per_unit: 1}\n"))
+		if err == nil || !strings.HasPrefix(err.Error(), "bad.yaml:4:18: descriptors[0].shadow_mode: want true or false, got ") {
+			t.Errorf("shadow_mode: %s: %v, want it refused", spelling, err)
 		}
 	}
 }
