@@ -170,6 +170,27 @@ descriptors:
 	h.expect(h.ask(request("api", 0, generic)), over, status{over, "generic:1/MINUTE", 0, time.Minute})
 }
 
+// envoyproxy/ratelimit replaces limits: a matched unlimited rule is
+// answered as unlimited (limit_remaining 4294967295) even when another rule
+// of the request replaces its name.
+func TestReplacesLeavesUnlimitedRulesUnlimited(t *testing.T) {
+	h := serve(t, `
+domain: api
+descriptors:
+  - key: client
+    value: internal
+    rate_limit: {name: internal, unlimited: true}
+  - key: client
+    rate_limit:
+      name: per-client
+      unit: minute
+      requests_per_unit: 5
+      replaces: [{name: internal}]
+`)
+	h.expect(h.ask(request("api", 0, desc("client", "internal"), desc("client", "other"))), ok,
+		status{ok, "", math.MaxUint32, 0}, status{ok, "per-client:5/MINUTE", 4, time.Minute})
+}
+
 func TestZeroRequestsPerUnitBlocksWithoutCharging(t *testing.T) {
 	h := serve(t, edgeRules+`
   - key: remote_address

@@ -115,7 +115,8 @@
 // Other rules, as in envoyproxy/ratelimit: an unlimited rule is always OK
 // and reports limit_remaining 4294967295; a rule whose rate_limit names other
 // limits in replaces makes those limits (matched by their rate_limit name)
-// not apply to the same request; requests_per_unit 0 refuses every request
+// not apply to the same request (an unlimited rule of that name stays
+// unlimited); requests_per_unit 0 refuses every request
 // (a block list) without touching the store; a rule in shadow_mode is
 // decided, counted and reported to observers, but its status is OK and it
 // never makes a request OVER_LIMIT. An unknown domain or a descriptor that

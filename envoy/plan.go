@@ -123,7 +123,8 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 	}
 	for i, d := range req.GetDescriptors() {
 		s := &p.slots[i]
-		if s.rule != nil && s.rule.name != "" && p.replaced[s.rule.name] {
+		// An unlimited rule limits nothing to replace: it stays unlimited.
+		if s.rule != nil && !s.rule.unlimited && s.rule.name != "" && p.replaced[s.rule.name] {
 			s.rule = nil
 		}
 		if s.rule == nil || s.rule.unlimited {
