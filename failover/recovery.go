@@ -165,17 +165,22 @@ func (f *Store) drain(ns []*node) {
 	for _, n := range ns {
 		for n.returns.Load() > 0 {
 			if deadline.IsZero() {
-				bound := f.timeout
-				if bound <= 0 {
-					bound = time.Second
-				}
-				deadline = time.Now().Add(bound)
+				deadline = time.Now().Add(f.drainBound())
 			} else if time.Now().After(deadline) {
 				return
 			}
 			time.Sleep(50 * time.Microsecond)
 		}
 	}
+}
+
+// drainBound is how long drain waits for return calls in flight: the
+// Store's timeout, or a second without one.
+func (f *Store) drainBound() time.Duration {
+	if f.timeout <= 0 {
+		return time.Second
+	}
+	return f.timeout
 }
 
 // returnCall decides a call while the Store returns to its primary: by

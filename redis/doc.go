@@ -307,7 +307,10 @@
 // or a bucket refills them (at most MaxUnits units, refilled at Q per W).
 // What an outage costs: nothing more — an instance keeps spending the
 // leases it holds, which the shared state counted before it failed, and
-// decides the rest by OnStoreError; the failover's bounds apply to those.
+// decides the rest by OnStoreError; the failover's bounds apply to those,
+// since it takes no lease while its failover falls back, returns or owes
+// Redis what it admitted locally on the key (failover.Store.Direct): those
+// checks go through the failover, which charges first.
 //
 // # Errors
 //

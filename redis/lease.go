@@ -182,6 +182,11 @@ type Leased struct {
 	share  int64 // 2 × the instances: a take is at most remainder/share
 	clock  func() int64
 	after  int64 // µs a take is not tried after one failed
+	// direct, when next can tell (failover.Store.Direct), reports whether
+	// Redis alone may decide checks now; a take is Redis deciding alone,
+	// so while it is false the checks go to next, which charges what its
+	// fallback admitted first.
+	direct func([]sluice.Check) bool
 
 	mu      sync.RWMutex
 	entries map[leaseKey]*leaseEntry
@@ -207,7 +212,10 @@ type leaseKey struct{ key, id string }
 
 // NewLeased returns a Leased that takes leases from shared and decides
 // every call it cannot decide from leases with next, which must keep its
-// state in the same Redis (the Store itself, or a failover around it).
+// state in the same Redis (the Store itself, or a failover around it). A
+// failover.Store as next is asked (Direct) before every take: while it
+// falls back, returns, or owes Redis what it admitted locally on a key,
+// the key's checks go to it rather than to a take.
 // instances is how many processes lease from that Redis (values below 1
 // mean 1). Leases expire by shared's clock (WithTimeForTesting's, else the
 // process's monotonic clock). Close gives back what it holds and stops its
@@ -235,6 +243,9 @@ func newLeased(next sluice.Store, shared leaseBackend, now func() time.Time, ins
 		after:   int64(500 * time.Millisecond / time.Microsecond),
 		entries: make(map[leaseKey]*leaseEntry),
 		stop:    make(chan struct{}), done: make(chan struct{}),
+	}
+	if d, ok := next.(interface{ Direct([]sluice.Check) bool }); ok {
+		l.direct = d.Direct
 	}
 	if now != nil {
 		l.clock = func() int64 { return sluice.MicrosSinceEpoch(now()) }

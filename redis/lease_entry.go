@@ -212,6 +212,10 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 			}
 		}
 	}
+	if l.direct != nil && !l.direct(checks) {
+		unlockAll(locked)
+		return false, l.exact(ctx, checks, out)
+	}
 	stale := int64(l.opts.MaxAge.Microseconds())
 	var takes []int
 	extra := make([]int64, len(es))

@@ -34,7 +34,7 @@ func (l *Leased) prefetch(e *leaseEntry, now int64) {
 	}
 	e.size = min(ceilMulDiv(spent, e.plan.life, max(now-c.taken, 1)), l.opts.MaxUnits)
 	n := min(e.want(now, l.opts.MaxUnits, l.share, l.opts.MaxAge.Microseconds()), l.opts.MaxUnits-c.units)
-	if n < minPrefetch || !l.refilling() {
+	if n < minPrefetch || l.direct != nil && !l.direct([]sluice.Check{{Key: e.key, Limit: e.limit}}) || !l.refilling() {
 		return
 	}
 	ch := make(chan struct{})
