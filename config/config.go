@@ -196,6 +196,12 @@ type Identity struct {
 	// are believed. Empty: none are. A front proxy must strip or overwrite
 	// the user and plan headers a client sends (see examples/nginx).
 	TrustedProxies []netip.Prefix
+	// TrustUnixPeers makes the peers of a Unix-domain socket trusted
+	// proxies (httplimit.Options.TrustUnixPeers): in YAML, a "unix:" entry
+	// of trusted_proxies, as nginx's set_real_ip_from writes it. sluice
+	// serve listens on TCP only, so it matters to a program that serves the
+	// middleware of HTTPLimitOptions on a Unix socket.
+	TrustUnixPeers bool
 	// ForwardedHeader is the one forwarding header believed from trusted
 	// proxies: "x-forwarded-for" (when empty) or "forwarded" (RFC 7239).
 	// Only the header the proxies maintain is safe: the other one arrives

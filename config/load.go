@@ -299,7 +299,7 @@ func (d *decoder) identity(n *yaml.Node, path string, id *Identity, raw *rawConf
 			id.PlanHeader = http.CanonicalHeaderKey(d.Str(n, p))
 			raw.at("PlanHeader", n, p)
 		},
-		"trusted_proxies": func(n *yaml.Node, p string) { id.TrustedProxies = d.prefixes(n, p) },
+		"trusted_proxies": func(n *yaml.Node, p string) { id.TrustedProxies, id.TrustUnixPeers = d.trustedProxies(n, p) },
 		"forwarded_header": func(n *yaml.Node, p string) {
 			id.ForwardedHeader = d.Str(n, p)
 			raw.at("ForwardedHeader", n, p)
@@ -330,19 +330,57 @@ func (d *decoder) identity(n *yaml.Node, path string, id *Identity, raw *rawConf
 func (d *decoder) prefixes(n *yaml.Node, p string) []netip.Prefix {
 	var out []netip.Prefix
 	d.List(n, p, func(_ int, e *yaml.Node, p string) {
-		s := d.Str(e, p)
-		pfx, err := netip.ParsePrefix(s)
-		if err != nil {
-			addr, aerr := netip.ParseAddr(s)
-			if aerr != nil {
-				d.Errorf(e, p, "%q is not an IP address or CIDR prefix", s)
-				return
-			}
-			pfx = netip.PrefixFrom(addr, addr.BitLen())
+		if pfx, ok := d.prefix(e, p); ok {
+			out = append(out, pfx)
 		}
-		out = append(out, pfx.Masked())
 	})
 	return out
+}
+
+// trustedProxies decodes identity.trusted_proxies: addresses and CIDR
+// prefixes, and "unix:" for the peers of Unix-domain sockets
+// (httplimit.Options.TrustUnixPeers), as nginx's set_real_ip_from writes
+// them. An entry written `- unix:` unquoted, which YAML reads as the
+// mapping of unix to nothing, is that entry too.
+func (d *decoder) trustedProxies(n *yaml.Node, p string) (out []netip.Prefix, unix bool) {
+	d.List(n, p, func(_ int, e *yaml.Node, p string) {
+		if isUnixEntry(e) {
+			unix = true
+			return
+		}
+		if pfx, ok := d.prefix(e, p); ok {
+			out = append(out, pfx)
+		}
+	})
+	return out, unix
+}
+
+// isUnixEntry reports whether e is "unix:", quoted, or unquoted (a mapping
+// of unix to null).
+func isUnixEntry(e *yaml.Node) bool {
+	switch e.Kind {
+	case yaml.ScalarNode:
+		return e.Tag == "!!str" && e.Value == "unix:"
+	case yaml.MappingNode:
+		return len(e.Content) == 2 && e.Content[0].Value == "unix" && e.Content[1].Tag == "!!null" && e.Content[1].Value == ""
+	}
+	return false
+}
+
+// prefix decodes one address or CIDR prefix (an address is its /32 or
+// /128), masked; false after recording an error.
+func (d *decoder) prefix(e *yaml.Node, p string) (netip.Prefix, bool) {
+	s := d.Str(e, p)
+	pfx, err := netip.ParsePrefix(s)
+	if err != nil {
+		addr, aerr := netip.ParseAddr(s)
+		if aerr != nil {
+			d.Errorf(e, p, "%q is not an IP address or CIDR prefix", s)
+			return netip.Prefix{}, false
+		}
+		pfx = netip.PrefixFrom(addr, addr.BitLen())
+	}
+	return pfx.Masked(), true
 }
 
 func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {

@@ -42,7 +42,7 @@ func (c *Config) httpLimitOptions(keys []httplimit.Key) httplimit.Options {
 	return httplimit.Options{Tokens: tokens,
 		Plans: pol.Plans, Global: pol.Global, DefaultPlan: pol.DefaultPlan, AnonymousPlan: pol.AnonymousPlan,
 		Keys: keys, APIKeyHeaders: id.APIKeyHeaders, TokenHeaders: id.TokenHeaders, UserHeader: id.UserHeader, PlanHeader: id.PlanHeader,
-		TrustedProxies: id.TrustedProxies, ForwardedHeader: id.ForwardedHeader,
+		TrustedProxies: id.TrustedProxies, TrustUnixPeers: id.TrustUnixPeers, ForwardedHeader: id.ForwardedHeader,
 		IPv4Prefix: id.IPv4Prefix, IPv6Prefix: id.IPv6Prefix, UnknownKeys: id.UnknownKeys,
 		Rules: c.Rules, Penalty: c.Penalty, Exempt: c.Exempt, ExemptAddresses: c.ExemptAddresses, ExemptKeys: c.ExemptKeys,
 		ExemptUsers: c.ExemptUsers, ExemptPlans: c.ExemptPlans, RefusalTemplate: c.Response.Template, HiddenLimits: c.Response.Hide, Count: c.Count, GlobalStatus: c.Response.GlobalStatus, RetryJitter: c.Response.RetryJitter, Headers: c.Response.Headers, DocsURL: c.Response.DocsURL,

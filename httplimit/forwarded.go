@@ -1,6 +1,7 @@
 package httplimit
 
 import (
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -14,8 +15,9 @@ const (
 )
 
 // clientAddr returns the address that identifies the client of r, whose
-// immediate peer is peer. One forwarding header — X-Forwarded-For, or RFC
-// 7239 Forwarded when useForwarded — is read, only when peer is a trusted
+// immediate peer is peer (not valid for a Unix-socket peer), trusted when
+// peerTrusted. One forwarding header — X-Forwarded-For, or RFC 7239
+// Forwarded when useForwarded — is read, only when peer is a trusted
 // proxy, from the right:
 // the first hop that is not itself a trusted proxy is the client. A hop that
 // cannot be parsed ("unknown", an obfuscated identifier, garbage) ends the
@@ -26,8 +28,8 @@ const (
 // Caddy append to X-Forwarded-For but pass a client's own Forwarded header
 // through untouched, so reading Forwarded there would let the client choose
 // its address.
-func clientAddr(h http.Header, peer netip.Addr, trusted func(netip.Addr) bool, useForwarded bool) netip.Addr {
-	if !trusted(peer) {
+func clientAddr(h http.Header, peer netip.Addr, peerTrusted bool, trusted func(netip.Addr) bool, useForwarded bool) netip.Addr {
+	if !peerTrusted {
 		return peer
 	}
 	hops := forwardedHops(h, useForwarded)
@@ -121,6 +123,18 @@ func parseHop(s string) (netip.Addr, bool) {
 		return a.Unmap(), true
 	}
 	return netip.Addr{}, false
+}
+
+// unixListener reports whether r came in on a listener of a Unix-domain
+// socket, by the listener's address net/http's Server puts in the request's
+// context (http.LocalAddrContextKey); false when it is not there.
+func unixListener(r *http.Request) bool {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || a == nil {
+		return false
+	}
+	n := a.Network()
+	return n == "unix" || n == "unixpacket"
 }
 
 // peerAddr parses http.Request.RemoteAddr; the zero Addr if it is not an IP.

@@ -30,7 +30,7 @@ func FuzzClientAddr(f *testing.F) {
 			h.Set("Forwarded", fwd)
 		}
 		trusted := func(a netip.Addr) bool { return a == peer && peerTrusted || a.IsPrivate() }
-		got := clientAddr(h, peer.Unmap(), trusted, useForwarded)
+		got := clientAddr(h, peer.Unmap(), trusted(peer.Unmap()), trusted, useForwarded)
 		if !trusted(peer.Unmap()) {
 			if got != peer.Unmap() {
 				t.Fatalf("untrusted peer %v became %v", peer, got)

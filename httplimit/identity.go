@@ -67,6 +67,9 @@ type identifier struct {
 	userHeader    string
 	planHeader    string
 	trusted       []netip.Prefix
+	// trustUnix: a peer on a Unix-domain socket is a trusted proxy
+	// (Options.TrustUnixPeers).
+	trustUnix bool
 	// unlistedAsKey: an unlisted API key is a client of its own (UnknownKeys "key").
 	unlistedAsKey bool
 	// useForwarded: the forwarding header believed is Forwarded, not X-Forwarded-For.
@@ -94,7 +97,7 @@ type apiKeyHeader struct {
 func newIdentifier(o *Options, policy *Policy, prefix string) *identifier {
 	id := &identifier{policy: policy, prefix: prefix, keys: make(map[[32]byte]*Identity, len(o.Keys)),
 		userHeader: canonical(o.UserHeader), planHeader: canonical(o.PlanHeader),
-		trusted: masked(o.TrustedProxies), unlistedAsKey: o.UnknownKeys == unknownKeysKey,
+		trusted: masked(o.TrustedProxies), trustUnix: o.TrustUnixPeers, unlistedAsKey: o.UnknownKeys == unknownKeysKey,
 		useForwarded: o.ForwardedHeader == forwardedRFC7239,
 		ipv4Prefix:   o.IPv4Prefix, ipv6Prefix: o.IPv6Prefix,
 		digests: newDigestCache(len(o.Keys))}
@@ -162,6 +165,19 @@ func trustedHeader(h http.Header, canonical string) string {
 	return ""
 }
 
+// peer returns r's immediate peer (not valid when RemoteAddr holds no IP
+// address) and whether it is a trusted proxy: an address of TrustedProxies,
+// or, with TrustUnixPeers, a peer without one on a Unix-socket listener.
+// A RemoteAddr that holds an address (a PROXY protocol header's, say) is
+// judged by it, whatever the listener.
+func (id *identifier) peer(r *http.Request) (netip.Addr, bool) {
+	a := peerAddr(r.RemoteAddr)
+	if a.IsValid() {
+		return a, id.isTrusted(a)
+	}
+	return a, id.trustUnix && unixListener(r)
+}
+
 func (id *identifier) isTrusted(a netip.Addr) bool {
 	if !a.IsValid() {
 		return false
@@ -195,8 +211,7 @@ func (id *identifier) identify(r *http.Request, out *Identity) {
 		// An unlisted key is its own client (subject set) or, by default,
 		// limited as its address: made-up keys mint no quota.
 	}
-	peer := peerAddr(r.RemoteAddr)
-	trusted := id.isTrusted(peer)
+	peer, trusted := id.peer(r)
 
 	plan := (*Plan)(nil)
 	if trusted && id.planHeader != "" {
@@ -218,7 +233,7 @@ func (id *identifier) identify(r *http.Request, out *Identity) {
 	if id.tokens != nil {
 		if token, ok := id.token(r.Header); ok {
 			from := func() string {
-				_, sub := id.ipSubject(clientAddr(r.Header, peer, id.isTrusted, id.useForwarded))
+				_, sub := id.ipSubject(clientAddr(r.Header, peer, trusted, id.isTrusted, id.useForwarded))
 				return sub
 			}
 			if tid := id.tokens.resolve(r.Context(), token, from, id.userSubject, id.policy); tid != nil {
@@ -239,7 +254,7 @@ func (id *identifier) identify(r *http.Request, out *Identity) {
 			return
 		}
 	}
-	addr := clientAddr(r.Header, peer, id.isTrusted, id.useForwarded)
+	addr := clientAddr(r.Header, peer, trusted, id.isTrusted, id.useForwarded)
 	key, sub := id.ipSubject(addr)
 	*out = Identity{Kind: KindIP, Subject: sub, key: key, Plan: orDefault(plan, id.policy.AnonymousPlan)}
 }

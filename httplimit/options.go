@@ -72,6 +72,22 @@ type Options struct {
 	// X-Forwarded-For is the nearest proxy's. A proxy that sets no value
 	// and passes the client's through lets the client choose it.
 	TrustedProxies []netip.Prefix
+	// TrustUnixPeers makes the peers of connections accepted on a
+	// Unix-domain socket trusted proxies, as nginx's
+	// "set_real_ip_from unix:" does: a reverse proxy on the same host that
+	// reaches the application over a socket (nginx proxy_pass
+	// http://unix:/run/app.sock). A Unix peer is a request whose RemoteAddr
+	// holds no IP address and whose context's http.LocalAddrContextKey (set
+	// by net/http's Server) is a Unix address; a RemoteAddr that holds one
+	// is judged by TrustedProxies, whatever the listener. Its forwarded
+	// client is then the client, as behind a trusted proxy of
+	// TrustedProxies; a request with no forwarded client is limited as
+	// "ip:unknown", every such request one client. False: a Unix peer is
+	// never trusted and has no address: every request over the socket is
+	// the one client "ip:unknown", on AnonymousPlan unless an API key or
+	// token names it, and the forwarding, user and plan headers are not
+	// believed.
+	TrustUnixPeers bool
 	// ForwardedHeader is the one forwarding header believed from trusted
 	// proxies: "x-forwarded-for" (the default when empty) or "forwarded"
 	// (RFC 7239), in any case. Only the header the proxies maintain is

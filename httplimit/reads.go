@@ -77,21 +77,26 @@ func (m *Middleware) ResponseHeaders() []string {
 
 // ClientAddr returns the address that identifies r's client, as m judges
 // it for limits keyed by address and for exemptions: r's peer, or, when the
-// peer is one of TrustedProxies, the rightmost hop of the forwarding header
+// peer is trusted (see Peer), the rightmost hop of the forwarding header
 // (ForwardedHeader) that is not itself trusted. A hop that cannot be read
-// stops the walk at the proxy that reported it. Not valid when r's
-// RemoteAddr holds no address.
+// stops the walk at the proxy that reported it. Not valid when the client
+// is a peer whose RemoteAddr holds no address (a Unix socket's).
 func (m *Middleware) ClientAddr(r *http.Request) netip.Addr {
 	if m.zero() {
 		return peerAddr(r.RemoteAddr) // no proxy is trusted
 	}
-	return clientAddr(r.Header, peerAddr(r.RemoteAddr), m.id.isTrusted, m.id.useForwarded)
+	peer, trusted := m.id.peer(r)
+	return clientAddr(r.Header, peer, trusted, m.id.isTrusted, m.id.useForwarded)
 }
 
-// Peer returns r's immediate peer, from its RemoteAddr, and whether it is
-// one of TrustedProxies, whose forwarding headers m believes. The address is
-// not valid when RemoteAddr holds none.
+// Peer returns r's immediate peer, from its RemoteAddr, and whether it is a
+// trusted proxy, whose forwarding headers m believes: one of
+// TrustedProxies, or with TrustUnixPeers a peer on a Unix socket. The
+// address is not valid when RemoteAddr holds none (a Unix socket's peer,
+// trusted or not).
 func (m *Middleware) Peer(r *http.Request) (addr netip.Addr, trusted bool) {
-	addr = peerAddr(r.RemoteAddr)
-	return addr, !m.zero() && m.id.isTrusted(addr)
+	if m.zero() {
+		return peerAddr(r.RemoteAddr), false
+	}
+	return m.id.peer(r)
 }

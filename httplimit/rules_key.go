@@ -35,8 +35,8 @@ func (f *requestFacts) peerTrusted(id *identifier) bool {
 		return false
 	}
 	if !f.peerDone {
-		f.peer, f.peerDone = peerAddr(f.r.RemoteAddr), true
-		f.trusted = id.isTrusted(f.peer)
+		f.peer, f.trusted = id.peer(f.r)
+		f.peerDone = true
 	}
 	return f.trusted
 }
@@ -47,7 +47,7 @@ func (f *requestFacts) clientAddr(id *identifier) netip.Addr {
 		return f.addr
 	}
 	f.peerTrusted(id)
-	f.addr, f.addrDone = clientAddr(f.r.Header, f.peer, id.isTrusted, id.useForwarded), true
+	f.addr, f.addrDone = clientAddr(f.r.Header, f.peer, f.trusted, id.isTrusted, id.useForwarded), true
 	return f.addr
 }
 

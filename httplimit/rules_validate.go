@@ -122,8 +122,8 @@ func (v *validator) ruleKey(field string, r *Rule, o *Options, paths []pathPatte
 			v.wrap(kf, err)
 			continue
 		}
-		if strings.HasPrefix(s, KeyHeader) && r.HeaderFrom == HeaderFromTrusted && len(o.TrustedProxies) == 0 {
-			v.errorf(kf, "%q is believed only from trusted proxies and none are configured: set TrustedProxies (identity.trusted_proxies), or HeaderFrom (header_from) %q if clients may choose it", s, HeaderFromAny)
+		if strings.HasPrefix(s, KeyHeader) && r.HeaderFrom == HeaderFromTrusted && len(o.TrustedProxies) == 0 && !o.TrustUnixPeers {
+			v.errorf(kf, "%q is believed only from trusted proxies and none are configured: set TrustedProxies (identity.trusted_proxies), TrustUnixPeers (a \"unix:\" entry there), or HeaderFrom (header_from) %q if clients may choose it", s, HeaderFromAny)
 		}
 	}
 }
