@@ -59,10 +59,16 @@ type kongCredential struct {
 	Key string `yaml:"key"`
 }
 
+// kongRoute is a route: what it matches, its plugins, and (at the top
+// level of a decK file) its service.
 type kongRoute struct {
-	Name    string       `yaml:"name"`
-	Paths   []string     `yaml:"paths"`
-	Plugins []kongPlugin `yaml:"plugins"`
+	Name    string         `yaml:"name"`
+	Paths   []string       `yaml:"paths"`
+	Hosts   []string       `yaml:"hosts"`
+	Methods []string       `yaml:"methods"`
+	Headers map[string]any `yaml:"headers"`
+	Plugins []kongPlugin   `yaml:"plugins"`
+	Service kongServiceRef `yaml:"service"`
 }
 
 type kongPlugin struct {
@@ -108,9 +114,14 @@ type kongConfig struct {
 
 // kongScope is one rate-limiting plugin and where it applies.
 type kongScope struct {
-	where  string   // "plugin on route search"
-	name   string   // of the route or service, "global" for a global plugin
-	paths  []string // nil: every request
+	where string   // "plugin on route search"
+	name  string   // of the route or service, "global" for a global plugin
+	paths []string // nil: every request
+	// hosts and methods are those of its routes (nil: any).
+	hosts, methods []string
+	// route: the plugin is a route's, which Kong runs on the requests the
+	// router gives that route.
+	route  bool
 	config kongConfig
 }
 
@@ -163,54 +174,34 @@ func Kong(src, source string) (*Translation, error) {
 	} else if err := yaml.Unmarshal([]byte(src), &f); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
+	f.Services, f.Routes = withServiceRoutes(f.Services, f.Routes)
 	var scopes []kongScope
-	add := func(ps []kongPlugin, where, name string, paths []string) {
-		for _, p := range ps {
-			switch {
-			case p.Name == "openid-connect" && (p.Enabled == nil || *p.Enabled) && strings.HasPrefix(p.Config.Issuer, "https://"):
-				t.kongOIDC(where, p.Config.Issuer)
-			case (p.Name == "jwt" || p.Name == "openid-connect") && (p.Enabled == nil || *p.Enabled):
-				t.differs(where, "Kong's %s plugin makes a verified token name the consumer; sluice reads a Bearer token as an API key unless sluice.yaml sets identity.jwt (the issuer's jwks_url, issuer, audiences; docs/operations.md): then each client is limited as the subject its token names, and a token that does not verify as its address.", p.Name)
-			case p.Name != "rate-limiting" && p.Name != "rate-limiting-advanced":
-			case p.Enabled != nil && !*p.Enabled:
-				t.same(where, "a disabled %s plugin: not imported.", p.Name)
-			case p.Name == "rate-limiting-advanced":
-				c := p.Config
-				c.advanced, c.LimitBy, c.Policy = true, c.Identifier, c.Strategy
-				scopes = append(scopes, kongScope{where: where + " (advanced)", name: name, paths: paths, config: c})
-			default:
-				scopes = append(scopes, kongScope{where: where, name: name, paths: paths, config: p.Config})
-			}
-		}
-	}
-	add(f.Plugins, "global plugin", "global", nil)
-	routePaths := func(r kongRoute) []string {
-		if len(r.Paths) == 0 {
-			return []string{"/"}
-		}
-		return r.Paths
+	add := func(ps []kongPlugin, where, name string, routes []kongRoute, service bool) {
+		scopes = append(scopes, t.kongPluginScopes(ps, where, name, routes, service)...)
 	}
 	var allPaths []string // of every route
+	hosts := 0
+	for _, r := range slices.Concat(serviceRoutes(f.Services), f.Routes) {
+		allPaths, hosts = append(allPaths, routePaths(r)...), hosts+len(r.Hosts)
+	}
+	if n := len(allPaths) + hosts; n > MaxPlaces {
+		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "route paths and hosts"))
+	}
+	add(f.Plugins, "global plugin", "global", nil, false)
 	for _, s := range f.Services {
-		var paths []string
+		add(s.Plugins, "plugin on service "+s.Name, s.Name, append([]kongRoute{}, s.Routes...), true)
 		for _, r := range s.Routes {
-			paths = append(paths, routePaths(r)...)
-		}
-		allPaths = append(allPaths, paths...)
-		add(s.Plugins, "plugin on service "+s.Name, s.Name, paths)
-		for _, r := range s.Routes {
-			add(r.Plugins, "plugin on route "+r.Name, r.Name, routePaths(r))
+			add(r.Plugins, "plugin on route "+r.Name, r.Name, []kongRoute{r}, false)
 		}
 	}
 	for _, r := range f.Routes {
-		allPaths = append(allPaths, routePaths(r)...)
-		add(r.Plugins, "plugin on route "+r.Name, r.Name, routePaths(r))
+		add(r.Plugins, "plugin on route "+r.Name, r.Name, []kongRoute{r}, false)
 	}
 	if len(scopes) == 0 {
-		return nil, fmt.Errorf("%s: no enabled rate-limiting plugin", source)
+		return nil, fmt.Errorf("%s: no enabled rate-limiting plugin that runs on a route", source)
 	}
-	if n := max(len(allPaths), len(scopes)); n > MaxPlaces {
-		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "route paths"))
+	if len(scopes) > MaxPlaces {
+		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(len(scopes), "route paths"))
 	}
 
 	// Kong keeps a count per plugin (its route and service are part of
@@ -218,7 +209,7 @@ func Kong(src, source string) (*Translation, error) {
 	// two plugins, even of the same configuration, count apart, as rules.
 	// A plugin with limit_by path counts one path apart: rules too.
 	main := scopes[0]
-	if len(scopes) > 1 || main.config.LimitBy == "path" {
+	if len(scopes) > 1 || main.config.LimitBy == "path" || main.hosts != nil || main.methods != nil {
 		if err := t.kongRules(scopes, allPaths); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
@@ -234,6 +225,53 @@ func Kong(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return t, nil
+}
+
+// kongPluginScopes returns the rate-limiting plugins of ps as scopes, and
+// notes the token plugins; routes are those they apply to (nil: every
+// request), service says they are a service's, whose routes with a plugin
+// of the same name run that one instead.
+func (t *Translation) kongPluginScopes(ps []kongPlugin, where, name string, routes []kongRoute, service bool) []kongScope {
+	var out []kongScope
+	for _, p := range ps {
+		switch {
+		case p.Name == "openid-connect" && (p.Enabled == nil || *p.Enabled) && strings.HasPrefix(p.Config.Issuer, "https://"):
+			t.kongOIDC(where, p.Config.Issuer)
+		case (p.Name == "jwt" || p.Name == "openid-connect") && (p.Enabled == nil || *p.Enabled):
+			t.differs(where, "Kong's %s plugin makes a verified token name the consumer; sluice reads a Bearer token as an API key unless sluice.yaml sets identity.jwt (the issuer's jwks_url, issuer, audiences; docs/operations.md): then each client is limited as the subject its token names, and a token that does not verify as its address.", p.Name)
+		case p.Name != "rate-limiting" && p.Name != "rate-limiting-advanced":
+		case p.Enabled != nil && !*p.Enabled:
+			t.same(where, "a disabled %s plugin: not imported.", p.Name)
+		default:
+			c, w := p.Config, where
+			if p.Name == "rate-limiting-advanced" {
+				c.advanced, c.LimitBy, c.Policy, w = true, c.Identifier, c.Strategy, where+" (advanced)"
+			}
+			sc := kongScope{where: w, name: name, route: routes != nil && !service, config: c}
+			if routes != nil {
+				var ms []kongMatch
+				for _, r := range routes {
+					if service && hasOwnPlugin(r.Plugins, c.advanced) {
+						t.same(w, "route %s has a %s plugin of its own, which Kong runs instead: the rule leaves the route out.", r.Name, p.Name)
+						continue
+					}
+					rw := w
+					if service {
+						rw += " route " + r.Name
+					}
+					ms = append(ms, t.kongRouteMatch(r, rw))
+				}
+				if len(ms) == 0 {
+					t.same(w, "no route runs it: not imported.")
+					continue
+				}
+				m := t.kongRoutesMatch(ms, w)
+				sc.paths, sc.hosts, sc.methods = m.paths, m.hosts, m.methods
+			}
+			out = append(out, sc)
+		}
+	}
+	return out
 }
 
 // kongLimits translates the plugin configuration that every plugin of the

@@ -106,7 +106,6 @@ func TestImportKongIngressController(t *testing.T) {
 	want := []string{
 		"global  per-minute: fixed-window 100 per 1m0s",
 		"shop.api.search /search,/search/ per-minute: fixed-window 2 per 1m0s",
-		"shop.orders /orders,/orders/ per-minute: fixed-window 3 per 1m0s",
 		"shop.api.orders /orders,/orders/ per-minute: fixed-window 2 per 1m0s",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

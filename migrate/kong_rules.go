@@ -31,7 +31,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 	ruleAt := make([]int, len(scopes)) // index in t.SluiceRules, -1: none
 	for i, s := range scopes {
 		ruleAt[i] = -1
-		r := Rule{Name: t.ruleName(s.name)}
+		r := Rule{Name: t.ruleName(s.name), Hosts: s.hosts, Methods: s.methods}
 		for _, p := range s.paths {
 			if !everywhere {
 				t.kongRouteCosts([]string{p})
@@ -83,7 +83,17 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 			}
 			if o.paths == nil || s.paths != nil && !slices.ContainsFunc(o.paths, func(q string) bool {
 				return slices.ContainsFunc(s.paths, func(p string) bool { return q == p || below(q, strings.TrimSuffix(p, "/")+"/") })
-			}) {
+			}) || disjoint(o.hosts, o.methods, r.Hosts, r.Methods) {
+				continue
+			}
+			if s.route && o.route && !atLeastAsSpecific(o, s) {
+				// Kong's router prefers the route that matches more of a
+				// request (its hosts, its methods) where both match it.
+				t.differs(o.where, "Kong's router gives a request that both this route and route %s match to one of them; sluice's rules of both match it, and both count it.", s.name)
+				continue
+			}
+			if !covers(o.hosts, o.methods, r.Hosts, r.Methods) {
+				t.differs(o.where, "Kong routes a request to one route, and runs the most specific rate-limiting plugin there; the rule of the %s also matches this plugin's paths on hosts or methods other than its routes', and leaving the paths out (except_paths) would leave those out too: its requests also count against that rule.", s.where)
 				continue
 			}
 			var theirs []string
@@ -105,6 +115,12 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 		}
 	}
 	return nil
+}
+
+// atLeastAsSpecific reports whether route scope o matches by every
+// attribute (hosts, methods) that route scope s matches by.
+func atLeastAsSpecific(o, s kongScope) bool {
+	return (len(s.hosts) == 0 || len(o.hosts) > 0) && (len(s.methods) == 0 || len(o.methods) > 0)
 }
 
 // kongRuleKey sets the key of r, the rule of the plugin of s, as its

@@ -1,0 +1,200 @@
+package migrate
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// kongServiceRef is a top-level route's service: its name or id, as decK
+// writes it ("service: api" or "service: {name: api}"); "" for none.
+type kongServiceRef string
+
+// UnmarshalYAML reads a service reference written as a name, or as a
+// mapping of name or id.
+func (s *kongServiceRef) UnmarshalYAML(n *yaml.Node) error {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		*s = kongServiceRef(n.Value)
+	case yaml.MappingNode:
+		var ref struct{ Name, ID string }
+		if err := n.Decode(&ref); err != nil {
+			return err
+		}
+		*s = kongServiceRef(or(ref.Name, ref.ID))
+	}
+	return nil
+}
+
+// routePaths returns a route's paths: "/" for a route without, which
+// matches every path.
+func routePaths(r kongRoute) []string {
+	if len(r.Paths) == 0 {
+		return []string{"/"}
+	}
+	return r.Paths
+}
+
+// withServiceRoutes moves the top-level routes that name a service into
+// that service's routes, where its plugins apply to them (a service the
+// file does not define is added, without plugins); the routes without a
+// service are returned.
+func withServiceRoutes(services []kongService, routes []kongRoute) ([]kongService, []kongRoute) {
+	var loose []kongRoute
+	for _, r := range routes {
+		if r.Service == "" {
+			loose = append(loose, r)
+			continue
+		}
+		i := slices.IndexFunc(services, func(s kongService) bool { return s.Name == string(r.Service) })
+		if i < 0 {
+			services, i = append(services, kongService{Name: string(r.Service)}), len(services)
+		}
+		services[i].Routes = append(services[i].Routes, r)
+	}
+	return services, loose
+}
+
+// serviceRoutes returns the routes of services.
+func serviceRoutes(services []kongService) []kongRoute {
+	var out []kongRoute
+	for _, s := range services {
+		out = append(out, s.Routes...)
+	}
+	return out
+}
+
+// kongMatch is what a plugin's rule matches of its routes: their path
+// patterns' sources (Kong route paths, "/" for a route without), and the
+// hosts and methods a rule can match (nil: any).
+type kongMatch struct {
+	paths, hosts, methods []string
+}
+
+// kongRouteMatch returns what a rule matches of route r, reporting at
+// where what it cannot match as Kong does.
+func (t *Translation) kongRouteMatch(r kongRoute, where string) kongMatch {
+	m := kongMatch{paths: r.Paths}
+	if len(m.paths) == 0 {
+		m.paths = []string{"/"}
+	}
+	for _, h := range r.Hosts {
+		host := strings.ToLower(h)
+		if name, port, ok := strings.Cut(host, ":"); ok && port != "" && strings.Trim(port, "0123456789") == "" {
+			t.differs(where, "Kong matches host %s on port %s only; the rule matches %s on any port.", h, port, name)
+			host = name
+		}
+		switch {
+		case validHostName(host), strings.HasPrefix(host, "*.") && validHostName(host[2:]):
+			if !slices.Contains(m.hosts, host) {
+				m.hosts = append(m.hosts, host)
+			}
+		default:
+			t.differs(where, "the route's host %s is not one sluice's rules match (a name, or a leading wildcard such as *.example.com): the rule matches every host, so requests to other hosts on its paths count too.", h)
+			m.hosts = nil
+			return t.kongRouteMethods(r, m, where)
+		}
+	}
+	return t.kongRouteMethods(r, m, where)
+}
+
+// kongRouteMethods adds route r's methods to m.
+func (t *Translation) kongRouteMethods(r kongRoute, m kongMatch, where string) kongMatch {
+	for _, method := range r.Methods {
+		method = strings.ToUpper(method)
+		if !validHeaderName(method) {
+			t.differs(where, "the route's method %q is not a method sluice's rules match: the rule matches every method.", method)
+			m.methods = nil
+			return m
+		}
+		if !slices.Contains(m.methods, method) {
+			m.methods = append(m.methods, method)
+		}
+	}
+	if slices.Contains(m.methods, http.MethodGet) && !slices.Contains(m.methods, http.MethodHead) {
+		t.differs(where, "Kong's route of GET does not match HEAD; sluice's rule of GET matches HEAD too, so HEAD requests on its paths count against it.")
+	}
+	if len(r.Headers) > 0 {
+		t.differs(where, "the route also matches headers, which the rule does not: requests on its paths, hosts and methods without them count too.")
+	}
+	return m
+}
+
+// kongRoutesMatch joins the matches of a plugin's routes: exactly when
+// they list the same hosts and the same methods; else the rule matches any
+// host and any method one of them matches, on any of their paths, which
+// is reported.
+func (t *Translation) kongRoutesMatch(ms []kongMatch, where string) kongMatch {
+	var out kongMatch
+	same := true
+	for i, m := range ms {
+		out.paths = append(out.paths, m.paths...)
+		if i == 0 {
+			out.hosts, out.methods = slices.Clone(m.hosts), slices.Clone(m.methods)
+			continue
+		}
+		if !sameSet(m.hosts, ms[0].hosts) || !sameSet(m.methods, ms[0].methods) {
+			same = false
+		}
+		out.hosts, out.methods = unionOrAny(out.hosts, m.hosts), unionOrAny(out.methods, m.methods)
+	}
+	if !same {
+		t.differs(where, "its routes match different hosts or methods; one rule keeps the plugin's one count, so it matches every path of its routes on every host (%s) and method (%s) one of them matches: a request one route's host or method makes on another's path counts too.",
+			or(strings.Join(out.hosts, ", "), "any"), or(strings.Join(out.methods, ", "), "any"))
+	}
+	return out
+}
+
+// unionOrAny joins two lists of which an empty one stands for anything.
+func unionOrAny(a, b []string) []string {
+	if len(a) == 0 || len(b) == 0 {
+		return nil
+	}
+	for _, v := range b {
+		if !slices.Contains(a, v) {
+			a = append(a, v)
+		}
+	}
+	return a
+}
+
+// sameSet reports whether a and b hold the same values.
+func sameSet(a, b []string) bool {
+	return !slices.ContainsFunc(a, func(v string) bool { return !slices.Contains(b, v) }) &&
+		!slices.ContainsFunc(b, func(v string) bool { return !slices.Contains(a, v) })
+}
+
+// covers reports whether the requests of hosts and methods include all of
+// those of a rule matching ruleHosts and ruleMethods (empty lists: any).
+func covers(hosts, methods, ruleHosts, ruleMethods []string) bool {
+	in := func(outer, inner []string) bool {
+		return len(outer) == 0 || len(inner) > 0 && !slices.ContainsFunc(inner, func(v string) bool { return !slices.Contains(outer, v) })
+	}
+	return in(hosts, ruleHosts) && in(methods, ruleMethods)
+}
+
+// disjoint reports whether no request matches both a's and b's hosts, or
+// both their methods (empty lists: any). Hosts are compared as names; a
+// wildcard is taken to meet every host.
+func disjoint(aHosts, aMethods, bHosts, bMethods []string) bool {
+	apart := func(a, b []string, wild bool) bool {
+		if len(a) == 0 || len(b) == 0 {
+			return false
+		}
+		if wild && (slices.ContainsFunc(a, func(h string) bool { return strings.HasPrefix(h, "*.") }) || slices.ContainsFunc(b, func(h string) bool { return strings.HasPrefix(h, "*.") })) {
+			return false
+		}
+		return !slices.ContainsFunc(a, func(v string) bool { return slices.Contains(b, v) })
+	}
+	return apart(aHosts, bHosts, true) || apart(aMethods, bMethods, false)
+}
+
+// hasOwnPlugin reports whether ps holds an enabled rate-limiting plugin
+// (advanced: rate-limiting-advanced), which runs instead of a less
+// specific one of the same name.
+func hasOwnPlugin(ps []kongPlugin, advanced bool) bool {
+	name := map[bool]string{false: "rate-limiting", true: "rate-limiting-advanced"}[advanced]
+	return slices.ContainsFunc(ps, func(p kongPlugin) bool { return p.Name == name && (p.Enabled == nil || *p.Enabled) })
+}

@@ -1,0 +1,109 @@
+package migrate_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// request is one request a test sends: its method, host, path and client
+// address, and the status it must get.
+type request struct {
+	method, host, path, from string
+	want                     int
+}
+
+// expectRequests sends each request to h in turn and checks its status.
+func expectRequests(t *testing.T, h http.Handler, reqs []request) {
+	t.Helper()
+	for i, c := range reqs {
+		r := httptest.NewRequest(c.method, "http://"+c.host+c.path, nil)
+		r.RemoteAddr = c.from + ":1234"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("request %d, %s %s%s from %s: %d, want %d (RateLimit: %s)", i, c.method, c.host, c.path, c.from, w.Code, c.want, w.Header().Get("RateLimit"))
+		}
+	}
+}
+
+// reported reports whether some difference of tr (not the same) contains
+// phrase.
+func reported(tr *migrate.Translation, phrase string) bool {
+	for _, d := range tr.Differences {
+		if !d.Same && strings.Contains(d.Text, phrase) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestImportedKongRouteHostsAndMethods: a Kong route matches only the hosts
+// and methods it lists (a route of hosts alone: every path of those hosts),
+// so its plugin limits only those requests.
+func TestImportedKongRouteHostsAndMethods(t *testing.T) {
+	t.Run("one plugin, on a route of hosts alone", func(t *testing.T) {
+		tr, err := migrate.Import("kong", `_format_version: "3.0"
+services:
+  - name: api
+    routes:
+      - {name: site, hosts: [shop.example.com], plugins: [{name: rate-limiting, config: {minute: 1, limit_by: ip}}]}
+`, "kong.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectRequests(t, serveImported(t, tr), []request{
+			{"GET", "shop.example.com", "/x", "192.0.2.1", 200},
+			{"GET", "shop.example.com", "/y", "192.0.2.1", 429},  // every path of the host
+			{"GET", "other.example.com", "/x", "192.0.2.1", 200}, // another host: not the route's
+			{"GET", "other.example.com", "/x", "192.0.2.1", 200},
+		})
+	})
+	t.Run("plugins on routes of hosts, of methods, of a wildcard host", func(t *testing.T) {
+		tr, err := migrate.Import("kong", `_format_version: "3.0"
+services:
+  - name: api
+    routes:
+      - {name: site, hosts: [shop.example.com], plugins: [{name: rate-limiting, config: {minute: 1, limit_by: ip}}]}
+      - {name: writes, paths: [/orders], methods: [POST, PUT], plugins: [{name: rate-limiting, config: {minute: 1, limit_by: ip}}]}
+      - {name: tenants, hosts: ["*.tenant.example.com"], plugins: [{name: rate-limiting, config: {hour: 1, limit_by: ip}}]}
+`, "kong.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectRequests(t, serveImported(t, tr), []request{
+			{"GET", "shop.example.com", "/x", "192.0.2.1", 200},
+			{"GET", "shop.example.com", "/y", "192.0.2.1", 429},
+			{"GET", "other.example.com", "/x", "192.0.2.1", 200},
+			{"GET", "other.example.com", "/x", "192.0.2.1", 200},
+			{"POST", "other.example.com", "/orders", "192.0.2.2", 200},
+			{"PUT", "other.example.com", "/orders", "192.0.2.2", 429}, // one count for the route's methods
+			{"GET", "other.example.com", "/orders", "192.0.2.2", 200}, // another method: not the route's
+			{"GET", "other.example.com", "/orders", "192.0.2.2", 200},
+			{"GET", "a.tenant.example.com", "/", "192.0.2.3", 200},
+			{"GET", "b.c.tenant.example.com", "/", "192.0.2.3", 429}, // Kong's leading wildcard: any name ending so
+			{"GET", "tenant.example.com", "/", "192.0.2.3", 200},     // not the wildcard's
+		})
+	})
+	t.Run("what rules cannot match is reported", func(t *testing.T) {
+		tr, err := migrate.Import("kong", `_format_version: "3.0"
+services:
+  - name: api
+    routes:
+      - {name: ported, hosts: ["shop.example.com:8443"], plugins: [{name: rate-limiting, config: {minute: 1, limit_by: ip}}]}
+      - {name: suffix, hosts: ["shop.*"], plugins: [{name: rate-limiting, config: {minute: 2, limit_by: ip}}]}
+      - {name: reads, paths: [/items], methods: [GET], plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]}
+`, "kong.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, phrase := range []string{"shop.example.com:8443", "shop.*", "HEAD"} {
+			if !reported(tr, phrase) {
+				t.Errorf("no difference mentions %q: %+v", phrase, tr.Differences)
+			}
+		}
+	})
+}
