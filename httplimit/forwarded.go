@@ -113,9 +113,14 @@ func forParam(elem string) string {
 }
 
 // parseHop parses one hop: "192.0.2.60", "192.0.2.60:8080", "[2001:db8::1]",
-// "[2001:db8::1]:4711", "2001:db8::1".
+// "[2001:db8::1]:4711", "2001:db8::1". An address with an IPv6 zone
+// ("fe80::1%eth0", in any form) is no hop: its zone names an interface of
+// the host that wrote it, and its text could shape a store key.
 func parseHop(s string) (netip.Addr, bool) {
 	if ap, err := netip.ParseAddrPort(s); err == nil {
+		if ap.Addr().Zone() != "" {
+			return netip.Addr{}, false
+		}
 		return ap.Addr().Unmap(), true
 	}
 	s = strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
