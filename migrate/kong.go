@@ -197,6 +197,13 @@ func Kong(src, source string) (*Translation, error) {
 	for _, r := range f.Routes {
 		add(r.Plugins, "plugin on route "+r.Name, r.Name, []kongRoute{r}, false)
 	}
+	for i := 0; i < len(scopes); i++ {
+		if s := scopes[i]; s.paths == nil && s.config.LimitBy == "service" {
+			per := t.kongServiceScopes(s, f.Services, f.Routes)
+			scopes = slices.Concat(scopes[:i], per, scopes[i+1:])
+			i += len(per) - 1
+		}
+	}
 	if len(scopes) == 0 {
 		return nil, fmt.Errorf("%s: no enabled rate-limiting plugin that runs on a route", source)
 	}
@@ -209,7 +216,7 @@ func Kong(src, source string) (*Translation, error) {
 	// two plugins, even of the same configuration, count apart, as rules.
 	// A plugin with limit_by path counts one path apart: rules too.
 	main := scopes[0]
-	if len(scopes) > 1 || main.config.LimitBy == "path" || main.hosts != nil || main.methods != nil {
+	if len(scopes) > 1 || main.config.LimitBy == "path" || main.hosts != nil || main.methods != nil || main.name != "global" && main.config.LimitBy == "service" {
 		if err := t.kongRules(scopes, allPaths); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
@@ -297,7 +304,9 @@ func (t *Translation) kongLimits(s kongScope) error {
 		t.same("limit_by header", "one count per value of %s, which sluice reads as an API key (hashed); without the header both fall back to the address.", c.HeaderName)
 	case "service":
 		global = true
-		t.same("limit_by service", "one count for the whole service: a global limit.")
+		if s.name != "global" {
+			t.same("limit_by service", "one count for the whole service: a global limit.")
+		}
 	default:
 		t.differs("limit_by "+c.LimitBy, "not translatable: the limits are imported per client address.")
 	}

@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -189,6 +190,50 @@ func disjoint(aHosts, aMethods, bHosts, bMethods []string) bool {
 		return !slices.ContainsFunc(a, func(v string) bool { return slices.Contains(b, v) })
 	}
 	return apart(aHosts, bHosts, true) || apart(aMethods, bMethods, false)
+}
+
+// kongServiceScopes makes a global plugin with limit_by service one scope
+// per service: Kong's identifier is the service of the request's route, so
+// each service's routes count together, apart from every other service's.
+// A service, or a route, with a plugin of the same name of its own runs that
+// one instead; a route without a service counts by address, as Kong's
+// identifier then falls back to it.
+func (t *Translation) kongServiceScopes(g kongScope, services []kongService, loose []kongRoute) []kongScope {
+	var out []kongScope
+	for _, s := range services {
+		if hasOwnPlugin(s.Plugins, g.config.advanced) {
+			continue
+		}
+		where := fmt.Sprintf("%s for service %s", g.where, s.Name)
+		var ms []kongMatch
+		for _, r := range s.Routes {
+			if !hasOwnPlugin(r.Plugins, g.config.advanced) {
+				ms = append(ms, t.kongRouteMatch(r, where+" route "+r.Name))
+			}
+		}
+		if len(ms) == 0 {
+			continue
+		}
+		m := t.kongRoutesMatch(ms, where)
+		out = append(out, kongScope{where: where, name: "global-" + s.Name, paths: m.paths, hosts: m.hosts, methods: m.methods, config: g.config})
+		t.same(where, "Kong counts a global plugin's limit_by service per service, the service of the request's route: a rule of the service's routes (those without a plugin of their own), one count for them all (key rule).")
+	}
+	for _, r := range loose {
+		if hasOwnPlugin(r.Plugins, g.config.advanced) {
+			continue
+		}
+		where := fmt.Sprintf("%s for route %s", g.where, r.Name)
+		m := t.kongRouteMatch(r, where)
+		c := g.config
+		c.LimitBy = "ip"
+		out = append(out, kongScope{where: where, name: "global-" + r.Name, paths: m.paths, hosts: m.hosts, methods: m.methods, config: c})
+		t.same(where, "the route has no service, so Kong's limit_by service falls back to the client's address: the route's rule counts per address.")
+	}
+	if len(out) == 0 && len(services) == 0 && len(loose) == 0 {
+		t.differs(g.where+" limit_by service", "Kong counts per service (the service of the request's route), and the file names no service or route: the import counts every request together, one global count. Import the file with its services and routes for a count per service.")
+		return []kongScope{g}
+	}
+	return out
 }
 
 // hasOwnPlugin reports whether ps holds an enabled rate-limiting plugin

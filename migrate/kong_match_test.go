@@ -41,6 +41,68 @@ func reported(tr *migrate.Translation, phrase string) bool {
 	return false
 }
 
+// TestImportedKongGlobalPluginLimitsEachService: a global plugin with
+// limit_by service counts each service apart (Kong's identifier is the
+// matched route's service), all of a service's routes together; a route
+// or service with a rate-limiting plugin of its own runs that one instead,
+// and a request no route matches is not Kong's to count.
+func TestImportedKongGlobalPluginLimitsEachService(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+  - name: rate-limiting
+    config: {minute: 2, limit_by: service}
+services:
+  - name: a
+    routes:
+      - {name: a1, paths: [/a1]}
+      - {name: a2, paths: [/a2]}
+  - name: b
+    routes:
+      - {name: b1, paths: [/b]}
+      - {name: own, paths: [/own], plugins: [{name: rate-limiting, config: {minute: 1, limit_by: ip}}]}
+  - name: c
+    plugins: [{name: rate-limiting, config: {minute: 5, limit_by: ip}}]
+    routes:
+      - {name: c1, paths: [/c]}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectStatuses(t, serveImported(t, tr), []sent{
+		{"/a1", "", "192.0.2.1", 200},
+		{"/a2", "", "192.0.2.2", 200}, // service a's routes count together, whoever sends
+		{"/a1", "", "192.0.2.3", 429}, // service a's minute is spent
+		{"/b", "", "192.0.2.1", 200},  // service b has a count of its own
+		{"/b", "", "192.0.2.2", 200},
+		{"/b", "", "192.0.2.3", 429},
+		{"/own", "", "192.0.2.1", 200}, // the route's plugin alone: service b's spent minute does not apply
+		{"/own", "", "192.0.2.1", 429},
+		{"/own", "", "192.0.2.2", 200},
+		{"/c", "", "192.0.2.1", 200}, // service c's own plugin: 5 per address
+		{"/c", "", "192.0.2.1", 200},
+		{"/c", "", "192.0.2.1", 200},
+		{"/other", "", "192.0.2.1", 200}, // no route: Kong answers 404 without counting
+		{"/other", "", "192.0.2.1", 200},
+	})
+}
+
+// TestImportKongGlobalServicePluginWithoutServices: a global plugin with
+// limit_by service in a file that names no service cannot be counted per
+// service: the import says so.
+func TestImportKongGlobalServicePluginWithoutServices(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+  - name: rate-limiting
+    config: {minute: 2, limit_by: service}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reported(tr, "per service") {
+		t.Errorf("no difference reports that Kong counted per service: %+v", tr.Differences)
+	}
+}
+
 // TestImportedKongRouteHostsAndMethods: a Kong route matches only the hosts
 // and methods it lists (a route of hosts alone: every path of those hosts),
 // so its plugin limits only those requests.
