@@ -240,7 +240,14 @@ func answerOf(err error) int { return httplimit.StatusOfGRPC(uint32(status.Code(
 // request is the HTTP request the middleware decides for a call of ctx to
 // method: POST to the method's path, the call's :authority as its host,
 // the metadata the middleware reads as headers, and the peer's address.
+// A call on a Unix-domain socket has the socket's address in its context
+// under http.LocalAddrContextKey, as net/http's Server puts it, so that
+// its peer is one for httplimit.Options.TrustUnixPeers.
 func (s *Server) request(ctx context.Context, method string) *http.Request {
+	p, _ := peer.FromContext(ctx)
+	if p != nil && p.LocalAddr != nil && p.LocalAddr.Network() == "unix" {
+		ctx = context.WithValue(ctx, http.LocalAddrContextKey, p.LocalAddr)
+	}
 	r := (&http.Request{Method: http.MethodPost, URL: &url.URL{Path: method}, Header: http.Header{}}).WithContext(ctx)
 	if md, ok := metadata.FromIncomingContext(ctx); ok {
 		if vs := md.Get(":authority"); len(vs) > 0 {
@@ -252,7 +259,7 @@ func (s *Server) request(ctx context.Context, method string) *http.Request {
 			}
 		}
 	}
-	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+	if p != nil && p.Addr != nil {
 		r.RemoteAddr = p.Addr.String()
 	}
 	return r

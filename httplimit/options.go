@@ -78,7 +78,8 @@ type Options struct {
 	// reaches the application over a socket (nginx proxy_pass
 	// http://unix:/run/app.sock). A Unix peer is a request whose RemoteAddr
 	// holds no IP address and whose context's http.LocalAddrContextKey (set
-	// by net/http's Server) is a Unix address; a RemoteAddr that holds one
+	// by net/http's Server, and by grpclimit for a call on a Unix socket)
+	// is a Unix address; a RemoteAddr that holds one
 	// is judged by TrustedProxies, whatever the listener. Its forwarded
 	// client is then the client, as behind a trusted proxy of
 	// TrustedProxies; a request with no forwarded client is limited as
