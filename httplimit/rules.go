@@ -58,7 +58,9 @@ type Rule struct {
 	//
 	//   - "client": the request's Identity (API key > token > user > IP), as the
 	//     plan's limits are keyed;
-	//   - "api_key": the API key's SHA-256 (a listed or unlisted key);
+	//   - "api_key": the API key's SHA-256: a listed key, or an unlisted
+	//     one where Options.UnknownKeys is "key" (with "ip" an unlisted key
+	//     is absent, and Fallback stands for it);
 	//   - "user": the user id of Options.UserHeader, from TrustedProxies,
 	//     else the subject of a token Options.Tokens verified;
 	//   - "ip", "ip/N", "ip/N/M": the client address (through trusted

@@ -96,8 +96,10 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 		if f.client {
 			return buf, false
 		}
+		// An unlisted key is believed only where UnknownKeys makes it a
+		// client of its own: made-up keys mint no quota of a rule either.
 		if raw, ok := id.apiKey(f.r.Header); ok {
-			if kid, _ := id.resolveKey(raw, true); kid != nil {
+			if kid, listed := id.resolveKey(raw, id.unlistedAsKey); kid != nil && (listed || id.unlistedAsKey) {
 				return append(buf, kid.Subject...), true
 			}
 		}
