@@ -151,6 +151,13 @@ func (l Limit) Name() string { return l.name }
 // clamped to this limit's, never trusted to create capacity). An ID lets a
 // limit keep its clients' state when it is renamed; its Name stays what
 // headers, bodies and metrics show. IDs follow the rules of names.
+//
+// The Redis store keeps one Redis key per (Check.Key, ID): a state it
+// finds there under another algorithm it reads as absent and replaces.
+// Two limits of different algorithms that one key meets in turn under one
+// ID (two plans' "per-minute", a rolling change of a limit's algorithm)
+// therefore start each other afresh on Redis, where the memory store keeps
+// both: give limits of different algorithms different IDs.
 func (l Limit) WithID(id string) Limit { l.id = id; return l.build() }
 
 // ID returns the identity of the limit's state in a Store: the id of

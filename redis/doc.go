@@ -46,7 +46,10 @@
 // the same slot, so a check of its per-second, per-minute and per-day
 // limits is one atomic script run, one round trip. The key records the
 // algorithm with the state; a state written under another algorithm (or of
-// another type) counts as a key never seen. (A subject that itself contains "}" still keeps its
+// another type) counts as a key never seen. So unlike the memory store,
+// which keeps a state per (key, ID, algorithm), the Redis store keeps one
+// per (key, ID): limits of two algorithms met in turn under one ID on one
+// key start each other afresh (see sluice.Limit.WithID). (A subject that itself contains "}" still keeps its
 // limits together, except one that starts with "}", which empties the tag;
 // such subjects are decided correctly, only through the cross-slot protocol
 // below.)
