@@ -63,6 +63,11 @@ type nginxScope struct {
 	// limit_conn_dry_run, for the limit_conn uses.
 	connStatus int
 	connDryRun bool
+	// server is the index of the server block it lies in (-1: none);
+	// hosts are that server's rule hosts, when there are several servers
+	// (nil: every host).
+	server int
+	hosts  []string
 }
 
 // connLease is how long an imported concurrency limit holds a slot that
@@ -89,11 +94,12 @@ func Nginx(src, source string) (*Translation, error) {
 	geos, maps := map[string]*nginxGeo{}, map[string]*nginxMap{}
 	var order []string
 	var scopes []nginxScope
+	var servers []nginxServer
 	directives := 0 // limit_req and limit_conn, each a rule's setting at most
 	var walk func(ds []directive, where string, pattern []string, inherited nginxScope) error
 	walk = func(ds []directive, where string, pattern []string, inherited nginxScope) error {
 		own := nginxScope{where: where, pattern: pattern, status: inherited.status, dryRun: inherited.dryRun,
-			connStatus: inherited.connStatus, connDryRun: inherited.connDryRun}
+			connStatus: inherited.connStatus, connDryRun: inherited.connDryRun, server: inherited.server}
 		var reqs, conns []nginxUse // this level's own
 		for _, d := range ds {
 			switch d.name {
@@ -174,8 +180,14 @@ func Nginx(src, source string) (*Translation, error) {
 				continue
 			}
 			switch d.name {
-			case "http", "server":
+			case "http":
 				if err := walk(d.block, d.name, nil, own); err != nil {
+					return err
+				}
+			case "server":
+				in := own
+				servers, in.server = append(servers, parseServer(d)), len(servers)
+				if err := walk(d.block, d.name, nil, in); err != nil {
 					return err
 				}
 			case "location":
@@ -191,9 +203,19 @@ func Nginx(src, source string) (*Translation, error) {
 		}
 		return nil
 	}
-	if err := walk(ds, "http", nil, nginxScope{status: 503, connStatus: 503}); err != nil {
+	if err := walk(ds, "http", nil, nginxScope{status: 503, connStatus: 503, server: -1}); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
+	if len(servers) > 1 {
+		// nginx gives every request to a server, whose scope holds the
+		// limits it inherits: the levels above apply through them.
+		for i := range scopes {
+			if scopes[i].server < 0 {
+				scopes[i].uses = nil
+			}
+		}
+	}
+	t.nginxServerHosts(servers, scopes)
 	for _, z := range zones {
 		z.allow, _ = allowlist(z.key, geos, maps)
 		z.claims = t.JWT != nil
@@ -405,7 +427,7 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 		}
 	}
 	t.nginxAllowlists(zones, order)
-	rules := len(limited) > 1 || varies
+	rules := len(limited) > 1 || varies || slices.ContainsFunc(scopes, func(s nginxScope) bool { return len(s.uses) > 0 && s.hosts != nil })
 	for _, name := range order {
 		if k, _ := zones[name].keyKind(); zones[name].used && k == keyAttrs {
 			rules = true
@@ -570,7 +592,7 @@ type keyKind int
 
 const (
 	keyAddress  keyKind = iota // $binary_remote_addr, $remote_addr
-	keyConstant                // no variable, or $server_name: one count
+	keyConstant                // no variable, or $server_name: one count (of a server)
 	keyAttrs                   // variables a rule's key reads (headers, host, query, …)
 	keyOther                   // anything else: not readable by sluice
 )

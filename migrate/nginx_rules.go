@@ -38,6 +38,7 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 			settings[k].scopes = append(settings[k].scopes, s)
 		}
 	}
+	settings = t.nginxPerServer(settings, zones)
 	perZone := map[string]int{}
 	for _, st := range settings {
 		perZone[st.use.zone]++
@@ -71,6 +72,18 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 		if everywhere {
 			r.Paths = nil
 		}
+		r.Hosts = st.scopes[0].hosts
+		for _, s := range st.scopes {
+			if s.hosts == nil {
+				r.Hosts = nil
+				break
+			}
+			for _, h := range s.hosts {
+				if !slices.Contains(r.Hosts, h) {
+					r.Hosts = append(r.Hosts, h)
+				}
+			}
+		}
 		t.nginxRuleKey(z, &r, !keyed[z.name])
 		keyed[z.name] = true
 		t.nginxOverlaps(&r, st, scopes)
@@ -81,6 +94,48 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 			t.differs("zone "+name, "it is used with %d settings (burst, delay, nodelay, or limit_conn's number): sluice makes a rule of each, each with its own count, where nginx's uses of one zone share one count per key.", perZone[name])
 		}
 	}
+}
+
+// nginxPerServer splits a setting used in several servers into one per
+// server, where one rule of it would not match as nginx does: its zone is
+// keyed by $server_name (nginx counts each server apart), or it is used in
+// some locations of servers of different hosts (one rule would match each
+// location's paths on every server's hosts). A setting used in whole
+// servers only stays one rule, of their hosts, counting as the zone does.
+func (t *Translation) nginxPerServer(settings []*nginxSetting, zones map[string]*nginxZone) []*nginxSetting {
+	var out []*nginxSetting
+	for _, st := range settings {
+		var servers []int
+		located, unhosted := false, false
+		for _, s := range st.scopes {
+			if !slices.Contains(servers, s.server) {
+				servers = append(servers, s.server)
+			}
+			located = located || s.pattern != nil
+			unhosted = unhosted || s.hosts == nil
+		}
+		byName := strings.Contains(zones[st.use.zone].key, "server_name")
+		if len(servers) < 2 || !byName && (!located || unhosted) {
+			out = append(out, st)
+			continue
+		}
+		for _, sv := range servers {
+			part := &nginxSetting{use: st.use}
+			for _, s := range st.scopes {
+				if s.server == sv {
+					part.scopes = append(part.scopes, s)
+				}
+			}
+			out = append(out, part)
+		}
+		z := "zone " + st.use.zone
+		if byName {
+			t.same(z, "its key holds $server_name, one value per server: a rule per server (%d), each its own count.", len(servers))
+		} else {
+			t.differs(z, "it is used in locations of %d servers of different hosts: a rule per server, each matching its server's hosts and locations, each with its own count, where nginx's zone counts a key once across the servers.", len(servers))
+		}
+	}
+	return out
 }
 
 // nginxRuleKey sets the key of r, a rule of zone z, and compares it with
@@ -165,7 +220,15 @@ func (t *Translation) nginxOverlaps(r *Rule, st *nginxSetting, scopes []nginxSco
 	}
 	for i := range scopes {
 		s := &scopes[i]
-		if s.pattern == nil || len(s.uses) == 0 || slices.Contains(st.scopes, s) {
+		if s.pattern == nil || len(s.uses) == 0 || slices.Contains(st.scopes, s) || disjoint(s.hosts, nil, r.Hosts, nil) {
+			continue
+		}
+		if !covers(s.hosts, nil, r.Hosts, nil) {
+			if r.Paths == nil || slices.ContainsFunc(r.Paths, func(p string) bool {
+				return slices.ContainsFunc(s.pattern, func(q string) bool { return below(q, p) || q == p })
+			}) {
+				t.differs(s.where, "nginx applies only this location's limits on %s of its server; sluice's rule %s matches its paths on other hosts too, and cannot leave them out on this server's hosts alone: its requests also count against that rule.", strings.Join(s.pattern, " "), r.Name)
+			}
 			continue
 		}
 		for _, q := range s.pattern {

@@ -1,0 +1,112 @@
+package migrate_test
+
+import (
+	"testing"
+
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// TestImportedNginxServersLimitTheirOwnHosts: nginx gives a request to the
+// server whose server_name matches its Host, so a limit_req in one server
+// block limits that server's hosts only; a leading wildcard name matches
+// every name ending so.
+func TestImportedNginxServersLimitTheirOwnHosts(t *testing.T) {
+	tr, err := migrate.Import("nginx", `http {
+  limit_req_zone $binary_remote_addr zone=per_ip:10m rate=1r/m;
+  server {
+    listen 80;
+    server_name api.example.com api2.example.com;
+    limit_req zone=per_ip;
+  }
+  server {
+    listen 80;
+    server_name *.shop.example.com;
+    location /cart/ { limit_req zone=per_ip; }
+  }
+  server {
+    listen 80 default_server;
+    server_name www.example.com;
+    location / { }
+  }
+}
+`, "nginx.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectRequests(t, serveImported(t, tr), []request{
+		{"GET", "api.example.com", "/x", "192.0.2.1", 200},
+		{"GET", "api2.example.com", "/y", "192.0.2.1", 429}, // one zone: the address's minute is spent
+		{"GET", "www.example.com", "/x", "192.0.2.1", 200},  // a server without limit_req
+		{"GET", "www.example.com", "/x", "192.0.2.1", 200},
+		{"GET", "a.shop.example.com", "/cart/1", "192.0.2.2", 200},
+		{"GET", "b.c.shop.example.com", "/cart/2", "192.0.2.2", 429}, // *.shop.example.com, the zone's minute
+		{"GET", "a.shop.example.com", "/x", "192.0.2.3", 200},        // not the limited location
+		{"GET", "www.example.com", "/cart/1", "192.0.2.3", 200},      // /cart/ of another server
+		{"GET", "www.example.com", "/cart/1", "192.0.2.3", 200},
+	})
+}
+
+// TestImportedNginxServerNameKeyCountsPerServer: a zone keyed by
+// $server_name holds one count per server (the server's first name),
+// shared by every client of it.
+func TestImportedNginxServerNameKeyCountsPerServer(t *testing.T) {
+	tr, err := migrate.Import("nginx", `http {
+  limit_req_zone $server_name zone=per_server:1m rate=2r/m;
+  server {
+    listen 80;
+    server_name a.example.com;
+    limit_req zone=per_server burst=1 nodelay;
+  }
+  server {
+    listen 80;
+    server_name b.example.com;
+    limit_req zone=per_server burst=1 nodelay;
+  }
+}
+`, "nginx.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectRequests(t, serveImported(t, tr), []request{
+		{"GET", "a.example.com", "/", "192.0.2.1", 200},
+		{"GET", "a.example.com", "/", "192.0.2.2", 200},
+		{"GET", "a.example.com", "/", "192.0.2.3", 429}, // server a's burst+1 = 2, whoever asks
+		{"GET", "b.example.com", "/", "192.0.2.1", 200}, // server b's own count
+		{"GET", "b.example.com", "/", "192.0.2.2", 200},
+		{"GET", "b.example.com", "/", "192.0.2.3", 429},
+	})
+}
+
+// TestImportNginxServersReportsWhatHostsCannotSay: what nginx's server
+// selection does that a rule's hosts cannot say is reported: regular
+// expression and trailing wildcard names, an exact name of one server
+// under another's wildcard, the default server (which also takes every
+// Host no server names) and servers on different ports.
+func TestImportNginxServersReportsWhatHostsCannotSay(t *testing.T) {
+	tr, err := migrate.Import("nginx", `http {
+  limit_req_zone $binary_remote_addr zone=per_ip:10m rate=1r/s;
+  server {
+    listen 80 default_server;
+    server_name *.example.com;
+    limit_req zone=per_ip;
+  }
+  server {
+    listen 80;
+    server_name api.example.com ~^www\d+\.example\.org$ www.example.*;
+    limit_req zone=per_ip burst=5;
+  }
+  server {
+    listen 8080;
+    server_name admin.example.net;
+  }
+}
+`, "nginx.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, phrase := range []string{`~^www\d+\.example\.org$`, "www.example.*", "api.example.com", "default_server", "8080"} {
+		if !reported(tr, phrase) {
+			t.Errorf("no difference mentions %q: %+v", phrase, tr.Differences)
+		}
+	}
+}
