@@ -258,14 +258,43 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 			}
 		}
 	case req.Instances > 1: // memory on several instances: divide the quota
-		rec.PerInstance = true
-		rec.Quantity = max(rec.Quantity/int64(req.Instances), 1)
-		if rec.Burst > 0 {
-			rec.Burst = max(rec.Burst/int64(req.Instances), 1)
+		if err := rec.divide(req, q, w); err != nil {
+			return rec, err
 		}
 	}
 	rec.Label = "recommended"
 	return rec, nil
+}
+
+// divide makes rec one instance's share of requirement q per w when each of
+// req.Instances keeps its own count: the instances' shares together never
+// admit more in a window than rec does alone (q, or for loose precision
+// the bucket's quantity plus its burst), and each share still holds the
+// costliest request (req.minCapacity). A requirement too small to share
+// that way is an error that names the shared store which holds it.
+func (rec *Recommendation) divide(req Requirements, q int64, w time.Duration) error {
+	n, need := int64(req.Instances), max(req.minCapacity, 1)
+	whole := rec.Quantity
+	if rec.Burst > 0 && req.Precision != PrecisionLoose {
+		whole = q // a split bucket: burst + quantity bound every window
+	}
+	quantity, burst := rec.Quantity/n, int64(0)
+	if rec.Burst > 0 {
+		burst = max(rec.Burst/n, need)
+		if req.Precision != PrecisionLoose {
+			quantity = min(quantity, whole/n-burst)
+		}
+	}
+	least := need // the smallest share that admits anything
+	if rec.Burst > 0 {
+		least = need + 1 // a burst of the costliest request and a rate of 1
+	}
+	if quantity < 1 || (rec.Burst == 0 && quantity < need) {
+		return fmt.Errorf("%d per %s cannot be divided between %d instances that each keep their own count in memory: each would need at least %d, %d in all; use store: redis (or auto), which keeps one count for every instance",
+			whole, FormatDuration(w), n, least, n*least)
+	}
+	rec.PerInstance, rec.Quantity, rec.Burst = true, quantity, burst
+	return nil
 }
 
 // Sizing of stores: the bookkeeping a store adds to each key's state

@@ -1,0 +1,99 @@
+package sim
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+)
+
+// windowBound is the most one limit admits for one key in any span
+// (t-W, t], from the algorithms' documented promises: a sliding log or a
+// fixed window's quantity per aligned window, a bucket's burst plus its
+// refill over W.
+func windowBound(l sluice.Limit) int64 {
+	switch l.Algorithm() {
+	case sluice.AlgorithmGCRA, sluice.AlgorithmTokenBucket, sluice.AlgorithmLeakyBucket:
+		return l.Burst() + l.Quantity()
+	}
+	return l.Quantity()
+}
+
+// With a memory store on several instances, each instance keeps its own
+// count: their shares together must stay within the stated quantity for
+// strict and approximate precision, or the design must be refused.
+func TestDesignDividesTheQuotaWithoutExceedingIt(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		req     Requirements
+		refused bool
+	}{
+		{"more instances than the quantity is refused",
+			Requirements{Rate: "10/1m", Instances: 50, Store: "memory"}, true},
+		{"one a day on three instances is refused",
+			Requirements{Rate: "1/1d", Instances: 3, Store: "memory", Precision: "strict"}, true},
+		{"a bucket's burst of 1 on ten instances keeps the total within the quantity",
+			Requirements{Rate: "105/1m", Burst: 1, Precision: "strict", Instances: 10, Store: "memory"}, false},
+		{"a split bucket on three instances keeps the total within the quantity",
+			Requirements{Rate: "10/1m", Burst: 2, Precision: "strict", Instances: 3, Store: "memory"}, false},
+		{"an even division stands",
+			Requirements{Rate: "1000/24h", Instances: 4, Store: "memory"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.MaxArrivals = testBudget
+			a, err := Design(context.Background(), tc.req)
+			if tc.refused {
+				if err == nil {
+					t.Fatalf("designed %+v\n%s", a.Recommendation, a.Config)
+				}
+				if !strings.Contains(err.Error(), "store: redis") {
+					t.Errorf("the error does not name the store that holds it: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := config.Parse("design.yaml", []byte(a.Config))
+			if err != nil {
+				t.Fatalf("config.Parse: %v\n%s", err, a.Config)
+			}
+			q, _, _ := ParseRate(tc.req.Rate)
+			l := cfg.Policy.Plan("default").Limits[0]
+			if total := int64(tc.req.Instances) * windowBound(l); total > q {
+				t.Errorf("%d instances of %v admit up to %d in a window, above %d", tc.req.Instances, l, total, q)
+			}
+		})
+	}
+}
+
+// A whole API on several instances with memory stores either gets a
+// configuration the loader accepts (every limit's share still holds the
+// costliest request) or is refused.
+func TestDesignAPIPerInstanceSharesHoldTheCostliestRequest(t *testing.T) {
+	req, err := ReadAPIRequirements(strings.NewReader(`
+instances: 3
+store: memory
+plans:
+  - name: free
+    limits: [{rate: 20/1s, burst: 10}, {rate: 25/1m}]
+endpoints:
+  - {route: "POST /api/generate", cost: 10}
+`), "api.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.MaxArrivals = testArrivals
+	a, err := DesignAPI(context.Background(), req)
+	if err == nil {
+		if _, err := config.Parse("api.yaml", []byte(a.Config)); err != nil {
+			t.Fatalf("the written configuration does not load: %v\n%s", err, a.Config)
+		}
+		return
+	}
+	if !strings.Contains(err.Error(), "store: redis") {
+		t.Errorf("refused without naming the store that holds it: %v", err)
+	}
+}
