@@ -54,7 +54,8 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e
 //     out (time,key), meaning 1.
 //
 // A first line starting with the field "time" is a header and is skipped,
-// as are blank lines and lines starting with #. Lines need not be in time
+// as are blank lines and lines starting with #. A UTF-8 byte order mark
+// before the first line is ignored; lines may end in CRLF. Lines need not be in time
 // order: the trace is sorted (a stable sort, so equal times keep their
 // order). The trace starts at its first request (or at the origin, for
 // seconds offsets) and ends on the first whole second after its last.
@@ -73,7 +74,11 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Trace, []LineError, error) {
 	line := 0
 	for sc.Scan() {
 		line++
-		text := strings.TrimSpace(sc.Text())
+		raw := sc.Text()
+		if line == 1 {
+			raw = strings.TrimPrefix(raw, "\ufeff") // a UTF-8 byte order mark, as spreadsheets write
+		}
+		text := strings.TrimSpace(raw)
 		if text == "" || text[0] == '#' {
 			continue
 		}

@@ -91,3 +91,24 @@ func TestReadCSVBoundsTheTrace(t *testing.T) {
 		t.Fatalf("error %v; want a bound reached on line 11", err)
 	}
 }
+
+// Spreadsheets save "CSV UTF-8" with a byte order mark before the first
+// line, and often CRLF line ends: the header is still a header, and a first
+// data line still reads.
+func TestReadCSVIgnoresAByteOrderMark(t *testing.T) {
+	for name, in := range map[string]string{
+		"before a header":    "\ufefftime,key,cost\r\n0,alice,1\r\n0.5,alice,2\r\n",
+		"before a data line": "\ufeff0,alice,1\r\n0.5,alice,2\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			tr, skipped, err := ReadCSV(strings.NewReader(in), CSVOptions{})
+			if err != nil || len(skipped) != 0 {
+				t.Fatal(err, skipped)
+			}
+			want := []Arrival{{At: 0, Key: 0, Cost: 1}, {At: 500_000, Key: 0, Cost: 2}}
+			if len(tr.Arrivals) != len(want) || tr.Arrivals[0] != want[0] || tr.Arrivals[1] != want[1] || len(tr.Keys) != 1 || tr.Keys[0] != "alice" {
+				t.Fatalf("arrivals %+v keys %q, want %+v of alice", tr.Arrivals, tr.Keys, want)
+			}
+		})
+	}
+}
