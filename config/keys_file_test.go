@@ -71,6 +71,9 @@ func TestKeysFileErrorsPointAtItsLines(t *testing.T) {
 		{"- {name: b}\n", "keys.yaml:1:3: [0].sha256: missing"},
 		{"{name: b}\n", "keys.yaml:1:1: want a list"},
 		{"- [\n", "keys.yaml:"},
+		// Files appended to one another keep their "---": the keys after
+		// it are refused, not left out (their clients would lose their plans).
+		{keyLine("a", "free") + "---\n" + keyLine("b", "free"), "keys.yaml:3:1: a second YAML document"},
 		{fmt.Sprintf("- {name: c, sha256: %x, limits: [{name: per-minute, algorithm: gcra, quantity: 5, window: 1m, count: failures}]}\n", sha256.Sum256([]byte("c"))),
 			"keys.yaml:1:164: [0].limits[0].count: count: belongs in the configuration"},
 	} {

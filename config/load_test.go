@@ -147,3 +147,15 @@ func TestHTTPLimitOptionsOfAConfigBuiltInGo(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A configuration is one YAML document: settings after a second "---" are
+// refused at their line, never left unread.
+func TestASecondDocumentIsRefused(t *testing.T) {
+	_, err := config.Parse("two.yaml", []byte("plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n---\nglobal:\n  - {name: g, algorithm: gcra, quantity: 1000, window: 1s}\n"))
+	if err == nil || !strings.Contains(err.Error(), "two.yaml:4:1: a second YAML document") {
+		t.Fatalf("error %v, want two.yaml:4:1: a second YAML document", err)
+	}
+	if _, err := config.Parse("end.yaml", []byte("plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n---\n")); err != nil {
+		t.Errorf("a trailing ---: %v", err)
+	}
+}

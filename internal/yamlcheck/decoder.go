@@ -251,8 +251,10 @@ func Describe(n *yaml.Node) string {
 	return fmt.Sprintf("%q", n.Value)
 }
 
-// Parse reads the first YAML document of data; a syntax error is a located
-// *Error, an empty input io.EOF.
+// Parse reads the one YAML document of data; a syntax error is a located
+// *Error, an empty input io.EOF. A file holds one document: a second one
+// ("---" followed by more than comments) is an error at its first line
+// rather than text left unread.
 func Parse(name string, data []byte) (*yaml.Node, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(strings.NewReader(string(data)))
@@ -262,10 +264,29 @@ func Parse(name string, data []byte) (*yaml.Node, error) {
 		}
 		return nil, SyntaxError(name, err)
 	}
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		return root.Content[0], nil
+	for {
+		var next yaml.Node
+		err := dec.Decode(&next)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, SyntaxError(name, err)
+		}
+		if n := content(&next); n.Tag != "!!null" {
+			return nil, &Error{File: name, Line: n.Line, Col: n.Column,
+				Msg: "a second YAML document: the file is read as one document (remove the --- above it)"}
+		}
 	}
-	return &root, nil
+	return content(&root), nil
+}
+
+// content returns the node a document node holds, or n itself.
+func content(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+		return n.Content[0]
+	}
+	return n
 }
 
 // SyntaxError turns a yaml.v3 error ("yaml: line N: msg") into a located
