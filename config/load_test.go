@@ -159,3 +159,21 @@ func TestASecondDocumentIsRefused(t *testing.T) {
 		t.Errorf("a trailing ---: %v", err)
 	}
 }
+
+// True and FALSE are booleans of YAML 1.2, as true and false are.
+func TestBooleansInAnyCaseOfYAML12(t *testing.T) {
+	c, err := config.Parse("t.yaml", []byte(`
+preserve_host: True
+plans:
+  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m, shadow: TRUE}]}
+upstream: https://api.internal
+upstream_tls: FALSE
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.PreserveHost || !c.Policy.Plan("free").Limits[0].Shadow() || c.UpstreamTLS.Enabled {
+		t.Errorf("preserve_host %v, shadow %v, upstream_tls %v; want true, true, false",
+			c.PreserveHost, c.Policy.Plan("free").Limits[0].Shadow(), c.UpstreamTLS.Enabled)
+	}
+}

@@ -167,17 +167,32 @@ func (d *Decoder) Float(n *yaml.Node, path string, lo, hi float64) float64 {
 	return v
 }
 
-// Bool decodes true or false.
+// Bool decodes a boolean of YAML 1.2, as yaml.v3 resolves one: true, True,
+// TRUE, false, False or FALSE. YAML 1.1's yes, no, on and off are strings
+// in YAML 1.2, and refused with a message that says so.
 func (d *Decoder) Bool(n *yaml.Node, path string) bool {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!bool" {
 		switch n.Value {
-		case "true":
+		case "true", "True", "TRUE":
 			return true
-		case "false":
+		case "false", "False", "FALSE":
 			return false
 		}
 	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!str" && yaml11Bool(n.Value) {
+		d.Errorf(n, path, "want true or false, got %s (a string in YAML 1.2, not a boolean)", Describe(n))
+		return false
+	}
 	d.Errorf(n, path, "want true or false, got %s", Describe(n))
+	return false
+}
+
+// yaml11Bool reports whether s is a boolean of YAML 1.1 only.
+func yaml11Bool(s string) bool {
+	switch strings.ToLower(s) {
+	case "y", "yes", "n", "no", "on", "off":
+		return true
+	}
 	return false
 }
 

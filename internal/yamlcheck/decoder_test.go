@@ -43,3 +43,44 @@ func TestParseReadsOneDocument(t *testing.T) {
 		t.Errorf("comments alone: %v, want io.EOF", err)
 	}
 }
+
+// Bool takes the booleans YAML 1.2 (and yaml.v3) resolve, in each of their
+// spellings; YAML 1.1's yes and no are strings, refused with a message
+// that says why.
+func TestBool(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		want  bool
+		err   string
+	}{
+		{value: "true", want: true},
+		{value: "True", want: true},
+		{value: "TRUE", want: true},
+		{value: "false", want: false},
+		{value: "False", want: false},
+		{value: "FALSE", want: false},
+		{value: "yes", err: `f.yaml:1:4: b: want true or false, got "yes" (a string in YAML 1.2, not a boolean)`},
+		{value: "Off", err: `f.yaml:1:4: b: want true or false, got "Off" (a string in YAML 1.2, not a boolean)`},
+		{value: `"true"`, err: `f.yaml:1:4: b: want true or false, got "true"`},
+		{value: "1", err: `f.yaml:1:4: b: want true or false, got "1"`},
+		{value: "[true]", err: `f.yaml:1:4: b: want true or false, got a list`},
+	} {
+		t.Run(c.value, func(t *testing.T) {
+			n, err := yamlcheck.Parse("f.yaml", []byte("b: "+c.value+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := &yamlcheck.Decoder{File: "f.yaml"}
+			got := d.Bool(n.Content[1], "b")
+			if c.err == "" {
+				if err := d.Err(); err != nil || got != c.want {
+					t.Errorf("%v, %v; want %v", got, err, c.want)
+				}
+				return
+			}
+			if err := d.Err(); err == nil || err.Error() != c.err {
+				t.Errorf("error %v, want %s", err, c.err)
+			}
+		})
+	}
+}
