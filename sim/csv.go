@@ -57,7 +57,8 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e
 // as are blank lines and lines starting with #. A UTF-8 byte order mark
 // before the first line is ignored; lines may end in CRLF. Lines need not be in time
 // order: the trace is sorted (a stable sort, so equal times keep their
-// order). The trace starts at its first request (or at the origin, for
+// order). A trace spans at most 10 years: a time further than that from
+// another line's is a bad line. The trace starts at its first request (or at the origin, for
 // seconds offsets) and ends on the first whole second after its last.
 // Bad lines fail the read with a *LineError naming the line, or are
 // skipped and returned when opts.SkipBad is set; a trace without a single
@@ -91,6 +92,9 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Trace, []LineError, error) {
 			err = errors.New("a header (time,key,cost) is allowed only as the first line")
 		}
 		p.sawData = true
+		if err == nil {
+			err = p.span(a.At, line)
+		}
 		if err != nil {
 			le := LineError{Line: line, Reason: err.Error()}
 			if !opts.SkipBad {
@@ -141,6 +145,34 @@ type csvParser struct {
 	sawData   bool
 	timesSeen bool // the time form is fixed
 	offsets   bool // times are seconds offsets (else RFC 3339)
+
+	// first and last are the earliest and latest times read (µs), and
+	// firstLine and lastLine their lines; valid once tr has an arrival.
+	first, last         int64
+	firstLine, lastLine int
+}
+
+// span admits a request at t, on line, if the trace still spans at most
+// maxSpan with it, and records it.
+func (p *csvParser) span(t int64, line int) error {
+	if len(p.tr.Arrivals) == 0 {
+		p.first, p.last, p.firstLine, p.lastLine = t, t, line, line
+		return nil
+	}
+	limit, days := int64(maxSpan/time.Microsecond), int64(maxSpan/(24*time.Hour))
+	switch {
+	case t < p.first && p.last-t > limit:
+		return fmt.Errorf("time is more than %d days before line %d's: a trace spans at most %d days", days, p.lastLine, days)
+	case t > p.last && t-p.first > limit:
+		return fmt.Errorf("time is more than %d days after line %d's: a trace spans at most %d days", days, p.firstLine, days)
+	}
+	if t < p.first {
+		p.first, p.firstLine = t, line
+	}
+	if t > p.last {
+		p.last, p.lastLine = t, line
+	}
+	return nil
 }
 
 // parse reads one non-blank, non-comment line.

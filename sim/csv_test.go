@@ -112,3 +112,28 @@ func TestReadCSVIgnoresAByteOrderMark(t *testing.T) {
 		})
 	}
 }
+
+// A timestamp decades away from the rest — Go's zero time,
+// "0001-01-01T00:00:00Z", is what many exporters write for a missing one —
+// is a bad line: a trace spans at most ten years (3650 days), and its
+// duration stays a time.Duration.
+func TestReadCSVRefusesATimeFarFromTheRest(t *testing.T) {
+	in := "2026-01-01T00:00:00Z,k\n0001-01-01T00:00:00Z,k\n2026-01-02T00:00:00Z,k\n"
+	_, _, err := ReadCSV(strings.NewReader(in), CSVOptions{})
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 || !strings.Contains(le.Reason, "3650 days") {
+		t.Fatalf("err %v, want line 2 refused for the span", err)
+	}
+	tr, skipped, err := ReadCSV(strings.NewReader(in), CSVOptions{SkipBad: true})
+	if err != nil || len(skipped) != 1 || skipped[0].Line != 2 {
+		t.Fatalf("skipping: %v, skipped %+v", err, skipped)
+	}
+	if got, want := tr.Duration(), 24*time.Hour+time.Second; got != want {
+		t.Errorf("duration %v, want %v (one day, to the whole second after the last)", got, want)
+	}
+	// Exactly 3650 days apart is still a trace.
+	edge := "2020-01-01T00:00:00Z,k\n2029-12-29T00:00:00Z,k\n"
+	if tr, _, err := ReadCSV(strings.NewReader(edge), CSVOptions{}); err != nil || tr.Duration() != 3650*24*time.Hour+time.Second {
+		t.Fatalf("3650 days: %v", err)
+	}
+}
