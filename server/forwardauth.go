@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -23,6 +24,11 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	*orig = *r
 	orig.Method = firstOf(r.Header.Get("X-Forwarded-Method"), r.Header.Get("X-Original-Method"), http.MethodGet)
 	uri := firstOf(r.Header.Get("X-Forwarded-Uri"), r.Header.Get("X-Original-Uri"), "/")
+	// A request target has no fragment (RFC 9112 §3.2), but nginx's
+	// $request_uri keeps a "#…" the client wrote, and nginx (its $uri and
+	// locations) and many servers behind it end the path there: so do the
+	// rules, costs and exemptions.
+	uri, _, _ = strings.Cut(uri, "#")
 	u, err := url.ParseRequestURI(uri)
 	if err != nil {
 		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "X-Forwarded-Uri / X-Original-URI is not a request URI")
