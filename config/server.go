@@ -224,9 +224,13 @@ func (d *decoder) scopes(n *yaml.Node, path string) Scopes {
 func (d *decoder) callers(n *yaml.Node, path string) []Caller {
 	var out []Caller
 	names := map[string]bool{}
+	// A token or certificate names one caller: of two with the same, the
+	// server would grant one's scopes to the other.
+	tokens, certificates := map[[32]byte]string{}, map[string]string{}
 	d.List(n, path, func(_ int, e *yaml.Node, path string) {
 		var c Caller
 		var token, scopes bool
+		var tokenNode, certificateNode *yaml.Node
 		d.Mapping(e, path, map[string]field{
 			"name": func(n *yaml.Node, p string) { c.Name = d.Str(n, p) },
 			"token_sha256": func(n *yaml.Node, p string) {
@@ -238,8 +242,9 @@ func (d *decoder) callers(n *yaml.Node, path string) []Caller {
 					return
 				}
 				copy(c.TokenHash[:], b)
+				tokenNode = n
 			},
-			"certificate": func(n *yaml.Node, p string) { c.Certificate = d.Str(n, p) },
+			"certificate": func(n *yaml.Node, p string) { c.Certificate, certificateNode = d.Str(n, p), n },
 			"scopes":      func(n *yaml.Node, p string) { c.Scopes, scopes = d.scopes(n, p), true },
 		})
 		if e.Kind != yaml.MappingNode {
@@ -257,6 +262,18 @@ func (d *decoder) callers(n *yaml.Node, path string) []Caller {
 		}
 		if !scopes || c.Scopes == 0 {
 			d.Errorf(e, path+".scopes", "missing: list what the caller may do (%s)", strings.Join(scopeNames[:], ", "))
+		}
+		if tokenNode != nil {
+			if other, dup := tokens[c.TokenHash]; dup {
+				d.Errorf(tokenNode, path+".token_sha256", "the same token as caller %q: give each caller a token of its own (sluice token)", other)
+			}
+			tokens[c.TokenHash] = c.Name
+		}
+		if certificateNode != nil && c.Certificate != "" {
+			if other, dup := certificates[c.Certificate]; dup {
+				d.Errorf(certificateNode, path+".certificate", "%q already identifies caller %q", c.Certificate, other)
+			}
+			certificates[c.Certificate] = c.Name
 		}
 		out = append(out, c)
 	})
