@@ -15,6 +15,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,7 +26,9 @@ import (
 )
 
 // A command is one subcommand: it parses its own flags from args and writes
-// to stdout/stderr; a non-nil error is printed and exits with status 1.
+// to stdout/stderr; a non-nil error is printed and exits with status 1,
+// except flag.ErrHelp (-h), after which the command has printed its usage
+// and sluice exits with status 0.
 type command struct {
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
@@ -64,6 +68,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := cmd.run(ctx, args[1:], stdout, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) { // -h: the command printed its usage, as asked
+			return 0
+		}
 		fmt.Fprintf(stderr, "sluice %s: %v\n", args[0], err)
 		return 1
 	}

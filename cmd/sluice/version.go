@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"runtime/debug"
@@ -14,7 +15,11 @@ import (
 // the work tree had uncommitted changes (when the build recorded them: a
 // build in a git checkout does, `go install module@version` does not), and
 // the Go toolchain.
-func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprintln(stderr, "usage: sluice version\n\nPrints the module version, the commit and the Go version this binary was built from.")
+		return flag.ErrHelp
+	}
 	if len(args) > 0 {
 		return fmt.Errorf("unexpected argument %q", args[0])
 	}
