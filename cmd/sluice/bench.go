@@ -53,7 +53,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			"Sends requests to URL and reports requests/s, status codes and latency percentiles.\n"+
 			"With -rate, latency counts from when the schedule said to send, so a slow server\n"+
 			"cannot hide its queue (no coordinated omission).\n\n"+
-			"  sluice bench -body '{\"subject\":\"{key}\",\"path\":\"/api/search\"}' http://localhost:8080/v1/check\n"+
+			"  sluice bench -body '{\"subject\":\"{key}\",\"path\":\"/api/search\"}' http://localhost:9090/v1/check\n"+
 			"  sluice bench -rate 500 -H 'Authorization: Bearer demo-free-key' http://localhost:8080/api/search\n\nflags:")
 		fs.PrintDefaults()
 	}

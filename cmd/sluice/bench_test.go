@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/examples"
 )
 
 // The bench command sends what it is told, with {key} walking -keys keys in
@@ -106,5 +111,48 @@ func TestBenchFailsWhenEveryRequestFails(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "every request failed") {
 		t.Errorf("stderr: %q", errOut.String())
+	}
+}
+
+// The examples of "sluice bench -h" send to the listener of the embedded
+// configuration (what "sluice serve" runs without -config) that serves
+// their path: the decision API /v1/check on the admin listener, the
+// limited API on the public one.
+func TestBenchUsageExamplesNameTheServingListener(t *testing.T) {
+	cfg, err := config.Parse(examples.ConfigName, examples.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := func(addr string) string {
+		_, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			t.Fatalf("%q: %v", addr, err)
+		}
+		return p
+	}
+	var out, errOut bytes.Buffer
+	run(context.Background(), []string{"bench", "-h"}, &out, &errOut)
+	examplesSeen := 0
+	for _, line := range strings.Split(errOut.String(), "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "sluice bench ") {
+			continue
+		}
+		fields := strings.Fields(line)
+		u, err := url.Parse(fields[len(fields)-1])
+		if err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		want := port(cfg.Listen)
+		if strings.HasPrefix(u.Path, "/v1/") {
+			want = port(cfg.Admin.Listen)
+		}
+		if u.Port() != want {
+			t.Errorf("%s: port %s, want %s (the listener serving %s)", line, u.Port(), want, u.Path)
+		}
+		examplesSeen++
+	}
+	if examplesSeen == 0 {
+		t.Fatalf("no example in the usage:\n%s", errOut.String())
 	}
 }
