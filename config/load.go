@@ -278,6 +278,9 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 	if s.Type == "redis" && n != nil && !hasKey(n, "redis") {
 		d.Errorf(n, path+".redis", "type redis needs a redis section with addresses")
 	}
+	if s.Type == "memory" && n != nil && n.Kind == yaml.MappingNode && hasKey(n, "redis") {
+		d.Errorf(keyNode(n, "redis"), path+".redis", "applies only to type: redis, and the store is memory (the default when type is left out): set type: redis, or remove the section")
+	}
 }
 
 // identity reads the identity section as it is written; httplimit's
@@ -706,6 +709,16 @@ func planNames(plans []rawPlan) string {
 		names = append(names, p.plan.Name)
 	}
 	return strings.Join(names, ", ")
+}
+
+// keyNode returns the node of key in the mapping n, or n without one.
+func keyNode(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i]
+		}
+	}
+	return n
 }
 
 func hasKey(n *yaml.Node, key string) bool {

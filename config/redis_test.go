@@ -139,3 +139,23 @@ func TestRedisSecretsAndTLSRefused(t *testing.T) {
 		}
 	}
 }
+
+// A redis section serves only type: redis: without it (the store is memory
+// by default) the section is refused at its line, not ignored, which would
+// leave every instance counting alone.
+func TestRedisSectionWithoutTypeRedisIsRefused(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, store := range []string{
+		"store:\n  redis: {addresses: [\"r:6379\"], instances: 3}\n",
+		"store:\n  type: memory\n  redis: {addresses: [\"r:6379\"], instances: 3}\n",
+	} {
+		_, err := config.Parse("s.yaml", []byte(plans+store))
+		if err == nil || !strings.Contains(err.Error(), "store.redis: applies only to type: redis") {
+			t.Errorf("%q: %v, want store.redis: applies only to type: redis", store, err)
+		}
+	}
+	_, err := config.Parse("s.yaml", []byte(plans+"store:\n  redis: {addresses: [\"r:6379\"]}\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "s.yaml:4:3: store.redis:") {
+		t.Errorf("error %v, want it at s.yaml:4:3", err)
+	}
+}
