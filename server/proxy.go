@@ -107,7 +107,7 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, log *slog.Logger, switc
 			r.Body = body
 		}
 		sw := &streamWriter{ResponseWriter: w, rc: http.NewResponseController(w), idle: conns.StreamIdleTimeout,
-			cancel: cancel, switched: switched}
+			cancel: cancel, switched: switched, fields: w.Header().Clone()}
 		defer sw.stop()
 		proxy.ServeHTTP(sw, r)
 	}), transport.CloseIdleConnections, nil

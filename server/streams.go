@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -24,6 +25,12 @@ type streamWriter struct {
 	cancel   context.CancelFunc
 	switched *switchedConns
 	timer    *time.Timer // from the answer's start: cancels after idle
+	// fields are the answer's header fields set before the upstream
+	// answered (the RateLimit fields): the proxy clears the header after
+	// an interim (1xx) answer, and the final answer gets them back, as it
+	// has them without one.
+	fields  http.Header
+	interim bool // an interim answer was written, not yet the final one
 }
 
 // extend gives the answer idle more to write and to move its next byte
@@ -49,6 +56,16 @@ func (w *streamWriter) stop() {
 
 func (w *streamWriter) WriteHeader(code int) {
 	w.extend()
+	switch {
+	case code >= 200 && w.interim:
+		w.interim = false
+		h := w.Header()
+		for k, v := range w.fields {
+			h[k] = append(slices.Clip(v), h[k]...)
+		}
+	case code >= 100 && code < 200 && code != http.StatusSwitchingProtocols:
+		w.interim = true
+	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
