@@ -56,6 +56,8 @@ func TestConfigErrorsNameTheirPlace(t *testing.T) {
 			`bad.yaml:6:19: plans.free.limits[0].quantity: "lots" is not an integer`},
 		{"bad duration", base("      - name: per-minute\n        algorithm: gcra\n        quantity: 10\n        window: 1 fortnight\n"),
 			`bad.yaml:7:17: plans.free.limits[0].window: "1 fortnight" is not a duration (use e.g. 30s, 1m, 24h, 7d)`},
+		{"duration past time.Duration", base(okLimit) + "penalty: {refusals: 3, within: 1m, for: 250000d}\n",
+			`bad.yaml:8:41: penalty.for: "250000d" is too long (at most 106751d)`},
 		{"zero quantity", base("      - name: per-minute\n        algorithm: gcra\n        quantity: 0\n        window: 1m\n"),
 			`bad.yaml:6:19: plans.free.limits[0].quantity: 0 is out of range [1, 1099511627776]`},
 		{"negative quantity", base("      - name: per-minute\n        algorithm: gcra\n        quantity: -5\n        window: 1m\n"),

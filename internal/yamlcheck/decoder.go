@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -202,6 +203,10 @@ func (d *Decoder) Duration(n *yaml.Node, path string) time.Duration {
 		return 0
 	}
 	v, err := ParseDuration(n.Value)
+	if errors.Is(err, ErrDurationRange) {
+		d.Errorf(n, path, "%q is too long (at most 106751d)", n.Value)
+		return 0
+	}
 	if err != nil {
 		d.Errorf(n, path, "%q is not a duration (use e.g. 30s, 1m, 24h, 7d)", n.Value)
 		return 0
@@ -224,12 +229,17 @@ func (d *Decoder) OneOf(n *yaml.Node, path string, options ...string) string {
 	return ""
 }
 
-// ParseDuration is time.ParseDuration plus a day unit: "7d", "1d12h".
+// ParseDuration is time.ParseDuration plus a day unit: "7d", "1d12h". A
+// duration past what time.Duration holds (about 106751 days) is an error
+// wrapping ErrDurationRange.
 func ParseDuration(s string) (time.Duration, error) {
 	if i := strings.IndexByte(s, 'd'); i > 0 {
 		days, err := strconv.ParseInt(s[:i], 10, 32)
 		if err != nil || days < 0 {
 			return 0, fmt.Errorf("bad duration %q", s)
+		}
+		if days > maxDays {
+			return 0, fmt.Errorf("duration %q: %w", s, ErrDurationRange)
 		}
 		rest := time.Duration(0)
 		if s[i+1:] != "" {
@@ -237,10 +247,20 @@ func ParseDuration(s string) (time.Duration, error) {
 				return 0, err
 			}
 		}
-		return time.Duration(days)*24*time.Hour + rest, nil
+		whole := time.Duration(days) * 24 * time.Hour
+		if rest > math.MaxInt64-whole {
+			return 0, fmt.Errorf("duration %q: %w", s, ErrDurationRange)
+		}
+		return whole + rest, nil
 	}
 	return time.ParseDuration(s)
 }
+
+// maxDays is the most whole days a time.Duration holds.
+const maxDays = math.MaxInt64 / int64(24*time.Hour)
+
+// ErrDurationRange is the error of a duration too long for time.Duration.
+var ErrDurationRange = errors.New("longer than 106751 days")
 
 // Join appends key to a field path.
 func Join(path, key string) string {

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-dev/sluice/internal/yamlcheck"
 )
@@ -82,5 +83,38 @@ func TestBool(t *testing.T) {
 				t.Errorf("error %v, want %s", err, c.err)
 			}
 		})
+	}
+}
+
+// ParseDuration reads days as 24 hours; a duration longer than a
+// time.Duration holds is an error, never a value wrapped around.
+func TestParseDurationDays(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want time.Duration
+		err  bool
+	}{
+		{s: "7d", want: 7 * 24 * time.Hour},
+		{s: "1d12h", want: 36 * time.Hour},
+		{s: "1h30m", want: 90 * time.Minute},
+		{s: "106751d", want: 106751 * 24 * time.Hour},
+		{s: "106751d23h", want: (106751*24 + 23) * time.Hour},
+		{s: "106751d24h", err: true},
+		{s: "106752d", err: true},
+		{s: "250000d", err: true},
+		{s: "2000000000d", err: true},
+		{s: "-1d", err: true},
+		{s: "60", err: true},
+	} {
+		got, err := yamlcheck.ParseDuration(c.s)
+		if c.err {
+			if err == nil {
+				t.Errorf("ParseDuration(%q) = %v, want an error", c.s, got)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("ParseDuration(%q) = %v, %v; want %v", c.s, got, err, c.want)
+		}
 	}
 }
