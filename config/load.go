@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -308,11 +307,11 @@ func (d *decoder) identity(n *yaml.Node, path string, id *Identity, raw *rawConf
 			raw.at("ForwardedHeader", n, p)
 		},
 		"ipv4_prefix": func(n *yaml.Node, p string) {
-			id.IPv4Prefix = int(d.Int(n, p, math.MinInt32, math.MaxInt32))
+			id.IPv4Prefix = int(d.Int(n, p, 1, 32))
 			raw.at("IPv4Prefix", n, p)
 		},
 		"ipv6_prefix": func(n *yaml.Node, p string) {
-			id.IPv6Prefix = int(d.Int(n, p, math.MinInt32, math.MaxInt32))
+			id.IPv6Prefix = int(d.Int(n, p, 1, 128))
 			raw.at("IPv6Prefix", n, p)
 		},
 		"unknown_keys": func(n *yaml.Node, p string) {

@@ -80,6 +80,8 @@ func TestConfigErrorsNameTheirPlace(t *testing.T) {
 		{"unknown header mode", base(okLimit) + "response: {headers: [ietf, draft-8]}\n",
 			`bad.yaml:8:21: response.headers: "draft-8" is not a header mode (ietf, draft-7, draft-6, legacy)`},
 		{"prefix out of range", "identity: {ipv6_prefix: 129}\n" + base(okLimit), `bad.yaml:1:25: identity.ipv6_prefix: 129 is out of range [1, 128]`},
+		{"prefix zero, which would read as the default", "identity: {ipv4_prefix: 0}\n" + base(okLimit),
+			`bad.yaml:1:25: identity.ipv4_prefix: 0 is out of range [1, 32]`},
 		{"bad header name", "identity:\n  api_key_headers: [X-Key, \"X Key\"]\n" + base(okLimit),
 			`bad.yaml:2:28: identity.api_key_headers[1]: "X Key" is not a valid header name`},
 		{"unknown forwarded header", "identity: {forwarded_header: x-real-ip}\n" + base(okLimit),
