@@ -88,8 +88,8 @@ func allAlgorithms(names []string) bool {
 }
 
 // stateBytes returns an algorithm's documented state size per key, in
-// bytes; the sliding log's depends on its entries (16 bytes each) and is
-// measured instead.
+// bytes; a sliding log's or a concurrency limit's depends on its entries
+// (16 bytes each) and is measured instead.
 func stateBytes(a sluice.Algorithm) int64 {
 	if a == sluice.AlgorithmSlidingCounter {
 		return 24

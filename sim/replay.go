@@ -18,8 +18,8 @@ type replayer struct {
 	lim      sluice.Limit
 	states   []sluice.State
 	win      *windowMax
-	isLog    bool
-	next     int // the next trace arrival
+	isLog    bool // a sliding log or a concurrency limit: its state is a log
+	next     int  // the next trace arrival
 	retries  retryQueue
 	rng      *rand.Rand
 	gap, seq int64 // µs; retry creation counter
@@ -44,7 +44,7 @@ type event struct {
 func (s *simulation) replay(ctx context.Context, j *job, win *windowMax) error {
 	keys := len(s.tr.Keys)
 	r := &replayer{s: s, j: j, lim: j.c.Limit, states: make([]sluice.State, keys), win: win,
-		isLog: j.c.Limit.Algorithm() == sluice.AlgorithmSlidingLog,
+		isLog: usesLog(j.c.Limit.Algorithm()),
 		rng:   rand.New(rand.NewPCG(s.cfg.Seed, s.cfg.Seed^0x7e7a1)),
 		gap:   int64(s.cfg.Retry.Gap.D() / time.Microsecond)}
 	win.reset(keys, s.w, len(s.tr.Arrivals), s.req)
@@ -103,7 +103,7 @@ func (s *simulation) replay(ctx context.Context, j *job, win *windowMax) error {
 // fewer decisions apart when a decision sums a log of up to its quantity.
 func (r *replayer) checkEvery() int64 {
 	entries := int64(0)
-	if r.isLog || r.j.c.Limit.Algorithm() == sluice.AlgorithmConcurrency {
+	if r.isLog {
 		entries = r.lim.Quantity()
 	}
 	if r.shadow {

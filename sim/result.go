@@ -108,9 +108,10 @@ type AlgorithmResult struct {
 
 	// StateBytesMax and StateBytesMean are the bytes of state per key: the
 	// documented fixed size (fixed window 16, sliding counter 24, token
-	// bucket, leaky bucket and GCRA 16) or, for the sliding log, 16 per
-	// retained entry at the key's peak — the largest over keys, and the
-	// mean over keys that sent traffic.
+	// bucket, leaky bucket and GCRA 16) or, for the sliding log and the
+	// concurrency limit (a log of leases), 16 per retained entry at the
+	// key's peak — the largest over keys, and the mean over keys that sent
+	// traffic.
 	StateBytesMax  int64   `json:"state_bytes_max"`
 	StateBytesMean float64 `json:"state_bytes_mean"`
 }

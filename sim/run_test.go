@@ -316,3 +316,30 @@ func TestSimulateCalendarQuotaInAZone(t *testing.T) {
 		}
 	}
 }
+
+// A concurrency limit keeps a log of leases, 16 bytes each, like the
+// sliding log: its state per key is measured at each key's peak, not
+// reported as a fixed 16 bytes.
+func TestConcurrencyStateIsMeasuredAsALog(t *testing.T) {
+	const s = int64(time.Second / time.Microsecond)
+	tr := &Trace{Source: "t", Keys: []string{"a", "b"}, End: 3 * s, Arrivals: []Arrival{
+		{At: 0, Key: 0, Cost: 1}, {At: 0, Key: 1, Cost: 1}, {At: s, Key: 0, Cost: 1}, {At: 2 * s, Key: 0, Cost: 1},
+	}}
+	res, err := Run(context.Background(), tr, Config{Quantity: 3, Window: 10 * time.Second,
+		Contenders: []Contender{{Limit: sluice.NewLimit(sluice.AlgorithmConcurrency, 3, 10*time.Second)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Key a holds 3 leases (48 B), key b 1 (16 B): 48 at most, 32 on average.
+	r := res.Algorithms[0]
+	if r.Admitted != 4 || r.StateBytesMax != 48 || r.StateBytesMean != 32 {
+		t.Errorf("admitted %d, state %d B max, %v B mean; want 4, 48 and 32", r.Admitted, r.StateBytesMax, r.StateBytesMean)
+	}
+	var b strings.Builder
+	if err := WriteTable(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "48 B max, 32 B mean") {
+		t.Errorf("table:\n%s", b.String())
+	}
+}

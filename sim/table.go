@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/sluice-dev/sluice"
 )
 
 // WriteTable writes res as a terminal table: a line about the traffic, then
@@ -140,7 +142,7 @@ func roundDuration(d time.Duration) time.Duration {
 }
 
 func stateText(a AlgorithmResult) string {
-	if a.Algorithm != "sliding-window-log" {
+	if alg, err := sluice.ParseAlgorithm(a.Algorithm); err != nil || !usesLog(alg) {
 		return formatBytes(float64(a.StateBytesMax))
 	}
 	return fmt.Sprintf("%s max, %s mean", formatBytes(float64(a.StateBytesMax)), formatBytes(a.StateBytesMean))
