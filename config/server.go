@@ -183,9 +183,15 @@ func (d *decoder) file(n *yaml.Node, p string) string {
 	return s
 }
 
+// address decodes a listener's host:port, whose port is a number from 0
+// to 65535 or a service's name, as net.Listen takes it.
 func (d *decoder) address(n *yaml.Node, p string) string {
 	s := d.Str(n, p)
-	if _, _, err := net.SplitHostPort(s); err != nil {
+	_, port, err := net.SplitHostPort(s)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
 		d.Errorf(n, p, "%q is not a host:port address (e.g. 127.0.0.1:9090 or :8080)", s)
 	}
 	return s
