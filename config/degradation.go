@@ -39,13 +39,7 @@ func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 		"min_dwell":   func(n *yaml.Node, p string) { g.Controller.MinDwell = d.Duration(n, p) },
 		"factor":      func(n *yaml.Node, p string) { g.Factor = d.Float(n, p, 0.001, 1) },
 		"retry_after": func(n *yaml.Node, p string) { g.RetryAfter = d.Duration(n, p) },
-		"stale_for": func(n *yaml.Node, p string) {
-			if n.Value == "0" || n.Value == "0s" {
-				g.StaleFor = 0
-				return
-			}
-			g.StaleFor = d.Duration(n, p)
-		},
+		"stale_for":   func(n *yaml.Node, p string) { g.StaleFor = d.durationOrNone(n, p) },
 		"levels": func(n *yaml.Node, path string) {
 			d.Entries(n, path, func(k, v *yaml.Node, p string) {
 				i, ok := levels[k.Value]

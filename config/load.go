@@ -493,7 +493,7 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfi
 			raw.at("GlobalStatus", n, p)
 		},
 		"retry_jitter": func(n *yaml.Node, p string) {
-			r.RetryJitter = d.Duration(n, p)
+			r.RetryJitter = d.durationOrNone(n, p)
 			raw.at("RetryJitter", n, p)
 		},
 		"status_path": func(n *yaml.Node, p string) { r.StatusPath = d.publicPath(n, p, raw) },

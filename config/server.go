@@ -301,11 +301,7 @@ func (d *decoder) connections(n *yaml.Node, path string, c *Connections) {
 func (d *decoder) shutdown(n *yaml.Node, path string, s *Shutdown) {
 	d.Mapping(n, path, map[string]field{
 		"delay": func(n *yaml.Node, p string) {
-			if v, err := yamlcheck.ParseDuration(n.Value); n.Kind == yaml.ScalarNode && err == nil && v == 0 {
-				s.Delay = 0 // none: stop at once
-				return
-			}
-			if s.Delay = d.Duration(n, p); s.Delay > 5*time.Minute {
+			if s.Delay = d.durationOrNone(n, p); s.Delay > 5*time.Minute {
 				d.Errorf(n, p, "%v: give a delay from 0s to 5m", s.Delay)
 			}
 		},
@@ -315,6 +311,18 @@ func (d *decoder) shutdown(n *yaml.Node, path string, s *Shutdown) {
 			}
 		},
 	})
+}
+
+// durationOrNone decodes a duration of which 0 means none, written in any
+// unit (0, 0s, 0ms); a negative one is an error.
+func (d *decoder) durationOrNone(n *yaml.Node, p string) time.Duration {
+	if v, err := yamlcheck.ParseDuration(n.Value); n.Kind == yaml.ScalarNode && err == nil && v <= 0 {
+		if v < 0 {
+			d.Errorf(n, p, "%q is negative: give 0 for none, or a positive duration", n.Value)
+		}
+		return 0
+	}
+	return d.Duration(n, p)
 }
 
 func (d *decoder) designer(n *yaml.Node, path string, g *Designer) {
