@@ -54,6 +54,10 @@ type Recommendation struct {
 	// memory store, so the configured Quantity (and Burst) are the
 	// requirement's divided by the number of instances.
 	PerInstance bool `json:"per_instance,omitempty"`
+	// sharedQuantity and sharedBurst are the limit of one store shared by
+	// every instance, what the simulations replay: Quantity and Burst
+	// before the division between instances.
+	sharedQuantity, sharedBurst int64
 	// Reasons say why, in sentences; Label is the row of the recommended
 	// limit in every scenario's result.
 	Reasons []string `json:"reasons"`
@@ -293,6 +297,7 @@ func (rec *Recommendation) divide(req Requirements, q int64, w time.Duration) er
 		return fmt.Errorf("%d per %s cannot be divided between %d instances that each keep their own count in memory: each would need at least %d, %d in all; use store: redis (or auto), which keeps one count for every instance",
 			whole, FormatDuration(w), n, least, n*least)
 	}
+	rec.sharedQuantity, rec.sharedBurst = rec.Quantity, rec.Burst
 	rec.PerInstance, rec.Quantity, rec.Burst = true, quantity, burst
 	return nil
 }
@@ -385,7 +390,7 @@ func (a *Analysis) simulate(ctx context.Context, rt rate) error {
 	if rec.Algorithm == "gcra" && a.Requirements.Precision != PrecisionLoose {
 		rb = rec.Burst
 		if rec.PerInstance {
-			rb *= int64(a.Requirements.Instances)
+			rb = rec.sharedBurst
 		}
 		rb = max(int64(math.Round(float64(rb)/s.Factor)), 1)
 		rq = max(s.Quantity-rb, 1)

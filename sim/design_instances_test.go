@@ -97,3 +97,40 @@ endpoints:
 		t.Errorf("refused without naming the store that holds it: %v", err)
 	}
 }
+
+// replayCommand is the `sluice simulate -trace …` command an analysis's
+// next steps suggest.
+func replayCommand(t *testing.T, markdown string) string {
+	t.Helper()
+	i := strings.Index(markdown, "`sluice simulate -trace")
+	if i < 0 {
+		t.Fatalf("no replay command in:\n%s", markdown)
+	}
+	cmd, _, _ := strings.Cut(markdown[i+1:], "`")
+	return cmd
+}
+
+// Instances with their own memory stores divide one limit between them:
+// the analysis simulates, and tells the user to replay, that undivided
+// limit — the very one a Redis store shared by the same instances is given.
+func TestDesignPerInstanceReplaysTheSharedLimit(t *testing.T) {
+	for _, req := range []Requirements{
+		{Rate: "100/1m", Burst: 20, Precision: "strict", Instances: 3},
+		{Rate: "100/1m", Precision: "strict", Keys: 1e8, Instances: 3},
+		{Rate: "10/1s", Burst: 3, Precision: "loose", Instances: 3},
+		{Rate: "1000/24h", Instances: 4},
+	} {
+		mem, shared := req, req
+		mem.Store, shared.Store = "memory", "redis"
+		m, s := design(t, mem), design(t, shared)
+		if !m.Recommendation.PerInstance {
+			t.Fatalf("%+v: not divided between instances", mem)
+		}
+		if got, want := replayCommand(t, m.Markdown), replayCommand(t, s.Markdown); got != want {
+			t.Errorf("%+v: replay\n  %s\nwant the shared limit's\n  %s", mem, got, want)
+		}
+		if m.Recommendation.Label != s.Recommendation.Label {
+			t.Errorf("%+v: simulated %q, want the shared limit %q", mem, m.Recommendation.Label, s.Recommendation.Label)
+		}
+	}
+}

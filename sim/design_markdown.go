@@ -356,10 +356,7 @@ func (a *Analysis) nextSteps(rt rate) []string {
 	// measured against the requirement.
 	quantity, burst := rec.Quantity, rec.Burst
 	if rec.PerInstance {
-		quantity, burst = q, a.Requirements.Burst
-		if !smoothing(a.Requirements, q) {
-			burst = 0
-		}
+		quantity, burst = rec.sharedQuantity, rec.sharedBurst
 	}
 	sim := fmt.Sprintf("sluice simulate -trace requests.csv -limit %d/%s", quantity, win)
 	if burst > 0 {
