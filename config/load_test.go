@@ -62,6 +62,8 @@ func TestConfigErrorsNameTheirPlace(t *testing.T) {
 			`bad.yaml:6:19: plans.free.limits[0].quantity: 0 is out of range [1, 1099511627776]`},
 		{"negative quantity", base("      - name: per-minute\n        algorithm: gcra\n        quantity: -5\n        window: 1m\n"),
 			`bad.yaml:6:19: plans.free.limits[0].quantity: -5 is out of range`},
+		{"quantity past int64", base("      - name: per-minute\n        algorithm: gcra\n        quantity: 99999999999999999999\n        window: 1m\n"),
+			`bad.yaml:6:19: plans.free.limits[0].quantity: 99999999999999999999 is out of range [1, 1099511627776]`},
 		{"unknown algorithm", base("      - name: per-minute\n        algorithm: magic\n        quantity: 10\n        window: 1m\n"),
 			`bad.yaml:5:20: plans.free.limits[0].algorithm: unknown algorithm "magic"`},
 		{"duplicate limit name", base(okLimit + okLimit), `bad.yaml:8:15: plans.free.limits[1].name: "per-minute" is already a limit of this list`},

@@ -140,6 +140,10 @@ func (d *Decoder) Int(n *yaml.Node, path string, lo, hi int64) int64 {
 		return 0
 	}
 	v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 10, 64)
+	if errors.Is(err, strconv.ErrRange) && n.Tag != "!!str" {
+		d.Errorf(n, path, "%s is out of range [%d, %d]", n.Value, lo, hi)
+		return 0
+	}
 	if err != nil || n.Tag != "!!int" {
 		d.Errorf(n, path, "%q is not an integer", n.Value)
 		return 0
