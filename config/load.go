@@ -103,16 +103,9 @@ func Parse(name string, data []byte) (*Config, error) {
 			raw.at("Global", n, p)
 			raw.refused("Global", len(d.Errs) > before)
 		},
-		"exempt": func(n *yaml.Node, p string) { d.exempt(n, p, c, &raw) },
-		"rules":  func(n *yaml.Node, p string) { c.Rules = d.rules(n, p, &raw) },
-		"penalty": func(n *yaml.Node, p string) {
-			raw.at("Penalty", n, p)
-			d.Mapping(n, p, map[string]field{
-				"refusals": func(n *yaml.Node, p string) { c.Penalty.Refusals = d.Int(n, p, 1, sluice.MaxQuantity) },
-				"within":   func(n *yaml.Node, p string) { c.Penalty.Within = d.Duration(n, p) },
-				"for":      func(n *yaml.Node, p string) { c.Penalty.For = d.Duration(n, p) },
-			})
-		},
+		"exempt":      func(n *yaml.Node, p string) { d.exempt(n, p, c, &raw) },
+		"rules":       func(n *yaml.Node, p string) { c.Rules = d.rules(n, p, &raw) },
+		"penalty":     func(n *yaml.Node, p string) { d.penalty(n, p, &c.Penalty, &raw) },
 		"response":    func(n *yaml.Node, p string) { d.response(n, p, &c.Response, &raw) },
 		"degradation": func(n *yaml.Node, p string) { d.degradation(n, p, &c.Degradation) },
 		"envoy":       func(n *yaml.Node, p string) { d.envoy(n, p, &c.Envoy, &raw) },
@@ -199,6 +192,32 @@ type rawKey struct {
 	node      *yaml.Node
 	path      string
 	file      string // "" for the configuration's own keys, else the keys file
+}
+
+// penalty decodes the penalty section, whose three fields are required: a
+// section without one is refused rather than read as no penalty box.
+func (d *decoder) penalty(n *yaml.Node, path string, pen *httplimit.Penalty, raw *rawConfig) {
+	raw.at("Penalty", n, path)
+	read := map[string]bool{}
+	at := func(name, field string, f func(n *yaml.Node, p string)) field {
+		return func(n *yaml.Node, p string) {
+			read[name] = true
+			raw.at("Penalty."+field, n, p)
+			f(n, p)
+		}
+	}
+	if !d.Mapping(n, path, map[string]field{
+		"refusals": at("refusals", "Refusals", func(n *yaml.Node, p string) { pen.Refusals = d.Int(n, p, 1, sluice.MaxQuantity) }),
+		"within":   at("within", "Within", func(n *yaml.Node, p string) { pen.Within = d.Duration(n, p) }),
+		"for":      at("for", "For", func(n *yaml.Node, p string) { pen.For = d.Duration(n, p) }),
+	}) {
+		return
+	}
+	for _, name := range []string{"refusals", "within", "for"} {
+		if !read[name] {
+			d.Errorf(n, path+"."+name, "missing: the box takes a client after refusals refusals within a time, for a time (e.g. {refusals: 20, within: 1m, for: 10m})")
+		}
+	}
 }
 
 func (d *decoder) upstream(n *yaml.Node, p string) string {
