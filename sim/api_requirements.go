@@ -268,7 +268,7 @@ func (r APIRequirements) withDefaults() (APIRequirements, error) {
 
 // validate checks what withDefaults cannot fill in.
 func (r APIRequirements) validate() error {
-	one := Requirements{Rate: "1/1s", Precision: r.Precision, Instances: r.Instances, Store: r.Store, RedisMode: r.RedisMode}
+	one := Requirements{Rate: "1/1s", Precision: r.Precision, Instances: r.Instances, Store: r.Store, RedisMode: r.RedisMode, RedisAddresses: r.RedisAddresses}
 	if _, err := one.withDefaults(); err != nil {
 		return errors.New(strings.TrimPrefix(err.Error(), "requirements: "))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -162,6 +163,11 @@ func (r Requirements) withDefaults() (Requirements, error) {
 		return r, fmt.Errorf("requirements: store %q: use auto, memory or redis", r.Store)
 	case r.RedisMode != "" && r.RedisMode != "standalone" && r.RedisMode != "sentinel" && r.RedisMode != "cluster":
 		return r, fmt.Errorf("requirements: redis_mode %q: use standalone, sentinel or cluster", r.RedisMode)
+	}
+	for i, a := range r.RedisAddresses {
+		if host, port, err := net.SplitHostPort(a); err != nil || host == "" || port == "" || strings.ContainsAny(a, " \t") {
+			return r, fmt.Errorf("requirements: redis_addresses[%d]: %q is not host:port (e.g. redis.internal:6379)", i, a)
+		}
 	}
 	return r, nil
 }

@@ -128,6 +128,9 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			req.Seed = flags.Seed
 		case "redis-addresses":
 			req.RedisAddresses = strings.Split(*addrs, ",")
+			for i, a := range req.RedisAddresses {
+				req.RedisAddresses[i] = strings.TrimSpace(a) // "a:6379, b:6379"
+			}
 		}
 	})
 	if req.Rate == "" {

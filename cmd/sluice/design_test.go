@@ -127,3 +127,23 @@ func TestDesignCalendarQuotaFromFlags(t *testing.T) {
 		t.Errorf("a zone on a rate per minute: exit %d: %s", code, errOut)
 	}
 }
+
+// -redis-addresses is a comma-separated list; spaces after the commas are
+// not part of an address.
+func TestDesignRedisAddressesListTrimsSpaces(t *testing.T) {
+	cfgFile := filepath.Join(t.TempDir(), "sluice.yaml")
+	code, _, errOut := runSluice(t, "design", "-rate", "100/1m", "-store", "redis", "-redis-addresses", "10.0.0.1:6379, 10.0.0.2:6379", "-config", cfgFile, "-format", "yaml")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	cfg, err := config.Load(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Store.Redis.Addresses; !slices.Equal(got, []string{"10.0.0.1:6379", "10.0.0.2:6379"}) {
+		t.Errorf("addresses %q", got)
+	}
+	if code, _, errOut := runSluice(t, "design", "-rate", "100/1m", "-store", "redis", "-redis-addresses", "10.0.0.1:6379,,10.0.0.2:6379", "-format", "yaml"); code != 1 || !strings.Contains(errOut, "redis_addresses[1]") {
+		t.Errorf("an empty address: exit %d, %s", code, errOut)
+	}
+}

@@ -1,0 +1,35 @@
+package sim
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// The configuration's Redis addresses are host:port each; an empty one or
+// one with spaces would be written as it is, and dialled as it is.
+func TestRequirementsRefuseAddressesThatAreNotHostPort(t *testing.T) {
+	for _, tc := range []struct {
+		addrs []string
+		ok    bool
+	}{
+		{[]string{"redis.internal:6379", "[::1]:6380"}, true},
+		{[]string{"a:1", ""}, false},
+		{[]string{" b:2"}, false},
+		{[]string{"redis.internal"}, false},
+		{[]string{":6379"}, false},
+	} {
+		_, err := Requirements{Rate: "100/1m", Store: "redis", RedisAddresses: tc.addrs, MaxArrivals: testBudget}.withDefaults()
+		if (err == nil) != tc.ok {
+			t.Errorf("%q: err %v, want ok %v", tc.addrs, err, tc.ok)
+		}
+	}
+	req, err := ReadAPIRequirements(strings.NewReader("store: redis\nredis_addresses: [\"a:1\", \"\"]\nplans: [{name: free, limits: [{rate: 5/1s}]}]\n"), "api.yaml")
+	if err == nil {
+		req.MaxArrivals = testArrivals
+		_, err = DesignAPI(context.Background(), req)
+	}
+	if err == nil || !strings.Contains(err.Error(), "redis_addresses[1]") {
+		t.Errorf("a whole API with an empty address: %v", err)
+	}
+}
