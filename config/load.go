@@ -409,7 +409,7 @@ func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 	d.Entries(n, path, func(k, v *yaml.Node, p string) {
 		rp := rawPlan{plan: &httplimit.Plan{Name: k.Value}, node: k, path: p}
 		pl := rp.plan
-		d.Mapping(v, p, map[string]field{
+		isMapping := d.Mapping(v, p, map[string]field{
 			"limits": func(n *yaml.Node, p string) {
 				before := len(d.Errs)
 				pl.Limits = d.limits(n, p)
@@ -425,6 +425,9 @@ func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 				})
 			},
 		})
+		if !isMapping || hasMergeKey(v) {
+			rp.limitsRefused = true // not all were read: the plan's own error says why
+		}
 		out = append(out, rp)
 	})
 	return out
@@ -737,6 +740,17 @@ func keyNode(n *yaml.Node, key string) *yaml.Node {
 		}
 	}
 	return n
+}
+
+// hasMergeKey reports whether the mapping n has a merge key (<<), which
+// the decoder refuses.
+func hasMergeKey(n *yaml.Node) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Tag == "!!merge" {
+			return true
+		}
+	}
+	return false
 }
 
 func hasKey(n *yaml.Node, key string) bool {

@@ -208,3 +208,25 @@ func TestPenaltyFieldsAreEachLocated(t *testing.T) {
 		}
 	}
 }
+
+// Anchors, aliases and merge keys are not expanded: each alias or merge
+// key is one error at its place, saying so, and nothing is reported of what
+// it stood for.
+func TestAliasesAndMergeKeysAreRefusedAtTheirPlace(t *testing.T) {
+	const free = "plans:\n  free: &base\n    limits: [{name: m, algorithm: gcra, quantity: &q 10, window: 1m}]\n"
+	for _, c := range []struct{ name, yaml, want string }{
+		{"an alias for a plan", free + "  pro: *base\n",
+			"a.yaml:4:8: plans.pro: want a mapping, got an alias (*base), which is not expanded here: write the value out"},
+		{"a merge key", free + "  pro:\n    <<: *base\n",
+			"a.yaml:5:5: plans.pro.<<: a merge key, which is not expanded here: write the keys out"},
+		{"an alias for a number", free + "global: [{name: g, algorithm: gcra, quantity: *q, window: 1s}]\n",
+			"a.yaml:4:47: global[0].quantity: want an integer, got an alias (*q), which is not expanded here: write the value out"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := config.Parse("a.yaml", []byte(c.yaml))
+			if err == nil || err.Error() != c.want {
+				t.Fatalf("error:\n%v\nwant exactly:\n%s", err, c.want)
+			}
+		})
+	}
+}

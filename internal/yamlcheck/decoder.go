@@ -66,7 +66,8 @@ func (d *Decoder) Mapping(n *yaml.Node, path string, fields map[string]Field) bo
 }
 
 // Entries calls each for every key of the mapping n, in file order;
-// duplicate keys are errors. isMapping, if given, is set to false when n is
+// duplicate keys and merge keys (<<) are errors, as aliases are wherever a
+// value is read: a file is read as written. isMapping, if given, is set to false when n is
 // not a mapping.
 func (d *Decoder) Entries(n *yaml.Node, path string, each func(k, v *yaml.Node, path string), isMapping ...*bool) {
 	if n == nil || n.Tag == "!!null" {
@@ -83,6 +84,10 @@ func (d *Decoder) Entries(n *yaml.Node, path string, each func(k, v *yaml.Node, 
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		p := Join(path, k.Value)
+		if k.Tag == "!!merge" {
+			d.Errorf(k, p, "a merge key, which is not expanded here: write the keys out")
+			continue
+		}
 		if seen[k.Value] {
 			d.Errorf(k, p, "set twice")
 			continue
@@ -282,7 +287,7 @@ func Describe(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.AliasNode:
-		return "an alias"
+		return fmt.Sprintf("an alias (*%s), which is not expanded here: write the value out", n.Value)
 	}
 	if n.Tag == "!!null" {
 		return "nothing"
