@@ -22,8 +22,15 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	// r.Clone's deep copy of every header cost more than the decision.
 	orig := new(http.Request)
 	*orig = *r
-	orig.Method = firstOf(r.Header.Get("X-Forwarded-Method"), r.Header.Get("X-Original-Method"), http.MethodGet)
-	uri := firstOf(r.Header.Get("X-Forwarded-Uri"), r.Header.Get("X-Original-Uri"), "/")
+	method, ok := described(r.Header, "X-Forwarded-Method", "X-Original-Method")
+	uri, ok2 := described(r.Header, "X-Forwarded-Uri", "X-Original-Uri")
+	if !ok || !ok2 {
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request",
+			"X-Forwarded-Method/-Uri and X-Original-Method/-URI describe different requests: the front proxy passed on a client's own; have it clear the headers it does not set")
+		return
+	}
+	orig.Method = firstOf(method, http.MethodGet)
+	uri = firstOf(uri, "/")
 	// A request target has no fragment (RFC 9112 §3.2), but nginx's
 	// $request_uri keeps a "#…" the client wrote, and nginx (its $uri and
 	// locations) and many servers behind it end the path there: so do the
@@ -68,6 +75,28 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 		}
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// described returns the value that the headers names give of one attribute
+// of the described request ("" when none does), and false when their values
+// differ. A front proxy sets one of them and passes a client's others on
+// (nginx's auth_request passes every header of the client's), so a
+// description that differs from another is a client's: neither is
+// believed.
+func described(h http.Header, names ...string) (string, bool) {
+	v := ""
+	for _, name := range names {
+		for _, s := range h[name] {
+			switch {
+			case s == "":
+			case v == "":
+				v = s
+			case s != v:
+				return "", false
+			}
+		}
+	}
+	return v, true
 }
 
 func firstOf(vs ...string) string {
