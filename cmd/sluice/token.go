@@ -6,9 +6,15 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
+
+	"github.com/sluice-dev/sluice/config"
 )
 
 // runToken prints a new caller token and the SHA-256 that the configuration
@@ -36,6 +42,13 @@ flags:
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	scopeList, err := tokenScopes(*scopes)
+	if err != nil {
+		return err
+	}
+	if *name == "" {
+		return errors.New("-name: every caller has a name for the logs")
+	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return fmt.Errorf("reading random bytes: %w", err)
@@ -53,6 +66,46 @@ admin:
     - name: %s
       token_sha256: %s
       scopes: [%s]
-`, token, hex.EncodeToString(sum[:]), *name, hex.EncodeToString(sum[:]), *scopes)
+`, token, hex.EncodeToString(sum[:]), yamlScalar(*name), hex.EncodeToString(sum[:]), strings.Join(scopeList, ", "))
 	return nil
+}
+
+// tokenScopes reads -scopes: a comma-separated list of the scopes the
+// configuration knows (config.Scopes), at least one.
+func tokenScopes(list string) ([]string, error) {
+	var known []string
+	for i := range 8 {
+		if n := config.Scopes(1 << i).String(); n != "" {
+			known = append(known, n)
+		}
+	}
+	var out []string
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if !slices.Contains(known, s) {
+			return nil, fmt.Errorf("-scopes: unknown scope %q (want one or more of %s)", s, strings.Join(known, ", "))
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("-scopes: list what the caller may do (%s)", strings.Join(known, ", "))
+	}
+	return out, nil
+}
+
+// yamlScalar writes s as a YAML string: as it is when it is plain
+// letters, digits, '.', '_' and '-' and not null, else double-quoted.
+func yamlScalar(s string) string {
+	if strings.EqualFold(s, "null") {
+		return `"` + s + `"`
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			q, _ := json.Marshal(s)
+			return string(q)
+		}
+	}
+	return s
 }
