@@ -170,6 +170,8 @@ func (p *Pattern) validate() error {
 		return bad("spread %v must be positive", p.Spread)
 	case p.SpikeAt < 0 || p.SpikeLength < 0:
 		return bad("spike start %v and length %v must be ≥ 0", p.SpikeAt, p.SpikeLength)
+	case (p.Name == PatternSpike || p.Name == PatternRetryStorm) && p.SpikeAt >= p.Duration:
+		return bad("a spike at %v is not within the %v of traffic: start it earlier or make the duration longer", p.SpikeAt, p.Duration)
 	case p.SpikeFactor < 0 || math.IsNaN(p.SpikeFactor) || math.IsInf(p.SpikeFactor, 0):
 		return bad("spike factor %v must be ≥ 0", p.SpikeFactor)
 	case p.Period <= 0:

@@ -100,3 +100,20 @@ func TestManyKeysIsSkewed(t *testing.T) {
 		t.Fatalf("uniform keys got %v", per)
 	}
 }
+
+// A spike that starts when the traffic has ended is not a spike pattern:
+// it is refused rather than replayed as steady traffic under its name.
+func TestSpikeOutsideTheTrafficIsRefused(t *testing.T) {
+	for _, name := range []string{PatternSpike, PatternRetryStorm} {
+		for _, at := range []time.Duration{10 * time.Minute, 20 * time.Minute} {
+			if _, err := Generate(Pattern{Name: name, SpikeAt: Duration(at)}, 100, time.Minute, 0); err == nil {
+				t.Errorf("%s at %v of 10m: generated", name, at)
+			}
+		}
+		// The last minute still holds it.
+		tr := generate(t, Pattern{Name: name, SpikeAt: Duration(9 * time.Minute)})
+		if in, before := count(tr, 540, 600), count(tr, 480, 540); in < 5*before {
+			t.Errorf("%s at 9m: %d in the spike minute, %d before", name, in, before)
+		}
+	}
+}
