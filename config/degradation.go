@@ -48,10 +48,13 @@ func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 					return
 				}
 				r := &g.Controller.Rules[i]
+				var leaveAt map[string]*yaml.Node
+				var leavePath string
 				d.Mapping(v, p, map[string]field{
-					"enter": func(n *yaml.Node, p string) { r.Enter = d.thresholds(n, p) },
-					"leave": func(n *yaml.Node, p string) { r.Leave = d.thresholds(n, p) },
+					"enter": func(n *yaml.Node, p string) { r.Enter, _ = d.thresholds(n, p) },
+					"leave": func(n *yaml.Node, p string) { r.Leave, leaveAt = d.thresholds(n, p); leavePath = p },
 				})
+				d.leaveBelowEnter(r.Enter, r.Leave, leaveAt, leavePath)
 			})
 		},
 		"classes": func(n *yaml.Node, path string) {
@@ -67,16 +70,48 @@ func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 	}
 }
 
-func (d *decoder) thresholds(n *yaml.Node, path string) degrade.Thresholds {
+// thresholds decodes a level's enter or leave thresholds, and returns the
+// node of each signal read, by name.
+func (d *decoder) thresholds(n *yaml.Node, path string) (degrade.Thresholds, map[string]*yaml.Node) {
 	var t degrade.Thresholds
+	at := map[string]*yaml.Node{}
+	read := func(name string, f field) field {
+		return func(n *yaml.Node, p string) {
+			at[name] = n
+			f(n, p)
+		}
+	}
 	d.Mapping(n, path, map[string]field{
-		"in_flight":  func(n *yaml.Node, p string) { t.InFlight = d.Int(n, p, 1, 1<<40) },
-		"p99":        func(n *yaml.Node, p string) { t.P99 = d.Duration(n, p) },
-		"error_rate": func(n *yaml.Node, p string) { t.ErrorRate = d.Float(n, p, 0.0001, 1) },
-		"sched_p99":  func(n *yaml.Node, p string) { t.SchedP99 = d.Duration(n, p) },
-		"cpu":        func(n *yaml.Node, p string) { t.CPU = d.Float(n, p, 0.01, 1) },
-		"memory":     func(n *yaml.Node, p string) { t.Memory = d.Float(n, p, 0.01, 1) },
+		"in_flight":  read("in_flight", func(n *yaml.Node, p string) { t.InFlight = d.Int(n, p, 1, 1<<40) }),
+		"p99":        read("p99", func(n *yaml.Node, p string) { t.P99 = d.Duration(n, p) }),
+		"error_rate": read("error_rate", func(n *yaml.Node, p string) { t.ErrorRate = d.Float(n, p, 0.0001, 1) }),
+		"sched_p99":  read("sched_p99", func(n *yaml.Node, p string) { t.SchedP99 = d.Duration(n, p) }),
+		"cpu":        read("cpu", func(n *yaml.Node, p string) { t.CPU = d.Float(n, p, 0.01, 1) }),
+		"memory":     read("memory", func(n *yaml.Node, p string) { t.Memory = d.Float(n, p, 0.01, 1) }),
 		"store_down": func(n *yaml.Node, p string) { t.StoreDown = d.Bool(n, p) },
 	})
-	return t
+	return t, at
+}
+
+// leaveBelowEnter refuses a leave threshold above its signal's enter
+// threshold: the level would be left while its signal still enters it, and
+// entered again at the next sample.
+func (d *decoder) leaveBelowEnter(enter, leave degrade.Thresholds, at map[string]*yaml.Node, path string) {
+	for _, s := range []struct {
+		name         string
+		above        bool
+		leave, enter any
+	}{
+		{"in_flight", enter.InFlight > 0 && leave.InFlight > enter.InFlight, leave.InFlight, enter.InFlight},
+		{"p99", enter.P99 > 0 && leave.P99 > enter.P99, leave.P99, enter.P99},
+		{"error_rate", enter.ErrorRate > 0 && leave.ErrorRate > enter.ErrorRate, leave.ErrorRate, enter.ErrorRate},
+		{"sched_p99", enter.SchedP99 > 0 && leave.SchedP99 > enter.SchedP99, leave.SchedP99, enter.SchedP99},
+		{"cpu", enter.CPU > 0 && leave.CPU > enter.CPU, leave.CPU, enter.CPU},
+		{"memory", enter.Memory > 0 && leave.Memory > enter.Memory, leave.Memory, enter.Memory},
+	} {
+		if s.above {
+			d.Errorf(at[s.name], path+"."+s.name, "%v is above enter's %v: the level would be left while the signal still enters it "+
+				"(a leave below enter holds the level until the signal has fallen; left out, it is enter's)", s.leave, s.enter)
+		}
+	}
 }

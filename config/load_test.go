@@ -230,3 +230,29 @@ func TestAliasesAndMergeKeysAreRefusedAtTheirPlace(t *testing.T) {
 		})
 	}
 }
+
+// A degradation level's leave threshold above its enter threshold would
+// leave the level while the signal still enters it: refused at the leave
+// threshold. Equal, lower and left-out ones load.
+func TestDegradationLeaveAboveEnterIsRefused(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, c := range []struct{ levels, want string }{
+		{"{high: {enter: {in_flight: 500}, leave: {in_flight: 5000}}}",
+			`d.yaml:3:75: degradation.levels.high.leave.in_flight: 5000 is above enter's 500`},
+		{"{elevated: {enter: {p99: 2s, cpu: 0.9}, leave: {p99: 1s, cpu: 0.95}}}",
+			`d.yaml:3:85: degradation.levels.elevated.leave.cpu: 0.95 is above enter's 0.9`},
+		{"{critical: {enter: {sched_p99: 20ms}, leave: {sched_p99: 50ms}}}",
+			`d.yaml:3:80: degradation.levels.critical.leave.sched_p99: 50ms is above enter's 20ms`},
+		{"{high: {enter: {in_flight: 500}, leave: {in_flight: 500}}}", ""},
+		{"{high: {enter: {in_flight: 500}, leave: {in_flight: 300, cpu: 0.5}}}", ""},
+		{"{high: {enter: {in_flight: 500}}}", ""},
+	} {
+		_, err := config.Parse("d.yaml", []byte(plans+"degradation: {levels: "+c.levels+"}\n"))
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.levels, err)
+		case c.want != "" && (err == nil || !strings.HasPrefix(err.Error(), c.want)):
+			t.Errorf("%s: %v, want %s", c.levels, err, c.want)
+		}
+	}
+}
