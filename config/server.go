@@ -306,7 +306,8 @@ func (d *decoder) shutdown(n *yaml.Node, path string, s *Shutdown) {
 			}
 		},
 		"drain": func(n *yaml.Node, p string) {
-			if s.Drain = d.Duration(n, p); s.Drain < time.Second || s.Drain > 10*time.Minute {
+			before := len(d.Errs)
+			if s.Drain = d.Duration(n, p); len(d.Errs) == before && (s.Drain < time.Second || s.Drain > 10*time.Minute) {
 				d.Errorf(n, p, "%v: give a drain from 1s to 10m", s.Drain)
 			}
 		},

@@ -29,6 +29,8 @@ func TestShutdown(t *testing.T) {
 		case c.err != "":
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%q: error %v, want %q", c.yaml, err, c.err)
+			} else if n := len(config.Errors(err)); n != 1 {
+				t.Errorf("%q: %d errors, want one: %v", c.yaml, n, err)
 			}
 		case err != nil:
 			t.Errorf("%q: %v", c.yaml, err)
