@@ -20,7 +20,9 @@ func (d *decoder) exempt(n *yaml.Node, path string, c *Config, raw *rawConfig) {
 	raw.at("Exempt", n, path)
 	routes := func(n *yaml.Node, p string) {
 		d.List(n, p, func(i int, e *yaml.Node, p string) {
-			c.Exempt = append(c.Exempt, d.Str(e, p))
+			s := d.Str(e, p)
+			d.patternMethod(e, p, s)
+			c.Exempt = append(c.Exempt, s)
 			raw.at(fmt.Sprintf("Exempt[%d]", i), e, p)
 		})
 	}

@@ -437,6 +437,7 @@ func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 func (d *decoder) costs(n *yaml.Node, path string) (map[string]int64, map[string]*yaml.Node) {
 	out, nodes := map[string]int64{}, map[string]*yaml.Node{}
 	d.Entries(n, path, func(k, v *yaml.Node, p string) {
+		d.patternMethod(k, p, k.Value)
 		out[k.Value], nodes[k.Value] = d.Int(v, p, 0, sluice.MaxQuantity), k
 	})
 	return out, nodes
@@ -450,6 +451,7 @@ func (d *decoder) patterns(n *yaml.Node, path string) []string {
 			d.Errorf(e, p, "%v", err)
 			return
 		}
+		d.patternMethod(e, p, s)
 		out = append(out, s)
 	})
 	return out
@@ -760,6 +762,37 @@ func hasKey(n *yaml.Node, key string) bool {
 		}
 	}
 	return false
+}
+
+// standardMethods are the methods of RFC 9110 and PATCH, as clients send them.
+var standardMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
+
+// method refuses m, a method to match exactly, when it is a standard
+// method in another case ("get"): clients send GET, so it would never
+// match.
+func (d *decoder) method(n *yaml.Node, p, m string) {
+	if up, ok := otherCase(m); ok {
+		d.Errorf(n, p, "%q never matches: methods are case-sensitive, and clients send %s", m, up)
+	}
+}
+
+// patternMethod is method for the method of the ServeMux pattern s, if it
+// has one ("get /healthz").
+func (d *decoder) patternMethod(n *yaml.Node, p, s string) {
+	i := strings.IndexAny(s, " \t")
+	if i < 0 {
+		return
+	}
+	if up, ok := otherCase(s[:i]); ok {
+		d.Errorf(n, p, "%q never matches: methods are case-sensitive, and clients send %s (%s%s)", s, up, up, s[i:])
+	}
+}
+
+// otherCase returns the standard method m is in another case, if it is one.
+func otherCase(m string) (string, bool) {
+	up := strings.ToUpper(m)
+	return up, up != m && slices.Contains(standardMethods, up)
 }
 
 // checkPattern reports whether s is a valid net/http ServeMux pattern.

@@ -43,7 +43,11 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 		list := func(name string, dst *[]string) field {
 			return func(n *yaml.Node, p string) {
 				d.List(n, p, func(j int, e *yaml.Node, p string) {
-					*dst = append(*dst, d.Str(e, p))
+					s := d.Str(e, p)
+					if name == "Methods" {
+						d.method(e, p, s)
+					}
+					*dst = append(*dst, s)
 					raw.at(fmt.Sprintf("%s.%s[%d]", at, name, j), e, p)
 				})
 				raw.at(at+"."+name, n, p)

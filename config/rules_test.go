@@ -82,3 +82,33 @@ rules:
 		}
 	}
 }
+
+// A method is matched exactly, and clients send GET, never get: a standard
+// method in lower (or mixed) case would make a rule, a cost, an exemption
+// or a degradation class that matches nothing, and is refused at its line.
+func TestMethodsInLowerCaseAreRefused(t *testing.T) {
+	const plans = "plans:\n  free:\n    limits: [{name: m, algorithm: fixed-window, quantity: 10, window: 1m}]\n"
+	for _, c := range []struct{ name, yaml, want string }{
+		{"a rule's method", "rules:\n  - {name: r, match: {methods: [POST, get]}, limits: [{name: a, algorithm: gcra, quantity: 1, window: 1s}]}\n",
+			`m.yaml:5:39: rules[0].match.methods[1]: "get" never matches: methods are case-sensitive, and clients send GET`},
+		{"a cost's pattern", "    costs: {\"post /api/generate\": 5}\n",
+			`m.yaml:4:13: plans.free.costs.post /api/generate: "post /api/generate" never matches: methods are case-sensitive, and clients send POST (POST /api/generate)`},
+		{"an exempt route", "exempt: [\"Get /healthz\"]\n",
+			`m.yaml:4:10: exempt[0]: "Get /healthz" never matches: methods are case-sensitive, and clients send GET (GET /healthz)`},
+		{"an exempt route of the mapping", "exempt: {routes: [\"delete /x\"]}\n",
+			`m.yaml:4:19: exempt.routes[0]: "delete /x" never matches`},
+		{"a degradation class", "degradation: {classes: {expensive: [\"post /x\"]}}\n",
+			`m.yaml:4:37: degradation.classes.expensive[0]: "post /x" never matches`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := config.Parse("m.yaml", []byte(plans+c.yaml))
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Fatalf("error %v, want %s", err, c.want)
+			}
+		})
+	}
+	if _, err := config.Parse("m.yaml", []byte(plans+"    costs: {\"POST /a\": 2, \"/b\": 1}\nexempt: [\"GET /healthz\", \"/metrics\"]\n"+
+		"rules:\n  - {name: r, match: {methods: [PURGE, GET]}, limits: [{name: a, algorithm: gcra, quantity: 1, window: 1s}]}\n")); err != nil {
+		t.Errorf("upper-case and custom methods, patterns without one: %v", err)
+	}
+}
