@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -15,12 +17,19 @@ import (
 // publicRoutes is the public listener: the client documentation and a
 // health check (GET at the configuration's docs_path and health_path), and
 // every other request through the limiter to the upstream — sluice's
-// private paths included, which are the upstream's there. The ServeMux
-// redirects a path that is not clean before any of them sees it, so the
-// upstream gets the path the limiter judged.
+// private paths included, which are the upstream's there. A path that is
+// not clean is redirected to its clean form before any of them sees it —
+// by the ServeMux, and here when its dot segments are percent-encoded
+// ("%2e%2e", "..%2F") — so the upstream gets the path the limiter judged.
 func (s *Server) publicRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if hasDotSegment(r.URL.Path) {
+			u := url.URL{Path: cleanPath(r.URL.Path), RawQuery: r.URL.RawQuery}
+			w.Header().Set("Location", u.RequestURI())
+			w.WriteHeader(http.StatusTemporaryRedirect)
+			return
+		}
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			cfg := s.Config()
 			switch p := r.URL.Path; {
@@ -69,6 +78,17 @@ func (s *Server) adminRoutes() http.Handler {
 		writeJSONProblem(w, http.StatusNotFound, "Not Found", "No such endpoint on sluice's admin listener; the API it protects is on the public listener.")
 	})
 	return mux
+}
+
+// hasDotSegment reports whether the path p, decoded, has a "." or ".."
+// segment.
+func hasDotSegment(p string) bool {
+	for seg := range strings.SplitSeq(p, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 func handleHealth(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) }
