@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -245,7 +246,7 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 			sentinelAt := map[string]*yaml.Node{} // where each sentinel_ field is
 			d.Mapping(n, path, map[string]field{
 				"mode":        func(n *yaml.Node, p string) { r.Mode = d.OneOf(n, p, "standalone", "sentinel", "cluster") },
-				"addresses":   func(n *yaml.Node, p string) { r.Addresses = d.Strings(n, p) },
+				"addresses":   func(n *yaml.Node, p string) { r.Addresses = d.dialAddresses(n, p) },
 				"master_name": func(n *yaml.Node, p string) { r.MasterName = d.Str(n, p) },
 				"username":    func(n *yaml.Node, p string) { r.Username = d.Str(n, p) },
 				"password":    func(n *yaml.Node, p string) { r.Password = d.Str(n, p) },
@@ -299,6 +300,33 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 	if s.Type == "memory" && n != nil && n.Kind == yaml.MappingNode && hasKey(n, "redis") {
 		d.Errorf(keyNode(n, "redis"), path+".redis", "applies only to type: redis, and the store is memory (the default when type is left out): set type: redis, or remove the section")
 	}
+}
+
+// dialAddresses decodes a list of host:port addresses to connect to (or
+// a single one), whose host is not empty and whose port is a number from 1
+// to 65535 or a service's name: a server without a port is never reached.
+func (d *decoder) dialAddresses(n *yaml.Node, path string) []string {
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		return []string{d.dialAddress(n, path)}
+	}
+	var out []string
+	d.List(n, path, func(_ int, e *yaml.Node, p string) { out = append(out, d.dialAddress(e, p)) })
+	return out
+}
+
+func (d *decoder) dialAddress(n *yaml.Node, p string) string {
+	s := d.Str(n, p)
+	host, port, err := net.SplitHostPort(s)
+	if err == nil {
+		var num int
+		if num, err = net.LookupPort("tcp", port); err == nil && (num == 0 || host == "") {
+			err = errors.New("no host or port")
+		}
+	}
+	if err != nil && n.Kind == yaml.ScalarNode {
+		d.Errorf(n, p, "%q is not a host:port address (e.g. redis.internal:6379)", s)
+	}
+	return s
 }
 
 // identity reads the identity section as it is written; httplimit's

@@ -159,3 +159,26 @@ func TestRedisSectionWithoutTypeRedisIsRefused(t *testing.T) {
 		t.Errorf("error %v, want it at s.yaml:4:3", err)
 	}
 }
+
+// A Redis address is host:port: one without a port, or with a port past
+// 65535, would never be reached, and every decision would fall back to
+// on_store_error. It is refused at its line.
+func TestRedisAddressesNeedAHostAndPort(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, c := range []struct{ addresses, want string }{
+		{`["redis.internal"]`, `a.yaml:3:42: store.redis.addresses[0]: "redis.internal" is not a host:port address`},
+		{`["r1:6379", "r2:99999"]`, `a.yaml:3:53: store.redis.addresses[1]: "r2:99999" is not a host:port address`},
+		{`["r1:0"]`, `a.yaml:3:42: store.redis.addresses[0]: "r1:0" is not a host:port address`},
+		{`[":6379"]`, `a.yaml:3:42: store.redis.addresses[0]: ":6379" is not a host:port address`},
+		{`redis.internal`, `a.yaml:3:41: store.redis.addresses: "redis.internal" is not a host:port address`},
+	} {
+		_, err := config.Parse("a.yaml", []byte(plans+"store: {type: redis, redis: {addresses: "+c.addresses+"}}\n"))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %s", c.addresses, err, c.want)
+		}
+	}
+	c, err := config.Parse("a.yaml", []byte(plans+"store: {type: redis, redis: {addresses: [\"r1:6379\", \"[::1]:6380\", \"10.0.0.1:7000\"]}}\n"))
+	if err != nil || len(c.Store.Redis.Addresses) != 3 {
+		t.Errorf("valid addresses: %v", err)
+	}
+}
