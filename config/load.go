@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -230,6 +231,12 @@ func (d *decoder) upstream(n *yaml.Node, p string) string {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "h2c") || u.Host == "" {
 		d.Errorf(n, p, "%q is not an http://, https:// or h2c:// URL", s)
 		return ""
+	}
+	if port := u.Port(); port != "" {
+		if num, err := strconv.Atoi(port); err != nil || num < 1 || num > 65535 {
+			d.Errorf(n, p, "%q: port %s is not from 1 to 65535", s, port)
+			return ""
+		}
 	}
 	return s
 }
