@@ -258,3 +258,12 @@ func TestDegradationLeaveAboveEnterIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// A tab that indents a line, as an editor may insert, is refused at the tab
+// with the reason.
+func TestATabIsLocated(t *testing.T) {
+	_, err := config.Parse("tab.yaml", []byte("plans:\n  free:\n\tlimits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]\n"))
+	if err == nil || !strings.HasPrefix(err.Error(), "tab.yaml:3:1: YAML syntax: ") || !strings.HasSuffix(err.Error(), "(a tab: indent YAML with spaces)") {
+		t.Errorf("error %v, want tab.yaml:3:1: YAML syntax: … (a tab: indent YAML with spaces)", err)
+	}
+}

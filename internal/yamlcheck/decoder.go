@@ -306,7 +306,7 @@ func Parse(name string, data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, io.EOF
 		}
-		return nil, SyntaxError(name, err)
+		return nil, syntaxError(name, data, err)
 	}
 	for {
 		var next yaml.Node
@@ -315,7 +315,7 @@ func Parse(name string, data []byte) (*yaml.Node, error) {
 			break
 		}
 		if err != nil {
-			return nil, SyntaxError(name, err)
+			return nil, syntaxError(name, data, err)
 		}
 		if n := content(&next); n.Tag != "!!null" {
 			return nil, &Error{File: name, Line: n.Line, Col: n.Column,
@@ -331,6 +331,28 @@ func content(n *yaml.Node) *yaml.Node {
 		return n.Content[0]
 	}
 	return n
+}
+
+// syntaxError is SyntaxError for the error of data, located at the tab
+// that indents its line when one does: YAML indents with spaces only, and
+// yaml.v3 says only that a character "cannot start any token".
+func syntaxError(name string, data []byte, err error) error {
+	e := SyntaxError(name, err)
+	se, ok := e.(*Error)
+	if !ok || se.Line < 1 {
+		return e
+	}
+	lines := strings.SplitN(string(data), "\n", se.Line+1)
+	if len(lines) < se.Line {
+		return e
+	}
+	line := lines[se.Line-1]
+	indent := line[:len(line)-len(strings.TrimLeft(line, " \t"))]
+	if i := strings.IndexByte(indent, '\t'); i >= 0 {
+		se.Col = i + 1
+		se.Msg += " (a tab: indent YAML with spaces)"
+	}
+	return se
 }
 
 // SyntaxError turns a yaml.v3 error ("yaml: line N: msg") into a located

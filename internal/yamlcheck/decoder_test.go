@@ -118,3 +118,17 @@ func TestParseDurationDays(t *testing.T) {
 		}
 	}
 }
+
+// A tab in a line's indentation is a syntax error at the tab, which says
+// that YAML indents with spaces.
+func TestParseTabsAreLocated(t *testing.T) {
+	_, err := yamlcheck.Parse("f.yaml", []byte("plans:\n  free:\n  \tlimits: []\n"))
+	want := "f.yaml:3:3: YAML syntax: found character that cannot start any token (a tab: indent YAML with spaces)"
+	if err == nil || err.Error() != want {
+		t.Errorf("error %v, want %s", err, want)
+	}
+	_, err = yamlcheck.Parse("f.yaml", []byte("plans:\n  free: [\n"))
+	if err == nil || strings.Contains(err.Error(), "tab") {
+		t.Errorf("a syntax error without a tab: %v", err)
+	}
+}
