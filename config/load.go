@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -125,9 +126,31 @@ func Parse(name string, data []byte) (*Config, error) {
 	d.resolve(c, &raw, doc)
 	d.resolveNotify(c)
 	if len(d.Errs) > 0 {
+		inFileOrder(name, d.Errs)
 		return nil, errors.Join(d.Errs...)
 	}
 	return c, nil
+}
+
+// inFileOrder sorts errs, each an *Error, as a reader meets them: those of
+// the configuration (named name) first, then those of each other file (the
+// keys file), each by line and column; an error of no single place comes
+// first in its file.
+func inFileOrder(name string, errs []error) {
+	slices.SortStableFunc(errs, func(a, b error) int {
+		ea, _ := a.(*Error)
+		eb, _ := b.(*Error)
+		if ea == nil || eb == nil {
+			return 0
+		}
+		if (ea.File == name) != (eb.File == name) {
+			if ea.File == name {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(strings.Compare(ea.File, eb.File), cmp.Compare(ea.Line, eb.Line), cmp.Compare(ea.Col, eb.Col))
+	})
 }
 
 // rawConfig holds what must be cross-checked once everything is read, and

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -265,5 +266,24 @@ func TestATabIsLocated(t *testing.T) {
 	_, err := config.Parse("tab.yaml", []byte("plans:\n  free:\n\tlimits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]\n"))
 	if err == nil || !strings.HasPrefix(err.Error(), "tab.yaml:3:1: YAML syntax: ") || !strings.HasSuffix(err.Error(), "(a tab: indent YAML with spaces)") {
 		t.Errorf("error %v, want tab.yaml:3:1: YAML syntax: … (a tab: indent YAML with spaces)", err)
+	}
+}
+
+// Errors come in file order, whichever check found them: a plan name that
+// is judged once every plan is read comes before a quantity further down.
+func TestErrorsInFileOrder(t *testing.T) {
+	_, err := config.Parse("o.yaml", []byte("default_plan: gold\nplans:\n"+
+		"  free: {limits: [{name: m, algorithm: gcra, quantity: 0, window: 1m}]}\n"+
+		"  pro: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"+
+		"response: {deny_status: 200}\n"))
+	var at []string
+	for _, e := range config.Errors(err) {
+		at = append(at, fmt.Sprintf("%d:%d", e.Line, e.Col))
+	}
+	if got := strings.Join(at, " "); got != "1:15 3:56 5:25" {
+		t.Errorf("errors at %s, want 1:15 3:56 5:25:\n%v", got, err)
+	}
+	if !strings.HasPrefix(err.Error(), "o.yaml:1:15: default_plan:") {
+		t.Errorf("the joined error starts %q, want the first line's", strings.SplitN(err.Error(), "\n", 2)[0])
 	}
 }
