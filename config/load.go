@@ -544,6 +544,14 @@ func (d *decoder) keys(n *yaml.Node, path string) []rawKey {
 }
 
 func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfig) {
+	// body and template each say what a refusal's body is: one of them.
+	var bodyAt *yaml.Node
+	body := func(n *yaml.Node, p string) {
+		if bodyAt != nil {
+			d.Errorf(n, p, "the refusal's body is already set on line %d: set body or template, not both", bodyAt.Line)
+		}
+		bodyAt = n
+	}
 	d.Mapping(n, path, map[string]field{
 		"headers": func(n *yaml.Node, p string) {
 			r.Headers = d.Strings(n, p)
@@ -554,6 +562,7 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfi
 			r.DenyStatus = int(d.Int(n, p, 400, 599))
 		},
 		"body": func(n *yaml.Node, p string) {
+			body(n, p)
 			switch d.OneOf(n, p, "problem", "error-code") {
 			case "error-code":
 				r.Template = httplimit.TemplateErrorCode
@@ -561,6 +570,7 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfi
 			raw.at("RefusalTemplate", n, p)
 		},
 		"template": func(n *yaml.Node, p string) {
+			body(n, p)
 			r.Template = d.Str(n, p)
 			raw.at("RefusalTemplate", n, p)
 		},

@@ -90,6 +90,8 @@ func TestConfigErrorsNameTheirPlace(t *testing.T) {
 			`bad.yaml:8:17: admin.listen: "127.0.0.1:-1" is not a host:port address`},
 		{"upstream port out of range", base(okLimit) + "upstream: \"http://api.internal:80800\"\n",
 			`bad.yaml:8:11: upstream: "http://api.internal:80800": port 80800 is not from 1 to 65535`},
+		{"body and template both", base(okLimit) + "response:\n  body: error-code\n  template: '{\"error\": \"{{detail}}\"}'\n",
+			`bad.yaml:10:13: response.template: the refusal's body is already set on line 9: set body or template, not both`},
 		{"bad header name", "identity:\n  api_key_headers: [X-Key, \"X Key\"]\n" + base(okLimit),
 			`bad.yaml:2:28: identity.api_key_headers[1]: "X Key" is not a valid header name`},
 		{"unknown forwarded header", "identity: {forwarded_header: x-real-ip}\n" + base(okLimit),
