@@ -240,7 +240,7 @@ func (d *decoder) penalty(n *yaml.Node, path string, pen *httplimit.Penalty, raw
 	}
 	for _, name := range []string{"refusals", "within", "for"} {
 		if !read[name] {
-			d.Errorf(n, path+"."+name, "missing: the box takes a client after refusals refusals within a time, for a time (e.g. {refusals: 20, within: 1m, for: 10m})")
+			d.Errorf(n, path+"."+name, "missing: a penalty box needs refusals, within and for (e.g. {refusals: 20, within: 1m, for: 10m})")
 		}
 	}
 }

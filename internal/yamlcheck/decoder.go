@@ -67,8 +67,8 @@ func (d *Decoder) Mapping(n *yaml.Node, path string, fields map[string]Field) bo
 
 // Entries calls each for every key of the mapping n, in file order;
 // duplicate keys and merge keys (<<) are errors, as aliases are wherever a
-// value is read: a file is read as written. isMapping, if given, is set to false when n is
-// not a mapping.
+// value is read: a file is read as written. isMapping, if given, is set to
+// false when n is not a mapping.
 func (d *Decoder) Entries(n *yaml.Node, path string, each func(k, v *yaml.Node, path string), isMapping ...*bool) {
 	if n == nil || n.Tag == "!!null" {
 		return
