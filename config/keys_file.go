@@ -34,6 +34,10 @@ func (d *decoder) keysFile(n *yaml.Node, path string) []rawKey {
 		return nil
 	}
 	kd := &decoder{Decoder: &yamlcheck.Decoder{File: path}, leases: d.leases}
+	if kd.unexpanded(doc, ""); len(kd.Errs) > 0 {
+		d.Errs = append(d.Errs, kd.Errs...)
+		return nil
+	}
 	keys := kd.keys(doc, "")
 	for _, ca := range kd.counts {
 		kd.Errorf(ca.node, ca.path, "count: belongs in the configuration, on the plan's limit of this name (limits of one name count alike)")

@@ -71,6 +71,7 @@ func TestKeysFileErrorsPointAtItsLines(t *testing.T) {
 		{"- {name: b}\n", "keys.yaml:1:3: [0].sha256: missing"},
 		{"{name: b}\n", "keys.yaml:1:1: want a list"},
 		{"- [\n", "keys.yaml:"},
+		{"- {name: a, sha256: !env KEY_HASH, plan: free}\n", "keys.yaml:1:21: [0].sha256: the tag !env is not read here"},
 		// Files appended to one another keep their "---": the keys after
 		// it are refused, not left out (their clients would lose their plans).
 		{keyLine("a", "free") + "---\n" + keyLine("b", "free"), "keys.yaml:3:1: a second YAML document"},

@@ -58,6 +58,9 @@ func Parse(name string, data []byte) (*Config, error) {
 		return nil, err
 	}
 	d := &decoder{Decoder: &yamlcheck.Decoder{File: name}, leases: map[string]string{}}
+	if d.unexpanded(doc, ""); len(d.Errs) > 0 {
+		return nil, errors.Join(d.Errs...)
+	}
 	c := &Config{File: name, Listen: ":8080", DocsPath: "/docs", HealthPath: "/healthz",
 		Policy: &httplimit.Policy{}, Keys: map[[32]byte]*Key{},
 		Admin:       Admin{Listen: "127.0.0.1:9090", LoopbackScopes: ScopeRead},
@@ -151,6 +154,51 @@ func inFileOrder(name string, errs []error) {
 		}
 		return cmp.Or(strings.Compare(ea.File, eb.File), cmp.Compare(ea.Line, eb.Line), cmp.Compare(ea.Col, eb.Col))
 	})
+}
+
+// unexpanded reports each value of n that asks for an expansion sluice does
+// not make, which would otherwise be read as the literal text: a tag of
+// its own (password: !env REDIS_PASSWORD) or an environment variable
+// (${REDIS_PASSWORD}). Neither is expanded anywhere in the file.
+func (d *decoder) unexpanded(n *yaml.Node, path string) {
+	const instead = "write the value itself, or name a file that holds a secret (password_file, secret_file)"
+	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") && n.Tag != "!" {
+		d.Errorf(n, path, "the tag %s is not read here, and no variable is expanded: %s", n.Tag, instead)
+		return
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if envVariable(n.Value) && n.Tag == "!!str" {
+			d.Errorf(n, path, "%q: environment variables are not expanded: %s", n.Value, instead)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			d.unexpanded(n.Content[i], path)
+			d.unexpanded(n.Content[i+1], yamlcheck.Join(path, n.Content[i].Value))
+		}
+	case yaml.SequenceNode:
+		for i, e := range n.Content {
+			d.unexpanded(e, fmt.Sprintf("%s[%d]", path, i))
+		}
+	}
+}
+
+// envVariable reports whether s is exactly a reference to an environment
+// variable, as shells and Compose files write one: ${NAME}.
+func envVariable(s string) bool {
+	name, ok := strings.CutPrefix(s, "${")
+	if !ok {
+		return false
+	}
+	if name, ok = strings.CutSuffix(name, "}"); !ok || name == "" {
+		return false
+	}
+	for i, r := range name {
+		if !(r == '_' || 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || i > 0 && '0' <= r && r <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // rawConfig holds what must be cross-checked once everything is read, and

@@ -289,3 +289,30 @@ func TestErrorsInFileOrder(t *testing.T) {
 		t.Errorf("the joined error starts %q, want the first line's", strings.SplitN(err.Error(), "\n", 2)[0])
 	}
 }
+
+// sluice expands no variables: a value that asks for one (a tag such as
+// !env, or ${NAME}) is refused at its place instead of being read as its
+// literal text, a password of "REDIS_PASSWORD".
+func TestVariablesAreNotExpandedButRefused(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, c := range []struct{ yaml, want string }{
+		{"store:\n  type: redis\n  redis:\n    addresses: [\"r:6379\"]\n    password: !env REDIS_PASSWORD\n",
+			"v.yaml:7:15: store.redis.password: the tag !env is not read here, and no variable is expanded"},
+		{"store:\n  type: redis\n  redis:\n    addresses: [\"r:6379\"]\n    password: ${REDIS_PASSWORD}\n",
+			`v.yaml:7:15: store.redis.password: "${REDIS_PASSWORD}": environment variables are not expanded`},
+		{"upstream: \"${UPSTREAM}\"\n", `v.yaml:3:11: upstream: "${UPSTREAM}": environment variables are not expanded`},
+		{"admin:\n  callers:\n    - name: ci\n      token_sha256: ${CI_TOKEN_HASH}\n      scopes: [check]\n",
+			`v.yaml:6:21: admin.callers[0].token_sha256: "${CI_TOKEN_HASH}": environment variables are not expanded`},
+	} {
+		_, err := config.Parse("v.yaml", []byte(plans+c.yaml))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %s", c.yaml, err, c.want)
+		}
+	}
+	// Text that only contains a dollar is a value as any other.
+	c, err := config.Parse("v.yaml", []byte(plans+"store:\n  type: redis\n  redis: {addresses: [\"r:6379\"], password: \"pa$${x}word\"}\n"+
+		"response: {template: '{\"error\": \"${{detail}}\"}'}\n"))
+	if err != nil || c.Store.Redis.Password != "pa$${x}word" {
+		t.Errorf("a password with a dollar: %v", err)
+	}
+}
