@@ -119,6 +119,8 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			d.Errorf(windowNode, path+".window", "a calendar %v applies only to fixed-window, not %v: "+
 				"its windows differ in length (use a duration such as 30d for %v)", period, a, a)
 		}
+		d.microseconds(windowNode, path+".window", window, a)
+		d.microseconds(maxWaitNode, path+".max_wait", maxWait, sluice.AlgorithmLeakyBucket)
 		var offset time.Duration
 		for _, f := range []struct {
 			n    *yaml.Node
@@ -165,6 +167,27 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 		out = append(out, l)
 	})
 	return out
+}
+
+// microseconds refuses the duration v read at n (a window or a max wait)
+// unless it is a whole number of microseconds no longer than a limit of
+// algorithm a holds (sluice.MaxFixedWindow for a fixed window, else
+// sluice.MaxWindow), at its field rather than at the limit. A v of 0 was
+// not read, or was refused already.
+func (d *decoder) microseconds(n *yaml.Node, path string, v time.Duration, a sluice.Algorithm) {
+	if n == nil || v <= 0 {
+		return
+	}
+	longest := sluice.MaxWindow
+	if a == sluice.AlgorithmFixedWindow {
+		longest = sluice.MaxFixedWindow
+	}
+	switch {
+	case v%time.Microsecond != 0:
+		d.Errorf(n, path, "%v is not a whole number of microseconds (the least is 1µs)", v)
+	case v > longest:
+		d.Errorf(n, path, "%v is longer than a limit holds (at most %v, about %d days)", v, longest, longest/(24*time.Hour))
+	}
 }
 
 // leaseOf records the lease: mode of the limit with ID id; two limits of
