@@ -55,9 +55,11 @@ var ErrTokenRefused = errors.New("the token is not verified")
 
 // DecideFor decides a request by c to method and path, at c.Host with
 // c.Header (matched against the plan's costs, the exempt routes and the
-// rules). path may carry the request's query after a '?', as a request
-// URI does: the part before it is the path, and rules keyed by a query
-// parameter read the rest. cost ≥ 0 overrides the endpoint's cost; pass
+// rules). path is a request URI, escaped as a client sends it, and may
+// carry the request's query after a '?': the part before it is the path
+// (decoded for rules, read both ways for costs and exemptions, as
+// Middleware reads a request's), and rules keyed by a query parameter read
+// the rest. cost ≥ 0 overrides the endpoint's cost; pass
 // -1 to use it. Give the Result back with Done or Discard.
 func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path string, cost int64) (*Result, error) {
 	if m.zero() {
@@ -72,6 +74,9 @@ func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path st
 	// kept in the pooled Result (matching keeps no reference to it).
 	path, query, _ := strings.Cut(path, "?")
 	res.reqURL = url.URL{Path: path, RawQuery: query}
+	if p, err := url.PathUnescape(path); err == nil && p != path {
+		res.reqURL.Path, res.reqURL.RawPath = p, path // escaped, as a client sends it
+	}
 	res.req = http.Request{Method: method, URL: &res.reqURL, Host: c.Host, Header: c.Header}
 	r := &res.req
 	switch {

@@ -1,0 +1,79 @@
+package httplimit_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// A path with escapes ("/api%2Fgenerate", "/%61pi/generate") is one path
+// to an upstream that decodes before routing (nginx) and another to one
+// that routes by escaped segments (Go's ServeMux). Rules match the decoded
+// path; costs and exemptions must not let either reading spend less: a
+// request costs the most that either reading of its path costs, and is
+// exempt only when both readings are.
+func TestEscapedPathsSpendWhatEitherReadingCosts(t *testing.T) {
+	free := &httplimit.Plan{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(4, time.Minute)},
+		Costs: map[string]int64{"POST /api/generate": 2}}
+	mw, _ := clockedMiddleware(t, httplimit.Options{
+		Plans:  []*httplimit.Plan{free},
+		Exempt: []string{"GET /public/{file}"},
+	})
+	h := mw.Handler(okHandler())
+	for _, c := range []struct {
+		name string
+		r    req
+		cost int64 // what the request spends of the 4 a minute
+	}{
+		{"the plain path", req{method: "POST", path: "/api/generate", remote: "192.0.2.1:1"}, 2},
+		{"an escaped slash", req{method: "POST", path: "/api%2Fgenerate", remote: "192.0.2.2:1"}, 2},
+		{"an escaped letter", req{method: "POST", path: "/%61pi/generate", remote: "192.0.2.3:1"}, 2},
+		{"exempt by its decoded path alone", req{path: "/public%2Fx", remote: "192.0.2.4:1"}, 1},
+		{"exempt by its escaped path alone", req{path: "/public/a%2F..%2F..%2Fapi%2Fsearch", remote: "192.0.2.6:1"}, 1},
+		{"exempt by both readings", req{path: "/public/%78", remote: "192.0.2.5:1"}, 0},
+	} {
+		w := do(h, c.r)
+		got := w.Header().Get("RateLimit")
+		switch {
+		case w.Code != 200:
+			t.Errorf("%s: %d, want 200", c.name, w.Code)
+		case c.cost == 0 && got != "":
+			t.Errorf("%s: RateLimit %q, want an exempt request (no fields)", c.name, got)
+		case c.cost > 0 && got != `"per-minute";r=`+string(rune('0'+4-c.cost))+`;t=60`:
+			t.Errorf("%s: RateLimit %q, want %d spent of 4", c.name, got, c.cost)
+		}
+	}
+}
+
+// DecideFor reads its path as a request URI: escaped, as a client sends it,
+// so "/api/%73earch" is the "/api/search" of the rule and the cost.
+func TestDecideForReadsAnEscapedPath(t *testing.T) {
+	free := &httplimit.Plan{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(100, time.Minute)},
+		Costs: map[string]int64{"POST /api/generate": 2}}
+	mw, _ := clockedMiddleware(t, httplimit.Options{
+		Plans: []*httplimit.Plan{free},
+		Rules: []httplimit.Rule{{Name: "search", Paths: []string{"/api/search"},
+			Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
+	})
+	who := httplimit.Requester{Subject: "s"}
+	for i, want := range []bool{true, false} {
+		res, err := mw.DecideFor(t.Context(), who, "GET", "/api/%73earch?q=1", -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Decision.Allowed != want {
+			t.Errorf("request %d to /api/%%73earch: allowed %v, want %v (the search rule's 1 a minute)", i+1, res.Decision.Allowed, want)
+		}
+		mw.Discard(res)
+	}
+	res, err := mw.DecideFor(t.Context(), who, "POST", "/api%2Fgenerate", -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Cost != 2 {
+		t.Errorf("POST /api%%2Fgenerate costs %d, want 2", res.Cost)
+	}
+	mw.Discard(res)
+}
