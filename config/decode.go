@@ -18,6 +18,9 @@ type decoder struct {
 	// notifyNode is notify.limits, checked once the limits are known
 	// (resolveNotify).
 	notifyNode *yaml.Node
+	// listens maps the field path of each listener address read (listen,
+	// admin.listen, envoy.listen) to its node (see listenersDiffer).
+	listens map[string]*yaml.Node
 }
 
 // field decodes one value of a mapping.

@@ -689,6 +689,7 @@ func (d *decoder) publicPathsDiffer(c *Config, raw *rawConfig) {
 // their New functions use, locating each problem in the file.
 func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 	d.publicPathsDiffer(c, raw)
+	d.listenersDiffer(c)
 	if c.Response.DenyStatus == 0 {
 		c.Response.DenyStatus = http.StatusTooManyRequests
 	}

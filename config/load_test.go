@@ -322,3 +322,32 @@ func TestVariablesAreNotExpandedButRefused(t *testing.T) {
 		t.Errorf("a password with a dollar: %v", err)
 	}
 }
+
+// Two listeners on one port could not both open: the configuration that
+// says so is refused at the address read from it, rather than passing
+// sluice check (and a reload, which only warns that listeners change at
+// the next start) and failing the next start.
+func TestListenersTakeAPortEach(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, c := range []struct{ yaml, want string }{
+		{"listen: \"127.0.0.1:9090\"\n", `l.yaml:3:9: listen: "127.0.0.1:9090" takes the port of admin.listen ("127.0.0.1:9090")`},
+		{"listen: \":9090\"\n", `l.yaml:3:9: listen: ":9090" takes the port of admin.listen ("127.0.0.1:9090")`},
+		{"admin: {listen: \"0.0.0.0:8080\"}\n", `l.yaml:3:17: admin.listen: "0.0.0.0:8080" takes the port of listen (":8080")`},
+		{"envoy: {rules: [r.yaml], listen: \"127.0.0.1:9090\"}\n", `l.yaml:3:34: envoy.listen: "127.0.0.1:9090" takes the port of admin.listen ("127.0.0.1:9090")`},
+	} {
+		_, err := config.Parse("l.yaml", []byte(plans+c.yaml))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %s", c.yaml, err, c.want)
+		}
+	}
+	for _, ok := range []string{
+		"listen: \"127.0.0.2:9090\"\n",
+		"listen: \"[::1]:9090\"\n",
+		"listen: \"127.0.0.1:0\"\nadmin: {listen: \"127.0.0.1:0\"}\n",
+		"envoy: {rules: [r.yaml]}\n",
+	} {
+		if _, err := config.Parse("l.yaml", []byte(plans+ok)); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+}

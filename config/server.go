@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"time"
@@ -186,6 +187,10 @@ func (d *decoder) file(n *yaml.Node, p string) string {
 // address decodes a listener's host:port, whose port is a number from 0
 // to 65535 or a service's name, as net.Listen takes it.
 func (d *decoder) address(n *yaml.Node, p string) string {
+	if d.listens == nil {
+		d.listens = map[string]*yaml.Node{}
+	}
+	d.listens[p] = n
 	s := d.Str(n, p)
 	_, port, err := net.SplitHostPort(s)
 	if err == nil {
@@ -195,6 +200,53 @@ func (d *decoder) address(n *yaml.Node, p string) string {
 		d.Errorf(n, p, "%q is not a host:port address (e.g. 127.0.0.1:9090 or :8080)", s)
 	}
 	return s
+}
+
+// listenersDiffer refuses two listeners of c on one port of one host (or
+// of every host, for an address without one or 0.0.0.0 or ::), which
+// could not both be opened, at the one read from the file.
+func (d *decoder) listenersDiffer(c *Config) {
+	addrs := []struct{ field, addr string }{{"listen", c.Listen}, {"admin.listen", c.Admin.Listen}}
+	if c.Envoy.Enabled {
+		addrs = append(addrs, struct{ field, addr string }{"envoy.listen", c.Envoy.Listen})
+	}
+	for i, a := range addrs {
+		for _, b := range addrs[:i] {
+			if !sameSocket(a.addr, b.addr) {
+				continue
+			}
+			at, other := a, b
+			if d.listens[a.field] == nil {
+				at, other = b, a
+			}
+			if n := d.listens[at.field]; n != nil {
+				d.Errorf(n, at.field, "%q takes the port of %s (%q): give each listener its own", at.addr, other.field, other.addr)
+			}
+		}
+	}
+}
+
+// sameSocket reports whether listening on a and on b would take one port:
+// the same port on the same host, on every host ("" or ::, as net.Listen
+// takes them), or on every IPv4 host (0.0.0.0) and an IPv4 address. Port 0
+// (a port the system picks) never clashes.
+func sameSocket(a, b string) bool {
+	ha, pa, errA := net.SplitHostPort(a)
+	hb, pb, errB := net.SplitHostPort(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	na, errA := net.LookupPort("tcp", pa)
+	nb, errB := net.LookupPort("tcp", pb)
+	if errA != nil || errB != nil || na != nb || na == 0 {
+		return false
+	}
+	every := func(h string) bool { return h == "" || h == "::" }
+	everyIPv4 := func(h, other string) bool {
+		ip, err := netip.ParseAddr(other)
+		return h == "0.0.0.0" && err == nil && ip.Is4()
+	}
+	return ha == hb || every(ha) || every(hb) || everyIPv4(ha, hb) || everyIPv4(hb, ha)
 }
 
 func (d *decoder) admin(n *yaml.Node, path string, a *Admin) {
