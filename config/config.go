@@ -92,6 +92,9 @@ type Config struct {
 	// admitted requests they count, by the answer's status (see
 	// httplimit.Options.Count).
 	Count map[string]string
+	// counts are the count: settings read, where they were read (see
+	// CountsLeasedBy).
+	counts []countAt
 	// Penalty is the penalty box: after Refusals refusals within Within, a
 	// client is refused for For (see httplimit.Penalty); zero without a
 	// penalty section.

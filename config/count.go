@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -45,6 +46,7 @@ func (d *decoder) countOf(n *yaml.Node, path, name, count string, ids ...string)
 // leased from Redis: a unit admitted from a lease carries no receipt to
 // refund, and its lease may be given back before the answer is known.
 func (d *decoder) resolveCounts(c *Config, raw *rawConfig) {
+	c.counts = d.counts
 	for _, ca := range d.counts {
 		if was, ok := c.Count[ca.name]; ok && was != ca.count {
 			d.Errorf(ca.node, ca.path, "%q: another limit named %q says count: %s, and limits of one name count alike", ca.count, ca.name, was)
@@ -61,6 +63,26 @@ func (d *decoder) resolveCounts(c *Config, raw *rawConfig) {
 		c.Count[ca.name] = ca.count
 		raw.at(fmt.Sprintf("Count[%q]", ca.name), ca.node, ca.path)
 	}
+}
+
+// CountsLeasedBy judges c's count: settings against the lease settings of
+// the store section inForce (that of the configuration a running store was
+// opened with, whose leases hold until the next start) as Parse judges them
+// against c's own: it returns an *Error at each count: other than all on a
+// limit inForce leases from Redis, joined, or nil.
+func (c *Config) CountsLeasedBy(inForce Store) error {
+	if inForce.Type != "redis" {
+		return nil
+	}
+	var errs []error
+	for _, ca := range c.counts {
+		if ca.count != httplimit.CountAll && leased(&inForce.Redis, ca.ids) {
+			errs = append(errs, &Error{File: c.File, Line: ca.node.Line, Col: ca.node.Column, Path: ca.path,
+				Msg: fmt.Sprintf("%s needs exact refunds, which leased quota cannot give, and the running store leases "+
+					"this limit from Redis: its lease settings change at the next start (restart to apply lease: off)", ca.count)})
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // leasable returns the IDs of the limits of ls that Redis's leased quota

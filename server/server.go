@@ -96,7 +96,10 @@ type Options struct {
 	StoreLosses func() redis.Losses
 	// Leases, when set, is the quota the store leases from Redis: its
 	// counts become metrics, and a reload gives back every unit it holds
-	// (the new configuration's limits lease afresh).
+	// (the new configuration's limits lease afresh). Its lease settings
+	// are those of Config's store section (see OpenStore) until the next
+	// start: a reload that counts by response (count:) on a limit they
+	// lease is refused (see config.Config.CountsLeasedBy).
 	Leases *redis.Leased
 	// Memory, when set, is the in-process store (the store itself on
 	// memory, the failover's local store on Redis): its counts of keys,
@@ -422,6 +425,9 @@ func (s *Server) Reload() error {
 	s.reloads.Lock()
 	defer s.reloads.Unlock()
 	cfg, err := s.opts.Load()
+	if err == nil && s.opts.Leases != nil {
+		err = cfg.CountsLeasedBy(s.opts.Config.Store)
+	}
 	if err == nil {
 		var st *state
 		if st, err = s.build(cfg); err == nil {

@@ -165,3 +165,38 @@ func gatheredSeries(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	}
 	return out
 }
+
+// A reload that sets lease: off on a limit the running store leases, and
+// count: failures on it, is refused at the count: with the old
+// configuration kept: the store's leases are those it opened with until
+// the next start, and a unit admitted from a lease cannot be refunded.
+func TestReloadRefusesCountOnLimitTheRunningStoreLeases(t *testing.T) {
+	rs := redistest.Standalone(t)
+	srv, _ := leasingServer(t, rs, "1s")
+	file := srv.Config().File
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Replace(string(data), "window: 1m}", "window: 1m, lease: off, count: failures}", 1)
+	if text == string(data) {
+		t.Fatal("the test's file has no limit to change")
+	}
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := config.Load(file); err != nil {
+		t.Fatalf("the new file alone is valid, but: %v", err)
+	}
+	err = srv.Reload()
+	if err == nil {
+		t.Fatal("reload accepted count: failures on a limit the running store leases")
+	}
+	errs := config.Errors(err)
+	if len(errs) != 1 || errs[0].Path != "plans.free.limits[0].count" || errs[0].Line == 0 || !strings.Contains(errs[0].Msg, "next start") {
+		t.Errorf("refused with %v; want it located at plans.free.limits[0].count, saying the leases change at the next start", err)
+	}
+	if got := srv.Config().Count; len(got) != 0 {
+		t.Errorf("the configuration in force counts %v; want the old one kept", got)
+	}
+}
