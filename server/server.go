@@ -692,6 +692,16 @@ func (s *Server) httpListener(name string, h http.Handler, ln net.Listener, useT
 	return &httpListener{srv: srv, ln: bl, useTLS: useTLS}
 }
 
+// storeSettings returns the settings of st that its store reads: a memory
+// store reads none of Redis's (Parse fills in its lease settings from the
+// limits' lease: whatever the type).
+func storeSettings(st config.Store) config.Store {
+	if st.Type == "" || st.Type == "memory" {
+		return config.Store{Type: "memory", MaxKeys: st.MaxKeys}
+	}
+	return st
+}
+
 // warnRestartOnly logs the changes of a reload that take effect only at the
 // next start: addresses, TLS on or off, connection bounds, the store.
 func (s *Server) warnRestartOnly(old, cfg *config.Config) {
@@ -703,7 +713,7 @@ func (s *Server) warnRestartOnly(old, cfg *config.Config) {
 		(len(old.ProxyProtocol) > 0) != (len(cfg.ProxyProtocol) > 0) {
 		s.log.Warn("listener addresses, TLS and the PROXY protocol on/off, connection and designer bounds change at the next start; the running ones keep theirs (the proxy's wait for its upstream, write_timeout, applies to new requests at once)")
 	}
-	if !reflect.DeepEqual(old.Store, cfg.Store) {
+	if !reflect.DeepEqual(storeSettings(old.Store), storeSettings(cfg.Store)) {
 		s.log.Warn("the store section changes at the next start; the running store keeps its settings (a Redis password file is read again for each new connection)")
 	}
 }
