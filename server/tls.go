@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/sluice-dev/sluice/config"
@@ -16,13 +17,21 @@ func loadTLS(t config.TLS, protos ...string) (*tls.Config, error) {
 	if !t.Enabled() {
 		return nil, nil
 	}
-	cert, err := tls.LoadX509KeyPair(t.CertFile, t.KeyFile)
+	certPEM, err := readPEM(t.CertFile)
 	if err != nil {
 		return nil, fmt.Errorf("tls: %w", err)
 	}
+	keyPEM, err := readPEM(t.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("tls: %w", err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("tls: %s, %s: %w", t.CertFile, t.KeyFile, err)
+	}
 	c := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, NextProtos: protos}
 	if t.ClientCAFile != "" {
-		pem, err := os.ReadFile(t.ClientCAFile)
+		pem, err := readPEM(t.ClientCAFile)
 		if err != nil {
 			return nil, fmt.Errorf("tls: client CA: %w", err)
 		}
@@ -33,6 +42,34 @@ func loadTLS(t config.TLS, protos ...string) (*tls.Config, error) {
 		c.ClientCAs, c.ClientAuth = pool, tls.RequireAndVerifyClientCert
 	}
 	return c, nil
+}
+
+// maxPEMFile bounds a listener's certificate, key or client CA file (a
+// system's whole CA bundle is about 200 KB).
+const maxPEMFile = 4 << 20
+
+// readPEM reads the regular file at path (or a link to one) of at most
+// maxPEMFile bytes: a path that names a device, a pipe or a larger file is
+// an error naming it, not a read that blocks or never ends.
+func readPEM(path string) ([]byte, error) {
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path) // opening a pipe would wait for a writer
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxPEMFile+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(b) > maxPEMFile {
+		return nil, fmt.Errorf("%s holds more than %d bytes", path, maxPEMFile)
+	}
+	return b, nil
 }
 
 // listenerTLS is the TLS configuration a listener starts with: each
