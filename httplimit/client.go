@@ -57,8 +57,7 @@ var ErrTokenRefused = errors.New("the token is not verified")
 // c.Header (matched against the plan's costs, the exempt routes and the
 // rules). path is a request URI, escaped as a client sends it, and may
 // carry the request's query after a '?': the part before it is the path
-// (decoded for rules, read both ways for costs and exemptions, as
-// Middleware reads a request's), and rules keyed by a query parameter read
+// (read both ways, as Middleware reads a request's), and rules keyed by a query parameter read
 // the rest. cost ≥ 0 overrides the endpoint's cost; pass
 // -1 to use it. Give the Result back with Done or Discard.
 func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path string, cost int64) (*Result, error) {

@@ -1,6 +1,7 @@
 package httplimit_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -76,4 +77,38 @@ func TestDecideForReadsAnEscapedPath(t *testing.T) {
 		t.Errorf("POST /api%%2Fgenerate costs %d, want 2", res.Cost)
 	}
 	mw.Discard(res)
+}
+
+// A rule for /files/{name} limits what a Go upstream routes there:
+// ServeMux reads "/files/a%2Fb" as one segment, the file "a/b", though the
+// decoded path "/files/a/b" is not the rule's. A rule applies when either
+// reading of the path matches it, and its key is the file ServeMux reads,
+// however the client escapes it.
+func TestRulesApplyUnderEitherReadingOfAnEscapedPath(t *testing.T) {
+	mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "files", Paths: []string{"/files/{name}"},
+		Key: []string{"path:name"}, Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}})
+	got := statuses(mw,
+		req{path: "/files/a%2Fb"},   // the file "a/b": its one request a minute
+		req{path: "/files/a%2fb"},   // the same file
+		req{path: "/files/%61%2Fb"}, // the same file
+		req{path: "/files/a%2Fc"},   // another file
+		req{path: "/files/a/b"},     // two segments under both readings: not the rule's
+		req{path: "/files/a/b"},
+	)
+	if want := []int{200, 429, 429, 200, 200, 200}; !slices.Equal(got, want) {
+		t.Fatalf("%v, want %v", got, want)
+	}
+}
+
+// ExceptPaths leave out a request only when they leave out the reading
+// under which the rule's paths match it.
+func TestRuleExceptPathsUnderEitherReadingOfAnEscapedPath(t *testing.T) {
+	mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "api", Paths: []string{"/api/{op}"}, ExceptPaths: []string{"/api/health"},
+		Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}})
+	// "/api/health%2Fx": decoded "/api/health/x" matches neither; ServeMux
+	// routes it to /api/{op} with op "health/x", which is not /api/health.
+	got := statuses(mw, req{path: "/api/health%2Fx"}, req{path: "/api/health%2Fx"}, req{path: "/api/health"}, req{path: "/api/health"})
+	if want := []int{200, 429, 200, 200}; !slices.Equal(got, want) {
+		t.Fatalf("%v, want %v", got, want)
+	}
 }

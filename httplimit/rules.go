@@ -31,8 +31,14 @@ type Rule struct {
 	// "/v1/tenants/{tenant}/uploads" (one segment for the wildcard),
 	// "/v1/files/{path...}" (the rest of the path), "/v1/{$}" (that path
 	// with its trailing slash only). They are matched against the request's
-	// decoded path after path cleaning ("//a/./b" is "/a/b"), as ServeMux
-	// routes it. Empty: any path.
+	// path after path cleaning ("//a/./b" is "/a/b"), read two ways when it
+	// has escapes: decoded ("/files/a%2Fb" is "/files/a/b", as an upstream
+	// that decodes before routing reads it), and as ServeMux reads it, by
+	// the escaped path's segments, each unescaped ("/files/a%2Fb" is the
+	// one segment "a/b" below /files). The rule applies when either reading
+	// is its (Paths match it and ExceptPaths do not), the decoded one tried
+	// first; a path wildcard's value is that of the reading that applied.
+	// Empty: any path.
 	Paths []string
 	// ExceptPaths are ServeMux path patterns the rule leaves out: a request
 	// whose path matches one of them is not the rule's, even where Paths

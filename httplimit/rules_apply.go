@@ -15,13 +15,17 @@ func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 		return
 	}
 	f.path = cleanPath(f.r.URL.Path)
+	escaped := ""
+	if twoReadings(f.r) {
+		escaped = cleanPath(f.r.URL.EscapedPath())
+	}
 	plan := res.Identity.Plan.Name
 	for i, ru := range m.rules {
 		if !ru.appliesTo(plan) {
 			continue
 		}
 		var pm pathMatch
-		pat, ok := ru.matches(f.r, f.path, &pm)
+		pat, ok := ru.matches(f.r, f.path, escaped, &pm)
 		if !ok {
 			continue
 		}

@@ -166,7 +166,7 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 		}
 	case KeyPath:
 		if pat >= 0 {
-			if v := pm.value(f.path, kp.wild[pat]); v != "" {
+			if v := pm.value(kp.wild[pat]); v != "" {
 				return appendKeyValue(buf, v, false), true
 			}
 		}

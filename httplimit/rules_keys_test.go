@@ -1,10 +1,16 @@
 package httplimit
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/memory"
 )
 
 // The key cache gives back the string of the bytes it is given, whatever
@@ -35,5 +41,30 @@ func TestKeyCacheGivesTheKeyOfItsBytes(t *testing.T) {
 	a, b := c.key([]byte("scope/rule:r/acme")), c.key([]byte("scope/rule:r/acme"))
 	if a != b || testing.AllocsPerRun(100, func() { c.key([]byte("scope/rule:r/acme")) }) != 0 {
 		t.Error("a key met again is allocated again")
+	}
+}
+
+// A path wildcard's value is the segment as ServeMux reads it, unescaped:
+// "a/b" for "/files/a%2Fb", which a store key keeps only hashed.
+func TestPathWildcardOfAnEscapedSlashIsHashedInTheKey(t *testing.T) {
+	m, err := New(sluice.NewLimiter(memory.New()), Options{
+		Plans: []*Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(5, time.Minute)}}},
+		Rules: []Rule{{Name: "files", Paths: []string{"/files/{name}"}, Key: []string{"path:name"},
+			Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte("a/b"))
+	want := "rule:files/#" + hex.EncodeToString(sum[:16])
+	for _, path := range []string{"/files/a%2Fb", "/files/%61%2fb"} {
+		res, err := m.DecideFor(t.Context(), Requester{Subject: "s"}, "GET", path, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.ruleKeys) != 1 || !strings.HasSuffix(res.ruleKeys[0], want) {
+			t.Errorf("%s: rule keys %q, want one ending %q", path, res.ruleKeys, want)
+		}
+		m.Discard(res)
 	}
 }

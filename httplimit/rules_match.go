@@ -42,10 +42,13 @@ type keyPart struct {
 	v4, v6 int
 }
 
-// matches reports whether r, whose cleaned path is p, is one of the rule's
-// requests, and which of its patterns matched (-1 when it has none),
-// recording the pattern's wildcards in m.
-func (ru *rule) matches(r *http.Request, p string, m *pathMatch) (int, bool) {
+// matches reports whether r is one of the rule's requests, and which of
+// its patterns matched (-1 when it has none), recording the pattern's
+// wildcards in m. p is r's decoded and cleaned path; escaped, when r's path
+// has escapes, is its escaped and cleaned path, read as ServeMux reads it.
+// The rule applies when either reading is its: its Paths match it and its
+// ExceptPaths do not. The decoded reading is tried first.
+func (ru *rule) matches(r *http.Request, p, escaped string, m *pathMatch) (int, bool) {
 	if len(ru.methods) > 0 && !methodMatches(ru.methods, r.Method) {
 		return 0, false
 	}
@@ -57,14 +60,24 @@ func (ru *rule) matches(r *http.Request, p string, m *pathMatch) (int, bool) {
 			return 0, false
 		}
 	}
-	if len(ru.except) > 0 && ru.excepted(p) {
+	if pat, ok := ru.matchesPath(p, false, m); ok || escaped == "" {
+		return pat, ok
+	}
+	return ru.matchesPath(escaped, true, m)
+}
+
+// matchesPath reports whether the cleaned path p, escaped or not (see
+// pathPattern.match), is the rule's, and which of its patterns matched
+// (-1 when it has none).
+func (ru *rule) matchesPath(p string, escaped bool, m *pathMatch) (int, bool) {
+	if len(ru.except) > 0 && ru.excepted(p, escaped) {
 		return 0, false
 	}
 	if len(ru.paths) == 0 {
 		return -1, true
 	}
 	for i := range ru.paths {
-		if ru.paths[i].match(p, m) {
+		if ru.paths[i].match(p, escaped, m) {
 			return i, true
 		}
 	}
@@ -76,11 +89,11 @@ func (ru *rule) matches(r *http.Request, p string, m *pathMatch) (int, bool) {
 func (ru *rule) appliesTo(plan string) bool { return plansInclude(ru.plans, plan) }
 
 // excepted reports whether one of the rule's ExceptPaths matches the
-// cleaned path p.
-func (ru *rule) excepted(p string) bool {
+// cleaned path p, escaped or not.
+func (ru *rule) excepted(p string, escaped bool) bool {
 	var m pathMatch // its wildcards are not read
 	for i := range ru.except {
-		if ru.except[i].match(p, &m) {
+		if ru.except[i].match(p, escaped, &m) {
 			return true
 		}
 	}

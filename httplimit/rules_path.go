@@ -3,6 +3,7 @@ package httplimit
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"strings"
 )
@@ -103,16 +104,23 @@ func isIdentifier(s string) bool {
 	return true
 }
 
-// pathMatch holds, for a matched pattern, where in the path each of its
-// segments began and ended.
+// pathMatch holds, for a matched pattern, the path it matched and where
+// in it each wildcard's value is.
 type pathMatch struct {
+	path string
+	// escaped: path is escaped, read as ServeMux reads it (see match).
+	escaped  bool
 	from, to [maxWildcards + 1]int32
 }
 
 // match reports whether the cleaned path p (starting with "/") matches,
-// recording in m where the wildcard segments' values are. It allocates
-// nothing.
-func (pp *pathPattern) match(p string, m *pathMatch) bool {
+// recording in m where the wildcards' values are. A decoded p is split at
+// every "/"; an escaped p (escaped set) is read as ServeMux reads a
+// request's escaped path: split at its "/" and each segment unescaped, so
+// that "%2F" stays inside its segment. It allocates nothing but to unescape
+// a literal segment of an escaped path.
+func (pp *pathPattern) match(p string, escaped bool, m *pathMatch) bool {
+	m.path, m.escaped = p, escaped
 	pos := 1 // start of the current path segment; len(p)+1: no segment left
 	w := 0
 	for i := range pp.segs {
@@ -121,6 +129,10 @@ func (pp *pathPattern) match(p string, m *pathMatch) bool {
 			return false
 		}
 		rest := p[pos:]
+		end := strings.IndexByte(rest, '/')
+		if end < 0 {
+			end = len(rest)
+		}
 		switch {
 		case s.rest:
 			if w < len(m.from) {
@@ -128,36 +140,50 @@ func (pp *pathPattern) match(p string, m *pathMatch) bool {
 			}
 			return true
 		case s.dollar:
-			return rest == ""
+			// ServeMux takes a last segment that unescapes to "/" ("%2F")
+			// for the trailing slash.
+			return rest == "" || escaped && end == len(rest) && pathUnescape(rest) == "/"
 		case s.wild != "":
-			end := strings.IndexByte(rest, '/')
-			if end < 0 {
-				end = len(rest)
-			}
-			if end == 0 {
+			if end == 0 || escaped && pathUnescape(rest[:end]) == "/" {
 				return false
 			}
 			if w < len(m.from) {
 				m.from[w], m.to[w] = int32(pos), int32(pos+end)
 				w++
 			}
-			pos += end + 1
 		case i == len(pp.segs)-1 && pp.subtree:
 			return true
 		default: // a literal: the whole segment
-			if !strings.HasPrefix(rest, s.lit) || len(rest) > len(s.lit) && rest[len(s.lit)] != '/' {
+			if seg := rest[:end]; seg != s.lit && !(escaped && strings.IndexByte(seg, '%') >= 0 && pathUnescape(seg) == s.lit) {
 				return false
 			}
-			pos += len(s.lit) + 1
 		}
+		pos += end + 1
 	}
 	return pos > len(p)
 }
 
-// value returns the value of the k-th wildcard of the pattern in p, as m
-// recorded it.
-func (m *pathMatch) value(p string, k int) string {
-	return p[m.from[k]:m.to[k]]
+// value returns the value of the k-th wildcard of the matched pattern,
+// unescaped when the path matched was escaped.
+func (m *pathMatch) value(k int) string {
+	v := m.path[m.from[k]:m.to[k]]
+	if m.escaped {
+		v = pathUnescape(v)
+	}
+	return v
+}
+
+// pathUnescape returns s unescaped, or s itself when it is not a valid
+// escaping, as ServeMux reads a segment.
+func pathUnescape(s string) string {
+	if strings.IndexByte(s, '%') < 0 {
+		return s
+	}
+	u, err := url.PathUnescape(s)
+	if err != nil {
+		return s
+	}
+	return u
 }
 
 // wildIndex returns the position of wildcard name among the pattern's

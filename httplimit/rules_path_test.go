@@ -10,8 +10,8 @@ import (
 )
 
 // serveMuxMatch asks net/http's ServeMux, with pattern alone registered,
-// whether it routes path to it, and the value of each wildcard.
-func serveMuxMatch(t *testing.T, pattern, path string, wilds []string) (bool, map[string]string, bool) {
+// whether it routes a request for u to it, and the value of each wildcard.
+func serveMuxMatch(t *testing.T, pattern string, u *url.URL, wilds []string) (bool, map[string]string, bool) {
 	mux := http.NewServeMux()
 	var got map[string]string
 	ok := true
@@ -31,7 +31,7 @@ func serveMuxMatch(t *testing.T, pattern, path string, wilds []string) (bool, ma
 	if !ok {
 		return false, nil, false
 	}
-	r := &http.Request{Method: "GET", URL: &url.URL{Path: path}, Host: "example.com", Header: http.Header{}}
+	r := &http.Request{Method: "GET", URL: u, Host: "example.com", Header: http.Header{}}
 	mux.ServeHTTP(httptest.NewRecorder(), r)
 	return got != nil, got, true
 }
@@ -50,7 +50,7 @@ func wildcardsOf(pp *pathPattern) []string {
 // than net/http's ServeMux routes them, or a wildcard differs.
 func agreeWithServeMux(t *testing.T, pattern, path string) {
 	pp, err := parsePathPattern(pattern)
-	want, values, muxOK := serveMuxMatch(t, pattern, path, wildcardsOf(&pp))
+	want, values, muxOK := serveMuxMatch(t, pattern, &url.URL{Path: path}, wildcardsOf(&pp))
 	if err != nil {
 		return // ServeMux accepts a few more (literal braces): rules are stricter
 	}
@@ -58,7 +58,7 @@ func agreeWithServeMux(t *testing.T, pattern, path string) {
 		t.Fatalf("pattern %q: accepted by parsePathPattern, refused by ServeMux", pattern)
 	}
 	var m pathMatch
-	got := pp.match(path, &m)
+	got := pp.match(path, false, &m)
 	if got != want {
 		t.Fatalf("pattern %q, path %q: match %v, ServeMux %v", pattern, path, got, want)
 	}
@@ -66,7 +66,7 @@ func agreeWithServeMux(t *testing.T, pattern, path string) {
 		return
 	}
 	for _, w := range wildcardsOf(&pp) {
-		if v := m.value(path, pp.wildIndex(w)); v != values[w] {
+		if v := m.value(pp.wildIndex(w)); v != values[w] {
 			t.Fatalf("pattern %q, path %q: {%s} = %q, ServeMux %q", pattern, path, w, v, values[w])
 		}
 	}
@@ -94,6 +94,60 @@ func FuzzRulePathMatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pattern, path string) {
 		agreeWithServeMux(t, pattern, cleanPath(path))
 	})
+}
+
+// agreeWithServeMuxEscaped fails t when pattern and a request for the
+// escaped path esc are matched otherwise than net/http's ServeMux routes
+// them (by esc's escaped segments, each unescaped), or a wildcard differs.
+func agreeWithServeMuxEscaped(t *testing.T, pattern, esc string) {
+	esc = cleanPath(esc) // ServeMux redirects an unclean path to its cleaned form
+	dec, err := url.PathUnescape(esc)
+	if err != nil {
+		return // not a path a request can have
+	}
+	pp, err := parsePathPattern(pattern)
+	if err != nil || strings.Contains(pattern, "%") {
+		return // ServeMux unescapes a pattern's literals; rules take them as written
+	}
+	want, values, muxOK := serveMuxMatch(t, pattern, &url.URL{Path: dec, RawPath: esc}, wildcardsOf(&pp))
+	if !muxOK {
+		t.Fatalf("pattern %q: accepted by parsePathPattern, refused by ServeMux", pattern)
+	}
+	var m pathMatch
+	got := pp.match(esc, true, &m)
+	if got != want {
+		t.Fatalf("pattern %q, escaped path %q: match %v, ServeMux %v", pattern, esc, got, want)
+	}
+	if !got {
+		return
+	}
+	for _, w := range wildcardsOf(&pp) {
+		if v := m.value(pp.wildIndex(w)); v != values[w] {
+			t.Fatalf("pattern %q, escaped path %q: {%s} = %q, ServeMux %q", pattern, esc, w, v, values[w])
+		}
+	}
+}
+
+func TestPathPatternsMatchEscapedPathsAsServeMuxRoutes(t *testing.T) {
+	cases := []struct{ pattern, path string }{
+		{"/files/{name}", "/files/a%2Fb"}, {"/files/{name}", "/files/%61"}, {"/files/{name}/x", "/files/a%2Fb/x"},
+		{"/files/a", "/files/%61"}, {"/files/a/b", "/files/a%2Fb"}, {"/files/{p...}", "/files/a%2Fb/c%20d"},
+		{"/files/", "/files%2Fa"}, {"/files/{$}", "/files/%2F"}, {"/files/{$}", "/files/%2F/x"}, {"/files/{name}", "/files/%2F"}, {"/files/{name}/x", "/files/%2f/x"},
+		{"/{a}/{b}", "/x%2Fy"}, {"/a/{x}", "/a/%2E%2E"},
+	}
+	for _, c := range cases {
+		agreeWithServeMuxEscaped(t, c.pattern, c.path)
+	}
+}
+
+// FuzzRulePathMatchEscaped: a rule's path pattern matches the escaped paths
+// that net/http's ServeMux routes to it, and no others, with the same
+// wildcard values.
+func FuzzRulePathMatchEscaped(f *testing.F) {
+	for _, s := range [][2]string{{"/a/{x}/c", "/a/b%2Fd/c"}, {"/a/{x...}", "/a/b%2F/c"}, {"/a/{$}", "/a/"}, {"/a/", "/a%2Fb"}, {"/a/b", "/%61/b"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(agreeWithServeMuxEscaped)
 }
 
 func TestCleanPath(t *testing.T) {
