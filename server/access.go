@@ -44,6 +44,15 @@ type caller struct {
 	crossSite bool
 }
 
+// who names c in a log line: its name, or "loopback" for loopback's
+// scopes (the line names the peer too).
+func (c caller) who() string {
+	if c.name == "" && c.loopback {
+		return "loopback"
+	}
+	return c.name
+}
+
 // identify finds the caller of a request from its transport (peer address
 // and verified client certificate) and its token (token, "" for none).
 // A presented token that matches no caller makes the request a stranger
