@@ -295,3 +295,34 @@ func TestCountsNamesTheCountedLimits(t *testing.T) {
 		t.Error("changing the map Counts returned changed the middleware's")
 	}
 }
+
+// A client that leaves a leaky-bucket queue before its turn gets no answer:
+// as DoneWithStatus says of an abandoned call, that is a failure, so a limit
+// counting only successes gives its charge back and one counting failures
+// keeps it.
+func TestALeftQueueCountsAsNoAnswer(t *testing.T) {
+	mw, _ := clockedMiddleware(t, httplimit.Options{
+		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{
+			sluice.LeakyBucket(1, time.Second).WithMaxWait(10 * time.Second).Named("queue"),
+			sluice.FixedWindow(3, time.Minute).Named("fails"),
+			sluice.SlidingLog(3, time.Minute).Named("wins"),
+		}}},
+		Count: map[string]string{"fails": httplimit.CountFailures, "wins": httplimit.CountSuccesses},
+	})
+	h := mw.Handler(statusHandler())
+	if code := serve(h, "/200"); code != 200 {
+		t.Fatalf("the first request: %d", code)
+	}
+	// The store's clock stands still: the next request waits a second in
+	// the queue, which its client, gone already, does not.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/200", nil).WithContext(ctx))
+	if w.Body.String() == "ok" {
+		t.Fatal("a client that left the queue reached the handler")
+	}
+	if got := remaining(t, mw); got["wins"] != 2 || got["fails"] != 2 {
+		t.Errorf("left: %v, want wins 2 (one success), fails 2 (one request with no answer)", got)
+	}
+}

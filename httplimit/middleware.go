@@ -403,8 +403,10 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 		}
 		m.writeHeaders(w.Header(), res)
 		if delay := res.Decision.Delay; delay > 0 && !wait(r.Context(), delay) {
-			m.Done(r.Context(), res)
-			return // the client left the queue; its slot stays spent
+			// The client left the queue: its slot stays spent, and it got
+			// no answer (status 0) for the limits that count by response.
+			m.DoneWithStatus(r.Context(), res, 0)
+			return
 		}
 		if m.countsByResponse(res) {
 			m.serveCounted(w, r, res, next)
