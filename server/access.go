@@ -23,10 +23,14 @@ const TokenHeader = "Sluice-Token"
 type access struct {
 	callers  []config.Caller
 	loopback config.Scopes
+	// clientCAs are the client CAs in force (nil without): a certificate
+	// identifies its caller only through a chain to one of them, whatever
+	// the CAs its connection's handshake was verified under.
+	clientCAs *x509.CertPool
 }
 
-func newAccess(a config.Admin) *access {
-	return &access{callers: a.Callers, loopback: a.LoopbackScopes}
+func newAccess(a config.Admin, clientCAs *x509.CertPool) *access {
+	return &access{callers: a.Callers, loopback: a.LoopbackScopes, clientCAs: clientCAs}
 }
 
 // caller is what a request proved about its sender.
@@ -72,8 +76,8 @@ func (a *access) identify(peer netip.Addr, cs *tls.ConnectionState, token string
 		}
 		return caller{name: a.callers[found].Name, scopes: a.callers[found].Scopes}
 	}
-	if cs != nil && len(cs.VerifiedChains) > 0 {
-		if c, ok := a.byCertificate(cs.VerifiedChains[0][0]); ok {
+	if leaf := a.verifiedLeaf(cs); leaf != nil {
+		if c, ok := a.byCertificate(leaf); ok {
 			return c
 		}
 	}
@@ -81,6 +85,23 @@ func (a *access) identify(peer netip.Addr, cs *tls.ConnectionState, token string
 		return caller{scopes: a.loopback, ambient: true, loopback: true}
 	}
 	return caller{}
+}
+
+// verifiedLeaf returns the client certificate of cs when one of its
+// verified chains ends at a client CA in force, else nil.
+func (a *access) verifiedLeaf(cs *tls.ConnectionState) *x509.Certificate {
+	if cs == nil || a.clientCAs == nil {
+		return nil
+	}
+	for _, chain := range cs.VerifiedChains {
+		anchor := chain[len(chain)-1]
+		// An anchor of the pool verifies against it as itself: no
+		// signature is checked, only its presence and validity.
+		if _, err := anchor.Verify(x509.VerifyOptions{Roots: a.clientCAs, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err == nil {
+			return chain[0]
+		}
+	}
+	return nil
 }
 
 // byCertificate finds the caller whose certificate name is cert's common

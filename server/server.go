@@ -25,6 +25,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -313,7 +314,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	if err != nil {
 		return nil, err
 	}
-	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), closeIdle: closeIdle, docs: docs, envoyRules: rules, access: newAccess(cfg.Admin),
+	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), closeIdle: closeIdle, docs: docs, envoyRules: rules,
 		notify: newNotifyRules(cfg.Notify), cors: newCORS(cfg.Response.CORS, mw)}
 	if st.publicTLS, err = loadTLS(cfg.TLS, "h2", "http/1.1"); err != nil {
 		return nil, fmt.Errorf("server: listen: %w", err)
@@ -324,6 +325,11 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	if st.envoyTLS, err = loadTLS(cfg.Admin.TLS, "h2"); err != nil {
 		return nil, fmt.Errorf("server: envoy: %w", err)
 	}
+	var clientCAs *x509.CertPool
+	if st.adminTLS != nil {
+		clientCAs = st.adminTLS.ClientCAs
+	}
+	st.access = newAccess(cfg.Admin, clientCAs)
 	if g := cfg.Degradation; g.Enabled {
 		reduced, err := httplimit.New(s.limiter, s.middlewareOptions(reducedOptions(cfg.HTTPLimitOptions(), g.Factor), tokens))
 		if err != nil {
