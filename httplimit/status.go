@@ -44,8 +44,10 @@ type LimitStanding struct {
 
 // PenaltyStanding is the penalty box's hold on a client.
 type PenaltyStanding struct {
-	RetryAfter int64  `json:"retryAfter"` // seconds, rounded up
-	Until      string `json:"until"`      // RFC 3339, UTC
+	RetryAfter int64 `json:"retryAfter"` // seconds, rounded up
+	// Until is when the box has lifted, in whole seconds rounded up (RFC
+	// 3339, UTC).
+	Until string `json:"until"`
 }
 
 // newStatusReads returns the limit of how often one client reads its
@@ -95,8 +97,11 @@ func (m *Middleware) StatusHandler() http.Handler {
 			st.Exempt = true
 		case res.Penalized:
 			st.Plan = res.Identity.Plan.Name
-			ra := retryAfterSeconds(res.Decision.RetryAfter)
-			st.Penalty = &PenaltyStanding{RetryAfter: ra, Until: res.Now.Add(time.Duration(ra) * time.Second).UTC().Format(time.RFC3339)}
+			until := res.Now.Add(res.Decision.RetryAfter)
+			if s := until.Truncate(time.Second); s.Before(until) {
+				until = s.Add(time.Second)
+			}
+			st.Penalty = &PenaltyStanding{RetryAfter: retryAfterSeconds(res.Decision.RetryAfter), Until: until.UTC().Format(time.RFC3339)}
 		default:
 			st.Plan = res.Identity.Plan.Name
 			st.Limits = m.standings(res)

@@ -239,3 +239,21 @@ func TestStatusReadsAreNotObservedAsRequests(t *testing.T) {
 		t.Errorf("observed %d decisions and %d exempt requests, want the one request of each", observed, exempted)
 	}
 }
+
+// The box's Until is when it has lifted, in whole seconds rounded up, as
+// every resetsAt: boxed at 12:00:00.3 for 10 minutes, the client is free
+// from 12:10:00.3, so not yet at 12:10:00.
+func TestStatusPenaltyUntilIsNeverBeforeTheBoxLifts(t *testing.T) {
+	mw, clock := clockedMiddleware(t, httplimit.Options{
+		Plans:   []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
+		Penalty: httplimit.Penalty{Refusals: 2, Within: time.Minute, For: 10 * time.Minute},
+	})
+	a := req{remote: "192.0.2.1:1"}
+	clock.Advance(300 * time.Millisecond)
+	statuses(mw, a, a, a) // 200, 429, 429: boxed at 12:00:00.3
+	clock.Advance(61*time.Second + 400*time.Millisecond)
+	st, _ := standing(t, mw.StatusHandler(), a) // at 12:01:01.7: 538.6 s left
+	if st.Penalty == nil || st.Penalty.RetryAfter != 539 || st.Penalty.Until != "2026-11-30T12:10:01Z" {
+		t.Fatalf("boxed: %+v (penalty %+v), want retryAfter 539, until 12:10:01", st, st.Penalty)
+	}
+}
