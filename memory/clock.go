@@ -76,7 +76,20 @@ const lagShare = 256
 // bits). A faster limit (100,000/s with a burst of 100: 100 units a
 // millisecond, its whole burst) is decided at the exact time, so that a
 // resolution of lag never adds more than a unit or 1/lagShare of a burst.
+//
+// Only a limit that refills at a steady rate is so bounded. The fixed
+// window, the sliding counter and the sliding log give capacity back at
+// once (a window's start, an entry's expiry): a charge counted at a
+// lagging time in the window before the exact time's, or stamped up to the
+// lag early, frees up to a whole quantity more in a span the limit
+// promises Q for. They are always decided at the exact time. A concurrency
+// limit tolerates the lag by its rate like the buckets: its leases may
+// expire up to the lag early (see WithClockResolution).
 func (c *clock) tolerates(l *sluice.Limit) bool {
+	switch l.Algorithm() {
+	case sluice.AlgorithmFixedWindow, sluice.AlgorithmSlidingCounter, sluice.AlgorithmSlidingLog:
+		return false
+	}
 	lagHi, lagLo := bits.Mul64(uint64(c.res), uint64(l.Quantity()))
 	okHi, okLo := bits.Mul64(uint64(l.Window()), uint64(max(1, l.Burst()/lagShare)))
 	return lagHi < okHi || lagHi == okHi && lagLo <= okLo

@@ -275,10 +275,11 @@ func TestOnlyLimitsThatTolerateTheLagDecideAtIt(t *testing.T) {
 		{sluice.GCRA(100_000, time.Second).WithBurst(100), false}, // its whole burst in a ms
 		{sluice.PerSecond(1000).WithBurst(1), true},               // one unit a ms
 		{sluice.PerSecond(2000).WithBurst(1), false},
-		{sluice.PerSecond(64_000), true}, // 64 units a ms: 1/1000 of its burst
-		{sluice.FixedWindow(100, time.Second), true},
+		{sluice.PerSecond(64_000), true},              // 64 units a ms: 1/1000 of its burst
+		{sluice.FixedWindow(100, time.Second), false}, // a window's start gives its quota back at once
 		{sluice.FixedWindow(100, 50*time.Millisecond), false},
-		{sluice.SlidingLog(10, time.Minute), true},
+		{sluice.SlidingCounter(10, time.Minute), false},
+		{sluice.SlidingLog(10, time.Minute), false},
 		{sluice.Concurrency(10, 30*time.Second), true},
 	} {
 		now, err := s.apply([]sluice.Check{{Key: "k", Limit: tc.limit, Cost: 0}}, make([]sluice.Status, 1))

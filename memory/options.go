@@ -43,10 +43,12 @@ func WithClock(now func() time.Time) Option {
 //     at the exact time: every refusal, with its RetryAfter, is the
 //     exact clock's, so a time that stands still
 //     never starves a limit.
-//   - Only limits that refill at most one unit, or 1/256 of their burst,
-//     in d are decided at the lagging time (10,000/s with a burst of
-//     10,000 is; 100,000/s with a burst of 100 is not); a call with any
-//     other check reads the exact time.
+//   - Only limits that refill at a steady rate (the buckets, GCRA and
+//     concurrency) of at most one unit, or 1/256 of their burst, in d are
+//     decided at the lagging time (10,000/s with a burst of 10,000 is;
+//     100,000/s with a burst of 100 is not). Fixed windows, sliding
+//     counters and sliding logs, which give a whole quota back at once,
+//     never are. A call with any other check reads the exact time.
 //   - An admission decided at the lagging time is exact for that time: a
 //     limit may so admit, over any stretch of time, what it refills in the
 //     lag beyond its limit (per d of lag, at most a unit or 1/256 of its

@@ -12,7 +12,9 @@ import (
 // client (a fifth) fit inline, so their call is decided holding only the
 // key's entry, not under the shard's mutex.
 func TestAPlanWithRulesOnOneKeyIsDecidedHoldingItsEntry(t *testing.T) {
-	s := New(WithSweepInterval(0))
+	// A clock that stands still: the GCRA refills a unit a µs.
+	at := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	s := New(WithSweepInterval(0), WithClock(func() time.Time { return at }))
 	defer s.Close()
 	big := int64(1_000_000)
 	checks := []sluice.Check{
