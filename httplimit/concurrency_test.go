@@ -135,3 +135,39 @@ plans:
 		t.Errorf("the last queued request waited %v, want about 2s (the leak rate)", longest)
 	}
 }
+
+// A request refused by a concurrency limit and a rate limit at once is told
+// to come back when the rate limit admits it: a slot frees when a request
+// ends, which no clock predicts (a refused client polls each second), so
+// the concurrency lease's expiry is no wait to state. Retry-After, the
+// deciding figures of the draft modes and the body are the rate limit's.
+func TestRefusedByConcurrencyAndARateLimitWaitsForTheRateLimit(t *testing.T) {
+	for _, c := range []struct{ mode, field, want string }{
+		{httplimit.ModeIETF, "RateLimit", `"conc";r=0, "per-minute";r=0;t=50`},
+		{httplimit.ModeDraft7, "RateLimit", "limit=1, remaining=0, reset=50"},
+		{httplimit.ModeLegacy, "X-RateLimit-Reset", "1796040060"}, // 12:01:00
+	} {
+		mw, clock := clockedMiddleware(t, httplimit.Options{
+			Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{
+				sluice.Concurrency(1, 10*time.Minute).Named("conc"), sluice.FixedWindow(1, time.Minute)}}},
+			Headers: []string{c.mode},
+		})
+		clock.Advance(250 * time.Millisecond)
+		held, err := mw.Decide(req{}.request()) // in flight: the slot and the minute's one request
+		if err != nil || !held.Decision.Allowed {
+			t.Fatalf("the first request: %v", err)
+		}
+		clock.Advance(10 * time.Second) // 12:00:10.25: the minute ends in 49.75 s
+		w := do(mw.Handler(okHandler()), req{})
+		p := decodeProblem(t, w.Body.String())
+		if w.Code != 429 || w.Header().Get("Retry-After") != "50" || w.Header().Get(c.field) != c.want {
+			t.Errorf("%s: %d, Retry-After %q, %s %q; want 429, 50, %q", c.mode, w.Code, w.Header().Get("Retry-After"), c.field, w.Header().Get(c.field), c.want)
+		}
+		if p.RetryAfter == nil || *p.RetryAfter != 50 || p.Policy != "per-minute" || p.Window != "1m" ||
+			p.CurrentUsage == nil || p.CurrentUsage.ResetsAt != "2026-11-30T12:01:00Z" ||
+			p.Detail != "Rate limit exceeded: 1 request per minute on the free plan. Retry in 50 s. Limits exceeded: conc, per-minute." {
+			t.Errorf("%s: body %s", c.mode, w.Body.String())
+		}
+		mw.Done(t.Context(), held)
+	}
+}

@@ -305,15 +305,56 @@ type limitFigures struct {
 	until     time.Duration // the exact wait behind t (quota.Quota.Until)
 }
 
-// decidingFigures returns the figures of the limit that decided res
-// (Decision.Limit: when admitted the one with the least remaining, when
-// refused the violated one with the longest wait, so that its t is never
-// past Retry-After).
+// decidingFigures returns the figures of the limit that decided res: when
+// admitted Decision.Limit, the one with the least remaining; when refused
+// the one refusingCheck names, so that its t is never past Retry-After.
 func decidingFigures(res *Result) limitFigures {
 	d := &res.Decision
-	f := limitFigures{Quota: quota.Of(d.Limit), name: d.Limit.Name(), remaining: d.Remaining}
-	f.wait(d.Remaining, d.ResetAfter, d.RetryAfter)
+	l, remaining, reset, retry := d.Limit, d.Remaining, d.ResetAfter, d.RetryAfter
+	if i := refusingCheck(res); i >= 0 {
+		st := &d.Statuses[i]
+		l, remaining, reset, retry = res.Checks[i].Limit, st.Remaining, st.ResetAfter, st.RetryAfter
+	}
+	f := limitFigures{Quota: quota.Of(l), name: l.Name(), remaining: remaining}
+	f.wait(remaining, reset, retry)
 	return f
+}
+
+// concurrencyPoll is the wait a refusal states for a concurrency limit: a
+// slot frees when one of the client's requests ends, which no clock
+// predicts (its lease's expiry is only the latest it can), so a refused
+// client is told to poll.
+const concurrencyPoll = time.Second
+
+// refusingCheck returns the index of the check whose figures the refusal
+// of res states, or -1 when res is admitted or its checks do not say: of
+// the enforcing checks that refused, the one with the longest refusalWait
+// (the first of equals), so that Retry-After is when every violated limit
+// admits the request if nothing else arrives.
+func refusingCheck(res *Result) int {
+	d := &res.Decision
+	if d.Allowed || len(d.Statuses) != len(res.Checks) {
+		return -1
+	}
+	best := -1
+	for i := range res.Checks {
+		if d.Statuses[i].Allowed || res.Checks[i].Limit.Shadow() {
+			continue
+		}
+		if best < 0 || refusalWait(res, i) > refusalWait(res, best) {
+			best = i
+		}
+	}
+	return best
+}
+
+// refusalWait is the wait the refusal of check i of res states: its
+// RetryAfter, or concurrencyPoll for a concurrency limit.
+func refusalWait(res *Result, i int) time.Duration {
+	if res.Checks[i].Limit.Algorithm() == sluice.AlgorithmConcurrency {
+		return concurrencyPoll
+	}
+	return res.Decision.Statuses[i].RetryAfter
 }
 
 // wait sets f's t and until from a status's figures (see quota.Quota.Until).

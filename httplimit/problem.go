@@ -63,7 +63,10 @@ type Usage struct {
 // resetsAt is now + t rounded up to whole seconds.
 func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 	d := &res.Decision
-	l := d.Limit
+	l, wait := d.Limit, d.RetryAfter
+	if i := refusingCheck(res); i >= 0 {
+		l, wait = res.Checks[i].Limit, refusalWait(res, i)
+	}
 	f := decidingFigures(res)
 	plan := res.Identity.Plan
 	p := &Problem{
@@ -85,18 +88,21 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		p.Window = WindowOf(l)
 	}
 	units := m.countsUnits(res, l)
-	if onlyConcurrency(res) {
-		// A slot frees when one of the client's requests ends, which no
-		// clock predicts; the lease expiry would be a needlessly long wait.
-		ra := int64(1)
+	if l.Algorithm() == sluice.AlgorithmConcurrency {
+		// Every other limit that refused admits the request within the
+		// poll (see refusingCheck).
+		ra := retryAfterSeconds(concurrencyPoll)
 		p.RetryAfter = &ra
 		p.Detail = fmt.Sprintf("Too many concurrent requests: at most %d %s at once on the %s plan. Retry when one of your requests has finished.",
 			l.Quantity(), unitWord(l.Quantity(), units), plan.Name)
-	} else if d.RetryAfter == sluice.Never {
+		if len(d.Violated) > 1 {
+			p.Detail += " Limits exceeded: " + strings.Join(d.Violated, ", ") + "."
+		}
+	} else if wait == sluice.Never {
 		p.Detail = fmt.Sprintf("This request costs %d units, more than the %d that the %s limit of the %s plan can ever hold: it cannot be admitted.",
 			res.Cost, l.Burst(), l.Name(), plan.Name)
 	} else {
-		ra := retryAfterSeconds(d.RetryAfter)
+		ra := retryAfterSeconds(wait)
 		p.RetryAfter = &ra
 		p.Detail = fmt.Sprintf("Rate limit exceeded: %d %s per %s", l.Quantity(), unitWord(l.Quantity(), units), windowWord(l))
 		if f.Bucket && l.Burst() != l.Quantity() {
@@ -237,20 +243,4 @@ func planCountsUnits(p *Plan) bool {
 		}
 	}
 	return false
-}
-
-// onlyConcurrency reports whether every limit that refused res is a
-// concurrency limit.
-func onlyConcurrency(res *Result) bool {
-	found := false
-	for i, c := range res.Checks {
-		if res.Decision.Statuses[i].Allowed || c.Limit.Shadow() {
-			continue
-		}
-		if c.Limit.Algorithm() != sluice.AlgorithmConcurrency {
-			return false
-		}
-		found = true
-	}
-	return found
 }
