@@ -171,11 +171,16 @@ func (ws watchSet) changedSince(t time.Time) bool {
 
 // digest returns the SHA-256 of the content of every path whose change
 // counts: the files, the linked files, and the folders' *.yaml and *.yml
-// files, each with its path (a missing one as missing).
+// files, each with its path (a missing one as missing, one that is no
+// regular file, such as a pipe, which opening would wait on, as such).
 func (ws watchSet) digest() [sha256.Size]byte {
 	h := sha256.New()
 	add := func(path string) {
 		fmt.Fprintf(h, "%s\x00", path)
+		if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+			fmt.Fprintf(h, "%v\x00", st.Mode().Type())
+			return
+		}
 		f, err := os.Open(path)
 		if err != nil {
 			h.Write([]byte("missing\x00"))
