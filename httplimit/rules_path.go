@@ -55,7 +55,9 @@ func parsePathPattern(s string) (pathPattern, error) {
 				// before matching, so no path has an empty one.
 				return p, errors.New(`a path pattern has no empty segment ("//")`)
 			}
-			p.segs = append(p.segs, pathSeg{lit: part})
+			// A literal is unescaped, as ServeMux reads it: "/a%2Fb" is
+			// the one segment "a/b".
+			p.segs = append(p.segs, pathSeg{lit: pathUnescape(part)})
 			continue
 		}
 		if !strings.HasPrefix(part, "{") || !strings.HasSuffix(part, "}") || strings.Count(part, "{") != 1 || strings.Count(part, "}") != 1 {
