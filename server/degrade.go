@@ -360,8 +360,9 @@ func (s *Server) Degradation() degrade.State {
 }
 
 // handleDegradation: GET shows the level and signals; PUT {"level":"high"}
-// pins a level; DELETE unpins. It is on the admin listener, where reading
-// needs the read scope and changing the level the admin scope.
+// pins a level; DELETE unpins, each logged with its caller. It is on the
+// admin listener, where reading needs the read scope and changing the level
+// the admin scope.
 func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request, c caller) {
 	need := config.ScopeAdmin
 	if r.Method == http.MethodGet || r.Method == http.MethodHead {
@@ -398,8 +399,10 @@ func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request, c cal
 			return
 		}
 		s.ctl.Pin(l)
+		s.log.Info("degradation pinned", "caller", c.who(), "peer", peerIP(r.RemoteAddr).String(), "level", l.String())
 	case http.MethodDelete:
 		s.ctl.Unpin()
+		s.log.Info("degradation unpinned", "caller", c.who(), "peer", peerIP(r.RemoteAddr).String())
 	default:
 		w.Header().Set("Allow", "GET, PUT, DELETE")
 		writeJSONProblem(w, http.StatusMethodNotAllowed, "Method Not Allowed", "use GET, PUT or DELETE")
