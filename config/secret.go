@@ -2,10 +2,9 @@ package config
 
 import (
 	"errors"
-	"fmt"
-	"io"
-	"os"
 	"strings"
+
+	"github.com/sluice-dev/sluice/internal/boundedfile"
 )
 
 // maxSecretBytes bounds a secret file: a password, a token, never more.
@@ -31,26 +30,6 @@ func ReadSecret(path string) (string, error) {
 // bundle is about 200 KB).
 const maxPEMBytes = 1 << 20
 
-// readBounded reads the regular file at path (or a link to one), which
-// must hold at most limit bytes: a path that names a device, a pipe or a
-// stray large file is an error, not a read that blocks or never ends.
-func readBounded(path string, limit int64) ([]byte, error) {
-	if st, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path) // opening a pipe would wait for a writer
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s holds more than %d bytes", path, limit)
-	}
-	return b, nil
-}
+// readBounded reads the regular file at path of at most limit bytes (see
+// boundedfile.Read).
+func readBounded(path string, limit int64) ([]byte, error) { return boundedfile.Read(path, limit) }

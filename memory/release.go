@@ -34,8 +34,8 @@ func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64
 // update replaces the state the store holds for c's key under c.Limit, if
 // it holds one, with next of it, under the key's shard's mutex, with the
 // expiry a peek at now gives the new state. It reports whether it held
-// one. c.Limit is one the store has registered, so the peek cannot fail;
-// if it did, the state would stay as it was.
+// one. A c.Limit the store has not registered, or one that cannot be
+// decided, replaces nothing.
 func (s *Store) update(c *sluice.Check, now int64, next func(sluice.State) sluice.State) bool {
 	h := s.keyHash(c.Key)
 	sh := &s.shards[s.shardIndex(h)]

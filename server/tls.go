@@ -4,10 +4,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/boundedfile"
 )
 
 // loadTLS reads t's files into a server configuration offering protos
@@ -48,29 +47,9 @@ func loadTLS(t config.TLS, protos ...string) (*tls.Config, error) {
 // system's whole CA bundle is about 200 KB).
 const maxPEMFile = 4 << 20
 
-// readPEM reads the regular file at path (or a link to one) of at most
-// maxPEMFile bytes: a path that names a device, a pipe or a larger file is
-// an error naming it, not a read that blocks or never ends.
-func readPEM(path string) ([]byte, error) {
-	if st, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path) // opening a pipe would wait for a writer
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxPEMFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(b) > maxPEMFile {
-		return nil, fmt.Errorf("%s holds more than %d bytes", path, maxPEMFile)
-	}
-	return b, nil
-}
+// readPEM reads a listener's certificate, key or client CA file: a
+// regular file of at most maxPEMFile bytes (see boundedfile.Read).
+func readPEM(path string) ([]byte, error) { return boundedfile.Read(path, maxPEMFile) }
 
 // listenerTLS is the TLS configuration a listener starts with: each
 // handshake takes the configuration in force (pick), so certificates and
