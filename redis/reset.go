@@ -4,14 +4,17 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/redis/rueidis"
+
 	"github.com/sluice-dev/sluice"
 )
 
 // Reset forgets key's states under limits, as if key had never been seen
-// by them: one DEL of their Redis keys (one round trip, since they share
-// key's hash slot), bounded by the store's timeout. It reports how many of
-// them Redis held. An error wraps sluice.ErrStoreUnavailable; nothing is
-// then known to be forgotten.
+// by them: one DEL of their Redis keys per Cluster slot (one in all when
+// they share key's hash slot, as they do unless key starts with "}"), sent
+// at once and bounded by the store's timeout. It reports how many of them
+// Redis held. An error wraps sluice.ErrStoreUnavailable; nothing is then
+// known to be forgotten.
 func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error) {
 	if len(limits) == 0 {
 		return 0, nil
@@ -25,11 +28,24 @@ func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (i
 	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	n, err := s.client.Do(ctx, s.client.B().Del().Key(keys...).Build()).AsInt64()
-	if err != nil {
-		return 0, s.fail("reset", err)
+	groups := s.groups(keys)
+	cmds := make([]rueidis.Completed, len(groups))
+	for j, idx := range groups {
+		gk := make([]string, len(idx))
+		for k, i := range idx {
+			gk[k] = keys[i]
+		}
+		cmds[j] = s.client.B().Del().Key(gk...).Build()
 	}
-	return int(n), nil
+	total := 0
+	for _, r := range s.client.DoMulti(ctx, cmds...) {
+		n, err := r.AsInt64()
+		if err != nil {
+			return 0, s.fail("reset", err)
+		}
+		total += int(n)
+	}
+	return total, nil
 }
 
 // Reset forgets key's states under limits in Redis (Store.Reset), then in

@@ -67,3 +67,39 @@ func TestResetWithoutATimeoutOfItsOwn(t *testing.T) {
 		t.Fatalf("Reset = %d, %v; want 1 state forgotten", n, err)
 	}
 }
+
+// On a Cluster, a subject whose keys carry no hash tag (one that starts
+// with "}", so that "{}" is empty) has its limits in different slots:
+// Reset still forgets every one of them, and reports how many Redis held.
+func TestResetOnAClusterOfASubjectWithoutAHashTag(t *testing.T) {
+	t.Parallel()
+	store := redis.New(redistest.Cluster(t).Client(t), redis.WithTimeout(testTimeout))
+	var limits []sluice.Limit
+	for _, name := range []string{"a", "b", "c", "d", "e", "f"} {
+		limits = append(limits, sluice.FixedWindow(1, time.Hour).Named(name))
+	}
+	ctx := context.Background()
+	lim := sluice.NewLimiter(store)
+	allowed := func() bool {
+		t.Helper()
+		checks := make([]sluice.Check, len(limits))
+		for i, l := range limits {
+			checks[i] = sluice.Check{Key: "}x", Limit: l, Cost: 1}
+		}
+		var d sluice.Decision
+		if err := lim.Allow(ctx, checks, &d); err != nil {
+			t.Fatal(err)
+		}
+		return d.Allowed
+	}
+	if !allowed() || allowed() {
+		t.Fatal("want the first call admitted and the second refused")
+	}
+	n, err := store.Reset(ctx, "}x", limits)
+	if err != nil || n != len(limits) {
+		t.Fatalf("Reset = %d, %v; want %d states forgotten", n, err, len(limits))
+	}
+	if !allowed() {
+		t.Error("refused after its reset")
+	}
+}
