@@ -62,17 +62,25 @@ func sha1Hex(src string) string {
 // execApply runs the apply script of families with keys and args, followed
 // under WithReplicas by a WAIT on the same connection.
 func (s *Store) execApply(ctx context.Context, families int, keys, args []string) ([]rueidis.RedisMessage, error) {
+	sc := s.scripts
+	return s.execScript(ctx, sc.apply[families], sc.applySrc[families], sc.applySha[families], keys, args)
+}
+
+// execScript runs lua (whose source is src, of SHA-1 sha) with keys and
+// args, followed under WithReplicas by a WAIT on the same connection: a
+// run whose writes fewer replicas than asked acknowledge is an error.
+func (s *Store) execScript(ctx context.Context, lua *rueidis.Lua, src, sha string, keys, args []string) ([]rueidis.RedisMessage, error) {
 	if s.durable == nil {
-		return s.scripts.apply[families].Exec(ctx, s.client, keys, args).ToArray()
+		return lua.Exec(ctx, s.client, keys, args).ToArray()
 	}
 	d := s.durable
 	build := func(eval bool) []rueidis.Completed {
 		b := s.client.B()
 		var run rueidis.Completed
 		if eval {
-			run = b.Eval().Script(s.scripts.applySrc[families]).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+			run = b.Eval().Script(src).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 		} else {
-			run = b.Evalsha().Sha1(s.scripts.applySha[families]).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
+			run = b.Evalsha().Sha1(sha).Numkeys(int64(len(keys))).Key(keys...).Arg(args...).Build()
 		}
 		return []rueidis.Completed{run, b.Wait().Numreplicas(d.replicas).Timeout(d.waitMS).Build()}
 	}

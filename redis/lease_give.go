@@ -18,12 +18,31 @@ var loadLeaseScript = onceScript("lease.lua")
 // family the first time it is called, and returns that script (or error)
 // every time.
 func onceScript(main string) func() (*rueidis.Lua, error) {
-	return sync.OnceValues(func() (*rueidis.Lua, error) {
+	load := onceSource(main)
+	return func() (*rueidis.Lua, error) {
+		sc, err := load()
+		if err != nil {
+			return nil, err
+		}
+		return sc.lua, nil
+	}
+}
+
+// sourced is a script with its source and SHA-1, for a run followed by a
+// WAIT (Store.execScript).
+type sourced struct {
+	lua      *rueidis.Lua
+	src, sha string
+}
+
+// onceSource is onceScript that also keeps the script's source.
+func onceSource(main string) func() (*sourced, error) {
+	return sync.OnceValues(func() (*sourced, error) {
 		src, err := luaSource(luaFiles, allFamilies, main)
 		if err != nil {
 			return nil, err
 		}
-		return rueidis.NewLuaScript(src), nil
+		return &sourced{lua: rueidis.NewLuaScript(src), src: src, sha: sha1Hex(src)}, nil
 	})
 }
 

@@ -12,7 +12,7 @@ import (
 )
 
 // loadLeaseTakeScript builds lease_take.lua with every family, once.
-var loadLeaseTakeScript = onceScript("lease_take.lua")
+var loadLeaseTakeScript = onceSource("lease_take.lua")
 
 // errTakeSlots is take's answer when its keys lie in several Cluster
 // slots, which one script run cannot reach: the caller takes through
@@ -28,7 +28,7 @@ func (s *Store) take(ctx context.Context, checks []sluice.Check, want []int64, o
 	if len(s.groups(keys)) > 1 {
 		return 0, errTakeSlots
 	}
-	lua, err := loadLeaseTakeScript()
+	sc, err := loadLeaseTakeScript()
 	if err != nil {
 		return 0, s.fail("lease take script", err)
 	}
@@ -42,7 +42,9 @@ func (s *Store) take(ctx context.Context, checks []sluice.Check, want []int64, o
 		}
 		args = append(args, strconv.FormatInt(want[i], 10))
 	}
-	msgs, err := lua.Exec(ctx, s.client, keys, args).ToArray()
+	// It decides the call's own cost, as an apply run does: under
+	// WithReplicas, a write no replica holds is an error, not a decision.
+	msgs, err := s.execScript(ctx, sc.lua, sc.src, sc.sha, keys, args)
 	if err != nil {
 		return 0, s.fail("lease take script", err)
 	}

@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -97,5 +98,31 @@ func TestLeasedTakeAcrossSlotsAdmitsExactly(t *testing.T) {
 		t.Error("lease: auto opened a store without leases")
 	} else if s := settled(t, l); s.Leases == 0 {
 		t.Errorf("no lease taken across slots: %+v", s)
+	}
+}
+
+// Under WithReplicas a take near exhaustion (lease_take.lua, which decides
+// the call's own cost) is held to what every apply run is: a write no
+// replica acknowledges is an error, never a decision a failover can forget.
+func TestLeasedTakeNearExhaustionWaitsForReplicas(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t) // no replica: no wait is long enough
+	st := redis.New(srv.Client(t), redis.WithTimeout(testTimeout), redis.WithReplicas(1, 50*time.Millisecond))
+	leased := redis.NewLeased(st, st, 1, redis.LeaseOptions{Mode: redis.LeaseAuto, Idle: time.Hour})
+	t.Cleanup(func() { leased.Close() })
+	// A remainder of 10 among 2 shares bounds a take (5 < 8 asked): the
+	// first call's take is lease_take.lua.
+	check := sluice.Check{Key: "scarce", Limit: sluice.FixedWindow(10, time.Hour).Named("hourly"), Cost: 1}
+	out := make([]sluice.Status, 1)
+	before := evalCalls(t, srv)
+	err := leased.Apply(context.Background(), []sluice.Check{check}, out)
+	if evalCalls(t, srv) == before {
+		t.Fatal("no script ran")
+	}
+	if err == nil {
+		t.Fatalf("admitted (%+v) by a write no replica holds; want an error wrapping ErrStoreUnavailable", out[0])
+	}
+	if !errors.Is(err, sluice.ErrStoreUnavailable) {
+		t.Fatalf("%v, want an error wrapping ErrStoreUnavailable", err)
 	}
 }
