@@ -33,7 +33,7 @@ func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status
 	st := status.New(codes.ResourceExhausted, p.Detail)
 	var details []protoadapt.MessageV1
 	if p.RetryAfter != nil {
-		delay := min(res.Decision.RetryAfter, time.Duration(*p.RetryAfter)*time.Second)
+		delay := min(res.RetryAfter(), time.Duration(*p.RetryAfter)*time.Second)
 		details = append(details, &errdetails.RetryInfo{RetryDelay: durationpb.New(delay)})
 	}
 	details = append(details, quotaFailure(res))

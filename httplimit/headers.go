@@ -348,6 +348,26 @@ func refusingCheck(res *Result) int {
 	return best
 }
 
+// RetryAfter returns the wait res's refusal states, exact: the figure that
+// Retry-After and the problem body's retryAfter round up to whole seconds.
+// It is the longest wait of the enforcing limits that refused, counting a
+// refused AlgorithmConcurrency limit as a one-second poll (a slot frees
+// when one of the client's requests ends, which no clock predicts; its
+// lease's expiry is only the latest it can), and includes
+// Options.RetryJitter when set. It is 0 when res was admitted or is
+// exempt, and sluice.Never when no wait will admit the request (its cost
+// exceeds a limit's capacity).
+func (res *Result) RetryAfter() time.Duration {
+	d := &res.Decision
+	if res.Exempt || d.Allowed {
+		return 0
+	}
+	if i := refusingCheck(res); i >= 0 {
+		return refusalWait(res, i)
+	}
+	return d.RetryAfter
+}
+
 // refusalWait is the wait the refusal of check i of res states: its
 // RetryAfter, or concurrencyPoll for a concurrency limit.
 func refusalWait(res *Result, i int) time.Duration {

@@ -63,9 +63,9 @@ type Usage struct {
 // resetsAt is now + t rounded up to whole seconds.
 func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 	d := &res.Decision
-	l, wait := d.Limit, d.RetryAfter
+	l, wait := d.Limit, res.RetryAfter()
 	if i := refusingCheck(res); i >= 0 {
-		l, wait = res.Checks[i].Limit, refusalWait(res, i)
+		l = res.Checks[i].Limit
 	}
 	f := decidingFigures(res)
 	plan := res.Identity.Plan

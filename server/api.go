@@ -153,8 +153,8 @@ func (sc *checkScratch) fill(mw *httplimit.Middleware, res *httplimit.Result) {
 	out.DelayMs = ceilMs(d.Delay)
 	if !d.Allowed {
 		out.Violated = d.Violated
-		if d.RetryAfter != sluice.Never {
-			out.RetryAfterMs = ceilMs(d.RetryAfter)
+		if wait := res.RetryAfter(); wait != sluice.Never {
+			out.RetryAfterMs = ceilMs(wait)
 			out.RetryAfter = max(1, (out.RetryAfterMs+999)/1000)
 		}
 	}
