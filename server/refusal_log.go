@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/envoy"
 	"github.com/sluice-dev/sluice/httplimit"
 )
@@ -88,8 +89,9 @@ func withVia(r *http.Request, via string) *http.Request {
 // the surface, the status written (none for the decision API, which
 // answers its caller), the method and path (never the query, which may
 // carry credentials), the client as its Subject (an API key only as its
-// hash) and its key's name, plan, the limits that refused, the wait, and
-// the request's X-Request-Id (id) when it has one.
+// hash) and its key's name, plan, the limits that refused, the wait (none
+// when no wait admits the request), and the request's X-Request-Id (id)
+// when it has one.
 func (s *Server) logRefusal(via, method, path, id string, res *httplimit.Result, status int) {
 	perSecond := s.Config().Log.RefusalsPerSecond
 	if !s.refusals.take(perSecond, time.Now()) {
@@ -100,7 +102,10 @@ func (s *Server) logRefusal(via, method, path, id string, res *httplimit.Result,
 		attrs = append(attrs, "status", status)
 	}
 	attrs = append(attrs, "method", method, "path", path, "subject", res.Identity.Subject, "plan", planName(res.Identity.Plan),
-		"limits", res.Decision.Violated, "retry_after_s", ceilSeconds(res.Decision.RetryAfter))
+		"limits", res.Decision.Violated)
+	if wait := res.RetryAfter(); wait != sluice.Never {
+		attrs = append(attrs, "retry_after_s", ceilSeconds(wait))
+	}
 	if res.Identity.KeyName != "" {
 		attrs = append(attrs, "key_name", res.Identity.KeyName)
 	}

@@ -119,3 +119,18 @@ func TestEnvoyRefusalsAreLogged(t *testing.T) {
 		t.Errorf("the log holds a descriptor's value:\n%s", logs.String())
 	}
 }
+
+// TestRefusalNoWaitIsLogged: a request that costs more than a limit can ever
+// hold is logged with no wait (no wait admits it), never a negative one.
+func TestRefusalNoWaitIsLogged(t *testing.T) {
+	var logs lockedBuffer
+	f := newFixtureWith(t, testConfig, func(o *server.Options) { o.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
+	f.do(t, "POST", "/v1/check", `{"user":"u1","cost":4}`, nil)
+	lines := refusalLines(t, logs.String(), "request refused")
+	if len(lines) != 1 {
+		t.Fatalf("%d refusal lines, want 1:\n%s", len(lines), logs.String())
+	}
+	if ra, ok := lines[0]["retry_after_s"]; ok {
+		t.Errorf("retry_after_s %v for a request no wait admits; want none", ra)
+	}
+}
