@@ -389,3 +389,42 @@ func TestPropertyReleaseGivesBackTheLease(t *testing.T) {
 func using(l sluice.Limit, alg sluice.Algorithm) sluice.Limit {
 	return sluice.NewLimit(alg, l.Quantity(), l.Window()).WithBurst(l.Burst()).Named(l.Name())
 }
+
+// ResetAfter is exact: a peek at now+ResetAfter shows the whole Burst and
+// one 1µs earlier does not; RetryAfter is the shortest wait that admits.
+// Both hold also once a limit decides the state its unscaled self wrote,
+// as a degradation level's Scale does (the two share an ID).
+func TestPropertyResetAfterIsExactAlsoAfterScale(t *testing.T) {
+	for _, alg := range sluice.Algorithms() {
+		t.Run(alg.String(), func(t *testing.T) {
+			rapid.Check(t, func(t *rapid.T) {
+				orig := genLimit(t, alg)
+				scaled := orig.Scale(1, rapid.Int64Range(1, 5).Draw(t, "den"))
+				w := int64(orig.Window() / time.Microsecond)
+				now := rapid.Int64Range(-1<<40, 1<<40).Draw(t, "t0")
+				var s sluice.State
+				for i := range rapid.IntRange(1, 30).Draw(t, "n") {
+					now += rapid.OneOf(rapid.Int64Range(0, max(w/orig.Quantity(), 1)), rapid.Int64Range(0, 2*w)).Draw(t, "dt")
+					l := orig
+					if i >= 10 {
+						l = scaled
+					}
+					cost := rapid.Int64Range(0, l.Burst()).Draw(t, "cost")
+					before := cloneState(s)
+					var st sluice.Status
+					s, st = storetest.Decided(l.Decide(s, now, cost))
+					r := int64(st.ResetAfter / time.Microsecond)
+					if _, at := storetest.Decided(l.Decide(cloneState(s), now+r, 0)); at.Remaining != l.Burst() {
+						t.Fatalf("%v: %d remaining after ResetAfter %dµs, want %d", l, at.Remaining, r, l.Burst())
+					}
+					if _, early := storetest.Decided(l.Decide(cloneState(s), now+r-1, 0)); r > 0 && early.Remaining == l.Burst() {
+						t.Fatalf("%v: ResetAfter %dµs, but full 1µs earlier", l, r)
+					}
+					if !st.Allowed {
+						checkRetry(t, l, before, now, cost, st, false)
+					}
+				}
+			})
+		})
+	}
+}

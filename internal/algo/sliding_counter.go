@@ -39,11 +39,14 @@ func SlidingCounter(p *Params, s *State, now, cost int64, v *Verdict) (changed b
 		v.Charged = max(now, start)
 	}
 	v.Remaining = max(p.Q-used, 0)
+	// Full again once the estimate is 0: a count weighs at most Q (a state
+	// written under a larger quantity is clamped to this one's), the
+	// current one through the next window, the previous one through this.
 	switch {
 	case curr > 0:
-		v.Reset = start + p.W + counterFades(p, curr, 0) - now
+		v.Reset = start + p.W + counterFades(p, min(curr, p.Q), 0) - now
 	case used > 0:
-		v.Reset = start + counterFades(p, prev, 0) - now
+		v.Reset = start + counterFades(p, min(prev, p.Q), 0) - now
 	}
 	return changed
 }
