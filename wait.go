@@ -45,7 +45,7 @@ func (l *Limiter) Wait(ctx context.Context, checks []Check, d *Decision) error {
 			return err
 		}
 		sleep, leased := d.RetryAfter, refusesLease(checks, d)
-		if sleep == Never && !leased {
+		if sleep == Never { // a cost above a burst, which no release changes
 			l.waiting.Add(-1)
 			return fmt.Errorf("sluice: wait: limit %q never admits this call (cost above its burst)", d.Limit.Name())
 		}

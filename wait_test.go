@@ -50,3 +50,20 @@ func TestWaitSleepsRetryAfter(t *testing.T) {
 		t.Fatalf("Wait for a cost above the burst: %v %+v, want an error at once", err, d)
 	}
 }
+
+// A concurrency check whose cost is above its quantity can never take a
+// lease: Wait says so at once instead of polling for a release until its
+// context ends.
+func TestWaitGivesUpAtOnceOnALeaseThatCanNeverFit(t *testing.T) {
+	s := memory.New(memory.WithSweepInterval(0))
+	t.Cleanup(func() { s.Close() })
+	lim := sluice.NewLimiter(s)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	checks := []sluice.Check{{Key: "k", Limit: sluice.Concurrency(2, time.Minute), Cost: 3}}
+	var d sluice.Decision
+	err := lim.Wait(ctx, checks, &d)
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || d.Allowed || d.RetryAfter != sluice.Never {
+		t.Fatalf("Wait for 3 leases of 2: %v %+v, want an error at once saying it never fits", err, d)
+	}
+}
