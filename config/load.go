@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
 	"path"
 	"slices"
 	"strconv"
@@ -23,22 +22,20 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/boundedfile"
 	"github.com/sluice-dev/sluice/internal/yamlcheck"
 )
 
 // maxFileSize bounds a configuration file.
 const maxFileSize = 4 << 20
 
-// Load reads and validates the configuration file at path.
+// Load reads and validates the configuration file at path, a regular file
+// (or a link to one) of at most 4 MiB: a pipe or a device is an error, not
+// a read that waits.
 func Load(path string) (*Config, error) {
-	f, err := os.Open(path)
+	data, err := boundedfile.Read(path, maxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("config: %s: %w", path, err)
 	}
 	return Parse(path, data)
 }

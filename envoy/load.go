@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sluice-dev/sluice/internal/boundedfile"
 	"github.com/sluice-dev/sluice/internal/yamlcheck"
 )
 
@@ -75,15 +76,13 @@ func LoadRuleFiles(paths ...string) (*Rules, error) {
 	return l.rules, nil
 }
 
+// readFile reads the rules file at path, a regular file (or a link to one)
+// of at most maxFileSize bytes: a pipe or a device is an error, not a read
+// that waits.
 func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	data, err := boundedfile.Read(path, maxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("envoy rules: %w", err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("envoy rules: %s: %w", path, err)
 	}
 	return data, nil
 }

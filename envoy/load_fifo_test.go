@@ -1,0 +1,30 @@
+package envoy_test
+
+import (
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/envoy"
+)
+
+// A rules path naming a pipe is refused at once: opening it would wait for
+// a writer, and a reload would hang with it.
+func TestLoadRuleFilesRefusesAPipe(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rules.yaml")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := envoy.LoadRuleFiles(path); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("LoadRuleFiles of a pipe: %v; want an error saying it is not a regular file", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("LoadRuleFiles of a pipe is still waiting after 5s")
+	}
+}
