@@ -30,9 +30,9 @@ func Zone(s string) (time.Duration, error) {
 	if len(s) != 6 || (s[0] != '+' && s[0] != '-') || s[3] != ':' {
 		return 0, bad
 	}
-	h, errH := strconv.Atoi(s[1:3])
-	m, errM := strconv.Atoi(s[4:6])
-	if errH != nil || errM != nil || h < 0 || m < 0 || m > 59 || h*60+m > 14*60 {
+	h, okH := number(s[1:3])
+	m, okM := number(s[4:6])
+	if !okH || !okM || m > 59 || h*60+m > 14*60 {
 		return 0, bad
 	}
 	east := time.Duration(h)*time.Hour + time.Duration(m)*time.Minute
@@ -62,13 +62,29 @@ func Start(p sluice.Period, s string) (time.Duration, error) {
 		}
 		return 0, fmt.Errorf("%q is not a weekday (monday … sunday)", s)
 	case sluice.Month:
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 28 {
+		n, ok := number(s)
+		if !ok || n < 1 || n > 28 {
 			return 0, fmt.Errorf("%q is not a day from 1 to 28", s)
 		}
 		return time.Duration(n-1) * day, nil
 	}
 	return 0, fmt.Errorf("applies only to a week (a weekday) or a month (a day from 1 to 28), not a %v", p)
+}
+
+// number reads s, 1 to 9 ASCII digits and nothing else (no sign, no
+// space), as a decimal number.
+func number(s string) (int, bool) {
+	if len(s) < 1 || len(s) > 9 {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = 10*n + int(s[i]-'0')
+	}
+	return n, true
 }
 
 // Offset returns the offset (sluice.Limit.WithOffset) of the periods of a

@@ -14,7 +14,8 @@ func TestZone(t *testing.T) {
 			t.Errorf("Zone(%q) = %v, %v; want %v", s, got, err, want)
 		}
 	}
-	for _, s := range []string{"Europe/Paris", "+9:00", "+14:01", "+10:60", "09:00", "+0a:00", "utc"} {
+	for _, s := range []string{"Europe/Paris", "+9:00", "+14:01", "+10:60", "09:00", "+0a:00", "utc",
+		"++1:00", "+-0:00", "+09:+5", "-09:-0"} { // signs inside the digits
 		if _, err := Zone(s); err == nil {
 			t.Errorf("Zone(%q) accepted", s)
 		}
@@ -36,7 +37,8 @@ func TestStart(t *testing.T) {
 	for _, c := range []struct {
 		p sluice.Period
 		s string
-	}{{sluice.Week, "someday"}, {sluice.Month, "29"}, {sluice.Month, "0"}, {sluice.Year, "2"}, {sluice.Day, "monday"}} {
+	}{{sluice.Week, "someday"}, {sluice.Month, "29"}, {sluice.Month, "0"}, {sluice.Year, "2"}, {sluice.Day, "monday"},
+		{sluice.Month, "+5"}, {sluice.Month, " 5"}} {
 		if _, err := Start(c.p, c.s); err == nil {
 			t.Errorf("Start(%v, %q) accepted", c.p, c.s)
 		}
