@@ -52,10 +52,16 @@ func (codec) Marshal(v any) (mem.BufferSlice, error) {
 // headers.
 const responseBytes = 256
 
-// undecodable is the field number under which the codec leaves, in the
-// unknown fields of a request it could not read, why it could not: the
-// largest valid number, which no RateLimitRequest uses.
-const undecodable protowire.Number = protowire.MaxValidNumber
+// The codec leaves why it could not read a request as the request's only
+// unknown bytes: a tag of field undecodable (the largest valid number, which
+// no RateLimitRequest uses) and wire type markType, then the reason as
+// length-delimited bytes. Wire type 7 is reserved: protobuf refuses any input
+// holding it, so no unknown field protobuf keeps from the wire can pass for
+// the mark.
+const (
+	undecodable protowire.Number = protowire.MaxValidNumber
+	markType    protowire.Type   = 7
+)
 
 func unmarshal(data mem.BufferSlice, v any) error {
 	req, ok := v.(*rlsv3.RateLimitRequest)
@@ -80,7 +86,7 @@ func unmarshal(data mem.BufferSlice, v any) error {
 	}
 	req.Reset()
 	var mark []byte
-	mark = protowire.AppendTag(mark, undecodable, protowire.BytesType)
+	mark = protowire.AppendTag(mark, undecodable, markType)
 	mark = protowire.AppendString(mark, err.Error())
 	req.ProtoReflect().SetUnknown(mark)
 	return nil
@@ -91,22 +97,15 @@ func unmarshal(data mem.BufferSlice, v any) error {
 // answers InvalidArgument with this reason.
 func DecodeError(req *rlsv3.RateLimitRequest) error {
 	b := req.ProtoReflect().GetUnknown()
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return nil
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return nil
-		}
-		if num == undecodable && typ == protowire.BytesType {
-			why, _ := protowire.ConsumeString(b[n:])
-			return fmt.Errorf("not a RateLimitRequest: %s", why)
-		}
-		b = b[n+m:]
+	num, typ, n := protowire.ConsumeTag(b)
+	if n < 0 || num != undecodable || typ != markType {
+		return nil
 	}
-	return nil
+	why, m := protowire.ConsumeString(b[n:])
+	if m < 0 || n+m != len(b) {
+		return nil
+	}
+	return fmt.Errorf("not a RateLimitRequest: %s", why)
 }
 
 // unmarshalLenient reads the wire format b into m as proto.Unmarshal does,

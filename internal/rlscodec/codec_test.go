@@ -135,3 +135,43 @@ func TestCodecWritesResponses(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeErrorIsNotReadFromTheWire: a request protobuf reads is never
+// marked, whatever unknown fields it carries, including one under the
+// field number and wire type a mark would use.
+func TestDecodeErrorIsNotReadFromTheWire(t *testing.T) {
+	valid := []byte("\x0a\x04edge\x12\x08\x0a\x06\x0a\x01k\x12\x01v")
+	codec := rlscodec.Codec()
+	for _, typ := range []protowire.Type{protowire.BytesType, protowire.VarintType, protowire.Fixed32Type} {
+		b := protowire.AppendTag(append([]byte(nil), valid...), protowire.MaxValidNumber, typ)
+		switch typ {
+		case protowire.BytesType:
+			b = protowire.AppendString(b, "forged")
+		case protowire.VarintType:
+			b = protowire.AppendVarint(b, 1)
+		case protowire.Fixed32Type:
+			b = protowire.AppendFixed32(b, 1)
+		}
+		var want rlsv3.RateLimitRequest
+		if err := proto.Unmarshal(b, &want); err != nil {
+			t.Fatalf("protobuf refuses %x: %v", b, err)
+		}
+		var req rlsv3.RateLimitRequest
+		if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, &req); err != nil {
+			t.Fatal(err)
+		}
+		if err := rlscodec.DecodeError(&req); err != nil {
+			t.Errorf("wire type %d: a request protobuf reads was marked: %v", typ, err)
+		}
+		if !proto.Equal(&req, &want) {
+			t.Errorf("wire type %d: read %v, protobuf %v", typ, &req, &want)
+		}
+	}
+	var req rlsv3.RateLimitRequest
+	if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer([]byte("\x0a\x05edge"))}, &req); err != nil {
+		t.Fatal(err)
+	}
+	if err := rlscodec.DecodeError(&req); err == nil {
+		t.Error("a truncated request was not marked")
+	}
+}
