@@ -143,22 +143,47 @@ func Note(l sluice.Limit) string {
 
 // WholeAgain says when a calendar limit's periods start: "on the 1st at
 // 00:00 UTC", "on the 15th at 00:00 UTC+09:00", "on Sunday at 00:00
-// UTC-05:30", "every day at 00:00 UTC+14:00".
+// UTC-05:30", "every day at 00:00 UTC+14:00". The zone is Split's, but
+// for a month that would then start after the 28th, which not every
+// month has: "on the 28th at 00:00 UTC-12:00", not the 29th at UTC+12:00.
+// Periods starting before their usual first day (a negative offset of
+// whole days) start "on the last day of the month", "on the 2nd-to-last
+// day of the year", "on Saturday".
 func WholeAgain(l sluice.Limit) string {
-	days, zone := Split(l.Offset())
+	off := l.Offset()
+	days, zone := Split(off)
+	if l.Period() == sluice.Month && days > 27 {
+		r := off % day // not 0: an offset below 28 days passes the 28th only named east
+		days, zone = int((off-r)/day), "UTC-"+hhmm(r)
+	}
 	var when string
 	switch l.Period() {
 	case sluice.Day:
 		when = "every day"
 	case sluice.Week:
-		when = "on " + time.Weekday((1+days)%7).String()
+		when = "on " + time.Weekday(((1+days)%7+7)%7).String()
 	case sluice.Month:
 		when = "on the " + Ordinal(days+1)
+		if days < 0 {
+			when = "on the " + toLast(-days) + " day of the month"
+		}
 	default:
-		when = "on January 1"
-		if days > 0 {
+		switch {
+		case days < 0:
+			when = "on the " + toLast(-days) + " day of the year"
+		case days > 0:
 			when = "on day " + fmt.Sprint(days+1) + " of the year"
+		default:
+			when = "on January 1"
 		}
 	}
 	return when + " at 00:00 " + zone
+}
+
+// toLast returns "last" for 1, else "2nd-to-last", "3rd-to-last" …
+func toLast(n int) string {
+	if n == 1 {
+		return "last"
+	}
+	return Ordinal(n) + "-to-last"
 }
