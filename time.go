@@ -28,9 +28,11 @@ func MicrosSinceEpoch(t time.Time) int64 {
 	return int64(us)
 }
 
-// TimeFromMicros converts microseconds since Epoch back to a time.Time in UTC.
+// TimeFromMicros converts microseconds since Epoch back to a time.Time in
+// UTC, exactly for any us (also beyond the ±292 years a time.Duration
+// spans, where MicrosSinceEpoch saturates).
 func TimeFromMicros(us int64) time.Time {
-	return Epoch.Add(time.Duration(us/1e6) * time.Second).Add(time.Duration(us%1e6) * time.Microsecond)
+	return time.Unix(Epoch.Unix()+us/1e6, int64(Epoch.Nanosecond())+us%1e6*1e3).UTC()
 }
 
 // durationFromMicros converts µs to a time.Duration, saturating at Never.

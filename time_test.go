@@ -1,0 +1,33 @@
+package sluice_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+func TestTimeFromMicros(t *testing.T) {
+	epoch := sluice.Epoch.Unix()
+	for _, c := range []struct {
+		name string
+		us   int64
+		want time.Time
+	}{
+		{"Epoch is 2020-01-01", 0, sluice.Epoch},
+		{"a microsecond before Epoch rounds nothing away", -1, sluice.Epoch.Add(-time.Microsecond)},
+		{"the largest time MicrosSinceEpoch returns comes back",
+			math.MaxInt64 / 1000, sluice.Epoch.Add(math.MaxInt64 / 1000 * time.Microsecond)},
+		{"a time past 2312, beyond a Duration from Epoch, is not wrapped around",
+			1 << 61, time.Unix(epoch+(1<<61)/1_000_000, (1<<61)%1_000_000*1000).UTC()},
+		{"nor one long before 1728",
+			-1 << 61, time.Unix(epoch-(1<<61)/1_000_000-1, (1_000_000-(1<<61)%1_000_000)*1000).UTC()},
+		{"the extremes of int64 are not wrapped either",
+			math.MaxInt64, time.Unix(epoch+math.MaxInt64/1_000_000, math.MaxInt64%1_000_000*1000).UTC()},
+	} {
+		if got := sluice.TimeFromMicros(c.us); !got.Equal(c.want) || got.Location() != time.UTC {
+			t.Errorf("%s: TimeFromMicros(%d) = %v, want %v", c.name, c.us, got, c.want)
+		}
+	}
+}
