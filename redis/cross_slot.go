@@ -19,7 +19,9 @@ type reservation struct {
 // crossSlot decides a call whose checks span Cluster slots: one reserve
 // run per slot in ascending slot order; on the first slot that refuses,
 // refund the reservations before it and decide the slots after it without
-// writing. See the package documentation for what this does and does not
+// writing. It returns the earliest time a slot was decided at: a window
+// that ended between two slots' runs counted what the earlier slots
+// admitted. See the package documentation for what this does and does not
 // guarantee.
 func (s *Store) crossSlot(ctx context.Context, checks []sluice.Check, keys []string, groups [][]int, out []sluice.Status) (int64, error) {
 	token := strconv.FormatUint(rand.Uint64(), 36) // tags this call's writes
@@ -33,7 +35,9 @@ func (s *Store) crossSlot(ctx context.Context, checks []sluice.Check, keys []str
 			s.rollback(ctx, token, checks, keys, done)
 			return 0, err
 		}
-		now = r.now
+		if len(done) == 0 || r.now < now {
+			now = r.now
+		}
 		if r.refused {
 			return now, s.settle(ctx, token, checks, keys, done, groups[gi+1:], out)
 		}

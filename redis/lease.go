@@ -104,7 +104,9 @@ func (o LeaseOptions) modeOf(id string) LeaseMode {
 // to: a Store, or Open's store once it has connected.
 type leaseBackend interface {
 	// applyAt is Store.Apply that also returns the shared state's time of
-	// the decision, µs since sluice.Epoch.
+	// the decision, µs since sluice.Epoch: for checks decided at several
+	// times (several Cluster slots), the earliest, so that a lease ends
+	// with the first window that counted any of its units.
 	applyAt(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error)
 	// take runs lease_take.lua: checks (their keys in one slot) decided
 	// at their cost, all-or-nothing, and when all are admitted up to

@@ -115,9 +115,10 @@ func (s *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 	return err
 }
 
-// apply is Apply that also returns the script's time of the last slot it
-// decided (µs since sluice.Epoch), for tests that check promises in Redis
-// time.
+// apply is Apply that also returns the script's time of the decision (µs
+// since sluice.Epoch): of a call spanning Cluster slots, the earliest of
+// its slots' times. Leases end by it, and tests check promises in Redis
+// time by it.
 func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
 	if len(out) < len(checks) {
 		return 0, fmt.Errorf("redis store: %w: %d statuses for %d checks", sluice.ErrInvalidCheck, len(out), len(checks))
