@@ -122,8 +122,10 @@ type Decision struct {
 	Remaining  int64
 	ResetAfter time.Duration
 	RetryAfter time.Duration
-	// Delay is the longest Delay of the checks: how long an admitted call
-	// must wait before it proceeds (leaky-bucket queues only).
+	// Delay is the longest Delay of the enforcing checks: how long an
+	// admitted call must wait before it proceeds (leaky-bucket queues
+	// only). A shadow queue's Delay shows in its Status alone: a shadow
+	// limit holds nothing back.
 	Delay time.Duration
 	// Violated names every enforcing limit that refused, in check order;
 	// empty when admitted.
@@ -143,7 +145,9 @@ func (d *Decision) decide(checks []Check, statuses []Status) {
 	best, refusing := -1, -1
 	for i := range checks {
 		st := &statuses[i]
-		d.Delay = max(d.Delay, st.Delay)
+		if !checks[i].Limit.shadow {
+			d.Delay = max(d.Delay, st.Delay)
+		}
 		switch {
 		case checks[i].Limit.shadow:
 		case !st.Allowed:

@@ -136,3 +136,22 @@ func TestZeroLimiterDecidesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A shadow limit never holds a call back: a shadow leaky-bucket queue's
+// Delay is reported in its Status but is not the Decision's, which the
+// middleware sleeps before the work proceeds.
+func TestShadowQueueDelaysNothing(t *testing.T) {
+	checks := []sluice.Check{
+		{Key: "k", Limit: sluice.GCRA(10, time.Second), Cost: 1},
+		{Key: "k", Limit: sluice.LeakyBucket(1, time.Second).WithMaxWait(time.Second).Named("trial").WithShadow(true), Cost: 1},
+	}
+	store := &answerStore{statuses: []sluice.Status{{Allowed: true, Remaining: 9}, {Allowed: true, Delay: time.Second}}}
+	var d sluice.Decision
+	if err := sluice.NewLimiter(store).Allow(context.Background(), checks, &d); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Allowed || d.Delay != 0 || d.Statuses[1].Delay != time.Second {
+		t.Fatalf("allowed %v, delay %v (shadow status %v): want admitted at once, the shadow's 1s in its Status only",
+			d.Allowed, d.Delay, d.Statuses[1].Delay)
+	}
+}
