@@ -2,6 +2,7 @@ package memory
 
 import (
 	"math/bits"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -36,6 +37,10 @@ type clock struct {
 	cached atomic.Int64
 	closed atomic.Bool
 	stop   <-chan struct{} // closed by Store.Close
+	// mu orders starting a ticker with close, so that wait, after close,
+	// waits for every ticker started.
+	mu      sync.Mutex
+	tickers sync.WaitGroup
 
 	// What the ticker saw of its own lateness (see Stats).
 	lateTicks atomic.Int64
@@ -138,9 +143,21 @@ func (c *clock) nowSlow() int64 {
 	}
 	t := c.exact()
 	if c.res > 0 && t != 0 && !c.closed.Load() && c.cached.CompareAndSwap(0, c.encode(t)) {
-		go c.tick()
+		c.start()
 	}
 	return t
+}
+
+// start runs tick, unless the clock closed since the caller looked: it
+// then clears cached, which the caller set, so reads stay exact.
+func (c *clock) start() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed.Load() {
+		c.cached.Store(0)
+		return
+	}
+	c.tickers.Go(c.tick)
 }
 
 // encode is t as cached holds it, unread (the shift cannot overflow:
@@ -185,5 +202,13 @@ func (c *clock) observe(prev, now int64) {
 	}
 }
 
-// close stops the ticker for good: every later read is exact.
-func (c *clock) close() { c.closed.Store(true) }
+// close stops the ticker for good: every later read is exact. The ticker
+// returns once stop is closed; wait waits for it.
+func (c *clock) close() {
+	c.mu.Lock()
+	c.closed.Store(true)
+	c.mu.Unlock()
+}
+
+// wait returns when no ticker runs; call it after close and stop.
+func (c *clock) wait() { c.tickers.Wait() }

@@ -120,8 +120,8 @@ func New(opts ...Option) *Store {
 }
 
 // Close stops the background sweep and the clock's ticker (see
-// WithClockResolution). The store still answers afterwards, reading the
-// clock for every decision.
+// WithClockResolution) and returns when both have ended. The store still
+// answers afterwards, reading the clock for every decision.
 func (s *Store) Close() error {
 	if s.zero() {
 		return nil
@@ -131,6 +131,7 @@ func (s *Store) Close() error {
 		close(s.stop)
 	})
 	<-s.done
+	s.clock.wait()
 	return nil
 }
 
