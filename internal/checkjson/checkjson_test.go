@@ -123,3 +123,33 @@ func TestDecodeCheckFastReadsTheUsualBodies(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCheckJSONResponse: every response is written byte for byte as
+// json.Encoder writes it.
+func FuzzCheckJSONResponse(f *testing.F) {
+	f.Add(true, "api-key", "free", "per-minute", "", "a,b", "Ratelimit=x;Y=<&>", int64(1), int64(-1), int64(0), uint8(3))
+	f.Add(false, "\xff\u2028", "", "l", "id", "", "=", int64(-1<<63), int64(1<<63-1), int64(5), uint8(0))
+	f.Fuzz(func(t *testing.T, allowed bool, identity, plan, limit, settle, violated, headers string, a, b, c int64, shape uint8) {
+		r := client.CheckResponse{Allowed: allowed, Identity: identity, Plan: plan, Cost: a, Exempt: shape&1 != 0, Limit: limit,
+			Remaining: b, ResetAfterMs: c, RetryAfter: a ^ b, RetryAfterMs: b ^ c, DelayMs: c ^ a, Settle: settle}
+		if shape&2 != 0 {
+			r.Violated = strings.Split(violated, ",")
+		}
+		if shape&4 != 0 {
+			r.Headers = map[string]string{}
+			for kv := range strings.SplitSeq(headers, ";") {
+				k, v, _ := strings.Cut(kv, "=")
+				r.Headers[k] = v
+			}
+		}
+		for i := range int(shape >> 3 & 3) {
+			r.Limits = append(r.Limits, client.LimitStatus{Name: limit, Algorithm: identity, Quantity: a + int64(i), Window: plan,
+				Burst: b, Shadow: shape&32 != 0, Global: i == 1, Allowed: shape&64 != 0, Remaining: c, ResetAfterMs: a ^ c,
+				RetryAfterMs: int64(i) * b})
+		}
+		want := encodeJSON(t, r)
+		if got := string(AppendResponse(nil, &r, new([]string))); got != want {
+			t.Fatalf("got  %s\nwant %s", got, want)
+		}
+	})
+}
