@@ -48,9 +48,13 @@ func (s *Store) crossSlot(ctx context.Context, checks []sluice.Check, keys []str
 
 // settle completes a refused call: it refunds the reservations done (their
 // consuming checks then report as peeks) and decides the groups not yet
-// run without writing, all at once.
+// run without writing, all at once. The refunds run on a context of their
+// own (see undoContext): the caller's may end now that its answer is
+// known, and its reservations must not outlive it.
 func (s *Store) settle(ctx context.Context, token string, checks []sluice.Check, keys []string,
 	done []reservation, rest [][]int, out []sluice.Status) error {
+	uctx, cancel := s.undoContext(ctx)
+	defer cancel()
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
@@ -66,7 +70,7 @@ func (s *Store) settle(ctx context.Context, token string, checks []sluice.Check,
 		}
 	}
 	for _, r := range done {
-		wg.Go(func() { record(s.refund(ctx, token, checks, keys, r, out)) })
+		wg.Go(func() { record(s.refund(uctx, token, checks, keys, r, out)) })
 	}
 	for _, idx := range rest {
 		wg.Go(func() {
@@ -87,16 +91,23 @@ func (s *Store) rollback(ctx context.Context, token string, checks []sluice.Chec
 	if len(done) == 0 {
 		return
 	}
-	timeout := s.timeout
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	ctx, cancel := s.undoContext(ctx)
 	defer cancel()
 	scratch := make([]sluice.Status, len(checks))
 	for _, r := range done {
 		s.refund(ctx, token, checks, keys, r, scratch)
 	}
+}
+
+// undoContext returns the context refunds run on: ctx's values, neither
+// its cancellation nor its deadline, and the store's timeout
+// (DefaultTimeout without one).
+func (s *Store) undoContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	timeout := s.timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
 }
 
 // refund runs refund.lua for the checks of r that consumed and writes their

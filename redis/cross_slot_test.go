@@ -261,3 +261,51 @@ func TestConcurrentCrossSlotCallsCountExactly(t *testing.T) {
 	}
 	t.Logf("admitted %d calls of %d", total.Load(), 32*40)
 }
+
+// A caller that gives up once a later slot has refused its call (its
+// context cancelled, say by a client that went away) does not strand the
+// earlier slots' reservations: the refund is the store's own work, not
+// the caller's, and the units are back for the next call.
+func TestCrossSlotRefundOutlivesTheCallersContext(t *testing.T) {
+	t.Parallel()
+	client := redistest.Cluster(t).Client(t)
+	subj := subjectsBySlot(2, "gone-")
+	low, high := subj[0], subj[1]
+	limit := sluice.FixedWindow(1, 400*24*time.Hour).Named("fw")
+	base := conformance.NewClock(conformance.DefaultStart)
+	bg := context.Background()
+
+	// Exhaust the later slot's limit.
+	plain := New(client, WithTimeForTesting(base.Now), WithTimeout(testTimeout))
+	out := make([]sluice.Status, 2)
+	if err := plain.Apply(bg, []sluice.Check{{Key: high, Limit: limit, Cost: 1}}, out[:1]); err != nil || !out[0].Allowed {
+		t.Fatalf("first call: %+v, %v", out[0], err)
+	}
+
+	// The store reads its clock once per script run: the third read comes
+	// after both slots have answered, before the refund is sent. The
+	// caller's context ends there.
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	var reads atomic.Int64
+	now := func() time.Time {
+		if reads.Add(1) == 3 {
+			cancel()
+		}
+		return base.Now()
+	}
+	store := New(client, WithTimeForTesting(now), WithTimeout(testTimeout))
+	checks := []sluice.Check{{Key: low, Limit: limit, Cost: 1}, {Key: high, Limit: limit, Cost: 1}}
+	err := store.Apply(ctx, checks, out)
+	if reads.Load() < 3 {
+		t.Fatalf("the clock was read %d times, want a run per slot and the refund's (err %v)", reads.Load(), err)
+	}
+	if err == nil && (out[1].Allowed || !out[0].Allowed) {
+		t.Fatalf("statuses %+v: want the later slot refused and the earlier one a peek", out)
+	}
+
+	// The earlier slot's unit is back: a call of it alone is admitted.
+	if err := plain.Apply(bg, []sluice.Check{{Key: low, Limit: limit, Cost: 1}}, out[:1]); err != nil || !out[0].Allowed {
+		t.Fatalf("after the refused call: %+v, %v; want the earlier slot's unit refunded and admitted", out[0], err)
+	}
+}

@@ -127,7 +127,9 @@
 // calls see the reserved units as used (they may be refused although the
 // call that reserved them will not be admitted), and the slots are decided
 // at slightly different Redis times. It never admits more than a limit
-// allows. If Redis fails in the middle, the store returns an error after a
+// allows. Refunds run on a context of their own, bounded by the store's
+// timeout: a caller whose context ends meanwhile does not strand them. If
+// Redis fails in the middle, the store returns an error after a
 // best-effort refund; a refund that fails too leaves the reservation in
 // place, which errs on the side of refusing. Redis never sees a multi-slot
 // script, so CROSSSLOT errors cannot happen.
