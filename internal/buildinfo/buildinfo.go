@@ -8,15 +8,22 @@ import "runtime/debug"
 const Module = "github.com/sluice-dev/sluice"
 
 // Sluice returns the version of sluice in info — the main module's when it
-// is sluice (or info names none), else that of the dependency on sluice —
-// "(devel)" when there is none (a build from a checkout, a replaced
-// module); and, when sluice is the main module, the commit the build
-// recorded ("" if none) and whether its tree had uncommitted changes.
+// is sluice (or info names none), else that of the dependency on sluice, or
+// of what replaces it when the dependency is replaced — "(devel)" when there
+// is none (a build from a checkout, a dependency replaced by a directory);
+// and, when sluice is the main module, the commit the build recorded (""
+// if none) and whether its tree had uncommitted changes.
 func Sluice(info *debug.BuildInfo) (version, revision string, modified bool) {
 	version = "(devel)"
 	if info.Main.Path != "" && info.Main.Path != Module {
 		for _, d := range info.Deps {
-			if d.Path == Module && d.Version != "" {
+			if d.Path != Module {
+				continue
+			}
+			if d.Replace != nil {
+				d = d.Replace
+			}
+			if d.Version != "" {
 				return d.Version, "", false
 			}
 		}

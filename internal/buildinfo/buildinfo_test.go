@@ -23,6 +23,12 @@ func TestSluice(t *testing.T) {
 			Deps:     []*debug.Module{{Path: "golang.org/x/net", Version: "v0.1.0"}, {Path: Module, Version: "v1.3.2"}}}, "v1.3.2", "", false},
 		{"embedded, replaced by a local copy", debug.BuildInfo{Main: debug.Module{Path: "example.com/api"},
 			Deps: []*debug.Module{{Path: Module}}}, "(devel)", "", false},
+		{"embedded, replaced by a directory (as the go command records it)", debug.BuildInfo{Main: debug.Module{Path: "example.com/api"},
+			Deps: []*debug.Module{{Path: Module, Version: "v1.3.2", Replace: &debug.Module{Path: "../sluice", Version: "(devel)"}}}},
+			"(devel)", "", false},
+		{"embedded, replaced by another module's version", debug.BuildInfo{Main: debug.Module{Path: "example.com/api"},
+			Deps: []*debug.Module{{Path: Module, Version: "v1.3.2", Replace: &debug.Module{Path: "example.com/fork/sluice", Version: "v1.3.3-fix"}}}},
+			"v1.3.3-fix", "", false},
 		{"no main module path (a test's)", debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3", "", false},
 	} {
 		if v, r, m := Sluice(&c.info); v != c.version || r != c.revision || m != c.modified {
