@@ -27,8 +27,8 @@ const (
 // another process sharing the store).
 //
 // Wait gives up when ctx is done, with an error wrapping ctx.Err(); at once,
-// with an error wrapping context.DeadlineExceeded, when no concurrency
-// check is refused and RetryAfter ends after ctx's deadline (as
+// with an error wrapping context.DeadlineExceeded, when no enforcing
+// concurrency check is refused and RetryAfter ends after ctx's deadline (as
 // x/time/rate's Limiter.Wait does); at once when a check can never fit
 // (RetryAfter is Never: a cost above the limit's burst); and on any error
 // Allow returns.
@@ -64,10 +64,11 @@ func (l *Limiter) Wait(ctx context.Context, checks []Check, d *Decision) error {
 	}
 }
 
-// refusesLease reports whether a concurrency check of checks refused in d.
+// refusesLease reports whether an enforcing concurrency check of checks
+// refused in d (a shadow one holds nothing back).
 func refusesLease(checks []Check, d *Decision) bool {
 	for i := range checks {
-		if !d.Statuses[i].Allowed && checks[i].Limit.Algorithm() == AlgorithmConcurrency {
+		if !d.Statuses[i].Allowed && !checks[i].Limit.shadow && checks[i].Limit.alg == AlgorithmConcurrency {
 			return true
 		}
 	}

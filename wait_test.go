@@ -67,3 +67,40 @@ func TestWaitGivesUpAtOnceOnALeaseThatCanNeverFit(t *testing.T) {
 		t.Fatalf("Wait for 3 leases of 2: %v %+v, want an error at once saying it never fits", err, d)
 	}
 }
+
+// countingStore counts the calls to Apply of the Store it wraps.
+type countingStore struct {
+	sluice.Store
+	applies int
+}
+
+func (s *countingStore) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	s.applies++
+	return s.Store.Apply(ctx, checks, out)
+}
+
+// A shadow concurrency limit's refusal holds no call back, so it does not
+// make Wait poll for a release: refused by a rate limit whose wait ends
+// after the context's deadline, Wait gives up at once after one decision.
+func TestWaitIgnoresAShadowLeaseRefusal(t *testing.T) {
+	mem := memory.New(memory.WithSweepInterval(0))
+	t.Cleanup(func() { mem.Close() })
+	store := &countingStore{Store: mem}
+	lim := sluice.NewLimiter(store)
+	checks := []sluice.Check{
+		{Key: "k", Limit: sluice.SlidingLog(1, time.Hour), Cost: 1},
+		{Key: "k", Limit: sluice.Concurrency(1, time.Hour).WithShadow(true), Cost: 1},
+	}
+	var d sluice.Decision
+	if err := lim.Allow(context.Background(), checks, &d); err != nil || !d.Allowed {
+		t.Fatalf("first: %+v %v", d, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	store.applies = 0
+	err := lim.Wait(ctx, checks, &d)
+	if !errors.Is(err, context.DeadlineExceeded) || d.Allowed || d.Statuses[1].Allowed || store.applies != 1 {
+		t.Fatalf("Wait: %v, %d decisions (shadow lease refused: %v), want DeadlineExceeded after one",
+			err, store.applies, !d.Statuses[1].Allowed)
+	}
+}
