@@ -17,6 +17,9 @@ const (
 // Wait decides checks as Allow does and, while they are refused, waits and
 // decides them again, until they are admitted (it returns nil and d holds
 // the admission) or it gives up with an error (d holds the last refusal).
+// An admission by a leaky-bucket queue comes back at once with its
+// d.Delay, which Wait does not sleep: the caller waits it before the work
+// proceeds, as after Allow.
 //
 // After a refusal Wait sleeps the decision's RetryAfter, the wait after
 // which the checks fit if nothing else arrives. A refused concurrency
