@@ -25,7 +25,9 @@ func TestLeasedTakesWaitForTheFallbacksCharge(t *testing.T) {
 		Breaker: failover.BreakerOptions{Failures: 1, OpenFor: 3 * time.Second},
 		Lease:   redis.LeaseOptions{Idle: time.Hour, MaxAge: time.Hour}})
 	const quota = 100
-	c := sluice.Check{Key: "owed", Limit: sluice.FixedWindow(quota, time.Hour), Cost: 1}
+	// A window no run of the test crosses the end of (an hour's did, now
+	// and then, and admitted the next window's quota as it should).
+	c := sluice.Check{Key: "owed", Limit: sluice.FixedWindow(quota, 400*24*time.Hour), Cost: 1}
 
 	srv.Pause()
 	local := spendN(t, g, c, 60)
