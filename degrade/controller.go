@@ -128,11 +128,15 @@ type Controller struct {
 	clock    func() time.Time
 	onChange func(from, to Level, why string)
 
-	mu     sync.Mutex
-	level  Level
-	since  time.Time
-	pinned bool
-	last   Signals
+	mu sync.Mutex
+	// pending are the transitions not yet reported to onChange, oldest
+	// first; reporting is true while a goroutine reports them.
+	pending   []transition
+	reporting bool
+	level     Level
+	since     time.Time
+	pinned    bool
+	last      Signals
 	// calmSince is when the signals last went below the current level's
 	// Leave thresholds and stayed there; zero while they are not.
 	calmSince time.Time
@@ -141,8 +145,12 @@ type Controller struct {
 // NewController returns a controller at Normal. clock is the time it
 // reads (nil: time.Now); when it goes back, the level's dwell and calm
 // count from the time it went back to, so a step back never shortens a
-// hold nor lengthens it by the step. onChange, if not nil, is called
-// (outside the controller's lock) on every transition with a reason.
+// hold nor lengthens it by the step. onChange, if not nil, is called on
+// every transition with a reason, outside the controller's lock, one call
+// at a time and in the order of the transitions, so that the last call
+// names the level in force; it may call the controller. A transition made
+// while an earlier one is being reported is reported, after it, by the
+// goroutine reporting it.
 func NewController(cfg Config, clock func() time.Time, onChange func(from, to Level, why string)) *Controller {
 	if cfg.MinDwell == 0 {
 		cfg.MinDwell = defaultMinDwell
@@ -241,11 +249,40 @@ func (c *Controller) Update(s Signals) Level {
 	if to != from {
 		c.level, c.since, c.calmSince = to, now, time.Time{}
 	}
-	c.mu.Unlock()
-	if to != from && c.onChange != nil {
-		c.onChange(from, to, why)
-	}
+	c.report(from, to, why)
 	return to
+}
+
+// transition is a change of level to report to onChange.
+type transition struct {
+	from, to Level
+	why      string
+}
+
+// report, called with mu held, unlocks it and reports a transition from →
+// to to onChange, if it is one, after every transition before it: the
+// first caller to find none being reported reports them all, in order,
+// each outside mu.
+func (c *Controller) report(from, to Level, why string) {
+	if from == to || c.onChange == nil {
+		c.mu.Unlock()
+		return
+	}
+	c.pending = append(c.pending, transition{from, to, why})
+	if c.reporting {
+		c.mu.Unlock()
+		return
+	}
+	c.reporting = true
+	for len(c.pending) > 0 {
+		t := c.pending[0]
+		c.pending = c.pending[1:]
+		c.mu.Unlock()
+		c.onChange(t.from, t.to, t.why)
+		c.mu.Lock()
+	}
+	c.reporting = false
+	c.mu.Unlock()
 }
 
 // Pin holds the level at l until Unpin, whatever the signals say. A level
@@ -272,10 +309,7 @@ func (c *Controller) force(to Level, pinned bool, why string) {
 	if from != to {
 		c.since, c.calmSince = c.now(), time.Time{}
 	}
-	c.mu.Unlock()
-	if from != to && c.onChange != nil {
-		c.onChange(from, to, why)
-	}
+	c.report(from, to, why)
 }
 
 // Unpin lets signals move the level again.
