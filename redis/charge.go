@@ -23,7 +23,9 @@ import (
 // standalone server or with Sentinel, one per node on a Cluster), bounded
 // by the store's timeout and ctx; taken, if not nil, receives the units
 // taken per check. An error wraps sluice.ErrStoreUnavailable as Apply's do;
-// some keys may then have been charged.
+// some keys may then have been charged. Under WithReplicas each run waits
+// for the replicas as an apply run does, and one they do not acknowledge
+// is an error.
 func (s *Store) Charge(ctx context.Context, checks []sluice.Check) error {
 	return s.charge(ctx, checks, nil)
 }
@@ -53,14 +55,16 @@ func (s *Store) charge(ctx context.Context, checks []sluice.Check, taken []int64
 	}
 	// One Exec per key, concurrently: ExecMulti would load the script on
 	// every node first, a dead one included.
-	results := make([]rueidis.RedisResult, len(runs))
+	replies := make([][]rueidis.RedisMessage, len(runs))
+	errs := make([]error, len(runs))
 	var wg sync.WaitGroup
+	sc := s.scripts
 	for j, r := range runs {
-		wg.Go(func() { results[j] = s.scripts.charge.Exec(ctx, s.client, r.Keys, r.Args) })
+		wg.Go(func() { replies[j], errs[j] = s.execScript(ctx, sc.charge, sc.chargeSrc, sc.chargeSha, r.Keys, r.Args) })
 	}
 	wg.Wait()
-	for j, r := range results {
-		msgs, err := r.ToArray()
+	for j, msgs := range replies {
+		err := errs[j]
 		if err == nil && len(msgs) != 2 {
 			err = fmt.Errorf("reply of %d entries, want 2", len(msgs))
 		}

@@ -111,3 +111,18 @@ func TestWithReplicasTurnsAnUnreplicatedWriteIntoAnError(t *testing.T) {
 		t.Errorf("the replica lacks the state: %v, %v", v, err)
 	}
 }
+
+// Under WithReplicas a charge (units a fallback admitted, told to Redis) is
+// held to what every decision is: a charge no replica acknowledges is an
+// error, so that the failover keeps owing it rather than trusting a write
+// a failover can forget.
+func TestWithReplicasTurnsAnUnreplicatedChargeIntoAnError(t *testing.T) {
+	t.Parallel()
+	master := redistest.Standalone(t) // no replica: no wait is long enough
+	s := New(master.Client(t), WithTimeout(testTimeout), WithReplicas(1, 50*time.Millisecond))
+	check := []sluice.Check{{Key: "owed", Limit: sluice.PerMinute(10), Cost: 3}}
+	err := s.Charge(context.Background(), check)
+	if err == nil || !errors.Is(err, sluice.ErrStoreUnavailable) {
+		t.Fatalf("Charge = %v, want an error wrapping ErrStoreUnavailable", err)
+	}
+}

@@ -52,6 +52,7 @@ type scripts struct {
 	apply                   [allFamilies + 1]*rueidis.Lua
 	applySrc, applySha      [allFamilies + 1]string // for WithReplicas
 	refund, release, charge *rueidis.Lua
+	chargeSrc, chargeSha    string // for WithReplicas
 	refundCharge            *rueidis.Lua
 }
 
@@ -87,6 +88,7 @@ var loadScripts = sync.OnceValues(func() (*scripts, error) {
 	sc.refundCharge = rueidis.NewLuaScript(refundCharge)
 	sc.refund, sc.release = rueidis.NewLuaScript(refund), rueidis.NewLuaScript(release)
 	sc.charge = rueidis.NewLuaScript(charge)
+	sc.chargeSrc, sc.chargeSha = charge, sha1Hex(charge)
 	return &sc, nil
 })
 
