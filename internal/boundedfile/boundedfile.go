@@ -8,22 +8,32 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // Read reads the regular file at path (or a link to one), which must hold
 // at most limit bytes. A path that is not a regular file, or a file of more
-// than limit bytes, is an error naming the path.
+// than limit bytes, is an error naming the path. Anything but a regular
+// file is refused before it is opened (opening a device may act on it), and
+// what is opened is opened without waiting for a writer and judged again,
+// so a path that becomes a pipe or a device meanwhile is refused, never
+// waited on.
 func Read(path string, limit int64) ([]byte, error) {
 	if st, err := os.Stat(path); err != nil {
 		return nil, err
 	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", path) // opening a pipe would wait for a writer
+		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

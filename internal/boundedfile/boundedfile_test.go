@@ -6,6 +6,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestRead(t *testing.T) {
@@ -29,5 +30,61 @@ func TestRead(t *testing.T) {
 	}
 	if _, err := Read(filepath.Join(dir, "missing"), 5); !os.IsNotExist(err) {
 		t.Errorf("a missing file: %v, want not-exist", err)
+	}
+}
+
+// TestReadNeverWaitsForAPipeSwappedIn: a path that turns from a regular
+// file into a pipe while it is read is refused or read, never waited on.
+func TestReadNeverWaitsForAPipeSwappedIn(t *testing.T) {
+	dir := t.TempDir()
+	regular, fifo, path := filepath.Join(dir, "regular"), filepath.Join(dir, "fifo"), filepath.Join(dir, "path")
+	if err := os.WriteFile(regular, []byte("pem"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(regular, path); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	swapped := make(chan struct{})
+	go func() { // point path at the file and the pipe in turn, each swap atomic
+		defer close(swapped)
+		tmp := filepath.Join(dir, "tmp")
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			target := regular
+			if i%2 == 1 {
+				target = fifo
+			}
+			os.Remove(tmp)
+			if os.Symlink(target, tmp) != nil || os.Rename(tmp, path) != nil {
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-swapped }()
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			Read(path, 16)
+		}()
+		select {
+		case <-done:
+		case <-time.After(2 * time.Second):
+			// Free the reader: opening the pipe for writing ends its wait.
+			if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+				w.Close()
+			}
+			<-done
+			t.Fatal("Read waited on a pipe for a writer")
+		}
 	}
 }
