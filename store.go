@@ -7,12 +7,14 @@ import "context"
 // (shared by many instances). Both must give the same decisions for the same
 // sequence of (time, checks).
 //
-// A Store of your own keeps one State per (Check.Key, Limit name, Limit
-// algorithm) and decides with DecideBatch: it loads and locks the states of
-// a call's checks, calls DecideBatch at its time in µs since Epoch (see
-// MicrosSinceEpoch), and writes back the states when DecideBatch reports a
-// change (returning DecideBatch's error, if any, from Apply). A concurrency lease is given back with Limit.Release (see
-// Releaser).
+// A Store of your own keeps one State per (Check.Key, Limit.ID(),
+// Limit.Algorithm()) — the ID, not the Name, so that a limit renamed with
+// WithID keeps its clients' state — and decides with DecideBatch: it loads
+// and locks the states of a call's checks, calls DecideBatch at its time
+// in µs since Epoch (see MicrosSinceEpoch), and writes back the states
+// when DecideBatch reports a change (returning DecideBatch's error, if
+// any, from Apply). A concurrency lease is given back with Limit.Release
+// (see Releaser).
 type Store interface {
 	// Apply decides checks as one atomic unit at the store's current time and
 	// writes one Status per check into out, which has len(checks). If any
