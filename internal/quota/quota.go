@@ -32,7 +32,10 @@ import (
 //     w (the draft's w is optional); W is the longest, which caps t.
 //
 // Remaining r is the Status's, at most q. Rounding w up states a rate no
-// higher than the limit's: a client that spends q per w is never refused.
+// higher than the limit's: a client that spends q at once every w seconds
+// is never refused, but by a sliding counter, whose estimate still weighs
+// part of one window's spending in the next (q spent mid-window leaves
+// about q/2 counted a window later).
 type Quota struct {
 	// Q is the quota, in units.
 	Q int64
