@@ -7,7 +7,9 @@
 package faultproxy
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -173,9 +175,12 @@ type chunk struct {
 }
 
 // pipe copies src to dst, each chunk delayed by the latency current when it
-// is due; it ends the link when either side fails.
+// is due. When src ends its sending (EOF) and every chunk has been written,
+// dst's sending is ended too (a TCP half-close) and the other way goes on;
+// any other end of src, or a failed write, ends the link.
 func (p *Proxy) pipe(l *link, src, dst net.Conn) {
 	chunks := make(chan chunk, 256)
+	var ended bool // src ended with EOF; read once chunks is closed
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		defer close(chunks)
@@ -190,16 +195,26 @@ func (p *Proxy) pipe(l *link, src, dst net.Conn) {
 				}
 			}
 			if err != nil {
+				ended = errors.Is(err, io.EOF)
 				return
 			}
 		}
 	})
+	delivered := true
 	for ch := range chunks {
 		if !l.sleepUntil(ch.at, &p.latency) {
+			delivered = false
 			break
 		}
 		if _, err := dst.Write(ch.data); err != nil {
+			delivered = false
 			break
+		}
+	}
+	if delivered && ended {
+		if hc, ok := dst.(interface{ CloseWrite() error }); ok && hc.CloseWrite() == nil {
+			wg.Wait()
+			return
 		}
 	}
 	l.close(false)

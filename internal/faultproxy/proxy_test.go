@@ -176,3 +176,29 @@ func TestCloseEndsEverything(t *testing.T) {
 	}
 	p.Close() // idempotent
 }
+
+// TestHalfCloseKeepsTheOtherWay: a client that ends its sending (a TCP
+// half-close) still receives what the server answers, delayed or not, and
+// then the server's end.
+func TestHalfCloseKeepsTheOtherWay(t *testing.T) {
+	for _, latency := range []time.Duration{0, 100 * time.Millisecond} {
+		p := newProxy(t)
+		p.SetLatency(latency)
+		c, err := net.Dial("tcp", p.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write([]byte("ping\n")); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(c)
+		c.Close()
+		if string(got) != "ping\n" || err != nil {
+			t.Errorf("latency %v: after a half-close the client read %q, %v; want the echo and the end", latency, got, err)
+		}
+	}
+}
