@@ -267,3 +267,54 @@ func TestKubernetesManifestsNameWhatSluiceServes(t *testing.T) {
 		}
 	}
 }
+
+// TestKubernetesAdminPortStaysInTheCluster: no Service of deploy/kubernetes
+// publishes the admin listener outside the cluster (a LoadBalancer, a
+// NodePort, external IPs): its callers are your services and Prometheus.
+func TestKubernetesAdminPortStaysInTheCluster(t *testing.T) {
+	t.Parallel()
+	files, err := filepath.Glob("kubernetes/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	services := 0
+	for _, f := range files {
+		dec := yaml.NewDecoder(bytes.NewReader([]byte(readFile(t, f))))
+		for {
+			var svc struct {
+				Kind     string
+				Metadata struct{ Name string }
+				Spec     struct {
+					Type        string
+					ExternalIPs []string `yaml:"externalIPs"`
+					Ports       []struct {
+						Name       string
+						TargetPort any `yaml:"targetPort"`
+					}
+				}
+			}
+			err := dec.Decode(&svc)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if svc.Kind != "Service" {
+				continue
+			}
+			services++
+			public := svc.Spec.Type == "LoadBalancer" || svc.Spec.Type == "NodePort" || len(svc.Spec.ExternalIPs) > 0
+			for _, p := range svc.Spec.Ports {
+				admin := p.TargetPort == "admin" || p.TargetPort == 9090
+				if public && admin {
+					t.Errorf("%s: Service %s (type %q, external IPs %q) publishes the admin port %s outside the cluster",
+						f, svc.Metadata.Name, svc.Spec.Type, svc.Spec.ExternalIPs, p.Name)
+				}
+			}
+		}
+	}
+	if services == 0 {
+		t.Fatal("deploy/kubernetes has no Service")
+	}
+}
