@@ -144,16 +144,19 @@ func Note(l sluice.Limit) string {
 // WholeAgain says when a calendar limit's periods start: "on the 1st at
 // 00:00 UTC", "on the 15th at 00:00 UTC+09:00", "on Sunday at 00:00
 // UTC-05:30", "every day at 00:00 UTC+14:00". The zone is Split's, but
-// for a month that would then start after the 28th, which not every
-// month has: "on the 28th at 00:00 UTC-12:00", not the 29th at UTC+12:00.
+// for a month that would then start after the 28th, or a year after its
+// 365th day, which not every one has: "on the 28th at 00:00 UTC-12:00",
+// not the 29th at UTC+12:00.
 // Periods starting before their usual first day (a negative offset of
 // whole days) start "on the last day of the month", "on the 2nd-to-last
 // day of the year", "on Saturday".
 func WholeAgain(l sluice.Limit) string {
 	off := l.Offset()
 	days, zone := Split(off)
-	if l.Period() == sluice.Month && days > 27 {
-		r := off % day // not 0: an offset below 28 days passes the 28th only named east
+	if l.Period() == sluice.Month && days > 27 || l.Period() == sluice.Year && days > 364 {
+		// Not whole days (r > 0): below the shortest period, an offset
+		// passes its last day only named east.
+		r := off % day
 		days, zone = int((off-r)/day), "UTC-"+hhmm(r)
 	}
 	var when string

@@ -28,6 +28,8 @@ func TestNoteSaysWhenTheQuotaIsWholeAgain(t *testing.T) {
 		{sluice.Calendar(1, sluice.Month).WithOffset(-3*day - 9*time.Hour), "counted per calendar month, whole again on the 3rd-to-last day of the month at 00:00 UTC+09:00"},
 		{sluice.Calendar(1, sluice.Year).WithOffset(-2 * day), "counted per calendar year, whole again on the 2nd-to-last day of the year at 00:00 UTC"},
 		{sluice.Calendar(1, sluice.Year).WithOffset(31 * day), "counted per calendar year, whole again on day 32 of the year at 00:00 UTC"},
+		// named at +11:00 it would be day 366, which a year of 365 days lacks
+		{sluice.Calendar(1, sluice.Year).WithOffset(364*day + 13*time.Hour), "counted per calendar year, whole again on day 365 of the year at 00:00 UTC-13:00"},
 	} {
 		if c.l.Err() != nil {
 			t.Fatal(c.l.Err())
