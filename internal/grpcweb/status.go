@@ -2,7 +2,8 @@
 // its body, for the limits that count by response and the degradation error
 // rate. It is written here rather than taken from a gRPC-Web library
 // because it only watches a body being passed on: it keeps no message and
-// at most MaxTrailer bytes, and never blocks or fails the answer.
+// at most one trailer line of MaxTrailer bytes, and never blocks or fails
+// the answer.
 //
 // The format (gRPC's PROTOCOL-WEB.md): the body is a sequence of frames,
 // each a flag byte, a 4-byte big-endian length and that many bytes; the
@@ -12,13 +13,15 @@
 package grpcweb
 
 import (
+	"bytes"
 	"encoding/base64"
 	"strconv"
 	"strings"
 )
 
-// MaxTrailer is the most of a trailer frame a Status keeps, in bytes; a
-// longer trailer's status is read from its first MaxTrailer bytes.
+// MaxTrailer is the longest trailer line a Status reads, in bytes; longer
+// lines (a long grpc-message) are passed over, and a status on any later
+// line is still read.
 const MaxTrailer = 4096
 
 // Status watches one gRPC-Web answer's body for its status. The zero Status
@@ -31,7 +34,11 @@ type Status struct {
 	nh       int
 	left     uint32 // bytes of the current frame's payload still to come
 	trailer  bool   // the current frame is the trailer frame
-	buf      []byte // the trailer frame's payload, up to MaxTrailer
+	buf      []byte // the trailer line being read, up to MaxTrailer
+	long     bool   // the trailer line being read is longer than MaxTrailer
+	found    bool   // a grpc-status line has been read
+	code     uint32 // its code
+	valid    bool   // its code is a number
 	done     bool   // the trailer frame has ended
 }
 
@@ -109,7 +116,7 @@ func (s *Status) frames(b []byte) {
 		}
 		k := min(uint32(len(b)), s.left)
 		if s.trailer {
-			s.buf = append(s.buf, b[:min(int(k), MaxTrailer-len(s.buf))]...)
+			s.lines(b[:k])
 		}
 		s.left -= k
 		b = b[k:]
@@ -123,23 +130,53 @@ func (s *Status) frames(b []byte) {
 func (s *Status) endFrame() {
 	s.nh = 0
 	if s.trailer {
+		s.endLine()
 		s.done = true
 	}
 }
 
+// lines reads b, the next bytes of the trailer frame's payload, line by
+// line.
+func (s *Status) lines(b []byte) {
+	for len(b) > 0 {
+		part, rest, eol := bytes.Cut(b, []byte{'\n'})
+		switch {
+		case s.long:
+		case len(s.buf)+len(part) > MaxTrailer:
+			s.long, s.buf = true, s.buf[:0]
+		default:
+			s.buf = append(s.buf, part...)
+		}
+		if !eol {
+			return
+		}
+		s.endLine()
+		b = rest
+	}
+}
+
+// endLine reads the trailer line in s.buf: the first grpc-status line
+// decides the status.
+func (s *Status) endLine() {
+	line, long := s.buf, s.long
+	s.buf, s.long = s.buf[:0], false
+	if long || s.found {
+		return
+	}
+	name, value, ok := bytes.Cut(bytes.TrimRight(line, "\r"), []byte{':'})
+	if !ok || !strings.EqualFold(string(bytes.TrimSpace(name)), "grpc-status") {
+		return
+	}
+	c, err := strconv.ParseUint(string(bytes.TrimSpace(value)), 10, 32)
+	s.found, s.code, s.valid = true, uint32(c), err == nil
+}
+
 // Code returns the grpc-status of the answer's trailer frame, and false
-// until a trailer frame with a valid grpc-status has been read.
+// until a trailer frame whose first grpc-status line holds a valid code has
+// been read.
 func (s *Status) Code() (code uint32, ok bool) {
-	if !s.done {
+	if !s.done || !s.valid {
 		return 0, false
 	}
-	for line := range strings.SplitSeq(string(s.buf), "\n") {
-		name, value, found := strings.Cut(strings.TrimRight(line, "\r"), ":")
-		if !found || !strings.EqualFold(strings.TrimSpace(name), "grpc-status") {
-			continue
-		}
-		c, err := strconv.ParseUint(strings.TrimSpace(value), 10, 32)
-		return uint32(c), err == nil
-	}
-	return 0, false
+	return s.code, true
 }

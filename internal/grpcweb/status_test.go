@@ -3,6 +3,7 @@ package grpcweb
 import (
 	"encoding/base64"
 	"encoding/binary"
+	"strings"
 	"testing"
 )
 
@@ -109,6 +110,29 @@ func TestMedia(t *testing.T) {
 	} {
 		if media, base := Media(ct); media != want[0] || base != want[1] {
 			t.Errorf("Media(%q) = %q, %q; want %q, %q", ct, media, base, want[0], want[1])
+		}
+	}
+}
+
+// TestStatusAfterALongTrailerLine: the status is read wherever its line is
+// in the trailer, after lines of any length — as gRPC-Web servers that
+// write their trailers in sorted order send a long grpc-message before it.
+func TestStatusAfterALongTrailerLine(t *testing.T) {
+	long := "Grpc-Message: " + strings.Repeat("%20", 3*MaxTrailer) + "\r\n"
+	for _, trailer := range []string{
+		long + "Grpc-Status: 13\r\n",
+		long + long + "Grpc-Status: 13",
+		"Content-Type: application/grpc-web\r\n" + long + "Grpc-Status: 13\r\nX-Trace: " + strings.Repeat("a", 2*MaxTrailer) + "\r\n",
+	} {
+		b := body(trailer)
+		text := []byte(base64.StdEncoding.EncodeToString(b))
+		for _, step := range []int{1, 7, 4096, 1 << 20} {
+			if code, ok := codeOf(t, "application/grpc-web", b, step); code != 13 || !ok {
+				t.Errorf("binary in pieces of %d: %d, %v; want 13, true", step, code, ok)
+			}
+			if code, ok := codeOf(t, "application/grpc-web-text", text, step); code != 13 || !ok {
+				t.Errorf("text in pieces of %d: %d, %v; want 13, true", step, code, ok)
+			}
 		}
 	}
 }
