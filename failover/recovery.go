@@ -212,7 +212,9 @@ func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []slu
 		decided, err = f.returnPrimary(ctx, checks, out, ns)
 	}
 	if err == nil && !decided {
-		err = f.settleOr(ctx, checks, ns, true)
+		tctx, cancel := f.bounded(ctx)
+		err = f.settleOr(tctx, checks, ns, true)
+		cancel()
 	}
 	reason := ErrReturning
 	switch {

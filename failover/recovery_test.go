@@ -282,3 +282,42 @@ type refundable struct {
 func (s refundable) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
 	return s.remote.Refund(ctx, checks, charged)
 }
+
+// A return call that the share refuses still reaches the primary (its
+// charge is the primary's health check): that charge is bounded by the
+// Store's timeout, as every call to the primary is, so a primary that
+// hangs (stopped, not down) costs a caller the timeout, not its deadline.
+func TestAReturnCallsChargeIsBoundedByTheTimeout(t *testing.T) {
+	var hang atomic.Bool
+	var r *failoverRig
+	var charged atomic.Int64
+	r = newFailoverRig(t, failover.Options{Instances: 2, Timeout: 20 * time.Millisecond,
+		Charge: func(ctx context.Context, checks []sluice.Check) error {
+			if hang.Load() {
+				<-ctx.Done()
+				return ctx.Err()
+			}
+			return chargeRemote(ctx, r, checks, &charged)
+		}})
+	check := sluice.Check{Key: "k", Limit: sluice.FixedWindow(10, time.Hour), Cost: 1}
+	r.primary.Fail(errors.New("down"))
+	for range 8 { // the breaker opens after 5; the share of 5 is spent
+		r.allow(t, check)
+	}
+	r.primary.Fail(nil)
+	hang.Store(true)
+	r.clk.Advance(failover.DefaultBreakerOpenFor)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	d, err := allow(r.limiter, ctx, check)
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("the probe took %v with a 20ms timeout (%+v, %v)", took, d, err)
+	}
+	if err != nil || d.Allowed {
+		t.Errorf("the probe: %+v, %v; want refused by the share", d, err)
+	}
+	if st := r.failover.Stats(); st.Breaker != failover.BreakerOpen || st.StoreErrors != failover.DefaultBreakerFailures+1 {
+		t.Errorf("stats %+v, want the probe's timeout a store error that opened the breaker again", st)
+	}
+}
