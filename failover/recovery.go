@@ -230,7 +230,11 @@ func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []slu
 			return nil
 		}
 	case ctx.Err() != nil:
+		// The caller gave up: no decision, not a fallback. The local
+		// state counts the units; the primary may not have.
 		f.release(ns, tks)
+		f.owe(checks, out)
+		return fmt.Errorf("failover: caller gave up: %w (%v)", ctx.Err(), err)
 	default:
 		f.storeErrors.Add(1)
 		for j, n := range ns {

@@ -321,3 +321,29 @@ func TestAReturnCallsChargeIsBoundedByTheTimeout(t *testing.T) {
 		t.Errorf("stats %+v, want the probe's timeout a store error that opened the breaker again", st)
 	}
 }
+
+// A caller that gives up during a return call gets an error wrapping its
+// context's error, never the share's decision, and is not counted as a
+// fallback nor against the primary.
+func TestACallerGivingUpDuringAReturnCallGetsAnError(t *testing.T) {
+	r, check, _ := outage(t)
+	for range failover.DefaultBreakerFailures {
+		r.allow(t, sluice.Check{Key: "k", Limit: check.Limit}) // peeks: the share stays whole
+	}
+	r.primary.Fail(nil)
+	r.clk.Advance(failover.DefaultBreakerOpenFor)
+	if d := r.allow(t, check); !d.Allowed {
+		t.Fatalf("the probe: %+v, want admitted", d)
+	}
+	r.primary.Hang = true
+	before, fallbacks := r.failover.Stats(), r.fallbackCount()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(10*time.Millisecond, cancel)
+	d, err := allow(r.limiter, ctx, check)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a return call whose caller gave up: %+v, %v; want an error wrapping context.Canceled", d, err)
+	}
+	if after := r.failover.Stats(); after.StoreErrors != before.StoreErrors || after.FallbackDecisions != before.FallbackDecisions || r.fallbackCount() != fallbacks {
+		t.Errorf("stats %+v after, %+v before: the caller's giving up was counted", after, before)
+	}
+}
