@@ -69,10 +69,12 @@ function sliding_counter.decide(c, st, now, cost, v, nxt)
     v.charged = math.max(now, start)
   end
   v.rem = math.max(q - used, 0)
+  -- Full again once the estimate is 0: a count weighs at most q (a state
+  -- written under a larger quantity is clamped to this one's).
   if curr > 0 then
-    v.reset = start + w + fades(curr, 0, w) - now
+    v.reset = start + w + fades(math.min(curr, q), 0, w) - now
   elseif used > 0 then
-    v.reset = start + fades(prev, 0, w) - now
+    v.reset = start + fades(math.min(prev, q), 0, w) - now
   end
   return v, admitted and nxt or nil
 end
