@@ -23,8 +23,8 @@ func goRefund(l sluice.Limit, s sluice.State, at, cost int64) sluice.State {
 }
 
 // refund_charge.lua is internal/algo.Refund's twin: random charges and
-// refunds of random earlier receipts, whole or in part, at random forward
-// times, leave Redis
+// refunds of random earlier receipts, whole, in part or (against the
+// contract) beyond the charge, at random forward times, leave Redis
 // deciding exactly as DecideBatch and algo.Refund on the same sequence, receipts
 // included.
 func TestRefundIsItsGoTwin(t *testing.T) {
@@ -55,8 +55,13 @@ func TestRefundIsItsGoTwin(t *testing.T) {
 					// All of the charge, or part of it (a reservation
 					// settled to what was used).
 					back := rc.cost
-					if rc.cost > 1 && r.IntN(2) == 0 {
+					switch {
+					case rc.cost > 1 && r.IntN(2) == 0:
 						back = 1 + r.Int64N(rc.cost-1)
+					case r.IntN(4) == 0:
+						// More than was charged, which the contract
+						// forbids: both stores give back the charge.
+						back = rc.cost + 1 + r.Int64N(q)
 					}
 					c := []sluice.Check{{Key: key, Limit: l, Cost: back}}
 					if err := store.Refund(ctx, c, []int64{rc.at}); err != nil {

@@ -137,20 +137,22 @@ function sliding_log.mark(c, nxt)
   return nxt.at
 end
 
--- remove takes units out of the newest entry stamped at — for a lease
--- (exact), only an entry of exactly those units, which it deletes — closing
--- the gap an emptied entry leaves and deleting the key when the log is
--- empty. It reports whether it found the entry.
+-- remove takes units, at most all it holds, out of the newest entry stamped
+-- at (refundLog in internal/algo) — for a lease (exact), only an entry of
+-- exactly those units, which it deletes — closing the gap an emptied entry
+-- leaves and deleting the key when the log is empty. It reports whether it
+-- found the entry.
 local function remove(c, st, at, units, exact, g)
   local key, h, n = c.key, st.h, st.n
-  local i, found, left = n - 1, nil, 0
+  local i, found, taken, left = n - 1, nil, 0, 0
   while i >= h do
     local e, u = entry(key, i)
     if e < at then
       break -- entries are in time order: no such entry is left
     end
     if e == at and (u == units or not exact) then
-      found, left = i, u - units
+      found, taken = i, math.min(units, u)
+      left = u - taken
       break
     end
     i = i - 1
@@ -158,7 +160,7 @@ local function remove(c, st, at, units, exact, g)
   if not found then
     return false
   end
-  local total = math.max(st.a - units, 0)
+  local total = math.max(st.a - taken, 0)
   if left > 0 then
     redis.call('HSET', key, fmt(found), entry_text(at, left), 'g', g, 'a', fmt(total))
     return true
