@@ -130,8 +130,18 @@ func handleShouldRateLimit(srv any, ctx context.Context, dec func(any) error, in
 }
 
 // releaseRequest returns req to the pool without the strings of the call
-// (up to MaxDescriptorBytes a descriptor), keeping its messages.
+// (up to MaxDescriptorBytes a descriptor), keeping its messages; a request
+// beyond MaxDescriptors or MaxEntries, which was refused, is left to the
+// garbage collector with all it holds.
 func (s *Service) releaseRequest(req *rlsv3.RateLimitRequest) {
+	if len(req.Descriptors) > MaxDescriptors {
+		return
+	}
+	for _, d := range req.Descriptors {
+		if len(d.GetEntries()) > MaxEntries {
+			return
+		}
+	}
 	req.Domain = ""
 	for _, d := range req.Descriptors {
 		for _, e := range d.GetEntries() {
