@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/httplimit"
@@ -152,6 +154,27 @@ func (c *children[K, C]) get(k K) C {
 	return c.add(k)
 }
 
+// forget drops from the cache the children whose key keep rejects and
+// returns their keys.
+func (c *children[K, C]) forget(keep func(K) bool) []K {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.cached.Load()
+	if p == nil {
+		return nil
+	}
+	m := maps.Clone(*p)
+	var gone []K
+	for k := range m {
+		if !keep(k) {
+			gone = append(gone, k)
+			delete(m, k)
+		}
+	}
+	c.cached.Store(&m)
+	return gone
+}
+
 // add looks the child of k up in the vector and caches it.
 func (c *children[K, C]) add(k K) C {
 	c.mu.Lock()
@@ -202,6 +225,19 @@ func (s *Server) undecided(err error) {
 	}
 	s.metrics.undecided.Inc()
 	s.stats.recordError()
+}
+
+// keepGlobals deletes the sluice_global_remaining_ratio series of the
+// global limits that global, the configuration's after a reload, no longer
+// names, so that no alert reads a limit that is not enforced. (A series
+// made beyond maxCachedChildren is not forgotten.)
+func (m *metrics) keepGlobals(global []sluice.Limit) {
+	named := func(name string) bool {
+		return slices.ContainsFunc(global, func(l sluice.Limit) bool { return l.Name() == name })
+	}
+	for _, name := range m.globalGauges.forget(named) {
+		m.globalLeft.DeleteLabelValues(name)
+	}
 }
 
 // observe is the middleware's observer: it feeds metrics and the dashboard.

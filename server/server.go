@@ -465,6 +465,7 @@ func (s *Server) Reload() error {
 				}
 				cancel()
 			}
+			s.metrics.keepGlobals(cfg.Policy.Global)
 			s.metrics.reloads.WithLabelValues("ok").Inc()
 			s.metrics.reloadOK.Set(1)
 			s.metrics.reloadTime.SetToCurrentTime()
