@@ -11,7 +11,8 @@ import (
 // admitted together or not at all. Limiter is safe for concurrent use when
 // its Store is (the stores of this module are). The zero Limiter, and one
 // made with a nil Store, has no Store and decides nothing: its Allow and Wait
-// return an error wrapping ErrStoreUnavailable. Make one with NewLimiter.
+// return an error wrapping ErrStoreUnavailable, as do Release and Refund
+// given something to give back. Make one with NewLimiter.
 type Limiter struct {
 	store Store
 
@@ -26,6 +27,9 @@ type Limiter struct {
 func NewLimiter(store Store) *Limiter {
 	return &Limiter{store: store, released: make(chan struct{})}
 }
+
+// errNoStore is the error of a Limiter without a Store.
+var errNoStore = fmt.Errorf("sluice: %w: the Limiter has no Store (make it with NewLimiter)", ErrStoreUnavailable)
 
 // errNoDecision is the error of a call given a nil *Decision.
 var errNoDecision = fmt.Errorf("sluice: %w: no Decision to write to (nil)", ErrInvalidCheck)
@@ -49,7 +53,7 @@ func (l *Limiter) Allow(ctx context.Context, checks []Check, d *Decision) error 
 		return err
 	}
 	if l.store == nil {
-		return fmt.Errorf("sluice: %w: the Limiter has no Store (make it with NewLimiter)", ErrStoreUnavailable)
+		return errNoStore
 	}
 	if cap(d.Statuses) < len(checks) {
 		d.Statuses = make([]Status, len(checks))
@@ -90,6 +94,9 @@ func (l *Limiter) Release(ctx context.Context, checks []Check, d *Decision) erro
 	}
 	if !held {
 		return nil
+	}
+	if l.store == nil {
+		return errNoStore
 	}
 	r, ok := l.store.(Releaser)
 	if !ok {

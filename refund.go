@@ -71,6 +71,9 @@ func (l *Limiter) Refund(ctx context.Context, checks []Check, d *Decision) error
 	if !any {
 		return nil
 	}
+	if l.store == nil {
+		return errNoStore
+	}
 	r, ok := l.store.(Refunder)
 	if !ok {
 		return fmt.Errorf("sluice: refund: the store (%T) cannot refund charges", l.store)
