@@ -122,7 +122,7 @@ in front of a built-in demo upstream.
 
 This demo trusts callers on loopback with the scopes %[3]s, without a token
 (admin.loopback_scopes): fine on your laptop, not in production — there, give each
-caller a token (sluice token) and leave loopback_scopes out. Try:
+caller a token (sluice token) and set loopback_scopes: [] (left out, it is [read]). Try:
 
   curl -i -H 'Authorization: Bearer demo-free-key' http://%[1]s/api/search
   for i in $(seq 12); do curl -s -o /dev/null -w '%%{http_code} ' -H 'Authorization: Bearer demo-free-key' http://%[1]s/api/search; done; echo
