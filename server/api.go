@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -171,6 +172,10 @@ func (sc *checkScratch) fill(mw *httplimit.Middleware, res *httplimit.Result) {
 	}
 	clear(sc.hdr)
 	mw.WriteHeaders(sc.hdr, res)
+	if out.RetryAfter > 0 {
+		// What a refusal through the proxy or forward-auth sends with them.
+		sc.hdr.Set("Retry-After", strconv.FormatInt(out.RetryAfter, 10))
+	}
 	clear(sc.headers)
 	for k, v := range sc.hdr {
 		sc.headers[k] = strings.Join(v, ", ")

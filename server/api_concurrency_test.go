@@ -21,10 +21,11 @@ plans:
       - {name: per-minute, algorithm: fixed-window, quantity: %d, window: 1m}
 `
 	type answer struct {
-		Allowed      bool     `json:"allowed"`
-		Violated     []string `json:"violated"`
-		RetryAfter   int64    `json:"retryAfter"`
-		RetryAfterMs int64    `json:"retryAfterMs"`
+		Allowed      bool              `json:"allowed"`
+		Violated     []string          `json:"violated"`
+		RetryAfter   int64             `json:"retryAfter"`
+		RetryAfterMs int64             `json:"retryAfterMs"`
+		Headers      map[string]string `json:"headers"`
 	}
 	check := func(t *testing.T, f *fixture) answer {
 		t.Helper()
@@ -49,8 +50,14 @@ plans:
 		check(t, f)
 		check(t, f)
 		f.clock.Advance(10 * time.Second)
-		if a := check(t, f); a.Allowed || len(a.Violated) != 2 || a.RetryAfter != 50 || a.RetryAfterMs != 50000 {
+		a := check(t, f)
+		if a.Allowed || len(a.Violated) != 2 || a.RetryAfter != 50 || a.RetryAfterMs != 50000 {
 			t.Errorf("two refusals: %+v; want retryAfter 50, the per-minute window's end", a)
+		}
+		// The headers to pass on are those a refusal sends: Retry-After
+		// with them.
+		if got := a.Headers["Retry-After"]; got != "50" {
+			t.Errorf("headers: Retry-After %q, want 50 (%v)", got, a.Headers)
 		}
 	})
 }
