@@ -10,7 +10,8 @@ const Module = "github.com/sluice-dev/sluice"
 // Sluice returns the version of sluice in info — the main module's when it
 // is sluice (or info names none), else that of the dependency on sluice, or
 // of what replaces it when the dependency is replaced — "(devel)" when there
-// is none (a build from a checkout, a dependency replaced by a directory);
+// is none (a build that recorded no version control information, such as go
+// run or -buildvcs=false; a dependency replaced by a directory);
 // and, when sluice is the main module, the commit the build recorded (""
 // if none) and whether its tree had uncommitted changes.
 func Sluice(info *debug.BuildInfo) (version, revision string, modified bool) {
