@@ -64,8 +64,9 @@ func (f *Store) settle(ctx context.Context, checks []sluice.Check, ns []*node) e
 }
 
 // settleOr is settle; with contact, a call that owes nothing still reaches
-// the primary (a Charge of nothing: checks at cost 0), since its outcome
-// tells whether the primary is back.
+// the primary (a peek of checks: Charge skips concurrency checks, so a
+// Charge of nothing may never reach it), since its outcome tells whether
+// the primary is back.
 func (f *Store) settleOr(ctx context.Context, checks []sluice.Check, ns []*node, contact bool) error {
 	taken, err := f.ledger.take(ctx, checks, func(a *account) bool {
 		return f.nodeOf == nil || slices.Contains(ns, f.nodes.get(f.nodeOf(&a.check)))
@@ -85,12 +86,11 @@ func (f *Store) settleOr(ctx context.Context, checks []sluice.Check, ns []*node,
 		owed, err = f.owed(ctx, taken)
 	}
 	if err == nil && len(owed) == 0 && contact {
-		owed = make([]sluice.Check, len(checks))
+		peeks := make([]sluice.Check, len(checks))
 		for i := range checks {
-			owed[i] = sluice.Check{Key: checks[i].Key, Limit: checks[i].Limit}
+			peeks[i] = sluice.Check{Key: checks[i].Key, Limit: checks[i].Limit}
 		}
-		err = f.charge(ctx, owed)
-		owed = nil
+		err = f.primary.Apply(ctx, peeks, make([]sluice.Status, len(peeks)))
 	}
 	if err == nil && len(owed) > 0 {
 		err = f.charge(ctx, owed)

@@ -347,3 +347,54 @@ func TestACallerGivingUpDuringAReturnCallGetsAnError(t *testing.T) {
 		t.Errorf("stats %+v after, %+v before: the caller's giving up was counted", after, before)
 	}
 }
+
+// chargeLikeRedis charges checks to r's remote store as redis.Store.Charge
+// does: concurrency checks are skipped, and a charge of nothing else is
+// no call at all (it cannot tell whether the primary is back).
+func chargeLikeRedis(ctx context.Context, r *failoverRig, checks []sluice.Check, charged *atomic.Int64) error {
+	var rest []sluice.Check
+	for _, c := range checks {
+		if c.Limit.Algorithm() != sluice.AlgorithmConcurrency {
+			rest = append(rest, c)
+		}
+	}
+	if len(rest) == 0 {
+		return nil
+	}
+	return chargeRemote(ctx, r, rest, charged)
+}
+
+// A probe whose checks are all concurrency limits (decided locally while
+// returning, never charged) must still reach the primary: a primary still
+// down keeps the breaker open, and is not reported recovered.
+func TestAProbeOfConcurrencyChecksReachesThePrimary(t *testing.T) {
+	var r *failoverRig
+	var charged atomic.Int64
+	r = newFailoverRig(t, failover.Options{Instances: 2,
+		Charge: func(ctx context.Context, checks []sluice.Check) error {
+			return chargeLikeRedis(ctx, r, checks, &charged)
+		}})
+	check := sluice.Check{Key: "k", Limit: sluice.Concurrency(100, time.Minute), Cost: 1}
+	r.primary.Fail(storetest.ErrRedisDown)
+	for range failover.DefaultBreakerFailures {
+		r.allow(t, check)
+	}
+	if st := r.failover.Stats(); st.Breaker != failover.BreakerOpen {
+		t.Fatalf("stats %+v, want open", st)
+	}
+	calls := r.primary.Calls.Load()
+	r.clk.Advance(failover.DefaultBreakerOpenFor)
+	r.allow(t, check) // the probe, the primary still down
+	if st := r.failover.Stats(); st.Breaker != failover.BreakerOpen || st.Returning != 0 {
+		t.Errorf("after a probe of a primary still down: %+v, want open again, not returning", st)
+	}
+	if r.primary.Calls.Load() == calls {
+		t.Error("the probe never reached the primary")
+	}
+	r.primary.Fail(nil)
+	r.clk.Advance(failover.DefaultBreakerOpenFor)
+	r.allow(t, check)
+	if st := r.failover.Stats(); st.Breaker != failover.BreakerClosed {
+		t.Errorf("after a probe of a primary that is back: %+v, want closed", st)
+	}
+}
