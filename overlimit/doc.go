@@ -18,11 +18,14 @@
 // error that may mean the store restarted makes it forget every denial), and
 // with no store behind it fails every call with sluice.ErrStoreUnavailable.
 // Capacity that comes back other than with time must be reported:
-// Invalidate after a refund, Reset after a configuration change.
+// Invalidate after a refund, Reset after a configuration change. Capacity
+// that comes back through another instance sharing the store reaches no
+// call of this cache: a denial is remembered for at most Options.MaxAge,
+// so such a refusal ends here at most that late.
 //
 // A Cache is safe for concurrent use when its store is. Its memory is
 // bounded by Options.MaxEntries; the zero Options mean DefaultMaxEntries
-// (65,536 denials) and time.Now. A Cache must be made with New; the zero
-// Cache has no store behind it, and its calls return an error wrapping
-// sluice.ErrStoreUnavailable.
+// (65,536 denials), DefaultMaxAge (1 s) and time.Now. A Cache must be made
+// with New; the zero Cache has no store behind it, and its calls return an
+// error wrapping sluice.ErrStoreUnavailable.
 package overlimit

@@ -39,3 +39,34 @@ func TestOverLimitCacheNeverRefusesAUnitAnotherInstanceReleased(t *testing.T) {
 			d.Allowed, d.RetryAfter, err)
 	}
 }
+
+// Two instances share one store. Capacity that comes back other than with
+// time on one instance (an operator's reset there, a refund) reaches the
+// other's cache by no call: that cache refuses what the store admits for
+// at most DefaultMaxAge, not until the remembered wait ends (here the
+// hour's end).
+func TestOverLimitCacheForgetsARefusalAfterMaxAge(t *testing.T) {
+	clk := storetest.NewClock()
+	mem := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
+	defer mem.Close()
+	cacheA := overlimit.New(mem, overlimit.Options{Clock: clk.Now})
+	a, b := sluice.NewLimiter(cacheA), sluice.NewLimiter(overlimit.New(mem, overlimit.Options{Clock: clk.Now}))
+	l := sluice.FixedWindow(10, time.Hour)
+	check := sluice.Check{Key: "k", Limit: l, Cost: 1}
+	for range 10 {
+		if d, err := allow(a, context.Background(), check); err != nil || !d.Allowed {
+			t.Fatalf("instance a: %+v, %v", d, err)
+		}
+	}
+	if d, err := allow(b, context.Background(), check); err != nil || d.Allowed {
+		t.Fatalf("instance b on a spent key: %+v, %v; want refused", d, err)
+	}
+	// The operator resets the key through instance a, as redis.Guarded.Reset
+	// does: the store's state and a's cache.
+	mem.Reset("k", []sluice.Limit{l})
+	cacheA.Invalidate("k")
+	clk.Advance(time.Second) // DefaultMaxAge
+	if d, err := allow(b, context.Background(), check); err != nil || !d.Allowed {
+		t.Fatalf("instance b a second after the reset: %+v, %v; the store admits it", d, err)
+	}
+}

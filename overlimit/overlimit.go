@@ -18,6 +18,10 @@ import (
 // Options.MaxEntries says otherwise.
 const DefaultMaxEntries = 1 << 16
 
+// DefaultMaxAge is how long a Cache remembers a denial at most unless
+// Options.MaxAge says otherwise.
+const DefaultMaxAge = time.Second
+
 // Options configures a Cache. The zero value means the defaults.
 type Options struct {
 	// MaxEntries bounds the denials remembered, DefaultMaxEntries (65,536,
@@ -25,6 +29,13 @@ type Options struct {
 	// denials, then the ones that expire soonest (Stats.Evictions counts
 	// those): forgetting is always safe, it only costs round trips.
 	MaxEntries int
+	// MaxAge bounds how long a denial is remembered, DefaultMaxAge (1 s)
+	// when ≤ 0: capacity that comes back on another instance sharing the
+	// store (its refund, an operator's reset through it) reaches no call of
+	// this cache, which then refuses what the store admits for at most
+	// MaxAge. A client refused for longer costs the store one call per
+	// MaxAge.
+	MaxAge time.Duration
 	// Clock returns the current time; time.Now when nil. Only its
 	// differences matter (monotonic readings), never its agreement with the
 	// store's clock.
@@ -49,7 +60,8 @@ type Stats struct {
 //
 // When the store refuses an enforcing check of cost c with a RetryAfter R
 // other than Never, the cache remembers, for the check's key and limit:
-// cost ≥ c is refused until R after this call was sent. Until then, a call
+// cost ≥ c is refused until R after this call was sent, or Options.MaxAge
+// after it if that is sooner. Until then, a call
 // that carries an enforcing check of that key and limit (same name and
 // parameters) with a cost ≥ c is refused without asking the store.
 //
@@ -94,9 +106,11 @@ type Stats struct {
 // denials. An error from the store other than a timeout, the caller's, or
 // an invalid check also resets the cache: a refused connection may be a
 // restart that lost every state. The cache cannot see a store that loses its
-// state with no error in between, nor other instances writing a key under
-// other parameters of its limit (a rolling configuration change): then it may
-// refuse what the store would admit, for at most the remembered wait.
+// state with no error in between, capacity that comes back through another
+// instance (its refund, an operator's reset there), nor other instances
+// writing a key under other parameters of its limit (a rolling configuration
+// change): then it may refuse what the store would admit, for at most the
+// remembered wait, which is at most Options.MaxAge.
 //
 // Put it inside a failover.Store, directly around the remote store, so that
 // it only ever remembers the remote store's answers (see failover.Store).
@@ -110,6 +124,7 @@ type Cache struct {
 	shards   []shard
 	mask     uint64
 	perShard int
+	maxAge   int64 // ns
 
 	saved     atomic.Int64
 	evictions atomic.Int64
@@ -154,6 +169,10 @@ func New(next sluice.Store, opts Options) *Cache {
 		shards:   make([]shard, n),
 		mask:     uint64(n - 1),
 		perShard: maxEntries / n, // rounded down: together never above MaxEntries
+		maxAge:   int64(opts.MaxAge),
+	}
+	if c.maxAge <= 0 {
+		c.maxAge = int64(DefaultMaxAge)
 	}
 	if c.clock == nil {
 		c.clock = time.Now
@@ -322,7 +341,7 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 			c.remember(sh, ch, sent, denial{
 				limit:   ch.Limit,
 				cost:    ch.Cost,
-				until:   addSat(sent, r-r>>10-int64(time.Microsecond)),
+				until:   addSat(sent, min(r-r>>10-int64(time.Microsecond), c.maxAge)),
 				retryAt: addSat(sent, r),
 				resetAt: addSat(sent, max(int64(st.ResetAfter), r)),
 			})
