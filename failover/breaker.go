@@ -224,6 +224,17 @@ func (b *breaker) abandon(t ticket) {
 	}
 }
 
+// refusing reports whether Allow would refuse a call now: open, and
+// OpenFor not yet passed since it opened. It changes nothing.
+func (b *breaker) refusing() bool {
+	if BreakerState(b.word.Load()&3) != BreakerOpen {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return BreakerState(b.word.Load()&3) == BreakerOpen && b.now().Sub(b.since) < b.OpenFor()
+}
+
 // open moves to BreakerOpen now. b.mu is held.
 func (b *breaker) open() {
 	b.transition(BreakerOpen)

@@ -2,11 +2,14 @@ package failover_test
 
 import (
 	"context"
+	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/storetest"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/overlimit"
 )
@@ -37,5 +40,60 @@ func TestReleaseThroughCacheAndFailover(t *testing.T) {
 	}
 	if d, _ := allow(lim, ctx, checks...); !d.Allowed {
 		t.Fatal("the released slot is still held (or the cache still remembers the denial)")
+	}
+}
+
+// hangingReleaser is a flaky primary that gives leases back to its remote
+// store, and whose Release, like its Apply, waits for its context while
+// the primary hangs.
+type hangingReleaser struct {
+	*storetest.Flaky
+	remote   *memory.Store
+	releases atomic.Int64
+}
+
+func (s *hangingReleaser) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
+	s.releases.Add(1)
+	if s.Hang {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return s.remote.Release(ctx, checks, leases)
+}
+
+// While the breaker keeps calls away from a primary that hangs, a release
+// does not wait for it either: the local store gets its leases back at
+// once, and the error says the primary's expire by themselves.
+func TestReleaseSkipsAPrimaryBehindAnOpenBreaker(t *testing.T) {
+	r := newFailoverRig(t, failover.Options{})
+	primary := &hangingReleaser{Flaky: r.primary, remote: r.remote}
+	f := mustFailover(primary, r.local, failover.Options{Timeout: time.Second, Breaker: failover.BreakerOptions{Clock: r.clk.Now}})
+	lim := sluice.NewLimiter(f)
+	ctx := context.Background()
+	checks := []sluice.Check{{Key: "k", Limit: sluice.Concurrency(1, time.Minute), Cost: 1}}
+	r.primary.Fail(storetest.ErrRedisDown)
+	for range failover.DefaultBreakerFailures {
+		if _, err := allow(lim, ctx, sluice.Check{Key: "k", Limit: checks[0].Limit}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := f.Stats(); st.Breaker != failover.BreakerOpen {
+		t.Fatalf("stats %+v, want open", st)
+	}
+	primary.Hang = true
+	held, err := allow(lim, ctx, checks...)
+	if err != nil || !held.Allowed {
+		t.Fatalf("the fallback: %+v, %v", held, err)
+	}
+	start := time.Now()
+	err = lim.Release(ctx, checks, &held)
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Errorf("Release took %v: it waited for a primary behind an open breaker", took)
+	}
+	if !errors.Is(err, failover.ErrCircuitOpen) {
+		t.Errorf("Release: %v, want an error wrapping ErrCircuitOpen (the primary's leases expire by themselves)", err)
+	}
+	if d, err := allow(lim, ctx, checks...); err != nil || !d.Allowed {
+		t.Errorf("after the release: %+v, %v; want the local slot back", d, err)
 	}
 }
