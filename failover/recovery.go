@@ -216,7 +216,7 @@ func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []slu
 		err = f.settleOr(tctx, checks, ns, true)
 		cancel()
 	}
-	reason := ErrReturning
+	reason, blamed := ErrReturning, ns
 	switch {
 	case err == nil:
 		until := f.now().Add(f.returnFor).UnixNano()
@@ -237,16 +237,21 @@ func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []slu
 		return fmt.Errorf("failover: caller gave up: %w (%v)", ctx.Err(), err)
 	default:
 		f.storeErrors.Add(1)
+		blamed = blame(err, ns)
 		for j, n := range ns {
-			n.storeErrors.Add(1)
-			n.breaker.Done(tks[j], false)
+			if len(blamed) == len(ns) || blamed[0] == n {
+				n.storeErrors.Add(1)
+				n.breaker.Done(tks[j], false)
+			} else {
+				n.breaker.abandon(tks[j])
+			}
 		}
 		reason = fmt.Errorf("%w: %w", ErrReturning, err)
 	}
 	if err != nil {
 		f.owe(checks, out) // the primary may not have counted it
 	}
-	f.counted(ns, reason)
+	f.counted(blamed, reason)
 	return nil
 }
 

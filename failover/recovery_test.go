@@ -398,3 +398,48 @@ func TestAProbeOfConcurrencyChecksReachesThePrimary(t *testing.T) {
 		t.Errorf("after a probe of a primary that is back: %+v, want closed", st)
 	}
 }
+
+// nodeDown is the error of a primary one node of which is down, naming it.
+type nodeDown string
+
+func (e nodeDown) Error() string      { return "node " + string(e) + " is down" }
+func (e nodeDown) FailedNode() string { return string(e) }
+
+// namingStore is a nodeStore whose errors name the node that failed.
+type namingStore struct{ nodeStore }
+
+func (s *namingStore) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	if err := s.nodeStore.Apply(ctx, checks, out); err != nil {
+		down, _ := s.down.Load().(string)
+		return nodeDown(down)
+	}
+	return nil
+}
+
+// A return call that fails on one node of several, the error naming it,
+// counts against that node only, as a call on the primary does: the
+// healthy node's breaker and counts are untouched.
+func TestAFailedReturnCallBlamesTheNodeThatFailed(t *testing.T) {
+	remote, local := memory.New(), memory.New()
+	defer remote.Close()
+	defer local.Close()
+	primary := &namingStore{nodeStore{next: remote}}
+	f := mustFailover(primary, local, failover.Options{Node: nodeOf, Instances: 2,
+		Charge: func(context.Context, []sluice.Check) error { return nil }})
+	lim := sluice.NewLimiter(f)
+	l := sluice.FixedWindow(1000, time.Hour)
+	checks := []sluice.Check{{Key: "a1", Limit: l, Cost: 1}, {Key: "b1", Limit: l, Cost: 1}}
+	primary.down.Store("b")
+	for range 2 { // the first falls back, the second returns and fails again
+		if d, err := allow(lim, context.Background(), checks...); err != nil || !d.Allowed {
+			t.Fatalf("%+v, %v", d, err)
+		}
+	}
+	st := f.Stats()
+	if a := st.Nodes["a"]; a.StoreErrors != 0 || a.FallbackDecisions != 0 {
+		t.Errorf("node a: %+v, want no store error nor fallback: only b failed", a)
+	}
+	if b := st.Nodes["b"]; b.StoreErrors != 2 || b.FallbackDecisions != 2 {
+		t.Errorf("node b: %+v, want 2 store errors and 2 fallbacks", b)
+	}
+}
