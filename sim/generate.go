@@ -24,7 +24,9 @@ const (
 // Generate returns the traffic p describes (defaults applied with
 // WithDefaults) for a limit of quantity per window, starting at 0 µs since
 // sluice.Epoch, which is aligned to every window. The same p (including
-// p.Seed) always gives the same trace. It refuses a pattern whose expected
+// p.Seed) always gives the same trace, whose key i is named "key-i"; a
+// pattern of more keys than requests holds only the keys that sent traffic.
+// It refuses a pattern whose expected
 // number of arrivals is above maxArrivals (≤ 0 means DefaultMaxArrivals),
 // or that draws more than 10% above it, with a *TooLargeError.
 func Generate(p Pattern, quantity int64, window time.Duration, maxArrivals int) (*Trace, error) {
@@ -48,10 +50,6 @@ func generateFor(p Pattern, lim rate, maxArrivals int) (*Trace, error) {
 	tr := &Trace{
 		Source: "pattern " + p.Name,
 		End:    int64(p.Duration.D() / time.Microsecond),
-		Keys:   make([]string, p.Keys),
-	}
-	for i := range tr.Keys {
-		tr.Keys[i] = fmt.Sprintf("key-%d", i)
 	}
 	r := rand.New(rand.NewPCG(p.Seed, p.Seed^0x5eed_51c3))
 	pick := keyPicker(r, p.Keys, p.Skew)
@@ -73,7 +71,39 @@ func generateFor(p Pattern, lim rate, maxArrivals int) (*Trace, error) {
 		tr.Arrivals = append(tr.Arrivals, bursts...)
 		slices.SortStableFunc(tr.Arrivals, func(a, b Arrival) int { return cmp.Compare(a.At, b.At) })
 	}
+	tr.Keys = nameKeys(tr.Arrivals, p.Keys)
 	return tr, nil
+}
+
+// nameKeys names the keys of arrivals drawn from keys keys: key i is
+// "key-i". When there are more keys than arrivals only those that sent
+// traffic are named, and arrivals renumbered to index them (in the order of
+// i), so that a trace never holds more keys than arrivals: every replay
+// keeps a state per key, and a pattern of millions of keys and few requests
+// would otherwise take gigabytes to replay a handful.
+func nameKeys(arr []Arrival, keys int) []string {
+	if keys <= len(arr) {
+		names := make([]string, keys)
+		for i := range names {
+			names[i] = fmt.Sprintf("key-%d", i)
+		}
+		return names
+	}
+	ids := make([]int32, len(arr))
+	for i := range arr {
+		ids[i] = arr[i].Key
+	}
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	for i := range arr {
+		k, _ := slices.BinarySearch(ids, arr[i].Key)
+		arr[i].Key = int32(k)
+	}
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = fmt.Sprintf("key-%d", id)
+	}
+	return names
 }
 
 // check validates p (defaults applied) for a limit of rate r and refuses

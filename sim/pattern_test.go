@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -115,5 +116,33 @@ func TestSpikeOutsideTheTrafficIsRefused(t *testing.T) {
 		if in, before := count(tr, 540, 600), count(tr, 480, 540); in < 5*before {
 			t.Errorf("%s at 9m: %d in the spike minute, %d before", name, in, before)
 		}
+	}
+}
+
+// A pattern of millions of keys and a handful of requests is a small
+// simulation: the trace holds only the keys that sent traffic, since every
+// replay keeps a state per key of the trace (a web request of 10,000,000
+// keys at 1e-6 requests a second took 3.4 GB and 5 s to replay 100).
+func TestManyKeysFewRequestsHoldsOnlyTheKeysThatSent(t *testing.T) {
+	p := Pattern{Name: PatternSteady, Keys: 10_000_000, Rate: 1e-6, Duration: Duration(10 * time.Second), Seed: 3}
+	tr := generate(t, p)
+	if len(tr.Arrivals) == 0 || len(tr.Keys) > len(tr.Arrivals) {
+		t.Fatalf("%d keys for %d arrivals", len(tr.Keys), len(tr.Arrivals))
+	}
+	seen := map[string]bool{}
+	for _, a := range tr.Arrivals {
+		name := tr.Keys[a.Key]
+		var n int
+		if _, err := fmt.Sscanf(name, "key-%d", &n); err != nil || n < 0 || n >= p.Keys {
+			t.Fatalf("arrival of key %q", name)
+		}
+		seen[name] = true
+	}
+	if len(seen) != len(tr.Keys) {
+		t.Errorf("%d keys named, %d sent traffic", len(tr.Keys), len(seen))
+	}
+	res := simulate(t, Request{Pattern: &p, Limit: "10/1s", MaxArrivals: 200_000, MaxWork: 10_000_000})
+	if res.Keys != len(seen) || res.Requests != len(tr.Arrivals) {
+		t.Errorf("simulated %d keys, %d requests; the trace has %d, %d", res.Keys, res.Requests, len(seen), len(tr.Arrivals))
 	}
 }
