@@ -20,7 +20,9 @@ import (
 type Rule struct {
 	// Name names the rule: a sluice.ValidName string, unique among the
 	// rules. With each limit's name and a dot between them it names the
-	// rule's limits, at most 64 characters in all.
+	// rule's limits, at most 64 characters in all, each apart from the
+	// names of the plans', the global and other rules' limits and from
+	// the IDs of the plans' limits.
 	Name string
 
 	// Methods are the request methods matched, exactly (GET also matches

@@ -56,6 +56,7 @@ func (v *validator) rules(o *Options) {
 		v.oneOf(field+".Fallback", r.Fallback, FallbackIP, FallbackShared, FallbackSkip)
 		v.ruleLimits(field, r, o)
 	}
+	v.ruleLimitNames(o)
 	for i, p := range o.Plans {
 		if p == nil {
 			continue
@@ -124,6 +125,56 @@ func (v *validator) ruleKey(field string, r *Rule, o *Options, paths []pathPatte
 		}
 		if strings.HasPrefix(s, KeyHeader) && r.HeaderFrom == HeaderFromTrusted && len(o.TrustedProxies) == 0 && !o.TrustUnixPeers {
 			v.errorf(kf, "%q is believed only from trusted proxies and none are configured: set TrustedProxies (identity.trusted_proxies), TrustUnixPeers (a \"unix:\" entry there), or HeaderFrom (header_from) %q if clients may choose it", s, HeaderFromAny)
+		}
+	}
+}
+
+// ruleLimitNames checks that each rule's limit, named "<rule>.<limit>",
+// takes neither the name of a plan's, a global or another rule's limit,
+// which headers, problem bodies and Count would confuse it with, nor the ID
+// of a plan's limit, whose state a rule keyed by the client would share.
+func (v *validator) ruleLimitNames(o *Options) {
+	names, ids := map[string]string{}, map[string]string{}
+	for _, l := range o.Global {
+		names[l.Name()] = "a global limit"
+	}
+	plans := slices.Clone(o.Plans)
+	for _, k := range o.Keys {
+		plans = append(plans, k.Plan)
+	}
+	for _, p := range plans {
+		if p == nil {
+			continue
+		}
+		for _, l := range p.Limits {
+			if _, dup := names[l.Name()]; !dup {
+				names[l.Name()] = "a limit of plan " + p.Name
+			}
+			if _, dup := ids[l.ID()]; !dup {
+				ids[l.ID()] = "a limit of plan " + p.Name
+			}
+		}
+	}
+	for i := range o.Rules {
+		r := &o.Rules[i]
+		var own []string
+		for j, l := range r.Limits {
+			if l.Err() != nil {
+				continue
+			}
+			lf := fmt.Sprintf("Rules[%d].Limits[%d]", i, j)
+			q := ruleLimit(r.Name, l)
+			if what, dup := names[q.Name()]; dup {
+				v.errorf(lf, "%q is already the name of %s: a rule's limit is named by the rule's name, a dot and its own, and names identify limits in headers and problem bodies", q.Name(), what)
+			} else if what, dup := ids[q.ID()]; dup {
+				v.errorf(lf, "%q is already the ID of %s, whose state a rule keyed by the client would share", q.ID(), what)
+			}
+			own = append(own, q.Name())
+		}
+		for _, name := range own {
+			if _, dup := names[name]; !dup {
+				names[name] = "a limit of rule " + r.Name
+			}
 		}
 	}
 }
