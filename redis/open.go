@@ -104,11 +104,15 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 		if log == nil {
 			return
 		}
-		switch to {
-		case failover.BreakerOpen:
+		// An outage is one line when it starts and one when it ends: a
+		// probe that finds Redis still down (half-open → open) is Debug.
+		switch {
+		case to == failover.BreakerOpen && from == failover.BreakerHalfOpen:
+			log.Debug("redis store still failing: probe failed, circuit open again", "node", node)
+		case to == failover.BreakerOpen:
 			log.Warn("redis store failing: circuit open, deciding by on_store_error", "node", node,
 				"policy", o.OnStoreError.String(), "from", from.String())
-		case failover.BreakerClosed:
+		case to == failover.BreakerClosed:
 			log.Info("redis store recovered: circuit closed, deciding on Redis again", "node", node)
 		}
 	}
