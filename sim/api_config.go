@@ -6,12 +6,25 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // yamlString quotes s as a YAML double-quoted scalar (a JSON string is one).
 func yamlString(s string) string {
 	q, _ := json.Marshal(s)
 	return string(q)
+}
+
+// yamlName writes a name as a YAML scalar: plain when YAML reads it back
+// as that string, quoted when it would read something else ("null" is
+// nothing, "true" a boolean, "123" a number, "-" a sequence).
+func yamlName(s string) string {
+	var v any
+	if err := yaml.Unmarshal([]byte(s), &v); err == nil && v == s {
+		return s
+	}
+	return yamlString(s)
 }
 
 // yamlList writes ss as a flow sequence of quoted strings.
@@ -43,7 +56,7 @@ func (a *APIAnalysis) configYAML() string {
 	a.identityYAML(&b)
 	b.WriteString("plans:\n")
 	for _, p := range a.Plans {
-		fmt.Fprintf(&b, "  %s:\n    limits:\n", p.Name)
+		fmt.Fprintf(&b, "  %s:\n    limits:\n", yamlName(p.Name))
 		for _, l := range p.Limits {
 			limitYAML(&b, "      ", l.Rec(), req.Shadow, l.Stated, req.Instances)
 		}
@@ -54,14 +67,14 @@ func (a *APIAnalysis) configYAML() string {
 			}
 		}
 		if p.Upgrade != "" {
-			fmt.Fprintf(&b, "    upgrade: {plan: %s}\n", p.Upgrade)
+			fmt.Fprintf(&b, "    upgrade: {plan: %s}\n", yamlName(p.Upgrade))
 		}
 	}
-	fmt.Fprintf(&b, "default_plan: %s\n", a.DefaultPlan)
-	fmt.Fprintf(&b, "anonymous_plan: %s\n", a.AnonymousPlan)
+	fmt.Fprintf(&b, "default_plan: %s\n", yamlName(a.DefaultPlan))
+	fmt.Fprintf(&b, "anonymous_plan: %s\n", yamlName(a.AnonymousPlan))
 	if req.Identity.APIKeys {
 		b.WriteString("# keys:                 # each client's API key, by SHA-256 (printf %s KEY | sha256sum)\n")
-		b.WriteString("#   - {name: acme, sha256: <64 hex digits>, plan: " + a.DefaultPlan + "}\n")
+		b.WriteString("#   - {name: acme, sha256: <64 hex digits>, plan: " + yamlName(a.DefaultPlan) + "}\n")
 	}
 	if a.Global != nil {
 		b.WriteString("global:\n")
@@ -75,7 +88,7 @@ func (a *APIAnalysis) configYAML() string {
 				plans = ", plans: " + yamlList(r.Plans)
 			}
 			fmt.Fprintf(&b, "  - name: %s\n    match: {methods: [%s], paths: [%s]%s}\n    cost: 1\n    limits:\n",
-				r.Name, yamlString(r.Method), yamlString(r.Path), plans)
+				yamlName(r.Name), yamlString(r.Method), yamlString(r.Path), plans)
 			limitYAML(&b, "      ", r.Limit.Rec(), req.Shadow, r.Limit.Stated+" on "+r.Route, req.Instances)
 		}
 	}
@@ -130,7 +143,7 @@ func (a *APIAnalysis) identityYAML(b *strings.Builder) {
 
 // limitYAML writes one limit as a list entry at indent.
 func limitYAML(b *strings.Builder, indent string, rec Recommendation, shadow bool, stated string, instances int) {
-	fmt.Fprintf(b, "%s- name: %s   # stated: %s\n", indent, rec.Name, stated)
+	fmt.Fprintf(b, "%s- name: %s   # stated: %s\n", indent, yamlName(rec.Name), stated)
 	in := indent + "  "
 	fmt.Fprintf(b, "%salgorithm: %s\n", in, rec.Algorithm)
 	fmt.Fprintf(b, "%squantity: %d", in, rec.Quantity)

@@ -316,3 +316,27 @@ plans:
 		t.Error("the analysis names a month by its longest length in hours")
 	}
 }
+
+// Plans and limits named as YAML reads something else than a string
+// ("null", "true") are quoted: the configuration loads with their names.
+func TestDesignAPIConfigLoadsWhateverTheNames(t *testing.T) {
+	a := designAPI(t, `
+name: names
+plans:
+  - {name: "null", clients: 10, limits: [{rate: 10/1s, name: "null"}], upgrade: "true"}
+  - {name: "true", clients: 10, limits: [{rate: 20/1s, name: "123"}]}
+`)
+	cfg, err := config.Parse("api.yaml", []byte(a.Config))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, a.Config)
+	}
+	if cfg.Policy.DefaultPlan != "null" {
+		t.Errorf("default plan %q", cfg.Policy.DefaultPlan)
+	}
+	for plan, limit := range map[string]string{"null": "null", "true": "123"} {
+		p := cfg.Policy.Plan(plan)
+		if p == nil || p.Limits[0].Name() != limit {
+			t.Errorf("plan %q: %+v", plan, p)
+		}
+	}
+}

@@ -29,7 +29,7 @@ func configYAML(req Requirements, rec Recommendation) string {
 		fmt.Fprintf(&b, "    instances: %d\n", req.Instances)
 	}
 	b.WriteString("plans:\n  default:\n    limits:\n")
-	fmt.Fprintf(&b, "      - name: %s\n", rec.Name)
+	fmt.Fprintf(&b, "      - name: %s\n", yamlName(rec.Name))
 	fmt.Fprintf(&b, "        algorithm: %s\n", rec.Algorithm)
 	fmt.Fprintf(&b, "        quantity: %d", rec.Quantity)
 	if rec.PerInstance {

@@ -365,3 +365,20 @@ func TestDesignCalendarQuotaInAZone(t *testing.T) {
 		}
 	}
 }
+
+// A name YAML would read as something else than a string ("null" as
+// nothing, "-" as a sequence) is quoted, so that the configuration loads
+// and names the limit as asked.
+func TestDesignConfigLoadsWhateverTheName(t *testing.T) {
+	for _, name := range []string{"null", "Null", "NULL", "-", "true", "123", "per-minute"} {
+		a := design(t, Requirements{Rate: "10/1s", Name: name, MaxArrivals: 5000})
+		cfg, err := config.Parse("design.yaml", []byte(a.Config))
+		if err != nil {
+			t.Errorf("name %q: %v\n%s", name, err, a.Config)
+			continue
+		}
+		if got := cfg.Policy.Plans[0].Limits[0].Name(); got != name {
+			t.Errorf("name %q loads as %q", name, got)
+		}
+	}
+}
