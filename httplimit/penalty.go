@@ -12,7 +12,8 @@ import (
 )
 
 // Penalty puts a client that keeps being refused in a penalty box (a
-// mitigation timeout): after Refusals refusals within Within, every
+// mitigation timeout): after Refusals refusals within Within (refusals by
+// the global limits alone, a full service's, are not counted), every
 // request of the client is refused for For, whatever its quota, with the
 // problem type ProblemPenalty and a Retry-After of the time left. The box
 // is kept in the store under the client's key, beside its limits, so every
@@ -81,8 +82,13 @@ func (m *Middleware) boxed(ctx context.Context, res *Result) (bool, error) {
 }
 
 // countRefusal counts a refusal of res's client and boxes it at the
-// Refusals-th within Within. A failure is logged: the refusal stands.
+// Refusals-th within Within. A refusal by the global limits alone is not
+// the client's: the service is full, and it counts toward no box. A
+// failure is logged: the refusal stands.
 func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
+	if m.onlyGlobal(res) {
+		return
+	}
 	pb := m.penalty
 	key := res.Identity.storeKey(m.id.prefix)
 	res.penaltyChecks[0] = sluice.Check{Key: key, Limit: pb.refusals, Cost: 1}

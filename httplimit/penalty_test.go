@@ -47,3 +47,30 @@ func TestPenaltyBoxHoldsThenLifts(t *testing.T) {
 		t.Errorf("when the box lifts: %d %q (the boxed requests spent nothing)", w.Code, w.Header().Get("RateLimit"))
 	}
 }
+
+// TestRefusalsByGlobalLimitsAloneBoxNoOne: a request refused by the global
+// limits alone was refused because the service is full, not because its
+// client spent its own quota: it does not count toward the client's
+// penalty box. Refusals by the client's own limits still do.
+func TestRefusalsByGlobalLimitsAloneBoxNoOne(t *testing.T) {
+	mw, clock := clockedMiddleware(t, httplimit.Options{
+		Plans:   []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
+		Global:  []sluice.Limit{sluice.FixedWindow(2, time.Minute).Named("service")},
+		Penalty: httplimit.Penalty{Refusals: 2, Within: time.Minute, For: 10 * time.Minute},
+	})
+	a, b, c := req{remote: "192.0.2.1:1"}, req{remote: "192.0.2.2:1"}, req{remote: "192.0.2.3:1"}
+	got := statuses(mw, b, c, a, a, a)
+	if want := []int{200, 200, 429, 429, 429}; !slices.Equal(got, want) {
+		t.Fatalf("b and c fill the service, then a ×3: %v, want %v", got, want)
+	}
+	clock.Advance(time.Minute) // room again, in the service and in a's quota
+	got = statuses(mw, a, a, a)
+	if want := []int{200, 429, 429}; !slices.Equal(got, want) {
+		t.Fatalf("a ×3 a minute later, refused only by the service before: %v, want %v", got, want)
+	}
+	clock.Advance(time.Minute) // a's own limit refused it twice: boxed
+	w := do(mw.Handler(okHandler()), a)
+	if p := decodeProblem(t, w.Body.String()); w.Code != 429 || p.Type != httplimit.ProblemPenalty {
+		t.Fatalf("a after two refusals by its own limit: %d %s", w.Code, w.Body.String())
+	}
+}
