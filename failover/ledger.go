@@ -142,6 +142,23 @@ func (lg *ledger) take(ctx context.Context, checks []sluice.Check, also func(*ac
 	return taken, nil
 }
 
+// takeAny claims up to n accounts no call is charging, each with charged
+// set to what it holds now; the caller ends the claim with done.
+func (lg *ledger) takeAny(n int) []*account {
+	lg.mu.Lock()
+	defer lg.mu.Unlock()
+	var taken []*account
+	for _, a := range lg.m {
+		if len(taken) == n {
+			break
+		}
+		if a.busy == nil {
+			taken = append(taken, lg.claim(a))
+		}
+	}
+	return taken
+}
+
 // claim marks a as being charged. lg.mu is held.
 func (lg *ledger) claim(a *account) *account {
 	a.busy, a.charged = make(chan struct{}), a.admitted

@@ -92,6 +92,12 @@ func (f *Store) settleOr(ctx context.Context, checks []sluice.Check, ns []*node,
 		}
 		err = f.primary.Apply(ctx, peeks, make([]sluice.Status, len(peeks)))
 	}
+	return f.charged(ctx, taken, owed, err)
+}
+
+// charged charges owed, what the claimed accounts taken hold, unless err
+// is already set, and ends the claim: settled if the charge succeeded.
+func (f *Store) charged(ctx context.Context, taken []*account, owed []sluice.Check, err error) error {
 	if err == nil && len(owed) > 0 {
 		err = f.charge(ctx, owed)
 	}
@@ -99,6 +105,35 @@ func (f *Store) settleOr(ctx context.Context, checks []sluice.Check, ns []*node,
 		f.ledger.done(taken, err == nil)
 	}
 	return err
+}
+
+// Settle charges the primary now with everything this Store admitted
+// locally and has not charged yet (see Store), key by key in calls of at
+// most sluice.MaxChecks, for a program about to close, whose accounts
+// would otherwise end with it and the fleet admit their units again. It
+// returns at the first error, ctx's or the primary's, leaving the accounts
+// not charged open (a later call charges them as usual). With no
+// Options.Charge there is nothing to charge. It is safe to call
+// concurrently with decisions, and on the zero Store, which has nothing to
+// settle.
+func (f *Store) Settle(ctx context.Context) error {
+	if f.ledger == nil || f.charge == nil {
+		return nil
+	}
+	for f.ledger.size.Load() > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		taken := f.ledger.takeAny(sluice.MaxChecks)
+		if len(taken) == 0 {
+			return nil // the rest is being charged by calls under way
+		}
+		owed, err := f.owed(ctx, taken)
+		if err = f.charged(ctx, taken, owed, err); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ErrReturning is the reason a Store gives (to Options.OnFallback) for a
