@@ -236,6 +236,10 @@ func (g *Guarded) Evicting() (masters []string, seen int) {
 // made by OnStoreError, store errors, the breakers' states per node.
 func (g *Guarded) Failover() *failover.Store { return g.failover }
 
+// closeSettle bounds how long Close charges Redis with what the fallback
+// admitted.
+const closeSettle = 5 * time.Second
+
 // Cache returns the over-limit cache in front of Redis, for its Stats.
 func (g *Guarded) Cache() *overlimit.Cache { return g.cache }
 
@@ -248,9 +252,12 @@ func (g *Guarded) Leases() *Leased { return g.leased }
 func (g *Guarded) Local() *memory.Store { return g.local }
 
 // Close gives back the unspent units of its leases (see Leased.Close),
-// stops connecting, closes the connection to Redis and the local store
-// Open made (not an Options.Local), and returns nil. Calls after Close are
-// decided by OnStoreError. Close is idempotent.
+// charges Redis with what the fallback admitted and has not charged yet
+// (failover.Store.Settle; what it cannot charge within closeSettle is
+// lost with the instance, and logged), stops connecting, closes the
+// connection to Redis and the local store Open made (not an
+// Options.Local), and returns nil. Calls after Close are decided by
+// OnStoreError. Close is idempotent.
 func (g *Guarded) Close() error {
 	if g.redis == nil {
 		return nil
@@ -262,6 +269,12 @@ func (g *Guarded) Close() error {
 					"err", err)
 			}
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), closeSettle)
+		if err := g.failover.Settle(ctx); err != nil && g.redis.log != nil {
+			g.redis.log.Warn("redis store: what the fallback admitted was not all charged to Redis on close: the fleet may admit it again",
+				"err", err)
+		}
+		cancel()
 		g.redis.close()
 		g.closeLocal()
 	})
