@@ -239,7 +239,7 @@ func (p *csvParser) time(s string) (int64, error) {
 			return 0, fmt.Errorf("time offset %q must be in [0, %.0f] seconds", s, maxSpan.Seconds())
 		}
 		p.timesSeen, p.offsets = true, true
-		return p.opts.Origin + int64(math.Round(secs*1e6)), nil
+		return p.opts.Origin + offsetMicros(s, secs), nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
@@ -250,4 +250,39 @@ func (p *csvParser) time(s string) (int64, error) {
 	}
 	p.timesSeen = true
 	return sluice.MicrosSinceEpoch(t), nil
+}
+
+// offsetMicros returns the seconds offset s, which strconv.ParseFloat read
+// as secs in [0, maxSpan], in whole µs with the digits below a µs dropped,
+// as an RFC 3339 time's are: from its decimal digits, never from secs,
+// whose binary value puts 0.000003 a hair below 3 µs and 59.9999996 within
+// rounding of 60 s. An offset written otherwise (1.5e-3) is read from the
+// shortest decimal that is secs.
+func offsetMicros(s string, secs float64) int64 {
+	if us, ok := decimalMicros(strings.TrimPrefix(s, "+")); ok {
+		return us
+	}
+	us, _ := decimalMicros(strconv.FormatFloat(secs, 'f', -1, 64))
+	return us
+}
+
+// decimalMicros reads d, digits with at most one '.', as seconds, in whole
+// µs (truncated); false when d is not written so.
+func decimalMicros(d string) (int64, bool) {
+	whole, frac, _ := strings.Cut(d, ".")
+	digits := func(s string) bool {
+		return strings.Trim(s, "0123456789") == ""
+	}
+	if whole+frac == "" || !digits(whole) || !digits(frac) {
+		return 0, false
+	}
+	whole = strings.TrimLeft(whole, "0")
+	if len(whole) > 12 { // beyond maxSpan, which the caller has checked
+		return 0, false
+	}
+	var us int64
+	for _, c := range whole + (frac + "000000")[:6] {
+		us = 10*us + int64(c-'0')
+	}
+	return us, true
 }

@@ -137,3 +137,30 @@ func TestReadCSVRefusesATimeFarFromTheRest(t *testing.T) {
 		t.Fatalf("3650 days: %v", err)
 	}
 }
+
+// A seconds offset drops the digits below a microsecond, as an RFC 3339
+// time does, read from its digits: a request 0.4 µs before a window's end
+// stays in that window, and 0.000003 s is 3 µs.
+func TestReadCSVOffsetsDropWhatIsBelowAMicrosecond(t *testing.T) {
+	for in, want := range map[string]int64{
+		"59.9999996": 59_999_999, "0.000003": 3, "0.0000009": 0, "1": 1_000_000, "+2.5": 2_500_000,
+		".5": 500_000, "7.": 7_000_000, "3e-6": 3, "1.5e3": 1_500_000_000, "0.1234567891234": 123_456,
+		"315360000": 315_360_000_000_000, "0.29": 290_000,
+	} {
+		tr, _, err := ReadCSV(strings.NewReader(in+",k\n"), CSVOptions{})
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if got := tr.Arrivals[0].At; got != want {
+			t.Errorf("%s read as %d µs, want %d", in, got, want)
+		}
+	}
+	rfc, _, err := ReadCSV(strings.NewReader("2020-01-01T00:00:59.9999996Z,k\n"), CSVOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rfc.Arrivals[0].At; got != 59_999_999 {
+		t.Errorf("RFC 3339 read as %d µs", got)
+	}
+}
