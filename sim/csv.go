@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -214,7 +215,7 @@ func (p *csvParser) parse(text string) (Arrival, error) {
 	if len(fields) == 3 && fields[2] != "" {
 		cost, err = strconv.ParseInt(fields[2], 10, 64)
 		if err != nil || cost < 0 || cost > sluice.MaxQuantity {
-			return Arrival{}, fmt.Errorf("cost %q must be an integer in [0, %d]", fields[2], int64(sluice.MaxQuantity))
+			return Arrival{}, fmt.Errorf("cost %s must be an integer in [0, %d]", quoteField(fields[2]), int64(sluice.MaxQuantity))
 		}
 	}
 	id, ok := p.ids[key]
@@ -233,20 +234,20 @@ func (p *csvParser) parse(text string) (Arrival, error) {
 func (p *csvParser) time(s string) (int64, error) {
 	if secs, err := strconv.ParseFloat(s, 64); err == nil {
 		if p.timesSeen && !p.offsets {
-			return 0, fmt.Errorf("time %q is a seconds offset but earlier lines use RFC 3339 timestamps: use one form", s)
+			return 0, fmt.Errorf("time %s is a seconds offset but earlier lines use RFC 3339 timestamps: use one form", quoteField(s))
 		}
 		if math.IsNaN(secs) || secs < 0 || secs > maxSpan.Seconds() {
-			return 0, fmt.Errorf("time offset %q must be in [0, %.0f] seconds", s, maxSpan.Seconds())
+			return 0, fmt.Errorf("time offset %s must be in [0, %.0f] seconds", quoteField(s), maxSpan.Seconds())
 		}
 		p.timesSeen, p.offsets = true, true
 		return p.opts.Origin + offsetMicros(s, secs), nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return 0, fmt.Errorf("time %q is neither RFC 3339 (2026-03-01T12:00:00Z) nor seconds since the start (12.5)", s)
+		return 0, fmt.Errorf("time %s is neither RFC 3339 (2026-03-01T12:00:00Z) nor seconds since the start (12.5)", quoteField(s))
 	}
 	if p.timesSeen && p.offsets {
-		return 0, fmt.Errorf("time %q is an RFC 3339 timestamp but earlier lines use seconds offsets: use one form", s)
+		return 0, fmt.Errorf("time %s is an RFC 3339 timestamp but earlier lines use seconds offsets: use one form", quoteField(s))
 	}
 	p.timesSeen = true
 	return sluice.MicrosSinceEpoch(t), nil
@@ -285,4 +286,21 @@ func decimalMicros(d string) (int64, bool) {
 		us = 10*us + int64(c-'0')
 	}
 	return us, true
+}
+
+// maxQuoted is the most bytes of a field a LineError quotes.
+const maxQuoted = 64
+
+// quoteField quotes field s for a LineError, cut to its first maxQuoted
+// bytes (on a character boundary, then "…"): a line may hold up to 1 MiB,
+// which quoted, once per bad line, would multiply what a trace takes.
+func quoteField(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "…"
 }

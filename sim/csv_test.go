@@ -164,3 +164,20 @@ func TestReadCSVOffsetsDropWhatIsBelowAMicrosecond(t *testing.T) {
 		t.Errorf("RFC 3339 read as %d µs", got)
 	}
 }
+
+// A bad line's reason quotes at most the start of a long field: a trace
+// line may be 1 MiB, and its quoted bytes (four times as many for control
+// characters) would otherwise be held, and printed, for every bad line.
+func TestReadCSVReasonsQuoteTheStartOfALongField(t *testing.T) {
+	long := strings.Repeat("\x01", 100_000)
+	for _, in := range []string{long + ",k\n", "1,k," + long + "\n", "1,k\n" + long + "Z,k\n", "2026-03-01T12:00:00Z,k\n1" + long + ",k\n"} {
+		_, _, err := ReadCSV(strings.NewReader(in), CSVOptions{})
+		var le *LineError
+		if !errors.As(err, &le) {
+			t.Fatalf("error %v", err)
+		}
+		if len(le.Reason) > 400 || !strings.Contains(le.Reason, `\x01\x01`) {
+			t.Errorf("reason of %d bytes: %.120s", len(le.Reason), le.Reason)
+		}
+	}
+}
