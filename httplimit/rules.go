@@ -48,7 +48,8 @@ type Rule struct {
 	// limits of one location or route to a request, a rule for a prefix
 	// can leave out the paths below it that are limited otherwise.
 	ExceptPaths []string
-	// Hosts are the host names matched, without port, in any case;
+	// Hosts are the host names matched, without port, in any case, with
+	// or without the root dot ("api.example.com." is api.example.com);
 	// "*.example.com" matches every name under example.com (not
 	// example.com itself). Empty: any host.
 	Hosts []string

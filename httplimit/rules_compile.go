@@ -49,7 +49,11 @@ func compileRule(r *Rule, o *Options, prefix string, hidden map[string]bool) (*r
 		ru.except = append(ru.except, pp)
 	}
 	for _, h := range r.Hosts {
-		ru.hosts = append(ru.hosts, strings.TrimPrefix(strings.ToLower(h), "*"))
+		h = strings.TrimPrefix(strings.ToLower(h), "*")
+		if len(h) > 1 {
+			h = strings.TrimSuffix(h, ".") // the root dot, as hostOnly drops it
+		}
+		ru.hosts = append(ru.hosts, h)
 	}
 	for _, h := range r.Headers {
 		ru.headers = append(ru.headers, HeaderMatch{Name: http.CanonicalHeaderKey(h.Name), Value: h.Value})

@@ -109,12 +109,18 @@ func methodMatches(methods []string, method string) bool {
 	return false
 }
 
-// hostOnly returns host without its port, if it has one.
+// hostOnly returns host without its port, if it has one, and without the
+// dot of a fully qualified name ("api.example.com." is api.example.com, as
+// DNS and the servers behind sluice take it).
 func hostOnly(host string) string {
 	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
 		host = host[:i]
 	}
-	return strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if len(host) > 1 && host[len(host)-1] == '.' {
+		host = host[:len(host)-1]
+	}
+	return host
 }
 
 func hostMatches(hosts []string, host string) bool {
