@@ -38,10 +38,34 @@ type CSVOptions struct {
 type LineError struct {
 	Line   int    `json:"line"`   // 1-based line number
 	Reason string `json:"reason"` // what is wrong and what was expected
+	// More counts the bad lines skipped after this one and not listed: only
+	// the last of MaxSkippedLines skipped lines has it.
+	More int `json:"more,omitempty"`
 }
 
-// Error returns "line N: reason".
-func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e.Reason) }
+// MaxSkippedLines is the most bad lines ReadCSV lists under SkipBad; the
+// last one listed counts the others (LineError.More), so that skipping a
+// file of bad lines takes no memory per line.
+const MaxSkippedLines = 1000
+
+// Error returns "line N: reason", and how many more lines were skipped
+// after it when More is set.
+func (e *LineError) Error() string {
+	if e.More > 0 {
+		return fmt.Sprintf("line %d: %s (and %d more bad lines after it)", e.Line, e.Reason, e.More)
+	}
+	return fmt.Sprintf("line %d: %s", e.Line, e.Reason)
+}
+
+// CountSkipped returns how many lines a list of skipped lines stands for:
+// those listed and those counted by More.
+func CountSkipped(skipped []LineError) int {
+	n := len(skipped)
+	for i := range skipped {
+		n += skipped[i].More
+	}
+	return n
+}
 
 // ReadCSV reads a trace: one request per line as time,key,cost.
 //
@@ -63,7 +87,8 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, e
 // seconds offsets) and ends on the first whole second after its last.
 // Bad lines fail the read with a *LineError naming the line, or are
 // skipped and returned when opts.SkipBad is set; a trace without a single
-// good line is an error either way.
+// good line is an error either way. Under SkipBad the first
+// MaxSkippedLines bad lines are returned, the last counting any others.
 func ReadCSV(r io.Reader, opts CSVOptions) (*Trace, []LineError, error) {
 	maxArrivals := opts.MaxArrivals
 	if maxArrivals <= 0 {
@@ -101,7 +126,11 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Trace, []LineError, error) {
 			if !opts.SkipBad {
 				return nil, nil, &le
 			}
-			skipped = append(skipped, le)
+			if len(skipped) < MaxSkippedLines {
+				skipped = append(skipped, le)
+			} else {
+				skipped[len(skipped)-1].More++
+			}
 			continue
 		}
 		if len(p.tr.Arrivals) >= maxArrivals {
@@ -118,7 +147,7 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Trace, []LineError, error) {
 		return nil, nil, fmt.Errorf("reading trace: %w", err)
 	}
 	if len(p.tr.Arrivals) == 0 {
-		return nil, skipped, fmt.Errorf("trace has no readable requests (%d lines skipped): want lines of time,key,cost", len(skipped))
+		return nil, skipped, fmt.Errorf("trace has no readable requests (%d lines skipped): want lines of time,key,cost", CountSkipped(skipped))
 	}
 	tr := &p.tr
 	tr.Source = "trace"

@@ -181,3 +181,24 @@ func TestReadCSVReasonsQuoteTheStartOfALongField(t *testing.T) {
 		}
 	}
 }
+
+// Skipping bad lines holds at most MaxSkippedLines of them, whatever the
+// trace: the last one listed counts the others.
+func TestReadCSVListsAtMostMaxSkippedLines(t *testing.T) {
+	in := strings.Repeat("x\n", 5000) + "1,k\n" + strings.Repeat("y\n", 10)
+	tr, skipped, err := ReadCSV(strings.NewReader(in), CSVOptions{SkipBad: true})
+	if err != nil || len(tr.Arrivals) != 1 {
+		t.Fatal(err)
+	}
+	if len(skipped) != MaxSkippedLines || CountSkipped(skipped) != 5010 {
+		t.Fatalf("%d lines listed, standing for %d", len(skipped), CountSkipped(skipped))
+	}
+	last := skipped[len(skipped)-1]
+	if last.Line != MaxSkippedLines || last.More != 5010-MaxSkippedLines || !strings.Contains(last.Error(), "4010 more") {
+		t.Errorf("last listed %+v: %v", last, &last)
+	}
+	_, skipped, err = ReadCSV(strings.NewReader(strings.Repeat("x\n", 3000)), CSVOptions{SkipBad: true})
+	if err == nil || !strings.Contains(err.Error(), "3000 lines skipped") || len(skipped) != MaxSkippedLines {
+		t.Errorf("%v, %d listed", err, len(skipped))
+	}
+}

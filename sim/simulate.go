@@ -87,7 +87,8 @@ type Response struct {
 	Result *Result
 	// Chart is the chart in the requested format; nil when none was asked.
 	Chart []byte
-	// Skipped lists the trace lines skipped under SkipBadLines.
+	// Skipped lists the trace lines skipped under SkipBadLines, at most
+	// MaxSkippedLines, the last counting the others (see CountSkipped).
 	Skipped []LineError
 }
 

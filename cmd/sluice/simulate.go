@@ -165,7 +165,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func reportSkipped(w io.Writer, file string, skipped []sim.LineError) {
 	for i, le := range skipped {
 		if i == 20 {
-			fmt.Fprintf(w, "%s: … and %d more lines skipped\n", file, len(skipped)-i)
+			fmt.Fprintf(w, "%s: … and %d more lines skipped\n", file, sim.CountSkipped(skipped[i:]))
 			break
 		}
 		fmt.Fprintf(w, "%s: %v (skipped)\n", file, &le)

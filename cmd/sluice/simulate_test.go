@@ -102,6 +102,17 @@ func TestSimulateTraceErrorsNameFileAndLine(t *testing.T) {
 	}
 }
 
+// The count after the first 20 skipped lines counts every line skipped,
+// those beyond the ones the trace reader lists included.
+func TestSimulateCountsEverySkippedLine(t *testing.T) {
+	trace := filepath.Join(t.TempDir(), "requests.csv")
+	os.WriteFile(trace, []byte("0,a\n"+strings.Repeat("x\n", 2500)), 0o644)
+	code, _, errOut := runSluice(t, "simulate", "-trace", trace, "-limit", "1/1s", "-skip-bad-lines", "-algorithms", "gcra")
+	if code != 0 || !strings.Contains(errOut, "requests.csv: … and 2480 more lines skipped\n") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
+
 func TestSimulateRetryFlagsKeepTheStormDefaults(t *testing.T) {
 	code, out, errOut := runSluice(t, "simulate", "-pattern", "retry-storm", "-retry-max", "2", "-algorithms", "gcra")
 	if code != 0 {
