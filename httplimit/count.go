@@ -1,9 +1,11 @@
 package httplimit
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -353,6 +355,16 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 // Flush flushes the response, if the writer beneath can.
 func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Hijack hands the connection to the handler, where the writer beneath
+// can, so that a handler asserting http.Hijacker (a WebSocket library's
+// upgrade) works as it does unwrapped; it returns an error wrapping
+// http.ErrNotSupported where the writer beneath cannot (HTTP/2). A
+// hijacked request whose handler wrote no status through the writer is
+// answered 200.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
 
 // Unwrap returns the writer beneath, for http.ResponseController.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
