@@ -192,3 +192,112 @@ func TestFiguresMatchBruteForceOracles(t *testing.T) {
 		}
 	}
 }
+
+// With retries, each contender's clients retry its own refusals: the
+// oracle replays every contender's stream of arrivals and retries in time
+// order (arrivals before retries due at the same µs, retries in the order
+// they were made) with a plain sorted list, and decides each request with
+// the brute-force exact log too.
+func TestRetryFiguresMatchBruteForceOracles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	for round := range 40 {
+		q := 1 + rng.Int64N(6)
+		w := 5 + rng.Int64N(40)
+		keys := 1 + rng.IntN(3)
+		tr := randomTrace(rng, keys, 1+rng.IntN(60), 8*w, q+1)
+		policy := RetryPolicy{Max: 1 + rng.IntN(4), Impatient: float64(rng.IntN(2)), Gap: Duration(time.Duration(rng.Int64N(5)) * time.Microsecond)}
+		var cs []Contender
+		for _, a := range sluice.Algorithms() {
+			l, err := LimitFor(a, q, time.Duration(w)*time.Microsecond, 0, time.Duration(rng.Int64N(w))*time.Microsecond)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs = append(cs, Contender{Limit: l})
+		}
+		res, err := Run(context.Background(), tr, Config{Quantity: q, Window: time.Duration(w) * time.Microsecond, Contenders: cs, Retry: policy, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ci, c := range cs {
+			type req struct {
+				at, cost, seq int64
+				key           int32
+				attempt       int
+				retry         bool
+			}
+			var queue []req
+			for i, a := range tr.Arrivals {
+				queue = append(queue, req{at: a.At, cost: a.Cost, seq: int64(i), key: a.Key})
+			}
+			less := func(a, b req) int {
+				switch {
+				case a.at != b.at:
+					return int(a.at - b.at)
+				case a.retry != b.retry:
+					if a.retry {
+						return 1
+					}
+					return -1
+				}
+				return int(a.seq - b.seq)
+			}
+			ref := &oracleLog{q: q, w: w, at: map[int32][]int64{}, u: map[int32][]int64{}}
+			states := make([]sluice.State, keys)
+			var want AlgorithmResult
+			ts, us := map[int32][]int64{}, map[int32][]int64{}
+			var made int64
+			for len(queue) > 0 {
+				slices.SortStableFunc(queue, less)
+				e := queue[0]
+				queue = queue[1:]
+				want.Decisions++
+				next, st, err := c.Limit.Decide(states[e.key], e.at, e.cost)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.Limit.Algorithm() != sluice.AlgorithmSlidingLog {
+					if r := ref.decide(e.key, e.at, e.cost); r != st.Allowed {
+						want.Disagreements++
+						if st.Allowed {
+							want.FalseAllows++
+						} else {
+							want.FalseDenials++
+						}
+					}
+				}
+				if st.Allowed {
+					states[e.key] = next
+					want.Admitted++
+					want.AdmittedUnits += e.cost
+					if e.cost > 0 {
+						ts[e.key] = append(ts[e.key], e.at+st.Delay.Microseconds())
+						us[e.key] = append(us[e.key], e.cost)
+					}
+					continue
+				}
+				want.Rejected++
+				wait := st.RetryAfter.Microseconds()
+				if policy.Impatient == 1 {
+					wait = policy.Gap.D().Microseconds()
+				}
+				if e.attempt >= policy.Max || st.RetryAfter == sluice.Never || e.at+wait >= tr.End {
+					want.GaveUp++
+					continue
+				}
+				made++
+				want.Retries++
+				queue = append(queue, req{at: e.at + wait, cost: e.cost, seq: made, key: e.key, attempt: e.attempt + 1, retry: true})
+			}
+			for k := range ts {
+				want.WorstWindow = max(want.WorstWindow, oracleWorst(ts[k], us[k], w, false))
+			}
+			got := res.Algorithms[ci]
+			gotSub := AlgorithmResult{Decisions: got.Decisions, Admitted: got.Admitted, Rejected: got.Rejected, AdmittedUnits: got.AdmittedUnits,
+				Retries: got.Retries, GaveUp: got.GaveUp, WorstWindow: got.WorstWindow,
+				Disagreements: got.Disagreements, FalseAllows: got.FalseAllows, FalseDenials: got.FalseDenials}
+			if gotSub != want {
+				t.Fatalf("round %d (q %d w %d %+v) %s:\n got %+v\nwant %+v", round, q, w, policy, got.Limit, gotSub, want)
+			}
+		}
+	}
+}
