@@ -73,7 +73,7 @@ func (s *Store) charge(ctx context.Context, checks []sluice.Check, taken []int64
 			n, err = msgs[1].AsInt64()
 		}
 		if err != nil {
-			return s.fail("charge script", err)
+			return s.onNode(&checks[idx[j]], s.fail("charge script", err))
 		}
 		if taken != nil {
 			taken[idx[j]] = n

@@ -33,7 +33,7 @@ func (s *Store) crossSlot(ctx context.Context, checks []sluice.Check, keys []str
 		r, err := s.run(ctx, modeReserve, token, checks, keys, idx, out)
 		if err != nil {
 			s.rollback(ctx, token, checks, keys, done)
-			return 0, err
+			return 0, s.onNode(&checks[idx[0]], err)
 		}
 		if len(done) == 0 || r.now < now {
 			now = r.now
@@ -44,6 +44,30 @@ func (s *Store) crossSlot(ctx context.Context, checks []sluice.Check, keys []str
 		done = append(done, reservation{idx: idx, undo: r.undo})
 	}
 	return now, nil
+}
+
+// nodeError is the failure of the master serving one slot of a call that
+// spans slots (a decision or a charge). FailedNode names it as Store.Node
+// does, so that a failover.Store counts the failure against that master's
+// breaker only, not against the healthy masters of the call's other slots.
+type nodeError struct {
+	node string
+	err  error
+}
+
+func (e *nodeError) Error() string { return e.err.Error() }
+func (e *nodeError) Unwrap() error { return e.err }
+
+// FailedNode names the master that failed (see failover.Options.Node).
+func (e *nodeError) FailedNode() string { return e.node }
+
+// onNode returns err, the failure of the master serving c's key, naming
+// that master on a Cluster (a store of one master needs no name).
+func (s *Store) onNode(c *sluice.Check, err error) error {
+	if !s.cluster {
+		return err
+	}
+	return &nodeError{node: s.Node(c), err: err}
 }
 
 // settle completes a refused call: it refunds the reservations done (their
