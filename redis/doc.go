@@ -2,7 +2,9 @@
 // their limits in one Redis (standalone, Sentinel or Cluster), through
 // github.com/redis/rueidis, and decide exactly as package memory and
 // sluice.Limit.Decide do while Redis answers (see Failover for what holds
-// when it does not).
+// when it does not). It needs Redis 7.0 or later: the scripts of calls
+// that span Cluster slots read a key's expiry with PEXPIRETIME, which older
+// servers refuse (their calls fail, and the failover decides them).
 //
 // # Opening a store
 //
