@@ -145,7 +145,10 @@ func keyPicker(r *rand.Rand, keys int, skew float64) func() int32 {
 }
 
 // poisson generates arrivals of rate p.Rate·p.Keys·m(t) per second over
-// [0, end) µs by thinning a homogeneous process at the peak rate.
+// [0, end) µs by thinning a homogeneous process at the peak rate. A spike
+// whose thinning would draw more candidates than limit (a factor far above
+// its share of the time) is drawn piece by piece instead, each piece at its
+// own rate, so that the work stays within limit whatever the factor.
 func poisson(r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int) ([]Arrival, error) {
 	m, peak, mean := p.multiplier()
 	total := p.Rate * float64(p.Keys)
@@ -154,6 +157,9 @@ func poisson(r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int) 
 	}
 	lambda := total * peak // per second
 	out := make([]Arrival, 0, int(min(total*mean*float64(end)/1e6*1.01+16, float64(limit))))
+	if (p.Name == PatternSpike || p.Name == PatternRetryStorm) && lambda*float64(end)/1e6 > float64(limit) {
+		return spikePieces(r, p, pick, end, limit, out)
+	}
 	for t := r.ExpFloat64() / lambda; ; t += r.ExpFloat64() / lambda {
 		at := int64(t * 1e6)
 		if at >= end {
@@ -167,6 +173,34 @@ func poisson(r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int) 
 		}
 		out = append(out, Arrival{At: at, Key: pick(), Cost: p.Cost})
 	}
+}
+
+// spikePieces appends to out the arrivals of a spike pattern over [0, end)
+// µs drawn as three homogeneous Poisson processes: before the spike, in
+// it (SpikeFactor times the rate) and after it.
+func spikePieces(r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int, out []Arrival) ([]Arrival, error) {
+	from := min(int64(p.SpikeAt.D()/time.Microsecond), end)
+	to := min(int64((p.SpikeAt+p.SpikeLength).D()/time.Microsecond), end)
+	total := p.Rate * float64(p.Keys)
+	for _, piece := range [3]struct {
+		from, to int64
+		rate     float64
+	}{{0, from, total}, {from, to, total * p.SpikeFactor}, {to, end, total}} {
+		if piece.rate == 0 || piece.from >= piece.to {
+			continue
+		}
+		for t := float64(piece.from)/1e6 + r.ExpFloat64()/piece.rate; ; t += r.ExpFloat64() / piece.rate {
+			at := max(int64(t*1e6), piece.from)
+			if at >= piece.to {
+				break
+			}
+			if len(out) >= limit {
+				return nil, fmt.Errorf("pattern %s: %w", p.Name, tooManyRequests(limit, 0))
+			}
+			out = append(out, Arrival{At: at, Key: pick(), Cost: p.Cost})
+		}
+	}
+	return out, nil
 }
 
 // boundaryBursts returns p.BurstSize arrivals per key evenly spaced in

@@ -146,3 +146,52 @@ func TestManyKeysFewRequestsHoldsOnlyTheKeysThatSent(t *testing.T) {
 		t.Errorf("simulated %d keys, %d requests; the trace has %d, %d", res.Keys, res.Requests, len(seen), len(tr.Arrivals))
 	}
 }
+
+// A spike far above its share of the time costs its requests, not its
+// factor: thinning at the peak rate drew a candidate per 1e-9 s for all
+// 100 s (1e11 draws, past any deadline, for 1100 requests).
+func TestAHugeShortSpikeIsDrawnInItsRequestsTime(t *testing.T) {
+	p := Pattern{Name: PatternSpike, Rate: 1, SpikeFactor: 1e9, SpikeAt: Duration(50 * time.Second), SpikeLength: Duration(time.Microsecond),
+		Duration: Duration(100 * time.Second)}
+	done := make(chan *Trace, 1)
+	go func() {
+		tr, err := Generate(p, 10, time.Second, 200_000)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- tr
+	}()
+	var tr *Trace
+	select {
+	case tr = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("still generating after 20 s")
+	}
+	if tr == nil {
+		return
+	}
+	in := 0
+	for _, a := range tr.Arrivals {
+		if a.At == 50_000_000 {
+			in++
+		}
+	}
+	// 1000 expected in the spike, 100 around it.
+	if in < 850 || in > 1150 || len(tr.Arrivals)-in < 60 || len(tr.Arrivals)-in > 140 {
+		t.Errorf("%d arrivals in the spike, %d outside", in, len(tr.Arrivals)-in)
+	}
+}
+
+// Drawn piece by piece (its thinning would pass the bound), a spike keeps
+// its rates: ten times the rate within it.
+func TestASpikeDrawnInPiecesKeepsItsRates(t *testing.T) {
+	p := Pattern{Name: PatternSpike, SpikeAt: Duration(4 * time.Minute), SpikeLength: Duration(time.Minute)}
+	tr, err := Generate(p, 100, time.Minute, 3000) // 12,000 candidates, 2,280 requests expected
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, before, after := count(tr, 240, 300), count(tr, 0, 240)/4, count(tr, 300, 600)/5
+	if in < 8*before || in > 12*before || after < before*8/10 || after > before*12/10 {
+		t.Fatalf("%d in the spike minute, %d a minute before it, %d after", in, before, after)
+	}
+}
