@@ -98,8 +98,9 @@ type Rule struct {
 	//     request, and the handler still reads the whole body; absent from
 	//     DecideFor's requests, forward-auth and the decision API, which
 	//     have no body;
-	//   - "route": the pattern of Paths that matched ("*" when Paths is
-	//     empty): every client shares it;
+	//   - "route": the pattern of Paths that matched, of several the most
+	//     specific, which ServeMux would route the request to ("*" when
+	//     Paths is empty): every client shares it;
 	//   - "rule": one value for every request the rule matches, whichever
 	//     of its patterns: one count for all of them together.
 	//

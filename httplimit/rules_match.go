@@ -68,7 +68,9 @@ func (ru *rule) matches(r *http.Request, p, escaped string, m *pathMatch) (int, 
 
 // matchesPath reports whether the cleaned path p, escaped or not (see
 // pathPattern.match), is the rule's, and which of its patterns matched
-// (-1 when it has none).
+// (-1 when it has none): of several, the most specific, which ServeMux
+// would route p to (see pathPattern.moreSpecific), the first of those
+// that no other is more specific than.
 func (ru *rule) matchesPath(p string, escaped bool, m *pathMatch) (int, bool) {
 	if len(ru.except) > 0 && ru.excepted(p, escaped) {
 		return 0, false
@@ -76,12 +78,23 @@ func (ru *rule) matchesPath(p string, escaped bool, m *pathMatch) (int, bool) {
 	if len(ru.paths) == 0 {
 		return -1, true
 	}
+	best, last := -1, -1
 	for i := range ru.paths {
-		if ru.paths[i].match(p, escaped, m) {
-			return i, true
+		if !ru.paths[i].match(p, escaped, m) {
+			continue
+		}
+		last = i
+		if best < 0 || ru.paths[i].moreSpecific(&ru.paths[best]) {
+			best = i
 		}
 	}
-	return 0, false
+	switch {
+	case best < 0:
+		return 0, false
+	case best != last: // m holds the wildcards of a later pattern
+		ru.paths[best].match(p, escaped, m)
+	}
+	return best, true
 }
 
 // appliesTo reports whether the rule applies to clients of the plan of

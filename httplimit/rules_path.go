@@ -188,6 +188,51 @@ func pathUnescape(s string) string {
 	return u
 }
 
+// Ranks of a pattern's segment at one position of a path it matches, by
+// how few segments it matches there: a path that a pattern ends at, a
+// literal or {$} match one; a wildcard any one; a {x...} or a trailing
+// slash (a subtree) every rest of the path.
+const (
+	rankRest = iota + 1
+	rankWild
+	rankOne
+)
+
+// rank returns the rank of pp's segment at position i of a path it
+// matches: that of its rest ({x...}, subtree) at i and after it.
+func (pp *pathPattern) rank(i int) int {
+	for j, s := range pp.segs {
+		switch {
+		case s.rest || j == len(pp.segs)-1 && pp.subtree:
+			return rankRest
+		case j < i:
+			continue
+		case s.wild != "":
+			return rankWild
+		}
+		return rankOne
+	}
+	return rankOne // past its end
+}
+
+// moreSpecific reports whether pp is more specific than o on a path both
+// match, as ServeMux ranks patterns: at no segment does pp match more
+// than o, and at some it matches less ("/v1/uploads" is more specific
+// than "/v1/", "/t/{id}/{$}" than "/t/{id}/", "/x/{b}" than "/{a}/{b}").
+// Of two patterns neither is more specific than (ServeMux would refuse to
+// hold both), neither is.
+func (pp *pathPattern) moreSpecific(o *pathPattern) bool {
+	less := false
+	for i := range max(len(pp.segs), len(o.segs)) {
+		a, b := pp.rank(i), o.rank(i)
+		if a < b {
+			return false
+		}
+		less = less || a > b
+	}
+	return less
+}
+
 // wildIndex returns the position of wildcard name among the pattern's
 // wildcards (as pathMatch counts them), or -1.
 func (pp *pathPattern) wildIndex(name string) int {
