@@ -66,7 +66,8 @@ type Rule struct {
 	// Empty: KeyClient alone. Attributes:
 	//
 	//   - "client": the request's Identity (API key > token > user > IP), as the
-	//     plan's limits are keyed;
+	//     plan's limits are keyed (a subject longer than 128 bytes, which
+	//     only a DecideFor caller's own can be, kept hashed);
 	//   - "api_key": the API key's SHA-256: a listed key, or an unlisted
 	//     one where Options.UnknownKeys is "key" (with "ip" an unlisted key
 	//     is absent, and Fallback stands for it);

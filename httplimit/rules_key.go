@@ -88,6 +88,13 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 	id := m.id
 	switch kp.kind {
 	case KeyClient:
+		if len(f.id.Subject) > maxKeySubject {
+			// A caller's own subject ("ext:…") may be as long as a store
+			// key: hashed, as no subject of another kind is ("#" starts
+			// none of them).
+			sum := sha256.Sum256([]byte(f.id.Subject))
+			return hex.AppendEncode(append(buf, '#'), sum[:16]), true
+		}
 		return append(buf, f.id.Subject...), true
 	case KeyAPIKey:
 		if f.id.Kind == KindAPIKey {
@@ -173,6 +180,11 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 	}
 	return buf, false
 }
+
+// maxKeySubject is the longest client subject a rule's store key keeps as
+// it is; every subject this package makes of a key, a user or an address
+// is shorter.
+const maxKeySubject = 128
 
 // appendKeyValue appends v as a store key keeps it: as it is when it is at
 // most 64 characters of A-Z a-z 0-9 . _ - @ (in lower case when lower is
