@@ -77,7 +77,12 @@ func Chart(res *Result, format string, width, height vg.Length) ([]byte, error) 
 	}
 	cd := res.Chart
 	unit, per := timeUnit(res.Duration.D())
-	end := res.Duration.D().Seconds() / per
+	// The axis runs to the last admission a queue delayed past the end.
+	last := res.Duration.D()
+	for _, a := range res.Algorithms {
+		last = max(last, res.Duration.D()+a.MaxDelay.D())
+	}
+	end := last.Seconds() / per
 	xy := func(s Series) plotter.XYs {
 		out := make(plotter.XYs, len(s.X))
 		for k := range s.X {

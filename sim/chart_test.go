@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/plot/plotter"
 )
@@ -202,5 +203,29 @@ func TestChartBinsLongTracesCoarsely(t *testing.T) {
 	b := newBinning(0, int64(1000*24*3600*1e6), int64(60e6)) // 1000 days, 1-minute window
 	if b.n > maxBins || b.scale == 1 {
 		t.Fatalf("binning %+v: want at most %d bins, scaled", b, maxBins)
+	}
+}
+
+// A point of the chart counts what was admitted in a trailing window, so
+// with one key it never passes the worst window: a queue's admissions that
+// proceed after the trace's end are drawn when they proceed, not piled
+// into the last point (which drew 30 per 1s where no 1s held more than 19).
+func TestChartPointsNeverPassTheWorstWindow(t *testing.T) {
+	mw := Duration(2 * time.Second)
+	for _, req := range []Request{
+		{Pattern: &Pattern{Name: PatternSteady, Rate: 100, Duration: Duration(10 * time.Second)}, Limit: "10/1s", MaxWait: &mw},
+		{Pattern: &Pattern{Name: PatternSpike, Duration: Duration(20 * time.Second)}, Limit: "10/1s"},
+		{Pattern: &Pattern{Name: PatternRetryStorm}, Limit: "100/1m"},
+	} {
+		res := simulate(t, req)
+		for _, s := range res.Chart.Series {
+			if s.Role != RoleAdmitted {
+				continue
+			}
+			worst := row(t, res, s.Name).WorstWindow
+			if peak := slicesMax(s.Y); peak > float64(worst) {
+				t.Errorf("%s, %s: the chart peaks at %v, the worst window is %d", res.Source, s.Name, peak, worst)
+			}
+		}
 	}
 }

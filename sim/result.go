@@ -128,7 +128,9 @@ type ChartData struct {
 	LimitLine float64 `json:"limit_line"`
 	// Series are "requests" (the offered units, before retries); with
 	// retries, the attempts of the contender that caused the most; then one
-	// per contender, named by its label.
+	// per contender, named by its label. They run past the trace's end by
+	// the longest leaky-bucket queue's MaxWait, where admissions it delayed
+	// proceed.
 	Series []Series `json:"series"`
 }
 

@@ -87,7 +87,14 @@ func Run(ctx context.Context, tr *Trace, cfg Config) (*Result, error) {
 		}
 	}
 	s := &simulation{tr: tr, cfg: cfg, req: req, ref: ref, w: int64(cfg.Window / time.Microsecond)}
-	s.bins = newBinning(tr.Start, tr.End, s.w)
+	// A queue's admissions proceed up to its MaxWait after they arrive, so
+	// the chart's bins run that far past the trace's end: each admission
+	// counts in the bin of its own time, never piled into the last one.
+	var wait time.Duration
+	for _, c := range cfg.Contenders {
+		wait = max(wait, c.Limit.MaxWait())
+	}
+	s.bins = newBinning(tr.Start, tr.End+int64(wait/time.Microsecond), s.w)
 	s.retrying = cfg.Retry.Max > 0
 	if !s.retrying && !cfg.interleaved && len(tr.Arrivals) <= math.MaxInt32 {
 		s.byKey, s.byKeyIdx = arrivalsByKey(tr)
