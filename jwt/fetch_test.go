@@ -371,3 +371,42 @@ func TestCloseOfAVerifierWithoutKeysURL(t *testing.T) {
 	}
 	verify(t, v, sign(t, jose.HS256, secret, "", claims()))
 }
+
+func TestAKeyRotatedUnderTheSameKidIsFetchedOnceMinRefreshHasPassed(t *testing.T) {
+	for _, kid := range []string{"", "main"} {
+		t.Run("kid "+kid, func(t *testing.T) {
+			server := newKeysServer(t, set(jwk(rsaKey(), kid)))
+			clock := newFakeClock()
+			v, err := jwt.NewPaced(jwt.Options{KeysURL: server.URL, Clock: clockAt(now), Refresh: time.Hour, MinRefresh: time.Minute, Logger: quiet}, clock.now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			verify(t, v, sign(t, jose.RS256, rsaKey(), kid, claims()))
+
+			// The issuer replaces its key, naming it as it named the old one.
+			server.serve(http.StatusOK, set(jwk(rsaKey2(), kid)))
+			rotated := sign(t, jose.RS256, rsaKey2(), kid, claims())
+			_, err = v.VerifyToken(context.Background(), rotated)
+			wantClass(t, err, jwt.ErrSignature) // within MinRefresh of the first fetch
+			if n := server.requests.Load(); n != 1 {
+				t.Fatalf("%d requests within MinRefresh, want 1", n)
+			}
+
+			clock.advance(time.Minute)
+			verify(t, v, rotated)
+			if n := server.requests.Load(); n != 2 {
+				t.Errorf("%d requests, want 2", n)
+			}
+			// A forged signature prompts no more than MinRefresh allows.
+			forged := sign(t, jose.RS256, rsaKey(), kid, claims())
+			for range 10 {
+				_, err = v.VerifyToken(context.Background(), forged)
+				wantClass(t, err, jwt.ErrSignature)
+			}
+			if n := server.requests.Load(); n != 2 {
+				t.Errorf("%d requests after forged tokens within MinRefresh, want 2", n)
+			}
+		})
+	}
+}

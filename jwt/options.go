@@ -103,10 +103,12 @@ type Options struct {
 
 	// MinRefresh is the least time between a fetch of KeysURL and one that
 	// a token prompts, when the set in use has no key for it (its "kid" is
-	// unknown, or no fetch has succeeded yet); a token that comes sooner is
-	// ErrKey at once. So tokens with made-up kids cause at most one fetch
-	// per MinRefresh, however many. Zero means 30 seconds; it must not be
-	// negative.
+	// unknown, or no fetch has succeeded yet), or when none of the keys it
+	// may be verified with verifies it (the issuer replaced a key under the
+	// same kid, or among keys that name none); a token that comes sooner is
+	// ErrKey, or ErrSignature, at once. So tokens with made-up kids or
+	// signatures cause at most one fetch per MinRefresh, however many. Zero
+	// means 30 seconds; it must not be negative.
 	MinRefresh time.Duration
 
 	// Client makes the requests to KeysURL; a redirect is followed only to

@@ -33,9 +33,11 @@ type times struct {
 //
 // The token is read and its "alg" checked before any key is used. A token
 // with a "kid" is verified only with the keys of that kid, one without
-// with each key whose type fits its "alg" in turn. ctx bounds only the
-// wait for a fetch of Options.KeysURL that the token prompts (see
-// Options.MinRefresh); its error is wrapped too.
+// with each key whose type fits its "alg" in turn; when none verifies it,
+// the set is fetched again as for an unknown kid (see Options.MinRefresh)
+// and the token verified with the keys fetched. ctx bounds only the wait
+// for a fetch of Options.KeysURL that the token prompts; for a token of no
+// key, its error is wrapped too.
 func (v *Verifier) VerifyToken(ctx context.Context, token string) (httplimit.TokenClaims, error) {
 	var none httplimit.TokenClaims
 	if len(token) > maxTokenLen {
@@ -52,17 +54,20 @@ func (v *Verifier) VerifyToken(ctx context.Context, token string) (httplimit.Tok
 		return none, fmt.Errorf("%w: %d signatures", ErrMalformed, len(tok.Headers))
 	}
 	h := tok.Headers[0]
-	keys, err := v.keysFor(ctx, h.KeyID, jose.SignatureAlgorithm(h.Algorithm))
+	kid, alg := h.KeyID, jose.SignatureAlgorithm(h.Algorithm)
+	set := v.set.Load()
+	keys, err := v.keysFor(ctx, kid, alg)
 	if err != nil {
 		return none, err
 	}
-	var t times
-	var claims map[string]any
-	err = jose.ErrCryptoFailure // until a key verifies it
-	for _, k := range keys {
-		// Only a signature that verifies has its payload read.
-		if err = tok.Claims(k.pub, &t, &claims); !errors.Is(err, jose.ErrCryptoFailure) {
-			break
+	t, claims, err := verifyWith(tok, keys)
+	if errors.Is(err, jose.ErrCryptoFailure) && v.fetch != nil && v.fetch.prompted(ctx) == nil && v.set.Load() != set {
+		// The issuer may have replaced a key under the kid the token names,
+		// or among keys that name none: the set fetched since may have it.
+		// Such tokens prompt a fetch as unknown kids do, at most once every
+		// MinRefresh.
+		if keys = v.set.Load().candidates(kid, alg); len(keys) > 0 {
+			t, claims, err = verifyWith(tok, keys)
 		}
 	}
 	switch {
@@ -72,6 +77,19 @@ func (v *Verifier) VerifyToken(ctx context.Context, token string) (httplimit.Tok
 		return none, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	return v.judge(t, claims)
+}
+
+// verifyWith reads the claims of tok once one of keys verifies its
+// signature; the error wraps jose.ErrCryptoFailure when none does.
+func verifyWith(tok *josejwt.JSONWebToken, keys []key) (t times, claims map[string]any, err error) {
+	err = jose.ErrCryptoFailure // until a key verifies it
+	for _, k := range keys {
+		// Only a signature that verifies has its payload read.
+		if err = tok.Claims(k.pub, &t, &claims); !errors.Is(err, jose.ErrCryptoFailure) {
+			break
+		}
+	}
+	return t, claims, err
 }
 
 // judge returns what the verified claims say of the client, or why they
