@@ -2,7 +2,10 @@ package httplimit
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"net/netip"
 	"strings"
 	"time"
 
@@ -29,10 +32,33 @@ type LimitState struct {
 // ("name:acme"), which Subject resolves to that key's subject.
 const KeyNameSubject = "name:"
 
-// Subject returns the subject that subject names: the subject of the
-// listed API key of that name for "name:<key name>" (an error when no
-// listed key has it), else subject itself.
+// Subject returns the subject that subject names, as the client's
+// requests are kept under it: the subject of the listed API key of that
+// name for "name:<key name>" (an error when no listed key has it); for
+// "ip:<address>", the address's group by the configured prefixes
+// ("ip:192.0.2.0/24"); for "user:<id>" of an id that is kept hashed, its
+// hash ("user#…", see UserSubject); for "key:" and a SHA-256 in hex, the
+// hex in lower case; else subject itself.
 func (m *Middleware) Subject(subject string) (string, error) {
+	if m.zero() {
+		return "", errZero()
+	}
+	if rest, ok := strings.CutPrefix(subject, "ip:"); ok {
+		if a, err := netip.ParseAddr(rest); err == nil {
+			_, sub := m.id.ipSubject(a.Unmap())
+			return sub, nil
+		}
+		return subject, nil
+	}
+	if user, ok := strings.CutPrefix(subject, "user:"); ok && user != "" {
+		return m.UserSubject(user), nil
+	}
+	if digest, ok := strings.CutPrefix(subject, "key:"); ok && len(digest) == 2*sha256.Size {
+		if _, err := hex.DecodeString(digest); err == nil {
+			return "key:" + strings.ToLower(digest), nil
+		}
+		return subject, nil
+	}
 	name, ok := strings.CutPrefix(subject, KeyNameSubject)
 	if !ok {
 		return subject, nil
