@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	jose "github.com/go-jose/go-jose/v4"
 )
@@ -130,6 +131,9 @@ func usable(doc []byte) (key, error) {
 	if jwk.Use != "" && jwk.Use != "sig" {
 		return key{}, fmt.Errorf("use %q", jwk.Use)
 	}
+	if err := verifies(doc); err != nil {
+		return key{}, err
+	}
 	pub := jwk.Public() // a private key's public part; nothing of a symmetric one
 	switch p := pub.Key.(type) {
 	case *rsa.PublicKey:
@@ -150,6 +154,26 @@ func usable(doc []byte) (key, error) {
 		return key{}, fmt.Errorf("key type %q not used for signatures", keyType(doc))
 	}
 	return key{id: jwk.KeyID, alg: jose.SignatureAlgorithm(jwk.Algorithm), pub: pub.Key}, nil
+}
+
+// verifies returns nil when the JWK doc may verify signatures by its
+// "key_ops" (RFC 7517 section 4.3): it has none (or null), or an array of
+// strings that names "verify".
+func verifies(doc []byte) error {
+	var k struct {
+		Ops json.RawMessage `json:"key_ops"`
+	}
+	if err := json.Unmarshal(doc, &k); err != nil || k.Ops == nil || string(k.Ops) == "null" {
+		return err // doc has been read as a JWK already
+	}
+	var ops []string
+	if err := json.Unmarshal(k.Ops, &ops); err != nil {
+		return fmt.Errorf("key_ops %.64s: not an array of strings", k.Ops)
+	}
+	if !slices.Contains(ops, "verify") {
+		return fmt.Errorf("key_ops %q: no verify", ops)
+	}
+	return nil
 }
 
 // keyType returns the "kty" of the JWK doc, for errors.

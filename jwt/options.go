@@ -25,9 +25,10 @@ type Options struct {
 	//
 	// A fetch is a GET that must answer 200 with a JWK Set of at most
 	// 1 MiB. Of its keys, the Verifier uses those whose "use" is absent or
-	// "sig" and that are RSA keys of at least 2048 bits, EC keys on P-256,
-	// P-384 or P-521, or Ed25519 keys, the first 100 of them at most, and
-	// of each only its public part; symmetric ("oct") keys and keys it
+	// "sig", whose "key_ops" are absent or name "verify", and that are RSA
+	// keys of at least 2048 bits, EC keys on P-256, P-384 or P-521, or
+	// Ed25519 keys, the first 100 of them at most, and of each only its
+	// public part; symmetric ("oct") keys and keys it
 	// cannot read are skipped. A key whose "alg" is set verifies only
 	// tokens of that "alg". A fetch that fails, or that finds no usable
 	// key, leaves the set in use as it was.

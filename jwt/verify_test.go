@@ -2,6 +2,7 @@ package jwt_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -308,5 +309,29 @@ func TestClaimsRulesMayKeyBy(t *testing.T) {
 		"org_id": "acme", "tier": "3", "beta": "true", "addr.c": "x", "addr.d.e": "7", "deep.a.b.x": "ok"}
 	if !maps.Equal(got.Claims, want) {
 		t.Errorf("claims %v, want %v", got.Claims, want)
+	}
+}
+
+func TestAKeyWhoseKeyOpsLeaveOutVerifyIsNotUsed(t *testing.T) {
+	withOps := func(key any, kid string, ops ...string) string {
+		var m map[string]any
+		if err := json.Unmarshal(must(jwk(key, kid).MarshalJSON()), &m); err != nil {
+			t.Fatal(err)
+		}
+		m["key_ops"] = ops
+		return string(must(json.Marshal(m)))
+	}
+	doc := `{"keys": [` + withOps(rsaKey(), "wrap", "encrypt", "wrapKey") + `,` +
+		withOps(ecKey(), "verify", "verify") + `,` +
+		`{"kty": "OKP", "crv": "Ed25519", "x": "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo", "key_ops": "verify"}` + `]}`
+	v := newVerifier(t, jwt.Options{Keys: []byte(doc)})
+	if n := v.Keys(); n != 1 {
+		t.Errorf("Keys() = %d, want 1 (the key whose key_ops name verify)", n)
+	}
+	verify(t, v, sign(t, jose.ES256, ecKey(), "verify", claims()))
+	_, err := v.VerifyToken(context.Background(), sign(t, jose.RS256, rsaKey(), "wrap", claims()))
+	wantClass(t, err, jwt.ErrKey)
+	if _, err := jwt.New(jwt.Options{Keys: []byte(`{"keys": [` + withOps(rsaKey(), "wrap", "encrypt") + `]}`)}); err == nil {
+		t.Error("a set whose only key is for encryption was accepted")
 	}
 }
