@@ -243,7 +243,8 @@ func (m *Middleware) checks(dst []sluice.Check, plan *Plan, key string, cost int
 
 // setKeys sets the store keys of checks, built by checks for the same plan,
 // rules and cost, to those of the client whose store key is key and of the
-// rules' keys in res.
+// rules' keys in res, and the rules' checks to their costs in res (a rule
+// of a cost of its own costs it, or 0 in a peek, whatever the plan's).
 func (m *Middleware) setKeys(checks []sluice.Check, plan *Plan, key string, res *Result) {
 	i := 0
 	for range plan.Limits {
@@ -252,7 +253,7 @@ func (m *Middleware) setKeys(checks []sluice.Check, plan *Plan, key string, res 
 	}
 	for j, ru := range res.matched {
 		for range ru.limits {
-			checks[i].Key = res.ruleKeys[j]
+			checks[i].Key, checks[i].Cost = res.ruleKeys[j], res.ruleCosts[j]
 			i++
 		}
 	}
