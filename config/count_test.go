@@ -112,3 +112,24 @@ plans:
 		t.Errorf("a counted sliding log on a leased store: %v", err)
 	}
 }
+
+// A key's own limits say nothing of counting: limits of one name count
+// alike (httplimit.Options.Count is by name), so a count: on one key's
+// override would count every client's limit of that name, in every plan,
+// by the answer. It is refused at its line, in the configuration as in a
+// keys file, and Count is left as the plans say.
+func TestCountOnAKeysLimitIsRefused(t *testing.T) {
+	_, err := config.Parse("k.yaml", []byte(`plans:
+  free: {limits: [{name: m, algorithm: fixed-window, quantity: 10, window: 1m}]}
+  pro: {limits: [{name: m, algorithm: fixed-window, quantity: 100, window: 1m}]}
+keys:
+  - name: k
+    sha256: "1111111111111111111111111111111111111111111111111111111111111111"
+    limits: [{name: m, algorithm: fixed-window, quantity: 5, window: 1m, count: failures}]
+`))
+	const want = "k.yaml:7:81: keys[0].limits[0].count: count: belongs on the plan's limit of this name, not on a key's: " +
+		"limits of one name count alike, for every client"
+	if err == nil || err.Error() != want {
+		t.Fatalf("error:\n%v\nwant exactly:\n%s", err, want)
+	}
+}

@@ -39,9 +39,6 @@ func (d *decoder) keysFile(n *yaml.Node, path string) []rawKey {
 		return nil
 	}
 	keys := kd.keys(doc, "")
-	for _, ca := range kd.counts {
-		kd.Errorf(ca.node, ca.path, "count: belongs in the configuration, on the plan's limit of this name (limits of one name count alike)")
-	}
 	d.Errs = append(d.Errs, kd.Errs...)
 	for i := range keys {
 		keys[i].file = path

@@ -76,7 +76,7 @@ func TestKeysFileErrorsPointAtItsLines(t *testing.T) {
 		// it are refused, not left out (their clients would lose their plans).
 		{keyLine("a", "free") + "---\n" + keyLine("b", "free"), "keys.yaml:3:1: a second YAML document"},
 		{fmt.Sprintf("- {name: c, sha256: %x, limits: [{name: per-minute, algorithm: gcra, quantity: 5, window: 1m, count: failures}]}\n", sha256.Sum256([]byte("c"))),
-			"keys.yaml:1:164: [0].limits[0].count: count: belongs in the configuration"},
+			"keys.yaml:1:164: [0].limits[0].count: count: belongs on the plan's limit of this name, not on a key's"},
 	} {
 		_, err := writeKeysConfig(t, c.keys)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -577,8 +577,12 @@ func (d *decoder) keys(n *yaml.Node, path string) []rawKey {
 				}
 				copy(rk.key.Hash[:], b)
 			},
-			"plan":   func(n *yaml.Node, p string) { rk.plan = d.Str(n, p) },
-			"limits": func(n *yaml.Node, p string) { rk.overrides = d.limits(n, p) },
+			"plan": func(n *yaml.Node, p string) { rk.plan = d.Str(n, p) },
+			"limits": func(n *yaml.Node, p string) {
+				counts := len(d.counts)
+				rk.overrides = d.limits(n, p)
+				d.keyCounts(counts)
+			},
 		})
 		if hashNode == nil && e.Kind == yaml.MappingNode {
 			d.Errorf(e, path+".sha256", "missing: a key is configured by its SHA-256, never in clear")
@@ -586,6 +590,17 @@ func (d *decoder) keys(n *yaml.Node, path string) []rawKey {
 		out = append(out, rk)
 	})
 	return out
+}
+
+// keyCounts refuses the count: settings read since the first of d.counts
+// from, those of a key's own limits, and forgets them: a limit counts by
+// its name (httplimit.Options.Count), so a key's count: would count the
+// limits of that name of every client, in every plan.
+func (d *decoder) keyCounts(from int) {
+	for _, ca := range d.counts[from:] {
+		d.Errorf(ca.node, ca.path, "count: belongs on the plan's limit of this name, not on a key's: limits of one name count alike, for every client")
+	}
+	d.counts = d.counts[:from]
 }
 
 func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfig) {
