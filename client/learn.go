@@ -125,6 +125,9 @@ type hostState struct {
 	holdUntil time.Time
 	changed   chan struct{} // closed and replaced when the state changes
 	lastUsed  time.Time
+	// holders counts the Transport's requests under way to the host, which
+	// keep it from being forgotten; guarded by the Transport's mu.
+	holders int
 }
 
 // ticket is one granted send.

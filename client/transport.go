@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,8 +14,9 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// maxHosts bounds the hosts whose quota a Transport remembers; beyond it,
-// idle ones are forgotten (and start over with a probe).
+// maxHosts bounds the hosts whose quota a Transport remembers: beyond it,
+// the least recently used idle ones (no request under way, no Retry-After
+// hold) are forgotten, and start over with a probe.
 const maxHosts = 1024
 
 // maxDrain is the most of a throttled response's body read before a retry,
@@ -80,6 +82,10 @@ type Transport struct {
 	retries *Retries
 	mu      sync.Mutex
 	hosts   map[string]*hostState
+	// sweepAt is the number of hosts at which idle ones are forgotten:
+	// maxHosts, or twice the hosts that were busy at the last sweep, so
+	// that sweeps stay rare however many hosts are busy at once.
+	sweepAt int
 	stats   struct {
 		requests, attempts, retries, throttled, unbudgeted, held atomic.Int64
 		waited                                                   atomic.Int64 // ns
@@ -140,27 +146,58 @@ func (t *Transport) CloseIdleConnections() {
 }
 
 // host returns the learned state of a host, forgetting idle hosts when
-// there are too many.
+// there are too many. The caller holds it until it calls t.unhold(h):
+// meanwhile it is not forgotten.
 func (t *Transport) host(name string) *hostState {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if h := t.hosts[name]; h != nil {
-		return h
-	}
-	if len(t.hosts) >= maxHosts {
-		now := time.Now()
-		for k, h := range t.hosts {
-			h.mu.Lock()
-			idle := h.inflight == 0 && !h.probing && !now.Before(h.holdUntil) && now.Sub(h.lastUsed) > time.Minute
-			h.mu.Unlock()
-			if idle {
-				delete(t.hosts, k)
-			}
+	h := t.hosts[name]
+	if h == nil {
+		if len(t.hosts) >= max(t.sweepAt, maxHosts) {
+			t.forgetIdle()
 		}
+		h = newHostState(!t.IgnoreRemaining)
+		t.hosts[name] = h
 	}
-	h := newHostState(!t.IgnoreRemaining)
-	t.hosts[name] = h
+	h.holders++
 	return h
+}
+
+// unhold ends a hold that host gave.
+func (t *Transport) unhold(h *hostState) {
+	t.mu.Lock()
+	h.holders--
+	t.mu.Unlock()
+}
+
+// forgetIdle forgets the least recently used idle hosts (none of
+// whose requests is under way, with no Retry-After hold) until at most
+// half of maxHosts remain, or no idle one does; t.mu is held.
+func (t *Transport) forgetIdle() {
+	type idleHost struct {
+		name string
+		used time.Time
+	}
+	now := time.Now()
+	var idle []idleHost
+	for k, h := range t.hosts {
+		if h.holders > 0 {
+			continue
+		}
+		h.mu.Lock()
+		if !now.Before(h.holdUntil) {
+			idle = append(idle, idleHost{k, h.lastUsed})
+		}
+		h.mu.Unlock()
+	}
+	slices.SortFunc(idle, func(a, b idleHost) int { return a.used.Compare(b.used) })
+	for _, e := range idle {
+		if len(t.hosts) <= maxHosts/2 {
+			break
+		}
+		delete(t.hosts, e.name)
+	}
+	t.sweepAt = 2 * len(t.hosts)
 }
 
 // RoundTrip implements http.RoundTripper: it sends req through Base within
@@ -176,6 +213,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		cost = max(t.Cost(req), 0)
 	}
 	h := t.host(req.URL.Host)
+	defer t.unhold(h)
 	t.stats.requests.Add(1)
 	t.retries.Call()
 	retryable := (t.policy.RetryNonIdempotent || idempotent(req)) && rewindable(req)
