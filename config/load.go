@@ -319,6 +319,7 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 		"redis": func(n *yaml.Node, path string) {
 			r := &s.Redis
 			sentinelAt := map[string]*yaml.Node{} // where each sentinel_ field is
+			var dbNode, replicasNode *yaml.Node
 			d.Mapping(n, path, map[string]field{
 				"mode":        func(n *yaml.Node, p string) { r.Mode = d.OneOf(n, p, "standalone", "sentinel", "cluster") },
 				"addresses":   func(n *yaml.Node, p string) { r.Addresses = d.dialAddresses(n, p) },
@@ -340,11 +341,11 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 					}
 				},
 				"tls":             func(n *yaml.Node, p string) { d.clientTLS(n, p, &r.TLS) },
-				"db":              func(n *yaml.Node, p string) { r.DB = int(d.Int(n, p, 0, 1<<16)) },
+				"db":              func(n *yaml.Node, p string) { r.DB, dbNode = int(d.Int(n, p, 0, 1<<16)), n },
 				"timeout":         func(n *yaml.Node, p string) { r.Timeout = d.Duration(n, p) },
 				"on_store_error":  func(n *yaml.Node, p string) { r.OnStoreError = d.OneOf(n, p, "local", "allow", "deny") },
 				"instances":       func(n *yaml.Node, p string) { r.Instances = int(d.Int(n, p, 1, 10_000)) },
-				"replicas":        func(n *yaml.Node, p string) { r.Replicas = int(d.Int(n, p, 0, 64)) },
+				"replicas":        func(n *yaml.Node, p string) { r.Replicas, replicasNode = int(d.Int(n, p, 0, 64)), n },
 				"replica_wait":    func(n *yaml.Node, p string) { r.ReplicaWait = d.Duration(n, p) },
 				"lease":           func(n *yaml.Node, p string) { r.Lease = d.OneOf(n, p, "auto", "off") },
 				"lease_max_units": func(n *yaml.Node, p string) { r.LeaseMaxUnits = d.Int(n, p, 1, sluice.MaxQuantity) },
@@ -361,6 +362,13 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 			}
 			if r.SentinelPassword != "" && r.SentinelPasswordFile != "" {
 				d.Errorf(n, path+".sentinel_password_file", "set sentinel_password or sentinel_password_file, not both")
+			}
+			if r.Mode == "cluster" && r.DB != 0 {
+				d.Errorf(dbNode, path+".db", "a Redis Cluster has database 0 only")
+			}
+			if r.Mode == "cluster" && r.Replicas > 0 {
+				d.Errorf(replicasNode, path+".replicas", "a Redis Cluster waits for no replica (a script run decides one slot): "+
+					"configure min-replicas-to-write on its masters instead")
 			}
 			for _, p := range slices.Sorted(maps.Keys(sentinelAt)) {
 				if r.Mode != "sentinel" {

@@ -182,3 +182,34 @@ func TestRedisAddressesNeedAHostAndPort(t *testing.T) {
 		t.Errorf("valid addresses: %v", err)
 	}
 }
+
+// What a Redis Cluster cannot do is refused at its line: it has database
+// 0 alone (a db of another would fail only at start), and a write waits for
+// no replica there (a script run decides one slot, and redis.WithReplicas
+// is off on a Cluster), so replicas would be read and never applied.
+func TestClusterRefusesDBAndReplicas(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, c := range []struct{ redis, want string }{
+		{`{mode: cluster, addresses: ["r:6379"], db: 3}`,
+			`c.yaml:3:72: store.redis.db: a Redis Cluster has database 0 only`},
+		{`{mode: cluster, addresses: ["r:6379"], replicas: 1}`,
+			`c.yaml:3:78: store.redis.replicas: a Redis Cluster waits for no replica (a script run decides one slot): ` +
+				`configure min-replicas-to-write on its masters instead`},
+		{`{mode: cluster, addresses: ["r:6379"], replicas: 1, replica_wait: 20ms}`,
+			`c.yaml:3:78: store.redis.replicas: a Redis Cluster waits for no replica (a script run decides one slot): ` +
+				`configure min-replicas-to-write on its masters instead`},
+	} {
+		_, err := config.Parse("c.yaml", []byte(plans+"store: {type: redis, redis: "+c.redis+"}\n"))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n%v\nwant exactly:\n%s", c.redis, err, c.want)
+		}
+	}
+	for _, ok := range []string{
+		`{mode: cluster, addresses: ["r:6379"], db: 0, replicas: 0}`,
+		`{mode: standalone, addresses: ["r:6379"], db: 3, replicas: 1}`,
+	} {
+		if _, err := config.Parse("c.yaml", []byte(plans+"store: {type: redis, redis: "+ok+"}\n")); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}
