@@ -241,3 +241,27 @@ func TestDesignerImportsDoNotWaitForSimulations(t *testing.T) {
 	close(release)
 	wg.Wait()
 }
+
+// A stranger's run of few requests costs few requests, whatever else it
+// asks: ten million keys (a state each, 3.4 GB) or a spike of factor 1e9
+// lasting a microsecond (1e11 draws, past any deadline) are answered within
+// the timeout, their chart and figures of a hundred-odd requests.
+func TestDesignerRunsOfFewRequestsStayCheap(t *testing.T) {
+	d := newDesigner(designerLimits{concurrency: 1, timeout: 5 * time.Second})
+	url := serveDesigner(t, d)
+	for _, body := range []string{
+		`{"limit":"10/1s","pattern":{"name":"steady","keys":10000000,"rate":1e-6,"duration":"10s"}}`,
+		`{"limit":"10/1s","pattern":{"name":"spike","rate":1,"spike_factor":1e9,"spike_length":"1us","duration":"100s"}}`,
+	} {
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		before := ms.TotalAlloc
+		if a := postDesigner(t, url, body); a.status != http.StatusOK || a.took > 3*time.Second {
+			t.Errorf("%s: %d after %v: %+v", body, a.status, a.took, a.problem)
+		}
+		runtime.ReadMemStats(&ms)
+		if alloc := ms.TotalAlloc - before; alloc > 200<<20 {
+			t.Errorf("%s: allocated %d MB", body, alloc>>20)
+		}
+	}
+}
