@@ -319,11 +319,11 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 		"redis": func(n *yaml.Node, path string) {
 			r := &s.Redis
 			sentinelAt := map[string]*yaml.Node{} // where each sentinel_ field is
-			var dbNode, replicasNode *yaml.Node
+			var dbNode, replicasNode, masterNameNode, replicaWaitNode *yaml.Node
 			d.Mapping(n, path, map[string]field{
 				"mode":        func(n *yaml.Node, p string) { r.Mode = d.OneOf(n, p, "standalone", "sentinel", "cluster") },
 				"addresses":   func(n *yaml.Node, p string) { r.Addresses = d.dialAddresses(n, p) },
-				"master_name": func(n *yaml.Node, p string) { r.MasterName = d.Str(n, p) },
+				"master_name": func(n *yaml.Node, p string) { r.MasterName, masterNameNode = d.Str(n, p), n },
 				"username":    func(n *yaml.Node, p string) { r.Username = d.Str(n, p) },
 				"password":    func(n *yaml.Node, p string) { r.Password = d.Str(n, p) },
 				"password_file": func(n *yaml.Node, p string) {
@@ -346,7 +346,7 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 				"on_store_error":  func(n *yaml.Node, p string) { r.OnStoreError = d.OneOf(n, p, "local", "allow", "deny") },
 				"instances":       func(n *yaml.Node, p string) { r.Instances = int(d.Int(n, p, 1, 10_000)) },
 				"replicas":        func(n *yaml.Node, p string) { r.Replicas, replicasNode = int(d.Int(n, p, 0, 64)), n },
-				"replica_wait":    func(n *yaml.Node, p string) { r.ReplicaWait = d.Duration(n, p) },
+				"replica_wait":    func(n *yaml.Node, p string) { r.ReplicaWait, replicaWaitNode = d.Duration(n, p), n },
 				"lease":           func(n *yaml.Node, p string) { r.Lease = d.OneOf(n, p, "auto", "off") },
 				"lease_max_units": func(n *yaml.Node, p string) { r.LeaseMaxUnits = d.Int(n, p, 1, sluice.MaxQuantity) },
 				"lease_max_age":   func(n *yaml.Node, p string) { r.LeaseMaxAge = d.Duration(n, p) },
@@ -362,6 +362,12 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 			}
 			if r.SentinelPassword != "" && r.SentinelPasswordFile != "" {
 				d.Errorf(n, path+".sentinel_password_file", "set sentinel_password or sentinel_password_file, not both")
+			}
+			if masterNameNode != nil && r.Mode != "sentinel" && r.Mode != "" {
+				d.Errorf(masterNameNode, path+".master_name", "only sentinel mode has a master set to name (mode is %s)", r.Mode)
+			}
+			if replicaWaitNode != nil && r.Replicas == 0 && (replicasNode == nil || replicasNode.Value == "0") {
+				d.Errorf(replicaWaitNode, path+".replica_wait", "applies only with replicas above 0: without them no write waits")
 			}
 			if r.Mode == "cluster" && r.DB != 0 {
 				d.Errorf(dbNode, path+".db", "a Redis Cluster has database 0 only")

@@ -213,3 +213,32 @@ func TestClusterRefusesDBAndReplicas(t *testing.T) {
 		}
 	}
 }
+
+// A Redis setting its mode does not read is refused at its line rather
+// than read and never applied: the master set's name is sentinel mode's,
+// and replica_wait bounds the wait of replicas, of which none is waited
+// for without replicas.
+func TestRedisSettingsOfAnotherModeAreRefused(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, c := range []struct{ redis, want string }{
+		{`{addresses: ["r:6379"], master_name: mymaster}`,
+			`m.yaml:3:66: store.redis.master_name: only sentinel mode has a master set to name (mode is standalone)`},
+		{`{mode: cluster, addresses: ["r:6379"], master_name: mymaster}`,
+			`m.yaml:3:81: store.redis.master_name: only sentinel mode has a master set to name (mode is cluster)`},
+		{`{addresses: ["r:6379"], replica_wait: 20ms}`,
+			`m.yaml:3:67: store.redis.replica_wait: applies only with replicas above 0: without them no write waits`},
+	} {
+		_, err := config.Parse("m.yaml", []byte(plans+"store: {type: redis, redis: "+c.redis+"}\n"))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n%v\nwant exactly:\n%s", c.redis, err, c.want)
+		}
+	}
+	for _, ok := range []string{
+		`{mode: sentinel, addresses: ["r:26379"], master_name: mymaster}`,
+		`{addresses: ["r:6379"], replicas: 1, replica_wait: 20ms}`,
+	} {
+		if _, err := config.Parse("m.yaml", []byte(plans+"store: {type: redis, redis: "+ok+"}\n")); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}
