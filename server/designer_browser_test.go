@@ -142,3 +142,18 @@ func TestBrowserDesignerImport(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserDesignerPercentages: the results table writes percentages as
+// sluice simulate does, so a small share keeps its digits (Cloudflare's
+// 0.003% for the sliding counter is not 0.00).
+func TestBrowserDesignerPercentages(t *testing.T) {
+	f := newFixture(t, testConfig)
+	ctx := realtest.Browser(t)
+	run(t, ctx, chromedp.Navigate(f.admin.URL+"/designer"))
+	waitJS(t, ctx, `document.getElementById("chart").dataset.runs === "1"`)
+	got := eval[[]string](t, ctx, `[0, 0.003, 0.0004, 0.5, 12.34, 100, 250].map(pct)`)
+	want := []string{"0", "0.0030", "0.0004", "0.50", "12.3", "100", "250"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("percentages %q, want %q", got, want)
+	}
+}
