@@ -506,7 +506,9 @@ func isUnixEntry(e *yaml.Node) bool {
 }
 
 // prefix decodes one address or CIDR prefix (an address is its /32 or
-// /128), masked; false after recording an error.
+// /128), masked; false after recording an error. An IPv4-mapped IPv6
+// address or prefix (::ffff:10.0.0.0/104) is its IPv4 one (10.0.0.0/8):
+// client addresses are matched unmapped, and would never be in it.
 func (d *decoder) prefix(e *yaml.Node, p string) (netip.Prefix, bool) {
 	s := d.Str(e, p)
 	pfx, err := netip.ParsePrefix(s)
@@ -518,7 +520,10 @@ func (d *decoder) prefix(e *yaml.Node, p string) (netip.Prefix, bool) {
 		}
 		pfx = netip.PrefixFrom(addr, addr.BitLen())
 	}
-	return pfx.Masked(), true
+	if pfx = pfx.Masked(); pfx.Addr().Is4In6() {
+		pfx = netip.PrefixFrom(pfx.Addr().Unmap(), pfx.Bits()-96)
+	}
+	return pfx, true
 }
 
 func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {

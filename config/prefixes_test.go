@@ -1,0 +1,52 @@
+package config_test
+
+import (
+	"net/http/httptest"
+	"net/netip"
+	"slices"
+	"testing"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+const prefixPlans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+
+// An IPv4 address written as IPv4-mapped IPv6 (::ffff:10.0.0.1, as `ss`
+// and dual-stack logs print it) is that IPv4 address, and a mapped prefix
+// of /96 or longer that IPv4 prefix: the middleware and the PROXY protocol
+// match client addresses unmapped, so a mapped prefix kept as written would
+// never match anyone.
+func TestIPv4MappedPrefixesAreTheirIPv4(t *testing.T) {
+	c, err := config.Parse("m.yaml", []byte(prefixPlans+
+		"identity: {trusted_proxies: [\"::ffff:10.0.0.1\"]}\n"+
+		"proxy_protocol: [\"::ffff:192.0.2.0/120\"]\n"+
+		"exempt: {addresses: [\"::ffff:198.51.100.0/104\", \"::ffff:0:0/96\"]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []struct {
+		name      string
+		got, want []netip.Prefix
+	}{
+		{"trusted_proxies", c.Identity.TrustedProxies, []netip.Prefix{netip.MustParsePrefix("10.0.0.1/32")}},
+		{"proxy_protocol", c.ProxyProtocol, []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24")}},
+		{"exempt.addresses", c.ExemptAddresses, []netip.Prefix{netip.MustParsePrefix("198.0.0.0/8"), netip.MustParsePrefix("0.0.0.0/0")}},
+	} {
+		if !slices.Equal(f.got, f.want) {
+			t.Errorf("%s: %v, want %v", f.name, f.got, f.want)
+		}
+	}
+	m, err := httplimit.New(sluice.NewLimiter(memory.New()), c.HTTPLimitOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("GET", "/", nil)
+	r.RemoteAddr = "10.0.0.1:4711"
+	r.Header.Set("X-Forwarded-For", "203.0.113.9")
+	if got := m.ClientAddr(r); got != netip.MustParseAddr("203.0.113.9") {
+		t.Errorf("a peer at 10.0.0.1 (trusted as ::ffff:10.0.0.1): client %v, want the address it forwards, 203.0.113.9", got)
+	}
+}
