@@ -18,7 +18,8 @@ import (
 //
 //	GET    /v1/keys?top=N               the most refused subjects (at most N, 10 by default)
 //	GET    /v1/keys/{subject}?plan=P    every limit's state for subject (peeks: nothing is spent)
-//	DELETE /v1/keys/{subject}?limit=L   forget subject's state of limit L, or of every limit
+//	DELETE /v1/keys/{subject}?limit=L   forget subject's state of limit L (of penalty: and of
+//	                                    penalty-refusals), or of every limit
 //	POST   /v1/keys/{subject}?action=penalize   put subject's client in the penalty box now
 //
 // Subjects are Identity subjects ("key:<sha256 hex>", "user:…", "ip:…"),
@@ -103,7 +104,15 @@ func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller
 			writeJSONProblem(w, http.StatusNotFound, "Not Found", "subject "+subject+" has no limit "+name)
 			return
 		}
-		limits = limits[i : i+1]
+		picked := limits[i : i+1]
+		if name == "penalty" {
+			// A client released from the penalty box starts its refusals
+			// afresh: those that boxed it would box it again at its next.
+			if j := slices.IndexFunc(limits, func(l sluice.Limit) bool { return l.Name() == "penalty-refusals" }); j >= 0 {
+				picked = []sluice.Limit{limits[i], limits[j]}
+			}
+		}
+		limits = picked
 	}
 	var forgot int
 	switch st := s.opts.Store.(type) {

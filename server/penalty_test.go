@@ -102,3 +102,29 @@ func TestOperatorPenalizesAndReleasesAClient(t *testing.T) {
 		t.Errorf("penalize without a penalty box: %d %s, want 409", r.StatusCode, readAll(t, r))
 	}
 }
+
+// TestAReleasedClientStartsItsRefusalsAfresh: a client boxed for its
+// refusals and released by an operator (a reset of limit penalty) is not
+// boxed again by the refusals that boxed it: its next refusal, within the
+// minute that counted them, is a refusal by its quota, not a new box, and
+// the minute after it is admitted.
+func TestAReleasedClientStartsItsRefusalsAfresh(t *testing.T) {
+	cfg := realtest.Replace(t, "testConfig", testConfig, "exempt:", "penalty: {refusals: 2, within: 1m, for: 5m}\nexempt:")
+	f := newFixture(t, cfg)
+	key := map[string]string{"X-API-Key": "demo-free-key"}
+	for range 5 { // 3 admitted, 2 refused: boxed
+		f.do(t, "GET", "/api/search", "", key)
+	}
+	r := f.do(t, "DELETE", "/v1/keys/name:k1?limit=penalty", "", nil)
+	if r.StatusCode != 200 {
+		t.Fatalf("release: %d %s", r.StatusCode, readAll(t, r))
+	}
+	r = f.do(t, "GET", "/api/search", "", key)
+	if body := readAll(t, r); r.StatusCode != 429 || strings.Contains(body, "#penalty-box") {
+		t.Fatalf("released, over its quota: %d %s, want a refusal by the quota", r.StatusCode, body)
+	}
+	f.clock.Advance(time.Minute)
+	if r := f.do(t, "GET", "/api/search", "", key); r.StatusCode != 200 {
+		t.Errorf("a minute after the release: %d %s, want 200", r.StatusCode, readAll(t, r))
+	}
+}
