@@ -508,7 +508,8 @@ func isUnixEntry(e *yaml.Node) bool {
 // prefix decodes one address or CIDR prefix (an address is its /32 or
 // /128), masked; false after recording an error. An IPv4-mapped IPv6
 // address or prefix (::ffff:10.0.0.0/104) is its IPv4 one (10.0.0.0/8):
-// client addresses are matched unmapped, and would never be in it.
+// client addresses are matched unmapped, and would never be in it. An
+// IPv6 zone (fe80::1%eth0) is refused: netip drops it from a prefix.
 func (d *decoder) prefix(e *yaml.Node, p string) (netip.Prefix, bool) {
 	s := d.Str(e, p)
 	pfx, err := netip.ParsePrefix(s)
@@ -516,6 +517,10 @@ func (d *decoder) prefix(e *yaml.Node, p string) (netip.Prefix, bool) {
 		addr, aerr := netip.ParseAddr(s)
 		if aerr != nil {
 			d.Errorf(e, p, "%q is not an IP address or CIDR prefix", s)
+			return netip.Prefix{}, false
+		}
+		if addr.Zone() != "" {
+			d.Errorf(e, p, "%q has an IPv6 zone (%%%s), which names an interface of this host, not addresses: write the address or prefix without it", s, addr.Zone())
 			return netip.Prefix{}, false
 		}
 		pfx = netip.PrefixFrom(addr, addr.BitLen())

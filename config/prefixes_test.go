@@ -50,3 +50,22 @@ func TestIPv4MappedPrefixesAreTheirIPv4(t *testing.T) {
 		t.Errorf("a peer at 10.0.0.1 (trusted as ::ffff:10.0.0.1): client %v, want the address it forwards, 203.0.113.9", got)
 	}
 }
+
+// An IPv6 zone names an interface of this host, not a part of an address:
+// one is refused at its line, never dropped, nor read with what follows it
+// (fe80::1%eth0/64 parsed as the zone "eth0/64" of fe80::1, a /128).
+func TestPrefixesWithAZoneAreRefused(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"identity: {trusted_proxies: [\"fe80::1%eth0/64\"]}\n",
+			`z.yaml:3:30: identity.trusted_proxies[0]: "fe80::1%eth0/64" has an IPv6 zone (%eth0/64), which names an interface of this host, not addresses: write the address or prefix without it`},
+		{"exempt: {addresses: [\"fe80::1%eth0\"]}\n",
+			`z.yaml:3:22: exempt.addresses[0]: "fe80::1%eth0" has an IPv6 zone (%eth0), which names an interface of this host, not addresses: write the address or prefix without it`},
+		{"proxy_protocol: [\"fe80::1%2\"]\n",
+			`z.yaml:3:18: proxy_protocol[0]: "fe80::1%2" has an IPv6 zone (%2), which names an interface of this host, not addresses: write the address or prefix without it`},
+	} {
+		_, err := config.Parse("z.yaml", []byte(prefixPlans+c.yaml))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n%v\nwant exactly:\n%s", c.yaml, err, c.want)
+		}
+	}
+}
