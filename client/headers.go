@@ -54,8 +54,8 @@ type RateLimit struct {
 	// Remaining is the units still available at once; never negative.
 	Remaining int64
 	// Reset is how long until the quota is restored, measured from the
-	// response (from its Date header for Unix-time resets, which cancels
-	// clock skew). Zero when the headers do not say or the reset has
+	// response (from its Date header for Unix-time and date resets, which
+	// cancels clock skew). Zero when the headers do not say or the reset has
 	// passed; never negative; at most sluice.MaxWindow. sluice sends whole
 	// seconds rounded up, so waiting Reset is never too early.
 	Reset time.Duration
@@ -236,7 +236,8 @@ func parseDraft7(d *httpsfv.Dictionary, rate float64, base time.Time, consider f
 // parseTriple reads the draft-6 or legacy headers: a Limit, a Remaining and
 // a Reset header, each an integer (the first of a comma-separated list); a
 // decimal Reset (Discord sends "1470173023.123") is rounded up.
-// A Reset above epochThreshold is a Unix time, taken relative to base.
+// A Reset above epochThreshold is a Unix time, and one that is an RFC 3339
+// timestamp or an HTTP-date a time, taken relative to base.
 func parseTriple(h http.Header, limitH, remainingH, resetH string, base time.Time) (RateLimit, bool) {
 	r, found := leadingInt(h.Get(remainingH))
 	if !found {
@@ -248,8 +249,24 @@ func parseTriple(h http.Header, limitH, remainingH, resetH string, base time.Tim
 	}
 	if t, found := leadingCeil(h.Get(resetH)); found {
 		c.Reset = resetIn(t, base)
+	} else if at, found := resetDate(h.Get(resetH)); found {
+		c.Reset = ceilSecond(at.Sub(base))
 	}
 	return c, true
+}
+
+// resetDate reads a Reset header that is a time rather than a number, as
+// some servers send it: an RFC 3339 timestamp ("2026-11-30T12:00:30Z") or
+// an HTTP-date.
+func resetDate(s string) (time.Time, bool) {
+	s = strings.TrimSpace(s)
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, true
+	}
+	if t, err := http.ParseTime(s); err == nil {
+		return t, true
+	}
+	return time.Time{}, false
 }
 
 // ParseRetryAfter reads a Retry-After header: delay-seconds ("120") or an
@@ -348,8 +365,8 @@ func leadingInt(s string) (int64, bool) {
 	if i == 0 {
 		return 0, false
 	}
-	if i < len(s) && (s[i] == '.' || 'a' <= s[i]|0x20 && s[i]|0x20 <= 'z') {
-		return 0, false // "1.5e3", "12abc": not an integer
+	if i < len(s) && (s[i] == '.' || s[i] == '-' || s[i] == ':' || 'a' <= s[i]|0x20 && s[i]|0x20 <= 'z') {
+		return 0, false // "1.5e3", "12abc", "2026-11-30", "12:00": not an integer
 	}
 	return n, true
 }
@@ -386,6 +403,15 @@ func leadingCeil(s string) (int64, bool) {
 		n = min(n+1, sluice.MaxQuantity)
 	}
 	return n, true
+}
+
+// ceilSecond rounds d up to whole seconds, in [0, maxHint].
+func ceilSecond(d time.Duration) time.Duration {
+	d = clampHint(d)
+	if r := d % time.Second; r != 0 {
+		d += time.Second - r
+	}
+	return min(d, maxHint)
 }
 
 // seconds converts whole seconds from a header to a duration in [0, maxHint].

@@ -130,3 +130,29 @@ func TestParseRetryAfter(t *testing.T) {
 		})
 	}
 }
+
+func TestADateResetIsATimeNotADelta(t *testing.T) {
+	cases := []struct {
+		name  string
+		reset string
+		want  time.Duration
+	}{
+		{"RFC 3339", "2026-11-30T12:00:30Z", 30 * time.Second},
+		{"RFC 3339 with an offset", "2026-11-30T13:01:00+01:00", time.Minute},
+		{"RFC 3339 with fractions, rounded up", "2026-11-30T12:00:29.2Z", 30 * time.Second},
+		{"HTTP-date", "Mon, 30 Nov 2026 12:00:30 GMT", 30 * time.Second},
+		{"a date in the past", "2026-11-30T11:00:00Z", 0},
+		{"a date alone is not a reset", "2026-12-01", 0},
+		{"a time alone is not a reset", "12:00:30", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, names := range [][2]string{{"X-RateLimit-Remaining", "X-RateLimit-Reset"}, {"RateLimit-Remaining", "RateLimit-Reset"}} {
+				got, ok := ParseRateLimit(header(names[0], "0", names[1], c.reset), now)
+				if !ok || got.Reset != c.want {
+					t.Errorf("%s: %q: got %+v, %v; want a reset of %v", names[1], c.reset, got, ok, c.want)
+				}
+			}
+		})
+	}
+}
