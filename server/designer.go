@@ -88,10 +88,12 @@ func newDesigner(limits designerLimits) *designer {
 var errDesignerBusy = errors.New("designer busy")
 
 // designerResponse is what the page draws: the simulator's result and its
-// SVG chart.
+// SVG chart, and the trace lines skipped under skip_bad_lines (at most
+// sim.MaxSkippedLines, the last counting the others).
 type designerResponse struct {
-	Result *sim.Result `json:"result"`
-	Chart  string      `json:"chart_svg"`
+	Result  *sim.Result     `json:"result"`
+	Chart   string          `json:"chart_svg"`
+	Skipped []sim.LineError `json:"skipped,omitempty"`
 }
 
 // designerProblem is an RFC 9457 body with, for a simulation above a
@@ -131,7 +133,7 @@ func (d *designer) handleRun(w http.ResponseWriter, r *http.Request) {
 	resp, err := d.simulate(r.Context(), req)
 	switch {
 	case err == nil:
-		writeJSON(w, http.StatusOK, designerResponse{Result: resp.Result, Chart: string(resp.Chart)})
+		writeJSON(w, http.StatusOK, designerResponse{Result: resp.Result, Chart: string(resp.Chart), Skipped: resp.Skipped})
 	case errors.Is(err, errDesignerBusy):
 		w.Header().Set("Retry-After", "1")
 		writeDesignerProblem(w, designerProblem{problem: problem{Type: httplimit.ProblemReducedCapacity,
