@@ -424,17 +424,17 @@ func (d *decoder) identity(n *yaml.Node, path string, id *Identity, raw *rawConf
 	d.Mapping(n, path, map[string]field{
 		"api_key_headers": func(n *yaml.Node, p string) {
 			d.List(n, p, func(i int, e *yaml.Node, p string) {
-				id.APIKeyHeaders = append(id.APIKeyHeaders, http.CanonicalHeaderKey(d.Str(e, p)))
+				id.APIKeyHeaders = append(id.APIKeyHeaders, d.requestHeader(e, p))
 				raw.at(fmt.Sprintf("APIKeyHeaders[%d]", i), e, p)
 			})
 			raw.at("APIKeyHeaders", n, p)
 		},
 		"user_header": func(n *yaml.Node, p string) {
-			id.UserHeader = http.CanonicalHeaderKey(d.Str(n, p))
+			id.UserHeader = d.requestHeader(n, p)
 			raw.at("UserHeader", n, p)
 		},
 		"plan_header": func(n *yaml.Node, p string) {
-			id.PlanHeader = http.CanonicalHeaderKey(d.Str(n, p))
+			id.PlanHeader = d.requestHeader(n, p)
 			raw.at("PlanHeader", n, p)
 		},
 		"trusted_proxies": func(n *yaml.Node, p string) { id.TrustedProxies, id.TrustUnixPeers = d.trustedProxies(n, p) },
@@ -457,12 +457,36 @@ func (d *decoder) identity(n *yaml.Node, path string, id *Identity, raw *rawConf
 		"jwt": func(n *yaml.Node, p string) { id.JWT = d.jwts(n, p, raw) },
 		"token_headers": func(n *yaml.Node, p string) {
 			d.List(n, p, func(i int, e *yaml.Node, p string) {
-				id.TokenHeaders = append(id.TokenHeaders, http.CanonicalHeaderKey(d.Str(e, p)))
+				id.TokenHeaders = append(id.TokenHeaders, d.requestHeader(e, p))
 				raw.at(fmt.Sprintf("TokenHeaders[%d]", i), e, p)
 			})
 			raw.at("TokenHeaders", n, p)
 		},
 	})
+}
+
+// unseenHeaders are the request headers net/http takes out of
+// http.Request.Header, by canonical name, and what each is instead.
+var unseenHeaders = map[string]string{
+	"Host":              "it is the request's host, which match.hosts and the key host read",
+	"Transfer-Encoding": "it is how the body was framed",
+}
+
+// requestHeader decodes the name of a request header to read, canonical,
+// refusing one net/http never leaves among a request's headers.
+func (d *decoder) requestHeader(n *yaml.Node, p string) string {
+	name := http.CanonicalHeaderKey(d.Str(n, p))
+	d.seenHeader(n, p, name)
+	return name
+}
+
+// seenHeader refuses name, a request header to read, when net/http never
+// leaves it among a request's headers: it would be absent from every one.
+func (d *decoder) seenHeader(n *yaml.Node, p, name string) {
+	canonical := http.CanonicalHeaderKey(name)
+	if why, ok := unseenHeaders[canonical]; ok {
+		d.Errorf(n, p, "%q is never among a request's headers: %s", canonical, why)
+	}
 }
 
 func (d *decoder) prefixes(n *yaml.Node, p string) []netip.Prefix {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -47,6 +48,9 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 					if name == "Methods" {
 						d.method(e, p, s)
 					}
+					if header, ok := strings.CutPrefix(s, httplimit.KeyHeader); ok && name == "Key" {
+						d.seenHeader(e, p, header)
+					}
 					*dst = append(*dst, s)
 					raw.at(fmt.Sprintf("%s.%s[%d]", at, name, j), e, p)
 				})
@@ -66,7 +70,10 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 						d.List(n, p, func(j int, e *yaml.Node, p string) {
 							var h httplimit.HeaderMatch
 							d.Mapping(e, p, map[string]field{
-								"name":  func(n *yaml.Node, p string) { h.Name = d.Str(n, p) },
+								"name": func(n *yaml.Node, p string) {
+									h.Name = d.Str(n, p)
+									d.seenHeader(n, p, h.Name)
+								},
 								"value": func(n *yaml.Node, p string) { h.Value = d.Str(n, p) },
 							})
 							r.Headers = append(r.Headers, h)

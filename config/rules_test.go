@@ -112,3 +112,26 @@ func TestMethodsInLowerCaseAreRefused(t *testing.T) {
 		t.Errorf("upper-case and custom methods, patterns without one: %v", err)
 	}
 }
+
+// A header net/http never leaves among a request's headers is refused
+// wherever one is named, rather than read as absent on every request: Host
+// is the request's host (match.hosts and the key host read it), and
+// Transfer-Encoding how its body was framed.
+func TestHeadersNetHTTPTakesOutAreRefused(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	const rule = "rules:\n  - name: r\n    limits: [{name: x, algorithm: gcra, quantity: 10, window: 1m}]\n"
+	host := `"Host" is never among a request's headers: it is the request's host, which match.hosts and the key host read`
+	te := `"Transfer-Encoding" is never among a request's headers: it is how the body was framed`
+	for _, c := range []struct{ yaml, want string }{
+		{"identity: {plan_header: host}\n", `h.yaml:3:25: identity.plan_header: ` + host},
+		{"identity: {user_header: Host}\n", `h.yaml:3:25: identity.user_header: ` + host},
+		{"identity: {api_key_headers: [X-Key, transfer-encoding]}\n", `h.yaml:3:37: identity.api_key_headers[1]: ` + te},
+		{rule + "    match: {headers: [{name: Host, value: api.example.com}]}\n", `h.yaml:6:30: rules[0].match.headers[0].name: ` + host},
+		{rule + "    key: [\"header:Host\"]\n    header_from: any\n", `h.yaml:6:11: rules[0].key[0]: ` + host},
+	} {
+		_, err := config.Parse("h.yaml", []byte(plans+c.yaml))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n%v\nwant exactly:\n%s", c.yaml, err, c.want)
+		}
+	}
+}
