@@ -12,7 +12,8 @@ import (
 type Degradation struct {
 	// Enabled is true when the configuration has a degradation section.
 	Enabled bool
-	// Interval is how often the signals are sampled, 1s by default.
+	// Interval is how often the signals are sampled, 1s by default, from
+	// 10ms to 1m.
 	Interval time.Duration
 	// Controller holds the level rules and the minimum dwell.
 	Controller degrade.Config
@@ -30,12 +31,25 @@ type Degradation struct {
 	Expensive, Critical, Health []string
 }
 
+// minSampleInterval and maxSampleInterval bound degradation.interval: the
+// server wakes every interval to sample its signals (cgroup files, the
+// scheduler's latencies), and a level follows them no sooner.
+const (
+	minSampleInterval = 10 * time.Millisecond
+	maxSampleInterval = time.Minute
+)
+
 func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 	g.Enabled, g.Interval, g.Factor, g.StaleFor = true, time.Second, 0.5, 30*time.Second
 	g.Controller.MinDwell = 5 * time.Second
 	levels := map[string]int{"elevated": 0, "high": 1, "critical": 2}
 	d.Mapping(n, path, map[string]field{
-		"interval":    func(n *yaml.Node, p string) { g.Interval = d.Duration(n, p) },
+		"interval": func(n *yaml.Node, p string) {
+			before := len(d.Errs)
+			if g.Interval = d.Duration(n, p); len(d.Errs) == before && (g.Interval < minSampleInterval || g.Interval > maxSampleInterval) {
+				d.Errorf(n, p, "%v: give an interval from 10ms to 1m", g.Interval)
+			}
+		},
 		"min_dwell":   func(n *yaml.Node, p string) { g.Controller.MinDwell = d.Duration(n, p) },
 		"factor":      func(n *yaml.Node, p string) { g.Factor = d.Float(n, p, 0.001, 1) },
 		"retry_after": func(n *yaml.Node, p string) { g.RetryAfter = d.Duration(n, p) },

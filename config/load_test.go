@@ -351,3 +351,29 @@ func TestListenersTakeAPortEach(t *testing.T) {
 		}
 	}
 }
+
+// degradation.interval is how often the server samples its signals (and
+// wakes to do so): one below 10ms would keep a core busy sampling, one
+// above a minute would leave a level behind its signals for that long.
+// Either is refused at its line.
+func TestDegradationIntervalIsBounded(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, c := range []struct{ interval, want string }{
+		{"1ns", `i.yaml:3:25: degradation.interval: 1ns: give an interval from 10ms to 1m`},
+		{"1500us", `i.yaml:3:25: degradation.interval: 1.5ms: give an interval from 10ms to 1m`},
+		{"2h", `i.yaml:3:25: degradation.interval: 2h0m0s: give an interval from 10ms to 1m`},
+	} {
+		_, err := config.Parse("i.yaml", []byte(plans+"degradation: {interval: "+c.interval+"}\n"))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n%v\nwant exactly:\n%s", c.interval, err, c.want)
+		}
+	}
+	for _, ok := range []string{"10ms", "25ms", "1s", "1m"} {
+		c, err := config.Parse("i.yaml", []byte(plans+"degradation: {interval: "+ok+"}\n"))
+		if err != nil {
+			t.Errorf("%s: %v", ok, err)
+		} else if want, _ := config.ParseDuration(ok); c.Degradation.Interval != want {
+			t.Errorf("%s: interval %v", ok, c.Degradation.Interval)
+		}
+	}
+}
