@@ -16,6 +16,8 @@
 //	         google.rpc.QuotaFailure one violation per limit exceeded: subject, limit, description
 //	         google.rpc.Help         the plan's upgrade and the documentation, when configured
 //
+// (UNAVAILABLE, with the same details, for a refusal by the global limits
+// alone when Limits.GlobalStatus is 503: the service is at its limit),
 // and every decided call, admitted or refused, carries the RateLimit
 // fields in its trailing metadata (ratelimit-policy, ratelimit, and on a
 // refusal retry-after), in the header modes configured.

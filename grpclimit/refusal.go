@@ -19,7 +19,10 @@ import (
 )
 
 // refusal is the status and the trailers of the refused call r: the
-// middleware's 429, translated. Its problem body gives the message and
+// middleware's refusal, translated. Its status gives the code, as gRPC's
+// HTTP mapping does (429 RESOURCE_EXHAUSTED; 503 UNAVAILABLE, a refusal by
+// the global limits alone with Limits.GlobalStatus 503: the service, not
+// the client, is at its limit). Its problem body gives the message and
 // the Help links, its headers the trailers; the decision gives RetryInfo's
 // exact delay (never later than the problem's Retry-After, which is whole
 // seconds) and a QuotaFailure violation per limit exceeded.
@@ -30,7 +33,11 @@ func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status
 	if err := json.Unmarshal(w.body, &p); err != nil || p.Detail == "" {
 		p.Detail = "Rate limit exceeded." // a Problem always marshals and has a detail
 	}
-	st := status.New(codes.ResourceExhausted, p.Detail)
+	code := codes.ResourceExhausted
+	if w.status == http.StatusServiceUnavailable {
+		code = codes.Unavailable
+	}
+	st := status.New(code, p.Detail)
 	var details []protoadapt.MessageV1
 	if p.RetryAfter != nil {
 		delay := min(res.RetryAfter(), time.Duration(*p.RetryAfter)*time.Second)
@@ -104,12 +111,14 @@ func HelpOf(p *httplimit.Problem) *errdetails.Help {
 	return h
 }
 
-// recorder is the http.ResponseWriter that catches the middleware's 429.
+// recorder is the http.ResponseWriter that catches the middleware's
+// refusal.
 type recorder struct {
+	status int
 	header http.Header
 	body   []byte
 }
 
 func (w *recorder) Header() http.Header         { return w.header }
-func (w *recorder) WriteHeader(int)             {}
+func (w *recorder) WriteHeader(status int)      { w.status = status }
 func (w *recorder) Write(b []byte) (int, error) { w.body = append(w.body, b...); return len(b), nil }

@@ -151,7 +151,7 @@ func (s *Server) StreamInterceptor() grpc.StreamServerInterceptor {
 func (s *Server) Limit(ctx context.Context) error {
 	method, _ := grpc.Method(ctx)
 	_, err := s.admit(ctx, method, func(md metadata.MD) { grpc.SetTrailer(ctx, md) })
-	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted {
+	if st, ok := status.FromError(err); ok && (st.Code() == codes.ResourceExhausted || st.Code() == codes.Unavailable) {
 		return refused{st}
 	}
 	return err

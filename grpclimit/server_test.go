@@ -307,3 +307,33 @@ func (ctxStore) Apply(ctx context.Context, c []sluice.Check, out []sluice.Status
 	}
 	return brokenStore{}.Apply(ctx, c, out)
 }
+
+func TestARefusalByGlobalLimitsAloneIsUnavailableWhenGlobalStatusSaysSo(t *testing.T) {
+	t.Parallel()
+	ts := start(t, grpclimit.Options{Limits: httplimit.Options{
+		Plans:        []*httplimit.Plan{plan("free", sluice.PerMinute(100))},
+		Global:       []sluice.Limit{sluice.PerMinute(1).Named("service")},
+		GlobalStatus: http.StatusServiceUnavailable,
+	}})
+	ctx := context.Background()
+	if _, err := say(ctx, ts.conn, methodSay, "authorization", "Bearer k-1"); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := say(ctx, ts.conn, methodSay, "authorization", "Bearer k-2")
+	st, _ := status.FromError(err)
+	if st.Code() != codes.Unavailable {
+		t.Fatalf("error %v, want UNAVAILABLE: the service, not the client, is at its limit (as the HTTP answer's 503 and sluice serve's proxy say)", err)
+	}
+	var ri *errdetails.RetryInfo
+	for _, d := range st.Details() {
+		if d, ok := d.(*errdetails.RetryInfo); ok {
+			ri = d
+		}
+	}
+	if ri == nil || ri.GetRetryDelay().AsDuration() <= 0 {
+		t.Errorf("RetryInfo %v, want the wait", ri)
+	}
+	if len(tr.Get("retry-after")) == 0 {
+		t.Error("no retry-after trailer")
+	}
+}
