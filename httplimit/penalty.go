@@ -82,11 +82,10 @@ func (m *Middleware) boxed(ctx context.Context, res *Result) (bool, error) {
 }
 
 // countRefusal counts a refusal of res's client and boxes it at the
-// Refusals-th within Within. A refusal by the global limits alone is not
-// the client's: the service is full, and it counts toward no box. A
-// failure is logged: the refusal stands.
+// Refusals-th within Within. Only a refusal of the client's own doing
+// counts (see clientsRefusal). A failure is logged: the refusal stands.
 func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
-	if m.onlyGlobal(res) {
+	if !m.clientsRefusal(res) {
 		return
 	}
 	pb := m.penalty
@@ -184,4 +183,33 @@ func (v *validator) penalty(o *Options) {
 			v.errorf("Penalty", "a limit is named %q, the name of the penalty box's state", n)
 		}
 	}
+}
+
+// clientsRefusal reports whether res was refused by a limit that counts
+// the client's own requests: a plan's, or a rule's whose key has an
+// attribute other than those every client shares (host, route, rule,
+// path, a path wildcard). A refusal by the global limits or such shared
+// rules alone is not the client's doing: others spent that quota.
+func (m *Middleware) clientsRefusal(res *Result) bool {
+	for _, name := range res.Decision.Violated {
+		switch ru := res.ruleNamed(name); {
+		case ru != nil:
+			if !ru.shared() {
+				return true
+			}
+		case !m.isGlobal(name):
+			return true
+		}
+	}
+	return false
+}
+
+// isGlobal reports whether name is a global limit's.
+func (m *Middleware) isGlobal(name string) bool {
+	for _, g := range m.policy.Global {
+		if g.Name() == name {
+			return true
+		}
+	}
+	return false
 }

@@ -74,3 +74,33 @@ func TestRefusalsByGlobalLimitsAloneBoxNoOne(t *testing.T) {
 		t.Fatalf("a after two refusals by its own limit: %d %s", w.Code, w.Body.String())
 	}
 }
+
+// A refusal by a rule keyed only by what clients share (the route here) is
+// not the client's doing: others spent that quota, and it boxes no one. A
+// rule keyed by the client still counts.
+func TestRefusalsByASharedRuleBoxNoOne(t *testing.T) {
+	mw, clock := clockedMiddleware(t, httplimit.Options{
+		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(100, time.Minute)}}},
+		Rules: []httplimit.Rule{
+			{Name: "search", Paths: []string{"/api/search"}, Key: []string{httplimit.KeyRoute}, Limits: []sluice.Limit{sluice.FixedWindow(2, time.Minute)}},
+			{Name: "export", Paths: []string{"/api/export"}, Key: []string{httplimit.KeyRoute, httplimit.KeyClient}, Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}},
+		},
+		Penalty: httplimit.Penalty{Refusals: 2, Within: time.Minute, For: 10 * time.Minute},
+	})
+	a, b, c := req{remote: "192.0.2.1:1"}, req{remote: "192.0.2.2:1"}, req{remote: "192.0.2.3:1"}
+	got := statuses(mw, b, c, a, a, a)
+	if want := []int{200, 200, 429, 429, 429}; !slices.Equal(got, want) {
+		t.Fatalf("b and c spend the route's quota, then a ×3: %v, want %v", got, want)
+	}
+	clock.Advance(time.Minute)
+	if got := statuses(mw, a); got[0] != 200 {
+		t.Fatalf("a a minute later, refused only by the shared route before: %d, want 200", got[0])
+	}
+	export := req{path: "/api/export", remote: "192.0.2.1:1"}
+	statuses(mw, export, export, export) // its own quota, refused twice: boxed
+	clock.Advance(time.Minute)
+	w := do(mw.Handler(okHandler()), a)
+	if p := decodeProblem(t, w.Body.String()); w.Code != 429 || p.Type != httplimit.ProblemPenalty {
+		t.Fatalf("a after two refusals by a rule keyed by it: %d %s", w.Code, w.Body.String())
+	}
+}

@@ -56,14 +56,36 @@ func (res *Result) Rules() []string {
 // ruleOf returns the name of the rule whose limit l is, or "" for a plan's
 // or global limit.
 func (res *Result) ruleOf(l sluice.Limit) string {
+	if ru := res.ruleNamed(l.Name()); ru != nil {
+		return ru.name
+	}
+	return ""
+}
+
+// ruleNamed returns the matched rule with a limit named name, or nil for a
+// plan's or global limit.
+func (res *Result) ruleNamed(name string) *rule {
 	for _, ru := range res.matched {
 		for _, rl := range ru.limits {
-			if rl.Name() == l.Name() {
-				return ru.name
+			if rl.Name() == name {
+				return ru
 			}
 		}
 	}
-	return ""
+	return nil
+}
+
+// shared reports whether ru's key is made only of what every client
+// shares: the host, the route, the rule, the path or a path wildcard.
+func (ru *rule) shared() bool {
+	for _, kp := range ru.parts {
+		switch kp.kind {
+		case KeyHost, KeyRoute, KeyRule, KeyURLPath, KeyPath:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // hiddenLimits returns the names of the limits whose RateLimit items and

@@ -218,11 +218,7 @@ func (m *Middleware) onlyGlobal(res *Result) bool {
 		return false
 	}
 	for _, name := range res.Decision.Violated {
-		global := false
-		for _, g := range m.policy.Global {
-			global = global || g.Name() == name
-		}
-		if !global {
+		if !m.isGlobal(name) {
 			return false
 		}
 	}
