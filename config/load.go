@@ -530,10 +530,11 @@ func isUnixEntry(e *yaml.Node) bool {
 }
 
 // prefix decodes one address or CIDR prefix (an address is its /32 or
-// /128), masked; false after recording an error. An IPv4-mapped IPv6
-// address or prefix (::ffff:10.0.0.0/104) is its IPv4 one (10.0.0.0/8):
-// client addresses are matched unmapped, and would never be in it. An
-// IPv6 zone (fe80::1%eth0) is refused: netip drops it from a prefix.
+// /128); false after recording an error. An IPv4-mapped IPv6 address or
+// prefix (::ffff:10.0.0.0/104) is its IPv4 one (10.0.0.0/8): client
+// addresses are matched unmapped, and would never be in it. Refused: a
+// prefix with bits set past its length (10.0.0.1/8: one address, or its
+// network?), and an IPv6 zone (fe80::1%eth0), which netip drops.
 func (d *decoder) prefix(e *yaml.Node, p string) (netip.Prefix, bool) {
 	s := d.Str(e, p)
 	pfx, err := netip.ParsePrefix(s)
@@ -549,10 +550,21 @@ func (d *decoder) prefix(e *yaml.Node, p string) (netip.Prefix, bool) {
 		}
 		pfx = netip.PrefixFrom(addr, addr.BitLen())
 	}
-	if pfx = pfx.Masked(); pfx.Addr().Is4In6() {
-		pfx = netip.PrefixFrom(pfx.Addr().Unmap(), pfx.Bits()-96)
+	masked := unmapped(pfx.Masked())
+	if masked != unmapped(pfx) {
+		d.Errorf(e, p, "%q has bits set past its length: write %v for the network, or %v for the one address", s, masked, pfx.Addr().Unmap())
+		return netip.Prefix{}, false
 	}
-	return pfx, true
+	return masked, true
+}
+
+// unmapped returns pfx, or its IPv4 prefix when it is an IPv4-mapped one
+// of /96 or longer.
+func unmapped(pfx netip.Prefix) netip.Prefix {
+	if pfx.Addr().Is4In6() && pfx.Bits() >= 96 {
+		return netip.PrefixFrom(pfx.Addr().Unmap(), pfx.Bits()-96)
+	}
+	return pfx
 }
 
 func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {

@@ -23,7 +23,7 @@ func TestIPv4MappedPrefixesAreTheirIPv4(t *testing.T) {
 	c, err := config.Parse("m.yaml", []byte(prefixPlans+
 		"identity: {trusted_proxies: [\"::ffff:10.0.0.1\"]}\n"+
 		"proxy_protocol: [\"::ffff:192.0.2.0/120\"]\n"+
-		"exempt: {addresses: [\"::ffff:198.51.100.0/104\", \"::ffff:0:0/96\"]}\n"))
+		"exempt: {addresses: [\"::ffff:198.0.0.0/104\", \"::ffff:0:0/96\"]}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,5 +67,31 @@ func TestPrefixesWithAZoneAreRefused(t *testing.T) {
 		if err == nil || err.Error() != c.want {
 			t.Errorf("%s:\n%v\nwant exactly:\n%s", c.yaml, err, c.want)
 		}
+	}
+}
+
+// A prefix with host bits set (10.0.0.1/8) says two things: one address,
+// and a network of millions. It is refused at its line with both
+// readings, rather than read silently as the network.
+func TestPrefixesWithHostBitsAreRefused(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"identity: {trusted_proxies: [10.0.0.1/8]}\n",
+			`b.yaml:3:30: identity.trusted_proxies[0]: "10.0.0.1/8" has bits set past its length: write 10.0.0.0/8 for the network, or 10.0.0.1 for the one address`},
+		{"exempt: {addresses: [\"2001:db8::1/64\"]}\n",
+			`b.yaml:3:22: exempt.addresses[0]: "2001:db8::1/64" has bits set past its length: write 2001:db8::/64 for the network, or 2001:db8::1 for the one address`},
+		{"proxy_protocol: [\"::ffff:10.0.0.1/104\"]\n",
+			`b.yaml:3:18: proxy_protocol[0]: "::ffff:10.0.0.1/104" has bits set past its length: write 10.0.0.0/8 for the network, or 10.0.0.1 for the one address`},
+	} {
+		_, err := config.Parse("b.yaml", []byte(prefixPlans+c.yaml))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n%v\nwant exactly:\n%s", c.yaml, err, c.want)
+		}
+	}
+	c, err := config.Parse("b.yaml", []byte(prefixPlans+"exempt: {addresses: [10.0.0.0/8, 10.1.2.3/32, \"2001:db8::/64\"]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("10.1.2.3/32"), netip.MustParsePrefix("2001:db8::/64")}; !slices.Equal(c.ExemptAddresses, want) {
+		t.Errorf("exempt.addresses %v, want %v", c.ExemptAddresses, want)
 	}
 }
