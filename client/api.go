@@ -255,11 +255,16 @@ func (c *Client) Settle(ctx context.Context, id string, status int, header http.
 		Status  int               `json:"status"`
 		Headers map[string]string `json:"headers,omitempty"`
 	}{ID: id, Status: status}
-	for k := range header {
+	for k, vs := range header {
+		if len(vs) == 0 {
+			continue
+		}
 		if req.Headers == nil {
 			req.Headers = map[string]string{}
 		}
-		req.Headers[k] = header.Get(k)
+		// Indexed, not Get: a name not in canonical form (a header made by
+		// hand, from gRPC metadata) is found as it is.
+		req.Headers[k] = vs[0]
 	}
 	body, err := json.Marshal(req)
 	if err != nil {

@@ -3,6 +3,7 @@ package client_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -144,5 +145,25 @@ func TestWithHTTPClientNilKeepsTheDefault(t *testing.T) {
 	d, err := client.New(srv.URL, client.WithHTTPClient(nil)).Check(context.Background(), client.CheckRequest{Subject: "s"})
 	if err != nil || !d.Allowed || d.Remaining != 4 {
 		t.Fatalf("%+v, %v", d, err)
+	}
+}
+
+func TestSettleSendsHeadersWhateverTheCaseOfTheirNames(t *testing.T) {
+	t.Parallel()
+	var got string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b := new(strings.Builder)
+		_, _ = io.Copy(b, r.Body)
+		got = b.String()
+		w.Write([]byte(`{"settled":true}`))
+	}))
+	t.Cleanup(srv.Close)
+	c := client.New(srv.URL)
+	// A header made by hand, as from gRPC metadata, with names in lower case.
+	if err := c.Settle(context.Background(), "id", http.StatusOK, http.Header{"x-usage-tokens": {"12"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, `"x-usage-tokens":"12"`) {
+		t.Errorf("body %s, want the header's value", got)
 	}
 }
