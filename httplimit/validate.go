@@ -68,10 +68,10 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //     ("user" with a UserHeader, "path:" with a wildcard of every path,
 //     "header:" believed from trusted proxies only when there are some);
 //     HeaderFrom and Fallback known values; at least one valid limit each,
-//     named at most 64 characters with the rule's name; a Cost that each
-//     limit can hold; at most
-//     sluice.MaxChecks limits per plan with the global ones and every
-//     rule's.
+//     named at most 64 characters with the rule's name, a name (and ID)
+//     no plan's, global or other rule's limit has; a Cost that each limit
+//     can hold; at most sluice.MaxChecks limits per plan with the global
+//     ones and every rule's.
 func (o Options) Validate() error {
 	v := &validator{}
 	v.options(o.WithDefaults())
