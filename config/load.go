@@ -290,6 +290,8 @@ func (d *decoder) penalty(n *yaml.Node, path string, pen *httplimit.Penalty, raw
 	}
 }
 
+// upstream decodes the upstream's URL, its scheme (of any case) in lower
+// case: http, https or h2c.
 func (d *decoder) upstream(n *yaml.Node, p string) string {
 	s := d.Str(n, p)
 	if s == "" {
@@ -306,7 +308,7 @@ func (d *decoder) upstream(n *yaml.Node, p string) string {
 			return ""
 		}
 	}
-	return s
+	return u.Scheme + s[len(u.Scheme):] // the scheme in lower case, as url.Parse reads it
 }
 
 func (d *decoder) store(n *yaml.Node, path string, s *Store) {

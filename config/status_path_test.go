@@ -80,3 +80,20 @@ func TestUpstreamSchemes(t *testing.T) {
 		}
 	}
 }
+
+// A URL's scheme is case-insensitive (RFC 3986): HTTPS://api is an https
+// upstream, loaded with its scheme in lower case, and takes upstream_tls
+// as https://api does, rather than being refused as not https.
+func TestUpstreamSchemeInAnyCase(t *testing.T) {
+	const plans = "plans: {p: {limits: [{name: m, algorithm: gcra, quantity: 1, window: 1s}]}}\n"
+	c, err := config.Parse("t.yaml", []byte(plans+"upstream: HTTPS://api.internal/v1\nupstream_tls: {server_name: api.internal}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Upstream != "https://api.internal/v1" || !c.UpstreamTLS.Enabled || c.UpstreamTLS.ServerName != "api.internal" {
+		t.Errorf("upstream %q, upstream_tls %+v", c.Upstream, c.UpstreamTLS)
+	}
+	if c, err := config.Parse("t.yaml", []byte(plans+"upstream: H2C://grpc-api:9000\n")); err != nil || c.Upstream != "h2c://grpc-api:9000" {
+		t.Errorf("H2C://grpc-api:9000: %v", err)
+	}
+}
