@@ -18,7 +18,9 @@ import (
 // The most specific field set wins: Subject > APIKey > Token > User > IP.
 type Requester struct {
 	// Subject is an opaque client name chosen by the caller; the client's
-	// Identity.Subject is "ext:" + Subject.
+	// Identity.Subject is "ext:" + Subject. With the scope prefix and
+	// "ext:" it must fit sluice.MaxKeyLen: a longer one is an error
+	// wrapping sluice.ErrInvalidCheck.
 	Subject string
 	// APIKey is hashed (SHA-256) before use; it is never stored or logged.
 	APIKey string
@@ -120,6 +122,9 @@ func (m *Middleware) identifyRequester(ctx context.Context, c Requester) (Identi
 	switch {
 	case verified:
 	case c.Subject != "":
+		if most := sluice.MaxKeyLen - len(m.id.prefix) - len("ext:"); len(c.Subject) > most {
+			return id, fmt.Errorf("%w: subject: %d bytes, more than %d", sluice.ErrInvalidCheck, len(c.Subject), most)
+		}
 		key, sub := scoped(m.id.prefix, "ext:"+c.Subject)
 		id = Identity{Kind: "external", Subject: sub, key: key}
 	case c.APIKey != "":
