@@ -291,15 +291,24 @@ func (d *decoder) penalty(n *yaml.Node, path string, pen *httplimit.Penalty, raw
 }
 
 // upstream decodes the upstream's URL, its scheme (of any case) in lower
-// case: http, https or h2c.
+// case: http, https or h2c, with a host, and without what the reverse
+// proxy would drop (credentials, a fragment).
 func (d *decoder) upstream(n *yaml.Node, p string) string {
 	s := d.Str(n, p)
 	if s == "" {
 		return ""
 	}
 	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "h2c") || u.Host == "" {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "h2c") || u.Hostname() == "" {
 		d.Errorf(n, p, "%q is not an http://, https:// or h2c:// URL", s)
+		return ""
+	}
+	switch {
+	case u.User != nil:
+		d.Errorf(n, p, "%q: credentials in the URL are never sent to the upstream: remove them", u.Redacted())
+		return ""
+	case u.Fragment != "" || strings.HasSuffix(s, "#"):
+		d.Errorf(n, p, "%q: a fragment is never sent to the upstream: remove it", s)
 		return ""
 	}
 	if port := u.Port(); port != "" {

@@ -97,3 +97,22 @@ func TestUpstreamSchemeInAnyCase(t *testing.T) {
 		t.Errorf("H2C://grpc-api:9000: %v", err)
 	}
 }
+
+// What the reverse proxy would drop from an upstream's URL is refused at
+// its line, never loaded and ignored: credentials (it sends no
+// Authorization of them; the error shows no password), a fragment (never
+// sent), and a port without a host (http://:8080, which dials this host by
+// accident).
+func TestUpstreamPartsTheProxyDropsAreRefused(t *testing.T) {
+	const plans = "plans: {p: {limits: [{name: m, algorithm: gcra, quantity: 1, window: 1s}]}}\n"
+	for _, c := range []struct{ upstream, want string }{
+		{"https://user:secret@api.internal", `u.yaml:2:11: upstream: "https://user:xxxxx@api.internal": credentials in the URL are never sent to the upstream: remove them`},
+		{"http://api.internal/v1#top", `u.yaml:2:11: upstream: "http://api.internal/v1#top": a fragment is never sent to the upstream: remove it`},
+		{"http://:8080", `u.yaml:2:11: upstream: "http://:8080" is not an http://, https:// or h2c:// URL`},
+	} {
+		_, err := config.Parse("u.yaml", []byte(plans+"upstream: \""+c.upstream+"\"\n"))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n%v\nwant exactly:\n%s", c.upstream, err, c.want)
+		}
+	}
+}
