@@ -334,6 +334,8 @@ func TestListenersTakeAPortEach(t *testing.T) {
 		{"listen: \":9090\"\n", `l.yaml:3:9: listen: ":9090" takes the port of admin.listen ("127.0.0.1:9090")`},
 		{"admin: {listen: \"0.0.0.0:8080\"}\n", `l.yaml:3:17: admin.listen: "0.0.0.0:8080" takes the port of listen (":8080")`},
 		{"envoy: {rules: [r.yaml], listen: \"127.0.0.1:9090\"}\n", `l.yaml:3:34: envoy.listen: "127.0.0.1:9090" takes the port of admin.listen ("127.0.0.1:9090")`},
+		{"listen: \"localhost:9090\"\n", `l.yaml:3:9: listen: "localhost:9090" takes the port of admin.listen ("127.0.0.1:9090")`},
+		{"listen: \"0.0.0.0:8080\"\nadmin: {listen: \"LocalHost:8080\"}\n", `l.yaml:4:17: admin.listen: "LocalHost:8080" takes the port of listen ("0.0.0.0:8080")`},
 	} {
 		_, err := config.Parse("l.yaml", []byte(plans+c.yaml))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {

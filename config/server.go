@@ -228,13 +228,19 @@ func (d *decoder) listenersDiffer(c *Config) {
 
 // sameSocket reports whether listening on a and on b would take one port:
 // the same port on the same host, on every host ("" or ::, as net.Listen
-// takes them), or on every IPv4 host (0.0.0.0) and an IPv4 address. Port 0
-// (a port the system picks) never clashes.
+// takes them), or on every IPv4 host (0.0.0.0) and an IPv4 address.
+// localhost, in any case, is 127.0.0.1, the address net.Listen takes for
+// it. Port 0 (a port the system picks) never clashes.
 func sameSocket(a, b string) bool {
 	ha, pa, errA := net.SplitHostPort(a)
 	hb, pb, errB := net.SplitHostPort(b)
 	if errA != nil || errB != nil {
 		return false
+	}
+	for _, h := range []*string{&ha, &hb} {
+		if strings.EqualFold(*h, "localhost") {
+			*h = "127.0.0.1"
+		}
 	}
 	na, errA := net.LookupPort("tcp", pa)
 	nb, errB := net.LookupPort("tcp", pb)
