@@ -22,8 +22,11 @@ import (
 const (
 	maxPending     = 1 << 16
 	settleTTL      = 15 * time.Minute
-	maxSettleBody  = 16 << 10
-	maxSettleField = 64
+	// A settlement carries the header of an answer, as Client.Settle
+	// sends it whole: bounded as a /v1/check body is, and by a count of
+	// fields no real answer reaches.
+	maxSettleBody  = maxCheckBody
+	maxSettleField = 256
 )
 
 // pendings are the decisions the decision API admitted whose limits count

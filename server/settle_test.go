@@ -74,8 +74,8 @@ func TestDecisionAPISettlesByTheAnswer(t *testing.T) {
 				t.Errorf("%s: %d %s, want 400", body, code, out)
 			}
 		}
-		if code, _ := settle(`{"id":"`+strings.Repeat("x", 20<<10)+`"}`, nil); code != 413 {
-			t.Errorf("a 20 KiB body: %d, want 413", code)
+		if code, _ := settle(`{"id":"`+strings.Repeat("x", 70<<10)+`"}`, nil); code != 413 {
+			t.Errorf("a 70 KiB body: %d, want 413", code)
 		}
 		// A 404 answer counts in misses: the completion that got one keeps
 		// it there, and its tokens reported nothing: all 40 stay counted.
