@@ -110,6 +110,8 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		}
 		if rule := res.ruleOf(l); rule != "" {
 			p.Detail += fmt.Sprintf(" under the %s rule. Retry in %d s.", rule, ra)
+		} else if m.isGlobal(l.Name()) {
+			p.Detail += fmt.Sprintf(" for the whole service, shared by every client. Retry in %d s.", ra)
 		} else {
 			p.Detail += fmt.Sprintf(" on the %s plan. Retry in %d s.", plan.Name, ra)
 		}

@@ -212,3 +212,18 @@ plans:
 		t.Error("a client that left the queue reached the handler")
 	}
 }
+
+// A refusal by a global limit says so: the limit is the service's, shared
+// by every client, not the client's plan's.
+func TestAGlobalRefusalNamesTheServiceNotThePlan(t *testing.T) {
+	mw, _ := clockedMiddleware(t, httplimit.Options{
+		Plans:  []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(100, time.Minute)}}},
+		Global: []sluice.Limit{sluice.FixedWindow(1, time.Minute).Named("service")},
+	})
+	statuses(mw, req{remote: "192.0.2.1:1"})
+	w := do(mw.Handler(okHandler()), req{remote: "192.0.2.2:1"})
+	p := decodeProblem(t, w.Body.String())
+	if w.Code != 429 || strings.Contains(p.Detail, "free plan") || !strings.Contains(p.Detail, "shared by every client") {
+		t.Errorf("%d %q; want a detail naming the service's limit, not the plan's", w.Code, p.Detail)
+	}
+}
