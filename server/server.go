@@ -438,6 +438,7 @@ func (s *Server) Reload() error {
 		var st *state
 		if st, err = s.build(cfg); err == nil {
 			s.warnRestartOnly(s.state.Load().cfg, cfg)
+			s.warnTrustAll(cfg)
 			for _, change := range stateChanges(s.state.Load().cfg.Policy, cfg.Policy) {
 				s.log.Info("reload: " + change)
 			}
@@ -587,6 +588,7 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	}
 	s.log.Info("sluice serving", "public", ls.Public.Addr().String(), "admin", ls.Admin.Addr().String(),
 		"admin_loopback_scopes", cfg.Admin.LoopbackScopes.String(), "admin_callers", len(cfg.Admin.Callers))
+	s.warnExposure(cfg, ls.Admin.Addr())
 	var errs []error
 	pending := len(servers)
 	select {
@@ -707,6 +709,29 @@ func storeSettings(st config.Store) config.Store {
 		return config.Store{Type: "memory", MaxKeys: st.MaxKeys}
 	}
 	return st
+}
+
+// warnExposure logs what in cfg, served with its admin listener on admin,
+// exposes the server: an admin listener reachable beyond this host without
+// TLS, whose callers' tokens cross the network in clear, and
+// trusted_proxies that trust every peer.
+func (s *Server) warnExposure(cfg *config.Config, admin net.Addr) {
+	if tcp, ok := admin.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !cfg.Admin.TLS.Enabled() {
+		s.log.Warn("the admin listener is reachable beyond this host without TLS: its callers' tokens cross the network in clear; set admin.tls, or listen on loopback behind a TLS proxy",
+			"admin", admin.String())
+	}
+	s.warnTrustAll(cfg)
+}
+
+// warnTrustAll logs trusted_proxies that trust every peer.
+func (s *Server) warnTrustAll(cfg *config.Config) {
+	for _, p := range cfg.Identity.TrustedProxies {
+		if p.Bits() == 0 {
+			s.log.Warn("identity.trusted_proxies trusts every peer: any client chooses its own address (X-Forwarded-For) and identity headers; name the proxies in front of sluice",
+				"prefix", p.String())
+			return
+		}
+	}
 }
 
 // warnRestartOnly logs the changes of a reload that take effect only at the
