@@ -45,11 +45,13 @@ func newExemptions(o *Options, id *identifier) *exemptions {
 	return e
 }
 
-// byAddress reports whether the client at addr is exempt.
+// byAddress reports whether the client at addr is exempt (a zoned addr by
+// its address: a prefix holds no zone).
 func (e *exemptions) byAddress(addr netip.Addr) bool {
 	if e == nil || !addr.IsValid() {
 		return false
 	}
+	addr = addr.WithZone("")
 	for _, p := range e.addrs {
 		if p.Contains(addr) {
 			return true

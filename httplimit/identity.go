@@ -178,10 +178,14 @@ func (id *identifier) peer(r *http.Request) (netip.Addr, bool) {
 	return a, id.trustUnix && unixListener(r)
 }
 
+// isTrusted reports whether a is a trusted proxy's address. A zoned one
+// (a link-local peer, zoned by the interface it came in on) is judged by
+// its address: a prefix holds no zone.
 func (id *identifier) isTrusted(a netip.Addr) bool {
 	if !a.IsValid() {
 		return false
 	}
+	a = a.WithZone("")
 	for _, p := range id.trusted {
 		if p.Contains(a) {
 			return true

@@ -48,3 +48,34 @@ func TestZonedForwardedHopsAreUnparseable(t *testing.T) {
 		t.Errorf("statuses %v, want %v", got, want)
 	}
 }
+
+// A link-local peer ("[fe80::1%eth0]:4000", its zone the interface it came
+// in on) is within the prefixes that name it: a trusted proxy on a
+// link-local address is believed, and an exempt address is exempt.
+func TestAZonedPeerIsWithinItsPrefixes(t *testing.T) {
+	linkLocal := []netip.Prefix{netip.MustParsePrefix("fe80::/10")}
+	mw, _ := clockedMiddleware(t, httplimit.Options{
+		Plans:          []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
+		TrustedProxies: linkLocal,
+	})
+	res, err := mw.Decide(req{remote: "[fe80::1%eth0]:4000", header: map[string]string{"X-Forwarded-For": "203.0.113.9"}}.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "ip:203.0.113.9"; res.Identity.Subject != want {
+		t.Errorf("behind a trusted link-local proxy: subject %q, want %q", res.Identity.Subject, want)
+	}
+	mw.Discard(res)
+	mw, _ = clockedMiddleware(t, httplimit.Options{
+		Plans:           []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
+		ExemptAddresses: linkLocal,
+	})
+	res, err = mw.Decide(req{remote: "[fe80::1%eth0]:4000"}.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Exempt {
+		t.Errorf("a link-local peer under an exempt fe80::/10: not exempt (%q)", res.Identity.Subject)
+	}
+	mw.Discard(res)
+}
