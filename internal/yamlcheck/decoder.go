@@ -139,12 +139,22 @@ func (d *Decoder) Strings(n *yaml.Node, path string) []string {
 	return out
 }
 
-// Int decodes an integer in [lo, hi] (underscores allowed: 1_000_000).
+// Int decodes an integer in [lo, hi] (underscores allowed: 1_000_000). A
+// leading zero (017, octal in YAML 1.1) is an error.
 func (d *Decoder) Int(n *yaml.Node, path string, lo, hi int64) int64 {
 	if !d.Scalar(n, path, "an integer") {
 		return 0
 	}
-	v, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 10, 64)
+	digits := strings.ReplaceAll(n.Value, "_", "")
+	if t := strings.TrimLeft(digits, "+-"); len(t) > 1 && t[0] == '0' && n.Tag == "!!int" {
+		plain := strings.TrimLeft(t, "0")
+		if plain == "" {
+			plain = "0"
+		}
+		d.Errorf(n, path, "%q has a leading zero (octal in YAML 1.1): write %s%s", n.Value, digits[:len(digits)-len(t)], plain)
+		return 0
+	}
+	v, err := strconv.ParseInt(digits, 10, 64)
 	if errors.Is(err, strconv.ErrRange) && n.Tag != "!!str" {
 		d.Errorf(n, path, "%s is out of range [%d, %d]", n.Value, lo, hi)
 		return 0
@@ -251,7 +261,9 @@ func ParseDuration(s string) (time.Duration, error) {
 			return 0, fmt.Errorf("duration %q: %w", s, ErrDurationRange)
 		}
 		rest := time.Duration(0)
-		if s[i+1:] != "" {
+		if r := s[i+1:]; r != "" && (r[0] == '-' || r[0] == '+') {
+			return 0, fmt.Errorf("bad duration %q: a sign only before the whole", s)
+		} else if r != "" {
 			if rest, err = time.ParseDuration(s[i+1:]); err != nil {
 				return 0, err
 			}

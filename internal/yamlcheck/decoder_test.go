@@ -105,6 +105,9 @@ func TestParseDurationDays(t *testing.T) {
 		{s: "2000000000d", err: true},
 		{s: "-1d", err: true},
 		{s: "60", err: true},
+		{s: "1d-1h", err: true}, // a sign inside a duration: time.ParseDuration refuses 1h-30m
+		{s: "1d+1h", err: true},
+		{s: "1d-", err: true},
 	} {
 		got, err := yamlcheck.ParseDuration(c.s)
 		if c.err {
@@ -130,5 +133,39 @@ func TestParseTabsAreLocated(t *testing.T) {
 	_, err = yamlcheck.Parse("f.yaml", []byte("plans:\n  free: [\n"))
 	if err == nil || strings.Contains(err.Error(), "tab") {
 		t.Errorf("a syntax error without a tab: %v", err)
+	}
+}
+
+// An integer is decimal digits: a leading zero, octal in YAML 1.1 (017 is
+// 15 there), is refused rather than read as either number.
+func TestIntRefusesALeadingZero(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		want  int64
+		err   string
+	}{
+		{value: "17", want: 17},
+		{value: "0", want: 0},
+		{value: "1_000", want: 1000},
+		{value: "017", err: `f.yaml:1:4: n: "017" has a leading zero (octal in YAML 1.1): write 17`},
+		{value: "00", err: `f.yaml:1:4: n: "00" has a leading zero (octal in YAML 1.1): write 0`},
+	} {
+		t.Run(c.value, func(t *testing.T) {
+			n, err := yamlcheck.Parse("f.yaml", []byte("n: "+c.value+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := &yamlcheck.Decoder{File: "f.yaml"}
+			got := d.Int(n.Content[1], "n", 0, 1<<40)
+			if c.err == "" {
+				if err := d.Err(); err != nil || got != c.want {
+					t.Errorf("%v, %v; want %v", got, err, c.want)
+				}
+				return
+			}
+			if err := d.Err(); err == nil || err.Error() != c.err {
+				t.Errorf("error %v, want %s", err, c.err)
+			}
+		})
 	}
 }
