@@ -71,3 +71,12 @@ func TestResponseTemplate(t *testing.T) {
 		}
 	}
 }
+
+// The links a client is sent (a 429 body's documentation and upgrade, the
+// docs page's) are http or https URLs, refused at their line otherwise.
+func TestResponseLinksAreWebURLs(t *testing.T) {
+	_, err := config.Parse("t.yaml", []byte(exemptPlans+"response:\n  docs_url: \"javascript:alert(1)\"\n"))
+	if want := `t.yaml:8:13: response.docs_url: "javascript:alert(1)" is not an http or https URL`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}

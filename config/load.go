@@ -688,7 +688,10 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfi
 			r.Headers = d.Strings(n, p)
 			raw.at("Headers", n, p)
 		},
-		"docs_url": func(n *yaml.Node, p string) { r.DocsURL = d.Str(n, p) },
+		"docs_url": func(n *yaml.Node, p string) {
+			r.DocsURL = d.Str(n, p)
+			raw.at("DocsURL", n, p)
+		},
 		"deny_status": func(n *yaml.Node, p string) {
 			r.DenyStatus = int(d.Int(n, p, 400, 599))
 		},

@@ -106,6 +106,14 @@ func TestNewRefusesInvalidOptions(t *testing.T) {
 			`httplimit: Options.Plans[0].Upgrade.Plan: "gold" is not a plan (plans: free, pro)`},
 		{"relative upgrade URL", with(func(o *httplimit.Options) { o.Plans[0].Upgrade = &httplimit.Upgrade{Plan: "pro", URL: "/pricing"} }), "Plans[0].Upgrade.URL",
 			`httplimit: Options.Plans[0].Upgrade.URL: "/pricing" is not an absolute URL`},
+		{"script upgrade URL", with(func(o *httplimit.Options) {
+			o.Plans[0].Upgrade = &httplimit.Upgrade{Plan: "pro", URL: "javascript:alert(1)"}
+		}), "Plans[0].Upgrade.URL",
+			`httplimit: Options.Plans[0].Upgrade.URL: "javascript:alert(1)" is not an http or https URL`},
+		{"docs URL of no web page", with(func(o *httplimit.Options) { o.DocsURL = "data:text/html,hi" }), "DocsURL",
+			`httplimit: Options.DocsURL: "data:text/html,hi" is not an http or https URL`},
+		{"relative docs URL", with(func(o *httplimit.Options) { o.DocsURL = "docs/limits" }), "DocsURL",
+			`httplimit: Options.DocsURL: "docs/limits" is not an absolute URL`},
 		{"key twice", with(func(o *httplimit.Options) { o.Keys = []httplimit.Key{{SHA256: key}, {SHA256: key, Plan: pro}} }), "Keys[1].SHA256",
 			`httplimit: Options.Keys[1].SHA256: the same key is configured twice (Keys[0])`},
 		{"key plan invalid", with(func(o *httplimit.Options) {

@@ -53,6 +53,7 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //   - Exempt: valid, non-conflicting ServeMux patterns.
 //   - RefusalTemplate: one JSON value whose placeholders are known.
 //   - GlobalStatus: 0, 429 or 503.
+//   - DocsURL and each plan's Upgrade.URL: absolute http or https URLs.
 //   - RetryJitter: in [0, MaxRetryJitter].
 //   - Count: names of limits or rules, each "all", "successes",
 //     "failures", CountHeader and a header name, or CountStatus and a list
@@ -94,6 +95,9 @@ func (v *validator) wrap(field string, err error) {
 func (v *validator) options(o Options) {
 	if len(o.Plans) == 0 {
 		v.errorf("Plans", "at least one plan is needed")
+	}
+	if o.DocsURL != "" {
+		v.webURL("DocsURL", o.DocsURL)
 	}
 	names := map[string]string{} // plan name → field
 	for i, p := range o.Plans {
@@ -249,10 +253,19 @@ func (v *validator) plan(field string, p *Plan, global []sluice.Limit, names map
 			v.errorf(field+".Upgrade.Plan", "%q is not a plan (plans: %s)", u.Plan, list)
 		}
 		if u.URL != "" {
-			if pu, err := url.Parse(u.URL); err != nil || pu.Scheme == "" {
-				v.errorf(field+".Upgrade.URL", "%q is not an absolute URL", u.URL)
-			}
+			v.webURL(field+".Upgrade.URL", u.URL)
 		}
+	}
+}
+
+// webURL checks that s, a link a client is sent (in a 429 body, on the
+// docs page), is an absolute http or https URL.
+func (v *validator) webURL(field, s string) {
+	switch u, err := url.Parse(s); {
+	case err != nil || u.Scheme == "":
+		v.errorf(field, "%q is not an absolute URL", s)
+	case !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https") || u.Host == "":
+		v.errorf(field, "%q is not an http or https URL", s)
 	}
 }
 
