@@ -353,7 +353,7 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 				},
 				"tls":             func(n *yaml.Node, p string) { d.clientTLS(n, p, &r.TLS) },
 				"db":              func(n *yaml.Node, p string) { r.DB, dbNode = int(d.Int(n, p, 0, 1<<16)), n },
-				"timeout":         func(n *yaml.Node, p string) { r.Timeout = d.Duration(n, p) },
+				"timeout":         func(n *yaml.Node, p string) { r.Timeout = d.timeout(n, p) },
 				"on_store_error":  func(n *yaml.Node, p string) { r.OnStoreError = d.OneOf(n, p, "local", "allow", "deny") },
 				"instances":       func(n *yaml.Node, p string) { r.Instances = int(d.Int(n, p, 1, 10_000)) },
 				"replicas":        func(n *yaml.Node, p string) { r.Replicas, replicasNode = int(d.Int(n, p, 0, 64)), n },

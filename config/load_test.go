@@ -379,3 +379,23 @@ func TestDegradationIntervalIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// A timeout under a millisecond ends everything it bounds (every request,
+// every simulation, every Redis call): refused at its line.
+func TestTimeoutsHaveAFloor(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, c := range []struct{ section, want string }{
+		{"connections: {read_header_timeout: 1ns}", `t.yaml:3:36: connections.read_header_timeout: 1ns: a timeout under 1ms ends everything it bounds; give at least 1ms`},
+		{"connections: {idle_timeout: 500us}", `t.yaml:3:29: connections.idle_timeout: 500µs: a timeout under 1ms ends everything it bounds; give at least 1ms`},
+		{"designer: {timeout: 10ns}", `t.yaml:3:21: designer.timeout: 10ns: a timeout under 1ms ends everything it bounds; give at least 1ms`},
+		{"store: {type: redis, redis: {addresses: [\"r:6379\"], timeout: 1us}}", `t.yaml:3:62: store.redis.timeout: 1µs: a timeout under 1ms ends everything it bounds; give at least 1ms`},
+	} {
+		_, err := config.Parse("t.yaml", []byte(plans+c.section+"\n"))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n%v\nwant exactly:\n%s", c.section, err, c.want)
+		}
+	}
+	if _, err := config.Parse("t.yaml", []byte(plans+"connections: {read_header_timeout: 1ms, write_timeout: 30s}\n")); err != nil {
+		t.Errorf("timeouts of 1ms and 30s: %v", err)
+	}
+}

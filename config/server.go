@@ -347,11 +347,11 @@ func (d *decoder) callers(n *yaml.Node, path string) []Caller {
 func (d *decoder) connections(n *yaml.Node, path string, c *Connections) {
 	d.Mapping(n, path, map[string]field{
 		"max":                 func(n *yaml.Node, p string) { c.Max = int(d.Int(n, p, 1, 1_000_000)) },
-		"read_header_timeout": func(n *yaml.Node, p string) { c.ReadHeaderTimeout = d.Duration(n, p) },
-		"read_timeout":        func(n *yaml.Node, p string) { c.ReadTimeout = d.Duration(n, p) },
-		"write_timeout":       func(n *yaml.Node, p string) { c.WriteTimeout = d.Duration(n, p) },
-		"idle_timeout":        func(n *yaml.Node, p string) { c.IdleTimeout = d.Duration(n, p) },
-		"stream_idle_timeout": func(n *yaml.Node, p string) { c.StreamIdleTimeout = d.Duration(n, p) },
+		"read_header_timeout": func(n *yaml.Node, p string) { c.ReadHeaderTimeout = d.timeout(n, p) },
+		"read_timeout":        func(n *yaml.Node, p string) { c.ReadTimeout = d.timeout(n, p) },
+		"write_timeout":       func(n *yaml.Node, p string) { c.WriteTimeout = d.timeout(n, p) },
+		"idle_timeout":        func(n *yaml.Node, p string) { c.IdleTimeout = d.timeout(n, p) },
+		"stream_idle_timeout": func(n *yaml.Node, p string) { c.StreamIdleTimeout = d.timeout(n, p) },
 		"max_header_bytes":    func(n *yaml.Node, p string) { c.MaxHeaderBytes = int(d.Int(n, p, 1024, 1<<20)) },
 	})
 }
@@ -372,6 +372,17 @@ func (d *decoder) shutdown(n *yaml.Node, path string, s *Shutdown) {
 	})
 }
 
+// timeout decodes a positive timeout of at least a millisecond: a shorter
+// one ends every request (or call) it bounds before it can be answered.
+func (d *decoder) timeout(n *yaml.Node, p string) time.Duration {
+	before := len(d.Errs)
+	v := d.Duration(n, p)
+	if len(d.Errs) == before && v < time.Millisecond {
+		d.Errorf(n, p, "%v: a timeout under 1ms ends everything it bounds; give at least 1ms", v)
+	}
+	return v
+}
+
 // durationOrNone decodes a duration of which 0 means none, written in any
 // unit (0, 0s, 0ms); a negative one is an error.
 func (d *decoder) durationOrNone(n *yaml.Node, p string) time.Duration {
@@ -388,6 +399,6 @@ func (d *decoder) designer(n *yaml.Node, path string, g *Designer) {
 	d.Mapping(n, path, map[string]field{
 		"concurrency":  func(n *yaml.Node, p string) { g.Concurrency = int(d.Int(n, p, 0, 1024)) },
 		"max_arrivals": func(n *yaml.Node, p string) { g.MaxArrivals = int(d.Int(n, p, 1, 100_000_000)) },
-		"timeout":      func(n *yaml.Node, p string) { g.Timeout = d.Duration(n, p) },
+		"timeout":      func(n *yaml.Node, p string) { g.Timeout = d.timeout(n, p) },
 	})
 }
