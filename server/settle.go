@@ -20,8 +20,8 @@ import (
 // dropped unsettled and its request stays counted in full: never more
 // admitted than the limits allow, at worst less.
 const (
-	maxPending     = 1 << 16
-	settleTTL      = 15 * time.Minute
+	maxPending = 1 << 16
+	settleTTL  = 15 * time.Minute
 	// A settlement carries the header of an answer, as Client.Settle
 	// sends it whole: bounded as a /v1/check body is, and by a count of
 	// fields no real answer reaches.
