@@ -17,9 +17,10 @@ import (
 // out are counted until flush says how many.
 type refusalLog struct {
 	mu      sync.Mutex
-	second  int64 // Unix second of written
-	written int   // lines written in second
-	left    int64 // lines left out since the last flush
+	second  int64     // Unix second of written
+	written int       // lines written in second
+	left    int64     // lines left out since the last summary
+	said    time.Time // when the last summary was written
 }
 
 // take reports whether one more line fits in perSecond for the second of
@@ -42,11 +43,21 @@ func (l *refusalLog) take(perSecond int, now time.Time) bool {
 	return false
 }
 
-// flush logs how many lines were left out since the last flush, if any.
+// flush logs how many lines were left out since the last summary, if any,
+// at most once a second.
 func (l *refusalLog) flush(log *slog.Logger, perSecond int) {
+	l.flushAt(log, perSecond, time.Now())
+}
+
+// flushAt is flush at now.
+func (l *refusalLog) flushAt(log *slog.Logger, perSecond int, now time.Time) {
 	l.mu.Lock()
 	left := l.left
-	l.left = 0
+	if left == 0 || now.Sub(l.said) < time.Second && now.After(l.said) {
+		l.mu.Unlock()
+		return
+	}
+	l.left, l.said = 0, now
 	l.mu.Unlock()
 	if left > 0 {
 		log.Info("refusals not logged", "count", left, "refusals_per_second", perSecond)

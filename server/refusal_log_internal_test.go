@@ -38,3 +38,21 @@ func TestRefusalLogBudget(t *testing.T) {
 		t.Error("refusals_per_second 0 took a line")
 	}
 }
+
+// The lines left out are said at most once a second, whatever the
+// interval flush is called at (the degradation interval: 25 ms here).
+func TestRefusalLogSummaryAtMostOnceASecond(t *testing.T) {
+	var l refusalLog
+	t0 := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	for i := range 80 { // two seconds of flushes every 25 ms, a refusal left out before each
+		now := t0.Add(time.Duration(i) * 25 * time.Millisecond)
+		l.take(0, now)
+		l.left++
+		l.flushAt(log, 1, now)
+	}
+	if n := strings.Count(buf.String(), "refusals not logged"); n != 2 {
+		t.Errorf("%d summary lines over two seconds, want 2:\n%s", n, buf.String())
+	}
+}
