@@ -279,6 +279,9 @@ func TestRulesValidate(t *testing.T) {
 		{"an unknown fallback", httplimit.Rule{Name: "r", Fallback: "deny", Limits: lim}, `Options.Rules[0].Fallback: "deny" is not one of ip, shared, skip`},
 		{"a cost no limit holds", httplimit.Rule{Name: "r", Cost: cost(30), Limits: lim}, "Options.Rules[0].Cost: 30, more than limit per-minute can ever hold (20)"},
 		{"a qualified name too long", httplimit.Rule{Name: strings.Repeat("r", 60), Limits: lim}, "longer than 64 characters"},
+		{"a host of only the root dot", httplimit.Rule{Name: "r", Hosts: []string{"."}, Limits: lim}, `Options.Rules[0].Hosts[0]: "." is not a host name or *.domain`},
+		{"a host with an empty label", httplimit.Rule{Name: "r", Hosts: []string{"api..example.com"}, Limits: lim}, `Options.Rules[0].Hosts[0]: "api..example.com" is not a host name or *.domain`},
+		{"a wildcard host of only the root dot", httplimit.Rule{Name: "r", Hosts: []string{"*.."}, Limits: lim}, `Options.Rules[0].Hosts[0]: "*.." is not a host name or *.domain`},
 	} {
 		err := httplimit.Options{Plans: plan, Rules: []httplimit.Rule{c.rule}}.Validate()
 		var fe *httplimit.FieldError

@@ -41,7 +41,9 @@ func (v *validator) rules(o *Options) {
 			}
 		}
 		for j, h := range r.Hosts {
-			if name := strings.TrimPrefix(h, "*."); name == "" || !validToken(name) || strings.Contains(name, "*") {
+			// A name of labels: none empty, the root dot allowed at the end.
+			name := strings.TrimSuffix(strings.TrimPrefix(h, "*."), ".")
+			if name == "" || !validToken(name) || strings.Contains(name, "*") || strings.HasPrefix(name, ".") || strings.Contains(name, "..") {
 				v.errorf(fmt.Sprintf("%s.Hosts[%d]", field, j), "%q is not a host name or *.domain", h)
 			}
 		}
