@@ -21,10 +21,11 @@ import (
 // (share_threshold) is written <key>=%*<pattern>, which no escaped value
 // can spell, so that every value its pattern matches shares one key.
 // suffix (":w<n>" for a calendar rule's Unix window n, or "") ends the key.
-// A subject that would make a key longer than sluice.MaxKeyLen becomes
-// "envoy:sha256:" and the hex SHA-256 of its long form (which, having no
-// '=', cannot be mistaken for a short one), so one descriptor keeps one
-// subject from one window to the next.
+// A subject that would make a key, or the key of its window's over-limit
+// record (the key and overKey, see settle.go), longer than
+// sluice.MaxKeyLen becomes "envoy:sha256:" and the hex SHA-256 of its long
+// form (which, having no '=', cannot be mistaken for a short one), so one
+// descriptor keeps one subject from one window to the next.
 func storeKey(domain string, entries []*ratelimitv3.RateLimitDescriptor_Entry, shared []string, suffix string) (key, subject string) {
 	var b strings.Builder
 	n := len("envoy:") + len(domain) + 1 + len(suffix)
@@ -48,7 +49,7 @@ func storeKey(domain string, entries []*ratelimitv3.RateLimitDescriptor_Entry, s
 		}
 		escape(&b, e.GetValue())
 	}
-	if b.Len()+len(suffix) > sluice.MaxKeyLen {
+	if b.Len()+len(suffix)+len(overKey) > sluice.MaxKeyLen {
 		sum := sha256.Sum256([]byte(b.String()))
 		subject = "envoy:sha256:" + hex.EncodeToString(sum[:])
 		return subject + suffix, subject

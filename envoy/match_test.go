@@ -111,3 +111,33 @@ func TestStoreKeysNameDomainAndEntriesUnambiguously(t *testing.T) {
 		t.Errorf("long descriptors: keys %q and %q, want distinct envoy:sha256:<hex>", k1, k2)
 	}
 }
+
+// A descriptor whose key is just short of sluice.MaxKeyLen is decided as
+// any other, peeks included: a peek at a fixed window also reads the key
+// of the window's over-limit record, which is longer, so a key is hashed
+// before that record's key would pass the bound.
+func TestPeekAtDescriptorsNearTheKeyBound(t *testing.T) {
+	h := serve(t, `
+domain: d
+descriptors:
+  - key: k
+    rate_limit: {unit: minute, requests_per_unit: 1}
+  - key: w
+    rate_limit: {unit: week, requests_per_unit: 1}
+`)
+	prefix := len("envoy:d:k=")
+	for n := sluice.MaxKeyLen - prefix - 8; n <= sluice.MaxKeyLen-prefix+1; n++ {
+		for _, k := range []string{"k", "w"} {
+			d := desc(k, strings.Repeat("v", n))
+			unit, left := "MINUTE", time.Minute
+			if k == "w" {
+				unit, left = "WEEK", 24*time.Hour // start is the last day of a Unix week
+			}
+			limit := ":1/" + unit
+			h.expect(h.ask(request("d", 0, withHits(d, 0))), ok, status{ok, limit, 1, left})
+			h.expect(h.ask(request("d", 0, desc(k, strings.Repeat("v", n)))), ok, status{ok, limit, 0, left})
+			h.expect(h.ask(request("d", 0, desc(k, strings.Repeat("v", n)))), over, status{over, limit, 0, left})
+			h.expect(h.ask(request("d", 0, withHits(desc(k, strings.Repeat("v", n)), 0))), over, status{over, limit, 0, left})
+		}
+	}
+}
