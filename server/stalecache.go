@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,13 +20,13 @@ const (
 // staleCache keeps recent GET responses (recorded from level 1 up) so that
 // at level 2 reads can be answered without the upstream. Entries are keyed
 // by the request headers that name the client or choose its limits (its
-// credentials, a tenant header), its cookies and origin as well as the
-// host and URL, so one client never sees another's response; responses
-// that set cookies or may not be served stale (servableStale) are not
-// kept, and neither are the fields that describe one response rather than
-// its content. A copy
-// whose response varies (Vary) by other request headers answers only the
-// requests with the same values of them; Vary: * is not kept.
+// credentials, a tenant header), its Authorization, cookies and origin as
+// well as the host and URL, so one client never sees another's response;
+// responses that set cookies or may not be served stale (servableStale) are
+// not kept, and neither are the fields that describe one response rather
+// than its content. A copy whose response varies (Vary) by other request
+// headers answers only the requests with the same values of them; Vary: *
+// is not kept.
 type staleCache struct {
 	ttl   time.Duration
 	clock func() time.Time
@@ -88,13 +89,19 @@ func (e *staleEntry) answers(r *http.Request) bool {
 }
 
 // newStaleCache returns a cache of copies servable for ttl, keyed by the
-// request headers keyHeaders, leaving the response headers dropped out of
-// its copies; nil when ttl is not positive.
+// request headers keyHeaders and Authorization, leaving the response
+// headers dropped out of its copies; nil when ttl is not positive.
+// Authorization is always part of the key: it names the client to the
+// upstream whether or not the limits read it (RFC 9111, 3.5).
 func newStaleCache(ttl time.Duration, clock func() time.Time, keyHeaders, dropped []string) *staleCache {
 	if ttl <= 0 {
 		return nil
 	}
-	return &staleCache{ttl: ttl, clock: clock, headers: keyHeaders, dropped: dropped, entries: map[[32]byte]*staleEntry{}}
+	headers := slices.Clone(keyHeaders)
+	if !slices.Contains(headers, "Authorization") {
+		headers = append(headers, "Authorization")
+	}
+	return &staleCache{ttl: ttl, clock: clock, headers: headers, dropped: dropped, entries: map[[32]byte]*staleEntry{}}
 }
 
 func (c *staleCache) key(r *http.Request) [32]byte {

@@ -1,0 +1,86 @@
+package server_test
+
+import (
+	"io"
+	"net/http"
+	"sync/atomic"
+	"testing"
+)
+
+// staleGetter pins levels on f and reads paths through its public listener,
+// telling whether the upstream answered.
+type staleGetter struct {
+	f    *fixture
+	hits *atomic.Int64
+}
+
+func (g staleGetter) pin(t *testing.T, level string) {
+	t.Helper()
+	resp := g.f.do(t, "PUT", "/v1/degradation", `{"level":"`+level+`"}`, nil)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("pin %s: %d", level, resp.StatusCode)
+	}
+}
+
+// get sends GET path with header, each name and value added as a line of
+// its own, and returns the body and whether the upstream answered it.
+func (g staleGetter) get(t *testing.T, path string, header ...string) (string, bool) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", g.f.http.URL+path, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Add(header[i], header[i+1])
+	}
+	before := g.hits.Load()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s %v: %d %s", path, header, resp.StatusCode, b)
+	}
+	return string(b), g.hits.Load() > before
+}
+
+func startStale(t *testing.T, cfg string, answer func(r *http.Request) string) staleGetter {
+	hits := &atomic.Int64{}
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Write([]byte(answer(r)))
+	})
+	return staleGetter{f: newFixtureOn(t, cfg, up), hits: hits}
+}
+
+const staleByKeyConfig = `
+plans:
+  free:
+    limits: [{name: per-minute, algorithm: gcra, quantity: 1000, window: 1m}]
+default_plan: free
+anonymous_plan: free
+identity:
+  api_key_headers: [X-Api-Key]
+degradation:
+  stale_for: 30s
+  levels:
+    elevated: {enter: {in_flight: 1000}, leave: {in_flight: 900}}
+`
+
+// A request's Authorization names its client to the upstream whether or not
+// sluice's identity reads it (RFC 9111, 3.5): a copy of the answer to one
+// never answers a request with other credentials, nor one without.
+func TestStaleCopiesKeepAuthorizationApart(t *testing.T) {
+	g := startStale(t, staleByKeyConfig, func(r *http.Request) string { return "for " + r.Header.Get("Authorization") })
+	g.pin(t, "elevated")
+	g.get(t, "/account", "Authorization", "Basic YWxpY2U6cw==")
+	g.pin(t, "high")
+	if body, fresh := g.get(t, "/account", "Authorization", "Basic YWxpY2U6cw=="); fresh {
+		t.Errorf("alice's own copy was not served: %q", body)
+	}
+	for _, other := range [][]string{{"Authorization", "Basic Ym9iOnM="}, {}} {
+		if body, fresh := g.get(t, "/account", other...); !fresh {
+			t.Errorf("%v was served alice's copy: %q", other, body)
+		}
+	}
+}
