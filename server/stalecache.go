@@ -104,11 +104,16 @@ func newStaleCache(ttl time.Duration, clock func() time.Time, keyHeaders, droppe
 	return &staleCache{ttl: ttl, clock: clock, headers: headers, dropped: dropped, entries: map[[32]byte]*staleEntry{}}
 }
 
+// key is r's entry: every line of each key header (a header value holds
+// no control bytes, which end a line and a header here), host and URL.
 func (c *staleCache) key(r *http.Request) [32]byte {
 	var b strings.Builder
 	for _, h := range c.headers {
-		b.WriteString(r.Header.Get(h))
-		b.WriteByte(0)
+		for _, v := range r.Header.Values(h) {
+			b.WriteString(v)
+			b.WriteByte(0)
+		}
+		b.WriteByte(1)
 	}
 	b.WriteString(r.Host)
 	b.WriteByte(0)

@@ -84,3 +84,25 @@ func TestStaleCopiesKeepAuthorizationApart(t *testing.T) {
 		}
 	}
 }
+
+// A key header sent on several lines (cookies a client split, a tenant
+// header repeated) is part of the key whole: two requests that differ only
+// in a later line are two clients.
+func TestStaleCopiesKeyEveryLineOfAHeader(t *testing.T) {
+	g := startStale(t, staleByKeyConfig, func(r *http.Request) string {
+		c, _ := r.Cookie("session")
+		if c == nil {
+			return "for nobody"
+		}
+		return "for " + c.Value
+	})
+	g.pin(t, "elevated")
+	g.get(t, "/account", "Cookie", "theme=dark", "Cookie", "session=alice")
+	g.pin(t, "high")
+	if body, fresh := g.get(t, "/account", "Cookie", "theme=dark", "Cookie", "session=alice"); fresh {
+		t.Errorf("alice's own copy was not served: %q", body)
+	}
+	if body, fresh := g.get(t, "/account", "Cookie", "theme=dark", "Cookie", "session=bob"); !fresh {
+		t.Errorf("bob was served alice's copy: %q", body)
+	}
+}
