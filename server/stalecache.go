@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"container/list"
 	"crypto/sha256"
 	"net/http"
 	"slices"
@@ -11,10 +12,13 @@ import (
 	"time"
 )
 
-// Bounds of the stale cache.
+// Bounds of the stale cache: of what all its copies keep, and of one copy
+// (each its body, header fields, the values its Vary names and
+// staleEntryOverhead for its key and bookkeeping).
 const (
-	staleMaxBytes = 64 << 20
-	staleMaxEntry = 1 << 20
+	staleMaxBytes      = 64 << 20
+	staleMaxEntry      = 1 << 20
+	staleEntryOverhead = 256
 )
 
 // staleCache keeps recent GET responses (recorded from level 1 up) so that
@@ -36,7 +40,9 @@ type staleCache struct {
 
 	mu      sync.Mutex
 	entries map[[32]byte]*staleEntry
-	bytes   int
+	// order holds the entries' keys, the oldest recorded at the front.
+	order *list.List
+	bytes int
 }
 
 type staleEntry struct {
@@ -47,6 +53,25 @@ type staleEntry struct {
 	// vary holds the values the recorded request had of each header the
 	// response's Vary names.
 	vary map[string]string
+	// size is what the entry counts against staleMaxBytes; elem its place
+	// in order.
+	size int
+	elem *list.Element
+}
+
+// entrySize is what e keeps, as the budget counts it.
+func entrySize(e *staleEntry) int {
+	n := staleEntryOverhead + len(e.body)
+	for k, vs := range e.header {
+		n += len(k)
+		for _, v := range vs {
+			n += len(v)
+		}
+	}
+	for k, v := range e.vary {
+		n += len(k) + len(v)
+	}
+	return n
 }
 
 // varies returns the request header values of r that the response header
@@ -101,7 +126,8 @@ func newStaleCache(ttl time.Duration, clock func() time.Time, keyHeaders, droppe
 	if !slices.Contains(headers, "Authorization") {
 		headers = append(headers, "Authorization")
 	}
-	return &staleCache{ttl: ttl, clock: clock, headers: headers, dropped: dropped, entries: map[[32]byte]*staleEntry{}}
+	return &staleCache{ttl: ttl, clock: clock, headers: headers, dropped: dropped,
+		entries: map[[32]byte]*staleEntry{}, order: list.New()}
 }
 
 // key is r's entry: every line of each key header (a header value holds
@@ -179,22 +205,34 @@ func (c *staleCache) record(next http.Handler, w http.ResponseWriter, r *http.Re
 	for _, h := range c.dropped {
 		e.header.Del(h) // per-response, not per-content
 	}
+	if e.size = entrySize(e); e.size > staleMaxEntry {
+		return
+	}
 	k := c.key(r)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old := c.entries[k]; old != nil {
-		c.bytes -= len(old.body)
+		c.drop(k, old)
 	}
 	c.entries[k] = e
-	c.bytes += len(e.body)
-	now := c.clock()
-	for k, e := range c.entries { // drop what has aged out, then what is over budget
-		if c.bytes <= staleMaxBytes && now.Sub(e.at) <= c.ttl {
-			continue
+	e.elem = c.order.PushBack(k)
+	c.bytes += e.size
+	// Drop, oldest first, what has aged out and what is over the budget.
+	for f := c.order.Front(); f != nil && f != e.elem; f = c.order.Front() {
+		fk := f.Value.([32]byte)
+		fe := c.entries[fk]
+		if c.bytes <= staleMaxBytes && e.at.Sub(fe.at) <= c.ttl {
+			break
 		}
-		c.bytes -= len(e.body)
-		delete(c.entries, k)
+		c.drop(fk, fe)
 	}
+}
+
+// drop removes the entry e of key k; called with mu held.
+func (c *staleCache) drop(k [32]byte, e *staleEntry) {
+	c.order.Remove(e.elem)
+	delete(c.entries, k)
+	c.bytes -= e.size
 }
 
 // teeWriter copies what it writes, up to staleMaxEntry bytes.
