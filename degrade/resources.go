@@ -21,7 +21,9 @@ import (
 //   - CPU from the process's cgroup (v2: cpu.stat's usage_usec against
 //     cpu.max's quota, or every core when it has none) between two reads;
 //     without a cgroup v2 hierarchy, the host's busy share from /proc/stat.
-//   - Memory from the cgroup's memory.current against memory.max; without a
+//   - Memory from the cgroup's working set against memory.max: its
+//     memory.current less the page cache the kernel reclaims first
+//     (memory.stat's inactive_file), as the kubelet counts it; without a
 //     limit there, the Go runtime's memory against GOMEMLIMIT; without
 //     either, 0 (nothing to measure against).
 //
@@ -150,6 +152,9 @@ func (r *resources) memory() float64 {
 			if l, err := strconv.ParseFloat(strings.TrimSpace(string(limit)), 64); err == nil && l > 0 {
 				if cur, err := os.ReadFile(filepath.Join(d, "memory.current")); err == nil {
 					if c, err := strconv.ParseFloat(strings.TrimSpace(string(cur)), 64); err == nil {
+						if cache, ok := statField(filepath.Join(d, "memory.stat"), "inactive_file"); ok {
+							c = max(c-float64(cache), 0)
+						}
 						return c / l
 					}
 				}

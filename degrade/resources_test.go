@@ -90,3 +90,27 @@ func TestResourcesOfThisMachine(t *testing.T) {
 	}
 	t.Logf("cgroup v2 dir %q: cpu %.3f mem %.3f", r.dir(), cpu, mem)
 }
+
+// The memory in use of a cgroup is its working set: memory.current less
+// the page cache the kernel reclaims before it comes near memory.max
+// (memory.stat's inactive_file), as the kubelet counts it. A process that
+// has read or written files holds such cache without needing it.
+func TestCgroupMemoryLeavesOutReclaimableCache(t *testing.T) {
+	root := fakeTree(t, map[string]string{
+		"proc/self/cgroup":              "0::/svc/sluice\n",
+		"sys/svc/sluice/cpu.stat":       "usage_usec 1000000\n",
+		"sys/svc/sluice/memory.max":     "1000000\n",
+		"sys/svc/sluice/memory.current": "900000\n",
+		"sys/svc/sluice/memory.stat":    "anon 350000\nfile 520000\nactive_file 20000\ninactive_file 500000\n",
+	})
+	r := &resources{sysfs: filepath.Join(root, "sys"), proc: filepath.Join(root, "proc")}
+	if _, mem := r.read(time.Unix(100, 0)); mem != 0.4 {
+		t.Errorf("mem %v, want 0.4: 900000 in use less 500000 of inactive file cache, of 1000000", mem)
+	}
+	// More cache than the count (the two files are read at two moments):
+	// nothing in use, never less.
+	os.WriteFile(filepath.Join(root, "sys/svc/sluice/memory.stat"), []byte("inactive_file 950000\n"), 0o644)
+	if _, mem := r.read(time.Unix(101, 0)); mem != 0 {
+		t.Errorf("mem %v, want 0", mem)
+	}
+}
