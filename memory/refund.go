@@ -14,14 +14,24 @@ import (
 // it takes the check's Cost back out of the key's state while the window
 // that counted it still counts it. A key the store no longer holds (swept
 // or evicted) has nothing to give back. ctx is not consulted (see Store). It
-// fails only when charged is not as long as checks, and then refunds
-// nothing.
+// fails when charged is not as long as checks, and when a check to refund
+// has a limit that cannot be decided (Limit.Err), with an error wrapping
+// sluice.ErrInvalidCheck, and then refunds nothing.
 func (s *Store) Refund(_ context.Context, checks []sluice.Check, charged []int64) error {
 	if s.zero() {
 		return errZero()
 	}
 	if len(charged) != len(checks) {
 		return fmt.Errorf("%w: %d checks with %d charges", sluice.ErrInvalidCheck, len(checks), len(charged))
+	}
+	for i := range checks {
+		c := &checks[i]
+		if charged[i] == 0 || !algo.Refundable(algo.Kind(c.Limit.Algorithm())) {
+			continue
+		}
+		if err := c.Limit.Err(); err != nil {
+			return fmt.Errorf("memory: refund: check %d: %w: %w", i, sluice.ErrInvalidCheck, err)
+		}
 	}
 	now := s.now()
 	for i := range checks {

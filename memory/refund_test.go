@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -62,5 +63,34 @@ func TestRefund(t *testing.T) {
 				t.Errorf("a refund of a charge two windows old gave back quota: %+v, %v", d, err)
 			}
 		})
+	}
+}
+
+// A refund under a limit that cannot be decided (here a window of 0, of
+// the ID and algorithm of a limit the store holds a state of) is an error
+// wrapping sluice.ErrInvalidCheck, as the Redis store's is, and gives back
+// nothing; it never panics.
+func TestRefundUnderAnInvalidLimitIsAnError(t *testing.T) {
+	ctx := context.Background()
+	store := memory.New(memory.WithSweepInterval(0), memory.WithClock(conformance.NewClock(conformance.DefaultStart).Now))
+	defer store.Close()
+	good := sluice.FixedWindow(3, time.Minute).Named("w")
+	out := make([]sluice.Status, 1)
+	if err := store.Apply(ctx, []sluice.Check{{Key: "k", Limit: good, Cost: 3}}, out); err != nil || !out[0].Allowed {
+		t.Fatalf("%+v, %v", out[0], err)
+	}
+	charged := out[0].Charged
+	for _, bad := range []sluice.Limit{
+		sluice.FixedWindow(3, 0).Named("w"),
+		sluice.FixedWindow(0, time.Minute).Named("w"),
+		sluice.SlidingCounter(3, 0).Named("w").WithID("w"),
+	} {
+		err := store.Refund(ctx, []sluice.Check{{Key: "k", Limit: bad, Cost: 3}}, []int64{charged})
+		if !errors.Is(err, sluice.ErrInvalidCheck) {
+			t.Errorf("refund under %v: %v, want an error wrapping ErrInvalidCheck", bad, err)
+		}
+	}
+	if err := store.Apply(ctx, []sluice.Check{{Key: "k", Limit: good}}, out); err != nil || out[0].Remaining != 0 {
+		t.Errorf("after refunds under invalid limits: %+v, %v; want nothing given back", out[0], err)
 	}
 }
