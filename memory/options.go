@@ -80,10 +80,14 @@ func WithMaxKeys(n int) Option {
 
 // WithShards sets the number of independently locked shards, rounded up to a
 // power of two; 256 by default. More shards mean less contention between
-// cores and a finer-grained key bound.
+// cores and a finer-grained key bound. n < 1 means 1, and n above
+// maxShards (65,536) means maxShards.
 func WithShards(n int) Option {
-	return func(o *options) { o.shards = max(n, 1) }
+	return func(o *options) { o.shards = min(max(n, 1), maxShards) }
 }
+
+// maxShards is the most shards a store has (see WithShards).
+const maxShards = 1 << 16
 
 // WithSweepInterval sets how often a background goroutine forgets expired
 // states and gives their memory back, one minute by default. Zero or less
