@@ -323,7 +323,10 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// sample feeds the controller every interval until ctx is done.
+// sample feeds the controller every interval until ctx is done. Without a
+// degradation section the signals are still read, and dropped, every
+// interval: a section a reload adds is fed the last interval's, never
+// every answer since the instance started.
 func (s *Server) sample(ctx context.Context) {
 	for {
 		interval := s.state.Load().cfg.Degradation.Interval
@@ -335,8 +338,9 @@ func (s *Server) sample(ctx context.Context) {
 			return
 		case <-time.After(interval):
 		}
+		signals := s.mon.Sample()
 		if s.state.Load().cfg.Degradation.Enabled {
-			s.ctl.Update(s.mon.Sample())
+			s.ctl.Update(signals)
 		}
 		s.refusals.flush(s.log, s.state.Load().cfg.Log.RefusalsPerSecond)
 	}
