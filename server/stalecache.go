@@ -131,7 +131,8 @@ func newStaleCache(ttl time.Duration, clock func() time.Time, keyHeaders, droppe
 }
 
 // key is r's entry: every line of each key header (a header value holds
-// no control bytes, which end a line and a header here), host and URL.
+// no control bytes, which end a line and a header here), the host and
+// scheme the client used as the upstream is told them, host and URL.
 func (c *staleCache) key(r *http.Request) [32]byte {
 	var b strings.Builder
 	for _, h := range c.headers {
@@ -141,10 +142,43 @@ func (c *staleCache) key(r *http.Request) [32]byte {
 		}
 		b.WriteByte(1)
 	}
+	if r.TLS != nil {
+		b.WriteString("https")
+	}
+	b.WriteByte(1)
+	for _, h := range [...]string{"X-Forwarded-Host", "X-Forwarded-Proto"} {
+		for _, v := range r.Header.Values(h) {
+			b.WriteString(v)
+			b.WriteByte(0)
+		}
+		b.WriteByte(1)
+	}
+	forwardedHostProto(&b, r.Header.Values("Forwarded"))
+	b.WriteByte(1)
 	b.WriteString(r.Host)
 	b.WriteByte(0)
 	b.WriteString(r.URL.RequestURI())
 	return sha256.Sum256([]byte(b.String()))
+}
+
+// forwardedHostProto writes the host and proto parameters of the Forwarded
+// field values fs (RFC 7239) to b, in their order, leaving out the others:
+// for and by name one client, which the key leaves to the key headers.
+func forwardedHostProto(b *strings.Builder, fs []string) {
+	for _, f := range fs {
+		for elem := range strings.SplitSeq(f, ",") {
+			for pair := range strings.SplitSeq(elem, ";") {
+				name, value, _ := strings.Cut(strings.TrimSpace(pair), "=")
+				if name = strings.ToLower(name); name == "host" || name == "proto" {
+					b.WriteString(name)
+					b.WriteByte('=')
+					b.WriteString(strings.Trim(value, `"`))
+					b.WriteByte(0)
+				}
+			}
+			b.WriteByte(',')
+		}
+	}
 }
 
 // serve answers r from the cache if it can.

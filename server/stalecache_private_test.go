@@ -106,3 +106,48 @@ func TestStaleCopiesKeyEveryLineOfAHeader(t *testing.T) {
 		t.Errorf("bob was served alice's copy: %q", body)
 	}
 }
+
+const staleBehindProxyConfig = `
+plans:
+  free:
+    limits: [{name: per-minute, algorithm: gcra, quantity: 1000, window: 1m}]
+default_plan: free
+anonymous_plan: free
+identity:
+  trusted_proxies: [127.0.0.1/32]
+degradation:
+  stale_for: 30s
+  levels:
+    elevated: {enter: {in_flight: 1000}, leave: {in_flight: 900}}
+`
+
+// Behind a trusted proxy the upstream is told the host and scheme the
+// client used (X-Forwarded-Host, X-Forwarded-Proto, Forwarded's host and
+// proto), and answers each its own links and redirects: a copy answers only
+// the host and scheme it was recorded for. Anonymous clients, told apart by
+// their addresses alone, still share copies.
+func TestStaleCopiesKeepTheClientsHostAndScheme(t *testing.T) {
+	g := startStale(t, staleBehindProxyConfig, func(r *http.Request) string {
+		return r.Header.Get("X-Forwarded-Proto") + "://" + r.Header.Get("X-Forwarded-Host") + " " + r.Header.Get("Forwarded")
+	})
+	g.pin(t, "elevated")
+	g.get(t, "/page", "X-Forwarded-Host", "a.example.com", "X-Forwarded-Proto", "https", "X-Forwarded-For", "192.0.2.1")
+	g.get(t, "/page", "Forwarded", "for=192.0.2.1;host=a.example.com;proto=https")
+	g.pin(t, "high")
+	if body, fresh := g.get(t, "/page", "X-Forwarded-Host", "a.example.com", "X-Forwarded-Proto", "https", "X-Forwarded-For", "192.0.2.2"); fresh {
+		t.Errorf("another anonymous client of the same host was not served the copy: %q", body)
+	}
+	if body, fresh := g.get(t, "/page", "Forwarded", `for="192.0.2.2";Host=a.example.com;proto=https`); fresh {
+		t.Errorf("another anonymous client of the same host (Forwarded) was not served the copy: %q", body)
+	}
+	for _, other := range [][]string{
+		{"X-Forwarded-Host", "b.example.com", "X-Forwarded-Proto", "https"},
+		{"X-Forwarded-Host", "a.example.com", "X-Forwarded-Proto", "http"},
+		{"Forwarded", "for=192.0.2.1;host=b.example.com;proto=https"},
+		{"Forwarded", "for=192.0.2.1;host=a.example.com;proto=http"},
+	} {
+		if body, fresh := g.get(t, "/page", other...); !fresh {
+			t.Errorf("%v was served the copy of another host or scheme: %q", other, body)
+		}
+	}
+}
