@@ -150,3 +150,21 @@ descriptors:
 		}
 	}
 }
+
+// A peek that refuses its request, at a window that went over, leaves a
+// fixed window of the same request that the request's hits take over its
+// limit refused and over, as envoyproxy/ratelimit counts those hits (with
+// STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT too: it charges the descriptors
+// that go over); a window that the hits fit in is neither charged nor
+// refused.
+func TestAPeekRefusalCountsTheWindowsItsRequestTakesOver(t *testing.T) {
+	h := serve(t, apiRules)
+	const limit = "per-client:5/MINUTE"
+	h.expect(h.ask(request("api", 7, desc("client", "over"))), over, status{over, limit, 0, time.Minute})
+	h.expect(h.ask(request("api", 5, desc("client", "full"))), ok, status{ok, limit, 0, time.Minute})
+	h.expect(h.ask(request("api", 3, desc("client", "some"))), ok, status{ok, limit, 2, time.Minute})
+	h.expect(h.ask(request("api", 0, withHits(desc("client", "over"), 0), desc("client", "full"), withHits(desc("client", "some"), 2))), over,
+		status{over, limit, 0, time.Minute}, status{over, limit, 0, time.Minute}, status{ok, limit, 2, time.Minute})
+	h.expect(h.ask(request("api", 0, withHits(desc("client", "full"), 0))), over, status{over, limit, 0, time.Minute})
+	h.expect(h.ask(request("api", 0, withHits(desc("client", "some"), 0))), ok, status{ok, limit, 2, time.Minute})
+}

@@ -45,10 +45,12 @@ func (p *plan) refused(s slot, d *sluice.Decision) bool {
 
 // peekOver decides a request that peeks at a fixed window (hits_addend
 // 0) before it spends anything: when such a window went over, the request
-// is refused and, all or nothing, spends nothing, and true is returned
-// with d holding every check decided as a peek. Otherwise (and for a
-// request without such a peek, without a call) it returns false and
-// leaves p as it was.
+// is refused and true is returned with d holding every check decided as a
+// peek, except that a fixed window counted in its Unix window that the
+// request's cost does not fit in is refused (as it would be deciding the
+// request), for settle to spend and mark over; the others spend nothing.
+// Otherwise (and for a request without such a peek, without a call) it
+// returns false and leaves p as it was.
 func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d *sluice.Decision) (bool, error) {
 	if !slices.ContainsFunc(p.slots, func(s slot) bool { return s.over >= 0 }) {
 		return false, nil
@@ -61,15 +63,29 @@ func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d *sluice.Decisi
 	if err := l.Allow(ctx, p.checks, d); err != nil {
 		return false, err
 	}
+	refused := false
 	for _, s := range p.slots {
 		if s.over >= 0 && !s.rule.shadow && p.refused(s, d) {
-			return true, nil
+			refused = true
 		}
 	}
 	for i, c := range p.costs {
 		p.checks[i].Cost = c
 	}
-	return false, nil
+	if refused {
+		for _, s := range p.slots {
+			if s.check < 0 || !s.aligned {
+				continue
+			}
+			if c, st := &p.checks[s.check], &d.Statuses[s.check]; c.Cost > st.Remaining {
+				st.Allowed = false
+				if c.Cost > c.Limit.Burst() {
+					st.RetryAfter = sluice.Never // as a decision refuses a cost above the burst
+				}
+			}
+		}
+	}
+	return refused, nil
 }
 
 // maxMarks bounds the windows that marks remembers.

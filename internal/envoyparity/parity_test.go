@@ -290,6 +290,10 @@ func TestParityWithRatelimit(t *testing.T) {
 		r.ask(call{label: "a descriptor's hits_addend 0 after it", req: descriptorHits(req("parity", 1, k3), 0)})
 		r.ask(call{label: "a peek at it beside another limit", req: descriptorHits(req("parity", 1, k3, "hits=next-to-"+rnd), 0)})
 		r.ask(call{label: "the limit beside it", req: req("parity", 1, "hits=next-to-"+rnd)})
+		k4 := "hits=full-" + rnd
+		r.ask(call{label: "3 of 3", req: req("parity", 3, k4)})
+		r.ask(call{label: "a peek at a window that went over beside one its request takes over", req: descriptorHits(req("parity", 1, k3, k4), 0)})
+		r.ask(call{label: "a peek at the window taken over", req: descriptorHits(req("parity", 1, k4), 0)})
 		r.ask(call{label: "requests_per_unit 0", req: req("parity", 1, "blocked="+rnd)})
 		r.ask(call{label: "requests_per_unit 0 beside a limit", req: req("parity", 1, "hits=beside-"+rnd, "blocked="+rnd)})
 		r.ask(call{label: "the limit beside it was not charged", req: req("parity", 1, "hits=beside-"+rnd)})
