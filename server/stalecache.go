@@ -22,15 +22,15 @@ const (
 )
 
 // staleCache keeps recent GET responses (recorded from level 1 up) so that
-// at level 2 reads can be answered without the upstream. Entries are keyed
-// by the request headers that name the client or choose its limits (its
-// credentials, a tenant header), its Authorization, cookies and origin as
-// well as the host and URL, so one client never sees another's response;
-// responses that set cookies or may not be served stale (servableStale) are
-// not kept, and neither are the fields that describe one response rather
-// than its content. A copy whose response varies (Vary) by other request
-// headers answers only the requests with the same values of them; Vary: *
-// is not kept.
+// at level 2 reads (GET, HEAD) can be answered without the upstream.
+// Entries are keyed by the request headers that name the client or choose
+// its limits (its credentials, a tenant header), its Authorization, cookies
+// and origin as well as the host and scheme it used and the URL, so one
+// client never sees another's response; responses that set cookies or may
+// not be served stale (servableStale) are not kept, and neither are the
+// fields that describe one response rather than its content. A copy whose
+// response varies (Vary) by other request headers answers only the
+// requests with the same values of them; Vary: * is not kept.
 type staleCache struct {
 	ttl   time.Duration
 	clock func() time.Time
@@ -181,9 +181,10 @@ func forwardedHostProto(b *strings.Builder, fs []string) {
 	}
 }
 
-// serve answers r from the cache if it can.
+// serve answers r, a GET or a HEAD, from the cache if it can: a HEAD with
+// the header fields of the same GET's copy, without its body.
 func (c *staleCache) serve(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodGet {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
 	}
 	c.mu.Lock()
@@ -203,7 +204,9 @@ func (c *staleCache) serve(w http.ResponseWriter, r *http.Request) bool {
 	h.Set("Age", strconv.Itoa(int(age/time.Second)))
 	h.Set("Cache-Status", "sluice; hit; detail=stale-while-degraded")
 	w.WriteHeader(e.status)
-	w.Write(e.body)
+	if r.Method == http.MethodGet {
+		w.Write(e.body)
+	}
 	return true
 }
 

@@ -151,3 +151,32 @@ func TestStaleCopiesKeepTheClientsHostAndScheme(t *testing.T) {
 		}
 	}
 }
+
+// HEAD is a read: at level 2 it is answered from the copy of the same GET,
+// its header fields without its body, and spares the upstream as the GET
+// does.
+func TestStaleCopiesAnswerHEAD(t *testing.T) {
+	g := startStale(t, staleByKeyConfig, func(r *http.Request) string { return "items" })
+	g.pin(t, "elevated")
+	g.get(t, "/items", "X-Api-Key", "alice")
+	g.pin(t, "high")
+	req, _ := http.NewRequest("HEAD", g.f.http.URL+"/items", nil)
+	req.Header.Set("X-Api-Key", "alice")
+	before := g.hits.Load()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || g.hits.Load() != before || resp.Header.Get("Cache-Status") == "" {
+		t.Errorf("HEAD at level 2: %d, upstream asked %v, Cache-Status %q", resp.StatusCode, g.hits.Load() != before, resp.Header.Get("Cache-Status"))
+	}
+	req.Header.Set("X-Api-Key", "bob")
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if g.hits.Load() == before {
+		t.Error("bob's HEAD was answered from alice's copy")
+	}
+}
