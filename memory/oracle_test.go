@@ -1,0 +1,142 @@
+package memory_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/algo"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+// A store swept after every call, whose clock steps back as well as
+// forward, and whose callers refund charges and release leases, decides
+// every call as sluice.DecideBatch does on a map of states.
+func TestPropertyStoreIsDecideBatchOnAMap(t *testing.T) {
+	limits := []sluice.Limit{
+		sluice.GCRA(5, time.Second).Named("a"),
+		sluice.GCRA(2, time.Second).WithBurst(4).Named("a"), // same ID and algorithm, other parameters
+		sluice.TokenBucket(3, 200*time.Millisecond).Named("b"),
+		sluice.LeakyBucket(4, time.Second).WithMaxWait(500 * time.Millisecond).Named("c"),
+		sluice.FixedWindow(3, time.Second).Named("d"),
+		sluice.FixedWindow(5, 1500*time.Millisecond).Named("d2"),
+		sluice.SlidingCounter(4, time.Second).Named("e"),
+		sluice.SlidingLog(3, time.Second).Named("f"),
+		sluice.Concurrency(2, time.Second).Named("g"),
+	}
+	type sk struct {
+		key string
+		id  string
+		alg sluice.Algorithm
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		clock := newClock()
+		store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0), memory.WithShards(2))
+		defer store.Close()
+		states := map[sk]sluice.State{}
+		// expiry is when the store may forget a state: its back-at-full
+		// time rounded up to a whole second (see expSecs).
+		expiry := map[sk]int64{}
+		setExp := func(k sk, now int64, reset time.Duration) {
+			exp := now + int64(reset/time.Microsecond)
+			expiry[k] = max((exp+999_999)/1_000_000, 0) * 1_000_000
+		}
+		ctx := context.Background()
+		type receipt struct {
+			c       sluice.Check
+			charged int64
+			lease   int64
+		}
+		var receipts []receipt
+		for step := range rapid.IntRange(1, 80).Draw(t, "steps") {
+			switch rapid.IntRange(0, 9).Draw(t, "clock") {
+			case 0:
+				clock.Advance(-time.Duration(rapid.Int64Range(0, 3000).Draw(t, "back")) * time.Millisecond)
+			case 1:
+				clock.Advance(time.Duration(rapid.Int64Range(0, 5000).Draw(t, "far")) * time.Millisecond)
+			default:
+				clock.Advance(time.Duration(rapid.Int64Range(0, 400).Draw(t, "ms")) * time.Millisecond)
+			}
+			now := sluice.MicrosSinceEpoch(clock.Now())
+			if len(receipts) > 0 && rapid.IntRange(0, 3).Draw(t, "undo") == 0 {
+				i := rapid.IntRange(0, len(receipts)-1).Draw(t, "receipt")
+				r := receipts[i]
+				receipts = append(receipts[:i], receipts[i+1:]...)
+				k := sk{r.c.Key, r.c.Limit.ID(), r.c.Limit.Algorithm()}
+				if st, ok := states[k]; ok {
+					if r.lease != 0 {
+						states[k] = r.c.Limit.Release(st, r.lease, r.c.Cost)
+					} else {
+						l := r.c.Limit
+						p, _ := algo.NewParams(algo.Kind(l.Algorithm()), l.Quantity(), int64(l.Window()/time.Microsecond), l.Burst(), 0)
+						states[k] = sluice.State(algo.Refund(&p, algo.State(st), r.charged, r.c.Cost))
+					}
+					_, peek, _ := r.c.Limit.Decide(states[k], now, 0)
+					setExp(k, now, peek.ResetAfter)
+				}
+				var err error
+				if r.lease != 0 {
+					err = store.Release(ctx, []sluice.Check{r.c}, []int64{r.lease})
+				} else {
+					err = store.Refund(ctx, []sluice.Check{r.c}, []int64{r.charged})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			n := rapid.IntRange(1, 3).Draw(t, "checks")
+			checks := make([]sluice.Check, 0, n)
+			seen := map[sk]bool{}
+			for len(checks) < n {
+				key := rapid.SampledFrom([]string{"k1", "k2", "k3"}).Draw(t, "key")
+				l := rapid.SampledFrom(limits).Draw(t, "limit")
+				k := sk{key, l.ID(), l.Algorithm()}
+				if seen[k] {
+					break
+				}
+				seen[k] = true
+				checks = append(checks, sluice.Check{Key: key, Limit: l, Cost: rapid.Int64Range(0, 3).Draw(t, "cost")})
+			}
+			n = len(checks)
+			want := make([]sluice.Status, n)
+			st := make([]sluice.State, n)
+			for i, c := range checks {
+				st[i] = states[sk{c.Key, c.Limit.ID(), c.Limit.Algorithm()}]
+			}
+			changed, err := sluice.DecideBatch(checks, st, now, want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if changed {
+				for i, c := range checks {
+					k := sk{c.Key, c.Limit.ID(), c.Limit.Algorithm()}
+					states[k] = st[i]
+					setExp(k, now, want[i].ResetAfter)
+				}
+			}
+			got := make([]sluice.Status, n)
+			if err := store.Apply(ctx, checks, got); err != nil {
+				t.Fatal(err)
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("step %d, check %d (%s %v): store %+v, DecideBatch %+v", step, i, checks[i].Key, checks[i].Limit, got[i], want[i])
+				}
+				if got[i].Allowed && checks[i].Cost > 0 && (got[i].Charged != 0 || got[i].Lease != 0) {
+					receipts = append(receipts, receipt{checks[i], got[i].Charged, got[i].Lease})
+				}
+			}
+			store.Sweep()
+			for k, exp := range expiry {
+				if exp <= now {
+					delete(states, k)
+					delete(expiry, k)
+				}
+			}
+		}
+	})
+}
