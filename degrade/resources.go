@@ -24,7 +24,8 @@ import (
 //   - Memory from the cgroup's working set against memory.max: its
 //     memory.current less the page cache the kernel reclaims first
 //     (memory.stat's inactive_file), as the kubelet counts it; without a
-//     limit there, the Go runtime's memory against GOMEMLIMIT; without
+//     limit there, the Go runtime's memory against GOMEMLIMIT, counted as
+//     the limit counts it (what it holds less what it gave back); without
 //     either, 0 (nothing to measure against).
 //
 // A source that cannot be read reads as 0: a missing signal never raises
@@ -44,7 +45,7 @@ type resources struct {
 
 func newResources() *resources {
 	return &resources{sysfs: "/sys/fs/cgroup", proc: "/proc",
-		sample: []metrics.Sample{{Name: "/memory/classes/total:bytes"}}}
+		sample: []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}}
 }
 
 // dir finds the process's cgroup v2 directory: the "0::" line of
@@ -166,10 +167,11 @@ func (r *resources) memory() float64 {
 		return 0
 	}
 	metrics.Read(r.sample)
-	if r.sample[0].Value.Kind() != metrics.KindUint64 {
+	if r.sample[0].Value.Kind() != metrics.KindUint64 || r.sample[1].Value.Kind() != metrics.KindUint64 {
 		return 0
 	}
-	return float64(r.sample[0].Value.Uint64()) / float64(limit)
+	held, released := r.sample[0].Value.Uint64(), r.sample[1].Value.Uint64()
+	return float64(held-min(released, held)) / float64(limit)
 }
 
 // statField reads one "key value" line of a cgroup stat file.

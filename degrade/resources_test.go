@@ -3,7 +3,9 @@ package degrade
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -112,5 +114,33 @@ func TestCgroupMemoryLeavesOutReclaimableCache(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "sys/svc/sluice/memory.stat"), []byte("inactive_file 950000\n"), 0o644)
 	if _, mem := r.read(time.Unix(101, 0)); mem != 0 {
 		t.Errorf("mem %v, want 0", mem)
+	}
+}
+
+// Against GOMEMLIMIT the memory in use is what the runtime holds less what
+// it has given back to the system, as the limit itself counts it: after a
+// spike is freed and returned, the share falls with it.
+func TestMemoryAgainstGOMEMLIMITLeavesOutReleasedMemory(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	r := &resources{sysfs: t.TempDir(), proc: t.TempDir()}
+	r.sample = newResources().sample
+	spike := make([]byte, 64<<20)
+	for i := 0; i < len(spike); i += 4096 {
+		spike[i] = 1
+	}
+	runtime.KeepAlive(spike)
+	spike = nil
+	debug.FreeOSMemory()
+	m := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(m)
+	total, released := m[0].Value.Uint64(), m[1].Value.Uint64()
+	if released < total/3 {
+		t.Skipf("the runtime gave back %d of %d bytes: no spike to measure", released, total)
+	}
+	debug.SetMemoryLimit(int64(total))
+	want := float64(total-released) / float64(total)
+	if _, mem := r.read(time.Unix(1, 0)); mem > want+0.1 {
+		t.Errorf("mem %.3f, want about %.3f: %d of %d bytes were given back to the system", mem, want, released, total)
 	}
 }
