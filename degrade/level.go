@@ -17,7 +17,8 @@ const (
 	// "expensive" answer 503.
 	Elevated Level = 1
 	// High: also writes are refused except class "critical"; in proxy mode
-	// GET responses may be served from a short stale cache.
+	// reads (GET, HEAD) may be answered from a short stale cache of GET
+	// responses.
 	High Level = 2
 	// Critical: only health checks are served.
 	Critical Level = 3
