@@ -260,3 +260,24 @@ func TestEvictionAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// An eviction drops one state, not its key's others, and counts one.
+func TestEvictionDropsOneStateOfAKey(t *testing.T) {
+	store, _, _ := newStore(t, memory.WithShards(1), memory.WithMaxKeys(2), memory.WithSweepInterval(0))
+	ctx := context.Background()
+	light := sluice.FixedWindow(100, time.Hour).Named("light")
+	heavy := sluice.FixedWindow(2, time.Hour).Named("heavy")
+	out := make([]sluice.Status, 2)
+	if err := store.Apply(ctx, []sluice.Check{{Key: "a", Limit: light, Cost: 1}, {Key: "a", Limit: heavy, Cost: 1}}, out); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Apply(ctx, []sluice.Check{{Key: "b", Limit: light, Cost: 1}}, out[:1]); err != nil || !out[0].Allowed {
+		t.Fatalf("b: %+v, %v", out[0], err)
+	}
+	if st := store.Stats(); st.Keys != 2 || st.Evictions != 1 {
+		t.Fatalf("%+v, want 2 states held and 1 evicted", st)
+	}
+	if err := store.Apply(ctx, []sluice.Check{{Key: "a", Limit: heavy}}, out[:1]); err != nil || out[0].Remaining != 1 {
+		t.Errorf("a's heavy state after its light one was evicted: %+v, %v; want 1 left", out[0], err)
+	}
+}

@@ -63,8 +63,8 @@ type Stats struct {
 	Keys int
 	// Evictions counts states dropped, with some of their capacity used, to
 	// make room for new keys: each one hands its key back what it had used
-	// (never a state that was refusing: see Store). A key is evicted with
-	// all its states.
+	// (never a state that was refusing: see Store). A state is evicted
+	// alone: its key's other states stay, and a key left with none goes.
 	Evictions int64
 	// Expirations counts states forgotten because they had returned to full
 	// quota (by the sweep, or reclaimed by a full shard).
