@@ -111,3 +111,20 @@ func TestWaitForAConcurrencySlot(t *testing.T) {
 		t.Errorf("Wait returned after %v; the slot was released after 30ms (the lease is a minute)", took)
 	}
 }
+
+// A release under a concurrency limit that cannot be decided is an error
+// wrapping sluice.ErrInvalidCheck, as the Redis store's is, and gives back
+// nothing.
+func TestReleaseUnderAnInvalidLimitIsAnError(t *testing.T) {
+	store, _, _ := newStore(t)
+	ctx := context.Background()
+	good := sluice.Concurrency(1, time.Minute).Named("c")
+	out := make([]sluice.Status, 1)
+	if err := store.Apply(ctx, []sluice.Check{{Key: "k", Limit: good, Cost: 1}}, out); err != nil || !out[0].Allowed {
+		t.Fatalf("%+v, %v", out[0], err)
+	}
+	bad := sluice.Concurrency(1, 0).Named("c")
+	if err := store.Release(ctx, []sluice.Check{{Key: "k", Limit: bad, Cost: 1}}, []int64{out[0].Lease}); !errors.Is(err, sluice.ErrInvalidCheck) {
+		t.Errorf("release under %v: %v, want an error wrapping ErrInvalidCheck", bad, err)
+	}
+}

@@ -9,14 +9,25 @@ import (
 
 // Release implements sluice.Releaser: it gives back concurrency leases.
 // ctx is not consulted (see Store): a lease is given back even for a
-// request whose context is done. It fails only when leases is not as long
-// as checks, and then gives back nothing.
+// request whose context is done. It fails when leases is not as long as
+// checks, and when a check with a lease to give back has a limit that
+// cannot be decided (Limit.Err), with an error wrapping
+// sluice.ErrInvalidCheck, and then gives back nothing.
 func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64) error {
 	if s.zero() {
 		return errZero()
 	}
 	if len(leases) != len(checks) {
 		return fmt.Errorf("%w: %d checks with %d leases", sluice.ErrInvalidCheck, len(checks), len(leases))
+	}
+	for i := range checks {
+		c := &checks[i]
+		if leases[i] == 0 || c.Limit.Algorithm() != sluice.AlgorithmConcurrency {
+			continue
+		}
+		if err := c.Limit.Err(); err != nil {
+			return fmt.Errorf("memory: release: check %d: %w: %w", i, sluice.ErrInvalidCheck, err)
+		}
 	}
 	now := s.now()
 	for i := range checks {
