@@ -229,7 +229,7 @@ func servableStale(h http.Header) bool {
 
 // record serves r with next and keeps a cacheable response.
 func (c *staleCache) record(next http.Handler, w http.ResponseWriter, r *http.Request) {
-	tw := &teeWriter{ResponseWriter: w, status: http.StatusOK}
+	tw := &teeWriter{ResponseWriter: w}
 	next.ServeHTTP(tw, r)
 	if tw.status != http.StatusOK || tw.overflow || tw.Header().Get("Set-Cookie") != "" || !servableStale(tw.Header()) {
 		return
@@ -272,7 +272,10 @@ func (c *staleCache) drop(k [32]byte, e *staleEntry) {
 	c.bytes -= e.size
 }
 
-// teeWriter copies what it writes, up to staleMaxEntry bytes.
+// teeWriter copies what it writes, up to staleMaxEntry bytes. status is
+// the final status written through it, 0 while there is none: an answer
+// that switched protocols (written on the hijacked connection) or that was
+// never written (its client left first) is not one to keep.
 type teeWriter struct {
 	http.ResponseWriter
 	status   int
@@ -281,11 +284,16 @@ type teeWriter struct {
 }
 
 func (w *teeWriter) WriteHeader(code int) {
-	w.status = code
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *teeWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
 	if !w.overflow {
 		if w.buf.Len()+len(p) > staleMaxEntry {
 			w.overflow = true

@@ -18,6 +18,7 @@ func TestStaleCacheBudgetCountsHeaders(t *testing.T) {
 	big := strings.Repeat("x", staleMaxEntry/2)
 	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Padding", big[:len(big)-len(r.URL.Path)])
+		w.WriteHeader(http.StatusOK)
 	})
 	const n = 200
 	for i := range n {

@@ -1,10 +1,16 @@
 package server_test
 
 import (
+	"bufio"
+	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // staleGetter pins levels on f and reads paths through its public listener,
@@ -178,5 +184,77 @@ func TestStaleCopiesAnswerHEAD(t *testing.T) {
 	resp.Body.Close()
 	if g.hits.Load() == before {
 		t.Error("bob's HEAD was answered from alice's copy")
+	}
+}
+
+// A GET that switches protocols (a WebSocket's handshake) is no answer to
+// keep: at level 2 the next handshake reaches the upstream and switches,
+// instead of a copy of a 200 with the switch's header fields and no body.
+func TestStaleCacheKeepsNoProtocolSwitch(t *testing.T) {
+	hits := &atomic.Int64{}
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		conn, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+		rw.Flush()
+	})
+	g := staleGetter{f: newFixtureOn(t, staleByKeyConfig, up), hits: hits}
+	addr := strings.TrimPrefix(g.f.http.URL, "http://")
+	handshake := func() int {
+		t.Helper()
+		conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "GET /ws HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n", addr)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	g.pin(t, "elevated")
+	if code := handshake(); code != http.StatusSwitchingProtocols {
+		t.Fatalf("handshake at level 1: %d", code)
+	}
+	time.Sleep(200 * time.Millisecond) // the tunnel closes; what it left is recorded
+	g.pin(t, "high")
+	if code := handshake(); code != http.StatusSwitchingProtocols || hits.Load() != 2 {
+		t.Errorf("handshake at level 2: %d, upstream asked %d times, want 101 from the upstream", code, hits.Load())
+	}
+}
+
+// A client that leaves before the upstream answers leaves nothing to keep:
+// at level 2 the next client of the URL is not answered an empty 200.
+func TestStaleCacheKeepsNothingOfAClientThatLeft(t *testing.T) {
+	g := startStale(t, staleByKeyConfig, func(r *http.Request) string {
+		if r.URL.Query().Get("wait") != "" {
+			<-r.Context().Done()
+		}
+		return "page"
+	})
+	g.pin(t, "elevated")
+	c := &http.Client{Timeout: 100 * time.Millisecond}
+	if resp, err := c.Get(g.f.http.URL + "/page?wait=1"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the upstream answered %d, want the client to give up", resp.StatusCode)
+	}
+	time.Sleep(200 * time.Millisecond) // the proxy sees the client gone
+	g.pin(t, "high")
+	req, _ := http.NewRequest("GET", g.f.http.URL+"/page?wait=1", nil)
+	ctx, cancel := context.WithTimeout(req.Context(), 100*time.Millisecond)
+	defer cancel()
+	before := g.hits.Load()
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err == nil {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Errorf("at level 2: %d %q from a copy of nothing (upstream asked: %v)", resp.StatusCode, b, g.hits.Load() > before)
 	}
 }
