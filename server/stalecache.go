@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,6 +38,10 @@ type staleCache struct {
 	// headers are the request headers that are part of the key; dropped
 	// the response headers left out of a copy.
 	headers, dropped []string
+
+	// copying is the bytes copied of answers still being written, at most
+	// staleMaxBytes together: past it an answer is not copied, nor kept.
+	copying atomic.Int64
 
 	mu      sync.Mutex
 	entries map[[32]byte]*staleEntry
@@ -227,17 +232,26 @@ func servableStale(h http.Header) bool {
 	return true
 }
 
+// keepable reports whether an answer of status and header h may be kept:
+// a 200 that sets no cookie, may be served stale and does not vary by
+// everything (Vary: *).
+func keepable(status int, h http.Header, r *http.Request) bool {
+	if status != http.StatusOK || h.Get("Set-Cookie") != "" || !servableStale(h) {
+		return false
+	}
+	_, ok := varies(h, r)
+	return ok
+}
+
 // record serves r with next and keeps a cacheable response.
 func (c *staleCache) record(next http.Handler, w http.ResponseWriter, r *http.Request) {
-	tw := &teeWriter{ResponseWriter: w}
+	tw := &teeWriter{ResponseWriter: w, c: c, r: r}
+	defer tw.release()
 	next.ServeHTTP(tw, r)
-	if tw.status != http.StatusOK || tw.overflow || tw.Header().Get("Set-Cookie") != "" || !servableStale(tw.Header()) {
+	if tw.status == 0 || tw.skip || !keepable(tw.status, tw.Header(), r) {
 		return
 	}
-	vary, ok := varies(tw.Header(), r)
-	if !ok {
-		return
-	}
+	vary, _ := varies(tw.Header(), r)
 	e := &staleEntry{at: c.clock(), status: tw.status, header: tw.Header().Clone(), body: tw.buf.Bytes(), vary: vary}
 	for _, h := range c.dropped {
 		e.header.Del(h) // per-response, not per-content
@@ -272,37 +286,68 @@ func (c *staleCache) drop(k [32]byte, e *staleEntry) {
 	c.bytes -= e.size
 }
 
-// teeWriter copies what it writes, up to staleMaxEntry bytes. status is
+// teeWriter copies what it writes of an answer to r that c may keep, up to
+// staleMaxEntry bytes, counting them in c.copying until release. status is
 // the final status written through it, 0 while there is none: an answer
 // that switched protocols (written on the hijacked connection) or that was
-// never written (its client left first) is not one to keep.
+// never written (its client left first) is not one to keep. skip says the
+// answer is not copied: it may not be kept, or is too large for the bounds.
 type teeWriter struct {
 	http.ResponseWriter
-	status   int
-	buf      bytes.Buffer
-	overflow bool
+	c      *staleCache
+	r      *http.Request
+	status int
+	buf    bytes.Buffer
+	skip   bool
+	// counted is what the copy counts in c.copying.
+	counted int64
+}
+
+// begin notes the answer's final status, and whether to copy it.
+func (w *teeWriter) begin(code int) {
+	w.status = code
+	w.skip = !keepable(code, w.Header(), w.r)
 }
 
 func (w *teeWriter) WriteHeader(code int) {
 	if w.status == 0 && code >= 200 {
-		w.status = code
+		w.begin(code)
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *teeWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.begin(http.StatusOK)
 	}
-	if !w.overflow {
-		if w.buf.Len()+len(p) > staleMaxEntry {
-			w.overflow = true
-			w.buf = bytes.Buffer{}
-		} else {
-			w.buf.Write(p)
-		}
-	}
+	w.copy(p)
 	return w.ResponseWriter.Write(p)
+}
+
+// copy adds p to the copy, or drops the copy when p takes it past
+// staleMaxEntry or the answers being copied past staleMaxBytes.
+func (w *teeWriter) copy(p []byte) {
+	if w.skip || len(p) == 0 {
+		return
+	}
+	n := int64(len(p))
+	if w.buf.Len()+len(p) <= staleMaxEntry {
+		if w.c.copying.Add(n) <= staleMaxBytes {
+			w.counted += n
+			w.buf.Write(p)
+			return
+		}
+		w.c.copying.Add(-n)
+	}
+	w.skip = true
+	w.buf = bytes.Buffer{}
+	w.release()
+}
+
+// release stops counting the copy in c.copying.
+func (w *teeWriter) release() {
+	w.c.copying.Add(-w.counted)
+	w.counted = 0
 }
 
 func (w *teeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

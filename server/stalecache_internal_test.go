@@ -66,3 +66,82 @@ func TestStaleCacheDropsTheOldestFirst(t *testing.T) {
 		}
 	}
 }
+
+// discardWriter is a ResponseWriter that keeps nothing.
+type discardWriter struct{ h http.Header }
+
+func (w *discardWriter) Header() http.Header {
+	if w.h == nil {
+		w.h = http.Header{}
+	}
+	return w.h
+}
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (w *discardWriter) WriteHeader(int)             {}
+
+// The copies being taken of answers still in progress are bounded
+// together, as the copies kept are: many large reads at once under load
+// cannot make the cache hold more than staleMaxBytes of them.
+func TestStaleCacheBoundsCopiesInProgress(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	c := newStaleCache(time.Minute, func() time.Time { return now }, nil, nil)
+	chunk := make([]byte, staleMaxEntry/2)
+	n := staleMaxBytes/len(chunk) + staleMaxBytes/len(chunk)/4
+	held := make(chan int, n)
+	release := make(chan struct{})
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write(chunk)
+		tw, _ := w.(*teeWriter)
+		held <- tw.buf.Len()
+		<-release
+	})
+	done := make(chan struct{})
+	for i := range n {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			c.record(up, &discardWriter{}, httptest.NewRequest("GET", "/"+strconv.Itoa(i), nil))
+		}()
+	}
+	total := 0
+	for range n {
+		total += <-held
+	}
+	close(release)
+	for range n {
+		<-done
+	}
+	if total > staleMaxBytes {
+		t.Errorf("%d answers in progress held %d bytes of copies, over %d", n, total, staleMaxBytes)
+	}
+	// Ended, they count no more: the next answer is copied and kept.
+	last := httptest.NewRequest("GET", "/last", nil)
+	c.record(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(chunk) }), &discardWriter{}, last)
+	if !c.serve(&discardWriter{}, last) {
+		t.Error("an answer after the others ended was not kept")
+	}
+}
+
+// An answer that will not be kept (not a 200, or one that may not be
+// served stale) is not copied while it is written.
+func TestStaleCacheCopiesOnlyWhatItMayKeep(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	c := newStaleCache(time.Minute, func() time.Time { return now }, nil, nil)
+	for _, tc := range []struct {
+		status int
+		header string
+	}{{http.StatusNotFound, ""}, {http.StatusOK, "private"}, {http.StatusOK, "no-store"}} {
+		copied := -1
+		up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if tc.header != "" {
+				w.Header().Set("Cache-Control", tc.header)
+			}
+			w.WriteHeader(tc.status)
+			w.Write([]byte("answer"))
+			copied = w.(*teeWriter).buf.Len()
+		})
+		c.record(up, &discardWriter{}, httptest.NewRequest("GET", "/", nil))
+		if copied != 0 {
+			t.Errorf("%d %q: %d bytes copied", tc.status, tc.header, copied)
+		}
+	}
+}
