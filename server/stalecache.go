@@ -187,7 +187,8 @@ func forwardedHostProto(b *strings.Builder, fs []string) {
 }
 
 // serve answers r, a GET or a HEAD, from the cache if it can: a HEAD with
-// the header fields of the same GET's copy, without its body.
+// the header fields of the same GET's copy, without its body. A copy is
+// served while its age is in [0, ttl].
 func (c *staleCache) serve(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
@@ -199,7 +200,7 @@ func (c *staleCache) serve(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	age := c.clock().Sub(e.at)
-	if age > c.ttl {
+	if age < 0 || age > c.ttl { // a clock stepped back makes ages negative
 		return false
 	}
 	h := w.Header()

@@ -145,3 +145,18 @@ func TestStaleCacheCopiesOnlyWhatItMayKeep(t *testing.T) {
 		}
 	}
 }
+
+// A copy is served only while its age, by the cache's clock, is in
+// [0, ttl]: when the clock steps back, copies recorded "later" are not
+// served for as long as the step (nor with a negative Age).
+func TestStaleCacheServesNoCopyFromTheFuture(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	c := newStaleCache(time.Minute, func() time.Time { return now }, nil, nil)
+	req := httptest.NewRequest("GET", "/page", nil)
+	c.record(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("page")) }), &discardWriter{}, req)
+	now = now.Add(-time.Hour)
+	w := httptest.NewRecorder()
+	if c.serve(w, req) {
+		t.Errorf("a copy recorded an hour ahead of the clock was served, Age %q", w.Header().Get("Age"))
+	}
+}
