@@ -146,7 +146,7 @@ func (d *Decoder) Int(n *yaml.Node, path string, lo, hi int64) int64 {
 		return 0
 	}
 	digits := strings.ReplaceAll(n.Value, "_", "")
-	if t := strings.TrimLeft(digits, "+-"); len(t) > 1 && t[0] == '0' && n.Tag == "!!int" {
+	if t := strings.TrimLeft(digits, "+-"); len(t) > 1 && t[0] == '0' && strings.Trim(t, "0123456789") == "" && n.Tag == "!!int" {
 		plain := strings.TrimLeft(t, "0")
 		if plain == "" {
 			plain = "0"

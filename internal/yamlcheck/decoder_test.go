@@ -149,6 +149,7 @@ func TestIntRefusesALeadingZero(t *testing.T) {
 		{value: "1_000", want: 1000},
 		{value: "017", err: `f.yaml:1:4: n: "017" has a leading zero (octal in YAML 1.1): write 17`},
 		{value: "00", err: `f.yaml:1:4: n: "00" has a leading zero (octal in YAML 1.1): write 0`},
+		{value: "0x1F", err: `f.yaml:1:4: n: "0x1F" is not an integer`},
 	} {
 		t.Run(c.value, func(t *testing.T) {
 			n, err := yamlcheck.Parse("f.yaml", []byte("n: "+c.value+"\n"))
