@@ -59,9 +59,7 @@ func (l *refusalLog) flushAt(log *slog.Logger, perSecond int, now time.Time) {
 	}
 	l.left, l.said = 0, now
 	l.mu.Unlock()
-	if left > 0 {
-		log.Info("refusals not logged", "count", left, "refusals_per_second", perSecond)
-	}
+	log.Info("refusals not logged", "count", left, "refusals_per_second", perSecond)
 }
 
 // viaKey is the context key of the surface that refused a request, when it
