@@ -51,6 +51,7 @@ func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 			}
 		},
 		"min_dwell":   func(n *yaml.Node, p string) { g.Controller.MinDwell = d.Duration(n, p) },
+		"min_answers": func(n *yaml.Node, p string) { g.Controller.MinAnswers = d.Int(n, p, 1, 1<<40) },
 		"factor":      func(n *yaml.Node, p string) { g.Factor = d.Float(n, p, 0.001, 1) },
 		"retry_after": func(n *yaml.Node, p string) { g.RetryAfter = d.Duration(n, p) },
 		"stale_for":   func(n *yaml.Node, p string) { g.StaleFor = d.durationOrNone(n, p) },

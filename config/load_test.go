@@ -380,6 +380,25 @@ func TestDegradationIntervalIsBounded(t *testing.T) {
 	}
 }
 
+// degradation.min_answers is how many answers an interval must have for
+// its p99 and error rate to count: 20 when left out (the controller's
+// default), at least 1.
+func TestDegradationMinAnswers(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	c, err := config.Parse("a.yaml", []byte(plans+"degradation: {min_answers: 5}\n"))
+	if err != nil || c.Degradation.Controller.MinAnswers != 5 {
+		t.Fatalf("min_answers 5: %v, %+v", err, c)
+	}
+	if c, err = config.Parse("a.yaml", []byte(plans+"degradation: {interval: 1s}\n")); err != nil || c.Degradation.Controller.MinAnswers != 0 {
+		t.Fatalf("left out: %v, MinAnswers %d, want 0 (the controller's default)", err, c.Degradation.Controller.MinAnswers)
+	}
+	for _, bad := range []string{"0", "-1", "1.5", "many"} {
+		if _, err := config.Parse("a.yaml", []byte(plans+"degradation: {min_answers: "+bad+"}\n")); err == nil || !strings.Contains(err.Error(), "a.yaml:3:28: degradation.min_answers") {
+			t.Errorf("min_answers %s: %v, want an error at its line", bad, err)
+		}
+	}
+}
+
 // A timeout under a millisecond ends everything it bounds (every request,
 // every simulation, every Redis call): refused at its line.
 func TestTimeoutsHaveAFloor(t *testing.T) {

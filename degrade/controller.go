@@ -18,6 +18,10 @@ type Signals struct {
 	// ErrorRate is the share of requests that failed (5xx) over the last
 	// window, in [0, 1]; 0 for a window without any.
 	ErrorRate float64
+	// Answers is the number of answers P99 and ErrorRate are of: the
+	// requests answered over the last window (or its failures, when late
+	// failures of earlier answers outnumber them).
+	Answers int64
 	// StoreDown reports that the limiter's store is not reachable.
 	StoreDown bool
 	// SchedP99 is the 99th percentile of the Go scheduler's latency over the
@@ -44,17 +48,19 @@ type Thresholds struct {
 	StoreDown bool
 }
 
-// exceeded lists the signals of s at or above t.
-func (t Thresholds) exceeded(s Signals) []string {
+// exceeded lists the signals of s at or above t. P99 and ErrorRate count
+// only when s has at least minAnswers answers.
+func (t Thresholds) exceeded(s Signals, minAnswers int64) []string {
 	var why []string
 	if t.InFlight > 0 && s.InFlight >= t.InFlight {
 		why = append(why, fmt.Sprintf("in-flight %d ≥ %d", s.InFlight, t.InFlight))
 	}
-	if t.P99 > 0 && s.P99 >= t.P99 {
-		why = append(why, fmt.Sprintf("p99 %v ≥ %v", s.P99, t.P99))
+	judged := s.Answers >= minAnswers
+	if t.P99 > 0 && judged && s.P99 >= t.P99 {
+		why = append(why, fmt.Sprintf("p99 %v ≥ %v of %d answers", s.P99, t.P99, s.Answers))
 	}
-	if t.ErrorRate > 0 && s.ErrorRate >= t.ErrorRate {
-		why = append(why, fmt.Sprintf("error rate %.3f ≥ %.3f", s.ErrorRate, t.ErrorRate))
+	if t.ErrorRate > 0 && judged && s.ErrorRate >= t.ErrorRate {
+		why = append(why, fmt.Sprintf("error rate %.3f ≥ %.3f of %d answers", s.ErrorRate, t.ErrorRate, s.Answers))
 	}
 	if t.SchedP99 > 0 && s.SchedP99 >= t.SchedP99 {
 		why = append(why, fmt.Sprintf("scheduler p99 %v ≥ %v", s.SchedP99, t.SchedP99))
@@ -115,10 +121,20 @@ type Config struct {
 	// (A level's own shedding lowers the signals it is read from: one calm
 	// reading is not recovery.)
 	MinDwell time.Duration
+	// MinAnswers is the fewest answers (Signals.Answers) a window must
+	// have for its P99 and ErrorRate to count, entering a level or holding
+	// one: of a quiet window's few answers, one slow or failed request
+	// would be a p99 or an error rate of its own. 20 by default (0); 1
+	// judges every window with an answer. The other signals count in every
+	// window.
+	MinAnswers int64
 }
 
 // defaultMinDwell is Config.MinDwell's default.
 const defaultMinDwell = 5 * time.Second
+
+// defaultMinAnswers is Config.MinAnswers's default.
+const defaultMinAnswers = 20
 
 // Controller holds the current level. It is safe for concurrent use. The
 // zero Controller has no rules: it stays at Normal unless pinned, holds a
@@ -167,6 +183,14 @@ func (c *Controller) minDwell() time.Duration {
 		return defaultMinDwell
 	}
 	return c.cfg.MinDwell
+}
+
+// minAnswers is Config.MinAnswers, or its default.
+func (c *Controller) minAnswers() int64 {
+	if c.cfg.MinAnswers <= 0 {
+		return defaultMinAnswers
+	}
+	return c.cfg.MinAnswers
 }
 
 // now is the controller's time.
@@ -228,7 +252,7 @@ func (c *Controller) Update(s Signals) Level {
 		c.calmSince = now
 	}
 	from, to, why := c.level, c.level, ""
-	calm := from > Normal && len(c.cfg.Rules[from-1].leave().exceeded(s)) == 0
+	calm := from > Normal && len(c.cfg.Rules[from-1].leave().exceeded(s, c.minAnswers())) == 0
 	switch {
 	case !calm:
 		c.calmSince = time.Time{}
@@ -237,7 +261,7 @@ func (c *Controller) Update(s Signals) Level {
 	}
 	if !c.pinned {
 		for l := Critical; l > c.level; l-- {
-			if reasons := c.cfg.Rules[l-1].Enter.exceeded(s); len(reasons) > 0 {
+			if reasons := c.cfg.Rules[l-1].Enter.exceeded(s, c.minAnswers()); len(reasons) > 0 {
 				to, why = l, strings.Join(reasons, ", ")
 				break
 			}

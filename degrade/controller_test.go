@@ -49,7 +49,7 @@ func TestLevelsRiseAtOnceAndFallOneStepAfterTheDwell(t *testing.T) {
 		{"not yet a dwell of calm", 4 * time.Second, degrade.Signals{InFlight: 90}, degrade.High},
 		{"a dwell of calm: one step down", time.Second, degrade.Signals{InFlight: 90}, degrade.Elevated},
 		{"between elevated's leave and enter: stays", 6 * time.Second, degrade.Signals{InFlight: 80}, degrade.Elevated},
-		{"errors alone raise it", time.Second, degrade.Signals{InFlight: 10, ErrorRate: 0.25}, degrade.High},
+		{"errors alone raise it", time.Second, degrade.Signals{InFlight: 10, ErrorRate: 0.25, Answers: 40}, degrade.High},
 		{"a down store is critical", time.Second, degrade.Signals{StoreDown: true}, degrade.Critical},
 	}
 	for _, s := range steps {
@@ -61,6 +61,46 @@ func TestLevelsRiseAtOnceAndFallOneStepAfterTheDwell(t *testing.T) {
 	want := "[normal→elevated elevated→critical critical→high high→elevated elevated→high high→critical]"
 	if got := fmtSlice(transitions); got != want {
 		t.Errorf("transitions %s\nwant %s", got, want)
+	}
+}
+
+// A quiet window's p99 and error rate are one or two requests' own: they
+// neither enter a level nor hold one until the window has MinAnswers
+// answers (20 by default); in-flight counts in every window.
+func TestQuietWindowsJudgeNoLatencyNorErrors(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	cfg := degrade.Config{Rules: [3]degrade.Rule{{
+		Enter: degrade.Thresholds{InFlight: 100, P99: time.Second, ErrorRate: 0.5},
+		Leave: degrade.Thresholds{InFlight: 50, P99: 500 * time.Millisecond, ErrorRate: 0.1},
+	}}}
+	ctl := degrade.NewController(cfg, c.now, nil)
+	steps := []struct {
+		name string
+		s    degrade.Signals
+		want degrade.Level
+	}{
+		{"one failed answer of one", degrade.Signals{ErrorRate: 1, Answers: 1}, degrade.Normal},
+		{"one slow answer of 19", degrade.Signals{P99: 3 * time.Second, Answers: 19}, degrade.Normal},
+		{"half of 20 failed", degrade.Signals{ErrorRate: 0.5, Answers: 20}, degrade.Elevated},
+		{"a quiet window of failures holds nothing", degrade.Signals{ErrorRate: 1, P99: 3 * time.Second, Answers: 3}, degrade.Elevated},
+	}
+	for _, s := range steps {
+		c.advance(time.Second)
+		if got := ctl.Update(s.s); got != s.want {
+			t.Fatalf("%s: level %v, want %v", s.name, got, s.want)
+		}
+	}
+	c.advance(5 * time.Second) // calm since the quiet window: a dwell
+	if got := ctl.Update(degrade.Signals{ErrorRate: 1, Answers: 2}); got != degrade.Normal {
+		t.Errorf("after a dwell of quiet windows: %v, want normal", got)
+	}
+	cfg.MinAnswers = 1
+	ctl.SetConfig(cfg)
+	if got := ctl.Update(degrade.Signals{ErrorRate: 1, Answers: 1}); got != degrade.Elevated {
+		t.Errorf("MinAnswers 1, one failed answer: %v, want elevated", got)
+	}
+	if got := ctl.Update(degrade.Signals{InFlight: 200}); got != degrade.Elevated {
+		t.Errorf("in flight without answers: %v, want elevated", got)
 	}
 }
 
@@ -94,7 +134,7 @@ func TestMonitorMeasures(t *testing.T) {
 	ends[0](200)
 	ends[1](503)
 	s := m.Sample()
-	if s.InFlight != 1 || s.ErrorRate != 0.5 || s.P99 < 2*time.Millisecond || !s.StoreDown {
+	if s.InFlight != 1 || s.ErrorRate != 0.5 || s.Answers != 2 || s.P99 < 2*time.Millisecond || !s.StoreDown {
 		t.Errorf("signals %+v", s)
 	}
 	ends[2](200)

@@ -106,10 +106,11 @@ func (m *Monitor) Sample() Signals {
 	s := Signals{InFlight: m.inFlight.Load()}
 	m.mu.Lock()
 	lat := slices.Clone(m.lat)
+	// A late failure (Failed) may be of an answer an earlier window
+	// counted: the window's outcomes are then at least its failures.
+	s.Answers = max(m.total, m.failed)
 	if m.failed > 0 {
-		// A late failure (Failed) may be of an answer an earlier window
-		// counted: the window's outcomes are then at least its failures.
-		s.ErrorRate = float64(m.failed) / float64(max(m.total, m.failed))
+		s.ErrorRate = float64(m.failed) / float64(s.Answers)
 	}
 	m.lat, m.seen, m.total, m.failed = m.lat[:0], 0, 0, 0
 	m.mu.Unlock()

@@ -50,6 +50,7 @@ plans:
 	time.Sleep(2300 * time.Millisecond) // two intervals of 1s: the 500s are in the past
 	os.WriteFile(file, []byte(plans+`
 degradation:
+  min_answers: 1
   levels:
     elevated: {enter: {error_rate: 0.5}, leave: {error_rate: 0.1}}
 `), 0o644)

@@ -220,6 +220,7 @@ func TestGRPCFailuresRaiseTheErrorRate(t *testing.T) {
 	t.Cleanup(gs.Stop)
 	srv, _ := loadServer(t, t.TempDir(), "upstream: h2c://"+ln.Addr().String()+"\n"+strings.Replace(grpcConfig, "quantity: 3,", "quantity: 1000,", 1)+`
 degradation:
+  min_answers: 1
   interval: 25ms
   levels:
     elevated: {enter: {error_rate: 0.5}, leave: {error_rate: 0.1}}

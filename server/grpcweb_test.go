@@ -198,6 +198,7 @@ func TestProxyCountsGRPCWebCallsByTheirStatus(t *testing.T) {
 func TestGRPCWebFailuresRaiseTheErrorRate(t *testing.T) {
 	srv, public := grpcWebBehindSluice(t, strings.Replace(grpcConfig, "quantity: 3,", "quantity: 1000,", 1)+`
 degradation:
+  min_answers: 1
   interval: 25ms
   levels:
     elevated: {enter: {error_rate: 0.5}, leave: {error_rate: 0.1}}

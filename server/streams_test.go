@@ -223,6 +223,7 @@ func TestStreamsAreNotLoad(t *testing.T) {
 	up := streamingUpstream(t)
 	srv, _ := loadServer(t, t.TempDir(), "upstream: "+up.URL+"\n"+streamsConfig+`
 degradation:
+  min_answers: 1
   interval: 25ms
   min_dwell: 100ms
   levels:
