@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/sluice-dev/sluice/config"
 )
@@ -88,12 +90,18 @@ func (a *access) identify(peer netip.Addr, cs *tls.ConnectionState, token string
 }
 
 // verifiedLeaf returns the client certificate of cs when one of its
-// verified chains ends at a client CA in force, else nil.
+// verified chains ends at a client CA in force and each of its
+// certificates is valid now (a connection outlives the certificates its
+// handshake verified), else nil.
 func (a *access) verifiedLeaf(cs *tls.ConnectionState) *x509.Certificate {
 	if cs == nil || a.clientCAs == nil {
 		return nil
 	}
+	now := time.Now()
 	for _, chain := range cs.VerifiedChains {
+		if slices.ContainsFunc(chain, func(c *x509.Certificate) bool { return now.Before(c.NotBefore) || now.After(c.NotAfter) }) {
+			continue
+		}
 		anchor := chain[len(chain)-1]
 		// An anchor of the pool verifies against it as itself: no
 		// signature is checked, only its presence and validity.
