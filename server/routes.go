@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/sluice-dev/sluice/config"
 )
@@ -21,6 +22,8 @@ import (
 // not clean is redirected to its clean form before any of them sees it —
 // by the ServeMux, and here when its dot segments are percent-encoded
 // ("%2e%2e", "..%2F") — so the upstream gets the path the limiter judged.
+// An offer to upgrade to HTTP/2 (Upgrade: h2c) is ignored: the upstream
+// gets requests one by one, each judged.
 func (s *Server) publicRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -29,6 +32,13 @@ func (s *Server) publicRoutes() http.Handler {
 			w.Header().Set("Location", u.RequestURI())
 			w.WriteHeader(http.StatusTemporaryRedirect)
 			return
+		}
+		if httpguts.HeaderValuesContainsToken(r.Header["Upgrade"], "h2c") {
+			// The client's offer to switch its connection to HTTP/2 would
+			// reach the upstream, whose streams on it the limiter would
+			// not see: ignored, as a server may (RFC 9110 §7.8).
+			r.Header.Del("Upgrade")
+			r.Header.Del("Http2-Settings")
 		}
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			cfg := s.Config()
