@@ -27,7 +27,9 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("keys", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	admin := fs.String("admin", "http://127.0.0.1:9090", "the admin listener's URL (https:// when it has admin.tls)")
-	token := fs.String("token", os.Getenv("SLUICE_TOKEN"), "a caller token with the admin scope (default $SLUICE_TOKEN)")
+	// The token of $SLUICE_TOKEN is read after parsing: a flag's default
+	// is printed in the usage, and a secret never is.
+	token := fs.String("token", "", "a caller token with the admin scope (default: $SLUICE_TOKEN)")
 	tokenFile := fs.String("token-file", "", "a file holding the caller token, instead of -token")
 	var tlsFlags adminTLS
 	fs.StringVar(&tlsFlags.caFile, "cacert", "", "https: a PEM bundle of the CAs that sign the admin listener's certificate (default: the system's roots)")
@@ -50,6 +52,9 @@ which plan, or why it names no one, as the server verifies it now (identity.jwt)
 	}
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if !isSet(fs, "token") {
+		*token = os.Getenv("SLUICE_TOKEN")
 	}
 	if *tokenFile != "" {
 		t, err := config.ReadSecret(*tokenFile)
@@ -100,6 +105,13 @@ which plan, or why it names no one, as the server verifies it now (identity.jwt)
 		return err
 	}
 	return printKeys(stdout, rest[0], body)
+}
+
+// isSet reports whether the command line set the flag name.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // readToken reads a JSON Web Token from the file at path ("-": standard

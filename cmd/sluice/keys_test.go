@@ -240,3 +240,34 @@ func TestKeysCommandExplainsAToken(t *testing.T) {
 		t.Error("a missing token file: no error")
 	}
 }
+
+// The caller token in $SLUICE_TOKEN is a secret: sluice keys sends it, and
+// never prints it, not in its usage (-h, or a command it cannot read).
+func TestKeysUsageNeverPrintsTheTokenOfTheEnvironment(t *testing.T) {
+	t.Setenv("SLUICE_TOKEN", "sluice_secret-of-the-environment")
+	for _, args := range [][]string{{"keys", "-h"}, {"keys"}, {"keys", "-no-such-flag"}} {
+		var out, errOut bytes.Buffer
+		run(context.Background(), args, &out, &errOut)
+		if s := out.String() + errOut.String(); strings.Contains(s, "secret-of-the-environment") {
+			t.Errorf("%q prints the token of $SLUICE_TOKEN:\n%s", args, s)
+		}
+	}
+	var got string
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Get("Authorization")
+		w.Write([]byte("[]"))
+	}))
+	t.Cleanup(admin.Close)
+	if err := runKeys(context.Background(), []string{"-admin", admin.URL, "top"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got != "Bearer sluice_secret-of-the-environment" {
+		t.Errorf("Authorization: %q, want the token of $SLUICE_TOKEN", got)
+	}
+	if err := runKeys(context.Background(), []string{"-admin", admin.URL, "-token", "", "top"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got != "" {
+		t.Errorf("with -token \"\": Authorization %q, want none", got)
+	}
+}
