@@ -69,6 +69,11 @@ type kongRoute struct {
 	Headers map[string]any `yaml:"headers"`
 	Plugins []kongPlugin   `yaml:"plugins"`
 	Service kongServiceRef `yaml:"service"`
+	// segmented are the paths matched element by element (the Kong
+	// Ingress Controller's Prefix paths, which it writes as a regular
+	// expression of the path and the prefix of the path and a slash);
+	// Kong matches every other prefix path as a string prefix.
+	segmented []string
 }
 
 type kongPlugin struct {

@@ -125,15 +125,18 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 		ns, where := o.namespace(), "Ingress "+o.namespace()+"/"+o.Metadata.Name
 		own := resolve(ns, splitNames(o.Metadata.Annotations[kongPluginsAnnotation]), where)
 		byService := map[string][]string{}
-		var order []string
+		var order, segmented []string
 		for _, r := range o.Spec.Rules {
 			if r.HTTP == nil {
 				continue
 			}
 			for _, p := range r.HTTP.Paths {
 				path := or(p.Path, "/")
-				if p.PathType == "Exact" {
+				switch p.PathType {
+				case "Exact":
 					path = "~" + path + "$" // as the controller writes it: a regular expression
+				case "Prefix":
+					segmented = append(segmented, path)
 				}
 				svc := ns + "/" + p.Backend.Service.Name
 				if _, ok := byService[svc]; !ok {
@@ -150,7 +153,7 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 				f.Services = append(f.Services, kongService{Name: strings.ReplaceAll(svc, "/", "."), Plugins: resolve(ns, services[svc], "Service "+svc)})
 			}
 			f.Services[at].Routes = append(f.Services[at].Routes, kongRoute{
-				Name: ns + "." + o.Metadata.Name + "." + strings.TrimPrefix(svc, ns+"/"), Paths: byService[svc], Plugins: own})
+				Name: ns + "." + o.Metadata.Name + "." + strings.TrimPrefix(svc, ns+"/"), Paths: byService[svc], Plugins: own, segmented: segmented})
 		}
 	}
 	// groupName names a KongConsumerGroup: its name in the default

@@ -81,6 +81,11 @@ func (t *Translation) kongRouteMatch(r kongRoute, where string) kongMatch {
 	if len(m.paths) == 0 {
 		m.paths = []string{"/"}
 	}
+	for _, p := range m.paths {
+		if strings.HasPrefix(p, "/") && !strings.HasSuffix(p, "/") && !slices.Contains(r.segmented, p) && len(kongPathPatterns(p)) == 2 {
+			t.differs(where, "Kong matches the route path %s as a string prefix, so it also takes %sx…; the rule's patterns %s and %s/ match the path and what lies below it, not other names that start the same way: those requests are not limited.", p, p, p, p)
+		}
+	}
 	for _, h := range r.Hosts {
 		host := strings.ToLower(h)
 		if name, port, ok := strings.Cut(host, ":"); ok && port != "" && strings.Trim(port, "0123456789") == "" {

@@ -169,3 +169,44 @@ services:
 		}
 	})
 }
+
+// TestImportKongRoutePathIsAStringPrefix: Kong matches a route path as a
+// string prefix, so /api also takes /apix and /api-v2, which the rule's
+// patterns (/api, /api/) do not match: the import says so for each path
+// not ending in a slash, and not for one that does.
+func TestImportKongRoutePathIsAStringPrefix(t *testing.T) {
+	for _, several := range []bool{false, true} {
+		src := `_format_version: "3.0"
+services:
+  - name: api
+    routes:
+      - {name: api, paths: [/api, /v2/], plugins: [{name: rate-limiting, config: {minute: 1, limit_by: ip}}]}
+`
+		if several {
+			src += "      - {name: other, paths: [/other/], plugins: [{name: rate-limiting, config: {minute: 2, limit_by: ip}}]}\n"
+		}
+		tr, err := migrate.Import("kong", src, "kong.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reported(tr, "/apix") {
+			t.Errorf("several plugins %v: no difference says that /api also matches /apix in Kong: %+v", several, tr.Differences)
+		}
+		if reported(tr, "/v2/x") {
+			t.Errorf("several plugins %v: /v2/ is reported as a string prefix, though it matches what its pattern does: %+v", several, tr.Differences)
+		}
+	}
+}
+
+// TestImportKongIngressPrefixIsNotAStringPrefix: the Kong Ingress
+// Controller writes a Prefix path as the path and the path with a slash,
+// matched element by element as the rule's patterns are: not reported.
+func TestImportKongIngressPrefixIsNotAStringPrefix(t *testing.T) {
+	tr, err := migrate.Import("kong", kongK8s, "kic.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reported(tr, "/searchx") {
+		t.Errorf("a Prefix path is reported as a string prefix: %+v", tr.Differences)
+	}
+}
