@@ -73,6 +73,7 @@ func (s *Server) releaseCheck(sc *checkScratch) {
 
 // handleCheck is POST /v1/check, for callers with the check scope; sending
 // "plan" also needs override_plan, which is refused before any decision.
+// When the store cannot decide it answers 503 with Retry-After: 1.
 func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) {
 	sc := s.checks.Get().(*checkScratch)
 	defer s.releaseCheck(sc)
@@ -117,6 +118,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 			return // the caller left: no one to answer, nothing failed
 		}
 		s.log.Warn("decision API: no decision", "err", err)
+		w.Header().Set("Retry-After", "1")
 		writeJSONProblem(w, http.StatusServiceUnavailable, "Service Unavailable",
 			"The limiter could not decide (its store is unreachable). Apply your own fallback and retry.")
 		return

@@ -170,10 +170,13 @@ type stateResetter interface {
 	Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error)
 }
 
+// keysError answers err of the key admin API: 503 with Retry-After: 1
+// when the store cannot be reached, else 400.
 func (s *Server) keysError(w http.ResponseWriter, err error) {
 	status := http.StatusBadRequest
 	if errors.Is(err, sluice.ErrStoreUnavailable) {
 		status = http.StatusServiceUnavailable
+		w.Header().Set("Retry-After", "1")
 	}
 	writeJSONProblem(w, status, http.StatusText(status), err.Error())
 }
