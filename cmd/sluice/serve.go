@@ -29,6 +29,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q (a configuration file is -config FILE; flags go before any argument)", fs.Arg(0))
+	}
 	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
 	if *jsonLogs {
 		handler = slog.NewJSONHandler(stderr, nil)

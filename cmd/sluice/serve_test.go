@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -83,5 +84,26 @@ func TestNewcomerDemo(t *testing.T) {
 	}
 	if code, body := post(public); code != 200 || !strings.Contains(body, "sluice demo upstream") {
 		t.Errorf("/v1/check on the public listener: %d %s, want the demo upstream's answer", code, body)
+	}
+}
+
+// An argument serve does not take is refused before anything is served:
+// "sluice serve /etc/sluice/sluice.yaml" (or a flag after it, which the
+// flag package would leave unread) must not serve the demo, which trusts
+// every loopback caller with every scope.
+func TestServeRefusesArguments(t *testing.T) {
+	public, admin := realtest.FreeAddr(t), realtest.FreeAddr(t)
+	file := t.TempDir() + "/sluice.yaml"
+	for _, args := range [][]string{
+		{"serve", "-listen", public, "-admin-listen", admin, file},
+		{"serve", "-listen", public, "-admin-listen", admin, file, "-config", file},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		var out, errOut bytes.Buffer
+		code := run(ctx, args, &out, &errOut)
+		cancel()
+		if code == 0 || !strings.Contains(errOut.String(), "unexpected argument") || strings.Contains(out.String(), "example configuration") {
+			t.Errorf("%q: exit %d, want a refusal of the argument\nstdout:\n%s\nstderr:\n%s", args, code, out.String(), errOut.String())
+		}
 	}
 }
