@@ -38,6 +38,9 @@ type k8sIngress struct {
 type ingressPlace struct {
 	host     string   // "" for every host
 	patterns []string // nil for every path
+	// prefix: the path is an nginx prefix location (any pathType but
+	// Prefix and Exact), which also matches names that start the same way.
+	prefix bool
 }
 
 // IngressNginx translates the rate-limit annotations of Kubernetes
@@ -102,7 +105,7 @@ func ingressPlaces(ing *k8sIngress) []ingressPlace {
 			continue
 		}
 		for _, p := range r.HTTP.Paths {
-			out = append(out, ingressPlace{host: host, patterns: ingressPatterns(p.Path, p.PathType)})
+			out = append(out, ingressPlace{host: host, patterns: ingressPatterns(p.Path, p.PathType), prefix: p.PathType != "Prefix" && p.PathType != "Exact"})
 		}
 	}
 	return out
@@ -230,8 +233,12 @@ func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i in
 			if strings.HasSuffix(q, "/") || strings.HasSuffix(q, "{$}") {
 				continue
 			}
-			if slices.Contains(r.Paths, q+"/") {
-				t.same(where+" path "+q, "a Prefix path matches %s and the paths below %s/, as the rule's patterns do (an ImplementationSpecific one is an nginx prefix location, which also matches %sx).", q, q, q)
+			switch {
+			case !slices.Contains(r.Paths, q+"/"):
+			case p.prefix:
+				t.differs(where+" path "+q, "an ImplementationSpecific path is an nginx prefix location, which also matches %sx…; the rule's patterns %s and %s/ match the path and the paths below it only: those requests are not limited.", q, q, q)
+			default:
+				t.same(where+" path "+q, "a Prefix path matches %s and the paths below %s/, as the rule's patterns do.", q, q)
 			}
 		}
 	}

@@ -139,3 +139,32 @@ func TestImportedIngressNginxDecides(t *testing.T) {
 	want = append(want, sent{"http://other.example.com/api/items", "", "198.51.100.1", 200}) // another host: no rule
 	expectStatuses(t, serveImported(t, tr), want)
 }
+
+// TestImportIngressNginxImplementationSpecificIsAStringPrefix: ingress-nginx
+// writes an ImplementationSpecific path as an nginx prefix location, which
+// also takes /apix; the rule's /api and /api/ do not, so the import reports
+// it as a difference, and a Prefix path, matched element by element, as the
+// same.
+func TestImportIngressNginxImplementationSpecificIsAStringPrefix(t *testing.T) {
+	tr, err := migrate.Import("ingress-nginx", `kind: Ingress
+metadata:
+  name: a
+  annotations: {nginx.ingress.kubernetes.io/limit-rps: "2"}
+spec:
+  rules:
+    - host: shop.example.com
+      http:
+        paths:
+          - {path: /api, pathType: ImplementationSpecific}
+          - {path: /v2, pathType: Prefix}
+`, "ingress.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reported(tr, "/apix") {
+		t.Errorf("no difference says that the ImplementationSpecific /api also matches /apix: %+v", tr.Differences)
+	}
+	if reported(tr, "/v2x") || !hasDifference(tr, true, "path /v2") {
+		t.Errorf("the Prefix path /v2 is not reported as matched alike: %+v", tr.Differences)
+	}
+}
