@@ -32,12 +32,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cfg, err := config.Load(fs.Arg(0))
 	if err != nil {
-		for _, e := range config.Errors(err) {
-			fmt.Fprintln(stderr, e)
-		}
-		if len(config.Errors(err)) == 0 {
-			fmt.Fprintln(stderr, err)
-		}
+		printConfigErrors(stderr, err)
 		return fmt.Errorf("%s is not valid", fs.Arg(0))
 	}
 	// What the server reads and builds beyond the file itself: TLS
@@ -75,6 +70,19 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "\n%s is valid: %s, %s, %s, store %s.\n",
 		cfg.File, count(len(cfg.Policy.Plans), "plan"), count(len(cfg.Policy.Global), "global limit"), keys, cfg.Store.Type)
 	return nil
+}
+
+// printConfigErrors prints why a configuration did not load: each
+// file:line:col error on a line of its own, or err itself when it is not
+// about a place in the file (a file that cannot be read).
+func printConfigErrors(w io.Writer, err error) {
+	errs := config.Errors(err)
+	for _, e := range errs {
+		fmt.Fprintln(w, e)
+	}
+	if len(errs) == 0 {
+		fmt.Fprintln(w, err)
+	}
 }
 
 // printAccess prints the listeners and who may call the admin listener.

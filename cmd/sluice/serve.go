@@ -54,9 +54,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	cfg, err := withListen()
 	if err != nil {
-		for _, e := range config.Errors(err) {
-			fmt.Fprintln(stderr, e)
-		}
+		printConfigErrors(stderr, err)
 		return fmt.Errorf("the configuration is not valid")
 	}
 	store, err := server.OpenStore(cfg, log)

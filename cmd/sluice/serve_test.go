@@ -107,3 +107,14 @@ func TestServeRefusesArguments(t *testing.T) {
 		}
 	}
 }
+
+// A configuration file that cannot be read is refused with the reason, as
+// sluice check refuses it, not only with "not valid".
+func TestServeSaysWhyItCannotReadTheConfiguration(t *testing.T) {
+	missing := t.TempDir() + "/missing.yaml"
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"serve", "-config", missing}, &out, &errOut)
+	if code == 0 || !strings.Contains(errOut.String(), missing+": no such file or directory") {
+		t.Errorf("exit %d, stderr:\n%s\nwant the file and why it cannot be read", code, errOut.String())
+	}
+}
