@@ -55,11 +55,17 @@ func main() {
 	os.Exit(code)
 }
 
+// run runs the command args name and returns the exit status: 0 when it
+// succeeded and its standard output was written, 1 when it failed or its
+// output could not be written (a full disk, a closed descriptor), 2 for an
+// unknown command. Every failure is one line on stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	out := &outputWriter{w: stdout}
+	stdout = out
 	cmds := commands()
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout, cmds)
-		return 0
+		return out.status(stderr, "sluice")
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
@@ -72,6 +78,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintf(stderr, "sluice %s: %v\n", args[0], err)
+		return 1
+	}
+	return out.status(stderr, "sluice "+args[0])
+}
+
+// outputWriter is a command's standard output that keeps the first error
+// of a write: once one failed, the output is incomplete.
+type outputWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outputWriter) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	o.err = err
+	return n, err
+}
+
+// status is the exit status of a command that succeeded: 0, or 1 after
+// saying on stderr that its output could not be written.
+func (o *outputWriter) status(stderr io.Writer, name string) int {
+	if o.err != nil {
+		fmt.Fprintf(stderr, "%s: writing standard output: %v\n", name, o.err)
 		return 1
 	}
 	return 0

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -25,5 +28,28 @@ func TestEveryCommandAnswersHelpWithUsageAndStatus0(t *testing.T) {
 				t.Errorf("-no-such-flag: exit 0; stderr:\n%s", errOut.String())
 			}
 		})
+	}
+}
+
+// fullWriter is a standard output that cannot be written: a full disk, a
+// closed descriptor.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// A command whose output could not be written has failed, though it did
+// its work: "sluice token > token.txt" on a full disk exits non-zero and
+// says why, where a status 0 would leave a script holding no token.
+func TestAnOutputThatCannotBeWrittenIsAFailure(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sluice.yaml")
+	if err := os.WriteFile(file, []byte(opsConfig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"token"}, {"version"}, {"check", file}, {"help"}} {
+		var errOut bytes.Buffer
+		code := run(context.Background(), args, fullWriter{}, &errOut)
+		if code == 0 || !strings.Contains(errOut.String(), "standard output: no space left on device") {
+			t.Errorf("%q: exit %d, stderr %q; want a failure that says the output was not written", args, code, errOut.String())
+		}
 	}
 }
