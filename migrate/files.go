@@ -71,8 +71,11 @@ func (t *Translation) config(enforce bool) string {
 	} else {
 		b.WriteString("  type: memory\n")
 	}
-	if len(t.APIKeyHeaders) > 0 || t.UserHeader != "" || t.IPv6Prefix > 0 || t.JWT != nil {
+	if len(t.APIKeyHeaders) > 0 || t.UserHeader != "" || t.IPv6Prefix > 0 || t.JWT != nil || len(t.TrustedProxies) > 0 {
 		b.WriteString("identity:\n")
+		if len(t.TrustedProxies) > 0 {
+			fmt.Fprintf(&b, "  trusted_proxies: %s   # their X-Forwarded-For names the client, as the source believed it\n", quoteAll(t.TrustedProxies))
+		}
 		if len(t.APIKeyHeaders) > 0 {
 			fmt.Fprintf(&b, "  api_key_headers: %s\n", quoteAll(t.APIKeyHeaders))
 			if t.KeysOnlyListed {

@@ -96,6 +96,7 @@ func Nginx(src, source string) (*Translation, error) {
 	var scopes []nginxScope
 	var servers []nginxServer
 	directives := 0 // limit_req and limit_conn, each a rule's setting at most
+	var realIP nginxRealIP
 	var walk func(ds []directive, where string, pattern []string, inherited nginxScope) error
 	walk = func(ds []directive, where string, pattern []string, inherited nginxScope) error {
 		own := nginxScope{where: where, pattern: pattern, status: inherited.status, dryRun: inherited.dryRun,
@@ -157,6 +158,10 @@ func Nginx(src, source string) (*Translation, error) {
 				}
 			case "auth_jwt_key_file", "auth_jwt_key_request":
 				t.nginxJWTKeys(d)
+			case "set_real_ip_from", "real_ip_header", "real_ip_recursive":
+				if err := realIP.read(d); err != nil {
+					return err
+				}
 			case "limit_req_dry_run":
 				own.dryRun = len(d.args) == 1 && d.args[0] == "on"
 			case "limit_conn_dry_run":
@@ -216,6 +221,7 @@ func Nginx(src, source string) (*Translation, error) {
 		}
 	}
 	t.nginxServerHosts(servers, scopes)
+	t.nginxRealIP(realIP)
 	for _, z := range zones {
 		z.allow, _ = allowlist(z.key, geos, maps)
 		z.claims = t.JWT != nil

@@ -180,6 +180,10 @@ type Translation struct {
 	UserHeader     string
 	// IPv6Prefix groups IPv6 clients (0: sluice's default, /64).
 	IPv6Prefix int
+	// TrustedProxies are identity.trusted_proxies: the peers whose
+	// X-Forwarded-For names the client, as the source believed them
+	// (addresses, CIDR prefixes, "unix:").
+	TrustedProxies []string
 	// JWT, when set, is identity.jwt: whose tokens name clients.
 	JWT *JWT
 	// ExemptAddresses are client address ranges no limit counts (the
