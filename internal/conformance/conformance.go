@@ -1,8 +1,10 @@
 // Package conformance is the suite every sluice.Store must pass: scenarios
-// of (time, checks) covering each algorithm and the batch rules, plus seeded
-// random ones, decided by the store under test and by the pure reference —
-// sluice.DecideBatch over states kept in the test — at the same instants.
-// Every Status field of every check must be identical.
+// of (time, checks) covering each algorithm and the batch rules, with leases
+// released (sluice.Releaser) and charges refunded (sluice.Refunder) between
+// calls, plus seeded random ones, decided by the store under test and by the
+// pure reference — sluice.DecideBatch, and internal/algo.Refund for refunds,
+// over states kept in the test — at the same instants. Every Status field
+// of every check must be identical.
 //
 // A store joins the suite with one test:
 //
@@ -22,12 +24,14 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 // Clock is a settable test clock, safe for concurrent use. Stores under test
@@ -93,6 +97,7 @@ func RunScenario(t *testing.T, newStore NewStore, prefix string, sc Scenario) {
 	ctx := context.Background()
 	calls := make([][]sluice.Check, len(sc.Steps))
 	leases := make([][]int64, len(sc.Steps))
+	charges := make([][]int64, len(sc.Steps))
 	for n, step := range sc.Steps {
 		clock.Advance(step.Advance)
 		for _, k := range step.Release {
@@ -107,6 +112,24 @@ func RunScenario(t *testing.T, newStore NewStore, prefix string, sc Scenario) {
 				t.Fatalf("step %d: Release of step %d's leases: %v", n, k, err)
 			}
 			ref.release(calls[k], leases[k])
+		}
+		for _, rf := range step.Refund {
+			if rf.Step >= n || rf.Costs != nil && len(rf.Costs) != len(calls[rf.Step]) {
+				t.Fatalf("step %d: the scenario is wrong: it refunds step %d, not an earlier call, or with %d costs for %d checks",
+					n, rf.Step, len(rf.Costs), len(calls[rf.Step]))
+			}
+			refunder, ok := store.(sluice.Refunder)
+			if !ok {
+				t.Fatalf("step %d: the store (%T) is not a sluice.Refunder", n, store)
+			}
+			checks := slices.Clone(calls[rf.Step])
+			for i, cost := range rf.Costs {
+				checks[i].Cost = cost
+			}
+			if err := refunder.Refund(ctx, checks, charges[rf.Step]); err != nil {
+				t.Fatalf("step %d: Refund of step %d's charges: %v", n, rf.Step, err)
+			}
+			ref.refund(checks, charges[rf.Step])
 		}
 		if len(step.Checks) == 0 {
 			continue
@@ -130,6 +153,7 @@ func RunScenario(t *testing.T, newStore NewStore, prefix string, sc Scenario) {
 		calls[n] = checks
 		for i := range checks {
 			leases[n] = append(leases[n], want[i].Lease)
+			charges[n] = append(charges[n], want[i].Charged)
 			if got[i] != want[i] {
 				t.Fatalf("step %d at %s (µs %d), check %d of %d (%s, cost %d):\n got  %s\n want %s\nsteps so far:\n%s",
 					n, clock.Now().Format(time.RFC3339Nano), clock.Micros(), i, len(checks), step.Checks[i].Limit,
@@ -191,6 +215,24 @@ func (r *reference) release(checks []sluice.Check, leases []int64) {
 	}
 }
 
+// refund takes charges back as internal/algo.Refund says, under each
+// check's limit as sluice builds its parameters.
+func (r *reference) refund(checks []sluice.Check, charged []int64) {
+	for i, c := range checks {
+		kind := algo.Kind(c.Limit.Algorithm())
+		if charged[i] == 0 || !algo.Refundable(kind) {
+			continue
+		}
+		l := c.Limit
+		p, _ := algo.NewParams(kind, l.Quantity(), int64(l.Window()/time.Microsecond), l.Burst(), 0)
+		if l.Period() != 0 {
+			p = algo.NewCalendarParams(l.Quantity(), algo.Period(l.Period()), int64(l.Offset()/time.Microsecond))
+		}
+		k := refKey{c.Key, l.Name(), l.Algorithm()}
+		r.states[k] = sluice.State(algo.Refund(&p, algo.State(r.states[k]), charged[i], c.Cost))
+	}
+}
+
 func fmtStatus(s sluice.Status) string {
 	retry := s.RetryAfter.String()
 	if s.RetryAfter == sluice.Never {
@@ -211,6 +253,13 @@ func history(sc Scenario, n int) string {
 		fmt.Fprintf(&b, "  %d: advance %v:", i, s.Advance)
 		if len(s.Release) > 0 {
 			fmt.Fprintf(&b, " release the leases of steps %v;", s.Release)
+		}
+		for _, rf := range s.Refund {
+			fmt.Fprintf(&b, " refund step %d", rf.Step)
+			if rf.Costs != nil {
+				fmt.Fprintf(&b, " at costs %v", rf.Costs)
+			}
+			b.WriteByte(';')
 		}
 		for _, c := range s.Checks {
 			fmt.Fprintf(&b, " [%s %s cost %d]", c.Key, c.Limit, c.Cost)

@@ -14,10 +14,15 @@ import (
 // (fractional rates, bursts, queues, shadows, a name reused with other
 // parameters), and 80 calls of one to four checks at times that stand
 // still, creep, jump by about a window, leap days ahead or step back, some
-// of them first giving back the concurrency leases of an earlier call.
-// The same seed always gives the same scenario.
+// of them first giving back the concurrency leases of an earlier call,
+// some the charges of one (whole, in part or beyond them), some of the
+// limits scaled by a degradation factor (sluice.Limit.Scale). The same seed
+// always gives the same scenario.
 func Random(seed uint64) Scenario {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
+	// Refunds and scaling draw from a stream of their own, so that they
+	// leave the calls of each seed as they were before there were any.
+	x := rand.New(rand.NewPCG(seed, 0x4efd))
 	limits := make([]sluice.Limit, 3+r.IntN(4))
 	for i := range limits {
 		limits[i] = randomLimit(r).Named(fmt.Sprintf("l%d", i))
@@ -36,13 +41,19 @@ func Random(seed uint64) Scenario {
 		Name:  fmt.Sprintf("seed=%d", seed),
 		Start: DefaultStart.Add(time.Duration(r.Int64N(int64(48 * time.Hour)))).Truncate(time.Microsecond),
 	}
-	released := map[int]bool{}
+	released, refunded := map[int]bool{}, map[int]bool{}
 	for n := range 80 {
 		st := Step{Advance: randomAdvance(r, limits[r.IntN(len(limits))])}
 		if n > 0 && r.IntN(4) == 0 { // give back an earlier call's leases, if it took any
 			if k := r.IntN(n); !released[k] {
 				released[k] = true
 				st.Release = []int{k}
+			}
+		}
+		if n > 0 && x.IntN(4) == 0 { // give back an earlier call's charges, if it made any
+			if k := x.IntN(n); !refunded[k] {
+				refunded[k] = true
+				st.Refund = []Refund{{Step: k, Costs: refundCosts(x, sc.Steps[k].Checks)}}
 			}
 		}
 		used := map[[2]int]bool{}
@@ -59,11 +70,35 @@ func Random(seed uint64) Scenario {
 			if r.IntN(6) == 0 {
 				l = l.WithShadow(true)
 			}
+			if x.IntN(6) == 0 {
+				l = l.Scale(1+x.Int64N(4), 2+x.Int64N(7))
+			}
 			st.Checks = append(st.Checks, check(subjects[si], l, randomCost(r, l)))
 		}
 		sc.Steps = append(sc.Steps, st)
 	}
 	return sc
+}
+
+// refundCosts draws what the checks of a call give back: nil (each its
+// own cost) or, per check, a part of its cost or more than it.
+func refundCosts(x *rand.Rand, checks []sluice.Check) []int64 {
+	if x.IntN(2) == 0 {
+		return nil
+	}
+	costs := make([]int64, len(checks))
+	for i, c := range checks {
+		cost := min(c.Cost, c.Limit.Burst()) // a larger cost charged nothing
+		switch x.IntN(3) {
+		case 0:
+			costs[i] = cost
+		case 1:
+			costs[i] = x.Int64N(cost + 1)
+		default:
+			costs[i] = cost + 1 + x.Int64N(c.Limit.Quantity())
+		}
+	}
+	return costs
 }
 
 func randomLimit(r *rand.Rand) sluice.Limit {

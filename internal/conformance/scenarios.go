@@ -18,11 +18,13 @@ type Scenario struct {
 
 // Step moves the clock by Advance (backwards when negative), gives back
 // the concurrency leases taken by the calls of the steps listed in Release
-// (through sluice.Releaser), and then decides Checks as one call (none is
-// fine when the step only releases).
+// (through sluice.Releaser), then the charges of the calls Refund lists
+// (through sluice.Refunder), and then decides Checks as one call (none is
+// fine when the step only gives back).
 type Step struct {
 	Advance time.Duration
 	Release []int
+	Refund  []Refund
 	Checks  []sluice.Check
 	// Want, when set, is the Allowed of each check that the scenario is
 	// written to exercise; the suite fails if the reference disagrees, so
@@ -41,6 +43,25 @@ func step(d time.Duration, checks ...sluice.Check) Step {
 
 // releasing makes s first give back the leases of the calls of steps.
 func (s Step) releasing(steps ...int) Step { s.Release = steps; return s }
+
+// Refund gives back the charges (Status.Charged) of the call of an earlier
+// step, each check at its own cost, or at Costs[i] when Costs is set: less
+// gives back part of the charge, more (which the Refunder contract
+// forbids) at most what the window or entry still counts.
+type Refund struct {
+	Step  int
+	Costs []int64
+}
+
+// refunding makes s first give back the charges of the call of step k, at
+// costs (one per check of that call) when given.
+func (s Step) refunding(k int, costs ...int64) Step {
+	if len(costs) == 0 {
+		costs = nil
+	}
+	s.Refund = append(s.Refund, Refund{Step: k, Costs: costs})
+	return s
+}
 
 // want sets the expected Allowed of each check.
 func (s Step) want(allowed ...bool) Step { s.Want = allowed; return s }
@@ -381,5 +402,6 @@ func Scenarios() []Scenario {
 			return repeat(6, 150*ms, checks...)
 		}()},
 	}
-	return out
+	out = append(out, refundScenarios()...)
+	return append(out, scaleScenarios()...)
 }
