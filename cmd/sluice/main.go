@@ -48,11 +48,21 @@ func commands() map[string]command {
 	}
 }
 
+// main runs the command until it ends or a first SIGINT or SIGTERM asks
+// it to stop (serve then drains); a second one ends the process at once,
+// with status 1.
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := context.WithCancel(context.Background())
+	go func() {
+		<-signals
+		stop()
+		s := <-signals
+		fmt.Fprintf(os.Stderr, "sluice: %v again: exiting without waiting for what is in flight\n", s)
+		os.Exit(1)
+	}()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
 }
 
 // run runs the command args name and returns the exit status: 0 when it

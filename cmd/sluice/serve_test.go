@@ -3,12 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -116,5 +120,67 @@ func TestServeSaysWhyItCannotReadTheConfiguration(t *testing.T) {
 	code := run(context.Background(), []string{"serve", "-config", missing}, &out, &errOut)
 	if code == 0 || !strings.Contains(errOut.String(), missing+": no such file or directory") {
 		t.Errorf("exit %d, stderr:\n%s\nwant the file and why it cannot be read", code, errOut.String())
+	}
+}
+
+// SIGTERM drains in-flight requests for up to shutdown.drain; a second
+// SIGTERM (or Ctrl-C) ends the process at once, non-zero, and says so.
+func TestSecondSignalEndsTheDrain(t *testing.T) {
+	bin, err := sluiceBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+	}))
+	defer upstream.Close()
+	defer close(release)
+	public, admin := realtest.FreeAddr(t), realtest.FreeAddr(t)
+	file := filepath.Join(t.TempDir(), "sluice.yaml")
+	os.WriteFile(file, []byte(fmt.Sprintf("listen: %q\nadmin: {listen: %q}\nupstream: %s\nshutdown: {drain: 1m}\n"+
+		"connections: {write_timeout: 5m}\nplans:\n  free:\n    limits: [{name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}]\n",
+		public, admin, upstream.URL)), 0o644)
+	var out syncBuffer
+	cmd := exec.Command(bin, "serve", "-config", file)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(15 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s:\n%s", what, out.String())
+			}
+		}
+	}
+	waitFor("listener", func() bool {
+		resp, err := http.Get("http://" + admin + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil
+	})
+	go http.Get("http://" + public + "/slow") // in flight until the test ends
+	select {
+	case <-arrived:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("the request did not reach the upstream:\n%s", out.String())
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	waitFor("drain", func() bool { return strings.Contains(out.String(), "draining") })
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-exited:
+		if err == nil || !strings.Contains(out.String(), "again") {
+			t.Errorf("after a second SIGTERM: %v, want a non-zero exit that says why\n%s", err, out.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("a second SIGTERM did not end the drain:\n%s", out.String())
 	}
 }
