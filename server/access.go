@@ -149,9 +149,13 @@ func requestToken(r *http.Request, authorizationIsClients bool) string {
 
 // guard wraps an admin endpoint: only callers holding need reach h. A
 // stranger gets 401 (and nothing of h's: no quota is spent, nothing is
-// revealed); a known caller without the scope gets 403.
+// revealed); a known caller without the scope gets 403. Every answer, h's
+// or the refusal, is Cache-Control: no-store: it is the caller's, known by
+// what a shared cache does not key by (Sluice-Token, a client certificate,
+// a loopback address).
 func (s *Server) guard(need config.Scopes, authorizationIsClients bool, h func(http.ResponseWriter, *http.Request, caller)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["Cache-Control"] = noStore
 		c := s.callerOf(r, authorizationIsClients)
 		if !c.scopes.Has(need) {
 			s.refuseCaller(w, c, need)
@@ -160,6 +164,9 @@ func (s *Server) guard(need config.Scopes, authorizationIsClients bool, h func(h
 		h(w, r, c)
 	}
 }
+
+// noStore is the Cache-Control of guard's answers; never modified.
+var noStore = []string{"no-store"}
 
 // callerOf identifies the caller of r with the configuration in force. On
 // an endpoint whose browser headers are the caller's own (all but
