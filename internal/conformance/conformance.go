@@ -172,14 +172,14 @@ func RunScenario(t *testing.T, newStore NewStore, prefix string, sc Scenario) {
 }
 
 // reference decides with sluice.DecideBatch over states it keeps forever,
-// keyed like package memory: by key, limit name and algorithm.
+// keyed as sluice.Store says: by key, limit ID and algorithm.
 type reference struct {
 	states map[refKey]sluice.State
 }
 
 type refKey struct {
-	key, name string
-	alg       sluice.Algorithm
+	key, id string
+	alg     sluice.Algorithm
 }
 
 func newReference() *reference { return &reference{states: make(map[refKey]sluice.State)} }
@@ -188,7 +188,7 @@ func (r *reference) apply(checks []sluice.Check, now int64) ([]sluice.Status, er
 	keys := make([]refKey, len(checks))
 	states := make([]sluice.State, len(checks))
 	for i, c := range checks {
-		keys[i] = refKey{c.Key, c.Limit.Name(), c.Limit.Algorithm()}
+		keys[i] = refKey{c.Key, c.Limit.ID(), c.Limit.Algorithm()}
 		states[i] = r.states[keys[i]]
 	}
 	out := make([]sluice.Status, len(checks))
@@ -210,7 +210,7 @@ func (r *reference) release(checks []sluice.Check, leases []int64) {
 		if leases[i] == 0 {
 			continue
 		}
-		k := refKey{c.Key, c.Limit.Name(), c.Limit.Algorithm()}
+		k := refKey{c.Key, c.Limit.ID(), c.Limit.Algorithm()}
 		r.states[k] = c.Limit.Release(r.states[k], leases[i], c.Cost)
 	}
 }
@@ -228,7 +228,7 @@ func (r *reference) refund(checks []sluice.Check, charged []int64) {
 		if l.Period() != 0 {
 			p = algo.NewCalendarParams(l.Quantity(), algo.Period(l.Period()), int64(l.Offset()/time.Microsecond))
 		}
-		k := refKey{c.Key, l.Name(), l.Algorithm()}
+		k := refKey{c.Key, l.ID(), l.Algorithm()}
 		r.states[k] = sluice.State(algo.Refund(&p, algo.State(r.states[k]), charged[i], c.Cost))
 	}
 }

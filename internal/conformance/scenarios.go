@@ -382,6 +382,14 @@ func Scenarios() []Scenario {
 			step(0, check("u", sluice.SlidingLog(10, time.Minute).Named("l"), 9)).want(true),
 			step(sec, check("u", sluice.SlidingLog(4, 30*sec).Named("l"), 1)).want(false),
 		)},
+		{Name: "a limit renamed under one ID keeps its clients' state", Steps: steps(
+			step(0, check("u", fw.Named("old").WithID("x"), 3), check("u", tb3.Named("a").WithID("t"), 3)).want(true, true),
+			step(0, check("u", fw.Named("new").WithID("x"), 1)).want(false),
+			step(0, check("u", tb3.Named("b").WithID("t"), 1), check("u", fw.Named("x"), 0)).want(false, true),
+			step(sec, check("u", fw.Named("new").WithID("x"), 3), check("u", tb3.Named("b").WithID("t").Scale(1, 3), 1)).want(true, true),
+			step(0, check("u", fw.Named("x"), 1), check("u", tb3.Named("t"), 2)).want(false, true),
+			step(0, check("u", fw.Named("other").WithID("x").WithShadow(true), 0)),
+		)},
 		{Name: "a state written under another algorithm counts as a key never seen", Steps: steps(
 			step(0, check("u", fw.Named("x"), 3)).want(true),
 			step(0, check("u", fw.Named("x"), 1)).want(false),
