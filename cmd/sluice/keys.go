@@ -100,11 +100,15 @@ which plan, or why it names no one, as the server verifies it now (identity.jwt)
 		method, path = http.MethodPost, path+"/"+url.PathEscape(rest[1])
 		q.Set("action", "penalize")
 	}
-	body, err := callAdmin(ctx, client, method, *admin+path+"?"+q.Encode(), *token, send)
+	u := *admin + path + "?" + q.Encode()
+	body, err := callAdmin(ctx, client, method, u, *token, send)
 	if err != nil {
 		return err
 	}
-	return printKeys(stdout, rest[0], body)
+	if err := printKeys(stdout, rest[0], body); err != nil {
+		return fmt.Errorf("%s %s: not an answer of sluice's admin listener (is -admin its URL?)", method, u)
+	}
+	return nil
 }
 
 // isSet reports whether the command line set the flag name.
@@ -164,6 +168,12 @@ func callAdmin(ctx context.Context, client *http.Client, method, u, token string
 	if resp.StatusCode != http.StatusOK {
 		var p struct{ Detail string }
 		json.Unmarshal(answer, &p)
+		if p.Detail == "" { // not a problem of sluice's: the answer's first line
+			p.Detail, _, _ = strings.Cut(strings.TrimSpace(string(answer[:min(len(answer), 200)])), "\n")
+		}
+		if p.Detail == "" {
+			return nil, fmt.Errorf("%s %s: %s", method, u, resp.Status)
+		}
 		return nil, fmt.Errorf("%s %s: %s: %s", method, u, resp.Status, p.Detail)
 	}
 	return answer, nil

@@ -271,3 +271,32 @@ func TestKeysUsageNeverPrintsTheTokenOfTheEnvironment(t *testing.T) {
 		t.Errorf("with -token \"\": Authorization %q, want none", got)
 	}
 }
+
+// sluice keys pointed at something other than an admin listener (the
+// public listener, whose upstream answers every path; another service)
+// says that the answer is not the admin listener's, in words: never Go's
+// names of its own types, never an empty reason.
+func TestKeysCommandSaysTheAnswerIsNotTheAdminListeners(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		body   string
+		want   string
+	}{
+		{"a JSON object of another service", 200, `{"hello":"world"}`, "not an answer of sluice's admin listener"},
+		{"a web page", 200, "<html>hello</html>", "not an answer of sluice's admin listener"},
+		{"a 404 in plain text", 404, "404 page not found\n", "404 Not Found: 404 page not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tc.status)
+				io.WriteString(w, tc.body)
+			}))
+			defer other.Close()
+			err := runKeys(context.Background(), []string{"-admin", other.URL, "top"}, io.Discard, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "Go value") || strings.HasSuffix(err.Error(), ": ") {
+				t.Errorf("%v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
