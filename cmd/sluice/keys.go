@@ -63,6 +63,10 @@ which plan, or why it names no one, as the server verifies it now (identity.jwt)
 		}
 		*token = t
 	}
+	if u, err := url.Parse(*admin); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("-admin %q: want the admin listener's URL, e.g. http://127.0.0.1:9090 (https:// with admin.tls)", *admin)
+	}
+	*admin = strings.TrimSuffix(*admin, "/")
 	client, err := tlsFlags.client()
 	if err != nil {
 		return err

@@ -300,3 +300,14 @@ func TestKeysCommandSaysTheAnswerIsNotTheAdminListeners(t *testing.T) {
 		})
 	}
 }
+
+// -admin is a URL: an address without its scheme, as an operator types
+// it from admin.listen, is refused with what to write instead.
+func TestKeysCommandWantsTheAdminListenersURL(t *testing.T) {
+	for _, admin := range []string{"127.0.0.1:9090", "localhost:9090", "ftp://127.0.0.1:9090", "http://"} {
+		err := runKeys(context.Background(), []string{"-admin", admin, "top"}, io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "-admin") || !strings.Contains(err.Error(), "http://127.0.0.1:9090") {
+			t.Errorf("-admin %q: %v, want an error that shows the URL to write", admin, err)
+		}
+	}
+}
