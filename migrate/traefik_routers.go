@@ -108,6 +108,12 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 			everywhere = true
 		case len(match.paths) == 0:
 			everywhere = true
+		default:
+			for _, p := range match.paths {
+				if !strings.HasSuffix(p, "/") && slices.Contains(match.paths, p+"/") {
+					t.differs("router "+rt.name, "Traefik's PathPrefix(`%s`) is a string prefix, which also matches %sx…; the rule's patterns %s and %s/ match the path and what lies below it only: those requests are not limited.", p, p, p, p)
+				}
+			}
 		}
 	}
 	if len(routers) == 0 {
