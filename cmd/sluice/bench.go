@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -57,12 +56,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			"  sluice bench -rate 500 -H 'Authorization: Bearer demo-free-key' http://localhost:8080/api/search\n\nflags:")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return errors.New("want one URL")
+		return usageErrorf("want one URL")
 	}
 	o.url, o.headers = fs.Arg(0), headers
 	if o.method == "" {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,12 +22,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: sluice check [-online] FILE\n\nValidates FILE and prints its plans and limits; with -online, fetches its identity providers' keys and connects to its Redis store too.")
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		fs.Usage()
-		return errors.New("want one configuration file")
+		return usageErrorf("want one configuration file")
 	}
 	cfg, err := config.Load(fs.Arg(0))
 	if err != nil {

@@ -74,14 +74,14 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&flags.RedisMode, "redis-mode", "", "standalone, sentinel or cluster (default: by size)")
 	fs.StringVar(&flags.Name, "name", "", "the limit's name (default after the window, e.g. per-minute)")
 	fs.Uint64Var(&flags.Seed, "seed", 0, "random seed of the simulations (default 1)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (see sluice design -h)", fs.Arg(0))
+		return usageErrorf("unexpected argument %q (see sluice design -h)", fs.Arg(0))
 	}
 	if *format != "markdown" && *format != "yaml" && *format != "json" {
 		return fmt.Errorf("-format %q: use markdown, yaml or json", *format)

@@ -50,7 +50,7 @@ token says whom the JSON Web Token in FILE ("-": standard input) names and on
 which plan, or why it names no one, as the server verifies it now (identity.jwt).`)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if !isSet(fs, "token") {
@@ -75,7 +75,7 @@ which plan, or why it names no one, as the server verifies it now (identity.jwt)
 	want := map[string]int{"top": 1, "inspect": 2, "reset": 2, "penalize": 2, "token": 2}
 	if len(rest) == 0 || want[rest[0]] != len(rest) {
 		fs.Usage()
-		return errors.New("want top, inspect SUBJECT, reset SUBJECT, penalize SUBJECT or token FILE")
+		return usageErrorf("want top, inspect SUBJECT, reset SUBJECT, penalize SUBJECT or token FILE")
 	}
 	q := url.Values{}
 	if *plan != "" {

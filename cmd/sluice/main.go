@@ -27,8 +27,8 @@ import (
 
 // A command is one subcommand: it parses its own flags from args and writes
 // to stdout/stderr; a non-nil error is printed and exits with status 1,
-// except flag.ErrHelp (-h), after which the command has printed its usage
-// and sluice exits with status 0.
+// except a usageError (status 2) and flag.ErrHelp (-h), after which the
+// command has printed its usage and sluice exits with status 0.
 type command struct {
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
@@ -67,8 +67,9 @@ func main() {
 
 // run runs the command args name and returns the exit status: 0 when it
 // succeeded and its standard output was written, 1 when it failed or its
-// output could not be written (a full disk, a closed descriptor), 2 for an
-// unknown command. Every failure is one line on stderr.
+// output could not be written (a full disk, a closed descriptor), 2 for a
+// command line it cannot read (an unknown command, a usageError). Every
+// failure is one line on stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &outputWriter{w: stdout}
 	stdout = out
@@ -88,9 +89,32 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintf(stderr, "sluice %s: %v\n", args[0], err)
+		if errors.As(err, new(usageError)) {
+			return 2
+		}
 		return 1
 	}
 	return out.status(stderr, "sluice "+args[0])
+}
+
+// A usageError is a command line a command cannot read: a flag it does not
+// have, a value its flag cannot hold, an argument missing or one too many.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+// usageErrorf is a usageError saying format.
+func usageErrorf(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// parseFlags parses args with fs: flag.ErrHelp after -h, a usageError
+// when fs cannot read them.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		return usageError{err}
+	}
+	return err
 }
 
 // outputWriter is a command's standard output that keeps the first error

@@ -53,3 +53,42 @@ func TestAnOutputThatCannotBeWrittenIsAFailure(t *testing.T) {
 		}
 	}
 }
+
+// A command line a command cannot read — a flag it does not have, a value
+// a flag cannot hold, an argument too many or missing — exits with status
+// 2, as an unknown command does; a command that ran and failed exits with
+// 1. Each says why in one line on stderr. (import is another's to hold.)
+func TestUsageErrorsExit2AndFailures1(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"no-such-command"}, 2},
+		{[]string{"serve", "-no-such-flag"}, 2},
+		{[]string{"serve", "sluice.yaml"}, 2},
+		{[]string{"serve", "-gc-heap-floor", "lots"}, 2},
+		{[]string{"check"}, 2},
+		{[]string{"check", "a.yaml", "b.yaml"}, 2},
+		{[]string{"check", "-no-such-flag", "a.yaml"}, 2},
+		{[]string{"keys"}, 2},
+		{[]string{"keys", "inspect"}, 2},
+		{[]string{"keys", "-n", "ten", "top"}, 2},
+		{[]string{"token", "extra"}, 2},
+		{[]string{"token", "-no-such-flag"}, 2},
+		{[]string{"version", "extra"}, 2},
+		{[]string{"bench"}, 2},
+		{[]string{"bench", "-c", "many", "http://127.0.0.1:1/"}, 2},
+		{[]string{"simulate", "extra"}, 2},
+		{[]string{"simulate", "-no-such-flag"}, 2},
+		{[]string{"design", "extra"}, 2},
+		{[]string{"design", "-no-such-flag"}, 2},
+		{[]string{"check", filepath.Join(t.TempDir(), "missing.yaml")}, 1},
+		{[]string{"keys", "-admin", "http://127.0.0.1:1", "top"}, 1},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), tc.args, &out, &errOut)
+		if said := "\n" + errOut.String(); code != tc.want || !strings.Contains(said, "\nsluice") {
+			t.Errorf("%q: exit %d, want %d; stderr:\n%s", tc.args, code, tc.want, errOut.String())
+		}
+	}
+}

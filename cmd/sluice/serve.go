@@ -26,11 +26,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	adminListen := fs.String("admin-listen", "", "admin address (overrides the configuration's admin.listen)")
 	jsonLogs := fs.Bool("json-logs", false, "log as JSON instead of text")
 	gcFloor := fs.Int64("gc-heap-floor", gctune.DefaultHeapFloor, "heap size in bytes below which no GC cycle starts (0: Go's default; GOGC or GOMEMLIMIT in the environment win)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (a configuration file is -config FILE; flags go before any argument)", fs.Arg(0))
+		return usageErrorf("unexpected argument %q (a configuration file is -config FILE; flags go before any argument)", fs.Arg(0))
 	}
 	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
 	if *jsonLogs {

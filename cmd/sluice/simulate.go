@@ -74,14 +74,14 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&retry.Max, "retry-max", 0, "refused clients retry up to this many times (retry-storm default 5)")
 	fs.Float64Var(&retry.Impatient, "retry-impatient", 0, "probability a retry ignores Retry-After (retry-storm default 0.5)")
 	fs.Var(&retry.Gap, "retry-gap", "how soon an impatient client retries, a `duration` (retry-storm default 10ms)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q (flags go before nothing else; see sluice simulate -h)", fs.Arg(0))
+		return usageErrorf("unexpected argument %q (flags go before nothing else; see sluice simulate -h)", fs.Arg(0))
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

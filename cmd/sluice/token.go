@@ -36,11 +36,11 @@ flags:
 `)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
 	scopeList, err := tokenScopes(*scopes)
 	if err != nil {

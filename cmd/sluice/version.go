@@ -21,7 +21,7 @@ func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return flag.ErrHelp
 	}
 	if len(args) > 0 {
-		return fmt.Errorf("unexpected argument %q", args[0])
+		return usageErrorf("unexpected argument %q", args[0])
 	}
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
