@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -105,15 +106,15 @@ func handleHealth(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n
 
 // handleReady answers /readyz: 503 once the server is shutting down, or
 // while its store is not reachable under on_store_error deny (see
-// Options.Ready); otherwise 200, saying so when the store is not reachable
-// and decisions follow on_store_error.
+// Options.Ready and readyProbe); otherwise 200, saying so when the store is
+// not reachable and decisions follow on_store_error.
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	if s.draining.Load() {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	if s.opts.Ready != nil {
-		if err := s.opts.Ready(r.Context()); err != nil {
+	if s.ready != nil {
+		if err := s.ready.check(r.Context()); err != nil {
 			policy := cmp.Or(s.Config().Store.Redis.OnStoreError, "local")
 			if policy == "deny" {
 				http.Error(w, "store not reachable, and on_store_error deny refuses every request: "+err.Error(), http.StatusServiceUnavailable)
@@ -124,6 +125,56 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Write([]byte("ready\n"))
+}
+
+// readyTimeout bounds one probe of the store for /readyz: a store that has
+// not answered within it is not reachable.
+const readyTimeout = 2 * time.Second
+
+// readyProbe calls Options.Ready for /readyz, which needs no credentials,
+// one call at a time, each within readyTimeout: the probes that arrive
+// while one runs take its result, so that a flood of /readyz makes one
+// store call at a time. It is safe for concurrent use.
+type readyProbe struct {
+	ready func(context.Context) error
+
+	mu   sync.Mutex
+	call *readyCall // the call running, nil when none
+}
+
+// readyCall is one call of readyProbe's: err is set when done is closed.
+type readyCall struct {
+	done chan struct{}
+	err  error
+}
+
+// check returns the result of the call running, or of a new one it makes,
+// or ctx's error if ctx ends first.
+func (p *readyProbe) check(ctx context.Context) error {
+	p.mu.Lock()
+	if c := p.call; c != nil {
+		p.mu.Unlock()
+		select {
+		case <-c.done:
+			return c.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	c := &readyCall{done: make(chan struct{})}
+	p.call = c
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.call = nil
+		p.mu.Unlock()
+		close(c.done)
+	}()
+	// Its waiters are served whether or not its own caller stays.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readyTimeout)
+	defer cancel()
+	c.err = p.ready(ctx)
+	return c.err
 }
 
 func contextWithTimeout(r *http.Request, d time.Duration) (context.Context, context.CancelFunc) {

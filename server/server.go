@@ -82,7 +82,9 @@ type Options struct {
 	// answers 503 while it fails only under on_store_error deny, which can
 	// then only refuse: under local or allow the instance still decides,
 	// and taking every instance out of a load balancer while a shared store
-	// is down would make its outage the API's.
+	// is down would make its outage the API's. It is called one at a time
+	// (probes that arrive meanwhile share the result), with a context of at
+	// most 2 s: a store that answers later is not reachable.
 	Ready func(ctx context.Context) error
 	// StoreDown reports whether the store is failing (a degradation
 	// signal); never when nil.
@@ -153,6 +155,8 @@ type Server struct {
 	// draining is set once Serve has been told to stop: /readyz answers
 	// 503 from then on.
 	draining atomic.Bool
+	// ready probes Options.Ready for /readyz; nil without.
+	ready *readyProbe
 	// loaded is the digest of the watched files the configuration in force
 	// was read from (WatchFile only; see watchSet.digest), kept by the
 	// watcher: at its start it reloads if a file changed since New, and it
@@ -211,6 +215,9 @@ func New(opts Options) (*Server, error) {
 		s.shared = sluice.NewLimiter(opts.OverLimit)
 	}
 	s.checks.New = newCheckScratch
+	if opts.Ready != nil {
+		s.ready = &readyProbe{ready: opts.Ready}
+	}
 	s.metrics = newMetrics(opts.Registry)
 	s.exempt = newExemptCounters(opts.Registry)
 	s.reported = newReportedCounters(opts.Registry)
