@@ -80,6 +80,12 @@ var (
 	rateArg = regexp.MustCompile(`^rate=(\d{1,9})r/([sm])$`)
 )
 
+// nginxStockInclude are the files nginx's packages ship for include that
+// hold no limits (MIME types, parameters passed to upstreams).
+var nginxStockInclude = map[string]bool{
+	"mime.types": true, "fastcgi_params": true, "fastcgi.conf": true, "proxy_params": true, "uwsgi_params": true, "scgi_params": true,
+}
+
 // Nginx translates nginx's limit_req_zone and limit_req directives, and
 // limit_conn_zone and limit_conn, found in a whole nginx.conf or in a file
 // included in its http block. source names the file in the configuration
@@ -97,6 +103,7 @@ func Nginx(src, source string) (*Translation, error) {
 	var servers []nginxServer
 	directives := 0 // limit_req and limit_conn, each a rule's setting at most
 	var realIP nginxRealIP
+	var includes []string // "line N: include <files>", which the import does not read
 	var walk func(ds []directive, where string, pattern []string, inherited nginxScope) error
 	walk = func(ds []directive, where string, pattern []string, inherited nginxScope) error {
 		own := nginxScope{where: where, pattern: pattern, status: inherited.status, dryRun: inherited.dryRun,
@@ -158,6 +165,10 @@ func Nginx(src, source string) (*Translation, error) {
 				}
 			case "auth_jwt_key_file", "auth_jwt_key_request":
 				t.nginxJWTKeys(d)
+			case "include":
+				if len(d.args) != 1 || !nginxStockInclude[filepath.Base(d.args[0])] {
+					includes = append(includes, fmt.Sprintf("line %d: include %s", d.line, strings.Join(d.args, " ")))
+				}
 			case "set_real_ip_from", "real_ip_header", "real_ip_recursive":
 				if err := realIP.read(d); err != nil {
 					return err
@@ -222,11 +233,15 @@ func Nginx(src, source string) (*Translation, error) {
 	}
 	t.nginxServerHosts(servers, scopes)
 	t.nginxRealIP(realIP)
+	for _, inc := range includes {
+		where, files, _ := strings.Cut(inc, ": include ")
+		t.differs(where+" include", "nginx reads %s in place of the include; the import reads %s alone, so the limit_req_zone, limit_req, limit_conn, server and location blocks in them are not imported: write them in place of the include and import the file again.", files, source)
+	}
 	for _, z := range zones {
 		z.allow, _ = allowlist(z.key, geos, maps)
 		z.claims = t.JWT != nil
 	}
-	if err := t.nginxLimits(zones, order, scopes); err != nil {
+	if err := t.nginxLimits(zones, order, scopes, includes); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return t, nil
@@ -397,7 +412,10 @@ func validPattern(pattern string) (ok bool) {
 // together, the zones become the plan's limits and global limits. Otherwise
 // each setting of a zone (its burst, delay and nodelay) becomes a rule of
 // the paths whose location uses it, keyed as the zone is (nginxRules).
-func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, scopes []nginxScope) error {
+// includes are the file's include directives, whose files may use its
+// zones: a zone in use nowhere in the file is then a difference, and a
+// file that uses none is refused.
+func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, scopes []nginxScope, includes []string) error {
 	limited := map[string]bool{} // scopes' zone sets, to find locations that differ
 	everywhere, varies := false, false
 	status, dryRun, conns := 0, false, false
@@ -431,6 +449,9 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 				everywhere = true
 			}
 		}
+	}
+	if len(includes) > 0 && !slices.ContainsFunc(order, func(name string) bool { return zones[name].used }) {
+		return fmt.Errorf("no limit_req or limit_conn in this file, which includes others (%s) that the import does not read: write them in place of the include and import the file again", strings.Join(includes, "; "))
 	}
 	t.nginxAllowlists(zones, order)
 	rules := len(limited) > 1 || varies || slices.ContainsFunc(scopes, func(s nginxScope) bool { return len(s.uses) > 0 && s.hosts != nil })
@@ -466,7 +487,11 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 	}
 	for _, name := range order {
 		z := zones[name]
-		if !z.used {
+		switch {
+		case !z.used && len(includes) > 0:
+			t.differs("zone "+z.name, "used by no limit_req or limit_conn in this file: not imported. If an included file uses it, write that file in place of its include and import again.")
+			continue
+		case !z.used:
 			t.same("zone "+z.name, "defined but used by no limit_req or limit_conn: not imported.")
 			continue
 		}
