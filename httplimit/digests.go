@@ -11,10 +11,9 @@ import (
 // Bounds of the digest cache.
 const (
 	// minDigestBuckets and maxDigestBuckets bound its size: one bucket
-	// (4 entries) per listed key, rounded up to a power of two. (With one
-	// per 2 listed keys, about 1 bucket in 120 had more keys than entries,
-	// whose keys then kept evicting each other: in a walk over 10,000
-	// listed keys, 1.7% of lookups missed and hashed again; 0.2% now.)
+	// (4 entries) per listed key, rounded up to a power of two, so that
+	// few buckets are asked to hold more listed keys than entries (whose
+	// keys would keep evicting each other).
 	minDigestBuckets = 1 << 10
 	maxDigestBuckets = 1 << 14
 	// maxCachedKeyLen is the longest raw API key the cache keeps; longer
@@ -25,8 +24,7 @@ const (
 
 // digestCache remembers, for recently seen API keys, what they resolved to
 // (the identity their SHA-256 names), so that a returning key skips the
-// hash and the lookups — about a quarter of the middleware's time before it
-// existed. It is a fixed array of 4-entry buckets of hash tags and entry
+// SHA-256 and the lookups. It is a fixed array of 4-entry buckets of hash tags and entry
 // pointers; a key's bucket is chosen by a seeded hash of
 // the raw key, and a new key takes an empty entry of its bucket or else
 // replaces one at random (a fixed choice could make keys used in turn evict

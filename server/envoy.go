@@ -116,9 +116,9 @@ func (s *Server) authorizeEnvoy(ctx context.Context, info *tap.Info) (context.Co
 // before it is read (Unauthenticated or PermissionDenied).
 func (s *Server) serveEnvoy(ctx context.Context, ln net.Listener, useTLS bool) {
 	// Stream workers: gRPC otherwise starts a goroutine per call, whose
-	// stack then grows (runtime.morestack copying it) on every call — 12% of
-	// the server's CPU under the Envoy load of make bench. Calls beyond
-	// envoyWorkers at once get a goroutine of their own, as without workers.
+	// stack then grows (runtime.morestack copying it) on every call. Calls
+	// beyond envoyWorkers at once get a goroutine of their own, as without
+	// workers.
 	//
 	// Static flow-control windows: RLS messages are tens of bytes, so
 	// gRPC's dynamic windows (BDP estimation) only cost a PING round trip
@@ -132,9 +132,11 @@ func (s *Server) serveEnvoy(ctx context.Context, ln net.Listener, useTLS bool) {
 	if useTLS {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.listenerTLS(func(st *state) *tls.Config { return st.envoyTLS }))))
 	}
+	bl := newBoundedListener(ln, c.Max, s.metrics.shedConnections.WithLabelValues("envoy").Inc)
+	opts = append(opts, grpc.StatsHandler(bl.grpcStates()))
 	gs := grpc.NewServer(opts...)
 	envoy.Register(gs, s.envoy)
-	ln = newBoundedListener(ln, c.Max, s.metrics.shedConnections.WithLabelValues("envoy").Inc)
+	ln = bl
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
