@@ -113,8 +113,14 @@ type kongConfig struct {
 	RetryAfterJitterMax *float64 `yaml:"retry_after_jitter_max"`
 	// Issuer is the openid-connect plugin's issuer: its discovery
 	// document's URL, or the issuer itself.
-	Issuer   string `yaml:"issuer"`
-	advanced bool
+	Issuer string `yaml:"issuer"`
+	// KeyNames, KeyInHeader and KeyInQuery are the key-auth plugin's:
+	// the names a consumer's key is read under (apikey when unset), in
+	// headers and in the query string (both by default).
+	KeyNames    []string `yaml:"key_names"`
+	KeyInHeader *bool    `yaml:"key_in_header"`
+	KeyInQuery  *bool    `yaml:"key_in_query"`
+	advanced    bool
 }
 
 // kongScope is one rate-limiting plugin and where it applies.
@@ -180,6 +186,7 @@ func Kong(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	f.Services, f.Routes = withServiceRoutes(f.Services, f.Routes)
+	t.kongKeyAuth(slices.Concat(f.Plugins, servicePlugins(f.Services), routePlugins(serviceRoutes(f.Services)), routePlugins(f.Routes)))
 	var scopes []kongScope
 	add := func(ps []kongPlugin, where, name string, routes []kongRoute, service bool) {
 		scopes = append(scopes, t.kongPluginScopes(ps, where, name, routes, service)...)
@@ -286,6 +293,60 @@ func (t *Translation) kongPluginScopes(ps []kongPlugin, where, name string, rout
 	return out
 }
 
+// kongKeyAuth reads where the key-auth plugins of ps read a consumer's key:
+// the headers of their key_names become the API key headers
+// (kongKeyHeaders); a key read from the query string, which sluice does
+// not read, is reported.
+func (t *Translation) kongKeyAuth(ps []kongPlugin) {
+	for _, p := range ps {
+		if p.Name != "key-auth" || p.Enabled != nil && !*p.Enabled {
+			continue
+		}
+		names := p.Config.KeyNames
+		if len(names) == 0 {
+			names = []string{"apikey"}
+		}
+		if p.Config.KeyInHeader == nil || *p.Config.KeyInHeader {
+			for _, n := range names {
+				if h := http.CanonicalHeaderKey(n); validHeaderName(n) && !slices.Contains(t.keyAuthHeaders, h) {
+					t.keyAuthHeaders = append(t.keyAuthHeaders, h)
+				}
+			}
+		}
+		if p.Config.KeyInQuery == nil || *p.Config.KeyInQuery {
+			t.differs("key-auth", "Kong also reads a consumer's key from the query parameter %s; sluice reads API keys from headers only, so a client that sends its key in the query string counts by its address: have clients send it in a header (%s).", strings.Join(names, " or "), strings.Join(names, ", "))
+		}
+	}
+}
+
+// kongKeyHeaders returns the headers sluice reads API keys from: those
+// the file's key-auth plugins read (apikey, key-auth's default, when it has
+// none), then Authorization, whose Bearer token is a key too.
+func (t *Translation) kongKeyHeaders() []string {
+	if len(t.keyAuthHeaders) == 0 {
+		return []string{"Apikey", "Authorization"}
+	}
+	return append(slices.Clone(t.keyAuthHeaders), "Authorization")
+}
+
+// servicePlugins returns the plugins of services.
+func servicePlugins(services []kongService) []kongPlugin {
+	var out []kongPlugin
+	for _, s := range services {
+		out = append(out, s.Plugins...)
+	}
+	return out
+}
+
+// routePlugins returns the plugins of routes.
+func routePlugins(routes []kongRoute) []kongPlugin {
+	var out []kongPlugin
+	for _, r := range routes {
+		out = append(out, r.Plugins...)
+	}
+	return out
+}
+
 // kongLimits translates the plugin configuration that every plugin of the
 // file shares into the plan's limits.
 func (t *Translation) kongLimits(s kongScope) error {
@@ -293,8 +354,8 @@ func (t *Translation) kongLimits(s kongScope) error {
 	global := false
 	switch c.LimitBy {
 	case "", "consumer", "credential":
-		t.APIKeyHeaders = []string{"Apikey", "Authorization"}
-		t.same("limit_by "+or(c.LimitBy, "consumer"), "Kong counts per consumer (falling back to the address without one); sluice counts per API key (key-auth's apikey header, or a Bearer token), falling back to the address.")
+		t.APIKeyHeaders = t.kongKeyHeaders()
+		t.same("limit_by "+or(c.LimitBy, "consumer"), "Kong counts per consumer (falling back to the address without one); sluice counts per API key (key-auth's %s header, or a Bearer token), falling back to the address.", strings.Join(t.APIKeyHeaders[:len(t.APIKeyHeaders)-1], " or "))
 		if c.LimitBy != "credential" {
 			t.differs("limit_by consumer", "a consumer with several credentials shared one count in Kong; in sluice each key counts alone.")
 		}

@@ -153,7 +153,7 @@ func (t *Translation) kongKeys(c kongConsumer, plan, where string) {
 		// read): a key sent by anyone else must not make a client.
 		t.KeysOnlyListed = true
 	}
-	t.APIKeyHeaders = []string{"Apikey", "Authorization"}
+	t.APIKeyHeaders = t.kongKeyHeaders()
 	if n == 0 {
 		t.differs(where, "plan %s holds the limits; the file has no key-auth credential of %s: list its keys under keys: (by SHA-256) with plan: %s.", plan, c.Username, plan)
 	} else {

@@ -130,9 +130,9 @@ func (t *Translation) kongRuleKey(s kongScope, r *Rule) error {
 	where := s.where + " limit_by " + or(c.LimitBy, "consumer")
 	switch c.LimitBy {
 	case "", "consumer", "credential":
-		t.APIKeyHeaders = []string{"Apikey", "Authorization"}
+		t.APIKeyHeaders = t.kongKeyHeaders()
 		r.Key = []string{"api_key"}
-		t.same(where, "Kong counts per consumer, falling back to the address without one; the rule counts per API key (key-auth's apikey header, or a Bearer token), falling back to the address (key api_key, fallback ip).")
+		t.same(where, "Kong counts per consumer, falling back to the address without one; the rule counts per API key (key-auth's %s header, or a Bearer token), falling back to the address (key api_key, fallback ip).", strings.Join(t.APIKeyHeaders[:len(t.APIKeyHeaders)-1], " or "))
 	case "ip":
 		r.Key = []string{"ip/32/128"}
 		t.same(where, "one count per client address (key ip/32/128: IPv6 addresses whole).")

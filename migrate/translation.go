@@ -222,6 +222,9 @@ type Translation struct {
 	// local: Format envoy read Envoy's local rate limit filter, not
 	// envoyproxy/ratelimit's rules.
 	local bool
+	// keyAuthHeaders, for Format kong, are the headers its key-auth plugins
+	// read a consumer's key from (canonical; nil: none configured).
+	keyAuthHeaders []string
 	// claimHeaders, for Format envoy-gateway, are the request headers
 	// Envoy copies a verified token's claims into (canonical name → claim).
 	claimHeaders map[string]string

@@ -1,0 +1,47 @@
+package migrate_test
+
+import (
+	"net/http/httptest"
+	"testing"
+
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// TestImportedKongReadsKeyAuthKeyNames: Kong's key-auth plugin reads a
+// consumer's key from the headers its key_names lists (apikey when
+// unset), so limit_by consumer counts each key sent in X-Api-Key apart;
+// the import reads API keys from those headers too, and reports that
+// Kong also reads them from the query string (key_in_query, its default).
+func TestImportedKongReadsKeyAuthKeyNames(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+  - name: key-auth
+    config: {key_names: [x-api-key]}
+  - name: rate-limiting
+    config: {minute: 1, limit_by: consumer}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := serveImported(t, tr)
+	for i, c := range []struct {
+		key  string
+		want int
+	}{
+		{"key-a", 200},
+		{"key-b", 200}, // another consumer's key, from the same address
+		{"key-a", 429},
+	} {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = "192.0.2.1:1234"
+		r.Header.Set("X-Api-Key", c.key)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("request %d with X-Api-Key %s: %d, want %d", i, c.key, w.Code, c.want)
+		}
+	}
+	if !reported(tr, "query") {
+		t.Errorf("no difference says that Kong also reads the key from the query string: %+v", tr.Differences)
+	}
+}
