@@ -9,8 +9,9 @@ import (
 )
 
 // printIdentity says how clients are told apart, in the order identity
-// tries: API keys, tokens, the user header, the address. It never prints
-// a secret.
+// tries: API keys, tokens, the user header, the address; then where a plan
+// header is believed from. Headers are believed only from the trusted
+// proxies it lists, and it says so when none is. It never prints a secret.
 func printIdentity(w io.Writer, cfg *config.Config) {
 	id := cfg.Identity
 	parts := []string{fmt.Sprintf("API key in %s (unlisted: %s)", strings.Join(id.APIKeyHeaders, ", "), unlistedText(id.UnknownKeys))}
@@ -25,11 +26,37 @@ func printIdentity(w io.Writer, cfg *config.Config) {
 		}
 		parts = append(parts, "JWT "+where+strings.Join(issuers, " or "))
 	}
-	if id.UserHeader != "" {
-		parts = append(parts, "user in "+id.UserHeader+" from trusted proxies")
+	var trusted []string
+	for _, p := range id.TrustedProxies {
+		trusted = append(trusted, p.String())
+	}
+	if id.TrustUnixPeers {
+		trusted = append(trusted, "unix:")
+	}
+	from := " from trusted proxies " + strings.Join(trusted, ", ")
+	if id.UserHeader != "" && len(trusted) > 0 {
+		parts = append(parts, "user in "+id.UserHeader+from)
 	}
 	parts = append(parts, fmt.Sprintf("address (IPv4 /%d, IPv6 /%d)", id.IPv4Prefix, id.IPv6Prefix))
-	fmt.Fprintf(w, "IDENTITY  %s\n", strings.Join(parts, " > "))
+	line := strings.Join(parts, " > ")
+	switch headers := strings.Join(nonEmpty(id.UserHeader, id.PlanHeader), ", "); {
+	case headers != "" && len(trusted) == 0:
+		line += "; " + headers + ": never believed (no trusted_proxies)"
+	case id.PlanHeader != "":
+		line += "; plan in " + id.PlanHeader + from
+	}
+	fmt.Fprintf(w, "IDENTITY  %s\n", line)
+}
+
+// nonEmpty returns the strings of ss that are not empty.
+func nonEmpty(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func unlistedText(unknownKeys string) string {

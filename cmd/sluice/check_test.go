@@ -80,7 +80,7 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 		{"", "IDENTITY  API key in Authorization, X-Api-Key (unlisted: a client of its own) > address (IPv4 /32, IPv6 /64)\n", ""},
 		{"identity:\n  user_header: X-User\n  ipv6_prefix: 56\n  jwt: {secret_file: pw32, issuer: https://id.example/, audiences: [api, web], plan_claim: tier}\nkeys: [{sha256: 9f8cfdb17116bf0e2a44e071454f25594cb9b8737bf331e6a2f0b30550572f29, plan: free}]\n",
 			"IDENTITY  API key in Authorization, X-Api-Key (unlisted: by address) > JWT (HMAC secret from " + filepath.Join(dir, "pw32") +
-				", iss https://id.example/, aud api or web, client from claim sub, plan from claim tier; not verified: by address) > user in X-User from trusted proxies > address (IPv4 /32, IPv6 /56)\n", "a-secret-of-32-bytes-or-more-here"},
+				", iss https://id.example/, aud api or web, client from claim sub, plan from claim tier; not verified: by address) > address (IPv4 /32, IPv6 /56); X-User: never believed (no trusted_proxies)\n", "a-secret-of-32-bytes-or-more-here"},
 		{"", "RESPONSE  headers ietf; refusals RFC 9457 problem (429); Retry-After exact\n", ""},
 		{"", "LOG  refused requests, at most 10 lines a second, then one line counting the rest\n", ""},
 		{"log: {refusals_per_second: 0}\n", "LOG  refused requests: none (log.refusals_per_second 0)\n", ""},
@@ -116,5 +116,42 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 		if tc.secret != "" && strings.Contains(out.String(), tc.secret) {
 			t.Errorf("output holds the password %q:\n%s", tc.secret, out.String())
 		}
+	}
+}
+
+// The IDENTITY line says what serve believes: the user and plan headers
+// from the trusted proxies it names, and from no one when none is trusted
+// (serve then never reads them, so check must not say it does).
+func TestCheckSaysFromWhomIdentityHeadersAreBelieved(t *testing.T) {
+	const plans = "plans:\n  free:\n    limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]\n" +
+		"  pro:\n    limits: [{name: per-minute, algorithm: fixed-window, quantity: 20, window: 1m}]\n"
+	for _, tc := range []struct {
+		name, identity string
+		want, never    []string
+	}{
+		{"trusted proxies", "identity: {user_header: X-User-Id, plan_header: X-Plan, trusted_proxies: [10.0.0.0/8, unix:]}\n",
+			[]string{"user in X-User-Id from trusted proxies 10.0.0.0/8, unix:", "plan in X-Plan from trusted proxies 10.0.0.0/8, unix:"}, nil},
+		{"no trusted proxy", "identity: {user_header: X-User-Id, plan_header: X-Plan}\n",
+			[]string{"X-User-Id, X-Plan: never believed (no trusted_proxies)"}, []string{"user in X-User-Id from", "plan in X-Plan from"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "sluice.yaml")
+			os.WriteFile(file, []byte(tc.identity+plans), 0o644)
+			var out, errOut bytes.Buffer
+			if code := run(context.Background(), []string{"check", file}, &out, &errOut); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			line := regexp.MustCompile(`(?m)^IDENTITY .*$`).FindString(out.String())
+			for _, w := range tc.want {
+				if !strings.Contains(line, w) {
+					t.Errorf("IDENTITY line lacks %q:\n%s", w, line)
+				}
+			}
+			for _, w := range tc.never {
+				if strings.Contains(line, w) {
+					t.Errorf("IDENTITY line says %q:\n%s", w, line)
+				}
+			}
+		})
 	}
 }
