@@ -187,6 +187,8 @@ func (s *Server) keyRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/keys/{subject...}", s.guard(config.ScopeAdmin, false, s.handleKeyInspect))
 	mux.HandleFunc("DELETE /v1/keys/{subject...}", s.guard(config.ScopeAdmin, false, s.handleKeyReset))
 	mux.HandleFunc("POST /v1/keys/{subject...}", s.guard(config.ScopeAdmin, false, s.handleKeyPenalize))
+	mux.HandleFunc("/v1/keys", allowOnly("GET, HEAD"))
+	mux.HandleFunc("/v1/keys/{subject...}", allowOnly("GET, HEAD, DELETE, POST"))
 	mux.HandleFunc("POST /v1/tokens", s.guard(config.ScopeAdmin, false, s.handleToken))
 	mux.HandleFunc("/v1/tokens", onlyPost)
 }

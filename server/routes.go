@@ -85,6 +85,9 @@ func (s *Server) adminRoutes() http.Handler {
 	mux.HandleFunc("/designer/run", onlyPost)
 	mux.HandleFunc("POST /designer/import", read(s.handleDesignerImport))
 	mux.HandleFunc("/designer/import", onlyPost)
+	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/docs", "/dashboard", "/dashboard/data", "/designer"} {
+		mux.HandleFunc(path, allowOnly("GET, HEAD"))
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONProblem(w, http.StatusNotFound, "Not Found", "No such endpoint on sluice's admin listener; the API it protects is on the public listener.")
 	})
@@ -179,6 +182,15 @@ func (p *readyProbe) check(ctx context.Context) error {
 
 func contextWithTimeout(r *http.Request, d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), d)
+}
+
+// allowOnly answers a method an endpoint does not take: 405 naming those it
+// takes, allow, as the Allow header lists them.
+func allowOnly(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		writeJSONProblem(w, http.StatusMethodNotAllowed, "Method Not Allowed", "This endpoint takes "+allow+".")
+	}
 }
 
 func onlyPost(w http.ResponseWriter, r *http.Request) {
