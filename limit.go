@@ -237,9 +237,11 @@ func (l Limit) build() Limit {
 	p, ok := algo.NewParams(algo.Kind(l.alg), l.q, l.w, b, l.maxWait)
 	if !ok {
 		// Bucket state is counted in ticks (one unit = w/gcd(q, w)
-		// ticks); the deepest a queue can go must stay exact.
+		// ticks); the deepest a queue can go must stay exact, and refill
+		// within 2^52 µs so that every wait does.
 		l.err = fmt.Errorf("%w: %s: %d per %v with burst %d %w "+
-			"(a unit is %v/%d; burst × that exceeds 2^53 ticks): pick a quantity that divides the window more evenly, e.g. a round number",
+			"(a unit is %v/%d; burst × that exceeds 2^53 ticks, or takes 2^52 µs, about 142 years, to refill): "+
+			"pick a quantity that divides the window more evenly, e.g. a round number, or a smaller burst",
 			ErrInvalidLimit, l.name, l.q, l.Window(), b, algo.ErrInexact, l.Window(), l.q)
 		return l
 	}

@@ -127,29 +127,16 @@ const checkArgs = limitArgs + 1
 // (STATUS_WORDS).
 const statusWords = 3
 
-// maxExactDebt bounds a GCRA limit's deepest debt in µs (burst ticks over
-// the refill rate): its arrival times, now plus that, stay below 2^53.
-const maxExactDebt = 1 << 52
-
 // limitArgs is the number of script arguments per limit in apply.lua's
 // table of limits (LIMIT_ARGS).
 const limitArgs = 9
 
 // validateCheck reports whether the scripts can decide c: a valid limit,
-// and for GCRA a debt that stays exact in Lua's numbers.
+// whose every amount, time and wait sluice keeps exact in Lua's numbers
+// (see sluice.MaxQuantity).
 func validateCheck(c *sluice.Check) error {
-	l := &c.Limit
-	if err := l.Err(); err != nil {
+	if err := c.Limit.Err(); err != nil {
 		return fmt.Errorf("redis store: %w: %w", sluice.ErrInvalidCheck, err)
-	}
-	if l.Algorithm() == sluice.AlgorithmGCRA {
-		q, w := l.Quantity(), int64(l.Window()/time.Microsecond)
-		g := gcd(q, w)
-		rq, rw := q/g, w/g
-		if (l.Burst()*rw+int64(l.MaxWait()/time.Microsecond)*rq)/rq >= maxExactDebt {
-			return fmt.Errorf("redis store: %w: %s: a full bucket is %d units of %v/%d each, more than 2^52 µs "+
-				"(about 142 years) of debt, which the Redis scripts cannot keep exact", sluice.ErrInvalidCheck, l, l.Burst(), l.Window(), q)
-		}
 	}
 	return nil
 }

@@ -37,6 +37,13 @@ func (k Kind) Bucket() bool { return k == KindTokenBucket || k == KindLeakyBucke
 // doubles) computes what Go does.
 const maxExact = 1 << 53
 
+// maxHorizon bounds a bucket's Horizon, in µs: a wait is at most the
+// Horizon from the time the state was written, which is below 2^52 µs
+// (Lua's times, see redis/lua/arith.lua), so that waits measured from now
+// stay below 2^53 µs, exact in Lua's doubles, also after the clock
+// stepped back.
+const maxHorizon = 1 << 52
+
 // Params are one limit's parameters: at most Q units per W µs under Kind,
 // with a capacity B. Build them with NewParams.
 type Params struct {
@@ -50,7 +57,7 @@ type Params struct {
 	RQ, RW int64
 	// Horizon is ⌊limit/RQ⌋+1 µs for the buckets (0 for the others), where
 	// limit = B·RW + MaxWait·RQ ticks is the deepest admissible debt: a time
-	// by which any admissible debt has refilled.
+	// by which any admissible debt has refilled. NewParams keeps it ≤ 2^52.
 	Horizon int64
 	// Period, for a fixed window, makes its windows calendar periods
 	// starting Offset µs after the UTC calendar's (see NewCalendarParams);
@@ -60,7 +67,8 @@ type Params struct {
 }
 
 // ErrInexact is what a limit whose parameters NewParams refuses wraps: its
-// bucket cannot be counted exactly in ticks.
+// bucket cannot be counted exactly in ticks, or refills its deepest debt
+// too slowly for its waits to stay exact.
 var ErrInexact = errors.New("cannot be kept exact")
 
 // NewParams returns the parameters of kind for q units per w µs with
@@ -68,7 +76,8 @@ var ErrInexact = errors.New("cannot be kept exact")
 // of maxWait µs (leaky bucket). The caller has checked the ranges: q and b
 // in [1, 2^40], w in [1, 2^45] ([1, 2^46] for a fixed window) and maxWait
 // in [0, 2^45]. It reports false when a bucket's deepest debt cannot be
-// counted exactly in ticks (more than 2^53).
+// counted exactly in ticks (more than 2^53) or takes 2^52 µs (about 142
+// years) or more to refill.
 func NewParams(kind Kind, q, w, b, maxWait int64) (Params, bool) {
 	if !kind.Bucket() {
 		b, maxWait = q, 0
@@ -80,6 +89,9 @@ func NewParams(kind Kind, q, w, b, maxWait int64) (Params, bool) {
 			return Params{}, false
 		}
 		p.Horizon = p.limitTicks()/p.RQ + 1
+		if p.Horizon > maxHorizon {
+			return Params{}, false
+		}
 	}
 	return p, true
 }
