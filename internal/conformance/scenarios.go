@@ -411,5 +411,6 @@ func Scenarios() []Scenario {
 		}()},
 	}
 	out = append(out, refundScenarios()...)
+	out = append(out, boundScenarios()...)
 	return append(out, scaleScenarios()...)
 }
