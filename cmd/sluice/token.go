@@ -96,9 +96,10 @@ func tokenScopes(list string) ([]string, error) {
 }
 
 // yamlScalar writes s as a YAML string: as it is when it is plain
-// letters, digits, '.', '_' and '-' and not null, else double-quoted.
+// letters, digits, '.', '_' and '-', not null and not starting with '-' (a
+// sequence's entry), else double-quoted.
 func yamlScalar(s string) string {
-	if strings.EqualFold(s, "null") {
+	if strings.EqualFold(s, "null") || strings.HasPrefix(s, "-") {
 		return `"` + s + `"`
 	}
 	for _, r := range s {

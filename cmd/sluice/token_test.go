@@ -28,6 +28,8 @@ func TestTokenSnippetLoads(t *testing.T) {
 		{"billing batch", "check, override_plan", config.ScopeCheck | config.ScopeOverridePlan},
 		{"x: y", "check", config.ScopeCheck},
 		{"null", "read", config.ScopeRead},
+		{"-", "read", config.ScopeRead},
+		{"- x", "read", config.ScopeRead},
 	} {
 		code, out, errOut := runSluice(t, "token", "-name", tc.name, "-scopes", tc.scopes)
 		if code != 0 {
