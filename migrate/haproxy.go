@@ -102,6 +102,7 @@ func HAProxy(src, source string) (*Translation, error) {
 				return nil, fmt.Errorf("%s: %w", source, err)
 			}
 			proxies = append(proxies, p)
+			t.haproxyClientAddress(s)
 		}
 	}
 	if n := len(proxies); n > MaxPlaces {
@@ -173,6 +174,23 @@ func HAProxy(src, source string) (*Translation, error) {
 	}
 	t.differs("headers", "HAProxy sends no rate-limit headers; sluice sends RateLimit-Policy and RateLimit (IETF draft) on every response and Retry-After with a problem+json body on 429, so clients can slow down before they are refused.")
 	return t, nil
+}
+
+// haproxyClientAddress reports what makes src, the address the tables
+// count by, another than the connection's peer in section s: set-src (from
+// a load balancer's X-Forwarded-For, say) and a bind line's accept-proxy
+// (the PROXY protocol). sluice believes such an address only from
+// identity.trusted_proxies or proxy_protocol, which the user lists.
+func (t *Translation) haproxyClientAddress(s *haproxySection) {
+	for _, l := range s.lines {
+		where := fmt.Sprintf("%s %s, line %d", s.kind, s.name, l.line)
+		switch {
+		case (l.words[0] == "http-request" || l.words[0] == "tcp-request") && slices.Contains(l.words[1:min(3, len(l.words))], "set-src"):
+			t.differs(where, "%s makes src the address it reads, which the tables count by; sluice counts by the connection's address unless it comes from identity.trusted_proxies, whose X-Forwarded-For it believes: list there the load balancers set-src trusts, or every client behind one counts as its address.", strings.Join(l.words, " "))
+		case l.words[0] == "bind" && slices.Contains(l.words, "accept-proxy"):
+			t.differs(where, "accept-proxy makes src the client the PROXY protocol header of each connection names; list those load balancers in sluice.yaml's proxy_protocol, or every client behind one counts as its address.")
+		}
+	}
 }
 
 // otherRoutes lists the backends f sends requests to by a condition,

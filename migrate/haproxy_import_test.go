@@ -1,6 +1,10 @@
 package migrate_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/sluice-dev/sluice/migrate"
+)
 
 func TestImportHAProxy(t *testing.T) {
 	runImportCases(t, []importCase{
@@ -111,4 +115,30 @@ backend orphan
 			},
 		},
 	})
+}
+
+// TestImportHAProxyClientAddressFromProxies: http-request set-src (from
+// X-Forwarded-For, say) and a bind line's accept-proxy make src the client
+// behind a load balancer; sluice reads that address only from
+// identity.trusted_proxies or proxy_protocol, so the import reports each,
+// as the src key would otherwise count every client as its balancer.
+func TestImportHAProxyClientAddressFromProxies(t *testing.T) {
+	for _, c := range []struct{ line, phrase string }{
+		{"    http-request set-src hdr(x-forwarded-for) if { src 10.0.0.0/8 }", "set-src"},
+		{"    bind :443 accept-proxy", "accept-proxy"},
+	} {
+		tr, err := migrate.Import("haproxy", `frontend fe
+    bind :80
+`+c.line+`
+    stick-table type ipv6 size 100k expire 30s store http_req_rate(10s)
+    http-request track-sc0 src
+    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 20 }
+`, "haproxy.cfg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reported(tr, c.phrase) {
+			t.Errorf("%s: no difference mentions %s: %+v", c.line, c.phrase, tr.Differences)
+		}
+	}
 }
