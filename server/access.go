@@ -158,7 +158,7 @@ func (s *Server) guard(need config.Scopes, authorizationIsClients bool, h func(h
 		w.Header()["Cache-Control"] = noStore
 		c := s.callerOf(r, authorizationIsClients)
 		if !c.scopes.Has(need) {
-			s.refuseCaller(w, c, need)
+			s.refuse(w, c, need, authorizationIsClients)
 			return
 		}
 		h(w, r, c)
@@ -218,6 +218,13 @@ func hostOnlyOf(host string) string {
 // refuseCaller answers a caller that lacks need: 401 when it is not known
 // (no credentials, or a token nobody holds), 403 when it is.
 func (s *Server) refuseCaller(w http.ResponseWriter, c caller, need config.Scopes) {
+	s.refuse(w, c, need, false)
+}
+
+// refuse is refuseCaller on an endpoint whose Authorization may be the
+// described client's (authorizationIsClients), where a 401 names only
+// Sluice-Token, the header a caller's token is read from there.
+func (s *Server) refuse(w http.ResponseWriter, c caller, need config.Scopes, authorizationIsClients bool) {
 	s.metrics.refusedCallers.WithLabelValues(need.String()).Inc()
 	if c.crossSite {
 		writeJSONProblem(w, http.StatusForbidden, "Forbidden", "A browser page of another site holds none of the scopes loopback or a client certificate grant, "+
@@ -228,6 +235,10 @@ func (s *Server) refuseCaller(w http.ResponseWriter, c caller, need config.Scope
 	if c.name == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
 		detail := "This endpoint needs a caller token with the " + need.String() + " scope: send it as Authorization: Bearer <token> or " + TokenHeader + ": <token> (sluice token makes one)."
+		if authorizationIsClients {
+			detail = "This endpoint needs a caller token with the " + need.String() + " scope: send it as " + TokenHeader +
+				": <token> (sluice token makes one); its Authorization is the described client's, never read as a caller's token."
+		}
 		if c.badToken {
 			detail = "The token matches no caller of this server."
 		}
