@@ -233,7 +233,11 @@ func (s *Server) refuse(w http.ResponseWriter, c caller, need config.Scopes, aut
 		return
 	}
 	if c.name == "" {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="sluice"`)
+		challenge := `Bearer realm="sluice"`
+		if c.badToken {
+			challenge += `, error="invalid_token"` // RFC 6750 §3.1
+		}
+		w.Header().Set("WWW-Authenticate", challenge)
 		detail := "This endpoint needs a caller token with the " + need.String() + " scope: send it as Authorization: Bearer <token> or " + TokenHeader + ": <token> (sluice token makes one)."
 		if authorizationIsClients {
 			detail = "This endpoint needs a caller token with the " + need.String() + " scope: send it as " + TokenHeader +
