@@ -152,12 +152,16 @@ func printPlans(w io.Writer, cfg *config.Config) {
 			httplimit.WindowOf(l), l.Burst(), strings.Join(notes, ", "))
 	}
 	for _, p := range cfg.Policy.Plans {
+		var marks []string
+		if p.Name == cfg.Policy.DefaultPlan {
+			marks = append(marks, "default")
+		}
+		if p.Name == cfg.Policy.AnonymousPlan {
+			marks = append(marks, "anonymous")
+		}
 		name := p.Name
-		switch name {
-		case cfg.Policy.DefaultPlan:
-			name += " (default)"
-		case cfg.Policy.AnonymousPlan:
-			name += " (anonymous)"
+		if len(marks) > 0 {
+			name += " (" + strings.Join(marks, ", ") + ")"
 		}
 		for _, l := range p.Limits {
 			row(name, l)

@@ -155,3 +155,19 @@ func TestCheckSaysFromWhomIdentityHeadersAreBelieved(t *testing.T) {
 		})
 	}
 }
+
+// The plans table marks the default plan and the anonymous one, also when
+// they are the same plan (anonymous_plan left out is default_plan).
+func TestCheckMarksAPlanThatIsDefaultAndAnonymous(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sluice.yaml")
+	os.WriteFile(file, []byte("plans:\n  free:\n    limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]\n"+
+		"  pro:\n    limits: [{name: per-minute, algorithm: fixed-window, quantity: 20, window: 1m}]\n"), 0o644)
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"check", file}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if !regexp.MustCompile(`(?m)^free \(default, anonymous\) +per-minute`).MatchString(out.String()) ||
+		!regexp.MustCompile(`(?m)^pro +per-minute`).MatchString(out.String()) {
+		t.Errorf("want free marked default and anonymous, pro unmarked:\n%s", out.String())
+	}
+}
