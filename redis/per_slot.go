@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 
 	"github.com/redis/rueidis"
@@ -12,19 +13,27 @@ import (
 // slot over the checks with a non-zero stamps[i] whose algorithm is
 // picked, each as its CHECK_ARGS and its stamp, within the store's timeout;
 // what names the script in errors, which wrap sluice.ErrStoreUnavailable
-// and leave the slots not reached as they were.
+// and leave the slots not reached as they were. Stamps not one per check,
+// or a picked check whose limit cannot be decided, run nothing: the error
+// wraps sluice.ErrInvalidCheck.
 func (s *Store) stamped(ctx context.Context, script *rueidis.Lua, what string, checks []sluice.Check, stamps []int64,
 	picked func(sluice.Algorithm) bool) error {
-	ctx, cancel := s.bounded(ctx)
-	defer cancel()
+	if len(stamps) != len(checks) {
+		return fmt.Errorf("redis store: %s: %w: %d checks with %d stamps", what, sluice.ErrInvalidCheck, len(checks), len(stamps))
+	}
 	var keys []string
 	var idx []int
 	for i := range checks {
-		if i < len(stamps) && stamps[i] != 0 && picked(checks[i].Limit.Algorithm()) {
+		if stamps[i] != 0 && picked(checks[i].Limit.Algorithm()) {
+			if err := validateCheck(&checks[i]); err != nil {
+				return err
+			}
 			keys = append(keys, Key(checks[i].Key, checks[i].Limit.ID()))
 			idx = append(idx, i)
 		}
 	}
+	ctx, cancel := s.bounded(ctx)
+	defer cancel()
 	for _, group := range s.groups(keys) {
 		gkeys := make([]string, len(group))
 		args := make([]string, 0, (checkArgs+1)*len(group))

@@ -13,7 +13,9 @@ import (
 // key would have without that charge, at Redis's time. Other checks and
 // zero receipts are skipped. Refunds of keys in one Cluster slot are one
 // script run; an error wraps sluice.ErrStoreUnavailable as Apply's do, and
-// the charges of the slots not reached stay counted.
+// the charges of the slots not reached stay counted. Receipts not one per
+// check, or a check to refund whose limit cannot be decided, refund nothing:
+// the error wraps sluice.ErrInvalidCheck, as the memory store's does.
 func (s *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
 	if err := s.unusable("refund script"); err != nil {
 		return err

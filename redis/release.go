@@ -13,7 +13,9 @@ import (
 // leases that have already expired are skipped. Releases of keys in one
 // Cluster slot are one script run; an error wraps
 // sluice.ErrStoreUnavailable as Apply's do, and leaves the leases to
-// expire.
+// expire. Leases not one per check, or a check with a lease whose limit
+// cannot be decided, release nothing: the error wraps
+// sluice.ErrInvalidCheck, as the memory store's does.
 func (s *Store) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
 	if err := s.unusable("release script"); err != nil {
 		return err

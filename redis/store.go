@@ -109,8 +109,13 @@ func (s *Store) bounded(ctx context.Context) (context.Context, context.CancelFun
 
 // Apply implements sluice.Store: it decides checks as one call and writes
 // their statuses to out. An error means no decision; it wraps
-// sluice.ErrStoreUnavailable unless the caller's context was cancelled.
+// sluice.ErrStoreUnavailable unless the caller's context was cancelled,
+// and sluice.ErrInvalidCheck when out is not as long as checks or a check
+// cannot be decided.
 func (s *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
+	if len(out) != len(checks) {
+		return fmt.Errorf("redis store: %w: %d statuses for %d checks", sluice.ErrInvalidCheck, len(out), len(checks))
+	}
 	_, err := s.apply(ctx, checks, out)
 	return err
 }
