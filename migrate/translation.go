@@ -294,8 +294,12 @@ func validHeaderName(s string) bool {
 }
 
 // validHostName reports whether s is a host name of letters, digits, dots
-// and hyphens, as a rule's hosts match it.
-func validHostName(s string) bool { return s != "" && strings.Trim(s, ".-"+alnum) == "" }
+// and hyphens, as a rule's hosts match it: labels none of which is empty,
+// the root's dot allowed at the end.
+func validHostName(s string) bool {
+	name := strings.TrimSuffix(s, ".")
+	return name != "" && strings.Trim(name, ".-"+alnum) == "" && !strings.HasPrefix(name, ".") && !strings.Contains(name, "..")
+}
 
 const alnum = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
