@@ -26,6 +26,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	adminListen := fs.String("admin-listen", "", "admin address (overrides the configuration's admin.listen)")
 	jsonLogs := fs.Bool("json-logs", false, "log as JSON instead of text")
 	gcFloor := fs.Int64("gc-heap-floor", gctune.DefaultHeapFloor, "heap size in bytes below which no GC cycle starts (0: Go's default; GOGC or GOMEMLIMIT in the environment win)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, `usage: sluice serve [flags]
+
+Serves the configuration -config FILE (without it, the embedded example on
+the in-memory store, in front of a demo upstream) until SIGTERM or SIGINT:
+the first drains in-flight requests (shutdown.delay, shutdown.drain), a
+second ends the process at once. With -config, SIGHUP and a change of the
+file reload it; a file that does not load is logged, and the configuration
+before it keeps serving.
+
+flags:`)
+		fs.PrintDefaults()
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -184,3 +184,18 @@ func TestSecondSignalEndsTheDrain(t *testing.T) {
 		t.Errorf("a second SIGTERM did not end the drain:\n%s", out.String())
 	}
 }
+
+// serve -h says what the command does, as every command's usage does, and
+// how it answers signals: that is where an operator looks for it.
+func TestServeUsageSaysHowItAnswersSignals(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"serve", "-h"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	u := errOut.String()
+	for _, want := range []string{"usage: sluice serve [flags]\n", "SIGHUP", "SIGTERM", "-config string"} {
+		if !strings.Contains(u, want) {
+			t.Errorf("serve -h lacks %q:\n%s", want, u)
+		}
+	}
+}
