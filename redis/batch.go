@@ -56,7 +56,7 @@ type call struct {
 var callPool = sync.Pool{New: func() any { return &call{done: make(chan struct{}, 1)} }}
 
 // newCall prepares the checks idx of checks (all in one slot), whose keys
-// are keys, for a script run, validating their limits. Nil keys and idx
+// are keys, for a script run, validating them (decidable). Nil keys and idx
 // mean every check, keys made here (in the call itself for a few checks:
 // no allocation but the keys' text for a pooled call).
 func newCall(checks []sluice.Check, keys []string, idx []int, out []sluice.Status) (*call, error) {
@@ -74,7 +74,7 @@ func newCall(checks []sluice.Check, keys []string, idx []int, out []sluice.Statu
 		}
 	}
 	for _, i := range c.idx {
-		if err := validateCheck(&checks[i]); err != nil {
+		if err := decidable(&checks[i]); err != nil {
 			c.release()
 			return nil, err
 		}

@@ -14,8 +14,9 @@ import (
 )
 
 // A call the memory store refuses as invalid, having done nothing —
-// statuses, receipts or leases not one per check, or a limit that cannot be
-// decided among the checks it is to give back to — the Redis store refuses
+// statuses, receipts or leases not one per check, a negative cost, or a
+// limit that cannot be decided among the checks it is to give back to —
+// the Redis store refuses
 // alike (ErrInvalidCheck), on a Cluster too, where the checks span slots:
 // it decides, refunds and releases nothing.
 func TestInvalidCallsDoNothingAsOnTheMemoryStore(t *testing.T) {
@@ -47,7 +48,9 @@ func TestInvalidCallsDoNothingAsOnTheMemoryStore(t *testing.T) {
 			}
 			charged, leases := []int64{out[0].Charged, 0}, []int64{0, out[1].Lease}
 			for what, err := range map[string]error{
-				"Apply with a status too many":   s.Apply(ctx, []sluice.Check{{Key: subj[1], Limit: fw, Cost: 1}}, make([]sluice.Status, 2)),
+				"Apply with a status too many": s.Apply(ctx, []sluice.Check{{Key: subj[1], Limit: fw, Cost: 1}}, make([]sluice.Status, 2)),
+				"Apply with a negative cost": s.Apply(ctx, []sluice.Check{{Key: subj[1], Limit: fw, Cost: 1}, {Key: subj[0], Limit: conc, Cost: -1}},
+					make([]sluice.Status, 2)),
 				"Refund with a receipt too few":  s.Refund(ctx, checks, charged[:1]),
 				"Refund with a receipt too many": s.Refund(ctx, checks, append(charged, 0)),
 				"Release with a lease too few":   s.Release(ctx, checks[1:], nil),

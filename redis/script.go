@@ -141,6 +141,15 @@ func validateCheck(c *sluice.Check) error {
 	return nil
 }
 
+// decidable reports whether apply.lua can decide c as sluice.Limit.Decide
+// would: a check validateCheck accepts, of a cost of at least 0.
+func decidable(c *sluice.Check) error {
+	if c.Cost < 0 {
+		return fmt.Errorf("redis store: %w: negative cost %d", sluice.ErrInvalidCheck, c.Cost)
+	}
+	return validateCheck(c)
+}
+
 // appendLimitArgs appends l's script arguments: algorithm, quantity, window
 // (µs), burst, rq, rw (the rate q/w in lowest terms, as ticks), max wait
 // (µs), shadow and calendar ("0", or "period:offset µs").

@@ -155,6 +155,9 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 	}
 	keys := make([]string, len(checks))
 	for i := range checks {
+		if err := decidable(&checks[i]); err != nil {
+			return 0, err // before any slot reserves
+		}
 		keys[i] = Key(checks[i].Key, checks[i].Limit.ID())
 	}
 	groups := s.groups(keys)
