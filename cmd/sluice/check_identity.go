@@ -14,24 +14,30 @@ import (
 // proxies it lists, and it says so when none is. It never prints a secret.
 func printIdentity(w io.Writer, cfg *config.Config) {
 	id := cfg.Identity
-	parts := []string{fmt.Sprintf("API key in %s (unlisted: %s)", strings.Join(id.APIKeyHeaders, ", "), unlistedText(id.UnknownKeys))}
-	if len(id.JWT) > 0 {
-		var issuers []string
-		for _, j := range id.JWT {
-			issuers = append(issuers, jwtText(j, len(id.JWT) > 1))
-		}
-		where := ""
-		if len(id.TokenHeaders) > 0 {
-			where = "in " + strings.Join(id.TokenHeaders, ", ") + " "
-		}
-		parts = append(parts, "JWT "+where+strings.Join(issuers, " or "))
-	}
 	var trusted []string
 	for _, p := range id.TrustedProxies {
 		trusted = append(trusted, p.String())
 	}
 	if id.TrustUnixPeers {
 		trusted = append(trusted, "unix:")
+	}
+	// A token not verified names no one: the client is told apart by what
+	// follows, the user header when one is believed.
+	unverified := "by address"
+	if id.UserHeader != "" && len(trusted) > 0 {
+		unverified = "as without a token"
+	}
+	parts := []string{fmt.Sprintf("API key in %s (unlisted: %s)", strings.Join(id.APIKeyHeaders, ", "), unlistedText(id.UnknownKeys))}
+	if len(id.JWT) > 0 {
+		var issuers []string
+		for _, j := range id.JWT {
+			issuers = append(issuers, jwtText(j, len(id.JWT) > 1, unverified))
+		}
+		where := ""
+		if len(id.TokenHeaders) > 0 {
+			where = "in " + strings.Join(id.TokenHeaders, ", ") + " "
+		}
+		parts = append(parts, "JWT "+where+strings.Join(issuers, " or "))
 	}
 	from := " from trusted proxies " + strings.Join(trusted, ", ")
 	if id.UserHeader != "" && len(trusted) > 0 {
@@ -66,9 +72,10 @@ func unlistedText(unknownKeys string) string {
 	return "by address"
 }
 
-// jwtText describes an issuer of identity.jwt: whose keys, and the claims
-// it checks; named, when there are several.
-func jwtText(j *config.JWT, named bool) string {
+// jwtText describes an issuer of identity.jwt: whose keys, the claims it
+// checks, and unverified, how a client whose token it refuses is told
+// apart; named, when there are several.
+func jwtText(j *config.JWT, named bool, unverified string) string {
 	var keys string
 	switch {
 	case j.JWKSURL != "":
@@ -97,5 +104,5 @@ func jwtText(j *config.JWT, named bool) string {
 	if j.Plan != "" {
 		s += ", else plan " + j.Plan
 	}
-	return s + "; not verified: by address)"
+	return s + "; not verified: " + unverified + ")"
 }

@@ -131,12 +131,16 @@ func TestCheckSaysFromWhomIdentityHeadersAreBelieved(t *testing.T) {
 	}{
 		{"trusted proxies", "identity: {user_header: X-User-Id, plan_header: X-Plan, trusted_proxies: [10.0.0.0/8, unix:]}\n",
 			[]string{"user in X-User-Id from trusted proxies 10.0.0.0/8, unix:", "plan in X-Plan from trusted proxies 10.0.0.0/8, unix:"}, nil},
+		{"a token not verified falls to the user header", "identity: {user_header: X-User-Id, trusted_proxies: [10.0.0.0/8], jwt: {secret_file: jwt-secret}}\n",
+			[]string{"not verified: as without a token) > user in X-User-Id from trusted proxies 10.0.0.0/8 > address"}, []string{"by address"}},
 		{"no trusted proxy", "identity: {user_header: X-User-Id, plan_header: X-Plan}\n",
 			[]string{"X-User-Id, X-Plan: never believed (no trusted_proxies)"}, []string{"user in X-User-Id from", "plan in X-Plan from"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			file := filepath.Join(t.TempDir(), "sluice.yaml")
+			dir := t.TempDir()
+			file := filepath.Join(dir, "sluice.yaml")
 			os.WriteFile(file, []byte(tc.identity+plans), 0o644)
+			os.WriteFile(filepath.Join(dir, "jwt-secret"), []byte("a-secret-of-32-bytes-or-more-here\n"), 0o600)
 			var out, errOut bytes.Buffer
 			if code := run(context.Background(), []string{"check", file}, &out, &errOut); code != 0 {
 				t.Fatalf("exit %d: %s", code, errOut.String())
