@@ -106,6 +106,10 @@ which plan, or why it names no one, as the server verifies it now (identity.jwt)
 	}
 	u := *admin + path + "?" + q.Encode()
 	body, err := callAdmin(ctx, client, method, u, *token, send)
+	var refused *adminError
+	if errors.As(err, &refused) && refused.status == http.StatusUnauthorized && *token == "" {
+		return fmt.Errorf("%w; no token was sent (-token, -token-file or $SLUICE_TOKEN)", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -144,8 +148,8 @@ func readToken(path string) (string, error) {
 }
 
 // callAdmin sends one request, with body when not nil, to the admin
-// listener and returns the body of a 200, or an error with the problem's
-// detail.
+// listener and returns the body of a 200, or an error: an *adminError with
+// the problem's detail for an answer of another status.
 func callAdmin(ctx context.Context, client *http.Client, method, u, token string, body []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -175,13 +179,22 @@ func callAdmin(ctx context.Context, client *http.Client, method, u, token string
 		if p.Detail == "" { // not a problem of sluice's: the answer's first line
 			p.Detail, _, _ = strings.Cut(strings.TrimSpace(string(answer[:min(len(answer), 200)])), "\n")
 		}
-		if p.Detail == "" {
-			return nil, fmt.Errorf("%s %s: %s", method, u, resp.Status)
+		text := fmt.Sprintf("%s %s: %s", method, u, resp.Status)
+		if p.Detail != "" {
+			text += ": " + p.Detail
 		}
-		return nil, fmt.Errorf("%s %s: %s: %s", method, u, resp.Status, p.Detail)
+		return nil, &adminError{status: resp.StatusCode, text: text}
 	}
 	return answer, nil
 }
+
+// An adminError is an answer of the admin listener other than 200.
+type adminError struct {
+	status int    // the answer's status code
+	text   string // "METHOD URL: status: the problem's detail"
+}
+
+func (e *adminError) Error() string { return e.text }
 
 // adminTLS is how a command reaches an admin listener over TLS.
 type adminTLS struct{ caFile, certFile, keyFile string }

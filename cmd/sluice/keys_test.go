@@ -311,3 +311,17 @@ func TestKeysCommandWantsTheAdminListenersURL(t *testing.T) {
 		}
 	}
 }
+
+// Refused for want of a token it never sent, sluice keys says where it
+// reads one from, not only the server's words for a caller of any kind.
+func TestKeysCommandWithoutATokenSaysWhereItReadsOne(t *testing.T) {
+	t.Setenv("SLUICE_TOKEN", "")
+	keys, _ := keysAgainst(t, "")
+	_, err := keys("-token", "", "top")
+	if err == nil || !strings.Contains(err.Error(), "401") || !strings.Contains(err.Error(), "no token was sent (-token, -token-file or $SLUICE_TOKEN)") {
+		t.Errorf("%v, want the 401 and where a token is read from", err)
+	}
+	if _, err := keys("-token", "not-the-token", "top"); err == nil || strings.Contains(err.Error(), "no token was sent") {
+		t.Errorf("a wrong token: %v, want a 401 that does not say no token was sent", err)
+	}
+}
