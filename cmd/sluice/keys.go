@@ -53,6 +53,9 @@ which plan, or why it names no one, as the server verifies it now (identity.jwt)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if isSet(fs, "token") && *tokenFile != "" {
+		return usageErrorf("-token and -token-file: give one of them")
+	}
 	if !isSet(fs, "token") {
 		*token = os.Getenv("SLUICE_TOKEN")
 	}

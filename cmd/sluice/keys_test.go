@@ -325,3 +325,15 @@ func TestKeysCommandWithoutATokenSaysWhereItReadsOne(t *testing.T) {
 		t.Errorf("a wrong token: %v, want a 401 that does not say no token was sent", err)
 	}
 }
+
+// -token and -token-file name the same thing: both given is a command line
+// keys cannot read, not a silent choice of one.
+func TestKeysCommandRefusesTwoTokens(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(file, []byte("sluice_from-a-file\n"), 0o600)
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"keys", "-admin", "http://127.0.0.1:1", "-token", "sluice_on-the-line", "-token-file", file, "top"}, &out, &errOut)
+	if code != 2 || !strings.Contains(errOut.String(), "-token and -token-file") {
+		t.Errorf("exit %d, stderr %q; want 2 and a reason naming both flags", code, errOut.String())
+	}
+}
