@@ -70,6 +70,15 @@ type nginxScope struct {
 	hosts  []string
 }
 
+// dryRunOf reports whether use u only reports at s: limit_req_dry_run, or
+// limit_conn_dry_run for a limit_conn.
+func (s *nginxScope) dryRunOf(u nginxUse) bool {
+	if u.conn {
+		return s.connDryRun
+	}
+	return s.dryRun
+}
+
 // connLease is how long an imported concurrency limit holds a slot that
 // is not given back: sluice's reverse proxy gives it back when the response
 // ends; nginx holds one for as long as the request runs.
@@ -429,11 +438,9 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 				return fmt.Errorf("line %d: %s uses zone %q, which no %s_zone defines", u.line, directive, u.zone, directive)
 			case z.conn != u.conn:
 				return fmt.Errorf("line %d: %s uses zone %q, which is not a %s_zone", u.line, directive, u.zone, directive)
-			case !z.used && u.conn:
-				z.used, z.n, z.dryRun = true, u.n, s.connDryRun
 			case !z.used:
-				z.used, z.burst, z.delay, z.nodelay, z.dryRun = true, u.burst, u.delay, u.nodelay, s.dryRun
-			case z.burst != u.burst || z.delay != u.delay || z.nodelay != u.nodelay || z.n != u.n:
+				z.used, z.burst, z.delay, z.nodelay, z.n, z.dryRun = true, u.burst, u.delay, u.nodelay, u.n, s.dryRunOf(u)
+			case z.burst != u.burst || z.delay != u.delay || z.nodelay != u.nodelay || z.n != u.n || z.dryRun != s.dryRunOf(u):
 				varies = true
 			}
 			if u.conn {

@@ -11,9 +11,11 @@ import (
 )
 
 // nginxSetting is one setting of a zone (a limit_req's zone, burst, delay
-// and nodelay) and the places that use it.
+// and nodelay, or a limit_conn's number, and whether it only reports: its
+// dry run) and the places that use it.
 type nginxSetting struct {
 	use    nginxUse
+	dryRun bool
 	scopes []*nginxScope
 }
 
@@ -29,11 +31,12 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 	for i := range scopes {
 		s := &scopes[i]
 		for _, u := range s.uses {
+			dry := s.dryRunOf(u)
 			k := slices.IndexFunc(settings, func(st *nginxSetting) bool {
-				return st.use.zone == u.zone && st.use.burst == u.burst && st.use.delay == u.delay && st.use.nodelay == u.nodelay && st.use.n == u.n
+				return st.use.zone == u.zone && st.use.burst == u.burst && st.use.delay == u.delay && st.use.nodelay == u.nodelay && st.use.n == u.n && st.dryRun == dry
 			})
 			if k < 0 {
-				settings, k = append(settings, &nginxSetting{use: u}), len(settings)
+				settings, k = append(settings, &nginxSetting{use: u, dryRun: dry}), len(settings)
 			}
 			settings[k].scopes = append(settings[k].scopes, s)
 		}
@@ -51,9 +54,9 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 		if perZone[z.name] > 1 {
 			where = fmt.Sprintf("zone %s as at line %d", z.name, st.use.line)
 		}
-		name, shadow := defaultLimitName(z.window), st.scopes[0].dryRun
+		name, shadow := defaultLimitName(z.window), st.dryRun
 		if z.conn {
-			name, shadow = "concurrent", st.scopes[0].connDryRun
+			name = "concurrent"
 		}
 		l := t.nginxLimit(z, st.use, name, where)
 		l.Shadow = shadow
@@ -91,7 +94,7 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 	}
 	for _, name := range slices.Sorted(maps.Keys(perZone)) {
 		if perZone[name] > 1 {
-			t.differs("zone "+name, "it is used with %d settings (burst, delay, nodelay, or limit_conn's number): sluice makes a rule of each, each with its own count, where nginx's uses of one zone share one count per key.", perZone[name])
+			t.differs("zone "+name, "it is used with %d settings (burst, delay, nodelay, limit_conn's number, or a dry run): sluice makes a rule of each, each with its own count, where nginx's uses of one zone share one count per key.", perZone[name])
 		}
 	}
 }
@@ -120,7 +123,7 @@ func (t *Translation) nginxPerServer(settings []*nginxSetting, zones map[string]
 			continue
 		}
 		for _, sv := range servers {
-			part := &nginxSetting{use: st.use}
+			part := &nginxSetting{use: st.use, dryRun: st.dryRun}
 			for _, s := range st.scopes {
 				if s.server == sv {
 					part.scopes = append(part.scopes, s)
