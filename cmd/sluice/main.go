@@ -74,6 +74,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &outputWriter{w: stdout}
 	stdout = out
 	cmds := commands()
+	if len(args) == 2 && args[0] == "help" { // help COMMAND: COMMAND -h
+		args = []string{args[1], "-h"}
+	}
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout, cmds)
 		return out.status(stderr, "sluice")

@@ -92,3 +92,17 @@ func TestUsageErrorsExit2AndFailures1(t *testing.T) {
 		}
 	}
 }
+
+// "sluice help COMMAND" prints that command's usage, as "sluice COMMAND -h"
+// does; "sluice help" the list of commands.
+func TestHelpCommandPrintsItsUsage(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"help", "check"}, &out, &errOut); code != 0 || !strings.Contains(out.String()+errOut.String(), "usage: sluice check [-online] FILE") {
+		t.Errorf("help check: exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run(context.Background(), []string{"help", "no-such-command"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), `unknown command "no-such-command"`) {
+		t.Errorf("help no-such-command: exit %d\nstderr:\n%s", code, errOut.String())
+	}
+}
