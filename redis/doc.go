@@ -86,7 +86,7 @@
 //
 // The scripts reproduce Limit.Decide exactly, decision by decision. Lua's
 // numbers are doubles, exact for integers up to 2^53; sluice bounds its
-// limits so that every time, count and tick stays below that, and the few
+// limits so that every time, count, tick and wait stays below that, and the few
 // quantities that do not — the sliding window counter's ⌊prev·(w−e)/w⌋ with
 // products up to 2^86 — are computed by exact shift-and-add division
 // (arith.lua). Numbers are written to Redis packed, or as text with "%d"
