@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -88,11 +89,25 @@ flags:`)
 	if err != nil {
 		return err
 	}
-	if *file == "" {
-		printNewcomer(stdout, cfg.Listen, cfg.Admin.Listen, cfg.Admin.LoopbackScopes.String(), cfg.Response.StatusPath)
-	}
 	defer gctune.Start(*gcFloor)()
-	return srv.Run(ctx)
+	if *file != "" {
+		return srv.Run(ctx)
+	}
+	// The demo's banner says that it serves: it is printed once both
+	// listeners are open.
+	pub, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		srv.Close()
+		return fmt.Errorf("listen: %w", err)
+	}
+	adm, err := net.Listen("tcp", cfg.Admin.Listen)
+	if err != nil {
+		pub.Close()
+		srv.Close()
+		return fmt.Errorf("admin listen: %w", err)
+	}
+	printNewcomer(stdout, cfg.Listen, cfg.Admin.Listen, cfg.Admin.LoopbackScopes.String(), cfg.Response.StatusPath)
+	return srv.Serve(ctx, server.Listeners{Public: pub, Admin: adm})
 }
 
 // relaySIGHUP sends on reloads at each SIGHUP (a reload already asked for

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -197,5 +198,22 @@ func TestServeUsageSaysHowItAnswersSignals(t *testing.T) {
 		if !strings.Contains(u, want) {
 			t.Errorf("serve -h lacks %q:\n%s", want, u)
 		}
+	}
+}
+
+// The demo says it is serving only once it is: with its public address
+// taken, it prints no banner, only why it could not listen.
+func TestNewcomerBannerOnlyOnceListening(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"serve", "-listen", taken.Addr().String(), "-admin-listen", realtest.FreeAddr(t)}, &out, &errOut)
+	if code != 1 || out.String() != "" || !strings.Contains(errOut.String(), "address already in use") {
+		t.Errorf("exit %d, want 1, no banner and the reason\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
 	}
 }
