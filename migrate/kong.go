@@ -306,6 +306,9 @@ func (t *Translation) kongKeyAuth(ps []kongPlugin) {
 		if len(names) == 0 {
 			names = []string{"apikey"}
 		}
+		if !slices.ContainsFunc(t.Differences, func(d Difference) bool { return d.Where == "key-auth" && !d.Same }) {
+			t.differs("key-auth", "Kong refuses a request without a valid key (401) before its rate limit; sluice authenticates nobody: it passes such a request on, for the upstream to refuse, and limits a made-up key as a client of its own (or by its address when only the listed keys are clients, unknown_keys: ip).")
+		}
 		if p.Config.KeyInHeader == nil || *p.Config.KeyInHeader {
 			for _, n := range names {
 				if h := http.CanonicalHeaderKey(n); validHeaderName(n) && !slices.Contains(t.keyAuthHeaders, h) {

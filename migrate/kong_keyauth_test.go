@@ -45,3 +45,22 @@ plugins:
 		t.Errorf("no difference says that Kong also reads the key from the query string: %+v", tr.Differences)
 	}
 }
+
+// TestImportKongKeyAuthRefusalIsReported: Kong's key-auth refuses a request
+// without a valid key (401) before any rate limit; sluice authenticates
+// nobody, so the import says that a made-up key reaches the upstream.
+func TestImportKongKeyAuthRefusalIsReported(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+  - name: key-auth
+    config: {key_in_query: false}
+  - name: rate-limiting
+    config: {minute: 5}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reported(tr, "401") {
+		t.Errorf("no difference says that Kong refused requests without a valid key: %+v", tr.Differences)
+	}
+}
