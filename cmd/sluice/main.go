@@ -26,9 +26,9 @@ import (
 )
 
 // A command is one subcommand: it parses its own flags from args and writes
-// to stdout/stderr; a non-nil error is printed and exits with status 1,
-// except a usageError (status 2) and flag.ErrHelp (-h), after which the
-// command has printed its usage and sluice exits with status 0.
+// to stdout/stderr. A non-nil error is printed and exits with status 1; a
+// usageError with status 2; flag.ErrHelp (-h), after which the command has
+// printed its usage, with status 0.
 type command struct {
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
@@ -67,7 +67,7 @@ func main() {
 
 // run runs the command args name and returns the exit status: 0 when it
 // succeeded and its standard output was written, 1 when it failed or its
-// output could not be written (a full disk, a closed descriptor), 2 for a
+// output could not be written (a full disk), 2 for a
 // command line it cannot read (an unknown command, a usageError). Every
 // failure is one line on stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
