@@ -337,3 +337,13 @@ func TestKeysCommandRefusesTwoTokens(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 and a reason naming both flags", code, errOut.String())
 	}
 }
+
+// A flag written after the subcommand, where the flag package stops
+// reading, is named as such, not answered with the list of subcommands.
+func TestKeysCommandSaysFlagsGoFirst(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"keys", "inspect", "ip:192.0.2.1", "-plan", "pro"}, &out, &errOut)
+	if code != 2 || !strings.Contains(errOut.String(), `flag -plan after "inspect": flags go first (sluice keys -plan … inspect …)`) {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut.String())
+	}
+}
