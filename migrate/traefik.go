@@ -40,6 +40,9 @@ type traefikDoc struct {
 	HTTP struct {
 		Middlewares map[string]struct {
 			RateLimit *traefikRateLimit `yaml:"rateLimit"`
+			Chain     *struct {
+				Middlewares []string `yaml:"middlewares"`
+			} `yaml:"chain"`
 		} `yaml:"middlewares"`
 		Routers map[string]struct {
 			Rule        string   `yaml:"rule"`
@@ -52,7 +55,12 @@ type traefikDoc struct {
 	} `yaml:"metadata"`
 	Spec struct {
 		RateLimit *traefikRateLimit `yaml:"rateLimit"`
-		Routes    []struct {
+		Chain     *struct {
+			Middlewares []struct {
+				Name string `yaml:"name"`
+			} `yaml:"middlewares"`
+		} `yaml:"chain"`
+		Routes []struct {
 			Match       string `yaml:"match"`
 			Middlewares []struct {
 				Name string `yaml:"name"`
@@ -75,11 +83,15 @@ func Traefik(src, source string) (*Translation, error) {
 	var (
 		all     []traefikMiddleware
 		routers []traefikRouter
+		chains  = map[string][]string{} // a chain middleware's middlewares
 	)
 	err := eachDocument(src, source, func(d *traefikDoc) error {
 		for _, name := range slices.Sorted(maps.Keys(d.HTTP.Middlewares)) {
 			if rl := d.HTTP.Middlewares[name].RateLimit; rl != nil {
 				all = append(all, traefikMiddleware{name, rl})
+			}
+			if c := d.HTTP.Middlewares[name].Chain; c != nil {
+				chains[name] = unqualified(c.Middlewares)
 			}
 		}
 		for _, name := range slices.Sorted(maps.Keys(d.HTTP.Routers)) {
@@ -90,6 +102,13 @@ func Traefik(src, source string) (*Translation, error) {
 		case "Middleware":
 			if d.Spec.RateLimit != nil {
 				all = append(all, traefikMiddleware{d.Metadata.Name, d.Spec.RateLimit})
+			}
+			if c := d.Spec.Chain; c != nil {
+				var names []string
+				for _, m := range c.Middlewares {
+					names = append(names, m.Name)
+				}
+				chains[d.Metadata.Name] = unqualified(names)
 			}
 		case "IngressRoute":
 			for i, rt := range d.Spec.Routes {
@@ -111,6 +130,10 @@ func Traefik(src, source string) (*Translation, error) {
 	}
 	if len(all) == 0 {
 		return nil, fmt.Errorf("%s: no rateLimit middleware", source)
+	}
+	steps := maxChainSteps
+	for i := range routers {
+		routers[i].middlewares = inChains(routers[i].middlewares, chains, 0, &steps)
 	}
 	if n := max(len(routers), len(all)); n > MaxPlaces {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "routers"))
@@ -149,6 +172,31 @@ func Traefik(src, source string) (*Translation, error) {
 	}
 	t.differs("headers", "Traefik sends no rate-limit headers and refuses with a bare 429; sluice adds RateLimit headers, Retry-After and a problem+json body.")
 	return t, nil
+}
+
+// maxChainDepth bounds the nesting of chain middlewares, and
+// maxChainSteps the names a file's chains are expanded into, all routers
+// together.
+const (
+	maxChainDepth = 16
+	maxChainSteps = 100_000
+)
+
+// inChains returns the middlewares names run: each chain middleware's
+// middlewares in its place, in order, as Traefik runs them. A chain nested
+// deeper than maxChainDepth (or in itself), or met once *steps names have
+// been read, is left as its name.
+func inChains(names []string, chains map[string][]string, depth int, steps *int) []string {
+	var out []string
+	for _, n := range names {
+		*steps--
+		if c, ok := chains[n]; ok && depth < maxChainDepth && *steps > 0 {
+			out = append(out, inChains(c, chains, depth+1, steps)...)
+		} else {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // unqualified returns names without their provider suffix ("api@file").

@@ -30,3 +30,35 @@ func TestImportTraefikPathPrefixIsAStringPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestImportedTraefikChainLimits: a router that names a chain middleware
+// runs the chain's middlewares, so a rateLimit in the chain (of the file
+// provider, or of a Kubernetes Middleware) limits the router's requests as
+// one named directly does.
+func TestImportedTraefikChainLimits(t *testing.T) {
+	for name, src := range map[string]string{
+		"file provider": "http:\n" +
+			"  routers:\n" +
+			"    api: {rule: \"PathPrefix(`/api/`)\", middlewares: [secured@file]}\n" +
+			"  middlewares:\n" +
+			"    secured: {chain: {middlewares: [inner]}}\n" +
+			"    inner: {chain: {middlewares: [rl@file]}}\n" +
+			"    rl: {rateLimit: {average: 1, period: 1m}}\n",
+		"Kubernetes": "kind: IngressRoute\nmetadata: {name: api}\nspec:\n  routes:\n    - {match: \"PathPrefix(`/api/`)\", middlewares: [{name: secured}]}\n" +
+			"---\nkind: Middleware\nmetadata: {name: secured}\nspec: {chain: {middlewares: [{name: rl}]}}\n" +
+			"---\nkind: Middleware\nmetadata: {name: rl}\nspec: {rateLimit: {average: 1, period: 1m}}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			tr, err := migrate.Import("traefik", src, "traefik.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			expectStatuses(t, serveImported(t, tr), []sent{
+				{"/api/x", "", "192.0.2.1", 200},
+				{"/api/x", "", "192.0.2.1", 429}, // the chain's rateLimit
+				{"/other", "", "192.0.2.1", 200}, // no router of the chain
+				{"/other", "", "192.0.2.1", 200},
+			})
+		})
+	}
+}
