@@ -59,6 +59,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := flagAfterArguments("bench", fs.Args()); err != nil {
+		return err
+	}
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return usageErrorf("want one URL")

@@ -25,6 +25,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := flagAfterArguments("check", fs.Args()); err != nil {
+		return err
+	}
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return usageErrorf("want one configuration file")

@@ -76,11 +76,8 @@ which plan, or why it names no one, as the server verifies it now (identity.jwt)
 	}
 	rest := fs.Args()
 	want := map[string]int{"top": 1, "inspect": 2, "reset": 2, "penalize": 2, "token": 2}
-	for _, a := range rest[min(1, len(rest)):] {
-		if len(a) > 1 && a[0] == '-' {
-			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-			return usageErrorf("flag -%s after %q: flags go first (sluice keys -%s … %s …)", name, rest[0], name, rest[0])
-		}
+	if err := flagAfterArguments("keys", rest); err != nil {
+		return err
 	}
 	if len(rest) == 0 || want[rest[0]] != len(rest) {
 		fs.Usage()

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 )
 
@@ -118,6 +119,19 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return usageError{err}
 	}
 	return err
+}
+
+// flagAfterArguments returns a usageError naming the first of rest, the
+// arguments fs.Parse left, after the first that looks like a flag: the
+// flag package reads flags only before the first argument.
+func flagAfterArguments(command string, rest []string) error {
+	for _, a := range rest[min(1, len(rest)):] {
+		if len(a) > 1 && a[0] == '-' {
+			name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+			return usageErrorf("flag -%s after %q: flags go first (sluice %s -%s … %s …)", name, rest[0], command, name, rest[0])
+		}
+	}
+	return nil
 }
 
 // outputWriter is a command's standard output that keeps the first error

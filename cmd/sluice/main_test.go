@@ -106,3 +106,21 @@ func TestHelpCommandPrintsItsUsage(t *testing.T) {
 		t.Errorf("help no-such-command: exit %d\nstderr:\n%s", code, errOut.String())
 	}
 }
+
+// A flag written after an argument, where the flag package stops reading,
+// is named as such: "sluice check sluice.yaml -online" would otherwise be
+// told it gave two files.
+func TestFlagsAfterArgumentsAreNamed(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", "sluice.yaml", "-online"}, `flag -online after "sluice.yaml": flags go first (sluice check -online … sluice.yaml …)`},
+		{[]string{"bench", "http://127.0.0.1:1/", "-d=1s"}, `flag -d after "http://127.0.0.1:1/": flags go first (sluice bench -d … http://127.0.0.1:1/ …)`},
+	} {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), tc.args, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), tc.want) {
+			t.Errorf("%q: exit %d, stderr:\n%s\nwant 2 and %q", tc.args, code, errOut.String(), tc.want)
+		}
+	}
+}
