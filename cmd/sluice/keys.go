@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -115,6 +116,10 @@ which plan, or why it names no one, as the server verifies it now (identity.jwt)
 	var refused *adminError
 	if errors.As(err, &refused) && refused.status == http.StatusUnauthorized && *token == "" {
 		return fmt.Errorf("%w; no token was sent (-token, -token-file or $SLUICE_TOKEN)", err)
+	}
+	var unknownCA x509.UnknownAuthorityError
+	if errors.As(err, &unknownCA) {
+		return fmt.Errorf("%w (-cacert names the CA that signs the admin listener's certificate)", err)
 	}
 	if err != nil {
 		return err

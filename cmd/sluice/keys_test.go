@@ -347,3 +347,14 @@ func TestKeysCommandSaysFlagsGoFirst(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s", code, errOut.String())
 	}
 }
+
+// An admin listener whose certificate the system's roots do not sign is
+// refused, and the error names the flag that trusts its CA.
+func TestKeysCommandNamesCacertForAnUnknownAuthority(t *testing.T) {
+	admin := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("[]")) }))
+	defer admin.Close()
+	err := runKeys(context.Background(), []string{"-admin", admin.URL, "top"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "certificate signed by unknown authority") || !strings.Contains(err.Error(), "-cacert") {
+		t.Errorf("%v, want the unknown authority and -cacert named", err)
+	}
+}
