@@ -53,6 +53,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printIdentity(stdout, cfg)
 	printUpstream(stdout, cfg)
 	printExempt(stdout, cfg)
+	printPenalty(stdout, cfg)
 	printResponse(stdout, cfg)
 	printLog(stdout, cfg)
 	printNotify(stdout, cfg)

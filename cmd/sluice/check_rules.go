@@ -81,3 +81,14 @@ func ruleMatch(r httplimit.Rule) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// printPenalty prints the PENALTY line when the configuration keeps a
+// penalty box: the refusals that fill it and how long it holds a client.
+func printPenalty(w io.Writer, cfg *config.Config) {
+	p := cfg.Penalty
+	if p.Refusals == 0 {
+		return
+	}
+	fmt.Fprintf(w, "PENALTY  after %s within %s, every request of the client is refused for %s\n",
+		count(int(p.Refusals), "refusal"), httplimit.FormatWindow(p.Within), httplimit.FormatWindow(p.For))
+}

@@ -175,3 +175,19 @@ func TestCheckMarksAPlanThatIsDefaultAndAnonymous(t *testing.T) {
 		t.Errorf("want free marked default and anonymous, pro unmarked:\n%s", out.String())
 	}
 }
+
+// A penalty box refuses every request of a client it holds, whatever its
+// quota: check says that serve will keep one, and on what terms.
+func TestCheckPrintsThePenaltyBox(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"check", "../../examples/rules.yaml"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if want := "PENALTY  after 20 refusals within 1m, every request of the client is refused for 10m\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"check", "../../examples/sluice.yaml"}, &out, &errOut); code != 0 || strings.Contains(out.String(), "PENALTY") {
+		t.Errorf("without a penalty section: exit %d, output:\n%s", code, out.String())
+	}
+}
