@@ -15,9 +15,12 @@ import (
 type haproxyTable struct {
 	name    string
 	keyType string
-	stores  map[string]time.Duration
-	peers   bool
-	line    int
+	// keyLen is the bytes of a string or binary key the table keeps (its
+	// len, 32 by default); 0 for other types.
+	keyLen int
+	stores map[string]time.Duration
+	peers  bool
+	line   int
 }
 
 // haproxyTrack is a track-sc action: which stick counter, what key, into
@@ -316,6 +319,15 @@ func parseStickTable(name string, words []string, line int) (*haproxyTable, erro
 		switch words[i] {
 		case "type":
 			tb.keyType = words[i+1]
+			if tb.keyType == "string" || tb.keyType == "binary" {
+				tb.keyLen = 32
+			}
+		case "len":
+			n, err := strconv.Atoi(words[i+1])
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("line %d: stick-table len %q is not a length", line, words[i+1])
+			}
+			tb.keyLen = n
 		case "store":
 			for _, item := range strings.Split(words[i+1], ",") {
 				data, arg, _ := strings.Cut(strings.TrimSuffix(item, ")"), "(")

@@ -142,3 +142,28 @@ func TestImportHAProxyClientAddressFromProxies(t *testing.T) {
 		}
 	}
 }
+
+// TestImportHAProxyStringTablesKeepAPrefix: a stick table of type string
+// (or binary) keeps the first len bytes of a key, 32 by default, so values
+// that share them count together in HAProxy; sluice counts each value, and
+// the import says so with the length.
+func TestImportHAProxyStringTablesKeepAPrefix(t *testing.T) {
+	for _, c := range []struct{ table, track, phrase string }{
+		{"type string len 8", "req.hdr(X-Key)", "first 8 bytes"},
+		{"type string", "path", "first 32 bytes"},
+		{"type binary len 20", "base", "first 20 bytes"},
+	} {
+		tr, err := migrate.Import("haproxy", `frontend fe
+    bind :80
+    stick-table `+c.table+` size 100k expire 30s store http_req_rate(10s)
+    http-request track-sc0 `+c.track+`
+    http-request deny deny_status 429 if { sc_http_req_rate(0) gt 20 }
+`, "haproxy.cfg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reported(tr, c.phrase) {
+			t.Errorf("%s, track %s: no difference mentions the %s: %+v", c.table, c.track, c.phrase, tr.Differences)
+		}
+	}
+}

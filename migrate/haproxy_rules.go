@@ -238,6 +238,9 @@ func (t *Translation) haproxyKey(r *Rule, tr haproxyTrack, tb *haproxyTable, whe
 	if len(r.Key) > 0 && strings.HasPrefix(r.Key[0], "header:") && tb.keyType != "string" && tb.keyType != "binary" {
 		t.differs(where+" key", "a table of type %s keeps only header values that convert to it; sluice counts every value.", tb.keyType)
 	}
+	if (tb.keyType == "string" || tb.keyType == "binary") && tb.keyLen > 0 && name != "base32+src" {
+		t.differs(where+" key", "a table of type %s keeps the first %d bytes of a key (its len), so values of %s that share them count together in HAProxy; sluice counts each whole value apart.", tb.keyType, tb.keyLen, tr.fetch)
+	}
 	return true
 }
 
