@@ -54,6 +54,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printUpstream(stdout, cfg)
 	printExempt(stdout, cfg)
 	printPenalty(stdout, cfg)
+	printDegradation(stdout, cfg)
 	printResponse(stdout, cfg)
 	printLog(stdout, cfg)
 	printNotify(stdout, cfg)

@@ -191,3 +191,36 @@ func TestCheckPrintsThePenaltyBox(t *testing.T) {
 		t.Errorf("without a penalty section: exit %d, output:\n%s", code, out.String())
 	}
 }
+
+// Under load serve sheds work in levels, lowering every limit check has
+// printed: check says what each level does.
+func TestCheckPrintsWhatDegradationDoes(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"check", "../../examples/sluice.yaml"}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	want := "DEGRADATION  level 1: every quantity and burst × 0.5 (no burst below its plan's costliest request), 503 to POST /api/generate; " +
+		"level 2: writes refused but POST /api/pay; " +
+		"level 3: only GET /healthz, GET /api/health served; 503s with Retry-After 5s\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+	// Copies of the upstream's answers are kept in proxy mode only.
+	file := filepath.Join(t.TempDir(), "sluice.yaml")
+	os.WriteFile(file, []byte("upstream: http://127.0.0.1:8000\n"+
+		"degradation: {stale_for: 10s, levels: {elevated: {enter: {in_flight: 10}, leave: {in_flight: 5}}}}\n"+
+		"plans:\n  free:\n    limits: [{name: per-minute, algorithm: fixed-window, quantity: 2, window: 1m}]\n"), 0o644)
+	out.Reset()
+	if code := run(context.Background(), []string{"check", file}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	want = "DEGRADATION  level 1: every quantity and burst × 0.5 (no burst below its plan's costliest request); level 2: writes refused, GET answers served from copies up to 10s old; " +
+		"level 3: every request refused; 503s with Retry-After 5s\n"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("output lacks %q:\n%s", want, out.String())
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"check", "../../examples/rules.yaml"}, &out, &errOut); code != 0 || strings.Contains(out.String(), "DEGRADATION") {
+		t.Errorf("without a degradation section: exit %d, output:\n%s", code, out.String())
+	}
+}
