@@ -211,3 +211,18 @@ func TestImportEnvoyGatewayJWTClaims(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvoyGatewayReportSaysWhatToCompare: the rollout's watching step
+// names where Envoy Gateway counts its refusals, as it does for every
+// other format, so the shadow decisions have something to be compared
+// with.
+func TestEnvoyGatewayReportSaysWhatToCompare(t *testing.T) {
+	tr, err := migrate.Import(migrate.FormatEnvoyGateway, egPolicies, "policies.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := tr.Report()
+	if strings.Contains(r, "against ;") || !strings.Contains(r, "over_limit") {
+		t.Errorf("the rollout does not say what to compare sluice's shadow decisions with:\n%s", r)
+	}
+}

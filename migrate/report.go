@@ -21,6 +21,7 @@ var sourceRefusals = map[string]string{
 	FormatHAProxy:      "HAProxy's 429 (or deny_status) responses in its log or its stats' denied requests (`haproxy_frontend_requests_denied_total`)",
 	FormatTraefik:      "Traefik's 429 responses on the routers using the middleware (`traefik_router_requests_total{code=\"429\"}`)",
 	FormatAPIGateway:   "API Gateway's 429 responses (CloudWatch's `4XXError` by stage and method, or its access logs' status)",
+	FormatEnvoyGateway: "Envoy Gateway's 429 responses: the rate limit service's `ratelimit.service.rate_limit.<domain>.<key>.over_limit` statistics for global rules, Envoy's `http_local_rate_limit.<stat_prefix>.rate_limited` for local ones",
 }
 
 // Report writes the migration analysis in five sections (ReportSections):
