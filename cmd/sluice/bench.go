@@ -219,7 +219,12 @@ func (o *benchOptions) send(ctx context.Context, client *http.Client, key string
 	}
 	for _, h := range o.headers {
 		name, value, _ := strings.Cut(h, ":")
-		req.Header.Add(strings.TrimSpace(name), strings.ReplaceAll(strings.TrimSpace(value), "{key}", key))
+		name, value = strings.TrimSpace(name), strings.ReplaceAll(strings.TrimSpace(value), "{key}", key)
+		if strings.EqualFold(name, "Host") { // net/http sends req.Host, never a Host header
+			req.Host = value
+			continue
+		}
+		req.Header.Add(name, value)
 	}
 	resp, err := client.Do(req)
 	if err != nil {

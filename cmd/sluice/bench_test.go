@@ -156,3 +156,28 @@ func TestBenchUsageExamplesNameTheServingListener(t *testing.T) {
 		t.Fatalf("no example in the usage:\n%s", errOut.String())
 	}
 }
+
+// -H 'Host: …' sends that Host, as curl -H does, to reach a virtual host or
+// a rule that matches hosts; {key} walks the keys there too.
+func TestBenchSendsTheHostOfH(t *testing.T) {
+	var (
+		mu    sync.Mutex
+		hosts = map[string]bool{}
+	)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hosts[r.Host] = true
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"bench", "-d", "200ms", "-c", "1", "-keys", "1", "-H", "Host: {key}.api.example.com", srv.URL}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	srv.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(hosts) != 1 || !hosts["key-0.api.example.com"] {
+		t.Errorf("the server saw hosts %v, want key-0.api.example.com", hosts)
+	}
+}
