@@ -68,9 +68,9 @@ func main() {
 
 // run runs the command args name and returns the exit status: 0 when it
 // succeeded and its standard output was written, 1 when it failed or its
-// output could not be written (a full disk), 2 for a
-// command line it cannot read (an unknown command, a usageError). Every
-// failure is one line on stderr.
+// output could not be written (a full disk), 2 for a command line it
+// cannot read (an unknown command, a usageError). Every failure is one
+// line on stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &outputWriter{w: stdout}
 	stdout = out
