@@ -23,6 +23,9 @@ type traefikRateLimit struct {
 		IPStrategy *struct {
 			Depth       int      `yaml:"depth"`
 			ExcludedIPs []string `yaml:"excludedIPs"`
+			// IPv6Subnet (Traefik 3.1) makes an IPv6 address's subnet of
+			// this length the source.
+			IPv6Subnet *int `yaml:"ipv6Subnet"`
 		} `yaml:"ipStrategy"`
 		RequestHeaderName string `yaml:"requestHeaderName"`
 		RequestHost       bool   `yaml:"requestHost"`
@@ -293,12 +296,20 @@ func (t *Translation) traefikSource(name string, rl *traefikRateLimit, r *Rule) 
 	sc := rl.SourceCriterion
 	switch {
 	case sc == nil || (sc.RequestHeaderName == "" && !sc.RequestHost):
-		if r != nil {
-			r.Key = []string{"ip/32/128"}
-			t.same(where, "one bucket per client address (key ip/32/128: IPv6 addresses whole).")
-		} else {
-			t.IPv6Prefix = 128
-			t.same(where, "one bucket per client address (ipv6_prefix: 128 keeps one per IPv6 address).")
+		v6, whole := 128, "IPv6 addresses whole"
+		if sc != nil && sc.IPStrategy != nil && sc.IPStrategy.IPv6Subnet != nil && *sc.IPStrategy.IPv6Subnet >= 1 && *sc.IPStrategy.IPv6Subnet <= 128 {
+			v6 = *sc.IPStrategy.IPv6Subnet
+			whole = fmt.Sprintf("an IPv6 address's /%d as one, as ipv6Subnet says", v6)
+		}
+		switch {
+		case r != nil:
+			r.Key = []string{fmt.Sprintf("ip/32/%d", v6)}
+			t.same(where, "one bucket per client address (key %s: %s).", r.Key[0], whole)
+		case t.IPv6Prefix != 0 && t.IPv6Prefix != v6:
+			t.differs(where, "its IPv6 sources are /%d, another middleware's /%d; sluice's identity groups every plan limit's IPv6 clients alike (ipv6_prefix: %d).", v6, t.IPv6Prefix, t.IPv6Prefix)
+		default:
+			t.IPv6Prefix = v6
+			t.same(where, "one bucket per client address (ipv6_prefix: %d: %s).", v6, whole)
 		}
 		if sc != nil && sc.IPStrategy != nil && sc.IPStrategy.Depth > 0 {
 			t.differs("middleware "+name+" ipStrategy", "depth %d takes the address %d hops from the right of X-Forwarded-For; sluice takes the rightmost address not in identity.trusted_proxies: list your proxies there.", sc.IPStrategy.Depth, sc.IPStrategy.Depth)

@@ -1,6 +1,7 @@
 package migrate_test
 
 import (
+	"net/http/httptest"
 	"testing"
 
 	"github.com/sluice-dev/sluice/migrate"
@@ -59,6 +60,42 @@ func TestImportedTraefikChainLimits(t *testing.T) {
 				{"/other", "", "192.0.2.1", 200}, // no router of the chain
 				{"/other", "", "192.0.2.1", 200},
 			})
+		})
+	}
+}
+
+// TestImportedTraefikIPv6Subnet: ipStrategy.ipv6Subnet (Traefik 3.1) makes
+// every IPv6 address of one subnet one source, with a router's rule and
+// with a plan's limit alike.
+func TestImportedTraefikIPv6Subnet(t *testing.T) {
+	for name, routers := range map[string]string{
+		"plan limit": "",
+		"rule":       "  routers:\n    api: {rule: \"PathPrefix(`/`)\", middlewares: [rl]}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			tr, err := migrate.Import("traefik", "http:\n"+routers+
+				"  middlewares:\n"+
+				"    rl: {rateLimit: {average: 1, period: 1m, sourceCriterion: {ipStrategy: {ipv6Subnet: 64}}}}\n", "traefik.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := serveImported(t, tr)
+			for i, c := range []struct {
+				from string
+				want int
+			}{
+				{"2001:db8:0:1::1", 200},
+				{"2001:db8:0:1::2", 429}, // the same /64: one source
+				{"2001:db8:0:2::1", 200},
+			} {
+				r := httptest.NewRequest("GET", "/x", nil)
+				r.RemoteAddr = "[" + c.from + "]:1234"
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != c.want {
+					t.Errorf("request %d from %s: %d, want %d", i, c.from, w.Code, c.want)
+				}
+			}
 		})
 	}
 }
