@@ -19,8 +19,9 @@ const onlineTimeout = 15 * time.Second
 
 // checkOnline fetches the keys of each identity.jwt issuer that fetches
 // them (jwks_url, discover) as sluice serve would, and prints a JWKS line
-// for each: how many usable keys it holds, or why the fetch failed. It
-// returns an error when one failed or holds no key.
+// for each: how many usable keys it holds, or why the fetch failed; then
+// checks the store (checkStoreOnline), whatever the keys gave. It returns
+// an error when a fetch failed or holds no key, or the store failed.
 func checkOnline(ctx context.Context, w io.Writer, cfg *config.Config) error {
 	failed := 0
 	for _, j := range cfg.Identity.JWT {
@@ -49,10 +50,11 @@ func checkOnline(ctx context.Context, w io.Writer, cfg *config.Config) error {
 		failed++
 		fmt.Fprintf(w, "JWKS  %s: %s: %v\n", j.Name, from, err)
 	}
+	storeErr := checkStoreOnline(ctx, w, cfg)
 	if failed > 0 {
-		return fmt.Errorf("%d issuers' keys could not be fetched", failed)
+		return fmt.Errorf("the keys of %s could not be fetched", count(failed, "issuer"))
 	}
-	return checkStoreOnline(ctx, w, cfg)
+	return storeErr
 }
 
 // checkStoreOnline connects to a Redis store as sluice serve would and

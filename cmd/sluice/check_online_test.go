@@ -122,3 +122,22 @@ func TestCheckOnlineReadsEveryMasterOfACluster(t *testing.T) {
 		t.Errorf("output lacks %q:\n%s", want, out.String())
 	}
 }
+
+// -online reaches everything it can before it fails: an identity
+// provider's keys that do not load still leave the store checked, so one
+// run names every problem.
+func TestCheckOnlineChecksTheStoreWhenKeysFail(t *testing.T) {
+	rs := redistest.Standalone(t)
+	jwks := httptest.NewServer(http.NotFoundHandler())
+	defer jwks.Close()
+	file := filepath.Join(t.TempDir(), "sluice.yaml")
+	os.WriteFile(file, []byte("plans: {free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}}\n"+
+		"identity:\n  jwt: {name: users, jwks_url: \""+jwks.URL+"/gone.json\", issuer: https://id.example/}\n"+
+		"store: {type: redis, redis: {addresses: [\""+rs.Addr+"\"]}}\n"), 0o600)
+	var out, errOut bytes.Buffer
+	err := runCheck(context.Background(), []string{"-online", file}, &out, &errOut)
+	if err == nil || !strings.Contains(out.String(), "JWKS  users: "+jwks.URL+"/gone.json: ") ||
+		!strings.Contains(out.String(), "STORE  redis "+rs.Addr+": reachable") {
+		t.Errorf("%v, want a failure that names the keys and checked the store:\n%s", err, out.String())
+	}
+}
