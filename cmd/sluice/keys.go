@@ -58,7 +58,7 @@ which plan, or why it names no one, as the server verifies it now (identity.jwt)
 		return usageErrorf("-token and -token-file: give one of them")
 	}
 	if !isSet(fs, "token") {
-		*token = os.Getenv("SLUICE_TOKEN")
+		*token = strings.TrimSpace(os.Getenv("SLUICE_TOKEN"))
 	}
 	if *tokenFile != "" {
 		t, err := config.ReadSecret(*tokenFile)

@@ -358,3 +358,22 @@ func TestKeysCommandNamesCacertForAnUnknownAuthority(t *testing.T) {
 		t.Errorf("%v, want the unknown authority and -cacert named", err)
 	}
 }
+
+// $SLUICE_TOKEN set from a file or a Kubernetes Secret often ends in a
+// newline: it is read as -token-file reads a file, without the spaces
+// around it.
+func TestKeysCommandTrimsTheTokenOfTheEnvironment(t *testing.T) {
+	t.Setenv("SLUICE_TOKEN", "sluice_from-a-secret\n")
+	var got string
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Get("Authorization")
+		w.Write([]byte("[]"))
+	}))
+	defer admin.Close()
+	if err := runKeys(context.Background(), []string{"-admin", admin.URL, "top"}, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got != "Bearer sluice_from-a-secret" {
+		t.Errorf("Authorization: %q, want the token without its newline", got)
+	}
+}
