@@ -129,7 +129,7 @@ func readUsagePlans(src string) ([]awsUsagePlan, error) {
 		awsUsagePlan
 	}
 	if err := dec.Decode(&doc); err != nil {
-		return nil, fmt.Errorf("not the JSON of aws apigateway get-usage-plans: %w", err)
+		return nil, fmt.Errorf("line %d: not the JSON of aws apigateway get-usage-plans: %w", jsonErrorLine(src, err, dec.InputOffset()), err)
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, errors.New("more than one JSON value: give one get-usage-plans output")
@@ -141,6 +141,24 @@ func readUsagePlans(src string) ([]awsUsagePlan, error) {
 		return nil, errors.New("neither the items of get-usage-plans nor a usage plan")
 	}
 	return []awsUsagePlan{doc.awsUsagePlan}, nil
+}
+
+// jsonErrorLine returns the line of src at which decoding failed with err:
+// where a syntax or type error says, else at offset (where the decoder
+// stopped: the end, for a value cut short).
+func jsonErrorLine(src string, err error, offset int64) int {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		offset = syntax.Offset
+	case errors.As(err, &typ):
+		offset = typ.Offset
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		offset = int64(len(src))
+	}
+	offset = min(max(offset, 0), int64(len(src)))
+	return 1 + strings.Count(src[:offset], "\n")
 }
 
 // usagePlanLimits translates a plan's throttle and quota.

@@ -354,3 +354,19 @@ func TestImportAPIGatewayCloudFormation(t *testing.T) {
 		}
 	}
 }
+
+// TestImportAPIGatewayErrorsNameTheLine: JSON the import cannot read is
+// refused with the line of the first thing it cannot read, as every
+// importer's errors name it.
+func TestImportAPIGatewayErrorsNameTheLine(t *testing.T) {
+	for _, c := range []struct{ src, line string }{
+		{"{\"items\": [\n  {\"name\": \"a\",\n   \"throttle\": {\"rateLimit\": 1, \"burstLimit\": \"x\"}}]}", "line 3"},
+		{"{\"items\": [\n  {\"name\": \"a\",\n   \"throttle\": {\"rateLimit\": 1, \"burstLimit\": 2}},\n,]}", "line 4"},
+		{"{\"items\": [\n  {\"name\": \"a\"}]", "line 2"},
+	} {
+		_, err := migrate.Import("aws-apigateway", c.src, "plans.json")
+		if err == nil || !strings.Contains(err.Error(), c.line) {
+			t.Errorf("%q: err = %v, want it to name %s", c.src, err, c.line)
+		}
+	}
+}
