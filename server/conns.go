@@ -2,13 +2,10 @@ package server
 
 import (
 	"container/list"
-	"context"
 	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
-
-	grpcstats "google.golang.org/grpc/stats"
 )
 
 // boundedListener holds at most max connections open at once. At the
@@ -19,9 +16,12 @@ import (
 // request, each bounded by the server's timeouts), Accept waits for one to
 // close and new clients wait in the kernel's backlog.
 //
-// Idleness is known from an http.Server's ConnState (set it to connState),
-// or from a gRPC server's calls (set its stats handler to grpcStates): a
-// gRPC connection is idle while it has no call in progress.
+// Idleness is known from an http.Server's ConnState (set it to connState).
+// A gRPC server reports no states: on a listener that tracks its peers
+// (trackPeers), each call the server admits marks its connection used
+// (used). The connections no call was admitted on, a stranger's, are
+// closed first, the oldest first; then the one whose last admitted call
+// is the oldest.
 type boundedListener struct {
 	net.Listener
 	slots chan struct{} // one token per open connection
@@ -31,9 +31,11 @@ type boundedListener struct {
 	mu        sync.Mutex
 	idle      *list.List // *boundedConn, longest idle first
 	closeOnce sync.Once
-	// peers are the open connections by their peer's address, for
-	// grpcStates (nil without).
-	peers map[string]*boundedConn
+	// With trackPeers: peers are the open connections by their
+	// RemoteAddr, and fresh those not yet used, oldest first (idle holds
+	// the used ones).
+	peers map[net.Addr]*boundedConn
+	fresh *list.List
 }
 
 func newBoundedListener(ln net.Listener, max int, shed func()) *boundedListener {
@@ -62,8 +64,8 @@ func (l *boundedListener) Accept() (net.Conn, error) {
 	bc := &boundedConn{Conn: c, l: l}
 	if l.peers != nil {
 		l.mu.Lock()
-		l.peers[c.RemoteAddr().String()] = bc
-		bc.elem = l.idle.PushBack(bc) // idle until its first call
+		l.peers[c.RemoteAddr()] = bc
+		bc.elem = l.fresh.PushBack(bc)
 		l.mu.Unlock()
 	}
 	return bc, nil
@@ -78,11 +80,13 @@ func (l *boundedListener) Close() error {
 func (l *boundedListener) closeLongestIdle() {
 	l.mu.Lock()
 	e := l.idle.Front()
+	if l.fresh != nil && l.fresh.Len() > 0 {
+		e = l.fresh.Front()
+	}
 	var c *boundedConn
 	if e != nil {
 		c = e.Value.(*boundedConn)
-		l.idle.Remove(e)
-		c.elem = nil
+		c.unlink()
 	}
 	l.mu.Unlock()
 	if c != nil {
@@ -105,67 +109,32 @@ func (l *boundedListener) connState(nc net.Conn, st http.ConnState) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.setIdle(c, st == http.StateNew || st == http.StateIdle)
-}
-
-// setIdle makes c the most recently idle connection, or takes it out of
-// the idle ones. l.mu is held.
-func (l *boundedListener) setIdle(c *boundedConn, idle bool) {
-	if c.elem != nil {
-		l.idle.Remove(c.elem)
-		c.elem = nil
-	}
-	if idle && !c.closed {
+	c.unlink()
+	if (st == http.StateNew || st == http.StateIdle) && !c.closed {
 		c.elem = l.idle.PushBack(c)
 	}
 }
 
-// grpcStates returns the stats handler (grpc.StatsHandler) by which a gRPC
-// server serving on l tells it which connections are idle: those with no
-// call in progress. Call it before the server serves.
-func (l *boundedListener) grpcStates() grpcstats.Handler {
-	l.peers = map[string]*boundedConn{}
-	return grpcStates{l}
+// trackPeers makes l know its connections by their RemoteAddr, for used.
+// Call it before l accepts.
+func (l *boundedListener) trackPeers() {
+	l.peers, l.fresh = map[net.Addr]*boundedConn{}, list.New()
 }
 
-// grpcStates counts the calls in progress on each connection of l.
-type grpcStates struct{ l *boundedListener }
-
-// grpcConnKey is the context key of a gRPC connection's boundedConn.
-type grpcConnKey struct{}
-
-func (g grpcStates) TagConn(ctx context.Context, info *grpcstats.ConnTagInfo) context.Context {
-	g.l.mu.Lock()
-	c := g.l.peers[info.RemoteAddr.String()]
-	g.l.mu.Unlock()
-	if c == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, grpcConnKey{}, c)
-}
-
-func (grpcStates) HandleConn(context.Context, grpcstats.ConnStats) {}
-
-func (grpcStates) TagRPC(ctx context.Context, _ *grpcstats.RPCTagInfo) context.Context { return ctx }
-
-func (g grpcStates) HandleRPC(ctx context.Context, s grpcstats.RPCStats) {
-	var delta int
-	switch s.(type) {
-	case *grpcstats.Begin:
-		delta = 1
-	case *grpcstats.End:
-		delta = -1
+// used makes the connection whose RemoteAddr is peer the most recently
+// used: the last to be closed to make room.
+func (l *boundedListener) used(peer net.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := l.peers[peer]
+	switch {
+	case c == nil || c.elem == nil:
+	case c.used:
+		l.idle.MoveToBack(c.elem)
 	default:
-		return
+		c.unlink()
+		c.used, c.elem = true, l.idle.PushBack(c)
 	}
-	c, ok := ctx.Value(grpcConnKey{}).(*boundedConn)
-	if !ok {
-		return
-	}
-	g.l.mu.Lock()
-	defer g.l.mu.Unlock()
-	c.calls += delta
-	g.l.setIdle(c, c.calls == 0)
 }
 
 // boundedConn gives its slot back when closed, once.
@@ -173,21 +142,31 @@ type boundedConn struct {
 	net.Conn
 	l *boundedListener
 	// Guarded by l.mu.
-	elem   *list.Element
+	elem   *list.Element // in l.idle, or l.fresh until used
+	used   bool          // a call was admitted on it (trackPeers)
 	closed bool
-	calls  int // gRPC calls in progress (grpcStates)
+}
+
+// unlink takes c out of the idle or fresh connections. c.l.mu is held.
+func (c *boundedConn) unlink() {
+	if c.elem == nil {
+		return
+	}
+	if c.l.fresh != nil && !c.used {
+		c.l.fresh.Remove(c.elem)
+	} else {
+		c.l.idle.Remove(c.elem)
+	}
+	c.elem = nil
 }
 
 func (c *boundedConn) Close() error {
 	c.l.mu.Lock()
 	first := !c.closed
 	c.closed = true
-	if c.elem != nil {
-		c.l.idle.Remove(c.elem)
-		c.elem = nil
-	}
+	c.unlink()
 	if first && c.l.peers != nil {
-		if addr := c.RemoteAddr().String(); c.l.peers[addr] == c {
+		if addr := c.RemoteAddr(); c.l.peers[addr] == c {
 			delete(c.l.peers, addr)
 		}
 	}

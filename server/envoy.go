@@ -124,16 +124,28 @@ func (s *Server) serveEnvoy(ctx context.Context, ln net.Listener, useTLS bool) {
 	// gRPC's dynamic windows (BDP estimation) only cost a PING round trip
 	// after another, for nothing.
 	c := s.Config().Connections
+	// A connection is used by the calls it is admitted: a stranger's,
+	// whose calls are all refused, is closed first to make room.
+	bl := newBoundedListener(ln, c.Max, s.metrics.shedConnections.WithLabelValues("envoy").Inc)
+	bl.trackPeers()
+	authorize := func(ctx context.Context, info *tap.Info) (context.Context, error) {
+		ctx, err := s.authorizeEnvoy(ctx, info)
+		if err != nil {
+			return nil, err
+		}
+		if p, ok := peer.FromContext(ctx); ok {
+			bl.used(p.Addr)
+		}
+		return ctx, nil
+	}
 	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(envoy.Codec()), grpc.NumStreamWorkers(envoyWorkers),
 		grpc.StaticStreamWindowSize(envoyWindow), grpc.StaticConnWindowSize(envoyWindow),
-		grpc.InTapHandle(s.authorizeEnvoy), grpc.ConnectionTimeout(c.ReadHeaderTimeout),
+		grpc.InTapHandle(authorize), grpc.ConnectionTimeout(c.ReadHeaderTimeout),
 		grpc.MaxRecvMsgSize(envoyMaxMessage), grpc.MaxHeaderListSize(uint32(c.MaxHeaderBytes)),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: c.IdleTimeout})}
 	if useTLS {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.listenerTLS(func(st *state) *tls.Config { return st.envoyTLS }))))
 	}
-	bl := newBoundedListener(ln, c.Max, s.metrics.shedConnections.WithLabelValues("envoy").Inc)
-	opts = append(opts, grpc.StatsHandler(bl.grpcStates()))
 	gs := grpc.NewServer(opts...)
 	envoy.Register(gs, s.envoy)
 	ln = bl
