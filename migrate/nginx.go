@@ -443,10 +443,18 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 			case z.burst != u.burst || z.delay != u.delay || z.nodelay != u.nodelay || z.n != u.n || z.dryRun != s.dryRunOf(u):
 				varies = true
 			}
+			// The status compared is one other than 429 where any place
+			// refuses with one.
 			if u.conn {
-				conns, connStatus, connDryRun = true, s.connStatus, s.connDryRun
+				conns, connDryRun = true, connDryRun || s.connDryRun
+				if connStatus == 0 || s.connStatus != 429 {
+					connStatus = s.connStatus
+				}
 			} else {
-				status, dryRun = s.status, s.dryRun
+				dryRun = dryRun || s.dryRun
+				if status == 0 || s.status != 429 {
+					status = s.status
+				}
 			}
 		}
 		if len(s.uses) > 0 {

@@ -33,3 +33,23 @@ func TestImportedNginxDryRunStaysWhereItIsSet(t *testing.T) {
 		})
 	}
 }
+
+// TestImportNginxStatusOfEveryPlace: limit_req_status is set per level, so
+// a file that refuses with 503 in one location and 429 in another reports
+// the 503, whichever location comes last.
+func TestImportNginxStatusOfEveryPlace(t *testing.T) {
+	tr, err := migrate.Import("nginx", `http {
+    limit_req_zone $binary_remote_addr zone=z:1m rate=1r/m;
+    server {
+        location /b/ { limit_req zone=z; }
+        location /a/ { limit_req zone=z; limit_req_status 429; }
+    }
+}
+`, "nginx.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reported(tr, "503") {
+		t.Errorf("no difference says that /b/ refused with 503: %+v", tr.Differences)
+	}
+}
