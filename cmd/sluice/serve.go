@@ -66,6 +66,14 @@ flags:`)
 		}
 		return c, err
 	}
+	// A SIGHUP while starting asks for a reload once serving, as one later
+	// does: systemd's ExecReload may send one as soon as the process runs,
+	// and its default action would end the process.
+	var reloads chan struct{}
+	if *file != "" {
+		reloads = make(chan struct{}, 1)
+		defer relaySIGHUP(reloads)()
+	}
 	cfg, err := withListen()
 	if err != nil {
 		printConfigErrors(stderr, err)
@@ -80,10 +88,7 @@ flags:`)
 		StoreDown: store.StoreDown, Failover: store.Failover, OverLimit: store.Cache, Memory: store.Memory,
 		StoreLosses: store.Losses, Leases: store.Leases}
 	if *file != "" {
-		opts.Load, opts.WatchFile = withListen, *file
-		reloads := make(chan struct{}, 1)
-		opts.Reloads = reloads
-		defer relaySIGHUP(reloads)()
+		opts.Load, opts.WatchFile, opts.Reloads = withListen, *file, reloads
 	}
 	srv, err := server.New(opts)
 	if err != nil {

@@ -217,3 +217,56 @@ func TestNewcomerBannerOnlyOnceListening(t *testing.T) {
 		t.Errorf("exit %d, want 1, no banner and the reason\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
 	}
 }
+
+// A SIGHUP that comes while serve -config is still starting (loading a
+// configuration of 30,000 keys, here) asks for a reload, as one after start
+// does: systemd's ExecReload may send it as soon as the process runs, and
+// SIGHUP's default action would end the process.
+func TestSIGHUPWhileStartingIsAReload(t *testing.T) {
+	bin, err := sluiceBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var keys strings.Builder
+	for i := range 30_000 {
+		fmt.Fprintf(&keys, "- {name: k%d, sha256: %064x, plan: free}\n", i, i+1)
+	}
+	os.WriteFile(filepath.Join(dir, "keys.yaml"), []byte(keys.String()), 0o644)
+	public, admin := realtest.FreeAddr(t), realtest.FreeAddr(t)
+	file := filepath.Join(dir, "sluice.yaml")
+	os.WriteFile(file, []byte(fmt.Sprintf("listen: %q\nadmin: {listen: %q, loopback_scopes: [read]}\nkeys_file: keys.yaml\n"+
+		"plans:\n  free:\n    limits: [{name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}]\n", public, admin)), 0o644)
+	var out syncBuffer
+	cmd := exec.Command(bin, "serve", "-config", file)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+	time.Sleep(150 * time.Millisecond) // the runtime is up; the keys are still being read
+	if resp, err := http.Get("http://" + admin + "/healthz"); err == nil {
+		resp.Body.Close()
+		t.Fatalf("serve was listening 150 ms after it started: the test sends its SIGHUP too late to mean anything")
+	}
+	cmd.Process.Signal(syscall.SIGHUP)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		select {
+		case err := <-exited:
+			t.Fatalf("a SIGHUP while starting ended serve: %v\n%s", err, out.String())
+		default:
+		}
+		if resp, err := http.Get("http://" + admin + "/metrics"); err == nil {
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if strings.Contains(string(body), `sluice_config_reloads_total{result="ok"} 1`) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload counted after a SIGHUP while starting:\n%s", out.String())
+		}
+	}
+}
