@@ -724,8 +724,12 @@ func storeSettings(st config.Store) config.Store {
 // trusted_proxies that trust every peer.
 func (s *Server) warnExposure(cfg *config.Config, admin net.Addr) {
 	if tcp, ok := admin.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !cfg.Admin.TLS.Enabled() {
-		s.log.Warn("the admin listener is reachable beyond this host without TLS: its callers' tokens cross the network in clear; set admin.tls, or listen on loopback behind a TLS proxy",
-			"admin", admin.String())
+		msg := "the admin listener is reachable beyond this host without TLS: its callers' tokens cross the network in clear; set admin.tls, or listen on loopback behind a TLS proxy"
+		if cfg.Admin.LoopbackScopes != 0 {
+			// Every caller of such a proxy arrives from loopback.
+			msg += " and set admin.loopback_scopes: [] (the proxy's callers would all hold loopback's " + cfg.Admin.LoopbackScopes.String() + ")"
+		}
+		s.log.Warn(msg, "admin", admin.String())
 	}
 	s.warnTrustAll(cfg)
 }
