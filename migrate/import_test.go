@@ -716,7 +716,7 @@ func TestImportRefusesWhatItCannotRead(t *testing.T) {
 		"envoy: no domain":                     {"envoy", "descriptors: []"},
 		"envoy: a bad unit":                    {"envoy", "domain: d\ndescriptors:\n  - key: k\n    rate_limit: {unit: fortnight, requests_per_unit: 1}\n"},
 		"kong: no plugin":                      {"kong", "_format_version: \"3.0\"\n"},
-		"kong: a fractional limit":             {"kong", "plugins:\n  - name: rate-limiting\n    config: {minute: 1.5}\n"},
+		"kong: a limit of 0":                   {"kong", "plugins:\n  - name: rate-limiting\n    config: {minute: 0}\n"},
 		"traefik: no middleware":               {"traefik", "http: {}\n"},
 		"traefik: a bad period":                {"traefik", "http: {middlewares: {a: {rateLimit: {average: 1, period: soon}}}}\n"},
 		"traefik: a period beyond a window":    {"traefik", "http: {middlewares: {a: {rateLimit: {average: 1, period: 10000h}}}}\n"},

@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -409,11 +411,17 @@ func (t *Translation) kongPeriods(s kongScope, name func(string) string) ([]Limi
 		if v == nil {
 			continue
 		}
-		if *v < 1 || *v > sluice.MaxQuantity || *v != float64(int64(*v)) {
-			return nil, fmt.Errorf("%s %s must be a whole number ≥ 1", s.where, p.name)
+		// Kong takes any number above 0 and admits a request while the
+		// period's count is below it: the limit rounded up.
+		if *v <= 0 || *v > sluice.MaxQuantity {
+			return nil, fmt.Errorf("%s %s must be a number above 0, at most %d", s.where, p.name, sluice.MaxQuantity)
 		}
-		out = append(out, Limit{Name: name("per-" + p.name), Algorithm: "fixed-window", Quantity: int64(*v),
-			Window: p.window, Period: p.calendar, Source: fmt.Sprintf("%s: %s %d", s.where, p.name, int64(*v))})
+		q, written := int64(math.Ceil(*v)), strconv.FormatFloat(*v, 'f', -1, 64)
+		if float64(q) != *v {
+			t.same(s.where+" "+p.name, "%s: Kong admits a request while the %s's count is below %s, so %d a %s, as a fixed window of %d.", written, p.name, written, q, p.name, q)
+		}
+		out = append(out, Limit{Name: name("per-" + p.name), Algorithm: "fixed-window", Quantity: q,
+			Window: p.window, Period: p.calendar, Source: fmt.Sprintf("%s: %s %s", s.where, p.name, written)})
 		if p.calendar != "" && !slices.ContainsFunc(t.Differences, func(d Difference) bool { return d.Where == p.name }) {
 			t.same(p.name, "Kong counts calendar %ss of UTC, from %s at midnight UTC: sluice's window: %s, the same calendar %ss, whatever their length.",
 				p.name, map[string]string{"month": "the first of the month", "year": "January 1"}[p.name], p.calendar, p.name)

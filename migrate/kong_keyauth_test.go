@@ -64,3 +64,37 @@ plugins:
 		t.Errorf("no difference says that Kong refused requests without a valid key: %+v", tr.Differences)
 	}
 }
+
+// TestImportedKongFractionalLimit: Kong's periods are numbers above 0, and
+// Kong admits a request while the period's count is below the limit, so
+// day: 2.5 admits 3 a day (and month: 0.5 one a month): a fixed window of
+// the limit rounded up.
+func TestImportedKongFractionalLimit(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+  - name: rate-limiting
+    config: {day: 2.5, month: 0.5, limit_by: ip}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectStatuses(t, serveImported(t, tr), []sent{
+		{"/", "", "192.0.2.1", 200},
+		{"/", "", "192.0.2.1", 429}, // month 0.5: one a month
+		{"/", "", "192.0.2.2", 200},
+	})
+	tr, err = migrate.Import("kong", `_format_version: "3.0"
+plugins:
+  - name: rate-limiting
+    config: {day: 2.5, limit_by: ip}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectStatuses(t, serveImported(t, tr), []sent{
+		{"/", "", "192.0.2.1", 200},
+		{"/", "", "192.0.2.1", 200},
+		{"/", "", "192.0.2.1", 200},
+		{"/", "", "192.0.2.1", 429},
+	})
+}
