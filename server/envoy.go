@@ -77,6 +77,13 @@ const envoyWorkers = 64
 // connections and streams, in bytes.
 const envoyWindow = 1 << 20
 
+// envoyMaxStreams bounds the calls of one connection at once, as
+// net/http's HTTP/2 server bounds the streams of the HTTP listeners': with
+// connections.max, it bounds the calls the service runs at once. Beyond it
+// Envoy's connection pool opens another connection, and a gRPC client's
+// call waits for one of the connection's calls to end.
+const envoyMaxStreams = 250
+
 // envoyMaxMessage bounds one RLS request, in bytes: descriptors are small.
 const envoyMaxMessage = 1 << 20
 
@@ -141,7 +148,7 @@ func (s *Server) serveEnvoy(ctx context.Context, ln net.Listener, useTLS bool) {
 	opts := []grpc.ServerOption{grpc.ForceServerCodecV2(envoy.Codec()), grpc.NumStreamWorkers(envoyWorkers),
 		grpc.StaticStreamWindowSize(envoyWindow), grpc.StaticConnWindowSize(envoyWindow),
 		grpc.InTapHandle(authorize), grpc.ConnectionTimeout(c.ReadHeaderTimeout),
-		grpc.MaxRecvMsgSize(envoyMaxMessage), grpc.MaxHeaderListSize(uint32(c.MaxHeaderBytes)),
+		grpc.MaxRecvMsgSize(envoyMaxMessage), grpc.MaxHeaderListSize(uint32(c.MaxHeaderBytes)), grpc.MaxConcurrentStreams(envoyMaxStreams),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: c.IdleTimeout})}
 	if useTLS {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.listenerTLS(func(st *state) *tls.Config { return st.envoyTLS }))))
