@@ -105,28 +105,8 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(*dir, 0o755); err != nil {
+	if err := writeImported(*dir, files, stderr); err != nil {
 		return err
-	}
-	for _, name := range []string{migrate.EnvoyRulesFile, migrate.ConfigFile} {
-		text, ok := files[name]
-		if !ok {
-			continue
-		}
-		path := filepath.Join(*dir, name)
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "wrote %s\n", path)
-	}
-	// What was written must be what sluice check and the Envoy service accept.
-	if _, err := config.Load(filepath.Join(*dir, migrate.ConfigFile)); err != nil {
-		return fmt.Errorf("the imported configuration does not load (please report this): %w", err)
-	}
-	if _, ok := files[migrate.EnvoyRulesFile]; ok {
-		if _, err := envoy.LoadRuleFiles(filepath.Join(*dir, migrate.EnvoyRulesFile)); err != nil {
-			return fmt.Errorf("the imported Envoy rules do not load (please report this): %w", err)
-		}
 	}
 	w := stdout
 	if *report != "" {
@@ -142,6 +122,82 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if *report != "" {
 		fmt.Fprintf(stderr, "wrote %s\n", *report)
+	}
+	return nil
+}
+
+// importedOrder is the order in which writeImported puts the files of a
+// translation in place: the configuration, which names the Envoy rules,
+// last.
+var importedOrder = []string{migrate.EnvoyRulesFile, migrate.ConfigFile}
+
+// writeImported writes files, a translation's files by name, into dir
+// (made when missing), after checking that each loads as sluice check and
+// the Envoy rate limit service load it, with errors naming dir's path. A
+// file that does not load, or cannot be written, is an error that leaves
+// dir as it was: no file of this import in it, any file of an earlier one
+// untouched, and dir itself gone when this call made it. Each file is
+// written beside its final name and renamed over it, so a reader of dir
+// never sees one half written.
+func writeImported(dir string, files map[string]string, stderr io.Writer) (err error) {
+	cfg := filepath.Join(dir, migrate.ConfigFile)
+	if _, err := config.Parse(cfg, []byte(files[migrate.ConfigFile])); err != nil {
+		return fmt.Errorf("the imported configuration does not load (please report this unless it names a file of yours): %w", err)
+	}
+	if rules, ok := files[migrate.EnvoyRulesFile]; ok {
+		if _, err := envoy.LoadRules(filepath.Join(dir, migrate.EnvoyRulesFile), []byte(rules)); err != nil {
+			return fmt.Errorf("the imported Envoy rules do not load (please report this): %w", err)
+		}
+	}
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		defer func() {
+			if err != nil {
+				os.Remove(dir)
+			}
+		}()
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	var temps []string
+	defer func() {
+		for _, t := range temps {
+			os.Remove(t)
+		}
+	}()
+	written := map[string]string{}
+	for _, name := range importedOrder {
+		text, ok := files[name]
+		if !ok {
+			continue
+		}
+		f, err := os.CreateTemp(dir, "."+name+".*")
+		if err != nil {
+			return err
+		}
+		temps = append(temps, f.Name())
+		_, err = f.WriteString(text)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(f.Name(), 0o644)
+		}
+		if err != nil {
+			return err
+		}
+		written[name] = f.Name()
+	}
+	for _, name := range importedOrder {
+		temp, ok := written[name]
+		if !ok {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		if err := os.Rename(temp, path); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", path)
 	}
 	return nil
 }

@@ -103,3 +103,41 @@ spec:
 		t.Error(err)
 	}
 }
+
+// A translation whose configuration does not load — here nginx Plus's
+// auth_jwt_key_file names a key file this machine does not have, which
+// identity.jwt's jwks_file reads at load — is an error, never a file: -dir
+// keeps what it held before (a sluice.yaml of an earlier import), and one
+// that did not exist is not left behind.
+func TestImportThatDoesNotLoadLeavesTheDirectoryAsItWas(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "nginx.conf")
+	os.WriteFile(src, []byte(`http {
+    limit_req_zone $jwt_claim_sub zone=peruser:10m rate=10r/s;
+    server {
+        auth_jwt "api";
+        auth_jwt_key_file `+filepath.Join(dir, "missing.jwk")+`;
+        location /api/ { limit_req zone=peruser burst=20 nodelay; }
+    }
+}
+`), 0o644)
+	out := filepath.Join(dir, "migration")
+	os.Mkdir(out, 0o755)
+	before := "# an earlier import\n"
+	os.WriteFile(filepath.Join(out, "sluice.yaml"), []byte(before), 0o644)
+	code, _, errOut := runSluice(t, "import", "-from", "nginx", "-dir", out, src)
+	if code != 1 || !strings.Contains(errOut, "does not load") || strings.Contains(errOut, "wrote") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	entries, _ := os.ReadDir(out)
+	if b, _ := os.ReadFile(filepath.Join(out, "sluice.yaml")); len(entries) != 1 || string(b) != before {
+		t.Errorf("-dir holds %v; sluice.yaml %q, want %q as before", entries, b, before)
+	}
+	fresh := filepath.Join(dir, "fresh")
+	if code, _, _ := runSluice(t, "import", "-from", "nginx", "-dir", fresh, src); code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Errorf("-dir %s was made and left: %v", fresh, err)
+	}
+}
