@@ -363,8 +363,8 @@ func (s *Server) Degradation() degrade.State {
 	return s.ctl.State()
 }
 
-// handleDegradation: GET shows the level and signals; PUT {"level":"high"}
-// pins a level; DELETE unpins, each logged with its caller. It is on the
+// handleDegradation: GET (or HEAD) shows the level and signals; PUT (or
+// POST) {"level":"high"} pins a level; DELETE unpins, each logged with its caller. It is on the
 // admin listener, where reading needs the read scope and changing the level
 // the admin scope.
 func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request, c caller) {
@@ -377,7 +377,7 @@ func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request, c cal
 		return
 	}
 	switch r.Method {
-	case http.MethodGet:
+	case http.MethodGet, http.MethodHead:
 	case http.MethodPut, http.MethodPost:
 		var body struct {
 			Level json.RawMessage `json:"level"`
@@ -408,8 +408,8 @@ func (s *Server) handleDegradation(w http.ResponseWriter, r *http.Request, c cal
 		s.ctl.Unpin()
 		s.log.Info("degradation unpinned", "caller", c.who(), "peer", peerIP(r.RemoteAddr).String())
 	default:
-		w.Header().Set("Allow", "GET, PUT, DELETE")
-		writeJSONProblem(w, http.StatusMethodNotAllowed, "Method Not Allowed", "use GET, PUT or DELETE")
+		w.Header().Set("Allow", "GET, HEAD, PUT, POST, DELETE")
+		writeJSONProblem(w, http.StatusMethodNotAllowed, "Method Not Allowed", "use GET to read the level, PUT (or POST) to pin one, DELETE to unpin")
 		return
 	}
 	writeJSON(w, http.StatusOK, s.ctl.State())
