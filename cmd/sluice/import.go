@@ -64,10 +64,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// Flags may come before or after FILE.
 	var names []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil
-			}
+		if err := parseFlags(fs, args); err != nil {
 			return err
 		}
 		if fs.NArg() == 0 {
@@ -77,10 +74,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if len(names) != 1 {
 		fs.Usage()
-		return errors.New("want one FILE")
+		return usageErrorf("want one FILE")
 	}
 	if *from != "" && !slices.Contains(migrate.Formats(), *from) {
-		return fmt.Errorf("-from %q: use %s", *from, strings.Join(migrate.Formats(), ", "))
+		return usageErrorf("-from %q: use %s", *from, strings.Join(migrate.Formats(), ", "))
 	}
 	src, err := os.ReadFile(names[0])
 	if err != nil {

@@ -141,3 +141,28 @@ func TestImportThatDoesNotLoadLeavesTheDirectoryAsItWas(t *testing.T) {
 		t.Errorf("-dir %s was made and left: %v", fresh, err)
 	}
 }
+
+// import's command line errors exit 2, as every command's do; a file it
+// cannot read or translate exits 1.
+func TestImportUsageErrorsExit2AndFailures1(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "nginx.conf")
+	os.WriteFile(src, []byte("server { listen 80; }\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"import"}, 2},
+		{[]string{"import", src, src}, 2},
+		{[]string{"import", "-no-such-flag", src}, 2},
+		{[]string{"import", src, "-enforce=maybe"}, 2},
+		{[]string{"import", "-from", "iis", src}, 2},
+		{[]string{"import", filepath.Join(dir, "missing.conf")}, 1},
+		{[]string{"import", src}, 1}, // no sign of a format
+		{[]string{"import", "-from", "haproxy", "-dir", filepath.Join(dir, "out"), src}, 1},
+	} {
+		if code, _, errOut := runSluice(t, tc.args...); code != tc.want || !strings.Contains("\n"+errOut, "\nsluice import: ") {
+			t.Errorf("%q: exit %d, want %d; stderr:\n%s", tc.args, code, tc.want, errOut)
+		}
+	}
+}
