@@ -616,6 +616,9 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	for _, l := range servers {
 		if err := l.srv.Shutdown(drain); err != nil {
 			l.srv.Close()
+			if errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("requests were still in flight on %s after shutdown.drain (%v), and were cut off: %w", l.ln.Addr(), s.drainTimeout(), err)
+			}
 			errs = append(errs, fmt.Errorf("shutdown: %w", err))
 		}
 	}
