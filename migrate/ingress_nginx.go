@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -50,7 +51,10 @@ type ingressPlace struct {
 // annotated Ingress's limits as nginx zones keyed by the client address
 // (limit_req with burst = limit × multiplier and nodelay, limit_conn),
 // shared by every location of that Ingress, so each Ingress becomes a rule
-// on its hosts and paths keyed by the client address.
+// on its hosts and paths keyed by the client address. An annotation the
+// controller does not read as an integer is read as it reads it — a limit
+// not imported, a multiplier of 5 — and reported; a multiplier below 1
+// beside limit-rps or limit-rpm, a burst nginx refuses, is an error.
 func IngressNginx(src, source string) (*Translation, error) {
 	t := &Translation{Format: FormatIngressNginx, Source: source}
 	var ingresses []k8sIngress
@@ -139,22 +143,38 @@ func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i in
 		v, ok := ing.Metadata.Annotations[ingressAnnotation+key]
 		return strings.TrimSpace(v), ok
 	}
+	// count reads a limit annotation as the controller does
+	// (parser.GetIntAnnotation: strconv.Atoi of the value as written); a
+	// value of 0 or less is no limit, as ingress-nginx writes none for it.
 	count := func(key string) (int64, bool, error) {
-		v, ok := ann(key)
+		v, ok := ing.Metadata.Annotations[ingressAnnotation+key]
 		if !ok {
 			return 0, false, nil
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 || n > sluice.MaxQuantity/100 {
-			return 0, false, fmt.Errorf("%s: %s%s: %q is not a count", where, ingressAnnotation, key, v)
+		switch {
+		case errors.Is(err, strconv.ErrRange) || n > sluice.MaxQuantity/100:
+			return 0, false, fmt.Errorf("%s: %s%s: %q is more than sluice counts (%d)", where, ingressAnnotation, key, v, sluice.MaxQuantity/100)
+		case err != nil:
+			t.differs(where+" "+key, "%q is not an integer: ingress-nginx 1.9 and later (annotation validation, on by default) refuse the Ingress — the admission webhook denies it and the controller serves none of its paths; earlier versions read it as 0, no limit. Not imported: write a number.", v)
+			return 0, false, nil
+		case n < 0:
+			t.differs(where+" "+key, "%d: ingress-nginx writes no limit for a value below 1; not imported.", n)
+			return 0, false, nil
 		}
-		return n, n > 0, nil // 0 turns the limit off, as in ingress-nginx
+		return n, n > 0, nil
 	}
 	mult := int64(5)
-	if m, ok, err := count("limit-burst-multiplier"); err != nil {
-		return nil, false, err
-	} else if ok {
-		mult = m
+	if v, ok := ing.Metadata.Annotations[ingressAnnotation+"limit-burst-multiplier"]; ok {
+		m, err := strconv.ParseInt(v, 10, 64)
+		switch {
+		case errors.Is(err, strconv.ErrRange) || m > sluice.MaxQuantity/100:
+			return nil, false, fmt.Errorf("%s: %slimit-burst-multiplier: %q is more than sluice counts (%d)", where, ingressAnnotation, v, sluice.MaxQuantity/100)
+		case err != nil:
+			t.differs(where+" limit-burst-multiplier", "%q is not an integer: ingress-nginx ignores it and multiplies by its default, 5, as the import does.", v)
+		default:
+			mult = m // below 1, refused where a request limit's burst uses it
+		}
 	}
 	var limits []Limit
 	for _, l := range []struct {
@@ -168,6 +188,12 @@ func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i in
 		}
 		if !ok {
 			continue
+		}
+		if mult < 1 {
+			return nil, false, fmt.Errorf("%s: %slimit-burst-multiplier %d makes %s %d write limit_req burst=%d, which nginx refuses (invalid burst value): the admission webhook denies the Ingress, or the controller keeps its previous configuration", where, ingressAnnotation, mult, l.key, n, n*mult)
+		}
+		if mult > (sluice.MaxQuantity-1)/n {
+			return nil, false, fmt.Errorf("%s: %s %d × limit-burst-multiplier %d is a burst of more than sluice counts (%d)", where, l.key, n, mult, sluice.MaxQuantity)
 		}
 		burst := n * mult
 		limits = append(limits, Limit{Name: defaultLimitName(l.window), Algorithm: "gcra", Quantity: n, Window: l.window, Burst: burst + 1,

@@ -1,6 +1,7 @@
 package migrate_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sluice-dev/sluice/migrate"
@@ -166,5 +167,57 @@ spec:
 	}
 	if reported(tr, "/v2x") || !hasDifference(tr, true, "path /v2") {
 		t.Errorf("the Prefix path /v2 is not reported as matched alike: %+v", tr.Differences)
+	}
+}
+
+// An annotation ingress-nginx cannot read as an integer does not refuse the
+// file: a limit-rps or limit-rpm of "abc" (which the controller refuses or,
+// before 1.9, reads as no limit) or of -5 (no limit) is left out, a
+// limit-burst-multiplier of "x" is the default 5, each reported naming its
+// Ingress. A multiplier below 1 that makes a burst of 0 or less, which nginx
+// refuses, refuses the file naming the Ingress; beside limit-connections
+// alone, which writes no burst, it is read as the controller reads it.
+func TestImportIngressNginxAnnotationsTheControllerIgnores(t *testing.T) {
+	runImportCases(t, []importCase{{
+		name:   "unreadable limits left out, an unreadable multiplier the default",
+		format: "ingress-nginx",
+		src: `kind: Ingress
+metadata:
+  name: api
+  namespace: shop
+  annotations:
+    nginx.ingress.kubernetes.io/limit-rps: abc
+    nginx.ingress.kubernetes.io/limit-rpm: "10"
+    nginx.ingress.kubernetes.io/limit-burst-multiplier: x
+spec:
+  rules: [{host: shop.example.com}]
+---
+kind: Ingress
+metadata:
+  name: web
+  annotations:
+    nginx.ingress.kubernetes.io/limit-rps: "-5"
+    nginx.ingress.kubernetes.io/limit-connections: "2"
+    nginx.ingress.kubernetes.io/limit-burst-multiplier: "-1"
+spec:
+  rules: [{host: www.example.com}]
+`,
+		limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
+		rules: []string{
+			"shop-api paths=[] hosts=[shop.example.com] key=[ip/32/128] | per-minute: gcra 10 per 1m0s burst 51",
+			"web paths=[] hosts=[www.example.com] key=[ip/32/128] | concurrent: concurrency 2 per 10m0s",
+		},
+		differs: []string{
+			`Ingress shop/api limit-rps: "abc" is not an integer`,
+			`Ingress shop/api limit-burst-multiplier: "x" is not an integer: ingress-nginx ignores it and multiplies by its default, 5`,
+			"Ingress web limit-rps: -5: ingress-nginx writes no limit",
+		},
+	}})
+	for _, mult := range []string{"-1", "0"} {
+		src := "kind: Ingress\nmetadata:\n  name: api\n  annotations: {nginx.ingress.kubernetes.io/limit-rps: \"2\", nginx.ingress.kubernetes.io/limit-burst-multiplier: \"" + mult + "\"}\n"
+		_, err := migrate.Import("ingress-nginx", src, "ingress.yaml")
+		if err == nil || !strings.Contains(err.Error(), "Ingress api") || !strings.Contains(err.Error(), "nginx refuses") {
+			t.Errorf("multiplier %s: %v", mult, err)
+		}
 	}
 }
