@@ -172,6 +172,12 @@ func (d *decoder) tls(n *yaml.Node, path string, t *TLS, clientCA bool) {
 	}
 	if t.ClientCAFile != "" && t.CertFile == "" {
 		d.Errorf(n, path+".client_ca_file", "mutual TLS needs the listener's own cert_file and key_file")
+		return
+	}
+	if t.CertFile != "" && t.KeyFile != "" {
+		if _, err := t.Load(); err != nil {
+			d.Errorf(n, path, "%v", err)
+		}
 	}
 }
 

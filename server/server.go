@@ -323,14 +323,14 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	}
 	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), closeIdle: closeIdle, docs: docs, envoyRules: rules,
 		notify: newNotifyRules(cfg.Notify), cors: newCORS(cfg.Response.CORS, mw)}
-	if st.publicTLS, err = loadTLS(cfg.TLS, "h2", "http/1.1"); err != nil {
-		return nil, fmt.Errorf("server: listen: %w", err)
+	if st.publicTLS, err = cfg.TLS.Load("h2", "http/1.1"); err != nil {
+		return nil, fmt.Errorf("server: listen: tls: %w", err)
 	}
-	if st.adminTLS, err = loadTLS(cfg.Admin.TLS, "h2", "http/1.1"); err != nil {
-		return nil, fmt.Errorf("server: admin: %w", err)
+	if st.adminTLS, err = cfg.Admin.TLS.Load("h2", "http/1.1"); err != nil {
+		return nil, fmt.Errorf("server: admin: tls: %w", err)
 	}
-	if st.envoyTLS, err = loadTLS(cfg.Admin.TLS, "h2"); err != nil {
-		return nil, fmt.Errorf("server: envoy: %w", err)
+	if st.envoyTLS, err = cfg.Admin.TLS.Load("h2"); err != nil {
+		return nil, fmt.Errorf("server: envoy: tls: %w", err)
 	}
 	var clientCAs *x509.CertPool
 	if st.adminTLS != nil {

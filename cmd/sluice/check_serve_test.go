@@ -32,9 +32,9 @@ func TestCheckRefusesWhatServeRefuses(t *testing.T) {
 		{"envoy rules that do not load", plans + "envoy: {listen: 127.0.0.1:8081, rules: [bad-rules.yaml]}\n",
 			"bad-rules.yaml:4:51: descriptors[0].rate_limit.requests_per_unit: -5 is out of range", ""},
 		{"a certificate that is none", plans + "tls: {cert_file: junk.pem, key_file: junk.pem}\n",
-			"server: listen: tls: ", ""},
+			"sluice.yaml:5:6: tls: cert_file " + filepath.Join(dir, "junk.pem") + " with key_file", ""},
 		{"an admin certificate that is none", plans + "admin: {listen: 127.0.0.1:9090, tls: {cert_file: junk.pem, key_file: junk.pem}}\n",
-			"server: admin: tls: ", ""},
+			"sluice.yaml:5:38: admin.tls: cert_file " + filepath.Join(dir, "junk.pem") + " with key_file", ""},
 		{"good envoy rules", plans + "envoy: {listen: 127.0.0.1:8081, rules: [rules.yaml]}\n",
 			"", "ENVOY  " + filepath.Join(dir, "rules.yaml") + ": domains api\n"},
 	} {
