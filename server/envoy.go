@@ -28,7 +28,7 @@ func loadEnvoyRules(cfg *config.Config) (*envoy.Rules, error) {
 	}
 	rules, err := envoy.LoadRuleFiles(cfg.Envoy.Rules...)
 	if err != nil {
-		return nil, fmt.Errorf("server: envoy rules: %w", err)
+		return nil, fmt.Errorf("server: %w", err) // the error says "envoy rules: …"
 	}
 	return rules, nil
 }
