@@ -38,7 +38,8 @@ const KeyNameSubject = "name:"
 // "ip:<address>", the address's group by the configured prefixes
 // ("ip:192.0.2.0/24"); for "user:<id>" of an id that is kept hashed, its
 // hash ("user#…", see UserSubject); for "key:" and a SHA-256 in hex, the
-// hex in lower case; else subject itself.
+// hex in lower case (an error for "key:" and anything else); else subject
+// itself.
 func (m *Middleware) Subject(subject string) (string, error) {
 	if m.zero() {
 		return "", errZero()
@@ -53,11 +54,11 @@ func (m *Middleware) Subject(subject string) (string, error) {
 	if user, ok := strings.CutPrefix(subject, "user:"); ok && user != "" {
 		return m.UserSubject(user), nil
 	}
-	if digest, ok := strings.CutPrefix(subject, "key:"); ok && len(digest) == 2*sha256.Size {
-		if _, err := hex.DecodeString(digest); err == nil {
-			return "key:" + strings.ToLower(digest), nil
+	if digest, ok := strings.CutPrefix(subject, "key:"); ok {
+		if _, err := hex.DecodeString(digest); err != nil || len(digest) != 2*sha256.Size {
+			return "", fmt.Errorf("%q names no key: a key's subject is key: and the SHA-256 of the key, 64 hex digits (%s and a listed key's name names it too)", subject, KeyNameSubject)
 		}
-		return subject, nil
+		return "key:" + strings.ToLower(digest), nil
 	}
 	name, ok := strings.CutPrefix(subject, KeyNameSubject)
 	if !ok {

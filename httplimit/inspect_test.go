@@ -59,4 +59,12 @@ func TestSubjectNamesTheClientAsItsRequestsAreKept(t *testing.T) {
 			t.Errorf("Subject(%q) = %q, %v; want it as it is", s, got, err)
 		}
 	}
+	// A key's subject is its SHA-256 in hex: anything else after "key:"
+	// (a key itself, a digest cut short) names no client and is an error,
+	// not the full quota of a subject no request uses.
+	for _, s := range []string{"key:zz", "key:" + digest[:63], "key:a-key", "key:" + digest + "0", "key:" + strings.Repeat("g", 64)} {
+		if got, err := mw.Subject(s); err == nil {
+			t.Errorf("Subject(%q) = %q, nil; want an error", s, got)
+		}
+	}
 }
