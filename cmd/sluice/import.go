@@ -135,7 +135,8 @@ var importedOrder = []string{migrate.EnvoyRulesFile, migrate.ConfigFile}
 // dir as it was: no file of this import in it, any file of an earlier one
 // untouched, and dir itself gone when this call made it. Each file is
 // written beside its final name and renamed over it, so a reader of dir
-// never sees one half written.
+// never sees one half written; a rename that fails after the Envoy rules'
+// succeeded leaves the new rules beside the earlier configuration.
 func writeImported(dir string, files map[string]string, stderr io.Writer) (err error) {
 	cfg := filepath.Join(dir, migrate.ConfigFile)
 	if _, err := config.Parse(cfg, []byte(files[migrate.ConfigFile])); err != nil {
