@@ -73,7 +73,7 @@ func (s *Server) adminRoutes() http.Handler {
 	// Forward-auth's Authorization is the described client's API key: its
 	// callers send their token in Sluice-Token.
 	mux.HandleFunc("/v1/forward-auth", s.guard(config.ScopeCheck, true, s.handleForwardAuth))
-	mux.Handle("GET /metrics", read(promhttp.HandlerFor(s.opts.Registry, promhttp.HandlerOpts{}).ServeHTTP))
+	mux.Handle("GET /metrics", read(boundScrapes(promhttp.HandlerFor(s.opts.Registry, promhttp.HandlerOpts{}))))
 	mux.HandleFunc("GET /docs", s.handleDocs)
 	mux.HandleFunc("GET /dashboard", read(s.handleDashboard))
 	mux.HandleFunc("GET /dashboard/data", read(s.handleDashboardData))
@@ -196,4 +196,26 @@ func allowOnly(allow string) http.HandlerFunc {
 func onlyPost(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Allow", http.MethodPost)
 	writeJSONProblem(w, http.StatusMethodNotAllowed, "Method Not Allowed", "use POST with a JSON body")
+}
+
+// maxScrapes bounds the /metrics answers gathered at once: each gathers
+// every metric of the process and reads /proc. Two Prometheus servers of a
+// pair, and someone looking, fit.
+const maxScrapes = 4
+
+// boundScrapes serves h for at most maxScrapes requests at once, and
+// answers 503 with Retry-After to one beyond them.
+func boundScrapes(h http.Handler) http.HandlerFunc {
+	slots := make(chan struct{}, maxScrapes)
+	return func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+			h.ServeHTTP(w, r)
+		default:
+			w.Header().Set("Retry-After", "1")
+			writeJSONProblem(w, http.StatusServiceUnavailable, "Service Unavailable",
+				fmt.Sprintf("%d scrapes of /metrics are being gathered, the most at once; retry in a second.", maxScrapes))
+		}
+	}
 }
