@@ -378,6 +378,10 @@ func DecodeStrict(body []byte, req *client.CheckRequest) error {
 		if errors.Is(err, io.EOF) {
 			return errors.New("empty body: send a JSON object, e.g. {\"api_key\": \"...\", \"method\": \"GET\", \"path\": \"/api/search\"}")
 		}
+		if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+			// Its message quotes the value, which may be as long as the body.
+			return fmt.Errorf("malformed JSON: %s: %s where %v was expected", te.Field, shortValue(te.Value), te.Type)
+		}
 		return fmt.Errorf("malformed JSON: %w", err)
 	}
 	if dec.More() {
@@ -387,4 +391,13 @@ func DecodeStrict(body []byte, req *client.CheckRequest) error {
 		return errors.New("malformed JSON: data after the object")
 	}
 	return nil
+}
+
+// shortValue is v, encoding/json's description of a value ("number 42"),
+// cut to at most 40 bytes.
+func shortValue(v string) string {
+	if len(v) <= 40 {
+		return v
+	}
+	return v[:40] + "…"
 }

@@ -153,3 +153,25 @@ func FuzzCheckJSONResponse(f *testing.F) {
 		}
 	})
 }
+
+// A body's error names what is wrong in a few hundred bytes at most: a
+// field's value is not echoed whole (a number of 60,000 digits is a 400
+// whose detail would otherwise carry it back).
+func TestDecodeStrictErrorsAreShort(t *testing.T) {
+	huge := strings.Repeat("9", 60_000)
+	for _, body := range []string{
+		`{"api_key": "k", "cost": ` + huge + `}`,
+		`{"api_key": "k", "cost": -` + huge + `}`,
+		`{"api_key": "k", "cost": "` + huge + `"}`,
+		`{"api_key": ` + huge + `}`,
+	} {
+		var req client.CheckRequest
+		err := DecodeStrict([]byte(body), &req)
+		if err == nil {
+			t.Fatalf("%.40s…: no error", body)
+		}
+		if len(err.Error()) > 512 {
+			t.Errorf("%.40s…: an error of %d bytes, want at most 512: %.120s…", body, len(err.Error()), err)
+		}
+	}
+}
