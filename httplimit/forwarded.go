@@ -62,16 +62,39 @@ func forwardedHops(h http.Header, useForwarded bool) []string {
 }
 
 // splitList splits comma-separated header values (over several lines),
-// keeping quoted strings whole. Beyond the size and hop bounds the leftmost
-// hops are dropped and replaced by one unparseable hop, so that the walk from
-// the right stops there: the hops nearest the trusted proxies still count.
+// keeping quoted strings whole. A quoted string ends with its line, and a
+// line whose quotes do not close is split at every comma, so that a quote a
+// client leaves open cannot swallow the hops proxies append after it. Beyond
+// the size and hop bounds the leftmost hops are dropped and replaced by one
+// unparseable hop, so that the walk from the right stops there: the hops
+// nearest the trusted proxies still count.
 func splitList(values []string) []string {
-	s := strings.Join(values, ",")
-	cut := len(s) > maxForwardedLen
-	if cut {
-		s = s[len(s)-maxForwardedLen:]
+	i, room := len(values), maxForwardedLen
+	for i > 0 && len(values[i-1]) <= room {
+		i--
+		room -= len(values[i])
 	}
+	cut := i > 0
 	var out []string
+	if cut && room > 0 { // the rightmost part of the line that does not fit
+		out = splitLine(out, values[i-1][len(values[i-1])-room:])
+	}
+	for _, v := range values[i:] {
+		out = splitLine(out, v)
+	}
+	if len(out) > maxForwardedHops {
+		out, cut = out[len(out)-maxForwardedHops:], true
+	}
+	if cut && len(out) > 0 {
+		out[0] = "unknown"
+	}
+	return out
+}
+
+// splitLine appends the comma-separated members of one header line to out,
+// keeping quoted strings whole when the line's quotes close.
+func splitLine(out []string, s string) []string {
+	from := len(out)
 	quoted, escaped, start := false, false, 0
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
@@ -86,14 +109,14 @@ func splitList(values []string) []string {
 			start = i + 1
 		}
 	}
-	out = append(out, strings.TrimSpace(s[start:]))
-	if len(out) > maxForwardedHops {
-		out, cut = out[len(out)-maxForwardedHops:], true
+	if quoted {
+		out = out[:from]
+		for elem := range strings.SplitSeq(s, ",") {
+			out = append(out, strings.TrimSpace(elem))
+		}
+		return out
 	}
-	if cut {
-		out[0] = "unknown"
-	}
-	return out
+	return append(out, strings.TrimSpace(s[start:]))
 }
 
 // forParam returns the for= value of one Forwarded element
