@@ -24,7 +24,9 @@ const (
 	// RateLimit-Reset (delta seconds).
 	FormatDraft6 = "draft-6"
 	// FormatLegacy is X-RateLimit-Limit, X-RateLimit-Remaining and
-	// X-RateLimit-Reset (Unix seconds), as GitHub sends them.
+	// X-RateLimit-Reset (Unix seconds), as GitHub sends them. In every
+	// format, a reset above 10^9 is read as Unix seconds and one above
+	// 10^12 as Unix milliseconds.
 	FormatLegacy = "legacy"
 )
 
@@ -34,7 +36,17 @@ const maxHint = sluice.MaxWindow
 
 // epochThreshold tells a Unix time from a delta in a Reset header: no one
 // sends a delta of more than 31 years, and no reset lies before 2001.
-const epochThreshold = 1_000_000_000
+// Above epochMillisThreshold a reset is a Unix time in milliseconds, as
+// some APIs send it: in seconds it would lie beyond the year 30000.
+const (
+	epochThreshold       = 1_000_000_000
+	epochMillisThreshold = 1_000_000_000_000
+)
+
+// maxReset is where a reset read from a header saturates: far enough above
+// epochMillisThreshold for any Unix time in milliseconds, and beyond
+// maxHint however it is read.
+const maxReset = 1_000_000_000_000_000
 
 // RateLimit is what one response's rate-limit headers say about the
 // client's quota. When a response describes several quota policies (the
@@ -119,12 +131,12 @@ func parseIETF(list httpsfv.List, h http.Header, base time.Time, consider func(q
 		if !isItem {
 			continue
 		}
-		r, found := intParam(it.Params, "r", math.Floor)
+		r, found := intParam(it.Params, "r", math.Floor, sluice.MaxQuantity)
 		if !found || r < 0 {
 			continue
 		}
 		c := quota{RateLimit: RateLimit{Format: FormatIETF, Policy: itemName(it), Remaining: r}}
-		if t, found := intParam(it.Params, "t", math.Ceil); found {
+		if t, found := intParam(it.Params, "t", math.Ceil, maxReset); found {
 			c.Reset = resetIn(t, base)
 		}
 		if policies == nil {
@@ -153,7 +165,7 @@ func (p policy) rate() float64 {
 
 // policyOf reads q and w from a RateLimit-Policy item's parameters.
 func policyOf(params *httpsfv.Params) (p policy) {
-	if q, found := intParam(params, "q", math.Floor); found && q > 0 {
+	if q, found := intParam(params, "q", math.Floor, sluice.MaxQuantity); found && q > 0 {
 		p.q = q
 	}
 	if params != nil {
@@ -208,7 +220,7 @@ func draftRate(h http.Header) float64 {
 // parseDraft7 reads RateLimit: limit=100, remaining=42, reset=18. A reset
 // above epochThreshold is a Unix time, taken relative to base.
 func parseDraft7(d *httpsfv.Dictionary, rate float64, base time.Time, consider func(quota)) {
-	get := func(k string, round func(float64) float64) (int64, bool) {
+	get := func(k string, round func(float64) float64, most int64) (int64, bool) {
 		m, found := d.Get(k)
 		if !found {
 			return 0, false
@@ -217,17 +229,17 @@ func parseDraft7(d *httpsfv.Dictionary, rate float64, base time.Time, consider f
 		if !isItem {
 			return 0, false
 		}
-		return number(it.Value, round)
+		return number(it.Value, round, most)
 	}
-	r, found := get("remaining", math.Floor)
+	r, found := get("remaining", math.Floor, sluice.MaxQuantity)
 	if !found || r < 0 {
 		return
 	}
 	c := RateLimit{Format: FormatDraft7, Remaining: r}
-	if l, found := get("limit", math.Floor); found && l > 0 {
+	if l, found := get("limit", math.Floor, sluice.MaxQuantity); found && l > 0 {
 		c.Limit = l
 	}
-	if t, found := get("reset", math.Ceil); found {
+	if t, found := get("reset", math.Ceil, maxReset); found {
 		c.Reset = resetIn(t, base)
 	}
 	consider(quota{RateLimit: c, rate: rate})
@@ -319,7 +331,7 @@ func itemName(it httpsfv.Item) string {
 	return ""
 }
 
-func intParam(p *httpsfv.Params, k string, round func(float64) float64) (int64, bool) {
+func intParam(p *httpsfv.Params, k string, round func(float64) float64, most int64) (int64, bool) {
 	if p == nil {
 		return 0, false
 	}
@@ -327,23 +339,23 @@ func intParam(p *httpsfv.Params, k string, round func(float64) float64) (int64, 
 	if !found {
 		return 0, false
 	}
-	return number(v, round)
+	return number(v, round, most)
 }
 
 // number reads a structured-field integer or decimal, rounding a decimal
-// with round and saturating at MaxQuantity; negative values are reported as
+// with round and saturating at most; negative values are reported as
 // found so that callers can ignore them.
-func number(v any, round func(float64) float64) (int64, bool) {
+func number(v any, round func(float64) float64, most int64) (int64, bool) {
 	switch n := v.(type) {
 	case int64:
-		return min(n, sluice.MaxQuantity), true
+		return min(n, most), true
 	case float64:
 		if math.IsNaN(n) || math.IsInf(n, 0) {
 			return 0, false
 		}
 		f := round(n)
-		if f >= sluice.MaxQuantity {
-			return sluice.MaxQuantity, true
+		if f >= float64(most) {
+			return most, true
 		}
 		if f < 0 {
 			return -1, true
@@ -356,11 +368,16 @@ func number(v any, round func(float64) float64) (int64, bool) {
 // leadingInt reads the non-negative integer that s starts with, after
 // spaces ("42", " 42, 42", "100;w=60"), saturating at MaxQuantity.
 func leadingInt(s string) (int64, bool) {
+	return leadingIntUpTo(s, sluice.MaxQuantity)
+}
+
+// leadingIntUpTo is leadingInt saturating at most (at most maxReset).
+func leadingIntUpTo(s string, most int64) (int64, bool) {
 	s = strings.TrimLeft(s, " \t")
 	var n int64
 	i := 0
 	for ; i < len(s) && '0' <= s[i] && s[i] <= '9'; i++ {
-		n = min(n*10+int64(s[i]-'0'), sluice.MaxQuantity) // n ≤ 2^40: no overflow
+		n = min(n*10+int64(s[i]-'0'), most) // n ≤ 10^15: no overflow
 	}
 	if i == 0 {
 		return 0, false
@@ -371,9 +388,13 @@ func leadingInt(s string) (int64, bool) {
 	return n, true
 }
 
-// resetIn reads a reset of t seconds from a header: a delta, or a Unix time
-// taken relative to base when above epochThreshold; in [0, maxHint].
+// resetIn reads a reset of t from a header: a delta in seconds, or a Unix
+// time taken relative to base, in seconds when above epochThreshold and in
+// milliseconds when above epochMillisThreshold; in [0, maxHint].
 func resetIn(t int64, base time.Time) time.Duration {
+	if t > epochMillisThreshold {
+		return clampHint(time.UnixMilli(t).Sub(base))
+	}
 	if t > epochThreshold {
 		return clampHint(time.Unix(t, 0).Sub(base))
 	}
@@ -382,9 +403,9 @@ func resetIn(t int64, base time.Time) time.Duration {
 
 // leadingCeil reads the non-negative number that s starts with, after
 // spaces, as leadingInt does, but also a decimal ("2.5", "1470173023.123"),
-// rounded up.
+// rounded up; it saturates at maxReset.
 func leadingCeil(s string) (int64, bool) {
-	n, found := leadingInt(s)
+	n, found := leadingIntUpTo(s, maxReset)
 	if found {
 		return n, true
 	}
@@ -393,14 +414,14 @@ func leadingCeil(s string) (int64, bool) {
 	if i <= 0 || strings.TrimLeft(s[:i], "0123456789") != "" {
 		return 0, false
 	}
-	n, _ = leadingInt(s[:i])
+	n, _ = leadingIntUpTo(s[:i], maxReset)
 	frac := s[i+1:]
 	j := len(frac) - len(strings.TrimLeft(frac, "0123456789"))
 	if j == 0 || j < len(frac) && (frac[j] == '.' || 'a' <= frac[j]|0x20 && frac[j]|0x20 <= 'z') {
 		return 0, false // "1.", "1.5e3", "1.5s": not a decimal
 	}
 	if strings.Trim(frac[:j], "0") != "" {
-		n = min(n+1, sluice.MaxQuantity)
+		n = min(n+1, maxReset)
 	}
 	return n, true
 }

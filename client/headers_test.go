@@ -156,3 +156,28 @@ func TestADateResetIsATimeNotADelta(t *testing.T) {
 		})
 	}
 }
+
+func TestAResetInUnixMillisecondsIsThatTime(t *testing.T) {
+	// now is 2026-11-30T12:00:00Z, Unix 1796040000.
+	cases := []struct {
+		name string
+		h    http.Header
+		want time.Duration
+	}{
+		{"legacy", header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1796040030000"), 30 * time.Second},
+		{"legacy, relative to Date", header("Date", "Mon, 30 Nov 2026 11:59:00 GMT",
+			"X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1796039970500"), 30500 * time.Millisecond},
+		{"draft 6", header("RateLimit-Remaining", "0", "RateLimit-Reset", "1796040001250"), 1250 * time.Millisecond},
+		{"draft 7", header("RateLimit", "remaining=0, reset=1796040010000"), 10 * time.Second},
+		{"ietf", header("RateLimit", `"a";r=0;t=1796040018000`), 18 * time.Second},
+		{"in the past", header("X-RateLimit-Remaining", "0", "X-RateLimit-Reset", "1796039000000"), 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := ParseRateLimit(c.h, now)
+			if !ok || got.Reset != c.want {
+				t.Errorf("got %+v, %v; want a reset of %v", got, ok, c.want)
+			}
+		})
+	}
+}
