@@ -120,7 +120,11 @@ func (p *Pattern) check(r rate, maxArrivals int) error {
 		maxArrivals = DefaultMaxArrivals
 	}
 	if n := p.expected(r); n > float64(maxArrivals) {
-		return fmt.Errorf("pattern %s: %w", p.Name, tooManyRequests(maxArrivals, int64(min(n, 1<<62))))
+		var size int64 // beyond an int64, the size is left unstated
+		if n < 1<<63 {
+			size = int64(n)
+		}
+		return fmt.Errorf("pattern %s: %w", p.Name, tooManyRequests(maxArrivals, size))
 	}
 	return nil
 }

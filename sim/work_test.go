@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -241,5 +242,31 @@ func TestPatternWorkIsBelowTheTraceEstimate(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// The size a refusal states is the expected number of requests, or none
+// when that number is beyond an int64: never a figure it is not.
+func TestTooManyRequestsStatesTheirTrueNumber(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		rate float64
+		want float64 // rate × 10 s, by hand; 0: no size stated
+	}{
+		{"within int64", 2e6, 2e7},
+		{"far beyond int64", 1e300, 0},
+		{"just beyond int64", 1e18, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := Request{Limit: "10/1s",
+				Pattern: &Pattern{Name: PatternSteady, Rate: tc.rate, Duration: Duration(10 * time.Second)}}
+			var tl *TooLargeError
+			if err := req.Validate(); !errors.As(err, &tl) {
+				t.Fatalf("err %v, want a *TooLargeError", err)
+			}
+			if tc.want == 0 && tl.Size != 0 || tc.want != 0 && math.Abs(float64(tl.Size)-tc.want) > 1 {
+				t.Errorf("size %d (%v), want %g (0: none)", tl.Size, tl, tc.want)
+			}
+		})
 	}
 }
