@@ -413,7 +413,8 @@ func statedText(rt rate, burst int64) string {
 // ten windows or as long as the arrival budget allows. A calendar quota's
 // ten periods are replayed whole: when they hold more than the budget, the
 // traffic and the quota are both divided by ProfileRun.Scale, which keeps
-// the share refused.
+// the share refused. Traffic too thin to send one request in that time
+// replays none: 0 refused of 0.
 func profile(ctx context.Context, an *Analysis, t APITraffic, req APIRequirements) (*ProfileRun, error) {
 	tq, tw, _ := ParseRate(t.Rate)
 	perSecond := float64(tq) / tw.Seconds() * t.Peak
@@ -446,13 +447,17 @@ func profile(ctx context.Context, an *Analysis, t APITraffic, req APIRequirement
 	if err != nil {
 		return nil, fmt.Errorf("traffic profile: %w", err)
 	}
+	p := &ProfileRun{Rate: fmt.Sprintf("%.3g/s", perSecond), Duration: Duration(d)}
+	if len(tr.Arrivals) == 0 {
+		return p, nil
+	}
 	res, err := Run(ctx, tr, Config{Quantity: rt.q, Window: rt.w, Period: rt.period, Offset: rt.offset,
 		Contenders: []Contender{{Label: "profile", Limit: l}}, Seed: req.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("traffic profile: %w", err)
 	}
 	f := res.Algorithms[0]
-	p := &ProfileRun{Rate: fmt.Sprintf("%.3g/s", perSecond), Duration: Duration(d), Requests: f.Decisions, Refused: f.Rejected}
+	p.Requests, p.Refused = f.Decisions, f.Rejected
 	if scale > 1 {
 		p.Scale = float64(quantity) / float64(rt.q)
 	}

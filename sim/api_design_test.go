@@ -340,3 +340,24 @@ plans:
 		}
 	}
 }
+
+// A plan whose clients send too little to hit a short limit in ten of its
+// windows is designed all the same: its profile replays no request and
+// says so, 0 refused of 0.
+func TestDesignAPIProfileOfTooLittleTrafficIsEmpty(t *testing.T) {
+	a := designAPI(t, `
+name: Quiet API
+plans:
+  - name: basic
+    clients: 100
+    traffic: {rate: 1/1m, peak: 2}
+    limits: [{rate: 10/1s}]
+`)
+	p := a.Plans[0].Limits[0].Profile
+	if p == nil || p.Requests != 0 || p.Refused != 0 || p.Duration.D() != 10*time.Second {
+		t.Fatalf("profile %+v, want 0 requests over 10s", p)
+	}
+	if want := "0% refused of 0 at 0.0333/s over 10s"; !strings.Contains(a.Markdown, want) {
+		t.Errorf("markdown lacks %q:\n%s", want, a.Markdown)
+	}
+}
