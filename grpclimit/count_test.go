@@ -2,6 +2,7 @@ package grpclimit_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -121,6 +122,36 @@ func TestCountTheUsageHandlersReport(t *testing.T) {
 	for i, c := range []codes.Code{use("10"), consume("30"), use("20"), consume("35"), use("1")} {
 		if want := []codes.Code{codes.OK, codes.OK, codes.OK, codes.OK, codes.ResourceExhausted}[i]; c != want {
 			t.Fatalf("call %d: %v, want %v", i, c, want)
+		}
+	}
+}
+
+// A handler that returns its context's error, wrapped or not, answers the
+// caller DEADLINE_EXCEEDED or CANCELED (grpc-go's server says so, not
+// UNKNOWN), and a list of statuses counts it as that code: "status:504"
+// counts the calls that ran out of time.
+func TestCountsAHandlersContextErrorAsTheCodeTheCallerGets(t *testing.T) {
+	store := memory.New()
+	defer store.Close()
+	s, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
+		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(2, time.Hour).Named("timeouts")}}},
+		Count: map[string]string{"timeouts": httplimit.CountStatus + "504"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := peer.NewContext(context.Background(), &peer.Peer{Addr: &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 1}})
+	call := func() codes.Code {
+		_, err := s.UnaryInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: methodSay}, func(context.Context, any) (any, error) {
+			return nil, fmt.Errorf("query: %w", context.DeadlineExceeded)
+		})
+		return status.Code(err)
+	}
+	for i, want := range []codes.Code{codes.Unknown, codes.Unknown, codes.ResourceExhausted} {
+		// Unknown here is the plain error, which grpc-go's server sends as
+		// DEADLINE_EXCEEDED.
+		if got := call(); got != want {
+			t.Fatalf("call %d timing out: %v, want %v: the two before count as 504", i, got, want)
 		}
 	}
 }

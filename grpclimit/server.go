@@ -234,8 +234,17 @@ func (s *Server) admit(ctx context.Context, method string, trailer func(metadata
 // limit counts by response (httplimit.Options.Count): OK is a success
 // (200), any other code a failure, the status gRPC's HTTP mapping gives it
 // (NotFound 404, Unauthenticated 401, Unavailable 503, Canceled 499…), so
-// that a list of statuses (httplimit.CountStatus) can pick codes.
-func answerOf(err error) int { return httplimit.StatusOfGRPC(uint32(status.Code(err))) }
+// that a list of statuses (httplimit.CountStatus) can pick codes. An
+// error that is no status is judged by the code grpc-go's server sends for
+// it: a context's error, wrapped or not, is Canceled or DeadlineExceeded,
+// any other Unknown.
+func answerOf(err error) int {
+	st, ok := status.FromError(err)
+	if !ok {
+		st = status.FromContextError(err)
+	}
+	return httplimit.StatusOfGRPC(uint32(st.Code()))
+}
 
 // request is the HTTP request the middleware decides for a call of ctx to
 // method: POST to the method's path, the call's :authority as its host,
