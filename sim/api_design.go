@@ -379,6 +379,9 @@ func (a *APIAnalysis) designLimit(ctx context.Context, l APILimit, clients int64
 	if err != nil {
 		return LimitDesign{}, err
 	}
+	if s := an.Recommendation.burstAcross(an.Requirements); s != "" {
+		a.Warnings = append(a.Warnings, s)
+	}
 	d := LimitDesign{Stated: statedText(rt, l.Burst), Quantity: q, Window: Duration(rt.w), Burst: l.Burst,
 		Precision: an.Requirements.Precision, Analysis: an, WorstOf: an.Scale.Quantity}
 	d.Worst, d.WorstPattern = an.worst(an.Recommendation.Label)

@@ -299,7 +299,22 @@ func (rec *Recommendation) divide(req Requirements, q int64, w time.Duration) er
 	}
 	rec.sharedQuantity, rec.sharedBurst = rec.Quantity, rec.Burst
 	rec.PerInstance, rec.Quantity, rec.Burst = true, quantity, burst
+	if s := rec.burstAcross(req); s != "" {
+		rec.Reasons = append(rec.Reasons, s)
+	}
 	return nil
+}
+
+// burstAcross says, of a bucket divided between instances, that their
+// buckets together take more at once than the stated burst (each holds at
+// least the costliest request), or returns "" when they do not.
+func (rec Recommendation) burstAcross(req Requirements) string {
+	n := int64(req.Instances)
+	if !rec.PerInstance || req.Burst <= 0 || rec.Burst*n <= req.Burst {
+		return ""
+	}
+	return fmt.Sprintf("%s divided between %d instances gives each a bucket of %d (none may hold less than the costliest request): a client whose requests are spread over all of them may send %d at once, above the stated burst of %d; a Redis store (store: redis) keeps one bucket for every instance.",
+		req.Rate, n, rec.Burst, rec.Burst*n, req.Burst)
 }
 
 // Sizing of stores: the bookkeeping a store adds to each key's state

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -132,5 +133,48 @@ func TestDesignPerInstanceReplaysTheSharedLimit(t *testing.T) {
 		if m.Recommendation.Label != s.Recommendation.Label {
 			t.Errorf("%+v: simulated %q, want the shared limit %q", mem, m.Recommendation.Label, s.Recommendation.Label)
 		}
+	}
+}
+
+// Instances with their own memory stores each hold a bucket of at least
+// one request: when their buckets together take more at once than the
+// stated burst, the analysis says how many, and which store keeps the
+// burst.
+func TestDesignPerInstanceBurstsAboveTheStatedOneAreStated(t *testing.T) {
+	for _, req := range []Requirements{
+		{Rate: "10/1m", Burst: 2, Precision: "strict", Instances: 3, Store: "memory"},
+		{Rate: "105/1m", Burst: 1, Precision: "strict", Instances: 10, Store: "memory"},
+		{Rate: "100/1s", Burst: 2, Precision: "loose", Instances: 4, Store: "memory"},
+	} {
+		a := design(t, req)
+		cfg, err := config.Parse("design.yaml", []byte(a.Config))
+		if err != nil {
+			t.Fatalf("%+v: config.Parse: %v\n%s", req, err, a.Config)
+		}
+		l := cfg.Policy.Plan("default").Limits[0]
+		total := int64(req.Instances) * l.Burst()
+		if total <= req.Burst {
+			t.Fatalf("%+v: %d instances of %v take %d at once: pick a case above the stated burst", req, req.Instances, l, total)
+		}
+		if want := fmt.Sprintf("may send %d at once, above the stated burst of %d", total, req.Burst); !strings.Contains(a.Markdown, want) || !strings.Contains(a.Markdown, "store: redis") {
+			t.Errorf("%+v: %d instances of %v take %d at once; the analysis does not say %q:\n%s", req, req.Instances, l, total, want, a.Markdown)
+		}
+	}
+	a := designAPI(t, `
+instances: 3
+store: memory
+plans:
+  - name: basic
+    limits: [{rate: 30/1s, burst: 6}]
+endpoints:
+  - {route: "POST /y", cost: 3}
+`)
+	cfg, err := config.Parse("api.yaml", []byte(a.Config))
+	if err != nil {
+		t.Fatalf("config.Parse: %v\n%s", err, a.Config)
+	}
+	total := 3 * cfg.Policy.Plan("basic").Limits[0].Burst()
+	if want := fmt.Sprintf("may send %d at once, above the stated burst of 6", total); total <= 6 || !strings.Contains(strings.Join(a.Warnings, "\n"), want) {
+		t.Errorf("3 instances take %d at once; the warnings do not say %q: %q", total, want, a.Warnings)
 	}
 }
