@@ -299,8 +299,11 @@ func (m *Middleware) Discard(res *Result) {
 }
 
 // WriteHeaders sets res's RateLimit headers on h, in every configured mode.
+// An exempt res has none, and neither has a refusal by the penalty box
+// (Result.Penalized), which no limit of the plan decided: Refuse sends it
+// without them.
 func (m *Middleware) WriteHeaders(h http.Header, res *Result) {
-	if res != nil && !res.Exempt {
+	if res != nil && !res.Exempt && !res.Penalized {
 		m.writeHeaders(h, res)
 	}
 }

@@ -1,6 +1,7 @@
 package httplimit_test
 
 import (
+	"net/http"
 	"slices"
 	"testing"
 	"time"
@@ -102,5 +103,34 @@ func TestRefusalsByASharedRuleBoxNoOne(t *testing.T) {
 	w := do(mw.Handler(okHandler()), a)
 	if p := decodeProblem(t, w.Body.String()); w.Code != 429 || p.Type != httplimit.ProblemPenalty {
 		t.Fatalf("a after two refusals by a rule keyed by it: %d %s", w.Code, w.Body.String())
+	}
+}
+
+// A boxed request's headers are those of the box's refusal, whoever writes
+// them: WriteHeaders (the decision API's, forward-auth's) writes no
+// RateLimit fields, as Refuse sends none. Stating the box as a RateLimit
+// item would name a policy RateLimit-Policy does not list, and the draft
+// modes would give the box's figures under the plan's policies.
+func TestWriteHeadersOfABoxedRequestWriteNone(t *testing.T) {
+	mw, clock := clockedMiddleware(t, httplimit.Options{
+		Plans:   []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
+		Penalty: httplimit.Penalty{Refusals: 1, Within: time.Minute, For: 10 * time.Minute},
+		Headers: []string{httplimit.ModeIETF, httplimit.ModeDraft6, httplimit.ModeLegacy},
+	})
+	a := req{remote: "192.0.2.1:1"}
+	statuses(mw, a, a) // refused once: boxed
+	clock.Advance(time.Minute)
+	res, err := mw.Decide(a.request())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mw.Discard(res)
+	if !res.Penalized {
+		t.Fatal("the client is not in the box")
+	}
+	h := http.Header{}
+	mw.WriteHeaders(h, res)
+	if len(h) != 0 {
+		t.Errorf("a boxed request's headers: %v, want none", h)
 	}
 }
