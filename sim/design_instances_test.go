@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -176,5 +177,28 @@ endpoints:
 	total := 3 * cfg.Policy.Plan("basic").Limits[0].Burst()
 	if want := fmt.Sprintf("may send %d at once, above the stated burst of 6", total); total <= 6 || !strings.Contains(strings.Join(a.Warnings, "\n"), want) {
 		t.Errorf("3 instances take %d at once; the warnings do not say %q: %q", total, want, a.Warnings)
+	}
+}
+
+// The analysis states each instance's share against the stated quantity:
+// for a split bucket, its burst and its refill together.
+func TestDesignPerInstanceShareIsOfTheStatedQuota(t *testing.T) {
+	share := regexp.MustCompile(`configured with 1/(\d+) of the quota \((\d+) of (\d+)\)`)
+	for _, req := range []Requirements{
+		{Rate: "10/1m", Burst: 2, Precision: "strict", Instances: 3, Store: "memory"},
+		{Rate: "100/1m", Precision: "approximate", Keys: 1e8, Instances: 3, Store: "memory"},
+		{Rate: "1000/24h", Instances: 4, Store: "memory"},
+	} {
+		a := design(t, req)
+		cfg, err := config.Parse("design.yaml", []byte(a.Config))
+		if err != nil {
+			t.Fatalf("%+v: config.Parse: %v\n%s", req, err, a.Config)
+		}
+		l := cfg.Policy.Plan("default").Limits[0]
+		q, _, _ := ParseRate(req.Rate)
+		want := fmt.Sprintf("configured with 1/%d of the quota (%d of %d)", req.Instances, windowBound(l), q)
+		if m := share.FindString(a.Markdown); m != want {
+			t.Errorf("%+v: each instance holds %v; the analysis says %q, want %q", req, l, m, want)
+		}
 	}
 }
