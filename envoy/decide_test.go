@@ -218,3 +218,24 @@ func TestLimitOverrideFromEnvoy(t *testing.T) {
 	// Unknown domains ignore overrides, as envoyproxy/ratelimit does.
 	h.expect(h.ask(request("nowhere", 0, d)), ok, status{code: ok})
 }
+
+// A request that a requests_per_unit 0 rule refuses reports its other
+// descriptors as envoyproxy/ratelimit with STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT
+// does: one whose cost fits what is left of its fixed window is OK and
+// spends nothing; one whose cost does not fit is OVER_LIMIT, and its window
+// is over from then on, as a window any request went over is.
+func TestABlockedRequestRefusesTheWindowsItsCostDoesNotFit(t *testing.T) {
+	h := serve(t, `
+domain: d
+descriptors:
+  - key: a
+    rate_limit: {unit: minute, requests_per_unit: 1}
+  - key: blk
+    rate_limit: {unit: minute, requests_per_unit: 0}
+`)
+	blocked := request("d", 0, desc("blk", "x"), desc("a", "x"))
+	h.expect(h.ask(blocked), over, status{over, ":0/MINUTE", 0, time.Minute}, status{ok, ":1/MINUTE", 1, time.Minute})
+	h.expect(h.ask(request("d", 0, desc("a", "x"))), ok, status{ok, ":1/MINUTE", 0, time.Minute})
+	h.expect(h.ask(blocked), over, status{over, ":0/MINUTE", 0, time.Minute}, status{over, ":1/MINUTE", 0, time.Minute})
+	h.expect(h.ask(request("d", 0, withHits(desc("a", "x"), 0))), over, status{over, ":1/MINUTE", 0, time.Minute})
+}

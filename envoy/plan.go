@@ -41,7 +41,8 @@ type plan struct {
 	// costs keeps the checks' costs while peekOver peeks.
 	costs []int64
 	// blocked is set when an enforced requests_per_unit 0 rule matched: the
-	// request is refused and every check is a peek.
+	// request is refused, and decided by peekOver as one that peeks at a
+	// window that went over.
 	blocked bool
 	// replaced holds the names of the rules that matched rules replace;
 	// seen, policy and state are scratch space of headers.
@@ -156,11 +157,6 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 		}
 		if s.aligned && cost == 0 {
 			s.over, _ = p.add(key+overKey, overLimit(l), 0)
-		}
-	}
-	if p.blocked {
-		for i := range p.checks {
-			p.checks[i].Cost = 0 // report, consume nothing
 		}
 	}
 	return nil

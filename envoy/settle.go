@@ -44,15 +44,16 @@ func (p *plan) refused(s slot, d *sluice.Decision) bool {
 }
 
 // peekOver decides a request that peeks at a fixed window (hits_addend
-// 0) before it spends anything: when such a window went over, the request
-// is refused and true is returned with d holding every check decided as a
-// peek, except that a fixed window counted in its Unix window that the
-// request's cost does not fit in is refused (as it would be deciding the
-// request), for settle to spend and mark over; the others spend nothing.
-// Otherwise (and for a request without such a peek, without a call) it
-// returns false and leaves p as it was.
+// 0), or that a requests_per_unit 0 rule blocks, before it spends
+// anything: when such a window went over, or the request is blocked, the
+// request is refused and true is returned with d holding every check
+// decided as a peek, except that a fixed window counted in its Unix window
+// that the request's cost does not fit in is refused (as it would be
+// deciding the request), for settle to spend and mark over; the others
+// spend nothing. Otherwise (and for a request that neither peeks so nor is
+// blocked, without a call) it returns false and leaves p as it was.
 func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d *sluice.Decision) (bool, error) {
-	if !slices.ContainsFunc(p.slots, func(s slot) bool { return s.over >= 0 }) {
+	if !p.blocked && !slices.ContainsFunc(p.slots, func(s slot) bool { return s.over >= 0 }) {
 		return false, nil
 	}
 	p.costs = p.costs[:0]
@@ -63,7 +64,7 @@ func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d *sluice.Decisi
 	if err := l.Allow(ctx, p.checks, d); err != nil {
 		return false, err
 	}
-	refused := false
+	refused := p.blocked
 	for _, s := range p.slots {
 		if s.over >= 0 && !s.rule.shadow && p.refused(s, d) {
 			refused = true
