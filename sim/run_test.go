@@ -343,3 +343,18 @@ func TestConcurrencyStateIsMeasuredAsALog(t *testing.T) {
 		t.Errorf("table:\n%s", b.String())
 	}
 }
+
+// A pattern too thin to draw one request is refused as the pattern it is,
+// with what to change: the caller gave no trace.
+func TestSimulateNamesAPatternThatDrewNoRequest(t *testing.T) {
+	for _, p := range []Pattern{
+		{Name: PatternDiurnal, Rate: 0.001},
+		{Name: PatternSteady, Duration: Duration(time.Millisecond)},
+	} {
+		_, err := Simulate(context.Background(), Request{Pattern: &p, Limit: "10/1s"})
+		if err == nil || !strings.HasPrefix(err.Error(), "pattern "+p.Name+": ") || strings.Contains(err.Error(), "trace") ||
+			!strings.Contains(err.Error(), "raise the rate, keys or duration") {
+			t.Errorf("%+v: %v, want the pattern named with what to raise", p, err)
+		}
+	}
+}

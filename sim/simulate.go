@@ -114,6 +114,14 @@ func Simulate(ctx context.Context, req Request) (*Response, error) {
 		if tr, err = generateFor(*pl.pattern, pl.ref, req.MaxArrivals); err != nil {
 			return nil, err
 		}
+		if p := pl.pattern; len(tr.Arrivals) == 0 {
+			keys := "1 key"
+			if p.Keys != 1 {
+				keys = fmt.Sprintf("%d keys", p.Keys)
+			}
+			return nil, fmt.Errorf("pattern %s: no request in %s at %g a second per key, %s: raise the rate, keys or duration",
+				p.Name, FormatDuration(p.Duration.D()), p.Rate, keys)
+		}
 	default:
 		opts := CSVOptions{SkipBad: req.SkipBadLines, MaxArrivals: req.MaxArrivals, Name: req.TraceName}
 		if tr, resp.Skipped, err = ReadCSV(pl.trace, opts); err != nil {
