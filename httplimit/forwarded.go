@@ -136,10 +136,23 @@ func forParam(elem string) string {
 }
 
 // parseHop parses one hop: "192.0.2.60", "192.0.2.60:8080", "[2001:db8::1]",
-// "[2001:db8::1]:4711", "2001:db8::1". An address with an IPv6 zone
-// ("fe80::1%eth0", in any form) is no hop: its zone names an interface of
-// the host that wrote it, and its text could shape a store key.
+// "[2001:db8::1]:4711", "2001:db8::1", or an address with an obfuscated
+// port (RFC 7239's obfport: "192.0.2.60:_abc", "[2001:db8::1]:_abc"). An
+// address with an IPv6 zone ("fe80::1%eth0", in any form) is no hop: its
+// zone names an interface of the host that wrote it, and its text could
+// shape a store key.
 func parseHop(s string) (netip.Addr, bool) {
+	if host, port, ok := strings.Cut(s, ":_"); ok && obfPort(port) {
+		if len(host) > 1 && host[0] == '[' && host[len(host)-1] == ']' {
+			host = host[1 : len(host)-1]
+		} else if strings.Contains(host, ":") {
+			return netip.Addr{}, false // an IPv6 node is bracketed
+		}
+		if a, err := netip.ParseAddr(host); err == nil && a.Zone() == "" {
+			return a.Unmap(), true
+		}
+		return netip.Addr{}, false
+	}
 	if ap, err := netip.ParseAddrPort(s); err == nil {
 		if ap.Addr().Zone() != "" {
 			return netip.Addr{}, false
@@ -151,6 +164,21 @@ func parseHop(s string) (netip.Addr, bool) {
 		return a.Unmap(), true
 	}
 	return netip.Addr{}, false
+}
+
+// obfPort reports whether "_" + s is an RFC 7239 obfport: one or more of
+// ALPHA, DIGIT, ".", "_" and "-" after the underscore.
+func obfPort(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // unixListener reports whether r came in on a listener of a Unix-domain

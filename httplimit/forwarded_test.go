@@ -34,3 +34,31 @@ func TestAnOpenQuoteDoesNotSwallowTheProxysHop(t *testing.T) {
 		}
 	}
 }
+
+// RFC 7239 lets a proxy hide the client's port but not its address
+// (for="192.0.2.43:_abc", section 6.3): such a hop is the client at that
+// address, not an unparseable one at which the walk stops, which would
+// make every client behind that proxy one.
+func TestAnObfuscatedPortHidesNoAddress(t *testing.T) {
+	proxy := netip.MustParseAddr("10.0.0.1")
+	trusted := func(a netip.Addr) bool { return a.IsPrivate() }
+	for _, c := range []struct {
+		forwarded string
+		want      string
+	}{
+		{`for="192.0.2.43:_abc"`, "192.0.2.43"},
+		{`for="[2001:db8:cafe::17]:_x.y-z_1"`, "2001:db8:cafe::17"},
+		{`for="198.51.100.1:_p", for="10.0.0.2:_q"`, "198.51.100.1"},
+		// Still no hop: an obfuscated node, an empty or bad obfport, a zone.
+		{`for="_hidden:_abc"`, "10.0.0.1"},
+		{`for="192.0.2.43:_"`, "10.0.0.1"},
+		{`for="192.0.2.43:_a b"`, "10.0.0.1"},
+		{`for="2001:db8::1:_abc"`, "10.0.0.1"},
+		{`for="[fe80::1%eth0]:_abc"`, "10.0.0.1"},
+	} {
+		h := http.Header{"Forwarded": {c.forwarded}}
+		if got := clientAddr(h, proxy, true, trusted, true); got != netip.MustParseAddr(c.want) {
+			t.Errorf("Forwarded: %s: client %v, want %v", c.forwarded, got, c.want)
+		}
+	}
+}
