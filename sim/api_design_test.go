@@ -361,3 +361,28 @@ plans:
 		t.Errorf("markdown lacks %q:\n%s", want, a.Markdown)
 	}
 }
+
+// An exempt route is never limited: a limit or cost stated for it would be
+// dropped from the configuration, so the requirements are refused, naming
+// the endpoint.
+func TestDesignAPIRefusesALimitOnAnExemptRoute(t *testing.T) {
+	for name, endpoint := range map[string]string{
+		"a limit":        `{route: "GET /healthz", exempt: true, limit: 10/1m}`,
+		"a plan's limit": `{route: "GET /healthz", exempt: true, limits: {free: 10/1m}}`,
+		"a cost":         `{route: "GET /healthz", exempt: true, cost: 2}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			text := "plans: [{name: free, limits: [{rate: 5/1s}]}]\nendpoints: [" + endpoint + "]\n"
+			req, err := ReadAPIRequirements(strings.NewReader(text), "api.yaml")
+			if err == nil {
+				var a *APIAnalysis
+				if a, err = DesignAPI(context.Background(), req); err == nil {
+					t.Fatalf("designed:\n%s", a.Config)
+				}
+			}
+			if !strings.Contains(err.Error(), "endpoints[0]") || !strings.Contains(err.Error(), "exempt") {
+				t.Errorf("%v: want endpoints[0] and exempt named", err)
+			}
+		})
+	}
+}

@@ -175,7 +175,8 @@ type APIEndpoint struct {
 	Limits map[string]string `yaml:"limits" json:"limits,omitempty"`
 	// Class is ClassExpensive, ClassCritical, ClassHealth or empty.
 	Class string `yaml:"class" json:"class,omitempty"`
-	// Exempt routes are never limited.
+	// Exempt routes are never limited: an exempt route has no limit,
+	// limits or cost.
 	Exempt bool `yaml:"exempt" json:"exempt,omitempty"`
 }
 
@@ -376,6 +377,9 @@ func (r APIRequirements) validate() error {
 			if _, _, err := ParseRate(e.Limits[plan]); err != nil {
 				return fmt.Errorf("%s.limits.%s: %w", at, plan, err)
 			}
+		}
+		if e.Exempt && (e.Limit != "" || len(e.Limits) > 0 || e.Cost != nil) {
+			return fmt.Errorf("%s: an exempt route is never limited: drop its limit, limits and cost, or exempt", at)
 		}
 		if e.Class != "" && e.Class != ClassExpensive && e.Class != ClassCritical && e.Class != ClassHealth {
 			return fmt.Errorf("%s.class: %q: use expensive, critical or health", at, e.Class)
