@@ -297,6 +297,10 @@ func TestParityWithRatelimit(t *testing.T) {
 		r.ask(call{label: "requests_per_unit 0", req: req("parity", 1, "blocked="+rnd)})
 		r.ask(call{label: "requests_per_unit 0 beside a limit", req: req("parity", 1, "hits=beside-"+rnd, "blocked="+rnd)})
 		r.ask(call{label: "the limit beside it was not charged", req: req("parity", 1, "hits=beside-"+rnd)})
+		k5 := "hits=full-beside-blocked-" + rnd
+		r.ask(call{label: "3 of 3 beside nothing", req: req("parity", 3, k5)})
+		r.ask(call{label: "requests_per_unit 0 beside a full limit", req: req("parity", 1, k5, "blocked="+rnd)})
+		r.ask(call{label: "a peek at the full limit after it", req: descriptorHits(req("parity", 1, k5), 0)})
 	})
 
 	t.Run("calendar windows", func(t *testing.T) {
