@@ -386,3 +386,39 @@ func TestDesignAPIRefusesALimitOnAnExemptRoute(t *testing.T) {
 		})
 	}
 }
+
+// Whatever an endpoint's route, the design is refused naming it or writes
+// a configuration that loads: a standard method in lower case never
+// matches, and the loader refuses it.
+func TestDesignAPIRoutesLoadOrAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		route   string
+		refused bool
+	}{
+		{"get /x", true},
+		{"Post /x", true},
+		{"GET /x", false},
+		{"PURGE /x", false},
+	} {
+		for _, field := range []string{"cost: 2", "limit: 5/1m", "class: expensive"} {
+			text := fmt.Sprintf("plans: [{name: free, limits: [{rate: 50/1s}]}]\nendpoints: [{route: %q, %s}]\n", tc.route, field)
+			req, err := ReadAPIRequirements(strings.NewReader(text), "api.yaml")
+			var a *APIAnalysis
+			if err == nil {
+				a, err = DesignAPI(context.Background(), req)
+			}
+			switch {
+			case tc.refused && err == nil:
+				t.Errorf("%s, %s: designed:\n%s", tc.route, field, a.Config)
+			case tc.refused && !strings.Contains(err.Error(), "endpoints[0].route"):
+				t.Errorf("%s, %s: %v, want endpoints[0].route named", tc.route, field, err)
+			case !tc.refused && err != nil:
+				t.Errorf("%s, %s: %v", tc.route, field, err)
+			case !tc.refused:
+				if _, err := config.Parse("api.yaml", []byte(a.Config)); err != nil {
+					t.Errorf("%s, %s: the configuration does not load: %v\n%s", tc.route, field, err, a.Config)
+				}
+			}
+		}
+	}
+}

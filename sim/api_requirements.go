@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -362,6 +364,9 @@ func (r APIRequirements) validate() error {
 		if !ok || method == "" || !strings.HasPrefix(path, "/") || strings.ContainsAny(e.Route, "\"#") || !printable(e.Route) {
 			return fmt.Errorf("%s.route: %q: want METHOD /path, e.g. \"POST /api/generate\"", at, e.Route)
 		}
+		if up := strings.ToUpper(method); up != method && slices.Contains(standardMethods, up) {
+			return fmt.Errorf("%s.route: %q never matches: methods are case-sensitive, and clients send %s", at, e.Route, up)
+		}
 		if e.Cost != nil && (*e.Cost < 0 || *e.Cost > 1_000_000) {
 			return fmt.Errorf("%s.cost: %d must be in [0, 1000000]", at, *e.Cost)
 		}
@@ -433,3 +438,8 @@ func limitName(l APILimit, rt rate) string {
 	}
 	return sluice.NewLimit(sluice.AlgorithmFixedWindow, 1, rt.w).Name()
 }
+
+// standardMethods are the methods of RFC 9110 and PATCH, as clients send
+// them.
+var standardMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
