@@ -76,7 +76,7 @@ func splitList(values []string) []string {
 	}
 	cut := i > 0
 	var out []string
-	if cut && room > 0 { // the rightmost part of the line that does not fit
+	if cut { // the rightmost part of the line that does not fit, if any
 		out = splitLine(out, values[i-1][len(values[i-1])-room:])
 	}
 	for _, v := range values[i:] {
@@ -85,7 +85,7 @@ func splitList(values []string) []string {
 	if len(out) > maxForwardedHops {
 		out, cut = out[len(out)-maxForwardedHops:], true
 	}
-	if cut && len(out) > 0 {
+	if cut {
 		out[0] = "unknown"
 	}
 	return out

@@ -3,6 +3,7 @@ package httplimit
 import (
 	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -60,5 +61,17 @@ func TestAnObfuscatedPortHidesNoAddress(t *testing.T) {
 		if got := clientAddr(h, proxy, true, trusted, true); got != netip.MustParseAddr(c.want) {
 			t.Errorf("Forwarded: %s: client %v, want %v", c.forwarded, got, c.want)
 		}
+	}
+}
+
+// Of lines beyond the size bound, only the ones that do not fit are
+// dropped: a line that fits exactly keeps its leftmost hop.
+func TestALineThatFitsTheBoundKeepsItsHops(t *testing.T) {
+	proxy := netip.MustParseAddr("10.0.0.1")
+	trusted := func(a netip.Addr) bool { return a.IsPrivate() }
+	last := "198.51.100.1" + strings.Repeat(" ", maxForwardedLen-len("198.51.100.1"))
+	h := http.Header{"X-Forwarded-For": {"192.0.2.9", last}}
+	if got, want := clientAddr(h, proxy, true, trusted, false), netip.MustParseAddr("198.51.100.1"); got != want {
+		t.Errorf("client %v, want %v", got, want)
 	}
 }
