@@ -422,3 +422,28 @@ func TestDesignAPIRoutesLoadOrAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// A route's cost is one number: two endpoints costing the same route are
+// refused, naming the second, where one cost would silently replace the
+// other; two limits on one route are two rules, both enforced.
+func TestDesignAPIRefusesARouteCostTwice(t *testing.T) {
+	text := "plans: [{name: free, limits: [{rate: 50/1s}]}]\nendpoints: [{route: GET /x, cost: 2}, {route: GET /x, cost: 3}]\n"
+	req, err := ReadAPIRequirements(strings.NewReader(text), "api.yaml")
+	if err == nil {
+		var a *APIAnalysis
+		if a, err = DesignAPI(context.Background(), req); err == nil {
+			t.Fatalf("designed:\n%s", a.Config)
+		}
+	}
+	if !strings.Contains(err.Error(), "endpoints[1].cost") {
+		t.Errorf("%v: want endpoints[1].cost named", err)
+	}
+	a := designAPI(t, "plans: [{name: free, limits: [{rate: 50/1s}]}]\nendpoints: [{route: GET /x, limit: 5/1m, cost: 2}, {route: GET /x, limit: 100/1h}]\n")
+	cfg, err := config.Parse("api.yaml", []byte(a.Config))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, a.Config)
+	}
+	if n := len(cfg.Rules); n != 2 {
+		t.Errorf("%d rules, want the two limits of GET /x:\n%s", n, a.Config)
+	}
+}

@@ -358,6 +358,7 @@ func (r APIRequirements) validate() error {
 	if a := r.Identity.Anonymous; a != "" && !contains(r.Plans, a) {
 		return fmt.Errorf("identity.anonymous: no plan %q", a)
 	}
+	costed := map[string]int{} // route → the endpoint costing it
 	for i, e := range r.Endpoints {
 		at := fmt.Sprintf("endpoints[%d]", i)
 		method, path, ok := strings.Cut(e.Route, " ")
@@ -369,6 +370,12 @@ func (r APIRequirements) validate() error {
 		}
 		if e.Cost != nil && (*e.Cost < 0 || *e.Cost > 1_000_000) {
 			return fmt.Errorf("%s.cost: %d must be in [0, 1000000]", at, *e.Cost)
+		}
+		if e.Cost != nil {
+			if j, ok := costed[e.Route]; ok {
+				return fmt.Errorf("%s.cost: endpoints[%d] already costs %q: a route has one cost", at, j, e.Route)
+			}
+			costed[e.Route] = i
 		}
 		if e.Limit != "" {
 			if _, _, err := ParseRate(e.Limit); err != nil {
