@@ -104,14 +104,21 @@ func TestOneAllowCallPerRequestAllOrNothing(t *testing.T) {
 	}
 }
 
+// Identical descriptors are one check of their costs added; an admitted
+// request reports each as envoyproxy/ratelimit counts them, one after the
+// other: what remained after it and the ones before it (a peek, what
+// remained before the ones after it).
 func TestIdenticalDescriptorsShareOneCheck(t *testing.T) {
 	h := serve(t, apiRules)
 	c := desc("client", "c")
 	h.expect(h.ask(request("api", 2, c, c)), ok,
-		status{ok, "per-client:5/MINUTE", 1, time.Minute}, status{ok, "per-client:5/MINUTE", 1, time.Minute})
+		status{ok, "per-client:5/MINUTE", 3, time.Minute}, status{ok, "per-client:5/MINUTE", 1, time.Minute})
 	if n := len(h.store.checks[0]); n != 1 || h.store.checks[0][0].Cost != 4 {
 		t.Errorf("checks %+v, want one of cost 4", h.store.checks[0])
 	}
+	p := desc("client", "p")
+	h.expect(h.ask(request("api", 3, withHits(desc("client", "p"), 0), p)), ok,
+		status{ok, "per-client:5/MINUTE", 5, time.Minute}, status{ok, "per-client:5/MINUTE", 2, time.Minute})
 }
 
 func TestShadowModeCountsButNeverRefuses(t *testing.T) {

@@ -69,6 +69,10 @@ type slot struct {
 	// over-limit record (see settle.go) when the check is a peek at an
 	// aligned window; -1 otherwise.
 	over int
+	// later is the cost of the identical descriptors after this one in the
+	// request, which share its check: an admitted request reports this one
+	// as counted before them, as envoyproxy/ratelimit counts each in turn.
+	later int64
 }
 
 // errInvalid marks errors in the request (gRPC InvalidArgument).
@@ -154,6 +158,11 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 		key, s.subject = storeKey(domain, d.GetEntries(), s.shared, suffix)
 		if s.check, err = p.add(key, l, cost); err != nil {
 			return fmt.Errorf("descriptor %d: %w", i, err)
+		}
+		for j := range p.slots[:i] {
+			if p.slots[j].check == s.check {
+				p.slots[j].later += cost
+			}
 		}
 		if s.aligned && cost == 0 {
 			s.over, _ = p.add(key+overKey, overLimit(l), 0)

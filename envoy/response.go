@@ -147,7 +147,11 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 			c, refused := &d.Statuses[s.check], p.refused(s, d)
 			st.CurrentLimit = r.currentLimit(&parts.limits[i])
 			if !refused {
-				st.LimitRemaining = uint32(min(c.Remaining, math.MaxUint32))
+				rem := c.Remaining
+				if resp.OverallCode == rlsv3.RateLimitResponse_OK {
+					rem += s.later // charged: what the ones after it took
+				}
+				st.LimitRemaining = uint32(min(rem, math.MaxUint32))
 			}
 			if !refused || !r.quota {
 				st.DurationUntilReset = setDuration(&parts.durations[i], p.reset(s, c))

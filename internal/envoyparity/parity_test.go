@@ -301,6 +301,10 @@ func TestParityWithRatelimit(t *testing.T) {
 		r.ask(call{label: "3 of 3 beside nothing", req: req("parity", 3, k5)})
 		r.ask(call{label: "requests_per_unit 0 beside a full limit", req: req("parity", 1, k5, "blocked="+rnd)})
 		r.ask(call{label: "a peek at the full limit after it", req: descriptorHits(req("parity", 1, k5), 0)})
+		k6 := "hits=twice-" + rnd
+		r.ask(call{label: "one descriptor twice", req: req("parity", 1, k6, k6)})
+		k7 := "hits=peeked-and-hit-" + rnd
+		r.ask(call{label: "one descriptor peeked at, then hit", req: descriptorHits(req("parity", 2, k7, k7), 0)})
 	})
 
 	t.Run("calendar windows", func(t *testing.T) {
