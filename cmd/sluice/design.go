@@ -84,7 +84,7 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageErrorf("unexpected argument %q (see sluice design -h)", fs.Arg(0))
 	}
 	if *format != "markdown" && *format != "yaml" && *format != "json" {
-		return fmt.Errorf("-format %q: use markdown, yaml or json", *format)
+		return usageErrorf("-format %q: use markdown, yaml or json", *format)
 	}
 	var req sim.Requirements
 	if *reqFile != "" {
@@ -100,7 +100,7 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	if *shadow {
-		return errors.New("-shadow needs a -requirements file of a whole API (with plans:)")
+		return usageErrorf("-shadow needs a -requirements file of a whole API (with plans:)")
 	}
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
@@ -135,7 +135,7 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	})
 	if req.Rate == "" {
 		fs.Usage()
-		return errors.New("no rate: give -rate 100/1m or a -requirements file with rate:")
+		return usageErrorf("no rate: give -rate 100/1m or a -requirements file with rate:")
 	}
 
 	a, err := sim.Design(ctx, req)
@@ -189,7 +189,7 @@ func designAPI(ctx context.Context, fs *flag.FlagSet, data []byte, name string, 
 		switch f.Name {
 		case "requirements", "config", "o", "format", "shadow", "seed":
 		default:
-			bad = fmt.Errorf("-%s applies to one limit; %s describes a whole API (set it in the file)", f.Name, name)
+			bad = usageErrorf("-%s applies to one limit; %s describes a whole API (set it in the file)", f.Name, name)
 		}
 	})
 	if bad != nil {

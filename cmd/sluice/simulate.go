@@ -92,17 +92,17 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if *maxWaitS != "" {
 		if err := maxWait.Set(*maxWaitS); err != nil {
-			return fmt.Errorf("-max-wait: %w", err)
+			return usageError{fmt.Errorf("-max-wait: %w", err)}
 		}
 		req.MaxWait = &maxWait
 	}
 	if *format != "table" && *format != "json" {
-		return fmt.Errorf("-format %q: use table or json", *format)
+		return usageErrorf("-format %q: use table or json", *format)
 	}
 	if *chart != "" {
 		f, err := sim.ChartFormat(*chart)
 		if err != nil {
-			return err
+			return usageError{err}
 		}
 		req.Chart = f
 	}
@@ -124,7 +124,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if *trace != "" {
 		if set["pattern"] {
-			return errors.New("-pattern and -trace: give one source of traffic")
+			return usageErrorf("-pattern and -trace: give one source of traffic")
 		}
 		f, err := os.Open(*trace)
 		if err != nil {

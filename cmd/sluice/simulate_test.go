@@ -138,3 +138,29 @@ func TestSimulateRefusesBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// A command line simulate or design cannot read exits with status 2, as
+// every sluice command's usage errors do (sluice keys -token and
+// -token-file, sluice import -from xml): a flag's value it does not take,
+// two flags that exclude each other, a flag the input does not use, no
+// rate at all.
+func TestSimulateAndDesignUsageErrorsExitTwo(t *testing.T) {
+	api := filepath.Join(t.TempDir(), "api.yaml")
+	if err := os.WriteFile(api, []byte("plans: [{name: free, limits: [{rate: 5/1s}]}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"simulate", "-format", "xml"},
+		{"simulate", "-max-wait", "soon"},
+		{"simulate", "-chart", "out.gif"},
+		{"simulate", "-trace", "x.csv", "-pattern", "steady"},
+		{"design", "-rate", "100/1m", "-format", "xml"},
+		{"design", "-rate", "100/1m", "-shadow"},
+		{"design", "-requirements", api, "-rate", "100/1m"},
+		{"design"},
+	} {
+		if code, _, stderr := runSluice(t, args...); code != 2 {
+			t.Errorf("%q: exit %d, want 2 (%s)", args, code, strings.TrimSpace(stderr))
+		}
+	}
+}
