@@ -482,6 +482,24 @@ func (a *APIAnalysis) stateBytes() float64 {
 	return total
 }
 
+// states is how many states every limit of the design keeps at most, one
+// per client and limit (the memory store's max_keys counts states).
+func (a *APIAnalysis) states() int64 {
+	var total int64
+	for _, p := range a.Plans {
+		for _, l := range p.Limits {
+			total += l.Analysis.Requirements.Keys
+		}
+	}
+	for _, r := range a.Rules {
+		total += r.Limit.Analysis.Requirements.Keys
+	}
+	if a.Global != nil {
+		total++
+	}
+	return total
+}
+
 // costs collects the endpoints' costs and warns of traffic that the
 // limits refuse even without peaks.
 func (a *APIAnalysis) costs() {

@@ -447,3 +447,24 @@ func TestDesignAPIRefusesARouteCostTwice(t *testing.T) {
 		t.Errorf("%d rules, want the two limits of GET /x:\n%s", n, a.Config)
 	}
 }
+
+// A memory store holds every client's state of every limit: a whole API
+// of more than the store's default 1,000,000 states gets a max_keys that
+// holds them, as a single limit's design does, or live clients' states
+// would be evicted and their quotas start afresh.
+func TestDesignAPIMemoryStoreHoldsEveryClientsStates(t *testing.T) {
+	a := designAPI(t, `
+store: memory
+plans:
+  - name: big
+    clients: 2000000
+    limits: [{rate: 5/1s}, {rate: 2000/1d, precision: loose}]
+`)
+	cfg, err := config.Parse("api.yaml", []byte(a.Config))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, a.Config)
+	}
+	if want := 2_000_000 * 2; cfg.Store.MaxKeys < want {
+		t.Errorf("max_keys %d, want at least %d (2,000,000 clients × 2 limits):\n%s", cfg.Store.MaxKeys, want, a.Config)
+	}
+}
