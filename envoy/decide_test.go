@@ -246,3 +246,31 @@ descriptors:
 	h.expect(h.ask(blocked), over, status{over, ":0/MINUTE", 0, time.Minute}, status{over, ":1/MINUTE", 0, time.Minute})
 	h.expect(h.ask(request("d", 0, withHits(desc("a", "x"), 0))), over, status{over, ":1/MINUTE", 0, time.Minute})
 }
+
+// Identical descriptors that a fixed window cannot hold all of are counted
+// one after the other, as envoyproxy/ratelimit counts them: those that fit
+// what was left before the request are OK, each with what remained after
+// it, the rest OVER_LIMIT (quota_mode: OK without duration_until_reset;
+// shadow_mode: OK); the window is over from then on.
+func TestIdenticalDescriptorsOverTheirLimitAreCountedInTurn(t *testing.T) {
+	h := serve(t, `
+domain: d
+descriptors:
+  - key: hits
+    rate_limit: {unit: minute, requests_per_unit: 3}
+  - key: shady
+    shadow_mode: true
+    rate_limit: {unit: minute, requests_per_unit: 3}
+  - key: quota
+    quota_mode: true
+    rate_limit: {unit: minute, requests_per_unit: 1}
+`)
+	k := desc("hits", "k")
+	h.expect(h.ask(request("d", 2, k, k)), over, status{ok, ":3/MINUTE", 1, time.Minute}, status{over, ":3/MINUTE", 0, time.Minute})
+	h.expect(h.ask(request("d", 0, withHits(desc("hits", "k"), 0))), over, status{over, ":3/MINUTE", 0, time.Minute})
+	s := desc("shady", "s")
+	h.expect(h.ask(request("d", 1, s, s, s, s)), ok, status{ok, ":3/MINUTE", 2, time.Minute}, status{ok, ":3/MINUTE", 1, time.Minute},
+		status{ok, ":3/MINUTE", 0, time.Minute}, status{ok, ":3/MINUTE", 0, time.Minute})
+	q := desc("quota", "q")
+	h.expect(h.ask(request("d", 1, q, q)), ok, status{ok, ":1/MINUTE", 0, time.Minute}, status{ok, ":1/MINUTE", 0, 0})
+}

@@ -100,9 +100,10 @@
 // never reached the upstream. (envoyproxy/ratelimit does the same with
 // STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT set, and sluice answers as it
 // then does.) Two identical descriptors in one request share one check,
-// with their costs added; when the request is admitted, each reports the
-// limit_remaining after its own cost and those of the ones before it, as
-// envoyproxy/ratelimit counts them in turn.
+// with their costs added, and each is reported as envoyproxy/ratelimit
+// counts them, in turn: with the limit_remaining after its own cost and
+// those of the ones before it, and in a fixed window that cannot hold them
+// all, OVER_LIMIT from the first that does not fit.
 //
 // A fixed window answers as envoyproxy/ratelimit's, which counts every hit,
 // even a refused one: a request it refuses spends what is left of the

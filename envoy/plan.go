@@ -38,8 +38,10 @@ type plan struct {
 	// unix is the request's time in Unix seconds, which fixed windows'
 	// Unix windows and durations are reckoned from.
 	unix int64
-	// costs keeps the checks' costs while peekOver peeks.
-	costs []int64
+	// costs keeps the checks' costs while peekOver peeks; left holds, once
+	// settle has run, what each refused check had left (it spent nothing),
+	// for occurrence.
+	costs, left []int64
 	// blocked is set when an enforced requests_per_unit 0 rule matched: the
 	// request is refused, and decided by peekOver as one that peeks at a
 	// window that went over.
@@ -69,10 +71,10 @@ type slot struct {
 	// over-limit record (see settle.go) when the check is a peek at an
 	// aligned window; -1 otherwise.
 	over int
-	// later is the cost of the identical descriptors after this one in the
-	// request, which share its check: an admitted request reports this one
-	// as counted before them, as envoyproxy/ratelimit counts each in turn.
-	later int64
+	// cost is this descriptor's own cost, and later the cost of the
+	// identical descriptors after it in the request, which share its check
+	// (see occurrence).
+	cost, later int64
 }
 
 // errInvalid marks errors in the request (gRPC InvalidArgument).
@@ -156,6 +158,7 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 		}
 		var key string
 		key, s.subject = storeKey(domain, d.GetEntries(), s.shared, suffix)
+		s.cost = cost
 		if s.check, err = p.add(key, l, cost); err != nil {
 			return fmt.Errorf("descriptor %d: %w", i, err)
 		}

@@ -144,13 +144,10 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 				st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 			}
 		default:
-			c, refused := &d.Statuses[s.check], p.refused(s, d)
+			c := &d.Statuses[s.check]
+			refused, rem := p.occurrence(s, d, resp.OverallCode == rlsv3.RateLimitResponse_OK)
 			st.CurrentLimit = r.currentLimit(&parts.limits[i])
 			if !refused {
-				rem := c.Remaining
-				if resp.OverallCode == rlsv3.RateLimitResponse_OK {
-					rem += s.later // charged: what the ones after it took
-				}
 				st.LimitRemaining = uint32(min(rem, math.MaxUint32))
 			}
 			if !refused || !r.quota {
@@ -162,6 +159,34 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 		}
 	}
 	return resp
+}
+
+// occurrence is the status of slot s, which has a check, among the
+// identical descriptors of its request, which share the check: whether it
+// is over its limit and, if not, what remains of the limit after it.
+// envoyproxy/ratelimit counts identical descriptors one after the other,
+// so in a fixed window the first of them that fit what was left before the
+// request are OK, each reporting what remained after it and the ones
+// before it, and the others OVER_LIMIT; in a refused request what is not
+// over reports what was left, uncharged. charged tells that the request
+// was admitted. Other algorithms give every one of them the check's
+// status.
+func (p *plan) occurrence(s slot, d *sluice.Decision, charged bool) (bool, int64) {
+	c := &d.Statuses[s.check]
+	if !p.refused(s, d) {
+		if charged {
+			return false, c.Remaining + s.later
+		}
+		return false, c.Remaining
+	}
+	total := p.checks[s.check].Cost
+	if !s.rule.fixed || c.Allowed || s.cost == total || s.check >= len(p.left) {
+		return true, 0
+	}
+	if done := total - s.later; done <= p.left[s.check] {
+		return false, p.left[s.check] - done
+	}
+	return true, 0
 }
 
 // reset is the duration_until_reset of slot s decided as c: for a fixed

@@ -125,6 +125,10 @@ func (p *plan) settle(ctx context.Context, l *sluice.Limiter, d, scratch *sluice
 	if !d.Allowed {
 		p.evaluate(ctx, l, d, scratch)
 	}
+	p.left = p.left[:0]
+	for i := range d.Statuses {
+		p.left = append(p.left, d.Statuses[i].Remaining)
+	}
 	for i := range p.slots {
 		s := &p.slots[i]
 		if s.check < 0 || !s.aligned {

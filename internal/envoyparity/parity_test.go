@@ -305,6 +305,11 @@ func TestParityWithRatelimit(t *testing.T) {
 		r.ask(call{label: "one descriptor twice", req: req("parity", 1, k6, k6)})
 		k7 := "hits=peeked-and-hit-" + rnd
 		r.ask(call{label: "one descriptor peeked at, then hit", req: descriptorHits(req("parity", 2, k7, k7), 0)})
+		k8 := "hits=twice-over-" + rnd
+		r.ask(call{label: "one descriptor twice, over the limit together", req: req("parity", 2, k8, k8)})
+		r.ask(call{label: "a peek at it after", req: descriptorHits(req("parity", 1, k8), 0)})
+		r.ask(call{label: "a quota_mode descriptor twice", req: req("parity", 1, "quota=twice-"+rnd, "quota=twice-"+rnd)})
+		r.ask(call{label: "a shadow_mode descriptor three times", req: req("parity", 1, "shadow=thrice-"+rnd, "shadow=thrice-"+rnd, "shadow=thrice-"+rnd)})
 	})
 
 	t.Run("calendar windows", func(t *testing.T) {
