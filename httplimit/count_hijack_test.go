@@ -21,7 +21,11 @@ func TestACountedRequestMayHijackItsConnection(t *testing.T) {
 		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute).Named("fails")}}},
 		Count: map[string]string{"fails": httplimit.CountFailures},
 	})
-	srv := httptest.NewServer(mw.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// The hijacked answer reaches the client before the handler returns
+	// and the request is settled: each request waits for the one before
+	// to have ended.
+	ended := make(chan struct{}, 1)
+	limited := mw.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hj, ok := w.(http.Hijacker)
 		if !ok {
 			http.Error(w, "not a Hijacker", http.StatusInternalServerError)
@@ -35,7 +39,11 @@ func TestACountedRequestMayHijackItsConnection(t *testing.T) {
 		defer conn.Close()
 		buf.WriteString("HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\nhijacked")
 		buf.Flush()
-	})))
+	}))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		limited.ServeHTTP(w, r)
+		ended <- struct{}{}
+	}))
 	defer srv.Close()
 	for i := range 3 { // a limit of 1 failure: the hijacked requests are not failures
 		resp, err := http.Get(srv.URL)
@@ -47,5 +55,6 @@ func TestACountedRequestMayHijackItsConnection(t *testing.T) {
 		if resp.StatusCode != 200 || string(body) != "hijacked" {
 			t.Fatalf("request %d: %d %q", i, resp.StatusCode, body)
 		}
+		<-ended
 	}
 }
