@@ -36,8 +36,9 @@ type Outcome struct {
 	// limit applied. In a refused request a limit that would have admitted
 	// it reports "allowed", though it consumed nothing.
 	Result string
-	// Remaining is the units the limit still holds after the decision (0
-	// when it is over, as limit_remaining says), and Capacity the most it
+	// Remaining is the units the limit still holds after the decision, as
+	// limit_remaining says (0 when it is over; for one of identical
+	// descriptors, after it and the ones before it), and Capacity the most it
 	// can hold (sluice.Limit.Burst); both 0 for blocked (requests_per_unit
 	// 0), unlimited and unmatched descriptors.
 	Remaining, Capacity int64
@@ -266,11 +267,12 @@ func (res *Result) fill(p *plan, d *sluice.Decision, resp *rlsv3.RateLimitRespon
 				o.Result = resultShadow
 			}
 		default:
-			o.Limit, o.Remaining, o.Capacity = r.label, p.remaining(s, d), r.limit.Burst()
+			refused, remaining := p.occurrence(s, d, res.Allowed)
+			o.Limit, o.Remaining, o.Capacity = r.label, remaining, r.limit.Burst()
 			o.Subject, o.Fixed = s.subject, r.fixed
 			o.Window, o.ResetAfter = time.Duration(r.unitSeconds)*time.Second, p.reset(s, &d.Statuses[s.check])
 			switch {
-			case !p.refused(s, d):
+			case !refused:
 				o.Result = resultAllowed
 			case r.shadow:
 				o.Result = resultShadow

@@ -308,3 +308,30 @@ func TestRegisterKeepsInterceptorsWorking(t *testing.T) {
 		}
 	}
 }
+
+// Observers see identical descriptors as their statuses report them,
+// counted in turn: the one that fits is allowed, the next limited.
+func TestObserverSeesIdenticalDescriptorsInTurn(t *testing.T) {
+	var got []envoy.Outcome
+	var mu sync.Mutex
+	h := serve(t, `
+domain: d
+descriptors:
+  - key: hits
+    rate_limit: {name: hits, unit: minute, requests_per_unit: 3}
+`, envoy.Options{Observer: func(res *envoy.Result, _ time.Duration, _ error) {
+		mu.Lock()
+		got = slices.Clone(res.Descriptors)
+		mu.Unlock()
+	}})
+	k := desc("hits", "k")
+	h.ask(request("d", 2, k, k))
+	mu.Lock()
+	defer mu.Unlock()
+	out := envoy.Outcome{Limit: "hits", Result: "allowed", Remaining: 1, Capacity: 3, Subject: "envoy:d:hits=k", Fixed: true, Window: time.Minute, ResetAfter: time.Minute}
+	limited := out
+	limited.Result, limited.Remaining = "limited", 0
+	if len(got) != 2 || got[0] != out || got[1] != limited {
+		t.Errorf("outcomes %+v, want %+v then %+v", got, out, limited)
+	}
+}
