@@ -41,6 +41,8 @@ func TestARuleOfAHostTakesItsNameWithTheRootDot(t *testing.T) {
 		{"eu.example.net", 429},
 		{"x.example.org", 200},
 		{"x.example.org.", 429},
+		{"x.example.org..", 429}, // trailing dots past the root's are no other host
+		{"api.example.com...", 429},
 	} {
 		if got := send(c.host); got != c.want {
 			t.Errorf("%d: %s: %d, want %d", i, c.host, got, c.want)

@@ -124,13 +124,14 @@ func methodMatches(methods []string, method string) bool {
 
 // hostOnly returns host without its port, if it has one, and without the
 // dot of a fully qualified name ("api.example.com." is api.example.com, as
-// DNS and the servers behind sluice take it).
+// DNS and the servers behind sluice take it) or any further trailing dots
+// (which name no other host).
 func hostOnly(host string) string {
 	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.HasSuffix(host, "]") {
 		host = host[:i]
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if len(host) > 1 && host[len(host)-1] == '.' {
+	for len(host) > 1 && host[len(host)-1] == '.' {
 		host = host[:len(host)-1]
 	}
 	return host
