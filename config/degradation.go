@@ -73,10 +73,11 @@ func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 			})
 		},
 		"classes": func(n *yaml.Node, path string) {
+			classOf := map[string]string{} // pattern → the class listing it
 			d.Mapping(n, path, map[string]field{
-				"expensive": func(n *yaml.Node, p string) { g.Expensive = d.patterns(n, p) },
-				"critical":  func(n *yaml.Node, p string) { g.Critical = d.patterns(n, p) },
-				"health":    func(n *yaml.Node, p string) { g.Health = d.patterns(n, p) },
+				"expensive": func(n *yaml.Node, p string) { g.Expensive = d.patterns(n, p, "expensive", classOf) },
+				"critical":  func(n *yaml.Node, p string) { g.Critical = d.patterns(n, p, "critical", classOf) },
+				"health":    func(n *yaml.Node, p string) { g.Health = d.patterns(n, p, "health", classOf) },
 			})
 		},
 	})

@@ -617,7 +617,7 @@ func (d *decoder) costs(n *yaml.Node, path string) (map[string]int64, map[string
 	return out, nodes
 }
 
-func (d *decoder) patterns(n *yaml.Node, path string) []string {
+func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]string) []string {
 	var out []string
 	d.List(n, path, func(_ int, e *yaml.Node, p string) {
 		s := d.Str(e, p)
@@ -626,9 +626,31 @@ func (d *decoder) patterns(n *yaml.Node, path string) []string {
 			return
 		}
 		d.patternMethod(e, p, s)
+		if c, ok := classOf[s]; ok && c != class {
+			d.Errorf(e, p, "%q is in %s already", s, c)
+			return
+		}
+		for _, prev := range out {
+			if patternsConflict(prev, s) {
+				d.Errorf(e, p, "%q conflicts with %q, listed before it: a ServeMux cannot hold both", s, prev)
+				return
+			}
+		}
+		classOf[s] = class
 		out = append(out, s)
 	})
 	return out
+}
+
+// patternsConflict reports whether a ServeMux refuses b beside a (valid
+// patterns both): they match the same requests, or neither is more
+// specific than the other.
+func patternsConflict(a, b string) (conflict bool) {
+	mux := http.NewServeMux()
+	mux.Handle(a, http.NotFoundHandler())
+	defer func() { conflict = recover() != nil }()
+	mux.Handle(b, http.NotFoundHandler())
+	return false
 }
 
 func (d *decoder) keys(n *yaml.Node, path string) []rawKey {

@@ -418,3 +418,24 @@ func TestTimeoutsHaveAFloor(t *testing.T) {
 		t.Errorf("timeouts of 1ms and 30s: %v", err)
 	}
 }
+
+// A degradation class is a ServeMux of its patterns: one listed twice, or
+// two that match the same requests, is refused at its line (the server
+// could not build the class), and so is a pattern in two classes, whose
+// requests would be treated as both.
+func TestDegradationClassPatternsAreDistinct(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, c := range []struct{ classes, want string }{
+		{`{expensive: ["POST /a", "POST /a"]}`, `d.yaml:3:48: degradation.classes.expensive[1]: "POST /a" conflicts with "POST /a", listed before it: a ServeMux cannot hold both`},
+		{`{health: ["GET /h/{x}", "GET /h/{y}"]}`, `d.yaml:3:48: degradation.classes.health[1]: "GET /h/{y}" conflicts with "GET /h/{x}", listed before it: a ServeMux cannot hold both`},
+		{`{expensive: ["POST /a"], critical: ["POST /a"]}`, `d.yaml:3:60: degradation.classes.critical[0]: "POST /a" is in expensive already`},
+	} {
+		_, err := config.Parse("d.yaml", []byte(plans+"degradation: {classes: "+c.classes+"}\n"))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n%v\nwant exactly:\n%s", c.classes, err, c.want)
+		}
+	}
+	if _, err := config.Parse("d.yaml", []byte(plans+`degradation: {classes: {expensive: ["POST /a", "/a", "POST /a/{x}"]}}`+"\n")); err != nil {
+		t.Errorf("patterns of one class that differ: %v", err)
+	}
+}
