@@ -143,15 +143,7 @@ func TestSecondSignalEndsTheDrain(t *testing.T) {
 	os.WriteFile(file, []byte(fmt.Sprintf("listen: %q\nadmin: {listen: %q}\nupstream: %s\nshutdown: {drain: 1m}\n"+
 		"connections: {write_timeout: 5m}\nplans:\n  free:\n    limits: [{name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}]\n",
 		public, admin, upstream.URL)), 0o644)
-	var out syncBuffer
-	cmd := exec.Command(bin, "serve", "-config", file)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer cmd.Process.Kill()
+	cmd, out, exited := launchServe(t, bin, file)
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
 		for deadline := time.Now().Add(15 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
@@ -237,15 +229,7 @@ func TestSIGHUPWhileStartingIsAReload(t *testing.T) {
 	file := filepath.Join(dir, "sluice.yaml")
 	os.WriteFile(file, []byte(fmt.Sprintf("listen: %q\nadmin: {listen: %q, loopback_scopes: [read]}\nkeys_file: keys.yaml\n"+
 		"plans:\n  free:\n    limits: [{name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}]\n", public, admin)), 0o644)
-	var out syncBuffer
-	cmd := exec.Command(bin, "serve", "-config", file)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer cmd.Process.Kill()
+	cmd, out, exited := launchServe(t, bin, file)
 	time.Sleep(150 * time.Millisecond) // the runtime is up; the keys are still being read
 	if resp, err := http.Get("http://" + admin + "/healthz"); err == nil {
 		resp.Body.Close()
@@ -269,4 +253,20 @@ func TestSIGHUPWhileStartingIsAReload(t *testing.T) {
 			t.Fatalf("no reload counted after a SIGHUP while starting:\n%s", out.String())
 		}
 	}
+}
+
+// launchServe starts bin serve -config file, its output in out, and sends
+// on exited when it ends; the process is killed when the test ends.
+func launchServe(t *testing.T, bin, file string) (cmd *exec.Cmd, out *syncBuffer, exited <-chan error) {
+	t.Helper()
+	out = &syncBuffer{}
+	cmd = exec.Command(bin, "serve", "-config", file)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, out, done
 }
