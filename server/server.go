@@ -329,8 +329,9 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	if st.adminTLS, err = cfg.Admin.TLS.Load("h2", "http/1.1"); err != nil {
 		return nil, fmt.Errorf("server: admin: tls: %w", err)
 	}
-	if st.envoyTLS, err = cfg.Admin.TLS.Load("h2"); err != nil {
-		return nil, fmt.Errorf("server: envoy: tls: %w", err)
+	if st.adminTLS != nil { // the Envoy listener's files are the admin listener's; it speaks gRPC only
+		st.envoyTLS = st.adminTLS.Clone()
+		st.envoyTLS.NextProtos = []string{"h2"}
 	}
 	var clientCAs *x509.CertPool
 	if st.adminTLS != nil {
