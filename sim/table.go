@@ -106,17 +106,23 @@ func overshootText(pct float64) string {
 }
 
 // formatPct writes a percentage with the precision its size deserves:
-// 0%, 0.0031%, 0.42%, 12.5%.
+// 0%, 0.0031%, 0.42%, 12.5%. A share that is neither none nor all is never
+// written as 0% or 100%: below 0.0001% it reads "<0.0001%", from 99.95% up
+// to 100% ">99.9%".
 func formatPct(p float64) string {
 	switch {
 	case p == 0:
 		return "0%"
+	case p < 0.0001:
+		return "<0.0001%"
 	case p < 0.01:
 		return fmt.Sprintf("%.4f%%", p)
 	case p < 1:
 		return fmt.Sprintf("%.2f%%", p)
-	case p < 100:
+	case p < 99.95:
 		return fmt.Sprintf("%.1f%%", p)
+	case p < 100:
+		return ">99.9%"
 	}
 	return fmt.Sprintf("%.0f%%", p)
 }
