@@ -13,8 +13,9 @@ import (
 // (store.redis.tls) and to the upstream (upstream_tls). Paths are relative
 // to the configuration file.
 type ClientTLS struct {
-	// Enabled makes every connection use TLS. A tls: section enables it;
-	// tls: false or no section leaves connections in plain TCP.
+	// Enabled makes every connection use TLS. A tls: section (or tls:
+	// true, or tls: {}) enables it; tls: false or no section leaves
+	// connections in plain TCP; a tls: with nothing under it is refused.
 	Enabled bool
 	// CAFile is a PEM bundle of the CAs that sign the server's
 	// certificate. Empty: the system's roots. Redis's store reads it again
@@ -101,9 +102,14 @@ func (t ClientTLS) clientCertificate() (tls.Certificate, error) {
 }
 
 // clientTLS decodes a client tls: true, false, or a section of files
-// (empty: the system's roots).
+// ({}: the system's roots). A tls: with nothing under it (null) is
+// refused: TLS on or off, it would be a guess at what was meant.
 func (d *decoder) clientTLS(n *yaml.Node, path string, t *ClientTLS) {
-	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+	if n.Tag == "!!null" {
+		d.Errorf(n, path, "empty: write true (or {}) for TLS with the system's roots, false for none, or its files (ca_file, cert_file, key_file, server_name)")
+		return
+	}
+	if n.Kind == yaml.ScalarNode {
 		t.Enabled = d.Bool(n, path)
 		return
 	}

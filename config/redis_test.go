@@ -86,7 +86,7 @@ plans:
 		t.Errorf("ReadSecret: %q, %v; want s3cret", secret, err)
 	}
 
-	for text, enabled := range map[string]bool{"tls: true": true, "tls: {}": true, "tls:": true, "tls: false": false} {
+	for text, enabled := range map[string]bool{"tls: true": true, "tls: {}": true, "tls: false": false} {
 		c, err := config.Parse("t.yaml", []byte("store:\n  type: redis\n  redis:\n    addresses: [\"r:6380\"]\n    "+text+"\n"+
 			"plans:\n  free: {limits: [{name: hourly, algorithm: gcra, quantity: 10, window: 1h}]}\n"))
 		if err != nil {

@@ -18,7 +18,8 @@ import (
 // file; the files are read again on every reload.
 type TLS struct {
 	// CertFile and KeyFile are a PEM certificate (chain) and its key. Both
-	// empty: the listener speaks plain TCP.
+	// empty: the listener speaks plain TCP (in YAML, no tls: section: one
+	// without them, even empty, is refused).
 	CertFile, KeyFile string
 	// ClientCAFile, on the admin listener only, is a PEM bundle of the CAs
 	// that sign client certificates. Set, the listener requires and
@@ -158,7 +159,14 @@ func defaultConnections() Connections {
 		MaxHeaderBytes: 64 << 10}
 }
 
+// tls decodes a listener's tls: section. One with nothing in it (null or
+// {}) is refused: a listener has no TLS without a certificate, and plain
+// TCP where HTTPS was written would go unnoticed.
 func (d *decoder) tls(n *yaml.Node, path string, t *TLS, clientCA bool) {
+	if n.Tag == "!!null" || n.Kind == yaml.MappingNode && len(n.Content) == 0 {
+		d.Errorf(n, path, "empty: give cert_file and key_file for HTTPS, or remove tls: for plain HTTP")
+		return
+	}
 	fields := map[string]field{
 		"cert_file": func(n *yaml.Node, p string) { t.CertFile = d.file(n, p) },
 		"key_file":  func(n *yaml.Node, p string) { t.KeyFile = d.file(n, p) },
