@@ -120,6 +120,14 @@ func (r Requirements) rate() rate {
 	return rt
 }
 
+// Validate reports what Design would refuse in r — no rate, a rate, zone,
+// burst, precision, store or other field it cannot read or that contradict
+// each other — without simulating anything.
+func (r Requirements) Validate() error {
+	_, err := r.withDefaults()
+	return err
+}
+
 // withDefaults returns r with defaults applied, or why it cannot be designed.
 func (r Requirements) withDefaults() (Requirements, error) {
 	if r.Rate == "" {

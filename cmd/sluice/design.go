@@ -138,6 +138,9 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageErrorf("no rate: give -rate 100/1m or a -requirements file with rate:")
 	}
 
+	if err := req.Validate(); err != nil && *reqFile == "" {
+		return usageError{err} // every requirement came from a flag
+	}
 	a, err := sim.Design(ctx, req)
 	if err != nil {
 		return err

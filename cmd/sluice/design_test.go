@@ -143,7 +143,7 @@ func TestDesignRedisAddressesListTrimsSpaces(t *testing.T) {
 	if got := cfg.Store.Redis.Addresses; !slices.Equal(got, []string{"10.0.0.1:6379", "10.0.0.2:6379"}) {
 		t.Errorf("addresses %q", got)
 	}
-	if code, _, errOut := runSluice(t, "design", "-rate", "100/1m", "-store", "redis", "-redis-addresses", "10.0.0.1:6379,,10.0.0.2:6379", "-format", "yaml"); code != 1 || !strings.Contains(errOut, "redis_addresses[1]") {
+	if code, _, errOut := runSluice(t, "design", "-rate", "100/1m", "-store", "redis", "-redis-addresses", "10.0.0.1:6379,,10.0.0.2:6379", "-format", "yaml"); code != 2 || !strings.Contains(errOut, "redis_addresses[1]") {
 		t.Errorf("an empty address: exit %d, %s", code, errOut)
 	}
 }

@@ -137,6 +137,9 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		req.Pattern = &p
 	}
 
+	if err := req.Validate(); err != nil {
+		return usageError{err} // every parameter it reads came from a flag
+	}
 	resp, err := sim.Simulate(ctx, req)
 	if err != nil {
 		var le *sim.LineError

@@ -158,9 +158,37 @@ func TestSimulateAndDesignUsageErrorsExitTwo(t *testing.T) {
 		{"design", "-rate", "100/1m", "-shadow"},
 		{"design", "-requirements", api, "-rate", "100/1m"},
 		{"design"},
+		{"simulate", "-pattern", "tsunami"},
+		{"simulate", "-limit", "lots"},
+		{"simulate", "-algorithms", "gcra,magic"},
+		{"design", "-rate", "abc"},
+		{"design", "-rate", "100/1m", "-precision", "perfect"},
 	} {
 		if code, _, stderr := runSluice(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2 (%s)", args, code, strings.TrimSpace(stderr))
+		}
+	}
+}
+
+// What simulate or design cannot use in a file it reads is the file's
+// fault, not the command line's: status 1, not 2.
+func TestSimulateAndDesignFileErrorsExitOne(t *testing.T) {
+	dir := t.TempDir()
+	reqs := filepath.Join(dir, "reqs.yaml")
+	if err := os.WriteFile(reqs, []byte("rate: abc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(dir, "trace.csv")
+	if err := os.WriteFile(trace, []byte("0,a,1\nnot a line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"design", "-requirements", reqs},
+		{"simulate", "-trace", trace, "-limit", "1/1s"},
+		{"simulate", "-trace", filepath.Join(dir, "missing.csv"), "-limit", "1/1s"},
+	} {
+		if code, _, stderr := runSluice(t, args...); code != 1 {
+			t.Errorf("%q: exit %d, want 1 (%s)", args, code, strings.TrimSpace(stderr))
 		}
 	}
 }
