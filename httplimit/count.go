@@ -234,12 +234,16 @@ func (m *Middleware) DoneWithStatus(ctx context.Context, res *Result, status int
 // header has one (a trailers-only answer). Handler calls it when some limit
 // of the request counts by response, with the header its next handler
 // wrote, and for a gRPC-Web answer that sent its status at the end of its
-// body, with the StatusOfGRPC of that status.
+// body, with the StatusOfGRPC of that status. On a Result kept by Keep it
+// settles the Pending, unless that was settled already.
 func (m *Middleware) DoneWithResponse(ctx context.Context, res *Result, status int, h http.Header) {
 	if res == nil {
 		return
 	}
-	if m.countsByResponse(res) {
+	switch {
+	case res.kept != nil: // the settlement is the Pending's: at most once
+		res.kept.Settle(ctx, answerStatus(status, h), h)
+	case m.countsByResponse(res):
 		m.refund(ctx, res, answerStatus(status, h), h)
 	}
 	m.Done(ctx, res)

@@ -127,6 +127,9 @@ type Result struct {
 	// answer records the status of a request whose limits count by
 	// response (see serveCounted).
 	answer statusWriter
+	// kept is the Pending Keep made of the Result, which settles its
+	// charges in its stead; nil when it was not kept.
+	kept *Pending
 
 	// DecideFor's request to match routes against, reused with the
 	// Result instead of allocated per call.
@@ -294,7 +297,7 @@ func (m *Middleware) Discard(res *Result) {
 	if res == nil {
 		return
 	}
-	res.peeking = false
+	res.peeking, res.kept = false, nil
 	m.results.Put(res)
 }
 

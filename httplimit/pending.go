@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"sync/atomic"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -18,20 +19,32 @@ import (
 // limits as they were charged, whatever a reload changes since) and their
 // receipts, a few hundred bytes; it is safe to keep past the Result and to
 // settle from another goroutine than the one that decided.
+//
+// A request's charges are settled at most once: by the first of
+// Pending.Settle and DoneWithStatus or DoneWithResponse on the Result it
+// was kept from, whichever comes first, the others giving back nothing.
 type Pending struct {
 	m        *Middleware
 	checks   []sluice.Check
 	decision sluice.Decision
 	subject  string
 	plan     string
+	settled  atomic.Bool
 }
 
 // Keep returns the Pending of res's charges on the limits that count by
 // the answer, or nil when res has none (not admitted, exempt, no such limit,
-// or nothing charged). res stays the caller's, to Discard or Done as ever.
+// or nothing charged). res stays the caller's, to Discard or Done as ever;
+// the settlement of its charges is the Pending's from then on: keeping res
+// again returns the same Pending, and DoneWithStatus or DoneWithResponse
+// on res settles it (a later Settle then gives back nothing). A Result
+// once discarded (by Discard, Done or the like) must not be kept.
 func (m *Middleware) Keep(res *Result) *Pending {
 	if res == nil || !m.countsByResponse(res) {
 		return nil
+	}
+	if res.kept != nil {
+		return res.kept
 	}
 	p := &Pending{m: m, subject: res.Identity.Subject, decision: sluice.Decision{Allowed: true}}
 	if res.Identity.Plan != nil {
@@ -44,18 +57,21 @@ func (m *Middleware) Keep(res *Result) *Pending {
 		}
 	}
 	p.checks, p.decision.Statuses = slices.Clip(p.checks), slices.Clip(p.decision.Statuses)
+	res.kept = p
 	return p
 }
 
 // Settle settles p by the answer to its request, as DoneWithResponse
 // settles a Result: status (0 for no answer) and the answer's header h (nil
 // if unknown: the limits that count a header then keep their whole cost).
-// A Pending is settled once: settling it again gives back nothing.
+// A Pending is settled once: settling it again, from any goroutine, or
+// after its Result was settled by DoneWithStatus or DoneWithResponse,
+// gives back nothing.
 func (p *Pending) Settle(ctx context.Context, status int, h http.Header) {
-	p.m.settle(ctx, p.checks, &p.decision, status, h, p.subject)
-	for i := range p.decision.Statuses {
-		p.decision.Statuses[i].Charged = 0
+	if !p.settled.CompareAndSwap(false, true) {
+		return
 	}
+	p.m.settle(ctx, p.checks, &p.decision, status, h, p.subject)
 }
 
 // pendingWire is a Pending as MarshalBinary writes it.
@@ -82,7 +98,9 @@ type wireCheck struct {
 // for each charged check its store key, its limit's name, its cost and its
 // receipt — not the limits themselves, which UnmarshalPending looks up by
 // name. It never fails. The encoding names the client's store keys:
-// whoever carries it should not be able to change it (sign it).
+// whoever carries it should not be able to change it (sign it). Each
+// Pending UnmarshalPending returns from it settles once on its own, whether
+// p was settled or not: whoever keeps the encoding must settle it once.
 func (p *Pending) MarshalBinary() ([]byte, error) {
 	w := pendingWire{Subject: p.subject, Plan: p.plan, Checks: make([]wireCheck, len(p.checks))}
 	for i := range p.checks {
