@@ -332,7 +332,7 @@ func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []
 	var leases []int64
 	for i := range checks {
 		if out[i].Lease != 0 {
-			leased, leases = append(leased, checks[i]), append(leases, out[i].Lease)
+			leased, leases = append(leased, checks[i]), append(leases, out[i].Lease-localMark)
 			out[i].Remaining = min(out[i].Remaining+checks[i].Cost, f.share(checks[i].Limit).Burst())
 			out[i].Lease = 0
 		}

@@ -8,20 +8,29 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// localMark is added to the receipt (Status.Charged) of a check the local
-// store admitted, so that Refund knows where it was charged. The stores'
-// receipts are times within ±2^61 µs (about 73,000 years around Epoch), so
-// a marked receipt is above every unmarked one.
+// localMark is added to the receipt (Status.Charged) and to the lease
+// (Status.Lease) of a check the local store admitted, so that Refund and
+// Release know which store holds them: the two stores stamp with clocks of
+// their own, and a lease or receipt of one may carry the same microsecond
+// as one of the other. The stores' stamps are times within ±2^61 µs (about
+// 73,000 years around Epoch), so a marked stamp is above every unmarked one.
 const localMark = 1 << 62
 
-// markLocal marks the receipts in out as the local store's.
+// markLocal marks the receipts and leases in out as the local store's.
 func markLocal(out []sluice.Status) {
 	for i := range out {
 		if out[i].Charged != 0 {
 			out[i].Charged += localMark
 		}
+		if out[i].Lease != 0 {
+			out[i].Lease += localMark
+		}
 	}
 }
+
+// isLocal reports whether the stamp s (a receipt or a lease) was marked by
+// markLocal.
+func isLocal(s int64) bool { return s > localMark/2 }
 
 // Refund implements sluice.Refunder. A charge goes back to the store that
 // made it: the primary's to the primary (bounded by Options.Timeout, as in
@@ -44,7 +53,7 @@ func (f *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int
 	var onPrimary, onLocal bool
 	for i := range checks {
 		switch c := charged[i]; {
-		case c > localMark/2:
+		case isLocal(c):
 			local[i], onLocal = c-localMark, true
 		case c != 0:
 			primary[i], onPrimary = c, true

@@ -8,30 +8,43 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// Release implements sluice.Releaser. A lease may have been taken from the
-// primary or, during an outage, from the local store; it is given back to
-// both (a lease a store does not hold is ignored there). A primary that
-// cannot be reached keeps its leases until they expire; the error says so.
-// A call to the primary is bounded by Options.Timeout, as in Apply, and is
-// not made for the checks of a node whose breaker keeps Apply's calls away
-// (open, OpenFor not yet passed): their leases on the primary expire by
-// themselves, and the error wraps ErrCircuitOpen.
+// Release implements sluice.Releaser. A lease was taken either from the
+// primary or, during an outage or a return (see Store), from the local
+// store, which Apply marks in its stamp: each lease is given back to the
+// store that holds it, and to that one only, since the two stores' stamps
+// may coincide. A primary that cannot be reached keeps its leases until
+// they expire; the error says so. A call to the primary is bounded by
+// Options.Timeout, as in Apply, and is not made for the checks of a node
+// whose breaker keeps Apply's calls away (open, OpenFor not yet passed):
+// their leases on the primary expire by themselves, and the error wraps
+// ErrCircuitOpen. Leases not one per check are an error wrapping
+// sluice.ErrInvalidCheck, and nothing is released.
 func (f *Store) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
 	if f.primary == nil {
 		return errZero()
 	}
+	if len(leases) != len(checks) {
+		return fmt.Errorf("failover: %w: %d checks with %d leases", sluice.ErrInvalidCheck, len(checks), len(leases))
+	}
+	local, primary := splitLeases(leases)
 	var errs []error
-	if r, ok := f.local.(sluice.Releaser); ok {
-		if err := r.Release(ctx, checks, leases); err != nil {
+	if local != nil {
+		r, ok := f.local.(sluice.Releaser)
+		if !ok {
+			errs = append(errs, fmt.Errorf("the local store (%T) cannot release leases", f.local))
+		} else if err := r.Release(ctx, checks, local); err != nil {
 			errs = append(errs, fmt.Errorf("local: %w", err))
 		}
+	}
+	if primary == nil {
+		return errors.Join(errs...)
 	}
 	r, ok := f.primary.(sluice.Releaser)
 	if !ok {
 		errs = append(errs, fmt.Errorf("the primary store (%T) cannot release leases", f.primary))
 		return errors.Join(errs...)
 	}
-	primary, skipped := f.reachable(checks, leases)
+	primary, skipped := f.reachable(checks, primary)
 	if skipped {
 		errs = append(errs, fmt.Errorf("primary (its leases expire by themselves): %w", ErrCircuitOpen))
 	}
@@ -46,12 +59,31 @@ func (f *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 	return errors.Join(errs...)
 }
 
+// splitLeases returns the leases of the local store, unmarked, and those of
+// the primary, each as long as leases with zeros for the other's; nil for a
+// store that holds none of them.
+func splitLeases(leases []int64) (local, primary []int64) {
+	for i, l := range leases {
+		switch {
+		case l == 0:
+		case isLocal(l):
+			if local == nil {
+				local = make([]int64, len(leases))
+			}
+			local[i] = l - localMark
+		default:
+			if primary == nil {
+				primary = make([]int64, len(leases))
+			}
+			primary[i] = l
+		}
+	}
+	return local, primary
+}
+
 // reachable returns leases without those of checks whose node's breaker
 // is refusing calls, nil if none is left, and whether it left any out.
 func (f *Store) reachable(checks []sluice.Check, leases []int64) (kept []int64, skipped bool) {
-	if len(leases) != len(checks) {
-		return leases, false // the primary says why
-	}
 	left := 0
 	for i := range checks {
 		if leases[i] == 0 {

@@ -63,7 +63,8 @@ func (s *hangingReleaser) Release(ctx context.Context, checks []sluice.Check, le
 
 // While the breaker keeps calls away from a primary that hangs, a release
 // does not wait for it either: the local store gets its leases back at
-// once, and the error says the primary's expire by themselves.
+// once, and a release of a lease the primary holds says it expires by
+// itself.
 func TestReleaseSkipsAPrimaryBehindAnOpenBreaker(t *testing.T) {
 	r := newFailoverRig(t, failover.Options{})
 	primary := &hangingReleaser{Flaky: r.primary, remote: r.remote}
@@ -71,6 +72,10 @@ func TestReleaseSkipsAPrimaryBehindAnOpenBreaker(t *testing.T) {
 	lim := sluice.NewLimiter(f)
 	ctx := context.Background()
 	checks := []sluice.Check{{Key: "k", Limit: sluice.Concurrency(1, time.Minute), Cost: 1}}
+	onPrimary, err := allow(lim, ctx, checks...)
+	if err != nil || !onPrimary.Allowed {
+		t.Fatalf("on the primary: %+v, %v", onPrimary, err)
+	}
 	r.primary.Fail(storetest.ErrRedisDown)
 	for range failover.DefaultBreakerFailures {
 		if _, err := allow(lim, ctx, sluice.Check{Key: "k", Limit: checks[0].Limit}); err != nil {
@@ -86,12 +91,18 @@ func TestReleaseSkipsAPrimaryBehindAnOpenBreaker(t *testing.T) {
 		t.Fatalf("the fallback: %+v, %v", held, err)
 	}
 	start := time.Now()
-	err = lim.Release(ctx, checks, &held)
+	if err := lim.Release(ctx, checks, &held); err != nil {
+		t.Errorf("Release of the local lease: %v", err)
+	}
+	err = lim.Release(ctx, checks, &onPrimary)
 	if took := time.Since(start); took > 500*time.Millisecond {
 		t.Errorf("Release took %v: it waited for a primary behind an open breaker", took)
 	}
 	if !errors.Is(err, failover.ErrCircuitOpen) {
 		t.Errorf("Release: %v, want an error wrapping ErrCircuitOpen (the primary's leases expire by themselves)", err)
+	}
+	if n := primary.releases.Load(); n != 0 {
+		t.Errorf("the primary was asked to release %d times behind an open breaker", n)
 	}
 	if d, err := allow(lim, ctx, checks...); err != nil || !d.Allowed {
 		t.Errorf("after the release: %+v, %v; want the local slot back", d, err)
