@@ -18,6 +18,10 @@ type decoder struct {
 	// notifyNode is notify.limits, checked once the limits are known
 	// (resolveNotify).
 	notifyNode *yaml.Node
+	// leaseBounds are the nodes of store.redis.lease_max_units and
+	// lease_max_age, by field path, checked once every limit's lease: is
+	// known (leaseBoundsApply).
+	leaseBounds map[string]*yaml.Node
 	// listens maps the field path of each listener address read (listen,
 	// admin.listen, envoy.listen) to its node (see listenersDiffer).
 	listens map[string]*yaml.Node

@@ -67,3 +67,30 @@ plans: {free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m, lea
 		}
 	}
 }
+
+// lease_max_units and lease_max_age bound leases: where nothing is leased
+// (no lease: auto, in the store section or on a limit) they are refused at
+// their line, not kept as settings that do nothing.
+func TestLeaseBoundsWithoutALeaseAreRefused(t *testing.T) {
+	const plans = "plans:\n  free:\n    limits:\n      - {name: m, algorithm: fixed-window, quantity: 10, window: 1m%s}\n"
+	for _, c := range []struct{ redis, limit, want string }{
+		{"lease_max_units: 200", "", `t.yaml:3:51: store.redis.lease_max_units: applies only where a limit is leased: set lease: auto here or on a limit, or remove it`},
+		{"lease: off, lease_max_age: 1s", "", `t.yaml:3:61: store.redis.lease_max_age: applies only where a limit is leased`},
+		{"lease_max_age: 1s", ", lease: off", `t.yaml:3:49: store.redis.lease_max_age: applies only where a limit is leased`},
+	} {
+		_, err := config.Parse("t.yaml", []byte("store:\n  type: redis\n  redis: {addresses: [\"r:6379\"], "+c.redis+"}\n"+fmtPlans(plans, c.limit)))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s%s: error %v, want %s", c.redis, c.limit, err, c.want)
+		}
+	}
+	for _, c := range []struct{ redis, limit string }{
+		{"lease: auto, lease_max_units: 200, lease_max_age: 1s", ""},
+		{"lease_max_units: 200, lease_max_age: 1s", ", lease: auto"},
+	} {
+		if _, err := config.Parse("t.yaml", []byte("store:\n  type: redis\n  redis: {addresses: [\"r:6379\"], "+c.redis+"}\n"+fmtPlans(plans, c.limit))); err != nil {
+			t.Errorf("%s%s: %v", c.redis, c.limit, err)
+		}
+	}
+}
+
+func fmtPlans(format, limit string) string { return strings.Replace(format, "%s", limit, 1) }

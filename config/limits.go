@@ -1,6 +1,8 @@
 package config
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -201,4 +203,24 @@ func (d *decoder) leaseOf(n *yaml.Node, path, id, mode string) {
 		return
 	}
 	d.leases[id] = mode
+}
+
+// leaseBound records the node of a lease bound (lease_max_units,
+// lease_max_age) read at path.
+func (d *decoder) leaseBound(n *yaml.Node, path string) {
+	if d.leaseBounds == nil {
+		d.leaseBounds = map[string]*yaml.Node{}
+	}
+	d.leaseBounds[path] = n
+}
+
+// leaseBoundsApply refuses the lease bounds read when r leases nothing:
+// neither the store section nor any limit says lease: auto.
+func (d *decoder) leaseBoundsApply(r *Redis) {
+	if r.Lease == "auto" || slices.Contains(slices.Collect(maps.Values(r.Leases)), "auto") {
+		return
+	}
+	for _, p := range slices.Sorted(maps.Keys(d.leaseBounds)) {
+		d.Errorf(d.leaseBounds[p], p, "applies only where a limit is leased: set lease: auto here or on a limit, or remove it")
+	}
 }

@@ -360,8 +360,8 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 				"replicas":        func(n *yaml.Node, p string) { r.Replicas, replicasNode = int(d.Int(n, p, 0, 64)), n },
 				"replica_wait":    func(n *yaml.Node, p string) { r.ReplicaWait, replicaWaitNode = d.Duration(n, p), n },
 				"lease":           func(n *yaml.Node, p string) { r.Lease = d.OneOf(n, p, "auto", "off") },
-				"lease_max_units": func(n *yaml.Node, p string) { r.LeaseMaxUnits = d.Int(n, p, 1, sluice.MaxQuantity) },
-				"lease_max_age":   func(n *yaml.Node, p string) { r.LeaseMaxAge = d.Duration(n, p) },
+				"lease_max_units": func(n *yaml.Node, p string) { r.LeaseMaxUnits = d.Int(n, p, 1, sluice.MaxQuantity); d.leaseBound(n, p) },
+				"lease_max_age":   func(n *yaml.Node, p string) { r.LeaseMaxAge = d.Duration(n, p); d.leaseBound(n, p) },
 			})
 			if len(r.Addresses) == 0 {
 				d.Errorf(n, path+".addresses", "at least one address is needed")
@@ -868,6 +868,7 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 	}
 
 	d.resolveCounts(c, raw)
+	d.leaseBoundsApply(&c.Store.Redis)
 	o := c.httpLimitOptions(keys)
 	d.locate(o.Validate(), raw, "")
 	if c.Envoy.Enabled {
