@@ -44,8 +44,9 @@ func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64
 
 // update replaces the state the store holds for c's key under c.Limit, if
 // it holds one, with next of it, under the key's shard's mutex, with the
-// expiry a peek at now gives the new state. It reports whether it held
-// one. A c.Limit the store has not registered, or one that cannot be
+// expiry a peek at now gives the new state. A sliding log or lease book
+// next empties is forgotten, as a key never seen. It reports whether it
+// held one. A c.Limit the store has not registered, or one that cannot be
 // decided, replaces nothing.
 func (s *Store) update(c *sluice.Check, now int64, next func(sluice.State) sluice.State) bool {
 	h := s.keyHash(c.Key)
@@ -63,6 +64,13 @@ func (s *Store) update(c *sluice.Check, now int64, next func(sluice.State) sluic
 	var st sluice.State
 	sh.load(p, h, lr, &st)
 	st = next(st)
+	if lr.kind == kindLog && len(st.Log) == 0 {
+		if taken {
+			sh.arr.letGo(p.base)
+		}
+		sh.forget(h, lr)
+		return true
+	}
 	if _, peek, err := c.Limit.Decide(st, now, 0); err == nil {
 		sh.store(p, h, lr, &st, expiry(now, &peek))
 	}
