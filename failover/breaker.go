@@ -65,7 +65,10 @@ type BreakerOptions struct {
 	// Clock returns the current time; time.Now when nil. The breaker reads it
 	// only while open or half-open, never on the path of a healthy call; the
 	// Store reads it too for the ages of what it remembers and for the
-	// return period.
+	// return period. The breaker's open period and the return period are
+	// measured as elapsed time: without a Clock on the monotonic clock, and
+	// with one as the sum of its forward moves, so that a clock set back
+	// lengthens neither (see timeline).
 	Clock func() time.Time
 	// OnStateChange, when not nil, is called on every transition, in order,
 	// with the breaker's lock held: it must be quick and must not call the
@@ -108,8 +111,9 @@ type breaker struct {
 	opens  atomic.Int64
 
 	mu       sync.Mutex
-	since    time.Time // when the breaker opened, or when the probe left
-	probeOut bool      // half-open: a probe is out and unanswered
+	tl       timeline
+	since    time.Duration // on tl: when the breaker opened, or when the probe left
+	probeOut bool          // half-open: a probe is out and unanswered
 }
 
 // State returns the breaker's state as of its last transition. An open
@@ -136,12 +140,8 @@ func (b *breaker) failures() int64 {
 	return DefaultBreakerFailures
 }
 
-func (b *breaker) now() time.Time {
-	if b.opts.Clock != nil {
-		return b.opts.Clock()
-	}
-	return time.Now()
-}
+// now reads the breaker's timeline. b.mu is held.
+func (b *breaker) now() time.Duration { return b.tl.read(b.opts.Clock) }
 
 // Allow reports whether a call may go to the dependency now. When ok is true
 // the caller must end the call with Done(ticket, success) or abandon(ticket);
@@ -159,7 +159,7 @@ func (b *breaker) Allow() (t ticket, ok bool) {
 		return ticket{w, true}, true
 	case BreakerOpen:
 		now := b.now()
-		if now.Sub(b.since) < b.OpenFor() {
+		if now-b.since < b.OpenFor() {
 			return ticket{}, false
 		}
 		w = b.transition(BreakerHalfOpen)
@@ -167,7 +167,7 @@ func (b *breaker) Allow() (t ticket, ok bool) {
 		return ticket{w, true}, true
 	default: // half-open
 		now := b.now()
-		if b.probeOut && now.Sub(b.since) < b.OpenFor() {
+		if b.probeOut && now-b.since < b.OpenFor() {
 			return ticket{}, false
 		}
 		// No probe out (the last was released) or it is lost: send a new
@@ -232,7 +232,7 @@ func (b *breaker) refusing() bool {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return BreakerState(b.word.Load()&3) == BreakerOpen && b.now().Sub(b.since) < b.OpenFor()
+	return BreakerState(b.word.Load()&3) == BreakerOpen && b.now()-b.since < b.OpenFor()
 }
 
 // open moves to BreakerOpen now. b.mu is held.

@@ -189,7 +189,8 @@ type Stats struct {
 // decision, with its statuses (whose Remaining the share may be below), or
 // the share's refusal, a fallback reported to OnFallback as ErrReturning.
 // The first that reaches the primary starts a return period of four
-// OpenFor (2 s with the defaults) in which every call returns, so that
+// OpenFor (2 s with the defaults; elapsed time, which a clock set back does
+// not lengthen: see BreakerOptions.Clock) in which every call returns, so that
 // every instance sharing the primary, each probing every OpenFor, has
 // charged what it admitted before any decides on the primary alone, and
 // none admits beyond its share meanwhile — unless its probes keep failing
@@ -240,6 +241,8 @@ type Store struct {
 	openFor    time.Duration
 	returnFor  time.Duration    // a node's return period after a probe succeeds
 	now        func() time.Time // Breaker.Clock, or time.Now
+	clock      func() time.Time // Breaker.Clock: the return period's clock (nil: monotonic)
+	tl         timeline         // the return period's elapsed time, on clock
 	charge     func(context.Context, []sluice.Check) error
 	memo       *memo   // Local only
 	ledger     *ledger // Local only
@@ -304,6 +307,7 @@ func New(primary, local sluice.Store, opts Options) (*Store, error) {
 		returnFor:  returnPeriods * (&breaker{opts: opts.Breaker}).OpenFor(),
 		charge:     opts.Charge,
 		now:        opts.Breaker.Clock,
+		clock:      opts.Breaker.Clock,
 	}
 	if f.now == nil {
 		f.now = time.Now
@@ -339,7 +343,7 @@ func (f *Store) Stats() Stats {
 	if f.ledger != nil {
 		st.Uncharged = f.ledger.uncharged.Load()
 	}
-	now := f.now().UnixNano()
+	now := f.elapsed()
 	f.nodes.each(func(n *node) {
 		ns := NodeStats{Breaker: n.breaker.State(), BreakerOpens: n.breaker.Opens(),
 			StoreErrors: n.storeErrors.Load(), FallbackDecisions: n.fallbacks.Load(),

@@ -41,7 +41,7 @@ const staleNode = 10 * time.Second
 type node struct {
 	name        string
 	seen        atomic.Int64 // when a call was last routed to it, Unix ns (coarse)
-	returnUntil atomic.Int64 // the end of its return period, Unix ns
+	returnUntil atomic.Int64 // the end of its return period, on Store.elapsed; 0: none yet
 	// returns counts the calls deciding whether they return through it, and
 	// the return calls in flight (see Store.returning): a call on the
 	// primary after the return period waits for them to have charged.

@@ -163,7 +163,7 @@ func (f *Store) returning(ns []*node, tks []ticket) bool {
 	for _, n := range ns {
 		n.returns.Add(1) // before the clock is read: see drain
 	}
-	now := f.now().UnixNano()
+	now := f.elapsed()
 	back := false
 	for j, n := range ns {
 		if n.fresh.Load() && n.fresh.CompareAndSwap(true, false) && f.ledger.owes(n.name, f.nodeOf) {
@@ -254,7 +254,7 @@ func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []slu
 	reason, blamed := ErrReturning, ns
 	switch {
 	case err == nil:
-		until := f.now().Add(f.returnFor).UnixNano()
+		until := f.elapsed() + int64(f.returnFor)
 		for j, n := range ns {
 			if n.fellBack.Swap(false) || BreakerState(tks[j].word&3) == BreakerHalfOpen {
 				n.returnUntil.Store(until)
