@@ -194,12 +194,17 @@ func backoff(base, cap time.Duration, retry int) time.Duration {
 
 // serverWait is the wait the server asked for after a throttled response:
 // the longer of Retry-After and the reset of a spent quota; told is false
-// when it said neither.
+// when it said neither. A reset that is Retry-After rounded up to a whole
+// second says no more than Retry-After does: a wait finer than a second
+// (gRPC's RetryInfo) is kept, not rounded up.
 func serverWait(ra time.Duration, hasRA bool, rl RateLimit, hasRL bool) (wait time.Duration, told bool) {
 	if hasRL && rl.Remaining == 0 && rl.Reset > 0 {
 		wait, told = rl.Reset, true
 	}
 	if hasRA {
+		if wait == ceilSecond(ra) {
+			wait = ra
+		}
 		wait, told = max(wait, ra), true
 	}
 	return wait, told
