@@ -15,26 +15,28 @@ const MaxRetryJitter = time.Hour
 // refused, and the ResetAfter and RetryAfter of every limit with nothing
 // remaining or that refused, so that the RateLimit t, Retry-After and the
 // body's retryAfter and resetsAt move together. The jitter is whole seconds
-// in [0, span], span being RetryJitter or a tenth of the deciding limit's
-// window (the policy's w), whichever is shorter: a wait of 30 s on a daily
-// quota, none on a per-second limit (a tenth of a second rounds to none). It
-// is a hash of the client's subject and the second it would otherwise be
-// told to come back at, so clients refused together come back spread over
-// the span, and one client asking twice is told the same. Nothing changes
-// for an admitted request with some of every limit left, a request no
-// wait will admit (RetryAfter sluice.Never), or a concurrency limit (w 0).
+// in [0, span], span being RetryJitter or a tenth of the window (the
+// policy's w) of the limit whose wait the client is told (see toldWait),
+// whichever is shorter: a wait of 30 s on a daily quota, none on a
+// per-second limit (a tenth of a second rounds to none). It is a hash of
+// the client's subject and the second it would otherwise be told to come
+// back at, so clients refused together come back spread over the span,
+// and one client asking twice is told the same. Nothing changes for an
+// admitted request with some of every limit left, a request no wait will
+// admit (RetryAfter sluice.Never), or a wait that is a concurrency limit's
+// (w 0).
 func (m *Middleware) spread(res *Result) {
 	d := &res.Decision
-	if m.jitter <= 0 || d.Allowed && d.Remaining > 0 || d.RetryAfter == sluice.Never {
+	if m.jitter <= 0 || d.Allowed && d.Remaining > 0 {
 		return
 	}
-	span := min(m.jitter, time.Duration(quota.Of(d.Limit).W)*time.Second/10) / time.Second
+	l, back, ok := toldWait(res)
+	if !ok || back == sluice.Never {
+		return
+	}
+	span := min(m.jitter, time.Duration(quota.Of(l).W)*time.Second/10) / time.Second
 	if span <= 0 {
 		return
-	}
-	back := d.RetryAfter
-	if d.Allowed {
-		back = d.ResetAfter
 	}
 	at := res.Now.Add(back).Unix()
 	j := time.Duration(jitterHash(res.Identity.Subject, at)%uint64(span+1)) * time.Second
@@ -47,6 +49,45 @@ func (m *Middleware) spread(res *Result) {
 		}
 	}
 	d.ResetAfter, d.RetryAfter = later(d.ResetAfter, j), later(d.RetryAfter, j)
+}
+
+// toldWait returns the limit whose wait res tells its client, and that
+// wait: when refused, the refusal's (see refusingCheck: Retry-After's);
+// when admitted, the ResetAfter of the enforcing limit with nothing left
+// that resets last. A concurrency limit tells no wait a clock predicts
+// (its RetryAfter and ResetAfter are its leases' expiry, which a refusal
+// states as a poll), so it is never the one: ok is false when the wait
+// told is a concurrency limit's, or when no limit is exhausted.
+func toldWait(res *Result) (l sluice.Limit, wait time.Duration, ok bool) {
+	d := &res.Decision
+	if len(d.Statuses) != len(res.Checks) { // not checks of this package: the decision's own
+		wait = d.RetryAfter
+		if d.Allowed {
+			wait = d.ResetAfter
+		}
+		return d.Limit, wait, d.Limit.Algorithm() != sluice.AlgorithmConcurrency
+	}
+	if !d.Allowed {
+		i := refusingCheck(res)
+		if i < 0 || res.Checks[i].Limit.Algorithm() == sluice.AlgorithmConcurrency {
+			return sluice.Limit{}, 0, false
+		}
+		return res.Checks[i].Limit, d.Statuses[i].RetryAfter, true
+	}
+	best := -1
+	for i := range res.Checks {
+		c, st := &res.Checks[i], &d.Statuses[i]
+		if st.Remaining != 0 || c.Limit.Shadow() || c.Limit.Algorithm() == sluice.AlgorithmConcurrency {
+			continue
+		}
+		if best < 0 || st.ResetAfter > d.Statuses[best].ResetAfter {
+			best = i
+		}
+	}
+	if best < 0 {
+		return sluice.Limit{}, 0, false
+	}
+	return res.Checks[best].Limit, d.Statuses[best].ResetAfter, true
 }
 
 // later returns wait + j for a wait to come (0 < wait < sluice.Never),

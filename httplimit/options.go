@@ -224,7 +224,10 @@ type Options struct {
 	// say). What a client with nothing left of a limit is told (Retry-After,
 	// the RateLimit t, a refusal body's retryAfter and resetsAt) is later
 	// by whole seconds in [0, RetryJitter], and by at most a tenth of the
-	// deciding limit's window: none for a per-second or concurrency limit.
+	// window of the limit whose wait it delays (Retry-After's; when
+	// admitted, the exhausted limit that resets last): none for a
+	// per-second limit, nor for a concurrency limit's poll, whose lease
+	// time is no window.
 	// The seconds are a hash of the client and the moment, so a client
 	// asking twice is told the same. A t never passes its policy's w, so
 	// Retry-After may be the later. The Result's Decision and Statuses
