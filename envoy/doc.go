@@ -119,8 +119,11 @@
 // and reports limit_remaining 4294967295; a rule whose rate_limit names other
 // limits in replaces makes those limits (matched by their rate_limit name)
 // not apply to the same request (an unlimited rule of that name stays
-// unlimited); requests_per_unit 0 refuses every request
-// (a block list) without touching the store; a rule in shadow_mode is
+// unlimited); requests_per_unit 0 refuses every request that hits it (a
+// block list), while a peek at it is OK with limit_remaining 0 until a
+// request has hit its descriptor in the window (envoyproxy/ratelimit's
+// counter is then above 0), which a one-unit record per window, as that of
+// a fixed window that went over, remembers; a rule in shadow_mode is
 // decided, counted and reported to observers, but its status is OK and it
 // never makes a request OVER_LIMIT. An unknown domain or a descriptor that
 // matches no rule is OK with no current_limit. Replaces is honoured from

@@ -42,9 +42,9 @@ type plan struct {
 	// settle has run, what each refused check had left (it spent nothing),
 	// for occurrence.
 	costs, left []int64
-	// blocked is set when an enforced requests_per_unit 0 rule matched: the
-	// request is refused, and decided by peekOver as one that peeks at a
-	// window that went over.
+	// blocked is set when an enforced requests_per_unit 0 rule matched a
+	// descriptor of a cost above 0: the request is refused, and decided by
+	// peekOver as one that peeks at a window that went over.
 	blocked bool
 	// replaced holds the names of the rules that matched rules replace;
 	// seen, policy and state are scratch space of headers.
@@ -69,7 +69,8 @@ type slot struct {
 	subject string
 	// over is the index in plan.checks of the peek at the window's
 	// over-limit record (see settle.go) when the check is a peek at an
-	// aligned window; -1 otherwise.
+	// aligned window, or at the record of a blocked rule's hits (see
+	// blocked.go); -1 otherwise.
 	over int
 	// cost is this descriptor's own cost, and later the cost of the
 	// identical descriptors after it in the request, which share its check
@@ -137,13 +138,19 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 		if s.rule == nil || s.rule.unlimited {
 			continue
 		}
-		if s.rule.blocked {
-			p.blocked = p.blocked || !s.rule.shadow
-			continue
-		}
 		cost, err := descriptorCost(req, d)
 		if err != nil {
 			return fmt.Errorf("descriptor %d: %w", i, err)
+		}
+		if s.rule.blocked {
+			// A hit is over the limit; every descriptor peeks at the
+			// record of hits, which settle spends one of for a hit.
+			s.cost = cost
+			p.blocked = p.blocked || cost > 0 && !s.rule.shadow
+			l, suffix := s.rule.blockedRecord(p.unix)
+			key, _ := storeKey(domain, d.GetEntries(), s.shared, suffix)
+			s.over, _ = p.add(key+overKey, l, 0)
+			continue
 		}
 		l, suffix := s.rule.limit, ""
 		if s.rule.calendar {

@@ -137,11 +137,12 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 		case r.unlimited:
 			st.LimitRemaining = math.MaxUint32
 		case r.blocked:
+			hit := p.hit(s, d)
 			st.CurrentLimit = r.currentLimit(&parts.limits[i])
-			if !r.quota {
+			if !hit || !r.quota {
 				st.DurationUntilReset = setDuration(&parts.durations[i], windowReset(p.unix, r.unitSeconds))
 			}
-			if !r.shadow {
+			if hit && !r.shadow {
 				st.Code = rlsv3.RateLimitResponse_OVER_LIMIT
 			}
 		default:
@@ -225,6 +226,9 @@ func (p *plan) reset(s slot, c *sluice.Status) time.Duration {
 func (p *plan) retryAfter(d *sluice.Decision) time.Duration {
 	var wait time.Duration
 	for _, s := range p.slots {
+		if s.rule != nil && s.rule.blocked && !s.rule.shadow && p.hit(s, d) {
+			return sluice.Never // a block list: no wait admits it
+		}
 		if s.check < 0 || s.rule.shadow {
 			continue
 		}
@@ -262,9 +266,13 @@ func (res *Result) fill(p *plan, d *sluice.Decision, resp *rlsv3.RateLimitRespon
 		case r.unlimited:
 			o.Limit, o.Result = r.label, resultUnlimited
 		case r.blocked:
-			o.Limit, o.Result = r.label, resultLimited
-			if r.shadow {
+			o.Limit, o.Result = r.label, resultAllowed
+			switch {
+			case !p.hit(s, d):
+			case r.shadow:
 				o.Result = resultShadow
+			default:
+				o.Result = resultLimited
 			}
 		default:
 			refused, remaining := p.occurrence(s, d, res.Allowed)

@@ -40,6 +40,9 @@ func overLimit(l sluice.Limit) sluice.Limit {
 // refused reports whether slot s (which has a check) is over its limit:
 // refused, or a peek at a window that went over.
 func (p *plan) refused(s slot, d *sluice.Decision) bool {
+	if s.rule != nil && s.rule.blocked {
+		return p.hit(s, d)
+	}
 	return !d.Statuses[s.check].Allowed || s.over >= 0 && d.Statuses[s.over].Remaining == 0
 }
 
@@ -131,6 +134,10 @@ func (p *plan) settle(ctx context.Context, l *sluice.Limiter, d, scratch *sluice
 	}
 	for i := range p.slots {
 		s := &p.slots[i]
+		if s.rule != nil && s.rule.blocked && s.cost > 0 && s.over >= 0 {
+			p.recordHit(ctx, l, s, scratch, marked)
+			continue
+		}
 		if s.check < 0 || !s.aligned {
 			continue
 		}
@@ -153,6 +160,19 @@ func (p *plan) settle(ctx context.Context, l *sluice.Limiter, d, scratch *sluice
 		}
 		st.Remaining = 0 // identical descriptors share the check
 	}
+}
+
+// recordHit spends the one unit of the record of hits of slot s, of a
+// blocked rule that its request hit, unless marked has seen it spent in
+// this window.
+func (p *plan) recordHit(ctx context.Context, l *sluice.Limiter, s *slot, scratch *sluice.Decision, marked *marks) {
+	rec := p.checks[s.over]
+	if marked.seen(rec.Key+"\x00"+s.rule.label, floorDiv(p.unix, s.rule.unitSeconds)) {
+		return
+	}
+	rec.Cost = 1
+	c := [1]sluice.Check{rec}
+	p.allow(ctx, l, c[:], scratch)
 }
 
 // allow decides checks into scratch and reports whether the only check
