@@ -60,7 +60,9 @@ type Config struct {
 	// Upstream is the URL the server proxies admitted requests to; empty
 	// when sluice runs only as a decision service. Its scheme is http,
 	// https (HTTP/2 when the upstream offers it), or h2c: HTTP/2 without
-	// TLS for every request, as a gRPC server speaks it.
+	// TLS for every request, as a gRPC server speaks it. A path prefixes
+	// every request's; a query is refused (it would be added to every
+	// request's own).
 	Upstream string
 	// PreserveHost sends the upstream the Host the client asked for, as
 	// Caddy, Traefik and Envoy do, for an upstream that routes or checks

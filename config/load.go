@@ -293,7 +293,8 @@ func (d *decoder) penalty(n *yaml.Node, path string, pen *httplimit.Penalty, raw
 
 // upstream decodes the upstream's URL, its scheme (of any case) in lower
 // case: http, https or h2c, with a host, and without what the reverse
-// proxy would drop (credentials, a fragment).
+// proxy would drop (credentials, a fragment) or add to every request (a
+// query, which httputil.ProxyRequest.SetURL merges into each request's).
 func (d *decoder) upstream(n *yaml.Node, p string) string {
 	s := d.Str(n, p)
 	if s == "" {
@@ -310,6 +311,12 @@ func (d *decoder) upstream(n *yaml.Node, p string) string {
 		return ""
 	case u.Fragment != "" || strings.HasSuffix(s, "#"):
 		d.Errorf(n, p, "%q: a fragment is never sent to the upstream: remove it", s)
+		return ""
+	case u.RawQuery != "":
+		bare := *u
+		bare.RawQuery = ""
+		d.Errorf(n, p, "%q with a query: a query in the upstream's URL is added to every proxied request, "+
+			"beside the request's own: remove it (each request's query is sent as it came)", bare.String())
 		return ""
 	}
 	if port := u.Port(); port != "" {
