@@ -39,7 +39,8 @@ func (s *Store) crossSlot(ctx context.Context, checks []sluice.Check, keys []str
 			now = r.now
 		}
 		if r.refused {
-			return now, s.settle(ctx, token, checks, keys, done, groups[gi+1:], out)
+			s.settle(ctx, token, checks, keys, done, groups[gi+1:], out)
+			return now, nil
 		}
 		done = append(done, reservation{idx: idx, undo: r.undo})
 	}
@@ -75,42 +76,57 @@ func (s *Store) onNode(c *sluice.Check, err error) error {
 // run without writing, all at once. The refunds run on a context of their
 // own (see undoContext): the caller's may end now that its answer is
 // known, and its reservations must not outlive it.
+//
+// The refusal stands whatever settling meets: a refund that fails leaves
+// its reservation in place, counted in Unrefunded, and its checks report
+// what the reservation took; a dry run that fails leaves its checks
+// unknown, reported as not refusing with nothing remaining (see
+// unknownStatus). A refusal Redis decided is never turned into an error,
+// which a failover would decide by its own rule.
 func (s *Store) settle(ctx context.Context, token string, checks []sluice.Check, keys []string,
-	done []reservation, rest [][]int, out []sluice.Status) error {
+	done []reservation, rest [][]int, out []sluice.Status) {
 	uctx, cancel := s.undoContext(ctx)
 	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	record := func(err error) {
-		if err != nil {
-			mu.Lock()
-			if first == nil {
-				first = err
-			}
-			mu.Unlock()
-		}
-	}
+	var wg sync.WaitGroup
 	for _, r := range done {
-		wg.Go(func() { record(s.refund(uctx, token, checks, keys, r, out)) })
+		// A refund that failed is not retried: it may have run before the
+		// error (a timeout), and a second undo would hand out units twice.
+		wg.Go(func() {
+			if s.refund(uctx, token, checks, keys, r, out) != nil {
+				s.unrefunded.Add(1)
+			}
+		})
 	}
 	for _, idx := range rest {
 		wg.Go(func() {
-			_, err := s.run(ctx, modeDry, "", checks, keys, idx, out)
-			record(err)
+			if _, err := s.run(ctx, modeDry, "", checks, keys, idx, out); err != nil {
+				for _, i := range idx {
+					out[i] = unknownStatus
+				}
+			}
 		})
 	}
 	wg.Wait()
-	// A refund that failed is not retried: it may have run before the error
-	// (a timeout), and a second undo would hand out units twice.
-	return first
 }
+
+// unknownStatus is the status of a check of a refused call whose slot
+// could not be read: it did not refuse the call, and nothing is known to
+// remain.
+var unknownStatus = sluice.Status{Allowed: true}
+
+// Unrefunded counts the reservations of calls spanning Cluster slots that
+// could not be refunded: a call that a later slot refused, or that Redis
+// failed in the middle of, and whose refund of an earlier slot's
+// reservation failed too. Each leaves that slot's reserved units counted
+// as used until its window passes or its bucket refills, which errs on the
+// side of refusing; the call is refused (or fails) all the same. It is
+// safe for concurrent use; the zero Store counts none.
+func (s *Store) Unrefunded() int64 { return s.unrefunded.Load() }
 
 // rollback refunds reservations after an error, on a context of its own
 // (the call's may be what ended), best effort: a reservation it cannot
-// refund stays consumed, which errs on the side of refusing.
+// refund stays consumed, which errs on the side of refusing, and is
+// counted in Unrefunded.
 func (s *Store) rollback(ctx context.Context, token string, checks []sluice.Check, keys []string, done []reservation) {
 	if len(done) == 0 {
 		return
@@ -119,7 +135,9 @@ func (s *Store) rollback(ctx context.Context, token string, checks []sluice.Chec
 	defer cancel()
 	scratch := make([]sluice.Status, len(checks))
 	for _, r := range done {
-		s.refund(ctx, token, checks, keys, r, scratch)
+		if s.refund(ctx, token, checks, keys, r, scratch) != nil {
+			s.unrefunded.Add(1)
+		}
 	}
 }
 

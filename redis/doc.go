@@ -133,8 +133,13 @@
 // timeout: a caller whose context ends meanwhile does not strand them. If
 // Redis fails in the middle, the store returns an error after a
 // best-effort refund; a refund that fails too leaves the reservation in
-// place, which errs on the side of refusing. Redis never sees a multi-slot
-// script, so CROSSSLOT errors cannot happen.
+// place, which errs on the side of refusing, and is counted
+// (Store.Unrefunded). A refusal a slot decided stays a refusal whatever
+// settling it meets: a refund that fails is counted so, its checks
+// reporting what their reservation took, and a later slot that cannot be
+// read reports its checks as not refusing, with nothing remaining; the
+// call is never turned into an error that OnStoreError would decide.
+// Redis never sees a multi-slot script, so CROSSSLOT errors cannot happen.
 //
 // # Failover
 //

@@ -37,6 +37,8 @@ type Store struct {
 	// file.
 	scriptsErr error
 
+	unrefunded atomic.Int64 // see Unrefunded
+
 	master atomic.Pointer[string]  // the node of every key off a Cluster
 	slots  atomic.Pointer[slotMap] // a Cluster's masters, from the watch
 }
