@@ -163,7 +163,14 @@ type Stats struct {
 //     ResetAfter runs) said R remained: the local state is made to consume
 //     the difference. A check that fits its shared limit but not this
 //     instance's share gets RetryAfter OpenFor (the primary may be back by
-//     then), not Never.
+//     then), not Never. Any other refusal by the share reports the share's
+//     own RetryAfter, even when the primary may be asked again sooner: the
+//     share is what binds while the primary is away and, under Local with
+//     a Charge, through the return period after it is back (see below),
+//     so the next probe bounds nothing; a wait until then would have every
+//     refused client ask again each OpenFor for as long as the outage
+//     lasts, to be refused again. A client told too long a wait after the
+//     primary returns loses some availability, never protection.
 //   - Allow: every check Allowed, with Remaining its limit's Burst (as if
 //     untouched) and no wait.
 //   - Deny: every check refused, Remaining 0, with RetryAfter and ResetAfter
