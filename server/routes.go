@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
@@ -110,20 +111,28 @@ func handleHealth(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n
 // handleReady answers /readyz: 503 once the server is shutting down, or
 // while its store is not reachable under on_store_error deny (see
 // Options.Ready and readyProbe); otherwise 200, saying so when the store is
-// not reachable and decisions follow on_store_error.
+// not reachable and decisions follow on_store_error. It needs no
+// credentials: why the store is not reachable (its error, which names its
+// address) is told only to a caller holding the read scope, and logged
+// when the store stops or starts answering.
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	w.Header()["Cache-Control"] = noStore
 	if s.draining.Load() {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
 		return
 	}
 	if s.ready != nil {
 		if err := s.ready.check(r.Context()); err != nil {
+			why := ""
+			if s.callerOf(r, false).scopes.Has(config.ScopeRead) {
+				why = ": " + err.Error()
+			}
 			policy := cmp.Or(s.Config().Store.Redis.OnStoreError, "local")
 			if policy == "deny" {
-				http.Error(w, "store not reachable, and on_store_error deny refuses every request: "+err.Error(), http.StatusServiceUnavailable)
+				http.Error(w, "store not reachable, and on_store_error deny refuses every request"+why, http.StatusServiceUnavailable)
 				return
 			}
-			fmt.Fprintf(w, "ready, deciding by on_store_error %s: the store is not reachable: %v\n", policy, err)
+			fmt.Fprintf(w, "ready, deciding by on_store_error %s: the store is not reachable%s\n", policy, why)
 			return
 		}
 	}
@@ -137,12 +146,16 @@ const readyTimeout = 2 * time.Second
 // readyProbe calls Options.Ready for /readyz, which needs no credentials,
 // one call at a time, each within readyTimeout: the probes that arrive
 // while one runs take its result, so that a flood of /readyz makes one
-// store call at a time. It is safe for concurrent use.
+// store call at a time. It logs when the store stops answering its
+// probes (with the error) and when it answers again. It is safe for
+// concurrent use.
 type readyProbe struct {
 	ready func(context.Context) error
+	log   *slog.Logger
 
 	mu   sync.Mutex
 	call *readyCall // the call running, nil when none
+	down bool       // the last call failed
 }
 
 // readyCall is one call of readyProbe's: err is set when done is closed.
@@ -170,8 +183,16 @@ func (p *readyProbe) check(ctx context.Context) error {
 	defer func() {
 		p.mu.Lock()
 		p.call = nil
+		was := p.down
+		p.down = c.err != nil
 		p.mu.Unlock()
 		close(c.done)
+		switch {
+		case c.err != nil && !was:
+			p.log.Warn("readyz: the store is not reachable", "err", c.err)
+		case c.err == nil && was:
+			p.log.Info("readyz: the store is reachable again")
+		}
 	}()
 	// Its waiters are served whether or not its own caller stays.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), readyTimeout)

@@ -216,7 +216,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.checks.New = newCheckScratch
 	if opts.Ready != nil {
-		s.ready = &readyProbe{ready: opts.Ready}
+		s.ready = &readyProbe{ready: opts.Ready, log: s.log}
 	}
 	s.metrics = newMetrics(opts.Registry)
 	s.exempt = newExemptCounters(opts.Registry)
