@@ -73,7 +73,7 @@ func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 			})
 		},
 		"classes": func(n *yaml.Node, path string) {
-			classOf := map[string]string{} // pattern → the class listing it
+			classOf := map[string]classed{} // route (routeOf) → the class listing it
 			d.Mapping(n, path, map[string]field{
 				"expensive": func(n *yaml.Node, p string) { g.Expensive = d.patterns(n, p, "expensive", classOf) },
 				"critical":  func(n *yaml.Node, p string) { g.Critical = d.patterns(n, p, "critical", classOf) },

@@ -625,7 +625,7 @@ func (d *decoder) costs(n *yaml.Node, path string) (map[string]int64, map[string
 	return out, nodes
 }
 
-func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]string) []string {
+func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]classed) []string {
 	var out []string
 	d.List(n, path, func(_ int, e *yaml.Node, p string) {
 		s := d.Str(e, p)
@@ -634,8 +634,13 @@ func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]
 			return
 		}
 		d.patternMethod(e, p, s)
-		if c, ok := classOf[s]; ok && c != class {
-			d.Errorf(e, p, "%q is in %s already", s, c)
+		route := routeOf(s)
+		if c, ok := classOf[route]; ok && c.class != class {
+			if c.pattern == s {
+				d.Errorf(e, p, "%q is in %s already", s, c.class)
+			} else {
+				d.Errorf(e, p, "%q is in %s already (as %q): a route is in one class", s, c.class, c.pattern)
+			}
 			return
 		}
 		for _, prev := range out {
@@ -644,10 +649,47 @@ func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]
 				return
 			}
 		}
-		classOf[s] = class
+		if _, ok := classOf[route]; !ok {
+			classOf[route] = classed{class, s}
+		}
 		out = append(out, s)
 	})
 	return out
+}
+
+// classed is the class a route was first listed in, and as what pattern.
+type classed struct{ class, pattern string }
+
+// routeOf returns the requests the valid ServeMux pattern s matches, as
+// a string equal for two patterns exactly when they match the same
+// requests: its method, host and path segments, each literal segment
+// unescaped as ServeMux reads it and each wildcard without its name.
+func routeOf(s string) string {
+	method, rest := "", s
+	if i := strings.IndexAny(s, " \t"); i >= 0 {
+		method, rest = s[:i], strings.TrimLeft(s[i:], " \t")
+	}
+	slash := strings.IndexByte(rest, '/')
+	host, p := rest[:slash], rest[slash:]
+	var b strings.Builder
+	b.WriteString(method + " " + host)
+	for _, seg := range strings.Split(p, "/")[1:] {
+		b.WriteByte('/')
+		switch {
+		case seg == "{$}":
+			b.WriteString("{$}")
+		case strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "...}"):
+			b.WriteString("{...}")
+		case strings.HasPrefix(seg, "{"):
+			b.WriteString("{}")
+		default:
+			if u, err := url.PathUnescape(seg); err == nil {
+				seg = u
+			}
+			b.WriteString(url.PathEscape(seg))
+		}
+	}
+	return b.String()
 }
 
 // patternsConflict reports whether a ServeMux refuses b beside a (valid

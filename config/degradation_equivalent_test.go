@@ -1,0 +1,37 @@
+package config_test
+
+import (
+	"testing"
+
+	"github.com/sluice-dev/sluice/config"
+)
+
+// A route is in one degradation class: a pattern that matches the same
+// requests as one of another class, written otherwise (other wildcard
+// names, other spacing, an escaped letter), is refused at its line as the
+// same pattern is; patterns that only overlap are kept, each class being
+// a ServeMux of its own.
+func TestDegradationClassesRefuseOneRouteWrittenTwoWays(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, c := range []struct{ classes, want string }{
+		{`{expensive: ["POST /jobs/{id}/run"], critical: ["POST /jobs/{job}/run"]}`,
+			`d.yaml:3:72: degradation.classes.critical[0]: "POST /jobs/{job}/run" is in expensive already (as "POST /jobs/{id}/run"): a route is in one class`},
+		{`{critical: ["POST  /pay"], expensive: ["POST /pay"]}`,
+			`d.yaml:3:63: degradation.classes.expensive[0]: "POST /pay" is in critical already (as "POST  /pay"): a route is in one class`},
+		{`{health: ["GET /files/{p...}"], expensive: ["GET /fil%65s/{rest...}"]}`,
+			`d.yaml:3:68: degradation.classes.expensive[0]: "GET /fil%65s/{rest...}" is in health already (as "GET /files/{p...}"): a route is in one class`},
+	} {
+		_, err := config.Parse("d.yaml", []byte(plans+"degradation: {classes: "+c.classes+"}\n"))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n%v\nwant exactly:\n%s", c.classes, err, c.want)
+		}
+	}
+	for _, classes := range []string{
+		`{expensive: ["POST /jobs/{id}/run"], critical: ["POST /jobs/{id}/run/{$}", "/jobs/{id}/run", "POST /jobs/{id}/run/"]}`,
+		`{health: ["GET /h"], expensive: ["HEAD /h", "GET example.com/h"]}`,
+	} {
+		if _, err := config.Parse("d.yaml", []byte(plans+"degradation: {classes: "+classes+"}\n")); err != nil {
+			t.Errorf("%s: %v", classes, err)
+		}
+	}
+}
