@@ -31,7 +31,9 @@ const (
 	// and never more than its cost reserved. An answer that reports no
 	// whole number of units (no such header, "12.5", "-1") is charged its
 	// cost in full; one that reports more than the cost is charged the
-	// cost. The cost is thus the most a request may use.
+	// cost. The cost is thus the most a request may use. A request whose
+	// client left a leaky-bucket queue before its turn (Handler) was never
+	// served and used nothing: its cost is refunded.
 	CountHeader = "header:"
 	// CountStatus followed by a list of statuses and classes
 	// ("status:401,403", "status:4xx") counts only the requests answered
@@ -244,7 +246,19 @@ func (m *Middleware) DoneWithResponse(ctx context.Context, res *Result, status i
 	case res.kept != nil: // the settlement is the Pending's: at most once
 		res.kept.Settle(ctx, answerStatus(status, h), h)
 	case m.countsByResponse(res):
-		m.refund(ctx, res, answerStatus(status, h), h)
+		m.refund(ctx, res, answerStatus(status, h), h, true)
+	}
+	m.Done(ctx, res)
+}
+
+// leftQueue ends an admitted request whose client left a leaky-bucket
+// queue before its turn: it never reached the next handler, so it has no
+// answer (status 0, a failure, for the limits that count statuses), and
+// the limits that count what the answer reports get its whole cost back,
+// nothing having been used, without OnReported, which sees answers.
+func (m *Middleware) leftQueue(ctx context.Context, res *Result) {
+	if m.countsByResponse(res) {
+		m.refund(ctx, res, 0, nil, false)
 	}
 	m.Done(ctx, res)
 }
@@ -252,9 +266,10 @@ func (m *Middleware) DoneWithResponse(ctx context.Context, res *Result, status i
 // refund gives back the charges of res's checks whose limits do not count
 // a request answered with status (a success below 400, a failure from 400
 // on, or one of the statuses of their list), and the part of their cost
-// that h does not report for the limits that count a header.
-func (m *Middleware) refund(ctx context.Context, res *Result, status int, h http.Header) {
-	if m.settle(ctx, res.Checks, &res.Decision, status, h, res.Identity.Subject) {
+// that h does not report for the limits that count a header (all of it
+// when the request was not served: it used nothing).
+func (m *Middleware) refund(ctx context.Context, res *Result, status int, h http.Header, served bool) {
+	if m.settle(ctx, res.Checks, &res.Decision, status, h, served, res.Identity.Subject) {
 		// A check now says what was given back: the pooled Result must not
 		// take it for the checks of its next request.
 		res.checksOf = nil
@@ -262,9 +277,11 @@ func (m *Middleware) refund(ctx context.Context, res *Result, status int, h http
 }
 
 // settle refunds, of d's charges of checks, those the answer (status, h)
-// does not count, as refund does for a Result; it reports whether it
-// lowered a check's Cost to the part it gave back.
-func (m *Middleware) settle(ctx context.Context, checks []sluice.Check, d *sluice.Decision, status int, h http.Header, subject string) (lowered bool) {
+// does not count, as refund does for a Result; a request not served
+// (served false) used nothing of the limits that count a header. It
+// reports whether it lowered a check's Cost to the part it gave back.
+func (m *Middleware) settle(ctx context.Context, checks []sluice.Check, d *sluice.Decision, status int, h http.Header,
+	served bool, subject string) (lowered bool) {
 	skip := CountSuccesses // the count that keeps the charge
 	if status > 0 && status < 400 {
 		skip = CountFailures
@@ -278,9 +295,12 @@ func (m *Middleware) settle(ctx context.Context, checks []sluice.Check, d *sluic
 		case strings.HasPrefix(count, CountStatus) && !statusCounted(count[len(CountStatus):], status):
 			any = any || st.Charged != 0
 		case strings.HasPrefix(count, CountHeader) && st.Charged != 0:
-			used, reported := usedOf(h, count[len(CountHeader):])
-			if m.onReported != nil {
-				m.onReported(c.Limit.Name(), c.Cost, used, reported)
+			used, reported := int64(0), true // not served: nothing used
+			if served {
+				used, reported = usedOf(h, count[len(CountHeader):])
+				if m.onReported != nil {
+					m.onReported(c.Limit.Name(), c.Cost, used, reported)
+				}
 			}
 			if back := c.Cost - min(used, c.Cost); reported && back > 0 {
 				c.Cost, lowered, any = back, true, true

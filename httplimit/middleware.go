@@ -410,8 +410,8 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 		m.writeHeaders(w.Header(), res)
 		if delay := res.Decision.Delay; delay > 0 && !wait(r.Context(), delay) {
 			// The client left the queue: its slot stays spent, and it got
-			// no answer (status 0) for the limits that count by response.
-			m.DoneWithStatus(r.Context(), res, 0)
+			// no answer for the limits that count by response.
+			m.leftQueue(r.Context(), res)
 			return
 		}
 		if m.countsByResponse(res) {

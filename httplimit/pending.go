@@ -71,7 +71,7 @@ func (p *Pending) Settle(ctx context.Context, status int, h http.Header) {
 	if !p.settled.CompareAndSwap(false, true) {
 		return
 	}
-	p.m.settle(ctx, p.checks, &p.decision, status, h, p.subject)
+	p.m.settle(ctx, p.checks, &p.decision, status, h, true, p.subject)
 }
 
 // pendingWire is a Pending as MarshalBinary writes it.
