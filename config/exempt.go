@@ -22,6 +22,7 @@ func (d *decoder) exempt(n *yaml.Node, path string, c *Config, raw *rawConfig) {
 		d.List(n, p, func(i int, e *yaml.Node, p string) {
 			s := d.Str(e, p)
 			d.patternMethod(e, p, s)
+			d.patternHost(e, p, s)
 			c.Exempt = append(c.Exempt, s)
 			raw.at(fmt.Sprintf("Exempt[%d]", i), e, p)
 		})

@@ -620,6 +620,7 @@ func (d *decoder) costs(n *yaml.Node, path string) (map[string]int64, map[string
 	out, nodes := map[string]int64{}, map[string]*yaml.Node{}
 	d.Entries(n, path, func(k, v *yaml.Node, p string) {
 		d.patternMethod(k, p, k.Value)
+		d.patternHost(k, p, k.Value)
 		out[k.Value], nodes[k.Value] = d.Int(v, p, 0, sluice.MaxQuantity), k
 	})
 	return out, nodes
@@ -634,6 +635,7 @@ func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]
 			return
 		}
 		d.patternMethod(e, p, s)
+		d.patternHost(e, p, s)
 		route := routeOf(s)
 		if c, ok := classOf[route]; ok && c.class != class {
 			if c.pattern == s {
@@ -665,12 +667,7 @@ type classed struct{ class, pattern string }
 // requests: its method, host and path segments, each literal segment
 // unescaped as ServeMux reads it and each wildcard without its name.
 func routeOf(s string) string {
-	method, rest := "", s
-	if i := strings.IndexAny(s, " \t"); i >= 0 {
-		method, rest = s[:i], strings.TrimLeft(s[i:], " \t")
-	}
-	slash := strings.IndexByte(rest, '/')
-	host, p := rest[:slash], rest[slash:]
+	method, host, p := patternParts(s)
 	var b strings.Builder
 	b.WriteString(method + " " + host)
 	for _, seg := range strings.Split(p, "/")[1:] {
@@ -916,6 +913,7 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 		keys = append(keys, httplimit.Key{Name: rk.key.Name, SHA256: rk.key.Hash, Plan: rk.key.Plan})
 	}
 
+	d.costsExempted(c, raw)
 	d.resolveCounts(c, raw)
 	d.leaseBoundsApply(&c.Store.Redis)
 	o := c.httpLimitOptions(keys)

@@ -1,0 +1,47 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/config"
+)
+
+// A cost no request can be charged is refused at its line: a pattern
+// whose host has a port (ServeMux matches a request's host without one),
+// and a route every request of which an exempt route takes first (exempt
+// requests spend nothing). The same host is refused in exempt routes and
+// degradation classes, which ServeMux matches alike.
+func TestCostsThatNeverApplyAreRefused(t *testing.T) {
+	const plan = "plans:\n  free:\n    limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m, burst: 10}]\n"
+	for _, c := range []struct{ yaml, want string }{
+		{plan + "    costs: {\"POST api.example.com:8443/v1/generate\": 5}\n",
+			`t.yaml:4:13: plans.free.costs.POST api.example.com:8443/v1/generate: "POST api.example.com:8443/v1/generate" never matches: a request's host is matched without its port (write "POST api.example.com/v1/generate")`},
+		{"exempt: [\"GET [::1]:9000/healthz\"]\n" + plan,
+			`t.yaml:1:10: exempt[0]: "GET [::1]:9000/healthz" never matches: a request's host is matched without its port`},
+		{plan + "degradation: {classes: {expensive: [\"example.com:80/x\"]}}\n",
+			`t.yaml:4:37: degradation.classes.expensive[0]: "example.com:80/x" never matches: a request's host is matched without its port`},
+		{plan + "    costs: {\"GET /healthz\": 0}\nexempt: [\"GET /healthz\"]\n",
+			`t.yaml:4:13: plans.free.costs.GET /healthz: "GET /healthz" never applies: every request it matches is exempt (exempt[0] "GET /healthz", line 5), and spends nothing`},
+		{plan + "    costs: {\"GET /internal/status\": 2}\nexempt: {routes: [\"/internal/\"]}\n",
+			`t.yaml:4:13: plans.free.costs.GET /internal/status: "GET /internal/status" never applies: every request it matches is exempt (exempt.routes[0] "/internal/", line 5), and spends nothing`},
+	} {
+		_, err := config.Parse("t.yaml", []byte(c.yaml))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s\nerror %v\nwant %s", c.yaml, err, c.want)
+		}
+	}
+	for _, y := range []string{
+		// Some requests of the cost are not exempt.
+		plan + "    costs: {\"/healthz\": 0}\nexempt: [\"GET /healthz\"]\n",
+		plan + "    costs: {\"GET /internal/\": 2}\nexempt: [\"GET /internal/status\"]\n",
+		// A wildcard of one segment matches paths whose decoded form the
+		// exempt route does not (/items/a%2Fb), and those are charged.
+		plan + "    costs: {\"GET /items/{id}\": 2}\nexempt: [\"GET /items/{id}\"]\n",
+		plan + "    costs: {\"GET api.example.com/x\": 2}\nexempt: [\"GET other.example.com/x\"]\n",
+	} {
+		if _, err := config.Parse("t.yaml", []byte(y)); err != nil {
+			t.Errorf("%s\n%v", y, err)
+		}
+	}
+}
