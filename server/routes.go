@@ -55,7 +55,7 @@ func (s *Server) publicRoutes() http.Handler {
 		}
 		s.protect(w, r)
 	})
-	return mux
+	return ownMuxAnswers(mux)
 }
 
 // adminRoutes is the admin listener. Each endpoint names the scope its
@@ -92,7 +92,7 @@ func (s *Server) adminRoutes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSONProblem(w, http.StatusNotFound, "Not Found", "No such endpoint on sluice's admin listener; the API it protects is on the public listener.")
 	})
-	return mux
+	return ownMuxAnswers(mux)
 }
 
 // hasDotSegment reports whether the path p, decoded, has a "." or ".."
