@@ -233,6 +233,7 @@ type statusWriter struct {
 	status   int
 	upstream bool
 	wrote    bool // a final (non-1xx) status was written
+	switched bool // the connection switched to another protocol (Hijack)
 	copied   bool // the answer is a stale copy of the upstream's
 	cors     *corsPolicy
 	allow    string // the request's Access-Control-Allow-Origin, with cors
@@ -245,9 +246,10 @@ type statusWriter struct {
 
 // upstreamStatus is the status for the monitor: the upstream's, or 0 for a
 // response sluice made itself (a refusal, a degraded level's 503, a stale
-// copy).
+// copy) and for none at all (the client left before the upstream answered,
+// and the proxy wrote nothing): neither is an outcome of the upstream's.
 func (w *statusWriter) upstreamStatus() int {
-	if !w.upstream {
+	if !w.upstream || !w.wrote && !w.switched {
 		return 0
 	}
 	return w.status
@@ -304,7 +306,7 @@ func (w *statusWriter) answered() {
 func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
 	if err == nil {
-		w.status = http.StatusSwitchingProtocols
+		w.status, w.switched = http.StatusSwitchingProtocols, true
 		w.answered()
 	}
 	return conn, rw, err
