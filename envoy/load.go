@@ -152,6 +152,8 @@ func (l *loader) domain(d *decoder, doc *yaml.Node) {
 	case domain == "" && domainNode.Kind == yaml.ScalarNode:
 		d.Errorf(domainNode, "domain", "must not be empty")
 	case domain == "":
+	case len(domain) > MaxDomainBytes:
+		d.Errorf(domainNode, "domain", "%d bytes, more than %d: no request could name it", len(domain), MaxDomainBytes)
 	case l.where[domain] != "":
 		d.Errorf(domainNode, "domain", "%q is already defined at %s", domain, l.where[domain])
 	default:

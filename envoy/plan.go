@@ -27,6 +27,10 @@ const (
 	// values. Descriptors longer than sluice.MaxKeyLen are limited under a
 	// SHA-256 of their entries.
 	MaxDescriptorBytes = 64 << 10
+	// MaxDomainBytes bounds a request's domain, which names a domain of
+	// the rules (LoadRules refuses a longer one) and is told to observers
+	// (Result.Domain) whether the rules know it or not.
+	MaxDomainBytes = 1 << 10
 )
 
 // plan is one request turned into sluice checks. Plans are pooled by the
@@ -94,6 +98,8 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 	switch n := len(req.GetDescriptors()); {
 	case req.GetDomain() == "":
 		return invalid("rate limit domain must not be empty")
+	case len(req.GetDomain()) > MaxDomainBytes:
+		return invalid("domain of %d bytes, more than %d", len(req.GetDomain()), MaxDomainBytes)
 	case n == 0:
 		return invalid("rate limit descriptor list must not be empty")
 	case n > MaxDescriptors:
