@@ -153,8 +153,8 @@
 //     run with cluster-require-full-coverage no for this to hold: with
 //     Redis's default, every master refuses every command (CLUSTERDOWN)
 //     while one is failing, and every key is decided by OnStoreError.
-//   - The local fallback remembers: each Redis answer's remaining count is
-//     kept per key (failover.Options.Remember bounds them, 65,536 by
+//   - The local fallback remembers: each Redis answer's remaining count
+//     (a lease's take included: failover.Store.Heard) is kept per key (failover.Options.Remember bounds them, 65,536 by
 //     default), and an instance that falls back starts each key from its
 //     share of that, ⌊remaining/Instances⌋, instead of a whole share.
 //   - What the fallback admitted is charged to Redis (Store.Charge, one

@@ -189,6 +189,10 @@ type Leased struct {
 	// so while it is false the checks go to next, which charges what its
 	// fallback admitted first.
 	direct func([]sluice.Check) bool
+	// heard, when next can take it (failover.Store.Heard), is told what
+	// Redis answered a take, so that a fallback on the key starts from
+	// what the take left, not from a whole share.
+	heard func([]sluice.Check, []sluice.Status)
 
 	mu      sync.RWMutex
 	entries map[leaseKey]*leaseEntry
@@ -217,7 +221,8 @@ type leaseKey struct{ key, id string }
 // state in the same Redis (the Store itself, or a failover around it). A
 // failover.Store as next is asked (Direct) before every take: while it
 // falls back, returns, or owes Redis what it admitted locally on a key,
-// the key's checks go to it rather than to a take.
+// the key's checks go to it rather than to a take; and it is told what
+// each take left (Heard), which its fallback starts from.
 // instances is how many processes lease from that Redis (values below 1
 // mean 1). Leases expire by shared's clock (WithTimeForTesting's, else the
 // process's monotonic clock). Close gives back what it holds and stops its
@@ -248,6 +253,11 @@ func newLeased(next sluice.Store, shared leaseBackend, now func() time.Time, ins
 	}
 	if d, ok := next.(interface{ Direct([]sluice.Check) bool }); ok {
 		l.direct = d.Direct
+	}
+	if h, ok := next.(interface {
+		Heard([]sluice.Check, []sluice.Status)
+	}); ok {
+		l.heard = h.Heard
 	}
 	if now != nil {
 		l.clock = func() int64 { return sluice.MicrosSinceEpoch(now()) }

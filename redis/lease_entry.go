@@ -314,9 +314,14 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 // refusal is final, the call's own. Otherwise cost and lease are asked
 // together in an apply.lua run, batched with other calls, and a refusal
 // may be the leases': final is false and the caller decides the call
-// exactly.
+// exactly. Redis's answer is told to the failover behind (heard).
 func (l *Leased) take(ctx context.Context, tk []sluice.Check, want []int64, st []sluice.Status, got []int64, scarce bool) (g int64, final bool, err error) {
 	l.stats.roundTrips.Add(1)
+	defer func() {
+		if err == nil && l.heard != nil {
+			l.heard(tk, st)
+		}
+	}()
 	if scarce {
 		g, err = l.shared.take(ctx, tk, want, st, got)
 		if !errors.Is(err, errTakeSlots) {
