@@ -74,12 +74,17 @@ func (e *exemptions) byIdentity(id *Identity) string {
 	return ""
 }
 
-// exemptAddress reports whether r's client address is exempt.
+// exemptAddress reports whether r's client address is exempt: an address
+// known to be the client's, never a trusted proxy's standing in for a
+// client that a hop it reported does not name (see forwardedClient), for
+// every client behind that proxy would then be exempt.
 func (m *Middleware) exemptAddress(r *http.Request) bool {
 	if m.exemptions == nil || len(m.exemptions.addrs) == 0 {
 		return false
 	}
-	return m.exemptions.byAddress(m.ClientAddr(r))
+	peer, trusted := m.id.peer(r)
+	addr, known := forwardedClient(r.Header, peer, trusted, m.id.isTrusted, m.id.useForwarded)
+	return known && m.exemptions.byAddress(addr)
 }
 
 // exempted makes res the result of a request exempt by reason by: no

@@ -29,22 +29,32 @@ const (
 // through untouched, so reading Forwarded there would let the client choose
 // its address.
 func clientAddr(h http.Header, peer netip.Addr, peerTrusted bool, trusted func(netip.Addr) bool, useForwarded bool) netip.Addr {
+	addr, _ := forwardedClient(h, peer, peerTrusted, trusted, useForwarded)
+	return addr
+}
+
+// forwardedClient is clientAddr, reporting also whether the address is
+// the client's own: known is false when the walk ended at a hop that
+// cannot be parsed, the address then being the trusted proxy's that
+// reported it, standing in for a client no one named. Such an address
+// identifies (coarsely) but never exempts.
+func forwardedClient(h http.Header, peer netip.Addr, peerTrusted bool, trusted func(netip.Addr) bool, useForwarded bool) (addr netip.Addr, known bool) {
 	if !peerTrusted {
-		return peer
+		return peer, true
 	}
 	hops := forwardedHops(h, useForwarded)
 	client := peer
 	for i := len(hops) - 1; i >= 0; i-- {
 		addr, ok := parseHop(hops[i])
 		if !ok {
-			return client
+			return client, false
 		}
 		client = addr
 		if !trusted(addr) {
-			return addr
+			return addr, true
 		}
 	}
-	return client
+	return client, true
 }
 
 // forwardedHops lists the forwarding chain, leftmost (the original client)

@@ -142,7 +142,11 @@ type Options struct {
 	Penalty Penalty
 
 	// ExemptAddresses are client addresses (through TrustedProxies, as
-	// identity reads them) that no limit applies to, whatever their key.
+	// identity reads them) that no limit applies to, whatever their key. A
+	// client that a trusted proxy reports as a hop that cannot be read
+	// ("unknown", an obfuscated identifier, garbage) is limited as that
+	// proxy's address but never exempt by it, even where the proxy's
+	// address is listed here.
 	ExemptAddresses []netip.Prefix
 	// ExemptKeys are names of Keys that no limit applies to.
 	ExemptKeys []string

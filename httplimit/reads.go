@@ -79,7 +79,9 @@ func (m *Middleware) ResponseHeaders() []string {
 // it for limits keyed by address and for exemptions: r's peer, or, when the
 // peer is trusted (see Peer), the rightmost hop of the forwarding header
 // (ForwardedHeader) that is not itself trusted. A hop that cannot be read
-// stops the walk at the proxy that reported it. Not valid when the client
+// stops the walk at the proxy that reported it, whose address then stands
+// in for the client's: it identifies the client, but exempts it by
+// ExemptAddresses never. Not valid when the client
 // is a peer whose RemoteAddr holds no address (a Unix socket's).
 func (m *Middleware) ClientAddr(r *http.Request) netip.Addr {
 	if m.zero() {
