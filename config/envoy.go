@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"path/filepath"
 
 	"go.yaml.in/yaml/v3"
@@ -25,20 +26,55 @@ type Envoy struct {
 
 func (d *decoder) envoy(n *yaml.Node, path string, e *Envoy, raw *rawConfig) {
 	e.Enabled, e.Listen = true, "127.0.0.1:8081"
+	rulesRefused := false // an entry of rules was refused: its error says why
 	d.Mapping(n, path, map[string]field{
 		"listen": func(n *yaml.Node, p string) { e.Listen = d.address(n, p) },
-		"rules":  func(n *yaml.Node, p string) { e.Rules = d.Strings(n, p) },
+		"rules": func(n *yaml.Node, p string) {
+			before := len(d.Errs)
+			e.Rules = d.rulePaths(n, p)
+			rulesRefused = len(d.Errs) > before
+		},
 		"headers": func(n *yaml.Node, p string) {
 			e.Headers = d.Str(n, p)
 			raw.at(envoyFields+"Headers", n, p)
 		},
 	})
-	if len(e.Rules) == 0 {
+	if len(e.Rules) == 0 && !rulesRefused {
 		d.Errorf(n, path+".rules", "at least one rules file or directory is needed")
 	}
-	for i, r := range e.Rules {
-		if !filepath.IsAbs(r) {
-			e.Rules[i] = filepath.Join(filepath.Dir(d.File), r)
+}
+
+// rulePaths decodes envoy.rules, a path or a list of them, each made
+// relative to the configuration's folder. An empty path (which would be
+// that folder, the configuration included) and a path listed before (whose
+// domains would be defined twice) are refused and left out.
+func (d *decoder) rulePaths(n *yaml.Node, path string) []string {
+	var out []string
+	first := map[string]string{} // cleaned path → the entry that gave it
+	each := func(e *yaml.Node, p string) {
+		r := d.Str(e, p)
+		if e.Kind != yaml.ScalarNode || e.Tag == "!!null" {
+			return
 		}
+		if r == "" {
+			d.Errorf(e, p, "empty: name a rules file or directory")
+			return
+		}
+		abs := r
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(filepath.Dir(d.File), r)
+		}
+		if was, dup := first[abs]; dup {
+			d.Errorf(e, p, "%q is %s again", r, was)
+			return
+		}
+		first[abs] = fmt.Sprintf("%s (%q)", p, r)
+		out = append(out, abs)
 	}
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		each(n, path)
+		return out
+	}
+	d.List(n, path, func(_ int, e *yaml.Node, p string) { each(e, p) })
+	return out
 }
