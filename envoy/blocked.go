@@ -36,8 +36,9 @@ func (r *rule) blockedRecord(unix int64) (sluice.Limit, string) {
 	return l, ""
 }
 
-// hit reports whether slot s, of a blocked rule, was hit (a cost above 0)
-// or found hit in its window by a peek: its descriptor is over its limit.
+// hit reports whether slot s, of a blocked rule, is over its limit: it was
+// hit (a cost above 0), an identical descriptor before it in the request
+// was, or its peek found its window hit.
 func (p *plan) hit(s slot, d *sluice.Decision) bool {
-	return s.cost > 0 || s.over >= 0 && s.over < len(d.Statuses) && d.Statuses[s.over].Remaining == 0
+	return s.cost > 0 || s.hitBefore || s.over >= 0 && s.over < len(d.Statuses) && d.Statuses[s.over].Remaining == 0
 }

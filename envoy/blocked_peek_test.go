@@ -3,6 +3,8 @@ package envoy_test
 import (
 	"testing"
 	"time"
+
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 )
 
 // A peek (hits_addend 0) at a requests_per_unit 0 rule is OK, with nothing
@@ -31,6 +33,11 @@ descriptors:
 		status{over, ":0/MINUTE", 0, 50 * time.Second}, status{ok, ":2/MINUTE", 1, 50 * time.Second})
 	// Another value was never hit.
 	h.expect(h.ask(request("d", 0, withHits(desc("blk", "y"), 0))), ok, status{ok, ":0/MINUTE", 0, 50 * time.Second})
+	// Identical descriptors are counted in turn: a peek before the hit of
+	// its request is OK, one after it OVER_LIMIT.
+	z := func() *ratelimitv3.RateLimitDescriptor { return withHits(desc("blk", "z"), 0) }
+	h.expect(h.ask(request("d", 1, z(), desc("blk", "z"), z())), over,
+		status{ok, ":0/MINUTE", 0, 50 * time.Second}, status{over, ":0/MINUTE", 0, 50 * time.Second}, status{over, ":0/MINUTE", 0, 50 * time.Second})
 	// The next window starts afresh.
 	h.clock.Advance(50 * time.Second)
 	h.expect(h.ask(request("d", 0, withHits(desc("blk", "x"), 0))), ok, status{ok, ":0/MINUTE", 0, time.Minute})

@@ -80,6 +80,9 @@ type slot struct {
 	// identical descriptors after it in the request, which share its check
 	// (see occurrence).
 	cost, later int64
+	// hitBefore: an identical descriptor before this one, of a blocked
+	// rule, was hit (see blocked.go).
+	hitBefore bool
 }
 
 // errInvalid marks errors in the request (gRPC InvalidArgument).
@@ -156,6 +159,9 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 			l, suffix := s.rule.blockedRecord(p.unix)
 			key, _ := storeKey(domain, d.GetEntries(), s.shared, suffix)
 			s.over, _ = p.add(key+overKey, l, 0)
+			for _, b := range p.slots[:i] { // identical ones count in turn
+				s.hitBefore = s.hitBefore || b.over == s.over && b.rule != nil && b.rule.blocked && (b.cost > 0 || b.hitBefore)
+			}
 			continue
 		}
 		l, suffix := s.rule.limit, ""
