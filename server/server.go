@@ -445,6 +445,7 @@ func (s *Server) Reload() error {
 	if err == nil {
 		var st *state
 		if st, err = s.build(cfg); err == nil {
+			st.stale = keptStale(s.state.Load(), st)
 			s.warnRestartOnly(s.state.Load().cfg, cfg)
 			s.warnTrustAll(cfg)
 			for _, change := range stateChanges(s.state.Load().cfg.Policy, cfg.Policy) {
