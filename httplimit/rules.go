@@ -108,8 +108,10 @@ type Rule struct {
 	// A query parameter, a cookie and a body field are the client's to
 	// choose, as a header of HeaderFromAny is: a client choosing the value
 	// chooses its count (which is the point of a count per username). Values of at most 64 characters of A-Z a-z 0-9 . _ - @ are
-	// kept as they are in the store key; others are replaced by a hash, so
-	// that no header can shape a store key. A value that is absent (no API key, an
+	// kept as they are in the store key; others, and "-" (which stands for
+	// an absent value under FallbackShared), are replaced by a hash, so
+	// that no header can shape a store key or share the count of requests
+	// without one. A value that is absent (no API key, an
 	// empty or unbelieved header) is replaced as Fallback says.
 	Key []string
 	// HeaderFrom says whose "header:" key values are believed:

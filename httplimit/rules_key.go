@@ -73,7 +73,7 @@ func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch, 
 			res.keyBuf = buf
 			return "", false
 		case FallbackShared:
-			buf = append(buf, '-')
+			buf = append(buf, sharedValue...)
 		default:
 			buf = appendAddrGroup(append(buf, "ip:"...), f.clientAddr(m.id), m.id.ipv4Prefix, m.id.ipv6Prefix)
 		}
@@ -181,6 +181,12 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 	return buf, false
 }
 
+// sharedValue stands in a rule's store key for an absent value under
+// FallbackShared; appendKeyValue hashes a value that is sharedValue, so
+// that a client sending it does not spend the count of every request
+// without one.
+const sharedValue = "-"
+
 // maxKeySubject is the longest client subject a rule's store key keeps as
 // it is; every subject this package makes of a key, a user or an address
 // is shorter.
@@ -188,10 +194,11 @@ const maxKeySubject = 128
 
 // appendKeyValue appends v as a store key keeps it: as it is when it is at
 // most 64 characters of A-Z a-z 0-9 . _ - @ (in lower case when lower is
-// set), else "#" and 32 hex digits of its SHA-256, so that no value can
-// shape a store key (its length, Redis hash tags, the separators).
+// set) but for sharedValue, else "#" and 32 hex digits of its SHA-256, so
+// that no value can shape a store key (its length, Redis hash tags, the
+// separators) or be taken for the absence of one.
 func appendKeyValue(buf []byte, v string, lower bool) []byte {
-	if len(v) <= 64 && plainID(v) {
+	if len(v) <= 64 && v != sharedValue && plainID(v) {
 		if !lower {
 			return append(buf, v...)
 		}
