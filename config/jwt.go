@@ -31,7 +31,8 @@ const maxJWKSFileBytes = 1 << 20
 // of identity.jwt): whose signatures are believed, and which claims name
 // the client and its plan. See jwt.Options, which it becomes.
 type JWT struct {
-	// Name labels the issuer in logs ("1", "2"… by position when empty).
+	// Name labels the issuer in logs ("1", "2"… by position when empty);
+	// Load refuses two issuers of one name.
 	Name string
 	// JWKSURL is the identity provider's JWK Set, fetched at start and
 	// refreshed (https://, or http:// to a loopback host).
@@ -130,10 +131,16 @@ func (d *decoder) jwts(n *yaml.Node, path string, raw *rawConfig) []*JWT {
 	}
 	var out []*JWT
 	issuers := map[string]bool{}
+	names := map[string]string{} // name → the entry's path
 	d.List(n, path, func(i int, e *yaml.Node, p string) {
 		j := d.jwt(e, p, raw, i)
 		if j.Name == "" {
 			j.Name = fmt.Sprint(i + 1)
+		}
+		if was, dup := names[j.Name]; dup {
+			d.Errorf(e, p+".name", "%q is already the name of %s: give each issuer a name of its own", j.Name, was)
+		} else {
+			names[j.Name] = p
 		}
 		switch {
 		case len(n.Content) > 1 && j.Issuer == "":
