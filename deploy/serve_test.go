@@ -26,7 +26,14 @@ type served struct {
 // admin) and returns once both listeners answer /healthz.
 func serveWith(t *testing.T, public, admin string, args ...string) *served {
 	t.Helper()
-	p := realtest.Start(t, "sluice", "", nil, admin, args...)
+	return serveWithEnv(t, nil, public, admin, args...)
+}
+
+// serveWithEnv is serveWith with the variables env ("NAME=value") added
+// to the command's environment.
+func serveWithEnv(t *testing.T, env []string, public, admin string, args ...string) *served {
+	t.Helper()
+	p := realtest.Start(t, "sluice", "", env, admin, args...)
 	s := &served{public: public, admin: admin, proc: p}
 	for _, addr := range []string{admin, public} {
 		deadline := time.Now().Add(15 * time.Second)
