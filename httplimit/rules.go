@@ -40,7 +40,11 @@ type Rule struct {
 	// one segment "a/b" below /files). The rule applies when either reading
 	// is its (Paths match it and ExceptPaths do not), the decoded one tried
 	// first; a path wildcard's value is that of the reading that applied.
-	// Empty: any path.
+	// Of several patterns that match a path, the most specific, as
+	// ServeMux ranks them, is the one matched (KeyRoute's, and the one
+	// KeyPath reads); of several that no other is more specific than (two
+	// a ServeMux would refuse to hold together, "/a/{x}/b" and "/a/b/{y}",
+	// or one listed twice), the first listed. Empty: any path.
 	Paths []string
 	// ExceptPaths are ServeMux path patterns the rule leaves out: a request
 	// whose path matches one of them is not the rule's, even where Paths
