@@ -139,3 +139,32 @@ func TestAlertsLinkTheirRunbook(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesNameTheScrapeJob: a rule that picks series by their job (as
+// SluiceDown picks the up series of sluice's targets) names the job of
+// deploy/prometheus/prometheus.yml's scrape config, and no other.
+func TestRulesNameTheScrapeJob(t *testing.T) {
+	t.Parallel()
+	var c struct {
+		ScrapeConfigs []struct {
+			JobName string `yaml:"job_name"`
+		} `yaml:"scrape_configs"`
+	}
+	if err := yaml.Unmarshal([]byte(readFile(t, "prometheus/prometheus.yml")), &c); err != nil || len(c.ScrapeConfigs) != 1 {
+		t.Fatalf("prometheus/prometheus.yml: %v (want one scrape config)", err)
+	}
+	job := c.ScrapeConfigs[0].JobName
+	matcher := regexp.MustCompile(`\bjob\s*(=~|!=|!~|=)\s*"([^"]*)"`)
+	named := 0
+	for _, r := range readRules(t) {
+		for _, m := range matcher.FindAllStringSubmatch(r.Expr, -1) {
+			named++
+			if m[1] != "=" || m[2] != job {
+				t.Errorf("%s: rule %s%s picks job%s%q, the scrape config's job is %q", rulesFile, r.Alert, r.Record, m[1], m[2], job)
+			}
+		}
+	}
+	if named == 0 {
+		t.Errorf("%s: no rule picks the scrape job's up series: nothing alerts when sluice cannot be scraped", rulesFile)
+	}
+}
