@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/internal/realtest"
 )
 
@@ -151,4 +152,32 @@ func grepLines(text, s string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestSystemdStopTimeoutHoldsTheShutdown: the unit's TimeoutStopSec, read
+// by systemd-analyze, holds what sluice does on SIGTERM with the
+// configuration the unit reads (deploy/sluice.yaml): shutdown.delay,
+// shutdown.drain for requests in flight, then as long again for notify's
+// queue. Shorter, systemd's SIGKILL cuts the drain short.
+func TestSystemdStopTimeoutHoldsTheShutdown(t *testing.T) {
+	t.Parallel()
+	s := readUnit(t, readFile(t, unitFile))
+	if len(s["TimeoutStopSec"]) != 1 {
+		t.Fatalf("%s: TimeoutStopSec=%q, want one (systemd's default is 90s, DefaultTimeoutStopSec)", unitFile, s["TimeoutStopSec"])
+	}
+	out, err := exec.Command(systemdAnalyze(t), "timespan", s["TimeoutStopSec"][0]).CombinedOutput()
+	m := regexp.MustCompile(`μs: ([0-9]+)`).FindSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("systemd-analyze timespan %s: %v\n%s", s["TimeoutStopSec"][0], err, out)
+	}
+	us, _ := strconv.ParseInt(string(m[1]), 10, 64)
+	timeout := time.Duration(us) * time.Microsecond
+	cfg, err := config.Load("sluice.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if need := cfg.Shutdown.Delay + 2*cfg.Shutdown.Drain; timeout < need {
+		t.Errorf("%s: TimeoutStopSec %v is under deploy/sluice.yaml's shutdown.delay %v + 2 × shutdown.drain %v = %v",
+			unitFile, timeout, cfg.Shutdown.Delay, cfg.Shutdown.Drain, need)
+	}
 }
