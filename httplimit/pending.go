@@ -3,6 +3,7 @@ package httplimit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -66,9 +67,10 @@ func (m *Middleware) Keep(res *Result) *Pending {
 // if unknown: the limits that count a header then keep their whole cost).
 // A Pending is settled once: settling it again, from any goroutine, or
 // after its Result was settled by DoneWithStatus or DoneWithResponse,
-// gives back nothing.
+// gives back nothing. A nil Pending (Keep's when there is nothing to
+// settle) and the zero Pending settle nothing.
 func (p *Pending) Settle(ctx context.Context, status int, h http.Header) {
-	if !p.settled.CompareAndSwap(false, true) {
+	if p == nil || p.m == nil || !p.settled.CompareAndSwap(false, true) {
 		return
 	}
 	p.m.settle(ctx, p.checks, &p.decision, status, h, true, p.subject)
@@ -97,11 +99,14 @@ type wireCheck struct {
 // MarshalBinary encodes p for UnmarshalPending: its subject and plan, and
 // for each charged check its store key, its limit's name, its cost and its
 // receipt — not the limits themselves, which UnmarshalPending looks up by
-// name. It never fails. The encoding names the client's store keys:
+// name. It fails only for a nil p. The encoding names the client's store keys:
 // whoever carries it should not be able to change it (sign it). Each
 // Pending UnmarshalPending returns from it settles once on its own, whether
 // p was settled or not: whoever keeps the encoding must settle it once.
 func (p *Pending) MarshalBinary() ([]byte, error) {
+	if p == nil {
+		return nil, errors.New("httplimit: a nil Pending has no settlement to encode")
+	}
 	w := pendingWire{Subject: p.subject, Plan: p.plan, Checks: make([]wireCheck, len(p.checks))}
 	for i := range p.checks {
 		c := &p.checks[i]
