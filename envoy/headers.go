@@ -85,6 +85,10 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 
 // deciding returns the slot of the enforcing limit that decided d
 // (d.Limit, see sluice.Decision); false when no enforcing limit applied.
+// When d.Limit is no descriptor's limit (the record of a requests_per_unit
+// 0 rule's hits, which a peek read), it is the enforcing slot that would
+// have decided without it: the one with the least remaining (ties: the
+// longest reset).
 func (p *plan) deciding(d *sluice.Decision) (slot, bool) {
 	if len(p.checks) == 0 || d.Limit.Shadow() {
 		return slot{}, false
@@ -98,6 +102,18 @@ func (p *plan) deciding(d *sluice.Decision) (slot, bool) {
 			return s, true
 		}
 		if !ok {
+			found, ok = s, true
+		}
+	}
+	if ok {
+		return found, true
+	}
+	for _, s := range p.slots {
+		if s.check < 0 || s.rule.shadow {
+			continue
+		}
+		st := &d.Statuses[s.check]
+		if best := &d.Statuses[found.check]; !ok || st.Remaining < best.Remaining || st.Remaining == best.Remaining && st.ResetAfter > best.ResetAfter {
 			found, ok = s, true
 		}
 	}
