@@ -53,8 +53,8 @@ func (s *Server) handleKeysTop(w http.ResponseWriter, r *http.Request, _ caller)
 		}
 	}
 	s.stats.mu.Lock()
-	out := make([]topSubject, 0, len(s.stats.top))
-	for sub, e := range s.stats.top {
+	out := make([]topSubject, 0, s.stats.top.len())
+	for sub, e := range s.stats.top.bySubject {
 		out = append(out, topSubject{Subject: sub, topEntry: *e})
 	}
 	s.stats.mu.Unlock()

@@ -43,7 +43,7 @@ type stats struct {
 	// most maxNames entries: plans of many reloads empty it).
 	decided map[string]*int64
 	byPlan  map[*httplimit.Plan]*int64
-	top     map[string]*topEntry // at most topCapacity entries
+	top     topTable
 }
 
 // sample is what stats reads from outside the decisions: the store's
@@ -124,18 +124,19 @@ type topEntry struct {
 	Client string `json:"client"` // see displayClient
 	Plan   string `json:"plan"`
 	Count  int64  `json:"refused"`
+	// subject is the client's, index its place in topTable's heap.
+	subject string
+	index   int
 }
 
-// topCapacity bounds the clients tracked for the top list; a new client
-// replaces the least refused one (space-saving), so a key flood costs
-// nothing but accuracy at the bottom of the list.
+// topCapacity bounds the clients tracked for the top list (see topTable).
 const topCapacity = 512
 
 // newStats returns empty stats on clock; sample, if not nil, reads the
 // store's counters and the degradation level.
 func newStats(clock func() time.Time, sample func() sample) *stats {
 	s := &stats{clock: clock, sample: sample, fine: newRing(1, 60), coarse: newRing(10, 360),
-		top: map[string]*topEntry{}, sampledAt: -1, decided: map[string]*int64{}, byPlan: map[*httplimit.Plan]*int64{}}
+		sampledAt: -1, decided: map[string]*int64{}, byPlan: map[*httplimit.Plan]*int64{}}
 	rand.Read(s.clientKey[:]) // never fails (crypto/rand)
 	return s
 }
@@ -261,26 +262,7 @@ func (s *stats) count(plan string, refused bool, refusedBy []string) {
 
 // recordClient counts a refusal of id in the top list. s.mu must be held.
 func (s *stats) recordClient(id httplimit.Identity) {
-	e := s.top[id.Subject]
-	if e == nil {
-		if len(s.top) >= topCapacity {
-			var minKey string
-			var minE *topEntry
-			for k, v := range s.top {
-				if minE == nil || v.Count < minE.Count {
-					minKey, minE = k, v
-				}
-			}
-			delete(s.top, minKey)
-			e = &topEntry{Count: minE.Count}
-		} else {
-			e = &topEntry{}
-		}
-		e.Client = s.displayClient(id)
-		e.Plan = id.Plan.Name
-		s.top[id.Subject] = e
-	}
-	e.Count++
+	s.top.refuse(id.Subject, func() (string, string) { return s.displayClient(id), id.Plan.Name })
 }
 
 // displayClient shows a client without revealing it: a configured API key

@@ -175,7 +175,7 @@ func (s *stats) snapshot(rg dashboardRange, top int) dashboardData {
 	slices.SortFunc(d.Limits, func(a, b limitRow) int {
 		return cmp.Or(cmp.Compare(b.Refused, a.Refused), cmp.Compare(a.Plan, b.Plan), cmp.Compare(a.Limit, b.Limit))
 	})
-	for _, e := range s.top {
+	for _, e := range s.top.bySubject {
 		d.TopLimited = append(d.TopLimited, *e)
 	}
 	slices.SortFunc(d.TopLimited, func(a, b topEntry) int {
