@@ -344,7 +344,6 @@ func (s *Server) sample(ctx context.Context) {
 		if s.state.Load().cfg.Degradation.Enabled {
 			s.ctl.Update(signals)
 		}
-		s.refusals.flush(s.log, s.state.Load().cfg.Log.RefusalsPerSecond)
 	}
 }
 

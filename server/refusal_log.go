@@ -43,6 +43,21 @@ func (l *refusalLog) take(perSecond int, now time.Time) bool {
 	return false
 }
 
+// summarize flushes the refusal log's summary once a second until ctx is
+// done.
+func (s *Server) summarize(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.refusals.flush(s.log, s.Config().Log.RefusalsPerSecond)
+		}
+	}
+}
+
 // flush logs how many lines were left out since the last summary, if any,
 // at most once a second.
 func (l *refusalLog) flush(log *slog.Logger, perSecond int) {

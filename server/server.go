@@ -575,14 +575,16 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		s.httpListener("admin", s.admin, ls.Admin, st.adminTLS != nil, func(st *state) *tls.Config { return st.adminTLS }),
 	}
 	var wg sync.WaitGroup
-	// The watch, the sampling and Envoy's service run until the listeners
-	// close, past ctx's end by shutdown.delay.
+	// The watch, the sampling, the refusal log's summary and Envoy's
+	// service run until the listeners close, past ctx's end by
+	// shutdown.delay.
 	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
 	defer func() { stopWatch(); wg.Wait() }()
 	if s.opts.Load != nil {
 		wg.Go(func() { s.watch(watchCtx) })
 	}
 	wg.Go(func() { s.sample(watchCtx) })
+	wg.Go(func() { s.summarize(watchCtx) })
 	if s.envoy != nil {
 		addr := ls.Envoy.Addr().String()
 		s.envoyAddr.Store(&addr)
