@@ -244,7 +244,7 @@ func (m *Middleware) DoneWithResponse(ctx context.Context, res *Result, status i
 	}
 	switch {
 	case res.kept != nil: // the settlement is the Pending's: at most once
-		res.kept.Settle(ctx, answerStatus(status, h), h)
+		res.kept.settle(ctx, answerStatus(status, h), h)
 	case m.countsByResponse(res):
 		m.refund(ctx, res, answerStatus(status, h), h, true)
 	}

@@ -64,12 +64,18 @@ func (m *Middleware) Keep(res *Result) *Pending {
 
 // Settle settles p by the answer to its request, as DoneWithResponse
 // settles a Result: status (0 for no answer) and the answer's header h (nil
-// if unknown: the limits that count a header then keep their whole cost).
+// if unknown: the limits that count a header then keep their whole cost);
+// a gRPC answer is judged by the grpc-status of h (see DoneWithResponse).
 // A Pending is settled once: settling it again, from any goroutine, or
 // after its Result was settled by DoneWithStatus or DoneWithResponse,
 // gives back nothing. A nil Pending (Keep's when there is nothing to
 // settle) and the zero Pending settle nothing.
 func (p *Pending) Settle(ctx context.Context, status int, h http.Header) {
+	p.settle(ctx, answerStatus(status, h), h)
+}
+
+// settle is Settle for status judged already (see answerStatus).
+func (p *Pending) settle(ctx context.Context, status int, h http.Header) {
 	if p == nil || p.m == nil || !p.settled.CompareAndSwap(false, true) {
 		return
 	}
