@@ -18,6 +18,10 @@ type decoder struct {
 	// notifyNode is notify.limits, checked once the limits are known
 	// (resolveNotify).
 	notifyNode *yaml.Node
+	// leaseAuto holds where each limit says lease: auto, in the
+	// configuration and the keys file (whose decoder shares it), checked
+	// once the store's type is known (leaseBoundsApply).
+	leaseAuto *[]leaseAt
 	// leaseBounds are the nodes of store.redis.lease_max_units and
 	// lease_max_age, by field path, checked once every limit's lease: is
 	// known (leaseBoundsApply).
@@ -29,3 +33,10 @@ type decoder struct {
 
 // field decodes one value of a mapping.
 type field = yamlcheck.Field
+
+// leaseAt is where a limit's lease: auto was read.
+type leaseAt struct {
+	file string
+	node *yaml.Node
+	path string
+}

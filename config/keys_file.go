@@ -33,7 +33,7 @@ func (d *decoder) keysFile(n *yaml.Node, path string) []rawKey {
 		d.Errs = append(d.Errs, err)
 		return nil
 	}
-	kd := &decoder{Decoder: &yamlcheck.Decoder{File: path}, leases: d.leases}
+	kd := &decoder{Decoder: &yamlcheck.Decoder{File: path}, leases: d.leases, leaseAuto: d.leaseAuto}
 	if kd.unexpanded(doc, ""); len(kd.Errs) > 0 {
 		d.Errs = append(d.Errs, kd.Errs...)
 		return nil

@@ -94,3 +94,17 @@ func TestLeaseBoundsWithoutALeaseAreRefused(t *testing.T) {
 }
 
 func fmtPlans(format, limit string) string { return strings.Replace(format, "%s", limit, 1) }
+
+// A limit's lease: auto leases from Redis: on a memory store (the default)
+// nothing is leased, and it is refused at its line, in the configuration
+// or the keys file; lease: off says what a memory store does anyway.
+func TestLeaseAutoWithoutRedisIsRefused(t *testing.T) {
+	_, err := config.Parse("t.yaml", []byte(fmtPlans("plans:\n  free:\n    limits:\n      - {name: m, algorithm: fixed-window, quantity: 10, window: 1m%s}\n", ", lease: auto")))
+	want := `t.yaml:4:77: plans.free.limits[0].lease: auto leases from Redis, and the store is memory: set store.type: redis, or remove it`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v, want %s", err, want)
+	}
+	if _, err := config.Parse("t.yaml", []byte(fmtPlans("plans:\n  free:\n    limits:\n      - {name: m, algorithm: fixed-window, quantity: 10, window: 1m%s}\n", ", lease: off"))); err != nil {
+		t.Errorf("lease: off on a memory store: %v", err)
+	}
+}

@@ -21,7 +21,7 @@ import (
 //     max_wait: 2s     # leaky-bucket as a queue
 //     shadow: true     # report, never refuse
 //     id: per-minute   # the state's identity (default: the name): keep it to rename
-//     lease: auto      # or off: overrides store.redis.lease for this limit
+//     lease: auto      # or off: overrides store.redis.lease for this limit (auto: a Redis store only)
 //     count: failures  # or successes, all (default): which answers it counts
 //
 // A fixed window's window may be a calendar period instead of a duration
@@ -162,6 +162,9 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 		}
 		if leaseNode != nil {
 			d.leaseOf(leaseNode, path+".lease", l.ID(), lease)
+			if lease == "auto" && d.leaseAuto != nil {
+				*d.leaseAuto = append(*d.leaseAuto, leaseAt{d.File, leaseNode, path + ".lease"})
+			}
 		}
 		if countNode != nil {
 			d.countOf(countNode, path+".count", l.Name(), count, leasable(l)...)
@@ -214,9 +217,16 @@ func (d *decoder) leaseBound(n *yaml.Node, path string) {
 	d.leaseBounds[path] = n
 }
 
-// leaseBoundsApply refuses the lease bounds read when r leases nothing:
-// neither the store section nor any limit says lease: auto.
-func (d *decoder) leaseBoundsApply(r *Redis) {
+// leaseBoundsApply refuses a limit's lease: auto when the store is not
+// Redis, which alone leases, and the lease bounds read when the store
+// leases nothing: neither the store section nor any limit says lease: auto.
+func (d *decoder) leaseBoundsApply(s *Store) {
+	if s.Type != "redis" && d.leaseAuto != nil {
+		for _, at := range *d.leaseAuto {
+			d.errorfIn(at.file, at.node, at.path, "auto leases from Redis, and the store is %s: set store.type: redis, or remove it", s.Type)
+		}
+	}
+	r := &s.Redis
 	if r.Lease == "auto" || slices.Contains(slices.Collect(maps.Values(r.Leases)), "auto") {
 		return
 	}

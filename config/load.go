@@ -54,7 +54,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		}
 		return nil, err
 	}
-	d := &decoder{Decoder: &yamlcheck.Decoder{File: name}, leases: map[string]string{}}
+	d := &decoder{Decoder: &yamlcheck.Decoder{File: name}, leases: map[string]string{}, leaseAuto: &[]leaseAt{}}
 	if d.unexpanded(doc, ""); len(d.Errs) > 0 {
 		return nil, errors.Join(d.Errs...)
 	}
@@ -915,7 +915,7 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 
 	d.costsExempted(c, raw)
 	d.resolveCounts(c, raw)
-	d.leaseBoundsApply(&c.Store.Redis)
+	d.leaseBoundsApply(&c.Store)
 	o := c.httpLimitOptions(keys)
 	d.locate(o.Validate(), raw, "")
 	if c.Envoy.Enabled {
