@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -166,7 +167,11 @@ func (v *validator) penalty(o *Options) {
 	for _, l := range o.Global {
 		names[l.ID()] = true
 	}
-	for _, pl := range o.Plans {
+	plans := slices.Clone(o.Plans)
+	for _, k := range o.Keys {
+		plans = append(plans, k.Plan) // a key's own plan, beside the client's box too
+	}
+	for _, pl := range plans {
 		if pl != nil {
 			for _, l := range pl.Limits {
 				names[l.ID()] = true
