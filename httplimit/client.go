@@ -126,7 +126,7 @@ func (m *Middleware) identifyRequester(ctx context.Context, c Requester) (Identi
 			return id, fmt.Errorf("%w: subject: %d bytes, more than %d", sluice.ErrInvalidCheck, len(c.Subject), most)
 		}
 		key, sub := scoped(m.id.prefix, "ext:"+c.Subject)
-		id = Identity{Kind: "external", Subject: sub, key: key}
+		id = Identity{Kind: KindExternal, Subject: sub, key: key}
 	case c.APIKey != "":
 		id, _ = m.id.lookupKey(c.APIKey, true)
 	case c.User != "" && c.Token == "": // a refused token's client is IP

@@ -15,6 +15,9 @@ const (
 	KindAPIKey = "api-key"
 	KindUser   = "user"
 	KindIP     = "ip"
+	// KindExternal is a client a DecideFor caller names itself
+	// (Requester.Subject), above every other kind.
+	KindExternal = "external"
 )
 
 // maxCredentialLen bounds an API key or user id; longer values are not
@@ -23,11 +26,13 @@ const maxCredentialLen = 1024
 
 // Identity is who a request is limited as.
 type Identity struct {
-	// Kind is KindAPIKey, KindUser or KindIP.
+	// Kind is KindAPIKey, KindUser or KindIP; KindExternal for a
+	// Requester's Subject (DecideFor).
 	Kind string
 	// Subject names the client: "key:" and the hex SHA-256 of the API key,
 	// "user:" and the user id (or "user#" and a hash of an unusual one),
-	// or "ip:" and the client's address prefix. It never holds a raw API
+	// "ip:" and the client's address prefix, or "ext:" and a Requester's
+	// Subject. It never holds a raw API
 	// key. The store key of the client's state is the Middleware's scope,
 	// "/" and Subject (see Options.Scope).
 	Subject string
