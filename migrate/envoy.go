@@ -144,7 +144,7 @@ func (t *Translation) envoyRule(rl, d *yaml.Node, where, source string) error {
 		Source: fmt.Sprintf("%s: %d per %s", where, q, strings.ToLower(unit.Value))})
 	switch {
 	case q == 0:
-		t.same(where, "requests_per_unit: 0 refuses every request without touching the store, as before.")
+		t.same(where, "requests_per_unit: 0 refuses every request that hits it, as before; a peek (hits_addend 0) is OK until one has in the window, as ratelimit answers.")
 	case alg == "fixed-window":
 		t.same(where, "%d per %s in fixed windows counted from the Unix epoch, as envoyproxy/ratelimit counts them (weeks from a Thursday, 30-day months, 365-day years included).", q, strings.ToLower(unit.Value))
 	}
