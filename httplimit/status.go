@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -50,10 +51,46 @@ type PenaltyStanding struct {
 	Until string `json:"until"`
 }
 
+// statusReadsName is the name (and ID) of the limit of StatusHandler's
+// reads, whose state is under the client's key: no limit of a client's
+// may have that ID.
+const statusReadsName = "status-reads"
+
 // newStatusReads returns the limit of how often one client reads its
 // standing from StatusHandler.
 func newStatusReads() sluice.Limit {
-	return sluice.GCRA(60, time.Minute).WithBurst(10).Named("status-reads")
+	return sluice.GCRA(60, time.Minute).WithBurst(10).Named(statusReadsName)
+}
+
+// statusReads checks that no limit kept under a client's key — a plan's,
+// a key's own plan's, a rule's — has the ID of StatusHandler's reads,
+// whose state it would share.
+func (v *validator) statusReads(o *Options) {
+	plan := func(field string, p *Plan) {
+		if p == nil {
+			return
+		}
+		for j, l := range p.Limits {
+			if l.ID() == statusReadsName {
+				v.errorf(fmt.Sprintf("%s.Limits[%d]", field, j), "a limit's ID is %q, that of the state of StatusHandler's reads", statusReadsName)
+			}
+		}
+	}
+	for i, p := range o.Plans {
+		plan(fmt.Sprintf("Plans[%d]", i), p)
+	}
+	for i, k := range o.Keys {
+		if !slices.Contains(o.Plans, k.Plan) { // a plan of the key's own
+			plan(fmt.Sprintf("Keys[%d].Plan", i), k.Plan)
+		}
+	}
+	for i, r := range o.Rules {
+		for _, l := range r.Limits {
+			if ruleLimit(r.Name, l).ID() == statusReadsName {
+				v.errorf(fmt.Sprintf("Rules[%d].Limits", i), "a limit's ID is %q, that of the state of StatusHandler's reads", statusReadsName)
+			}
+		}
+	}
 }
 
 // StatusHandler answers a client's own standing, as GitHub's GET
@@ -65,7 +102,8 @@ func newStatusReads() sluice.Limit {
 // headers of the peek, Cache-Control: no-store. A client in the penalty
 // box gets its Penalty; an exempt one {"exempt": true}. Reads are bounded
 // per client — 60 a minute, 10 at once, by a GCRA limit named
-// "status-reads" whose state is the client's apart from its quota — in a
+// "status-reads" whose state is the client's apart from its quota (no
+// limit of a plan or rule may have that ID: Validate refuses one) — in a
 // call of their own before the peek: past it, 429 with Retry-After and a
 // problem body. When no decision can be made (the store failed beyond its
 // own failure policy) it answers 503 with Retry-After: 1 and a problem

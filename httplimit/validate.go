@@ -179,6 +179,7 @@ func (v *validator) options(o Options) {
 	v.hidden(&o)
 	v.count(&o)
 	v.penalty(&o)
+	v.statusReads(&o)
 	if o.RefusalTemplate != "" {
 		if _, err := compileTemplate(o.RefusalTemplate); err != nil {
 			v.wrap("RefusalTemplate", err)
