@@ -43,8 +43,8 @@ func (l *refusalLog) take(perSecond int, now time.Time) bool {
 	return false
 }
 
-// summarize flushes the refusal log's summary once a second until ctx is
-// done.
+// summarize flushes the summaries of the refusal log and of the HTTP
+// servers' errors once a second until ctx is done.
 func (s *Server) summarize(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -54,6 +54,7 @@ func (s *Server) summarize(ctx context.Context) {
 			return
 		case <-t.C:
 			s.refusals.flush(s.log, s.Config().Log.RefusalsPerSecond)
+			s.serverErrors.flush()
 		}
 	}
 }
@@ -66,15 +67,23 @@ func (l *refusalLog) flush(log *slog.Logger, perSecond int) {
 
 // flushAt is flush at now.
 func (l *refusalLog) flushAt(log *slog.Logger, perSecond int, now time.Time) {
+	if left := l.summary(now); left > 0 {
+		log.Info("refusals not logged", "count", left, "refusals_per_second", perSecond)
+	}
+}
+
+// summary returns how many lines were left out since the last summary, and
+// counts them said, or 0 when there are none or the last summary is less
+// than a second old.
+func (l *refusalLog) summary(now time.Time) int64 {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	left := l.left
 	if left == 0 || now.Sub(l.said) < time.Second && now.After(l.said) {
-		l.mu.Unlock()
-		return
+		return 0
 	}
 	l.left, l.said = 0, now
-	l.mu.Unlock()
-	log.Info("refusals not logged", "count", left, "refusals_per_second", perSecond)
+	return left
 }
 
 // viaKey is the context key of the surface that refused a request, when it

@@ -142,6 +142,8 @@ type Server struct {
 	switched *switchedConns
 	// refusals bounds the log lines of refused requests.
 	refusals refusalLog
+	// serverErrors bounds the log lines of the HTTP servers' own errors.
+	serverErrors *serverErrorLog
 	// crossOrigin tells a browser's cross-site requests (callerOf).
 	crossOrigin *http.CrossOriginProtection
 	// envoy is the Envoy rate limit service, with a configuration that has
@@ -211,6 +213,7 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, ownClock: ownClock, log: opts.Logger, limiter: sluice.NewLimiter(opts.Store),
 		crossOrigin: http.NewCrossOriginProtection()}
 	s.shared = s.limiter
+	s.serverErrors = &serverErrorLog{log: s.log}
 	if opts.OverLimit != nil {
 		s.shared = sluice.NewLimiter(opts.OverLimit)
 	}
@@ -699,7 +702,7 @@ func (s *Server) httpListener(name string, h http.Handler, ln net.Listener, useT
 		IdleTimeout:       c.IdleTimeout,
 		MaxHeaderBytes:    c.MaxHeaderBytes,
 		ConnState:         bl.connState,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ErrorLog:          s.serverErrors.logger(),
 	}
 	if useTLS {
 		srv.TLSConfig = s.listenerTLS(pick)
