@@ -217,11 +217,14 @@ func appendKeyValue(buf []byte, v string, lower bool) []byte {
 
 // appendAddrGroup appends addr's group: its /v4 (IPv4) or /v6 (IPv6)
 // prefix, or the address itself at full length; "unknown" when addr is
-// not an IP (a Unix socket's peer).
+// not an IP (a Unix socket's peer). An IPv6 zone is left out, as a prefix
+// holds none: it names an interface, not a client, and its text could
+// shape a store key.
 func appendAddrGroup(buf []byte, addr netip.Addr, v4, v6 int) []byte {
 	if !addr.IsValid() {
 		return append(buf, "unknown"...)
 	}
+	addr = addr.WithZone("")
 	bits := v4
 	if addr.Is6() {
 		bits = v6
