@@ -177,8 +177,8 @@ type held struct {
 // missing, or hands them to exact. It reports again when it waited for
 // another take and the caller should try once more.
 func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*leaseEntry, out []sluice.Status) (again bool, err error) {
-	now := l.clock()
 	locked := lockAll(es)
+	now := l.clock() // after the locks: a lease may end while a call waits for them
 	all := true
 	for i, e := range es {
 		if e.dead {
