@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/internal/conformance"
 	"github.com/sluice-dev/sluice/internal/redistest"
 )
@@ -94,5 +95,41 @@ func TestCrossSlotRefusalStandsWhenADryRunFails(t *testing.T) {
 		if st := out[i]; !st.Allowed || st.RetryAfter != 0 || st.Remaining != 0 {
 			t.Errorf("status %d %+v: want a check no slot decided reported as not refusing, nothing known remaining", i, st)
 		}
+	}
+}
+
+// Through Open's store under OnStoreError allow, a refused call whose
+// refund fails is refused all the same, and the reservation left in
+// place is counted.
+func TestOpenStoreKeepsACrossSlotRefusalUnderAllow(t *testing.T) {
+	t.Parallel()
+	cl := redistest.Cluster(t)
+	client := cl.Client(t)
+	subj := subjectsBySlot(2, "allowed-")
+	low, high := subj[0], subj[1]
+	limit := sluice.FixedWindow(1, 400*24*time.Hour).Named("fw")
+	base := conformance.NewClock(conformance.DefaultStart)
+	bg := context.Background()
+	plain := New(client, WithTimeForTesting(base.Now), WithTimeout(testTimeout))
+	out := make([]sluice.Status, 2)
+	if err := plain.Apply(bg, []sluice.Check{{Key: high, Limit: limit, Cost: 1}}, out[:1]); err != nil || !out[0].Allowed {
+		t.Fatalf("first call: %+v, %v", out[0], err)
+	}
+	g, err := Open(bg, Options{Mode: ModeCluster, Addrs: cl.Addrs(), Timeout: settleTimeout, OnStoreError: failover.Allow},
+		WithTimeForTesting(slowAfter(base, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { g.Close() })
+	checks := []sluice.Check{{Key: low, Limit: limit, Cost: 1}, {Key: high, Limit: limit, Cost: 1}}
+	var d sluice.Decision
+	if err := sluice.NewLimiter(g).Allow(bg, checks, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Allowed {
+		t.Errorf("decision %+v: a call Redis refused was admitted", d)
+	}
+	if n := g.Unrefunded(); n != 1 {
+		t.Errorf("Unrefunded() = %d, want 1", n)
 	}
 }

@@ -171,8 +171,8 @@ func (g *Guarded) Apply(ctx context.Context, checks []sluice.Check, out []sluice
 	return g.failover.Apply(ctx, checks, out)
 }
 
-// Release implements sluice.Releaser: leases go back to Redis and to the
-// local store, wherever they were taken.
+// Release implements sluice.Releaser: each lease goes back to the store
+// that holds it, Redis or the local store (see failover.Store.Release).
 func (g *Guarded) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
 	if g.failover == nil {
 		return errNoStore()
@@ -210,6 +210,20 @@ func (g *Guarded) Losses() Losses {
 		return Losses{}
 	}
 	return g.redis.watch.losses()
+}
+
+// Unrefunded is Store.Unrefunded of the store once connected (0 before):
+// the reservations of refused calls spanning Cluster slots that could not
+// be refunded, and stay counted until their windows pass or their buckets
+// refill.
+func (g *Guarded) Unrefunded() int64 {
+	if g.redis == nil {
+		return 0
+	}
+	if s := g.redis.s.Load(); s != nil {
+		return s.Unrefunded()
+	}
+	return 0
 }
 
 // Evicting returns the Redis masters the store has seen that may evict
