@@ -56,9 +56,12 @@ type replayedBody struct {
 	io.Closer
 }
 
-// formValue returns the first value of the form field name of an
-// application/x-www-form-urlencoded body, or "".
-func (f *requestFacts) formValue(name string) string {
+// formValue returns the value of the form field name of an
+// application/x-www-form-urlencoded body, or "". A field given more than
+// once with values that differ (but for case) is ambiguous: upstreams read
+// different ones (Go the first, Django, Rails and PHP the last), so that
+// no value of it is the one the upstream acts on.
+func (f *requestFacts) formValue(name string) (v string, ambiguous bool) {
 	b := &f.reqBody
 	if !b.formDone {
 		b.formDone = true
@@ -68,13 +71,23 @@ func (f *requestFacts) formValue(name string) string {
 			}
 		}
 	}
-	return b.form.Get(name)
+	vs := b.form[name]
+	for _, o := range vs[min(1, len(vs)):] {
+		if !strings.EqualFold(o, vs[0]) {
+			return "", true
+		}
+	}
+	return b.form.Get(name), false
 }
 
 // jsonValue returns the field at path (names joined by dots, as a claim's)
 // of a JSON object body: a string as it is, a whole number, true or false;
-// "" for anything else or a body that is not JSON.
-func (f *requestFacts) jsonValue(path string) string {
+// "" for anything else or a body that is not JSON. Each name is matched in
+// any case, as encoding/json matches a struct's fields: a member under
+// another casing alone is the field, and an object with two members that
+// differ only in case at a name of path is ambiguous (a Go struct reads
+// the last of them, other decoders the exact name).
+func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 	b := &f.reqBody
 	if !b.jsonDone {
 		b.jsonDone = true
@@ -93,24 +106,35 @@ func (f *requestFacts) jsonValue(path string) string {
 	for name := range strings.SplitSeq(path, ".") {
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return ""
+			return "", false
 		}
-		v = obj[name]
+		var found bool
+		if v, found = obj[name]; !found || len(obj) > 1 {
+			n := 0
+			for k, kv := range obj {
+				if strings.EqualFold(k, name) {
+					n, v = n+1, kv
+				}
+			}
+			if n > 1 {
+				return "", true
+			}
+		}
 	}
 	switch v := v.(type) {
 	case string:
-		return v
+		return v, false
 	case bool:
 		if v {
-			return "true"
+			return "true", false
 		}
-		return "false"
+		return "false", false
 	case json.Number:
 		if _, err := v.Int64(); err == nil {
-			return v.String()
+			return v.String(), false
 		}
 	}
-	return ""
+	return "", false
 }
 
 // mediaType returns r's Content-Type without parameters, in lower case.

@@ -144,10 +144,14 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 	case KeyForm, KeyJSON:
 		if !f.client {
 			var v string
+			var ambiguous bool
 			if kp.kind == KeyForm {
-				v = f.formValue(kp.header)
+				v, ambiguous = f.formValue(kp.header)
 			} else {
-				v = f.jsonValue(kp.header)
+				v, ambiguous = f.jsonValue(kp.header)
+			}
+			if ambiguous { // every such request of the rule together, whatever its fallback
+				return append(buf, ambiguousValue...), true
 			}
 			if v != "" && len(v) <= maxCredentialLen {
 				return appendKeyValue(buf, strings.ToLower(v), false), true
@@ -186,6 +190,12 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 // that a client sending it does not spend the count of every request
 // without one.
 const sharedValue = "-"
+
+// ambiguousValue stands in a rule's store key for a body field that
+// upstreams may read as different values (see requestFacts.formValue and
+// jsonValue): one count for every such request, which no value, kept or
+// hashed, is written as.
+const ambiguousValue = "~"
 
 // maxKeySubject is the longest client subject a rule's store key keeps as
 // it is; every subject this package makes of a key, a user or an address
