@@ -20,6 +20,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice/client"
@@ -382,6 +383,10 @@ func DecodeStrict(body []byte, req *client.CheckRequest) error {
 			// Its message quotes the value, which may be as long as the body.
 			return fmt.Errorf("malformed JSON: %s: %s where %v was expected", te.Field, shortValue(te.Value), te.Type)
 		}
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			// Its message quotes the name, which may be as long as the body.
+			return fmt.Errorf("malformed JSON: json: unknown field %s", shortValue(name))
+		}
 		return fmt.Errorf("malformed JSON: %w", err)
 	}
 	if dec.More() {
@@ -393,11 +398,16 @@ func DecodeStrict(body []byte, req *client.CheckRequest) error {
 	return nil
 }
 
-// shortValue is v, encoding/json's description of a value ("number 42"),
-// cut to at most 40 bytes.
+// shortValue is v, encoding/json's description of a value ("number 42")
+// or a quoted field name, cut to at most 40 bytes at the start of a UTF-8
+// sequence.
 func shortValue(v string) string {
 	if len(v) <= 40 {
 		return v
 	}
-	return v[:40] + "…"
+	n := 40
+	for n > 0 && !utf8.RuneStart(v[n]) {
+		n--
+	}
+	return v[:n] + "…"
 }

@@ -154,8 +154,9 @@ func FuzzCheckJSONResponse(f *testing.F) {
 	})
 }
 
-// A body's error names what is wrong in a few hundred bytes at most: a
-// field's value is not echoed whole (a number of 60,000 digits is a 400
+// A body's error names what is wrong in a few hundred bytes at most, in
+// UTF-8: neither a field's value nor an unknown field's name is echoed
+// whole (a number of 60,000 digits, or a name of 60,000 bytes, is a 400
 // whose detail would otherwise carry it back).
 func TestDecodeStrictErrorsAreShort(t *testing.T) {
 	huge := strings.Repeat("9", 60_000)
@@ -164,6 +165,8 @@ func TestDecodeStrictErrorsAreShort(t *testing.T) {
 		`{"api_key": "k", "cost": -` + huge + `}`,
 		`{"api_key": "k", "cost": "` + huge + `"}`,
 		`{"api_key": ` + huge + `}`,
+		`{"` + huge + `": 1}`,
+		`{"api_key": "k", "` + strings.Repeat("é", 30_000) + `": "v"}`,
 	} {
 		var req client.CheckRequest
 		err := DecodeStrict([]byte(body), &req)
@@ -172,6 +175,9 @@ func TestDecodeStrictErrorsAreShort(t *testing.T) {
 		}
 		if len(err.Error()) > 512 {
 			t.Errorf("%.40s…: an error of %d bytes, want at most 512: %.120s…", body, len(err.Error()), err)
+		}
+		if !utf8.ValidString(err.Error()) {
+			t.Errorf("%.40s…: an error that is not UTF-8: %q", body, err)
 		}
 	}
 }
