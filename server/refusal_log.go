@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/envoy"
@@ -113,6 +114,26 @@ func requestID(h http.Header) string {
 	return id
 }
 
+// maxLoggedPath and maxLoggedMethod bound the path and the method a
+// refusal line repeats, in bytes: the client chooses them, up to the
+// listener's header bound.
+const (
+	maxLoggedPath   = 1024
+	maxLoggedMethod = 32
+)
+
+// cutText returns s cut to at most n bytes, between two characters (unless
+// s is not UTF-8 there), with "…" after it when it was cut.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for i := 1; i < utf8.UTFMax && n > 0 && !utf8.RuneStart(s[n]); i++ {
+		n--
+	}
+	return s[:n] + "…"
+}
+
 // withVia returns r marked as refused by via, for onRefusal.
 func withVia(r *http.Request, via string) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), viaKey{}, via))
@@ -121,10 +142,10 @@ func withVia(r *http.Request, via string) *http.Request {
 // logRefusal logs a refused HTTP request, within log.refusals_per_second:
 // the surface, the status written (none for the decision API, which
 // answers its caller), the method and path (never the query, which may
-// carry credentials), the client as its Subject (an API key only as its
-// hash) and its key's name, plan, the limits that refused, the wait (none
-// when no wait admits the request), and the request's X-Request-Id (id)
-// when it has one.
+// carry credentials; cut to maxLoggedMethod and maxLoggedPath bytes), the
+// client as its Subject (an API key only as its hash) and its key's name,
+// plan, the limits that refused, the wait (none when no wait admits the
+// request), and the request's X-Request-Id (id) when it has one.
 func (s *Server) logRefusal(via, method, path, id string, res *httplimit.Result, status int) {
 	perSecond := s.Config().Log.RefusalsPerSecond
 	if !s.refusals.take(perSecond, time.Now()) {
@@ -134,7 +155,7 @@ func (s *Server) logRefusal(via, method, path, id string, res *httplimit.Result,
 	if status > 0 {
 		attrs = append(attrs, "status", status)
 	}
-	attrs = append(attrs, "method", method, "path", path, "subject", res.Identity.Subject, "plan", planName(res.Identity.Plan),
+	attrs = append(attrs, "method", cutText(method, maxLoggedMethod), "path", cutText(path, maxLoggedPath), "subject", res.Identity.Subject, "plan", planName(res.Identity.Plan),
 		"limits", res.Decision.Violated)
 	if wait := res.RetryAfter(); wait != sluice.Never {
 		attrs = append(attrs, "retry_after_s", ceilSeconds(wait))
