@@ -92,8 +92,10 @@ type Status struct {
 	// Delay is how long an admitted check must wait before it proceeds; only
 	// a leaky-bucket queue sets it.
 	Delay time.Duration
-	// Lease identifies the slot an admitted AlgorithmConcurrency check took
-	// (µs since Epoch); Limiter.Release gives it back. Zero otherwise.
+	// Lease identifies the slot an admitted AlgorithmConcurrency check took:
+	// the store's time, in µs since Epoch, it was taken at; Limiter.Release
+	// gives it back. Zero otherwise. A Store decorator may encode which
+	// store holds the lease in it: pass it back as it is.
 	Lease int64
 	// Charged is the receipt of the cost an admitted check of
 	// AlgorithmFixedWindow, AlgorithmSlidingCounter or AlgorithmSlidingLog
