@@ -134,7 +134,11 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 	case KeyURLPath:
 		return appendKeyValue(buf, f.path, false), true
 	case KeyQuery:
-		if v := queryValue(f.r.URL.RawQuery, kp.header); v != "" {
+		v, ambiguous := queryValue(f.r.URL.RawQuery, kp.header)
+		if ambiguous { // every such request of the rule together, whatever its fallback
+			return append(buf, ambiguousValue...), true
+		}
+		if v != "" {
 			return appendKeyValue(buf, v, false), true
 		}
 	case KeyClaim:
@@ -158,8 +162,12 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 			}
 		}
 	case KeyCookie:
-		if c, err := f.r.Cookie(kp.header); err == nil && c.Value != "" {
-			return appendKeyValue(buf, c.Value, false), true
+		v, ambiguous := cookieValue(f.r, kp.header)
+		if ambiguous { // every such request of the rule together, whatever its fallback
+			return append(buf, ambiguousValue...), true
+		}
+		if v != "" {
+			return appendKeyValue(buf, v, false), true
 		}
 	case KeyRoute:
 		if pat < 0 {
@@ -185,16 +193,34 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 	return buf, false
 }
 
+// cookieValue returns the value of r's first cookie named name ("" when
+// it has none). Cookies of one name with values that differ are
+// ambiguous: upstreams read different ones (Go the first, Django the
+// last).
+func cookieValue(r *http.Request, name string) (first string, ambiguous bool) {
+	cs := r.CookiesNamed(name)
+	if len(cs) == 0 {
+		return "", false
+	}
+	for _, c := range cs[1:] {
+		if c.Value != cs[0].Value {
+			return cs[0].Value, true
+		}
+	}
+	return cs[0].Value, false
+}
+
 // sharedValue stands in a rule's store key for an absent value under
 // FallbackShared; appendKeyValue hashes a value that is sharedValue, so
 // that a client sending it does not spend the count of every request
 // without one.
 const sharedValue = "-"
 
-// ambiguousValue stands in a rule's store key for a body field that
-// upstreams may read as different values (see requestFacts.formValue and
-// jsonValue): one count for every such request, which no value, kept or
-// hashed, is written as.
+// ambiguousValue stands in a rule's store key for a body field, query
+// parameter or cookie that upstreams may read as different values (see
+// requestFacts.formValue and jsonValue, queryValue, cookieValue): one
+// count for every such request, which no value, kept or hashed, is
+// written as.
 const ambiguousValue = "~"
 
 // maxKeySubject is the longest client subject a rule's store key keeps as

@@ -8,8 +8,11 @@ import (
 // queryValue returns the first value of the query parameter name in the
 // raw query, decoded, as url.ParseQuery would give it ("" when absent): it
 // splits on "&", skips pairs that do not decode, and allocates only to
-// decode a pair that has escapes.
-func queryValue(raw, name string) string {
+// decode a pair that has escapes. A parameter given more than once with
+// values that differ is ambiguous: upstreams read different ones (Go the
+// first, Django and Rails the last).
+func queryValue(raw, name string) (first string, ambiguous bool) {
+	found := false
 	for raw != "" {
 		var pair string
 		pair, raw, _ = strings.Cut(raw, "&")
@@ -35,7 +38,12 @@ func queryValue(raw, name string) string {
 				continue
 			}
 		}
-		return v
+		switch {
+		case !found:
+			first, found = v, true
+		case v != first:
+			return first, true
+		}
 	}
-	return ""
+	return first, false
 }

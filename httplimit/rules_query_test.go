@@ -6,7 +6,8 @@ import (
 )
 
 // FuzzQueryValue holds queryValue to url.ParseQuery: the first value of the
-// name, decoded, or "" when there is none.
+// name, decoded, or "" when there is none, and ambiguous when the name has
+// values that differ.
 func FuzzQueryValue(f *testing.F) {
 	for _, s := range [][2]string{
 		{"tenant=acme&page=2", "tenant"}, {"a=1&a=2", "a"}, {"t%65nant=x%20y", "tenant"}, {"k=a+b", "k"},
@@ -15,12 +16,16 @@ func FuzzQueryValue(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, raw, name string) {
-		want := ""
-		if vs, _ := url.ParseQuery(raw); len(vs[name]) > 0 {
+		want, differ := "", false
+		vs, _ := url.ParseQuery(raw)
+		if len(vs[name]) > 0 {
 			want = vs[name][0]
 		}
-		if got := queryValue(raw, name); got != want {
-			t.Fatalf("queryValue(%q, %q) = %q, url.ParseQuery's first value %q", raw, name, got, want)
+		for _, v := range vs[name] {
+			differ = differ || v != want
+		}
+		if got, ambiguous := queryValue(raw, name); got != want || ambiguous != differ {
+			t.Fatalf("queryValue(%q, %q) = %q, %v; url.ParseQuery's first value %q, values that differ %v", raw, name, got, ambiguous, want, differ)
 		}
 	})
 }
