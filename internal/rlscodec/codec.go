@@ -38,9 +38,9 @@ func (codec) Name() string                                { return grpcproto.Nam
 func (codec) Unmarshal(data mem.BufferSlice, v any) error { return unmarshal(data, v) }
 
 // Marshal writes a RateLimitResponse itself when it can (appendResponse),
-// anything else through protobuf.
+// anything else (a nil response among them) through protobuf.
 func (codec) Marshal(v any) (mem.BufferSlice, error) {
-	if resp, ok := v.(*rlsv3.RateLimitResponse); ok {
+	if resp, ok := v.(*rlsv3.RateLimitResponse); ok && resp != nil {
 		if b, ok := appendResponse(make([]byte, 0, responseBytes), resp); ok {
 			return mem.BufferSlice{mem.SliceBuffer(b)}, nil
 		}

@@ -175,3 +175,19 @@ func TestDecodeErrorIsNotReadFromTheWire(t *testing.T) {
 		t.Error("a truncated request was not marked")
 	}
 }
+
+// TestCodecWritesANilResponse: a nil response (a handler's nil, nil) is
+// sent as protobuf sends it, an empty message, and never panics.
+func TestCodecWritesANilResponse(t *testing.T) {
+	want, err := proto.Marshal((*rlsv3.RateLimitResponse)(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent, err := rlscodec.Codec().Marshal((*rlsv3.RateLimitResponse)(nil))
+	if err != nil {
+		t.Fatalf("Marshal: %v", err)
+	}
+	if got := sent.Materialize(); string(got) != string(want) {
+		t.Errorf("sent %x, protobuf %x", got, want)
+	}
+}
