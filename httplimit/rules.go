@@ -122,7 +122,9 @@ type Rule struct {
 	// HeaderFromTrusted (only from Options.TrustedProxies, for a header a
 	// gateway sets and overwrites, or appends its value to; the default)
 	// or HeaderFromAny (from any peer: a client choosing its value chooses
-	// its quota).
+	// its quota; one that sends it with values that differ, which
+	// upstreams read differently, is counted with every request that
+	// does, whatever Fallback).
 	HeaderFrom string
 	// Fallback says what stands for an absent key value: FallbackIP (the
 	// client's address, grouped by Options' prefixes; the default),

@@ -177,7 +177,13 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 	case KeyHeader:
 		// A DecideFor caller's headers are its word, as its User is. The
 		// last value is read whoever is believed, so that a key reads
-		// one value of a header whichever way it is believed.
+		// one value of a header whichever way it is believed. A header
+		// any client sets, sent with values that differ, is the client's
+		// every one: upstreams read different ones (Go's Header.Get the
+		// first), so every such request of the rule counts together.
+		if !f.client && ru.anyHeader && valuesDiffer(f.r.Header[kp.header]) {
+			return append(buf, ambiguousValue...), true
+		}
 		if f.client || ru.anyHeader || f.peerTrusted(id) {
 			if v := trustedHeader(f.r.Header, kp.header); v != "" {
 				return appendKeyValue(buf, v, false), true
@@ -208,6 +214,16 @@ func cookieValue(r *http.Request, name string) (first string, ambiguous bool) {
 		}
 	}
 	return cs[0].Value, false
+}
+
+// valuesDiffer reports whether vs holds two values that differ.
+func valuesDiffer(vs []string) bool {
+	for _, v := range vs[min(1, len(vs)):] {
+		if v != vs[0] {
+			return true
+		}
+	}
+	return false
 }
 
 // sharedValue stands in a rule's store key for an absent value under
