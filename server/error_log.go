@@ -7,35 +7,48 @@ import (
 	"time"
 )
 
-// serverErrorsPerSecond bounds the lines the HTTP servers log of their
-// own errors, all listeners together.
-const serverErrorsPerSecond = 10
+// warningsPerSecond bounds the lines each boundedWarnings of the server
+// logs: those of the HTTP servers' own errors, all listeners together, and
+// those of requests the upstream failed.
+const warningsPerSecond = 10
 
-// serverErrorLog receives the lines of the HTTP servers' ErrorLog (a
-// failed TLS handshake, a handler's panic), each logged at Warn within
-// serverErrorsPerSecond: most come of a connection, which a stranger
-// opens at will. The lines left out are counted until flush says how
-// many. It is safe for concurrent use.
-type serverErrorLog struct {
-	log    *slog.Logger
-	budget refusalLog
+// boundedWarnings logs lines at Warn, at most perSecond a second by the
+// wall clock: lines that come of what anyone may do (open a connection,
+// send a request), so that doing it fast cannot flood the log. The lines
+// left out are counted until flush says how many, in a line of message
+// leftOut. It is safe for concurrent use.
+type boundedWarnings struct {
+	log       *slog.Logger
+	perSecond int
+	leftOut   string
+	budget    refusalLog
 }
 
-// logger returns the log.Logger an http.Server's ErrorLog is.
-func (e *serverErrorLog) logger() *log.Logger { return log.New(e, "", 0) }
+func newBoundedWarnings(log *slog.Logger, leftOut string) *boundedWarnings {
+	return &boundedWarnings{log: log, perSecond: warningsPerSecond, leftOut: leftOut}
+}
 
-// Write logs the line p, if it fits in the second's budget.
-func (e *serverErrorLog) Write(p []byte) (int, error) {
-	if e.budget.take(serverErrorsPerSecond, time.Now()) {
-		e.log.Warn(strings.TrimSuffix(string(p), "\n"))
+// warn logs msg with args at Warn, if it fits in the second's budget.
+func (b *boundedWarnings) warn(msg string, args ...any) {
+	if b.budget.take(b.perSecond, time.Now()) {
+		b.log.Warn(msg, args...)
 	}
+}
+
+// Write warns of p, one line of a log.Logger's (see logger).
+func (b *boundedWarnings) Write(p []byte) (int, error) {
+	b.warn(strings.TrimSuffix(string(p), "\n"))
 	return len(p), nil
 }
 
+// logger returns a log.Logger whose lines b warns of: an http.Server's
+// ErrorLog.
+func (b *boundedWarnings) logger() *log.Logger { return log.New(b, "", 0) }
+
 // flush logs how many lines were left out since the last summary, if any,
 // at most once a second.
-func (e *serverErrorLog) flush() {
-	if left := e.budget.summary(time.Now()); left > 0 {
-		e.log.Warn("server errors not logged", "count", left, "per_second", serverErrorsPerSecond)
+func (b *boundedWarnings) flush() {
+	if left := b.budget.summary(time.Now()); left > 0 {
+		b.log.Warn(b.leftOut, "count", left, "per_second", b.perSecond)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -23,12 +22,13 @@ import (
 // cfg.Upstream, over TLS configured by tlsConfig when not nil, or the
 // built-in demo upstream when there is none. The upstream gets the client's
 // Host with cfg.PreserveHost, and learns of the client as id judges it
-// (see forward). It has connections.write_timeout
+// (see forward). A request the upstream fails is logged to failures, its
+// path cut to maxLoggedPath bytes. It has connections.write_timeout
 // to start its answer (else 504), which may then stream for as long as it
 // moves data (see streamWriter); connections switched to another protocol
 // join switched. closeIdle closes the proxy's idle connections to the
 // upstream, for a proxy replaced by a reload's (nil for the demo upstream).
-func newProxy(cfg *config.Config, tlsConfig *tls.Config, log *slog.Logger, switched *switchedConns, id clientJudge) (h http.Handler, closeIdle func(), err error) {
+func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnings, switched *switchedConns, id clientJudge) (h http.Handler, closeIdle func(), err error) {
 	upstream, conns := cfg.Upstream, cfg.Connections
 	if upstream == "" {
 		return demoUpstream(), nil, nil
@@ -84,7 +84,7 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, log *slog.Logger, switc
 			if errors.Is(err, r.Context().Err()) {
 				return // the client went away
 			}
-			log.Warn("upstream failed", "upstream", u.Host, "path", r.URL.Path, "err", err)
+			failures.warn("upstream failed", "upstream", u.Host, "path", cutText(r.URL.Path, maxLoggedPath), "err", err)
 			if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 				writeJSONProblem(w, http.StatusGatewayTimeout, "Gateway Timeout",
 					"The upstream service did not answer in time; the request was admitted and counted. Retry later.")

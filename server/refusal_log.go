@@ -44,8 +44,9 @@ func (l *refusalLog) take(perSecond int, now time.Time) bool {
 	return false
 }
 
-// summarize flushes the summaries of the refusal log and of the HTTP
-// servers' errors once a second until ctx is done.
+// summarize flushes the summaries of the refusal log, of the HTTP
+// servers' errors and of the upstream's failures once a second until ctx
+// is done.
 func (s *Server) summarize(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -56,6 +57,7 @@ func (s *Server) summarize(ctx context.Context) {
 		case <-t.C:
 			s.refusals.flush(s.log, s.Config().Log.RefusalsPerSecond)
 			s.serverErrors.flush()
+			s.upstreamFailures.flush()
 		}
 	}
 }

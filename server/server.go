@@ -142,8 +142,9 @@ type Server struct {
 	switched *switchedConns
 	// refusals bounds the log lines of refused requests.
 	refusals refusalLog
-	// serverErrors bounds the log lines of the HTTP servers' own errors.
-	serverErrors *serverErrorLog
+	// serverErrors bounds the log lines of the HTTP servers' own errors,
+	// upstreamFailures those of requests the upstream failed.
+	serverErrors, upstreamFailures *boundedWarnings
 	// crossOrigin tells a browser's cross-site requests (callerOf).
 	crossOrigin *http.CrossOriginProtection
 	// envoy is the Envoy rate limit service, with a configuration that has
@@ -213,7 +214,8 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, ownClock: ownClock, log: opts.Logger, limiter: sluice.NewLimiter(opts.Store),
 		crossOrigin: http.NewCrossOriginProtection()}
 	s.shared = s.limiter
-	s.serverErrors = &serverErrorLog{log: s.log}
+	s.serverErrors = newBoundedWarnings(s.log, "server errors not logged")
+	s.upstreamFailures = newBoundedWarnings(s.log, "upstream failures not logged")
 	if opts.OverLimit != nil {
 		s.shared = sluice.NewLimiter(opts.OverLimit)
 	}
@@ -311,7 +313,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	if err != nil {
 		return nil, fmt.Errorf("server: upstream: %w", err)
 	}
-	proxy, closeIdle, err := newProxy(cfg, upstreamTLS, s.log, s.switched, mw)
+	proxy, closeIdle, err := newProxy(cfg, upstreamTLS, s.upstreamFailures, s.switched, mw)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
