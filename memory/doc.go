@@ -46,6 +46,10 @@
 //     Stats.NoRoom) with a RetryAfter until the first of them stops
 //     refusing, and a call of several checks changes nothing. The new key
 //     is no more entitled to the room than the refused clients holding it.
+//     A shadow check never refuses a call: its new state, which finds no
+//     room, is not kept, and the check reports what an enforcing one would
+//     have, refused for want of room (counted in Stats.NoRoom), nothing
+//     counted or charged.
 //
 // A state is judged by the limit that wrote it. Limits of one name and
 // algorithm share their states (the plans of a policy, the levels of a

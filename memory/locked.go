@@ -96,11 +96,17 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 	}
 	s.letGoTaken(idx, lc)
 	if changed {
-		// Enforcing checks first: room was made for them.
+		// Enforcing checks first: room was made for them. A shadow state
+		// that finds no room is not kept, and its check reports what an
+		// enforcing one would have: refused for want of room, nothing
+		// counted.
 		for _, shadow := range [2]bool{false, true} {
 			for i := range checks {
 				if !lc[i].held && !isZero(&states[i]) && checks[i].Limit.Shadow() == shadow {
-					s.shards[idx[i]].insert(s, hashes[i], lc[i].lr, &states[i], expiry(now, &out[i]), now, hashes, !shadow)
+					if until, ok := s.shards[idx[i]].insert(s, hashes[i], lc[i].lr, &states[i], expiry(now, &out[i]), now, hashes, !shadow); !ok {
+						refuseNoRoom(&out[i], now, until)
+						s.noRoom.Add(1)
+					}
 				}
 			}
 		}

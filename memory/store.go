@@ -70,7 +70,9 @@ type Stats struct {
 	// quota (by the sweep, or reclaimed by a full shard).
 	Expirations int64
 	// NoRoom counts checks of new states refused because their shard was
-	// full of keys that refuse, none of which may be evicted (see Store).
+	// full of keys that refuse, none of which may be evicted (see Store),
+	// shadow checks among them: those report the refusal, keep no state,
+	// and refuse no call.
 	NoRoom int64
 	// ClockLateTicks counts the times the default clock's ticker ran more
 	// than two resolutions after its previous tick (see
