@@ -26,7 +26,10 @@ type Refunder interface {
 	// refunded at most once, with the Check (key, limit) that was charged
 	// and a Cost of at most the one charged: less gives back part of the
 	// charge (a reservation settled to what was used). charged has
-	// len(checks).
+	// len(checks). A receipt outlives its state: if the key's state was
+	// reset or evicted and counted afresh since, in the window
+	// that counted the charge, the refund comes out of the new count
+	// (never below zero), in both stores of this module.
 	Refund(ctx context.Context, checks []Check, charged []int64) error
 }
 

@@ -13,7 +13,9 @@ import (
 // sliding counter or sliding log with a non-zero receipt (Status.Charged),
 // it takes the check's Cost back out of the key's state while the window
 // that counted it still counts it. A key the store no longer holds (swept
-// or evicted) has nothing to give back. ctx is not consulted (see Store). It
+// or evicted) has nothing to give back; one evicted or Reset and counted
+// afresh in the same window has its new count reduced, as the Redis store
+// does (see Reset). ctx is not consulted (see Store). It
 // fails when charged is not as long as checks, and when a check to refund
 // has a limit that cannot be decided (Limit.Err), with an error wrapping
 // sluice.ErrInvalidCheck, and then refunds nothing.

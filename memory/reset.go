@@ -8,6 +8,16 @@ import "github.com/sluice-dev/sluice"
 // the store does not hold (never seen, expired, evicted) is not counted.
 // Reset is safe for concurrent use with Apply: a decision that holds the
 // key's entry finishes first, and one that comes after finds it gone.
+//
+// Reset does not void the receipts (Status.Charged) given before it: a
+// fixed window's or sliding counter's charge refunded while its window is
+// still the key's comes out of the state the key has built since, which
+// never counted it (never below a fresh state's count); a sliding log's
+// receipt, or a lease, names its entry's instant, which a state made since
+// holds only if it was charged at that microsecond. The Redis store, whose
+// Reset deletes the key, does the same. A caller that resets a key and
+// must not give back more than the new state counted drops the receipts it
+// holds for it.
 func (s *Store) Reset(key string, limits []sluice.Limit) int {
 	if s.zero() {
 		return 0
