@@ -328,29 +328,58 @@ func (id *identifier) keySubject(sum [32]byte) (key, sub string) {
 	return key, key[len(id.prefix):]
 }
 
-// apiKey returns the first API key found in the configured headers;
-// Authorization is read as "Bearer <token>".
+// apiKey returns the API key of the configured headers; Authorization is
+// read as "Bearer <token>". Where several headers carry one, they must
+// agree: an upstream that reads another header than the first would act
+// on another key, so a client could pair its own key with a made-up one
+// that changes with every request. Keys that differ give the first of
+// them that is listed, or none (the client is then known otherwise, by
+// its address at last: made-up keys mint no quota).
 func (id *identifier) apiKey(h http.Header) (string, bool) {
-	for _, kh := range id.apiKeyHeaders {
-		v := header(h, kh.name)
-		if v == "" {
-			continue
+	first, found := "", false
+	for i := range id.apiKeyHeaders {
+		v, ok := headerKey(h, &id.apiKeyHeaders[i])
+		switch {
+		case !ok:
+		case !found:
+			first, found = v, true
+		case v != first:
+			return id.listedKey(h)
 		}
-		if kh.bearer {
-			token, ok := bearer(v)
-			if !ok {
-				continue
+	}
+	return first, found
+}
+
+// listedKey returns the first key of the configured headers that is
+// listed, if any.
+func (id *identifier) listedKey(h http.Header) (string, bool) {
+	for i := range id.apiKeyHeaders {
+		if v, ok := headerKey(h, &id.apiKeyHeaders[i]); ok {
+			if _, listed := id.resolveKey(v, false); listed {
+				return v, true
 			}
-			v = token
-		}
-		if kh.tokens && isToken(v) {
-			continue // a signed token is the verifier's, never an API key
-		}
-		if v != "" && len(v) <= maxCredentialLen {
-			return v, true
 		}
 	}
 	return "", false
+}
+
+// headerKey returns the API key that header kh of h carries, if any.
+func headerKey(h http.Header, kh *apiKeyHeader) (string, bool) {
+	v := header(h, kh.name)
+	if v == "" {
+		return "", false
+	}
+	if kh.bearer {
+		token, ok := bearer(v)
+		if !ok {
+			return "", false
+		}
+		v = token
+	}
+	if kh.tokens && isToken(v) {
+		return "", false // a signed token is the verifier's, never an API key
+	}
+	return v, v != "" && len(v) <= maxCredentialLen
 }
 
 // token returns the first token of the token headers.
