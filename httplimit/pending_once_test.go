@@ -64,3 +64,25 @@ func TestPendingRefundsOnce(t *testing.T) {
 		})
 	}
 }
+
+// A Pending encoded after it was settled carries no charge: no instance
+// takes it for a settlement.
+func TestASettledPendingEncodesNoCharge(t *testing.T) {
+	ctx := context.Background()
+	mw := counted(t)
+	res, err := mw.DecideFor(ctx, httplimit.Requester{IP: netip.MustParseAddr("192.0.2.1")}, "GET", "/", 1)
+	if err != nil || !res.Decision.Allowed {
+		t.Fatalf("%v %+v", err, res)
+	}
+	p := mw.Keep(res)
+	mw.Discard(res)
+	p.Settle(ctx, 200, nil)
+	b, err := p.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q, err := mw.UnmarshalPending(b); err == nil {
+		q.Settle(ctx, 200, nil)
+		t.Errorf("a settled Pending encoded %s, which decodes (fails has %d left)", b, remaining(t, mw)["fails"])
+	}
+}
