@@ -26,10 +26,14 @@ import (
 // on the refusal path only; with a Penalty, every request peeks at the box
 // first (one more store call, which spends nothing).
 type Penalty struct {
-	// Refusals within Within put a client in the box: at least 1.
+	// Refusals within Within put a client in the box: at least 1, at most
+	// sluice.MaxQuantity.
 	Refusals int64
-	Within   time.Duration
-	// For is how long the box holds the client.
+	// Within is the sliding window the refusals are counted in: whole
+	// microseconds, from 1µs to sluice.MaxWindow.
+	Within time.Duration
+	// For is how long the box holds the client: whole microseconds, from
+	// 1µs to sluice.MaxWindow.
 	For time.Duration
 }
 

@@ -35,12 +35,15 @@ type Standing struct {
 // remains of q, what is used of it (q − remaining) and when more of it is
 // available (now + t, whole seconds rounded up).
 type LimitStanding struct {
-	Policy    string `json:"policy"`
-	Limit     int64  `json:"limit"`
-	Remaining int64  `json:"remaining"`
-	Used      int64  `json:"used"`
-	Window    string `json:"window,omitempty"`
-	ResetsAt  string `json:"resetsAt"`
+	Policy    string `json:"policy"`    // the limit's name
+	Limit     int64  `json:"limit"`     // q, in units
+	Remaining int64  `json:"remaining"` // r, at most q
+	Used      int64  `json:"used"`      // q − r
+	// Window is w as FormatWindow writes it ("1m"), a calendar limit's
+	// period as WindowOf does; absent for concurrency.
+	Window string `json:"window,omitempty"`
+	// ResetsAt is now + t, whole seconds rounded up (RFC 3339, UTC).
+	ResetsAt string `json:"resetsAt"`
 }
 
 // PenaltyStanding is the penalty box's hold on a client.
