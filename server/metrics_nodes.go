@@ -9,10 +9,17 @@ import (
 
 // registerNodeMetrics exports, for a store with a failover (Redis), each
 // node's breaker and counts, labelled by node (a Cluster master's or the
-// server's address), and what Redis forgot of what it had acknowledged.
-func registerNodeMetrics(reg *prometheus.Registry, f *failover.Store, losses func() redis.Losses) {
+// server's address), what Redis forgot of what it had acknowledged, and
+// the reservations it could not refund.
+func registerNodeMetrics(reg *prometheus.Registry, f *failover.Store, losses func() redis.Losses, unrefunded func() int64) {
 	if f != nil {
 		reg.MustRegister(newNodeCollector(f))
+	}
+	if unrefunded != nil {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "sluice_redis_unrefunded_total",
+			Help: "Reservations of refused calls spanning Cluster slots that could not be refunded (Redis failed meanwhile): their units stay counted until their windows pass or buckets refill.",
+		}, func() float64 { return float64(unrefunded()) }))
 	}
 	if losses == nil {
 		return

@@ -56,7 +56,8 @@ func TestNodeMetrics(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	if _, err := server.New(server.Options{Config: cfg, Store: f, Failover: f, Registry: reg,
-		StoreLosses: func() redis.Losses { return redis.Losses{LostWrites: 2, EmptyRestarts: 1, Evicted: 7} }}); err != nil {
+		StoreLosses:     func() redis.Losses { return redis.Losses{LostWrites: 2, EmptyRestarts: 1, Evicted: 7} },
+		StoreUnrefunded: func() int64 { return 3 }}); err != nil {
 		t.Fatal(err)
 	}
 	got := gatheredSeries(t, reg)
@@ -69,6 +70,7 @@ func TestNodeMetrics(t *testing.T) {
 		`sluice_redis_lost_writes_total`:                       2,
 		`sluice_redis_empty_restarts_total`:                    1,
 		`sluice_redis_evicted_keys_total`:                      7,
+		`sluice_redis_unrefunded_total`:                        3,
 	} {
 		if v, ok := got[series]; !ok || v != want {
 			t.Errorf("%s = %v (exported %v), want %v", series, v, ok, want)

@@ -97,6 +97,10 @@ type Options struct {
 	// had acknowledged (a failover that lost writes): its counts become
 	// metrics.
 	StoreLosses func() redis.Losses
+	// StoreUnrefunded, when set (Redis), counts the reservations of
+	// refused calls spanning Cluster slots that could not be refunded
+	// (OpenedStore.Unrefunded): a metric.
+	StoreUnrefunded func() int64
 	// Leases, when set, is the quota the store leases from Redis: its
 	// counts become metrics, and a reload gives back every unit it holds
 	// (the new configuration's limits lease afresh). Its lease settings
@@ -232,7 +236,7 @@ func New(opts Options) (*Server, error) {
 	s.notify = newNotifier(opts.Registry)
 	registerBuildInfo(opts.Registry)
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
-	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses)
+	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses, opts.StoreUnrefunded)
 	registerLeaseMetrics(opts.Registry, opts.Leases)
 	registerMemoryMetrics(opts.Registry, opts.Memory)
 	s.stats = newStats(opts.Clock, s.dashboardSample)

@@ -33,6 +33,10 @@ type OpenedStore struct {
 	// Losses reports what Redis forgot of what it had acknowledged (nil
 	// for memory): its counts become metrics.
 	Losses func() redis.Losses
+	// Unrefunded counts the reservations of refused calls spanning Redis
+	// Cluster slots that could not be refunded (redis.Guarded.Unrefunded;
+	// nil for memory): a metric.
+	Unrefunded func() int64
 	// Evicting reports the Redis masters that may evict keys when full and
 	// how many masters were read so far (redis.Guarded.Evicting); nil for
 	// memory.

@@ -77,13 +77,14 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 			local.Close()
 			return nil
 		},
-		StoreDown: func() bool { return fo.Stats().Breaker != failover.BreakerClosed },
-		Failover:  fo,
-		Cache:     st.Cache(),
-		Memory:    local,
-		Losses:    st.Losses,
-		Evicting:  st.Evicting,
-		Leases:    st.Leases(),
+		StoreDown:  func() bool { return fo.Stats().Breaker != failover.BreakerClosed },
+		Failover:   fo,
+		Cache:      st.Cache(),
+		Memory:     local,
+		Losses:     st.Losses,
+		Unrefunded: st.Unrefunded,
+		Evicting:   st.Evicting,
+		Leases:     st.Leases(),
 	}, nil
 }
 

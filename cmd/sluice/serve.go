@@ -86,7 +86,7 @@ flags:`)
 	defer store.Close()
 	opts := server.Options{Config: cfg, Store: store.Store, Ready: store.Ready, Logger: log,
 		StoreDown: store.StoreDown, Failover: store.Failover, OverLimit: store.Cache, Memory: store.Memory,
-		StoreLosses: store.Losses, Leases: store.Leases}
+		StoreLosses: store.Losses, StoreUnrefunded: store.Unrefunded, Leases: store.Leases}
 	if *file != "" {
 		opts.Load, opts.WatchFile, opts.Reloads = withListen, *file, reloads
 	}
