@@ -8,8 +8,9 @@
 // shape it can read with certainty and reports false for anything else, for
 // the caller to hand to encoding/json, which then decides and says what is
 // wrong; AppendResponse writes byte for byte what json.Encoder writes. The
-// fuzz targets beside it (FuzzCheckJSONDecode, FuzzCheckJSONString) hold
-// both properties against encoding/json on arbitrary input.
+// fuzz targets beside it hold both properties against encoding/json on
+// arbitrary input: FuzzCheckJSONDecode and FuzzCheckJSONDecodePath what is
+// read, FuzzCheckJSONString and FuzzCheckJSONResponse what is written.
 package checkjson
 
 import (
@@ -371,7 +372,12 @@ func ReadBody(b []byte, r io.Reader) ([]byte, error) {
 }
 
 // DecodeStrict decodes body into req with encoding/json: the reference
-// for what Decode reads, and the one that says what is wrong.
+// for what Decode reads, and the one that says what is wrong. The body must
+// be exactly one JSON object with no unknown fields (encoding/json's
+// DisallowUnknownFields); all else is encoding/json's: names matched in any
+// case, duplicate members (the last wins), invalid UTF-8 and lone surrogates
+// read as U+FFFD. Its error is at most a few hundred bytes, whatever the
+// body.
 func DecodeStrict(body []byte, req *client.CheckRequest) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
