@@ -18,7 +18,8 @@ import (
 // (see envoy's handleShouldRateLimit). Anything else — a field these functions do not
 // know, a limit override, a string that is not UTF-8 in a response — goes
 // to protobuf as before, so the bytes read and written mean the same either
-// way (FuzzCodec checks both against protobuf).
+// way (FuzzCodecReadsAsProtobuf, FuzzCodecReadsStringsAsBytes and
+// FuzzCodecWritesAsProtobuf hold both to protobuf).
 
 // Field numbers (envoy/service/ratelimit/v3/rls.proto,
 // envoy/extensions/common/ratelimit/v3/ratelimit.proto,
