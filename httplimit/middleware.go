@@ -380,7 +380,9 @@ func (m *Middleware) logger() *slog.Logger {
 // Handler limits the requests to next: refused requests get a 429 problem
 // body; admitted ones reach next with the RateLimit headers already set; a
 // leaky-bucket queue's delay is waited out first (a client that goes away
-// meanwhile leaves the queue at once). A client that leaves before its
+// meanwhile leaves the queue at once: its queue slot stays spent, the
+// limits that count statuses (Options.Count) count it as no answer, and
+// those that count a header give its cost back). A client that leaves before its
 // decision is made is not served, and its request is no failure to decide
 // (ErrorHandler is not called). Its type, func(http.Handler)
 // http.Handler, is the middleware of net/http and of routers such as chi;
