@@ -40,8 +40,16 @@ type resources struct {
 	prevAt    time.Time
 	prevUsage int64     // cgroup CPU time, µs
 	prevHost  [2]uint64 // host busy and total jiffies
+	lastCPU   float64   // the CPU share of the last window measured
 	sample    []metrics.Sample
 }
+
+// minCPUWindow is the shortest time between two reads that the CPU share
+// is measured over: the cgroup counts CPU time in whole µs, so over a
+// shorter window its count is noise (and over a wall time below a µs,
+// unbounded). A read sooner after the last, or at a time before it,
+// reports the last window's share and leaves the window open.
+const minCPUWindow = time.Millisecond
 
 func newResources() *resources {
 	return &resources{sysfs: "/sys/fs/cgroup", proc: "/proc",
@@ -74,18 +82,23 @@ func (r *resources) dir() string {
 	return r.cgroup
 }
 
-// read returns the CPU share used since the previous read (0 at the first)
-// and the memory share used now.
+// read returns the CPU share used since the previous read (0 at the first;
+// that of the read before when the previous one is less than minCPUWindow
+// before now, or after it) and the memory share used now.
 func (r *resources) read(now time.Time) (cpu, mem float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !r.prevAt.IsZero() && now.Sub(r.prevAt) < minCPUWindow {
+		return r.lastCPU, clamp01(r.memory())
+	}
 	if d := r.dir(); d != "" {
 		cpu = r.cgroupCPU(d, now)
 	} else {
 		cpu = r.hostCPU()
 	}
 	r.prevAt = now
-	return clamp01(cpu), clamp01(r.memory())
+	r.lastCPU = clamp01(cpu)
+	return r.lastCPU, clamp01(r.memory())
 }
 
 func (r *resources) cgroupCPU(dir string, now time.Time) float64 {
@@ -109,7 +122,7 @@ func (r *resources) cgroupCPU(dir string, now time.Time) float64 {
 			}
 		}
 	}
-	wall := float64(now.Sub(prevAt).Microseconds())
+	wall := float64(now.Sub(prevAt)) / float64(time.Microsecond)
 	return float64(usage-prevUsage) / (wall * cores)
 }
 

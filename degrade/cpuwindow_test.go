@@ -1,0 +1,45 @@
+package degrade
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Two reads closer than the cgroup's CPU counter can tell apart (a sample
+// an operator asks for just as the server's own is taken) are no window:
+// the second reports the share of the last window measured, not the few
+// µs of CPU counted over a wall time that rounds to 0 (infinite, read as
+// the whole CPU, which raised the level), and the next read measures from
+// the last real one. A read whose time is before the last one's (two
+// samples taking the lock in the other order) is no window either.
+func TestCPUOfAWindowTooShortToMeasureIsTheLastShare(t *testing.T) {
+	root := fakeTree(t, map[string]string{
+		"proc/self/cgroup":        "0::/svc/sluice\n",
+		"sys/svc/sluice/cpu.stat": "usage_usec 1000000\n",
+		"sys/svc/sluice/cpu.max":  "150000 100000\n", // 1.5 cores
+	})
+	stat := filepath.Join(root, "sys/svc/sluice/cpu.stat")
+	r := &resources{sysfs: filepath.Join(root, "sys"), proc: filepath.Join(root, "proc")}
+	t0 := time.Unix(100, 0)
+	r.read(t0)
+	// 0.6 s of CPU in 1 s of a 1.5-core quota: 0.4.
+	os.WriteFile(stat, []byte("usage_usec 1600000\n"), 0o644)
+	t1 := t0.Add(time.Second)
+	if cpu, _ := r.read(t1); cpu < 0.3999 || cpu > 0.4001 {
+		t.Fatalf("cpu %v, want 0.4", cpu)
+	}
+	os.WriteFile(stat, []byte("usage_usec 1600005\n"), 0o644)
+	if cpu, _ := r.read(t1.Add(500 * time.Nanosecond)); cpu < 0.3999 || cpu > 0.4001 {
+		t.Errorf("a read 500ns after the last: cpu %v, want the last window's 0.4", cpu)
+	}
+	if cpu, _ := r.read(t1.Add(-time.Millisecond)); cpu < 0.3999 || cpu > 0.4001 {
+		t.Errorf("a read before the last: cpu %v, want the last window's 0.4", cpu)
+	}
+	// 1.2 s more in the second after t1: 0.8, measured from t1.
+	os.WriteFile(stat, []byte("usage_usec 2800000\n"), 0o644)
+	if cpu, _ := r.read(t1.Add(time.Second)); cpu < 0.7999 || cpu > 0.8001 {
+		t.Errorf("the next read: cpu %v, want 0.8 over the second since the last window", cpu)
+	}
+}
