@@ -79,34 +79,33 @@ func (t Thresholds) exceeded(s Signals, minAnswers int64) []string {
 
 // Rule says when a level is entered and left. A level is entered when any
 // signal reaches Enter, and left (one level down) when every signal is below
-// Leave. Leave thresholds lower than Enter give hysteresis; a zero Leave
-// signal uses its Enter value.
+// Leave. Leave thresholds lower than Enter give hysteresis; a Leave signal
+// that is zero, negative, not a number or above its Enter value uses its
+// Enter value, so that a signal still at Enter holds the level. A Leave
+// signal whose Enter is zero holds a level other signals entered.
 type Rule struct {
 	Enter, Leave Thresholds
 }
 
 func (r Rule) leave() Thresholds {
-	l := r.Leave
-	if l.InFlight == 0 {
-		l.InFlight = r.Enter.InFlight
-	}
-	if l.P99 == 0 {
-		l.P99 = r.Enter.P99
-	}
-	if l.ErrorRate == 0 {
-		l.ErrorRate = r.Enter.ErrorRate
-	}
-	if l.SchedP99 == 0 {
-		l.SchedP99 = r.Enter.SchedP99
-	}
-	if l.CPU == 0 {
-		l.CPU = r.Enter.CPU
-	}
-	if l.Memory == 0 {
-		l.Memory = r.Enter.Memory
-	}
-	l.StoreDown = l.StoreDown || r.Enter.StoreDown
+	l, e := r.Leave, r.Enter
+	l.InFlight = leaveAt(l.InFlight, e.InFlight)
+	l.P99 = leaveAt(l.P99, e.P99)
+	l.ErrorRate = leaveAt(l.ErrorRate, e.ErrorRate)
+	l.SchedP99 = leaveAt(l.SchedP99, e.SchedP99)
+	l.CPU = leaveAt(l.CPU, e.CPU)
+	l.Memory = leaveAt(l.Memory, e.Memory)
+	l.StoreDown = l.StoreDown || e.StoreDown
 	return l
+}
+
+// leaveAt returns the Leave threshold of a signal entered at enter: enter
+// when leave cannot hold what enter entered (see Rule), else leave.
+func leaveAt[T int64 | time.Duration | float64](leave, enter T) T {
+	if enter > 0 && !(leave > 0 && leave <= enter) {
+		return enter
+	}
+	return leave
 }
 
 // Config configures a Controller.

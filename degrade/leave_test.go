@@ -1,0 +1,51 @@
+package degrade_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/degrade"
+)
+
+// A Leave threshold that cannot hold a level its Enter threshold entered
+// — not a number, negative, or above Enter — counts as Enter, as a zero
+// one does: a signal that stays at its Enter value holds the level. It
+// disabled the signal for leaving (or let it leave above Enter), so the
+// level was left after MinDwell and entered again at the next reading,
+// every MinDwell, for as long as the load lasted.
+func TestALeaveThresholdThatCannotHoldCountsAsEnter(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		leave degrade.Thresholds
+	}{
+		{"NaN", degrade.Thresholds{CPU: math.NaN(), ErrorRate: math.NaN()}},
+		{"negative", degrade.Thresholds{CPU: -0.5, InFlight: -1, P99: -time.Second, ErrorRate: -1}},
+		{"above enter", degrade.Thresholds{CPU: 0.95, InFlight: 200, P99: time.Hour, ErrorRate: 0.9}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, load := range []degrade.Signals{
+				{CPU: 0.85},
+				{InFlight: 150},
+				{P99: 2 * time.Second, Answers: 100},
+				{ErrorRate: 0.5, Answers: 100},
+			} {
+				c := &clock{t: time.Unix(1000, 0)}
+				cfg := degrade.Config{MinDwell: 5 * time.Second}
+				cfg.Rules[0] = degrade.Rule{
+					Enter: degrade.Thresholds{CPU: 0.8, InFlight: 100, P99: time.Second, ErrorRate: 0.2},
+					Leave: tc.leave,
+				}
+				var changes int
+				ctl := degrade.NewController(cfg, c.now, func(_, _ degrade.Level, _ string) { changes++ })
+				for range 60 {
+					ctl.Update(load)
+					c.advance(time.Second)
+				}
+				if got := ctl.Level(); got != degrade.Elevated || changes != 1 {
+					t.Errorf("load %+v held for a minute: level %v after %d transitions, want Elevated after 1", load, got, changes)
+				}
+			}
+		})
+	}
+}
