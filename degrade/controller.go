@@ -7,7 +7,9 @@ import (
 	"time"
 )
 
-// Signals is one reading of the server's load.
+// Signals is one reading of the server's load. A signal that is not a
+// number, or negative, counts as 0, as an unmeasured one does: it never
+// reaches a threshold, so it enters no level and holds none.
 type Signals struct {
 	// InFlight is the number of requests being served.
 	InFlight int64

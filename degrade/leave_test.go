@@ -49,3 +49,24 @@ func TestALeaveThresholdThatCannotHoldCountsAsEnter(t *testing.T) {
 		})
 	}
 }
+
+// A signal that is not a number or is negative counts as 0: it enters no
+// level, and at a level it counts as below the Leave thresholds.
+func TestNaNAndNegativeSignalsCountAsZero(t *testing.T) {
+	c := &clock{t: time.Unix(1000, 0)}
+	cfg := degrade.Config{MinDwell: 5 * time.Second}
+	cfg.Rules[0].Enter = degrade.Thresholds{CPU: 0.8, Memory: 0.8, ErrorRate: 0.2, P99: time.Second, InFlight: 10}
+	ctl := degrade.NewController(cfg, c.now, nil)
+	odd := degrade.Signals{CPU: math.NaN(), Memory: -1, ErrorRate: math.NaN(), P99: -time.Hour, InFlight: -5, Answers: 100}
+	if got := ctl.Update(odd); got != degrade.Normal {
+		t.Fatalf("NaN and negative signals entered %v", got)
+	}
+	ctl.Update(degrade.Signals{CPU: 0.9})
+	for range 6 { // calm from the first: MinDwell after it
+		c.advance(time.Second)
+		ctl.Update(odd)
+	}
+	if got := ctl.Level(); got != degrade.Normal {
+		t.Errorf("after MinDwell of NaN and negative signals: %v, want Normal", got)
+	}
+}
