@@ -17,9 +17,15 @@ type Degradation struct {
 	Interval time.Duration
 	// Controller holds the level rules and the minimum dwell.
 	Controller degrade.Config
-	// Factor multiplies every quantity and burst from level 1 up, 0.5 by
-	// default; in (0, 1].
+	// Factor multiplies the quantity and burst of every limit whose window
+	// is at most FactorMaxWindow from level 1 up, 0.5 by default; in (0, 1].
 	Factor float64
+	// FactorMaxWindow is the longest window Factor scales, an hour by
+	// default: longer windows and calendar quotas (whose window is their
+	// period's longest) keep their quantity, since a refusal under a
+	// reduced daily or monthly quota would send a client away until the
+	// window ends for an overload of minutes.
+	FactorMaxWindow time.Duration
 	// RetryAfter is the Retry-After of 503 answers, MinDwell by default.
 	RetryAfter time.Duration
 	// StaleFor is how long a GET response stays servable from the stale
@@ -40,7 +46,7 @@ const (
 )
 
 func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
-	g.Enabled, g.Interval, g.Factor, g.StaleFor = true, time.Second, 0.5, 30*time.Second
+	g.Enabled, g.Interval, g.Factor, g.FactorMaxWindow, g.StaleFor = true, time.Second, 0.5, time.Hour, 30*time.Second
 	g.Controller.MinDwell = 5 * time.Second
 	levels := map[string]int{"elevated": 0, "high": 1, "critical": 2}
 	d.Mapping(n, path, map[string]field{
@@ -53,6 +59,12 @@ func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 		"min_dwell":   func(n *yaml.Node, p string) { g.Controller.MinDwell = d.Duration(n, p) },
 		"min_answers": func(n *yaml.Node, p string) { g.Controller.MinAnswers = d.Int(n, p, 1, 1<<40) },
 		"factor":      func(n *yaml.Node, p string) { g.Factor = d.Float(n, p, 0.001, 1) },
+		"factor_max_window": func(n *yaml.Node, p string) {
+			before := len(d.Errs)
+			if g.FactorMaxWindow = d.Duration(n, p); len(d.Errs) == before && g.FactorMaxWindow < time.Second {
+				d.Errorf(n, p, "%v: give a window of at least 1s (744h scales monthly quotas too)", g.FactorMaxWindow)
+			}
+		},
 		"retry_after": func(n *yaml.Node, p string) { g.RetryAfter = d.Duration(n, p) },
 		"stale_for":   func(n *yaml.Node, p string) { g.StaleFor = d.durationOrNone(n, p) },
 		"levels": func(n *yaml.Node, path string) {

@@ -25,18 +25,23 @@ type degradeState struct {
 	expensive, critical, health *http.ServeMux
 }
 
-// reducedOptions returns o with every limit scaled by factor (a degraded
-// level's limits): plans', keys' own plans', rules' and global ones. A
+// reducedOptions returns o with every limit whose window is at most
+// maxWindow scaled by factor (a degraded level's limits): plans', keys' own
+// plans', rules' and global ones; longer windows are kept whole. A
 // limit's burst never falls below the largest cost that can be charged to it
 // (its plan's costs; a rule's own cost, or every plan's when the rule takes
 // the request's; every plan's for a global limit):
 // an endpoint the configuration admits would otherwise become one that can
 // never pass. Such a limit is scaled by cost/burst instead, still at most 1.
-func reducedOptions(o httplimit.Options, factor float64) httplimit.Options {
+func reducedOptions(o httplimit.Options, factor float64, maxWindow time.Duration) httplimit.Options {
 	num, den := int64(factor*1000+0.5), int64(1000)
 	scale := func(ls []sluice.Limit, maxCost int64) []sluice.Limit {
 		out := make([]sluice.Limit, len(ls))
 		for i, l := range ls {
+			if l.Window() > maxWindow {
+				out[i] = l
+				continue
+			}
 			out[i] = l.Scale(num, den)
 			if b := l.Burst(); out[i].Burst() < maxCost && b > 0 {
 				out[i] = l.Scale(min(maxCost, b), b)

@@ -1,64 +1,47 @@
 package server_test
 
-import (
-	"io"
-	"log/slog"
-	"net/http"
-	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"testing"
-	"time"
+import "testing"
 
-	"github.com/sluice-dev/sluice/config"
-	"github.com/sluice-dev/sluice/degrade"
-	"github.com/sluice-dev/sluice/memory"
-	"github.com/sluice-dev/sluice/server"
-)
-
-// The signals are read over the last interval also while no degradation
-// section is in force: one added by a reload is judged on what the
-// upstream does now, not on every answer since the instance started.
-func TestDegradationAddedByAReloadReadsOnlyTheLastInterval(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "down", http.StatusInternalServerError)
-	}))
-	t.Cleanup(up.Close)
-	plans := "upstream: " + up.URL + `
+// A degraded level scales the limits overload is made of — windows up to
+// degradation.factor_max_window, an hour by default — and keeps longer
+// ones and calendar quotas whole: a refusal under a halved daily quota
+// would tell a client to come back tomorrow for an overload of minutes.
+func TestReducedLevelKeepsLongQuotasWhole(t *testing.T) {
+	const plans = `
 plans:
   free:
-    limits: [{name: per-second, algorithm: gcra, quantity: 100000, window: 1s}]
-` + testAdmin
-	file := filepath.Join(t.TempDir(), "sluice.yaml")
-	os.WriteFile(file, []byte(plans), 0o644)
-	cfg, err := config.Load(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
-		Load:   func() (*config.Config, error) { return config.Load(file) },
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := serveOn(t, srv)
-	for range 10 {
-		if code, _ := status(t, "GET", "http://"+l.public+"/api/search"); code != 500 {
-			t.Fatalf("upstream answer: %d, want 500", code)
-		}
-	}
-	time.Sleep(2300 * time.Millisecond) // two intervals of 1s: the 500s are in the past
-	os.WriteFile(file, []byte(plans+`
+    limits:
+      - {name: per-minute, algorithm: fixed-window, quantity: 10, window: 1m}
+      - {name: per-hour, algorithm: gcra, quantity: 100, window: 1h}
+      - {name: per-day, algorithm: fixed-window, quantity: 1000, window: 24h}
+      - {name: per-month, algorithm: fixed-window, quantity: 10000, window: month}
+`
+	for _, tc := range []struct {
+		name, degradation, want string
+	}{
+		{"default", `
 degradation:
-  min_answers: 1
+  factor: 0.5
   levels:
-    elevated: {enter: {error_rate: 0.5}, leave: {error_rate: 0.1}}
-`), 0o644)
-	if err := srv.Reload(); err != nil {
-		t.Fatal(err)
-	}
-	if got := srv.SampleNow(); got != degrade.Normal {
-		t.Errorf("level %v right after the section came, error rate %v: the 500s of seconds ago were read as now's",
-			got, srv.Degradation().Signals.ErrorRate)
+    critical: {enter: {in_flight: 100000}, leave: {in_flight: 1000}}
+`, `"per-minute";q=5;w=60, "per-hour";q=50;w=3600, "per-day";q=1000;w=86400, "per-month";q=10000`},
+		{"every window", `
+degradation:
+  factor: 0.5
+  factor_max_window: 744h
+  levels:
+    critical: {enter: {in_flight: 100000}, leave: {in_flight: 1000}}
+`, `"per-minute";q=5;w=60, "per-hour";q=50;w=3600, "per-day";q=500;w=86400, "per-month";q=5000`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, plans+tc.degradation)
+			if r := f.do(t, "PUT", "/v1/degradation", `{"level":"elevated"}`, nil); r.StatusCode != 200 {
+				t.Fatalf("pin: %d", r.StatusCode)
+			}
+			r := f.do(t, "GET", "/api/search", "", nil)
+			if got := r.Header.Get("RateLimit-Policy"); r.StatusCode != 200 || got != tc.want {
+				t.Errorf("elevated: %d, RateLimit-Policy %q, want %q", r.StatusCode, got, tc.want)
+			}
+		})
 	}
 }

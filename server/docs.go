@@ -94,6 +94,7 @@ type docsDegradation struct {
 	RetryAfter                  int64 // seconds
 	RetryAfterMost              int64 // seconds, with response.retry_jitter; 0 without
 	Factor                      string
+	FactorMaxWindow             string // "1h"
 	Expensive, Critical, Health []string
 	Example                     string // a real 503, headers and body
 }

@@ -348,7 +348,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	}
 	st.access = newAccess(cfg.Admin, clientCAs)
 	if g := cfg.Degradation; g.Enabled {
-		reduced, err := httplimit.New(s.limiter, s.middlewareOptions(reducedOptions(cfg.HTTPLimitOptions(), g.Factor), tokens))
+		reduced, err := httplimit.New(s.limiter, s.middlewareOptions(reducedOptions(cfg.HTTPLimitOptions(), g.Factor, g.FactorMaxWindow), tokens))
 		if err != nil {
 			return nil, fmt.Errorf("server: reduced limits: %w", err)
 		}
