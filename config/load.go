@@ -260,7 +260,6 @@ type rawKey struct {
 	plan      string
 	overrides []sluice.Limit
 	node      *yaml.Node
-	nameNode  *yaml.Node // nil without a name
 	path      string
 	file      string // "" for the configuration's own keys, else the keys file
 }
@@ -706,7 +705,7 @@ func (d *decoder) keys(n *yaml.Node, path string) []rawKey {
 		rk := rawKey{key: &Key{}, node: e, path: path}
 		var hashNode *yaml.Node
 		d.Mapping(e, path, map[string]field{
-			"name": func(n *yaml.Node, p string) { rk.key.Name, rk.nameNode = d.Str(n, p), n },
+			"name": func(n *yaml.Node, p string) { rk.key.Name = d.Str(n, p) },
 			"sha256": func(n *yaml.Node, p string) {
 				hashNode = n
 				s := d.Str(n, p)
@@ -888,7 +887,6 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 		AnonymousPlan: c.Policy.AnonymousPlan}.WithDefaults()
 	c.Policy.DefaultPlan, c.Policy.AnonymousPlan = defaults.DefaultPlan, defaults.AnonymousPlan
 
-	d.keyNamesDiffer(raw.keys)
 	var keys []httplimit.Key
 	for _, rk := range raw.keys {
 		base := byName[rk.plan]
@@ -977,44 +975,6 @@ func (d *decoder) locate(err error, raw *rawConfig, prefix string) {
 		}
 		d.errorfIn(loc.file, loc.node, loc.path, "%s", msg)
 	}
-}
-
-// keyNamesDiffer refuses a key named as a key before it (in keys:, then
-// the keys file), at its name: a name labels one key in logs and the
-// dashboard, and names it to the admin API (/v1/keys/name:<name>) and to
-// exempt.keys. Keys without a name share none.
-func (d *decoder) keyNamesDiffer(keys []rawKey) {
-	first := map[string]rawKey{}
-	for _, rk := range keys {
-		if rk.nameNode == nil || rk.key.Name == "" {
-			continue
-		}
-		was, dup := first[rk.key.Name]
-		if dup && was.key.Hash == rk.key.Hash {
-			continue // the same key twice, refused as such
-		}
-		if !dup {
-			first[rk.key.Name] = rk
-			continue
-		}
-		file := cmp.Or(was.file, d.File)
-		if was.file == rk.file {
-			d.errorfIn(rk.file, rk.nameNode, rk.path+".name", "%q is already the name of %s (line %d): give each key a name of its own",
-				rk.key.Name, keyField(was.path), was.nameNode.Line)
-			continue
-		}
-		d.errorfIn(rk.file, rk.nameNode, rk.path+".name", "%q is already the name of %s (%s:%d): give each key a name of its own",
-			rk.key.Name, keyField(was.path), file, was.nameNode.Line)
-	}
-}
-
-// keyField names the key at path: "keys[0]", or a keys file's "[0]" as
-// "keys_file[0]".
-func keyField(path string) string {
-	if strings.HasPrefix(path, "[") {
-		return "keys_file" + path
-	}
-	return path
 }
 
 // withOverrides returns base with the limits of overrides replacing those of

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,7 +35,8 @@ const KeyNameSubject = "name:"
 
 // Subject returns the subject that subject names, as the client's
 // requests are kept under it: the subject of the listed API key of that
-// name for "name:<key name>" (an error when no listed key has it); for
+// name for "name:<key name>" (an error when no listed key has it, or
+// several do: the error lists their subjects); for
 // "ip:<address>", the address's group by the configured prefixes
 // ("ip:192.0.2.0/24"); for "user:<id>" of an id that is kept hashed, its
 // hash ("user#…", see UserSubject); for "key:" and a SHA-256 in hex, the
@@ -64,12 +66,20 @@ func (m *Middleware) Subject(subject string) (string, error) {
 	if !ok {
 		return subject, nil
 	}
+	var found []string
 	for _, id := range m.id.keys {
 		if id.KeyName == name {
-			return id.Subject, nil
+			found = append(found, id.Subject)
 		}
 	}
-	return "", fmt.Errorf("no listed API key is named %q", name)
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no listed API key is named %q", name)
+	case 1:
+		return found[0], nil
+	}
+	slices.Sort(found)
+	return "", fmt.Errorf("%d listed API keys are named %q, each a client of its own: name one by its subject (%s)", len(found), name, strings.Join(found, ", "))
 }
 
 // UserSubject returns the Identity.Subject of a user id (of UserHeader,
