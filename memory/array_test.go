@@ -65,7 +65,7 @@ func TestPropertyShardAgreesWithAMap(t *testing.T) {
 						sh.arr.letGo(p.base)
 					}
 				} else {
-					sh.insert(s, k.h, lr, &st, exp, 0, nil, true)
+					sh.insert(s, k.h, lr, &st, exp, 0, guard{}, true)
 				}
 				want[k] = kept{st, exp}
 			case 2: // remove

@@ -32,7 +32,8 @@
 // next time it comes. Evicting a state never admits more for its key than
 // its limit would have: new keys are what an attacker has in unlimited
 // supply, and a flood of them must not free a client its limit refuses.
-// The rule, among the states the store looks at:
+// The rule, among the states the store looks at (never those the call
+// being decided checks; its keys' other states count as any other):
 //
 //  1. A state at full capacity goes first: a fresh state is the same.
 //  2. Then the state with the least share of its capacity used (ties: the

@@ -12,7 +12,7 @@ type room uint8
 const (
 	roomMade    room = iota // a key was freed
 	roomRefused             // every key it could free refuses: none was
-	roomOwn                 // every key it looked at is the call's own
+	roomOwn                 // every state it looked at is the call's own
 )
 
 // victim is the state pick chose: slot of the entry at base (or, if side
@@ -24,10 +24,28 @@ type victim struct {
 	r                rank
 }
 
+// guard names the states of the call being decided, which an eviction for
+// it never frees: check i's state is key hashes[i]'s under lc[i].lr. A
+// key's other states may go.
+type guard struct {
+	hashes []hash
+	lc     []lockedCheck
+}
+
+// keeps reports whether g names h's state of ref.
+func (g guard) keeps(h hash, ref uint32) bool {
+	for i := range g.hashes {
+		if g.hashes[i] == h && g.lc[i].lr.ref == ref {
+			return true
+		}
+	}
+	return false
+}
+
 // picker finds the state of a shard that ranks first.
 type picker struct {
 	now     int64
-	protect []hash
+	protect guard
 	best    victim
 	found   bool
 }
@@ -37,7 +55,7 @@ type picker struct {
 func (sh *shard) consider(s *Store, p *picker, base int) {
 	a := sh.arr
 	h := a.keyAt(base)
-	if protected(p.protect, h) || p.found && p.best.base == base {
+	if p.found && p.best.base == base {
 		return
 	}
 	taken := a.hold(base)
@@ -56,7 +74,7 @@ func (sh *shard) consider(s *Store, p *picker, base int) {
 		sl := base + firstSlot + k*slotWords
 		m := a.w[sl]
 		ref := uint32(m >> metaRefPos)
-		if m == 0 || ref&contBit != 0 {
+		if m == 0 || ref&contBit != 0 || p.protect.keeps(h, ref) {
 			continue
 		}
 		lr := s.limits.of(ref)
@@ -65,6 +83,9 @@ func (sh *shard) consider(s *Store, p *picker, base int) {
 		better(victim{base, sl, -1, taken, rankState(lr, &st, m&secsMask, p.now)})
 	}
 	for i, ss := range sh.side[h] {
+		if p.protect.keeps(h, ss.ref) {
+			continue
+		}
 		st = ss.st
 		better(victim{base, noSlot, i, taken, rankState(s.limits.of(ss.ref), &st, ss.secs, p.now)})
 	}
@@ -74,13 +95,13 @@ func (sh *shard) consider(s *Store, p *picker, base int) {
 }
 
 // pick returns the state of the shard to evict and reports whether it
-// found one not of a key in protect (the keys of the call being decided),
+// found one that protect does not keep (the call's own states),
 // holding its key's entry. It looks at the states of evictionSample keys
 // from a random place and, while it has found only refusing ones,
 // further: at every key of a shard that holds at most
 // evictionSample·evictionRounds of them, else at evictionSample more from
 // another random place, up to evictionRounds times in all.
-func (sh *shard) pick(s *Store, now int64, protect []hash) (victim, bool) {
+func (sh *shard) pick(s *Store, now int64, protect guard) (victim, bool) {
 	p := picker{now: now, protect: protect}
 	a := sh.arr
 	var buf [evictionSample]int
@@ -107,7 +128,7 @@ func (sh *shard) pick(s *Store, now int64, protect []hash) (victim, bool) {
 // refuses: then it frees nothing and returns roomRefused and the time, in
 // µs since sluice.Epoch, at which that state stops refusing. A key left
 // with no state goes too.
-func (sh *shard) evict(s *Store, now int64, protect []hash) (room, int64) {
+func (sh *shard) evict(s *Store, now int64, protect guard) (room, int64) {
 	v, ok := sh.pick(s, now, protect)
 	if !ok {
 		return roomOwn, 0
@@ -146,10 +167,10 @@ func (sh *shard) evict(s *Store, now int64, protect []hash) (room, int64) {
 // it first forgets the shard's expired states (at most once per sweepGap),
 // then evicts. It reports false, with the time at which the key that
 // stopped it stops refusing, when only refusing keys are left to evict
-// (the keys evicted before stay evicted). When only the call's own keys
+// (the states evicted before stay evicted). When only the call's own states
 // are left, it reports true: the call's states exceed the bound until the
 // next insert evicts them.
-func (sh *shard) makeRoom(s *Store, now int64, n int, protect []hash) (until int64, ok bool) {
+func (sh *shard) makeRoom(s *Store, now int64, n int, protect guard) (until int64, ok bool) {
 	if sh.keys+n > s.perShard && sh.soonest <= now && now-sh.swept >= sweepGap {
 		sh.sweep(s, now, false)
 	}
@@ -173,13 +194,4 @@ func refuseNoRoom(st *sluice.Status, now, until int64) {
 		wait = time.Duration(d) * time.Microsecond
 	}
 	*st = sluice.Status{ResetAfter: wait, RetryAfter: wait}
-}
-
-func protected(hashes []hash, h hash) bool {
-	for _, p := range hashes {
-		if p == h {
-			return true
-		}
-	}
-	return false
 }

@@ -79,7 +79,7 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 		if lagged {
 			at = s.clock.exact()
 		}
-		if s.makeRoomFor(checks, states, lc, idx, locked, hashes, at, out) {
+		if s.makeRoomFor(checks, states, lc, idx, locked, guard{hashes, lc}, at, out) {
 			continue
 		}
 		// Refused for want of room: the other checks report their states
@@ -103,7 +103,7 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 		for _, shadow := range [2]bool{false, true} {
 			for i := range checks {
 				if !lc[i].held && !isZero(&states[i]) && checks[i].Limit.Shadow() == shadow {
-					if until, ok := s.shards[idx[i]].insert(s, hashes[i], lc[i].lr, &states[i], expiry(now, &out[i]), now, hashes, !shadow); !ok {
+					if until, ok := s.shards[idx[i]].insert(s, hashes[i], lc[i].lr, &states[i], expiry(now, &out[i]), now, guard{hashes, lc}, !shadow); !ok {
 						refuseNoRoom(&out[i], now, until)
 						s.noRoom.Add(1)
 					}
@@ -192,7 +192,7 @@ func (s *Store) fits(checks []sluice.Check, states []sluice.State, lc []lockedCh
 // whose states are let go, for the new states of its enforcing checks,
 // judging states at at. It reports false when some shard could not make
 // it, having written the refusal of those checks into out.
-func (s *Store) makeRoomFor(checks []sluice.Check, states []sluice.State, lc []lockedCheck, idx, locked []uint32, protect []hash, at int64, out []sluice.Status) bool {
+func (s *Store) makeRoomFor(checks []sluice.Check, states []sluice.State, lc []lockedCheck, idx, locked []uint32, protect guard, at int64, out []sluice.Status) bool {
 	ok := true
 	for _, k := range locked {
 		n := newStates(checks, states, lc, idx, k)

@@ -73,11 +73,11 @@ func WithClockResolution(d time.Duration) Option {
 // rounded down (with fewer shards when that would be below 16), so the
 // store holds at most n states and, full, at least 15/16 of n — unless one
 // call inserts more states into a full shard than the shard holds (a call
-// never evicts the states of its own keys). The bound counts states, not
-// bytes: a key's length costs nothing (keys are hashed), but a sliding
-// log's or concurrency limit's state holds 16 bytes per admission still in
-// its window, up to its quantity, so a store of such limits holds up to n
-// times that beside the entries.
+// never evicts the states it decides; its keys' other states may go).
+// The bound counts states, not bytes: a key's length costs nothing (keys
+// are hashed), but a sliding log's or concurrency limit's state holds 16
+// bytes per admission still in its window, up to its quantity, so a store
+// of such limits holds up to n times that beside the entries.
 func WithMaxKeys(n int) Option {
 	return func(o *options) { o.maxKeys = max(n, 1) }
 }

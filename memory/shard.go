@@ -93,12 +93,12 @@ func (sh *shard) entrySecs(base int, h hash) uint64 {
 
 // insert adds h's state of lr, st expiring at exp, first making room if
 // the shard is full: it forgets the shard's expired states (at most once
-// per sweepGap), else evicts (see makeRoom), at time at. The keys in
-// protect (the call being decided) are never evicted. It reports false,
+// per sweepGap), else evicts (see makeRoom), at time at. The states
+// protect keeps (the call being decided) are never evicted. It reports false,
 // having added nothing, when only refusing states could make room, with
 // the time at which the one that stopped it stops refusing; unless must,
 // when it adds the state above the bound.
-func (sh *shard) insert(s *Store, h hash, lr *limitRef, st *sluice.State, exp, at int64, protect []hash, must bool) (until int64, ok bool) {
+func (sh *shard) insert(s *Store, h hash, lr *limitRef, st *sluice.State, exp, at int64, protect guard, must bool) (until int64, ok bool) {
 	if until, ok := sh.makeRoom(s, at, 1, protect); !ok && !must {
 		return until, false
 	}
