@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"hash/maphash"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -87,7 +88,8 @@ type limitRef struct {
 const firstKnown = 8
 
 // registry numbers the limits the store meets. It never forgets one: a
-// limit's number is in the slots of its states.
+// limit's number is in the slots of its states. Meeting a new limit costs
+// the same however many it knows.
 type registry struct {
 	mu   sync.Mutex
 	snap atomic.Pointer[known] // replaced whole under mu
@@ -96,8 +98,49 @@ type registry struct {
 // known is the registry as deciders read it, without its mutex.
 type known struct {
 	first [firstKnown]*limitRef
-	all   map[limitKey]*limitRef
-	byRef []*limitRef // by ref-1
+	table *refTable
+	// byRef holds the refs by ref-1. Appended to under mu: the elements
+	// a reader's snapshot has are never written again.
+	byRef []*limitRef
+}
+
+// refTable finds limitRefs by limitKey without a lock: an open-addressing
+// table whose slots are only ever filled, atomically and under the
+// registry's mutex, at most half of them; a fuller one is replaced by one
+// twice its size. A reader of a table since replaced misses only the
+// limits added after it, which the caller then notes under the mutex.
+type refTable struct {
+	seed  maphash.Seed
+	mask  uint64
+	slots []atomic.Pointer[limitRef]
+}
+
+func newRefTable(size int, seed maphash.Seed) *refTable {
+	return &refTable{seed: seed, mask: uint64(size - 1), slots: make([]atomic.Pointer[limitRef], size)}
+}
+
+func (t *refTable) home(k limitKey) uint64 {
+	return (maphash.String(t.seed, k.id) ^ uint64(k.alg)*0x9e3779b97f4a7c15) & t.mask
+}
+
+// find returns the limitRef of k, or nil.
+func (t *refTable) find(k limitKey) *limitRef {
+	for i := t.home(k); ; i = (i + 1) & t.mask {
+		lr := t.slots[i].Load()
+		if lr == nil || lr.key == k {
+			return lr
+		}
+	}
+}
+
+// put adds lr, whose key t does not hold and which leaves t at most half
+// full; the caller holds the registry's mutex.
+func (t *refTable) put(lr *limitRef) {
+	i := t.home(lr.key)
+	for t.slots[i].Load() != nil {
+		i = (i + 1) & t.mask
+	}
+	t.slots[i].Store(lr)
 }
 
 // find returns the limitRef of l, or nil if the store has not met l's ID
@@ -116,7 +159,7 @@ func (r *registry) find(l *sluice.Limit) *limitRef {
 			return lr
 		}
 	}
-	return kn.all[k]
+	return kn.table.find(k)
 }
 
 // of returns the ref of ref's limit (nil for a number the registry never
@@ -155,17 +198,27 @@ func (r *registry) add(l *sluice.Limit) *limitRef {
 	if old == nil {
 		old = &known{}
 	}
-	next := &known{all: make(map[limitKey]*limitRef, len(old.all)+1)}
-	next.first = old.first
-	for k, v := range old.all {
-		next.all[k] = v
-	}
 	lr := &limitRef{key: limitKey{l.ID(), l.Algorithm()}, ref: uint32(len(old.byRef) + 1), kind: kindOf(l.Algorithm())}
 	lr.judges.Store(&[]sluice.Check{{Limit: *l}})
-	next.all[lr.key] = lr
-	next.byRef = append(old.byRef[:len(old.byRef):len(old.byRef)], lr)
+	next := &known{first: old.first, table: old.table, byRef: append(old.byRef, lr)}
 	if n := len(old.byRef); n < firstKnown {
 		next.first[n] = lr
+	}
+	if t := next.table; t == nil || 2*len(next.byRef) > len(t.slots) {
+		size := 16
+		if t != nil {
+			size = 2 * len(t.slots)
+		}
+		seed := maphash.MakeSeed()
+		if t != nil {
+			seed = t.seed
+		}
+		next.table = newRefTable(size, seed)
+		for _, x := range next.byRef {
+			next.table.put(x)
+		}
+	} else {
+		t.put(lr)
 	}
 	r.snap.Store(next)
 	return lr

@@ -77,7 +77,10 @@ func WithClockResolution(d time.Duration) Option {
 // The bound counts states, not bytes: a key's length costs nothing (keys
 // are hashed), but a sliding log's or concurrency limit's state holds 16
 // bytes per admission still in its window, up to its quantity, so a store
-// of such limits holds up to n times that beside the entries.
+// of such limits holds up to n times that beside the entries. Nor does it
+// count the limits (ID and algorithm) the store has met, which it keeps
+// for as long as it lives, a few hundred bytes each: limits whose IDs
+// follow requests add to it without a bound.
 func WithMaxKeys(n int) Option {
 	return func(o *options) { o.maxKeys = max(n, 1) }
 }

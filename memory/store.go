@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"hash/maphash"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -106,7 +107,7 @@ func New(opts ...Option) *Store {
 		stop:     stop,
 		done:     make(chan struct{}),
 	}
-	s.limits.snap.Store(&known{all: map[limitKey]*limitRef{}})
+	s.limits.snap.Store(&known{table: newRefTable(16, maphash.MakeSeed())})
 	for i := range s.shards {
 		sh := &s.shards[i]
 		sh.dir = &s.dir[i]
