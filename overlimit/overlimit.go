@@ -199,7 +199,11 @@ func (c *Cache) Stats() Stats {
 // Invalidate forgets every denial remembered for key, under every limit, and
 // keeps calls for key already on their way to the store from remembering
 // theirs. Call it when key gets capacity back other than with time: a refund.
+// On the zero Cache, which remembers nothing, it does nothing.
 func (c *Cache) Invalidate(key string) {
+	if len(c.shards) == 0 {
+		return
+	}
 	sh := c.shard(key)
 	sh.mu.Lock()
 	if ds := sh.keys[key]; ds != nil {

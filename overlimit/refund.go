@@ -10,8 +10,12 @@ import (
 // Refund implements sluice.Refunder: a refund is capacity coming back, so
 // the keys' remembered denials are dropped (a refusal remembered before it
 // may no longer hold) before the store behind the cache refunds. It fails
-// if that store is not a sluice.Refunder.
+// if that store is not a sluice.Refunder, and with an error wrapping
+// sluice.ErrStoreUnavailable on the zero Cache.
 func (c *Cache) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
+	if c.next == nil {
+		return fmt.Errorf("overlimit: %w: no store behind the cache", sluice.ErrStoreUnavailable)
+	}
 	if err := c.forgetStamped(checks, charged); err != nil {
 		return err
 	}

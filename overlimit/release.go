@@ -10,8 +10,12 @@ import (
 // Release implements sluice.Releaser: a released lease is capacity coming
 // back, so the keys' remembered denials are dropped before the store behind
 // the cache gives the leases back. It fails if that store is not a
-// sluice.Releaser.
+// sluice.Releaser, and with an error wrapping sluice.ErrStoreUnavailable
+// on the zero Cache.
 func (c *Cache) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
+	if c.next == nil {
+		return fmt.Errorf("overlimit: %w: no store behind the cache", sluice.ErrStoreUnavailable)
+	}
 	if err := c.forgetStamped(checks, leases); err != nil {
 		return err
 	}
