@@ -16,9 +16,10 @@ func (c *Cache) Release(ctx context.Context, checks []sluice.Check, leases []int
 	if c.next == nil {
 		return fmt.Errorf("overlimit: %w: no store behind the cache", sluice.ErrStoreUnavailable)
 	}
-	if err := c.forgetStamped(checks, leases); err != nil {
+	if err := stampsFor(checks, leases); err != nil {
 		return err
 	}
+	c.forgetStamped(checks, leases)
 	r, ok := c.next.(sluice.Releaser)
 	if !ok {
 		return fmt.Errorf("overlimit: the store behind the cache (%T) cannot release leases", c.next)
@@ -26,19 +27,23 @@ func (c *Cache) Release(ctx context.Context, checks []sluice.Check, leases []int
 	return r.Release(ctx, checks, leases)
 }
 
-// forgetStamped drops the remembered denials of the keys of the checks
-// whose stamp (a lease, a charge's receipt) is not zero: capacity coming
-// back to them may end a refusal before its remembered wait. It returns an
-// error wrapping sluice.ErrInvalidCheck, forgetting nothing, when stamps is
-// not as long as checks.
-func (c *Cache) forgetStamped(checks []sluice.Check, stamps []int64) error {
+// stampsFor returns an error wrapping sluice.ErrInvalidCheck when stamps
+// (leases, charges' receipts) is not as long as checks.
+func stampsFor(checks []sluice.Check, stamps []int64) error {
 	if len(stamps) != len(checks) {
 		return fmt.Errorf("overlimit: %w: %d checks with %d stamps", sluice.ErrInvalidCheck, len(checks), len(stamps))
 	}
+	return nil
+}
+
+// forgetStamped drops the remembered denials of the keys of the checks
+// whose stamp (a lease, a charge's receipt) is not zero: capacity coming
+// back to them may end a refusal before its remembered wait. stamps has
+// len(checks).
+func (c *Cache) forgetStamped(checks []sluice.Check, stamps []int64) {
 	for i := range checks {
 		if stamps[i] != 0 {
 			c.Invalidate(checks[i].Key)
 		}
 	}
-	return nil
 }
