@@ -204,23 +204,25 @@ func (r *registry) add(l *sluice.Limit) *limitRef {
 	if n := len(old.byRef); n < firstKnown {
 		next.first[n] = lr
 	}
-	if t := next.table; t == nil || 2*len(next.byRef) > len(t.slots) {
-		size := 16
+	t := next.table
+	grow := t == nil || 2*len(next.byRef) > len(t.slots)
+	if grow {
+		size, seed := 16, maphash.MakeSeed()
 		if t != nil {
-			size = 2 * len(t.slots)
-		}
-		seed := maphash.MakeSeed()
-		if t != nil {
-			seed = t.seed
+			size, seed = 2*len(t.slots), t.seed
 		}
 		next.table = newRefTable(size, seed)
 		for _, x := range next.byRef {
 			next.table.put(x)
 		}
-	} else {
-		t.put(lr)
 	}
 	r.snap.Store(next)
+	if !grow {
+		// Only once the snapshot that numbers lr is published: whoever
+		// finds lr may write states of its number, which the store's
+		// upkeep looks up (of).
+		t.put(lr)
+	}
 	return lr
 }
 
