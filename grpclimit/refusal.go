@@ -53,25 +53,43 @@ func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status
 	return st, fields(w.header)
 }
 
-// quotaFailure names every limit that refused the call: its subject is the
-// client as the limiter keyed it (API keys only as their hash), its quota
-// id the limit's name as RateLimit-Policy says it.
+// quotaFailure names every limit that refused the call: its subject is
+// whose quota it is, read from the check's store key (the scope, "/" and
+// a subject; see httplimit.Options.Scope): the client as the limiter keyed
+// it (API keys only as their hash), "global" for a global limit, and
+// "rule:<name>" for a rule's limit keyed by something other than the
+// client alone (a quota every caller with that key shares; its values are
+// left out, as they may be a credential). Its quota id is the limit's name
+// as RateLimit-Policy says it, its description what the limit allows and
+// what the call costs of it.
 func quotaFailure(res *httplimit.Result) *errdetails.QuotaFailure {
 	qf := &errdetails.QuotaFailure{}
 	plan := res.Identity.Plan.Name
+	rules := res.Rules()
 	for i, c := range res.Checks {
 		st := res.Decision.Statuses[i]
 		if st.Allowed || c.Limit.Shadow() {
 			continue
 		}
 		l := c.Limit
-		subject := res.Identity.Subject
-		if strings.HasSuffix(c.Key, "/"+httplimit.GlobalSubject) {
-			subject = "global"
+		subject, where := res.Identity.Subject, "on the "+plan+" plan"
+		_, key, _ := strings.Cut(c.Key, "/")
+		switch rule, isRule := strings.CutPrefix(key, "rule:"); {
+		case key == httplimit.GlobalSubject:
+			subject, where = "global", "for the whole service"
+		case isRule:
+			rule, _, _ = strings.Cut(rule, "/")
+			subject, where = "rule:"+rule, "under the "+rule+" rule"
+		default: // the client's: a plan's limit, or a rule's keyed by the client
+			for _, r := range rules {
+				if strings.HasPrefix(l.Name(), r+".") {
+					where = "under the " + r + " rule"
+				}
+			}
 		}
 		qf.Violations = append(qf.Violations, &errdetails.QuotaFailure_Violation{
 			Subject:     subject,
-			Description: describe(l, plan, res.Cost),
+			Description: describe(l, where, c.Cost),
 			QuotaId:     l.Name(),
 			QuotaMetric: plan,
 			QuotaValue:  l.Quantity(),
@@ -80,13 +98,15 @@ func quotaFailure(res *httplimit.Result) *errdetails.QuotaFailure {
 	return qf
 }
 
-// describe says what a limit allows, in the words of the problem bodies.
-func describe(l sluice.Limit, plan string, cost int64) string {
+// describe says what a limit allows, where (on a plan, under a rule, for
+// the whole service), in the words of the problem bodies, and the cost
+// the call had of it when that is not 1.
+func describe(l sluice.Limit, where string, cost int64) string {
 	what := fmt.Sprintf("%d per %s", l.Quantity(), httplimit.WindowOf(l))
 	if l.Algorithm() == sluice.AlgorithmConcurrency {
 		what = fmt.Sprintf("%d at once", l.Quantity())
 	}
-	s := fmt.Sprintf("%s: %s on the %s plan", l.Name(), what, plan)
+	s := fmt.Sprintf("%s: %s %s", l.Name(), what, where)
 	if cost != 1 {
 		s += fmt.Sprintf(" (this call costs %d units)", cost)
 	}
