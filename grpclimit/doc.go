@@ -20,7 +20,8 @@
 // alone when Limits.GlobalStatus is 503: the service is at its limit),
 // and every decided call, admitted or refused, carries the RateLimit
 // fields in its trailing metadata (ratelimit-policy, ratelimit, and on a
-// refusal retry-after), in the header modes configured.
+// refusal retry-after), in the header modes configured; an admitted
+// stream carries them in its header metadata too.
 //
 // On a client, Retry retries calls refused with RESOURCE_EXHAUSTED after
 // their RetryInfo's delay (bounded, jittered, within the context's

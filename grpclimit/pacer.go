@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,7 +32,11 @@ import (
 // the call's deadline fails at once with RESOURCE_EXHAUSTED (the error
 // wrapping client.ErrWaitTooLong in its message), and a call whose context
 // ends first fails with its context's error as a status. A stream is paced
-// when it opens and learns when it ends.
+// when it opens and learns from its first message's header when that
+// carries RateLimit fields (a Server's admitted stream), else when it
+// ends; until then it counts as in flight. A stream whose server sends
+// nothing for long, as the first call of a Pacer (its probe), holds the
+// other calls for that long.
 //
 // The zero Pacer is ready to use. Set its fields before the first call and
 // do not change them afterwards. It is safe for concurrent use; use one
@@ -105,17 +110,24 @@ func (p *Pacer) StreamInterceptor() grpc.StreamClientInterceptor {
 	}
 }
 
-// pacedStream finishes its Send when the stream ends, however it ends
-// (grpc.ClientConn.NewStream lists the ways): when RecvMsg first returns an
-// error (io.EOF included), or its answer on a stream whose server sends
-// one message (client streaming), its header and trailers are then known;
-// when SendMsg fails on the client's side; when the call's context is done,
-// read to its end or not.
+// pacedStream finishes its Send when the stream's admission is known or
+// when it ends, whichever comes first: when RecvMsg returns the first
+// message of a header that carries RateLimit fields (a Server's admitted
+// stream, sluice serve's proxy: the server decided the stream when it
+// opened, and a long-lived stream would otherwise keep its Send, perhaps
+// the pacer's probe, in flight while it lasts); otherwise however the
+// stream ends (grpc.ClientConn.NewStream lists the ways): when RecvMsg
+// first returns an error (io.EOF included), or its answer on a stream
+// whose server sends one message (client streaming), its header and
+// trailers are then known; when SendMsg fails on the client's side; when
+// the call's context is done, read to its end or not.
 type pacedStream struct {
 	grpc.ClientStream
 	serverStreams bool
-	once          sync.Once
-	send          client.Send
+	// headerRead: RecvMsg has had a message, so the header was read.
+	headerRead bool
+	once       sync.Once
+	send       client.Send
 	// stop stops the watch of the call's context.
 	stop func() bool
 }
@@ -126,7 +138,9 @@ func (s *pacedStream) end(a client.Answer) {
 }
 
 // ended finishes the stream's Send with its answer, err (nil or io.EOF:
-// success), and its metadata, and stops watching its context.
+// success), and its metadata (the header's RateLimit fields when it has
+// some, else the header's and the trailers'), and stops watching its
+// context.
 func (s *pacedStream) ended(err error) {
 	s.stop()
 	s.once.Do(func() {
@@ -134,7 +148,9 @@ func (s *pacedStream) ended(err error) {
 		if h, herr := s.Header(); herr == nil {
 			md = h
 		}
-		md = metadata.Join(md, s.Trailer())
+		if !hasRateLimit(md) {
+			md = metadata.Join(md, s.Trailer())
+		}
 		if err == io.EOF {
 			err = nil
 		}
@@ -142,12 +158,35 @@ func (s *pacedStream) ended(err error) {
 	})
 }
 
+// admitted finishes the stream's Send as an admitted call when its header,
+// read by now, carries RateLimit fields; the stream goes on.
+func (s *pacedStream) admitted() {
+	if h, err := s.Header(); err == nil && hasRateLimit(h) {
+		s.stop()
+		s.once.Do(func() { s.send.Done(answer(nil, h)) })
+	}
+}
+
 func (s *pacedStream) RecvMsg(m any) error {
 	err := s.ClientStream.RecvMsg(m)
-	if err != nil || !s.serverStreams {
+	switch {
+	case err != nil || !s.serverStreams:
 		s.ended(err)
+	case !s.headerRead:
+		s.headerRead = true
+		s.admitted()
 	}
 	return err
+}
+
+// hasRateLimit reports whether md carries RateLimit fields.
+func hasRateLimit(md metadata.MD) bool {
+	for k := range md {
+		if strings.HasPrefix(k, "ratelimit") || strings.HasPrefix(k, "x-ratelimit") {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *pacedStream) SendMsg(m any) error {

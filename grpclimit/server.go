@@ -100,7 +100,7 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 // UnaryInterceptor returns the interceptor that limits unary calls.
 func (s *Server) UnaryInterceptor() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		done, err := s.admit(ctx, info.FullMethod, func(md metadata.MD) { grpc.SetTrailer(ctx, md) })
+		done, err := s.admit(ctx, info.FullMethod, func(md metadata.MD) { grpc.SetTrailer(ctx, md) }, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -116,10 +116,14 @@ func (s *Server) UnaryInterceptor() grpc.UnaryServerInterceptor {
 }
 
 // StreamInterceptor returns the interceptor that limits streams: a stream
-// is one call, decided when it opens.
+// is one call, decided when it opens. An admitted stream carries its
+// RateLimit fields in its header metadata too (sent with the handler's
+// first message or header, merged with what the handler sets), so that a
+// client learns its quota while the stream lasts (see Pacer).
 func (s *Server) StreamInterceptor() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		done, err := s.admit(ss.Context(), info.FullMethod, ss.SetTrailer)
+		header := func(md metadata.MD) { ss.SetHeader(md) } // fails only once a header was sent: none was
+		done, err := s.admit(ss.Context(), info.FullMethod, ss.SetTrailer, header)
 		if err != nil {
 			return err
 		}
@@ -150,7 +154,7 @@ func (s *Server) StreamInterceptor() grpc.StreamServerInterceptor {
 // UnaryInterceptor and StreamInterceptor.
 func (s *Server) Limit(ctx context.Context) error {
 	method, _ := grpc.Method(ctx)
-	_, err := s.admit(ctx, method, func(md metadata.MD) { grpc.SetTrailer(ctx, md) })
+	_, err := s.admit(ctx, method, func(md metadata.MD) { grpc.SetTrailer(ctx, md) }, nil)
 	if st, ok := status.FromError(err); ok && (st.Code() == codes.ResourceExhausted || st.Code() == codes.Unavailable) {
 		return refused{st}
 	}
@@ -182,11 +186,12 @@ func serveUndecided(ctx context.Context, log *slog.Logger, method string, err er
 }
 
 // admit decides the call of ctx to method and sets its RateLimit trailers
-// with trailer. Admitted, it returns the function that ends the call with
+// with trailer, and an admitted call's RateLimit fields with header too
+// when it is not nil. Admitted, it returns the function that ends the call with
 // its answer (see answerOf) and the metadata its handler set (as a header,
 // for the limits that count what it reports); refused, the refusal's
 // status error.
-func (s *Server) admit(ctx context.Context, method string, trailer func(metadata.MD)) (done func(answer int, h http.Header), err error) {
+func (s *Server) admit(ctx context.Context, method string, trailer, header func(metadata.MD)) (done func(answer int, h http.Header), err error) {
 	if s.m == nil {
 		err := fmt.Errorf("grpclimit: %w: the zero Server has no limiter (make one with New)", sluice.ErrStoreUnavailable)
 		if err := s.undecided(ctx, method, err); err != nil {
@@ -218,7 +223,11 @@ func (s *Server) admit(ctx context.Context, method string, trailer func(metadata
 	}
 	h := http.Header{}
 	s.m.WriteHeaders(h, res)
-	trailer(fields(h))
+	md := fields(h)
+	trailer(md)
+	if header != nil {
+		header(md.Copy())
+	}
 	if delay := res.Decision.Delay; delay > 0 {
 		select {
 		case <-time.After(delay):
