@@ -24,10 +24,13 @@ const DefaultMaxAge = time.Second
 
 // Options configures a Cache. The zero value means the defaults.
 type Options struct {
-	// MaxEntries bounds the denials remembered, DefaultMaxEntries (65,536,
-	// a few MB) when ≤ 0. A full cache first forgets expired
-	// denials, then the ones that expire soonest (Stats.Evictions counts
-	// those): forgetting is always safe, it only costs round trips.
+	// MaxEntries bounds the denials remembered, DefaultMaxEntries (65,536)
+	// when ≤ 0. A denial holds a copy of its key and of its limit, about
+	// 300 bytes beside the key: some 25 MB at the default bound for keys
+	// of 80 bytes, up to some 90 MB for keys of sluice.MaxKeyLen. A full
+	// cache first forgets expired denials, then the ones that expire
+	// soonest (Stats.Evictions counts those): forgetting is always safe,
+	// it only costs round trips.
 	MaxEntries int
 	// MaxAge bounds how long a denial is remembered, DefaultMaxAge (1 s)
 	// when ≤ 0: capacity that comes back on another instance sharing the
