@@ -27,9 +27,12 @@ import (
 // Retries follow the client.RetryPolicy it was made with: at most
 // MaxRetries of one call, none whose wait exceeds MaxWait or the call's
 // deadline (the refusal is then returned at once), and a retry budget
-// shared by every call of the Retry. It is safe for concurrent use; use
-// one per client connection or per service called. The zero Retry follows
-// the recommended policy, as NewRetry(client.RetryPolicy{}) does.
+// shared by every call of the Retry. A call whose context ends while it
+// waits fails with its context's error as a status (CANCELED,
+// DEADLINE_EXCEEDED), as grpc-go's own retries do. It is safe for
+// concurrent use; use one per client connection or per service called.
+// The zero Retry follows the recommended policy, as
+// NewRetry(client.RetryPolicy{}) does.
 type Retry struct {
 	once    sync.Once
 	retries *client.Retries
@@ -75,7 +78,7 @@ func (r *Retry) UnaryInterceptor() grpc.UnaryClientInterceptor {
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return err
+				return status.FromContextError(ctx.Err()).Err()
 			}
 		}
 	}
