@@ -233,6 +233,8 @@ func (s *Server) refuse(w http.ResponseWriter, c caller, need config.Scopes, aut
 		return
 	}
 	if c.name == "" {
+		// A stranger keeps no connection open: its slot is a caller's.
+		w.Header().Set("Connection", "close")
 		challenge := `Bearer realm="sluice"`
 		if c.badToken {
 			challenge += `, error="invalid_token"` // RFC 6750 §3.1

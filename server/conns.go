@@ -9,19 +9,19 @@ import (
 )
 
 // boundedListener holds at most max connections open at once. At the
-// limit, before it accepts another, it closes the connection that has been
-// idle the longest — a keep-alive connection between requests, or one that
-// has not sent a request yet — so that a client holding connections open
-// cannot lock others out. With none idle (every connection is in a
-// request, each bounded by the server's timeouts), Accept waits for one to
-// close and new clients wait in the kernel's backlog.
+// limit, when another arrives, it closes an idle connection so that a
+// client holding connections open cannot lock others out: first a
+// stranger's — one no request was made on yet — the oldest first; then the
+// keep-alive connection idle the longest between its requests. With none
+// idle (every connection is in a request, each bounded by the server's
+// timeouts), Accept holds the new connection until one closes, and the
+// clients after it wait in the kernel's backlog.
 //
-// Idleness is known from an http.Server's ConnState (set it to connState).
-// A gRPC server reports no states: on a listener that tracks its peers
-// (trackPeers), each call the server admits marks its connection used
-// (used). The connections no call was admitted on, a stranger's, are
-// closed first, the oldest first; then the one whose last admitted call
-// is the oldest.
+// Idleness is known from an http.Server's ConnState (set it to connState):
+// a connection is used once a request starts on it. A gRPC server reports
+// no states: on a listener that tracks its peers (trackPeers), each call
+// the server admits marks its connection used (used), and a used
+// connection counts as idle from its last admitted call.
 type boundedListener struct {
 	net.Listener
 	slots chan struct{} // one token per open connection
@@ -29,23 +29,27 @@ type boundedListener struct {
 	shed  func()        // counts a closed idle connection
 
 	mu        sync.Mutex
-	idle      *list.List // *boundedConn, longest idle first
+	fresh     *list.List // *boundedConn not yet used, oldest first
+	idle      *list.List // *boundedConn used and idle, longest idle first
 	closeOnce sync.Once
-	// With trackPeers: peers are the open connections by their
-	// RemoteAddr, and fresh those not yet used, oldest first (idle holds
-	// the used ones).
+	// With trackPeers: the open connections by their RemoteAddr.
 	peers map[net.Addr]*boundedConn
-	fresh *list.List
 }
 
 func newBoundedListener(ln net.Listener, max int, shed func()) *boundedListener {
 	return &boundedListener{Listener: ln, slots: make(chan struct{}, max), done: make(chan struct{}),
-		idle: list.New(), shed: shed}
+		fresh: list.New(), idle: list.New(), shed: shed}
 }
 
-// Accept waits for a free slot, making one from the longest-idle
-// connection if there is any, then accepts.
+// Accept accepts a connection, then waits for a free slot for it, making
+// one from an idle connection if there is any: a connection is closed to
+// make room only when another has arrived. While it waits, the accepted
+// connection is one over max.
 func (l *boundedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
 	select {
 	case l.slots <- struct{}{}:
 	default:
@@ -53,21 +57,17 @@ func (l *boundedListener) Accept() (net.Conn, error) {
 		select {
 		case l.slots <- struct{}{}:
 		case <-l.done:
+			c.Close()
 			return nil, net.ErrClosed
 		}
 	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.slots
-		return nil, err
-	}
 	bc := &boundedConn{Conn: c, l: l}
+	l.mu.Lock()
 	if l.peers != nil {
-		l.mu.Lock()
 		l.peers[c.RemoteAddr()] = bc
-		bc.elem = l.fresh.PushBack(bc)
-		l.mu.Unlock()
 	}
+	bc.elem = l.fresh.PushBack(bc)
+	l.mu.Unlock()
 	return bc, nil
 }
 
@@ -79,9 +79,9 @@ func (l *boundedListener) Close() error {
 
 func (l *boundedListener) closeLongestIdle() {
 	l.mu.Lock()
-	e := l.idle.Front()
-	if l.fresh != nil && l.fresh.Len() > 0 {
-		e = l.fresh.Front()
+	e := l.fresh.Front()
+	if e == nil {
+		e = l.idle.Front()
 	}
 	var c *boundedConn
 	if e != nil {
@@ -97,20 +97,22 @@ func (l *boundedListener) closeLongestIdle() {
 	}
 }
 
-// connState is the http.Server's ConnState: a new or idle connection may
-// be closed to make room, an active one may not.
+// connState is the http.Server's ConnState: a new connection (among the
+// fresh since Accept) or an idle one may be closed to make room, an active
+// one may not.
 func (l *boundedListener) connState(nc net.Conn, st http.ConnState) {
 	if tc, ok := nc.(*tls.Conn); ok {
 		nc = tc.NetConn()
 	}
 	c, ok := nc.(*boundedConn)
-	if !ok {
+	if !ok || st == http.StateNew {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c.unlink()
-	if (st == http.StateNew || st == http.StateIdle) && !c.closed {
+	c.used = true
+	if st == http.StateIdle && !c.closed {
 		c.elem = l.idle.PushBack(c)
 	}
 }
@@ -118,7 +120,7 @@ func (l *boundedListener) connState(nc net.Conn, st http.ConnState) {
 // trackPeers makes l know its connections by their RemoteAddr, for used.
 // Call it before l accepts.
 func (l *boundedListener) trackPeers() {
-	l.peers, l.fresh = map[net.Addr]*boundedConn{}, list.New()
+	l.peers = map[net.Addr]*boundedConn{}
 }
 
 // used makes the connection whose RemoteAddr is peer the most recently
@@ -142,8 +144,8 @@ type boundedConn struct {
 	net.Conn
 	l *boundedListener
 	// Guarded by l.mu.
-	elem   *list.Element // in l.idle, or l.fresh until used
-	used   bool          // a call was admitted on it (trackPeers)
+	elem   *list.Element // in l.fresh until used, then in l.idle while idle
+	used   bool          // a request started, or a call was admitted, on it
 	closed bool
 }
 
@@ -152,7 +154,7 @@ func (c *boundedConn) unlink() {
 	if c.elem == nil {
 		return
 	}
-	if c.l.fresh != nil && !c.used {
+	if !c.used {
 		c.l.fresh.Remove(c.elem)
 	} else {
 		c.l.idle.Remove(c.elem)
