@@ -170,7 +170,7 @@ func (d *Decoder) Int(n *yaml.Node, path string, lo, hi int64) int64 {
 	return v
 }
 
-// Float decodes a number in [lo, hi].
+// Float decodes a number in [lo, hi]; not-a-number is in no range.
 func (d *Decoder) Float(n *yaml.Node, path string, lo, hi float64) float64 {
 	if !d.Scalar(n, path, "a number") {
 		return 0
@@ -180,7 +180,7 @@ func (d *Decoder) Float(n *yaml.Node, path string, lo, hi float64) float64 {
 		d.Errorf(n, path, "%q is not a number", n.Value)
 		return 0
 	}
-	if v < lo || v > hi {
+	if math.IsNaN(v) || v < lo || v > hi {
 		d.Errorf(n, path, "%v is out of range [%v, %v]", v, lo, hi)
 		return 0
 	}

@@ -170,3 +170,34 @@ func TestIntRefusesALeadingZero(t *testing.T) {
 		})
 	}
 }
+
+// Float takes numbers in [lo, hi]; not-a-number and infinities, which YAML
+// can spell (.nan, !!float nan, .inf), are no numbers in any range.
+func TestFloatRefusesWhatIsNoNumber(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		want  float64
+		err   bool
+	}{
+		{value: "0.5", want: 0.5},
+		{value: "1", want: 1},
+		{value: ".nan", err: true},
+		{value: "!!float nan", err: true},
+		{value: "!!float NaN", err: true},
+		{value: ".inf", err: true},
+		{value: "!!float -inf", err: true},
+		{value: "2", err: true},
+	} {
+		t.Run(c.value, func(t *testing.T) {
+			n, err := yamlcheck.Parse("f.yaml", []byte("f: "+c.value+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := &yamlcheck.Decoder{File: "f.yaml"}
+			got := d.Float(n.Content[1], "f", 0.001, 1)
+			if err := d.Err(); (err != nil) != c.err || !c.err && got != c.want {
+				t.Errorf("%v, %v; want %v (error: %v)", got, err, c.want, c.err)
+			}
+		})
+	}
+}
