@@ -58,11 +58,17 @@ func (m *Monitor) ready() {
 // was not the upstream's (a refusal the server made itself: a 429, the 503
 // of a degraded level): the request leaves the in-flight count but its
 // latency and status are not the upstream's health, and counting them
-// would let the server's own refusals hold its level up.
+// would let the server's own refusals hold its level up. end is safe to
+// call more than once: the first call ends the request, later ones do
+// nothing.
 func (m *Monitor) Begin() (end func(status int)) {
 	m.inFlight.Add(1)
 	start := time.Now()
+	var ended atomic.Bool
 	return func(status int) {
+		if ended.Swap(true) {
+			return
+		}
 		d := time.Since(start)
 		m.inFlight.Add(-1)
 		if status == 0 {
