@@ -2,8 +2,11 @@ package grpclimit_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"net"
 	"testing"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
@@ -62,5 +65,40 @@ func TestQuotaFailureNamesWhoseQuotaEachViolationIs(t *testing.T) {
 		if w == nil || v.Subject != w.Subject || v.Description != w.Description {
 			t.Errorf("violation of %s: subject %q, description %q; want %q, %q", v.QuotaId, v.Subject, v.Description, w.GetSubject(), w.GetDescription())
 		}
+	}
+}
+
+// A client in the penalty box is refused by a peek at the box (a check of
+// cost 0): its violation says nothing of what the call costs.
+func TestQuotaFailureOfThePenaltyBoxStatesNoCost(t *testing.T) {
+	t.Parallel()
+	store := memory.New()
+	defer store.Close()
+	s, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
+		Plans:   []*httplimit.Plan{plan("free", sluice.PerMinute(1))},
+		Penalty: httplimit.Penalty{Refusals: 2, Within: time.Minute, For: time.Hour},
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := peer.NewContext(context.Background(), &peer.Peer{Addr: &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 5}})
+	ctx = metadata.NewIncomingContext(ctx, metadata.Pairs("x-api-key", "k"))
+	ctx = grpc.NewContextWithServerTransportStream(ctx, nopStream{method: methodSay})
+	var err4 error
+	for range 4 { // admitted, refused twice (boxed), then refused by the box
+		err4 = s.Limit(ctx)
+	}
+	var qf *errdetails.QuotaFailure
+	for _, d := range status.Convert(err4).Details() {
+		if d, ok := d.(*errdetails.QuotaFailure); ok {
+			qf = d
+		}
+	}
+	if qf == nil || len(qf.Violations) != 1 || qf.Violations[0].QuotaId != "penalty" {
+		t.Fatalf("QuotaFailure %v, want the penalty box's one violation", qf)
+	}
+	if d, want := qf.Violations[0].Description, "penalty: 1 per 1h on the free plan"; d != want {
+		t.Errorf("description %q, want %q", d, want)
 	}
 }

@@ -100,14 +100,15 @@ func quotaFailure(res *httplimit.Result) *errdetails.QuotaFailure {
 
 // describe says what a limit allows, where (on a plan, under a rule, for
 // the whole service), in the words of the problem bodies, and the cost
-// the call had of it when that is not 1.
+// the call had of it when that is more than 1 (a check of cost 0 is a
+// peek, such as the penalty box's, which costs the call nothing).
 func describe(l sluice.Limit, where string, cost int64) string {
 	what := fmt.Sprintf("%d per %s", l.Quantity(), httplimit.WindowOf(l))
 	if l.Algorithm() == sluice.AlgorithmConcurrency {
 		what = fmt.Sprintf("%d at once", l.Quantity())
 	}
 	s := fmt.Sprintf("%s: %s %s", l.Name(), what, where)
-	if cost != 1 {
+	if cost > 1 {
 		s += fmt.Sprintf(" (this call costs %d units)", cost)
 	}
 	return s
