@@ -136,9 +136,8 @@ type Cache struct {
 type shard struct {
 	mu    sync.Mutex
 	keys  map[string]*denials
-	n     int      // denials held
-	epoch uint64   // grows on every Invalidate and Reset that touch the shard
-	_     [32]byte // 64 bytes: one shard per cache line
+	n     int    // denials held
+	epoch uint64 // grows on every Invalidate and Reset that touch the shard
 }
 
 // denials lists the remembered denials of one key, one per limit name.
