@@ -64,14 +64,18 @@ func New(baseURL string, opts ...Option) *Client {
 }
 
 // CheckRequest is the body of POST /v1/check. Exactly one of Subject,
-// APIKey, Token, User and IP identifies the client; IP may come with Token.
+// APIKey, Token, User and IP identifies the client; IP may come with Token
+// or APIKey.
 type CheckRequest struct {
 	// Subject is an opaque name of the client or of a shared budget
 	// ("nightly-export"); the server keys it apart from API keys, users and
 	// IPs, and applies the default plan unless Plan says otherwise.
 	Subject string `json:"subject,omitempty"`
 	// APIKey is a client's API key, limited under its configured plan. The
-	// server hashes it; it is never stored or logged.
+	// server hashes it; it is never stored or logged. With IP, a key the
+	// server does not list leaves the client limited by IP when the server
+	// counts unknown keys so (unknown_keys: ip, the default with keys
+	// listed); without, such a key is a client of its own.
 	APIKey string `json:"api_key,omitempty"`
 	// Token is a client's bearer token (a JSON Web Token), for a server
 	// that verifies them (identity.jwt): the client is the user it names.

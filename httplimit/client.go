@@ -23,6 +23,9 @@ type Requester struct {
 	// wrapping sluice.ErrInvalidCheck.
 	Subject string
 	// APIKey is hashed (SHA-256) before use; it is never stored or logged.
+	// A key not in Options.Keys under UnknownKeys "ip" names no one when
+	// IP is set (the client is then IP, so that made-up keys mint no
+	// quota); without IP, or under "key", it is a client of its own.
 	APIKey string
 	// Token is a bearer token for Options.Tokens to verify: the client is
 	// then the user it names. A token the verifier refuses names no one:
@@ -127,7 +130,7 @@ func (m *Middleware) identifyRequester(ctx context.Context, c Requester) (Identi
 		}
 		key, sub := scoped(m.id.prefix, "ext:"+c.Subject)
 		id = Identity{Kind: KindExternal, Subject: sub, key: key}
-	case c.APIKey != "":
+	case c.APIKey != "" && m.unlistedKeyCounts(c):
 		id, _ = m.id.lookupKey(c.APIKey, true)
 	case c.User != "" && c.Token == "": // a refused token's client is IP
 		key, sub := m.id.userSubject(c.User)
@@ -152,6 +155,17 @@ func (m *Middleware) identifyRequester(ctx context.Context, c Requester) (Identi
 		return id, errors.New("no plan for the client (no default plan configured)")
 	}
 	return id, nil
+}
+
+// unlistedKeyCounts reports whether c's API key names its client: a listed
+// key does; an unlisted one does unless UnknownKeys is "ip" and c gives the
+// client's address, which then names it, as the proxy counts such a key.
+func (m *Middleware) unlistedKeyCounts(c Requester) bool {
+	if m.id.unlistedAsKey || !c.IP.IsValid() {
+		return true
+	}
+	_, listed := m.id.lookupKey(c.APIKey, false)
+	return listed
 }
 
 // decide runs the checks of res (identity and cost set) and reports it:

@@ -239,11 +239,11 @@ func validCheck(req *client.CheckRequest) error {
 			return fmt.Errorf("%s: %d bytes, more than %d", f.name, len(f.v), f.max)
 		}
 	}
-	if req.Token != "" && req.IP != "" {
-		set-- // the address of a client whose token is not verified
+	if (req.Token != "" || req.APIKey != "") && req.IP != "" {
+		set-- // the address of a client whose token is not verified, or whose key is not listed
 	}
 	if set != 1 {
-		return errors.New("identify the client with exactly one of subject, api_key, token, user or ip (ip may come with token)")
+		return errors.New("identify the client with exactly one of subject, api_key, token, user or ip (ip may come with token or api_key)")
 	}
 	if req.IP != "" {
 		if _, err := netip.ParseAddr(req.IP); err != nil {
