@@ -144,3 +144,20 @@ func TestJunkIsMalformed(t *testing.T) {
 		wantClass(t, err, jwt.ErrMalformed)
 	}
 }
+
+// Base64url has no line breaks: a token with one inside a part is not in
+// compact form, whatever decoders that skip them would make of it.
+func TestLineBreaksInsideATokenAreMalformed(t *testing.T) {
+	v := newVerifier(t, jwt.Options{Keys: set(jwk(edKey(), "ed"))})
+	good := sign(t, jose.EdDSA, edKey(), "ed", claims())
+	verify(t, v, good)
+	parts := strings.Split(good, ".")
+	for i := range parts {
+		for _, brk := range []string{"\n", "\r", "\r\n"} {
+			p := append([]string(nil), parts...)
+			p[i] = p[i][:4] + brk + p[i][4:]
+			_, err := v.VerifyToken(context.Background(), strings.Join(p, "."))
+			wantClass(t, err, jwt.ErrMalformed)
+		}
+	}
+}

@@ -46,6 +46,11 @@ func (v *Verifier) VerifyToken(ctx context.Context, token string) (httplimit.Tok
 	if strings.Count(token, ".") != 2 {
 		return none, fmt.Errorf("%w: not three parts joined by dots", ErrMalformed)
 	}
+	if i := strings.IndexFunc(token, notCompact); i >= 0 {
+		// Go's base64 decoders skip line breaks: refuse them, and anything
+		// else outside base64url, before they do.
+		return none, fmt.Errorf("%w: byte %d (%q) is not base64url", ErrMalformed, i, token[i])
+	}
 	tok, err := josejwt.ParseSigned(token, v.algs)
 	if err != nil {
 		return none, fmt.Errorf("%w: %w", ErrMalformed, err)
@@ -77,6 +82,12 @@ func (v *Verifier) VerifyToken(ctx context.Context, token string) (httplimit.Tok
 		return none, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	return v.judge(t, claims)
+}
+
+// notCompact says whether r may not appear in a JWS in compact form: only
+// the base64url alphabet and the dots between the parts may.
+func notCompact(r rune) bool {
+	return !('A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' || r == '_' || r == '.')
 }
 
 // verifyWith reads the claims of tok once one of keys verifies its
