@@ -184,7 +184,7 @@ func poisson(r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int) 
 // it (SpikeFactor times the rate) and after it.
 func spikePieces(r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int, out []Arrival) ([]Arrival, error) {
 	from := min(int64(p.SpikeAt.D()/time.Microsecond), end)
-	to := min(int64((p.SpikeAt+p.SpikeLength).D()/time.Microsecond), end)
+	to := min(int64(p.spikeEnd().D()/time.Microsecond), end)
 	total := p.Rate * float64(p.Keys)
 	for _, piece := range [3]struct {
 		from, to int64

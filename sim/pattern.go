@@ -187,12 +187,22 @@ func (p *Pattern) validate() error {
 	return p.Retry.validate()
 }
 
+// spikeEnd returns when the spike ends: SpikeAt + SpikeLength, or the end
+// of the traffic when the spike lasts longer (SpikeAt and SpikeLength ≥ 0,
+// as validate requires; the sum never overflows).
+func (p *Pattern) spikeEnd() Duration {
+	if p.SpikeLength >= p.Duration-min(p.SpikeAt, p.Duration) {
+		return max(p.Duration, p.SpikeAt)
+	}
+	return p.SpikeAt + p.SpikeLength
+}
+
 // multiplier returns the rate factor m(t) at offset t seconds, and its
 // largest value over the pattern, for the Poisson patterns.
 func (p *Pattern) multiplier() (m func(t float64) float64, peak, mean float64) {
 	switch p.Name {
 	case PatternSpike, PatternRetryStorm:
-		from, to := p.SpikeAt.D().Seconds(), (p.SpikeAt + p.SpikeLength).D().Seconds()
+		from, to := p.SpikeAt.D().Seconds(), p.spikeEnd().D().Seconds()
 		in := max(min(to, p.Duration.D().Seconds())-from, 0) / p.Duration.D().Seconds()
 		return func(t float64) float64 {
 			if t >= from && t < to {

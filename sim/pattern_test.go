@@ -195,3 +195,37 @@ func TestASpikeDrawnInPiecesKeepsItsRates(t *testing.T) {
 		t.Fatalf("%d in the spike minute, %d a minute before it, %d after", in, before, after)
 	}
 }
+
+// A spike longer than anything a Duration holds past its start lasts to
+// the end of the traffic: its end is not SpikeAt + SpikeLength overflowed
+// to a negative time, which dropped the spike (drawn by thinning) or
+// generated arrivals before 0 (drawn piece by piece).
+func TestSpikeLongerThanTheLargestDurationLastsToTheEnd(t *testing.T) {
+	const longest = Duration(1<<63 - 1)
+	// Thinning: 1 request a second, 10 times that from 60 s to the end.
+	tr, err := Generate(Pattern{Name: PatternSpike, Rate: 1, Duration: Duration(10 * time.Minute),
+		SpikeAt: Duration(time.Minute), SpikeLength: longest, Seed: 3}, 100, time.Minute, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.validate(); err != nil {
+		t.Fatal(err)
+	}
+	// 540 s at 10 a second: about 5400, Poisson noise ±~75.
+	if n := count(tr, 60, 600); n < 5000 || n > 5800 {
+		t.Errorf("%d arrivals in the spike, want about 5400", n)
+	}
+	// Piece by piece (a factor too large to thin): every arrival inside the traffic.
+	// 1.6e-5 a second over the last 365 days: about 500.
+	tr, err = Generate(Pattern{Name: PatternSpike, Rate: 1e-9, SpikeFactor: 16000, Duration: Duration(3650 * 24 * time.Hour),
+		SpikeAt: Duration(3285 * 24 * time.Hour), SpikeLength: longest, Seed: 3}, 100, time.Minute, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(tr, 3285*86400, 3650*86400); n < 400 || n > 600 {
+		t.Errorf("%d arrivals in the spike, want about 500", n)
+	}
+}
