@@ -1,6 +1,7 @@
 package client
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"testing"
@@ -65,5 +66,35 @@ func TestHostsRememberedStayBoundedWhenManyAreCalledWithinAMinute(t *testing.T) 
 	}
 	if !kept {
 		t.Error("the host called all along was forgotten")
+	}
+}
+
+func TestHostsRememberedStayBoundedWhenEachAsksForALongWait(t *testing.T) {
+	// Hostile hosts (or one that redirects a crawler to ever new names)
+	// each answer 429 with a Retry-After of a day: their holds must not
+	// make the Transport remember every one of them.
+	tr := &Transport{Base: hostsRoundTrip(func(r *http.Request) (*http.Response, error) {
+		h := http.Header{}
+		h.Set("Retry-After", "86400")
+		return &http.Response{StatusCode: http.StatusTooManyRequests, Header: h, Body: http.NoBody, Request: r}, nil
+	})}
+	for i := range 5 * maxHosts {
+		req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://h%d.example/", i), nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	tr.mu.Lock()
+	n := len(tr.hosts)
+	tr.mu.Unlock()
+	if n > maxHosts {
+		t.Errorf("%d hosts remembered after %d answered with long holds, want at most %d", n, 5*maxHosts, maxHosts)
+	}
+	// The host called last still holds its Retry-After.
+	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://h%d.example/", 5*maxHosts-1), nil)
+	if _, err := tr.RoundTrip(req); !errors.Is(err, ErrWaitTooLong) {
+		t.Errorf("the last host's hold was forgotten: %v, want ErrWaitTooLong", err)
 	}
 }

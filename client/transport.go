@@ -16,7 +16,11 @@ import (
 
 // maxHosts bounds the hosts whose quota a Transport remembers: beyond it,
 // the least recently used idle ones (no request under way, no Retry-After
-// hold) are forgotten, and start over with a probe.
+// hold) are forgotten, and start over with a probe; when too few are idle,
+// the least recently used of those held by a Retry-After are forgotten too
+// (their hold with them), so that hosts that each ask for a long wait
+// cannot make a Transport remember them all. Only hosts with requests
+// under way are never forgotten.
 const maxHosts = 1024
 
 // maxDrain is the most of a throttled response's body read before a retry,
@@ -171,11 +175,14 @@ func (t *Transport) unhold(h *hostState) {
 }
 
 // forgetIdle forgets the least recently used idle hosts (none of
-// whose requests is under way, with no Retry-After hold) until at most
-// half of maxHosts remain, or no idle one does; t.mu is held.
+// whose requests is under way, with no Retry-After hold), then, if too
+// many remain, the least recently used of those held by a Retry-After,
+// until at most half of maxHosts remain or only hosts with requests under
+// way do; t.mu is held.
 func (t *Transport) forgetIdle() {
 	type idleHost struct {
 		name string
+		held bool
 		used time.Time
 	}
 	now := time.Now()
@@ -185,12 +192,18 @@ func (t *Transport) forgetIdle() {
 			continue
 		}
 		h.mu.Lock()
-		if !now.Before(h.holdUntil) {
-			idle = append(idle, idleHost{k, h.lastUsed})
-		}
+		idle = append(idle, idleHost{k, now.Before(h.holdUntil), h.lastUsed})
 		h.mu.Unlock()
 	}
-	slices.SortFunc(idle, func(a, b idleHost) int { return a.used.Compare(b.used) })
+	slices.SortFunc(idle, func(a, b idleHost) int {
+		switch {
+		case a.held != b.held && !a.held:
+			return -1
+		case a.held != b.held:
+			return 1
+		}
+		return a.used.Compare(b.used)
+	})
 	for _, e := range idle {
 		if len(t.hosts) <= maxHosts/2 {
 			break
