@@ -85,24 +85,26 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
+// validate returns a usageError naming the flag (or the URL) whose value
+// bench cannot use.
 func (o *benchOptions) validate() error {
 	u, err := url.Parse(o.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("URL %q: want http://host[:port]/path or https://…", o.url)
+		return usageErrorf("URL %q: want http://host[:port]/path or https://…", o.url)
 	}
 	switch {
 	case o.conns < 1:
-		return fmt.Errorf("-c %d: want at least 1 connection", o.conns)
+		return usageErrorf("-c %d: want at least 1 connection", o.conns)
 	case o.duration <= 0:
-		return fmt.Errorf("-d %v: want a positive duration", o.duration)
+		return usageErrorf("-d %v: want a positive duration", o.duration)
 	case o.rate < 0:
-		return fmt.Errorf("-rate %v: want 0 (closed loop) or a positive rate", o.rate)
+		return usageErrorf("-rate %v: want 0 (closed loop) or a positive rate", o.rate)
 	case o.keys < 1:
-		return fmt.Errorf("-keys %d: want at least 1", o.keys)
+		return usageErrorf("-keys %d: want at least 1", o.keys)
 	}
 	for _, h := range o.headers {
 		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" {
-			return fmt.Errorf("-H %q: want \"Name: value\"", h)
+			return usageErrorf("-H %q: want \"Name: value\"", h)
 		}
 	}
 	return nil

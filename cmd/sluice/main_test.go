@@ -124,3 +124,25 @@ func TestFlagsAfterArgumentsAreNamed(t *testing.T) {
 		}
 	}
 }
+
+// A flag's value that its command refuses, or an argument it cannot read,
+// is a usage error too: status 2, and the message names the flag.
+func TestRefusedFlagValuesExit2NamingTheFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"bench", "-c", "0", "http://127.0.0.1:1/"}, "-c"},
+		{[]string{"bench", "-d", "0s", "http://127.0.0.1:1/"}, "-d"},
+		{[]string{"bench", "-rate", "-5", "http://127.0.0.1:1/"}, "-rate"},
+		{[]string{"bench", "-keys", "0", "http://127.0.0.1:1/"}, "-keys"},
+		{[]string{"bench", "-H", "no colon", "http://127.0.0.1:1/"}, "-H"},
+		{[]string{"bench", "ftp://127.0.0.1:1/"}, "URL"},
+	} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), tc.args, &out, &errOut)
+		if code != 2 || !strings.Contains(errOut.String(), tc.flag) {
+			t.Errorf("%q: exit %d, want 2 and a message naming %s; stderr:\n%s", tc.args, code, tc.flag, errOut.String())
+		}
+	}
+}
