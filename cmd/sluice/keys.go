@@ -68,7 +68,7 @@ which plan, or why it names no one, as the server verifies it now (identity.jwt)
 		*token = t
 	}
 	if u, err := url.Parse(*admin); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("-admin %q: want the admin listener's URL, e.g. http://127.0.0.1:9090 (https:// with admin.tls)", *admin)
+		return usageErrorf("-admin %q: want the admin listener's URL, e.g. http://127.0.0.1:9090 (https:// with admin.tls)", *admin)
 	}
 	*admin = strings.TrimSuffix(*admin, "/")
 	client, err := tlsFlags.client()
@@ -212,13 +212,14 @@ type adminTLS struct{ caFile, certFile, keyFile string }
 
 // client returns an HTTP client that verifies the admin listener with
 // caFile's CAs (the system's when empty) and presents the client
-// certificate, if any.
+// certificate, if any; a usageError when only one of certFile and keyFile
+// is set.
 func (a adminTLS) client() (*http.Client, error) {
 	if a.caFile == "" && a.certFile == "" && a.keyFile == "" {
 		return http.DefaultClient, nil
 	}
 	if (a.certFile == "") != (a.keyFile == "") {
-		return nil, errors.New("-cert and -key go together")
+		return nil, usageErrorf("-cert and -key go together")
 	}
 	c, err := config.ClientTLS{Enabled: true, CAFile: a.caFile, CertFile: a.certFile, KeyFile: a.keyFile}.Load()
 	if err != nil {

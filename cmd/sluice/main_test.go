@@ -138,6 +138,11 @@ func TestRefusedFlagValuesExit2NamingTheFlag(t *testing.T) {
 		{[]string{"bench", "-keys", "0", "http://127.0.0.1:1/"}, "-keys"},
 		{[]string{"bench", "-H", "no colon", "http://127.0.0.1:1/"}, "-H"},
 		{[]string{"bench", "ftp://127.0.0.1:1/"}, "URL"},
+		{[]string{"token", "-scopes", "everything"}, "-scopes"},
+		{[]string{"token", "-scopes", ","}, "-scopes"},
+		{[]string{"token", "-name", ""}, "-name"},
+		{[]string{"keys", "-admin", "127.0.0.1:9090", "top"}, "-admin"},
+		{[]string{"keys", "-admin", "http://127.0.0.1:1", "-cert", "c.pem", "top"}, "-cert"},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), tc.args, &out, &errOut)

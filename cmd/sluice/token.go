@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -47,7 +46,7 @@ flags:
 		return err
 	}
 	if *name == "" {
-		return errors.New("-name: every caller has a name for the logs")
+		return usageErrorf("-name: every caller has a name for the logs")
 	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -71,7 +70,7 @@ admin:
 }
 
 // tokenScopes reads -scopes: a comma-separated list of the scopes the
-// configuration knows (config.Scopes), at least one.
+// configuration knows (config.Scopes), at least one; a usageError otherwise.
 func tokenScopes(list string) ([]string, error) {
 	var known []string
 	for i := range 8 {
@@ -85,12 +84,12 @@ func tokenScopes(list string) ([]string, error) {
 			continue
 		}
 		if !slices.Contains(known, s) {
-			return nil, fmt.Errorf("-scopes: unknown scope %q (want one or more of %s)", s, strings.Join(known, ", "))
+			return nil, usageErrorf("-scopes: unknown scope %q (want one or more of %s)", s, strings.Join(known, ", "))
 		}
 		out = append(out, s)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("-scopes: list what the caller may do (%s)", strings.Join(known, ", "))
+		return nil, usageErrorf("-scopes: list what the caller may do (%s)", strings.Join(known, ", "))
 	}
 	return out, nil
 }

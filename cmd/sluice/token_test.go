@@ -50,8 +50,8 @@ func TestTokenSnippetLoads(t *testing.T) {
 	}
 	for _, args := range [][]string{{"-scopes", "admn"}, {"-scopes", ""}, {"-scopes", " , "}, {"-name", ""}} {
 		code, out, errOut := runSluice(t, append([]string{"token"}, args...)...)
-		if code != 1 || out != "" || errOut == "" {
-			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 1, no token, a reason", args, code, out, errOut)
+		if code != 2 || out != "" || errOut == "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want 2 (a usage error), no token, a reason", args, code, out, errOut)
 		}
 	}
 }
