@@ -27,6 +27,11 @@ const maxHosts = 1024
 // so that its connection can be reused.
 const maxDrain = 64 << 10
 
+// drainGrace is the longest a retry is put off, past the server's wait, for
+// the throttled response's body to end: a body that takes longer is closed
+// unread.
+const drainGrace = 100 * time.Millisecond
+
 // Transport is an http.RoundTripper that keeps a client within its rate
 // limits: for batch jobs, crawlers, and service-to-service calls.
 //
@@ -279,11 +284,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			}
 			return resp, nil
 		}
-		io.CopyN(io.Discard, resp.Body, maxDrain)
-		resp.Body.Close()
 		t.stats.retries.Add(1)
 		start := time.Now()
-		err = sleep(ctx, wait)
+		err = sleepDraining(ctx, wait, resp.Body)
 		t.stats.waited.Add(int64(time.Since(start)))
 		if err != nil {
 			return nil, err
@@ -363,6 +366,32 @@ func (h *hostState) waitHold(ctx context.Context, host string, maxWait time.Dura
 			return err
 		}
 	}
+}
+
+// sleepDraining waits d or until ctx is done, as sleep does, while it reads
+// up to maxDrain bytes of body so that its connection can be reused; then
+// it closes body, cutting the read short when it has not ended within
+// drainGrace after the wait (a body that never ends cannot hold the
+// retry), and returns once the read has stopped.
+func sleepDraining(ctx context.Context, d time.Duration, body io.ReadCloser) error {
+	drained := make(chan struct{})
+	go func() {
+		defer close(drained)
+		io.CopyN(io.Discard, body, maxDrain)
+	}()
+	err := sleep(ctx, d)
+	if err == nil {
+		grace := time.NewTimer(drainGrace)
+		select {
+		case <-drained:
+		case <-grace.C:
+		case <-ctx.Done():
+		}
+		grace.Stop()
+	}
+	body.Close()
+	<-drained
+	return err
 }
 
 func closeBody(req *http.Request) {
