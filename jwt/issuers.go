@@ -70,14 +70,14 @@ func issuerOf(token string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: payload: %w", ErrMalformed, err)
 	}
-	var claims struct {
-		Issuer json.RawMessage `json:"iss"`
-	}
+	// A map, not a struct: encoding/json would fill a struct's field from
+	// "ISS" too, and the Verifier checks "iss" exactly.
+	var claims map[string]json.RawMessage
 	if err := json.Unmarshal(payload, &claims); err != nil {
 		return "", fmt.Errorf("%w: payload: %w", ErrMalformed, err)
 	}
 	var iss string
-	if len(claims.Issuer) > 0 && json.Unmarshal(claims.Issuer, &iss) != nil {
+	if raw := claims["iss"]; len(raw) > 0 && json.Unmarshal(raw, &iss) != nil {
 		return "", fmt.Errorf("%w: \"iss\" is not a string", ErrClaims)
 	}
 	return iss, nil

@@ -3,8 +3,10 @@ package jwt_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 
@@ -64,5 +66,31 @@ func TestNewIssuersWantsADistinctIssuerOfEach(t *testing.T) {
 	}
 	if _, err := jwt.NewIssuers(a, a2); err == nil || !strings.Contains(err.Error(), "as another does") {
 		t.Errorf("two verifiers of one issuer: %v", err)
+	}
+}
+
+// The issuer a token is routed by is its "iss" claim exactly, the claim
+// its Verifier then checks: not a claim whose name differs from it only
+// in case, which encoding/json would match to a field of that name.
+func TestIssuersRouteByTheIssClaimExactly(t *testing.T) {
+	users := newVerifier(t, jwt.Options{Keys: set(jwk(ecKey(), "u1")), Issuer: "https://id.example/", Clock: clockAt(now)})
+	services := newVerifier(t, jwt.Options{Keys: set(jwk(edKey(), "s1")), Issuer: "https://cluster.local", Clock: clockAt(now)})
+	s, err := jwt.NewIssuers(users, services)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA, Key: edKey()}, (&jose.SignerOptions{}).WithHeader("kid", "s1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := fmt.Sprintf(`{"sub":"export","exp":%d,"iss":"https://cluster.local","ISS":"https://id.example/"}`, now.Add(time.Hour).Unix())
+	obj, err := signer.Sign([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := must(obj.CompactSerialize())
+	got, err := s.VerifyToken(context.Background(), tok)
+	if err != nil || got.Subject != "export" {
+		t.Fatalf("a service's token with an ISS claim too: %+v, %v; want it verified by the services' Verifier", got, err)
 	}
 }
