@@ -1,8 +1,10 @@
 package sim
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -95,6 +97,71 @@ func TestDelaysAndStateMatchBruteForceOracles(t *testing.T) {
 			}
 			if got.StateBytesMax != wantMax || got.StateBytesMean != wantMeanBytes {
 				t.Errorf("round %d %s: state %d B max, %v B mean; want %d, %v", round, got.Limit, got.StateBytesMax, got.StateBytesMean, wantMax, wantMeanBytes)
+			}
+		}
+	}
+}
+
+// The most admitted for one key in one calendar month, held to a
+// brute-force count over the admissions grouped by the year and month
+// time.Time gives each (shifted by the periods' offset), on traces
+// crowded around the starts of months.
+func TestWorstPeriodMatchesBruteForceOracle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 23))
+	const day = int64(24 * time.Hour / time.Microsecond)
+	for round := range 40 {
+		q := 1 + rng.Int64N(6)
+		offset := time.Duration(rng.Int64N(28*day)) * time.Microsecond
+		keys := 1 + rng.IntN(3)
+		tr := &Trace{Source: "oracle", End: 200 * day}
+		for k := range keys {
+			tr.Keys = append(tr.Keys, string(rune('a'+k)))
+		}
+		for range 1 + rng.IntN(150) {
+			// Within two days of the start of a (shifted) month, or anywhere.
+			at := rng.Int64N(tr.End)
+			if rng.IntN(2) == 0 {
+				m := sluice.TimeFromMicros(at)
+				start := time.Date(m.Year(), m.Month(), 1, 0, 0, 0, 0, time.UTC).Add(offset)
+				at = min(max(sluice.MicrosSinceEpoch(start)+rng.Int64N(4*day)-2*day, 0), tr.End-1)
+			}
+			tr.Arrivals = append(tr.Arrivals, Arrival{At: at, Key: int32(rng.IntN(keys)), Cost: rng.Int64N(3)})
+		}
+		slices.SortStableFunc(tr.Arrivals, func(a, b Arrival) int { return cmp.Compare(a.At, b.At) })
+		r := calendarRate(q, sluice.Month, offset)
+		cs, err := r.contenders(sluice.Algorithms(), 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(context.Background(), tr, Config{Quantity: q, Window: r.w, Period: sluice.Month, Offset: offset, Contenders: cs, Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ci, c := range cs {
+			type month struct {
+				key   int32
+				year  int
+				month time.Month
+			}
+			units := map[month]int64{}
+			states := map[int32]sluice.State{}
+			var want int64
+			for _, a := range tr.Arrivals {
+				next, st, err := c.Limit.Decide(states[a.Key], a.At, a.Cost)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !st.Allowed {
+					continue
+				}
+				states[a.Key] = next
+				u := sluice.TimeFromMicros(a.At + st.Delay.Microseconds()).Add(-offset)
+				m := month{a.Key, u.Year(), u.Month()}
+				units[m] += a.Cost
+				want = max(want, units[m])
+			}
+			if got := res.Algorithms[ci]; got.WorstPeriod != want {
+				t.Errorf("round %d (q %d, offset %v) %s: %d in one month, want %d", round, q, offset, got.Label, got.WorstPeriod, want)
 			}
 		}
 	}
