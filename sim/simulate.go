@@ -153,10 +153,10 @@ func Simulate(ctx context.Context, req Request) (*Response, error) {
 }
 
 // Validate reports what Simulate would refuse in req without building or
-// replaying any traffic: a bad limit, reference, algorithm, chart format
-// or pattern, both or neither of a pattern and a trace, and a pattern whose
-// expected number of requests is above MaxArrivals, or whose work is surely
-// above MaxWork (a lower estimate, for keys of uniform popularity), as a
+// replaying any traffic: a bad limit, reference, algorithm, chart format,
+// retry policy or pattern, both or neither of a pattern and a trace, and a
+// pattern whose expected number of requests is above MaxArrivals, or whose
+// work is surely above MaxWork (a lower estimate, for keys of uniform popularity), as a
 // *TooLargeError. It reads no trace: a trace's size, and the exact
 // estimate of a replay's work, are checked by Simulate after building the
 // traffic and before replaying it.
@@ -214,6 +214,11 @@ func (req Request) prepare() (*prepared, error) {
 	}
 	if req.Chart != "" && req.Chart != "png" && req.Chart != "svg" {
 		return nil, fmt.Errorf("chart format %q: use png or svg", req.Chart)
+	}
+	if req.Retry != nil {
+		if err := req.Retry.validate(); err != nil {
+			return nil, err
+		}
 	}
 	pl.trace = req.TraceReader
 	if pl.trace == nil && req.Trace != "" {

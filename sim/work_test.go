@@ -270,3 +270,19 @@ func TestTooManyRequestsStatesTheirTrueNumber(t *testing.T) {
 		})
 	}
 }
+
+// A retry policy Run would refuse is refused by Validate, before any
+// traffic is built: for a pattern and for a trace, which Validate does not
+// read.
+func TestValidateRefusesABadRetryPolicy(t *testing.T) {
+	for _, retry := range []RetryPolicy{{Max: 101}, {Max: -1}, {Max: 1, Impatient: 2}, {Max: 1, Gap: Duration(-time.Second)}} {
+		for _, req := range []Request{
+			{Limit: "10/1s", Pattern: &Pattern{Name: PatternSteady}, Retry: &retry},
+			{Limit: "10/1s", Trace: "not a trace", Retry: &retry},
+		} {
+			if err := req.Validate(); err == nil || !strings.HasPrefix(err.Error(), "retry: ") {
+				t.Errorf("%+v with a trace %v: %v, want the retry policy refused", retry, req.Trace != "", err)
+			}
+		}
+	}
+}

@@ -163,6 +163,9 @@ func TestSimulateAndDesignUsageErrorsExitTwo(t *testing.T) {
 		{"simulate", "-algorithms", "gcra,magic"},
 		{"design", "-rate", "abc"},
 		{"design", "-rate", "100/1m", "-precision", "perfect"},
+		{"simulate", "-retry-max", "1000"},
+		{"simulate", "-pattern", "retry-storm", "-retry-impatient", "2"},
+		{"simulate", "-retry-gap", "-1s"},
 	} {
 		if code, _, stderr := runSluice(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2 (%s)", args, code, strings.TrimSpace(stderr))
