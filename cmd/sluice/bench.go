@@ -76,7 +76,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := o.validate(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "sluice bench: %s %s for %v over %d connections, %s\n", o.method, o.url, o.duration, o.conns, o.mode())
+	fmt.Fprintf(stdout, "sluice bench: %s %s for %v over %d connections, %s\n", o.method, redactURL(o.url), o.duration, o.conns, o.mode())
 	r := bench(ctx, &o)
 	r.write(stdout)
 	if r.sent > 0 && r.errors == r.sent {
@@ -85,12 +85,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
+// redactURL returns s with the password of its user information, if any,
+// replaced by "xxxxx": what bench prints of the URL it sends to.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return s
+}
+
 // validate returns a usageError naming the flag (or the URL) whose value
 // bench cannot use.
 func (o *benchOptions) validate() error {
 	u, err := url.Parse(o.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErrorf("URL %q: want http://host[:port]/path or https://…", o.url)
+		return usageErrorf("URL %q: want http://host[:port]/path or https://…", redactURL(o.url))
 	}
 	switch {
 	case o.conns < 1:

@@ -181,3 +181,22 @@ func TestBenchSendsTheHostOfH(t *testing.T) {
 		t.Errorf("the server saw hosts %v, want key-0.api.example.com", hosts)
 	}
 }
+
+// A password in the URL is a secret: bench sends it and never prints it,
+// not in its report, its errors nor its refusal of the URL.
+func TestBenchNeverPrintsTheURLsPassword(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	withPassword := func(u string) string { return strings.Replace(u, "://", "://ops:s3cret-pw@", 1) }
+	for _, args := range [][]string{
+		{"bench", "-d", "200ms", "-c", "1", withPassword(srv.URL) + "/api"},
+		{"bench", "-d", "200ms", "-c", "1", withPassword("http://127.0.0.1:1") + "/api"},
+		{"bench", withPassword("ftp://127.0.0.1:1") + "/api"},
+	} {
+		var out, errOut bytes.Buffer
+		run(context.Background(), args, &out, &errOut)
+		if said := out.String() + errOut.String(); strings.Contains(said, "s3cret-pw") || !strings.Contains(said, "127.0.0.1") {
+			t.Errorf("%q printed the password (or not the URL):\n%s", args, said)
+		}
+	}
+}
