@@ -68,7 +68,7 @@ which plan, or why it names no one, as the server verifies it now (identity.jwt)
 		*token = t
 	}
 	if u, err := url.Parse(*admin); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErrorf("-admin %q: want the admin listener's URL, e.g. http://127.0.0.1:9090 (https:// with admin.tls)", *admin)
+		return usageErrorf("-admin %q: want the admin listener's URL, e.g. http://127.0.0.1:9090 (https:// with admin.tls)", redactURL(*admin))
 	}
 	*admin = strings.TrimSuffix(*admin, "/")
 	client, err := tlsFlags.client()
@@ -125,7 +125,7 @@ which plan, or why it names no one, as the server verifies it now (identity.jwt)
 		return err
 	}
 	if err := printKeys(stdout, rest[0], body); err != nil {
-		return fmt.Errorf("%s %s: not an answer of sluice's admin listener (is -admin its URL?)", method, u)
+		return fmt.Errorf("%s %s: not an answer of sluice's admin listener (is -admin its URL?)", method, redactURL(u))
 	}
 	return nil
 }
@@ -160,7 +160,8 @@ func readToken(path string) (string, error) {
 
 // callAdmin sends one request, with body when not nil, to the admin
 // listener and returns the body of a 200, or an error: an *adminError with
-// the problem's detail for an answer of another status.
+// the problem's detail for an answer of another status. No error holds
+// the password of u.
 func callAdmin(ctx context.Context, client *http.Client, method, u, token string, body []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -190,7 +191,7 @@ func callAdmin(ctx context.Context, client *http.Client, method, u, token string
 		if p.Detail == "" { // not a problem of sluice's: the answer's first line
 			p.Detail, _, _ = strings.Cut(strings.TrimSpace(string(answer[:min(len(answer), 200)])), "\n")
 		}
-		text := fmt.Sprintf("%s %s: %s", method, u, resp.Status)
+		text := fmt.Sprintf("%s %s: %s", method, redactURL(u), resp.Status)
 		if p.Detail != "" {
 			text += ": " + p.Detail
 		}

@@ -377,3 +377,22 @@ func TestKeysCommandTrimsTheTokenOfTheEnvironment(t *testing.T) {
 		t.Errorf("Authorization: %q, want the token without its newline", got)
 	}
 }
+
+// A password in -admin is a secret: keys never prints it, whether the
+// listener refuses, answers what keys cannot read, or -admin is refused.
+func TestKeysNeverPrintsThePasswordOfAdmin(t *testing.T) {
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusInternalServerError)
+	}))
+	defer refusing.Close()
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "<html>") }))
+	defer other.Close()
+	withPassword := func(u string) string { return strings.Replace(u, "://", "://ops:s3cret-pw@", 1) }
+	for _, admin := range []string{withPassword(refusing.URL), withPassword(other.URL), withPassword("ftp://127.0.0.1:1")} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{"keys", "-admin", admin, "-token", "t", "top"}, &out, &errOut)
+		if said := out.String() + errOut.String(); code == 0 || strings.Contains(said, "s3cret-pw") || !strings.Contains(said, "127.0.0.1") {
+			t.Errorf("-admin %s: exit %d, printed the password (or not the URL):\n%s", admin, code, said)
+		}
+	}
+}
