@@ -79,7 +79,7 @@ func jwtText(j *config.JWT, named bool, unverified string) string {
 	var keys string
 	switch {
 	case j.JWKSURL != "":
-		keys = "keys from " + j.JWKSURL
+		keys = "keys from " + redactURL(j.JWKSURL)
 	case j.Discover:
 		keys = "keys its discovery document names"
 	case j.JWKSFile != "":

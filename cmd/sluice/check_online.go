@@ -28,7 +28,7 @@ func checkOnline(ctx context.Context, w io.Writer, cfg *config.Config) error {
 		if j.JWKSURL == "" && !j.Discover {
 			continue
 		}
-		from := j.JWKSURL
+		from := redactURL(j.JWKSURL)
 		if j.Discover {
 			from = "the OpenID configuration of " + j.Issuer
 		}

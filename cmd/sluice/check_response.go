@@ -69,7 +69,7 @@ func printNotify(w io.Writer, cfg *config.Config) {
 	if n.Secret != nil {
 		signed = "signed with the secret of " + n.SecretFile
 	}
-	fmt.Fprintf(w, "NOTIFY  %s at %s of %s, once per window; %s\n", n.URL, strings.Join(at, ", "), strings.Join(n.Limits, ", "), signed)
+	fmt.Fprintf(w, "NOTIFY  %s at %s of %s, once per window; %s\n", redactURL(n.URL), strings.Join(at, ", "), strings.Join(n.Limits, ", "), signed)
 }
 
 // printSettle prints the SETTLE line when the decision API's settlement

@@ -224,3 +224,23 @@ func TestCheckPrintsWhatDegradationDoes(t *testing.T) {
 		t.Errorf("without a degradation section: exit %d, output:\n%s", code, out.String())
 	}
 }
+
+// The URLs of a JWK Set and of the notification hook may carry
+// a password: check names them without it.
+func TestCheckNeverPrintsThePasswordOfAURL(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "jwt.yaml")
+	cfg := "plans:\n  default:\n    limits:\n      - {name: per-month, algorithm: fixed-window, quantity: 1000, window: month}\ndefault_plan: default\n" +
+		"identity:\n  jwt:\n    jwks_url: https://ops:s3cret-pw@auth.example.com/jwks.json\n" +
+		"notify:\n  url: https://ops:s3cret-pw@billing.example.com/hooks\n  limits: [per-month]\n"
+	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"check", file}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if said := out.String() + errOut.String(); strings.Contains(said, "s3cret-pw") || !strings.Contains(said, "auth.example.com/jwks.json") ||
+		!strings.Contains(said, "billing.example.com/hooks") {
+		t.Errorf("printed the password (or not the URL):\n%s", said)
+	}
+}
