@@ -3,6 +3,7 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -47,7 +48,7 @@ func parseWindow(s string) (time.Duration, error) {
 }
 
 // ParseDuration is time.ParseDuration that also reads whole days: "7d",
-// "1d12h". It is how every duration of this package's requests is read.
+// "1d12h"; a sum beyond what a time.Duration holds is an error. It is how every duration of this package's requests is read.
 func ParseDuration(s string) (time.Duration, error) {
 	if i := strings.IndexByte(s, 'd'); i > 0 {
 		days, err := strconv.ParseInt(s[:i], 10, 64)
@@ -57,6 +58,9 @@ func ParseDuration(s string) (time.Duration, error) {
 				r, err := time.ParseDuration(rest)
 				if err != nil {
 					return 0, fmt.Errorf("duration %q: use e.g. 30s, 1m, 24h or 7d", s)
+				}
+				if r > math.MaxInt64-d {
+					return 0, fmt.Errorf("duration %q: longer than a duration holds (about 292 years)", s)
 				}
 				d += r
 			}
@@ -110,14 +114,19 @@ func (d *Duration) UnmarshalText(b []byte) error {
 	return err
 }
 
-// UnmarshalJSON reads a duration string, or a number of seconds.
+// UnmarshalJSON reads a duration string, or a number of seconds; either
+// beyond what a time.Duration holds is an error.
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] != '"' {
 		var secs float64
 		if err := json.Unmarshal(b, &secs); err != nil {
 			return fmt.Errorf("duration %s: want a string such as \"1m\" or a number of seconds", b)
 		}
-		*d = Duration(secs * float64(time.Second))
+		ns := secs * float64(time.Second)
+		if math.Abs(ns) >= 1<<63 { // beyond an int64 of nanoseconds
+			return fmt.Errorf("duration %s seconds: longer than a duration holds (about 292 years)", b)
+		}
+		*d = Duration(ns)
 		return nil
 	}
 	var s string

@@ -184,3 +184,24 @@ func TestDurationJSONReadsStringsAndSeconds(t *testing.T) {
 		t.Fatal("a bad duration was accepted")
 	}
 }
+
+// A duration beyond what a time.Duration holds is refused, never wrapped
+// around or converted as the platform happens to convert an out-of-range
+// float: 1e300 seconds became -2562047h on amd64.
+func TestDurationsBeyondTheRangeAreRefused(t *testing.T) {
+	for _, s := range []string{"99999d2562047h", "1d2562047h"} {
+		if d, err := ParseDuration(s); err == nil {
+			t.Errorf("ParseDuration(%q) = %v, want an error", s, d)
+		}
+	}
+	for _, b := range []string{`1e300`, `-1e300`, `9223372037`, `1e19`} {
+		var d Duration
+		if err := json.Unmarshal([]byte(b), &d); err == nil {
+			t.Errorf("%s seconds read as %v, want an error", b, d.D())
+		}
+	}
+	var d Duration
+	if err := json.Unmarshal([]byte(`9223372036`), &d); err != nil || d.D() != 9223372036*time.Second {
+		t.Errorf("9223372036 seconds: %v, %v", d.D(), err)
+	}
+}
