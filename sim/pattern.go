@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/sluice-dev/sluice"
 )
 
 // Names of the built-in traffic patterns.
@@ -55,7 +57,8 @@ type Pattern struct {
 	// Duration is how long the traffic lasts. Default 10 windows, at most
 	// 10 years.
 	Duration Duration `json:"duration,omitempty"`
-	// Cost is the units each request spends. Default 1.
+	// Cost is the units each request spends, at most sluice.MaxQuantity.
+	// Default 1.
 	Cost int64 `json:"cost,omitempty"`
 	// Seed makes the traffic reproducible: the same pattern and seed give
 	// the same trace. Zero is a valid seed.
@@ -162,8 +165,8 @@ func (p *Pattern) validate() error {
 		return bad("rate %v must be ≥ 0 requests per second", p.Rate)
 	case p.Duration <= 0 || p.Duration.D() > maxSpan:
 		return bad("duration %v must be in (0, %v]", p.Duration, maxSpan)
-	case p.Cost < 0:
-		return bad("cost %d must be ≥ 0", p.Cost)
+	case p.Cost < 0 || p.Cost > sluice.MaxQuantity:
+		return bad("cost %d must be in [0, %d]", p.Cost, int64(sluice.MaxQuantity))
 	case p.BurstSize < 1:
 		return bad("burst size %d must be ≥ 1", p.BurstSize)
 	case p.Spread <= 0:

@@ -3,8 +3,11 @@ package sim
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice"
 )
 
 func generate(t *testing.T, p Pattern) *Trace {
@@ -227,5 +230,15 @@ func TestSpikeLongerThanTheLargestDurationLastsToTheEnd(t *testing.T) {
 	}
 	if n := count(tr, 3285*86400, 3650*86400); n < 400 || n > 600 {
 		t.Errorf("%d arrivals in the spike, want about 500", n)
+	}
+}
+
+// A pattern's cost above what a request may spend is refused as the
+// pattern's, by Validate, before any request is drawn: it was refused
+// after generating, as "arrival 0: cost …", naming no parameter.
+func TestPatternCostAboveMaxQuantityIsRefused(t *testing.T) {
+	req := Request{Limit: "10/1s", Pattern: &Pattern{Name: PatternSteady, Cost: sluice.MaxQuantity + 1}}
+	if err := req.Validate(); err == nil || !strings.HasPrefix(err.Error(), "pattern steady: cost ") {
+		t.Errorf("Validate: %v, want the pattern's cost refused", err)
 	}
 }

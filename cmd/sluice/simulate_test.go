@@ -166,6 +166,7 @@ func TestSimulateAndDesignUsageErrorsExitTwo(t *testing.T) {
 		{"simulate", "-retry-max", "1000"},
 		{"simulate", "-pattern", "retry-storm", "-retry-impatient", "2"},
 		{"simulate", "-retry-gap", "-1s"},
+		{"simulate", "-cost", "2000000000000"},
 	} {
 		if code, _, stderr := runSluice(t, args...); code != 2 {
 			t.Errorf("%q: exit %d, want 2 (%s)", args, code, strings.TrimSpace(stderr))
