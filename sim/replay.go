@@ -230,8 +230,8 @@ func (r *replayer) retry(e event, after time.Duration) {
 func (r *replayer) finish() {
 	res, win := &r.j.res, r.win
 	res.WorstWindow, res.WorstPeriod = win.worst, win.worstPeriod
-	res.WorstAt = Duration(time.Duration(win.worstAt-r.s.tr.Start) * time.Microsecond)
 	if win.worst > 0 {
+		res.WorstAt = Duration(time.Duration(win.worstAt-r.s.tr.Start) * time.Microsecond)
 		res.WorstKey = r.s.tr.Keys[win.worstKey]
 	}
 	if res.Admitted > 0 {

@@ -78,7 +78,8 @@ type AlgorithmResult struct {
 	// WorstWindow is the most units admitted for one key within any span
 	// (t-W, t] — a sliding window over admissions, each counted when it
 	// proceeds (arrival plus Delay) — and WorstKey, WorstAt (offset from the
-	// trace start of t) say where. Compare it with Result.Quantity.
+	// trace start of t) say where; both are zero when WorstWindow is.
+	// Compare it with Result.Quantity.
 	WorstWindow int64    `json:"worst_window"`
 	WorstKey    string   `json:"worst_key,omitempty"`
 	WorstAt     Duration `json:"worst_at"`

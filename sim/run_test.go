@@ -358,3 +358,13 @@ func TestSimulateNamesAPatternThatDrewNoRequest(t *testing.T) {
 		}
 	}
 }
+
+// An algorithm that admitted nothing has no worst window to place: its
+// WorstAt is 0 and WorstKey empty, not the trace's start before sluice's
+// epoch (-54036h for a trace of 2026).
+func TestNothingAdmittedHasNoWorstPlace(t *testing.T) {
+	res := simulate(t, Request{Trace: "2026-03-01T12:00:00Z,a,5\n2026-03-01T12:00:01Z,a,5\n", Limit: "3/1s", Algorithms: []string{"fixed-window"}})
+	if r := res.Algorithms[0]; r.Admitted != 0 || r.WorstWindow != 0 || r.WorstAt != 0 || r.WorstKey != "" {
+		t.Errorf("admitted %d, worst %d for %q at %v; want nothing, at 0", r.Admitted, r.WorstWindow, r.WorstKey, r.WorstAt)
+	}
+}
