@@ -213,6 +213,15 @@ server {
 			differs: []string{"limit_req_status: nginx refused with 503"},
 		},
 		{
+			name:   "a longest wait that is no whole number of microseconds is rounded up to one, admitting the same",
+			format: "nginx",
+			src: `limit_req_zone $binary_remote_addr zone=api:1m rate=3r/s;
+limit_req zone=api burst=5;`,
+			limits:  []string{"api: leaky-bucket 3 per 1s burst 1 max-wait 1.666667s"},
+			same:    []string{"without nodelay nginx holds each request"},
+			differs: []string{"limit_req_status: nginx refused with 503"},
+		},
+		{
 			name:   "a constant key is a global limit; dry run is shadow",
 			format: "nginx",
 			src: `limit_req_zone $server_name zone=all:1m rate=100r/s;

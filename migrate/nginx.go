@@ -605,7 +605,7 @@ func (t *Translation) nginxLimit(z *nginxZone, u nginxUse, name, where string) L
 			z.quantity, formatWindow(z.window), u.burst+1, z.quantity, formatWindow(z.window), u.burst+1)
 	default:
 		l.Algorithm, l.Burst = "leaky-bucket", u.delay+1
-		l.MaxWait = time.Duration(u.burst-u.delay) * z.window / time.Duration(z.quantity)
+		l.MaxWait = longestWait(int64(u.burst-u.delay), z.window, int64(z.quantity))
 		if u.delay > 0 {
 			l.Source += fmt.Sprintf(" delay=%d", u.delay)
 		}
@@ -726,4 +726,14 @@ func (t *Translation) nginxKey(z *nginxZone, l *Limit) {
 	default:
 		t.differs(where, "sluice cannot key a limit on %s: the limit is imported per client address instead. Key on an address, a header or the host, or keep this limit in nginx.", z.key)
 	}
+}
+
+// longestWait is the wait of the n-th request nginx holds at quantity per
+// window, n·window/quantity, rounded up to the whole microseconds that
+// max_wait is kept in: the waits of a queue are whole slots apart, a slot
+// is a microsecond or more at any rate nginx takes, so the rounding admits
+// no other request.
+func longestWait(n int64, window time.Duration, quantity int64) time.Duration {
+	us := n * int64(window/time.Microsecond)
+	return time.Duration((us+quantity-1)/quantity) * time.Microsecond
 }
