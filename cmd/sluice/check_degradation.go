@@ -18,7 +18,8 @@ func printDegradation(w io.Writer, cfg *config.Config) {
 	if !g.Enabled {
 		return
 	}
-	level1 := fmt.Sprintf("level 1: every quantity and burst × %g (no burst below its plan's costliest request)", g.Factor)
+	level1 := fmt.Sprintf("level 1: every quantity and burst of a window up to %s × %g (no burst below its plan's costliest request; longer quotas whole)",
+		httplimit.FormatWindow(g.FactorMaxWindow), g.Factor)
 	if len(g.Expensive) > 0 {
 		level1 += ", 503 to " + strings.Join(g.Expensive, ", ")
 	}

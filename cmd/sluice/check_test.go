@@ -199,7 +199,7 @@ func TestCheckPrintsWhatDegradationDoes(t *testing.T) {
 	if code := run(context.Background(), []string{"check", "../../examples/sluice.yaml"}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	want := "DEGRADATION  level 1: every quantity and burst × 0.5 (no burst below its plan's costliest request), 503 to POST /api/generate; " +
+	want := "DEGRADATION  level 1: every quantity and burst of a window up to 1h × 0.5 (no burst below its plan's costliest request; longer quotas whole), 503 to POST /api/generate; " +
 		"level 2: writes refused but POST /api/pay; " +
 		"level 3: only GET /healthz, GET /api/health served; 503s with Retry-After 5s\n"
 	if !strings.Contains(out.String(), want) {
@@ -214,7 +214,7 @@ func TestCheckPrintsWhatDegradationDoes(t *testing.T) {
 	if code := run(context.Background(), []string{"check", file}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	want = "DEGRADATION  level 1: every quantity and burst × 0.5 (no burst below its plan's costliest request); level 2: writes refused, GET answers served from copies up to 10s old; " +
+	want = "DEGRADATION  level 1: every quantity and burst of a window up to 1h × 0.5 (no burst below its plan's costliest request; longer quotas whole); level 2: writes refused, GET answers served from copies up to 10s old; " +
 		"level 3: every request refused; 503s with Retry-After 5s\n"
 	if !strings.Contains(out.String(), want) {
 		t.Errorf("output lacks %q:\n%s", want, out.String())
