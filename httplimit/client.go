@@ -73,7 +73,7 @@ func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path st
 	if err != nil {
 		return nil, err
 	}
-	res := m.results.Get().(*Result)
+	res := m.result()
 	// Routes match on the method and path alone: a request made of them,
 	// kept in the pooled Result (matching keeps no reference to it).
 	path, query, _ := strings.Cut(path, "?")

@@ -130,6 +130,9 @@ type Result struct {
 	// kept is the Pending Keep made of the Result, which settles its
 	// charges in its stead; nil when it was not kept.
 	kept *Pending
+	// pooled: the Result is back in the pool (Done or Discard), which a
+	// second Done or Discard then leaves alone.
+	pooled bool
 
 	// DecideFor's request to match routes against, reused with the
 	// Result instead of allocated per call.
@@ -256,7 +259,7 @@ func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 	if m.zero() {
 		return nil, errZero()
 	}
-	res := m.results.Get().(*Result)
+	res := m.result()
 	if m.exempt.match(r) {
 		return m.exempted(r, res, ExemptRoute), nil
 	}
@@ -291,14 +294,22 @@ func (m *Middleware) identifyInto(r *http.Request, res *Result) (*Result, error)
 
 // Discard returns res to the pool without ending its request: a
 // concurrency lease it holds is not given back (it expires by itself; use
-// Done to give it back). res must not be used afterwards. A nil res (the
+// Done to give it back). res must not be used afterwards; a second Discard
+// or Done of it, before any later request, does nothing. A nil res (the
 // Result of a Decide that failed) is ignored, as by Done and WriteHeaders.
 func (m *Middleware) Discard(res *Result) {
-	if res == nil {
+	if res == nil || res.pooled {
 		return
 	}
-	res.peeking, res.kept = false, nil
+	res.peeking, res.kept, res.pooled = false, nil, true
 	m.results.Put(res)
+}
+
+// result returns a Result from the pool, for a new request.
+func (m *Middleware) result() *Result {
+	res := m.results.Get().(*Result)
+	res.pooled = false
+	return res
 }
 
 // WriteHeaders sets res's RateLimit headers on h, in every configured mode.
@@ -427,9 +438,10 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 
 // Done ends an admitted request: it gives back its concurrency leases, if
 // any, and releases res. Handler calls it; callers of Decide call it when
-// the work the decision admitted has ended.
+// the work the decision admitted has ended. A second Done or Discard of
+// res, before any later request, does nothing.
 func (m *Middleware) Done(ctx context.Context, res *Result) {
-	if res == nil {
+	if res == nil || res.pooled {
 		return
 	}
 	if !res.Exempt && res.Decision.Allowed && holdsLease(&res.Decision) {

@@ -165,7 +165,7 @@ func (m *Middleware) peek(r *http.Request) (*Result, error) {
 	if m.zero() {
 		return nil, errZero()
 	}
-	res := m.results.Get().(*Result)
+	res := m.result()
 	res.statusRefused, res.peeking = false, true
 	if res, err := m.identifyInto(r, res); err != nil || res.Exempt {
 		return res, err
