@@ -122,6 +122,11 @@ func (m *Middleware) identifyRequester(ctx context.Context, c Requester) (Identi
 			return id, ErrTokenRefused
 		}
 	}
+	var keyID Identity
+	byKey := false
+	if !verified && c.Subject == "" && c.APIKey != "" {
+		keyID, byKey = m.keyIdentity(c)
+	}
 	switch {
 	case verified:
 	case c.Subject != "":
@@ -130,8 +135,8 @@ func (m *Middleware) identifyRequester(ctx context.Context, c Requester) (Identi
 		}
 		key, sub := scoped(m.id.prefix, "ext:"+c.Subject)
 		id = Identity{Kind: KindExternal, Subject: sub, key: key}
-	case c.APIKey != "" && m.unlistedKeyCounts(c):
-		id, _ = m.id.lookupKey(c.APIKey, true)
+	case byKey:
+		id = keyID
 	case c.User != "" && c.Token == "": // a refused token's client is IP
 		key, sub := m.id.userSubject(c.User)
 		id = Identity{Kind: KindUser, Subject: sub, key: key}
@@ -157,15 +162,14 @@ func (m *Middleware) identifyRequester(ctx context.Context, c Requester) (Identi
 	return id, nil
 }
 
-// unlistedKeyCounts reports whether c's API key names its client: a listed
-// key does; an unlisted one does unless UnknownKeys is "ip" and c gives the
-// client's address, which then names it, as the proxy counts such a key.
-func (m *Middleware) unlistedKeyCounts(c Requester) bool {
-	if m.id.unlistedAsKey || !c.IP.IsValid() {
-		return true
-	}
-	_, listed := m.id.lookupKey(c.APIKey, false)
-	return listed
+// keyIdentity returns the identity c's API key names, and whether it
+// names one: a listed key does; an unlisted one does unless UnknownKeys is
+// "ip" and c gives the client's address, which then names it, as the proxy
+// counts such a key (and, as the proxy, keeps no made-up key cached).
+func (m *Middleware) keyIdentity(c Requester) (Identity, bool) {
+	unlisted := m.id.unlistedAsKey || !c.IP.IsValid()
+	id, listed := m.id.lookupKey(c.APIKey, unlisted)
+	return id, listed || unlisted
 }
 
 // decide runs the checks of res (identity and cost set) and reports it:
