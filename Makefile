@@ -6,27 +6,20 @@ GO    ?= go
 
 # make test: installs what the tests need (redis-server, nginx, haproxy, caddy,
 # chromium, prometheus, podman, buildah, systemd-analyze, curl, node, python3-requests — Debian packages,
-# only when missing), runs every test with the race
-# detector (and the chi, gin and echo examples of examples/frameworks, a
-# module of its own), the allocation tests again without it (its sync.Pool
-# drops items at random, so httplimit's skip under it), then every fuzz
-# target for FUZZTIME. Tests that need those programs
-# fail, never skip, without them.
-test: deps
-	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 15m ./...
-	$(GO) test -count=1 -run 'Allocat' . ./memory ./httplimit
-	cd examples/frameworks && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -race -count=1 ./...
-	./scripts/fuzz $(FUZZTIME)
+# only when missing) while it vets and compiles every test binary, then runs
+# every test with the race detector (and the chi, gin and echo examples of
+# examples/frameworks, a module of its own), the allocation tests again
+# without it (its sync.Pool drops items at random, so httplimit's skip under
+# it), then every fuzz target for FUZZTIME (scripts/test). Tests that need
+# those programs fail, never skip, without them.
+test:
+	GO=$(GO) FUZZTIME=$(FUZZTIME) ./scripts/test
 
 FUZZTIME ?= 3s
 
 deps:
-	@command -v redis-server >/dev/null && command -v redis-cli >/dev/null || { \
-	  echo "make test: installing redis-server (Debian package)"; \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; }
 	@missing=; \
+	  command -v redis-server >/dev/null && command -v redis-cli >/dev/null || missing="$$missing redis-server"; \
 	  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing="$$missing nginx"; \
 	  command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing="$$missing haproxy"; \
 	  command -v caddy >/dev/null || missing="$$missing caddy"; \
@@ -40,7 +33,7 @@ deps:
 	  command -v node >/dev/null || missing="$$missing nodejs"; \
 	  python3 -c 'import requests' 2>/dev/null || missing="$$missing python3-requests"; \
 	  [ -z "$$missing" ] || { \
-	  echo "make test: installing$$missing (Debian packages: real front proxies, browser, Prometheus, podman for server/ and deploy/; curl, node and python3-requests run /docs's code examples)"; \
+	  echo "make deps: installing$$missing (Debian packages: Redis, real front proxies, browser, Prometheus, podman for server/ and deploy/; curl, node and python3-requests run /docs's code examples)"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; }
 
