@@ -12,8 +12,8 @@ var (
 	// numbers), or a "crit" header it does not understand.
 	ErrMalformed = errors.New("jwt: malformed token")
 	// ErrKey: no key of the set in use may verify the token: none has its
-	// "kid" (or, for a token without one, none fits its "alg"), or no set
-	// has been fetched yet.
+	// "kid" (or, for a token without one, none fits its "alg", or more than
+	// 4 do), or no set has been fetched yet.
 	ErrKey = errors.New("jwt: no key for the token")
 	// ErrSignature: the signature does not verify with any key the token
 	// may be verified with.

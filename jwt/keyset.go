@@ -43,10 +43,12 @@ func (s *keySet) len() int {
 
 // candidates returns the keys of s that may verify a token of kid and alg:
 // those of its kid (any, for a token without one, or when s.anyKid) whose
-// type fits alg. A nil s has none.
-func (s *keySet) candidates(kid string, alg jose.SignatureAlgorithm) []key {
+// type fits alg. A token without a kid is tried with at most
+// maxKidlessKeys keys: when more fit, candidates returns an error wrapping
+// ErrKey and no key. A nil s has none.
+func (s *keySet) candidates(kid string, alg jose.SignatureAlgorithm) ([]key, error) {
 	if s == nil {
-		return nil
+		return nil, nil
 	}
 	var out []key
 	for _, k := range s.keys {
@@ -54,7 +56,11 @@ func (s *keySet) candidates(kid string, alg jose.SignatureAlgorithm) []key {
 			out = append(out, k)
 		}
 	}
-	return out
+	if kid == "" && !s.anyKid && len(out) > maxKidlessKeys {
+		return nil, fmt.Errorf("%w: the token names no kid, and %d keys of the set fit alg %s: "+
+			"a token without a kid is verified only by a set of at most %d keys of its alg", ErrKey, len(out), alg, maxKidlessKeys)
+	}
+	return out, nil
 }
 
 // fits says whether k may verify a signature of alg.

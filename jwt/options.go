@@ -30,8 +30,11 @@ type Options struct {
 	// Ed25519 keys, the first 100 of them at most, and of each only its
 	// public part; symmetric ("oct") keys and keys it
 	// cannot read are skipped. A key whose "alg" is set verifies only
-	// tokens of that "alg". A fetch that fails, or that finds no usable
-	// key, leaves the set in use as it was.
+	// tokens of that "alg". A token without a "kid" is tried with each key
+	// that fits its "alg" only while the set holds at most 4 of them (else
+	// it is ErrKey): an issuer that publishes more must name the kid. A
+	// fetch that fails, or that finds no usable key, leaves the set in use
+	// as it was.
 	KeysURL string
 
 	// Discover, instead of KeysURL, finds the JWK Set where the issuer's
@@ -151,6 +154,7 @@ const (
 	maxSetLen         = 1 << 20     // bytes of a fetched JWK Set
 	maxDiscoveryLen   = 64 << 10    // bytes of a discovery document
 	maxKeys           = 100         // usable keys of a set
+	maxKidlessKeys    = 4           // keys a token without a kid is tried with
 	maxRedirects      = 10          // followed by a fetch
 )
 

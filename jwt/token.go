@@ -33,7 +33,9 @@ type times struct {
 //
 // The token is read and its "alg" checked before any key is used. A token
 // with a "kid" is verified only with the keys of that kid, one without
-// with each key whose type fits its "alg" in turn; when none verifies it,
+// with each key whose type fits its "alg" in turn, provided the set holds
+// at most 4 such keys: when it holds more, a token without a "kid" is
+// ErrKey and costs no verification. When none verifies it,
 // the set is fetched again as for an unknown kid (see Options.MinRefresh)
 // and the token verified with the keys fetched. ctx bounds only the wait
 // for a fetch of Options.KeysURL that the token prompts; for a token of no
@@ -71,7 +73,12 @@ func (v *Verifier) VerifyToken(ctx context.Context, token string) (httplimit.Tok
 		// or among keys that name none: the set fetched since may have it.
 		// Such tokens prompt a fetch as unknown kids do, at most once every
 		// MinRefresh.
-		if keys = v.set.Load().candidates(kid, alg); len(keys) > 0 {
+		fetched, ferr := v.set.Load().candidates(kid, alg)
+		if ferr != nil {
+			return none, ferr
+		}
+		if len(fetched) > 0 {
+			keys = fetched
 			t, claims, err = verifyWith(tok, keys)
 		}
 	}

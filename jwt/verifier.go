@@ -146,10 +146,11 @@ func (v *Verifier) Close() error {
 // keysFor returns the keys that may verify a token of kid and alg. When
 // the set has none and its keys are fetched, it has the set fetched
 // again, at most once every Options.MinRefresh, waiting for that fetch
-// within ctx.
+// within ctx. A token without a kid that more than maxKidlessKeys keys
+// fit is ErrKey, with no fetch.
 func (v *Verifier) keysFor(ctx context.Context, kid string, alg jose.SignatureAlgorithm) ([]key, error) {
-	if keys := v.set.Load().candidates(kid, alg); len(keys) > 0 {
-		return keys, nil
+	if keys, err := v.set.Load().candidates(kid, alg); err != nil || len(keys) > 0 {
+		return keys, err
 	}
 	what := fmt.Sprintf("kid %.64q, alg %s", kid, alg) // a made-up kid may be long
 	if v.fetch == nil {
@@ -158,8 +159,8 @@ func (v *Verifier) keysFor(ctx context.Context, kid string, alg jose.SignatureAl
 	if err := v.fetch.prompted(ctx); err != nil {
 		return nil, fmt.Errorf("%w: none of the set in use has %s, and %w", ErrKey, what, err)
 	}
-	if keys := v.set.Load().candidates(kid, alg); len(keys) > 0 {
-		return keys, nil
+	if keys, err := v.set.Load().candidates(kid, alg); err != nil || len(keys) > 0 {
+		return keys, err
 	}
 	return nil, fmt.Errorf("%w: none of the set has %s, fetched again", ErrKey, what)
 }

@@ -2,6 +2,8 @@ package jwt_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -334,4 +336,40 @@ func TestAKeyWhoseKeyOpsLeaveOutVerifyIsNotUsed(t *testing.T) {
 	if _, err := jwt.New(jwt.Options{Keys: []byte(`{"keys": [` + withOps(rsaKey(), "wrap", "encrypt") + `]}`)}); err == nil {
 		t.Error("a set whose only key is for encryption was accepted")
 	}
+}
+
+// A token without "kid" is tried with every key that fits its "alg" only
+// while the set holds at most 4 of them: a stranger's kid-less tokens
+// cost at most 4 verifications each, however many keys the issuer
+// publishes.
+func TestATokenWithoutAKidIsTriedWithAFewKeysAtMost(t *testing.T) {
+	var private []ed25519.PrivateKey
+	var public []jose.JSONWebKey
+	for range 5 {
+		_, k, err := ed25519.GenerateKey(rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		private, public = append(private, k), append(public, jwk(k, ""))
+	}
+	four := newVerifier(t, jwt.Options{Keys: set(public[:4]...)})
+	for i := range 4 {
+		verify(t, four, sign(t, jose.EdDSA, private[i], "", claims()))
+	}
+	// The set's RSA key does not fit EdDSA: four keys still fit.
+	mixed := newVerifier(t, jwt.Options{Keys: set(append([]jose.JSONWebKey{jwk(rsaKey(), "")}, public[:4]...)...)})
+	verify(t, mixed, sign(t, jose.EdDSA, private[3], "", claims()))
+
+	five := newVerifier(t, jwt.Options{Keys: set(public...)})
+	for i := range 5 {
+		_, err := five.VerifyToken(context.Background(), sign(t, jose.EdDSA, private[i], "", claims()))
+		wantClass(t, err, jwt.ErrKey)
+		if err == nil || !strings.Contains(err.Error(), "no kid") {
+			t.Errorf("key %d: error %v does not say the token names no kid", i, err)
+		}
+	}
+	// With a kid, a token of the same set verifies.
+	public[4].KeyID = "e"
+	named := newVerifier(t, jwt.Options{Keys: set(public...)})
+	verify(t, named, sign(t, jose.EdDSA, private[4], "e", claims()))
 }
