@@ -93,7 +93,7 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 		if sim.IsAPIRequirements(data) {
-			return designAPI(ctx, fs, data, *reqFile, *shadow, designOutput{*config, *out, *format}, stdout, stderr)
+			return designAPI(ctx, fs, data, *reqFile, *shadow, designOutput{config: *config, out: *out, format: *format}, stdout, stderr)
 		}
 		if req, err = sim.ReadRequirements(bytes.NewReader(data), *reqFile); err != nil {
 			return err
@@ -145,12 +145,16 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	return designOutput{*config, *out, *format}.write(a.Config, a.Markdown, a, stdout, stderr)
+	return designOutput{config: *config, out: *out, format: *format}.write(a.Config, a.Markdown, a, stdout, stderr)
 }
 
 // designOutput is where the design goes: the configuration file, the
 // analysis file (standard output when empty) and the analysis's format.
-type designOutput struct{ config, out, format string }
+type designOutput struct {
+	config, out, format string
+	// create makes the analysis file; nil is os.Create.
+	create func(name string) (io.WriteCloser, error)
+}
 
 func (o designOutput) write(config, markdown string, v any, stdout, stderr io.Writer) error {
 	if o.config != "" {
@@ -159,26 +163,19 @@ func (o designOutput) write(config, markdown string, v any, stdout, stderr io.Wr
 		}
 		fmt.Fprintf(stderr, "configuration written to %s\n", o.config)
 	}
-	w := stdout
-	if o.out != "" {
-		f, err := os.Create(o.out)
-		if err != nil {
+	err := writeOutput(o.out, stdout, o.create, func(w io.Writer) error {
+		switch o.format {
+		case "yaml":
+			_, err := io.WriteString(w, config)
 			return err
+		case "json":
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(v)
 		}
-		defer f.Close()
-		w = f
-	}
-	var err error
-	switch o.format {
-	case "yaml":
-		_, err = io.WriteString(w, config)
-	case "json":
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(v)
-	default:
-		_, err = io.WriteString(w, markdown)
-	}
+		_, err := io.WriteString(w, markdown)
+		return err
+	})
 	if err == nil && o.out != "" {
 		fmt.Fprintf(stderr, "analysis written to %s\n", o.out)
 	}
