@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 
@@ -105,5 +106,45 @@ func TestDiscoverNeedsAnIssuerToDiscover(t *testing.T) {
 		if _, err := jwt.New(c.o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error saying %q", name, err, c.want)
 		}
+	}
+}
+
+// The key set an https:// issuer's document names is fetched over
+// https:// too, and from a loopback host only when the issuer is on one.
+func TestADiscoveredKeySetNeverLeavesHTTPSNorReachesLoopbackFromAnotherHost(t *testing.T) {
+	body := set(jwk(ecKey(), "k1"))
+	plainKeys := newKeysServer(t, body)
+	const issuer = "https://issuer.example.com/realms/api"
+	var jwksURI atomic.Pointer[string]
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/realms/api/.well-known/openid-configuration" {
+			w.Write([]byte(`{"issuer":"` + issuer + `","jwks_uri":"` + *jwksURI.Load() + `"}`))
+			return
+		}
+		w.Write(body)
+	}))
+	defer srv.Close()
+	client := exampleClient(t, srv, map[string]string{
+		"issuer.example.com:443": srv.Listener.Addr().String(),
+		"keys.example.com:443":   srv.Listener.Addr().String(),
+	})
+	for _, c := range []struct {
+		jwksURI string
+		ok      bool
+	}{
+		{"https://keys.example.com/keys", true},
+		{plainKeys.URL + "/keys", false},
+		{srv.URL + "/keys", false},
+	} {
+		jwksURI.Store(&c.jwksURI)
+		v := newVerifier(t, jwt.Options{Discover: true, Issuer: issuer, Refresh: time.Hour, Client: client})
+		err := v.Refresh(context.Background())
+		if c.ok && err != nil {
+			t.Errorf("jwks_uri %s: %v", c.jwksURI, err)
+		}
+		if !c.ok && (err == nil || !strings.Contains(err.Error(), "jwks_uri")) {
+			t.Errorf("jwks_uri %s: %v, want it refused", c.jwksURI, err)
+		}
+		v.Close()
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -208,7 +209,7 @@ func (f *fetcher) get() (*keySet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the discovery document: %w", err)
 		}
-		if setURL, err = keysOfDiscovery(doc, f.issuer); err != nil {
+		if setURL, err = keysOfDiscovery(doc, f.url, f.issuer); err != nil {
 			return nil, fmt.Errorf("the discovery document: %w", err)
 		}
 	}
@@ -245,9 +246,10 @@ func (f *fetcher) getBody(ctx context.Context, u string, limit int) ([]byte, err
 }
 
 // keysOfDiscovery returns the "jwks_uri" of an OpenID Connect discovery
-// document (OpenID Connect Discovery 1.0, section 3) whose "issuer" must be
-// issuer, and which must be a URL a JWK Set may be fetched from.
-func keysOfDiscovery(doc []byte, issuer string) (string, error) {
+// document (OpenID Connect Discovery 1.0, section 3), read from docURL,
+// whose "issuer" must be issuer, and which must be a URL a JWK Set may be
+// fetched from after docURL (checkHop).
+func keysOfDiscovery(doc []byte, docURL, issuer string) (string, error) {
 	var d struct {
 		Issuer  string `json:"issuer"`
 		JWKSURI string `json:"jwks_uri"`
@@ -261,7 +263,15 @@ func keysOfDiscovery(doc []byte, issuer string) (string, error) {
 	case d.JWKSURI == "":
 		return "", errors.New("it names no jwks_uri")
 	}
-	if err := checkURL(d.JWKSURI); err != nil {
+	from, err := url.Parse(docURL)
+	if err != nil {
+		return "", err
+	}
+	to, err := url.Parse(d.JWKSURI)
+	if err != nil {
+		return "", fmt.Errorf("jwks_uri: %w", err)
+	}
+	if err := checkHop(from, to); err != nil {
 		return "", fmt.Errorf("jwks_uri: %w", err)
 	}
 	return d.JWKSURI, nil
@@ -281,7 +291,8 @@ func (f *fetcher) close() {
 
 // newClient returns the client that fetches the set: a copy of c (a
 // client of its own, with its transport, when c is nil) that follows
-// redirects only to URLs KeysURL could be.
+// redirects only to URLs KeysURL could be, never from https:// to
+// http://, nor to a loopback host from another (checkHop).
 func newClient(c *http.Client) (*http.Client, *http.Transport) {
 	var own *http.Transport
 	if c == nil {
@@ -297,7 +308,7 @@ func newClient(c *http.Client) (*http.Client, *http.Transport) {
 	}
 	next := c.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if err := checkParsedURL(req.URL); err != nil {
+		if err := checkHop(via[len(via)-1].URL, req.URL); err != nil {
 			return fmt.Errorf("redirected: %w", err)
 		}
 		if next != nil {

@@ -410,3 +410,64 @@ func TestAKeyRotatedUnderTheSameKidIsFetchedOnceMinRefreshHasPassed(t *testing.T
 		})
 	}
 }
+
+// exampleClient returns a client that trusts the TLS certificate of
+// httptest's servers, tlsServer's (valid for *.example.com and
+// 127.0.0.1), and reaches, for each host of hosts, the address it maps to;
+// other hosts are dialled as they are.
+func exampleClient(t *testing.T, tlsServer *httptest.Server, hosts map[string]string) *http.Client {
+	t.Helper()
+	tr := tlsServer.Client().Transport.(*http.Transport).Clone()
+	tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if to, ok := hosts[addr]; ok {
+			addr = to
+		}
+		return new(net.Dialer).DialContext(ctx, network, addr)
+	}
+	t.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr}
+}
+
+// A redirect never leads from https:// to http://, nor from a host that
+// is not loopback to one that is: the set of an issuer on the internet is
+// never read from a service of the Verifier's own host, nor in the clear.
+func TestARedirectNeverLeavesHTTPSNorReachesLoopbackFromAnotherHost(t *testing.T) {
+	body := set(jwk(edKey(), "ed"))
+	plainKeys := newKeysServer(t, body)
+	tlsKeys := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write(body) }))
+	defer tlsKeys.Close()
+	var to atomic.Pointer[string]
+	redirect := func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, *to.Load(), http.StatusFound) }
+	tlsRedirect := httptest.NewTLSServer(http.HandlerFunc(redirect))
+	defer tlsRedirect.Close()
+	plainRedirect := httptest.NewServer(http.HandlerFunc(redirect))
+	defer plainRedirect.Close()
+	client := exampleClient(t, tlsKeys, map[string]string{
+		"issuer.example.com:443": tlsRedirect.Listener.Addr().String(),
+		"keys.example.com:443":   tlsKeys.Listener.Addr().String(),
+	})
+	for _, c := range []struct {
+		from, to string
+		ok       bool
+	}{
+		{"https://issuer.example.com/keys", "https://keys.example.com/keys", true},
+		{"https://issuer.example.com/keys", plainKeys.URL + "/keys", false},
+		{"https://issuer.example.com/keys", fmt.Sprintf("http://localhost:%d/keys", plainKeys.Listener.Addr().(*net.TCPAddr).Port), false},
+		{"https://issuer.example.com/keys", tlsKeys.URL + "/keys", false},
+		{tlsRedirect.URL + "/keys", plainKeys.URL + "/keys", false},
+		{tlsRedirect.URL + "/keys", tlsKeys.URL + "/keys", true},
+		{plainRedirect.URL + "/keys", plainKeys.URL + "/keys", true},
+		{plainRedirect.URL + "/keys", "https://keys.example.com/keys", true},
+	} {
+		to.Store(&c.to)
+		v := newVerifier(t, jwt.Options{KeysURL: c.from, Refresh: time.Hour, Client: client})
+		err := v.Refresh(context.Background())
+		if c.ok && err != nil {
+			t.Errorf("redirect from %s to %s: %v", c.from, c.to, err)
+		}
+		if !c.ok && (err == nil || !strings.Contains(err.Error(), "redirected")) {
+			t.Errorf("redirect from %s to %s: %v, want it refused", c.from, c.to, err)
+		}
+		v.Close()
+	}
+}

@@ -42,7 +42,8 @@ type Options struct {
 	// https:// URL, or http:// to a loopback host), and every fetch reads
 	// Issuer + "/.well-known/openid-configuration" first (at most 64 KiB),
 	// whose "issuer" must be Issuer and whose "jwks_uri" is then fetched as
-	// KeysURL would be. What KeysURL says of fetching holds of both.
+	// KeysURL would be (as a redirect from the document would be: see
+	// Client). What KeysURL says of fetching holds of both.
 	Discover bool
 
 	// Secret is a key shared with the issuer for the HMAC algorithms: at
@@ -116,9 +117,15 @@ type Options struct {
 	MinRefresh time.Duration
 
 	// Client makes the requests to KeysURL; a redirect is followed only to
-	// a URL KeysURL could be. Nil: a client of its own with a 10 s timeout,
-	// whose idle connections Close closes. Whatever the client's timeout, a
-	// fetch is given up after one minute.
+	// a URL KeysURL could be, never from https:// to http://, nor to a
+	// loopback host from a host that is not one (by the URL's host: names
+	// are not resolved); other hosts, private addresses among them, may be
+	// redirected to, since KeysURL is the operator's choice and what it
+	// serves is only ever read as a JWK Set. At most 10 redirects are
+	// followed, or as many as Client's own CheckRedirect allows. Nil: a
+	// client of its own with a 10 s timeout, whose idle connections Close
+	// closes. Whatever the client's timeout, a fetch, redirects and
+	// discovery document included, is given up after one minute.
 	Client *http.Client
 
 	// Clock returns the time at which tokens are judged ("exp", "nbf",
