@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 // DefaultMaxEntries is how many denials a Cache remembers at most unless
@@ -347,9 +347,9 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 			c.remember(sh, ch, sent, denial{
 				limit:   ch.Limit,
 				cost:    ch.Cost,
-				until:   addSat(sent, min(r-r>>10-int64(time.Microsecond), c.maxAge)),
-				retryAt: addSat(sent, r),
-				resetAt: addSat(sent, max(int64(st.ResetAfter), r)),
+				until:   algo.AddSat(sent, min(r-r>>10-int64(time.Microsecond), c.maxAge)),
+				retryAt: algo.AddSat(sent, r),
+				resetAt: algo.AddSat(sent, max(int64(st.ResetAfter), r)),
 			})
 		case !deny:
 			if ds := sh.keys[ch.Key]; ds != nil {
@@ -452,16 +452,4 @@ func ceilMicro(ns int64) time.Duration {
 		us++
 	}
 	return time.Duration(us * 1000)
-}
-
-// addSat returns a+b, saturated to [math.MinInt64, math.MaxInt64].
-func addSat(a, b int64) int64 {
-	s := a + b
-	if (s > a) != (b > 0) {
-		if b > 0 {
-			return math.MaxInt64
-		}
-		return math.MinInt64
-	}
-	return s
 }
