@@ -24,6 +24,12 @@
 // slots);
 // side states add their own size.
 //
+// The store knows at most WithMaxLimits limits (ID and algorithm), 16,384
+// by default, and forgets none while it lives: a call that checks one more
+// is an error wrapping sluice.ErrStoreUnavailable (counted in
+// Stats.LimitsRefused), so that limits named after requests cannot grow
+// the store without a bound.
+//
 // # Eviction
 //
 // A store holds at most the states WithMaxKeys allows. A new key arriving

@@ -87,12 +87,13 @@ type limitRef struct {
 // per-second, per-minute and per-day limits and a global one are four).
 const firstKnown = 8
 
-// registry numbers the limits the store meets. It never forgets one: a
-// limit's number is in the slots of its states. Meeting a new limit costs
-// the same however many it knows.
+// registry numbers the limits the store meets, up to max of them. It
+// never forgets one: a limit's number is in the slots of its states.
+// Meeting a new limit costs the same however many it knows.
 type registry struct {
 	mu   sync.Mutex
 	snap atomic.Pointer[known] // replaced whole under mu
+	max  int                   // see WithMaxLimits
 }
 
 // known is the registry as deciders read it, without its mutex.
@@ -173,11 +174,14 @@ func (r *registry) of(ref uint32) *limitRef {
 }
 
 // note returns the limitRef of l, making it if the store has not met l's
-// ID and algorithm, with l's parameters among its judges.
+// ID and algorithm, with l's parameters among its judges. It returns nil
+// when l is new and the registry knows as many limits as it may.
 func (r *registry) note(l *sluice.Limit) *limitRef {
 	lr := r.find(l)
 	if lr == nil {
-		lr = r.add(l)
+		if lr = r.add(l); lr == nil {
+			return nil
+		}
 	}
 	if !lr.has(l) {
 		r.mu.Lock()
@@ -187,7 +191,16 @@ func (r *registry) note(l *sluice.Limit) *limitRef {
 	return lr
 }
 
-// add makes the limitRef of l unless another call has.
+// count returns how many limits the registry knows.
+func (r *registry) count() int {
+	if kn := r.snap.Load(); kn != nil {
+		return len(kn.byRef)
+	}
+	return 0
+}
+
+// add makes the limitRef of l unless another call has, or returns nil
+// when the registry knows as many limits as it may.
 func (r *registry) add(l *sluice.Limit) *limitRef {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -197,6 +210,9 @@ func (r *registry) add(l *sluice.Limit) *limitRef {
 	old := r.snap.Load()
 	if old == nil {
 		old = &known{}
+	}
+	if len(old.byRef) >= r.max {
+		return nil
 	}
 	lr := &limitRef{key: limitKey{l.ID(), l.Algorithm()}, ref: uint32(len(old.byRef) + 1), kind: kindOf(l.Algorithm())}
 	lr.judges.Store(&[]sluice.Check{{Limit: *l}})

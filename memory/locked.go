@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/sluice-dev/sluice"
@@ -41,7 +42,12 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 		lc, locked = make([]lockedCheck, 0, n), make([]uint32, 0, n)
 	}
 	for i := range checks {
-		lc = append(lc, lockedCheck{lr: s.limits.note(&checks[i].Limit)})
+		lr := s.limits.note(&checks[i].Limit)
+		if lr == nil {
+			s.limitsRefused.Add(1)
+			return 0, errTooManyLimits(&checks[i].Limit, s.limits.max)
+		}
+		lc = append(lc, lockedCheck{lr: lr})
 		locked = insertSorted(locked, idx[i])
 	}
 	for _, k := range locked { // ascending order: no deadlock between calls
@@ -112,6 +118,13 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 		}
 	}
 	return now, nil
+}
+
+// errTooManyLimits is the error of a call that checks l, a limit the
+// store does not know, when it knows max limits (see WithMaxLimits).
+func errTooManyLimits(l *sluice.Limit, max int) error {
+	return fmt.Errorf("memory: %w: limit %q (%v) would be one more than the %d limits the store may know (see WithMaxLimits)",
+		sluice.ErrStoreUnavailable, l.ID(), l.Algorithm(), max)
 }
 
 // peekAllowed replaces the Status of each allowed check by a peek at its

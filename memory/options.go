@@ -9,12 +9,13 @@ type options struct {
 	clock         func() time.Time
 	resolution    time.Duration
 	maxKeys       int
+	maxLimits     int
 	shards        int
 	sweepInterval time.Duration
 }
 
 func defaults() options {
-	return options{resolution: time.Millisecond, maxKeys: 1 << 20, shards: 256, sweepInterval: time.Minute}
+	return options{resolution: time.Millisecond, maxKeys: 1 << 20, maxLimits: 1 << 14, shards: 256, sweepInterval: time.Minute}
 }
 
 // WithClock makes the store read the time from now, once per decision.
@@ -77,13 +78,36 @@ func WithClockResolution(d time.Duration) Option {
 // The bound counts states, not bytes: a key's length costs nothing (keys
 // are hashed), but a sliding log's or concurrency limit's state holds 16
 // bytes per admission still in its window, up to its quantity, so a store
-// of such limits holds up to n times that beside the entries. Nor does it
-// count the limits (ID and algorithm) the store has met, which it keeps
-// for as long as it lives, a few hundred bytes each: limits whose IDs
-// follow requests add to it without a bound.
+// of such limits holds up to n times that beside the entries. The limits
+// (ID and algorithm) the store has met are bounded apart: see
+// WithMaxLimits.
 func WithMaxKeys(n int) Option {
 	return func(o *options) { o.maxKeys = max(n, 1) }
 }
+
+// WithMaxLimits bounds the number of distinct limits, by ID and algorithm
+// (see sluice.Limit.WithID), that the store knows: 16,384 by default. The
+// store keeps what it knows of a limit for as long as it lives, whether or
+// not it still holds states of it, because its states are numbered by it:
+// about 300 bytes for a limit decided under one set of parameters, and up
+// to about 4 KB for one decided under 16 (see the package doc), so at most
+// about 64 MB at the default bound.
+//
+// A policy's limits are a handful; limits whose IDs follow requests (an
+// Envoy limit override names its window, which the caller chooses) are
+// what an unbounded number of would come from. Once the store knows n
+// limits, a call that checks any other is decided by none of its checks:
+// Apply returns an error wrapping sluice.ErrStoreUnavailable, which the
+// caller's store-error policy handles, and Stats.LimitsRefused counts it.
+// The limits it knows are decided as before. n < 1 means 1; n above
+// 2^31-1 means 2^31-1.
+func WithMaxLimits(n int) Option {
+	return func(o *options) { o.maxLimits = min(max(n, 1), maxLimits) }
+}
+
+// maxLimits is the most limits a store knows (see WithMaxLimits): a
+// state's slot holds its limit's number in 31 bits.
+const maxLimits = 1<<31 - 1
 
 // WithShards sets the number of independently locked shards, rounded up to a
 // power of two; 256 by default. More shards mean less contention between

@@ -49,6 +49,9 @@ type Store struct {
 	evictions   atomic.Int64
 	expirations atomic.Int64
 	noRoom      atomic.Int64
+	// limitsRefused counts the calls refused for a limit beyond the
+	// registry's bound (see WithMaxLimits).
+	limitsRefused atomic.Int64
 
 	stop      chan struct{}
 	done      chan struct{}
@@ -75,6 +78,14 @@ type Stats struct {
 	// shadow checks among them: those report the refusal, keep no state,
 	// and refuse no call.
 	NoRoom int64
+	// Limits is the number of distinct limits, by ID and algorithm, the
+	// store knows: at most what WithMaxLimits allows, never fewer than
+	// before.
+	Limits int
+	// LimitsRefused counts the calls refused with an error because they
+	// checked a limit the store did not know when it already knew as many
+	// as WithMaxLimits allows.
+	LimitsRefused int64
 	// ClockLateTicks counts the times the default clock's ticker ran more
 	// than two resolutions after its previous tick (see
 	// WithClockResolution): decisions in between decided at a time that
@@ -107,6 +118,7 @@ func New(opts ...Option) *Store {
 		stop:     stop,
 		done:     make(chan struct{}),
 	}
+	s.limits.max = o.maxLimits
 	s.limits.snap.Store(&known{table: newRefTable(16, maphash.MakeSeed())})
 	for i := range s.shards {
 		sh := &s.shards[i]
@@ -147,6 +159,8 @@ func (s *Store) Stats() Stats {
 		Evictions:      s.evictions.Load(),
 		Expirations:    s.expirations.Load(),
 		NoRoom:         s.noRoom.Load(),
+		Limits:         s.limits.count(),
+		LimitsRefused:  s.limitsRefused.Load(),
 		ClockLateTicks: s.clock.lateTicks.Load(),
 		ClockMaxLag:    time.Duration(s.clock.maxGap.Load()) * time.Microsecond,
 	}
