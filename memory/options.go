@@ -77,8 +77,10 @@ func WithClockResolution(d time.Duration) Option {
 // never evicts the states it decides; its keys' other states may go).
 // The bound counts states, not bytes: a key's length costs nothing (keys
 // are hashed), but a sliding log's or concurrency limit's state holds 16
-// bytes per admission still in its window, up to its quantity, so a store
-// of such limits holds up to n times that beside the entries. The limits
+// bytes per admission still in its window, up to its quantity, in an array
+// up to four times as long (a log that shrinks to a quarter of its array
+// moves to a smaller one), so a store of such limits holds up to n times
+// that beside the entries. The limits
 // (ID and algorithm) the store has met are bounded apart: see
 // WithMaxLimits.
 func WithMaxKeys(n int) Option {

@@ -77,7 +77,8 @@ func (sh *shard) store(p place, h hash, lr *limitRef, st *sluice.State, exp int6
 	secs := expSecs(exp)
 	if p.slot == sideSlot {
 		ss := &sh.side[h][sh.sideIndex(h, lr.ref)]
-		ss.st, ss.secs = *st, secs
+		ss.keep(st)
+		ss.secs = secs
 	} else {
 		sh.arr.write(lr.kind, p.slot, st, secs)
 	}
@@ -139,7 +140,7 @@ func (sh *shard) add(h hash, lr *limitRef, st *sluice.State, exp int64) {
 		a.claim(lr.kind, slot, lr.ref)
 		a.write(lr.kind, slot, st, secs)
 	} else {
-		sh.side[h] = append(sh.side[h], sideState{ref: lr.ref, secs: secs, st: *st})
+		sh.side[h] = append(sh.side[h], newSide(lr.ref, st, secs))
 	}
 	a.setSecs(base, sh.entrySecs(base, h))
 	a.letGo(base)
