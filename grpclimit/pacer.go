@@ -48,6 +48,14 @@ type Pacer struct {
 	// MaxWait is the longest a call is held: 0 means
 	// client.DefaultMaxWait, a negative value no bound but the deadline.
 	MaxWait time.Duration
+	// Exempt reports whether the server exempts calls of fullMethod from
+	// its limits (make it match the server's Exempt list); nil means none
+	// is. An exempt call is sent at once, held by nothing, and the Pacer
+	// learns nothing from its answer, which carries no RateLimit fields:
+	// without it, a Pacer whose first call is exempt (a health check)
+	// takes the server for one without limits, and sends the calls that
+	// follow unpaced until one of them is answered.
+	Exempt func(fullMethod string) bool
 
 	once sync.Once
 	p    *client.Pacer
@@ -57,6 +65,9 @@ func (p *Pacer) pacer() *client.Pacer {
 	p.once.Do(func() { p.p = client.NewPacer("grpc server", p.MaxWait) })
 	return p.p
 }
+
+// exempt reports whether calls of method bypass the pacer (see Exempt).
+func (p *Pacer) exempt(method string) bool { return p.Exempt != nil && p.Exempt(method) }
 
 // wait holds a call of method until it may be sent.
 func (p *Pacer) wait(ctx context.Context, method string) (client.Send, error) {
@@ -77,6 +88,9 @@ func (p *Pacer) wait(ctx context.Context, method string) (client.Send, error) {
 // UnaryInterceptor returns the interceptor of unary calls.
 func (p *Pacer) UnaryInterceptor() grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+		if p.exempt(method) {
+			return invoker(ctx, method, req, reply, cc, opts...)
+		}
 		send, err := p.wait(ctx, method)
 		if err != nil {
 			return err
@@ -93,6 +107,9 @@ func (p *Pacer) UnaryInterceptor() grpc.UnaryClientInterceptor {
 // StreamInterceptor returns the interceptor of streams.
 func (p *Pacer) StreamInterceptor() grpc.StreamClientInterceptor {
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+		if p.exempt(method) {
+			return streamer(ctx, desc, cc, method, opts...)
+		}
 		send, err := p.wait(ctx, method)
 		if err != nil {
 			return nil, err

@@ -1,0 +1,56 @@
+package grpclimit_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/grpclimit"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// A call of a method the server exempts (a health check) is answered
+// without RateLimit fields. Were it a Pacer's first call, its probe, the
+// Pacer would take the server for one without limits and send the batch
+// that follows all at once, into a spent quota: an exempt method is sent
+// at once and teaches the Pacer nothing, and the batch after it is paced.
+func TestAnExemptFirstCallDoesNotTeachThePacerTheServerIsUnlimited(t *testing.T) {
+	t.Parallel()
+	pacer := &grpclimit.Pacer{MaxWait: 200 * time.Millisecond, Exempt: func(m string) bool { return m == methodHeavy }}
+	ts := start(t, grpclimit.Options{Limits: httplimit.Options{
+		Plans:  []*httplimit.Plan{plan("free", sluice.FixedWindow(3, time.Minute))},
+		Exempt: []string{methodHeavy},
+	}}, grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()))
+	if _, err := say(context.Background(), ts.conn, methodHeavy); err != nil {
+		t.Fatal(err)
+	}
+	var admitted, paced, refused atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			_, err := say(context.Background(), ts.conn, methodSay)
+			switch {
+			case err == nil:
+				admitted.Add(1)
+			case status.Code(err) == codes.ResourceExhausted && strings.Contains(err.Error(), "grpclimit: pacer:"):
+				paced.Add(1)
+			default:
+				refused.Add(1)
+				t.Log(err)
+			}
+		})
+	}
+	wg.Wait()
+	if admitted.Load() != 3 || refused.Load() != 0 {
+		t.Errorf("of 8 calls after an exempt one, %d admitted, %d held by the pacer, %d refused by the server; want 3, 5, 0",
+			admitted.Load(), paced.Load(), refused.Load())
+	}
+}
