@@ -105,16 +105,11 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := writeImported(*dir, files, stderr); err != nil {
 		return err
 	}
-	w := stdout
-	if *report != "" {
-		f, err := os.Create(*report)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		w = f
-	}
-	if _, err := io.WriteString(w, tr.Report()); err != nil {
+	err = writeOutput(*report, stdout, nil, func(w io.Writer) error {
+		_, err := io.WriteString(w, tr.Report())
+		return err
+	})
+	if err != nil {
 		return err
 	}
 	if *report != "" {
