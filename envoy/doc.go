@@ -85,7 +85,8 @@
 // matches has no limit.
 // A descriptor's optional limit override (sent by Envoy's route
 // configuration) replaces the configured rule, as a fixed window, when the
-// domain is known.
+// domain is known; an override whose unit_multiplier is above
+// MaxOverrideMultiplier is InvalidArgument.
 //
 // # Decisions
 //

@@ -31,6 +31,13 @@ const (
 	// the rules (LoadRules refuses a longer one) and is told to observers
 	// (Result.Domain) whether the rules know it or not.
 	MaxDomainBytes = 1 << 10
+	// MaxOverrideMultiplier is the largest unit_multiplier of a limit
+	// override. Each override window is a limit of its own, which a store
+	// keeps for as long as it lives (see memory.WithMaxLimits), and the
+	// window is the caller's to choose: with at most 60 windows of each
+	// unit, requests make a bounded number of limits (and of metric
+	// labels), whatever they send.
+	MaxOverrideMultiplier = 60
 )
 
 // plan is one request turned into sluice checks. Plans are pooled by the
@@ -246,8 +253,9 @@ func descriptorCost(req *rlsv3.RateLimitRequest, d *ratelimitv3.RateLimitDescrip
 }
 
 // overrideRule is the rule of a descriptor's limit override: a fixed window
-// of requests_per_unit per unit × unit_multiplier (unset or 0 means 1), as
-// envoyproxy/ratelimit applies it (never in shadow mode). Its limit is named
+// of requests_per_unit per unit × unit_multiplier (unset or 0 means 1, at
+// most MaxOverrideMultiplier), as envoyproxy/ratelimit applies it (never
+// in shadow mode). Its limit is named
 // "override-" and the window's name, e.g. "override-per-minute".
 func overrideRule(o *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (*rule, error) {
 	unit := rlsv3.RateLimitResponse_RateLimit_Unit(o.GetUnit())
@@ -257,6 +265,9 @@ func overrideRule(o *ratelimitv3.RateLimitDescriptor_RateLimitOverride) (*rule, 
 		return nil, invalid("limit override: unit %v is not one of SECOND, MINUTE, HOUR, DAY, MONTH, YEAR", o.GetUnit())
 	}
 	mult := max(1, o.GetUnitMultiplier().GetValue())
+	if mult > MaxOverrideMultiplier {
+		return nil, invalid("limit override: unit_multiplier %d is more than %d", mult, MaxOverrideMultiplier)
+	}
 	if time.Duration(mult) > sluice.MaxWindow/length {
 		return nil, invalid("limit override: %d × %v is longer than %v", mult, o.GetUnit(), sluice.MaxWindow)
 	}
