@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -32,12 +31,23 @@ type headerFlags []string
 func (h *headerFlags) String() string     { return strings.Join(*h, ", ") }
 func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
 
+const benchUsage = `usage: sluice bench [flags] URL
+
+Sends requests to URL and reports requests/s, status codes and latency percentiles.
+With -rate, latency counts from when the schedule said to send, so a slow server
+cannot hide its queue (no coordinated omission).
+
+  sluice bench -body '{"subject":"{key}","path":"/api/search"}' http://localhost:9090/v1/check
+  sluice bench -rate 500 -H 'Authorization: Bearer demo-free-key' http://localhost:8080/api/search
+
+flags:
+`
+
 // runBench sends requests to a running server and reports throughput,
 // status codes and latency: a quick measurement of one's own deployment
 // (the side-by-side comparisons with other libraries are `make bench`).
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("bench", benchUsage, stderr)
 	var o benchOptions
 	var headers headerFlags
 	fs.IntVar(&o.conns, "c", 64, "concurrent connections, one request in flight on each")
@@ -47,15 +57,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.body, "body", "", "request body; {key} becomes one of -keys keys")
 	fs.Var(&headers, "H", `request header "Name: value" (repeatable); {key} becomes one of -keys keys`)
 	fs.IntVar(&o.keys, "keys", 10000, "distinct keys that {key} walks through (key-0, key-1, …)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: sluice bench [flags] URL\n\n"+
-			"Sends requests to URL and reports requests/s, status codes and latency percentiles.\n"+
-			"With -rate, latency counts from when the schedule said to send, so a slow server\n"+
-			"cannot hide its queue (no coordinated omission).\n\n"+
-			"  sluice bench -body '{\"subject\":\"{key}\",\"path\":\"/api/search\"}' http://localhost:9090/v1/check\n"+
-			"  sluice bench -rate 500 -H 'Authorization: Bearer demo-free-key' http://localhost:8080/api/search\n\nflags:")
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -51,9 +50,7 @@ flags:
 
 // runDesign is "sluice design".
 func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("design", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, designUsage); fs.PrintDefaults() }
+	fs := newFlagSet("design", designUsage, stderr)
 	var (
 		flags   sim.Requirements
 		reqFile = fs.String("requirements", "", "YAML `file` of requirements")
@@ -75,9 +72,6 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&flags.Name, "name", "", "the limit's name (default after the window, e.g. per-minute)")
 	fs.Uint64Var(&flags.Seed, "seed", 0, "random seed of the simulations (default 1)")
 	if err := parseFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
 		return err
 	}
 	if fs.NArg() > 0 {

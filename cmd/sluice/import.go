@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -52,9 +51,7 @@ flags:
 
 // runImport is "sluice import".
 func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, importUsage); fs.PrintDefaults() }
+	fs := newFlagSet("import", importUsage, stderr)
 	var (
 		from    = fs.String("from", "", "the `format` of FILE: "+strings.Join(migrate.Formats(), ", ")+" (default: guessed from FILE)")
 		dir     = fs.String("dir", ".", "write the configuration (and envoy rules) into this `directory`")

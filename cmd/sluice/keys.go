@@ -22,11 +22,21 @@ import (
 	"github.com/sluice-dev/sluice/config"
 )
 
+const keysUsage = `usage: sluice keys [flags] top | inspect SUBJECT | reset SUBJECT | penalize SUBJECT | token FILE
+
+Subjects are "key:<sha256 hex>", "name:<listed key's name>", "user:<id>",
+"ip:<prefix>", "rule:<rule>/<key>" or "*".
+penalize puts a client in the penalty box now (penalty: in the configuration);
+reset -limit penalty takes it out. Every reset and penalize is logged by the
+server with the caller's name.
+token says whom the JSON Web Token in FILE ("-": standard input) names and on
+which plan, or why it names no one, as the server verifies it now (identity.jwt).
+`
+
 // runKeys calls the admin listener's key API: inspect, reset or list the
 // most refused subjects.
 func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("keys", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("keys", keysUsage, stderr)
 	admin := fs.String("admin", "http://127.0.0.1:9090", "the admin listener's URL (https:// when it has admin.tls)")
 	// The token of $SLUICE_TOKEN is read after parsing: a flag's default
 	// is printed in the usage, and a secret never is.
@@ -39,18 +49,6 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	plan := fs.String("plan", "", "inspect, reset: the subject's plan, when not its own")
 	limit := fs.String("limit", "", "reset: the one limit to reset (default: every limit)")
 	n := fs.Int("n", 10, "top: how many subjects")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: sluice keys [flags] top | inspect SUBJECT | reset SUBJECT | penalize SUBJECT | token FILE
-
-Subjects are "key:<sha256 hex>", "name:<listed key's name>", "user:<id>",
-"ip:<prefix>", "rule:<rule>/<key>" or "*".
-penalize puts a client in the penalty box now (penalty: in the configuration);
-reset -limit penalty takes it out. Every reset and penalize is logged by the
-server with the caller's name.
-token says whom the JSON Web Token in FILE ("-": standard input) names and on
-which plan, or why it names no one, as the server verifies it now (identity.jwt).`)
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -111,6 +111,19 @@ func (u usageError) Unwrap() error { return u.err }
 // usageErrorf is a usageError saying format.
 func usageErrorf(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// newFlagSet returns the flag set of the command name: it writes to
+// stderr, returns its errors rather than exiting, and its Usage prints
+// usage and then every flag with its default.
+func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		io.WriteString(stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
 // parseFlags parses args with fs: flag.ErrHelp after -h, a usageError
 // when fs cannot read them.
 func parseFlags(fs *flag.FlagSet, args []string) error {

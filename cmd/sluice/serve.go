@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,18 +16,7 @@ import (
 	"github.com/sluice-dev/sluice/server"
 )
 
-// runServe runs the server. Without -config it serves the example
-// configuration (embedded) on the in-memory store with a demo upstream.
-func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	file := fs.String("config", "", "configuration file (default: the embedded examples/sluice.yaml)")
-	listen := fs.String("listen", "", "public address (overrides the configuration's listen)")
-	adminListen := fs.String("admin-listen", "", "admin address (overrides the configuration's admin.listen)")
-	jsonLogs := fs.Bool("json-logs", false, "log as JSON instead of text")
-	gcFloor := fs.Int64("gc-heap-floor", gctune.DefaultHeapFloor, "heap size in bytes below which no GC cycle starts (0: Go's default; GOGC or GOMEMLIMIT in the environment win)")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, `usage: sluice serve [flags]
+const serveUsage = `usage: sluice serve [flags]
 
 Serves the configuration -config FILE (without it, the embedded example on
 the in-memory store, in front of a demo upstream) until SIGTERM or SIGINT:
@@ -37,9 +25,18 @@ second ends the process at once. With -config, SIGHUP and a change of the
 file reload it; a file that does not load is logged, and the configuration
 before it keeps serving.
 
-flags:`)
-		fs.PrintDefaults()
-	}
+flags:
+`
+
+// runServe runs the server. Without -config it serves the example
+// configuration (embedded) on the in-memory store with a demo upstream.
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("serve", serveUsage, stderr)
+	file := fs.String("config", "", "configuration file (default: the embedded examples/sluice.yaml)")
+	listen := fs.String("listen", "", "public address (overrides the configuration's listen)")
+	adminListen := fs.String("admin-listen", "", "admin address (overrides the configuration's admin.listen)")
+	jsonLogs := fs.Bool("json-logs", false, "log as JSON instead of text")
+	gcFloor := fs.Int64("gc-heap-floor", gctune.DefaultHeapFloor, "heap size in bytes below which no GC cycle starts (0: Go's default; GOGC or GOMEMLIMIT in the environment win)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

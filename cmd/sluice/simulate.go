@@ -38,9 +38,7 @@ flags:
 
 // runSimulate is "sluice simulate".
 func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, simulateUsage); fs.PrintDefaults() }
+	fs := newFlagSet("simulate", simulateUsage, stderr)
 	var (
 		p        sim.Pattern
 		retry    sim.RetryPolicy
@@ -75,9 +73,6 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Float64Var(&retry.Impatient, "retry-impatient", 0, "probability a retry ignores Retry-After (retry-storm default 0.5)")
 	fs.Var(&retry.Gap, "retry-gap", "how soon an impatient client retries, a `duration` (retry-storm default 10ms)")
 	if err := parseFlags(fs, args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
 		return err
 	}
 	if fs.NArg() > 0 {

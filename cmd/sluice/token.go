@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -16,15 +15,7 @@ import (
 	"github.com/sluice-dev/sluice/config"
 )
 
-// runToken prints a new caller token and the SHA-256 that the configuration
-// stores in its place (admin.callers[].token_sha256).
-func runToken(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("token", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	name := fs.String("name", "my-caller", "the caller's name in the configuration snippet")
-	scopes := fs.String("scopes", "check", "the scopes in the snippet: read, check, override_plan, admin (comma-separated)")
-	fs.Usage = func() {
-		io.WriteString(stderr, `usage: sluice token [-name NAME] [-scopes SCOPES]
+const tokenUsage = `usage: sluice token [-name NAME] [-scopes SCOPES]
 
 Makes a token for a caller of the admin listener (256 random bits) and prints
 it with its SHA-256 and the admin.callers entry that holds the hash, never the
@@ -32,9 +23,14 @@ token. (An API key of your API's clients is listed under keys: by its SHA-256:
 printf %s KEY | sha256sum.)
 
 flags:
-`)
-		fs.PrintDefaults()
-	}
+`
+
+// runToken prints a new caller token and the SHA-256 that the configuration
+// stores in its place (admin.callers[].token_sha256).
+func runToken(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("token", tokenUsage, stderr)
+	name := fs.String("name", "my-caller", "the caller's name in the configuration snippet")
+	scopes := fs.String("scopes", "check", "the scopes in the snippet: read, check, override_plan, admin (comma-separated)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
