@@ -219,26 +219,18 @@ var planName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 // withDefaults returns r with defaults applied, or the first reason it
 // cannot be designed.
 func (r APIRequirements) withDefaults() (APIRequirements, error) {
+	// The fields shared with Requirements take its defaults and checks.
+	one, err := Requirements{Rate: "1/1s", Precision: r.Precision, Instances: r.Instances, Store: r.Store,
+		RedisMode: r.RedisMode, RedisAddresses: r.RedisAddresses, Seed: r.Seed}.withDefaults()
+	if err != nil {
+		return r, err
+	}
+	r.Precision, r.Instances, r.Store, r.RedisAddresses, r.Seed = one.Precision, one.Instances, one.Store, one.RedisAddresses, one.Seed
 	if r.Name == "" {
 		r.Name = "the API"
 	}
-	if r.Precision == "" {
-		r.Precision = PrecisionApproximate
-	}
 	if r.Priority == "" {
 		r.Priority = PriorityBalanced
-	}
-	if r.Instances == 0 {
-		r.Instances = 1
-	}
-	if r.Store == "" {
-		r.Store = "auto"
-	}
-	if r.Seed == 0 {
-		r.Seed = 1
-	}
-	if len(r.RedisAddresses) == 0 {
-		r.RedisAddresses = []string{"localhost:6379"}
 	}
 	if len(r.Headers) == 0 {
 		r.Headers = []string{"ietf"}
@@ -269,12 +261,9 @@ func (r APIRequirements) withDefaults() (APIRequirements, error) {
 	return r, nil
 }
 
-// validate checks what withDefaults cannot fill in.
+// validate checks what withDefaults cannot fill in, beyond the fields
+// Requirements checks.
 func (r APIRequirements) validate() error {
-	one := Requirements{Rate: "1/1s", Precision: r.Precision, Instances: r.Instances, Store: r.Store, RedisMode: r.RedisMode, RedisAddresses: r.RedisAddresses}
-	if _, err := one.withDefaults(); err != nil {
-		return errors.New(strings.TrimPrefix(err.Error(), "requirements: "))
-	}
 	switch r.Priority {
 	case PriorityBalanced, PriorityAvailability, PriorityProtection:
 	default:
