@@ -795,9 +795,6 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfi
 	})
 }
 
-// statusPath decodes response.status_path: a clean absolute path, no
-// pattern, and none of the paths sluice serves itself on the public
-// listener (/docs, /healthz).
 // publicPath decodes a path of the public listener that sluice answers
 // itself (docs_path, health_path, response.status_path): "" for none, else
 // a clean absolute path other than "/", usable as a ServeMux pattern's
