@@ -15,7 +15,10 @@ type shard struct {
 	arr  *array                 // the keys; replaced whole (see publish)
 	dir  *atomic.Pointer[array] // the shard's slot of Store.dir
 	side map[hash][]sideState
-	keys int // states held, inline and beside
+	// sidePeak is the most keys side has held since it was made: a map
+	// keeps the room of the most it held (see sweep).
+	sidePeak int
+	keys     int // states held, inline and beside
 	// soonest is a lower bound of the expiry of every state held (µs); a
 	// full shard sweeps itself only when it has passed, at most once per
 	// sweepGap, so that a flood of live keys does not make every insert
@@ -141,6 +144,7 @@ func (sh *shard) add(h hash, lr *limitRef, st *sluice.State, exp int64) {
 		a.write(lr.kind, slot, st, secs)
 	} else {
 		sh.side[h] = append(sh.side[h], newSide(lr.ref, st, secs))
+		sh.sidePeak = max(sh.sidePeak, len(sh.side))
 	}
 	a.setSecs(base, sh.entrySecs(base, h))
 	a.letGo(base)

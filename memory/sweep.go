@@ -55,9 +55,28 @@ func (sh *shard) sweep(s *Store, now int64, compact bool) int {
 		if c := a.compacted(width); c != a {
 			sh.publish(c)
 		}
+		sh.compactSide()
 	}
 	return before - sh.keys
 }
+
+// compactSide moves the side states to a new map when they have fallen to
+// fewer than an eighth of the most the map has held (a map never gives
+// its room back); the caller holds sh.mu.
+func (sh *shard) compactSide() {
+	if sh.sidePeak < shrinkMinSide || len(sh.side)*shrinkBelowOneIn >= sh.sidePeak {
+		return
+	}
+	side := make(map[hash][]sideState, len(sh.side))
+	for h, ss := range sh.side {
+		side[h] = ss
+	}
+	sh.side, sh.sidePeak = side, len(side)
+}
+
+// shrinkMinSide is the fewest keys with side states a shard's map must
+// have held to be moved to a smaller one (see compactSide).
+const shrinkMinSide = 64
 
 func (s *Store) sweepEvery(d time.Duration) {
 	defer close(s.done)
