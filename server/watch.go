@@ -31,7 +31,8 @@ import (
 // holding them are watched, events are filtered by name, and the watches
 // are renewed after every reload (following a swapped link, and the rules
 // of the new configuration); bursts of events are coalesced, and files
-// rewritten with the bytes they held cause no reload (Reloads always does). A change
+// rewritten with the bytes they held cause no reload (Reloads always does;
+// so do they after a refused reload, which they undo). A change
 // that does not load is refused and logged by Reload, and the previous
 // configuration and rules keep serving.
 func (s *Server) watch(ctx context.Context) {
@@ -59,12 +60,15 @@ func (s *Server) watch(ctx context.Context) {
 	// reload reloads, unless changed is set and the watched files hold
 	// what the configuration in force was read from (rewritten as they
 	// were, as config managers do): a reload gives leases back and
-	// rebuilds the middleware, for nothing then. The digest is taken
-	// before the reload reads the files, so a change made meanwhile is
-	// seen again.
+	// rebuilds the middleware, for nothing then. After a refused reload
+	// it reloads even so: files written back as they were undo the change
+	// that was refused, and the reload says that the configuration on
+	// disk is in force again. The digest is taken before the reload reads
+	// the files, so a change made meanwhile is seen again.
+	refused := false
 	reload := func(changed bool) {
 		sum := set.digest()
-		if changed && sum == s.loaded {
+		if changed && sum == s.loaded && !refused {
 			s.log.Debug("watched files rewritten as they were: not reloading", "file", s.opts.WatchFile)
 			return
 		}
@@ -72,7 +76,8 @@ func (s *Server) watch(ctx context.Context) {
 			s.log.Info("configuration or the files it names changed: reloading", "file", s.opts.WatchFile)
 		}
 		start := time.Now()
-		if s.Reload() == nil {
+		refused = s.Reload() != nil
+		if !refused {
 			s.loaded = sum
 		}
 		if w != nil {
