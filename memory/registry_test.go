@@ -13,7 +13,7 @@ import (
 // A store meets a new limit ID (and algorithm) at a cost that does not
 // grow with the IDs it already knows. Limits whose ID follows a request
 // (an Envoy descriptor's limit override names its window: one ID per
-// window) may bring an unbounded number of them; each new one copied
+// window) may bring thousands of them, up to WithMaxLimits; each new one copied
 // every ID known, under a mutex every new limit waits for, so that the
 // 40,000th took milliseconds and 40,000 took a minute and a half.
 func TestANewLimitIDCostsTheSameHoweverManyAreKnown(t *testing.T) {
