@@ -54,3 +54,26 @@ func TestAnExemptFirstCallDoesNotTeachThePacerTheServerIsUnlimited(t *testing.T)
 			admitted.Load(), paced.Load(), refused.Load())
 	}
 }
+
+// An exempt stream is opened at once, even while the Pacer holds every
+// call after a refusal, and teaches it nothing.
+func TestAnExemptStreamIsNotHeldByThePacer(t *testing.T) {
+	t.Parallel()
+	pacer := &grpclimit.Pacer{MaxWait: 100 * time.Millisecond, Exempt: func(m string) bool { return m == methodCount }}
+	ts := start(t, grpclimit.Options{Limits: httplimit.Options{
+		Plans:  []*httplimit.Plan{plan("free", sluice.FixedWindow(1, time.Minute))},
+		Exempt: []string{methodCount},
+	}}, grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()), grpc.WithChainStreamInterceptor(pacer.StreamInterceptor()))
+	if _, err := say(context.Background(), ts.conn, methodSay); err != nil {
+		t.Fatal(err)
+	}
+	// Spent: the next call is held beyond MaxWait by the pacer.
+	if _, err := say(context.Background(), ts.conn, methodSay); status.Code(err) != codes.ResourceExhausted {
+		t.Fatalf("a second call in the window: %v, want RESOURCE_EXHAUSTED", err)
+	}
+	for i := range 3 {
+		if n, _, err := count(context.Background(), ts.conn); err != nil || n != 3 {
+			t.Fatalf("exempt stream %d: %d messages, %v", i, n, err)
+		}
+	}
+}
