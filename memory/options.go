@@ -91,7 +91,7 @@ func WithMaxKeys(n int) Option {
 // (see sluice.Limit.WithID), that the store knows: 16,384 by default. The
 // store keeps what it knows of a limit for as long as it lives, whether or
 // not it still holds states of it, because its states are numbered by it:
-// about 300 bytes for a limit decided under one set of parameters, and up
+// about 350 bytes for a limit decided under one set of parameters, and up
 // to about 4 KB for one decided under 16 (see the package doc), so at most
 // about 64 MB at the default bound.
 //
