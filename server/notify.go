@@ -159,14 +159,18 @@ func (nt *notifier) observeEnvoy(rules *notifyRules, res *envoy.Result) {
 
 // crossed queues, under rules, a notification of each share of n's quota
 // used (Quota − Remaining) that was not told yet in the window that ends
-// resetAfter from now; n holds the subject, limit and figures.
+// resetAfter from now, to the nearest second: now is read a moment before
+// the store reads its own time (on Redis, another host's clock), so
+// now+resetAfter falls a little before or after a window's end (a whole
+// second of the store's clock, for a window of whole seconds); n holds the
+// subject, limit and figures.
 func (nt *notifier) crossed(rules *notifyRules, n Notification, now time.Time, resetAfter time.Duration) {
 	q := n.Quota
 	n.Used = q - min(n.Remaining, q)
 	if n.Used <= 0 || resetAfter <= 0 {
 		return
 	}
-	end := now.Add(resetAfter).Truncate(time.Second)
+	end := now.Add(resetAfter).Round(time.Second)
 	n.Event, n.ResetsAt, n.Time = "quota.used", end.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)
 	for _, at := range rules.at {
 		if n.Used*100 < int64(at)*q {
