@@ -76,6 +76,13 @@ const (
 // headers' own resolution.
 const defaultReset = time.Second
 
+// stallAfter is how long a host waits for an answer while attempts are in
+// flight and none has answered or failed: past it, every attempt in flight
+// counts as failed (its units perhaps counted, perhaps not, until the next
+// probe settles them), so that a probe the server never answers, sent
+// without a deadline, cannot hold its host for good.
+const stallAfter = time.Minute
+
 // hostState is the learned quota of one host. Its methods are safe for
 // concurrent use.
 type hostState struct {
@@ -125,6 +132,14 @@ type hostState struct {
 	holdUntil time.Time
 	changed   chan struct{} // closed and replaced when the state changes
 	lastUsed  time.Time
+	// quietSince is when the last attempt answered or failed, or when one
+	// went out with none in flight; stall is how long the host waits after
+	// it, with attempts in flight, before it writes them off (stallAfter).
+	// gen counts the write-offs: an attempt of an older gen has been
+	// counted as failed already.
+	quietSince time.Time
+	stall      time.Duration
+	gen        uint64
 	// holders counts the Transport's requests under way to the host, which
 	// keep it from being forgotten; guarded by the Transport's mu.
 	holders int
@@ -132,6 +147,7 @@ type hostState struct {
 
 // ticket is one granted send.
 type ticket struct {
+	gen        uint64
 	doneAtSend int64
 	forgiven   int64 // the host's forgiven lost units at the send
 	cost       int64
@@ -160,14 +176,23 @@ type answered struct {
 	at         time.Time // when the answer arrived
 }
 
-func newHostState(learn bool) *hostState {
-	return &hostState{learn: learn, changed: make(chan struct{}), lagFactor: 1}
+// newHostState returns the state of a host not heard from yet; stall is
+// how long it waits for attempts in flight (see stallAfter), 0 meaning
+// stallAfter.
+func newHostState(learn bool, stall time.Duration) *hostState {
+	if stall <= 0 {
+		stall = stallAfter
+	}
+	return &hostState{learn: learn, changed: make(chan struct{}), lagFactor: 1, stall: stall}
 }
 
 // try grants a send of cost units at now, or says until when to wait
 // (wake; zero means "until the state changes").
 func (h *hostState) try(cost int64, now time.Time) (tk ticket, ok bool, wake time.Time) {
 	h.lastUsed = now
+	if stalled := h.stalledAt(); !stalled.IsZero() && !now.Before(stalled) {
+		h.writeOff()
+	}
 	switch {
 	case now.Before(h.holdUntil):
 		return tk, false, h.holdUntil
@@ -221,14 +246,38 @@ func (h *hostState) rises(need int64, now time.Time) time.Time {
 	return earlier(h.now.reaches(need, now, h.capacity), h.eventual.reaches(need, now, h.capacity))
 }
 
+// stalledAt returns when the attempts in flight will have gone unanswered
+// for h.stall (when they are written off), or the zero time when none is
+// in flight.
+func (h *hostState) stalledAt() time.Time {
+	if h.inflight == 0 {
+		return time.Time{}
+	}
+	return h.quietSince.Add(h.stall)
+}
+
+// writeOff counts every attempt in flight as failed: its units stay sent,
+// and the next probe settles them as it settles failed attempts' (lost).
+// Their answers, if they ever arrive, then teach nothing but their
+// Retry-After.
+func (h *hostState) writeOff() {
+	h.lost = addSat(h.lost, h.inflight)
+	h.inflight = 0
+	h.probing, h.speculating = false, false
+	h.gen++
+}
+
 func (h *hostState) grant(cost int64, probe bool, now time.Time) ticket {
+	if h.inflight == 0 {
+		h.quietSince = now
+	}
 	if probe {
 		h.probing = true
 		h.forgiven, h.lost = addSat(h.forgiven, h.lost), 0
 	}
 	h.sent = addSat(h.sent, cost)
 	h.inflight += cost
-	return ticket{doneAtSend: h.done, forgiven: h.forgiven, cost: cost, epoch: h.epoch, probe: probe, sentAt: now, last: h.last, anchor: h.anchor}
+	return ticket{gen: h.gen, doneAtSend: h.done, forgiven: h.forgiven, cost: cost, epoch: h.epoch, probe: probe, sentAt: now, last: h.last, anchor: h.anchor}
 }
 
 // response is what a finished attempt tells the host.
@@ -248,6 +297,16 @@ func (h *hostState) finish(tk ticket, r response) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	defer h.broadcast()
+	throttled := r.status == http.StatusTooManyRequests || r.status == http.StatusServiceUnavailable
+	if tk.gen != h.gen {
+		// Written off as failed already (writeOff): only the server's wait
+		// still holds.
+		if r.arrived && throttled && r.hasRA {
+			h.holdUntil = later(h.holdUntil, r.at.Add(r.ra))
+		}
+		return
+	}
+	h.quietSince = r.at
 	h.inflight -= tk.cost
 	if tk.probe {
 		h.probing = false
@@ -286,7 +345,6 @@ func (h *hostState) finish(tk ticket, r response) {
 		return
 	}
 	h.done = addSat(h.done, tk.cost)
-	throttled := r.status == http.StatusTooManyRequests || r.status == http.StatusServiceUnavailable
 	if throttled && r.hasRA {
 		h.holdUntil = later(h.holdUntil, r.at.Add(r.ra))
 	}
@@ -485,19 +543,23 @@ func (h *hostState) acquire(ctx context.Context, host string, cost int64, maxWai
 		h.mu.Lock()
 		now := time.Now()
 		tk, ok, wake := h.try(cost, now)
+		stalled := h.stalledAt()
 		changed := h.changed
 		h.mu.Unlock()
 		if ok {
 			return tk, waited, nil
 		}
-		var timer *time.Timer
-		var fired <-chan time.Time
 		if !wake.IsZero() {
-			d := wake.Sub(now)
-			if err := checkWait(ctx, d, maxWait, "quota of "+host); err != nil {
+			if err := checkWait(ctx, wake.Sub(now), maxWait, "quota of "+host); err != nil {
 				return tk, waited, err
 			}
-			timer = time.NewTimer(d)
+		}
+		// Answers in flight may free the host sooner, or, when none comes,
+		// their write-off.
+		var timer *time.Timer
+		var fired <-chan time.Time
+		if wake = earlier(wake, stalled); !wake.IsZero() {
+			timer = time.NewTimer(wake.Sub(now))
 			fired = timer.C
 		}
 		select {

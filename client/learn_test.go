@@ -34,7 +34,7 @@ func mustWait(t *testing.T, h *hostState, now time.Time, wantWake time.Time, wha
 }
 
 func TestFreshHostSendsOneProbeFirst(t *testing.T) {
-	h := newHostState(true)
+	h := newHostState(true, 0)
 	probe := mustGrant(t, h, t0, "first request")
 	if !probe.probe {
 		t.Error("the first request is not a probe")
@@ -48,7 +48,7 @@ func TestFreshHostSendsOneProbeFirst(t *testing.T) {
 }
 
 func TestHostWithoutHeadersIsNotLimited(t *testing.T) {
-	h := newHostState(true)
+	h := newHostState(true, 0)
 	probe := mustGrant(t, h, t0, "probe")
 	h.finish(probe, response{arrived: true, at: t0, status: 200})
 	for i := range 100 {
@@ -57,7 +57,7 @@ func TestHostWithoutHeadersIsNotLimited(t *testing.T) {
 }
 
 func TestConcurrentResponsesBoundWhatMaySend(t *testing.T) {
-	h := newHostState(true)
+	h := newHostState(true, 0)
 	h.finish(mustGrant(t, h, t0, "probe"), ok200(t0, 10, time.Second)) // ceiling 11, sent 1
 	var out []ticket
 	for range 8 {
@@ -85,7 +85,7 @@ func TestConcurrentResponsesBoundWhatMaySend(t *testing.T) {
 }
 
 func TestTooManyRequestsDistrustsTheBoundUntilTheServerSaysSo(t *testing.T) {
-	h := newHostState(true)
+	h := newHostState(true, 0)
 	h.finish(mustGrant(t, h, t0, "probe"), ok200(t0, 100, 60*time.Second))
 	old := mustGrant(t, h, t0, "before the 429")
 	refused := mustGrant(t, h, t0, "refused")
@@ -107,7 +107,7 @@ func TestTooManyRequestsDistrustsTheBoundUntilTheServerSaysSo(t *testing.T) {
 }
 
 func TestRetryAfterHoldsEvenWithoutLearning(t *testing.T) {
-	h := newHostState(false)
+	h := newHostState(false, 0)
 	tk := mustGrant(t, h, t0, "first")
 	if tk.probe {
 		t.Error("a non-learning host probes")
@@ -119,7 +119,7 @@ func TestRetryAfterHoldsEvenWithoutLearning(t *testing.T) {
 }
 
 func TestFailedAttemptsStayCountedAsSent(t *testing.T) {
-	h := newHostState(true)
+	h := newHostState(true, 0)
 	h.finish(mustGrant(t, h, t0, "probe"), ok200(t0, 2, time.Second)) // ceiling 3
 	lost := mustGrant(t, h, t0, "lost")
 	h.finish(lost, response{}) // connection reset: the server may have counted it
@@ -132,7 +132,7 @@ func TestFailedAttemptsStayCountedAsSent(t *testing.T) {
 // host sends its full quota again.
 func TestFailedAttemptsAreSettledByTheNextProbe(t *testing.T) {
 	srv := &simServer{q: 5, w: time.Second}
-	h := newHostState(true)
+	h := newHostState(true, 0)
 	now, failed, refused := t0, 0, 0
 	perWindow := map[int64]int64{}
 	for now.Before(t0.Add(10 * time.Second)) {
@@ -243,7 +243,7 @@ func TestLearnedBoundNeverMeetsTooManyRequests(t *testing.T) {
 		admitted, lost := 0, 0
 		const total = 60
 
-		h := newHostState(true)
+		h := newHostState(true, 0)
 		type req struct {
 			tk                 ticket
 			decideAt, arriveAt time.Time
@@ -331,7 +331,7 @@ func (s *simServer) decideOK(now time.Time) bool {
 // the host until the quota's reset: the time its refill would take does
 // not overflow into "now", which would spin the waiters until the reset.
 func TestAnImperceptibleRateWaitsForTheReset(t *testing.T) {
-	h := newHostState(true)
+	h := newHostState(true, 0)
 	r := ok200(t0, 0, time.Second)
 	r.quotas = []quota{{RateLimit: r.rl, rate: 1e-10}}
 	h.finish(mustGrant(t, h, t0, "probe"), r)

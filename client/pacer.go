@@ -38,7 +38,7 @@ func NewPacer(name string, maxWait time.Duration) *Pacer {
 // ready makes the pacer's state and fills in its longest wait, once.
 func (p *Pacer) ready() {
 	p.once.Do(func() {
-		p.h = newHostState(true)
+		p.h = newHostState(true, 0)
 		p.maxWait = RetryPolicy{MaxWait: p.maxWait}.withDefaults().MaxWait
 	})
 }
@@ -46,7 +46,9 @@ func (p *Pacer) ready() {
 // Wait blocks until a call of cost units may be sent (cost ≤ 0 counts as 0
 // and is held only by a server's wait after a refusal; a cost above
 // sluice.MaxQuantity counts as it) and returns its
-// Send, which must be finished with Done exactly once. It returns an error
+// Send, which must be finished with Done exactly once (calls unanswered
+// for a minute, none other having been answered meanwhile, count as
+// failed: the Pacer probes again). It returns an error
 // wrapping ErrWaitTooLong at once when the wait has a known end beyond the
 // Pacer's longest wait or the context's deadline, and the context's error
 // when it is done first.

@@ -48,7 +48,10 @@ const drainGrace = 100 * time.Millisecond
 // requests to a host once they might not fit, until the quota's reset, so
 // that a batch sent through it meets few 429s or none, without knowing the
 // limit in advance. Holds are per host (URL.Host) and shared by every
-// request of the Transport.
+// request of the Transport. A host waits for answers a minute at most:
+// when requests to it are in flight and none has been answered or failed
+// for a minute (a probe whose server never answers, sent without a
+// deadline), they count as failed attempts, and the next request probes.
 //
 // When a response is 429 or 503, it honours Retry-After (delay-seconds or
 // an HTTP-date) and the RateLimit reset, and retries as Retry says (by
@@ -85,6 +88,9 @@ type Transport struct {
 	// Retry-After after a 429 or 503, never because the headers say the
 	// quota is spent.
 	IgnoreRemaining bool
+
+	// stallAfter replaces stallAfter in tests; zero: stallAfter.
+	stallAfter time.Duration
 
 	once    sync.Once
 	policy  RetryPolicy
@@ -165,7 +171,7 @@ func (t *Transport) host(name string) *hostState {
 		if len(t.hosts) >= max(t.sweepAt, maxHosts) {
 			t.forgetIdle()
 		}
-		h = newHostState(!t.IgnoreRemaining)
+		h = newHostState(!t.IgnoreRemaining, t.stallAfter)
 		t.hosts[name] = h
 	}
 	h.holders++
