@@ -294,16 +294,21 @@ func registerMemoryMetrics(reg *prometheus.Registry, m *memory.Store) {
 			"The most any admission's time has lagged the exact time since start (refusals never lag).", nil, nil),
 		prometheus.NewDesc("sluice_memory_no_room_total",
 			"Checks of new keys refused because their shard was full of refusing states (raise store.max_keys).", nil, nil),
+		prometheus.NewDesc("sluice_memory_limits",
+			"Distinct limits (by name and algorithm) the in-process store knows; it keeps each while it runs.", nil, nil),
+		prometheus.NewDesc("sluice_memory_limits_refused_total",
+			"Calls the in-process store could not decide because they named a limit beyond the most it may know.", nil, nil),
 	}})
 }
 
 // memoryCollector exports an in-process store's Stats, read once per
 // scrape for all of its series (Stats counts the keys under every shard's
 // mutex). descs are, in order: keys, evictions, expirations, late ticks,
-// the clock's largest lag.
+// the clock's largest lag, refusals for room, limits known, calls refused
+// for naming one limit too many.
 type memoryCollector struct {
 	m     *memory.Store
-	descs [6]*prometheus.Desc
+	descs [8]*prometheus.Desc
 }
 
 // Describe implements prometheus.Collector.
@@ -323,6 +328,8 @@ func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(d[3], prometheus.CounterValue, float64(st.ClockLateTicks))
 	ch <- prometheus.MustNewConstMetric(d[4], prometheus.GaugeValue, st.ClockMaxLag.Seconds())
 	ch <- prometheus.MustNewConstMetric(d[5], prometheus.CounterValue, float64(st.NoRoom))
+	ch <- prometheus.MustNewConstMetric(d[6], prometheus.GaugeValue, float64(st.Limits))
+	ch <- prometheus.MustNewConstMetric(d[7], prometheus.CounterValue, float64(st.LimitsRefused))
 }
 
 // registerStoreMetrics exports the counters of a remote store's wrappers:

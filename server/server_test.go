@@ -431,6 +431,7 @@ func TestAdminEndpoints(t *testing.T) {
 				fmt.Sprintf("sluice_memory_keys %d\n", held), "sluice_memory_evictions_total 0\n",
 				"sluice_memory_expirations_total 0\n", "sluice_memory_clock_late_ticks_total 0\n",
 				"sluice_memory_clock_max_lag_seconds 0\n", "sluice_memory_no_room_total 0\n",
+				fmt.Sprintf("sluice_memory_limits %d\n", f.mem.Stats().Limits), "sluice_memory_limits_refused_total 0\n",
 				`sluice_build_info{goversion="` + runtime.Version() + `",revision="`},
 			"/docs":           {`id="plan-table"`, "<strong>free</strong>", "POST /api/generate", "Retry-After", "quota-exceeded", "https://example.com/pricing"},
 			"/dashboard":      {`id="rate"`, "dashboard/data"},
