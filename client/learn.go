@@ -63,7 +63,8 @@ import (
 // request's cost. A 429 proves an assumption wrong (another client shares
 // the key, the limit shrank, the quota is not a bucket): the host then
 // trusts nothing sent before it (a new epoch), assumes no rate, waits
-// max(Retry-After, reset), and probes again.
+// max(Retry-After, reset), and probes again. No wait a server asks for
+// holds the host longer than maxServerWait.
 
 // Learning modes of a host.
 const (
@@ -302,7 +303,7 @@ func (h *hostState) finish(tk ticket, r response) {
 		// Written off as failed already (writeOff): only the server's wait
 		// still holds.
 		if r.arrived && throttled && r.hasRA {
-			h.holdUntil = later(h.holdUntil, r.at.Add(r.ra))
+			h.holdUntil = later(h.holdUntil, r.at.Add(min(r.ra, maxServerWait)))
 		}
 		return
 	}
@@ -346,7 +347,7 @@ func (h *hostState) finish(tk ticket, r response) {
 	}
 	h.done = addSat(h.done, tk.cost)
 	if throttled && r.hasRA {
-		h.holdUntil = later(h.holdUntil, r.at.Add(r.ra))
+		h.holdUntil = later(h.holdUntil, r.at.Add(min(r.ra, maxServerWait)))
 	}
 	if !h.learn {
 		return
@@ -385,7 +386,7 @@ func (h *hostState) finish(tk ticket, r response) {
 		return // sent before a 429 proved the old bound wrong
 	}
 	b := h.boundOf(tk, r)
-	reset := r.rl.Reset
+	reset := min(r.rl.Reset, maxServerWait)
 	if reset == 0 {
 		reset = defaultReset
 	}

@@ -38,7 +38,7 @@ const (
 //
 // The wait before a retry is what the server said when it said anything:
 // the longer of Retry-After and, when the quota is spent, its reset (from
-// any of the four RateLimit header formats). Only without either does the
+// any of the four RateLimit header formats), an hour at most. Only without either does the
 // Transport guess, with exponential backoff and full jitter (a wait drawn
 // uniformly from [0, min(BackoffCap, BackoffBase·2^retry)]), so that many
 // clients that failed together do not come back together. A server-given
@@ -146,8 +146,8 @@ func (r *Retries) Call() {
 }
 
 // Next decides retry number retry (0 for the first) of a call that was
-// refused. wait is the server's wait when told is true; otherwise Next
-// draws a backoff. It returns how long to wait before retrying, or an
+// refused. wait is the server's wait when told is true (at most an hour
+// counts: a longer one is waited an hour); otherwise Next draws a backoff. It returns how long to wait before retrying, or an
 // error when the call must not be retried: MaxRetries reached
 // (ErrNoRetry), a wait beyond MaxWait or the context's deadline (an error
 // wrapping ErrWaitTooLong), or a spent budget (ErrNoRetry). A nil error
@@ -157,7 +157,9 @@ func (r *Retries) Next(ctx context.Context, retry int, wait time.Duration, told 
 	if retry >= r.policy.MaxRetries {
 		return 0, fmt.Errorf("%w: %d retries made", ErrNoRetry, retry)
 	}
-	if !told {
+	if told {
+		wait = min(wait, maxServerWait)
+	} else {
 		wait = backoff(r.policy.BackoffBase, r.policy.BackoffCap, retry)
 	}
 	if err := checkWait(ctx, wait, r.policy.MaxWait, "retry"); err != nil {
@@ -192,6 +194,12 @@ func backoff(base, cap time.Duration, retry int) time.Duration {
 	return time.Duration(rand.Int64N(int64(ceil) + 1))
 }
 
+// maxServerWait is the longest a server's wait holds: a Retry-After or a
+// reset beyond it (a server's bug, a clock gone wrong, a quota spent for
+// the month) counts as it, after which one probe asks again. A quota spent
+// for a day costs a request an hour.
+const maxServerWait = time.Hour
+
 // serverWait is the wait the server asked for after a throttled response:
 // the longer of Retry-After and the reset of a spent quota; told is false
 // when it said neither. A reset that is Retry-After rounded up to a whole
@@ -207,7 +215,7 @@ func serverWait(ra time.Duration, hasRA bool, rl RateLimit, hasRL bool) (wait ti
 		}
 		wait, told = max(wait, ra), true
 	}
-	return wait, told
+	return min(wait, maxServerWait), told
 }
 
 // budget is a token bucket of retries: capacity floor, refilled by ratio

@@ -54,7 +54,9 @@ const drainGrace = 100 * time.Millisecond
 // deadline), they count as failed attempts, and the next request probes.
 //
 // When a response is 429 or 503, it honours Retry-After (delay-seconds or
-// an HTTP-date) and the RateLimit reset, and retries as Retry says (by
+// an HTTP-date) and the RateLimit reset (no wait a server asks for holds
+// a host more than an hour: a longer one ends with a probe after the
+// hour), and retries as Retry says (by
 // default: idempotent requests, at most 3 times, within a retry budget).
 // A request is retried only if its body can be sent again (GetBody).
 //
