@@ -30,6 +30,7 @@ type fetcher struct {
 	// url is the JWK Set's, or with discovered the issuer's discovery
 	// document's, which names the set's.
 	url        string
+	shown      string // url as logged: its password, if any, redacted
 	discovered bool
 	issuer     string // with discovered: the "issuer" the document must name
 	client     *http.Client
@@ -190,7 +191,7 @@ func (f *fetcher) fetchAndInstall(n uint64) error {
 	keys := f.set.Load().len()
 	f.installMu.Unlock()
 	if err != nil {
-		f.log.Warn("jwt: the JWK Set could not be fetched; the keys in use stay", "url", f.url, "keys", keys, "err", err)
+		f.log.Warn("jwt: the JWK Set could not be fetched; the keys in use stay", "url", f.shown, "keys", keys, "err", err)
 	}
 	if f.onFetch != nil {
 		f.onFetch(keys, err)

@@ -471,3 +471,25 @@ func TestARedirectNeverLeavesHTTPSNorReachesLoopbackFromAnotherHost(t *testing.T
 		v.Close()
 	}
 }
+
+// A password in KeysURL (https://user:password@host/...) is sent, never
+// logged nor written in an error.
+func TestAPasswordInKeysURLIsNeverLogged(t *testing.T) {
+	server := newKeysServer(t, nil)
+	server.serve(http.StatusInternalServerError, nil)
+	var log strings.Builder
+	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &log}, nil))
+	keysURL := strings.Replace(server.URL, "http://", "http://reader:s3cret@", 1) + "/keys"
+	v := newVerifier(t, jwt.Options{KeysURL: keysURL, Refresh: time.Hour, Logger: logger})
+	err := v.Refresh(context.Background())
+	v.Close()
+	if err == nil {
+		t.Fatal("a fetch answered 500 succeeded")
+	}
+	if strings.Contains(err.Error(), "s3cret") || strings.Contains(log.String(), "s3cret") {
+		t.Errorf("the password is written out: error %q, log %q", err, log.String())
+	}
+	if !strings.Contains(log.String(), "reader") {
+		t.Errorf("logged %q, want the URL with its user name", log.String())
+	}
+}

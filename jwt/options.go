@@ -21,7 +21,8 @@ type Options struct {
 	// ::1, "localhost"). New starts fetching it in the background, at once
 	// and then every Refresh; until a fetch succeeds, no token verifies.
 	// A token whose "kid" the set in use lacks has the set fetched again,
-	// at most once every MinRefresh (see MinRefresh).
+	// at most once every MinRefresh (see MinRefresh). A password in it
+	// (https://user:password@host/...) is sent, and never logged.
 	//
 	// A fetch is a GET that must answer 200 with a JWK Set of at most
 	// 1 MiB. Of its keys, the Verifier uses those whose "use" is absent or

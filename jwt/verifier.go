@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -100,6 +101,10 @@ func newFetcher(o Options, set *atomic.Pointer[keySet], now func() time.Time) *f
 	if o.Discover {
 		f.url = strings.TrimSuffix(o.Issuer, "/") + "/.well-known/openid-configuration"
 		f.issuer = o.Issuer
+	}
+	f.shown = f.url
+	if u, err := url.Parse(f.url); err == nil {
+		f.shown = u.Redacted()
 	}
 	f.client, f.transport = newClient(o.Client)
 	if f.refresh == 0 {
