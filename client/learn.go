@@ -259,8 +259,7 @@ func (h *hostState) stalledAt() time.Time {
 
 // writeOff counts every attempt in flight as failed: its units stay sent,
 // and the next probe settles them as it settles failed attempts' (lost).
-// Their answers, if they ever arrive, then teach nothing but their
-// Retry-After.
+// Their answers, if they ever arrive, still teach (finish).
 func (h *hostState) writeOff() {
 	h.lost = addSat(h.lost, h.inflight)
 	h.inflight = 0
@@ -298,19 +297,15 @@ func (h *hostState) finish(tk ticket, r response) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	defer h.broadcast()
-	throttled := r.status == http.StatusTooManyRequests || r.status == http.StatusServiceUnavailable
-	if tk.gen != h.gen {
-		// Written off as failed already (writeOff): only the server's wait
-		// still holds.
-		if r.arrived && throttled && r.hasRA {
-			h.holdUntil = later(h.holdUntil, r.at.Add(min(r.ra, maxServerWait)))
-		}
-		return
-	}
+	// An attempt written off (writeOff) is counted as failed already, in
+	// lost: its answer, if it comes, still teaches, but moves no count.
+	writtenOff := tk.gen != h.gen
 	h.quietSince = r.at
-	h.inflight -= tk.cost
-	if tk.probe {
-		h.probing = false
+	if !writtenOff {
+		h.inflight -= tk.cost
+		if tk.probe {
+			h.probing = false
+		}
 	}
 	if r.arrived && r.hasRL {
 		defer func() {
@@ -330,7 +325,7 @@ func (h *hostState) finish(tk ticket, r response) {
 			h.observe(r.rl.Policy, h.refillRate(tk, tk.anchor, r))
 		}
 	}
-	if tk.speculative {
+	if tk.speculative && !writtenOff {
 		h.speculating = false
 		switch {
 		case r.status == http.StatusTooManyRequests:
@@ -342,10 +337,15 @@ func (h *hostState) finish(tk ticket, r response) {
 	if !r.arrived {
 		// Perhaps counted, perhaps not: it stays in sent, not in done, and
 		// the next probe settles it.
-		h.lost = addSat(h.lost, tk.cost)
+		if !writtenOff {
+			h.lost = addSat(h.lost, tk.cost)
+		}
 		return
 	}
-	h.done = addSat(h.done, tk.cost)
+	if !writtenOff {
+		h.done = addSat(h.done, tk.cost)
+	}
+	throttled := r.status == http.StatusTooManyRequests || r.status == http.StatusServiceUnavailable
 	if throttled && r.hasRA {
 		h.holdUntil = later(h.holdUntil, r.at.Add(min(r.ra, maxServerWait)))
 	}

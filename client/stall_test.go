@@ -61,8 +61,10 @@ func TestAProbeNeverAnsweredHoldsTheHostForALimitedTime(t *testing.T) {
 }
 
 // An attempt written off as failed is not counted again when its answer
-// comes at last: the probe sent in its place stays the one out.
-func TestALateAnswerOfAnAttemptWrittenOffChangesNothing(t *testing.T) {
+// comes at last, but its answer teaches as any does: a server slower than
+// stallAfter still has its quota learned, and is not held to a probe at a
+// time.
+func TestALateAnswerOfAnAttemptWrittenOffStillTeaches(t *testing.T) {
 	h := newHostState(true, 0)
 	stale := mustGrant(t, h, t0, "first probe")
 	mustWait(t, h, t0.Add(stallAfter-time.Nanosecond), time.Time{}, "while the probe may still answer")
@@ -73,11 +75,17 @@ func TestALateAnswerOfAnAttemptWrittenOffChangesNothing(t *testing.T) {
 	if !fresh.probe || h.inflight != 1 || h.lost != 0 || h.forgiven != 1 {
 		t.Fatalf("probe %v, inflight %d, lost %d, forgiven %d; want a probe, 1, 0, 1", fresh.probe, h.inflight, h.lost, h.forgiven)
 	}
-	h.finish(stale, ok200(t0.Add(stallAfter+time.Second), 100, time.Second))
-	if h.inflight != 1 || !h.probing || h.mode != modeFresh || h.done != 0 {
-		t.Fatalf("after the late answer: inflight %d, probing %v, mode %d, done %d", h.inflight, h.probing, h.mode, h.done)
+	late := t0.Add(stallAfter + 30*time.Second)
+	h.finish(stale, ok200(late, 3, time.Minute))
+	if h.inflight != 1 || h.done != 0 || h.mode != modeKnown {
+		t.Fatalf("after the late answer: inflight %d, done %d, mode %d; want 1, 0, known", h.inflight, h.done, h.mode)
 	}
-	mustWait(t, h, t0.Add(stallAfter+time.Second), time.Time{}, "while the second probe is out")
-	h.finish(fresh, ok200(t0.Add(stallAfter+time.Second), 2, time.Second))
-	mustGrant(t, h, t0.Add(stallAfter+time.Second), "after the second probe's answer")
+	// ceiling = done 0 + forgiven 0 + cost 1 + remaining 3 = 4; sent 2.
+	mustGrant(t, h, late, "learned from the late answer")
+	mustGrant(t, h, late, "learned from the late answer, again")
+	mustWait(t, h, late, late.Add(time.Minute), "beyond what the late answer proves")
+	h.finish(fresh, ok200(late, 2, time.Second))
+	if h.inflight != 2 || h.done != 1 {
+		t.Fatalf("after the second probe's answer: inflight %d, done %d; want 2, 1", h.inflight, h.done)
+	}
 }
