@@ -131,16 +131,20 @@ func newNotifier(reg prometheus.Registerer) *notifier {
 func (nt *notifier) observe(rules *notifyRules, res *httplimit.Result) {
 	for i := range res.Checks {
 		c := &res.Checks[i]
-		if !rules.limits[c.Limit.Name()] || c.Limit.Algorithm() != sluice.AlgorithmFixedWindow {
+		st := &res.Decision.Statuses[i]
+		if !rules.limits[c.Limit.Name()] || c.Limit.Algorithm() != sluice.AlgorithmFixedWindow || st.ResetAfter <= 0 {
 			continue
 		}
-		st := &res.Decision.Statuses[i]
 		n := Notification{Subject: c.Key[strings.IndexByte(c.Key, '/')+1:], // the key without the middleware's scope
 			Limit: c.Limit.Name(), Quota: c.Limit.Quantity(), Remaining: st.Remaining, Window: httplimit.WindowOf(c.Limit)}
 		if n.Subject == res.Identity.Subject {
 			n.Key, n.Plan = res.Identity.KeyName, res.Identity.Plan.Name
 		}
-		nt.crossed(rules, n, res.Now, st.ResetAfter)
+		// The server read res.Now a moment before the store read its own
+		// time (on Redis, another host's clock): res.Now+ResetAfter falls a
+		// little before or after the window's end, a whole second of the
+		// store's clock for a window of whole seconds.
+		nt.crossed(rules, n, res.Now, res.Now.Add(st.ResetAfter).Round(time.Second))
 	}
 }
 
@@ -148,29 +152,27 @@ func (nt *notifier) observe(rules *notifyRules, res *httplimit.Result) {
 // subject is the descriptor ("envoy:<domain>:<key>=<value>|…").
 func (nt *notifier) observeEnvoy(rules *notifyRules, res *envoy.Result) {
 	for _, o := range res.Descriptors {
-		if o.Subject == "" || !o.Fixed || !rules.limits[o.Limit] {
+		if o.Subject == "" || !o.Fixed || !rules.limits[o.Limit] || o.ResetAfter <= 0 {
 			continue
 		}
 		n := Notification{Subject: o.Subject, Domain: res.Domain, Limit: o.Limit, Quota: o.Capacity, Remaining: o.Remaining,
 			Window: httplimit.FormatWindow(o.Window)}
-		nt.crossed(rules, n, res.Now, o.ResetAfter)
+		// ResetAfter is whole seconds from res.Now's Unix second, as
+		// envoyproxy/ratelimit counts them.
+		nt.crossed(rules, n, res.Now, res.Now.Truncate(time.Second).Add(o.ResetAfter))
 	}
 }
 
 // crossed queues, under rules, a notification of each share of n's quota
 // used (Quota − Remaining) that was not told yet in the window that ends
-// resetAfter from now, to the nearest second: now is read a moment before
-// the store reads its own time (on Redis, another host's clock), so
-// now+resetAfter falls a little before or after a window's end (a whole
-// second of the store's clock, for a window of whole seconds); n holds the
-// subject, limit and figures.
-func (nt *notifier) crossed(rules *notifyRules, n Notification, now time.Time, resetAfter time.Duration) {
+// at end; now is the time of the decision, and n holds the subject, limit
+// and figures.
+func (nt *notifier) crossed(rules *notifyRules, n Notification, now, end time.Time) {
 	q := n.Quota
 	n.Used = q - min(n.Remaining, q)
-	if n.Used <= 0 || resetAfter <= 0 {
+	if n.Used <= 0 {
 		return
 	}
-	end := now.Add(resetAfter).Round(time.Second)
 	n.Event, n.ResetsAt, n.Time = "quota.used", end.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339)
 	for _, at := range rules.at {
 		if n.Used*100 < int64(at)*q {
