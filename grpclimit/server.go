@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/logsample"
 )
 
 // Options configure a Server.
@@ -42,7 +43,8 @@ type Options struct {
 	// error reaches the client as UNKNOWN). Nil: serve the call (fail
 	// open), so that a broken limiter never takes the service down with it;
 	// the failure is logged as a warning by Limits.Logger (nil:
-	// slog.Default()). A call whose context ended before its decision (the
+	// slog.Default()), at most once every 10 s, the next line counting the
+	// calls left out ("left_out"). A call whose context ended before its decision (the
 	// caller cancelled or its deadline passed) is no such failure: it is
 	// answered with Canceled or DeadlineExceeded, without OnError.
 	OnError func(ctx context.Context, fullMethod string, err error) error
@@ -59,6 +61,8 @@ type Options struct {
 type Server struct {
 	m       *httplimit.Middleware
 	onError func(ctx context.Context, fullMethod string, err error) error
+	// warnings are the default OnError's lines (see serveUndecided).
+	warnings logsample.Log
 	// keys are the metadata keys the middleware reads (its
 	// RequestHeaders), in lower case.
 	keys []string
@@ -88,7 +92,7 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 			log = slog.Default()
 		}
 		s.onError = func(ctx context.Context, method string, err error) error {
-			return serveUndecided(ctx, log, method, err)
+			return s.serveUndecided(ctx, log, method, err)
 		}
 	}
 	for _, k := range m.RequestHeaders() {
@@ -173,15 +177,17 @@ func (r refused) GRPCStatus() *status.Status { return r.st }
 // serveUndecided).
 func (s *Server) undecided(ctx context.Context, method string, err error) error {
 	if s.onError == nil {
-		return serveUndecided(ctx, slog.Default(), method, err)
+		return s.serveUndecided(ctx, slog.Default(), method, err)
 	}
 	return s.onError(ctx, method, err)
 }
 
 // serveUndecided logs err, the failure to decide a call of method, to log
-// and returns nil: the call is served.
-func serveUndecided(ctx context.Context, log *slog.Logger, method string, err error) error {
-	log.WarnContext(ctx, "call served without a rate-limit decision", "method", method, "err", err)
+// and returns nil: the call is served. A store that fails every call is
+// logged at most once per logsample.Interval, the next line counting the
+// calls left out.
+func (s *Server) serveUndecided(ctx context.Context, log *slog.Logger, method string, err error) error {
+	s.warnings.Warn(ctx, log, "call served without a rate-limit decision", "method", method, "err", err)
 	return nil
 }
 

@@ -315,7 +315,7 @@ func (m *Middleware) settle(ctx context.Context, checks []sluice.Check, d *sluic
 		return lowered
 	}
 	if err := m.limiter.Refund(context.WithoutCancel(ctx), checks, d); err != nil {
-		m.log.Warn("request counted although its limit does not count its answer: the refund failed",
+		m.warn(ctx, "request counted although its limit does not count its answer: the refund failed",
 			"err", err, "subject", subject)
 	}
 	return lowered

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/logsample"
 )
 
 // Middleware limits HTTP requests by its Options. It is safe for
@@ -68,6 +69,7 @@ type Middleware struct {
 	now         func() time.Time // nil: clock, time.Now read cheaply
 	clock       wallClock
 	log         *slog.Logger
+	warnings    logsample.Log // warnings a failing store repeats per request
 	onError     func(w http.ResponseWriter, r *http.Request, err error) bool
 	observe     func(res *Result, took time.Duration, err error)
 	results     sync.Pool
@@ -375,8 +377,15 @@ func (m *Middleware) undecided(w http.ResponseWriter, r *http.Request, err error
 	if m.onError != nil {
 		return m.onError(w, r, err)
 	}
-	m.logger().Warn("rate limit not decided, serving the request", "err", err, "path", r.URL.Path)
+	m.warn(r.Context(), "rate limit not decided, serving the request", "err", err, "path", r.URL.Path)
 	return true
+}
+
+// warn logs a warning that a failing store may repeat for every request:
+// each message at most once per logsample.Interval, the next line counting
+// those left out.
+func (m *Middleware) warn(ctx context.Context, msg string, args ...any) {
+	m.warnings.Warn(ctx, m.logger(), msg, args...)
 }
 
 // logger returns the Middleware's logger: Options.Logger, else slog's
@@ -446,7 +455,7 @@ func (m *Middleware) Done(ctx context.Context, res *Result) {
 	}
 	if !res.Exempt && res.Decision.Allowed && holdsLease(&res.Decision) {
 		if err := m.limiter.Release(context.WithoutCancel(ctx), res.Checks, &res.Decision); err != nil {
-			m.log.Warn("concurrency lease not released (it expires by itself)", "err", err)
+			m.warn(ctx, "concurrency lease not released (it expires by itself)", "err", err)
 		}
 	}
 	m.Discard(res)

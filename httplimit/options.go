@@ -246,7 +246,11 @@ type Options struct {
 	DocsURL string
 
 	// Logger receives refusals (debug) and failures to decide (warn); API
-	// keys never appear, only hashes. Nil: slog.Default().
+	// keys never appear, only hashes. A failure that a store repeats for
+	// every request (an undecided request, a refund or a release that
+	// failed) is written at most once every 10 s for each kind, the next
+	// line counting those left out ("left_out"): Observer sees them all.
+	// Nil: slog.Default().
 	Logger *slog.Logger
 	// Clock sets the time of absolute times in headers and bodies
 	// (X-RateLimit-Reset, resetsAt) and of Result.Now. Nil: time.Now. A
@@ -265,8 +269,9 @@ type Options struct {
 	// ErrorHandler decides what happens when no decision could be made
 	// (the store failed beyond its own failure policy) for a client still
 	// waiting (Handler serves no client that left): it returns true to
-	// serve the request anyway. Nil: log a warning and serve it (fail
-	// open), so that a broken limiter never takes the API down with it.
+	// serve the request anyway. Nil: log a warning (see Logger) and serve
+	// it (fail open), so that a broken limiter never takes the API down
+	// with it.
 	ErrorHandler func(w http.ResponseWriter, r *http.Request, err error) bool
 }
 

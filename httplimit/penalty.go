@@ -98,7 +98,7 @@ func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
 	res.penaltyChecks[0] = sluice.Check{Key: key, Limit: pb.refusals, Cost: 1}
 	d := &res.penaltyDecision
 	if err := m.limiter.Allow(ctx, res.penaltyChecks[:], d); err != nil {
-		m.log.Warn("penalty box: refusal not counted", "err", err)
+		m.warn(ctx, "penalty box: refusal not counted", "err", err)
 		return
 	}
 	if d.Allowed && d.Statuses[0].Remaining > 0 {
@@ -106,7 +106,7 @@ func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
 	}
 	res.penaltyChecks[0] = sluice.Check{Key: key, Limit: pb.box, Cost: 1}
 	if err := m.limiter.Allow(ctx, res.penaltyChecks[:], d); err != nil {
-		m.log.Warn("penalty box: client not boxed", "err", err)
+		m.warn(ctx, "penalty box: client not boxed", "err", err)
 		return
 	}
 	m.log.Info("penalty box: client boxed", "subject", res.Identity.Subject, "for", pb.p.For)

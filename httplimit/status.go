@@ -118,7 +118,7 @@ func (m *Middleware) StatusHandler() http.Handler {
 			if r.Context().Err() != nil {
 				return // the client left
 			}
-			m.logger().Warn("rate limit standing not decided", "err", err, "path", r.URL.Path)
+			m.warn(r.Context(), "rate limit standing not decided", "err", err, "path", r.URL.Path)
 			ra := int64(1)
 			writeProblem(w, &Problem{Type: ProblemReducedCapacity, Title: "Service Unavailable", Status: http.StatusServiceUnavailable,
 				Detail: "Your standing cannot be read now. Retry after the time in Retry-After.", Instance: r.URL.Path, RetryAfter: &ra})

@@ -1,0 +1,56 @@
+package grpclimit_test
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/grpc"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/grpclimit"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// lockedWriter is a log destination written from the server's goroutines.
+type lockedWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *lockedWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// With the default OnError, a store that fails every call is logged once
+// per interval, not once per call: an outage under load must not flood the
+// log. Every call is still served.
+func TestUndecidedCallsAreLoggedOncePerInterval(t *testing.T) {
+	t.Parallel()
+	var logs lockedWriter
+	s, err := grpclimit.New(sluice.NewLimiter(brokenStore{}), grpclimit.Options{Limits: httplimit.Options{
+		Plans: []*httplimit.Plan{plan("free", sluice.PerMinute(1))}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := serveWith(t, grpc.ChainUnaryInterceptor(s.UnaryInterceptor()))
+	for i := range 100 {
+		if _, err := say(context.Background(), conn, methodSay); err != nil {
+			t.Fatalf("call %d: %v, want it served", i, err)
+		}
+	}
+	if n := strings.Count(logs.String(), "\n"); n != 1 {
+		t.Errorf("100 undecided calls wrote %d log lines, want 1:\n%.2000s", n, logs.String())
+	}
+}
