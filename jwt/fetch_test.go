@@ -493,3 +493,25 @@ func TestAPasswordInKeysURLIsNeverLogged(t *testing.T) {
 		t.Errorf("logged %q, want the URL with its user name", log.String())
 	}
 }
+
+// A KeysURL that redirects without end is given up at its 10th redirect:
+// a fetch makes 10 requests at most.
+func TestARedirectLoopIsGivenUp(t *testing.T) {
+	var hops atomic.Int64 // the most seen in one fetch: each adds an x to the path
+	loop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := int64(len(r.URL.Path) - len("/keys"))
+		for m := hops.Load(); n > m && !hops.CompareAndSwap(m, n); m = hops.Load() {
+		}
+		http.Redirect(w, r, r.URL.Path+"x", http.StatusFound)
+	}))
+	defer loop.Close()
+	v := newVerifier(t, jwt.Options{KeysURL: loop.URL + "/keys", Refresh: time.Hour})
+	err := v.Refresh(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "10 redirects") {
+		t.Errorf("Refresh: %v, want it given up after 10 redirects", err)
+	}
+	if n := hops.Load(); n != 9 {
+		t.Errorf("%d redirects followed, want 9 (10 requests)", n)
+	}
+	v.Close()
+}

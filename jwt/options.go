@@ -122,8 +122,8 @@ type Options struct {
 	// loopback host from a host that is not one (by the URL's host: names
 	// are not resolved); other hosts, private addresses among them, may be
 	// redirected to, since KeysURL is the operator's choice and what it
-	// serves is only ever read as a JWK Set. At most 10 redirects are
-	// followed, or as many as Client's own CheckRedirect allows. Nil: a
+	// serves is only ever read as a JWK Set. A fetch is given up at
+	// its 10th redirect, or where Client's own CheckRedirect says. Nil: a
 	// client of its own with a 10 s timeout, whose idle connections Close
 	// closes. Whatever the client's timeout, a fetch, redirects and
 	// discovery document included, is given up after one minute.
