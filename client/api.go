@@ -2,11 +2,13 @@ package client
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -249,7 +251,9 @@ func (c *Client) Check(ctx context.Context, req CheckRequest) (*CheckResponse, e
 // Settle reports the answer to a request that Check admitted with a
 // CheckResponse.Settle id: the answer's HTTP status (0 for none) and its
 // header (nil for none), from which the server refunds what the limits
-// counting by the answer do not count (POST /v1/settle). Settle each id
+// counting by the answer do not count (POST /v1/settle). Of each field the
+// first value is sent; a header larger than a settlement carries (256
+// fields, 64 KiB) is sent as the fields that fit, the shortest first. Settle each id
 // once, at the server that gave it; an id settled, expired (after 15
 // minutes) or unknown is an *APIError of status 404, and its request stays
 // counted in full.
@@ -259,23 +263,60 @@ func (c *Client) Settle(ctx context.Context, id string, status int, header http.
 		Status  int               `json:"status"`
 		Headers map[string]string `json:"headers,omitempty"`
 	}{ID: id, Status: status}
-	for k, vs := range header {
-		if len(vs) == 0 {
-			continue
-		}
-		if req.Headers == nil {
-			req.Headers = map[string]string{}
-		}
-		// Indexed, not Get: a name not in canonical form (a header made by
-		// hand, from gRPC metadata) is found as it is.
-		req.Headers[k] = vs[0]
+	envelope, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("client: settle: %w", err) // unreachable: plain fields
 	}
+	req.Headers = settleHeaders(header, maxSettleBody-len(envelope)-len(`,"headers":{}`))
 	body, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("client: settle: %w", err) // unreachable: plain fields
 	}
 	_, err = c.post(ctx, "settle", strings.TrimSuffix(c.url, "/v1/check")+"/v1/settle", body)
 	return err
+}
+
+// Bounds of a settlement's body (docs/api.md, POST /v1/settle).
+const (
+	maxSettleBody   = 64 << 10 // bytes
+	maxSettleFields = 256
+)
+
+// settleHeaders returns the first value of each field of header, as a
+// settlement carries them: all of them when they fit in room bytes of JSON
+// and maxSettleFields fields, else those that fit, the shortest first (a
+// header that limits count by is a number, rarely long); nil for none.
+func settleHeaders(header http.Header, room int) map[string]string {
+	type field struct {
+		name, value string
+		size        int // of its JSON, separators included
+	}
+	fields := make([]field, 0, len(header))
+	for k, vs := range header {
+		if len(vs) == 0 {
+			continue
+		}
+		// Indexed, not Get: a name not in canonical form (a header made by
+		// hand, from gRPC metadata) is found as it is.
+		name, _ := json.Marshal(k)
+		value, _ := json.Marshal(vs[0])
+		fields = append(fields, field{k, vs[0], len(name) + len(value) + 2})
+	}
+	slices.SortFunc(fields, func(a, b field) int {
+		return cmp.Or(cmp.Compare(a.size, b.size), cmp.Compare(a.name, b.name))
+	})
+	var out map[string]string
+	for _, f := range fields {
+		if len(out) == maxSettleFields || f.size > room {
+			break
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[f.name] = f.value
+		room -= f.size
+	}
+	return out
 }
 
 // post sends body to url as JSON and returns the 200 answer's body; what

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -413,6 +414,36 @@ plans:
 	var apiErr *client.APIError
 	if err := c.Settle(ctx, d.Settle, http.StatusOK, nil); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound {
 		t.Errorf("settling twice: %v, want an APIError of status 404", err)
+	}
+	zero := int64(0)
+	peek, err := c.Check(ctx, client.CheckRequest{Subject: "batch", Method: "POST", Path: "/v1/complete", Cost: &zero})
+	if err != nil || peek.Remaining != 90 {
+		t.Errorf("after a completion that used 10 of its 40: remaining %d (%v), want 90", peek.Remaining, err)
+	}
+}
+
+// An answer whose header is larger than a settlement may carry (more than
+// 256 fields, more than 64 KiB) is settled with the fields that fit, the
+// shortest first: the counted header, a number, is among them.
+func TestSettleOfAnAnswerWithAHugeHeaderKeepsWhatItReports(t *testing.T) {
+	s := newSluiceServer(t, http.NotFoundHandler(), `
+plans:
+  free:
+    limits: [{name: tokens, algorithm: fixed-window, quantity: 100, window: 1h, count: "header:X-Usage-Tokens"}]
+    costs: {"POST /v1/complete": 40}
+`)
+	c := client.New(s.admin.URL, client.WithToken(apiToken))
+	ctx := context.Background()
+	header := http.Header{"X-Usage-Tokens": {"10"}, "Content-Security-Policy": {strings.Repeat("a", 70<<10)}}
+	for i := range 300 {
+		header.Set(fmt.Sprintf("X-Trace-%03d", i), strings.Repeat("b", 100))
+	}
+	d, err := c.Check(ctx, client.CheckRequest{Subject: "batch", Method: "POST", Path: "/v1/complete"})
+	if err != nil || !d.Allowed || d.Settle == "" {
+		t.Fatalf("check: %+v, %v; want admitted with a settle id", d, err)
+	}
+	if err := c.Settle(ctx, d.Settle, http.StatusOK, header); err != nil {
+		t.Fatal(err)
 	}
 	zero := int64(0)
 	peek, err := c.Check(ctx, client.CheckRequest{Subject: "batch", Method: "POST", Path: "/v1/complete", Cost: &zero})
