@@ -15,7 +15,9 @@ var formatSigns = []struct {
 	{FormatEnvoy, regexp.MustCompile(`local_ratelimit\.v3\.LocalRateLimit|(?m)^domain:\s*\S`)},
 	{FormatKong, regexp.MustCompile(`(?m)^\s*-?\s*name:\s*["']?rate-limiting(-advanced)?["']?\s*$|(?m)^plugin:\s*["']?rate-limiting(-advanced)?["']?\s*$`)},
 	{FormatTraefik, regexp.MustCompile(`(?m)^\s*rateLimit:`)},
-	{FormatHAProxy, regexp.MustCompile(`(?m)^\s*(frontend|backend|listen)\s+\S+\s*$`)},
+	// A section's name is of the characters HAProxy allows in one, so
+	// that nginx's "listen 80;" is not taken for a section.
+	{FormatHAProxy, regexp.MustCompile(`(?m)^\s*(frontend|backend|listen)\s+[A-Za-z0-9_.:-]+\s*$`)},
 	{FormatIngressNginx, regexp.MustCompile(`nginx\.ingress\.kubernetes\.io/limit-(rps|rpm|connections)`)},
 	{FormatAPIGateway, regexp.MustCompile(`"apiStages"\s*:|AWS::ApiGateway::UsagePlan`)},
 	{FormatEnvoyGateway, regexp.MustCompile(`(?m)^kind:\s*["']?BackendTrafficPolicy["']?\s*$`)},

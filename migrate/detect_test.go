@@ -21,6 +21,10 @@ func TestDetect(t *testing.T) {
 		{ingressFile, "ingress-nginx"},
 		{"global\n  maxconn 10\n", ""},
 		{"limit_req_zone x zone=a:1m rate=1r/s;\nfrontend fe\n", ""},
+		// A site's listen directives are nginx's, not HAProxy's sections.
+		{"limit_req_zone $binary_remote_addr zone=one:10m rate=10r/s;\nserver {\n    listen 80;\n    listen [::]:80;\n    limit_req zone=one;\n}\n", "nginx"},
+		{"limit_req_zone $binary_remote_addr zone=one:10m rate=10r/s;\nserver {\n    listen 8080 ;\n    limit_req zone=one;\n}\n", "nginx"},
+		{"frontend fe\n  bind :80\nbackend be_api.v1\n  server s1 10.0.0.1:80\nlisten stats\n  bind :8404\n", "haproxy"},
 	} {
 		got, ok := migrate.Detect(c.src)
 		if c.want == "" {
