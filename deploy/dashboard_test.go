@@ -153,7 +153,8 @@ func TestDashboardIsWellFormed(t *testing.T) {
 	for _, want := range []string{
 		"sluice_decisions_total", `result="limited"`, "by (policy, limit", "topk(", "sluice_decision_seconds_bucket",
 		"sluice_store_errors_total", "sluice_fallback_decisions_total", "sluice_store_breaker_open",
-		"sluice_degradation_level", "sluice_memory_evictions_total",
+		"sluice_degradation_level", "sluice_memory_evictions_total", "sluice_memory_limits{",
+		"sluice_memory_limits_refused_total",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("no query of the dashboard has %q", want)
