@@ -117,7 +117,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 		if r.Context().Err() != nil {
 			return // the caller left: no one to answer, nothing failed
 		}
-		s.log.Warn("decision API: no decision", "err", err)
+		s.warnings.Warn(r.Context(), s.log, "decision API: no decision", "err", err)
 		w.Header().Set("Retry-After", "1")
 		writeJSONProblem(w, http.StatusServiceUnavailable, "Service Unavailable",
 			"The limiter could not decide (its store is unreachable). Apply your own fallback and retry.")

@@ -56,7 +56,7 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 		if r.Context().Err() != nil {
 			return // the proxy gave up on the request: no one to answer, nothing failed
 		}
-		s.log.Warn("forward-auth: no decision, admitting", "err", err)
+		s.warnings.Warn(r.Context(), s.log, "forward-auth: no decision, admitting", "err", err)
 		w.WriteHeader(http.StatusOK)
 		return
 	}

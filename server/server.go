@@ -46,6 +46,7 @@ import (
 	"github.com/sluice-dev/sluice/envoy"
 	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/logsample"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/overlimit"
 	"github.com/sluice-dev/sluice/redis"
@@ -149,6 +150,10 @@ type Server struct {
 	// serverErrors bounds the log lines of the HTTP servers' own errors,
 	// upstreamFailures those of requests the upstream failed.
 	serverErrors, upstreamFailures *boundedWarnings
+	// warnings bounds the warnings a failing store repeats per request of
+	// the decision API, forward-auth and settle: each message at most once
+	// per logsample.Interval, the next line counting those left out.
+	warnings logsample.Log
 	// crossOrigin tells a browser's cross-site requests (callerOf).
 	crossOrigin *http.CrossOriginProtection
 	// envoy is the Envoy rate limit service, with a configuration that has

@@ -153,7 +153,7 @@ func (s *Server) handleSettle(w http.ResponseWriter, r *http.Request, _ caller) 
 			writeJSONProblem(w, http.StatusConflict, "Conflict", "settle: "+err.Error()+". Its request stays counted in full.")
 			return
 		case err != nil && !errors.Is(err, errSettleUnknown):
-			s.log.Warn("settle: not settled", "err", err)
+			s.warnings.Warn(r.Context(), s.log, "settle: not settled", "err", err)
 			w.Header().Set("Retry-After", "1")
 			writeJSONProblem(w, http.StatusServiceUnavailable, "Service Unavailable",
 				"settle: the store cannot tell whether this id was settled; retry.")
