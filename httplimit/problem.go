@@ -38,11 +38,13 @@ type Problem struct {
 	// are: the violated limit the longest wait is owed to, or the
 	// concurrency limit that refused (its "RateLimit" item, its
 	// RateLimit-Limit in the draft modes).
-	Policy        string   `json:"policy,omitempty"`
-	Limit         int64    `json:"limit,omitempty"`
-	Window        string   `json:"window,omitempty"`
-	Plan          string   `json:"plan,omitempty"`
-	CurrentUsage  *Usage   `json:"currentUsage,omitempty"`
+	Policy       string `json:"policy,omitempty"`
+	Limit        int64  `json:"limit,omitempty"`
+	Window       string `json:"window,omitempty"`
+	Plan         string `json:"plan,omitempty"`
+	CurrentUsage *Usage `json:"currentUsage,omitempty"`
+	// Upgrade is the plan's, when the plan it names allows more of the
+	// limit that refused (not for a rule's or a global limit).
 	Upgrade       *Upgrade `json:"upgrade,omitempty"`
 	Documentation string   `json:"documentation,omitempty"`
 }
@@ -79,7 +81,7 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		Limit:            f.Q,
 		Plan:             plan.Name,
 		Documentation:    m.docsURL,
-		Upgrade:          plan.Upgrade,
+		Upgrade:          m.upgradeFor(res, l),
 	}
 	if f.W > 0 {
 		p.Window = FormatWindow(time.Duration(f.W) * time.Second)
@@ -122,8 +124,8 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 			p.Detail += " Limits exceeded: " + strings.Join(d.Violated, ", ") + "."
 		}
 	}
-	if plan.Upgrade != nil {
-		p.Detail += " The " + plan.Upgrade.Plan + " plan allows more."
+	if p.Upgrade != nil {
+		p.Detail += " The " + p.Upgrade.Plan + " plan allows more."
 	}
 	p.CurrentUsage = &Usage{
 		Used:     f.Q - f.remaining,
@@ -132,6 +134,32 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		ResetsAt: f.resetAt(res.Now).UTC().Format(time.RFC3339),
 	}
 	return p
+}
+
+// upgradeFor returns the Upgrade of res's plan when the plan it names
+// allows more of l, the limit that refused res: when that plan has no
+// limit of l's name, or one of a larger burst, or of a larger quantity in
+// a window no longer. A refusal by a
+// rule's limit or a global limit, which an upgrade does not raise, has
+// none.
+func (m *Middleware) upgradeFor(res *Result, l sluice.Limit) *Upgrade {
+	u := res.Identity.Plan.Upgrade
+	if u == nil || res.ruleOf(l) != "" || m.isGlobal(l.Name()) || m.policy == nil {
+		return nil
+	}
+	up := planNamed(m.policy.Plans, u.Plan)
+	if up == nil {
+		return nil
+	}
+	for _, ul := range up.Limits {
+		if ul.Name() == l.Name() {
+			if ul.Burst() > l.Burst() || ul.Quantity() > l.Quantity() && ul.Window() <= l.Window() {
+				return u
+			}
+			return nil
+		}
+	}
+	return u
 }
 
 // retryAfterSeconds is the Retry-After value: delay-seconds rounded up, at
