@@ -108,7 +108,8 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 		cost = *req.Cost
 	}
 	st := s.state.Load()
-	res, err := st.mw.DecideFor(r.Context(), c, req.Method, req.Path, cost)
+	mw := st.deciderAt(s.ctl.Level())
+	res, err := mw.DecideFor(r.Context(), c, req.Method, req.Path, cost)
 	if err != nil {
 		if errors.Is(err, httplimit.ErrUnknownPlan) || errors.Is(err, sluice.ErrInvalidCheck) || errors.Is(err, httplimit.ErrTokenRefused) {
 			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
@@ -123,17 +124,17 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 			"The limiter could not decide (its store is unreachable). Apply your own fallback and retry.")
 		return
 	}
-	sc.fill(st.mw, res)
+	sc.fill(mw, res)
 	if !res.Exempt && !res.Decision.Allowed {
 		path, _, _ := strings.Cut(req.Path, "?")
 		s.logRefusal("decision-api", req.Method, path, requestID(r.Header), res, 0)
 	}
-	if p := st.mw.Keep(res); p != nil {
+	if p := mw.Keep(res); p != nil {
 		sc.out.Settle = s.settleID(p)
 	}
 	// The response refers to res (its Violated): encode it before Discard.
 	sc.body = checkjson.AppendResponse(sc.body[:0], &sc.out, &sc.keys)
-	st.mw.Discard(res)
+	mw.Discard(res)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write(sc.body)

@@ -121,6 +121,17 @@ func isWrite(method string) bool {
 	return true
 }
 
+// deciderAt returns the middleware that decides requests at level: the
+// reduced limits' from degrade.Elevated on (when a degradation section is
+// configured), else the configured limits'. The reverse proxy, the status
+// path, forward-auth and the decision API all decide with it.
+func (st *state) deciderAt(level degrade.Level) *httplimit.Middleware {
+	if level >= degrade.Elevated && st.degrade != nil {
+		return st.degrade.reduced
+	}
+	return st.mw
+}
+
 // shed reports whether the degradation level refuses r, and why.
 func (st *state) shed(level degrade.Level, r *http.Request) (bool, string) {
 	d := st.degrade

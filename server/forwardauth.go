@@ -51,7 +51,8 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	if host := r.Header.Get("X-Forwarded-Host"); host != "" {
 		orig.Host = host
 	}
-	res, err := st.mw.Decide(orig)
+	mw := st.deciderAt(s.ctl.Level())
+	res, err := mw.Decide(orig)
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the proxy gave up on the request: no one to answer, nothing failed
@@ -60,17 +61,17 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	defer st.mw.Discard(res)
+	defer mw.Discard(res)
 	if !res.Exempt && !res.Decision.Allowed {
 		// Caddy and Traefik hand the refusal to the client as it is: a
 		// browser's script reads it if response.cors lets its origin.
 		if allow := st.cors.allowOf(orig); allow != "" {
 			st.cors.annotate(w.Header(), allow, st.cors.expose, false)
 		}
-		st.mw.RefuseWithStatus(w, withVia(orig, "forward-auth"), res, st.cfg.Response.DenyStatus)
+		mw.RefuseWithStatus(w, withVia(orig, "forward-auth"), res, st.cfg.Response.DenyStatus)
 		return
 	}
-	st.mw.WriteHeaders(w.Header(), res)
+	mw.WriteHeaders(w.Header(), res)
 	if d := res.Decision.Delay; d > 0 {
 		t := time.NewTimer(d)
 		defer t.Stop()

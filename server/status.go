@@ -15,9 +15,5 @@ func (st *state) serveStatus(w http.ResponseWriter, r *http.Request, level degra
 		writeJSONProblem(w, http.StatusMethodNotAllowed, "Method Not Allowed", "the status path answers GET and HEAD")
 		return
 	}
-	mw := st.mw
-	if level >= degrade.Elevated && st.degrade != nil {
-		mw = st.degrade.reduced
-	}
-	mw.StatusHandler().ServeHTTP(w, r)
+	st.deciderAt(level).StatusHandler().ServeHTTP(w, r)
 }
