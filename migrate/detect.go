@@ -13,14 +13,15 @@ var formatSigns = []struct {
 }{
 	{FormatNginx, regexp.MustCompile(`(?m)^\s*limit_(req|conn)(_zone)?\s`)},
 	{FormatEnvoy, regexp.MustCompile(`local_ratelimit\.v3\.LocalRateLimit|(?m)^domain:\s*\S`)},
-	{FormatKong, regexp.MustCompile(`(?m)^\s*-?\s*name:\s*["']?rate-limiting(-advanced)?["']?\s*$|(?m)^plugin:\s*["']?rate-limiting(-advanced)?["']?\s*$`)},
+	{FormatKong, regexp.MustCompile(`(?m)^\s*-?\s*name:\s*["']?rate-limiting(-advanced)?["']?\s*$|(?m)^\s*plugin:\s*["']?rate-limiting(-advanced)?["']?\s*$`)},
 	{FormatTraefik, regexp.MustCompile(`(?m)^\s*rateLimit:`)},
 	// A section's name is of the characters HAProxy allows in one, so
 	// that nginx's "listen 80;" is not taken for a section.
 	{FormatHAProxy, regexp.MustCompile(`(?m)^\s*(frontend|backend|listen)\s+[A-Za-z0-9_.:-]+\s*$`)},
 	{FormatIngressNginx, regexp.MustCompile(`nginx\.ingress\.kubernetes\.io/limit-(rps|rpm|connections)`)},
 	{FormatAPIGateway, regexp.MustCompile(`"apiStages"\s*:|AWS::ApiGateway::UsagePlan`)},
-	{FormatEnvoyGateway, regexp.MustCompile(`(?m)^kind:\s*["']?BackendTrafficPolicy["']?\s*$`)},
+	// Indented, as the items of a List (kubectl get -o yaml) are.
+	{FormatEnvoyGateway, regexp.MustCompile(`(?m)^\s*(-\s+)?kind:\s*["']?BackendTrafficPolicy["']?\s*$`)},
 }
 
 // Detect returns the format src is written in, when exactly one format's
