@@ -14,7 +14,9 @@ var formatSigns = []struct {
 	{FormatNginx, regexp.MustCompile(`(?m)^\s*limit_(req|conn)(_zone)?\s`)},
 	{FormatEnvoy, regexp.MustCompile(`local_ratelimit\.v3\.LocalRateLimit|(?m)^domain:\s*\S`)},
 	{FormatKong, regexp.MustCompile(`(?m)^\s*-?\s*name:\s*["']?rate-limiting(-advanced)?["']?\s*$|(?m)^\s*plugin:\s*["']?rate-limiting(-advanced)?["']?\s*$`)},
-	{FormatTraefik, regexp.MustCompile(`(?m)^\s*rateLimit:`)},
+	// In YAML, or in TOML ([http.middlewares.<name>.rateLimit]), which
+	// Traefik reads too and the import refuses by name.
+	{FormatTraefik, regexp.MustCompile(`(?m)^\s*rateLimit:|(?m)^\s*\[http\.middlewares\.\S+\.rateLimit\]`)},
 	// A section's name is of the characters HAProxy allows in one, so
 	// that nginx's "listen 80;" is not taken for a section.
 	{FormatHAProxy, regexp.MustCompile(`(?m)^\s*(frontend|backend|listen)\s+[A-Za-z0-9_.:-]+\s*$`)},

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,6 +73,10 @@ type traefikDoc struct {
 	} `yaml:"spec"`
 }
 
+// traefikTOMLTable is a TOML table header of Traefik's dynamic
+// configuration ([http.middlewares], [[http.services.s.loadBalancer.servers]]).
+var traefikTOMLTable = regexp.MustCompile(`(?m)^\s*\[\[?(http|tcp|udp|tls)(\.\S+)?\]\]?\s*(#.*)?$`)
+
 // traefikMiddleware is a rateLimit middleware and its name.
 type traefikMiddleware struct {
 	name string
@@ -82,6 +87,10 @@ type traefikMiddleware struct {
 // configuration (http.middlewares) or Kubernetes Middleware resources, in
 // one or several YAML documents; source names the file.
 func Traefik(src, source string) (*Translation, error) {
+	if m := traefikTOMLTable.FindStringIndex(src); m != nil {
+		return nil, fmt.Errorf("%s: line %d: %s is TOML, which the import does not read: write the configuration in YAML (Traefik reads either) and import that",
+			source, 1+strings.Count(src[:m[0]], "\n"), source)
+	}
 	t := &Translation{Format: FormatTraefik, Source: source}
 	var (
 		all     []traefikMiddleware
