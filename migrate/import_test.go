@@ -520,6 +520,8 @@ consumers:
     plugins:
       - name: rate-limiting
         config: {minute: 600}
+plugins:
+  - name: key-auth
 `,
 			limits:  []string{"per-minute: fixed-window 60 per 1m0s", "per-month: fixed-window 10000 per month"},
 			costs:   map[string]int64{"/": 0, "/search": 1, "/search/": 1},

@@ -188,7 +188,11 @@ func Kong(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	f.Services, f.Routes = withServiceRoutes(f.Services, f.Routes)
-	t.kongKeyAuth(slices.Concat(f.Plugins, servicePlugins(f.Services), routePlugins(serviceRoutes(f.Services)), routePlugins(f.Routes)))
+	plugins := slices.Concat(f.Plugins, servicePlugins(f.Services), routePlugins(serviceRoutes(f.Services)), routePlugins(f.Routes))
+	t.kongKeyAuth(plugins)
+	t.kongAnonymous = !slices.ContainsFunc(plugins, func(p kongPlugin) bool {
+		return slices.Contains(kongAuthPlugins, p.Name) && (p.Enabled == nil || *p.Enabled)
+	})
 	var scopes []kongScope
 	add := func(ps []kongPlugin, where, name string, routes []kongRoute, service bool) {
 		scopes = append(scopes, t.kongPluginScopes(ps, where, name, routes, service)...)
@@ -295,6 +299,13 @@ func (t *Translation) kongPluginScopes(ps []kongPlugin, where, name string, rout
 	return out
 }
 
+// kongAnonymousSame says how limit_by consumer counts without an
+// authentication plugin.
+const kongAnonymousSame = "no authentication plugin in the file names a consumer, so Kong counted every request by its address (its fallback), and so does sluice; if one runs from elsewhere, import the file with it"
+
+// kongAuthPlugins are Kong's plugins that name a request's consumer.
+var kongAuthPlugins = []string{"key-auth", "key-auth-enc", "basic-auth", "hmac-auth", "jwt", "oauth2", "ldap-auth", "ldap-auth-advanced", "openid-connect", "mtls-auth", "session"}
+
 // kongKeyAuth reads where the key-auth plugins of ps read a consumer's key:
 // the headers of their key_names become the API key headers
 // (kongKeyHeaders); a key read from the query string, which sluice does
@@ -359,6 +370,11 @@ func (t *Translation) kongLimits(s kongScope) error {
 	global := false
 	switch c.LimitBy {
 	case "", "consumer", "credential":
+		if t.kongAnonymous {
+			t.IPv6Prefix = 128
+			t.same("limit_by "+or(c.LimitBy, "consumer"), kongAnonymousSame+" (ipv6_prefix: 128 keeps one per IPv6 address).")
+			break
+		}
 		t.APIKeyHeaders = t.kongKeyHeaders()
 		t.same("limit_by "+or(c.LimitBy, "consumer"), "Kong counts per consumer (falling back to the address without one); sluice counts per API key (key-auth's %s header, or a Bearer token), falling back to the address.", strings.Join(t.APIKeyHeaders[:len(t.APIKeyHeaders)-1], " or "))
 		if c.LimitBy != "credential" {

@@ -98,3 +98,55 @@ plugins:
 		{"/", "", "192.0.2.1", 429},
 	})
 }
+
+// TestImportedKongWithoutAuthenticationCountsByAddress: limit_by consumer
+// (the default) counts per consumer, and Kong knows a request's consumer
+// only from an authentication plugin (key-auth, jwt, openid-connect…);
+// without one in the file, every request falls back to its address. A
+// client sending made-up API keys, or the upstream's own Bearer tokens, is
+// still one client, as in Kong: no fresh quota per key.
+func TestImportedKongWithoutAuthenticationCountsByAddress(t *testing.T) {
+	for name, src := range map[string]string{
+		"the plan's limits": `_format_version: "3.0"
+plugins:
+  - name: rate-limiting
+    config: {minute: 2, policy: local}
+`,
+		"a rule of a route's plugin": `_format_version: "3.0"
+services:
+  - name: api
+    url: http://api.internal
+    routes:
+      - {name: api, paths: [/api/]}
+      - {name: search, paths: [/search/], plugins: [{name: rate-limiting, config: {minute: 2}}]}
+    plugins:
+      - name: rate-limiting
+        config: {minute: 2}
+`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			tr, err := migrate.Import("kong", src, "kong.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := serveImported(t, tr)
+			for _, path := range []string{"/api/", "/search/"} {
+				if name == "the plan's limits" && path == "/search/" {
+					continue
+				}
+				for i, c := range []struct {
+					key  string
+					want int
+				}{
+					{"key-a", 200},
+					{"key-b", 200},
+					{"key-c", 429}, // the same address: a third request a minute
+				} {
+					if got := sendKey(h, path, c.key, "192.0.2.1"); got != c.want {
+						t.Errorf("%s: request %d with Apikey %s: %d, want %d", path, i, c.key, got, c.want)
+					}
+				}
+			}
+		})
+	}
+}

@@ -130,6 +130,11 @@ func (t *Translation) kongRuleKey(s kongScope, r *Rule) error {
 	where := s.where + " limit_by " + or(c.LimitBy, "consumer")
 	switch c.LimitBy {
 	case "", "consumer", "credential":
+		if t.kongAnonymous {
+			r.Key = []string{"ip/32/128"}
+			t.same(where, kongAnonymousSame+" (key ip/32/128).")
+			break
+		}
 		t.APIKeyHeaders = t.kongKeyHeaders()
 		r.Key = []string{"api_key"}
 		t.same(where, "Kong counts per consumer, falling back to the address without one; the rule counts per API key (key-auth's %s header, or a Bearer token), falling back to the address (key api_key, fallback ip).", strings.Join(t.APIKeyHeaders[:len(t.APIKeyHeaders)-1], " or "))

@@ -225,6 +225,10 @@ type Translation struct {
 	// keyAuthHeaders, for Format kong, are the headers its key-auth plugins
 	// read a consumer's key from (canonical; nil: none configured).
 	keyAuthHeaders []string
+	// kongAnonymous, for Format kong, is set when no authentication
+	// plugin of the file names a request's consumer, so that Kong's
+	// limit_by consumer counts every request by its address.
+	kongAnonymous bool
 	// claimHeaders, for Format envoy-gateway, are the request headers
 	// Envoy copies a verified token's claims into (canonical name → claim).
 	claimHeaders map[string]string
