@@ -218,7 +218,7 @@ func Nginx(src, source string) (*Translation, error) {
 			case "location":
 				p, ok := locationPatterns(d.args)
 				if !ok {
-					t.differs("location "+strings.Join(d.args, " "), "a regular-expression or named location cannot be a ServeMux pattern: its limits are left out of the path costs; express it as prefixes or limit it in the service.")
+					t.differs("location "+strings.Join(d.args, " "), "%s", unpatternedLocation(d))
 					continue
 				}
 				if err := walk(d.block, "location "+strings.Join(d.args, " "), p, own); err != nil {
@@ -736,4 +736,34 @@ func (t *Translation) nginxKey(z *nginxZone, l *Limit) {
 func longestWait(n int64, window time.Duration, quantity int64) time.Duration {
 	us := n * int64(window/time.Microsecond)
 	return time.Duration((us+quantity-1)/quantity) * time.Microsecond
+}
+
+// unpatternedLocation says what the import does with location d, a
+// regular-expression or named location, which no ServeMux pattern can
+// match: which of its limits are not imported, and how its requests count.
+func unpatternedLocation(d directive) string {
+	var limits []string
+	var collect func(ds []directive)
+	collect = func(ds []directive) {
+		for _, e := range ds {
+			switch {
+			case e.name == "limit_req" || e.name == "limit_conn":
+				limits = append(limits, e.name+" "+strings.Join(e.args, " "))
+			case e.name == "location" || e.name == "if":
+				collect(e.block)
+			}
+		}
+	}
+	collect(d.block)
+	lost := "it sets no limit_req or limit_conn"
+	if len(limits) > 0 {
+		lost = "its " + strings.Join(limits, "; ") + " is not imported"
+		if len(limits) > 1 {
+			lost = "its " + strings.Join(limits, "; ") + " are not imported"
+		}
+	}
+	if len(d.args) == 1 && strings.HasPrefix(d.args[0], "@") {
+		return "a named location takes requests by internal redirect (try_files, error_page), which no rule can match: " + lost + "; limit them in the service, or where the redirect comes from."
+	}
+	return "a regular-expression location cannot be a rule's pattern: " + lost + ", and the requests it takes count as the prefix locations holding them are, where nginx applies this location's limits instead (its own, else those of its server). Express it as prefixes (location = /exact/path, location /prefix/) and import again, or limit it in the service."
 }
