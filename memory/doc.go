@@ -59,20 +59,24 @@
 //     counted or charged.
 //
 // A state is judged by the limit that wrote it. Limits of one name and
-// algorithm share their states (the plans of a policy, the levels of a
-// degradation), so the store keeps, for each name and algorithm, up to 16
-// parameter sets it has decided it under: those of every call decided
-// under a shard's mutex, which every new key's is. It ranks a state by
-// those that may have written it, the ones under which it is back at full
-// quota when its slot says it is. When several may have, the strictest
-// counts (a window's count of 10 refuses if any of them allows only 10);
-// when none may have, the state counts as refusing until it expires. A
-// parameter set that the store has met only for keys it already held
-// (decided without a mutex) is not among them, and its states are judged
-// by the others.
+// algorithm share their states (the plans of a policy, the keys with a
+// quota of their own, the levels of a degradation), so the store keeps,
+// for each name and algorithm, the first 64 parameter sets it decides it
+// under, and at most 65,536 beyond each limit's first in all: those of
+// every call decided under a shard's mutex, which every new key's is. It
+// forgets none of them. It ranks a state by those that may have written
+// it, the ones under which it is back at full quota when its slot says it
+// is. When several may have, the strictest counts (a window's count of 10
+// refuses if any of them allows only 10); when none may have, the state
+// counts as refusing until it expires. So do the states of a parameter set
+// met beyond those bounds, which the store does not keep. A parameter set
+// that the store has met only for keys it already held (decided without a
+// mutex) is not among them, and its states are judged by the others.
 //
-// The rule costs a peek at each state looked at (sluice.DecideBatch of
-// cost 0) per new state at a full store (BenchmarkAllowNewKeyFullStore),
-// and a comparison of the limit's parameters on each call decided under a
-// shard's mutex. An eviction allocates nothing.
+// The rule costs, per new state at a full store, a peek at each state
+// looked at (sluice.DecideBatch of cost 0) under each parameter set kept
+// for its limit (BenchmarkAllowNewKeyFullStore), and on each call decided
+// under a shard's mutex a lookup of the limit's parameters among those
+// kept, which takes no lock and allocates nothing once they are kept or
+// found to be beyond the bounds. An eviction allocates nothing.
 package memory

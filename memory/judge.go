@@ -11,9 +11,15 @@ import (
 
 // maxJudges bounds the parameter sets the store keeps to rank the states
 // of one limit ID and algorithm by (see rankState): limits that differ
-// in quantity, window, burst or max wait, as the plans of a policy and its
-// degradation levels make them.
-const maxJudges = 16
+// in quantity, window, burst, max wait or calendar offset, as the plans of
+// a policy, the keys with a quota of their own and the degradation levels
+// make them.
+const maxJudges = 64
+
+// maxExtraJudges bounds the parameter sets the store keeps beyond the first
+// of each limit, all limits together, so that the sets it keeps take a
+// bounded memory (about 200 bytes each) however many limits it knows.
+const maxExtraJudges = 1 << 16
 
 // shareOne is a whole capacity in a rank's share of it used.
 const shareOne = 1 << 20
@@ -76,10 +82,65 @@ type limitRef struct {
 	key  limitKey
 	ref  uint32 // 1 + how many limit IDs and algorithms the store met before
 	kind stateKind
-	// judges are the parameter sets, the most recently noted first, at
-	// most maxJudges: a list replaced whole, of checks of cost 0 (peeks)
-	// under each.
-	judges atomic.Pointer[[]sluice.Check]
+	// judges are the parameter sets met, at most maxJudges, replaced
+	// whole (under the registry's mutex) when one is added.
+	judges atomic.Pointer[judgeSet]
+}
+
+// judgeSet is the parameter sets of one limit ID and algorithm, in the
+// order the store met them: checks of cost 0 (peeks) under each, found by
+// a fingerprint of their parameters.
+type judgeSet struct {
+	// list is appended to in place when its capacity allows: a set that
+	// a reader's judgeSet does not hold is written beyond its length.
+	list []sluice.Check
+	// index is an open-addressing table, of a power-of-two size at least
+	// twice len(list), of 1 + the position in list of each set, at the
+	// place its fingerprint names (0: empty).
+	index []uint16
+}
+
+// newJudgeSet returns the judgeSet of list.
+func newJudgeSet(list []sluice.Check) *judgeSet {
+	size := 4
+	for size < 2*len(list) {
+		size *= 2
+	}
+	js := &judgeSet{list: list, index: make([]uint16, size)}
+	mask := uint64(size - 1)
+	for n := range list {
+		i := fingerprint(&list[n].Limit) & mask
+		for js.index[i] != 0 {
+			i = (i + 1) & mask
+		}
+		js.index[i] = uint16(n + 1)
+	}
+	return js
+}
+
+// has reports whether js holds l's parameters.
+func (js *judgeSet) has(l *sluice.Limit) bool {
+	mask := uint64(len(js.index) - 1)
+	for i := fingerprint(l) & mask; ; i = (i + 1) & mask {
+		n := js.index[i]
+		if n == 0 {
+			return false
+		}
+		if sameParams(&js.list[n-1].Limit, l) {
+			return true
+		}
+	}
+}
+
+// fingerprint mixes the parameters that sameParams compares: limits of
+// the same parameters have the same fingerprint.
+func fingerprint(l *sluice.Limit) uint64 {
+	h := uint64(l.Quantity())
+	for _, v := range [...]int64{int64(l.Window()), l.Burst(), int64(l.MaxWait()), int64(l.Period()), int64(l.Offset())} {
+		h = (h ^ uint64(v)) * 0x9e3779b97f4a7c15
+		h ^= h >> 29
+	}
+	return h
 }
 
 // firstKnown is how many limits a call looks through before it hashes
@@ -94,6 +155,9 @@ type registry struct {
 	mu   sync.Mutex
 	snap atomic.Pointer[known] // replaced whole under mu
 	max  int                   // see WithMaxLimits
+	// extra counts the parameter sets kept beyond each limit's first (at
+	// most maxExtraJudges); added to under mu.
+	extra atomic.Int64
 }
 
 // known is the registry as deciders read it, without its mutex.
@@ -174,8 +238,11 @@ func (r *registry) of(ref uint32) *limitRef {
 }
 
 // note returns the limitRef of l, making it if the store has not met l's
-// ID and algorithm, with l's parameters among its judges. It returns nil
-// when l is new and the registry knows as many limits as it may.
+// ID and algorithm, with l's parameters among its judges if there is room
+// for them (see limitRef.note). It returns nil when l is new and the
+// registry knows as many limits as it may. For a limit and parameters it
+// has met, or that it has no room for, it takes no lock and allocates
+// nothing.
 func (r *registry) note(l *sluice.Limit) *limitRef {
 	lr := r.find(l)
 	if lr == nil {
@@ -183,12 +250,21 @@ func (r *registry) note(l *sluice.Limit) *limitRef {
 			return nil
 		}
 	}
-	if !lr.has(l) {
+	if !lr.has(l) && r.roomFor(lr) {
 		r.mu.Lock()
-		lr.note(l)
+		if !lr.has(l) && r.roomFor(lr) {
+			lr.note(l)
+			r.extra.Add(1)
+		}
 		r.mu.Unlock()
 	}
 	return lr
+}
+
+// roomFor reports whether the registry may keep one more parameter set of
+// lr.
+func (r *registry) roomFor(lr *limitRef) bool {
+	return len(lr.list()) < maxJudges && r.extra.Load() < maxExtraJudges
 }
 
 // count returns how many limits the registry knows.
@@ -215,7 +291,7 @@ func (r *registry) add(l *sluice.Limit) *limitRef {
 		return nil
 	}
 	lr := &limitRef{key: limitKey{l.ID(), l.Algorithm()}, ref: uint32(len(old.byRef) + 1), kind: kindOf(l.Algorithm())}
-	lr.judges.Store(&[]sluice.Check{{Limit: *l}})
+	lr.judges.Store(newJudgeSet([]sluice.Check{{Limit: *l}}))
 	next := &known{first: old.first, table: old.table, byRef: append(old.byRef, lr)}
 	if n := len(old.byRef); n < firstKnown {
 		next.first[n] = lr
@@ -244,31 +320,19 @@ func (r *registry) add(l *sluice.Limit) *limitRef {
 
 // list returns the peeks under each parameter set; the caller must not
 // modify them.
-func (lr *limitRef) list() []sluice.Check { return *lr.judges.Load() }
+func (lr *limitRef) list() []sluice.Check { return lr.judges.Load().list }
 
-// note adds l's parameters to lr unless it has them; beyond maxJudges the
-// least recently added are forgotten, and the states only they can have
-// written then rank as refusing. The caller holds the registry's mutex.
+// note adds l's parameters, which lr does not have, to lr. The caller
+// holds the registry's mutex and has checked that there is room for them
+// (see registry.roomFor). The sets a limit is met under beyond that room
+// are not kept: the states only they can have written rank as refusing
+// until they expire, and those sets are never noted again, so that meeting
+// them on every call takes no lock.
 func (lr *limitRef) note(l *sluice.Limit) {
-	if lr.has(l) {
-		return
-	}
-	old := lr.list()
-	next := make([]sluice.Check, 1, min(len(old)+1, maxJudges))
-	next[0].Limit = *l
-	next = append(next, old[:min(len(old), maxJudges-1)]...)
-	lr.judges.Store(&next)
+	lr.judges.Store(newJudgeSet(append(lr.list(), sluice.Check{Limit: *l})))
 }
 
-func (lr *limitRef) has(l *sluice.Limit) bool {
-	ls := lr.list()
-	for i := range ls {
-		if sameParams(&ls[i].Limit, l) {
-			return true
-		}
-	}
-	return false
-}
+func (lr *limitRef) has(l *sluice.Limit) bool { return lr.judges.Load().has(l) }
 
 // rankState ranks st, a state of lr expiring at secs (see expSecs), at
 // now.
