@@ -33,39 +33,116 @@ type LimitState struct {
 // ("name:acme"), which Subject resolves to that key's subject.
 const KeyNameSubject = "name:"
 
+// subjectForms lists the subjects Subject takes, for its errors.
+const subjectForms = "key:<SHA-256 of the key, 64 hex digits>, " + KeyNameSubject + "<listed key's name>, " +
+	"user:<id>, user#<32 hex digits>, ip:<address or its group>, ip:unknown, " +
+	"ext:<subject of the decision API>, rule:<rule>/<key> or " + GlobalSubject + " (the global limits)"
+
 // Subject returns the subject that subject names, as the client's
-// requests are kept under it: the subject of the listed API key of that
-// name for "name:<key name>" (an error when no listed key has it, or
-// several do: the error lists their subjects); for
-// "ip:<address>", the address's group by the configured prefixes
-// ("ip:192.0.2.0/24"); for "user:<id>" of an id that is kept hashed, its
-// hash ("user#…", see UserSubject); for "key:" and a SHA-256 in hex, the
-// hex in lower case (an error for "key:" and anything else); else subject
-// itself.
+// requests are kept under it, or an error naming the forms a subject
+// takes when it names none, so that a mistyped subject is never read as
+// a client with its full quota. It takes:
+//
+//   - "key:" and a SHA-256 in hex, in either case: "key:" and the hex in
+//     lower case;
+//   - "name:<key name>" (KeyNameSubject): the subject of the listed API key of that name (an
+//     error when no listed key has it, or several do: the error lists
+//     their subjects);
+//   - "user:<id>" of a non-empty id: "user:<id>", or its hash ("user#…")
+//     for an id that is kept hashed (see UserSubject); "user#" and 32 hex
+//     digits, in lower case;
+//   - "ip:<address>": the address's group by the configured prefixes
+//     ("ip:192.0.2.0/24"); "ip:<prefix>" of the configured length (of an
+//     address of its group, "192.0.2.7/24"): that group; "ip:unknown",
+//     a peer without an address (a Unix socket's);
+//   - "ext:<subject>" of a non-empty subject, as a decision API caller
+//     named it (Requester.Subject), as it is;
+//   - "rule:<rule>/<key>", a rule's key, as it is, of a configured rule
+//     keyed by more than the client alone (whose states are the client's)
+//     and a non-empty key;
+//   - GlobalSubject, as it is.
+//
+// Subject does not check whether any state is kept under the subject.
 func (m *Middleware) Subject(subject string) (string, error) {
 	if m.zero() {
 		return "", errZero()
 	}
-	if rest, ok := strings.CutPrefix(subject, "ip:"); ok {
-		if a, err := netip.ParseAddr(rest); err == nil {
-			_, sub := m.id.ipSubject(a.Unmap())
-			return sub, nil
-		}
+	if subject == GlobalSubject {
 		return subject, nil
 	}
-	if user, ok := strings.CutPrefix(subject, "user:"); ok && user != "" {
-		return m.UserSubject(user), nil
+	if rest, ok := strings.CutPrefix(subject, "user#"); ok {
+		if len(rest) != 32 || !isHex(rest) {
+			return "", fmt.Errorf("%q names no user: a hashed user id's subject is user# and 32 hex digits (user:<id> names a user by its id)", subject)
+		}
+		return "user#" + strings.ToLower(rest), nil
 	}
-	if digest, ok := strings.CutPrefix(subject, "key:"); ok {
-		if _, err := hex.DecodeString(digest); err != nil || len(digest) != 2*sha256.Size {
+	kind, rest, _ := strings.Cut(subject, ":")
+	switch kind {
+	case "ip":
+		return m.ipSubject(subject, rest)
+	case "user":
+		if rest == "" {
+			break
+		}
+		return m.UserSubject(rest), nil
+	case "key":
+		if len(rest) != 2*sha256.Size || !isHex(rest) {
 			return "", fmt.Errorf("%q names no key: a key's subject is key: and the SHA-256 of the key, 64 hex digits (%s and a listed key's name names it too)", subject, KeyNameSubject)
 		}
-		return "key:" + strings.ToLower(digest), nil
+		return "key:" + strings.ToLower(rest), nil
+	case "ext":
+		if rest == "" {
+			break
+		}
+		return subject, nil
+	case "rule":
+		return m.ruleSubject(subject, rest)
+	case "name": // KeyNameSubject
+		if rest == "" {
+			break
+		}
+		return m.keyNameSubject(rest)
 	}
-	name, ok := strings.CutPrefix(subject, KeyNameSubject)
-	if !ok {
+	return "", fmt.Errorf("%q names no client: a subject is %s", subject, subjectForms)
+}
+
+// ipSubject is Subject of subject, "ip:" and rest.
+func (m *Middleware) ipSubject(subject, rest string) (string, error) {
+	if rest == "unknown" {
 		return subject, nil
 	}
+	if a, err := netip.ParseAddr(rest); err == nil {
+		_, sub := m.id.ipSubject(a.Unmap())
+		return sub, nil
+	}
+	v4, v6 := m.id.ipv4Prefix, m.id.ipv6Prefix
+	if p, err := netip.ParsePrefix(rest); err == nil && !p.Addr().Is4In6() &&
+		(p.Addr().Is4() && p.Bits() == v4 || p.Addr().Is6() && p.Bits() == v6) {
+		_, sub := m.id.ipSubject(p.Addr())
+		return sub, nil
+	}
+	return "", fmt.Errorf("%q names no client: an address's subject is ip: and the address, or its group by the configured prefixes (/%d for IPv4, /%d for IPv6), or ip:unknown for a peer without one",
+		subject, v4, v6)
+}
+
+// ruleSubject is Subject of subject, "rule:" and rest.
+func (m *Middleware) ruleSubject(subject, rest string) (string, error) {
+	name, key, ok := strings.Cut(rest, "/")
+	if !ok || key == "" {
+		return "", fmt.Errorf("%q names no rule's key: a rule's key is rule:<rule>/<key>", subject)
+	}
+	i := slices.IndexFunc(m.rules, func(ru *rule) bool { return ru.name == name })
+	switch {
+	case i < 0:
+		return "", fmt.Errorf("%q names no rule's key: no rule %q", subject, name)
+	case m.rules[i].clientOnly:
+		return "", fmt.Errorf("%q names no rule's key: rule %q is keyed by the client alone, whose subject names its states", subject, name)
+	}
+	return subject, nil
+}
+
+// keyNameSubject returns the subject of the listed key named name.
+func (m *Middleware) keyNameSubject(name string) (string, error) {
 	var found []string
 	for _, id := range m.id.keys {
 		if id.KeyName == name {
@@ -80,6 +157,12 @@ func (m *Middleware) Subject(subject string) (string, error) {
 	}
 	slices.Sort(found)
 	return "", fmt.Errorf("%d listed API keys are named %q, each a client of its own: name one by its subject (%s)", len(found), name, strings.Join(found, ", "))
+}
+
+// isHex reports whether s is hex digits, in either case.
+func isHex(s string) bool {
+	_, err := hex.DecodeString(s)
+	return err == nil
 }
 
 // UserSubject returns the Identity.Subject of a user id (of UserHeader,

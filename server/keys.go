@@ -22,9 +22,10 @@ import (
 //	                                    penalty-refusals), or of every limit
 //	POST   /v1/keys/{subject}?action=penalize   put subject's client in the penalty box now
 //
-// Subjects are Identity subjects ("key:<sha256 hex>", "user:…", "ip:…"),
-// a listed API key by its name ("name:acme"), rules' keys ("rule:<rule>/…")
-// and "*" for the global limits.
+// Subjects are those httplimit.Middleware.Subject takes: Identity subjects
+// ("key:<sha256 hex>", "user:…", "user#…", "ip:…", "ext:…"), a listed API
+// key by its name ("name:acme"), rules' keys ("rule:<rule>/…") and "*" for
+// the global limits. Any other text is a 400 whose problem lists them.
 
 // keyState is one subject's state as GET /v1/keys/{subject} answers it.
 type keyState struct {

@@ -177,3 +177,47 @@ func redisFixture(t *testing.T, cfgText string, logs *bytes.Buffer) *fixture {
 	t.Cleanup(f.admin.Close)
 	return f
 }
+
+// TestKeysRefuseASubjectThatNamesNoClient: a mistyped subject is a 400
+// whose problem lists the subjects there are, not a full quota that reads
+// as "all fine" or a reset that forgets nothing; a subject the decision
+// API keeps a caller's client under ("ext:" and its subject) is one.
+func TestKeysRefuseASubjectThatNamesNoClient(t *testing.T) {
+	f := newFixture(t, testConfig)
+	for _, c := range []struct{ method, path string }{
+		{"GET", "/v1/keys/usr:alice"},
+		{"GET", "/v1/keys/ip:not-an-address"},
+		{"DELETE", "/v1/keys/alice"},
+		{"POST", "/v1/keys/usr:alice?action=penalize"},
+	} {
+		r := f.do(t, c.method, c.path, "", nil)
+		body := readAll(t, r)
+		if r.StatusCode != 400 || r.Header.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("%s %s: %d %q %s; want a 400 problem", c.method, c.path, r.StatusCode, r.Header.Get("Content-Type"), body)
+			continue
+		}
+		var p struct{ Detail string }
+		json.Unmarshal([]byte(body), &p)
+		if c.path == "/v1/keys/ip:not-an-address" {
+			continue // an address's own error
+		}
+		for _, form := range []string{"key:<", "name:<", "user:<", "ip:<", "ext:<", "rule:<"} {
+			if !strings.Contains(p.Detail, form) {
+				t.Errorf("%s %s: %s; want the forms of a subject listed, %s… among them", c.method, c.path, body, form)
+			}
+		}
+	}
+	if r := f.do(t, "POST", "/v1/check", `{"subject":"tenant-42"}`, nil); r.StatusCode != 200 {
+		t.Fatalf("check: %d %s", r.StatusCode, readAll(t, r))
+	}
+	var state struct {
+		Subject string `json:"subject"`
+		Limits  []struct {
+			Used int64 `json:"used"`
+		} `json:"limits"`
+	}
+	decode(t, f.do(t, "GET", "/v1/keys/ext:tenant-42", "", nil), &state)
+	if state.Subject != "ext:tenant-42" || len(state.Limits) != 1 || state.Limits[0].Used != 1 {
+		t.Errorf("inspect ext:tenant-42: %+v; want the unit its check spent", state)
+	}
+}

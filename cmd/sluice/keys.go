@@ -25,7 +25,9 @@ import (
 const keysUsage = `usage: sluice keys [flags] top | inspect SUBJECT | reset SUBJECT | penalize SUBJECT | token FILE
 
 Subjects are "key:<sha256 hex>", "name:<listed key's name>", "user:<id>",
-"ip:<prefix>", "rule:<rule>/<key>" or "*".
+"user#<32 hex digits>" (a hashed user id), "ip:<address or its group>",
+"ip:unknown", "ext:<subject>" (a decision API caller's), "rule:<rule>/<key>"
+or "*" (the global limits); the server refuses any other text.
 penalize puts a client in the penalty box now (penalty: in the configuration);
 reset -limit penalty takes it out. Every reset and penalize is logged by the
 server with the caller's name.

@@ -396,3 +396,23 @@ func TestKeysNeverPrintsThePasswordOfAdmin(t *testing.T) {
 		}
 	}
 }
+
+// A mistyped subject is an error that lists the subjects there are, not
+// a full quota; the usage lists them too, a decision API client's
+// ("ext:<subject>") among them.
+func TestKeysCommandRefusesASubjectThatNamesNoClient(t *testing.T) {
+	keys, _ := keysAgainst(t, "")
+	for _, cmd := range []string{"inspect", "reset"} {
+		out, err := keys(cmd, "usr:alice")
+		if err == nil || !strings.Contains(err.Error(), "400 Bad Request") || !strings.Contains(err.Error(), "ext:<") {
+			t.Errorf("%s usr:alice: %v %q; want the 400 listing the subjects", cmd, err, out)
+		}
+	}
+	var out, errOut bytes.Buffer
+	run(context.Background(), []string{"keys", "-h"}, &out, &errOut)
+	for _, form := range []string{"key:<", "name:<", "user:<", "user#<", "ip:<", "ip:unknown", "ext:<", "rule:<"} {
+		if !strings.Contains(out.String()+errOut.String(), form) {
+			t.Errorf("sluice keys -h does not list %s…:\n%s", form, out.String()+errOut.String())
+		}
+	}
+}
