@@ -435,7 +435,7 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 			directive := map[bool]string{false: "limit_req", true: "limit_conn"}[u.conn]
 			switch {
 			case z == nil:
-				return fmt.Errorf("line %d: %s uses zone %q, which no %s_zone in this file defines: when it is declared in the file that includes this one (nginx.conf's http block, for a site in sites-enabled/ or conf.d/), write this file in place of its include there and import that file", u.line, directive, u.zone, directive)
+				return fmt.Errorf("line %d: %s uses zone %q, which no %s_zone defines in this file: when it is declared in the file that includes this one (nginx.conf's http block, for a site in sites-enabled/ or conf.d/), write this file in place of its include there and import that file", u.line, directive, u.zone, directive)
 			case z.conn != u.conn:
 				return fmt.Errorf("line %d: %s uses zone %q, which is not a %s_zone", u.line, directive, u.zone, directive)
 			case !z.used:
