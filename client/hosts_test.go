@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"testing"
 )
 
@@ -96,5 +97,64 @@ func TestHostsRememberedStayBoundedWhenEachAsksForALongWait(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://h%d.example/", 5*maxHosts-1), nil)
 	if _, err := tr.RoundTrip(req); !errors.Is(err, ErrWaitTooLong) {
 		t.Errorf("the last host's hold was forgotten: %v, want ErrWaitTooLong", err)
+	}
+}
+
+// TestHostsAreOneWhateverTheirSpelling: a host written in capitals, or
+// with its scheme's default port, is the host: what one spelling learns
+// (its quota spent until a reset an hour away) holds every other, so that
+// together they cannot overshoot the server's quota. Other ports are other
+// hosts; IPv6 literals keep their brackets.
+func TestHostsAreOneWhateverTheirSpelling(t *testing.T) {
+	var sent []string
+	tr := &Transport{Base: hostsRoundTrip(func(r *http.Request) (*http.Response, error) {
+		sent = append(sent, r.URL.String())
+		h := http.Header{}
+		h.Set("RateLimit", `"a";r=0;t=3600`)
+		return &http.Response{StatusCode: http.StatusOK, Header: h, Body: http.NoBody, Request: r}, nil
+	})}
+	for _, spellings := range [][]string{
+		{"https://API.example.com/a", "https://api.example.com/b", "https://api.example.com:443/c", "https://Api.Example.COM:443/d"},
+		{"http://api.example.com:8443/a", "http://API.EXAMPLE.COM:8443/b"},
+		{"http://www.example.com/a", "http://www.example.com:80/b", "http://WWW.example.com:80/c"},
+		{"https://[2001:DB8::1]/a", "https://[2001:db8::1]:443/b"},
+		{"https://[2001:db8::1]:8443/a", "https://[2001:DB8::1]:8443/b"},
+	} {
+		for i, u := range spellings {
+			req, _ := http.NewRequest(http.MethodGet, u, nil)
+			n := len(sent)
+			resp, err := tr.RoundTrip(req)
+			if i == 0 {
+				if err != nil || len(sent) != n+1 {
+					t.Fatalf("%s, the first of its host: %v, sent %d; want it sent", u, err, len(sent)-n)
+				}
+				resp.Body.Close()
+				continue
+			}
+			if !errors.Is(err, ErrWaitTooLong) || len(sent) != n {
+				t.Errorf("%s after %s spent the quota until its reset in an hour: %v, sent %d; want ErrWaitTooLong, nothing sent", u, spellings[0], err, len(sent)-n)
+			}
+		}
+	}
+}
+
+func TestHostKeyIsTheHostInLowerCaseWithoutItsSchemesDefaultPort(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://API.Example.com:443/x": "api.example.com",
+		"http://API.Example.com:80/x":   "api.example.com",
+		"http://api.example.com:443/x":  "api.example.com:443",
+		"https://api.example.com:80/x":  "api.example.com:80",
+		"https://[2001:DB8::1]:443/x":   "[2001:db8::1]",
+		"http://[2001:DB8::1]:8080/x":   "[2001:db8::1]:8080",
+		"http://[FE80::1%25En0]:80/x":   "[fe80::1%En0]",
+		"http://192.0.2.7:8080/x":       "192.0.2.7:8080",
+	} {
+		u, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hostKey(u); got != want {
+			t.Errorf("hostKey(%s) = %q, want %q", raw, got, want)
+		}
 	}
 }

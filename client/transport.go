@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,8 +50,11 @@ const drainGrace = 100 * time.Millisecond
 // Transport counts what it has in flight against that and holds new
 // requests to a host once they might not fit, until the quota's reset, so
 // that a batch sent through it meets few 429s or none, without knowing the
-// limit in advance. Holds are per host (URL.Host) and shared by every
-// request of the Transport. A host waits for answers a minute at most:
+// limit in advance. Holds are per host and shared by every request of the
+// Transport: a host is URL.Host in any case, its scheme's default port
+// (80 for http, 443 for https) written or not, so that
+// "https://API.example.com" and "https://api.example.com:443" share one
+// quota; another port is another host. A host waits for answers a minute at most:
 // when requests to it are in flight and none has been answered or failed
 // for a minute (a probe whose server never answers, sent without a
 // deadline), they count as failed attempts, and the next request probes.
@@ -180,6 +186,31 @@ func (t *Transport) host(name string) *hostState {
 	return h
 }
 
+// hostKey returns the name a Transport keeps u's host under: URL.Host in
+// lower case (an IPv6 zone kept as written), without the port when it is
+// the scheme's default (80 for http, 443 for https), so that
+// "API.example.com", "api.example.com" and, for https,
+// "api.example.com:443" are one host. IPv6 literals keep their brackets
+// ("[2001:db8::1]", "[2001:db8::1]:8443").
+func hostKey(u *url.URL) string {
+	host, port := u.Hostname(), u.Port()
+	zone := ""
+	if i := strings.IndexByte(host, '%'); i >= 0 {
+		host, zone = host[:i], host[i:]
+	}
+	host = strings.ToLower(host) + zone
+	if port == "80" && u.Scheme == "http" || port == "443" && u.Scheme == "https" {
+		port = ""
+	}
+	if port != "" {
+		return net.JoinHostPort(host, port)
+	}
+	if strings.Contains(host, ":") {
+		return "[" + host + "]"
+	}
+	return host
+}
+
 // unhold ends a hold that host gave.
 func (t *Transport) unhold(h *hostState) {
 	t.mu.Lock()
@@ -238,7 +269,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.Cost != nil {
 		cost = max(t.Cost(req), 0)
 	}
-	h := t.host(req.URL.Host)
+	h := t.host(hostKey(req.URL))
 	defer t.unhold(h)
 	t.stats.requests.Add(1)
 	t.retries.Call()
