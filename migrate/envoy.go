@@ -50,6 +50,9 @@ func Envoy(src, source string) (*Translation, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("%s:%d: want a mapping with domain and descriptors", source, root.Line)
 	}
+	if kind := mapValue(root, "kind"); kind != nil && kind.Value == "ConfigMap" && mapValue(root, "domain") == nil {
+		return envoyConfigMap(root, source)
+	}
 	domain := mapValue(root, "domain")
 	if domain == nil || domain.Kind != yaml.ScalarNode || domain.Value == "" {
 		return nil, fmt.Errorf("%s:%d: domain is required", source, root.Line)
@@ -65,6 +68,30 @@ func Envoy(src, source string) (*Translation, error) {
 	t.differs("settings outside the file", "envoyproxy/ratelimit's environment settings (LOCAL_CACHE_SIZE_IN_BYTES, NEAR_LIMIT_RATIO, REDIS_PIPELINE_*, the per-second Redis) have no equivalent: sluice's over-limit cache and store settings live in sluice.yaml.")
 	t.differs("response headers", "envoyproxy/ratelimit adds headers only when RESPONSE_HEADERS_ENABLED; sluice's service answers with IETF RateLimit headers in response_headers_to_add (envoy.headers: ietf | draft-6 | none).")
 	return t, nil
+}
+
+// envoyConfigMap translates the rules file that cm, a Kubernetes ConfigMap
+// mounted as envoyproxy/ratelimit's configuration directory, holds: the
+// one data entry with a domain. A ConfigMap of several rules files is
+// refused, naming them, as sluice's Envoy service reads one.
+func envoyConfigMap(cm *yaml.Node, source string) (*Translation, error) {
+	var names, texts []string
+	if data := mapValue(cm, "data"); data != nil && data.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(data.Content); i += 2 {
+			var file yaml.Node
+			text := data.Content[i+1].Value
+			if yaml.Unmarshal([]byte(text), &file) == nil && len(file.Content) == 1 && mapValue(file.Content[0], "domain") != nil {
+				names, texts = append(names, data.Content[i].Value), append(texts, text)
+			}
+		}
+	}
+	switch len(names) {
+	case 0:
+		return nil, fmt.Errorf("%s:%d: a ConfigMap without an envoyproxy/ratelimit rules file (a data entry with a domain)", source, cm.Line)
+	case 1:
+		return Envoy(texts[0], source+" data "+names[0])
+	}
+	return nil, fmt.Errorf("%s:%d: the ConfigMap holds %d rules files (%s); sluice's Envoy service reads one: import each apart (kubectl get configmap <name> -o jsonpath='{.data.<file>}' prints one, dots escaped as \\.)", source, cm.Line, len(names), strings.Join(names, ", "))
 }
 
 func mapValue(n *yaml.Node, key string) *yaml.Node {
