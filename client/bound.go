@@ -3,6 +3,8 @@ package client
 import (
 	"math"
 	"time"
+
+	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 // maxPolicies is the most policies of one response a bound keeps.
@@ -46,11 +48,11 @@ func (b *bound) valueAfter(el float64, capacity int64) int64 {
 	v, least := int64(math.MaxInt64), int64(math.MaxInt64)
 	for i := range b.n {
 		least = min(least, b.rem[i])
-		v = min(v, addSat(b.rem[i], refill(b.rate[i], el)))
+		v = min(v, algo.AddSat(b.rem[i], refill(b.rate[i], el)))
 	}
 	// Refills never fill the bucket beyond its capacity; what the response
 	// said is proven whatever the capacity is thought to be.
-	return addSat(b.base, min(v, max(capacity, least)))
+	return algo.AddSat(b.base, min(v, max(capacity, least)))
 }
 
 // top is the highest value the bound reaches in time.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 // What a Transport knows about one host's quota.
@@ -261,7 +262,7 @@ func (h *hostState) stalledAt() time.Time {
 // and the next probe settles them as it settles failed attempts' (lost).
 // Their answers, if they ever arrive, still teach (finish).
 func (h *hostState) writeOff() {
-	h.lost = addSat(h.lost, h.inflight)
+	h.lost = algo.AddSat(h.lost, h.inflight)
 	h.inflight = 0
 	h.probing, h.speculating = false, false
 	h.gen++
@@ -273,9 +274,9 @@ func (h *hostState) grant(cost int64, probe bool, now time.Time) ticket {
 	}
 	if probe {
 		h.probing = true
-		h.forgiven, h.lost = addSat(h.forgiven, h.lost), 0
+		h.forgiven, h.lost = algo.AddSat(h.forgiven, h.lost), 0
 	}
-	h.sent = addSat(h.sent, cost)
+	h.sent = algo.AddSat(h.sent, cost)
 	h.inflight += cost
 	return ticket{gen: h.gen, doneAtSend: h.done, forgiven: h.forgiven, cost: cost, epoch: h.epoch, probe: probe, sentAt: now, last: h.last, anchor: h.anchor}
 }
@@ -338,12 +339,12 @@ func (h *hostState) finish(tk ticket, r response) {
 		// Perhaps counted, perhaps not: it stays in sent, not in done, and
 		// the next probe settles it.
 		if !writtenOff {
-			h.lost = addSat(h.lost, tk.cost)
+			h.lost = algo.AddSat(h.lost, tk.cost)
 		}
 		return
 	}
 	if !writtenOff {
-		h.done = addSat(h.done, tk.cost)
+		h.done = algo.AddSat(h.done, tk.cost)
 	}
 	throttled := r.status == http.StatusTooManyRequests || r.status == http.StatusServiceUnavailable
 	if throttled && r.hasRA {
@@ -353,7 +354,7 @@ func (h *hostState) finish(tk ticket, r response) {
 		return
 	}
 	if r.status < 400 && r.hasRL {
-		h.capacity = max(h.capacity, addSat(r.rl.Remaining, tk.cost))
+		h.capacity = max(h.capacity, algo.AddSat(r.rl.Remaining, tk.cost))
 	}
 	if r.status == http.StatusTooManyRequests {
 		// The bound was wrong: trust nothing sent so far and wait until the
@@ -422,13 +423,13 @@ func (h *hostState) refill(tk ticket, j answered, r response) (units int64, span
 	if !j.ok || j.policy != r.rl.Policy || j.sentAt.After(tk.sentAt) {
 		return 0, 0, false
 	}
-	level := addSat(r.rl.Remaining, tk.cost)
+	level := algo.AddSat(r.rl.Remaining, tk.cost)
 	gain := level - (j.rem - max(tk.doneAtSend-j.sent, 0))
 	if gain <= 0 {
 		return 0, 0, false
 	}
 	others := max(h.sent-j.doneAtSend-j.cost-tk.cost, 0)
-	return gain, r.at.Sub(j.sentAt), addSat(level, others) >= h.capacity
+	return gain, r.at.Sub(j.sentAt), algo.AddSat(level, others) >= h.capacity
 }
 
 // Proving a refill rate.
@@ -499,7 +500,7 @@ func (h *hostState) dropRates() {
 
 // boundOf is the bound that r, the response to tk, proves.
 func (h *hostState) boundOf(tk ticket, r response) bound {
-	b := bound{base: addSat(addSat(tk.doneAtSend, tk.forgiven), tk.cost), at: r.at}
+	b := bound{base: algo.AddSat(algo.AddSat(tk.doneAtSend, tk.forgiven), tk.cost), at: r.at}
 	add := func(q quota) {
 		if b.n == len(b.rem) {
 			return // more policies than a bound keeps: the rest say less than r.rl's
@@ -619,12 +620,4 @@ func later(a, b time.Time) time.Time {
 		return b
 	}
 	return a
-}
-
-// addSat adds non-negative a and b, saturating instead of overflowing.
-func addSat(a, b int64) int64 {
-	if s := a + b; s >= a {
-		return s
-	}
-	return 1<<63 - 1
 }

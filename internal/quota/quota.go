@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 // Quota is what every header mode and the problem body say of one limit:
@@ -61,7 +62,7 @@ func Of(l sluice.Limit) Quota {
 	case sluice.AlgorithmTokenBucket, sluice.AlgorithmGCRA, sluice.AlgorithmLeakyBucket:
 		qt.Bucket = true
 		refill := mulDiv(l.Burst(), windowUS, l.Quantity(), true)
-		qt.W = CeilSeconds(micros(addSat(refill, int64(l.MaxWait()/time.Microsecond))))
+		qt.W = CeilSeconds(micros(algo.AddSat(refill, int64(l.MaxWait()/time.Microsecond))))
 	default:
 		qt.W = CeilSeconds(l.Window())
 	}
@@ -140,14 +141,6 @@ func mulDiv(a, b, c int64, up bool) int64 {
 		return math.MaxInt64
 	}
 	return int64(q)
-}
-
-// addSat returns a+b for a, b ≥ 0, saturated at math.MaxInt64.
-func addSat(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
 }
 
 // micros returns us µs as a Duration, saturated at sluice.Never.
