@@ -6,7 +6,9 @@ import (
 	"strings"
 )
 
-// formatSigns are what each format's files hold and others do not.
+// formatSigns are what each format's files hold and others do not, in
+// YAML and, where the format is also written so (decK dumps, kubectl get
+// -o json), in JSON.
 var formatSigns = []struct {
 	format string
 	sign   *regexp.Regexp
@@ -14,17 +16,17 @@ var formatSigns = []struct {
 	{FormatNginx, regexp.MustCompile(`(?m)^\s*limit_(req|conn)(_zone)?\s`)},
 	// Also envoyproxy/ratelimit's rules in a ConfigMap's data.
 	{FormatEnvoy, regexp.MustCompile(`local_ratelimit\.v3\.LocalRateLimit|(?m)^domain:\s*\S|(?s)^(.*\n)?kind:\s*ConfigMap\s*\n.*\n\s+domain:\s*\S.*\n\s+descriptors:`)},
-	{FormatKong, regexp.MustCompile(`(?m)^\s*-?\s*name:\s*["']?rate-limiting(-advanced)?["']?\s*$|(?m)^\s*plugin:\s*["']?rate-limiting(-advanced)?["']?\s*$`)},
+	{FormatKong, regexp.MustCompile(`(?m)^\s*-?\s*name:\s*["']?rate-limiting(-advanced)?["']?\s*$|(?m)^\s*plugin:\s*["']?rate-limiting(-advanced)?["']?\s*$|"(name|plugin)"\s*:\s*"rate-limiting(-advanced)?"`)},
 	// In YAML, or in TOML ([http.middlewares.<name>.rateLimit]), which
 	// Traefik reads too and the import refuses by name.
-	{FormatTraefik, regexp.MustCompile(`(?m)^\s*rateLimit:|(?m)^\s*\[http\.middlewares\.\S+\.rateLimit\]`)},
+	{FormatTraefik, regexp.MustCompile(`(?m)^\s*rateLimit:|"rateLimit"\s*:|(?m)^\s*\[http\.middlewares\.\S+\.rateLimit\]`)},
 	// A section's name is of the characters HAProxy allows in one, so
 	// that nginx's "listen 80;" is not taken for a section.
 	{FormatHAProxy, regexp.MustCompile(`(?m)^\s*(frontend|backend|listen)\s+[A-Za-z0-9_.:-]+\s*$`)},
 	{FormatIngressNginx, regexp.MustCompile(`nginx\.ingress\.kubernetes\.io/limit-(rps|rpm|connections)`)},
 	{FormatAPIGateway, regexp.MustCompile(`"apiStages"\s*:|AWS::ApiGateway::UsagePlan`)},
 	// Indented, as the items of a List (kubectl get -o yaml) are.
-	{FormatEnvoyGateway, regexp.MustCompile(`(?m)^\s*(-\s+)?kind:\s*["']?BackendTrafficPolicy["']?\s*$`)},
+	{FormatEnvoyGateway, regexp.MustCompile(`(?m)^\s*(-\s+)?kind:\s*["']?BackendTrafficPolicy["']?\s*$|"kind"\s*:\s*"BackendTrafficPolicy"`)},
 }
 
 // Detect returns the format src is written in, when exactly one format's
