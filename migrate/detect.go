@@ -21,8 +21,9 @@ var formatSigns = []struct {
 	// Traefik reads too and the import refuses by name.
 	{FormatTraefik, regexp.MustCompile(`(?m)^\s*rateLimit:|"rateLimit"\s*:|(?m)^\s*\[http\.middlewares\.\S+\.rateLimit\]`)},
 	// A section's name is of the characters HAProxy allows in one, so
-	// that nginx's "listen 80;" is not taken for a section.
-	{FormatHAProxy, regexp.MustCompile(`(?m)^\s*(frontend|backend|listen)\s+[A-Za-z0-9_.:-]+\s*$`)},
+	// that nginx's "listen 80;" is not taken for a section; a listen
+	// section may name its address, and a comment may end the line.
+	{FormatHAProxy, regexp.MustCompile(`(?m)^\s*(frontend|backend|listen)\s+[A-Za-z0-9_.:-]+(\s+[^;\s#]+)?\s*(#.*)?$`)},
 	{FormatIngressNginx, regexp.MustCompile(`nginx\.ingress\.kubernetes\.io/limit-(rps|rpm|connections)`)},
 	{FormatAPIGateway, regexp.MustCompile(`"apiStages"\s*:|AWS::ApiGateway::UsagePlan`)},
 	// Indented, as the items of a List (kubectl get -o yaml) are.

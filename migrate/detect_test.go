@@ -25,6 +25,10 @@ func TestDetect(t *testing.T) {
 		{"limit_req_zone $binary_remote_addr zone=one:10m rate=10r/s;\nserver {\n    listen 80;\n    listen [::]:80;\n    limit_req zone=one;\n}\n", "nginx"},
 		{"limit_req_zone $binary_remote_addr zone=one:10m rate=10r/s;\nserver {\n    listen 8080 ;\n    limit_req zone=one;\n}\n", "nginx"},
 		{"frontend fe\n  bind :80\nbackend be_api.v1\n  server s1 10.0.0.1:80\nlisten stats\n  bind :8404\n", "haproxy"},
+		// A section line may end in a comment, and listen may name its address.
+		{"frontend fe_https # TLS termination\n  bind :443\n", "haproxy"},
+		{"listen stats 0.0.0.0:8404\n  stats enable\n", "haproxy"},
+		{"limit_req_zone $binary_remote_addr zone=one:10m rate=10r/s;\nserver {\n    listen 80; # plain\n    listen 443 ssl http2;\n    limit_req zone=one;\n}\n", "nginx"},
 	} {
 		got, ok := migrate.Detect(c.src)
 		if c.want == "" {
