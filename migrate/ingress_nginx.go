@@ -221,9 +221,11 @@ func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i in
 	r := Rule{Name: t.ruleName(strings.ReplaceAll(name, "/", "-")), Key: []string{"ip/32/128"}, Limits: limits}
 	everyHost, everyPath := false, false
 	byHost := map[string][]string{}
+	everyOf := map[string]bool{} // hosts that serve every path
 	for _, p := range places[i] {
 		everyHost = everyHost || p.host == ""
 		everyPath = everyPath || p.patterns == nil
+		everyOf[p.host] = everyOf[p.host] || p.patterns == nil
 		if p.host != "" && !slices.Contains(r.Hosts, p.host) {
 			if !validHostName(p.host) {
 				t.differs(where, "the host %q is not a host name sluice's rules match (a wildcard): the rule matches every host.", p.host)
@@ -246,13 +248,14 @@ func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i in
 	if everyPath {
 		r.Paths = nil
 	}
-	if len(byHost) > 1 && !everyPath {
-		for h := range byHost {
-			if len(byHost[h]) != len(r.Paths) {
-				t.differs(where, "its hosts serve different paths; the rule matches every path of the Ingress on every one of its hosts.")
-				break
-			}
-		}
+	differ := false
+	for h := range byHost {
+		// A host of some paths beside one of every path, or beside
+		// one of other paths.
+		differ = differ || everyPath && !everyOf[h] || !everyPath && len(byHost) > 1 && len(byHost[h]) != len(r.Paths)
+	}
+	if differ {
+		t.differs(where, "its hosts serve different paths; the rule matches every path of the Ingress on every one of its hosts.")
 	}
 	for _, p := range places[i] {
 		for _, q := range p.patterns {
