@@ -66,7 +66,15 @@ func (t *Translation) config(enforce bool) string {
 	}
 	b.WriteString("store:\n")
 	if t.Instances > 0 {
-		b.WriteString("  type: redis\n  redis:\n    mode: standalone\n    addresses: [\"localhost:6379\"]   # your Redis\n")
+		b.WriteString("  type: redis\n  redis:\n    mode: standalone\n")
+		if t.RedisAddress != "" {
+			fmt.Fprintf(&b, "    addresses: [%s]   # the source's Redis\n", quote(t.RedisAddress))
+		} else {
+			b.WriteString("    addresses: [\"localhost:6379\"]   # your Redis\n")
+		}
+		if t.RedisDB > 0 {
+			fmt.Fprintf(&b, "    db: %d\n", t.RedisDB)
+		}
 		fmt.Fprintf(&b, "    on_store_error: %s\n    instances: %d\n", t.OnStoreError, t.Instances)
 	} else {
 		b.WriteString("  type: memory\n")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -86,16 +87,29 @@ type kongPlugin struct {
 
 // kongConfig is the rate-limiting plugin's configuration.
 type kongConfig struct {
-	Second            *float64 `yaml:"second"`
-	Minute            *float64 `yaml:"minute"`
-	Hour              *float64 `yaml:"hour"`
-	Day               *float64 `yaml:"day"`
-	Month             *float64 `yaml:"month"`
-	Year              *float64 `yaml:"year"`
-	LimitBy           string   `yaml:"limit_by"`
-	HeaderName        string   `yaml:"header_name"`
-	Path              string   `yaml:"path"`
-	Policy            string   `yaml:"policy"`
+	Second     *float64 `yaml:"second"`
+	Minute     *float64 `yaml:"minute"`
+	Hour       *float64 `yaml:"hour"`
+	Day        *float64 `yaml:"day"`
+	Month      *float64 `yaml:"month"`
+	Year       *float64 `yaml:"year"`
+	LimitBy    string   `yaml:"limit_by"`
+	HeaderName string   `yaml:"header_name"`
+	Path       string   `yaml:"path"`
+	Policy     string   `yaml:"policy"`
+	// Redis is policy redis's server: redis.host and redis.port (Kong
+	// 3.x) or redis_host and redis_port (earlier), and its database
+	// and password.
+	Redis *struct {
+		Host     string `yaml:"host"`
+		Port     int    `yaml:"port"`
+		Database int    `yaml:"database"`
+		Password string `yaml:"password"`
+	} `yaml:"redis"`
+	RedisHost         string   `yaml:"redis_host"`
+	RedisPort         int      `yaml:"redis_port"`
+	RedisDatabase     int      `yaml:"redis_database"`
+	RedisPassword     string   `yaml:"redis_password"`
 	FaultTolerant     *bool    `yaml:"fault_tolerant"`
 	HideClientHeaders bool     `yaml:"hide_client_headers"`
 	ErrorCode         *int     `yaml:"error_code"`
@@ -507,6 +521,25 @@ func (t *Translation) kongRouteCosts(paths []string) {
 	}
 }
 
+// kongRedis takes policy redis's server for the store: its host and port
+// (6379 when unset) and database; its password is left to set.
+func (t *Translation) kongRedis(c kongConfig) {
+	host, port, db, password := c.RedisHost, c.RedisPort, c.RedisDatabase, c.RedisPassword
+	if r := c.Redis; r != nil && r.Host != "" {
+		host, port, db, password = r.Host, r.Port, r.Database, r.Password
+	}
+	if host == "" {
+		return
+	}
+	if port <= 0 || port > 65535 {
+		port = 6379
+	}
+	t.RedisAddress, t.RedisDB = net.JoinHostPort(host, strconv.Itoa(port)), max(db, 0)
+	if password != "" {
+		t.differs("policy redis password", "the plugin's Redis password is not copied into sluice.yaml: set store.redis.password_file (or password) to it.")
+	}
+}
+
 // kongSettings compares the plugin's policy, error code and headers.
 func (t *Translation) kongSettings(c kongConfig) {
 	if !c.advanced {
@@ -521,6 +554,9 @@ func (t *Translation) kongSettings(c kongConfig) {
 			t.OnStoreError = "deny"
 		}
 		t.same("policy "+c.Policy, "one count shared by all nodes: sluice's Redis store (set instances to your number of sluice instances); fault_tolerant maps to on_store_error: %s.", t.OnStoreError)
+		if c.Policy == "redis" {
+			t.kongRedis(c)
+		}
 	}
 	if c.SyncRate != nil && *c.SyncRate > 0 {
 		t.differs("sync_rate", "Kong synchronised counters every %gs, admitting more than the limit in between; sluice decides on the shared count at every request.", *c.SyncRate)

@@ -201,6 +201,11 @@ type Translation struct {
 	// had one (0 and "": the memory store).
 	Instances    int
 	OnStoreError string
+	// RedisAddress and RedisDB, when the source names its Redis
+	// ("host:port", the database), are the shared store's; without one
+	// the configuration has a placeholder to fill in.
+	RedisAddress string
+	RedisDB      int
 	// Plans are plans besides the imported one (Kong's consumers'), and
 	// Keys the API keys that choose them.
 	Plans []Plan
