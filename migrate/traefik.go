@@ -33,9 +33,27 @@ type traefikRateLimit struct {
 	} `yaml:"sourceCriterion"`
 	// Redis (Traefik 3.4) keeps the buckets in Redis, one set for every
 	// router naming the middleware.
-	Redis *struct {
-		Endpoints []string `yaml:"endpoints"`
-	} `yaml:"redis"`
+	Redis *traefikRedis `yaml:"redis"`
+}
+
+// traefikRedis is a rateLimit middleware's Redis: its endpoints
+// (host:port), database and password.
+type traefikRedis struct {
+	Endpoints []string `yaml:"endpoints"`
+	DB        int      `yaml:"db"`
+	Password  string   `yaml:"password"`
+}
+
+// traefikStore takes r, a middleware's Redis, for the store: its endpoint
+// when it names one (several, of a cluster or sentinels, are left to set)
+// and database; its password is left to set, reported.
+func (t *Translation) traefikStore(name string, r *traefikRedis) {
+	if len(r.Endpoints) == 1 && t.RedisAddress == "" {
+		t.RedisAddress, t.RedisDB = r.Endpoints[0], max(r.DB, 0)
+	}
+	if r.Password != "" {
+		t.differs("middleware "+name+" redis password", "the middleware's Redis password is not copied into sluice.yaml: set store.redis.password_file (or password) to it.")
+	}
 }
 
 // traefikDoc is a file-provider configuration, or a Kubernetes Middleware
@@ -175,6 +193,7 @@ func Traefik(src, source string) (*Translation, error) {
 			}
 			if f.rl.Redis != nil {
 				t.Instances, t.OnStoreError = 2, "local"
+				t.traefikStore(f.name, f.rl.Redis)
 				t.same("middleware "+f.name+" redis", "Traefik's Redis storage shares the buckets between Traefik instances: sluice's Redis store (set store.redis.addresses to your Redis and instances to your number of sluice instances).")
 			}
 		}

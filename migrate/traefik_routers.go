@@ -126,6 +126,7 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 	}
 	for _, f := range all {
 		if f.rl.Redis != nil {
+			t.traefikStore(f.name, f.rl.Redis)
 			uses = t.traefikShared(f.name, uses)
 		}
 	}
