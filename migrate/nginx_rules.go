@@ -41,8 +41,12 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 			settings[k].scopes = append(settings[k].scopes, s)
 		}
 	}
+	distinct := map[string]int{} // settings of each zone, before a rule per server splits them
+	for _, st := range settings {
+		distinct[st.use.zone]++
+	}
 	settings = t.nginxPerServer(settings, zones)
-	perZone := map[string]int{}
+	perZone := map[string]int{} // rules of each zone
 	for _, st := range settings {
 		perZone[st.use.zone]++
 	}
@@ -92,9 +96,9 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 		t.nginxOverlaps(&r, st, scopes)
 		t.SluiceRules = append(t.SluiceRules, r)
 	}
-	for _, name := range slices.Sorted(maps.Keys(perZone)) {
-		if perZone[name] > 1 {
-			t.differs("zone "+name, "it is used with %d settings (burst, delay, nodelay, limit_conn's number, or a dry run): sluice makes a rule of each, each with its own count, where nginx's uses of one zone share one count per key.", perZone[name])
+	for _, name := range slices.Sorted(maps.Keys(distinct)) {
+		if distinct[name] > 1 {
+			t.differs("zone "+name, "it is used with %d settings (burst, delay, nodelay, limit_conn's number, or a dry run): sluice makes a rule of each, each with its own count, where nginx's uses of one zone share one count per key.", distinct[name])
 		}
 	}
 }

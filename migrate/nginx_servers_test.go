@@ -110,3 +110,30 @@ func TestImportNginxServersReportsWhatHostsCannotSay(t *testing.T) {
 		}
 	}
 }
+
+// TestImportNginxSettingsCountedOnce: a zone's http-level limit_req,
+// inherited by two servers, is one setting split into a rule per server;
+// with a location's own burst it is two settings, as the report says,
+// not three.
+func TestImportNginxSettingsCountedOnce(t *testing.T) {
+	tr, err := migrate.Import("nginx", `http {
+    limit_req_zone $binary_remote_addr zone=global:20m rate=20r/s;
+    limit_req zone=global burst=40 nodelay;
+    server {
+        server_name shop.example.com;
+        location / { proxy_pass http://shop; }
+    }
+    server {
+        server_name blog.example.com;
+        location / { proxy_pass http://blog; }
+        location /wp-login.php { limit_req zone=global burst=2 nodelay; }
+    }
+}
+`, "nginx.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasDifference(tr, false, "used with 2 settings") || hasDifference(tr, false, "used with 3 settings") {
+		t.Errorf("the settings of zone global are not counted as 2: %+v", tr.Differences)
+	}
+}
