@@ -45,7 +45,14 @@ func EnvoyLocal(src, source string) (*Translation, error) {
 	t := &Translation{Format: FormatEnvoy, Source: source, local: true}
 	var found []envoyLocalConfig
 	err := eachDocument(src, source, func(doc *yaml.Node) error {
-		return findLocalConfigs(doc, nil, nil, nil, 0, &found)
+		n := len(found)
+		if err := findLocalConfigs(doc, nil, nil, nil, 0, &found); err != nil {
+			return err
+		}
+		if len(found) > n {
+			t.istioWorkloads(doc)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -67,6 +74,32 @@ func EnvoyLocal(src, source string) (*Translation, error) {
 	t.differs("instances", "each Envoy process keeps its own buckets, so N Envoy instances admit N times a limit. One sluice beside each Envoy on its memory store keeps that; on the Redis store a limit is shared by the fleet: multiply its quantity and burst by N for the same total.")
 	t.differs("headers", "Envoy's local rate limit answers 429 with x-envoy-ratelimited (and x-ratelimit-* when enable_x_ratelimit_headers is set); sluice sends RateLimit-Policy and RateLimit (IETF draft) on every response, and Retry-After with a problem+json body on 429.")
 	return t, nil
+}
+
+// istioWorkloads reports the workloads doc, an Istio EnvoyFilter, limits
+// when it selects some (spec.workloadSelector's labels): Istio applies it to
+// their proxies only, sluice's rules to every request sluice sees.
+func (t *Translation) istioWorkloads(doc *yaml.Node) {
+	root := doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if kind := mapValue(root, "kind"); kind == nil || kind.Value != "EnvoyFilter" {
+		return
+	}
+	labels := mapValue(mapValue(mapValue(root, "spec"), "workloadSelector"), "labels")
+	if labels == nil || labels.Kind != yaml.MappingNode || len(labels.Content) == 0 {
+		return
+	}
+	var sel []string
+	for i := 0; i+1 < len(labels.Content); i += 2 {
+		sel = append(sel, labels.Content[i].Value+"="+labels.Content[i+1].Value)
+	}
+	name := ""
+	if md := mapValue(mapValue(root, "metadata"), "name"); md != nil {
+		name = md.Value
+	}
+	t.differs("EnvoyFilter "+name, "Istio applies it to the proxies of the workloads labelled %s only; sluice's rules limit every request sluice sees: put sluice in front of those workloads alone, or give the rules their hosts or paths.", strings.Join(sel, ", "))
 }
 
 // findLocalConfigs walks n for LocalRateLimit configurations, noting the
