@@ -56,6 +56,10 @@ func (t *Translation) traefikStore(name string, r *traefikRedis) {
 	}
 }
 
+// traefikIngressMiddlewares is the annotation by which an Ingress names
+// the middlewares of the router Traefik makes of it.
+const traefikIngressMiddlewares = "traefik.ingress.kubernetes.io/router.middlewares"
+
 // traefikDoc is a file-provider configuration, or a Kubernetes Middleware
 // or IngressRoute.
 type traefikDoc struct {
@@ -73,7 +77,8 @@ type traefikDoc struct {
 	} `yaml:"http"`
 	Kind     string `yaml:"kind"`
 	Metadata struct {
-		Name string `yaml:"name"`
+		Name        string            `yaml:"name"`
+		Annotations map[string]string `yaml:"annotations"`
 	} `yaml:"metadata"`
 	Spec struct {
 		RateLimit *traefikRateLimit `yaml:"rateLimit"`
@@ -129,6 +134,10 @@ func Traefik(src, source string) (*Translation, error) {
 			routers = append(routers, traefikRouter{name: name, rule: r.Rule, middlewares: unqualified(r.Middlewares)})
 		}
 		switch d.Kind {
+		case "Ingress":
+			if names := d.Metadata.Annotations[traefikIngressMiddlewares]; names != "" {
+				t.differs("Ingress "+d.Metadata.Name, "its %s annotation names %s, which Traefik runs on its router only; the import reads routers from http.routers and IngressRoutes, not from Ingresses: write the Ingress as an IngressRoute to import where its limits apply.", traefikIngressMiddlewares, names)
+			}
 		case "Middleware":
 			if d.Spec.RateLimit != nil {
 				all = append(all, traefikMiddleware{d.Metadata.Name, d.Spec.RateLimit})
@@ -198,7 +207,7 @@ func Traefik(src, source string) (*Translation, error) {
 			}
 		}
 	}
-	if len(all) > 1 && len(routers) == 0 {
+	if len(all) > 0 && len(routers) == 0 {
 		t.differs("middlewares", "Traefik applies each middleware to the routers that name it; the file has no routers, so sluice applies every imported limit to every request. Import the routers with the middlewares to limit each where it applies.")
 	}
 	t.differs("headers", "Traefik sends no rate-limit headers and refuses with a bare 429; sluice adds RateLimit headers, Retry-After and a problem+json body.")
