@@ -55,6 +55,9 @@ func (t *Translation) kongConsumers(consumers []kongConsumer, groups []kongConsu
 	if len(plans) == 0 {
 		return nil
 	}
+	if t.kongAnonymous {
+		t.differs("consumers", "no authentication plugin in the file names a consumer, so Kong never ran the plugins of consumers and consumer groups; sluice gives their plans (%s) to the keys listed for them. Import the file with its authentication plugin, or delete those plans and keys.", strings.Join(plans, ", "))
+	}
 	scoped := 0
 	for i := range t.SluiceRules {
 		if len(t.SluiceRules[i].Plans) == 0 { // a group's own count keeps its plan

@@ -150,3 +150,27 @@ services:
 		})
 	}
 }
+
+// TestImportKongConsumerPluginWithoutAuthenticationIsReported: Kong runs a
+// consumer's plugin only for the requests an authentication plugin names
+// the consumer of; in a file without one it never ran, while the import's
+// consumer plan applies to the consumer's keys: reported.
+func TestImportKongConsumerPluginWithoutAuthenticationIsReported(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+  - name: rate-limiting
+    config: {minute: 5}
+consumers:
+  - username: acme
+    keyauth_credentials: [{key: acme-key}]
+    plugins:
+      - name: rate-limiting
+        config: {minute: 100}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasDifference(tr, false, "no authentication plugin") {
+		t.Errorf("not reported that Kong never ran the consumer's plugin: %+v", tr.Differences)
+	}
+}
