@@ -10,7 +10,7 @@ GO    ?= go
 # every test with the race detector (and the chi, gin and echo examples of
 # examples/frameworks, a module of its own), the allocation tests again
 # without it (its sync.Pool drops items at random, so httplimit's skip under
-# it), then every fuzz target for FUZZTIME (scripts/test). Tests that need
+# it), and every fuzz target for FUZZTIME beside them (scripts/test). Tests that need
 # those programs fail, never skip, without them.
 test:
 	GO=$(GO) FUZZTIME=$(FUZZTIME) ./scripts/test
