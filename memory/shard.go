@@ -18,7 +18,7 @@ type shard struct {
 	// sidePeak is the most keys side has held since it was made: a map
 	// keeps the room of the most it held (see sweep).
 	sidePeak int
-	keys     int // states held, inline and beside
+	keys     int // states held: in the array's entries and in side
 	// soonest is a lower bound of the expiry of every state held (µs); a
 	// full shard sweeps itself only when it has passed, at most once per
 	// sweepGap, so that a flood of live keys does not make every insert
