@@ -23,7 +23,10 @@ func TestLongestWaitHoldsWhatNginxHolds(t *testing.T) {
 		{3, time.Second, 5}, {7, time.Minute, 4}, {1000, time.Second, 20}, {3, time.Minute, 2}, {30, time.Minute, 10},
 	} {
 		t.Run(fmt.Sprintf("%d per %s burst %d", tc.quantity, tc.window, tc.burst), func(t *testing.T) {
-			s := memory.New(memory.WithSweepInterval(0))
+			// A clock that stands still: the burst arrives at one instant
+			// however slowly the loop runs.
+			at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			s := memory.New(memory.WithSweepInterval(0), memory.WithClock(func() time.Time { return at }))
 			defer s.Close()
 			lim := sluice.NewLimiter(s)
 			l := sluice.LeakyBucket(tc.quantity, tc.window).WithBurst(1).WithMaxWait(longestWait(tc.burst, tc.window, tc.quantity))
