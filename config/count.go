@@ -11,13 +11,15 @@ import (
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
-// countAt is one count: read from a limit or a rule.
+// countAt is one count: read from a limit or a rule, or a limit that says
+// none (said false, count all, at its name).
 type countAt struct {
 	name  string   // the limit's name (a rule's limit as "<rule>.<limit>"), or the rule's
 	ids   []string // the IDs of the limits it counts that Redis may lease (see leasable)
 	count string
 	node  *yaml.Node
 	path  string
+	said  bool
 }
 
 // countValue reads a count: all, successes, failures, header:<Name>
@@ -37,17 +39,29 @@ func (d *decoder) countValue(n *yaml.Node, path string) string {
 
 // countOf records the count: of the limit (or rule) called name.
 func (d *decoder) countOf(n *yaml.Node, path, name, count string, ids ...string) {
-	d.counts = append(d.counts, countAt{name: name, ids: ids, count: count, node: n, path: path})
+	d.counts = append(d.counts, countAt{name: name, ids: ids, count: count, node: n, path: path, said: true})
+}
+
+// countUnsaid records that the limit called name, whose name was read at n,
+// says no count:, so that resolveCounts can tell it from one that does.
+func (d *decoder) countUnsaid(n *yaml.Node, path, name string) {
+	d.counts = append(d.counts, countAt{name: name, count: httplimit.CountAll, node: n, path: path})
 }
 
 // resolveCounts turns the count: settings into c.Count, by name, as
 // httplimit.Options.Count takes them: limits of one name (in several plans,
-// say) must not count differently. A limit counted by response cannot be
-// leased from Redis: a unit admitted from a lease carries no receipt to
-// refund, and its lease may be given back before the answer is known.
+// say) must not count differently, and a limit that says no count: is not
+// counted by another's of its name without a word. A limit counted by
+// response cannot be leased from Redis: a unit admitted from a lease
+// carries no receipt to refund, and its lease may be given back before the
+// answer is known.
 func (d *decoder) resolveCounts(c *Config, raw *rawConfig) {
 	c.counts = d.counts
+	saidAt := map[string]string{} // a counted limit's name: where its count: was read
 	for _, ca := range d.counts {
+		if !ca.said {
+			continue
+		}
 		if was, ok := c.Count[ca.name]; ok && was != ca.count {
 			d.Errorf(ca.node, ca.path, "%q: another limit named %q says count: %s, and limits of one name count alike", ca.count, ca.name, was)
 			continue
@@ -61,8 +75,26 @@ func (d *decoder) resolveCounts(c *Config, raw *rawConfig) {
 			c.Count = map[string]string{}
 		}
 		c.Count[ca.name] = ca.count
+		saidAt[ca.name] = ca.path
 		raw.at(fmt.Sprintf("Count[%q]", ca.name), ca.node, ca.path)
 	}
+	for _, ca := range d.counts {
+		if count := c.Count[ca.name]; !ca.said && count != "" && count != httplimit.CountAll {
+			d.Errorf(ca.node, ca.path, "%q would count %s, as %s says of another limit of its name: limits of one name "+
+				"count alike (say count: %q here too, or name one of them apart)", ca.name, countWords(count), saidAt[ca.name], count)
+		}
+	}
+}
+
+// countWords says in words what a count other than all counts.
+func countWords(count string) string {
+	if header, ok := strings.CutPrefix(count, httplimit.CountHeader); ok {
+		return "what header " + header + " reports"
+	}
+	if statuses, ok := strings.CutPrefix(count, httplimit.CountStatus); ok {
+		return "only answers of status " + statuses
+	}
+	return "only " + count
 }
 
 // CountsLeasedBy judges c's count: settings against the lease settings of

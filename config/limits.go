@@ -168,6 +168,8 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 		}
 		if countNode != nil {
 			d.countOf(countNode, path+".count", l.Name(), count, leasable(l)...)
+		} else {
+			d.countUnsaid(nameNode, path+".name", l.Name())
 		}
 		out = append(out, l)
 	})

@@ -737,6 +737,9 @@ func (d *decoder) keys(n *yaml.Node, path string) []rawKey {
 // limits of that name of every client, in every plan.
 func (d *decoder) keyCounts(from int) {
 	for _, ca := range d.counts[from:] {
+		if !ca.said {
+			continue
+		}
 		d.Errorf(ca.node, ca.path, "count: belongs on the plan's limit of this name, not on a key's: limits of one name count alike, for every client")
 	}
 	d.counts = d.counts[:from]
