@@ -46,8 +46,11 @@ backend app
 // windows and in the first period of HAProxy's counters, where the two
 // estimates are plain counts; the sequence avoids the documented
 // difference (HAProxy's counter counting requests a rule does not refuse)
-// by sending GET /login from an address that never posts.
+// by sending GET /login from an address that never posts. It runs in
+// parallel with the other real-time comparisons: its HAProxy, sluice and
+// upstream are its own.
 func TestHAProxyAgrees(t *testing.T) {
+	t.Parallel()
 	targets := startHAProxyTargets(t, haproxySite, okUpstream(t))
 
 	type request struct {
@@ -119,7 +122,11 @@ func TestHAProxyAgrees(t *testing.T) {
 // which a weighted count flips; the first reaches HAProxy within a few
 // milliseconds of the boundary where sluice's window starts, so HAProxy's
 // periods, which start at a client's first request, are sluice's windows.
+// It runs in parallel with the other real-time comparisons: its HAProxy,
+// sluice and upstream are its own, and a run that misses the schedule is
+// run again.
 func TestHAProxySlidingAgrees(t *testing.T) {
+	t.Parallel()
 	targetsByName := startHAProxyTargets(t, `frontend fe
     bind %[1]s
     stick-table type ipv6 size 10k expire 1m store http_req_rate(2s)

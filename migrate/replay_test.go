@@ -78,7 +78,13 @@ func replayTrace(seed uint64) []burst {
 // it holds requests, sometimes drains as if its last update were up to
 // 200ms off the requests' arrival (its error log shows the excess), which
 // moves an admission into the next window.
+//
+// The cases, and this test beside the package's other real-time
+// comparisons, run in parallel: each has its own nginx (port and
+// directory), sluice, store and upstream, and spends its time waiting for
+// the trace's next burst, not computing.
 func TestNginxReplay(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, opts string
 		perWindow  int // tolerance per client and second
@@ -95,6 +101,7 @@ func TestNginxReplay(t *testing.T) {
 			"limit_req_zone $binary_remote_addr zone=other:1m rate=1r/m;\nlimit_req_zone $host zone=hosts:1m rate=1r/m;"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }))
 			t.Cleanup(up.Close)
 			trace := replayTrace(1)
