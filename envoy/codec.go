@@ -26,8 +26,16 @@ import (
 //   - Bytes that are not a RateLimitRequest at all (truncated, malformed
 //     wire format) are answered with status InvalidArgument, as malformed
 //     descriptors are, instead of gRPC's Internal.
+//   - A request of more than MaxDescriptors descriptors, or with a
+//     descriptor of more than MaxEntries entries, is answered with status
+//     InvalidArgument without being read: its wire format is counted, and
+//     no message is made for its descriptors and entries (protobuf would
+//     make one for each, some 70 bytes of memory for every 2 bytes of an
+//     empty descriptor or entry, before the service refused them).
 //
 // It reads and writes the messages of a usual call field by field rather
 // than through protobuf's reflection; the bytes read and written mean
 // exactly what protobuf's would.
-func Codec() encoding.CodecV2 { return rlscodec.Codec() }
+func Codec() encoding.CodecV2 {
+	return rlscodec.Codec(rlscodec.Bounds{Descriptors: MaxDescriptors, Entries: MaxEntries})
+}

@@ -2,8 +2,10 @@ package envoy_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/mem"
@@ -51,8 +53,13 @@ func FuzzCodec(f *testing.F) {
 			t.Fatalf("the codec refused to read: %v", err)
 		}
 		var want rlsv3.RateLimitRequest
-		if proto.Unmarshal(data, &want) == nil && !proto.Equal(&req, &want) {
-			t.Fatalf("the codec read %v, protobuf %v", &req, &want)
+		beyond := false // the bounds the codec refuses to read beyond
+		if proto.Unmarshal(data, &want) == nil {
+			beyond = len(want.Descriptors) > envoy.MaxDescriptors ||
+				slices.ContainsFunc(want.Descriptors, func(d *ratelimitv3.RateLimitDescriptor) bool { return len(d.Entries) > envoy.MaxEntries })
+			if !beyond && !proto.Equal(&req, &want) {
+				t.Fatalf("the codec read %v, protobuf %v", &req, &want)
+			}
 		}
 		// In two parts, as a message can arrive in gRPC's buffers.
 		half := len(data) / 2
@@ -69,6 +76,9 @@ func FuzzCodec(f *testing.F) {
 				t.Fatalf("error %v, want InvalidArgument with a message", err)
 			}
 			return
+		}
+		if beyond {
+			t.Fatalf("a request beyond the bounds was answered %v", resp)
 		}
 		if len(resp.Statuses) != len(req.Descriptors) {
 			t.Fatalf("%d statuses for %d descriptors", len(resp.Statuses), len(req.Descriptors))

@@ -39,7 +39,7 @@ func FuzzCodecReadsAsProtobuf(f *testing.F) {
 	}
 	f.Add([]byte("\x0a\x04edge\x12\x0c\x0a\x0a\x0a\x01k\x12\x05\xff\xfe\x80ab")) // a value that is not UTF-8
 	f.Add([]byte("\xde\xad\xbe\xef"))
-	codec := rlscodec.Codec()
+	codec := rlscodec.Codec(rlscodec.Bounds{})
 	var reused rlsv3.RateLimitRequest
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var req rlsv3.RateLimitRequest
@@ -96,7 +96,7 @@ func TestCodecWritesResponses(t *testing.T) {
 	header := func(k, v string) *corev3.HeaderValue { return &corev3.HeaderValue{Key: k, Value: v} }
 	withUnknown := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_OK}
 	withUnknown.ProtoReflect().SetUnknown(protowire.AppendVarint(protowire.AppendTag(nil, 99, protowire.VarintType), 7))
-	codec := rlscodec.Codec()
+	codec := rlscodec.Codec(rlscodec.Bounds{})
 	for _, tc := range []struct {
 		name string
 		resp *rlsv3.RateLimitResponse
@@ -141,7 +141,7 @@ func TestCodecWritesResponses(t *testing.T) {
 // field number and wire type a mark would use.
 func TestDecodeErrorIsNotReadFromTheWire(t *testing.T) {
 	valid := []byte("\x0a\x04edge\x12\x08\x0a\x06\x0a\x01k\x12\x01v")
-	codec := rlscodec.Codec()
+	codec := rlscodec.Codec(rlscodec.Bounds{})
 	for _, typ := range []protowire.Type{protowire.BytesType, protowire.VarintType, protowire.Fixed32Type} {
 		b := protowire.AppendTag(append([]byte(nil), valid...), protowire.MaxValidNumber, typ)
 		switch typ {
@@ -183,7 +183,7 @@ func TestCodecWritesANilResponse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sent, err := rlscodec.Codec().Marshal((*rlsv3.RateLimitResponse)(nil))
+	sent, err := rlscodec.Codec(rlscodec.Bounds{}).Marshal((*rlsv3.RateLimitResponse)(nil))
 	if err != nil {
 		t.Fatalf("Marshal: %v", err)
 	}

@@ -170,7 +170,7 @@ func FuzzCodecReadsStringsAsBytes(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	ref := requestAsBytes(f)
-	codec := rlscodec.Codec()
+	codec := rlscodec.Codec(rlscodec.Bounds{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var req rlsv3.RateLimitRequest
 		if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(data)}, &req); err != nil {

@@ -21,7 +21,7 @@ func FuzzCodecWritesAsProtobuf(f *testing.F) {
 	f.Add(int32(2), int32(1), uint32(7), int32(3), "per-ip", uint32(5), int64(-1), int32(-500), "RateLimit", `"l";r=0`,
 		[]byte{0xff, 0}, uint16(0xffff))
 	f.Add(int32(-1), int32(-7), uint32(0), int32(0), "\xff", uint32(0), int64(1<<62), int32(999_999_999), "", "\xc3", []byte(nil), uint16(0))
-	codec := rlscodec.Codec()
+	codec := rlscodec.Codec(rlscodec.Bounds{})
 	f.Fuzz(func(t *testing.T, code, stCode int32, perUnit uint32, unit int32, name string, mult uint32, secs int64, nanos int32,
 		key, value string, raw []byte, shape uint16) {
 		resp := &rlsv3.RateLimitResponse{OverallCode: rlsv3.RateLimitResponse_Code(code)}
