@@ -322,7 +322,16 @@
 // decides the rest by OnStoreError; the failover's bounds apply to those,
 // since it takes no lease while its failover falls back, returns or owes
 // Redis what it admitted locally on the key (failover.Store.Direct): those
-// checks go through the failover, which charges first.
+// checks go through the failover, which charges first. A shared state
+// that is lost — a master back at its address without its data, a
+// replica that took over without its predecessor's last writes (see
+// Failover) — no longer counts the leases it gave: once Open's store sees
+// the loss (its watch, every 100 ms), it ends every lease it holds, its
+// units neither spent nor given back (LeaseStats.Lost; given back, they
+// would be taken out of what the new state counts for others). Until it
+// sees it, up to a watch period after the new master first answers, an
+// instance may still spend them: units the lost state counted, as the
+// fallback's admissions before the loss are (see Failover).
 //
 // # Errors
 //

@@ -171,7 +171,9 @@ type leaseBackend interface {
 // keys) when a lease has been idle (see LeaseOptions.Idle), ends, or is
 // replaced, and on Return and Close — except when the shared limit was, as
 // last heard, full again by then, when giving them back would change
-// nothing there.
+// nothing there. When Open's store sees that Redis lost what it counted (a
+// master back without its data, writes lost in a failover: Losses), every
+// lease held ends at once, neither spent nor given back (LeaseStats.Lost).
 //
 // A Leased is safe for concurrent use by any number of goroutines. The zero
 // Leased has no store behind it: its Apply returns an error wrapping
@@ -201,6 +203,10 @@ type Leased struct {
 	pendingMu sync.Mutex
 	pending   []sluice.Check // units to give back, with their marks
 	marks     []string
+	// epoch counts the losses of the shared state (see drop); written with
+	// pendingMu held. A lease is spent and given back only in the epoch
+	// its take was sent in.
+	epoch atomic.Uint64
 
 	down  atomic.Int64 // local µs until which takes are not tried
 	stats leaseCounters

@@ -17,6 +17,7 @@ type lease struct {
 	deadline int64  // local µs before which they may be spent
 	mark     string // the take's undo mark
 	gen      uint64 // which of the entry's leases this is
+	epoch    uint64 // Leased.epoch when its take was sent
 }
 
 // lowWater reports whether l, which has spent spent units by now, is
@@ -167,10 +168,11 @@ func unlockAll(sorted []*leaseEntry) {
 
 // held is a covered check's units set aside while a call's takes run.
 type held struct {
-	e    *leaseEntry
-	gen  uint64
-	cost int64
-	mark string
+	e     *leaseEntry
+	gen   uint64
+	cost  int64
+	mark  string
+	epoch uint64
 }
 
 // tryLeases decides checks (entries es) from leases, taking what is
@@ -236,13 +238,14 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 	for i, e := range es {
 		if extra[i] == 0 {
 			e.cur.units -= checks[i].Cost
-			aside = append(aside, held{e, e.cur.gen, checks[i].Cost, e.cur.mark})
+			aside = append(aside, held{e, e.cur.gen, checks[i].Cost, e.cur.mark, e.cur.epoch})
 		}
 	}
 	ch := make(chan struct{})
 	for _, i := range takes {
 		es[i].taking = ch
 	}
+	ep := l.epoch.Load()
 	unlockAll(locked)
 	l.stats.taking.Add(1)
 	defer l.stats.taking.Add(-1)
@@ -273,7 +276,7 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 		if h.e.cur.gen == h.gen {
 			h.e.cur.units += h.cost // a refusal spends nothing of any lease
 		} else { // its lease was replaced meanwhile: those units go back
-			l.queue(sluice.Check{Key: h.e.key, Limit: h.e.plan.shared, Cost: h.cost}, h.mark)
+			l.queue(sluice.Check{Key: h.e.key, Limit: h.e.plan.shared, Cost: h.cost}, h.mark, h.epoch)
 		}
 	}
 	for j, i := range takes {
@@ -284,7 +287,7 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 		}
 		e.hear(&st[j], now)
 		if admitted && got[j] > 0 {
-			l.install(e, now, g, got[j], tk[j].Cost+got[j], &st[j])
+			l.install(e, now, g, got[j], tk[j].Cost+got[j], &st[j], ep)
 		}
 		if admitted || final {
 			out[i] = st[j]
@@ -339,29 +342,36 @@ func (l *Leased) take(ctx context.Context, tk []sluice.Check, want []int64, st [
 
 // install makes units e's lease (e is locked), replacing what it held: a
 // take of taken units (the check's cost and the lease) at the shared
-// state's time g by a call that started at local time now, whose status
-// is st. The next take asks for twice as much when the lease it replaces
-// was spent within half its life.
-func (l *Leased) install(e *leaseEntry, now, g, units, taken int64, st *sluice.Status) {
+// state's time g by a call that started at local time now, in epoch ep,
+// whose status is st. The next take asks for twice as much when the lease
+// it replaces was spent within half its life. A take sent before the
+// shared state was last lost (see drop) installs nothing: its units are
+// lost with that state.
+func (l *Leased) install(e *leaseEntry, now, g, units, taken int64, st *sluice.Status, ep uint64) {
+	if ep != l.epoch.Load() {
+		l.stats.lost.Add(units)
+		return
+	}
 	if c := &e.cur; c.leased > 0 && c.units < 1 && now-c.taken < (c.deadline-c.taken)/2 {
 		e.size = min(2*e.size, l.opts.MaxUnits)
 	}
 	l.retire(e, false)
-	e.cur = l.newLease(e, now, g, units, taken, st)
+	e.cur = l.newLease(e, now, g, units, taken, st, ep)
 	e.used = now
 }
 
 // newLease returns a lease of units of e from a take of taken units at
-// the shared state's time g, sent at local time now, whose status is st.
+// the shared state's time g, sent at local time now in epoch ep, whose
+// status is st.
 // It may be spent until now + its life from g: the take ran no earlier
 // than now, so the lease never outlives its window (or L) by the shared
 // state's clock.
-func (l *Leased) newLease(e *leaseEntry, now, g, units, taken int64, st *sluice.Status) lease {
+func (l *Leased) newLease(e *leaseEntry, now, g, units, taken int64, st *sluice.Status, ep uint64) lease {
 	e.gen++
 	l.stats.leases.Add(1)
 	l.stats.leased.Add(units)
 	return lease{
-		units: units, leased: units, taken: now, gen: e.gen,
+		units: units, leased: units, taken: now, gen: e.gen, epoch: ep,
 		deadline: now + e.plan.lifeAt(g),
 		mark:     e.plan.mark(g, taken, st.ResetAfter.Microseconds()),
 	}

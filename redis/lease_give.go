@@ -69,18 +69,24 @@ func (l *Leased) retireLease(e *leaseEntry, ls *lease, now int64) {
 			l.stats.expired.Add(ls.units)
 		}
 		if now < e.reset {
-			l.queue(sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: ls.units}, ls.mark)
+			l.queue(sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: ls.units}, ls.mark, ls.epoch)
 		}
 	}
 	*ls = lease{}
 }
 
-// queue adds units to give back with their take's undo mark.
-func (l *Leased) queue(c sluice.Check, mark string) {
+// queue adds units to give back with their take's undo mark, unless
+// their take was sent in an epoch before the shared state was last lost
+// (see drop).
+func (l *Leased) queue(c sluice.Check, mark string, ep uint64) {
 	l.pendingMu.Lock()
+	defer l.pendingMu.Unlock()
+	if ep != l.epoch.Load() {
+		l.stats.lost.Add(c.Cost)
+		return
+	}
 	l.pending = append(l.pending, c)
 	l.marks = append(l.marks, mark)
-	l.pendingMu.Unlock()
 }
 
 // sweep gives back the units of leases idle (leaseEntry.idle) or past

@@ -66,7 +66,7 @@ func (l *Leased) refill(e *leaseEntry, n int64, scarce bool, ch chan struct{}) {
 	defer l.refills.Done()
 	tk := []sluice.Check{{Key: e.key, Limit: e.plan.shared}}
 	st, got := make([]sluice.Status, 1), make([]int64, 1)
-	now := l.clock()
+	now, ep := l.clock(), l.epoch.Load()
 	g, _, err := l.take(context.Background(), tk, []int64{n}, st, got, scarce)
 	after := l.clock()
 	e.mu.Lock()
@@ -78,10 +78,13 @@ func (l *Leased) refill(e *leaseEntry, n int64, scarce bool, ch chan struct{}) {
 	case !st[0].Allowed || n == 0:
 		e.hear(&st[0], now)
 	case e.dead: // forgotten or replaced meanwhile: the units go back
-		l.queue(tk[0], e.plan.mark(g, n, st[0].ResetAfter.Microseconds()))
+		l.queue(tk[0], e.plan.mark(g, n, st[0].ResetAfter.Microseconds()), ep)
+	case ep != l.epoch.Load(): // taken from a shared state lost since (see drop)
+		e.hear(&st[0], now)
+		l.stats.lost.Add(n)
 	default:
 		e.hear(&st[0], now)
-		next := l.newLease(e, now, g, n, n, &st[0])
+		next := l.newLease(e, now, g, n, n, &st[0], ep)
 		if e.cur.units < 1 || after >= e.cur.deadline {
 			l.retireLease(e, &e.cur, after)
 			e.cur = next

@@ -23,6 +23,11 @@ type LeaseStats struct {
 	// unspent when their lease ended (given back too, but by then a
 	// window may have ended or a bucket refilled them).
 	Spent, Returned, Expired int64
+	// Lost is the units of leases that were neither spent nor given
+	// back because the shared state that counted them was lost: a master
+	// back without its data, or one that took over without its
+	// predecessor's last writes (see Losses).
+	Lost int64
 	// Held is the units of the leases held now, not yet spent or given
 	// back; Keys the keys and limits with a lease held now; Taking the
 	// takes running now.
@@ -48,7 +53,7 @@ func (s LeaseStats) RoundTripsPerDecision() float64 {
 type leaseCounters struct {
 	calls, local, roundTrips, prefetches, giveBacks atomic.Int64
 	taking                                          atomic.Int64
-	leases, leased, spent, returned, expired        atomic.Int64
+	leases, leased, spent, returned, expired, lost  atomic.Int64
 }
 
 // Stats returns the counts so far. It looks at every key's lease, so it
@@ -71,6 +76,6 @@ func (l *Leased) Stats() LeaseStats {
 		Calls: c.calls.Load(), Local: c.local.Load(),
 		RoundTrips: c.roundTrips.Load(), Prefetches: c.prefetches.Load(), GiveBacks: c.giveBacks.Load(),
 		Leases: c.leases.Load(), Leased: c.leased.Load(),
-		Spent: c.spent.Load(), Returned: c.returned.Load(), Expired: c.expired.Load(),
+		Spent: c.spent.Load(), Returned: c.returned.Load(), Expired: c.expired.Load(), Lost: c.lost.Load(),
 	}
 }

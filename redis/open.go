@@ -134,6 +134,7 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 			opt(&so)
 		}
 		g.leased = newLeased(g.failover, g.redis, so.now, o.Instances, o.Lease)
+		g.redis.watch.onLoss = g.leased.drop
 	}
 
 	first := make(chan error, 1)

@@ -107,7 +107,11 @@ func (h *history) observe(addr string, r replication) (lost int64, restarted boo
 
 // watcher runs a Store's watch: its histories and its counts.
 type watcher struct {
-	log     *slog.Logger
+	log *slog.Logger
+	// onLoss, when not nil, is called (on the watch's goroutine) each time
+	// the watch finds acknowledged writes lost or a master back without
+	// its data: Open's store drops its leases then (Leased.drop).
+	onLoss  func()
 	history history
 	memory  memoryWatch
 	lost    atomic.Int64
@@ -182,6 +186,9 @@ func (s *Store) watchOnce(w *watcher) {
 			if w.log != nil {
 				w.log.Warn("redis master restarted without its data: the limits' states it held are gone", "node", addr)
 			}
+		}
+		if (lost > 0 || restarted) && w.onLoss != nil {
+			w.onLoss()
 		}
 	}
 	w.memory.seen.Store(int64(len(w.memory.evicted)))

@@ -1,0 +1,33 @@
+package redis
+
+// drop ends every lease held and every give-back queued, spending none of
+// their units and giving none back: the shared state that counted them is
+// lost (a master back at its address without its data, or a replica that
+// took over without its predecessor's last writes). The state there now
+// never counted them, so spending them would admit units beyond what it
+// allows, and giving them back would take them out of what it counts for
+// other instances. Takes sent before drop install nothing (see install).
+// Their units count in LeaseStats.Lost. Calls then take leases from the
+// state as it is.
+func (l *Leased) drop() {
+	l.pendingMu.Lock()
+	l.epoch.Add(1)
+	for i := range l.pending {
+		l.stats.lost.Add(l.pending[i].Cost)
+	}
+	l.pending, l.marks = nil, nil
+	l.pendingMu.Unlock()
+
+	l.mu.RLock()
+	all := make([]*leaseEntry, 0, len(l.entries))
+	for _, e := range l.entries {
+		all = append(all, e)
+	}
+	l.mu.RUnlock()
+	for _, e := range all {
+		e.mu.Lock()
+		l.stats.lost.Add(e.held())
+		e.cur, e.next = lease{}, lease{}
+		e.mu.Unlock()
+	}
+}
