@@ -34,7 +34,7 @@ type fetcher struct {
 	discovered bool
 	issuer     string // with discovered: the "issuer" the document must name
 	client     *http.Client
-	transport  *http.Transport // the client's own, closed by close; nil for Options.Client
+	transport  *http.Transport // the client's own, closed by close; nil when Options.Client dials its own way
 	refresh    time.Duration
 	minRefresh time.Duration
 	log        *slog.Logger
@@ -293,19 +293,22 @@ func (f *fetcher) close() {
 // newClient returns the client that fetches the set: a copy of c (a
 // client of its own, with its transport, when c is nil) that follows
 // redirects only to URLs KeysURL could be, never from https:// to
-// http://, nor to a loopback host from another (checkHop).
-func newClient(c *http.Client) (*http.Client, *http.Transport) {
-	var own *http.Transport
+// http://, nor to a loopback host from another (checkHop). When it makes
+// its connections as http.DefaultTransport does (dialsByDefault), it
+// makes them with a clone of its transport, returned, whose connections g
+// makes.
+func newClient(c *http.Client, g *dialGuard) (*http.Client, *http.Transport) {
 	if c == nil {
-		if t, ok := http.DefaultTransport.(*http.Transport); ok {
-			own = t.Clone()
-		} else {
-			own = &http.Transport{Proxy: http.ProxyFromEnvironment}
-		}
-		c = &http.Client{Transport: own, Timeout: defaultTimeout}
+		c = &http.Client{Timeout: defaultTimeout}
 	} else {
 		cp := *c
 		c = &cp
+	}
+	var own *http.Transport
+	if tr := dialsByDefault(c.Transport); tr != nil {
+		own = tr.Clone()
+		g.guard(own)
+		c.Transport = own
 	}
 	next := c.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {

@@ -18,7 +18,8 @@ type Options struct {
 
 	// KeysURL is where the issuer publishes its JWK Set (its "jwks_uri"):
 	// an https:// URL, or http:// to a loopback host only (127.0.0.0/8,
-	// ::1, "localhost"). New starts fetching it in the background, at once
+	// ::1, "localhost", and 0.0.0.0 and ::, which a connection takes for
+	// the local host, in any IPv4-mapped form). New starts fetching it in the background, at once
 	// and then every Refresh; until a fetch succeeds, no token verifies.
 	// A token whose "kid" the set in use lacks has the set fetched again,
 	// at most once every MinRefresh (see MinRefresh). A password in it
@@ -119,14 +120,28 @@ type Options struct {
 
 	// Client makes the requests to KeysURL; a redirect is followed only to
 	// a URL KeysURL could be, never from https:// to http://, nor to a
-	// loopback host from a host that is not one (by the URL's host: names
-	// are not resolved); other hosts, private addresses among them, may be
-	// redirected to, since KeysURL is the operator's choice and what it
-	// serves is only ever read as a JWK Set. A fetch is given up at
-	// its 10th redirect, or where Client's own CheckRedirect says. Nil: a
-	// client of its own with a 10 s timeout, whose idle connections Close
-	// closes. Whatever the client's timeout, a fetch, redirects and
-	// discovery document included, is given up after one minute.
+	// loopback host from a host that is not one; other hosts, private
+	// addresses among them, may be redirected to, since KeysURL is the
+	// operator's choice and what it serves is only ever read as a JWK Set.
+	// A fetch is given up at its 10th redirect, or where Client's own
+	// CheckRedirect says. Nil: a client of its own with a 10 s timeout.
+	// Whatever the client's timeout, a fetch, redirects and discovery
+	// document included, is given up after one minute.
+	//
+	// A URL's host name may resolve to the local host where its text does
+	// not say so, and so each connection is checked too, at the address
+	// it is made to: unless KeysURL (or Issuer, with Discover) is on a
+	// loopback host, a connection to a loopback address as above, for a
+	// host other than KeysURL's (or Issuer's) own host and port, is
+	// refused, whatever name led there. A connection to a proxy
+	// (HTTPS_PROXY) is not checked: the proxy resolves the names behind
+	// it. The host's own other addresses are not told from any other
+	// host's. Connections are checked when Client is nil, or its
+	// Transport is nil, http.DefaultTransport or an *http.Transport with
+	// no dial function of its own (DialContext, DialTLSContext, Dial,
+	// DialTLS all nil), of which the Verifier then uses a clone, whose idle
+	// connections Close closes; a Transport of any other kind makes its
+	// connections its own way, and only URLs are checked.
 	Client *http.Client
 
 	// Clock returns the time at which tokens are judged ("exp", "nbf",

@@ -76,6 +76,9 @@ func TestNewAcceptsLoopbackHTTPAndHTTPS(t *testing.T) {
 		"http://[::1]:8080/keys",
 		"http://localhost/keys",
 		"http://LOCALHOST:9000/keys",
+		"http://0.0.0.0:8080/keys",
+		"http://[::]:8080/keys",
+		"http://[::ffff:127.0.0.1]:8080/keys",
 	} {
 		// The background fetch fails without a network, and Close ends it.
 		o := jwt.Options{KeysURL: u, Logger: quiet, Client: offline}

@@ -2,7 +2,6 @@ package jwt
 
 import (
 	"fmt"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -166,18 +165,8 @@ func checkParsedURL(u *url.URL) error {
 	case u.Scheme == "http" && loopback(u.Hostname()):
 		return nil
 	case u.Scheme == "http":
-		return fmt.Errorf("%q: http:// only to a loopback host (127.0.0.0/8, ::1, localhost); use https://", u.Redacted())
+		return fmt.Errorf("%q: http:// only to a loopback host (127.0.0.0/8, ::1, 0.0.0.0, ::, localhost); use https://", u.Redacted())
 	default:
 		return fmt.Errorf("%q is not an https:// URL", u.Redacted())
 	}
-}
-
-// loopback says whether host (no port) is "localhost" or a loopback
-// address: 127.0.0.0/8, ::1.
-func loopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host)
-	return err == nil && ip.Unmap().IsLoopback()
 }

@@ -44,12 +44,20 @@ type Verifier struct {
 // request, so tokens are ErrKey until the first fetch succeeds (a token
 // that comes while it runs waits for it). Such a Verifier must be closed.
 func New(o Options) (*Verifier, error) {
-	return newVerifier(o, time.Now)
+	return newVerifier(o, hooks{})
 }
 
-// newVerifier is New, with now the clock that paces the fetches tokens
-// prompt.
-func newVerifier(o Options, now func() time.Time) (*Verifier, error) {
+// hooks are what tests put in place of the clock and of name resolution.
+type hooks struct {
+	now func() time.Time // paces the fetches tokens prompt; nil: time.Now
+	// resolve, when set, is the address a connection of the fetcher's own
+	// transport for addr ("host:port") is made to, as though its host
+	// resolved there (see dialGuard).
+	resolve func(addr string) string
+}
+
+// newVerifier is New, with h in place of the clock and name resolution.
+func newVerifier(o Options, h hooks) (*Verifier, error) {
 	algs, keys, err := o.validate()
 	if err != nil {
 		return nil, err
@@ -80,14 +88,18 @@ func newVerifier(o Options, now func() time.Time) (*Verifier, error) {
 	case keys != nil:
 		v.set.Store(keys)
 	default: // KeysURL or Discover
-		v.fetch = newFetcher(o, &v.set, now)
+		v.fetch = newFetcher(o, &v.set, h)
 		v.fetch.start()
 	}
 	return v, nil
 }
 
 // newFetcher returns the fetcher of o.KeysURL into set, not started.
-func newFetcher(o Options, set *atomic.Pointer[keySet], now func() time.Time) *fetcher {
+func newFetcher(o Options, set *atomic.Pointer[keySet], h hooks) *fetcher {
+	now := h.now
+	if now == nil {
+		now = time.Now
+	}
 	f := &fetcher{
 		url:        o.KeysURL,
 		discovered: o.Discover,
@@ -106,7 +118,7 @@ func newFetcher(o Options, set *atomic.Pointer[keySet], now func() time.Time) *f
 	if u, err := url.Parse(f.url); err == nil {
 		f.shown = u.Redacted()
 	}
-	f.client, f.transport = newClient(o.Client)
+	f.client, f.transport = newClient(o.Client, newDialGuard(f.url, h.resolve))
 	if f.refresh == 0 {
 		f.refresh = defaultRefresh
 	}
