@@ -85,7 +85,8 @@ type Rule struct {
 	//   - "claim:<name>": a claim of the token Options.Tokens verified
 	//     (TokenClaims.Claims): a tenant, a client application; absent
 	//     without a verified token;
-	//   - "host": the request's host, without port, in lower case;
+	//   - "host": the request's host, without port, in lower case (an
+	//     IPv6 literal in its canonical spelling), hashed or not;
 	//   - "path:<wildcard>": the value of a wildcard that every one of
 	//     Paths has;
 	//   - "path": the request's cleaned path, whole (each URL its own

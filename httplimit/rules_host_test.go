@@ -49,3 +49,29 @@ func TestARuleOfAHostTakesItsNameWithTheRootDot(t *testing.T) {
 		}
 	}
 }
+
+// TestAHostKeyIsOneCountInEveryCase: a "host" key is the host in lower
+// case, whatever its length or characters. A name longer than 64
+// characters, or an IPv6 literal, is kept hashed in the store key; a
+// client changing the case of its letters, or the spelling of its
+// address, still spends the count of that host, not a fresh one.
+func TestAHostKeyIsOneCountInEveryCase(t *testing.T) {
+	const long = "tenant-with-a-rather-long-name-0123456789.eu-west-1.api.example.com" // 67 characters
+	for _, hosts := range [][]string{
+		{long, "Tenant-With-A-Rather-Long-Name-0123456789.EU-WEST-1.api.example.com"},
+		{"[2001:db8::a]:8443", "[2001:DB8::A]", "[2001:db8:0:0::a]"},
+	} {
+		mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "tenants", Key: []string{"host"},
+			Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}})
+		h := mw.Handler(okHandler())
+		for i, host := range hosts {
+			hr := httptest.NewRequest("GET", "/api/search", nil)
+			hr.Host = host
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, hr)
+			if want := map[bool]int{true: 200, false: 429}[i == 0]; w.Code != want {
+				t.Errorf("%s: %d, want %d", host, w.Code, want)
+			}
+		}
+	}
+}

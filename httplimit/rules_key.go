@@ -127,7 +127,7 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 		}
 	case KeyHost:
 		if h := hostOnly(f.r.Host); h != "" {
-			return appendKeyValue(buf, h, true), true
+			return appendKeyValue(buf, hostValue(h), true), true
 		}
 	case KeyRule:
 		return append(buf, '*'), true
@@ -244,12 +244,32 @@ const ambiguousValue = "~"
 // is shorter.
 const maxKeySubject = 128
 
+// hostValue returns the host name h (without port) as a "host" key reads
+// it: an IPv6 literal in its one canonical spelling ("2001:DB8:0::A" is
+// 2001:db8::a), without a zone, which names an interface, not a host;
+// any other name as it is (appendKeyValue takes it in lower case).
+func hostValue(h string) string {
+	if strings.IndexByte(h, ':') < 0 {
+		return h
+	}
+	if a, err := netip.ParseAddr(h); err == nil {
+		return a.WithZone("").String()
+	}
+	return h
+}
+
 // appendKeyValue appends v as a store key keeps it: as it is when it is at
 // most 64 characters of A-Z a-z 0-9 . _ - @ (in lower case when lower is
-// set) but for sharedValue, else "#" and 32 hex digits of its SHA-256, so
-// that no value can shape a store key (its length, Redis hash tags, the
-// separators) or be taken for the absence of one.
+// set) but for sharedValue, else "#" and 32 hex digits of the SHA-256 of v
+// (of v in lower case when lower is set), so that no value can shape a
+// store key (its length, Redis hash tags, the separators) or be taken for
+// the absence of one.
 func appendKeyValue(buf []byte, v string, lower bool) []byte {
+	if lower {
+		if len(v) > 64 || !plainID(v) {
+			v = strings.ToLower(v) // hashed below: one hash for every case
+		}
+	}
 	if len(v) <= 64 && v != sharedValue && plainID(v) {
 		if !lower {
 			return append(buf, v...)
