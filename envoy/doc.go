@@ -63,15 +63,18 @@
 //
 // # Limit names
 //
-// A rule's limit is called by its rate_limit.name, which must then be a
-// sluice limit name (1-64 of A-Z a-z 0-9 . _ -): it is the name in
+// A rule's limit is called by its rate_limit.name: it is the name in
 // RateLimit headers, in observers' outcomes and in metrics. A rule without
-// one is named after its path in the tree: "key" or "key_value" per level,
-// joined by '.', other bytes replaced by '_' — key remote_address then key
-// path with value /login gives "remote_address.path_login" — and cut to 64
-// bytes with a hash suffix when longer. current_limit.name echoes
-// rate_limit.name only, as envoyproxy/ratelimit does. A limit override is
-// named "override-" and its window's name, e.g. "override-per-minute".
+// one (or with name: "") is named after its path in the tree: "key" or
+// "key_value" per level, joined by '.', other bytes replaced by '_' — key
+// remote_address then key path with value /login gives
+// "remote_address.path_login" — and cut to 64 bytes with a hash suffix when
+// longer. envoyproxy/ratelimit takes any text as a name; one that is not a
+// sluice limit name (1-64 of A-Z a-z 0-9 . _ -) is made one the same way
+// ("Per user" calls the limit "Per_user"). current_limit.name echoes
+// rate_limit.name only, as written, as envoyproxy/ratelimit does, and
+// replaces names limits as written. A limit override is named "override-"
+// and its window's name, e.g. "override-per-minute".
 //
 // # Matching
 //

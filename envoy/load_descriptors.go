@@ -28,7 +28,7 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []s
 		)
 		ok := d.Mapping(e, path, map[string]field{
 			"key":   func(n *yaml.Node, p string) { key, keyNode = d.Str(n, p), n },
-			"value": func(n *yaml.Node, p string) { value = d.Str(n, p) },
+			"value": func(n *yaml.Node, p string) { value = d.optionalStr(n, p) },
 			"rate_limit": func(n *yaml.Node, p string) {
 				rlNode = n
 				d.rateLimit(n, p, &rl)
@@ -128,7 +128,7 @@ func (d *decoder) rateLimit(n *yaml.Node, path string, rl *rawRateLimit) {
 			rl.requestsPerUnit, rl.rpuNode = d.Int(n, p, 0, 1<<32-1), n
 		},
 		"unlimited": func(n *yaml.Node, p string) { rl.unlimited, rl.unlimitedNode = d.Bool(n, p), n },
-		"name":      func(n *yaml.Node, p string) { rl.name, rl.nameNode = d.Str(n, p), n },
+		"name":      func(n *yaml.Node, p string) { rl.name, rl.nameNode = d.optionalStr(n, p), n },
 		"replaces": func(n *yaml.Node, p string) {
 			d.List(n, p, func(_ int, e *yaml.Node, p string) {
 				var name string
@@ -176,17 +176,18 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quot
 	// the request: a shadow limit, reported its own way (shadow_mode, if
 	// also set, decides the report, as in envoyproxy/ratelimit).
 	r := &rule{name: rl.name, replaces: rl.replaces, shadow: shadow || quota, quota: quota && !shadow, label: rl.name}
-	if rl.nameNode != nil && !sluice.ValidName(rl.name) {
-		d.Errorf(rl.nameNode, yamlcheck.Join(path, "name"),
-			"%q must be 1-64 characters of A-Z a-z 0-9 . _ - (it names the limit in RateLimit headers and metrics)", rl.name)
-	}
 	for i, name := range rl.replaces {
 		if name == rl.name {
 			d.Errorf(rl.replaceNodes[i], rl.replacePaths[i], "a limit cannot replace itself")
 		}
 	}
-	if r.label == "" {
+	switch {
+	case r.label == "":
 		r.label = derivedName(trail)
+	case !sluice.ValidName(r.label):
+		// envoyproxy/ratelimit takes any text; sluice's limit names are
+		// header tokens and metric labels.
+		r.label = derivedName([]string{r.label})
 	}
 	if rl.unlimited {
 		r.unlimited = true
@@ -256,6 +257,16 @@ func (d *decoder) rule(rl *rawRateLimit, n *yaml.Node, path string, shadow, quot
 		return nil
 	}
 	return r.finish()
+}
+
+// optionalStr decodes a string that may be written empty (key: with
+// nothing after it, ~ or null), which envoyproxy/ratelimit's YAML library
+// reads as "".
+func (d *decoder) optionalStr(n *yaml.Node, path string) string {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return ""
+	}
+	return d.Str(n, path)
 }
 
 // derivedName names a rule without rate_limit.name after its path in the

@@ -49,8 +49,6 @@ func TestRulesErrorsNameTheirPlace(t *testing.T) {
 			`bad.yaml:5:18: descriptors[0].rate_limit.unlimited: want true or false, got "yes"`},
 		{"shadow_mode without rate_limit", head + "    shadow_mode: true\n",
 			`bad.yaml:4:18: descriptors[0].shadow_mode: has no effect without a rate_limit`},
-		{"invalid name", rl("      name: per ip\n      unit: second\n      requests_per_unit: 1\n"),
-			`bad.yaml:5:13: descriptors[0].rate_limit.name: "per ip" must be 1-64 characters of A-Z a-z 0-9 . _ - (it names the limit in RateLimit headers and metrics)`},
 		{"replaces without name", rl("      unit: second\n      requests_per_unit: 1\n      replaces: [{}]\n"),
 			`bad.yaml:7:18: descriptors[0].rate_limit.replaces[0].name: must name the limit to replace`},
 		{"replaces itself", rl("      name: a\n      unit: second\n      requests_per_unit: 1\n      replaces: [{name: a}]\n"),
