@@ -304,7 +304,7 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 	if admitted || final {
 		return false, nil
 	}
-	if err != nil {
+	if err != nil && ctx.Err() == nil { // a caller that gave up says nothing of Redis
 		l.down.Store(after + l.after)
 	}
 	return false, l.exact(ctx, checks, out)
