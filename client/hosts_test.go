@@ -100,10 +100,12 @@ func TestHostsRememberedStayBoundedWhenEachAsksForALongWait(t *testing.T) {
 	}
 }
 
-// TestHostsAreOneWhateverTheirSpelling: a host written in capitals, or
-// with its scheme's default port, is the host: what one spelling learns
-// (its quota spent until a reset an hour away) holds every other, so that
-// together they cannot overshoot the server's quota. Other ports are other
+// TestHostsAreOneWhateverTheirSpelling: a host written in capitals, with
+// its scheme's default port, with the root's dot of a fully qualified
+// name, or called over http:// and https:// alike, is the host: what one
+// spelling learns (its quota spent until a reset an hour away) holds
+// every other, so that together they cannot overshoot the server's quota,
+// which is the client's whichever way it comes. Other ports are other
 // hosts; IPv6 literals keep their brackets.
 func TestHostsAreOneWhateverTheirSpelling(t *testing.T) {
 	var sent []string
@@ -119,6 +121,9 @@ func TestHostsAreOneWhateverTheirSpelling(t *testing.T) {
 		{"http://www.example.com/a", "http://www.example.com:80/b", "http://WWW.example.com:80/c"},
 		{"https://[2001:DB8::1]/a", "https://[2001:db8::1]:443/b"},
 		{"https://[2001:db8::1]:8443/a", "https://[2001:DB8::1]:8443/b"},
+		{"http://plain.example.com/a", "https://plain.example.com/b", "https://plain.example.com:443/c", "http://plain.example.com:80/d"},
+		{"https://fqdn.example.com/a", "https://fqdn.example.com./b", "https://FQDN.example.com.:443/c", "http://fqdn.example.com./d"},
+		{"http://fqdn.example.com:8080/a", "http://fqdn.example.com.:8080/b"},
 	} {
 		for i, u := range spellings {
 			req, _ := http.NewRequest(http.MethodGet, u, nil)
@@ -148,6 +153,10 @@ func TestHostKeyIsTheHostInLowerCaseWithoutItsSchemesDefaultPort(t *testing.T) {
 		"http://[2001:DB8::1]:8080/x":   "[2001:db8::1]:8080",
 		"http://[FE80::1%25En0]:80/x":   "[fe80::1%En0]",
 		"http://192.0.2.7:8080/x":       "192.0.2.7:8080",
+		"https://API.example.com./x":    "api.example.com",
+		"http://api.example.com.:80/x":  "api.example.com",
+		"http://api.example.com.:81/x":  "api.example.com:81",
+		"http://localhost./x":           "localhost",
 	} {
 		u, err := url.Parse(raw)
 		if err != nil {

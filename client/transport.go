@@ -51,10 +51,13 @@ const drainGrace = 100 * time.Millisecond
 // requests to a host once they might not fit, until the quota's reset, so
 // that a batch sent through it meets few 429s or none, without knowing the
 // limit in advance. Holds are per host and shared by every request of the
-// Transport: a host is URL.Host in any case, its scheme's default port
-// (80 for http, 443 for https) written or not, so that
-// "https://API.example.com" and "https://api.example.com:443" share one
-// quota; another port is another host. A host waits for answers a minute at most:
+// Transport: a host is URL.Host in any case, with or without the root's
+// dot of a fully qualified name, its scheme's default port (80 for http,
+// 443 for https) written or not, so that "https://API.example.com",
+// "https://api.example.com.:443" and "http://api.example.com" share one
+// quota (a server's quota is its client's, whichever scheme it comes
+// by); another port is another host, and so is another name of the same
+// server. A host waits for answers a minute at most:
 // when requests to it are in flight and none has been answered or failed
 // for a minute (a probe whose server never answers, sent without a
 // deadline), they count as failed attempts, and the next request probes.
@@ -187,16 +190,21 @@ func (t *Transport) host(name string) *hostState {
 }
 
 // hostKey returns the name a Transport keeps u's host under: URL.Host in
-// lower case (an IPv6 zone kept as written), without the port when it is
-// the scheme's default (80 for http, 443 for https), so that
-// "API.example.com", "api.example.com" and, for https,
-// "api.example.com:443" are one host. IPv6 literals keep their brackets
+// lower case (an IPv6 zone kept as written), without the root's dot that
+// ends a fully qualified name, and without the port when it is the
+// scheme's default (80 for http, 443 for https), so that
+// "API.example.com", "api.example.com." and, for https,
+// "api.example.com:443" are one host, as are "http://api.example.com"
+// and "https://api.example.com". IPv6 literals keep their brackets
 // ("[2001:db8::1]", "[2001:db8::1]:8443").
 func hostKey(u *url.URL) string {
 	host, port := u.Hostname(), u.Port()
 	zone := ""
 	if i := strings.IndexByte(host, '%'); i >= 0 {
 		host, zone = host[:i], host[i:]
+	}
+	if len(host) > 1 && strings.HasSuffix(host, ".") {
+		host = host[:len(host)-1]
 	}
 	host = strings.ToLower(host) + zone
 	if port == "80" && u.Scheme == "http" || port == "443" && u.Scheme == "https" {
