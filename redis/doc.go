@@ -215,6 +215,16 @@
 //     admits their units again; without Replicas, the bound is what was
 //     admitted between the last write the new master holds and the switch,
 //     and the loss is logged.
+//   - A master back at its address without its data (restarted without
+//     persistence, or from a snapshot older than its last writes) has
+//     forgotten all it counted: in the window in which it comes back, the
+//     fleet admits again what it had counted in that window, on top of the
+//     bounds above — up to Q more than the promise (a bucket: B); what the
+//     fallback admitted during the outage is charged to it as after any
+//     outage. The loss is logged and counted (Losses.EmptyRestarts);
+//     Replicas does not prevent it. Two instances, 60 of a limit of 100
+//     counted when Redis was killed and restarted empty within the window:
+//     160 admitted in it.
 //
 // RELIABILITY.md records what was measured per mode and fault: the worst
 // second with two instances at four times their share, by kind of failure.
