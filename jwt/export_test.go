@@ -1,6 +1,13 @@
 package jwt
 
-import "time"
+import (
+	"context"
+	"time"
+
+	josejwt "github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/sluice-dev/sluice/httplimit"
+)
 
 // NewPaced is New, with now the clock that paces the fetches tokens
 // prompt (Options.MinRefresh), so that tests can move it by hand.
@@ -19,4 +26,20 @@ func NewResolving(o Options, hosts map[string]string) (*Verifier, error) {
 		}
 		return addr
 	}})
+}
+
+// A SetInUse is the set of keys a Verifier had in use at some moment.
+type SetInUse struct{ s *keySet }
+
+// SetInUse returns the set v has in use now.
+func (v *Verifier) SetInUse() SetInUse { return SetInUse{v.set.Load()} }
+
+// VerifyTokenFrom is VerifyToken of a token that looked at the set in use
+// when seen was: of one that a fetch ending meanwhile overtook.
+func (v *Verifier) VerifyTokenFrom(ctx context.Context, token string, seen SetInUse) (httplimit.TokenClaims, error) {
+	tok, err := josejwt.ParseSigned(token, v.algs)
+	if err != nil {
+		return httplimit.TokenClaims{}, err
+	}
+	return v.verifySigned(ctx, tok, seen.s)
 }

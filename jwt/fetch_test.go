@@ -515,3 +515,43 @@ func TestARedirectLoopIsGivenUp(t *testing.T) {
 	}
 	v.Close()
 }
+
+// A token that looked at the set in use just before a fetch put a new one
+// in use, and asks for a fetch just after, within MinRefresh, is verified
+// with the set fetched: it has the token's new kid, or the key replaced
+// under its kid, though no fetch may begin yet.
+func TestATokenOvertakenByAFetchUsesTheSetFetched(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		old, new []byte
+		tok      string
+	}{
+		{"a new kid", set(jwk(rsaKey(), "old")), set(jwk(rsaKey(), "old"), jwk(rsaKey2(), "new")), sign(t, jose.RS256, rsaKey2(), "new", claims())},
+		{"a key replaced under its kid", set(jwk(rsaKey(), "k")), set(jwk(rsaKey2(), "k")), sign(t, jose.RS256, rsaKey2(), "k", claims())},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			server := newKeysServer(t, c.old)
+			clock := newFakeClock()
+			v, err := jwt.NewPaced(jwt.Options{KeysURL: server.URL, Clock: clockAt(now), Refresh: time.Hour, MinRefresh: time.Minute, Logger: quiet}, clock.now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer v.Close()
+			if err := v.Refresh(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			seen := v.SetInUse() // the token looks at the set in use
+			server.serve(http.StatusOK, c.new)
+			if err := v.Refresh(context.Background()); err != nil { // a fetch ends
+				t.Fatal(err)
+			}
+			n := server.requests.Load()
+			if _, err := v.VerifyTokenFrom(context.Background(), c.tok, seen); err != nil {
+				t.Errorf("refused: %v", err)
+			}
+			if m := server.requests.Load(); m != n {
+				t.Errorf("%d more requests, want none: the set in use has the key", m-n)
+			}
+		})
+	}
+}

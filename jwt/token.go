@@ -60,19 +60,23 @@ func (v *Verifier) VerifyToken(ctx context.Context, token string) (httplimit.Tok
 	if len(tok.Headers) != 1 {
 		return none, fmt.Errorf("%w: %d signatures", ErrMalformed, len(tok.Headers))
 	}
+	return v.verifySigned(ctx, tok, v.set.Load())
+}
+
+// verifySigned is VerifyToken of tok, parsed, from when seen was the set
+// in use.
+func (v *Verifier) verifySigned(ctx context.Context, tok *josejwt.JSONWebToken, seen *keySet) (httplimit.TokenClaims, error) {
+	var none httplimit.TokenClaims
 	h := tok.Headers[0]
 	kid, alg := h.KeyID, jose.SignatureAlgorithm(h.Algorithm)
-	set := v.set.Load()
-	keys, err := v.keysFor(ctx, kid, alg)
+	keys, set, err := v.keysFor(ctx, seen, kid, alg)
 	if err != nil {
 		return none, err
 	}
 	t, claims, err := verifyWith(tok, keys)
-	if errors.Is(err, jose.ErrCryptoFailure) && v.fetch != nil && v.fetch.prompted(ctx) == nil && v.set.Load() != set {
+	if errors.Is(err, jose.ErrCryptoFailure) && v.fetch != nil && v.newerSet(ctx, set) {
 		// The issuer may have replaced a key under the kid the token names,
 		// or among keys that name none: the set fetched since may have it.
-		// Such tokens prompt a fetch as unknown kids do, at most once every
-		// MinRefresh.
 		fetched, ferr := v.set.Load().candidates(kid, alg)
 		if ferr != nil {
 			return none, ferr
@@ -89,6 +93,18 @@ func (v *Verifier) VerifyToken(ctx context.Context, token string) (httplimit.Tok
 		return none, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	return v.judge(t, claims)
+}
+
+// newerSet says whether a set other than set is in use: one put in use
+// since the token looked, or else one fetched now, at the token's prompt,
+// as for an unknown kid (at most once every Options.MinRefresh; a fetch
+// that ends meanwhile counts too).
+func (v *Verifier) newerSet(ctx context.Context, set *keySet) bool {
+	if v.set.Load() != set {
+		return true
+	}
+	v.fetch.prompted(ctx) // whatever it says, a set fetched meanwhile is in use
+	return v.set.Load() != set
 }
 
 // notCompact says whether r may not appear in a JWS in compact form: only

@@ -160,24 +160,35 @@ func (v *Verifier) Close() error {
 	return nil
 }
 
-// keysFor returns the keys that may verify a token of kid and alg. When
-// the set has none and its keys are fetched, it has the set fetched
-// again, at most once every Options.MinRefresh, waiting for that fetch
-// within ctx. A token without a kid that more than maxKidlessKeys keys
-// fit is ErrKey, with no fetch.
-func (v *Verifier) keysFor(ctx context.Context, kid string, alg jose.SignatureAlgorithm) ([]key, error) {
-	if keys, err := v.set.Load().candidates(kid, alg); err != nil || len(keys) > 0 {
-		return keys, err
+// keysFor returns the keys that may verify a token of kid and alg, and
+// the set they are of: seen, the set in use when the token came, or one
+// put in use since. When seen has none and its keys are fetched, the set
+// in use is looked at, a fetch having perhaps ended since; when it has
+// none either, the set is fetched again, at most once every
+// Options.MinRefresh, waiting for that fetch within ctx, and the set in
+// use looked at once more (a fetch may end between the look and the
+// ask, too late to prompt another). A token without a kid that more than
+// maxKidlessKeys keys fit is ErrKey, with no fetch.
+func (v *Verifier) keysFor(ctx context.Context, seen *keySet, kid string, alg jose.SignatureAlgorithm) ([]key, *keySet, error) {
+	if keys, err := seen.candidates(kid, alg); err != nil || len(keys) > 0 {
+		return keys, seen, err
 	}
 	what := fmt.Sprintf("kid %.64q, alg %s", kid, alg) // a made-up kid may be long
 	if v.fetch == nil {
-		return nil, fmt.Errorf("%w: none of the set has %s", ErrKey, what)
+		return nil, seen, fmt.Errorf("%w: none of the set has %s", ErrKey, what)
 	}
-	if err := v.fetch.prompted(ctx); err != nil {
-		return nil, fmt.Errorf("%w: none of the set in use has %s, and %w", ErrKey, what, err)
+	if set := v.set.Load(); set != seen {
+		if keys, err := set.candidates(kid, alg); err != nil || len(keys) > 0 {
+			return keys, set, err
+		}
 	}
-	if keys, err := v.set.Load().candidates(kid, alg); err != nil || len(keys) > 0 {
-		return keys, err
+	perr := v.fetch.prompted(ctx)
+	set := v.set.Load()
+	if keys, err := set.candidates(kid, alg); err != nil || len(keys) > 0 {
+		return keys, set, err
 	}
-	return nil, fmt.Errorf("%w: none of the set has %s, fetched again", ErrKey, what)
+	if perr != nil {
+		return nil, set, fmt.Errorf("%w: none of the set in use has %s, and %w", ErrKey, what, perr)
+	}
+	return nil, set, fmt.Errorf("%w: none of the set has %s, fetched again", ErrKey, what)
 }
