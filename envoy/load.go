@@ -30,11 +30,13 @@ func LoadRules(name string, data []byte) (*Rules, error) {
 	return l.rules, nil
 }
 
-// LoadRuleFiles loads every file at paths into one Rules value, as
-// envoyproxy/ratelimit loads its configuration directory: a path that is a
-// directory contributes its *.yaml and *.yml files, in name order, not
-// descending into subdirectories. A domain defined twice is an error. Every
-// problem of every file is returned, joined.
+// LoadRuleFiles loads every file at paths into one Rules value: a path
+// that is a directory contributes its *.yaml and *.yml files, in name
+// order, not descending into subdirectories. (envoyproxy/ratelimit loads
+// every file under its configuration directory, whatever its name,
+// subdirectories included: list such files or subdirectories in paths.) A
+// domain defined twice is an error. Every problem of every file is
+// returned, joined.
 func LoadRuleFiles(paths ...string) (*Rules, error) {
 	var files []string
 	for _, p := range paths {
