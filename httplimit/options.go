@@ -138,7 +138,9 @@ type Options struct {
 	Rules []Rule
 
 	// Exempt lists net/http ServeMux patterns ("GET /healthz") that no
-	// limit applies to.
+	// limit applies to; a pattern's host ("GET status.example.com/")
+	// matches the request's in any case and with or without the root dot,
+	// as a Rule's Hosts do.
 	Exempt []string
 	// Penalty puts clients that keep being refused in a penalty box; the
 	// zero Penalty boxes no one. See Penalty.

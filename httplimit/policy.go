@@ -17,7 +17,9 @@ type Plan struct {
 	Limits []sluice.Limit
 	// Costs maps an endpoint to the units one request to it spends. For
 	// HTTP the endpoint is a net/http ServeMux pattern ("POST /api/generate");
-	// the most specific matching pattern wins. Unlisted endpoints cost 1.
+	// the most specific matching pattern wins, a pattern's host matching
+	// the request's in any case and with or without the root dot, as a
+	// Rule's Hosts do. Unlisted endpoints cost 1.
 	// A cost of 0 exempts the endpoint from the plan's limits (its requests
 	// are peeks).
 	Costs map[string]int64
