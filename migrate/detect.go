@@ -18,9 +18,10 @@ var formatSigns = []struct {
 	{FormatEnvoy, regexp.MustCompile(`local_ratelimit\.v3\.LocalRateLimit|(?m)^domain:\s*\S|(?s)^(.*\n)?kind:\s*ConfigMap\s*\n.*\n\s+domain:\s*\S.*\n\s+descriptors:`)},
 	{FormatKong, regexp.MustCompile(`(?m)^\s*-?\s*name:\s*["']?rate-limiting(-advanced)?["']?\s*$|(?m)^\s*plugin:\s*["']?rate-limiting(-advanced)?["']?\s*$|"(name|plugin)"\s*:\s*"rate-limiting(-advanced)?"`)},
 	// In YAML, JSON (an object: API Gateway's "rateLimit" is a number),
-	// or TOML ([http.middlewares.<name>.rateLimit]), which Traefik reads
-	// too and the import refuses by name.
-	{FormatTraefik, regexp.MustCompile(`(?m)^\s*rateLimit:|"rateLimit"\s*:\s*\{|(?m)^\s*\[http\.middlewares\.\S+\.rateLimit\]`)},
+	// or TOML, which Traefik reads too: a table ([http.middlewares.<name>.rateLimit],
+	// or one below it) or a key given a value (rateLimit.average = 1,
+	// <name>.rateLimit = {…}).
+	{FormatTraefik, regexp.MustCompile(`(?m)^\s*rateLimit:|"rateLimit"\s*:\s*\{|(?m)^\s*\[http\.middlewares\.\S+\.rateLimit(\.\S+)?\]|(?m)^\s*(\S+\.)?rateLimit(\.\S+)?\s*=`)},
 	// A section's name is of the characters HAProxy allows in one, so
 	// that nginx's "listen 80;" is not taken for a section; a listen
 	// section may name its address, and a comment may end the line.

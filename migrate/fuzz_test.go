@@ -74,7 +74,9 @@ func FuzzTraefik(f *testing.F) {
 		"kind: Middleware\nmetadata: {name: m}\nspec:\n  rateLimit: {average: 6, period: 1m, sourceCriterion: {requestHeaderName: X-T}}\n---\nkind: Middleware\nmetadata: {name: h}\nspec: {rateLimit: {average: 1, period: 3, sourceCriterion: {requestHost: true}}}\n",
 		"http:\n  routers:\n    r: {rule: \"Host(`a.example`) && PathPrefix(`/api`)\", middlewares: [a@file]}\n    s: {rule: \"Path(`/api/x/`)\", middlewares: [a]}\n    u: {rule: \"PathPrefix(`/api/h`)\"}\n  middlewares:\n    a: {rateLimit: {average: 3}}\n",
 		"kind: IngressRoute\nmetadata: {name: ir}\nspec:\n  routes:\n    - {match: \"PathPrefix(`/v1`) || Host(`x`)\", middlewares: [{name: m}]}\n---\nkind: Middleware\nmetadata: {name: m}\nspec: {rateLimit: {average: 2}}\n",
-		"http:\n  routers:\n    w: {rule: \"Method(`GET`,`post`) && Headers(`X-A`, `b`) && Path(`/w/`)\", middlewares: [m]}\n    u: {rule: \"Method(`GET`) && PathPrefix(`/w/x`)\"}\n  middlewares:\n    m: {rateLimit: {average: 2, redis: {}}}\n")
+		"http:\n  routers:\n    w: {rule: \"Method(`GET`,`post`) && Headers(`X-A`, `b`) && Path(`/w/`)\", middlewares: [m]}\n    u: {rule: \"Method(`GET`) && PathPrefix(`/w/x`)\"}\n  middlewares:\n    m: {rateLimit: {average: 2, redis: {}}}\n",
+		"[http.routers.r]\n  rule = \"PathPrefix(`/api/`)\"\n  middlewares = [\"a@file\"]\n[http.middlewares.a.rateLimit]\n  average = 3\n  period = \"1m\"\n  [http.middlewares.a.rateLimit.sourceCriterion]\n    requestHeaderName = \"X-T\"\n",
+		"http.middlewares.a.rateLimit = { average = 2, period = 60, burst = 4 }\n")
 }
 
 func FuzzHAProxy(f *testing.F) {

@@ -96,9 +96,17 @@ type traefikDoc struct {
 	} `yaml:"spec"`
 }
 
-// traefikTOMLTable is a TOML table header of Traefik's dynamic
-// configuration ([http.middlewares], [[http.services.s.loadBalancer.servers]]).
-var traefikTOMLTable = regexp.MustCompile(`(?m)^\s*\[\[?(http|tcp|udp|tls)(\.\S+)?\]\]?\s*(#.*)?$`)
+// traefikTOMLSign is a TOML table header of Traefik's dynamic
+// configuration ([http.middlewares], [[http.services.s.loadBalancer.servers]])
+// or a key of its top tables given a value (http.middlewares.rl.rateLimit =
+// { average = 3 }), neither of which a YAML file of it holds.
+var traefikTOMLSign = regexp.MustCompile(`(?m)^\s*\[\[?(http|tcp|udp|tls)(\.\S+)?\]\]?\s*(#.*)?$|^\s*(http|tcp|udp|tls)(\.[^\s=]+)?\s*=`)
+
+// traefikTOML reports whether src, the file source, is TOML: by its name
+// (*.toml) or by what it holds.
+func traefikTOML(src, source string) bool {
+	return strings.HasSuffix(strings.ToLower(source), ".toml") || traefikTOMLSign.MatchString(src)
+}
 
 // traefikMiddleware is a rateLimit middleware and its name.
 type traefikMiddleware struct {
@@ -107,12 +115,15 @@ type traefikMiddleware struct {
 }
 
 // Traefik translates Traefik's rateLimit middlewares: a file-provider
-// configuration (http.middlewares) or Kubernetes Middleware resources, in
-// one or several YAML documents; source names the file.
+// configuration (http.middlewares), in TOML or in YAML, or Kubernetes
+// Middleware resources, in one or several YAML documents; source names the
+// file. A file whose name ends in .toml, or that holds a TOML table header
+// or key of Traefik's (see traefikTOMLSign), is read as TOML and
+// translated as the YAML of the same tables is.
 func Traefik(src, source string) (*Translation, error) {
-	if m := traefikTOMLTable.FindStringIndex(src); m != nil {
-		return nil, fmt.Errorf("%s: line %d: %s is TOML, which the import does not read: write the configuration in YAML (Traefik reads either) and import that",
-			source, 1+strings.Count(src[:m[0]], "\n"), source)
+	each := eachDocument[traefikDoc]
+	if traefikTOML(src, source) {
+		each = tomlDocument[traefikDoc]
 	}
 	t := &Translation{Format: FormatTraefik, Source: source}
 	var (
@@ -120,7 +131,7 @@ func Traefik(src, source string) (*Translation, error) {
 		routers []traefikRouter
 		chains  = map[string][]string{} // a chain middleware's middlewares
 	)
-	err := eachDocument(src, source, func(d *traefikDoc) error {
+	err := each(src, source, func(d *traefikDoc) error {
 		for _, name := range slices.Sorted(maps.Keys(d.HTTP.Middlewares)) {
 			if rl := d.HTTP.Middlewares[name].RateLimit; rl != nil {
 				all = append(all, traefikMiddleware{name, rl})
