@@ -23,9 +23,9 @@
 // refusal retry-after), in the header modes configured; an admitted
 // stream carries them in its header metadata too.
 //
-// On a client, Retry retries calls refused with RESOURCE_EXHAUSTED after
-// their RetryInfo's delay (bounded, jittered, within the context's
-// deadline), and Pacer learns the server's quota from those fields (in the
+// On a client, Retry retries calls refused with RESOURCE_EXHAUSTED (or by
+// a limiter with UNAVAILABLE) after their RetryInfo's delay (bounded,
+// jittered, within the context's deadline), and Pacer learns the server's quota from those fields (in the
 // trailers, or in the header as sluice serve's proxy sends them) and holds
 // calls that would not fit, as client.Transport does for HTTP.
 //

@@ -16,13 +16,18 @@ import (
 )
 
 // Retry is a client interceptor that retries unary calls the server
-// refused with a google.rpc.RetryInfo detail (RESOURCE_EXHAUSTED from a
-// rate limit, or UNAVAILABLE): after the delay it gives, never before,
-// plus a jitter of up to a tenth of it (so that clients refused together
-// do not return together). Such a refusal means the call was not served,
-// so it is retried whatever the method. Other errors, refusals without
-// RetryInfo (RESOURCE_EXHAUSTED also means "message too large") and
-// streams are returned as they are: a stream cannot be replayed.
+// refused with a google.rpc.RetryInfo detail: after the delay it gives,
+// never before, plus a jitter of up to a tenth of it (so that clients
+// refused together do not return together). RESOURCE_EXHAUSTED with a
+// RetryInfo is a quota's refusal, and UNAVAILABLE with a RetryInfo and a
+// google.rpc.QuotaFailure a limiter's (a Server's by its global limits,
+// or sluice serve's): such a call was not served, so it is retried
+// whatever the method. UNAVAILABLE without a QuotaFailure may come from a
+// service that failed after it acted, which gRPC warns is not always safe
+// to retry: it is retried only when the policy's RetryNonIdempotent is
+// set. Other errors, refusals without RetryInfo (RESOURCE_EXHAUSTED also
+// means "message too large") and streams are returned as they are: a
+// stream cannot be replayed.
 //
 // Retries follow the client.RetryPolicy it was made with: at most
 // MaxRetries of one call, none whose wait exceeds MaxWait or the call's
@@ -63,9 +68,10 @@ func (r *Retry) UnaryInterceptor() grpc.UnaryClientInterceptor {
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 		retries := r.policy()
 		retries.Call()
+		anyFailure := retries.Policy().RetryNonIdempotent
 		for retry := 0; ; retry++ {
 			err := invoker(ctx, method, req, reply, cc, opts...)
-			delay, ok := retryDelay(err)
+			delay, ok := retryDelay(err, anyFailure)
 			if !ok {
 				return err
 			}
@@ -95,9 +101,10 @@ func jittered(d time.Duration) time.Duration {
 	return d + j
 }
 
-// retryDelay returns the RetryInfo delay of a RESOURCE_EXHAUSTED or
-// UNAVAILABLE status error; ok is false for any other error.
-func retryDelay(err error) (time.Duration, bool) {
+// retryDelay returns the RetryInfo delay of a status error that Retry
+// retries: RESOURCE_EXHAUSTED, or UNAVAILABLE with a QuotaFailure (any
+// UNAVAILABLE when anyFailure is set); ok is false for any other error.
+func retryDelay(err error, anyFailure bool) (time.Duration, bool) {
 	if err == nil {
 		return 0, false
 	}
@@ -105,10 +112,16 @@ func retryDelay(err error) (time.Duration, bool) {
 	if !isStatus || st.Code() != codes.ResourceExhausted && st.Code() != codes.Unavailable {
 		return 0, false
 	}
+	delay, told, refused := time.Duration(0), false, st.Code() == codes.ResourceExhausted || anyFailure
 	for _, d := range st.Details() {
-		if ri, isRetry := d.(*errdetails.RetryInfo); isRetry && ri.GetRetryDelay().IsValid() {
-			return max(ri.GetRetryDelay().AsDuration(), 0), true
+		switch d := d.(type) {
+		case *errdetails.RetryInfo:
+			if !told && d.GetRetryDelay().IsValid() {
+				delay, told = max(d.GetRetryDelay().AsDuration(), 0), true
+			}
+		case *errdetails.QuotaFailure:
+			refused = true
 		}
 	}
-	return 0, false
+	return delay, told && refused
 }
