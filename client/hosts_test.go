@@ -124,6 +124,7 @@ func TestHostsAreOneWhateverTheirSpelling(t *testing.T) {
 		{"http://plain.example.com/a", "https://plain.example.com/b", "https://plain.example.com:443/c", "http://plain.example.com:80/d"},
 		{"https://fqdn.example.com/a", "https://fqdn.example.com./b", "https://FQDN.example.com.:443/c", "http://fqdn.example.com./d"},
 		{"http://fqdn.example.com:8080/a", "http://fqdn.example.com.:8080/b"},
+		{"https://bücher.example/a", "https://xn--bcher-kva.example/b", "https://BÜCHER.example./c", "https://XN--BCHER-KVA.example:443/d"},
 	} {
 		for i, u := range spellings {
 			req, _ := http.NewRequest(http.MethodGet, u, nil)
@@ -157,6 +158,8 @@ func TestHostKeyIsTheHostInLowerCaseWithoutItsSchemesDefaultPort(t *testing.T) {
 		"http://api.example.com.:80/x":  "api.example.com",
 		"http://api.example.com.:81/x":  "api.example.com:81",
 		"http://localhost./x":           "localhost",
+		"https://Bücher.example/x":      "xn--bcher-kva.example",
+		"http://bücher.example:8080/x":  "xn--bcher-kva.example:8080",
 	} {
 		u, err := url.Parse(raw)
 		if err != nil {

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -51,8 +54,8 @@ const drainGrace = 100 * time.Millisecond
 // requests to a host once they might not fit, until the quota's reset, so
 // that a batch sent through it meets few 429s or none, without knowing the
 // limit in advance. Holds are per host and shared by every request of the
-// Transport: a host is URL.Host in any case, with or without the root's
-// dot of a fully qualified name, its scheme's default port (80 for http,
+// Transport: a host is URL.Host in any case, in Unicode or in its xn--
+// ASCII form, with or without the root's dot of a fully qualified name, its scheme's default port (80 for http,
 // 443 for https) written or not, so that "https://API.example.com",
 // "https://api.example.com.:443" and "http://api.example.com" share one
 // quota (a server's quota is its client's, whichever scheme it comes
@@ -190,7 +193,8 @@ func (t *Transport) host(name string) *hostState {
 }
 
 // hostKey returns the name a Transport keeps u's host under: URL.Host in
-// lower case (an IPv6 zone kept as written), without the root's dot that
+// lower case and in ASCII (an internationalized name as the xn-- labels
+// it is dialed by; an IPv6 zone kept as written), without the root's dot that
 // ends a fully qualified name, and without the port when it is the
 // scheme's default (80 for http, 443 for https), so that
 // "API.example.com", "api.example.com." and, for https,
@@ -206,7 +210,7 @@ func hostKey(u *url.URL) string {
 	if len(host) > 1 && strings.HasSuffix(host, ".") {
 		host = host[:len(host)-1]
 	}
-	host = strings.ToLower(host) + zone
+	host = asciiHost(host) + zone
 	if port == "80" && u.Scheme == "http" || port == "443" && u.Scheme == "https" {
 		port = ""
 	}
@@ -217,6 +221,21 @@ func hostKey(u *url.URL) string {
 		return "[" + host + "]"
 	}
 	return host
+}
+
+// asciiHost returns host in lower case, and a host not in ASCII as the
+// ASCII name it is dialed by (IDNA: "Bücher.example" is
+// "xn--bcher-kva.example"), or in lower case as it is when it has none.
+func asciiHost(host string) string {
+	for i := 0; i < len(host); i++ {
+		if host[i] >= utf8.RuneSelf {
+			if ascii, err := idna.Lookup.ToASCII(host); err == nil {
+				return strings.ToLower(ascii)
+			}
+			break
+		}
+	}
+	return strings.ToLower(host)
 }
 
 // unhold ends a hold that host gave.
