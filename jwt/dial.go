@@ -127,15 +127,14 @@ func dialAddr(u *url.URL) string {
 
 // dialsByDefault returns the *http.Transport that rt is when it makes its
 // connections as http.DefaultTransport does, which a dialGuard may then
-// make for a clone of it: nil and http.DefaultTransport itself, or an
-// *http.Transport without a dial function of its own. Else it returns
-// nil: rt's connections are rt's affair.
+// make for a clone of it: nil and http.DefaultTransport itself, when
+// http.DefaultTransport is an *http.Transport, or an *http.Transport
+// without a dial function of its own. Else it returns nil: rt's
+// connections are rt's affair.
 func dialsByDefault(rt http.RoundTripper) *http.Transport {
 	if rt == nil || rt == http.DefaultTransport {
-		if tr, ok := http.DefaultTransport.(*http.Transport); ok {
-			return tr
-		}
-		return &http.Transport{Proxy: http.ProxyFromEnvironment}
+		tr, _ := http.DefaultTransport.(*http.Transport)
+		return tr
 	}
 	tr, ok := rt.(*http.Transport)
 	if !ok || tr.DialContext != nil || tr.DialTLSContext != nil || tr.Dial != nil || tr.DialTLS != nil { //nolint:staticcheck // a transport that dials with the deprecated ones dials its own way too

@@ -144,3 +144,25 @@ func TestAProxyOnTheLocalHostIsReached(t *testing.T) {
 		t.Errorf("through a proxy on 127.0.0.1: %v, %d tunnels, want the keys through the proxy", err, tunnels.Load())
 	}
 }
+
+// A given Client without a Transport sends through http.DefaultTransport,
+// whatever a program made it (a wrapper that counts or traces): the
+// Verifier checks the connections of a clone of it only when it is an
+// *http.Transport, and never puts another in its place.
+func TestAGivenClientWithoutATransportSendsThroughTheDefaultTransport(t *testing.T) {
+	server := newKeysServer(t, set(jwk(edKey(), "ed")))
+	var used atomic.Bool
+	def := http.DefaultTransport
+	http.DefaultTransport = roundTripper(func(r *http.Request) (*http.Response, error) {
+		used.Store(true)
+		return def.RoundTrip(r)
+	})
+	t.Cleanup(func() { http.DefaultTransport = def })
+	v := newVerifier(t, jwt.Options{KeysURL: server.URL, Client: &http.Client{Timeout: 5 * time.Second}, Refresh: time.Hour})
+	if err := v.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !used.Load() {
+		t.Error("http.DefaultTransport, a wrapper, was not used")
+	}
+}

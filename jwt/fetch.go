@@ -298,15 +298,19 @@ func (f *fetcher) close() {
 // makes them with a clone of its transport, returned, whose connections g
 // makes.
 func newClient(c *http.Client, g *dialGuard) (*http.Client, *http.Transport) {
+	var own *http.Transport
 	if c == nil {
 		c = &http.Client{Timeout: defaultTimeout}
+		if own = dialsByDefault(nil); own == nil {
+			own = &http.Transport{Proxy: http.ProxyFromEnvironment}
+		}
 	} else {
 		cp := *c
 		c = &cp
+		own = dialsByDefault(c.Transport)
 	}
-	var own *http.Transport
-	if tr := dialsByDefault(c.Transport); tr != nil {
-		own = tr.Clone()
+	if own != nil {
+		own = own.Clone()
 		g.guard(own)
 		c.Transport = own
 	}

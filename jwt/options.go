@@ -137,11 +137,12 @@ type Options struct {
 	// (HTTPS_PROXY) is not checked: the proxy resolves the names behind
 	// it. The host's own other addresses are not told from any other
 	// host's. Connections are checked when Client is nil, or its
-	// Transport is nil, http.DefaultTransport or an *http.Transport with
-	// no dial function of its own (DialContext, DialTLSContext, Dial,
-	// DialTLS all nil), of which the Verifier then uses a clone, whose idle
-	// connections Close closes; a Transport of any other kind makes its
-	// connections its own way, and only URLs are checked.
+	// Transport is an *http.Transport with no dial function of its own
+	// (DialContext, DialTLSContext, Dial, DialTLS all nil), or nil or
+	// http.DefaultTransport while that is an *http.Transport: the
+	// Verifier then uses a clone of it, whose idle connections Close
+	// closes. A Transport of any other kind makes its connections its own
+	// way, and only URLs are checked.
 	Client *http.Client
 
 	// Clock returns the time at which tokens are judged ("exp", "nbf",
