@@ -33,6 +33,9 @@ type Options struct {
 	// connection's remote address, and TrustedProxies are the peers whose
 	// forwarding, user and plan metadata are believed. Limits.ErrorHandler
 	// must be nil: OnError says what happens when no decision can be made.
+	// Limits.RefusalTemplate, the body of an HTTP refusal, is not used: a
+	// refused call has no body, and its status, message and details are the
+	// same with or without one.
 	//
 	// A Server and an httplimit.Middleware built with the same Scope on
 	// one store share each client's state: one quota over HTTP and gRPC.
@@ -78,7 +81,9 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 	if o.Limits.ErrorHandler != nil {
 		return nil, errors.New("grpclimit: Options.Limits.ErrorHandler is for HTTP: set Options.OnError")
 	}
-	m, err := httplimit.New(limiter, o.Limits)
+	limits := o.Limits
+	limits.RefusalTemplate = "" // the refusal's problem gives the status and its details
+	m, err := httplimit.New(limiter, limits)
 	if err != nil {
 		return nil, fmt.Errorf("grpclimit: %w", err)
 	}
