@@ -188,8 +188,9 @@ type Stats struct {
 // not yet over, tokens not yet refilled), no more than were admitted, in
 // one Charge call with up to four other keys of the same nodes. The calls
 // of a node whose probe succeeds, on which this instance decided locally
-// (a call that failed, its breaker closed or open), or that is first met
-// while keys are owed (a replica promoted, a new master named) return:
+// (a call that failed, its breaker closed or open), that failed to answer
+// a call made around the Store (Unreachable), or that is first met while
+// keys are owed (a replica promoted, a new master named) return:
 // each is decided by this instance's share on the local store and, if
 // that admits it, by the primary too, after its keys' accounts are
 // charged, and it is admitted only if both admit it: the primary's

@@ -48,7 +48,8 @@ type node struct {
 	returns atomic.Int64
 	fresh   atomic.Bool // made while keys were owed: see returning
 	// fellBack is set when a call on the node is decided locally with
-	// units admitted, and cleared when a return period starts: see
+	// units admitted, or the node failed to answer a call made around the
+	// Store (Unreachable), and cleared when a return period starts: see
 	// returning.
 	fellBack    atomic.Bool
 	breaker     breaker

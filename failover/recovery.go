@@ -147,7 +147,8 @@ var ErrReturning = fmt.Errorf("%w: returning to the primary: refused by this ins
 // returning reports whether calls to ns must be decided by returnCall: a
 // Local Store with a Charge whose breaker lets a probe through, that has
 // decided locally on one of ns since its last return period began (its
-// breaker closed: a call that failed on its own), or that is within the
+// breaker closed: a call that failed on its own) or was told one of ns
+// was unreachable (Unreachable), or that is within the
 // return period of one of ns (after a successful return call, or from its
 // first call when keys were owed then).
 //

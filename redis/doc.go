@@ -163,7 +163,11 @@
 //     again, decides for four more breaker periods by its share and by
 //     Redis together (a call is admitted only if both admit it), so that
 //     every instance has charged what it admitted before any decides on
-//     Redis alone, and none admits beyond its share meanwhile.
+//     Redis alone, and none admits beyond its share meanwhile. An instance
+//     none of whose calls reached a master while it was down — its leases
+//     covered them, or it had none — returns too: a read of the watch
+//     (below) that the master does not answer marks it as a failure of the
+//     instance's own would (failover.Store.Unreachable).
 //   - With Sentinel, the store moves to a new primary on the Sentinels'
 //     +switch-master event, and asks them every SentinelRefresh (5 s)
 //     besides: a store that missed the event (its Sentinel connection was

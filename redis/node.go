@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,6 +42,16 @@ func (s *Store) Node(c *sluice.Check) string {
 		return ""
 	}
 	return m.names[m.owner[subjectSlot(c.Key, c.Limit.ID())]]
+}
+
+// isMaster reports whether addr serves keys, as Node names it: on a
+// Cluster, a master of the slot map as last read; otherwise the one node.
+func (s *Store) isMaster(addr string) bool {
+	if !s.cluster {
+		return true
+	}
+	m := s.slots.Load()
+	return m != nil && slices.Contains(m.names[1:], addr)
 }
 
 // subjectSlot is slot(Key(subject, name)) without building the key.

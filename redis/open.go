@@ -128,6 +128,7 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
 
+	g.redis.watch.onMiss = g.failover.Unreachable
 	if o.Lease.enabled() {
 		var so options
 		for _, opt := range g.redis.opts {

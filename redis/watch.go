@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis/rueidis"
 )
 
 // watchEvery is how often Open's store reads its deployment: the masters
@@ -111,7 +113,12 @@ type watcher struct {
 	// onLoss, when not nil, is called (on the watch's goroutine) each time
 	// the watch finds acknowledged writes lost or a master back without
 	// its data: Open's store drops its leases then (Leased.drop).
-	onLoss  func()
+	onLoss func()
+	// onMiss, when not nil, is called (on any goroutine) with the address
+	// of a master that did not answer a read: Open's store tells its
+	// failover (failover.Store.Unreachable), so that it returns to the
+	// master as after a failure of its own calls.
+	onMiss  func(addr string)
 	history history
 	memory  memoryWatch
 	lost    atomic.Int64
@@ -164,6 +171,12 @@ func (s *Store) watchOnce(w *watcher) {
 			text, err := c.Do(ctx, c.B().Info().Section("replication", "stats", "memory").Build()).ToString()
 			if err == nil {
 				reads <- read{addr, parseFields(text)}
+				return
+			}
+			// Not reached (a timeout, a connection refused or lost), as
+			// opposed to an error reply from a master that answers.
+			if _, reply := rueidis.IsRedisErr(err); !reply && w.onMiss != nil && s.isMaster(addr) {
+				w.onMiss(addr)
 			}
 		})
 	}
