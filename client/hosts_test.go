@@ -101,12 +101,13 @@ func TestHostsRememberedStayBoundedWhenEachAsksForALongWait(t *testing.T) {
 }
 
 // TestHostsAreOneWhateverTheirSpelling: a host written in capitals, with
-// its scheme's default port, with the root's dot of a fully qualified
-// name, or called over http:// and https:// alike, is the host: what one
-// spelling learns (its quota spent until a reset an hour away) holds
-// every other, so that together they cannot overshoot the server's quota,
-// which is the client's whichever way it comes. Other ports are other
-// hosts; IPv6 literals keep their brackets.
+// its scheme's default port or a port's leading zeros, with the root's
+// dot of a fully qualified name, in Unicode or in its xn-- form, or
+// called over http:// and https:// alike, is the host: what one spelling
+// learns (its quota spent until a reset an hour away) holds every other,
+// so that together they cannot overshoot the server's quota, which is the
+// client's whichever way it comes. Other ports are other hosts; IPv6
+// literals keep their brackets.
 func TestHostsAreOneWhateverTheirSpelling(t *testing.T) {
 	var sent []string
 	tr := &Transport{Base: hostsRoundTrip(func(r *http.Request) (*http.Response, error) {
@@ -118,7 +119,8 @@ func TestHostsAreOneWhateverTheirSpelling(t *testing.T) {
 	for _, spellings := range [][]string{
 		{"https://API.example.com/a", "https://api.example.com/b", "https://api.example.com:443/c", "https://Api.Example.COM:443/d"},
 		{"http://api.example.com:8443/a", "http://API.EXAMPLE.COM:8443/b"},
-		{"http://www.example.com/a", "http://www.example.com:80/b", "http://WWW.example.com:80/c"},
+		{"http://www.example.com/a", "http://www.example.com:80/b", "http://WWW.example.com:80/c", "http://www.example.com:0080/d", "http://www.example.com:/e"},
+		{"http://zeros.example.com:8080/a", "http://zeros.example.com:08080/b"},
 		{"https://[2001:DB8::1]/a", "https://[2001:db8::1]:443/b"},
 		{"https://[2001:db8::1]:8443/a", "https://[2001:DB8::1]:8443/b"},
 		{"http://plain.example.com/a", "https://plain.example.com/b", "https://plain.example.com:443/c", "http://plain.example.com:80/d"},
@@ -146,20 +148,23 @@ func TestHostsAreOneWhateverTheirSpelling(t *testing.T) {
 
 func TestHostKeyIsTheHostInLowerCaseWithoutItsSchemesDefaultPort(t *testing.T) {
 	for raw, want := range map[string]string{
-		"https://API.Example.com:443/x": "api.example.com",
-		"http://API.Example.com:80/x":   "api.example.com",
-		"http://api.example.com:443/x":  "api.example.com:443",
-		"https://api.example.com:80/x":  "api.example.com:80",
-		"https://[2001:DB8::1]:443/x":   "[2001:db8::1]",
-		"http://[2001:DB8::1]:8080/x":   "[2001:db8::1]:8080",
-		"http://[FE80::1%25En0]:80/x":   "[fe80::1%En0]",
-		"http://192.0.2.7:8080/x":       "192.0.2.7:8080",
-		"https://API.example.com./x":    "api.example.com",
-		"http://api.example.com.:80/x":  "api.example.com",
-		"http://api.example.com.:81/x":  "api.example.com:81",
-		"http://localhost./x":           "localhost",
-		"https://Bücher.example/x":      "xn--bcher-kva.example",
-		"http://bücher.example:8080/x":  "xn--bcher-kva.example:8080",
+		"https://API.Example.com:443/x":  "api.example.com",
+		"http://API.Example.com:80/x":    "api.example.com",
+		"http://api.example.com:443/x":   "api.example.com:443",
+		"https://api.example.com:80/x":   "api.example.com:80",
+		"https://[2001:DB8::1]:443/x":    "[2001:db8::1]",
+		"http://[2001:DB8::1]:8080/x":    "[2001:db8::1]:8080",
+		"http://[FE80::1%25En0]:80/x":    "[fe80::1%En0]",
+		"http://192.0.2.7:8080/x":        "192.0.2.7:8080",
+		"https://API.example.com./x":     "api.example.com",
+		"http://api.example.com.:80/x":   "api.example.com",
+		"http://api.example.com.:81/x":   "api.example.com:81",
+		"http://localhost./x":            "localhost",
+		"https://Bücher.example/x":       "xn--bcher-kva.example",
+		"https://api.example.com:0443/x": "api.example.com",
+		"http://api.example.com:08080/x": "api.example.com:8080",
+		"http://api.example.com:/x":      "api.example.com",
+		"http://bücher.example:8080/x":   "xn--bcher-kva.example:8080",
 	} {
 		u, err := url.Parse(raw)
 		if err != nil {

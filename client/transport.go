@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -194,13 +195,13 @@ func (t *Transport) host(name string) *hostState {
 
 // hostKey returns the name a Transport keeps u's host under: URL.Host in
 // lower case and in ASCII (an internationalized name as the xn-- labels
-// it is dialed by; an IPv6 zone kept as written), without the root's dot that
-// ends a fully qualified name, and without the port when it is the
-// scheme's default (80 for http, 443 for https), so that
-// "API.example.com", "api.example.com." and, for https,
-// "api.example.com:443" are one host, as are "http://api.example.com"
-// and "https://api.example.com". IPv6 literals keep their brackets
-// ("[2001:db8::1]", "[2001:db8::1]:8443").
+// it is dialed by; an IPv6 zone kept as written), without the root's dot
+// that ends a fully qualified name, its port without leading zeros and
+// left out when it is the scheme's default (80 for http, 443 for https),
+// so that "API.example.com", "api.example.com." and, for https,
+// "api.example.com:443" and "api.example.com:0443" are one host, as are
+// "http://api.example.com" and "https://api.example.com". IPv6 literals
+// keep their brackets ("[2001:db8::1]", "[2001:db8::1]:8443").
 func hostKey(u *url.URL) string {
 	host, port := u.Hostname(), u.Port()
 	zone := ""
@@ -211,6 +212,9 @@ func hostKey(u *url.URL) string {
 		host = host[:len(host)-1]
 	}
 	host = asciiHost(host) + zone
+	if trimmed := strings.TrimLeft(port, "0"); trimmed != port {
+		port = cmp.Or(trimmed, "0") // as it is dialed: 0080 is 80
+	}
 	if port == "80" && u.Scheme == "http" || port == "443" && u.Scheme == "https" {
 		port = ""
 	}
