@@ -43,8 +43,8 @@ type Problem struct {
 	Window       string `json:"window,omitempty"`
 	Plan         string `json:"plan,omitempty"`
 	CurrentUsage *Usage `json:"currentUsage,omitempty"`
-	// Upgrade is the plan's, when the plan it names allows more of the
-	// limit that refused (not for a rule's or a global limit).
+	// Upgrade is the plan's, when the plan it names allows more of every
+	// limit that refused (none when a rule's or a global limit refused).
 	Upgrade       *Upgrade `json:"upgrade,omitempty"`
 	Documentation string   `json:"documentation,omitempty"`
 }
@@ -137,29 +137,50 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 }
 
 // upgradeFor returns the Upgrade of res's plan when the plan it names
-// allows more of l, the limit that refused res: when that plan has no
-// limit of l's name, or one of a larger burst, or of a larger quantity in
-// a window no longer. A refusal by a
-// rule's limit or a global limit, which an upgrade does not raise, has
-// none.
+// allows more of every enforcing limit that refused res (of l, the limit
+// that refused it, when res's checks do not say which did): when that plan
+// has no limit of its name, or one of a larger burst, or of a larger
+// quantity in a window no longer. A refusal by a rule's limit or a global
+// limit, which an upgrade does not raise, has none, even beside a plan's
+// limit that it raises.
 func (m *Middleware) upgradeFor(res *Result, l sluice.Limit) *Upgrade {
 	u := res.Identity.Plan.Upgrade
-	if u == nil || res.ruleOf(l) != "" || m.isGlobal(l.Name()) || m.policy == nil {
+	if u == nil || m.policy == nil {
 		return nil
 	}
 	up := planNamed(m.policy.Plans, u.Plan)
 	if up == nil {
 		return nil
 	}
-	for _, ul := range up.Limits {
-		if ul.Name() == l.Name() {
-			if ul.Burst() > l.Burst() || ul.Quantity() > l.Quantity() && ul.Window() <= l.Window() {
-				return u
-			}
+	d := &res.Decision
+	if len(d.Statuses) != len(res.Checks) {
+		if !m.raises(res, up, l) {
+			return nil
+		}
+		return u
+	}
+	for i := range res.Checks {
+		if c := &res.Checks[i]; !d.Statuses[i].Allowed && !c.Limit.Shadow() && !m.raises(res, up, c.Limit) {
 			return nil
 		}
 	}
 	return u
+}
+
+// raises reports whether plan up allows more of l, a limit of res's checks
+// than res's plan does: l is the plan's (not a rule's or a global limit),
+// and up has no limit of its name, or one of a larger burst, or of a
+// larger quantity in a window no longer.
+func (m *Middleware) raises(res *Result, up *Plan, l sluice.Limit) bool {
+	if res.ruleOf(l) != "" || m.isGlobal(l.Name()) {
+		return false
+	}
+	for _, ul := range up.Limits {
+		if ul.Name() == l.Name() {
+			return ul.Burst() > l.Burst() || ul.Quantity() > l.Quantity() && ul.Window() <= l.Window()
+		}
+	}
+	return true
 }
 
 // retryAfterSeconds is the Retry-After value: delay-seconds rounded up, at

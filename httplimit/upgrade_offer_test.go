@@ -63,3 +63,32 @@ rules:
 		})
 	}
 }
+
+// A refusal by several limits offers the upgrade only when the plan it
+// names allows more of every one of them: a client refused by its plan's
+// per-minute and by the global limit at once would be refused on pro too.
+func TestRefusalOffersNoUpgradeWhenAnotherLimitRefusesToo(t *testing.T) {
+	const cfg = `
+plans:
+  free:
+    limits:
+      - {name: per-minute, algorithm: fixed-window, quantity: 1, window: 1m}
+    upgrade: {plan: pro, url: "https://example.com/pricing"}
+  pro:
+    limits:
+      - {name: per-minute, algorithm: fixed-window, quantity: 20, window: 1m}
+default_plan: free
+global:
+  - {name: global, algorithm: fixed-window, quantity: 1, window: 1m}
+`
+	h, _ := setup(t, cfg, noon)
+	do(h, req{remote: "192.0.2.1:1"})
+	w := do(h, req{remote: "192.0.2.1:1"})
+	p := decodeProblem(t, w.Body.String())
+	if w.Code != 429 || len(p.ViolatedPolicies) != 2 {
+		t.Fatalf("%d, violated %v; want 429 by per-minute and global", w.Code, p.ViolatedPolicies)
+	}
+	if p.Upgrade != nil || strings.Contains(p.Detail, "pro plan allows more") {
+		t.Errorf("upgrade %+v, detail %q; want none: the global limit refuses on pro too", p.Upgrade, p.Detail)
+	}
+}
