@@ -337,6 +337,16 @@ func TestParityWithRatelimit(t *testing.T) {
 		r.ask(call{label: "the other limit after it", req: req("parity", 1, "hits=shadowed-"+rnd), asDefault: true})
 	})
 
+	t.Run("names", func(t *testing.T) {
+		awayFromBoundary()
+		r.t = t
+		for i := range 3 {
+			r.ask(call{label: fmt.Sprintf("a name with spaces #%d", i+1), req: req("parity", 1, "named="+rnd)})
+		}
+		r.ask(call{label: "replaced by a name with '/' and ':'", req: req("parity", 1, "named=other-"+rnd, "renamer="+rnd)})
+		r.ask(call{label: "the replaced limit after it", req: req("parity", 1, "named=other-"+rnd)})
+	})
+
 	t.Run("example folder", func(t *testing.T) {
 		awayFromBoundary()
 		r.t = t
