@@ -36,7 +36,12 @@ type Options struct {
 	Headers string
 	// Observer, when set, is called after every request, decided or not,
 	// with the time the decision took (not counting a leaky-bucket queue's
-	// wait): the hook for metrics. On error, res holds only Domain. It
+	// wait): the hook for metrics. On error, res holds only Domain, and
+	// err is the gRPC status Envoy is answered (status.FromError) wrapping
+	// its cause, for errors.Is: the context's error when the caller left
+	// before its decision (context.Canceled, context.DeadlineExceeded, as
+	// Envoy's timeout is), the store's (sluice.ErrStoreUnavailable) when it
+	// failed; a request that is invalid is InvalidArgument. It
 	// runs on the request's goroutine, concurrently with other requests,
 	// and must not keep res: the Service reuses its memory for later
 	// requests (copy what you need).

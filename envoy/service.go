@@ -216,7 +216,7 @@ func (s *Service) release(sc *scratch) {
 func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *scratch, now time.Time) (*rlsv3.RateLimitResponse, time.Duration, error) {
 	p, d := &sc.plan, &sc.d
 	if err := p.build(s.rules.Load(), req, now); err != nil {
-		return nil, 0, status.Error(codes.InvalidArgument, err.Error())
+		return nil, 0, &notDecided{status.New(codes.InvalidArgument, err.Error()), err}
 	}
 	*d = sluice.Decision{Statuses: d.Statuses[:0], Violated: d.Violated[:0]}
 	if len(p.checks) > 0 {
@@ -242,12 +242,29 @@ func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *s
 	return resp, d.Delay, nil
 }
 
+// grpcError is the error of a request whose decision failed with err: the
+// caller's context's (Canceled, DeadlineExceeded) when it left, else
+// InvalidArgument for an invalid check, else Unavailable; it wraps its
+// cause (see notDecided).
 func grpcError(ctx context.Context, err error) error {
 	switch {
 	case ctx.Err() != nil:
-		return status.FromContextError(ctx.Err()).Err()
+		return &notDecided{status.FromContextError(ctx.Err()), ctx.Err()}
 	case errors.Is(err, sluice.ErrInvalidCheck):
-		return status.Error(codes.InvalidArgument, err.Error())
+		return &notDecided{status.New(codes.InvalidArgument, err.Error()), err}
 	}
-	return status.Error(codes.Unavailable, err.Error())
+	return &notDecided{status.New(codes.Unavailable, err.Error()), err}
 }
+
+// notDecided is the error of a request that was not decided: its gRPC
+// status, which Envoy is answered, wrapping its cause, which observers
+// can tell apart with errors.Is (the caller left: context.Canceled,
+// context.DeadlineExceeded; the store failed: sluice.ErrStoreUnavailable).
+type notDecided struct {
+	st    *status.Status
+	cause error
+}
+
+func (e *notDecided) Error() string              { return e.st.Err().Error() }
+func (e *notDecided) GRPCStatus() *status.Status { return e.st }
+func (e *notDecided) Unwrap() error              { return e.cause }
