@@ -30,8 +30,8 @@ import (
 //     descriptor of more than MaxEntries entries, is answered with status
 //     InvalidArgument without being read: its wire format is counted, and
 //     no message is made for its descriptors and entries (protobuf would
-//     make one for each, some 70 bytes of memory for every 2 bytes of an
-//     empty descriptor or entry, before the service refused them).
+//     make one for each, some 140 bytes of memory for an empty descriptor
+//     or entry of 2 bytes on the wire, before the service refused them).
 //
 // It reads and writes the messages of a usual call field by field rather
 // than through protobuf's reflection; the bytes read and written mean
