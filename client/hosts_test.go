@@ -106,8 +106,9 @@ func TestHostsRememberedStayBoundedWhenEachAsksForALongWait(t *testing.T) {
 // called over http:// and https:// alike, is the host: what one spelling
 // learns (its quota spent until a reset an hour away) holds every other,
 // so that together they cannot overshoot the server's quota, which is the
-// client's whichever way it comes. Other ports are other hosts; IPv6
-// literals keep their brackets.
+// client's whichever way it comes. An IP address is written one way
+// (2001:db8::1, and an IPv4-mapped one as the IPv4 address). Other ports
+// are other hosts; IPv6 literals keep their brackets.
 func TestHostsAreOneWhateverTheirSpelling(t *testing.T) {
 	var sent []string
 	tr := &Transport{Base: hostsRoundTrip(func(r *http.Request) (*http.Response, error) {
@@ -121,7 +122,8 @@ func TestHostsAreOneWhateverTheirSpelling(t *testing.T) {
 		{"http://api.example.com:8443/a", "http://API.EXAMPLE.COM:8443/b"},
 		{"http://www.example.com/a", "http://www.example.com:80/b", "http://WWW.example.com:80/c", "http://www.example.com:0080/d", "http://www.example.com:/e"},
 		{"http://zeros.example.com:8080/a", "http://zeros.example.com:08080/b"},
-		{"https://[2001:DB8::1]/a", "https://[2001:db8::1]:443/b"},
+		{"https://[2001:DB8::1]/a", "https://[2001:db8::1]:443/b", "https://[2001:db8:0:0:0::1]/c", "https://[2001:0db8::0001]/d"},
+		{"http://192.0.2.7:8080/a", "http://[::ffff:192.0.2.7]:8080/b", "http://[::FFFF:c000:207]:8080/c"},
 		{"https://[2001:db8::1]:8443/a", "https://[2001:DB8::1]:8443/b"},
 		{"http://plain.example.com/a", "https://plain.example.com/b", "https://plain.example.com:443/c", "http://plain.example.com:80/d"},
 		{"https://fqdn.example.com/a", "https://fqdn.example.com./b", "https://FQDN.example.com.:443/c", "http://fqdn.example.com./d"},
@@ -164,6 +166,9 @@ func TestHostKeyIsTheHostInLowerCaseWithoutItsSchemesDefaultPort(t *testing.T) {
 		"https://api.example.com:0443/x": "api.example.com",
 		"http://api.example.com:08080/x": "api.example.com:8080",
 		"http://api.example.com:/x":      "api.example.com",
+		"http://[2001:db8:0::1]:8080/x":  "[2001:db8::1]:8080",
+		"http://[::ffff:192.0.2.7]/x":    "192.0.2.7",
+		"http://[fe80:0::1%25en0]/x":     "[fe80::1%en0]",
 		"http://bücher.example:8080/x":   "xn--bcher-kva.example:8080",
 	} {
 		u, err := url.Parse(raw)

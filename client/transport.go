@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -56,15 +57,17 @@ const drainGrace = 100 * time.Millisecond
 // that a batch sent through it meets few 429s or none, without knowing the
 // limit in advance. Holds are per host and shared by every request of the
 // Transport: a host is URL.Host in any case, in Unicode or in its xn--
-// ASCII form, with or without the root's dot of a fully qualified name, its scheme's default port (80 for http,
-// 443 for https) written or not, so that "https://API.example.com",
-// "https://api.example.com.:443" and "http://api.example.com" share one
-// quota (a server's quota is its client's, whichever scheme it comes
-// by); another port is another host, and so is another name of the same
-// server. A host waits for answers a minute at most:
-// when requests to it are in flight and none has been answered or failed
-// for a minute (a probe whose server never answers, sent without a
-// deadline), they count as failed attempts, and the next request probes.
+// ASCII form, an IP address however it is written, a port with or without
+// leading zeros, with or without the root's dot of a fully qualified name,
+// its scheme's default port (80 for http, 443 for https) written or not,
+// so that "https://API.example.com", "https://api.example.com.:443" and
+// "http://api.example.com" share one quota (a server's quota is its
+// client's, whichever scheme it comes by); another port is another host,
+// and so is another name of the same server. A host waits for answers a
+// minute at most: when requests to it are in flight and none has been
+// answered or failed for a minute (a probe whose server never answers,
+// sent without a deadline), they count as failed attempts, and the next
+// request probes.
 //
 // When a response is 429 or 503, it honours Retry-After (delay-seconds or
 // an HTTP-date) and the RateLimit reset (no wait a server asks for holds
@@ -195,7 +198,8 @@ func (t *Transport) host(name string) *hostState {
 
 // hostKey returns the name a Transport keeps u's host under: URL.Host in
 // lower case and in ASCII (an internationalized name as the xn-- labels
-// it is dialed by; an IPv6 zone kept as written), without the root's dot
+// it is dialed by; an IP address as netip writes it, an IPv4-mapped one
+// as its IPv4 address; an IPv6 zone kept as written), without the root's dot
 // that ends a fully qualified name, its port without leading zeros and
 // left out when it is the scheme's default (80 for http, 443 for https),
 // so that "API.example.com", "api.example.com." and, for https,
@@ -211,7 +215,12 @@ func hostKey(u *url.URL) string {
 	if len(host) > 1 && strings.HasSuffix(host, ".") {
 		host = host[:len(host)-1]
 	}
-	host = asciiHost(host) + zone
+	if ip, err := netip.ParseAddr(host); err == nil {
+		host = ip.Unmap().String() // one way to write it: 2001:db8::1
+	} else {
+		host = asciiHost(host)
+	}
+	host += zone
 	if trimmed := strings.TrimLeft(port, "0"); trimmed != port {
 		port = cmp.Or(trimmed, "0") // as it is dialed: 0080 is 80
 	}
