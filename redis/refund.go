@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"slices"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -38,7 +39,11 @@ var _ sluice.Refunder = (*Store)(nil)
 // is known its lease may have ended or been given back to Redis, where
 // taking the unit back would need the window the lease was taken in. A
 // caller that must count exactly (count: successes or failures) keeps such
-// limits off leases; config refuses the two together.
+// limits off leases; config refuses the two together. A receipt Redis gave
+// before the store last saw it lose what it counted (Losses: a master back
+// without its data, writes lost in a failover) is not refunded either: the
+// state there now never counted it, and taking its units out of that
+// state would take them from other calls.
 func (g *Guarded) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
 	if g.failover == nil {
 		return errNoStore()
@@ -46,11 +51,21 @@ func (g *Guarded) Refund(ctx context.Context, checks []sluice.Check, charged []i
 	return g.failover.Refund(ctx, checks, charged)
 }
 
-// Refund implements sluice.Refunder once connected.
+// Refund implements sluice.Refunder once connected. Receipts from before
+// the watch last found what Redis counted lost are not refunded.
 func (l *lazy) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
 	s, err := l.store()
 	if err != nil {
 		return err
+	}
+	if at := l.watch.lostAt.Load(); at != 0 && len(charged) == len(checks) {
+		kept := slices.Clone(charged)
+		for i, r := range kept {
+			if r < at {
+				kept[i] = 0
+			}
+		}
+		charged = kept
 	}
 	return s.Refund(ctx, checks, charged)
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+
+	"github.com/sluice-dev/sluice"
 )
 
 // watchEvery is how often Open's store reads its deployment: the masters
@@ -125,6 +127,25 @@ type watcher struct {
 	bytes   atomic.Int64
 	restart atomic.Int64
 	evicted atomic.Int64
+	// lostAt is when the watch last found what Redis had counted lost, µs
+	// since sluice.Epoch on the clock of Redis's receipts (Status.Charged):
+	// a receipt older than it may be of a state that is gone.
+	lostAt atomic.Int64
+}
+
+// clockOf returns the time now on the clock of the receipts of node c,
+// µs since sluice.Epoch: WithTimeForTesting's, else c's TIME, else (c
+// does not answer) the process's.
+func (s *Store) clockOf(ctx context.Context, c rueidis.Client) int64 {
+	if s.now != nil {
+		return sluice.MicrosSinceEpoch(s.now())
+	}
+	if c != nil {
+		if t, err := c.Do(ctx, c.B().Time().Build()).AsIntSlice(); err == nil && len(t) == 2 {
+			return sluice.MicrosSinceEpoch(time.Unix(t[0], t[1]*1000))
+		}
+	}
+	return sluice.MicrosSinceEpoch(time.Now())
 }
 
 // watch reads the deployment every watchEvery until stop is closed: a
@@ -200,8 +221,11 @@ func (s *Store) watchOnce(w *watcher) {
 				w.log.Warn("redis master restarted without its data: the limits' states it held are gone", "node", addr)
 			}
 		}
-		if (lost > 0 || restarted) && w.onLoss != nil {
-			w.onLoss()
+		if lost > 0 || restarted {
+			w.lostAt.Store(s.clockOf(ctx, nodes[addr]))
+			if w.onLoss != nil {
+				w.onLoss()
+			}
 		}
 	}
 	w.memory.seen.Store(int64(len(w.memory.evicted)))
