@@ -3,8 +3,11 @@ package httplimit_test
 import (
 	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/sluice-dev/sluice/config"
 )
 
 // TestEndpointHostsMatchInAnyCase: a cost or an exemption of a host
@@ -55,6 +58,29 @@ exempt: ["GET api.example.com/healthz", "GET Status.Example.com/"]
 		if w.Code != 200 || got != want {
 			t.Errorf("%s %s%s: %d %q, want 200 %q", c.method, c.host, c.path, w.Code, got, want)
 			fmt.Sscanf(got, `"per-minute";r=%d`, &remaining) // go on from what was spent
+		}
+	}
+}
+
+// TestEndpointHostsOfOneNameInTwoCasesAreRefusedAtTheirLine: two patterns
+// whose hosts differ only in case match the same requests, so the second
+// is refused where it is written, as a pattern listed twice is.
+func TestEndpointHostsOfOneNameInTwoCasesAreRefusedAtTheirLine(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{`plans: {free: {limits: [{name: m, algorithm: fixed-window, quantity: 9, window: 1m}]}}
+default_plan: free
+exempt: ["GET api.example.com/healthz", "GET API.example.com./healthz"]
+`, `test.yaml:3:41: exempt[1]: "GET API.example.com./healthz" conflicts with "GET api.example.com/healthz"`},
+		{`plans:
+  free:
+    limits: [{name: m, algorithm: fixed-window, quantity: 9, window: 1m}]
+    costs: {"POST api.example.com/v1/reports": 5, "POST API.example.com/v1/reports": 2}
+default_plan: free
+`, `test.yaml:4:13: plans.free.costs.POST api.example.com/v1/reports: "POST api.example.com/v1/reports" conflicts with "POST API.example.com/v1/reports"`},
+	} {
+		_, err := config.Parse("test.yaml", []byte(c.yaml))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error:\n%v\nwant it to contain:\n%s", err, c.want)
 		}
 	}
 }

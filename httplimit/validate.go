@@ -331,16 +331,17 @@ func validToken(s string) bool {
 }
 
 // conflict returns the first pair i < j of valid patterns that a ServeMux
-// refuses to hold together, or -1, -1.
+// refuses to hold together, or -1, -1, each registered with its host in
+// lower case and without the root dot, as endpoints match them.
 func conflict(patterns []string) (i, j int) {
 	mux := http.NewServeMux()
 	for j := range patterns {
-		if handle(mux, patterns[j]) == nil {
+		if handle(mux, lowerHost(patterns[j])) == nil {
 			continue
 		}
 		for i := range j {
 			pair := http.NewServeMux()
-			if handle(pair, patterns[i]) == nil && handle(pair, patterns[j]) != nil {
+			if handle(pair, lowerHost(patterns[i])) == nil && handle(pair, lowerHost(patterns[j])) != nil {
 				return i, j
 			}
 		}
