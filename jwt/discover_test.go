@@ -102,6 +102,11 @@ func TestDiscoverNeedsAnIssuerToDiscover(t *testing.T) {
 		"no issuer":           {jwt.Options{Discover: true}, "Discover: needs Issuer"},
 		"an issuer not a URL": {jwt.Options{Discover: true, Issuer: "acme"}, "Issuer: with Discover"},
 		"and a KeysURL":       {jwt.Options{Discover: true, Issuer: "https://id.example/", KeysURL: "https://id.example/keys"}, "only one may be set"},
+		// Issuer + "/.well-known/openid-configuration" would be the query's
+		// or the fragment's end, not the document's path.
+		"an issuer with a query":        {jwt.Options{Discover: true, Issuer: "https://id.example/realms/api?tenant=acme"}, "Issuer: with Discover: \"https://id.example/realms/api?tenant=acme\" has a query"},
+		"an issuer with a fragment":     {jwt.Options{Discover: true, Issuer: "https://id.example/realms/api#x"}, "has a query or a fragment"},
+		"an issuer with an empty query": {jwt.Options{Discover: true, Issuer: "https://id.example/realms/api?"}, "has a query or a fragment"},
 	} {
 		if _, err := jwt.New(c.o); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error saying %q", name, err, c.want)

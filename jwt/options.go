@@ -41,7 +41,8 @@ type Options struct {
 
 	// Discover, instead of KeysURL, finds the JWK Set where the issuer's
 	// OpenID Connect discovery document says it is: Issuer must be set (an
-	// https:// URL, or http:// to a loopback host), and every fetch reads
+	// https:// URL, or http:// to a loopback host, with no query nor
+	// fragment), and every fetch reads
 	// Issuer + "/.well-known/openid-configuration" first (at most 64 KiB),
 	// whose "issuer" must be Issuer and whose "jwks_uri" is then fetched as
 	// KeysURL would be (as a redirect from the document would be: see

@@ -71,6 +71,12 @@ func (o *Options) validate() ([]jose.SignatureAlgorithm, *keySet, error) {
 		if err := checkURL(o.Issuer); err != nil {
 			return nil, nil, fieldError("Issuer", "with Discover: %w", err)
 		}
+		if strings.ContainsAny(o.Issuer, "?#") {
+			// Its discovery document's URL would end its query or its
+			// fragment instead of its path.
+			u, _ := url.Parse(o.Issuer) // checkURL parsed it
+			return nil, nil, fieldError("Issuer", "with Discover: %q has a query or a fragment, which an issuer never has (OpenID Connect Discovery 1.0, section 3)", u.Redacted())
+		}
 	}
 	algs, err := o.algorithms()
 	if err != nil {
