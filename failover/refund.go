@@ -33,14 +33,17 @@ func markLocal(out []sluice.Status) {
 func isLocal(s int64) bool { return s > localMark/2 }
 
 // Refund implements sluice.Refunder. A charge goes back to the store that
-// made it: the primary's to the primary (bounded by Options.Timeout, as in
-// Apply), a local decision's to the local store with this instance's share
-// of the limit, and then out of the account the ledger keeps for the
-// primary, so that the recovery charge does not charge refunded units. A
-// local charge the ledger has already charged to the primary (or that it
-// could not keep account of) stays charged there: the refund then gives
-// back less than it could, never more. Both stores must be
-// sluice.Refunders.
+// made it. The primary's goes to the primary, bounded by Options.Timeout as
+// in Apply; it is not asked for the checks of a node whose breaker keeps
+// Apply's calls away (open, OpenFor not yet passed): those charges stay
+// counted there, which errs on the side of refusing, and the error wraps
+// ErrCircuitOpen. A local decision's goes to the local store with this
+// instance's share of the limit, and then out of the account the ledger
+// keeps for the primary, so that the recovery charge does not charge
+// refunded units. A local charge the ledger has already charged to the
+// primary (or that it could not keep account of) stays charged there: the
+// refund then gives back less than it could, never more. Both stores must
+// be sluice.Refunders.
 func (f *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
 	if f.primary == nil {
 		return errZero()
@@ -70,11 +73,17 @@ func (f *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int
 		if !ok {
 			return fmt.Errorf("failover: the primary store (%T) cannot refund charges", f.primary)
 		}
-		tctx, cancel := f.bounded(ctx)
-		err := r.Refund(tctx, checks, primary)
-		cancel()
-		if err != nil {
-			errs = append(errs, fmt.Errorf("primary: %w", err))
+		primary, skipped := f.reachable(checks, primary)
+		if skipped {
+			errs = append(errs, fmt.Errorf("primary (its charges stay counted): %w", ErrCircuitOpen))
+		}
+		if primary != nil {
+			tctx, cancel := f.bounded(ctx)
+			err := r.Refund(tctx, checks, primary)
+			cancel()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("primary: %w", err))
+			}
 		}
 	}
 	return errors.Join(errs...)

@@ -81,8 +81,9 @@ func splitLeases(leases []int64) (local, primary []int64) {
 	return local, primary
 }
 
-// reachable returns leases without those of checks whose node's breaker
-// is refusing calls, nil if none is left, and whether it left any out.
+// reachable returns leases (or receipts) without those of checks whose
+// node's breaker is refusing calls, nil if none is left, and whether it
+// left any out.
 func (f *Store) reachable(checks []sluice.Check, leases []int64) (kept []int64, skipped bool) {
 	left := 0
 	for i := range checks {
