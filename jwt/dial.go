@@ -153,6 +153,17 @@ func loopback(host string) bool {
 	return err == nil && loopbackIP(ip)
 }
 
+// localName says whether host (no port) is a name of the local host:
+// "localhost" or a name under it ("keys.localhost", RFC 6761 section
+// 6.3), in any case, with or without the root's dot. A hop is refused to
+// one as to a loopback host; an http:// URL is not accepted on one but
+// "localhost" itself (loopback), since a resolver need not answer for the
+// others.
+func localName(host string) bool {
+	h := strings.ToLower(strings.TrimSuffix(host, "."))
+	return h == "localhost" || strings.HasSuffix(h, ".localhost")
+}
+
 // loopbackIP says whether a connection to ip reaches the local host: a
 // loopback address (127.0.0.0/8, ::1), an unspecified one (0.0.0.0, ::),
 // which a connection takes for the local host, or the IPv4-mapped form of

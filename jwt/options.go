@@ -121,10 +121,11 @@ type Options struct {
 
 	// Client makes the requests to KeysURL; a redirect is followed only to
 	// a URL KeysURL could be, never from https:// to http://, nor to a
-	// loopback host from a host that is not one; other hosts, private
-	// addresses among them, may be redirected to, since KeysURL is the
-	// operator's choice and what it serves is only ever read as a JWK Set.
-	// A fetch is given up at its 10th redirect, or where Client's own
+	// loopback host or a name under "localhost" ("keys.localhost",
+	// "localhost.") from a host that is not a loopback host; other hosts,
+	// private addresses among them, may be redirected to, since KeysURL is
+	// the operator's choice and what it serves is only ever read as a JWK
+	// Set. A fetch is given up at its 10th redirect, or where Client's own
 	// CheckRedirect says. Nil: a client of its own with a 10 s timeout.
 	// Whatever the client's timeout, a fetch, redirects and discovery
 	// document included, is given up after one minute.

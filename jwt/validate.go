@@ -152,12 +152,13 @@ func checkURL(s string) error {
 // checkHop says whether a fetch may go on from the URL from to the URL to
 // (a redirect, or the "jwks_uri" of a discovery document): to must be a
 // URL a set may be fetched from, not http:// when from is https://, and
-// not on a loopback host when from is not.
+// not on a loopback host, nor on a name of the local host (localName),
+// when from is not on a loopback host.
 func checkHop(from, to *url.URL) error {
 	switch {
 	case from.Scheme == "https" && to.Scheme != "https":
 		return fmt.Errorf("%q: from https:// to %s://", to.Redacted(), to.Scheme)
-	case loopback(to.Hostname()) && !loopback(from.Hostname()):
+	case (loopback(to.Hostname()) || localName(to.Hostname())) && !loopback(from.Hostname()):
 		return fmt.Errorf("%q: to a loopback host from %q, which is not one", to.Redacted(), from.Hostname())
 	}
 	return checkParsedURL(to)
