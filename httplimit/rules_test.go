@@ -282,6 +282,8 @@ func TestRulesValidate(t *testing.T) {
 		{"a host of only the root dot", httplimit.Rule{Name: "r", Hosts: []string{"."}, Limits: lim}, `Options.Rules[0].Hosts[0]: "." is not a host name or *.domain`},
 		{"a host with an empty label", httplimit.Rule{Name: "r", Hosts: []string{"api..example.com"}, Limits: lim}, `Options.Rules[0].Hosts[0]: "api..example.com" is not a host name or *.domain`},
 		{"a wildcard host of only the root dot", httplimit.Rule{Name: "r", Hosts: []string{"*.."}, Limits: lim}, `Options.Rules[0].Hosts[0]: "*.." is not a host name or *.domain`},
+		{"a host with a port", httplimit.Rule{Name: "r", Hosts: []string{"API.example.com:8443"}, Limits: lim},
+			`Options.Rules[0].Hosts[0]: "API.example.com:8443" never matches: a request's host is matched without its port (write "API.example.com")`},
 	} {
 		err := httplimit.Options{Plans: plan, Rules: []httplimit.Rule{c.rule}}.Validate()
 		var fe *httplimit.FieldError

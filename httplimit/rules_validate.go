@@ -44,6 +44,10 @@ func (v *validator) rules(o *Options) {
 			// A name of labels: none empty, the root dot allowed at the end.
 			name := strings.TrimSuffix(strings.TrimPrefix(h, "*."), ".")
 			if name == "" || !validToken(name) || strings.Contains(name, "*") || strings.HasPrefix(name, ".") || strings.Contains(name, "..") {
+				if host, port, ok := strings.Cut(h, ":"); ok && validToken(host) && port != "" && strings.Trim(port, "0123456789") == "" {
+					v.errorf(fmt.Sprintf("%s.Hosts[%d]", field, j), "%q never matches: a request's host is matched without its port (write %q)", h, host)
+					continue
+				}
 				v.errorf(fmt.Sprintf("%s.Hosts[%d]", field, j), "%q is not a host name or *.domain", h)
 			}
 		}
