@@ -84,7 +84,8 @@ func FuzzHAProxy(f *testing.F) {
 		"frontend fe\n  acl ok src 10.0.0.0/8\n  stick-table type ipv6 size 1k store http_req_rate(10s)\n  http-request track-sc0 src if { path_beg /api/ }\n  http-request deny deny_status 429 if !ok { sc_http_req_rate(0) gt 20 } { path_beg /api }\n",
 		"peers p\n  table t type string len 8 store http_req_rate(1m),conn_cur\nfrontend f\n  http-request track-sc1 req.hdr(x-k),lower table p/t\n  http-request deny unless { sc1_http_req_rate(p/t) le 3 }\n  tcp-request content reject if { sc_conn_cur(1,p/t) gt 2 } METH_GET\n",
 		"frontend f\n  stick-table type ip store http_req_rate(1s)\n  tcp-request connection track-sc0 src,ipmask(16)\n  use_backend b if { path /x/ } { hdr(host) -i a.example }\n  default_backend c\nbackend b\n  http-request deny if { src_http_req_rate(f) gt 1 } || TRUE\n  http-request deny if { sc_http_req_rate(0) gt 4 } !{ path /x/y } { hdr(X-A) b }\nbackend c\n",
-		"frontend 'a b'\n  acl x path_beg \"/q r\" \\#\n  stick-table type binary store http_req_rate(1h)\n  http-request track-sc0 base32+src\n  http-request deny if { sc_http_req_rate(0) -m int gt 9 } x\n")
+		"frontend 'a b'\n  acl x path_beg \"/q r\" \\#\n  stick-table type binary store http_req_rate(1h)\n  http-request track-sc0 base32+src\n  http-request deny if { sc_http_req_rate(0) -m int gt 9 } x\n",
+		"frontend f\n  acl a src 10.0.0.1\n  stick-table type ipv6 store http_req_rate(10s)\n  http-request track-sc0 src\n  http-request deny deny_status 429 unless { sc_http_req_rate(0) le 5 } a || a { path_beg /x/ } or !a\n  http-request deny if { sc_http_req_rate(0) gt 9 } { path_beg /a/ } || { path_beg /b/ } || { sc0_http_req_rate gt 3 } METH_POST\n")
 }
 
 func FuzzIngressNginx(f *testing.F) {

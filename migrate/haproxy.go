@@ -43,6 +43,9 @@ type haproxyDeny struct {
 	status int
 	cond   *haproxyCond
 	line   int
+	// text is the rule as written up to its condition
+	// ("http-request deny deny_status 429").
+	text string
 }
 
 // haproxyProxy is what a frontend, listen or backend section holds of
@@ -67,7 +70,8 @@ type haproxyRoute struct {
 // http_req_rate (or conn_cur), track-sc actions that key them, and the
 // http-request deny (tarpit, return, silent-drop) or tcp-request reject
 // rules whose conditions compare a tracked rate with a threshold. Each
-// such rule becomes a sluice rule matching the rule's other conditions
+// such rule (each term of its condition, for terms joined by ||) becomes
+// a sluice rule matching the rule's other conditions
 // (path_beg, path, method, Host, a header; a negated src list becomes
 // exempt addresses), keyed as the tracker keys its table. source names
 // the file.
@@ -117,9 +121,7 @@ func HAProxy(src, source string) (*Translation, error) {
 			continue
 		}
 		for _, d := range p.denies {
-			if ex, ok := t.haproxyRule(p.sec.name, d, p, p.trackers, nil, tables); ok {
-				exempts = append(exempts, ex)
-			}
+			exempts = append(exempts, t.haproxyRules(p.sec.name, d, p, p.trackers, nil, tables)...)
 		}
 	}
 	for _, p := range proxies {
@@ -162,9 +164,7 @@ func HAProxy(src, source string) (*Translation, error) {
 			}
 			trackers = append(trackers, p.trackers...)
 			for _, d := range p.denies {
-				if ex, ok := t.haproxyRule(name, d, p, trackers, route, tables); ok {
-					exempts = append(exempts, ex)
-				}
+				exempts = append(exempts, t.haproxyRules(name, d, p, trackers, route, tables)...)
 			}
 		}
 	}
@@ -291,7 +291,11 @@ func (p *haproxyProxy) readAction(l haproxyLine) error {
 			p.trackers = append(p.trackers, tr)
 		}
 	case action == "deny" || action == "tarpit" || action == "reject" || action == "silent-drop" || action == "return":
-		d := haproxyDeny{action: action, status: 403, cond: cond, line: l.line}
+		text := l.words
+		if i := slices.IndexFunc(text, func(w string) bool { return w == "if" || w == "unless" }); i >= 0 {
+			text = text[:i]
+		}
+		d := haproxyDeny{action: action, status: 403, cond: cond, line: l.line, text: strings.Join(text, " ")}
 		switch action {
 		case "tarpit":
 			d.status = 500

@@ -24,6 +24,15 @@ type haproxyAtom struct {
 	neg  bool
 	name string // "" for an anonymous ACL
 	defs []haproxyACL
+	text string // the ACL as written, without its !: "is_api", "{ path_beg /api/ }"
+}
+
+// String is the atom as a condition writes it.
+func (a haproxyAtom) String() string {
+	if a.neg {
+		return "!" + a.text
+	}
+	return a.text
 }
 
 // haproxyCond is an if or unless condition: terms joined by ||, each a
@@ -31,6 +40,44 @@ type haproxyAtom struct {
 type haproxyCond struct {
 	unless bool
 	terms  [][]haproxyAtom
+}
+
+// maxOrTerms bounds the terms orTerms multiplies an unless condition out
+// into.
+const maxOrTerms = 16
+
+// orTerms returns the terms of the if condition that holds exactly when c
+// does, each a conjunction of atoms: c's own terms for if; for unless, by
+// De Morgan, !(T1 || T2 || …) = !T1 && !T2 && …, each !Ti being one of
+// Ti's atoms negated, multiplied out (unless A || B is if !A !B; unless A B
+// is if !A || !B). ok is false when that makes more than maxOrTerms terms.
+func (c *haproxyCond) orTerms() (terms [][]haproxyAtom, ok bool) {
+	if !c.unless {
+		return c.terms, true
+	}
+	terms = [][]haproxyAtom{nil}
+	for _, term := range c.terms {
+		var next [][]haproxyAtom
+		for _, prefix := range terms {
+			for _, at := range term {
+				at.neg = !at.neg
+				if next = append(next, append(slices.Clip(prefix), at)); len(next) > maxOrTerms {
+					return nil, false
+				}
+			}
+		}
+		terms = next
+	}
+	return terms, true
+}
+
+// termText is a conjunction of atoms as a condition writes it.
+func termText(atoms []haproxyAtom) string {
+	words := make([]string, len(atoms))
+	for i, at := range atoms {
+		words[i] = at.String()
+	}
+	return strings.Join(words, " ")
 }
 
 // haproxyPredefined are HAProxy's predefined ACLs that a translation can
@@ -110,9 +157,10 @@ func parseCond(words []string, unless bool, acls map[string][]haproxyACL, line i
 				return nil, err
 			}
 			at.defs = []haproxyACL{def}
+			at.text = strings.Join(words[i:i+end+2], " ")
 			i += end + 1
 		} else {
-			at.name = w
+			at.name, at.text = w, w
 			if defs, ok := acls[w]; ok {
 				at.defs = defs
 			} else if p, ok := haproxyPredefined[w]; ok {

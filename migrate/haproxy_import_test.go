@@ -98,6 +98,7 @@ backend orphan
 			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
 			rules: []string{
 				"fe paths=[] key=[ip/32/128] | concurrent: concurrency 10 per 10m0s",
+				"fe-2 paths=[] key=[ip/32/128] | per-minute: sliding-window-counter 5 per 1m0s", // line 10's first term
 				"fe-keys paths=[/keyed/] key=[header:X-Key] header_from=any fallback=skip | per-30s: sliding-window-counter 7 per 30s",
 				"login-fe paths=[/login] methods=[POST] key=[ip/32/128] | per-minute: sliding-window-counter 3 per 1m0s",
 			},
@@ -105,7 +106,7 @@ backend orphan
 				"conn_cur counts a client's open connections",
 				"a table of type ip holds no IPv6 address",
 				"line 9: not imported: sluice has no limit on http_err_rate",
-				"line 10: not imported: a condition with ||",
+				"line 10, term { path_beg /x/ }: not imported: it compares no counter",
 				"line 12: not imported: no track-sc1 before it",
 				"line 16: not imported: req.hdr(X-Other),table_http_req_rate(keys) reads table keys, but nothing here tracks req.hdr(X-Other) into it",
 				"line 13: not imported: sluice's rules match paths",

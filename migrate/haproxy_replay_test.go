@@ -53,12 +53,7 @@ func TestHAProxyAgrees(t *testing.T) {
 	t.Parallel()
 	targets := startHAProxyTargets(t, haproxySite, okUpstream(t))
 
-	type request struct {
-		from         byte // 127.0.0.from
-		method, path string
-		tenant       string
-	}
-	seq := []request{
+	seq := []haproxyRequest{
 		{2, "GET", "/api/a", ""}, {2, "GET", "/api/b", ""}, {2, "GET", "/api/a", ""}, {2, "GET", "/api/a", ""}, {2, "GET", "/api/c", ""},
 		{2, "GET", "/apix", ""}, {2, "GET", "/other", ""},
 		{9, "GET", "/api/a", ""}, {9, "GET", "/api/a", ""}, {9, "GET", "/api/a", ""}, {9, "GET", "/api/a", ""}, {9, "GET", "/api/a", ""},
@@ -74,7 +69,21 @@ func TestHAProxyAgrees(t *testing.T) {
 		429,
 		200, 200, 200,
 		200, 429, 200, 200}
+	expectSameStatuses(t, targets, seq, want)
+}
 
+// haproxyRequest is a request of a sequence sent to HAProxy and sluice.
+type haproxyRequest struct {
+	from         byte // 127.0.0.from
+	method, path string
+	tenant       string // X-Tenant; "" for none
+}
+
+// expectSameStatuses sends seq to targets["haproxy"], then to
+// targets["sluice"], within one of sluice's minutes, and requires HAProxy
+// to answer want, and sluice as HAProxy does, request by request.
+func expectSameStatuses(t *testing.T, targets map[string]string, seq []haproxyRequest, want []int) {
+	t.Helper()
 	// Both must count from the start of one of sluice's minutes: wait for
 	// the next one when less than 20 s of this one are left.
 	if left := time.Minute - time.Duration(time.Now().UnixNano())%time.Minute; left < 20*time.Second {

@@ -9,29 +9,66 @@ import (
 	"strings"
 )
 
-// haproxyRule translates refusal d of proxy p into a rule named after name,
-// with trackers the stick counters tracked when d runs and route the
-// conditions that sent the request to p (a backend). It reports the client
-// addresses d leaves out (a negated src ACL), and false, having said why,
-// when d is no rate limit sluice can import.
-func (t *Translation) haproxyRule(name string, d haproxyDeny, p *haproxyProxy, trackers []haproxyTrack, route []haproxyAtom, tables map[string]*haproxyTable) ([]string, bool) {
+// haproxyRules translates refusal d of proxy p into rules named after
+// name, with trackers the stick counters tracked when d runs and route the
+// conditions that sent the request to p (a backend). HAProxy refuses when
+// any term of d's condition (as orTerms writes it) holds, as it would for
+// one rule per term, and as sluice refuses when any rule's limit is over:
+// each term that compares a counter becomes a rule of its own. A term that
+// compares none refuses every request it matches, which no sluice limit
+// does: it is reported, with the rule to keep in HAProxy. haproxyRules
+// returns, for each rule it made, the client addresses the rule leaves out
+// (a negated src ACL); it says why of each term it does not import.
+func (t *Translation) haproxyRules(name string, d haproxyDeny, p *haproxyProxy, trackers []haproxyTrack, route []haproxyAtom, tables map[string]*haproxyTable) [][]string {
 	where := fmt.Sprintf("%s %s, line %d", p.sec.kind, p.sec.name, d.line)
+	if d.cond == nil {
+		t.differs(where, "not imported: %s without a condition refuses every request; sluice has no such limit (leave it in HAProxy, or refuse those requests in the upstream).", d.action)
+		return nil
+	}
+	terms, ok := d.cond.orTerms()
+	if !ok {
+		t.differs(where, "not imported: written with if, this unless condition is more than %d terms joined by ||; write it with if, in fewer terms.", maxOrTerms)
+		return nil
+	}
+	counts := func(atoms []haproxyAtom) bool {
+		return slices.ContainsFunc(atoms, func(at haproxyAtom) bool {
+			_, ok := counterOf(at.defs[0].fetch)
+			return len(at.defs) == 1 && ok
+		})
+	}
+	switch {
+	case !slices.ContainsFunc(terms, counts):
+		return nil // a refusal that compares no counter: not rate limiting
+	case len(terms) == 1:
+		if ex, ok := t.haproxyRule(name, where, d, terms[0], p, trackers, route, tables); ok {
+			return [][]string{ex}
+		}
+		return nil
+	}
+	var exempts [][]string
+	for _, term := range terms {
+		text := termText(term)
+		where := where + ", term " + text
+		if !counts(term) {
+			t.differs(where, "not imported: it compares no counter, so HAProxy refuses every request it matches, at any rate; no sluice limit refuses so. Keep `%s if %s` in HAProxy in front of sluice (or refuse those requests in the upstream); each term that compares a counter is translated as a rule of its own.", d.text, text)
+			continue
+		}
+		if ex, ok := t.haproxyRule(name, where, d, term, p, trackers, route, tables); ok {
+			exempts = append(exempts, ex)
+		}
+	}
+	return exempts
+}
+
+// haproxyRule translates atoms, a conjunction of ACLs on which refusal d
+// of proxy p refuses, into a rule named after name (see haproxyRules);
+// where names d in the report. It reports the client addresses the rule
+// leaves out (a negated src ACL), and false, having said why, when atoms
+// are no rate limit sluice can import.
+func (t *Translation) haproxyRule(name, where string, d haproxyDeny, atoms []haproxyAtom, p *haproxyProxy, trackers []haproxyTrack, route []haproxyAtom, tables map[string]*haproxyTable) ([]string, bool) {
 	skip := func(format string, args ...any) ([]string, bool) {
 		t.differs(where, "not imported: "+format, args...)
 		return nil, false
-	}
-	if d.cond == nil {
-		return skip("%s without a condition refuses every request; sluice has no such limit (leave it in HAProxy, or refuse those requests in the upstream).", d.action)
-	}
-	if len(d.cond.terms) != 1 {
-		return skip("a condition with || (or); write one rule for each of its terms.")
-	}
-	atoms := slices.Clone(d.cond.terms[0])
-	if d.cond.unless {
-		if len(atoms) != 1 {
-			return skip("unless with several ACLs refuses when any of them is false; write one rule for each.")
-		}
-		atoms[0].neg = !atoms[0].neg
 	}
 	var rate *haproxyAtom
 	var rest []haproxyAtom
