@@ -20,10 +20,10 @@ import (
 // a name that resolves to 127.0.0.1, or a name DNS rebinds there — is
 // refused where the connection is made, which the name cannot hide.
 //
-// Two connections are never checked: those to the configured URL's own
-// host and port, the operator's choice whatever its name resolves to, and
-// those to a proxy the transport names (Proxy, HTTPS_PROXY), which
-// resolves the hosts behind it itself.
+// Two kinds of connection are never checked: those to the configured
+// URL's own host and port, the operator's choice whatever its name
+// resolves to, and those to a proxy the transport names (Proxy,
+// HTTPS_PROXY), which resolves the hosts behind it itself.
 //
 // A dialGuard is safe for concurrent use.
 type dialGuard struct {
