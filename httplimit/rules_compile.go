@@ -33,12 +33,12 @@ func compileRule(r *Rule, o *Options, prefix string, hidden map[string]bool) (*r
 	if r.Cost != nil {
 		ru.cost = *r.Cost
 	}
-	for i, s := range r.Paths {
+	for _, s := range r.Paths {
 		pp, err := parsePathPattern(s)
 		if err != nil {
 			return nil, err
 		}
-		pp.key = strconv.Itoa(i) + "_" + sanitized(s)
+		pp.key = routeValue(s)
 		ru.paths = append(ru.paths, pp)
 	}
 	for _, s := range r.ExceptPaths {
@@ -90,12 +90,23 @@ func ruleLimit(name string, l sluice.Limit) sluice.Limit {
 	return q
 }
 
-// sanitized returns s with every byte a store key does not keep as "_".
-func sanitized(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			b[i] = '_'
+// routeValue returns the path pattern s as a "route" key value: "/" as
+// "_", the bytes a store key keeps as they are (A-Z a-z 0-9 . -), and
+// every other byte as "@" and its two hex digits ("/t/{id}" is
+// "_t_@7bid@7d"). Each pattern has a value of its own, whatever the other
+// patterns of its rule and their order, so that a rule's routes keep their
+// counts when patterns are added, removed or reordered.
+func routeValue(s string) string {
+	const hexDigits = "0123456789abcdef"
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '/':
+			b = append(b, '_')
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-':
+			b = append(b, c)
+		default:
+			b = append(b, '@', hexDigits[c>>4], hexDigits[c&15])
 		}
 	}
 	return string(b)

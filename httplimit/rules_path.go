@@ -11,9 +11,7 @@ import (
 // pathPattern is a compiled ServeMux path pattern (no method, no host).
 type pathPattern struct {
 	text string
-	// key is the pattern as a Rule's "route" key value: its position in
-	// the rule's Paths and its text with every byte a store key does not
-	// keep as "_".
+	// key is the pattern as a Rule's "route" key value (see routeValue).
 	key  string
 	segs []pathSeg
 	// subtree: the pattern ends in "/" and matches every path below it.
