@@ -167,7 +167,10 @@
 //     none of whose calls reached a master while it was down — its leases
 //     covered them, or it had none — returns too: a read of the watch
 //     (below) that the master does not answer marks it as a failure of the
-//     instance's own would (failover.Store.Unreachable).
+//     instance's own would (failover.Store.Unreachable). An outage between
+//     two reads (100 ms apart) may go unseen by such an instance: what the
+//     others' fallbacks admitted meanwhile, at most their shares, may then
+//     go beyond the promise.
 //   - With Sentinel, the store moves to a new primary on the Sentinels'
 //     +switch-master event, and asks them every SentinelRefresh (5 s)
 //     besides: a store that missed the event (its Sentinel connection was
