@@ -305,6 +305,7 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 		return false, nil
 	}
 	if err != nil && ctx.Err() == nil { // a caller that gave up says nothing of Redis
+		l.stats.failures.Add(1)
 		l.down.Store(after + l.after)
 	}
 	return false, l.exact(ctx, checks, out)

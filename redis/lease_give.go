@@ -161,6 +161,9 @@ func (l *Leased) flush(ctx context.Context) error {
 	}
 	l.stats.giveBacks.Add(1)
 	if err := l.shared.giveBack(ctx, checks, marks); err != nil {
+		if ctx.Err() == nil {
+			l.stats.failures.Add(1)
+		}
 		return err
 	}
 	var n int64

@@ -96,6 +96,7 @@ func (l *Leased) refill(e *leaseEntry, n int64, scarce bool, ch chan struct{}) {
 	l.stats.taking.Add(-1)
 	close(ch)
 	if err != nil {
+		l.stats.failures.Add(1)
 		l.down.Store(after + l.after)
 	}
 }

@@ -23,6 +23,12 @@ type LeaseStats struct {
 	// unspent when their lease ended (given back too, but by then a
 	// window may have ended or a bucket refilled them).
 	Spent, Returned, Expired int64
+	// Failures is the number of takes and give-back runs Redis failed (an
+	// error or no answer within the store's timeout; not those whose
+	// caller gave up). They reach Redis around the failover, whose counts
+	// do not include them; the checks of a failed take are then decided by
+	// the failover, as without leases.
+	Failures int64
 	// Lost is the units of leases that were neither spent nor given
 	// back because the shared state that counted them was lost: a master
 	// back without its data, or one that took over without its
@@ -52,6 +58,7 @@ func (s LeaseStats) RoundTripsPerDecision() float64 {
 
 type leaseCounters struct {
 	calls, local, roundTrips, prefetches, giveBacks atomic.Int64
+	failures                                        atomic.Int64
 	taking                                          atomic.Int64
 	leases, leased, spent, returned, expired, lost  atomic.Int64
 }
@@ -75,7 +82,8 @@ func (l *Leased) Stats() LeaseStats {
 		Held: held, Keys: keys, Taking: c.taking.Load(),
 		Calls: c.calls.Load(), Local: c.local.Load(),
 		RoundTrips: c.roundTrips.Load(), Prefetches: c.prefetches.Load(), GiveBacks: c.giveBacks.Load(),
-		Leases: c.leases.Load(), Leased: c.leased.Load(),
+		Failures: c.failures.Load(),
+		Leases:   c.leases.Load(), Leased: c.leased.Load(),
 		Spent: c.spent.Load(), Returned: c.returned.Load(), Expired: c.expired.Load(), Lost: c.lost.Load(),
 	}
 }
