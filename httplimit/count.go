@@ -395,9 +395,11 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // usedOf returns the units that header (or the trailer) name of h reports
 // as used, and whether it reports a whole number of them (≥ 0). A
-// trailer, sent after the body, wins over a header of the same name.
+// trailer, sent after the body, wins over a header of the same name. Names
+// are matched in any case, an unannounced trailer's (http.TrailerPrefix)
+// too, which http.Header does not canonicalize.
 func usedOf(h http.Header, name string) (used int64, ok bool) {
-	v := h.Get(http.TrailerPrefix + name)
+	v := trailerValue(h, name)
 	if v == "" {
 		vs := h.Values(name)
 		if len(vs) == 0 {
@@ -410,6 +412,20 @@ func usedOf(h http.Header, name string) (used int64, ok bool) {
 		return 0, false
 	}
 	return used, true
+}
+
+// trailerValue returns the first value of the unannounced trailer name of
+// h (http.TrailerPrefix and the name, in any case), or "".
+func trailerValue(h http.Header, name string) string {
+	if vs := h[http.TrailerPrefix+http.CanonicalHeaderKey(name)]; len(vs) > 0 {
+		return vs[0]
+	}
+	for k, vs := range h {
+		if len(vs) > 0 && len(k) == len(http.TrailerPrefix)+len(name) && strings.EqualFold(k, http.TrailerPrefix+name) {
+			return vs[0]
+		}
+	}
+	return ""
 }
 
 // statusCounted reports whether list (CountStatus's: statuses and classes

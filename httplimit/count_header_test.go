@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,6 +113,28 @@ func TestCountHeaderSettlesEachRequestToWhatItUsed(t *testing.T) {
 				t.Errorf("the rule counting all: %q, want r=93 after 7 requests", w.Header().Get("RateLimit"))
 			}
 		})
+	}
+}
+
+// The header a limit counts is named in any case, as HTTP header names
+// are (count: "header:x-usage-tokens", the spelling of gRPC's metadata): the
+// usage is read from the answer's header, its announced trailer and its
+// unannounced one (http.TrailerPrefix, as a reverse proxy copies an
+// upstream's trailers) alike, whichever case the trailer is written in.
+func TestCountHeaderIsNamedInAnyCase(t *testing.T) {
+	cfg := strings.Replace(fmt.Sprintf(tokensPlan, "fixed-window"), "header:X-Usage-Tokens", "header:x-usage-tokens", 1)
+	h, _ := setupNext(t, cfg, time.Date(2026, 12, 2, 12, 0, 10, 0, time.UTC), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("streamed"))
+		w.Header()[http.TrailerPrefix+r.Header.Get("X-Trailer-Name")] = []string{"7"}
+	}))
+	left := int64(100)
+	for _, name := range []string{"X-Usage-Tokens", "x-usage-tokens", "X-USAGE-TOKENS"} {
+		do(h, req{method: "POST", path: "/v1/complete", remote: "192.0.2.1:1", header: map[string]string{"X-Trailer-Name": name}})
+		left -= 7
+		w := do(h, req{path: "/v1/usage", remote: "192.0.2.1:1"})
+		if m := tokensItem.FindStringSubmatch(w.Header().Get("RateLimit")); m == nil || m[1] != strconv.FormatInt(left, 10) {
+			t.Fatalf("a trailer %s%s of 7: RateLimit %q, want %d tokens left", http.TrailerPrefix, name, w.Header().Get("RateLimit"), left)
+		}
 	}
 }
 
