@@ -41,9 +41,15 @@ func (s *Server) newEnvoyService(cfg *config.Config, rules *envoy.Rules) (*envoy
 }
 
 // observeEnvoy counts Envoy decisions, in the metrics and on the dashboard:
-// policy is the domain, limit the rule.
+// policy is the domain, limit the rule. An invalid request (Envoy's
+// mistake, answered InvalidArgument) is logged, not counted as undecided:
+// the store did not fail.
 func (s *Server) observeEnvoy(res *envoy.Result, took time.Duration, err error) {
 	s.metrics.seconds.Observe(took.Seconds())
+	if status.Code(err) == codes.InvalidArgument {
+		s.warnings.Warn(context.Background(), s.log, "envoy: invalid request refused", "domain", res.Domain, "err", err)
+		return
+	}
 	if err != nil {
 		s.undecided(err)
 		return
