@@ -117,10 +117,14 @@ type watcher struct {
 	// its data: Open's store drops its leases then (Leased.drop).
 	onLoss func()
 	// onMiss, when not nil, is called (on any goroutine) with the address
-	// of a master that did not answer a read: Open's store tells its
+	// of a master that did not answer a read, or that was not a master at
+	// the previous read (a promoted replica, a new master Sentinel named:
+	// its predecessor failed or was demoted): Open's store tells its
 	// failover (failover.Store.Unreachable), so that it returns to the
-	// master as after a failure of its own calls.
+	// master as after a failure of its own calls, whatever other instances
+	// admitted meanwhile being charged there first.
 	onMiss  func(addr string)
+	masters map[string]bool // the masters of the last read; nil before the first
 	history history
 	memory  memoryWatch
 	lost    atomic.Int64
@@ -182,6 +186,11 @@ func (s *Store) watchOnce(w *watcher) {
 		fields map[string]string
 	}
 	nodes := s.client.Nodes()
+	if promoted := w.promoted(s.masters(nodes)); w.onMiss != nil {
+		for _, addr := range promoted {
+			w.onMiss(addr)
+		}
+	}
 	reads := make(chan read, len(nodes))
 	var wg sync.WaitGroup
 	for addr, c := range nodes {
@@ -229,6 +238,43 @@ func (s *Store) watchOnce(w *watcher) {
 		}
 	}
 	w.memory.seen.Store(int64(len(w.memory.evicted)))
+}
+
+// masters returns the addresses of the nodes that serve keys now, as
+// Node names them: a Cluster's masters as its slot map last said, else
+// the client's one node (the server, or the master Sentinel names).
+func (s *Store) masters(nodes map[string]rueidis.Client) []string {
+	if s.cluster {
+		if m := s.slots.Load(); m != nil {
+			return m.names[1:]
+		}
+		return nil
+	}
+	var list []string
+	for addr := range nodes {
+		list = append(list, addr)
+	}
+	return list
+}
+
+// promoted records masters as those of the read under way and returns
+// the ones that were not masters at the previous read (none at the first).
+// A read that finds no master (a slot map not read yet, a Sentinel
+// switching) changes nothing.
+func (w *watcher) promoted(masters []string) []string {
+	if len(masters) == 0 {
+		return nil
+	}
+	var fresh []string
+	next := make(map[string]bool, len(masters))
+	for _, addr := range masters {
+		next[addr] = true
+		if w.masters != nil && !w.masters[addr] {
+			fresh = append(fresh, addr)
+		}
+	}
+	w.masters = next
+	return fresh
 }
 
 // losses returns w's counts.
