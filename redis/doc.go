@@ -167,7 +167,9 @@
 //     none of whose calls reached a master while it was down — its leases
 //     covered them, or it had none — returns too: a read of the watch
 //     (below) that the master does not answer marks it as a failure of the
-//     instance's own would (failover.Store.Unreachable). An outage between
+//     instance's own would (failover.Store.Unreachable), and so does a
+//     master the watch did not see as one at its previous read (a replica
+//     promoted, a master Sentinel named). An outage between
 //     two reads (100 ms apart) may go unseen by such an instance: what the
 //     others' fallbacks admitted meanwhile, at most their shares, may then
 //     go beyond the promise.
