@@ -361,10 +361,15 @@ func handle(mux *http.ServeMux, pattern string) (err error) {
 	return nil
 }
 
-// checkPattern reports whether s is a valid net/http ServeMux pattern.
+// checkPattern reports whether s is a valid net/http ServeMux pattern,
+// without a segment written as a glob (see globError).
 func checkPattern(s string) error {
 	if err := handle(http.NewServeMux(), s); err != nil {
 		return fmt.Errorf("%q is not a ServeMux pattern (e.g. \"POST /api/generate\", \"GET /items/{id}\"): %w", s, err)
+	}
+	_, j := hostSpan(s)
+	if err := globError(s[j:]); err != nil {
+		return fmt.Errorf("%q: %w", s, err)
 	}
 	return nil
 }
