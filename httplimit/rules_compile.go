@@ -176,6 +176,10 @@ func parseKeyPart(s string, o *Options, paths []pathPattern) (keyPart, error) {
 		kp.kind, kp.header = KeyHeader, http.CanonicalHeaderKey(name)
 	case strings.HasPrefix(s, KeyPath):
 		name := strings.TrimPrefix(s, KeyPath)
+		if bare, ok := strings.CutPrefix(name, "{"); ok && strings.HasSuffix(bare, "}") {
+			bare = strings.TrimSuffix(strings.TrimSuffix(bare, "}"), "...")
+			return kp, fmt.Errorf("%q: a wildcard is named without its braces (write %q)", s, KeyPath+bare)
+		}
 		if len(paths) == 0 {
 			return kp, fmt.Errorf("%q: the rule has no paths to take wildcard %q from", s, name)
 		}

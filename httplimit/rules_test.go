@@ -282,6 +282,8 @@ func TestRulesValidate(t *testing.T) {
 		{"a host of only the root dot", httplimit.Rule{Name: "r", Hosts: []string{"."}, Limits: lim}, `Options.Rules[0].Hosts[0]: "." is not a host name or *.domain`},
 		{"a host with an empty label", httplimit.Rule{Name: "r", Hosts: []string{"api..example.com"}, Limits: lim}, `Options.Rules[0].Hosts[0]: "api..example.com" is not a host name or *.domain`},
 		{"a wildcard host of only the root dot", httplimit.Rule{Name: "r", Hosts: []string{"*.."}, Limits: lim}, `Options.Rules[0].Hosts[0]: "*.." is not a host name or *.domain`},
+		{"a wildcard key written with its braces", httplimit.Rule{Name: "r", Paths: []string{"/t/{id}"}, Key: []string{"path:{id}"}, Limits: lim},
+			`Options.Rules[0].Key[0]: "path:{id}": a wildcard is named without its braces (write "path:id")`},
 		{"a path with a glob", httplimit.Rule{Name: "r", Paths: []string{"/v1/x/*"}, Limits: lim},
 			`Options.Rules[0].Paths[0]: "/v1/x/*": segment "*" is no wildcard: ServeMux matches it as it is written, so it matches only the path with that segment (the subtree is "/v1/x/", one segment {name}, the rest {name...})`},
 		{"an except path with a glob", httplimit.Rule{Name: "r", ExceptPaths: []string{"/*/health"}, Limits: lim},
