@@ -1,5 +1,7 @@
 package server
 
+import "container/heap"
+
 // topTable holds the most refused clients, at most topCapacity, by the
 // space-saving algorithm: a client not in a full table takes the place of
 // the least refused one and starts from its count, so a flood of new
@@ -9,10 +11,7 @@ package server
 // is empty; it is not safe for concurrent use (stats.mu guards it).
 type topTable struct {
 	bySubject map[string]*topEntry
-	heap      []*topEntry // heap[0] is the least refused
-	// compared counts the comparisons of counts the table has made: its
-	// upkeep's cost.
-	compared int
+	entries   topHeap
 }
 
 // refuse counts a refusal of subject; describe gives a new entry's client
@@ -20,70 +19,62 @@ type topTable struct {
 func (t *topTable) refuse(subject string, describe func() (client, plan string)) {
 	if e := t.bySubject[subject]; e != nil {
 		e.Count++
-		t.down(e.index)
+		heap.Fix(&t.entries, e.index)
 		return
 	}
 	if t.bySubject == nil {
 		t.bySubject = map[string]*topEntry{}
 	}
-	var e *topEntry
-	if len(t.heap) < topCapacity {
-		e = &topEntry{index: len(t.heap)}
-		t.heap = append(t.heap, e)
-	} else {
-		e = t.heap[0] // the least refused makes way, its count kept
+	e := &topEntry{}
+	if len(t.entries.e) == topCapacity {
+		e = t.entries.e[0] // the least refused makes way, its count kept
 		delete(t.bySubject, e.subject)
 	}
 	e.subject = subject
 	e.Client, e.Plan = describe()
 	e.Count++
 	t.bySubject[subject] = e
-	t.up(e.index)
-	t.down(e.index)
+	if e.Count == 1 {
+		heap.Push(&t.entries, e)
+	} else {
+		heap.Fix(&t.entries, e.index)
+	}
 }
 
 // len returns the number of clients in the table.
-func (t *topTable) len() int { return len(t.heap) }
+func (t *topTable) len() int { return len(t.entries.e) }
 
-// less reports whether the entry at i is less refused than the one at j.
-func (t *topTable) less(i, j int) bool {
-	t.compared++
-	return t.heap[i].Count < t.heap[j].Count
+// topHeap is a min-heap of entries on their count (container/heap), each
+// entry knowing its index.
+type topHeap struct {
+	e []*topEntry
+	// compared counts the comparisons of counts the heap has made: its
+	// upkeep's cost.
+	compared int
 }
 
-func (t *topTable) swap(i, j int) {
-	t.heap[i], t.heap[j] = t.heap[j], t.heap[i]
-	t.heap[i].index, t.heap[j].index = i, j
+func (h *topHeap) Len() int { return len(h.e) }
+
+func (h *topHeap) Less(i, j int) bool {
+	h.compared++
+	return h.e[i].Count < h.e[j].Count
 }
 
-// up moves the entry at i towards the root while it is less refused than
-// its parent.
-func (t *topTable) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !t.less(i, p) {
-			return
-		}
-		t.swap(i, p)
-		i = p
-	}
+func (h *topHeap) Swap(i, j int) {
+	h.e[i], h.e[j] = h.e[j], h.e[i]
+	h.e[i].index, h.e[j].index = i, j
 }
 
-// down moves the entry at i towards the leaves while a child is less
-// refused.
-func (t *topTable) down(i int) {
-	for {
-		c := 2*i + 1
-		if c >= len(t.heap) {
-			return
-		}
-		if r := c + 1; r < len(t.heap) && t.less(r, c) {
-			c = r
-		}
-		if !t.less(c, i) {
-			return
-		}
-		t.swap(i, c)
-		i = c
-	}
+func (h *topHeap) Push(x any) {
+	e := x.(*topEntry)
+	e.index = len(h.e)
+	h.e = append(h.e, e)
+}
+
+// Pop is never called (the table replaces its least refused entry in
+// place); it is part of heap.Interface.
+func (h *topHeap) Pop() any {
+	e := h.e[len(h.e)-1]
+	h.e = h.e[:len(h.e)-1]
+	return e
 }

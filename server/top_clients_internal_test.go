@@ -27,13 +27,13 @@ func TestTopClientsCostLogarithmicPerRefusal(t *testing.T) {
 		refuse("fill:" + strconv.Itoa(i))
 	}
 	const flood = 20000
-	before := s.top.compared
+	before := s.top.entries.compared
 	for i := range flood {
 		refuse("new:" + strconv.Itoa(i))
 	}
 	// Each refusal sifts one entry: at most two comparisons a level.
 	most := flood * 2 * (bits.Len(uint(topCapacity)) + 1)
-	if n := s.top.compared - before; n > most {
+	if n := s.top.entries.compared - before; n > most {
 		t.Errorf("%d refusals of new clients made %d comparisons, want at most %d (O(log %d) each)", flood, n, most, topCapacity)
 	}
 	if s.top.len() != topCapacity {
