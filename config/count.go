@@ -80,8 +80,12 @@ func (d *decoder) resolveCounts(c *Config, raw *rawConfig) {
 	}
 	for _, ca := range d.counts {
 		if count := c.Count[ca.name]; !ca.said && count != "" && count != httplimit.CountAll {
-			d.Errorf(ca.node, ca.path, "%q would count %s, as %s says of another limit of its name: limits of one name "+
-				"count alike (say count: %q here too, or name one of them apart)", ca.name, countWords(count), saidAt[ca.name], count)
+			of := "another limit of its name"
+			if at := saidAt[ca.name]; strings.HasPrefix(at, "rules[") && !strings.Contains(at, ".limits[") {
+				of = "the limits of rule " + ca.name // a rule's count: names its limits by the rule's name
+			}
+			d.Errorf(ca.node, ca.path, "%q would count %s, as %s says of %s: a count belongs to a name, and limits of one name "+
+				"count alike (say count: %q here too, or name one of them apart)", ca.name, countWords(count), saidAt[ca.name], of, count)
 		}
 	}
 }

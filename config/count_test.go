@@ -82,13 +82,22 @@ rules:
   pro:
     limits: [{name: m, algorithm: fixed-window, quantity: 50, window: 1m}]
 `, `t.yaml:5:21: plans.pro.limits[0].name: "m" would count only failures, as plans.free.limits[0].count says of another limit of its name: ` +
-			`limits of one name count alike (say count: "failures" here too, or name one of them apart)`},
+			`a count belongs to a name, and limits of one name count alike (say count: "failures" here too, or name one of them apart)`},
 		{"a limit saying nothing before one of its name counted", `plans:
   free:
     limits: [{name: m, algorithm: fixed-window, quantity: 5, window: 1m}]
   pro:
     limits: [{name: m, algorithm: fixed-window, quantity: 50, window: 1m, count: "status:404"}]
 `, `t.yaml:3:21: plans.free.limits[0].name: "m" would count only answers of status 404, as plans.pro.limits[0].count says of another limit of its name`},
+		{"a limit of the name of a rule that counts", `plans:
+  free:
+    limits: [{name: reports, algorithm: fixed-window, quantity: 60, window: 1m}]
+rules:
+  - name: reports
+    count: successes
+    limits: [{name: m, algorithm: fixed-window, quantity: 1, window: 1m}]
+`, `t.yaml:3:21: plans.free.limits[0].name: "reports" would count only successes, as rules[0].count says of the limits of rule reports: ` +
+			`a count belongs to a name, and limits of one name count alike (say count: "successes" here too, or name one of them apart)`},
 		{"a leased limit", `store:
   type: redis
   redis: {addresses: ["127.0.0.1:6379"], lease: auto}
