@@ -169,10 +169,10 @@
 //     (below) that the master does not answer marks it as a failure of the
 //     instance's own would (failover.Store.Unreachable), and so does a
 //     master the watch did not see as one at its previous read (a replica
-//     promoted, a master Sentinel named). An outage between
-//     two reads (100 ms apart) may go unseen by such an instance: what the
-//     others' fallbacks admitted meanwhile, at most their shares, may then
-//     go beyond the promise.
+//     promoted, a master Sentinel named). An outage between two reads
+//     (100 ms apart) may go unseen by such an instance: what the others'
+//     fallbacks admitted meanwhile, at most their shares, may then go
+//     beyond the promise.
 //   - With Sentinel, the store moves to a new primary on the Sentinels'
 //     +switch-master event, and asks them every SentinelRefresh (5 s)
 //     besides: a store that missed the event (its Sentinel connection was
