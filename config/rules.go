@@ -16,7 +16,7 @@ import (
 //	  - name: uploads
 //	    match:
 //	      methods: [POST]
-//	      paths: ["/v1/tenants/{tenant}/uploads"]
+//	      paths: ["/v1/tenants/{tenant}/uploads/"]
 //	      except_paths: ["/v1/tenants/{tenant}/uploads/status"]   # left out
 //	      hosts: [api.example.com, "*.example.net"]
 //	      headers: [{name: X-Beta, value: "1"}, {name: X-Trace}]
