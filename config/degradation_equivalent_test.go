@@ -35,3 +35,17 @@ func TestDegradationClassesRefuseOneRouteWrittenTwoWays(t *testing.T) {
 		}
 	}
 }
+
+// A degradation class's pattern written as a glob ("POST /reports/*") is
+// refused at its line: ServeMux reads "*" as itself, so the class would
+// hold only that literal path, and the endpoints meant would never be shed
+// or spared.
+func TestDegradationClassesRefuseAGlob(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	_, err := config.Parse("d.yaml", []byte(plans+`degradation: {classes: {expensive: ["POST /reports/*"]}}`+"\n"))
+	const want = `d.yaml:3:37: degradation.classes.expensive[0]: "POST /reports/*": segment "*" is no wildcard: ` +
+		`ServeMux matches it as it is written, so it matches only the path with that segment (the subtree is "/reports/", one segment {name}, the rest {name...})`
+	if err == nil || err.Error() != want {
+		t.Errorf("%v\nwant exactly:\n%s", err, want)
+	}
+}

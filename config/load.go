@@ -633,6 +633,9 @@ func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]
 			d.Errorf(e, p, "%v", err)
 			return
 		}
+		if d.patternGlob(e, p, s) {
+			return
+		}
 		d.patternMethod(e, p, s)
 		d.patternHost(e, p, s)
 		route := routeOf(s)

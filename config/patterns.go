@@ -22,6 +22,24 @@ func patternParts(s string) (method, host, path string) {
 	return method, rest, ""
 }
 
+// patternGlob refuses the ServeMux pattern s when a segment of its path is
+// written as a glob ("/reports/*", "/files/*.png"): ServeMux reads "*" as
+// itself, so s would match only a path with that very segment. Exempt
+// routes and costs are refused so by httplimit's validation; this is for
+// the patterns the configuration alone reads (degradation classes).
+func (d *decoder) patternGlob(n *yaml.Node, p, s string) bool {
+	_, _, path := patternParts(s)
+	parts := strings.Split(path, "/")
+	for i, part := range parts {
+		if strings.Contains(part, "*") {
+			d.Errorf(n, p, "%q: segment %q is no wildcard: ServeMux matches it as it is written, so it matches only the path "+
+				"with that segment (the subtree is %q, one segment {name}, the rest {name...})", s, part, strings.Join(parts[:i], "/")+"/")
+			return true
+		}
+	}
+	return false
+}
+
 // patternHost refuses the ServeMux pattern s when its host has a port:
 // ServeMux matches a request's host without its port, so no request
 // matches it.
