@@ -200,3 +200,36 @@ func TestReloadRefusesCountOnLimitTheRunningStoreLeases(t *testing.T) {
 		t.Errorf("the configuration in force counts %v; want the old one kept", got)
 	}
 }
+
+// sluice_lease_units_total{event="lost"} counts the units of leases that
+// ended with the state that counted them (Redis back without its data),
+// and sluice_lease_failures_total the takes Redis failed (here, on a
+// paused Redis, one that did not answer within the store's timeout).
+func TestLeaseMetricsCountLostUnitsAndFailedTakes(t *testing.T) {
+	rs := redistest.Standalone(t)
+	srv, reg := leasingServer(t, rs, "200ms")
+	h := srv.PublicHandler()
+	for i := range 200 {
+		if code := getFrom(h, "198.51.100.7"); code != 200 {
+			t.Fatalf("request %d: %d", i, code)
+		}
+	}
+	rs.Pause()
+	getFrom(h, "198.51.100.9") // a new client's take, which Redis does not answer
+	rs.Resume()
+	if got := gatheredSeries(t, reg)["sluice_lease_failures_total"]; got < 1 {
+		t.Errorf("sluice_lease_failures_total = %v after a take a paused Redis did not answer, want ≥ 1", got)
+	}
+
+	if got := gatheredSeries(t, reg)["sluice_lease_units_held"]; got <= 0 {
+		t.Fatalf("no units held before the restart: %v", got)
+	}
+	rs.Restart()
+	deadline := time.Now().Add(10 * time.Second)
+	for gatheredSeries(t, reg)[`sluice_lease_units_total{event="lost"}`] == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no lost units counted 10 s after Redis came back empty: %v", gatheredSeries(t, reg))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
