@@ -112,6 +112,9 @@ type Result struct {
 	ruleKeys  []string
 	ruleCosts []int64
 	ruleMask  uint64
+	// sharedMask has bit i set when the i-th rule matched with a key that
+	// holds nothing of the client's (see Middleware.ruleKey).
+	sharedMask uint64
 	// Penalized: the client is in the penalty box (Options.Penalty), which
 	// refused the request before any limit was checked; Checks and
 	// Decision are then the box's.

@@ -14,7 +14,9 @@ import (
 
 // Penalty puts a client that keeps being refused in a penalty box (a
 // mitigation timeout): after Refusals refusals within Within (refusals by
-// the global limits alone, a full service's, are not counted), every
+// the global limits alone, a full service's, and by rules whose key held
+// nothing of the client's — only what every client shares, or the one
+// value FallbackShared gives requests without theirs — are not counted), every
 // request of the client is refused for For, whatever its quota, with the
 // problem type ProblemPenalty and a Retry-After of the time left. The box
 // is kept in the store under the client's key, beside its limits, so every
@@ -195,15 +197,17 @@ func (v *validator) penalty(o *Options) {
 }
 
 // clientsRefusal reports whether res was refused by a limit that counts
-// the client's own requests: a plan's, or a rule's whose key has an
-// attribute other than those every client shares (host, route, rule,
-// path, a path wildcard). A refusal by the global limits or such shared
-// rules alone is not the client's doing: others spent that quota.
+// the client's own requests: a plan's, or a rule's whose key, as res's
+// request was keyed, has a value of the client's: an attribute other than
+// those every client shares (host, route, rule, path, a path wildcard), not
+// replaced by the value FallbackShared gives every request without one. A
+// refusal by the global limits or such shared keys alone is not the
+// client's doing: others spent that quota.
 func (m *Middleware) clientsRefusal(res *Result) bool {
 	for _, name := range res.Decision.Violated {
 		switch ru := res.ruleNamed(name); {
 		case ru != nil:
-			if !ru.shared() {
+			if i := slices.Index(m.rules, ru); i < 0 || res.sharedMask&(1<<i) == 0 {
 				return true
 			}
 		case !m.isGlobal(name):

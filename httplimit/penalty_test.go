@@ -134,3 +134,31 @@ func TestWriteHeadersOfABoxedRequestWriteNone(t *testing.T) {
 		t.Errorf("a boxed request's headers: %v, want none", h)
 	}
 }
+
+// A refusal by a rule whose key fell back to one value shared by every
+// request without it (fallback: shared, no X-Tenant here) is not the
+// client's doing either: every such client spends that quota, and it boxes
+// no one. The same rule's refusal of a client's own value still counts.
+func TestRefusalsUnderASharedFallbackBoxNoOne(t *testing.T) {
+	mw, clock := clockedMiddleware(t, httplimit.Options{
+		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(100, time.Minute)}}},
+		Rules: []httplimit.Rule{{Name: "search", Paths: []string{"/api/search"}, Key: []string{"header:X-Tenant"},
+			HeaderFrom: httplimit.HeaderFromAny, Fallback: httplimit.FallbackShared, Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}},
+		Penalty: httplimit.Penalty{Refusals: 2, Within: time.Minute, For: 10 * time.Minute},
+	})
+	a, b := req{remote: "192.0.2.1:1"}, req{remote: "192.0.2.2:1"}
+	if got, want := statuses(mw, b, a, a, a), []int{200, 429, 429, 429}; !slices.Equal(got, want) {
+		t.Fatalf("b spends the shared quota, then a ×3: %v, want %v", got, want)
+	}
+	clock.Advance(time.Minute)
+	if got := statuses(mw, a); got[0] != 200 {
+		t.Fatalf("a a minute later, refused only by the quota shared by requests without X-Tenant: %d, want 200", got[0])
+	}
+	own := req{remote: "192.0.2.1:1", header: map[string]string{"X-Tenant": "acme"}}
+	statuses(mw, own, own, own) // its own tenant's quota, refused twice: boxed
+	clock.Advance(time.Minute)
+	w := do(mw.Handler(okHandler()), a)
+	if p := decodeProblem(t, w.Body.String()); w.Code != 429 || p.Type != httplimit.ProblemPenalty {
+		t.Fatalf("a after two refusals of its own value: %d %s", w.Code, w.Body.String())
+	}
+}

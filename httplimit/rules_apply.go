@@ -7,10 +7,11 @@ import (
 // matchRules sets res.matched, res.ruleKeys and res.ruleCosts to the rules
 // that the request of f matches (res.Cost set), in rule order, and the
 // store key and cost of each one's checks; res.ruleMask has bit i set for
-// the i-th rule of m.rules that matched.
+// the i-th rule of m.rules that matched, and res.sharedMask for those
+// whose key holds nothing of the client's (see ruleKey).
 func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 	res.matched, res.ruleKeys, res.ruleCosts = res.matched[:0], res.ruleKeys[:0], res.ruleCosts[:0]
-	res.ruleMask = 0
+	res.ruleMask, res.sharedMask = 0, 0
 	if len(m.rules) == 0 {
 		return
 	}
@@ -29,7 +30,7 @@ func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 		if !ok {
 			continue
 		}
-		key, ok := m.ruleKey(ru, f, pat, &pm, res)
+		key, shared, ok := m.ruleKey(ru, f, pat, &pm, res)
 		if !ok {
 			continue
 		}
@@ -38,6 +39,9 @@ func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 			cost = res.Cost
 		}
 		res.ruleMask |= 1 << i
+		if shared {
+			res.sharedMask |= 1 << i
+		}
 		res.matched = append(res.matched, ru)
 		res.ruleKeys = append(res.ruleKeys, key)
 		res.ruleCosts = append(res.ruleCosts, cost)
@@ -75,17 +79,14 @@ func (res *Result) ruleNamed(name string) *rule {
 	return nil
 }
 
-// shared reports whether ru's key is made only of what every client
-// shares: the host, the route, the rule, the path or a path wildcard.
-func (ru *rule) shared() bool {
-	for _, kp := range ru.parts {
-		switch kp.kind {
-		case KeyHost, KeyRoute, KeyRule, KeyURLPath, KeyPath:
-		default:
-			return false
-		}
+// shared reports whether the attribute is one every client shares: the
+// host, the route, the rule, the path or a path wildcard.
+func (kp *keyPart) shared() bool {
+	switch kp.kind {
+	case KeyHost, KeyRoute, KeyRule, KeyURLPath, KeyPath:
+		return true
 	}
-	return true
+	return false
 }
 
 // hiddenLimits returns the names of the limits whose RateLimit items and

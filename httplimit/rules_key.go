@@ -55,31 +55,38 @@ func (f *requestFacts) clientAddr(id *identifier) netip.Addr {
 // pat with wildcards pm; false when an attribute is absent and the rule's
 // fallback is to skip. Keys of the client alone are the client's store key;
 // others are built in res.keyBuf and taken from m.ruleKeys (see keyCache).
-func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch, res *Result) (string, bool) {
+// shared reports that the key holds nothing of the client's: only what
+// every client shares (see rule.shared) and the value FallbackShared puts
+// for an absent one, so that a refusal under it is not the client's doing.
+func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch, res *Result) (key string, shared, ok bool) {
 	if ru.clientOnly {
-		return f.id.key, true
+		return f.id.key, false, true
 	}
 	buf := append(res.keyBuf[:0], ru.keyPrefix...)
+	shared = true
 	for i := range ru.parts {
 		if i > 0 {
 			buf = append(buf, '|')
 		}
+		kp := &ru.parts[i]
 		var ok bool
-		if buf, ok = m.appendPart(buf, &ru.parts[i], ru, f, pat, pm); ok {
+		if buf, ok = m.appendPart(buf, kp, ru, f, pat, pm); ok {
+			shared = shared && kp.shared()
 			continue
 		}
 		switch ru.fallback {
 		case FallbackSkip:
 			res.keyBuf = buf
-			return "", false
+			return "", false, false
 		case FallbackShared:
 			buf = append(buf, sharedValue...)
 		default:
 			buf = appendAddrGroup(append(buf, "ip:"...), f.clientAddr(m.id), m.id.ipv4Prefix, m.id.ipv6Prefix)
+			shared = false
 		}
 	}
 	res.keyBuf = buf
-	return m.ruleKeys.key(buf), true
+	return m.ruleKeys.key(buf), shared, true
 }
 
 // appendPart appends the value of one attribute of r to buf, or reports
