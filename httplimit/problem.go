@@ -101,8 +101,14 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 			p.Detail += " Limits exceeded: " + strings.Join(d.Violated, ", ") + "."
 		}
 	} else if wait == sluice.Never {
-		p.Detail = fmt.Sprintf("This request costs %d units, more than the %d that the %s limit of the %s plan can ever hold: it cannot be admitted.",
-			res.Cost, l.Burst(), l.Name(), plan.Name)
+		of := "the " + plan.Name + " plan"
+		if rule := res.ruleOf(l); rule != "" {
+			of = "the " + rule + " rule"
+		} else if m.isGlobal(l.Name()) {
+			of = "the whole service"
+		}
+		p.Detail = fmt.Sprintf("This request costs %d units, more than the %d that the %s limit of %s can ever hold: it cannot be admitted.",
+			res.Cost, l.Burst(), l.Name(), of)
 	} else {
 		ra := retryAfterSeconds(wait)
 		p.RetryAfter = &ra
