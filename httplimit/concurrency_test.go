@@ -171,3 +171,37 @@ func TestRefusedByConcurrencyAndARateLimitWaitsForTheRateLimit(t *testing.T) {
 		mw.Done(t.Context(), held)
 	}
 }
+
+// A rule's concurrency limit that refuses is stated as the rule's, not as
+// one of the client's plan: "under the uploads rule", whose slots the
+// requests it counts hold (every client's, for a rule keyed by route).
+func TestARulesConcurrencyRefusalNamesTheRule(t *testing.T) {
+	gate, started := make(chan struct{}), make(chan struct{})
+	h, _ := setupNext(t, `
+plans:
+  free:
+    limits: [{name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}]
+default_plan: free
+rules:
+  - name: uploads
+    match: {paths: ["/up"]}
+    key: [route]
+    limits: [{name: in-flight, algorithm: concurrency, quantity: 1, window: 1m}]
+`, noon, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		<-gate
+	}))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		do(h, req{path: "/up", remote: "192.0.2.1:1"})
+	}()
+	<-started
+	w := do(h, req{path: "/up", remote: "192.0.2.2:1"})
+	close(gate)
+	<-done
+	const want = "Too many concurrent requests: at most 1 request at once under the uploads rule. Retry when a request it counts has finished."
+	if p := decodeProblem(t, w.Body.String()); w.Code != 429 || p.Detail != want {
+		t.Errorf("%d %q, want %q", w.Code, p.Detail, want)
+	}
+}

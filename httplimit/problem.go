@@ -95,8 +95,14 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		// poll (see refusingCheck).
 		ra := retryAfterSeconds(concurrencyPoll)
 		p.RetryAfter = &ra
-		p.Detail = fmt.Sprintf("Too many concurrent requests: at most %d %s at once on the %s plan. Retry when one of your requests has finished.",
-			l.Quantity(), unitWord(l.Quantity(), units), plan.Name)
+		where, whose := "on the "+plan.Name+" plan", "one of your requests"
+		if rule := res.ruleOf(l); rule != "" {
+			where, whose = "under the "+rule+" rule", "a request it counts"
+		} else if m.isGlobal(l.Name()) {
+			where, whose = "for the whole service", "a request in flight"
+		}
+		p.Detail = fmt.Sprintf("Too many concurrent requests: at most %d %s at once %s. Retry when %s has finished.",
+			l.Quantity(), unitWord(l.Quantity(), units), where, whose)
 		if len(d.Violated) > 1 {
 			p.Detail += " Limits exceeded: " + strings.Join(d.Violated, ", ") + "."
 		}
