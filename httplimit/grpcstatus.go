@@ -82,3 +82,14 @@ func GRPCStatusOf(h http.Header) (code uint32, ok bool) {
 	c, err := strconv.ParseUint(v, 10, 32)
 	return uint32(c), err == nil
 }
+
+// grpcCall reports whether r is a gRPC or gRPC-Web call: its Content-Type
+// is application/grpc, application/grpc-web or application/grpc-web-text,
+// with any +format suffix.
+func grpcCall(r *http.Request) bool {
+	switch _, base := grpcweb.Media(r.Header.Get("Content-Type")); base {
+	case "application/grpc", "application/grpc-web", "application/grpc-web-text":
+		return true
+	}
+	return false
+}

@@ -358,7 +358,7 @@ func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, re
 			p.Status, p.Type, p.Title = http.StatusServiceUnavailable, ProblemReducedCapacity, "Service Unavailable"
 		}
 	}
-	m.writeBody(w, p)
+	m.writeBody(w, r, p)
 	m.log.Debug("request refused", "subject", res.Identity.Subject, "plan", res.Identity.Plan.Name,
 		"violated", res.Decision.Violated, "retry_after", res.Decision.RetryAfter)
 	if m.onRefusal != nil {

@@ -221,6 +221,8 @@ type Options struct {
 	// type, title, status, detail, instance, violated-policies, retryAfter,
 	// policy, limit, window, plan, currentUsage, upgrade, documentation.
 	// TemplateErrorCode is a ready one. Headers are those of the problem.
+	// A gRPC or gRPC-Web call (Content-Type application/grpc…), which
+	// reads no body, is refused with the problem whatever the template.
 	RefusalTemplate string
 	// GlobalStatus is the status of a refusal by global limits alone:
 	// http.StatusTooManyRequests (the default when 0) or

@@ -226,9 +226,11 @@ func (m *Middleware) onlyGlobal(res *Result) bool {
 }
 
 // writeBody sends p as the configured body: the template's, else the
-// problem.
-func (m *Middleware) writeBody(w http.ResponseWriter, p *Problem) {
-	if m.template != nil {
+// problem. A gRPC or gRPC-Web call (see grpcCall) always gets the problem:
+// it reads no body, and a layer that answers it as gRPC (sluice serve's
+// proxy) states the problem's figures in the call's status.
+func (m *Middleware) writeBody(w http.ResponseWriter, r *http.Request, p *Problem) {
+	if m.template != nil && !grpcCall(r) {
 		writeTemplate(w, m.template, p)
 	} else {
 		writeProblem(w, p)
