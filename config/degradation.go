@@ -33,7 +33,10 @@ type Degradation struct {
 	StaleFor time.Duration
 	// Expensive, Critical and Health are ServeMux patterns of the endpoint
 	// classes: expensive ones are refused from level 1, writes not critical
-	// from level 2, everything but health from level 3.
+	// from level 2, everything but health from level 3. Hosts match in any
+	// case and without the root dot; a path with escapes is expensive when
+	// either its escaped or its decoded reading matches, critical or health
+	// only when both do.
 	Expensive, Critical, Health []string
 }
 

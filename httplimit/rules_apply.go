@@ -2,6 +2,7 @@ package httplimit
 
 import (
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // matchRules sets res.matched, res.ruleKeys and res.ruleCosts to the rules
@@ -15,10 +16,10 @@ func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 	if len(m.rules) == 0 {
 		return
 	}
-	f.path = cleanPath(f.r.URL.Path)
+	f.path = routes.CleanPath(f.r.URL.Path)
 	escaped := ""
 	if twoReadings(f.r) {
-		escaped = cleanPath(f.r.URL.EscapedPath())
+		escaped = routes.CleanPath(f.r.URL.EscapedPath())
 	}
 	plan := res.Identity.Plan.Name
 	for i, ru := range m.rules {

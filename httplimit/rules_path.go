@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"path"
 	"strings"
 )
 
@@ -265,48 +264,4 @@ func (pp *pathPattern) wildIndex(name string) int {
 		k++
 	}
 	return -1
-}
-
-// cleanPath returns p as ServeMux routes it: rooted, without empty, "."
-// and ".." segments (a trailing slash kept). It allocates only for a path
-// that needs cleaning.
-func cleanPath(p string) string {
-	if p == "" {
-		return "/"
-	}
-	if isClean(p) {
-		return p
-	}
-	np := path.Clean("/" + p)
-	if strings.HasSuffix(p, "/") && np != "/" {
-		np += "/"
-	}
-	return np
-}
-
-// isClean reports whether p is rooted and has no empty, "." or ".."
-// segment but a last empty one (a trailing slash).
-func isClean(p string) bool {
-	if p[0] != '/' {
-		return false
-	}
-	for i := 0; i >= 0; {
-		seg := p[i+1:] // from the byte after a slash
-		switch {
-		case seg == "":
-			return true
-		case seg[0] == '/':
-			return false
-		case seg[0] == '.':
-			if len(seg) == 1 || seg[1] == '/' || seg[1] == '.' && (len(seg) == 2 || seg[2] == '/') {
-				return false
-			}
-		}
-		if j := strings.IndexByte(seg, '/'); j >= 0 {
-			i += 1 + j
-		} else {
-			i = -1
-		}
-	}
-	return true
 }

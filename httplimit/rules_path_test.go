@@ -4,9 +4,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path"
-	"strings"
 	"testing"
+
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // serveMuxMatch asks net/http's ServeMux, with pattern alone registered,
@@ -93,7 +93,7 @@ func FuzzRulePathMatch(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(func(t *testing.T, pattern, path string) {
-		agreeWithServeMux(t, pattern, cleanPath(path))
+		agreeWithServeMux(t, pattern, routes.CleanPath(path))
 	})
 }
 
@@ -101,7 +101,7 @@ func FuzzRulePathMatch(f *testing.F) {
 // escaped path esc are matched otherwise than net/http's ServeMux routes
 // them (by esc's escaped segments, each unescaped), or a wildcard differs.
 func agreeWithServeMuxEscaped(t *testing.T, pattern, esc string) {
-	esc = cleanPath(esc) // ServeMux redirects an unclean path to its cleaned form
+	esc = routes.CleanPath(esc) // ServeMux redirects an unclean path to its cleaned form
 	dec, err := url.PathUnescape(esc)
 	if err != nil {
 		return // not a path a request can have
@@ -117,7 +117,7 @@ func agreeWithServeMuxEscaped(t *testing.T, pattern, esc string) {
 	}
 	// As matchRules reads it: the escaped path ServeMux reads, RawPath
 	// only when it is a valid escaping of Path.
-	if esc = u.EscapedPath(); cleanPath(esc) != esc {
+	if esc = u.EscapedPath(); routes.CleanPath(esc) != esc {
 		return // ServeMux redirects it; a request URI parses to no such URL
 	}
 	var m pathMatch
@@ -155,30 +155,4 @@ func FuzzRulePathMatchEscaped(f *testing.F) {
 		f.Add(s[0], s[1])
 	}
 	f.Fuzz(agreeWithServeMuxEscaped)
-}
-
-func TestCleanPath(t *testing.T) {
-	for in, want := range map[string]string{"": "/", "/a/b": "/a/b", "//a/./b/": "/a/b/", "/a/../b": "/b", "a": "/a", "/a/..": "/",
-		"/.": "/", "/..": "/", "/a/.": "/a", "/a//": "/a/", "/.well-known/x": "/.well-known/x", "/a/..b/...": "/a/..b/..."} {
-		if got := cleanPath(in); got != want {
-			t.Errorf("cleanPath(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-// FuzzCleanPath: cleanPath is path.Clean of the rooted path, with a
-// trailing slash kept, as ServeMux cleans a request's path.
-func FuzzCleanPath(f *testing.F) {
-	for _, s := range []string{"", "/", "/a/b/", "//a", "/./a", "/a/../b", "/a/.", "/a/..", "/.b/..c/...", "a/b"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, p string) {
-		want := path.Clean("/" + p)
-		if strings.HasSuffix(p, "/") && want != "/" {
-			want += "/"
-		}
-		if got := cleanPath(p); got != want {
-			t.Fatalf("cleanPath(%q) = %q, want %q", p, got, want)
-		}
-	})
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // A FieldError is one invalid field of Options.
@@ -336,12 +337,12 @@ func validToken(s string) bool {
 func conflict(patterns []string) (i, j int) {
 	mux := http.NewServeMux()
 	for j := range patterns {
-		if handle(mux, lowerHost(patterns[j])) == nil {
+		if handle(mux, routes.LowerHost(patterns[j])) == nil {
 			continue
 		}
 		for i := range j {
 			pair := http.NewServeMux()
-			if handle(pair, lowerHost(patterns[i])) == nil && handle(pair, lowerHost(patterns[j])) != nil {
+			if handle(pair, routes.LowerHost(patterns[i])) == nil && handle(pair, routes.LowerHost(patterns[j])) != nil {
 				return i, j
 			}
 		}
@@ -367,7 +368,7 @@ func checkPattern(s string) error {
 	if err := handle(http.NewServeMux(), s); err != nil {
 		return fmt.Errorf("%q is not a ServeMux pattern (e.g. \"POST /api/generate\", \"GET /items/{id}\"): %w", s, err)
 	}
-	_, j := hostSpan(s)
+	_, j := routes.HostSpan(s)
 	if err := globError(s[j:]); err != nil {
 		return fmt.Errorf("%q: %w", s, err)
 	}

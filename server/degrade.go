@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -16,13 +17,31 @@ import (
 	"github.com/sluice-dev/sluice/degrade"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/internal/grpcweb"
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // degradeState is the part of a state that depends on the degradation
 // section: the reduced middleware and the endpoint classes.
 type degradeState struct {
 	reduced                     *httplimit.Middleware
-	expensive, critical, health *http.ServeMux
+	expensive, critical, health *routes.Mux
+}
+
+// newDegradeState returns the degradation state of g, with reduced the
+// middleware of its reduced limits.
+func newDegradeState(g config.Degradation, reduced *httplimit.Middleware) (*degradeState, error) {
+	d := &degradeState{reduced: reduced}
+	var err error
+	if d.expensive, err = patternMux(g.Expensive); err != nil {
+		return nil, err
+	}
+	if d.critical, err = patternMux(g.Critical); err != nil {
+		return nil, err
+	}
+	if d.health, err = patternMux(g.Health); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // reducedOptions returns o with every limit whose window is at most
@@ -94,23 +113,19 @@ func reducedOptions(o httplimit.Options, factor float64, maxWindow time.Duration
 	return r
 }
 
-func patternMux(patterns []string) *http.ServeMux {
+// patternMux returns the routes of a degradation class's patterns (nil:
+// none).
+func patternMux(patterns []string) (*routes.Mux, error) {
 	if len(patterns) == 0 {
-		return nil
+		return nil, nil
 	}
-	mux := http.NewServeMux()
+	mux := &routes.Mux{}
 	for _, p := range patterns {
-		mux.Handle(p, http.NotFoundHandler()) // validated by config
+		if err := mux.Handle(p); err != nil {
+			return nil, fmt.Errorf("server: degradation class pattern %q: %w", p, err)
+		}
 	}
-	return mux
-}
-
-func matches(mux *http.ServeMux, r *http.Request) bool {
-	if mux == nil {
-		return false
-	}
-	_, p := mux.Handler(r)
-	return p != ""
+	return mux, nil
 }
 
 func isWrite(method string) bool {
@@ -139,11 +154,11 @@ func (st *state) shed(level degrade.Level, r *http.Request) (bool, string) {
 		return false, ""
 	}
 	switch {
-	case level >= degrade.Critical && !matches(d.health, r):
+	case level >= degrade.Critical && !d.health.MatchesAll(r):
 		return true, "The service is overloaded and serves only health checks for now."
-	case level >= degrade.High && isWrite(r.Method) && !matches(d.critical, r):
+	case level >= degrade.High && isWrite(r.Method) && !d.critical.MatchesAll(r):
 		return true, "The service is overloaded and does not accept changes for now; reads still work."
-	case matches(d.expensive, r):
+	case d.expensive.MatchesAny(r):
 		return true, "The service is under load and has paused its most expensive endpoints."
 	}
 	return false, ""

@@ -47,6 +47,13 @@ func startDegrading(t *testing.T) (*server.Server, string) {
 // startDegradingOn is startDegrading with both listeners' addresses.
 func startDegradingOn(t *testing.T) (*server.Server, listening) {
 	t.Helper()
+	return startDegradingWith(t, degradeConfig)
+}
+
+// startDegradingWith is startDegradingOn with cfg in place of
+// degradeConfig.
+func startDegradingWith(t *testing.T, degradation string) (*server.Server, listening) {
+	t.Helper()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/health" {
 			time.Sleep(100 * time.Millisecond)
@@ -54,7 +61,7 @@ func startDegradingOn(t *testing.T) (*server.Server, listening) {
 		w.Write([]byte("ok " + r.URL.Path))
 	}))
 	t.Cleanup(up.Close)
-	cfg, err := config.Parse("d.yaml", []byte("upstream: "+up.URL+"\n"+degradeConfig+testAdmin))
+	cfg, err := config.Parse("d.yaml", []byte("upstream: "+up.URL+"\n"+degradation+testAdmin))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,6 +71,18 @@ func startDegradingOn(t *testing.T) (*server.Server, listening) {
 		t.Fatal(err)
 	}
 	return srv, serveOn(t, srv)
+}
+
+// pinLevel pins the degradation level through the admin listener admin.
+func pinLevel(t *testing.T, admin, level string) {
+	t.Helper()
+	req, _ := http.NewRequest("PUT", admin+"/v1/degradation", strings.NewReader(`{"level":"`+level+`"}`))
+	req.Header.Set(server.TokenHeader, testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("pin %s: %v %v", level, err, resp)
+	}
+	resp.Body.Close()
 }
 
 func status(t *testing.T, method, url string) (int, http.Header) {
@@ -194,15 +213,7 @@ func equalLevels(a, b []degrade.Level) bool {
 func TestLevelActions(t *testing.T) {
 	srv, l := startDegradingOn(t)
 	base, admin := "http://"+l.public, "http://"+l.admin
-	pin := func(level string) {
-		req, _ := http.NewRequest("PUT", admin+"/v1/degradation", strings.NewReader(`{"level":"`+level+`"}`))
-		req.Header.Set(server.TokenHeader, testToken)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("pin %s: %v %v", level, err, resp)
-		}
-		resp.Body.Close()
-	}
+	pin := func(level string) { pinLevel(t, admin, level) }
 	pin("elevated")
 	code, h := status(t, "POST", base+"/api/generate")
 	if code != 503 || h.Get("Retry-After") != "2" || h.Get("Content-Type") != "application/problem+json" {

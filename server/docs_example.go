@@ -158,8 +158,11 @@ func describeDegradation(cfg *config.Config) docsDegradation {
 	if d.RetryAfter, d.RetryAfterMost = shedWait(cfg); d.RetryAfterMost == d.RetryAfter {
 		d.RetryAfterMost = 0 // not spread
 	}
-	st := &state{cfg: cfg, degrade: &degradeState{expensive: patternMux(g.Expensive),
-		critical: patternMux(g.Critical), health: patternMux(g.Health)}}
+	classes, err := newDegradeState(g, nil)
+	if err != nil {
+		return d // config validated the patterns
+	}
+	st := &state{cfg: cfg, degrade: classes}
 	r := httptest.NewRequest("POST", "/example", nil)
 	if refuse, why := st.shed(degrade.Critical, r); refuse {
 		w := httptest.NewRecorder()

@@ -3,9 +3,10 @@ package server
 import (
 	"net/http"
 	"net/url"
-	"path"
 	"strings"
 	"time"
+
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // handleForwardAuth decides a request that a front proxy describes: Traefik
@@ -46,7 +47,7 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	// proxy routes by: decoded, its dot segments resolved (nginx's $uri,
 	// Caddy's and Traefik's path matchers), encoded ones ("%2e%2e",
 	// "..%2F") too, so that no encoding makes a request exempt or cheaper.
-	u.Path, u.RawPath = cleanPath(u.Path), ""
+	u.Path, u.RawPath = routes.CleanPath(u.Path), ""
 	orig.URL, orig.RequestURI = u, uri
 	if host := r.Header.Get("X-Forwarded-Host"); host != "" {
 		orig.Host = host
@@ -104,16 +105,6 @@ func described(h http.Header, names ...string) (string, bool) {
 		}
 	}
 	return v, true
-}
-
-// cleanPath returns p rooted, without empty, "." and ".." segments
-// (RFC 3986 §5.2.4), keeping a trailing slash.
-func cleanPath(p string) string {
-	c := path.Clean("/" + p)
-	if strings.HasSuffix(p, "/") && c != "/" {
-		c += "/"
-	}
-	return c
 }
 
 func firstOf(vs ...string) string {

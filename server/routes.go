@@ -15,6 +15,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // publicRoutes is the public listener: the client documentation and a
@@ -30,7 +31,7 @@ func (s *Server) publicRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if hasDotSegment(r.URL.Path) {
-			u := url.URL{Path: cleanPath(r.URL.Path), RawQuery: r.URL.RawQuery}
+			u := url.URL{Path: routes.CleanPath(r.URL.Path), RawQuery: r.URL.RawQuery}
 			w.Header().Set("Location", u.RequestURI())
 			w.WriteHeader(http.StatusTemporaryRedirect)
 			return

@@ -357,8 +357,9 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 		if err != nil {
 			return nil, fmt.Errorf("server: reduced limits: %w", err)
 		}
-		st.degrade = &degradeState{reduced: reduced, expensive: patternMux(g.Expensive),
-			critical: patternMux(g.Critical), health: patternMux(g.Health)}
+		if st.degrade, err = newDegradeState(g, reduced); err != nil {
+			return nil, err
+		}
 		st.reducedProxy = reduced.Handler(proxy)
 		if cfg.Upstream != "" {
 			st.stale = newStaleCache(g.StaleFor, s.opts.Clock, staleKeyHeaders(mw), append(mw.ResponseHeaders(), "Date", "Content-Length"))

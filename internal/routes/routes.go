@@ -1,0 +1,202 @@
+// Package routes matches HTTP requests to net/http ServeMux patterns
+// ("[METHOD ][HOST]/PATH") as sluice matches its routes: exemptions, costs
+// and degradation classes. Matching follows ServeMux's rules (method, host,
+// wildcards, the most specific pattern wins), but for hosts, which are
+// matched in any case and without the root dot ("API.example.com." is
+// api.example.com), where ServeMux compares them byte for byte.
+//
+// A path with escapes has two readings: ServeMux's, segment by segment of
+// the escaped path ("/api%2Fgenerate" is one segment), and that of an
+// upstream that decodes before it routes ("/api/generate"). Decoded
+// returns the second, so that a caller can require both readings to match
+// (an exemption) or either (an endpoint to shed).
+package routes
+
+import (
+	"fmt"
+	"net/http"
+	"path"
+	"strings"
+)
+
+// Mux is a set of ServeMux patterns. The zero Mux matches nothing; Handle
+// must not be called concurrently with itself or Pattern, and Pattern is
+// safe for concurrent use.
+type Mux struct {
+	mux *http.ServeMux
+	// hosts: some pattern names a host, so a request's host is matched in
+	// lower case and without the root dot.
+	hosts bool
+	// configured maps each pattern as registered (its host in lower case,
+	// without the root dot) to the pattern as first handed to Handle.
+	configured map[string]string
+}
+
+// Handle adds pattern. It returns an error for a pattern that ServeMux
+// refuses, alone or beside one added before; a pattern that is one added
+// before once its host is in lower case names the same routes and is not
+// added again.
+func (m *Mux) Handle(pattern string) (err error) {
+	lp := LowerHost(pattern)
+	if _, ok := m.configured[lp]; ok {
+		return nil
+	}
+	if m.mux == nil {
+		m.mux, m.configured = http.NewServeMux(), map[string]string{}
+	}
+	defer func() { // ServeMux panics on invalid or conflicting patterns
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	m.mux.Handle(lp, http.NotFoundHandler())
+	if i, j := HostSpan(lp); j > i {
+		m.hosts = true
+	}
+	m.configured[lp] = pattern
+	return nil
+}
+
+// Pattern returns the pattern r matches under ServeMux's reading of its
+// path, as it was first handed to Handle, or "" when it matches none.
+func (m *Mux) Pattern(r *http.Request) string {
+	if m == nil || m.mux == nil {
+		return ""
+	}
+	if m.hosts {
+		if h := matchedHost(r.Host); h != r.Host {
+			r2 := *r
+			r2.Host = h
+			r = &r2
+		}
+	}
+	_, p := m.mux.Handler(r)
+	return m.configured[p]
+}
+
+// MatchesAll reports whether r matches a pattern under both readings of
+// its path (see Decoded): what may exempt a request, so that no spelling
+// of a path gains an exemption its other reading lacks.
+func (m *Mux) MatchesAll(r *http.Request) bool {
+	if m.Pattern(r) == "" {
+		return false
+	}
+	d := Decoded(r)
+	return d == nil || m.Pattern(d) != ""
+}
+
+// MatchesAny reports whether r matches a pattern under either reading of
+// its path (see Decoded): what may refuse a request, so that no spelling of
+// a path escapes a refusal its other reading gets.
+func (m *Mux) MatchesAny(r *http.Request) bool {
+	if m.Pattern(r) != "" {
+		return true
+	}
+	d := Decoded(r)
+	return d != nil && m.Pattern(d) != ""
+}
+
+// Decoded returns a copy of r whose path is r's decoded and cleaned (see
+// CleanPath), as an upstream that decodes before it routes reads it; nil
+// when r's path has no escapes (url.URL.RawPath is set only then), so that
+// both readings are one.
+func Decoded(r *http.Request) *http.Request {
+	if r.URL == nil || r.URL.RawPath == "" {
+		return nil
+	}
+	u := *r.URL
+	u.Path, u.RawPath = CleanPath(u.Path), ""
+	r2 := *r
+	r2.URL = &u
+	return &r2
+}
+
+// HostSpan returns where the host of the ServeMux pattern p is, p[i:j];
+// i == j when it has none.
+func HostSpan(p string) (i, j int) {
+	i = strings.IndexAny(p, " \t") + 1 // after the method and its blanks, if any
+	for i < len(p) && (p[i] == ' ' || p[i] == '\t') {
+		i++
+	}
+	j = strings.IndexByte(p[i:], '/')
+	if j < 0 {
+		return i, i
+	}
+	return i, i + j
+}
+
+// LowerHost returns the ServeMux pattern p with its host, if it has one,
+// in lower case and without the root dot.
+func LowerHost(p string) string {
+	i, j := HostSpan(p)
+	if i == j {
+		return p
+	}
+	host := strings.ToLower(p[i:j])
+	for len(host) > 1 && host[len(host)-1] == '.' {
+		host = host[:len(host)-1]
+	}
+	return p[:i] + host + p[j:]
+}
+
+// matchedHost returns the request host h (with its port, if any) as a Mux
+// matches it: in lower case, without trailing dots. It is h itself when h
+// is so already, as most hosts are.
+func matchedHost(h string) string {
+	name, port := h, ""
+	if i := strings.LastIndexByte(h, ':'); i >= 0 && !strings.HasSuffix(h, "]") {
+		name, port = h[:i], h[i:]
+	}
+	if !strings.HasSuffix(name, ".") && !strings.ContainsFunc(name, func(c rune) bool { return 'A' <= c && c <= 'Z' }) {
+		return h
+	}
+	name = strings.ToLower(name)
+	for len(name) > 1 && name[len(name)-1] == '.' {
+		name = name[:len(name)-1]
+	}
+	return name + port
+}
+
+// CleanPath returns p as ServeMux routes it: rooted, without empty, "."
+// and ".." segments (RFC 3986 §5.2.4), a trailing slash kept. It
+// allocates only for a path that needs cleaning.
+func CleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if isClean(p) {
+		return p
+	}
+	np := path.Clean("/" + p)
+	if strings.HasSuffix(p, "/") && np != "/" {
+		np += "/"
+	}
+	return np
+}
+
+// isClean reports whether p is rooted and has no empty, "." or ".."
+// segment but a last empty one (a trailing slash).
+func isClean(p string) bool {
+	if p[0] != '/' {
+		return false
+	}
+	for i := 0; i >= 0; {
+		seg := p[i+1:] // from the byte after a slash
+		switch {
+		case seg == "":
+			return true
+		case seg[0] == '/':
+			return false
+		case seg[0] == '.':
+			if len(seg) == 1 || seg[1] == '/' || seg[1] == '.' && (len(seg) == 2 || seg[2] == '/') {
+				return false
+			}
+		}
+		if j := strings.IndexByte(seg, '/'); j >= 0 {
+			i += 1 + j
+		} else {
+			i = -1
+		}
+	}
+	return true
+}
