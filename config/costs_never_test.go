@@ -25,6 +25,9 @@ func TestCostsThatNeverApplyAreRefused(t *testing.T) {
 			`t.yaml:4:13: plans.free.costs.GET /healthz: "GET /healthz" never applies: every request it matches is exempt (exempt[0] "GET /healthz", line 5), and spends nothing`},
 		{plan + "    costs: {\"GET /internal/status\": 2}\nexempt: {routes: [\"/internal/\"]}\n",
 			`t.yaml:4:13: plans.free.costs.GET /internal/status: "GET /internal/status" never applies: every request it matches is exempt (exempt.routes[0] "/internal/", line 5), and spends nothing`},
+		// Hosts match in any case and without the root dot.
+		{plan + "    costs: {\"GET API.example.com/x\": 2}\nexempt: [\"GET api.example.com./x\"]\n",
+			`t.yaml:4:13: plans.free.costs.GET API.example.com/x: "GET API.example.com/x" never applies: every request it matches is exempt (exempt[0] "GET api.example.com./x", line 5), and spends nothing`},
 	} {
 		_, err := config.Parse("t.yaml", []byte(c.yaml))
 		if err == nil || !strings.Contains(err.Error(), c.want) {

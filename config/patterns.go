@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // patternParts splits the ServeMux pattern s into its method (""
@@ -124,7 +126,7 @@ func (d *decoder) costsExempted(c *Config, raw *rawConfig) {
 			}
 			for i, e := range c.Exempt {
 				loc, ok := raw.locs[fmt.Sprintf("Exempt[%d]", i)]
-				if !ok || checkPattern(e) != nil || !exemptCovers(e, ep) {
+				if !ok || checkPattern(e) != nil || !exemptCovers(routes.LowerHost(e), routes.LowerHost(ep)) {
 					continue
 				}
 				d.Errorf(n, rp.path+".costs."+ep, "%q never applies: every request it matches is exempt (%s %q, line %d), and spends nothing",
