@@ -41,7 +41,9 @@ func TestStateChangesOfAReload(t *testing.T) {
 // ids), removed, or changes a limit's algorithm.
 func TestStateChangesOfAReloadOfRules(t *testing.T) {
 	policy := &httplimit.Policy{Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(3, time.Minute).Named("per-minute")}}}}
-	rule := func(name string, l sluice.Limit) httplimit.Rule { return httplimit.Rule{Name: name, Limits: []sluice.Limit{l}} }
+	rule := func(name string, l sluice.Limit) httplimit.Rule {
+		return httplimit.Rule{Name: name, Limits: []sluice.Limit{l}}
+	}
 	uploads := rule("uploads", sluice.FixedWindow(10, time.Hour).Named("per-hour"))
 	for _, c := range []struct {
 		name string
