@@ -27,8 +27,11 @@ type Mux struct {
 	// hosts: some pattern names a host, so a request's host is matched in
 	// lower case and without the root dot.
 	hosts bool
-	// configured maps each pattern as registered (its host in lower case,
-	// without the root dot) to the pattern as first handed to Handle.
+	// registered holds each pattern as registered: its host in lower case,
+	// without the root dot.
+	registered map[string]bool
+	// configured maps a pattern as registered to the pattern as first
+	// handed to Handle, where the two differ.
 	configured map[string]string
 }
 
@@ -38,11 +41,11 @@ type Mux struct {
 // added again.
 func (m *Mux) Handle(pattern string) (err error) {
 	lp := LowerHost(pattern)
-	if _, ok := m.configured[lp]; ok {
+	if m.registered[lp] {
 		return nil
 	}
 	if m.mux == nil {
-		m.mux, m.configured = http.NewServeMux(), map[string]string{}
+		m.mux, m.registered = http.NewServeMux(), map[string]bool{}
 	}
 	defer func() { // ServeMux panics on invalid or conflicting patterns
 		if r := recover(); r != nil {
@@ -53,7 +56,13 @@ func (m *Mux) Handle(pattern string) (err error) {
 	if i, j := HostSpan(lp); j > i {
 		m.hosts = true
 	}
-	m.configured[lp] = pattern
+	m.registered[lp] = true
+	if lp != pattern {
+		if m.configured == nil {
+			m.configured = map[string]string{}
+		}
+		m.configured[lp] = pattern
+	}
 	return nil
 }
 
@@ -71,7 +80,10 @@ func (m *Mux) Pattern(r *http.Request) string {
 		}
 	}
 	_, p := m.mux.Handler(r)
-	return m.configured[p]
+	if c, ok := m.configured[p]; ok {
+		return c
+	}
+	return p
 }
 
 // MatchesAll reports whether r matches a pattern under both readings of
