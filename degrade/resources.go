@@ -18,15 +18,22 @@ import (
 // resources reads how much of the CPU and memory the process may use it
 // uses, as fractions in [0, 1]:
 //
-//   - CPU from the process's cgroup (v2: cpu.stat's usage_usec against
-//     cpu.max's quota, or every core when it has none) between two reads;
-//     without a cgroup v2 hierarchy, the host's busy share from /proc/stat.
-//   - Memory from the cgroup's working set against memory.max: its
-//     memory.current less the page cache the kernel reclaims first
-//     (memory.stat's inactive_file), as the kubelet counts it; without a
-//     limit there, the Go runtime's memory against GOMEMLIMIT, counted as
-//     the limit counts it (what it holds less what it gave back); without
-//     either, 0 (nothing to measure against).
+//   - CPU from the process's cgroup between two reads: its CPU time (v2:
+//     cpu.stat's usage_usec; v1: cpuacct.usage) against its quota (v2:
+//     cpu.max; v1: cpu.cfs_quota_us of cpu.cfs_period_us), or every core
+//     when it has none; without a cgroup, the host's busy share from
+//     /proc/stat.
+//   - Memory from the cgroup's working set against its limit (v2:
+//     memory.max; v1: memory.limit_in_bytes, where a limit of 4 EiB or more
+//     is none): what it uses (memory.current; v1: memory.usage_in_bytes)
+//     less the page cache the kernel reclaims first (memory.stat's
+//     inactive_file; v1: total_inactive_file), as the kubelet counts it;
+//     without a limit there, the Go runtime's memory against GOMEMLIMIT,
+//     counted as the limit counts it (what it holds less what it gave
+//     back); without either, 0 (nothing to measure against).
+//
+// Each controller is read where cgroupDirs finds it: on its v1 hierarchy
+// when it has one, else in the v2 directory.
 //
 // A source that cannot be read reads as 0: a missing signal never raises
 // the level. It is safe for concurrent use.
@@ -34,11 +41,11 @@ type resources struct {
 	sysfs, proc string // "/sys/fs/cgroup" and "/proc"; a test's fake trees
 
 	once   sync.Once
-	cgroup string // the process's cgroup v2 directory, "" without one
+	cgroup cgroupDirs // the process's, found once
 
 	mu        sync.Mutex
 	prevAt    time.Time
-	prevUsage int64     // cgroup CPU time, µs
+	prevUsage int64     // cgroup CPU time, ns
 	prevHost  [2]uint64 // host busy and total jiffies
 	lastCPU   float64   // the CPU share of the last window measured
 	sample    []metrics.Sample
@@ -56,29 +63,9 @@ func newResources() *resources {
 		sample: []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}}
 }
 
-// dir finds the process's cgroup v2 directory: the "0::" line of
-// /proc/self/cgroup, under the v2 mount (the hierarchy's root, or its
-// "unified" folder on a hybrid host).
-func (r *resources) dir() string {
-	r.once.Do(func() {
-		b, err := os.ReadFile(filepath.Join(r.proc, "self", "cgroup"))
-		if err != nil {
-			return
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			rel, ok := strings.CutPrefix(line, "0::")
-			if !ok {
-				continue
-			}
-			for _, root := range []string{r.sysfs, filepath.Join(r.sysfs, "unified")} {
-				d := filepath.Join(root, filepath.Clean("/"+rel))
-				if _, err := os.Stat(filepath.Join(d, "cpu.stat")); err == nil {
-					r.cgroup = d
-					return
-				}
-			}
-		}
-	})
+// dirs returns the process's cgroup directories, found at the first call.
+func (r *resources) dirs() cgroupDirs {
+	r.once.Do(func() { r.cgroup = findCgroup(r.proc, r.sysfs) })
 	return r.cgroup
 }
 
@@ -91,7 +78,7 @@ func (r *resources) read(now time.Time) (cpu, mem float64) {
 	if !r.prevAt.IsZero() && now.Sub(r.prevAt) < minCPUWindow {
 		return r.lastCPU, clamp01(r.memory())
 	}
-	if d := r.dir(); d != "" {
+	if d := r.dirs(); d.cpuacct != "" || d.v2 != "" {
 		cpu = r.cgroupCPU(d, now)
 	} else {
 		cpu = r.hostCPU()
@@ -101,8 +88,8 @@ func (r *resources) read(now time.Time) (cpu, mem float64) {
 	return r.lastCPU, clamp01(r.memory())
 }
 
-func (r *resources) cgroupCPU(dir string, now time.Time) float64 {
-	usage, ok := statField(filepath.Join(dir, "cpu.stat"), "usage_usec")
+func (r *resources) cgroupCPU(d cgroupDirs, now time.Time) float64 {
+	usage, ok := cgroupUsage(d)
 	if !ok {
 		return 0
 	}
@@ -111,19 +98,43 @@ func (r *resources) cgroupCPU(dir string, now time.Time) float64 {
 	if prevAt.IsZero() || !now.After(prevAt) {
 		return 0
 	}
-	cores := float64(runtime.NumCPU())
-	if b, err := os.ReadFile(filepath.Join(dir, "cpu.max")); err == nil {
-		f := strings.Fields(string(b))
-		if len(f) == 2 && f[0] != "max" {
-			quota, e1 := strconv.ParseFloat(f[0], 64)
-			period, e2 := strconv.ParseFloat(f[1], 64)
-			if e1 == nil && e2 == nil && quota > 0 && period > 0 {
-				cores = quota / period
+	return float64(usage-prevUsage) / (float64(now.Sub(prevAt)) * cgroupCores(d))
+}
+
+// cgroupUsage is the cgroup's CPU time in ns: v1's cpuacct.usage, else
+// v2's cpu.stat usage_usec.
+func cgroupUsage(d cgroupDirs) (int64, bool) {
+	if d.cpuacct != "" {
+		return readInt(filepath.Join(d.cpuacct, "cpuacct.usage"))
+	}
+	us, ok := statField(filepath.Join(d.v2, "cpu.stat"), "usage_usec")
+	return us * int64(time.Microsecond/time.Nanosecond), ok
+}
+
+// cgroupCores is the cgroup's CPU quota in cores (v1's cpu.cfs_quota_us
+// over cpu.cfs_period_us, where -1 is none; else v2's cpu.max), or every
+// core the process may run on when it has none.
+func cgroupCores(d cgroupDirs) float64 {
+	var quota, period float64
+	if d.cpu != "" {
+		q, ok1 := readInt(filepath.Join(d.cpu, "cpu.cfs_quota_us"))
+		p, ok2 := readInt(filepath.Join(d.cpu, "cpu.cfs_period_us"))
+		if ok1 && ok2 {
+			quota, period = float64(q), float64(p)
+		}
+	} else if b, err := os.ReadFile(filepath.Join(d.v2, "cpu.max")); err == nil && d.v2 != "" {
+		if f := strings.Fields(string(b)); len(f) == 2 && f[0] != "max" {
+			q, e1 := strconv.ParseFloat(f[0], 64)
+			p, e2 := strconv.ParseFloat(f[1], 64)
+			if e1 == nil && e2 == nil {
+				quota, period = q, p
 			}
 		}
 	}
-	wall := float64(now.Sub(prevAt)) / float64(time.Microsecond)
-	return float64(usage-prevUsage) / (wall * cores)
+	if quota > 0 && period > 0 {
+		return quota / period
+	}
+	return float64(runtime.NumCPU())
 }
 
 // hostCPU is the host's busy share of jiffies since the previous read.
@@ -161,19 +172,8 @@ func (r *resources) hostCPU() float64 {
 
 // memory is the share of the memory limit in use.
 func (r *resources) memory() float64 {
-	if d := r.dir(); d != "" {
-		if limit, err := os.ReadFile(filepath.Join(d, "memory.max")); err == nil {
-			if l, err := strconv.ParseFloat(strings.TrimSpace(string(limit)), 64); err == nil && l > 0 {
-				if cur, err := os.ReadFile(filepath.Join(d, "memory.current")); err == nil {
-					if c, err := strconv.ParseFloat(strings.TrimSpace(string(cur)), 64); err == nil {
-						if cache, ok := statField(filepath.Join(d, "memory.stat"), "inactive_file"); ok {
-							c = max(c-float64(cache), 0)
-						}
-						return c / l
-					}
-				}
-			}
-		}
+	if share, ok := cgroupMemory(r.dirs()); ok {
+		return share
 	}
 	limit := debug.SetMemoryLimit(-1)
 	if limit <= 0 || limit == math.MaxInt64 {
@@ -185,6 +185,46 @@ func (r *resources) memory() float64 {
 	}
 	held, released := r.sample[0].Value.Uint64(), r.sample[1].Value.Uint64()
 	return float64(held-min(released, held)) / float64(limit)
+}
+
+// noMemoryLimit is the least cgroup v1 memory limit that is none: v1 shows
+// an unlimited cgroup's as its largest page count in bytes, just under
+// 2⁶³ (how far under depends on the page size).
+const noMemoryLimit = 1 << 62
+
+// cgroupMemory is the cgroup's working set as a share of its limit, and
+// whether it has a limit: v1's files when the memory controller is on v1,
+// else v2's.
+func cgroupMemory(d cgroupDirs) (float64, bool) {
+	dir, limitFile, usageFile, cacheKey := d.v2, "memory.max", "memory.current", "inactive_file"
+	if d.memory != "" {
+		dir, limitFile, usageFile, cacheKey = d.memory, "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"
+	}
+	if dir == "" {
+		return 0, false
+	}
+	limit, ok := readInt(filepath.Join(dir, limitFile)) // v2's "max" is none
+	if !ok || limit <= 0 || limit >= noMemoryLimit {
+		return 0, false
+	}
+	used, ok := readInt(filepath.Join(dir, usageFile))
+	if !ok {
+		return 0, false
+	}
+	if cache, ok := statField(filepath.Join(dir, "memory.stat"), cacheKey); ok {
+		used = max(used-cache, 0)
+	}
+	return float64(used) / float64(limit), true
+}
+
+// readInt reads a file holding one integer.
+func readInt(path string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return n, err == nil
 }
 
 // statField reads one "key value" line of a cgroup stat file.

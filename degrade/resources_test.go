@@ -90,7 +90,7 @@ func TestResourcesOfThisMachine(t *testing.T) {
 	if cpu < 0 || cpu > 1 || mem < 0 || mem > 1 {
 		t.Errorf("cpu %v mem %v", cpu, mem)
 	}
-	t.Logf("cgroup v2 dir %q: cpu %.3f mem %.3f", r.dir(), cpu, mem)
+	t.Logf("cgroup dirs %+v: cpu %.3f mem %.3f", r.dirs(), cpu, mem)
 }
 
 // The memory in use of a cgroup is its working set: memory.current less
