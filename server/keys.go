@@ -17,7 +17,8 @@ import (
 // The key admin API, on the admin listener behind the admin scope:
 //
 //	GET    /v1/keys?top=N               the most refused subjects (at most N, 10 by default)
-//	GET    /v1/keys/{subject}?plan=P    every limit's state for subject (peeks: nothing is spent)
+//	GET    /v1/keys/{subject}?plan=P    every limit's state for subject (peeks: nothing is spent),
+//	                                    under the reduced limits while degraded
 //	DELETE /v1/keys/{subject}?limit=L   forget subject's state of limit L (of penalty: and of
 //	                                    penalty-refusals), or of every limit
 //	POST   /v1/keys/{subject}?action=penalize   put subject's client in the penalty box now
@@ -68,8 +69,10 @@ func (s *Server) handleKeysTop(w http.ResponseWriter, r *http.Request, _ caller)
 	writeJSON(w, http.StatusOK, out[:min(n, len(out))])
 }
 
+// handleKeyInspect reads a subject's state under the limits its requests
+// are decided by now: the reduced ones while degraded.
 func (s *Server) handleKeyInspect(w http.ResponseWriter, r *http.Request, _ caller) {
-	mw := s.state.Load().mw
+	mw := s.state.Load().deciderAt(s.ctl.Level())
 	subject, err := mw.Subject(r.PathValue("subject"))
 	if err != nil {
 		s.keysError(w, err)
