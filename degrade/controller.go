@@ -50,15 +50,20 @@ type Thresholds struct {
 	StoreDown bool
 }
 
-// exceeded lists the signals of s at or above t. P99 and ErrorRate count
-// only when s has at least minAnswers answers.
+// minP99Answers is the fewest answers whose nearest-rank p99 is not their
+// slowest: of n < 100, the ⌈0.99·n⌉-th smallest is the n-th.
+const minP99Answers = 100
+
+// exceeded lists the signals of s at or above t. ErrorRate counts only
+// when s has at least minAnswers answers, P99 only when it has at least
+// minAnswers and minP99Answers.
 func (t Thresholds) exceeded(s Signals, minAnswers int64) []string {
 	var why []string
 	if t.InFlight > 0 && s.InFlight >= t.InFlight {
 		why = append(why, fmt.Sprintf("in-flight %d ≥ %d", s.InFlight, t.InFlight))
 	}
 	judged := s.Answers >= minAnswers
-	if t.P99 > 0 && judged && s.P99 >= t.P99 {
+	if t.P99 > 0 && judged && s.Answers >= minP99Answers && s.P99 >= t.P99 {
 		why = append(why, fmt.Sprintf("p99 %v ≥ %v of %d answers", s.P99, t.P99, s.Answers))
 	}
 	if t.ErrorRate > 0 && judged && s.ErrorRate >= t.ErrorRate {
@@ -126,8 +131,10 @@ type Config struct {
 	// have for its P99 and ErrorRate to count, entering a level or holding
 	// one: of a quiet window's few answers, one slow or failed request
 	// would be a p99 or an error rate of its own. 20 by default (0); 1
-	// judges every window with an answer. The other signals count in every
-	// window.
+	// judges the error rate of every window with an answer. P99 counts
+	// only from 100 answers whatever MinAnswers: of fewer, the p99 is the
+	// slowest answer, and one slow request would be the p99. The other
+	// signals count in every window.
 	MinAnswers int64
 }
 
