@@ -160,4 +160,10 @@ func TestDashboardIsWellFormed(t *testing.T) {
 			t.Errorf("no query of the dashboard has %q", want)
 		}
 	}
+	// Global limits are those sluice_global_remaining_ratio names: a
+	// matcher on their names misses global limits named otherwise and
+	// takes plan limits named global-something.
+	if m := regexp.MustCompile(`limit\s*=~\s*"global`).FindString(all); m != "" {
+		t.Errorf("a query of the dashboard picks global limits by name (%s); join on sluice_global_remaining_ratio instead", m)
+	}
 }
