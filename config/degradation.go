@@ -13,7 +13,8 @@ type Degradation struct {
 	// Enabled is true when the configuration has a degradation section.
 	Enabled bool
 	// Interval is how often the signals are sampled, 1s by default, from
-	// 10ms to 1m.
+	// 10ms to 1m. The CPU share is measured over at least 100ms: sampled
+	// more often, it changes every 100ms.
 	Interval time.Duration
 	// Controller holds the level rules and the minimum dwell.
 	Controller degrade.Config

@@ -30,7 +30,10 @@ type Signals struct {
 	// last window: how long runnable goroutines waited for a CPU.
 	SchedP99 time.Duration
 	// CPU is the share of the CPU the process may use (its cgroup's quota,
-	// or the host's) that was used over the last window, in [0, 1].
+	// or the host's) that was used over the last window, in [0, 1]. A window
+	// is at least 100ms long: the kernel counts CPU time in ticks, too
+	// coarse to measure a shorter one, so a sample sooner after the last
+	// repeats its share.
 	CPU float64
 	// Memory is the share of the memory limit in use (its cgroup's, or
 	// GOMEMLIMIT; 0 without a limit), in [0, 1].

@@ -43,3 +43,36 @@ func TestCPUOfAWindowTooShortToMeasureIsTheLastShare(t *testing.T) {
 		t.Errorf("the next read: cpu %v, want 0.8 over the second since the last window", cpu)
 	}
 }
+
+// The kernel counts a running task's CPU time at its scheduler ticks (every
+// 1 to 10 ms; the host's /proc/stat in 10 ms jiffies), not as it is spent:
+// over a window of a few ticks the count is a whole number of them, and a
+// process using a tenth of its core read 0 in one 10 ms window and 0.8 in
+// the next (two threads' ticks landing), entering a level of cpu: 0.8 at
+// once. A window shorter than minCPUWindow (100 ms, ten ticks at the
+// coarsest) reports the last window's share, as a degradation.interval
+// under 100 ms samples.
+func TestCPUOfAWindowOfAFewTicksIsTheLastShare(t *testing.T) {
+	root := fakeTree(t, map[string]string{
+		"proc/self/cgroup":        "0::/svc/sluice\n",
+		"sys/svc/sluice/cpu.stat": "usage_usec 0\n",
+		"sys/svc/sluice/cpu.max":  "100000 100000\n", // 1 core
+	})
+	stat := filepath.Join(root, "sys/svc/sluice/cpu.stat")
+	r := &resources{sysfs: filepath.Join(root, "sys"), proc: filepath.Join(root, "proc")}
+	t0 := time.Unix(100, 0)
+	r.read(t0)
+	os.WriteFile(stat, []byte("usage_usec 100000\n"), 0o644) // 0.1 s in 1 s
+	t1 := t0.Add(time.Second)
+	if cpu, _ := r.read(t1); cpu < 0.0999 || cpu > 0.1001 {
+		t.Fatalf("cpu %v, want 0.1", cpu)
+	}
+	os.WriteFile(stat, []byte("usage_usec 108000\n"), 0o644) // two 4 ms ticks land
+	if cpu, _ := r.read(t1.Add(10 * time.Millisecond)); cpu < 0.0999 || cpu > 0.1001 {
+		t.Errorf("a 10ms window of two ticks: cpu %v, want the last window's 0.1", cpu)
+	}
+	os.WriteFile(stat, []byte("usage_usec 120000\n"), 0o644)
+	if cpu, _ := r.read(t1.Add(200 * time.Millisecond)); cpu < 0.0999 || cpu > 0.1001 {
+		t.Errorf("200ms after the last window: cpu %v, want 0.1 measured since it", cpu)
+	}
+}

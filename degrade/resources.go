@@ -52,11 +52,14 @@ type resources struct {
 }
 
 // minCPUWindow is the shortest time between two reads that the CPU share
-// is measured over: the cgroup counts CPU time in whole µs, so over a
-// shorter window its count is noise (and over a wall time below a µs,
-// unbounded). A read sooner after the last, or at a time before it,
-// reports the last window's share and leaves the window open.
-const minCPUWindow = time.Millisecond
+// is measured over: the kernel counts a running task's CPU time at its
+// scheduler ticks (every 1 to 10 ms) and the host's in 10 ms jiffies, so
+// over a window of a few ticks the count is a whole number of them, and the
+// share noise between 0 and the whole CPU. Over ten ticks at the coarsest,
+// a tick is a tenth of a core's share at most. A read sooner after the
+// last, or at a time before it, reports the last window's share and leaves
+// the window open.
+const minCPUWindow = 100 * time.Millisecond
 
 func newResources() *resources {
 	return &resources{sysfs: "/sys/fs/cgroup", proc: "/proc",

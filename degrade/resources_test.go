@@ -85,7 +85,7 @@ func TestMemoryAgainstGOMEMLIMIT(t *testing.T) {
 func TestResourcesOfThisMachine(t *testing.T) {
 	r := newResources()
 	r.read(time.Now())
-	time.Sleep(20 * time.Millisecond)
+	time.Sleep(minCPUWindow + 20*time.Millisecond)
 	cpu, mem := r.read(time.Now())
 	if cpu < 0 || cpu > 1 || mem < 0 || mem > 1 {
 		t.Errorf("cpu %v mem %v", cpu, mem)
