@@ -140,7 +140,8 @@ func cgroupCores(d cgroupDirs) float64 {
 	return float64(runtime.NumCPU())
 }
 
-// hostCPU is the host's busy share of jiffies since the previous read.
+// hostCPU is the host's busy share of jiffies since the previous read; 0
+// at the first read, and when a count went back since the previous one.
 func (r *resources) hostCPU() float64 {
 	b, err := os.ReadFile(filepath.Join(r.proc, "stat"))
 	if err != nil {
@@ -165,12 +166,12 @@ func (r *resources) hostCPU() float64 {
 			idle += v
 		}
 	}
-	prev := r.prevHost
-	r.prevHost = [2]uint64{total - idle, total}
-	if prev[1] == 0 || total <= prev[1] {
-		return 0
+	prev, busy := r.prevHost, total-idle
+	r.prevHost = [2]uint64{busy, total}
+	if prev[1] == 0 || total <= prev[1] || busy < prev[0] {
+		return 0 // no window yet, or counts gone back: nothing measured
 	}
-	return float64(total-idle-prev[0]) / float64(total-prev[1])
+	return float64(busy-prev[0]) / float64(total-prev[1])
 }
 
 // memory is the share of the memory limit in use.

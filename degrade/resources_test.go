@@ -144,3 +144,27 @@ func TestMemoryAgainstGOMEMLIMITLeavesOutReleasedMemory(t *testing.T) {
 		t.Errorf("mem %.3f, want about %.3f: %d of %d bytes were given back to the system", mem, want, released, total)
 	}
 }
+
+// A busy count of /proc/stat that goes back (steal time after a virtual
+// machine's live migration, a counter reset) is no window of use: it wrapped
+// around in unsigned arithmetic and read as the whole CPU, which entered a
+// cpu level at once. Such a read reports 0 and measures the next window from
+// it.
+func TestHostCPUWhoseBusyCountGoesBackIsNoFullCPU(t *testing.T) {
+	root := fakeTree(t, map[string]string{
+		"proc/self/cgroup": "0::/\n",
+		"proc/stat":        "cpu  100 0 100 700 100 0 0 500 0 0\n",
+	})
+	r := &resources{sysfs: filepath.Join(root, "sys"), proc: filepath.Join(root, "proc")}
+	r.read(time.Unix(1, 0))
+	// Steal back from 500 to 0 while the idle count rises: busy 700 → 210.
+	os.WriteFile(filepath.Join(root, "proc/stat"), []byte("cpu  110 0 100 1800 100 0 0 0 0 0\n"), 0o644)
+	if cpu, _ := r.read(time.Unix(2, 0)); cpu != 0 {
+		t.Errorf("busy count gone back: cpu %v, want 0", cpu)
+	}
+	// +90 busy and +10 idle since: 0.9.
+	os.WriteFile(filepath.Join(root, "proc/stat"), []byte("cpu  200 0 100 1810 100 0 0 0 0 0\n"), 0o644)
+	if cpu, _ := r.read(time.Unix(3, 0)); cpu < 0.8999 || cpu > 0.9001 {
+		t.Errorf("the next window: cpu %v, want 0.9", cpu)
+	}
+}
