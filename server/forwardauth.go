@@ -16,7 +16,8 @@ import (
 // headers, Retry-After and problem body a proxied request would get.
 //
 // Its callers (the front proxies) hold the check scope; the request's
-// Authorization and X-API-Key are the described client's.
+// Authorization and X-API-Key are the described client's. Its body is never
+// read: rules keyed by a field of the body take their fallback.
 func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ caller) {
 	st := s.state.Load()
 	// The request the front proxy describes: r with another method, URL and
@@ -24,6 +25,10 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	// r.Clone's deep copy of every header cost more than the decision.
 	orig := new(http.Request)
 	*orig = *r
+	// It describes the request and carries none of its body: a rule keyed
+	// by a field of the body takes its fallback, whatever the front proxy
+	// sends along.
+	orig.Body, orig.ContentLength = http.NoBody, 0
 	method, ok := described(r.Header, "X-Forwarded-Method", "X-Original-Method")
 	uri, ok2 := described(r.Header, "X-Forwarded-Uri", "X-Original-Uri")
 	if !ok || !ok2 {
