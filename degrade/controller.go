@@ -27,7 +27,8 @@ type Signals struct {
 	// StoreDown reports that the limiter's store is not reachable.
 	StoreDown bool
 	// SchedP99 is the 99th percentile of the Go scheduler's latency over the
-	// last window: how long runnable goroutines waited for a CPU.
+	// last window: how long runnable goroutines waited for a CPU; 0 for a
+	// window of fewer than 100 waits, whose p99 would be the longest.
 	SchedP99 time.Duration
 	// CPU is the share of the CPU the process may use (its cgroup's quota,
 	// or the host's) that was used over the last window, in [0, 1]. A window
@@ -53,20 +54,20 @@ type Thresholds struct {
 	StoreDown bool
 }
 
-// minP99Answers is the fewest answers whose nearest-rank p99 is not their
+// minP99Samples is the fewest samples whose nearest-rank p99 is not their
 // slowest: of n < 100, the ⌈0.99·n⌉-th smallest is the n-th.
-const minP99Answers = 100
+const minP99Samples = 100
 
 // exceeded lists the signals of s at or above t. ErrorRate counts only
 // when s has at least minAnswers answers, P99 only when it has at least
-// minAnswers and minP99Answers.
+// minAnswers and minP99Samples.
 func (t Thresholds) exceeded(s Signals, minAnswers int64) []string {
 	var why []string
 	if t.InFlight > 0 && s.InFlight >= t.InFlight {
 		why = append(why, fmt.Sprintf("in-flight %d ≥ %d", s.InFlight, t.InFlight))
 	}
 	judged := s.Answers >= minAnswers
-	if t.P99 > 0 && judged && s.Answers >= minP99Answers && s.P99 >= t.P99 {
+	if t.P99 > 0 && judged && s.Answers >= minP99Samples && s.P99 >= t.P99 {
 		why = append(why, fmt.Sprintf("p99 %v ≥ %v of %d answers", s.P99, t.P99, s.Answers))
 	}
 	if t.ErrorRate > 0 && judged && s.ErrorRate >= t.ErrorRate {

@@ -34,3 +34,25 @@ func TestHistP99(t *testing.T) {
 		t.Errorf("since prev: %v, want 1µs", got)
 	}
 }
+
+// Of fewer than 100 scheduling events, the p99 is the slowest: in a window
+// where the process was nearly idle, one goroutine that waited (a
+// throttled cgroup period, a long GC assist) was the scheduler's p99 and
+// entered a level. Such a window reads 0, as request latency's p99 counts
+// only from 100 answers.
+func TestHistP99OfFewEventsIsNone(t *testing.T) {
+	buckets := []float64{0, 1e-6, 1e-3, 1, math.Inf(1)}
+	for _, c := range []struct {
+		name   string
+		counts []uint64
+		want   time.Duration
+	}{
+		{"one slow event alone", []uint64{0, 0, 1, 0}, 0},
+		{"one slow event of 99", []uint64{98, 0, 1, 0}, 0},
+		{"two slow of 100", []uint64{98, 0, 2, 0}, time.Second},
+	} {
+		if got := histP99(make([]uint64, len(c.counts)), c.counts, buckets); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+}

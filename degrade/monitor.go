@@ -153,7 +153,8 @@ func (m *Monitor) schedP99() time.Duration {
 // histP99 returns the p99 of what a runtime/metrics time histogram (counts
 // of buckets whose boundaries, in seconds, are buckets) added since prev:
 // the upper boundary of the bucket holding the 99th percentile's rank; 0
-// when nothing was added. A rank in a bucket without a finite upper
+// when fewer than minP99Samples were added (of fewer, the p99 is the
+// largest). A rank in a bucket without a finite upper
 // boundary is its lower boundary, and a boundary beyond time.Duration's
 // range is its largest value.
 func histP99(prev, counts []uint64, buckets []float64) time.Duration {
@@ -163,7 +164,7 @@ func histP99(prev, counts []uint64, buckets []float64) time.Duration {
 		delta[i] = counts[i] - prev[i]
 		total += delta[i]
 	}
-	if total == 0 {
+	if total < minP99Samples {
 		return 0
 	}
 	want := total - total/100 // the 99th percentile's rank
