@@ -126,7 +126,8 @@ type Config struct {
 	Rules [3]Rule
 	// MinDwell is the least time a level is held, and the least time its
 	// signals must have stayed below its Leave thresholds without a break,
-	// before the controller steps down from it; 5s by default. Stepping up
+	// before the controller steps down from it; 5s by default (zero or
+	// negative). Stepping up
 	// is never delayed: overload is answered at once, recovery is cautious.
 	// (A level's own shedding lowers the signals it is read from: one calm
 	// reading is not recovery.)
@@ -180,7 +181,7 @@ type Controller struct {
 // while an earlier one is being reported is reported, after it, by the
 // goroutine reporting it.
 func NewController(cfg Config, clock func() time.Time, onChange func(from, to Level, why string)) *Controller {
-	if cfg.MinDwell == 0 {
+	if cfg.MinDwell <= 0 {
 		cfg.MinDwell = defaultMinDwell
 	}
 	if clock == nil {
@@ -189,9 +190,9 @@ func NewController(cfg Config, clock func() time.Time, onChange func(from, to Le
 	return &Controller{cfg: cfg, clock: clock, onChange: onChange, since: clock()}
 }
 
-// minDwell is Config.MinDwell, defaultMinDwell in the zero Controller.
+// minDwell is Config.MinDwell, or its default (in the zero Controller).
 func (c *Controller) minDwell() time.Duration {
-	if c.cfg.MinDwell == 0 {
+	if c.cfg.MinDwell <= 0 {
 		return defaultMinDwell
 	}
 	return c.cfg.MinDwell
@@ -216,7 +217,7 @@ func (c *Controller) now() time.Time {
 // SetConfig replaces the rules (on a configuration reload); the level and
 // its dwell carry over.
 func (c *Controller) SetConfig(cfg Config) {
-	if cfg.MinDwell == 0 {
+	if cfg.MinDwell <= 0 {
 		cfg.MinDwell = defaultMinDwell
 	}
 	c.mu.Lock()

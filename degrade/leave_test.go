@@ -70,3 +70,31 @@ func TestNaNAndNegativeSignalsCountAsZero(t *testing.T) {
 		t.Errorf("after MinDwell of NaN and negative signals: %v, want Normal", got)
 	}
 }
+
+// A negative MinDwell is the default dwell, as a zero one is: it held no
+// level at all, so a level was left at the first reading below its Leave
+// thresholds, and its calm never had to last.
+func TestNegativeMinDwellIsTheDefault(t *testing.T) {
+	for _, set := range []string{"NewController", "SetConfig"} {
+		c := &clock{t: time.Unix(1000, 0)}
+		cfg := degrade.Config{MinDwell: -time.Second}
+		cfg.Rules[0] = degrade.Rule{Enter: degrade.Thresholds{InFlight: 100}, Leave: degrade.Thresholds{InFlight: 50}}
+		ctl := degrade.NewController(degrade.Config{}, c.now, nil)
+		if set == "NewController" {
+			ctl = degrade.NewController(cfg, c.now, nil)
+		} else {
+			ctl.SetConfig(cfg)
+		}
+		ctl.Update(degrade.Signals{InFlight: 150})
+		for i := range 5 {
+			c.advance(time.Second)
+			if got := ctl.Update(degrade.Signals{InFlight: 10}); got != degrade.Elevated {
+				t.Fatalf("%s: %ds after entering, calm: %v, want Elevated held the default 5s", set, i+1, got)
+			}
+		}
+		c.advance(time.Second)
+		if got := ctl.Update(degrade.Signals{InFlight: 10}); got != degrade.Normal {
+			t.Errorf("%s: after the default dwell of calm: %v, want Normal", set, got)
+		}
+	}
+}
