@@ -127,10 +127,9 @@ type Config struct {
 	// MinDwell is the least time a level is held, and the least time its
 	// signals must have stayed below its Leave thresholds without a break,
 	// before the controller steps down from it; 5s by default (zero or
-	// negative). Stepping up
-	// is never delayed: overload is answered at once, recovery is cautious.
-	// (A level's own shedding lowers the signals it is read from: one calm
-	// reading is not recovery.)
+	// negative). Stepping up is never delayed: overload is answered at
+	// once, recovery is cautious. (A level's own shedding lowers the
+	// signals it is read from: one calm reading is not recovery.)
 	MinDwell time.Duration
 	// MinAnswers is the fewest answers (Signals.Answers) a window must
 	// have for its P99 and ErrorRate to count, entering a level or holding
