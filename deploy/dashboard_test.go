@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -165,5 +166,73 @@ func TestDashboardIsWellFormed(t *testing.T) {
 	// takes plan limits named global-something.
 	if m := regexp.MustCompile(`limit\s*=~\s*"global`).FindString(all); m != "" {
 		t.Errorf("a query of the dashboard picks global limits by name (%s); join on sluice_global_remaining_ratio instead", m)
+	}
+}
+
+// notDrawn are the metrics sluice exports that neither the dashboard nor a
+// rule reads, each with the reason an operator can do without it there.
+var notDrawn = map[string]string{
+	"sluice_config_reloads_total":                         "the Configuration row draws whether the last reload held",
+	"sluice_config_last_reload_success_timestamp_seconds": "the Configuration row draws whether the last reload held",
+	"sluice_degradation_transitions_total":                "the level drawn over time shows every transition",
+	"sluice_memory_expirations_total":                     "states let go at full quota: routine, nothing to act on",
+	"sluice_memory_clock_late_ticks_total":                "a diagnostic of the in-process store's clock, not of the service",
+	"sluice_memory_clock_max_lag_seconds":                 "a diagnostic of the in-process store's clock, not of the service",
+	"sluice_connections_shed_total":                       "its series exist only once a listener sheds a connection, so no query can be held to evaluate",
+	"sluice_redis_unrefunded_total":                       "exported on a Redis Cluster only; SluiceStoreErrors' runbook names it",
+	"sluice_lease_prefetches_total":                       "tuning detail of leases, described in docs/operations.md",
+	"sluice_lease_round_trips_total":                      "tuning detail of leases, described in docs/operations.md",
+	"sluice_lease_give_backs_total":                       "tuning detail of leases, described in docs/operations.md",
+	"sluice_lease_units_held":                             "tuning detail of leases, described in docs/operations.md",
+	"sluice_lease_keys":                                   "tuning detail of leases, described in docs/operations.md",
+	"sluice_store_node_fallback_decisions_total":          "the Store row draws each node's breaker and errors",
+	"sluice_store_node_breaker_opens_total":               "the Store row draws each node's breaker and errors",
+}
+
+// exportedMetric matches the name of a metric the server registers: a
+// collector's Name option or a Desc's first argument.
+var exportedMetric = regexp.MustCompile(`(?:Name:\s*|NewDesc\(\s*)"(sluice_[a-z0-9_]+)"`)
+
+// TestEveryMetricIsDrawnOrAlertedOn: each metric package server exports
+// is read by a query of the dashboard or an expression of the rules, or
+// is in notDrawn with its reason — so that a metric an operator needs is
+// not left where nobody looks.
+func TestEveryMetricIsDrawnOrAlertedOn(t *testing.T) {
+	t.Parallel()
+	sources, err := filepath.Glob("../server/*.go")
+	if err != nil || len(sources) == 0 {
+		t.Fatalf("no source of package server: %v", err)
+	}
+	exported := map[string]bool{}
+	for _, name := range sources {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		for _, m := range exportedMetric.FindAllStringSubmatch(readFile(t, name), -1) {
+			exported[m[1]] = true
+		}
+	}
+	if len(exported) < 20 {
+		t.Fatalf("found %d metrics in package server's sources, want the twenty and more it exports", len(exported))
+	}
+	read := dashboardQueries(t, "sluice")
+	for _, r := range readRules(t) {
+		read = append(read, r.Expr)
+	}
+	all := strings.Join(read, "\n")
+	for name := range exported {
+		series := []string{name, name + "_bucket", name + "_count", name + "_sum"}
+		drawn := slices.ContainsFunc(series, func(s string) bool { return containsSeries(all, s) })
+		switch _, excused := notDrawn[name]; {
+		case !drawn && !excused:
+			t.Errorf("metric %s is read by no dashboard query and no rule: draw it, or say in notDrawn why not", name)
+		case drawn && excused:
+			t.Errorf("metric %s is drawn or alerted on: take it out of notDrawn", name)
+		}
+	}
+	for name := range notDrawn {
+		if !exported[name] {
+			t.Errorf("notDrawn names %s, which package server does not export", name)
+		}
 	}
 }

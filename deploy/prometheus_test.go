@@ -50,6 +50,11 @@ rules:
 `
 	public, admin := realtest.FreeAddr(t), realtest.FreeAddr(t)
 	serveWith(t, public, admin, img.command(t, writeFile(t, "sluice.yaml", cfg), public, admin)...)
+	// A caller without a token, refused: sluice_caller_refusals_total has
+	// its first series.
+	if code, _, _ := get(t, "http://"+admin+"/metrics", ""); code != http.StatusUnauthorized {
+		t.Fatalf("/metrics without a token answered %d, want 401", code)
+	}
 
 	rulesPath, err := filepath.Abs(rulesFile)
 	if err != nil {
