@@ -76,3 +76,33 @@ func TestCPUOfAWindowOfAFewTicksIsTheLastShare(t *testing.T) {
 		t.Errorf("200ms after the last window: cpu %v, want 0.1 measured since it", cpu)
 	}
 }
+
+// A read whose CPU count cannot be read (a file read while it is rewritten,
+// a cgroup gone) measures nothing and moves no window: the next read
+// measured from it the CPU time counted since the process started (or
+// since the last good read) over the wall time of one window, and read the
+// whole CPU.
+func TestCPUAfterAnUnreadableCountIsMeasuredFromTheLastGoodRead(t *testing.T) {
+	root := fakeTree(t, map[string]string{
+		"proc/self/cgroup":        "0::/svc/sluice\n",
+		"sys/svc/sluice/cpu.stat": "usage_usec 50000000\n", // 50 s since it started
+		"sys/svc/sluice/cpu.max":  "100000 100000\n",       // 1 core
+	})
+	stat := filepath.Join(root, "sys/svc/sluice/cpu.stat")
+	r := &resources{sysfs: filepath.Join(root, "sys"), proc: filepath.Join(root, "proc")}
+	t0 := time.Unix(100, 0)
+	os.WriteFile(stat, []byte("user_usec 1\n"), 0o644) // no usage_usec
+	r.read(t0)
+	os.WriteFile(stat, []byte("usage_usec 50000000\n"), 0o644)
+	if cpu, _ := r.read(t0.Add(time.Second)); cpu != 0 {
+		t.Errorf("the first good read: cpu %v, want 0 (no window yet)", cpu)
+	}
+	os.WriteFile(stat, []byte("nonsense\n"), 0o644)
+	if cpu, _ := r.read(t0.Add(2 * time.Second)); cpu != 0 {
+		t.Errorf("an unreadable count: cpu %v, want 0", cpu)
+	}
+	os.WriteFile(stat, []byte("usage_usec 50600000\n"), 0o644) // 0.6 s in 2 s
+	if cpu, _ := r.read(t0.Add(3 * time.Second)); cpu < 0.2999 || cpu > 0.3001 {
+		t.Errorf("cpu %v, want 0.3 over the 2 s since the last good read", cpu)
+	}
+}

@@ -72,36 +72,44 @@ func (r *resources) dirs() cgroupDirs {
 	return r.cgroup
 }
 
-// read returns the CPU share used since the previous read (0 at the first;
-// that of the read before when the previous one is less than minCPUWindow
-// before now, or after it) and the memory share used now.
+// read returns the CPU share used since the previous read that counted
+// the CPU time (0 at the first, and when the count cannot be read; that of
+// the read before when the previous one is less than minCPUWindow before
+// now, or after it) and the memory share used now.
 func (r *resources) read(now time.Time) (cpu, mem float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.prevAt.IsZero() && now.Sub(r.prevAt) < minCPUWindow {
 		return r.lastCPU, clamp01(r.memory())
 	}
+	var counted bool
 	if d := r.dirs(); d.cpuacct != "" || d.v2 != "" {
-		cpu = r.cgroupCPU(d, now)
+		cpu, counted = r.cgroupCPU(d, now)
 	} else {
-		cpu = r.hostCPU()
+		cpu, counted = r.hostCPU()
+	}
+	if !counted { // no window measured, none started: the next is from the last count
+		return 0, clamp01(r.memory())
 	}
 	r.prevAt = now
 	r.lastCPU = clamp01(cpu)
 	return r.lastCPU, clamp01(r.memory())
 }
 
-func (r *resources) cgroupCPU(d cgroupDirs, now time.Time) float64 {
+// cgroupCPU returns the cgroup's CPU share since the previous count (0 at
+// the first), and whether its CPU time could be read: a read that could
+// not changes nothing.
+func (r *resources) cgroupCPU(d cgroupDirs, now time.Time) (float64, bool) {
 	usage, ok := cgroupUsage(d)
 	if !ok {
-		return 0
+		return 0, false
 	}
 	prevUsage, prevAt := r.prevUsage, r.prevAt
 	r.prevUsage = usage
 	if prevAt.IsZero() || !now.After(prevAt) {
-		return 0
+		return 0, true
 	}
-	return float64(usage-prevUsage) / (float64(now.Sub(prevAt)) * cgroupCores(d))
+	return float64(usage-prevUsage) / (float64(now.Sub(prevAt)) * cgroupCores(d)), true
 }
 
 // cgroupUsage is the cgroup's CPU time in ns: v1's cpuacct.usage, else
@@ -142,21 +150,23 @@ func cgroupCores(d cgroupDirs) float64 {
 
 // hostCPU is the host's busy share of jiffies since the previous read; 0
 // at the first read, and when a count went back since the previous one.
-func (r *resources) hostCPU() float64 {
+// It reports whether /proc/stat could be read: a read that could not
+// changes nothing.
+func (r *resources) hostCPU() (float64, bool) {
 	b, err := os.ReadFile(filepath.Join(r.proc, "stat"))
 	if err != nil {
-		return 0
+		return 0, false
 	}
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	f := strings.Fields(string(line))
 	if len(f) < 5 || f[0] != "cpu" {
-		return 0
+		return 0, false
 	}
 	var total, idle uint64
 	for i, s := range f[1:] {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			return 0
+			return 0, false
 		}
 		if i >= 8 { // guest and guest_nice are already in user and nice
 			break
@@ -169,9 +179,9 @@ func (r *resources) hostCPU() float64 {
 	prev, busy := r.prevHost, total-idle
 	r.prevHost = [2]uint64{busy, total}
 	if prev[1] == 0 || total <= prev[1] || busy < prev[0] {
-		return 0 // no window yet, or counts gone back: nothing measured
+		return 0, true // no window yet, or counts gone back: nothing measured
 	}
-	return float64(busy-prev[0]) / float64(total-prev[1])
+	return float64(busy-prev[0]) / float64(total-prev[1]), true
 }
 
 // memory is the share of the memory limit in use.
