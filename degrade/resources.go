@@ -123,8 +123,9 @@ func cgroupUsage(d cgroupDirs) (int64, bool) {
 }
 
 // cgroupCores is the cgroup's CPU quota in cores (v1's cpu.cfs_quota_us
-// over cpu.cfs_period_us, where -1 is none; else v2's cpu.max), or every
-// core the process may run on when it has none.
+// over cpu.cfs_period_us, where -1 is none; else v2's cpu.max), at most
+// the cores the process may run on (runtime.NumCPU), which it is when
+// there is no quota.
 func cgroupCores(d cgroupDirs) float64 {
 	var quota, period float64
 	if d.cpu != "" {
@@ -142,10 +143,11 @@ func cgroupCores(d cgroupDirs) float64 {
 			}
 		}
 	}
+	cores := float64(runtime.NumCPU())
 	if quota > 0 && period > 0 {
-		return quota / period
+		return min(quota/period, cores)
 	}
-	return float64(runtime.NumCPU())
+	return cores
 }
 
 // hostCPU is the host's busy share of jiffies since the previous read; 0

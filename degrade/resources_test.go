@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -166,5 +167,26 @@ func TestHostCPUWhoseBusyCountGoesBackIsNoFullCPU(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "proc/stat"), []byte("cpu  200 0 100 1810 100 0 0 0 0 0\n"), 0o644)
 	if cpu, _ := r.read(time.Unix(3, 0)); cpu < 0.8999 || cpu > 0.9001 {
 		t.Errorf("the next window: cpu %v, want 0.9", cpu)
+	}
+}
+
+// A CPU quota above the cores the process may run on (a Kubernetes limit
+// above the node's cores, a cpuset narrower than the quota) cannot all be
+// used: the share is of the cores, and a process using every one of them
+// reads 1. It read the share of the quota, 0.5 with a quota of twice the
+// cores, and never reached a cpu threshold above that.
+func TestCPUQuotaAboveTheCoresIsTheCores(t *testing.T) {
+	cores := int64(runtime.NumCPU())
+	root := fakeTree(t, map[string]string{
+		"proc/self/cgroup":        "0::/svc/sluice\n",
+		"sys/svc/sluice/cpu.stat": "usage_usec 0\n",
+		"sys/svc/sluice/cpu.max":  strconv.FormatInt(2*cores*100000, 10) + " 100000\n",
+	})
+	r := &resources{sysfs: filepath.Join(root, "sys"), proc: filepath.Join(root, "proc")}
+	r.read(time.Unix(100, 0))
+	// Every core busy for 1 s.
+	os.WriteFile(filepath.Join(root, "sys/svc/sluice/cpu.stat"), []byte("usage_usec "+strconv.FormatInt(cores*1000000, 10)+"\n"), 0o644)
+	if cpu, _ := r.read(time.Unix(101, 0)); cpu < 0.9999 {
+		t.Errorf("every one of %d cores busy under a quota of %d: cpu %v, want 1", cores, 2*cores, cpu)
 	}
 }
