@@ -20,9 +20,10 @@ import (
 //
 //   - CPU from the process's cgroup between two reads: its CPU time (v2:
 //     cpu.stat's usage_usec; v1: cpuacct.usage) against its quota (v2:
-//     cpu.max; v1: cpu.cfs_quota_us of cpu.cfs_period_us), or every core
-//     when it has none; without a cgroup, the host's busy share from
-//     /proc/stat.
+//     cpu.max; v1: cpu.cfs_quota_us of cpu.cfs_period_us) or the cores the
+//     process may run on, whichever is fewer (the cores when there is no
+//     quota), over at least minCPUWindow; without a cgroup, the host's busy
+//     share from /proc/stat.
 //   - Memory from the cgroup's working set against its limit (v2:
 //     memory.max; v1: memory.limit_in_bytes, where a limit of 4 EiB or more
 //     is none): what it uses (memory.current; v1: memory.usage_in_bytes)
