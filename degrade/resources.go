@@ -46,7 +46,7 @@ type resources struct {
 
 	mu        sync.Mutex
 	prevAt    time.Time
-	prevUsage int64     // cgroup CPU time, ns
+	prevUsage int64     // cgroup CPU time, µs
 	prevHost  [2]uint64 // host busy and total jiffies
 	lastCPU   float64   // the CPU share of the last window measured
 	sample    []metrics.Sample
@@ -110,17 +110,18 @@ func (r *resources) cgroupCPU(d cgroupDirs, now time.Time) (float64, bool) {
 	if prevAt.IsZero() || !now.After(prevAt) {
 		return 0, true
 	}
-	return float64(usage-prevUsage) / (float64(now.Sub(prevAt)) * cgroupCores(d)), true
+	wall := float64(now.Sub(prevAt)) / float64(time.Microsecond)
+	return float64(usage-prevUsage) / (wall * cgroupCores(d)), true
 }
 
-// cgroupUsage is the cgroup's CPU time in ns: v1's cpuacct.usage, else
-// v2's cpu.stat usage_usec.
+// cgroupUsage is the cgroup's CPU time in µs: v1's cpuacct.usage (ns),
+// else v2's cpu.stat usage_usec.
 func cgroupUsage(d cgroupDirs) (int64, bool) {
 	if d.cpuacct != "" {
-		return readInt(filepath.Join(d.cpuacct, "cpuacct.usage"))
+		ns, ok := readInt(filepath.Join(d.cpuacct, "cpuacct.usage"))
+		return ns / int64(time.Microsecond/time.Nanosecond), ok
 	}
-	us, ok := statField(filepath.Join(d.v2, "cpu.stat"), "usage_usec")
-	return us * int64(time.Microsecond/time.Nanosecond), ok
+	return statField(filepath.Join(d.v2, "cpu.stat"), "usage_usec")
 }
 
 // cgroupCores is the cgroup's CPU quota in cores (v1's cpu.cfs_quota_us
