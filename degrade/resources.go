@@ -136,7 +136,8 @@ func cgroupCores(d cgroupDirs) float64 {
 		if ok1 && ok2 {
 			quota, period = float64(q), float64(p)
 		}
-	} else if b, err := os.ReadFile(filepath.Join(d.v2, "cpu.max")); err == nil && d.v2 != "" {
+	} else if d.v2 != "" {
+		b, _ := os.ReadFile(filepath.Join(d.v2, "cpu.max"))
 		if f := strings.Fields(string(b)); len(f) == 2 && f[0] != "max" {
 			q, e1 := strconv.ParseFloat(f[0], 64)
 			p, e2 := strconv.ParseFloat(f[1], 64)
