@@ -206,7 +206,8 @@ func (sc *checkScratch) decode(w http.ResponseWriter, r *http.Request) error {
 // tooLong is the error of a body that could not be read whole: err, unless
 // the part read (the first maxCheckBody bytes of a longer body) already shows
 // it malformed — then the answer is the 400 that says why, as when the body
-// is read as a stream and decoding stops at the first error.
+// is read as a stream and decoding stops at the first error. A whole object
+// followed by whitespace up to the bound shows nothing malformed: err.
 func tooLong(part []byte, err error) error {
 	var tooBig *http.MaxBytesError
 	if !errors.As(err, &tooBig) || len(bytes.TrimSpace(part)) == 0 {
@@ -214,9 +215,9 @@ func tooLong(part []byte, err error) error {
 	}
 	var req client.CheckRequest
 	switch jerr := checkjson.DecodeStrict(part, &req); {
-	case jerr == nil:
-		return errors.New("malformed JSON: data after the object")
-	case errors.Is(jerr, io.ErrUnexpectedEOF):
+	case jerr == nil, errors.Is(jerr, io.ErrUnexpectedEOF):
+		// An object and whitespace up to the bound: what follows is
+		// unread, the body over the bound.
 		return err
 	default:
 		return jerr

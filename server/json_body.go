@@ -15,10 +15,16 @@ func readJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) (int, 
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, limit))
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
-	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
-		err = errors.New("more than one JSON value")
-	}
 	var tooBig *http.MaxBytesError
+	if err == nil {
+		// What follows the value is whitespace up to the end, or a body
+		// over limit (whatever it holds past it), or a second value.
+		if rest := dec.Decode(&struct{}{}); errors.As(rest, &tooBig) {
+			err = rest
+		} else if rest != io.EOF {
+			err = errors.New("more than one JSON value")
+		}
+	}
 	switch {
 	case errors.As(err, &tooBig):
 		return http.StatusRequestEntityTooLarge, fmt.Errorf("the body is larger than %d bytes", limit)
