@@ -72,6 +72,8 @@ func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 		"retry_after": func(n *yaml.Node, p string) { g.RetryAfter = d.Duration(n, p) },
 		"stale_for":   func(n *yaml.Node, p string) { g.StaleFor = d.durationOrNone(n, p) },
 		"levels": func(n *yaml.Node, path string) {
+			var enterAt [3]map[string]*yaml.Node
+			var enterPath [3]string
 			d.Entries(n, path, func(k, v *yaml.Node, p string) {
 				i, ok := levels[k.Value]
 				if !ok {
@@ -82,11 +84,12 @@ func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 				var leaveAt map[string]*yaml.Node
 				var leavePath string
 				d.Mapping(v, p, map[string]field{
-					"enter": func(n *yaml.Node, p string) { r.Enter, _ = d.thresholds(n, p) },
+					"enter": func(n *yaml.Node, p string) { r.Enter, enterAt[i] = d.thresholds(n, p); enterPath[i] = p },
 					"leave": func(n *yaml.Node, p string) { r.Leave, leaveAt = d.thresholds(n, p); leavePath = p },
 				})
 				d.leaveBelowEnter(r.Enter, r.Leave, leaveAt, leavePath)
 			})
+			d.enterInOrder(g.Controller.Rules, enterAt, enterPath)
 		},
 		"classes": func(n *yaml.Node, path string) {
 			classOf := map[string]classed{} // route (routeOf) → the class listing it
@@ -144,6 +147,48 @@ func (d *decoder) leaveBelowEnter(enter, leave degrade.Thresholds, at map[string
 		if s.above {
 			d.Errorf(at[s.name], path+"."+s.name, "%v is above enter's %v: the level would be left while the signal still enters it "+
 				"(a leave below enter holds the level until the signal has fallen; left out, it is enter's)", s.leave, s.enter)
+		}
+	}
+}
+
+// levelNames are the names of the levels of degrade.Config.Rules, in order.
+var levelNames = [3]string{"elevated", "high", "critical"}
+
+// enterInOrder refuses a level's enter threshold below a lower level's for
+// the same signal: a load between the two would enter the higher level
+// straight from normal, and never the lower one by that signal. at and path
+// are each level's enter thresholds' nodes, by signal, and its path.
+func (d *decoder) enterInOrder(rules [3]degrade.Rule, at [3]map[string]*yaml.Node, path [3]string) {
+	type value struct {
+		v    float64 // for comparing
+		show any     // as written
+	}
+	signals := func(t degrade.Thresholds) map[string]value {
+		return map[string]value{
+			"in_flight":  {float64(t.InFlight), t.InFlight},
+			"p99":        {float64(t.P99), t.P99},
+			"error_rate": {t.ErrorRate, t.ErrorRate},
+			"sched_p99":  {float64(t.SchedP99), t.SchedP99},
+			"cpu":        {t.CPU, t.CPU},
+			"memory":     {t.Memory, t.Memory},
+		}
+	}
+	for j := 1; j < len(rules); j++ {
+		for name, e := range signals(rules[j].Enter) {
+			if e.v <= 0 {
+				continue
+			}
+			below := -1 // the lower level with the highest enter above e
+			for i := range j {
+				if l := signals(rules[i].Enter)[name]; l.v > e.v && (below < 0 || l.v > signals(rules[below].Enter)[name].v) {
+					below = i
+				}
+			}
+			if below >= 0 {
+				d.Errorf(at[j][name], path[j]+"."+name, "%v is below %s's %v: a load between them would enter %s straight from normal, "+
+					"and never %s by this signal (give a higher level a threshold at or above a lower one's)",
+					e.show, levelNames[below], signals(rules[below].Enter)[name].show, levelNames[j], levelNames[below])
+			}
 		}
 	}
 }
