@@ -160,34 +160,36 @@ var levelNames = [3]string{"elevated", "high", "critical"}
 // are each level's enter thresholds' nodes, by signal, and its path.
 func (d *decoder) enterInOrder(rules [3]degrade.Rule, at [3]map[string]*yaml.Node, path [3]string) {
 	type value struct {
+		name string
 		v    float64 // for comparing
 		show any     // as written
 	}
-	signals := func(t degrade.Thresholds) map[string]value {
-		return map[string]value{
-			"in_flight":  {float64(t.InFlight), t.InFlight},
-			"p99":        {float64(t.P99), t.P99},
-			"error_rate": {t.ErrorRate, t.ErrorRate},
-			"sched_p99":  {float64(t.SchedP99), t.SchedP99},
-			"cpu":        {t.CPU, t.CPU},
-			"memory":     {t.Memory, t.Memory},
+	signals := func(t degrade.Thresholds) []value {
+		return []value{
+			{"in_flight", float64(t.InFlight), t.InFlight},
+			{"p99", float64(t.P99), t.P99},
+			{"error_rate", t.ErrorRate, t.ErrorRate},
+			{"sched_p99", float64(t.SchedP99), t.SchedP99},
+			{"cpu", t.CPU, t.CPU},
+			{"memory", t.Memory, t.Memory},
 		}
 	}
 	for j := 1; j < len(rules); j++ {
-		for name, e := range signals(rules[j].Enter) {
+		for k, e := range signals(rules[j].Enter) {
 			if e.v <= 0 {
 				continue
 			}
-			below := -1 // the lower level with the highest enter above e
+			var highest value // of the lower levels' enter thresholds above e
+			below := -1
 			for i := range j {
-				if l := signals(rules[i].Enter)[name]; l.v > e.v && (below < 0 || l.v > signals(rules[below].Enter)[name].v) {
-					below = i
+				if l := signals(rules[i].Enter)[k]; l.v > e.v && l.v > highest.v {
+					highest, below = l, i
 				}
 			}
 			if below >= 0 {
-				d.Errorf(at[j][name], path[j]+"."+name, "%v is below %s's %v: a load between them would enter %s straight from normal, "+
+				d.Errorf(at[j][e.name], path[j]+"."+e.name, "%v is below %s's %v: a load between them would enter %s straight from normal, "+
 					"and never %s by this signal (give a higher level a threshold at or above a lower one's)",
-					e.show, levelNames[below], signals(rules[below].Enter)[name].show, levelNames[j], levelNames[below])
+					e.show, levelNames[below], highest.show, levelNames[j], levelNames[below])
 			}
 		}
 	}
