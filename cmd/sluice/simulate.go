@@ -56,6 +56,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		format   = fs.String("format", "table", "output: table or json")
 		chart    = fs.String("chart", "", "write a chart to this `file` (.png or .svg)")
 		maxWaitS = fs.String("max-wait", "", "leaky-bucket queue's longest delay, a `duration` (default a tenth of the window; 0 makes it a meter)")
+		maxWork  = fs.Int64("max-work", defaultMaxWork, "refuse a simulation estimated above this many `decisions` of work before running it (a sliding window log's decision counts 1 more per 64 entries it sums); 0 bounds nothing")
 	)
 	fs.IntVar(&p.Keys, "keys", 0, "number of keys (default 1; many-keys 1000)")
 	fs.Float64Var(&p.Rate, "rate", 0, "mean requests per second per key (default 1.2 × the limit's rate; many-keys 0.5 ×)")
@@ -81,7 +82,11 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	req := sim.Request{Limit: *limit, Zone: *zone, Starts: sim.Starts(*starts), Reference: *ref, Burst: *burst, Seed: *seed, SkipBadLines: *skipBad}
+	if *maxWork < 0 {
+		return usageErrorf("-max-work %d: use a number of decisions, or 0 for no bound", *maxWork)
+	}
+	req := sim.Request{Limit: *limit, Zone: *zone, Starts: sim.Starts(*starts), Reference: *ref, Burst: *burst, Seed: *seed,
+		SkipBadLines: *skipBad, MaxWork: *maxWork}
 	if *algs != "all" {
 		req.Algorithms = strings.Split(*algs, ",")
 	}
@@ -133,7 +138,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 
 	if err := req.Validate(); err != nil {
-		return usageError{err} // every parameter it reads came from a flag
+		return usageError{withMaxWorkHint(err)} // every parameter it reads came from a flag
 	}
 	resp, err := sim.Simulate(ctx, req)
 	if err != nil {
@@ -141,7 +146,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if errors.As(err, &le) {
 			return fmt.Errorf("%s: %w (or use -skip-bad-lines)", *trace, err)
 		}
-		return err
+		return withMaxWorkHint(err)
 	}
 	reportSkipped(stderr, *trace, resp.Skipped)
 	if *chart != "" {
@@ -157,6 +162,20 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return enc.Encode(resp.Result)
 	}
 	return sim.WriteTable(stdout, resp.Result)
+}
+
+// defaultMaxWork is -max-work's default, in decisions of work
+// (sim.Request.MaxWork): a few minutes of one core.
+const defaultMaxWork = 1_000_000_000
+
+// withMaxWorkHint adds to a simulation refused for its work how to allow
+// it anyway.
+func withMaxWorkHint(err error) error {
+	var tl *sim.TooLargeError
+	if errors.As(err, &tl) && tl.Bound == "work" {
+		return fmt.Errorf("%w (or raise -max-work, 0 for no bound)", err)
+	}
+	return err
 }
 
 // reportSkipped lists skipped trace lines on stderr, the first 20 in full.

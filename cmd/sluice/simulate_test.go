@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-dev/sluice/sim"
 )
@@ -194,5 +195,24 @@ func TestSimulateAndDesignFileErrorsExitOne(t *testing.T) {
 		if code, _, stderr := runSluice(t, args...); code != 1 {
 			t.Errorf("%q: exit %d, want 1 (%s)", args, code, strings.TrimSpace(stderr))
 		}
+	}
+}
+
+// A sliding window log of a million per second sums up to a million
+// entries on each of 2.4 million decisions: hours of work, which the
+// command refuses up front, naming the flag that allows it, rather than
+// running without a word.
+func TestSimulateRefusesWorkAboveMaxWork(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"simulate", "-limit", "1000000/1s", "-duration", "2s", "-algorithms", "sliding-window-log"}, &out, &errOut)
+	if code == 0 || !strings.Contains(errOut.String(), "decisions of work") || !strings.Contains(errOut.String(), "-max-work") {
+		t.Errorf("exit %d, stderr %q: want the work refused, naming -max-work", code, errOut.String())
+	}
+	errOut.Reset()
+	code = run(context.Background(), []string{"simulate", "-limit", "1000/1s", "-duration", "2s", "-algorithms", "gcra", "-max-work", "0"}, &out, &errOut)
+	if code != 0 {
+		t.Errorf("-max-work 0: exit %d, stderr %q: want the work unbounded", code, errOut.String())
 	}
 }
