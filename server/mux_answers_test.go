@@ -83,3 +83,26 @@ func TestUncleanPathsRedirectKeepingTheMethod(t *testing.T) {
 		t.Errorf("the upstream saw %d requests, want none", n)
 	}
 }
+
+// An unclean path's redirect keeps its percent-escapes as the client wrote
+// them: /files//my%20report.pdf goes to /files/my%20report.pdf, not to
+// /files/my%2520report.pdf, a resource of another name.
+func TestUncleanPathsRedirectKeepingTheirEscapes(t *testing.T) {
+	f := newFixture(t, testConfig)
+	l := serveOn(t, f.srv)
+	for _, c := range []struct{ addr, line, location string }{
+		{l.public, "GET /files//my%20report.pdf", "/files/my%20report.pdf"},
+		{l.public, "POST /a//b%2Fc?x=%20", "/a/b%2Fc?x=%20"},
+		{l.public, "GET /api/./x%3Fy", "/api/x%3Fy"},
+		{l.public, "GET /%2e%2e//api/generate", "/%2e%2e/api/generate"}, // then to /api/generate
+		{l.admin, "DELETE /v1//keys/rule:logins/a%2Fb", "/v1/keys/rule:logins/a%2Fb"},
+	} {
+		r, _ := sendRequestLine(t, c.addr, c.line)
+		if loc := r.Header.Get("Location"); r.StatusCode != http.StatusTemporaryRedirect || loc != c.location {
+			t.Errorf("%s: %d Location %q, want 307 to %s", c.line, r.StatusCode, loc, c.location)
+		}
+	}
+	if n := f.hits.Load(); n != 0 {
+		t.Errorf("the upstream saw %d requests, want none", n)
+	}
+}
