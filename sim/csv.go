@@ -82,7 +82,9 @@ func CountSkipped(skipped []LineError) int {
 // as are blank lines and lines starting with #. A UTF-8 byte order mark
 // before the first line is ignored; lines may end in CRLF. Lines need not be in time
 // order: the trace is sorted (a stable sort, so equal times keep their
-// order). A trace spans at most 10 years: a time further than that from
+// order). An RFC 3339 time is in the years 2000 to 2299 (else it is a
+// bad line: Go's zero time or the Unix epoch stands for a missing time),
+// and a trace spans at most 10 years: a time further than that from
 // another line's is a bad line. The trace starts at its first request (or at the origin, for
 // seconds offsets) and ends on the first whole second after its last.
 // Bad lines fail the read with a *LineError naming the line, or are
@@ -278,6 +280,9 @@ func (p *csvParser) time(s string) (int64, error) {
 	if p.timesSeen && p.offsets {
 		return 0, fmt.Errorf("time %s is an RFC 3339 timestamp but earlier lines use seconds offsets: use one form", quoteField(s))
 	}
+	if y := t.UTC().Year(); y < minTraceYear || y > maxTraceYear {
+		return 0, fmt.Errorf("time %s is not in the years %d to %d: a placeholder for a missing time?", quoteField(s), minTraceYear, maxTraceYear)
+	}
 	p.timesSeen = true
 	return sluice.MicrosSinceEpoch(t), nil
 }
@@ -316,6 +321,15 @@ func decimalMicros(d string) (int64, bool) {
 	}
 	return us, true
 }
+
+// minTraceYear and maxTraceYear bound the years of a trace's RFC 3339
+// times, so that a placeholder for a missing time (Go's zero time, the Unix
+// epoch) is a bad line of its own wherever it stands, rather than the one
+// every real line is measured against when it comes first.
+const (
+	minTraceYear = 2000
+	maxTraceYear = 2299
+)
 
 // maxQuoted is the most bytes of a field a LineError quotes.
 const maxQuoted = 64

@@ -113,12 +113,10 @@ func TestReadCSVIgnoresAByteOrderMark(t *testing.T) {
 	}
 }
 
-// A timestamp decades away from the rest — Go's zero time,
-// "0001-01-01T00:00:00Z", is what many exporters write for a missing one —
-// is a bad line: a trace spans at most ten years (3650 days), and its
-// duration stays a time.Duration.
+// A timestamp decades away from the rest is a bad line: a trace spans at
+// most ten years (3650 days), and its duration stays a time.Duration.
 func TestReadCSVRefusesATimeFarFromTheRest(t *testing.T) {
-	in := "2026-01-01T00:00:00Z,k\n0001-01-01T00:00:00Z,k\n2026-01-02T00:00:00Z,k\n"
+	in := "2026-01-01T00:00:00Z,k\n2005-01-01T00:00:00Z,k\n2026-01-02T00:00:00Z,k\n"
 	_, _, err := ReadCSV(strings.NewReader(in), CSVOptions{})
 	var le *LineError
 	if !errors.As(err, &le) || le.Line != 2 || !strings.Contains(le.Reason, "3650 days") {
@@ -135,6 +133,30 @@ func TestReadCSVRefusesATimeFarFromTheRest(t *testing.T) {
 	edge := "2020-01-01T00:00:00Z,k\n2029-12-29T00:00:00Z,k\n"
 	if tr, _, err := ReadCSV(strings.NewReader(edge), CSVOptions{}); err != nil || tr.Duration() != 3650*24*time.Hour+time.Second {
 		t.Fatalf("3650 days: %v", err)
+	}
+}
+
+// A placeholder time on the first line — Go's zero time or the Unix epoch,
+// which exporters write for a missing one — is the bad line, not every
+// real line after it: a trace's times are from 2000 to 2299.
+func TestReadCSVRefusesAPlaceholderTimeOnTheFirstLine(t *testing.T) {
+	for _, bad := range []string{"0001-01-01T00:00:00Z", "1970-01-01T00:00:00Z", "9999-12-31T23:59:59Z"} {
+		in := "time,key\n" + bad + ",k\n2026-01-01T00:00:00Z,k\n2026-01-01T00:00:01Z,k\n2026-01-01T00:00:02Z,j\n"
+		_, _, err := ReadCSV(strings.NewReader(in), CSVOptions{})
+		var le *LineError
+		if !errors.As(err, &le) || le.Line != 2 || !strings.Contains(le.Reason, "2000") {
+			t.Errorf("%s: err %v, want line 2 refused for its time", bad, err)
+		}
+		tr, skipped, err := ReadCSV(strings.NewReader(in), CSVOptions{SkipBad: true})
+		if err != nil || len(skipped) != 1 || skipped[0].Line != 2 || len(tr.Arrivals) != 3 || tr.Duration() != 3*time.Second {
+			t.Errorf("%s skipped: err %v, skipped %+v, trace %+v; want line 2 alone skipped, 3 requests over 3s", bad, err, skipped, tr)
+		}
+	}
+	edge := "2000-01-01T00:00:00Z,k\n2299-12-31T23:59:59.999999Z,j\n"
+	for _, line := range strings.Split(strings.TrimSpace(edge), "\n") {
+		if _, _, err := ReadCSV(strings.NewReader(line+"\n"), CSVOptions{}); err != nil {
+			t.Errorf("%s: %v, want it read", line, err)
+		}
 	}
 }
 
