@@ -200,8 +200,8 @@ type APIOverload struct {
 
 func (o APIOverload) set() bool { return o.InFlight > 0 || o.P99 > 0 || o.ErrorRate > 0 }
 
-// ReadAPIRequirements reads API requirements from YAML. Unknown fields are
-// errors that name their line; name labels errors.
+// ReadAPIRequirements reads API requirements from YAML, at most 1 MiB of
+// it. Unknown fields are errors that name their line; name labels errors.
 func ReadAPIRequirements(r io.Reader, name string) (APIRequirements, error) {
 	return readYAML[APIRequirements](r, name, "plans:")
 }

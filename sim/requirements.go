@@ -87,20 +87,27 @@ type Requirements struct {
 	minCapacity int64
 }
 
-// ReadRequirements reads requirements from YAML. Unknown fields are errors
-// that name their line; name labels errors (usually the file name).
+// ReadRequirements reads requirements from YAML, at most 1 MiB of it.
+// Unknown fields are errors that name their line; name labels errors
+// (usually the file name).
 func ReadRequirements(r io.Reader, name string) (Requirements, error) {
 	return readYAML[Requirements](r, name, "rate: 100/1m")
 }
 
+// maxRequirements is the most bytes of YAML readYAML reads.
+const maxRequirements = 1 << 20
+
 // readYAML decodes one YAML document of at most 1 MiB into a T, strictly
 // (unknown fields are errors naming their line); an empty document is an
-// error that asks for least.
+// error that asks for least, and a longer one an error.
 func readYAML[T any](r io.Reader, name, least string) (T, error) {
 	var v T
-	data, err := io.ReadAll(io.LimitReader(r, 1<<20))
+	data, err := io.ReadAll(io.LimitReader(r, maxRequirements+1))
 	if err != nil {
 		return v, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(data) > maxRequirements {
+		return v, fmt.Errorf("%s: longer than 1 MiB: requirements are a short YAML file", name)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)

@@ -33,3 +33,20 @@ func TestRequirementsRefuseAddressesThatAreNotHostPort(t *testing.T) {
 		t.Errorf("a whole API with an empty address: %v", err)
 	}
 }
+
+// Requirements hold at most 1 MiB: a longer file is refused whole, not
+// read up to 1 MiB with the fields after it silently left out.
+func TestRequirementsLongerThanAMebibyteAreRefused(t *testing.T) {
+	long := "rate: 100/1m\n#" + strings.Repeat("x", 1<<20) + "\nburst: 20\n"
+	r, err := ReadRequirements(strings.NewReader(long), "big.yaml")
+	if err == nil || !strings.Contains(err.Error(), "big.yaml") || !strings.Contains(err.Error(), "1 MiB") {
+		t.Errorf("read %+v, err %v: want the file refused as longer than 1 MiB", r, err)
+	}
+	if _, err := ReadAPIRequirements(strings.NewReader("plans: [{name: free, limits: [{rate: 5/1s}]}]\n#"+strings.Repeat("x", 1<<20)), "api.yaml"); err == nil {
+		t.Error("a whole API's requirements longer than 1 MiB were read")
+	}
+	short := "rate: 100/1m\n#" + strings.Repeat("x", 1<<19) + "\nburst: 20\n"
+	if r, err := ReadRequirements(strings.NewReader(short), "ok.yaml"); err != nil || r.Burst != 20 {
+		t.Errorf("half a MiB: %+v, %v", r, err)
+	}
+}
