@@ -254,6 +254,7 @@ func (p *csvParser) parse(text string) (Arrival, error) {
 		if len(p.tr.Keys) >= MaxKeys {
 			return Arrival{}, fmt.Errorf("more than %d distinct keys", MaxKeys)
 		}
+		key = strings.Clone(key) // not the line it is part of, up to 1 MiB
 		id = int32(len(p.tr.Keys))
 		p.ids[key] = id
 		p.tr.Keys = append(p.tr.Keys, key)

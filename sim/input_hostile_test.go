@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -101,4 +104,46 @@ func FuzzSimulateRequest(f *testing.F) {
 			t.Fatal("no response and no error")
 		}
 	})
+}
+
+// paddedLines is a trace of n lines, each a request of a key of its own
+// padded with pad spaces around the key, generated as it is read.
+type paddedLines struct {
+	n, pad, line int
+	buf          []byte
+}
+
+func (p *paddedLines) Read(b []byte) (int, error) {
+	for len(p.buf) == 0 {
+		if p.line == p.n {
+			return 0, io.EOF
+		}
+		p.buf = fmt.Appendf(nil, "%d,%s k%d ,1\n", p.line, strings.Repeat(" ", p.pad), p.line)
+		p.line++
+	}
+	n := copy(b, p.buf)
+	p.buf = p.buf[n:]
+	return n, nil
+}
+
+// A trace keeps each key's bytes, not the line it was read from: lines
+// padded to 64 KiB (128 MiB of them) leave a trace of a few KiB of keys.
+func TestReadCSVKeepsKeysNotTheirLines(t *testing.T) {
+	const lines, pad = 2000, 64 << 10
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	tr, _, err := ReadCSV(&paddedLines{n: lines, pad: pad}, CSVOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if len(tr.Keys) != lines || tr.Keys[1] != "k1" {
+		t.Fatalf("%d keys, %q", len(tr.Keys), tr.Keys[:2])
+	}
+	if kept := int64(after.HeapAlloc) - int64(before.HeapAlloc); kept > 16<<20 {
+		t.Errorf("the trace of %d keys keeps %d MiB: the lines they were read from", lines, kept>>20)
+	}
+	runtime.KeepAlive(tr)
 }
