@@ -111,7 +111,7 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Trace, []LineError, error) {
 		if text == "" || text[0] == '#' {
 			continue
 		}
-		a, err := p.parse(text)
+		a, key, err := p.parse(text)
 		if errors.Is(err, errHeader) {
 			if !p.sawData {
 				p.sawData = true
@@ -120,6 +120,9 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Trace, []LineError, error) {
 			err = errors.New("a header (time,key,cost) is allowed only as the first line")
 		}
 		p.sawData = true
+		if err == nil {
+			err = p.roomFor(key)
+		}
 		if err == nil {
 			err = p.span(a.At, line)
 		}
@@ -140,6 +143,7 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Trace, []LineError, error) {
 			e.Hint = "cut the trace"
 			return nil, nil, fmt.Errorf("line %d: trace: %w", line, e)
 		}
+		a.Key = p.id(key)
 		p.tr.Arrivals = append(p.tr.Arrivals, a)
 	}
 	if err := sc.Err(); err != nil {
@@ -207,8 +211,9 @@ func (p *csvParser) span(t int64, line int) error {
 	return nil
 }
 
-// parse reads one non-blank, non-comment line.
-func (p *csvParser) parse(text string) (Arrival, error) {
+// parse reads one non-blank, non-comment line: its request, Key unset, and
+// the key it counts against.
+func (p *csvParser) parse(text string) (Arrival, string, error) {
 	var fields []string
 	if strings.ContainsRune(text, '"') {
 		cr := csv.NewReader(strings.NewReader(text))
@@ -219,7 +224,7 @@ func (p *csvParser) parse(text string) (Arrival, error) {
 			if errors.As(err, &pe) {
 				err = pe.Err
 			}
-			return Arrival{}, fmt.Errorf("bad quoting: %v", err)
+			return Arrival{}, "", fmt.Errorf("bad quoting: %v", err)
 		}
 		fields = f
 	} else {
@@ -229,37 +234,48 @@ func (p *csvParser) parse(text string) (Arrival, error) {
 		fields[i] = strings.TrimSpace(fields[i])
 	}
 	if strings.EqualFold(fields[0], "time") {
-		return Arrival{}, errHeader
+		return Arrival{}, "", errHeader
 	}
 	if len(fields) < 2 || len(fields) > 3 {
-		return Arrival{}, fmt.Errorf("%d fields, want time,key,cost (cost optional)", len(fields))
+		return Arrival{}, "", fmt.Errorf("%d fields, want time,key,cost (cost optional)", len(fields))
 	}
 	at, err := p.time(fields[0])
 	if err != nil {
-		return Arrival{}, err
+		return Arrival{}, "", err
 	}
 	key := fields[1]
 	if key == "" || len(key) > sluice.MaxKeyLen {
-		return Arrival{}, fmt.Errorf("key must be 1 to %d bytes, got %d", sluice.MaxKeyLen, len(key))
+		return Arrival{}, "", fmt.Errorf("key must be 1 to %d bytes, got %d", sluice.MaxKeyLen, len(key))
 	}
 	cost := int64(1)
 	if len(fields) == 3 && fields[2] != "" {
 		cost, err = strconv.ParseInt(fields[2], 10, 64)
 		if err != nil || cost < 0 || cost > sluice.MaxQuantity {
-			return Arrival{}, fmt.Errorf("cost %s must be an integer in [0, %d]", quoteField(fields[2]), int64(sluice.MaxQuantity))
+			return Arrival{}, "", fmt.Errorf("cost %s must be an integer in [0, %d]", quoteField(fields[2]), int64(sluice.MaxQuantity))
 		}
 	}
+	return Arrival{At: at, Cost: cost}, key, nil
+}
+
+// roomFor reports a key the trace has no room for: a new one beyond MaxKeys.
+func (p *csvParser) roomFor(key string) error {
+	if _, ok := p.ids[key]; !ok && len(p.tr.Keys) >= MaxKeys {
+		return fmt.Errorf("more than %d distinct keys", MaxKeys)
+	}
+	return nil
+}
+
+// id returns key's index in the trace's keys, adding it when it is new;
+// roomFor has allowed it.
+func (p *csvParser) id(key string) int32 {
 	id, ok := p.ids[key]
 	if !ok {
-		if len(p.tr.Keys) >= MaxKeys {
-			return Arrival{}, fmt.Errorf("more than %d distinct keys", MaxKeys)
-		}
 		key = strings.Clone(key) // not the line it is part of, up to 1 MiB
 		id = int32(len(p.tr.Keys))
 		p.ids[key] = id
 		p.tr.Keys = append(p.tr.Keys, key)
 	}
-	return Arrival{At: at, Key: id, Cost: cost}, nil
+	return id
 }
 
 // time reads a time field in the trace's one form.

@@ -160,6 +160,19 @@ func TestReadCSVRefusesAPlaceholderTimeOnTheFirstLine(t *testing.T) {
 	}
 }
 
+// A line skipped for its time leaves its key out of the trace, as any
+// other bad line does: the trace's keys are those of its requests.
+func TestReadCSVSkippedLineAddsNoKey(t *testing.T) {
+	in := "2026-01-01T00:00:00Z,a\n2005-01-01T00:00:00Z,b\n2026-01-01T00:00:01Z,c\n"
+	tr, skipped, err := ReadCSV(strings.NewReader(in), CSVOptions{SkipBad: true})
+	if err != nil || len(skipped) != 1 {
+		t.Fatalf("err %v, skipped %+v", err, skipped)
+	}
+	if len(tr.Keys) != 2 || tr.Keys[0] != "a" || tr.Keys[1] != "c" || tr.Arrivals[1].Key != 1 {
+		t.Errorf("keys %q, arrivals %+v: want a and c, the keys of the requests read", tr.Keys, tr.Arrivals)
+	}
+}
+
 // A seconds offset drops the digits below a microsecond, as an RFC 3339
 // time does, read from its digits: a request 0.4 µs before a window's end
 // stays in that window, and 0.000003 s is 3 µs.
