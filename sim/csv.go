@@ -144,6 +144,7 @@ func ReadCSV(r io.Reader, opts CSVOptions) (*Trace, []LineError, error) {
 			return nil, nil, fmt.Errorf("line %d: trace: %w", line, e)
 		}
 		a.Key = p.id(key)
+		p.timesSeen, p.offsets = true, p.lineOffsets
 		p.tr.Arrivals = append(p.tr.Arrivals, a)
 	}
 	if err := sc.Err(); err != nil {
@@ -179,8 +180,10 @@ type csvParser struct {
 	tr        Trace
 	ids       map[string]int32
 	sawData   bool
-	timesSeen bool // the time form is fixed
+	timesSeen bool // the time form is fixed, by the first request read
 	offsets   bool // times are seconds offsets (else RFC 3339)
+	// lineOffsets is the form of the line being read.
+	lineOffsets bool
 
 	// first and last are the earliest and latest times read (µs), and
 	// firstLine and lastLine their lines; valid once tr has an arrival.
@@ -278,7 +281,8 @@ func (p *csvParser) id(key string) int32 {
 	return id
 }
 
-// time reads a time field in the trace's one form.
+// time reads a time field in the trace's one form, and sets lineOffsets
+// to the form it is written in.
 func (p *csvParser) time(s string) (int64, error) {
 	if secs, err := strconv.ParseFloat(s, 64); err == nil {
 		if p.timesSeen && !p.offsets {
@@ -287,7 +291,7 @@ func (p *csvParser) time(s string) (int64, error) {
 		if math.IsNaN(secs) || secs < 0 || secs > maxSpan.Seconds() {
 			return 0, fmt.Errorf("time offset %s must be in [0, %.0f] seconds", quoteField(s), maxSpan.Seconds())
 		}
-		p.timesSeen, p.offsets = true, true
+		p.lineOffsets = true
 		return p.opts.Origin + offsetMicros(s, secs), nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
@@ -300,7 +304,7 @@ func (p *csvParser) time(s string) (int64, error) {
 	if y := t.UTC().Year(); y < minTraceYear || y > maxTraceYear {
 		return 0, fmt.Errorf("time %s is not in the years %d to %d: a placeholder for a missing time?", quoteField(s), minTraceYear, maxTraceYear)
 	}
-	p.timesSeen = true
+	p.lineOffsets = false
 	return sluice.MicrosSinceEpoch(t), nil
 }
 

@@ -173,6 +173,24 @@ func TestReadCSVSkippedLineAddsNoKey(t *testing.T) {
 	}
 }
 
+// The form of a trace's times is set by its first line read, not by a
+// line skipped: an RFC 3339 line with a bad cost does not make every
+// seconds offset after it a bad line.
+func TestReadCSVTimeFormIsSetByALineRead(t *testing.T) {
+	for _, first := range []string{"2026-01-01T00:00:00Z,k,abc", "0.5,k,-1"} {
+		in := first + "\n"
+		if first[0] == '2' {
+			in += "0.25,k\n1.5,k\n"
+		} else {
+			in += "2026-01-01T00:00:00Z,k\n2026-01-01T00:00:01Z,k\n"
+		}
+		tr, skipped, err := ReadCSV(strings.NewReader(in), CSVOptions{SkipBad: true})
+		if err != nil || len(skipped) != 1 || skipped[0].Line != 1 || len(tr.Arrivals) != 2 {
+			t.Errorf("first line %s: err %v, skipped %+v: want line 1 alone skipped", first, err, skipped)
+		}
+	}
+}
+
 // A seconds offset drops the digits below a microsecond, as an RFC 3339
 // time does, read from its digits: a request 0.4 µs before a window's end
 // stays in that window, and 0.000003 s is 3 µs.
