@@ -120,8 +120,7 @@ func printAccess(w io.Writer, cfg *config.Config) {
 		serves += ", " + p + " (a client's standing)"
 	}
 	fmt.Fprintf(tw, "public\t%s\t%s\t%s\n", cfg.Listen, public, serves)
-	fmt.Fprintf(tw, "admin\t%s\t%s\t/v1/check, /v1/settle, /v1/forward-auth, /metrics, /dashboard, /designer, /v1/degradation, /v1/keys, /v1/tokens, /readyz\n",
-		cfg.Admin.Listen, tls(cfg.Admin.TLS))
+	fmt.Fprintf(tw, "admin\t%s\t%s\t%s\n", cfg.Admin.Listen, tls(cfg.Admin.TLS), adminEndpoints)
 	if cfg.Envoy.Enabled {
 		fmt.Fprintf(tw, "envoy\t%s\t%s\tEnvoy's ShouldRateLimit (gRPC)\n", cfg.Envoy.Listen, tls(cfg.Admin.TLS))
 	}

@@ -149,7 +149,7 @@ func printNewcomer(w io.Writer, listen, admin, loopback, status string) {
 in front of a built-in demo upstream.
 
   public listener %[1]s: the limited API, /docs, /healthz, %[4]s
-  admin listener  %[2]s: /v1/check, /v1/settle, /v1/forward-auth, /metrics, /dashboard, /designer, /v1/degradation
+  admin listener  %[2]s: %[5]s
 
 This demo trusts callers on loopback with the scopes %[3]s, without a token
 (admin.loopback_scopes): fine on your laptop, not in production — there, give each
@@ -165,5 +165,9 @@ caller a token (sluice token) and set loopback_scopes: [] (left out, it is [read
   metrics:      http://%[2]s/metrics
 
 Run with -config FILE for your own configuration (sluice check FILE validates it).
-`, host(listen), host(admin), loopback, status)
+`, host(listen), host(admin), loopback, status, adminEndpoints)
 }
+
+// adminEndpoints lists what the admin listener serves, for the start-up
+// banner and sluice check.
+const adminEndpoints = "/v1/check, /v1/settle, /v1/forward-auth, /metrics, /dashboard, /designer, /v1/degradation, /v1/keys, /v1/tokens, /readyz"
