@@ -119,6 +119,9 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	}
 	m.reloadOK.Set(1)
 	m.reloadTime.SetToCurrentTime()
+	for _, scope := range []config.Scopes{config.ScopeRead, config.ScopeCheck, config.ScopeOverridePlan, config.ScopeAdmin} {
+		m.refusedCallers.WithLabelValues(scope.String()) // at 0 until the first refusal
+	}
 	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.globalLeft, m.undecided, m.degradation, m.transitions, m.reloads,
 		m.reloadOK, m.reloadTime, m.configInfo, m.refusedCallers, m.shedConnections, m.proxyHeaderRefusals)
 	m.counters.with = func(k counterKey) prometheus.Counter {
