@@ -61,7 +61,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&p.Keys, "keys", 0, "number of keys (default 1; many-keys 1000)")
 	fs.Float64Var(&p.Rate, "rate", 0, "mean requests per second per key (default 1.2 × the limit's rate; many-keys 0.5 ×)")
 	fs.Var(&p.Duration, "duration", "how long the traffic lasts, a `duration` (default 10 windows)")
-	fs.Int64Var(&p.Cost, "cost", 0, "units per request (default 1)")
+	fs.Int64Var(&p.Cost, "cost", 0, "units per request, ≥ 1 (default 1)")
 	fs.Int64Var(&p.BurstSize, "burst-size", 0, "boundary-burst: requests per key on each side of a boundary (default a window's quantity)")
 	fs.Var(&p.Spread, "spread", "boundary-burst: how long each half-burst lasts, a `duration` (default window/100)")
 	fs.Var(&p.SpikeAt, "spike-at", "spike, retry-storm: when the spike starts, a `duration` from the start (default duration/3)")
@@ -82,6 +82,9 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
+	if set["cost"] && p.Cost == 0 {
+		return usageErrorf("-cost 0: a pattern's requests spend at least 1 unit; replay requests of cost 0 (peeks) from a -trace")
+	}
 	if *maxWork < 0 {
 		return usageErrorf("-max-work %d: use a number of decisions, or 0 for no bound", *maxWork)
 	}

@@ -216,3 +216,13 @@ func TestSimulateRefusesWorkAboveMaxWork(t *testing.T) {
 		t.Errorf("-max-work 0: exit %d, stderr %q: want the work unbounded", code, errOut.String())
 	}
 }
+
+// A pattern's requests spend at least 1 unit: -cost 0, which the pattern
+// would read as its default of 1, is refused rather than simulated as
+// requests of cost 1 under a heading that does not say so.
+func TestSimulateRefusesCostZero(t *testing.T) {
+	code, out, errOut := runSluice(t, "simulate", "-limit", "10/1s", "-cost", "0")
+	if code != 2 || !strings.Contains(errOut, "-cost 0") || out != "" {
+		t.Errorf("exit %d, stdout %q, stderr %q: want -cost 0 refused (exit 2)", code, out, errOut)
+	}
+}
