@@ -370,7 +370,8 @@ func parseUse(d directive) (nginxUse, error) {
 // locationPatterns turns a location's arguments into ServeMux patterns:
 // a prefix "/api/" is itself; a prefix without the trailing slash "/api" is
 // "/api" and "/api/"; "= /login" is exact. ok is false for regular
-// expressions and named locations.
+// expressions, named locations and a path with a "*" (nginx matches it as
+// written; sluice refuses it as a glob written by mistake).
 func locationPatterns(args []string) (patterns []string, ok bool) {
 	var mod, p string
 	switch len(args) {
@@ -381,7 +382,7 @@ func locationPatterns(args []string) (patterns []string, ok bool) {
 	default:
 		return nil, false
 	}
-	if (mod != "" && mod != "=" && mod != "^~") || !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "{}$ ") {
+	if (mod != "" && mod != "=" && mod != "^~") || !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "{}$ *") {
 		return nil, false
 	}
 	switch {
