@@ -42,11 +42,11 @@ func parseRate(s string) (rate, error) {
 	if err != nil || q < 1 {
 		return rate{}, fmt.Errorf("rate %q: quantity %q must be a positive integer", s, qs)
 	}
+	if q > sluice.MaxQuantity {
+		return rate{}, fmt.Errorf("rate %q: quantity %d must be at most %d", s, q, int64(sluice.MaxQuantity))
+	}
 	ws = strings.TrimSpace(ws)
 	if p, ok := calendarWords[ws]; ok {
-		if q > sluice.MaxQuantity {
-			return rate{}, fmt.Errorf("rate %q: quantity %d must be at most %d", s, q, int64(sluice.MaxQuantity))
-		}
 		return calendarRate(q, p, 0), nil
 	}
 	w, err := parseWindow(ws)

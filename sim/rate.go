@@ -18,8 +18,8 @@ import (
 // quota per calendar week (from Monday), month (from the 1st) or year of
 // the UTC calendar, whose window is returned as the period's longest (7,
 // 31 or 366 days), as sluice.Limit.Window reports a calendar limit's. The
-// quantity must be a positive integer; the window positive and a whole
-// number of microseconds.
+// quantity must be an integer in [1, sluice.MaxQuantity]; the window
+// positive and a whole number of microseconds.
 func ParseRate(s string) (quantity int64, window time.Duration, err error) {
 	r, err := parseRate(s)
 	return r.q, r.w, err

@@ -50,3 +50,15 @@ func TestRequirementsLongerThanAMebibyteAreRefused(t *testing.T) {
 		t.Errorf("half a MiB: %+v, %v", r, err)
 	}
 }
+
+// A rate's quantity is at most sluice.MaxQuantity, whatever its window:
+// above it no limit can hold it, and a design of one would write a
+// configuration for some other limit.
+func TestRequirementsRefuseAQuantityAboveMaxQuantity(t *testing.T) {
+	for _, rate := range []string{"1099511627777/1s", "1099511627777/month"} {
+		err := Requirements{Rate: rate, MaxArrivals: testBudget}.Validate()
+		if err == nil || !strings.Contains(err.Error(), "at most 1099511627776") {
+			t.Errorf("%s: %v, want the quantity refused", rate, err)
+		}
+	}
+}
