@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/sluice-dev/sluice"
 )
 
 // ConfigFile is the name Files gives the sluice configuration.
@@ -20,6 +22,9 @@ const PlanName = "imported"
 // with shadow: true (envoy rules with shadow_mode: true): evaluated and
 // reported, never refusing — the first step of a rollout.
 func (t *Translation) Files(enforce bool) (map[string]string, error) {
+	if err := t.checkBounds(); err != nil {
+		return nil, err
+	}
 	files := map[string]string{ConfigFile: t.config(enforce)}
 	if t.EnvoyRules != "" {
 		rules := t.EnvoyRulesText
@@ -283,4 +288,43 @@ func limitYAML(b *strings.Builder, indent string, l Limit, shadow bool) {
 	if shadow || l.Shadow {
 		fmt.Fprintf(b, "%sshadow: true\n", in)
 	}
+}
+
+// checkBounds refuses a translation whose plan would check more limits on
+// one request than sluice checks at once (sluice.MaxChecks): its own
+// limits (or the placeholder), the global ones, and every rule's that may
+// apply to it, as the configuration's validation counts them.
+func (t *Translation) checkBounds() error {
+	var own, global int
+	for _, l := range t.Limits {
+		if l.Global {
+			global++
+		} else {
+			own++
+		}
+	}
+	own = max(own, 1) // the placeholder of a plan without limits of its own
+	check := func(plan string, own int) error {
+		n := own + global
+		for _, r := range t.SluiceRules {
+			if len(r.Plans) == 0 || slices.Contains(r.Plans, plan) {
+				n += len(r.Limits)
+			}
+		}
+		if n > sluice.MaxChecks {
+			return fmt.Errorf("%s: plan %s would check %d limits on one request (its own, the global ones and every rule's that may apply), "+
+				"more than the %d sluice checks at once: merge zones or limits that count the same clients, or import the file in parts",
+				t.Source, plan, n, sluice.MaxChecks)
+		}
+		return nil
+	}
+	if err := check(PlanName, own); err != nil {
+		return err
+	}
+	for _, p := range t.Plans {
+		if err := check(p.Name, len(p.Limits)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
