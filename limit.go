@@ -265,7 +265,7 @@ func (l Limit) validate() error {
 	case l.q < 1 || l.q > MaxQuantity:
 		return bad("quantity %d must be in [1, %d]", l.q, int64(MaxQuantity))
 	case l.w < 1 || l.w > int64(l.alg.maxWindow()/time.Microsecond):
-		return bad("window must be a whole number of microseconds in [1µs, %v]", l.alg.maxWindow())
+		return bad("window must be from 1µs to %v (%d days)", l.alg.maxWindow(), l.alg.maxWindow()/(24*time.Hour))
 	case l.burst != 0 && !l.alg.bucket():
 		return bad("burst applies only to token-bucket, leaky-bucket and gcra, not %v", l.alg)
 	case l.burst < 0 || l.burst > MaxQuantity:
