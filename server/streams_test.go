@@ -216,9 +216,10 @@ func switchToEcho(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
 }
 
 // TestStreamsAreNotLoad: long streams are requests answered, not requests
-// waiting: four WebSockets and four event streams open for 2.5s neither
-// count as in flight nor give the upstream a p99 of seconds, so a server
-// that enters its first level at 3 in flight or a p99 of 2s stays normal.
+// waiting: four WebSockets and four event streams open for 2.5s do not
+// count as in flight, so a server that enters its first level at 3 in
+// flight stays normal. (Their latency, taken when the answer starts, is
+// not judged here: a p99 counts only from 100 answers in an interval.)
 func TestStreamsAreNotLoad(t *testing.T) {
 	up := streamingUpstream(t)
 	srv, _ := loadServer(t, t.TempDir(), "upstream: "+up.URL+"\n"+streamsConfig+`
@@ -227,7 +228,7 @@ degradation:
   interval: 25ms
   min_dwell: 100ms
   levels:
-    elevated: {enter: {in_flight: 3, p99: 2s}, leave: {in_flight: 1, p99: 1s}}
+    elevated: {enter: {in_flight: 3}, leave: {in_flight: 1}}
 `)
 	addrs := serveOn(t, srv)
 	stop := make(chan struct{})
