@@ -15,6 +15,9 @@ import (
 // says (a client keyed by its API key's SHA-256): the measured bytes may
 // not pass the table's by more than a fifth.
 func TestHeapPerClient(t *testing.T) {
+	if raceEnabled {
+		t.Skip("1.2 million decisions: make test runs this without the race detector (scripts/test)")
+	}
 	// A plan whose states all live through the test (a state is let go once
 	// full again: a per-second limit's within a second).
 	plan := []sluice.Limit{sluice.GCRA(1000, time.Hour).Named("per-hour"),
