@@ -2,7 +2,6 @@ package httplimit
 
 import (
 	"net/http"
-	"slices"
 
 	"github.com/sluice-dev/sluice/internal/routes"
 )
@@ -13,11 +12,6 @@ import (
 type endpoints struct {
 	mux   routes.Mux
 	costs map[string]int64
-	// catchAll: "/" was registered by newEndpoints, not configured, so
-	// that every request matches some pattern. A request that matches
-	// nothing makes ServeMux work out which methods would have matched
-	// (for a 405 it never sends here): six allocations per request.
-	catchAll bool
 }
 
 func newEndpoints(patterns []string, costs map[string]int64) (*endpoints, error) {
@@ -35,14 +29,6 @@ func newEndpoints(patterns []string, costs map[string]int64) (*endpoints, error)
 			return nil, err
 		}
 	}
-	if !slices.Contains(patterns, "/") {
-		if _, ok := costs["/"]; !ok {
-			if err := e.mux.Handle("/"); err != nil {
-				return nil, err
-			}
-			e.catchAll = true
-		}
-	}
 	return e, nil
 }
 
@@ -51,11 +37,7 @@ func (e *endpoints) pattern(r *http.Request) string {
 	if e == nil {
 		return ""
 	}
-	p := e.mux.Pattern(r)
-	if p == "/" && e.catchAll {
-		return ""
-	}
-	return p
+	return e.mux.Pattern(r)
 }
 
 // A path with escapes has two readings (see routes.Decoded). Neither may
@@ -65,11 +47,7 @@ func (e *endpoints) pattern(r *http.Request) string {
 // match reports whether r matches a pattern under both readings of its
 // path.
 func (e *endpoints) match(r *http.Request) bool {
-	if e.pattern(r) == "" {
-		return false
-	}
-	d := routes.Decoded(r)
-	return d == nil || e.pattern(d) != ""
+	return e != nil && e.mux.MatchesAll(r)
 }
 
 // cost returns the units r spends: its pattern's cost, else 1; the larger

@@ -33,6 +33,11 @@ type Mux struct {
 	// configured maps a pattern as registered to the pattern as first
 	// handed to Handle, where the two differ.
 	configured map[string]string
+	// catchAll: "/" is registered by the Mux, not handed to Handle, so that
+	// every request matches some pattern. A request that matches none makes
+	// ServeMux work out which methods would have matched (for a 405 it
+	// never sends here): six allocations per request.
+	catchAll bool
 }
 
 // Handle adds pattern. It returns an error for a pattern that ServeMux
@@ -46,6 +51,12 @@ func (m *Mux) Handle(pattern string) (err error) {
 	}
 	if m.mux == nil {
 		m.mux, m.registered = http.NewServeMux(), map[string]bool{}
+		m.mux.Handle("/", http.NotFoundHandler())
+		m.catchAll = true
+	}
+	if lp == "/" && m.catchAll {
+		m.catchAll, m.registered[lp] = false, true // handed to Handle now
+		return nil
 	}
 	defer func() { // ServeMux panics on invalid or conflicting patterns
 		if r := recover(); r != nil {
@@ -80,6 +91,9 @@ func (m *Mux) Pattern(r *http.Request) string {
 		}
 	}
 	_, p := m.mux.Handler(r)
+	if p == "/" && m.catchAll {
+		return ""
+	}
 	if c, ok := m.configured[p]; ok {
 		return c
 	}

@@ -62,3 +62,26 @@ func TestMuxReadingsOfAnEscapedPath(t *testing.T) {
 		}
 	}
 }
+
+// "/" handed to Handle is a pattern like any other: it matches what no
+// other pattern does, where a Mux without it matches nothing there.
+func TestMuxRootIsMatchedOnlyWhenHandled(t *testing.T) {
+	var without, with Mux
+	for _, p := range []string{"GET /items/"} {
+		without.Handle(p)
+		with.Handle(p)
+	}
+	if err := with.Handle("/"); err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest("POST", "/other", nil)
+	if got := without.Pattern(r); got != "" {
+		t.Errorf("without \"/\": pattern %q, want none", got)
+	}
+	if got := with.Pattern(r); got != "/" {
+		t.Errorf("with \"/\": pattern %q, want \"/\"", got)
+	}
+	if got := with.Pattern(httptest.NewRequest("GET", "/items/7", nil)); got != "GET /items/" {
+		t.Errorf("with \"/\": GET /items/7 matched %q", got)
+	}
+}
