@@ -247,10 +247,13 @@ degradation:
 			}
 		}
 	}()
+	// The streams open one after another, each answered before the next is
+	// sent, so that no more than one request waits for its answer at a time:
+	// only streams counted as in flight could reach the threshold.
 	var wg sync.WaitGroup
 	for range 4 {
+		conn, rd := switchToEcho(t, addrs.public)
 		wg.Go(func() {
-			conn, rd := switchToEcho(t, addrs.public)
 			for i := range 25 {
 				fmt.Fprintf(conn, "line %d\n", i)
 				if _, err := rd.ReadString('\n'); err != nil {
@@ -260,12 +263,11 @@ degradation:
 				time.Sleep(100 * time.Millisecond)
 			}
 		})
+		resp, err := http.Get("http://" + addrs.public + "/events?n=25")
+		if err != nil {
+			t.Fatal(err)
+		}
 		wg.Go(func() {
-			resp, err := http.Get("http://" + addrs.public + "/events?n=25")
-			if err != nil {
-				t.Error(err)
-				return
-			}
 			defer resp.Body.Close()
 			if body, err := io.ReadAll(resp.Body); err != nil || strings.Count(string(body), "data:") != 25 {
 				t.Errorf("event stream: %d events, %v", strings.Count(string(body), "data:"), err)
