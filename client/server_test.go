@@ -30,16 +30,22 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // decision, read from the clock the store decided with (its time, plus
 // the delay a queue gave it): the exact record the "never above the limit
 // in any window" assertions need.
+//
+// Its clock is the wall time at its start advanced by the monotonic clock,
+// as memory's own clock is: the tests measure how long calls took with
+// time.Since, which a step of the wall clock (a virtual machine resumed,
+// NTP) does not move, so the decisions must not move with it either.
 type recordingStore struct {
 	mu       sync.Mutex
 	inner    *memory.Store
+	start    time.Time
 	now      time.Time
 	admitted []time.Time
 	fail     atomic.Bool // answer ErrStoreUnavailable
 }
 
 func newRecordingStore() *recordingStore {
-	s := &recordingStore{}
+	s := &recordingStore{start: time.Now()}
 	s.inner = memory.New(memory.WithClock(func() time.Time { return s.now }), memory.WithSweepInterval(0))
 	return s
 }
@@ -50,7 +56,7 @@ func (s *recordingStore) Apply(ctx context.Context, checks []sluice.Check, out [
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.now = time.Now()
+	s.now = s.start.Add(time.Since(s.start))
 	if err := s.inner.Apply(ctx, checks, out); err != nil {
 		return err
 	}
