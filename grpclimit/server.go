@@ -70,7 +70,8 @@ type Server struct {
 	// RequestHeaders), in lower case.
 	keys []string
 	// reported: some limit counts what the answer reports
-	// (httplimit.CountHeader), so handlers' metadata is recorded.
+	// (httplimit.CountHeader), so the answer's metadata is read when the
+	// handler returns (see recorded).
 	reported bool
 }
 
@@ -138,8 +139,7 @@ func (s *Server) StreamInterceptor() grpc.StreamServerInterceptor {
 		}
 		answer, rec := 0, (*recorded)(nil) // a panic is no answer
 		if s.reported {
-			u := &usageStream{ServerStream: ss}
-			ss, rec = u, &u.recorded
+			ss, rec = recordStream(ss)
 		}
 		defer func() { done(answer, rec.header()) }()
 		err = handler(srv, ss)
