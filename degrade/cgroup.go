@@ -9,7 +9,7 @@ import (
 )
 
 // cgroupDirs are the directories of the process's cgroup that resources
-// reads, each "" when there is none.
+// reads, each with no path when there is none.
 //
 // A controller on a cgroup v1 hierarchy is read there (on a v1 host, and on
 // a hybrid one, whose v2 hierarchy holds no controller); any other from the
@@ -24,10 +24,36 @@ type cgroupDirs struct {
 	// cpuacct holds v1's cpuacct.usage, cpu v1's cpu.cfs_quota_us and
 	// cpu.cfs_period_us, memory v1's memory.limit_in_bytes,
 	// memory.usage_in_bytes and memory.stat.
-	cpuacct, cpu, memory string
+	cpuacct, cpu, memory cgroupDir
 	// v2 holds cpu.stat, and cpu.max, memory.max, memory.current and
 	// memory.stat for the controllers that are not on v1.
-	v2 string
+	v2 cgroupDir
+}
+
+// cgroupDir is the process's cgroup in one hierarchy: its directory (path,
+// "" for none) and the mount point it was found under (top), path or an
+// ancestor of it. The cgroups from path up to top are those the process
+// can see; in a cgroup namespace, path is top.
+type cgroupDir struct {
+	path, top string
+}
+
+// ancestry returns d's path and each of its parents up to its top, nearest
+// first; none when d has no path.
+func (d cgroupDir) ancestry() []string {
+	if d.path == "" {
+		return nil
+	}
+	below := d.top
+	if !strings.HasSuffix(below, string(filepath.Separator)) {
+		below += string(filepath.Separator)
+	}
+	dirs := []string{d.path}
+	for p := d.path; p != d.top && strings.HasPrefix(p, below); {
+		p = filepath.Dir(p)
+		dirs = append(dirs, p)
+	}
+	return dirs
 }
 
 // cgroupLine is a line of /proc/self/cgroup: the controllers of a v1
@@ -69,17 +95,17 @@ func findCgroup(proc, sysfs string) cgroupDirs {
 		lines = append(lines, l)
 	}
 	mounts := readMounts(filepath.Join(proc, "self", "mountinfo"))
-	find := func(controller, file string) string {
+	find := func(controller, file string) cgroupDir {
 		for _, l := range lines {
 			if l.v2 && controller == "" || !l.v2 && slices.Contains(l.controllers, controller) {
 				for _, d := range candidates(l, controller, mounts, sysfs) {
-					if _, err := os.Stat(filepath.Join(d, file)); err == nil {
+					if _, err := os.Stat(filepath.Join(d.path, file)); err == nil {
 						return d
 					}
 				}
 			}
 		}
-		return ""
+		return cgroupDir{}
 	}
 	return cgroupDirs{
 		cpuacct: find("cpuacct", "cpuacct.usage"),
@@ -92,8 +118,8 @@ func findCgroup(proc, sysfs string) cgroupDirs {
 // candidates lists the directories that may be l's cgroup of controller
 // ("" for v2): below each mount of its hierarchy that holds it, then where
 // the hierarchy is mounted by convention.
-func candidates(l cgroupLine, controller string, mounts []mount, sysfs string) []string {
-	var dirs []string
+func candidates(l cgroupLine, controller string, mounts []mount, sysfs string) []cgroupDir {
+	var dirs []cgroupDir
 	for _, m := range mounts {
 		if l.v2 && m.fstype != "cgroup2" || !l.v2 && (m.fstype != "cgroup" || !slices.Contains(m.options, controller)) {
 			continue
@@ -109,13 +135,18 @@ func candidates(l cgroupLine, controller string, mounts []mount, sysfs string) [
 		if rel == "/.." || strings.HasPrefix(rel, "/../") {
 			continue // outside the process's cgroup namespace: not below this mount
 		}
-		dirs = append(dirs, filepath.Join(m.at, rel))
+		at := filepath.Clean(m.at)
+		dirs = append(dirs, cgroupDir{path: filepath.Join(at, rel), top: at})
 	}
 	rel := filepath.Clean("/" + l.path)
-	if l.v2 {
-		return append(dirs, filepath.Join(sysfs, rel), filepath.Join(sysfs, "unified", rel))
+	under := func(top string) cgroupDir {
+		top = filepath.Clean(top)
+		return cgroupDir{path: filepath.Join(top, rel), top: top}
 	}
-	return append(dirs, filepath.Join(sysfs, strings.Join(l.controllers, ","), rel))
+	if l.v2 {
+		return append(dirs, under(sysfs), under(filepath.Join(sysfs, "unified")))
+	}
+	return append(dirs, under(filepath.Join(sysfs, strings.Join(l.controllers, ","))))
 }
 
 // readMounts returns the cgroup mounts of a mountinfo file, none when it

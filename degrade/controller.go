@@ -31,13 +31,16 @@ type Signals struct {
 	// window of fewer than 100 waits, whose p99 would be the longest.
 	SchedP99 time.Duration
 	// CPU is the share of the CPU the process may use (its cgroup's quota,
-	// or the host's) that was used over the last window, in [0, 1]. A window
-	// is at least 100ms long: the kernel counts CPU time in ticks, too
-	// coarse to measure a shorter one, so a sample sooner after the last
-	// repeats its share.
+	// or the host's) that was used over the last window, in [0, 1]; under a
+	// parent cgroup with a quota (a pod's, a systemd slice's), the larger of
+	// that and the parent's use, its other children's included, of its
+	// quota. A window is at least 100ms long: the kernel counts CPU time in
+	// ticks, too coarse to measure a shorter one, so a sample sooner after
+	// the last repeats its share.
 	CPU float64
 	// Memory is the share of the memory limit in use (its cgroup's, or
-	// GOMEMLIMIT; 0 without a limit), in [0, 1].
+	// GOMEMLIMIT; 0 without a limit), in [0, 1]; under a parent cgroup with
+	// a limit, the larger of that and the parent's use of its limit.
 	Memory float64
 }
 

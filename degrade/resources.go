@@ -33,6 +33,17 @@ import (
 //     counted as the limit counts it (what it holds less what it gave
 //     back); without either, 0 (nothing to measure against).
 //
+// A limit on a parent cgroup (a systemd slice's, a Kubernetes pod's)
+// governs the process as its own does: the kernel throttles the parent's
+// cgroups when their CPU time adds up to its quota, and reclaims and
+// OOM-kills among them when their memory reaches its limit. So each cgroup
+// from the process's up to the root of the hierarchy's mount (the
+// container's own cgroup in a cgroup namespace: nothing above it is
+// visible) is measured in the same way, with its own use, which counts its
+// other children's, against its own limit; the share is the largest, that
+// of the limit nearest to being reached. Of the parents, only those with a
+// limit count.
+//
 // Each controller is read where cgroupDirs finds it: on its v1 hierarchy
 // when it has one, else in the v2 directory.
 //
@@ -46,7 +57,7 @@ type resources struct {
 
 	mu        sync.Mutex
 	prevAt    time.Time
-	prevUsage int64     // cgroup CPU time, µs
+	prevUsage []int64   // CPU time of each cgroup of cpuLevels, µs; -1 when not read
 	prevHost  [2]uint64 // host busy and total jiffies
 	lastCPU   float64   // the CPU share of the last window measured
 	sample    []metrics.Sample
@@ -84,7 +95,7 @@ func (r *resources) read(now time.Time) (cpu, mem float64) {
 		return r.lastCPU, clamp01(r.memory())
 	}
 	var counted bool
-	if d := r.dirs(); d.cpuacct != "" || d.v2 != "" {
+	if d := r.dirs(); d.cpuacct.path != "" || d.v2.path != "" {
 		cpu, counted = r.cgroupCPU(d, now)
 	} else {
 		cpu, counted = r.hostCPU()
@@ -97,47 +108,88 @@ func (r *resources) read(now time.Time) (cpu, mem float64) {
 	return r.lastCPU, clamp01(r.memory())
 }
 
-// cgroupCPU returns the cgroup's CPU share since the previous count (0 at
-// the first), and whether its CPU time could be read: a read that could
-// not changes nothing.
+// cgroupCPU returns the largest CPU share since the previous count of the
+// cgroups of cpuLevels (0 at the first), and whether the process's cgroup's
+// CPU time could be read: a read that could not changes nothing. A parent
+// whose CPU time cannot be read, or went back, counts in no window it ends.
 func (r *resources) cgroupCPU(d cgroupDirs, now time.Time) (float64, bool) {
-	usage, ok := cgroupUsage(d)
+	usage, quota := cpuLevels(d)
+	v1 := d.cpuacct.path != ""
+	leaf, ok := cgroupUsage(usage[0], v1)
 	if !ok {
 		return 0, false
 	}
-	prevUsage, prevAt := r.prevUsage, r.prevAt
-	r.prevUsage = usage
-	if prevAt.IsZero() || !now.After(prevAt) {
-		return 0, true
+	prev, prevAt := r.prevUsage, r.prevAt
+	r.prevUsage = make([]int64, len(usage))
+	var share float64
+	for i := range usage {
+		q := cgroupQuota(quota[i], d.cpu.path != "")
+		r.prevUsage[i] = -1
+		if i == 0 {
+			r.prevUsage[i] = leaf
+		} else if !math.IsInf(q, 1) {
+			if u, ok := cgroupUsage(usage[i], v1); ok {
+				r.prevUsage[i] = u
+			}
+		}
+		if prevAt.IsZero() || !now.After(prevAt) || i >= len(prev) || prev[i] < 0 || r.prevUsage[i] < prev[i] {
+			continue // no window, or no count of this cgroup's at both ends
+		}
+		wall := float64(now.Sub(prevAt)) / float64(time.Microsecond)
+		cores := min(q, float64(runtime.NumCPU()))
+		share = max(share, float64(r.prevUsage[i]-prev[i])/(wall*cores))
 	}
-	wall := float64(now.Sub(prevAt)) / float64(time.Microsecond)
-	return float64(usage-prevUsage) / (wall * cgroupCores(d)), true
+	return share, true
 }
 
-// cgroupUsage is the cgroup's CPU time in µs: v1's cpuacct.usage (ns),
-// else v2's cpu.stat usage_usec.
-func cgroupUsage(d cgroupDirs) (int64, bool) {
-	if d.cpuacct != "" {
-		ns, ok := readInt(filepath.Join(d.cpuacct, "cpuacct.usage"))
+// cpuLevels returns the directories of each cgroup from the process's up
+// to its hierarchy's mount root, nearest first: where its CPU time is
+// counted (v1's cpuacct hierarchy, else v2's), and where its quota is set
+// (v1's cpu hierarchy, else v2's) or "" where there is none.
+func cpuLevels(d cgroupDirs) (usage, quota []string) {
+	if d.cpuacct.path != "" {
+		usage = d.cpuacct.ancestry()
+	} else {
+		usage = d.v2.ancestry()
+	}
+	if d.cpu.path != "" {
+		quota = d.cpu.ancestry()
+	} else {
+		quota = d.v2.ancestry()
+	}
+	// The two hierarchies of v1 are walked up together: a cgroup is the
+	// same number of levels up in each.
+	quota = append(quota, make([]string, max(len(usage)-len(quota), 0))...)
+	return usage, quota[:len(usage)]
+}
+
+// cgroupUsage is the CPU time of the cgroup in dir in µs: v1's
+// cpuacct.usage (ns), else v2's cpu.stat usage_usec.
+func cgroupUsage(dir string, v1 bool) (int64, bool) {
+	if v1 {
+		ns, ok := readInt(filepath.Join(dir, "cpuacct.usage"))
 		return ns / int64(time.Microsecond/time.Nanosecond), ok
 	}
-	return statField(filepath.Join(d.v2, "cpu.stat"), "usage_usec")
+	return statField(filepath.Join(dir, "cpu.stat"), "usage_usec")
 }
 
-// cgroupCores is the cgroup's CPU quota in cores (v1's cpu.cfs_quota_us
-// over cpu.cfs_period_us, where -1 is none; else v2's cpu.max), at most
-// the cores the process may run on (runtime.NumCPU), which it is when
-// there is no quota.
-func cgroupCores(d cgroupDirs) float64 {
+// cgroupQuota is the CPU quota in cores of the cgroup in dir (v1's
+// cpu.cfs_quota_us over cpu.cfs_period_us, where -1 is none; else v2's
+// cpu.max); +Inf when it has none, or dir is "".
+func cgroupQuota(dir string, v1 bool) float64 {
+	none := math.Inf(1)
+	if dir == "" {
+		return none
+	}
 	var quota, period float64
-	if d.cpu != "" {
-		q, ok1 := readInt(filepath.Join(d.cpu, "cpu.cfs_quota_us"))
-		p, ok2 := readInt(filepath.Join(d.cpu, "cpu.cfs_period_us"))
+	if v1 {
+		q, ok1 := readInt(filepath.Join(dir, "cpu.cfs_quota_us"))
+		p, ok2 := readInt(filepath.Join(dir, "cpu.cfs_period_us"))
 		if ok1 && ok2 {
 			quota, period = float64(q), float64(p)
 		}
-	} else if d.v2 != "" {
-		b, _ := os.ReadFile(filepath.Join(d.v2, "cpu.max"))
+	} else {
+		b, _ := os.ReadFile(filepath.Join(dir, "cpu.max"))
 		if f := strings.Fields(string(b)); len(f) == 2 && f[0] != "max" {
 			q, e1 := strconv.ParseFloat(f[0], 64)
 			p, e2 := strconv.ParseFloat(f[1], 64)
@@ -146,11 +198,10 @@ func cgroupCores(d cgroupDirs) float64 {
 			}
 		}
 	}
-	cores := float64(runtime.NumCPU())
 	if quota > 0 && period > 0 {
-		return min(quota/period, cores)
+		return quota / period
 	}
-	return cores
+	return none
 }
 
 // hostCPU is the host's busy share of jiffies since the previous read; 0
@@ -211,29 +262,33 @@ func (r *resources) memory() float64 {
 // 2⁶³ (how far under depends on the page size).
 const noMemoryLimit = 1 << 62
 
-// cgroupMemory is the cgroup's working set as a share of its limit, and
-// whether it has a limit: v1's files when the memory controller is on v1,
-// else v2's.
+// cgroupMemory is the largest share of its limit of the working set of
+// each cgroup from the process's up to its hierarchy's mount root, and
+// whether any has a limit: v1's files when the memory controller is on v1,
+// else v2's. A cgroup whose use cannot be read is measured by the nearest
+// below it whose use could be, a part of its own.
 func cgroupMemory(d cgroupDirs) (float64, bool) {
 	dir, limitFile, usageFile, cacheKey := d.v2, "memory.max", "memory.current", "inactive_file"
-	if d.memory != "" {
+	if d.memory.path != "" {
 		dir, limitFile, usageFile, cacheKey = d.memory, "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"
 	}
-	if dir == "" {
-		return 0, false
+	var share float64
+	var limited bool
+	used := int64(-1) // the working set of the cgroup, or of the nearest below
+	for _, p := range dir.ancestry() {
+		if u, ok := readInt(filepath.Join(p, usageFile)); ok {
+			used = u
+			if cache, ok := statField(filepath.Join(p, "memory.stat"), cacheKey); ok {
+				used = max(used-cache, 0)
+			}
+		}
+		limit, ok := readInt(filepath.Join(p, limitFile)) // v2's "max" is none
+		if !ok || limit <= 0 || limit >= noMemoryLimit || used < 0 {
+			continue
+		}
+		share, limited = max(share, float64(used)/float64(limit)), true
 	}
-	limit, ok := readInt(filepath.Join(dir, limitFile)) // v2's "max" is none
-	if !ok || limit <= 0 || limit >= noMemoryLimit {
-		return 0, false
-	}
-	used, ok := readInt(filepath.Join(dir, usageFile))
-	if !ok {
-		return 0, false
-	}
-	if cache, ok := statField(filepath.Join(dir, "memory.stat"), cacheKey); ok {
-		used = max(used-cache, 0)
-	}
-	return float64(used) / float64(limit), true
+	return share, limited
 }
 
 // readInt reads a file holding one integer.
