@@ -110,9 +110,8 @@ func (a *APIAnalysis) storeYAML(b *strings.Builder) {
 	req := a.Requirements
 	b.WriteString("store:\n")
 	fmt.Fprintf(b, "  type: %s\n", a.Store)
-	if n := a.states(); a.Store == "memory" && n > 1_000_000 {
-		// The memory store keeps 1,000,000 states unless told otherwise.
-		fmt.Fprintf(b, "  max_keys: %d\n", min(n, 1<<32))
+	if a.Store == "memory" {
+		maxKeysYAML(b, a.states())
 	}
 	if a.Store == "redis" {
 		b.WriteString("  redis:\n")

@@ -14,9 +14,8 @@ func configYAML(req Requirements, rec Recommendation) string {
 	fmt.Fprintf(&b, " (precision %s, %d keys, %s).\n", req.Precision, req.Keys, plural(req.Instances, "instance"))
 	b.WriteString("store:\n")
 	fmt.Fprintf(&b, "  type: %s\n", rec.Store)
-	if rec.Store == "memory" && req.Keys > 1_000_000 {
-		// The memory store keeps 1,000,000 states unless told otherwise.
-		fmt.Fprintf(&b, "  max_keys: %d\n", min(req.Keys, 1<<32))
+	if rec.Store == "memory" {
+		maxKeysYAML(&b, req.Keys)
 	}
 	if rec.Store == "redis" {
 		b.WriteString("  redis:\n")

@@ -1,0 +1,47 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/config"
+)
+
+// A memory store sized to exactly the clients live at once evicts as soon
+// as one more comes: its bound is kept per shard, over which keys hash
+// unevenly, and a client that left keeps its state until the state is full
+// again. The designed max_keys leaves a quarter above the states the
+// requirements count, and is written whenever that exceeds the default.
+func TestDesignMemoryStoreHasRoomAboveTheLiveClients(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		keys int64
+		want int // the least max_keys the configuration may hold
+	}{
+		{"fewer states than the default's four fifths keep the default", 10_000, 1_000_000},
+		{"states near the default get a quarter more than they are", 900_000, 1_125_000},
+		{"states above the default get a quarter more than they are", 2_000_000, 2_500_000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := design(t, Requirements{Rate: "10/1s", Keys: tc.keys, Store: "memory", MaxArrivals: 5000})
+			cfg, err := config.Parse("design.yaml", []byte(a.Config))
+			if err != nil {
+				t.Fatalf("%v\n%s", err, a.Config)
+			}
+			if cfg.Store.MaxKeys < tc.want {
+				t.Errorf("max_keys %d for %d keys, want at least %d:\n%s", cfg.Store.MaxKeys, tc.keys, tc.want, a.Config)
+			}
+		})
+	}
+	a := designAPI(t, "store: memory\nplans:\n  - name: big\n    clients: 2000000\n    limits: [{rate: 5/1s}, {rate: 2000/1d, precision: loose}]\n")
+	cfg, err := config.Parse("api.yaml", []byte(a.Config))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, a.Config)
+	}
+	if want := 5_000_000; cfg.Store.MaxKeys < want {
+		t.Errorf("a whole API of 4,000,000 states: max_keys %d, want at least %d:\n%s", cfg.Store.MaxKeys, want, a.Config)
+	}
+	if !strings.Contains(a.Config, "max_keys: 5000000   #") {
+		t.Errorf("max_keys is not written with the rule that sized it:\n%s", a.Config)
+	}
+}
