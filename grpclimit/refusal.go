@@ -64,38 +64,42 @@ func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status
 // what the call costs of it.
 func quotaFailure(res *httplimit.Result) *errdetails.QuotaFailure {
 	qf := &errdetails.QuotaFailure{}
-	plan := res.Identity.Plan.Name
 	rules := res.Rules()
 	for i, c := range res.Checks {
-		st := res.Decision.Statuses[i]
-		if st.Allowed || c.Limit.Shadow() {
-			continue
+		if !res.Decision.Statuses[i].Allowed && !c.Limit.Shadow() {
+			qf.Violations = append(qf.Violations, violation(res, i, rules))
 		}
-		l := c.Limit
-		subject, where := res.Identity.Subject, "on the "+plan+" plan"
-		_, key, _ := strings.Cut(c.Key, "/")
-		switch rule, isRule := strings.CutPrefix(key, "rule:"); {
-		case key == httplimit.GlobalSubject:
-			subject, where = "global", "for the whole service"
-		case isRule:
-			rule, _, _ = strings.Cut(rule, "/")
-			subject, where = "rule:"+rule, "under the "+rule+" rule"
-		default: // the client's: a plan's limit, or a rule's keyed by the client
-			for _, r := range rules {
-				if strings.HasPrefix(l.Name(), r+".") {
-					where = "under the " + r + " rule"
-				}
-			}
-		}
-		qf.Violations = append(qf.Violations, &errdetails.QuotaFailure_Violation{
-			Subject:     subject,
-			Description: describe(l, where, c.Cost),
-			QuotaId:     l.Name(),
-			QuotaMetric: plan,
-			QuotaValue:  l.Quantity(),
-		})
 	}
 	return qf
+}
+
+// violation is the QuotaFailure violation of res's check i (see
+// quotaFailure); rules are res.Rules().
+func violation(res *httplimit.Result, i int, rules []string) *errdetails.QuotaFailure_Violation {
+	c := res.Checks[i]
+	l, plan := c.Limit, res.Identity.Plan.Name
+	subject, where := res.Identity.Subject, "on the "+plan+" plan"
+	_, key, _ := strings.Cut(c.Key, "/")
+	switch rule, isRule := strings.CutPrefix(key, "rule:"); {
+	case key == httplimit.GlobalSubject:
+		subject, where = "global", "for the whole service"
+	case isRule:
+		rule, _, _ = strings.Cut(rule, "/")
+		subject, where = "rule:"+rule, "under the "+rule+" rule"
+	default: // the client's: a plan's limit, or a rule's keyed by the client
+		for _, r := range rules {
+			if strings.HasPrefix(l.Name(), r+".") {
+				where = "under the " + r + " rule"
+			}
+		}
+	}
+	return &errdetails.QuotaFailure_Violation{
+		Subject:     subject,
+		Description: describe(l, where, c.Cost),
+		QuotaId:     l.Name(),
+		QuotaMetric: plan,
+		QuotaValue:  l.Quantity(),
+	}
 }
 
 // describe says what a limit allows, where (on a plan, under a rule, for

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -63,6 +62,9 @@ type Options struct {
 // it decided nothing, as New's default OnError does when a store fails.
 type Server struct {
 	m       *httplimit.Middleware
+	limiter *sluice.Limiter
+	// log is Limits.Logger, or slog.Default().
+	log     *slog.Logger
 	onError func(ctx context.Context, fullMethod string, err error) error
 	// warnings are the default OnError's lines (see serveUndecided).
 	warnings logsample.Log
@@ -88,17 +90,16 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("grpclimit: %w", err)
 	}
-	s := &Server{m: m, onError: o.OnError}
+	s := &Server{m: m, limiter: limiter, onError: o.OnError, log: o.Limits.Logger}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
 	for _, c := range o.Limits.Count {
 		s.reported = s.reported || strings.HasPrefix(c, httplimit.CountHeader)
 	}
 	if s.onError == nil {
-		log := o.Limits.Logger
-		if log == nil {
-			log = slog.Default()
-		}
 		s.onError = func(ctx context.Context, method string, err error) error {
-			return s.serveUndecided(ctx, log, method, err)
+			return s.serveUndecided(ctx, s.log, method, err)
 		}
 	}
 	for _, k := range m.RequestHeaders() {
@@ -108,6 +109,16 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 }
 
 // UnaryInterceptor returns the interceptor that limits unary calls.
+//
+// A call admitted by a leaky-bucket queue (a limit WithMaxWait) waits its
+// turn, the decision's Delay, before its handler runs. A call whose turn
+// comes after its deadline could not be answered in time: it is refused
+// at once, RESOURCE_EXHAUSTED with the Delay as its RetryInfo and the
+// queue as its QuotaFailure, and gives back what the store can refund (a
+// fixed or sliding window's charge, with a sluice.Refunder store); its
+// slot in the queue, which a bucket cannot give back, stays spent. A call
+// whose context ends while it waits leaves the queue, answered CANCELED or
+// DEADLINE_EXCEEDED, its slot spent.
 func (s *Server) UnaryInterceptor() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		done, err := s.admit(ctx, info.FullMethod, func(md metadata.MD) { grpc.SetTrailer(ctx, md) }, nil)
@@ -129,7 +140,9 @@ func (s *Server) UnaryInterceptor() grpc.UnaryServerInterceptor {
 // is one call, decided when it opens. An admitted stream carries its
 // RateLimit fields in its header metadata too (sent with the handler's
 // first message or header, merged with what the handler sets), so that a
-// client learns its quota while the stream lasts (see Pacer).
+// client learns its quota while the stream lasts (see Pacer). A stream
+// admitted by a leaky-bucket queue waits its turn as a unary call does
+// (see UnaryInterceptor), before its handler runs.
 func (s *Server) StreamInterceptor() grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 		header := func(md metadata.MD) { ss.SetHeader(md) } // fails only once a header was sent: none was
@@ -235,17 +248,14 @@ func (s *Server) admit(ctx context.Context, method string, trailer, header func(
 	h := http.Header{}
 	s.m.WriteHeaders(h, res)
 	md := fields(h)
+	if res.Decision.Delay > 0 {
+		if err := s.queue(ctx, res, md, trailer); err != nil {
+			return nil, err
+		}
+	}
 	trailer(md)
 	if header != nil {
 		header(md.Copy())
-	}
-	if delay := res.Decision.Delay; delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-ctx.Done():
-			s.m.Done(ctx, res)
-			return nil, status.FromContextError(ctx.Err()).Err() // the caller left the queue; its slot stays spent
-		}
 	}
 	return func(answer int, h http.Header) { s.m.DoneWithResponse(ctx, res, answer, h) }, nil
 }
