@@ -34,9 +34,11 @@ type Signals struct {
 	// or the host's) that was used over the last window, in [0, 1]; under a
 	// parent cgroup with a quota (a pod's, a systemd slice's), the larger of
 	// that and the parent's use, its other children's included, of its
-	// quota. A window is at least 100ms long: the kernel counts CPU time in
-	// ticks, too coarse to measure a shorter one, so a sample sooner after
-	// the last repeats its share.
+	// quota; and at least the process's own use of its GOMAXPROCS (at most
+	// the cores), all that its Go code can run on at once. A window is at
+	// least 100ms long: the kernel counts CPU time in ticks, too coarse to
+	// measure a shorter one, so a sample sooner after the last repeats its
+	// share.
 	CPU float64
 	// Memory is the share of the memory limit in use (its cgroup's, or
 	// GOMEMLIMIT; 0 without a limit), in [0, 1]; under a parent cgroup with

@@ -24,6 +24,19 @@ import (
 //     process may run on, whichever is fewer (the cores when there is no
 //     quota), over at least minCPUWindow; without a cgroup, the host's busy
 //     share from /proc/stat.
+//   - CPU also from the process's own CPU time (/proc/self/stat's utime and
+//     stime) against its GOMAXPROCS, at most the cores; the larger share of
+//     the two counts. Go code runs on at most GOMAXPROCS threads at once, so
+//     a process using that many cores is at its whole capacity, its
+//     goroutines waiting for one, however many cores or how much quota is
+//     left. GOMAXPROCS is read at every window: the runtime sets its default
+//     from the cgroup's quota, rounded up and at least 2, and follows the
+//     quota as it changes, so under a quota the quota is the nearer limit,
+//     measured with the cgroup. Threads the runtime runs outside GOMAXPROCS
+//     (in system calls, in cgo) count in the process's time too, so it may
+//     use more than GOMAXPROCS cores: such a share reads 1. The cgroup's use
+//     is not measured against GOMAXPROCS: it counts the other processes in
+//     the cgroup, which GOMAXPROCS does not bound.
 //   - Memory from the cgroup's working set against its limit (v2:
 //     memory.max; v1: memory.limit_in_bytes, where a limit of 4 EiB or more
 //     is none): what it uses (memory.current; v1: memory.usage_in_bytes)
@@ -51,6 +64,9 @@ import (
 // the level. It is safe for concurrent use.
 type resources struct {
 	sysfs, proc string // "/sys/fs/cgroup" and "/proc"; a test's fake trees
+	// cpus returns the cores the process may run on and its GOMAXPROCS;
+	// nil reads the runtime's.
+	cpus func() (numCPU, maxProcs int)
 
 	once   sync.Once
 	cgroup cgroupDirs // the process's, found once
@@ -59,6 +75,7 @@ type resources struct {
 	prevAt    time.Time
 	prevUsage []int64   // CPU time of each cgroup of cpuLevels, µs; -1 when not read
 	prevHost  [2]uint64 // host busy and total jiffies
+	prevProc  int64     // the process's CPU time, clock ticks; -1 when not read
 	lastCPU   float64   // the CPU share of the last window measured
 	sample    []metrics.Sample
 }
@@ -94,15 +111,20 @@ func (r *resources) read(now time.Time) (cpu, mem float64) {
 	if !r.prevAt.IsZero() && now.Sub(r.prevAt) < minCPUWindow {
 		return r.lastCPU, clamp01(r.memory())
 	}
+	numCPU, maxProcs := runtime.NumCPU(), runtime.GOMAXPROCS(0)
+	if r.cpus != nil {
+		numCPU, maxProcs = r.cpus()
+	}
 	var counted bool
 	if d := r.dirs(); d.cpuacct.path != "" || d.v2.path != "" {
-		cpu, counted = r.cgroupCPU(d, now)
+		cpu, counted = r.cgroupCPU(d, now, numCPU)
 	} else {
 		cpu, counted = r.hostCPU()
 	}
 	if !counted { // no window measured, none started: the next is from the last count
 		return 0, clamp01(r.memory())
 	}
+	cpu = max(cpu, r.processCPU(now, min(maxProcs, numCPU)))
 	r.prevAt = now
 	r.lastCPU = clamp01(cpu)
 	return r.lastCPU, clamp01(r.memory())
@@ -112,7 +134,7 @@ func (r *resources) read(now time.Time) (cpu, mem float64) {
 // cgroups of cpuLevels (0 at the first), and whether the process's cgroup's
 // CPU time could be read: a read that could not changes nothing. A parent
 // whose CPU time cannot be read, or went back, counts in no window it ends.
-func (r *resources) cgroupCPU(d cgroupDirs, now time.Time) (float64, bool) {
+func (r *resources) cgroupCPU(d cgroupDirs, now time.Time, numCPU int) (float64, bool) {
 	usage, quota := cpuLevels(d)
 	v1 := d.cpuacct.path != ""
 	leaf, ok := cgroupUsage(usage[0], v1)
@@ -136,7 +158,7 @@ func (r *resources) cgroupCPU(d cgroupDirs, now time.Time) (float64, bool) {
 			continue // no window, or no count of this cgroup's at both ends
 		}
 		wall := float64(now.Sub(prevAt)) / float64(time.Microsecond)
-		cores := min(q, float64(runtime.NumCPU()))
+		cores := min(q, float64(max(numCPU, 1)))
 		share = max(share, float64(r.prevUsage[i]-prev[i])/(wall*cores))
 	}
 	return share, true
@@ -202,6 +224,54 @@ func cgroupQuota(dir string, v1 bool) float64 {
 		return quota / period
 	}
 	return none
+}
+
+// clockTicks is the unit of /proc's CPU times: USER_HZ, 100 a second on
+// every Linux architecture.
+const clockTicks = 100
+
+// processCPU returns the process's own CPU time since the previous count
+// as a share of procs cores; 0 at the first count, when /proc/self/stat
+// cannot be read (the next window is then measured from the next count),
+// and when its count went back.
+func (r *resources) processCPU(now time.Time, procs int) float64 {
+	ticks, ok := processTicks(filepath.Join(r.proc, "self", "stat"))
+	prev, prevAt := r.prevProc, r.prevAt
+	r.prevProc = -1
+	if !ok {
+		return 0
+	}
+	r.prevProc = ticks
+	if prevAt.IsZero() || !now.After(prevAt) || prev < 0 || ticks < prev || procs < 1 {
+		return 0
+	}
+	wall := now.Sub(prevAt).Seconds()
+	return float64(ticks-prev) / clockTicks / (wall * float64(procs))
+}
+
+// processTicks reads the CPU time of a /proc/<pid>/stat, its utime and
+// stime (clock ticks of every thread, the 14th and 15th fields). The
+// process's name, the second field, is in parentheses and may hold spaces
+// and parentheses of its own: the fields are counted after its last ")".
+func processTicks(path string) (int64, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	utime, e1 := strconv.ParseInt(f[11], 10, 64)
+	stime, e2 := strconv.ParseInt(f[12], 10, 64)
+	if e1 != nil || e2 != nil || utime < 0 || stime < 0 || utime > math.MaxInt64-stime {
+		return 0, false
+	}
+	return utime + stime, true
 }
 
 // hostCPU is the host's busy share of jiffies since the previous read; 0
