@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -34,9 +35,39 @@ func (s *Server) queue(ctx context.Context, res *httplimit.Result, md metadata.M
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		s.m.Done(ctx, res)
-		return status.FromContextError(ctx.Err()).Err() // the caller left the queue; its slot stays spent
+		s.leftQueue(ctx, res)
+		return status.FromContextError(ctx.Err()).Err()
 	}
+}
+
+// leftQueue ends res, a call whose caller left a leaky-bucket queue before
+// its turn, as httplimit's Handler ends such a request: its handler never
+// ran, so it has no answer (a failure, for the limits that count by
+// status), the limits that count what the answer reports get its whole
+// cost back, nothing having been used, and its queue slot stays spent.
+func (s *Server) leftQueue(ctx context.Context, res *httplimit.Result) {
+	counts := s.m.Counts()
+	var kept [8]int64
+	others := kept[:0]
+	for i := range res.Checks {
+		st := &res.Decision.Statuses[i]
+		others = append(others, st.Charged)
+		if strings.HasPrefix(counts[res.Checks[i].Limit.Name()], httplimit.CountHeader) {
+			others[i] = 0
+		} else {
+			st.Charged = 0
+		}
+	}
+	if err := s.limiter.Refund(context.WithoutCancel(ctx), res.Checks, &res.Decision); err != nil {
+		s.warnings.Warn(ctx, s.log, "call that left the queue still counted: the refund failed",
+			"err", err, "subject", res.Identity.Subject)
+	}
+	for i, charged := range others {
+		if charged != 0 {
+			res.Decision.Statuses[i].Charged = charged
+		}
+	}
+	s.m.DoneWithStatus(ctx, res, 0)
 }
 
 // tooLate refuses res, a call admitted with a Delay longer than the time

@@ -130,3 +130,31 @@ func TestACallWhoseTurnComesAfterItsDeadlineIsRefusedAtOnce(t *testing.T) {
 		t.Errorf("after the refused call the hourly limit admits %d more, want 1: a refused call counts nothing", left)
 	}
 }
+
+// A call that leaves a leaky-bucket queue before its turn never reached
+// its handler, as a request leaving httplimit's queue never reaches its
+// upstream: a limit counting what the answer reports gets the call's
+// whole cost back, nothing having been used, and one counting only
+// successes gets it back too, the call having no answer (a failure).
+func TestACallThatLeftTheQueueIsCountedAsNoAnswer(t *testing.T) {
+	t.Parallel()
+	for _, count := range []string{httplimit.CountHeader + "X-Usage-Tokens", httplimit.CountSuccesses} {
+		q := newQueued(t, httplimit.Options{Count: map[string]string{"hourly": count}})
+		if ran, err := q.call(context.Background(), ""); !ran || err != nil {
+			t.Fatalf("count %q: first call: ran %v, %v; want it served at once", count, ran, err)
+		}
+		// A header count keeps the whole cost of an answer that reports
+		// nothing; a count of successes keeps a success's.
+		if left := q.hourlyLeft(t); left != 1 {
+			t.Fatalf("count %q: after one call the hourly limit admits %d more, want 1", count, left)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		if ran, err := q.call(ctx, ""); ran || status.Code(err) != codes.Canceled {
+			t.Fatalf("count %q: a call cancelled in the queue: ran %v, %v; want CANCELED before its handler", count, ran, err)
+		}
+		if left := q.hourlyLeft(t); left != 1 {
+			t.Errorf("count %q: after a call left the queue the hourly limit admits %d more, want 1: it used nothing", count, left)
+		}
+	}
+}

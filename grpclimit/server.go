@@ -118,7 +118,10 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 // fixed or sliding window's charge, with a sluice.Refunder store); its
 // slot in the queue, which a bucket cannot give back, stays spent. A call
 // whose context ends while it waits leaves the queue, answered CANCELED or
-// DEADLINE_EXCEEDED, its slot spent.
+// DEADLINE_EXCEEDED, its slot spent; it has no answer, as a request that
+// left httplimit's queue has none: a failure for the limits that count by
+// status, and nothing used of those that count what the answer reports
+// (httplimit.Options.Count).
 func (s *Server) UnaryInterceptor() grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		done, err := s.admit(ctx, info.FullMethod, func(md metadata.MD) { grpc.SetTrailer(ctx, md) }, nil)
