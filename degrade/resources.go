@@ -186,11 +186,16 @@ func cpuLevels(d cgroupDirs) (usage, quota []string) {
 }
 
 // cgroupUsage is the CPU time of the cgroup in dir in µs: v1's
-// cpuacct.usage (ns), else v2's cpu.stat usage_usec.
+// cpuacct.usage (ns, unsigned: past 2⁶³ on a large host's root cgroup),
+// else v2's cpu.stat usage_usec.
 func cgroupUsage(dir string, v1 bool) (int64, bool) {
 	if v1 {
-		ns, ok := readInt(filepath.Join(dir, "cpuacct.usage"))
-		return ns / int64(time.Microsecond/time.Nanosecond), ok
+		b, err := os.ReadFile(filepath.Join(dir, "cpuacct.usage"))
+		if err != nil {
+			return 0, false
+		}
+		ns, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+		return int64(ns / uint64(time.Microsecond/time.Nanosecond)), err == nil
 	}
 	return statField(filepath.Join(dir, "cpu.stat"), "usage_usec")
 }
