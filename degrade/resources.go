@@ -55,7 +55,10 @@ import (
 // visible) is measured in the same way, with its own use, which counts its
 // other children's, against its own limit; the share is the largest, that
 // of the limit nearest to being reached. Of the parents, only those with a
-// limit count.
+// limit count. On v1 the process's cgroup's memory.stat also names the
+// least memory limit of its parents (hierarchical_memory_limit), those
+// above the mount's root included, which its own working set is measured
+// against.
 //
 // Each controller is read where cgroupDirs finds it: on its v1 hierarchy
 // when it has one, else in the v2 directory.
@@ -341,7 +344,10 @@ const noMemoryLimit = 1 << 62
 // each cgroup from the process's up to its hierarchy's mount root, and
 // whether any has a limit: v1's files when the memory controller is on v1,
 // else v2's. A cgroup whose use cannot be read is measured by the nearest
-// below it whose use could be, a part of its own.
+// below it whose use could be, a part of its own. On v1, the process's
+// cgroup's limit is also its memory.stat's hierarchical_memory_limit, the
+// least of its own and its parents', those above the mount's root
+// included.
 func cgroupMemory(d cgroupDirs) (float64, bool) {
 	dir, limitFile, usageFile, cacheKey := d.v2, "memory.max", "memory.current", "inactive_file"
 	if d.memory.path != "" {
@@ -350,7 +356,7 @@ func cgroupMemory(d cgroupDirs) (float64, bool) {
 	var share float64
 	var limited bool
 	used := int64(-1) // the working set of the cgroup, or of the nearest below
-	for _, p := range dir.ancestry() {
+	for i, p := range dir.ancestry() {
 		if u, ok := readInt(filepath.Join(p, usageFile)); ok {
 			used = u
 			if cache, ok := statField(filepath.Join(p, "memory.stat"), cacheKey); ok {
@@ -358,7 +364,15 @@ func cgroupMemory(d cgroupDirs) (float64, bool) {
 			}
 		}
 		limit, ok := readInt(filepath.Join(p, limitFile)) // v2's "max" is none
-		if !ok || limit <= 0 || limit >= noMemoryLimit || used < 0 {
+		if !ok || limit >= noMemoryLimit {
+			limit = 0
+		}
+		if i == 0 && d.memory.path != "" {
+			if h, ok := statField(filepath.Join(p, "memory.stat"), "hierarchical_memory_limit"); ok && h > 0 && h < noMemoryLimit && (limit <= 0 || h < limit) {
+				limit = h
+			}
+		}
+		if limit <= 0 || used < 0 {
 			continue
 		}
 		share, limited = max(share, float64(used)/float64(limit)), true
