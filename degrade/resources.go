@@ -38,13 +38,14 @@ import (
 //     is not measured against GOMAXPROCS: it counts the other processes in
 //     the cgroup, which GOMAXPROCS does not bound.
 //   - Memory from the cgroup's working set against its limit (v2:
-//     memory.max; v1: memory.limit_in_bytes, where a limit of 4 EiB or more
-//     is none): what it uses (memory.current; v1: memory.usage_in_bytes)
-//     less the page cache the kernel reclaims first (memory.stat's
-//     inactive_file; v1: total_inactive_file), as the kubelet counts it;
-//     without a limit there, the Go runtime's memory against GOMEMLIMIT,
-//     counted as the limit counts it (what it holds less what it gave
-//     back); without either, 0 (nothing to measure against).
+//     memory.max or memory.high, whichever is less; v1:
+//     memory.limit_in_bytes, where a limit of 4 EiB or more is none): what
+//     it uses (memory.current; v1: memory.usage_in_bytes) less the page
+//     cache the kernel reclaims first (memory.stat's inactive_file; v1:
+//     total_inactive_file), as the kubelet counts it; without a limit
+//     there, the Go runtime's memory against GOMEMLIMIT, counted as the
+//     limit counts it (what it holds less what it gave back); without
+//     either, 0 (nothing to measure against).
 //
 // A limit on a parent cgroup (a systemd slice's, a Kubernetes pod's)
 // governs the process as its own does: the kernel throttles the parent's
@@ -349,9 +350,9 @@ const noMemoryLimit = 1 << 62
 // least of its own and its parents', those above the mount's root
 // included.
 func cgroupMemory(d cgroupDirs) (float64, bool) {
-	dir, limitFile, usageFile, cacheKey := d.v2, "memory.max", "memory.current", "inactive_file"
+	dir, usageFile, cacheKey := d.v2, "memory.current", "inactive_file"
 	if d.memory.path != "" {
-		dir, limitFile, usageFile, cacheKey = d.memory, "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file"
+		dir, usageFile, cacheKey = d.memory, "memory.usage_in_bytes", "total_inactive_file"
 	}
 	var share float64
 	var limited bool
@@ -363,21 +364,37 @@ func cgroupMemory(d cgroupDirs) (float64, bool) {
 				used = max(used-cache, 0)
 			}
 		}
-		limit, ok := readInt(filepath.Join(p, limitFile)) // v2's "max" is none
-		if !ok || limit >= noMemoryLimit {
-			limit = 0
-		}
-		if i == 0 && d.memory.path != "" {
-			if h, ok := statField(filepath.Join(p, "memory.stat"), "hierarchical_memory_limit"); ok && h > 0 && h < noMemoryLimit && (limit <= 0 || h < limit) {
-				limit = h
-			}
-		}
-		if limit <= 0 || used < 0 {
+		limit := memoryLimit(p, d.memory.path != "", i == 0)
+		if limit == 0 || used < 0 {
 			continue
 		}
 		share, limited = max(share, float64(used)/float64(limit)), true
 	}
 	return share, limited
+}
+
+// memoryLimit is the memory limit in bytes of the cgroup in dir, 0 for
+// none: v1's memory.limit_in_bytes, and for the process's own cgroup (leaf)
+// its memory.stat's hierarchical_memory_limit; v2's memory.max and
+// memory.high, above which the kernel throttles the cgroup and reclaims
+// from it hard; the least of those it has.
+func memoryLimit(dir string, v1, leaf bool) int64 {
+	var limit int64
+	least := func(n int64, ok bool) {
+		if ok && n > 0 && n < noMemoryLimit && (limit == 0 || n < limit) {
+			limit = n
+		}
+	}
+	if v1 {
+		least(readInt(filepath.Join(dir, "memory.limit_in_bytes")))
+		if leaf {
+			least(statField(filepath.Join(dir, "memory.stat"), "hierarchical_memory_limit"))
+		}
+		return limit
+	}
+	least(readInt(filepath.Join(dir, "memory.max"))) // "max" is none
+	least(readInt(filepath.Join(dir, "memory.high")))
+	return limit
 }
 
 // readInt reads a file holding one integer.
