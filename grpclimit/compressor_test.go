@@ -3,6 +3,7 @@ package grpclimit_test
 import (
 	"context"
 	"io"
+	"net"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	_ "google.golang.org/grpc/encoding/gzip" // registers the "gzip" compressor on both sides
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
@@ -142,5 +144,32 @@ func TestHandlersKeepTheGRPCFunctionsOfTheirContext(t *testing.T) {
 	}
 	if err := use("1"); status.Code(err) != codes.ResourceExhausted {
 		t.Fatalf("call after 95 tokens used: %v, want RESOURCE_EXHAUSTED (40 do not fit in 5)", err)
+	}
+}
+
+// A handler whose context holds a stream other than grpc-go's (a test's
+// fake, another interceptor's wrapper) has its usage recorded as it sets
+// it: three calls reserving 40 of 100 tokens and reporting 10 each are all
+// served.
+func TestUsageIsRecordedOnAStreamThatIsNotGRPCs(t *testing.T) {
+	store := memory.New()
+	t.Cleanup(func() { store.Close() })
+	s, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
+		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(100, time.Hour).Named("tokens")},
+			Costs: map[string]int64{"POST " + methodUse: 40}}},
+		Count: map[string]string{"tokens": httplimit.CountHeader + "X-Usage-Tokens"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := peer.NewContext(context.Background(), &peer.Peer{Addr: &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 1}})
+	ctx = grpc.NewContextWithServerTransportStream(ctx, nopStream{method: methodUse})
+	for i := range 3 {
+		_, err := s.UnaryInterceptor()(ctx, nil, &grpc.UnaryServerInfo{FullMethod: methodUse}, func(ctx context.Context, _ any) (any, error) {
+			return "ok", grpc.SetTrailer(ctx, metadata.Pairs("x-usage-tokens", "10"))
+		})
+		if err != nil {
+			t.Fatalf("call %d: %v, want it served: each used 10 tokens", i, err)
+		}
 	}
 }
