@@ -130,3 +130,30 @@ func write(t *testing.T, root string, files map[string]string) {
 		}
 	}
 }
+
+// The process may run on fewer cores than its parent's cgroup (a
+// Kubernetes pod under the static CPU manager: each container pinned to
+// cores of its own, the pod's quota their sum): the parent's use is of its
+// own quota, not capped at the process's cores. With the parent's 4-core
+// quota capped at the process's 2 cores, a sidecar and the process at 1
+// core each read 1, the whole CPU, with both at half of theirs.
+func TestCPUQuotaOfAParentIsNotCappedAtTheProcesssCores(t *testing.T) {
+	root := fakeTree(t, map[string]string{
+		"proc/self/cgroup":                  "0::/kubepods/pod1/sluice\n",
+		"sys/kubepods/pod1/cpu.stat":        "usage_usec 0\n",
+		"sys/kubepods/pod1/cpu.max":         "400000 100000\n", // 4 cores
+		"sys/kubepods/pod1/sluice/cpu.stat": "usage_usec 0\n",
+		"sys/kubepods/pod1/sluice/cpu.max":  "200000 100000\n", // 2 cores
+	})
+	r := &resources{sysfs: filepath.Join(root, "sys"), proc: filepath.Join(root, "proc"),
+		cpus: func() (int, int) { return 2, 2 }}
+	t0 := time.Unix(100, 0)
+	r.read(t0)
+	write(t, root, map[string]string{
+		"sys/kubepods/pod1/cpu.stat":        "usage_usec 2000000\n",
+		"sys/kubepods/pod1/sluice/cpu.stat": "usage_usec 1000000\n",
+	})
+	if cpu, _ := r.read(t0.Add(time.Second)); cpu < 0.4999 || cpu > 0.5001 {
+		t.Errorf("cpu %v, want 0.5: 1 of the process's 2 cores, 2 of the pod's 4", cpu)
+	}
+}

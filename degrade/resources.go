@@ -136,8 +136,11 @@ func (r *resources) read(now time.Time) (cpu, mem float64) {
 
 // cgroupCPU returns the largest CPU share since the previous count of the
 // cgroups of cpuLevels (0 at the first), and whether the process's cgroup's
-// CPU time could be read: a read that could not changes nothing. A parent
-// whose CPU time cannot be read, or went back, counts in no window it ends.
+// CPU time could be read: a read that could not changes nothing. The
+// process's cgroup's time is of its quota or numCPU cores, whichever is
+// fewer; a parent's of its quota, whatever cores the process may run on:
+// its other children may run on others. A parent whose CPU time cannot be
+// read, or went back, counts in no window it ends.
 func (r *resources) cgroupCPU(d cgroupDirs, now time.Time, numCPU int) (float64, bool) {
 	usage, quota := cpuLevels(d)
 	v1 := d.cpuacct.path != ""
@@ -162,7 +165,10 @@ func (r *resources) cgroupCPU(d cgroupDirs, now time.Time, numCPU int) (float64,
 			continue // no window, or no count of this cgroup's at both ends
 		}
 		wall := float64(now.Sub(prevAt)) / float64(time.Microsecond)
-		cores := min(q, float64(max(numCPU, 1)))
+		cores := q
+		if i == 0 {
+			cores = min(q, float64(max(numCPU, 1)))
+		}
 		share = max(share, float64(r.prevUsage[i]-prev[i])/(wall*cores))
 	}
 	return share, true
