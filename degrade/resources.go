@@ -25,8 +25,8 @@ import (
 //     quota), over at least minCPUWindow; without a cgroup, the host's busy
 //     share from /proc/stat.
 //   - CPU also from the process's own CPU time (/proc/self/stat's utime and
-//     stime) against its GOMAXPROCS, at most the cores; the larger share of
-//     the two counts. Go code runs on at most GOMAXPROCS threads at once, so
+//     stime) against its GOMAXPROCS, at most the cores; the largest share
+//     counts. Go code runs on at most GOMAXPROCS threads at once, so
 //     a process using that many cores is at its whole capacity, its
 //     goroutines waiting for one, however many cores or how much quota is
 //     left. GOMAXPROCS is read at every window: the runtime sets its default
@@ -54,9 +54,10 @@ import (
 // from the process's up to the root of the hierarchy's mount (the
 // container's own cgroup in a cgroup namespace: nothing above it is
 // visible) is measured in the same way, with its own use, which counts its
-// other children's, against its own limit; the share is the largest, that
-// of the limit nearest to being reached. Of the parents, only those with a
-// limit count. On v1 the process's cgroup's memory.stat also names the
+// other children's, against its own limit (a parent's CPU quota whatever
+// cores the process may run on: its other children may run on others); the
+// share is the largest, that of the limit nearest to being reached. Of the
+// parents, only those with a limit count. On v1 the process's cgroup's memory.stat also names the
 // least memory limit of its parents (hierarchical_memory_limit), those
 // above the mount's root included, which its own working set is measured
 // against.
