@@ -26,8 +26,8 @@ import (
 //     share from /proc/stat.
 //   - CPU also from the process's own CPU time (/proc/self/stat's utime and
 //     stime) against its GOMAXPROCS, at most the cores; the largest share
-//     counts. Go code runs on at most GOMAXPROCS threads at once, so
-//     a process using that many cores is at its whole capacity, its
+//     counts. Go code runs on at most GOMAXPROCS threads at once, so a
+//     process using that many cores is at its whole capacity, its
 //     goroutines waiting for one, however many cores or how much quota is
 //     left. GOMAXPROCS is read at every window: the runtime sets its default
 //     from the cgroup's quota, rounded up and at least 2, and follows the
@@ -57,10 +57,10 @@ import (
 // other children's, against its own limit (a parent's CPU quota whatever
 // cores the process may run on: its other children may run on others); the
 // share is the largest, that of the limit nearest to being reached. Of the
-// parents, only those with a limit count. On v1 the process's cgroup's memory.stat also names the
-// least memory limit of its parents (hierarchical_memory_limit), those
-// above the mount's root included, which its own working set is measured
-// against.
+// parents, only those with a limit count. On v1 the process's cgroup's
+// memory.stat also names the least memory limit of its parents
+// (hierarchical_memory_limit), those above the mount's root included,
+// which its own working set is measured against.
 //
 // Each controller is read where cgroupDirs finds it: on its v1 hierarchy
 // when it has one, else in the v2 directory.
