@@ -157,3 +157,37 @@ func TestCPUQuotaOfAParentIsNotCappedAtTheProcesssCores(t *testing.T) {
 		t.Errorf("cpu %v, want 0.5: 1 of the process's 2 cores, 2 of the pod's 4", cpu)
 	}
 }
+
+// On a cgroup v1 or hybrid host (the v2 hierarchy holding no controller),
+// a parent's quota is in the cpu hierarchy and its CPU time in cpuacct's,
+// each mounted apart: the same cgroup is found the same number of levels
+// up in each.
+func TestCPUQuotaOfAParentCgroupOnV1(t *testing.T) {
+	root := fakeTree(t, map[string]string{
+		"proc/self/cgroup":                    "3:cpu:/slice/svc\n2:cpuacct:/slice/svc\n0::/slice/svc\n",
+		"sys/unified/slice/svc/cpu.stat":      "usage_usec 0\n",
+		"sys/cpu/slice/svc/cpu.cfs_quota_us":  "-1\n",
+		"sys/cpu/slice/svc/cpu.cfs_period_us": "100000\n",
+		"sys/cpu/slice/cpu.cfs_quota_us":      "50000\n",
+		"sys/cpu/slice/cpu.cfs_period_us":     "100000\n", // half a core
+		"sys/cpu/cpu.cfs_quota_us":            "-1\n",
+		"sys/cpu/cpu.cfs_period_us":           "100000\n",
+		"sys/cpuacct/slice/svc/cpuacct.usage": "0\n",
+		"sys/cpuacct/slice/cpuacct.usage":     "0\n",
+		"sys/cpuacct/cpuacct.usage":           "0\n",
+	})
+	r := &resources{sysfs: filepath.Join(root, "sys"), proc: filepath.Join(root, "proc"),
+		cpus: func() (int, int) { return 8, 8 }}
+	t0 := time.Unix(100, 0)
+	r.read(t0)
+	// In 1 s: 0.1 s of the service's, 0.4 s of the slice's (the service's
+	// and a sibling's), 6 s of the host's.
+	write(t, root, map[string]string{
+		"sys/cpuacct/slice/svc/cpuacct.usage": "100000000\n",
+		"sys/cpuacct/slice/cpuacct.usage":     "400000000\n",
+		"sys/cpuacct/cpuacct.usage":           "6000000000\n",
+	})
+	if cpu, _ := r.read(t0.Add(time.Second)); cpu < 0.7999 || cpu > 0.8001 {
+		t.Errorf("cpu %v, want 0.8: 0.4 s of the slice's half core in 1 s", cpu)
+	}
+}
