@@ -244,7 +244,9 @@ func (m *Middleware) DoneWithResponse(ctx context.Context, res *Result, status i
 	}
 	switch {
 	case res.kept != nil: // the settlement is the Pending's: at most once
-		res.kept.settle(ctx, answerStatus(status, h), h)
+		if err := res.kept.settle(ctx, answerStatus(status, h), h); err != nil {
+			m.unrefunded(ctx, err, res.Identity.Subject)
+		}
 	case m.countsByResponse(res):
 		m.refund(ctx, res, answerStatus(status, h), h, true)
 	}
@@ -269,19 +271,31 @@ func (m *Middleware) leftQueue(ctx context.Context, res *Result) {
 // that h does not report for the limits that count a header (all of it
 // when the request was not served: it used nothing).
 func (m *Middleware) refund(ctx context.Context, res *Result, status int, h http.Header, served bool) {
-	if m.settle(ctx, res.Checks, &res.Decision, status, h, served, res.Identity.Subject) {
+	lowered, err := m.settle(ctx, res.Checks, &res.Decision, status, h, served)
+	if lowered {
 		// A check now says what was given back: the pooled Result must not
 		// take it for the checks of its next request.
 		res.checksOf = nil
 	}
+	if err != nil {
+		m.unrefunded(ctx, err, res.Identity.Subject)
+	}
+}
+
+// unrefunded logs err, the failed refund of a request of subject that
+// stays counted.
+func (m *Middleware) unrefunded(ctx context.Context, err error, subject string) {
+	m.warn(ctx, "request counted although its limit does not count its answer: the refund failed",
+		"err", err, "subject", subject)
 }
 
 // settle refunds, of d's charges of checks, those the answer (status, h)
 // does not count, as refund does for a Result; a request not served
 // (served false) used nothing of the limits that count a header. It
-// reports whether it lowered a check's Cost to the part it gave back.
+// reports whether it lowered a check's Cost to the part it gave back, and
+// the store's error when the refund failed (the charges then stand).
 func (m *Middleware) settle(ctx context.Context, checks []sluice.Check, d *sluice.Decision, status int, h http.Header,
-	served bool, subject string) (lowered bool) {
+	served bool) (lowered bool, err error) {
 	skip := CountSuccesses // the count that keeps the charge
 	if status > 0 && status < 400 {
 		skip = CountFailures
@@ -312,13 +326,9 @@ func (m *Middleware) settle(ctx context.Context, checks []sluice.Check, d *sluic
 		}
 	}
 	if !any {
-		return lowered
+		return lowered, nil
 	}
-	if err := m.limiter.Refund(context.WithoutCancel(ctx), checks, d); err != nil {
-		m.warn(ctx, "request counted although its limit does not count its answer: the refund failed",
-			"err", err, "subject", subject)
-	}
-	return lowered
+	return lowered, m.limiter.Refund(context.WithoutCancel(ctx), checks, d)
 }
 
 // serveCounted serves an admitted request whose limits count by response:

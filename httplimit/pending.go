@@ -66,20 +66,34 @@ func (m *Middleware) Keep(res *Result) *Pending {
 // settles a Result: status (0 for no answer) and the answer's header h (nil
 // if unknown: the limits that count a header then keep their whole cost);
 // a gRPC answer is judged by the grpc-status of h (see DoneWithResponse).
+//
+// It returns the store's error, wrapped, when the refund the answer calls
+// for fails (errors.Is finds sluice.ErrStoreUnavailable in an unreachable
+// store's): the request then stays counted in full. Whether such a refund
+// reached the store is not known, so p is settled all the same and is
+// never tried again: a charge is given back at most once, at worst never.
+//
 // A Pending is settled once: settling it again, from any goroutine, or
 // after its Result was settled by DoneWithStatus or DoneWithResponse,
-// gives back nothing. A nil Pending (Keep's when there is nothing to
-// settle) and the zero Pending settle nothing.
-func (p *Pending) Settle(ctx context.Context, status int, h http.Header) {
-	p.settle(ctx, answerStatus(status, h), h)
+// gives back nothing and returns nil — "settled already" is not an error,
+// and only the settlement that ran reports its failure. A nil Pending
+// (Keep's when there is nothing to settle) and the zero Pending settle
+// nothing and return nil.
+func (p *Pending) Settle(ctx context.Context, status int, h http.Header) error {
+	if err := p.settle(ctx, answerStatus(status, h), h); err != nil {
+		return fmt.Errorf("httplimit: settle: %w", err)
+	}
+	return nil
 }
 
-// settle is Settle for status judged already (see answerStatus).
-func (p *Pending) settle(ctx context.Context, status int, h http.Header) {
+// settle is Settle for status judged already (see answerStatus), without
+// wrapping the store's error.
+func (p *Pending) settle(ctx context.Context, status int, h http.Header) error {
 	if p == nil || p.m == nil || !p.settled.CompareAndSwap(false, true) {
-		return
+		return nil
 	}
-	p.m.settle(ctx, p.checks, &p.decision, status, h, true, p.subject)
+	_, err := p.m.settle(ctx, p.checks, &p.decision, status, h, true)
+	return err
 }
 
 // pendingWire is a Pending as MarshalBinary writes it.

@@ -240,7 +240,7 @@ func New(opts Options) (*Server, error) {
 	s.tokens = &tokenSource{s: s, metrics: newTokenMetrics(opts.Registry)}
 	s.notify = newNotifier(opts.Registry)
 	registerBuildInfo(opts.Registry)
-	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit)
+	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit, s.settles.storeErrors)
 	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses, opts.StoreUnrefunded)
 	registerLeaseMetrics(opts.Registry, opts.Leases)
 	registerMemoryMetrics(opts.Registry, opts.Memory)

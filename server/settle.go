@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -55,19 +56,23 @@ func newPendings(now func() time.Time, dropped func()) *pendings {
 }
 
 // settleCounters are sluice_settlements_total{result}: settled, unknown
-// (an id not held: settled already, expired, dropped or never given) and
-// dropped (held ids dropped unsettled, their requests counted in full).
+// (an id not held: settled already, expired, dropped or never given),
+// dropped (held ids dropped unsettled, their requests counted in full) and
+// failed (the store failed the refund, the request counted in full).
+// storeErrors counts the failed ones again for sluice_store_errors_total.
 type settleCounters struct {
-	settled, unknown, dropped prometheus.Counter
+	settled, unknown, dropped, failed prometheus.Counter
+	storeErrors                       *atomic.Int64
 }
 
 func newSettleCounters(reg prometheus.Registerer) settleCounters {
 	vec := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sluice_settlements_total",
-		Help: "Decisions of the decision API settled by their answer (POST /v1/settle), by result: settled; unknown (an id refused: not held, settled already, expired, forged, or of limits counted otherwise here); dropped (held, never settled: expired or the oldest beyond the bound, their requests counted in full).",
+		Help: "Decisions of the decision API settled by their answer (POST /v1/settle), by result: settled; unknown (an id refused: not held, settled already, expired, forged, or of limits counted otherwise here); dropped (held, never settled: expired or the oldest beyond the bound, their requests counted in full); failed (the store failed the refund: the request counted in full, the id spent).",
 	}, []string{"result"})
 	reg.MustRegister(vec)
-	return settleCounters{settled: vec.WithLabelValues("settled"), unknown: vec.WithLabelValues("unknown"), dropped: vec.WithLabelValues("dropped")}
+	return settleCounters{settled: vec.WithLabelValues("settled"), unknown: vec.WithLabelValues("unknown"),
+		dropped: vec.WithLabelValues("dropped"), failed: vec.WithLabelValues("failed"), storeErrors: new(atomic.Int64)}
 }
 
 // put holds p and returns its id, dropping the oldest held ones that are
@@ -126,7 +131,11 @@ type settleRequest struct {
 // handleSettle is POST /v1/settle, for callers with the check scope: it
 // settles a decision of /v1/check by its request's answer. 200 when
 // settled; 404 for an id not (or no longer) held, whose charges stand; 400
-// for a body that is not one.
+// for a body that is not one; 503 when the store fails the refund. An id
+// is spent by the settlement that takes it, whether its refund succeeds
+// or not: a refund that failed may still have reached the store (a
+// timeout), and trying it again could give the charge back twice, so the
+// charges stand and a retry of the id is a 404.
 func (s *Server) handleSettle(w http.ResponseWriter, r *http.Request, _ caller) {
 	var req settleRequest
 	status, err := readJSON(w, r, maxSettleBody, &req)
@@ -172,7 +181,14 @@ func (s *Server) handleSettle(w http.ResponseWriter, r *http.Request, _ caller) 
 	for k, v := range req.Headers {
 		h.Set(k, v)
 	}
-	p.Settle(r.Context(), req.Status, h)
+	if err := p.Settle(r.Context(), req.Status, h); err != nil {
+		s.settles.failed.Inc()
+		s.settles.storeErrors.Add(1)
+		s.warnings.Warn(r.Context(), s.log, "settle: the refund failed, the request stays counted", "err", err)
+		writeJSONProblem(w, http.StatusServiceUnavailable, "Service Unavailable",
+			"settle: the store failed the refund, so its request stays counted in full. This id is spent: the refund may have reached the store, and a charge is never given back twice, so settling it again answers 404.")
+		return
+	}
 	s.settles.settled.Inc()
 	w.Header().Set("Content-Type", "application/json")
 	w.Write([]byte("{\"settled\":true}\n"))
