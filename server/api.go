@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -258,17 +257,17 @@ func validCheck(req *client.CheckRequest) error {
 	if req.Method == "" {
 		req.Method = http.MethodGet
 	}
-	if len(req.Method) > 32 || !upperMethod(req.Method) {
-		return fmt.Errorf("method: %q is not an HTTP method", req.Method)
+	if err := validMethod(req.Method); err != nil {
+		return fmt.Errorf("method: %w", err)
 	}
 	if req.Path == "" {
 		req.Path = "/"
 	}
-	if len(req.Path) > maxPathLen || req.Path[0] != '/' {
+	if len(req.Path) > maxPathLen || !absolutePath(req.Path) {
 		return fmt.Errorf("path: want an absolute path of at most %d bytes", maxPathLen)
 	}
-	if len(req.Host) > maxHostLen || strings.ContainsFunc(req.Host, notHostByte) {
-		return fmt.Errorf("host: want a host name or address of at most %d bytes, without spaces or control characters", maxHostLen)
+	if err := validHost(req.Host); err != nil {
+		return fmt.Errorf("host: %w", err)
 	}
 	if len(req.Headers) > maxCheckHeaders {
 		return fmt.Errorf("headers: %d, more than %d", len(req.Headers), maxCheckHeaders)
@@ -288,26 +287,6 @@ func validCheck(req *client.CheckRequest) error {
 		}
 	}
 	return nil
-}
-
-// notHostByte reports the runes no host has: spaces, controls, and
-// anything outside ASCII (a host is sent in its ASCII, punycode, form).
-func notHostByte(r rune) bool { return r <= ' ' || r >= 0x7f }
-
-// upperMethod reports what strings.ToUpper(m) == m && !strings.ContainsAny(m,
-// " /\t") reports, without allocating for the usual methods.
-func upperMethod(m string) bool {
-	for i := 0; i < len(m); i++ {
-		switch c := m[i]; {
-		case c == ' ' || c == '/' || c == '\t':
-			return false
-		case c >= utf8.RuneSelf:
-			return strings.ToUpper(m) == m && !strings.ContainsAny(m, " /\t")
-		case 'a' <= c && c <= 'z':
-			return false
-		}
-	}
-	return true
 }
 
 func ceilMs(d time.Duration) int64 {

@@ -36,6 +36,13 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 			"X-Forwarded-Method/-Uri and X-Original-Method/-URI describe different requests: the front proxy passed on a client's own; have it clear the headers it does not set")
 		return
 	}
+	// The description is checked as the decision API checks its body's
+	// (check_target.go): a real proxy sends none that fails, so a refusal
+	// (400, which nginx turns into a 500) costs no real client anything.
+	if err := validMethod(method); err != nil {
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "X-Forwarded-Method / X-Original-Method: "+err.Error())
+		return
+	}
 	orig.Method = firstOf(method, http.MethodGet)
 	uri = firstOf(uri, "/")
 	// A request target has no fragment (RFC 9112 §3.2), but nginx's
@@ -44,8 +51,13 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	// rules, costs and exemptions.
 	uri, _, _ = strings.Cut(uri, "#")
 	u, err := url.ParseRequestURI(uri)
-	if err != nil {
-		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "X-Forwarded-Uri / X-Original-URI is not a request URI")
+	// "*" (OPTIONS's whole-server target) names no path to limit; an
+	// absolute-form target ("http://host/path", which a client may send a
+	// proxy) is judged by its path, "/" when it has none. Its length is
+	// bounded by the listener's header bound, not by the decision API's
+	// 2,048-byte path: a proxy's request line is often longer.
+	if err != nil || u.Path != "" && !absolutePath(u.Path) {
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "X-Forwarded-Uri / X-Original-URI is not a request URI with an absolute path")
 		return
 	}
 	// Every check (exemptions, costs, rules) judges the path the front
@@ -55,6 +67,10 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	u.Path, u.RawPath = routes.CleanPath(u.Path), ""
 	orig.URL, orig.RequestURI = u, uri
 	if host := r.Header.Get("X-Forwarded-Host"); host != "" {
+		if err := validHost(host); err != nil {
+			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "X-Forwarded-Host: "+err.Error())
+			return
+		}
 		orig.Host = host
 	}
 	mw := st.deciderAt(s.ctl.Level())

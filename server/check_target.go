@@ -1,0 +1,60 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// The parts of a request described to sluice rather than sent to it — the
+// decision API's method, path and host, forward-auth's X-Forwarded-* and
+// X-Original-* — are checked by one set of rules, so that both refuse the
+// same descriptions with a 400.
+
+// errNotMethod is validMethod's error.
+var errNotMethod = errors.New("is not an HTTP method")
+
+// validMethod returns an error for a described method that is not one: more
+// than 32 bytes, or with a lower-case letter, a space, a tab or a slash.
+// An empty method is the caller's to default (GET).
+func validMethod(m string) error {
+	if len(m) > 32 || !upperMethod(m) {
+		return fmt.Errorf("%q %w", m, errNotMethod)
+	}
+	return nil
+}
+
+// absolutePath reports whether p is an absolute path ("/…"), as a request
+// target in origin form starts: "*" and a path without its "/" are not.
+func absolutePath(p string) bool { return p != "" && p[0] == '/' }
+
+// validHost returns an error for a described host that is none: more than
+// maxHostLen bytes, or with a space, a control character or a byte outside
+// ASCII. An empty host is the caller's to default.
+func validHost(h string) error {
+	if len(h) > maxHostLen || strings.ContainsFunc(h, notHostByte) {
+		return fmt.Errorf("want a host name or address of at most %d bytes, without spaces or control characters", maxHostLen)
+	}
+	return nil
+}
+
+// notHostByte reports the runes no host has: spaces, controls, and
+// anything outside ASCII (a host is sent in its ASCII, punycode, form).
+func notHostByte(r rune) bool { return r <= ' ' || r >= 0x7f }
+
+// upperMethod reports what strings.ToUpper(m) == m && !strings.ContainsAny(m,
+// " /\t") reports, without allocating for the usual methods.
+func upperMethod(m string) bool {
+	for i := 0; i < len(m); i++ {
+		switch c := m[i]; {
+		case c == ' ' || c == '/' || c == '\t':
+			return false
+		case c >= utf8.RuneSelf:
+			return strings.ToUpper(m) == m && !strings.ContainsAny(m, " /\t")
+		case 'a' <= c && c <= 'z':
+			return false
+		}
+	}
+	return true
+}
