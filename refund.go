@@ -2,6 +2,7 @@ package sluice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -50,8 +51,9 @@ type Refunder interface {
 // Refund clears Charged from d.Statuses, so refunding the same Decision
 // again (or a copy sharing its Statuses) gives back nothing. To refund some
 // checks only, clear the Charged of the others first. A refused decision
-// charged nothing and refunds nothing. The store must be a Refunder. On an
-// error nothing is known to be given back, and the receipts stay in d.
+// charged nothing and refunds nothing. The store must be a Refunder: with
+// one that is not, Refund returns an error wrapping errors.ErrUnsupported.
+// On an error nothing is known to be given back, and the receipts stay in d.
 // checks must be those d was decided for: checks of another number are an
 // error wrapping ErrInvalidCheck.
 func (l *Limiter) Refund(ctx context.Context, checks []Check, d *Decision) error {
@@ -79,7 +81,7 @@ func (l *Limiter) Refund(ctx context.Context, checks []Check, d *Decision) error
 	}
 	r, ok := l.store.(Refunder)
 	if !ok {
-		return fmt.Errorf("sluice: refund: the store (%T) cannot refund charges", l.store)
+		return fmt.Errorf("sluice: refund: the store (%T) cannot refund charges: %w", l.store, errors.ErrUnsupported)
 	}
 	if err := r.Refund(ctx, checks, charged); err != nil {
 		return fmt.Errorf("sluice: refund: %w", err)

@@ -2,6 +2,7 @@ package sluice_test
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -126,14 +127,14 @@ func TestRefundOfPartOfACharge(t *testing.T) {
 	}
 }
 
-// A store that cannot refund says so, and a Decision with no receipt never
-// asks it.
+// A store that cannot refund says so, with an error wrapping
+// errors.ErrUnsupported, and a Decision with no receipt never asks it.
 func TestRefundNeedsARefunder(t *testing.T) {
 	ctx := context.Background()
 	checks := []sluice.Check{{Key: "k", Limit: sluice.FixedWindow(1, time.Minute), Cost: 1}}
 	d := sluice.Decision{Allowed: true, Statuses: []sluice.Status{{Allowed: true, Charged: 5}}}
 	err := sluice.NewLimiter(&answerStore{}).Refund(ctx, checks, &d)
-	if err == nil || !strings.Contains(err.Error(), "cannot refund") || d.Statuses[0].Charged != 5 {
+	if !errors.Is(err, errors.ErrUnsupported) || !strings.Contains(err.Error(), "cannot refund") || d.Statuses[0].Charged != 5 {
 		t.Errorf("Refund on a store without it: %v, receipt %d; want an error and the receipt kept", err, d.Statuses[0].Charged)
 	}
 	d.Statuses[0].Charged = 0

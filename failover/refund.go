@@ -43,7 +43,8 @@ func isLocal(s int64) bool { return s > localMark/2 }
 // refunded units. A local charge the ledger has already charged to the
 // primary (or that it could not keep account of) stays charged there: the
 // refund then gives back less than it could, never more. Both stores must
-// be sluice.Refunders.
+// be sluice.Refunders: a charge on one that is not gives an error wrapping
+// errors.ErrUnsupported.
 func (f *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
 	if f.primary == nil {
 		return errZero()
@@ -71,7 +72,7 @@ func (f *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int
 	if onPrimary {
 		r, ok := f.primary.(sluice.Refunder)
 		if !ok {
-			return fmt.Errorf("failover: the primary store (%T) cannot refund charges", f.primary)
+			return fmt.Errorf("failover: the primary store (%T) cannot refund charges: %w", f.primary, errors.ErrUnsupported)
 		}
 		primary, skipped := f.reachable(checks, primary)
 		if skipped {
@@ -94,7 +95,7 @@ func (f *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int
 func (f *Store) refundLocal(ctx context.Context, checks []sluice.Check, receipts []int64) error {
 	r, ok := f.local.(sluice.Refunder)
 	if !ok {
-		return fmt.Errorf("the local store (%T) cannot refund charges", f.local)
+		return fmt.Errorf("the local store (%T) cannot refund charges: %w", f.local, errors.ErrUnsupported)
 	}
 	shares := append([]sluice.Check(nil), checks...)
 	if f.instances > 1 {

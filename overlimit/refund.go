@@ -2,6 +2,7 @@ package overlimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/sluice-dev/sluice"
@@ -12,8 +13,9 @@ import (
 // refunded part), the keys' remembered denials are dropped, those learned
 // while the refund was on its way included, and calls then on their way to
 // the store remember none (they may describe the state before the refund).
-// It fails if that store is not a sluice.Refunder, and with an error
-// wrapping sluice.ErrStoreUnavailable on the zero Cache.
+// It fails with an error wrapping errors.ErrUnsupported if that store is
+// not a sluice.Refunder, and with one wrapping sluice.ErrStoreUnavailable
+// on the zero Cache.
 func (c *Cache) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
 	if c.next == nil {
 		return fmt.Errorf("overlimit: %w: no store behind the cache", sluice.ErrStoreUnavailable)
@@ -23,7 +25,7 @@ func (c *Cache) Refund(ctx context.Context, checks []sluice.Check, charged []int
 	}
 	r, ok := c.next.(sluice.Refunder)
 	if !ok {
-		return fmt.Errorf("overlimit: the store behind the cache (%T) cannot refund charges", c.next)
+		return fmt.Errorf("overlimit: the store behind the cache (%T) cannot refund charges: %w", c.next, errors.ErrUnsupported)
 	}
 	err := r.Refund(ctx, checks, charged)
 	c.forgetStamped(checks, charged)
