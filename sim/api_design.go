@@ -137,8 +137,15 @@ func (d LimitDesign) Rec() Recommendation { return d.Analysis.Recommendation }
 // stated quantity in any window unless its precision is loose; a quota
 // per calendar week, month or year is a calendar fixed window, which never
 // admits more than its quantity in one calendar period (and up to twice it
-// across a period's start). It is deterministic for a given Seed.
+// across a period's start). It is deterministic for a given Seed. A
+// refused value read by ReadAPIRequirements, and not changed since, is
+// reported at its file:line:col.
 func DesignAPI(ctx context.Context, req APIRequirements) (*APIAnalysis, error) {
+	a, err := designWholeAPI(ctx, req)
+	return a, req.src.locate(req, err)
+}
+
+func designWholeAPI(ctx context.Context, req APIRequirements) (*APIAnalysis, error) {
 	req, err := req.withDefaults()
 	if err != nil {
 		return nil, err
@@ -179,8 +186,8 @@ func DesignAPI(ctx context.Context, req APIRequirements) (*APIAnalysis, error) {
 // designAll designs every plan and the global limit on a.Store.
 func (a *APIAnalysis) designAll(ctx context.Context) error {
 	req := a.Requirements
-	for _, p := range req.Plans {
-		pd, err := a.designPlan(ctx, PlanDesign{Name: p.Name, Clients: p.Clients, Upgrade: p.Upgrade, Traffic: p.Traffic}, p.Limits)
+	for i, p := range req.Plans {
+		pd, err := a.designPlan(ctx, PlanDesign{Name: p.Name, Clients: p.Clients, Upgrade: p.Upgrade, Traffic: p.Traffic}, p.Limits, fmt.Sprintf("plans[%d]", i))
 		if err != nil {
 			return err
 		}
@@ -202,9 +209,9 @@ func (a *APIAnalysis) designAll(ctx context.Context) error {
 			return err
 		}
 	}
-	for _, in := range req.Internal {
+	for i, in := range req.Internal {
 		pd, err := a.designPlan(ctx, PlanDesign{Name: "internal-" + in.Name, Clients: 1, Internal: true},
-			[]APILimit{{Rate: in.Rate, Precision: req.Precision}})
+			[]APILimit{{Rate: in.Rate, Precision: req.Precision}}, fmt.Sprintf("internal[%d]", i))
 		if err != nil {
 			return err
 		}
@@ -216,7 +223,7 @@ func (a *APIAnalysis) designAll(ctx context.Context) error {
 	if req.Capacity != "" {
 		d, err := a.designLimit(ctx, APILimit{Rate: req.Capacity, Precision: req.Precision, Name: "global"}, 1, APITraffic{}, false)
 		if err != nil {
-			return fmt.Errorf("capacity: %w", err)
+			return fmt.Errorf("capacity: %w", limitError("capacity", true, err))
 		}
 		a.Global = &d
 	}
@@ -234,18 +241,19 @@ func (a *APIAnalysis) designRules(ctx context.Context) error {
 		clients[p.Name] = p.Clients
 	}
 	used := map[string]bool{}
-	for _, e := range a.Requirements.Endpoints {
+	for i, e := range a.Requirements.Endpoints {
 		if e.Exempt {
 			continue
 		}
 		type part struct {
+			at           string // the rate's field path
 			rate, suffix string
 			plans        []string // nil: every plan
 			clients      int64
 		}
 		var parts []part
 		if e.Limit != "" {
-			all := part{rate: e.Limit}
+			all := part{at: fmt.Sprintf("endpoints[%d].limit", i), rate: e.Limit}
 			for _, p := range a.Plans {
 				if _, own := e.Limits[p.Name]; !own {
 					all.clients += clients[p.Name]
@@ -258,7 +266,7 @@ func (a *APIAnalysis) designRules(ctx context.Context) error {
 		}
 		for _, p := range a.Requirements.Plans {
 			if rate, ok := e.Limits[p.Name]; ok {
-				parts = append(parts, part{rate: rate, suffix: "-" + p.Name, plans: []string{p.Name}, clients: p.Clients})
+				parts = append(parts, part{at: fmt.Sprintf("endpoints[%d].limits.%s", i, p.Name), rate: rate, suffix: "-" + p.Name, plans: []string{p.Name}, clients: p.Clients})
 			}
 		}
 		method, path, _ := strings.Cut(e.Route, " ")
@@ -273,7 +281,7 @@ func (a *APIAnalysis) designRules(ctx context.Context) error {
 			d, err := a.designLimit(ctx, APILimit{Rate: pt.rate, Precision: a.Requirements.Precision, Name: limitName(APILimit{}, rt)},
 				max(pt.clients, 1), APITraffic{}, true)
 			if err != nil {
-				return fmt.Errorf("endpoint %s: %w", e.Route, err)
+				return fmt.Errorf("endpoint %s: %w", e.Route, limitError(pt.at, true, err))
 			}
 			a.Rules = append(a.Rules, RuleDesign{Name: name, Route: e.Route, Limit: d, Method: method, Path: path, Plans: pt.plans})
 		}
@@ -311,9 +319,10 @@ func ruleName(route string) string {
 func (a *APIAnalysis) designAnonymous(ctx context.Context) error {
 	req := a.Requirements
 	var base APIPlan
-	for _, p := range req.Plans {
+	at := ""
+	for i, p := range req.Plans {
 		if p.Name == a.DefaultPlan {
-			base = p
+			base, at = p, fmt.Sprintf("plans[%d]", i)
 		}
 	}
 	var limits []APILimit
@@ -333,7 +342,7 @@ func (a *APIAnalysis) designAnonymous(ctx context.Context) error {
 	for contains(req.Plans, name) {
 		name += "-ip"
 	}
-	pd, err := a.designPlan(ctx, PlanDesign{Name: name, Clients: base.Clients, Anonymous: true, Upgrade: a.DefaultPlan}, limits)
+	pd, err := a.designPlan(ctx, PlanDesign{Name: name, Clients: base.Clients, Anonymous: true, Upgrade: a.DefaultPlan}, limits, at)
 	if err != nil {
 		return err
 	}
@@ -342,12 +351,18 @@ func (a *APIAnalysis) designAnonymous(ctx context.Context) error {
 	return nil
 }
 
-// designPlan designs each of limits for pd.
-func (a *APIAnalysis) designPlan(ctx context.Context, pd PlanDesign, limits []APILimit) (PlanDesign, error) {
+// designPlan designs each of limits for pd; at is the field path of the
+// plan the limits were stated in ("plans[1]"; an internal caller's
+// "internal[0]", whose one limit is its rate).
+func (a *APIAnalysis) designPlan(ctx context.Context, pd PlanDesign, limits []APILimit, at string) (PlanDesign, error) {
 	for i, l := range limits {
 		d, err := a.designLimit(ctx, l, pd.Clients, pd.Traffic, pd.Internal)
 		if err != nil {
-			return pd, fmt.Errorf("plan %s, limit %d (%s): %w", pd.Name, i+1, l.Rate, err)
+			lat := fmt.Sprintf("%s.limits[%d]", at, i)
+			if pd.Internal {
+				lat = at
+			}
+			return pd, fmt.Errorf("plan %s, limit %d (%s): %w", pd.Name, i+1, l.Rate, limitError(lat, false, err))
 		}
 		pd.Limits = append(pd.Limits, d)
 	}
@@ -360,13 +375,13 @@ func (a *APIAnalysis) designLimit(ctx context.Context, l APILimit, clients int64
 	req := a.Requirements
 	rt, err := calendarOf(l.Rate, l.Zone, l.Starts)
 	if err != nil {
-		return LimitDesign{}, err
+		return LimitDesign{}, rateError("", err)
 	}
 	q := rt.q
 	if c := a.maxCost(internal); c > q {
 		// Such a request could never be admitted, and the configuration
 		// would be refused at load: say so here.
-		return LimitDesign{}, fmt.Errorf("a request may cost %d (%s), more than %s ever admits: raise the limit or lower the cost", c, a.costliest(), l.Rate)
+		return LimitDesign{}, fieldErrorf("rate", "a request may cost %d (%s), more than %s ever admits: raise the limit or lower the cost", c, a.costliest(), l.Rate)
 	}
 	if c := a.maxCost(internal); l.Burst > 0 && l.Burst < c {
 		a.Warnings = append(a.Warnings, fmt.Sprintf("%s costs %d, more than the stated burst of %d of %s: the burst is raised to %d, or those requests could never pass.", a.costliest(), c, l.Burst, l.Rate, c))

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -105,6 +104,9 @@ type APIRequirements struct {
 	// MaxArrivals bounds each simulated scenario (≤ 0: 60,000 per limit).
 	// It is not read from YAML or JSON.
 	MaxArrivals int `yaml:"-" json:"-"`
+	// src is where ReadAPIRequirements read r; nil for requirements built
+	// otherwise.
+	src *source
 }
 
 // APIIdentity says how the API's clients are recognised.
@@ -201,9 +203,14 @@ type APIOverload struct {
 func (o APIOverload) set() bool { return o.InFlight > 0 || o.P99 > 0 || o.ErrorRate > 0 }
 
 // ReadAPIRequirements reads API requirements from YAML, at most 1 MiB of
-// it. Unknown fields are errors that name their line; name labels errors.
+// it; name labels errors (usually the file name). An unknown field, a key
+// set twice or a value of the wrong type is an error naming the field and
+// its name:line:col; so is, from DesignAPI, a value it refuses (while it is
+// still the one read).
 func ReadAPIRequirements(r io.Reader, name string) (APIRequirements, error) {
-	return readYAML[APIRequirements](r, name, "plans:")
+	req, src, err := readYAML[APIRequirements](r, name, "plans:")
+	req.src = src
+	return req, err
 }
 
 // IsAPIRequirements reports whether YAML data describes a whole API (it has
@@ -267,138 +274,142 @@ func (r APIRequirements) validate() error {
 	switch r.Priority {
 	case PriorityBalanced, PriorityAvailability, PriorityProtection:
 	default:
-		return fmt.Errorf("priority %q: use balanced, availability or protection", r.Priority)
+		return fieldErrorf("priority", "%q: use balanced, availability or protection", r.Priority)
 	}
-	for _, h := range r.Headers {
+	for i, h := range r.Headers {
 		if h != "ietf" && h != "draft-7" && h != "draft-6" && h != "legacy" {
-			return fmt.Errorf("headers: %q: use ietf, draft-7, draft-6 or legacy", h)
+			return fieldErrorf(fmt.Sprintf("headers[%d]", i), "%q: use ietf, draft-7, draft-6 or legacy", h)
 		}
 	}
-	for _, c := range r.Identity.TrustedProxies {
+	for i, c := range r.Identity.TrustedProxies {
 		if _, err := netip.ParsePrefix(c); err != nil {
-			return fmt.Errorf("identity.trusted_proxies: %q is not a CIDR (e.g. 10.0.0.0/8)", c)
+			return fieldErrorf(fmt.Sprintf("identity.trusted_proxies[%d]", i), "%q is not a CIDR (e.g. 10.0.0.0/8)", c)
 		}
 	}
 	if r.Capacity != "" {
 		if _, _, err := ParseRate(r.Capacity); err != nil {
-			return fmt.Errorf("capacity: %w", err)
+			return &fieldError{path: "capacity", err: err}
 		}
 	}
 	if !printable(r.Name) {
-		return fmt.Errorf("name %q: use printable characters on one line", r.Name)
+		return fieldErrorf("name", "%q: use printable characters on one line", r.Name)
 	}
 	if len(r.Plans) == 0 {
-		return errors.New("plans: at least one plan is required")
+		return fieldErrorf("plans", "at least one plan is required")
 	}
 	seen := map[string]bool{}
 	defaults := 0
 	for i, p := range r.Plans {
 		at := fmt.Sprintf("plans[%d]", i)
 		if !planName.MatchString(p.Name) || seen[p.Name] {
-			return fmt.Errorf("%s.name: %q must be a new name of lower-case letters, digits, '.', '_' or '-'", at, p.Name)
+			return fieldErrorf(at+".name", "%q must be a new name of lower-case letters, digits, '.', '_' or '-'", p.Name)
 		}
 		seen[p.Name] = true
 		if p.Default {
-			defaults++
+			if defaults++; defaults > 1 {
+				return fieldErrorf(at+".default", "a second plan says default: true")
+			}
 		}
 		if len(p.Limits) == 0 || len(p.Limits) > 6 {
-			return fmt.Errorf("%s.limits: want 1 to 6 limits", at)
+			return fieldErrorf(at+".limits", "want 1 to 6 limits, got %d", len(p.Limits))
 		}
 		if p.Clients < 0 || p.Clients > 1<<40 {
-			return fmt.Errorf("%s.clients: %d must be in [1, 2^40]", at, p.Clients)
+			return fieldErrorf(at+".clients", "%d must be in [1, 2^40]", p.Clients)
 		}
 		if p.Traffic.Rate != "" {
 			if _, _, err := ParseRate(p.Traffic.Rate); err != nil {
-				return fmt.Errorf("%s.traffic.rate: %w", at, err)
+				return &fieldError{path: at + ".traffic.rate", err: err}
 			}
 		}
 		if p.Traffic.Peak < 0 || p.Traffic.Peak > 1000 {
-			return fmt.Errorf("%s.traffic.peak: %g must be in [1, 1000]", at, p.Traffic.Peak)
+			return fieldErrorf(at+".traffic.peak", "%g must be in [1, 1000]", p.Traffic.Peak)
 		}
 		names := map[string]bool{}
 		for j, l := range p.Limits {
+			lat := fmt.Sprintf("%s.limits[%d]", at, j)
 			rt, err := calendarOf(l.Rate, l.Zone, l.Starts)
 			if err != nil {
-				return fmt.Errorf("%s.limits[%d]: %w", at, j, err)
+				return rateError(lat, err)
 			}
 			q := rt.q
 			if l.Name != "" && !planName.MatchString(l.Name) {
-				return fmt.Errorf("%s.limits[%d].name: %q: use lower-case letters, digits, '.', '_' or '-'", at, j, l.Name)
+				return fieldErrorf(lat+".name", "%q: use lower-case letters, digits, '.', '_' or '-'", l.Name)
 			}
 			if rt.calendar() && l.Burst > 0 && l.Burst < q {
-				return fmt.Errorf("%s.limits[%d].burst: a quota per calendar %v has no burst of its own; bound its bursts with a second limit in the plan, such as a rate per second or minute", at, j, rt.period)
+				return fieldErrorf(lat+".burst", "a quota per calendar %v has no burst of its own; bound its bursts with a second limit in the plan, such as a rate per second or minute", rt.period)
 			}
 			n := limitName(l, rt)
 			if names[n] {
-				return fmt.Errorf("%s.limits[%d]: a second limit named %q: give one a name", at, j, n)
+				return fieldErrorf(lat, "a second limit named %q: give one a name", n)
 			}
 			names[n] = true
 			if l.Burst < 0 || l.Burst > q {
-				return fmt.Errorf("%s.limits[%d].burst: %d must be in [0, %d]", at, j, l.Burst, q)
+				return fieldErrorf(lat+".burst", "%d must be in [0, %d]", l.Burst, q)
 			}
 		}
 		if p.Upgrade != "" && !contains(r.Plans, p.Upgrade) {
-			return fmt.Errorf("%s.upgrade: no plan %q", at, p.Upgrade)
+			return fieldErrorf(at+".upgrade", "no plan %q", p.Upgrade)
 		}
 	}
-	if defaults > 1 {
-		return errors.New("plans: more than one plan says default: true")
-	}
 	if a := r.Identity.Anonymous; a != "" && !contains(r.Plans, a) {
-		return fmt.Errorf("identity.anonymous: no plan %q", a)
+		return fieldErrorf("identity.anonymous", "no plan %q", a)
 	}
 	costed := map[string]int{} // route → the endpoint costing it
 	for i, e := range r.Endpoints {
 		at := fmt.Sprintf("endpoints[%d]", i)
 		method, path, ok := strings.Cut(e.Route, " ")
 		if !ok || method == "" || !strings.HasPrefix(path, "/") || strings.ContainsAny(e.Route, "\"#") || !printable(e.Route) {
-			return fmt.Errorf("%s.route: %q: want METHOD /path, e.g. \"POST /api/generate\"", at, e.Route)
+			return fieldErrorf(at+".route", "%q: want METHOD /path, e.g. \"POST /api/generate\"", e.Route)
 		}
 		if up := strings.ToUpper(method); up != method && slices.Contains(standardMethods, up) {
-			return fmt.Errorf("%s.route: %q never matches: methods are case-sensitive, and clients send %s", at, e.Route, up)
+			return fieldErrorf(at+".route", "%q never matches: methods are case-sensitive, and clients send %s", e.Route, up)
 		}
 		if e.Cost != nil && (*e.Cost < 0 || *e.Cost > 1_000_000) {
-			return fmt.Errorf("%s.cost: %d must be in [0, 1000000]", at, *e.Cost)
+			return fieldErrorf(at+".cost", "%d must be in [0, 1000000]", *e.Cost)
 		}
 		if e.Cost != nil {
 			if j, ok := costed[e.Route]; ok {
-				return fmt.Errorf("%s.cost: endpoints[%d] already costs %q: a route has one cost", at, j, e.Route)
+				return fieldErrorf(at+".cost", "endpoints[%d] already costs %q: a route has one cost", j, e.Route)
 			}
 			costed[e.Route] = i
 		}
 		if e.Limit != "" {
 			if _, _, err := ParseRate(e.Limit); err != nil {
-				return fmt.Errorf("%s.limit: %w", at, err)
+				return &fieldError{path: at + ".limit", err: err}
 			}
 		}
 		for _, plan := range sortedKeys(e.Limits) {
 			if !contains(r.Plans, plan) {
-				return fmt.Errorf("%s.limits.%s: no plan %q", at, plan, plan)
+				return fieldErrorf(at+".limits."+plan, "no plan %q", plan)
 			}
 			if _, _, err := ParseRate(e.Limits[plan]); err != nil {
-				return fmt.Errorf("%s.limits.%s: %w", at, plan, err)
+				return &fieldError{path: at + ".limits." + plan, err: err}
 			}
 		}
 		if e.Exempt && (e.Limit != "" || len(e.Limits) > 0 || e.Cost != nil) {
-			return fmt.Errorf("%s: an exempt route is never limited: drop its limit, limits and cost, or exempt", at)
+			return fieldErrorf(at+".exempt", "an exempt route is never limited: drop its limit, limits and cost, or exempt")
 		}
 		if e.Class != "" && e.Class != ClassExpensive && e.Class != ClassCritical && e.Class != ClassHealth {
-			return fmt.Errorf("%s.class: %q: use expensive, critical or health", at, e.Class)
+			return fieldErrorf(at+".class", "%q: use expensive, critical or health", e.Class)
 		}
 	}
 	for i, in := range r.Internal {
 		at := fmt.Sprintf("internal[%d]", i)
 		if !planName.MatchString(in.Name) || seen["internal-"+in.Name] {
-			return fmt.Errorf("%s.name: %q must be a new name of lower-case letters, digits, '.', '_' or '-'", at, in.Name)
+			return fieldErrorf(at+".name", "%q must be a new name of lower-case letters, digits, '.', '_' or '-'", in.Name)
 		}
 		seen["internal-"+in.Name] = true
 		if _, _, err := ParseRate(in.Rate); err != nil {
-			return fmt.Errorf("%s.rate: %w", at, err)
+			return &fieldError{path: at + ".rate", err: err}
 		}
 	}
-	o := r.Overload
-	if o.InFlight < 0 || o.P99 < 0 || o.ErrorRate < 0 || o.ErrorRate > 1 {
-		return errors.New("overload: in_flight and p99 must be ≥ 0, error_rate in [0, 1]")
+	switch o := r.Overload; {
+	case o.InFlight < 0:
+		return fieldErrorf("overload.in_flight", "%d must be ≥ 0", o.InFlight)
+	case o.P99 < 0:
+		return fieldErrorf("overload.p99", "%s must be ≥ 0", o.P99)
+	case !(o.ErrorRate >= 0 && o.ErrorRate <= 1):
+		return fieldErrorf("overload.error_rate", "%g must be in [0, 1]", o.ErrorRate)
 	}
 	return nil
 }

@@ -234,11 +234,11 @@ func (r rate) startText() string {
 func calendarOffset(p sluice.Period, zone string, starts Starts) (time.Duration, error) {
 	east, err := calendartext.Zone(zone)
 	if err != nil {
-		return 0, fmt.Errorf("zone: %w", err)
+		return 0, &fieldError{path: "zone", err: err}
 	}
 	start, err := calendartext.Start(p, string(starts))
 	if err != nil {
-		return 0, fmt.Errorf("starts: %w", err)
+		return 0, &fieldError{path: "starts", err: err}
 	}
 	return calendartext.Offset(east, start), nil
 }
@@ -246,7 +246,8 @@ func calendarOffset(p sluice.Period, zone string, starts Starts) (time.Duration,
 // calendarOf returns the rate of a requirement's rate, zone and starts:
 // a rate per week, month or year is a calendar quota whose periods zone and
 // starts may shift; a rate per day with a zone is the calendar day of that
-// zone; zone and starts apply to nothing else.
+// zone; zone and starts apply to nothing else. A refused zone or starts is
+// a *fieldError naming it (see rateError).
 func calendarOf(s, zone string, starts Starts) (rate, error) {
 	r, err := parseRate(s)
 	if err != nil {
@@ -257,7 +258,11 @@ func calendarOf(s, zone string, starts Starts) (rate, error) {
 	}
 	if !r.calendar() {
 		if r.w != 24*time.Hour || starts != "" {
-			return r, fmt.Errorf("rate %s: zone and starts apply only to a calendar quota (per day, week, month or year)", s)
+			field := "zone"
+			if starts != "" {
+				field = "starts"
+			}
+			return r, fmt.Errorf("rate %s: %w", s, fieldErrorf(field, "applies only to a calendar quota (per day, week, month or year)"))
 		}
 		r = calendarRate(r.q, sluice.Day, 0)
 	}

@@ -93,8 +93,14 @@ const (
 // every algorithm (and the recommended limit) on four traffic patterns —
 // boundary bursts, a spike, steady overload and a skewed key population —
 // and writes the analysis and a config file. It is deterministic for a
-// given Requirements.Seed.
+// given Requirements.Seed. A refused value read by ReadRequirements, and
+// not changed since, is reported at its file:line:col.
 func Design(ctx context.Context, req Requirements) (*Analysis, error) {
+	a, err := designLimitOf(ctx, req)
+	return a, req.src.locate(req, err)
+}
+
+func designLimitOf(ctx context.Context, req Requirements) (*Analysis, error) {
 	req, err := req.withDefaults()
 	if err != nil {
 		return nil, err
@@ -102,7 +108,7 @@ func Design(ctx context.Context, req Requirements) (*Analysis, error) {
 	rt := req.rate()
 	rec, err := recommend(req, rt)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("requirements: %w", err)
 	}
 	a := &Analysis{Requirements: req, Recommendation: rec, Scale: simScale(req, rt)}
 	if err := a.simulate(ctx, rt); err != nil {
@@ -219,7 +225,7 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 			part = max(q/10, 1)
 		}
 		if part = max(part, req.minCapacity); part >= q && q > 1 {
-			return rec, fmt.Errorf("a request may cost %d, too much for a bucket that keeps every window of %s within %d: raise the quantity or lower the cost", req.minCapacity, FormatDuration(w), q)
+			return rec, fieldErrorf("rate", "a request may cost %d, too much for a bucket that keeps every window of %s within %d: raise the quantity or lower the cost", req.minCapacity, FormatDuration(w), q)
 		}
 		rec.Algorithm, rec.Quantity, rec.Burst = "gcra", q-part, part
 		if q == 1 {
@@ -235,12 +241,12 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 	}
 	l, err := rec.limit()
 	if err != nil {
-		return rec, fmt.Errorf("requirements %s: %w", req.Rate, err)
+		return rec, fieldErrorf("rate", "%s: %w", req.Rate, err)
 	}
 	rec.Name = l.Name()
 	if req.Name != "" {
 		if l = l.Named(req.Name); l.Err() != nil {
-			return rec, fmt.Errorf("requirements: name: %w", l.Err())
+			return rec, &fieldError{path: "name", err: l.Err()}
 		}
 		rec.Name = req.Name
 	}
@@ -294,7 +300,7 @@ func (rec *Recommendation) divide(req Requirements, q int64, w time.Duration) er
 		least = need + 1 // a burst of the costliest request and a rate of 1
 	}
 	if quantity < 1 || (rec.Burst == 0 && quantity < need) {
-		return fmt.Errorf("%d per %s cannot be divided between %d instances that each keep their own count in memory: each would need at least %d, %d in all; use store: redis (or auto), which keeps one count for every instance",
+		return fieldErrorf("instances", "%d per %s cannot be divided between %d instances that each keep their own count in memory: each would need at least %d, %d in all; use store: redis (or auto), which keeps one count for every instance",
 			whole, FormatDuration(w), n, least, n*least)
 	}
 	rec.sharedQuantity, rec.sharedBurst = rec.Quantity, rec.Burst

@@ -1,14 +1,10 @@
 package sim
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // Precision levels of Requirements.
@@ -85,39 +81,20 @@ type Requirements struct {
 	// minCapacity is the most one request may cost (DesignAPI sets it from
 	// the endpoints' costs): a bucket's burst is never made smaller.
 	minCapacity int64
+	// src is where ReadRequirements read r; nil for requirements built
+	// otherwise.
+	src *source
 }
 
-// ReadRequirements reads requirements from YAML, at most 1 MiB of it.
-// Unknown fields are errors that name their line; name labels errors
-// (usually the file name).
+// ReadRequirements reads requirements from YAML, at most 1 MiB of it;
+// name labels errors (usually the file name). An unknown field, a key set
+// twice or a value of the wrong type is an error naming the field and its
+// name:line:col; so is, from Validate and Design, a value they refuse
+// (while it is still the one read).
 func ReadRequirements(r io.Reader, name string) (Requirements, error) {
-	return readYAML[Requirements](r, name, "rate: 100/1m")
-}
-
-// maxRequirements is the most bytes of YAML readYAML reads.
-const maxRequirements = 1 << 20
-
-// readYAML decodes one YAML document of at most 1 MiB into a T, strictly
-// (unknown fields are errors naming their line); an empty document is an
-// error that asks for least, and a longer one an error.
-func readYAML[T any](r io.Reader, name, least string) (T, error) {
-	var v T
-	data, err := io.ReadAll(io.LimitReader(r, maxRequirements+1))
-	if err != nil {
-		return v, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(data) > maxRequirements {
-		return v, fmt.Errorf("%s: longer than 1 MiB: requirements are a short YAML file", name)
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&v); err != nil {
-		if errors.Is(err, io.EOF) {
-			return v, fmt.Errorf("%s: empty requirements (want at least %s)", name, least)
-		}
-		return v, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	return v, nil
+	req, src, err := readYAML[Requirements](r, name, "rate: 100/1m")
+	req.src = src
+	return req, err
 }
 
 // rate returns the requirement's rate, zone and starts applied; r has
@@ -130,22 +107,25 @@ func (r Requirements) rate() rate {
 // Validate reports what Design would refuse in r — no rate, a rate, zone,
 // burst, precision, store or other field it cannot read or that contradict
 // each other — without simulating anything.
+//
+// A refused value read by ReadRequirements, and not changed since, is
+// reported at its file:line:col.
 func (r Requirements) Validate() error {
 	_, err := r.withDefaults()
-	return err
+	return r.src.locate(r, err)
 }
 
 // withDefaults returns r with defaults applied, or why it cannot be designed.
 func (r Requirements) withDefaults() (Requirements, error) {
 	if r.Rate == "" {
-		return r, errors.New("requirements: rate is required, e.g. rate: 100/1m")
+		return r, fmt.Errorf("requirements: %w", fieldErrorf("rate", "required, e.g. rate: 100/1m"))
 	}
 	rt, err := calendarOf(r.Rate, r.Zone, r.Starts)
 	if err != nil {
-		return r, fmt.Errorf("requirements: %w", err)
+		return r, fmt.Errorf("requirements: %w", rateError("", err))
 	}
 	if rt.calendar() && r.Burst > 0 && r.Burst < rt.q {
-		return r, fmt.Errorf("requirements: burst %d: a quota per calendar %v has no burst of its own; bound its bursts with a second limit beside it, such as a rate per second or minute", r.Burst, rt.period)
+		return r, fmt.Errorf("requirements: %w", fieldErrorf("burst", "%d: a quota per calendar %v has no burst of its own; bound its bursts with a second limit beside it, such as a rate per second or minute", r.Burst, rt.period))
 	}
 	if r.Precision == "" {
 		r.Precision = PrecisionApproximate
@@ -167,21 +147,21 @@ func (r Requirements) withDefaults() (Requirements, error) {
 	}
 	switch {
 	case r.Precision != PrecisionStrict && r.Precision != PrecisionApproximate && r.Precision != PrecisionLoose:
-		return r, fmt.Errorf("requirements: precision %q: use strict, approximate or loose", r.Precision)
+		return r, fmt.Errorf("requirements: %w", fieldErrorf("precision", "%q: use strict, approximate or loose", r.Precision))
 	case r.Burst < 0:
-		return r, fmt.Errorf("requirements: burst %d must be ≥ 0", r.Burst)
+		return r, fmt.Errorf("requirements: %w", fieldErrorf("burst", "%d must be ≥ 0", r.Burst))
 	case r.Keys < 1 || r.Keys > 1<<40:
-		return r, fmt.Errorf("requirements: keys %d must be in [1, 2^40]", r.Keys)
+		return r, fmt.Errorf("requirements: %w", fieldErrorf("keys", "%d must be in [1, 2^40]", r.Keys))
 	case r.Instances < 1 || r.Instances > 10_000:
-		return r, fmt.Errorf("requirements: instances %d must be in [1, 10000]", r.Instances)
+		return r, fmt.Errorf("requirements: %w", fieldErrorf("instances", "%d must be in [1, 10000]", r.Instances))
 	case r.Store != "auto" && r.Store != "memory" && r.Store != "redis":
-		return r, fmt.Errorf("requirements: store %q: use auto, memory or redis", r.Store)
+		return r, fmt.Errorf("requirements: %w", fieldErrorf("store", "%q: use auto, memory or redis", r.Store))
 	case r.RedisMode != "" && r.RedisMode != "standalone" && r.RedisMode != "sentinel" && r.RedisMode != "cluster":
-		return r, fmt.Errorf("requirements: redis_mode %q: use standalone, sentinel or cluster", r.RedisMode)
+		return r, fmt.Errorf("requirements: %w", fieldErrorf("redis_mode", "%q: use standalone, sentinel or cluster", r.RedisMode))
 	}
 	for i, a := range r.RedisAddresses {
 		if host, port, err := net.SplitHostPort(a); err != nil || host == "" || port == "" || strings.ContainsAny(a, " \t") {
-			return r, fmt.Errorf("requirements: redis_addresses[%d]: %q is not host:port (e.g. redis.internal:6379)", i, a)
+			return r, fmt.Errorf("requirements: %w", fieldErrorf(fmt.Sprintf("redis_addresses[%d]", i), "%q is not host:port (e.g. redis.internal:6379)", a))
 		}
 	}
 	return r, nil

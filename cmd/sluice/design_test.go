@@ -75,7 +75,7 @@ func TestDesignRefusesBadRequirements(t *testing.T) {
 		if code == 0 {
 			t.Errorf("%q: exit 0", args)
 		}
-		if len(args) > 1 && args[1] == "-requirements" && !strings.Contains(errOut, "line 2") {
+		if len(args) > 1 && args[1] == "-requirements" && !strings.Contains(errOut, bad+":2:1: bursts: unknown field") {
 			t.Errorf("unknown field error %q does not name the line", errOut)
 		}
 	}
