@@ -168,6 +168,11 @@ func designWholeAPI(ctx context.Context, req APIRequirements) (*APIAnalysis, err
 			return nil, err
 		}
 	}
+	if a.Store == "memory" {
+		if err := memoryHolds(a.states()); err != nil {
+			return nil, fmt.Errorf("requirements: %w", err)
+		}
+	}
 	if a.Store == "redis" {
 		if a.RedisMode == "" {
 			a.RedisMode = "standalone"

@@ -272,6 +272,11 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 			return rec, err
 		}
 	}
+	if rec.Store == "memory" {
+		if err := memoryHolds(req.Keys); err != nil {
+			return rec, err
+		}
+	}
 	rec.Label = "recommended"
 	return rec, nil
 }

@@ -33,7 +33,21 @@ func maxKeys(states int64) (n int64, set bool) {
 // maxKeysYAML writes the memory store's max_keys line for states, when
 // the default does not hold them with room to spare.
 func maxKeysYAML(b *strings.Builder, states int64) {
-	if n, set := maxKeys(states); set {
+	n, set := maxKeys(states)
+	switch {
+	case !set:
+	case n < states+states/4:
+		fmt.Fprintf(b, "  max_keys: %d   # %d states (clients × limits): the most a memory store holds, with less room than a quarter more\n", n, states)
+	default:
 		fmt.Fprintf(b, "  max_keys: %d   # %d states (clients × limits) and a quarter more: clients that left keep theirs until full again\n", n, states)
 	}
+}
+
+// memoryHolds refuses a memory store of states states (clients × limits)
+// when max_keys cannot hold them: a *fieldError of the store.
+func memoryHolds(states int64) error {
+	if states <= maxMaxKeys {
+		return nil
+	}
+	return fieldErrorf("store", "memory: %d states (clients × limits) are more than a memory store holds (max_keys at most %d): use store: redis (or auto)", states, int64(maxMaxKeys))
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -43,5 +44,36 @@ func TestDesignMemoryStoreHasRoomAboveTheLiveClients(t *testing.T) {
 	}
 	if !strings.Contains(a.Config, "max_keys: 5000000   #") {
 		t.Errorf("max_keys is not written with the rule that sized it:\n%s", a.Config)
+	}
+}
+
+// A memory store holds at most 2^32 states (max_keys' bound): requirements
+// of more on store: memory are refused, naming the store that holds them,
+// rather than written as a max_keys that evicts all but a few of them.
+func TestDesignRefusesMoreStatesThanAMemoryStoreHolds(t *testing.T) {
+	req, err := ReadRequirements(strings.NewReader("rate: 5/1s\nkeys: 5000000000\nstore: memory\n"), "r.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.MaxArrivals = 5000
+	a, err := Design(context.Background(), req)
+	if err == nil || !strings.HasPrefix(err.Error(), "r.yaml:3:8: store: ") || !strings.Contains(err.Error(), "redis") {
+		t.Errorf("5,000,000,000 keys in memory: err %v, want the store refused at its line", err)
+		if a != nil {
+			t.Logf("%s", a.Config)
+		}
+	}
+	api, err := ReadAPIRequirements(strings.NewReader("store: memory\nplans:\n  - {name: a, clients: 3000000000, limits: [{rate: 5/1s}, {rate: 100/1m}]}\n"), "api.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api.MaxArrivals = testArrivals
+	if _, err := DesignAPI(context.Background(), api); err == nil || !strings.HasPrefix(err.Error(), "api.yaml:1:8: store: ") {
+		t.Errorf("6,000,000,000 states in memory: err %v, want the store refused at its line", err)
+	}
+	// Up to the bound, max_keys holds them all, with what room is left.
+	a = design(t, Requirements{Rate: "5/1s", Keys: 4_000_000_000, Store: "memory", MaxArrivals: 5000})
+	if !strings.Contains(a.Config, "max_keys: 4294967296   # 4000000000 states") {
+		t.Errorf("4,000,000,000 keys:\n%s", a.Config)
 	}
 }
