@@ -49,8 +49,8 @@ type Requirements struct {
 	Zone   string `yaml:"zone" json:"zone,omitempty"`
 	Starts Starts `yaml:"starts" json:"starts,omitempty"`
 	// Burst is the burst tolerance: the most units one key may spend at
-	// once. 0 (the default) means the whole quantity: within a window,
-	// requests may come in any pattern. A calendar quota takes none: a
+	// once, at most the quantity. 0 (the default) means the whole
+	// quantity: within a window, requests may come in any pattern. A calendar quota takes none: a
 	// second limit (a rate per second or minute) bounds its bursts.
 	Burst int64 `yaml:"burst" json:"burst,omitempty"`
 	// Precision is one of PrecisionStrict, PrecisionApproximate (default)
@@ -123,6 +123,9 @@ func (r Requirements) withDefaults() (Requirements, error) {
 	rt, err := calendarOf(r.Rate, r.Zone, r.Starts)
 	if err != nil {
 		return r, fmt.Errorf("requirements: %w", rateError("", err))
+	}
+	if r.Burst > rt.q {
+		return r, fmt.Errorf("requirements: %w", fieldErrorf("burst", "%d must be in [0, %d]: no window admits more than the quantity", r.Burst, rt.q))
 	}
 	if rt.calendar() && r.Burst > 0 && r.Burst < rt.q {
 		return r, fmt.Errorf("requirements: %w", fieldErrorf("burst", "%d: a quota per calendar %v has no burst of its own; bound its bursts with a second limit beside it, such as a rate per second or minute", r.Burst, rt.period))

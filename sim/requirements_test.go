@@ -62,3 +62,21 @@ func TestRequirementsRefuseAQuantityAboveMaxQuantity(t *testing.T) {
 		}
 	}
 }
+
+// A burst is at most the quantity, as a whole API's limits say: a window
+// never admits more than its quantity, so a burst above it asks for what
+// no limit of the rate gives, and was silently designed as no burst cap.
+func TestRequirementsRefuseABurstAboveTheQuantity(t *testing.T) {
+	for _, text := range []string{"rate: 100/1m\nburst: 200\n", "rate: 100/month\nburst: 101\n"} {
+		req, err := ReadRequirements(strings.NewReader(text), "r.yaml")
+		if err == nil {
+			err = req.Validate()
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), "r.yaml:2:8: burst: ") {
+			t.Errorf("%q: %v, want the burst refused at its line", text, err)
+		}
+	}
+	if err := (Requirements{Rate: "100/1m", Burst: 100}).Validate(); err != nil {
+		t.Errorf("a burst of the whole quantity: %v", err)
+	}
+}
