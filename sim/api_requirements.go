@@ -53,8 +53,8 @@ const (
 //	plans:
 //	  - name: free
 //	    clients: 10000            # clients of the plan live at once
-//	    traffic: {rate: 20/1m, peak: 3}   # one client's usual rate and its peak factor
-//	    limits: [{rate: 5/1s, burst: 10}, {rate: 100/1m}, {rate: 2000/1d, precision: loose}]
+//	    traffic: {rate: 1/1m, peak: 3}    # one client's usual rate and its peak factor
+//	    limits: [{rate: 20/1s, burst: 10}, {rate: 100/1m}, {rate: 2000/1d, precision: loose}]
 //	  - name: pro
 //	    limits: [{rate: 50/1s}, {rate: 100000/month}]   # a quota per calendar month
 //	endpoints:
