@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
 )
 
 // Failure priorities of APIRequirements: what matters most when the shared
@@ -214,10 +215,19 @@ func ReadAPIRequirements(r io.Reader, name string) (APIRequirements, error) {
 }
 
 // IsAPIRequirements reports whether YAML data describes a whole API (it has
-// a top-level plans field) rather than one limit.
+// a top-level plans field) rather than one limit, whatever mistakes the
+// rest of it holds.
 func IsAPIRequirements(data []byte) bool {
-	var top map[string]yaml.Node
-	return yaml.Unmarshal(data, &top) == nil && top["plans"].Kind != 0
+	top, err := yamlcheck.Parse("", data)
+	if err != nil || top.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value == "plans" {
+			return true
+		}
+	}
+	return false
 }
 
 // planName is what the config accepts as a plan or limit name.

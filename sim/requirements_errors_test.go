@@ -119,3 +119,17 @@ func TestRequirementsErrorsBlameTheFileOnlyForItsOwnValues(t *testing.T) {
 		t.Errorf("error %v: want the precision refused, not at the file's line", err)
 	}
 }
+
+// A whole API's file with a mistake of its own (a key set twice) is still
+// a whole API's file, and its mistake is reported as one, not as a plans:
+// field unknown to a single limit's requirements.
+func TestAPIRequirementsWithAKeySetTwiceAreAWholeAPIs(t *testing.T) {
+	data := "name: a\nname: b\nplans: [{name: free, limits: [{rate: 5/1s}]}]\n"
+	if !IsAPIRequirements([]byte(data)) {
+		t.Fatal("not taken as a whole API's requirements")
+	}
+	_, err := ReadAPIRequirements(strings.NewReader(data), "api.yaml")
+	if err == nil || err.Error() != "api.yaml:2:1: name: set twice" {
+		t.Errorf("error %v, want api.yaml:2:1: name: set twice", err)
+	}
+}
