@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/httplimit"
@@ -28,16 +25,12 @@ type metrics struct {
 	counters  decisionCounters // decisions' children, looked up once
 	seconds   prometheus.Histogram
 	nearLimit prometheus.Counter
-	// globalLeft is, per global limit, the share of its burst left after
-	// the last request it admitted: the early warning of a limit that
-	// every client shares.
-	globalLeft *prometheus.GaugeVec
-	// globalGauges are globalLeft's children, looked up once.
-	globalGauges children[string, prometheus.Gauge]
-	undecided    prometheus.Counter
-	degradation  prometheus.Gauge
-	transitions  *prometheus.CounterVec
-	reloads      *prometheus.CounterVec
+	// sluice_global_remaining_ratio is read at each scrape: see
+	// globalRemaining.
+	undecided   prometheus.Counter
+	degradation prometheus.Gauge
+	transitions *prometheus.CounterVec
+	reloads     *prometheus.CounterVec
 	// reloadOK is 1 while the configuration on disk is the one serving
 	// (the last reload, or the start, succeeded), 0 after a refusal;
 	// reloadTime is when the configuration serving was loaded.
@@ -72,10 +65,6 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 			Name: "sluice_near_limit_total",
 			Help: "Admitted requests that left some limit with less than 10% of its burst.",
 		}),
-		globalLeft: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "sluice_global_remaining_ratio",
-			Help: "Share of each global limit's burst left after the last request it admitted (1: untouched, 0: exhausted).",
-		}, []string{"limit"}),
 		undecided: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sluice_undecided_total",
 			Help: "Requests no decision could be made for (the store and its failure policy both failed); they were served. A caller that left before its decision is not counted.",
@@ -122,17 +111,16 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 	for _, scope := range []config.Scopes{config.ScopeRead, config.ScopeCheck, config.ScopeOverridePlan, config.ScopeAdmin} {
 		m.refusedCallers.WithLabelValues(scope.String()) // at 0 until the first refusal
 	}
-	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.globalLeft, m.undecided, m.degradation, m.transitions, m.reloads,
+	reg.MustRegister(m.decisions, m.seconds, m.nearLimit, m.undecided, m.degradation, m.transitions, m.reloads,
 		m.reloadOK, m.reloadTime, m.configInfo, m.refusedCallers, m.shedConnections, m.proxyHeaderRefusals)
 	m.counters.with = func(k counterKey) prometheus.Counter {
 		return m.decisions.WithLabelValues(k.policy, k.limit, k.result)
 	}
-	m.globalGauges.with = func(limit string) prometheus.Gauge { return m.globalLeft.WithLabelValues(limit) }
 	return m
 }
 
-// children hands out the children of a metric vector (sluice_decisions_total,
-// sluice_global_remaining_ratio) without WithLabelValues's hashing and
+// children hands out the children of a metric vector (sluice_decisions_total)
+// without WithLabelValues's hashing and
 // locking on every decision: a child is looked up once, when its labels are
 // first used (as WithLabelValues would create it), and kept in a
 // copy-on-write map that readers load without a lock. At most
@@ -155,27 +143,6 @@ func (c *children[K, C]) get(k K) C {
 		}
 	}
 	return c.add(k)
-}
-
-// forget drops from the cache the children whose key keep rejects and
-// returns their keys.
-func (c *children[K, C]) forget(keep func(K) bool) []K {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p := c.cached.Load()
-	if p == nil {
-		return nil
-	}
-	m := maps.Clone(*p)
-	var gone []K
-	for k := range m {
-		if !keep(k) {
-			gone = append(gone, k)
-			delete(m, k)
-		}
-	}
-	c.cached.Store(&m)
-	return gone
 }
 
 // add looks the child of k up in the vector and caches it.
@@ -230,19 +197,6 @@ func (s *Server) undecided(err error) {
 	s.stats.recordError()
 }
 
-// keepGlobals deletes the sluice_global_remaining_ratio series of the
-// global limits that global, the configuration's after a reload, no longer
-// names, so that no alert reads a limit that is not enforced. (A series
-// made beyond maxCachedChildren is not forgotten.)
-func (m *metrics) keepGlobals(global []sluice.Limit) {
-	named := func(name string) bool {
-		return slices.ContainsFunc(global, func(l sluice.Limit) bool { return l.Name() == name })
-	}
-	for _, name := range m.globalGauges.forget(named) {
-		m.globalLeft.DeleteLabelValues(name)
-	}
-}
-
 // observe is the middleware's observer: it feeds metrics and the dashboard.
 func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 	s.metrics.seconds.Observe(took.Seconds())
@@ -262,9 +216,6 @@ func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 		case d.Allowed:
 			s.metrics.counters.inc(plan, l.Name(), resultAllowed)
 			near = near || st.Remaining*10 < l.Burst()
-			if isGlobal(res.Checks[i].Key) {
-				s.metrics.globalGauges.get(l.Name()).Set(float64(st.Remaining) / float64(l.Burst()))
-			}
 		case !st.Allowed:
 			s.metrics.counters.inc(plan, l.Name(), resultLimited)
 		}
@@ -371,12 +322,6 @@ func registerStoreMetrics(reg *prometheus.Registry, f *failover.Store, c *overli
 			Name: "sluice_overlimit_round_trips_saved_total", Help: "Requests refused from remembered denials without asking the store.",
 		}, func() float64 { return float64(c.Stats().RoundTripsSaved) }))
 	}
-}
-
-// isGlobal reports whether a check's key is a global limit's: the global
-// subject, alone or after a middleware's scope.
-func isGlobal(key string) bool {
-	return key == httplimit.GlobalSubject || strings.HasSuffix(key, "/"+httplimit.GlobalSubject)
 }
 
 // inForce marks cfg as the configuration in force (sluice_config_info).

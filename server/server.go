@@ -244,6 +244,7 @@ func New(opts Options) (*Server, error) {
 	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses, opts.StoreUnrefunded)
 	registerLeaseMetrics(opts.Registry, opts.Leases)
 	registerMemoryMetrics(opts.Registry, opts.Memory)
+	opts.Registry.MustRegister(newGlobalRemaining(s))
 	s.stats = newStats(opts.Clock, s.dashboardSample)
 	g := opts.Config.Designer
 	s.designer = newDesigner(designerLimits{concurrency: g.Concurrency, maxArrivals: g.MaxArrivals, timeout: g.Timeout})
@@ -490,7 +491,6 @@ func (s *Server) Reload() error {
 				}
 				cancel()
 			}
-			s.metrics.keepGlobals(cfg.Policy.Global)
 			s.metrics.reloads.WithLabelValues("ok").Inc()
 			s.metrics.reloadOK.Set(1)
 			s.metrics.reloadTime.SetToCurrentTime()
