@@ -160,8 +160,8 @@ type APILimit struct {
 
 // APITraffic is one client's usual traffic: a mean rate (ParseRate's
 // form, "20/1m"; a rate per week, month or year is per the period's
-// longest, 31 days for a month) and the factor its busiest hour reaches
-// (default 1).
+// longest, 31 days for a month) and the factor its busiest hour reaches,
+// from 1 to 1000 (0: 1).
 type APITraffic struct {
 	Rate string  `yaml:"rate" json:"rate,omitempty"`
 	Peak float64 `yaml:"peak" json:"peak,omitempty"`
@@ -331,7 +331,7 @@ func (r APIRequirements) validate() error {
 				return &fieldError{path: at + ".traffic.rate", err: err}
 			}
 		}
-		if p.Traffic.Peak < 0 || p.Traffic.Peak > 1000 {
+		if pk := p.Traffic.Peak; pk != 0 && (pk < 1 || pk > 1000) {
 			return fieldErrorf(at+".traffic.peak", "%g must be in [1, 1000]", p.Traffic.Peak)
 		}
 		names := map[string]bool{}
