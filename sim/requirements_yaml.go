@@ -145,8 +145,6 @@ type structDecoder struct {
 	nodes map[string]*yaml.Node
 }
 
-var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
-
 // value decodes n into v; a null leaves v as it is.
 func (d *structDecoder) value(n *yaml.Node, v reflect.Value, path string) {
 	if path != "" {
