@@ -23,20 +23,6 @@ func fieldErrorf(path, format string, args ...any) error {
 	return &fieldError{path: path, err: fmt.Errorf(format, args...)}
 }
 
-// atField returns err as a refusal of path's value, unless it already
-// names a field: then that field is taken as one of path's own
-// ("burst" of "plans[0].limits[1]" is "plans[0].limits[1].burst").
-func atField(path string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var fe *fieldError
-	if errors.As(err, &fe) {
-		return &fieldError{path: joinPath(path, fe.path), err: fe.err}
-	}
-	return &fieldError{path: path, err: err}
-}
-
 // joinPath appends a field's path to its parent's: a field's name after
 // a dot, an index or nothing as it is.
 func joinPath(parent, field string) string {
