@@ -69,8 +69,8 @@ func main() {
 // run runs the command args name and returns the exit status: 0 when it
 // succeeded and its standard output was written, 1 when it failed or its
 // output could not be written (a full disk), 2 for a command line it
-// cannot read (an unknown command, a usageError). Every failure is one
-// line on stderr.
+// cannot read (no command, an unknown one, a usageError). Every failure is
+// one line on stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &outputWriter{w: stdout}
 	stdout = out
@@ -78,7 +78,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 2 && args[0] == "help" { // help COMMAND: COMMAND -h
 		args = []string{args[1], "-h"}
 	}
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 { // no command: a command line it cannot read
+		usage(stderr, cmds)
+		return 2
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(stdout, cmds)
 		return out.status(stderr, "sluice")
 	}

@@ -151,3 +151,21 @@ func TestRefusedFlagValuesExit2NamingTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// "sluice" alone names no command: a usage error, its list of commands on
+// stderr and status 2, as go alone does, so that a script whose command
+// came out empty ("sluice $CMD") fails. Asked for ("sluice help", -h),
+// the list is the answer: on stdout, status 0.
+func TestNoCommandIsAUsageError(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), nil, &out, &errOut); code != 2 || out.Len() != 0 || !strings.Contains(errOut.String(), "usage: sluice <command>") {
+		t.Errorf("sluice: exit %d, want 2 and the usage on stderr\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
+		out.Reset()
+		errOut.Reset()
+		if code := run(context.Background(), args, &out, &errOut); code != 0 || !strings.Contains(out.String(), "usage: sluice <command>") {
+			t.Errorf("%q: exit %d, want 0 and the usage on stdout\nstdout:\n%s\nstderr:\n%s", args, code, out.String(), errOut.String())
+		}
+	}
+}
