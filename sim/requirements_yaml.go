@@ -78,7 +78,7 @@ func (s *source) locate(current any, err error) error {
 }
 
 // fieldAt returns the value at path in v, a struct whose fields are named
-// by their yaml tags.
+// by their yaml tags, and whether there is one.
 func fieldAt(v reflect.Value, path string) (reflect.Value, bool) {
 	for path != "" {
 		var seg string
@@ -92,25 +92,36 @@ func fieldAt(v reflect.Value, path string) (reflect.Value, bool) {
 			continue
 		}
 		path = strings.TrimPrefix(path, ".")
+		if v.Kind() == reflect.Map {
+			// A key may hold a dot (a plan "pro.v2"): the longest key
+			// that the path starts with, whole, is the one.
+			var key reflect.Value
+			for _, k := range v.MapKeys() {
+				ks := k.String()
+				if rest, ok := strings.CutPrefix(path, ks); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') &&
+					(!key.IsValid() || len(ks) > len(key.String())) {
+					key = k
+				}
+			}
+			if !key.IsValid() {
+				return v, false
+			}
+			v, path = v.MapIndex(key), path[len(key.String()):]
+			continue
+		}
 		end := strings.IndexAny(path, ".[")
 		if end < 0 {
 			end = len(path)
 		}
 		seg, path = path[:end], path[end:]
-		switch v.Kind() {
-		case reflect.Struct:
-			f, ok := fieldByTag(v.Type(), seg)
-			if !ok {
-				return v, false
-			}
-			v = v.FieldByIndex(f.Index)
-		case reflect.Map:
-			if v = v.MapIndex(reflect.ValueOf(seg)); !v.IsValid() {
-				return v, false
-			}
-		default:
+		if v.Kind() != reflect.Struct {
 			return v, false
 		}
+		f, ok := fieldByTag(v.Type(), seg)
+		if !ok {
+			return v, false
+		}
+		v = v.FieldByIndex(f.Index)
 	}
 	return v, true
 }
