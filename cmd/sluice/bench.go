@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -80,6 +81,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintf(stdout, "sluice bench: %s %s for %v over %d connections, %s\n", o.method, redactURL(o.url), o.duration, o.conns, o.mode())
 	r := bench(ctx, &o)
 	r.write(stdout)
+	if r.interrupted {
+		return fmt.Errorf("interrupted after %.2fs of the %v asked (-d): the figures above are of that part", r.elapsed.Seconds(), o.duration)
+	}
 	if r.sent > 0 && r.errors == r.sent {
 		return fmt.Errorf("every request failed; the first: %v", r.firstErr)
 	}
@@ -136,11 +140,18 @@ type benchResult struct {
 	statuses map[int]int
 	latency  []time.Duration // sorted
 	behind   time.Duration   // paced: the most a worker fell behind its schedule
+	// interrupted is whether the run ended before o.duration, its context
+	// done (a signal).
+	interrupted bool
 }
 
-// bench runs o's workers until o.duration has passed or ctx ends.
+// errRunOver is the cause of the end of a run that lasted its duration.
+var errRunOver = errors.New("the run's duration is over")
+
+// bench runs o's workers until o.duration has passed or ctx ends (the
+// result is then interrupted).
 func bench(ctx context.Context, o *benchOptions) *benchResult {
-	ctx, cancel := context.WithTimeout(ctx, o.duration)
+	ctx, cancel := context.WithTimeoutCause(ctx, o.duration, errRunOver)
 	defer cancel()
 	var (
 		mu  sync.Mutex
@@ -167,6 +178,7 @@ func bench(ctx context.Context, o *benchOptions) *benchResult {
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
+	res.interrupted = !errors.Is(context.Cause(ctx), errRunOver)
 	slices.Sort(res.latency)
 	return res
 }

@@ -1,0 +1,33 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A run cut short (Ctrl-C, a supervisor's SIGTERM) prints the figures of
+// the part that ran, says it was cut short, and exits 1: a script must not
+// take it for the run it asked for.
+func TestBenchInterruptedSaysSoAndFails(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	code := run(ctx, []string{"bench", "-d", "1m", "-c", "2", "-rate", "100", srv.URL}, &out, &errOut)
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("an interrupted run of -d 1m took %v", took)
+	}
+	if code != 1 || !strings.Contains(errOut.String(), "interrupted after") || !strings.Contains(errOut.String(), "of the 1m0s asked") {
+		t.Errorf("exit %d, want 1 and a line saying the run was interrupted; stderr:\n%s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "requests  ") {
+		t.Errorf("the figures of the part that ran are not printed:\n%s", out.String())
+	}
+}
