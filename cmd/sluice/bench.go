@@ -184,20 +184,23 @@ func bench(ctx context.Context, o *benchOptions) *benchResult {
 }
 
 // worker sends requests on its own connection: back to back, or at its
-// share of the rate, worker w taking the schedule's slots w, w+c, w+2c, …
+// share of the rate, worker w taking the schedule's slots w, w+c, w+2c, …,
+// slot n due n/rate seconds after start; it sends none due after
+// o.duration, however low the rate, and returns when ctx ends.
 func (o *benchOptions) worker(ctx context.Context, w int, start time.Time) *benchResult {
 	res := &benchResult{statuses: map[int]int{}}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}}
 	defer client.CloseIdleConnections()
-	var interval time.Duration
-	if o.rate > 0 {
-		interval = time.Duration(float64(o.conns) / o.rate * float64(time.Second))
-	}
 	key := w * 7919 // spread the workers over the keys
 	for i := 0; ; i++ {
 		due := time.Now()
-		if interval > 0 {
-			due = start.Add(time.Duration(w)*interval/time.Duration(o.conns) + time.Duration(i)*interval)
+		if o.rate > 0 {
+			at := float64(w+i*o.conns) / o.rate * float64(time.Second)
+			if at >= float64(o.duration) { // no slot of w's is left in the run
+				<-ctx.Done()
+				return res
+			}
+			due = start.Add(time.Duration(at))
 			if wait := time.Until(due); wait > 0 {
 				select {
 				case <-ctx.Done():

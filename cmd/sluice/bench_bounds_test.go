@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -29,5 +30,21 @@ func TestBenchInterruptedSaysSoAndFails(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "requests  ") {
 		t.Errorf("the figures of the part that ran are not printed:\n%s", out.String())
+	}
+}
+
+// A rate so low that its schedule's interval does not fit in a
+// time.Duration sends as that rate says (here the one request due at the
+// start), never as fast as it can.
+func TestBenchTinyRateIsNotAClosedLoop(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { n.Add(1) }))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"bench", "-d", "300ms", "-c", "4", "-rate", "1e-9", srv.URL}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if got := n.Load(); got > 1 {
+		t.Errorf("%d requests in 0.3 s at 1e-9/s, want the 1 due at the start:\n%s", got, out.String())
 	}
 }
