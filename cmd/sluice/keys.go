@@ -50,9 +50,12 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs.StringVar(&tlsFlags.keyFile, "key", "", "https with mutual TLS: the client certificate's key")
 	plan := fs.String("plan", "", "inspect, reset: the subject's plan, when not its own")
 	limit := fs.String("limit", "", "reset: the one limit to reset (default: every limit)")
-	n := fs.Int("n", 10, "top: how many subjects")
+	n := fs.Int("n", 10, "top: how many subjects, 1 to 512")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if *n < 1 || *n > maxTop {
+		return usageErrorf("-n %d: top lists 1 to %d subjects", *n, maxTop)
 	}
 	if isSet(fs, "token") && *tokenFile != "" {
 		return usageErrorf("-token and -token-file: give one of them")
@@ -129,6 +132,9 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	return nil
 }
+
+// maxTop is the most subjects the admin listener's top lists.
+const maxTop = 512
 
 // isSet reports whether the command line set the flag name.
 func isSet(fs *flag.FlagSet, name string) bool {

@@ -143,6 +143,8 @@ func TestRefusedFlagValuesExit2NamingTheFlag(t *testing.T) {
 		{[]string{"token", "-name", ""}, "-name"},
 		{[]string{"keys", "-admin", "127.0.0.1:9090", "top"}, "-admin"},
 		{[]string{"keys", "-admin", "http://127.0.0.1:1", "-cert", "c.pem", "top"}, "-cert"},
+		{[]string{"keys", "-admin", "http://127.0.0.1:1", "-n", "0", "top"}, "-n"},
+		{[]string{"keys", "-admin", "http://127.0.0.1:1", "-n", "513", "top"}, "-n"},
 	} {
 		var out, errOut bytes.Buffer
 		code := run(context.Background(), tc.args, &out, &errOut)
