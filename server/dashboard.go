@@ -10,7 +10,7 @@ import (
 const dashboardTop = 10
 
 func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) {
-	writeAdminPage(w, dashboardHTML)
+	writeAdminPage(w, dashboardPage())
 }
 
 // handleDashboardData answers GET /dashboard/data?range=1m|15m|1h (1m

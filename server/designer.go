@@ -211,5 +211,5 @@ func writeDesignerProblem(w http.ResponseWriter, p designerProblem) {
 }
 
 func (s *Server) handleDesigner(w http.ResponseWriter, r *http.Request) {
-	writeAdminPage(w, designerHTML)
+	writeAdminPage(w, designerPage())
 }

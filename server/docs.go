@@ -24,6 +24,9 @@ type docsPage struct {
 	byPlan   map[string][]byte
 	def      string
 	notFound []byte // the default plan's page, saying the plan asked for is unknown
+	// policy is the pages' Content-Security-Policy: their script, the same
+	// on each, and nothing else runs.
+	policy string
 }
 
 type docsPlan struct {
@@ -153,6 +156,7 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 			return nil, err
 		}
 		page.byPlan[p.Name] = buf.Bytes()
+		page.policy = contentSecurityPolicy(buf.Bytes(), docsPagePolicy)
 		if p.Name == page.def {
 			d.UnknownPlan = true
 			buf = bytes.Buffer{}
@@ -235,8 +239,11 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 // plan's without one), or 404 with the default plan's page for a plan that
 // does not exist.
 func (s *Server) handleDocs(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	p := s.state.Load().docs
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", p.policy)
+	h.Set("X-Content-Type-Options", "nosniff")
 	name := r.URL.Query().Get("plan")
 	if name == "" {
 		name = p.def
