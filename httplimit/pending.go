@@ -69,9 +69,11 @@ func (m *Middleware) Keep(res *Result) *Pending {
 //
 // It returns the store's error, wrapped, when the refund the answer calls
 // for fails (errors.Is finds sluice.ErrStoreUnavailable in an unreachable
-// store's): the request then stays counted in full. Whether such a refund
-// reached the store is not known, so p is settled all the same and is
-// never tried again: a charge is given back at most once, at worst never.
+// store's): the request then stays counted, all of it but what the store
+// gave back before failing (a store may refund some checks and fail
+// others). What such a refund did is not known (a timeout may follow the
+// store's work), so p is settled all the same and is never tried again: a
+// charge is given back at most once, at worst never.
 //
 // A Pending is settled once: settling it again, from any goroutine, or
 // after its Result was settled by DoneWithStatus or DoneWithResponse,

@@ -186,7 +186,7 @@ func (s *Server) handleSettle(w http.ResponseWriter, r *http.Request, _ caller) 
 		s.settles.storeErrors.Add(1)
 		s.warnings.Warn(r.Context(), s.log, "settle: the refund failed, the request stays counted", "err", err)
 		writeJSONProblem(w, http.StatusServiceUnavailable, "Service Unavailable",
-			"settle: the store failed the refund, so its request stays counted in full. This id is spent: the refund may have reached the store, and a charge is never given back twice, so settling it again answers 404.")
+			"settle: the store failed the refund, so its request stays counted. This id is spent: the refund may have reached the store, and a charge is never given back twice, so settling it again answers 404.")
 		return
 	}
 	s.settles.settled.Inc()

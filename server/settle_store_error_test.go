@@ -28,7 +28,7 @@ func (s *refundFails) Refund(ctx context.Context, checks []sluice.Check, charged
 }
 
 // A settlement whose refund the store fails is not answered "settled": it
-// is a 503 problem that says the request stays counted in full and the id
+// is a 503 problem that says the request stays counted and the id
 // is spent, counted in sluice_store_errors_total and as a failed
 // settlement. A second settle of the id is a 404 and refunds nothing,
 // whether the id is held by the instance or signed.
@@ -59,7 +59,7 @@ func TestSettleAnswersAStoreFailure(t *testing.T) {
 			r := f.do(t, "POST", "/v1/settle", settle, nil)
 			body := readAll(t, r)
 			if r.StatusCode != 503 || r.Header.Get("Content-Type") != "application/problem+json" ||
-				!strings.Contains(body, "stays counted in full") || strings.Contains(body, "settled\":true") {
+				!strings.Contains(body, "stays counted") || strings.Contains(body, "settled\":true") {
 				t.Errorf("settle with the store failing its refund: %d %s %s, want a 503 problem", r.StatusCode, r.Header.Get("Content-Type"), body)
 			}
 			store.down.Store(false)
