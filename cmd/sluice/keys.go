@@ -42,7 +42,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	admin := fs.String("admin", "http://127.0.0.1:9090", "the admin listener's URL (https:// when it has admin.tls)")
 	// The token of $SLUICE_TOKEN is read after parsing: a flag's default
 	// is printed in the usage, and a secret never is.
-	token := fs.String("token", "", "a caller token with the admin scope (default: $SLUICE_TOKEN)")
+	token := fs.String("token", "", "a caller token with the admin scope (default: $SLUICE_TOKEN); given here, any user of the host reads it with ps: prefer $SLUICE_TOKEN or -token-file")
 	tokenFile := fs.String("token-file", "", "a file holding the caller token, instead of -token")
 	var tlsFlags adminTLS
 	fs.StringVar(&tlsFlags.caFile, "cacert", "", "https: a PEM bundle of the CAs that sign the admin listener's certificate (default: the system's roots)")
