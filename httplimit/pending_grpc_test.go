@@ -23,7 +23,9 @@ func TestPendingSettlesAGRPCAnswerByItsStatus(t *testing.T) {
 	}
 	p := mw.Keep(res)
 	mw.Discard(res)
-	p.Settle(ctx, http.StatusOK, http.Header{"Content-Type": {"application/grpc"}, "Grpc-Status": {"14"}})
+	if err := p.Settle(ctx, http.StatusOK, http.Header{"Content-Type": {"application/grpc"}, "Grpc-Status": {"14"}}); err != nil {
+		t.Fatal(err)
+	}
 	if got := remaining(t, mw); got["wins"] != 3 || got["fails"] != 2 {
 		t.Errorf("after a call that failed with Unavailable: %v, want wins 3 (no success), fails 2 (one failure)", got)
 	}

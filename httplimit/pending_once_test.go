@@ -38,7 +38,11 @@ func TestPendingRefundsOnce(t *testing.T) {
 			mw.Done(ctx, res)
 			var wg sync.WaitGroup
 			for range 2 {
-				wg.Go(func() { p.Settle(ctx, 200, nil) })
+				wg.Go(func() {
+					if err := p.Settle(ctx, 200, nil); err != nil {
+						t.Error(err)
+					}
+				})
 			}
 			wg.Wait()
 		},
@@ -76,7 +80,9 @@ func TestASettledPendingEncodesNoCharge(t *testing.T) {
 	}
 	p := mw.Keep(res)
 	mw.Discard(res)
-	p.Settle(ctx, 200, nil)
+	if err := p.Settle(ctx, 200, nil); err != nil {
+		t.Fatal(err)
+	}
 	b, err := p.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)

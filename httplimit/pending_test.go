@@ -62,7 +62,9 @@ func TestPendingSettlesOnAnotherInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Settle(ctx, 200, http.Header{"X-Usage-Tokens": {"10"}})
+	if err := p.Settle(ctx, 200, http.Header{"X-Usage-Tokens": {"10"}}); err != nil {
+		t.Fatal(err)
+	}
 	peek, err := a.DecideFor(ctx, who, "POST", "/v1/complete", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,8 @@ import (
 )
 
 // Keep returns nil for a decision with nothing to settle: settling that
-// nil Pending, or a zero one, gives back nothing and does not panic, and
-// neither encodes a settlement UnmarshalPending would take.
+// nil Pending, or a zero one, gives back nothing, returns nil and does not
+// panic, and neither encodes a settlement UnmarshalPending would take.
 func TestNilPendingSettlesNothing(t *testing.T) {
 	ctx := context.Background()
 	var m httplimit.Middleware
@@ -21,7 +21,9 @@ func TestNilPendingSettlesNothing(t *testing.T) {
 					t.Errorf("%s Pending: panicked: %v", name, r)
 				}
 			}()
-			p.Settle(ctx, http.StatusOK, nil)
+			if err := p.Settle(ctx, http.StatusOK, nil); err != nil {
+				t.Errorf("%s Pending: Settle: %v, want nil", name, err)
+			}
 			b, err := p.MarshalBinary()
 			if err == nil {
 				if _, err := m.UnmarshalPending(b); err == nil {
