@@ -13,7 +13,9 @@ import (
 // and Caddy send X-Forwarded-Method/-Uri/-Host/-For, nginx's auth_request
 // X-Original-Method/-URI (set in its config). 2xx admits; a refusal has the
 // configured deny status (429, or 403 for nginx) and the same RateLimit
-// headers, Retry-After and problem body a proxied request would get.
+// headers, Retry-After and problem body a proxied request would get. A
+// description the decision API would refuse (validMethod, absolutePath,
+// validHost) is a 400 problem, and spends nothing.
 //
 // Its callers (the front proxies) hold the check scope; the request's
 // Authorization and X-API-Key are the described client's. Its body is never
@@ -37,8 +39,10 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 		return
 	}
 	// The description is checked as the decision API checks its body's
-	// (check_target.go): a real proxy sends none that fails, so a refusal
-	// (400, which nginx turns into a 500) costs no real client anything.
+	// (check_target.go). One that fails is a client's own header passed
+	// on, or a request Caddy and Traefik accept and nginx does not (a
+	// method in lower case, OPTIONS *): the 400 (a 500 through nginx)
+	// keeps from the API only requests with nothing to limit them by.
 	if err := validMethod(method); err != nil {
 		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "X-Forwarded-Method / X-Original-Method: "+err.Error())
 		return
