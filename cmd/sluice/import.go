@@ -57,6 +57,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		dir     = fs.String("dir", ".", "write the configuration (and envoy rules) into this `directory`")
 		report  = fs.String("report", "", "write the report to this `file` instead of standard output")
 		enforce = fs.Bool("enforce", false, "write the limits enforcing, without shadow: true")
+		force   = fs.Bool("force", false, "replace files in -dir that no earlier sluice import wrote (a sluice.yaml of your own)")
 	)
 	// Flags may come before or after FILE.
 	var names []string
@@ -99,7 +100,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := writeImported(*dir, files, stderr); err != nil {
+	if err := writeImported(*dir, files, *force, stderr); err != nil {
 		return err
 	}
 	err = writeOutput(*report, stdout, nil, func(w io.Writer) error {
@@ -125,11 +126,13 @@ var importedOrder = []string{migrate.EnvoyRulesFile, migrate.ConfigFile}
 // the Envoy rate limit service load it, with errors naming dir's path. A
 // file that does not load, or cannot be written, is an error that leaves
 // dir as it was: no file of this import in it, any file of an earlier one
-// untouched, and dir itself gone when this call made it. Each file is
+// untouched, and dir itself gone when this call made it. Unless force, a
+// file of files' names already in dir is replaced only when dir's
+// configuration is an earlier import's (keepOthersFiles). Each file is
 // written beside its final name and renamed over it, so a reader of dir
 // never sees one half written; a rename that fails after the Envoy rules'
 // succeeded leaves the new rules beside the earlier configuration.
-func writeImported(dir string, files map[string]string, stderr io.Writer) (err error) {
+func writeImported(dir string, files map[string]string, force bool, stderr io.Writer) (err error) {
 	cfg := filepath.Join(dir, migrate.ConfigFile)
 	if _, err := config.Parse(cfg, []byte(files[migrate.ConfigFile])); err != nil {
 		return fmt.Errorf("the imported configuration does not load (please report this unless it names a file of yours): %w", err)
@@ -137,6 +140,11 @@ func writeImported(dir string, files map[string]string, stderr io.Writer) (err e
 	if rules, ok := files[migrate.EnvoyRulesFile]; ok {
 		if _, err := envoy.LoadRules(filepath.Join(dir, migrate.EnvoyRulesFile), []byte(rules)); err != nil {
 			return fmt.Errorf("the imported Envoy rules do not load (please report this): %w", err)
+		}
+	}
+	if !force {
+		if err := keepOthersFiles(dir, files); err != nil {
+			return err
 		}
 	}
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
@@ -188,6 +196,33 @@ func writeImported(dir string, files map[string]string, stderr io.Writer) (err e
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", path)
+	}
+	return nil
+}
+
+// importedMark begins the configuration an import writes.
+const importedMark = "# sluice configuration imported by `sluice import"
+
+// keepOthersFiles returns an error naming the first file of files' names
+// that is in dir, unless dir's configuration begins with importedMark: an
+// earlier import wrote it, and its files are import's to replace.
+func keepOthersFiles(dir string, files map[string]string) error {
+	if f, err := os.Open(filepath.Join(dir, migrate.ConfigFile)); err == nil {
+		head := make([]byte, len(importedMark))
+		n, _ := io.ReadFull(f, head)
+		f.Close()
+		if string(head[:n]) == importedMark {
+			return nil
+		}
+	}
+	for _, name := range importedOrder {
+		if _, ok := files[name]; !ok {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		if _, err := os.Lstat(path); err == nil {
+			return fmt.Errorf("%s is there and no earlier sluice import wrote it: write elsewhere with -dir, or replace it with -force", path)
+		}
 	}
 	return nil
 }

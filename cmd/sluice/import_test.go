@@ -166,3 +166,29 @@ func TestImportUsageErrorsExit2AndFailures1(t *testing.T) {
 		}
 	}
 }
+
+// A file of the operator's own where import writes (its default -dir is
+// the working directory, often the one that holds the served sluice.yaml)
+// is not replaced: import fails naming it, -dir and -force, and leaves it
+// as it was; -force replaces it. An earlier import's files are replaced
+// (TestImportWritesAShadowConfigAndAReport imports twice).
+func TestImportKeepsAConfigurationItDidNotWrite(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "nginx.conf")
+	os.WriteFile(src, []byte("limit_req_zone $binary_remote_addr zone=one:10m rate=10r/s;\nserver { limit_req zone=one burst=5 nodelay; }\n"), 0o644)
+	mine := filepath.Join(dir, "sluice.yaml")
+	os.WriteFile(mine, []byte("# the one in production\n"), 0o644)
+	code, _, errOut := runSluice(t, "import", "-from", "nginx", "-dir", dir, src)
+	if b, _ := os.ReadFile(mine); string(b) != "# the one in production\n" {
+		t.Errorf("import replaced a sluice.yaml it did not write (exit %d)", code)
+	}
+	if code != 1 || !strings.Contains(errOut, mine) || !strings.Contains(errOut, "-dir") || !strings.Contains(errOut, "-force") {
+		t.Errorf("exit %d, want 1 and an error naming %s, -dir and -force; stderr:\n%s", code, mine, errOut)
+	}
+	if code, _, errOut := runSluice(t, "import", "-from", "nginx", "-dir", dir, "-force", src); code != 0 {
+		t.Fatalf("-force: exit %d: %s", code, errOut)
+	}
+	if cfg, err := config.Load(mine); err != nil || cfg.Policy.Plan("imported") == nil {
+		t.Errorf("-force did not write the imported configuration (%v)", err)
+	}
+}
