@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -42,6 +43,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q (a configuration file is -config FILE; flags go before any argument)", fs.Arg(0))
+	}
+	for _, f := range []struct{ name, addr string }{{"listen", *listen}, {"admin-listen", *adminListen}} {
+		if err := listenAddress(f.addr); err != nil {
+			return usageErrorf("-%s %q: %v", f.name, f.addr, err)
+		}
 	}
 	var handler slog.Handler = slog.NewTextHandler(stderr, nil)
 	if *jsonLogs {
@@ -110,6 +116,22 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	printNewcomer(stdout, cfg.Listen, cfg.Admin.Listen, cfg.Admin.LoopbackScopes.String(), cfg.Response.StatusPath)
 	return srv.Serve(ctx, server.Listeners{Public: pub, Admin: adm})
+}
+
+// listenAddress returns an error saying why addr, a listen flag's value
+// (empty: not given), is no address to listen on.
+func listenAddress(addr string) error {
+	if addr == "" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	if err != nil {
+		return errors.New("want host:port, e.g. 127.0.0.1:8080 or :8080")
+	}
+	return nil
 }
 
 // relaySIGHUP sends on reloads at each SIGHUP (a reload already asked for
