@@ -20,6 +20,11 @@ import (
 // without a plan), each with header and body examples produced by running
 // the real limiter on a private store. The page cannot know its reader's
 // plan: it is public, and an API key has no business being sent to it.
+// It tells the limits a client meets and how to behave, never what escapes
+// them or whom sluice trusts: no exempt route (an internal path, or a host
+// no limit applies to that a client could name in its Host), address, key
+// or user, no trusted proxy or header a trusted layer sets, no caller or
+// key name. An exempt plan's page says its clients are never limited.
 type docsPage struct {
 	byPlan   map[string][]byte
 	def      string
@@ -58,7 +63,6 @@ type docsData struct {
 	Global      []docsLimit
 	Rules       []docsRule
 	Counted     []docsCounted // the limits that count requests by their answer
-	Exempt      []string
 	Identity    config.Identity
 	// KeyHeader is how the code examples send an API key: a header name and
 	// the value's prefix before the key ("Bearer " for Authorization).
@@ -107,7 +111,7 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the docs page's template: %w", err)
 	}
-	data := docsData{Exempt: cfg.Exempt, Identity: cfg.Identity, Modes: cfg.Response.Headers,
+	data := docsData{Identity: cfg.Identity, Modes: cfg.Response.Headers,
 		DocsURL: cfg.Response.DocsURL, KeyHeader: "X-API-Key", StatusPath: cfg.Response.StatusPath}
 	if hs := cfg.Identity.APIKeyHeaders; len(hs) > 0 {
 		data.KeyHeader = hs[0]
