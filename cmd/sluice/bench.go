@@ -35,6 +35,7 @@ func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
 const benchUsage = `usage: sluice bench [flags] URL
 
 Sends requests to URL and reports requests/s, status codes and latency percentiles.
+A redirect is counted as its status, never followed.
 With -rate, latency counts from when the schedule said to send, so a slow server
 cannot hide its queue (no coordinated omission).
 
@@ -186,10 +187,16 @@ func bench(ctx context.Context, o *benchOptions) *benchResult {
 // worker sends requests on its own connection: back to back, or at its
 // share of the rate, worker w taking the schedule's slots w, w+c, w+2c, …,
 // slot n due n/rate seconds after start; it sends none due after
-// o.duration, however low the rate, and returns when ctx ends.
+// o.duration, however low the rate, and returns when ctx ends. It follows
+// no redirect.
 func (o *benchOptions) worker(ctx context.Context, w int, start time.Time) *benchResult {
 	res := &benchResult{statuses: map[int]int{}}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true}}
+	client := &http.Client{
+		Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true},
+		// A redirect is counted as the answer it is: following it would
+		// send the load to another server, perhaps another's.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 	defer client.CloseIdleConnections()
 	key := w * 7919 // spread the workers over the keys
 	for i := 0; ; i++ {

@@ -48,3 +48,21 @@ func TestBenchTinyRateIsNotAClosedLoop(t *testing.T) {
 		t.Errorf("%d requests in 0.3 s at 1e-9/s, want the 1 due at the start:\n%s", got, out.String())
 	}
 }
+
+// A redirect is an answer to count, never a request to send: bench of a
+// path whose upstream redirects (to a login page, another site) loads the
+// server it was pointed at alone, and reports the 3xx.
+func TestBenchFollowsNoRedirect(t *testing.T) {
+	var elsewhere atomic.Int64
+	other := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	srv := httptest.NewServer(http.RedirectHandler(other.URL+"/login", http.StatusFound))
+	defer srv.Close()
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"bench", "-d", "200ms", "-c", "2", "-rate", "50", srv.URL}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if n := elsewhere.Load(); n > 0 || !strings.Contains(out.String(), "302: ") {
+		t.Errorf("%d requests reached the redirect's target, want 0 and the 302s counted:\n%s", n, out.String())
+	}
+}
