@@ -96,6 +96,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) { // -h: the command printed its usage, as asked
 			return 0
 		}
+		if ctx.Err() != nil && errors.Is(err, context.Canceled) { // a signal ended it
+			err = errors.New("interrupted before it finished")
+		}
 		fmt.Fprintf(stderr, "sluice %s: %v\n", args[0], err)
 		if errors.As(err, new(usageError)) {
 			return 2

@@ -173,3 +173,15 @@ func TestNoCommandIsAUsageError(t *testing.T) {
 		}
 	}
 }
+
+// A command interrupted (Ctrl-C, SIGTERM: its context canceled) fails
+// saying so, in words: not Go's "context canceled".
+func TestAnInterruptedCommandSaysSo(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"simulate", "-pattern", "many-keys", "-keys", "10000", "-duration", "20m"}, &out, &errOut)
+	if code != 1 || errOut.String() != "sluice simulate: interrupted before it finished\n" {
+		t.Errorf("exit %d, want 1 and a line saying it was interrupted; stderr:\n%s", code, errOut.String())
+	}
+}
