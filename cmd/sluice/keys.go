@@ -166,8 +166,8 @@ func readToken(path string) (string, error) {
 
 // callAdmin sends one request, with body when not nil, to the admin
 // listener and returns the body of a 200, or an error: an *adminError with
-// the problem's detail for an answer of another status. No error holds
-// the password of u.
+// the problem's detail for an answer of another status, or where a
+// redirect points. No error holds the password of u.
 func callAdmin(ctx context.Context, client *http.Client, method, u, token string, body []byte) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -190,6 +190,10 @@ func callAdmin(ctx context.Context, client *http.Client, method, u, token string
 	answer, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
 	if err != nil {
 		return nil, err
+	}
+	if loc := resp.Header.Get("Location"); resp.StatusCode/100 == 3 && loc != "" {
+		return nil, &adminError{status: resp.StatusCode, text: fmt.Sprintf("%s %s: %s to %s: not the admin listener, which never redirects (is -admin its URL? https:// with admin.tls)",
+			method, redactURL(u), resp.Status, redactURL(loc))}
 	}
 	if resp.StatusCode != http.StatusOK {
 		var p struct{ Detail string }
@@ -219,11 +223,13 @@ type adminTLS struct{ caFile, certFile, keyFile string }
 
 // client returns an HTTP client that verifies the admin listener with
 // caFile's CAs (the system's when empty) and presents the client
-// certificate, if any; a usageError when only one of certFile and keyFile
+// certificate, if any, and that follows no redirect (the admin listener
+// never answers one); a usageError when only one of certFile and keyFile
 // is set.
 func (a adminTLS) client() (*http.Client, error) {
+	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	if a.caFile == "" && a.certFile == "" && a.keyFile == "" {
-		return http.DefaultClient, nil
+		return &http.Client{CheckRedirect: noRedirect}, nil
 	}
 	if (a.certFile == "") != (a.keyFile == "") {
 		return nil, usageErrorf("-cert and -key go together")
@@ -234,7 +240,7 @@ func (a adminTLS) client() (*http.Client, error) {
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = c
-	return &http.Client{Transport: t}, nil
+	return &http.Client{Transport: t, CheckRedirect: noRedirect}, nil
 }
 
 // printKeys prints the answer of a keys command as a table.

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// The admin listener never redirects: an -admin that answers a redirect
+// (an http-to-https redirector, another service) is not it, and keys says
+// so, naming where it points, without sending the caller token or the
+// reset there.
+func TestKeysFollowsNoRedirect(t *testing.T) {
+	var reached atomic.Int64
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		reached.Add(1)
+		w.Write([]byte(`{"subject":"name:acme","limits":["per-minute"],"forgot":1}`))
+	}))
+	defer elsewhere.Close()
+	redirector := httptest.NewServer(http.RedirectHandler(elsewhere.URL+"/v1/keys/name:acme", http.StatusTemporaryRedirect))
+	defer redirector.Close()
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"keys", "-admin", redirector.URL, "-token", "t", "reset", "name:acme"}, &out, &errOut)
+	if n := reached.Load(); n > 0 {
+		t.Errorf("the redirect's target got %d requests", n)
+	}
+	if code != 1 || !strings.Contains(errOut.String(), "307") || !strings.Contains(errOut.String(), elsewhere.URL) || !strings.Contains(errOut.String(), "-admin") {
+		t.Errorf("exit %d, want 1 and an error naming the redirect, its target and -admin; stderr:\n%s", code, errOut.String())
+	}
+}
