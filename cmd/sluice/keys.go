@@ -144,10 +144,15 @@ func isSet(fs *flag.FlagSet, name string) bool {
 }
 
 // readToken reads a JSON Web Token from the file at path ("-": standard
-// input): at most 16 KiB, spaces around it left out.
+// input): at most 16 KiB, spaces around it left out. A path that is no
+// file and looks like a token itself is a usageError that does not hold
+// it.
 func readToken(path string) (string, error) {
 	var b []byte
 	var err error
+	if _, statErr := os.Lstat(path); statErr != nil && path != "-" && strings.HasPrefix(path, "eyJ") && strings.Count(path, ".") == 2 {
+		return "", usageErrorf(`token: give a FILE holding the token, or "-" and the token on standard input (printf %%s "$JWT" | sluice keys token -), not the token itself, which other users of the host read with ps`)
+	}
 	if path == "-" {
 		b, err = io.ReadAll(io.LimitReader(os.Stdin, 16<<10+1))
 	} else {

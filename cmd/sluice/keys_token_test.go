@@ -1,0 +1,20 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+// A token given where keys token takes a FILE (sluice keys token eyJ…) is
+// a client's credential: keys refuses it without printing it back, and
+// says how to pass one (a file, or "-" for standard input).
+func TestKeysTokenNeverEchoesATokenGivenAsFile(t *testing.T) {
+	const jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXNlY3JldA"
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"keys", "-admin", "http://127.0.0.1:1", "token", jwt}, &out, &errOut)
+	if said := out.String() + errOut.String(); code != 2 || strings.Contains(said, "c2lnbmF0dXJlLXNlY3JldA") || !strings.Contains(said, "sluice keys token -") {
+		t.Errorf("exit %d, want 2, the token not printed and how to pass it; printed:\n%s", code, said)
+	}
+}
