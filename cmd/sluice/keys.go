@@ -64,6 +64,9 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		*token = strings.TrimSpace(os.Getenv("SLUICE_TOKEN"))
 	}
 	if *tokenFile != "" {
+		if _, err := os.Lstat(*tokenFile); err != nil && strings.HasPrefix(*tokenFile, "sluice_") {
+			return usageErrorf("-token-file: give the name of a file holding the token, not the token itself (or set $SLUICE_TOKEN)")
+		}
 		t, err := config.ReadSecret(*tokenFile)
 		if err != nil {
 			return fmt.Errorf("token: %w", err)

@@ -18,3 +18,14 @@ func TestKeysTokenNeverEchoesATokenGivenAsFile(t *testing.T) {
 		t.Errorf("exit %d, want 2, the token not printed and how to pass it; printed:\n%s", code, said)
 	}
 }
+
+// A caller token given to -token-file in place of its file's name is
+// refused without printing it back.
+func TestKeysNeverEchoesATokenGivenAsTokenFile(t *testing.T) {
+	const token = "sluice_3q2Xv9kR0aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456"
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"keys", "-admin", "http://127.0.0.1:1", "-token-file", token, "top"}, &out, &errOut)
+	if said := out.String() + errOut.String(); code != 2 || strings.Contains(said, "3q2Xv9kR0aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456") || !strings.Contains(said, "-token-file") {
+		t.Errorf("exit %d, want 2, the token not printed and -token-file named; printed:\n%s", code, said)
+	}
+}
