@@ -98,7 +98,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var send []byte
 	switch rest[0] {
 	case "token":
-		jwt, err := readToken(rest[1])
+		jwt, err := readToken(ctx, rest[1])
 		if err != nil {
 			return err
 		}
@@ -147,17 +147,17 @@ func isSet(fs *flag.FlagSet, name string) bool {
 }
 
 // readToken reads a JSON Web Token from the file at path ("-": standard
-// input): at most 16 KiB, spaces around it left out. A path that is no
-// file and looks like a token itself is a usageError that does not hold
-// it.
-func readToken(path string) (string, error) {
+// input, given up when ctx ends): at most 16 KiB, spaces around it left
+// out. A path that is no file and looks like a token itself is a
+// usageError that does not hold it.
+func readToken(ctx context.Context, path string) (string, error) {
 	var b []byte
 	var err error
 	if _, statErr := os.Lstat(path); statErr != nil && path != "-" && strings.HasPrefix(path, "eyJ") && strings.Count(path, ".") == 2 {
 		return "", usageErrorf(`token: give a FILE holding the token, or "-" and the token on standard input (printf %%s "$JWT" | sluice keys token -), not the token itself, which other users of the host read with ps`)
 	}
 	if path == "-" {
-		b, err = io.ReadAll(io.LimitReader(os.Stdin, 16<<10+1))
+		b, err = readStdin(ctx, 16<<10+1)
 	} else {
 		var s string
 		s, err = config.ReadSecret(path)
@@ -170,6 +170,27 @@ func readToken(path string) (string, error) {
 		return "", errors.New("token: more than 16 KiB")
 	}
 	return strings.TrimSpace(string(b)), nil
+}
+
+// readStdin reads standard input to its end, at most limit bytes, or
+// returns ctx's error when ctx ends first (the read then goes on, its
+// result dropped: standard input cannot be interrupted).
+func readStdin(ctx context.Context, limit int64) ([]byte, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	read := make(chan result, 1)
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(os.Stdin, limit))
+		read <- result{b, err}
+	}()
+	select {
+	case r := <-read:
+		return r.b, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // callAdmin sends one request, with body when not nil, to the admin
