@@ -181,8 +181,9 @@ func readStdin(ctx context.Context, limit int64) ([]byte, error) {
 		err error
 	}
 	read := make(chan result, 1)
+	in := os.Stdin
 	go func() {
-		b, err := io.ReadAll(io.LimitReader(os.Stdin, limit))
+		b, err := io.ReadAll(io.LimitReader(in, limit))
 		read <- result{b, err}
 	}()
 	select {
