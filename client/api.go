@@ -256,7 +256,9 @@ func (c *Client) Check(ctx context.Context, req CheckRequest) (*CheckResponse, e
 // fields, 64 KiB) is sent as the fields that fit, the shortest first. Settle each id
 // once, at the server that gave it; an id settled, expired (after 15
 // minutes) or unknown is an *APIError of status 404, and its request stays
-// counted in full.
+// counted in full. A refund the server's store failed is an *APIError of
+// status 503: the id is spent then (a refund that failed may have reached
+// the store, and is never tried twice), so do not retry it.
 func (c *Client) Settle(ctx context.Context, id string, status int, header http.Header) error {
 	req := struct {
 		ID      string            `json:"id"`

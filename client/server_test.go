@@ -41,7 +41,7 @@ type recordingStore struct {
 	start    time.Time
 	now      time.Time
 	admitted []time.Time
-	fail     atomic.Bool // answer ErrStoreUnavailable
+	fail     atomic.Bool // answer ErrStoreUnavailable, to Apply and Refund
 }
 
 func newRecordingStore() *recordingStore {
@@ -74,6 +74,9 @@ func (s *recordingStore) Apply(ctx context.Context, checks []sluice.Check, out [
 // turns returns the admitted decisions' turns, earliest first.
 // Refund gives back charges as the memory store does (sluice.Refunder).
 func (s *recordingStore) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
+	if s.fail.Load() {
+		return fmt.Errorf("test store: %w", sluice.ErrStoreUnavailable)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.inner.Refund(ctx, checks, charged)
@@ -455,5 +458,32 @@ plans:
 	peek, err := c.Check(ctx, client.CheckRequest{Subject: "batch", Method: "POST", Path: "/v1/complete", Cost: &zero})
 	if err != nil || peek.Remaining != 90 {
 		t.Errorf("after a completion that used 10 of its 40: remaining %d (%v), want 90", peek.Remaining, err)
+	}
+}
+
+// A settlement whose refund the server's store failed is an APIError of
+// status 503, and its id is spent: settling it again is a 404.
+func TestSettleOfAFailedRefundIsSpent(t *testing.T) {
+	s := newSluiceServer(t, http.NotFoundHandler(), `
+plans:
+  free:
+    limits: [{name: tokens, algorithm: fixed-window, quantity: 100, window: 1h, count: "header:X-Usage-Tokens"}]
+    costs: {"POST /v1/complete": 40}
+`)
+	c := client.New(s.admin.URL, client.WithToken(apiToken))
+	ctx := context.Background()
+	d, err := c.Check(ctx, client.CheckRequest{Subject: "batch", Method: "POST", Path: "/v1/complete"})
+	if err != nil || !d.Allowed || d.Settle == "" {
+		t.Fatalf("check: %+v, %v; want admitted with a settle id", d, err)
+	}
+	s.store.fail.Store(true)
+	var apiErr *client.APIError
+	err = c.Settle(ctx, d.Settle, http.StatusOK, http.Header{"X-Usage-Tokens": {"10"}})
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("settling with the store down: %v, want an APIError of status 503", err)
+	}
+	s.store.fail.Store(false)
+	if err := c.Settle(ctx, d.Settle, http.StatusOK, nil); !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound {
+		t.Errorf("settling again: %v, want an APIError of status 404", err)
 	}
 }
