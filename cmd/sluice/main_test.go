@@ -138,6 +138,7 @@ func TestRefusedFlagValuesExit2NamingTheFlag(t *testing.T) {
 		{[]string{"bench", "-keys", "0", "http://127.0.0.1:1/"}, "-keys"},
 		{[]string{"bench", "-H", "no colon", "http://127.0.0.1:1/"}, "-H"},
 		{[]string{"bench", "ftp://127.0.0.1:1/"}, "URL"},
+		{[]string{"serve", "-config", "", "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0"}, "-config"},
 		{[]string{"serve", "-listen", "bogus", "-admin-listen", "127.0.0.1:0"}, "-listen"},
 		{[]string{"serve", "-listen", "127.0.0.1:0", "-admin-listen", ":99999"}, "-admin-listen"},
 		{[]string{"token", "-scopes", "everything"}, "-scopes"},

@@ -44,6 +44,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if fs.NArg() > 0 {
 		return usageErrorf("unexpected argument %q (a configuration file is -config FILE; flags go before any argument)", fs.Arg(0))
 	}
+	if *file == "" && isSet(fs, "config") { // -config "$UNSET": never the demo, which trusts loopback with every scope
+		return usageErrorf("-config \"\": name a configuration file (leave -config out to serve the demo)")
+	}
 	for _, f := range []struct{ name, addr string }{{"listen", *listen}, {"admin-listen", *adminListen}} {
 		if err := listenAddress(f.addr); err != nil {
 			return usageErrorf("-%s %q: %v", f.name, f.addr, err)
