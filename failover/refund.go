@@ -83,6 +83,7 @@ func (f *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int
 			err := r.Refund(tctx, checks, primary)
 			cancel()
 			if err != nil {
+				f.sideFailed(ctx, checks, primary, err)
 				errs = append(errs, fmt.Errorf("primary: %w", err))
 			}
 		}

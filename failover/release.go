@@ -31,7 +31,7 @@ func (f *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 	if local != nil {
 		r, ok := f.local.(sluice.Releaser)
 		if !ok {
-			errs = append(errs, fmt.Errorf("the local store (%T) cannot release leases", f.local))
+			errs = append(errs, fmt.Errorf("the local store (%T) cannot release leases: %w", f.local, errors.ErrUnsupported))
 		} else if err := r.Release(ctx, checks, local); err != nil {
 			errs = append(errs, fmt.Errorf("local: %w", err))
 		}
@@ -41,7 +41,7 @@ func (f *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 	}
 	r, ok := f.primary.(sluice.Releaser)
 	if !ok {
-		errs = append(errs, fmt.Errorf("the primary store (%T) cannot release leases", f.primary))
+		errs = append(errs, fmt.Errorf("the primary store (%T) cannot release leases: %w", f.primary, errors.ErrUnsupported))
 		return errors.Join(errs...)
 	}
 	primary, skipped := f.reachable(checks, primary)
@@ -53,6 +53,7 @@ func (f *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 		err := r.Release(tctx, checks, primary)
 		cancel()
 		if err != nil {
+			f.sideFailed(ctx, checks, primary, err)
 			errs = append(errs, fmt.Errorf("primary (its leases expire by themselves): %w", err))
 		}
 	}
@@ -110,4 +111,28 @@ func (f *Store) reachable(checks []sluice.Check, leases []int64) (kept []int64, 
 		return leases, false
 	}
 	return kept, skipped
+}
+
+// sideFailed counts err, the error of a refund or a release the primary
+// was asked for the checks whose receipt or lease in asked is not 0, as a
+// store error of the Store and of the nodes it
+// blames, as Apply counts a decision's, unless the caller gave up (ctx
+// done) or the checks were invalid. It does not feed the breakers: their
+// trials are decisions, and a decision is what finds the primary down.
+func (f *Store) sideFailed(ctx context.Context, checks []sluice.Check, asked []int64, err error) {
+	if ctx.Err() != nil || errors.Is(err, sluice.ErrInvalidCheck) || errors.Is(err, sluice.ErrInvalidLimit) {
+		return
+	}
+	f.storeErrors.Add(1)
+	var of []sluice.Check
+	for i := range checks {
+		if asked[i] != 0 {
+			of = append(of, checks[i])
+		}
+	}
+	var cn callNodes
+	ns := f.nodesOf(of, &cn)
+	for _, n := range blame(err, ns) {
+		n.storeErrors.Add(1)
+	}
 }

@@ -288,9 +288,10 @@ func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
 
 // registerStoreMetrics exports the counters of a remote store's wrappers:
 // errors and fallback decisions of the failover, its breaker, and the round
-// trips the over-limit cache saved. sluice_store_errors_total adds to the
-// failover's errors the refunds of POST /v1/settle the store failed,
-// counted in unrefunded (the failover counts the decisions it failed).
+// trips the over-limit cache saved. sluice_store_errors_total is the
+// failover's count of the calls its primary failed (decisions, refunds and
+// releases); without a failover, the refunds of POST /v1/settle the store
+// failed, counted in unrefunded.
 func registerStoreMetrics(reg *prometheus.Registry, f *failover.Store, c *overlimit.Cache, unrefunded *atomic.Int64) {
 	if f == nil { // the memory store fails no decision
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -303,7 +304,7 @@ func registerStoreMetrics(reg *prometheus.Registry, f *failover.Store, c *overli
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "sluice_store_errors_total", Help: "Calls the store failed (error or timeout).",
 				ConstLabels: prometheus.Labels{"store": "redis"},
-			}, func() float64 { return float64(f.Stats().StoreErrors + unrefunded.Load()) }),
+			}, func() float64 { return float64(f.Stats().StoreErrors) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "sluice_fallback_decisions_total", Help: "Decisions made by on_store_error instead of the store.",
 			}, func() float64 { return float64(f.Stats().FallbackDecisions) }),

@@ -59,7 +59,8 @@ func newPendings(now func() time.Time, dropped func()) *pendings {
 // (an id not held: settled already, expired, dropped or never given),
 // dropped (held ids dropped unsettled, their requests counted in full) and
 // failed (the store failed the refund, the request counted in full).
-// storeErrors counts the failed ones again for sluice_store_errors_total.
+// storeErrors counts the failed ones again for sluice_store_errors_total
+// of a store without a failover (a failover counts them itself).
 type settleCounters struct {
 	settled, unknown, dropped, failed prometheus.Counter
 	storeErrors                       *atomic.Int64

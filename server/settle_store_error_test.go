@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
@@ -77,5 +78,39 @@ func TestSettleAnswersAStoreFailure(t *testing.T) {
 					m[`sluice_settlements_total{result="failed"}`], m[`sluice_settlements_total{result="settled"}`])
 			}
 		})
+	}
+}
+
+// Behind a failover (a Redis store as serve runs it), a refund the primary
+// fails is one store error: the failover counts it, and
+// sluice_store_errors_total does not count it again.
+func TestSettleFailureBehindAFailoverIsOneStoreError(t *testing.T) {
+	var primary *refundFails
+	f := newFixtureWith(t, settleConfig+testAdmin, func(o *server.Options) {
+		primary = &refundFails{Store: o.Store.(*memory.Store)}
+		local := memory.New(memory.WithSweepInterval(0))
+		t.Cleanup(func() { local.Close() })
+		fo, err := failover.New(primary, local, failover.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Store, o.Failover = fo, fo
+	})
+	var out map[string]any
+	if err := json.NewDecoder(f.do(t, "POST", "/v1/check", `{"subject":"batch-7","method":"POST","path":"/api/complete"}`, nil).Body).Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := out["settle"].(string)
+	if id == "" {
+		t.Fatalf("/v1/check gave no settle id: %v", out)
+	}
+	primary.down.Store(true)
+	if r := f.do(t, "POST", "/v1/settle", `{"id":"`+id+`","status":200,"headers":{"X-Usage-Tokens":"10"}}`, nil); r.StatusCode != 503 {
+		t.Fatalf("settle with the primary failing its refund: %d %s, want 503", r.StatusCode, readAll(t, r))
+	}
+	m := scrape(t, f.admin.URL)
+	if m[`sluice_store_errors_total{store="redis"}`] != 1 || m[`sluice_settlements_total{result="failed"}`] != 1 {
+		t.Errorf("store errors %v and failed settlements %v, want 1 and 1",
+			m[`sluice_store_errors_total{store="redis"}`], m[`sluice_settlements_total{result="failed"}`])
 	}
 }
