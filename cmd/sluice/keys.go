@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -122,6 +123,10 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var refused *adminError
 	if errors.As(err, &refused) && refused.status == http.StatusUnauthorized && *token == "" {
 		return fmt.Errorf("%w; no token was sent (-token, -token-file or $SLUICE_TOKEN)", err)
+	}
+	var dial *net.OpError
+	if errors.As(err, &dial) && dial.Op == "dial" {
+		return fmt.Errorf("%w (is sluice serve running there? -admin is the URL of its admin.listen)", err)
 	}
 	var unknownCA x509.UnknownAuthorityError
 	if errors.As(err, &unknownCA) {

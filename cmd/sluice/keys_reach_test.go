@@ -32,3 +32,13 @@ func TestKeysFollowsNoRedirect(t *testing.T) {
 		t.Errorf("exit %d, want 1 and an error naming the redirect, its target and -admin; stderr:\n%s", code, errOut.String())
 	}
 }
+
+// An admin listener that is not there (nothing listens, a wrong port) is
+// an error that says what to check: that a server runs there, and -admin.
+func TestKeysSaysWhatToCheckWhenNothingListens(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"keys", "-admin", "http://127.0.0.1:1", "top"}, &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "connection refused") || !strings.Contains(errOut.String(), "-admin") {
+		t.Errorf("exit %d, want 1 and an error naming -admin; stderr:\n%s", code, errOut.String())
+	}
+}
