@@ -2,6 +2,7 @@ package sluice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -71,10 +72,12 @@ func (l *Limiter) Allow(ctx context.Context, checks []Check, d *Decision) error 
 // clears the leases from d.Statuses, so releasing the same Decision again
 // (or a copy sharing its Statuses) gives back nothing; a lease that has
 // already expired is ignored. Calls without AlgorithmConcurrency checks
-// cost nothing. The store must be a Releaser. On an error the leases stay
-// in d and expire by themselves if not released again. checks must be
-// those d was decided for: checks of another number are an error wrapping
-// ErrInvalidCheck. A refused Decision holds no lease and releases nothing.
+// cost nothing. The store must be a Releaser: with one that is not,
+// Release returns an error wrapping errors.ErrUnsupported. On an error the
+// leases stay in d and expire by themselves if not released again. checks
+// must be those d was decided for: checks of another number are an error
+// wrapping ErrInvalidCheck. A refused Decision holds no lease and releases
+// nothing.
 func (l *Limiter) Release(ctx context.Context, checks []Check, d *Decision) error {
 	if d == nil {
 		return errNoDecision
@@ -100,7 +103,7 @@ func (l *Limiter) Release(ctx context.Context, checks []Check, d *Decision) erro
 	}
 	r, ok := l.store.(Releaser)
 	if !ok {
-		return fmt.Errorf("sluice: release: the store (%T) cannot release concurrency leases", l.store)
+		return fmt.Errorf("sluice: release: the store (%T) cannot release concurrency leases: %w", l.store, errors.ErrUnsupported)
 	}
 	if err := r.Release(ctx, checks, leases); err != nil {
 		return fmt.Errorf("sluice: release: %w", err)

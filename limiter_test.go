@@ -60,8 +60,8 @@ func TestLimiterErrors(t *testing.T) {
 	if err := lim.Allow(ctx, checks, &d); err != nil {
 		t.Fatal(err)
 	}
-	if err := lim.Release(ctx, checks, &d); err == nil {
-		t.Error("Release through a store that is no Releaser gave no error")
+	if err := lim.Release(ctx, checks, &d); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Release through a store that is no Releaser: %v, want an error wrapping errors.ErrUnsupported", err)
 	}
 	d.Statuses[0].Lease = 0
 	if err := lim.Release(ctx, checks, &d); err != nil {

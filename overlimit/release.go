@@ -2,6 +2,7 @@ package overlimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/sluice-dev/sluice"
@@ -9,9 +10,9 @@ import (
 
 // Release implements sluice.Releaser: a released lease is capacity coming
 // back, so the keys' remembered denials are dropped before the store behind
-// the cache gives the leases back. It fails if that store is not a
-// sluice.Releaser, and with an error wrapping sluice.ErrStoreUnavailable
-// on the zero Cache.
+// the cache gives the leases back. It fails with an error wrapping
+// errors.ErrUnsupported if that store is not a sluice.Releaser, and with
+// one wrapping sluice.ErrStoreUnavailable on the zero Cache.
 func (c *Cache) Release(ctx context.Context, checks []sluice.Check, leases []int64) error {
 	if c.next == nil {
 		return fmt.Errorf("overlimit: %w: no store behind the cache", sluice.ErrStoreUnavailable)
@@ -22,7 +23,7 @@ func (c *Cache) Release(ctx context.Context, checks []sluice.Check, leases []int
 	c.forgetStamped(checks, leases)
 	r, ok := c.next.(sluice.Releaser)
 	if !ok {
-		return fmt.Errorf("overlimit: the store behind the cache (%T) cannot release leases", c.next)
+		return fmt.Errorf("overlimit: the store behind the cache (%T) cannot release leases: %w", c.next, errors.ErrUnsupported)
 	}
 	return r.Release(ctx, checks, leases)
 }

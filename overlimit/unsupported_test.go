@@ -24,3 +24,20 @@ func TestRefundOverAStoreThatCannotRefundIsUnsupported(t *testing.T) {
 		t.Errorf("Refund: %v, want an error wrapping errors.ErrUnsupported", err)
 	}
 }
+
+// A Cache over a store that cannot release leases says so with an error
+// wrapping errors.ErrUnsupported, as sluice.Limiter.Release does.
+func TestReleaseOverAStoreThatCannotReleaseIsUnsupported(t *testing.T) {
+	mem := memory.New()
+	t.Cleanup(func() { mem.Close() })
+	c := overlimit.New(struct{ sluice.Store }{mem}, overlimit.Options{})
+	checks := []sluice.Check{{Key: "k", Limit: sluice.Concurrency(1, time.Minute), Cost: 1}}
+	out := make([]sluice.Status, 1)
+	if err := c.Apply(context.Background(), checks, out); err != nil || out[0].Lease == 0 {
+		t.Fatalf("Apply: %+v, %v", out[0], err)
+	}
+	err := c.Release(context.Background(), checks, []int64{out[0].Lease})
+	if !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("Release: %v, want an error wrapping errors.ErrUnsupported", err)
+	}
+}
