@@ -117,12 +117,30 @@ func (o *benchOptions) validate() error {
 	case o.keys < 1:
 		return usageErrorf("-keys %d: want at least 1", o.keys)
 	}
-	for _, h := range o.headers {
+	for i, h := range o.headers {
+		// The header is not printed: one without a name is often a
+		// credential given alone.
 		if name, _, ok := strings.Cut(h, ":"); !ok || strings.TrimSpace(name) == "" {
-			return usageErrorf("-H %q: want \"Name: value\"", h)
+			return usageErrorf("-H, the %s: want \"Name: value\" (it has no name before a colon)", ordinal(i+1))
 		}
 	}
 	return nil
+}
+
+// ordinal writes n, from 1, as "1st", "2nd", "3rd", "4th", …
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.Itoa(n) + suffix
 }
 
 func (o *benchOptions) mode() string {

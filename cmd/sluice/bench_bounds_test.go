@@ -66,3 +66,14 @@ func TestBenchFollowsNoRedirect(t *testing.T) {
 		t.Errorf("%d requests reached the redirect's target, want 0 and the 302s counted:\n%s", n, out.String())
 	}
 }
+
+// A -H without a colon is often a credential given alone (-H "$TOKEN"
+// for -H "Authorization: Bearer $TOKEN"): refused, it is not printed
+// back, and the error says which -H and what it wants.
+func TestBenchNeverPrintsAHeaderItRefuses(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"bench", "-H", "Accept: */*", "-H", "Bearer s3cret-t0ken", "http://127.0.0.1:1/"}, &out, &errOut)
+	if said := out.String() + errOut.String(); code != 2 || strings.Contains(said, "s3cret-t0ken") || !strings.Contains(said, "-H") || !strings.Contains(said, "2nd") {
+		t.Errorf("exit %d, want 2, the header not printed and the 2nd -H named; printed:\n%s", code, said)
+	}
+}
