@@ -7,7 +7,7 @@
 //	sluice import    translate nginx, Envoy, Envoy Gateway, Kong, Traefik, HAProxy, ingress-nginx or API Gateway limits into a config
 //	sluice bench     send load to a running server and report its rate and latency
 //	sluice token     make a caller token for the admin listener and its hash
-//	sluice keys      inspect, reset or list the most refused subjects of a running server
+//	sluice keys      on a running server: top, inspect, reset, penalize; explain a token
 //	sluice version   print the module version and commit this binary was built from
 //
 // Run "sluice help" for the commands this build has.
@@ -44,7 +44,7 @@ func commands() map[string]command {
 		"check":    {"validate a configuration file and print its plans", runCheck},
 		"bench":    {"send load to a running server and report rate, statuses and latency", runBench},
 		"token":    {"make a caller token for the admin listener and the hash to configure", runToken},
-		"keys":     {"inspect, reset or list the most refused subjects on a running server; explain a token", runKeys},
+		"keys":     {"on a running server: list the most refused subjects (top), inspect, reset or penalize one; explain a client's token", runKeys},
 		"version":  {"print the module version, commit and Go version of this binary", runVersion},
 	}
 }

@@ -186,3 +186,16 @@ func TestAnInterruptedCommandSaysSo(t *testing.T) {
 		t.Errorf("exit %d, want 1 and a line saying it was interrupted; stderr:\n%s", code, errOut.String())
 	}
 }
+
+// "sluice help" names every subcommand of keys, as keys -h lists them.
+func TestHelpNamesEveryKeysSubcommand(t *testing.T) {
+	var out bytes.Buffer
+	run(context.Background(), []string{"help"}, &out, new(bytes.Buffer))
+	_, line, _ := strings.Cut(out.String(), "\n  keys ")
+	line, _, _ = strings.Cut(line, "\n")
+	for _, sub := range []string{"top", "inspect", "reset", "penalize", "token"} {
+		if !strings.Contains(line, sub) {
+			t.Errorf("sluice help's keys line does not name %s:\n%s", sub, line)
+		}
+	}
+}
