@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -20,7 +19,8 @@ import (
 // queue waits out the Delay of res, a call admitted by a leaky-bucket
 // queue, before its handler runs. A call whose turn comes after its
 // deadline is refused at once (see tooLate); one whose context ends while
-// it waits leaves the queue (see leftQueue). It returns nil when the call
+// it waits leaves the queue, ended as httplimit's Handler ends such a
+// request (httplimit.Middleware.DoneUnserved). It returns nil when the call
 // may run; else the call is ended, and the error is its answer.
 func (s *Server) queue(ctx context.Context, res *httplimit.Result, md metadata.MD, trailer func(metadata.MD)) error {
 	delay := res.Decision.Delay
@@ -35,39 +35,11 @@ func (s *Server) queue(ctx context.Context, res *httplimit.Result, md metadata.M
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		s.leftQueue(ctx, res)
+		// Its handler never ran: no answer, nothing used (see
+		// httplimit.Middleware.DoneUnserved); its queue slot stays spent.
+		s.m.DoneUnserved(ctx, res)
 		return status.FromContextError(ctx.Err()).Err()
 	}
-}
-
-// leftQueue ends res, a call whose caller left a leaky-bucket queue before
-// its turn, as httplimit's Handler ends such a request: its handler never
-// ran, so it has no answer (a failure, for the limits that count by
-// status), the limits that count what the answer reports get its whole
-// cost back, nothing having been used, and its queue slot stays spent.
-func (s *Server) leftQueue(ctx context.Context, res *httplimit.Result) {
-	counts := s.m.Counts()
-	var kept [8]int64
-	others := kept[:0]
-	for i := range res.Checks {
-		st := &res.Decision.Statuses[i]
-		others = append(others, st.Charged)
-		if strings.HasPrefix(counts[res.Checks[i].Limit.Name()], httplimit.CountHeader) {
-			others[i] = 0
-		} else {
-			st.Charged = 0
-		}
-	}
-	if err := s.limiter.Refund(context.WithoutCancel(ctx), res.Checks, &res.Decision); err != nil {
-		s.warnings.Warn(ctx, s.log, "call that left the queue still counted: the refund failed",
-			"err", err, "subject", res.Identity.Subject)
-	}
-	for i, charged := range others {
-		if charged != 0 {
-			res.Decision.Statuses[i].Charged = charged
-		}
-	}
-	s.m.DoneWithStatus(ctx, res, 0)
 }
 
 // tooLate refuses res, a call admitted with a Delay longer than the time

@@ -253,12 +253,15 @@ func (m *Middleware) DoneWithResponse(ctx context.Context, res *Result, status i
 	m.Done(ctx, res)
 }
 
-// leftQueue ends an admitted request whose client left a leaky-bucket
-// queue before its turn: it never reached the next handler, so it has no
-// answer (status 0, a failure, for the limits that count statuses), and
-// the limits that count what the answer reports get its whole cost back,
-// nothing having been used, without OnReported, which sees answers.
-func (m *Middleware) leftQueue(ctx context.Context, res *Result) {
+// DoneUnserved ends an admitted request that was never served, as Handler
+// ends one whose client left a leaky-bucket queue before its turn: it has
+// no answer (status 0, a failure, for the limits that count statuses, as
+// DoneWithStatus counts it), and the limits that count what the answer
+// reports (CountHeader) get its whole cost back, nothing having been used,
+// without OnReported, which sees answers. Callers of Decide call it
+// instead of Done when the work the decision admitted never started. A
+// refund the store fails leaves the request counted, and is logged.
+func (m *Middleware) DoneUnserved(ctx context.Context, res *Result) {
 	if m.countsByResponse(res) {
 		m.refund(ctx, res, 0, nil, false)
 	}

@@ -436,7 +436,7 @@ func (m *Middleware) Handler(next http.Handler) http.Handler {
 		if delay := res.Decision.Delay; delay > 0 && !wait(r.Context(), delay) {
 			// The client left the queue: its slot stays spent, and it got
 			// no answer for the limits that count by response.
-			m.leftQueue(r.Context(), res)
+			m.DoneUnserved(r.Context(), res)
 			return
 		}
 		if m.countsByResponse(res) {

@@ -46,3 +46,28 @@ func TestALeftQueueUsesNothingOfAHeaderCount(t *testing.T) {
 		t.Errorf("after a client left the queue: %d tokens left, OnReported told %d times; want 90 (nothing used), 1", got, told)
 	}
 }
+
+// DoneUnserved ends a request that Decide admitted and that was never
+// served, for a caller of Decide (a framework adapter, grpclimit): a
+// limit counting what the answer reports gets its whole cost back, one
+// counting only successes its charge (no answer is a failure), and a
+// limit counting every request keeps its charge.
+func TestDoneUnservedUsesNothing(t *testing.T) {
+	mw, _ := clockedMiddleware(t, httplimit.Options{
+		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{
+			sluice.FixedWindow(100, time.Minute).Named("tokens"),
+			sluice.FixedWindow(100, time.Minute).Named("good"),
+			sluice.FixedWindow(100, time.Minute).Named("all"),
+		}, Costs: map[string]int64{"GET /": 40}}},
+		Count: map[string]string{"tokens": httplimit.CountHeader + "X-Usage-Tokens", "good": httplimit.CountSuccesses},
+	})
+	res, err := mw.Decide(httptest.NewRequest("GET", "/", nil))
+	if err != nil || !res.Decision.Allowed {
+		t.Fatalf("Decide: %+v, %v", res, err)
+	}
+	mw.DoneUnserved(context.Background(), res)
+	left := remaining(t, mw)
+	if left["tokens"] != 100 || left["good"] != 100 || left["all"] != 60 {
+		t.Errorf("after a request never served: %v; want tokens 100, good 100, all 60", left)
+	}
+}
