@@ -1,0 +1,29 @@
+package server_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+
+	"github.com/sluice-dev/sluice/internal/realtest"
+)
+
+// The dashboard's times are one clock: its charts' time axis reads in UTC,
+// as the time it shows at the top and the level's "since" do, whatever the
+// browser's time zone (here New York's, five hours behind in November).
+func TestBrowserDashboardTimesAreUTC(t *testing.T) {
+	f := newFixture(t, testConfig) // its clock: 2026-11-30T12:00:00Z
+	ctx := realtest.Browser(t)
+	run(t, ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "America/New_York"})
+		return err
+	}), chromedp.EmulateViewport(1280, 900), chromedp.Navigate(f.admin.URL+"/dashboard"))
+	waitJS(t, ctx, `document.getElementById("now").textContent === "2026-11-30T12:00:00Z"`)
+	labels := eval[[]string](t, ctx, `[...document.querySelectorAll("#chart-decisions text")].filter(t => Number(t.getAttribute("y")) > 160).map(t => t.textContent)`)
+	if len(labels) < 2 || labels[0] != "11:59:01" || labels[len(labels)-1] != "12:00:00" {
+		t.Errorf("the minute to 12:00:00 UTC is labelled %q", labels)
+	}
+}
