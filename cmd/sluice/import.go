@@ -77,7 +77,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *from != "" && !slices.Contains(migrate.Formats(), *from) {
 		return usageErrorf("-from %q: use %s", *from, strings.Join(migrate.Formats(), ", "))
 	}
-	src, err := os.ReadFile(names[0])
+	src, err := readImportFile(names[0])
 	if err != nil {
 		return err
 	}
@@ -114,6 +114,29 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "wrote %s\n", *report)
 	}
 	return nil
+}
+
+// maxImportBytes bounds the FILE import reads: far above any file of
+// limits, far below a log or a dump given by mistake.
+const maxImportBytes = 16 << 20
+
+// readImportFile reads the file at name, a pipe too (<(kubectl get
+// ingress -o yaml)); one of more than maxImportBytes is an error read no
+// further.
+func readImportFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	src, err := io.ReadAll(io.LimitReader(f, maxImportBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(src) > maxImportBytes {
+		return nil, fmt.Errorf("%s holds more than %d MiB: not a file of limits (import a part of it at a time)", name, maxImportBytes>>20)
+	}
+	return src, nil
 }
 
 // importedOrder is the order in which writeImported puts the files of a

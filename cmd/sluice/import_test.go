@@ -192,3 +192,22 @@ func TestImportKeepsAConfigurationItDidNotWrite(t *testing.T) {
 		t.Errorf("-force did not write the imported configuration (%v)", err)
 	}
 }
+
+// A FILE larger than any configuration of limits (a log, a dump, a device
+// such as /dev/zero given by mistake) is refused after reading its first
+// maxImportBytes, saying so, not read whole into memory.
+func TestImportRefusesAFileTooLargeToBeAConfiguration(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "access.log")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(64 << 20); err != nil { // sparse: 64 MiB of zeros
+		t.Fatal(err)
+	}
+	f.Close()
+	code, _, errOut := runSluice(t, "import", "-from", "nginx", "-dir", t.TempDir(), big)
+	if code != 1 || !strings.Contains(errOut, "more than 16 MiB") {
+		t.Errorf("exit %d, want 1 and an error saying the file is too large; stderr:\n%s", code, errOut)
+	}
+}
