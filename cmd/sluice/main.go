@@ -75,6 +75,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &outputWriter{w: stdout}
 	stdout = out
 	cmds := commands()
+	if len(args) > 2 && args[0] == "help" {
+		fmt.Fprintf(stderr, "sluice help: unexpected argument %q (sluice help COMMAND)\n", args[2])
+		return 2
+	}
 	if len(args) == 2 && args[0] == "help" { // help COMMAND: COMMAND -h
 		args = []string{args[1], "-h"}
 	}

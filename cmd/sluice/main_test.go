@@ -64,6 +64,7 @@ func TestUsageErrorsExit2AndFailures1(t *testing.T) {
 		want int
 	}{
 		{[]string{"no-such-command"}, 2},
+		{[]string{"help", "check", "extra"}, 2},
 		{[]string{"serve", "-no-such-flag"}, 2},
 		{[]string{"serve", "sluice.yaml"}, 2},
 		{[]string{"serve", "-gc-heap-floor", "lots"}, 2},
