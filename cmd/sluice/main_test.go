@@ -142,6 +142,8 @@ func TestRefusedFlagValuesExit2NamingTheFlag(t *testing.T) {
 		{[]string{"serve", "-config", "", "-listen", "127.0.0.1:0", "-admin-listen", "127.0.0.1:0"}, "-config"},
 		{[]string{"serve", "-listen", "bogus", "-admin-listen", "127.0.0.1:0"}, "-listen"},
 		{[]string{"serve", "-listen", "127.0.0.1:0", "-admin-listen", ":99999"}, "-admin-listen"},
+		{[]string{"simulate", "-limit", "0/1s"}, "-limit"},
+		{[]string{"simulate", "-limit", "80/1m", "-reference", "100 per minute"}, "-reference"},
 		{[]string{"token", "-scopes", "everything"}, "-scopes"},
 		{[]string{"token", "-scopes", ","}, "-scopes"},
 		{[]string{"token", "-name", ""}, "-name"},

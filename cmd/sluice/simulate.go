@@ -88,6 +88,12 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *maxWork < 0 {
 		return usageErrorf("-max-work %d: use a number of decisions, or 0 for no bound", *maxWork)
 	}
+	// A refused rate names its flag: sim's "rate" is -limit's value, not -rate.
+	for _, f := range []struct{ name, value string }{{"limit", *limit}, {"reference", *ref}} {
+		if _, _, err := sim.ParseRate(f.value); err != nil && (f.value != "" || f.name == "limit") {
+			return usageErrorf("-%s: %w", f.name, err)
+		}
+	}
 	req := sim.Request{Limit: *limit, Zone: *zone, Starts: sim.Starts(*starts), Reference: *ref, Burst: *burst, Seed: *seed,
 		SkipBadLines: *skipBad, MaxWork: *maxWork}
 	if *algs != "all" {
