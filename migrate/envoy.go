@@ -58,6 +58,9 @@ func Envoy(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s:%d: domain is required", source, root.Line)
 	}
 	descs := mapValue(root, "descriptors")
+	if n := countDescriptors(descs, 0); n > MaxPlaces {
+		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "descriptors"))
+	}
 	if descs != nil {
 		if err := t.envoyDescriptors(descs, domain.Value, 0, source); err != nil {
 			return nil, err
@@ -135,6 +138,19 @@ func (t *Translation) envoyDescriptors(list *yaml.Node, path string, depth int, 
 		}
 	}
 	return nil
+}
+
+// countDescriptors returns how many descriptors list (nil: none) holds at
+// every depth down to maxEnvoyDepth, where envoyDescriptors refuses to go.
+func countDescriptors(list *yaml.Node, depth int) int {
+	if list == nil || list.Kind != yaml.SequenceNode || depth > maxEnvoyDepth {
+		return 0
+	}
+	n := len(list.Content)
+	for _, d := range list.Content {
+		n += countDescriptors(mapValue(d, "descriptors"), depth+1)
+	}
+	return n
 }
 
 // envoyRule lists one rate_limit.

@@ -27,9 +27,11 @@ const (
 )
 
 // MaxPlaces is the most places a source may limit apart (nginx locations,
-// Kong routes, Traefik routers, HAProxy sections, Ingresses); a source with
-// more is refused, to be imported a part at a time. The bound exists
-// because places become path patterns that are compared pair by pair.
+// Kong routes, Traefik routers, HAProxy sections, Ingresses,
+// envoyproxy/ratelimit descriptors); a source with more is refused, to be
+// imported a part at a time. The bound exists because places become path
+// patterns that are compared pair by pair, or rules of a tree the report
+// lists one by one.
 const MaxPlaces = 5000
 
 // tooManyPlaces is the error of a source of n places of kind, above
