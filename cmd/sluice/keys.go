@@ -128,6 +128,9 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if errors.As(err, &dial) && dial.Op == "dial" {
 		return fmt.Errorf("%w (is sluice serve running there? -admin is the URL of its admin.listen)", err)
 	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%w: no answer within %v (is -admin the URL of sluice serve's admin.listen?)", err, adminTimeout)
+	}
 	var unknownCA x509.UnknownAuthorityError
 	if errors.As(err, &unknownCA) {
 		return fmt.Errorf("%w (-cacert names the CA that signs the admin listener's certificate)", err)
@@ -199,12 +202,15 @@ func readStdin(ctx context.Context, limit int64) ([]byte, error) {
 	}
 }
 
+// adminTimeout bounds one call of the admin listener, its answer read.
+const adminTimeout = 10 * time.Second
+
 // callAdmin sends one request, with body when not nil, to the admin
 // listener and returns the body of a 200, or an error: an *adminError with
 // the problem's detail for an answer of another status, or where a
 // redirect points. No error holds the password of u.
 func callAdmin(ctx context.Context, client *http.Client, method, u, token string, body []byte) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
 	defer cancel()
 	var r io.Reader
 	if body != nil {

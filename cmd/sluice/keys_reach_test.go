@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // The admin listener never redirects: an -admin that answers a redirect
@@ -40,5 +41,22 @@ func TestKeysSaysWhatToCheckWhenNothingListens(t *testing.T) {
 	code := run(context.Background(), []string{"keys", "-admin", "http://127.0.0.1:1", "top"}, &out, &errOut)
 	if code != 1 || !strings.Contains(errOut.String(), "connection refused") || !strings.Contains(errOut.String(), "-admin") {
 		t.Errorf("exit %d, want 1 and an error naming -admin; stderr:\n%s", code, errOut.String())
+	}
+}
+
+// An -admin that accepts and never answers ends at keys' bound (10 s; the
+// context's deadline here), with an error that says it did not answer
+// and what to check.
+func TestKeysSaysWhatToCheckWhenNothingAnswers(t *testing.T) {
+	release := make(chan struct{})
+	silent := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
+	defer silent.Close()
+	defer close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	code := run(ctx, []string{"keys", "-admin", silent.URL, "top"}, &out, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "no answer within 10s") || !strings.Contains(errOut.String(), "-admin") {
+		t.Errorf("exit %d, want 1 and an error saying nothing answered, naming -admin; stderr:\n%s", code, errOut.String())
 	}
 }
