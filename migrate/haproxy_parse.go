@@ -48,7 +48,7 @@ func parseHAProxy(src string) ([]haproxySection, error) {
 			continue
 		}
 		if len(out) == 0 {
-			return nil, fmt.Errorf("line %d: %q outside a section (global, defaults, frontend, backend, listen, …)", n+1, words[0])
+			return nil, fmt.Errorf("line %d: %s outside a section (global, defaults, frontend, backend, listen, …)", n+1, excerpt(words[0]))
 		}
 		s := &out[len(out)-1]
 		s.lines = append(s.lines, haproxyLine{words: words, line: n + 1})

@@ -130,7 +130,7 @@ func Nginx(src, source string) (*Translation, error) {
 					return err
 				}
 				if zones[z.name] != nil {
-					return fmt.Errorf("line %d: zone %q is defined twice", d.line, z.name)
+					return fmt.Errorf("line %d: zone %s is defined twice", d.line, excerpt(z.name))
 				}
 				zones[z.name], order = z, append(order, z.name)
 			case "limit_req":
@@ -157,7 +157,7 @@ func Nginx(src, source string) (*Translation, error) {
 				}
 				s, err := strconv.Atoi(d.args[0])
 				if err != nil || s < 400 || s > 599 {
-					return fmt.Errorf("line %d: %s %q is not a status in 400..599", d.line, d.name, d.args[0])
+					return fmt.Errorf("line %d: %s %s is not a status in 400..599", d.line, d.name, excerpt(d.args[0]))
 				}
 				if d.name == "limit_req_status" {
 					own.status = s
@@ -296,7 +296,7 @@ func parseZone(d directive) (*nginxZone, error) {
 		} else if a == "sync" {
 			z.sync = true
 		} else {
-			return nil, fmt.Errorf("line %d: limit_req_zone: cannot read %q", d.line, a)
+			return nil, fmt.Errorf("line %d: limit_req_zone: cannot read %s", d.line, excerpt(a))
 		}
 	}
 	if z.name == "" || z.quantity < 1 {
@@ -312,7 +312,7 @@ func parseConnZone(d directive) (*nginxZone, error) {
 	}
 	m := zoneArg.FindStringSubmatch(d.args[1])
 	if m == nil {
-		return nil, fmt.Errorf("line %d: limit_conn_zone: cannot read %q", d.line, d.args[1])
+		return nil, fmt.Errorf("line %d: limit_conn_zone: cannot read %s", d.line, excerpt(d.args[1]))
 	}
 	return &nginxZone{line: d.line, key: d.args[0], conn: true, name: m[1], size: m[2]}, nil
 }
@@ -324,7 +324,7 @@ func parseConnUse(d directive) (nginxUse, error) {
 	}
 	n, err := strconv.ParseInt(d.args[1], 10, 64)
 	if err != nil || n < 1 || n > 1e9 {
-		return nginxUse{}, fmt.Errorf("line %d: limit_conn: %q is not a number of connections", d.line, d.args[1])
+		return nginxUse{}, fmt.Errorf("line %d: limit_conn: %s is not a number of connections", d.line, excerpt(d.args[1]))
 	}
 	return nginxUse{zone: d.args[0], conn: true, n: n, line: d.line}, nil
 }
@@ -352,7 +352,7 @@ func parseUse(d directive) (nginxUse, error) {
 			err = fmt.Errorf("unknown")
 		}
 		if err != nil || u.burst < 0 || u.burst > 1e9 || u.delay > 1e9 {
-			return u, fmt.Errorf("line %d: limit_req: cannot read %q", d.line, a)
+			return u, fmt.Errorf("line %d: limit_req: cannot read %s", d.line, excerpt(a))
 		}
 	}
 	if u.zone == "" {
@@ -436,9 +436,9 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 			directive := map[bool]string{false: "limit_req", true: "limit_conn"}[u.conn]
 			switch {
 			case z == nil:
-				return fmt.Errorf("line %d: %s uses zone %q, which no %s_zone defines in this file: when it is declared in the file that includes this one (nginx.conf's http block, for a site in sites-enabled/ or conf.d/), write this file in place of its include there and import that file", u.line, directive, u.zone, directive)
+				return fmt.Errorf("line %d: %s uses zone %s, which no %s_zone defines in this file: when it is declared in the file that includes this one (nginx.conf's http block, for a site in sites-enabled/ or conf.d/), write this file in place of its include there and import that file", u.line, directive, excerpt(u.zone), directive)
 			case z.conn != u.conn:
-				return fmt.Errorf("line %d: %s uses zone %q, which is not a %s_zone", u.line, directive, u.zone, directive)
+				return fmt.Errorf("line %d: %s uses zone %s, which is not a %s_zone", u.line, directive, excerpt(u.zone), directive)
 			case !z.used:
 				z.used, z.burst, z.delay, z.nodelay, z.n, z.dryRun = true, u.burst, u.delay, u.nodelay, u.n, s.dryRunOf(u)
 			case z.burst != u.burst || z.delay != u.delay || z.nodelay != u.nodelay || z.n != u.n || z.dryRun != s.dryRunOf(u):

@@ -118,18 +118,18 @@ func parseBlock(l *nginxLexer, depth int) (ds []directive, closed bool, err erro
 		}
 		if !ok {
 			if cur != nil {
-				return nil, false, fmt.Errorf("line %d: directive %q is not terminated by \";\"", cur.line, cur.name)
+				return nil, false, fmt.Errorf("line %d: directive %s is not terminated by \";\"", cur.line, excerpt(cur.name))
 			}
 			return ds, false, nil
 		}
 		switch {
 		case tok.punct && tok.text == "}":
 			if cur != nil {
-				return nil, false, fmt.Errorf("line %d: directive %q is not terminated by \";\"", cur.line, cur.name)
+				return nil, false, fmt.Errorf("line %d: directive %s is not terminated by \";\"", cur.line, excerpt(cur.name))
 			}
 			return ds, true, nil
 		case tok.punct && cur == nil:
-			return nil, false, fmt.Errorf("line %d: unexpected %q", tok.line, tok.text)
+			return nil, false, fmt.Errorf("line %d: unexpected %s", tok.line, excerpt(tok.text))
 		case tok.punct && tok.text == ";":
 			ds, cur = append(ds, *cur), nil
 		case tok.punct: // "{"
@@ -138,7 +138,7 @@ func parseBlock(l *nginxLexer, depth int) (ds []directive, closed bool, err erro
 				return nil, false, err
 			}
 			if !closed {
-				return nil, false, fmt.Errorf("line %d: block of %q is not closed", cur.line, cur.name)
+				return nil, false, fmt.Errorf("line %d: block of %s is not closed", cur.line, excerpt(cur.name))
 			}
 			cur.block, cur.hasBlock = block, true
 			ds, cur = append(ds, *cur), nil

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Format names, as `sluice import -from` takes them.
@@ -355,4 +357,19 @@ func Import(format, src, source string) (*Translation, error) {
 		return EnvoyGateway(src, source)
 	}
 	return nil, fmt.Errorf("format %q: use %s", format, strings.Join(Formats(), ", "))
+}
+
+// excerpt returns s quoted as %q quotes it, cut to its first 40 bytes (at
+// the start of a UTF-8 sequence) with "…" after: what an error shows of a
+// word it could not read, which may be a whole file given by mistake.
+func excerpt(s string) string {
+	const most = 40
+	if len(s) <= most {
+		return strconv.Quote(s)
+	}
+	n := most
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strconv.Quote(s[:n]) + "…"
 }
