@@ -1,6 +1,9 @@
 package config
 
 import (
+	"strings"
+	"unicode"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice/internal/yamlcheck"
@@ -39,4 +42,15 @@ type leaseAt struct {
 	file string
 	node *yaml.Node
 	path string
+}
+
+// label reads the name of a caller, a key or an issuer, which logs, check's
+// tables and the dashboard show: a string with no control character (a
+// line break, a tab), which would split their lines or forge one.
+func (d *decoder) label(n *yaml.Node, path string) string {
+	s := d.Str(n, path)
+	if strings.ContainsFunc(s, unicode.IsControl) {
+		d.Errorf(n, path, "%q holds a control character: a name is written to logs and tables, whose lines it would split", s)
+	}
+	return s
 }

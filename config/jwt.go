@@ -166,7 +166,7 @@ func (d *decoder) jwt(n *yaml.Node, path string, raw *rawConfig, i int) *JWT {
 	j := &JWT{}
 	before := len(d.Errs)
 	d.Mapping(n, path, map[string]field{
-		"name": func(n *yaml.Node, p string) { j.Name = d.Str(n, p) },
+		"name": func(n *yaml.Node, p string) { j.Name = d.label(n, p) },
 		"plan": func(n *yaml.Node, p string) {
 			j.Plan = d.Str(n, p)
 			raw.at(jwtPlanField(i), n, p)

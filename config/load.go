@@ -708,7 +708,7 @@ func (d *decoder) keys(n *yaml.Node, path string) []rawKey {
 		rk := rawKey{key: &Key{}, node: e, path: path}
 		var hashNode *yaml.Node
 		d.Mapping(e, path, map[string]field{
-			"name": func(n *yaml.Node, p string) { rk.key.Name = d.Str(n, p) },
+			"name": func(n *yaml.Node, p string) { rk.key.Name = d.label(n, p) },
 			"sha256": func(n *yaml.Node, p string) {
 				hashNode = n
 				s := d.Str(n, p)

@@ -310,7 +310,7 @@ func (d *decoder) callers(n *yaml.Node, path string) []Caller {
 		var token, scopes bool
 		var tokenNode, certificateNode *yaml.Node
 		d.Mapping(e, path, map[string]field{
-			"name": func(n *yaml.Node, p string) { c.Name = d.Str(n, p) },
+			"name": func(n *yaml.Node, p string) { c.Name = d.label(n, p) },
 			"token_sha256": func(n *yaml.Node, p string) {
 				token = true
 				s := d.Str(n, p)

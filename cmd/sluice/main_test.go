@@ -147,6 +147,7 @@ func TestRefusedFlagValuesExit2NamingTheFlag(t *testing.T) {
 		{[]string{"token", "-scopes", "everything"}, "-scopes"},
 		{[]string{"token", "-scopes", ","}, "-scopes"},
 		{[]string{"token", "-name", ""}, "-name"},
+		{[]string{"token", "-name", "ops\nWARN forged"}, "-name"},
 		{[]string{"keys", "-admin", "127.0.0.1:9090", "top"}, "-admin"},
 		{[]string{"keys", "-admin", "http://127.0.0.1:1", "-cert", "c.pem", "top"}, "-cert"},
 		{[]string{"keys", "-admin", "http://127.0.0.1:1", "-n", "0", "top"}, "-n"},

@@ -11,6 +11,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/sluice-dev/sluice/config"
 )
@@ -43,6 +44,9 @@ func runToken(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if *name == "" {
 		return usageErrorf("-name: every caller has a name for the logs")
+	}
+	if strings.ContainsFunc(*name, unicode.IsControl) {
+		return usageErrorf("-name %q holds a control character: the name is written to logs and tables, whose lines it would split", *name)
 	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
