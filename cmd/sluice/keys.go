@@ -78,6 +78,9 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usageErrorf("-admin %q: want the admin listener's URL, e.g. http://127.0.0.1:9090 (https:// with admin.tls)", redactURL(*admin))
 	}
 	*admin = strings.TrimSuffix(*admin, "/")
+	if u, _ := url.Parse(*admin); *token != "" && inClear(u) {
+		fmt.Fprintf(stderr, "sluice keys: warning: the caller token goes to %s in clear (http://), which anyone on the way reads; give the admin listener admin.tls and call it with -admin https://…\n", u.Host)
+	}
 	client, err := tlsFlags.client()
 	if err != nil {
 		return err
@@ -369,4 +372,18 @@ func printKeys(w io.Writer, cmd string, body []byte) error {
 		}
 	}
 	return nil
+}
+
+// inClear reports whether a request to u crosses a network in clear: plain
+// http to a host other than this one (a loopback address, or localhost).
+func inClear(u *url.URL) bool {
+	if u.Scheme != "http" {
+		return false
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if host == "localhost" {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
 }
