@@ -28,6 +28,9 @@ type stats struct {
 	// are made, never shown or stored, so a pseudonym cannot be recomputed
 	// from a guessed subject outside this process.
 	clientKey [32]byte
+	// started is the Unix second the stats were made in: of the time
+	// before it, nothing is known.
+	started int64
 
 	mu     sync.Mutex
 	fine   ring // one slot a second, the last minute
@@ -138,6 +141,7 @@ func newStats(clock func() time.Time, sample func() sample) *stats {
 	s := &stats{clock: clock, sample: sample, fine: newRing(1, 60), coarse: newRing(10, 360),
 		sampledAt: -1, decided: map[string]*int64{}, byPlan: map[*httplimit.Plan]*int64{}}
 	rand.Read(s.clientKey[:]) // never fails (crypto/rand)
+	s.started = clock().Unix()
 	return s
 }
 

@@ -73,7 +73,9 @@ type counts struct {
 }
 
 // point is one point of a series: its start (Unix seconds), its counts and
-// the highest degradation level seen in it (-1: not known).
+// the highest degradation level seen in it (-1: not known). A point that
+// ended before the server started has counts of -1 (not known), not 0: no
+// traffic was counted then, which is not the same as none.
 type point struct {
 	At int64 `json:"t"`
 	counts
@@ -140,6 +142,11 @@ func (s *stats) snapshot(rg dashboardRange, top int) dashboardData {
 	level := -1
 	for at := last - rg.step*int64(rg.points-1); at <= last; at += rg.step {
 		p := point{At: at, Level: -1}
+		if at+rg.step <= s.started {
+			p.counts = counts{-1, -1, -1, -1, -1} // not known: before the start
+			d.Series = append(d.Series, p)
+			continue
+		}
 		for t := at; t < at+rg.step; t += r.width {
 			sl := r.peek(t)
 			if sl == nil {
