@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -24,6 +25,10 @@ type benchOptions struct {
 	duration time.Duration
 	rate     float64 // requests per second in all; 0: closed loop
 	keys     int
+	// tls verifies an https URL with a private CA and presents a client
+	// certificate (-cacert, -cert, -key); nil: the system's roots, no
+	// certificate.
+	tls *tls.Config
 }
 
 // headerFlags collects repeated -H flags.
@@ -59,6 +64,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&o.body, "body", "", "request body; {key} becomes one of -keys keys")
 	fs.Var(&headers, "H", `request header "Name: value" (repeatable); {key} becomes one of -keys keys`)
 	fs.IntVar(&o.keys, "keys", 10000, "distinct keys that {key} walks through (key-0, key-1, …)")
+	var tlsFlags adminTLS
+	fs.StringVar(&tlsFlags.caFile, "cacert", "", "https: a PEM bundle of the CAs that sign the server's certificate (default: the system's roots)")
+	fs.StringVar(&tlsFlags.certFile, "cert", "", "https with mutual TLS: the client certificate to present")
+	fs.StringVar(&tlsFlags.keyFile, "key", "", "https with mutual TLS: the client certificate's key")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -79,6 +88,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := o.validate(); err != nil {
 		return err
 	}
+	tc, err := tlsFlags.config()
+	if err != nil {
+		return err
+	}
+	o.tls = tc
 	fmt.Fprintf(stdout, "sluice bench: %s %s for %v over %d connections, %s\n", o.method, redactURL(o.url), o.duration, o.conns, o.mode())
 	r := bench(ctx, &o)
 	r.write(stdout)
@@ -210,7 +224,7 @@ func bench(ctx context.Context, o *benchOptions) *benchResult {
 func (o *benchOptions) worker(ctx context.Context, w int, start time.Time) *benchResult {
 	res := &benchResult{statuses: map[int]int{}}
 	client := &http.Client{
-		Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true},
+		Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true, TLSClientConfig: o.tls},
 		// A redirect is counted as the answer it is: following it would
 		// send the load to another server, perhaps another's.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

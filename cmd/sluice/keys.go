@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
@@ -272,19 +273,29 @@ type adminTLS struct{ caFile, certFile, keyFile string }
 // is set.
 func (a adminTLS) client() (*http.Client, error) {
 	noRedirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	if a.caFile == "" && a.certFile == "" && a.keyFile == "" {
-		return &http.Client{CheckRedirect: noRedirect}, nil
-	}
-	if (a.certFile == "") != (a.keyFile == "") {
-		return nil, usageErrorf("-cert and -key go together")
-	}
-	c, err := config.ClientTLS{Enabled: true, CAFile: a.caFile, CertFile: a.certFile, KeyFile: a.keyFile}.Load()
+	c, err := a.config()
 	if err != nil {
 		return nil, err
+	}
+	if c == nil {
+		return &http.Client{CheckRedirect: noRedirect}, nil
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.TLSClientConfig = c
 	return &http.Client{Transport: t, CheckRedirect: noRedirect}, nil
+}
+
+// config returns the TLS configuration of the flags: nil when none is set
+// (the system's roots, no client certificate); a usageError when only one
+// of certFile and keyFile is.
+func (a adminTLS) config() (*tls.Config, error) {
+	if a.caFile == "" && a.certFile == "" && a.keyFile == "" {
+		return nil, nil
+	}
+	if (a.certFile == "") != (a.keyFile == "") {
+		return nil, usageErrorf("-cert and -key go together")
+	}
+	return config.ClientTLS{Enabled: true, CAFile: a.caFile, CertFile: a.certFile, KeyFile: a.keyFile}.Load()
 }
 
 // printKeys prints the answer of a keys command as a table.
