@@ -9,8 +9,8 @@ import (
 // cpuacct.usage is an unsigned count of nanoseconds: a root cgroup of a
 // cgroup v1 host (where a process outside any container may be in the
 // cpu,cpuacct hierarchy) passes 2⁶³ ns after 292 years of CPU, 4.6 years
-// of a busy 64-core host. Past it the count was read as a signed number,
-// which it no longer is: the CPU signal read nothing, 0, for ever after.
+// of a busy 64-core host. It is read unsigned: read as a signed number,
+// a count past 2⁶³ fails to parse and the CPU signal reads 0 for ever.
 func TestCPUOfAV1CountPastTheSignedRange(t *testing.T) {
 	root := fakeTree(t, map[string]string{
 		"proc/self/cgroup":                  "4:cpu,cpuacct:/\n",
