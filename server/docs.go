@@ -160,7 +160,9 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 			return nil, err
 		}
 		page.byPlan[p.Name] = buf.Bytes()
-		page.policy = contentSecurityPolicy(buf.Bytes(), docsPagePolicy)
+		if page.policy == "" { // the script is the template's, the same on every page
+			page.policy = contentSecurityPolicy(buf.Bytes(), docsPagePolicy)
+		}
 		if p.Name == page.def {
 			d.UnknownPlan = true
 			buf = bytes.Buffer{}
