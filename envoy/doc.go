@@ -96,7 +96,9 @@
 // Every limited descriptor of one request becomes one sluice.Check — its key
 // is the domain and the descriptor's entries, its cost the descriptor's
 // hits_addend if set (0 is a peek), else the request's (0 or unset means 1) —
-// and all of them are decided in a single Limiter.Allow call. That is the one
+// and all of them are decided in a single Limiter.Allow call (a request that
+// peeks at more fixed windows than that call holds with their over-limit
+// records peeks at the rest in a second call). That is the one
 // deliberate difference from envoyproxy/ratelimit, which by default
 // increments every descriptor's counter on its own: in sluice a request that
 // is over any limit consumes nothing from the others, so a client refused by

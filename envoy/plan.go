@@ -63,6 +63,10 @@ type plan struct {
 	seen     []bool
 	policy   []byte
 	state    []byte
+	// order, batch and merged are scratch space of decide (see split.go).
+	order  []int
+	batch  []sluice.Check
+	merged []sluice.Status
 }
 
 // slot is how one descriptor is decided.

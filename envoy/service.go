@@ -208,6 +208,7 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 func (s *Service) release(sc *scratch) {
 	clear(sc.plan.slots)
 	clear(sc.plan.checks)
+	clear(sc.plan.batch)
 	sc.res.Domain = ""
 	clear(sc.res.Descriptors)
 	s.scratch.Put(sc)
@@ -220,10 +221,10 @@ func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *s
 	}
 	*d = sluice.Decision{Statuses: d.Statuses[:0], Violated: d.Violated[:0]}
 	if len(p.checks) > 0 {
-		over, err := p.peekOver(ctx, s.limiter, d)
+		over, err := p.peekOver(ctx, s.limiter, d, &sc.settle)
 		if err == nil && !over {
 			*d = sluice.Decision{Statuses: d.Statuses[:0], Violated: d.Violated[:0]}
-			err = s.limiter.Allow(ctx, p.checks, d)
+			err = p.decide(ctx, s.limiter, d, &sc.settle)
 		}
 		if err != nil {
 			return nil, 0, grpcError(ctx, err)

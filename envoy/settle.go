@@ -55,7 +55,8 @@ func (p *plan) refused(s slot, d *sluice.Decision) bool {
 // deciding the request), for settle to spend and mark over; the others
 // spend nothing. Otherwise (and for a request that neither peeks so nor is
 // blocked, without a call) it returns false and leaves p as it was.
-func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d *sluice.Decision) (bool, error) {
+// scratch is working memory.
+func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) (bool, error) {
 	if !p.blocked && !slices.ContainsFunc(p.slots, func(s slot) bool { return s.over >= 0 }) {
 		return false, nil
 	}
@@ -64,7 +65,7 @@ func (p *plan) peekOver(ctx context.Context, l *sluice.Limiter, d *sluice.Decisi
 		p.costs = append(p.costs, p.checks[i].Cost)
 		p.checks[i].Cost = 0
 	}
-	if err := l.Allow(ctx, p.checks, d); err != nil {
+	if err := p.decide(ctx, l, d, scratch); err != nil {
 		return false, err
 	}
 	refused := p.blocked
