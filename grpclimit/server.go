@@ -61,8 +61,7 @@ type Options struct {
 // nothing: it serves every call, logging (with slog's default logger) that
 // it decided nothing, as New's default OnError does when a store fails.
 type Server struct {
-	m       *httplimit.Middleware
-	limiter *sluice.Limiter
+	m *httplimit.Middleware
 	// log is Limits.Logger, or slog.Default().
 	log     *slog.Logger
 	onError func(ctx context.Context, fullMethod string, err error) error
@@ -90,7 +89,7 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("grpclimit: %w", err)
 	}
-	s := &Server{m: m, limiter: limiter, onError: o.OnError, log: o.Limits.Logger}
+	s := &Server{m: m, onError: o.OnError, log: o.Limits.Logger}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -113,10 +112,13 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 // A call admitted by a leaky-bucket queue (a limit WithMaxWait) waits its
 // turn, the decision's Delay, before its handler runs. A call whose turn
 // comes after its deadline could not be answered in time: it is refused
-// at once, RESOURCE_EXHAUSTED with the Delay as its RetryInfo and the
-// queue as its QuotaFailure, and gives back what the store can refund (a
-// fixed or sliding window's charge, with a sluice.Refunder store); its
-// slot in the queue, which a bucket cannot give back, stays spent. A call
+// at once by the queue, as httplimit's Handler refuses such a request
+// (see httplimit.Middleware.Decide), RESOURCE_EXHAUSTED with the Delay as
+// its RetryInfo and the queue as its QuotaFailure, and observed as a
+// refusal (httplimit.Options.Observer); it gives back what the store can
+// (a fixed or sliding window's charge, with a sluice.Refunder store, and
+// concurrency leases), its slot in the queue, which a bucket cannot give
+// back, staying spent. A call
 // whose context ends while it waits leaves the queue, answered CANCELED or
 // DEADLINE_EXCEEDED, its slot spent; it has no answer, as a request that
 // left httplimit's queue has none: a failure for the limits that count by
@@ -252,7 +254,7 @@ func (s *Server) admit(ctx context.Context, method string, trailer, header func(
 	s.m.WriteHeaders(h, res)
 	md := fields(h)
 	if res.Decision.Delay > 0 {
-		if err := s.queue(ctx, res, md, trailer); err != nil {
+		if err := s.queue(ctx, res); err != nil {
 			return nil, err
 		}
 	}

@@ -64,7 +64,13 @@ var ErrTokenRefused = errors.New("the token is not verified")
 // carry the request's query after a '?': the part before it is the path
 // (read both ways, as Middleware reads a request's), and rules keyed by a query parameter read
 // the rest. cost ≥ 0 overrides the endpoint's cost; pass
-// -1 to use it. Give the Result back with Done or Discard.
+// -1 to use it. A request that a leaky-bucket queue would admit with a
+// Delay ending after ctx's deadline is refused by the queue, its
+// RetryAfter that Delay, as Decide refuses one whose request's context
+// ends first: what the store can give back of it is given back (window
+// charges, concurrency leases), its queue slot stays spent, and
+// Options.Observer sees the refusal. Give the Result back with Done or
+// Discard.
 func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path string, cost int64) (*Result, error) {
 	if m.zero() {
 		return nil, errZero()
@@ -235,6 +241,9 @@ func (m *Middleware) decideChecks(ctx context.Context, res *Result) (*Result, er
 		}
 	}
 	err := m.limiter.Allow(ctx, res.Checks, &res.Decision)
+	if err == nil && res.Decision.Allowed && res.Decision.Delay > 0 && !res.peeking {
+		m.refuseLate(ctx, res)
+	}
 	if m.observe != nil && (!res.peeking || err != nil) {
 		m.observe(res, time.Since(start), err)
 	}
@@ -243,6 +252,54 @@ func (m *Middleware) decideChecks(ctx context.Context, res *Result) (*Result, er
 		return nil, err
 	}
 	return res, nil
+}
+
+// refuseLate turns res, admitted by a leaky-bucket queue with a Delay
+// longer than the time left before ctx's deadline, into a refusal by that
+// queue: its turn comes after its caller has given up, so it could not be
+// answered in time, and its caller is told at once, as when the queue's
+// wait passes its MaxWait. Every enforcing check whose Delay passes the
+// deadline is refused, its RetryAfter its Delay (a request sent then finds
+// the queue ahead of it drained). What the store can give back is given
+// back, as a refusal charges nothing: the charges of fixed and sliding
+// windows (with a sluice.Refunder store) and concurrency leases; a queue's
+// slot cannot be (a bucket keeps no receipt), and stays spent. A store
+// that fails to give back leaves the charge counted, or the lease held
+// until it expires, and is logged. res is left as it is without a
+// deadline, or with one its turn comes before.
+func (m *Middleware) refuseLate(ctx context.Context, res *Result) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return
+	}
+	d := &res.Decision
+	left := time.Until(deadline)
+	if left >= d.Delay {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	if err := m.limiter.Release(ctx, res.Checks, d); err != nil {
+		m.warn(ctx, "concurrency lease not released (it expires by itself)", "err", err)
+	}
+	if err := m.limiter.Refund(ctx, res.Checks, d); err != nil {
+		m.warn(ctx, "request refused for its deadline still counted: the refund failed",
+			"err", err, "subject", res.Identity.Subject)
+	}
+	refusing := -1
+	d.Allowed, d.Violated = false, d.Violated[:0]
+	for i := range res.Checks {
+		st := &d.Statuses[i]
+		if res.Checks[i].Limit.Shadow() || st.Delay <= left {
+			continue
+		}
+		st.Allowed, st.RetryAfter = false, st.Delay
+		d.Violated = append(d.Violated, res.Checks[i].Limit.Name())
+		if refusing < 0 || st.RetryAfter > d.Statuses[refusing].RetryAfter {
+			refusing = i
+		}
+	}
+	st := &d.Statuses[refusing]
+	d.Limit, d.Remaining, d.ResetAfter, d.RetryAfter = res.Checks[refusing].Limit, st.Remaining, st.ResetAfter, st.RetryAfter
 }
 
 // checks appends to dst the checks of one request of cost units by the
