@@ -63,7 +63,8 @@ type plan struct {
 	seen     []bool
 	policy   []byte
 	state    []byte
-	// order, batch and merged are scratch space of decide (see split.go).
+	// order, batch and merged are scratch space of decide (see split.go)
+	// and evaluate.
 	order  []int
 	batch  []sluice.Check
 	merged []sluice.Status

@@ -189,27 +189,27 @@ func (p *plan) allow(ctx context.Context, l *sluice.Limiter, checks []sluice.Che
 // nothing remaining and nothing to reset, which no evaluated check that
 // spends says — with a peek at them.
 func (p *plan) evaluate(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) {
-	var buf [8]sluice.Check
-	var idx [8]int
-	peeks := buf[:0]
+	// At most one check per descriptor costs something: the peeks fit in
+	// one call.
+	p.order, p.batch = p.order[:0], p.batch[:0]
 	for i, st := range d.Statuses {
-		if st.Allowed && st.Remaining == 0 && st.ResetAfter == 0 && p.checks[i].Cost > 0 && len(peeks) < len(buf) {
+		if st.Allowed && st.Remaining == 0 && st.ResetAfter == 0 && p.checks[i].Cost > 0 {
 			c := p.checks[i]
 			c.Cost = 0
-			idx[len(peeks)] = i
-			peeks = append(peeks, c)
+			p.order = append(p.order, i)
+			p.batch = append(p.batch, c)
 		}
 	}
-	if len(peeks) == 0 {
+	if len(p.batch) == 0 {
 		return
 	}
 	*scratch = sluice.Decision{Statuses: scratch.Statuses[:0], Violated: scratch.Violated[:0]}
-	if l.Allow(ctx, peeks, scratch) != nil {
+	if l.Allow(ctx, p.batch, scratch) != nil {
 		return
 	}
 	for j, st := range scratch.Statuses {
 		// As the store reports a check a refused call did not charge.
-		d.Statuses[idx[j]].Remaining = st.Remaining
-		d.Statuses[idx[j]].ResetAfter = st.ResetAfter
+		d.Statuses[p.order[j]].Remaining = st.Remaining
+		d.Statuses[p.order[j]].ResetAfter = st.ResetAfter
 	}
 }
