@@ -59,7 +59,10 @@
 // Every write sets the key's TTL in the same script, to the decision's
 // reset-after rounded up to a millisecond (at least 1 ms): the time after
 // which the state is worth a fresh one. No key is ever left without a TTL;
-// peeks and refused checks write nothing.
+// peeks and refused checks write nothing. Store.Reset leaves beside a
+// state it deletes the time of the reset, at sluice:reset:{<subject>}:
+// <limit-name>, for as long as a lease taken before it could be given
+// back (see Leased quota).
 //
 // # Time
 //
@@ -351,6 +354,16 @@
 // sees it, up to a watch period after the new master first answers, an
 // instance may still spend them: units the lost state counted, as the
 // fallback's admissions before the loss are (see Failover).
+//
+// A state that Reset forgets no longer counts the leases taken from it
+// either. Their unspent units are never given back to the fresh state,
+// whose count they would lower below what it admitted: lease.lua gives
+// back nothing taken at or before the reset that the key beside the state
+// records (see Keys; LeaseStats.Lost counts them). On a Cluster, a lease
+// of a subject without a hash tag (see Keys), whose reset key lies in
+// another slot, is never given back. The units an instance still holds
+// may be spent after the reset, until their lease ends (see
+// Guarded.Reset).
 //
 // # Errors
 //

@@ -115,8 +115,10 @@ type leaseBackend interface {
 	// in several Cluster slots.
 	take(ctx context.Context, checks []sluice.Check, want []int64, out []sluice.Status, got []int64) (int64, error)
 	// giveBack runs lease.lua: for each check, Cost units of the take
-	// whose undo mark is marks[i] go back.
-	giveBack(ctx context.Context, checks []sluice.Check, marks []string) error
+	// sent at the shared state's time ats[i], whose undo mark is marks[i],
+	// go back, unless the state was reset since (Store.Reset). It returns
+	// the units that were not given back for that reason.
+	giveBack(ctx context.Context, checks []sluice.Check, marks []string, ats []int64) (int64, error)
 }
 
 // Leased is a sluice.Store that decides most checks of leased limits in
@@ -201,8 +203,9 @@ type Leased struct {
 	seq     uint64 // entries made, for their lock order
 
 	pendingMu sync.Mutex
-	pending   []sluice.Check // units to give back, with their marks
+	pending   []sluice.Check // units to give back, with their takes' marks and times
 	marks     []string
+	ats       []int64
 	// epoch counts the losses of the shared state (see drop); written with
 	// pendingMu held. A lease is spent and given back only in the epoch
 	// its take was sent in.

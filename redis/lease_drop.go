@@ -15,7 +15,7 @@ func (l *Leased) drop() {
 	for i := range l.pending {
 		l.stats.lost.Add(l.pending[i].Cost)
 	}
-	l.pending, l.marks = nil, nil
+	l.pending, l.marks, l.ats = nil, nil, nil
 	l.pendingMu.Unlock()
 
 	l.mu.RLock()

@@ -16,6 +16,7 @@ type lease struct {
 	taken    int64  // local µs the take was sent
 	deadline int64  // local µs before which they may be spent
 	mark     string // the take's undo mark
+	at       int64  // the shared state's µs of the take
 	gen      uint64 // which of the entry's leases this is
 	epoch    uint64 // Leased.epoch when its take was sent
 }
@@ -172,6 +173,7 @@ type held struct {
 	gen   uint64
 	cost  int64
 	mark  string
+	at    int64
 	epoch uint64
 }
 
@@ -238,7 +240,7 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 	for i, e := range es {
 		if extra[i] == 0 {
 			e.cur.units -= checks[i].Cost
-			aside = append(aside, held{e, e.cur.gen, checks[i].Cost, e.cur.mark, e.cur.epoch})
+			aside = append(aside, held{e, e.cur.gen, checks[i].Cost, e.cur.mark, e.cur.at, e.cur.epoch})
 		}
 	}
 	ch := make(chan struct{})
@@ -276,7 +278,7 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 		if h.e.cur.gen == h.gen {
 			h.e.cur.units += h.cost // a refusal spends nothing of any lease
 		} else { // its lease was replaced meanwhile: those units go back
-			l.queue(sluice.Check{Key: h.e.key, Limit: h.e.plan.shared, Cost: h.cost}, h.mark, h.epoch)
+			l.queue(sluice.Check{Key: h.e.key, Limit: h.e.plan.shared, Cost: h.cost}, h.mark, h.at, h.epoch)
 		}
 	}
 	for j, i := range takes {
@@ -372,7 +374,7 @@ func (l *Leased) newLease(e *leaseEntry, now, g, units, taken int64, st *sluice.
 	l.stats.leases.Add(1)
 	l.stats.leased.Add(units)
 	return lease{
-		units: units, leased: units, taken: now, gen: e.gen, epoch: ep,
+		units: units, leased: units, taken: now, gen: e.gen, epoch: ep, at: g,
 		deadline: now + e.plan.lifeAt(g),
 		mark:     e.plan.mark(g, taken, st.ResetAfter.Microseconds()),
 	}

@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -69,16 +70,16 @@ func (l *Leased) retireLease(e *leaseEntry, ls *lease, now int64) {
 			l.stats.expired.Add(ls.units)
 		}
 		if now < e.reset {
-			l.queue(sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: ls.units}, ls.mark, ls.epoch)
+			l.queue(sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: ls.units}, ls.mark, ls.at, ls.epoch)
 		}
 	}
 	*ls = lease{}
 }
 
-// queue adds units to give back with their take's undo mark, unless
-// their take was sent in an epoch before the shared state was last lost
-// (see drop).
-func (l *Leased) queue(c sluice.Check, mark string, ep uint64) {
+// queue adds units to give back with their take's undo mark and shared
+// time at, unless their take was sent in an epoch before the shared state
+// was last lost (see drop).
+func (l *Leased) queue(c sluice.Check, mark string, at int64, ep uint64) {
 	l.pendingMu.Lock()
 	defer l.pendingMu.Unlock()
 	if ep != l.epoch.Load() {
@@ -87,6 +88,7 @@ func (l *Leased) queue(c sluice.Check, mark string, ep uint64) {
 	}
 	l.pending = append(l.pending, c)
 	l.marks = append(l.marks, mark)
+	l.ats = append(l.ats, at)
 }
 
 // sweep gives back the units of leases idle (leaseEntry.idle) or past
@@ -150,17 +152,19 @@ func (l *Leased) retireIf(end func(e *leaseEntry, now int64) bool) {
 
 // flush gives back every queued unit. Units whose give-back fails are
 // dropped: the shared state keeps them counted, which errs on the side of
-// refusing until their window ends or their bucket refills.
+// refusing until their window ends or their bucket refills. Units whose
+// state was reset since their take are not given back (LeaseStats.Lost).
 func (l *Leased) flush(ctx context.Context) error {
 	l.pendingMu.Lock()
-	checks, marks := l.pending, l.marks
-	l.pending, l.marks = nil, nil
+	checks, marks, ats := l.pending, l.marks, l.ats
+	l.pending, l.marks, l.ats = nil, nil, nil
 	l.pendingMu.Unlock()
 	if len(checks) == 0 {
 		return nil
 	}
 	l.stats.giveBacks.Add(1)
-	if err := l.shared.giveBack(ctx, checks, marks); err != nil {
+	forgotten, err := l.shared.giveBack(ctx, checks, marks, ats)
+	if err != nil {
 		if ctx.Err() == nil {
 			l.stats.failures.Add(1)
 		}
@@ -170,7 +174,8 @@ func (l *Leased) flush(ctx context.Context) error {
 	for i := range checks {
 		n += checks[i].Cost
 	}
-	l.stats.returned.Add(n)
+	l.stats.returned.Add(n - forgotten)
+	l.stats.lost.Add(forgotten)
 	return nil
 }
 
@@ -209,40 +214,56 @@ func (l *Leased) Close() error {
 }
 
 // giveBack implements leaseBackend: one lease.lua run per Cluster slot
-// (one in all off a Cluster), all sent at once.
-func (s *Store) giveBack(ctx context.Context, checks []sluice.Check, marks []string) error {
+// (one in all off a Cluster), all sent at once. A key whose reset key lies
+// in another Cluster slot (see resettable) gets nothing back: its state
+// may have been reset since the take, and its units count as forgotten.
+func (s *Store) giveBack(ctx context.Context, checks []sluice.Check, marks []string, ats []int64) (int64, error) {
 	lua, err := loadLeaseScript()
 	if err != nil {
-		return s.fail("lease script", err)
+		return 0, s.fail("lease script", err)
 	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	keys := make([]string, len(checks))
+	var forgotten int64
+	keys := make([]string, 0, len(checks))
+	idx := make([]int, 0, len(checks))
 	for i := range checks {
-		keys[i] = Key(checks[i].Key, checks[i].Limit.ID())
+		k := Key(checks[i].Key, checks[i].Limit.ID())
+		if !s.resettable(k) {
+			forgotten += checks[i].Cost
+			continue
+		}
+		keys = append(keys, k)
+		idx = append(idx, i)
 	}
 	groups := s.groups(keys)
 	results := make([]rueidis.RedisResult, len(groups))
 	var wg sync.WaitGroup
-	for j, idx := range groups {
-		gk := make([]string, 0, len(idx))
-		args := make([]string, 0, len(idx)*(checkArgs+1))
-		for _, i := range idx {
-			gk = append(gk, keys[i])
+	for j, group := range groups {
+		gk := make([]string, 0, 2*len(group))
+		args := make([]string, 0, len(group)*(checkArgs+2))
+		for _, k := range group {
+			i := idx[k]
+			gk = append(gk, keys[k])
 			if args, err = appendCheckArgs(args, &checks[i]); err != nil {
-				return err
+				return 0, err
 			}
-			args = append(args, marks[i])
+			args = append(args, marks[i], strconv.FormatInt(ats[i], 10))
+		}
+		for _, k := range group {
+			gk = append(gk, resetKey(keys[k]))
 		}
 		wg.Go(func() { results[j] = lua.Exec(ctx, s.client, gk, args) })
 	}
 	wg.Wait()
 	for _, r := range results {
-		if err := r.Error(); err != nil {
-			return s.fail("lease script", err)
+		n, err := r.AsInt64()
+		if err != nil {
+			return 0, s.fail("lease script", err)
 		}
+		forgotten += n
 	}
-	return nil
+	return forgotten, nil
 }
 
 // applyAt implements leaseBackend.
@@ -260,10 +281,10 @@ func (l *lazy) applyAt(ctx context.Context, checks []sluice.Check, out []sluice.
 }
 
 // giveBack implements leaseBackend.
-func (l *lazy) giveBack(ctx context.Context, checks []sluice.Check, marks []string) error {
+func (l *lazy) giveBack(ctx context.Context, checks []sluice.Check, marks []string, ats []int64) (int64, error) {
 	s, err := l.store()
 	if err != nil {
-		return fmt.Errorf("lease give-back: %w", err)
+		return 0, fmt.Errorf("lease give-back: %w", err)
 	}
-	return s.giveBack(ctx, checks, marks)
+	return s.giveBack(ctx, checks, marks, ats)
 }

@@ -78,7 +78,7 @@ func (l *Leased) refill(e *leaseEntry, n int64, scarce bool, ch chan struct{}) {
 	case !st[0].Allowed || n == 0:
 		e.hear(&st[0], now)
 	case e.dead: // forgotten or replaced meanwhile: the units go back
-		l.queue(tk[0], e.plan.mark(g, n, st[0].ResetAfter.Microseconds()), ep)
+		l.queue(tk[0], e.plan.mark(g, n, st[0].ResetAfter.Microseconds()), g, ep)
 	case ep != l.epoch.Load(): // taken from a shared state lost since (see drop)
 		e.hear(&st[0], now)
 		l.stats.lost.Add(n)

@@ -32,7 +32,8 @@ type LeaseStats struct {
 	// Lost is the units of leases that were neither spent nor given
 	// back because the shared state that counted them was lost: a master
 	// back without its data, or one that took over without its
-	// predecessor's last writes (see Losses).
+	// predecessor's last writes (see Losses), or a Reset of the key since
+	// their take (see Store.Reset).
 	Lost int64
 	// Held is the units of the leases held now, not yet spent or given
 	// back; Keys the keys and limits with a lease held now; Taking the

@@ -3,24 +3,46 @@ package redis
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/redis/rueidis"
 
 	"github.com/sluice-dev/sluice"
 )
 
+// loadResetScript builds reset.lua, once.
+var loadResetScript = onceScript("reset.lua")
+
 // Reset forgets key's states under limits, as if key had never been seen
-// by them: one DEL of their Redis keys per Cluster slot (one in all when
-// they share key's hash slot, as they do unless key starts with "}"), sent
-// at once and bounded by the store's timeout. It reports how many of them
-// Redis held. An error wraps sluice.ErrStoreUnavailable; nothing is then
-// known to be forgotten.
+// by them: one reset.lua run per Cluster slot (one in all when they share
+// key's hash slot, as they do unless key starts with "}"), sent at once and
+// bounded by the store's timeout. It reports how many of them Redis held.
+// An error wraps sluice.ErrStoreUnavailable; nothing is then known to be
+// forgotten.
+//
+// Units that a Leased (of this or another instance) leased from a state
+// before its reset were counted by that state alone: they are never given
+// back to the fresh one, whose count they would lower below what it
+// admitted. So that a give-back can tell, Reset leaves beside each state
+// of a leasable limit a key recording the time of the reset,
+// sluice:reset:{<subject>}:<limit-name>, which lives as long as such a
+// give-back could still change the state (the window and the next; a
+// bucket's refill of its burst). A lease's units that its instance still
+// holds may still be spent after the reset, on top of what the fresh
+// state admits (see Guarded.Reset).
 func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error) {
 	if len(limits) == 0 {
 		return 0, nil
 	}
 	if err := s.unusable("reset"); err != nil {
 		return 0, err
+	}
+	lua, err := loadResetScript()
+	if err != nil {
+		return 0, s.fail("reset script", err)
 	}
 	keys := make([]string, len(limits))
 	for i, l := range limits {
@@ -29,16 +51,36 @@ func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (i
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	groups := s.groups(keys)
-	cmds := make([]rueidis.Completed, len(groups))
+	runs := make([]rueidis.LuaExec, len(groups))
 	for j, idx := range groups {
-		gk := make([]string, len(idx))
-		for k, i := range idx {
-			gk[k] = keys[i]
+		gk := make([]string, 0, 2*len(idx))
+		args := make([]string, 1, 1+len(idx))
+		args[0] = s.timeArg()
+		for _, i := range idx {
+			gk = append(gk, keys[i])
+			life := resetLife(limits[i])
+			if !s.resettable(keys[i]) {
+				life = 0
+			}
+			args = append(args, strconv.FormatInt(life, 10))
 		}
-		cmds[j] = s.client.B().Del().Key(gk...).Build()
+		for _, i := range idx {
+			if s.resettable(keys[i]) {
+				gk = append(gk, resetKey(keys[i]))
+			} else { // no reset key: the script reads none
+				gk = append(gk, keys[i])
+			}
+		}
+		runs[j] = rueidis.LuaExec{Keys: gk, Args: args}
 	}
+	results := make([]rueidis.RedisResult, len(runs))
+	var wg sync.WaitGroup
+	for j := range runs {
+		wg.Go(func() { results[j] = lua.Exec(ctx, s.client, runs[j].Keys, runs[j].Args) })
+	}
+	wg.Wait()
 	total := 0
-	for _, r := range s.client.DoMulti(ctx, cmds...) {
+	for _, r := range results {
 		n, err := r.AsInt64()
 		if err != nil {
 			return 0, s.fail("reset", err)
@@ -48,13 +90,53 @@ func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (i
 	return total, nil
 }
 
+// resetKey returns the key that records when the state at stateKey (see
+// Key) was last reset: "sluice:reset:" in place of its "sluice:", in the
+// same Cluster slot when stateKey has a hash tag, and never a state key.
+func resetKey(stateKey string) string {
+	return "sluice:reset:" + strings.TrimPrefix(stateKey, "sluice:")
+}
+
+// resettable reports whether a script can read stateKey's reset key
+// (resetKey) together with it: off a Cluster always, on one when stateKey
+// has a hash tag (its subject is neither empty nor starts with "}"), so
+// that both lie in one slot. A lease of a key that is not is never given
+// back (see giveBack).
+func (s *Store) resettable(stateKey string) bool {
+	return !s.cluster || slot(stateKey) == slot(resetKey(stateKey))
+}
+
+// resetLife returns how long, in ms, a reset of l's state must be
+// remembered: as long as a lease taken before it could still be given
+// back to a state written after it with any effect (see lease.lua) — a
+// window's lease in its window and, for a sliding counter, the next; a
+// bucket's until its whole burst has refilled — and a second more; 0 for
+// an algorithm that is never leased.
+func resetLife(l sluice.Limit) int64 {
+	if l.Err() != nil || l.Quantity() <= 0 {
+		return 0
+	}
+	w := int64(l.Window() / time.Microsecond)
+	var life int64
+	switch l.Algorithm() {
+	case sluice.AlgorithmFixedWindow, sluice.AlgorithmSlidingCounter:
+		life = 2 * w
+	case sluice.AlgorithmTokenBucket, sluice.AlgorithmGCRA, sluice.AlgorithmLeakyBucket:
+		life = ceilMulDiv(max(l.Burst(), 1), w, l.Quantity())
+	default:
+		return 0
+	}
+	return min(life, 1<<50)/1000 + 1000
+}
+
 // Reset forgets key's states under limits in Redis (Store.Reset), then in
 // the over-limit cache, the local fallback and the failover (what Redis
 // last said of key, and what the fallback admitted and has not charged
 // to Redis: failover.Store.Forget), so that none of them answers for Redis
-// with the old state. It reports how many states Redis held. Units
-// this or another instance has already leased stay spent until their lease
-// ends. An error wraps sluice.ErrStoreUnavailable (Redis could not be
+// with the old state. It reports how many states Redis held. Units that
+// this or another instance leased before the reset are never given back
+// to the fresh state (see Store.Reset), but those still held may be spent
+// until their lease ends. An error wraps sluice.ErrStoreUnavailable (Redis could not be
 // reached); the cache and the fallback forget key either way.
 func (g *Guarded) Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error) {
 	if g.failover == nil {

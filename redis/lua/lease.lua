@@ -5,23 +5,31 @@
 -- window gives the units back only while it still counts the window the
 -- lease was taken in (from its previous count once the sliding counter has
 -- moved on), a bucket only what has not refilled since the take. A key
--- written since under another algorithm, or gone, is left alone. The key
--- keeps its TTL.
+-- written since under another algorithm, or gone, is left alone, and so is
+-- a key reset (reset.lua) at or after the take: the state there now never
+-- counted the lease. The key keeps its TTL.
 --
--- KEYS[i]  the state key of a lease
--- ARGV     per key: CHECK_ARGS check arguments (the cost: the units to give
---          back), then the undo mark of the take
+-- KEYS[i]    the state key of a lease, i ≤ n = #KEYS / 2
+-- KEYS[n+i]  its reset key, in the same slot
+-- ARGV       per key: CHECK_ARGS check arguments (the cost: the units to
+--            give back), the undo mark of the take, then the time of the
+--            take (µs since sluice.Epoch, as apply.lua's time)
 --
--- Reply: the number of keys given back to.
+-- Reply: the units not given back because a reset forgot their take.
 
-local back = 0
-for i = 1, #KEYS do
-  local off = (i - 1) * (CHECK_ARGS + 1)
+local n = #KEYS / 2
+local forgotten = 0
+for i = 1, n do
+  local off = (i - 1) * (CHECK_ARGS + 2)
   local c = parse_check(i, off)
-  local st = load_state(c)
-  if not st.fresh and c.cost > 0 then
-    ALG[c.alg].undo(c, st, ARGV[off + CHECK_ARGS + 1], c.g)
-    back = back + 1
+  local reset = redis.call('GET', KEYS[n + i])
+  if reset and tonumber(ARGV[off + CHECK_ARGS + 2]) <= tonumber(reset) then
+    forgotten = forgotten + c.cost
+  else
+    local st = load_state(c)
+    if not st.fresh and c.cost > 0 then
+      ALG[c.alg].undo(c, st, ARGV[off + CHECK_ARGS + 1], c.g)
+    end
   end
 end
-return back
+return forgotten

@@ -1,0 +1,88 @@
+package redis_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/redis"
+)
+
+// A lease taken before a reset was counted by the state the reset forgot:
+// its unspent units, given back afterwards, must not be taken out of the
+// fresh state, which never counted them. Given back, they let the
+// instances admit more than the limit after the reset.
+func TestALeaseGivenBackAfterAResetDoesNotAddToTheFreshState(t *testing.T) {
+	t.Parallel()
+	for _, limit := range []sluice.Limit{
+		sluice.FixedWindow(100, 400*24*time.Hour).Named("fw"),
+		sluice.SlidingCounter(100, 400*24*time.Hour).Named("sc"),
+		sluice.TokenBucket(100, 400*24*time.Hour).Named("tb"),
+	} {
+		t.Run(limit.Name(), func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Standalone(t)
+			o := redis.Options{Instances: 2, OnStoreError: failover.Local,
+				Lease: redis.LeaseOptions{MaxAge: time.Hour, Idle: time.Hour}}
+			a, b := openLeased(t, srv, o), openLeased(t, srv, o)
+			c := sluice.Check{Key: "reset", Limit: limit, Cost: 1}
+			for range 10 {
+				spendN(t, a, c, 1)
+				settled(t, a.Leases())
+			}
+			held := settled(t, a.Leases()).Held
+			if held < 5 {
+				t.Fatalf("a holds %d units of lease before the reset, want a lease to give back", held)
+			}
+
+			if _, err := b.Reset(context.Background(), c.Key, []sluice.Limit{limit}); err != nil {
+				t.Fatal(err)
+			}
+			admitted := spendN(t, b, c, 200)
+			if err := a.Leases().Return(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			// b's over-limit cache refuses the key by now: a asks Redis.
+			admitted += spendN(t, a, c, 200)
+			if max := int(limit.Burst()); admitted > max {
+				t.Errorf("the instances admitted %d after the reset, for a limit of %d: a's lease of %d units, taken before it, was given back to the fresh state; a: %+v",
+					admitted, max, held, a.Leases().Stats())
+			}
+		})
+	}
+}
+
+// A lease taken after a reset was counted by the fresh state: its unspent
+// units go back to it as any lease's do.
+func TestALeaseTakenAfterAResetIsGivenBack(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	o := redis.Options{Instances: 2, OnStoreError: failover.Local,
+		Lease: redis.LeaseOptions{MaxAge: time.Hour, Idle: time.Hour}}
+	a, b := openLeased(t, srv, o), openLeased(t, srv, o)
+	limit := sluice.FixedWindow(100, 400*24*time.Hour).Named("fw")
+	c := sluice.Check{Key: "reset-then-take", Limit: limit, Cost: 1}
+	spendN(t, b, c, 1)
+	if _, err := a.Reset(context.Background(), c.Key, []sluice.Limit{limit}); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		spendN(t, a, c, 1)
+		settled(t, a.Leases())
+	}
+	before := settled(t, a.Leases())
+	if err := a.Leases().Return(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after := a.Leases().Stats()
+	if before.Held < 1 || after.Returned-before.Returned != before.Held {
+		t.Errorf("returned %d of the %d units held from leases taken after the reset (lost %d)",
+			after.Returned-before.Returned, before.Held, after.Lost-before.Lost)
+	}
+	if left := peek(t, srv, c); left != 100-10 {
+		t.Errorf("the fresh state has %d left after 10 units spent, want 90", left)
+	}
+}
