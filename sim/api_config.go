@@ -110,7 +110,7 @@ func (a *APIAnalysis) storeYAML(b *strings.Builder) {
 	req := a.Requirements
 	b.WriteString("store:\n")
 	fmt.Fprintf(b, "  type: %s\n", a.Store)
-	if a.Store == "memory" {
+	if a.Store == "memory" || a.OnStoreError == "local" {
 		maxKeysYAML(b, a.states())
 	}
 	if a.Store == "redis" {

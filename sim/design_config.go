@@ -14,7 +14,7 @@ func configYAML(req Requirements, rec Recommendation) string {
 	fmt.Fprintf(&b, " (precision %s, %d keys, %s).\n", req.Precision, req.Keys, plural(req.Instances, "instance"))
 	b.WriteString("store:\n")
 	fmt.Fprintf(&b, "  type: %s\n", rec.Store)
-	if rec.Store == "memory" {
+	if rec.Store == "memory" || rec.Store == "redis" { // redis: its local fallback (on_store_error: local)
 		maxKeysYAML(&b, req.Keys)
 	}
 	if rec.Store == "redis" {

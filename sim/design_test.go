@@ -61,7 +61,7 @@ func checkConfigShape(t *testing.T, cfg string) []sluice.Limit {
 			t.Errorf("memory store fields %v", got)
 		}
 	case "redis":
-		if got := keys(store); !slices.Equal(got, sorted("type", "redis")) {
+		if got := keys(store); !slices.Equal(got, sorted("type", "redis")) && !slices.Equal(got, sorted("type", "max_keys", "redis")) {
 			t.Errorf("redis store fields %v", got)
 		}
 		r := store["redis"].(map[string]any)

@@ -31,7 +31,10 @@ func maxKeys(states int64) (n int64, set bool) {
 }
 
 // maxKeysYAML writes the memory store's max_keys line for states, when
-// the default does not hold them with room to spare.
+// the default does not hold them with room to spare. The line also bounds
+// the memory a Redis store decides in while Redis is down (on_store_error:
+// local), which holds the states of the clients it meets meanwhile: the
+// caller writes it for a memory store and for that fallback alike.
 func maxKeysYAML(b *strings.Builder, states int64) {
 	n, set := maxKeys(states)
 	switch {

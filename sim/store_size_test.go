@@ -77,3 +77,39 @@ func TestDesignRefusesMoreStatesThanAMemoryStoreHolds(t *testing.T) {
 		t.Errorf("4,000,000,000 keys:\n%s", a.Config)
 	}
 }
+
+// A Redis store decides in memory while Redis is down (on_store_error:
+// local), and that fallback holds at most max_keys states, as a memory
+// store does: a design for more states than the default holds sizes it
+// as it sizes a memory store, or live clients' states would be evicted
+// during an outage and their quotas start afresh.
+func TestDesignRedisFallbackHasRoomForTheClients(t *testing.T) {
+	a := design(t, Requirements{Rate: "10/1s", Keys: 2_000_000, Store: "redis", MaxArrivals: 5000})
+	cfg, err := config.Parse("design.yaml", []byte(a.Config))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, a.Config)
+	}
+	if cfg.Store.Redis.OnStoreError != "local" {
+		t.Fatalf("on_store_error %q, want local:\n%s", cfg.Store.Redis.OnStoreError, a.Config)
+	}
+	if want := 2_500_000; cfg.Store.MaxKeys < want {
+		t.Errorf("a Redis design of 2,000,000 keys: max_keys %d, want at least %d:\n%s", cfg.Store.MaxKeys, want, a.Config)
+	}
+
+	api := designAPI(t, "store: redis\npriority: balanced\nplans:\n  - name: big\n    clients: 2000000\n    limits: [{rate: 5/1s}, {rate: 2000/1d, precision: loose}]\n")
+	cfg, err = config.Parse("api.yaml", []byte(api.Config))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, api.Config)
+	}
+	if cfg.Store.Redis.OnStoreError != "local" {
+		t.Fatalf("on_store_error %q, want local:\n%s", cfg.Store.Redis.OnStoreError, api.Config)
+	}
+	if want := 5_000_000; cfg.Store.MaxKeys < want {
+		t.Errorf("a Redis API design of 4,000,000 states: max_keys %d, want at least %d:\n%s", cfg.Store.MaxKeys, want, api.Config)
+	}
+
+	small := designAPI(t, "store: redis\npriority: protection\nplans:\n  - name: big\n    clients: 2000000\n    limits: [{rate: 5/1s}]\n")
+	if strings.Contains(small.Config, "max_keys") {
+		t.Errorf("on_store_error: deny keeps no state in memory, yet max_keys is written:\n%s", small.Config)
+	}
+}
