@@ -361,9 +361,11 @@
 // back nothing taken at or before the reset that the key beside the state
 // records (see Keys; LeaseStats.Lost counts them). On a Cluster, a lease
 // of a subject without a hash tag (see Keys), whose reset key lies in
-// another slot, is never given back. The units an instance still holds
-// may be spent after the reset, until their lease ends (see
-// Guarded.Reset).
+// another slot, is never given back. The instance that resets ends its
+// own leases of the key, neither spending nor giving back their units;
+// those another instance still holds may be spent after the reset, until
+// their lease ends: at most MaxUnits per key and limit per instance on top
+// of what the fresh state admits (see Guarded.Reset).
 //
 // # Errors
 //

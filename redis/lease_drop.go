@@ -1,5 +1,7 @@
 package redis
 
+import "github.com/sluice-dev/sluice"
+
 // drop ends every lease held and every give-back queued, spending none of
 // their units and giving none back: the shared state that counted them is
 // lost (a master back at its address without its data, or a replica that
@@ -29,5 +31,32 @@ func (l *Leased) drop() {
 		l.stats.lost.Add(e.held())
 		e.cur, e.next = lease{}, lease{}
 		e.mu.Unlock()
+	}
+}
+
+// reset ends the leases held of key's limits, spending none of their units
+// and giving none back, after a reset of key's states in Redis
+// (Guarded.Reset): the fresh state never counted them. Their entries are
+// forgotten, so that a take still running for one installs nothing; its
+// units go back, which lease.lua allows only for a take the fresh state
+// counted (see Store.Reset). Their units count in LeaseStats.Lost.
+func (l *Leased) reset(key string, limits []sluice.Limit) {
+	if l.next == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, lim := range limits {
+		k := leaseKey{key, lim.ID()}
+		e := l.entries[k]
+		if e == nil {
+			continue
+		}
+		e.mu.Lock()
+		l.stats.lost.Add(e.held())
+		e.cur, e.next = lease{}, lease{}
+		e.dead = true
+		e.mu.Unlock()
+		delete(l.entries, k)
 	}
 }

@@ -349,10 +349,15 @@ func (l *Leased) take(ctx context.Context, tk []sluice.Check, want []int64, st [
 // whose status is st. The next take asks for twice as much when the lease
 // it replaces was spent within half its life. A take sent before the
 // shared state was last lost (see drop) installs nothing: its units are
-// lost with that state.
+// lost with that state. Nor does a take for an entry forgotten meanwhile
+// (its limit changed, its key was reset): its units go back.
 func (l *Leased) install(e *leaseEntry, now, g, units, taken int64, st *sluice.Status, ep uint64) {
 	if ep != l.epoch.Load() {
 		l.stats.lost.Add(units)
+		return
+	}
+	if e.dead {
+		l.queue(sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: units}, e.plan.mark(g, taken, st.ResetAfter.Microseconds()), g, ep)
 		return
 	}
 	if c := &e.cur; c.leased > 0 && c.units < 1 && now-c.taken < (c.deadline-c.taken)/2 {

@@ -86,3 +86,30 @@ func TestALeaseTakenAfterAResetIsGivenBack(t *testing.T) {
 		t.Errorf("the fresh state has %d left after 10 units spent, want 90", left)
 	}
 }
+
+// The instance that resets a key ends the leases it holds of it: spent
+// after the reset, their units, counted by the state it forgot, would be
+// admitted on top of the fresh state's quota.
+func TestAResetEndsTheResettingInstancesLeasesOfTheKey(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	a := openLeased(t, srv, redis.Options{Instances: 2, OnStoreError: failover.Local,
+		Lease: redis.LeaseOptions{MaxAge: time.Hour, Idle: time.Hour}})
+	limit := sluice.FixedWindow(100, 400*24*time.Hour).Named("fw")
+	c := sluice.Check{Key: "reset-own", Limit: limit, Cost: 1}
+	for range 10 {
+		spendN(t, a, c, 1)
+		settled(t, a.Leases())
+	}
+	held := settled(t, a.Leases()).Held
+	if held < 5 {
+		t.Fatalf("a holds %d units of lease before the reset, want a lease to end", held)
+	}
+	if _, err := a.Reset(context.Background(), c.Key, []sluice.Limit{limit}); err != nil {
+		t.Fatal(err)
+	}
+	if admitted := spendN(t, a, c, 200); admitted > 100 {
+		t.Errorf("admitted %d after the reset, for a limit of 100: the %d units of lease held before it were spent on top; leases %+v",
+			admitted, held, a.Leases().Stats())
+	}
+}

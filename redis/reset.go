@@ -133,16 +133,23 @@ func resetLife(l sluice.Limit) int64 {
 // the over-limit cache, the local fallback and the failover (what Redis
 // last said of key, and what the fallback admitted and has not charged
 // to Redis: failover.Store.Forget), so that none of them answers for Redis
-// with the old state. It reports how many states Redis held. Units that
-// this or another instance leased before the reset are never given back
-// to the fresh state (see Store.Reset), but those still held may be spent
-// until their lease ends. An error wraps sluice.ErrStoreUnavailable (Redis could not be
-// reached); the cache and the fallback forget key either way.
+// with the old state, and ends the leases this instance holds of them
+// (see Leased), neither spending nor giving back their units. It reports
+// how many states Redis held. Units that another instance leased before
+// the reset are never given back to the fresh state either (see
+// Store.Reset), but those it still holds may be spent until their lease
+// ends, on top of what the fresh state admits: at most
+// LeaseOptions.MaxUnits per key and limit per instance. An error wraps
+// sluice.ErrStoreUnavailable (Redis could not be reached); the cache, the
+// fallback and the leases forget key either way.
 func (g *Guarded) Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error) {
 	if g.failover == nil {
 		return 0, errNoStore()
 	}
 	defer func() {
+		if g.leased != nil {
+			g.leased.reset(key, limits)
+		}
 		g.cache.Invalidate(key)
 		g.local.Reset(key, limits)
 		g.failover.Forget(key, limits)
