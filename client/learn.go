@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -145,7 +146,15 @@ type hostState struct {
 	// holders counts the Transport's requests under way to the host, which
 	// keep it from being forgotten; guarded by the Transport's mu.
 	holders int
+	// line holds the requests waiting for a send, in the order they came
+	// (see acquire); lineWake is when its first was told to wait until
+	// (zero: until the state changes), the soonest any other is granted.
+	line     []*waiter
+	lineWake time.Time
 }
+
+// waiter is a request's place in a host's line.
+type waiter struct{ cost int64 }
 
 // ticket is one granted send.
 type ticket struct {
@@ -535,16 +544,29 @@ func (h *hostState) broadcast() {
 // far from overflowing). It fails at once with ErrWaitTooLong when the wait
 // has a known end beyond maxWait or the context's deadline, and with the
 // context's error when it is cancelled, or had ended already.
+//
+// Requests that must wait are granted first come, first served: they line
+// up, only the first of the line is tried, and one that arrives while
+// others wait takes its place behind them, so that a request sent as
+// another's answer makes room (a batch worker's next) never takes the room
+// that those waiting were woken for. A request of cost 0, which takes no
+// room, does not line up.
 func (h *hostState) acquire(ctx context.Context, host string, cost int64, maxWait time.Duration) (ticket, time.Duration, error) {
 	cost = min(cost, sluice.MaxQuantity)
 	var waited time.Duration
 	if err := ctx.Err(); err != nil {
 		return ticket{}, 0, err // it would not be sent: spend nothing
 	}
+	var me *waiter // the request's place in the line, while it has one
+	defer func() {
+		if me != nil {
+			h.leave(me)
+		}
+	}()
 	for {
 		h.mu.Lock()
 		now := time.Now()
-		tk, ok, wake := h.try(cost, now)
+		tk, ok, wake, first := h.turn(&me, cost, now)
 		stalled := h.stalledAt()
 		changed := h.changed
 		h.mu.Unlock()
@@ -557,10 +579,13 @@ func (h *hostState) acquire(ctx context.Context, host string, cost int64, maxWai
 			}
 		}
 		// Answers in flight may free the host sooner, or, when none comes,
-		// their write-off.
+		// their write-off; the rest of the line waits for its first.
 		var timer *time.Timer
 		var fired <-chan time.Time
-		if wake = earlier(wake, stalled); !wake.IsZero() {
+		if first {
+			wake = earlier(wake, stalled)
+		}
+		if first && !wake.IsZero() {
 			timer = time.NewTimer(wake.Sub(now))
 			fired = timer.C
 		}
@@ -576,6 +601,58 @@ func (h *hostState) acquire(ctx context.Context, host string, cost int64, maxWai
 		if err := ctx.Err(); err != nil {
 			return tk, waited, err
 		}
+	}
+}
+
+// turn tries a send of cost units at now for the request whose place in
+// the line is *me (nil: it has none), as try does, when the request may be
+// tried: when it is first in line, or there is no line. Otherwise, or when
+// it must wait, it takes its place at the end of the line (in *me) and
+// reports the wait of the line's first, the soonest it can be granted;
+// first reports whether it was tried. Granted, it leaves the line, and the
+// next one is woken to be tried. h.mu is held.
+func (h *hostState) turn(me **waiter, cost int64, now time.Time) (tk ticket, ok bool, wake time.Time, first bool) {
+	if cost == 0 {
+		tk, ok, wake = h.try(cost, now)
+		return tk, ok, wake, true
+	}
+	if *me == nil && len(h.line) > 0 || *me != nil && h.line[0] != *me {
+		if *me == nil {
+			*me = &waiter{cost: cost}
+			h.line = append(h.line, *me)
+		}
+		return tk, false, h.lineWake, false
+	}
+	tk, ok, wake = h.try(cost, now)
+	switch {
+	case ok && *me != nil:
+		h.line[0] = nil
+		h.line = h.line[1:]
+		*me, h.lineWake = nil, time.Time{}
+		h.broadcast() // the next in line may be granted too
+	case !ok && *me == nil:
+		*me = &waiter{cost: cost}
+		h.line = append(h.line, *me)
+		h.lineWake = wake
+	case !ok:
+		h.lineWake = wake
+	}
+	return tk, ok, wake, true
+}
+
+// leave takes me, a request that stopped waiting, out of the line; when it
+// was first, the next one is woken to be tried.
+func (h *hostState) leave(me *waiter) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i := slices.Index(h.line, me)
+	if i < 0 {
+		return
+	}
+	h.line = slices.Delete(h.line, i, i+1)
+	if i == 0 {
+		h.lineWake = time.Time{}
+		h.broadcast()
 	}
 }
 

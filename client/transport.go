@@ -55,8 +55,9 @@ const drainGrace = 100 * time.Millisecond
 // Transport counts what it has in flight against that and holds new
 // requests to a host once they might not fit, until the quota's reset, so
 // that a batch sent through it meets few 429s or none, without knowing the
-// limit in advance. Holds are per host and shared by every request of the
-// Transport: a host is URL.Host in any case, in Unicode or in its xn--
+// limit in advance. Requests held wait their turn in the order they came:
+// one that arrives while others wait for room lines up behind them. Holds
+// are per host and shared by every request of the Transport: a host is URL.Host in any case, in Unicode or in its xn--
 // ASCII form, an IP address however it is written, a port with or without
 // leading zeros, with or without the root's dot of a fully qualified name,
 // its scheme's default port (80 for http, 443 for https) written or not,
