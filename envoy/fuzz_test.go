@@ -2,7 +2,9 @@ package envoy_test
 
 import (
 	"context"
+	"errors"
 	"os"
+	"strconv"
 	"testing"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
@@ -41,8 +43,10 @@ const fuzzRules = edgeRules + `
 
 // FuzzShouldRateLimit feeds arbitrary RateLimitRequests (protobuf wire
 // bytes) to the service: it never panics, answers malformed input with
-// InvalidArgument only, and a decided request has one status per descriptor
-// and is OVER_LIMIT exactly when one of its statuses is.
+// InvalidArgument only (never a call to the limiter that sluice refuses,
+// sluice.ErrInvalidCheck: the service makes the calls it makes from a
+// request it accepted), and a decided request has one status per
+// descriptor and is OVER_LIMIT exactly when one of its statuses is.
 func FuzzShouldRateLimit(f *testing.F) {
 	rules, err := envoy.LoadRules("fuzz.yaml", []byte(fuzzRules))
 	if err != nil {
@@ -66,6 +70,7 @@ func FuzzShouldRateLimit(f *testing.F) {
 		request("edge", 1, override, desc("remote_address", "a|b=c:{d}%")),
 		request("", 0, desc("k", "v")),
 		request("edge", 0, desc()),
+		request("edge", 0, manyPeeks()...),
 	} {
 		f.Add(must(proto.Marshal(req)))
 	}
@@ -79,6 +84,9 @@ func FuzzShouldRateLimit(f *testing.F) {
 		if err != nil {
 			if st, _ := grpcstatus.FromError(err); st.Code() != codes.InvalidArgument || st.Message() == "" {
 				t.Fatalf("error %v, want InvalidArgument with a message", err)
+			}
+			if errors.Is(err, sluice.ErrInvalidCheck) {
+				t.Fatalf("the service made a call the limiter refuses: %v", err)
 			}
 			return
 		}
@@ -121,4 +129,14 @@ func FuzzLoadRules(f *testing.F) {
 			t.Fatal("loaded without a domain")
 		}
 	})
+}
+
+// manyPeeks is MaxDescriptors peeks (hits_addend 0) at fixed windows, each
+// of which reads its window's over-limit record too.
+func manyPeeks() []*ratelimitv3.RateLimitDescriptor {
+	ds := make([]*ratelimitv3.RateLimitDescriptor, envoy.MaxDescriptors)
+	for i := range ds {
+		ds[i] = withHits(desc("remote_address", strconv.Itoa(i)), 0)
+	}
+	return ds
 }
