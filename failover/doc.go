@@ -16,6 +16,20 @@
 //   - Deny ("deny"): every check refused until the breaker may ask the
 //     primary again; protection over availability.
 //
+// Under Local, each charge goes to the primary under an id of its own
+// (Options.ChargeOnce). A charge call that fails may have been taken all
+// the same — a timeout after the primary ran it, a reply lost on the way
+// back — so its charges are in doubt: the next call sends each again,
+// under the same id and with no more units, until a call succeeds, and the
+// primary takes each id once. The guarantee is exactly once per charge id
+// within ChargeHorizon of its limit, which is how long redis.Store.ChargeOnce
+// keeps an id (plus a minute) from the charge that took it. A charge still
+// in doubt past its horizon is dropped unsent: its units no longer limit
+// anyone. A primary that loses an id sooner (an eviction, a replica
+// promoted without it) takes its retry again, and the key then refuses up
+// to that many units more until they pass; so does every retry of a
+// Charge, which has no ids.
+//
 // Use it around any store that can fail or be slow (a network between the
 // limiter and its state). A memory.Store needs none of it.
 //

@@ -95,13 +95,28 @@ type Options struct {
 	// obligations: quick, no call to Apply.
 	OnBreakerChange func(node string, from, to BreakerState)
 
-	// Charge, when not nil, tells the primary of units admitted without it:
-	// for each check, take up to Cost units of its limit for its key, as
-	// many as the primary's state has left, without refusing (the units
-	// were already admitted). Under Local, a Store calls it when the primary
-	// decides a key again, before the primary decides it (see Store). Its
-	// error is a store error: the call is decided by the OnError rule and the
-	// charge is tried again by the next call. Redis's Store.Charge is one.
+	// ChargeOnce, when not nil, tells the primary of units admitted without
+	// it: for each check, take up to Cost units of its limit for its key,
+	// as many as the primary's state has left, without refusing (the units
+	// were already admitted), unless the primary has taken the charge of
+	// the check's id (ids[i] is checks[i]'s) before: then take nothing, and
+	// succeed. Under Local, a Store calls it when the primary decides a key
+	// again, before the primary decides it (see Store), each charge under
+	// an id of its own. Its error is a store error: the call is decided by
+	// the OnError rule, and each charge of the call is in doubt (the
+	// primary may have taken it before the call failed): the next call
+	// sends it again, under the same id and with no more units, until a
+	// call succeeds, or until ChargeHorizon of its limit has passed since
+	// it was first sent, when its units limit no one any more and it is
+	// dropped. So a primary that remembers every id it took for
+	// ChargeHorizon of its limit counts each charge exactly once. Redis's
+	// Store.ChargeOnce is one.
+	ChargeOnce func(ctx context.Context, checks []sluice.Check, ids []string) error
+	// Charge is ChargeOnce without ids, used when ChargeOnce is nil: a
+	// charge the primary took but whose call failed (a reply lost, a
+	// timeout after the primary ran it) is taken again by the next call,
+	// and its key refuses that many units more than it should until they
+	// no longer count. Redis's Store.Charge is one.
 	Charge func(ctx context.Context, checks []sluice.Check) error
 	// Remember bounds how many keys' last answers from the primary a Local
 	// Store keeps to start its fallback from, DefaultRemember (65,536) when
@@ -205,7 +220,9 @@ type Stats struct {
 // for longer (an instance still cut off from the primary, or too slow to
 // answer within Timeout), whose local decisions in the window the others
 // return in are then beyond the promise, by at most its share. A charge
-// that fails is a store error: the accounts stay open for a later call.
+// that fails is a store error: the accounts stay open for a later call,
+// their charges in doubt, sent again under their ids and taken once (see
+// Options.ChargeOnce and the package documentation).
 // Concurrency leases are never charged, and a return call decides them
 // locally only (see package redis's documentation for the bounds this
 // gives).
@@ -251,7 +268,7 @@ type Store struct {
 	now        func() time.Time // Breaker.Clock, or time.Now
 	clock      func() time.Time // Breaker.Clock: the return period's clock (nil: monotonic)
 	tl         timeline         // the return period's elapsed time, on clock
-	charge     func(context.Context, []sluice.Check) error
+	charge     func(ctx context.Context, checks []sluice.Check, ids []string) error
 	memo       *memo   // Local only
 	ledger     *ledger // Local only
 
@@ -313,12 +330,15 @@ func New(primary, local sluice.Store, opts Options) (*Store, error) {
 		nodes:      nodes{opts: opts.Breaker, onChange: opts.OnBreakerChange},
 		openFor:    (&breaker{opts: opts.Breaker}).OpenFor(),
 		returnFor:  returnPeriods * (&breaker{opts: opts.Breaker}).OpenFor(),
-		charge:     opts.Charge,
+		charge:     opts.ChargeOnce,
 		now:        opts.Breaker.Clock,
 		clock:      opts.Breaker.Clock,
 	}
 	if f.now == nil {
 		f.now = time.Now
+	}
+	if charge := opts.Charge; f.charge == nil && charge != nil {
+		f.charge = func(ctx context.Context, checks []sluice.Check, _ []string) error { return charge(ctx, checks) }
 	}
 	if f.nodeOf == nil {
 		f.nodes.get("") // the one node, in Stats from the start

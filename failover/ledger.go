@@ -25,11 +25,49 @@ const (
 // its fallback began there and has not charged to the primary yet.
 type account struct {
 	check    sluice.Check // the key and the shared limit; Cost unused
-	admitted int64        // units admitted locally, not yet charged
+	admitted int64        // units admitted locally, in no charge sent yet
+	// doubt is a charge whose call failed: the primary may have taken its
+	// units or not. It is sent again under its id, which the primary takes
+	// once, until a call succeeds or its units count nowhere any more.
+	doubt pending
 	// busy is not nil while a call charges the account, and closed when it
-	// is done; charged is what that call set out to settle.
+	// is done; charged is what of admitted that call set out to settle, and
+	// plan what it does with the account.
 	busy    chan struct{}
 	charged int64
+	plan    plan
+}
+
+// A plan is what one call does with an account it claimed (see
+// Store.owed), and what came of it.
+type plan struct {
+	doubt pending // the account's doubt as claimed
+	// resend is the doubt's units sent again; with over, the doubt ends
+	// unsent: past its horizon, or none of it still held locally.
+	resend int64
+	over   bool
+	fresh  pending // the charge of charged; units 0: nothing owed
+	later  bool    // fresh is sent once the doubt's resend has succeeded
+	// outcome of the round of the resend (first) and of fresh (first, or
+	// second when later).
+	first, second outcome
+}
+
+// An outcome is what became of one round of charges.
+type outcome uint8
+
+const (
+	unsent    outcome = iota
+	succeeded         // the primary answered: each id's units taken once
+	failed            // the call failed: each id's units in doubt
+)
+
+// round returns the outcome of fresh's round.
+func (p *plan) round() outcome {
+	if p.later {
+		return p.second
+	}
+	return p.first
 }
 
 // A ledger keeps an account per key decided locally, bounded by max: a key
@@ -162,24 +200,39 @@ func (lg *ledger) takeAny(n int) []*account {
 // claim marks a as being charged. lg.mu is held.
 func (lg *ledger) claim(a *account) *account {
 	a.busy, a.charged = make(chan struct{}), a.admitted
+	a.plan = plan{doubt: a.doubt}
 	return a
 }
 
-// done ends the claim on taken: when settled, what each account held at
-// take is charged and the account closes unless more was admitted since.
+// done ends the claim on taken, each account as its plan came out, settled
+// when the whole call succeeded. A doubt ends when its resend succeeded or
+// it was over. The units of charged are gone from admitted once their
+// charge was sent, or settled with nothing owed: taken when it succeeded,
+// in doubt under their id when it failed. An account closes when it holds
+// no units and no doubt.
 func (lg *ledger) done(taken []*account, settled bool) {
 	lg.mu.Lock()
 	defer lg.mu.Unlock()
 	for _, a := range taken {
-		if settled {
+		p := &a.plan
+		if p.over || p.resend > 0 && p.first == succeeded {
+			a.doubt = pending{}
+		}
+		switch {
+		case p.fresh.units > 0 && p.round() == succeeded:
 			a.admitted -= a.charged
-			if a.admitted <= 0 {
-				delete(lg.m, stateKey{a.check.Key, a.check.Limit.ID()})
-				lg.size.Add(-1)
-			}
+		case p.fresh.units > 0 && p.round() == failed:
+			a.admitted -= a.charged
+			a.doubt = p.fresh
+		case p.fresh.units == 0 && settled:
+			a.admitted -= a.charged
+		}
+		if a.admitted <= 0 && a.doubt.units == 0 {
+			delete(lg.m, stateKey{a.check.Key, a.check.Limit.ID()})
+			lg.size.Add(-1)
 		}
 		close(a.busy)
-		a.busy, a.charged = nil, 0
+		a.busy, a.charged, a.plan = nil, 0, plan{}
 	}
 }
 

@@ -81,28 +81,52 @@ func (f *Store) settleOr(ctx context.Context, checks []sluice.Check, ns []*node,
 		f.ledger.done(taken, true)
 		return nil
 	}
-	var owed []sluice.Check
+	var first, then []charge
 	if len(taken) > 0 {
-		owed, err = f.owed(ctx, taken)
+		first, then, err = f.owed(ctx, taken)
 	}
-	if err == nil && len(owed) == 0 && contact {
+	if err == nil && len(first) == 0 && contact {
 		peeks := make([]sluice.Check, len(checks))
 		for i := range checks {
 			peeks[i] = sluice.Check{Key: checks[i].Key, Limit: checks[i].Limit}
 		}
 		err = f.primary.Apply(ctx, peeks, make([]sluice.Status, len(peeks)))
 	}
-	return f.charged(ctx, taken, owed, err)
+	return f.charged(ctx, taken, first, then, err)
 }
 
-// charged charges owed, what the claimed accounts taken hold, unless err
-// is already set, and ends the claim: settled if the charge succeeded.
-func (f *Store) charged(ctx context.Context, taken []*account, owed []sluice.Check, err error) error {
-	if err == nil && len(owed) > 0 {
-		err = f.charge(ctx, owed)
+// charged sends the charges of the claimed accounts taken, unless err is
+// already set: first, then, once first has succeeded, then (see owed). It
+// records each round's outcome in the accounts' plans and ends the claim,
+// settled if every charge succeeded.
+func (f *Store) charged(ctx context.Context, taken []*account, first, then []charge, err error) error {
+	if err == nil && len(first) > 0 {
+		err = f.send(ctx, first, func(p *plan, o outcome) { p.first = o })
+	}
+	if err == nil && len(then) > 0 {
+		err = f.send(ctx, then, func(p *plan, o outcome) { p.second = o })
 	}
 	if len(taken) > 0 {
 		f.ledger.done(taken, err == nil)
+	}
+	return err
+}
+
+// send makes one Charge call of cs and records its outcome in their
+// accounts' plans with set.
+func (f *Store) send(ctx context.Context, cs []charge, set func(*plan, outcome)) error {
+	checks := make([]sluice.Check, len(cs))
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		checks[i], ids[i] = c.check, c.id
+	}
+	err := f.charge(ctx, checks, ids)
+	o := succeeded
+	if err != nil {
+		o = failed
+	}
+	for _, c := range cs {
+		set(&c.a.plan, o)
 	}
 	return err
 }
@@ -128,8 +152,8 @@ func (f *Store) Settle(ctx context.Context) error {
 		if len(taken) == 0 {
 			return nil // the rest is being charged by calls under way
 		}
-		owed, err := f.owed(ctx, taken)
-		if err = f.charged(ctx, taken, owed, err); err != nil {
+		first, then, err := f.owed(ctx, taken)
+		if err = f.charged(ctx, taken, first, then, err); err != nil {
 			return err
 		}
 	}
@@ -350,11 +374,24 @@ func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []
 	return !cached, nil
 }
 
-// owed returns, for each account, the units to charge: what it admitted
-// locally, as far as the local state still counts it (units whose window
+// A charge is units of an account's key and limit to charge under an id.
+type charge struct {
+	a     *account
+	check sluice.Check // Cost: the units
+	id    string
+}
+
+// owed plans the charges of the claimed accounts: for each, the units it
+// owes, as far as the local state still counts them (units whose window
 // has passed, or that a bucket has refilled since, no longer limit anyone
-// and are not charged). Accounts that owe nothing are left out.
-func (f *Store) owed(ctx context.Context, accounts []*account) ([]sluice.Check, error) {
+// and are not charged), its doubt's first. A doubt past its horizon
+// (ChargeHorizon from when it was first sent) counts nowhere any more, and
+// is over unsent. first holds each doubt sent again under its id and the
+// new charges of the accounts without one, each under a new id; then the
+// new charges of the accounts whose doubt is in first, to be sent once
+// first has succeeded, so that an account never has more than one charge
+// in doubt. Accounts that owe nothing are left out.
+func (f *Store) owed(ctx context.Context, accounts []*account) (first, then []charge, err error) {
 	peeks := make([]sluice.Check, len(accounts))
 	st := make([]sluice.Status, len(accounts))
 	for i, a := range accounts {
@@ -363,15 +400,33 @@ func (f *Store) owed(ctx context.Context, accounts []*account) ([]sluice.Check, 
 	for lo := 0; lo < len(peeks); lo += sluice.MaxChecks {
 		hi := min(lo+sluice.MaxChecks, len(peeks))
 		if err := f.local.Apply(ctx, peeks[lo:hi], st[lo:hi]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	var owed []sluice.Check
+	now := f.now()
 	for i, a := range accounts {
-		held := peeks[i].Limit.Burst() - st[i].Remaining
-		if c := min(held, a.charged); c > 0 {
-			owed = append(owed, sluice.Check{Key: a.check.Key, Limit: a.check.Limit, Cost: c})
+		p := &a.plan
+		doubt := p.doubt.units
+		if doubt > 0 && now.Sub(p.doubt.since) >= ChargeHorizon(a.check.Limit) {
+			doubt, p.over = 0, true
+		}
+		owes := max(min(peeks[i].Limit.Burst()-st[i].Remaining, doubt+a.charged), 0)
+		if doubt > 0 {
+			if p.resend = min(owes, doubt); p.resend == 0 {
+				p.over = true
+			} else {
+				first = append(first, charge{a, sluice.Check{Key: a.check.Key, Limit: a.check.Limit, Cost: p.resend}, p.doubt.id})
+			}
+		}
+		if c := owes - p.resend; c > 0 {
+			p.fresh = pending{id: newChargeID(), units: c, since: now}
+			ch := charge{a, sluice.Check{Key: a.check.Key, Limit: a.check.Limit, Cost: c}, p.fresh.id}
+			if p.later = p.resend > 0; p.later {
+				then = append(then, ch)
+			} else {
+				first = append(first, ch)
+			}
 		}
 	}
-	return owed, nil
+	return first, then, nil
 }

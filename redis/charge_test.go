@@ -32,7 +32,7 @@ func TestChargeTakesWhatIsLeftAndNeverRefuses(t *testing.T) {
 				t.Fatalf("spending 6: %+v, %v", out[0], err)
 			}
 			taken := make([]int64, 2)
-			if err := s.charge(ctx, []sluice.Check{{Key: key, Limit: l, Cost: 7}, {Key: key + "-none", Limit: l}}, taken); err != nil {
+			if err := s.charge(ctx, []sluice.Check{{Key: key, Limit: l, Cost: 7}, {Key: key + "-none", Limit: l}}, nil, taken); err != nil {
 				t.Fatal(err)
 			}
 			if taken[0] != 4 || taken[1] != 0 {
