@@ -14,7 +14,8 @@ import (
 
 // Result is what one ShouldRateLimit call decided, for observers.
 type Result struct {
-	// Domain is the request's domain.
+	// Domain is the request's domain: its first MaxDomainBytes bytes when
+	// it is longer (such a request is refused, InvalidArgument).
 	Domain string
 	// Allowed is the overall code: true for OK, false for OVER_LIMIT.
 	Allowed bool

@@ -182,7 +182,11 @@ func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitReque
 	start := time.Now()
 	sc := s.scratch.Get().(*scratch)
 	now := s.now()
-	sc.res = Result{Domain: req.GetDomain(), Descriptors: sc.res.Descriptors[:0], Now: now}
+	domain := req.GetDomain()
+	if len(domain) > MaxDomainBytes { // refused: observers are told its start
+		domain = domain[:MaxDomainBytes]
+	}
+	sc.res = Result{Domain: domain, Descriptors: sc.res.Descriptors[:0], Now: now}
 	resp, delay, err := s.decide(ctx, req, sc, now)
 	if s.observe != nil {
 		s.observe(&sc.res, time.Since(start), err)
