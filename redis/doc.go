@@ -344,7 +344,13 @@
 // decides the rest by OnStoreError; the failover's bounds apply to those,
 // since it takes no lease while its failover falls back, returns or owes
 // Redis what it admitted locally on the key (failover.Store.Direct): those
-// checks go through the failover, which charges first. A shared state
+// checks go through the failover, which charges first. A lease and the
+// fallback never admit the same units: the fallback starts a key from its
+// share of what Redis said was left after the instance's last take of it
+// (failover.Store.Heard), which the units leased are not part of, so the
+// failover's bounds hold with Rᵢ that remainder. An instance alone admits
+// across an outage, from its leases and its fallback together, at most
+// the limit. A shared state
 // that is lost — a master back at its address without its data, a
 // replica that took over without its predecessor's last writes (see
 // Failover) — no longer counts the leases it gave: once Open's store sees
