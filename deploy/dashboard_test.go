@@ -2,6 +2,7 @@ package deploy_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -25,16 +26,44 @@ type variable struct {
 }
 
 type panel struct {
-	ID         int
-	Type       string
-	Title      string
-	Datasource *struct{ Type, UID string }
-	GridPos    struct{ X, Y, W, H int } `json:"gridPos"`
-	Targets    []struct {
-		Expr  string
-		RefID string `json:"refId"`
+	ID          int
+	Type        string
+	Title       string
+	Datasource  *struct{ Type, UID string }
+	GridPos     struct{ X, Y, W, H int } `json:"gridPos"`
+	FieldConfig struct {
+		Defaults  struct{ Unit string }
+		Overrides []struct {
+			Matcher    struct{ ID, Options string }
+			Properties []struct {
+				ID    string
+				Value any
+			}
+		}
+	} `json:"fieldConfig"`
+	Targets []struct {
+		Expr         string
+		RefID        string `json:"refId"`
+		LegendFormat string `json:"legendFormat"`
 	}
 	Panels []panel // a collapsed row's
+}
+
+// unitOf returns the unit the panel draws its query refID in: an override
+// of the query's frames, or the panel's default.
+func (p *panel) unitOf(refID string) string {
+	unit := p.FieldConfig.Defaults.Unit
+	for _, o := range p.FieldConfig.Overrides {
+		if o.Matcher.ID != "byFrameRefID" || o.Matcher.Options != refID {
+			continue
+		}
+		for _, prop := range o.Properties {
+			if u, ok := prop.Value.(string); ok && prop.ID == "unit" {
+				unit = u
+			}
+		}
+	}
+	return unit
 }
 
 // readDashboard decodes deploy/grafana/sluice.json and returns it with
@@ -233,6 +262,51 @@ func TestEveryMetricIsDrawnOrAlertedOn(t *testing.T) {
 	for name := range notDrawn {
 		if !exported[name] {
 			t.Errorf("notDrawn names %s, which package server does not export", name)
+		}
+	}
+}
+
+// perSecond are Grafana's units of a quantity per second.
+var perSecond = map[string]bool{"reqps": true, "ops": true, "rps": true, "wps": true, "iops": true, "cps": true, "pps": true, "Bps": true, "bps": true, "binBps": true, "binbps": true}
+
+// stepRange matches an increase or a count over a range Grafana sets from
+// the panel's step, which changes with the time range and the panel's width.
+var stepRange = regexp.MustCompile(`(increase|changes|resets|count_over_time|sum_over_time)\([^()]*\[\$\{?__(rate_)?interval\}?\]`)
+
+// TestDashboardUnitsFitTheirQueries: each query is drawn in the unit of
+// what it computes. A rate is per second (a per-second unit, or "/s" in its
+// legend); a quotient of two rates (a share, a mean) is not; a quantile of
+// sluice_decision_seconds is a time in seconds; a number of events is
+// counted over a range that means the same at every zoom ($__range), never
+// over Grafana's step, whose length the reader does not see.
+func TestDashboardUnitsFitTheirQueries(t *testing.T) {
+	t.Parallel()
+	_, panels := readDashboard(t)
+	for _, p := range panels {
+		for _, tg := range p.Targets {
+			unit, expr := p.unitOf(tg.RefID), tg.Expr
+			what := fmt.Sprintf("panel %q, query %s (%s), unit %q", p.Title, tg.RefID, expr, unit)
+			quotient := regexp.MustCompile(`\)\s*/\s*(sum|rate|avg|max|min)\b`).MatchString(expr)
+			switch {
+			case stepRange.MatchString(expr):
+				t.Errorf("%s: counts events over Grafana's step, so its values change with the zoom: draw rate() per second, or count over $__range", what)
+			case strings.HasPrefix(expr, "histogram_quantile("):
+				if unit != "s" {
+					t.Errorf("%s: a quantile of seconds, want unit s", what)
+				}
+			case quotient:
+				if perSecond[unit] {
+					t.Errorf("%s: a quotient of two rates is no longer per second", what)
+				}
+			case strings.Contains(expr, "rate("):
+				if !perSecond[unit] && !strings.Contains(tg.LegendFormat, "/s") {
+					t.Errorf("%s: a rate, want a per-second unit (or /s in its legend)", what)
+				}
+			case !strings.Contains(expr, "increase("):
+				if perSecond[unit] {
+					t.Errorf("%s: a gauge drawn in a per-second unit", what)
+				}
+			}
 		}
 	}
 }
