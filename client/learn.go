@@ -65,7 +65,7 @@ import (
 // request's cost. A 429 proves an assumption wrong (another client shares
 // the key, the limit shrank, the quota is not a bucket): the host then
 // trusts nothing sent before it (a new epoch), assumes no rate, waits
-// max(Retry-After, reset), and probes again. No wait a server asks for
+// Retry-After (or without it the reset), and probes again. No wait a server asks for
 // holds the host longer than maxServerWait.
 
 // Learning modes of a host.

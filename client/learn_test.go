@@ -93,17 +93,18 @@ func TestTooManyRequestsDistrustsTheBoundUntilTheServerSaysSo(t *testing.T) {
 	h.finish(refused, response{arrived: true, at: at, status: 429, ra: 2 * time.Second, hasRA: true,
 		rl: RateLimit{Remaining: 0, Reset: 3 * time.Second}, hasRL: true})
 	mustWait(t, h, at, at.Add(2*time.Second), "during Retry-After")
-	mustWait(t, h, at.Add(2*time.Second), at.Add(3*time.Second), "after Retry-After, before the reset")
 	// An answer to a request sent before the 429 does not restore trust.
 	h.finish(old, ok200(at, 98, time.Second))
-	mustWait(t, h, at.Add(2*time.Second), at.Add(3*time.Second), "after a stale success")
-	probe := mustGrant(t, h, at.Add(3*time.Second), "probe after the reset")
+	mustWait(t, h, at.Add(time.Second), at.Add(2*time.Second), "after a stale success")
+	// Retry-After takes precedence over the reset (3 s): the probe goes
+	// when it has passed.
+	probe := mustGrant(t, h, at.Add(2*time.Second), "probe after Retry-After")
 	if !probe.probe {
 		t.Error("the first request after a 429's wait is not a probe")
 	}
-	mustWait(t, h, at.Add(3*time.Second), time.Time{}, "while the probe is out")
-	h.finish(probe, ok200(at.Add(3*time.Second), 5, time.Second))
-	mustGrant(t, h, at.Add(3*time.Second), "after the probe's answer")
+	mustWait(t, h, at.Add(2*time.Second), time.Time{}, "while the probe is out")
+	h.finish(probe, ok200(at.Add(2*time.Second), 5, time.Second))
+	mustGrant(t, h, at.Add(2*time.Second), "after the probe's answer")
 }
 
 func TestRetryAfterHoldsEvenWithoutLearning(t *testing.T) {

@@ -37,8 +37,9 @@ const (
 // budget of 10 retries plus one per ten requests.
 //
 // The wait before a retry is what the server said when it said anything:
-// the longer of Retry-After and, when the quota is spent, its reset (from
-// any of the four RateLimit header formats), an hour at most. Only without either does the
+// Retry-After, which takes precedence over the RateLimit fields, or
+// without it, when the quota is spent, its reset (from any of the four
+// RateLimit header formats), an hour at most. Only without either does the
 // Transport guess, with exponential backoff and full jitter (a wait drawn
 // uniformly from [0, min(BackoffCap, BackoffBase·2^retry)]), so that many
 // clients that failed together do not come back together. A server-given
@@ -201,19 +202,17 @@ func backoff(base, cap time.Duration, retry int) time.Duration {
 const maxServerWait = time.Hour
 
 // serverWait is the wait the server asked for after a throttled response:
-// the longer of Retry-After and the reset of a spent quota; told is false
-// when it said neither. A reset that is Retry-After rounded up to a whole
-// second says no more than Retry-After does: a wait finer than a second
-// (gRPC's RetryInfo) is kept, not rounded up.
+// its Retry-After when it has one, which takes precedence over the
+// RateLimit fields (draft-ietf-httpapi-ratelimit-headers: it MUST, and
+// the reset MAY be ignored), else the reset of a spent quota; told is
+// false when it said neither. A wait finer than a second (gRPC's
+// RetryInfo) is kept as it is.
 func serverWait(ra time.Duration, hasRA bool, rl RateLimit, hasRL bool) (wait time.Duration, told bool) {
-	if hasRL && rl.Remaining == 0 && rl.Reset > 0 {
+	switch {
+	case hasRA:
+		wait, told = ra, true
+	case hasRL && rl.Remaining == 0 && rl.Reset > 0:
 		wait, told = rl.Reset, true
-	}
-	if hasRA {
-		if wait == ceilSecond(ra) {
-			wait = ra
-		}
-		wait, told = max(wait, ra), true
 	}
 	return min(wait, maxServerWait), told
 }

@@ -72,8 +72,11 @@ func TestServerWait(t *testing.T) {
 	}{
 		{"Retry-After alone", 5 * time.Second, true, RateLimit{}, false, 5 * time.Second, true},
 		{"a spent quota's reset alone", 0, false, spent, true, 20 * time.Second, true},
-		{"the longer of the two", 5 * time.Second, true, spent, true, 20 * time.Second, true},
-		{"Retry-After longer than the reset", time.Minute, true, spent, true, time.Minute, true},
+		{"Retry-After takes precedence over a longer reset", 5 * time.Second, true, spent, true, 5 * time.Second, true},
+		{"Retry-After takes precedence over a shorter reset", time.Minute, true, spent, true, time.Minute, true},
+		{"a finer Retry-After than the reset's whole second is kept", 84 * time.Millisecond, true,
+			RateLimit{Reset: time.Second}, true, 84 * time.Millisecond, true},
+		{"a wait beyond an hour is an hour", 48 * time.Hour, true, RateLimit{}, false, time.Hour, true},
 		{"the reset of a quota not spent is no reason to wait", 0, false, RateLimit{Remaining: 3, Reset: time.Hour}, true, 0, false},
 		{"nothing said", 0, false, RateLimit{}, false, 0, false},
 		{"Retry-After: 0 is said", 0, true, RateLimit{}, false, 0, true},
