@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
+
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/internal/conformance"
@@ -30,7 +32,11 @@ func TestAChargeWhoseReplyIsLostIsTakenOnce(t *testing.T) {
 	thief := newReplyThief(t, srv.Addr)
 	clock := conformance.NewClock(conformance.DefaultStart.Add(17 * time.Second))
 	direct := New(srv.Client(t), WithTimeout(testTimeout), WithTimeForTesting(clock.Now))
-	thiefClient, err := NewClient(Options{Addrs: []string{thief.Addr()}, Timeout: testTimeout})
+	// One connection (rueidis otherwise spreads calls over several, each
+	// opened when first used: an opening whose replies are stolen never
+	// sends the call).
+	thiefClient, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{thief.Addr()},
+		DisableCache: true, ForceSingleClient: true, PipelineMultiplex: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +45,9 @@ func TestAChargeWhoseReplyIsLostIsTakenOnce(t *testing.T) {
 
 	l := sluice.FixedWindow(10, time.Hour)
 	ctx := context.Background()
-	// The charge script is loaded, so the robbed run is the charge itself.
-	if err := direct.ChargeOnce(ctx, []sluice.Check{{Key: "warm", Limit: l}}, []string{"warm"}); err != nil {
+	// A charge of nothing loads the script, so that the robbed run is the
+	// charge itself.
+	if err := robbed.ChargeOnce(ctx, []sluice.Check{{Key: "lost", Limit: l}}, []string{"warm"}); err != nil {
 		t.Fatal(err)
 	}
 	var via atomic.Pointer[Store]
