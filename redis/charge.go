@@ -44,7 +44,10 @@ func (s *Store) Charge(ctx context.Context, checks []sluice.Check) error {
 // it took it, and from each later charge that found it; a charge sent again
 // under the id within that time is taken once, whatever became of the
 // calls before it. Sent again later, when the units it stands for limit no
-// one any more (a failover drops it by then), it is taken again.
+// one any more (a failover drops it by then), it is taken again. On a
+// Cluster, the state of a subject that starts with "}" has no hash tag,
+// and no key of its id could share its slot: its charges are taken
+// without their ids, each time they are sent.
 //
 // Each check is one charge.lua run, all sent at once (one round trip on a
 // standalone server or with Sentinel, one per node on a Cluster), bounded
@@ -86,9 +89,11 @@ func (s *Store) charge(ctx context.Context, checks []sluice.Check, ids []string,
 		key := Key(c.Key, c.Limit.ID())
 		keys := []string{key}
 		if ids != nil && ids[i] != "" {
-			keys = append(keys, chargeIDKey(key, ids[i]))
-			life := failover.ChargeHorizon(c.Limit).Milliseconds() + chargeIDSlack
-			args = append(args, strconv.FormatInt(max(life, chargeIDSlack), 10))
+			if idKey := chargeIDKey(key, ids[i]); !s.cluster || slot(idKey) == slot(key) {
+				keys = append(keys, idKey)
+				life := failover.ChargeHorizon(c.Limit).Milliseconds() + chargeIDSlack
+				args = append(args, strconv.FormatInt(max(life, chargeIDSlack), 10))
+			}
 		}
 		runs = append(runs, rueidis.LuaExec{Keys: keys, Args: args})
 		idx = append(idx, i)
