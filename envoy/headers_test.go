@@ -66,6 +66,28 @@ func TestDraft6HeadersDescribeTheLimitClosestToRefusing(t *testing.T) {
 	}
 }
 
+// A refused request's draft-6 headers describe the violated limit with the
+// longest wait, wherever it is in the request (envoyproxy/ratelimit's
+// describe the last one over its limit).
+func TestDraft6HeadersOfARefusalDescribeTheLongestWait(t *testing.T) {
+	h := serve(t, `
+domain: d
+descriptors:
+  - key: m
+    rate_limit: {unit: minute, requests_per_unit: 1}
+  - key: h
+    rate_limit: {unit: hour, requests_per_unit: 1}
+`, envoy.Options{Headers: httplimit.ModeDraft6})
+	h.ask(request("d", 0, desc("m", "1"), desc("h", "1")))
+	want := "RateLimit-Limit: 1\nRateLimit-Remaining: 0\nRateLimit-Reset: 3600\nRateLimit-Policy: 1;w=3600\nRetry-After: 3600\n"
+	for _, order := range [][]string{{"m", "h"}, {"h", "m"}} {
+		resp := h.ask(request("d", 0, desc(order[0], "1"), desc(order[1], "1")))
+		if got := headerText(resp.ResponseHeadersToAdd); resp.OverallCode != over || got != want {
+			t.Errorf("%v: %v, headers\n%s\nwant\n%s", order, resp.OverallCode, got, want)
+		}
+	}
+}
+
 func TestNoRetryAfterWhenNoWaitHelps(t *testing.T) {
 	h := serve(t, headerRules+`
   - key: remote_address

@@ -21,8 +21,10 @@ type Options struct {
 	//	RateLimit-Policy: "per-ip";q=100;w=60, "login";q=5;w=60
 	//	RateLimit: "per-ip";r=42;t=18, "login";r=4;t=18
 	//
-	// "draft-6" (httplimit.ModeDraft6): the limit closest to refusing, as
-	// envoyproxy/ratelimit sends it,
+	// "draft-6" (httplimit.ModeDraft6): envoyproxy/ratelimit's headers
+	// (LIMIT_RESPONSE_HEADERS_ENABLED, under their default names) and a
+	// policy, of the enforced limit with the least remaining or, when the
+	// request is refused, the violated limit with the longest wait,
 	//
 	//	RateLimit-Limit: 5
 	//	RateLimit-Remaining: 4
