@@ -78,6 +78,9 @@ type RateLimit struct {
 // remaining quota. now is when the response arrived; it is used only for
 // Unix-time resets of a response without a Date header. Malformed values
 // are ignored, never an error: a header that cannot be read says nothing.
+// The headers are read as they are: those of a response a cache served
+// (an Age above 0) say what remained when it was stored, and Transport
+// and Pacer ignore them.
 func ParseRateLimit(h http.Header, now time.Time) (rl RateLimit, ok bool) {
 	parseQuotas(h, now, func(q quota) {
 		c := q.RateLimit

@@ -122,19 +122,32 @@ func (a Answer) response() response {
 }
 
 // readResponse is what the headers of a response, arrived at at, tell a
-// host: every policy, the binding one, and Retry-After.
+// host: every policy, the binding one, and Retry-After. A response a cache
+// served (see fromCache) tells Retry-After alone.
 func readResponse(h http.Header, at time.Time) response {
 	r := response{arrived: true, at: at}
 	if h == nil {
 		return r
 	}
-	parseQuotas(h, at, func(q quota) {
-		c := q.RateLimit
-		if !r.hasRL || c.Remaining < r.rl.Remaining || c.Remaining == r.rl.Remaining && c.Reset > r.rl.Reset {
-			r.rl, r.hasRL = c, true
-		}
-		r.quotas = append(r.quotas, q)
-	})
+	if !fromCache(h) {
+		parseQuotas(h, at, func(q quota) {
+			c := q.RateLimit
+			if !r.hasRL || c.Remaining < r.rl.Remaining || c.Remaining == r.rl.Remaining && c.Reset > r.rl.Reset {
+				r.rl, r.hasRL = c, true
+			}
+			r.quotas = append(r.quotas, q)
+		})
+	}
 	r.ra, r.hasRA = ParseRetryAfter(h, at)
 	return r
+}
+
+// fromCache reports whether h is the header of a response that a cache
+// served from storage: its Age is above 0 (RFC 9111, section 5.1). Its
+// rate-limit fields are then the origin's when the cache stored it, not
+// the quota now, and draft-ietf-httpapi-ratelimit-headers says they
+// SHOULD be ignored.
+func fromCache(h http.Header) bool {
+	age, ok := leadingInt(h.Get("Age"))
+	return ok && age > 0
 }

@@ -51,7 +51,9 @@ const drainGrace = 100 * time.Millisecond
 // response's body is closed, or until the attempt fails.
 //
 // It also learns from every response. The RateLimit headers (ietf draft-11,
-// draft 7, draft 6 and X-RateLimit-*) say how much quota remains; the
+// draft 7, draft 6 and X-RateLimit-*) say how much quota remains (but for
+// a response a cache served, with an Age above 0, whose headers say what
+// remained when it was stored: they are ignored); the
 // Transport counts what it has in flight against that and holds new
 // requests to a host once they might not fit, until the quota's reset, so
 // that a batch sent through it meets few 429s or none, without knowing the
