@@ -8,8 +8,10 @@ import (
 )
 
 // Units are envoyproxy/ratelimit's, with its lengths: a month is 30 days and
-// a year 365, and windows are aligned to sluice.Epoch (2020-01-01 UTC), so a
-// day starts at midnight UTC and a week on a Wednesday.
+// a year 365. A fixed window counts them from the Unix epoch, as
+// envoyproxy/ratelimit does (see calendar.go: a week starts on a Thursday);
+// other algorithms from sluice.Epoch (2020-01-01 UTC, a Wednesday). Either
+// way a day starts at midnight UTC.
 const (
 	day   = 24 * time.Hour
 	week  = 7 * day
