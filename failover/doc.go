@@ -8,7 +8,7 @@
 //     memory.Store), each limit divided by the number of instances that
 //     share the primary, each key starting from its share of what the
 //     primary last said it had left; what it admits is charged to the
-//     primary (Options.Charge) before the primary decides the key again.
+//     primary (Options.ChargeOnce) before the primary decides the key again.
 //     Together the instances then admit at most the shared limit plus, in
 //     the window of a switch, what one instance could not know: the bounds
 //     per algorithm are in package redis's documentation (Failover).

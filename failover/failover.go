@@ -196,12 +196,13 @@ type Stats struct {
 // store. Every decision made by the OnError rule is counted in Stats and reported
 // to OnFallback, so a caller can always tell it from the primary's.
 //
-// Under Local with a Charge, the Store keeps account of what it admits
+// Under Local with a ChargeOnce (or a Charge), the Store keeps account of what it admits
 // locally per key (up to Options.Ledger keys; past that, Stats.Uncharged
 // counts the units) and charges it to the primary before the primary
 // decides the key again: the units the local state still counts (a window
 // not yet over, tokens not yet refilled), no more than were admitted, in
-// one Charge call with up to four other keys of the same nodes. The calls
+// one charge call with up to four other keys of the same nodes (two when a
+// charge in doubt goes first: see Options.ChargeOnce). The calls
 // of a node whose probe succeeds, on which this instance decided locally
 // (a call that failed, its breaker closed or open), that failed to answer
 // a call made around the Store (Unreachable), or that is first met while

@@ -57,8 +57,9 @@ func (f *Store) seed(ctx context.Context, checks, shares []sluice.Check) error {
 
 // settle charges the primary with what this instance admitted locally on
 // the keys of checks, and on up to settleExtra other keys of the nodes ns,
-// before the primary decides them: one Charge call, bounded by ctx. An
-// error leaves the accounts open, to be charged by a later call.
+// before the primary decides them: one charge call (two when a charge in
+// doubt goes first), bounded by ctx. An error leaves the accounts open, to
+// be charged by a later call, their charges in doubt.
 func (f *Store) settle(ctx context.Context, checks []sluice.Check, ns []*node) error {
 	return f.settleOr(ctx, checks, ns, false)
 }
@@ -112,7 +113,7 @@ func (f *Store) charged(ctx context.Context, taken []*account, first, then []cha
 	return err
 }
 
-// send makes one Charge call of cs and records its outcome in their
+// send makes one charge call of cs and records its outcome in their
 // accounts' plans with set.
 func (f *Store) send(ctx context.Context, cs []charge, set func(*plan, outcome)) error {
 	checks := make([]sluice.Check, len(cs))
@@ -136,8 +137,9 @@ func (f *Store) send(ctx context.Context, cs []charge, set func(*plan, outcome))
 // most sluice.MaxChecks, for a program about to close, whose accounts
 // would otherwise end with it and the fleet admit their units again. It
 // returns at the first error, ctx's or the primary's, leaving the accounts
-// not charged open (a later call charges them as usual). With no
-// Options.Charge there is nothing to charge. It is safe to call
+// not charged open (a later call charges them as usual, a charge in doubt
+// under its id). With neither Options.ChargeOnce nor Options.Charge there
+// is nothing to charge. It is safe to call
 // concurrently with decisions, and on the zero Store, which has nothing to
 // settle.
 func (f *Store) Settle(ctx context.Context) error {
