@@ -23,7 +23,7 @@ import (
 // (requests in flight finish with the rules they started with). The zero
 // Service has no limiter: ShouldRateLimit answers gRPC code Unavailable
 // (Envoy's failure_mode_deny then decides) and Rules is nil. Make one with
-// New.
+// NewService.
 type Service struct {
 	rlsv3.UnimplementedRateLimitServiceServer
 
@@ -177,7 +177,7 @@ func (s *Service) Rules() *Rules { return s.rules.Load() }
 // leaky-bucket queue delays are answered after the delay.
 func (s *Service) ShouldRateLimit(ctx context.Context, req *rlsv3.RateLimitRequest) (*rlsv3.RateLimitResponse, error) {
 	if s.limiter == nil {
-		return nil, status.Error(codes.Unavailable, "envoy: the zero Service has no limiter (make one with New)")
+		return nil, status.Error(codes.Unavailable, "envoy: the zero Service has no limiter (make one with NewService)")
 	}
 	start := time.Now()
 	sc := s.scratch.Get().(*scratch)

@@ -2,6 +2,7 @@ package envoy_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
@@ -19,8 +20,9 @@ func TestZeroServiceIsUnavailable(t *testing.T) {
 		t.Error("Rules of the zero Service: not nil")
 	}
 	req := &rlsv3.RateLimitRequest{Domain: "edge"}
-	if _, err := s.ShouldRateLimit(context.Background(), req); grpcstatus.Code(err) != codes.Unavailable {
-		t.Errorf("ShouldRateLimit: %v, want Unavailable", err)
+	_, err := s.ShouldRateLimit(context.Background(), req)
+	if grpcstatus.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "make one with NewService") {
+		t.Errorf("ShouldRateLimit: %v, want Unavailable naming the constructor", err)
 	}
 	s.SetRules(nil)
 	if s.Rules() == nil {
