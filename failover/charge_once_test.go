@@ -171,3 +171,29 @@ func TestChargeHorizonIsHowLongAUnitCounts(t *testing.T) {
 		}
 	}
 }
+
+// A refund that empties an account of its units leaves its charge in
+// doubt, which still goes to the primary: 3 admitted locally, their
+// charge failing before the primary takes it, then 2 more admitted and
+// refunded: the primary must count the 3 (before: the account closed with
+// the refund, and the charge in doubt was never sent again).
+func TestARefundKeepsTheChargeInDoubt(t *testing.T) {
+	r, o := newOnceRig(t, failover.Options{})
+	ctx := context.Background()
+	l := sluice.FixedWindow(10, time.Hour)
+	r.allow(t, sluice.Check{Key: "k", Limit: l, Cost: 3})
+	r.primary.Fail(nil)
+	o.set(false, true)
+	two := sluice.Check{Key: "k", Limit: l, Cost: 2}
+	d := r.allow(t, two) // the charge of 3 fails: decided locally
+	if err := r.limiter.Refund(ctx, []sluice.Check{two}, &d); err != nil {
+		t.Fatal(err)
+	}
+	o.set(false, false)
+	r.clk.Advance(failover.DefaultBreakerOpenFor)
+	r.allow(t, sluice.Check{Key: "k", Limit: l})
+	out := make([]sluice.Status, 1)
+	if err := r.remote.Apply(ctx, []sluice.Check{{Key: "k", Limit: l}}, out); err != nil || out[0].Remaining != 7 {
+		t.Errorf("the primary: %+v, %v; want 7 left: the 3 in doubt charged", out[0], err)
+	}
+}

@@ -133,7 +133,7 @@ func (lg *ledger) refund(checks []sluice.Check, receipts []int64) {
 			continue
 		}
 		a.admitted -= back
-		if a.admitted == 0 && a.busy == nil {
+		if a.admitted == 0 && a.doubt.units == 0 && a.busy == nil {
 			delete(lg.m, k)
 			lg.size.Add(-1)
 		}
