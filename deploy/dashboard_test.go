@@ -310,3 +310,63 @@ func TestDashboardUnitsFitTheirQueries(t *testing.T) {
 		}
 	}
 }
+
+// filterOperand matches what follows `and on (…)` or `unless on (…)`: the
+// series that only filters the expression's value, through the functions
+// around it, up to its metric name.
+var filterOperand = regexp.MustCompile(`\b(and|unless)\s+on\s*\([^)]*\)\s*(?:\w+\s*\(\s*)*[a-zA-Z_:][a-zA-Z0-9_:]*`)
+
+// seriesName matches a metric or recorded series name.
+var seriesName = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*`)
+
+// valueMetrics returns the sluice metrics whose values expr computes with
+// (not those that only filter it), through the recorded series of records.
+func valueMetrics(expr string, records map[string]string) map[string]bool {
+	metrics := map[string]bool{}
+	for _, name := range seriesName.FindAllString(filterOperand.ReplaceAllString(expr, "$1"), -1) {
+		if rec, ok := records[name]; ok {
+			for m := range valueMetrics(rec, records) {
+				metrics[m] = true
+			}
+			continue
+		}
+		if strings.HasPrefix(name, "sluice_") {
+			for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+				name = strings.TrimSuffix(name, suffix)
+			}
+			metrics[name] = true
+		}
+	}
+	return metrics
+}
+
+// TestDashboardDrawsWhatEachAlertWatches: the metric whose value an alert
+// compares with its threshold is drawn by a panel of the dashboard, so
+// that the operator it pages sees how it got there; a metric that only
+// filters a query (`and on`) draws nothing.
+func TestDashboardDrawsWhatEachAlertWatches(t *testing.T) {
+	t.Parallel()
+	rules := readRules(t)
+	records := map[string]string{}
+	for _, r := range rules {
+		if r.Record != "" {
+			records[r.Record] = r.Expr
+		}
+	}
+	drawn := map[string]bool{}
+	for _, q := range dashboardQueries(t, "sluice") {
+		for m := range valueMetrics(q, records) {
+			drawn[m] = true
+		}
+	}
+	for _, r := range rules {
+		if r.Alert == "" {
+			continue
+		}
+		for m := range valueMetrics(alertSeries(t, r), records) {
+			if !drawn[m] {
+				t.Errorf("alert %s compares %s, which no panel of the dashboard draws", r.Alert, m)
+			}
+		}
+	}
+}
