@@ -39,7 +39,7 @@ func (lg *ledger) forget(k stateKey) {
 	switch {
 	case a == nil:
 	case a.busy != nil:
-		a.admitted = a.charged
+		a.admitted, a.from = a.charged, 0
 	default:
 		delete(lg.m, k)
 		lg.size.Add(-1)

@@ -26,6 +26,11 @@ const (
 type account struct {
 	check    sluice.Check // the key and the shared limit; Cost unused
 	admitted int64        // units admitted locally, in no charge sent yet
+	// from is the earliest local receipt (Status.Charged, unmarked) of the
+	// decisions whose units are in admitted and not claimed by a call; 0
+	// when none has one. A refund of an earlier receipt is of units already
+	// claimed or charged, and takes nothing from admitted (see refund).
+	from int64
 	// doubt is a charge whose call failed: the primary may have taken its
 	// units or not. It is sent again under its id, which the primary takes
 	// once, until a call succeeds or its units count nowhere any more.
@@ -42,6 +47,7 @@ type account struct {
 // Store.owed), and what came of it.
 type plan struct {
 	doubt pending // the account's doubt as claimed
+	from  int64   // the account's from as claimed
 	// resend is the doubt's units sent again; with over, the doubt ends
 	// unsent: past its horizon, or none of it still held locally.
 	resend int64
@@ -130,6 +136,9 @@ func (lg *ledger) add(checks []sluice.Check, out []sluice.Status) {
 		}
 		if a != nil && a.check.Limit == c.Limit {
 			a.admitted += c.Cost
+			if r := out[i].Charged; isLocal(r) {
+				a.from = earliest(a.from, r-localMark)
+			}
 		} else {
 			lg.uncharged.Add(c.Cost)
 		}
@@ -200,8 +209,17 @@ func (lg *ledger) takeAny(n int) []*account {
 // claim marks a as being charged. lg.mu is held.
 func (lg *ledger) claim(a *account) *account {
 	a.busy, a.charged = make(chan struct{}), a.admitted
-	a.plan = plan{doubt: a.doubt}
+	a.plan = plan{doubt: a.doubt, from: a.from}
+	a.from = 0
 	return a
+}
+
+// earliest returns the earlier of receipts r and s, 0 meaning none.
+func earliest(r, s int64) int64 {
+	if r == 0 || s != 0 && s < r {
+		return s
+	}
+	return r
 }
 
 // done ends the claim on taken, each account as its plan came out, settled
@@ -226,6 +244,8 @@ func (lg *ledger) done(taken []*account, settled bool) {
 			a.doubt = p.fresh
 		case p.fresh.units == 0 && settled:
 			a.admitted -= a.charged
+		default: // the claimed units are unclaimed again
+			a.from = earliest(a.from, p.from)
 		}
 		if a.admitted <= 0 && a.doubt.units == 0 {
 			delete(lg.m, stateKey{a.check.Key, a.check.Limit.ID()})

@@ -41,8 +41,9 @@ func isLocal(s int64) bool { return s > localMark/2 }
 // instance's share of the limit, and then out of the account the ledger
 // keeps for the primary, so that the recovery charge does not charge
 // refunded units. A local charge the ledger has already charged to the
-// primary (or that it could not keep account of) stays charged there: the
-// refund then gives back less than it could, never more. Both stores must
+// primary, or sent to it (or that it could not keep account of), stays
+// charged there, and the units the ledger owes for later decisions stay
+// owed: the refund then gives back less than it could, never more. Both stores must
 // be sluice.Refunders: a charge on one that is not gives an error wrapping
 // errors.ErrUnsupported.
 func (f *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
@@ -114,7 +115,10 @@ func (f *Store) refundLocal(ctx context.Context, checks []sluice.Check, receipts
 }
 
 // refund takes the cost of each check with a receipt out of its account,
-// as far as the account has not been claimed for a charge to the primary.
+// as far as the account has not been claimed for a charge to the primary:
+// a receipt earlier than the account's unclaimed decisions (its from) is
+// of units claimed or already charged, which stay charged, and takes
+// nothing from the units admitted since.
 func (lg *ledger) refund(checks []sluice.Check, receipts []int64) {
 	lg.mu.Lock()
 	defer lg.mu.Unlock()
@@ -125,7 +129,7 @@ func (lg *ledger) refund(checks []sluice.Check, receipts []int64) {
 		}
 		k := stateKey{c.Key, c.Limit.ID()}
 		a := lg.m[k]
-		if a == nil || a.check.Limit != c.Limit {
+		if a == nil || a.check.Limit != c.Limit || a.from == 0 || receipts[i] < a.from {
 			continue
 		}
 		back := min(c.Cost, a.admitted-a.charged) // a.charged is 0 unless claimed
