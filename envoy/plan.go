@@ -18,8 +18,9 @@ import (
 // Bounds on one request. A request beyond them is answered with gRPC code
 // InvalidArgument.
 const (
-	// MaxDescriptors is the most descriptors one request may carry: they are
-	// decided in one Limiter.Allow call, which takes at most sluice.MaxChecks.
+	// MaxDescriptors is the most descriptors one request may carry: what
+	// they spend is decided in one Limiter.Allow call, which takes at most
+	// sluice.MaxChecks (see split.go for the peeks that do not fit).
 	MaxDescriptors = sluice.MaxChecks
 	// MaxEntries is the most entries one descriptor may have.
 	MaxEntries = 32
