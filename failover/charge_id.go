@@ -50,11 +50,13 @@ func ChargeHorizon(l sluice.Limit) time.Duration {
 }
 
 // A pending charge is units of an account under an id, sent at since (or
-// about to be); units 0 is none.
+// about to be), in ns on the Store's timeline (Store.elapsed: a clock set
+// back does not lengthen its horizon, as it does not lengthen Redis's
+// memory of its id); units 0 is none.
 type pending struct {
 	id    string
 	units int64
-	since time.Time
+	since int64
 }
 
 // newChargeID returns a new charge id: 26 random characters of the base32

@@ -197,3 +197,30 @@ func TestARefundKeepsTheChargeInDoubt(t *testing.T) {
 		t.Errorf("the primary: %+v, %v; want 7 left: the 3 in doubt charged", out[0], err)
 	}
 }
+
+// A charge's horizon is elapsed time, as Redis's memory of its id is: a
+// clock set back an hour while the charge is in doubt does not keep it
+// an hour longer, to be sent again once the primary has forgotten the id.
+func TestAClockSetBackDoesNotLengthenAChargesHorizon(t *testing.T) {
+	r, o := newOnceRig(t, failover.Options{})
+	l := sluice.SlidingLog(10, time.Minute)
+	r.allow(t, sluice.Check{Key: "k", Limit: l, Cost: 3})
+	r.primary.Fail(nil)
+	o.set(false, true)
+	for range failover.DefaultBreakerFailures { // charges of 3 fail; the breaker opens
+		r.allow(t, sluice.Check{Key: "k", Limit: l})
+	}
+	before := len(o.calls())
+	r.clk.Advance(-time.Hour)
+	r.allow(t, sluice.Check{Key: "k", Limit: l}) // the breaker reads its clock, set back
+	r.failover.Stats()                           // and so does the Store
+	r.clk.Advance(failover.ChargeHorizon(l))
+	r.allow(t, sluice.Check{Key: "k", Limit: l, Cost: 2}) // the probe
+	for _, call := range o.calls()[before:] {
+		for _, c := range call {
+			if c.id == o.calls()[0][0].id {
+				t.Fatalf("charges sent past the horizon %v: the doubt %v sent again", o.calls()[before:], o.calls()[0][0])
+			}
+		}
+	}
+}

@@ -387,12 +387,12 @@ type charge struct {
 // owes, as far as the local state still counts them (units whose window
 // has passed, or that a bucket has refilled since, no longer limit anyone
 // and are not charged), its doubt's first. A doubt past its horizon
-// (ChargeHorizon from when it was first sent) counts nowhere any more, and
-// is over unsent. first holds each doubt sent again under its id and the
-// new charges of the accounts without one, each under a new id; then the
-// new charges of the accounts whose doubt is in first, to be sent once
-// first has succeeded, so that an account never has more than one charge
-// in doubt. Accounts that owe nothing are left out.
+// (ChargeHorizon of elapsed time from when it was first sent) counts
+// nowhere any more, and is over unsent. first holds each doubt sent again
+// under its id and the new charges of the accounts without one, each under
+// a new id; then the new charges of the accounts whose doubt is in first,
+// to be sent once first has succeeded, so that an account never has more
+// than one charge in doubt. Accounts that owe nothing are left out.
 func (f *Store) owed(ctx context.Context, accounts []*account) (first, then []charge, err error) {
 	peeks := make([]sluice.Check, len(accounts))
 	st := make([]sluice.Status, len(accounts))
@@ -405,11 +405,11 @@ func (f *Store) owed(ctx context.Context, accounts []*account) (first, then []ch
 			return nil, nil, err
 		}
 	}
-	now := f.now()
+	now := f.elapsed()
 	for i, a := range accounts {
 		p := &a.plan
 		doubt := p.doubt.units
-		if doubt > 0 && now.Sub(p.doubt.since) >= ChargeHorizon(a.check.Limit) {
+		if doubt > 0 && now-p.doubt.since >= int64(ChargeHorizon(a.check.Limit)) {
 			doubt, p.over = 0, true
 		}
 		owes := max(min(peeks[i].Limit.Burst()-st[i].Remaining, doubt+a.charged), 0)
