@@ -170,7 +170,7 @@ type leaseBackend interface {
 // path) as the remainder runs out.
 //
 // Unspent units go back to Redis (lease.lua, one script run per batch of
-// keys) when a lease has been idle (see LeaseOptions.Idle), ends, or is
+// at most 256 keys, batches one after another) when a lease has been idle (see LeaseOptions.Idle), ends, or is
 // replaced, and on Return and Close — except when the shared limit was, as
 // last heard, full again by then, when giving them back would change
 // nothing there. When Open's store sees that Redis lost what it counted (a

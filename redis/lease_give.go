@@ -150,18 +150,35 @@ func (l *Leased) retireIf(end func(e *leaseEntry, now int64) bool) {
 	}
 }
 
-// flush gives back every queued unit. Units whose give-back fails are
-// dropped: the shared state keeps them counted, which errs on the side of
-// refusing until their window ends or their bucket refills. Units whose
-// state was reset since their take are not given back (LeaseStats.Lost).
+// giveBackRun bounds the keys of one give-back script run: Redis runs a
+// script whole, every other call waiting, at a few µs a key, so that a
+// flood of keys whose leases end together goes back in runs of about a
+// millisecond each, one after another, each within the store's timeout.
+const giveBackRun = 256
+
+// flush gives back every queued unit, in runs of at most giveBackRun keys
+// sent one after another. Units whose give-back fails are dropped, and so
+// are those of the runs after it: the shared state keeps them counted,
+// which errs on the side of refusing until their window ends or their
+// bucket refills. Units whose state was reset since their take are not
+// given back (LeaseStats.Lost).
 func (l *Leased) flush(ctx context.Context) error {
 	l.pendingMu.Lock()
 	checks, marks, ats := l.pending, l.marks, l.ats
 	l.pending, l.marks, l.ats = nil, nil, nil
 	l.pendingMu.Unlock()
-	if len(checks) == 0 {
-		return nil
+	for len(checks) > 0 {
+		n := min(len(checks), giveBackRun)
+		if err := l.giveBack(ctx, checks[:n], marks[:n], ats[:n]); err != nil {
+			return err
+		}
+		checks, marks, ats = checks[n:], marks[n:], ats[n:]
 	}
+	return nil
+}
+
+// giveBack gives back checks in one run per Cluster slot and counts them.
+func (l *Leased) giveBack(ctx context.Context, checks []sluice.Check, marks []string, ats []int64) error {
 	l.stats.giveBacks.Add(1)
 	forgotten, err := l.shared.giveBack(ctx, checks, marks, ats)
 	if err != nil {
@@ -180,8 +197,8 @@ func (l *Leased) flush(ctx context.Context) error {
 }
 
 // Return gives back the unspent units of every lease now, as on a
-// configuration reload, in one script run per batch of keys (per Cluster
-// slot). An error wraps sluice.ErrStoreUnavailable; the units it could not
+// configuration reload, in script runs of at most 256 keys (per Cluster
+// slot) one after another, each bounded by the store's timeout. An error wraps sluice.ErrStoreUnavailable; the units it could not
 // give back stay counted until their window ends or their bucket refills.
 func (l *Leased) Return(ctx context.Context) error {
 	if l.next == nil {

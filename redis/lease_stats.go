@@ -12,8 +12,8 @@ type LeaseStats struct {
 	// its over-limit cache or its fallback without Redis). Prefetches of
 	// them are takes started in the background while the lease before
 	// still covered calls (at its low water), which no call waited for.
-	// GiveBacks is the number of give-back runs of lease.lua (one per
-	// batch of keys).
+	// GiveBacks is the number of give-back batches (lease.lua runs, one
+	// per Cluster slot of a batch of at most 256 keys).
 	RoundTrips, Prefetches, GiveBacks int64
 	// Leases is the number of leases taken; Leased the units they held
 	// beyond their checks' own cost.
