@@ -98,7 +98,7 @@
 // hits_addend if set (0 is a peek), else the request's (0 or unset means 1) —
 // and all of them are decided in a single Limiter.Allow call (a request that
 // peeks at more fixed windows than that call holds with their over-limit
-// records peeks at the rest in a second call). That is the one
+// records peeks at the rest in a call before it). That is the one
 // deliberate difference from envoyproxy/ratelimit, which by default
 // increments every descriptor's counter on its own: in sluice a request that
 // is over any limit consumes nothing from the others, so a client refused by

@@ -12,14 +12,16 @@ import (
 // costs something, but a peek (hits_addend 0) at a fixed window also reads
 // the window's over-limit record (see settle.go), and a descriptor of a
 // requests_per_unit 0 rule reads its record of hits (see blocked.go). Such
-// a request is decided in two calls: one holds every check that costs
-// something, with as many peeks as fit, and the other the remaining
+// a request is decided in two calls: first the peeks that do not fit
+// beside the checks that cost something, then those checks with the other
 // peeks. A peek is always allowed and consumes nothing, so the request is
-// admitted or refused, and charged, as by one call.
+// admitted or refused, and charged, as by one call; and when either call
+// fails the request has spent nothing.
 
 // decide decides p.checks into d, in one Limiter.Allow call when they fit
 // in one; otherwise as above, with d's Statuses in the order of p.checks
-// and its other fields the first call's. scratch is working memory.
+// and its other fields those of the call that spends. scratch is working
+// memory.
 func (p *plan) decide(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) error {
 	if len(p.checks) <= sluice.MaxChecks {
 		return l.Allow(ctx, p.checks, d)
@@ -40,11 +42,11 @@ func (p *plan) decide(ctx context.Context, l *sluice.Limiter, d, scratch *sluice
 		p.batch = append(p.batch, p.checks[i])
 	}
 	first := min(len(p.batch), sluice.MaxChecks)
-	if err := l.Allow(ctx, p.batch[:first], d); err != nil {
-		return err
-	}
 	*scratch = sluice.Decision{Statuses: scratch.Statuses[:0], Violated: scratch.Violated[:0]}
 	if err := l.Allow(ctx, p.batch[first:], scratch); err != nil {
+		return err
+	}
+	if err := l.Allow(ctx, p.batch[:first], d); err != nil {
 		return err
 	}
 	p.merged = slices.Grow(p.merged[:0], len(p.checks))[:len(p.checks)]
