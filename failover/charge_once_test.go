@@ -224,3 +224,29 @@ func TestAClockSetBackDoesNotLengthenAChargesHorizon(t *testing.T) {
 		}
 	}
 }
+
+// The units a charge owes are the ones the local state still counts: the
+// latest admitted. A charge in doubt whose units a bucket has refilled
+// since takes nothing from the units admitted after it: 3 admitted and
+// charged (the reply lost), 18 s later (3 tokens refilled) 2 more admitted
+// while the charge of 3 fails again: the primary must count the 2 (before:
+// the 2 went to the doubt's retry, which the primary skipped, and were
+// never charged).
+func TestAChargeInDoubtTakesNothingFromLaterUnits(t *testing.T) {
+	r, o := newOnceRig(t, failover.Options{})
+	ctx := context.Background()
+	l := sluice.TokenBucket(10, time.Minute)
+	r.allow(t, sluice.Check{Key: "k", Limit: l, Cost: 3})
+	r.primary.Fail(nil)
+	o.set(true, false)
+	r.allow(t, sluice.Check{Key: "k", Limit: l}) // the charge of 3 is taken, its reply lost
+	r.clk.Advance(18 * time.Second)
+	o.set(false, true)
+	r.allow(t, sluice.Check{Key: "k", Limit: l, Cost: 2}) // its retry fails: decided locally
+	o.set(false, false)
+	r.allow(t, sluice.Check{Key: "k", Limit: l})
+	out := make([]sluice.Status, 1)
+	if err := r.remote.Apply(ctx, []sluice.Check{{Key: "k", Limit: l}}, out); err != nil || out[0].Remaining != 8 {
+		t.Errorf("the primary: %+v, %v; want 8 left: the 3 refilled, the 2 charged", out[0], err)
+	}
+}

@@ -386,13 +386,15 @@ type charge struct {
 // owed plans the charges of the claimed accounts: for each, the units it
 // owes, as far as the local state still counts them (units whose window
 // has passed, or that a bucket has refilled since, no longer limit anyone
-// and are not charged), its doubt's first. A doubt past its horizon
-// (ChargeHorizon of elapsed time from when it was first sent) counts
-// nowhere any more, and is over unsent. first holds each doubt sent again
-// under its id and the new charges of the accounts without one, each under
-// a new id; then the new charges of the accounts whose doubt is in first,
-// to be sent once first has succeeded, so that an account never has more
-// than one charge in doubt. Accounts that owe nothing are left out.
+// and are not charged), the latest first: those admitted since its doubt,
+// then its doubt's. A doubt none of whose units are held, or past its
+// horizon (ChargeHorizon of elapsed time from when it was first sent),
+// counts nowhere any more, and is over unsent. first holds each doubt sent
+// again under its id and the new charges of the accounts without one,
+// each under a new id; then the new charges of the accounts whose doubt is
+// in first, to be sent once first has succeeded, so that an account never
+// has more than one charge in doubt. Accounts that owe nothing are left
+// out.
 func (f *Store) owed(ctx context.Context, accounts []*account) (first, then []charge, err error) {
 	peeks := make([]sluice.Check, len(accounts))
 	st := make([]sluice.Status, len(accounts))
@@ -412,17 +414,20 @@ func (f *Store) owed(ctx context.Context, accounts []*account) (first, then []ch
 		if doubt > 0 && now-p.doubt.since >= int64(ChargeHorizon(a.check.Limit)) {
 			doubt, p.over = 0, true
 		}
-		owes := max(min(peeks[i].Limit.Burst()-st[i].Remaining, doubt+a.charged), 0)
+		// The units held are the latest admitted: the account's, then its
+		// doubt's.
+		held := max(peeks[i].Limit.Burst()-st[i].Remaining, 0)
+		fresh := min(held, a.charged)
 		if doubt > 0 {
-			if p.resend = min(owes, doubt); p.resend == 0 {
+			if p.resend = min(held-fresh, doubt); p.resend == 0 {
 				p.over = true
 			} else {
 				first = append(first, charge{a, sluice.Check{Key: a.check.Key, Limit: a.check.Limit, Cost: p.resend}, p.doubt.id})
 			}
 		}
-		if c := owes - p.resend; c > 0 {
-			p.fresh = pending{id: newChargeID(), units: c, since: now}
-			ch := charge{a, sluice.Check{Key: a.check.Key, Limit: a.check.Limit, Cost: c}, p.fresh.id}
+		if fresh > 0 {
+			p.fresh = pending{id: newChargeID(), units: fresh, since: now}
+			ch := charge{a, sluice.Check{Key: a.check.Key, Limit: a.check.Limit, Cost: fresh}, p.fresh.id}
 			if p.later = p.resend > 0; p.later {
 				then = append(then, ch)
 			} else {
