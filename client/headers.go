@@ -48,6 +48,25 @@ const (
 // maxHint however it is read.
 const maxReset = 1_000_000_000_000_000
 
+// maxFieldLen bounds the length of a RateLimit or RateLimit-Policy field,
+// all its lines together, that is read: a longer one is ignored, as a
+// malformed one is. It holds some 400 policies, more than any server
+// states; reading megabytes of one on every response would cost a second
+// of CPU each.
+const maxFieldLen = 16 << 10
+
+// fieldValues returns the lines of the field name of h, or none when
+// together they are longer than maxFieldLen.
+func fieldValues(h http.Header, name string) []string {
+	vs, n := h.Values(name), 0
+	for _, v := range vs {
+		if n += len(v); n > maxFieldLen {
+			return nil
+		}
+	}
+	return vs
+}
+
 // RateLimit is what one response's rate-limit headers say about the
 // client's quota. When a response describes several quota policies (the
 // ietf format lists each, e.g. per-second and per-day), RateLimit describes
@@ -77,7 +96,8 @@ type RateLimit struct {
 // formats and reports the binding policy; ok is false when none gives a
 // remaining quota. now is when the response arrived; it is used only for
 // Unix-time resets of a response without a Date header. Malformed values
-// are ignored, never an error: a header that cannot be read says nothing.
+// are ignored, never an error: a header that cannot be read says nothing,
+// nor does a RateLimit or RateLimit-Policy field longer than 16 KiB.
 // The headers are read as they are: those of a response a cache served
 // (an Age above 0) say what remained when it was stored, and Transport
 // and Pacer ignore them.
@@ -107,7 +127,7 @@ func parseQuotas(h http.Header, now time.Time, consider func(quota)) {
 			consider(q)
 		}
 	}
-	if vs := h.Values("Ratelimit"); len(vs) > 0 {
+	if vs := fieldValues(h, "Ratelimit"); len(vs) > 0 {
 		if list, err := httpsfv.UnmarshalList(vs); err == nil {
 			parseIETF(list, h, serverTime(h, now), keep)
 		} else if dict, err := httpsfv.UnmarshalDictionary(vs); err == nil {
@@ -187,7 +207,7 @@ func policyOf(params *httpsfv.Params) (p policy) {
 // ietfPolicies maps the names of the ietf RateLimit-Policy to their q and w.
 func ietfPolicies(h http.Header) map[string]policy {
 	out := map[string]policy{}
-	list, err := httpsfv.UnmarshalList(h.Values("Ratelimit-Policy"))
+	list, err := httpsfv.UnmarshalList(fieldValues(h, "Ratelimit-Policy"))
 	if err != nil {
 		return out
 	}
@@ -203,7 +223,7 @@ func ietfPolicies(h http.Header) map[string]policy {
 // RateLimit-Policy ("100;w=60"), which names no policy: 0 when it lists
 // several, since the headers do not say which of them binds.
 func draftRate(h http.Header) float64 {
-	list, err := httpsfv.UnmarshalList(h.Values("Ratelimit-Policy"))
+	list, err := httpsfv.UnmarshalList(fieldValues(h, "Ratelimit-Policy"))
 	if err != nil || len(list) != 1 {
 		return 0
 	}
