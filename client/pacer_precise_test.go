@@ -22,11 +22,11 @@ func TestPacerPrefersThePreciseWaitToTheRoundedReset(t *testing.T) {
 	h := http.Header{}
 	h.Set("RateLimit-Policy", `"free";q=10;w=1`)
 	h.Set("RateLimit", `"free";r=0;t=1`)
-	send.Done(client.Answer{Refused: true, Header: h, RetryAfter: 84 * time.Millisecond})
+	begin := time.Now() // the refusal's arrival, from which the server's wait counts
+	send.Done(client.Answer{Refused: true, Header: h, RetryAfter: 84 * time.Millisecond, At: begin})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
 	defer cancel()
-	begin := time.Now()
 	send, err = p.Wait(ctx, 1)
 	if err != nil {
 		t.Fatalf("a call with 600 ms to spare after an 84 ms wait: %v after %v", err, time.Since(begin))
