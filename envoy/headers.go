@@ -32,7 +32,6 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 				continue
 			}
 			p.seen[s.check] = true
-			st := &d.Statuses[s.check]
 			if limits > 0 {
 				policy = append(policy, ", "...)
 				state = append(state, ", "...)
@@ -46,7 +45,7 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 			state = strconv.AppendInt(state, p.remaining(s, d), 10)
 			if s.rule.stated.W > 0 { // concurrency has no t
 				state = append(state, ";t="...)
-				state = strconv.AppendInt(state, p.headerT(s, st), 10)
+				state = strconv.AppendInt(state, p.headerT(s, d), 10)
 			}
 		}
 		p.policy, p.state = policy, state
@@ -59,10 +58,10 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 		}
 	case modeDraft6:
 		if s, ok := p.deciding(d); ok {
-			qt, st := &s.rule.stated, &d.Statuses[s.check]
+			qt := &s.rule.stated
 			parts.addHeader("RateLimit-Limit", strconv.FormatInt(qt.Q, 10))
 			parts.addHeader("RateLimit-Remaining", strconv.FormatInt(p.remaining(s, d), 10))
-			parts.addHeader("RateLimit-Reset", strconv.FormatInt(p.headerT(s, st), 10))
+			parts.addHeader("RateLimit-Reset", strconv.FormatInt(p.headerT(s, d), 10))
 			pol := strconv.AppendInt(p.policy[:0], qt.Q, 10)
 			if qt.W > 0 {
 				pol = append(pol, ";w="...)
@@ -132,11 +131,20 @@ func (p *plan) remaining(s slot, d *sluice.Decision) int64 {
 // headerT is the t of slot s's RateLimit header: the seconds until more of
 // its quota is available (see internal/quota). For envoyproxy/ratelimit's
 // fixed windows that is the end of the Unix window, duration_until_reset.
-func (p *plan) headerT(s slot, st *sluice.Status) int64 {
+// A slot over its limit, whose r is 0, never has a t of 0: a cost above
+// what the limit can ever hold is refused with its limit full, and no wait
+// helps; its t is then the header's w, the time an emptied limit takes to
+// be full again, rather than a 0 that invites the request again at once.
+func (p *plan) headerT(s slot, d *sluice.Decision) int64 {
+	st := &d.Statuses[s.check]
 	if s.rule.fixed {
 		return ceilSeconds(p.reset(s, st))
 	}
-	return s.rule.stated.Seconds(st.Remaining, st.ResetAfter, st.RetryAfter)
+	t := s.rule.stated.Seconds(st.Remaining, st.ResetAfter, st.RetryAfter)
+	if t == 0 && p.refused(s, d) {
+		t = s.rule.stated.W
+	}
+	return t
 }
 
 // ceilSeconds rounds d up to whole seconds.

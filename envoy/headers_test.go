@@ -169,3 +169,31 @@ RateLimit: "per-bucket";r=2;t=1
 		t.Errorf("draft-6: headers\n%s\nwant\n%s", got, want)
 	}
 }
+
+// A request whose cost exceeds a bucket's burst is refused with no wait
+// that helps: its headers say nothing remains (limit_remaining 0, as
+// envoyproxy/ratelimit answers an OVER_LIMIT descriptor) and so must not
+// say that more is available at once (t=0), which a client honouring them
+// takes as leave to send the request again now, and again.
+func TestACostAboveTheBurstNeverSaysMoreIsAvailableNow(t *testing.T) {
+	rules := headerRules + `
+  - key: bucket
+    rate_limit: {name: per-bucket, unit: minute, requests_per_unit: 60, algorithm: token-bucket, burst: 5}
+`
+	b := desc("bucket", "b")
+	h := serve(t, rules, envoy.Options{Headers: httplimit.ModeIETF})
+	resp := h.ask(request("edge", 6, b))
+	got := headerText(resp.ResponseHeadersToAdd)
+	want := `RateLimit-Policy: "per-bucket";q=5;w=5
+RateLimit: "per-bucket";r=0;t=5
+`
+	if resp.OverallCode != over || got != want {
+		t.Errorf("IETF: %v with headers\n%s\nwant\n%s", resp.OverallCode, got, want)
+	}
+	h = serve(t, rules, envoy.Options{Headers: httplimit.ModeDraft6})
+	got = headerText(h.ask(request("edge", 6, b)).ResponseHeadersToAdd)
+	want = "RateLimit-Limit: 5\nRateLimit-Remaining: 0\nRateLimit-Reset: 5\nRateLimit-Policy: 5;w=5\n"
+	if got != want {
+		t.Errorf("draft-6: headers\n%s\nwant\n%s", got, want)
+	}
+}
