@@ -157,14 +157,15 @@
 //     Redis's default, every master refuses every command (CLUSTERDOWN)
 //     while one is failing, and every key is decided by OnStoreError.
 //   - The local fallback remembers: each Redis answer's remaining count
-//     (a lease's take included: failover.Store.Heard) is kept per key (failover.Options.Remember bounds them, 65,536 by
-//     default), and an instance that falls back starts each key from its
+//     (a lease's take included: failover.Store.Heard) is kept per key
+//     (failover.Options.Remember bounds them, 65,536 by default), and an instance that falls back starts each key from its
 //     share of that, ⌊remaining/Instances⌋, instead of a whole share.
-//   - What the fallback admitted is charged to Redis (Store.Charge, one
-//     charge.lua run per key, within the timeout) before Redis decides the
-//     key again; an instance that decided locally, once Redis answers it
-//     again, decides for four more breaker periods by its share and by
-//     Redis together (a call is admitted only if both admit it), so that
+//   - What the fallback admitted is charged to Redis (Store.ChargeOnce,
+//     one charge.lua run per check, within the timeout, under an id that
+//     Redis takes once: a charge whose reply is lost and that is sent
+//     again is not taken twice) before Redis decides the key again; an
+//     instance that decided locally, once Redis answers it again, decides
+//     for four more breaker periods by its share and by Redis together (a call is admitted only if both admit it), so that
 //     every instance has charged what it admitted before any decides on
 //     Redis alone, and none admits beyond its share meanwhile. An instance
 //     none of whose calls reached a master while it was down — its leases

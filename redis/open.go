@@ -33,7 +33,8 @@ const reconnectEvery = 250 * time.Millisecond
 // (Store.Node), and every master's replication history, so that writes a
 // failover lost are counted (Losses) and logged. What its local fallback
 // admits is charged to Redis before Redis decides those keys again
-// (Store.Charge); package documentation, Failover, has the bounds.
+// under an id, once (Store.ChargeOnce); package documentation, Failover,
+// has the bounds.
 //
 // A Guarded does not need Redis to exist: until Redis can be reached, and
 // whenever it cannot, its calls are decided by OnStoreError, never failed
@@ -122,7 +123,7 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 	// decision would cost about a tenth of the client's CPU under load.
 	g.failover, err = failover.New(g.cache, g.local, failover.Options{OnError: o.OnStoreError, Timeout: -1,
 		Instances: o.Instances, Breaker: o.Breaker, OnBreakerChange: onChange,
-		Node: g.redis.node, Charge: g.redis.charge})
+		Node: g.redis.node, ChargeOnce: g.redis.chargeOnce})
 	if err != nil {
 		g.closeLocal()
 		return nil, fmt.Errorf("redis: %w", err)
@@ -354,13 +355,13 @@ func (l *lazy) node(c *sluice.Check) string {
 	return ""
 }
 
-// charge is Store.Charge.
-func (l *lazy) charge(ctx context.Context, checks []sluice.Check) error {
+// chargeOnce is Store.ChargeOnce.
+func (l *lazy) chargeOnce(ctx context.Context, checks []sluice.Check, ids []string) error {
 	s, err := l.store()
 	if err != nil {
 		return err
 	}
-	return s.Charge(ctx, checks)
+	return s.ChargeOnce(ctx, checks, ids)
 }
 
 // Release implements sluice.Releaser.
