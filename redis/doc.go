@@ -156,27 +156,28 @@
 //     run with cluster-require-full-coverage no for this to hold: with
 //     Redis's default, every master refuses every command (CLUSTERDOWN)
 //     while one is failing, and every key is decided by OnStoreError.
-//   - The local fallback remembers: each Redis answer's remaining count
-//     (a lease's take included: failover.Store.Heard) is kept per key
-//     (failover.Options.Remember bounds them, 65,536 by default), and an instance that falls back starts each key from its
-//     share of that, ⌊remaining/Instances⌋, instead of a whole share.
-//   - What the fallback admitted is charged to Redis (Store.ChargeOnce,
-//     one charge.lua run per check, within the timeout, under an id that
-//     Redis takes once: a charge whose reply is lost and that is sent
-//     again is not taken twice) before Redis decides the key again; an
-//     instance that decided locally, once Redis answers it again, decides
-//     for four more breaker periods by its share and by Redis together (a call is admitted only if both admit it), so that
-//     every instance has charged what it admitted before any decides on
-//     Redis alone, and none admits beyond its share meanwhile. An instance
-//     none of whose calls reached a master while it was down — its leases
-//     covered them, or it had none — returns too: a read of the watch
-//     (below) that the master does not answer marks it as a failure of the
-//     instance's own would (failover.Store.Unreachable), and so does a
-//     master the watch did not see as one at its previous read (a replica
-//     promoted, a master Sentinel named). An outage between two reads
+//   - The local fallback remembers: each Redis answer's remaining count (a
+//     lease's take included: failover.Store.Heard) is kept per key
+//     (failover.Options.Remember bounds them, 65,536 by default), and an
+//     instance that falls back starts each key from its share of that,
+//     ⌊remaining/Instances⌋, instead of a whole share.
+//   - What the fallback admitted is charged to Redis (Store.ChargeOnce, one
+//     charge.lua run per check, within the timeout, under an id that Redis
+//     takes once: a charge whose reply is lost and that is sent again is not
+//     taken twice) before Redis decides the key again; an instance that
+//     decided locally, once Redis answers it again, decides for four more
+//     breaker periods by its share and by Redis together (a call is admitted
+//     only if both admit it), so that every instance has charged what it
+//     admitted before any decides on Redis alone, and none admits beyond its
+//     share meanwhile. An instance none of whose calls reached a master while
+//     it was down — its leases covered them, or it had none — returns too: a
+//     read of the watch (below) that the master does not answer marks it as a
+//     failure of the instance's own would (failover.Store.Unreachable), and so
+//     does a master the watch did not see as one at its previous read (a
+//     replica promoted, a master Sentinel named). An outage between two reads
 //     (100 ms apart) may go unseen by such an instance: what the others'
-//     fallbacks admitted meanwhile, at most their shares, may then go
-//     beyond the promise.
+//     fallbacks admitted meanwhile, at most their shares, may then go beyond
+//     the promise.
 //   - With Sentinel, the store moves to a new primary on the Sentinels'
 //     +switch-master event, and asks them every SentinelRefresh (5 s)
 //     besides: a store that missed the event (its Sentinel connection was
