@@ -113,9 +113,16 @@ rules:
 // rules every second.
 func prometheusConfig(t *testing.T, rules, token, target string) string {
 	t.Helper()
+	return prometheusConfigOf(t, readFile(t, "prometheus/prometheus.yml"), rules, token, target)
+}
+
+// prometheusConfigOf is prometheusConfig of text, a version of
+// deploy/prometheus/prometheus.yml.
+func prometheusConfigOf(t *testing.T, text, rules, token, target string) string {
+	t.Helper()
 	const name = "prometheus/prometheus.yml"
 	var c map[string]any
-	if err := yaml.Unmarshal([]byte(readFile(t, name)), &c); err != nil {
+	if err := yaml.Unmarshal([]byte(text), &c); err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
 	global, _ := c["global"].(map[string]any)
