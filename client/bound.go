@@ -14,12 +14,24 @@ const maxPolicies = 8
 // sent may reach base + min(Ĉ, min_p (rem_p + ⌊rate_p·(now − at)⌋)). A
 // policy of rate 0 is assumed not to come back before its reset; a bound
 // of no policy proves base alone.
+//
+// A concurrency policy (RateLimit-Policy's qu="concurrent-requests")
+// counts requests in flight: its slots come back as requests end (their
+// answer whole: a server holds a slot while it writes the body), not with
+// time. Every unit whose request has ended since the response's request
+// was sent (ended − ended_j, ended_j being ended then) held a slot counted
+// in it, or took one after it and gave it back, so such a policy bounds
+// sent by rem_p + ended − ended_j, with no cap: the client's units not
+// yet ended stay within the slots rem_p and the request's own left.
 type bound struct {
-	base int64     // done_j + cost_j
-	at   time.Time // when the response arrived
-	n    int
-	rem  [maxPolicies]int64
-	rate [maxPolicies]float64 // units per second
+	base  int64     // done_j + cost_j
+	ended int64     // ended_j
+	at    time.Time // when the response arrived
+	n     int
+	rem   [maxPolicies]int64
+	rate  [maxPolicies]float64 // units per second
+	// inFlight marks the concurrency policies.
+	inFlight [maxPolicies]bool
 }
 
 // grows reports whether the bound rises with time.
@@ -32,43 +44,63 @@ func (b *bound) grows() bool {
 	return false
 }
 
-// value is the bound at now for a quota of capacity at least capacity.
-func (b *bound) value(now time.Time, capacity int64) int64 {
-	return b.valueAfter(max(now.Sub(b.at).Seconds(), 0), capacity)
+// value is the bound at now for a quota of capacity at least capacity,
+// ended units having ended.
+func (b *bound) value(now time.Time, capacity, ended int64) int64 {
+	return b.valueAfter(max(now.Sub(b.at).Seconds(), 0), capacity, ended)
 }
 
-// proven is the bound without refills: what the response itself said.
-func (b *bound) proven(capacity int64) int64 { return b.valueAfter(0, capacity) }
+// proven is the bound without refills: what the response itself said, and
+// the requests ended since.
+func (b *bound) proven(capacity, ended int64) int64 { return b.valueAfter(0, capacity, ended) }
 
-// valueAfter is the bound el seconds after its response arrived.
-func (b *bound) valueAfter(el float64, capacity int64) int64 {
+// valueAfter is the bound el seconds after its response arrived, ended
+// units having ended.
+func (b *bound) valueAfter(el float64, capacity, ended int64) int64 {
 	if b.n == 0 {
 		return b.base
 	}
-	v, least := int64(math.MaxInt64), int64(math.MaxInt64)
+	v, least, rated := int64(math.MaxInt64), int64(math.MaxInt64), false
+	slots := int64(math.MaxInt64)
 	for i := range b.n {
+		if b.inFlight[i] {
+			slots = min(slots, algo.AddSat(b.rem[i], max(ended-b.ended, 0)))
+			continue
+		}
+		rated = true
 		least = min(least, b.rem[i])
 		v = min(v, algo.AddSat(b.rem[i], refill(b.rate[i], el)))
 	}
-	// Refills never fill the bucket beyond its capacity; what the response
-	// said is proven whatever the capacity is thought to be.
-	return algo.AddSat(b.base, min(v, max(capacity, least)))
+	if rated {
+		// Refills never fill the bucket beyond its capacity; what the
+		// response said is proven whatever the capacity is thought to be.
+		v = min(v, max(capacity, least))
+	}
+	return algo.AddSat(b.base, min(v, slots))
 }
 
-// top is the highest value the bound reaches in time.
-func (b *bound) top(capacity int64) int64 { return b.valueAfter(math.MaxFloat64, capacity) }
+// top is the highest value the bound reaches in time, ended units having
+// ended.
+func (b *bound) top(capacity, ended int64) int64 {
+	return b.valueAfter(math.MaxFloat64, capacity, ended)
+}
 
 // reaches returns the first time from now at which the bound is at least
-// need, or the zero time when it never is; a time beyond maxHint after the
-// response is saturated to it.
-func (b *bound) reaches(need int64, now time.Time, capacity int64) time.Time {
-	if b.n == 0 || b.top(capacity) < need {
+// need, ended units having ended, or the zero time when it never is by
+// time alone (a concurrency policy waits for requests to end); a time
+// beyond maxHint after the response is saturated to it.
+func (b *bound) reaches(need int64, now time.Time, capacity, ended int64) time.Time {
+	if b.n == 0 || b.top(capacity, ended) < need {
 		return time.Time{}
 	}
 	missing := need - b.base // > 0 is the case of interest: value(now) < need
 	var wait float64
 	for i := range b.n {
-		if short := missing - b.rem[i]; short > 0 {
+		rem := b.rem[i]
+		if b.inFlight[i] {
+			rem = algo.AddSat(rem, max(ended-b.ended, 0))
+		}
+		if short := missing - rem; short > 0 {
 			if b.rate[i] <= 0 {
 				return time.Time{}
 			}

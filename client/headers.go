@@ -114,9 +114,12 @@ func ParseRateLimit(h http.Header, now time.Time) (rl RateLimit, ok bool) {
 // quota is one policy of a response: what RateLimit says of it, and the
 // rate at which its quota comes back when the headers say it (q units per
 // w seconds in RateLimit-Policy), in units per second; 0 when unknown.
+// inFlight: RateLimit-Policy states it a concurrency limit
+// (qu="concurrent-requests"), whose units come back as requests end.
 type quota struct {
 	RateLimit
-	rate float64
+	rate     float64
+	inFlight bool
 }
 
 // parseQuotas calls consider for every policy the rate-limit headers of a
@@ -166,16 +169,18 @@ func parseIETF(list httpsfv.List, h http.Header, base time.Time, consider func(q
 			policies = ietfPolicies(h)
 		}
 		p := policies[c.Policy]
-		c.Limit, c.rate = p.q, p.rate()
+		c.Limit, c.rate, c.inFlight = p.q, p.rate(), p.inFlight
 		consider(c)
 	}
 }
 
 // policy is one item of RateLimit-Policy: q units per w seconds (w 0 when
-// it does not say).
+// it does not say), or q requests in flight at once (inFlight, its qu
+// "concurrent-requests").
 type policy struct {
-	q int64
-	w float64
+	q        int64
+	w        float64
+	inFlight bool
 }
 
 // rate is q/w in units per second, or 0 when the policy names no window.
@@ -192,6 +197,9 @@ func policyOf(params *httpsfv.Params) (p policy) {
 		p.q = q
 	}
 	if params != nil {
+		if qu, found := params.Get("qu"); found {
+			p.inFlight = bareString(qu) == "concurrent-requests"
+		}
 		if v, found := params.Get("w"); found {
 			switch w := v.(type) {
 			case int64:
@@ -344,8 +352,12 @@ func serverTime(h http.Header, now time.Time) time.Time {
 	return now
 }
 
-func itemName(it httpsfv.Item) string {
-	switch v := it.Value.(type) {
+func itemName(it httpsfv.Item) string { return bareString(it.Value) }
+
+// bareString is a structured field's string or token, or "" for a value
+// of another type.
+func bareString(v any) string {
+	switch v := v.(type) {
 	case string:
 		return v
 	case httpsfv.Token:

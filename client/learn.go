@@ -89,12 +89,16 @@ const stallAfter = time.Minute
 // hostState is the learned quota of one host. Its methods are safe for
 // concurrent use.
 type hostState struct {
-	mu       sync.Mutex
-	learn    bool // false: only Retry-After holds apply (IgnoreRemaining)
-	mode     int
-	epoch    uint64
-	sent     int64 // units sent
-	done     int64 // units answered
+	mu    sync.Mutex
+	learn bool // false: only Retry-After holds apply (IgnoreRemaining)
+	mode  int
+	epoch uint64
+	sent  int64 // units sent
+	done  int64 // units answered
+	// ended is the units whose request has ended: its answer read (a
+	// response's body closed, a call done), after which a concurrency
+	// quota has its slot back (see end).
+	ended    int64
 	inflight int64 // units sent and not yet answered or failed
 	// lost is the units of failed attempts (no answer: perhaps counted,
 	// perhaps not) since the last probe; forgiven is every lost unit that
@@ -158,12 +162,13 @@ type waiter struct{ cost int64 }
 
 // ticket is one granted send.
 type ticket struct {
-	gen        uint64
-	doneAtSend int64
-	forgiven   int64 // the host's forgiven lost units at the send
-	cost       int64
-	epoch      uint64
-	probe      bool
+	gen         uint64
+	doneAtSend  int64
+	endedAtSend int64
+	forgiven    int64 // the host's forgiven lost units at the send
+	cost        int64
+	epoch       uint64
+	probe       bool
 	// speculative: sent on the strength of a rate not yet confirmed.
 	speculative bool
 	// sentAt is when the send was granted, last the last answer that had
@@ -243,18 +248,18 @@ func (h *hostState) try(cost int64, now time.Time) (tk ticket, ok bool, wake tim
 // ceiling is the most units that may have been sent at now: the larger of
 // the two bounds kept.
 func (h *hostState) ceiling(now time.Time) int64 {
-	return max(h.now.value(now, h.capacity), h.eventual.value(now, h.capacity))
+	return max(h.now.value(now, h.capacity, h.ended), h.eventual.value(now, h.capacity, h.ended))
 }
 
 // proven is the ceiling without refills since the responses.
 func (h *hostState) proven() int64 {
-	return max(h.now.proven(h.capacity), h.eventual.proven(h.capacity))
+	return max(h.now.proven(h.capacity, h.ended), h.eventual.proven(h.capacity, h.ended))
 }
 
 // rises returns when the ceiling reaches need by refills alone, or the zero
 // time when no refill will raise it that far.
 func (h *hostState) rises(need int64, now time.Time) time.Time {
-	return earlier(h.now.reaches(need, now, h.capacity), h.eventual.reaches(need, now, h.capacity))
+	return earlier(h.now.reaches(need, now, h.capacity, h.ended), h.eventual.reaches(need, now, h.capacity, h.ended))
 }
 
 // stalledAt returns when the attempts in flight will have gone unanswered
@@ -287,7 +292,7 @@ func (h *hostState) grant(cost int64, probe bool, now time.Time) ticket {
 	}
 	h.sent = algo.AddSat(h.sent, cost)
 	h.inflight += cost
-	return ticket{gen: h.gen, doneAtSend: h.done, forgiven: h.forgiven, cost: cost, epoch: h.epoch, probe: probe, sentAt: now, last: h.last, anchor: h.anchor}
+	return ticket{gen: h.gen, doneAtSend: h.done, endedAtSend: h.ended, forgiven: h.forgiven, cost: cost, epoch: h.epoch, probe: probe, sentAt: now, last: h.last, anchor: h.anchor}
 }
 
 // response is what a finished attempt tells the host.
@@ -408,12 +413,24 @@ func (h *hostState) finish(tk ticket, r response) {
 	// else is counted after it; the probe waits for the last of them (what
 	// is still in flight, the probe's own condition covers).
 	h.probeAt = later(h.probeAt, r.at.Add(reset))
-	if b.value(r.at, h.capacity) >= h.now.value(r.at, h.capacity) {
+	if b.value(r.at, h.capacity, h.ended) >= h.now.value(r.at, h.capacity, h.ended) {
 		h.now = b
 	}
-	if b.top(h.capacity) >= h.eventual.top(h.capacity) {
+	if b.top(h.capacity, h.ended) >= h.eventual.top(h.capacity, h.ended) {
 		h.eventual = b
 	}
+}
+
+// end records that tk's request has ended, its answer read whole (after
+// finish, which recorded the answer's arrival): a concurrency quota's slot
+// it held is back. An attempt that failed, or whose answer is never read
+// to its end, never ends: its slot is thought held until a probe learns
+// the quota anew.
+func (h *hostState) end(tk ticket) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ended = algo.AddSat(h.ended, tk.cost)
+	h.broadcast()
 }
 
 // refill returns the units that r, the answer to tk, proves came back
@@ -509,13 +526,13 @@ func (h *hostState) dropRates() {
 
 // boundOf is the bound that r, the response to tk, proves.
 func (h *hostState) boundOf(tk ticket, r response) bound {
-	b := bound{base: algo.AddSat(algo.AddSat(tk.doneAtSend, tk.forgiven), tk.cost), at: r.at}
+	b := bound{base: algo.AddSat(algo.AddSat(tk.doneAtSend, tk.forgiven), tk.cost), ended: tk.endedAtSend, at: r.at}
 	add := func(q quota) {
 		if b.n == len(b.rem) {
 			return // more policies than a bound keeps: the rest say less than r.rl's
 		}
-		b.rem[b.n] = q.Remaining
-		if !h.norate {
+		b.rem[b.n], b.inFlight[b.n] = q.Remaining, q.inFlight
+		if !h.norate && !q.inFlight {
 			b.rate[b.n] = max(q.rate, h.observed[q.Policy])
 		}
 		b.n++
@@ -528,7 +545,7 @@ func (h *hostState) boundOf(tk ticket, r response) bound {
 		add(q)
 	}
 	if b.n == len(b.rem) {
-		b.rem[0], b.rate[0] = min(b.rem[0], r.rl.Remaining), 0 // never above the binding policy's
+		b.rem[0], b.rate[0], b.inFlight[0] = min(b.rem[0], r.rl.Remaining), 0, false // never above the binding policy's
 	}
 	return b
 }

@@ -340,7 +340,7 @@ func TestAnImperceptibleRateWaitsForTheReset(t *testing.T) {
 	mustWait(t, h, now, t0.Add(time.Second), "a request on a spent quota")
 	b := bound{base: 1, at: t0, n: 1}
 	b.rate[0] = 1e-10
-	if at := b.reaches(2, now, 1); !at.IsZero() && !at.After(now) {
+	if at := b.reaches(2, now, 1, 0); !at.IsZero() && !at.After(now) {
 		t.Errorf("a refill of 10^10 s is reached at %v, now %v", at, now)
 	}
 }

@@ -71,11 +71,16 @@ type Send struct {
 	tk ticket
 }
 
-// Done records the answer to the call. Calling it on the zero Send does
-// nothing.
+// Done records the answer to the call, which has ended: a slot of a
+// concurrency quota (RateLimit-Policy's qu="concurrent-requests") it held
+// is back, unless it failed (the server may hold it still). Calling it on
+// the zero Send does nothing.
 func (s Send) Done(a Answer) {
 	if s.h != nil {
 		s.h.finish(s.tk, a.response())
+		if !a.Failed {
+			s.h.end(s.tk)
+		}
 	}
 }
 

@@ -57,7 +57,10 @@ const drainGrace = 100 * time.Millisecond
 // Transport counts what it has in flight against that and holds new
 // requests to a host once they might not fit, until the quota's reset, so
 // that a batch sent through it meets few 429s or none, without knowing the
-// limit in advance. Requests held wait their turn in the order they came:
+// limit in advance. A concurrency quota (RateLimit-Policy's
+// qu="concurrent-requests") counts requests in flight: it has a slot back
+// when a response's body is closed. Requests held wait their turn in the
+// order they came:
 // one that arrives while others wait for room lines up behind them. Holds
 // are per host and shared by every request of the Transport: a host is URL.Host in any case, in Unicode or in its xn--
 // ASCII form, an IP address however it is written, a port with or without
@@ -349,6 +352,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err != nil {
 			return nil, err
 		}
+		switch {
+		case t.IgnoreRemaining:
+		case resp.StatusCode == http.StatusSwitchingProtocols:
+			h.end(tk) // the body is the connection, no longer HTTP's
+		default:
+			resp.Body = &endingBody{ReadCloser: resp.Body, h: h, tk: tk}
+		}
 		if r.status != http.StatusTooManyRequests && r.status != http.StatusServiceUnavailable {
 			return resp, nil
 		}
@@ -425,6 +435,22 @@ type releasingBody struct {
 func (b *releasingBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.once.Do(b.release)
+	return err
+}
+
+// endingBody records that its request has ended (hostState.end) when it
+// is closed (once): a concurrency quota's slot is held until the server
+// has written the whole answer.
+type endingBody struct {
+	io.ReadCloser
+	once sync.Once
+	h    *hostState
+	tk   ticket
+}
+
+func (b *endingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.once.Do(func() { b.h.end(b.tk) })
 	return err
 }
 
