@@ -22,10 +22,11 @@ import (
 // a *.yaml or *.yml file created, written, renamed or removed in a rules
 // directory (as envoyproxy/ratelimit watches its runtime folder); or when
 // a TLS file of the listeners or of upstream_tls, or the keys file,
-// changes, or the file a link of theirs points to, or a ".." entry beside
-// them, so that a renewed certificate is served and a new key admitted
-// without a signal (certbot relinks its live files, Kubernetes swaps a
-// mounted Secret's or ConfigMap's ..data link). Editors
+// changes, or, for any of these files and the configuration file, the
+// file a link of theirs points to, or a ".." entry beside them, so that a
+// renewed certificate is served, a new key admitted and an updated
+// ConfigMap applied without a signal (certbot relinks its live files,
+// Kubernetes swaps a mounted Secret's or ConfigMap's ..data link). Editors
 // and config managers often replace a file rather than write it, and
 // deployments swap a folder through a symbolic link, so the directories
 // holding them are watched, events are filtered by name, and the watches
@@ -117,10 +118,10 @@ type watchSet struct {
 	// the Envoy rules directories, whose *.yaml and *.yml files count,
 	// and which count themselves (a folder replaced or swapped).
 	files, folders []string
-	// linkedNames are the files a volume may mount through links (TLS
-	// files, the keys file) by directory: their names, and where their
+	// linkedNames are the files of the set by directory (a volume may
+	// mount any of them through links): their names, and where their
 	// links point. An event on one of them, or on a name starting with
-	// ".." (a Kubernetes volume's swapped ..data), counts.
+	// ".." beside them (a Kubernetes volume's swapped ..data), counts.
 	linkedNames map[string][]string
 	// linkedFiles are those files, whose modification times changedSince
 	// reads.
@@ -227,15 +228,6 @@ func watchSetOf(file string, rules, linkedFiles []string) watchSet {
 		}
 		f = filepath.Clean(f)
 		ws.linkedFiles = append(ws.linkedFiles, f)
-		paths := []string{f}
-		if real, err := filepath.EvalSymlinks(f); err == nil && real != f {
-			paths = append(paths, real) // where a link points: a file rewritten there
-		}
-		for _, p := range paths {
-			dir := filepath.Dir(p)
-			ws.linkedNames[dir] = append(ws.linkedNames[dir], filepath.Base(p))
-			ws.dirs = append(ws.dirs, dir)
-		}
 	}
 	for _, r := range rules {
 		r = filepath.Clean(r)
@@ -244,6 +236,20 @@ func watchSetOf(file string, rules, linkedFiles []string) watchSet {
 			ws.dirs = append(ws.dirs, r)
 		} else {
 			ws.files = append(ws.files, r)
+		}
+	}
+	// Every file may be mounted through links, the configuration file
+	// itself as a ConfigMap's: its name and where its link points count,
+	// and a ".." entry beside either.
+	for _, f := range slices.Concat(ws.files, ws.linkedFiles) {
+		paths := []string{f}
+		if real, err := filepath.EvalSymlinks(f); err == nil && real != f {
+			paths = append(paths, real) // where a link points: a file rewritten there
+		}
+		for _, p := range paths {
+			dir := filepath.Dir(p)
+			ws.linkedNames[dir] = append(ws.linkedNames[dir], filepath.Base(p))
+			ws.dirs = append(ws.dirs, dir)
 		}
 	}
 	for _, f := range ws.files {
