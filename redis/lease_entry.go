@@ -289,7 +289,7 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 		}
 		e.hear(&st[j], now)
 		if admitted && got[j] > 0 {
-			l.install(e, now, g, got[j], tk[j].Cost+got[j], &st[j], ep)
+			l.install(e, now, g, got[j], ep)
 		}
 		if admitted || final {
 			out[i] = st[j]
@@ -344,44 +344,41 @@ func (l *Leased) take(ctx context.Context, tk []sluice.Check, want []int64, st [
 }
 
 // install makes units e's lease (e is locked), replacing what it held: a
-// take of taken units (the check's cost and the lease) at the shared
-// state's time g by a call that started at local time now, in epoch ep,
-// whose status is st. The next take asks for twice as much when the lease
+// take at the shared state's time g by a call that started at local time
+// now, in epoch ep. The next take asks for twice as much when the lease
 // it replaces was spent within half its life. A take sent before the
 // shared state was last lost (see drop) installs nothing: its units are
 // lost with that state. Nor does a take for an entry forgotten meanwhile
 // (its limit changed, its key was reset): its units go back.
-func (l *Leased) install(e *leaseEntry, now, g, units, taken int64, st *sluice.Status, ep uint64) {
+func (l *Leased) install(e *leaseEntry, now, g, units int64, ep uint64) {
 	if ep != l.epoch.Load() {
 		l.stats.lost.Add(units)
 		return
 	}
 	if e.dead {
-		l.queue(sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: units}, e.plan.mark(g, taken, st.ResetAfter.Microseconds()), g, ep)
+		l.queue(sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: units}, e.plan.mark(g), g, ep)
 		return
 	}
 	if c := &e.cur; c.leased > 0 && c.units < 1 && now-c.taken < (c.deadline-c.taken)/2 {
 		e.size = min(2*e.size, l.opts.MaxUnits)
 	}
 	l.retire(e, false)
-	e.cur = l.newLease(e, now, g, units, taken, st, ep)
+	e.cur = l.newLease(e, now, g, units, ep)
 	e.used = now
 }
 
-// newLease returns a lease of units of e from a take of taken units at
-// the shared state's time g, sent at local time now in epoch ep, whose
-// status is st.
-// It may be spent until now + its life from g: the take ran no earlier
+// newLease returns a lease of units of e from a take at the shared
+// state's time g, sent at local time now in epoch ep. It may be spent until now + its life from g: the take ran no earlier
 // than now, so the lease never outlives its window (or L) by the shared
 // state's clock.
-func (l *Leased) newLease(e *leaseEntry, now, g, units, taken int64, st *sluice.Status, ep uint64) lease {
+func (l *Leased) newLease(e *leaseEntry, now, g, units int64, ep uint64) lease {
 	e.gen++
 	l.stats.leases.Add(1)
 	l.stats.leased.Add(units)
 	return lease{
 		units: units, leased: units, taken: now, gen: e.gen, epoch: ep, at: g,
 		deadline: now + e.plan.lifeAt(g),
-		mark:     e.plan.mark(g, taken, st.ResetAfter.Microseconds()),
+		mark:     e.plan.mark(g),
 	}
 }
 

@@ -107,22 +107,20 @@ func (p *leasePlan) windowOf(g int64) (start, end int64) {
 	return start, start + p.window
 }
 
-// mark returns the undo mark (see lease.lua) of a take at g of units that
-// left the shared state reset µs from full: a window's start, or a
-// bucket's "t0:m0" with m0 no more than the ticks the bucket missed before
-// the take, so that a give-back never returns more than was taken.
-func (p *leasePlan) mark(g, units, reset int64) string {
+// mark returns the undo mark (see lease.lua) of a take at g: a window's
+// start, or a bucket's "g:0". A bucket's undo then gives back a lease's
+// units less all that refilled since g, as if every tick refilled since
+// went to the lease: what the bucket missed before the take (an undo's
+// m0, which lets a reservation undone soon after keep its refill) may
+// have counted an earlier lease given back since, whose units the bucket
+// then no longer misses. With m0 = 0 a give-back never returns a unit
+// the bucket refilled, whatever else was given back before it.
+func (p *leasePlan) mark(g int64) string {
 	if p.window != 0 {
 		start, _ := p.windowOf(g)
 		return strconv.FormatInt(start, 10)
 	}
-	// After the take the bucket missed m ticks with reset = ⌈m/rq⌉, so
-	// m ≥ (reset−1)·rq + 1.
-	m0 := max((reset-1)*p.rq+1-units*p.rw, 0)
-	if reset <= 0 {
-		m0 = 0
-	}
-	return strconv.FormatInt(g, 10) + ":" + strconv.FormatInt(m0, 10)
+	return strconv.FormatInt(g, 10) + ":0"
 }
 
 // mulDiv returns ⌊a·b/c⌋ for positive a, b, c, saturating at 2^62.

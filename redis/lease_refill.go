@@ -78,13 +78,13 @@ func (l *Leased) refill(e *leaseEntry, n int64, scarce bool, ch chan struct{}) {
 	case !st[0].Allowed || n == 0:
 		e.hear(&st[0], now)
 	case e.dead: // forgotten or replaced meanwhile: the units go back
-		l.queue(tk[0], e.plan.mark(g, n, st[0].ResetAfter.Microseconds()), g, ep)
+		l.queue(tk[0], e.plan.mark(g), g, ep)
 	case ep != l.epoch.Load(): // taken from a shared state lost since (see drop)
 		e.hear(&st[0], now)
 		l.stats.lost.Add(n)
 	default:
 		e.hear(&st[0], now)
-		next := l.newLease(e, now, g, n, n, &st[0], ep)
+		next := l.newLease(e, now, g, n, ep)
 		if e.cur.units < 1 || after >= e.cur.deadline {
 			l.retireLease(e, &e.cur, after)
 			e.cur = next

@@ -4,7 +4,8 @@
 -- algorithm's own undo, exactly as refund.lua takes back a reservation: a
 -- window gives the units back only while it still counts the window the
 -- lease was taken in (from its previous count once the sliding counter has
--- moved on), a bucket only what has not refilled since the take. A key
+-- moved on), a bucket only what has not refilled since the take (the
+-- take's mark says it missed nothing before: see leasePlan.mark). A key
 -- written since under another algorithm, or gone, is left alone, and so is
 -- a key reset (reset.lua) at or after the take: the state there now never
 -- counted the lease. The key keeps its TTL.
