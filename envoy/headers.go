@@ -27,8 +27,8 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 		p.seen = slices.Grow(p.seen[:0], len(p.checks))[:len(p.checks)]
 		clear(p.seen)
 		limits := 0
-		for _, s := range p.slots {
-			if s.check < 0 || p.seen[s.check] || s.rule.shadow {
+		for i, s := range p.slots {
+			if s.check < 0 || p.seen[s.check] || s.rule.shadow || p.outranked(i, d) {
 				continue
 			}
 			p.seen[s.check] = true
@@ -117,6 +117,31 @@ func (p *plan) deciding(d *sluice.Decision) (slot, bool) {
 		}
 	}
 	return found, ok
+}
+
+// outranked reports whether slot i's rule limits another descriptor of p
+// that is closer to refusing (less remaining; then a longer t; then the
+// earlier): the IETF headers name a rule once, with the figures of its
+// descriptor closest to refusing.
+func (p *plan) outranked(i int, d *sluice.Decision) bool {
+	s := p.slots[i]
+	for j, o := range p.slots {
+		if j == i || o.rule != s.rule || o.check < 0 || o.check == s.check {
+			continue
+		}
+		ro, rs := p.remaining(o, d), p.remaining(s, d)
+		if ro != rs {
+			if ro < rs {
+				return true
+			}
+			continue
+		}
+		to, ts := p.headerT(o, d), p.headerT(s, d)
+		if to > ts || to == ts && j < i {
+			return true
+		}
+	}
+	return false
 }
 
 // remaining is the limit_remaining of slot s: 0 when it is over its

@@ -197,3 +197,23 @@ RateLimit: "per-bucket";r=0;t=5
 		t.Errorf("draft-6: headers\n%s\nwant\n%s", got, want)
 	}
 }
+
+// Two descriptors that one rule limits under different values (two
+// addresses of one request) are one policy to the client: the IETF
+// headers name it once, with the figures of the descriptor closest to
+// refusing, as a client reading a name twice could keep either.
+func TestOneRuleIsNamedOnceInTheIETFHeaders(t *testing.T) {
+	h := serve(t, headerRules, envoy.Options{Headers: httplimit.ModeIETF})
+	a, b := desc("remote_address", "1.2.3.4"), desc("remote_address", "5.6.7.8")
+	h.clock.Advance(42*time.Second + time.Millisecond)
+	for range 3 {
+		h.ask(request("edge", 0, b))
+	}
+	got := headerText(h.ask(request("edge", 0, a, b)).ResponseHeadersToAdd)
+	want := `RateLimit-Policy: "per-ip";q=10;w=60
+RateLimit: "per-ip";r=6;t=18
+`
+	if got != want {
+		t.Errorf("headers\n%s\nwant\n%s", got, want)
+	}
+}
