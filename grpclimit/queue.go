@@ -12,7 +12,7 @@ import (
 // queue waits out the Delay of res, a call admitted by a leaky-bucket
 // queue, before its handler runs. (A call whose turn came after its
 // deadline was refused by the middleware's decision already, see
-// httplimit.Middleware.Decide.) A call whose context ends while it waits
+// httplimit.Middleware.DecideFor.) A call whose context ends while it waits
 // leaves the queue, ended as httplimit's Handler ends such a request
 // (httplimit.Middleware.DoneUnserved). It returns nil when the call may
 // run; else the call is ended, and the error is its answer.

@@ -113,7 +113,7 @@ func New(limiter *sluice.Limiter, o Options) (*Server, error) {
 // turn, the decision's Delay, before its handler runs. A call whose turn
 // comes after its deadline could not be answered in time: it is refused
 // at once by the queue, as httplimit's Handler refuses such a request
-// (see httplimit.Middleware.Decide), RESOURCE_EXHAUSTED with the Delay as
+// (see httplimit.Middleware.DecideFor), RESOURCE_EXHAUSTED with the Delay as
 // its RetryInfo and the queue as its QuotaFailure, and observed as a
 // refusal (httplimit.Options.Observer); it gives back what the store can
 // (a fixed or sliding window's charge, with a sluice.Refunder store, and

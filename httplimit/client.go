@@ -274,7 +274,14 @@ func (m *Middleware) refuseLate(ctx context.Context, res *Result) {
 	}
 	d := &res.Decision
 	left := time.Until(deadline)
-	if left >= d.Delay {
+	late := func(i int) bool { return !res.Checks[i].Limit.Shadow() && d.Statuses[i].Delay > left }
+	refusing := -1
+	for i := range res.Checks {
+		if late(i) && (refusing < 0 || d.Statuses[i].Delay > d.Statuses[refusing].Delay) {
+			refusing = i
+		}
+	}
+	if refusing < 0 {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
@@ -285,17 +292,12 @@ func (m *Middleware) refuseLate(ctx context.Context, res *Result) {
 		m.warn(ctx, "request refused for its deadline still counted: the refund failed",
 			"err", err, "subject", res.Identity.Subject)
 	}
-	refusing := -1
 	d.Allowed, d.Violated = false, d.Violated[:0]
 	for i := range res.Checks {
-		st := &d.Statuses[i]
-		if res.Checks[i].Limit.Shadow() || st.Delay <= left {
-			continue
-		}
-		st.Allowed, st.RetryAfter = false, st.Delay
-		d.Violated = append(d.Violated, res.Checks[i].Limit.Name())
-		if refusing < 0 || st.RetryAfter > d.Statuses[refusing].RetryAfter {
-			refusing = i
+		if late(i) {
+			st := &d.Statuses[i]
+			st.Allowed, st.RetryAfter = false, st.Delay
+			d.Violated = append(d.Violated, res.Checks[i].Limit.Name())
 		}
 	}
 	st := &d.Statuses[refusing]
