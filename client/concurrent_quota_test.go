@@ -1,8 +1,11 @@
 package client
 
 import (
+	"context"
+	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,3 +44,34 @@ func TestAConcurrencyQuotaFreesASlotWithEachRequestEnded(t *testing.T) {
 	h.end(b)
 	mustGrant(t, h, t0, "fourth, once a request in flight has ended")
 }
+
+// A response's body read to its end has ended its request, closed or not
+// yet: the server has written the whole answer, and its slot is back.
+func TestABodyReadToItsEndGivesItsSlotBack(t *testing.T) {
+	tr := &Transport{Base: roundTripper(func(r *http.Request) (*http.Response, error) {
+		h := http.Header{}
+		h.Set("RateLimit-Policy", `"in-flight";q=1;qu="concurrent-requests"`)
+		h.Set("RateLimit", `"in-flight";r=0`)
+		return &http.Response{StatusCode: http.StatusOK, Header: h, Body: io.NopCloser(strings.NewReader("answer")), Request: r}, nil
+	})}
+	req, _ := http.NewRequest(http.MethodGet, "http://api.example/", nil)
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.ReadAll(resp.Body); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	next, err := tr.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		t.Fatalf("the next request, the only slot's holder read to its end: %v; want it sent", err)
+	}
+	next.Body.Close()
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

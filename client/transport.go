@@ -59,7 +59,7 @@ const drainGrace = 100 * time.Millisecond
 // that a batch sent through it meets few 429s or none, without knowing the
 // limit in advance. A concurrency quota (RateLimit-Policy's
 // qu="concurrent-requests") counts requests in flight: it has a slot back
-// when a response's body is closed. Requests held wait their turn in the
+// when a response's body is read to its end or closed. Requests held wait their turn in the
 // order they came:
 // one that arrives while others wait for room lines up behind them. Holds
 // are per host and shared by every request of the Transport: a host is URL.Host in any case, in Unicode or in its xn--
@@ -439,13 +439,22 @@ func (b *releasingBody) Close() error {
 }
 
 // endingBody records that its request has ended (hostState.end) when it
-// is closed (once): a concurrency quota's slot is held until the server
-// has written the whole answer.
+// is read to its end or closed, whichever comes first (once): a
+// concurrency quota's slot is held until the server has written the whole
+// answer.
 type endingBody struct {
 	io.ReadCloser
 	once sync.Once
 	h    *hostState
 	tk   ticket
+}
+
+func (b *endingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.once.Do(func() { b.h.end(b.tk) })
+	}
+	return n, err
 }
 
 func (b *endingBody) Close() error {
