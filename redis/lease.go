@@ -216,6 +216,7 @@ type Leased struct {
 
 	refillMu sync.Mutex
 	closing  bool           // Close has begun: no more background takes
+	shut     atomic.Bool    // Close has begun: no more takes, calls go to next
 	refills  sync.WaitGroup // background takes running
 
 	stop   chan struct{}
@@ -326,6 +327,9 @@ func (l *Leased) Apply(ctx context.Context, checks []sluice.Check, out []sluice.
 		return fmt.Errorf("redis store: %w: %d statuses for %d checks", sluice.ErrInvalidCheck, len(out), len(checks))
 	}
 	l.stats.calls.Add(1)
+	if l.shut.Load() { // a lease taken now would never go back
+		return l.exact(ctx, checks, out)
+	}
 	var buf [4]*leaseEntry
 	es := buf[:0]
 	for i := range checks {

@@ -39,3 +39,25 @@ func TestLeasedCloseIsBoundedWhenRedisDoesNotAnswer(t *testing.T) {
 		t.Fatalf("Close has not returned 20 s after it was called, with Redis stopped; leases %+v", g.Leases().Stats())
 	}
 }
+
+// A call after Close is decided by the store behind: a lease it took
+// would never go back (the background give-back has stopped, and Close
+// has given back what it held), so its unspent units would stay counted
+// until the window ended.
+func TestLeasedCallsAfterCloseTakeNoLease(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	st := redis.New(srv.Client(t), redis.WithTimeout(testTimeout))
+	l := redis.NewLeased(st, st, 1, redis.LeaseOptions{Mode: redis.LeaseAuto, Idle: time.Hour, MaxAge: time.Hour})
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c := sluice.Check{Key: "after-close", Limit: sluice.FixedWindow(1000, 400*24*time.Hour), Cost: 1}
+	if n := spendN(t, l, c, 10); n != 10 {
+		t.Fatalf("admitted %d of 10 after Close", n)
+	}
+	if left := peek(t, srv, c); left != 1000-10 {
+		t.Errorf("Redis has %d left after 10 units admitted after Close, want %d: %d units leased and never given back; leases %+v",
+			left, 1000-10, 1000-10-left, l.Stats())
+	}
+}

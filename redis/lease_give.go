@@ -211,14 +211,17 @@ func (l *Leased) Return(ctx context.Context) error {
 // Close waits for the leases being taken in the background, stops the
 // background give-back and takes, and gives back every lease's
 // unspent units (see Return), reporting whether that succeeded. Calls
-// after Close still work, through the store behind for whatever no lease
-// covers. Close is idempotent; it closes neither that store nor Redis.
+// from the moment Close begins still work, through the store behind,
+// check by check as without leases (a bucket's by its shared limit): a
+// lease they took would never go back. Close is idempotent; it closes
+// neither that store nor Redis.
 func (l *Leased) Close() error {
 	if l.next == nil {
 		return nil
 	}
 	var err error
 	l.closed.Do(func() {
+		l.shut.Store(true)
 		l.refillMu.Lock()
 		l.closing = true
 		l.refillMu.Unlock()
