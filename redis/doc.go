@@ -337,7 +337,8 @@
 // refilled between its take and its give-back (every tick refilled counts
 // as the lease's: what the bucket missed before the take may have counted
 // another lease given back since, so no more can be given back without
-// returning units the bucket has refilled). The shared bucket decides every unit with burst B − h, so
+// returning units the bucket has refilled). The shared bucket decides
+// every unit with burst B − h, so
 // a fleet offered more than the limit from a full bucket for a span d
 // admits at most B − h + r·d where the limit promises B + r·d: at most
 // h/(B + r·d) less, once; afterwards r per unit of time, as the limit.
