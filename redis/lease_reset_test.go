@@ -113,3 +113,46 @@ func TestAResetEndsTheResettingInstancesLeasesOfTheKey(t *testing.T) {
 			admitted, held, a.Leases().Stats())
 	}
 }
+
+// On a Cluster the give-back reads the reset key in its state's slot: a
+// lease taken before a reset is not given back to the fresh state there
+// either. A subject without a hash tag, whose reset key lies in another
+// slot, never gets its leases back (their units count as lost).
+func TestALeaseGivenBackAfterAResetOnACluster(t *testing.T) {
+	t.Parallel()
+	cl := redistest.Cluster(t)
+	open := func() *redis.Guarded {
+		g, err := redis.Open(context.Background(), redis.Options{Mode: redis.ModeCluster, Addrs: cl.Addrs(),
+			Timeout: testTimeout, Instances: 2, OnStoreError: failover.Local,
+			Lease: redis.LeaseOptions{Mode: redis.LeaseAuto, MaxAge: time.Hour, Idle: time.Hour}}, redis.WithBatching(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		return g
+	}
+	a, b := open(), open()
+	limit := sluice.FixedWindow(100, 400*24*time.Hour).Named("fw")
+	for _, key := range []string{"tagged", "}untagged"} {
+		c := sluice.Check{Key: key, Limit: limit, Cost: 1}
+		for range 10 {
+			spendN(t, a, c, 1)
+			settled(t, a.Leases())
+		}
+		before := settled(t, a.Leases())
+		if before.Held < 5 {
+			t.Fatalf("%s: a holds %d units of lease before the reset", key, before.Held)
+		}
+		if _, err := b.Reset(context.Background(), key, []sluice.Limit{limit}); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Leases().Return(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		after := a.Leases().Stats()
+		if after.Returned != before.Returned || after.Lost-before.Lost != before.Held {
+			t.Errorf("%s: %d units returned and %d lost of the %d held before the reset, want all lost",
+				key, after.Returned-before.Returned, after.Lost-before.Lost, before.Held)
+		}
+	}
+}
