@@ -197,9 +197,10 @@ type LimitStatus struct {
 type APIError struct {
 	// StatusCode is the HTTP status.
 	StatusCode int
-	// Type, Title and Detail are the problem's; Detail says what was wrong
-	// ("identify the client with exactly one of subject, api_key, token, user or
-	// ip"). For a body that is not a problem, Detail holds its start.
+	// Type, Title and Detail are the problem's, each cut to its first KiB
+	// and an ellipsis; Detail says what was wrong ("identify the client
+	// with exactly one of subject, api_key, token, user or ip"). For a
+	// body that is not a problem, Detail holds its first 200 bytes.
 	Type   string
 	Title  string
 	Detail string
@@ -366,13 +367,23 @@ func apiError(status int, body []byte) *APIError {
 		Detail string `json:"detail"`
 	}
 	if json.Unmarshal(body, &p) == nil && (p.Title != "" || p.Detail != "") {
-		e.Type, e.Title, e.Detail = p.Type, p.Title, p.Detail
+		e.Type, e.Title, e.Detail = cut(p.Type, maxProblemField), cut(p.Title, maxProblemField), cut(p.Detail, maxProblemField)
 		return e
 	}
-	d := strings.TrimSpace(string(body))
-	if len(d) > 200 {
-		d = d[:200] + "…"
-	}
-	e.Detail = strings.ToValidUTF8(d, "�")
+	e.Detail = cut(strings.TrimSpace(string(body)), 200)
 	return e
+}
+
+// maxProblemField bounds each field of a problem kept in an APIError: far
+// more than any of the server's, far less than the megabyte a body may
+// hold, which an error would carry into every log line that prints it.
+const maxProblemField = 1 << 10
+
+// cut returns s, or its first n bytes and an ellipsis when it is longer,
+// in valid UTF-8.
+func cut(s string, n int) string {
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return strings.ToValidUTF8(s, "�")
 }
