@@ -2,11 +2,15 @@ package deploy_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"sort"
@@ -15,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice/internal/realtest"
@@ -38,7 +43,10 @@ func TestPrometheusEvaluatesRulesAndDashboard(t *testing.T) {
 		"  type: memory            # memory | redis",
 		`  type: redis`+"\n"+`  redis: {addresses: ["`+redis.Addr+`"], on_store_error: local, instances: 1, lease: auto}`,
 		"  loopback_scopes: [read, check, override_plan, admin]",
-		"  loopback_scopes: []\n  callers: [{name: prometheus, token_sha256: "+hex.EncodeToString(sum[:])+", scopes: [read]}]")
+		"  loopback_scopes: []\n  callers: [{name: prometheus, token_sha256: "+hex.EncodeToString(sum[:])+", scopes: [read]}]",
+		// An issuer of JSON Web Tokens whose keys are fetched, for the
+		// series of sluice_jwks_fetches_total, which name its entry.
+		"  unknown_keys: ip ", "  jwt: {name: users, jwks_url: \""+jwksServer(t)+"\"}\n  unknown_keys: ip ")
 	// A limit counted by what the upstream reports, for the reported-usage
 	// panel (the demo upstream reports nothing: every answer is unreported).
 	cfg += `
@@ -235,4 +243,24 @@ func unhealthyRules(t *testing.T, prom string) []string {
 		bad = append(bad, fmt.Sprintf("Prometheus loaded %d rules, %s has %d", n, rulesFile, want))
 	}
 	return bad
+}
+
+// jwksServer serves a JWK Set of one key until the test ends, and returns
+// its URL.
+func jwksServer(t *testing.T) string {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := json.Marshal(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(set)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/jwks.json"
 }

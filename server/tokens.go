@@ -7,8 +7,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/jwt"
@@ -54,7 +52,7 @@ func (t *tokenSource) verifierFor(js []*config.JWT) (httplimit.TokenVerifier, fu
 	}
 	for _, j := range js {
 		o := j.Options()
-		o.Logger, o.OnFetch = t.s.log.With("jwt", j.Name), t.metrics.fetched(t)
+		o.Logger, o.OnFetch = t.s.log.With("jwt", entryName(j)), t.metrics.fetched(t, entryName(j))
 		if t.s.ownClock {
 			o.Clock = t.s.opts.Clock
 		}
@@ -100,6 +98,7 @@ func (t *tokenSource) swap(js []*config.JWT, vs []*jwt.Verifier, v, plain httpli
 	t.cfg, t.vs, t.v, t.plainV = js, vs, v, plain
 	t.mu.Unlock()
 	t.metrics.keys.Set(float64(t.fewestKeys()))
+	t.metrics.entries(js)
 	for _, o := range old {
 		if !slices.Contains(vs, o) {
 			o.Close()
@@ -123,51 +122,6 @@ func (t *tokenSource) fewestKeys() int {
 
 // close closes the verifiers in use.
 func (t *tokenSource) close() { t.swap(nil, nil, nil, nil) }
-
-// tokenMetrics count what the verifier said and fetched.
-type tokenMetrics struct {
-	verified *prometheus.CounterVec
-	fetches  *prometheus.CounterVec
-	keys     prometheus.Gauge
-}
-
-func newTokenMetrics(reg prometheus.Registerer) *tokenMetrics {
-	m := &tokenMetrics{
-		verified: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sluice_token_verifications_total",
-			Help: "Bearer tokens verified (identity.jwt), by result: verified, or why not (malformed, key, signature, expired, claims, canceled). A token is verified again at most every 5 minutes (10 s once refused); a refused token's client is limited by its address.",
-		}, []string{"result"}),
-		fetches: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "sluice_jwks_fetches_total",
-			Help: "Fetches of identity.jwt's jwks_urls, by result (ok, error). A failed fetch keeps the keys fetched before.",
-		}, []string{"result"}),
-		keys: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "sluice_jwks_keys",
-			Help: "Usable keys of the identity.jwt issuer with the fewest now; 0 with identity.jwt set means an issuer's tokens are all refused.",
-		}),
-	}
-	reg.MustRegister(m.verified, m.fetches, m.keys)
-	for _, r := range []string{"verified", "malformed", "key", "signature", "expired", "claims", "canceled"} {
-		m.verified.WithLabelValues(r)
-	}
-	for _, r := range []string{"ok", "error"} {
-		m.fetches.WithLabelValues(r)
-	}
-	return m
-}
-
-// fetched returns the verifiers' OnFetch: a fetch is counted, and the
-// keys of the verifiers t serves are counted again.
-func (m *tokenMetrics) fetched(t *tokenSource) func(keys int, err error) {
-	return func(_ int, err error) {
-		if err != nil {
-			m.fetches.WithLabelValues("error").Inc()
-		} else {
-			m.fetches.WithLabelValues("ok").Inc()
-		}
-		m.keys.Set(float64(t.fewestKeys()))
-	}
-}
 
 // countedVerifier is a verifier whose results are counted.
 type countedVerifier struct {

@@ -117,7 +117,7 @@ func TestJWTClientsThroughTheProxy(t *testing.T) {
 		metrics := readAll(t, f.do(t, "GET", "/metrics", "", nil))
 		for _, want := range []string{`sluice_token_verifications_total{result="verified"} 2`,
 			`sluice_token_verifications_total{result="signature"} 4`, `sluice_token_verifications_total{result="expired"} 1`,
-			"sluice_jwks_keys 1", `sluice_jwks_fetches_total{result="ok"} 1`} {
+			"sluice_jwks_keys 1", `sluice_jwks_fetches_total{jwt="1",result="ok"} 1`} {
 			if !strings.Contains(metrics, "\n"+want+"\n") {
 				t.Errorf("/metrics lacks %s", want)
 			}
@@ -279,7 +279,7 @@ func TestJWTOfTwoIssuers(t *testing.T) {
 	// Both issuers' keys fetched: on a loaded machine a first fetch can
 	// fail, and a token then waits for the next (MinRefresh), not for this
 	// test.
-	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(readAll(t, f.do(t, "GET", "/metrics", "", nil)), `sluice_jwks_fetches_total{result="ok"} 2`); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(20 * time.Second); !fetchedOnce(readAll(t, f.do(t, "GET", "/metrics", "", nil)), "users", "services"); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the two issuers' keys were not fetched within 20 s")
 		}
@@ -331,7 +331,7 @@ func TestJWTSubjectPrefixKeepsIssuersApart(t *testing.T) {
       issuer: https://cluster.example.com/
       plan: free`+c.prefix+`
 `, 1))
-		for deadline := time.Now().Add(20 * time.Second); !strings.Contains(readAll(t, f.do(t, "GET", "/metrics", "", nil)), `sluice_jwks_fetches_total{result="ok"} 2`); time.Sleep(20 * time.Millisecond) {
+		for deadline := time.Now().Add(20 * time.Second); !fetchedOnce(readAll(t, f.do(t, "GET", "/metrics", "", nil)), "1", "2"); time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatal("the two issuers' keys were not fetched within 20 s")
 			}
