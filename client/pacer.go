@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -62,25 +63,38 @@ func (p *Pacer) Wait(ctx context.Context, cost int64) (Send, error) {
 	if err != nil {
 		return Send{}, err
 	}
-	return Send{h: p.h, tk: tk}, nil
+	return Send{h: p.h, tk: tk, ended: new(atomic.Bool)}, nil
 }
 
 // Send is one call a Pacer let through.
 type Send struct {
 	h  *hostState
 	tk ticket
+	// ended: the call's end was recorded (see End).
+	ended *atomic.Bool
 }
 
-// Done records the answer to the call, which has ended: a slot of a
-// concurrency quota (RateLimit-Policy's qu="concurrent-requests") it held
-// is back, unless it failed (the server may hold it still). Calling it on
-// the zero Send does nothing.
+// Done records the answer to the call. Unless the answer is Streaming (the
+// call goes on) or Failed (the server may be serving it still), the call
+// has ended: a slot of a concurrency quota (RateLimit-Policy's
+// qu="concurrent-requests") it held is back. Calling it on the zero Send
+// does nothing.
 func (s Send) Done(a Answer) {
 	if s.h != nil {
 		s.h.finish(s.tk, a.response())
-		if !a.Failed {
-			s.h.end(s.tk)
+		if !a.Failed && !a.Streaming {
+			s.End()
 		}
+	}
+}
+
+// End records that the call has ended, after a Done whose answer was
+// Streaming: a slot of a concurrency quota it held is back. The end of a
+// call is recorded once: End after a Done that recorded it, or a second
+// End, does nothing, as does End on the zero Send.
+func (s Send) End() {
+	if s.h != nil && s.ended.CompareAndSwap(false, true) {
+		s.h.end(s.tk)
 	}
 }
 
@@ -101,6 +115,10 @@ type Answer struct {
 	// RetryAfter, when positive, is the server's wait in a form other than
 	// a Retry-After header (gRPC's RetryInfo); it replaces Retry-After.
 	RetryAfter time.Duration
+	// Streaming means the call goes on after this answer (a stream whose
+	// header came with its first message): a slot of a concurrency quota
+	// is held until Send.End.
+	Streaming bool
 	// At is when the answer arrived; the zero time means now.
 	At time.Time
 }

@@ -137,7 +137,9 @@ func (p *Pacer) StreamInterceptor() grpc.StreamClientInterceptor {
 // first returns an error (io.EOF included), or its answer on a stream
 // whose server sends one message (client streaming), its header and
 // trailers are then known; when SendMsg fails on the client's side; when
-// the call's context is done, read to its end or not.
+// the call's context is done, read to its end or not. A stream whose
+// header finished its Send ends it (Send.End) when it ends, in any of
+// these ways: a slot of a concurrency quota is held while it lasts.
 type pacedStream struct {
 	grpc.ClientStream
 	serverStreams bool
@@ -145,21 +147,34 @@ type pacedStream struct {
 	headerRead bool
 	once       sync.Once
 	send       client.Send
+	// streaming: the header finished the Send while the stream went on
+	// (see admitted), so its end is the Send's End; set in once, read
+	// after it.
+	streaming bool
 	// stop stops the watch of the call's context.
 	stop func() bool
 }
 
-// end finishes the stream's Send with a, once.
+// end finishes the stream's Send with a, once, or ends the Send its
+// header finished (see admitted).
 func (s *pacedStream) end(a client.Answer) {
 	s.once.Do(func() { s.send.Done(a) })
+	if s.streaming {
+		s.send.End()
+	}
 }
 
 // ended finishes the stream's Send with its answer, err (nil or io.EOF:
 // success), and its metadata (the header's RateLimit fields when it has
-// some, else the header's and the trailers'), and stops watching its
-// context.
+// some, else the header's and the trailers'), or ends the Send its header
+// finished (see admitted), and stops watching its context.
 func (s *pacedStream) ended(err error) {
 	s.stop()
+	defer func() {
+		if s.streaming {
+			s.send.End()
+		}
+	}()
 	s.once.Do(func() {
 		var md metadata.MD
 		if h, herr := s.Header(); herr == nil {
@@ -176,11 +191,16 @@ func (s *pacedStream) ended(err error) {
 }
 
 // admitted finishes the stream's Send as an admitted call when its header,
-// read by now, carries RateLimit fields; the stream goes on.
+// read by now, carries RateLimit fields; the stream goes on, and its end
+// (however it comes, its context's included) is the Send's End.
 func (s *pacedStream) admitted() {
 	if h, err := s.Header(); err == nil && hasRateLimit(h) {
-		s.stop()
-		s.once.Do(func() { s.send.Done(answer(nil, h)) })
+		s.once.Do(func() {
+			a := answer(nil, h)
+			a.Streaming = true // its slot of a concurrency quota is held until it ends
+			s.streaming = true
+			s.send.Done(a)
+		})
 	}
 }
 
