@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -24,6 +25,7 @@ import (
 
 	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/internal/testpki"
 )
 
 // TestPrometheusEvaluatesRulesAndDashboard runs a real Prometheus, set up
@@ -49,6 +51,9 @@ func TestPrometheusEvaluatesRulesAndDashboard(t *testing.T) {
 		"  unknown_keys: ip ", "  jwt: {name: users, jwks_url: \""+jwksServer(t)+"\"}\n  unknown_keys: ip ")
 	// A limit counted by what the upstream reports, for the reported-usage
 	// panel (the demo upstream reports nothing: every answer is unreported).
+	// An upstream over mutual TLS, for the series of
+	// sluice_tls_certificate_expiry_timestamp_seconds.
+	cfg += tlsUpstream(t)
 	cfg += `
 rules:
   - name: search
@@ -263,4 +268,21 @@ func jwksServer(t *testing.T) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/jwks.json"
+}
+
+// tlsUpstream serves, until the test ends, an upstream over TLS that asks
+// for a client certificate, and returns the configuration's upstream and
+// upstream_tls for it.
+func tlsUpstream(t *testing.T) string {
+	t.Helper()
+	ca := testpki.New(t, "upstream CA")
+	up := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("upstream"))
+	}))
+	up.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Server(t, "upstream")}, ClientCAs: ca.Pool,
+		ClientAuth: tls.VerifyClientCertIfGiven, MinVersion: tls.VersionTLS12}
+	up.StartTLS()
+	t.Cleanup(up.Close)
+	ca.Client(t, "sluice")
+	return "upstream: " + up.URL + "\nupstream_tls: {ca_file: " + ca.File("ca") + ", cert_file: " + ca.File("sluice") + ", key_file: " + ca.KeyFile("sluice") + "}\n"
 }

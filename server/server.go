@@ -244,7 +244,7 @@ func New(opts Options) (*Server, error) {
 	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses, opts.StoreUnrefunded)
 	registerLeaseMetrics(opts.Registry, opts.Leases)
 	registerMemoryMetrics(opts.Registry, opts.Memory)
-	opts.Registry.MustRegister(newGlobalRemaining(s))
+	opts.Registry.MustRegister(newGlobalRemaining(s), newCertExpiry(s))
 	s.stats = newStats(opts.Clock, s.dashboardSample)
 	g := opts.Config.Designer
 	s.designer = newDesigner(designerLimits{concurrency: g.Concurrency, maxArrivals: g.MaxArrivals, timeout: g.Timeout})
