@@ -47,9 +47,10 @@ const maxCertFile = 4 << 20
 //     configuration in force, Redis's those of the store section sluice
 //     started with (a reload changes the store at the next start).
 //
-// A use that is not configured has no series, nor one whose file cannot
-// be read or holds no certificate at the scrape (the handshake that
-// reads it fails too, and says so).
+// A use that is not configured has no series; nor has one whose file
+// cannot be read or holds no certificate at the scrape, which a reload
+// reading it refuses (sluice_config_last_reload_successful 0) and a
+// connection reading it fails on.
 type certExpiry struct {
 	s    *Server
 	desc *prometheus.Desc
