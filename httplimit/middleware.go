@@ -258,8 +258,11 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 // errNoPlan is the error of a request whose identity names no plan.
 var errNoPlan = errors.New("httplimit: no plan for the request (no default or anonymous plan configured)")
 
-// Decide identifies r and decides it, without writing anything. Put the
-// Result back with Done (an admitted request that ran) or Discard.
+// Decide identifies r and decides it, without writing anything. A request
+// that a leaky-bucket queue would admit with a Delay ending after the
+// deadline of r's context is refused by the queue instead (see
+// DecideFor). Put the Result back with Done (an admitted request that
+// ran) or Discard.
 func (m *Middleware) Decide(r *http.Request) (*Result, error) {
 	if m.zero() {
 		return nil, errZero()
@@ -405,13 +408,19 @@ func (m *Middleware) logger() *slog.Logger {
 // leaky-bucket queue's delay is waited out first (a client that goes away
 // meanwhile leaves the queue at once: its queue slot stays spent, the
 // limits that count statuses (Options.Count) count it as no answer, and
-// those that count a header give its cost back). A client that leaves before its
-// decision is made is not served, and its request is no failure to decide
+// those that count a header give its cost back). A request whose turn in
+// the queue comes after its context's deadline is refused at once (see
+// DecideFor); a gRPC or gRPC-Web call's deadline is the one its
+// grpc-timeout header states, as a gRPC server reads it, and the request
+// next serves ends with it. A client that leaves before its decision is
+// made is not served, and its request is no failure to decide
 // (ErrorHandler is not called). Its type, func(http.Handler)
 // http.Handler, is the middleware of net/http and of routers such as chi;
 // see Example_perRoute.
 func (m *Middleware) Handler(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, release := grpcDeadline(r)
+		defer release()
 		res, err := m.Decide(r)
 		if err != nil {
 			if r.Context().Err() != nil {
