@@ -25,7 +25,7 @@ type leaseCollector struct {
 func newLeaseCollector(l *redis.Leased) *leaseCollector {
 	return &leaseCollector{l: l,
 		units: prometheus.NewDesc("sluice_lease_units_total",
-			"Units of leased quota by event: leased (taken beyond their checks' own cost), spent without a round trip, returned to Redis, expired unspent, lost (unspent when Redis lost the state that counted them: neither spent nor given back).",
+			"Units of leased quota by event: leased (taken beyond their checks' own cost), spent without a round trip, returned to Redis, expired unspent, lost (unspent when Redis lost the state that counted them, or a reset of their key forgot it: neither spent nor given back).",
 			[]string{"event"}, nil),
 		takes: prometheus.NewDesc("sluice_lease_takes_total", "Leases taken from Redis.", nil, nil),
 		prefetches: prometheus.NewDesc("sluice_lease_prefetches_total",
