@@ -13,9 +13,10 @@ import (
 // sliding counter or sliding log with a non-zero receipt (Status.Charged),
 // it takes the check's Cost back out of the key's state while the window
 // that counted it still counts it. A key the store no longer holds (swept
-// or evicted) has nothing to give back; one evicted or Reset and counted
-// afresh in the same window has its new count reduced, as the Redis store
-// does (see Reset). ctx is not consulted (see Store). It
+// or evicted) has nothing to give back; one evicted and counted afresh in
+// the same window has its new count reduced, as the Redis store's is, but
+// one Reset is not: a receipt given at or before the reset is not
+// refunded (see Reset). ctx is not consulted (see Store). It
 // fails when charged is not as long as checks, and when a check to refund
 // has a limit that cannot be decided (Limit.Err), with an error wrapping
 // sluice.ErrInvalidCheck, and then refunds nothing.
@@ -46,7 +47,10 @@ func (s *Store) Refund(_ context.Context, checks []sluice.Check, charged []int64
 		if period := c.Limit.Period(); period != 0 {
 			p = algo.NewCalendarParams(c.Limit.Quantity(), algo.Period(period), int64(c.Limit.Offset()/time.Microsecond))
 		}
-		s.update(c, now, func(st sluice.State) sluice.State {
+		s.update(c, now, func(st sluice.State, reset int64) sluice.State {
+			if charged[i] <= reset {
+				return st // the state since the reset never counted it
+			}
 			return sluice.State(algo.Refund(&p, algo.State(st), charged[i], c.Cost))
 		})
 	}

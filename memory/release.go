@@ -35,7 +35,7 @@ func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64
 		if leases[i] == 0 || c.Limit.Algorithm() != sluice.AlgorithmConcurrency {
 			continue
 		}
-		s.update(c, now, func(st sluice.State) sluice.State {
+		s.update(c, now, func(st sluice.State, _ int64) sluice.State {
 			return c.Limit.Release(st, leases[i], c.Cost)
 		})
 	}
@@ -43,12 +43,13 @@ func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64
 }
 
 // update replaces the state the store holds for c's key under c.Limit, if
-// it holds one, with next of it, under the key's shard's mutex, with the
+// it holds one, with next of it and of the time of its last Reset the
+// shard remembers (0: none), under the key's shard's mutex, with the
 // expiry a peek at now gives the new state. A sliding log or lease book
 // next empties is forgotten, as a key never seen. It reports whether it
 // held one. A c.Limit the store has not registered, or one that cannot be
 // decided, replaces nothing.
-func (s *Store) update(c *sluice.Check, now int64, next func(sluice.State) sluice.State) bool {
+func (s *Store) update(c *sluice.Check, now int64, next func(st sluice.State, reset int64) sluice.State) bool {
 	h := s.keyHash(c.Key)
 	sh := &s.shards[s.shardIndex(h)]
 	sh.mu.Lock()
@@ -63,7 +64,7 @@ func (s *Store) update(c *sluice.Check, now int64, next func(sluice.State) sluic
 	}
 	var st sluice.State
 	sh.load(p, h, lr, &st)
-	st = next(st)
+	st = next(st, sh.resetAt(h, lr, now))
 	if lr.kind == kindLog && len(st.Log) == 0 {
 		if taken {
 			sh.arr.letGo(p.base)

@@ -9,26 +9,31 @@ import "github.com/sluice-dev/sluice"
 // Reset is safe for concurrent use with Apply: a decision that holds the
 // key's entry finishes first, and one that comes after finds it gone.
 //
-// Reset does not void the receipts (Status.Charged) given before it: a
-// fixed window's or sliding counter's charge refunded while its window is
-// still the key's comes out of the state the key has built since, which
-// never counted it (never below a fresh state's count); a sliding log's
-// receipt, or a lease, names its entry's instant, which a state made since
-// holds only if it was charged at that microsecond. The Redis store, whose
-// Reset deletes the key, does the same. A caller that resets a key and
-// must not give back more than the new state counted drops the receipts it
-// holds for it.
+// A receipt (Status.Charged) given before the reset is not refunded into
+// the state the key builds since, which never counted it (see Refund), as
+// on the Redis store; a sliding log's receipt, or a lease, names its
+// entry's instant, which a state made since holds only if it was charged
+// at that microsecond. A shard remembers its last 256 resets of fixed
+// windows and sliding counters for two windows each: past that bound, a
+// receipt from before an older reset may be refunded into its fresh
+// state.
 func (s *Store) Reset(key string, limits []sluice.Limit) int {
 	if s.zero() {
 		return 0
 	}
 	h := s.keyHash(key)
 	sh := &s.shards[s.shardIndex(h)]
+	now := s.clock.exact()
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	forgot := 0
 	for i := range limits {
-		if lr := s.limits.find(&limits[i]); lr != nil && sh.forget(h, lr) {
+		lr := s.limits.find(&limits[i])
+		if lr == nil {
+			continue
+		}
+		sh.noteReset(h, lr, &limits[i], now)
+		if sh.forget(h, lr) {
 			forgot++
 		}
 	}

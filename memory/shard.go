@@ -24,6 +24,9 @@ type shard struct {
 	// sweepGap, so that a flood of live keys does not make every insert
 	// scan the shard.
 	soonest, swept int64
+	// resets are the recent resets of states that refunds could still
+	// reach (see noteReset); nil until the first.
+	resets map[resetID]resetRecord
 }
 
 // publish makes a the shard's array, for the owner and for deciders.

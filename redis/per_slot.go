@@ -13,11 +13,14 @@ import (
 // slot over the checks with a non-zero stamps[i] whose algorithm is
 // picked, each as its CHECK_ARGS and its stamp, within the store's timeout;
 // what names the script in errors, which wrap sluice.ErrStoreUnavailable
-// and leave the slots not reached as they were. Stamps not one per check,
-// or a picked check whose limit cannot be decided, run nothing: the error
+// and leave the slots not reached as they were. With resets, the keys of
+// a run are followed by each state's reset key (see Store.Reset), or the
+// state's own key where it has none in its slot, and each stamp by "1"
+// for a reset key to read, "0" for none. Stamps not one per check, or a
+// picked check whose limit cannot be decided, run nothing: the error
 // wraps sluice.ErrInvalidCheck.
 func (s *Store) stamped(ctx context.Context, script *rueidis.Lua, what string, checks []sluice.Check, stamps []int64,
-	picked func(sluice.Algorithm) bool) error {
+	picked func(sluice.Algorithm) bool, resets bool) error {
 	if len(stamps) != len(checks) {
 		return fmt.Errorf("redis store: %s: %w: %d checks with %d stamps", what, sluice.ErrInvalidCheck, len(checks), len(stamps))
 	}
@@ -35,8 +38,8 @@ func (s *Store) stamped(ctx context.Context, script *rueidis.Lua, what string, c
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
 	for _, group := range s.groups(keys) {
-		gkeys := make([]string, len(group))
-		args := make([]string, 0, (checkArgs+1)*len(group))
+		gkeys := make([]string, len(group), 2*len(group))
+		args := make([]string, 0, (checkArgs+2)*len(group))
 		for j, g := range group {
 			gkeys[j] = keys[g]
 			var err error
@@ -44,6 +47,13 @@ func (s *Store) stamped(ctx context.Context, script *rueidis.Lua, what string, c
 				return err
 			}
 			args = append(args, strconv.FormatInt(stamps[idx[g]], 10))
+			if resets {
+				if s.resettable(keys[g]) {
+					gkeys, args = append(gkeys, resetKey(keys[g])), append(args, "1")
+				} else {
+					gkeys, args = append(gkeys, keys[g]), append(args, "0")
+				}
+			}
 		}
 		if err := script.Exec(ctx, s.client, gkeys, args).Error(); err != nil {
 			return s.fail(what, err)

@@ -12,7 +12,10 @@ import (
 // of the admitting call), it takes the check's Cost back out of the key's
 // state while the window that counted it still counts it — the state the
 // key would have without that charge, at Redis's time. Other checks and
-// zero receipts are skipped. Refunds of keys in one Cluster slot are one
+// zero receipts are skipped, and so is a receipt given at or before the
+// key's last Reset, which the fresh state never counted (but on a Cluster
+// for a subject without a hash tag, whose reset Redis cannot read beside
+// its state). Refunds of keys in one Cluster slot are one
 // script run; an error wraps sluice.ErrStoreUnavailable as Apply's do, and
 // the charges of the slots not reached stay counted. Receipts not one per
 // check, or a check to refund whose limit cannot be decided, refund nothing:
@@ -21,7 +24,7 @@ func (s *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int
 	if err := s.unusable("refund script"); err != nil {
 		return err
 	}
-	return s.stamped(ctx, s.scripts.refundCharge, "refund script", checks, charged, refundable)
+	return s.stamped(ctx, s.scripts.refundCharge, "refund script", checks, charged, refundable, true)
 }
 
 // refundable reports whether a charge of alg can be refunded exactly (see

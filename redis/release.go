@@ -22,7 +22,7 @@ func (s *Store) Release(ctx context.Context, checks []sluice.Check, leases []int
 	}
 	return s.stamped(ctx, s.scripts.release, "release script", checks, leases, func(a sluice.Algorithm) bool {
 		return a == sluice.AlgorithmConcurrency
-	})
+	}, false)
 }
 
 var _ sluice.Releaser = (*Store)(nil)

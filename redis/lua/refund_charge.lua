@@ -2,10 +2,14 @@
 -- Each key's check had its cost counted at the receipt's time
 -- (Status.Charged); its algorithm's undo takes that cost out of the state
 -- if the window that counted it still counts it. A key of another
--- algorithm, or never seen, is left alone; an undo keeps the key's TTL.
+-- algorithm, or never seen, is left alone, and so is a key reset
+-- (reset.lua) at or after the receipt: the state there now never counted
+-- the charge. An undo keeps the key's TTL.
 --
--- KEYS[i]  the state key of a check to refund
--- ARGV[i]  CHECK_ARGS check arguments, then the receipt (µs since Epoch)
+-- KEYS[i]    the state key of a check to refund, i ≤ n = #KEYS / 2
+-- KEYS[n+i]  its reset key, in the same slot (or KEYS[i] when it has none)
+-- ARGV       per key: CHECK_ARGS check arguments, the receipt (µs since
+--            Epoch), then "1" when KEYS[n+i] is a reset key to read
 --
 -- Reply: the number of keys whose state the refund reached.
 
@@ -23,14 +27,19 @@ local function refund_mark(c, at)
   return window_start(clamp_time(at), c.w)
 end
 
+local n = #KEYS / 2
 local reached = 0
-for i = 1, #KEYS do
-  local off = (i - 1) * (CHECK_ARGS + 1)
+for i = 1, n do
+  local off = (i - 1) * (CHECK_ARGS + 2)
   local c = parse_check(i, off)
-  local st = load_state(c)
-  if (c.alg == 1 or c.alg == 2 or c.alg == 3) and not st.fresh and c.cost > 0 then
-    ALG[c.alg].undo(c, st, refund_mark(c, tonumber(ARGV[off + CHECK_ARGS + 1])), c.g)
-    reached = reached + 1
+  local at = tonumber(ARGV[off + CHECK_ARGS + 1])
+  local reset = ARGV[off + CHECK_ARGS + 2] == '1' and redis.call('GET', KEYS[n + i])
+  if not (reset and at <= tonumber(reset)) then
+    local st = load_state(c)
+    if (c.alg == 1 or c.alg == 2 or c.alg == 3) and not st.fresh and c.cost > 0 then
+      ALG[c.alg].undo(c, st, refund_mark(c, at), c.g)
+      reached = reached + 1
+    end
   end
 end
 return reached

@@ -1,0 +1,81 @@
+package redis_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/redis"
+)
+
+// A receipt given before a Reset is not refunded into the fresh state,
+// which never counted its charge: a refund arriving after the reset (a
+// request in flight when an operator reset its client, answered with a
+// status that gives its cost back) would otherwise lower the fresh count
+// below what it admitted, and the key would be admitted beyond its limit
+// in the window. A receipt given after the reset is refunded as usual.
+func TestARefundAfterAResetLeavesTheFreshStateAlone(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	store := redis.New(srv.Client(t), redis.WithTimeout(testTimeout))
+	ctx := context.Background()
+	for _, limit := range []sluice.Limit{
+		sluice.FixedWindow(10, time.Hour).Named("hourly"),
+		sluice.SlidingCounter(10, time.Hour).Named("counted"),
+		sluice.SlidingLog(10, time.Hour).Named("logged"),
+	} {
+		t.Run(limit.Algorithm().String(), func(t *testing.T) {
+			lim := sluice.NewLimiter(store)
+			key := "reset-refund-" + limit.Name()
+			checks := []sluice.Check{{Key: key, Limit: limit, Cost: 1}}
+			spend := func() (sluice.Decision, bool) {
+				t.Helper()
+				var d sluice.Decision
+				if err := lim.Allow(ctx, checks, &d); err != nil {
+					t.Fatal(err)
+				}
+				return d, d.Allowed
+			}
+			var before []sluice.Decision
+			for range 5 {
+				d, ok := spend()
+				if !ok {
+					t.Fatal("refused before the reset")
+				}
+				before = append(before, sluice.Decision{Allowed: true, Statuses: append([]sluice.Status(nil), d.Statuses...)})
+			}
+			if _, err := store.Reset(ctx, key, []sluice.Limit{limit}); err != nil {
+				t.Fatal(err)
+			}
+			admitted := 0
+			var after sluice.Decision
+			for range 10 {
+				if d, ok := spend(); ok {
+					admitted++
+					after = sluice.Decision{Allowed: true, Statuses: append([]sluice.Status(nil), d.Statuses...)}
+				}
+			}
+			for i := range before {
+				if err := lim.Refund(ctx, checks, &before[i]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for range 10 {
+				if _, ok := spend(); ok {
+					admitted++
+				}
+			}
+			if admitted != 10 {
+				t.Errorf("%d admitted after the reset, the limit is 10: refunds of receipts from before it were taken from the fresh state", admitted)
+			}
+			if err := lim.Refund(ctx, checks, &after); err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := spend(); !ok {
+				t.Error("a receipt from after the reset was not refunded")
+			}
+		})
+	}
+}
