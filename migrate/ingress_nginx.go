@@ -198,6 +198,11 @@ func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i in
 		burst := n * mult
 		limits = append(limits, Limit{Name: defaultLimitName(l.window), Algorithm: "gcra", Quantity: n, Window: l.window, Burst: burst + 1,
 			Source: fmt.Sprintf("%s: %s %d, burst %d × %d", where, l.key, n, n, mult)})
+		if note := nginxPerMinuteNote(n, l.window); note != "" {
+			t.differs(where+" "+l.key, "ingress-nginx writes limit_req_zone $binary_remote_addr rate=%d%s and limit_req burst=%d nodelay: a bucket of burst+1 = %d, imported as gcra %d per %s with burst %d; but %s",
+				n, l.unit, burst, burst+1, n, formatWindow(l.window), burst+1, note)
+			continue
+		}
 		t.same(where+" "+l.key, "ingress-nginx writes limit_req_zone $binary_remote_addr rate=%d%s and limit_req burst=%d nodelay: a bucket of burst+1 = %d draining %d per %s, which gcra %d per %s with burst %d decides alike (the nginx import's equivalence, held to real nginx).",
 			n, l.unit, burst, burst+1, n, formatWindow(l.window), n, formatWindow(l.window), burst+1)
 	}

@@ -564,13 +564,24 @@ func useSet(uses []nginxUse) string {
 	return strings.Join(names, ",")
 }
 
+// nginxPerMinuteNote says how nginx's rate of quantity per window differs
+// from sluice's exact one: nginx keeps a rate in thousandths of a request
+// per second, rounded down, so a rate per minute whose thousandths are not
+// whole drains slower. It returns "" for a rate nginx keeps exactly.
+func nginxPerMinuteNote(quantity int64, window time.Duration) string {
+	if window != time.Minute || quantity*1000%60 == 0 {
+		return ""
+	}
+	return fmt.Sprintf("nginx keeps the rate in thousandths of a request per second, so %dr/m drains at %d/1000 per second instead of %.3f: nginx is slightly slower to free a slot than sluice's exact %d per minute.",
+		quantity, quantity*1000/60, float64(quantity)/60, quantity)
+}
+
 // nginxZoneNotes compares what a zone in use does beyond its bucket: its
 // size, its sharing between instances, nginx's rate in thousandths.
 func (t *Translation) nginxZoneNotes(z *nginxZone) {
 	where := "zone " + z.name
-	if z.window == time.Minute && z.quantity*1000%60 != 0 {
-		t.differs(where, "nginx keeps the rate in thousandths of a request per second, so %dr/m drains at %d/1000 per second instead of %.3f: nginx is slightly slower to free a slot than sluice's exact %d per minute.",
-			z.quantity, z.quantity*1000/60, float64(z.quantity)/60, z.quantity)
+	if note := nginxPerMinuteNote(z.quantity, z.window); note != "" {
+		t.differs(where, "%s", note)
 	}
 	if z.sync {
 		t.Instances, t.OnStoreError = 2, "local"
