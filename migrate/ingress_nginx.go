@@ -85,6 +85,11 @@ func IngressNginx(src, source string) (*Translation, error) {
 		}
 	}
 	if len(t.SluiceRules) == 0 {
+		for i := range ingresses {
+			if _, ok := ingresses[i].Metadata.Annotations[ingressAnnotation+"global-rate-limit"]; ok {
+				return nil, fmt.Errorf("%s: no Ingress with ingress-nginx's limit-rps, limit-rpm or limit-connections annotations; global-rate-limit (its global rate limit, counted in memcached) is not imported: write it as a rule by hand (docs/migration.md)", source)
+			}
+		}
 		return nil, fmt.Errorf("%s: no Ingress with ingress-nginx's limit-rps, limit-rpm or limit-connections annotations", source)
 	}
 	t.exemptions(exempts)
@@ -216,6 +221,7 @@ func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i in
 	if _, ok := ann("limit-rate"); ok {
 		t.differs(where+" limit-rate", "a bandwidth limit (kilobytes a second): sluice limits requests, not bytes; not imported.")
 	}
+	t.ingressGlobalLimit(where, ann)
 	if len(limits) == 0 {
 		return nil, false, nil
 	}
@@ -327,4 +333,23 @@ func (t *Translation) ingressLeaveOut(r *Rule, places [][]ingressPlace, i int, w
 	if named && len(r.Hosts) == 0 {
 		t.differs(where, "without a host it is nginx's default server, for the hosts no Ingress names; sluice's rule matches every host, also those other Ingresses serve: add them to its match if they must not count here.")
 	}
+}
+
+// ingressGlobalLimit reports an Ingress's global rate limit
+// (global-rate-limit per global-rate-limit-window, keyed by
+// global-rate-limit-key), which the import does not write: ingress-nginx
+// counts it in memcached for every replica together, apart from the nginx
+// zones of limit-rps and limit-rpm. ann reads the Ingress's annotations.
+func (t *Translation) ingressGlobalLimit(where string, ann func(string) (string, bool)) {
+	n, ok := ann("global-rate-limit")
+	if !ok {
+		return
+	}
+	window, _ := ann("global-rate-limit-window")
+	key, ok := ann("global-rate-limit-key")
+	if !ok || key == "" {
+		key = "$remote_addr"
+	}
+	t.differs(where+" global-rate-limit", "not imported: ingress-nginx's global rate limit of %s per %s, keyed by %s, is counted in memcached for every replica together (a sliding window), and applies beside limit-rps and limit-rpm; sluice's nearest is a rule of the Ingress's hosts and paths with a sliding-window-counter limit of that quantity and window on the Redis store, keyed by the client address for $remote_addr: write it by hand, leaving out global-rate-limit-ignored-cidrs with exempt.addresses.",
+		excerpt(n), excerpt(window), excerpt(key))
 }
