@@ -71,8 +71,13 @@ func IngressNginx(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(len(ingresses), "Ingresses"))
 	}
 	places := make([][]ingressPlace, len(ingresses))
+	n := 0 // hosts and paths, all Ingresses together
 	for i := range ingresses {
 		places[i] = ingressPlaces(&ingresses[i])
+		n += len(places[i])
+	}
+	if n > MaxPlaces {
+		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "Ingress hosts and paths"))
 	}
 	var exempts [][]string
 	for i := range ingresses {
