@@ -70,6 +70,15 @@ func APIGateway(src, source string) (*Translation, error) {
 	if len(plans) > MaxPlaces {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(len(plans), "usage plans"))
 	}
+	methods := 0 // each a rule
+	for _, p := range plans {
+		for _, st := range p.APIStages {
+			methods += len(st.Throttle)
+		}
+	}
+	if methods > MaxPlaces {
+		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(methods, "method throttles"))
+	}
 	t := &Translation{Format: FormatAPIGateway, Source: source, APIKeyHeaders: []string{"X-Api-Key"}}
 	var listing []string
 	for i, p := range plans {
