@@ -60,6 +60,15 @@ func EnvoyLocal(src, source string) (*Translation, error) {
 	if len(found) > MaxPlaces {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(len(found), "local rate limit configurations"))
 	}
+	descriptors := 0 // each a rule
+	for _, c := range found {
+		if d := mapValue(c.cfg, "descriptors"); d != nil {
+			descriptors += len(d.Content)
+		}
+	}
+	if descriptors > MaxPlaces {
+		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(descriptors, "local rate limit descriptors"))
+	}
 	for _, c := range found {
 		if err := envoyFillIntervals(c.cfg); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
