@@ -14,11 +14,11 @@ import (
 // at once (see DecideFor), and the upstream it reaches is given up on
 // when its caller gives up.
 func grpcDeadline(r *http.Request) (*http.Request, context.CancelFunc) {
-	v := r.Header.Get("Grpc-Timeout")
-	if v == "" || !grpcCall(r) {
+	vs := r.Header["Grpc-Timeout"] // the canonical key, as net/http stores it
+	if len(vs) == 0 || !grpcCall(r) {
 		return r, func() {}
 	}
-	d, ok := parseGRPCTimeout(v)
+	d, ok := parseGRPCTimeout(vs[0])
 	if !ok {
 		return r, func() {}
 	}
