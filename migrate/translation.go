@@ -260,14 +260,45 @@ func (t *Translation) limitName(s string) string { return uniqueName(s, 56, t.ha
 // ruleName makes s a rule name, distinct from those in t, short enough
 // that "<rule>.per-minute" names its limit.
 func (t *Translation) ruleName(s string) string {
-	return uniqueName(s, 48, func(name string) bool {
-		return slices.ContainsFunc(t.SluiceRules, func(r Rule) bool { return r.Name == name })
-	})
+	base := nameBase(s, 48)
+	// used[k] is whether base-k (base itself for k = 1) is a rule's name,
+	// read in one pass; with n rules one of 1 to n+1 is free.
+	used := make([]bool, len(t.SluiceRules)+2)
+	for _, r := range t.SluiceRules {
+		if r.Name == base {
+			used[1] = true
+		} else if rest, ok := strings.CutPrefix(r.Name, base+"-"); ok {
+			if k, err := strconv.Atoi(rest); err == nil && k >= 2 && k < len(used) && strconv.Itoa(k) == rest {
+				used[k] = true
+			}
+		}
+	}
+	k := slices.Index(used[1:], false) + 1
+	if k == 1 {
+		return base
+	}
+	return base + "-" + strconv.Itoa(k)
 }
 
 // uniqueName makes s a name sluice accepts, of at most maxLen characters, and
 // distinct from every name taken reports.
 func uniqueName(s string, maxLen int, taken func(string) bool) string {
+	return firstFree(nameBase(s, maxLen), taken)
+}
+
+// firstFree returns base, or base-2, base-3 and so on: the first that taken
+// does not report.
+func firstFree(base string, taken func(string) bool) string {
+	name := base
+	for i := 2; taken(name); i++ {
+		name = fmt.Sprintf("%s-%d", base, i)
+	}
+	return name
+}
+
+// nameBase makes s a name sluice accepts, of at most maxLen characters:
+// each character it does not take an underscore, "limit" for "".
+func nameBase(s string, maxLen int) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -283,10 +314,6 @@ func uniqueName(s string, maxLen int, taken func(string) bool) string {
 	}
 	if name == "" {
 		name = "limit"
-	}
-	base := name
-	for i := 2; taken(name); i++ {
-		name = fmt.Sprintf("%s-%d", base, i)
 	}
 	return name
 }
