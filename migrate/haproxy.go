@@ -115,6 +115,13 @@ func HAProxy(src, source string) (*Translation, error) {
 	if n := len(proxies); n > MaxPlaces {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "sections"))
 	}
+	denies := 0 // each a rule or more
+	for _, p := range proxies {
+		denies += len(p.denies)
+	}
+	if denies > MaxPlaces {
+		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(denies, "deny and reject rules"))
+	}
 	var exempts [][]string
 	for _, p := range proxies {
 		if p.sec.kind == "backend" {
