@@ -18,6 +18,20 @@ import (
 // route and service plugins, when they differ) apply to the imported
 // plan's clients only.
 func (t *Translation) kongConsumers(consumers []kongConsumer, groups []kongConsumerGroup) error {
+	n := 0 // plugins, each a plan
+	for _, g := range groups {
+		if _, ok := kongLimitPlugin(g.Plugins); ok {
+			n++
+		}
+	}
+	for _, c := range consumers {
+		if _, ok := kongLimitPlugin(c.Plugins); ok {
+			n++
+		}
+	}
+	if n > MaxPlaces {
+		return tooManyPlaces(n, "consumer and consumer group rate-limiting plugins")
+	}
 	var plans []string
 	groupPlan := map[string]string{} // group name → its plan
 	for _, g := range groups {

@@ -1,0 +1,36 @@
+package migrate_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// A decK file of more consumer and consumer group rate-limiting plugins
+// than MaxPlaces is refused saying the bound before any is translated:
+// each is a plan, and 20,000 consumers' took the import 28 s of a core to
+// write a configuration too large to load, reported as sluice's own bug.
+func TestKongImportBoundsTheConsumerPlugins(t *testing.T) {
+	file := func(consumers int) string {
+		var b strings.Builder
+		b.WriteString("_format_version: \"3.0\"\nplugins:\n- name: key-auth\n- name: rate-limiting\n  config: {minute: 10}\nconsumers:\n")
+		for i := range consumers {
+			fmt.Fprintf(&b, "- username: u%d\n  keyauth_credentials: [{key: k%d}]\n  plugins: [{name: rate-limiting, config: {minute: %d}}]\n", i, i, i+1)
+		}
+		return b.String()
+	}
+	start := time.Now()
+	_, err := migrate.Import("kong", file(migrate.MaxPlaces+1), "kong.yaml")
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than the %d", migrate.MaxPlaces)) {
+		t.Errorf("%d consumer plugins: %v, want refused saying the bound", migrate.MaxPlaces+1, err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("refusing took %v", d)
+	}
+	if _, err := migrate.Import("kong", file(10), "kong.yaml"); err != nil {
+		t.Errorf("10 consumer plugins: %v", err)
+	}
+}
