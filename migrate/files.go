@@ -14,18 +14,26 @@ import (
 // ConfigFile is the name Files gives the sluice configuration.
 const ConfigFile = "sluice.yaml"
 
+// maxConfigSize is the largest configuration file config.Load reads
+// (4 MiB, as its documentation states).
+const maxConfigSize = 4 << 20
+
 // PlanName is the one plan of an imported configuration: every client's.
 const PlanName = "imported"
 
 // Files returns the files of the translation by name: ConfigFile, and for
 // envoy the rules file it loads. With enforce false, every limit is written
 // with shadow: true (envoy rules with shadow_mode: true): evaluated and
-// reported, never refusing — the first step of a rollout.
+// reported, never refusing — the first step of a rollout. A configuration
+// larger than the 4 MiB sluice loads is an error that says so.
 func (t *Translation) Files(enforce bool) (map[string]string, error) {
 	if err := t.checkBounds(); err != nil {
 		return nil, err
 	}
 	files := map[string]string{ConfigFile: t.config(enforce)}
+	if n := len(files[ConfigFile]); n > maxConfigSize {
+		return nil, fmt.Errorf("%s: the configuration would be %d bytes, more than the 4 MiB sluice loads: import the file a part at a time", t.Source, n)
+	}
 	if t.EnvoyRules != "" {
 		rules := t.EnvoyRulesText
 		if !enforce {
