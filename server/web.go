@@ -24,8 +24,9 @@ var (
 
 // The pages' Content-Security-Policy, beside the hashes of their own
 // scripts (scriptSources): nothing is loaded from elsewhere, the only
-// images are data: URLs (the blank icon), and styles may be inline (the
-// pages' own, and the designer's SVG chart's style attributes), since
+// images are data: URLs (the blank icon), and styles may be written in
+// the page (the pages' own, and the designer's SVG chart's style
+// attributes), since
 // injected CSS runs no script. A script that is not the page's own — an
 // event handler attribute, a javascript: URL, a script element added by
 // any value that reached the page as markup — does not run.
@@ -41,7 +42,7 @@ const (
 )
 
 // contentSecurityPolicy returns policy with a script-src that allows the
-// inline scripts of page (its <script> elements, by SHA-256) and no other.
+// scripts written in page (its <script> elements, by SHA-256) and no other.
 func contentSecurityPolicy(page []byte, policy string) string {
 	src := []string{}
 	rest := page
