@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/internal/testpki"
 )
 
 // probeSpec is a probe as docs/operations.md shows it.
@@ -63,9 +64,11 @@ func TestKubernetesProbesWithAdminTLS(t *testing.T) {
 	img := theImage(t)
 	redis := redistest.Standalone(t)
 	dir := t.TempDir()
-	certPEM, keyPEM := selfSigned(t)
+	ca := testpki.New(t, "admin CA")
+	certPEM, keyPEM := serverPEM(t, ca, "admin")
 	writeSecret(t, dir+"/admin.crt", certPEM)
 	writeSecret(t, dir+"/admin.key", keyPEM)
+	writeSecret(t, dir+"/admin-ca.crt", []byte(readFile(t, ca.File("ca"))))
 	c := kinds["Deployment"].Spec.Template.Spec.Containers[0]
 
 	for _, tc := range []struct {
@@ -74,7 +77,7 @@ func TestKubernetesProbesWithAdminTLS(t *testing.T) {
 		probes map[string]probeSpec
 	}{
 		{"admin.tls", "{cert_file: " + dir + "/admin.crt, key_file: " + dir + "/admin.key}", withTLS},
-		{"admin.tls.client_ca_file", "{cert_file: " + dir + "/admin.crt, key_file: " + dir + "/admin.key, client_ca_file: " + dir + "/admin.crt}", withClientCA},
+		{"admin.tls.client_ca_file", "{cert_file: " + dir + "/admin.crt, key_file: " + dir + "/admin.key, client_ca_file: " + dir + "/admin-ca.crt}", withClientCA},
 	} {
 		cfg := realtest.Replace(t, "the ConfigMap's sluice.yaml", kinds["ConfigMap"].Data["sluice.yaml"],
 			`addresses: ["redis.default.svc.cluster.local:6379"]`, `addresses: ["`+redis.Addr+`"]`,

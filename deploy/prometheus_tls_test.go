@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/internal/realtest"
+	"github.com/sluice-dev/sluice/internal/testpki"
 )
 
 // tlsScrapeLines matches the lines of deploy/prometheus/prometheus.yml,
@@ -26,12 +27,13 @@ func TestPrometheusScrapesAnAdminListenerOverTLS(t *testing.T) {
 		t.Fatalf("prometheus/prometheus.yml has %d commented lines for an admin listener with admin.tls, want scheme: https and tls_config", n)
 	}
 	dir := t.TempDir()
-	certPEM, keyPEM := selfSigned(t)
+	ca := testpki.New(t, "admin CA")
+	certPEM, keyPEM := serverPEM(t, ca, "admin")
 	cert, key := filepath.Join(dir, "admin.crt"), filepath.Join(dir, "admin.key")
 	writeSecret(t, cert, certPEM)
 	writeSecret(t, key, keyPEM)
 	text = tlsScrapeLines.ReplaceAllString(text, "$1$2")
-	text = regexp.MustCompile(`ca_file: \S+?\}`).ReplaceAllString(text, "ca_file: "+cert+"}")
+	text = regexp.MustCompile(`ca_file: \S+?\}`).ReplaceAllString(text, "ca_file: "+ca.File("ca")+"}")
 
 	img := theImage(t)
 	cfg := realtest.Replace(t, "deploy/sluice.yaml", readFile(t, "sluice.yaml"),

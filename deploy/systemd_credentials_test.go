@@ -1,25 +1,17 @@
 package deploy_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/testpki"
 )
 
 // credentialsDir is where systemd puts the credentials of sluice.service.
@@ -135,8 +127,9 @@ func TestSystemdSecretsAreCredentials(t *testing.T) {
 
 	// The configuration loads with the credentials in place.
 	creds := t.TempDir()
+	ca := testpki.New(t, "credentials CA")
 	for key, cert := range pairs {
-		certPEM, keyPEM := selfSigned(t)
+		certPEM, keyPEM := serverPEM(t, ca, cert)
 		writeSecret(t, filepath.Join(creds, cert), certPEM)
 		writeSecret(t, filepath.Join(creds, key), keyPEM)
 	}
@@ -159,29 +152,12 @@ default_plan: free
 	}
 }
 
-// selfSigned returns a certificate for localhost (and 127.0.0.1) and its
-// key, in PEM.
-func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
+// serverPEM issues from ca a server certificate for localhost and
+// 127.0.0.1 named name, and returns it and its key, in PEM.
+func serverPEM(t *testing.T, ca *testpki.CA, name string) (certPEM, keyPEM []byte) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "localhost"},
-		DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8})
+	ca.Server(t, name)
+	return []byte(readFile(t, ca.File(name))), []byte(readFile(t, ca.KeyFile(name)))
 }
 
 // writeSecret writes data to a file only its owner reads, as systemd
