@@ -17,15 +17,16 @@ import (
 )
 
 // leasingServer is sluice serve on rs with store.redis.lease: auto, the
-// given store timeout and one limit of 100,000 a minute; it returns the
+// given store timeout and one limit of 100,000 an hour; it returns the
 // server and the registry its metrics are in.
 func leasingServer(t *testing.T, rs *redistest.Server, timeout string) (*server.Server, *prometheus.Registry) {
 	t.Helper()
+	clearOfHourEnd(t, 5*time.Second)
 	up := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	t.Cleanup(up.Close)
 	file := filepath.Join(t.TempDir(), "sluice.yaml")
 	text := "upstream: " + up.URL + "\nstore:\n  type: redis\n  redis: {addresses: [\"" + rs.Addr + "\"], timeout: " + timeout + ", lease: auto}\n" +
-		"plans:\n  free:\n    limits:\n      - {name: per-minute, algorithm: fixed-window, quantity: 100000, window: 1m}\n" + testAdmin
+		"plans:\n  free:\n    limits:\n      - {name: per-hour, algorithm: fixed-window, quantity: 100000, window: 1h}\n" + testAdmin
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -49,6 +50,20 @@ func leasingServer(t *testing.T, rs *redistest.Server, timeout string) (*server.
 		t.Fatal(err)
 	}
 	return srv, reg
+}
+
+// clearOfHourEnd waits, when the wall clock is less than margin before
+// the end of an hour, until that hour has ended. A lease of a fixed window
+// ends with its window, so a test that reads the units it holds must not
+// run across a window's end: its windows are an hour long, and it starts
+// at least margin before the next one.
+func clearOfHourEnd(t *testing.T, margin time.Duration) {
+	t.Helper()
+	now := time.Now()
+	if left := now.Truncate(time.Hour).Add(time.Hour).Sub(now); left < margin {
+		t.Logf("waiting %v for the hour's window to end", left)
+		time.Sleep(left + 10*time.Millisecond)
+	}
 }
 
 // getFrom sends h a GET /a from the client at addr and returns its status.
@@ -178,7 +193,7 @@ func TestReloadRefusesCountOnLimitTheRunningStoreLeases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := strings.Replace(string(data), "window: 1m}", "window: 1m, lease: off, count: failures}", 1)
+	text := strings.Replace(string(data), "window: 1h}", "window: 1h, lease: off, count: failures}", 1)
 	if text == string(data) {
 		t.Fatal("the test's file has no limit to change")
 	}
