@@ -50,20 +50,31 @@ const maxCertFile = 4 << 20
 // A use that is not configured has no series; nor has one whose file
 // cannot be read or holds no certificate at the scrape, which a reload
 // reading it refuses (sluice_config_last_reload_successful 0) and a
-// connection reading it fails on.
+// connection reading it fails on. So that such a file does not go
+// unnoticed, sluice_tls_certificate_unreadable says, for each use read
+// from a file at the scrape, 1 when it cannot be read or holds no
+// certificate and 0 when it can.
 type certExpiry struct {
-	s    *Server
-	desc *prometheus.Desc
+	s          *Server
+	desc       *prometheus.Desc
+	unreadable *prometheus.Desc
 }
 
 func newCertExpiry(s *Server) *certExpiry {
-	return &certExpiry{s: s, desc: prometheus.NewDesc("sluice_tls_certificate_expiry_timestamp_seconds",
-		"When the certificate of each use of TLS expires (the first of a chain or a bundle of CAs to expire), in seconds since the Unix epoch, read at each scrape; use: public, admin, admin-client-ca, upstream-client, upstream-ca, redis-client, redis-ca. No series for a use not configured.",
-		[]string{"use"}, nil)}
+	return &certExpiry{s: s,
+		desc: prometheus.NewDesc("sluice_tls_certificate_expiry_timestamp_seconds",
+			"When the certificate of each use of TLS expires (the first of a chain or a bundle of CAs to expire), in seconds since the Unix epoch, read at each scrape; use: public, admin, admin-client-ca, upstream-client, upstream-ca, redis-client, redis-ca. No series for a use not configured, or whose file cannot be read (see sluice_tls_certificate_unreadable).",
+			[]string{"use"}, nil),
+		unreadable: prometheus.NewDesc("sluice_tls_certificate_unreadable",
+			"1 when the file of a use of TLS read at each scrape (admin-client-ca, upstream-client, upstream-ca, redis-client, redis-ca) cannot be read or holds no certificate, so that the next connection or reload reading it fails; 0 when it can. No series for a use not configured.",
+			[]string{"use"}, nil)}
 }
 
 // Describe implements prometheus.Collector.
-func (c *certExpiry) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *certExpiry) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.desc
+	ch <- c.unreadable
+}
 
 // Collect implements prometheus.Collector.
 func (c *certExpiry) Collect(ch chan<- prometheus.Metric) {
@@ -76,13 +87,25 @@ func (c *certExpiry) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(notAfter.Unix()), use)
 		}
 	}
+	file := func(use, name string) {
+		if name == "" {
+			return
+		}
+		notAfter := fileExpiry(name)
+		send(use, notAfter)
+		unreadable := 0.0
+		if notAfter.IsZero() {
+			unreadable = 1
+		}
+		ch <- prometheus.MustNewConstMetric(c.unreadable, prometheus.GaugeValue, unreadable, use)
+	}
 	send(usePublic, servedExpiry(st.publicTLS))
 	send(useAdmin, servedExpiry(st.adminTLS))
-	send(useAdminClientCA, fileExpiry(st.cfg.Admin.TLS.ClientCAFile))
+	file(useAdminClientCA, st.cfg.Admin.TLS.ClientCAFile)
 	clientFiles := func(t config.ClientTLS, client, ca string) {
 		if t.Enabled {
-			send(client, fileExpiry(t.CertFile))
-			send(ca, fileExpiry(t.CAFile))
+			file(client, t.CertFile)
+			file(ca, t.CAFile)
 		}
 	}
 	clientFiles(st.cfg.UpstreamTLS, useUpstreamClient, useUpstreamCA)
