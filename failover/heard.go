@@ -1,6 +1,10 @@
 package failover
 
-import "github.com/sluice-dev/sluice"
+import (
+	"context"
+
+	"github.com/sluice-dev/sluice"
+)
 
 // Heard records out, the primary's statuses for checks, from a call that
 // reached the primary around the Store (redis.Leased takes quota from
@@ -8,13 +12,44 @@ import "github.com/sluice-dev/sluice"
 // later fallback on their keys starts from this instance's share of what
 // the primary said was left (see Store). Without it, a key decided only
 // around the Store would fall back to a whole share, beyond what the
-// primary had left. out must be the primary's answer, not a fallback's;
-// its statuses' Remaining and ResetAfter are read, as of now. Heard is safe
-// for concurrent use; with a policy other than Local, and on the zero
-// Store, it does nothing.
+// primary had left.
+//
+// A fallback that has already started on a key (a call around the Store,
+// sent before the primary failed, answered after) is lowered to that share
+// less what it has admitted since it started and not yet charged to the
+// primary: what the call took is not admitted again locally. A key whose
+// local admissions are being charged now is left as it is.
+//
+// out must be the primary's answer, not a fallback's; its statuses'
+// Remaining and ResetAfter are read, as of now. Heard is safe for
+// concurrent use; with a policy other than Local, and on the zero Store,
+// it does nothing.
 func (f *Store) Heard(checks []sluice.Check, out []sluice.Status) {
 	if f.memo == nil || len(out) < len(checks) {
 		return
 	}
 	f.memo.put(checks, out, f.now())
+	var take []sluice.Check
+	var target []int64
+	for i := range checks {
+		c := &checks[i]
+		if !chargeable(c.Limit) || out[i].ResetAfter <= 0 {
+			continue
+		}
+		owed, ok := f.ledger.owedOn(c)
+		if !ok {
+			continue
+		}
+		share := c.Limit
+		if f.instances > 1 {
+			share = f.share(share)
+		}
+		take = append(take, sluice.Check{Key: c.Key, Limit: share})
+		target = append(target, max(min(out[i].Remaining/f.instances, share.Burst())-owed, 0))
+	}
+	if len(take) > 0 {
+		// The local store is in memory: its calls do not wait on ctx, and
+		// an error leaves the fallback as it was, deciding as before.
+		_ = f.lowerTo(context.Background(), take, target)
+	}
 }

@@ -115,6 +115,24 @@ func (lg *ledger) open(c *sluice.Check) bool {
 	return true
 }
 
+// owedOn returns the units admitted locally on c's key and limit and not
+// known to be charged (not charged yet, or in a charge in doubt), when an
+// account for them is open and no call is charging it; ok is false
+// otherwise.
+func (lg *ledger) owedOn(c *sluice.Check) (units int64, ok bool) {
+	if lg.size.Load() == 0 {
+		return 0, false
+	}
+	k := stateKey{c.Key, c.Limit.ID()}
+	lg.mu.Lock()
+	defer lg.mu.Unlock()
+	a := lg.m[k]
+	if a == nil || a.busy != nil || a.check.Limit != c.Limit {
+		return 0, false
+	}
+	return a.admitted + a.doubt.units, true
+}
+
 // add records that the checks whose statuses are out were admitted locally.
 // A key without an account gets one while the ledger has room: the account
 // its decision opened (see open) may have been charged and closed by

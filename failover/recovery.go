@@ -34,9 +34,20 @@ func (f *Store) seed(ctx context.Context, checks, shares []sluice.Check) error {
 		return nil
 	}
 	take := make([]sluice.Check, len(idx))
-	st := make([]sluice.Status, len(idx))
 	for j, i := range idx {
 		take[j] = sluice.Check{Key: checks[i].Key, Limit: shares[i].Limit}
+	}
+	return f.lowerTo(ctx, take, target)
+}
+
+// lowerTo makes the local state of each check of take (a key with this
+// instance's share of its limit) that holds more than target[j] units
+// consume the difference: one peek of them all, then one call taking the
+// excess. take's costs are overwritten.
+func (f *Store) lowerTo(ctx context.Context, take []sluice.Check, target []int64) error {
+	st := make([]sluice.Status, len(take))
+	for j := range take {
+		take[j].Cost = 0
 	}
 	if err := f.local.Apply(ctx, take, st); err != nil { // peek
 		return err
