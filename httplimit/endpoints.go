@@ -2,6 +2,7 @@ package httplimit
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/sluice-dev/sluice/internal/routes"
 )
@@ -51,8 +52,18 @@ func (e *endpoints) match(r *http.Request) bool {
 }
 
 // cost returns the units r spends: its pattern's cost, else 1; the larger
-// of its two readings'.
+// of its two readings'. A method in another case than its pattern's
+// ("post" for "POST /bulk") costs what the method costs: an upstream that
+// folds the case of a method serves it as that method.
 func (e *endpoints) cost(r *http.Request) int64 {
+	if e == nil {
+		return 1
+	}
+	if up := strings.ToUpper(r.Method); up != r.Method {
+		r2 := *r
+		r2.Method = up
+		r = &r2
+	}
 	c := e.costOf(r)
 	if d := routes.Decoded(r); d != nil {
 		c = max(c, e.costOf(d))

@@ -140,7 +140,8 @@ type Options struct {
 	// Exempt lists net/http ServeMux patterns ("GET /healthz") that no
 	// limit applies to; a pattern's host ("GET status.example.com/")
 	// matches the request's in any case and with or without the root dot,
-	// as a Rule's Hosts do.
+	// as a Rule's Hosts do; its method matches exactly ("get /healthz" is
+	// not exempt by "GET /healthz", though rules and costs match it).
 	Exempt []string
 	// Penalty puts clients that keep being refused in a penalty box; the
 	// zero Penalty boxes no one. See Penalty.

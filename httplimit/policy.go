@@ -19,7 +19,9 @@ type Plan struct {
 	// HTTP the endpoint is a net/http ServeMux pattern ("POST /api/generate");
 	// the most specific matching pattern wins, a pattern's host matching
 	// the request's in any case and with or without the root dot, as a
-	// Rule's Hosts do. Unlisted endpoints cost 1.
+	// Rule's Hosts do, and its method matching a request's method in any
+	// case ("post" costs what POST does: an upstream that folds the case
+	// of a method serves it as that method). Unlisted endpoints cost 1.
 	// A cost of 0 exempts the endpoint from the plan's limits (its requests
 	// are peeks).
 	Costs map[string]int64

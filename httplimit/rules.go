@@ -25,8 +25,11 @@ type Rule struct {
 	// the IDs of the plans' limits.
 	Name string
 
-	// Methods are the request methods matched, exactly (GET also matches
-	// HEAD, as in net/http's ServeMux). Empty: any method.
+	// Methods are the request methods matched, in any case (GET also
+	// matches HEAD, as in net/http's ServeMux): a request sent as "post"
+	// is POST to an upstream that folds the case of a method (Django reads
+	// it upper-cased), so a rule for POST limits it too. Empty: any
+	// method.
 	Methods []string
 	// Paths are net/http ServeMux path patterns, without method or host:
 	// "/v1/uploads" (that path only), "/v1/files/" (the subtree),

@@ -113,9 +113,13 @@ func (ru *rule) excepted(p string, escaped bool) bool {
 	return false
 }
 
+// methodMatches reports whether method is one of methods, in any case (GET
+// also matching HEAD): an upstream that folds the case of a method (Django
+// reads it upper-cased) serves "post" as POST, so a rule for POST limits
+// it too.
 func methodMatches(methods []string, method string) bool {
 	for _, m := range methods {
-		if m == method || m == http.MethodGet && method == http.MethodHead {
+		if strings.EqualFold(m, method) || m == http.MethodGet && strings.EqualFold(method, http.MethodHead) {
 			return true
 		}
 	}
