@@ -1,9 +1,11 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -117,22 +119,113 @@ func handles(mux *http.ServeMux, pattern string) (ok bool) {
 }
 
 // costsExempted refuses each cost of a plan that no request is charged:
-// every request it matches is exempt by a route of c.Exempt first.
+// every request it matches is exempt by a route of c.Exempt first. Each
+// cost is judged once, however many plans list it, and only against the
+// routes that may match its requests (mayMatch).
 func (d *decoder) costsExempted(c *Config, raw *rawConfig) {
+	type exemptRoute struct {
+		written string
+		pattern string // lowered (routes.LowerHost)
+		parts   routeParts
+		loc     location
+	}
+	var exempts []exemptRoute
+	for i, e := range c.Exempt {
+		loc, ok := raw.locs[fmt.Sprintf("Exempt[%d]", i)]
+		if !ok || checkPattern(e) != nil {
+			continue
+		}
+		lowered := routes.LowerHost(e)
+		exempts = append(exempts, exemptRoute{e, lowered, partsOf(lowered), loc})
+	}
+	exemptBy := map[string]int{} // a cost's pattern → the index in exempts of the route that takes it, or -1
 	for _, rp := range raw.plans {
 		for ep, n := range rp.costNodes {
-			if checkPattern(ep) != nil {
+			i, judged := exemptBy[ep]
+			if !judged {
+				i = -1
+				if checkPattern(ep) == nil {
+					cost := routes.LowerHost(ep)
+					parts := partsOf(cost)
+					for j, e := range exempts {
+						if mayMatch(e.parts, parts) && exemptCovers(e.pattern, cost) {
+							i = j
+							break
+						}
+					}
+				}
+				exemptBy[ep] = i
+			}
+			if i < 0 {
 				continue
 			}
-			for i, e := range c.Exempt {
-				loc, ok := raw.locs[fmt.Sprintf("Exempt[%d]", i)]
-				if !ok || checkPattern(e) != nil || !exemptCovers(routes.LowerHost(e), routes.LowerHost(ep)) {
-					continue
-				}
-				d.Errorf(n, rp.path+".costs."+ep, "%q never applies: every request it matches is exempt (%s %q, line %d), and spends nothing",
-					ep, loc.path, e, loc.node.Line)
-				break
-			}
+			e := exempts[i]
+			d.Errorf(n, rp.path+".costs."+ep, "%q never applies: every request it matches is exempt (%s %q, line %d), and spends nothing",
+				ep, e.loc.path, e.written, e.loc.node.Line)
 		}
 	}
+}
+
+// routeParts is a valid ServeMux pattern split as ServeMux reads it: its
+// method ("" for any), host ("" for any) and path segments as written.
+type routeParts struct {
+	method, host string
+	segments     []string
+}
+
+// partsOf splits the valid ServeMux pattern pattern into its routeParts.
+func partsOf(pattern string) routeParts {
+	method, host, path := patternParts(pattern)
+	return routeParts{method, host, strings.Split(path, "/")[1:]}
+}
+
+// mayMatch reports whether the route exempt may match the request that
+// exemptCovers builds for cost (its method, or GET; its host, or none;
+// its path with each wildcard filled): false only when that is certain,
+// so that only the routes it is true for need exemptCovers. It is false
+// when exempt's method or host is another, or when a segment exempt
+// matches as written differs from cost's at the same place, or cost's
+// path has more segments, before either has one that matches several
+// paths (a wildcard of cost's, {$}, a trailing slash, {name...}).
+func mayMatch(exempt, cost routeParts) bool {
+	method := cmp.Or(cost.method, http.MethodGet)
+	if exempt.method != "" && exempt.method != method && !(exempt.method == http.MethodGet && method == http.MethodHead) {
+		return false
+	}
+	if exempt.host != "" && exempt.host != cost.host {
+		return false
+	}
+	for i := 0; ; i++ {
+		if i == len(cost.segments) {
+			return true // exempt may have a trailing slash, to which ServeMux redirects cost's path
+		}
+		if i == len(exempt.segments) {
+			return false // cost's path is longer, and exempt matches no segment past its last
+		}
+		c, ok := literalSegment(cost.segments[i])
+		if !ok {
+			return true
+		}
+		e := exempt.segments[i]
+		if strings.HasPrefix(e, "{") && !strings.HasSuffix(e, "...}") && e != "{$}" {
+			continue // one segment, any: c is one
+		}
+		if e, ok = literalSegment(e); !ok {
+			return true
+		}
+		if e != c {
+			return false
+		}
+	}
+}
+
+// literalSegment returns the segment seg of a pattern's path as ServeMux
+// matches it, unescaped, when it matches one segment as written: not a
+// wildcard, {$} or the empty segment of a trailing slash.
+func literalSegment(seg string) (string, bool) {
+	if seg == "" || strings.HasPrefix(seg, "{") {
+		return "", false
+	}
+	u, err := url.PathUnescape(seg)
+	return u, err == nil
 }
