@@ -129,10 +129,16 @@ func newIdentifier(o *Options, policy *Policy, prefix string) *identifier {
 	return id
 }
 
-// masked returns the prefixes ps in canonical form (host bits zero).
+// masked returns the prefixes ps in canonical form (host bits zero), an
+// IPv4-mapped one of /96 or longer (::ffff:10.0.0.0/104) as its IPv4
+// prefix (10.0.0.0/8): addresses are matched unmapped, and would never be
+// in it.
 func masked(ps []netip.Prefix) []netip.Prefix {
 	out := make([]netip.Prefix, len(ps))
 	for i, p := range ps {
+		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+		}
 		out[i] = p.Masked()
 	}
 	return out

@@ -73,7 +73,9 @@ type Options struct {
 	// request_headers_to_add with append): of a header a trusted proxy
 	// sets, only the last value is read, as the last hop of
 	// X-Forwarded-For is the nearest proxy's. A proxy that sets no value
-	// and passes the client's through lets the client choose it.
+	// and passes the client's through lets the client choose it. An
+	// IPv4-mapped prefix of /96 or longer (::ffff:10.0.0.0/104) is its
+	// IPv4 prefix (10.0.0.0/8), as addresses are matched unmapped.
 	TrustedProxies []netip.Prefix
 	// TrustUnixPeers makes the peers of connections accepted on a
 	// Unix-domain socket trusted proxies, as nginx's
@@ -152,7 +154,8 @@ type Options struct {
 	// client that a trusted proxy reports as a hop that cannot be read
 	// ("unknown", an obfuscated identifier, garbage) is limited as that
 	// proxy's address but never exempt by it, even where the proxy's
-	// address is listed here.
+	// address is listed here. An IPv4-mapped prefix is its IPv4 one, as in
+	// TrustedProxies.
 	ExemptAddresses []netip.Prefix
 	// ExemptKeys are names of Keys that no limit applies to.
 	ExemptKeys []string
