@@ -625,8 +625,12 @@ func (d *decoder) costs(n *yaml.Node, path string) (map[string]int64, map[string
 	return out, nodes
 }
 
+// patterns decodes the ServeMux patterns of the degradation class class,
+// refusing one of a route another class holds (classOf, which it extends)
+// and one the class's ServeMux cannot hold beside those listed before it.
 func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]classed) []string {
 	var out []string
+	mux := http.NewServeMux() // out's patterns
 	d.List(n, path, func(_ int, e *yaml.Node, p string) {
 		s := d.Str(e, p)
 		if err := checkPattern(s); err != nil {
@@ -647,10 +651,12 @@ func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]
 			}
 			return
 		}
-		for _, prev := range out {
-			if patternsConflict(prev, s) {
-				d.Errorf(e, p, "%q conflicts with %q, listed before it: a ServeMux cannot hold both", s, prev)
-				return
+		if !handles(mux, s) {
+			for _, prev := range out {
+				if patternsConflict(prev, s) {
+					d.Errorf(e, p, "%q conflicts with %q, listed before it: a ServeMux cannot hold both", s, prev)
+					return
+				}
 			}
 		}
 		if _, ok := classOf[route]; !ok {
