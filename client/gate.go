@@ -19,7 +19,9 @@ var (
 	ErrWaitTooLong = errors.New("wait too long")
 
 	// ErrExceedsBurst is returned by a Gate asked for more units than its
-	// limit can ever admit at once (a cost above the burst): no wait helps.
+	// limit can ever admit at once (a cost above the burst), and by
+	// Transport for a request whose body is larger than the whole of a
+	// quota of content bytes its host states: no wait helps.
 	ErrExceedsBurst = errors.New("cost exceeds the limit's burst")
 )
 

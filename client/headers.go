@@ -30,6 +30,21 @@ const (
 	FormatLegacy = "legacy"
 )
 
+// Quota units of the ietf RateLimit-Policy (its qu parameter), as
+// draft-ietf-httpapi-ratelimit-headers registers them. A policy stating
+// another unit is ignored, its RateLimit item with it: its quota cannot be
+// counted, and the draft allows only registered units.
+const (
+	// UnitRequests counts requests, each of the cost Transport.Cost gives
+	// it; a policy that states no unit counts them.
+	UnitRequests = "requests"
+	// UnitContentBytes counts the bytes of the content that requests send
+	// (their bodies).
+	UnitContentBytes = "content-bytes"
+	// UnitConcurrentRequests counts requests in flight.
+	UnitConcurrentRequests = "concurrent-requests"
+)
+
 // maxHint bounds every duration read from a header: a server that asks for
 // more than sluice's longest window is saturated to it, never overflowed.
 const maxHint = sluice.MaxWindow
@@ -78,6 +93,11 @@ type RateLimit struct {
 	// Policy names the binding policy when the ietf format names it
 	// ("per-minute"); empty otherwise.
 	Policy string
+	// Unit is the unit of the binding policy's Limit and Remaining, as the
+	// ietf RateLimit-Policy of the same name states it (its qu): UnitRequests
+	// (also when no policy says, and in the other formats),
+	// UnitContentBytes or UnitConcurrentRequests.
+	Unit string
 	// Limit is the policy's quota in units when the headers say it (the
 	// draft-7 limit, RateLimit-Limit, X-RateLimit-Limit, or the q of the
 	// ietf RateLimit-Policy of the same name); 0 when they do not.
@@ -94,32 +114,53 @@ type RateLimit struct {
 
 // ParseRateLimit reads the rate-limit headers of a response in all four
 // formats and reports the binding policy; ok is false when none gives a
-// remaining quota. now is when the response arrived; it is used only for
-// Unix-time resets of a response without a Date header. Malformed values
-// are ignored, never an error: a header that cannot be read says nothing,
-// nor does a RateLimit or RateLimit-Policy field longer than 16 KiB.
+// remaining quota. A quota of content bytes binds only when no policy
+// counts requests (its Remaining is in bytes), and a policy in a unit
+// other than those registered (UnitRequests, UnitContentBytes,
+// UnitConcurrentRequests) is ignored. now is when the response arrived;
+// it is used only for Unix-time resets of a response without a Date
+// header. Malformed values are ignored, never an error: a header that
+// cannot be read says nothing, nor does a RateLimit or RateLimit-Policy
+// field longer than 16 KiB.
 // The headers are read as they are: those of a response a cache served
 // (an Age above 0) say what remained when it was stored, and Transport
 // and Pacer ignore them.
 func ParseRateLimit(h http.Header, now time.Time) (rl RateLimit, ok bool) {
+	var bytes RateLimit
+	var hasBytes bool
 	parseQuotas(h, now, func(q quota) {
-		c := q.RateLimit
-		if !ok || c.Remaining < rl.Remaining || c.Remaining == rl.Remaining && c.Reset > rl.Reset {
-			rl, ok = c, true
+		if q.bytes {
+			bytes, hasBytes = binding(bytes, hasBytes, q.RateLimit), true
+		} else {
+			rl, ok = binding(rl, ok, q.RateLimit), true
 		}
 	})
+	if !ok {
+		return bytes, hasBytes
+	}
 	return rl, ok
+}
+
+// binding returns the one of rl (when has) and c that binds: the least
+// Remaining, and among those the longest Reset.
+func binding(rl RateLimit, has bool, c RateLimit) RateLimit {
+	if !has || c.Remaining < rl.Remaining || c.Remaining == rl.Remaining && c.Reset > rl.Reset {
+		return c
+	}
+	return rl
 }
 
 // quota is one policy of a response: what RateLimit says of it, and the
 // rate at which its quota comes back when the headers say it (q units per
 // w seconds in RateLimit-Policy), in units per second; 0 when unknown.
 // inFlight: RateLimit-Policy states it a concurrency limit
-// (qu="concurrent-requests"), whose units come back as requests end.
+// (qu="concurrent-requests"), whose units come back as requests end;
+// bytes: it counts the bytes of request content (qu="content-bytes").
 type quota struct {
 	RateLimit
 	rate     float64
 	inFlight bool
+	bytes    bool
 }
 
 // parseQuotas calls consider for every policy the rate-limit headers of a
@@ -168,19 +209,27 @@ func parseIETF(list httpsfv.List, h http.Header, base time.Time, consider func(q
 		if policies == nil {
 			policies = ietfPolicies(h)
 		}
-		p := policies[c.Policy]
-		c.Limit, c.rate, c.inFlight = p.q, p.rate(), p.inFlight
+		p, stated := policies[c.Policy]
+		if !stated {
+			p.unit = UnitRequests // no RateLimit-Policy says otherwise
+		}
+		if p.unit == "" {
+			continue // a unit not registered: its quota cannot be counted
+		}
+		c.Limit, c.Unit, c.rate = p.q, p.unit, p.rate()
+		c.inFlight, c.bytes = p.unit == UnitConcurrentRequests, p.unit == UnitContentBytes
 		consider(c)
 	}
 }
 
 // policy is one item of RateLimit-Policy: q units per w seconds (w 0 when
-// it does not say), or q requests in flight at once (inFlight, its qu
-// "concurrent-requests").
+// it does not say), or q requests in flight at once, in its unit (its qu):
+// UnitRequests, UnitContentBytes or UnitConcurrentRequests, or "" for a
+// unit not registered.
 type policy struct {
-	q        int64
-	w        float64
-	inFlight bool
+	q    int64
+	w    float64
+	unit string
 }
 
 // rate is q/w in units per second, or 0 when the policy names no window.
@@ -196,9 +245,10 @@ func policyOf(params *httpsfv.Params) (p policy) {
 	if q, found := intParam(params, "q", math.Floor, sluice.MaxQuantity); found && q > 0 {
 		p.q = q
 	}
+	p.unit = UnitRequests
 	if params != nil {
 		if qu, found := params.Get("qu"); found {
-			p.inFlight = bareString(qu) == "concurrent-requests"
+			p.unit = quotaUnit(bareString(qu))
 		}
 		if v, found := params.Get("w"); found {
 			switch w := v.(type) {
@@ -210,6 +260,19 @@ func policyOf(params *httpsfv.Params) (p policy) {
 		}
 	}
 	return p
+}
+
+// quotaUnit is the registered quota unit qu names, or "" for another.
+// The draft names the unit of requests both "requests" and, in its
+// registry, "request": either is read as it.
+func quotaUnit(qu string) string {
+	switch qu {
+	case UnitRequests, "request":
+		return UnitRequests
+	case UnitContentBytes, UnitConcurrentRequests:
+		return qu
+	}
+	return ""
 }
 
 // ietfPolicies maps the names of the ietf RateLimit-Policy to their q and w.
@@ -244,6 +307,9 @@ func draftRate(h http.Header) float64 {
 		return 0
 	}
 	p := policyOf(it.Params)
+	if p.unit != UnitRequests {
+		return 0 // a rate in other units than the remaining's
+	}
 	p.q = q
 	return p.rate()
 }
@@ -266,7 +332,7 @@ func parseDraft7(d *httpsfv.Dictionary, rate float64, base time.Time, consider f
 	if !found || r < 0 {
 		return
 	}
-	c := RateLimit{Format: FormatDraft7, Remaining: r}
+	c := RateLimit{Format: FormatDraft7, Unit: UnitRequests, Remaining: r}
 	if l, found := get("limit", math.Floor, sluice.MaxQuantity); found && l > 0 {
 		c.Limit = l
 	}
@@ -286,7 +352,7 @@ func parseTriple(h http.Header, limitH, remainingH, resetH string, base time.Tim
 	if !found {
 		return RateLimit{}, false
 	}
-	c := RateLimit{Remaining: r}
+	c := RateLimit{Unit: UnitRequests, Remaining: r}
 	if l, found := leadingInt(h.Get(limitH)); found {
 		c.Limit = l
 	}

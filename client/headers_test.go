@@ -91,9 +91,26 @@ func TestParseRateLimit(t *testing.T) {
 		{"garbage is ignored", header("RateLimit", `;;;"`, "RateLimit-Remaining", "lots", "X-RateLimit-Remaining", "-3"),
 			RateLimit{}, false},
 		{"no headers", header(), RateLimit{}, false},
+		{"ietf: a quota of content bytes binds only without a quota of requests",
+			header("RateLimit-Policy", `"upload";q=1000000;w=60;qu="content-bytes", "per-minute";q=100;w=60`,
+				"RateLimit", `"upload";r=5;t=30, "per-minute";r=42;t=18`),
+			RateLimit{Format: FormatIETF, Policy: "per-minute", Limit: 100, Remaining: 42, Reset: 18 * time.Second}, true},
+		{"ietf: a quota of content bytes alone binds, in bytes",
+			header("RateLimit-Policy", `"upload";q=1000000;w=60;qu="content-bytes"`, "RateLimit", `"upload";r=5;t=30`),
+			RateLimit{Format: FormatIETF, Policy: "upload", Unit: UnitContentBytes, Limit: 1000000, Remaining: 5, Reset: 30 * time.Second}, true},
+		{"ietf: a quota in a unit not registered is ignored",
+			header("RateLimit-Policy", `"tokens";q=10000;w=60;qu="tokens", "per-minute";q=100;w=60`,
+				"RateLimit", `"tokens";r=0;t=30, "per-minute";r=42;t=18`),
+			RateLimit{Format: FormatIETF, Policy: "per-minute", Limit: 100, Remaining: 42, Reset: 18 * time.Second}, true},
+		{"ietf: the registry's \"request\" is requests",
+			header("RateLimit-Policy", `"per-minute";q=100;w=60;qu="request"`, "RateLimit", `"per-minute";r=42;t=18`),
+			RateLimit{Format: FormatIETF, Policy: "per-minute", Limit: 100, Remaining: 42, Reset: 18 * time.Second}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.ok && c.want.Unit == "" {
+				c.want.Unit = UnitRequests // what every policy counts unless it says
+			}
 			got, ok := ParseRateLimit(c.h, now)
 			if got != c.want || ok != c.ok {
 				t.Errorf("got %+v, %v\nwant %+v, %v", got, ok, c.want, c.ok)

@@ -155,6 +155,18 @@ type hostState struct {
 	// (zero: until the state changes), the soonest any other is granted.
 	line     []*waiter
 	lineWake time.Time
+	// body, when set, is the learned quota of the host's content bytes
+	// (RateLimit-Policy's qu="content-bytes"): each request spends its
+	// content's bytes there, granted together with its cost here. Its
+	// mu is taken while h.mu is held, never the other way round; it has
+	// no line and no body of its own, and changes only through h, whose
+	// waiters its changes wake.
+	body *hostState
+	// whole is the least quota a policy of the host's last answer to
+	// state one stated (its q), in units, and wholePolicy that policy's
+	// name; 0 when none was stated.
+	whole       int64
+	wholePolicy string
 }
 
 // waiter is a request's place in a host's line.
@@ -175,6 +187,9 @@ type ticket struct {
 	// arrived by then and anchor the host's anchor then.
 	sentAt       time.Time
 	last, anchor answered
+	// body is the send of the request's content bytes in the host's
+	// body state, when it has one.
+	body *ticket
 }
 
 // answered is what an answer said: rem units remained of policy when the
@@ -202,47 +217,130 @@ func newHostState(learn bool, stall time.Duration) *hostState {
 	return &hostState{learn: learn, changed: make(chan struct{}), lagFactor: 1, stall: stall}
 }
 
+// newHostStateCountingBytes is newHostState with a body state: the host
+// counts the bytes of request content against its quotas of content
+// bytes, as Transport does.
+func newHostStateCountingBytes(learn bool, stall time.Duration) *hostState {
+	h := newHostState(learn, stall)
+	h.body = newHostState(learn, stall)
+	return h
+}
+
+// contentCost is what content of bytes costs a quota of content bytes:
+// bytes, or when they are unknown (-1, a body streamed without a
+// length), the whole quota, which they may fill (or the most seen
+// available when no quota was stated, 1 before any): such a request is
+// sent only when the quota is whole, or alone after its reset, and so
+// waits a reset at most. h.mu is held.
+func (h *hostState) contentCost(bytes int64) int64 {
+	switch {
+	case bytes >= 0:
+		return min(bytes, sluice.MaxQuantity)
+	case h.whole > 0:
+		return h.whole
+	}
+	return max(h.capacity, 1)
+}
+
+// tooLarge reports, as an error wrapping ErrExceedsBurst, content of
+// bytes larger than the whole of a quota of content bytes the host
+// stated: no wait can admit it. It is nil for content of unknown length,
+// and when the host counts no content bytes, or does not learn. h.mu is
+// held.
+func (h *hostState) tooLarge(bytes int64, host string) error {
+	if h.body == nil {
+		return nil
+	}
+	h.body.mu.Lock()
+	defer h.body.mu.Unlock()
+	b := h.body
+	if !b.learn || b.whole <= 0 || bytes <= b.whole {
+		return nil
+	}
+	return fmt.Errorf("%w: a body of %d bytes is larger than the whole quota of %s's policy %q, %d content bytes: send it in parts",
+		ErrExceedsBurst, bytes, host, b.wholePolicy, b.whole)
+}
+
+// How a send may go (see admits).
+const (
+	sendHeld        = iota // not now
+	sendPlain              // within the bound
+	sendProbe              // alone, to learn the quota anew
+	sendSpeculative        // on the strength of a rate not yet confirmed
+)
+
 // try grants a send of cost units at now, or says until when to wait
-// (wake; zero means "until the state changes").
+// (wake; zero means "until the state changes"). It sends no content, as
+// far as a content-bytes quota knows (see tryWith).
 func (h *hostState) try(cost int64, now time.Time) (tk ticket, ok bool, wake time.Time) {
+	return h.tryWith(cost, 0, now)
+}
+
+// tryWith is try for a request whose content is bytes long (-1: unknown):
+// it is granted when both its cost fits the host's quotas and its bytes
+// fit those of h.body, the host's quotas of content bytes, if it counts
+// them. h.mu is held.
+func (h *hostState) tryWith(cost, bytes int64, now time.Time) (tk ticket, ok bool, wake time.Time) {
+	how, wake := h.admits(cost, now)
+	if how == sendHeld {
+		return tk, false, wake
+	}
+	if h.body == nil {
+		return h.grant(cost, how, now), true, wake
+	}
+	h.body.mu.Lock()
+	defer h.body.mu.Unlock()
+	bytes = h.body.contentCost(bytes)
+	bodyHow, wake := h.body.admits(bytes, now)
+	if bodyHow == sendHeld {
+		return tk, false, wake
+	}
+	bodyTk := h.body.grant(bytes, bodyHow, now)
+	tk = h.grant(cost, how, now)
+	tk.body = &bodyTk
+	return tk, true, wake
+}
+
+// admits says whether and how a send of cost units may go at now, or
+// until when it must wait (wake; zero means "until the state changes").
+// It changes nothing but what time alone changes (the write-off of
+// attempts stalled in flight). h.mu is held.
+func (h *hostState) admits(cost int64, now time.Time) (how int, wake time.Time) {
 	h.lastUsed = now
 	if stalled := h.stalledAt(); !stalled.IsZero() && !now.Before(stalled) {
 		h.writeOff()
 	}
 	switch {
 	case now.Before(h.holdUntil):
-		return tk, false, h.holdUntil
+		return sendHeld, h.holdUntil
 	case !h.learn || h.mode == modeOpen || cost == 0:
-		return h.grant(cost, false, now), true, wake // a free request spends no quota
+		return sendPlain, wake // a free request spends no quota
 	case h.mode == modeFresh:
 		if !h.probing {
-			return h.grant(cost, true, now), true, wake
+			return sendProbe, wake
 		}
-		return tk, false, wake // the probe's answer decides
+		return sendHeld, wake // the probe's answer decides
 	case h.sent+cost <= h.proven():
-		return h.grant(cost, false, now), true, wake
+		return sendPlain, wake
 	case h.sent+cost <= h.ceiling(now):
 		if h.trusted {
-			return h.grant(cost, false, now), true, wake
+			return sendPlain, wake
 		}
 		if !h.speculating && h.inflight == 0 {
-			h.speculating = true
-			tk = h.grant(cost, false, now)
-			tk.speculative = true
-			return tk, true, wake
+			return sendSpeculative, wake
 		}
-		return tk, false, wake // wait for the answers, then to try the rate alone
+		return sendHeld, wake // wait for the answers, then to try the rate alone
 	}
 	rise := h.rises(h.sent+cost, now)
 	switch {
 	case now.Before(h.probeAt):
-		return tk, false, earlier(rise, h.probeAt)
+		return sendHeld, earlier(rise, h.probeAt)
 	case !h.probing && (h.inflight == 0 || h.inflight+cost <= h.capacity):
 		// The quota has been restored since the ceiling's response; even if
 		// every unit in flight is counted after the restore, cost fits.
-		return h.grant(cost, true, now), true, wake
+		return sendProbe, wake
 	}
-	return tk, false, rise // wait for a refill, the probe or the requests in flight
+	return sendHeld, rise // wait for a refill, the probe or the requests in flight
 }
 
 // ceiling is the most units that may have been sent at now: the larger of
@@ -282,17 +380,23 @@ func (h *hostState) writeOff() {
 	h.gen++
 }
 
-func (h *hostState) grant(cost int64, probe bool, now time.Time) ticket {
+// grant sends cost units at now, as admits said (how). h.mu is held.
+func (h *hostState) grant(cost int64, how int, now time.Time) ticket {
 	if h.inflight == 0 {
 		h.quietSince = now
 	}
+	probe := how == sendProbe
 	if probe {
 		h.probing = true
 		h.forgiven, h.lost = algo.AddSat(h.forgiven, h.lost), 0
 	}
+	if how == sendSpeculative {
+		h.speculating = true
+	}
 	h.sent = algo.AddSat(h.sent, cost)
 	h.inflight += cost
-	return ticket{gen: h.gen, doneAtSend: h.done, endedAtSend: h.ended, forgiven: h.forgiven, cost: cost, epoch: h.epoch, probe: probe, sentAt: now, last: h.last, anchor: h.anchor}
+	return ticket{gen: h.gen, doneAtSend: h.done, endedAtSend: h.ended, forgiven: h.forgiven, cost: cost, epoch: h.epoch,
+		probe: probe, speculative: how == sendSpeculative, sentAt: now, last: h.last, anchor: h.anchor}
 }
 
 // response is what a finished attempt tells the host.
@@ -305,6 +409,20 @@ type response struct {
 	quotas  []quota // every policy, when the response was parsed for them
 	ra      time.Duration
 	hasRA   bool
+	// bytes holds the policies of content bytes (quotas and rl the
+	// others'); ofBytes makes them the response a body state reads.
+	bytes []quota
+}
+
+// ofBytes is r as a host's body state reads it: its policies of content
+// bytes, and the one of them that binds.
+func (r response) ofBytes() response {
+	b := r
+	b.quotas, b.bytes, b.rl, b.hasRL = r.bytes, nil, RateLimit{}, false
+	for _, q := range r.bytes {
+		b.rl, b.hasRL = binding(b.rl, b.hasRL, q.RateLimit), true
+	}
+	return b
 }
 
 // finish records the end of tk's attempt.
@@ -312,6 +430,10 @@ func (h *hostState) finish(tk ticket, r response) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	defer h.broadcast()
+	if h.body != nil && tk.body != nil {
+		defer h.body.finish(*tk.body, r.ofBytes())
+	}
+	h.state(r)
 	// An attempt written off (writeOff) is counted as failed already, in
 	// lost: its answer, if it comes, still teaches, but moves no count.
 	writtenOff := tk.gen != h.gen
@@ -430,7 +552,25 @@ func (h *hostState) end(tk ticket) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.ended = algo.AddSat(h.ended, tk.cost)
+	if h.body != nil && tk.body != nil {
+		h.body.end(*tk.body)
+	}
 	h.broadcast()
+}
+
+// state records the least quota that r's policies state, when they state
+// one (see whole). h.mu is held.
+func (h *hostState) state(r response) {
+	var whole int64
+	var policy string
+	for _, q := range r.quotas {
+		if q.Limit > 0 && (whole == 0 || q.Limit < whole) {
+			whole, policy = q.Limit, q.Policy
+		}
+	}
+	if whole > 0 {
+		h.whole, h.wholePolicy = whole, policy
+	}
 }
 
 // refill returns the units that r, the answer to tk, proves came back
@@ -569,6 +709,14 @@ func (h *hostState) broadcast() {
 // that those waiting were woken for. A request of cost 0, which takes no
 // room, does not line up.
 func (h *hostState) acquire(ctx context.Context, host string, cost int64, maxWait time.Duration) (ticket, time.Duration, error) {
+	return h.acquireWith(ctx, host, cost, 0, maxWait)
+}
+
+// acquireWith is acquire for a request whose content is bytes long (-1:
+// unknown), which its host's body state, if it has one, counts too (see
+// tryWith). Content larger than a whole quota of content bytes fails at
+// once (tooLarge).
+func (h *hostState) acquireWith(ctx context.Context, host string, cost, bytes int64, maxWait time.Duration) (ticket, time.Duration, error) {
 	cost = min(cost, sluice.MaxQuantity)
 	var waited time.Duration
 	if err := ctx.Err(); err != nil {
@@ -582,9 +730,18 @@ func (h *hostState) acquire(ctx context.Context, host string, cost int64, maxWai
 	}()
 	for {
 		h.mu.Lock()
+		if err := h.tooLarge(bytes, host); err != nil {
+			h.mu.Unlock()
+			return ticket{}, waited, err
+		}
 		now := time.Now()
-		tk, ok, wake, first := h.turn(&me, cost, now)
+		tk, ok, wake, first := h.turn(&me, cost, bytes, now)
 		stalled := h.stalledAt()
+		if h.body != nil {
+			h.body.mu.Lock()
+			stalled = earlier(stalled, h.body.stalledAt())
+			h.body.mu.Unlock()
+		}
 		changed := h.changed
 		h.mu.Unlock()
 		if ok {
@@ -621,16 +778,17 @@ func (h *hostState) acquire(ctx context.Context, host string, cost int64, maxWai
 	}
 }
 
-// turn tries a send of cost units at now for the request whose place in
-// the line is *me (nil: it has none), as try does, when the request may be
-// tried: when it is first in line, or there is no line. Otherwise, or when
+// turn tries a send of cost units and bytes of content at now for the
+// request whose place in the line is *me (nil: it has none), as tryWith
+// does, when the request may be tried: when it is first in line, or there is no line. Otherwise, or when
 // it must wait, it takes its place at the end of the line (in *me) and
 // reports the wait of the line's first, the soonest it can be granted;
 // first reports whether it was tried. Granted, it leaves the line, and the
-// next one is woken to be tried. h.mu is held.
-func (h *hostState) turn(me **waiter, cost int64, now time.Time) (tk ticket, ok bool, wake time.Time, first bool) {
-	if cost == 0 {
-		tk, ok, wake = h.try(cost, now)
+// next one is woken to be tried. A request that spends nothing (no cost,
+// no content) takes no room and does not line up. h.mu is held.
+func (h *hostState) turn(me **waiter, cost, bytes int64, now time.Time) (tk ticket, ok bool, wake time.Time, first bool) {
+	if cost == 0 && (bytes == 0 || h.body == nil) {
+		tk, ok, wake = h.tryWith(cost, bytes, now)
 		return tk, ok, wake, true
 	}
 	if *me == nil && len(h.line) > 0 || *me != nil && h.line[0] != *me {
@@ -640,7 +798,7 @@ func (h *hostState) turn(me **waiter, cost int64, now time.Time) (tk ticket, ok 
 		}
 		return tk, false, h.lineWake, false
 	}
-	tk, ok, wake = h.try(cost, now)
+	tk, ok, wake = h.tryWith(cost, bytes, now)
 	switch {
 	case ok && *me != nil:
 		h.line[0] = nil

@@ -15,7 +15,9 @@ import (
 // what the server answered; the Pacer holds calls that might not fit the
 // quota, paces them at the rate the quota comes back once its burst is
 // spent, and holds every call after a refusal until the server's wait is
-// over. docs/client.md describes the model and its guarantees.
+// over. Its calls have no content it counts: a quota of content bytes
+// (RateLimit-Policy's qu="content-bytes") is ignored. docs/client.md
+// describes the model and its guarantees.
 //
 // A Pacer is safe for concurrent use. The zero Pacer paces as
 // NewPacer("", 0)'s does.
@@ -145,7 +147,9 @@ func (a Answer) response() response {
 }
 
 // readResponse is what the headers of a response, arrived at at, tell a
-// host: every policy, the binding one, and Retry-After. A response a cache
+// host: every policy, the binding one of those not counting content bytes
+// (policies of content bytes are kept apart, see response.ofBytes), and
+// Retry-After. A response a cache
 // served (see fromCache) tells Retry-After alone.
 func readResponse(h http.Header, at time.Time) response {
 	r := response{arrived: true, at: at}
@@ -154,10 +158,11 @@ func readResponse(h http.Header, at time.Time) response {
 	}
 	if !fromCache(h) {
 		parseQuotas(h, at, func(q quota) {
-			c := q.RateLimit
-			if !r.hasRL || c.Remaining < r.rl.Remaining || c.Remaining == r.rl.Remaining && c.Reset > r.rl.Reset {
-				r.rl, r.hasRL = c, true
+			if q.bytes {
+				r.bytes = append(r.bytes, q)
+				return
 			}
+			r.rl, r.hasRL = binding(r.rl, r.hasRL, q.RateLimit), true
 			r.quotas = append(r.quotas, q)
 		})
 	}

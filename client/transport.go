@@ -59,7 +59,13 @@ const drainGrace = 100 * time.Millisecond
 // that a batch sent through it meets few 429s or none, without knowing the
 // limit in advance. A concurrency quota (RateLimit-Policy's
 // qu="concurrent-requests") counts requests in flight: it has a slot back
-// when a response's body is read to its end or closed. Requests held wait their turn in the
+// when a response's body is read to its end or closed. A quota of content
+// bytes (qu="content-bytes") counts each request's body, its
+// ContentLength: a body of unknown length counts as the whole quota (it
+// waits until the quota is whole, a reset at most), and one larger than
+// the whole quota fails at once with an error wrapping ErrExceedsBurst,
+// since no wait can admit it. A policy in a unit not registered by the
+// draft is ignored. Requests held wait their turn in the
 // order they came:
 // one that arrives while others wait for room lines up behind them. Holds
 // are per host and shared by every request of the Transport: a host is URL.Host in any case, in Unicode or in its xn--
@@ -195,7 +201,7 @@ func (t *Transport) host(name string) *hostState {
 		if len(t.hosts) >= max(t.sweepAt, maxHosts) {
 			t.forgetIdle()
 		}
-		h = newHostState(!t.IgnoreRemaining, t.stallAfter)
+		h = newHostStateCountingBytes(!t.IgnoreRemaining, t.stallAfter)
 		t.hosts[name] = h
 	}
 	h.holders++
@@ -368,6 +374,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		wait, told := serverWait(r.ra, r.hasRA, r.rl, r.hasRL)
+		if !told {
+			b := r.ofBytes()
+			wait, told = serverWait(r.ra, r.hasRA, b.rl, b.hasRL)
+		}
 		wait, err = t.retries.Next(ctx, retry, wait, told)
 		if err != nil {
 			// Waiting cannot help within the bounds: let the caller see why.
@@ -419,9 +429,22 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64) (tk ticke
 			return ticket{}, release, err
 		}
 	}
-	tk, w, err := h.acquire(ctx, req.URL.Host, cost, t.policy.MaxWait)
+	tk, w, err := h.acquireWith(ctx, req.URL.Host, cost, contentLength(req), t.policy.MaxWait)
 	waited += w
 	return tk, release, err
+}
+
+// contentLength is the length of req's body, as a quota of content bytes
+// counts it: 0 without a body, -1 when unknown (a body streamed without a
+// length; net/http also reads a ContentLength of 0 with a body so).
+func contentLength(req *http.Request) int64 {
+	switch {
+	case req.Body == nil || req.Body == http.NoBody:
+		return 0
+	case req.ContentLength > 0:
+		return req.ContentLength
+	}
+	return -1
 }
 
 // releasingBody gives back the Gate's hold on its request when it is
