@@ -5,10 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -128,14 +126,6 @@ func patternMux(patterns []string) (*routes.Mux, error) {
 	return mux, nil
 }
 
-func isWrite(method string) bool {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
-		return false
-	}
-	return true
-}
-
 // deciderAt returns the middleware that decides requests at level: the
 // reduced limits' from degrade.Elevated on (when a degradation section is
 // configured), else the configured limits'. The reverse proxy, the status
@@ -145,23 +135,6 @@ func (st *state) deciderAt(level degrade.Level) *httplimit.Middleware {
 		return st.degrade.reduced
 	}
 	return st.mw
-}
-
-// shed reports whether the degradation level refuses r, and why.
-func (st *state) shed(level degrade.Level, r *http.Request) (bool, string) {
-	d := st.degrade
-	if d == nil || level == degrade.Normal {
-		return false, ""
-	}
-	switch {
-	case level >= degrade.Critical && !d.health.MatchesAll(r):
-		return true, "The service is overloaded and serves only health checks for now."
-	case level >= degrade.High && isWrite(r.Method) && !d.critical.MatchesAll(r):
-		return true, "The service is overloaded and does not accept changes for now; reads still work."
-	case d.expensive.MatchesAny(r):
-		return true, "The service is under load and has paused its most expensive endpoints."
-	}
-	return false, ""
 }
 
 // protect wraps the limited proxy with the degradation actions.
@@ -225,30 +198,6 @@ func (s *Server) grpcOutcome(sw *statusWriter) {
 	if ok && httplimit.StatusOfGRPC(code) >= 500 {
 		s.mon.Failed()
 	}
-}
-
-// reducedCapacity answers 503 with degradation.retry_after, later by up to
-// as much again (at most response.retry_jitter, drawn at random) when a
-// jitter is configured: shed clients that come back together would bring
-// back the overload they were shed for.
-func (s *Server) reducedCapacity(w http.ResponseWriter, r *http.Request, st *state, detail string) {
-	ra, most := shedWait(st.cfg)
-	ra += rand.Int64N(most - ra + 1)
-	w.Header().Set("Retry-After", strconv.FormatInt(ra, 10))
-	w.Header().Set("Cache-Control", "no-store")
-	body, _ := json.Marshal(problem{Type: httplimit.ProblemReducedCapacity, Title: "Service Unavailable",
-		Status: http.StatusServiceUnavailable, Detail: detail + " Retry after the time in Retry-After."})
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(http.StatusServiceUnavailable)
-	w.Write(append(body, '\n'))
-}
-
-// shedWait returns the Retry-After of a shed request in whole seconds, at
-// least 1 (degradation.retry_after), and the most it is spread to: as much
-// again, at most response.retry_jitter (least itself without a jitter).
-func shedWait(cfg *config.Config) (least, most int64) {
-	least = max(int64(cfg.Degradation.RetryAfter.Round(time.Second)/time.Second), 1)
-	return least, least + min(int64(cfg.Response.RetryJitter/time.Second), least)
 }
 
 // statusWriter remembers the status written, and whether the upstream

@@ -14,7 +14,9 @@ import (
 // X-Original-Method/-URI (set in its config). 2xx admits; a refusal has the
 // configured deny status (429, or 403 for nginx) and the same RateLimit
 // headers, Retry-After and problem body a proxied request would get. A
-// description the decision API would refuse (validMethod, absolutePath,
+// request that the degradation level sheds (state.shed, as the proxy sheds
+// it) is refused before any decision and spends nothing (shedForwardAuth).
+// A description the decision API would refuse (validMethod, absolutePath,
 // validHost) is a 400 problem, and spends nothing.
 //
 // Its callers (the front proxies) hold the check scope; the request's
@@ -77,7 +79,12 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 		}
 		orig.Host = host
 	}
-	mw := st.deciderAt(s.ctl.Level())
+	level := s.ctl.Level()
+	if refuse, why := st.shed(level, orig); refuse {
+		s.shedForwardAuth(w, orig, st, why)
+		return
+	}
+	mw := st.deciderAt(level)
 	res, err := mw.Decide(orig)
 	if err != nil {
 		if r.Context().Err() != nil {
@@ -108,6 +115,25 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 		}
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+// shedForwardAuth answers forward-auth's request for orig, which a
+// degradation level shed (why: state.shed's sentence), as the proxy
+// answers it, with Sluice-Refusal: temporary-reduced-capacity: 503, or
+// response.deny_status when it is not the default 429 (a front proxy
+// that passes only some statuses, as nginx's auth_request passes only 401
+// and 403, refuses with it, its configuration telling a shed from a
+// refusal by that header).
+func (s *Server) shedForwardAuth(w http.ResponseWriter, orig *http.Request, st *state, why string) {
+	status := http.StatusServiceUnavailable
+	if deny := st.cfg.Response.DenyStatus; deny != http.StatusTooManyRequests {
+		status = deny
+	}
+	if allow := st.cors.allowOf(orig); allow != "" {
+		st.cors.annotate(w.Header(), allow, st.cors.expose, false)
+	}
+	w.Header().Set(refusalHeader, refusalReducedCapacity)
+	s.reducedCapacityWithStatus(w, st, why, status)
 }
 
 // described returns the value that the headers names give of one attribute

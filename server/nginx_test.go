@@ -65,6 +65,60 @@ func TestNginxForwardAuth(t *testing.T) {
 	checkOtherClients(t, f, base, "nginx")
 }
 
+// TestNginxForwardAuthShed: a request a degradation level sheds reaches
+// nginx's client as the reverse proxy answers it, a 503 with sluice's
+// Retry-After and a problem of type …#temporary-reduced-capacity, though
+// sluice refuses it to nginx with the deny status (403: auth_request would
+// turn a 503 into a 500); a refusal by the limits stays a 429, and what
+// the level serves passes.
+func TestNginxForwardAuthShed(t *testing.T) {
+	f := newFixture(t, frontConfig(t, "403")+`
+degradation:
+  retry_after: 2s
+  levels:
+    critical: {enter: {in_flight: 100000}, leave: {in_flight: 1000}}
+  classes:
+    expensive: ["POST /api/generate"]
+    health: ["GET /api/health"]
+`)
+	base := startNginx(t, serveOn(t, f.srv), f.srv.Config().Upstream)
+	key := map[string]string{"Authorization": "Bearer demo-free-key"}
+	wantShed := func(r frontResponse, what string) {
+		t.Helper()
+		for name, want := range map[string]string{"Retry-After": "2", "Content-Type": "application/problem+json", "Cache-Control": "no-store"} {
+			if got := r.header.Values(name); len(got) != 1 || got[0] != want {
+				t.Errorf("%s: %s %q, want %q", what, name, got, want)
+			}
+		}
+		if got := r.header.Values("RateLimit"); len(got) != 0 {
+			t.Errorf("%s: RateLimit %q on a shed request", what, got)
+		}
+		if r.status != 503 || !strings.Contains(r.body, `"type":"https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"`) ||
+			!strings.Contains(r.body, `"status":503`) {
+			t.Errorf("%s: %d %s, want a 503 of reduced capacity", what, r.status, r.body)
+		}
+	}
+	f.pin(t, "elevated")
+	wantShed(frontCall(t, "POST", base+"/api/generate", key), "elevated, the expensive endpoint")
+	f.pin(t, "normal")
+	for i := range 3 {
+		if r := frontCall(t, "GET", base+"/api/search", key); r.status != 200 {
+			t.Fatalf("request %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	r := frontCall(t, "GET", base+"/api/search", key)
+	wantRefusal(t, r, "4th request")
+	f.pin(t, "critical")
+	wantShed(frontCall(t, "GET", base+"/api/search", key), "critical, a spent client")
+	wantShed(frontCall(t, "GET", base+"/api/search", nil), "critical, another client")
+	if r := frontCall(t, "GET", base+"/api/health", nil); r.status != 200 || r.body != "upstream:/api/health" {
+		t.Errorf("critical, a health check: %d %s, want it served", r.status, r.body)
+	}
+	if n := f.hits.Load(); n != 4 {
+		t.Errorf("upstream saw %d requests, want the 4 admitted", n)
+	}
+}
+
 // TestNginxWithoutSluice: when sluice cannot be reached, nginx answers 500
 // (auth_request's answer to a failed subrequest) and nothing reaches the API:
 // the example fails closed.

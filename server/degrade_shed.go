@@ -1,0 +1,130 @@
+package server
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/degrade"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// A degraded level refuses some requests before any decision (it sheds
+// them): the reverse proxy's, forward-auth's and the decision API's alike,
+// by one judgement (state.shed). A shed request spends nothing.
+
+// refusalHeader names, on forward-auth's answer, the problem type of a
+// refusal that is not the client's limits' (refusalReducedCapacity: a
+// shed request), for a front proxy that cannot read the answer's body and
+// sees the same deny status for both (nginx's auth_request).
+const (
+	refusalHeader          = "Sluice-Refusal"
+	refusalReducedCapacity = "temporary-reduced-capacity"
+)
+
+func isWrite(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return false
+	}
+	return true
+}
+
+// shed reports whether the degradation level refuses r before deciding
+// it, and why, in a sentence for its client: level 1 (elevated) and above
+// the endpoints of class expensive, level 2 (high) and above every write
+// (a method other than GET, HEAD, OPTIONS and TRACE) but those of class
+// critical, level 3 (critical) everything but the endpoints of class
+// health. A nil r is a decision API check that describes no endpoint
+// (neither a method nor a path): no class is its, so only level 3, which
+// serves nothing but health checks, refuses it. Without a degradation
+// section, and at level 0, nothing is shed.
+func (st *state) shed(level degrade.Level, r *http.Request) (bool, string) {
+	d := st.degrade
+	if d == nil || level == degrade.Normal {
+		return false, ""
+	}
+	const (
+		onlyHealth = "The service is overloaded and serves only health checks for now."
+		noWrites   = "The service is overloaded and does not accept changes for now; reads still work."
+		noCostly   = "The service is under load and has paused its most expensive endpoints."
+	)
+	switch {
+	case r == nil:
+		if level >= degrade.Critical {
+			return true, onlyHealth
+		}
+	case level >= degrade.Critical && !d.health.MatchesAll(r):
+		return true, onlyHealth
+	case level >= degrade.High && isWrite(r.Method) && !d.critical.MatchesAll(r):
+		return true, noWrites
+	case d.expensive.MatchesAny(r):
+		return true, noCostly
+	}
+	return false, ""
+}
+
+// reducedCapacity answers a shed request 503 (see
+// reducedCapacityWithStatus).
+func (s *Server) reducedCapacity(w http.ResponseWriter, r *http.Request, st *state, detail string) {
+	s.reducedCapacityWithStatus(w, st, detail, http.StatusServiceUnavailable)
+}
+
+// reducedCapacityWithStatus answers a shed request with status (503, or
+// forward-auth's deny status) and an RFC 9457 problem of type
+// httplimit.ProblemReducedCapacity whose detail is detail, uncacheable,
+// with a Retry-After of shedRetryAfter.
+func (s *Server) reducedCapacityWithStatus(w http.ResponseWriter, st *state, detail string, status int) {
+	w.Header().Set("Retry-After", strconv.FormatInt(shedRetryAfter(st.cfg), 10))
+	w.Header().Set("Cache-Control", "no-store")
+	body, _ := json.Marshal(problem{Type: httplimit.ProblemReducedCapacity, Title: "Service Unavailable",
+		Status: status, Detail: detail + " Retry after the time in Retry-After."})
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
+
+// shedRetryAfter returns the Retry-After of a shed request in whole
+// seconds: degradation.retry_after, later by up to as much again (at most
+// response.retry_jitter, drawn at random) when a jitter is configured:
+// shed clients that come back together would bring back the overload they
+// were shed for.
+func shedRetryAfter(cfg *config.Config) int64 {
+	least, most := shedWait(cfg)
+	return least + rand.Int64N(most-least+1)
+}
+
+// shedWait returns the Retry-After of a shed request in whole seconds, at
+// least 1 (degradation.retry_after), and the most it is spread to: as much
+// again, at most response.retry_jitter (least itself without a jitter).
+func shedWait(cfg *config.Config) (least, most int64) {
+	least = max(int64(cfg.Degradation.RetryAfter.Round(time.Second)/time.Second), 1)
+	return least, least + min(int64(cfg.Response.RetryJitter/time.Second), least)
+}
+
+// logShed logs a request that level shed, within log.refusals_per_second
+// (the bound of refusals' lines, which it shares): the surface (via), the
+// status written (none for the decision API, which answers its caller),
+// the level, the method and path (never the query; bounded as a refusal's
+// are; none for a decision API check that describes no endpoint) and the
+// request's X-Request-Id (id) when it has one.
+func (s *Server) logShed(via string, level degrade.Level, method, path, id string, status int) {
+	if !s.refusals.take(s.Config().Log.RefusalsPerSecond, time.Now()) {
+		return
+	}
+	attrs := []any{"via", via}
+	if status > 0 {
+		attrs = append(attrs, "status", status)
+	}
+	attrs = append(attrs, "level", level.String())
+	if method != "" || path != "" {
+		attrs = append(attrs, "method", cutText(method, maxLoggedMethod), "path", cutText(path, maxLoggedPath))
+	}
+	if id != "" {
+		attrs = append(attrs, "request_id", id)
+	}
+	s.log.Info("request shed", attrs...)
+}
