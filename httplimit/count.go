@@ -390,8 +390,15 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// Flush flushes the response, if the writer beneath can.
-func (w *statusWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+// Flush flushes the response, if the writer beneath can. A flush before
+// any status sends a 200, as net/http does, and a WriteHeader after it is
+// not recorded: the client never sees its status.
+func (w *statusWriter) Flush() {
+	if err := http.NewResponseController(w.ResponseWriter).Flush(); err == nil && w.code == 0 {
+		w.code = http.StatusOK
+		w.web.Reset(w.Header().Get("Content-Type"))
+	}
+}
 
 // Hijack hands the connection to the handler, where the writer beneath
 // can, so that a handler asserting http.Hijacker (a WebSocket library's
