@@ -156,7 +156,9 @@ func inFileOrder(name string, errs []error) {
 // unexpanded reports each value of n that asks for an expansion sluice does
 // not make, which would otherwise be read as the literal text: a tag of
 // its own (password: !env REDIS_PASSWORD) or an environment variable
-// (${REDIS_PASSWORD}). Neither is expanded anywhere in the file.
+// (${REDIS_PASSWORD}). Neither is expanded anywhere in the file. So is a
+// key written as an alias (*name: …), which would be read as the anchor's
+// name, not as the key it stands for.
 func (d *decoder) unexpanded(n *yaml.Node, path string) {
 	const instead = "write the value itself, or name a file that holds a secret (password_file, secret_file)"
 	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") && n.Tag != "!" {
@@ -170,6 +172,10 @@ func (d *decoder) unexpanded(n *yaml.Node, path string) {
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Kind == yaml.AliasNode {
+				d.Errorf(k, path, "a key written as an alias (*%s), which is not expanded here: write the key out", k.Value)
+				continue
+			}
 			d.unexpanded(n.Content[i], path)
 			d.unexpanded(n.Content[i+1], yamlcheck.Join(path, n.Content[i].Value))
 		}

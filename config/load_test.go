@@ -220,9 +220,9 @@ func TestPenaltyFieldsAreEachLocated(t *testing.T) {
 	}
 }
 
-// Anchors, aliases and merge keys are not expanded: each alias or merge
-// key is one error at its place, saying so, and nothing is reported of what
-// it stood for.
+// Anchors, aliases and merge keys are not expanded: each alias (of a value
+// or of a key) or merge key is one error at its place, saying so, and
+// nothing is reported of what it stood for.
 func TestAliasesAndMergeKeysAreRefusedAtTheirPlace(t *testing.T) {
 	const free = "plans:\n  free: &base\n    limits: [{name: m, algorithm: gcra, quantity: &q 10, window: 1m}]\n"
 	for _, c := range []struct{ name, yaml, want string }{
@@ -232,6 +232,15 @@ func TestAliasesAndMergeKeysAreRefusedAtTheirPlace(t *testing.T) {
 			"a.yaml:5:5: plans.pro.<<: a merge key, which is not expanded here: write the keys out"},
 		{"an alias for a number", free + "global: [{name: g, algorithm: gcra, quantity: *q, window: 1s}]\n",
 			"a.yaml:4:47: global[0].quantity: want an integer, got an alias (*q), which is not expanded here: write the value out"},
+		// An alias as a key was read as its anchor's name: a plan "pro"
+		// here, a limit's window below.
+		{"an alias for a plan's name", "plans:\n  free:\n    limits: [{name: &pro m, algorithm: gcra, quantity: 10, window: 1m}]\n" +
+			"  *pro :\n    limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]\n",
+			"a.yaml:4:3: plans: a key written as an alias (*pro), which is not expanded here: write the key out"},
+		{"an alias for a field's name", "plans:\n  free:\n    limits: [{name: &window m, algorithm: gcra, quantity: 10, *window : 1m}]\n",
+			"a.yaml:3:63: plans.free.limits[0]: a key written as an alias (*window), which is not expanded here: write the key out"},
+		{"an alias for a key of the top", free + "listen: &upstream \":9000\"\n*upstream : http://api.internal\n",
+			"a.yaml:5:1: a key written as an alias (*upstream), which is not expanded here: write the key out"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := config.Parse("a.yaml", []byte(c.yaml))
