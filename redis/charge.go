@@ -39,15 +39,13 @@ func (s *Store) Charge(ctx context.Context, checks []sluice.Check) error {
 // before Redis decides those keys again.
 //
 // Exactly once: Redis keeps an id it took (a key of its own next to the
-// state's, sluice:{key}:limit:charge:id, in the state's Cluster slot) for
-// failover.ChargeHorizon of the check's limit plus a minute from the moment
-// it took it, and from each later charge that found it; a charge sent again
-// under the id within that time is taken once, whatever became of the
-// calls before it. Sent again later, when the units it stands for limit no
-// one any more (a failover drops it by then), it is taken again. On a
-// Cluster, the state of a subject that starts with "}" has no hash tag,
-// and no key of its id could share its slot: its charges are taken
-// without their ids, each time they are sent.
+// state's, its key followed by ":charge:" and the id, in the state's
+// Cluster slot) for failover.ChargeHorizon of the check's limit plus a
+// minute from the moment it took it, and from each later charge that
+// found it; a charge sent again under the id within that time is taken
+// once, whatever became of the calls before it. Sent again later, when
+// the units it stands for limit no one any more (a failover drops it by
+// then), it is taken again.
 //
 // Each check is one charge.lua run, all sent at once (one round trip on a
 // standalone server or with Sentinel, one per node on a Cluster), bounded
@@ -89,11 +87,9 @@ func (s *Store) charge(ctx context.Context, checks []sluice.Check, ids []string,
 		key := Key(c.Key, c.Limit.ID())
 		keys := []string{key}
 		if ids != nil && ids[i] != "" {
-			if idKey := chargeIDKey(key, ids[i]); !s.cluster || slot(idKey) == slot(key) {
-				keys = append(keys, idKey)
-				life := failover.ChargeHorizon(c.Limit).Milliseconds() + chargeIDSlack
-				args = append(args, strconv.FormatInt(max(life, chargeIDSlack), 10))
-			}
+			keys = append(keys, chargeIDKey(key, ids[i]))
+			life := failover.ChargeHorizon(c.Limit).Milliseconds() + chargeIDSlack
+			args = append(args, strconv.FormatInt(max(life, chargeIDSlack), 10))
 		}
 		runs = append(runs, rueidis.LuaExec{Keys: keys, Args: args})
 		idx = append(idx, i)
@@ -131,6 +127,6 @@ func (s *Store) charge(ctx context.Context, checks []sluice.Check, ids []string,
 }
 
 // chargeIDKey returns the key that records the charge id of the state at
-// key: the state's key (and hash tag), ":charge:" and the id. A limit's ID
-// holds no ":", so it is never a state's key.
+// key: the state's key (and so its hash tag and slot), ":charge:" and the
+// id. A limit's ID holds no ":", so it is never a state's key.
 func chargeIDKey(key, id string) string { return key + ":charge:" + id }

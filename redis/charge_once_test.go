@@ -62,9 +62,8 @@ func TestChargeOnceTakesEachIDOnce(t *testing.T) {
 }
 
 // On a Cluster each charge's id key is in its state's slot: charges of
-// keys all over the slots are taken, and taken once. A subject with no
-// hash tag (it starts with "}") puts its state in a slot of its own: its
-// charge is taken without its id, each time it is sent.
+// keys all over the slots are taken, and taken once, those of the empty
+// subject and of subjects with braces (see Key) included.
 func TestChargeOnceOnACluster(t *testing.T) {
 	s := New(redistest.Cluster(t).Client(t), WithTimeout(testTimeout))
 	ctx := context.Background()
@@ -75,8 +74,10 @@ func TestChargeOnceOnACluster(t *testing.T) {
 		checks = append(checks, sluice.Check{Key: fmt.Sprintf("subject-%d", i), Limit: l, Cost: 4})
 		ids = append(ids, fmt.Sprintf("id-%d", i))
 	}
-	checks = append(checks, sluice.Check{Key: "}untagged", Limit: l, Cost: 4})
-	ids = append(ids, "id-untagged")
+	for i, key := range []string{"", "}lead", "a}b{c"} {
+		checks = append(checks, sluice.Check{Key: key, Limit: l, Cost: 4})
+		ids = append(ids, fmt.Sprintf("id-odd-%d", i))
+	}
 	for range 2 {
 		if err := s.ChargeOnce(ctx, checks, ids); err != nil {
 			t.Fatal(err)
@@ -90,12 +91,8 @@ func TestChargeOnceOnACluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, st := range out {
-		want := int64(6)
-		if checks[i].Key == "}untagged" {
-			want = 2
-		}
-		if st.Remaining != want {
-			t.Errorf("%s: %d left after one charge of 4 sent twice, want %d", checks[i].Key, st.Remaining, want)
+		if st.Remaining != 6 {
+			t.Errorf("%q: %d left after one charge of 4 sent twice, want 6", checks[i].Key, st.Remaining)
 		}
 	}
 }

@@ -44,24 +44,38 @@
 // strings of all its keys with one MGET and writes each key it changed once,
 // at its end, with one SET and the key's TTL.
 //
-// The braces are a Cluster hash tag: every limit of one subject lives in
-// the same slot, so a check of its per-second, per-minute and per-day
-// limits is one atomic script run, one round trip. The key records the
-// algorithm with the state; a state written under another algorithm (or of
-// another type) counts as a key never seen. So unlike the memory store,
-// which keeps a state per (key, ID, algorithm), the Redis store keeps one
-// per (key, ID): limits of two algorithms met in turn under one ID on one
-// key start each other afresh (see sluice.Limit.WithID). (A subject that itself contains "}" still keeps its
-// limits together, except one that starts with "}", which empties the tag;
-// such subjects are decided correctly, only through the cross-slot protocol
-// below.)
+// A subject is written so between the braces when it is not empty and
+// holds no "{" or "}". Any other subject is written percent-encoded ("%" as
+// %25, "{" as %7B, "}" as %7D, every other byte as it is; the empty subject
+// as a lone "%"), after a "%":
+//
+//	sluice:%{<encoded subject>}:<limit-name>
+//
+// so "" is sluice:%{%}:<limit-name> and "}a{b" is
+// sluice:%{%7Da%7Bb}:<limit-name>. No two subjects share a key (see Key).
+// Earlier versions wrote every subject as it is, so a subject that is empty
+// or holds a brace starts afresh on upgrade, and while old and new
+// instances share one Redis in a rolling upgrade each side keeps its own
+// state of such a subject, which may be admitted up to twice its limit
+// meanwhile; every other subject keeps its key.
+//
+// The braces are a Cluster hash tag, never empty: every key of one subject
+// (its limits' states, their reset keys and charge ids) lives in the same
+// slot, so a check of its per-second, per-minute and per-day limits is one
+// atomic script run, one round trip. The key records the algorithm with
+// the state; a state written under another algorithm (or of another type)
+// counts as a key never seen. So unlike the memory store, which keeps a
+// state per (key, ID, algorithm), the Redis store keeps one per (key, ID):
+// limits of two algorithms met in turn under one ID on one key start each
+// other afresh (see sluice.Limit.WithID).
 //
 // Every write sets the key's TTL in the same script, to the decision's
 // reset-after rounded up to a millisecond (at least 1 ms): the time after
 // which the state is worth a fresh one. No key is ever left without a TTL;
 // peeks and refused checks write nothing. Store.Reset leaves beside a
-// state it deletes the time of the reset, at sluice:reset:{<subject>}:
-// <limit-name>, for as long as a lease taken before it could be given
+// state it deletes the time of the reset, at the state's key with
+// "sluice:reset:" in place of its "sluice:" (sluice:reset:{<subject>}:
+// <limit-name>), for as long as a lease taken before it could be given
 // back (see Leased quota).
 //
 // # Time
@@ -372,13 +386,11 @@
 // either. Their unspent units are never given back to the fresh state,
 // whose count they would lower below what it admitted: lease.lua gives
 // back nothing taken at or before the reset that the key beside the state
-// records (see Keys; LeaseStats.Lost counts them). On a Cluster, a lease
-// of a subject without a hash tag (see Keys), whose reset key lies in
-// another slot, is never given back. The instance that resets ends its
-// own leases of the key, neither spending nor giving back their units;
-// those another instance still holds may be spent after the reset, until
-// their lease ends: at most MaxUnits per key and limit per instance on top
-// of what the fresh state admits (see Guarded.Reset).
+// records (see Keys; LeaseStats.Lost counts them). The instance that
+// resets ends its own leases of the key, neither spending nor giving back
+// their units; those another instance still holds may be spent after the
+// reset, until their lease ends: at most MaxUnits per key and limit per
+// instance on top of what the fresh state admits (see Guarded.Reset).
 //
 // # Errors
 //

@@ -234,9 +234,8 @@ func (l *Leased) Close() error {
 }
 
 // giveBack implements leaseBackend: one lease.lua run per Cluster slot
-// (one in all off a Cluster), all sent at once. A key whose reset key lies
-// in another Cluster slot (see resettable) gets nothing back: its state
-// may have been reset since the take, and its units count as forgotten.
+// (one in all off a Cluster), all sent at once, each reading its states'
+// reset keys in their slot.
 func (s *Store) giveBack(ctx context.Context, checks []sluice.Check, marks []string, ats []int64) (int64, error) {
 	lua, err := loadLeaseScript()
 	if err != nil {
@@ -244,17 +243,9 @@ func (s *Store) giveBack(ctx context.Context, checks []sluice.Check, marks []str
 	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	var forgotten int64
-	keys := make([]string, 0, len(checks))
-	idx := make([]int, 0, len(checks))
+	keys := make([]string, len(checks))
 	for i := range checks {
-		k := Key(checks[i].Key, checks[i].Limit.ID())
-		if !s.resettable(k) {
-			forgotten += checks[i].Cost
-			continue
-		}
-		keys = append(keys, k)
-		idx = append(idx, i)
+		keys[i] = Key(checks[i].Key, checks[i].Limit.ID())
 	}
 	groups := s.groups(keys)
 	results := make([]rueidis.RedisResult, len(groups))
@@ -262,20 +253,20 @@ func (s *Store) giveBack(ctx context.Context, checks []sluice.Check, marks []str
 	for j, group := range groups {
 		gk := make([]string, 0, 2*len(group))
 		args := make([]string, 0, len(group)*(checkArgs+2))
-		for _, k := range group {
-			i := idx[k]
-			gk = append(gk, keys[k])
+		for _, i := range group {
+			gk = append(gk, keys[i])
 			if args, err = appendCheckArgs(args, &checks[i]); err != nil {
 				return 0, err
 			}
 			args = append(args, marks[i], strconv.FormatInt(ats[i], 10))
 		}
-		for _, k := range group {
-			gk = append(gk, resetKey(keys[k]))
+		for _, i := range group {
+			gk = append(gk, resetKey(keys[i]))
 		}
 		wg.Go(func() { results[j] = lua.Exec(ctx, s.client, gk, args) })
 	}
 	wg.Wait()
+	var forgotten int64
 	for _, r := range results {
 		n, err := r.AsInt64()
 		if err != nil {

@@ -116,8 +116,7 @@ func TestAResetEndsTheResettingInstancesLeasesOfTheKey(t *testing.T) {
 
 // On a Cluster the give-back reads the reset key in its state's slot: a
 // lease taken before a reset is not given back to the fresh state there
-// either. A subject without a hash tag, whose reset key lies in another
-// slot, never gets its leases back (their units count as lost).
+// either, for a plain subject as for one that starts with "}" (see Key).
 func TestALeaseGivenBackAfterAResetOnACluster(t *testing.T) {
 	t.Parallel()
 	cl := redistest.Cluster(t)

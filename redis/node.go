@@ -6,7 +6,6 @@ import (
 	"net"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/redis/rueidis"
 
@@ -41,7 +40,7 @@ func (s *Store) Node(c *sluice.Check) string {
 	if m == nil {
 		return ""
 	}
-	return m.names[m.owner[subjectSlot(c.Key, c.Limit.ID())]]
+	return m.names[m.owner[subjectSlot(c.Key)]]
 }
 
 // isMaster reports whether addr serves keys, as Node names it: on a
@@ -52,17 +51,6 @@ func (s *Store) isMaster(addr string) bool {
 	}
 	m := s.slots.Load()
 	return m != nil && slices.Contains(m.names[1:], addr)
-}
-
-// subjectSlot is slot(Key(subject, name)) without building the key.
-func subjectSlot(subject, name string) uint16 {
-	switch i := strings.IndexByte(subject, '}'); {
-	case i > 0:
-		return crc16(subject[:i]) % slotCount
-	case i < 0:
-		return crc16(subject) % slotCount
-	}
-	return slot(Key(subject, name)) // an empty tag: the whole key
 }
 
 // singleNode returns the address of a client's one node (standalone, or

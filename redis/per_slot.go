@@ -14,9 +14,8 @@ import (
 // picked, each as its CHECK_ARGS and its stamp, within the store's timeout;
 // what names the script in errors, which wrap sluice.ErrStoreUnavailable
 // and leave the slots not reached as they were. With resets, the keys of
-// a run are followed by each state's reset key (see Store.Reset), or the
-// state's own key where it has none in its slot, and each stamp by "1"
-// for a reset key to read, "0" for none. Stamps not one per check, or a
+// a run are followed by each state's reset key (see Store.Reset), in the
+// state's slot. Stamps not one per check, or a
 // picked check whose limit cannot be decided, run nothing: the error
 // wraps sluice.ErrInvalidCheck.
 func (s *Store) stamped(ctx context.Context, script *rueidis.Lua, what string, checks []sluice.Check, stamps []int64,
@@ -39,7 +38,7 @@ func (s *Store) stamped(ctx context.Context, script *rueidis.Lua, what string, c
 	defer cancel()
 	for _, group := range s.groups(keys) {
 		gkeys := make([]string, len(group), 2*len(group))
-		args := make([]string, 0, (checkArgs+2)*len(group))
+		args := make([]string, 0, (checkArgs+1)*len(group))
 		for j, g := range group {
 			gkeys[j] = keys[g]
 			var err error
@@ -48,11 +47,7 @@ func (s *Store) stamped(ctx context.Context, script *rueidis.Lua, what string, c
 			}
 			args = append(args, strconv.FormatInt(stamps[idx[g]], 10))
 			if resets {
-				if s.resettable(keys[g]) {
-					gkeys, args = append(gkeys, resetKey(keys[g])), append(args, "1")
-				} else {
-					gkeys, args = append(gkeys, keys[g]), append(args, "0")
-				}
+				gkeys = append(gkeys, resetKey(keys[g]))
 			}
 		}
 		if err := script.Exec(ctx, s.client, gkeys, args).Error(); err != nil {

@@ -13,9 +13,8 @@ import (
 // state while the window that counted it still counts it — the state the
 // key would have without that charge, at Redis's time. Other checks and
 // zero receipts are skipped, and so is a receipt given at or before the
-// key's last Reset, which the fresh state never counted (but on a Cluster
-// for a subject without a hash tag, whose reset Redis cannot read beside
-// its state). Refunds of keys in one Cluster slot are one
+// key's last Reset, which the fresh state never counted. Refunds of keys
+// in one Cluster slot are one
 // script run; an error wraps sluice.ErrStoreUnavailable as Apply's do, and
 // the charges of the slots not reached stay counted. Receipts not one per
 // check, or a check to refund whose limit cannot be decided, refund nothing:

@@ -17,9 +17,8 @@ import (
 var loadResetScript = onceScript("reset.lua")
 
 // Reset forgets key's states under limits, as if key had never been seen
-// by them: one reset.lua run per Cluster slot (one in all when they share
-// key's hash slot, as they do unless key starts with "}"), sent at once and
-// bounded by the store's timeout. It reports how many of them Redis held.
+// by them: one reset.lua run (on a Cluster too: every key of a subject lies
+// in one slot, see Key), bounded by the store's timeout. It reports how many of them Redis held.
 // An error wraps sluice.ErrStoreUnavailable; nothing is then known to be
 // forgotten.
 //
@@ -58,18 +57,10 @@ func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (i
 		args[0] = s.timeArg()
 		for _, i := range idx {
 			gk = append(gk, keys[i])
-			life := resetLife(limits[i])
-			if !s.resettable(keys[i]) {
-				life = 0
-			}
-			args = append(args, strconv.FormatInt(life, 10))
+			args = append(args, strconv.FormatInt(resetLife(limits[i]), 10))
 		}
 		for _, i := range idx {
-			if s.resettable(keys[i]) {
-				gk = append(gk, resetKey(keys[i]))
-			} else { // no reset key: the script reads none
-				gk = append(gk, keys[i])
-			}
+			gk = append(gk, resetKey(keys[i]))
 		}
 		runs[j] = rueidis.LuaExec{Keys: gk, Args: args}
 	}
@@ -91,19 +82,10 @@ func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (i
 }
 
 // resetKey returns the key that records when the state at stateKey (see
-// Key) was last reset: "sluice:reset:" in place of its "sluice:", in the
-// same Cluster slot when stateKey has a hash tag, and never a state key.
+// Key) was last reset: "sluice:reset:" in place of its "sluice:", with the
+// same hash tag, so in the same Cluster slot, and never a state key.
 func resetKey(stateKey string) string {
 	return "sluice:reset:" + strings.TrimPrefix(stateKey, "sluice:")
-}
-
-// resettable reports whether a script can read stateKey's reset key
-// (resetKey) together with it: off a Cluster always, on one when stateKey
-// has a hash tag (its subject is neither empty nor starts with "}"), so
-// that both lie in one slot. A lease of a key that is not is never given
-// back (see giveBack).
-func (s *Store) resettable(stateKey string) bool {
-	return !s.cluster || slot(stateKey) == slot(resetKey(stateKey))
 }
 
 // resetLife returns how long, in ms, a reset of l's state must be

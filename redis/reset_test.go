@@ -68,10 +68,10 @@ func TestResetWithoutATimeoutOfItsOwn(t *testing.T) {
 	}
 }
 
-// On a Cluster, a subject whose keys carry no hash tag (one that starts
-// with "}", so that "{}" is empty) has its limits in different slots:
-// Reset still forgets every one of them, and reports how many Redis held.
-func TestResetOnAClusterOfASubjectWithoutAHashTag(t *testing.T) {
+// On a Cluster, Reset of a subject that starts with "}" (written
+// percent-encoded, see Key) forgets every one of its limits, and reports
+// how many Redis held.
+func TestResetOnAClusterOfASubjectWithBraces(t *testing.T) {
 	t.Parallel()
 	store := redis.New(redistest.Cluster(t).Client(t), redis.WithTimeout(testTimeout))
 	var limits []sluice.Limit

@@ -7,9 +7,9 @@
 -- the charge. An undo keeps the key's TTL.
 --
 -- KEYS[i]    the state key of a check to refund, i ≤ n = #KEYS / 2
--- KEYS[n+i]  its reset key, in the same slot (or KEYS[i] when it has none)
--- ARGV       per key: CHECK_ARGS check arguments, the receipt (µs since
---            Epoch), then "1" when KEYS[n+i] is a reset key to read
+-- KEYS[n+i]  its reset key, in the same slot
+-- ARGV       per key: CHECK_ARGS check arguments, then the receipt (µs
+--            since Epoch)
 --
 -- Reply: the number of keys whose state the refund reached.
 
@@ -30,10 +30,10 @@ end
 local n = #KEYS / 2
 local reached = 0
 for i = 1, n do
-  local off = (i - 1) * (CHECK_ARGS + 2)
+  local off = (i - 1) * (CHECK_ARGS + 1)
   local c = parse_check(i, off)
   local at = tonumber(ARGV[off + CHECK_ARGS + 1])
-  local reset = ARGV[off + CHECK_ARGS + 2] == '1' and redis.call('GET', KEYS[n + i])
+  local reset = redis.call('GET', KEYS[n + i])
   if not (reset and at <= tonumber(reset)) then
     local st = load_state(c)
     if (c.alg == 1 or c.alg == 2 or c.alg == 3) and not st.fresh and c.cost > 0 then
