@@ -39,6 +39,16 @@ func TestACrossSlotFailureBlamesOnlyTheFailedMaster(t *testing.T) {
 	if err := call(); err != nil {
 		t.Fatal(err)
 	}
+	// The store names a key's master once its watch has read the slot map.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		mine, theirs := st.redis.node(&sluice.Check{Key: subject, Limit: limit}), st.redis.node(&sluice.Check{Key: "global", Limit: global})
+		if mine != "" && theirs == down.Addr {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10 s after Open the store names the masters %q and %q, want the paused one %s for global", mine, theirs, down.Addr)
+		}
+	}
 	down.Pause()
 	defer down.Resume()
 	for range 8 {
