@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/netip"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -42,9 +43,34 @@ func (d *decoder) exempt(n *yaml.Node, path string, c *Config, raw *rawConfig) {
 	}
 	d.Mapping(n, path, map[string]field{
 		"routes":    routes,
-		"addresses": func(n *yaml.Node, p string) { c.ExemptAddresses = d.prefixes(n, p) },
+		"addresses": func(n *yaml.Node, p string) { c.ExemptAddresses = d.exemptAddresses(n, p) },
 		"keys":      list("ExemptKeys", &c.ExemptKeys),
 		"users":     list("ExemptUsers", &c.ExemptUsers),
 		"plans":     list("ExemptPlans", &c.ExemptPlans),
 	})
+}
+
+// exemptAddresses decodes exempt.addresses, refusing a prefix of length 0
+// (0.0.0.0/0, ::/0): every address of its family, so that no limit would
+// apply to any client of it, which is a placeholder or a line copied from
+// elsewhere rather than a configuration of limits.
+func (d *decoder) exemptAddresses(n *yaml.Node, path string) []netip.Prefix {
+	var out []netip.Prefix
+	d.List(n, path, func(_ int, e *yaml.Node, p string) {
+		pfx, ok := d.prefix(e, p)
+		if !ok {
+			return
+		}
+		if pfx.Bits() == 0 {
+			family := "IPv4"
+			if pfx.Addr().Is6() {
+				family = "IPv6"
+			}
+			d.Errorf(e, p, "%v is every %s address: no limit would apply to any client that connects over %s "+
+				"(to watch limits without refusing anyone, set shadow: true on them)", pfx, family, family)
+			return
+		}
+		out = append(out, pfx)
+	})
+	return out
 }

@@ -80,3 +80,25 @@ func TestResponseLinksAreWebURLs(t *testing.T) {
 		t.Errorf("got %v, want %s", err, want)
 	}
 }
+
+// An exempt prefix of length 0 (0.0.0.0/0, ::/0) is every address of its
+// family: it loaded, and no limit applied to any client, which a
+// placeholder or a line copied from a firewall's rules does by mistake. It
+// is refused at its line; one address and narrower prefixes load.
+func TestExemptingEveryAddressIsRefused(t *testing.T) {
+	_, err := config.Parse("t.yaml", []byte(exemptPlans+"exempt:\n  addresses: [10.0.0.0/8, 0.0.0.0/0, \"::/0\"]\n"))
+	for _, want := range []string{
+		`t.yaml:8:27: exempt.addresses[1]: 0.0.0.0/0 is every IPv4 address: no limit would apply to any client that connects over IPv4 (to watch limits without refusing anyone, set shadow: true on them)`,
+		`t.yaml:8:38: exempt.addresses[2]: ::/0 is every IPv6 address: no limit would apply to any client that connects over IPv6 (to watch limits without refusing anyone, set shadow: true on them)`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("got %v, want %s", err, want)
+		}
+	}
+	if errs := config.Errors(err); len(errs) != 2 {
+		t.Errorf("%d errors, want 2: %v", len(errs), err)
+	}
+	if _, err := config.Parse("t.yaml", []byte(exemptPlans+"exempt:\n  addresses: [0.0.0.0/1, \"2001:db8::/32\", 192.0.2.7]\n")); err != nil {
+		t.Error(err)
+	}
+}
