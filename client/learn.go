@@ -514,7 +514,13 @@ func (h *hostState) finish(tk ticket, r response) {
 		return
 	}
 	if !r.hasRL {
-		if h.mode == modeFresh {
+		// No quota binds, as far as the server says: on a fresh host's
+		// first answer, and on the answer of a probe sent alone after the
+		// quota's reset (a server may send the fields only when a quota is
+		// close to exhaustion). Other answers without them may come from
+		// before the quota was spent: they change nothing.
+		probed := tk.probe && !writtenOff && r.status < 400 && tk.epoch == h.epoch
+		if h.mode == modeFresh || probed {
 			h.mode = modeOpen
 		}
 		return
