@@ -18,6 +18,7 @@ import (
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/client"
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/degrade"
 	"github.com/sluice-dev/sluice/httplimit"
 	"github.com/sluice-dev/sluice/internal/checkjson"
 )
@@ -49,6 +50,9 @@ type checkScratch struct {
 	hdr     http.Header
 	headers map[string]string
 	keys    []string
+	// endpoint: the check named a method or a path (before validCheck's
+	// defaults), so that degradation classes apply to it (state.shed).
+	endpoint bool
 }
 
 func newCheckScratch() any {
@@ -63,7 +67,7 @@ func (s *Server) releaseCheck(sc *checkScratch) {
 	if cap(sc.body) > maxPooledBody {
 		sc.body = make([]byte, 0, 1024)
 	}
-	sc.req, sc.out = client.CheckRequest{}, client.CheckResponse{Limits: sc.out.Limits[:0]}
+	sc.req, sc.out, sc.endpoint = client.CheckRequest{}, client.CheckResponse{Limits: sc.out.Limits[:0]}, false
 	clear(sc.hdr)
 	clear(sc.headers)
 	clear(sc.keys)
@@ -72,7 +76,10 @@ func (s *Server) releaseCheck(sc *checkScratch) {
 
 // handleCheck is POST /v1/check, for callers with the check scope; sending
 // "plan" also needs override_plan, which is refused before any decision.
-// When the store cannot decide it answers 503 with Retry-After: 1.
+// When the store cannot decide it answers 503 with Retry-After: 1. A check
+// that the degradation level sheds (state.shed, as the proxy sheds its
+// endpoint; one of neither method nor path at level 3 alone) is answered
+// a refusal that spends nothing (shedCheck).
 func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) {
 	sc := s.checks.Get().(*checkScratch)
 	defer s.releaseCheck(sc)
@@ -107,7 +114,18 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 		cost = *req.Cost
 	}
 	st := s.state.Load()
-	mw := st.deciderAt(s.ctl.Level())
+	level := s.ctl.Level()
+	if level > degrade.Normal {
+		var described *http.Request // none: a check of the client's limits alone
+		if sc.endpoint {
+			described = describedRequest(req.Method, req.Path, req.Host)
+		}
+		if refuse, why := st.shed(level, described); refuse {
+			shedCheck(w, st, level, why)
+			return
+		}
+	}
+	mw := st.deciderAt(level)
 	res, err := mw.DecideFor(r.Context(), c, req.Method, req.Path, cost)
 	if err != nil {
 		if errors.Is(err, httplimit.ErrUnknownPlan) || errors.Is(err, sluice.ErrInvalidCheck) || errors.Is(err, httplimit.ErrTokenRefused) {
@@ -137,6 +155,32 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	w.Write(sc.body)
+}
+
+// checkShed is the decision API's answer to a check that a degradation
+// level shed: refused before any decision (no identity, plan or limits),
+// with the problem type of the proxy's 503 and the level's sentence, and
+// the wait as a refusal's (retryAfter, retryAfterMs, headers' Retry-After),
+// which client.CheckResponse reads.
+type checkShed struct {
+	Allowed      bool              `json:"allowed"`
+	Type         string            `json:"type"`
+	Detail       string            `json:"detail"`
+	Level        string            `json:"level"`
+	RetryAfter   int64             `json:"retryAfter"`
+	RetryAfterMs int64             `json:"retryAfterMs"`
+	Headers      map[string]string `json:"headers"`
+}
+
+// shedCheck answers 200 with the checkShed of a check that level shed
+// (why: state.shed's sentence), its wait shedRetryAfter: a refusal, as the
+// limits' are, the caller's to pass on (a 503 is the answer of a limiter
+// that could not decide, which a caller may fail open on).
+func shedCheck(w http.ResponseWriter, st *state, level degrade.Level, why string) {
+	wait := shedRetryAfter(st.cfg)
+	writeJSON(w, http.StatusOK, checkShed{Type: httplimit.ProblemReducedCapacity, Detail: shedDetail(why),
+		Level: level.String(), RetryAfter: wait, RetryAfterMs: wait * 1000,
+		Headers: map[string]string{"Retry-After": strconv.FormatInt(wait, 10)}})
 }
 
 // fill builds the response to res in sc.out. It refers to res, which must
@@ -199,6 +243,7 @@ func (sc *checkScratch) decode(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
+	sc.endpoint = req.Method != "" || req.Path != ""
 	return validCheck(req)
 }
 

@@ -3,6 +3,8 @@ package server
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
 	"unicode/utf8"
 )
@@ -57,4 +59,18 @@ func upperMethod(m string) bool {
 		}
 	}
 	return true
+}
+
+// describedRequest returns the request that a decision API check describes
+// (method, path and host, validated), for the routes that judge it beyond
+// its limits (degradation classes): its path without the query, an escaped
+// path kept as sent beside its decoded reading, as
+// httplimit.Middleware.DecideFor reads it for costs and rules.
+func describedRequest(method, path, host string) *http.Request {
+	path, query, _ := strings.Cut(path, "?")
+	u := &url.URL{Path: path, RawQuery: query}
+	if p, err := url.PathUnescape(path); err == nil && p != path {
+		u.Path, u.RawPath = p, path
+	}
+	return &http.Request{Method: method, URL: u, Host: host, Header: http.Header{}}
 }

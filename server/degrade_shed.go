@@ -81,11 +81,15 @@ func (s *Server) reducedCapacityWithStatus(w http.ResponseWriter, st *state, det
 	w.Header().Set("Retry-After", strconv.FormatInt(shedRetryAfter(st.cfg), 10))
 	w.Header().Set("Cache-Control", "no-store")
 	body, _ := json.Marshal(problem{Type: httplimit.ProblemReducedCapacity, Title: "Service Unavailable",
-		Status: status, Detail: detail + " Retry after the time in Retry-After."})
+		Status: status, Detail: shedDetail(detail)})
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
 	w.Write(append(body, '\n'))
 }
+
+// shedDetail is the detail of a shed request's problem, of why (state.shed's
+// sentence).
+func shedDetail(why string) string { return why + " Retry after the time in Retry-After." }
 
 // shedRetryAfter returns the Retry-After of a shed request in whole
 // seconds: degradation.retry_after, later by up to as much again (at most
