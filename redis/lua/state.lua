@@ -1,7 +1,8 @@
 -- state.lua: checks, stored state and writes, shared by every algorithm.
 --
 -- A limit's state for one subject lives at KEYS[i]
--- (sluice:{subject}:limit-name) and holds
+-- (redis.Key: sluice:{subject}:limit-name, the subject percent-encoded
+-- after sluice:% when it is empty or holds a brace) and holds
 --
 --   g        the algorithm (sluice.Algorithm's number), followed by
 --            ":token" while a cross-slot reservation may still be undone
