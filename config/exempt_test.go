@@ -98,6 +98,10 @@ func TestExemptingEveryAddressIsRefused(t *testing.T) {
 	if errs := config.Errors(err); len(errs) != 2 {
 		t.Errorf("%d errors, want 2: %v", len(errs), err)
 	}
+	_, err = config.Parse("t.yaml", []byte(exemptPlans+"exempt:\n  addresses: [\"::ffff:0:0/96\"]\n"))
+	if want := `t.yaml:8:15: exempt.addresses[0]: 0.0.0.0/0 is every IPv4 address`; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("IPv4-mapped: got %v, want %s", err, want)
+	}
 	if _, err := config.Parse("t.yaml", []byte(exemptPlans+"exempt:\n  addresses: [0.0.0.0/1, \"2001:db8::/32\", 192.0.2.7]\n")); err != nil {
 		t.Error(err)
 	}
