@@ -118,6 +118,17 @@ type Transport struct {
 	// Retry-After after a 429 or 503, never because the headers say the
 	// quota is spent.
 	IgnoreRemaining bool
+	// Partition, when set, names the partition of the server's quotas
+	// that a request spends: the draft's partition key (pk), such as the
+	// user, API key or resource a server allocates its quotas per. What
+	// the Transport learns, and every hold, is then per host and
+	// partition, as the server keeps the quotas apart. The name is the
+	// Transport's own, never compared with the pk of an answer. nil, or
+	// "", is the host's one partition: the Transport reads no pk, and
+	// the answers of requests in several partitions teach one quota, so
+	// that a request may be sent on the strength of another partition's
+	// answer (and meet a 429) and a Retry-After of one holds them all.
+	Partition func(*http.Request) string
 
 	// stallAfter replaces stallAfter in tests; zero: stallAfter.
 	stallAfter time.Duration
@@ -248,6 +259,18 @@ func hostKey(u *url.URL) string {
 	return host
 }
 
+// quotaKey is the name the Transport keeps what it learns of req's quota
+// under: its host's (hostKey), and the partition Partition names.
+func (t *Transport) quotaKey(req *http.Request) string {
+	key := hostKey(req.URL)
+	if t.Partition != nil {
+		if p := t.Partition(req); p != "" {
+			key += " " + p // no host key holds a space
+		}
+	}
+	return key
+}
+
 // asciiHost returns host in lower case, and a host not in ASCII as the
 // ASCII name it is dialed by (IDNA: "Bücher.example" is
 // "xn--bcher-kva.example"), or in lower case as it is when it has none.
@@ -321,7 +344,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.Cost != nil {
 		cost = max(t.Cost(req), 0)
 	}
-	h := t.host(hostKey(req.URL))
+	h := t.host(t.quotaKey(req))
 	defer t.unhold(h)
 	t.stats.requests.Add(1)
 	t.retries.Call()
