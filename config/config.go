@@ -164,9 +164,11 @@ type Redis struct {
 	// default; the local fallback divides quotas by it.
 	Instances int
 	// Replicas, when above 0 (standalone or Sentinel), makes every write
-	// wait until that many replicas hold it, at most ReplicaWait (default
-	// Timeout): a write no replica has copied in time is a store error,
-	// decided by OnStoreError, so that a failover cannot forget a decision
+	// wait until that many replicas hold it, at most ReplicaWait (0:
+	// redis.DefaultReplicaWait, 20ms), which Load refuses unless it is
+	// below Timeout, the bound of the write's whole round trip: a write no
+	// replica has copied in time is a store error, decided by
+	// OnStoreError, so that a failover cannot forget a decision
 	// (redis.Options.Replicas; it costs decisions/s, see RELIABILITY.md).
 	Replicas    int
 	ReplicaWait time.Duration

@@ -393,6 +393,10 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 			if replicaWaitNode != nil && r.Replicas == 0 && (replicasNode == nil || replicasNode.Value == "0") {
 				d.Errorf(replicaWaitNode, path+".replica_wait", "applies only with replicas above 0: without them no write waits")
 			}
+			if replicaWaitNode != nil && r.ReplicaWait > 0 && r.Timeout > 0 && r.ReplicaWait >= r.Timeout {
+				d.Errorf(replicaWaitNode, path+".replica_wait", "%v is not below timeout (%v), which bounds a write's round trip, "+
+					"the wait for its replicas included: give a shorter wait, or a longer timeout", r.ReplicaWait, r.Timeout)
+			}
 			if r.Mode == "cluster" && r.DB != 0 {
 				d.Errorf(dbNode, path+".db", "a Redis Cluster has database 0 only")
 			}

@@ -242,3 +242,31 @@ func TestRedisSettingsOfAnotherModeAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// The store's timeout bounds a write's whole round trip, the wait for its
+// replicas included: a replica_wait at or past it (100ms beside the 50ms
+// default) loaded, and a write its replicas took longer than the timeout
+// to hold failed as a timeout, never waited for as long as configured. It
+// is refused at its line; a wait below the timeout loads.
+func TestReplicaWaitIsBelowTheTimeout(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, c := range []struct{ redis, want string }{
+		{`{addresses: ["r:6379"], replicas: 1, replica_wait: 100ms}`,
+			`w.yaml:3:80: store.redis.replica_wait: 100ms is not below timeout (50ms), which bounds a write's round trip, the wait for its replicas included: give a shorter wait, or a longer timeout`},
+		{`{addresses: ["r:6379"], replicas: 1, replica_wait: 250ms, timeout: 250ms}`,
+			`w.yaml:3:80: store.redis.replica_wait: 250ms is not below timeout (250ms), which bounds a write's round trip, the wait for its replicas included: give a shorter wait, or a longer timeout`},
+	} {
+		_, err := config.Parse("w.yaml", []byte(plans+"store: {type: redis, redis: "+c.redis+"}\n"))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n%v\nwant exactly:\n%s", c.redis, err, c.want)
+		}
+	}
+	for _, ok := range []string{
+		`{addresses: ["r:6379"], replicas: 1, replica_wait: 40ms}`,
+		`{addresses: ["r:6379"], replicas: 1, replica_wait: 200ms, timeout: 250ms}`,
+	} {
+		if _, err := config.Parse("w.yaml", []byte(plans+"store: {type: redis, redis: "+ok+"}\n")); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}
