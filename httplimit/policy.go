@@ -21,7 +21,10 @@ type Plan struct {
 	// the request's in any case and with or without the root dot, as a
 	// Rule's Hosts do, and its method matching a request's method in any
 	// case ("post" costs what POST does: an upstream that folds the case
-	// of a method serves it as that method). Unlisted endpoints cost 1.
+	// of a method serves it as that method). A path with a trailing slash
+	// costs at least what it costs without one ("POST /bulk/" what "POST
+	// /bulk" does), as upstreams that ignore the slash serve it. Unlisted
+	// endpoints cost 1.
 	// A cost of 0 exempts the endpoint from the plan's limits (its requests
 	// are peeks).
 	Costs map[string]int64

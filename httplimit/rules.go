@@ -42,7 +42,10 @@ type Rule struct {
 	// the escaped path's segments, each unescaped ("/files/a%2Fb" is the
 	// one segment "a/b" below /files). The rule applies when either reading
 	// is its (Paths match it and ExceptPaths do not), the decoded one tried
-	// first; a path wildcard's value is that of the reading that applied.
+	// first, then each reading without its trailing slash ("/v1/login/"
+	// is the rule's of "/v1/login", as Express, Rails, Laravel and ASP.NET
+	// Core serve it); a path wildcard's value is that of the reading that
+	// applied.
 	// Of several patterns that match a path, the most specific, as
 	// ServeMux ranks them, is the one matched (KeyRoute's, and the one
 	// KeyPath reads); of several that no other is more specific than (two

@@ -47,7 +47,8 @@ type keyPart struct {
 // wildcards in m. p is r's decoded and cleaned path; escaped, when r's path
 // has escapes, is its escaped and cleaned path, read as ServeMux reads it.
 // The rule applies when either reading is its: its Paths match it and its
-// ExceptPaths do not. The decoded reading is tried first.
+// ExceptPaths do not. The decoded reading is tried first, then the escaped
+// one, then each without a trailing slash (see unslashed).
 func (ru *rule) matches(r *http.Request, p, escaped string, m *pathMatch) (int, bool) {
 	if len(ru.methods) > 0 && !methodMatches(ru.methods, r.Method) {
 		return 0, false
@@ -60,10 +61,34 @@ func (ru *rule) matches(r *http.Request, p, escaped string, m *pathMatch) (int, 
 			return 0, false
 		}
 	}
-	if pat, ok := ru.matchesPath(p, false, m); ok || escaped == "" {
+	if pat, ok := ru.matchesPath(p, false, m); ok {
 		return pat, ok
 	}
-	return ru.matchesPath(escaped, true, m)
+	if escaped != "" {
+		if pat, ok := ru.matchesPath(escaped, true, m); ok {
+			return pat, ok
+		}
+	}
+	if u, ok := unslashed(p); ok {
+		if pat, ok := ru.matchesPath(u, false, m); ok {
+			return pat, ok
+		}
+	}
+	if u, ok := unslashed(escaped); ok {
+		return ru.matchesPath(u, true, m)
+	}
+	return 0, false
+}
+
+// unslashed returns the cleaned path p without its trailing slash, and
+// whether it had one ("/" has none to lose): the path that Express (not
+// strict), Rails, Laravel and ASP.NET Core serve p as, so that a client
+// adding a slash to a path escapes no rule of it.
+func unslashed(p string) (string, bool) {
+	if len(p) > 1 && p[len(p)-1] == '/' {
+		return p[:len(p)-1], true
+	}
+	return "", false
 }
 
 // matchesPath reports whether the cleaned path p, escaped or not (see
