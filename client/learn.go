@@ -1,14 +1,10 @@
 package client
 
 import (
-	"context"
-	"fmt"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/internal/algo"
 )
 
@@ -169,9 +165,6 @@ type hostState struct {
 	wholePolicy string
 }
 
-// waiter is a request's place in a host's line.
-type waiter struct{ cost int64 }
-
 // ticket is one granted send.
 type ticket struct {
 	gen         uint64
@@ -217,50 +210,6 @@ func newHostState(learn bool, stall time.Duration) *hostState {
 	return &hostState{learn: learn, changed: make(chan struct{}), lagFactor: 1, stall: stall}
 }
 
-// newHostStateCountingBytes is newHostState with a body state: the host
-// counts the bytes of request content against its quotas of content
-// bytes, as Transport does.
-func newHostStateCountingBytes(learn bool, stall time.Duration) *hostState {
-	h := newHostState(learn, stall)
-	h.body = newHostState(learn, stall)
-	return h
-}
-
-// contentCost is what content of bytes costs a quota of content bytes:
-// bytes, or when they are unknown (-1, a body streamed without a
-// length), the whole quota, which they may fill (or the most seen
-// available when no quota was stated, 1 before any): such a request is
-// sent only when the quota is whole, or alone after its reset, and so
-// waits a reset at most. h.mu is held.
-func (h *hostState) contentCost(bytes int64) int64 {
-	switch {
-	case bytes >= 0:
-		return min(bytes, sluice.MaxQuantity)
-	case h.whole > 0:
-		return h.whole
-	}
-	return max(h.capacity, 1)
-}
-
-// tooLarge reports, as an error wrapping ErrExceedsBurst, content of
-// bytes larger than the whole of a quota of content bytes the host
-// stated: no wait can admit it. It is nil for content of unknown length,
-// and when the host counts no content bytes, or does not learn. h.mu is
-// held.
-func (h *hostState) tooLarge(bytes int64, host string) error {
-	if h.body == nil {
-		return nil
-	}
-	h.body.mu.Lock()
-	defer h.body.mu.Unlock()
-	b := h.body
-	if !b.learn || b.whole <= 0 || bytes <= b.whole {
-		return nil
-	}
-	return fmt.Errorf("%w: a body of %d bytes is larger than the whole quota of %s's policy %q, %d content bytes: send it in parts",
-		ErrExceedsBurst, bytes, host, b.wholePolicy, b.whole)
-}
-
 // How a send may go (see admits).
 const (
 	sendHeld        = iota // not now
@@ -274,31 +223,6 @@ const (
 // far as a content-bytes quota knows (see tryWith).
 func (h *hostState) try(cost int64, now time.Time) (tk ticket, ok bool, wake time.Time) {
 	return h.tryWith(cost, 0, now)
-}
-
-// tryWith is try for a request whose content is bytes long (-1: unknown):
-// it is granted when both its cost fits the host's quotas and its bytes
-// fit those of h.body, the host's quotas of content bytes, if it counts
-// them. h.mu is held.
-func (h *hostState) tryWith(cost, bytes int64, now time.Time) (tk ticket, ok bool, wake time.Time) {
-	how, wake := h.admits(cost, now)
-	if how == sendHeld {
-		return tk, false, wake
-	}
-	if h.body == nil {
-		return h.grant(cost, how, now), true, wake
-	}
-	h.body.mu.Lock()
-	defer h.body.mu.Unlock()
-	bytes = h.body.contentCost(bytes)
-	bodyHow, wake := h.body.admits(bytes, now)
-	if bodyHow == sendHeld {
-		return tk, false, wake
-	}
-	bodyTk := h.body.grant(bytes, bodyHow, now)
-	tk = h.grant(cost, how, now)
-	tk.body = &bodyTk
-	return tk, true, wake
 }
 
 // admits says whether and how a send of cost units may go at now, or
@@ -412,17 +336,6 @@ type response struct {
 	// bytes holds the policies of content bytes (quotas and rl the
 	// others'); ofBytes makes them the response a body state reads.
 	bytes []quota
-}
-
-// ofBytes is r as a host's body state reads it: its policies of content
-// bytes, and the one of them that binds.
-func (r response) ofBytes() response {
-	b := r
-	b.quotas, b.bytes, b.rl, b.hasRL = r.bytes, nil, RateLimit{}, false
-	for _, q := range r.bytes {
-		b.rl, b.hasRL = binding(b.rl, b.hasRL, q.RateLimit), true
-	}
-	return b
 }
 
 // finish records the end of tk's attempt.
@@ -564,21 +477,6 @@ func (h *hostState) end(tk ticket) {
 	h.broadcast()
 }
 
-// state records the least quota that r's policies state, when they state
-// one (see whole). h.mu is held.
-func (h *hostState) state(r response) {
-	var whole int64
-	var policy string
-	for _, q := range r.quotas {
-		if q.Limit > 0 && (whole == 0 || q.Limit < whole) {
-			whole, policy = q.Limit, q.Policy
-		}
-	}
-	if whole > 0 {
-		h.whole, h.wholePolicy = whole, policy
-	}
-}
-
 // refill returns the units that r, the answer to tk, proves came back
 // between the last answer before tk was sent (j) and tk's decision (0 when
 // it proves none), the longest that span can have lasted (from j's send to
@@ -700,182 +598,4 @@ func (h *hostState) boundOf(tk ticket, r response) bound {
 func (h *hostState) broadcast() {
 	close(h.changed)
 	h.changed = make(chan struct{})
-}
-
-// acquire waits until a send of cost units is granted (a cost above
-// sluice.MaxQuantity counts as it: no quota holds more, and the counts stay
-// far from overflowing). It fails at once with ErrWaitTooLong when the wait
-// has a known end beyond maxWait or the context's deadline, and with the
-// context's error when it is cancelled, or had ended already.
-//
-// Requests that must wait are granted first come, first served: they line
-// up, only the first of the line is tried, and one that arrives while
-// others wait takes its place behind them, so that a request sent as
-// another's answer makes room (a batch worker's next) never takes the room
-// that those waiting were woken for. A request of cost 0, which takes no
-// room, does not line up.
-func (h *hostState) acquire(ctx context.Context, host string, cost int64, maxWait time.Duration) (ticket, time.Duration, error) {
-	return h.acquireWith(ctx, host, cost, 0, maxWait)
-}
-
-// acquireWith is acquire for a request whose content is bytes long (-1:
-// unknown), which its host's body state, if it has one, counts too (see
-// tryWith). Content larger than a whole quota of content bytes fails at
-// once (tooLarge).
-func (h *hostState) acquireWith(ctx context.Context, host string, cost, bytes int64, maxWait time.Duration) (ticket, time.Duration, error) {
-	cost = min(cost, sluice.MaxQuantity)
-	var waited time.Duration
-	if err := ctx.Err(); err != nil {
-		return ticket{}, 0, err // it would not be sent: spend nothing
-	}
-	var me *waiter // the request's place in the line, while it has one
-	defer func() {
-		if me != nil {
-			h.leave(me)
-		}
-	}()
-	for {
-		h.mu.Lock()
-		if err := h.tooLarge(bytes, host); err != nil {
-			h.mu.Unlock()
-			return ticket{}, waited, err
-		}
-		now := time.Now()
-		tk, ok, wake, first := h.turn(&me, cost, bytes, now)
-		stalled := h.stalledAt()
-		if h.body != nil {
-			h.body.mu.Lock()
-			stalled = earlier(stalled, h.body.stalledAt())
-			h.body.mu.Unlock()
-		}
-		changed := h.changed
-		h.mu.Unlock()
-		if ok {
-			return tk, waited, nil
-		}
-		if !wake.IsZero() {
-			if err := checkWait(ctx, wake.Sub(now), maxWait, "quota of "+host); err != nil {
-				return tk, waited, err
-			}
-		}
-		// Answers in flight may free the host sooner, or, when none comes,
-		// their write-off; the rest of the line waits for its first.
-		var timer *time.Timer
-		var fired <-chan time.Time
-		if first {
-			wake = earlier(wake, stalled)
-		}
-		if first && !wake.IsZero() {
-			timer = time.NewTimer(wake.Sub(now))
-			fired = timer.C
-		}
-		select {
-		case <-changed:
-		case <-fired:
-		case <-ctx.Done():
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-		waited += time.Since(now)
-		if err := ctx.Err(); err != nil {
-			return tk, waited, err
-		}
-	}
-}
-
-// turn tries a send of cost units and bytes of content at now for the
-// request whose place in the line is *me (nil: it has none), as tryWith
-// does, when the request may be tried: when it is first in line, or there is no line. Otherwise, or when
-// it must wait, it takes its place at the end of the line (in *me) and
-// reports the wait of the line's first, the soonest it can be granted;
-// first reports whether it was tried. Granted, it leaves the line, and the
-// next one is woken to be tried. A request that spends nothing (no cost,
-// no content) takes no room and does not line up. h.mu is held.
-func (h *hostState) turn(me **waiter, cost, bytes int64, now time.Time) (tk ticket, ok bool, wake time.Time, first bool) {
-	if cost == 0 && (bytes == 0 || h.body == nil) {
-		tk, ok, wake = h.tryWith(cost, bytes, now)
-		return tk, ok, wake, true
-	}
-	if *me == nil && len(h.line) > 0 || *me != nil && h.line[0] != *me {
-		if *me == nil {
-			*me = &waiter{cost: cost}
-			h.line = append(h.line, *me)
-		}
-		return tk, false, h.lineWake, false
-	}
-	tk, ok, wake = h.tryWith(cost, bytes, now)
-	switch {
-	case ok && *me != nil:
-		h.line[0] = nil
-		h.line = h.line[1:]
-		*me, h.lineWake = nil, time.Time{}
-		h.broadcast() // the next in line may be granted too
-	case !ok && *me == nil:
-		*me = &waiter{cost: cost}
-		h.line = append(h.line, *me)
-		h.lineWake = wake
-	case !ok:
-		h.lineWake = wake
-	}
-	return tk, ok, wake, true
-}
-
-// leave takes me, a request that stopped waiting, out of the line; when it
-// was first, the next one is woken to be tried.
-func (h *hostState) leave(me *waiter) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	i := slices.Index(h.line, me)
-	if i < 0 {
-		return
-	}
-	h.line = slices.Delete(h.line, i, i+1)
-	if i == 0 {
-		h.lineWake = time.Time{}
-		h.broadcast()
-	}
-}
-
-// checkWait reports an error if a wait of d would outlast maxWait or ctx's
-// deadline (then waiting is pointless: fail now, as x/time/rate does).
-func checkWait(ctx context.Context, d, maxWait time.Duration, what string) error {
-	if d > maxWait {
-		return fmt.Errorf("%w: %s: %v is longer than the longest wait, %v", ErrWaitTooLong, what, d.Round(time.Millisecond), maxWait)
-	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
-		return fmt.Errorf("%w: %s: waiting %v would pass the context deadline: %w",
-			ErrWaitTooLong, what, d.Round(time.Millisecond), context.DeadlineExceeded)
-	}
-	return nil
-}
-
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// earlier returns the earlier of a and b, the zero time meaning "never".
-func earlier(a, b time.Time) time.Time {
-	if a.IsZero() || !b.IsZero() && b.Before(a) {
-		return b
-	}
-	return a
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }

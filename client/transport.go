@@ -457,19 +457,6 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64) (tk ticke
 	return tk, release, err
 }
 
-// contentLength is the length of req's body, as a quota of content bytes
-// counts it: 0 without a body, -1 when unknown (a body streamed without a
-// length; net/http also reads a ContentLength of 0 with a body so).
-func contentLength(req *http.Request) int64 {
-	switch {
-	case req.Body == nil || req.Body == http.NoBody:
-		return 0
-	case req.ContentLength > 0:
-		return req.ContentLength
-	}
-	return -1
-}
-
 // releasingBody gives back the Gate's hold on its request when it is
 // closed (once).
 type releasingBody struct {

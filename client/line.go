@@ -1,0 +1,191 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// waiter is a request's place in a host's line.
+type waiter struct{ cost int64 }
+
+// acquire waits until a send of cost units is granted (a cost above
+// sluice.MaxQuantity counts as it: no quota holds more, and the counts stay
+// far from overflowing). It fails at once with ErrWaitTooLong when the wait
+// has a known end beyond maxWait or the context's deadline, and with the
+// context's error when it is cancelled, or had ended already.
+//
+// Requests that must wait are granted first come, first served: they line
+// up, only the first of the line is tried, and one that arrives while
+// others wait takes its place behind them, so that a request sent as
+// another's answer makes room (a batch worker's next) never takes the room
+// that those waiting were woken for. A request of cost 0, which takes no
+// room, does not line up.
+func (h *hostState) acquire(ctx context.Context, host string, cost int64, maxWait time.Duration) (ticket, time.Duration, error) {
+	return h.acquireWith(ctx, host, cost, 0, maxWait)
+}
+
+// acquireWith is acquire for a request whose content is bytes long (-1:
+// unknown), which its host's body state, if it has one, counts too (see
+// tryWith). Content larger than a whole quota of content bytes fails at
+// once (tooLarge).
+func (h *hostState) acquireWith(ctx context.Context, host string, cost, bytes int64, maxWait time.Duration) (ticket, time.Duration, error) {
+	cost = min(cost, sluice.MaxQuantity)
+	var waited time.Duration
+	if err := ctx.Err(); err != nil {
+		return ticket{}, 0, err // it would not be sent: spend nothing
+	}
+	var me *waiter // the request's place in the line, while it has one
+	defer func() {
+		if me != nil {
+			h.leave(me)
+		}
+	}()
+	for {
+		h.mu.Lock()
+		if err := h.tooLarge(bytes, host); err != nil {
+			h.mu.Unlock()
+			return ticket{}, waited, err
+		}
+		now := time.Now()
+		tk, ok, wake, first := h.turn(&me, cost, bytes, now)
+		stalled := h.stalledAt()
+		if h.body != nil {
+			h.body.mu.Lock()
+			stalled = earlier(stalled, h.body.stalledAt())
+			h.body.mu.Unlock()
+		}
+		changed := h.changed
+		h.mu.Unlock()
+		if ok {
+			return tk, waited, nil
+		}
+		if !wake.IsZero() {
+			if err := checkWait(ctx, wake.Sub(now), maxWait, "quota of "+host); err != nil {
+				return tk, waited, err
+			}
+		}
+		// Answers in flight may free the host sooner, or, when none comes,
+		// their write-off; the rest of the line waits for its first.
+		var timer *time.Timer
+		var fired <-chan time.Time
+		if first {
+			wake = earlier(wake, stalled)
+		}
+		if first && !wake.IsZero() {
+			timer = time.NewTimer(wake.Sub(now))
+			fired = timer.C
+		}
+		select {
+		case <-changed:
+		case <-fired:
+		case <-ctx.Done():
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		waited += time.Since(now)
+		if err := ctx.Err(); err != nil {
+			return tk, waited, err
+		}
+	}
+}
+
+// turn tries a send of cost units and bytes of content at now for the
+// request whose place in the line is *me (nil: it has none), as tryWith
+// does, when the request may be tried: when it is first in line, or there is no line. Otherwise, or when
+// it must wait, it takes its place at the end of the line (in *me) and
+// reports the wait of the line's first, the soonest it can be granted;
+// first reports whether it was tried. Granted, it leaves the line, and the
+// next one is woken to be tried. A request that spends nothing (no cost,
+// no content) takes no room and does not line up. h.mu is held.
+func (h *hostState) turn(me **waiter, cost, bytes int64, now time.Time) (tk ticket, ok bool, wake time.Time, first bool) {
+	if cost == 0 && (bytes == 0 || h.body == nil) {
+		tk, ok, wake = h.tryWith(cost, bytes, now)
+		return tk, ok, wake, true
+	}
+	if *me == nil && len(h.line) > 0 || *me != nil && h.line[0] != *me {
+		if *me == nil {
+			*me = &waiter{cost: cost}
+			h.line = append(h.line, *me)
+		}
+		return tk, false, h.lineWake, false
+	}
+	tk, ok, wake = h.tryWith(cost, bytes, now)
+	switch {
+	case ok && *me != nil:
+		h.line[0] = nil
+		h.line = h.line[1:]
+		*me, h.lineWake = nil, time.Time{}
+		h.broadcast() // the next in line may be granted too
+	case !ok && *me == nil:
+		*me = &waiter{cost: cost}
+		h.line = append(h.line, *me)
+		h.lineWake = wake
+	case !ok:
+		h.lineWake = wake
+	}
+	return tk, ok, wake, true
+}
+
+// leave takes me, a request that stopped waiting, out of the line; when it
+// was first, the next one is woken to be tried.
+func (h *hostState) leave(me *waiter) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	i := slices.Index(h.line, me)
+	if i < 0 {
+		return
+	}
+	h.line = slices.Delete(h.line, i, i+1)
+	if i == 0 {
+		h.lineWake = time.Time{}
+		h.broadcast()
+	}
+}
+
+// checkWait reports an error if a wait of d would outlast maxWait or ctx's
+// deadline (then waiting is pointless: fail now, as x/time/rate does).
+func checkWait(ctx context.Context, d, maxWait time.Duration, what string) error {
+	if d > maxWait {
+		return fmt.Errorf("%w: %s: %v is longer than the longest wait, %v", ErrWaitTooLong, what, d.Round(time.Millisecond), maxWait)
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		return fmt.Errorf("%w: %s: waiting %v would pass the context deadline: %w",
+			ErrWaitTooLong, what, d.Round(time.Millisecond), context.DeadlineExceeded)
+	}
+	return nil
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// earlier returns the earlier of a and b, the zero time meaning "never".
+func earlier(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
