@@ -115,15 +115,8 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 	}
 	st := s.state.Load()
 	level := s.ctl.Level()
-	if level > degrade.Normal {
-		var described *http.Request // none: a check of the client's limits alone
-		if sc.endpoint {
-			described = describedRequest(req.Method, req.Path, req.Host)
-		}
-		if refuse, why := st.shed(level, described); refuse {
-			shedCheck(w, st, level, why)
-			return
-		}
+	if level > degrade.Normal && s.shedCheck(w, r, st, sc, level) {
+		return
 	}
 	mw := st.deciderAt(level)
 	res, err := mw.DecideFor(r.Context(), c, req.Method, req.Path, cost)
@@ -172,15 +165,31 @@ type checkShed struct {
 	Headers      map[string]string `json:"headers"`
 }
 
-// shedCheck answers 200 with the checkShed of a check that level shed
-// (why: state.shed's sentence), its wait shedRetryAfter: a refusal, as the
-// limits' are, the caller's to pass on (a 503 is the answer of a limiter
-// that could not decide, which a caller may fail open on).
-func shedCheck(w http.ResponseWriter, st *state, level degrade.Level, why string) {
+// shedCheck reports whether level sheds the check in sc (state.shed: as
+// the proxy sheds its endpoint; one that names no endpoint, neither method
+// nor path, at level 3 only), and if so answers it 200 with a checkShed, its
+// wait shedRetryAfter, and logs it (logShed). A shed is a refusal, as the
+// limits' are, the caller's to pass on: a 503 is the answer of a limiter
+// that could not decide, which a caller may fail open on.
+func (s *Server) shedCheck(w http.ResponseWriter, r *http.Request, st *state, sc *checkScratch, level degrade.Level) bool {
+	req := &sc.req
+	var described *http.Request // none: a check of the client's limits alone
+	method, path := "", ""
+	if sc.endpoint {
+		described = describedRequest(req.Method, req.Path, req.Host)
+		method = req.Method
+		path, _, _ = strings.Cut(req.Path, "?")
+	}
+	refuse, why := st.shed(level, described)
+	if !refuse {
+		return false
+	}
 	wait := shedRetryAfter(st.cfg)
 	writeJSON(w, http.StatusOK, checkShed{Type: httplimit.ProblemReducedCapacity, Detail: shedDetail(why),
 		Level: level.String(), RetryAfter: wait, RetryAfterMs: wait * 1000,
 		Headers: map[string]string{"Retry-After": strconv.FormatInt(wait, 10)}})
+	s.logShed("decision-api", level, method, path, requestID(r.Header), 0)
+	return true
 }
 
 // fill builds the response to res in sc.out. It refers to res, which must
