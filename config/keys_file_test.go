@@ -65,9 +65,9 @@ func TestKeysFile(t *testing.T) {
 // Problems of a keys file are reported at their line in that file.
 func TestKeysFileErrorsPointAtItsLines(t *testing.T) {
 	for _, c := range []struct{ keys, want string }{
-		{keyLine("a", "free") + keyLine("b", "gold"), `keys.yaml:2:3: [1].plan: "gold" is not a plan`},
+		{keyLine("a", "free") + keyLine("b", "gold"), `keys.yaml:2:93: [1].plan: "gold" is not a plan`},
 		{keyLine("a", "free") + "- {name: b, sha256: abc}\n", "keys.yaml:2:21: [1].sha256: want the 64 hex digits"},
-		{keyLine("inline", "free"), "keys.yaml:1:3: [0].sha256: the same key is configured twice"},
+		{keyLine("inline", "free"), "keys.yaml:1:26: [0].sha256: the same key is configured twice (keys[0] of "},
 		{"- {name: b}\n", "keys.yaml:1:3: [0].sha256: missing"},
 		{"{name: b}\n", "keys.yaml:1:1: want a list"},
 		{"- [\n", "keys.yaml:"},

@@ -266,8 +266,11 @@ type rawKey struct {
 	plan      string
 	overrides []sluice.Limit
 	node      *yaml.Node
-	path      string
-	file      string // "" for the configuration's own keys, else the keys file
+	// planNode is the node of plan:, nil without one; hashNode that of
+	// sha256:, nil unless it holds a SHA-256.
+	planNode, hashNode *yaml.Node
+	path               string
+	file               string // "" for the configuration's own keys, else the keys file
 }
 
 // penalty decodes the penalty section, whose three fields are required: a
@@ -722,11 +725,11 @@ func (d *decoder) keys(n *yaml.Node, path string) []rawKey {
 	var out []rawKey
 	d.List(n, path, func(_ int, e *yaml.Node, path string) {
 		rk := rawKey{key: &Key{}, node: e, path: path}
-		var hashNode *yaml.Node
+		var hashSaid bool
 		d.Mapping(e, path, map[string]field{
 			"name": func(n *yaml.Node, p string) { rk.key.Name = d.label(n, p) },
 			"sha256": func(n *yaml.Node, p string) {
-				hashNode = n
+				hashSaid = true
 				s := d.Str(n, p)
 				b, err := hex.DecodeString(s)
 				if err != nil || len(b) != sha256.Size {
@@ -734,15 +737,16 @@ func (d *decoder) keys(n *yaml.Node, path string) []rawKey {
 					return
 				}
 				copy(rk.key.Hash[:], b)
+				rk.hashNode = n
 			},
-			"plan": func(n *yaml.Node, p string) { rk.plan = d.Str(n, p) },
+			"plan": func(n *yaml.Node, p string) { rk.plan, rk.planNode = d.Str(n, p), n },
 			"limits": func(n *yaml.Node, p string) {
 				counts := len(d.counts)
 				rk.overrides = d.limits(n, p)
 				d.keyCounts(counts)
 			},
 		})
-		if hashNode == nil && e.Kind == yaml.MappingNode {
+		if !hashSaid && e.Kind == yaml.MappingNode {
 			d.Errorf(e, path+".sha256", "missing: a key is configured by its SHA-256, never in clear")
 		}
 		out = append(out, rk)
@@ -907,23 +911,29 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 	c.Policy.DefaultPlan, c.Policy.AnonymousPlan = defaults.DefaultPlan, defaults.AnonymousPlan
 
 	var keys []httplimit.Key
+	firstOf := map[[32]byte]rawKey{} // each key's first entry
 	for _, rk := range raw.keys {
 		base := byName[rk.plan]
 		if rk.plan == "" {
 			base = byName[c.Policy.DefaultPlan]
 		} else if base == nil {
 			if len(raw.plans) > 0 {
-				d.errorfIn(rk.file, rk.node, rk.path+".plan", "%q is not a plan (plans: %s)", rk.plan, planNames(raw.plans))
+				d.errorfIn(rk.file, cmp.Or(rk.planNode, rk.node), rk.path+".plan", "%q is not a plan (plans: %s)", rk.plan, planNames(raw.plans))
 			}
 			continue
 		}
-		if base == nil {
+		if base == nil || rk.hashNode == nil {
 			continue
 		}
-		if _, dup := c.Keys[rk.key.Hash]; dup {
-			d.errorfIn(rk.file, rk.node, rk.path+".sha256", "the same key is configured twice")
+		if first, dup := firstOf[rk.key.Hash]; dup {
+			where := fmt.Sprintf("%s, line %d", first.path, first.hashNode.Line)
+			if first.file != rk.file {
+				where = fmt.Sprintf("%s of %s, line %d", first.path, cmp.Or(first.file, d.File), first.hashNode.Line)
+			}
+			d.errorfIn(rk.file, rk.hashNode, rk.path+".sha256", "the same key is configured twice (%s)", where)
 			continue
 		}
+		firstOf[rk.key.Hash] = rk
 		rk.key.Plan = withOverrides(base, rk.overrides)
 		c.Keys[rk.key.Hash] = rk.key
 		raw.atIn(rk.file, fmt.Sprintf("Keys[%d]", len(keys)), rk.node, rk.path)
