@@ -39,8 +39,11 @@ type staleCache struct {
 	// the response headers left out of a copy.
 	headers, dropped []string
 
+	// maxBytes bounds what all copies keep, and the copies of answers
+	// still being written; maxEntry one copy (staleMaxBytes, staleMaxEntry).
+	maxBytes, maxEntry int
 	// copying is the bytes copied of answers still being written, at most
-	// staleMaxBytes together: past it an answer is not copied, nor kept.
+	// maxBytes together: past it an answer is not copied, nor kept.
 	copying atomic.Int64
 
 	mu      sync.Mutex
@@ -58,7 +61,7 @@ type staleEntry struct {
 	// vary holds the values the recorded request had of each header the
 	// response's Vary names.
 	vary map[string]string
-	// size is what the entry counts against staleMaxBytes; elem its place
+	// size is what the entry counts against the cache's maxBytes; elem its place
 	// in order.
 	size int
 	elem *list.Element
@@ -132,6 +135,7 @@ func newStaleCache(ttl time.Duration, clock func() time.Time, keyHeaders, droppe
 		headers = append(headers, "Authorization")
 	}
 	return &staleCache{ttl: ttl, clock: clock, headers: headers, dropped: dropped,
+		maxBytes: staleMaxBytes, maxEntry: staleMaxEntry,
 		entries: map[[32]byte]*staleEntry{}, order: list.New()}
 }
 
@@ -257,7 +261,7 @@ func (c *staleCache) record(next http.Handler, w http.ResponseWriter, r *http.Re
 	for _, h := range c.dropped {
 		e.header.Del(h) // per-response, not per-content
 	}
-	if e.size = entrySize(e); e.size > staleMaxEntry {
+	if e.size = entrySize(e); e.size > c.maxEntry {
 		return
 	}
 	k := c.key(r)
@@ -273,7 +277,7 @@ func (c *staleCache) record(next http.Handler, w http.ResponseWriter, r *http.Re
 	for f := c.order.Front(); f != nil && f != e.elem; f = c.order.Front() {
 		fk := f.Value.([32]byte)
 		fe := c.entries[fk]
-		if c.bytes <= staleMaxBytes && e.at.Sub(fe.at) <= c.ttl {
+		if c.bytes <= c.maxBytes && e.at.Sub(fe.at) <= c.ttl {
 			break
 		}
 		c.drop(fk, fe)
@@ -288,7 +292,7 @@ func (c *staleCache) drop(k [32]byte, e *staleEntry) {
 }
 
 // teeWriter copies what it writes of an answer to r that c may keep, up to
-// staleMaxEntry bytes, counting them in c.copying until release. status is
+// c.maxEntry bytes, counting them in c.copying until release. status is
 // the final status written through it, 0 while there is none: an answer
 // that switched protocols (written on the hijacked connection) or that was
 // never written (its client left first) is not one to keep. skip says the
@@ -326,14 +330,14 @@ func (w *teeWriter) Write(p []byte) (int, error) {
 }
 
 // copy adds p to the copy, or drops the copy when p takes it past
-// staleMaxEntry or the answers being copied past staleMaxBytes.
+// c.maxEntry or the answers being copied past c.maxBytes.
 func (w *teeWriter) copy(p []byte) {
 	if w.skip || len(p) == 0 {
 		return
 	}
 	n := int64(len(p))
-	if w.buf.Len()+len(p) <= staleMaxEntry {
-		if w.c.copying.Add(n) <= staleMaxBytes {
+	if w.buf.Len()+len(p) <= w.c.maxEntry {
+		if w.c.copying.Add(n) <= int64(w.c.maxBytes) {
 			w.counted += n
 			w.buf.Write(p)
 			return

@@ -41,15 +41,25 @@ func TestStaleCacheBudgetCountsHeaders(t *testing.T) {
 	}
 }
 
+// smallStaleCache is a stale cache on clock with budgets of 2 MiB and of
+// 32 KiB a copy: the tests of what the budgets do record a few hundred
+// copies, which at the real budgets' sizes take half a minute under the
+// race detector.
+func smallStaleCache(clock func() time.Time) *staleCache {
+	c := newStaleCache(time.Minute, clock, nil, nil)
+	c.maxBytes, c.maxEntry = 2<<20, 32<<10
+	return c
+}
+
 // Over its budget the cache drops its oldest copies first, never the one
 // just recorded.
 func TestStaleCacheDropsTheOldestFirst(t *testing.T) {
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
-	c := newStaleCache(time.Minute, func() time.Time { return now }, nil, nil)
-	body := strings.Repeat("y", staleMaxEntry/2)
+	c := smallStaleCache(func() time.Time { return now })
+	body := strings.Repeat("y", c.maxEntry/2)
 	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(body)) })
 	req := func(i int) *http.Request { return httptest.NewRequest("GET", "/"+strconv.Itoa(i), nil) }
-	n := 3 * staleMaxBytes / len(body)
+	n := 3 * c.maxBytes / len(body)
 	for i := range n {
 		now = now.Add(time.Millisecond)
 		c.record(up, httptest.NewRecorder(), req(i))
@@ -81,12 +91,12 @@ func (w *discardWriter) WriteHeader(int)             {}
 
 // The copies being taken of answers still in progress are bounded
 // together, as the copies kept are: many large reads at once under load
-// cannot make the cache hold more than staleMaxBytes of them.
+// cannot make the cache hold more than its budget of them.
 func TestStaleCacheBoundsCopiesInProgress(t *testing.T) {
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
-	c := newStaleCache(time.Minute, func() time.Time { return now }, nil, nil)
-	chunk := make([]byte, staleMaxEntry/2)
-	n := staleMaxBytes/len(chunk) + staleMaxBytes/len(chunk)/4
+	c := smallStaleCache(func() time.Time { return now })
+	chunk := make([]byte, c.maxEntry/2)
+	n := c.maxBytes/len(chunk) + c.maxBytes/len(chunk)/4
 	held := make(chan int, n)
 	release := make(chan struct{})
 	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -110,8 +120,8 @@ func TestStaleCacheBoundsCopiesInProgress(t *testing.T) {
 	for range n {
 		<-done
 	}
-	if total > staleMaxBytes {
-		t.Errorf("%d answers in progress held %d bytes of copies, over %d", n, total, staleMaxBytes)
+	if total > c.maxBytes {
+		t.Errorf("%d answers in progress held %d bytes of copies, over %d", n, total, c.maxBytes)
 	}
 	// Ended, they count no more: the next answer is copied and kept.
 	last := httptest.NewRequest("GET", "/last", nil)
