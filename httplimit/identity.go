@@ -152,8 +152,9 @@ func canonical(name string) string {
 }
 
 // header returns the first value of the header named canonical, as
-// http.Header.Get does: for headers a client sends itself (API keys,
-// tokens), whichever of its copies it puts first is its choice.
+// http.Header.Get does: for a token a client sends itself, whichever of
+// its copies it puts first is its choice (its signature, not the copy,
+// vouches for it).
 func header(h http.Header, canonical string) string {
 	if v := h[canonical]; len(v) > 0 {
 		return v[0]
@@ -335,43 +336,50 @@ func (id *identifier) keySubject(sum [32]byte) (key, sub string) {
 }
 
 // apiKey returns the API key of the configured headers; Authorization is
-// read as "Bearer <token>". Where several headers carry one, they must
-// agree: an upstream that reads another header than the first would act
-// on another key, so a client could pair its own key with a made-up one
-// that changes with every request. Keys that differ give the first of
-// them that is listed, or none (the client is then known otherwise, by
-// its address at last: made-up keys mint no quota).
+// read as "Bearer <token>". Where several headers, or several copies of
+// one header, carry one, they must agree: an upstream that reads another
+// header than the first, or another copy (the last, as PHP behind FastCGI
+// does), would act on another key, so a client could pair its own key
+// with a made-up one that changes with every request. Keys that differ
+// give the first of them that is listed, or none (the client is then
+// known otherwise, by its address at last: made-up keys mint no quota).
 func (id *identifier) apiKey(h http.Header) (string, bool) {
 	first, found := "", false
 	for i := range id.apiKeyHeaders {
-		v, ok := headerKey(h, &id.apiKeyHeaders[i])
-		switch {
-		case !ok:
-		case !found:
-			first, found = v, true
-		case v != first:
-			return id.listedKey(h)
+		kh := &id.apiKeyHeaders[i]
+		for _, raw := range h[kh.name] {
+			v, ok := headerKey(raw, kh)
+			switch {
+			case !ok:
+			case !found:
+				first, found = v, true
+			case v != first:
+				return id.listedKey(h)
+			}
 		}
 	}
 	return first, found
 }
 
-// listedKey returns the first key of the configured headers that is
-// listed, if any.
+// listedKey returns the first key of the configured headers, in every
+// copy, that is listed, if any.
 func (id *identifier) listedKey(h http.Header) (string, bool) {
 	for i := range id.apiKeyHeaders {
-		if v, ok := headerKey(h, &id.apiKeyHeaders[i]); ok {
-			if _, listed := id.resolveKey(v, false); listed {
-				return v, true
+		kh := &id.apiKeyHeaders[i]
+		for _, raw := range h[kh.name] {
+			if v, ok := headerKey(raw, kh); ok {
+				if _, listed := id.resolveKey(v, false); listed {
+					return v, true
+				}
 			}
 		}
 	}
 	return "", false
 }
 
-// headerKey returns the API key that header kh of h carries, if any.
-func headerKey(h http.Header, kh *apiKeyHeader) (string, bool) {
-	v := header(h, kh.name)
+// headerKey returns the API key that v, a value of header kh, carries, if
+// any.
+func headerKey(v string, kh *apiKeyHeader) (string, bool) {
 	if v == "" {
 		return "", false
 	}

@@ -50,9 +50,10 @@ type Options struct {
 	Keys []Key
 	// APIKeyHeaders are the request headers that carry an API key, read
 	// in order; "Authorization" is read as "Bearer <key>". A request whose
-	// headers carry keys that differ (a made-up one beside the one an
-	// upstream reads) is the client of the first of them that is listed,
-	// or of none: it is then known as without a key, whatever UnknownKeys.
+	// headers, or copies of one header, carry keys that differ (a made-up
+	// one beside the one an upstream reads) is the client of the first of
+	// them that is listed, or of none: it is then known as without a key,
+	// whatever UnknownKeys.
 	// Empty: the default, Authorization then X-API-Key.
 	APIKeyHeaders []string
 	// UserHeader names the header that carries a user id set by an
