@@ -180,9 +180,9 @@ type Redis struct {
 	// Leases maps the ID of each limit that sets lease: to its mode.
 	Leases map[string]string
 	// LeaseMaxUnits caps one lease (0: redis.DefaultLeaseMaxUnits);
-	// LeaseMaxAge caps its life (0: redis.DefaultLeaseMaxAge). Load
-	// refuses either where nothing is leased (no lease: auto, here or on
-	// a limit).
+	// LeaseMaxAge caps its life (0: redis.DefaultLeaseMaxAge), at least
+	// 1ms in a file. Load refuses either where nothing is leased (no
+	// lease: auto, here or on a limit).
 	LeaseMaxUnits int64
 	LeaseMaxAge   time.Duration
 }

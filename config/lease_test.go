@@ -108,3 +108,22 @@ func TestLeaseAutoWithoutRedisIsRefused(t *testing.T) {
 		t.Errorf("lease: off on a memory store: %v", err)
 	}
 }
+
+// A lease lives at most lease_max_age, and one shorter than a millisecond
+// ends before its take's reply can arrive: lease_max_age: 100us (100ms
+// meant) loaded, and every leased check cost a round trip to Redis and a
+// lease besides; under a microsecond, the state Redis last sent was never
+// used. Refused at its line; 1ms loads.
+func TestLeaseMaxAgeBelowAMillisecondIsRefused(t *testing.T) {
+	const plans = "plans:\n  free:\n    limits:\n      - {name: m, algorithm: fixed-window, quantity: 10, window: 1m}\n"
+	for _, age := range []string{"100us", "999us", "500ns"} {
+		_, err := config.Parse("t.yaml", []byte("store:\n  type: redis\n  redis: {addresses: [\"r:6379\"], lease: auto, lease_max_age: "+age+"}\n"+plans))
+		want := `t.yaml:3:62: store.redis.lease_max_age: ` + age + `: a lease under 1ms ends before its take's reply can arrive; give at least 1ms`
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %s", err, want)
+		}
+	}
+	if _, err := config.Parse("t.yaml", []byte("store:\n  type: redis\n  redis: {addresses: [\"r:6379\"], lease: auto, lease_max_age: 1ms}\n"+plans)); err != nil {
+		t.Errorf("lease_max_age: 1ms: %v", err)
+	}
+}

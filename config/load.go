@@ -376,7 +376,13 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 				"replica_wait":    func(n *yaml.Node, p string) { r.ReplicaWait, replicaWaitNode = d.Duration(n, p), n },
 				"lease":           func(n *yaml.Node, p string) { r.Lease = d.OneOf(n, p, "auto", "off") },
 				"lease_max_units": func(n *yaml.Node, p string) { r.LeaseMaxUnits = d.Int(n, p, 1, sluice.MaxQuantity); d.leaseBound(n, p) },
-				"lease_max_age":   func(n *yaml.Node, p string) { r.LeaseMaxAge = d.Duration(n, p); d.leaseBound(n, p) },
+				"lease_max_age": func(n *yaml.Node, p string) {
+					before := len(d.Errs)
+					if r.LeaseMaxAge = d.Duration(n, p); len(d.Errs) == before && r.LeaseMaxAge < time.Millisecond {
+						d.Errorf(n, p, "%s: a lease under 1ms ends before its take's reply can arrive; give at least 1ms", n.Value)
+					}
+					d.leaseBound(n, p)
+				},
 			})
 			if len(r.Addresses) == 0 {
 				d.Errorf(n, path+".addresses", "at least one address is needed")
