@@ -157,3 +157,42 @@ func TestAQuotaInAnUnknownUnitIsIgnored(t *testing.T) {
 		}
 	}
 }
+
+// A 429 whose RateLimit says that less remains than the request spends,
+// without a Retry-After, says when it will fit: the quota's reset. An
+// upload of 600 bytes refused with 300 of the quota left, t=2, is retried
+// once, after two seconds. Before, only a quota stated spent to its last
+// unit gave the reset; the retry was guessed with a backoff of at most a
+// tenth of a second, held a second by the host, refused again, and sent a
+// third time.
+func TestARefusalWithTooLittleLeftIsRetriedAtTheReset(t *testing.T) {
+	start := time.Now()
+	var mu sync.Mutex
+	attempts := 0
+	tr := &client.Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		mu.Lock()
+		attempts++
+		mu.Unlock()
+		h := http.Header{}
+		h.Set("RateLimit-Policy", `"upload";q=1000;w=3600;qu="content-bytes"`)
+		status, left := http.StatusOK, int64(1000)-n
+		if time.Since(start) < 2*time.Second { // another client spent 700 bytes until then
+			status, left = http.StatusTooManyRequests, 300
+		}
+		h.Set("RateLimit", `"upload";r=`+strconv.FormatInt(left, 10)+`;t=`+strconv.Itoa(max(int((2*time.Second-time.Since(start)+time.Second-1)/time.Second), 0)))
+		return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
+	})}
+	req, _ := http.NewRequest(http.MethodPut, "http://uploads.example/files/1", strings.NewReader(strings.Repeat("x", 600)))
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if resp.StatusCode != http.StatusOK || attempts != 2 {
+		t.Errorf("status %d after %d attempts; want 200 after 2, the retry waiting for the reset", resp.StatusCode, attempts)
+	}
+}

@@ -33,7 +33,7 @@ func TestAWaitFarInTheFutureHoldsTheHostAnHourAtMost(t *testing.T) {
 	}
 	t.Run("a retry's wait", func(t *testing.T) {
 		r := NewRetries(RetryPolicy{MaxWait: -1})
-		wait, told := serverWait(maxHint, true, RateLimit{Reset: year}, true)
+		wait, told := serverWait(maxHint, true, RateLimit{Reset: year}, true, 1)
 		if !told {
 			t.Fatal("the server's wait is not told")
 		}

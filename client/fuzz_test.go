@@ -53,7 +53,7 @@ func FuzzParseRateLimitHeaders(f *testing.F) {
 		if ra < 0 || ra > maxHint || !hasRA && ra != 0 {
 			t.Fatalf("ParseRetryAfter = %v, %v", ra, hasRA)
 		}
-		if w, _ := serverWait(ra, hasRA, got, ok); w < 0 || w > maxHint {
+		if w, _ := serverWait(ra, hasRA, got, ok, 1); w < 0 || w > maxHint {
 			t.Fatalf("serverWait = %v", w)
 		}
 	})

@@ -408,7 +408,7 @@ func (h *hostState) finish(tk ticket, r response) {
 	if r.status == http.StatusTooManyRequests {
 		// The bound was wrong: trust nothing sent so far and wait until the
 		// server says the quota is back.
-		wait, told := serverWait(r.ra, r.hasRA, r.rl, r.hasRL)
+		wait, told := serverWait(r.ra, r.hasRA, r.rl, r.hasRL, tk.cost)
 		if !told {
 			wait = defaultReset
 		}

@@ -38,8 +38,9 @@ const (
 //
 // The wait before a retry is what the server said when it said anything:
 // Retry-After, which takes precedence over the RateLimit fields, or
-// without it, when the quota is spent, its reset (from any of the four
-// RateLimit header formats), an hour at most. Only without either does the
+// without it, when the quota is spent for the request (less of it left
+// than the request costs, in requests or in content bytes), its reset
+// (from any of the four RateLimit header formats), an hour at most. Only without either does the
 // Transport guess, with exponential backoff and full jitter (a wait drawn
 // uniformly from [0, min(BackoffCap, BackoffBase·2^retry)]), so that many
 // clients that failed together do not come back together. A server-given
@@ -204,14 +205,15 @@ const maxServerWait = time.Hour
 // serverWait is the wait the server asked for after a throttled response:
 // its Retry-After when it has one, which takes precedence over the
 // RateLimit fields (draft-ietf-httpapi-ratelimit-headers: it MUST, and
-// the reset MAY be ignored), else the reset of a spent quota; told is
+// the reset MAY be ignored), else the reset of a quota spent for a
+// request of cost units (less of it left than cost, or none); told is
 // false when it said neither. A wait finer than a second (gRPC's
 // RetryInfo) is kept as it is.
-func serverWait(ra time.Duration, hasRA bool, rl RateLimit, hasRL bool) (wait time.Duration, told bool) {
+func serverWait(ra time.Duration, hasRA bool, rl RateLimit, hasRL bool, cost int64) (wait time.Duration, told bool) {
 	switch {
 	case hasRA:
 		wait, told = ra, true
-	case hasRL && rl.Remaining == 0 && rl.Reset > 0:
+	case hasRL && (rl.Remaining == 0 || rl.Remaining < cost) && rl.Reset > 0:
 		wait, told = rl.Reset, true
 	}
 	return min(wait, maxServerWait), told

@@ -83,7 +83,7 @@ func TestServerWait(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, told := serverWait(c.ra, c.hasRA, c.rl, c.hasRL)
+			got, told := serverWait(c.ra, c.hasRA, c.rl, c.hasRL, 1)
 			if got != c.want || told != c.wantTold {
 				t.Errorf("got %v, %v; want %v, %v", got, told, c.want, c.wantTold)
 			}

@@ -396,10 +396,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !retryable {
 			return resp, nil
 		}
-		wait, told := serverWait(r.ra, r.hasRA, r.rl, r.hasRL)
-		if !told {
-			b := r.ofBytes()
-			wait, told = serverWait(r.ra, r.hasRA, b.rl, b.hasRL)
+		wait, told := serverWait(r.ra, r.hasRA, r.rl, r.hasRL, tk.cost)
+		if b := r.ofBytes(); !told && tk.body != nil {
+			wait, told = serverWait(r.ra, r.hasRA, b.rl, b.hasRL, tk.body.cost)
 		}
 		wait, err = t.retries.Next(ctx, retry, wait, told)
 		if err != nil {
