@@ -155,14 +155,19 @@ func inFileOrder(name string, errs []error) {
 
 // unexpanded reports each value of n that asks for an expansion sluice does
 // not make, which would otherwise be read as the literal text: a tag of
-// its own (password: !env REDIS_PASSWORD) or an environment variable
-// (${REDIS_PASSWORD}). Neither is expanded anywhere in the file. So is a
-// key written as an alias (*name: …), which would be read as the anchor's
-// name, not as the key it stands for.
+// its own (password: !env REDIS_PASSWORD), an environment variable
+// (${REDIS_PASSWORD}) or YAML's !!binary (the base64 of the bytes meant);
+// none is expanded anywhere in the file. It reports too each key written
+// as an alias (*name: …), which would be read as the anchor's name, not as
+// the key it stands for.
 func (d *decoder) unexpanded(n *yaml.Node, path string) {
 	const instead = "write the value itself, or name a file that holds a secret (password_file, secret_file)"
 	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") && n.Tag != "!" {
 		d.Errorf(n, path, "the tag %s is not read here, and no variable is expanded: %s", n.Tag, instead)
+		return
+	}
+	if n.Tag == "!!binary" {
+		d.Errorf(n, path, "the tag !!binary is not decoded here: %s", instead)
 		return
 	}
 	switch n.Kind {

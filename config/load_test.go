@@ -307,7 +307,8 @@ func TestErrorsInFileOrder(t *testing.T) {
 
 // sluice expands no variables: a value that asks for one (a tag such as
 // !env, or ${NAME}) is refused at its place instead of being read as its
-// literal text, a password of "REDIS_PASSWORD".
+// literal text, a password of "REDIS_PASSWORD"; so is a value tagged
+// !!binary, which sluice does not decode.
 func TestVariablesAreNotExpandedButRefused(t *testing.T) {
 	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
 	for _, c := range []struct{ yaml, want string }{
@@ -318,6 +319,11 @@ func TestVariablesAreNotExpandedButRefused(t *testing.T) {
 		{"upstream: \"${UPSTREAM}\"\n", `v.yaml:3:11: upstream: "${UPSTREAM}": environment variables are not expanded`},
 		{"admin:\n  callers:\n    - name: ci\n      token_sha256: ${CI_TOKEN_HASH}\n      scopes: [check]\n",
 			`v.yaml:6:21: admin.callers[0].token_sha256: "${CI_TOKEN_HASH}": environment variables are not expanded`},
+		// YAML's !!binary stands for the bytes its base64 encodes (as a
+		// Kubernetes Secret's data holds a password); it was read as the
+		// base64 text itself, a password of "c2VjcmV0" for "secret".
+		{"store:\n  type: redis\n  redis:\n    addresses: [\"r:6379\"]\n    password: !!binary c2VjcmV0\n",
+			"v.yaml:7:15: store.redis.password: the tag !!binary is not decoded here: write the value itself, or name a file that holds a secret (password_file, secret_file)"},
 	} {
 		_, err := config.Parse("v.yaml", []byte(plans+c.yaml))
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
