@@ -153,3 +153,30 @@ func TestForwardAuthShedsWithTheDenyStatus(t *testing.T) {
 		t.Errorf("forward-auth, critical, a health check: %d, want 200", r.StatusCode)
 	}
 }
+
+// A shed on forward-auth, which Caddy and Traefik hand to the client as it
+// is, lets an allowed origin's script read it (response.cors), as a
+// refusal does: its Retry-After above all.
+func TestForwardAuthShedCarriesCORS(t *testing.T) {
+	f := newFixture(t, corsConfig+`
+degradation:
+  retry_after: 2s
+  levels:
+    critical: {enter: {in_flight: 100000}, leave: {in_flight: 1000}}
+  classes:
+    expensive: ["GET /items"]
+`)
+	f.pin(t, "elevated")
+	ask := func(origin string) *http.Response {
+		return f.do(t, "GET", "/v1/forward-auth", "", map[string]string{"X-Forwarded-Method": "GET", "X-Forwarded-Uri": "/items",
+			"X-Forwarded-For": "198.51.100.7", "Origin": origin})
+	}
+	r := ask("https://app.example.com")
+	if r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
+		r.Header.Get("Access-Control-Allow-Credentials") != "true" || !strings.Contains(r.Header.Get("Access-Control-Expose-Headers"), "Retry-After") {
+		t.Errorf("shed, an allowed origin: %d %q", r.StatusCode, r.Header)
+	}
+	if r := ask("https://evil.example.org"); r.StatusCode != http.StatusServiceUnavailable || r.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("shed, another origin: %d %q", r.StatusCode, r.Header)
+	}
+}
