@@ -44,7 +44,8 @@ func (e *endpoints) pattern(r *http.Request) string {
 // A path with escapes has two readings (see routes.Decoded). Neither may
 // let a request spend less: match holds only when both readings match,
 // and cost is the larger of theirs, and of the decoded path's without a
-// trailing slash (see unslashed).
+// trailing slash (see unslashed) and without its path parameters (see
+// withoutParams).
 
 // match reports whether r matches a pattern under both readings of its
 // path.
@@ -53,9 +54,9 @@ func (e *endpoints) match(r *http.Request) bool {
 }
 
 // cost returns the units r spends: its pattern's cost, else 1; the larger
-// of its two readings', and of its path's without a trailing slash, which
-// upstreams that ignore one serve it as ("POST /bulk/" costs what "POST
-// /bulk" does). A method in another case than its pattern's
+// of its two readings', and of its path's without a trailing slash or
+// path parameters, which upstreams that ignore them serve it as ("POST
+// /bulk/" and "POST /bulk;x" cost what "POST /bulk" does). A method in another case than its pattern's
 // ("post" for "POST /bulk") costs what the method costs: an upstream that
 // folds the case of a method serves it as that method.
 func (e *endpoints) cost(r *http.Request) int64 {
@@ -71,14 +72,26 @@ func (e *endpoints) cost(r *http.Request) int64 {
 	if d := routes.Decoded(r); d != nil {
 		c = max(c, e.costOf(d))
 	}
-	if p, ok := unslashed(routes.CleanPath(r.URL.Path)); ok {
-		u := *r.URL
-		u.Path, u.RawPath = p, ""
-		r2 := *r
-		r2.URL = &u
-		c = max(c, e.costOf(&r2))
+	p := routes.CleanPath(r.URL.Path)
+	if u, ok := unslashed(p); ok {
+		c = max(c, e.costOf(withPath(r, u)))
+	}
+	if plain := withoutParams(p); plain != p {
+		c = max(c, e.costOf(withPath(r, plain)))
+		if u, ok := unslashed(plain); ok {
+			c = max(c, e.costOf(withPath(r, u)))
+		}
 	}
 	return c
+}
+
+// withPath returns a copy of r whose path is p, decoded and cleaned.
+func withPath(r *http.Request, p string) *http.Request {
+	u := *r.URL
+	u.Path, u.RawPath = p, ""
+	r2 := *r
+	r2.URL = &u
+	return &r2
 }
 
 // costOf is cost under one reading.

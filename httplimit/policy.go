@@ -22,9 +22,9 @@ type Plan struct {
 	// Rule's Hosts do, and its method matching a request's method in any
 	// case ("post" costs what POST does: an upstream that folds the case
 	// of a method serves it as that method). A path with a trailing slash
-	// costs at least what it costs without one ("POST /bulk/" what "POST
-	// /bulk" does), as upstreams that ignore the slash serve it. Unlisted
-	// endpoints cost 1.
+	// or path parameters costs at least what it costs without them ("POST
+	// /bulk/" and "POST /bulk;x" what "POST /bulk" does), as upstreams
+	// that ignore them serve it. Unlisted endpoints cost 1.
 	// A cost of 0 exempts the endpoint from the plan's limits (its requests
 	// are peeks).
 	Costs map[string]int64

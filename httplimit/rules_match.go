@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // rule is a Rule compiled for matching and keying.
@@ -45,11 +46,13 @@ type keyPart struct {
 // matches reports whether r is one of the rule's requests, and which of
 // its patterns matched (-1 when it has none), recording the pattern's
 // wildcards in m. p is r's decoded and cleaned path; escaped, when r's path
-// has escapes, is its escaped and cleaned path, read as ServeMux reads it.
-// The rule applies when either reading is its: its Paths match it and its
-// ExceptPaths do not. The decoded reading is tried first, then the escaped
-// one, then each without a trailing slash (see unslashed).
-func (ru *rule) matches(r *http.Request, p, escaped string, m *pathMatch) (int, bool) {
+// has escapes, is its escaped and cleaned path, read as ServeMux reads it;
+// plain, when p has path parameters, is p without them (see
+// withoutParams). The rule applies when any reading is its: its Paths
+// match it and its ExceptPaths do not. The decoded reading is tried first,
+// then the escaped one, then each without a trailing slash (see
+// unslashed), then plain, with and without its trailing slash.
+func (ru *rule) matches(r *http.Request, p, escaped, plain string, m *pathMatch) (int, bool) {
 	if len(ru.methods) > 0 && !methodMatches(ru.methods, r.Method) {
 		return 0, false
 	}
@@ -75,9 +78,36 @@ func (ru *rule) matches(r *http.Request, p, escaped string, m *pathMatch) (int, 
 		}
 	}
 	if u, ok := unslashed(escaped); ok {
-		return ru.matchesPath(u, true, m)
+		if pat, ok := ru.matchesPath(u, true, m); ok {
+			return pat, ok
+		}
+	}
+	if plain == "" {
+		return 0, false
+	}
+	if pat, ok := ru.matchesPath(plain, false, m); ok {
+		return pat, ok
+	}
+	if u, ok := unslashed(plain); ok {
+		return ru.matchesPath(u, false, m)
 	}
 	return 0, false
+}
+
+// withoutParams returns the cleaned path p without its segments' path
+// parameters (";" and what follows it in a segment), cleaned again, as
+// Tomcat, Jetty and Spring route it: /v1/login;jsessionid=1 is /v1/login,
+// and /v1/x/..;/login is /v1/login. It is p itself when p has none.
+func withoutParams(p string) string {
+	if strings.IndexByte(p, ';') < 0 {
+		return p
+	}
+	b := make([]byte, 0, len(p))
+	for seg := range strings.SplitSeq(p[1:], "/") {
+		seg, _, _ = strings.Cut(seg, ";")
+		b = append(append(b, '/'), seg...)
+	}
+	return routes.CleanPath(string(b))
 }
 
 // unslashed returns the cleaned path p without its trailing slash, and
