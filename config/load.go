@@ -625,8 +625,12 @@ func (d *decoder) plans(n *yaml.Node, path string) []rawPlan {
 				pl.Upgrade = &httplimit.Upgrade{}
 				rp.upgradeNode = n
 				d.Mapping(n, path, map[string]field{
-					"plan": func(n *yaml.Node, p string) { pl.Upgrade.Plan = d.Str(n, p) },
-					"url":  func(n *yaml.Node, p string) { pl.Upgrade.URL = d.Str(n, p) },
+					"plan": func(n *yaml.Node, p string) {
+						if pl.Upgrade.Plan = d.Str(n, p); pl.Upgrade.Plan == pl.Name && n.Kind == yaml.ScalarNode {
+							d.Errorf(n, p, "%q is this plan: a client refused on it would be told to upgrade to the plan it has", pl.Name)
+						}
+					},
+					"url": func(n *yaml.Node, p string) { pl.Upgrade.URL = d.Str(n, p) },
 				})
 			},
 		})

@@ -80,6 +80,8 @@ func TestConfigErrorsNameTheirPlace(t *testing.T) {
 		{"missing field", base("      - name: per-minute\n        algorithm: gcra\n        window: 1m\n"), `bad.yaml:4:9: plans.free.limits[0].quantity: missing`},
 		{"unknown plan reference", base(okLimit) + "default_plan: gold\n", `bad.yaml:8:15: default_plan: "gold" is not a plan`},
 		{"upgrade to unknown plan", base(okLimit) + "    upgrade: {plan: platinum}\n", `bad.yaml:8:14: plans.free.upgrade.plan: "platinum" is not a plan`},
+		{"upgrade to the plan itself", base(okLimit) + "    upgrade: {plan: free}\n",
+			`bad.yaml:8:21: plans.free.upgrade.plan: "free" is this plan: a client refused on it would be told to upgrade to the plan it has`},
 		{"bad pattern", base(okLimit) + "    costs: {\"FETCH\": 3}\n", `bad.yaml:8:13: plans.free.costs.FETCH: "FETCH" is not a ServeMux pattern`},
 		{"bad key hash", base(okLimit) + "keys:\n  - sha256: abc\n    plan: free\n", `bad.yaml:9:13: keys[0].sha256: want the 64 hex digits`},
 		{"bad proxy", "identity:\n  trusted_proxies: [10.0.0.0/33]\n" + base(okLimit), `bad.yaml:2:21: identity.trusted_proxies[0]: "10.0.0.0/33" is not an IP address or CIDR prefix`},
