@@ -196,3 +196,60 @@ func TestARefusalWithTooLittleLeftIsRetriedAtTheReset(t *testing.T) {
 		t.Errorf("status %d after %d attempts; want 200 after 2, the retry waiting for the reset", resp.StatusCode, attempts)
 	}
 }
+
+// Uploads from eight goroutines to a fixed window of 1,000 content bytes
+// a second, 100 bytes each, go ten a window: the Transport meets at most
+// the one 429 a window costs (the first request sent on a rate it does
+// not have) and the server never counts more than its quota in a window.
+func TestConcurrentUploadsKeepWithinAQuotaOfContentBytes(t *testing.T) {
+	var mu sync.Mutex
+	windows := map[int64]int64{}
+	refused := 0
+	tr := &client.Transport{Base: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		now := time.Now()
+		w := now.Unix()
+		mu.Lock()
+		status := http.StatusOK
+		if windows[w]+n > 1000 {
+			status = http.StatusTooManyRequests
+			refused++
+		} else {
+			windows[w] += n
+		}
+		left := 1000 - windows[w]
+		mu.Unlock()
+		h := http.Header{}
+		h.Set("RateLimit-Policy", `"upload";q=1000;w=1;qu="content-bytes"`)
+		h.Set("RateLimit", `"upload";r=`+strconv.FormatInt(left, 10)+`;t=1`)
+		if status != http.StatusOK {
+			h.Set("Retry-After", "1")
+		}
+		return &http.Response{StatusCode: status, Header: h, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
+	}), Retry: client.RetryPolicy{RetryNonIdempotent: true}}
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				if err := post(tr, 30*time.Second, strings.Repeat("x", 100), false); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("upload: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("%d refused", refused)
+	if refused > 2 {
+		t.Errorf("%d uploads refused; want at most 2", refused)
+	}
+}
