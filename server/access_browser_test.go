@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/sluice-dev/sluice/internal/realtest"
 )
 
 // TestBrowserPageOfAnotherSiteCannotUseLoopbackScopes has Chromium, on the
@@ -27,7 +25,7 @@ func TestBrowserPageOfAnotherSiteCannotUseLoopbackScopes(t *testing.T) {
 	}
 	before := remaining()
 	post := `fetch("` + f.admin.URL + `/v1/check", {method: "POST", mode: "no-cors", body: '{"subject":"victim","cost":1}'}).then(() => "sent", e => String(e))`
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	send := func(from string) string {
 		t.Helper()
 		run(t, ctx, chromedp.Navigate(from))

@@ -23,7 +23,7 @@ func TestBrowserDashboardIsLive(t *testing.T) {
 	// request and would count: it is exempt here so that the counts are
 	// the test's own requests.
 	f := newFixture(t, realtest.Replace(t, "testConfig", testConfig, `exempt: ["GET /api/health"]`, `exempt: ["GET /api/health", "GET /favicon.ico"]`))
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	run(t, ctx, chromedp.Navigate(f.admin.URL+"/dashboard"))
 	type view struct {
 		Now, Total, Refused, Rate, RefusedRate string

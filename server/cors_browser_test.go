@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/sluice-dev/sluice/internal/realtest"
 )
 
 // TestBrowserReadsTheLimitsAcrossOrigins has Chromium run a page of one
@@ -30,7 +28,7 @@ response:
   cors: {origins: ["` + app + `"], credentials: true}
 `
 	f := newFixture(t, cfg)
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	run(t, ctx, chromedp.Navigate(app))
 	script := `(async () => {
 		const out = [];

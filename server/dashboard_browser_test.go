@@ -11,7 +11,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -98,7 +97,7 @@ func testDashboardAgainstMetrics(t *testing.T, onRedis bool) {
 	clock := &fakeClock{}
 	clock.us.Store(sluice.MicrosSinceEpoch(noon))
 	d := newPageServer(t, dashboardLoadConfig, clock.Now, onRedis)
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	run(t, ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(d.admin.URL+"/dashboard"))
 
 	// load counts each plan's requests and refusals.

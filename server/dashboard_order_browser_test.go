@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/sluice-dev/sluice/internal/realtest"
 )
 
 // The dashboard shows the range it is set to: polls of the minute still
@@ -33,7 +31,7 @@ func TestBrowserDashboardShowsTheRangeChosen(t *testing.T) {
 		admin.ServeHTTP(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	run(t, ctx, chromedp.Navigate(srv.URL+"/dashboard"))
 	waitJS(t, ctx, `document.getElementById("total-decisions").textContent === "0"`)
 	hold.Store(true)

@@ -8,8 +8,6 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
-
-	"github.com/sluice-dev/sluice/internal/realtest"
 )
 
 // The dashboard's times are one clock: its charts' time axis reads in UTC,
@@ -17,7 +15,7 @@ import (
 // browser's time zone (here New York's, five hours behind in November).
 func TestBrowserDashboardTimesAreUTC(t *testing.T) {
 	f := newFixture(t, testConfig) // its clock: 2026-11-30T12:00:00Z
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	run(t, ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 		_, err := cdp.Call(ctx, tg, emulation.SetTimezoneOverride, emulation.SetTimezoneOverrideParams{TimezoneID: "America/New_York"})
 		return err
@@ -33,7 +31,7 @@ func TestBrowserDashboardTimesAreUTC(t *testing.T) {
 // with no traffic, never half a request.
 func TestBrowserDashboardCountsAxesAreWhole(t *testing.T) {
 	f := newFixture(t, testConfig)
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	run(t, ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(f.admin.URL+"/dashboard"))
 	waitJS(t, ctx, `document.getElementById("total-decisions").textContent === "0"`)
 	for _, id := range []string{"chart-decisions", "chart-store"} {

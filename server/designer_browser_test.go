@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/sluice-dev/sluice/internal/realtest"
 )
 
 // designerLayout measures the designer's form in the page: each labelled
@@ -56,7 +54,7 @@ const measureDesigner = `(function () {
 // than the window.
 func TestBrowserDesignerLayout(t *testing.T) {
 	f := newFixture(t, testConfig)
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	for _, width := range []int64{1280, 390} {
 		run(t, ctx, chromedp.EmulateViewport(width, 900), chromedp.Navigate(f.admin.URL+"/designer"))
 		waitJS(t, ctx, `document.getElementById("chart").dataset.runs === "1"`)
@@ -95,7 +93,7 @@ func TestBrowserDesignerLayout(t *testing.T) {
 // simulated and the page says why the buckets are not.
 func TestBrowserDesignerOmits(t *testing.T) {
 	f := newFixture(t, testConfig)
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	run(t, ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(f.admin.URL+"/designer"))
 	waitJS(t, ctx, `document.getElementById("chart").dataset.runs === "1"`)
 	eval[bool](t, ctx, `(() => {
@@ -120,7 +118,7 @@ func TestBrowserDesignerOmits(t *testing.T) {
 // than the window.
 func TestBrowserDesignerImport(t *testing.T) {
 	f := newFixture(t, testConfig)
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	for _, width := range []int64{1280, 390} {
 		run(t, ctx, chromedp.EmulateViewport(width, 900), chromedp.Navigate(f.admin.URL+"/designer"))
 		waitJS(t, ctx, `document.getElementById("chart").dataset.runs === "1"`) // the page's own first simulation
@@ -148,7 +146,7 @@ func TestBrowserDesignerImport(t *testing.T) {
 // 0.003% for the sliding counter is not 0.00).
 func TestBrowserDesignerPercentages(t *testing.T) {
 	f := newFixture(t, testConfig)
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	run(t, ctx, chromedp.Navigate(f.admin.URL+"/designer"))
 	waitJS(t, ctx, `document.getElementById("chart").dataset.runs === "1"`)
 	got := eval[[]string](t, ctx, `[0, 0.003, 0.0004, 0.5, 12.34, 100, 250].map(pct)`)

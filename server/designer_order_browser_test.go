@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/sluice-dev/sluice/internal/realtest"
 )
 
 // The designer shows the answer to what its form asks now: a run whose
@@ -43,7 +41,7 @@ func TestBrowserDesignerShowsTheLatestRun(t *testing.T) {
 		close(secondDone)
 	}))
 	t.Cleanup(srv.Close)
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	run(t, ctx, chromedp.Navigate(srv.URL+"/designer"))
 	waitJS(t, ctx, `document.getElementById("limit") !== null`)
 	eval[bool](t, ctx, `(() => {

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/sluice-dev/sluice/internal/realtest"
 )
 
 func TestDesignerRunEndpoint(t *testing.T) {
@@ -56,7 +54,7 @@ func TestDesignerRunEndpoint(t *testing.T) {
 // chart change.
 func TestBrowserDesignerChartFollowsParameters(t *testing.T) {
 	f := newFixture(t, testConfig)
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	run(t, ctx, chromedp.Navigate(f.admin.URL+"/designer"))
 	waitJS(t, ctx, `document.querySelector("#chart svg") !== null && document.getElementById("chart").dataset.runs === "1"`)
 	before := eval[string](t, ctx, `document.querySelector("#chart svg").outerHTML`)

@@ -13,7 +13,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sluice-dev/sluice/examples"
-	"github.com/sluice-dev/sluice/internal/realtest"
 )
 
 // docsView is what a reader of /docs sees, read from the page.
@@ -53,7 +52,7 @@ const readDocs = `(function () {
 func TestBrowserDocsPage(t *testing.T) {
 	f := newFixture(t, string(examples.Config))
 	cfg := f.srv.Config()
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 
 	// How a fresh client of each plan is sent to the public listener
 	// (enterprise's listed key has limits of its own: a user on the plan
@@ -237,7 +236,7 @@ func TestBrowserDocsRulesFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t, string(rules))
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	for _, width := range []int64{1280, 390} {
 		run(t, ctx, chromedp.EmulateViewport(width, 900), chromedp.Navigate(f.http.URL+"/docs"))
 		if rows := eval[int](t, ctx, `document.querySelectorAll("#rule-table tbody tr").length`); rows != 7 {

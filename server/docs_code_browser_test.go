@@ -15,7 +15,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -53,7 +52,7 @@ func TestBrowserDocsCodeBacksOff(t *testing.T) {
 		t.Fatalf("the Python example needs requests: install Debian's python3-requests (make deps): %v\n%s", err, out)
 	}
 
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	run(t, ctx, chromedp.Navigate(d.pub.URL+"/docs"))
 	code := map[string]string{}
 	for _, l := range docsCodeLanguages {

@@ -24,6 +24,7 @@ import (
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/overlimit"
@@ -31,7 +32,20 @@ import (
 	"github.com/sluice-dev/sluice/server"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// chromium is the browser the package's browser tests share, each test in
+// a tab and BrowserContext of its own.
+var chromium realtest.Chromium
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(closingChromium{m}) }
+
+// closingChromium runs the tests, then ends the browser they shared, before
+// goleak looks for goroutines left behind.
+type closingChromium struct{ m *testing.M }
+
+func (c closingChromium) Run() int {
+	defer chromium.Close()
+	return c.m.Run()
+}
 
 type fakeClock struct{ us atomic.Int64 }
 

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/sluice-dev/sluice/internal/realtest"
 )
 
 // cspDirectives parses a Content-Security-Policy into its directives.
@@ -66,7 +64,7 @@ func TestPagesAllowOnlyTheirOwnScripts(t *testing.T) {
 // runs no script in Chromium, while the page's own script runs.
 func TestBrowserPagesRunNoInjectedScript(t *testing.T) {
 	f := newFixture(t, testConfig)
-	ctx := realtest.Browser(t)
+	ctx := chromium.Tab(t)
 	for _, c := range []struct{ name, url, ready string }{
 		{"the dashboard", f.admin.URL + "/dashboard", `document.getElementById("total-decisions").textContent !== "–"`},
 		{"the designer", f.admin.URL + "/designer", `document.getElementById("chart").dataset.runs === "1"`},
