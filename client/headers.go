@@ -85,7 +85,8 @@ func fieldValues(h http.Header, name string) []string {
 // RateLimit is what one response's rate-limit headers say about the
 // client's quota. When a response describes several quota policies (the
 // ietf format lists each, e.g. per-second and per-day), RateLimit describes
-// the binding one: the least Remaining, and among those the longest Reset.
+// the binding one: the least Remaining, and among those the longest Reset
+// (a quota of content bytes only when no policy counts requests).
 type RateLimit struct {
 	// Format is the header format it was read from: FormatIETF,
 	// FormatDraft7, FormatDraft6 or FormatLegacy.
