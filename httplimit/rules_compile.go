@@ -48,6 +48,9 @@ func compileRule(r *Rule, o *Options, prefix string, hidden map[string]bool) (*r
 		}
 		ru.except = append(ru.except, pp)
 	}
+	if len(ru.paths)+len(ru.except) > 0 {
+		ru.lower = &rule{paths: lowerPatterns(ru.paths, &ru.upperLits), except: lowerPatterns(ru.except, &ru.upperLits)}
+	}
 	for _, h := range r.Hosts {
 		h = strings.TrimPrefix(strings.ToLower(h), "*")
 		if len(h) > 1 {
@@ -78,6 +81,22 @@ func compileRule(r *Rule, o *Options, prefix string, hidden map[string]bool) (*r
 		return nil, err
 	}
 	return ru, nil
+}
+
+// lowerPatterns returns copies of ps with their literal segments in lower
+// case, setting *upper when some literal had an upper-case letter.
+func lowerPatterns(ps []pathPattern, upper *bool) []pathPattern {
+	out := make([]pathPattern, len(ps))
+	for i, pp := range ps {
+		pp.segs = slices.Clone(pp.segs)
+		for j := range pp.segs {
+			if lit := strings.ToLower(pp.segs[j].lit); lit != pp.segs[j].lit {
+				pp.segs[j].lit, *upper = lit, true
+			}
+		}
+		out[i] = pp
+	}
+	return out
 }
 
 // ruleLimit returns l as rule name has it: named "<rule>.<limit>", and with

@@ -23,8 +23,16 @@ type rule struct {
 	clientOnly bool
 	anyHeader  bool // HeaderFrom is HeaderFromAny
 	fallback   string
-	limits     []sluice.Limit // named "<rule>.<limit>"
-	cost       int64          // < 0: the request's cost
+	// lower holds the rule's Paths and ExceptPaths with their literals in
+	// lower case, matched against a path in lower case: Express (by
+	// default) and ASP.NET Core route /V1/LOGIN as /v1/login, so a client
+	// changing a path's case escapes no rule. nil without Paths and
+	// ExceptPaths. upperLits: some literal of them has an upper-case
+	// letter.
+	lower     *rule
+	upperLits bool
+	limits    []sluice.Limit // named "<rule>.<limit>"
+	cost      int64          // < 0: the request's cost
 	// keyPrefix starts every store key of the rule: the scope prefix,
 	// "rule:", the name and "/".
 	keyPrefix string
@@ -51,7 +59,8 @@ type keyPart struct {
 // withoutParams). The rule applies when any reading is its: its Paths
 // match it and its ExceptPaths do not. The decoded reading is tried first,
 // then the escaped one, then each without a trailing slash (see
-// unslashed), then plain, with and without its trailing slash.
+// unslashed), then plain, with and without its trailing slash; last, the
+// decoded ones in any case (see rule.lower).
 func (ru *rule) matches(r *http.Request, p, escaped, plain string, m *pathMatch) (int, bool) {
 	if len(ru.methods) > 0 && !methodMatches(ru.methods, r.Method) {
 		return 0, false
@@ -64,32 +73,35 @@ func (ru *rule) matches(r *http.Request, p, escaped, plain string, m *pathMatch)
 			return 0, false
 		}
 	}
-	if pat, ok := ru.matchesPath(p, false, m); ok {
-		return pat, ok
-	}
-	if escaped != "" {
-		if pat, ok := ru.matchesPath(escaped, true, m); ok {
+	u, _ := unslashed(p)
+	ue, _ := unslashed(escaped)
+	up, _ := unslashed(plain)
+	readings := [...]struct {
+		path    string
+		escaped bool
+	}{{p, false}, {escaped, true}, {u, false}, {ue, true}, {plain, false}, {up, false}}
+	for _, rd := range readings {
+		if rd.path == "" {
+			continue
+		}
+		if pat, ok := ru.matchesPath(rd.path, rd.escaped, m); ok {
 			return pat, ok
 		}
 	}
-	if u, ok := unslashed(p); ok {
-		if pat, ok := ru.matchesPath(u, false, m); ok {
-			return pat, ok
-		}
-	}
-	if u, ok := unslashed(escaped); ok {
-		if pat, ok := ru.matchesPath(u, true, m); ok {
-			return pat, ok
-		}
-	}
-	if plain == "" {
+	if ru.lower == nil {
 		return 0, false
 	}
-	if pat, ok := ru.matchesPath(plain, false, m); ok {
-		return pat, ok
-	}
-	if u, ok := unslashed(plain); ok {
-		return ru.matchesPath(u, false, m)
+	for _, rd := range readings {
+		if rd.path == "" || rd.escaped {
+			continue
+		}
+		lp := strings.ToLower(rd.path)
+		if lp == rd.path && !ru.upperLits {
+			continue // the reading tried above, in the same case
+		}
+		if pat, ok := ru.lower.matchesPath(lp, false, m); ok {
+			return pat, ok
+		}
 	}
 	return 0, false
 }
