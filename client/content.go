@@ -64,24 +64,31 @@ func (h *hostState) tooLarge(bytes int64, host string) error {
 // fit those of h.body, the host's quotas of content bytes, if it counts
 // them. h.mu is held.
 func (h *hostState) tryWith(cost, bytes int64, now time.Time) (tk ticket, ok bool, wake time.Time) {
+	tk, ok, wake, _ = h.tryContent(cost, bytes, now)
+	return tk, ok, wake
+}
+
+// tryContent is tryWith, which also reports whether a wait is for the
+// quotas of content bytes alone (byBody): the host's others have room.
+func (h *hostState) tryContent(cost, bytes int64, now time.Time) (tk ticket, ok bool, wake time.Time, byBody bool) {
 	how, wake := h.admits(cost, now)
 	if how == sendHeld {
-		return tk, false, wake
+		return tk, false, wake, false
 	}
 	if h.body == nil {
-		return h.grant(cost, how, now), true, wake
+		return h.grant(cost, how, now), true, wake, false
 	}
 	h.body.mu.Lock()
 	defer h.body.mu.Unlock()
 	bytes = h.body.contentCost(bytes)
 	bodyHow, wake := h.body.admits(bytes, now)
 	if bodyHow == sendHeld {
-		return tk, false, wake
+		return tk, false, wake, true
 	}
 	bodyTk := h.body.grant(bytes, bodyHow, now)
 	tk = h.grant(cost, how, now)
 	tk.body = &bodyTk
-	return tk, true, wake
+	return tk, true, wake, false
 }
 
 // ofBytes is r as a host's body state reads it: its policies of content

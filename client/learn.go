@@ -148,9 +148,11 @@ type hostState struct {
 	holders int
 	// line holds the requests waiting for a send, in the order they came
 	// (see acquire); lineWake is when its first was told to wait until
-	// (zero: until the state changes), the soonest any other is granted.
-	line     []*waiter
-	lineWake time.Time
+	// (zero: until the state changes), the soonest any other is granted,
+	// and lineOnBody whether it waits for content bytes alone (see turn).
+	line       []*waiter
+	lineWake   time.Time
+	lineOnBody bool
 	// body, when set, is the learned quota of the host's content bytes
 	// (RateLimit-Policy's qu="content-bytes"): each request spends its
 	// content's bytes there, granted together with its cost here. Its

@@ -101,32 +101,47 @@ func (h *hostState) acquireWith(ctx context.Context, host string, cost, bytes in
 // reports the wait of the line's first, the soonest it can be granted;
 // first reports whether it was tried. Granted, it leaves the line, and the
 // next one is woken to be tried. A request that spends nothing (no cost,
-// no content) takes no room and does not line up. h.mu is held.
+// no content) takes no room and does not line up, and one without content
+// is tried, in line or not, while the line's first waits for content
+// bytes alone: it does not take what the first waits for. h.mu is held.
 func (h *hostState) turn(me **waiter, cost, bytes int64, now time.Time) (tk ticket, ok bool, wake time.Time, first bool) {
 	if cost == 0 && (bytes == 0 || h.body == nil) {
 		tk, ok, wake = h.tryWith(cost, bytes, now)
 		return tk, ok, wake, true
 	}
 	if *me == nil && len(h.line) > 0 || *me != nil && h.line[0] != *me {
+		tried := bytes == 0 && h.lineOnBody
+		if tried {
+			if tk, ok, wake = h.tryWith(cost, 0, now); ok {
+				if *me != nil {
+					h.line = slices.DeleteFunc(h.line, func(w *waiter) bool { return w == *me })
+					*me = nil
+				}
+				return tk, true, wake, true
+			}
+		}
 		if *me == nil {
 			*me = &waiter{cost: cost}
 			h.line = append(h.line, *me)
 		}
+		if tried {
+			return tk, false, wake, true
+		}
 		return tk, false, h.lineWake, false
 	}
-	tk, ok, wake = h.tryWith(cost, bytes, now)
+	tk, ok, wake, byBody := h.tryContent(cost, bytes, now)
 	switch {
 	case ok && *me != nil:
 		h.line[0] = nil
 		h.line = h.line[1:]
-		*me, h.lineWake = nil, time.Time{}
+		*me, h.lineWake, h.lineOnBody = nil, time.Time{}, false
 		h.broadcast() // the next in line may be granted too
 	case !ok && *me == nil:
 		*me = &waiter{cost: cost}
 		h.line = append(h.line, *me)
-		h.lineWake = wake
+		h.lineWake, h.lineOnBody = wake, byBody
 	case !ok:
-		h.lineWake = wake
+		h.lineWake, h.lineOnBody = wake, byBody
 	}
 	return tk, ok, wake, true
 }
@@ -142,7 +157,7 @@ func (h *hostState) leave(me *waiter) {
 	}
 	h.line = slices.Delete(h.line, i, i+1)
 	if i == 0 {
-		h.lineWake = time.Time{}
+		h.lineWake, h.lineOnBody = time.Time{}, false
 		h.broadcast()
 	}
 }
