@@ -30,8 +30,9 @@ func (h *hostState) acquire(ctx context.Context, host string, cost int64, maxWai
 
 // acquireWith is acquire for a request whose content is bytes long (-1:
 // unknown), which its host's body state, if it has one, counts too (see
-// tryWith). Content larger than a whole quota of content bytes fails at
-// once (tooLarge).
+// tryWith); while the line's first waits for content bytes alone, a
+// request without content does not wait behind it (see turn). Content
+// larger than a whole quota of content bytes fails at once (tooLarge).
 func (h *hostState) acquireWith(ctx context.Context, host string, cost, bytes int64, maxWait time.Duration) (ticket, time.Duration, error) {
 	cost = min(cost, sluice.MaxQuantity)
 	var waited time.Duration
@@ -96,10 +97,10 @@ func (h *hostState) acquireWith(ctx context.Context, host string, cost, bytes in
 
 // turn tries a send of cost units and bytes of content at now for the
 // request whose place in the line is *me (nil: it has none), as tryWith
-// does, when the request may be tried: when it is first in line, or there is no line. Otherwise, or when
-// it must wait, it takes its place at the end of the line (in *me) and
-// reports the wait of the line's first, the soonest it can be granted;
-// first reports whether it was tried. Granted, it leaves the line, and the
+// does, when the request may be tried: when it is first in line, or there
+// is no line. Otherwise, or when it must wait, it takes its place at the
+// end of the line (in *me) and reports the wait of the line's first, the
+// soonest it can be granted; first reports whether it was tried. Granted, it leaves the line, and the
 // next one is woken to be tried. A request that spends nothing (no cost,
 // no content) takes no room and does not line up, and one without content
 // is tried, in line or not, while the line's first waits for content
