@@ -191,22 +191,46 @@ func (d *decoder) unexpanded(n *yaml.Node, path string) {
 	}
 }
 
-// envVariable reports whether s is exactly a reference to an environment
-// variable, as shells and Compose files write one: ${NAME}.
+// envVariable reports whether s holds a reference to an environment
+// variable, as shells and Compose files write one: ${NAME}, or with a
+// default or a message (${NAME:-default}, ${NAME-default}, ${NAME:?msg},
+// ${NAME:+alt} …), alone or within the text ("${REDIS_HOST}:6379"). "$$"
+// is a dollar, as Compose escapes one, so "$${NAME}" is none.
 func envVariable(s string) bool {
-	name, ok := strings.CutPrefix(s, "${")
-	if !ok {
-		return false
-	}
-	if name, ok = strings.CutSuffix(name, "}"); !ok || name == "" {
-		return false
-	}
-	for i, r := range name {
-		if !(r == '_' || 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || i > 0 && '0' <= r && r <= '9') {
-			return false
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' {
+			continue
+		}
+		if strings.HasPrefix(s[i:], "$$") {
+			i++
+			continue
+		}
+		if rest, ok := strings.CutPrefix(s[i:], "${"); ok && envReference(rest) {
+			return true
 		}
 	}
-	return true
+	return false
+}
+
+// envReference reports whether s, what follows a "${", is a variable's
+// name followed by "}" or by an operator of shell parameter expansion
+// (:- - := = :? ? :+ +) and then, somewhere, "}".
+func envReference(s string) bool {
+	n := 0
+	for n < len(s) && (s[n] == '_' || 'A' <= s[n] && s[n] <= 'Z' || 'a' <= s[n] && s[n] <= 'z' || n > 0 && '0' <= s[n] && s[n] <= '9') {
+		n++
+	}
+	if n == 0 || n == len(s) {
+		return false
+	}
+	rest := strings.TrimPrefix(s[n:], ":")
+	switch {
+	case s[n] == '}':
+		return true
+	case rest != "" && strings.ContainsRune("-=?+", rune(rest[0])):
+		return strings.Contains(rest, "}")
+	}
+	return false
 }
 
 // rawConfig holds what must be cross-checked once everything is read, and

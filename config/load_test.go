@@ -321,6 +321,13 @@ func TestVariablesAreNotExpandedButRefused(t *testing.T) {
 		{"upstream: \"${UPSTREAM}\"\n", `v.yaml:3:11: upstream: "${UPSTREAM}": environment variables are not expanded`},
 		{"admin:\n  callers:\n    - name: ci\n      token_sha256: ${CI_TOKEN_HASH}\n      scopes: [check]\n",
 			`v.yaml:6:21: admin.callers[0].token_sha256: "${CI_TOKEN_HASH}": environment variables are not expanded`},
+		// A reference with a default, as Compose and shells write one, and
+		// one inside a value: the host "${REDIS_HOST}" passed sluice check.
+		{"store:\n  type: redis\n  redis:\n    addresses: [\"r:6379\"]\n    password: ${REDIS_PASSWORD:-changeme}\n",
+			`v.yaml:7:15: store.redis.password: "${REDIS_PASSWORD:-changeme}": environment variables are not expanded`},
+		{"store:\n  type: redis\n  redis:\n    addresses: [\"${REDIS_HOST}:6379\"]\n",
+			`v.yaml:6:17: store.redis.addresses[0]: "${REDIS_HOST}:6379": environment variables are not expanded`},
+		{"upstream: \"http://${API_HOST}:8080/v1\"\n", `v.yaml:3:11: upstream: "http://${API_HOST}:8080/v1": environment variables are not expanded`},
 		// YAML's !!binary stands for the bytes its base64 encodes (as a
 		// Kubernetes Secret's data holds a password); it was read as the
 		// base64 text itself, a password of "c2VjcmV0" for "secret".
@@ -332,9 +339,10 @@ func TestVariablesAreNotExpandedButRefused(t *testing.T) {
 			t.Errorf("%q: %v, want %s", c.yaml, err, c.want)
 		}
 	}
-	// Text that only contains a dollar is a value as any other.
+	// Text that only contains a dollar is a value as any other, and so is
+	// a reference escaped as Compose escapes one ($$).
 	c, err := config.Parse("v.yaml", []byte(plans+"store:\n  type: redis\n  redis: {addresses: [\"r:6379\"], password: \"pa$${x}word\"}\n"+
-		"response: {template: '{\"error\": \"${{detail}}\"}'}\n"))
+		"response: {template: '{\"error\": \"${{detail}}\"}'}\nrules: [{name: r, match: {headers: [{name: X-A, value: \"$5 {off}\"}]}, limits: [{name: m, algorithm: gcra, quantity: 1, window: 1s}]}]\n"))
 	if err != nil || c.Store.Redis.Password != "pa$${x}word" {
 		t.Errorf("a password with a dollar: %v", err)
 	}
