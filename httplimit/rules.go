@@ -99,8 +99,10 @@ type Rule struct {
 	//     IPv6 literal in its canonical spelling), hashed or not;
 	//   - "path:<wildcard>": the value of a wildcard that every one of
 	//     Paths has;
-	//   - "path": the request's cleaned path, whole (each URL its own
-	//     count);
+	//   - "path": the request's cleaned path, whole, in lower case and
+	//     without a trailing slash or path parameters (each resource its
+	//     own count, however its path is spelled to an upstream that
+	//     ignores case, the slash or the parameters);
 	//   - "query:<name>": the first value of a query parameter, decoded;
 	//   - "cookie:<name>": the value of a cookie (reading the request's
 	//     cookies allocates);

@@ -139,7 +139,13 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 	case KeyRule:
 		return append(buf, '*'), true
 	case KeyURLPath:
-		return appendKeyValue(buf, f.path, false), true
+		// One resource, one count, however its path is spelled to an
+		// upstream that ignores case, a trailing slash or path parameters.
+		p := withoutParams(f.path)
+		if u, ok := unslashed(p); ok {
+			p = u
+		}
+		return appendKeyValue(buf, p, true), true
 	case KeyQuery:
 		v, ambiguous := queryValue(f.r.URL.RawQuery, kp.header)
 		if ambiguous { // every such request of the rule together, whatever its fallback

@@ -196,7 +196,8 @@ func TestRuleExceptPathsLeaveRequestsOut(t *testing.T) {
 
 // TestRuleKeysQueryCookieAndPath: a query parameter (decoded, so that
 // another spelling of one value is the same count), a cookie and the whole
-// path each name a count; a request without the value falls back.
+// path (cleaned, a trailing slash no other path) each name a count; a
+// request without the value falls back.
 func TestRuleKeysQueryCookieAndPath(t *testing.T) {
 	lim := []sluice.Limit{sluice.FixedWindow(1, time.Minute)}
 	for _, c := range []struct {
@@ -208,7 +209,7 @@ func TestRuleKeysQueryCookieAndPath(t *testing.T) {
 			[]int{200, 429, 200, 200, 200}},
 		{"cookie:session", []req{{header: map[string]string{"Cookie": "a=1; session=s1"}}, {header: map[string]string{"Cookie": "session=s1"}},
 			{header: map[string]string{"Cookie": "session=s2"}}, {}, {}}, []int{200, 429, 200, 200, 200}},
-		{"path", []req{{path: "/a/1"}, {path: "/a/1"}, {path: "/a//1/"}, {path: "/a/2"}}, []int{200, 429, 200, 200}},
+		{"path", []req{{path: "/a/1"}, {path: "/a/1"}, {path: "/a//1/"}, {path: "/a/2"}}, []int{200, 429, 429, 200}},
 	} {
 		mw, _ := rulesMiddleware(t, httplimit.Rule{Name: "r", Key: []string{c.key}, Fallback: httplimit.FallbackSkip, Limits: lim})
 		for i := range c.reqs {
