@@ -128,6 +128,9 @@ type Transport struct {
 	// the answers of requests in several partitions teach one quota, so
 	// that a request may be sent on the strength of another partition's
 	// answer (and meet a 429) and a Retry-After of one holds them all.
+	// Partition by endpoint when a server limits some endpoints and not
+	// others: an answer without rate-limit fields says that no quota
+	// binds its partition.
 	Partition func(*http.Request) string
 
 	// stallAfter replaces stallAfter in tests; zero: stallAfter.
