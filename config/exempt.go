@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -24,6 +25,9 @@ func (d *decoder) exempt(n *yaml.Node, path string, c *Config, raw *rawConfig) {
 			s := d.Str(e, p)
 			d.patternMethod(e, p, s)
 			d.patternHost(e, p, s)
+			if everyRequest(s) {
+				d.Errorf(e, p, "%q matches every request: no limit would apply to anyone (the root page alone is \"/{$}\")", s)
+			}
 			c.Exempt = append(c.Exempt, s)
 			raw.at(fmt.Sprintf("Exempt[%d]", i), e, p)
 		})
@@ -73,4 +77,15 @@ func (d *decoder) exemptAddresses(n *yaml.Node, path string) []netip.Prefix {
 		out = append(out, pfx)
 	})
 	return out
+}
+
+// everyRequest reports whether the ServeMux pattern s matches every
+// request: no method, no host, and the path "/" or "/{name...}".
+func everyRequest(s string) bool {
+	method, host, path := patternParts(s)
+	if method != "" || host != "" {
+		return false
+	}
+	wildcard, ok := strings.CutPrefix(path, "/{")
+	return path == "/" || ok && strings.HasSuffix(wildcard, "...}") && !strings.Contains(wildcard, "/")
 }

@@ -106,3 +106,25 @@ func TestExemptingEveryAddressIsRefused(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// An exempt route of every path on every host and method ("/", or
+// "/{rest...}"), which ServeMux matches for every request, exempted every
+// request: a landing page's route written "/" where "/{$}" is that page
+// alone. It is refused at its line; a method's or a host's subtree
+// ("OPTIONS /", "internal.example.com/") and the root page load.
+func TestExemptingEveryRouteIsRefused(t *testing.T) {
+	for _, c := range []struct{ route, want string }{
+		{`"/"`, `t.yaml:8:12: exempt.routes[0]: "/" matches every request: no limit would apply to anyone (the root page alone is "/{$}")`},
+		{`"/{rest...}"`, `t.yaml:8:12: exempt.routes[0]: "/{rest...}" matches every request: no limit would apply to anyone (the root page alone is "/{$}")`},
+	} {
+		_, err := config.Parse("t.yaml", []byte(exemptPlans+"exempt:\n  routes: ["+c.route+"]\n"))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want %s", c.route, err, c.want)
+		}
+	}
+	for _, route := range []string{`"/{$}"`, `"OPTIONS /"`, `"internal.example.com/"`, `"/api/"`} {
+		if _, err := config.Parse("t.yaml", []byte(exemptPlans+"exempt:\n  routes: ["+route+"]\n")); err != nil {
+			t.Errorf("%s: %v", route, err)
+		}
+	}
+}
