@@ -13,6 +13,14 @@ import (
 type endpoints struct {
 	mux   routes.Mux
 	costs map[string]int64
+	// lower matches a path in lower case to the costs' patterns with their
+	// paths in lower case, whose costs lowerCosts holds (of patterns that
+	// differ only in case, the larger): Express (by default) and ASP.NET
+	// Core route /BULK as /bulk. upperLits: some pattern's path has an
+	// upper-case letter.
+	lower      routes.Mux
+	lowerCosts map[string]int64
+	upperLits  bool
 }
 
 func newEndpoints(patterns []string, costs map[string]int64) (*endpoints, error) {
@@ -30,6 +38,22 @@ func newEndpoints(patterns []string, costs map[string]int64) (*endpoints, error)
 			return nil, err
 		}
 	}
+	for p, c := range costs {
+		_, j := routes.HostSpan(p)
+		lp := p[:j] + strings.ToLower(p[j:])
+		e.upperLits = e.upperLits || lp != p
+		if old, ok := e.lowerCosts[lp]; ok {
+			e.lowerCosts[lp] = max(old, c)
+			continue
+		}
+		if e.lower.Handle(lp) != nil {
+			continue // in lower case, one that ServeMux refuses beside another: matched in its own case only
+		}
+		if e.lowerCosts == nil {
+			e.lowerCosts = map[string]int64{}
+		}
+		e.lowerCosts[lp] = c
+	}
 	return e, nil
 }
 
@@ -45,7 +69,7 @@ func (e *endpoints) pattern(r *http.Request) string {
 // let a request spend less: match holds only when both readings match,
 // and cost is the larger of theirs, and of the decoded path's without a
 // trailing slash (see unslashed) and without its path parameters (see
-// withoutParams).
+// withoutParams), each also in lower case.
 
 // match reports whether r matches a pattern under both readings of its
 // path.
@@ -55,8 +79,9 @@ func (e *endpoints) match(r *http.Request) bool {
 
 // cost returns the units r spends: its pattern's cost, else 1; the larger
 // of its two readings', and of its path's without a trailing slash or
-// path parameters, which upstreams that ignore them serve it as ("POST
-// /bulk/" and "POST /bulk;x" cost what "POST /bulk" does). A method in another case than its pattern's
+// path parameters or in lower case, which upstreams that ignore them
+// serve it as ("POST /bulk/", "POST /bulk;x" and "POST /BULK" cost what
+// "POST /bulk" does). A method in another case than its pattern's
 // ("post" for "POST /bulk") costs what the method costs: an upstream that
 // folds the case of a method serves it as that method.
 func (e *endpoints) cost(r *http.Request) int64 {
@@ -76,13 +101,36 @@ func (e *endpoints) cost(r *http.Request) int64 {
 	if u, ok := unslashed(p); ok {
 		c = max(c, e.costOf(withPath(r, u)))
 	}
-	if plain := withoutParams(p); plain != p {
+	plain := withoutParams(p)
+	if plain != p {
 		c = max(c, e.costOf(withPath(r, plain)))
 		if u, ok := unslashed(plain); ok {
 			c = max(c, e.costOf(withPath(r, u)))
 		}
 	}
+	if e.lowerCosts == nil {
+		return c
+	}
+	for _, rp := range [...]string{p, plain} {
+		lp := strings.ToLower(rp)
+		if lp == rp && !e.upperLits {
+			continue // matched above, in the same case
+		}
+		c = max(c, e.lowerCostOf(withPath(r, lp)))
+		if u, ok := unslashed(lp); ok {
+			c = max(c, e.lowerCostOf(withPath(r, u)))
+		}
+	}
 	return c
+}
+
+// lowerCostOf is costOf of a request whose path is in lower case, by the
+// costs' patterns in lower case.
+func (e *endpoints) lowerCostOf(r *http.Request) int64 {
+	if c, ok := e.lowerCosts[e.lower.Pattern(r)]; ok {
+		return c
+	}
+	return 1
 }
 
 // withPath returns a copy of r whose path is p, decoded and cleaned.

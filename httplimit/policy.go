@@ -22,9 +22,10 @@ type Plan struct {
 	// Rule's Hosts do, and its method matching a request's method in any
 	// case ("post" costs what POST does: an upstream that folds the case
 	// of a method serves it as that method). A path with a trailing slash
-	// or path parameters costs at least what it costs without them ("POST
-	// /bulk/" and "POST /bulk;x" what "POST /bulk" does), as upstreams
-	// that ignore them serve it. Unlisted endpoints cost 1.
+	// or path parameters, or in another case, costs at least what it costs
+	// without them or in the pattern's case ("POST /bulk/", "POST /bulk;x"
+	// and "POST /BULK" what "POST /bulk" does), as upstreams that ignore
+	// them serve it. Unlisted endpoints cost 1.
 	// A cost of 0 exempts the endpoint from the plan's limits (its requests
 	// are peeks).
 	Costs map[string]int64

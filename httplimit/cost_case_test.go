@@ -1,0 +1,34 @@
+package httplimit_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// Express (by default) and ASP.NET Core route paths in any case: a client
+// changing the case of /bulk must pay what "POST /bulk" costs. Of costs
+// whose patterns differ only in case, the larger is paid.
+func TestACaseChangeDoesNotLowerACost(t *testing.T) {
+	plans := []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(10, time.Minute)},
+		Costs: map[string]int64{"POST /bulk": 10, "POST /Items/{id}": 5, "POST /items/{id}": 4}}}
+	for _, c := range []struct {
+		path  string
+		posts int
+		want  []int
+	}{
+		{"/BULK", 1, []int{200, 429}},
+		{"/Bulk/", 1, []int{200, 429}},
+		{"/ITEMS/7", 2, []int{200, 200, 429}}, // 5 and 5 of 10
+	} {
+		mw, _ := clockedMiddleware(t, httplimit.Options{Plans: plans})
+		rs := repeat(req{method: "POST", path: c.path, remote: "192.0.2.1:1"}, c.posts)
+		rs = append(rs, req{method: "GET", path: "/other", remote: "192.0.2.1:1"})
+		if got := statuses(mw, rs...); !slices.Equal(got, c.want) {
+			t.Errorf("POST %s ×%d, then GET /other: %v, want %v", c.path, c.posts, got, c.want)
+		}
+	}
+}
