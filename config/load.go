@@ -1109,12 +1109,13 @@ func hasKey(n *yaml.Node, key string) bool {
 var standardMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
 	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
 
-// method refuses m, a method to match exactly, when it is a standard
-// method in another case ("get"): clients send GET, so it would never
-// match.
+// method refuses m, a rule's method, when it is a standard method in
+// another case ("get"): a rule matches a request's method in any case
+// (httplimit.Rule.Methods), but only its GET matches HEAD too, and
+// methods are written as clients send them.
 func (d *decoder) method(n *yaml.Node, p, m string) {
 	if up, ok := otherCase(m); ok {
-		d.Errorf(n, p, "%q never matches: methods are case-sensitive, and clients send %s", m, up)
+		d.Errorf(n, p, "%q: write %s, as clients send it (a rule's GET matches HEAD too, its %s does not)", m, up, m)
 	}
 }
 

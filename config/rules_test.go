@@ -83,14 +83,18 @@ rules:
 	}
 }
 
-// A method is matched exactly, and clients send GET, never get: a standard
-// method in lower (or mixed) case would make a rule, a cost, an exemption
-// or a degradation class that matches nothing, and is refused at its line.
+// A pattern's method is matched exactly, and clients send GET, never get:
+// a standard method in lower (or mixed) case would make a cost, an
+// exemption or a degradation class that matches nothing, and is refused at
+// its line. A rule's methods match a request's in any case (httplimit),
+// so one in lower case was refused as matching nothing, which it does
+// not; it is refused as written otherwise than clients send it, since
+// only a rule's GET matches HEAD too.
 func TestMethodsInLowerCaseAreRefused(t *testing.T) {
 	const plans = "plans:\n  free:\n    limits: [{name: m, algorithm: fixed-window, quantity: 10, window: 1m}]\n"
 	for _, c := range []struct{ name, yaml, want string }{
 		{"a rule's method", "rules:\n  - {name: r, match: {methods: [POST, get]}, limits: [{name: a, algorithm: gcra, quantity: 1, window: 1s}]}\n",
-			`m.yaml:5:39: rules[0].match.methods[1]: "get" never matches: methods are case-sensitive, and clients send GET`},
+			`m.yaml:5:39: rules[0].match.methods[1]: "get": write GET, as clients send it (a rule's GET matches HEAD too, its get does not)`},
 		{"a cost's pattern", "    costs: {\"post /api/generate\": 5}\n",
 			`m.yaml:4:13: plans.free.costs.post /api/generate: "post /api/generate" never matches: methods are case-sensitive, and clients send POST (POST /api/generate)`},
 		{"an exempt route", "exempt: [\"Get /healthz\"]\n",
