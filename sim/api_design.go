@@ -465,7 +465,7 @@ func profile(ctx context.Context, an *Analysis, t APITraffic, req APIRequirement
 	if err != nil {
 		return nil, err
 	}
-	tr, err := generateFor(Pattern{Name: PatternSteady, Rate: rateSim, Duration: Duration(d), Keys: 1, Seed: req.Seed},
+	tr, err := generateFor(ctx, Pattern{Name: PatternSteady, Rate: rateSim, Duration: Duration(d), Keys: 1, Seed: req.Seed},
 		rt, 2*req.MaxArrivals)
 	if err != nil {
 		return nil, fmt.Errorf("traffic profile: %w", err)

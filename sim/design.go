@@ -440,7 +440,7 @@ func (a *Analysis) simulate(ctx context.Context, rt rate) error {
 	}
 	for _, sc := range scenarios(rt, s.Keys) {
 		sc.Seed = a.Requirements.Seed
-		tr, err := generateFor(sc.Pattern, sim, int(2*a.Requirements.budget()))
+		tr, err := generateFor(ctx, sc.Pattern, sim, int(2*a.Requirements.budget()))
 		if err != nil {
 			return fmt.Errorf("scenario %s: %w", sc.Name, err)
 		}

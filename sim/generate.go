@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -30,12 +31,13 @@ const (
 // number of arrivals is above maxArrivals (≤ 0 means DefaultMaxArrivals),
 // or that draws more than 10% above it, with a *TooLargeError.
 func Generate(p Pattern, quantity int64, window time.Duration, maxArrivals int) (*Trace, error) {
-	return generateFor(p, rate{q: quantity, w: window}, maxArrivals)
+	return generateFor(context.Background(), p, rate{q: quantity, w: window}, maxArrivals)
 }
 
 // generateFor is Generate for a rate, which may be a calendar quota: its
-// boundary bursts are then at the starts of its calendar periods.
-func generateFor(p Pattern, lim rate, maxArrivals int) (*Trace, error) {
+// boundary bursts are then at the starts of its calendar periods. It stops
+// with ctx's error once ctx is done, within drawsPerCheck draws.
+func generateFor(ctx context.Context, p Pattern, lim rate, maxArrivals int) (*Trace, error) {
 	quantity, window := lim.q, lim.w
 	if quantity < 1 || window < time.Microsecond {
 		return nil, fmt.Errorf("pattern for a limit of %d per %v: need a positive quantity and window", quantity, window)
@@ -55,7 +57,7 @@ func generateFor(p Pattern, lim rate, maxArrivals int) (*Trace, error) {
 	pick := keyPicker(r, p.Keys, p.Skew)
 	limit := maxArrivals + maxArrivals/10 + 1000 // Poisson noise above the expectation
 	var err error
-	tr.Arrivals, err = poisson(r, &p, pick, tr.End, limit)
+	tr.Arrivals, err = poisson(ctx, r, &p, pick, tr.End, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -148,12 +150,19 @@ func keyPicker(r *rand.Rand, keys int, skew float64) func() int32 {
 	return func() int32 { return int32(r.IntN(keys)) }
 }
 
+// drawsPerCheck is how many arrivals poisson draws between two looks at
+// its context: a few milliseconds of work.
+const drawsPerCheck = 1 << 16
+
 // poisson generates arrivals of rate p.Rate·p.Keys·m(t) per second over
 // [0, end) µs by thinning a homogeneous process at the peak rate. A spike
 // whose thinning would draw more candidates than limit (a factor far above
 // its share of the time) is drawn piece by piece instead, each piece at its
 // own rate, so that the work stays within limit whatever the factor.
-func poisson(r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int) ([]Arrival, error) {
+//
+// It stops with ctx's error once ctx is done, looking every drawsPerCheck
+// draws.
+func poisson(ctx context.Context, r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int) ([]Arrival, error) {
 	m, peak, mean := p.multiplier()
 	total := p.Rate * float64(p.Keys)
 	if total == 0 || peak == 0 {
@@ -162,9 +171,12 @@ func poisson(r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int) 
 	lambda := total * peak // per second
 	out := make([]Arrival, 0, int(min(total*mean*float64(end)/1e6*1.01+16, float64(limit))))
 	if (p.Name == PatternSpike || p.Name == PatternRetryStorm) && lambda*float64(end)/1e6 > float64(limit) {
-		return spikePieces(r, p, pick, end, limit, out)
+		return spikePieces(ctx, r, p, pick, end, limit, out)
 	}
-	for t := r.ExpFloat64() / lambda; ; t += r.ExpFloat64() / lambda {
+	for t, draws := r.ExpFloat64()/lambda, 1; ; t, draws = t+r.ExpFloat64()/lambda, draws+1 {
+		if draws%drawsPerCheck == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		at := int64(t * 1e6)
 		if at >= end {
 			return out, nil
@@ -182,7 +194,7 @@ func poisson(r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int) 
 // spikePieces appends to out the arrivals of a spike pattern over [0, end)
 // µs drawn as three homogeneous Poisson processes: before the spike, in
 // it (SpikeFactor times the rate) and after it.
-func spikePieces(r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int, out []Arrival) ([]Arrival, error) {
+func spikePieces(ctx context.Context, r *rand.Rand, p *Pattern, pick func() int32, end int64, limit int, out []Arrival) ([]Arrival, error) {
 	from := min(int64(p.SpikeAt.D()/time.Microsecond), end)
 	to := min(int64(p.spikeEnd().D()/time.Microsecond), end)
 	total := p.Rate * float64(p.Keys)
@@ -193,7 +205,10 @@ func spikePieces(r *rand.Rand, p *Pattern, pick func() int32, end int64, limit i
 		if piece.rate == 0 || piece.from >= piece.to {
 			continue
 		}
-		for t := float64(piece.from)/1e6 + r.ExpFloat64()/piece.rate; ; t += r.ExpFloat64() / piece.rate {
+		for t, draws := float64(piece.from)/1e6+r.ExpFloat64()/piece.rate, 1; ; t, draws = t+r.ExpFloat64()/piece.rate, draws+1 {
+			if draws%drawsPerCheck == 0 && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			at := max(int64(t*1e6), piece.from)
 			if at >= piece.to {
 				break

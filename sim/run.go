@@ -96,6 +96,9 @@ func Run(ctx context.Context, tr *Trace, cfg Config) (*Result, error) {
 	}
 	s.bins = newBinning(tr.Start, tr.End+int64(wait/time.Microsecond), s.w)
 	s.retrying = cfg.Retry.Max > 0
+	if err := ctx.Err(); err != nil { // before the arrivals are copied
+		return nil, err
+	}
 	if !s.retrying && !cfg.interleaved && len(tr.Arrivals) <= math.MaxInt32 {
 		s.byKey, s.byKeyIdx = arrivalsByKey(tr)
 	}

@@ -111,7 +111,7 @@ func Simulate(ctx context.Context, req Request) (*Response, error) {
 	var tr *Trace
 	switch {
 	case pl.pattern != nil:
-		if tr, err = generateFor(*pl.pattern, pl.ref, req.MaxArrivals); err != nil {
+		if tr, err = generateFor(ctx, *pl.pattern, pl.ref, req.MaxArrivals); err != nil {
 			return nil, err
 		}
 		if p := pl.pattern; len(tr.Arrivals) == 0 {
@@ -134,7 +134,7 @@ func Simulate(ctx context.Context, req Request) (*Response, error) {
 	}
 	cfg := Config{Quantity: pl.rq, Window: pl.rw, Period: pl.ref.period, Offset: pl.ref.offset,
 		Contenders: pl.contenders, Retry: retry, Seed: req.Seed, Workers: req.Workers}
-	if err := checkWork(tr, cfg, req.MaxWork); err != nil {
+	if err := checkWork(ctx, tr, cfg, req.MaxWork); err != nil {
 		return nil, err
 	}
 	if resp.Result, err = Run(ctx, tr, cfg); err != nil {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -49,12 +50,20 @@ func (e *TooLargeError) Error() string {
 
 // checkWork returns a *TooLargeError when the upper estimate of Run's work
 // on tr under cfg (see estimateWork) is above maxWork; maxWork ≤ 0 bounds
-// nothing and costs nothing.
-func checkWork(tr *Trace, cfg Config, maxWork int64) error {
+// nothing and costs nothing. It returns ctx's error if ctx is done before
+// or after the estimate.
+func checkWork(ctx context.Context, tr *Trace, cfg Config, maxWork int64) error {
 	if maxWork <= 0 {
-		return nil
+		return ctx.Err()
 	}
-	if w := estimateWork(tr, cfg); w > maxWork {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	w := estimateWork(tr, cfg)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if w > maxWork {
 		return &TooLargeError{Bound: "work", Max: maxWork, Size: w,
 			Hint: "lower the traffic (rate, keys, duration), the retries or the limit's quantity (a sliding window log sums every entry in its window on each decision)"}
 	}

@@ -100,7 +100,7 @@ func checkWorkOf(t *testing.T, req Request) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return checkWork(tr, Config{Quantity: pl.rq, Window: pl.rw, Contenders: pl.contenders, Retry: pl.retry}, req.MaxWork)
+	return checkWork(context.Background(), tr, Config{Quantity: pl.rq, Window: pl.rw, Contenders: pl.contenders, Retry: pl.retry}, req.MaxWork)
 }
 
 // Validate refuses a pattern above MaxArrivals from its expectation,
