@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"net/netip"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -80,12 +79,8 @@ func (d *decoder) exemptAddresses(n *yaml.Node, path string) []netip.Prefix {
 }
 
 // everyRequest reports whether the ServeMux pattern s matches every
-// request: no method, no host, and the path "/" or "/{name...}".
+// request: no method, no host, and a path of every path (everyPath).
 func everyRequest(s string) bool {
 	method, host, path := patternParts(s)
-	if method != "" || host != "" {
-		return false
-	}
-	wildcard, ok := strings.CutPrefix(path, "/{")
-	return path == "/" || ok && strings.HasSuffix(wildcard, "...}") && !strings.Contains(wildcard, "/")
+	return method == "" && host == "" && everyPath(path)
 }

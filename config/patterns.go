@@ -1,11 +1,9 @@
 package config
 
 import (
-	"cmp"
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -63,54 +61,6 @@ func (d *decoder) patternHost(n *yaml.Node, p, s string) {
 	d.Errorf(n, p, "%q never matches: a request's host is matched without its port (write %q)", s, method+h+path)
 }
 
-// exemptCovers reports whether every request the valid ServeMux pattern
-// cost matches, under both of its path's readings (see httplimit), is
-// matched by the valid pattern exempt as well, so that it is exempt before
-// any cost applies. It answers only when that is certain: cost's path must
-// have no wildcard of one segment, which a path with an escaped slash
-// (/items/a%2Fb) fills under ServeMux's reading and not under the decoded
-// one, which exempt routes also require.
-func exemptCovers(exempt, cost string) bool {
-	method, host, path := patternParts(cost)
-	for _, seg := range strings.Split(path, "/") {
-		if strings.HasPrefix(seg, "{") && seg != "{$}" && !strings.HasSuffix(seg, "...}") {
-			return false
-		}
-	}
-	if routeOf(exempt) == routeOf(cost) {
-		return true
-	}
-	both, only := http.NewServeMux(), http.NewServeMux()
-	if !handles(both, exempt) || !handles(both, cost) || !handles(only, exempt) {
-		return false // they conflict: they overlap, neither more specific
-	}
-	// A request cost matches: both match it, so one of them is more
-	// specific than the other; when it is cost, exempt matches all its
-	// requests.
-	if method == "" {
-		method = http.MethodGet
-	}
-	if host == "" {
-		host = "sluice.invalid"
-	}
-	path = strings.ReplaceAll(path, "{$}", "")
-	for {
-		i := strings.Index(path, "{")
-		if i < 0 {
-			break
-		}
-		j := strings.Index(path[i:], "}")
-		path = path[:i] + "x" + path[i+j+1:]
-	}
-	r, err := http.NewRequest(method, "http://"+host+path, nil)
-	if err != nil {
-		return false
-	}
-	_, got := both.Handler(r)
-	_, byExempt := only.Handler(r)
-	return got == cost && byExempt == exempt
-}
-
 // handles registers pattern in mux, reporting false if mux refuses it.
 func handles(mux *http.ServeMux, pattern string) (ok bool) {
 	defer func() { ok = recover() == nil }()
@@ -119,113 +69,53 @@ func handles(mux *http.ServeMux, pattern string) (ok bool) {
 }
 
 // costsExempted refuses each cost of a plan that no request is charged:
-// every request it matches is exempt by a route of c.Exempt first. Each
-// cost is judged once, however many plans list it, and only against the
-// routes that may match its requests (mayMatch).
+// an exempt route takes every request of the cost's host (of every host),
+// on every method and path, first. Only such a route is certain to: exempt
+// routes match a request's method and path as ServeMux reads them, while a
+// cost matches its other readings too (a method in another case, without a
+// trailing slash or path parameters: see httplimit), so that a narrower
+// route, even the cost's own, leaves the requests that respell it charged.
 func (d *decoder) costsExempted(c *Config, raw *rawConfig) {
-	type exemptRoute struct {
-		written string
-		pattern string // lowered (routes.LowerHost)
-		parts   routeParts
-		loc     location
+	type exemptAt struct {
+		i   int // in c.Exempt
+		loc location
 	}
-	var exempts []exemptRoute
+	whole := map[string]exemptAt{} // a host in lower case ("" for every host) → the first route that takes all of it
 	for i, e := range c.Exempt {
 		loc, ok := raw.locs[fmt.Sprintf("Exempt[%d]", i)]
 		if !ok || checkPattern(e) != nil {
 			continue
 		}
-		lowered := routes.LowerHost(e)
-		exempts = append(exempts, exemptRoute{e, lowered, partsOf(lowered), loc})
+		method, host, path := patternParts(routes.LowerHost(e))
+		if _, seen := whole[host]; method == "" && everyPath(path) && !seen {
+			whole[host] = exemptAt{i, loc}
+		}
 	}
-	exemptBy := map[string]int{} // a cost's pattern → the index in exempts of the route that takes it, or -1
+	if len(whole) == 0 {
+		return
+	}
 	for _, rp := range raw.plans {
 		for ep, n := range rp.costNodes {
-			i, judged := exemptBy[ep]
-			if !judged {
-				i = -1
-				if checkPattern(ep) == nil {
-					cost := routes.LowerHost(ep)
-					parts := partsOf(cost)
-					for j, e := range exempts {
-						if mayMatch(e.parts, parts) && exemptCovers(e.pattern, cost) {
-							i = j
-							break
-						}
-					}
-				}
-				exemptBy[ep] = i
-			}
-			if i < 0 {
+			if checkPattern(ep) != nil {
 				continue
 			}
-			e := exempts[i]
+			_, host, _ := patternParts(routes.LowerHost(ep))
+			at, found := whole[host]
+			if all, ok := whole[""]; ok && (!found || all.i < at.i) {
+				at, found = all, true
+			}
+			if !found {
+				continue
+			}
 			d.Errorf(n, rp.path+".costs."+ep, "%q never applies: every request it matches is exempt (%s %q, line %d), and spends nothing",
-				ep, e.loc.path, e.written, e.loc.node.Line)
+				ep, at.loc.path, c.Exempt[at.i], at.loc.node.Line)
 		}
 	}
 }
 
-// routeParts is a valid ServeMux pattern split as ServeMux reads it: its
-// method ("" for any), host ("" for any) and path segments as written.
-type routeParts struct {
-	method, host string
-	segments     []string
-}
-
-// partsOf splits the valid ServeMux pattern pattern into its routeParts.
-func partsOf(pattern string) routeParts {
-	method, host, path := patternParts(pattern)
-	return routeParts{method, host, strings.Split(path, "/")[1:]}
-}
-
-// mayMatch reports whether the route exempt may match the request that
-// exemptCovers builds for cost (its method, or GET; its host, or none;
-// its path with each wildcard filled): false only when that is certain,
-// so that only the routes it is true for need exemptCovers. It is false
-// when exempt's method or host is another, or when a segment exempt
-// matches as written differs from cost's at the same place, or cost's
-// path has more segments, before either has one that matches several
-// paths (a wildcard of cost's, {$}, a trailing slash, {name...}).
-func mayMatch(exempt, cost routeParts) bool {
-	method := cmp.Or(cost.method, http.MethodGet)
-	if exempt.method != "" && exempt.method != method && !(exempt.method == http.MethodGet && method == http.MethodHead) {
-		return false
-	}
-	if exempt.host != "" && exempt.host != cost.host {
-		return false
-	}
-	for i := 0; ; i++ {
-		if i == len(cost.segments) {
-			return true // exempt may have a trailing slash, to which ServeMux redirects cost's path
-		}
-		if i == len(exempt.segments) {
-			return false // cost's path is longer, and exempt matches no segment past its last
-		}
-		c, ok := literalSegment(cost.segments[i])
-		if !ok {
-			return true
-		}
-		e := exempt.segments[i]
-		if strings.HasPrefix(e, "{") && !strings.HasSuffix(e, "...}") && e != "{$}" {
-			continue // one segment, any: c is one
-		}
-		if e, ok = literalSegment(e); !ok {
-			return true
-		}
-		if e != c {
-			return false
-		}
-	}
-}
-
-// literalSegment returns the segment seg of a pattern's path as ServeMux
-// matches it, unescaped, when it matches one segment as written: not a
-// wildcard, {$} or the empty segment of a trailing slash.
-func literalSegment(seg string) (string, bool) {
-	if seg == "" || strings.HasPrefix(seg, "{") {
-		return "", false
-	}
-	u, err := url.PathUnescape(seg)
-	return u, err == nil
+// everyPath reports whether path, a ServeMux pattern's, matches every
+// path: "/" or "/{name...}".
+func everyPath(path string) bool {
+	wildcard, ok := strings.CutPrefix(path, "/{")
+	return path == "/" || ok && strings.HasSuffix(wildcard, "...}") && !strings.Contains(wildcard, "/")
 }
