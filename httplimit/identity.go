@@ -151,17 +151,6 @@ func canonical(name string) string {
 	return http.CanonicalHeaderKey(name)
 }
 
-// header returns the first value of the header named canonical, as
-// http.Header.Get does: for a token a client sends itself, whichever of
-// its copies it puts first is its choice (its signature, not the copy,
-// vouches for it).
-func header(h http.Header, canonical string) string {
-	if v := h[canonical]; len(v) > 0 {
-		return v[0]
-	}
-	return ""
-}
-
 // trustedHeader returns the last value of the header named canonical, for
 // a header a trusted proxy sets (the user and plan headers, a rule's
 // "header:" key): the value of the proxy nearest sluice. A proxy that
@@ -247,21 +236,19 @@ func (id *identifier) identify(r *http.Request, out *Identity) {
 		return
 	}
 	if id.tokens != nil {
-		if token, ok := id.token(r.Header); ok {
-			from := func() string {
-				_, sub := id.ipSubject(clientAddr(r.Header, peer, trusted, id.isTrusted, id.useForwarded))
-				return sub
-			}
-			if tid := id.tokens.resolve(r.Context(), token, from, id.userSubject, id.policy); tid != nil {
-				*out = *tid
-				if out.Plan == nil { // the token names no plan of the policy
-					out.Plan = orDefault(plan, id.policy.DefaultPlan)
-				}
-				return
-			}
-			// A token the verifier refuses names no one: the client is its
-			// address, as with a made-up API key.
+		from := func() string {
+			_, sub := id.ipSubject(clientAddr(r.Header, peer, trusted, id.isTrusted, id.useForwarded))
+			return sub
 		}
+		if tid := id.tokenIdentity(r, from); tid != nil {
+			*out = *tid
+			if out.Plan == nil { // the token names no plan of the policy
+				out.Plan = orDefault(plan, id.policy.DefaultPlan)
+			}
+			return
+		}
+		// A token the verifier refuses names no one: the client is its
+		// address, as with a made-up API key.
 	}
 	if trusted && id.userHeader != "" {
 		if user := trustedHeader(r.Header, id.userHeader); user != "" && len(user) <= maxCredentialLen {
@@ -396,18 +383,40 @@ func headerKey(v string, kh *apiKeyHeader) (string, bool) {
 	return v, v != "" && len(v) <= maxCredentialLen
 }
 
-// token returns the first token of the token headers.
-func (id *identifier) token(h http.Header) (string, bool) {
+// maxTokenCopies bounds the different tokens of one request put to the
+// verifier.
+const maxTokenCopies = 4
+
+// tokenIdentity returns the identity of the first token of the token
+// headers, in every copy, that the verifier vouches for (see
+// tokens.resolve, from the client's address group), or nil. Tokens that
+// differ are each tried, at most maxTokenCopies of them: an upstream that
+// reads another header or copy than the first (the last, as PHP behind
+// FastCGI does) acts on another token, so a forged one put first must not
+// make a client with a verified one its address, a fresh quota at each.
+// The identity is shared: read it, never write it.
+func (id *identifier) tokenIdentity(r *http.Request, from func() string) *Identity {
+	var tried [maxTokenCopies]string
+	n := 0
 	for _, th := range id.tokenHeaders {
-		v := strings.TrimSpace(header(h, th.name))
-		if th.bearer {
-			v, _ = bearer(v)
-		}
-		if isToken(v) {
-			return v, true
+		for _, raw := range r.Header[th.name] {
+			v := strings.TrimSpace(raw)
+			if th.bearer {
+				v, _ = bearer(v)
+			}
+			if !isToken(v) || slices.Contains(tried[:n], v) {
+				continue
+			}
+			if n == len(tried) {
+				return nil
+			}
+			tried[n], n = v, n+1
+			if tid := id.tokens.resolve(r.Context(), v, from, id.userSubject, id.policy); tid != nil {
+				return tid
+			}
 		}
 	}
-	return "", false
+	return nil
 }
 
 // bearer returns the credential of v, an Authorization header's value, of

@@ -131,8 +131,10 @@ type Options struct {
 	// Tokens, read in order: "Authorization" as "Bearer <token>", any other
 	// as the token alone (oauth2-proxy's X-Forwarded-Access-Token,
 	// Pomerium's X-Pomerium-Jwt-Assertion). A token is believed from any
-	// peer: its signature, not the header, vouches for it. Empty:
-	// Authorization alone.
+	// peer: its signature, not the header, vouches for it. Of tokens that
+	// differ, in several headers or copies of one (a forged one beside
+	// the one an upstream reads), the client is the first the verifier
+	// vouches for, of at most 4 tried. Empty: Authorization alone.
 	TokenHeaders []string
 
 	// Rules limit the requests they match by keys and limits of their own,
