@@ -168,7 +168,7 @@ type checkShed struct {
 // shedCheck reports whether level sheds the check in sc (state.shed: as
 // the proxy sheds its endpoint; one that names no endpoint, neither method
 // nor path, at level 3 only), and if so answers it 200 with a checkShed, its
-// wait shedRetryAfter, and logs it (logShed). A shed is a refusal, as the
+// wait shedRetryAfter, and counts and logs it (noteShed). A shed is a refusal, as the
 // limits' are, the caller's to pass on: a 503 is the answer of a limiter
 // that could not decide, which a caller may fail open on.
 func (s *Server) shedCheck(w http.ResponseWriter, r *http.Request, st *state, sc *checkScratch, level degrade.Level) bool {
@@ -188,7 +188,7 @@ func (s *Server) shedCheck(w http.ResponseWriter, r *http.Request, st *state, sc
 	writeJSON(w, http.StatusOK, checkShed{Type: httplimit.ProblemReducedCapacity, Detail: shedDetail(why),
 		Level: level.String(), RetryAfter: wait, RetryAfterMs: wait * 1000,
 		Headers: map[string]string{"Retry-After": strconv.FormatInt(wait, 10)}})
-	s.logShed("decision-api", level, method, path, requestID(r.Header), 0)
+	s.noteShed(shedViaDecisionAPI, level, method, path, requestID(r.Header), 0)
 	return true
 }
 

@@ -157,7 +157,7 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	}
 	if refuse, why := st.shed(level, r); refuse {
 		s.reducedCapacity(out, r, st, why)
-		s.logShed("proxy", level, r.Method, r.URL.Path, requestID(r.Header), http.StatusServiceUnavailable)
+		s.noteShed(shedViaProxy, level, r.Method, r.URL.Path, requestID(r.Header), http.StatusServiceUnavailable)
 		return
 	}
 	if p := st.cfg.Response.StatusPath; p != "" && r.URL.Path == p {

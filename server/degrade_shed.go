@@ -109,13 +109,15 @@ func shedWait(cfg *config.Config) (least, most int64) {
 	return least, least + min(int64(cfg.Response.RetryJitter/time.Second), least)
 }
 
-// logShed logs a request that level shed, within log.refusals_per_second
-// (the bound of refusals' lines, which it shares): the surface (via), the
-// status written (none for the decision API, which answers its caller),
-// the level, the method and path (never the query; bounded as a refusal's
-// are; none for a decision API check that describes no endpoint) and the
-// request's X-Request-Id (id) when it has one.
-func (s *Server) logShed(via string, level degrade.Level, method, path, id string, status int) {
+// noteShed counts a request that level shed in sluice_shed_requests_total,
+// and logs it within log.refusals_per_second (the bound of refusals'
+// lines, which it shares): the surface (via), the status written (none
+// for the decision API, which answers its caller), the level, the method
+// and path (never the query; bounded as a refusal's are; none for a
+// decision API check that describes no endpoint) and the request's
+// X-Request-Id (id) when it has one.
+func (s *Server) noteShed(via string, level degrade.Level, method, path, id string, status int) {
+	s.shed.count(via, level)
 	if !s.refusals.take(s.Config().Log.RefusalsPerSecond, time.Now()) {
 		return
 	}

@@ -124,7 +124,7 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 // response.deny_status when it is not the default 429 (a front proxy
 // that passes only some statuses, as nginx's auth_request passes only 401
 // and 403, refuses with it, its configuration telling a shed from a
-// refusal by that header). It is logged (logShed).
+// refusal by that header). It is counted and logged (noteShed).
 func (s *Server) shedForwardAuth(w http.ResponseWriter, orig *http.Request, st *state, level degrade.Level, why string) {
 	status := http.StatusServiceUnavailable
 	if deny := st.cfg.Response.DenyStatus; deny != http.StatusTooManyRequests {
@@ -135,7 +135,7 @@ func (s *Server) shedForwardAuth(w http.ResponseWriter, orig *http.Request, st *
 	}
 	w.Header().Set(refusalHeader, refusalReducedCapacity)
 	s.reducedCapacityWithStatus(w, st, why, status)
-	s.logShed("forward-auth", level, orig.Method, orig.URL.Path, requestID(orig.Header), status)
+	s.noteShed(shedViaForwardAuth, level, orig.Method, orig.URL.Path, requestID(orig.Header), status)
 }
 
 // described returns the value that the headers names give of one attribute

@@ -130,6 +130,7 @@ type Server struct {
 	shared   *sluice.Limiter
 	metrics  *metrics
 	exempt   exemptCounters
+	shed     shedCounters
 	reported *reportedCounters
 	pending  *pendings // the decision API's decisions to settle
 	tokens   *tokenSource
@@ -234,6 +235,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.metrics = newMetrics(opts.Registry)
 	s.exempt = newExemptCounters(opts.Registry)
+	s.shed = newShedCounters(opts.Registry)
 	s.reported = newReportedCounters(opts.Registry)
 	s.settles = newSettleCounters(opts.Registry)
 	s.pending = newPendings(time.Now, s.settles.dropped.Inc)
