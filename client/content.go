@@ -21,6 +21,7 @@ import (
 func newHostStateCountingBytes(learn bool, stall time.Duration) *hostState {
 	h := newHostState(learn, stall)
 	h.body = newHostState(learn, stall)
+	h.body.stated = true
 	return h
 }
 

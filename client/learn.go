@@ -165,6 +165,10 @@ type hostState struct {
 	// name; 0 when none was stated.
 	whole       int64
 	wholePolicy string
+	// stated: the state learns of quotas only when an answer states them
+	// (a host's body state): a refusal that states none of them, before
+	// any has been, says nothing of them.
+	stated bool
 }
 
 // ticket is one granted send.
@@ -406,6 +410,9 @@ func (h *hostState) finish(tk ticket, r response) {
 	}
 	if r.status < 400 && r.hasRL {
 		h.capacity = max(h.capacity, algo.AddSat(r.rl.Remaining, tk.cost))
+	}
+	if r.status == http.StatusTooManyRequests && h.stated && !r.hasRL && h.mode != modeKnown {
+		return // a refusal for quotas other than those this state counts
 	}
 	if r.status == http.StatusTooManyRequests {
 		// The bound was wrong: trust nothing sent so far and wait until the
