@@ -17,12 +17,12 @@ func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 		return
 	}
 	f.path = routes.CleanPath(f.r.URL.Path)
-	escaped, plain := "", ""
+	rd := pathReadings{p: f.path}
 	if twoReadings(f.r) {
-		escaped = routes.CleanPath(f.r.URL.EscapedPath())
+		rd.escaped = routes.CleanPath(f.r.URL.EscapedPath())
 	}
 	if p := withoutParams(f.path); p != f.path {
-		plain = p
+		rd.plain = p
 	}
 	plan := res.Identity.Plan.Name
 	for i, ru := range m.rules {
@@ -30,7 +30,7 @@ func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 			continue
 		}
 		var pm pathMatch
-		pat, ok := ru.matches(f.r, f.path, escaped, plain, &pm)
+		pat, ok := ru.matches(f.r, &rd, &pm)
 		if !ok {
 			continue
 		}

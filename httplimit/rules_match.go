@@ -51,17 +51,33 @@ type keyPart struct {
 	v4, v6 int
 }
 
+// pathReadings are the readings of one request's cleaned path that rules
+// match (see rule.matches): p, decoded; escaped, when the path has
+// escapes, as ServeMux reads it; plain, when p has path parameters, p
+// without them (see withoutParams); and, once a rule asks for them, p and
+// plain in lower case.
+type pathReadings struct {
+	p, escaped, plain string
+	lowered           bool
+	lp, lplain        string
+}
+
+// lower returns p and plain in lower case, lowering them once per request.
+func (rd *pathReadings) lower() (lp, lplain string) {
+	if !rd.lowered {
+		rd.lp, rd.lplain, rd.lowered = strings.ToLower(rd.p), strings.ToLower(rd.plain), true
+	}
+	return rd.lp, rd.lplain
+}
+
 // matches reports whether r is one of the rule's requests, and which of
 // its patterns matched (-1 when it has none), recording the pattern's
-// wildcards in m. p is r's decoded and cleaned path; escaped, when r's path
-// has escapes, is its escaped and cleaned path, read as ServeMux reads it;
-// plain, when p has path parameters, is p without them (see
-// withoutParams). The rule applies when any reading is its: its Paths
-// match it and its ExceptPaths do not. The decoded reading is tried first,
-// then the escaped one, then each without a trailing slash (see
+// wildcards in m. The rule applies when any reading of rd is its: its
+// Paths match it and its ExceptPaths do not. The decoded reading is tried
+// first, then the escaped one, then each without a trailing slash (see
 // unslashed), then plain, with and without its trailing slash; last, the
-// decoded ones in any case (see rule.lower).
-func (ru *rule) matches(r *http.Request, p, escaped, plain string, m *pathMatch) (int, bool) {
+// decoded ones in lower case (see rule.lower).
+func (ru *rule) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, bool) {
 	if len(ru.methods) > 0 && !methodMatches(ru.methods, r.Method) {
 		return 0, false
 	}
@@ -73,6 +89,20 @@ func (ru *rule) matches(r *http.Request, p, escaped, plain string, m *pathMatch)
 			return 0, false
 		}
 	}
+	if pat, ok := ru.matchesReadings(rd.p, rd.escaped, rd.plain, m); ok || ru.lower == nil {
+		return pat, ok
+	}
+	lp, lplain := rd.lower()
+	if lp == rd.p && lplain == rd.plain && !ru.upperLits {
+		return 0, false // the readings tried above, in the same case
+	}
+	return ru.lower.matchesReadings(lp, "", lplain, m)
+}
+
+// matchesReadings is matches for the decoded path p, the escaped path
+// escaped ("" for none) and p without its parameters plain ("" for
+// none), each with and without a trailing slash.
+func (ru *rule) matchesReadings(p, escaped, plain string, m *pathMatch) (int, bool) {
 	u, _ := unslashed(p)
 	ue, _ := unslashed(escaped)
 	up, _ := unslashed(plain)
@@ -85,21 +115,6 @@ func (ru *rule) matches(r *http.Request, p, escaped, plain string, m *pathMatch)
 			continue
 		}
 		if pat, ok := ru.matchesPath(rd.path, rd.escaped, m); ok {
-			return pat, ok
-		}
-	}
-	if ru.lower == nil {
-		return 0, false
-	}
-	for _, rd := range readings {
-		if rd.path == "" || rd.escaped {
-			continue
-		}
-		lp := strings.ToLower(rd.path)
-		if lp == rd.path && !ru.upperLits {
-			continue // the reading tried above, in the same case
-		}
-		if pat, ok := ru.lower.matchesPath(lp, false, m); ok {
 			return pat, ok
 		}
 	}
