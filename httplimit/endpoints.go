@@ -111,10 +111,10 @@ func (e *endpoints) cost(r *http.Request) int64 {
 	if e.lowerCosts == nil {
 		return c
 	}
-	for _, rp := range [...]string{p, plain} {
+	for i, rp := range [...]string{p, plain} {
 		lp := strings.ToLower(rp)
-		if lp == rp && !e.upperLits {
-			continue // matched above, in the same case
+		if lp == rp && !e.upperLits || i > 0 && rp == p {
+			continue // matched above, in the same case, or p again
 		}
 		c = max(c, e.lowerCostOf(withPath(r, lp)))
 		if u, ok := unslashed(lp); ok {
