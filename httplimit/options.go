@@ -292,7 +292,10 @@ type Key struct {
 	// Name labels the key in logs, metrics and dashboards; it is never
 	// the key itself.
 	Name string
-	// SHA256 is the SHA-256 of the key, as sha256.Sum256 returns it.
+	// SHA256 is the SHA-256 of the key, as sha256.Sum256 returns it. A
+	// request's key of more than 1,024 bytes is never read (its client is
+	// known otherwise, by its address at last), so a longer key, which
+	// only its hash here shows, is never recognised.
 	SHA256 [32]byte
 	// Plan is the key's plan: one of Options.Plans, or a plan of the
 	// key's own (say one of them with a limit raised). Nil: DefaultPlan.
