@@ -433,12 +433,12 @@ func (t *Translation) exemptions(perRule [][]string) {
 			}
 		}
 	}
-	if len(all) == 0 {
+	if all = t.withoutEveryAddress(all); len(all) == 0 {
 		return
 	}
 	t.ExemptAddresses = all
 	for _, ex := range perRule {
-		if len(ex) != len(all) {
+		if len(narrowed(ex)) != len(all) {
 			t.differs("exemptions", "some of the source's limits leave out %s and others do not; sluice's exempt.addresses leaves them out of every limit. Keep those addresses out only where the source did by moving them into a plan of their own.", strings.Join(all, ", "))
 			return
 		}

@@ -137,6 +137,15 @@ func allowlist(key string, geos map[string]*nginxGeo, maps map[string]*nginxMap)
 // exemption (which spares a client every limit) is not written, and the
 // zones count those addresses too, which it reports.
 func (t *Translation) nginxAllowlists(zones map[string]*nginxZone, order []string) {
+	var every []string
+	for _, name := range order {
+		if z := zones[name]; z.used {
+			every = append(every, z.allow...)
+			z.allow = narrowed(z.allow)
+		}
+	}
+	slices.Sort(every)
+	t.withoutEveryAddress(slices.Compact(every))
 	var first []string
 	same, seen := true, false
 	for _, name := range order {
