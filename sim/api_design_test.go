@@ -224,6 +224,7 @@ func TestDesignAPIRefusesImpossibleRequirements(t *testing.T) {
 		"a cost above a window":  "plans: [{name: free, limits: [{rate: 5/1s, precision: strict}]}]\nendpoints: [{route: POST /x, cost: 10}]\n",
 		"two limits of one name": "plans: [{name: free, limits: [{rate: 5/1s}, {rate: 10/1s}]}]\n",
 		"an unknown upgrade":     "plans: [{name: free, upgrade: gold, limits: [{rate: 5/1s}]}]\n",
+		"an upgrade to itself":   "plans: [{name: free, upgrade: free, limits: [{rate: 5/1s}]}]\n",
 		"a bad route":            "plans: [{name: free, limits: [{rate: 5/1s}]}]\nendpoints: [{route: /x, cost: 2}]\n",
 		"a bad priority":         "priority: speed\nplans: [{name: free, limits: [{rate: 5/1s}]}]\n",
 		"a bad proxy":            "identity: {trusted_proxies: [nope]}\nplans: [{name: free, limits: [{rate: 5/1s}]}]\n",

@@ -357,7 +357,10 @@ func (r APIRequirements) validate() error {
 				return fieldErrorf(lat+".burst", "%d must be in [0, %d]", l.Burst, q)
 			}
 		}
-		if p.Upgrade != "" && !contains(r.Plans, p.Upgrade) {
+		switch {
+		case p.Upgrade != "" && p.Upgrade == p.Name:
+			return fieldErrorf(at+".upgrade", "%q is this plan: name the plan with more quota that its refused clients are told about", p.Upgrade)
+		case p.Upgrade != "" && !contains(r.Plans, p.Upgrade):
 			return fieldErrorf(at+".upgrade", "no plan %q", p.Upgrade)
 		}
 	}
