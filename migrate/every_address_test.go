@@ -31,7 +31,7 @@ spec:
 			limits:  []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
 			rules:   []string{"shop-api paths=[/api /api/] hosts=[shop.example.com] key=[ip/32/128] | per-second: gcra 2 per 1s burst 11"},
 			exempt:  []string{"10.0.0.0/8"},
-			differs: []string{"0.0.0.0/0 is every IPv4 address", "::/0 is every IPv6 address"},
+			differs: []string{"0.0.0.0/0 is every IPv4 address", "::/0 is every IPv6 address", "also count the other spellings of the paths"},
 		},
 		{
 			name:   "nginx geo allowlist of every address",

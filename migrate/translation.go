@@ -363,27 +363,38 @@ func formatWindow(d time.Duration) string {
 }
 
 // Import translates src, in format (one of Formats), named source in the
-// configuration and report.
+// configuration and report. The report says, when the translation's rules
+// match paths, that sluice's rules also count other spellings of a path.
 func Import(format, src, source string) (*Translation, error) {
+	var t *Translation
+	var err error
 	switch format {
 	case FormatNginx:
-		return Nginx(src, source)
+		t, err = Nginx(src, source)
 	case FormatEnvoy:
-		return Envoy(src, source)
+		t, err = Envoy(src, source)
 	case FormatKong:
-		return Kong(src, source)
+		t, err = Kong(src, source)
 	case FormatTraefik:
-		return Traefik(src, source)
+		t, err = Traefik(src, source)
 	case FormatHAProxy:
-		return HAProxy(src, source)
+		t, err = HAProxy(src, source)
 	case FormatIngressNginx:
-		return IngressNginx(src, source)
+		t, err = IngressNginx(src, source)
 	case FormatAPIGateway:
-		return APIGateway(src, source)
+		t, err = APIGateway(src, source)
 	case FormatEnvoyGateway:
-		return EnvoyGateway(src, source)
+		t, err = EnvoyGateway(src, source)
+	default:
+		return nil, fmt.Errorf("format %q: use %s", format, strings.Join(Formats(), ", "))
 	}
-	return nil, fmt.Errorf("format %q: use %s", format, strings.Join(Formats(), ", "))
+	if err != nil {
+		return nil, err
+	}
+	if slices.ContainsFunc(t.SluiceRules, func(r Rule) bool { return len(r.Paths) > 0 }) {
+		t.differs("paths", "sluice's rules also count the other spellings of the paths they match, which many upstreams serve as the same resource: with a trailing slash (/login/), with ;parameters (/login;jsessionid=1), in another case (/LOGIN). The source counts only the spelling it names, so a client respelling a path escaped its limit there and is limited here.")
+	}
+	return t, nil
 }
 
 // excerpt returns s quoted as %q quotes it, cut to its first 40 bytes (at
