@@ -146,6 +146,16 @@ type CheckResponse struct {
 	// Headers are the RateLimit headers a proxy would send for this
 	// decision, ready to copy onto a response.
 	Headers map[string]string `json:"headers,omitempty"`
+	// Type is set when the server refused the request before deciding it,
+	// its limits unread: a degradation level shed it, and Type is the
+	// problem type https://iana.org/assignments/http-problem-types#temporary-reduced-capacity.
+	// Detail then says why, for the request's client; Level names the
+	// degradation level ("elevated", "high" or "critical"); RetryAfter and
+	// RetryAfterMs say when to try again; Identity, Plan, Limit and Limits
+	// are empty. Type is empty for a decision of the limits.
+	Type   string `json:"type,omitempty"`
+	Detail string `json:"detail,omitempty"`
+	Level  string `json:"level,omitempty"`
 	// Settle is set when the admitted request charged limits that count by
 	// its answer (a configuration's count: successes, failures,
 	// status:<list> or header:<Name>): report the answer with

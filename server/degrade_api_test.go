@@ -10,12 +10,9 @@ import (
 	"github.com/sluice-dev/sluice/client"
 )
 
-// shedAnswer is the decision API's answer to a check: the Go client's
-// fields, and the reduced capacity's.
-type shedAnswer struct {
-	client.CheckResponse
-	Type, Detail, Level string
-}
+// shedAnswer is the decision API's answer to a check, as the Go client
+// reads it.
+type shedAnswer = client.CheckResponse
 
 // check asks f's decision API about body, and decodes its 200.
 func (f *fixture) check(t *testing.T, body string) shedAnswer {
