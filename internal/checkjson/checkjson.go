@@ -251,6 +251,12 @@ func AppendResponse(b []byte, r *client.CheckResponse, keys *[]string) []byte {
 		}
 		b = append(b, '}')
 	}
+	for _, f := range [...]struct{ name, v string }{{`,"type":`, r.Type}, {`,"detail":`, r.Detail}, {`,"level":`, r.Level}} {
+		if f.v != "" {
+			b = append(b, f.name...)
+			b = appendJSONString(b, f.v)
+		}
+	}
 	if r.Settle != "" {
 		b = append(b, `,"settle":`...)
 		b = appendJSONString(b, r.Settle)

@@ -129,11 +129,15 @@ func TestDecodeCheckFastReadsTheUsualBodies(t *testing.T) {
 func FuzzCheckJSONResponse(f *testing.F) {
 	f.Add(true, "api-key", "free", "per-minute", "", "a,b", "Ratelimit=x;Y=<&>", int64(1), int64(-1), int64(0), uint8(3))
 	f.Add(false, "\xff\u2028", "", "l", "id", "", "=", int64(-1<<63), int64(1<<63-1), int64(5), uint8(0))
+	f.Add(false, "", "high", "", "https://iana.org/x#y", "The service is <overloaded>.", "", int64(2), int64(0), int64(0), uint8(128))
 	f.Fuzz(func(t *testing.T, allowed bool, identity, plan, limit, settle, violated, headers string, a, b, c int64, shape uint8) {
 		r := client.CheckResponse{Allowed: allowed, Identity: identity, Plan: plan, Cost: a, Exempt: shape&1 != 0, Limit: limit,
 			Remaining: b, ResetAfterMs: c, RetryAfter: a ^ b, RetryAfterMs: b ^ c, DelayMs: c ^ a, Settle: settle}
 		if shape&2 != 0 {
 			r.Violated = strings.Split(violated, ",")
+		}
+		if shape&128 != 0 { // a shed request's answer
+			r.Type, r.Detail, r.Level = settle, violated, plan
 		}
 		if shape&4 != 0 {
 			r.Headers = map[string]string{}
