@@ -90,6 +90,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stdout, cmds)
 		return out.status(stderr, "sluice")
 	}
+	if args[0] == "--version" || args[0] == "-version" { // as other programs' --version
+		args[0] = "version"
+	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
 		fmt.Fprintf(stderr, "sluice: unknown command %q\n\n", args[0])

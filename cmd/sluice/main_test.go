@@ -203,3 +203,18 @@ func TestHelpNamesEveryKeysSubcommand(t *testing.T) {
 		}
 	}
 }
+
+// sluice --version prints what sluice version prints, as other programs'
+// --version does: scripts and package checks ask it that way.
+func TestVersionFlagIsTheVersionCommand(t *testing.T) {
+	var want, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"version"}, &want, &errOut); code != 0 {
+		t.Fatalf("sluice version: exit %d, %s", code, errOut.String())
+	}
+	for _, flag := range []string{"--version", "-version"} {
+		var out bytes.Buffer
+		if code := run(context.Background(), []string{flag}, &out, &errOut); code != 0 || out.String() != want.String() {
+			t.Errorf("sluice %s: exit %d, %q (stderr %q); want sluice version's %q", flag, code, out.String(), errOut.String(), want.String())
+		}
+	}
+}
