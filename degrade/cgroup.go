@@ -81,6 +81,13 @@ func findCgroup(proc, sysfs string) cgroupDirs {
 	if err != nil {
 		return cgroupDirs{}
 	}
+	return cgroupOf(b, proc, sysfs)
+}
+
+// cgroupOf returns the cgroup directories of the process whose
+// /proc/self/cgroup is b, from proc's self/mountinfo, with sysfs where
+// hierarchies are mounted by convention.
+func cgroupOf(b []byte, proc, sysfs string) cgroupDirs {
 	var lines []cgroupLine
 	for _, line := range strings.Split(string(b), "\n") {
 		id, rest, ok1 := strings.Cut(line, ":")

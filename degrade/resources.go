@@ -63,7 +63,9 @@ import (
 // which its own working set is measured against.
 //
 // Each controller is read where cgroupDirs finds it: on its v1 hierarchy
-// when it has one, else in the v2 directory.
+// when it has one, else in the v2 directory. The process's cgroup is found
+// again at a read after /proc/self/cgroup changed (the process was moved):
+// the first window in its new cgroup measures only the process's own CPU.
 //
 // A source that cannot be read reads as 0: a missing signal never raises
 // the level. It is safe for concurrent use.
@@ -73,8 +75,11 @@ type resources struct {
 	// nil reads the runtime's.
 	cpus func() (numCPU, maxProcs int)
 
-	once   sync.Once
-	cgroup cgroupDirs // the process's, found once
+	// cgroup is the process's cgroup, found from cgroupFile, the
+	// /proc/self/cgroup it was found from; found once it was.
+	cgroup     cgroupDirs
+	cgroupFile []byte
+	found      bool
 
 	mu        sync.Mutex
 	prevAt    time.Time
@@ -100,9 +105,24 @@ func newResources() *resources {
 		sample: []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}}
 }
 
-// dirs returns the process's cgroup directories, found at the first call.
+// dirs returns the process's cgroup directories, found again whenever its
+// /proc/self/cgroup changed since they were found: the process was moved to
+// another cgroup. When the directories change, the cgroups' CPU counts
+// start a new window, the new cgroup's count being of other work. A
+// /proc/self/cgroup that cannot be read keeps the directories found. Call
+// it with mu held.
 func (r *resources) dirs() cgroupDirs {
-	r.once.Do(func() { r.cgroup = findCgroup(r.proc, r.sysfs) })
+	b, err := os.ReadFile(filepath.Join(r.proc, "self", "cgroup"))
+	switch {
+	case err != nil && !r.found:
+		r.found = true
+	case err != nil, r.found && bytes.Equal(b, r.cgroupFile):
+	default:
+		if d := cgroupOf(b, r.proc, r.sysfs); d != r.cgroup {
+			r.cgroup, r.prevUsage = d, nil
+		}
+		r.cgroupFile, r.found = b, true
+	}
 	return r.cgroup
 }
 
@@ -113,26 +133,27 @@ func (r *resources) dirs() cgroupDirs {
 func (r *resources) read(now time.Time) (cpu, mem float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	d := r.dirs()
 	if !r.prevAt.IsZero() && now.Sub(r.prevAt) < minCPUWindow {
-		return r.lastCPU, clamp01(r.memory())
+		return r.lastCPU, clamp01(r.memory(d))
 	}
 	numCPU, maxProcs := runtime.NumCPU(), runtime.GOMAXPROCS(0)
 	if r.cpus != nil {
 		numCPU, maxProcs = r.cpus()
 	}
 	var counted bool
-	if d := r.dirs(); d.cpuacct.path != "" || d.v2.path != "" {
+	if d.cpuacct.path != "" || d.v2.path != "" {
 		cpu, counted = r.cgroupCPU(d, now, numCPU)
 	} else {
 		cpu, counted = r.hostCPU()
 	}
 	if !counted { // no window measured, none started: the next is from the last count
-		return 0, clamp01(r.memory())
+		return 0, clamp01(r.memory(d))
 	}
 	cpu = max(cpu, r.processCPU(now, min(maxProcs, numCPU)))
 	r.prevAt = now
 	r.lastCPU = clamp01(cpu)
-	return r.lastCPU, clamp01(r.memory())
+	return r.lastCPU, clamp01(r.memory(d))
 }
 
 // cgroupCPU returns the largest CPU share since the previous count of the
@@ -326,9 +347,9 @@ func (r *resources) hostCPU() (float64, bool) {
 	return float64(busy-prev[0]) / float64(total-prev[1]), true
 }
 
-// memory is the share of the memory limit in use.
-func (r *resources) memory() float64 {
-	if share, ok := cgroupMemory(r.dirs()); ok {
+// memory is the share of the memory limit in use, of the cgroup in d.
+func (r *resources) memory(d cgroupDirs) float64 {
+	if share, ok := cgroupMemory(d); ok {
 		return share
 	}
 	limit := debug.SetMemoryLimit(-1)

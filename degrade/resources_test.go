@@ -91,7 +91,10 @@ func TestResourcesOfThisMachine(t *testing.T) {
 	if cpu < 0 || cpu > 1 || mem < 0 || mem > 1 {
 		t.Errorf("cpu %v mem %v", cpu, mem)
 	}
-	t.Logf("cgroup dirs %+v: cpu %.3f mem %.3f", r.dirs(), cpu, mem)
+	r.mu.Lock()
+	d := r.dirs()
+	r.mu.Unlock()
+	t.Logf("cgroup dirs %+v: cpu %.3f mem %.3f", d, cpu, mem)
 }
 
 // The memory in use of a cgroup is its working set: memory.current less
