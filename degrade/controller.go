@@ -18,12 +18,17 @@ type Signals struct {
 	// 100, the 99th), 0 for a window without any.
 	P99 time.Duration
 	// ErrorRate is the share of requests that failed (5xx) over the last
-	// window, in [0, 1]; 0 for a window without any.
+	// window, in [0, 1]: its Failures over the larger of its Answers and
+	// its Failures; 0 for a window without any.
 	ErrorRate float64
-	// Answers is the number of answers P99 and ErrorRate are of: the
-	// requests answered over the last window (or its failures, when late
-	// failures of earlier answers outnumber them).
+	// Answers is the number of requests answered over the last window, the
+	// latencies P99 is of.
 	Answers int64
+	// Failures is the number of failures counted over the last window: of
+	// its answers, and of answers earlier windows counted whose failure
+	// came later (Monitor.Failed), which may outnumber its answers. Zero
+	// counts Answers as the outcomes ErrorRate is of.
+	Failures int64
 	// StoreDown reports that the limiter's store is not reachable.
 	StoreDown bool
 	// SchedP99 is the 99th percentile of the Go scheduler's latency over the
@@ -64,19 +69,19 @@ type Thresholds struct {
 const minP99Samples = 100
 
 // exceeded lists the signals of s at or above t. ErrorRate counts only
-// when s has at least minAnswers answers, P99 only when it has at least
-// minAnswers and minP99Samples.
+// when s has at least minAnswers outcomes (the larger of its answers and
+// its failures), P99 only when it has at least minAnswers and
+// minP99Samples answers.
 func (t Thresholds) exceeded(s Signals, minAnswers int64) []string {
 	var why []string
 	if t.InFlight > 0 && s.InFlight >= t.InFlight {
 		why = append(why, fmt.Sprintf("in-flight %d ≥ %d", s.InFlight, t.InFlight))
 	}
-	judged := s.Answers >= minAnswers
-	if t.P99 > 0 && judged && s.Answers >= minP99Samples && s.P99 >= t.P99 {
+	if t.P99 > 0 && s.Answers >= max(minAnswers, minP99Samples) && s.P99 >= t.P99 {
 		why = append(why, fmt.Sprintf("p99 %v ≥ %v of %d answers", s.P99, t.P99, s.Answers))
 	}
-	if t.ErrorRate > 0 && judged && s.ErrorRate >= t.ErrorRate {
-		why = append(why, fmt.Sprintf("error rate %.3f ≥ %.3f of %d answers", s.ErrorRate, t.ErrorRate, s.Answers))
+	if outcomes := max(s.Answers, s.Failures); t.ErrorRate > 0 && outcomes >= minAnswers && s.ErrorRate >= t.ErrorRate {
+		why = append(why, fmt.Sprintf("error rate %.3f ≥ %.3f of %d answers", s.ErrorRate, t.ErrorRate, outcomes))
 	}
 	if t.SchedP99 > 0 && s.SchedP99 >= t.SchedP99 {
 		why = append(why, fmt.Sprintf("scheduler p99 %v ≥ %v", s.SchedP99, t.SchedP99))
@@ -136,9 +141,9 @@ type Config struct {
 	// once, recovery is cautious. (A level's own shedding lowers the
 	// signals it is read from: one calm reading is not recovery.)
 	MinDwell time.Duration
-	// MinAnswers is the fewest answers (Signals.Answers) a window must
-	// have for its P99 and ErrorRate to count, entering a level or holding
-	// one: of a quiet window's few answers, one slow or failed request
+	// MinAnswers is the fewest answers (Signals.Answers; for ErrorRate,
+	// its Failures when they are more) a window must have for its P99 and
+	// ErrorRate to count, entering a level or holding one: of a quiet window's few answers, one slow or failed request
 	// would be a p99 or an error rate of its own. 20 by default (0); 1
 	// judges the error rate of every window with an answer. P99 counts
 	// only from 100 answers whatever MinAnswers: of fewer, the p99 is the

@@ -114,9 +114,9 @@ func (m *Monitor) Sample() Signals {
 	lat := slices.Clone(m.lat)
 	// A late failure (Failed) may be of an answer an earlier window
 	// counted: the window's outcomes are then at least its failures.
-	s.Answers = max(m.total, m.failed)
+	s.Answers, s.Failures = m.total, m.failed
 	if m.failed > 0 {
-		s.ErrorRate = float64(m.failed) / float64(s.Answers)
+		s.ErrorRate = float64(m.failed) / float64(max(m.total, m.failed))
 	}
 	m.lat, m.seen, m.total, m.failed = m.lat[:0], 0, 0, 0
 	m.mu.Unlock()
