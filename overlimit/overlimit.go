@@ -88,8 +88,9 @@ type Stats struct {
 // releases it, not with time) are never remembered. Every answer of the store updates what is
 // remembered: a denial replaces the one remembered for its key and limit
 // name; an answer that contradicts a remembered denial (the check fits at a
-// cost said to be refused), or that is for the same name with other
-// parameters (the configuration changed), drops it.
+// cost said to be refused), that admits a smaller cost (which takes
+// capacity, so the remembered wait is too short), or that is for the same
+// name with other parameters (the configuration changed), drops it.
 //
 // A call the cache refuses is refused as a whole, so nothing is consumed,
 // as the store would do. Each check with a live denial is refused with
@@ -332,6 +333,10 @@ func (c *Cache) lookup(ch *sluice.Check, now int64) lookup {
 
 // learn updates the denials from the store's answer to a call sent at sent.
 func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup, sent int64) {
+	admitted := true
+	for i := range checks {
+		admitted = admitted && (out[i].Allowed || checks[i].Limit.Shadow())
+	}
 	for i := range checks {
 		ch, st := &checks[i], &out[i]
 		deny := !st.Allowed && !ch.Limit.Shadow() && ch.Cost > 0 && st.RetryAfter > 0 && st.RetryAfter != sluice.Never &&
@@ -354,7 +359,9 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 		case !deny:
 			if ds := sh.keys[ch.Key]; ds != nil {
 				if j := ds.find(ch.Limit.ID()); j >= 0 {
-					if d := &ds.list[j]; d.limit != ch.Limit || st.Allowed && ch.Cost >= d.cost {
+					// A fit at the denial's cost contradicts it; an admission
+					// below it took capacity, so its wait is now longer.
+					if d := &ds.list[j]; d.limit != ch.Limit || st.Allowed && (ch.Cost >= d.cost || admitted && ch.Cost > 0) {
 						sh.remove(ch.Key, ds, j)
 					}
 				}

@@ -108,6 +108,17 @@ func TestOverLimitCache(t *testing.T) {
 			saved: 3,
 		},
 		{
+			name: "an admission below a remembered cost lengthens the wait: the store states it",
+			calls: []expect{
+				{checks: one(bucket, 8), allowed: true, asked: true},                 // 2 left
+				{checks: one(bucket, 5), asked: true, retry: 300 * time.Millisecond}, // remembered: ≥5
+				{checks: one(bucket, 1), allowed: true, asked: true},                 // 1 left
+				{checks: one(bucket, 5), asked: true, retry: 400 * time.Millisecond}, // not 300ms
+				{checks: one(bucket, 5), retry: 400 * time.Millisecond},
+			},
+			saved: 1,
+		},
+		{
 			name: "peeks always go to the store",
 			calls: []expect{
 				{checks: one(rps, 1), allowed: true, asked: true},
