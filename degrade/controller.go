@@ -146,9 +146,9 @@ type Config struct {
 	// ErrorRate to count, entering a level or holding one: of a quiet window's few answers, one slow or failed request
 	// would be a p99 or an error rate of its own. 20 by default (0); 1
 	// judges the error rate of every window with an answer. P99 counts
-	// only from 100 answers whatever MinAnswers: of fewer, the p99 is the
-	// slowest answer, and one slow request would be the p99. The other
-	// signals count in every window.
+	// only from 100 answers, or MinAnswers when that is more: of fewer,
+	// the p99 is the slowest answer, and one slow request would be the
+	// p99. The other signals count in every window.
 	MinAnswers int64
 }
 
