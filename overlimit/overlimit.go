@@ -94,7 +94,9 @@ type Stats struct {
 //
 // A call the cache refuses is refused as a whole, so nothing is consumed,
 // as the store would do. Each check with a live denial is refused with
-// Remaining 0 (it holds less than the cost, which it cannot use), RetryAfter
+// Remaining what the store said it held (never less: capacity only comes
+// back with time), refilled since at Quantity per Window for a bucket
+// (token, leaky, GCRA), and always below the cost refused, RetryAfter
 // the time left until the store's deadline rounded up to a microsecond
 // (exact for the cost refused, a lower bound for a larger one, Never for a
 // cost above Burst) and ResetAfter what the store said less the time since.
@@ -147,11 +149,12 @@ type denials struct{ list []denial }
 // denial is one remembered refusal: cost ≥ cost of limit is refused before
 // until. Times are ns since the cache's base.
 type denial struct {
-	limit   sluice.Limit
-	cost    int64
-	until   int64 // refuse before this: the store's deadline less the margins
-	retryAt int64 // the store's deadline, for RetryAfter
-	resetAt int64 // when the store said the limit would be full again
+	limit     sluice.Limit
+	cost      int64
+	remaining int64 // the units the store said the limit held
+	until     int64 // refuse before this: the store's deadline less the margins
+	retryAt   int64 // the store's deadline, for RetryAfter
+	resetAt   int64 // when the store said the limit would be full again
 }
 
 // New returns a Cache in front of next, configured by opts. With a nil next
@@ -242,6 +245,7 @@ type lookup struct {
 	epoch            uint64 // its shard's epoch
 	seen             bool   // a live denial for its key and limit name exists
 	refuses          bool   // and it refuses this check
+	cost, remaining  int64  // the denial's
 	retryAt, resetAt int64
 }
 
@@ -277,7 +281,11 @@ func (c *Cache) ApplyCached(ctx context.Context, checks []sluice.Check, out []sl
 			out[i] = sluice.Status{Allowed: true} // not evaluated
 			if l := &looks[i]; l.refuses {
 				retry := ceilMicro(l.retryAt - now)
-				out[i] = sluice.Status{RetryAfter: retry, ResetAfter: max(ceilMicro(l.resetAt-now), retry)}
+				out[i] = sluice.Status{
+					Remaining:  remainingAt(checks[i].Limit, l.cost, l.remaining, l.resetAt, now),
+					RetryAfter: retry,
+					ResetAfter: max(ceilMicro(l.resetAt-now), retry),
+				}
 				if checks[i].Cost > checks[i].Limit.Burst() {
 					out[i].RetryAfter = sluice.Never // as the store would say
 				}
@@ -327,6 +335,7 @@ func (c *Cache) lookup(ch *sluice.Check, now int64) lookup {
 	// A remembered limit is never a shadow one, so equality implies enforcing.
 	if d.limit == ch.Limit && ch.Cost >= d.cost {
 		l.refuses, l.retryAt, l.resetAt = true, d.retryAt, d.resetAt
+		l.cost, l.remaining = d.cost, d.remaining
 	}
 	return l
 }
@@ -350,11 +359,12 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 		case deny && sh.epoch == looks[i].epoch:
 			r := int64(st.RetryAfter)
 			c.remember(sh, ch, sent, denial{
-				limit:   ch.Limit,
-				cost:    ch.Cost,
-				until:   algo.AddSat(sent, min(r-r>>10-int64(time.Microsecond), c.maxAge)),
-				retryAt: algo.AddSat(sent, r),
-				resetAt: algo.AddSat(sent, max(int64(st.ResetAfter), r)),
+				limit:     ch.Limit,
+				cost:      ch.Cost,
+				remaining: st.Remaining,
+				until:     algo.AddSat(sent, min(r-r>>10-int64(time.Microsecond), c.maxAge)),
+				retryAt:   algo.AddSat(sent, r),
+				resetAt:   algo.AddSat(sent, max(int64(st.ResetAfter), r)),
 			})
 		case !deny:
 			if ds := sh.keys[ch.Key]; ds != nil {

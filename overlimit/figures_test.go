@@ -1,0 +1,70 @@
+package overlimit_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/storetest"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/overlimit"
+)
+
+// A refusal the cache repeats states what the store would state at that
+// moment: the units left (which a cost-1 request may use), the wait and the
+// time until full. The store alone, fed the same calls, is the reference;
+// these algorithms tell the cache enough to be exact (a fixed window holds
+// its remainder until its end, a bucket refills at its rate).
+func TestACachedRefusalStatesTheStoresFigures(t *testing.T) {
+	for _, l := range []sluice.Limit{
+		sluice.FixedWindow(10, time.Second),
+		sluice.TokenBucket(10, time.Second),
+		sluice.NewLimit(sluice.AlgorithmGCRA, 10, time.Second),
+		sluice.NewLimit(sluice.AlgorithmLeakyBucket, 10, time.Second),
+		sluice.NewLimit(sluice.AlgorithmLeakyBucket, 10, time.Second).WithMaxWait(200 * time.Millisecond),
+	} {
+		t.Run(l.String(), func(t *testing.T) {
+			clk := storetest.NewClock()
+			alone := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
+			behind := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
+			t.Cleanup(func() { alone.Close(); behind.Close() })
+			cache := overlimit.New(behind, overlimit.Options{Clock: clk.Now, MaxAge: time.Hour})
+			plain, cached := sluice.NewLimiter(alone), sluice.NewLimiter(cache)
+			both := func(cost int64) (want, got sluice.Decision) {
+				t.Helper()
+				checks := []sluice.Check{{Key: "k", Limit: l, Cost: cost}}
+				var err1, err2 error
+				want, err1 = allow(plain, context.Background(), checks...)
+				got, err2 = allow(cached, context.Background(), checks...)
+				if err1 != nil || err2 != nil {
+					t.Fatalf("errors: %v, %v", err1, err2)
+				}
+				return want, got
+			}
+			if want, _ := both(8); !want.Allowed {
+				t.Fatal("the first 8 units were refused")
+			}
+			for _, cost := range []int64{5, 5} { // the store's refusal, then the cache's
+				want, got := both(cost)
+				if want.Allowed || got.Allowed || got.Statuses[0] != want.Statuses[0] {
+					t.Fatalf("cost %d: cache %+v, store %+v", cost, got.Statuses[0], want.Statuses[0])
+				}
+			}
+			saved := cache.Stats().RoundTripsSaved
+			for range 3 {
+				clk.Advance(50 * time.Millisecond)
+				want, got := both(5)
+				if got.Statuses[0] != want.Statuses[0] {
+					t.Errorf("at +%v: cache %+v, store %+v", clk.Now().Sub(storetest.NewClock().Now()), got.Statuses[0], want.Statuses[0])
+				}
+				if want.Allowed {
+					break // the store's own wait is over
+				}
+			}
+			if cache.Stats().RoundTripsSaved == saved {
+				t.Error("the cache answered nothing itself")
+			}
+		})
+	}
+}
