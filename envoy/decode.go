@@ -28,9 +28,6 @@ type decoder struct {
 
 type field = yamlcheck.Field
 
-// yamlError turns a yaml.v3 syntax error into a located *Error.
-func yamlError(name string, err error) error { return yamlcheck.SyntaxError(name, err) }
-
 // Bool decodes a boolean as envoyproxy/ratelimit's YAML library (yaml.v2,
 // YAML 1.1) reads one: an unquoted true, yes, on or y is true and false,
 // no, off or n is false, each in lower case, capitalized or upper case. A

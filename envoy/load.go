@@ -113,7 +113,7 @@ func (l *loader) load(name string, data []byte) error {
 			break
 		}
 		if err != nil {
-			d.Errs = append(d.Errs, yamlError(name, err))
+			d.Errs = append(d.Errs, yamlcheck.SyntaxErrorOf(name, data, err))
 			break
 		}
 		doc := &root

@@ -70,6 +70,8 @@ func TestRulesErrorsNameTheirPlace(t *testing.T) {
 		{"nested errors keep their path", head + "    descriptors:\n      - key: path\n        rate_limit: {unit: sec, requests_per_unit: 1}\n",
 			`bad.yaml:6:28: descriptors[0].descriptors[0].rate_limit.unit: "sec" is not one of`},
 		{"an alias", "domain: edge\ndescriptors: &d []\nx: *d\n", `bad.yaml:3:1: x: unknown field`},
+		{"a control character", "domain: edge\ndescriptors:\n  - key: a\x01\n", `bad.yaml:3:11: YAML syntax: control characters are not allowed (U+0001`},
+		{"an alias of no anchor", "domain: edge\ndescriptors:\n  - key: a\n    value: *v\n", `bad.yaml:4:12: YAML syntax: unknown anchor 'v' referenced`},
 	}
 	for _, c := range cases {
 		_, err := envoy.LoadRules("bad.yaml", []byte(c.yaml))

@@ -318,7 +318,7 @@ func Parse(name string, data []byte) (*yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, io.EOF
 		}
-		return nil, syntaxError(name, data, err)
+		return nil, SyntaxErrorOf(name, data, err)
 	}
 	for {
 		var next yaml.Node
@@ -327,7 +327,7 @@ func Parse(name string, data []byte) (*yaml.Node, error) {
 			break
 		}
 		if err != nil {
-			return nil, syntaxError(name, data, err)
+			return nil, SyntaxErrorOf(name, data, err)
 		}
 		if n := content(&next); n.Tag != "!!null" {
 			return nil, &Error{File: name, Line: n.Line, Col: n.Column,
@@ -345,14 +345,19 @@ func content(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// syntaxError is SyntaxError for the error of data, located at the tab
-// that indents its line when one does: YAML indents with spaces only, and
-// yaml.v3 says only that a character "cannot start any token".
-func syntaxError(name string, data []byte, err error) error {
-	e := SyntaxError(name, err)
+// SyntaxErrorOf is SyntaxError for the error of data, always located: an
+// error yaml.v3 reports with no line is located by locate, and one on a
+// line indented with a tab at the tab, since YAML indents with spaces only
+// and yaml.v3 says only that a character "cannot start any token".
+func SyntaxErrorOf(name string, data []byte, err error) error {
+	e := yamlError(name, err)
 	se, ok := e.(*Error)
-	if !ok || se.Line < 1 {
+	if !ok {
 		return e
+	}
+	if se.Line < 1 {
+		locate(se, data)
+		return se
 	}
 	lines := strings.SplitN(string(data), "\n", se.Line+1)
 	if len(lines) < se.Line {
@@ -367,9 +372,9 @@ func syntaxError(name string, data []byte, err error) error {
 	return se
 }
 
-// SyntaxError turns a yaml.v3 error ("yaml: line N: msg") into a located
-// *Error.
-func SyntaxError(name string, err error) error {
+// yamlError turns a yaml.v3 error ("yaml: line N: msg") into an *Error,
+// located at the line yaml.v3 names (column 1), if any.
+func yamlError(name string, err error) error {
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
 		return &Error{File: name, Msg: fmt.Sprint(te.Errors)}

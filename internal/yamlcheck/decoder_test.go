@@ -201,3 +201,35 @@ func TestFloatRefusesWhatIsNoNumber(t *testing.T) {
 		})
 	}
 }
+
+// Every syntax error is located at file:line:col, also those yaml.v3
+// reports with no line: a character YAML does not allow, bytes that are
+// not UTF-8, an alias of no anchor, and any error of the first line.
+func TestSyntaxErrorsAreAlwaysLocated(t *testing.T) {
+	deep := strings.Repeat("[", 10_001) + strings.Repeat("]", 10_001)
+	for _, c := range []struct{ name, yaml, want string }{
+		{"a control character", "a: 1\nbb: x\x01\n",
+			`f.yaml:2:6: YAML syntax: control characters are not allowed (U+0001; in a double-quoted string write it as \x01)`},
+		{"a delete character after a multi-byte one", "a: 1\nb: \"é\x7f\"\n",
+			`f.yaml:2:6: YAML syntax: control characters are not allowed (U+007F; in a double-quoted string write it as \x7f)`},
+		{"a byte that starts no UTF-8 character", "a: 1\nb: 2\nc: \xff\n",
+			"f.yaml:3:4: YAML syntax: invalid leading UTF-8 octet (byte 0xff: save the file as UTF-8)"},
+		{"a UTF-8 character cut short", "a: 1\nb: é\xc3",
+			"f.yaml:2:5: YAML syntax: incomplete UTF-8 octet sequence (byte 0xc3: save the file as UTF-8)"},
+		{"an alias of no anchor", "a: \"*nope\" # *nope\nb: [x *nope, y]\nc: |\n  *nope\nd: [1, *nope]\ne: *nope\n",
+			"f.yaml:5:8: YAML syntax: unknown anchor 'nope' referenced"},
+		{"an alias of no anchor as a key", "a: 1\n*nope : 2\n",
+			"f.yaml:2:1: YAML syntax: unknown anchor 'nope' referenced"},
+		{"an alias of an anchor defined after it", "a: *x\nb: &x 1\n",
+			"f.yaml:1:4: YAML syntax: unknown anchor 'x' referenced"},
+		{"too deep on the first line", "a: " + deep + "\n", "f.yaml:1:1: YAML syntax: exceeded max depth of 10000"},
+		{"an error of the first line", "a: b: c\n", "f.yaml:1:1: YAML syntax: mapping values are not allowed in this context"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := yamlcheck.Parse("f.yaml", []byte(c.yaml))
+			if err == nil || err.Error() != c.want {
+				t.Errorf("error %v\nwant %s", err, c.want)
+			}
+		})
+	}
+}
