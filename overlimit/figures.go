@@ -1,9 +1,12 @@
 package overlimit
 
 import (
+	"math"
 	"math/bits"
+	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 // remainingAt returns the units a check of limit l holds at now, as the
@@ -25,19 +28,53 @@ func remainingAt(l sluice.Limit, cost, remaining, resetAt, now int64) int64 {
 	return max(min(remaining, cost-1), 0)
 }
 
+// retryAtCost returns when the store admits cost of limit l, given that it
+// admits cost0 ≤ cost at retryAt (times in ns since the cache's base, the
+// store's wait a whole number of µs). A bucket (token, leaky, GCRA) needs
+// the cost's difference to refill, (cost-cost0)·W/Q longer: the store
+// rounds that sum up to a µs once, so whole µs of the difference are added
+// (at most 1 µs early, never late); a fixed window admits every cost up to
+// its Quantity at its end, retryAt. For a sliding log or counter retryAt
+// is a lower bound.
+func retryAtCost(l sluice.Limit, cost0, cost, retryAt int64) int64 {
+	switch l.Algorithm() {
+	case sluice.AlgorithmTokenBucket, sluice.AlgorithmLeakyBucket, sluice.AlgorithmGCRA:
+		us, ok := mulDivFloor(cost-cost0, l.Window().Microseconds(), l.Quantity())
+		if !ok {
+			return math.MaxInt64
+		}
+		return algo.AddSat(retryAt, algo.MulSat(us, int64(time.Microsecond)))
+	}
+	return retryAt
+}
+
 // ceilMulDiv returns ⌈a·b/c⌉ for a, b ≥ 0 and c > 0, and false when that
 // does not fit in an int64.
 func ceilMulDiv(a, b, c int64) (int64, bool) {
+	q, r, ok := mulDiv(a, b, c)
+	if ok && r != 0 {
+		q, ok = q+1, q < math.MaxInt64
+	}
+	return q, ok
+}
+
+// mulDivFloor returns ⌊a·b/c⌋ for a, b ≥ 0 and c > 0, and false when that
+// does not fit in an int64.
+func mulDivFloor(a, b, c int64) (int64, bool) {
+	q, _, ok := mulDiv(a, b, c)
+	return q, ok
+}
+
+// mulDiv returns the quotient and remainder of a·b by c for a, b ≥ 0 and
+// c > 0, and false when the quotient does not fit in an int64.
+func mulDiv(a, b, c int64) (q, r int64, ok bool) {
 	hi, lo := bits.Mul64(uint64(a), uint64(b))
 	if hi >= uint64(c) {
-		return 0, false
+		return 0, 0, false
 	}
-	q, r := bits.Div64(hi, lo, uint64(c))
-	if r != 0 {
-		q++
+	uq, ur := bits.Div64(hi, lo, uint64(c))
+	if uq > math.MaxInt64 {
+		return 0, 0, false
 	}
-	if q > 1<<63-1 {
-		return 0, false
-	}
-	return int64(q), true
+	return int64(uq), int64(ur), true
 }

@@ -68,3 +68,57 @@ func TestACachedRefusalStatesTheStoresFigures(t *testing.T) {
 		})
 	}
 }
+
+// A refusal remembered for one cost refuses a larger one too; the wait it
+// states is the larger cost's, as the store states it: a bucket needs
+// (c'-c)·W/Q longer, a fixed window opens for every cost at its end.
+func TestACachedRefusalOfALargerCostStatesItsWait(t *testing.T) {
+	for _, l := range []sluice.Limit{
+		sluice.FixedWindow(10, time.Second),
+		sluice.TokenBucket(10, time.Second),
+		sluice.NewLimit(sluice.AlgorithmGCRA, 10, time.Second),
+		sluice.NewLimit(sluice.AlgorithmLeakyBucket, 10, time.Second).WithMaxWait(200 * time.Millisecond),
+		sluice.NewLimit(sluice.AlgorithmGCRA, 3, time.Second), // 333⅓ms a unit
+	} {
+		t.Run(l.String(), func(t *testing.T) {
+			clk := storetest.NewClock()
+			alone := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
+			behind := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
+			t.Cleanup(func() { alone.Close(); behind.Close() })
+			cache := overlimit.New(behind, overlimit.Options{Clock: clk.Now, MaxAge: time.Hour})
+			plain, cached := sluice.NewLimiter(alone), sluice.NewLimiter(cache)
+			both := func(cost int64) (want, got sluice.Status) {
+				t.Helper()
+				checks := []sluice.Check{{Key: "k", Limit: l, Cost: cost}}
+				w, err1 := allow(plain, context.Background(), checks...)
+				g, err2 := allow(cached, context.Background(), checks...)
+				if err1 != nil || err2 != nil {
+					t.Fatalf("errors: %v, %v", err1, err2)
+				}
+				return w.Statuses[0], g.Statuses[0]
+			}
+			// 1 left, and the smallest cost a queue cannot delay enough.
+			refused := 2 + int64(l.MaxWait())*l.Quantity()/int64(l.Window())
+			both(l.Burst() - 1)
+			if want, _ := both(refused); want.Allowed {
+				t.Fatalf("cost %d was admitted", refused)
+			}
+			saved := cache.Stats().RoundTripsSaved
+			clk.Advance(10 * time.Millisecond)
+			for cost := refused; cost <= l.Burst(); cost++ {
+				want, got := both(cost)
+				// The store rounds the wait of units of 333⅓ms up to a µs
+				// once; the cache adds whole µs to a wait rounded already,
+				// which may be 1µs early.
+				early := want.RetryAfter - got.RetryAfter
+				got.RetryAfter = want.RetryAfter
+				if want.Allowed || got != want || early < 0 || early > time.Microsecond {
+					t.Errorf("cost %d: cache %+v (RetryAfter %v early), store %+v", cost, got, early, want)
+				}
+			}
+			if cache.Stats().RoundTripsSaved == saved {
+				t.Error("the cache answered nothing itself")
+			}
+		})
+	}
+}

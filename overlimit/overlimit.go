@@ -98,8 +98,10 @@ type Stats struct {
 // back with time), refilled since at Quantity per Window for a bucket
 // (token, leaky, GCRA), and always below the cost refused, RetryAfter
 // the time left until the store's deadline rounded up to a microsecond
-// (exact for the cost refused, a lower bound for a larger one, Never for a
-// cost above Burst) and ResetAfter what the store said less the time since.
+// (exact for the cost refused; for a larger one, at most 1 µs late for a
+// bucket, which needs the difference to refill, exact for a fixed window,
+// a lower bound for a sliding log or counter; Never for a cost above
+// Burst) and ResetAfter what the store said less the time since.
 // The other checks were not evaluated and their state is unknown: they are
 // reported Allowed (as far as anyone knows they did not refuse the call)
 // with Remaining and ResetAfter 0. So Decision.Violated names only the
@@ -280,7 +282,8 @@ func (c *Cache) ApplyCached(ctx context.Context, checks []sluice.Check, out []sl
 		for i := range checks {
 			out[i] = sluice.Status{Allowed: true} // not evaluated
 			if l := &looks[i]; l.refuses {
-				retry := ceilMicro(l.retryAt - now)
+				// A full limit admits any cost up to Burst: never later than resetAt.
+				retry := ceilMicro(min(retryAtCost(checks[i].Limit, l.cost, checks[i].Cost, l.retryAt), l.resetAt) - now)
 				out[i] = sluice.Status{
 					Remaining:  remainingAt(checks[i].Limit, l.cost, l.remaining, l.resetAt, now),
 					RetryAfter: retry,

@@ -98,10 +98,10 @@ func TestOverLimitCache(t *testing.T) {
 			calls: []expect{
 				{checks: one(bucket, 8), allowed: true, asked: true},                 // 2 left
 				{checks: one(bucket, 5), asked: true, retry: 300 * time.Millisecond}, // remembered: ≥5
-				{checks: one(bucket, 6), retry: 300 * time.Millisecond},              // ≥5: local
+				{checks: one(bucket, 6), retry: 400 * time.Millisecond},              // ≥5: local, 1 more to refill
 				{checks: one(bucket, 5), retry: 300 * time.Millisecond},              // ≥5: local
 				{checks: one(bucket, 3), asked: true, retry: 100 * time.Millisecond}, // <5: store; now ≥3
-				{checks: one(bucket, 5), retry: 100 * time.Millisecond},              // ≥3: local, sooner
+				{checks: one(bucket, 5), retry: 300 * time.Millisecond},              // ≥3: local
 				{checks: one(bucket, 2), allowed: true, asked: true},                 // <3: store
 				{checks: one(bucket, 2), asked: true, retry: 200 * time.Millisecond}, // 0 left
 			},
