@@ -2,6 +2,7 @@ package overlimit_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -120,5 +121,27 @@ func TestACachedRefusalOfALargerCostStatesItsWait(t *testing.T) {
 				t.Error("the cache answered nothing itself")
 			}
 		})
+	}
+}
+
+// A call the cache refuses may carry a check whose cost exceeds its
+// limit's Burst: the store refuses that check whatever its state, with no
+// wait that helps, and so does the cache, so the call's wait is Never and
+// its violated limits name both.
+func TestACachedRefusalRefusesACostAboveBurstBesideIt(t *testing.T) {
+	r := newCacheRig(t, overlimit.Options{})
+	rps, bulk := sluice.PerSecond(1), sluice.TokenBucket(5, time.Minute).Named("bulk")
+	r.allow(t, sluice.Check{Key: "k", Limit: rps, Cost: 1})
+	r.allow(t, sluice.Check{Key: "k", Limit: rps, Cost: 1}) // refused and remembered
+	batch := []sluice.Check{{Key: "k", Limit: rps, Cost: 1}, {Key: "k", Limit: bulk, Cost: 6}}
+	d, asked := r.allow(t, batch...)
+	if asked {
+		t.Fatal("the store was asked")
+	}
+	if d.Allowed || d.RetryAfter != sluice.Never || !slices.Equal(d.Violated, []string{"per-second", "bulk"}) {
+		t.Errorf("cached decision: allowed %v, RetryAfter %v, violated %v; want refused, Never, [per-second bulk]", d.Allowed, d.RetryAfter, d.Violated)
+	}
+	if st := d.Statuses[1]; st.Allowed || st.RetryAfter != sluice.Never {
+		t.Errorf("bulk's status %+v, want refused with RetryAfter Never", st)
 	}
 }

@@ -102,11 +102,12 @@ type Stats struct {
 // bucket, which needs the difference to refill, exact for a fixed window,
 // a lower bound for a sliding log or counter; Never for a cost above
 // Burst) and ResetAfter what the store said less the time since.
-// The other checks were not evaluated and their state is unknown: they are
-// reported Allowed (as far as anyone knows they did not refuse the call)
-// with Remaining and ResetAfter 0. So Decision.Violated names only the
-// remembered limits, and the Decision's limit and numbers are a remembered
-// limit's.
+// A check whose cost exceeds its Burst is refused with RetryAfter Never, as
+// the store refuses it whatever its state. The other checks were not
+// evaluated and their state is unknown: they are reported Allowed (as far
+// as anyone knows they did not refuse the call) with Remaining and
+// ResetAfter 0. So Decision.Violated names only those limits and the
+// remembered ones, and the Decision's limit and numbers are one of theirs.
 //
 // Capacity that comes back other than with time must be reported: call
 // Invalidate(key) after a refund, and Reset after a configuration change.
@@ -281,6 +282,9 @@ func (c *Cache) ApplyCached(ctx context.Context, checks []sluice.Check, out []sl
 	if refused && !peek {
 		for i := range checks {
 			out[i] = sluice.Status{Allowed: true} // not evaluated
+			if checks[i].Cost > checks[i].Limit.Burst() {
+				out[i] = sluice.Status{RetryAfter: sluice.Never} // refused whatever its state
+			}
 			if l := &looks[i]; l.refuses {
 				// A full limit admits any cost up to Burst: never later than resetAt.
 				retry := ceilMicro(min(retryAtCost(checks[i].Limit, l.cost, checks[i].Cost, l.retryAt), l.resetAt) - now)
