@@ -30,16 +30,16 @@ func (d *decoder) keysFile(n *yaml.Node, path string) []rawKey {
 		return nil // an empty file: no keys
 	}
 	if err != nil {
-		d.Errs = append(d.Errs, err)
+		d.Add(err)
 		return nil
 	}
 	kd := &decoder{Decoder: &yamlcheck.Decoder{File: path}, leases: d.leases, leaseAuto: d.leaseAuto}
 	if kd.unexpanded(doc, ""); len(kd.Errs) > 0 {
-		d.Errs = append(d.Errs, kd.Errs...)
+		d.Merge(kd.Decoder)
 		return nil
 	}
 	keys := kd.keys(doc, "")
-	d.Errs = append(d.Errs, kd.Errs...)
+	d.Merge(kd.Decoder)
 	for i := range keys {
 		keys[i].file = path
 	}

@@ -56,7 +56,7 @@ func Parse(name string, data []byte) (*Config, error) {
 	}
 	d := &decoder{Decoder: &yamlcheck.Decoder{File: name}, leases: map[string]string{}, leaseAuto: &[]leaseAt{}}
 	if d.unexpanded(doc, ""); len(d.Errs) > 0 {
-		return nil, errors.Join(d.Errs...)
+		return nil, d.Err()
 	}
 	c := &Config{File: name, Listen: ":8080", DocsPath: "/docs", HealthPath: "/healthz",
 		Policy: &httplimit.Policy{}, Keys: map[[32]byte]*Key{},
@@ -127,7 +127,7 @@ func Parse(name string, data []byte) (*Config, error) {
 	d.resolveNotify(c)
 	if len(d.Errs) > 0 {
 		inFileOrder(name, d.Errs)
-		return nil, errors.Join(d.Errs...)
+		return nil, d.Err()
 	}
 	return c, nil
 }

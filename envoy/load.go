@@ -113,7 +113,7 @@ func (l *loader) load(name string, data []byte) error {
 			break
 		}
 		if err != nil {
-			d.Errs = append(d.Errs, yamlcheck.SyntaxErrorOf(name, data, err))
+			d.Add(yamlcheck.SyntaxErrorOf(name, data, err))
 			break
 		}
 		doc := &root
@@ -131,7 +131,7 @@ func (l *loader) load(name string, data []byte) error {
 	if docs == 0 && len(d.Errs) == 0 {
 		d.Errorf(nil, "", "no domain (see examples/envoy/ratelimit-config.yaml)")
 	}
-	return errors.Join(d.Errs...)
+	return d.Err()
 }
 
 // domain decodes one document: a domain and its descriptors.

@@ -17,13 +17,16 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// MaxErrors bounds how many problems one Decoder reports.
+// MaxErrors bounds how many problems one Decoder lists; those past it are
+// counted, and Err says how many.
 const MaxErrors = 50
 
-// Decoder collects the problems of one file.
+// Decoder collects the problems of one file: the first MaxErrors in Errs,
+// and a count of the rest.
 type Decoder struct {
 	File string
 	Errs []error
+	more int // problems past MaxErrors
 }
 
 // Field decodes the value of one key of a mapping; path names it.
@@ -31,18 +34,39 @@ type Field func(n *yaml.Node, path string)
 
 // Errorf records a problem at n (nil: no single place).
 func (d *Decoder) Errorf(n *yaml.Node, path, format string, args ...any) {
-	if len(d.Errs) >= MaxErrors {
-		return
-	}
 	e := &Error{File: d.File, Path: path, Msg: fmt.Sprintf(format, args...)}
 	if n != nil {
 		e.Line, e.Col = n.Line, n.Column
 	}
-	d.Errs = append(d.Errs, e)
+	d.Add(e)
 }
 
-// Err returns the problems recorded, joined, or nil.
-func (d *Decoder) Err() error { return errors.Join(d.Errs...) }
+// Add records problems already made, such as another file's.
+func (d *Decoder) Add(errs ...error) {
+	for _, err := range errs {
+		if len(d.Errs) >= MaxErrors {
+			d.more++
+			continue
+		}
+		d.Errs = append(d.Errs, err)
+	}
+}
+
+// Merge records the problems of o, those it only counted included.
+func (d *Decoder) Merge(o *Decoder) {
+	d.Add(o.Errs...)
+	d.more += o.more
+}
+
+// Err returns the problems listed, joined, followed by one that says how
+// many more were found, if any; or nil.
+func (d *Decoder) Err() error {
+	if d.more == 0 {
+		return errors.Join(d.Errs...)
+	}
+	more := &Error{File: d.File, Msg: fmt.Sprintf("and %d more problems, not listed (only the first %d are)", d.more, MaxErrors)}
+	return errors.Join(append(slices.Clip(d.Errs), error(more))...)
+}
 
 // Mapping decodes the mapping n by its known fields. Unknown and duplicate
 // keys are errors; a null (or nil) node is an empty mapping. It reports

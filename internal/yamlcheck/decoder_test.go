@@ -233,3 +233,27 @@ func TestSyntaxErrorsAreAlwaysLocated(t *testing.T) {
 		})
 	}
 }
+
+// A Decoder lists at most MaxErrors problems, and says how many more it
+// found rather than dropping them without a word.
+func TestProblemsPastTheMostAreCounted(t *testing.T) {
+	d := &yamlcheck.Decoder{File: "f.yaml"}
+	for i := range yamlcheck.MaxErrors + 12 {
+		d.Errorf(nil, "x", "problem %d", i)
+	}
+	errs := yamlcheck.Errors(d.Err())
+	if len(errs) != yamlcheck.MaxErrors+1 {
+		t.Fatalf("%d errors, want %d and a count of the rest", len(errs), yamlcheck.MaxErrors+1)
+	}
+	want := "f.yaml: and 12 more problems, not listed (only the first 50 are)"
+	if got := errs[len(errs)-1].Error(); got != want {
+		t.Errorf("last error %q, want %q", got, want)
+	}
+	full := &yamlcheck.Decoder{File: "f.yaml"}
+	for i := range yamlcheck.MaxErrors {
+		full.Errorf(nil, "x", "problem %d", i)
+	}
+	if n := len(yamlcheck.Errors(full.Err())); n != yamlcheck.MaxErrors {
+		t.Errorf("%d errors of exactly %d problems", n, yamlcheck.MaxErrors)
+	}
+}
