@@ -35,9 +35,11 @@ type Degradation struct {
 	// Expensive, Critical and Health are ServeMux patterns of the endpoint
 	// classes: expensive ones are refused from level 1, writes not critical
 	// from level 2, everything but health from level 3. Hosts match in any
-	// case and without the root dot; a path with escapes is expensive when
-	// either its escaped or its decoded reading matches, critical or health
-	// only when both do.
+	// case and without the root dot. A request is expensive when any
+	// spelling of it that upstreams serve as a pattern's matches it: its
+	// escaped or decoded path, without a trailing slash or path parameters,
+	// in any case, its method in any case. It is critical or health only as
+	// written: when both readings of an escaped path match.
 	Expensive, Critical, Health []string
 }
 

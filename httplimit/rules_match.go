@@ -121,32 +121,13 @@ func (ru *rule) matchesReadings(p, escaped, plain string, m *pathMatch) (int, bo
 	return 0, false
 }
 
-// withoutParams returns the cleaned path p without its segments' path
-// parameters (";" and what follows it in a segment), cleaned again, as
-// Tomcat, Jetty and Spring route it: /v1/login;jsessionid=1 is /v1/login,
-// and /v1/x/..;/login is /v1/login. It is p itself when p has none.
-func withoutParams(p string) string {
-	if strings.IndexByte(p, ';') < 0 {
-		return p
-	}
-	b := make([]byte, 0, len(p))
-	for seg := range strings.SplitSeq(p[1:], "/") {
-		seg, _, _ = strings.Cut(seg, ";")
-		b = append(append(b, '/'), seg...)
-	}
-	return routes.CleanPath(string(b))
-}
+// withoutParams is routes.WithoutParams: /v1/login;jsessionid=1 and
+// /v1/x/..;/login are /v1/login to Tomcat, Jetty and Spring.
+func withoutParams(p string) string { return routes.WithoutParams(p) }
 
-// unslashed returns the cleaned path p without its trailing slash, and
-// whether it had one ("/" has none to lose): the path that Express (not
-// strict), Rails, Laravel and ASP.NET Core serve p as, so that a client
-// adding a slash to a path escapes no rule of it.
-func unslashed(p string) (string, bool) {
-	if len(p) > 1 && p[len(p)-1] == '/' {
-		return p[:len(p)-1], true
-	}
-	return "", false
-}
+// unslashed is routes.Unslashed: a client adding a slash to a path escapes
+// no rule of it.
+func unslashed(p string) (string, bool) { return routes.Unslashed(p) }
 
 // matchesPath reports whether the cleaned path p, escaped or not (see
 // pathPattern.match), is the rule's, and which of its patterns matched

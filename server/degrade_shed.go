@@ -38,7 +38,9 @@ func isWrite(method string) bool {
 // the endpoints of class expensive, level 2 (high) and above every write
 // (a method other than GET, HEAD, OPTIONS and TRACE) but those of class
 // critical, level 3 (critical) everything but the endpoints of class
-// health. A nil r is a decision API check that describes no endpoint
+// health. An endpoint is expensive however r spells it (routes.Mux's
+// MatchesAny: shedding more is safe); critical and health, exceptions to
+// shedding, only as written (MatchesAll). A nil r is a decision API check that describes no endpoint
 // (neither a method nor a path): no class is its, so only level 3, which
 // serves nothing but health checks, refuses it. Without a degradation
 // section, and at level 0, nothing is shed.

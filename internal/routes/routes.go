@@ -38,13 +38,17 @@ type Mux struct {
 	// ServeMux work out which methods would have matched (for a 405 it
 	// never sends here): six allocations per request.
 	catchAll bool
+	// lower holds the patterns with their paths in lower case, once some
+	// pattern's path has an upper-case letter (nil: mux serves for them),
+	// for MatchesAny's spellings in lower case.
+	lower *http.ServeMux
 }
 
 // Handle adds pattern. It returns an error for a pattern that ServeMux
 // refuses, alone or beside one added before; a pattern that is one added
 // before once its host is in lower case names the same routes and is not
 // added again.
-func (m *Mux) Handle(pattern string) (err error) {
+func (m *Mux) Handle(pattern string) error {
 	lp := LowerHost(pattern)
 	if m.registered[lp] {
 		return nil
@@ -58,12 +62,10 @@ func (m *Mux) Handle(pattern string) (err error) {
 		m.catchAll, m.registered[lp] = false, true // handed to Handle now
 		return nil
 	}
-	defer func() { // ServeMux panics on invalid or conflicting patterns
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
-		}
-	}()
-	m.mux.Handle(lp, http.NotFoundHandler())
+	if err := handle(m.mux, lp); err != nil {
+		return err
+	}
+	m.handleLower(lp)
 	if i, j := HostSpan(lp); j > i {
 		m.hosts = true
 	}
@@ -111,15 +113,16 @@ func (m *Mux) MatchesAll(r *http.Request) bool {
 	return d == nil || m.Pattern(d) != ""
 }
 
-// MatchesAny reports whether r matches a pattern under either reading of
-// its path (see Decoded): what may refuse a request, so that no spelling of
-// a path escapes a refusal its other reading gets.
-func (m *Mux) MatchesAny(r *http.Request) bool {
-	if m.Pattern(r) != "" {
-		return true
-	}
-	d := Decoded(r)
-	return d != nil && m.Pattern(d) != ""
+// handle adds pattern p to mux, returning ServeMux's refusal of it as an
+// error.
+func handle(mux *http.ServeMux, p string) (err error) {
+	defer func() { // ServeMux panics on invalid or conflicting patterns
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	mux.Handle(p, http.NotFoundHandler())
+	return nil
 }
 
 // Decoded returns a copy of r whose path is r's decoded and cleaned (see

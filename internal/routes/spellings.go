@@ -1,0 +1,159 @@
+package routes
+
+import (
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// Spellings of a path. Upstreams serve some requests whose paths differ
+// as one resource: Express (not strict), Rails, Laravel and ASP.NET Core
+// without a trailing slash (Unslashed); Tomcat, Jetty and Spring without
+// path parameters (WithoutParams); Express (by default) and ASP.NET Core
+// in any case; Django with a method in any case. What refuses or charges
+// an endpoint counts them all (MatchesAny), so that no client escapes it
+// by respelling.
+
+// WithoutParams returns the cleaned path p without its segments' path
+// parameters (";" and what follows it in a segment), cleaned again, as
+// Tomcat, Jetty and Spring route it: /v1/login;jsessionid=1 is /v1/login,
+// and /v1/x/..;/login is /v1/login. It is p itself, allocating nothing,
+// when p has none.
+func WithoutParams(p string) string {
+	if strings.IndexByte(p, ';') < 0 {
+		return p
+	}
+	b := make([]byte, 0, len(p))
+	for seg := range strings.SplitSeq(p[1:], "/") {
+		seg, _, _ = strings.Cut(seg, ";")
+		b = append(append(b, '/'), seg...)
+	}
+	return CleanPath(string(b))
+}
+
+// Unslashed returns the cleaned path p without its trailing slash, and
+// whether it had one ("/" has none to lose; "" when it has none): the
+// path that Express (not strict), Rails, Laravel and ASP.NET Core serve p
+// as.
+func Unslashed(p string) (string, bool) {
+	if len(p) > 1 && p[len(p)-1] == '/' {
+		return p[:len(p)-1], true
+	}
+	return "", false
+}
+
+// lowerPath returns the ServeMux pattern p with its path in lower case
+// (its method and host as they are).
+func lowerPath(p string) string {
+	_, j := HostSpan(p)
+	return p[:j] + strings.ToLower(p[j:])
+}
+
+// handleLower adds the pattern p (as registered) to m.lower, in lower
+// case. m.lower is made when a first pattern has an upper-case letter in
+// its path, with the patterns added before; until then m.mux serves for
+// it. A pattern that ServeMux refuses in lower case beside another is
+// matched in its own case only.
+func (m *Mux) handleLower(p string) {
+	lp := lowerPath(p)
+	if m.lower == nil {
+		if lp == p {
+			return
+		}
+		m.lower = http.NewServeMux()
+		m.lower.Handle("/", http.NotFoundHandler())
+		for _, q := range slices.Sorted(maps.Keys(m.registered)) {
+			if q != p && q != "/" {
+				handleQuietly(m.lower, lowerPath(q))
+			}
+		}
+	}
+	if lp != "/" {
+		handleQuietly(m.lower, lp)
+	}
+}
+
+// handleQuietly adds pattern p to mux, unless ServeMux refuses it.
+func handleQuietly(mux *http.ServeMux, p string) {
+	defer func() { recover() }()
+	mux.Handle(p, http.NotFoundHandler())
+}
+
+// matchesLower reports whether the request r, whose path is in lower
+// case, matches a pattern in lower case.
+func (m *Mux) matchesLower(r *http.Request) bool {
+	if m.lower == nil {
+		return m.Pattern(r) != ""
+	}
+	if m.hosts {
+		if h := matchedHost(r.Host); h != r.Host {
+			r2 := *r
+			r2.Host = h
+			r = &r2
+		}
+	}
+	_, p := m.lower.Handler(r)
+	return p != "" && (p != "/" || !m.catchAll)
+}
+
+// MatchesAny reports whether r matches a pattern under some spelling of
+// it that an upstream serves as the same request: what may refuse a
+// request, so that no spelling of it escapes a refusal. The spellings are
+// r's path as ServeMux reads it and decoded (see Decoded), each without a
+// trailing slash (see Unslashed), without path parameters (see
+// WithoutParams), and in lower case against the patterns' paths in lower
+// case; r's method in any case. A request spelled as ServeMux routes it,
+// its path clean and in lower case, is matched once.
+func (m *Mux) MatchesAny(r *http.Request) bool {
+	if m == nil || m.mux == nil {
+		return false
+	}
+	if up := strings.ToUpper(r.Method); up != r.Method {
+		r2 := *r
+		r2.Method = up
+		r = &r2
+	}
+	if m.Pattern(r) != "" {
+		return true
+	}
+	if r.URL == nil {
+		return false
+	}
+	if d := Decoded(r); d != nil && m.Pattern(d) != "" {
+		return true
+	}
+	p := CleanPath(r.URL.Path)
+	plain := WithoutParams(p)
+	for i, rp := range [...]string{p, plain} {
+		if i > 0 && rp == p {
+			break // no parameters: p again
+		}
+		if i > 0 && m.Pattern(withPath(r, rp)) != "" {
+			return true
+		}
+		if u, ok := Unslashed(rp); ok && m.Pattern(withPath(r, u)) != "" {
+			return true
+		}
+		lp := strings.ToLower(rp)
+		if lp == rp && m.lower == nil {
+			continue // matched above, in the same case
+		}
+		if m.matchesLower(withPath(r, lp)) {
+			return true
+		}
+		if u, ok := Unslashed(lp); ok && m.matchesLower(withPath(r, u)) {
+			return true
+		}
+	}
+	return false
+}
+
+// withPath returns a copy of r whose path is p, decoded and cleaned.
+func withPath(r *http.Request, p string) *http.Request {
+	u := *r.URL
+	u.Path, u.RawPath = p, ""
+	r2 := *r
+	r2.URL = &u
+	return &r2
+}

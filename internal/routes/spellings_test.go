@@ -1,0 +1,91 @@
+package routes
+
+import (
+	"net/http/httptest"
+	"testing"
+)
+
+// MatchesAny counts every spelling that upstreams serve as a pattern's
+// request: a method in any case, a trailing slash, path parameters, the
+// path in any case (against patterns whose paths have upper-case letters
+// too), and an escaped path's decoded reading.
+func TestMuxMatchesAnySpelling(t *testing.T) {
+	var m Mux
+	for _, p := range []string{"POST /api/generate", "GET /Reports/{id}", "PUT api.example.com/v1/Bulk/{$}"} {
+		if err := m.Handle(p); err != nil {
+			t.Fatalf("Handle(%q): %v", p, err)
+		}
+	}
+	for _, c := range []struct {
+		method, target string
+		want           bool
+	}{
+		{"POST", "/api/generate", true},
+		{"post", "/api/generate", true},
+		{"POST", "/api/generate/", true},
+		{"POST", "/api/generate;x=1", true},
+		{"POST", "/api/generate;x=1/", true},
+		{"POST", "/x/..;/api/generate", true},
+		{"POST", "/API/Generate", true},
+		{"POST", "/Api/Generate;v=2/", true},
+		{"POST", "/api%2Fgenerate", true},
+		{"GET", "/reports/7", true},
+		{"GET", "/REPORTS/7/", true},
+		{"head", "/Reports/7", true},
+		{"PUT", "http://API.example.com/V1/BULK/", true},
+		{"PUT", "http://api.example.com/v1/bulk", true},
+		{"POST", "/api/generated", false},
+		{"POST", "/api/generate/x", false},
+		{"GET", "/api/generate", false},
+		{"PUT", "http://other.example.com/v1/bulk/", false},
+		{"GET", "/other", false},
+	} {
+		if got := m.MatchesAny(httptest.NewRequest(c.method, c.target, nil)); got != c.want {
+			t.Errorf("%s %s: MatchesAny %v, want %v", c.method, c.target, got, c.want)
+		}
+	}
+}
+
+// Patterns that ServeMux refuses side by side once in lower case are each
+// matched in their own case, and the first added also in lower case; "/"
+// handed to Handle matches every spelling.
+func TestMuxPatternsThatMeetInLowerCase(t *testing.T) {
+	var m Mux
+	for _, p := range []string{"GET /a/{x}", "GET /A/{y}"} {
+		if err := m.Handle(p); err != nil {
+			t.Fatalf("Handle(%q): %v", p, err)
+		}
+	}
+	for _, target := range []string{"/a/1", "/A/1", "/a/1/"} {
+		if !m.MatchesAny(httptest.NewRequest("GET", target, nil)) {
+			t.Errorf("GET %s: not matched", target)
+		}
+	}
+	var root Mux
+	root.Handle("/Static/")
+	root.Handle("/")
+	if !root.MatchesAny(httptest.NewRequest("POST", "/ANYTHING/", nil)) {
+		t.Error(`"/" handed to Handle: POST /ANYTHING/ not matched`)
+	}
+	var none Mux
+	none.Handle("/Static/")
+	if none.MatchesAny(httptest.NewRequest("GET", "/other", nil)) {
+		t.Error("GET /other matched /Static/")
+	}
+	if !none.MatchesAny(httptest.NewRequest("GET", "/static/x", nil)) {
+		t.Error("GET /static/x: not matched by /Static/")
+	}
+}
+
+func TestWithoutParamsAndUnslashed(t *testing.T) {
+	for in, want := range map[string]string{"/a": "/a", "/a;x": "/a", "/a;x/b;y=1/": "/a/b/", "/x/..;/a": "/a", "/;/": "/"} {
+		if got := WithoutParams(in); got != want {
+			t.Errorf("WithoutParams(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{"/": "", "/a": "", "/a/": "/a", "/a/b/": "/a/b"} {
+		if got, ok := Unslashed(in); got != want || ok != (want != "") {
+			t.Errorf("Unslashed(%q) = %q, %v, want %q", in, got, ok, want)
+		}
+	}
+}
