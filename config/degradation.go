@@ -62,7 +62,7 @@ func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 				d.Errorf(n, p, "%v: give an interval from 10ms to 1m", g.Interval)
 			}
 		},
-		"min_dwell":   func(n *yaml.Node, p string) { g.Controller.MinDwell = d.Duration(n, p) },
+		"min_dwell":   func(n *yaml.Node, p string) { g.Controller.MinDwell = d.minDwell(n, p) },
 		"min_answers": func(n *yaml.Node, p string) { g.Controller.MinAnswers = d.Int(n, p, 1, 1<<40) },
 		"factor":      func(n *yaml.Node, p string) { g.Factor = d.Float(n, p, 0.001, 1) },
 		"factor_max_window": func(n *yaml.Node, p string) {
@@ -71,7 +71,7 @@ func (d *decoder) degradation(n *yaml.Node, path string, g *Degradation) {
 				d.Errorf(n, p, "%v: give a window of at least 1s (744h scales monthly quotas too)", g.FactorMaxWindow)
 			}
 		},
-		"retry_after": func(n *yaml.Node, p string) { g.RetryAfter = d.Duration(n, p) },
+		"retry_after": func(n *yaml.Node, p string) { g.RetryAfter = d.retryAfter(n, p) },
 		"stale_for":   func(n *yaml.Node, p string) { g.StaleFor = d.durationOrNone(n, p) },
 		"levels": func(n *yaml.Node, path string) {
 			var enterAt [3]map[string]*yaml.Node
