@@ -28,6 +28,28 @@ func remainingAt(l sluice.Limit, cost, remaining, resetAt, now int64) int64 {
 	return max(min(remaining, cost-1), 0)
 }
 
+// fitsAt returns the status the store would give at now, as a peek, of a
+// check of cost of limit l beside a refusal, from what the cache remembers
+// of l (l.known, not refusing): its units, counted as remainingAt counts
+// them, all of Burst once resetAt has passed, and the time until then. When
+// those do not cover cost, the store would refuse the check after a wait
+// the cache does not know: the check is reported not evaluated (Allowed,
+// with Remaining and ResetAfter 0).
+func fitsAt(l sluice.Limit, cost int64, k *lookup, now int64) sluice.Status {
+	capped := k.cost
+	if capped == 0 { // a check that fitted: no cost it was refused at
+		capped = l.Burst() + 1
+	}
+	remaining := l.Burst()
+	if now < k.resetAt {
+		remaining = remainingAt(l, capped, k.remaining, k.resetAt, now)
+	}
+	if cost > remaining {
+		return sluice.Status{Allowed: true}
+	}
+	return sluice.Status{Allowed: true, Remaining: remaining, ResetAfter: ceilMicro(k.resetAt - now)}
+}
+
 // retryAtCost returns when the store admits cost of limit l, given that it
 // admits cost0 ≤ cost at retryAt (times in ns since the cache's base, the
 // store's wait a whole number of µs). A bucket (token, leaky, GCRA) needs

@@ -145,3 +145,36 @@ func TestACachedRefusalRefusesACostAboveBurstBesideIt(t *testing.T) {
 		t.Errorf("bulk's status %+v, want refused with RetryAfter Never", st)
 	}
 }
+
+// A call the cache refuses states, for the checks beside the remembered
+// one, what the store said of them when it refused the same call (the
+// figures of a peek), as they stand now: a per-day quota is not told as
+// spent because another limit refused.
+func TestACachedRefusalStatesTheFiguresOfTheChecksBesideIt(t *testing.T) {
+	clk := storetest.NewClock()
+	alone := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
+	behind := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
+	t.Cleanup(func() { alone.Close(); behind.Close() })
+	cache := overlimit.New(behind, overlimit.Options{Clock: clk.Now})
+	plain, cached := sluice.NewLimiter(alone), sluice.NewLimiter(cache)
+	batch := []sluice.Check{
+		{Key: "k", Limit: sluice.PerSecond(1), Cost: 1},
+		{Key: "k", Limit: sluice.FixedWindow(1000, 24*time.Hour).Named("per-day"), Cost: 1},
+		{Key: "k", Limit: sluice.TokenBucket(10, time.Second).Named("bucket"), Cost: 2},
+		{Key: "global", Limit: sluice.NewLimit(sluice.AlgorithmSlidingLog, 100, time.Minute).Named("global"), Cost: 1},
+	}
+	for i, advance := range []time.Duration{0, 0, 100 * time.Millisecond, 300 * time.Millisecond, 200 * time.Millisecond} {
+		clk.Advance(advance)
+		want, err1 := allow(plain, context.Background(), batch...)
+		got, err2 := allow(cached, context.Background(), batch...)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("errors: %v, %v", err1, err2)
+		}
+		if !slices.Equal(got.Statuses, want.Statuses) {
+			t.Errorf("call %d: cache %+v\nstore %+v", i+1, got.Statuses, want.Statuses)
+		}
+	}
+	if cache.Stats().RoundTripsSaved != 3 {
+		t.Errorf("the cache answered %d calls itself, want 3", cache.Stats().RoundTripsSaved)
+	}
+}

@@ -24,8 +24,8 @@ const DefaultMaxAge = time.Second
 
 // Options configures a Cache. The zero value means the defaults.
 type Options struct {
-	// MaxEntries bounds the denials remembered, DefaultMaxEntries (65,536)
-	// when ≤ 0. A denial holds a copy of its key and of its limit, about
+	// MaxEntries bounds the denials remembered, with the checks that fitted
+	// beside them, DefaultMaxEntries (65,536) when ≤ 0. A denial holds a copy of its key and of its limit, about
 	// 300 bytes beside the key: some 25 MB at the default bound for keys
 	// of 80 bytes, up to some 90 MB for keys of sluice.MaxKeyLen. A full
 	// cache first forgets expired denials, then the ones that expire
@@ -49,8 +49,9 @@ type Options struct {
 type Stats struct {
 	// RoundTripsSaved counts calls refused without asking the store.
 	RoundTripsSaved int64
-	// Entries is the number of denials remembered now, expired ones that
-	// have not been swept yet included.
+	// Entries is the number of denials remembered now, with the checks
+	// that fitted beside them, expired ones that have not been swept yet
+	// included.
 	Entries int
 	// Evictions counts live denials forgotten to make room.
 	Evictions int64
@@ -103,11 +104,16 @@ type Stats struct {
 // a lower bound for a sliding log or counter; Never for a cost above
 // Burst) and ResetAfter what the store said less the time since.
 // A check whose cost exceeds its Burst is refused with RetryAfter Never, as
-// the store refuses it whatever its state. The other checks were not
-// evaluated and their state is unknown: they are reported Allowed (as far
-// as anyone knows they did not refuse the call) with Remaining and
-// ResetAfter 0. So Decision.Violated names only those limits and the
-// remembered ones, and the Decision's limit and numbers are one of theirs.
+// the store refuses it whatever its state. A check that fitted beside a
+// refusal the store gave (a per-day quota beside a per-second limit that
+// refused) is remembered with the refusal, and reported Allowed with the
+// figures the store gave of it, counted as the remembered check's
+// Remaining and ResetAfter are, as long as they cover its cost. The other
+// checks were not evaluated and their state is unknown: they are reported
+// Allowed (as far as anyone knows they did not refuse the call) with
+// Remaining and ResetAfter 0. So Decision.Violated names only the
+// remembered limits and those of a cost above Burst, and the Decision's
+// limit and numbers are one of theirs.
 //
 // Capacity that comes back other than with time must be reported: call
 // Invalidate(key) after a refund, and Reset after a configuration change.
@@ -150,7 +156,9 @@ type shard struct {
 type denials struct{ list []denial }
 
 // denial is one remembered refusal: cost ≥ cost of limit is refused before
-// until. Times are ns since the cache's base.
+// until. One of cost 0 refuses nothing: it keeps, until then, the figures
+// the store gave of a check that fitted beside a refusal. Times are ns since
+// the cache's base.
 type denial struct {
 	limit     sluice.Limit
 	cost      int64
@@ -246,9 +254,10 @@ func (c *Cache) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 // lookup is what the cache knows of one check before the call.
 type lookup struct {
 	epoch            uint64 // its shard's epoch
-	seen             bool   // a live denial for its key and limit name exists
+	seen             bool   // a live entry for its key and limit name exists
+	known            bool   // and it is for this limit: the fields below are its
 	refuses          bool   // and it refuses this check
-	cost, remaining  int64  // the denial's
+	cost, remaining  int64
 	retryAt, resetAt int64
 }
 
@@ -284,6 +293,8 @@ func (c *Cache) ApplyCached(ctx context.Context, checks []sluice.Check, out []sl
 			out[i] = sluice.Status{Allowed: true} // not evaluated
 			if checks[i].Cost > checks[i].Limit.Burst() {
 				out[i] = sluice.Status{RetryAfter: sluice.Never} // refused whatever its state
+			} else if l := &looks[i]; l.known && !l.refuses {
+				out[i] = fitsAt(checks[i].Limit, checks[i].Cost, l, now)
 			}
 			if l := &looks[i]; l.refuses {
 				// A full limit admits any cost up to Burst: never later than resetAt.
@@ -339,10 +350,10 @@ func (c *Cache) lookup(ch *sluice.Check, now int64) lookup {
 		return l
 	}
 	l.seen = true
-	// A remembered limit is never a shadow one, so equality implies enforcing.
-	if d.limit == ch.Limit && ch.Cost >= d.cost {
-		l.refuses, l.retryAt, l.resetAt = true, d.retryAt, d.resetAt
-		l.cost, l.remaining = d.cost, d.remaining
+	if d.limit == ch.Limit {
+		l.known, l.cost, l.remaining, l.retryAt, l.resetAt = true, d.cost, d.remaining, d.retryAt, d.resetAt
+		// A denial's limit is never a shadow one, so equality implies enforcing.
+		l.refuses = d.cost > 0 && ch.Cost >= d.cost
 	}
 	return l
 }
@@ -357,7 +368,10 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 		ch, st := &checks[i], &out[i]
 		deny := !st.Allowed && !ch.Limit.Shadow() && ch.Cost > 0 && st.RetryAfter > 0 && st.RetryAfter != sluice.Never &&
 			ch.Limit.Algorithm() != sluice.AlgorithmConcurrency
-		if !deny && !looks[i].seen {
+		// A check that fits beside a refusal is told as a peek: remember its
+		// figures for the refusals the cache repeats.
+		view := !admitted && !deny && st.Allowed && ch.Cost > 0 && ch.Limit.Algorithm() != sluice.AlgorithmConcurrency
+		if !deny && !view && !looks[i].seen {
 			continue
 		}
 		sh := c.shard(ch.Key)
@@ -372,7 +386,7 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 				until:     algo.AddSat(sent, min(r-r>>10-int64(time.Microsecond), c.maxAge)),
 				retryAt:   algo.AddSat(sent, r),
 				resetAt:   algo.AddSat(sent, max(int64(st.ResetAfter), r)),
-			})
+			}, true)
 		case !deny:
 			if ds := sh.keys[ch.Key]; ds != nil {
 				if j := ds.find(ch.Limit.ID()); j >= 0 {
@@ -383,17 +397,28 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 					}
 				}
 			}
+			if view && sh.epoch == looks[i].epoch {
+				c.remember(sh, ch, sent, denial{
+					limit:     ch.Limit,
+					remaining: st.Remaining,
+					until:     algo.AddSat(sent, c.maxAge),
+					resetAt:   algo.AddSat(sent, int64(st.ResetAfter)),
+				}, false)
+			}
 		}
 		sh.mu.Unlock()
 	}
 }
 
-// remember stores d for ch's key, replacing the denial for the same limit
-// name, making room if the shard is full. sh.mu is held.
-func (c *Cache) remember(sh *shard, ch *sluice.Check, now int64, d denial) {
+// remember stores d for ch's key, making room if the shard is full. It
+// replaces the entry for the same limit name if replace is set, and leaves
+// it otherwise. sh.mu is held.
+func (c *Cache) remember(sh *shard, ch *sluice.Check, now int64, d denial, replace bool) {
 	if ds := sh.keys[ch.Key]; ds != nil {
 		if j := ds.find(ch.Limit.ID()); j >= 0 {
-			ds.list[j] = d
+			if replace {
+				ds.list[j] = d
+			}
 			return
 		}
 	}

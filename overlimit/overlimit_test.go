@@ -184,7 +184,9 @@ func TestOverLimitCache(t *testing.T) {
 }
 
 // The statuses of a call refused by the cache: the remembered check's are
-// exact; the others were not evaluated and say so as plainly as a Status can.
+// exact, and so are those the store gave of a check beside it (999 of the
+// day left, full at midnight); a check the cache knows nothing of was not
+// evaluated and says so as plainly as a Status can.
 func TestOverLimitCacheRefusedBatchStatuses(t *testing.T) {
 	r := newCacheRig(t, overlimit.Options{})
 	perSecond, perDay := sluice.PerSecond(1), sluice.FixedWindow(1000, 24*time.Hour)
@@ -192,6 +194,7 @@ func TestOverLimitCacheRefusedBatchStatuses(t *testing.T) {
 	r.allow(t, batch...)
 	stored, _ := r.allow(t, batch...)
 	r.clk.Advance(250 * time.Millisecond)
+	batch = append(batch, sluice.Check{Key: "k", Limit: sluice.PerMinute(60), Cost: 1})
 	cached, asked := r.allow(t, batch...)
 	if asked {
 		t.Fatal("the store was asked")
@@ -204,6 +207,7 @@ func TestOverLimitCacheRefusedBatchStatuses(t *testing.T) {
 	}
 	want := []sluice.Status{
 		{RetryAfter: 750 * time.Millisecond, ResetAfter: 750 * time.Millisecond},
+		{Allowed: true, Remaining: 999, ResetAfter: 12*time.Hour - 250*time.Millisecond}, // the clock is at noon
 		{Allowed: true}, // not evaluated
 	}
 	if !slices.Equal(cached.Statuses, want) {
@@ -465,6 +469,11 @@ func TestPropertyOverLimitCacheIsExact(t *testing.T) {
 			}
 			for i, st := range got.Statuses {
 				if st.Allowed {
+					// Figures stated of a check beside the refusal: a
+					// lower bound of what the store holds, which fits.
+					if w := want.Statuses[i]; !steppedBack && st != (sluice.Status{Allowed: true}) && (!w.Allowed || st.Remaining > w.Remaining) {
+						rt.Fatalf("check %d (%v) stated %+v by the cache; the store says %+v", i, checks[i], st, w)
+					}
 					continue
 				}
 				// The store counts whole microseconds, the cache (and this
