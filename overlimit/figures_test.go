@@ -178,3 +178,17 @@ func TestACachedRefusalStatesTheFiguresOfTheChecksBesideIt(t *testing.T) {
 		t.Errorf("the cache answered %d calls itself, want 3", cache.Stats().RoundTripsSaved)
 	}
 }
+
+// The figures of checks beside a refusal are kept only for a refusal the
+// cache remembers: a call refused for a cost above Burst, which the store
+// answers each time, leaves nothing behind.
+func TestARefusalNotRememberedKeepsNoFiguresBesideIt(t *testing.T) {
+	r := newCacheRig(t, overlimit.Options{})
+	batch := []sluice.Check{{Key: "k", Limit: sluice.PerSecond(1), Cost: 2}, {Key: "k", Limit: sluice.PerMinute(60), Cost: 1}}
+	if d, _ := r.allow(t, batch...); d.Allowed {
+		t.Fatal("a cost above Burst was admitted")
+	}
+	if n := r.cache.Stats().Entries; n != 0 {
+		t.Errorf("the cache holds %d entries, want 0", n)
+	}
+}

@@ -360,17 +360,17 @@ func (c *Cache) lookup(ch *sluice.Check, now int64) lookup {
 
 // learn updates the denials from the store's answer to a call sent at sent.
 func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup, sent int64) {
-	admitted := true
+	admitted, denied := true, false
 	for i := range checks {
 		admitted = admitted && (out[i].Allowed || checks[i].Limit.Shadow())
+		denied = denied || remembers(&checks[i], &out[i])
 	}
 	for i := range checks {
 		ch, st := &checks[i], &out[i]
-		deny := !st.Allowed && !ch.Limit.Shadow() && ch.Cost > 0 && st.RetryAfter > 0 && st.RetryAfter != sluice.Never &&
-			ch.Limit.Algorithm() != sluice.AlgorithmConcurrency
-		// A check that fits beside a refusal is told as a peek: remember its
-		// figures for the refusals the cache repeats.
-		view := !admitted && !deny && st.Allowed && ch.Cost > 0 && ch.Limit.Algorithm() != sluice.AlgorithmConcurrency
+		deny := remembers(ch, st)
+		// A check that fits beside a remembered refusal is told as a peek:
+		// remember its figures for the refusals the cache repeats.
+		view := denied && !deny && st.Allowed && ch.Cost > 0 && ch.Limit.Algorithm() != sluice.AlgorithmConcurrency
 		if !deny && !view && !looks[i].seen {
 			continue
 		}
@@ -408,6 +408,13 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 		}
 		sh.mu.Unlock()
 	}
+}
+
+// remembers reports whether the store's refusal st of ch is one to
+// remember: an enforcing check of a rate, refused with a wait that ends.
+func remembers(ch *sluice.Check, st *sluice.Status) bool {
+	return !st.Allowed && !ch.Limit.Shadow() && ch.Cost > 0 && st.RetryAfter > 0 && st.RetryAfter != sluice.Never &&
+		ch.Limit.Algorithm() != sluice.AlgorithmConcurrency
 }
 
 // remember stores d for ch's key, making room if the shard is full. It
