@@ -1,0 +1,154 @@
+package config
+
+import (
+	"cmp"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/routes"
+)
+
+// ruleCostsHeld refuses a rule without cost: whose limit holds less than a
+// plan's cost of a route the rule matches. Such a rule charges its limits
+// what the request costs (see httplimit.Rule's Cost), and a cost above a
+// limit's burst is never admitted, so those requests would all be refused.
+// A route is judged by one request of it (its wildcards filled in, its
+// method and host, or the rule's when it has none, and the rule's headers):
+// a rule that matches that request certainly matches the route's requests,
+// and one that does not is left alone.
+func (d *decoder) ruleCostsHeld(c *Config, raw *rawConfig) {
+	for i, r := range c.Rules {
+		loc, ok := raw.locs[fmt.Sprintf("Rules[%d].Limits", i)]
+		if r.Cost != nil || !ok || raw.isPartial(fmt.Sprintf("Rules[%d].Limits", i)) {
+			continue
+		}
+		for _, rp := range raw.plans {
+			if len(r.Plans) > 0 && !slices.Contains(r.Plans, rp.plan.Name) {
+				continue
+			}
+			for _, ep := range sortedKeys(rp.plan.Costs) {
+				cost := rp.plan.Costs[ep]
+				l, found := belowCost(r, cost)
+				if !found || checkPattern(ep) != nil || !ruleMatches(r, sampleRequest(r, ep)) {
+					continue
+				}
+				line := 0
+				if n := rp.costNodes[ep]; n != nil {
+					line = n.Line
+				}
+				d.Errorf(loc.node, loc.path, "limit %s holds %d, less than the %d that %q costs on plan %s (%s.costs, line %d), "+
+					"which the rule charges as it sets no cost: such requests could never be admitted "+
+					"(give the rule a cost:, or the limit a burst of at least %d)",
+					l.Name(), l.Burst(), cost, ep, rp.plan.Name, rp.path, line, cost)
+				return
+			}
+		}
+	}
+}
+
+// belowCost returns the first valid limit of r that holds less than cost.
+func belowCost(r httplimit.Rule, cost int64) (sluice.Limit, bool) {
+	for _, l := range r.Limits {
+		if l.Err() == nil && cost > l.Burst() {
+			return l, true
+		}
+	}
+	return sluice.Limit{}, false
+}
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// sampleRequest returns a request of the ServeMux pattern ep that r could
+// match: its wildcards filled with "x", its method or else r's first, its
+// host or else r's first (a wildcard's as a name under it), r's headers set.
+func sampleRequest(r httplimit.Rule, ep string) *http.Request {
+	method, host, path := patternParts(routes.LowerHost(ep))
+	if method == "" {
+		method = http.MethodPost
+		if len(r.Methods) > 0 {
+			method = r.Methods[0]
+		}
+	}
+	if host == "" {
+		host = "example.com"
+		if len(r.Hosts) > 0 {
+			host = strings.Replace(strings.TrimSuffix(routes.LowerHost(r.Hosts[0]), "."), "*", "x", 1)
+		}
+	}
+	var segs []string
+	for _, s := range strings.Split(path, "/") {
+		switch {
+		case s == "{$}":
+			s = ""
+		case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}"):
+			s = "x"
+		}
+		segs = append(segs, s)
+	}
+	req := httptest.NewRequest(method, "http://"+host+strings.Join(segs, "/"), nil)
+	for _, h := range r.Headers {
+		req.Header.Set(h.Name, cmp.Or(h.Value, "1"))
+	}
+	return req
+}
+
+// handlesWith registers h for pattern in mux, reporting false if mux
+// refuses the pattern.
+func handlesWith(mux *http.ServeMux, pattern string, h http.Handler) (ok bool) {
+	defer func() { ok = recover() == nil }()
+	mux.Handle(pattern, h)
+	return true
+}
+
+// ruleMatches reports whether r matches req by its methods (GET matching
+// HEAD), hosts, paths and except_paths, as ServeMux patterns; its plans
+// and headers are the caller's to have set.
+func ruleMatches(r httplimit.Rule, req *http.Request) bool {
+	if len(r.Methods) > 0 && !slices.ContainsFunc(r.Methods, func(m string) bool {
+		return strings.EqualFold(m, req.Method) || m == http.MethodGet && req.Method == http.MethodHead
+	}) {
+		return false
+	}
+	if len(r.Hosts) > 0 && !slices.ContainsFunc(r.Hosts, func(h string) bool {
+		h = strings.TrimSuffix(routes.LowerHost(h), ".")
+		if suffix, ok := strings.CutPrefix(h, "*."); ok {
+			return strings.HasSuffix(req.Host, "."+suffix)
+		}
+		return h == req.Host
+	}) {
+		return false
+	}
+	if len(r.Paths) > 0 && !slices.ContainsFunc(r.Paths, func(p string) bool { return pathMatches(p, req) }) {
+		return false
+	}
+	return !slices.ContainsFunc(r.ExceptPaths, func(p string) bool { return pathMatches(p, req) })
+}
+
+// marker is the handler pathMatches registers, to tell ServeMux's match
+// from its redirect.
+type marker struct{ http.Handler }
+
+// pathMatches reports whether the ServeMux path pattern p matches req's
+// path.
+func pathMatches(p string, req *http.Request) bool {
+	mux, m := http.NewServeMux(), &marker{http.NotFoundHandler()}
+	if !handlesWith(mux, p, m) {
+		return false
+	}
+	h, _ := mux.Handler(req)
+	got, ok := h.(*marker)
+	return ok && got == m
+}
