@@ -192,3 +192,34 @@ func TestARefusalNotRememberedKeepsNoFiguresBesideIt(t *testing.T) {
 		t.Errorf("the cache holds %d entries, want 0", n)
 	}
 }
+
+// A shadow limit that would refuse beside a refusal the cache remembers
+// says so in the refusals the cache repeats, as the store says it: an
+// operator trying a limit in shadow counts its would-be refusals of an
+// abusive client too.
+func TestACachedRefusalStatesAShadowLimitsRefusal(t *testing.T) {
+	clk := storetest.NewClock()
+	alone := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
+	behind := memory.New(memory.WithClock(clk.Now), memory.WithSweepInterval(0))
+	t.Cleanup(func() { alone.Close(); behind.Close() })
+	cache := overlimit.New(behind, overlimit.Options{Clock: clk.Now})
+	plain, cached := sluice.NewLimiter(alone), sluice.NewLimiter(cache)
+	batch := []sluice.Check{
+		{Key: "k", Limit: sluice.PerSecond(1), Cost: 1},
+		{Key: "k", Limit: sluice.TokenBucket(1, 2*time.Second).Named("dry-run").WithShadow(true), Cost: 1},
+	}
+	for i, advance := range []time.Duration{0, 0, 100 * time.Millisecond, 300 * time.Millisecond} {
+		clk.Advance(advance)
+		want, err1 := allow(plain, context.Background(), batch...)
+		got, err2 := allow(cached, context.Background(), batch...)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("errors: %v, %v", err1, err2)
+		}
+		if !slices.Equal(got.Statuses, want.Statuses) {
+			t.Errorf("call %d: cache %+v\nstore %+v", i+1, got.Statuses, want.Statuses)
+		}
+	}
+	if cache.Stats().RoundTripsSaved != 2 {
+		t.Errorf("the cache answered %d calls itself, want 2", cache.Stats().RoundTripsSaved)
+	}
+}

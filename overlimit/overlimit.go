@@ -82,11 +82,14 @@ type Stats struct {
 //
 // Calls always go to the store when they carry a peek (cost 0: it asks for
 // state only the store has) or when none of their enforcing checks has a
-// live denial at or below its cost. Shadow limits, which never refuse,
-// costs above Burst (RetryAfter Never, refused by the store without
-// touching state) and concurrency limits (sluice.AlgorithmConcurrency: a
-// unit comes back when the work holding it ends, on whichever instance
-// releases it, not with time) are never remembered. Every answer of the store updates what is
+// live denial at or below its cost. Shadow limits never refuse: a shadow
+// limit's refusal is remembered only beside an enforcing one, to be stated
+// with it (Allowed false, its figures counted as a denial's), as the store
+// states it. Costs above Burst (RetryAfter Never, refused by the store
+// without touching state) and concurrency limits
+// (sluice.AlgorithmConcurrency: a unit comes back when the work holding it
+// ends, on whichever instance releases it, not with time) are never
+// remembered. Every answer of the store updates what is
 // remembered: a denial replaces the one remembered for its key and limit
 // name; an answer that contradicts a remembered denial (the check fits at a
 // cost said to be refused), that admits a smaller cost (which takes
@@ -156,9 +159,10 @@ type shard struct {
 type denials struct{ list []denial }
 
 // denial is one remembered refusal: cost ≥ cost of limit is refused before
-// until. One of cost 0 refuses nothing: it keeps, until then, the figures
-// the store gave of a check that fitted beside a refusal. Times are ns since
-// the cache's base.
+// until. One of a shadow limit refuses nothing: it is stated beside an
+// enforcing one. One of cost 0 refuses nothing either: it keeps, until then,
+// the figures the store gave of a check that fitted beside a refusal. Times
+// are ns since the cache's base.
 type denial struct {
 	limit     sluice.Limit
 	cost      int64
@@ -256,7 +260,8 @@ type lookup struct {
 	epoch            uint64 // its shard's epoch
 	seen             bool   // a live entry for its key and limit name exists
 	known            bool   // and it is for this limit: the fields below are its
-	refuses          bool   // and it refuses this check
+	matches          bool   // and it is a refusal of this check's cost
+	refuses          bool   // an enforcing one: the call is refused
 	cost, remaining  int64
 	retryAt, resetAt int64
 }
@@ -293,10 +298,10 @@ func (c *Cache) ApplyCached(ctx context.Context, checks []sluice.Check, out []sl
 			out[i] = sluice.Status{Allowed: true} // not evaluated
 			if checks[i].Cost > checks[i].Limit.Burst() {
 				out[i] = sluice.Status{RetryAfter: sluice.Never} // refused whatever its state
-			} else if l := &looks[i]; l.known && !l.refuses {
+			} else if l := &looks[i]; l.known && !l.matches {
 				out[i] = fitsAt(checks[i].Limit, checks[i].Cost, l, now)
 			}
-			if l := &looks[i]; l.refuses {
+			if l := &looks[i]; l.matches {
 				// A full limit admits any cost up to Burst: never later than resetAt.
 				retry := ceilMicro(min(retryAtCost(checks[i].Limit, l.cost, checks[i].Cost, l.retryAt), l.resetAt) - now)
 				out[i] = sluice.Status{
@@ -352,8 +357,8 @@ func (c *Cache) lookup(ch *sluice.Check, now int64) lookup {
 	l.seen = true
 	if d.limit == ch.Limit {
 		l.known, l.cost, l.remaining, l.retryAt, l.resetAt = true, d.cost, d.remaining, d.retryAt, d.resetAt
-		// A denial's limit is never a shadow one, so equality implies enforcing.
-		l.refuses = d.cost > 0 && ch.Cost >= d.cost
+		l.matches = d.cost > 0 && ch.Cost >= d.cost
+		l.refuses = l.matches && !ch.Limit.Shadow()
 	}
 	return l
 }
@@ -363,11 +368,13 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 	admitted, denied := true, false
 	for i := range checks {
 		admitted = admitted && (out[i].Allowed || checks[i].Limit.Shadow())
-		denied = denied || remembers(&checks[i], &out[i])
+		denied = denied || remembers(&checks[i], &out[i]) && !checks[i].Limit.Shadow()
 	}
 	for i := range checks {
 		ch, st := &checks[i], &out[i]
-		deny := remembers(ch, st)
+		// A shadow limit's refusal refuses nothing: it is remembered beside
+		// an enforcing one, to be stated in the refusals the cache repeats.
+		deny := remembers(ch, st) && (denied || !ch.Limit.Shadow())
 		// A check that fits beside a remembered refusal is told as a peek:
 		// remember its figures for the refusals the cache repeats.
 		view := denied && !deny && st.Allowed && ch.Cost > 0 && ch.Limit.Algorithm() != sluice.AlgorithmConcurrency
@@ -411,9 +418,9 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 }
 
 // remembers reports whether the store's refusal st of ch is one to
-// remember: an enforcing check of a rate, refused with a wait that ends.
+// remember: a check of a rate, refused with a wait that ends.
 func remembers(ch *sluice.Check, st *sluice.Status) bool {
-	return !st.Allowed && !ch.Limit.Shadow() && ch.Cost > 0 && st.RetryAfter > 0 && st.RetryAfter != sluice.Never &&
+	return !st.Allowed && ch.Cost > 0 && st.RetryAfter > 0 && st.RetryAfter != sluice.Never &&
 		ch.Limit.Algorithm() != sluice.AlgorithmConcurrency
 }
 
