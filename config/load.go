@@ -981,6 +981,7 @@ func (d *decoder) resolve(c *Config, raw *rawConfig, root *yaml.Node) {
 
 	d.costsExempted(c, raw)
 	d.ruleCostsHeld(c, raw)
+	d.exceptPathsOverlap(c, raw)
 	d.resolveCounts(c, raw)
 	d.leaseBoundsApply(&c.Store)
 	o := c.httpLimitOptions(keys)
