@@ -28,6 +28,32 @@ func remainingAt(l sluice.Limit, cost, remaining, resetAt, now int64) int64 {
 	return max(min(remaining, cost-1), 0)
 }
 
+// answer writes to out the statuses of a call the cache refuses at now
+// without asking the store, from what it remembers of each check (looks):
+// see Cache for what each check is told.
+func answer(checks []sluice.Check, looks []lookup, out []sluice.Status, now int64) {
+	for i := range checks {
+		out[i] = sluice.Status{Allowed: true} // not evaluated
+		if checks[i].Cost > checks[i].Limit.Burst() {
+			out[i] = sluice.Status{RetryAfter: sluice.Never} // refused whatever its state
+		} else if l := &looks[i]; l.known && !l.matches {
+			out[i] = fitsAt(checks[i].Limit, checks[i].Cost, l, now)
+		}
+		if l := &looks[i]; l.matches {
+			// A full limit admits any cost up to Burst: never later than resetAt.
+			retry := ceilMicro(min(retryAtCost(checks[i].Limit, l.cost, checks[i].Cost, l.retryAt), l.resetAt) - now)
+			out[i] = sluice.Status{
+				Remaining:  remainingAt(checks[i].Limit, l.cost, l.remaining, l.resetAt, now),
+				RetryAfter: retry,
+				ResetAfter: max(ceilMicro(l.resetAt-now), retry),
+			}
+			if checks[i].Cost > checks[i].Limit.Burst() {
+				out[i].RetryAfter = sluice.Never // as the store would say
+			}
+		}
+	}
+}
+
 // fitsAt returns the status the store would give at now, as a peek, of a
 // check of cost of limit l beside a refusal, from what the cache remembers
 // of l (l.known, not refusing): its units, counted as remainingAt counts

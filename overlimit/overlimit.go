@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -294,26 +293,7 @@ func (c *Cache) ApplyCached(ctx context.Context, checks []sluice.Check, out []sl
 		refused = refused || looks[i].refuses
 	}
 	if refused && !peek {
-		for i := range checks {
-			out[i] = sluice.Status{Allowed: true} // not evaluated
-			if checks[i].Cost > checks[i].Limit.Burst() {
-				out[i] = sluice.Status{RetryAfter: sluice.Never} // refused whatever its state
-			} else if l := &looks[i]; l.known && !l.matches {
-				out[i] = fitsAt(checks[i].Limit, checks[i].Cost, l, now)
-			}
-			if l := &looks[i]; l.matches {
-				// A full limit admits any cost up to Burst: never later than resetAt.
-				retry := ceilMicro(min(retryAtCost(checks[i].Limit, l.cost, checks[i].Cost, l.retryAt), l.resetAt) - now)
-				out[i] = sluice.Status{
-					Remaining:  remainingAt(checks[i].Limit, l.cost, l.remaining, l.resetAt, now),
-					RetryAfter: retry,
-					ResetAfter: max(ceilMicro(l.resetAt-now), retry),
-				}
-				if checks[i].Cost > checks[i].Limit.Burst() {
-					out[i].RetryAfter = sluice.Never // as the store would say
-				}
-			}
-		}
+		answer(checks, looks, out, now)
 		c.saved.Add(1)
 		return true, nil
 	}
@@ -422,88 +402,6 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 func remembers(ch *sluice.Check, st *sluice.Status) bool {
 	return !st.Allowed && ch.Cost > 0 && st.RetryAfter > 0 && st.RetryAfter != sluice.Never &&
 		ch.Limit.Algorithm() != sluice.AlgorithmConcurrency
-}
-
-// remember stores d for ch's key, making room if the shard is full. It
-// replaces the entry for the same limit name if replace is set, and leaves
-// it otherwise. sh.mu is held.
-func (c *Cache) remember(sh *shard, ch *sluice.Check, now int64, d denial, replace bool) {
-	if ds := sh.keys[ch.Key]; ds != nil {
-		if j := ds.find(ch.Limit.ID()); j >= 0 {
-			if replace {
-				ds.list[j] = d
-			}
-			return
-		}
-	}
-	if sh.n >= c.perShard {
-		c.makeRoom(sh, now)
-	}
-	ds := sh.keys[ch.Key]
-	if ds == nil {
-		ds = &denials{}
-		sh.keys[strings.Clone(ch.Key)] = ds // keep none of the caller's memory
-	}
-	ds.list = append(ds.list, d)
-	sh.n++
-}
-
-// evictionSample is how many keys a full shard looks at to make room.
-const evictionSample = 8
-
-// makeRoom forgets the expired denials of a few keys (map order is random: a
-// random sample) and, if that freed nothing, the one among them that expires
-// soonest. sh.mu is held.
-func (c *Cache) makeRoom(sh *shard, now int64) {
-	before := sh.n
-	var (
-		victim    *denials
-		victimKey string
-		victimJ   int
-	)
-	seen := 0
-	for key, ds := range sh.keys {
-		for j := 0; j < len(ds.list); {
-			if ds.list[j].until <= now {
-				sh.remove(key, ds, j) // deletes key when it empties: safe in range
-				continue
-			}
-			if victim == nil || ds.list[j].until < victim.list[victimJ].until {
-				victim, victimKey, victimJ = ds, key, j
-			}
-			j++
-		}
-		if seen++; seen == evictionSample {
-			break
-		}
-	}
-	if sh.n == before && victim != nil {
-		sh.remove(victimKey, victim, victimJ)
-		c.evictions.Add(1)
-	}
-}
-
-// find returns the index of the denial for the limit of ID id, or -1.
-func (ds *denials) find(id string) int {
-	for j := range ds.list {
-		if ds.list[j].limit.ID() == id {
-			return j
-		}
-	}
-	return -1
-}
-
-// remove forgets ds.list[j], and key when it has no denial left. sh.mu is
-// held.
-func (sh *shard) remove(key string, ds *denials, j int) {
-	last := len(ds.list) - 1
-	ds.list[j] = ds.list[last]
-	ds.list[last] = denial{} // drop the limit's strings
-	ds.list = ds.list[:last]
-	sh.n--
-	if last == 0 {
-		delete(sh.keys, key)
-	}
 }
 
 // ceilMicro returns ns nanoseconds rounded up to a whole microsecond, 0 for

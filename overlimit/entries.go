@@ -1,0 +1,89 @@
+package overlimit
+
+import (
+	"strings"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// remember stores d for ch's key, making room if the shard is full. It
+// replaces the entry for the same limit name if replace is set, and leaves
+// it otherwise. sh.mu is held.
+func (c *Cache) remember(sh *shard, ch *sluice.Check, now int64, d denial, replace bool) {
+	if ds := sh.keys[ch.Key]; ds != nil {
+		if j := ds.find(ch.Limit.ID()); j >= 0 {
+			if replace {
+				ds.list[j] = d
+			}
+			return
+		}
+	}
+	if sh.n >= c.perShard {
+		c.makeRoom(sh, now)
+	}
+	ds := sh.keys[ch.Key]
+	if ds == nil {
+		ds = &denials{}
+		sh.keys[strings.Clone(ch.Key)] = ds // keep none of the caller's memory
+	}
+	ds.list = append(ds.list, d)
+	sh.n++
+}
+
+// evictionSample is how many keys a full shard looks at to make room.
+const evictionSample = 8
+
+// makeRoom forgets the expired denials of a few keys (map order is random: a
+// random sample) and, if that freed nothing, the one among them that expires
+// soonest. sh.mu is held.
+func (c *Cache) makeRoom(sh *shard, now int64) {
+	before := sh.n
+	var (
+		victim    *denials
+		victimKey string
+		victimJ   int
+	)
+	seen := 0
+	for key, ds := range sh.keys {
+		for j := 0; j < len(ds.list); {
+			if ds.list[j].until <= now {
+				sh.remove(key, ds, j) // deletes key when it empties: safe in range
+				continue
+			}
+			if victim == nil || ds.list[j].until < victim.list[victimJ].until {
+				victim, victimKey, victimJ = ds, key, j
+			}
+			j++
+		}
+		if seen++; seen == evictionSample {
+			break
+		}
+	}
+	if sh.n == before && victim != nil {
+		sh.remove(victimKey, victim, victimJ)
+		c.evictions.Add(1)
+	}
+}
+
+// find returns the index of the denial for the limit of ID id, or -1.
+func (ds *denials) find(id string) int {
+	for j := range ds.list {
+		if ds.list[j].limit.ID() == id {
+			return j
+		}
+	}
+	return -1
+}
+
+// remove forgets ds.list[j], and key when it has no denial left. sh.mu is
+// held.
+func (sh *shard) remove(key string, ds *denials, j int) {
+	last := len(ds.list) - 1
+	ds.list[j] = ds.list[last]
+	ds.list[last] = denial{} // drop the limit's strings
+	ds.list = ds.list[:last]
+	sh.n--
+	if last == 0 {
+		delete(sh.keys, key)
+	}
+}
