@@ -140,7 +140,7 @@ func (x *expander) mapping(n *yaml.Node, path string) []*yaml.Node {
 		k, v := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode || k.Tag != "!!merge" {
 			p := yamlcheck.Join(path, k.Value)
-			set(x.node(k, p), x.node(v, p), true, nil)
+			set(x.key(k, path), x.node(v, p), true, nil)
 			continue
 		}
 		p := yamlcheck.Join(path, k.Value)
@@ -168,6 +168,28 @@ func (x *expander) mapping(n *yaml.Node, path string) []*yaml.Node {
 		out = append(out, p.k, p.v)
 	}
 	return out
+}
+
+// key returns the expansion of the key k of the mapping at path, placed
+// where k is written: an
+// alias (*name :) stands for its anchor's scalar, as yaml.v2 reads it, and
+// an alias of a mapping or a list, which names no field, is refused.
+func (x *expander) key(k *yaml.Node, path string) *yaml.Node {
+	if k.Kind != yaml.AliasNode {
+		return x.node(k, yamlcheck.Join(path, k.Value))
+	}
+	path = yamlcheck.Join(path, "*"+k.Value)
+	out := x.node(k, path)
+	if x.failed {
+		return k
+	}
+	if out.Kind != yaml.ScalarNode {
+		return x.fail(k, path, "a key written as an alias of %s, which names no field", yamlcheck.Describe(out))
+	}
+	at := *out
+	at.Line, at.Column = k.Line, k.Column
+	x.sizes[&at] = x.sizes[out]
+	return &at
 }
 
 // resolveAlias returns the node n stands for: its anchor's, for an alias.

@@ -267,3 +267,27 @@ descriptors:
 		}
 	}
 }
+
+// A key written as an alias (*name :) is its anchor's value, as
+// envoyproxy/ratelimit's yaml.v2 reads it; a problem with such a key is
+// reported at the alias, where it is written, not at the anchor, and an
+// alias of a mapping or a list, which names no field, is refused there.
+func TestAliasKeysAreReadAtTheirPlace(t *testing.T) {
+	const lim = "    rate_limit: {unit: minute, requests_per_unit: 5}\n"
+	if _, err := envoy.LoadRules("ok.yaml", []byte("domain: api\ndescriptors:\n  - &k key: a\n"+lim+"  - *k : b\n"+lim)); err != nil {
+		t.Errorf("an alias of a field's name: %v", err)
+	}
+	for _, c := range []struct{ name, yaml, want string }{
+		{"an alias of a value that names no field",
+			"domain: api\ndescriptors:\n  - key: &key a\n" + lim + "  - *key : b\n" + lim,
+			"bad.yaml:5:5: descriptors[1].a: unknown field"},
+		{"an alias of a mapping",
+			"domain: api\ndescriptors:\n  - key: a\n    rate_limit: &m {unit: minute, requests_per_unit: 5}\n  - key: b\n    *m : 1\n",
+			"bad.yaml:6:5: descriptors[1].*m: a key written as an alias of a mapping, which names no field"},
+	} {
+		_, err := envoy.LoadRules("bad.yaml", []byte(c.yaml))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s:\n got %v\nwant %s", c.name, err, c.want)
+		}
+	}
+}
