@@ -34,8 +34,9 @@ func (c *Cache) remember(sh *shard, ch *sluice.Check, now int64, d denial, repla
 const evictionSample = 8
 
 // makeRoom forgets the expired denials of a few keys (map order is random: a
-// random sample) and, if that freed nothing, the one among them that expires
-// soonest. sh.mu is held.
+// random sample) and, if that freed nothing, the one among them that refuses
+// nothing (figures kept to state beside a refusal) or, if none, that
+// expires soonest. sh.mu is held.
 func (c *Cache) makeRoom(sh *shard, now int64) {
 	before := sh.n
 	var (
@@ -50,7 +51,7 @@ func (c *Cache) makeRoom(sh *shard, now int64) {
 				sh.remove(key, ds, j) // deletes key when it empties: safe in range
 				continue
 			}
-			if victim == nil || ds.list[j].until < victim.list[victimJ].until {
+			if victim == nil || ds.list[j].before(&victim.list[victimJ]) {
 				victim, victimKey, victimJ = ds, key, j
 			}
 			j++
@@ -64,6 +65,20 @@ func (c *Cache) makeRoom(sh *shard, now int64) {
 		c.evictions.Add(1)
 	}
 }
+
+// before reports whether d is to be forgotten before e: what refuses
+// nothing first (it spares the store no round trip), then what expires
+// soonest.
+func (d *denial) before(e *denial) bool {
+	if d.refusesNothing() != e.refusesNothing() {
+		return d.refusesNothing()
+	}
+	return d.until < e.until
+}
+
+// refusesNothing reports whether d is kept only to be stated beside a
+// refusal: the figures of a check that fitted, a shadow limit's refusal.
+func (d *denial) refusesNothing() bool { return d.cost == 0 || d.limit.Shadow() }
 
 // find returns the index of the denial for the limit of ID id, or -1.
 func (ds *denials) find(id string) int {

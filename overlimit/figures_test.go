@@ -223,3 +223,19 @@ func TestACachedRefusalStatesAShadowLimitsRefusal(t *testing.T) {
 		t.Errorf("the cache answered %d calls itself, want 2", cache.Stats().RoundTripsSaved)
 	}
 }
+
+// What the cache keeps to state beside a refusal (the figures of checks
+// that fitted, a shadow limit's refusal) is the first thing a full cache
+// forgets: never a denial that spares the store a round trip.
+func TestAFullCacheForgetsFiguresBeforeDenials(t *testing.T) {
+	r := newCacheRig(t, overlimit.Options{MaxEntries: 2})
+	batch := []sluice.Check{{Key: "a", Limit: sluice.PerSecond(1), Cost: 1}, {Key: "a", Limit: sluice.PerDay(1000), Cost: 1}}
+	r.allow(t, batch...)
+	r.allow(t, batch...) // a's denial and its per-day figures
+	other := sluice.Check{Key: "b", Limit: sluice.PerSecond(1), Cost: 1}
+	r.allow(t, other)
+	r.allow(t, other) // b's denial needs room
+	if d, asked := r.allow(t, batch...); asked || d.Allowed {
+		t.Errorf("a's call: asked %v, allowed %v; want refused by the cache", asked, d.Allowed)
+	}
+}

@@ -27,9 +27,10 @@ type Options struct {
 	// beside them, DefaultMaxEntries (65,536) when ≤ 0. A denial holds a copy of its key and of its limit, about
 	// 300 bytes beside the key: some 25 MB at the default bound for keys
 	// of 80 bytes, up to some 90 MB for keys of sluice.MaxKeyLen. A full
-	// cache first forgets expired denials, then the ones that expire
-	// soonest (Stats.Evictions counts those): forgetting is always safe,
-	// it only costs round trips.
+	// cache first forgets expired denials, then what it keeps only to
+	// state beside a refusal, then the denials that expire soonest
+	// (Stats.Evictions counts those two): forgetting is always safe, it
+	// only costs round trips and figures.
 	MaxEntries int
 	// MaxAge bounds how long a denial is remembered, DefaultMaxAge (1 s)
 	// when ≤ 0: capacity that comes back on another instance sharing the
