@@ -39,7 +39,8 @@ type Degradation struct {
 	// spelling of it that upstreams serve as a pattern's matches it: its
 	// escaped or decoded path, without a trailing slash or path parameters,
 	// in any case, its method in any case. It is critical or health only as
-	// written: when both readings of an escaped path match.
+	// written: when both readings of an escaped path match, and the path
+	// without its parameters (/health/..;/admin is /admin to Tomcat).
 	Expensive, Critical, Health []string
 }
 

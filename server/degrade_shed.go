@@ -40,7 +40,8 @@ func isWrite(method string) bool {
 // critical, level 3 (critical) everything but the endpoints of class
 // health. An endpoint is expensive however r spells it (routes.Mux's
 // MatchesAny: shedding more is safe); critical and health, exceptions to
-// shedding, only as written (MatchesAll). A nil r is a decision API check that describes no endpoint
+// shedding, only as written (MatchesAsWritten: /api/pay/..;/orders,
+// which Tomcat routes as /api/orders, is not "POST /api/pay/"). A nil r is a decision API check that describes no endpoint
 // (neither a method nor a path): no class is its, so only level 3, which
 // serves nothing but health checks, refuses it. Without a degradation
 // section, and at level 0, nothing is shed.
@@ -59,9 +60,9 @@ func (st *state) shed(level degrade.Level, r *http.Request) (bool, string) {
 		if level >= degrade.Critical {
 			return true, onlyHealth
 		}
-	case level >= degrade.Critical && !d.health.MatchesAll(r):
+	case level >= degrade.Critical && !d.health.MatchesAsWritten(r):
 		return true, onlyHealth
-	case level >= degrade.High && isWrite(r.Method) && !d.critical.MatchesAll(r):
+	case level >= degrade.High && isWrite(r.Method) && !d.critical.MatchesAsWritten(r):
 		return true, noWrites
 	case d.expensive.MatchesAny(r):
 		return true, noCostly

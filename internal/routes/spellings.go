@@ -149,6 +149,22 @@ func (m *Mux) MatchesAny(r *http.Request) bool {
 	return false
 }
 
+// MatchesAsWritten reports whether r matches a pattern under every reading
+// of its path that an upstream may route elsewhere: both of MatchesAll's,
+// and the decoded path without its path parameters (see WithoutParams),
+// as Tomcat, Jetty and Spring route /health/..;/admin as /admin. What
+// excepts a request from a refusal: a spelling that is not the pattern's
+// as written (/health/, /Health, get /health for "GET /health") loses the
+// exception, and none gains it.
+func (m *Mux) MatchesAsWritten(r *http.Request) bool {
+	if !m.MatchesAll(r) {
+		return false
+	}
+	p := CleanPath(r.URL.Path)
+	plain := WithoutParams(p)
+	return plain == p || m.Pattern(withPath(r, plain)) != ""
+}
+
 // withPath returns a copy of r whose path is p, decoded and cleaned.
 func withPath(r *http.Request, p string) *http.Request {
 	u := *r.URL

@@ -89,3 +89,35 @@ func TestWithoutParamsAndUnslashed(t *testing.T) {
 		}
 	}
 }
+
+// MatchesAsWritten needs the path as written under every reading that may
+// route it elsewhere: ServeMux's, the decoded one, and the one without
+// path parameters, where "..;" is a dot segment.
+func TestMuxMatchesAsWritten(t *testing.T) {
+	var m Mux
+	for _, p := range []string{"POST /api/pay/", "GET /health"} {
+		if err := m.Handle(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		method, target string
+		want           bool
+	}{
+		{"POST", "/api/pay/card", true},
+		{"POST", "/api/pay/card;v=1", true},
+		{"GET", "/health", true},
+		{"HEAD", "/health", true},
+		{"POST", "/api/pay/..;/orders", false},
+		{"POST", "/api/pay/..;/", false},
+		{"POST", "/api/pay/card%2F..%2F..%2Forders", false},
+		{"POST", "/API/pay/card", false},
+		{"post", "/api/pay/card", false},
+		{"GET", "/health/", false},
+		{"GET", "/health;x", false},
+	} {
+		if got := m.MatchesAsWritten(httptest.NewRequest(c.method, c.target, nil)); got != c.want {
+			t.Errorf("%s %s: MatchesAsWritten %v, want %v", c.method, c.target, got, c.want)
+		}
+	}
+}
