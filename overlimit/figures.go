@@ -56,7 +56,8 @@ func answer(checks []sluice.Check, looks []lookup, out []sluice.Status, now int6
 
 // fitsAt returns the status the store would give at now, as a peek, of a
 // check of cost of limit l beside a refusal, from what the cache remembers
-// of l (l.known, not refusing): its units, counted as remainingAt counts
+// of it (k: known, and no refusal of this cost): its units, counted as
+// remainingAt counts
 // them, all of Burst once resetAt has passed, and the time until then. When
 // those do not cover cost, the store would refuse the check after a wait
 // the cache does not know: the check is reported not evaluated (Allowed,
