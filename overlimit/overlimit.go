@@ -78,7 +78,10 @@ type Stats struct {
 // than the store's own deadline. The cache also stops refusing 1 µs early
 // (the store's clock counts whole microseconds, on a grid of its own) and
 // R/1024 early (any difference between the two clocks' rates, far beyond
-// the 500 ppm NTP allows).
+// the 500 ppm NTP allows). What a refusal states is counted the other way,
+// from when the answer came back, so that a client that waits the
+// RetryAfter it is told reaches the store no earlier than its deadline
+// either: it is late by at most the round trip's time.
 //
 // Calls always go to the store when they carry a peek (cost 0: it asks for
 // state only the store has) or when none of their enforcing checks has a
@@ -102,7 +105,7 @@ type Stats struct {
 // back with time), refilled since at Quantity per Window for a bucket
 // (token, leaky, GCRA), and always below the cost refused, RetryAfter
 // the time left until the store's deadline rounded up to a microsecond
-// (exact for the cost refused; for a larger one, at most 1 µs late for a
+// (exact for the cost refused; for a larger one, at most 1 µs early for a
 // bucket, which needs the difference to refill, exact for a fixed window,
 // a lower bound for a sliding log or counter; Never for a cost above
 // Burst) and ResetAfter what the store said less the time since.
@@ -168,8 +171,8 @@ type denial struct {
 	cost      int64
 	remaining int64 // the units the store said the limit held
 	until     int64 // refuse before this: the store's deadline less the margins
-	retryAt   int64 // the store's deadline, for RetryAfter
-	resetAt   int64 // when the store said the limit would be full again
+	retryAt   int64 // the store's deadline (at the latest), for RetryAfter
+	resetAt   int64 // when the store said the limit would be full again (at the latest)
 }
 
 // New returns a Cache in front of next, configured by opts. With a nil next
@@ -305,7 +308,7 @@ func (c *Cache) ApplyCached(ctx context.Context, checks []sluice.Check, out []sl
 		}
 		return false, err
 	}
-	c.learn(checks, out, looks, now)
+	c.learn(checks, out, looks, now, c.now())
 	return false, nil
 }
 
@@ -344,8 +347,11 @@ func (c *Cache) lookup(ch *sluice.Check, now int64) lookup {
 	return l
 }
 
-// learn updates the denials from the store's answer to a call sent at sent.
-func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup, sent int64) {
+// learn updates the denials from the store's answer to a call sent at sent
+// and answered at recv. The store decided in between: a denial refuses
+// until its deadline counted from sent, never past the store's, and states
+// times counted from recv, never before the store's.
+func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup, sent, recv int64) {
 	admitted, denied := true, false
 	for i := range checks {
 		admitted = admitted && (out[i].Allowed || checks[i].Limit.Shadow())
@@ -372,8 +378,8 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 				cost:      ch.Cost,
 				remaining: st.Remaining,
 				until:     algo.AddSat(sent, min(r-r>>10-int64(time.Microsecond), c.maxAge)),
-				retryAt:   algo.AddSat(sent, r),
-				resetAt:   algo.AddSat(sent, max(int64(st.ResetAfter), r)),
+				retryAt:   algo.AddSat(recv, r),
+				resetAt:   algo.AddSat(recv, max(int64(st.ResetAfter), r)),
 			}, true)
 		case !deny:
 			if ds := sh.keys[ch.Key]; ds != nil {
@@ -390,7 +396,7 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 					limit:     ch.Limit,
 					remaining: st.Remaining,
 					until:     algo.AddSat(sent, c.maxAge),
-					resetAt:   algo.AddSat(sent, int64(st.ResetAfter)),
+					resetAt:   algo.AddSat(recv, int64(st.ResetAfter)),
 				}, false)
 			}
 		}

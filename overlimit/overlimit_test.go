@@ -215,8 +215,12 @@ func TestOverLimitCacheRefusedBatchStatuses(t *testing.T) {
 	}
 }
 
-// RetryAfter counts from when the refused call was sent, not from when its
-// answer arrived: the store decided somewhere in between.
+// The cache refuses until the store's deadline counted from when the
+// refused call was sent, not from when its answer arrived: the store decided
+// somewhere in between, so the cache never refuses past the store's
+// deadline. The wait it states counts from when the answer arrived, never
+// early (TestOverLimitCacheStatesAWaitThatIsNeverEarly), so here, where the
+// store decided as the call was sent, a round trip late.
 func TestOverLimitCacheMeasuresFromTheSentTime(t *testing.T) {
 	r := newCacheRig(t, overlimit.Options{})
 	r.store.Clock, r.store.Cost = r.clk, 100*time.Millisecond // each round trip takes 100ms
@@ -227,12 +231,36 @@ func TestOverLimitCacheMeasuresFromTheSentTime(t *testing.T) {
 		t.Fatalf("store's RetryAfter %v, want 900ms", d.RetryAfter)
 	}
 	d, asked := r.allow(t, one(rps, 1)...) // at 200ms
-	if asked || d.RetryAfter != 800*time.Millisecond {
-		t.Fatalf("cached at 200ms: asked %v, RetryAfter %v, want 800ms from the cache", asked, d.RetryAfter)
+	if asked || d.RetryAfter != 900*time.Millisecond {
+		t.Fatalf("cached at 200ms: asked %v, RetryAfter %v, want 900ms from the cache", asked, d.RetryAfter)
 	}
 	r.clk.Advance(800 * time.Millisecond) // 1s: the store admits again
 	if d, asked := r.allow(t, one(rps, 1)...); !asked || !d.Allowed {
 		t.Fatalf("at 1s: asked %v, allowed %v, want admitted by the store", asked, d.Allowed)
+	}
+}
+
+// A client that waits the RetryAfter of a refusal the cache repeats is
+// admitted (DESIGN: retrying at now+retry-after succeeds) even when the
+// store decided at the end of the round trip: the wait stated counts from
+// when the answer arrived.
+func TestOverLimitCacheStatesAWaitThatIsNeverEarly(t *testing.T) {
+	r := newCacheRig(t, overlimit.Options{})
+	r.store.During = func() { r.clk.Advance(100 * time.Millisecond) } // the store decides 100ms after the call is sent
+	rps := sluice.PerSecond(1)
+	r.allow(t, one(rps, 1)...) // sent at 0, admitted at 100ms
+	d, _ := r.allow(t, one(rps, 1)...)
+	if d.RetryAfter != 900*time.Millisecond { // sent at 100ms, decided at 200ms
+		t.Fatalf("store's RetryAfter %v, want 900ms", d.RetryAfter)
+	}
+	d, asked := r.allow(t, one(rps, 1)...) // at 200ms
+	if asked || d.RetryAfter != 900*time.Millisecond {
+		t.Fatalf("cached at 200ms: asked %v, RetryAfter %v, want 900ms from the cache", asked, d.RetryAfter)
+	}
+	r.store.During = nil
+	r.clk.Advance(d.RetryAfter)
+	if d, _ := r.allow(t, one(rps, 1)...); !d.Allowed {
+		t.Fatalf("retried after the wait stated: refused, RetryAfter %v", d.RetryAfter)
 	}
 }
 
