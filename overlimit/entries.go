@@ -33,6 +33,26 @@ func (c *Cache) remember(sh *shard, ch *sluice.Check, now int64, d denial, repla
 // evictionSample is how many keys a full shard looks at to make room.
 const evictionSample = 8
 
+// sweepSample is how many keys of one shard each call the store answers
+// looks at for expired denials.
+const sweepSample = 4
+
+// sweep forgets the expired denials among a few keys (a random sample) of
+// the next shard in turn, so that what a flood left is given back as the
+// calls that follow it reach the store, whatever their keys.
+func (c *Cache) sweep(now int64) {
+	sh := &c.shards[c.sweeps.Add(1)&c.mask]
+	sh.mu.Lock()
+	seen := 0
+	for key, ds := range sh.keys {
+		sh.dropExpired(key, ds, now)
+		if seen++; seen == sweepSample {
+			break
+		}
+	}
+	sh.mu.Unlock()
+}
+
 // makeRoom forgets the expired denials of a few keys (map order is random: a
 // random sample) and, if that freed nothing, the one among them that refuses
 // nothing (figures kept to state beside a refusal) or, if none, that
@@ -46,15 +66,11 @@ func (c *Cache) makeRoom(sh *shard, now int64) {
 	)
 	seen := 0
 	for key, ds := range sh.keys {
-		for j := 0; j < len(ds.list); {
-			if ds.list[j].until <= now {
-				sh.remove(key, ds, j) // deletes key when it empties: safe in range
-				continue
-			}
+		sh.dropExpired(key, ds, now)
+		for j := range ds.list {
 			if victim == nil || ds.list[j].before(&victim.list[victimJ]) {
 				victim, victimKey, victimJ = ds, key, j
 			}
-			j++
 		}
 		if seen++; seen == evictionSample {
 			break
@@ -79,6 +95,19 @@ func (d *denial) before(e *denial) bool {
 // refusesNothing reports whether d is kept only to be stated beside a
 // refusal: the figures of a check that fitted, a shadow limit's refusal.
 func (d *denial) refusesNothing() bool { return d.cost == 0 || d.limit.Shadow() }
+
+// dropExpired forgets the denials of key that have expired at now, and key
+// when none is left; ranging over sh.keys, it may be called on the key at
+// hand. sh.mu is held.
+func (sh *shard) dropExpired(key string, ds *denials, now int64) {
+	for j := 0; j < len(ds.list); {
+		if ds.list[j].until <= now {
+			sh.remove(key, ds, j)
+			continue
+		}
+		j++
+	}
+}
 
 // find returns the index of the denial for the limit of ID id, or -1.
 func (ds *denials) find(id string) int {

@@ -30,7 +30,9 @@ type Options struct {
 	// cache first forgets expired denials, then what it keeps only to
 	// state beside a refusal, then the denials that expire soonest
 	// (Stats.Evictions counts those two): forgetting is always safe, it
-	// only costs round trips and figures.
+	// only costs round trips and figures. Each call the store answers also
+	// forgets the expired denials of a few keys, a shard in turn, so that
+	// what a flood left is given back as the calls after it go on.
 	MaxEntries int
 	// MaxAge bounds how long a denial is remembered, DefaultMaxAge (1 s)
 	// when ≤ 0: capacity that comes back on another instance sharing the
@@ -149,6 +151,7 @@ type Cache struct {
 
 	saved     atomic.Int64
 	evictions atomic.Int64
+	sweeps    atomic.Uint64 // the calls that swept a shard, in turn
 }
 
 type shard struct {
@@ -308,7 +311,9 @@ func (c *Cache) ApplyCached(ctx context.Context, checks []sluice.Check, out []sl
 		}
 		return false, err
 	}
-	c.learn(checks, out, looks, now, c.now())
+	recv := c.now()
+	c.learn(checks, out, looks, now, recv)
+	c.sweep(recv)
 	return false, nil
 }
 
