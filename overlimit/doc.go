@@ -11,7 +11,12 @@
 // The contract: the cache never refuses what the store would admit. It
 // refuses a call itself only when the store refused the same key and limit
 // at a cost no larger than the call's, with a wait that has not passed yet;
-// everything else goes to the store. Concurrency limits, whose units come
+// everything else goes to the store. A refusal it repeats states what the
+// store would state at that moment, as far as what the store said allows:
+// the units left and the wait for the call's cost (exact for a fixed window
+// and the buckets, lower bounds for a sliding window), and the figures of
+// the checks that fitted beside the refusal, a shadow limit's refusal
+// included. Concurrency limits, whose units come
 // back when work ends on any instance rather than with time, are never
 // remembered. An error is never a decision: the cache returns the
 // store's errors as they are, remembers nothing from a call that failed (an
