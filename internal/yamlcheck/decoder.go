@@ -369,9 +369,10 @@ func content(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-// SyntaxErrorOf is SyntaxError for the error of data, always located: an
-// error yaml.v3 reports with no line is located by locate, and one on a
-// line indented with a tab at the tab, since YAML indents with spaces only
+// SyntaxErrorOf turns err, yaml.v3's error of data, into an *Error always
+// located: an error yaml.v3 reports with no line is located by locate, one
+// with a line at that line as atItsLine corrects it, and one on a line
+// indented with a tab at the tab, since YAML indents with spaces only
 // and yaml.v3 says only that a character "cannot start any token".
 func SyntaxErrorOf(name string, data []byte, err error) error {
 	e := yamlError(name, err)
@@ -383,6 +384,7 @@ func SyntaxErrorOf(name string, data []byte, err error) error {
 		locate(se, data)
 		return se
 	}
+	atItsLine(se, data)
 	lines := strings.SplitN(string(data), "\n", se.Line+1)
 	if len(lines) < se.Line {
 		return e

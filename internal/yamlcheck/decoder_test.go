@@ -257,3 +257,23 @@ func TestProblemsPastTheMostAreCounted(t *testing.T) {
 		t.Errorf("%d errors of exactly %d problems", n, yamlcheck.MaxErrors)
 	}
 }
+
+// yaml.v3 names the line before the one of a parser's error (its marks
+// count from 0 there, not in its scanner's), and the line after the last
+// for an error at the end of the file: each is read at its own line.
+func TestSyntaxErrorsAreAtTheirLine(t *testing.T) {
+	for _, c := range []struct{ name, yaml, want string }{
+		{"an entry of a list in a mapping", "a: 1\n- b\n", "f.yaml:2:1: YAML syntax: did not find expected key"},
+		{"a key indented less than its mapping", "x: 1\nb:\n  c: 1\n d: 2\n", "f.yaml:4:1: YAML syntax: did not find expected key"},
+		{"a flow list left open, at its start", "a: 1\nb: [1, 2\nc: 3\n", "f.yaml:2:1: YAML syntax: did not find expected ',' or ']'"},
+		{"a quoted string left open, at the last line", "a: \"x\ny\n", "f.yaml:2:1: YAML syntax: found unexpected end of stream"},
+		{"a flow list left open at the end", "a: 1\nb: [\n", "f.yaml:2:1: YAML syntax: did not find expected node content"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := yamlcheck.Parse("f.yaml", []byte(c.yaml))
+			if err == nil || err.Error() != c.want {
+				t.Errorf("error %v\nwant %s", err, c.want)
+			}
+		})
+	}
+}

@@ -24,6 +24,34 @@ var readerProblems = []string{
 	"invalid Unicode character",
 }
 
+// parserProblems are the messages of yaml.v3's parser's errors, whose
+// line it names counting from 0 (those of its scanner count from 1).
+var parserProblems = []string{
+	"did not find expected <stream-start>",
+	"did not find expected <document start>",
+	"did not find expected node content",
+	"did not find expected key",
+	"did not find expected '-' indicator",
+	"did not find expected ',' or ']'",
+	"did not find expected ',' or '}'",
+	"found duplicate %YAML directive",
+	"found incompatible YAML document",
+	"found duplicate %TAG directive",
+	"found undefined tag handle",
+}
+
+// atItsLine corrects the line of e, a syntax error of data that yaml.v3
+// reported with one: the next for a parser's error, and the last line that
+// holds anything for an error past it (at the end of the stream).
+func atItsLine(e *Error, data []byte) {
+	if slices.Contains(parserProblems, strings.TrimPrefix(e.Msg, "YAML syntax: ")) {
+		e.Line++
+	}
+	if last, _ := position(data, len(bytes.TrimRight(data, " \t\r\n"))); e.Line > last {
+		e.Line = last
+	}
+}
+
 // locate gives e, a syntax error of data that yaml.v3 reported with no
 // line, its place: the first character YAML does not allow or the first
 // byte that is not UTF-8, for an error of the input's characters; the
