@@ -22,6 +22,7 @@ import (
 // a rule that matches that request certainly matches the route's requests,
 // and one that does not is left alone.
 func (d *decoder) ruleCostsHeld(c *Config, raw *rawConfig) {
+rules:
 	for i, r := range c.Rules {
 		loc, ok := raw.locs[fmt.Sprintf("Rules[%d].Limits", i)]
 		if r.Cost != nil || !ok || raw.isPartial(fmt.Sprintf("Rules[%d].Limits", i)) {
@@ -45,7 +46,7 @@ func (d *decoder) ruleCostsHeld(c *Config, raw *rawConfig) {
 					"which the rule charges as it sets no cost: such requests could never be admitted "+
 					"(give the rule a cost:, or the limit a burst of at least %d)",
 					l.Name(), l.Burst(), cost, ep, rp.plan.Name, rp.path, line, cost)
-				return
+				continue rules
 			}
 		}
 	}

@@ -44,3 +44,16 @@ func TestRuleLimitsBelowACostOfTheirRoutesAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// Each rule is judged: a second rule whose limit holds less than a cost is
+// refused beside the first.
+func TestEveryRuleBelowACostIsRefused(t *testing.T) {
+	const yaml = "plans:\n  free:\n    limits: [{name: m, algorithm: gcra, quantity: 100, window: 1m}]\n" +
+		"    costs: {\"POST /bulk\": 10}\n" +
+		"rules:\n  - name: a\n    limits: [{name: s, algorithm: fixed-window, quantity: 5, window: 1s}]\n" +
+		"  - name: b\n    limits: [{name: s, algorithm: fixed-window, quantity: 5, window: 1s}]\n"
+	_, err := config.Parse("r.yaml", []byte(yaml))
+	if errs := config.Errors(err); len(errs) != 2 || errs[0].Line != 7 || errs[1].Line != 9 {
+		t.Errorf("%v\nwant an error at line 7 and one at line 9", err)
+	}
+}
