@@ -62,10 +62,8 @@ func (d *decoder) patternHost(n *yaml.Node, p, s string) {
 }
 
 // handles registers pattern in mux, reporting false if mux refuses it.
-func handles(mux *http.ServeMux, pattern string) (ok bool) {
-	defer func() { ok = recover() == nil }()
-	mux.Handle(pattern, http.NotFoundHandler())
-	return true
+func handles(mux *http.ServeMux, pattern string) bool {
+	return handlesWith(mux, pattern, http.NotFoundHandler())
 }
 
 // costsExempted refuses each cost of a plan that no request is charged:

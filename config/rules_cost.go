@@ -3,6 +3,7 @@ package config
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -32,7 +33,7 @@ rules:
 			if len(r.Plans) > 0 && !slices.Contains(r.Plans, rp.plan.Name) {
 				continue
 			}
-			for _, ep := range sortedKeys(rp.plan.Costs) {
+			for _, ep := range slices.Sorted(maps.Keys(rp.plan.Costs)) {
 				cost := rp.plan.Costs[ep]
 				l, found := belowCost(r, cost)
 				if !found || checkPattern(ep) != nil || !ruleMatches(r, sampleRequest(r, ep)) {
@@ -60,16 +61,6 @@ func belowCost(r httplimit.Rule, cost int64) (sluice.Limit, bool) {
 		}
 	}
 	return sluice.Limit{}, false
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys(m map[string]int64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // sampleRequest returns a request of the ServeMux pattern ep that r could
@@ -107,7 +98,7 @@ func sampleRequest(r httplimit.Rule, ep string) *http.Request {
 }
 
 // handlesWith registers h for pattern in mux, reporting false if mux
-// refuses the pattern.
+// refuses the pattern (see handles).
 func handlesWith(mux *http.ServeMux, pattern string, h http.Handler) (ok bool) {
 	defer func() { ok = recover() == nil }()
 	mux.Handle(pattern, h)
