@@ -55,7 +55,8 @@ type Stats struct {
 	// that fitted beside them, expired ones that have not been swept yet
 	// included.
 	Entries int
-	// Evictions counts live denials forgotten to make room.
+	// Evictions counts live denials forgotten to make room, with the
+	// figures kept beside them.
 	Evictions int64
 }
 
