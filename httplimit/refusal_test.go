@@ -231,21 +231,16 @@ func TestAGlobalRefusalNamesTheServiceNotThePlan(t *testing.T) {
 // A request that costs more than a limit can ever hold is told which limit
 // that is, as it is configured: a rule's limit under its rule, not as a
 // limit of the client's plan (which would read as if an upgrade could
-// help).
+// help). The configuration refuses such a rule at load; a program that
+// builds its Options itself can still give one.
 func TestARefusalNoWaitAdmitsNamesTheRuleOfItsLimit(t *testing.T) {
-	h, _ := setup(t, `
-plans:
-  free:
-    limits:
-      - {name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}
-    costs: {"POST /big": 10}
-default_plan: free
-rules:
-  - name: big
-    match: {paths: ["/big"]}
-    key: [route]
-    limits: [{name: m, algorithm: fixed-window, quantity: 5, window: 1h}]
-`, noon)
+	mw, _ := clockedMiddleware(t, httplimit.Options{
+		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(100, time.Minute).Named("per-minute")},
+			Costs: map[string]int64{"POST /big": 10}}},
+		Rules: []httplimit.Rule{{Name: "big", Paths: []string{"/big"}, Key: []string{"route"},
+			Limits: []sluice.Limit{sluice.FixedWindow(5, time.Hour).Named("m")}}},
+	})
+	h := mw.Handler(okHandler())
 	w := do(h, req{method: "POST", path: "/big", remote: "192.0.2.1:1"})
 	const want = "This request costs 10 units, more than the 5 that the big.m limit of the big rule can ever hold: it cannot be admitted."
 	if p := decodeProblem(t, w.Body.String()); w.Code != 429 || p.Detail != want {

@@ -152,8 +152,10 @@ type Rule struct {
 	// at least 0 (0 peeks: the rule reports, never consumes, and refuses
 	// only what nothing could admit). Nil: the request's cost, as its
 	// plan's costs set it; a request that costs more than a rule's limit
-	// can hold is refused (see sluice.Check), which Validate cannot
-	// foresee, as it does not know which endpoints a rule's requests reach.
+	// can hold is refused (see sluice.Check), which Validate does not
+	// look for, as it does not know which endpoints a rule's requests
+	// reach (sluice's configuration refuses such a rule for the routes of
+	// its plans' costs).
 	Cost *int64
 }
 
