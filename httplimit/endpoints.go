@@ -72,9 +72,10 @@ func (e *endpoints) pattern(r *http.Request) string {
 // withoutParams), each also in lower case.
 
 // match reports whether r matches a pattern under both readings of its
-// path.
+// path, and without its path parameters (routes.Mux.MatchesAsWritten): an
+// exemption is never gained by a spelling another endpoint is reached by.
 func (e *endpoints) match(r *http.Request) bool {
-	return e != nil && e.mux.MatchesAll(r)
+	return e != nil && e.mux.MatchesAsWritten(r)
 }
 
 // cost returns the units r spends: its pattern's cost, else 1; the larger
