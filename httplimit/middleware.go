@@ -357,7 +357,7 @@ func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, re
 		m.writeHeaders(w.Header(), res)
 		p = m.refusal(r, res)
 		p.Status = status
-		if status == http.StatusTooManyRequests && m.globalGone && m.onlyGlobal(res) {
+		if status == http.StatusTooManyRequests && m.RefusedForCapacity(res) {
 			p.Status, p.Type, p.Title = http.StatusServiceUnavailable, ProblemReducedCapacity, "Service Unavailable"
 		}
 	}
@@ -367,6 +367,18 @@ func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, re
 	if m.onRefusal != nil {
 		m.onRefusal(r, res, p.Status)
 	}
+}
+
+// RefusedForCapacity reports whether res is a refusal of the service's
+// capacity rather than of its client's quota: refused by global limits
+// alone (Options.Global), with Options.GlobalStatus 503. Refuse answers
+// such a refusal 503 with ProblemReducedCapacity; a caller that refuses
+// with another status (RefuseWithStatus) can tell it apart by this. It is
+// false for a nil, exempt or admitted res, a refusal by the penalty box,
+// a refusal a limit of the client's plan or of a rule takes part in, and
+// every refusal of the zero Middleware.
+func (m *Middleware) RefusedForCapacity(res *Result) bool {
+	return res != nil && !res.Exempt && !res.Penalized && !res.Decision.Allowed && m.globalGone && m.onlyGlobal(res)
 }
 
 // zero reports whether m is the zero Middleware, which New did not build.

@@ -14,7 +14,10 @@ import (
 // and Caddy send X-Forwarded-Method/-Uri/-Host/-For, nginx's auth_request
 // X-Original-Method/-URI (set in its config). 2xx admits; a refusal has the
 // configured deny status (429, or 403 for nginx) and the same RateLimit
-// headers, Retry-After and problem body a proxied request would get. A
+// headers, Retry-After and problem body a proxied request would get; a
+// refusal by the global limits alone under global_status 503 is a 503 as
+// the proxy answers it, or the deny status when that is not 429, and
+// carries Sluice-Refusal: temporary-reduced-capacity either way. A
 // request that the degradation level sheds (state.shed, as the proxy sheds
 // it) is refused before any decision and spends nothing (shedForwardAuth).
 // A description the decision API would refuse (validMethod, absolutePath,
@@ -101,6 +104,12 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 		// browser's script reads it if response.cors lets its origin.
 		if allow := st.cors.allowOf(orig); allow != "" {
 			st.cors.annotate(w.Header(), allow, st.cors.expose, false)
+		}
+		// A refusal by the global limits alone, with global_status 503,
+		// is the service's capacity: marked as a shed request is, so that
+		// nginx, refused with the deny status, answers it 503 as well.
+		if mw.RefusedForCapacity(res) {
+			w.Header().Set(refusalHeader, refusalReducedCapacity)
 		}
 		mw.RefuseWithStatus(w, withVia(orig, "forward-auth"), res, st.cfg.Response.DenyStatus)
 		return

@@ -119,6 +119,43 @@ degradation:
 	}
 }
 
+// TestNginxForwardAuthGlobalCapacity: with global_status: 503, a request
+// the global limits alone refuse reaches nginx's client as the reverse
+// proxy answers it, a 503 with Retry-After and a problem of type
+// …#temporary-reduced-capacity, though sluice refuses it to nginx with the
+// deny status 403: the service is at its capacity, the client is not over
+// its quota. A client over its own quota still gets a 429.
+func TestNginxForwardAuthGlobalCapacity(t *testing.T) {
+	f := newFixture(t, globalConfig(t, "403"))
+	base := startNginx(t, serveOn(t, f.srv), f.srv.Config().Upstream)
+	key := map[string]string{"Authorization": "Bearer demo-free-key"}
+	for i := range 3 {
+		if r := frontCall(t, "GET", base+"/api/search", key); r.status != 200 {
+			t.Fatalf("request %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	if r := frontCall(t, "GET", base+"/api/search", nil); r.status != 200 {
+		t.Fatalf("another client's first request: %d %s", r.status, r.body)
+	}
+	r := frontCall(t, "GET", base+"/api/search", nil)
+	for name, want := range map[string]string{"Retry-After": "60", "Content-Type": "application/problem+json", "Cache-Control": "no-store"} {
+		if got := r.header.Values(name); len(got) != 1 || got[0] != want {
+			t.Errorf("refused by the global limit: %s %q, want %q", name, got, want)
+		}
+	}
+	if r.status != 503 || !strings.Contains(r.body, `"type":"https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"`) ||
+		!strings.Contains(r.body, `"status":503`) {
+		t.Errorf("refused by the global limit: %d %s, want a 503 of reduced capacity", r.status, r.body)
+	}
+	r = frontCall(t, "GET", base+"/api/search", key)
+	if r.status != 429 || !strings.Contains(r.body, `"status":429`) || r.header.Get("Retry-After") != "60" {
+		t.Errorf("refused by the client's own quota: %d Retry-After %q %s, want a 429", r.status, r.header.Get("Retry-After"), r.body)
+	}
+	if n := f.hits.Load(); n != 4 {
+		t.Errorf("upstream saw %d requests, want the 4 admitted", n)
+	}
+}
+
 // TestNginxWithoutSluice: when sluice cannot be reached, nginx answers 500
 // (auth_request's answer to a failed subrequest) and nothing reaches the API:
 // the example fails closed.
