@@ -61,7 +61,11 @@ import (
 // request's cost. A 429 proves an assumption wrong (another client shares
 // the key, the limit shrank, the quota is not a bucket): the host then
 // trusts nothing sent before it (a new epoch), assumes no rate, waits
-// Retry-After (or without it the reset), and probes again. No wait a server asks for
+// Retry-After (or without it the reset), and probes again.
+//
+// Each policy is also remembered on its own (see remembered), so that a
+// probe waits until every policy can take its cost, and a policy that a
+// later answer omits still counts what is sent until its reset. No wait a server asks for
 // holds the host longer than maxServerWait.
 
 // Learning modes of a host.
@@ -165,6 +169,9 @@ type hostState struct {
 	// name; 0 when none was stated.
 	whole       int64
 	wholePolicy string
+	// policies is every policy the host's answers have stated since the
+	// last 429, at most maxPolicies (see remembered).
+	policies []remembered
 	// stated: the state learns of quotas only when an answer states them
 	// (a host's body state): a refusal that states none of them, before
 	// any has been, says nothing of them.
@@ -250,6 +257,21 @@ func (h *hostState) admits(cost int64, now time.Time) (how int, wake time.Time) 
 			return sendProbe, wake
 		}
 		return sendHeld, wake // the probe's answer decides
+	}
+	how, wake = h.admitsKnown(cost, now)
+	if how == sendHeld {
+		return how, wake
+	}
+	if ok, at := h.policiesAdmit(h.sent+cost, now, how == sendProbe); !ok {
+		return sendHeld, at // a remembered policy cannot take cost yet
+	}
+	return how, wake
+}
+
+// admitsKnown is admits for a host whose quota is known (modeKnown), by
+// the bounds kept. h.mu is held.
+func (h *hostState) admitsKnown(cost int64, now time.Time) (how int, wake time.Time) {
+	switch {
 	case h.sent+cost <= h.proven():
 		return sendPlain, wake
 	case h.sent+cost <= h.ceiling(now):
@@ -430,6 +452,9 @@ func (h *hostState) finish(tk ticket, r response) {
 			h.now = bound{base: h.sent, n: 1}
 			h.eventual = h.now
 			h.probeAt = r.at.Add(wait)
+			if r.hasRL {
+				h.remember(tk, r, true, r.hasRA)
+			}
 		} else {
 			h.probeAt = later(h.probeAt, r.at.Add(wait))
 		}
@@ -450,6 +475,7 @@ func (h *hostState) finish(tk ticket, r response) {
 	if h.mode == modeKnown && tk.epoch != h.epoch {
 		return // sent before a 429 proved the old bound wrong
 	}
+	h.remember(tk, r, false, false)
 	b := h.boundOf(tk, r)
 	reset := min(r.rl.Reset, maxServerWait)
 	if reset == 0 {
