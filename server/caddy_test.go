@@ -46,6 +46,14 @@ func TestCaddyForwardAuth(t *testing.T) {
 	checkOtherClients(t, f, base, "Caddy")
 }
 
+// TestCaddyForwardAuthHostRule: through the example, sluice sees the host
+// the client asked for (Caddy's X-Forwarded-Host), so a rule for one host
+// limits that host's requests and no other's.
+func TestCaddyForwardAuthHostRule(t *testing.T) {
+	f := newFixture(t, frontConfig(t, "429")+hostRule("api.example.com"))
+	checkHostRule(t, f, startCaddy(t, serveOn(t, f.srv), f.srv.Config().Upstream), "Caddy")
+}
+
 // TestCaddyWithoutSluice: when sluice cannot be reached, Caddy answers 502
 // and nothing reaches the API: the example fails closed.
 func TestCaddyWithoutSluice(t *testing.T) {

@@ -12,7 +12,9 @@ import (
 
 // handleForwardAuth decides a request that a front proxy describes: Traefik
 // and Caddy send X-Forwarded-Method/-Uri/-Host/-For, nginx's auth_request
-// X-Original-Method/-URI (set in its config). 2xx admits; a refusal has the
+// X-Original-Method/-URI (set in its config). The described host is
+// X-Forwarded-Host's, none without it (the request's own Host is
+// sluice's). 2xx admits; a refusal has the
 // configured deny status (429, or 403 for nginx) and the same RateLimit
 // headers, Retry-After and problem body a proxied request would get; a
 // refusal by the global limits alone under global_status 503 is a 503 as
@@ -76,6 +78,12 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	// "..%2F") too, so that no encoding makes a request exempt or cheaper.
 	u.Path, u.RawPath = routes.CleanPath(u.Path), ""
 	orig.URL, orig.RequestURI = u, uri
+	// The described host is X-Forwarded-Host's. The request's own Host
+	// names sluice as the proxy reaches it (nginx's upstream, Traefik's
+	// address), so without that header the host is unknown, as a
+	// /v1/check without one: rules, costs, exemptions and classes that
+	// name a host do not match.
+	orig.Host = ""
 	if host := r.Header.Get("X-Forwarded-Host"); host != "" {
 		if err := validHost(host); err != nil {
 			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "X-Forwarded-Host: "+err.Error())

@@ -156,6 +156,38 @@ func TestNginxForwardAuthGlobalCapacity(t *testing.T) {
 	}
 }
 
+// TestNginxForwardAuthHostRule: through the example, sluice sees the host
+// the client asked for (X-Forwarded-Host $host), so a rule for one host
+// limits that host's requests and no other's.
+func TestNginxForwardAuthHostRule(t *testing.T) {
+	f := newFixture(t, frontConfig(t, "403")+hostRule("api.example.com"))
+	checkHostRule(t, f, startNginx(t, serveOn(t, f.srv), f.srv.Config().Upstream), "nginx")
+}
+
+// checkHostRule: through a front proxy, a client (by IP) of the host of
+// hostRule("api.example.com") is admitted once and then refused by the
+// rule, a 429 naming it; the same client's request for another host is
+// admitted, by its plan alone.
+func checkHostRule(t *testing.T, f *fixture, base, proxy string) {
+	t.Helper()
+	api := map[string]string{"Host": "api.example.com"}
+	if r := frontCall(t, "GET", base+"/api/search", api); r.status != 200 ||
+		r.header.Get("RateLimit") != `"per-minute";r=2;t=60, "one-host.per-minute";r=0;t=60` {
+		t.Fatalf("%s: the first request to api.example.com: %d RateLimit %q", proxy, r.status, r.header.Get("RateLimit"))
+	}
+	if r := frontCall(t, "GET", base+"/api/search", api); r.status != 429 ||
+		!strings.Contains(r.header.Get("RateLimit"), `"one-host.per-minute";r=0`) {
+		t.Errorf("%s: the second request to api.example.com: %d RateLimit %q, want a 429 by the host's rule", proxy, r.status, r.header.Get("RateLimit"))
+	}
+	if r := frontCall(t, "GET", base+"/api/search", map[string]string{"Host": "www.example.com"}); r.status != 200 ||
+		r.header.Get("RateLimit") != `"per-minute";r=1;t=60` {
+		t.Errorf("%s: a request to www.example.com: %d RateLimit %q, want the plan's limit alone", proxy, r.status, r.header.Get("RateLimit"))
+	}
+	if n := f.hits.Load(); n != 2 {
+		t.Errorf("%s: upstream saw %d requests, want the 2 admitted", proxy, n)
+	}
+}
+
 // TestNginxWithoutSluice: when sluice cannot be reached, nginx answers 500
 // (auth_request's answer to a failed subrequest) and nothing reaches the API:
 // the example fails closed.
@@ -308,7 +340,8 @@ type frontResponse struct {
 // connection (nor its goroutines) outlives the test.
 var frontClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
 
-// frontCall sends one request through a front proxy and reads the answer.
+// frontCall sends one request through a front proxy and reads the answer;
+// header's "Host" is the request's host.
 func frontCall(t *testing.T, method, url string, header map[string]string) frontResponse {
 	t.Helper()
 	req, err := http.NewRequest(method, url, nil)
@@ -316,6 +349,10 @@ func frontCall(t *testing.T, method, url string, header map[string]string) front
 		t.Fatal(err)
 	}
 	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := frontClient.Do(req)
