@@ -16,8 +16,10 @@ import (
 // quota, paces them at the rate the quota comes back once its burst is
 // spent, and holds every call after a refusal until the server's wait is
 // over. Its calls have no content it counts: a quota of content bytes
-// (RateLimit-Policy's qu="content-bytes") is ignored. docs/client.md
-// describes the model and its guarantees.
+// (RateLimit-Policy's qu="content-bytes") is ignored, neither counted nor
+// waited for; a refusal under one holds calls for the server's wait, as
+// every refusal does. docs/client.md describes the model and its
+// guarantees.
 //
 // A Pacer is safe for concurrent use. The zero Pacer paces as
 // NewPacer("", 0)'s does.
