@@ -54,6 +54,67 @@ func TestCaddyForwardAuthHostRule(t *testing.T) {
 	checkHostRule(t, f, startCaddy(t, serveOn(t, f.srv), f.srv.Config().Upstream), "Caddy")
 }
 
+// TestCaddyForwardAuthBadDescription: a description sluice refuses with a
+// 400 (a client's own X-Forwarded-Uri and X-Original-URI) reaches Caddy's
+// client as it is, and nothing reaches the API.
+func TestCaddyForwardAuthBadDescription(t *testing.T) {
+	f := newFixture(t, frontConfig(t, "429"))
+	checkBadDescription(t, f, startCaddy(t, serveOn(t, f.srv), f.srv.Config().Upstream), "Caddy", 400)
+}
+
+// TestCaddyForwardAuthCapacity: Caddy passes sluice's own 503 to its
+// client, body and headers, both for a request the global limits alone
+// refuse under global_status: 503 and for one a degradation level sheds;
+// each is marked Sluice-Refusal: temporary-reduced-capacity, and a client
+// over its own quota still gets a 429.
+func TestCaddyForwardAuthCapacity(t *testing.T) {
+	f := newFixture(t, globalConfig(t, "429")+`
+degradation:
+  retry_after: 2s
+  levels:
+    critical: {enter: {in_flight: 100000}, leave: {in_flight: 1000}}
+  classes:
+    expensive: ["POST /api/generate"]
+`)
+	base := startCaddy(t, serveOn(t, f.srv), f.srv.Config().Upstream)
+	key := map[string]string{"X-API-Key": "demo-free-key"}
+	want503 := func(r frontResponse, what, retryAfter string) {
+		t.Helper()
+		for name, want := range map[string]string{"Retry-After": retryAfter, "Content-Type": "application/problem+json",
+			"Cache-Control": "no-store", "Sluice-Refusal": "temporary-reduced-capacity"} {
+			if got := r.header.Values(name); len(got) != 1 || got[0] != want {
+				t.Errorf("%s: %s %q, want %q", what, name, got, want)
+			}
+		}
+		if r.status != 503 || !strings.Contains(r.body, `"type":"https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"`) ||
+			!strings.Contains(r.body, `"status":503`) {
+			t.Errorf("%s: %d %s, want a 503 of reduced capacity", what, r.status, r.body)
+		}
+	}
+	f.pin(t, "elevated")
+	want503(frontCall(t, "POST", base+"/api/generate", key), "shed", "2")
+	f.pin(t, "normal")
+	for i := range 3 {
+		if r := frontCall(t, "GET", base+"/api/search", key); r.status != 200 {
+			t.Fatalf("request %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	if r := frontCall(t, "GET", base+"/api/search", nil); r.status != 200 {
+		t.Fatalf("another client's first request: %d %s", r.status, r.body)
+	}
+	r := frontCall(t, "GET", base+"/api/search", nil)
+	want503(r, "refused by the global limit", "60")
+	if !strings.Contains(r.body, `"violated-policies":["everyone"]`) {
+		t.Errorf("refused by the global limit: not sluice's body: %s", r.body)
+	}
+	if r := frontCall(t, "GET", base+"/api/search", key); r.status != 429 || len(r.header.Values("Sluice-Refusal")) != 0 {
+		t.Errorf("refused by the client's own quota: %d Sluice-Refusal %q %s, want a 429 without it", r.status, r.header.Values("Sluice-Refusal"), r.body)
+	}
+	if n := f.hits.Load(); n != 4 {
+		t.Errorf("upstream saw %d requests, want the 4 admitted", n)
+	}
+}
+
 // TestCaddyWithoutSluice: when sluice cannot be reached, Caddy answers 502
 // and nothing reaches the API: the example fails closed.
 func TestCaddyWithoutSluice(t *testing.T) {

@@ -147,6 +147,9 @@ func TestNginxForwardAuthGlobalCapacity(t *testing.T) {
 		!strings.Contains(r.body, `"status":503`) {
 		t.Errorf("refused by the global limit: %d %s, want a 503 of reduced capacity", r.status, r.body)
 	}
+	if got := r.header.Get("RateLimit"); !strings.Contains(got, `"everyone";r=0;t=60`) {
+		t.Errorf("refused by the global limit: RateLimit %q, want the global limit's", got)
+	}
 	r = frontCall(t, "GET", base+"/api/search", key)
 	if r.status != 429 || !strings.Contains(r.body, `"status":429`) || r.header.Get("Retry-After") != "60" {
 		t.Errorf("refused by the client's own quota: %d Retry-After %q %s, want a 429", r.status, r.header.Get("Retry-After"), r.body)
@@ -185,6 +188,30 @@ func checkHostRule(t *testing.T, f *fixture, base, proxy string) {
 	}
 	if n := f.hits.Load(); n != 2 {
 		t.Errorf("%s: upstream saw %d requests, want the 2 admitted", proxy, n)
+	}
+}
+
+// TestNginxForwardAuthBadDescription: a description sluice refuses with a
+// 400 (here a client's own X-Forwarded-Uri beside the X-Original-URI nginx
+// sets) reaches nginx's client as a 500, auth_request's answer to any
+// status but 2xx, 401 and 403, and nothing reaches the API.
+func TestNginxForwardAuthBadDescription(t *testing.T) {
+	f := newFixture(t, frontConfig(t, "403"))
+	checkBadDescription(t, f, startNginx(t, serveOn(t, f.srv), f.srv.Config().Upstream), "nginx", 500)
+}
+
+// checkBadDescription: through a front proxy, a client that sends its own
+// X-Forwarded-Uri and X-Original-URI, naming a path other than the one it
+// asks for, gets status, and nothing reaches the API; 400 is sluice's
+// problem, naming the headers.
+func checkBadDescription(t *testing.T, f *fixture, base, proxy string, status int) {
+	t.Helper()
+	r := frontCall(t, "POST", base+"/api/generate", map[string]string{"X-Forwarded-Uri": "/api/health", "X-Original-URI": "/api/health"})
+	if r.status != status || status == 400 && !strings.Contains(r.body, "X-Forwarded-Method/-Uri and X-Original-Method/-URI describe different requests") {
+		t.Errorf("%s: a client's own X-Forwarded-Uri and X-Original-URI: %d %s, want %d", proxy, r.status, r.body, status)
+	}
+	if n := f.hits.Load(); n != 0 {
+		t.Errorf("%s: upstream saw %d requests, want none", proxy, n)
 	}
 }
 
