@@ -93,10 +93,11 @@ func (h *hostState) tryContent(cost, bytes int64, now time.Time) (tk ticket, ok 
 }
 
 // ofBytes is r as a host's body state reads it: its policies of content
-// bytes, and the one of them that binds.
+// bytes, the one of them that binds, and those stated alone.
 func (r response) ofBytes() response {
 	b := r
 	b.quotas, b.bytes, b.rl, b.hasRL = r.bytes, nil, RateLimit{}, false
+	b.alone, b.bytesAlone = r.bytesAlone, nil
 	for _, q := range r.bytes {
 		b.rl, b.hasRL = binding(b.rl, b.hasRL, q.RateLimit), true
 	}

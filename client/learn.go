@@ -172,6 +172,9 @@ type hostState struct {
 	// policies is every policy the host's answers have stated since the
 	// last 429, at most maxPolicies (see remembered).
 	policies []remembered
+	// windows counts what is sent under each policy stated alone, at most
+	// maxPolicies (see window).
+	windows []*window
 	// stated: the state learns of quotas only when an answer states them
 	// (a host's body state): a refusal that states none of them, before
 	// any has been, says nothing of them.
@@ -247,9 +250,15 @@ func (h *hostState) admits(cost int64, now time.Time) (how int, wake time.Time) 
 	if stalled := h.stalledAt(); !stalled.IsZero() && !now.Before(stalled) {
 		h.writeOff()
 	}
-	switch {
-	case now.Before(h.holdUntil):
+	if now.Before(h.holdUntil) {
 		return sendHeld, h.holdUntil
+	}
+	if h.learn && cost > 0 {
+		if ok, at := h.windowsAdmit(cost, now); !ok {
+			return sendHeld, at // a policy stated alone has no room yet
+		}
+	}
+	switch {
 	case !h.learn || h.mode == modeOpen || cost == 0:
 		return sendPlain, wake // a free request spends no quota
 	case h.mode == modeFresh:
@@ -347,6 +356,9 @@ func (h *hostState) grant(cost int64, how int, now time.Time) ticket {
 	}
 	h.sent = algo.AddSat(h.sent, cost)
 	h.inflight += cost
+	for _, w := range h.windows {
+		w.add(cost, now)
+	}
 	return ticket{gen: h.gen, doneAtSend: h.done, endedAtSend: h.ended, forgiven: h.forgiven, cost: cost, epoch: h.epoch,
 		probe: probe, speculative: how == sendSpeculative, sentAt: now, last: h.last, anchor: h.anchor}
 }
@@ -364,6 +376,10 @@ type response struct {
 	// bytes holds the policies of content bytes (quotas and rl the
 	// others'); ofBytes makes them the response a body state reads.
 	bytes []quota
+	// alone holds the policies RateLimit-Policy states and RateLimit does
+	// not (see window), bytesAlone those of content bytes (ofBytes makes
+	// them a body state's alone).
+	alone, bytesAlone []statedPolicy
 }
 
 // finish records the end of tk's attempt.
@@ -375,6 +391,9 @@ func (h *hostState) finish(tk ticket, r response) {
 		defer h.body.finish(*tk.body, r.ofBytes())
 	}
 	h.state(r)
+	if h.learn && r.arrived {
+		h.keepWindows(r, max(h.inflight, tk.cost))
+	}
 	// An attempt written off (writeOff) is counted as failed already, in
 	// lost: its answer, if it comes, still teaches, but moves no count.
 	writtenOff := tk.gen != h.gen

@@ -150,8 +150,8 @@ func (a Answer) response() response {
 
 // readResponse is what the headers of a response, arrived at at, tell a
 // host: every policy, the binding one of those not counting content bytes
-// (policies of content bytes are kept apart, see response.ofBytes), and
-// Retry-After. A response a cache
+// (policies of content bytes are kept apart, see response.ofBytes), the
+// policies stated alone, and Retry-After. A response a cache
 // served (see fromCache) tells Retry-After alone.
 func readResponse(h http.Header, at time.Time) response {
 	r := response{arrived: true, at: at}
@@ -159,7 +159,9 @@ func readResponse(h http.Header, at time.Time) response {
 		return r
 	}
 	if !fromCache(h) {
+		named := map[string]bool{}
 		parseQuotas(h, at, func(q quota) {
+			named[q.Policy] = true
 			if q.bytes {
 				r.bytes = append(r.bytes, q)
 				return
@@ -167,6 +169,13 @@ func readResponse(h http.Header, at time.Time) response {
 			r.rl, r.hasRL = binding(r.rl, r.hasRL, q.RateLimit), true
 			r.quotas = append(r.quotas, q)
 		})
+		for _, p := range policiesAlone(h, named) {
+			if p.bytes {
+				r.bytesAlone = append(r.bytesAlone, p)
+			} else {
+				r.alone = append(r.alone, p)
+			}
+		}
 	}
 	r.ra, r.hasRA = ParseRetryAfter(h, at)
 	return r

@@ -1,0 +1,177 @@
+package client
+
+import (
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/algo"
+)
+
+// A server may state a policy in RateLimit-Policy without saying in
+// RateLimit what remains of it (the draft allows policies alone). Of such
+// a policy, q units per w seconds, the client knows only the most it may
+// send, and it keeps to it on its own count: at most q units in any span
+// of w, a sliding window of what it sent. Every fixed window, sliding log
+// and token bucket of q per w (a bucket of capacity q refilled at q/w)
+// admits all such sends, so a client alone on the quota never meets the
+// 429 the policy announced. The count is kept in 64 slots of w/64 (a
+// unit leaves the window up to w/64 late, never early), so it takes the
+// same memory for a quota of 10 a second as for a million a day.
+//
+// The window is kept while the host's answers state the policy alone; an
+// answer that says what remains of it (a RateLimit item of its name)
+// ends it, as the bounds then learn the quota.
+
+// windowSlots is how many slots a window is counted in.
+const windowSlots = 64
+
+// statedPolicy is a policy of RateLimit-Policy that no RateLimit item of
+// the same response names: q units per w, counting content bytes when
+// bytes.
+type statedPolicy struct {
+	name  string
+	q     int64
+	w     time.Duration
+	bytes bool
+}
+
+// policiesAlone returns the policies of h's RateLimit-Policy, counting
+// requests or content bytes per a window, that are not in named (the
+// policies its RateLimit states).
+func policiesAlone(h http.Header, named map[string]bool) []statedPolicy {
+	if len(fieldValues(h, "Ratelimit-Policy")) == 0 {
+		return nil
+	}
+	var out []statedPolicy
+	for name, p := range ietfPolicies(h) {
+		if named[name] || p.q <= 0 || !(p.w > 0) || p.unit != UnitRequests && p.unit != UnitContentBytes {
+			continue
+		}
+		w := sluice.MaxWindow
+		if ns := math.Ceil(p.w * 1e9); ns < float64(sluice.MaxWindow) {
+			w = time.Duration(ns)
+		}
+		out = append(out, statedPolicy{name: name, q: p.q, w: w, bytes: p.unit == UnitContentBytes})
+	}
+	return out
+}
+
+// window counts the units sent under one policy stated alone.
+type window struct {
+	statedPolicy
+	width int64 // nanoseconds a slot spans: ⌈w/windowSlots⌉
+	// slot[i] holds the units sent in the slot of index tag[i]: the
+	// nanoseconds since the Unix epoch divided by width, congruent to i.
+	slot, tag [windowSlots + 2]int64
+}
+
+func newWindow(p statedPolicy) *window {
+	return &window{statedPolicy: p, width: max((int64(p.w)+windowSlots-1)/windowSlots, 1)}
+}
+
+// expires returns when the units of slot k leave the window: w after the
+// slot ends, in nanoseconds since the Unix epoch.
+func (w *window) expires(k int64) int64 {
+	return algo.AddSat(algo.AddSat(k, 1)*w.width, int64(w.w))
+}
+
+// admits reports whether cost more units may be sent at now, or else when
+// they may (the zero time: never by time alone, cost being above q: such a
+// request waits for an empty window, then goes). It changes nothing.
+func (w *window) admits(cost int64, now time.Time) (bool, time.Time) {
+	t := now.UnixNano()
+	var used int64
+	for i := range w.slot {
+		if w.slot[i] > 0 && w.expires(w.tag[i]) > t {
+			used = algo.AddSat(used, w.slot[i])
+		}
+	}
+	cost = min(cost, w.q)
+	if used+cost <= w.q {
+		return true, time.Time{}
+	}
+	// Free slots in the order they expire until cost fits.
+	var at int64
+	for used+cost > w.q {
+		next, idx := int64(math.MaxInt64), -1
+		for i := range w.slot {
+			if w.slot[i] > 0 && w.expires(w.tag[i]) > max(t, at) && w.expires(w.tag[i]) < next {
+				next, idx = w.expires(w.tag[i]), i
+			}
+		}
+		if idx < 0 {
+			break
+		}
+		at = next
+		used -= w.slot[idx]
+		for i := range w.slot {
+			if w.slot[i] > 0 && i != idx && w.expires(w.tag[i]) == next {
+				used -= w.slot[i]
+			}
+		}
+	}
+	return false, time.Unix(0, at)
+}
+
+// add counts cost units sent at now.
+func (w *window) add(cost int64, now time.Time) {
+	k := now.UnixNano() / w.width
+	i := int(k % int64(len(w.slot)))
+	if w.tag[i] != k {
+		w.tag[i], w.slot[i] = k, 0
+	}
+	w.slot[i] = algo.AddSat(w.slot[i], cost)
+}
+
+// windowsAdmit reports whether every window of the host admits cost more
+// units at now, or else when they all may. h.mu is held.
+func (h *hostState) windowsAdmit(cost int64, now time.Time) (ok bool, wake time.Time) {
+	ok = true
+	for _, w := range h.windows {
+		if wok, at := w.admits(cost, now); !wok {
+			ok, wake = false, later(wake, at)
+		}
+	}
+	return ok, wake
+}
+
+// keepWindows updates the host's windows from r: a policy r states alone
+// gets one (its q and w as r states them), and one whose remaining r
+// states has none. A new window counts the units in flight (inFlight,
+// r's own among them) as sent when r arrived: they may be counted after
+// it. Units answered before are not counted, as when they went is not
+// known. h.mu is held.
+func (h *hostState) keepWindows(r response, inFlight int64) {
+	for _, q := range r.quotas {
+		h.windows = dropWindow(h.windows, q.Policy)
+	}
+	for _, p := range r.alone {
+		found := false
+		for _, w := range h.windows {
+			if w.name == p.name {
+				found = true
+				if w.w == p.w {
+					w.q = p.q
+				} else {
+					*w = *newWindow(p) // slots of another width: counted afresh
+				}
+			}
+		}
+		if !found && len(h.windows) < maxPolicies {
+			w := newWindow(p)
+			w.add(inFlight, r.at)
+			h.windows = append(h.windows, w)
+		}
+	}
+}
+
+func dropWindow(ws []*window, name string) []*window {
+	for i, w := range ws {
+		if w.name == name {
+			return append(ws[:i], ws[i+1:]...)
+		}
+	}
+	return ws
+}
