@@ -27,23 +27,40 @@ func newHostStateCountingBytes(learn bool, stall time.Duration) *hostState {
 
 // contentCost is what content of bytes costs a quota of content bytes:
 // bytes, or when they are unknown (-1, a body streamed without a
-// length), the whole quota, which they may fill (or the most seen
-// available when no quota was stated, 1 before any): such a request is
-// sent only when the quota is whole, or alone after its reset, and so
-// waits a reset at most. h.mu is held.
+// length), the whole quota, which they may fill (the least q a policy
+// stated, alone or not, or the most seen available when no quota was
+// stated, 1 before any): such a request is sent only when the quota is
+// whole, or alone after its reset, and so waits a reset at most. h.mu is
+// held.
 func (h *hostState) contentCost(bytes int64) int64 {
-	switch {
-	case bytes >= 0:
+	if bytes >= 0 {
 		return min(bytes, sluice.MaxQuantity)
-	case h.whole > 0:
-		return h.whole
+	}
+	whole := h.whole
+	if q := h.windowsWhole(); q > 0 && (whole <= 0 || q < whole) {
+		whole = q
+	}
+	if whole > 0 {
+		return whole
 	}
 	return max(h.capacity, 1)
 }
 
+// windowsWhole is the least q of the policies stated alone (see window),
+// or 0 when there is none. h.mu is held.
+func (h *hostState) windowsWhole() int64 {
+	var q int64
+	for _, w := range h.windows {
+		if q == 0 || w.q < q {
+			q = w.q
+		}
+	}
+	return q
+}
+
 // tooLarge reports, as an error wrapping ErrExceedsBurst, content of
 // bytes larger than the whole of a quota of content bytes the host
-// stated: no wait can admit it. It is nil for content of unknown length,
+// stated, alone or with what remains of it: no wait can admit it. It is nil for content of unknown length,
 // and when the host counts no content bytes, or does not learn. h.mu is
 // held.
 func (h *hostState) tooLarge(bytes int64, host string) error {
@@ -53,11 +70,17 @@ func (h *hostState) tooLarge(bytes int64, host string) error {
 	h.body.mu.Lock()
 	defer h.body.mu.Unlock()
 	b := h.body
-	if !b.learn || b.whole <= 0 || bytes <= b.whole {
+	whole, policy := b.whole, b.wholePolicy
+	for _, w := range b.windows {
+		if whole <= 0 || w.q < whole {
+			whole, policy = w.q, w.name
+		}
+	}
+	if !b.learn || whole <= 0 || bytes <= whole {
 		return nil
 	}
 	return fmt.Errorf("%w: a body of %d bytes is larger than the whole quota of %s's policy %q, %d content bytes: send it in parts",
-		ErrExceedsBurst, bytes, host, b.wholePolicy, b.whole)
+		ErrExceedsBurst, bytes, host, policy, whole)
 }
 
 // tryWith is try for a request whose content is bytes long (-1: unknown):

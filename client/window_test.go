@@ -1,6 +1,7 @@
 package client
 
 import (
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -25,5 +26,36 @@ func TestAPolicyStatedWithoutRemainingLimitsWhatIsSentInItsWindow(t *testing.T) 
 	mustGrant(t, h, wake, "a fourth when the first has left the window")
 	if _, ok, _ := h.try(1, wake); ok {
 		t.Error("a fifth went with the fourth, 4 within the minute")
+	}
+}
+
+func TestAPolicyOfContentBytesStatedAloneCountsTheBodies(t *testing.T) {
+	h := newHostStateCountingBytes(true, 0)
+	hdr := http.Header{}
+	hdr.Set("RateLimit-Policy", `"upload";q=1000;w=60;qu="content-bytes"`)
+	tk, ok, _ := h.tryWith(1, 600, t0)
+	if !ok {
+		t.Fatal("the first upload was not granted")
+	}
+	h.finish(tk, readResponse(hdr, t0))
+	if _, ok, _ := h.tryWith(1, 600, t0.Add(time.Second)); ok {
+		t.Error("a second upload of 600 bytes went within the minute of the first, 1,200 of 1,000 a minute")
+	}
+	if _, ok, _ := h.tryWith(1, 0, t0.Add(time.Second)); !ok {
+		t.Error("a request without content waits for the quota of content bytes")
+	}
+	// A body of unknown length may fill the quota: it waits for an empty
+	// window.
+	if _, ok, _ := h.tryWith(1, -1, t0.Add(time.Second)); ok {
+		t.Error("a body of unknown length went with 600 bytes of 1,000 sent in the minute")
+	}
+	if _, ok, _ := h.tryWith(1, 400, t0.Add(time.Second)); !ok {
+		t.Error("an upload of 400 bytes, within the 1,000 a minute, waits")
+	}
+	h.mu.Lock()
+	err := h.tooLarge(5000, "api.example")
+	h.mu.Unlock()
+	if !errors.Is(err, ErrExceedsBurst) {
+		t.Errorf("a body of 5,000 bytes against 1,000 a minute: %v; want ErrExceedsBurst", err)
 	}
 }
