@@ -65,7 +65,13 @@ const drainGrace = 100 * time.Millisecond
 // waits until the quota is whole, a reset at most), and one larger than
 // the whole quota fails at once with an error wrapping ErrExceedsBurst,
 // since no wait can admit it. A policy in a unit not registered by the
-// draft is ignored. Requests held wait their turn in the
+// draft is ignored. A request goes only when every policy stated since the
+// last 429 can take it, until that policy's reset: a probe after one
+// policy's reset waits for the others with too little left, and a policy
+// a later answer omits still counts what is sent. A policy stated in
+// RateLimit-Policy alone, q units per w seconds with no RateLimit of it,
+// keeps the host to at most q units sent in any span of w (counted in
+// slots of w/64). Requests held wait their turn in the
 // order they came:
 // one that arrives while others wait for room lines up behind them. Holds
 // are per host and shared by every request of the Transport: a host is URL.Host in any case, in Unicode or in its xn--
