@@ -135,8 +135,9 @@ type Transport struct {
 	// that a request may be sent on the strength of another partition's
 	// answer (and meet a 429) and a Retry-After of one holds them all.
 	// Partition by endpoint when a server limits some endpoints and not
-	// others: an answer without rate-limit fields says that no quota
-	// binds its partition.
+	// others (an answer without rate-limit fields says that no quota
+	// binds its partition), or states different policies for them (every
+	// policy stated holds the partition's requests until its reset).
 	Partition func(*http.Request) string
 
 	// stallAfter replaces stallAfter in tests; zero: stallAfter.
