@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"pgregory.net/rapid"
 )
 
 func TestAPolicyStatedWithoutRemainingLimitsWhatIsSentInItsWindow(t *testing.T) {
@@ -58,4 +60,50 @@ func TestAPolicyOfContentBytesStatedAloneCountsTheBodies(t *testing.T) {
 	if !errors.Is(err, ErrExceedsBurst) {
 		t.Errorf("a body of 5,000 bytes against 1,000 a minute: %v; want ErrExceedsBurst", err)
 	}
+}
+
+// Whatever the sends' times and costs, those a window admits never put
+// more than q units in any span of w, and a send it holds is admitted at
+// the wake it gives.
+func TestAWindowNeverAdmitsMoreThanQInAnySpanOfW(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		q := rapid.Int64Range(1, 20).Draw(t, "q")
+		wd := time.Duration(rapid.Int64Range(1, 5000).Draw(t, "w ms")) * time.Millisecond
+		w := newWindow(statedPolicy{name: "p", q: q, w: wd})
+		type sent struct {
+			at   time.Time
+			cost int64
+		}
+		var log []sent
+		now := t0
+		for range rapid.IntRange(1, 60).Draw(t, "sends") {
+			now = now.Add(time.Duration(rapid.Int64Range(0, int64(wd/4)).Draw(t, "gap")))
+			cost := rapid.Int64Range(0, q).Draw(t, "cost")
+			ok, wake := w.admits(cost, now)
+			if !ok {
+				if !wake.After(now) {
+					t.Fatalf("held at %v until %v", now, wake)
+				}
+				if ok, _ := w.admits(cost, wake); !ok {
+					t.Fatalf("held at %v until %v, and held then", now, wake)
+				}
+				if rapid.Bool().Draw(t, "wait") {
+					now = wake
+				} else {
+					continue
+				}
+			}
+			w.add(cost, now)
+			log = append(log, sent{now, cost})
+			var in int64
+			for _, s := range log {
+				if now.Sub(s.at) < wd {
+					in += s.cost
+				}
+			}
+			if in > q {
+				t.Fatalf("%d units within %v of %v; q is %d", in, wd, now, q)
+			}
+		}
+	})
 }
