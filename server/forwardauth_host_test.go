@@ -1,7 +1,11 @@
 package server_test
 
 import (
+	"log/slog"
+	"strings"
 	"testing"
+
+	"github.com/sluice-dev/sluice/server"
 )
 
 // hostConfig is testConfig with hostRule(hosts).
@@ -57,4 +61,39 @@ func TestForwardAuthHostIsTheForwardedHost(t *testing.T) {
 			t.Errorf("a request to another host: %d, want 200", status)
 		}
 	})
+}
+
+// A forward-auth request without X-Forwarded-Host, under a configuration
+// that names a host, is decided without one, and sluice warns that the
+// proxy should send it (nginx: proxy_set_header X-Forwarded-Host $host),
+// at most once every 10 s; a configuration that names no host, or a
+// request with the header, is not warned about.
+func TestForwardAuthWarnsOfAMissingHostWhereOneMatters(t *testing.T) {
+	const warning = "forward-auth: no X-Forwarded-Host"
+	for _, c := range []struct {
+		name  string
+		cfg   string
+		host  string
+		warns int
+	}{
+		{"a rule names a host, no X-Forwarded-Host", hostConfig("api.example.com"), "", 1},
+		{"a rule names a host, X-Forwarded-Host", hostConfig("api.example.com"), "api.example.com", 0},
+		{"no host named", testConfig, "", 0},
+		{"an exempt pattern names a host", strings.Replace(testConfig, `exempt: ["GET /api/health"]`, `exempt: ["GET status.example.com/"]`, 1), "", 1},
+		{"a degradation class names a host", testConfig + "degradation:\n  classes:\n    expensive: [\"POST ai.example.com/\"]\n", "", 1},
+		{"a rule is keyed by host", testConfig + "rules:\n  - {name: by-host, key: [host], fallback: ip, cost: 1, limits: [{name: m, algorithm: fixed-window, quantity: 100, window: 1m}]}\n", "", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var logs lockedBuffer
+			f := newFixtureWith(t, c.cfg, func(o *server.Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+			for range 3 {
+				r := f.do(t, "GET", "/v1/forward-auth", "", map[string]string{"X-Forwarded-For": "198.51.100.1",
+					"X-Original-Method": "GET", "X-Original-URI": "/api/search", "X-Forwarded-Host": c.host})
+				readAll(t, r)
+			}
+			if n := strings.Count(logs.String(), warning); n != c.warns {
+				t.Errorf("%d warnings %q, want %d:\n%s", n, warning, c.warns, logs.String())
+			}
+		})
+	}
 }
