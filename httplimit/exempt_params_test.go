@@ -27,3 +27,18 @@ func TestAPathParameterDoesNotLeaveAnExemptSubtreeExempt(t *testing.T) {
 		t.Errorf("/internal/status;v=1 three times: %v, want %v: still in the exempt subtree", got, want)
 	}
 }
+
+// An exempt subtree does not exempt its root written without the slash
+// (GET /static under exempt GET /static/), which ServeMux matches only by
+// redirecting it to the subtree: behind sluice's proxy it reaches the
+// upstream as /static, which may be an endpoint of its own.
+func TestAnExemptSubtreeDoesNotExemptItsRootWithoutTheSlash(t *testing.T) {
+	mw, _ := clockedMiddleware(t, httplimit.Options{Plans: []*httplimit.Plan{{Name: "free",
+		Limits: []sluice.Limit{sluice.FixedWindow(1, time.Minute)}}}, Exempt: []string{"GET /static/"}})
+	if got, want := statuses(mw, repeat(req{path: "/static", remote: "192.0.2.1:1"}, 2)...), []int{200, 429}; !slices.Equal(got, want) {
+		t.Errorf("GET /static twice: %v, want %v", got, want)
+	}
+	if got, want := statuses(mw, repeat(req{path: "/static/app.js", remote: "192.0.2.2:1"}, 3)...), []int{200, 200, 200}; !slices.Equal(got, want) {
+		t.Errorf("GET /static/app.js three times: %v, want %v", got, want)
+	}
+}

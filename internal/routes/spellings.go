@@ -156,13 +156,34 @@ func (m *Mux) MatchesAny(r *http.Request) bool {
 // excepts a request from a refusal: a spelling that is not the pattern's
 // as written (/health/, /Health, get /health for "GET /health") loses the
 // exception, and none gains it.
+//
+// Nor does a subtree's root written without its slash (/static for
+// "GET /static/"), which ServeMux matches only by redirecting it to the
+// subtree: an upstream may serve it as another endpoint.
 func (m *Mux) MatchesAsWritten(r *http.Request) bool {
 	if !m.MatchesAll(r) {
 		return false
 	}
 	p := CleanPath(r.URL.Path)
+	if redirected(m.Pattern(r), p) {
+		return false
+	}
 	plain := WithoutParams(p)
 	return plain == p || m.Pattern(withPath(r, plain)) != ""
+}
+
+// redirected reports whether pattern matched the cleaned path p only by
+// ServeMux's redirect of a subtree's root to the subtree (p has fewer
+// segments than pattern's path, which ends in a slash, {$} or a
+// {name...} wildcard).
+func redirected(pattern, p string) bool {
+	if _, rest, ok := strings.Cut(pattern, " "); ok { // the method
+		pattern = rest
+	}
+	if i := strings.IndexByte(pattern, '/'); i > 0 { // the host
+		pattern = pattern[i:]
+	}
+	return strings.Count(p, "/") < strings.Count(pattern, "/")
 }
 
 // withPath returns a copy of r whose path is p, decoded and cleaned.

@@ -95,7 +95,7 @@ func TestWithoutParamsAndUnslashed(t *testing.T) {
 // path parameters, where "..;" is a dot segment.
 func TestMuxMatchesAsWritten(t *testing.T) {
 	var m Mux
-	for _, p := range []string{"POST /api/pay/", "GET /health"} {
+	for _, p := range []string{"POST /api/pay/", "GET /health", "GET /static/{$}", "GET files.example.com/f/{rest...}"} {
 		if err := m.Handle(p); err != nil {
 			t.Fatal(err)
 		}
@@ -105,6 +105,14 @@ func TestMuxMatchesAsWritten(t *testing.T) {
 		want           bool
 	}{
 		{"POST", "/api/pay/card", true},
+		{"POST", "/api/pay/", true},
+		{"GET", "/static/", true},
+		{"GET", "http://files.example.com/f/", true},
+		// ServeMux redirects a subtree's root without its slash to it, and
+		// reports the subtree's pattern: the path is not the pattern's.
+		{"POST", "/api/pay", false},
+		{"GET", "/static", false},
+		{"GET", "http://files.example.com/f", false},
 		{"POST", "/api/pay/card;v=1", true},
 		{"GET", "/health", true},
 		{"HEAD", "/health", true},
