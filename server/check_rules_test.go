@@ -15,6 +15,7 @@ rules:
   - name: tenants
     key: ["header:X-Tenant"]
     fallback: skip
+    cost: 1 # a request, whatever its plan cost (POST /api/generate's 2 would exceed the limit)
     limits: [{name: per-minute, algorithm: fixed-window, quantity: 1, window: 1m}]
   - name: search
     match: {paths: [/api/search]}
@@ -24,6 +25,7 @@ rules:
   - name: beta
     match: {hosts: [beta.example.com], headers: [{name: X-Beta, value: "1"}]}
     key: [host]
+    cost: 1
     limits: [{name: per-minute, algorithm: fixed-window, quantity: 1, window: 1m}]
 `
 
