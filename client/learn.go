@@ -271,7 +271,7 @@ func (h *hostState) admits(cost int64, now time.Time) (how int, wake time.Time) 
 	if how == sendHeld {
 		return how, wake
 	}
-	if ok, at := h.policiesAdmit(h.sent+cost, now, how == sendProbe); !ok {
+	if ok, at := h.policiesAdmit(h.sent+cost, now); !ok {
 		return sendHeld, at // a remembered policy cannot take cost yet
 	}
 	return how, wake
@@ -463,7 +463,7 @@ func (h *hostState) finish(tk ticket, r response) {
 			wait = defaultReset
 		}
 		if h.mode != modeKnown || tk.epoch == h.epoch {
-			if h.mode == modeKnown && (h.now.grows() || h.eventual.grows()) {
+			if h.mode == modeKnown && (h.now.grows() || h.eventual.grows() || h.policiesGrow()) {
 				h.distrustRates()
 			}
 			h.mode = modeKnown

@@ -10,7 +10,7 @@ import (
 // well as through the bounds (see hostState), which each answer's policies
 // set together. A policy p that answer j stated admits anything while
 //
-//	sent ≤ most_p = done_j + cost_j + r_j,p (+ its refills)
+//	sent ≤ done_j + cost_j + min(Ĉ, r_j,p + ⌊ρ_p·(now − a_j)⌋)
 //
 // for the reason every ceiling_j holds, until p's reset after j, when its
 // quota is whole again. A send goes only when every remembered policy
@@ -24,59 +24,61 @@ import (
 //     server's count when it answered, not of the requests sent since;
 //     what is sent still counts against the remembered policy until its
 //     reset, so that a server omitting its binding policy cannot make the
-//     client overshoot it.
+//     client overshoot it. The bound of an answer that omits a policy
+//     says nothing of it, however high it is: every send is asked of
+//     every remembered policy.
 //
 // A 429 starts afresh (a new epoch): the policies it states replace those
 // remembered. Concurrency policies are left to the bounds, as their slots
 // come back as requests end rather than with time.
 
-// remembered is what the host knows of one policy.
+// remembered is what the host knows of one policy: the bound of one
+// policy alone (base + min(Ĉ, rem + its refills)), and its reset.
 type remembered struct {
 	name    string
-	most    int64     // the highest most_p proven
-	rate    float64   // units per second its quota comes back at; 0: at its reset
-	at      time.Time // when the answer that proved most arrived
+	b       bound     // the highest bound of the policy proven (n is 1)
 	resetAt time.Time // when its quota is whole again, as the latest answer says
-	// omitted: the latest answer to state policies did not state this one.
-	omitted bool
 }
 
 // admits reports whether the policy lets sent units have been sent at
-// now, or else when it will (the zero time: never by time alone before
-// its reset, which is then the answer). norate ignores its rate.
-func (p *remembered) admits(sent int64, now time.Time, norate bool) (ok bool, wake time.Time) {
-	if !now.Before(p.resetAt) || sent <= p.most {
+// now, for a quota of capacity at least capacity, or else when it will
+// (its reset at the latest). norate ignores its rate.
+func (p *remembered) admits(sent int64, now time.Time, capacity int64, norate bool) (ok bool, wake time.Time) {
+	b := p.b
+	if norate {
+		b.rate[0] = 0
+	}
+	if !now.Before(p.resetAt) || sent <= b.value(now, capacity, 0) {
 		return true, time.Time{}
 	}
-	if p.rate > 0 && !norate {
-		el := max(now.Sub(p.at).Seconds(), 0)
-		if sent <= algo.AddSat(p.most, refill(p.rate, el)) {
-			return true, time.Time{}
-		}
-		b := bound{base: p.most, at: p.at, n: 1}
-		b.rate[0] = p.rate
-		if at := b.reaches(sent, now, 0, 0); !at.IsZero() && at.Before(p.resetAt) {
-			return false, at
-		}
+	if at := b.reaches(sent, now, capacity, 0); !at.IsZero() && at.Before(p.resetAt) {
+		return false, at
 	}
 	return false, p.resetAt
 }
 
 // policiesAdmit reports whether every remembered policy lets sent units
 // have been sent at now, or else when they may (the latest of the
-// policies' waits). Unless probe, only the policies the latest answer
-// omitted are asked: the bounds hold the others. h.mu is held.
-func (h *hostState) policiesAdmit(sent int64, now time.Time, probe bool) (ok bool, wake time.Time) {
+// policies' waits). h.mu is held.
+func (h *hostState) policiesAdmit(sent int64, now time.Time) (ok bool, wake time.Time) {
 	ok = true
 	for i := range h.policies {
-		if !probe && !h.policies[i].omitted {
-			continue
-		}
-		if pok, at := h.policies[i].admits(sent, now, h.norate); !pok {
+		if pok, at := h.policies[i].admits(sent, now, h.capacity, h.norate); !pok {
 			ok, wake = false, later(wake, at)
 		}
 	}
 	return ok, wake
+}
+
+// policiesGrow reports whether a remembered policy is assumed to come
+// back at a rate. h.mu is held.
+func (h *hostState) policiesGrow() bool {
+	for i := range h.policies {
+		if h.policies[i].b.grows() {
+			return true
+		}
+	}
+	return false
 }
 
 // remember records the policies that r, the answer to tk, states; a
@@ -87,9 +89,6 @@ func (h *hostState) policiesAdmit(sent int64, now time.Time, probe bool) (ok boo
 func (h *hostState) remember(tk ticket, r response, fresh, toldWait bool) {
 	if fresh {
 		h.policies = h.policies[:0]
-	}
-	for i := range h.policies {
-		h.policies[i].omitted = true
 	}
 	base := algo.AddSat(algo.AddSat(tk.doneAtSend, tk.forgiven), tk.cost)
 	qs := r.quotas
@@ -104,12 +103,13 @@ func (h *hostState) remember(tk ticket, r response, fresh, toldWait bool) {
 		if reset == 0 {
 			reset = defaultReset
 		}
-		p := remembered{name: q.Policy, most: algo.AddSat(base, q.Remaining), at: r.at, resetAt: r.at.Add(reset)}
+		p := remembered{name: q.Policy, b: bound{base: base, at: r.at, n: 1}, resetAt: r.at.Add(reset)}
+		p.b.rem[0] = q.Remaining
 		if toldWait && p.resetAt.After(h.probeAt) {
 			p.resetAt = h.probeAt
 		}
 		if !h.norate {
-			p.rate = max(q.rate, h.observed[q.Policy])
+			p.b.rate[0] = max(q.rate, h.observed[q.Policy])
 		}
 		h.rememberPolicy(p)
 	}
@@ -124,10 +124,12 @@ func (h *hostState) rememberPolicy(p remembered) {
 		if k.name != p.name {
 			continue
 		}
-		if p.most >= k.most {
-			k.most, k.at, k.rate = p.most, p.at, p.rate
+		// Keep the higher bound at the newer one's arrival: a rate's
+		// refills may lift an older, lower one above it.
+		if p.b.value(p.b.at, h.capacity, 0) >= k.b.value(p.b.at, h.capacity, 0) {
+			k.b = p.b
 		}
-		k.resetAt, k.omitted = later(k.resetAt, p.resetAt), false
+		k.resetAt = later(k.resetAt, p.resetAt)
 		return
 	}
 	if len(h.policies) < maxPolicies {

@@ -67,3 +67,15 @@ func TestAPolicyAnAnswerOmitsStillCountsWhatWasSentUntilItsReset(t *testing.T) {
 	mustWait(t, h, t0, t0.Add(time.Minute), "a third, past the per-minute quota the answer omitted")
 	mustGrant(t, h, t0.Add(time.Minute), "a third at the per-minute reset")
 }
+
+func TestAnAnswerThatOmitsAPolicyRaisesNoBoundOfIt(t *testing.T) {
+	h := newHostState(true, 0)
+	h.finish(mustGrant(t, h, t0, "probe"), answerOf(t0, policyLeft("per-second", 100, time.Second), policyLeft("per-minute", 2, time.Minute)))
+	first := mustGrant(t, h, t0, "first of the per-minute's 2")
+	second := mustGrant(t, h, t0, "second of the per-minute's 2")
+	// The first's answer omits the per-minute policy: its bound, 1 + 1 +
+	// 99, is the highest kept. The second's states it spent.
+	h.finish(first, answerOf(t0, policyLeft("per-second", 99, time.Second)))
+	h.finish(second, answerOf(t0, policyLeft("per-second", 98, time.Second), policyLeft("per-minute", 0, time.Minute)))
+	mustWait(t, h, t0, t0.Add(time.Minute), "a third, past the per-minute quota")
+}
