@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // Format names, as `sluice import -from` takes them.
@@ -153,6 +155,21 @@ func (r *Rule) leaveOut(patterns, own []string) bool {
 		}
 	}
 	return true
+}
+
+// dropUnreached removes from each rule's ExceptPaths the patterns none of
+// its Paths reaches (routes.PathsOverlap): they leave nothing out, and
+// sluice refuses an except_paths pattern that leaves out nothing.
+func (t *Translation) dropUnreached() {
+	for i := range t.SluiceRules {
+		r := &t.SluiceRules[i]
+		if len(r.Paths) == 0 {
+			continue
+		}
+		r.ExceptPaths = slices.DeleteFunc(r.ExceptPaths, func(q string) bool {
+			return !slices.ContainsFunc(r.Paths, func(p string) bool { return routes.PathsOverlap(p, q) })
+		})
+	}
 }
 
 // Difference is one place where sluice's behaviour and the source's are
@@ -364,7 +381,8 @@ func formatWindow(d time.Duration) string {
 
 // Import translates src, in format (one of Formats), named source in the
 // configuration and report. The report says, when the translation's rules
-// match paths, that sluice's rules also count other spellings of a path.
+// match paths, that sluice's rules also count other spellings of a path;
+// except paths that leave nothing out are dropped.
 func Import(format, src, source string) (*Translation, error) {
 	var t *Translation
 	var err error
@@ -391,6 +409,7 @@ func Import(format, src, source string) (*Translation, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.dropUnreached()
 	if slices.ContainsFunc(t.SluiceRules, func(r Rule) bool { return len(r.Paths) > 0 }) {
 		t.differs("paths", "sluice's rules also count the other spellings of the paths they match, which many upstreams serve as the same resource: with a trailing slash (/login/), with ;parameters (/login;jsessionid=1), in another case (/LOGIN). The source counts only the spelling it names, so a client respelling a path escaped its limit there and is limited here.")
 	}
