@@ -90,7 +90,7 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 			return
 		}
 		orig.Host = host
-	} else if namesHost(st.cfg) {
+	} else if st.namesHost {
 		s.warnings.Warn(r.Context(), s.log, "forward-auth: no X-Forwarded-Host, so what names a host (rules, costs, exemptions, degradation classes) decides the request as one to no host; have the proxy send it (nginx: proxy_set_header X-Forwarded-Host $host;)")
 	}
 	level := s.ctl.Level()

@@ -203,6 +203,9 @@ type state struct {
 	// served settles the verifier of identity.jwt once the state is served
 	// (true) or dropped (false): see tokenSource.verifierFor.
 	served func(bool)
+	// namesHost is namesHost(cfg): whether forward-auth warns of a request
+	// without X-Forwarded-Host.
+	namesHost bool
 }
 
 // New builds a Server from opts.
@@ -339,7 +342,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 		return nil, err
 	}
 	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), closeIdle: closeIdle, docs: docs, envoyRules: rules,
-		notify: newNotifyRules(cfg.Notify), cors: newCORS(cfg.Response.CORS, mw)}
+		notify: newNotifyRules(cfg.Notify), cors: newCORS(cfg.Response.CORS, mw), namesHost: namesHost(cfg)}
 	if st.publicTLS, err = cfg.TLS.Load("h2", "http/1.1"); err != nil {
 		return nil, fmt.Errorf("server: listen: tls: %w", err)
 	}
