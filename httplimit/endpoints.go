@@ -100,13 +100,13 @@ func (e *endpoints) cost(r *http.Request) int64 {
 	}
 	p := routes.CleanPath(r.URL.Path)
 	if u, ok := unslashed(p); ok {
-		c = max(c, e.costOf(withPath(r, u)))
+		c = max(c, e.costOf(routes.WithPath(r, u)))
 	}
 	plain := withoutParams(p)
 	if plain != p {
-		c = max(c, e.costOf(withPath(r, plain)))
+		c = max(c, e.costOf(routes.WithPath(r, plain)))
 		if u, ok := unslashed(plain); ok {
-			c = max(c, e.costOf(withPath(r, u)))
+			c = max(c, e.costOf(routes.WithPath(r, u)))
 		}
 	}
 	if e.lowerCosts == nil {
@@ -117,9 +117,9 @@ func (e *endpoints) cost(r *http.Request) int64 {
 		if lp == rp && !e.upperLits || i > 0 && rp == p {
 			continue // matched above, in the same case, or p again
 		}
-		c = max(c, e.lowerCostOf(withPath(r, lp)))
+		c = max(c, e.lowerCostOf(routes.WithPath(r, lp)))
 		if u, ok := unslashed(lp); ok {
-			c = max(c, e.lowerCostOf(withPath(r, u)))
+			c = max(c, e.lowerCostOf(routes.WithPath(r, u)))
 		}
 	}
 	return c
@@ -132,15 +132,6 @@ func (e *endpoints) lowerCostOf(r *http.Request) int64 {
 		return c
 	}
 	return 1
-}
-
-// withPath returns a copy of r whose path is p, decoded and cleaned.
-func withPath(r *http.Request, p string) *http.Request {
-	u := *r.URL
-	u.Path, u.RawPath = p, ""
-	r2 := *r
-	r2.URL = &u
-	return &r2
 }
 
 // costOf is cost under one reading.

@@ -79,20 +79,26 @@ func (m *Mux) Handle(pattern string) error {
 	return nil
 }
 
+// hostMatched returns r, or a copy whose Host is as the patterns name
+// hosts (see matchedHost) when m has patterns with hosts.
+func (m *Mux) hostMatched(r *http.Request) *http.Request {
+	if m.hosts {
+		if h := matchedHost(r.Host); h != r.Host {
+			r2 := *r
+			r2.Host = h
+			return &r2
+		}
+	}
+	return r
+}
+
 // Pattern returns the pattern r matches under ServeMux's reading of its
 // path, as it was first handed to Handle, or "" when it matches none.
 func (m *Mux) Pattern(r *http.Request) string {
 	if m == nil || m.mux == nil {
 		return ""
 	}
-	if m.hosts {
-		if h := matchedHost(r.Host); h != r.Host {
-			r2 := *r
-			r2.Host = h
-			r = &r2
-		}
-	}
-	_, p := m.mux.Handler(r)
+	_, p := m.mux.Handler(m.hostMatched(r))
 	if p == "/" && m.catchAll {
 		return ""
 	}

@@ -86,14 +86,7 @@ func (m *Mux) matchesLower(r *http.Request) bool {
 	if m.lower == nil {
 		return m.Pattern(r) != ""
 	}
-	if m.hosts {
-		if h := matchedHost(r.Host); h != r.Host {
-			r2 := *r
-			r2.Host = h
-			r = &r2
-		}
-	}
-	_, p := m.lower.Handler(r)
+	_, p := m.lower.Handler(m.hostMatched(r))
 	return p != "" && (p != "/" || !m.catchAll)
 }
 
@@ -129,20 +122,20 @@ func (m *Mux) MatchesAny(r *http.Request) bool {
 		if i > 0 && rp == p {
 			break // no parameters: p again
 		}
-		if i > 0 && m.Pattern(withPath(r, rp)) != "" {
+		if i > 0 && m.Pattern(WithPath(r, rp)) != "" {
 			return true
 		}
-		if u, ok := Unslashed(rp); ok && m.Pattern(withPath(r, u)) != "" {
+		if u, ok := Unslashed(rp); ok && m.Pattern(WithPath(r, u)) != "" {
 			return true
 		}
 		lp := strings.ToLower(rp)
 		if lp == rp && m.lower == nil {
 			continue // matched above, in the same case
 		}
-		if m.matchesLower(withPath(r, lp)) {
+		if m.matchesLower(WithPath(r, lp)) {
 			return true
 		}
-		if u, ok := Unslashed(lp); ok && m.matchesLower(withPath(r, u)) {
+		if u, ok := Unslashed(lp); ok && m.matchesLower(WithPath(r, u)) {
 			return true
 		}
 	}
@@ -169,7 +162,7 @@ func (m *Mux) MatchesAsWritten(r *http.Request) bool {
 		return false
 	}
 	plain := WithoutParams(p)
-	return plain == p || m.Pattern(withPath(r, plain)) != ""
+	return plain == p || m.Pattern(WithPath(r, plain)) != ""
 }
 
 // redirected reports whether pattern matched the cleaned path p only by
@@ -186,8 +179,9 @@ func redirected(pattern, p string) bool {
 	return strings.Count(p, "/") < strings.Count(pattern, "/")
 }
 
-// withPath returns a copy of r whose path is p, decoded and cleaned.
-func withPath(r *http.Request, p string) *http.Request {
+// WithPath returns a copy of r whose path is p, decoded and cleaned: r
+// under one reading of its path.
+func WithPath(r *http.Request, p string) *http.Request {
 	u := *r.URL
 	u.Path, u.RawPath = p, ""
 	r2 := *r
