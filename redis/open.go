@@ -66,8 +66,10 @@ type Guarded struct {
 // o.Timeout, 50 ms by default) behind an over-limit cache, inside a
 // failover that decides by o.OnStoreError when Redis cannot. See Guarded.
 //
-// Open tries to connect once, waiting for the outcome until ctx ends. If
-// Redis cannot be reached, Open still returns the store, which keeps
+// Open tries to connect once, waiting for the outcome until ctx ends.
+// Connected, it reads the deployment once (every master's replication
+// history, see Losses) before it returns, so a master that restarts
+// without its data later is always counted. If Redis cannot be reached, Open still returns the store, which keeps
 // trying in the background every quarter of a second and decides by
 // o.OnStoreError meanwhile; it says so to o.Logger, and Ping reports the
 // connection error, which wraps sluice.ErrStoreUnavailable. So a service
@@ -376,7 +378,8 @@ func (l *lazy) Release(ctx context.Context, checks []sluice.Check, leases []int6
 // run connects, sending the first attempt's outcome to first, and tries
 // again every reconnectEvery until it has connected or close is called.
 // Past the first attempt it logs a connection and each new error. Once
-// connected, it watches the deployment (Store.watch) until close.
+// connected, it reads the deployment once before sending to first, then
+// watches it (Store.watch) until close.
 func (l *lazy) run(first chan<- error) {
 	defer close(l.done)
 	var last string // the last error seen
@@ -395,6 +398,12 @@ func (l *lazy) run(first chan<- error) {
 				l.log.Warn("redis store still not reachable", "addresses", l.co.InitAddress, "err", err)
 			}
 			last = err.Error()
+		}
+		if err == nil {
+			// The first read of the deployment is the history later reads
+			// are compared with: read before Open returns, a master that
+			// restarts empty after it is always seen.
+			l.s.Load().watchOnce(l.watch)
 		}
 		if attempt == 0 {
 			first <- err

@@ -152,20 +152,20 @@ func (s *Store) clockOf(ctx context.Context, c rueidis.Client) int64 {
 	return sluice.MicrosSinceEpoch(time.Now())
 }
 
-// watch reads the deployment every watchEvery until stop is closed: a
-// Cluster's slot map (for Node), the master's address (standalone,
-// Sentinel) and every master's replication history, counting and logging
-// the losses it reveals.
+// watch reads the deployment every watchEvery, the first time watchEvery
+// after it is called, until stop is closed: a Cluster's slot map (for
+// Node), the master's address (standalone, Sentinel) and every master's
+// replication history, counting and logging the losses it reveals.
 func (s *Store) watch(w *watcher, stop <-chan struct{}) {
 	t := time.NewTicker(watchEvery)
 	defer t.Stop()
 	for {
-		s.watchOnce(w)
 		select {
 		case <-stop:
 			return
 		case <-t.C:
 		}
+		s.watchOnce(w)
 	}
 }
 
