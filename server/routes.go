@@ -82,6 +82,7 @@ func (s *Server) adminRoutes() http.Handler {
 	// Reading the level needs read, changing it admin: the handler checks.
 	mux.HandleFunc("/v1/degradation", s.guard(0, false, s.handleDegradation))
 	s.keyRoutes(mux)
+	s.envoyRoutes(mux)
 	mux.HandleFunc("GET /designer", read(s.handleDesigner))
 	mux.HandleFunc("POST /designer/run", read(s.handleDesignerRun))
 	mux.HandleFunc("/designer/run", onlyPost)
