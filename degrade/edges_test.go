@@ -40,24 +40,25 @@ func TestPinOutOfRangeIsClampedToTheLevels(t *testing.T) {
 // latency, as SchedP99 is: of 100 answers, the 99th. One slow answer in a
 // hundred (1%) is not the p99.
 func TestMonitorP99IsTheNearestRank(t *testing.T) {
-	m := degrade.NewMonitor(nil)
+	c := &clock{t: time.Unix(1000, 0)}
+	m := degrade.NewMonitorWith(degrade.MonitorConfig{Clock: c.now})
 	const slow = 200 * time.Millisecond
 	end := m.Begin()
-	time.Sleep(slow)
+	c.advance(slow)
 	end(200)
 	for range 99 {
 		m.Begin()(200)
 	}
-	if s := m.Sample(); s.P99 >= slow {
-		t.Errorf("p99 of 99 immediate answers and one of %v: %v, want the 99th smallest, an immediate one", slow, s.P99)
+	if s := m.Sample(); s.P99 != 0 {
+		t.Errorf("p99 of 99 immediate answers and one of %v: %v, want the 99th smallest, an immediate one (0)", slow, s.P99)
 	}
 	end = m.Begin()
-	time.Sleep(slow)
+	c.advance(slow)
 	end(200)
 	for range 98 {
 		m.Begin()(200)
 	}
-	if s := m.Sample(); s.P99 < slow {
+	if s := m.Sample(); s.P99 != slow {
 		t.Errorf("p99 of 98 immediate answers and one of %v: %v, want the slow one (the 99th smallest of 99)", slow, s.P99)
 	}
 }

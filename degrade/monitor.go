@@ -23,7 +23,8 @@ const reservoirSize = 4096
 type Monitor struct {
 	inFlight  atomic.Int64
 	storeDown func() bool
-	once      sync.Once // makes res and sample for the zero Monitor
+	clock     func() time.Time // nil: time.Now
+	once      sync.Once        // makes res and sample for the zero Monitor
 	res       *resources
 
 	mu            sync.Mutex
@@ -36,12 +37,41 @@ type Monitor struct {
 	schedPrev []uint64
 }
 
+// MonitorConfig configures a Monitor. The zero MonitorConfig measures as
+// NewMonitor(nil) does.
+type MonitorConfig struct {
+	// StoreDown, if not nil, reports whether the limiter's store is
+	// unreachable.
+	StoreDown func() bool
+	// Clock is the time a request's latency is measured with, from Begin
+	// to its end; nil reads time.Now, whose readings measure on the
+	// monotonic clock. A latency the clock reads as negative (it went back
+	// between the two readings) counts as 0. The CPU share is measured
+	// over windows of time.Now whatever Clock is: it is of the kernel's
+	// counts of CPU time, which run on the real clock.
+	Clock func() time.Time
+}
+
 // NewMonitor returns a monitor; storeDown, if not nil, reports whether the
-// limiter's store is unreachable.
+// limiter's store is unreachable. It is NewMonitorWith of a MonitorConfig
+// of storeDown alone.
 func NewMonitor(storeDown func() bool) *Monitor {
-	m := &Monitor{storeDown: storeDown, lat: make([]time.Duration, 0, reservoirSize)}
+	return NewMonitorWith(MonitorConfig{StoreDown: storeDown})
+}
+
+// NewMonitorWith returns a monitor configured by cfg.
+func NewMonitorWith(cfg MonitorConfig) *Monitor {
+	m := &Monitor{storeDown: cfg.StoreDown, clock: cfg.Clock, lat: make([]time.Duration, 0, reservoirSize)}
 	m.ready()
 	return m
+}
+
+// now is the time latencies are measured with.
+func (m *Monitor) now() time.Time {
+	if m.clock == nil {
+		return time.Now()
+	}
+	return m.clock()
 }
 
 // ready makes what the monitor reads the process's resources and the
@@ -63,13 +93,13 @@ func (m *Monitor) ready() {
 // nothing.
 func (m *Monitor) Begin() (end func(status int)) {
 	m.inFlight.Add(1)
-	start := time.Now()
+	start := m.now()
 	var ended atomic.Bool
 	return func(status int) {
 		if ended.Swap(true) {
 			return
 		}
-		d := time.Since(start)
+		d := max(m.now().Sub(start), 0)
 		m.inFlight.Add(-1)
 		if status == 0 {
 			return
