@@ -40,8 +40,10 @@ type Mux struct {
 	catchAll bool
 	// lower holds the patterns with their paths in lower case, once some
 	// pattern's path has an upper-case letter (nil: mux serves for them),
-	// for MatchesAny's spellings in lower case.
-	lower *http.ServeMux
+	// for the spellings in lower case (see Spellings); lowerOf maps each
+	// pattern in lower holds to the patterns, as configured, it stands for.
+	lower   *http.ServeMux
+	lowerOf map[string][]string
 }
 
 // Handle adds pattern. It returns an error for a pattern that ServeMux
@@ -65,17 +67,17 @@ func (m *Mux) Handle(pattern string) error {
 	if err := handle(m.mux, lp); err != nil {
 		return err
 	}
-	m.handleLower(lp)
 	if i, j := HostSpan(lp); j > i {
 		m.hosts = true
 	}
-	m.registered[lp] = true
 	if lp != pattern {
 		if m.configured == nil {
 			m.configured = map[string]string{}
 		}
 		m.configured[lp] = pattern
 	}
+	m.handleLower(lp)
+	m.registered[lp] = true
 	return nil
 }
 
@@ -102,10 +104,7 @@ func (m *Mux) Pattern(r *http.Request) string {
 	if p == "/" && m.catchAll {
 		return ""
 	}
-	if c, ok := m.configured[p]; ok {
-		return c
-	}
-	return p
+	return m.asConfigured(p)
 }
 
 // MatchesAll reports whether r matches a pattern under both readings of

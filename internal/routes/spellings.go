@@ -1,6 +1,7 @@
 package routes
 
 import (
+	"iter"
 	"maps"
 	"net/http"
 	"slices"
@@ -12,7 +13,7 @@ import (
 // without a trailing slash (Unslashed); Tomcat, Jetty and Spring without
 // path parameters (WithoutParams); Express (by default) and ASP.NET Core
 // in any case; Django with a method in any case. What refuses or charges
-// an endpoint counts them all (MatchesAny), so that no client escapes it
+// an endpoint counts them all (Spellings, MatchesAny), so that no client escapes it
 // by respelling.
 
 // WithoutParams returns the cleaned path p without its segments' path
@@ -51,70 +52,100 @@ func lowerPath(p string) string {
 }
 
 // handleLower adds the pattern p (as registered) to m.lower, in lower
-// case. m.lower is made when a first pattern has an upper-case letter in
-// its path, with the patterns added before; until then m.mux serves for
-// it. A pattern that ServeMux refuses in lower case beside another is
-// matched in its own case only.
+// case, and records which patterns as configured each pattern there
+// stands for (lowerOf). m.lower is made when a first pattern has an
+// upper-case letter in its path, with the patterns added before; until
+// then m.mux serves for it. A pattern that ServeMux refuses in lower case
+// beside another is matched in its own case only.
 func (m *Mux) handleLower(p string) {
 	lp := lowerPath(p)
 	if m.lower == nil {
 		if lp == p {
 			return
 		}
-		m.lower = http.NewServeMux()
+		m.lower, m.lowerOf = http.NewServeMux(), map[string][]string{}
 		m.lower.Handle("/", http.NotFoundHandler())
 		for _, q := range slices.Sorted(maps.Keys(m.registered)) {
 			if q != p && q != "/" {
-				handleQuietly(m.lower, lowerPath(q))
+				m.addLower(q)
 			}
 		}
 	}
 	if lp != "/" {
-		handleQuietly(m.lower, lp)
+		m.addLower(p)
 	}
 }
 
-// handleQuietly adds pattern p to mux, unless ServeMux refuses it.
-func handleQuietly(mux *http.ServeMux, p string) {
-	defer func() { recover() }()
-	mux.Handle(p, http.NotFoundHandler())
-}
-
-// matchesLower reports whether the request r, whose path is in lower
-// case, matches a pattern in lower case.
-func (m *Mux) matchesLower(r *http.Request) bool {
-	if m.lower == nil {
-		return m.Pattern(r) != ""
+// addLower adds the registered pattern p to m.lower in lower case, unless
+// ServeMux refuses it there; a pattern that differs from one added before
+// only in case stands beside it.
+func (m *Mux) addLower(p string) {
+	lp, c := lowerPath(p), m.asConfigured(p)
+	if list, ok := m.lowerOf[lp]; ok {
+		m.lowerOf[lp] = append(list, c)
+		return
 	}
-	_, p := m.lower.Handler(m.hostMatched(r))
-	return p != "" && (p != "/" || !m.catchAll)
+	if handle(m.lower, lp) == nil {
+		m.lowerOf[lp] = []string{c}
+	}
 }
 
-// MatchesAny reports whether r matches a pattern under some spelling of
-// it that an upstream serves as the same request: what may refuse a
-// request, so that no spelling of it escapes a refusal. The spellings are
-// r's path as ServeMux reads it and decoded (see Decoded), each without a
-// trailing slash (see Unslashed), without path parameters (see
-// WithoutParams), and in lower case against the patterns' paths in lower
-// case; r's method in any case. A request spelled as ServeMux routes it,
-// its path clean and in lower case, is matched once.
+// asConfigured returns the registered pattern p as first handed to Handle.
+func (m *Mux) asConfigured(p string) string {
+	if c, ok := m.configured[p]; ok {
+		return c
+	}
+	return p
+}
+
+// MatchesAny reports whether r matches a pattern under some spelling of it
+// that an upstream serves as the same request (see Spellings): what may
+// refuse a request, so that no spelling of it escapes a refusal.
 func (m *Mux) MatchesAny(r *http.Request) bool {
-	if m == nil || m.mux == nil {
-		return false
+	for p := range m.Spellings(r) {
+		if p != "" {
+			return true
+		}
 	}
+	return false
+}
+
+// Spellings yields, for each spelling of r that an upstream serves as the
+// same request, the pattern it matches as first handed to Handle, or ""
+// when it matches none: what charges a request, so that no spelling of it
+// costs less than another. The spellings are r's path as ServeMux reads
+// it and decoded (see Decoded), each without a trailing slash (see
+// Unslashed), without path parameters (see WithoutParams), and in lower
+// case against the patterns' paths in lower case, where each pattern
+// whose path is that in lower case is yielded; r's method in any case. A
+// spelling that is another's is not read again, so a request spelled as
+// ServeMux routes it, its path clean and in lower case beside patterns in
+// lower case, is read once. A pattern may be yielded more than once. The
+// zero Mux yields nothing.
+func (m *Mux) Spellings(r *http.Request) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		if m == nil || m.mux == nil {
+			return
+		}
+		m.spellings(r, yield)
+	}
+}
+
+// spellings is Spellings' walk; it returns false when yield did.
+func (m *Mux) spellings(r *http.Request, yield func(string) bool) bool {
 	if up := strings.ToUpper(r.Method); up != r.Method {
 		r2 := *r
 		r2.Method = up
 		r = &r2
 	}
-	if m.Pattern(r) != "" {
-		return true
-	}
-	if r.URL == nil {
+	if !yield(m.Pattern(r)) {
 		return false
 	}
-	if d := Decoded(r); d != nil && m.Pattern(d) != "" {
+	if r.URL == nil {
 		return true
+	}
+	if d := Decoded(r); d != nil && !yield(m.Pattern(d)) {
+		return false
 	}
 	p := CleanPath(r.URL.Path)
 	plain := WithoutParams(p)
@@ -122,24 +153,49 @@ func (m *Mux) MatchesAny(r *http.Request) bool {
 		if i > 0 && rp == p {
 			break // no parameters: p again
 		}
-		if i > 0 && m.Pattern(WithPath(r, rp)) != "" {
-			return true
+		if i > 0 && !yield(m.Pattern(withPath(r, rp))) {
+			return false
 		}
-		if u, ok := Unslashed(rp); ok && m.Pattern(WithPath(r, u)) != "" {
-			return true
+		if u, ok := Unslashed(rp); ok && !yield(m.Pattern(withPath(r, u))) {
+			return false
 		}
 		lp := strings.ToLower(rp)
 		if lp == rp && m.lower == nil {
-			continue // matched above, in the same case
+			continue // read above, in the same case
 		}
-		if m.matchesLower(WithPath(r, lp)) {
-			return true
+		if !m.lowerMatches(withPath(r, lp), yield) {
+			return false
 		}
-		if u, ok := Unslashed(lp); ok && m.matchesLower(WithPath(r, u)) {
-			return true
+		if u, ok := Unslashed(lp); ok && !m.lowerMatches(withPath(r, u), yield) {
+			return false
 		}
 	}
-	return false
+	return true
+}
+
+// lowerMatches yields the patterns that the request r, whose path is in
+// lower case, matches in lower case (see Spellings), or "" for none; it
+// returns false when yield did.
+func (m *Mux) lowerMatches(r *http.Request, yield func(string) bool) bool {
+	if m.lower == nil {
+		return yield(m.Pattern(r))
+	}
+	_, p := m.lower.Handler(m.hostMatched(r))
+	switch {
+	case p == "/":
+		if m.catchAll {
+			return yield("")
+		}
+		return yield("/")
+	case p == "":
+		return yield("")
+	}
+	for _, c := range m.lowerOf[p] {
+		if !yield(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // MatchesAsWritten reports whether r matches a pattern under every reading
@@ -162,7 +218,7 @@ func (m *Mux) MatchesAsWritten(r *http.Request) bool {
 		return false
 	}
 	plain := WithoutParams(p)
-	return plain == p || m.Pattern(WithPath(r, plain)) != ""
+	return plain == p || m.Pattern(withPath(r, plain)) != ""
 }
 
 // redirected reports whether pattern matched the cleaned path p only by
@@ -179,9 +235,13 @@ func redirected(pattern, p string) bool {
 	return strings.Count(p, "/") < strings.Count(pattern, "/")
 }
 
-// WithPath returns a copy of r whose path is p, decoded and cleaned: r
-// under one reading of its path.
-func WithPath(r *http.Request, p string) *http.Request {
+// withPath returns r under the reading of its path p, decoded and
+// cleaned: r itself when its path reads so already, else a copy whose
+// path is p.
+func withPath(r *http.Request, p string) *http.Request {
+	if r.URL.Path == p && r.URL.RawPath == "" {
+		return r
+	}
 	u := *r.URL
 	u.Path, u.RawPath = p, ""
 	r2 := *r

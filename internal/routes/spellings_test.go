@@ -1,7 +1,9 @@
 package routes
 
 import (
+	"maps"
 	"net/http/httptest"
+	"slices"
 	"testing"
 )
 
@@ -127,5 +129,39 @@ func TestMuxMatchesAsWritten(t *testing.T) {
 		if got := m.MatchesAsWritten(httptest.NewRequest(c.method, c.target, nil)); got != c.want {
 			t.Errorf("%s %s: MatchesAsWritten %v, want %v", c.method, c.target, got, c.want)
 		}
+	}
+}
+
+// Spellings yields every pattern a spelling matches as configured — of
+// patterns that differ only in case, each — and "" for a spelling that
+// matches none.
+func TestMuxSpellingsYieldsEveryPatternAsConfigured(t *testing.T) {
+	var m Mux
+	for _, p := range []string{"GET /Items/{id}", "GET /items/{id}", "GET API.example.com/Bulk", "/"} {
+		if err := m.Handle(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		target string
+		want   []string
+	}{
+		{"/ITEMS/1", []string{"/", "GET /Items/{id}", "GET /items/{id}"}},
+		{"/items/1/", []string{"/", "GET /Items/{id}", "GET /items/{id}"}},
+		{"http://api.example.com/bulk", []string{"/", "GET API.example.com/Bulk"}},
+		{"/other", []string{"/"}},
+	} {
+		seen := map[string]bool{}
+		for p := range m.Spellings(httptest.NewRequest("GET", c.target, nil)) {
+			seen[p] = true
+		}
+		got := slices.Sorted(maps.Keys(seen))
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: Spellings yielded %q, want %q", c.target, got, c.want)
+		}
+	}
+	var none Mux
+	for p := range none.Spellings(httptest.NewRequest("GET", "/", nil)) {
+		t.Errorf("the zero Mux yielded %q", p)
 	}
 }
