@@ -9,7 +9,8 @@ import (
 
 // Signals is one reading of the server's load. A signal that is not a
 // number, or negative, counts as 0, as an unmeasured one does: it never
-// reaches a threshold, so it enters no level and holds none.
+// reaches a threshold, so it enters no level and holds none. So does a
+// CPU that is unknown (CPUUnknown), whatever its value.
 type Signals struct {
 	// InFlight is the number of requests being served.
 	InFlight int64
@@ -49,6 +50,12 @@ type Signals struct {
 	// GOMEMLIMIT; 0 without a limit), in [0, 1]; under a parent cgroup with
 	// a limit, the larger of that and the parent's use of its limit.
 	Memory float64
+	// CPUUnknown reports that the CPU share could not be measured over the
+	// last window: its cgroup's CPU count, or the host's without one, could
+	// not be read. CPU is then 0, which is not its value: it reaches no
+	// threshold, so the level is decided, entered and left, by the other
+	// signals alone.
+	CPUUnknown bool
 }
 
 // Thresholds are the values at which a signal counts as high. A zero value
@@ -73,6 +80,9 @@ const minP99Samples = 100
 // its failures), P99 only when it has at least minAnswers and
 // minP99Samples answers.
 func (t Thresholds) exceeded(s Signals, minAnswers int64) []string {
+	if s.CPUUnknown {
+		t.CPU = 0
+	}
 	var why []string
 	if t.InFlight > 0 && s.InFlight >= t.InFlight {
 		why = append(why, fmt.Sprintf("in-flight %d ≥ %d", s.InFlight, t.InFlight))

@@ -1,6 +1,7 @@
 package degrade
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -78,10 +79,10 @@ func TestCPUOfAWindowOfAFewTicksIsTheLastShare(t *testing.T) {
 }
 
 // A read whose CPU count cannot be read (a file read while it is rewritten,
-// a cgroup gone) measures nothing and moves no window: the next read
-// measured from it the CPU time counted since the process started (or
-// since the last good read) over the wall time of one window, and read the
-// whole CPU.
+// a cgroup gone) measures nothing, its share unknown (NaN), and moves no
+// window: the next read measured from it the CPU time counted since the
+// process started (or since the last good read) over the wall time of one
+// window, and read the whole CPU.
 func TestCPUAfterAnUnreadableCountIsMeasuredFromTheLastGoodRead(t *testing.T) {
 	root := fakeTree(t, map[string]string{
 		"proc/self/cgroup":        "0::/svc/sluice\n",
@@ -98,8 +99,8 @@ func TestCPUAfterAnUnreadableCountIsMeasuredFromTheLastGoodRead(t *testing.T) {
 		t.Errorf("the first good read: cpu %v, want 0 (no window yet)", cpu)
 	}
 	os.WriteFile(stat, []byte("nonsense\n"), 0o644)
-	if cpu, _ := r.read(t0.Add(2 * time.Second)); cpu != 0 {
-		t.Errorf("an unreadable count: cpu %v, want 0", cpu)
+	if cpu, _ := r.read(t0.Add(2 * time.Second)); !math.IsNaN(cpu) {
+		t.Errorf("an unreadable count: cpu %v, want NaN (unknown)", cpu)
 	}
 	os.WriteFile(stat, []byte("usage_usec 50600000\n"), 0o644) // 0.6 s in 2 s
 	if cpu, _ := r.read(t0.Add(3 * time.Second)); cpu < 0.2999 || cpu > 0.3001 {

@@ -136,7 +136,9 @@ func (m *Monitor) Failed() {
 func (m *Monitor) InFlight() int64 { return m.inFlight.Load() }
 
 // Sample returns the signals of the window since the previous Sample and
-// starts a new window.
+// starts a new window. A CPU count that cannot be read (the cgroup's, or
+// the host's without one) makes the window's CPU unknown (Signals.CPUUnknown),
+// not 0: an idle process's share.
 func (m *Monitor) Sample() Signals {
 	m.ready()
 	s := Signals{InFlight: m.inFlight.Load()}
@@ -159,6 +161,9 @@ func (m *Monitor) Sample() Signals {
 	}
 	s.SchedP99 = m.schedP99()
 	s.CPU, s.Memory = m.res.read(time.Now())
+	if math.IsNaN(s.CPU) {
+		s.CPU, s.CPUUnknown = 0, true
+	}
 	return s
 }
 

@@ -67,8 +67,10 @@ import (
 // again at a read after /proc/self/cgroup changed (the process was moved):
 // the first window in its new cgroup measures only the process's own CPU.
 //
-// A source that cannot be read reads as 0: a missing signal never raises
-// the level. It is safe for concurrent use.
+// A CPU count that cannot be read (the process's cgroup's, or /proc/stat
+// without one) makes the share unknown, NaN: not 0, which is an idle
+// process's. A memory source that cannot be read reads as 0, as memory
+// without a limit does. It is safe for concurrent use.
 type resources struct {
 	sysfs, proc string // "/sys/fs/cgroup" and "/proc"; a test's fake trees
 	// cpus returns the cores the process may run on and its GOMAXPROCS;
@@ -127,9 +129,9 @@ func (r *resources) dirs() cgroupDirs {
 }
 
 // read returns the CPU share used since the previous read that counted
-// the CPU time (0 at the first, and when the count cannot be read; that of
-// the read before when the previous one is less than minCPUWindow before
-// now, or after it) and the memory share used now.
+// the CPU time (0 at the first; NaN, unknown, when the count cannot be
+// read; that of the read before when the previous one is less than
+// minCPUWindow before now, or after it) and the memory share used now.
 func (r *resources) read(now time.Time) (cpu, mem float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -148,7 +150,7 @@ func (r *resources) read(now time.Time) (cpu, mem float64) {
 		cpu, counted = r.hostCPU()
 	}
 	if !counted { // no window measured, none started: the next is from the last count
-		return 0, clamp01(r.memory(d))
+		return math.NaN(), clamp01(r.memory(d))
 	}
 	cpu = max(cpu, r.processCPU(now, min(maxProcs, numCPU)))
 	r.prevAt = now

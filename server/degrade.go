@@ -309,8 +309,11 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // sample feeds the controller every interval until ctx is done. Without a
 // degradation section the signals are still read, and dropped, every
 // interval: a section a reload adds is fed the last interval's, never
-// every answer since the instance started.
+// every answer since the instance started. With one, a CPU share that
+// cannot be measured is logged as it turns unknown and as it is measured
+// again (unknownCPU).
 func (s *Server) sample(ctx context.Context) {
+	var unknown unknownCPU
 	for {
 		interval := s.state.Load().cfg.Degradation.Interval
 		if interval <= 0 {
@@ -323,6 +326,7 @@ func (s *Server) sample(ctx context.Context) {
 		}
 		signals := s.mon.Sample()
 		if s.state.Load().cfg.Degradation.Enabled {
+			unknown.note(s.log, signals)
 			s.ctl.Update(signals)
 		}
 	}
