@@ -35,12 +35,17 @@
 //	sluice:{<subject>}:<limit-name>
 //
 // holding a string for fixed window, sliding window counter, token bucket,
-// leaky bucket and GCRA — the algorithm's number, "|", then the state's
-// three integers as little-endian IEEE 754 doubles, which Redis's Lua packs
-// and unpacks far faster than decimal text (the decimal "<algorithm> <t>
-// <a> <b>" of earlier versions is still read; an earlier version reads the
-// packed form as a key never seen) — or a hash for the sliding log and
-// concurrency leases, whose entries are its fields. A script run reads the
+// leaky bucket and GCRA — the algorithm's number and ":", "@", the time
+// the state was created (its first write since the key held none) and
+// "|", each number a little-endian IEEE 754 double, then the state's three
+// integers as three more, which Redis's Lua packs and unpacks far faster
+// than decimal text (the forms of earlier versions, without the time, or
+// the decimal "<algorithm> <t> <a> <b>", are still read; versions before
+// the packed form read it as a key never seen) — or a hash for the sliding
+// log and concurrency leases, whose entries are its fields. A refund or a
+// lease given back that was counted before a state's creation time was
+// counted by a state the key no longer holds (evicted, deleted): it
+// leaves the state alone (see Store.Refund and Leased quota). A script run reads the
 // strings of all its keys with one MGET and writes each key it changed once,
 // at its end, with one SET and the key's TTL.
 //
@@ -381,6 +386,12 @@
 // sees it, up to a watch period after the new master first answers, an
 // instance may still spend them: units the lost state counted, as the
 // fallback's admissions before the loss are (see Failover).
+//
+// A state that Redis evicts (or that is deleted) no longer counts the
+// leases taken from it either: lua/lease.lua gives back nothing taken
+// before the state there now was created (see Keys; LeaseStats.Lost counts
+// them), and their instances may still spend them until they end, as
+// after a Reset (below).
 //
 // A state that Reset forgets no longer counts the leases taken from it
 // either. Their unspent units are never given back to the fresh state,

@@ -32,8 +32,9 @@ type LeaseStats struct {
 	// Lost is the units of leases that were neither spent nor given
 	// back because the shared state that counted them was lost: a master
 	// back without its data, or one that took over without its
-	// predecessor's last writes (see Losses), or a Reset of the key since
-	// their take (see Store.Reset).
+	// predecessor's last writes (see Losses), a Reset of the key since
+	// their take (see Store.Reset), or a state Redis evicted (or that was
+	// deleted) since their take.
 	Lost int64
 	// Held is the units of the leases held now, not yet spent or given
 	// back; Keys the keys and limits with a lease held now; Taking the

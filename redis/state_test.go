@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,9 @@ import (
 )
 
 // stringState decodes a state kept in a string (see lua/state.lua): the
-// tag g, "|", then t, a and b as little-endian doubles.
+// tag g (and ":" without a token), "@" and when the state was born, "|",
+// then t, a and b as little-endian doubles; or without the "@" and born,
+// as written before.
 func stringState(s string) (g string, t, a, b int64, ok bool) {
 	n := len(s)
 	if n < 26 || s[n-25] != '|' {
@@ -22,7 +25,11 @@ func stringState(s string) (g string, t, a, b int64, ok bool) {
 	for i := range v {
 		v[i] = int64(math.Float64frombits(binary.LittleEndian.Uint64([]byte(s[n-24+8*i:]))))
 	}
-	return s[:n-25], v[0], v[1], v[2], true
+	g = s[:n-25]
+	if n >= 36 && s[n-34] == '@' {
+		g = strings.TrimSuffix(s[:n-34], ":")
+	}
+	return g, v[0], v[1], v[2], true
 }
 
 // A state in the decimal text "g t a b" that sluice wrote before the packed

@@ -110,7 +110,7 @@ function bucket.decide(c, st, now, cost, v, nxt)
 end
 
 function bucket.write(c, st, nxt, g, ttl)
-  put(c, g, nxt.t, nxt.a, c.alg == GCRA and c.rq or 0, ttl)
+  put(c, st, g, nxt.t, nxt.a, c.alg == GCRA and c.rq or 0, ttl)
 end
 
 -- mark is the undo mark of a write of nxt: "t0:m0", see undo.
@@ -144,5 +144,5 @@ function bucket.undo(c, st, mark, g)
       back = math.max(need - ((dt - q0) * rq - r0), 0)
     end
   end
-  put(c, g, st.t, math.max(st.a - back, 0), st.b, nil)
+  put(c, st, g, st.t, math.max(st.a - back, 0), st.b, nil)
 end

@@ -48,7 +48,7 @@ function fixed_window.decide(c, st, now, cost, v, nxt)
 end
 
 function fixed_window.write(c, st, nxt, g, ttl)
-  put(c, g, nxt.t, nxt.a, 0, ttl)
+  put(c, st, g, nxt.t, nxt.a, 0, ttl)
 end
 
 -- mark is the undo mark of a write of nxt: the window's start.
@@ -60,6 +60,6 @@ end
 -- the key still counts that window.
 function fixed_window.undo(c, st, mark, g)
   if st.t == tonumber(mark) then
-    put(c, g, st.t, math.max(st.a - c.cost, 0), 0, nil)
+    put(c, st, g, st.t, math.max(st.a - c.cost, 0), 0, nil)
   end
 end

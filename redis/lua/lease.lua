@@ -7,8 +7,10 @@
 -- moved on), a bucket only what has not refilled since the take (the
 -- take's mark says it missed nothing before: see leasePlan.mark). A key
 -- written since under another algorithm, or gone, is left alone, and so is
--- a key reset (reset.lua) at or after the take: the state there now never
--- counted the lease. The key keeps its TTL.
+-- a key reset (reset.lua) at or after the take, or whose state was created
+-- after it (born, see state.lua: the state that counted the lease was
+-- evicted, deleted or expired since): the state there now never counted
+-- the lease. The key keeps its TTL.
 --
 -- KEYS[i]    the state key of a lease, i ≤ n = #KEYS / 2
 -- KEYS[n+i]  its reset key, in the same slot
@@ -16,21 +18,21 @@
 --            give back), the undo mark of the take, then the time of the
 --            take (µs since sluice.Epoch, as apply.lua's time)
 --
--- Reply: the units not given back because a reset forgot their take.
+-- Reply: the units not given back because the state there now never
+-- counted their take (a reset, or a state created since).
 
 local n = #KEYS / 2
 local forgotten = 0
 for i = 1, n do
   local off = (i - 1) * (CHECK_ARGS + 2)
   local c = parse_check(i, off)
+  local taken = tonumber(ARGV[off + CHECK_ARGS + 2])
   local reset = redis.call('GET', KEYS[n + i])
-  if reset and tonumber(ARGV[off + CHECK_ARGS + 2]) <= tonumber(reset) then
+  local st = load_state(c)
+  if reset and taken <= tonumber(reset) or not st.fresh and taken < born(st) then
     forgotten = forgotten + c.cost
-  else
-    local st = load_state(c)
-    if not st.fresh and c.cost > 0 then
-      ALG[c.alg].undo(c, st, ARGV[off + CHECK_ARGS + 1], c.g)
-    end
+  elseif not st.fresh and c.cost > 0 then
+    ALG[c.alg].undo(c, st, ARGV[off + CHECK_ARGS + 1], c.g)
   end
 end
 return forgotten

@@ -80,7 +80,7 @@ function sliding_counter.decide(c, st, now, cost, v, nxt)
 end
 
 function sliding_counter.write(c, st, nxt, g, ttl)
-  put(c, g, nxt.t, nxt.a, nxt.b, ttl)
+  put(c, st, g, nxt.t, nxt.a, nxt.b, ttl)
 end
 
 -- mark is the undo mark of a write of nxt: the window's start.
@@ -94,8 +94,8 @@ end
 function sliding_counter.undo(c, st, mark, g)
   mark = tonumber(mark)
   if st.t == mark then
-    put(c, g, st.t, math.max(st.a - c.cost, 0), st.b, nil)
+    put(c, st, g, st.t, math.max(st.a - c.cost, 0), st.b, nil)
   elseif st.t == mark + c.w then
-    put(c, g, st.t, st.a, math.max(st.b - c.cost, 0), nil)
+    put(c, st, g, st.t, st.a, math.max(st.b - c.cost, 0), nil)
   end
 end

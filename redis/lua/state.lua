@@ -6,17 +6,27 @@
 --
 --   g        the algorithm (sluice.Algorithm's number), followed by
 --            ":token" while a cross-slot reservation may still be undone
+--   born     string states only: when the state was created (µs since
+--            sluice.Epoch), the first write to the key since it last held
+--            none, or the earliest time of a write since if the clock
+--            stepped back; 0 when unknown (a state an earlier version wrote)
 --   t, a, b  the algorithm's numbers (see each algorithm's file)
 --   h, n     sliding log only: indices of its oldest entry and one past its
 --            newest; the entries themselves are the fields "h" … "n-1"
 --
 -- The sliding log (and concurrency) keeps them as the fields of a hash. The
--- other algorithms keep one string: g, "|", then t, a and b as three
--- little-endian IEEE 754 doubles (24 bytes, exact for every integer up to
--- 2^53; b is 0 where an algorithm has no use for it), since Redis's Lua
--- packs and unpacks doubles (struct) in a fraction of the time it formats
--- and parses decimal text. (The decimal text "g t a b" that sluice wrote
--- before is still read.) Strings are read and written through the run's
+-- other algorithms keep one string: g (followed by ":" when it has no
+-- token, so that it reads "<alg>:…" as every tag with a token does), "@",
+-- born as a little-endian IEEE 754 double, "|", then t, a and b as three
+-- more (exact for every integer up to 2^53; b is 0 where an algorithm has
+-- no use for it), since Redis's Lua packs and unpacks doubles (struct) in
+-- a fraction of the time it formats and parses decimal text. A receipt or
+-- a lease taken before born was counted by a state the key no longer holds
+-- (evicted, deleted, expired early): refunds and give-backs leave the
+-- state alone. (The forms sluice wrote before are still read, with born
+-- unknown: g, "|" and the three doubles, and the decimal text "g t a b".
+-- An earlier version reads this form's tag as its algorithm and g with a
+-- token as a reservation not its own.) Strings are read and written through the run's
 -- string cache below: apply.lua reads every key of a run with one MGET and,
 -- in mode "a", writes each key it changed once, at the end, with one SET
 -- (PSETEX) and its TTL.
@@ -145,13 +155,23 @@ local function parse_text(raw)
     return NONE -- no key (false), or not a string (an error)
   end
   local n = #raw
-  if n >= 26 and string.byte(raw, n - 24) == 124 then -- "|": g, then t, a, b packed
+  if n >= 26 and string.byte(raw, n - 24) == 124 then -- "|": t, a, b packed
     local t, a, b = struct.unpack('<ddd', raw, n - 23)
     if t - t ~= 0 or a - a ~= 0 or b - b ~= 0 then
       return NONE -- not finite: corrupt
     end
-    local g = string.sub(raw, 1, n - 25)
-    return {g = g, alg = alg_of(g), t = t, a = a, b = b}
+    local g, born = string.sub(raw, 1, n - 25), 0
+    if n >= 36 and string.byte(raw, n - 33) == 64 then -- "@": g, then born packed
+      born = struct.unpack('<d', raw, n - 32)
+      if born - born ~= 0 then
+        return NONE
+      end
+      g = string.sub(raw, 1, n - 34)
+      if string.byte(g, #g) == 58 then -- ":" after a tag without a token
+        g = string.sub(g, 1, #g - 1)
+      end
+    end
+    return {g = g, alg = alg_of(g), born = born, t = t, a = a, b = b}
   end
   local g, t, a, b = string.match(raw, '^(%S+) (%S+) (%S+) (%S+)$') -- decimal text
   if not g then
@@ -187,10 +207,13 @@ local function ttl_text(ttl)
   return s
 end
 
--- text is the stored form of a string state: tag g, "|", then t, a and b
--- packed.
-local function text(g, t, a, b)
-  return g .. '|' .. struct.pack('<ddd', t, a, b)
+-- text is the stored form of a string state of check c: tag g (":" after
+-- c's algorithm alone), "@", born, "|", then t, a and b packed.
+local function text(c, g, born, t, a, b)
+  if g == c.g then
+    g = g .. ':'
+  end
+  return g .. '@' .. struct.pack('<d', born) .. '|' .. struct.pack('<ddd', t, a, b)
 end
 
 -- flush_key SETs key's pending write, if any.
@@ -258,12 +281,31 @@ local function load_state(c)
   }
 end
 
--- put writes the state of check c's algorithm kept in a string: tag g,
--- numbers t, a and b, with a TTL of ttl ms, or keeping the key's TTL when
--- ttl is nil. In write-back mode a write with a TTL only updates the cache
--- (flush SETs it).
-local function put(c, g, t, a, b, ttl)
-  local key, s = c.key, text(g, t, a, b)
+-- NOW is the run's time, once script_now has read it: every script that
+-- may write a key that holds no state reads it first.
+local NOW = 0
+
+-- born returns the born of state st as a write now records it: now for
+-- a key never seen, which the write creates; else st's own (0: unknown),
+-- or now if that is earlier (the clock stepped back), so that every
+-- receipt a state gives is at or after its born.
+local function born(st)
+  if st.fresh then
+    return NOW
+  end
+  local b = st.born or 0
+  if NOW > 0 and NOW < b then
+    return NOW
+  end
+  return b
+end
+
+-- put writes the next state of check c's algorithm kept in a string,
+-- whose state was st: tag g, numbers t, a and b, with a TTL of ttl ms, or
+-- keeping the key's TTL when ttl is nil. In write-back mode a write with
+-- a TTL only updates the cache (flush SETs it).
+local function put(c, st, g, t, a, b, ttl)
+  local key, s = c.key, text(c, g, born(st), t, a, b)
   cache[key] = s
   if write_back and ttl then
     if not pending[key] then
@@ -352,8 +394,10 @@ end
 local function script_now()
   local now = tonumber(ARGV[1])
   if now then
+    NOW = now
     return now
   end
   local t = redis.call('TIME')
-  return (tonumber(t[1]) - 1577836800) * 1000000 + tonumber(t[2])
+  NOW = (tonumber(t[1]) - 1577836800) * 1000000 + tonumber(t[2])
+  return NOW
 end
