@@ -136,6 +136,13 @@
 // every matched rule, unlimited ones included, so an unlimited rule for a
 // trusted client can lift a generic limit.
 //
+// A descriptor with is_negative_hits gives its cost back, as
+// envoyproxy/ratelimit takes it off its window's counter: it is OK,
+// refuses no request, and gives a fixed window back at most what the window
+// counted. It gives nothing back to a fixed window that went over its limit
+// (sluice did not count the refused hits that envoyproxy/ratelimit did), to
+// other algorithms, and to requests_per_unit 0 rules.
+//
 // A leaky-bucket rule with max_wait admits a request that does not fit yet
 // when its turn comes within max_wait, and the service answers only then:
 // set the Envoy filter's timeout above the longest max_wait, or Envoy gives

@@ -48,6 +48,11 @@ func (s *countingStore) Apply(ctx context.Context, checks []sluice.Check, out []
 	return s.Store.Apply(ctx, checks, out)
 }
 
+// Refund passes a refund to the store counted (a sluice.Refunder).
+func (s *countingStore) Refund(ctx context.Context, checks []sluice.Check, charged []int64) error {
+	return s.Store.(sluice.Refunder).Refund(ctx, checks, charged)
+}
+
 func (s *countingStore) Calls() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

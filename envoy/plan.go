@@ -64,6 +64,9 @@ type plan struct {
 	seen     []bool
 	policy   []byte
 	state    []byte
+	// gives are the limits that descriptors with is_negative_hits give
+	// units back to (see negative.go).
+	gives []give
 	// order, batch and merged are scratch space of decide (see split.go)
 	// and evaluate.
 	order  []int
@@ -96,6 +99,15 @@ type slot struct {
 	// hitBefore: an identical descriptor before this one, of a blocked
 	// rule, was hit (see blocked.go).
 	hitBefore bool
+	// negative: the descriptor gives its cost back (is_negative_hits);
+	// it has no check, and give is its index in plan.gives (-1 for a
+	// blocked rule, which gives nothing back). left and peek are what
+	// giveBack found: the units its limit holds after the descriptor's
+	// give-back, and the status of the peek at it (see negative.go).
+	negative bool
+	give     int
+	left     int64
+	peek     sluice.Status
 }
 
 // errInvalid marks errors in the request (gRPC InvalidArgument).
@@ -125,6 +137,7 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 	n := len(req.GetDescriptors())
 	p.slots = slices.Grow(p.slots[:0], n)[:n]
 	p.checks = p.checks[:0]
+	p.gives = p.gives[:0]
 	p.blocked = false
 	p.unix = now.Unix()
 	clear(p.replaced)
@@ -141,7 +154,7 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 			m.shared = nil
 		}
 		r := m.rule
-		p.slots[i] = slot{rule: r, check: -1, over: -1, shared: m.shared}
+		p.slots[i] = slot{rule: r, check: -1, over: -1, give: -1, shared: m.shared, negative: d.GetIsNegativeHits()}
 		if r != nil && len(r.replaces) > 0 {
 			if p.replaced == nil {
 				p.replaced = map[string]bool{}
@@ -163,6 +176,9 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 		cost, err := descriptorCost(req, d)
 		if err != nil {
 			return fmt.Errorf("descriptor %d: %w", i, err)
+		}
+		if s.negative && s.rule.blocked {
+			continue // gives nothing back, and is no hit
 		}
 		if s.rule.blocked {
 			// A hit is over the limit; every descriptor peeks at the
@@ -191,6 +207,10 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 		var key string
 		key, s.subject = storeKey(domain, d.GetEntries(), s.shared, suffix)
 		s.cost = cost
+		if s.negative {
+			s.give = p.addGive(key, l, s.aligned)
+			continue
+		}
 		if s.check, err = p.add(key, l, cost); err != nil {
 			return fmt.Errorf("descriptor %d: %w", i, err)
 		}
@@ -230,8 +250,6 @@ func validDescriptor(d *ratelimitv3.RateLimitDescriptor) error {
 		return invalid("no entries")
 	case len(entries) > MaxEntries:
 		return invalid("%d entries, more than %d", len(entries), MaxEntries)
-	case d.GetIsNegativeHits():
-		return invalid("is_negative_hits is not supported: sluice never gives quota back")
 	}
 	size := 0
 	for j, e := range entries {

@@ -34,7 +34,8 @@ type Outcome struct {
 	// Result is "allowed", "limited" (the limit refused) or "shadow" (a
 	// shadow-mode limit that would have refused), as in the result label of
 	// sluice_decisions_total; "unlimited" for an unlimited rule; "" when no
-	// limit applied. In a refused request a limit that would have admitted
+	// limit applied, or when the descriptor gave units back
+	// (is_negative_hits), which decides nothing. In a refused request a limit that would have admitted
 	// it reports "allowed", though it consumed nothing.
 	Result string
 	// Remaining is the units the limit still holds after the decision, as
@@ -137,6 +138,10 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 		case r == nil:
 		case r.unlimited:
 			st.LimitRemaining = math.MaxUint32
+		case s.negative && !r.blocked:
+			st.CurrentLimit = r.currentLimit(&parts.limits[i])
+			st.LimitRemaining = uint32(min(s.left, math.MaxUint32))
+			st.DurationUntilReset = setDuration(&parts.durations[i], p.reset(s, &s.peek))
 		case r.blocked:
 			hit := p.hit(s, d)
 			st.CurrentLimit = r.currentLimit(&parts.limits[i])
@@ -266,6 +271,13 @@ func (res *Result) fill(p *plan, d *sluice.Decision, resp *rlsv3.RateLimitRespon
 		case r == nil:
 		case r.unlimited:
 			o.Limit, o.Result = r.label, resultUnlimited
+		case s.negative: // a give-back decides nothing
+			o.Limit = r.label
+			if !r.blocked {
+				o.Remaining, o.Capacity = s.left, r.limit.Burst()
+				o.Subject, o.Fixed = s.subject, r.fixed
+				o.Window, o.ResetAfter = time.Duration(r.unitSeconds)*time.Second, p.reset(s, &s.peek)
+			}
 		case r.blocked:
 			o.Limit, o.Result = r.label, resultAllowed
 			switch {

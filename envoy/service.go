@@ -213,6 +213,7 @@ func (s *Service) release(sc *scratch) {
 	clear(sc.plan.slots)
 	clear(sc.plan.checks)
 	clear(sc.plan.batch)
+	clear(sc.plan.gives)
 	sc.res.Domain = ""
 	clear(sc.res.Descriptors)
 	s.scratch.Put(sc)
@@ -224,6 +225,11 @@ func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *s
 		return nil, 0, &notDecided{status.New(codes.InvalidArgument, err.Error()), err}
 	}
 	*d = sluice.Decision{Statuses: d.Statuses[:0], Violated: d.Violated[:0]}
+	if len(p.gives) > 0 {
+		if err := p.peekGives(ctx, s.limiter, &sc.settle); err != nil {
+			return nil, 0, grpcError(ctx, err)
+		}
+	}
 	if len(p.checks) > 0 {
 		over, err := p.peekOver(ctx, s.limiter, d, &sc.settle)
 		if err == nil && !over {
@@ -234,6 +240,9 @@ func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *s
 			return nil, 0, grpcError(ctx, err)
 		}
 		p.settle(ctx, s.limiter, d, &sc.settle, &s.marks)
+	}
+	if len(p.gives) > 0 {
+		p.giveBack(ctx, s.limiter, now, &sc.settle)
 	}
 	parts := newResponseParts(len(p.slots))
 	resp := p.response(d, parts)

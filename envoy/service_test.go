@@ -32,8 +32,6 @@ func TestInvalidRequestsAreInvalidArgument(t *testing.T) {
 	for range envoy.MaxEntries + 1 {
 		deep.Entries = append(deep.Entries, &ratelimitv3.RateLimitDescriptor_Entry{Key: "k", Value: "v"})
 	}
-	negative := desc("client", "c")
-	negative.IsNegativeHits = true
 	badUnit := desc("client", "c")
 	badUnit.Limit = &ratelimitv3.RateLimitDescriptor_RateLimitOverride{RequestsPerUnit: 1, Unit: typev3.RateLimitUnit(7)}
 	cases := []struct {
@@ -53,7 +51,6 @@ func TestInvalidRequestsAreInvalidArgument(t *testing.T) {
 			"hits_addend 18446744073709551615 is larger than 9223372036854775807"},
 		{"identical descriptors overflowing", request("api", 0, withHits(desc("client", "c"), math.MaxInt64), desc("client", "c")),
 			"descriptor 1: invalid request: hits_addend of identical descriptors add up to more than 9223372036854775807"},
-		{"negative hits", request("api", 0, negative), "is_negative_hits is not supported"},
 		{"an override with an unknown unit", request("api", 0, badUnit), "limit override: unit 7 is not one of"},
 	}
 	for _, c := range cases {

@@ -121,8 +121,6 @@ func TestEnvoyMalformedRequestsAreInvalidArgument(t *testing.T) {
 	for range 33 {
 		wide.Entries = append(wide.Entries, entry("k", "v"))
 	}
-	negative := descriptor(entry("remote_address", "10.0.0.1"))
-	negative.IsNegativeHits = true
 	hits := descriptor(entry("remote_address", "10.0.0.1"))
 	hits.HitsAddend = wrapperspb.UInt64(math.MaxUint64)
 	override := descriptor(entry("remote_address", "10.0.0.1"))
@@ -140,7 +138,6 @@ func TestEnvoyMalformedRequestsAreInvalidArgument(t *testing.T) {
 		"33 entries":               &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{wide}},
 		"an empty key":             &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{descriptor(entry("", "v"))}},
 		"a 70 KB value":            &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{descriptor(entry("remote_address", strings.Repeat("x", 70<<10)))}},
-		"negative hits":            &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{negative}},
 		"hits above int64":         &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{hits}},
 		"an override in no unit":   &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{override}},
 		"an override of 4e9 years": &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{longWindow}},

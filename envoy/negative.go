@@ -1,0 +1,152 @@
+package envoy
+
+import (
+	"context"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+)
+
+// A descriptor with is_negative_hits gives its cost back, as
+// envoyproxy/ratelimit takes its hits_addend off the counter of its
+// window, never below 0, and answers it OK: Envoy gives back units it
+// charged before. The descriptor has no check of its own, is never over
+// its limit and refuses no request.
+//
+// sluice gives back to a fixed window only, at most what the window
+// counted (a caller never holds more than the limit), and nothing to a
+// window that went over its limit: envoyproxy/ratelimit counted the
+// refused hits past the limit, which sluice did not (it spent what was
+// left and marked the window over, see settle.go), so how much of a
+// give-back envoyproxy/ratelimit keeps below its limit is unknown, and
+// giving none back refuses what it might admit rather than the reverse.
+// Other algorithms give nothing back: a bucket keeps no count to take
+// units from (see sluice.Refunder), and a sliding window would give back
+// units that envoyproxy/ratelimit's window no longer counts. Nor does a
+// requests_per_unit 0 rule's record of hits.
+//
+// The units go back by sluice.Limiter.Refund, with a receipt of the
+// store's window: a time in the middle of the window that the peek's
+// ResetAfter ends (the store's clock may be off the service's by less
+// than half a window; a receipt of another window gives nothing back).
+
+// give is a limit that descriptors of a request give units back to:
+// identical descriptors share one.
+type give struct {
+	check   sluice.Check // a peek at the limit
+	aligned bool         // a fixed window counted in its Unix window, whose over-limit record is read
+}
+
+// addGive appends the limit l of key to p.gives, or finds an identical
+// descriptor's, and returns its index.
+func (p *plan) addGive(key string, l sluice.Limit, aligned bool) int {
+	for j := range p.gives {
+		if c := &p.gives[j].check; c.Key == key && c.Limit.Name() == l.Name() {
+			return j
+		}
+	}
+	p.gives = append(p.gives, give{check: sluice.Check{Key: key, Limit: l}, aligned: aligned})
+	return len(p.gives) - 1
+}
+
+// peekGives reads, before the request is decided, the limits its
+// descriptors give units back to (and the over-limit records of fixed
+// windows counted in their Unix windows), into each negative slot's peek;
+// scratch is working memory. An error leaves the request undecided.
+func (p *plan) peekGives(ctx context.Context, l *sluice.Limiter, scratch *sluice.Decision) error {
+	for from := 0; from < len(p.gives); {
+		p.batch = p.batch[:0]
+		to := from
+		for ; to < len(p.gives) && len(p.batch)+2 <= sluice.MaxChecks; to++ {
+			g := &p.gives[to]
+			p.batch = append(p.batch, g.check)
+			if g.aligned {
+				p.batch = append(p.batch, sluice.Check{Key: g.check.Key + overKey, Limit: overLimit(g.check.Limit)})
+			}
+		}
+		*scratch = sluice.Decision{Statuses: scratch.Statuses[:0], Violated: scratch.Violated[:0]}
+		if err := l.Allow(ctx, p.batch, scratch); err != nil {
+			return err
+		}
+		k := 0
+		for j := from; j < to; j++ {
+			st, over := scratch.Statuses[k], false
+			k++
+			if p.gives[j].aligned {
+				over = scratch.Statuses[k].Remaining == 0
+				k++
+			}
+			for i := range p.slots {
+				if s := &p.slots[i]; s.give == j {
+					s.peek, s.left = st, st.Remaining
+					if over {
+						s.cost = 0 // nothing goes back to a window that went over
+					}
+				}
+			}
+		}
+		from = to
+	}
+	return nil
+}
+
+// giveBack gives back, once the request is decided, what its negative
+// descriptors give to fixed windows: each in turn as much of its cost as
+// the window counted and the ones before it did not take back, each slot's
+// left becoming what the limit then holds. An error gives nothing back
+// (the answer stays what the peeks said). now is the service's time.
+func (p *plan) giveBack(ctx context.Context, l *sluice.Limiter, now time.Time, scratch *sluice.Decision) {
+	for j := range p.gives {
+		g := &p.gives[j]
+		if g.check.Limit.Algorithm() != sluice.AlgorithmFixedWindow {
+			continue
+		}
+		var given, peeked int64
+		for i := range p.slots {
+			s := &p.slots[i]
+			if s.give != j {
+				continue
+			}
+			peeked = s.peek.Remaining
+			used := max(g.check.Limit.Quantity()-peeked, 0)
+			given += min(s.cost, used-given)
+			s.left = peeked + given
+		}
+		if given == 0 {
+			continue
+		}
+		c := [1]sluice.Check{g.check}
+		c[0].Cost = given
+		*scratch = sluice.Decision{Allowed: true, Statuses: append(scratch.Statuses[:0], sluice.Status{Allowed: true})}
+		scratch.Statuses[0].Charged = receipt(g.check.Limit, now, p.slotPeek(j).ResetAfter)
+		if l.Refund(ctx, c[:], scratch) != nil {
+			for i := range p.slots {
+				if s := &p.slots[i]; s.give == j {
+					s.left = peeked
+				}
+			}
+		}
+	}
+}
+
+// slotPeek returns the peek of the limit of p.gives[j].
+func (p *plan) slotPeek(j int) sluice.Status {
+	for _, s := range p.slots {
+		if s.give == j {
+			return s.peek
+		}
+	}
+	return sluice.Status{}
+}
+
+// receipt returns a receipt (sluice.Status.Charged) of a charge of the
+// fixed window l that a peek at now found resetAfter from its end: the
+// middle of that window, in µs since sluice.Epoch. The window's end is a
+// multiple of l's window from Epoch on the store's clock, so rounding now
+// plus resetAfter to the nearest such multiple finds it while the store's
+// clock is less than half a window off the service's.
+func receipt(l sluice.Limit, now time.Time, resetAfter time.Duration) int64 {
+	w := int64(l.Window() / time.Microsecond)
+	end := sluice.MicrosSinceEpoch(now) + int64(resetAfter/time.Microsecond)
+	return floorDiv(end+w/2, w)*w - w/2
+}
