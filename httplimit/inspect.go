@@ -187,6 +187,11 @@ func (m *Middleware) UserSubject(user string) string {
 // Penalty, the penalty box's: "penalty" (a bucket of 1 refilled every
 // Penalty.For: 0 remaining while the client is in the box, until
 // ResetAfter) and "penalty-refusals" (the refusals counted toward it).
+//
+// As it is how a caller finds the states to reset, it also has the
+// middleware forget the box of subject's client it remembers (see
+// Penalty): after a reset of those states, the next request asks the
+// store.
 func (m *Middleware) SubjectLimits(subject, plan string) (key string, limits []sluice.Limit, err error) {
 	if m.zero() {
 		return "", nil, errZero()
@@ -232,6 +237,7 @@ func (m *Middleware) SubjectLimits(subject, plan string) (key string, limits []s
 	}
 	if m.penalty != nil {
 		limits = append(limits, m.penalty.box, m.penalty.refusals)
+		m.penalty.held.forget(key)
 	}
 	return key, limits, nil
 }

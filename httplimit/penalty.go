@@ -25,8 +25,17 @@ import (
 //
 // A client in the box spends nothing: its requests are refused before its
 // limits are checked. Counting refusals and boxing cost a store call each
-// on the refusal path only; with a Penalty, every request peeks at the box
-// first (one more store call, which spends nothing).
+// on the refusal path only. A request of a client the middleware does not
+// know to be boxed peeks at the box first: one more store call, which
+// spends nothing. Once the store has said a client is boxed (by boxing
+// it, to Penalize, or to a peek), the middleware refuses its requests
+// from that answer, without a store call, until the box's end or for a
+// second, whichever is sooner, then peeks again: a client let out early
+// through another instance (an operator's reset there) is refused here at
+// most a second longer, as overlimit.Cache bounds a remembered refusal.
+// SubjectLimits, which finds the states to reset, forgets the client's
+// box at once. The middleware remembers up to 65,536 boxed clients; past
+// that, a newly boxed one is peeked at per request.
 type Penalty struct {
 	// Refusals within Within put a client in the box: at least 1, at most
 	// sluice.MaxQuantity.
@@ -50,11 +59,13 @@ const (
 
 // penaltyBox is a compiled Penalty: the refusals counted as a sliding log
 // of Refusals per Within, the box as a bucket of 1 refilled every For
-// (emptied by boxing, full again after For).
+// (emptied by boxing, full again after For), and the boxes the store has
+// told of.
 type penaltyBox struct {
 	p        Penalty
 	refusals sluice.Limit
 	box      sluice.Limit
+	held     boxMemory
 }
 
 func newPenaltyBox(p Penalty) *penaltyBox {
@@ -65,27 +76,48 @@ func newPenaltyBox(p Penalty) *penaltyBox {
 		box: sluice.TokenBucket(1, p.For).Named(penaltyName)}
 }
 
-// boxed peeks at the box of res's client; when it is in it, it makes res
-// a refusal by the box and reports true.
+// boxed reports whether res's client is in the box, and then makes res a
+// refusal by the box. A box the store told of within boxMaxAge is known
+// without a store call; otherwise it peeks at the box.
 func (m *Middleware) boxed(ctx context.Context, res *Result) (bool, error) {
 	pb := m.penalty
-	res.penaltyChecks[0] = sluice.Check{Key: res.Identity.storeKey(m.id.prefix), Limit: pb.box}
+	key := res.Identity.storeKey(m.id.prefix)
+	sent := m.timeNow()
+	left, live, known := pb.held.lookup(key, sent)
+	if live {
+		m.penalize(res, left)
+		return true, nil
+	}
+	res.penaltyChecks[0] = sluice.Check{Key: key, Limit: pb.box}
 	d := &res.penaltyDecision
 	if err := m.limiter.Allow(ctx, res.penaltyChecks[:], d); err != nil {
 		return false, err
 	}
 	if st := d.Statuses[0]; st.Remaining > 0 {
+		if known {
+			pb.held.forget(key)
+		}
 		return false, nil
 	}
-	st := &d.Statuses[0]
-	st.Allowed, st.RetryAfter = false, max(st.ResetAfter, time.Microsecond)
-	d.Allowed, d.Limit, d.Remaining, d.ResetAfter, d.RetryAfter = false, pb.box, 0, st.ResetAfter, st.RetryAfter
+	left = d.Statuses[0].ResetAfter
+	pb.held.remember(key, sent, m.timeNow(), left)
+	m.penalize(res, left)
+	return true, nil
+}
+
+// penalize makes res a refusal by the box, which holds its client for
+// left more.
+func (m *Middleware) penalize(res *Result, left time.Duration) {
+	pb, d := m.penalty, &res.penaltyDecision
+	retry := max(left, time.Microsecond)
+	d.Statuses = append(d.Statuses[:0], sluice.Status{ResetAfter: left, RetryAfter: retry})
+	d.Allowed, d.Limit, d.Remaining, d.ResetAfter, d.RetryAfter, d.Delay = false, pb.box, 0, left, retry, 0
 	d.Violated = append(d.Violated[:0], penaltyName)
+	res.penaltyChecks[0] = sluice.Check{Key: res.Identity.storeKey(m.id.prefix), Limit: pb.box}
 	res.Checks = append(res.Checks[:0], res.penaltyChecks[0])
 	res.checksOf = nil
 	res.Decision, res.penaltyDecision = res.penaltyDecision, res.Decision
 	res.Penalized = true
-	return true, nil
 }
 
 // countRefusal counts a refusal of res's client and boxes it at the
@@ -107,9 +139,13 @@ func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
 		return
 	}
 	res.penaltyChecks[0] = sluice.Check{Key: key, Limit: pb.box, Cost: 1}
+	sent := m.timeNow()
 	if err := m.limiter.Allow(ctx, res.penaltyChecks[:], d); err != nil {
 		m.warn(ctx, "penalty box: client not boxed", "err", err)
 		return
+	}
+	if st := d.Statuses[0]; st.Remaining == 0 {
+		pb.held.remember(key, sent, m.timeNow(), st.ResetAfter)
 	}
 	m.log.Info("penalty box: client boxed", "subject", res.Identity.Subject, "for", pb.p.For)
 }
@@ -135,8 +171,12 @@ func (m *Middleware) Penalize(ctx context.Context, subject string) (time.Duratio
 		return 0, err
 	}
 	var d sluice.Decision
+	sent := m.timeNow()
 	if err := m.limiter.Allow(ctx, []sluice.Check{{Key: key, Limit: m.penalty.box, Cost: 1}}, &d); err != nil {
 		return 0, err
+	}
+	if st := d.Statuses[0]; st.Remaining == 0 {
+		m.penalty.held.remember(key, sent, m.timeNow(), st.ResetAfter)
 	}
 	return d.Statuses[0].ResetAfter, nil
 }
