@@ -1,6 +1,7 @@
 package envoy
 
 import (
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -57,15 +58,19 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 			parts.addHeader("RateLimit", string(state))
 		}
 	case modeDraft6:
-		if s, ok := p.deciding(d); ok {
-			qt := &s.rule.stated
-			parts.addHeader("RateLimit-Limit", strconv.FormatInt(qt.Q, 10))
-			parts.addHeader("RateLimit-Remaining", strconv.FormatInt(p.remaining(s, d), 10))
-			parts.addHeader("RateLimit-Reset", strconv.FormatInt(p.headerT(s, d), 10))
-			pol := strconv.AppendInt(p.policy[:0], qt.Q, 10)
-			if qt.W > 0 {
+		if i, ok := described(parts.ptrs); ok {
+			s, st := p.slots[i], parts.ptrs[i]
+			q, w := int64(st.GetCurrentLimit().GetRequestsPerUnit()), s.rule.unitSeconds
+			if !s.rule.fixed && !s.rule.blocked { // sluice's other algorithms: what their headers state
+				q, w = s.rule.stated.Q, s.rule.stated.W
+			}
+			parts.addHeader("RateLimit-Limit", strconv.FormatInt(q, 10))
+			parts.addHeader("RateLimit-Remaining", strconv.FormatUint(uint64(st.GetLimitRemaining()), 10))
+			parts.addHeader("RateLimit-Reset", strconv.FormatInt(p.draft6Reset(s, d), 10))
+			pol := strconv.AppendInt(p.policy[:0], q, 10)
+			if w > 0 {
 				pol = append(pol, ";w="...)
-				pol = strconv.AppendInt(pol, qt.W, 10)
+				pol = strconv.AppendInt(pol, w, 10)
 			}
 			p.policy = pol
 			parts.addHeader("RateLimit-Policy", string(pol))
@@ -82,41 +87,35 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 	return parts.headers
 }
 
-// deciding returns the slot of the enforcing limit that decided d
-// (d.Limit, see sluice.Decision); false when no enforcing limit applied.
-// When d.Limit is no descriptor's limit (the record of a requests_per_unit
-// 0 rule's hits, which a peek read), it is the enforcing slot that would
-// have decided without it: the one with the least remaining (ties: the
-// longest reset).
-func (p *plan) deciding(d *sluice.Decision) (slot, bool) {
-	if len(p.checks) == 0 || d.Limit.Shadow() {
-		return slot{}, false
-	}
-	found, ok := slot{}, false
-	for _, s := range p.slots {
-		if s.check < 0 || p.checks[s.check].Limit.Name() != d.Limit.Name() {
-			continue
+// described returns the index of the status that envoyproxy/ratelimit's
+// RateLimit-* headers describe: the last one OVER_LIMIT, else the one
+// with the least limit_remaining (the first of equals) among those with a
+// current_limit, shadow and quota-mode ones (reported OK) included; false
+// when none has a current_limit.
+func described(statuses []*rlsv3.RateLimitResponse_DescriptorStatus) (int, bool) {
+	found, least := -1, uint32(math.MaxUint32)
+	for i, st := range statuses {
+		if st.GetCurrentLimit() != nil && st.GetLimitRemaining() < least {
+			found, least = i, st.GetLimitRemaining()
 		}
-		if st := &d.Statuses[s.check]; st.Remaining == d.Remaining && st.ResetAfter == d.ResetAfter {
-			return s, true
-		}
-		if !ok {
-			found, ok = s, true
+		if st.GetCode() == rlsv3.RateLimitResponse_OVER_LIMIT {
+			found, least = i, 0
 		}
 	}
-	if ok {
-		return found, true
+	return found, found >= 0
+}
+
+// draft6Reset is the RateLimit-Reset of slot s: envoyproxy/ratelimit's
+// seconds to the end of the Unix window for a fixed window and a
+// requests_per_unit 0 rule, the header's t otherwise (see headerT).
+func (p *plan) draft6Reset(s slot, d *sluice.Decision) int64 {
+	switch {
+	case s.rule.blocked:
+		return ceilSeconds(windowReset(p.unix, s.rule.unitSeconds))
+	case s.negative:
+		return ceilSeconds(p.reset(s, &s.peek))
 	}
-	for _, s := range p.slots {
-		if s.check < 0 || s.rule.shadow {
-			continue
-		}
-		st := &d.Statuses[s.check]
-		if best := &d.Statuses[found.check]; !ok || st.Remaining < best.Remaining || st.Remaining == best.Remaining && st.ResetAfter > best.ResetAfter {
-			found, ok = s, true
-		}
-	}
-	return found, ok
+	return p.headerT(s, d)
 }
 
 // outranked reports whether slot i's rule limits another descriptor of p

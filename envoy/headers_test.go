@@ -66,10 +66,13 @@ func TestDraft6HeadersDescribeTheLimitClosestToRefusing(t *testing.T) {
 	}
 }
 
-// A refused request's draft-6 headers describe the violated limit with the
-// longest wait, wherever it is in the request (envoyproxy/ratelimit's
-// describe the last one over its limit).
-func TestDraft6HeadersOfARefusalDescribeTheLongestWait(t *testing.T) {
+// envoyproxy/ratelimit's headers (LIMIT_RESPONSE_HEADERS_ENABLED;
+// shouldRateLimitWorker in src/service/ratelimit.go) describe the status
+// with the least limit_remaining, the first of equals, among those with a
+// current_limit (shadow, quota-mode and requests_per_unit 0 ones included),
+// or, when one is OVER_LIMIT, the last one that is; draft-6 describes the
+// same, wherever its limit is in the request.
+func TestDraft6HeadersDescribeTheStatusRatelimitWould(t *testing.T) {
 	h := serve(t, `
 domain: d
 descriptors:
@@ -77,13 +80,41 @@ descriptors:
     rate_limit: {unit: minute, requests_per_unit: 1}
   - key: h
     rate_limit: {unit: hour, requests_per_unit: 1}
+  - key: m5
+    rate_limit: {unit: minute, requests_per_unit: 5}
+  - key: h5
+    rate_limit: {unit: hour, requests_per_unit: 5}
+  - key: blk
+    rate_limit: {unit: minute, requests_per_unit: 0}
+  - key: shadow
+    shadow_mode: true
+    rate_limit: {unit: second, requests_per_unit: 1}
 `, envoy.Options{Headers: httplimit.ModeDraft6})
 	h.ask(request("d", 0, desc("m", "1"), desc("h", "1")))
-	want := "RateLimit-Limit: 1\nRateLimit-Remaining: 0\nRateLimit-Reset: 3600\nRateLimit-Policy: 1;w=3600\nRetry-After: 3600\n"
-	for _, order := range [][]string{{"m", "h"}, {"h", "m"}} {
-		resp := h.ask(request("d", 0, desc(order[0], "1"), desc(order[1], "1")))
-		if got := headerText(resp.ResponseHeadersToAdd); resp.OverallCode != over || got != want {
-			t.Errorf("%v: %v, headers\n%s\nwant\n%s", order, resp.OverallCode, got, want)
+	minute := "RateLimit-Limit: 1\nRateLimit-Remaining: 0\nRateLimit-Reset: 60\nRateLimit-Policy: 1;w=60\nRetry-After: 3600\n"
+	hour := "RateLimit-Limit: 1\nRateLimit-Remaining: 0\nRateLimit-Reset: 3600\nRateLimit-Policy: 1;w=3600\nRetry-After: 3600\n"
+	for _, c := range []struct {
+		name string
+		req  *rlsv3.RateLimitRequest
+		code rlsv3.RateLimitResponse_Code
+		want string
+	}{
+		{"two over: the last (m, h)", request("d", 0, desc("m", "1"), desc("h", "1")), over, hour},
+		{"two over: the last (h, m)", request("d", 0, desc("h", "1"), desc("m", "1")), over, minute},
+		{"a tie: the first (m5, h5)", request("d", 0, desc("m5", "1"), desc("h5", "1")), ok,
+			"RateLimit-Limit: 5\nRateLimit-Remaining: 4\nRateLimit-Reset: 60\nRateLimit-Policy: 5;w=60\n"},
+		{"a tie: the first (h5, m5)", request("d", 0, desc("h5", "2"), desc("m5", "2")), ok,
+			"RateLimit-Limit: 5\nRateLimit-Remaining: 4\nRateLimit-Reset: 3600\nRateLimit-Policy: 5;w=3600\n"},
+		{"a requests_per_unit 0 rule hit", request("d", 0, desc("m5", "3"), desc("blk", "x")), over,
+			"RateLimit-Limit: 0\nRateLimit-Remaining: 0\nRateLimit-Reset: 60\nRateLimit-Policy: 0;w=60\n"},
+		{"a shadow limit at its last unit", request("d", 0, desc("m5", "4"), desc("shadow", "s")), ok,
+			"RateLimit-Limit: 1\nRateLimit-Remaining: 0\nRateLimit-Reset: 1\nRateLimit-Policy: 1;w=1\n"},
+		{"a shadow limit over", request("d", 0, desc("m5", "4"), desc("shadow", "s")), ok,
+			"RateLimit-Limit: 1\nRateLimit-Remaining: 0\nRateLimit-Reset: 1\nRateLimit-Policy: 1;w=1\n"},
+	} {
+		resp := h.ask(c.req)
+		if got := headerText(resp.ResponseHeadersToAdd); resp.OverallCode != c.code || got != c.want {
+			t.Errorf("%s: %v, headers\n%s\nwant %v with\n%s", c.name, resp.OverallCode, got, c.code, c.want)
 		}
 	}
 }

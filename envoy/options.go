@@ -23,8 +23,10 @@ type Options struct {
 	//
 	// "draft-6" (httplimit.ModeDraft6): envoyproxy/ratelimit's headers
 	// (LIMIT_RESPONSE_HEADERS_ENABLED, under their default names) and a
-	// policy, of the enforced limit with the least remaining or, when the
-	// request is refused, the violated limit with the longest wait,
+	// policy, of the status envoyproxy/ratelimit's describe: the last one
+	// OVER_LIMIT, else the one with the least limit_remaining (the first
+	// of equals) among those with a current_limit, shadow, quota-mode and
+	// requests_per_unit 0 ones included,
 	//
 	//	RateLimit-Limit: 5
 	//	RateLimit-Remaining: 4
@@ -33,8 +35,8 @@ type Options struct {
 	//
 	// or "none": no headers. Both modes add Retry-After (seconds, rounded
 	// up, at least 1) to OVER_LIMIT responses, unless no wait can help (a
-	// blocked descriptor, or a cost above a limit's capacity). Shadow
-	// limits never appear.
+	// blocked descriptor, or a cost above a limit's capacity). The ietf
+	// headers never show a shadow limit.
 	Headers string
 	// Observer, when set, is called after every request, decided or not,
 	// with the time the decision took (not counting a leaky-bucket queue's

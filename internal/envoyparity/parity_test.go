@@ -55,7 +55,8 @@ func newRig(t *testing.T) *rig {
 	copyFile(t, filepath.Join("testdata", "parity.yaml"), filepath.Join(r.configDir, "parity.yaml"))
 
 	r.sluice = startSluice(t, sluiceBin, r.configDir, rs.Addr)
-	r.stop = startRatelimit(t, ratelimitBin, filepath.Join(root, "current"), rs.Addr, "stop:", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT=true")
+	r.stop = startRatelimit(t, ratelimitBin, filepath.Join(root, "current"), rs.Addr, "stop:", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT=true",
+		"LIMIT_RESPONSE_HEADERS_ENABLED=true")
 	r.dflt = startRatelimit(t, ratelimitBin, filepath.Join(root, "current"), rs.Addr, "default:")
 	return r
 }
@@ -98,6 +99,11 @@ func descriptorHits(r *rlsv3.RateLimitRequest, n uint64) *rlsv3.RateLimitRequest
 type answer struct {
 	overall  rlsv3.RateLimitResponse_Code
 	statuses []statusAnswer
+	// limit, remaining and reset are the RateLimit-Limit,
+	// RateLimit-Remaining and RateLimit-Reset headers ("" when absent):
+	// envoyproxy/ratelimit's with LIMIT_RESPONSE_HEADERS_ENABLED, sluice's
+	// with headers: draft-6.
+	limit, remaining, reset string
 }
 
 type statusAnswer struct {
@@ -122,6 +128,16 @@ func answerOf(resp *rlsv3.RateLimitResponse) answer {
 		}
 		a.statuses = append(a.statuses, s)
 	}
+	for _, h := range resp.GetResponseHeadersToAdd() {
+		switch h.GetKey() {
+		case "RateLimit-Limit":
+			a.limit = h.GetValue()
+		case "RateLimit-Remaining":
+			a.remaining = h.GetValue()
+		case "RateLimit-Reset":
+			a.reset = h.GetValue()
+		}
+	}
 	return a
 }
 
@@ -130,6 +146,9 @@ func (a answer) String() string {
 	b.WriteString(a.overall.String())
 	for _, s := range a.statuses {
 		fmt.Fprintf(&b, " [%v %s r=%d t=%d]", s.code, s.limit, s.remaining, s.reset)
+	}
+	if a.limit != "" || a.remaining != "" || a.reset != "" {
+		fmt.Fprintf(&b, " RateLimit-Limit: %s, -Remaining: %s, -Reset: %s", a.limit, a.remaining, a.reset)
 	}
 	return b.String()
 }
@@ -146,6 +165,21 @@ func same(a, b answer, ticked bool) bool {
 		}
 	}
 	return true
+}
+
+// sameHeaders reports whether a and b carry the same RateLimit-Limit,
+// -Remaining and -Reset headers, the reset one second apart if the second
+// turned between the calls (ticked).
+func sameHeaders(a, b answer, ticked bool) bool {
+	if a.limit != b.limit || a.remaining != b.remaining {
+		return false
+	}
+	x, errX := strconv.ParseInt(a.reset, 10, 64)
+	y, errY := strconv.ParseInt(b.reset, 10, 64)
+	if errX != nil || errY != nil {
+		return a.reset == b.reset
+	}
+	return x == y || ticked && (x-y == 1 || y-x == 1)
 }
 
 // sameStatus reports whether two descriptor statuses agree: the same code,
@@ -181,7 +215,7 @@ func (r *rig) ask(c call) answer {
 	ticked := time.Now().Unix() != before
 	r.calls++
 	switch {
-	case same(sl, stop, ticked):
+	case same(sl, stop, ticked) && sameHeaders(sl, stop, ticked):
 	case c.asDefault && same(sl, dflt, ticked):
 		r.documented++
 		r.t.Logf("%s: the documented difference: sluice and the default envoyproxy/ratelimit %v, with STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT %v",

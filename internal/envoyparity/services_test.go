@@ -156,7 +156,7 @@ store:
 envoy:
   listen: "127.0.0.1:%d"
   rules: [%q]
-  headers: none
+  headers: draft-6
 plans:
   free:
     limits:
