@@ -188,6 +188,9 @@ type Controller struct {
 	// calmSince is when the signals last went below the current level's
 	// Leave thresholds and stayed there; zero while they are not.
 	calmSince time.Time
+	// reconfigured is closed, and replaced, by SetConfig (Reconfigured);
+	// nil until Reconfigured asks for it.
+	reconfigured chan struct{}
 }
 
 // NewController returns a controller at Normal. clock is the time it
@@ -234,14 +237,33 @@ func (c *Controller) now() time.Time {
 }
 
 // SetConfig replaces the rules (on a configuration reload); the level and
-// its dwell carry over.
+// its dwell carry over. It closes the channel Reconfigured returned.
 func (c *Controller) SetConfig(cfg Config) {
 	if cfg.MinDwell <= 0 {
 		cfg.MinDwell = defaultMinDwell
 	}
 	c.mu.Lock()
 	c.cfg = cfg
+	if c.reconfigured != nil {
+		close(c.reconfigured)
+		c.reconfigured = nil
+	}
 	c.mu.Unlock()
+}
+
+// Reconfigured returns a channel that the next SetConfig closes, once the
+// new rules are in force: a loop that feeds the controller at an interval
+// of the configuration the rules come from waits on it too, so that a
+// reload that changes the interval applies at once, not when a wait of
+// the old interval ends. Callers get the channel before they read the
+// configuration, so that no SetConfig between the two goes unseen.
+func (c *Controller) Reconfigured() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reconfigured == nil {
+		c.reconfigured = make(chan struct{})
+	}
+	return c.reconfigured
 }
 
 // Level returns the current level.

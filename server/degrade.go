@@ -312,24 +312,46 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // every answer since the instance started. With one, a CPU share that
 // cannot be measured is logged as it turns unknown and as it is measured
 // again (unknownCPU).
+//
+// The interval is the configuration's in force: a reload wakes the loop
+// (degrade.Controller.Reconfigured), which then samples an interval after
+// the last sample, at once if that is past, not when a wait of the old
+// interval ends.
 func (s *Server) sample(ctx context.Context) {
 	var unknown unknownCPU
+	last := time.Now()
 	for {
-		interval := s.state.Load().cfg.Degradation.Interval
-		if interval <= 0 {
-			interval = time.Second
-		}
-		select {
-		case <-ctx.Done():
+		reloaded := s.ctl.Reconfigured()
+		if wait := time.Until(last.Add(s.samplingInterval())); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-reloaded:
+				t.Stop()
+				continue // the interval may have changed
+			case <-t.C:
+			}
+		} else if ctx.Err() != nil {
 			return
-		case <-time.After(interval):
 		}
+		last = time.Now()
 		signals := s.mon.Sample()
 		if s.state.Load().cfg.Degradation.Enabled {
 			unknown.note(s.log, signals)
 			s.ctl.Update(signals)
 		}
 	}
+}
+
+// samplingInterval is degradation.interval of the configuration in force,
+// a second without one.
+func (s *Server) samplingInterval() time.Duration {
+	if interval := s.state.Load().cfg.Degradation.Interval; interval > 0 {
+		return interval
+	}
+	return time.Second
 }
 
 // SampleNow feeds the controller one reading at once (tests, and operators
