@@ -26,9 +26,11 @@ import (
 // requests_per_unit 0 rule's record of hits.
 //
 // The units go back by sluice.Limiter.Refund, with a receipt of the
-// store's window: a time in the middle of the window that the peek's
-// ResetAfter ends (the store's clock may be off the service's by less
-// than half a window; a receipt of another window gives nothing back).
+// store's window: the last microsecond of the window that the peek's
+// ResetAfter ends, after every charge the window counted (a store gives
+// nothing back for a receipt older than the key's state), told while the
+// store's clock is off the service's by less than half a window; a
+// receipt of another window gives nothing back.
 
 // give is a limit that descriptors of a request give units back to:
 // identical descriptors share one.
@@ -141,12 +143,14 @@ func (p *plan) slotPeek(j int) sluice.Status {
 
 // receipt returns a receipt (sluice.Status.Charged) of a charge of the
 // fixed window l that a peek at now found resetAfter from its end: the
-// middle of that window, in µs since sluice.Epoch. The window's end is a
-// multiple of l's window from Epoch on the store's clock, so rounding now
-// plus resetAfter to the nearest such multiple finds it while the store's
-// clock is less than half a window off the service's.
+// last microsecond of that window, in µs since sluice.Epoch, so that it
+// is no older than any state that counted a charge of the window. The
+// window's end is a multiple of l's window from Epoch on the store's
+// clock, so rounding now plus resetAfter to the nearest such multiple
+// finds it while the store's clock is less than half a window off the
+// service's.
 func receipt(l sluice.Limit, now time.Time, resetAfter time.Duration) int64 {
 	w := int64(l.Window() / time.Microsecond)
 	end := sluice.MicrosSinceEpoch(now) + int64(resetAfter/time.Microsecond)
-	return floorDiv(end+w/2, w)*w - w/2
+	return floorDiv(end+w/2, w)*w - 1
 }

@@ -111,3 +111,27 @@ descriptors:
 		t.Errorf("the bucket after a give-back: %v, want OVER_LIMIT", resp)
 	}
 }
+
+// A week, month or year is counted in a sluice window that holds its Unix
+// window: units go back to it all the same.
+func TestNegativeHitsGiveBackToCalendarWindows(t *testing.T) {
+	h := serve(t, `
+domain: cal
+descriptors:
+  - key: weekly
+    rate_limit: {unit: week, requests_per_unit: 5}
+  - key: yearly
+    rate_limit: {unit: year, requests_per_unit: 5}
+`)
+	day := 24 * time.Hour
+	for _, c := range []struct {
+		key, unit string
+		left      time.Duration
+	}{{"weekly", "WEEK", day}, {"yearly", "YEAR", 353 * day}} {
+		limit := ":5/" + c.unit
+		h.expect(h.ask(request("cal", 4, desc(c.key, "k"))), ok, status{ok, limit, 1, c.left})
+		h.expect(h.ask(request("cal", 0, negative(withHits(desc(c.key, "k"), 3)))), ok, status{ok, limit, 4, c.left})
+		h.expect(h.ask(request("cal", 4, desc(c.key, "k"))), ok, status{ok, limit, 0, c.left})
+		h.expect(h.ask(request("cal", 0, desc(c.key, "k"))), over, status{over, limit, 0, c.left})
+	}
+}
