@@ -145,7 +145,13 @@
 // would: the violated limits refused, every other check as a peek. The
 // refund restores a key exactly when nothing else wrote it since the
 // reservation, and otherwise takes the reservation's units back out of
-// whatever it holds (bucket ticks, the window's count, the log entry).
+// whatever it holds (the window's count, the log entry, or what a bucket
+// misses because of the reservation), so that every state is as if the
+// call never ran. A bucket records what each pending reservation makes it
+// miss, for up to four pending at once, as other calls write it and other
+// reservations are refunded, in any order: the fifth pushes the oldest
+// out, and a refund of one no longer recorded gives back nothing (errs on
+// the side of refusing).
 //
 // This is not one atomic step: between a reservation and its refund, other
 // calls see the reserved units as used (they may be refused although the

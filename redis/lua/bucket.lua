@@ -109,8 +109,146 @@ function bucket.decide(c, st, now, cost, v, nxt)
   return v, nxt
 end
 
+-- A bucket's pending reservations (cross-slot, see refund.lua) ride in its
+-- tag, after "<alg>:", as "<last>~<tokens>~<ticks>": last is the token of
+-- the reservation that wrote the key last ("" when another write did),
+-- tokens the pending reservations' tokens, oldest first (at most
+-- MAX_PENDING), and ticks, for each non-empty set S of them (S as a bit
+-- mask over tokens, 1 … 2^n-1), D_S: how many ticks more the bucket misses
+-- than it would without the reservations of S. A reservation of need ticks
+-- makes D_S∪{it} = D_S + need (D_{it} = need); an operation that every
+-- world undergoes alike keeps each D_S ≤ the ticks missing (a bucket
+-- refills the same way whatever it misses, but not past full: the world
+-- without S reaches full D_S ticks before this one), so a write sets each
+-- D_S to min(D_S, the ticks missing before its own). The refund of
+-- reservation R then gives back D_{R} exactly, and leaves D'_S = D_S∪{R} -
+-- D_{R}. A reservation's call that was admitted is never refunded: its
+-- entry goes when its own D reaches 0 (nothing left to give back), or
+-- when newer ones push it out.
+local MAX_PENDING = 4
+
+-- pending returns the pending reservations of tag g (see above) of c's
+-- algorithm: their tokens, D by set, and the last writer's token; nil for
+-- a tag without any.
+local function pending(c, g)
+  if not g or g == c.g then
+    return nil
+  end
+  local last, toks, ticks = string.match(g, '^%d+:([^~]*)~([^~]*)~(.*)$')
+  if not last then
+    return nil
+  end
+  local p = {last = last, toks = {}, d = {}}
+  for tok in string.gmatch(toks, '[^,]+') do
+    p.toks[#p.toks + 1] = tok
+  end
+  for v in string.gmatch(ticks, '[^,]+') do
+    p.d[#p.d + 1] = tonumber(v)
+  end
+  if #p.toks == 0 or #p.d ~= 2 ^ #p.toks - 1 then
+    return nil
+  end
+  return p
+end
+
+-- pending_tag returns the tag of c's algorithm that records p (see above),
+-- or the algorithm alone when p is nil.
+local function pending_tag(c, p)
+  if not p then
+    return c.g
+  end
+  local d = {}
+  for i, v in ipairs(p.d) do
+    d[i] = fmt(v)
+  end
+  return c.g .. ':' .. p.last .. '~' .. table.concat(p.toks, ',') .. '~' .. table.concat(d, ',')
+end
+
+-- pending_floor caps every D of p at m, the ticks missing after an
+-- operation every world undergoes alike.
+local function pending_floor(p, m)
+  if p then
+    for i, v in ipairs(p.d) do
+      p.d[i] = math.min(v, math.max(m, 0))
+    end
+  end
+end
+
+-- pending_without returns p less its reservation number r, or nil when
+-- none is left: refunded (the sets without r, relative to the world
+-- without r), or else forgotten (those sets as they are; r's own refund,
+-- if any comes, takes back no more than the undo's bound).
+local function pending_without(p, r, refunded)
+  local n = #p.toks
+  if n == 1 then
+    return nil
+  end
+  local q = {last = '', toks = {}, d = {}}
+  local bit = 2 ^ (r - 1)
+  for i = 1, n do
+    if i ~= r then
+      q.toks[#q.toks + 1] = p.toks[i]
+    end
+  end
+  -- Set S of q (a mask over q.toks) is mask m of p: its bits below r as
+  -- they are, the others one place up.
+  for s = 1, 2 ^ (n - 1) - 1 do
+    local low = s % bit
+    local m = low + (s - low) * 2
+    if refunded then
+      q.d[s] = p.d[m + bit] - p.d[bit]
+    else
+      q.d[s] = p.d[m]
+    end
+  end
+  return q
+end
+
+-- pending_prune returns p without the reservations whose own D is 0
+-- (their refund would give back nothing, and without them no other D
+-- changes), or nil when none is left.
+local function pending_prune(p)
+  for r = #p.toks, 1, -1 do
+    if p.d[2 ^ (r - 1)] <= 0 then
+      p = pending_without(p, r, false)
+      if not p then
+        return nil
+      end
+    end
+  end
+  return p
+end
+
 function bucket.write(c, st, nxt, g, ttl)
+  local p = pending(c, st.g)
+  if p or g ~= c.g then
+    pending_floor(p, nxt.before)
+    p = p and pending_prune(p)
+    if g ~= c.g then -- a reservation, tagged with its token
+      p = p or {toks = {}, d = {}}
+      if #p.toks == MAX_PENDING then
+        p = pending_without(p, 1, false) or {toks = {}, d = {}}
+      end
+      local n, need = #p.toks, nxt.a - nxt.before
+      p.toks[n + 1] = string.sub(g, #c.g + 2)
+      p.d[2 ^ n] = need
+      for s = 1, 2 ^ n - 1 do
+        p.d[2 ^ n + s] = p.d[s] + need
+      end
+      p.last = p.toks[n + 1]
+    elseif p then
+      p.last = ''
+    end
+    g = pending_tag(c, p)
+  end
   put(c, st, g, nxt.t, nxt.a, c.alg == GCRA and c.rq or 0, ttl)
+end
+
+-- reserved_last reports whether bucket state st was last written by the
+-- reservation of token (and so holds nothing else since).
+local function reserved_last(c, st, token)
+  local p = pending(c, st.g)
+  return p ~= nil and p.last == token
 end
 
 -- mark is the undo mark of a write of nxt: "t0:m0", see undo.
@@ -127,9 +265,27 @@ end
 -- write t at most rq·(t-t0) - m0 of the need has refilled: undo the rest.
 -- (Exact when the bucket stays busy; otherwise it gives back a little
 -- less than it could, never more.) From t on, refill is the store's own.
-function bucket.undo(c, st, mark, g)
+--
+-- The refund of a cross-slot reservation (token) gives back its D instead
+-- (see pending): exactly what the bucket misses because of it. One the
+-- bucket no longer records gives back nothing: its D reached 0, or more
+-- than MAX_PENDING newer ones pushed it out, or the key was written by an
+-- earlier version; the bound above may then give back too much, when m0
+-- counted another reservation refunded since.
+function bucket.undo(c, st, mark, g, token)
   if c.alg == GCRA and st.b ~= c.rq then
     return -- written under another rate: its ticks are not ours
+  end
+  local p = pending(c, st.g)
+  if token then
+    for r, tok in ipairs(p and p.toks or {}) do
+      if tok == token then
+        local back = p.d[2 ^ (r - 1)]
+        put(c, st, pending_tag(c, pending_without(p, r, true)), st.t, math.max(st.a - back, 0), st.b, nil)
+        return
+      end
+    end
+    return
   end
   local colon = string.find(mark, ':', 1, true)
   local t0, m0 = tonumber(string.sub(mark, 1, colon - 1)), tonumber(string.sub(mark, colon + 1))
@@ -144,5 +300,14 @@ function bucket.undo(c, st, mark, g)
       back = math.max(need - ((dt - q0) * rq - r0), 0)
     end
   end
-  put(c, st, g, st.t, math.max(st.a - back, 0), st.b, nil)
+  local left = math.max(st.a - back, 0)
+  if p then
+    pending_floor(p, left)
+    p = pending_prune(p)
+    if p then
+      p.last = ''
+    end
+    g = pending_tag(c, p)
+  end
+  put(c, st, g, st.t, left, st.b, nil)
 end

@@ -4,12 +4,15 @@
 -- written since: its state before the reservation is restored exactly
 -- (RESTORE of the DUMP, with its expiry time; or DEL if it did not exist).
 -- A key written since gets the algorithm's undo: the reservation's units
--- are taken out of whatever the key holds now. Every write retags the key
--- (apply with its algorithm alone, a reservation with its own token, an
--- undo with the algorithm alone), so a DUMP is restored only when nothing
--- at all happened to the key since; a DUMP that holds another pending
--- reservation's units is fine, since that one's undo then applies to the
--- restored state.
+-- are taken out of whatever the key holds now — a window's count or log
+-- entry, or what a bucket misses because of the reservation, which the
+-- bucket's tag records while the reservation is pending (see bucket.lua),
+-- whatever was written and refunded in between, and in whatever order.
+-- Every write retags the key (apply with its algorithm alone, or for a
+-- bucket its pending reservations; a reservation with its own token; an
+-- undo likewise), so a DUMP is restored only when nothing at all happened
+-- to the key since; a DUMP that holds another pending reservation's units
+-- is fine, since that one's undo then applies to the restored state.
 --
 -- KEYS[i]  the state key of a check that consumed
 -- ARGV[1]  the time (as in apply.lua), ARGV[2] the reservation's token
@@ -26,8 +29,9 @@ for i = 1, #KEYS do
   local off = 2 + (i - 1) * per
   local c = parse_check(i, off)
   local mark, dump, expires = ARGV[off + CHECK_ARGS + 1], ARGV[off + CHECK_ARGS + 2], tonumber(ARGV[off + CHECK_ARGS + 3])
-  local g = load_state(c).g
-  if g == c.g .. ':' .. token then
+  local st = load_state(c)
+  local g = st.g
+  if g == c.g .. ':' .. token or ALG[c.alg] == bucket and reserved_last(c, st, token) then
     if dump == '' then
       redis.call('DEL', c.key)
     else
@@ -37,7 +41,7 @@ for i = 1, #KEYS do
   elseif alg_of(g) == c.alg then
     -- Retagging the key tells any other reservation whose DUMP holds these
     -- units that it may no longer restore it.
-    ALG[c.alg].undo(c, load_state(c), mark, c.g)
+    ALG[c.alg].undo(c, st, mark, c.g, token)
   end
   push(out, (ALG[c.alg].decide(c, load_state(c), now, 0, {}, {})))
 end

@@ -6,6 +6,7 @@
 --
 --   g        the algorithm (sluice.Algorithm's number), followed by
 --            ":token" while a cross-slot reservation may still be undone
+--            (a bucket: ":" and its pending reservations, see bucket.lua)
 --   born     string states only: when the state was created (µs since
 --            sluice.Epoch), the first write to the key since it last held
 --            none, or the earliest time of a write since if the clock
