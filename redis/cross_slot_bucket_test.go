@@ -32,6 +32,7 @@ func TestABucketsRefundAfterOtherWritesLeavesItAsIfNeverTaken(t *testing.T) {
 		{"a call, then another reservation refunded first", []step{{reserve: "a"}, {cost: 2}, {reserve: "b"}, {refund: "b"}, {refund: "a"}}},
 		{"a call, then another reservation refunded last", []step{{reserve: "a"}, {cost: 2}, {reserve: "b"}, {refund: "a"}, {refund: "b"}}},
 		{"another reservation, then a call", []step{{reserve: "a"}, {reserve: "b"}, {cost: 2}, {refund: "a"}, {refund: "b"}}},
+		{"another reservation refunded, then calls", []step{{reserve: "a"}, {reserve: "b"}, {refund: "a"}, {cost: 2}, {cost: 2}, {cost: 2}, {cost: 2}, {refund: "b"}}},
 	} {
 		for _, l := range []sluice.Limit{
 			sluice.TokenBucket(3, time.Second).WithBurst(20),
