@@ -248,7 +248,7 @@ func (h *hostState) try(cost int64, now time.Time) (tk ticket, ok bool, wake tim
 func (h *hostState) admits(cost int64, now time.Time) (how int, wake time.Time) {
 	h.lastUsed = now
 	if stalled := h.stalledAt(); !stalled.IsZero() && !now.Before(stalled) {
-		h.writeOff()
+		h.writeOff(now)
 	}
 	if now.Before(h.holdUntil) {
 		return sendHeld, h.holdUntil
@@ -331,10 +331,13 @@ func (h *hostState) stalledAt() time.Time {
 	return h.quietSince.Add(h.stall)
 }
 
-// writeOff counts every attempt in flight as failed: its units stay sent,
-// and the next probe settles them as it settles failed attempts' (lost).
-// Their answers, if they ever arrive, still teach (finish).
-func (h *hostState) writeOff() {
+// writeOff counts every attempt in flight as failed at now: its units stay
+// sent, and the next probe settles them as it settles failed attempts'
+// (lost). Their answers, if they ever arrive, still teach (finish).
+func (h *hostState) writeOff(now time.Time) {
+	for _, w := range h.windows {
+		w.add(h.inflight, now)
+	}
 	h.lost = algo.AddSat(h.lost, h.inflight)
 	h.inflight = 0
 	h.probing, h.speculating = false, false
@@ -356,9 +359,6 @@ func (h *hostState) grant(cost int64, how int, now time.Time) ticket {
 	}
 	h.sent = algo.AddSat(h.sent, cost)
 	h.inflight += cost
-	for _, w := range h.windows {
-		w.add(cost, now)
-	}
 	return ticket{gen: h.gen, doneAtSend: h.done, endedAtSend: h.ended, forgiven: h.forgiven, cost: cost, epoch: h.epoch,
 		probe: probe, speculative: how == sendSpeculative, sentAt: now, last: h.last, anchor: h.anchor}
 }
@@ -391,8 +391,16 @@ func (h *hostState) finish(tk ticket, r response) {
 		defer h.body.finish(*tk.body, r.ofBytes())
 	}
 	h.state(r)
-	if h.learn && r.arrived {
-		h.keepWindows(r, max(h.inflight, tk.cost))
+	if h.learn {
+		if r.arrived {
+			h.keepWindows(r)
+		}
+		// The server counted the units, if it did, by now: they leave the
+		// windows w from now (those written off again, as they may have
+		// been counted since).
+		for _, w := range h.windows {
+			w.add(tk.cost, r.at)
+		}
 	}
 	// An attempt written off (writeOff) is counted as failed already, in
 	// lost: its answer, if it comes, still teaches, but moves no count.

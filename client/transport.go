@@ -70,10 +70,10 @@ const drainGrace = 100 * time.Millisecond
 // policy's reset waits for the others with too little left, and a policy
 // a later answer omits still counts what is sent. A policy stated in
 // RateLimit-Policy alone, q units per w seconds with no RateLimit of it,
-// keeps the host to at most q units sent in any span of w (counted in
-// slots of w/64). Requests held wait their turn in the
-// order they came:
-// one that arrives while others wait for room lines up behind them. Holds
+// keeps the host to at most q units in any span of w, a unit counting from
+// its send until w after its answer (counted in slots of w/64). Requests
+// held wait their turn in the order they came: one that arrives while
+// others wait for room lines up behind them. Holds
 // are per host and shared by every request of the Transport: a host is URL.Host in any case, in Unicode or in its xn--
 // ASCII form, an IP address however it is written, a port with or without
 // leading zeros, with or without the root's dot of a fully qualified name,

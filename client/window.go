@@ -16,9 +16,15 @@ import (
 // of w, a sliding window of what it sent. Every fixed window, sliding log
 // and token bucket of q per w (a bucket of capacity q refilled at q/w)
 // admits all such sends, so a client alone on the quota never meets the
-// 429 the policy announced. The count is kept in 64 slots of w/64 (a
-// unit leaves the window up to w/64 late, never early), so it takes the
-// same memory for a quota of 10 a second as for a million a day.
+// 429 the policy announced.
+//
+// A unit is counted where the server may have counted it: at any time
+// from its send to its answer. So a unit is in the window while its
+// request is in flight, and leaves it w after its answer arrived (or its
+// attempt failed), never sooner, however long the request took. The
+// answered units are counted in 64 slots of w/64 (a unit leaves the
+// window up to w/64 late, never early), so a window takes the same memory
+// for a quota of 10 a second as for a million a day.
 //
 // The window is kept while the host's answers state the policy alone; an
 // answer that says what remains of it (a RateLimit item of its name)
@@ -58,7 +64,8 @@ func policiesAlone(h http.Header, named map[string]bool) []statedPolicy {
 	return out
 }
 
-// window counts the units sent under one policy stated alone.
+// window counts the units answered under one policy stated alone, by when
+// their answers arrived; the units in flight are the host's (see admits).
 type window struct {
 	statedPolicy
 	width int64 // nanoseconds a slot spans: ⌈w/windowSlots⌉
@@ -77,12 +84,14 @@ func (w *window) expires(k int64) int64 {
 	return algo.AddSat(algo.AddSat(k, 1)*w.width, int64(w.w))
 }
 
-// admits reports whether cost more units may be sent at now, or else when
-// they may (the zero time: never by time alone, cost being above q: such a
-// request waits for an empty window, then goes). It changes nothing.
-func (w *window) admits(cost int64, now time.Time) (bool, time.Time) {
+// admits reports whether cost more units may be sent at now, beside
+// inFlight units sent and not yet answered, or else when they may (the
+// zero time: not by time alone, but when units in flight are answered). A
+// cost above q counts as q: such a request waits for an empty window, then
+// goes. It changes nothing.
+func (w *window) admits(cost, inFlight int64, now time.Time) (bool, time.Time) {
 	t := now.UnixNano()
-	var used int64
+	used := max(inFlight, 0)
 	for i := range w.slot {
 		if w.slot[i] > 0 && w.expires(w.tag[i]) > t {
 			used = algo.AddSat(used, w.slot[i])
@@ -112,13 +121,19 @@ func (w *window) admits(cost int64, now time.Time) (bool, time.Time) {
 			}
 		}
 	}
+	if used+cost > w.q {
+		return false, time.Time{} // the units in flight must be answered first
+	}
 	return false, time.Unix(0, at)
 }
 
-// add counts cost units sent at now.
+// add counts cost units answered at now.
 func (w *window) add(cost int64, now time.Time) {
 	k := now.UnixNano() / w.width
 	i := int(k % int64(len(w.slot)))
+	if w.tag[i] > k {
+		return // older than the slot's units: it has left the window
+	}
 	if w.tag[i] != k {
 		w.tag[i], w.slot[i] = k, 0
 	}
@@ -130,7 +145,7 @@ func (w *window) add(cost int64, now time.Time) {
 func (h *hostState) windowsAdmit(cost int64, now time.Time) (ok bool, wake time.Time) {
 	ok = true
 	for _, w := range h.windows {
-		if wok, at := w.admits(cost, now); !wok {
+		if wok, at := w.admits(cost, h.inflight, now); !wok {
 			ok, wake = false, later(wake, at)
 		}
 	}
@@ -139,11 +154,10 @@ func (h *hostState) windowsAdmit(cost int64, now time.Time) (ok bool, wake time.
 
 // keepWindows updates the host's windows from r: a policy r states alone
 // gets one (its q and w as r states them), and one whose remaining r
-// states has none. A new window counts the units in flight (inFlight,
-// r's own among them) as sent when r arrived: they may be counted after
-// it. Units answered before are not counted, as when they went is not
-// known. h.mu is held.
-func (h *hostState) keepWindows(r response, inFlight int64) {
+// states has none. A new window counts the units in flight, as every
+// window does, and r's own as answered when it arrived. Units answered
+// before are not counted, as when they went is not known. h.mu is held.
+func (h *hostState) keepWindows(r response) {
 	for _, q := range r.quotas {
 		h.windows = dropWindow(h.windows, q.Policy)
 	}
@@ -160,9 +174,7 @@ func (h *hostState) keepWindows(r response, inFlight int64) {
 			}
 		}
 		if !found && len(h.windows) < maxPolicies {
-			w := newWindow(p)
-			w.add(inFlight, r.at)
-			h.windows = append(h.windows, w)
+			h.windows = append(h.windows, newWindow(p))
 		}
 	}
 }

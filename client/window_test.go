@@ -79,12 +79,12 @@ func TestAWindowNeverAdmitsMoreThanQInAnySpanOfW(t *testing.T) {
 		for range rapid.IntRange(1, 60).Draw(t, "sends") {
 			now = now.Add(time.Duration(rapid.Int64Range(0, int64(wd/4)).Draw(t, "gap")))
 			cost := rapid.Int64Range(0, q).Draw(t, "cost")
-			ok, wake := w.admits(cost, now)
+			ok, wake := w.admits(cost, 0, now)
 			if !ok {
 				if !wake.After(now) {
 					t.Fatalf("held at %v until %v", now, wake)
 				}
-				if ok, _ := w.admits(cost, wake); !ok {
+				if ok, _ := w.admits(cost, 0, wake); !ok {
 					t.Fatalf("held at %v until %v, and held then", now, wake)
 				}
 				if rapid.Bool().Draw(t, "wait") {
@@ -106,4 +106,24 @@ func TestAWindowNeverAdmitsMoreThanQInAnySpanOfW(t *testing.T) {
 			}
 		}
 	})
+}
+
+// A server counts a request when it decides it, at any time from its send
+// to its answer: a unit stays in a policy's window until w after its
+// answer, however long the request took, or a sliding window that counted
+// it late would refuse the next.
+func TestAUnitStaysInAPolicysWindowUntilWAfterItsAnswer(t *testing.T) {
+	h := newHostState(true, 0)
+	hdr := http.Header{}
+	hdr.Set("RateLimit-Policy", `"per-10s";q=1;w=10`)
+	h.finish(mustGrant(t, h, t0, "probe"), readResponse(hdr, t0))
+	_, _, wake := h.try(1, t0)
+	slow := mustGrant(t, h, wake, "the next, when the probe has left the window")
+	// The server decides it 4.9 s later: a sliding log holds it until
+	// 10 s after that.
+	answered := wake.Add(5 * time.Second)
+	h.finish(slow, readResponse(hdr, answered))
+	if _, ok, next := h.try(1, wake.Add(10*time.Second+time.Second)); ok || next.Before(answered.Add(10*time.Second)) {
+		t.Errorf("the third: granted %v, wake %v; want a wait until 10 s after the second's answer, %v", ok, next, answered.Add(10*time.Second))
+	}
 }
