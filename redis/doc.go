@@ -250,6 +250,16 @@
 //     local store, and one charged to Redis could not be given back before
 //     it expired. While Redis is out and for one lease time after it
 //     returns, at most Q + n·⌊Q/n⌋ units are in flight.
+//   - A call whose reply is lost (Redis ran it, and the caller's timeout
+//     passed first, or the connection dropped) is decided again by the
+//     failover, and what that decision admits is charged to Redis on top
+//     of what the lost run counted: its units are counted twice, once —
+//     too many, never too few. Each such call makes the key refuse up to
+//     its cost more than the limit would, until its window passes (a
+//     bucket: until it refills). Apply runs carry no charge id: making
+//     every decision idempotent would cost a write per call, for a rare
+//     fault that errs on the side of refusing. (A charge, which carries an
+//     id, is taken once.)
 //   - A Sentinel or Cluster failover that loses acknowledged writes (above)
 //     admits their units again; without Replicas, the bound is what was
 //     admitted between the last write the new master holds and the switch,
