@@ -29,8 +29,8 @@ import (
 // know to be boxed peeks at the box first: one more store call, which
 // spends nothing. Once the store has said a client is boxed (by boxing
 // it, to Penalize, or to a peek), the middleware refuses its requests
-// from that answer, without a store call, until the box's end or for a
-// second, whichever is sooner, then peeks again: a client let out early
+// from that answer, without a store call, until just before the end it
+// stated and for a second at most, then peeks again: a client let out early
 // through another instance (an operator's reset there) is refused here at
 // most a second longer, as overlimit.Cache bounds a remembered refusal.
 // SubjectLimits, which finds the states to reset, forgets the client's
