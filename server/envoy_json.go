@@ -55,6 +55,7 @@ func (s *Server) handleEnvoyJSON(w http.ResponseWriter, r *http.Request, _ calle
 			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", st.Message())
 			return
 		}
+		w.Header().Set("Retry-After", "1")
 		writeJSONProblem(w, http.StatusServiceUnavailable, "Service Unavailable", "The request was not decided: "+st.Message())
 		return
 	}

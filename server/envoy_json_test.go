@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
@@ -20,6 +21,12 @@ import (
 // the base URL of its admin listener.
 func startEnvoyJSON(t *testing.T, rules string) string {
 	t.Helper()
+	return startEnvoyJSONOn(t, rules, memory.New(memory.WithSweepInterval(0)))
+}
+
+// startEnvoyJSONOn is startEnvoyJSON on store.
+func startEnvoyJSONOn(t *testing.T, rules string, store sluice.Store) string {
+	t.Helper()
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "rules.yaml"), []byte(rules), 0o644)
 	cfgFile := filepath.Join(dir, "sluice.yaml")
@@ -28,7 +35,7 @@ func startEnvoyJSON(t *testing.T, rules string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
+	srv, err := server.New(server.Options{Config: cfg, Store: store,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -161,5 +168,25 @@ func TestEnvoyJSONIsNotOnThePublicListener(t *testing.T) {
 	srv.PublicHandler().ServeHTTP(rec, req)
 	if strings.Contains(rec.Body.String(), "overallCode") {
 		t.Errorf("the public listener answered the Envoy service's JSON: %d %s", rec.Code, rec.Body)
+	}
+}
+
+// While the store cannot decide, /json answers 503 with Retry-After, as
+// the decision API does: a caller's retry loop has a wait to keep.
+func TestEnvoyJSONStoreDownIsA503WithRetryAfter(t *testing.T) {
+	base := startEnvoyJSONOn(t, jsonRules, unreachableStore{memory.New(memory.WithSweepInterval(0))})
+	req, err := http.NewRequest(http.MethodPost, base+"/json", strings.NewReader(jsonCall))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
+		t.Errorf("/json with the store down: %d, Retry-After %q; want 503 and 1: %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}
 }
