@@ -188,10 +188,8 @@ func (m *Middleware) UserSubject(user string) string {
 // Penalty.For: 0 remaining while the client is in the box, until
 // ResetAfter) and "penalty-refusals" (the refusals counted toward it).
 //
-// As it is how a caller finds the states to reset, it also has the
-// middleware forget the box of subject's client it remembers (see
-// Penalty): after a reset of those states, the next request asks the
-// store.
+// A caller that resets those states in the store lets the client out of
+// the box; ForgetBox then has the middleware see it at once.
 func (m *Middleware) SubjectLimits(subject, plan string) (key string, limits []sluice.Limit, err error) {
 	if m.zero() {
 		return "", nil, errZero()
@@ -237,7 +235,6 @@ func (m *Middleware) SubjectLimits(subject, plan string) (key string, limits []s
 	}
 	if m.penalty != nil {
 		limits = append(limits, m.penalty.box, m.penalty.refusals)
-		m.penalty.held.forget(key)
 	}
 	return key, limits, nil
 }
@@ -276,4 +273,17 @@ func (m *Middleware) Inspect(ctx context.Context, subject, plan string) ([]Limit
 			Used: max(0, l.Burst()-st.Remaining), ResetAfter: st.ResetAfter}
 	}
 	return out, nil
+}
+
+// ForgetBox has m forget what it remembers of the penalty box of the client
+// whose states are kept under key (as SubjectLimits returns it), so that
+// its next request asks the store: a caller that resets the box's state in
+// the store calls it after the reset, on every Middleware it decides with,
+// and the client is let out at once by them (by other instances within a
+// second, see Penalty). Without a Penalty it does nothing.
+func (m *Middleware) ForgetBox(key string) {
+	if m.zero() || m.penalty == nil {
+		return
+	}
+	m.penalty.held.forget(key)
 }

@@ -137,7 +137,7 @@ func TestABoxSetByAnotherInstanceCostsOneStoreCall(t *testing.T) {
 }
 
 // An operator who lets a client out of the box through one instance (its
-// SubjectLimits, then the store's reset) is seen by that instance at once,
+// SubjectLimits, the store's reset, then its ForgetBox) is seen by that instance at once,
 // and by another that remembers the box within a second: it asks the
 // store again then.
 func TestAReleaseFromTheBoxReachesEveryInstanceWithinASecond(t *testing.T) {
@@ -156,6 +156,10 @@ func TestAReleaseFromTheBoxReachesEveryInstanceWithinASecond(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.Reset(key, limits) // its quota, its refusals and its box
+	if got := statuses(mws[0], a); got[0] != 429 {
+		t.Fatalf("after the store's reset, before ForgetBox: %d, want 429 (the box remembered)", got[0])
+	}
+	mws[0].ForgetBox(key)
 	clock.Advance(time.Second - time.Microsecond)
 	if w := do(mws[1].Handler(okHandler()), a); w.Code != 429 || decodeProblem(t, w.Body.String()).Type != httplimit.ProblemPenalty {
 		t.Fatalf("just under a second after the release, on the other instance: %d %s, want the box's 429 (remembered)", w.Code, w.Body.String())

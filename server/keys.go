@@ -132,6 +132,13 @@ func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller
 			"This server's store cannot forget a subject's state.")
 		return
 	}
+	// What the middlewares remember of the client's box is forgotten, so
+	// that a released client is let out at once whatever the level.
+	st := s.state.Load()
+	st.mw.ForgetBox(key)
+	if st.degrade != nil {
+		st.degrade.reduced.ForgetBox(key)
+	}
 	names := make([]string, len(limits))
 	for i, l := range limits {
 		names[i] = l.Name()

@@ -128,3 +128,34 @@ func TestAReleasedClientStartsItsRefusalsAfresh(t *testing.T) {
 		t.Errorf("a minute after the release: %d %s, want 200", r.StatusCode, readAll(t, r))
 	}
 }
+
+// An operator's release takes a client out of the box at once at a
+// degraded level too, where the reduced limits' middleware decides and
+// remembers the box.
+func TestAReleaseTakesEffectAtOnceWhileDegraded(t *testing.T) {
+	cfg := realtest.Replace(t, "testConfig", testConfig, "exempt:", `penalty: {refusals: 2, within: 1m, for: 5m}
+degradation:
+  factor: 1
+  levels:
+    critical: {enter: {in_flight: 100000}, leave: {in_flight: 1000}}
+exempt:`)
+	f := newFixture(t, cfg)
+	if r := f.do(t, "PUT", "/v1/degradation", `{"level":"elevated"}`, nil); r.StatusCode != 200 {
+		t.Fatalf("pin: %d %s", r.StatusCode, readAll(t, r))
+	}
+	key := map[string]string{"X-API-Key": "demo-free-key"}
+	if r := f.do(t, "POST", "/v1/keys/name:k1?action=penalize", "", nil); r.StatusCode != 200 {
+		t.Fatalf("penalize: %d %s", r.StatusCode, readAll(t, r))
+	}
+	for range 2 { // the box remembered by the middleware that decides
+		if r := f.do(t, "GET", "/api/search", "", key); r.StatusCode != 429 {
+			t.Fatalf("penalized: %d %s", r.StatusCode, readAll(t, r))
+		}
+	}
+	if r := f.do(t, "DELETE", "/v1/keys/name:k1?limit=penalty", "", nil); r.StatusCode != 200 {
+		t.Fatalf("release: %d %s", r.StatusCode, readAll(t, r))
+	}
+	if r := f.do(t, "GET", "/api/search", "", key); r.StatusCode != 200 {
+		t.Errorf("after the release, at elevated: %d %s, want 200 at once", r.StatusCode, readAll(t, r))
+	}
+}
