@@ -46,12 +46,12 @@ func (h *hostState) contentCost(bytes int64) int64 {
 	return max(h.capacity, 1)
 }
 
-// windowsWhole is the least q of the policies stated alone (see window),
-// or 0 when there is none. h.mu is held.
+// windowsWhole is the least q of the policies whose q and w an answer
+// stated (see window), or 0 when there is none. h.mu is held.
 func (h *hostState) windowsWhole() int64 {
 	var q int64
-	for _, w := range h.windows {
-		if q == 0 || w.q < q {
+	for i := range h.policies {
+		if w := h.policies[i].win; w != nil && (q == 0 || w.q < q) {
 			q = w.q
 		}
 	}
@@ -71,8 +71,8 @@ func (h *hostState) tooLarge(bytes int64, host string) error {
 	defer h.body.mu.Unlock()
 	b := h.body
 	whole, policy := b.whole, b.wholePolicy
-	for _, w := range b.windows {
-		if whole <= 0 || w.q < whole {
+	for i := range b.policies {
+		if w := b.policies[i].win; w != nil && (whole <= 0 || w.q < whole) {
 			whole, policy = w.q, w.name
 		}
 	}

@@ -153,13 +153,15 @@ func binding(rl RateLimit, has bool, c RateLimit) RateLimit {
 
 // quota is one policy of a response: what RateLimit says of it, and the
 // rate at which its quota comes back when the headers say it (q units per
-// w seconds in RateLimit-Policy), in units per second; 0 when unknown.
+// w seconds in RateLimit-Policy), in units per second, and its window w;
+// 0 when unknown.
 // inFlight: RateLimit-Policy states it a concurrency limit
 // (qu="concurrent-requests"), whose units come back as requests end;
 // bytes: it counts the bytes of request content (qu="content-bytes").
 type quota struct {
 	RateLimit
 	rate     float64
+	window   time.Duration
 	inFlight bool
 	bytes    bool
 }
@@ -217,7 +219,7 @@ func parseIETF(list httpsfv.List, h http.Header, base time.Time, consider func(q
 		if p.unit == "" {
 			continue // a unit not registered: its quota cannot be counted
 		}
-		c.Limit, c.Unit, c.rate = p.q, p.unit, p.rate()
+		c.Limit, c.Unit, c.rate, c.window = p.q, p.unit, p.rate(), p.window()
 		c.inFlight, c.bytes = p.unit == UnitConcurrentRequests, p.unit == UnitContentBytes
 		consider(c)
 	}
@@ -231,6 +233,18 @@ type policy struct {
 	q    int64
 	w    float64
 	unit string
+}
+
+// window is w, rounded up to a nanosecond and saturated at
+// sluice.MaxWindow, or 0 when the policy names no window.
+func (p policy) window() time.Duration {
+	if !(p.w > 0) {
+		return 0
+	}
+	if ns := math.Ceil(p.w * 1e9); ns < float64(sluice.MaxWindow) {
+		return time.Duration(ns)
+	}
+	return sluice.MaxWindow
 }
 
 // rate is q/w in units per second, or 0 when the policy names no window.

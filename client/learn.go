@@ -65,7 +65,7 @@ import (
 //
 // Each policy is also remembered on its own (see remembered), so that a
 // probe waits until every policy can take its cost, and a policy that a
-// later answer omits still counts what is sent until its reset. No wait a server asks for
+// later answer omits still counts what is sent. No wait a server asks for
 // holds the host longer than maxServerWait.
 
 // Learning modes of a host.
@@ -169,12 +169,9 @@ type hostState struct {
 	// name; 0 when none was stated.
 	whole       int64
 	wholePolicy string
-	// policies is every policy the host's answers have stated since the
-	// last 429, at most maxPolicies (see remembered).
+	// policies is every policy the host's answers have stated, at most
+	// maxPolicies (see remembered).
 	policies []remembered
-	// windows counts what is sent under each policy stated alone, at most
-	// maxPolicies (see window).
-	windows []*window
 	// stated: the state learns of quotas only when an answer states them
 	// (a host's body state): a refusal that states none of them, before
 	// any has been, says nothing of them.
@@ -253,8 +250,8 @@ func (h *hostState) admits(cost int64, now time.Time) (how int, wake time.Time) 
 	if now.Before(h.holdUntil) {
 		return sendHeld, h.holdUntil
 	}
-	if h.learn && cost > 0 {
-		if ok, at := h.windowsAdmit(cost, now); !ok {
+	if h.learn && cost > 0 && h.mode != modeKnown {
+		if ok, at := h.policiesAdmit(cost, sendPlain, now); !ok {
 			return sendHeld, at // a policy stated alone has no room yet
 		}
 	}
@@ -271,7 +268,7 @@ func (h *hostState) admits(cost int64, now time.Time) (how int, wake time.Time) 
 	if how == sendHeld {
 		return how, wake
 	}
-	if ok, at := h.policiesAdmit(h.sent+cost, now); !ok {
+	if ok, at := h.policiesAdmit(cost, how, now); !ok {
 		return sendHeld, at // a remembered policy cannot take cost yet
 	}
 	return how, wake
@@ -335,9 +332,7 @@ func (h *hostState) stalledAt() time.Time {
 // sent, and the next probe settles them as it settles failed attempts'
 // (lost). Their answers, if they ever arrive, still teach (finish).
 func (h *hostState) writeOff(now time.Time) {
-	for _, w := range h.windows {
-		w.add(h.inflight, now)
-	}
+	h.countAnswered(h.inflight, now)
 	h.lost = algo.AddSat(h.lost, h.inflight)
 	h.inflight = 0
 	h.probing, h.speculating = false, false
@@ -346,6 +341,7 @@ func (h *hostState) writeOff(now time.Time) {
 
 // grant sends cost units at now, as admits said (how). h.mu is held.
 func (h *hostState) grant(cost int64, how int, now time.Time) ticket {
+	h.spendPolicies(cost, now)
 	if h.inflight == 0 {
 		h.quietSince = now
 	}
@@ -398,9 +394,7 @@ func (h *hostState) finish(tk ticket, r response) {
 		// The server counted the units, if it did, by now: they leave the
 		// windows w from now (those written off again, as they may have
 		// been counted since).
-		for _, w := range h.windows {
-			w.add(tk.cost, r.at)
-		}
+		h.countAnswered(tk.cost, r.at)
 	}
 	// An attempt written off (writeOff) is counted as failed already, in
 	// lost: its answer, if it comes, still teaches, but moves no count.

@@ -8,66 +8,169 @@ import (
 
 // Every policy a host's answers have stated is remembered on its own, as
 // well as through the bounds (see hostState), which each answer's policies
-// set together. A policy p that answer j stated admits anything while
+// set together. What the client knows of a policy p is what answers said
+// of it, and what it sent since:
 //
-//	sent ≤ done_j + cost_j + min(Ĉ, r_j,p + ⌊ρ_p·(now − a_j)⌋)
+//   - its report: answer j said that r_j,p remained, and p admits
+//     anything while
 //
-// for the reason every ceiling_j holds, until p's reset after j, when its
-// quota is whole again. A send goes only when every remembered policy
-// admits it, which the bounds alone do not ensure in two cases:
+//     sent ≤ done_j + cost_j + min(Ĉ, r_j,p + ⌊ρ_p·(now − a_j)⌋)
 //
-//   - a probe after the binding policy's reset: another policy with less
-//     left than the probe costs would refuse it, so the probe waits until
-//     every policy can take its cost, its reset at the latest;
-//   - an answer that omits a policy an earlier one stated: the draft says
-//     such a policy is no closer to exhaustion, which is true of the
-//     server's count when it answered, not of the requests sent since;
-//     what is sent still counts against the remembered policy until its
-//     reset, so that a server omitting its binding policy cannot make the
-//     client overshoot it. The bound of an answer that omits a policy
-//     says nothing of it, however high it is: every send is asked of
-//     every remembered policy.
+//     for the reason every ceiling_j holds. Refills are counted only
+//     while the host's rates are (trusted, or a speculative send), and
+//     only of a policy the last answer named: of one that answers omit,
+//     nothing says how it comes back but its q and w.
+//   - its reset (t): more of its quota is made available then, not
+//     necessarily all of it (a sliding window gives back each unit w after
+//     it was counted). After it one send may go alone, to learn the new
+//     state, unless the sends since the report went past it (the window
+//     admitting them) and may have taken what the reset made available.
+//     When the policy's w is not stated, the reset is taken to make the
+//     whole quota available, as a fixed window's does.
+//   - its window, when an answer has stated its q and w: at most q units
+//     in any span of w of the client's own sends (see window). A window
+//     that has counted for w has seen every unit the server may still
+//     count, so it admits on its own what it can; of a policy no answer
+//     has said the remaining of, it is all the client knows, from the
+//     start.
 //
-// A 429 starts afresh (a new epoch): the policies it states replace those
-// remembered. Concurrency policies are left to the bounds, as their slots
-// come back as requests end rather than with time.
+// A send goes only when every remembered policy admits it, which the
+// bounds alone do not ensure: a probe after the binding policy's reset
+// would otherwise go while another policy has less left than it costs, and
+// an answer that omits a policy (the draft says such a policy is no closer
+// to exhaustion, which is true of the server's count when it answered, not
+// of the requests sent since) would set a bound that says nothing of it.
+//
+// A 429 starts afresh (a new epoch): the reports of the policies it states
+// replace those remembered; the others, and every window, are kept.
+// Concurrency policies are left to the bounds, as their slots come back
+// as requests end rather than with time.
 
-// remembered is what the host knows of one policy: the bound of one
-// policy alone (base + min(Ĉ, rem + its refills)), and its reset.
+// remembered is what the host knows of one policy.
 type remembered struct {
-	name    string
-	b       bound     // the highest bound of the policy proven (n is 1)
-	resetAt time.Time // when its quota is whole again, as the latest answer says
+	name string
+	// reported: an answer said what remained of it: b is the highest
+	// bound of the policy alone that answers proved (base + min(Ĉ, rem +
+	// its refills); n is 1), resetAt when more of it is made available, as
+	// the latest answer says, and probed whether a send since that reset
+	// may have spent what it made available.
+	reported bool
+	b        bound
+	resetAt  time.Time
+	probed   bool
+	// named: the host's last answer with rate-limit fields named it.
+	named bool
+	// win counts what was sent under it, once an answer stated its q and
+	// w; nil until then.
+	win *window
 }
 
-// admits reports whether the policy lets sent units have been sent at
-// now, for a quota of capacity at least capacity, or else when it will
-// (its reset at the latest). norate ignores its rate.
-func (p *remembered) admits(sent int64, now time.Time, capacity int64, norate bool) (ok bool, wake time.Time) {
+// Why a remembered policy admits a send (see admits).
+const (
+	heldByPolicy = iota
+	byReport     // within what an answer said remained
+	byWindow     // within q of the client's own sends in any span of w
+	byReset      // after the reset of a policy whose w is not known
+	byProbe      // alone, after the reset
+)
+
+// admits says why the policy lets a send of cost units go at now, sent
+// units having been sent with it and inFlight (not counting it) being
+// unanswered, or else until when it must wait (the zero time: until the
+// state changes), for a quota of capacity at least capacity. known: the
+// host's quota is known (modeKnown); otherwise only the window counts.
+// rated: the report's rate may be assumed.
+func (p *remembered) admits(sent, cost, inFlight int64, now time.Time, capacity int64, known, rated bool) (why int, wake time.Time) {
+	if !p.reported || !known {
+		if p.win == nil {
+			return byReset, time.Time{}
+		}
+		if ok, at := p.win.admits(cost, inFlight, now); !ok {
+			return heldByPolicy, at
+		}
+		return byWindow, time.Time{}
+	}
 	b := p.b
-	if norate {
+	if !rated || !p.named {
 		b.rate[0] = 0
 	}
-	if !now.Before(p.resetAt) || sent <= b.value(now, capacity, 0) {
-		return true, time.Time{}
+	if sent <= b.value(now, capacity, 0) {
+		return byReport, time.Time{}
 	}
-	if at := b.reaches(sent, now, capacity, 0); !at.IsZero() && at.Before(p.resetAt) {
-		return false, at
+	wake = b.reaches(sent, now, capacity, 0)
+	if p.win == nil {
+		if !now.Before(p.resetAt) {
+			return byReset, time.Time{}
+		}
+		return heldByPolicy, earlier(wake, p.resetAt)
 	}
-	return false, p.resetAt
+	// The reset makes more available, perhaps a unit: a send alone may
+	// take it, unless the report has been overdrawn (by sends the window
+	// admitted), which may have taken it already.
+	switch {
+	case p.probed || sent-cost > p.b.proven(capacity, 0):
+	case now.Before(p.resetAt):
+		wake = earlier(wake, p.resetAt)
+	case inFlight == 0:
+		return byProbe, time.Time{}
+	}
+	if full := p.win.since.Add(p.win.w); now.Before(full) {
+		return heldByPolicy, earlier(wake, full)
+	}
+	if ok, at := p.win.admits(cost, inFlight, now); !ok {
+		return heldByPolicy, earlier(wake, at)
+	}
+	return byWindow, time.Time{}
 }
 
-// policiesAdmit reports whether every remembered policy lets sent units
-// have been sent at now, or else when they may (the latest of the
-// policies' waits). h.mu is held.
-func (h *hostState) policiesAdmit(sent int64, now time.Time) (ok bool, wake time.Time) {
+// policiesAdmit reports whether every remembered policy lets a send of
+// cost units go at now, as how (see admits) would send it, or else when
+// they may (the latest of the policies' waits). h.mu is held.
+func (h *hostState) policiesAdmit(cost int64, how int, now time.Time) (ok bool, wake time.Time) {
 	ok = true
+	known, rated := h.mode == modeKnown, h.rated(how)
 	for i := range h.policies {
-		if pok, at := h.policies[i].admits(sent, now, h.capacity, h.norate); !pok {
+		why, at := h.policies[i].admits(algo.AddSat(h.sent, cost), cost, h.inflight, now, h.capacity, known, rated)
+		if why == heldByPolicy {
 			ok, wake = false, later(wake, at)
 		}
 	}
 	return ok, wake
+}
+
+// rated reports whether a send as how may rely on the rates of the
+// policies: when they are trusted, or on the send that tries them.
+func (h *hostState) rated(how int) bool {
+	return !h.norate && (h.trusted || how == sendSpeculative)
+}
+
+// spendPolicies records, before a send of cost units at now is counted,
+// the policies whose reset it may spend: a send after the reset that the
+// report does not admit without a rate may take what the reset made
+// available, however it was admitted. h.mu is held.
+func (h *hostState) spendPolicies(cost int64, now time.Time) {
+	if h.mode != modeKnown || cost == 0 {
+		return
+	}
+	for i := range h.policies {
+		p := &h.policies[i]
+		if !p.reported || p.probed || now.Before(p.resetAt) {
+			continue
+		}
+		if why, _ := p.admits(algo.AddSat(h.sent, cost), cost, h.inflight, now, h.capacity, true, false); why != byReport {
+			p.probed = true
+		}
+	}
+}
+
+// countAnswered records in every window that cost units were answered (or
+// their attempt failed, or was written off) at at. h.mu is held.
+func (h *hostState) countAnswered(cost int64, at time.Time) {
+	for i := range h.policies {
+		if w := h.policies[i].win; w != nil {
+			w.add(cost, at)
+		}
+	}
 }
 
 // policiesGrow reports whether a remembered policy is assumed to come
@@ -81,14 +184,55 @@ func (h *hostState) policiesGrow() bool {
 	return false
 }
 
-// remember records the policies that r, the answer to tk, states; a
-// refusal (fresh) replaces those remembered. When the server said how
-// long to wait (toldWait: a refusal's Retry-After, which takes precedence
-// over the fields' resets), no policy holds past h.probeAt, the end of
+// keepWindows gives every policy whose q and w r states, in RateLimit-Policy
+// with or without its RateLimit item, a window that counts from r on (one
+// of another w than before counts afresh). h.mu is held.
+func (h *hostState) keepWindows(r response) {
+	for _, q := range r.quotas {
+		if !q.inFlight && q.Limit > 0 && q.window > 0 {
+			h.keepWindow(statedPolicy{name: q.Policy, q: q.Limit, w: q.window, bytes: q.bytes}, r.at)
+		}
+	}
+	for _, p := range r.alone {
+		h.keepWindow(p, r.at)
+	}
+}
+
+func (h *hostState) keepWindow(s statedPolicy, at time.Time) {
+	p := h.policy(s.name)
+	switch {
+	case p == nil:
+	case p.win == nil || p.win.w != s.w:
+		p.win = newWindow(s, at)
+	default:
+		p.win.q = s.q
+	}
+}
+
+// policy returns what is remembered of the policy named name, remembering
+// it from now on, or nil when maxPolicies others are. h.mu is held.
+func (h *hostState) policy(name string) *remembered {
+	for i := range h.policies {
+		if h.policies[i].name == name {
+			return &h.policies[i]
+		}
+	}
+	if len(h.policies) == maxPolicies {
+		return nil
+	}
+	h.policies = append(h.policies, remembered{name: name})
+	return &h.policies[len(h.policies)-1]
+}
+
+// remember records the reports of the policies that r, the answer to tk,
+// states; those of a refusal (fresh) replace what was reported of them
+// rather than adding to it. When the server said how long to wait
+// (toldWait: a refusal's Retry-After, which takes precedence over the
+// fields' resets), no policy it states holds past h.probeAt, the end of
 // that wait. h.mu is held.
 func (h *hostState) remember(tk ticket, r response, fresh, toldWait bool) {
-	if fresh {
-		h.policies = h.policies[:0]
+	for i := range h.policies {
+		h.policies[i].named = false
 	}
 	base := algo.AddSat(algo.AddSat(tk.doneAtSend, tk.forgiven), tk.cost)
 	qs := r.quotas
@@ -99,40 +243,36 @@ func (h *hostState) remember(tk ticket, r response, fresh, toldWait bool) {
 		if q.inFlight {
 			continue
 		}
+		k := h.policy(q.Policy)
+		if k == nil {
+			continue
+		}
 		reset := min(q.Reset, maxServerWait)
 		if reset == 0 {
 			reset = defaultReset
 		}
-		p := remembered{name: q.Policy, b: bound{base: base, at: r.at, n: 1}, resetAt: r.at.Add(reset)}
-		p.b.rem[0] = q.Remaining
-		if toldWait && p.resetAt.After(h.probeAt) {
-			p.resetAt = h.probeAt
-		}
+		b := bound{base: base, at: r.at, n: 1}
+		b.rem[0] = q.Remaining
 		if !h.norate {
-			p.b.rate[0] = max(q.rate, h.observed[q.Policy])
+			b.rate[0] = max(q.rate, h.observed[q.Policy])
 		}
-		h.rememberPolicy(p)
-	}
-}
-
-// rememberPolicy merges p into what is remembered of its policy: the
-// higher bound, and the latest reset. Past maxPolicies, a policy not yet
-// remembered is not. h.mu is held.
-func (h *hostState) rememberPolicy(p remembered) {
-	for i := range h.policies {
-		k := &h.policies[i]
-		if k.name != p.name {
-			continue
+		resetAt := r.at.Add(reset)
+		if toldWait && resetAt.After(h.probeAt) {
+			resetAt = h.probeAt
 		}
-		// Keep the higher bound at the newer one's arrival: a rate's
-		// refills may lift an older, lower one above it.
-		if p.b.value(p.b.at, h.capacity, 0) >= k.b.value(p.b.at, h.capacity, 0) {
-			k.b = p.b
+		k.named = true
+		switch {
+		case fresh || !k.reported:
+			k.reported, k.b, k.resetAt, k.probed = true, b, resetAt, false
+		default:
+			// Keep the higher bound at the newer one's arrival: a rate's
+			// refills may lift an older, lower one above it.
+			if b.value(b.at, h.capacity, 0) >= k.b.value(b.at, h.capacity, 0) {
+				k.b = b
+			}
+			if resetAt.After(k.resetAt) {
+				k.resetAt, k.probed = resetAt, false
+			}
 		}
-		k.resetAt = later(k.resetAt, p.resetAt)
-		return
-	}
-	if len(h.policies) < maxPolicies {
-		h.policies = append(h.policies, p)
 	}
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"net/http"
 	"testing"
 	"time"
 )
@@ -78,4 +79,40 @@ func TestAnAnswerThatOmitsAPolicyRaisesNoBoundOfIt(t *testing.T) {
 	h.finish(first, answerOf(t0, policyLeft("per-second", 99, time.Second)))
 	h.finish(second, answerOf(t0, policyLeft("per-second", 98, time.Second), policyLeft("per-minute", 0, time.Minute)))
 	mustWait(t, h, t0, t0.Add(time.Minute), "a third, past the per-minute quota")
+}
+
+// answerNaming is an admitted answer whose RateLimit-Policy states policy
+// (q per w, a sliding window) and another, "per-second", 10 a second,
+// and whose RateLimit names the one of them in named.
+func answerNaming(at time.Time, policy, named string) response {
+	hdr := http.Header{}
+	hdr.Set("RateLimit-Policy", policy+`, "per-second";q=10;w=1`)
+	hdr.Set("RateLimit", named)
+	r := readResponse(hdr, at)
+	r.status = http.StatusOK
+	return r
+}
+
+// The reset of a policy (t) is when more of its quota is made available,
+// not necessarily all of it: a sliding window gives back one unit at a
+// time, w after each was counted. A policy that answers omit after its
+// reset is then known only by what was sent under it, so the client keeps
+// to q units in any span of w of its own sends, which a sliding window
+// of q per w admits whatever it did with the units before.
+func TestAPolicyOmittedAfterItsResetIsKeptToQPerWOfWhatWasSent(t *testing.T) {
+	const tenS = `"per-10s";q=3;w=10`
+	h := newHostState(true, 0)
+	h.finish(mustGrant(t, h, t0, "probe"), answerNaming(t0, tenS, `"per-10s";r=2;t=10`))
+	h.finish(mustGrant(t, h, t0.Add(time.Second), "second"), answerNaming(t0.Add(time.Second), tenS, `"per-10s";r=1;t=9`))
+	at2 := t0.Add(2 * time.Second)
+	h.finish(mustGrant(t, h, at2, "third"), answerNaming(at2, tenS, `"per-10s";r=0;t=8`))
+	// At 10 s the unit counted at 0 s leaves the window: one is back.
+	at10 := t0.Add(10 * time.Second)
+	if _, ok, _ := h.try(1, at2); ok {
+		t.Fatal("a fourth went with the quota spent")
+	}
+	h.finish(mustGrant(t, h, at10, "a probe at the reset"), answerNaming(at10, tenS, `"per-second";r=9;t=1`))
+	if _, ok, wake := h.try(1, at10); ok || wake.Before(t0.Add(11*time.Second)) {
+		t.Fatalf("after an answer that omits the policy: granted %v, wake %v; want a wait until the unit sent at 1 s has left the window, at 11 s", ok, wake)
+	}
 }

@@ -65,13 +65,17 @@ const drainGrace = 100 * time.Millisecond
 // waits until the quota is whole, a reset at most), and one larger than
 // the whole quota fails at once with an error wrapping ErrExceedsBurst,
 // since no wait can admit it. A policy in a unit not registered by the
-// draft is ignored. A request goes only when every policy stated since the
-// last 429 can take it, until that policy's reset: a probe after one
-// policy's reset waits for the others with too little left, and a policy
-// a later answer omits still counts what is sent. A policy stated in
-// RateLimit-Policy alone, q units per w seconds with no RateLimit of it,
-// keeps the host to at most q units in any span of w, a unit counting from
-// its send until w after its answer (counted in slots of w/64). Requests
+// draft is ignored. A request goes only when every policy stated can take
+// it: a probe after one policy's reset waits for the others with too
+// little left, and a policy a later answer omits still counts what is
+// sent. A policy's reset makes more of it available, not necessarily all
+// (a sliding window refills gradually): after it one request may go
+// alone, and then the policy's q and w, when stated, hold the host. A
+// policy stated in RateLimit-Policy, q units per w seconds, keeps the host
+// to at most q units in any span of w when no answer says what remains of
+// it (or, past that answer's reset, when the answers omit it again), a
+// unit counting from its send until w after its answer (counted in slots
+// of w/64). Requests
 // held wait their turn in the order they came: one that arrives while
 // others wait for room lines up behind them. Holds
 // are per host and shared by every request of the Transport: a host is URL.Host in any case, in Unicode or in its xn--

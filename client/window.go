@@ -5,18 +5,18 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/internal/algo"
 )
 
 // A server may state a policy in RateLimit-Policy without saying in
-// RateLimit what remains of it (the draft allows policies alone). Of such
-// a policy, q units per w seconds, the client knows only the most it may
-// send, and it keeps to it on its own count: at most q units in any span
-// of w, a sliding window of what it sent. Every fixed window, sliding log
-// and token bucket of q per w (a bucket of capacity q refilled at q/w)
-// admits all such sends, so a client alone on the quota never meets the
-// 429 the policy announced.
+// RateLimit what remains of it: the draft allows policies alone, and lets
+// an answer name in RateLimit only some of the policies it states (the
+// one nearest exhaustion, say). Of such a policy, q units per w seconds,
+// the client knows only the most it may send, and it keeps to it on its
+// own count: at most q units in any span of w, a sliding window of what it
+// sent. Every fixed window, sliding log and token bucket of q per w (a
+// bucket of capacity q refilled at q/w) admits all such sends, so a client
+// alone on the quota never meets the 429 the policy announced.
 //
 // A unit is counted where the server may have counted it: at any time
 // from its send to its answer. So a unit is in the window while its
@@ -26,9 +26,9 @@ import (
 // window up to w/64 late, never early), so a window takes the same memory
 // for a quota of 10 a second as for a million a day.
 //
-// The window is kept while the host's answers state the policy alone; an
-// answer that says what remains of it (a RateLimit item of its name)
-// ends it, as the bounds then learn the quota.
+// Every policy whose q and w an answer states has a window from then on
+// (see remembered): it is what keeps a policy that answers omit, and one
+// whose RateLimit item no answer ever gives, to what it announced.
 
 // windowSlots is how many slots a window is counted in.
 const windowSlots = 64
@@ -55,27 +55,25 @@ func policiesAlone(h http.Header, named map[string]bool) []statedPolicy {
 		if named[name] || p.q <= 0 || !(p.w > 0) || p.unit != UnitRequests && p.unit != UnitContentBytes {
 			continue
 		}
-		w := sluice.MaxWindow
-		if ns := math.Ceil(p.w * 1e9); ns < float64(sluice.MaxWindow) {
-			w = time.Duration(ns)
-		}
-		out = append(out, statedPolicy{name: name, q: p.q, w: w, bytes: p.unit == UnitContentBytes})
+		out = append(out, statedPolicy{name: name, q: p.q, w: p.window(), bytes: p.unit == UnitContentBytes})
 	}
 	return out
 }
 
-// window counts the units answered under one policy stated alone, by when
-// their answers arrived; the units in flight are the host's (see admits).
+// window counts the units answered under one policy, by when their
+// answers arrived; the units in flight are the host's (see admits).
 type window struct {
 	statedPolicy
-	width int64 // nanoseconds a slot spans: ⌈w/windowSlots⌉
+	since time.Time // when it began counting
+	width int64     // nanoseconds a slot spans: ⌈w/windowSlots⌉
 	// slot[i] holds the units sent in the slot of index tag[i]: the
 	// nanoseconds since the Unix epoch divided by width, congruent to i.
 	slot, tag [windowSlots + 2]int64
 }
 
-func newWindow(p statedPolicy) *window {
-	return &window{statedPolicy: p, width: max((int64(p.w)+windowSlots-1)/windowSlots, 1)}
+// newWindow returns an empty window of p that begins counting at since.
+func newWindow(p statedPolicy, since time.Time) *window {
+	return &window{statedPolicy: p, since: since, width: max((int64(p.w)+windowSlots-1)/windowSlots, 1)}
 }
 
 // expires returns when the units of slot k leave the window: w after the
@@ -138,52 +136,4 @@ func (w *window) add(cost int64, now time.Time) {
 		w.tag[i], w.slot[i] = k, 0
 	}
 	w.slot[i] = algo.AddSat(w.slot[i], cost)
-}
-
-// windowsAdmit reports whether every window of the host admits cost more
-// units at now, or else when they all may. h.mu is held.
-func (h *hostState) windowsAdmit(cost int64, now time.Time) (ok bool, wake time.Time) {
-	ok = true
-	for _, w := range h.windows {
-		if wok, at := w.admits(cost, h.inflight, now); !wok {
-			ok, wake = false, later(wake, at)
-		}
-	}
-	return ok, wake
-}
-
-// keepWindows updates the host's windows from r: a policy r states alone
-// gets one (its q and w as r states them), and one whose remaining r
-// states has none. A new window counts the units in flight, as every
-// window does, and r's own as answered when it arrived. Units answered
-// before are not counted, as when they went is not known. h.mu is held.
-func (h *hostState) keepWindows(r response) {
-	for _, q := range r.quotas {
-		h.windows = dropWindow(h.windows, q.Policy)
-	}
-	for _, p := range r.alone {
-		found := false
-		for _, w := range h.windows {
-			if w.name == p.name {
-				found = true
-				if w.w == p.w {
-					w.q = p.q
-				} else {
-					*w = *newWindow(p) // slots of another width: counted afresh
-				}
-			}
-		}
-		if !found && len(h.windows) < maxPolicies {
-			h.windows = append(h.windows, newWindow(p))
-		}
-	}
-}
-
-func dropWindow(ws []*window, name string) []*window {
-	for i, w := range ws {
-		if w.name == name {
-			return append(ws[:i], ws[i+1:]...)
-		}
-	}
-	return ws
 }

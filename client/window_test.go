@@ -69,7 +69,7 @@ func TestAWindowNeverAdmitsMoreThanQInAnySpanOfW(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		q := rapid.Int64Range(1, 20).Draw(t, "q")
 		wd := time.Duration(rapid.Int64Range(1, 5000).Draw(t, "w ms")) * time.Millisecond
-		w := newWindow(statedPolicy{name: "p", q: q, w: wd})
+		w := newWindow(statedPolicy{name: "p", q: q, w: wd}, t0)
 		type sent struct {
 			at   time.Time
 			cost int64
