@@ -81,7 +81,10 @@
 // state it deletes the time of the reset, at the state's key with
 // "sluice:reset:" in place of its "sluice:" (sluice:reset:{<subject>}:
 // <limit-name>), for as long as a lease taken before it could be given
-// back (see Leased quota).
+// back (see Leased quota), and tells the other instances of a leasable
+// limit's reset on the stream sluice:resets (a notice per Reset: the
+// subject and the limits' IDs; at most about 10,000 kept, the stream
+// living as long as the longest reset key it announced).
 //
 // # Time
 //
@@ -415,9 +418,15 @@
 // back nothing taken at or before the reset that the key beside the state
 // records (see Keys; LeaseStats.Lost counts them). The instance that
 // resets ends its own leases of the key, neither spending nor giving back
-// their units; those another instance still holds may be spent after the
-// reset, until their lease ends: at most MaxUnits per key and limit per
-// instance on top of what the fresh state admits (see Guarded.Reset).
+// their units, and every other instance ends its own when its watch reads
+// the reset's notice on sluice:resets (every 100 ms; see Keys), with a
+// lease it took since the reset (its units lost: never more admitted).
+// Until then those leases may still be spent: on top of what the fresh
+// state admits, at most what an instance spends of them within a watch
+// period — and, should its reads of the stream fail meanwhile, until they
+// end: at most MaxUnits per key and limit per instance (see
+// Guarded.Reset). A Reset whose notice Redis does not take fails, having
+// forgotten nothing.
 //
 // # Errors
 //

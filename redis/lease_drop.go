@@ -41,13 +41,25 @@ func (l *Leased) drop() {
 // units go back, which lease.lua allows only for a take the fresh state
 // counted (see Store.Reset). Their units count in LeaseStats.Lost.
 func (l *Leased) reset(key string, limits []sluice.Limit) {
+	ids := make([]string, len(limits))
+	for i, lim := range limits {
+		ids[i] = lim.ID()
+	}
+	l.resetIDs(key, ids)
+}
+
+// resetIDs ends the leases held of key's limits of the given IDs, as
+// reset does, when another instance announces their reset (see
+// resetStream). A lease taken since the reset ends too: its units, which
+// the fresh state counted, are neither spent nor given back.
+func (l *Leased) resetIDs(key string, ids []string) {
 	if l.next == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for _, lim := range limits {
-		k := leaseKey{key, lim.ID()}
+	for _, id := range ids {
+		k := leaseKey{key, id}
 		e := l.entries[k]
 		if e == nil {
 			continue

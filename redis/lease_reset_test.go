@@ -155,3 +155,47 @@ func TestALeaseGivenBackAfterAResetOnACluster(t *testing.T) {
 		}
 	}
 }
+
+// Another instance's leases taken before a reset end once its watch reads
+// the reset's notice (within a watch period): spent after the reset, their
+// units, counted by the state it forgot, would be admitted on top of the
+// fresh state's quota (112 of a limit of 100, with 13 held).
+func TestAResetEndsOtherInstancesLeasesOfTheKey(t *testing.T) {
+	t.Parallel()
+	for _, limit := range []sluice.Limit{
+		sluice.FixedWindow(100, 400*24*time.Hour).Named("fw"),
+		sluice.SlidingCounter(100, 400*24*time.Hour).Named("sc"),
+		sluice.TokenBucket(100, 400*24*time.Hour).Named("tb"),
+	} {
+		t.Run(limit.Name(), func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Standalone(t)
+			o := redis.Options{Instances: 2, OnStoreError: failover.Local,
+				Lease: redis.LeaseOptions{MaxAge: time.Hour, Idle: time.Hour}}
+			a, b := openLeased(t, srv, o), openLeased(t, srv, o)
+			c := sluice.Check{Key: "reset-others", Limit: limit, Cost: 1}
+			for range 10 {
+				spendN(t, a, c, 1)
+				settled(t, a.Leases())
+			}
+			before := settled(t, a.Leases())
+			if before.Held < 5 {
+				t.Fatalf("a holds %d units of lease before the reset, want a lease to end", before.Held)
+			}
+			if _, err := b.Reset(context.Background(), c.Key, []sluice.Limit{limit}); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, func() bool { return a.Leases().Stats().Lost-before.Lost >= before.Held })
+			admitted := 0
+			for range 300 {
+				admitted += spendN(t, a, c, 1) + spendN(t, b, c, 1)
+				settled(t, a.Leases())
+				settled(t, b.Leases())
+			}
+			if admitted > 100 {
+				t.Errorf("the instances admitted %d after the reset, for a limit of 100: a's %d units of lease, taken before it, were spent on top",
+					admitted, before.Held)
+			}
+		})
+	}
+}

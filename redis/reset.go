@@ -18,9 +18,9 @@ var loadResetScript = onceScript("reset.lua")
 
 // Reset forgets key's states under limits, as if key had never been seen
 // by them: one reset.lua run (on a Cluster too: every key of a subject lies
-// in one slot, see Key), bounded by the store's timeout. It reports how many of them Redis held.
-// An error wraps sluice.ErrStoreUnavailable; nothing is then known to be
-// forgotten.
+// in one slot, see Key), bounded by the store's timeout. It reports how
+// many of them Redis held. An error wraps sluice.ErrStoreUnavailable;
+// nothing is then known to be forgotten.
 //
 // Units that a Leased (of this or another instance) leased from a state
 // before its reset were counted by that state alone: they are never given
@@ -29,9 +29,12 @@ var loadResetScript = onceScript("reset.lua")
 // of a leasable limit a key recording the time of the reset,
 // sluice:reset:{<subject>}:<limit-name>, which lives as long as such a
 // give-back could still change the state (the window and the next; a
-// bucket's refill of its burst). A lease's units that its instance still
-// holds may still be spent after the reset, on top of what the fresh
-// state admits (see Guarded.Reset).
+// bucket's refill of its burst). Before that run, it appends to the
+// stream sluice:resets a notice of the reset of every leasable limit, on
+// which the instances of Open's store end their leases of them (see
+// Guarded.Reset); if Redis does not take it, nothing is reset. A lease's
+// units that its instance still holds may be spent after the reset until
+// it reads the notice, on top of what the fresh state admits.
 func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error) {
 	if len(limits) == 0 {
 		return 0, nil
@@ -49,6 +52,9 @@ func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (i
 	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
+	if err := s.announceReset(ctx, key, limits); err != nil {
+		return 0, s.fail("reset notice", err)
+	}
 	groups := s.groups(keys)
 	runs := make([]rueidis.LuaExec, len(groups))
 	for j, idx := range groups {
@@ -119,9 +125,11 @@ func resetLife(l sluice.Limit) int64 {
 // (see Leased), neither spending nor giving back their units. It reports
 // how many states Redis held. Units that another instance leased before
 // the reset are never given back to the fresh state either (see
-// Store.Reset), but those it still holds may be spent until their lease
-// ends, on top of what the fresh state admits: at most
-// LeaseOptions.MaxUnits per key and limit per instance. An error wraps
+// Store.Reset), and that instance ends those leases when its watch reads
+// the reset's notice, within 100 ms; until then (or, should its reads
+// fail, until their lease ends) it may spend them on top of what the
+// fresh state admits: at most LeaseOptions.MaxUnits per key and limit per
+// instance. An error wraps
 // sluice.ErrStoreUnavailable (Redis could not be reached); the cache, the
 // fallback and the leases forget key either way.
 func (g *Guarded) Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error) {

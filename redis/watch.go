@@ -123,14 +123,20 @@ type watcher struct {
 	// failover (failover.Store.Unreachable), so that it returns to the
 	// master as after a failure of its own calls, whatever other instances
 	// admitted meanwhile being charged there first.
-	onMiss  func(addr string)
-	masters map[string]bool // the masters of the last read; nil before the first
-	history history
-	memory  memoryWatch
-	lost    atomic.Int64
-	bytes   atomic.Int64
-	restart atomic.Int64
-	evicted atomic.Int64
+	onMiss func(addr string)
+	// onReset, when not nil, is called (on the watch's goroutine) with the
+	// subject and limit IDs of each Reset any instance announced since the
+	// previous read (see resetStream): Open's store ends its leases of
+	// them (Leased.resetIDs).
+	onReset    func(key string, ids []string)
+	resetsFrom string          // the ID of the last notice read; "" before the first read
+	masters    map[string]bool // the masters of the last read; nil before the first
+	history    history
+	memory     memoryWatch
+	lost       atomic.Int64
+	bytes      atomic.Int64
+	restart    atomic.Int64
+	evicted    atomic.Int64
 	// lostAt is when the watch last found what Redis had counted lost, µs
 	// since sluice.Epoch on the clock of Redis's receipts (Status.Charged):
 	// a receipt older than it may be of a state that is gone.
@@ -190,6 +196,9 @@ func (s *Store) watchOnce(w *watcher) {
 		for _, addr := range promoted {
 			w.onMiss(addr)
 		}
+	}
+	if w.onReset != nil {
+		s.readResets(ctx, w)
 	}
 	reads := make(chan read, len(nodes))
 	var wg sync.WaitGroup
