@@ -199,3 +199,39 @@ func TestAResetEndsOtherInstancesLeasesOfTheKey(t *testing.T) {
 		})
 	}
 }
+
+// On a Cluster the notice of a reset lives in a slot of its own, apart
+// from the subject's: another instance ends its leases of the key there
+// too.
+func TestAResetEndsOtherInstancesLeasesOnACluster(t *testing.T) {
+	t.Parallel()
+	cl := redistest.Cluster(t)
+	open := func() *redis.Guarded {
+		g, err := redis.Open(context.Background(), redis.Options{Mode: redis.ModeCluster, Addrs: cl.Addrs(),
+			Timeout: testTimeout, Instances: 2, OnStoreError: failover.Local,
+			Lease: redis.LeaseOptions{Mode: redis.LeaseAuto, MaxAge: time.Hour, Idle: time.Hour}}, redis.WithBatching(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { g.Close() })
+		return g
+	}
+	a, b := open(), open()
+	limit := sluice.FixedWindow(100, 400*24*time.Hour).Named("fw")
+	c := sluice.Check{Key: "reset-others-cluster", Limit: limit, Cost: 1}
+	for range 10 {
+		spendN(t, a, c, 1)
+		settled(t, a.Leases())
+	}
+	before := settled(t, a.Leases())
+	if before.Held < 5 {
+		t.Fatalf("a holds %d units of lease before the reset", before.Held)
+	}
+	if _, err := b.Reset(context.Background(), c.Key, []sluice.Limit{limit}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return a.Leases().Stats().Lost-before.Lost >= before.Held })
+	if held := settled(t, a.Leases()).Held; held != 0 {
+		t.Errorf("a still holds %d units of lease after reading the reset", held)
+	}
+}
