@@ -166,6 +166,15 @@ type quota struct {
 	bytes    bool
 }
 
+// resetBeyondWindow reports whether q's reset lies beyond its window,
+// rounded up to whole seconds as resets are: a bucket of q per w is whole
+// again within w, so such a quota does not come back at q/w (the server
+// keeps a refused client out longer, say), and no rate of it holds until
+// the reset.
+func (q quota) resetBeyondWindow() bool {
+	return q.window > 0 && q.Reset > ceilSecond(q.window)
+}
+
 // parseQuotas calls consider for every policy the rate-limit headers of a
 // response describe, in any of the four formats.
 func parseQuotas(h http.Header, now time.Time, consider func(quota)) {

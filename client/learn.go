@@ -632,7 +632,7 @@ func (h *hostState) boundOf(tk ticket, r response) bound {
 			return // more policies than a bound keeps: the rest say less than r.rl's
 		}
 		b.rem[b.n], b.inFlight[b.n] = q.Remaining, q.inFlight
-		if !h.norate && !q.inFlight {
+		if !h.norate && !q.inFlight && !q.resetBeyondWindow() {
 			b.rate[b.n] = max(q.rate, h.observed[q.Policy])
 		}
 		b.n++

@@ -54,10 +54,13 @@ type remembered struct {
 	// its refills); n is 1), resetAt when more of it is made available, as
 	// the latest answer says, and probed whether a send since that reset
 	// may have spent what it made available.
+	// beyond: that reset lies beyond the policy's window, which admits
+	// nothing before it (see quota.resetBeyondWindow).
 	reported bool
 	b        bound
 	resetAt  time.Time
 	probed   bool
+	beyond   bool
 	// named: the host's last answer with rate-limit fields named it.
 	named bool
 	// win counts what was sent under it, once an answer stated its q and
@@ -114,7 +117,11 @@ func (p *remembered) admits(sent, cost, inFlight int64, now time.Time, capacity 
 	case inFlight == 0:
 		return byProbe, time.Time{}
 	}
-	if full := p.win.since.Add(p.win.w); now.Before(full) {
+	full := p.win.since.Add(p.win.w)
+	if p.beyond {
+		full = later(full, p.resetAt)
+	}
+	if now.Before(full) {
 		return heldByPolicy, earlier(wake, full)
 	}
 	if ok, at := p.win.admits(cost, inFlight, now); !ok {
@@ -253,7 +260,7 @@ func (h *hostState) remember(tk ticket, r response, fresh, toldWait bool) {
 		}
 		b := bound{base: base, at: r.at, n: 1}
 		b.rem[0] = q.Remaining
-		if !h.norate {
+		if !h.norate && !q.resetBeyondWindow() {
 			b.rate[0] = max(q.rate, h.observed[q.Policy])
 		}
 		resetAt := r.at.Add(reset)
@@ -261,9 +268,10 @@ func (h *hostState) remember(tk ticket, r response, fresh, toldWait bool) {
 			resetAt = h.probeAt
 		}
 		k.named = true
+		beyond := q.resetBeyondWindow()
 		switch {
 		case fresh || !k.reported:
-			k.reported, k.b, k.resetAt, k.probed = true, b, resetAt, false
+			k.reported, k.b, k.resetAt, k.probed, k.beyond = true, b, resetAt, false, beyond
 		default:
 			// Keep the higher bound at the newer one's arrival: a rate's
 			// refills may lift an older, lower one above it.
@@ -271,7 +279,7 @@ func (h *hostState) remember(tk ticket, r response, fresh, toldWait bool) {
 				k.b = b
 			}
 			if resetAt.After(k.resetAt) {
-				k.resetAt, k.probed = resetAt, false
+				k.resetAt, k.probed, k.beyond = resetAt, false, beyond
 			}
 		}
 	}

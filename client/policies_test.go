@@ -116,3 +116,34 @@ func TestAPolicyOmittedAfterItsResetIsKeptToQPerWOfWhatWasSent(t *testing.T) {
 		t.Fatalf("after an answer that omits the policy: granted %v, wake %v; want a wait until the unit sent at 1 s has left the window, at 11 s", ok, wake)
 	}
 }
+
+// A bucket of q per w is whole again within w: a reset beyond w (a server
+// that keeps a refused client out for a while) says that the quota does
+// not come back at q/w, and nothing goes before it.
+func TestAResetBeyondThePolicysWindowHoldsUntilIt(t *testing.T) {
+	h := newHostState(true, 0)
+	hdr := http.Header{}
+	hdr.Set("RateLimit-Policy", `"per-second";q=10;w=1`)
+	hdr.Set("RateLimit", `"per-second";r=0;t=30`)
+	h.finish(mustGrant(t, h, t0, "probe"), readResponse(hdr, t0))
+	mustWait(t, h, t0.Add(500*time.Millisecond), t0.Add(30*time.Second), "a request half a second later")
+
+	// Nor does what the client sent in the policy's window admit a request
+	// before such a reset, when later answers omit the policy.
+	h = newHostState(true, 0)
+	two := func(at time.Time, named string) response {
+		hdr := http.Header{}
+		hdr.Set("RateLimit-Policy", `"per-second";q=10;w=1, "per-hour";q=1000;w=3600`)
+		hdr.Set("RateLimit", named)
+		r := readResponse(hdr, at)
+		r.status = http.StatusOK
+		return r
+	}
+	h.finish(mustGrant(t, h, t0, "probe"), two(t0, `"per-hour";r=999;t=3600`))
+	at2 := t0.Add(2 * time.Second)
+	a, b := mustGrant(t, h, at2, "a"), mustGrant(t, h, at2, "b")
+	mustGrant(t, h, at2, "c")
+	h.finish(a, two(at2, `"per-second";r=0;t=30`))
+	h.finish(b, two(at2, `"per-hour";r=997;t=3600`))
+	mustWait(t, h, t0.Add(4*time.Second), at2.Add(30*time.Second), "a request after the policy's window, before its reset")
+}
