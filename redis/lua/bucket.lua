@@ -177,7 +177,7 @@ end
 -- pending_without returns p less its reservation number r, or nil when
 -- none is left: refunded (the sets without r, relative to the world
 -- without r), or else forgotten (those sets as they are; r's own refund,
--- if any comes, takes back no more than the undo's bound).
+-- if any comes, gives back nothing: see undo).
 local function pending_without(p, r, refunded)
   local n = #p.toks
   if n == 1 then
