@@ -180,3 +180,44 @@ func TestHostKeyIsTheHostInLowerCaseWithoutItsSchemesDefaultPort(t *testing.T) {
 		}
 	}
 }
+
+// A Transport that calls more hosts (or partitions of a host) than it
+// remembers forgets idle ones, but not before those whose quota it knows
+// to be spent: a host forgotten with its quota spent would be sent a probe
+// at once, to meet the 429 its answer had announced. Such a host is
+// forgotten only after every one that holds nothing, as one held by a
+// Retry-After is.
+func TestAHostWhoseQuotaIsSpentIsForgottenAfterThoseThatHoldNothing(t *testing.T) {
+	spent := 0
+	tr := &Transport{
+		Partition: func(r *http.Request) string { return r.Header.Get("X-Tenant") },
+		Base: hostsRoundTrip(func(r *http.Request) (*http.Response, error) {
+			h := http.Header{}
+			if r.Header.Get("X-Tenant") == "spent" {
+				spent++
+				h.Set("RateLimit", `"per-hour";r=0;t=3600`)
+			}
+			return &http.Response{StatusCode: http.StatusOK, Header: h, Body: http.NoBody, Request: r}, nil
+		}),
+	}
+	send := func(tenant string) error {
+		req, _ := http.NewRequest(http.MethodGet, "http://api.example/", nil)
+		req.Header.Set("X-Tenant", tenant)
+		resp, err := tr.RoundTrip(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err
+	}
+	if err := send("spent"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 * maxHosts {
+		if err := send(fmt.Sprint("t", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := send("spent"); !errors.Is(err, ErrWaitTooLong) || spent != 1 {
+		t.Errorf("the tenant whose quota is spent for an hour, after %d others: %v, sent %d times; want ErrWaitTooLong, sent once", 2*maxHosts, err, spent)
+	}
+}

@@ -318,6 +318,35 @@ func (h *hostState) rises(need int64, now time.Time) time.Time {
 	return earlier(h.now.reaches(need, now, h.capacity, h.ended), h.eventual.reaches(need, now, h.capacity, h.ended))
 }
 
+// holds reports whether the host holds requests at now, or would hold
+// the next, for what it learned: a Retry-After, a quota that may be spent
+// until its reset, a policy's window with units in it. Forgotten, such a
+// host would send a probe at once, to meet the refusal it had learned of.
+// h.mu is held.
+func (h *hostState) holds(now time.Time) bool {
+	if now.Before(h.holdUntil) {
+		return true
+	}
+	if !h.learn {
+		return false
+	}
+	if h.mode == modeKnown && now.Before(h.probeAt) {
+		return true
+	}
+	for i := range h.policies {
+		p := &h.policies[i]
+		if p.reported && now.Before(p.resetAt) || p.win != nil && !p.win.empty(now) {
+			return true
+		}
+	}
+	if h.body != nil {
+		h.body.mu.Lock()
+		defer h.body.mu.Unlock()
+		return h.body.holds(now)
+	}
+	return false
+}
+
 // stalledAt returns when the attempts in flight will have gone unanswered
 // for h.stall (when they are written off), or the zero time when none is
 // in flight.

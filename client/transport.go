@@ -23,10 +23,11 @@ import (
 )
 
 // maxHosts bounds the hosts whose quota a Transport remembers: beyond it,
-// the least recently used idle ones (no request under way, no Retry-After
-// hold) are forgotten, and start over with a probe; when too few are idle,
-// the least recently used of those held by a Retry-After are forgotten too
-// (their hold with them), so that hosts that each ask for a long wait
+// the least recently used idle ones (no request under way, nothing learned
+// that holds them: a Retry-After, a quota spent until its reset, a
+// policy's window) are forgotten, and start over with a probe; when too
+// few are idle, the least recently used of those that hold are forgotten
+// too (their hold with them), so that hosts that each ask for a long wait
 // cannot make a Transport remember them all. Only hosts with requests
 // under way are never forgotten.
 const maxHosts = 1024
@@ -308,10 +309,10 @@ func (t *Transport) unhold(h *hostState) {
 }
 
 // forgetIdle forgets the least recently used idle hosts (none of
-// whose requests is under way, with no Retry-After hold), then, if too
-// many remain, the least recently used of those held by a Retry-After,
-// until at most half of maxHosts remain or only hosts with requests under
-// way do; t.mu is held.
+// whose requests is under way, holding nothing they learned: see
+// hostState.holds), then, if too many remain, the least recently used of
+// those that hold, until at most half of maxHosts remain or only hosts
+// with requests under way do; t.mu is held.
 func (t *Transport) forgetIdle() {
 	type idleHost struct {
 		name string
@@ -325,7 +326,7 @@ func (t *Transport) forgetIdle() {
 			continue
 		}
 		h.mu.Lock()
-		idle = append(idle, idleHost{k, now.Before(h.holdUntil), h.lastUsed})
+		idle = append(idle, idleHost{k, h.holds(now), h.lastUsed})
 		h.mu.Unlock()
 	}
 	slices.SortFunc(idle, func(a, b idleHost) int {

@@ -125,6 +125,17 @@ func (w *window) admits(cost, inFlight int64, now time.Time) (bool, time.Time) {
 	return false, time.Unix(0, at)
 }
 
+// empty reports whether no unit answered is in the window at now.
+func (w *window) empty(now time.Time) bool {
+	t := now.UnixNano()
+	for i := range w.slot {
+		if w.slot[i] > 0 && w.expires(w.tag[i]) > t {
+			return false
+		}
+	}
+	return true
+}
+
 // add counts cost units answered at now.
 func (w *window) add(cost int64, now time.Time) {
 	k := now.UnixNano() / w.width
