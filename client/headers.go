@@ -106,10 +106,11 @@ type RateLimit struct {
 	// Remaining is the units still available at once; never negative.
 	Remaining int64
 	// Reset is how long until the quota is restored, measured from the
-	// response (from its Date header for Unix-time and date resets, which
-	// cancels clock skew). Zero when the headers do not say or the reset has
-	// passed; never negative; at most sluice.MaxWindow. sluice sends whole
-	// seconds rounded up, so waiting Reset is never too early.
+	// response (from its Date header, advanced by its Age, for Unix-time
+	// and date resets, which cancels clock skew). Zero when the headers do
+	// not say or the reset has passed; never negative; at most
+	// sluice.MaxWindow. sluice sends whole seconds rounded up, so waiting
+	// Reset is never too early.
 	Reset time.Duration
 }
 
@@ -404,7 +405,8 @@ func resetDate(s string) (time.Time, bool) {
 
 // ParseRetryAfter reads a Retry-After header: delay-seconds ("120") or an
 // HTTP-date, which is taken relative to the response's Date header when it
-// has one (so that clock skew cancels) and to now otherwise. ok is false
+// has one (so that clock skew cancels), advanced by its Age when a cache
+// served it, and to now otherwise. ok is false
 // when the header is absent or malformed. The wait is never negative (a
 // date in the past means "now") and at most sluice.MaxWindow.
 func ParseRetryAfter(h http.Header, now time.Time) (wait time.Duration, ok bool) {
@@ -431,11 +433,17 @@ func ParseRetryAfter(h http.Header, now time.Time) (wait time.Duration, ok bool)
 	return clampHint(t.Sub(serverTime(h, now))), true
 }
 
-// serverTime is the response's Date, or now when it has none: Unix-time
-// and HTTP-date hints are meant relative to the server's clock.
+// serverTime is the server's clock now, as the response tells it: its
+// Date, advanced by its Age when a cache served it (RFC 9111: the Date is
+// when the origin made it, Age how long ago that was), or now when it has
+// no Date. Unix-time and HTTP-date hints are meant relative to the
+// server's clock.
 func serverTime(h http.Header, now time.Time) time.Time {
 	if d := h.Get("Date"); d != "" {
 		if t, err := http.ParseTime(d); err == nil {
+			if age, ok := leadingInt(h.Get("Age")); ok {
+				t = t.Add(seconds(age))
+			}
 			return t
 		}
 	}

@@ -130,6 +130,8 @@ func TestParseRetryAfter(t *testing.T) {
 		{"zero means now", header("Retry-After", "0"), 0, true},
 		{"HTTP-date, relative to Date", header("Retry-After", "Mon, 30 Nov 2026 12:00:30 GMT",
 			"Date", "Mon, 30 Nov 2026 12:00:20 GMT"), 10 * time.Second, true},
+		{"HTTP-date of a response a cache served 8 s after its Date", header("Retry-After", "Mon, 30 Nov 2026 12:00:30 GMT",
+			"Date", "Mon, 30 Nov 2026 12:00:20 GMT", "Age", "8"), 2 * time.Second, true},
 		{"HTTP-date without Date: relative to now", header("Retry-After", "Mon, 30 Nov 2026 12:01:00 GMT"), time.Minute, true},
 		{"a date in the past means now", header("Retry-After", "Mon, 30 Nov 2026 11:00:00 GMT"), 0, true},
 		{"a decimal is rounded up to a millisecond", header("Retry-After", "1.0005"), 1001 * time.Millisecond, true},
