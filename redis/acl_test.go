@@ -119,8 +119,8 @@ func exercise(t *testing.T, g *redis.Guarded) {
 
 // TestTheDocumentedACLIsEnough: a user created by the ACL SETUSER line of
 // docs/operations.md can do all that sluice asks of Redis, standalone (with
-// leases, and with replica_wait) and on a Cluster, and Redis refuses it
-// nothing (its ACL LOG stays empty).
+// leases, and with replica_wait), behind a Sentinel and on a Cluster, and
+// Redis refuses it nothing (its ACL LOG stays empty).
 func TestTheDocumentedACLIsEnough(t *testing.T) {
 	t.Parallel()
 	t.Run("standalone", func(t *testing.T) {
@@ -146,6 +146,21 @@ func TestTheDocumentedACLIsEnough(t *testing.T) {
 			g.Close()
 		}
 		noACLRefusals(t, srv)
+	})
+	t.Run("sentinel", func(t *testing.T) {
+		t.Parallel()
+		primary := redistest.Standalone(t)
+		password := aclUser(t, primary)
+		sentinel := redistest.Sentinel(t, primary, "acl")
+		g, err := redis.Open(context.Background(), redis.Options{Mode: redis.ModeSentinel, Addrs: []string{sentinel.Addr},
+			MasterSet: "acl", Username: "sluice", Password: password, SentinelUsername: "default", SentinelPassword: "any",
+			Timeout: testTimeout, OnStoreError: failover.Deny, MustConnect: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Close()
+		exercise(t, g)
+		noACLRefusals(t, primary)
 	})
 	t.Run("cluster", func(t *testing.T) {
 		t.Parallel()
