@@ -105,10 +105,12 @@ type RateLimit struct {
 	Limit int64
 	// Remaining is the units still available at once; never negative.
 	Remaining int64
-	// Reset is how long until the quota is restored, measured from the
-	// response (from its Date header, advanced by its Age, for Unix-time
-	// and date resets, which cancels clock skew). Zero when the headers do
-	// not say or the reset has passed; never negative; at most
+	// Reset is how long until the quota is restored (in the ietf format,
+	// its t: until more of it is made available, not necessarily all of
+	// it, as a sliding window gives units back one by one), measured from
+	// the response (from its Date header, advanced by its Age, for
+	// Unix-time and date resets, which cancels clock skew). Zero when the
+	// headers do not say or the reset has passed; never negative; at most
 	// sluice.MaxWindow. sluice sends whole seconds rounded up, so waiting
 	// Reset is never too early.
 	Reset time.Duration

@@ -142,7 +142,8 @@ type Transport struct {
 	// Partition by endpoint when a server limits some endpoints and not
 	// others (an answer without rate-limit fields says that no quota
 	// binds its partition), or states different policies for them (every
-	// policy stated holds the partition's requests until its reset).
+	// policy stated holds the partition's requests: until its reset, and
+	// then by its window while answers omit it).
 	Partition func(*http.Request) string
 
 	// stallAfter replaces stallAfter in tests; zero: stallAfter.
