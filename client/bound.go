@@ -30,6 +30,7 @@ type bound struct {
 	n     int
 	rem   [maxPolicies]int64
 	rate  [maxPolicies]float64 // units per second
+	name  [maxPolicies]string  // the policies'
 	// inFlight marks the concurrency policies.
 	inFlight [maxPolicies]bool
 }
@@ -42,6 +43,16 @@ func (b *bound) grows() bool {
 		}
 	}
 	return false
+}
+
+// ratedOnly is b with the rates of the policies keep refuses set to 0.
+func (b bound) ratedOnly(keep func(policy string) bool) bound {
+	for i := range b.n {
+		if b.rate[i] > 0 && !keep(b.name[i]) {
+			b.rate[i] = 0
+		}
+	}
+	return b
 }
 
 // value is the bound at now for a quota of capacity at least capacity,

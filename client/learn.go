@@ -2,6 +2,7 @@ package client
 
 import (
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -116,9 +117,13 @@ type hostState struct {
 	now, eventual bound
 	// norate: a 429 proved that the quota is not a bucket refilled at the
 	// rate its policy states (or not ours alone); rates are ignored.
-	// trusted: an admitted answer confirmed the rate; until then one send
-	// at a time relies on it (speculating while it is out).
-	norate, trusted, speculating bool
+	// trusted holds the policies whose rate an admitted answer confirmed;
+	// until then one send at a time relies on a policy's rate (speculating
+	// while it is out). A refill proven of one policy says nothing of
+	// another's: a bucket of requests per second beside a fixed window per
+	// minute.
+	norate, speculating bool
+	trusted             []string
 	// lagFactor multiplies lagAllowance (1, 4, 16 …).
 	lagFactor int64
 	// last is the last answer to arrive, anchor an older one (at most
@@ -280,10 +285,9 @@ func (h *hostState) admitsKnown(cost int64, now time.Time) (how int, wake time.T
 	switch {
 	case h.sent+cost <= h.proven():
 		return sendPlain, wake
+	case h.sent+cost <= h.trustedCeiling(now):
+		return sendPlain, wake
 	case h.sent+cost <= h.ceiling(now):
-		if h.trusted {
-			return sendPlain, wake
-		}
 		if !h.speculating && h.inflight == 0 {
 			return sendSpeculative, wake
 		}
@@ -305,6 +309,23 @@ func (h *hostState) admitsKnown(cost int64, now time.Time) (how int, wake time.T
 // the two bounds kept.
 func (h *hostState) ceiling(now time.Time) int64 {
 	return max(h.now.value(now, h.capacity, h.ended), h.eventual.value(now, h.capacity, h.ended))
+}
+
+// trustedCeiling is the ceiling with the refills of trusted policies
+// alone.
+func (h *hostState) trustedCeiling(now time.Time) int64 {
+	a, b := h.now.ratedOnly(h.trusts), h.eventual.ratedOnly(h.trusts)
+	return max(a.value(now, h.capacity, h.ended), b.value(now, h.capacity, h.ended))
+}
+
+// trusts reports whether an admitted answer confirmed policy's rate.
+func (h *hostState) trusts(policy string) bool { return slices.Contains(h.trusted, policy) }
+
+// trust records that an admitted answer confirmed policy's rate.
+func (h *hostState) trust(policy string) {
+	if !h.trusts(policy) && len(h.trusted) < maxPolicies {
+		h.trusted = append(h.trusted, policy)
+	}
 }
 
 // proven is the ceiling without refills since the responses.
@@ -459,7 +480,7 @@ func (h *hostState) finish(tk ticket, r response) {
 		case r.status == http.StatusTooManyRequests:
 			h.dropRates()
 		case units > 0 && !maybeReset:
-			h.trusted = true
+			h.trust(r.rl.Policy)
 		}
 	}
 	if !r.arrived {
@@ -640,7 +661,7 @@ func (h *hostState) observe(policy string, rate float64) {
 // may have been proven across a lag longer than the allowance: they are
 // forgotten, and the allowance grows. Otherwise no rate is assumed again.
 func (h *hostState) distrustRates() {
-	if h.trusted && len(h.observed) > 0 && time.Duration(4*h.lagFactor)*lagAllowance <= maxLagAllowance {
+	if len(h.trusted) > 0 && len(h.observed) > 0 && time.Duration(4*h.lagFactor)*lagAllowance <= maxLagAllowance {
 		h.observed = nil
 		h.lagFactor *= 4
 		return
@@ -660,7 +681,7 @@ func (h *hostState) boundOf(tk ticket, r response) bound {
 		if b.n == len(b.rem) {
 			return // more policies than a bound keeps: the rest say less than r.rl's
 		}
-		b.rem[b.n], b.inFlight[b.n] = q.Remaining, q.inFlight
+		b.rem[b.n], b.inFlight[b.n], b.name[b.n] = q.Remaining, q.inFlight, q.Policy
 		if !h.norate && !q.inFlight && !q.resetBeyondWindow() {
 			b.rate[b.n] = max(q.rate, h.observed[q.Policy])
 		}

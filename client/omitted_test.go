@@ -12,21 +12,32 @@ import (
 
 // exactPolicy is one quota policy that multiServer enforces exactly: q
 // units in every aligned window of w (a fixed window), or in every span
-// (t−w, t] (a sliding log).
+// (t−w, t] (a sliding log), or a token bucket of q refilled at q/w.
 type exactPolicy struct {
-	name  string
-	q     int64
-	w     time.Duration
-	log   bool
-	count int64       // fixed: units counted in window k
-	k     int64       // fixed: the window counted
-	times []time.Time // log: the admitted units' times
+	name   string
+	q      int64
+	w      time.Duration
+	log    bool
+	bucket bool
+	level  float64     // bucket: tokens at last
+	last   time.Time   // bucket: when level was
+	count  int64       // fixed: units counted in window k
+	k      int64       // fixed: the window counted
+	times  []time.Time // log: the admitted units' times
 }
 
 // left is what the policy has left at now, and the seconds until more of
 // it is made available (the draft's t): a fixed window's end, or when a
 // sliding log's oldest unit leaves it.
 func (p *exactPolicy) left(now time.Time) (int64, int64) {
+	if p.bucket {
+		if p.last.IsZero() {
+			p.level, p.last = float64(p.q), now
+		}
+		p.level = min(float64(p.q), p.level+now.Sub(p.last).Seconds()*float64(p.q)/p.w.Seconds())
+		p.last = now
+		return int64(p.level), int64(math.Ceil((float64(p.q) - p.level) * p.w.Seconds() / float64(p.q)))
+	}
 	if !p.log {
 		if k := int64(now.Sub(t0) / p.w); k != p.k {
 			p.k, p.count = k, 0
@@ -44,6 +55,10 @@ func (p *exactPolicy) left(now time.Time) (int64, int64) {
 }
 
 func (p *exactPolicy) spend(now time.Time) {
+	if p.bucket {
+		p.level--
+		return
+	}
 	if p.log {
 		p.times = append(p.times, now)
 	} else {
@@ -61,8 +76,9 @@ type multiServer struct {
 	retryAfter bool
 	absolute   bool // nearest exhaustion is the least left, not the least share of q
 	// subset, when set, draws the policies an admitted answer names
-	// (besides the nearest exhaustion) instead.
+	// (besides the nearest exhaustion); all names every policy.
 	subset  *rand.Rand
+	all     bool
 	refusal map[string]int // the 429s per policy that refused
 }
 
@@ -98,7 +114,7 @@ func (s *multiServer) decide(now time.Time) (status int, h http.Header) {
 	}
 	named := []string{fmt.Sprintf("%q;r=%d;t=%d", near.name, nearR, nearT)}
 	for _, p := range s.policies {
-		if p != near && status == http.StatusOK && s.subset != nil && s.subset.IntN(2) == 0 {
+		if p != near && (s.all || status == http.StatusOK && s.subset != nil && s.subset.IntN(2) == 0) {
 			r, t := p.left(now)
 			named = append(named, fmt.Sprintf("%q;r=%d;t=%d", p.name, r, t))
 		}
@@ -203,4 +219,24 @@ func simulate(t *testing.T, srv *multiServer, total, workers int, maxLatency tim
 		pending = append(pending[:idx], pending[idx+1:]...)
 	}
 	return refused
+}
+
+// A refill proven of one policy, a bucket's, says nothing of another's
+// rate: a fixed window beside it, whose stated q/w is no rate at all, is
+// tried one request at a time, and meets one 429 at most, as a window
+// alone does.
+func TestTrustInOnePolicysRateIsNoTrustInAnothers(t *testing.T) {
+	for seed := uint64(1); seed <= 100; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		srv := &multiServer{all: true, retryAfter: seed%2 == 0, policies: []*exactPolicy{
+			{name: "per-second", q: 4, w: time.Second, bucket: true},
+			{name: "per-10s", q: 12, w: 10 * time.Second},
+		}}
+		workers := 1 + rng.IntN(4)
+		maxLatency := time.Duration(rng.IntN(150)) * time.Millisecond
+		if refused := simulate(t, srv, 120, workers, maxLatency, rng); refused > 1 {
+			t.Errorf("seed %d (%d workers, latency up to %v, Retry-After %v): %d of 120 requests refused (%v); want at most 1",
+				seed, workers, maxLatency, srv.retryAfter, refused, srv.refusal)
+		}
+	}
 }

@@ -17,7 +17,7 @@ import (
 //     sent ≤ done_j + cost_j + min(Ĉ, r_j,p + ⌊ρ_p·(now − a_j)⌋)
 //
 //     for the reason every ceiling_j holds. Refills are counted only
-//     while the host's rates are (trusted, or a speculative send), and
+//     while the policy's rate is trusted, or for a speculative send, and
 //     only of a policy the last answer named: of one that answers omit,
 //     nothing says how it comes back but its q and w.
 //   - its reset (t): more of its quota is made available then, not
@@ -135,9 +135,10 @@ func (p *remembered) admits(sent, cost, inFlight int64, now time.Time, capacity 
 // they may (the latest of the policies' waits). h.mu is held.
 func (h *hostState) policiesAdmit(cost int64, how int, now time.Time) (ok bool, wake time.Time) {
 	ok = true
-	known, rated := h.mode == modeKnown, h.rated(how)
+	known := h.mode == modeKnown
 	for i := range h.policies {
-		why, at := h.policies[i].admits(algo.AddSat(h.sent, cost), cost, h.inflight, now, h.capacity, known, rated)
+		p := &h.policies[i]
+		why, at := p.admits(algo.AddSat(h.sent, cost), cost, h.inflight, now, h.capacity, known, h.rated(p.name, how))
 		if why == heldByPolicy {
 			ok, wake = false, later(wake, at)
 		}
@@ -145,10 +146,10 @@ func (h *hostState) policiesAdmit(cost int64, how int, now time.Time) (ok bool, 
 	return ok, wake
 }
 
-// rated reports whether a send as how may rely on the rates of the
-// policies: when they are trusted, or on the send that tries them.
-func (h *hostState) rated(how int) bool {
-	return !h.norate && (h.trusted || how == sendSpeculative)
+// rated reports whether a send as how may rely on policy's rate: when it
+// is trusted, or on the send that tries the rates.
+func (h *hostState) rated(policy string, how int) bool {
+	return !h.norate && (h.trusts(policy) || how == sendSpeculative)
 }
 
 // spendPolicies records, before a send of cost units at now is counted,
@@ -259,7 +260,7 @@ func (h *hostState) remember(tk ticket, r response, fresh, toldWait bool) {
 			reset = defaultReset
 		}
 		b := bound{base: base, at: r.at, n: 1}
-		b.rem[0] = q.Remaining
+		b.rem[0], b.name[0] = q.Remaining, q.Policy
 		if !h.norate && !q.resetBeyondWindow() {
 			b.rate[0] = max(q.rate, h.observed[q.Policy])
 		}
