@@ -52,10 +52,10 @@ type remembered struct {
 	// reported: an answer said what remained of it: b is the highest
 	// bound of the policy alone that answers proved (base + min(Ĉ, rem +
 	// its refills); n is 1), resetAt when more of it is made available, as
-	// the latest answer says, and probed whether a send since that reset
-	// may have spent what it made available.
-	// beyond: that reset lies beyond the policy's window, which admits
-	// nothing before it (see quota.resetBeyondWindow).
+	// the latest answer says, probed whether a send since that reset may
+	// have spent what it made available, and beyond whether that reset
+	// lies beyond the policy's window, which then admits nothing before it
+	// (see quota.resetBeyondWindow).
 	reported bool
 	b        bound
 	resetAt  time.Time
