@@ -338,6 +338,7 @@ func (s *Server) sample(ctx context.Context) {
 		}
 		last = time.Now()
 		signals := s.mon.Sample()
+		s.noteSignals(signals)
 		if s.state.Load().cfg.Degradation.Enabled {
 			unknown.note(s.log, signals)
 			s.ctl.Update(signals)
@@ -360,7 +361,9 @@ func (s *Server) SampleNow() degrade.Level {
 	if s.zero() {
 		return degrade.Normal
 	}
-	return s.ctl.Update(s.mon.Sample())
+	signals := s.mon.Sample()
+	s.noteSignals(signals)
+	return s.ctl.Update(signals)
 }
 
 // Degradation returns the controller's state.

@@ -143,6 +143,8 @@ type Server struct {
 	admin    http.Handler // the admin listener's
 	ctl      *degrade.Controller
 	mon      *degrade.Monitor
+	// signals are the load signals of the last sample (loadSignals).
+	signals atomic.Pointer[degrade.Signals]
 	// switched are the proxy's connections switched to another protocol
 	// (WebSockets), which Serve closes when it stops.
 	switched *switchedConns
@@ -249,7 +251,7 @@ func New(opts Options) (*Server, error) {
 	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses, opts.StoreUnrefunded)
 	registerLeaseMetrics(opts.Registry, opts.Leases)
 	registerMemoryMetrics(opts.Registry, opts.Memory)
-	opts.Registry.MustRegister(newGlobalRemaining(s), newCertExpiry(s))
+	opts.Registry.MustRegister(newGlobalRemaining(s), newCertExpiry(s), newLoadSignals(s))
 	s.stats = newStats(opts.Clock, s.dashboardSample)
 	g := opts.Config.Designer
 	s.designer = newDesigner(designerLimits{concurrency: g.Concurrency, maxArrivals: g.MaxArrivals, timeout: g.Timeout})
