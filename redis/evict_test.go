@@ -20,7 +20,9 @@ import (
 func TestOpenSeesARedisThatEvicts(t *testing.T) {
 	quiet := redistest.Standalone(t)
 	var logs syncBuffer
-	g, err := redis.Open(context.Background(), redis.Options{Addrs: []string{quiet.Addr}, OnStoreError: failover.Deny,
+	// The tests' timeout, which bounds the dial too: 50 ms may not do on
+	// a loaded machine.
+	g, err := redis.Open(context.Background(), redis.Options{Addrs: []string{quiet.Addr}, OnStoreError: failover.Deny, Timeout: testTimeout,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)), MustConnect: true})
 	if err != nil {
 		t.Fatal(err)
