@@ -445,6 +445,9 @@ func (h *hostState) finish(tk ticket, r response) {
 		// windows w from now (those written off again, as they may have
 		// been counted since).
 		h.countAnswered(tk.cost, r.at)
+		if r.arrived && r.status < 400 {
+			h.countAdmitted(tk.cost, tk.sentAt)
+		}
 	}
 	// An attempt written off (writeOff) is counted as failed already, in
 	// lost: its answer, if it comes, still teaches, but moves no count.
@@ -479,7 +482,7 @@ func (h *hostState) finish(tk ticket, r response) {
 		switch {
 		case r.status == http.StatusTooManyRequests:
 			h.dropRates()
-		case units > 0 && !maybeReset:
+		case units > 0 && !maybeReset && !h.mayBeWindow(r.rl.Policy, tk, r.at):
 			h.trust(r.rl.Policy)
 		}
 	}

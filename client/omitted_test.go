@@ -19,11 +19,12 @@ type exactPolicy struct {
 	w      time.Duration
 	log    bool
 	bucket bool
-	level  float64     // bucket: tokens at last
-	last   time.Time   // bucket: when level was
-	count  int64       // fixed: units counted in window k
-	k      int64       // fixed: the window counted
-	times  []time.Time // log: the admitted units' times
+	fill   time.Duration // bucket: how long an empty one takes to fill, when not w
+	level  float64       // bucket: tokens at last
+	last   time.Time     // bucket: when level was
+	count  int64         // fixed: units counted in window k
+	k      int64         // fixed: the window counted
+	times  []time.Time   // log: the admitted units' times
 }
 
 // left is what the policy has left at now, and the seconds until more of
@@ -34,9 +35,13 @@ func (p *exactPolicy) left(now time.Time) (int64, int64) {
 		if p.last.IsZero() {
 			p.level, p.last = float64(p.q), now
 		}
-		p.level = min(float64(p.q), p.level+now.Sub(p.last).Seconds()*float64(p.q)/p.w.Seconds())
+		fill := p.w
+		if p.fill > 0 {
+			fill = p.fill
+		}
+		p.level = min(float64(p.q), p.level+now.Sub(p.last).Seconds()*float64(p.q)/fill.Seconds())
 		p.last = now
-		return int64(p.level), int64(math.Ceil((float64(p.q) - p.level) * p.w.Seconds() / float64(p.q)))
+		return int64(p.level), int64(math.Ceil((float64(p.q) - p.level) * fill.Seconds() / float64(p.q)))
 	}
 	if !p.log {
 		if k := int64(now.Sub(t0) / p.w); k != p.k {
@@ -160,6 +165,14 @@ func TestAServerNamingOnlyThePolicyNearestExhaustionIsNotOvershot(t *testing.T) 
 // back, and returns how many srv refused.
 func simulate(t *testing.T, srv *multiServer, total, workers int, maxLatency time.Duration, rng *rand.Rand) (refused int) {
 	t.Helper()
+	_, refused = simulateFor(t, srv, total, workers, maxLatency, rng)
+	return refused
+}
+
+// simulateFor is simulate, which also returns how long the requests took
+// from the first send to the last answer.
+func simulateFor(t *testing.T, srv *multiServer, total, workers int, maxLatency time.Duration, rng *rand.Rand) (took time.Duration, refused int) {
+	t.Helper()
 	h := newHostState(true, 0)
 	type req struct {
 		tk                 ticket
@@ -218,7 +231,7 @@ func simulate(t *testing.T, srv *multiServer, total, workers int, maxLatency tim
 		h.finish(p.tk, r)
 		pending = append(pending[:idx], pending[idx+1:]...)
 	}
-	return refused
+	return now.Sub(t0), refused
 }
 
 // A refill proven of one policy, a bucket's, says nothing of another's
@@ -237,6 +250,47 @@ func TestTrustInOnePolicysRateIsNoTrustInAnothers(t *testing.T) {
 		if refused := simulate(t, srv, 120, workers, maxLatency, rng); refused > 1 {
 			t.Errorf("seed %d (%d workers, latency up to %v, Retry-After %v): %d of 120 requests refused (%v); want at most 1",
 				seed, workers, maxLatency, srv.retryAfter, refused, srv.refusal)
+		}
+	}
+}
+
+// A sliding log gives its units back one by one, as the older leave it,
+// and so may prove a refill as a bucket does. Its refill proves a bucket
+// only when the log was full of the client's units when it admitted the
+// request: otherwise its stated rate would be trusted, and its first
+// refusal (met on that rate) only widen the lag allowance, while another
+// policy's rate is tried and refused too.
+func TestASlidingLogIsNotTakenForABucket(t *testing.T) {
+	for seed := uint64(1); seed <= 300; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		srv := &multiServer{all: seed%2 == 0, absolute: true, policies: []*exactPolicy{
+			{name: "per-second", q: 4, w: time.Second, log: true},
+			{name: "per-10s", q: 12, w: 10 * time.Second},
+		}}
+		workers := 1 + rng.IntN(6)
+		maxLatency := time.Duration(rng.IntN(400)) * time.Millisecond
+		if refused := simulate(t, srv, 150, workers, maxLatency, rng); refused > 1 {
+			t.Errorf("seed %d (%d workers, latency up to %v, all named %v): %d of 150 requests refused (%v); want at most 1",
+				seed, workers, maxLatency, srv.all, refused, srv.refusal)
+		}
+	}
+}
+
+// A bucket that states its burst over a rounded-up fill time (sluice's
+// 20 a second with a burst of 5 is q=5;w=1) still proves its real rate:
+// 200 requests take well under the 39 s its stated 5 a second would.
+func TestABucketStatingLessThanItsRateIsPacedAtItsRate(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		srv := &multiServer{all: true, policies: []*exactPolicy{
+			{name: "per-second", q: 5, w: time.Second, bucket: true, fill: 250 * time.Millisecond},
+		}}
+		workers := 1 + rng.IntN(6)
+		maxLatency := time.Duration(rng.IntN(100)) * time.Millisecond
+		took, refused := simulateFor(t, srv, 200, workers, maxLatency, rng)
+		if refused > 0 || took > 25*time.Second {
+			t.Errorf("seed %d (%d workers, latency up to %v): 200 requests took %v, %d refused; want within 25 s (9.75 s at 20 a second after the burst), none refused",
+				seed, workers, maxLatency, took, refused)
 		}
 	}
 }

@@ -181,6 +181,30 @@ func (h *hostState) countAnswered(cost int64, at time.Time) {
 	}
 }
 
+// countAdmitted records in every window that cost units sent at sentAt
+// were admitted. h.mu is held.
+func (h *hostState) countAdmitted(cost int64, sentAt time.Time) {
+	for i := range h.policies {
+		if w := h.policies[i].win; w != nil {
+			w.addAdmitted(cost, sentAt)
+		}
+	}
+}
+
+// mayBeWindow reports whether a window of policy's q per w, whose q and w
+// an answer stated, may have admitted tk, answered at at: its units
+// coming back one by one as the older leave it, a sliding window can
+// prove a refill as a bucket does, unless it was full of the client's
+// units when it admitted tk (see window.full). h.mu is held.
+func (h *hostState) mayBeWindow(policy string, tk ticket, at time.Time) bool {
+	for i := range h.policies {
+		if p := &h.policies[i]; p.name == policy && p.win != nil {
+			return !p.win.full(tk.cost, tk.sentAt, at)
+		}
+	}
+	return false
+}
+
 // policiesGrow reports whether a remembered policy is assumed to come
 // back at a rate. h.mu is held.
 func (h *hostState) policiesGrow() bool {

@@ -66,9 +66,31 @@ type window struct {
 	statedPolicy
 	since time.Time // when it began counting
 	width int64     // nanoseconds a slot spans: ⌈w/windowSlots⌉
-	// slot[i] holds the units sent in the slot of index tag[i]: the
-	// nanoseconds since the Unix epoch divided by width, congruent to i.
-	slot, tag [windowSlots + 2]int64
+	// answered counts the units answered, by when their answers arrived;
+	// admitted those the server admitted, by when they were sent (see
+	// full).
+	answered, admitted slots
+}
+
+// slots counts units in the slots of a window: n[i] holds those of the
+// slot of index tag[i] (nanoseconds since the Unix epoch divided by the
+// window's width), congruent to i.
+type slots struct{ n, tag [windowSlots + 2]int64 }
+
+// add counts cost units in slot k. A slot older than the one its index
+// holds has left the window: it is not counted.
+func (s *slots) add(k, cost int64) {
+	if k < 0 {
+		return
+	}
+	i := int(k % int64(len(s.n)))
+	if s.tag[i] > k {
+		return
+	}
+	if s.tag[i] != k {
+		s.tag[i], s.n[i] = k, 0
+	}
+	s.n[i] = algo.AddSat(s.n[i], cost)
 }
 
 // newWindow returns an empty window of p that begins counting at since.
@@ -88,11 +110,11 @@ func (w *window) expires(k int64) int64 {
 // cost above q counts as q: such a request waits for an empty window, then
 // goes. It changes nothing.
 func (w *window) admits(cost, inFlight int64, now time.Time) (bool, time.Time) {
-	t := now.UnixNano()
+	t, a := now.UnixNano(), &w.answered
 	used := max(inFlight, 0)
-	for i := range w.slot {
-		if w.slot[i] > 0 && w.expires(w.tag[i]) > t {
-			used = algo.AddSat(used, w.slot[i])
+	for i := range a.n {
+		if a.n[i] > 0 && w.expires(a.tag[i]) > t {
+			used = algo.AddSat(used, a.n[i])
 		}
 	}
 	cost = min(cost, w.q)
@@ -103,19 +125,19 @@ func (w *window) admits(cost, inFlight int64, now time.Time) (bool, time.Time) {
 	var at int64
 	for used+cost > w.q {
 		next, idx := int64(math.MaxInt64), -1
-		for i := range w.slot {
-			if w.slot[i] > 0 && w.expires(w.tag[i]) > max(t, at) && w.expires(w.tag[i]) < next {
-				next, idx = w.expires(w.tag[i]), i
+		for i := range a.n {
+			if a.n[i] > 0 && w.expires(a.tag[i]) > max(t, at) && w.expires(a.tag[i]) < next {
+				next, idx = w.expires(a.tag[i]), i
 			}
 		}
 		if idx < 0 {
 			break
 		}
 		at = next
-		used -= w.slot[idx]
-		for i := range w.slot {
-			if w.slot[i] > 0 && i != idx && w.expires(w.tag[i]) == next {
-				used -= w.slot[i]
+		used -= a.n[idx]
+		for i := range a.n {
+			if a.n[i] > 0 && i != idx && w.expires(a.tag[i]) == next {
+				used -= a.n[i]
 			}
 		}
 	}
@@ -127,9 +149,9 @@ func (w *window) admits(cost, inFlight int64, now time.Time) (bool, time.Time) {
 
 // empty reports whether no unit answered is in the window at now.
 func (w *window) empty(now time.Time) bool {
-	t := now.UnixNano()
-	for i := range w.slot {
-		if w.slot[i] > 0 && w.expires(w.tag[i]) > t {
+	t, a := now.UnixNano(), &w.answered
+	for i := range a.n {
+		if a.n[i] > 0 && w.expires(a.tag[i]) > t {
 			return false
 		}
 	}
@@ -138,13 +160,29 @@ func (w *window) empty(now time.Time) bool {
 
 // add counts cost units answered at now.
 func (w *window) add(cost int64, now time.Time) {
-	k := now.UnixNano() / w.width
-	i := int(k % int64(len(w.slot)))
-	if w.tag[i] > k {
-		return // older than the slot's units: it has left the window
+	w.answered.add(now.UnixNano()/w.width, cost)
+}
+
+// addAdmitted counts cost units sent at sentAt that the server admitted.
+func (w *window) addAdmitted(cost int64, sentAt time.Time) {
+	w.admitted.add(sentAt.UnixNano()/w.width, cost)
+}
+
+// full reports whether a window of q per w held more than q − cost units
+// of the client's when it admitted a request of cost units sent at sentAt
+// and answered at at, with nothing else in flight: the units admitted that
+// were sent after at − w, in slots that ended by sentAt (answered, then,
+// before it), were all counted in the span of w that ended with the
+// request's decision. Its admission then proves the quota is no such
+// window: a bucket, or more generous.
+func (w *window) full(cost int64, sentAt, at time.Time) bool {
+	from, to := at.UnixNano()-int64(w.w), sentAt.UnixNano()
+	var in int64
+	for i := range w.admitted.n {
+		k := w.admitted.tag[i]
+		if w.admitted.n[i] > 0 && k*w.width > from && algo.AddSat(k, 1)*w.width <= to {
+			in = algo.AddSat(in, w.admitted.n[i])
+		}
 	}
-	if w.tag[i] != k {
-		w.tag[i], w.slot[i] = k, 0
-	}
-	w.slot[i] = algo.AddSat(w.slot[i], cost)
+	return algo.AddSat(in, cost) > w.q
 }
