@@ -30,7 +30,7 @@ type bound struct {
 	n     int
 	rem   [maxPolicies]int64
 	rate  [maxPolicies]float64 // units per second
-	name  [maxPolicies]string  // the policies'
+	name  [maxPolicies]string  // the policies' names
 	// inFlight marks the concurrency policies.
 	inFlight [maxPolicies]bool
 }
