@@ -99,7 +99,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if r.interrupted {
 		return fmt.Errorf("interrupted after %.2fs of the %v asked (-d): the figures above are of that part", r.elapsed.Seconds(), o.duration)
 	}
-	if r.sent > 0 && r.errors == r.sent {
+	switch {
+	case r.sent == 0:
+		return fmt.Errorf("no request was answered within the %v asked (-d): the server held them all, or the run is too short for one", o.duration)
+	case r.errors == r.sent:
 		return fmt.Errorf("every request failed; the first: %v", r.firstErr)
 	}
 	return nil

@@ -200,3 +200,25 @@ func TestBenchNeverPrintsTheURLsPassword(t *testing.T) {
 		}
 	}
 }
+
+// A run in which no request was answered (a server that holds every
+// request past -d) is an error that says so, not a report of zero
+// requests that exits 0.
+func TestBenchFailsWhenNoRequestIsAnswered(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"bench", "-d", "100ms", "-c", "2", srv.URL}, &out, &errOut); code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "no request was answered") {
+		t.Errorf("stderr: %q", errOut.String())
+	}
+}

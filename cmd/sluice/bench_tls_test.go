@@ -29,7 +29,7 @@ func TestBenchTrustsAPrivateCA(t *testing.T) {
 	ca.Client(t, "ops.internal")
 
 	var out, errOut bytes.Buffer
-	if code := run(context.Background(), []string{"bench", "-d", "200ms", "-c", "2", srv.URL}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "every request failed") {
+	if code := run(context.Background(), []string{"bench", "-d", "1s", "-c", "2", srv.URL}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "every request failed") {
 		t.Errorf("without -cacert: exit %d, stderr %q; want every request to fail verification", code, errOut.String())
 	}
 	out.Reset()
