@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -31,35 +29,19 @@ func LoadRules(name string, data []byte) (*Rules, error) {
 }
 
 // LoadRuleFiles loads every file at paths into one Rules value: a path
-// that is a directory contributes its *.yaml and *.yml files, in name
-// order, not descending into subdirectories. (envoyproxy/ratelimit loads
-// every file under its configuration directory, whatever its name,
-// subdirectories included: list such files or subdirectories in paths.) A
-// domain defined twice is an error. Every problem of every file is
-// returned, joined.
+// that is a file is read whatever its name, and a path that is a folder
+// contributes every file under it, subfolders included, but for names
+// starting with "." (see RuleFiles for the order, the links followed and
+// the bounds), as envoyproxy/ratelimit loads its runtime folder. A domain
+// defined twice is an error. Every problem of every file is returned,
+// joined.
 func LoadRuleFiles(paths ...string) (*Rules, error) {
-	var files []string
-	for _, p := range paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return nil, fmt.Errorf("envoy rules: %w", err)
-		}
-		if !st.IsDir() {
-			files = append(files, p)
-			continue
-		}
-		ents, err := os.ReadDir(p)
-		if err != nil {
-			return nil, fmt.Errorf("envoy rules: %w", err)
-		}
-		for _, e := range ents {
-			if ext := filepath.Ext(e.Name()); !e.IsDir() && (ext == ".yaml" || ext == ".yml") {
-				files = append(files, filepath.Join(p, e.Name()))
-			}
-		}
+	files, _, err := RuleFiles(paths...)
+	if err != nil {
+		return nil, err
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("envoy rules: no *.yaml or *.yml file in %s", strings.Join(paths, ", "))
+		return nil, fmt.Errorf("envoy rules: no rules file in %s", strings.Join(paths, ", "))
 	}
 	l := newLoader()
 	var errs []error

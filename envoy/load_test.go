@@ -134,15 +134,15 @@ func TestLoadRuleFilesMergesFilesAndRefusesDuplicateDomains(t *testing.T) {
 	}
 	write("a.yaml", "domain: a\n")
 	write("b.yml", "domain: b\n")
-	write("notes.txt", "not rules")
+	write("c.conf", "domain: c\n")
 	rules, err := envoy.LoadRuleFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rules.Domains(); !slices.Equal(got, []string{"a", "b"}) {
+	if got := rules.Domains(); !slices.Equal(got, []string{"a", "b", "c"}) {
 		t.Errorf("domains %v", got)
 	}
-	dup := write("c.yaml", "\n\ndomain: a\n")
+	dup := write("d.yaml", "\n\ndomain: a\n")
 	_, err = envoy.LoadRuleFiles(dir)
 	want := dup + `:3:9: domain: "a" is already defined at ` + filepath.Join(dir, "a.yaml") + ":1"
 	if err == nil || err.Error() != want {
@@ -151,7 +151,7 @@ func TestLoadRuleFilesMergesFilesAndRefusesDuplicateDomains(t *testing.T) {
 	if _, err := envoy.LoadRuleFiles(filepath.Join(dir, "missing.yaml")); err == nil {
 		t.Error("a missing file loaded")
 	}
-	if _, err := envoy.LoadRuleFiles(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no *.yaml or *.yml file") {
+	if _, err := envoy.LoadRuleFiles(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no rules file") {
 		t.Errorf("empty directory: %v", err)
 	}
 }
