@@ -31,20 +31,22 @@ const MaxRuleEntries = 1000
 // are followed, to files and folders alike; folders are listed as reached,
 // through their links (the path and each subfolder below it, from the
 // path). A folder more than MaxRuleDepth deep, more than MaxRuleEntries
-// entries in all, or a link to a folder that holds it, is an error.
+// entries in all, or a link to a folder that holds it, is an error; so
+// is a path that does not exist. With an error, files and folders hold
+// what was found before it (a watcher of the folders watches those).
 func RuleFiles(paths ...string) (files, folders []string, err error) {
 	w := &ruleWalk{}
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, nil, fmt.Errorf("envoy rules: %w", err)
+			return w.files, w.folders, fmt.Errorf("envoy rules: %w", err)
 		}
 		if !st.IsDir() {
 			w.files = append(w.files, p)
 			continue
 		}
 		if err := w.folder(p, 0, []os.FileInfo{st}); err != nil {
-			return nil, nil, err
+			return w.files, w.folders, err
 		}
 	}
 	return w.files, w.folders, nil

@@ -96,16 +96,17 @@ func TestEnvoyRulesAreWatched(t *testing.T) {
 	if limitOf("a") != 3 {
 		t.Error("after an invalid change, the rules before it do not serve")
 	}
-	// A file that is not YAML beside them changes nothing. (First let a
+	// A file whose name starts with "." beside them, which is not read,
+	// changes nothing. (First let a
 	// reload settle that the invalid write may still have coming: one
 	// written within watchSlack of the refused reload's start is read
 	// again.)
 	time.Sleep(300 * time.Millisecond)
 	reloads := strings.Count(logs.String(), "reloading")
-	write(filepath.Join(folder, "notes.txt"), "not rules")
+	write(filepath.Join(folder, ".notes.txt"), "not rules")
 	time.Sleep(300 * time.Millisecond)
 	if got := strings.Count(logs.String(), "reloading"); got != reloads {
-		t.Errorf("a non-YAML file in the folder caused %d reloads", got-reloads)
+		t.Errorf("a dotfile in the folder caused %d reloads", got-reloads)
 	}
 	write(filepath.Join(folder, "a.yaml"), rule("a", 5))
 	eventually("a valid change after a refused one", func() bool { return limitOf("a") == 5 })

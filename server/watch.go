@@ -15,12 +15,15 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/envoy"
 )
 
 // watch reloads the configuration on Options.Reloads and, with WatchFile, when the
 // file changes or when the Envoy rules it names change: a rules file, or
-// a *.yaml or *.yml file created, written, renamed or removed in a rules
-// directory (as envoyproxy/ratelimit watches its runtime folder); or when
+// a file or folder created, written, renamed or removed in a rules
+// directory or any folder below it that envoy.RuleFiles reads, but for
+// names starting with "." (as envoyproxy/ratelimit watches its runtime
+// folder; a ".." entry, a Kubernetes volume's swapped link, counts); or when
 // a TLS file of the listeners or of upstream_tls, or the keys file,
 // changes, or, for any of these files and the configuration file, the
 // file a link of theirs points to, or a ".." entry beside them, so that a
@@ -115,9 +118,12 @@ func (s *Server) watch(ctx context.Context) {
 type watchSet struct {
 	dirs []string
 	// files are the configuration file and the Envoy rules files; folders
-	// the Envoy rules directories, whose *.yaml and *.yml files count,
-	// and which count themselves (a folder replaced or swapped).
-	files, folders []string
+	// the Envoy rules directories, which count themselves (a folder
+	// replaced or swapped), and tree those and every folder below them
+	// that envoy.RuleFiles reads, in which any name counts but those
+	// starting with a single "." (a ".." entry is a Kubernetes volume's
+	// swapped link).
+	files, folders, tree []string
 	// linkedNames are the files of the set by directory (a volume may
 	// mount any of them through links): their names, and where their
 	// links point. An event on one of them, or on a name starting with
@@ -140,8 +146,8 @@ func (ws watchSet) concerns(path string) bool {
 			return true
 		}
 	}
-	ext := strings.ToLower(filepath.Ext(path))
-	return (ext == ".yaml" || ext == ".yml") && slices.Contains(ws.folders, filepath.Dir(path))
+	base := filepath.Base(path)
+	return (!strings.HasPrefix(base, ".") || strings.HasPrefix(base, "..")) && slices.Contains(ws.tree, filepath.Dir(path))
 }
 
 // watchSlack is how far before a reload began a file's modification time
@@ -149,36 +155,25 @@ func (ws watchSet) concerns(path string) bool {
 // than the coarse clock the kernel stamps files with.
 const watchSlack = 50 * time.Millisecond
 
-// changedSince reports whether a file of the set, or a *.yaml or *.yml file
-// of one of its folders, or a folder itself, was modified at or after t.
+// changedSince reports whether a file of the set, a rules file or folder
+// under one of its folders as envoy.RuleFiles finds them now, or a folder
+// itself, was modified at or after t.
 func (ws watchSet) changedSince(t time.Time) bool {
 	recent := func(path string) bool {
 		st, err := os.Stat(path)
 		return err == nil && !st.ModTime().Before(t)
 	}
-	for _, f := range slices.Concat(ws.files, ws.linkedFiles) {
-		if recent(f) {
-			return true
-		}
-	}
-	for _, d := range ws.folders {
-		if recent(d) {
-			return true
-		}
-		entries, _ := os.ReadDir(d)
-		for _, e := range entries {
-			if ws.concerns(filepath.Join(d, e.Name())) && recent(filepath.Join(d, e.Name())) {
-				return true
-			}
-		}
-	}
-	return false
+	files, folders, _ := envoy.RuleFiles(ws.folders...)
+	return slices.ContainsFunc(slices.Concat(ws.files, ws.linkedFiles, ws.folders, files, folders), recent)
 }
 
 // digest returns the SHA-256 of the content of every path whose change
-// counts: the files, the linked files, and the folders' *.yaml and *.yml
-// files, each with its path (a missing one as missing, one that is no
-// regular file, such as a pipe, which opening would wait on, as such).
+// counts: the files, the linked files, and the rules files under the
+// folders as envoy.RuleFiles finds them now (within its bounds), each
+// with its path (a missing one as missing, one that is no regular file,
+// such as a pipe, which opening would wait on, as such), and the paths of
+// the folders below them and why the walk stopped, if it did. Each file
+// is read up to maxWatchedBytes.
 func (ws watchSet) digest() [sha256.Size]byte {
 	h := sha256.New()
 	add := func(path string) {
@@ -199,13 +194,15 @@ func (ws watchSet) digest() [sha256.Size]byte {
 	for _, f := range slices.Concat(ws.files, ws.linkedFiles) {
 		add(f)
 	}
-	for _, d := range ws.folders {
-		entries, _ := os.ReadDir(d)
-		for _, e := range entries {
-			if p := filepath.Join(d, e.Name()); ws.concerns(p) {
-				add(p)
-			}
-		}
+	files, folders, err := envoy.RuleFiles(ws.folders...)
+	for _, d := range folders {
+		fmt.Fprintf(h, "%s\x00folder\x00", d)
+	}
+	for _, f := range files {
+		add(f)
+	}
+	if err != nil {
+		fmt.Fprintf(h, "%s\x00", err)
 	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
@@ -233,11 +230,14 @@ func watchSetOf(file string, rules, linkedFiles []string) watchSet {
 		r = filepath.Clean(r)
 		if st, err := os.Stat(r); err == nil && st.IsDir() {
 			ws.folders = append(ws.folders, r)
-			ws.dirs = append(ws.dirs, r)
 		} else {
 			ws.files = append(ws.files, r)
 		}
 	}
+	// The folders below, within envoy.RuleFiles's bounds: past them the
+	// rules do not load, and the folders found before are watched.
+	_, ws.tree, _ = envoy.RuleFiles(ws.folders...)
+	ws.dirs = append(ws.dirs, ws.tree...)
 	// Every file may be mounted through links, the configuration file
 	// itself as a ConfigMap's: its name and where its link points count,
 	// and a ".." entry beside either.

@@ -7,9 +7,10 @@ import (
 	"time"
 )
 
-// TestChangedSinceSeesAWriteTheWatchMissed: a rules file of a folder, a
-// rules file named alone and the configuration file written after t count
-// as changes; files that are not rules, and writes before t, do not.
+// TestChangedSinceSeesAWriteTheWatchMissed: a rules file of a folder or of
+// a subfolder, a rules file named alone and the configuration file
+// written after t count as changes; dotfiles, which are not rules, and
+// writes before t, do not.
 func TestChangedSinceSeesAWriteTheWatchMissed(t *testing.T) {
 	dir := t.TempDir()
 	folder := filepath.Join(dir, "rules")
@@ -18,7 +19,11 @@ func TestChangedSinceSeesAWriteTheWatchMissed(t *testing.T) {
 	}
 	paths := map[string]string{
 		"config": filepath.Join(dir, "sluice.yaml"), "single": filepath.Join(dir, "single.yaml"),
-		"in folder": filepath.Join(folder, "a.yaml"), "notes": filepath.Join(folder, "notes.txt"),
+		"in folder": filepath.Join(folder, "a.yaml"), "notes": filepath.Join(folder, ".notes.txt"),
+		"in subfolder": filepath.Join(folder, "sub", "b"),
+	}
+	if err := os.Mkdir(filepath.Join(folder, "sub"), 0o755); err != nil {
+		t.Fatal(err)
 	}
 	old := time.Now().Add(-time.Hour)
 	for _, p := range paths {
@@ -29,15 +34,17 @@ func TestChangedSinceSeesAWriteTheWatchMissed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.Chtimes(folder, old, old); err != nil {
-		t.Fatal(err)
+	for _, d := range []string{folder, filepath.Join(folder, "sub")} {
+		if err := os.Chtimes(d, old, old); err != nil {
+			t.Fatal(err)
+		}
 	}
 	ws := watchSetOf(paths["config"], []string{folder, paths["single"]}, nil)
 	since := time.Now().Add(-time.Minute)
 	if ws.changedSince(since) {
 		t.Fatal("nothing was written after t, yet a change is seen")
 	}
-	for _, name := range []string{"notes", "config", "single", "in folder"} {
+	for _, name := range []string{"notes", "config", "single", "in folder", "in subfolder"} {
 		now := time.Now()
 		if err := os.Chtimes(paths[name], now, now); err != nil {
 			t.Fatal(err)

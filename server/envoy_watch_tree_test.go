@@ -1,0 +1,100 @@
+package server_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
+	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/memory"
+	"github.com/sluice-dev/sluice/server"
+)
+
+// The subfolders of an Envoy rules folder are watched as the folder is:
+// a file changed in a subfolder, a subfolder created later and a file
+// written in it, and a file of any name are applied without a SIGHUP; a
+// file whose name starts with "." causes no reload.
+func TestEnvoyRulesSubfoldersAreWatched(t *testing.T) {
+	dir := t.TempDir()
+	folder := filepath.Join(dir, "rules")
+	write := func(path, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rule := func(domain string, n int) string {
+		return "domain: " + domain + "\ndescriptors:\n  - key: k\n    rate_limit: {unit: minute, requests_per_unit: " + strconv.Itoa(n) + "}\n"
+	}
+	write(filepath.Join(folder, "a.yaml"), rule("a", 1))
+	write(filepath.Join(folder, "teams", "pay", "b"), rule("b", 1))
+	cfgFile := filepath.Join(dir, "sluice.yaml")
+	write(cfgFile, "envoy:\n  listen: 127.0.0.1:0\n  rules: rules\n  headers: none\n"+testConfig+testAdmin)
+	cfg, err := config.Load(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := new(lockedBuffer)
+	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
+		Load: func() (*config.Config, error) { return config.Load(cfgFile) }, WatchFile: cfgFile,
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveOn(t, srv)
+	waitEnvoy(t, srv)
+	client := envoyClient(t, srv)
+	n := 0
+	limitOf := func(domain string) uint32 {
+		t.Helper()
+		n++
+		resp, err := client.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: domain,
+			Descriptors: []*ratelimitv3.RateLimitDescriptor{{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: "k", Value: strings.Repeat("v", n)}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Statuses[0].GetCurrentLimit().GetRequestsPerUnit()
+	}
+	eventually := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not applied within 10s; log:\n%s", what, logs.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if limitOf("a") != 1 || limitOf("b") != 1 {
+		t.Fatal("the rules at start are not served")
+	}
+	// Let the watch begin before the first change, as in the other watch tests.
+	time.Sleep(300 * time.Millisecond)
+	write(filepath.Join(folder, "teams", "pay", "b"), rule("b", 2))
+	eventually("a file of a subfolder changed", func() bool { return limitOf("b") == 2 })
+	write(filepath.Join(folder, "ops", "c.conf"), rule("c", 3))
+	eventually("a file in a subfolder created later", func() bool { return limitOf("c") == 3 })
+	write(filepath.Join(folder, "ops", "c.conf"), rule("c", 4))
+	eventually("a file of a subfolder created later, changed", func() bool { return limitOf("c") == 4 })
+	write(filepath.Join(folder, "ops", "deeper", "d"), rule("d", 5))
+	eventually("a file two subfolders down created later", func() bool { return limitOf("d") == 5 })
+
+	time.Sleep(300 * time.Millisecond)
+	reloads := strings.Count(logs.String(), "reloading")
+	write(filepath.Join(folder, "teams", ".b.swp"), "not rules")
+	time.Sleep(300 * time.Millisecond)
+	if got := strings.Count(logs.String(), "reloading"); got != reloads {
+		t.Errorf("a dotfile in a subfolder caused %d reloads", got-reloads)
+	}
+}
