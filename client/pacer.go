@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -161,6 +162,9 @@ func readResponse(h http.Header, at time.Time) response {
 	if !fromCache(h) {
 		named := map[string]bool{}
 		parseQuotas(h, at, func(q quota) {
+			if q.Format != FormatIETF && q.Limit > 0 {
+				q.Policy = unnamedPolicy(q.Limit)
+			}
 			named[q.Policy] = true
 			if q.bytes {
 				r.bytes = append(r.bytes, q)
@@ -179,6 +183,14 @@ func readResponse(h http.Header, at time.Time) response {
 	}
 	r.ra, r.hasRA = ParseRetryAfter(h, at)
 	return r
+}
+
+// unnamedPolicy is the name a host remembers a policy of the formats that
+// name none (draft 7, draft 6, legacy) by: its limit, which tells apart the
+// policies a server reports one at a time (the one nearest exhaustion), as
+// no RateLimit-Policy name can (it holds a control character).
+func unnamedPolicy(limit int64) string {
+	return "\x00limit=" + strconv.FormatInt(limit, 10)
 }
 
 // fromCache reports whether h is the header of a response that a cache

@@ -25,8 +25,13 @@ import (
 //     it was counted). After it one send may go alone, to learn the new
 //     state, unless the sends since the report went past it (the window
 //     admitting them) and may have taken what the reset made available.
-//     When the policy's w is not stated, the reset is taken to make the
-//     whole quota available, as a fixed window's does.
+//     When the policy's w is not stated, nothing says how much the reset
+//     made available, nor when the rest comes back: past it, and until
+//     an answer reports the policy again, one send goes at a time, after
+//     the last is answered. The policies of the formats that name none
+//     (draft 7, draft 6, legacy) are told apart by their limit (see
+//     unnamedPolicy): a server reporting the one nearest exhaustion
+//     reports them in turn.
 //   - its window, when an answer has stated its q and w: at most q units
 //     in any span of w of the client's own sends (see window). A window
 //     that has counted for w has seen every unit the server may still
@@ -73,7 +78,7 @@ const (
 	heldByPolicy = iota
 	byReport     // within what an answer said remained
 	byWindow     // within q of the client's own sends in any span of w
-	byReset      // after the reset of a policy whose w is not known
+	byReset      // a policy nothing binds yet: no report, no window
 	byProbe      // alone, after the reset
 )
 
@@ -102,10 +107,15 @@ func (p *remembered) admits(sent, cost, inFlight int64, now time.Time, capacity 
 	}
 	wake = b.reaches(sent, now, capacity, 0)
 	if p.win == nil {
-		if !now.Before(p.resetAt) {
-			return byReset, time.Time{}
+		// How much the reset made available, and when the rest comes back,
+		// nothing says: one send at a time, until an answer reports it again.
+		switch {
+		case now.Before(p.resetAt):
+			return heldByPolicy, earlier(wake, p.resetAt)
+		case inFlight == 0:
+			return byProbe, time.Time{}
 		}
-		return heldByPolicy, earlier(wake, p.resetAt)
+		return heldByPolicy, wake
 	}
 	// The reset makes more available, perhaps a unit: a send alone may
 	// take it, unless the report has been overdrawn (by sends the window
