@@ -22,6 +22,12 @@ type Envoy struct {
 	// "ietf", "draft-6" or "none"; Load sets "ietf" when the file says
 	// nothing.
 	Headers string
+	// LimitHeader, RemainingHeader and ResetHeader rename the draft-6
+	// headers (envoy.Options.LimitHeader and so on; limit_header,
+	// remaining_header and reset_header, as envoyproxy/ratelimit's
+	// LIMIT_LIMIT_HEADER, LIMIT_REMAINING_HEADER and LIMIT_RESET_HEADER):
+	// empty keeps the default name; set only with headers: draft-6.
+	LimitHeader, RemainingHeader, ResetHeader string
 }
 
 func (d *decoder) envoy(n *yaml.Node, path string, e *Envoy, raw *rawConfig) {
@@ -37,6 +43,18 @@ func (d *decoder) envoy(n *yaml.Node, path string, e *Envoy, raw *rawConfig) {
 		"headers": func(n *yaml.Node, p string) {
 			e.Headers = d.Str(n, p)
 			raw.at(envoyFields+"Headers", n, p)
+		},
+		"limit_header": func(n *yaml.Node, p string) {
+			e.LimitHeader = d.Str(n, p)
+			raw.at(envoyFields+"LimitHeader", n, p)
+		},
+		"remaining_header": func(n *yaml.Node, p string) {
+			e.RemainingHeader = d.Str(n, p)
+			raw.at(envoyFields+"RemainingHeader", n, p)
+		},
+		"reset_header": func(n *yaml.Node, p string) {
+			e.ResetHeader = d.Str(n, p)
+			raw.at(envoyFields+"ResetHeader", n, p)
 		},
 	})
 	if len(e.Rules) == 0 && !rulesRefused {

@@ -52,7 +52,8 @@ func (c *Config) httpLimitOptions(keys []httplimit.Key) httplimit.Options {
 // EnvoyOptions returns the options of the Envoy rate limit service that c
 // describes. Observer is left for the caller to set.
 func (c *Config) EnvoyOptions() envoy.Options {
-	return envoy.Options{Headers: c.Envoy.Headers}
+	e := &c.Envoy
+	return envoy.Options{Headers: e.Headers, LimitHeader: e.LimitHeader, RemainingHeader: e.RemainingHeader, ResetHeader: e.ResetHeader}
 }
 
 // envoyFields prefixes the fields of envoy.Options in rawConfig.locs.

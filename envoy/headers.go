@@ -19,9 +19,23 @@ const (
 	modeDraft6 = "draft-6"
 )
 
-// headers returns the response_headers_to_add of p decided as d, in parts.
-func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResponse_Code, parts *responseParts) []*corev3.HeaderValue {
-	switch mode {
+// The default names of draft-6's headers.
+const (
+	headerLimit     = "RateLimit-Limit"
+	headerRemaining = "RateLimit-Remaining"
+	headerReset     = "RateLimit-Reset"
+)
+
+// headerNames are the headers a Service adds: its mode ("" for none) and
+// the names of draft-6's headers.
+type headerNames struct {
+	mode, limit, remaining, reset string
+}
+
+// headers returns the response_headers_to_add of p decided as d, in parts,
+// named as names says.
+func (p *plan) headers(names *headerNames, d *sluice.Decision, code rlsv3.RateLimitResponse_Code, parts *responseParts) []*corev3.HeaderValue {
+	switch names.mode {
 	case modeIETF:
 		policy, state := p.policy[:0], p.state[:0]
 		var onePolicy string // the policy of the only limit, without a copy
@@ -64,9 +78,9 @@ func (p *plan) headers(mode string, d *sluice.Decision, code rlsv3.RateLimitResp
 			if !s.rule.fixed && !s.rule.blocked { // sluice's other algorithms: what their headers state
 				q, w = s.rule.stated.Q, s.rule.stated.W
 			}
-			parts.addHeader("RateLimit-Limit", strconv.FormatInt(q, 10))
-			parts.addHeader("RateLimit-Remaining", strconv.FormatUint(uint64(st.GetLimitRemaining()), 10))
-			parts.addHeader("RateLimit-Reset", strconv.FormatInt(p.draft6Reset(s, d), 10))
+			parts.addHeader(names.limit, strconv.FormatInt(q, 10))
+			parts.addHeader(names.remaining, strconv.FormatUint(uint64(st.GetLimitRemaining()), 10))
+			parts.addHeader(names.reset, strconv.FormatInt(p.draft6Reset(s, d), 10))
 			pol := strconv.AppendInt(p.policy[:0], q, 10)
 			if w > 0 {
 				pol = append(pol, ";w="...)

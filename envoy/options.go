@@ -1,8 +1,10 @@
 package envoy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -22,7 +24,8 @@ type Options struct {
 	//	RateLimit: "per-ip";r=42;t=18, "login";r=4;t=18
 	//
 	// "draft-6" (httplimit.ModeDraft6): envoyproxy/ratelimit's headers
-	// (LIMIT_RESPONSE_HEADERS_ENABLED, under their default names) and a
+	// (LIMIT_RESPONSE_HEADERS_ENABLED; under their default names unless
+	// LimitHeader, RemainingHeader or ResetHeader rename them) and a
 	// policy, of the status envoyproxy/ratelimit's describe: the last one
 	// OVER_LIMIT, else the one with the least limit_remaining (the first
 	// of equals) among those with a current_limit, shadow, quota-mode and
@@ -38,6 +41,16 @@ type Options struct {
 	// blocked descriptor, or a cost above a limit's capacity). The ietf
 	// headers never show a shadow limit.
 	Headers string
+	// LimitHeader, RemainingHeader and ResetHeader rename draft-6's
+	// RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, as
+	// envoyproxy/ratelimit's LIMIT_LIMIT_HEADER, LIMIT_REMAINING_HEADER
+	// and LIMIT_RESET_HEADER do (e.g. "X-RateLimit-Limit"); empty, each
+	// keeps its default name. A name is an HTTP token (a field name of RFC
+	// 9110), written as given, and names no other header the service
+	// adds (RateLimit-Policy, Retry-After, another of the three), in any
+	// case. Only Headers "draft-6" writes them: with another mode they
+	// must be empty.
+	LimitHeader, RemainingHeader, ResetHeader string
 	// Observer, when set, is called after every request, decided or not,
 	// with the time the decision took (not counting a leaky-bucket queue's
 	// wait): the hook for metrics. On error, res holds only Domain, and
@@ -61,11 +74,17 @@ type Options struct {
 const modeNone = "none"
 
 // WithDefaults returns o with every empty field that has a default set to
-// it, and Headers in lower case. It validates nothing.
+// it, and Headers in lower case: the draft-6 header names only when
+// Headers is "draft-6". It validates nothing.
 func (o Options) WithDefaults() Options {
 	o.Headers = strings.ToLower(o.Headers)
 	if o.Headers == "" {
 		o.Headers = modeIETF
+	}
+	if o.Headers == modeDraft6 {
+		o.LimitHeader = cmp.Or(o.LimitHeader, headerLimit)
+		o.RemainingHeader = cmp.Or(o.RemainingHeader, headerRemaining)
+		o.ResetHeader = cmp.Or(o.ResetHeader, headerReset)
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
@@ -78,12 +97,46 @@ func (o Options) WithDefaults() Options {
 // judged by their defaults.
 func (o Options) Validate() error {
 	o = o.WithDefaults()
+	var errs []error
 	switch o.Headers {
 	case modeIETF, modeDraft6, modeNone:
-		return nil
+	default:
+		errs = append(errs, &FieldError{Field: "Headers",
+			Err: fmt.Errorf("%q is not one of %s, %s, %s", o.Headers, modeIETF, modeDraft6, modeNone)})
 	}
-	return errors.Join(&FieldError{Field: "Headers",
-		Err: fmt.Errorf("%q is not one of %s, %s, %s", o.Headers, modeIETF, modeDraft6, modeNone)})
+	names := []struct{ field, name string }{
+		{"LimitHeader", o.LimitHeader}, {"RemainingHeader", o.RemainingHeader}, {"ResetHeader", o.ResetHeader},
+	}
+	for i, n := range names {
+		var err error
+		switch {
+		case n.name == "":
+			continue
+		case o.Headers != modeDraft6:
+			err = fmt.Errorf("renames a draft-6 header, but Headers is %q", o.Headers)
+		case !validToken(n.name):
+			err = fmt.Errorf("%q is not a valid header name", n.name)
+		case slices.ContainsFunc(names[:i], func(m struct{ field, name string }) bool { return strings.EqualFold(m.name, n.name) }),
+			strings.EqualFold(n.name, "RateLimit-Policy"), strings.EqualFold(n.name, "Retry-After"):
+			err = fmt.Errorf("%q is the name of another header the service adds", n.name)
+		default:
+			continue
+		}
+		errs = append(errs, &FieldError{Field: n.field, Err: err})
+	}
+	return errors.Join(errs...)
+}
+
+// validToken reports whether s is an HTTP token (RFC 9110, section
+// 5.6.2), as a header name must be.
+func validToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // A FieldError is one invalid field of Options.

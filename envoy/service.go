@@ -29,7 +29,7 @@ type Service struct {
 
 	limiter *sluice.Limiter
 	rules   atomic.Pointer[Rules]
-	headers string
+	headers headerNames
 	observe func(res *Result, took time.Duration, err error)
 	now     func() time.Time
 	marks   marks
@@ -63,9 +63,10 @@ func NewService(limiter *sluice.Limiter, rules *Rules, o Options) (*Service, err
 		return nil, err
 	}
 	o = o.WithDefaults()
-	s := &Service{limiter: limiter, headers: o.Headers, observe: o.Observer, now: o.Clock}
-	if s.headers == modeNone {
-		s.headers = ""
+	s := &Service{limiter: limiter, observe: o.Observer, now: o.Clock,
+		headers: headerNames{mode: o.Headers, limit: o.LimitHeader, remaining: o.RemainingHeader, reset: o.ResetHeader}}
+	if s.headers.mode == modeNone {
+		s.headers.mode = ""
 	}
 	s.scratch.New = func() any { return new(scratch) }
 	s.SetRules(rules)
@@ -247,8 +248,8 @@ func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *s
 	parts := newResponseParts(len(p.slots))
 	resp := p.response(d, parts)
 	sc.res.fill(p, d, resp)
-	if s.headers != "" {
-		resp.ResponseHeadersToAdd = p.headers(s.headers, d, resp.OverallCode, parts)
+	if s.headers.mode != "" {
+		resp.ResponseHeadersToAdd = p.headers(&s.headers, d, resp.OverallCode, parts)
 	}
 	if resp.OverallCode != rlsv3.RateLimitResponse_OK {
 		return resp, 0, nil
