@@ -98,3 +98,75 @@ func TestEnvoyRulesSubfoldersAreWatched(t *testing.T) {
 		t.Errorf("a dotfile in a subfolder caused %d reloads", got-reloads)
 	}
 }
+
+// A rules folder mounted as the kubelet mounts a ConfigMap (each key a
+// link into ..data, ..data a link to a timestamped folder) is reloaded
+// when the ConfigMap is updated: ..data swapped, the keys' links as they
+// were.
+func TestEnvoyRulesFromAConfigMapAreReloaded(t *testing.T) {
+	dir := t.TempDir()
+	mount := filepath.Join(dir, "rules")
+	version := func(name string, n int) {
+		t.Helper()
+		p := filepath.Join(mount, name, "edge.yaml")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		text := "domain: edge\ndescriptors:\n  - key: k\n    rate_limit: {unit: minute, requests_per_unit: " + strconv.Itoa(n) + "}\n"
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(target, name string) {
+		t.Helper()
+		tmp := filepath.Join(mount, name+"_tmp")
+		if err := os.Symlink(target, tmp); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(tmp, filepath.Join(mount, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version("..2026_12_01_00_00_00.1", 1)
+	link("..2026_12_01_00_00_00.1", "..data")
+	link("..data/edge.yaml", "edge.yaml")
+	cfgFile := filepath.Join(dir, "sluice.yaml")
+	if err := os.WriteFile(cfgFile, []byte("envoy:\n  listen: 127.0.0.1:0\n  rules: rules\n  headers: none\n"+testConfig+testAdmin), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(cfgFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
+		Load: func() (*config.Config, error) { return config.Load(cfgFile) }, WatchFile: cfgFile,
+		Logger: slog.New(slog.NewTextHandler(new(lockedBuffer), nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serveOn(t, srv)
+	waitEnvoy(t, srv)
+	client := envoyClient(t, srv)
+	n := 0
+	limit := func() uint32 {
+		t.Helper()
+		n++
+		resp, err := client.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: "edge",
+			Descriptors: []*ratelimitv3.RateLimitDescriptor{{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: "k", Value: strings.Repeat("v", n)}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.Statuses[0].GetCurrentLimit().GetRequestsPerUnit()
+	}
+	if got := limit(); got != 1 {
+		t.Fatalf("requests_per_unit %d at start, want 1", got)
+	}
+	time.Sleep(500 * time.Millisecond)
+	version("..2026_12_02_00_00_00.2", 2)
+	link("..2026_12_02_00_00_00.2", "..data")
+	for deadline := time.Now().Add(10 * time.Second); limit() != 2; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("10 s after the ConfigMap's ..data was swapped, the rules before it still serve")
+		}
+	}
+}
