@@ -144,10 +144,12 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 
 	first := make(chan error, 1)
 	go g.redis.run(first)
+	dialTimeout := co.Dialer.Timeout // what a timeout of err is
 	select {
 	case err = <-first:
 	case <-ctx.Done():
 		err = fmt.Errorf("redis: %w: connecting to %v: %w", sluice.ErrStoreUnavailable, co.InitAddress, ctx.Err())
+		dialTimeout = 0
 	}
 	switch {
 	case err == nil:
@@ -158,8 +160,8 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 	}
 	g.redis.late.Store(true)
 	if log != nil && g.redis.s.Load() == nil {
-		log.Warn("redis store not reachable: deciding by on_store_error until it is", "policy", o.OnStoreError.String(),
-			"addresses", co.InitAddress, "err", err)
+		log.Warn("redis store not reachable: deciding by on_store_error until it is", append([]any{"policy", o.OnStoreError.String(),
+			"addresses", co.InitAddress}, unreachableAttrs(err, dialTimeout)...)...)
 	}
 	return g, nil
 }
@@ -396,7 +398,8 @@ func (l *lazy) run(first chan<- error) {
 		} else {
 			l.err.Store(&err)
 			if attempt > 0 && l.log != nil && err.Error() != last {
-				l.log.Warn("redis store still not reachable", "addresses", l.co.InitAddress, "err", err)
+				l.log.Warn("redis store still not reachable",
+					append([]any{"addresses", l.co.InitAddress}, unreachableAttrs(err, l.co.Dialer.Timeout)...)...)
 			}
 			last = err.Error()
 		}
