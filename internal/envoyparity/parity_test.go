@@ -45,8 +45,18 @@ func newRig(t *testing.T) *rig {
 	// envoyproxy/ratelimit's integration rules, its example folder, and the
 	// rules of the scenarios the differences were found with.
 	integration := filepath.Join(module, "test", "integration", "runtime", "current", "ratelimit")
-	for _, f := range []string{"config/basic.yaml", "config/another.yaml", "config/share_threshold.yaml"} {
+	for _, f := range []string{"config/basic.yaml", "config/another.yaml"} {
 		copyFile(t, filepath.Join(integration, f), filepath.Join(r.configDir, filepath.Base(f)))
+	}
+	// A file of another name in a subfolder, which both read, and a
+	// folder whose name starts with ".", which neither reads (both skip
+	// such names, envoyproxy/ratelimit with RUNTIME_IGNOREDOTFILES): read,
+	// its copy of a domain would be defined twice.
+	for _, d := range []string{"teams", "..2026_01_01"} {
+		if err := os.Mkdir(filepath.Join(r.configDir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		copyFile(t, filepath.Join(integration, "config", "share_threshold.yaml"), filepath.Join(r.configDir, d, "share_threshold"))
 	}
 	copyFile(t, filepath.Join(integration, "reload.yaml"), filepath.Join(r.runtime, "reload.yaml"))
 	for _, f := range []string{"example.yaml", "config.yaml"} {
@@ -56,7 +66,8 @@ func newRig(t *testing.T) *rig {
 
 	r.sluice = startSluice(t, sluiceBin, r.configDir, rs.Addr)
 	r.stop = startRatelimit(t, ratelimitBin, filepath.Join(root, "current"), rs.Addr, "stop:", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT=true",
-		"LIMIT_RESPONSE_HEADERS_ENABLED=true")
+		"LIMIT_RESPONSE_HEADERS_ENABLED=true", "LIMIT_LIMIT_HEADER="+limitHeader, "LIMIT_REMAINING_HEADER="+remainingHeader,
+		"LIMIT_RESET_HEADER="+resetHeader)
 	r.dflt = startRatelimit(t, ratelimitBin, filepath.Join(root, "current"), rs.Addr, "default:")
 	return r
 }
@@ -100,11 +111,20 @@ type answer struct {
 	overall  rlsv3.RateLimitResponse_Code
 	statuses []statusAnswer
 	// limit, remaining and reset are the RateLimit-Limit,
-	// RateLimit-Remaining and RateLimit-Reset headers ("" when absent):
-	// envoyproxy/ratelimit's with LIMIT_RESPONSE_HEADERS_ENABLED, sluice's
-	// with headers: draft-6.
+	// RateLimit-Remaining and RateLimit-Reset headers, renamed as
+	// limitHeader, remainingHeader and resetHeader ("" when absent):
+	// envoyproxy/ratelimit's with LIMIT_RESPONSE_HEADERS_ENABLED and
+	// LIMIT_LIMIT_HEADER and its kin, sluice's with headers: draft-6 and
+	// limit_header and its kin.
 	limit, remaining, reset string
 }
+
+// The names both services give the draft-6 headers.
+const (
+	limitHeader     = "X-RateLimit-Limit"
+	remainingHeader = "X-RateLimit-Remaining"
+	resetHeader     = "X-RateLimit-Reset"
+)
 
 type statusAnswer struct {
 	code      rlsv3.RateLimitResponse_Code
@@ -130,11 +150,11 @@ func answerOf(resp *rlsv3.RateLimitResponse) answer {
 	}
 	for _, h := range resp.GetResponseHeadersToAdd() {
 		switch h.GetKey() {
-		case "RateLimit-Limit":
+		case limitHeader:
 			a.limit = h.GetValue()
-		case "RateLimit-Remaining":
+		case remainingHeader:
 			a.remaining = h.GetValue()
-		case "RateLimit-Reset":
+		case resetHeader:
 			a.reset = h.GetValue()
 		}
 	}

@@ -131,7 +131,7 @@ func startRatelimit(t *testing.T, bin, runtime, redisAddr, prefix string, extra 
 		"GRPC_HOST=127.0.0.1", "GRPC_PORT=" + strconv.Itoa(grpcPort),
 		"USE_STATSD=false", "LOG_LEVEL=error",
 		"RUNTIME_ROOT=" + runtime, "RUNTIME_SUBDIRECTORY=ratelimit", "RUNTIME_APPDIRECTORY=config",
-		"RUNTIME_WATCH_ROOT=false",
+		"RUNTIME_WATCH_ROOT=false", "RUNTIME_IGNOREDOTFILES=true",
 		"BACKEND_TYPE=redis", "REDIS_SOCKET_TYPE=tcp", "REDIS_URL=" + redisAddr,
 		"CACHE_KEY_PREFIX=" + prefix,
 	}, extra...)
@@ -157,11 +157,14 @@ envoy:
   listen: "127.0.0.1:%d"
   rules: [%q]
   headers: draft-6
+  limit_header: %s
+  remaining_header: %s
+  reset_header: %s
 plans:
   free:
     limits:
       - {name: per-minute, algorithm: fixed-window, quantity: 3, window: 1m}
-`, freePort(t), freePort(t), redisAddr, grpcPort, rulesDir)
+`, freePort(t), freePort(t), redisAddr, grpcPort, rulesDir, limitHeader, remainingHeader, resetHeader)
 	file := filepath.Join(t.TempDir(), "sluice.yaml")
 	if err := os.WriteFile(file, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
