@@ -127,3 +127,23 @@ func TestLoadRuleFilesBoundsTheTree(t *testing.T) {
 		t.Errorf("a link back to the rules folder: %v", err)
 	}
 }
+
+// A subfolder or file named beside its folder, as a configuration that
+// listed subfolders before they were read gave them, is read once.
+func TestLoadRuleFilesReadsATreeNamedTwiceOnce(t *testing.T) {
+	dir := writeTree(t, t.TempDir(), map[string]string{"a.yaml": "domain: a\n", "sub/b.yaml": "domain: b\n"})
+	for _, paths := range [][]string{
+		{dir, filepath.Join(dir, "sub")},
+		{filepath.Join(dir, "sub"), dir},
+		{filepath.Join(dir, "sub", "b.yaml"), dir + "/"},
+	} {
+		rules, err := envoy.LoadRuleFiles(paths...)
+		if err != nil {
+			t.Errorf("%v: %v", paths, err)
+			continue
+		}
+		if got, want := rules.Domains(), []string{"a", "b"}; !slices.Equal(got, want) {
+			t.Errorf("%v: domains %v, want %v", paths, got, want)
+		}
+	}
+}

@@ -30,19 +30,22 @@ const MaxRuleEntries = 1000
 // folder it points to, whose files a ConfigMap's links name already. Links
 // are followed, to files and folders alike; folders are listed as reached,
 // through their links (the path and each subfolder below it, from the
-// path). A folder more than MaxRuleDepth deep, more than MaxRuleEntries
+// path). A file or folder reached twice by the same path (a subfolder
+// named beside its folder) is read once. A folder more than MaxRuleDepth
+// deep, more than MaxRuleEntries
 // entries in all, or a link to a folder that holds it, is an error; so
 // is a path that does not exist. With an error, files and folders hold
 // what was found before it (a watcher of the folders watches those).
 func RuleFiles(paths ...string) (files, folders []string, err error) {
-	w := &ruleWalk{}
+	w := &ruleWalk{seen: map[string]bool{}}
 	for _, p := range paths {
+		p = filepath.Clean(p)
 		st, err := os.Stat(p)
 		if err != nil {
 			return w.files, w.folders, fmt.Errorf("envoy rules: %w", err)
 		}
 		if !st.IsDir() {
-			w.files = append(w.files, p)
+			w.file(p)
 			continue
 		}
 		if err := w.folder(p, 0, []os.FileInfo{st}); err != nil {
@@ -55,12 +58,26 @@ func RuleFiles(paths ...string) (files, folders []string, err error) {
 // ruleWalk accumulates what RuleFiles finds.
 type ruleWalk struct {
 	files, folders []string
-	entries        int // read so far, of at most MaxRuleEntries
+	seen           map[string]bool // the paths of files and folders
+	entries        int             // read so far, of at most MaxRuleEntries
+}
+
+// file adds the file at path, unless it is added already.
+func (w *ruleWalk) file(path string) {
+	if !w.seen[path] {
+		w.seen[path] = true
+		w.files = append(w.files, path)
+	}
 }
 
 // folder adds the files of dir, depth folders below a path, whose own
-// folder and those above it up to the path are up.
+// folder and those above it up to the path are up, unless dir is added
+// already.
 func (w *ruleWalk) folder(dir string, depth int, up []os.FileInfo) error {
+	if w.seen[dir] {
+		return nil
+	}
+	w.seen[dir] = true
 	w.folders = append(w.folders, dir)
 	names, err := w.names(dir)
 	if err != nil {
@@ -76,7 +93,7 @@ func (w *ruleWalk) folder(dir string, depth int, up []os.FileInfo) error {
 			return fmt.Errorf("envoy rules: %w", err)
 		}
 		if !st.IsDir() {
-			w.files = append(w.files, p)
+			w.file(p)
 			continue
 		}
 		if i := slices.IndexFunc(up, func(a os.FileInfo) bool { return os.SameFile(a, st) }); i >= 0 {
