@@ -155,7 +155,11 @@ type Redis struct {
 	DB                   int
 	// TLS configures TLS to Redis; off by default.
 	TLS ClientTLS
-	// Timeout bounds each decision's round trip, 50ms by default.
+	// Timeout bounds each decision's round trips, 50ms by default, and
+	// every new connection too (TCP, TLS handshake, HELLO), which a
+	// decision that finds its connection gone makes within its own
+	// Timeout: it must hold 3 round trips to Redis in plain TCP, 4 over
+	// TLS 1.3 (see redis.Options.Timeout).
 	Timeout time.Duration
 	// OnStoreError is "local" (default: decide in memory with each limit
 	// divided by Instances), "allow" or "deny".
