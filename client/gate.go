@@ -85,6 +85,7 @@ type LimiterGate struct {
 	key     string
 	limits  []sluice.Limit
 	turn    turn
+	sent    *sentWindows
 }
 
 // NewLimiterGate returns a Gate spending limits for key in limiter's store.
@@ -92,7 +93,7 @@ type LimiterGate struct {
 // limits: the way to pace a fleet of batch workers together. Invalid
 // limits make every Wait fail with an error wrapping sluice.ErrInvalidCheck.
 func NewLimiterGate(limiter *sluice.Limiter, key string, limits ...sluice.Limit) *LimiterGate {
-	return &LimiterGate{limiter: limiter, key: key, limits: append([]sluice.Limit(nil), limits...), turn: make(turn, 1)}
+	return &LimiterGate{limiter: limiter, key: key, limits: append([]sluice.Limit(nil), limits...), turn: make(turn, 1), sent: newSentWindows(limits)}
 }
 
 // NewLocalGate returns a Gate over limits kept in this process's memory
@@ -105,51 +106,91 @@ func NewLocalGate(limits ...sluice.Limit) *LimiterGate {
 	return NewLimiterGate(sluice.NewLimiter(store), "client", limits...)
 }
 
-// Wait implements Gate.
+// Wait implements Gate. The units it admits count in the gate's windows
+// (see Acquire) from when it returns.
 func (g *LimiterGate) Wait(ctx context.Context, cost int64) error {
-	_, err := g.Acquire(ctx, cost)
+	_, sent, err := g.acquire(ctx, cost)
+	if sent != nil {
+		sent()
+	}
 	return err
 }
 
 // Acquire implements LeaseGate. Its release gives the leases back with a
 // context of its own (not ctx, which may have ended by then); an error
 // then is not reported: the leases expire by themselves.
+//
+// Over window limits (sluice.FixedWindow, SlidingLog, SlidingCounter: q
+// per w), the units it admits also count in a window of the gate's own
+// from their admission until w after their release, and it admits at most
+// q of them in any span of w: a server that counts a request when it
+// arrives (later than its send) and answers after, and enforces the same
+// window, admits every request the gate admits to this process, however
+// long each takes to arrive. Release each admission when its answer
+// arrives (Transport does, when the response's body is closed or the
+// attempt fails); one never released holds its units in the windows for
+// good.
 func (g *LimiterGate) Acquire(ctx context.Context, cost int64) (release func(), err error) {
+	release, sent, err := g.acquire(ctx, cost)
+	if sent == nil {
+		return release, err
+	}
+	if release == nil {
+		return sent, err
+	}
+	leases := release
+	return func() { sent(); leases() }, err
+}
+
+// acquire is Acquire, which returns apart the function that gives back
+// the leases (release) and the one that ends the admission's units' time
+// in flight in the gate's windows (sent), each nil when there is none.
+func (g *LimiterGate) acquire(ctx context.Context, cost int64) (release, sent func(), err error) {
 	if g.limiter == nil {
-		return nil, fmt.Errorf("client: %w: the zero LimiterGate has no limiter (make one with NewLimiterGate)", sluice.ErrStoreUnavailable)
+		return nil, nil, fmt.Errorf("client: %w: the zero LimiterGate has no limiter (make one with NewLimiterGate)", sluice.ErrStoreUnavailable)
 	}
 	if cost <= 0 {
-		return func() {}, ctx.Err()
+		return func() {}, nil, ctx.Err()
 	}
 	checks := make([]sluice.Check, len(g.limits))
 	for i, l := range g.limits {
 		checks[i] = sluice.Check{Key: g.key, Limit: l, Cost: cost}
 	}
 	if err := g.turn.take(ctx); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var d sluice.Decision
 	for {
-		err := g.limiter.Allow(ctx, checks, &d)
-		if err == nil && !d.Allowed && holdsSlots(checks, &d) {
-			// A slot frees when its holder releases it, which no clock
-			// foresees: wait for one as the Limiter does.
-			err = g.limiter.Wait(ctx, checks, &d)
+		err := g.sent.wait(ctx, cost, maxHint)
+		if err == nil {
+			err = g.limiter.Allow(ctx, checks, &d)
+			if err == nil && !d.Allowed && holdsSlots(checks, &d) {
+				// A slot frees when its holder releases it, which no clock
+				// foresees: wait for one as the Limiter does.
+				err = g.limiter.Wait(ctx, checks, &d)
+			}
+			if err != nil {
+				err = fmt.Errorf("client: gate: %w", err)
+			}
 		}
 		if err != nil {
 			g.turn.give()
-			return nil, fmt.Errorf("client: gate: %w", err)
+			return nil, nil, err
 		}
 		if d.Allowed {
 			g.turn.give()
 			release := g.releaser(checks, &d)
-			if err := checkWait(ctx, d.Delay, maxHint, "gate "+d.Limit.Name()); err != nil {
-				return release, err // the slot is spent: a queue cannot give it back
+			var sent func()
+			if g.sent != nil {
+				sent = g.sent.spend(cost)
 			}
-			return release, sleep(ctx, d.Delay)
+			if err := checkWait(ctx, d.Delay, maxHint, "gate "+d.Limit.Name()); err != nil {
+				return release, sent, err // the slot is spent: a queue cannot give it back
+			}
+			return release, sent, sleep(ctx, d.Delay)
 		}
 		if err := g.turn.refused(ctx, d.RetryAfter, cost, d.Limit.Name(), d.Limit.Burst()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 }

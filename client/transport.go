@@ -46,8 +46,16 @@ const drainGrace = 100 * time.Millisecond
 //
 // Before sending, it waits for the Gate when one is set: a limit of the
 // client's own, local (NewLocalGate) or shared (a LimiterGate on a Redis
-// store, a sluice server's APIGate). With a Gate no slower than the
-// server's limit, the server never has to refuse. A LeaseGate (a
+// store, a sluice server's APIGate). A Gate counts a request when it lets
+// it go, a server when it arrives, later by a delay that varies: a
+// LimiterGate over window limits (sluice.FixedWindow, SlidingLog,
+// SlidingCounter) counts each of this process's units until w after its
+// answer too, so that a server enforcing the same windows on this
+// process's requests alone never has to refuse them; over other limits (a
+// token bucket, GCRA, a leaky bucket) arrivals may bunch by as much as
+// the limit's rate times the spread of the delays, and a gate shared by
+// several processes counts the others' units when they are sent: keep
+// such a gate below the server's limit by that much. A LeaseGate (a
 // LimiterGate over concurrency limits) is held from the attempt until its
 // response's body is closed, or until the attempt fails.
 //
