@@ -177,6 +177,9 @@ type hostState struct {
 	// policies is every policy the host's answers have stated, at most
 	// maxPolicies (see remembered).
 	policies []remembered
+	// answered counts the units answered so far, by when (see history),
+	// for the windows of policies stated later.
+	answered history
 	// stated: the state learns of quotas only when an answer states them
 	// (a host's body state): a refusal that states none of them, before
 	// any has been, says nothing of them.

@@ -184,6 +184,7 @@ func (h *hostState) spendPolicies(cost int64, now time.Time) {
 // countAnswered records in every window that cost units were answered (or
 // their attempt failed, or was written off) at at. h.mu is held.
 func (h *hostState) countAnswered(cost int64, at time.Time) {
+	h.answered.add(cost, at)
 	for i := range h.policies {
 		if w := h.policies[i].win; w != nil {
 			w.add(cost, at)
@@ -228,7 +229,8 @@ func (h *hostState) policiesGrow() bool {
 
 // keepWindows gives every policy whose q and w r states, in RateLimit-Policy
 // with or without its RateLimit item, a window that counts from r on (one
-// of another w than before counts afresh). h.mu is held.
+// of another w than before counts afresh), and counts from the start the
+// units answered less than w before r (see history). h.mu is held.
 func (h *hostState) keepWindows(r response) {
 	for _, q := range r.quotas {
 		if !q.inFlight && q.Limit > 0 && q.window > 0 {
@@ -246,6 +248,7 @@ func (h *hostState) keepWindow(s statedPolicy, at time.Time) {
 	case p == nil:
 	case p.win == nil || p.win.w != s.w:
 		p.win = newWindow(s, at)
+		h.answered.seed(p.win, at)
 	default:
 		p.win.q = s.q
 	}
