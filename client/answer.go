@@ -1,0 +1,211 @@
+package client
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/sluice-dev/sluice/internal/algo"
+)
+
+// response is what a finished attempt tells the host.
+type response struct {
+	arrived bool // a response came back (false: the attempt failed)
+	at      time.Time
+	status  int
+	rl      RateLimit // the binding policy
+	hasRL   bool
+	quotas  []quota // every policy, when the response was parsed for them
+	ra      time.Duration
+	hasRA   bool
+	// bytes holds the policies of content bytes (quotas and rl the
+	// others'); ofBytes makes them the response a body state reads.
+	bytes []quota
+	// alone holds the policies RateLimit-Policy states and RateLimit does
+	// not (see window), bytesAlone those of content bytes (ofBytes makes
+	// them a body state's alone).
+	alone, bytesAlone []statedPolicy
+}
+
+// finish records the end of tk's attempt.
+func (h *hostState) finish(tk ticket, r response) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	defer h.broadcast()
+	if h.body != nil && tk.body != nil {
+		defer h.body.finish(*tk.body, r.ofBytes())
+	}
+	h.state(r)
+	if h.learn {
+		if r.arrived {
+			h.keepWindows(r)
+		}
+		// The server counted the units, if it did, by now: they leave the
+		// windows w from now (those written off again, as they may have
+		// been counted since).
+		h.countAnswered(tk.cost, r.at)
+		if r.arrived && r.status < 400 {
+			h.countAdmitted(tk.cost, tk.sentAt)
+		}
+	}
+	// An attempt written off (writeOff) is counted as failed already, in
+	// lost: its answer, if it comes, still teaches, but moves no count.
+	writtenOff := tk.gen != h.gen
+	h.quietSince = r.at
+	if !writtenOff {
+		h.inflight -= tk.cost
+		if tk.probe {
+			h.probing = false
+		}
+	}
+	if r.arrived && r.hasRL {
+		defer func() {
+			h.last = answered{ok: true, policy: r.rl.Policy, rem: r.rl.Remaining, sent: h.sent, sentAt: tk.sentAt,
+				doneAtSend: tk.doneAtSend, cost: tk.cost, at: r.at}
+			if !h.anchor.ok || h.anchor.policy != h.last.policy || r.at.Sub(h.anchor.at) > anchorAge {
+				h.anchor = h.last
+			}
+		}()
+	}
+	var units int64
+	var maybeReset bool
+	if r.arrived && r.status < 400 && r.hasRL {
+		units, _, maybeReset = h.refill(tk, tk.last, r)
+		if h.learn && !h.norate {
+			h.observe(r.rl.Policy, h.refillRate(tk, tk.last, r))
+			h.observe(r.rl.Policy, h.refillRate(tk, tk.anchor, r))
+		}
+	}
+	if tk.speculative && !writtenOff {
+		h.speculating = false
+		switch {
+		case r.status == http.StatusTooManyRequests:
+			h.dropRates()
+		case units > 0 && !maybeReset && !h.mayBeWindow(r.rl.Policy, tk, r.at):
+			h.trust(r.rl.Policy)
+		}
+	}
+	if !r.arrived {
+		// Perhaps counted, perhaps not: it stays in sent, not in done, and
+		// the next probe settles it.
+		if !writtenOff {
+			h.lost = algo.AddSat(h.lost, tk.cost)
+		}
+		return
+	}
+	if !writtenOff {
+		h.done = algo.AddSat(h.done, tk.cost)
+	}
+	throttled := r.status == http.StatusTooManyRequests || r.status == http.StatusServiceUnavailable
+	if throttled && r.hasRA {
+		h.holdUntil = later(h.holdUntil, r.at.Add(min(r.ra, maxServerWait)))
+	}
+	if !h.learn {
+		return
+	}
+	if r.status < 400 && r.hasRL {
+		h.capacity = max(h.capacity, algo.AddSat(r.rl.Remaining, tk.cost))
+	}
+	if r.status == http.StatusTooManyRequests && h.stated && !r.hasRL && h.mode != modeKnown {
+		return // a refusal for quotas other than those this state counts
+	}
+	if r.status == http.StatusTooManyRequests {
+		// The bound was wrong: trust nothing sent so far and wait until the
+		// server says the quota is back.
+		wait, told := serverWait(r.ra, r.hasRA, r.rl, r.hasRL, tk.cost)
+		if !told {
+			wait = defaultReset
+		}
+		if h.mode != modeKnown || tk.epoch == h.epoch {
+			if h.mode == modeKnown && (h.now.grows() || h.eventual.grows() || h.policiesGrow()) {
+				h.distrustRates()
+			}
+			h.mode = modeKnown
+			h.epoch++
+			h.now = bound{base: h.sent, n: 1}
+			h.eventual = h.now
+			h.probeAt = r.at.Add(wait)
+			if r.hasRL {
+				h.remember(tk, r, true, r.hasRA)
+			}
+		} else {
+			h.probeAt = later(h.probeAt, r.at.Add(wait))
+		}
+		return
+	}
+	if !r.hasRL {
+		// No quota binds, as far as the server says: on a fresh host's
+		// first answer, and on the answer of a probe sent alone after the
+		// quota's reset (a server may send the fields only when a quota is
+		// close to exhaustion). Other answers without them may come from
+		// before the quota was spent: they change nothing.
+		probed := tk.probe && !writtenOff && r.status < 400 && tk.epoch == h.epoch
+		if h.mode == modeFresh || probed {
+			h.mode = modeOpen
+		}
+		return
+	}
+	if h.mode == modeKnown && tk.epoch != h.epoch {
+		return // sent before a 429 proved the old bound wrong
+	}
+	h.remember(tk, r, false, false)
+	b := h.boundOf(tk, r)
+	reset := min(r.rl.Reset, maxServerWait)
+	if reset == 0 {
+		reset = defaultReset
+	}
+	if h.mode != modeKnown {
+		h.mode, h.now, h.eventual, h.probeAt = modeKnown, b, b, r.at.Add(reset)
+		return
+	}
+	// Every answer's reset is when the quota is whole again if nothing
+	// else is counted after it; the probe waits for the last of them (what
+	// is still in flight, the probe's own condition covers).
+	h.probeAt = later(h.probeAt, r.at.Add(reset))
+	if b.value(r.at, h.capacity, h.ended) >= h.now.value(r.at, h.capacity, h.ended) {
+		h.now = b
+	}
+	if b.top(h.capacity, h.ended) >= h.eventual.top(h.capacity, h.ended) {
+		h.eventual = b
+	}
+}
+
+// end records that tk's request has ended, its answer read whole (after
+// finish, which recorded the answer's arrival): a concurrency quota's slot
+// it held is back. An attempt that failed, or whose answer is never read
+// to its end, never ends: its slot is thought held until a probe learns
+// the quota anew.
+func (h *hostState) end(tk ticket) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ended = algo.AddSat(h.ended, tk.cost)
+	if h.body != nil && tk.body != nil {
+		h.body.end(*tk.body)
+	}
+	h.broadcast()
+}
+
+// boundOf is the bound that r, the response to tk, proves.
+func (h *hostState) boundOf(tk ticket, r response) bound {
+	b := bound{base: algo.AddSat(algo.AddSat(tk.doneAtSend, tk.forgiven), tk.cost), ended: tk.endedAtSend, at: r.at}
+	add := func(q quota) {
+		if b.n == len(b.rem) {
+			return // more policies than a bound keeps: the rest say less than r.rl's
+		}
+		b.rem[b.n], b.inFlight[b.n], b.name[b.n] = q.Remaining, q.inFlight, q.Policy
+		if !h.norate && !q.inFlight && !q.resetBeyondWindow() {
+			b.rate[b.n] = max(q.rate, h.observed[q.Policy])
+		}
+		b.n++
+	}
+	if len(r.quotas) == 0 {
+		add(quota{RateLimit: r.rl})
+		return b
+	}
+	for _, q := range r.quotas {
+		add(q)
+	}
+	if b.n == len(b.rem) {
+		b.rem[0], b.rate[0], b.inFlight[0] = min(b.rem[0], r.rl.Remaining), 0, false // never above the binding policy's
+	}
+	return b
+}
