@@ -65,49 +65,36 @@ func TestATimeoutShorterThanTheHandshakeIsLoggedAsSuch(t *testing.T) {
 
 // A decision that finds its connection gone makes a new one within its
 // own Timeout: over TLS 1.3 a handshake, a HELLO and the script's round
-// trip here (the TCP handshake too, to a real Redis that far away). Under
-// the default 50 ms, a Redis 20 ms away, which answers each decision in
-// time, is never decided on again once its connection drops; under a
-// Timeout of 5 round trips it is from the next decision on.
-func TestAReconnectionFitsInTimeoutOrNeverHappens(t *testing.T) {
+// trip here. With a Timeout that holds them with a wide margin, a Redis
+// 20 ms away is decided on again after its connections are reset. (Under
+// the default 50 ms, less than those 3 round trips, it was not, in the
+// run of 5ba2c12; that side depends on the machine's speed, so it is the
+// documentation's arithmetic, not a test.)
+func TestAReconnectionWithinTimeoutDecidesAgain(t *testing.T) {
 	const oneWay = 10 * time.Millisecond // a round trip of 20 ms
-	cases := []struct {
-		name    string
-		timeout time.Duration
-		decided bool
-	}{
-		{"the default 50 ms, less than 3 round trips", 0, false},
-		{"5 round trips", 5 * 2 * oneWay, true},
+	o, proxy := slowTLS(t, oneWay, tls.VersionTLS13, tls.VersionTLS13)
+	o.Timeout = time.Second
+	st, err := redis.Dial(o)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			o, proxy := slowTLS(t, oneWay, tls.VersionTLS13, tls.VersionTLS13)
-			o.Timeout = tc.timeout
-			st, err := redis.Dial(o)
-			for try := 1; err != nil && try < 10; try++ { // each round trip fits, with a margin a busy machine may eat
-				st, err = redis.Dial(o)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
-			c := sluice.Check{Key: "k", Limit: sluice.FixedWindow(1000, time.Hour), Cost: 1}
-			if !decidesWithin(st, c, 2*time.Second) {
-				t.Fatal("no decision made by Redis in 2 s over its first connection")
-			}
-			proxy.ResetAll()
-			if got := decidesWithin(st, c, time.Second); got != tc.decided {
-				t.Errorf("decided by Redis in the second after its connection was reset: %v, want %v", got, tc.decided)
-			}
-			if !tc.decided {
-				return
-			}
-			for i := range 5 {
-				if err := st.Apply(context.Background(), []sluice.Check{c}, make([]sluice.Status, 1)); err != nil {
-					t.Errorf("decision %d after the reconnection: %v", i, err)
-				}
-			}
-		})
+	defer st.Close()
+	c := sluice.Check{Key: "k", Limit: sluice.FixedWindow(1000, time.Hour), Cost: 1}
+	if !decidesWithin(st, c, 5*time.Second) {
+		t.Fatal("no decision made by Redis in 5 s over its first connection")
+	}
+	proxy.ResetAll()
+	out := make([]sluice.Status, 1)
+	run := 0 // decisions in a row on Redis
+	for deadline := time.Now().Add(10 * time.Second); run < 5; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not 5 decisions in a row on Redis within 10 s of its connections' reset (last run %d)", run)
+		}
+		if st.Apply(context.Background(), []sluice.Check{c}, out) == nil {
+			run++
+		} else {
+			run = 0
+		}
 	}
 }
 
