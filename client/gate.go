@@ -178,12 +178,12 @@ func (g *LimiterGate) acquire(ctx context.Context, cost int64) (release, sent fu
 			return nil, nil, err
 		}
 		if d.Allowed {
-			g.turn.give()
-			release := g.releaser(checks, &d)
 			var sent func()
 			if g.sent != nil {
-				sent = g.sent.spend(cost)
+				sent = g.sent.spend(cost) // before the next waiter's turn, which counts it
 			}
+			g.turn.give()
+			release := g.releaser(checks, &d)
 			if err := checkWait(ctx, d.Delay, maxHint, "gate "+d.Limit.Name()); err != nil {
 				return release, sent, err // the slot is spent: a queue cannot give it back
 			}
