@@ -79,12 +79,17 @@ const drainGrace = 100 * time.Millisecond
 // little left, and a policy a later answer omits still counts what is
 // sent. A policy's reset makes more of it available, not necessarily all
 // (a sliding window refills gradually): after it one request may go
-// alone, and then the policy's q and w, when stated, hold the host. A
-// policy stated in RateLimit-Policy, q units per w seconds, keeps the host
-// to at most q units in any span of w when no answer says what remains of
-// it (or, past that answer's reset, when the answers omit it again), a
-// unit counting from its send until w after its answer (counted in slots
-// of w/64). Requests
+// alone, and then the policy's q and w, when stated, hold the host; when
+// its w is not (RateLimit without RateLimit-Policy, the draft 7, draft 6
+// and legacy formats), requests go one at a time until an answer reports
+// it again. The formats that name no policy report one per answer: their
+// policies are told apart by their limit. A policy stated in
+// RateLimit-Policy, q units per w seconds, keeps the host to at most q
+// units in any span of w when no answer says what remains of it (or, past
+// that answer's reset, when the answers omit it again), a unit counting
+// from its send until w after its answer (counted in slots of w/64), the
+// units answered less than w before it was first stated included.
+// Requests
 // held wait their turn in the order they came: one that arrives while
 // others wait for room lines up behind them. Holds
 // are per host and shared by every request of the Transport: a host is URL.Host in any case, in Unicode or in its xn--
