@@ -77,8 +77,6 @@ func (h *hostState) observe(policy string, rate float64) {
 	}
 }
 
-// dropRates stops assuming that the quota comes back at a rate: the bounds
-// kept prove only what their responses said.
 // distrustRates reacts to a 429 met while the bounds assumed rates. If
 // the quota was proven a bucket and the answers' rates were in use, they
 // may have been proven across a lag longer than the allowance: they are
@@ -92,6 +90,8 @@ func (h *hostState) distrustRates() {
 	h.dropRates()
 }
 
+// dropRates stops assuming that the quota comes back at a rate: the bounds
+// kept prove only what their responses said.
 func (h *hostState) dropRates() {
 	h.norate, h.observed = true, nil
 	h.now.rate, h.eventual.rate = [maxPolicies]float64{}, [maxPolicies]float64{}
