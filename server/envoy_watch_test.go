@@ -1,20 +1,11 @@
 package server_test
 
 import (
-	"context"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
-	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
-
-	"github.com/sluice-dev/sluice/config"
-	"github.com/sluice-dev/sluice/memory"
-	"github.com/sluice-dev/sluice/server"
 )
 
 // Envoy rules folders and files are watched as the configuration file
@@ -39,43 +30,8 @@ func TestEnvoyRulesAreWatched(t *testing.T) {
 	write(single, rule("s", 1))
 	cfgFile := filepath.Join(dir, "sluice.yaml")
 	write(cfgFile, "envoy:\n  listen: 127.0.0.1:0\n  rules: [rules, single.yaml]\n  headers: none\n"+testConfig+testAdmin)
-	cfg, err := config.Load(cfgFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := new(lockedBuffer)
-	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
-		Load: func() (*config.Config, error) { return config.Load(cfgFile) }, WatchFile: cfgFile,
-		Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	serveOn(t, srv)
-	waitEnvoy(t, srv)
-	client := envoyClient(t, srv)
-	n := 0
-	// limitOf returns the requests_per_unit that domain's rule has now
-	// (0: no rule), asking with a value of its own each time.
-	limitOf := func(domain string) uint32 {
-		t.Helper()
-		n++
-		resp, err := client.ShouldRateLimit(context.Background(), &rlsv3.RateLimitRequest{Domain: domain,
-			Descriptors: []*ratelimitv3.RateLimitDescriptor{{Entries: []*ratelimitv3.RateLimitDescriptor_Entry{{Key: "k", Value: strings.Repeat("v", n)}}}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp.Statuses[0].GetCurrentLimit().GetRequestsPerUnit()
-	}
-	eventually := func(what string, ok func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: not applied within 10s; log:\n%s", what, logs.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	w := startWatchedEnvoy(t, cfgFile)
+	limitOf, eventually, logs := w.limitOf, w.eventually, w.logs
 	if limitOf("a") != 1 || limitOf("s") != 1 || limitOf("b") != 0 {
 		t.Fatal("the rules at start are not served")
 	}
