@@ -32,14 +32,6 @@ func newEndpoints(patterns []string, costs map[string]int64) (*endpoints, error)
 	return e, nil
 }
 
-// pattern returns the pattern r matches, as configured, or "".
-func (e *endpoints) pattern(r *http.Request) string {
-	if e == nil {
-		return ""
-	}
-	return e.mux.Pattern(r)
-}
-
 // match reports whether r matches a pattern under both readings of its
 // path, and without its path parameters (routes.Mux.MatchesAsWritten): an
 // exemption is never gained by a spelling another endpoint is reached by.
