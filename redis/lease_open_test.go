@@ -257,3 +257,26 @@ func TestLeasedReloadGivesBackTheOldLimitsLease(t *testing.T) {
 		t.Errorf("after the reload Redis has %d left, want %d (the old lease's %d units given back)", got, want, held)
 	}
 }
+
+// leasesHeld starts a Redis and two leasing stores on it, a and b (two
+// instances, leases kept an hour), and has a spend c (key, limit, cost 1)
+// one unit at a time, ten times, so that a holds a lease: it fails t, as
+// holding nothing before event, unless a holds 5 units or more, and
+// returns a's lease figures then.
+func leasesHeld(t *testing.T, limit sluice.Limit, key, event string) (srv *redistest.Server, a, b *redis.Guarded, c sluice.Check, before redis.LeaseStats) {
+	t.Helper()
+	srv = redistest.Standalone(t)
+	o := redis.Options{Instances: 2, OnStoreError: failover.Local,
+		Lease: redis.LeaseOptions{MaxAge: time.Hour, Idle: time.Hour}}
+	a, b = openLeased(t, srv, o), openLeased(t, srv, o)
+	c = sluice.Check{Key: key, Limit: limit, Cost: 1}
+	for range 10 {
+		spendN(t, a, c, 1)
+		settled(t, a.Leases())
+	}
+	before = settled(t, a.Leases())
+	if before.Held < 5 {
+		t.Fatalf("a holds %d units of lease before %s, want a lease", before.Held, event)
+	}
+	return srv, a, b, c, before
+}

@@ -24,19 +24,8 @@ func TestALeaseGivenBackAfterAResetDoesNotAddToTheFreshState(t *testing.T) {
 	} {
 		t.Run(limit.Name(), func(t *testing.T) {
 			t.Parallel()
-			srv := redistest.Standalone(t)
-			o := redis.Options{Instances: 2, OnStoreError: failover.Local,
-				Lease: redis.LeaseOptions{MaxAge: time.Hour, Idle: time.Hour}}
-			a, b := openLeased(t, srv, o), openLeased(t, srv, o)
-			c := sluice.Check{Key: "reset", Limit: limit, Cost: 1}
-			for range 10 {
-				spendN(t, a, c, 1)
-				settled(t, a.Leases())
-			}
-			held := settled(t, a.Leases()).Held
-			if held < 5 {
-				t.Fatalf("a holds %d units of lease before the reset, want a lease to give back", held)
-			}
+			_, a, b, c, before := leasesHeld(t, limit, "reset", "the reset")
+			held := before.Held
 
 			if _, err := b.Reset(context.Background(), c.Key, []sluice.Limit{limit}); err != nil {
 				t.Fatal(err)
@@ -169,19 +158,7 @@ func TestAResetEndsOtherInstancesLeasesOfTheKey(t *testing.T) {
 	} {
 		t.Run(limit.Name(), func(t *testing.T) {
 			t.Parallel()
-			srv := redistest.Standalone(t)
-			o := redis.Options{Instances: 2, OnStoreError: failover.Local,
-				Lease: redis.LeaseOptions{MaxAge: time.Hour, Idle: time.Hour}}
-			a, b := openLeased(t, srv, o), openLeased(t, srv, o)
-			c := sluice.Check{Key: "reset-others", Limit: limit, Cost: 1}
-			for range 10 {
-				spendN(t, a, c, 1)
-				settled(t, a.Leases())
-			}
-			before := settled(t, a.Leases())
-			if before.Held < 5 {
-				t.Fatalf("a holds %d units of lease before the reset, want a lease to end", before.Held)
-			}
+			_, a, b, c, before := leasesHeld(t, limit, "reset-others", "the reset")
 			if _, err := b.Reset(context.Background(), c.Key, []sluice.Limit{limit}); err != nil {
 				t.Fatal(err)
 			}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice"
-	"github.com/sluice-dev/sluice/failover"
 	"github.com/sluice-dev/sluice/internal/conformance"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/redis"
@@ -87,19 +86,7 @@ func TestALeaseGivenBackAfterAnEvictionDoesNotAddToTheNewState(t *testing.T) {
 	} {
 		t.Run(limit.Name(), func(t *testing.T) {
 			t.Parallel()
-			srv := redistest.Standalone(t)
-			o := redis.Options{Instances: 2, OnStoreError: failover.Local,
-				Lease: redis.LeaseOptions{MaxAge: time.Hour, Idle: time.Hour}}
-			a, b := openLeased(t, srv, o), openLeased(t, srv, o)
-			c := sluice.Check{Key: "evicted", Limit: limit, Cost: 1}
-			for range 10 {
-				spendN(t, a, c, 1)
-				settled(t, a.Leases())
-			}
-			before := settled(t, a.Leases())
-			if before.Held < 5 {
-				t.Fatalf("a holds %d units of lease before the eviction, want a lease to give back", before.Held)
-			}
+			srv, a, b, c, before := leasesHeld(t, limit, "evicted", "the eviction")
 
 			srv.MustDo("DEL", redis.Key(c.Key, limit.ID())) // as an eviction does
 			admitted := spendN(t, b, c, 200)
