@@ -141,7 +141,11 @@
 // refuses no request, and gives a fixed window back at most what the window
 // counted. It gives nothing back to a fixed window that went over its limit
 // (sluice did not count the refused hits that envoyproxy/ratelimit did), to
-// other algorithms, and to requests_per_unit 0 rules.
+// other algorithms, and to requests_per_unit 0 rules. Its limit_remaining
+// is what a peek after the give-back finds the window holds, so a
+// give-back the store did not take (its clock more than half a window off
+// the service's, the key's count reset or lost meanwhile) is not answered
+// as given.
 //
 // A leaky-bucket rule with max_wait admits a request that does not fit yet
 // when its turn comes within max_wait, and the service answers only then:

@@ -30,7 +30,11 @@ import (
 // ResetAfter ends, after every charge the window counted (a store gives
 // nothing back for a receipt older than the key's state), told while the
 // store's clock is off the service's by less than half a window; a
-// receipt of another window gives nothing back.
+// receipt of another window gives nothing back. A store that takes back
+// less than it was given (that receipt, or a key reset or lost since the
+// peek) is not believed: the descriptor reports what a peek after the
+// refunds finds its limit holds, as envoyproxy/ratelimit reports its
+// counter after the decrement.
 
 // give is a limit that descriptors of a request give units back to:
 // identical descriptors share one.
@@ -94,10 +98,16 @@ func (p *plan) peekGives(ctx context.Context, l *sluice.Limiter, scratch *sluice
 
 // giveBack gives back, once the request is decided, what its negative
 // descriptors give to fixed windows: each in turn as much of its cost as
-// the window counted and the ones before it did not take back, each slot's
-// left becoming what the limit then holds. An error gives nothing back
-// (the answer stays what the peeks said). now is the service's time.
+// the window counted and the ones before it did not take back. A store
+// may take back less than it was given (nothing, for a receipt of a window
+// it no longer counts: its clock far off the service's, the key's state
+// reset or lost since the peek), so confirm then reads what each such
+// window holds, and each slot's left becomes what the limit holds after
+// its give-back, never more than that. An error of a refund gives that
+// window nothing back (the answer stays what the peeks said). now is the
+// service's time.
 func (p *plan) giveBack(ctx context.Context, l *sluice.Limiter, now time.Time, scratch *sluice.Decision) {
+	p.order, p.batch = p.order[:0], p.batch[:0]
 	for j := range p.gives {
 		g := &p.gives[j]
 		if g.check.Limit.Algorithm() != sluice.AlgorithmFixedWindow {
@@ -122,11 +132,46 @@ func (p *plan) giveBack(ctx context.Context, l *sluice.Limiter, now time.Time, s
 		*scratch = sluice.Decision{Allowed: true, Statuses: append(scratch.Statuses[:0], sluice.Status{Allowed: true})}
 		scratch.Statuses[0].Charged = receipt(g.check.Limit, now, p.slotPeek(j).ResetAfter)
 		if l.Refund(ctx, c[:], scratch) != nil {
-			for i := range p.slots {
-				if s := &p.slots[i]; s.give == j {
-					s.left = peeked
-				}
+			p.setLeft(j, peeked)
+			continue
+		}
+		p.order = append(p.order, j)
+		p.batch = append(p.batch, g.check) // a peek: g.check costs nothing
+	}
+	if len(p.batch) > 0 {
+		p.confirm(ctx, l, scratch)
+	}
+}
+
+// confirm peeks, in one call, at the limits p.order lists (p.batch), that
+// refunds were given to, and lowers each of their slots' left to what the
+// limit holds: envoyproxy/ratelimit answers a give-back with its counter
+// after it, and a store that skipped a refund gave nothing back. On an
+// error what was given back is unknown, and each slot reports what its
+// peek found before.
+func (p *plan) confirm(ctx context.Context, l *sluice.Limiter, scratch *sluice.Decision) {
+	*scratch = sluice.Decision{Statuses: scratch.Statuses[:0], Violated: scratch.Violated[:0]}
+	if l.Allow(ctx, p.batch, scratch) != nil {
+		for _, j := range p.order {
+			p.setLeft(j, p.slotPeek(j).Remaining)
+		}
+		return
+	}
+	for k, j := range p.order {
+		held := scratch.Statuses[k].Remaining
+		for i := range p.slots {
+			if s := &p.slots[i]; s.give == j {
+				s.left = min(s.left, held)
 			}
+		}
+	}
+}
+
+// setLeft sets the left of every slot that gives back to p.gives[j].
+func (p *plan) setLeft(j int, left int64) {
+	for i := range p.slots {
+		if s := &p.slots[i]; s.give == j {
+			s.left = left
 		}
 	}
 }
