@@ -95,8 +95,8 @@ func TestCPUAfterAnUnreadableCountIsMeasuredFromTheLastGoodRead(t *testing.T) {
 	os.WriteFile(stat, []byte("user_usec 1\n"), 0o644) // no usage_usec
 	r.read(t0)
 	os.WriteFile(stat, []byte("usage_usec 50000000\n"), 0o644)
-	if cpu, _ := r.read(t0.Add(time.Second)); cpu != 0 {
-		t.Errorf("the first good read: cpu %v, want 0 (no window yet)", cpu)
+	if cpu, _ := r.read(t0.Add(time.Second)); !math.IsNaN(cpu) {
+		t.Errorf("the first good read: cpu %v, want NaN (no window yet)", cpu)
 	}
 	os.WriteFile(stat, []byte("nonsense\n"), 0o644)
 	if cpu, _ := r.read(t0.Add(2 * time.Second)); !math.IsNaN(cpu) {

@@ -75,11 +75,14 @@ func (m *Monitor) now() time.Time {
 }
 
 // ready makes what the monitor reads the process's resources and the
-// scheduler's latency with, once.
+// scheduler's latency with, once, and reads them: the first window of the
+// CPU share and the scheduler's latency starts then.
 func (m *Monitor) ready() {
 	m.once.Do(func() {
 		m.res = newResources()
 		m.sample = []metrics.Sample{{Name: "/sched/latencies:seconds"}}
+		m.res.read(time.Now())
+		m.schedP99()
 	})
 }
 
@@ -135,10 +138,12 @@ func (m *Monitor) Failed() {
 // InFlight returns the requests being served now.
 func (m *Monitor) InFlight() int64 { return m.inFlight.Load() }
 
-// Sample returns the signals of the window since the previous Sample and
-// starts a new window. A CPU count that cannot be read (the cgroup's, or
-// the host's without one) makes the window's CPU unknown (Signals.CPUUnknown),
-// not 0: an idle process's share.
+// Sample returns the signals of the window since the previous Sample (the
+// first: since the monitor was made) and starts a new window. A CPU count
+// that cannot be read (the cgroup's, or the host's without one) makes the
+// window's CPU unknown (Signals.CPUUnknown), not 0: an idle process's
+// share; so does a Sample before any window of at least 100 ms could be
+// measured (one at once after the monitor was made).
 func (m *Monitor) Sample() Signals {
 	m.ready()
 	s := Signals{InFlight: m.inFlight.Load()}

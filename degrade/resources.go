@@ -89,6 +89,7 @@ type resources struct {
 	prevHost  [2]uint64 // host busy and total jiffies
 	prevProc  int64     // the process's CPU time, clock ticks; -1 when not read
 	lastCPU   float64   // the CPU share of the last window measured
+	measured  bool      // whether a window was measured: lastCPU is one's
 	sample    []metrics.Sample
 }
 
@@ -129,21 +130,23 @@ func (r *resources) dirs() cgroupDirs {
 }
 
 // read returns the CPU share used since the previous read that counted
-// the CPU time (0 at the first; NaN, unknown, when the count cannot be
-// read; that of the read before when the previous one is less than
-// minCPUWindow before now, or after it) and the memory share used now.
+// the CPU time (NaN, unknown, at the first, which only starts a window,
+// and when the count cannot be read; that of the read before when the
+// previous one is less than minCPUWindow before now, or after it: NaN
+// until a window was measured) and the memory share used now.
 func (r *resources) read(now time.Time) (cpu, mem float64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	d := r.dirs()
 	if !r.prevAt.IsZero() && now.Sub(r.prevAt) < minCPUWindow {
-		return r.lastCPU, clamp01(r.memory(d))
+		return r.last(), clamp01(r.memory(d))
 	}
 	numCPU, maxProcs := runtime.NumCPU(), runtime.GOMAXPROCS(0)
 	if r.cpus != nil {
 		numCPU, maxProcs = r.cpus()
 	}
 	var counted bool
+	first := r.prevAt.IsZero()
 	if d.cpuacct.path != "" || d.v2.path != "" {
 		cpu, counted = r.cgroupCPU(d, now, numCPU)
 	} else {
@@ -154,8 +157,18 @@ func (r *resources) read(now time.Time) (cpu, mem float64) {
 	}
 	cpu = max(cpu, r.processCPU(now, min(maxProcs, numCPU)))
 	r.prevAt = now
-	r.lastCPU = clamp01(cpu)
-	return r.lastCPU, clamp01(r.memory(d))
+	if !first {
+		r.lastCPU, r.measured = clamp01(cpu), true
+	}
+	return r.last(), clamp01(r.memory(d))
+}
+
+// last is the CPU share of the last window measured, NaN before any was.
+func (r *resources) last() float64 {
+	if !r.measured {
+		return math.NaN()
+	}
+	return r.lastCPU
 }
 
 // cgroupCPU returns the largest CPU share since the previous count of the

@@ -1,6 +1,7 @@
 package degrade
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -37,8 +38,8 @@ func TestCgroupCPUAndMemory(t *testing.T) {
 	})
 	r := &resources{sysfs: filepath.Join(root, "sys"), proc: filepath.Join(root, "proc")}
 	t0 := time.Unix(100, 0)
-	if cpu, mem := r.read(t0); cpu != 0 || mem != 0.25 {
-		t.Errorf("first read: cpu %v mem %v, want 0 (no window yet) and 0.25", cpu, mem)
+	if cpu, mem := r.read(t0); !math.IsNaN(cpu) || mem != 0.25 {
+		t.Errorf("first read: cpu %v mem %v, want NaN (no window yet) and 0.25", cpu, mem)
 	}
 	// 1.2 s of CPU in 1 s of a 1.5-core quota: 0.8.
 	os.WriteFile(filepath.Join(root, "sys/svc/sluice/cpu.stat"), []byte("usage_usec 2200000\n"), 0o644)

@@ -4,12 +4,14 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The load signals the degradation levels are set against are exported as
 // the last sample read them: a request held in flight by the upstream is
 // sluice_load_in_flight 1 at the next sample, 0 once it is answered, and
-// each signal has its series.
+// each signal has its series (the CPU share once a window of it was
+// measured).
 func TestLoadSignalsAreExported(t *testing.T) {
 	arrived, release := make(chan struct{}, 1), make(chan struct{})
 	f := newFixtureOn(t, testConfig, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -31,6 +33,7 @@ func TestLoadSignalsAreExported(t *testing.T) {
 	}
 	close(release)
 	<-done
+	time.Sleep(150 * time.Millisecond) // the CPU share is of a window of at least 100 ms
 	f.srv.SampleNow()
 	metrics = readAll(t, f.do(t, "GET", "/metrics", "", nil))
 	for _, series := range []string{"sluice_load_in_flight 0", "sluice_load_p99_seconds ", "sluice_load_error_rate 0",
