@@ -32,14 +32,16 @@ func LoadRules(name string, data []byte) (*Rules, error) {
 // that is a file is read whatever its name, and a path that is a folder
 // contributes every file under it, subfolders included, but for names
 // starting with "." (see RuleFiles for the order, the links followed and
-// the bounds), as envoyproxy/ratelimit loads its runtime folder. A domain
-// defined twice is an error. Every problem of every file is returned,
+// the bounds), as envoyproxy/ratelimit loads its runtime folder. A link to
+// nothing in a folder is skipped (Rules.Skipped lists it; a Service given
+// the rules logs it). A domain defined twice is an error. Every problem of every file is returned,
 // joined.
 func LoadRuleFiles(paths ...string) (*Rules, error) {
-	files, _, err := RuleFiles(paths...)
+	w, err := walkRules(paths)
 	if err != nil {
 		return nil, err
 	}
+	files := w.files
 	if len(files) == 0 {
 		return nil, fmt.Errorf("envoy rules: no rules file in %s", strings.Join(paths, ", "))
 	}
@@ -57,6 +59,7 @@ func LoadRuleFiles(paths ...string) (*Rules, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	l.rules.skipped = w.skipped
 	return l.rules, nil
 }
 

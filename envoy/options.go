@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -68,6 +69,10 @@ type Options struct {
 	// nil. The store decides by its own clock (Redis's, for the Redis
 	// store), which should agree with it within a few seconds.
 	Clock func() time.Time
+	// Logger receives a warning, each time the service is given rules
+	// (NewService, SetRules), for each link to nothing that loading them
+	// skipped (Rules.Skipped), naming its path; slog.Default() when nil.
+	Logger *slog.Logger
 }
 
 // modeNone sends no RateLimit headers.
@@ -88,6 +93,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.Clock == nil {
 		o.Clock = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
 	}
 	return o
 }

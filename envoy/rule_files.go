@@ -1,8 +1,10 @@
 package envoy
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -30,36 +32,57 @@ const MaxRuleEntries = 1000
 // folder it points to, whose files a ConfigMap's links name already. Links
 // are followed, to files and folders alike; folders are listed as reached,
 // through their links (the path and each subfolder below it, from the
-// path). A file or folder reached twice by the same path (a subfolder
-// named beside its folder) is read once. A folder more than MaxRuleDepth
+// path). A link to nothing (whose target does not exist) under a folder
+// is left out, as envoyproxy/ratelimit's loader leaves it out with a
+// warning (LoadRuleFiles keeps its path for Rules.Skipped); a path named
+// in paths must exist. A file or folder reached twice by the same path (a
+// subfolder named beside its folder) is read once. A folder more than MaxRuleDepth
 // deep, more than MaxRuleEntries
 // entries in all, or a link to a folder that holds it, is an error; so
 // is a path that does not exist. With an error, files and folders hold
 // what was found before it (a watcher of the folders watches those).
 func RuleFiles(paths ...string) (files, folders []string, err error) {
+	w, err := walkRules(paths)
+	return w.files, w.folders, err
+}
+
+// walkRules walks paths as RuleFiles does, and returns what it found,
+// with the links to nothing it skipped.
+func walkRules(paths []string) (*ruleWalk, error) {
 	w := &ruleWalk{seen: map[string]bool{}}
 	for _, p := range paths {
 		p = filepath.Clean(p)
 		st, err := os.Stat(p)
 		if err != nil {
-			return w.files, w.folders, fmt.Errorf("envoy rules: %w", err)
+			return w, fmt.Errorf("envoy rules: %w", err)
 		}
 		if !st.IsDir() {
 			w.file(p)
 			continue
 		}
 		if err := w.folder(p, 0, []os.FileInfo{st}); err != nil {
-			return w.files, w.folders, err
+			return w, err
 		}
 	}
-	return w.files, w.folders, nil
+	return w, nil
 }
 
 // ruleWalk accumulates what RuleFiles finds.
 type ruleWalk struct {
 	files, folders []string
+	skipped        []string        // links to nothing, left out
 	seen           map[string]bool // the paths of files and folders
 	entries        int             // read so far, of at most MaxRuleEntries
+}
+
+// danglingLink reports whether path, whose os.Stat failed with err, is a
+// link to nothing: a link whose target does not exist.
+func danglingLink(path string, err error) bool {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	st, lerr := os.Lstat(path)
+	return lerr == nil && st.Mode()&fs.ModeSymlink != 0
 }
 
 // file adds the file at path, unless it is added already.
@@ -89,6 +112,10 @@ func (w *ruleWalk) folder(dir string, depth int, up []os.FileInfo) error {
 		}
 		p := filepath.Join(dir, name)
 		st, err := os.Stat(p)
+		if err != nil && danglingLink(p, err) {
+			w.skipped = append(w.skipped, p)
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("envoy rules: %w", err)
 		}

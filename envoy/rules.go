@@ -20,6 +20,17 @@ import (
 // request is OK.
 type Rules struct {
 	domains map[string]*node
+	skipped []string // links to nothing that LoadRuleFiles skipped
+}
+
+// Skipped returns the paths of the links to nothing (whose target does
+// not exist) that LoadRuleFiles found in its folders and skipped, in the
+// order it found them; nil when none.
+func (r *Rules) Skipped() []string {
+	if r == nil {
+		return nil
+	}
+	return slices.Clone(r.skipped)
 }
 
 // Domains returns the names of the domains the rules define, sorted.

@@ -1,8 +1,10 @@
 package envoy
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -32,6 +34,7 @@ type Service struct {
 	headers headerNames
 	observe func(res *Result, took time.Duration, err error)
 	now     func() time.Time
+	log     *slog.Logger
 	marks   marks
 	// scratch pools the per-request memory that does not leave a call;
 	// requests the messages that Register's handler reads requests into.
@@ -63,7 +66,7 @@ func NewService(limiter *sluice.Limiter, rules *Rules, o Options) (*Service, err
 		return nil, err
 	}
 	o = o.WithDefaults()
-	s := &Service{limiter: limiter, observe: o.Observer, now: o.Clock,
+	s := &Service{limiter: limiter, observe: o.Observer, now: o.Clock, log: o.Logger,
 		headers: headerNames{mode: o.Headers, limit: o.LimitHeader, remaining: o.RemainingHeader, reset: o.ResetHeader}}
 	if s.headers.mode == modeNone {
 		s.headers.mode = ""
@@ -163,6 +166,10 @@ func (s *Service) releaseRequest(req *rlsv3.RateLimitRequest) {
 func (s *Service) SetRules(r *Rules) {
 	if r == nil {
 		r = &Rules{}
+	}
+	log := cmp.Or(s.log, slog.Default())
+	for _, p := range r.skipped {
+		log.Warn("envoy rules: a link to nothing is skipped", "path", p)
 	}
 	s.rules.Store(r)
 }

@@ -36,7 +36,7 @@ func loadEnvoyRules(cfg *config.Config) (*envoy.Rules, error) {
 // newEnvoyService builds the Envoy rate limit service for cfg.
 func (s *Server) newEnvoyService(cfg *config.Config, rules *envoy.Rules) (*envoy.Service, error) {
 	o := cfg.EnvoyOptions()
-	o.Observer = s.observeEnvoy
+	o.Observer, o.Logger = s.observeEnvoy, s.log
 	return envoy.NewService(s.limiter, rules, o)
 }
 
