@@ -349,8 +349,14 @@ func (t *Translation) haproxyMatch(r *Rule, atoms []haproxyAtom, where string) (
 				}
 				r.Hosts = append(r.Hosts, host)
 			}
-		case (name == "hdr" || name == "req.hdr") && validHeaderName(arg) && !at.neg && (method == "" || method == "str") && len(values) == 1 && len(r.Headers) == 0 && printable(values[0]):
-			r.Headers = []HeaderMatch{{Name: http.CanonicalHeaderKey(arg), Value: values[0]}}
+		case (name == "hdr" || name == "req.hdr") && validHeaderName(arg) && !strings.EqualFold(arg, "host") && !at.neg && method == "found" && len(values) == 0:
+			if h := http.CanonicalHeaderKey(arg); !slices.ContainsFunc(r.Headers, func(m HeaderMatch) bool { return m.Name == h }) {
+				r.Headers = append(r.Headers, HeaderMatch{Name: h})
+			}
+		case (name == "hdr" || name == "req.hdr") && validHeaderName(arg) && !at.neg && (method == "" || method == "str") && len(values) == 1 && !slices.ContainsFunc(r.Headers, func(m HeaderMatch) bool { return m.Value != "" }) && printable(values[0]):
+			h := http.CanonicalHeaderKey(arg)
+			r.Headers = slices.DeleteFunc(r.Headers, func(m HeaderMatch) bool { return m.Name == h })
+			r.Headers = append(r.Headers, HeaderMatch{Name: h, Value: values[0]})
 		case fetch == "src" && at.neg && len(values) > 0:
 			for _, v := range values {
 				pfx, err := parsePrefix(v)
@@ -360,11 +366,14 @@ func (t *Translation) haproxyMatch(r *Rule, atoms []haproxyAtom, where string) (
 				exempt = append(exempt, pfx)
 			}
 		default:
-			neg := ""
+			words := []string{fetch}
 			if at.neg {
-				neg = "!"
+				words[0] = "!" + fetch
 			}
-			return fail("sluice's rules match paths (path, path_beg), methods, the Host and one header; the condition %s%s %s is none of them.", neg, fetch, strings.Join(values, " "))
+			if method != "" {
+				words = append(words, "-m", method)
+			}
+			return fail("sluice's rules match paths (path, path_beg), methods, the Host, one header's value and headers present (-m found); the condition %s is none of them.", strings.Join(append(words, values...), " "))
 		}
 	}
 	return exempt, true
