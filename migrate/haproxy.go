@@ -176,7 +176,7 @@ func HAProxy(src, source string) (*Translation, error) {
 		}
 	}
 	if len(t.SluiceRules) == 0 {
-		return nil, fmt.Errorf("%s: no rate limit sluice can import: HAProxy limits rates with a stick table storing http_req_rate, a track-sc action and an http-request deny (or tcp-request reject) comparing sc_http_req_rate with a number", source)
+		return nil, fmt.Errorf("%s: no rate limit sluice can import: HAProxy limits rates with a stick table storing http_req_rate, a track-sc action and an http-request deny (or tcp-request reject) comparing sc_http_req_rate with a number%s", source, notImported(t.Differences))
 	}
 	t.exemptions(exempts)
 	if countFrontends(proxies) > 1 {
@@ -378,4 +378,16 @@ func haproxyDuration(s string) (time.Duration, error) {
 		return 0, fmt.Errorf("%q is longer than sluice's longest window", s)
 	}
 	return time.Duration(n) * scale, nil
+}
+
+// notImported lists the places ds reports as not imported, each with its
+// reason, as the end of an error refusing a file: "" when there are none.
+func notImported(ds []Difference) string {
+	var b strings.Builder
+	for _, d := range ds {
+		if !d.Same && strings.Contains(d.Text, "not imported") {
+			fmt.Fprintf(&b, "; %s: %s", d.Where, strings.TrimSuffix(d.Text, "."))
+		}
+	}
+	return b.String()
 }
