@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/envoy"
 )
 
 // Envoy configures the Envoy rate limit service (gRPC).
@@ -25,8 +27,11 @@ type Envoy struct {
 	// LimitHeader, RemainingHeader and ResetHeader rename the draft-6
 	// headers (envoy.Options.LimitHeader and so on; limit_header,
 	// remaining_header and reset_header, as envoyproxy/ratelimit's
-	// LIMIT_LIMIT_HEADER, LIMIT_REMAINING_HEADER and LIMIT_RESET_HEADER):
-	// empty keeps the default name; set only with headers: draft-6.
+	// LIMIT_LIMIT_HEADER, LIMIT_REMAINING_HEADER and LIMIT_RESET_HEADER),
+	// set only with headers: draft-6. With draft-6, Load sets a name the
+	// file leaves out to its default (RateLimit-Limit, RateLimit-Remaining,
+	// RateLimit-Reset), so that each holds the name that is sent; with
+	// another mode, which sends none of them, they are empty.
 	LimitHeader, RemainingHeader, ResetHeader string
 }
 
@@ -57,6 +62,10 @@ func (d *decoder) envoy(n *yaml.Node, path string, e *Envoy, raw *rawConfig) {
 			raw.at(envoyFields+"ResetHeader", n, p)
 		},
 	})
+	// The names draft-6 sends, its defaults for those left out: the
+	// other modes set none.
+	o := envoy.Options{Headers: e.Headers, LimitHeader: e.LimitHeader, RemainingHeader: e.RemainingHeader, ResetHeader: e.ResetHeader}.WithDefaults()
+	e.LimitHeader, e.RemainingHeader, e.ResetHeader = o.LimitHeader, o.RemainingHeader, o.ResetHeader
 	if len(e.Rules) == 0 && !rulesRefused {
 		d.Errorf(n, path+".rules", "at least one rules file or directory is needed")
 	}

@@ -36,3 +36,33 @@ func TestEnvoyHeaderNames(t *testing.T) {
 		}
 	}
 }
+
+// The loaded configuration names the draft-6 headers that will be sent:
+// a name left out is its default, as Headers is "ietf" when left out, so
+// that what reads the configuration (sluice check, /docs, the dashboard)
+// shows them; with another mode no name is sent and none is set.
+func TestEnvoyHeaderNamesLeftOutAreTheirDefaults(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, c := range []struct {
+		name, yaml              string
+		limit, remaining, reset string
+	}{
+		{"draft-6, none renamed", "  headers: draft-6\n", "RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"},
+		{"Draft-6, one renamed", "  headers: Draft-6\n  remaining_header: X-Left\n", "RateLimit-Limit", "X-Left", "RateLimit-Reset"},
+		{"ietf", "  headers: ietf\n", "", "", ""},
+		{"no headers field", "", "", "", ""},
+		{"none", "  headers: none\n", "", "", ""},
+	} {
+		cfg, err := config.Parse("t.yaml", []byte("envoy:\n  rules: r.yaml\n"+c.yaml+plans))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		e := cfg.Envoy
+		if e.LimitHeader != c.limit || e.RemainingHeader != c.remaining || e.ResetHeader != c.reset {
+			t.Errorf("%s: names %q, %q, %q, want %q, %q, %q", c.name, e.LimitHeader, e.RemainingHeader, e.ResetHeader, c.limit, c.remaining, c.reset)
+		}
+		if o := cfg.EnvoyOptions(); o.Validate() != nil {
+			t.Errorf("%s: the loaded names are refused: %v", c.name, o.Validate())
+		}
+	}
+}
