@@ -152,6 +152,9 @@ type Transport struct {
 	// the answers of requests in several partitions teach one quota, so
 	// that a request may be sent on the strength of another partition's
 	// answer (and meet a 429) and a Retry-After of one holds them all.
+	// A 503's Retry-After (a server short of capacity, shedding load)
+	// holds every partition of its host, as it does without Partition;
+	// a 429's holds its partition alone.
 	// Partition by endpoint when a server limits some endpoints and not
 	// others (an answer without rate-limit fields says that no quota
 	// binds its partition), or states different policies for them (every
@@ -171,7 +174,10 @@ type Transport struct {
 	// maxHosts, or twice the hosts that were busy at the last sweep, so
 	// that sweeps stay rare however many hosts are busy at once.
 	sweepAt int
-	stats   struct {
+	// overloads holds, per host (hostKey), until when a 503's Retry-After
+	// holds every partition of it (see holdServer); guarded by mu.
+	overloads map[string]time.Time
+	stats     struct {
 		requests, attempts, retries, throttled, unbudgeted, held atomic.Int64
 		waited                                                   atomic.Int64 // ns
 	}
@@ -230,10 +236,12 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-// host returns the learned state of a host, forgetting idle hosts when
-// there are too many. The caller holds it until it calls t.unhold(h):
-// meanwhile it is not forgotten.
-func (t *Transport) host(name string) *hostState {
+// host returns the learned state of a host, or of a partition of server
+// (its hostKey), forgetting idle hosts when there are too many; one made
+// while server sheds load is held as its other partitions are (see
+// holdServer). The caller holds it until it calls t.unhold(h): meanwhile
+// it is not forgotten.
+func (t *Transport) host(server, name string) *hostState {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	h := t.hosts[name]
@@ -242,6 +250,7 @@ func (t *Transport) host(name string) *hostState {
 			t.forgetIdle()
 		}
 		h = newHostStateCountingBytes(!t.IgnoreRemaining, t.stallAfter)
+		h.holdUntil = t.overloads[server]
 		t.hosts[name] = h
 	}
 	h.holders++
@@ -289,9 +298,9 @@ func hostKey(u *url.URL) string {
 }
 
 // quotaKey is the name the Transport keeps what it learns of req's quota
-// under: its host's (hostKey), and the partition Partition names.
-func (t *Transport) quotaKey(req *http.Request) string {
-	key := hostKey(req.URL)
+// under: its host's, server (hostKey), and the partition Partition names.
+func (t *Transport) quotaKey(server string, req *http.Request) string {
+	key := server
 	if t.Partition != nil {
 		if p := t.Partition(req); p != "" {
 			key += " " + p // no host key holds a space
@@ -373,7 +382,8 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.Cost != nil {
 		cost = max(t.Cost(req), 0)
 	}
-	h := t.host(t.quotaKey(req))
+	server := hostKey(req.URL)
+	h := t.host(server, t.quotaKey(server, req))
 	defer t.unhold(h)
 	t.stats.requests.Add(1)
 	t.retries.Call()
@@ -409,6 +419,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		h.finish(tk, r)
 		if err != nil {
 			return nil, err
+		}
+		if r.status == http.StatusServiceUnavailable && r.hasRA && t.Partition != nil {
+			t.holdServer(server, r.at.Add(min(r.ra, maxServerWait)))
 		}
 		switch {
 		case t.IgnoreRemaining:
