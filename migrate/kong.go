@@ -285,6 +285,10 @@ func (t *Translation) kongPluginScopes(ps []kongPlugin, where, name string, rout
 			c, w := p.Config, where
 			if p.Name == "rate-limiting-advanced" {
 				c.advanced, c.LimitBy, c.Policy, w = true, c.Identifier, c.Strategy, where+" (advanced)"
+				if c.SyncRate != nil && *c.SyncRate < 0 {
+					// sync_rate -1: counters in each node's memory only.
+					c.Policy = "local"
+				}
 			}
 			sc := kongScope{where: w, name: name, route: routes != nil && !service, config: c}
 			if routes != nil {
@@ -544,6 +548,9 @@ func (t *Translation) kongRedis(c kongConfig) {
 func (t *Translation) kongSettings(c kongConfig) {
 	if !c.advanced {
 		t.same("windows", "Kong's rate-limiting counts fixed windows aligned to the clock (UTC) and refuses without counting a refused request; sluice's fixed-window does the same, and checks all periods together.")
+	}
+	if c.advanced && c.SyncRate != nil && *c.SyncRate < 0 && c.Strategy != "" && c.Strategy != "local" {
+		t.differs("sync_rate -1", "Kong kept the counters of strategy %s in each node's memory and never synchronised them, as strategy local does: the import reads it as local.", c.Strategy)
 	}
 	switch c.Policy {
 	case "", "local":
