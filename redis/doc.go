@@ -82,8 +82,9 @@
 // "sluice:reset:" in place of its "sluice:" (sluice:reset:{<subject>}:
 // <limit-name>), for as long as a lease taken before it could be given
 // back (see Leased quota), and tells the other instances of a leasable
-// limit's reset on the stream sluice:resets (a notice per Reset: the
-// subject and the limits' IDs; at most about 10,000 kept, the stream
+// limit's reset on the stream sluice:resets (two notices per Reset, one
+// before it and one after: the subject, the limits' IDs and, after, the
+// reset's time; at most about 10,000 kept, the stream
 // living as long as the longest reset key it announced).
 //
 // # Time
@@ -426,16 +427,24 @@
 // whose count they would lower below what it admitted: lease.lua gives
 // back nothing taken at or before the reset that the key beside the state
 // records (see Keys; LeaseStats.Lost counts them). The instance that
-// resets ends its own leases of the key, neither spending nor giving back
-// their units, and every other instance ends its own when its watch reads
-// the reset's notice on sluice:resets (every 100 ms; see Keys), with a
-// lease it took since the reset (its units lost: never more admitted).
-// Until then those leases may still be spent: on top of what the fresh
-// state admits, at most what an instance spends of them within a watch
-// period — and, should its reads of the stream fail meanwhile, until they
-// end: at most MaxUnits per key and limit per instance (see
-// Guarded.Reset). A Reset whose notice Redis does not take fails, having
-// forgotten nothing.
+// resets ends its own leases of the key taken at or before the reset,
+// neither spending nor giving back their units, and every other instance
+// ends its own when its watch reads the reset's confirmation on
+// sluice:resets (every 100 ms; see Keys), which carries the reset's time
+// on the shared state's clock, the clock every take is dated by: a lease
+// taken after the reset, from the fresh state, is kept and spent. Until
+// then the leases taken before may still be spent: on top of what the
+// fresh state admits, at most what an instance spends of them within a
+// watch period — and, should its reads of the stream fail meanwhile, until
+// they end: at most MaxUnits per key and limit per instance (see
+// Guarded.Reset). A Reset announces itself on the stream before it resets:
+// one whose announcement Redis does not take fails, having forgotten
+// nothing, and one whose confirmation Redis does not take after the reset
+// ends the others' leases of the key all the same, every one they hold
+// once the confirmation is overdue (the larger of their Timeout and 100
+// ms, plus 100 ms, after they read the announcement), a lease taken since
+// the reset included (its units lost: never more admitted). So do resets
+// by instances of versions that confirm nothing.
 //
 // # Errors
 //

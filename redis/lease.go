@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -312,7 +313,7 @@ func (l *Leased) entry(c *sluice.Check) *leaseEntry {
 		return nil
 	}
 	l.seq++
-	e = &leaseEntry{key: c.Key, limit: c.Limit, plan: plan, ok: ok, id: l.seq, shared: -1, size: 8}
+	e = &leaseEntry{key: c.Key, limit: c.Limit, plan: plan, ok: ok, id: l.seq, shared: -1, size: 8, resetAt: math.MinInt64}
 	l.entries[k] = e
 	return e.leased()
 }

@@ -35,22 +35,61 @@ func (l *Leased) drop() {
 }
 
 // reset ends the leases held of key's limits, spending none of their units
-// and giving none back, after a reset of key's states in Redis
-// (Guarded.Reset): the fresh state never counted them. Their entries are
+// and giving none back, after a reset of key's states in Redis whose time
+// is not known (Guarded.Reset, when Redis did not answer it): the fresh
+// state, if any, never counted them. Their entries are
 // forgotten, so that a take still running for one installs nothing; its
 // units go back, which lease.lua allows only for a take the fresh state
 // counted (see Store.Reset). Their units count in LeaseStats.Lost.
 func (l *Leased) reset(key string, limits []sluice.Limit) {
-	ids := make([]string, len(limits))
-	for i, lim := range limits {
-		ids[i] = lim.ID()
+	l.resetIDs(key, limitIDs(limits))
+}
+
+// resetNotice ends the leases held of key's limits of the given IDs when
+// the watch reads a reset of them (see readResets): those taken at or
+// before at, the shared state's time of the reset, when known (resetBefore);
+// else every one (resetIDs).
+func (l *Leased) resetNotice(key string, ids []string, at int64, known bool) {
+	if known {
+		l.resetBefore(key, ids, at)
+		return
 	}
 	l.resetIDs(key, ids)
 }
 
+// resetBefore ends the leases held of key's limits of the given IDs that
+// were taken at or before at, the shared state's time of their reset
+// (Store.Reset), spending none of their units and giving none back: the
+// fresh state never counted them. A lease taken after it was counted by
+// the fresh state and is kept, and so is what the entry knows. A take
+// still running that the shared state ran at or before at installs
+// nothing (see install). Their units count in LeaseStats.Lost.
+func (l *Leased) resetBefore(key string, ids []string, at int64) {
+	if l.next == nil {
+		return
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	for _, id := range ids {
+		e := l.entries[leaseKey{key, id}]
+		if e == nil {
+			continue
+		}
+		e.mu.Lock()
+		e.resetAt = max(e.resetAt, at)
+		for _, ls := range []*lease{&e.cur, &e.next} {
+			if ls.leased > 0 && ls.at <= at {
+				l.stats.lost.Add(ls.units)
+				*ls = lease{}
+			}
+		}
+		e.mu.Unlock()
+	}
+}
+
 // resetIDs ends the leases held of key's limits of the given IDs, as
-// reset does, when another instance announces their reset (see
-// resetStream). A lease taken since the reset ends too: its units, which
+// reset does, when the time of their reset is not known (see
+// readResets). A lease taken since the reset ends too: its units, which
 // the fresh state counted, are neither spent nor given back.
 func (l *Leased) resetIDs(key string, ids []string) {
 	if l.next == nil {

@@ -47,6 +47,10 @@ type leaseEntry struct {
 	reset  int64  // local µs when the shared limit is full again, as of the last answer
 	shared int64  // the shared remainder last heard of; -1: unknown
 	heard  int64  // local µs it was heard
+	// resetAt is the shared state's µs of the latest reset of the key's
+	// limit read (math.MinInt64: none): a take the shared state ran at or
+	// before it was taken from a state the reset forgot.
+	resetAt int64
 
 	taking chan struct{} // non-nil while a take for it runs, closed when it ends
 }
@@ -348,10 +352,12 @@ func (l *Leased) take(ctx context.Context, tk []sluice.Check, want []int64, st [
 // now, in epoch ep. The next take asks for twice as much when the lease
 // it replaces was spent within half its life. A take sent before the
 // shared state was last lost (see drop) installs nothing: its units are
-// lost with that state. Nor does a take for an entry forgotten meanwhile
+// lost with that state, and so are those of a take the shared state ran
+// at or before a reset of the key read since (see resetBefore). Nor does a
+// take for an entry forgotten meanwhile
 // (its limit changed, its key was reset): its units go back.
 func (l *Leased) install(e *leaseEntry, now, g, units int64, ep uint64) {
-	if ep != l.epoch.Load() {
+	if ep != l.epoch.Load() || g <= e.resetAt {
 		l.stats.lost.Add(units)
 		return
 	}

@@ -82,6 +82,8 @@ func (l *Leased) refill(e *leaseEntry, n int64, scarce bool, ch chan struct{}) {
 	case ep != l.epoch.Load(): // taken from a shared state lost since (see drop)
 		e.hear(&st[0], now)
 		l.stats.lost.Add(n)
+	case g <= e.resetAt: // taken from a state reset since (see resetBefore)
+		l.stats.lost.Add(n)
 	default:
 		e.hear(&st[0], now)
 		next := l.newLease(e, now, g, n, ep)

@@ -212,3 +212,74 @@ func TestAResetEndsOtherInstancesLeasesOnACluster(t *testing.T) {
 		t.Errorf("a still holds %d units of lease after reading the reset", held)
 	}
 }
+
+// A lease taken from the fresh state right after another instance's reset
+// was counted by that state: the reset's notice, which the watch reads up
+// to a watch period later, must not end it. Ended, its units are neither
+// spent nor given back, and the fleet admits fewer than the limit.
+func TestALeaseTakenAfterAnotherInstancesResetSurvivesItsNotice(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	o := redis.Options{Instances: 2, OnStoreError: failover.Local,
+		Lease: redis.LeaseOptions{MaxAge: time.Hour, Idle: time.Hour}}
+	a, b := openLeased(t, srv, o), openLeased(t, srv, o)
+	limit := sluice.FixedWindow(100, 400*24*time.Hour).Named("fw")
+	c := sluice.Check{Key: "reset-then-others-take", Limit: limit, Cost: 1}
+	for range 10 {
+		spendN(t, b, c, 1)
+		settled(t, b.Leases())
+	}
+	if _, err := b.Reset(context.Background(), c.Key, []sluice.Limit{limit}); err != nil {
+		t.Fatal(err)
+	}
+	admitted := spendN(t, a, c, 1) // a's first call of the key takes a lease from the fresh state
+	before := settled(t, a.Leases())
+	if before.Held < 1 {
+		t.Fatalf("a holds no lease after its first call: %+v", before)
+	}
+	time.Sleep(5 * 100 * time.Millisecond) // a's watch reads the notice
+	if after := a.Leases().Stats(); after.Lost != before.Lost || after.Held != before.Held {
+		t.Errorf("a held %d units of a lease taken after the reset, and %d once its watch read the notice (%d lost)",
+			before.Held, after.Held, after.Lost-before.Lost)
+	}
+	for range 300 {
+		n := spendN(t, a, c, 1) + spendN(t, b, c, 1)
+		settled(t, a.Leases())
+		settled(t, b.Leases())
+		if n == 0 {
+			break
+		}
+		admitted += n
+	}
+	if admitted != 100 {
+		t.Errorf("the instances admitted %d after the reset until both refused, for a limit of 100; a: %+v, b: %+v",
+			admitted, a.Leases().Stats(), b.Leases().Stats())
+	}
+}
+
+// An announcement of a reset that no confirmation follows (its Reset could
+// not append one, or an instance of an earlier version reset) still ends
+// the other instances' leases of the key, once its confirmation is overdue
+// (the larger of their timeout and a watch period, and a watch period more).
+func TestAnUnconfirmedResetEndsOtherInstancesLeases(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Standalone(t)
+	a := openLeased(t, srv, redis.Options{Instances: 2, OnStoreError: failover.Local, Timeout: time.Second,
+		Lease: redis.LeaseOptions{MaxAge: time.Hour, Idle: time.Hour}})
+	c := sluice.Check{Key: "unconfirmed", Limit: sluice.FixedWindow(100, 400*24*time.Hour).Named("fw"), Cost: 1}
+	for range 10 {
+		spendN(t, a, c, 1)
+		settled(t, a.Leases())
+	}
+	before := settled(t, a.Leases())
+	if before.Held < 5 {
+		t.Fatalf("a holds %d units of lease before the notice, want a lease", before.Held)
+	}
+	time.Sleep(3 * 100 * time.Millisecond) // a's watch has read the stream once: it reads what follows
+	rc := srv.Client(t)
+	if err := rc.Do(context.Background(), rc.B().Xadd().Key("sluice:resets").Id("*").FieldValue().
+		FieldValue("k", c.Key).FieldValue("l", c.Limit.ID()).Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return a.Leases().Stats().Lost-before.Lost >= before.Held })
+}

@@ -139,7 +139,7 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 		}
 		g.leased = newLeased(g.failover, g.redis, so.now, o.Instances, o.Lease)
 		g.redis.watch.onLoss = g.leased.drop
-		g.redis.watch.onReset = g.leased.resetIDs
+		g.redis.watch.onReset = g.leased.resetNotice
 	}
 
 	first := make(chan error, 1)

@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,21 +31,38 @@ var loadResetScript = onceScript("reset.lua")
 // sluice:reset:{<subject>}:<limit-name>, which lives as long as such a
 // give-back could still change the state (the window and the next; a
 // bucket's refill of its burst). Before that run, it appends to the
-// stream sluice:resets a notice of the reset of every leasable limit, on
-// which the instances of Open's store end their leases of them (see
-// Guarded.Reset); if Redis does not take it, nothing is reset. A lease's
-// units that its instance still holds may be spent after the reset until
-// it reads the notice, on top of what the fresh state admits.
+// stream sluice:resets an announcement of the reset of every leasable
+// limit (if Redis does not take it, nothing is reset), and after it a
+// confirmation with the reset's time on Redis's clock, on which the
+// instances of Open's store end their leases of them taken at or before
+// it (see Guarded.Reset); a lease taken after it, from the fresh state,
+// is kept. Should Redis not take the confirmation, the reset stands and
+// the instances end every lease of those limits they hold once its
+// confirmation is overdue. A lease's units that its instance still holds
+// may be spent after the reset until it reads the notice, on top of what
+// the fresh state admits.
 func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error) {
+	n, _, err := s.reset(ctx, key, limits)
+	return n, err
+}
+
+// reset is Reset that also returns the shared state's time of the reset,
+// µs since sluice.Epoch (the time its reset keys record): a lease taken at
+// or before it was taken from a state it forgot, one taken after it from
+// the fresh state. After the reset it appends to resetStream the notice
+// that it ran, at that time; if Redis does not take that one, the reset
+// stands and the instances end every lease of the limits once the
+// announcement has gone unconfirmed for a while (see readResets).
+func (s *Store) reset(ctx context.Context, key string, limits []sluice.Limit) (int, int64, error) {
 	if len(limits) == 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
 	if err := s.unusable("reset"); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	lua, err := loadResetScript()
 	if err != nil {
-		return 0, s.fail("reset script", err)
+		return 0, 0, s.fail("reset script", err)
 	}
 	keys := make([]string, len(limits))
 	for i, l := range limits {
@@ -52,8 +70,11 @@ func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (i
 	}
 	ctx, cancel := s.bounded(ctx)
 	defer cancel()
-	if err := s.announceReset(ctx, key, limits); err != nil {
-		return 0, s.fail("reset notice", err)
+	notice := leasableNotice(key, limits)
+	if notice != nil {
+		if err := s.announceReset(ctx, notice); err != nil {
+			return 0, 0, s.fail("reset notice", err)
+		}
 	}
 	groups := s.groups(keys)
 	runs := make([]rueidis.LuaExec, len(groups))
@@ -76,15 +97,24 @@ func (s *Store) Reset(ctx context.Context, key string, limits []sluice.Limit) (i
 		wg.Go(func() { results[j] = lua.Exec(ctx, s.client, runs[j].Keys, runs[j].Args) })
 	}
 	wg.Wait()
-	total := 0
+	total, at := 0, int64(math.MinInt64)
 	for _, r := range results {
-		n, err := r.AsInt64()
-		if err != nil {
-			return 0, s.fail("reset", err)
+		reply, err := r.AsIntSlice()
+		if err == nil && len(reply) != 2 {
+			err = fmt.Errorf("reply of %d entries, want 2", len(reply))
 		}
-		total += int(n)
+		if err != nil {
+			return 0, 0, s.fail("reset", err)
+		}
+		total += int(reply[0])
+		at = max(at, reply[1])
 	}
-	return total, nil
+	if notice != nil {
+		// The reset stands whether or not Redis takes the confirmation:
+		// without it, the announcement ends the leases (see readResets).
+		_ = s.confirmReset(ctx, notice, at)
+	}
+	return total, at, nil
 }
 
 // resetKey returns the key that records when the state at stateKey (see
@@ -122,22 +152,29 @@ func resetLife(l sluice.Limit) int64 {
 // last said of key, and what the fallback admitted and has not charged
 // to Redis: failover.Store.Forget), so that none of them answers for Redis
 // with the old state, and ends the leases this instance holds of them
-// (see Leased), neither spending nor giving back their units. It reports
-// how many states Redis held. Units that another instance leased before
-// the reset are never given back to the fresh state either (see
+// taken at or before the reset (see Leased; every one when Redis did not
+// answer), neither spending nor giving back their units. It reports how
+// many states Redis held. Units that another instance leased before the
+// reset are never given back to the fresh state either (see
 // Store.Reset), and that instance ends those leases when its watch reads
-// the reset's notice, within 100 ms; until then (or, should its reads
-// fail, until their lease ends) it may spend them on top of what the
-// fresh state admits: at most LeaseOptions.MaxUnits per key and limit per
-// instance. An error wraps
+// the reset's confirmation, within 100 ms, keeping those it took from the
+// fresh state; until then (or, should its reads fail, until their lease
+// ends) it may spend them on top of what the fresh state admits: at most
+// LeaseOptions.MaxUnits per key and limit per instance. An error wraps
 // sluice.ErrStoreUnavailable (Redis could not be reached); the cache, the
 // fallback and the leases forget key either way.
 func (g *Guarded) Reset(ctx context.Context, key string, limits []sluice.Limit) (int, error) {
 	if g.failover == nil {
 		return 0, errNoStore()
 	}
+	var at int64
+	known := false
 	defer func() {
-		if g.leased != nil {
+		switch {
+		case g.leased == nil:
+		case known:
+			g.leased.resetBefore(key, limitIDs(limits), at)
+		default:
 			g.leased.reset(key, limits)
 		}
 		g.cache.Invalidate(key)
@@ -148,5 +185,16 @@ func (g *Guarded) Reset(ctx context.Context, key string, limits []sluice.Limit) 
 	if err != nil {
 		return 0, fmt.Errorf("reset: %w", err)
 	}
-	return s.Reset(ctx, key, limits)
+	n, at, err := s.reset(ctx, key, limits)
+	known = err == nil
+	return n, err
+}
+
+// limitIDs returns the IDs of limits.
+func limitIDs(limits []sluice.Limit) []string {
+	ids := make([]string, len(limits))
+	for i, l := range limits {
+		ids[i] = l.ID()
+	}
+	return ids
 }

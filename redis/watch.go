@@ -125,12 +125,16 @@ type watcher struct {
 	// admitted meanwhile being charged there first.
 	onMiss func(addr string)
 	// onReset, when not nil, is called (on the watch's goroutine) with the
-	// subject and limit IDs of each Reset any instance announced since the
-	// previous read (see resetStream): Open's store ends its leases of
-	// them (Leased.resetIDs).
-	onReset    func(key string, ids []string)
-	resetsFrom string          // the ID of the last notice read; "" before the first read
-	masters    map[string]bool // the masters of the last read; nil before the first
+	// subject and limit IDs of each Reset any instance confirmed since the
+	// previous read, with known true and the shared state's time of the
+	// reset, and of each whose announcement went unconfirmed too long,
+	// with known false (see readResets): Open's store ends its leases of
+	// them taken at or before that time, or all of them
+	// (Leased.resetNotice).
+	onReset    func(key string, ids []string, at int64, known bool)
+	resetsFrom string               // the ID of the last notice read; "" before the first read
+	announced  map[string]announced // announcements read and not yet confirmed, by stream ID
+	masters    map[string]bool      // the masters of the last read; nil before the first
 	history    history
 	memory     memoryWatch
 	lost       atomic.Int64

@@ -12,7 +12,8 @@
 -- ARGV[1+i]  the least life of KEYS[n+i] in ms; 0: the limit is never
 --            leased, and no reset key is written
 --
--- Reply: the number of state keys that existed.
+-- Reply: the number of state keys that existed, and the time of the reset
+-- (µs since sluice.Epoch, the time its reset keys record).
 
 local now = script_now()
 local n = #KEYS / 2
@@ -29,4 +30,4 @@ for i = 1, n do
     redis.call('SET', KEYS[n + i], string.format('%d', now), 'PX', string.format('%d', life))
   end
 end
-return gone
+return {gone, now}
