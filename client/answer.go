@@ -148,6 +148,9 @@ func (h *hostState) finish(tk ticket, r response) {
 		return // sent before a 429 proved the old bound wrong
 	}
 	h.remember(tk, r, false, false)
+	if r.status < 400 {
+		h.forgetUnreported(tk, r)
+	}
 	b := h.boundOf(tk, r)
 	reset := min(r.rl.Reset, maxServerWait)
 	if reset == 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -191,6 +192,17 @@ func readResponse(h http.Header, at time.Time) response {
 // no RateLimit-Policy name can (it holds a control character).
 func unnamedPolicy(limit int64) string {
 	return "\x00limit=" + strconv.FormatInt(limit, 10)
+}
+
+// unnamedLimit is the limit of a policy that unnamedPolicy names; ok is
+// false for another name.
+func unnamedLimit(name string) (limit int64, ok bool) {
+	n, found := strings.CutPrefix(name, "\x00limit=")
+	if !found {
+		return 0, false
+	}
+	limit, err := strconv.ParseInt(n, 10, 64)
+	return limit, err == nil
 }
 
 // fromCache reports whether h is the header of a response that a cache

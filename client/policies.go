@@ -1,6 +1,7 @@
 package client
 
 import (
+	"slices"
 	"time"
 
 	"github.com/sluice-dev/sluice/internal/algo"
@@ -31,7 +32,8 @@ import (
 //     the last is answered. The policies of the formats that name none
 //     (draft 7, draft 6, legacy) are told apart by their limit (see
 //     unnamedPolicy): a server reporting the one nearest exhaustion
-//     reports them in turn.
+//     reports them in turn, and one that it stops reporting past its
+//     reset is forgotten (see forgetUnreported).
 //   - its window, when an answer has stated its q and w: at most q units
 //     in any span of w of the client's own sends (see window). A window
 //     that has counted for w has seen every unit the server may still
@@ -68,6 +70,10 @@ type remembered struct {
 	beyond   bool
 	// named: the host's last answer with rate-limit fields named it.
 	named bool
+	// unreported counts, of a policy of the formats that name none, the
+	// units admitted since its reset by answers that reported another
+	// limit and not it (see forgetUnreported).
+	unreported int64
 	// win counts what was sent under it, once an answer stated its q and
 	// w; nil until then.
 	win *window
@@ -305,7 +311,7 @@ func (h *hostState) remember(tk ticket, r response, fresh, toldWait bool) {
 		if toldWait && resetAt.After(h.probeAt) {
 			resetAt = h.probeAt
 		}
-		k.named = true
+		k.named, k.unreported = true, 0
 		beyond := q.resetBeyondWindow()
 		switch {
 		case fresh || !k.reported:
@@ -321,4 +327,42 @@ func (h *hostState) remember(tk ticket, r response, fresh, toldWait bool) {
 			}
 		}
 	}
+}
+
+// forgetUnreported forgets the policies of the formats that name none
+// (see unnamedPolicy) that the server no longer reports: a server that
+// changes a policy's limit (sluice's degradation halves them) is seen to
+// report a new policy beside the old, which would otherwise hold the host
+// to one send at a time past its reset for good. r, the admitted answer to
+// tk, reports such policies; every other one whose reset had passed when
+// tk was sent counts tk's units, and one that has counted more than its
+// limit since it was last reported is forgotten. Had the server still
+// counted it, that many units admitted after its reset would have spent
+// it in any one of its windows they fell in, and a server that reports
+// one policy an answer reports the one nearest exhaustion: it would have
+// been reported. Should it be enforced still, the 429 it meets reports it
+// again. h.mu is held.
+func (h *hostState) forgetUnreported(tk ticket, r response) {
+	unnamed := false
+	for _, q := range r.quotas {
+		_, ok := unnamedLimit(q.Policy)
+		unnamed = unnamed || ok
+	}
+	if !unnamed {
+		return
+	}
+	kept := h.policies[:0]
+	for _, p := range h.policies {
+		limit, ok := unnamedLimit(p.name)
+		if ok && !p.named && p.reported && !tk.sentAt.Before(p.resetAt) {
+			if p.unreported = algo.AddSat(p.unreported, tk.cost); p.unreported > limit {
+				h.trusted = slices.DeleteFunc(h.trusted, func(name string) bool { return name == p.name })
+				delete(h.observed, p.name)
+				continue
+			}
+		}
+		kept = append(kept, p)
+	}
+	clear(h.policies[len(kept):])
+	h.policies = kept
 }

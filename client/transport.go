@@ -83,7 +83,10 @@ const drainGrace = 100 * time.Millisecond
 // its w is not (RateLimit without RateLimit-Policy, the draft 7, draft 6
 // and legacy formats), requests go one at a time until an answer reports
 // it again. The formats that name no policy report one per answer: their
-// policies are told apart by their limit. A policy stated in
+// policies are told apart by their limit, and one whose reset has passed
+// is forgotten once more units than its limit have been admitted since
+// with answers that report another limit and not it (a server that
+// changed the limit). A policy stated in
 // RateLimit-Policy, q units per w seconds, keeps the host to at most q
 // units in any span of w when no answer says what remains of it (or, past
 // that answer's reset, when the answers omit it again), a unit counting
