@@ -92,41 +92,41 @@ func (t *Translation) config(enforce bool) string {
 	} else {
 		b.WriteString("  type: memory\n")
 	}
-	if len(t.APIKeyHeaders) > 0 || t.UserHeader != "" || t.IPv6Prefix > 0 || t.JWT != nil || len(t.TrustedProxies) > 0 {
-		b.WriteString("identity:\n")
-		if len(t.TrustedProxies) > 0 {
-			fmt.Fprintf(&b, "  trusted_proxies: %s   # their X-Forwarded-For names the client, as the source believed it\n", quoteAll(t.TrustedProxies))
+	b.WriteString("identity:\n")
+	if len(t.TrustedProxies) > 0 {
+		fmt.Fprintf(&b, "  trusted_proxies: %s   # their X-Forwarded-For names the client, as the source believed it\n", quoteAll(t.TrustedProxies))
+	}
+	if len(t.APIKeyHeaders) > 0 {
+		fmt.Fprintf(&b, "  api_key_headers: %s\n", quoteAll(t.APIKeyHeaders))
+		if t.KeysOnlyListed {
+			b.WriteString("  unknown_keys: ip    # only the listed keys are clients of their own; other requests count by address, as before\n")
+		} else {
+			b.WriteString("  unknown_keys: key   # every key is a client of its own, as before\n")
 		}
-		if len(t.APIKeyHeaders) > 0 {
-			fmt.Fprintf(&b, "  api_key_headers: %s\n", quoteAll(t.APIKeyHeaders))
-			if t.KeysOnlyListed {
-				b.WriteString("  unknown_keys: ip    # only the listed keys are clients of their own; other requests count by address, as before\n")
-			} else {
-				b.WriteString("  unknown_keys: key   # every key is a client of its own, as before\n")
-			}
+	} else {
+		b.WriteString("  unknown_keys: ip   # the source reads no API key: a request counts by its address whatever key or token it sends\n")
+	}
+	if t.UserHeader != "" {
+		fmt.Fprintf(&b, "  user_header: %s   # believed only from trusted_proxies: add your proxies\n", quote(t.UserHeader))
+	}
+	if t.IPv6Prefix > 0 {
+		fmt.Fprintf(&b, "  ipv6_prefix: %d\n", t.IPv6Prefix)
+	}
+	if j := t.JWT; j != nil {
+		b.WriteString("  jwt:   # a verified token's client is the user (sub) it names; others are limited by address\n")
+		switch {
+		case j.JWKSFile != "":
+			fmt.Fprintf(&b, "    jwks_file: %s\n", quote(j.JWKSFile))
+		case j.Discover:
+			b.WriteString("    discover: true   # the keys are where the issuer's discovery document says\n")
+		default:
+			fmt.Fprintf(&b, "    jwks_url: %s\n", quote(j.JWKSURL))
 		}
-		if t.UserHeader != "" {
-			fmt.Fprintf(&b, "  user_header: %s   # believed only from trusted_proxies: add your proxies\n", quote(t.UserHeader))
+		if j.Issuer != "" {
+			fmt.Fprintf(&b, "    issuer: %s\n", quote(j.Issuer))
 		}
-		if t.IPv6Prefix > 0 {
-			fmt.Fprintf(&b, "  ipv6_prefix: %d\n", t.IPv6Prefix)
-		}
-		if j := t.JWT; j != nil {
-			b.WriteString("  jwt:   # a verified token's client is the user (sub) it names; others are limited by address\n")
-			switch {
-			case j.JWKSFile != "":
-				fmt.Fprintf(&b, "    jwks_file: %s\n", quote(j.JWKSFile))
-			case j.Discover:
-				b.WriteString("    discover: true   # the keys are where the issuer's discovery document says\n")
-			default:
-				fmt.Fprintf(&b, "    jwks_url: %s\n", quote(j.JWKSURL))
-			}
-			if j.Issuer != "" {
-				fmt.Fprintf(&b, "    issuer: %s\n", quote(j.Issuer))
-			}
-			if len(j.Audiences) > 0 {
-				fmt.Fprintf(&b, "    audiences: %s\n", quoteAll(j.Audiences))
-			}
+		if len(j.Audiences) > 0 {
+			fmt.Fprintf(&b, "    audiences: %s\n", quoteAll(j.Audiences))
 		}
 	}
 	fmt.Fprintf(&b, "plans:\n  %s:\n    limits:\n", PlanName)
