@@ -28,11 +28,19 @@ const maxEnvoyDepth = 32
 // Envoy translates an envoyproxy/ratelimit configuration file (a domain and
 // its descriptors). sluice's Envoy rate limit service reads the file as it
 // is, so the translation keeps it whole (Translation.EnvoyRules) and lists
-// each rule for the report; source names the file. A file that configures
-// Envoy's local rate limit filter instead is read by EnvoyLocal.
+// each rule for the report; source names the file. The file may be a
+// Kubernetes ConfigMap holding the rules file, or a manifest of
+// envoyproxy/ratelimit (several documents, or a List) whose ConfigMap holds
+// it and whose Deployment (or other workload) sets the response headers
+// (LIMIT_RESPONSE_HEADERS_ENABLED, LIMIT_LIMIT_HEADER and its kin), which
+// the report translates. A file that configures Envoy's local rate limit
+// filter instead is read by EnvoyLocal.
 func Envoy(src, source string) (*Translation, error) {
 	if isEnvoyLocal(src) {
 		return EnvoyLocal(src, source)
+	}
+	if t, ok, err := envoyManifest(src, source); ok {
+		return t, err
 	}
 	t := &Translation{Format: FormatEnvoy, Source: source, EnvoyRules: EnvoyRulesFile, EnvoyRulesText: src}
 	var doc yaml.Node
