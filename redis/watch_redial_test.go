@@ -1,0 +1,77 @@
+package redis
+
+import (
+	"context"
+	"sort"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/faultproxy"
+	"github.com/sluice-dev/sluice/internal/redistest"
+)
+
+// The watch reads the deployment with a context of the larger of 100 ms
+// and Timeout, and a call that finds the connection gone waits for a dial
+// in progress whatever its own deadline (TestACallWaitsForADialInProgress
+// PastItsDeadline). Were the watch's redial bounded by its context alone,
+// an Apply arriving during it would wait up to 100 ms under a Timeout of
+// 20 ms (a quarter of them did, in a run with both bounds below set to
+// 5 s). It is not: Options sets the dial timeout (the TCP connect) and the
+// connection's write timeout (which rueidis also puts on the handshake's
+// reads) to Timeout, so a dial the watch started ends within Timeout of
+// its start, before the deadline of any Apply that came later.
+func TestAnApplyIsNotHeldPastItsTimeoutByTheWatchsRedial(t *testing.T) {
+	const timeout = 20 * time.Millisecond
+	proxy, err := faultproxy.New(redistest.Standalone(t).Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	o := Options{Addrs: []string{proxy.Addr()}, Timeout: timeout}
+	co, err := o.ClientOption()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := newClient(o.Mode, co)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(client, o.storeOptions()...)
+	s.owned = true
+	t.Cleanup(func() { s.Close() })
+	var missed atomic.Int64 // reads of the watch that found no connection
+	w := &watcher{onMiss: func(string) { missed.Add(1) }}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() { defer close(done); s.watch(w, stop) }()
+	t.Cleanup(func() { close(stop); <-done })
+
+	// Every dial now outlasts every bound: its HELLO takes 240 ms.
+	proxy.SetLatency(120 * time.Millisecond)
+	proxy.ResetAll()
+	c := sluice.Check{Key: "k", Limit: sluice.FixedWindow(1000, time.Hour), Cost: 1}
+	out := make([]sluice.Status, 1)
+	var took []time.Duration
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(43 * time.Millisecond) {
+		start := time.Now()
+		s.Apply(context.Background(), []sluice.Check{c}, out)
+		took = append(took, time.Since(start))
+	}
+	if n := missed.Load(); n < 5 {
+		t.Fatalf("the watch found the connection gone %d times in 3 s, want it redialing", n)
+	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	slow := 0
+	for _, d := range took {
+		if d > 3*timeout {
+			slow++
+		}
+	}
+	// A busy machine may hold a call or two; the watch's redial, every
+	// 100 ms for up to 100 ms, would hold most of them.
+	if slow > len(took)/10 {
+		t.Errorf("%d of %d calls under a Timeout of %v took more than %v (median %v, slowest %v): held behind the watch's redial",
+			slow, len(took), timeout, 3*timeout, took[len(took)/2], took[len(took)-1])
+	}
+}
