@@ -28,6 +28,9 @@ type nginxZone struct {
 	// allow, for a key of nginx's allowlist shape (a map of a geo block),
 	// are the address ranges it leaves out; the others count by address.
 	allow []string
+	// orAddress, for a key of a map that reads a variable when it is set
+	// and the address otherwise (see orAddressMap), is that variable.
+	orAddress string
 	// claims: the configuration verifies tokens (identity.jwt), so a key's
 	// $jwt_claim_ variables are verified claims sluice can key by.
 	claims bool
@@ -38,6 +41,9 @@ type nginxZone struct {
 func (z *nginxZone) keyKind() (keyKind, []string) {
 	if len(z.allow) > 0 {
 		return keyAddress, []string{"ip/32/128"}
+	}
+	if z.orAddress != "" {
+		return nginxKeyKind(z.orAddress, z.claims)
 	}
 	return nginxKeyKind(z.key, z.claims)
 }
@@ -106,7 +112,7 @@ func Nginx(src, source string) (*Translation, error) {
 	}
 	t := &Translation{Format: FormatNginx, Source: source, Costs: map[string]int64{}}
 	zones := map[string]*nginxZone{}
-	geos, maps := map[string]*nginxGeo{}, map[string]*nginxMap{}
+	geos, maps, orAddress := map[string]*nginxGeo{}, map[string]*nginxMap{}, map[string]string{}
 	var order []string
 	var scopes []nginxScope
 	var servers []nginxServer
@@ -169,7 +175,9 @@ func Nginx(src, source string) (*Translation, error) {
 					geos[name] = g
 				}
 			case "map":
-				if name, m, ok := parseMap(d); ok {
+				if name, src, ok := orAddressMap(d); ok {
+					orAddress[name] = src
+				} else if name, m, ok := parseMap(d); ok {
 					maps[name] = m
 				}
 			case "auth_jwt_key_file", "auth_jwt_key_request":
@@ -248,6 +256,7 @@ func Nginx(src, source string) (*Translation, error) {
 	}
 	for _, z := range zones {
 		z.allow, _ = allowlist(z.key, geos, maps)
+		z.orAddress = orAddress[z.key]
 		z.claims = t.JWT != nil
 	}
 	if err := t.nginxLimits(zones, order, scopes, includes); err != nil {

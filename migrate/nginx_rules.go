@@ -171,6 +171,9 @@ func (t *Translation) nginxRuleKey(z *nginxZone, r *Rule, first bool) {
 		case len(attrs) == 1 && (attrs[0] == "host" || attrs[0] == "path"):
 			r.Fallback = "shared"
 			note(true, "%s: one count per %s; a request without a Host header counts in one shared count, as nginx then keys it by the server's name.", z.key, attrDescription(attrs[0]))
+		case len(attrs) == 1 && z.orAddress != "":
+			r.Fallback, t.IPv6Prefix = "ip", 128
+			note(true, "%s: a map of %s when it is set, else the client address: one count per value of %s, whoever sends it (header_from: any for a header), and one per address for a request without it, or with it empty (fallback: ip; ipv6_prefix: 128 keeps IPv6 addresses whole), as nginx keys it.", z.key, z.orAddress, attrDescription(attrs[0]))
 		case len(attrs) == 1:
 			r.Fallback = "skip"
 			note(true, "%s: one count per value of %s, whoever sends it (header_from: any for a header, as nginx reads it); a request without it, or with it empty, is not counted (fallback: skip), as nginx does not count an empty key.", z.key, attrDescription(attrs[0]))
