@@ -81,8 +81,11 @@
 // Matching is envoyproxy/ratelimit's. For each descriptor of a request the
 // domain's tree is walked one entry at a time; at each level the child with
 // the entry's key and value wins, then a child whose value ends in "*" and
-// prefixes the entry's value (first in file order), then the child with the
-// key and no value (a wildcard). The descriptor is limited by the rate_limit
+// prefixes the entry's value, or a child without a value whose key ends in
+// "*" and prefixes the entry's key, "_" and value as one string (key:
+// user* matches user_id = 42, as in envoyproxy/ratelimit), the first of
+// them in file order, then the child with the key and no value (a
+// wildcard). The descriptor is limited by the rate_limit
 // of the node its last entry reaches. A descriptor that goes deeper than
 // the tree, ends on a node without rate_limit, or has an entry that no child
 // matches has no limit.

@@ -92,13 +92,15 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []s
 			d.descriptors(childrenNode, childrenPath, child, trail)
 		}
 		switch {
+		case value == "" && strings.HasSuffix(key, "*"):
+			parent.prefix = append(parent.prefix, prefixChild{prefix: strings.TrimSuffix(key, "*"), n: child, joined: true})
 		case value == "":
 			if parent.wildcard == nil {
 				parent.wildcard = map[string]*node{}
 			}
 			parent.wildcard[key] = child
 		case strings.HasSuffix(value, "*"):
-			parent.prefix = append(parent.prefix, prefixChild{key, strings.TrimSuffix(value, "*"), child})
+			parent.prefix = append(parent.prefix, prefixChild{key: key, prefix: strings.TrimSuffix(value, "*"), n: child})
 		default:
 			if parent.exact == nil {
 				parent.exact = map[entry]*node{}

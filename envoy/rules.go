@@ -79,7 +79,7 @@ func (r *Rules) Limits() []sluice.Limit {
 // node is one level of a domain's descriptor tree.
 type node struct {
 	exact    map[entry]*node  // key and value
-	prefix   []prefixChild    // value ending in "*", in file order
+	prefix   []prefixChild    // value (or key without value) ending in "*", in file order
 	wildcard map[string]*node // key without value
 	rule     *rule            // nil: this level only leads deeper
 	// shared is share_threshold's pattern as written (e.g. "files/*"), ""
@@ -90,9 +90,31 @@ type node struct {
 
 type entry struct{ key, value string }
 
+// prefixChild is a child whose value ends in "*": it matches an entry of
+// its key whose value begins with prefix. A joined one is a child without
+// a value whose key ends in "*", which envoyproxy/ratelimit matches
+// against the entry's key, "_" and value as one string: it matches an
+// entry whose key, "_" and value begin with prefix.
 type prefixChild struct {
 	key, prefix string
 	n           *node
+	joined      bool
+}
+
+// matches reports whether the entry (key, value) is one that p matches.
+func (p *prefixChild) matches(key, value string) bool {
+	if !p.joined {
+		return p.key == key && strings.HasPrefix(value, p.prefix)
+	}
+	if len(p.prefix) <= len(key) {
+		return strings.HasPrefix(key, p.prefix)
+	}
+	rest, ok := strings.CutPrefix(p.prefix, key)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest, "_")
+	return ok && strings.HasPrefix(value, rest)
 }
 
 // match is a lookup's outcome: the rule that limits a descriptor, or nil,
@@ -115,7 +137,7 @@ func (n *node) child(key, value string) (*node, string) {
 		return c, ""
 	}
 	for i := range n.prefix {
-		if p := &n.prefix[i]; p.key == key && strings.HasPrefix(value, p.prefix) {
+		if p := &n.prefix[i]; p.matches(key, value) {
 			return p.n, p.n.shared
 		}
 	}
