@@ -178,45 +178,36 @@ func (m *Middleware) keyIdentity(c Requester) (Identity, bool) {
 	return id, listed || unlisted
 }
 
-// decide runs the checks of res (identity and cost set) and reports it:
-// the penalty box first, then the checks, counting a refusal for the box.
+// decide runs the checks of res (identity and cost set) and reports it.
+// With a penalty box, a client the middleware remembers to be boxed is
+// refused without a store call; any other's box is decided with its checks
+// (see Penalty), and a refusal of its own counts toward its box.
 func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 	res.Penalized = false
-	if m.penalty == nil {
-		res, err := m.decideChecks(ctx, res)
-		if err == nil {
+	known := false
+	if m.penalty != nil {
+		var boxed bool
+		if boxed, known = m.boxedHere(res); boxed {
 			m.spread(res)
+			return res, nil
 		}
-		return res, err
 	}
-	start := time.Now()
-	boxed, err := m.boxed(ctx, res)
-	if err == nil && boxed {
-		res.Now = start
-		if m.now != nil {
-			res.Now = m.now()
-		}
-		if m.observe != nil && !res.peeking {
-			m.observe(res, time.Since(start), nil)
-		}
-		m.spread(res)
-		return res, nil
-	}
+	res, err := m.decideChecks(ctx, res, known)
 	if err != nil {
-		m.Discard(res)
 		return nil, err
 	}
-	if res, err = m.decideChecks(ctx, res); err == nil && !res.Decision.Allowed {
+	if m.penalty != nil && !res.Decision.Allowed && !res.Penalized {
 		m.countRefusal(ctx, res)
 	}
-	if err == nil {
-		m.spread(res)
-	}
-	return res, err
+	m.spread(res)
+	return res, nil
 }
 
-// decideChecks runs the checks of res (identity and cost set) and reports it.
-func (m *Middleware) decideChecks(ctx context.Context, res *Result) (*Result, error) {
+// decideChecks runs the checks of res (identity and cost set), with the
+// penalty box's guard when there is a box, and reports it; boxKnown is
+// whether the middleware remembers a box of the client that no longer
+// holds (see Middleware.boxedHere).
+func (m *Middleware) decideChecks(ctx context.Context, res *Result, boxKnown bool) (*Result, error) {
 	if res.plan == nil || res.plan.plan != res.Identity.Plan {
 		res.plan = m.planOf(res.Identity.Plan)
 	}
@@ -240,7 +231,17 @@ func (m *Middleware) decideChecks(ctx context.Context, res *Result) (*Result, er
 			start = time.Now()
 		}
 	}
+	n := len(res.Checks)
+	if m.penalty != nil {
+		res.Checks = m.penalty.guarded(res.Checks, key, res)
+	}
 	err := m.limiter.Allow(ctx, res.Checks, &res.Decision)
+	if m.penalty != nil {
+		res.Checks = res.Checks[:n]
+		if err == nil {
+			m.unguard(res, n, key, boxKnown)
+		}
+	}
 	if err == nil && res.Decision.Allowed && res.Decision.Delay > 0 && !res.peeking {
 		m.refuseLate(ctx, res)
 	}

@@ -184,8 +184,8 @@ func (m *Middleware) UserSubject(user string) string {
 // (when not empty), of a listed key's plan for its subject, or of the
 // default plan (the anonymous plan for "ip:" subjects), with those of the
 // rules keyed by the client alone that apply to that plan, then, with a
-// Penalty, the penalty box's: "penalty" (a bucket of 1 refilled every
-// Penalty.For: 0 remaining while the client is in the box, until
+// Penalty, the penalty box's: "penalty" (a GCRA bucket of 1 refilled
+// every Penalty.For: 0 remaining while the client is in the box, until
 // ResetAfter) and "penalty-refusals" (the refusals counted toward it).
 //
 // A caller that resets those states in the store lets the client out of

@@ -116,7 +116,7 @@ type Result struct {
 	// holds nothing of the client's (see Middleware.ruleKey).
 	sharedMask uint64
 	// Penalized: the client is in the penalty box (Options.Penalty), which
-	// refused the request before any limit was checked; Checks and
+	// refused the request, spending nothing of its limits; Checks and
 	// Decision are then the box's.
 	Penalized bool
 	// penaltyChecks and penaltyDecision serve the box's store calls, and

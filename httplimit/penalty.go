@@ -23,19 +23,33 @@ import (
 // instance on a shared store sees it. The zero Penalty puts no one in a
 // box.
 //
-// A client in the box spends nothing: its requests are refused before its
-// limits are checked. Counting refusals and boxing cost a store call each
-// on the refusal path only. A request of a client the middleware does not
-// know to be boxed peeks at the box first: one more store call, which
-// spends nothing. Once the store has said a client is boxed (by boxing
-// it, to Penalize, or to a peek), the middleware refuses its requests
-// from that answer, without a store call, until just before the end it
-// stated and for a second at most, then peeks again: a client let out early
-// through another instance (an operator's reset there) is refused here at
-// most a second longer, as overlimit.Cache bounds a remembered refusal.
-// SubjectLimits, which finds the states to reset, forgets the client's
-// box at once. The middleware remembers up to 65,536 boxed clients; past
-// that, a newly boxed one is peeked at per request.
+// A client in the box spends nothing: the box is decided in the store call
+// of the request's own limits, all or nothing, so that a request of a
+// client not in the box costs no more store calls than without a box, and
+// a boxed client's refusal spends none of its limits. Counting refusals and
+// boxing cost a store call each, on the refusal path only. Once the store
+// has said a client is boxed (by boxing it, to Penalize, or to one of its
+// requests), the middleware refuses its requests from that answer, without
+// a store call, until just before the end it stated and for a second at
+// most, then asks again: a client let out early through another instance
+// (an operator's reset there) is refused here at most a second longer, as
+// overlimit.Cache bounds a remembered refusal. SubjectLimits, which finds
+// the states to reset, forgets the client's box at once. The middleware
+// remembers up to 65,536 boxed clients; past that, a newly boxed one is
+// refused by the store per request.
+//
+// The box holds one state per client, named "penalty": a GCRA state whose
+// theoretical arrival time is when the box lifts. Boxing spends a bucket of
+// one refilled every For (a GCRA limit of 1 per For): it moves that time
+// For ahead, unless it is ahead already (the client is in the box). Every
+// request's call checks, on the same state, the box's guard: a GCRA limit
+// of 2^39 units per microsecond, burst 2^38+1, at cost 1 (0 in a peek),
+// which is refused while the box holds, a whole microsecond or more, with
+// RetryAfter the exact time left, and which moves the time by 2^-39 µs when
+// admitted, a fraction the bucket of one per For never sees. The guard
+// takes one of the call's sluice.MaxChecks checks, and shows in no header,
+// body or observation of an admitted request: its Checks and Decision are
+// those of the request's limits alone.
 type Penalty struct {
 	// Refusals within Within put a client in the box: at least 1, at most
 	// sluice.MaxQuantity.
@@ -57,14 +71,27 @@ const (
 	penaltyRefusal = "penalty-refusals"
 )
 
+// Parameters of the box's guard (see Penalty): a rate of guardRate units
+// per µs, so that the 1 unit of an admitted request moves the box's time
+// by 2^-39 µs, and a burst that admits while that time is less than half
+// a microsecond ahead. The box's own writes move it by whole microseconds:
+// the guard refuses from 1µs ahead, and its RetryAfter is the time left,
+// exact. A client's own requests would have to pass 2^38 more than
+// guardRate per µs to be refused by it.
+const (
+	guardRate  = 1 << 39
+	guardBurst = 1<<38 + 1
+)
+
 // penaltyBox is a compiled Penalty: the refusals counted as a sliding log
-// of Refusals per Within, the box as a bucket of 1 refilled every For
-// (emptied by boxing, full again after For), and the boxes the store has
-// told of.
+// of Refusals per Within; the box, a GCRA state, spent by boxing as a
+// bucket of 1 refilled every For and checked with every request by the
+// guard; and the boxes the store has told of.
 type penaltyBox struct {
 	p        Penalty
 	refusals sluice.Limit
 	box      sluice.Limit
+	guard    sluice.Limit
 	held     boxMemory
 }
 
@@ -73,36 +100,83 @@ func newPenaltyBox(p Penalty) *penaltyBox {
 		return nil
 	}
 	return &penaltyBox{p: p, refusals: sluice.SlidingLog(p.Refusals, p.Within).Named(penaltyRefusal),
-		box: sluice.TokenBucket(1, p.For).Named(penaltyName)}
+		box:   sluice.GCRA(1, p.For).Named(penaltyName),
+		guard: sluice.GCRA(guardRate, time.Microsecond).WithBurst(guardBurst).Named(penaltyName)}
 }
 
-// boxed reports whether res's client is in the box, and then makes res a
-// refusal by the box. A box the store told of within boxMaxAge is known
-// without a store call; otherwise it peeks at the box.
-func (m *Middleware) boxed(ctx context.Context, res *Result) (bool, error) {
-	pb := m.penalty
-	key := res.Identity.storeKey(m.id.prefix)
-	sent := m.timeNow()
-	left, live, known := pb.held.lookup(key, sent)
-	if live {
-		m.penalize(res, left)
-		return true, nil
+// boxedHere reports whether m remembers res's client to be in the box
+// (see boxMemory), and then makes res a refusal by the box without a
+// store call; known is whether m remembers a box of the client at all,
+// live or not.
+func (m *Middleware) boxedHere(res *Result) (boxed, known bool) {
+	now := m.timeNow()
+	left, live, known := m.penalty.held.lookup(res.Identity.storeKey(m.id.prefix), now)
+	if !live {
+		return false, known
 	}
-	res.penaltyChecks[0] = sluice.Check{Key: key, Limit: pb.box}
-	d := &res.penaltyDecision
-	if err := m.limiter.Allow(ctx, res.penaltyChecks[:], d); err != nil {
-		return false, err
-	}
-	if st := d.Statuses[0]; st.Remaining > 0 {
-		if known {
-			pb.held.forget(key)
-		}
-		return false, nil
-	}
-	left = d.Statuses[0].ResetAfter
-	pb.held.remember(key, sent, m.timeNow(), left)
+	start := time.Now()
 	m.penalize(res, left)
-	return true, nil
+	res.Now = now
+	if m.observe != nil && !res.peeking {
+		m.observe(res, time.Since(start), nil)
+	}
+	return true, true
+}
+
+// guarded returns checks, the checks of res's request, with the box's
+// guard on key appended: at cost 1, or 0 when res is a peek, which spends
+// nothing and still tells a boxed client (its guard has nothing left).
+func (pb *penaltyBox) guarded(checks []sluice.Check, key string, res *Result) []sluice.Check {
+	cost := int64(1)
+	if res.peeking {
+		cost = 0
+	}
+	return append(checks, sluice.Check{Key: key, Limit: pb.guard, Cost: cost})
+}
+
+// unguard takes the guard, check n of res, out of res's checks and
+// decision, which are then those of the request's limits alone, as
+// without a box, its deciding limit among them (see sluice.Decision).
+// When the guard found the client boxed, it makes res a refusal by the
+// box, and remembers the box (the call was sent at res.Now); otherwise it
+// forgets the box known (see boxedHere).
+func (m *Middleware) unguard(res *Result, n int, key string, known bool) {
+	d := &res.Decision
+	g := d.Statuses[n]
+	res.Checks, d.Statuses = res.Checks[:n], d.Statuses[:n]
+	if !g.Allowed || res.peeking && g.Remaining == 0 {
+		m.penalty.held.remember(key, res.Now, m.timeNow(), g.ResetAfter)
+		m.penalize(res, g.ResetAfter)
+		return
+	}
+	if known {
+		m.penalty.held.forget(key)
+	}
+	if d.Allowed && d.Limit.ID() == penaltyName {
+		decidingLimit(res.Checks, d)
+	}
+}
+
+// decidingLimit makes d, an admitted decision of checks, state the limit
+// the decision of checks alone states (see sluice.Decision.Limit): the
+// enforcing limit with the least Remaining, of equals the one with the
+// longest ResetAfter, the first of those; the first limit when all are
+// shadow limits.
+func decidingLimit(checks []sluice.Check, d *sluice.Decision) {
+	best := -1
+	for i := range checks {
+		if checks[i].Limit.Shadow() {
+			continue
+		}
+		st := &d.Statuses[i]
+		if best < 0 || st.Remaining < d.Statuses[best].Remaining ||
+			st.Remaining == d.Statuses[best].Remaining && st.ResetAfter > d.Statuses[best].ResetAfter {
+			best = i
+		}
+	}
+	best = max(best, 0)
+	st := &d.Statuses[best]
+	d.Limit, d.Remaining, d.ResetAfter, d.RetryAfter = checks[best].Limit, st.Remaining, st.ResetAfter, 0
 }
 
 // penalize makes res a refusal by the box, which holds its client for
@@ -232,6 +306,23 @@ func (v *validator) penalty(o *Options) {
 	for _, n := range []string{penaltyName, penaltyRefusal} {
 		if names[n] {
 			v.errorf("Penalty", "a limit is named %q, the name of the penalty box's state", n)
+		}
+	}
+	seen := map[*Plan]bool{}
+	for _, pl := range plans {
+		if pl == nil || seen[pl] {
+			continue
+		}
+		seen[pl] = true
+		n := len(pl.Limits) + len(o.Global)
+		for i := range o.Rules {
+			if o.Rules[i].AppliesTo(pl.Name) {
+				n += len(o.Rules[i].Limits)
+			}
+		}
+		if n == sluice.MaxChecks { // more are refused as too many without a box
+			v.errorf("Penalty", "plan %s: %d limits with the global ones and those of every rule that may apply to it, at most %d with a penalty box, whose guard is checked with them",
+				pl.Name, n, sluice.MaxChecks-1)
 		}
 	}
 }

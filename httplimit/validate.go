@@ -61,7 +61,9 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //     of statuses (100 to 599) and classes (1xx to 5xx); only fixed
 //     windows, sliding logs and sliding counters count by the answer.
 //   - Penalty: zero, or Refusals ≥ 1 and durations as a Limit's window;
-//     no limit named "penalty" or "penalty-refusals".
+//     no limit named "penalty" or "penalty-refusals"; at most
+//     sluice.MaxChecks-1 limits per plan with the global ones and every
+//     rule's (the box's guard is checked with them).
 //   - ExemptAddresses: valid prefixes; ExemptKeys: names of Keys;
 //     ExemptUsers: non-empty, with a UserHeader to read them from;
 //     ExemptPlans: names of plans.
