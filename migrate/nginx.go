@@ -31,6 +31,10 @@ type nginxZone struct {
 	// orAddress, for a key of a map that reads a variable when it is set
 	// and the address otherwise (see orAddressMap), is that variable.
 	orAddress string
+	// methods, for a key of a map of $request_method that is the address
+	// for these methods and empty for the others (see methodMap), are the
+	// methods nginx counts.
+	methods []string
 	// claims: the configuration verifies tokens (identity.jwt), so a key's
 	// $jwt_claim_ variables are verified claims sluice can key by.
 	claims bool
@@ -44,6 +48,9 @@ func (z *nginxZone) keyKind() (keyKind, []string) {
 	}
 	if z.orAddress != "" {
 		return nginxKeyKind(z.orAddress, z.claims)
+	}
+	if len(z.methods) > 0 {
+		return keyAddress, []string{"ip/32/128"}
 	}
 	return nginxKeyKind(z.key, z.claims)
 }
@@ -113,6 +120,7 @@ func Nginx(src, source string) (*Translation, error) {
 	t := &Translation{Format: FormatNginx, Source: source, Costs: map[string]int64{}}
 	zones := map[string]*nginxZone{}
 	geos, maps, orAddress := map[string]*nginxGeo{}, map[string]*nginxMap{}, map[string]string{}
+	methods := map[string][]string{}
 	var order []string
 	var scopes []nginxScope
 	var servers []nginxServer
@@ -177,6 +185,8 @@ func Nginx(src, source string) (*Translation, error) {
 			case "map":
 				if name, src, ok := orAddressMap(d); ok {
 					orAddress[name] = src
+				} else if name, ms, ok := methodMap(d); ok {
+					methods[name] = ms
 				} else if name, m, ok := parseMap(d); ok {
 					maps[name] = m
 				}
@@ -257,6 +267,7 @@ func Nginx(src, source string) (*Translation, error) {
 	for _, z := range zones {
 		z.allow, _ = allowlist(z.key, geos, maps)
 		z.orAddress = orAddress[z.key]
+		z.methods = methods[z.key]
 		z.claims = t.JWT != nil
 	}
 	if err := t.nginxLimits(zones, order, scopes, includes); err != nil {
@@ -481,7 +492,7 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 	t.nginxAllowlists(zones, order)
 	rules := len(limited) > 1 || varies || slices.ContainsFunc(scopes, func(s nginxScope) bool { return len(s.uses) > 0 && s.hosts != nil })
 	for _, name := range order {
-		if k, _ := zones[name].keyKind(); zones[name].used && k == keyAttrs {
+		if k, _ := zones[name].keyKind(); zones[name].used && (k == keyAttrs || len(zones[name].methods) > 0) {
 			rules = true
 		}
 	}

@@ -49,3 +49,41 @@ func orAddressMap(d directive) (dst, src string, ok bool) {
 	}
 	return "", "", false
 }
+
+// methodMap reads a key that counts some methods by address and leaves
+// the others out, which nginx does not count (an empty key):
+//
+//	map $request_method $post_key { default ""; POST $binary_remote_addr; }
+//
+// It returns the map's variable (dst) and the methods counted, and ok
+// false for any other map.
+func methodMap(d directive) (dst string, methods []string, ok bool) {
+	if len(d.args) != 2 || d.args[0] != "$request_method" {
+		return "", nil, false
+	}
+	var by string
+	for _, e := range d.block {
+		if len(e.args) != 1 || e.hasBlock {
+			return "", nil, false
+		}
+		v := e.args[0]
+		switch {
+		case e.name == "default":
+			if v != "" {
+				return "", nil, false
+			}
+		case !validHeaderName(e.name) || strings.ToUpper(e.name) != e.name:
+			return "", nil, false
+		case v == "":
+		case (v == "$binary_remote_addr" || v == "$remote_addr") && (by == "" || by == v):
+			by = v
+			methods = append(methods, e.name)
+		default:
+			return "", nil, false
+		}
+	}
+	if len(methods) == 0 {
+		return "", nil, false
+	}
+	return d.args[1], methods, true
+}

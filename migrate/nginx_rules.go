@@ -161,6 +161,14 @@ func (t *Translation) nginxRuleKey(z *nginxZone, r *Rule, first bool) {
 	switch kind, attrs := z.keyKind(); kind {
 	case keyAddress:
 		r.Key = []string{"ip/32/128"}
+		if len(z.methods) > 0 {
+			r.Methods = z.methods
+			note(true, "%s: a map of $request_method, the address for %s and empty for the other methods, which nginx does not count: the rule matches %s (match.methods), one count per address (key ip/32/128: IPv4 and IPv6 addresses whole).", z.key, strings.Join(z.methods, ", "), strings.Join(z.methods, ", "))
+			if slices.Contains(z.methods, "GET") && !slices.Contains(z.methods, "HEAD") {
+				note(false, "%s counts GET and not HEAD; sluice's rule of GET matches HEAD too, so HEAD requests count against it.", z.key)
+			}
+			break
+		}
 		note(true, "%s: one count per address (key ip/32/128: IPv4 and IPv6 addresses whole).", z.key)
 	case keyAttrs:
 		r.Key = attrs
