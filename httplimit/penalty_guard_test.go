@@ -255,3 +255,31 @@ func TestTheStandingOfAClientBoxedElsewhereIsItsBox(t *testing.T) {
 		})
 	}
 }
+
+// A box holds its client for exactly For, from a microsecond to
+// sluice.MaxWindow, on both stores: refused to the last microsecond with
+// the time left, admitted at the end.
+func TestABoxOfAnyLengthHoldsExactly(t *testing.T) {
+	for _, kind := range storeKinds {
+		for _, d := range []time.Duration{time.Microsecond, time.Second + time.Microsecond, sluice.MaxWindow} {
+			t.Run(kind+"/"+d.String(), func(t *testing.T) {
+				o := boxedAfterOneRefusal
+				o.Penalty.For = d
+				mws, clock := sharedMiddlewares(t, kind, o)
+				a := req{remote: "192.0.2.1:1"}
+				if left, err := mws[0].Penalize(context.Background(), "ip:192.0.2.1"); err != nil || left != d {
+					t.Fatalf("Penalize: %v, %v; want %v", left, err, d)
+				}
+				clock.Advance(d - time.Microsecond)
+				w := do(mws[1].Handler(okHandler()), a)
+				if p := decodeProblem(t, w.Body.String()); w.Code != 429 || p.Type != httplimit.ProblemPenalty || w.Header().Get("Retry-After") != "1" {
+					t.Fatalf("1µs before the end: %d Retry-After %q %s, want the box's 429, Retry-After 1", w.Code, w.Header().Get("Retry-After"), w.Body.String())
+				}
+				clock.Advance(time.Microsecond)
+				if got := statuses(mws[1], a); got[0] != 200 {
+					t.Errorf("at the end: %d, want 200", got[0])
+				}
+			})
+		}
+	}
+}
