@@ -68,7 +68,7 @@ func TestOperatorPenalizesAndReleasesAClient(t *testing.T) {
 			if body := readAll(t, r); r.StatusCode != 429 || r.Header.Get("Retry-After") != "300" || !strings.Contains(body, "#penalty-box") {
 				t.Fatalf("after penalize: %d %q %s", r.StatusCode, r.Header.Get("Retry-After"), body)
 			}
-			if body := readAll(t, f.do(t, "GET", "/v1/keys/name:k1", "", nil)); !strings.Contains(body, `"name":"penalty","algorithm":"token-bucket","quantity":1,"window":"5m","burst":1,"remaining":0,"used":1,"resetAfterMs":300000`) {
+			if body := readAll(t, f.do(t, "GET", "/v1/keys/name:k1", "", nil)); !strings.Contains(body, `"name":"penalty","algorithm":"gcra","quantity":1,"window":"5m","burst":1,"remaining":0,"used":1,"resetAfterMs":300000`) {
 				t.Errorf("inspect does not show the box:\n%s", body)
 			}
 			if r := f.do(t, "DELETE", "/v1/keys/name:k1?limit=penalty", "", nil); r.StatusCode != 200 {
