@@ -34,13 +34,13 @@ const MaxRuleEntries = 1000
 // through their links (the path and each subfolder below it, from the
 // path). A link to nothing (whose target does not exist) under a folder
 // is left out, as envoyproxy/ratelimit's loader leaves it out with a
-// warning (LoadRuleFiles keeps its path for Rules.Skipped); a path named
-// in paths must exist. A file or folder reached twice by the same path (a
-// subfolder named beside its folder) is read once. A folder more than MaxRuleDepth
-// deep, more than MaxRuleEntries
-// entries in all, or a link to a folder that holds it, is an error; so
-// is a path that does not exist. With an error, files and folders hold
-// what was found before it (a watcher of the folders watches those).
+// warning (LoadRuleFiles keeps its path for Rules.Skipped). A file or
+// folder reached twice by the same path (a subfolder named beside its
+// folder) is read once. A folder more than MaxRuleDepth deep, more than
+// MaxRuleEntries entries in all, or a link to a folder that holds it, is
+// an error; so is a path of paths that does not exist (a link to nothing
+// included). With an error, files and folders hold what was found before
+// it (a watcher of the folders watches those).
 func RuleFiles(paths ...string) (files, folders []string, err error) {
 	w, err := walkRules(paths)
 	return w.files, w.folders, err
