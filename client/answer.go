@@ -94,6 +94,9 @@ func (h *hostState) finish(tk ticket, r response) {
 	}
 	if !writtenOff {
 		h.done = algo.AddSat(h.done, tk.cost)
+		if r.status < 400 {
+			h.admitted = algo.AddSat(h.admitted, tk.cost)
+		}
 	}
 	throttled := r.status == http.StatusTooManyRequests || r.status == http.StatusServiceUnavailable
 	if throttled && r.hasRA {
@@ -109,6 +112,7 @@ func (h *hostState) finish(tk ticket, r response) {
 		return // a refusal for quotas other than those this state counts
 	}
 	if r.status == http.StatusTooManyRequests {
+		h.unrelease(tk)
 		// The bound was wrong: trust nothing sent so far and wait until the
 		// server says the quota is back.
 		wait, told := serverWait(r.ra, r.hasRA, r.rl, r.hasRL, tk.cost)

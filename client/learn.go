@@ -95,6 +95,10 @@ type hostState struct {
 	epoch uint64
 	sent  int64 // units sent
 	done  int64 // units answered
+	// admitted is the units answered by an admission (a status below
+	// 400), and began when the host's first send went (see release).
+	admitted int64
+	began    time.Time
 	// ended is the units whose request has ended: its answer read (a
 	// response's body closed, a call done), after which a concurrency
 	// quota has its slot back (see end).
@@ -187,13 +191,15 @@ type hostState struct {
 
 // ticket is one granted send.
 type ticket struct {
-	gen         uint64
-	doneAtSend  int64
-	endedAtSend int64
-	forgiven    int64 // the host's forgiven lost units at the send
-	cost        int64
-	epoch       uint64
-	probe       bool
+	gen        uint64
+	doneAtSend int64
+	// admittedAtSend is the host's admitted units when it was sent.
+	admittedAtSend int64
+	endedAtSend    int64
+	forgiven       int64 // the host's forgiven lost units at the send
+	cost           int64
+	epoch          uint64
+	probe          bool
 	// speculative: sent on the strength of a rate not yet confirmed.
 	speculative bool
 	// sentAt is when the send was granted, last the last answer that had
@@ -394,6 +400,9 @@ func (h *hostState) writeOff(now time.Time) {
 // grant sends cost units at now, as admits said (how). h.mu is held.
 func (h *hostState) grant(cost int64, how int, now time.Time) ticket {
 	h.spendPolicies(cost, now)
+	if h.began.IsZero() {
+		h.began = now
+	}
 	if h.inflight == 0 {
 		h.quietSince = now
 	}
@@ -407,7 +416,7 @@ func (h *hostState) grant(cost int64, how int, now time.Time) ticket {
 	}
 	h.sent = algo.AddSat(h.sent, cost)
 	h.inflight += cost
-	return ticket{gen: h.gen, doneAtSend: h.done, endedAtSend: h.ended, forgiven: h.forgiven, cost: cost, epoch: h.epoch,
+	return ticket{gen: h.gen, doneAtSend: h.done, admittedAtSend: h.admitted, endedAtSend: h.ended, forgiven: h.forgiven, cost: cost, epoch: h.epoch,
 		probe: probe, speculative: how == sendSpeculative, sentAt: now, last: h.last, anchor: h.anchor}
 }
 

@@ -20,11 +20,14 @@ type exactPolicy struct {
 	log    bool
 	bucket bool
 	fill   time.Duration // bucket: how long an empty one takes to fill, when not w
-	level  float64       // bucket: tokens at last
-	last   time.Time     // bucket: when level was
-	count  int64         // fixed: units counted in window k
-	k      int64         // fixed: the window counted
-	times  []time.Time   // log: the admitted units' times
+	// nextUnit: the bucket's t is when its next unit comes back, not when
+	// it is full.
+	nextUnit bool
+	level    float64     // bucket: tokens at last
+	last     time.Time   // bucket: when level was
+	count    int64       // fixed: units counted in window k
+	k        int64       // fixed: the window counted
+	times    []time.Time // log: the admitted units' times
 }
 
 // left is what the policy has left at now, and the seconds until more of
@@ -41,6 +44,9 @@ func (p *exactPolicy) left(now time.Time) (int64, int64) {
 		}
 		p.level = min(float64(p.q), p.level+now.Sub(p.last).Seconds()*float64(p.q)/fill.Seconds())
 		p.last = now
+		if p.nextUnit && p.level < float64(p.q) {
+			return int64(p.level), int64(math.Ceil((math.Floor(p.level) + 1 - p.level) * fill.Seconds() / float64(p.q)))
+		}
 		return int64(p.level), int64(math.Ceil((float64(p.q) - p.level) * fill.Seconds() / float64(p.q)))
 	}
 	if !p.log {

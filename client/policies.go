@@ -39,7 +39,9 @@ import (
 //     that has counted for w has seen every unit the server may still
 //     count, so it admits on its own what it can; of a policy no answer
 //     has said the remaining of, it is all the client knows, from the
-//     start.
+//     start. Once an answer proves that the policy releases its whole
+//     count at its reset (see release), the window counts past each
+//     reset only the units answered after the report of it.
 //
 // A send goes only when every remembered policy admits it, which the
 // bounds alone do not ensure: a probe after the binding policy's reset
@@ -77,6 +79,17 @@ type remembered struct {
 	// win counts what was sent under it, once an answer stated its q and
 	// w; nil until then.
 	win *window
+	// releases: an answer proved that the policy releases its whole count
+	// at its reset (see release); released is then the reset of the
+	// latest report, and before the units its window had counted when
+	// that report came.
+	releases bool
+	released time.Time
+	before   int64
+	// unreleased: a 429 met by a send after such a reset says the proof
+	// was wrong (a bucket whose reset is when its next unit comes back):
+	// the policy is not released again.
+	unreleased bool
 }
 
 // Why a remembered policy admits a send (see admits).
@@ -132,6 +145,18 @@ func (p *remembered) admits(sent, cost, inFlight int64, now time.Time, capacity 
 		wake = earlier(wake, p.resetAt)
 	case inFlight == 0:
 		return byProbe, time.Time{}
+	}
+	if p.releases && !now.Before(p.released) {
+		// Counted afresh since the reset: only the units answered after the
+		// report (or in flight) may count still, or fewer if the window
+		// has let some go.
+		if since := p.win.total - p.before; algo.AddSat(algo.AddSat(since, max(inFlight, 0)), min(cost, p.win.q)) <= p.win.q {
+			return byWindow, time.Time{}
+		}
+		if ok, at := p.win.admits(cost, inFlight, now); !ok {
+			return heldByPolicy, earlier(wake, at)
+		}
+		return byWindow, time.Time{}
 	}
 	full := p.win.since.Add(p.win.w)
 	if p.beyond {
@@ -325,6 +350,49 @@ func (h *hostState) remember(tk ticket, r response, fresh, toldWait bool) {
 			if resetAt.After(k.resetAt) {
 				k.resetAt, k.probed, k.beyond = resetAt, false, beyond
 			}
+		}
+		if r.status < 400 && !toldWait && k.resetAt.Equal(resetAt) {
+			h.release(k, tk, q.Remaining, resetAt)
+		}
+	}
+}
+
+// release records, of the policy k whose window counts its units, what
+// the admitted answer to tk says of its reset: rem units remained, and
+// more comes back at resetAt.
+//
+// A sliding log's reset is when its oldest unit leaves it, w after it was
+// counted: before resetAt − w. When the host's first send went after that,
+// its oldest unit was none of the client's, so it held more than the
+// client's units it had certainly counted: those admitted and answered
+// before tk was sent, and tk's. If it held no more (q − rem of them), the
+// policy is no sliding log: its count is released whole at its reset,
+// as a fixed window's is (and a bucket's, whose reset is when it is
+// full). From each reset of such a policy on, its window counts only the
+// units answered after the report of that reset (all of them counted
+// later than those it reported, perhaps after the reset), and neither
+// the units that the server counted before the host's first send nor
+// those it reported hold a request. h.mu is held.
+func (h *hostState) release(k *remembered, tk ticket, rem int64, resetAt time.Time) {
+	if k.win == nil || k.beyond || k.unreleased {
+		return
+	}
+	certain := algo.AddSat(tk.admittedAtSend, tk.cost)
+	if h.began.After(resetAt.Add(-k.win.w)) && k.win.q-rem <= certain {
+		k.releases = true
+	}
+	if k.releases {
+		k.released, k.before = resetAt, k.win.total
+	}
+}
+
+// unrelease stops releasing, for good, every policy released before tk
+// was sent, tk having met a 429: the count was not released whole at
+// the reset after all. h.mu is held.
+func (h *hostState) unrelease(tk ticket) {
+	for i := range h.policies {
+		if p := &h.policies[i]; p.releases && !tk.sentAt.Before(p.released) {
+			p.releases, p.unreleased = false, true
 		}
 	}
 }

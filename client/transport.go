@@ -91,7 +91,10 @@ const drainGrace = 100 * time.Millisecond
 // units in any span of w when no answer says what remains of it (or, past
 // that answer's reset, when the answers omit it again), a unit counting
 // from its send until w after its answer (counted in slots of w/64), the
-// units answered less than w before it was first stated included.
+// units answered less than w before it was first stated included; once an
+// answer has proven that the policy's count is released whole at its
+// reset (no sliding log), only the units answered after the report of
+// that reset count past it.
 // Requests
 // held wait their turn in the order they came: one that arrives while
 // others wait for room lines up behind them. Holds

@@ -68,8 +68,9 @@ type window struct {
 	width int64     // nanoseconds a slot spans: ⌈w/windowSlots⌉
 	// answered counts the units answered, by when their answers arrived;
 	// admitted those the server admitted, by when they were sent (see
-	// full).
+	// full); total every unit answered since it began counting.
 	answered, admitted slots
+	total              int64
 }
 
 // slots counts units in the slots of a window: n[i] holds those of the
@@ -161,6 +162,7 @@ func (w *window) empty(now time.Time) bool {
 // add counts cost units answered at now.
 func (w *window) add(cost int64, now time.Time) {
 	w.answered.add(now.UnixNano()/w.width, cost)
+	w.total = algo.AddSat(w.total, max(cost, 0))
 }
 
 // addAdmitted counts cost units sent at sentAt that the server admitted.
