@@ -401,6 +401,16 @@ func TestParityWithRatelimit(t *testing.T) {
 		r.ask(call{label: "the replaced limit after it", req: req("parity", 1, "named=other-"+rnd)})
 	})
 
+	t.Run("a key ending in a star", func(t *testing.T) {
+		awayFromBoundary()
+		r.t = t
+		for i := range 3 {
+			r.ask(call{label: fmt.Sprintf("key wild* matches wildcard_id #%d", i+1), req: req("parity", 1, "wildcard_id="+rnd)})
+		}
+		r.ask(call{label: "key wild* matches wild, in a count of its own", req: req("parity", 1, "wild="+rnd)})
+		r.ask(call{label: "key wild* does not match wil", req: req("parity", 1, "wil="+rnd)})
+	})
+
 	t.Run("example folder", func(t *testing.T) {
 		awayFromBoundary()
 		r.t = t
