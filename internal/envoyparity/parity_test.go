@@ -63,6 +63,10 @@ func newRig(t *testing.T) *rig {
 		copyFile(t, filepath.Join(module, "examples", "ratelimit", "config", f), filepath.Join(r.configDir, f))
 	}
 	copyFile(t, filepath.Join("testdata", "parity.yaml"), filepath.Join(r.configDir, "parity.yaml"))
+	// A link to nothing, which both skip with a warning.
+	if err := os.Symlink(filepath.Join(root, "removed.yaml"), filepath.Join(r.configDir, "removed.yaml")); err != nil {
+		t.Fatal(err)
+	}
 
 	r.sluice = startSluice(t, sluiceBin, r.configDir, rs.Addr)
 	r.stop = startRatelimit(t, ratelimitBin, filepath.Join(root, "current"), rs.Addr, "stop:", "STOP_CACHE_KEY_INCREMENT_WHEN_OVERLIMIT=true",
