@@ -24,7 +24,7 @@ import (
 // attempt failed), never sooner, however long the request took. The
 // answered units are counted in 64 slots of w/64 (a unit leaves the
 // window up to w/64 late, never early), so a window takes the same memory
-// for a quota of 10 a second as for a million a day.
+// for a quota of 10 a second as for a million a day: some 1.1 KiB.
 //
 // Every policy whose q and w an answer states has a window from then on
 // (see remembered): it is what keeps a policy that answers omit, and one
@@ -73,25 +73,39 @@ type window struct {
 	total              int64
 }
 
-// slots counts units in the slots of a window: n[i] holds those of the
-// slot of index tag[i] (nanoseconds since the Unix epoch divided by the
-// window's width), congruent to i.
-type slots struct{ n, tag [windowSlots + 2]int64 }
+// slots counts units in the slots of a window: the slots of index
+// head − len(n) + 1 to head (nanoseconds since the Unix epoch divided by
+// the window's width), slot k's in n[k mod len(n)]. Older slots have
+// left the window: the units of a slot w after it end leave it, and
+// len(n) slots span more than w.
+type slots struct {
+	n    [windowSlots + 2]int64
+	head int64
+}
 
-// add counts cost units in slot k. A slot older than the one its index
-// holds has left the window: it is not counted.
+// tag is the index of the slot whose units n[i] holds.
+func (s *slots) tag(i int) int64 {
+	l := int64(len(s.n))
+	return s.head - ((s.head-int64(i))%l+l)%l
+}
+
+// add counts cost units in slot k. A slot older than those held has left
+// the window: it is not counted.
 func (s *slots) add(k, cost int64) {
-	if k < 0 {
+	l := int64(len(s.n))
+	switch {
+	case k < 0 || k <= s.head-l:
 		return
+	case k > s.head && k-s.head >= l:
+		clear(s.n[:])
+		s.head = k
+	case k > s.head:
+		for j := s.head + 1; j <= k; j++ {
+			s.n[j%l] = 0
+		}
+		s.head = k
 	}
-	i := int(k % int64(len(s.n)))
-	if s.tag[i] > k {
-		return
-	}
-	if s.tag[i] != k {
-		s.tag[i], s.n[i] = k, 0
-	}
-	s.n[i] = algo.AddSat(s.n[i], cost)
+	s.n[k%l] = algo.AddSat(s.n[k%l], cost)
 }
 
 // newWindow returns an empty window of p that begins counting at since.
@@ -114,7 +128,7 @@ func (w *window) admits(cost, inFlight int64, now time.Time) (bool, time.Time) {
 	t, a := now.UnixNano(), &w.answered
 	used := max(inFlight, 0)
 	for i := range a.n {
-		if a.n[i] > 0 && w.expires(a.tag[i]) > t {
+		if a.n[i] > 0 && w.expires(a.tag(i)) > t {
 			used = algo.AddSat(used, a.n[i])
 		}
 	}
@@ -127,8 +141,8 @@ func (w *window) admits(cost, inFlight int64, now time.Time) (bool, time.Time) {
 	for used+cost > w.q {
 		next, idx := int64(math.MaxInt64), -1
 		for i := range a.n {
-			if a.n[i] > 0 && w.expires(a.tag[i]) > max(t, at) && w.expires(a.tag[i]) < next {
-				next, idx = w.expires(a.tag[i]), i
+			if a.n[i] > 0 && w.expires(a.tag(i)) > max(t, at) && w.expires(a.tag(i)) < next {
+				next, idx = w.expires(a.tag(i)), i
 			}
 		}
 		if idx < 0 {
@@ -137,7 +151,7 @@ func (w *window) admits(cost, inFlight int64, now time.Time) (bool, time.Time) {
 		at = next
 		used -= a.n[idx]
 		for i := range a.n {
-			if a.n[i] > 0 && i != idx && w.expires(a.tag[i]) == next {
+			if a.n[i] > 0 && i != idx && w.expires(a.tag(i)) == next {
 				used -= a.n[i]
 			}
 		}
@@ -152,7 +166,7 @@ func (w *window) admits(cost, inFlight int64, now time.Time) (bool, time.Time) {
 func (w *window) empty(now time.Time) bool {
 	t, a := now.UnixNano(), &w.answered
 	for i := range a.n {
-		if a.n[i] > 0 && w.expires(a.tag[i]) > t {
+		if a.n[i] > 0 && w.expires(a.tag(i)) > t {
 			return false
 		}
 	}
@@ -181,7 +195,7 @@ func (w *window) full(cost int64, sentAt, at time.Time) bool {
 	from, to := at.UnixNano()-int64(w.w), sentAt.UnixNano()
 	var in int64
 	for i := range w.admitted.n {
-		k := w.admitted.tag[i]
+		k := w.admitted.tag(i)
 		if w.admitted.n[i] > 0 && k*w.width > from && algo.AddSat(k, 1)*w.width <= to {
 			in = algo.AddSat(in, w.admitted.n[i])
 		}
