@@ -289,16 +289,20 @@
 // on a quiet machine, 214–420 ms on one busy with other work. A call
 // past the timeout is decided locally under the bounds above rather than
 // held: raise Timeout (say, to 100–250 ms) only where a slower answer costs
-// less than a local decision, or where Redis is far. Timeout bounds a new
-// connection too: a call that finds its connection dropped (a call that
-// timed out drops it) makes a new one on its own goroutine, within its own
-// Timeout, so Timeout must exceed the TCP connect, the TLS handshake, HELLO
-// and the decision: 3 round trips to Redis in plaintext, 4 over TLS 1.3.
-// The default suits a Redis up to about 12 ms away over TLS, 16 ms in
-// plaintext; one 20 ms away over TLS needs about 100 ms, without which the
-// first call to time out may leave every later one failing. An attempt of
-// Open's to connect that times out is logged with the timeout and what it
-// bounds.
+// less than a local decision, or where Redis is far. A call that finds
+// its connection dropped starts a new one in the background: its TCP
+// connect and TLS handshake go on past the call's deadline (for up to 5 s),
+// and the connection is kept for the next call (for up to 10 s), which
+// spends only HELLO on it, then its own round trip; a call that times out
+// leaves its connection in place for the next (one that answers nothing,
+// not even a PING, for about a second plus Timeout is dropped). So Timeout must
+// exceed a round trip to Redis, plus its time to decide, whatever the
+// connection's handshakes cost: the call that makes a new connection,
+// like one that finds Redis without its scripts, spends two and fails
+// when Timeout holds only one, and the next call decides. The default
+// suits a Redis up to about 20 ms away (round trip), over TLS or not. An
+// attempt of Open's to connect that times out is logged with the timeout
+// and what it bounds.
 //
 // # Leased quota
 //

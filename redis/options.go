@@ -16,13 +16,13 @@ import (
 	"github.com/sluice-dev/sluice/overlimit"
 )
 
-// DefaultTimeout, 50 ms, bounds one Apply (all its round trips) and one dial
-// unless WithTimeout or Options.Timeout says otherwise. It is the server's
-// default store.redis.timeout. A rate limiter must answer faster than the
-// request it guards; past this, the store reports sluice.ErrStoreUnavailable
-// and the caller's store-error rule (Options.OnStoreError, for Open) decides.
-// It suits a Redis up to about 12 ms away over TLS, 16 ms in plaintext (see
-// Options.Timeout).
+// DefaultTimeout, 50 ms, bounds one Apply (all its round trips) and a new
+// connection's HELLO unless WithTimeout or Options.Timeout says otherwise.
+// It is the server's default store.redis.timeout. A rate limiter must
+// answer faster than the request it guards; past this, the store reports
+// sluice.ErrStoreUnavailable and the caller's store-error rule
+// (Options.OnStoreError, for Open) decides. It suits a Redis up to about
+// 20 ms away (round trip), over TLS or not (see Options.Timeout).
 const DefaultTimeout = 50 * time.Millisecond
 
 // SentinelRefresh, 5 s, is how often a store in sentinel mode asks the
@@ -138,27 +138,26 @@ type Options struct {
 	// trusted from the next connection on, without a restart. An error
 	// fails that connection.
 	TLSRoots func() (*x509.CertPool, error)
-	// Timeout bounds dialing and, for Open and Dial, every Apply (all its
-	// round trips); DefaultTimeout (50 ms) when zero. When negative, Apply
-	// is bounded by the caller's context alone and dialing by
-	// DefaultTimeout. A connection that does not answer within it is
-	// dropped, and the next call makes a new one within its own Timeout:
-	// the TCP connect, the TLS handshake (one round trip with TLS 1.3, two
-	// with 1.2) and HELLO, then the call's own round trip (two after Redis
-	// lost its scripts, say on a restart). Timeout must therefore exceed 3
-	// round trips to Redis in plaintext, 4 over TLS 1.3, plus Redis's own
-	// time: the default suits a Redis up to about 12 ms away (round trip)
-	// over TLS 1.3, 16 ms in plaintext; a managed Redis 20 ms away over TLS
-	// needs about 100 ms. Below that, Redis may answer each decision in
-	// time over the connection Open made, but after one call times out
-	// every later one may fail, each spending its Timeout on a connection
-	// it cannot use in time; an attempt of Open's to connect that times
-	// out is logged with the timeout and what it bounds. A longer bound on
-	// the dial alone would not help: a new connection is made on the
-	// goroutine of the call that needs it, within that call's deadline, and
-	// calls arriving meanwhile wait for it. See the package documentation
-	// (Failover) for how Timeout compares with the time Redis takes to fail
-	// over.
+	// Timeout bounds, for Open and Dial, every Apply (all its round
+	// trips), and for every client from these Options a new connection's
+	// HELLO and how long a call waits for its TCP connect and TLS handshake;
+	// DefaultTimeout (50 ms) when zero. When negative, Apply is bounded by
+	// the caller's context alone and the rest by DefaultTimeout. A call
+	// that finds its connection dropped starts a new one whose TCP connect
+	// and TLS handshake go on in the background past the call's deadline
+	// (for up to 5 s), and the next call finds it made (it is kept for up
+	// to 10 s) and spends only HELLO, then its own round trip (two after
+	// Redis lost its scripts, say on a restart). A call that times out
+	// leaves its connection to the next; one that answers nothing, not
+	// even a PING, for about a second plus Timeout is dropped. Timeout
+	// must therefore exceed a round trip to Redis plus Redis's own time,
+	// whatever the handshakes cost: the call that makes a new connection
+	// spends two round trips, and fails when Timeout holds only one, the
+	// next call deciding. The default suits a Redis up to about 20 ms away
+	// (round trip), over TLS or not. An attempt of Open's to connect that
+	// times out is logged with the timeout and what it bounds. See the
+	// package documentation (Failover) for how Timeout compares with the
+	// time Redis takes to fail over.
 	Timeout time.Duration
 	// Replicas and ReplicaWait, for Open and Dial on a standalone server
 	// or Sentinel: when Replicas > 0, every write waits until that many
@@ -248,6 +247,7 @@ func (o Options) ClientOption() (rueidis.ClientOption, error) {
 		SelectDB:         o.DB,
 		DisableCache:     true,
 		ConnWriteTimeout: timeout,
+		AlwaysPipelining: true,
 	}
 	co.Dialer.Timeout = timeout
 	if o.Mode != ModeSentinel && (o.SentinelUsername != "" || o.SentinelPassword != "") {
@@ -277,9 +277,11 @@ func (o Options) ClientOption() (rueidis.ClientOption, error) {
 	if o.Credentials != nil {
 		co.AuthCredentialsFn = o.authCredentials(&co.Sentinel)
 	}
+	dial := plainDial
 	if o.TLS != nil && o.TLSRoots != nil {
-		co.DialCtxFn = dialWithRoots(o.TLSRoots)
+		dial = dialWithRoots(o.TLSRoots)
 	}
+	co.DialCtxFn = newConnector(dial).DialCtx
 	return co, nil
 }
 

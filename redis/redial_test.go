@@ -20,7 +20,9 @@ import (
 // while another dials waits for that dial, whatever its own deadline. A
 // dial timeout longer than Timeout would thus not shorten any decision's
 // reconnection, and would hold decisions behind a dial made by a caller
-// with more time (a ping, the deployment watch).
+// with more time (a ping, the deployment watch). So the TCP connect and
+// TLS handshake are made by the store's own dial function (connector), in
+// the background, and only HELLO is left on the caller's goroutine.
 
 // lostConnection returns a client (dial timeout 5 s) whose connection
 // through a proxy was just reset, and the proxy, which now delays every

@@ -17,8 +17,9 @@ func unreachableAttrs(err error, timeout time.Duration) []any {
 	var ne net.Error
 	if timeout > 0 && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
 		attrs = append(attrs, "timeout", timeout,
-			"hint", "the timeout (store.redis.timeout, Options.Timeout) bounds each new connection's dial, TLS handshake and HELLO "+
-				"as well as each decision: it must exceed 3 round trips to Redis, 4 over TLS 1.3")
+			"hint", "the timeout (store.redis.timeout, Options.Timeout) bounds each decision and each new connection's HELLO, "+
+				"and how long a call waits for a new connection's dial and TLS handshake, which go on in the background: "+
+				"it must exceed a round trip to Redis, two for a call that makes a new connection to be decided")
 	}
 	return attrs
 }

@@ -17,11 +17,15 @@ import (
 // in progress whatever its own deadline (TestACallWaitsForADialInProgress
 // PastItsDeadline). Were the watch's redial bounded by its context alone,
 // an Apply arriving during it would wait up to 100 ms under a Timeout of
-// 20 ms (a quarter of them did, in a run with both bounds below set to
-// 5 s). It is not: Options sets the dial timeout (the TCP connect) and the
-// connection's write timeout (which rueidis also puts on the handshake's
-// reads) to Timeout, so a dial the watch started ends within Timeout of
-// its start, before the deadline of any Apply that came later.
+// 20 ms (a quarter of them did, in a run with the bounds below set to
+// 5 s). It is not: a dial waits at most the dial timeout for its TCP
+// connect and TLS handshake (connector), and HELLO is bounded by it and by
+// the connection's write timeout, which Options set to Timeout. Here,
+// where the proxy accepts at once and HELLO never answers in time, a dial
+// the watch started ends within Timeout of its start, before the deadline
+// of any Apply that came later. (Where the handshakes are slow too, it
+// ends within two Timeouts: a later Apply may be held up to one Timeout
+// past its deadline.)
 func TestAnApplyIsNotHeldPastItsTimeoutByTheWatchsRedial(t *testing.T) {
 	const timeout = 20 * time.Millisecond
 	proxy, err := faultproxy.New(redistest.Standalone(t).Addr)

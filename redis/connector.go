@@ -1,0 +1,163 @@
+package redis
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+)
+
+// Bounds of a connector.
+const (
+	// backgroundDial bounds a connection's TCP connect and TLS handshake
+	// made in the background (at least the dialer's own timeout).
+	backgroundDial = 5 * time.Second
+	// parkFor is how long a connection made after its caller gave up is
+	// kept for a later call to its address before it is closed.
+	parkFor = 10 * time.Second
+	// dialsPerAddr bounds the dials under way at once to one address, and
+	// the connections kept for it.
+	dialsPerAddr = 4
+)
+
+// connector makes rueidis's connections (ClientOption.DialCtxFn) off the
+// goroutine of the call that needs one. rueidis makes a new connection on
+// that goroutine, under that call's deadline, so that a Redis slower to
+// connect to (TCP, TLS) than one call's Timeout would never be connected
+// to, each call giving up on a connection it could not finish. A connector
+// instead makes the connection in the background, bounded by
+// backgroundDial, and has the call wait for it no longer than its own
+// deadline (the dialer's timeout when it has none); a connection made
+// after its caller gave up is kept, for parkFor, for the next call to the
+// address, which then spends only HELLO, on its own goroutine, before its
+// own round trip. At most dialsPerAddr dials run at once per address: a
+// call beyond them waits for theirs. A connector is safe for concurrent
+// use; the connections it keeps are closed when unclaimed for parkFor.
+type connector struct {
+	dial  func(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (net.Conn, error)
+	mu    sync.Mutex
+	addrs map[string]*dialing
+}
+
+// dialing is a connector's state of one address.
+type dialing struct {
+	running  int           // dials under way
+	parked   []*parked     // connections made and not claimed yet
+	ended    chan struct{} // closed (and replaced) each time a dial ends
+	failures uint64        // dials that failed
+	err      error         // the last one's error
+}
+
+// parked is a connection kept for a later call.
+type parked struct {
+	conn  net.Conn
+	timer *time.Timer
+}
+
+// newConnector returns a connector that makes each connection with dial:
+// a TLS one when rueidis passes a TLS configuration.
+func newConnector(dial func(context.Context, string, *net.Dialer, *tls.Config) (net.Conn, error)) *connector {
+	return &connector{dial: dial, addrs: make(map[string]*dialing)}
+}
+
+// plainDial is rueidis's own dial: TCP, then TLS when tc is not nil.
+func plainDial(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (net.Conn, error) {
+	if tc == nil {
+		return d.DialContext(ctx, "tcp", dst)
+	}
+	td := tls.Dialer{NetDialer: d, Config: tc}
+	return td.DialContext(ctx, "tcp", dst)
+}
+
+// DialCtx implements ClientOption.DialCtxFn: it returns a connection to
+// dst kept from an earlier dial, or one a dial it starts (or that runs)
+// makes before ctx's deadline, waiting at most d.Timeout (rueidis's dial
+// timeout, the store's Timeout): a caller with more time (the watch, a
+// first connection) holds no more than that the calls that wait for its
+// connection. An error is the dial's, or a timeout wrapping
+// context.DeadlineExceeded (the dial goes on), or ctx's error.
+func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (net.Conn, error) {
+	if dl, ok := ctx.Deadline(); d.Timeout > 0 && (!ok || time.Until(dl) > d.Timeout) {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d.Timeout)
+		defer cancel()
+	}
+	c.mu.Lock()
+	a := c.addrs[dst]
+	if a == nil {
+		a = &dialing{ended: make(chan struct{})}
+		c.addrs[dst] = a
+	}
+	failures := a.failures
+	for {
+		if n := len(a.parked); n > 0 {
+			p := a.parked[n-1]
+			a.parked = a.parked[:n-1]
+			c.mu.Unlock()
+			p.timer.Stop()
+			return p.conn, nil
+		}
+		if a.failures != failures {
+			err := a.err
+			c.mu.Unlock()
+			return nil, err
+		}
+		if a.running < dialsPerAddr {
+			a.running++
+			go c.background(a, dst, d, tc)
+		}
+		ended := a.ended
+		c.mu.Unlock()
+		select {
+		case <-ended:
+		case <-ctx.Done():
+			err := ctx.Err()
+			if err == context.DeadlineExceeded {
+				err = fmt.Errorf("redis: connecting to %s: %w (the connection is still being made in the background)", dst, err)
+			}
+			return nil, err
+		}
+		c.mu.Lock()
+	}
+}
+
+// background makes one connection to dst within backgroundDial and keeps
+// it in a for a call to claim, or records its error.
+func (c *connector) background(a *dialing, dst string, d *net.Dialer, tc *tls.Config) {
+	bd := *d
+	bd.Timeout = max(d.Timeout, backgroundDial)
+	ctx, cancel := context.WithTimeout(context.Background(), bd.Timeout)
+	defer cancel()
+	conn, err := c.dial(ctx, dst, &bd, tc)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a.running--
+	switch {
+	case err != nil:
+		a.failures++
+		a.err = err
+	case len(a.parked) >= dialsPerAddr:
+		conn.Close()
+	default:
+		p := &parked{conn: conn}
+		p.timer = time.AfterFunc(parkFor, func() { c.unpark(a, p) })
+		a.parked = append(a.parked, p)
+	}
+	close(a.ended)
+	a.ended = make(chan struct{})
+}
+
+// unpark closes p, kept in a, unless a call claimed it.
+func (c *connector) unpark(a *dialing, p *parked) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, q := range a.parked {
+		if q == p {
+			a.parked = append(a.parked[:i], a.parked[i+1:]...)
+			p.conn.Close()
+			return
+		}
+	}
+}
