@@ -6,13 +6,16 @@ import (
 	"strings"
 )
 
+// formatSign is a regular expression that matches the files of a format.
+type formatSign struct {
+	format string
+	sign   *regexp.Regexp
+}
+
 // formatSigns are what each format's files hold and others do not, in
 // YAML and, where the format is also written so (decK dumps, kubectl get
 // -o json), in JSON.
-var formatSigns = []struct {
-	format string
-	sign   *regexp.Regexp
-}{
+var formatSigns = []formatSign{
 	{FormatNginx, regexp.MustCompile(`(?m)^\s*limit_(req|conn)(_zone)?\s`)},
 	// Also envoyproxy/ratelimit's rules in a ConfigMap's data.
 	{FormatEnvoy, regexp.MustCompile(`local_ratelimit\.v3\.LocalRateLimit|(?m)^domain:\s*\S|(?s)^(.*\n)?kind:\s*ConfigMap\s*\n.*\n\s+domain:\s*\S.*\n\s+descriptors:`)},
@@ -54,4 +57,10 @@ func Detect(src string) (format string, ok bool) {
 		return strings.Join(found, ", "), false
 	}
 	return found[0], true
+}
+
+// looksLike reports whether src holds the signs of format (see Detect).
+func looksLike(src, format string) bool {
+	i := slices.IndexFunc(formatSigns, func(f formatSign) bool { return f.format == format })
+	return i >= 0 && formatSigns[i].sign.MatchString(src)
 }

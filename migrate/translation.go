@@ -382,7 +382,9 @@ func formatWindow(d time.Duration) string {
 // Import translates src, in format (one of Formats), named source in the
 // configuration and report. The report says, when the translation's rules
 // match paths, that sluice's rules also count other spellings of a path;
-// except paths that leave nothing out are dropped.
+// except paths that leave nothing out are dropped. An error for a file
+// without format's signs, that Detect takes for another format, names that
+// format.
 func Import(format, src, source string) (*Translation, error) {
 	var t *Translation
 	var err error
@@ -407,6 +409,11 @@ func Import(format, src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("format %q: use %s", format, strings.Join(Formats(), ", "))
 	}
 	if err != nil {
+		if !looksLike(src, format) {
+			if looks, ok := Detect(src); ok {
+				return nil, fmt.Errorf("%w (the file looks like %s, not %s: import it as %s)", err, looks, format, looks)
+			}
+		}
 		return nil, err
 	}
 	t.dropUnreached()
