@@ -77,7 +77,7 @@ func TestAPolicyWhoseLimitChangedIsForgotten(t *testing.T) {
 	tr := &client.Transport{Retry: client.RetryPolicy{MaxRetries: -1}}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
-	ctx, cancel := context.WithDeadline(context.Background(), start.Add(5*time.Second))
+	ctx, cancel := context.WithDeadline(context.Background(), start.Add(7*time.Second))
 	defer cancel()
 	var wg sync.WaitGroup
 	var failed atomic.Int64
