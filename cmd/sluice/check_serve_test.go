@@ -54,3 +54,34 @@ func TestCheckRefusesWhatServeRefuses(t *testing.T) {
 		})
 	}
 }
+
+// A link to nothing in a rules folder is skipped by the server with a
+// warning in its log; sluice check names it on the ENVOY line, where the
+// operator checking the configuration reads.
+func TestCheckNamesARulesLinkToNothing(t *testing.T) {
+	dir := t.TempDir()
+	rules := filepath.Join(dir, "rules")
+	if err := os.Mkdir(rules, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(rules, "api.yaml"), []byte("domain: api\ndescriptors:\n  - key: remote_address\n    rate_limit: {unit: minute, requests_per_unit: 5}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(rules, "gone.yaml")
+	if err := os.Symlink(filepath.Join(dir, "nowhere.yaml"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "sluice.yaml")
+	config := "plans:\n  free:\n    limits:\n      - {name: per-minute, algorithm: fixed-window, quantity: 3, window: 1m}\n" +
+		"envoy: {listen: 127.0.0.1:8081, rules: [rules]}\n"
+	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"check", file}, &out, &errOut); code != 0 {
+		t.Fatalf("exit %d, stderr:\n%s", code, errOut.String())
+	}
+	if want := "ENVOY  " + rules + ": domains api; skipped, a link to nothing: " + dangling + "\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("stdout:\n%s\nwant %q", out.String(), want)
+	}
+}
