@@ -35,7 +35,9 @@ func Check(cfg *config.Config) error {
 		return err
 	}
 	if state.envoyRules != nil {
-		if _, err := envoy.NewService(s.limiter, state.envoyRules, cfg.EnvoyOptions()); err != nil {
+		opts := cfg.EnvoyOptions()
+		opts.Logger = s.log // what a running server would log is not Check's to say
+		if _, err := envoy.NewService(s.limiter, state.envoyRules, opts); err != nil {
 			return fmt.Errorf("server: %w", err)
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,7 +58,8 @@ func TestCheckRefusesWhatServeRefuses(t *testing.T) {
 
 // A link to nothing in a rules folder is skipped by the server with a
 // warning in its log; sluice check names it on the ENVOY line, where the
-// operator checking the configuration reads.
+// operator checking the configuration reads, and logs nothing of it to
+// the process's default logger (which the server's log is not).
 func TestCheckNamesARulesLinkToNothing(t *testing.T) {
 	dir := t.TempDir()
 	rules := filepath.Join(dir, "rules")
@@ -77,9 +79,14 @@ func TestCheckNamesARulesLinkToNothing(t *testing.T) {
 	if err := os.WriteFile(file, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var out, errOut bytes.Buffer
+	var out, errOut, logged bytes.Buffer
+	defer slog.SetDefault(slog.Default())
+	slog.SetDefault(slog.New(slog.NewTextHandler(&logged, nil)))
 	if code := run(context.Background(), []string{"check", file}, &out, &errOut); code != 0 {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut.String())
+	}
+	if logged.Len() > 0 {
+		t.Errorf("check logged to the default logger:\n%s", logged.String())
 	}
 	if want := "ENVOY  " + rules + ": domains api; skipped, a link to nothing: " + dangling + "\n"; !strings.Contains(out.String(), want) {
 		t.Errorf("stdout:\n%s\nwant %q", out.String(), want)
