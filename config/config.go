@@ -155,11 +155,12 @@ type Redis struct {
 	DB                   int
 	// TLS configures TLS to Redis; off by default.
 	TLS ClientTLS
-	// Timeout bounds each decision's round trips, 50ms by default, and
-	// every new connection too (TCP, TLS handshake, HELLO), which a
-	// decision that finds its connection gone makes within its own
-	// Timeout: it must hold 3 round trips to Redis in plain TCP, 4 over
-	// TLS 1.3 (see redis.Options.Timeout).
+	// Timeout bounds each decision's round trips, 50ms by default, and a
+	// new connection's HELLO; a new connection's TCP connect and TLS
+	// handshake go on in the background past it. It must exceed one round
+	// trip to Redis plus Redis's own time (the call that reconnects spends
+	// two): the default suits a Redis up to about 20 ms away (see
+	// redis.Options.Timeout).
 	Timeout time.Duration
 	// OnStoreError is "local" (default: decide in memory with each limit
 	// divided by Instances), "allow" or "deny".
