@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// configYAML writes the sluice configuration of rec: a store and one plan,
+// configYAML writes the sluice configuration of rec: a store, an identity
+// that counts API keys not listed under keys: by address, and one plan,
 // "default", holding the recommended limit, in the format package config
 // reads (examples/sluice.yaml is its full reference).
 func configYAML(req Requirements, rec Recommendation) string {
@@ -27,6 +28,7 @@ func configYAML(req Requirements, rec Recommendation) string {
 		b.WriteString("    on_store_error: local   # Redis down: decide in memory with quota ÷ instances\n")
 		fmt.Fprintf(&b, "    instances: %d\n", req.Instances)
 	}
+	b.WriteString("identity:\n  unknown_keys: ip   # a key not listed under keys: counts by its client's address, so a made-up key is no fresh quota\n")
 	b.WriteString("plans:\n  default:\n    limits:\n")
 	fmt.Fprintf(&b, "      - name: %s\n", yamlName(rec.Name))
 	fmt.Fprintf(&b, "        algorithm: %s\n", rec.Algorithm)

@@ -43,16 +43,19 @@ func keys(m map[string]any) []string {
 func sorted(s ...string) []string { slices.Sort(s); return s }
 
 // checkConfigShape parses the generated YAML as plain maps and checks it has
-// exactly the fields of the config schema, and that every limit builds a
-// valid sluice.Limit.
+// exactly the fields of the config schema, an identity that counts unlisted
+// keys by address, and that every limit builds a valid sluice.Limit.
 func checkConfigShape(t *testing.T, cfg string) []sluice.Limit {
 	t.Helper()
 	var doc map[string]any
 	if err := yaml.Unmarshal([]byte(cfg), &doc); err != nil {
 		t.Fatalf("config is not YAML: %v\n%s", err, cfg)
 	}
-	if got := keys(doc); !slices.Equal(got, sorted("store", "plans", "default_plan")) {
+	if got := keys(doc); !slices.Equal(got, sorted("store", "identity", "plans", "default_plan")) {
 		t.Fatalf("top-level fields %v", got)
+	}
+	if id := doc["identity"].(map[string]any); len(id) != 1 || id["unknown_keys"] != "ip" {
+		t.Errorf("identity %v, want unknown_keys: ip alone (no keys are listed: a made-up key counts by address)", id)
 	}
 	store := doc["store"].(map[string]any)
 	switch store["type"] {

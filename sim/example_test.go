@@ -44,6 +44,8 @@ func ExampleDesign() {
 	// # sluice configuration written by `sluice design` for 100/1m per key (precision strict, 1000 keys, 1 instance).
 	// store:
 	//   type: memory
+	// identity:
+	//   unknown_keys: ip   # a key not listed under keys: counts by its client's address, so a made-up key is no fresh quota
 	// plans:
 	//   default:
 	//     limits:
