@@ -193,8 +193,10 @@ type hostState struct {
 type ticket struct {
 	gen        uint64
 	doneAtSend int64
-	// admittedAtSend is the host's admitted units when it was sent.
+	// admittedAtSend is the host's admitted units when it was sent, and
+	// alone whether nothing else was in flight then.
 	admittedAtSend int64
+	alone          bool
 	endedAtSend    int64
 	forgiven       int64 // the host's forgiven lost units at the send
 	cost           int64
@@ -406,6 +408,10 @@ func (h *hostState) grant(cost int64, how int, now time.Time) ticket {
 	if h.inflight == 0 {
 		h.quietSince = now
 	}
+	alone := h.inflight == 0
+	if alone {
+		h.markAlone(now)
+	}
 	probe := how == sendProbe
 	if probe {
 		h.probing = true
@@ -417,7 +423,7 @@ func (h *hostState) grant(cost int64, how int, now time.Time) ticket {
 	h.sent = algo.AddSat(h.sent, cost)
 	h.inflight += cost
 	return ticket{gen: h.gen, doneAtSend: h.done, admittedAtSend: h.admitted, endedAtSend: h.ended, forgiven: h.forgiven, cost: cost, epoch: h.epoch,
-		probe: probe, speculative: how == sendSpeculative, sentAt: now, last: h.last, anchor: h.anchor}
+		alone: alone, probe: probe, speculative: how == sendSpeculative, sentAt: now, last: h.last, anchor: h.anchor}
 }
 
 // broadcast wakes every waiter; h.mu is held.

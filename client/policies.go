@@ -86,6 +86,10 @@ type remembered struct {
 	releases bool
 	released time.Time
 	before   int64
+	// aloneAt (nanoseconds since the Unix epoch) is when the first send
+	// since its latest reset went with nothing else in flight, aloneWith
+	// the host's admitted units then (see markAlone).
+	aloneAt, aloneWith int64
 	// unreleased: a 429 met by a send after such a reset says the proof
 	// was wrong (a bucket whose reset is when its next unit comes back):
 	// the policy is not released again.
@@ -362,11 +366,12 @@ func (h *hostState) remember(tk ticket, r response, fresh, toldWait bool) {
 // more comes back at resetAt.
 //
 // A sliding log's reset is when its oldest unit leaves it, w after it was
-// counted: before resetAt − w. When the host's first send went after that,
-// its oldest unit was none of the client's, so it held more than the
-// client's units it had certainly counted: those admitted and answered
-// before tk was sent, and tk's. If it held no more (q − rem of them), the
-// policy is no sliding log: its count is released whole at its reset,
+// counted: before resetAt − w. So it held more units than the client's it
+// had certainly counted after resetAt − w: those admitted and answered
+// before tk was sent and sent after a moment after resetAt − w when none
+// was in flight (the host's first send, or, when tk too went alone, the
+// first send alone since the policy's previous reset), and tk's. If it
+// held no more (q − rem of them), the policy is no sliding log: its count is released whole at its reset,
 // as a fixed window's is (and a bucket's, whose reset is when it is
 // full). From each reset of such a policy on, its window counts only the
 // units answered after the report of that reset (all of them counted
@@ -377,12 +382,35 @@ func (h *hostState) release(k *remembered, tk ticket, rem int64, resetAt time.Ti
 	if k.win == nil || k.beyond || k.unreleased {
 		return
 	}
-	certain := algo.AddSat(tk.admittedAtSend, tk.cost)
-	if h.began.After(resetAt.Add(-k.win.w)) && k.win.q-rem <= certain {
+	from := resetAt.Add(-k.win.w)
+	var certain int64
+	switch {
+	case h.began.After(from):
+		certain = algo.AddSat(tk.admittedAtSend, tk.cost)
+	case tk.alone && k.aloneAt > from.UnixNano() && k.aloneAt <= tk.sentAt.UnixNano():
+		certain = algo.AddSat(tk.admittedAtSend-k.aloneWith, tk.cost)
+	}
+	if certain > 0 && k.win.q-rem <= certain {
 		k.releases = true
 	}
 	if k.releases {
 		k.released, k.before = resetAt, k.win.total
+	}
+}
+
+// markAlone notes a send at now with nothing else in flight, in every
+// policy whose window counts its units and whose reset has passed since it
+// last noted one (see release). h.mu is held.
+func (h *hostState) markAlone(now time.Time) {
+	t := now.UnixNano()
+	for i := range h.policies {
+		p := &h.policies[i]
+		if p.win == nil || now.Before(p.resetAt) {
+			continue
+		}
+		if p.resetAt.IsZero() && p.aloneAt == 0 || !p.resetAt.IsZero() && p.aloneAt <= p.resetAt.UnixNano() {
+			p.aloneAt, p.aloneWith = t, h.admitted
+		}
 	}
 }
 

@@ -13,7 +13,11 @@ import (
 // minute (a Transport's MaxWait) and returns how many went, when the last
 // answer came and how many srv refused.
 func sendFrom(srv *multiServer, start time.Time, n int) (sent int, last time.Time, refused int) {
-	h := newHostState(true, 0)
+	return sendWith(newHostState(true, 0), srv, start, n)
+}
+
+// sendWith is sendFrom through h.
+func sendWith(h *hostState, srv *multiServer, start time.Time, n int) (sent int, last time.Time, refused int) {
 	now := start
 	for sent < n {
 		tk, ok, wake := h.try(1, now)
@@ -73,6 +77,37 @@ func TestAFixedWindowsResetReleasesTheUnitsCountedBeforeIt(t *testing.T) {
 		case !perDay.log && !perDay.bucket && sent < 40:
 			t.Errorf("%s; want at least 40, 20 after the day's reset", what)
 		case perDay.log && sent-refused > 20:
+			t.Errorf("%s; want at most 20 admitted in a day", what)
+		}
+	}
+}
+
+// A host that has sent for longer than the policy's w proves its count
+// released by requests sent alone: the client's units admitted since a
+// send alone after the reset less w, all answered before the request,
+// make up all the server counted, so no sliding log held an older one.
+func TestALongUsedHostsFixedWindowIsReleasedAtItsReset(t *testing.T) {
+	day := 24 * time.Hour
+	start := t0.Add(2*day - 30*time.Second)
+	for _, log := range []bool{false, true} {
+		srv := &multiServer{policies: []*exactPolicy{
+			{name: "per-second", q: 2, w: time.Second},
+			{name: "per-day", q: 20, w: day, log: log},
+		}}
+		h := newHostState(true, 0)
+		if sent, _, _ := sendWith(h, srv, t0.Add(time.Hour), 1); sent != 1 {
+			t.Fatal("the request of the day before was not sent")
+		}
+		sent, last, refused := sendWith(h, srv, start, 60)
+		what := fmt.Sprintf("per-day sliding log %v, the host's first request a day before: %d requests went by %v after the start, %d refused (%v)",
+			log, sent, last.Sub(start), refused, srv.refusal)
+		t.Log(what)
+		switch {
+		case refused > 1:
+			t.Errorf("%s; want at most 1 refused (the per-second rate tried)", what)
+		case !log && sent < 40:
+			t.Errorf("%s; want at least 40, 20 after the day's reset", what)
+		case log && sent-refused > 20:
 			t.Errorf("%s; want at most 20 admitted in a day", what)
 		}
 	}
