@@ -131,6 +131,8 @@ func (a *APIAnalysis) identityYAML(b *strings.Builder) {
 	if id.APIKeys {
 		b.WriteString("  api_key_headers: [Authorization, X-API-Key]\n")
 		b.WriteString("  unknown_keys: ip           # a key not listed under keys is limited by address: made-up keys mint no quota\n")
+	} else {
+		b.WriteString("  unknown_keys: ip           # no API keys: a key or token a client sends counts by its address\n")
 	}
 	if id.UserHeader != "" {
 		fmt.Fprintf(b, "  user_header: %s\n", yamlString(id.UserHeader))

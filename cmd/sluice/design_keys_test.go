@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/sluice-dev/sluice/config"
@@ -25,9 +26,33 @@ func TestDesignConfigCountsMadeUpKeysByAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse("design.yaml", []byte(a.Config))
+	expectMadeUpKeysByAddress(t, a.Config)
+}
+
+// TestDesignAPIWithoutKeysCountsMadeUpKeysByAddress: a whole API designed
+// without API keys counts every client by its address ("every client is
+// anonymous"), so a key or bearer token a client makes up is no client of
+// its own, as in the configuration for one limit.
+func TestDesignAPIWithoutKeysCountsMadeUpKeysByAddress(t *testing.T) {
+	req, err := sim.ReadAPIRequirements(strings.NewReader("name: Small API\nplans:\n  - name: free\n    clients: 100\n    limits: [{rate: 1/1m}]\n"), "api.yaml")
 	if err != nil {
-		t.Fatalf("%v\n%s", err, a.Config)
+		t.Fatal(err)
+	}
+	a, err := sim.DesignAPI(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectMadeUpKeysByAddress(t, a.Config)
+}
+
+// expectMadeUpKeysByAddress serves cfg, a configuration of one limit of 1
+// a minute, and expects the requests of one address after its first
+// refused, whatever API key or bearer token each makes up.
+func expectMadeUpKeysByAddress(t *testing.T, cfgText string) {
+	t.Helper()
+	cfg, err := config.Parse("design.yaml", []byte(cfgText))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, cfgText)
 	}
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
@@ -48,11 +73,11 @@ func TestDesignConfigCountsMadeUpKeysByAddress(t *testing.T) {
 		if i == 0 {
 			want = w.Code // the first is admitted, however the server answers it
 			if want == http.StatusTooManyRequests {
-				t.Fatalf("the first request was refused\n%s", a.Config)
+				t.Fatalf("the first request was refused\n%s", cfgText)
 			}
 		}
 		if w.Code != want {
-			t.Errorf("request %d (%s: %s) from the address of request 0: %d, want %d\n%s", i, hdr[0], hdr[1], w.Code, want, a.Config)
+			t.Errorf("request %d (%s: %s) from the address of request 0: %d, want %d\n%s", i, hdr[0], hdr[1], w.Code, want, cfgText)
 		}
 	}
 }
