@@ -38,7 +38,20 @@ func (t *Translation) haproxyRules(name string, d haproxyDeny, p *haproxyProxy, 
 	}
 	switch {
 	case !slices.ContainsFunc(terms, counts):
-		return nil // a refusal that compares no counter: not rate limiting
+		// A refusal that compares no counter is not rate limiting, but for
+		// a variable compared with a number, which set-var may have set
+		// from a counter.
+		for _, term := range terms {
+			for _, at := range term {
+				if def := at.defs[0]; strings.HasPrefix(def.fetch, "var(") {
+					if _, _, err := threshold(def.values); err == nil {
+						t.differs(where, "not imported: %s compares a variable with a number, and sluice reads a rate only from a counter in the condition itself: if set-var gave the variable a counter, compare the counter there (such as { sc_http_req_rate(0) %s }) and import again.", def.fetch, strings.Join(def.values, " "))
+						return nil
+					}
+				}
+			}
+		}
+		return nil
 	case len(terms) == 1:
 		if ex, ok := t.haproxyRule(name, where, d, terms[0], p, trackers, route, tables); ok {
 			return [][]string{ex}
