@@ -25,7 +25,7 @@ backend st_keys
 `,
 		limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
 		rules: []string{
-			"fe-st_keys paths=[] headers=[{X-Tenant } {X-Api-Key }] key=[header:X-Api-Key] header_from=any fallback=skip | per-10s: sliding-window-counter 100 per 10s",
+			"fe-st_keys paths=[] headers=[{X-Tenant }] key=[header:X-Api-Key] header_from=any fallback=skip | per-10s: sliding-window-counter 100 per 10s",
 		},
 		same: []string{"fe, line 4 status: 429"},
 	}})

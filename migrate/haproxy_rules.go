@@ -186,7 +186,11 @@ func (t *Translation) haproxyRule(name, where string, d haproxyDeny, atoms []hap
 	match := append(slices.Clone(route), rest...)
 	if tr.cond != nil {
 		if len(tr.cond.terms) == 1 && !tr.cond.unless {
-			match = append(match, tr.cond.terms[0]...)
+			// "<key> -m found" tracks only the requests that have the key,
+			// which a key's fallback: skip counts already.
+			match = append(match, slices.DeleteFunc(slices.Clone(tr.cond.terms[0]), func(at haproxyAtom) bool {
+				return !at.neg && len(at.defs) == 1 && at.defs[0].fetch == tr.fetch && at.defs[0].method == "found" && r.Fallback == "skip"
+			})...)
 		} else {
 			dropNotes()
 			return skip("track-sc%d's condition (line %d) is not one conjunction of ACLs.", tr.sc, tr.line)
