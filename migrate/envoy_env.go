@@ -109,7 +109,9 @@ func holdsRules(data *yaml.Node) bool {
 // ratelimit, or a LIMIT_ or RUNTIME_ setting), read from their env and
 // from the ConfigMaps of the manifest that their envFrom names (env wins,
 // as in Kubernetes), into the difference "response headers", which says
-// what sluice's envoy section must hold to send the same headers. A value
+// what sluice's envoy section must hold to send the same headers, and
+// sets t.EnvoyHeaders to those of its keys that the configuration
+// writes. A value
 // that no ConfigMap of the manifest holds (a Secret's, say) is reported
 // as not read. Containers that disagree, or an enabling setting that is
 // no boolean (envoyproxy/ratelimit would not start), are errors.
@@ -131,14 +133,14 @@ func (t *Translation) envoyHeaders(workloads []*yaml.Node, configMaps map[string
 				continue
 			}
 			here := fmt.Sprintf("%s %s, container %s (line %d)", scalar(mapValue(w, "kind")), scalar(mapValue(mapValue(w, "metadata"), "name")), scalar(mapValue(c, "name")), c.Line)
-			section, err := envoyHeaderSection(env, missing, here)
+			section, keys, err := envoyHeaderSection(env, missing, here)
 			if err != nil {
 				return fmt.Errorf("%s: %w", source, err)
 			}
 			if found != "" && section != found {
 				return fmt.Errorf("%s: %s and %s set the response headers apart: import a manifest of one", source, where, here)
 			}
-			found, where, unread = section, here, missing
+			found, where, unread, t.EnvoyHeaders = section, here, missing, keys
 		}
 	}
 	if found == "" {
@@ -155,30 +157,31 @@ func (t *Translation) envoyHeaders(workloads []*yaml.Node, configMaps map[string
 
 // envoyHeaderSection says, for the environment env of an
 // envoyproxy/ratelimit container at here, what sluice's envoy section
-// must hold to send the headers it sends; missing are the settings whose
-// values were not read.
-func envoyHeaderSection(env map[string]string, missing []string, here string) (string, error) {
+// must hold to send the headers it sends, and those keys and values (nil
+// when unknown); missing are the settings whose values were not read.
+func envoyHeaderSection(env map[string]string, missing []string, here string) (string, map[string]string, error) {
 	if slices.Contains(missing, envoyHeadersEnabled) {
-		return fmt.Sprintf("takes %s from outside the file: if it is true, sluice's envoy section sends envoyproxy/ratelimit's headers with headers: draft-6; otherwise, none with headers: none.", envoyHeadersEnabled), nil
+		return fmt.Sprintf("takes %s from outside the file: if it is true, sluice's envoy section sends envoyproxy/ratelimit's headers with headers: draft-6; otherwise, none with headers: none.", envoyHeadersEnabled), nil, nil
 	}
 	enabled := false
 	if v, ok := env[envoyHeadersEnabled]; ok {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
-			return "", fmt.Errorf("%s: %s %q is not a boolean (envoyproxy/ratelimit would not start)", here, envoyHeadersEnabled, v)
+			return "", nil, fmt.Errorf("%s: %s %q is not a boolean (envoyproxy/ratelimit would not start)", here, envoyHeadersEnabled, v)
 		}
 		enabled = b
 	}
 	if !enabled {
-		return fmt.Sprintf("does not set %s, so envoyproxy/ratelimit adds no response headers; sluice's envoy section sends none with headers: none (without it, the IETF RateLimit headers).", envoyHeadersEnabled), nil
+		return fmt.Sprintf("does not set %s, so envoyproxy/ratelimit adds no response headers; sluice's envoy section sends none with headers: none, which the configuration says.", envoyHeadersEnabled),
+			map[string]string{"headers": "none"}, nil
 	}
-	lines := []string{"headers: draft-6"}
+	lines, keys := []string{"headers: draft-6"}, map[string]string{"headers": "draft-6"}
 	for _, s := range envoyHeaderSettings {
 		if v, ok := env[s.env]; ok && v != s.name {
-			lines = append(lines, s.key+": "+v)
+			lines, keys[s.key] = append(lines, s.key+": "+v), v
 		}
 	}
-	return fmt.Sprintf("sets %s, so envoyproxy/ratelimit adds its three headers to every response; sluice's service sends the same, of the same descriptor, with these lines in sluice.yaml's envoy section: %s.", envoyHeadersEnabled, strings.Join(lines, ", ")), nil
+	return fmt.Sprintf("sets %s, so envoyproxy/ratelimit adds its three headers to every response; sluice's service sends the same, of the same descriptor, with these lines of the configuration's envoy section: %s.", envoyHeadersEnabled, strings.Join(lines, ", ")), keys, nil
 }
 
 // containerEnv returns the environment of container c: its envFrom's

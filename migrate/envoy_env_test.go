@@ -72,7 +72,6 @@ func TestImportEnvoyDeploymentHeaderSettings(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		load(t, tr, false)
 		if files, err := tr.Files(false); err != nil || !strings.Contains(files[migrate.EnvoyRulesFile], "domain: rl") {
 			t.Errorf("%s: the rules file is not the ConfigMap's (%v):\n%s", name, err, files[migrate.EnvoyRulesFile])
 		}
@@ -84,6 +83,10 @@ func TestImportEnvoyDeploymentHeaderSettings(t *testing.T) {
 		}
 		if strings.Contains(got, "remaining_header") {
 			t.Errorf("%s: a default name is renamed:\n%s", name, got)
+		}
+		cfg := load(t, tr, false)
+		if e := cfg.Envoy; e.Headers != "draft-6" || e.LimitHeader != "X-RateLimit-Limit" || e.RemainingHeader != "RateLimit-Remaining" || e.ResetHeader != "X-RateLimit-Reset" {
+			t.Errorf("%s: the configuration's envoy section is %+v", name, e)
 		}
 	}
 }
@@ -115,6 +118,9 @@ spec:
 		}
 		if got := envoyHeaders(tr); !strings.Contains(got, "headers: none") || strings.Contains(got, "limit_header:") {
 			t.Errorf("%s: want headers: none and no name:\n%s", name, got)
+		}
+		if cfg := load(t, tr, false); cfg.Envoy.Headers != "none" {
+			t.Errorf("%s: the configuration's envoy.headers is %q, want none", name, cfg.Envoy.Headers)
 		}
 	}
 	src := envoyConfigMap + `---

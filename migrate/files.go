@@ -194,6 +194,11 @@ func (t *Translation) config(enforce bool) string {
 	}
 	if t.EnvoyRules != "" {
 		fmt.Fprintf(&b, "envoy:\n  rules: [%s]   # envoyproxy/ratelimit's rules, read as they are\n", quote(t.EnvoyRules))
+		for _, k := range []string{"headers", "limit_header", "remaining_header", "reset_header"} {
+			if v, ok := t.EnvoyHeaders[k]; ok {
+				fmt.Fprintf(&b, "  %s: %s   # from envoyproxy/ratelimit's environment\n", k, quote(v))
+			}
+		}
 	}
 	return b.String()
 }

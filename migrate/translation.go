@@ -243,6 +243,12 @@ type Translation struct {
 	// loads (name and content).
 	EnvoyRules     string
 	EnvoyRulesText string
+	// EnvoyHeaders, for Format envoy, is the envoy section's headers mode
+	// and draft-6 names (key → value: headers, limit_header,
+	// remaining_header, reset_header) translated from
+	// envoyproxy/ratelimit's environment settings; nil when the source
+	// did not hold them.
+	EnvoyHeaders map[string]string
 	// Differences are every place the semantics were compared.
 	Differences []Difference
 	// local: Format envoy read Envoy's local rate limit filter, not
