@@ -17,8 +17,9 @@ type formatSign struct {
 // -o json), in JSON.
 var formatSigns = []formatSign{
 	{FormatNginx, regexp.MustCompile(`(?m)^\s*limit_(req|conn)(_zone)?\s`)},
-	// Also envoyproxy/ratelimit's rules in a ConfigMap's data.
-	{FormatEnvoy, regexp.MustCompile(`local_ratelimit\.v3\.LocalRateLimit|(?m)^domain:\s*\S|(?s)^(.*\n)?kind:\s*ConfigMap\s*\n.*\n\s+domain:\s*\S.*\n\s+descriptors:`)},
+	// Also envoyproxy/ratelimit's rules in a ConfigMap's data, the
+	// ConfigMap alone or among a List's items.
+	{FormatEnvoy, regexp.MustCompile(`local_ratelimit\.v3\.LocalRateLimit|(?m)^domain:\s*\S|(?s)^(.*\n)?[ \t]*(-[ \t]+)?kind:\s*ConfigMap\s*\n.*\n\s+domain:\s*\S.*\n\s+descriptors:`)},
 	{FormatKong, regexp.MustCompile(`(?m)^\s*-?\s*name:\s*["']?rate-limiting(-advanced)?["']?\s*$|(?m)^\s*plugin:\s*["']?rate-limiting(-advanced)?["']?\s*$|"(name|plugin)"\s*:\s*"rate-limiting(-advanced)?"`)},
 	// In YAML, JSON (an object: API Gateway's "rateLimit" is a number),
 	// or TOML, which Traefik reads too: a table ([http.middlewares.<name>.rateLimit],

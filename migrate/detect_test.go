@@ -28,6 +28,9 @@ func TestDetect(t *testing.T) {
 		// A section line may end in a comment, and listen may name its address.
 		{"frontend fe_https # TLS termination\n  bind :443\n", "haproxy"},
 		{"listen stats 0.0.0.0:8404\n  stats enable\n", "haproxy"},
+		// envoyproxy/ratelimit's ConfigMap in a List beside its Deployment,
+		// as kubectl get -o yaml writes them: every resource indented.
+		{"apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: ConfigMap\n    metadata: {name: rl}\n    data:\n      config.yaml: |\n        domain: rl\n        descriptors:\n          - key: remote_address\n  - apiVersion: apps/v1\n    kind: Deployment\n", "envoy"},
 		{"limit_req_zone $binary_remote_addr zone=one:10m rate=10r/s;\nserver {\n    listen 80; # plain\n    listen 443 ssl http2;\n    limit_req zone=one;\n}\n", "nginx"},
 	} {
 		got, ok := migrate.Detect(c.src)
