@@ -67,7 +67,7 @@ func TestKeysCommandPenalizes(t *testing.T) {
 		t.Errorf("a request in the box: %d, want 429", code)
 	}
 	// In the box: used 1, full again in (a little under, on a busy machine) 10 minutes.
-	if out, _ := keys("inspect", "ip:127.0.0.1"); !regexp.MustCompile(`\npenalty +token-bucket +1 +10m +1 +0 +(10m0s|9m5\d)`).MatchString(out) {
+	if out, _ := keys("inspect", "ip:127.0.0.1"); !regexp.MustCompile(`\npenalty +gcra +1 +10m +1 +0 +(10m0s|9m5\d)`).MatchString(out) {
 		t.Errorf("inspect does not show the box:\n%s", out)
 	}
 	// Releasing the box forgets the refusals that filled it too.
