@@ -27,7 +27,27 @@ func printStore(w io.Writer, cfg *config.Config) {
 		parts = append(parts, "Sentinels: "+authText(r.SentinelUsername, r.SentinelPassword, r.SentinelPasswordFile, "read at start"))
 	}
 	parts = append(parts, "on store error: "+r.OnStoreError)
+	if leased(r) {
+		lease := "leased quota (lease: auto)"
+		if cfg.Penalty.Refusals > 0 {
+			lease += ", unused by the requests the penalty box guards: each is decided on Redis"
+		}
+		parts = append(parts, lease)
+	}
 	fmt.Fprintf(w, "STORE  %s\n", strings.Join(parts, "; "))
+}
+
+// leased reports whether some limit leases quota from r.
+func leased(r config.Redis) bool {
+	if r.Lease == "auto" {
+		return true
+	}
+	for _, mode := range r.Leases {
+		if mode == "auto" {
+			return true
+		}
+	}
+	return false
 }
 
 // authText says how a client authenticates, never with the password:
