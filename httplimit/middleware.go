@@ -337,7 +337,10 @@ func (m *Middleware) Refuse(w http.ResponseWriter, r *http.Request, res *Result)
 
 // RefuseWithStatus is Refuse with another status: forward-auth for nginx
 // answers 403, because auth_request turns any status but 2xx, 401 and 403
-// into a 500; nginx then maps it back to a 429 for the client. An exempt
+// into a 500; nginx then maps it back to a 429 for the client. A refusal
+// of the service's capacity (RefusedForCapacity) has the problem type
+// ProblemReducedCapacity under any status, and is a 503 where status is
+// 429. An exempt
 // res is admitted: it writes nothing then. A nil res (the Result of a
 // Decide that failed) has no refusal to state: it writes a 500 problem.
 func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, res *Result, status int) {
@@ -357,8 +360,14 @@ func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, re
 		m.writeHeaders(w.Header(), res)
 		p = m.refusal(r, res)
 		p.Status = status
-		if status == http.StatusTooManyRequests && m.RefusedForCapacity(res) {
-			p.Status, p.Type, p.Title = http.StatusServiceUnavailable, ProblemReducedCapacity, "Service Unavailable"
+		if m.RefusedForCapacity(res) {
+			// The service's capacity, not the client's quota: 503 in
+			// place of the default 429, any other status kept (a front
+			// proxy refuses with it, see RefusedForCapacity).
+			p.Type, p.Title = ProblemReducedCapacity, "Service Unavailable"
+			if status == http.StatusTooManyRequests {
+				p.Status = http.StatusServiceUnavailable
+			}
 		}
 	}
 	m.writeBody(w, r, p)

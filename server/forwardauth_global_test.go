@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -51,9 +52,17 @@ func TestForwardAuthMarksARefusalByGlobalCapacity(t *testing.T) {
 			if status != c.wantGlobal || refusal != "temporary-reduced-capacity" {
 				t.Errorf("refused by the global limit alone: %d Sluice-Refusal %q %s, want %d temporary-reduced-capacity", status, refusal, body, c.wantGlobal)
 			}
+			// The body says what the header says, under any deny status.
+			if !strings.Contains(body, `"type":"https://iana.org/assignments/http-problem-types#temporary-reduced-capacity"`) ||
+				!strings.Contains(body, fmt.Sprintf(`"status":%d`, c.wantGlobal)) {
+				t.Errorf("refused by the global limit alone, the body: %s", body)
+			}
 			status, refusal, body = ask("198.51.100.1")
 			if status != c.wantOwn || refusal != "" {
 				t.Errorf("refused by the client's own limit too: %d Sluice-Refusal %q %s, want %d and none", status, refusal, body, c.wantOwn)
+			}
+			if !strings.Contains(body, "#quota-exceeded") {
+				t.Errorf("refused by the client's own limit too, the body: %s", body)
 			}
 		})
 	}
