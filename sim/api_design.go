@@ -239,12 +239,9 @@ func (a *APIAnalysis) designAll(ctx context.Context) error {
 // Limit for every plan's clients (or, beside Limits, for the plans Limits
 // does not name), and one of each plan's limit in Limits, scoped to that
 // plan. A request of the route spends 1 of it (cost: 1), whatever it costs
-// in the plans.
+// in the plans. Each rule is sized for the clients of every plan it covers:
+// the anonymous plan's and the internal callers' among them.
 func (a *APIAnalysis) designRules(ctx context.Context) error {
-	clients := map[string]int64{}
-	for _, p := range a.Requirements.Plans {
-		clients[p.Name] = p.Clients
-	}
 	used := map[string]bool{}
 	for i, e := range a.Requirements.Endpoints {
 		if e.Exempt {
@@ -261,7 +258,7 @@ func (a *APIAnalysis) designRules(ctx context.Context) error {
 			all := part{at: fmt.Sprintf("endpoints[%d].limit", i), rate: e.Limit}
 			for _, p := range a.Plans {
 				if _, own := e.Limits[p.Name]; !own {
-					all.clients += clients[p.Name]
+					all.clients += p.Clients
 					if len(e.Limits) > 0 {
 						all.plans = append(all.plans, p.Name)
 					}
