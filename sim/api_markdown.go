@@ -91,7 +91,7 @@ func (a *APIAnalysis) contextSection(b *strings.Builder) {
 		clients += p.Clients
 	}
 	fmt.Fprintf(b, "%s\n\n", APISections[0])
-	fmt.Fprintf(b, "%s serves %s to about %d clients at once, through %s.", req.Name, plural(len(req.Plans), "plan"), clients, plural(req.Instances, "instance"))
+	fmt.Fprintf(b, "%s serves %s to about %s at once, through %s.", req.Name, plural(len(req.Plans), "plan"), plural(clients, "client"), plural(req.Instances, "instance"))
 	if req.Capacity != "" {
 		fmt.Fprintf(b, " The backend takes at most %s from everyone together.", req.Capacity)
 	}
@@ -165,8 +165,8 @@ func (a *APIAnalysis) approachSection(b *strings.Builder) {
 		if p := d.Profile; p != nil {
 			peak = fmt.Sprintf("%s refused of %d at %s over %s", formatPct(100*float64(p.Refused)/float64(max(p.Requests, 1))), p.Requests, p.Rate, p.Duration)
 			if p.Scale > 1 {
-				peak = fmt.Sprintf("%s refused at %s over %s (replayed at 1/%.4g of the traffic and of the quota: %d requests)",
-					formatPct(100*float64(p.Refused)/float64(max(p.Requests, 1))), p.Rate, p.Duration, p.Scale, p.Requests)
+				peak = fmt.Sprintf("%s refused at %s over %s (replayed at 1/%.4g of the traffic and of the quota: %s)",
+					formatPct(100*float64(p.Refused)/float64(max(p.Requests, 1))), p.Rate, p.Duration, p.Scale, plural(p.Requests, "request"))
 			}
 		}
 		fmt.Fprintf(b, "| %s | %s | %s (%s) | %s | %s | %s |\n", plan, rec.Name, d.Stated, d.Precision, limitText(rec), worst, peak)
@@ -279,7 +279,7 @@ func (a *APIAnalysis) endpointsText(b *strings.Builder) {
 		if e.Exempt {
 			what = append(what, "never limited (`exempt`)")
 		} else if e.Cost != nil {
-			what = append(what, fmt.Sprintf("costs %d units of every plan limit", *e.Cost))
+			what = append(what, fmt.Sprintf("costs %s of every plan limit", plural(*e.Cost, "unit")))
 		}
 		for _, r := range a.Rules {
 			if r.Route == e.Route {

@@ -197,8 +197,8 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 		rec.Reasons = append(rec.Reasons, fmt.Sprintf(
 			"%d per %v is a billing quota: it is counted per calendar %v, %s, and is whole again when the next %v starts%s. "+
 				"The calendar fixed window (window: %v) counts exactly that, never more than %d in one %v, in 16 bytes per key; "+
-				"a sliding window of %s would never be whole again at the %v's start, and its exact log would keep up to %d entries per key.",
-			q, rt.period, rt.period, periodStartText(rt), rt.period, periodLengthText(rt.period), rt.period, q, rt.period, rt.span(), rt.period, q))
+				"a sliding window of %s would never be whole again at the %v's start, and its exact log would keep up to %s per key.",
+			q, rt.period, rt.period, periodStartText(rt), rt.period, periodLengthText(rt.period), rt.period, q, rt.period, rt.span(), rt.period, plural(q, "entry")))
 	case smoothing(req, q) && req.Precision != PrecisionLoose:
 		// A bucket of B refilled at (Q-B)/W admits at most B + (Q-B) = Q in
 		// any window, with bursts of at most B.
@@ -214,8 +214,8 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 	case req.Precision != PrecisionLoose && logFits:
 		rec.Algorithm = "sliding-window-log"
 		rec.Reasons = append(rec.Reasons, fmt.Sprintf(
-			"No window of %s may admit more than %d, whatever the timing: only the sliding window log is exact, and at %d per key it fits in memory (at most %s for %d keys).",
-			FormatDuration(w), q, q, formatBytes(logBytes), req.Keys))
+			"No window of %s may admit more than %d, whatever the timing: only the sliding window log is exact, and at %d per key it fits in memory (at most %s for %s).",
+			FormatDuration(w), q, q, formatBytes(logBytes), plural(req.Keys, "key")))
 	case req.Precision != PrecisionLoose:
 		// The burst is the headroom of the split: strict keeps half the
 		// quantity for bursts, approximate a tenth (a sustained rate of
@@ -232,8 +232,8 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 			rec.Quantity, rec.Burst = 1, 1
 		}
 		rec.Reasons = append(rec.Reasons, fmt.Sprintf(
-			"No window of %s may admit more than %d, but an exact log of %d entries per key for %d keys (up to %s) is too large: a GCRA bucket of %d refilled at %d per %s never admits more than %d in any window, in 16 bytes per key.",
-			FormatDuration(w), q, q, req.Keys, formatBytes(logBytes), rec.Burst, rec.Quantity, FormatDuration(w), rec.Quantity+rec.Burst))
+			"No window of %s may admit more than %d, but an exact log of %s per key for %s (up to %s) is too large: a GCRA bucket of %d refilled at %d per %s never admits more than %d in any window, in 16 bytes per key.",
+			FormatDuration(w), q, plural(q, "entry"), plural(req.Keys, "key"), formatBytes(logBytes), rec.Burst, rec.Quantity, FormatDuration(w), rec.Quantity+rec.Burst))
 	default:
 		rec.Algorithm = "fixed-window"
 		rec.Reasons = append(rec.Reasons,
@@ -483,14 +483,14 @@ func scenarios(rt rate, keys int) []scenario {
 				p, FormatDuration(rt.w/100), p, FormatDuration(rt.w/100), p)},
 			{Pattern{Name: PatternSpike}, fmt.Sprintf("Poisson traffic at 1.2 times the quota per %s, ten-fold for %s (1 key)", span, span)},
 			{Pattern{Name: PatternSteady}, fmt.Sprintf("Poisson traffic at 1.2 times the quota per %s, %s over the quota of each %v (1 key)", span, overText(rt), p)},
-			{Pattern{Name: PatternManyKeys, Keys: keys}, fmt.Sprintf("%d keys at half the quota per %s on average, popularity Zipf-skewed (s = 1.1): a few hot keys far over the quota, most under it", keys, span)},
+			{Pattern{Name: PatternManyKeys, Keys: keys}, fmt.Sprintf("%s at half the quota per %s on average, popularity Zipf-skewed (s = 1.1): a few hot keys far over the quota, most under it", plural(keys, "key"), span)},
 		}
 	}
 	return []scenario{
 		{Pattern{Name: PatternBoundaryBurst}, "a full window's quantity just before a window boundary and again just after it, every other window (1 key)"},
 		{Pattern{Name: PatternSpike}, "steady traffic 20% over the limit with a ten-fold spike lasting one window (1 key)"},
 		{Pattern{Name: PatternSteady}, "Poisson traffic 20% over the limit (1 key)"},
-		{Pattern{Name: PatternManyKeys, Keys: keys}, fmt.Sprintf("%d keys at half the limit on average, popularity Zipf-skewed (s = 1.1): a few hot keys far over the limit, most under it", keys)},
+		{Pattern{Name: PatternManyKeys, Keys: keys}, fmt.Sprintf("%s at half the limit on average, popularity Zipf-skewed (s = 1.1): a few hot keys far over the limit, most under it", plural(keys, "key"))},
 	}
 }
 

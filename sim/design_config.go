@@ -12,7 +12,7 @@ import (
 func configYAML(req Requirements, rec Recommendation) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# sluice configuration written by `sluice design` for %s per key", req.Rate)
-	fmt.Fprintf(&b, " (precision %s, %d keys, %s).\n", req.Precision, req.Keys, plural(req.Instances, "instance"))
+	fmt.Fprintf(&b, " (precision %s, %s, %s).\n", req.Precision, plural(req.Keys, "key"), plural(req.Instances, "instance"))
 	b.WriteString("store:\n")
 	fmt.Fprintf(&b, "  type: %s\n", rec.Store)
 	if rec.Store == "memory" || rec.Store == "redis" { // redis: its local fallback (on_store_error: local)

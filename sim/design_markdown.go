@@ -16,11 +16,11 @@ func (a *Analysis) markdown(rt rate) string {
 	b.WriteString("## Context\n\n| requirement | value |\n|---|---|\n")
 	switch {
 	case rt.calendar():
-		fmt.Fprintf(&b, "| limit | %d requests (units) per calendar %v, %s, for each key |\n", q, rt.period, periodStartText(rt))
+		fmt.Fprintf(&b, "| limit | %s per calendar %v, %s, for each key |\n", requestUnits(q), rt.period, periodStartText(rt))
 		fmt.Fprintf(&b, "| burst tolerance | not bounded by the quota (up to %d at once): a limit per second or minute beside it bounds bursts |\n", q)
 		fmt.Fprintf(&b, "| precision | %s — never more than %d in one calendar %v: a calendar quota is counted per period at every precision |\n", req.Precision, q, rt.period)
 	default:
-		fmt.Fprintf(&b, "| limit | %d requests (units) per %s for each key |\n", q, win)
+		fmt.Fprintf(&b, "| limit | %s per %s for each key |\n", requestUnits(q), win)
 		if smoothing(req, q) {
 			fmt.Fprintf(&b, "| burst tolerance | at most %d at once |\n", req.Burst)
 		} else {
@@ -100,8 +100,8 @@ func storeReason(req Requirements, rec Recommendation) string {
 	case rec.Store == "redis" && req.Instances > 1:
 		return fmt.Sprintf("%d instances must share one count, or each would admit the full quota: Redis keeps it, deciding in one Lua script per request with Redis's own clock, so instances' clock skew cannot leak quota.", req.Instances)
 	case rec.Store == "redis" && req.Store == "auto":
-		return fmt.Sprintf("State for %d keys (about %s with the store's bookkeeping) is too much for one process's memory: Redis (%s) holds it outside the process.",
-			req.Keys, formatBytes(stateEstimate(rec, req)), rec.RedisMode)
+		return fmt.Sprintf("State for %s (about %s with the store's bookkeeping) is too much for one process's memory: Redis (%s) holds it outside the process.",
+			plural(req.Keys, "key"), formatBytes(stateEstimate(rec, req)), rec.RedisMode)
 	case rec.Store == "redis":
 		return "Redis keeps the state outside the process, so it survives restarts and deploys, and more instances can join later."
 	case rec.PerInstance:
@@ -144,16 +144,16 @@ func (a *Analysis) evidence(rt rate) []string {
 			worst, s.Quantity, verdict, where))
 	}
 	if f := a.figure(PatternManyKeys, label); f != nil {
-		out = append(out, fmt.Sprintf("On a population of %d keys it decided %s of requests differently from %s, and admitted %d of %d requests.",
-			s.Keys, formatPct(f.DisagreePct), reference, f.Admitted, f.Decisions))
+		out = append(out, fmt.Sprintf("On a population of %s it decided %s of requests differently from %s, and admitted %d of %s.",
+			plural(s.Keys, "key"), formatPct(f.DisagreePct), reference, f.Admitted, plural(f.Decisions, "request")))
 	}
 	if f := a.figure(PatternManyKeys, label); f != nil {
 		per := f.StateBytesMean * a.Scale.Factor
 		if f.Algorithm != "sliding-window-log" {
 			per = float64(f.StateBytesMax)
 		}
-		out = append(out, fmt.Sprintf("State: %s per key, about %s for %d keys (the algorithm's state; the store adds each key's name and bookkeeping).",
-			formatBytes(per), formatBytes(per*float64(a.Requirements.Keys)), a.Requirements.Keys))
+		out = append(out, fmt.Sprintf("State: %s per key, about %s for %s (the algorithm's state; the store adds each key's name and bookkeeping).",
+			formatBytes(per), formatBytes(per*float64(a.Requirements.Keys)), plural(a.Requirements.Keys, "key")))
 	}
 	return out
 }
@@ -167,7 +167,7 @@ func (a *Analysis) figuresTable(b *strings.Builder, win string) {
 		"*differs* is the share of decisions unlike an exact sliding window log's on the same requests.",
 		a.Requirements.Seed, win, s.Quantity)
 	if s.Factor != 1 || int64(s.Keys) != a.Requirements.Keys {
-		fmt.Fprintf(b, " To stay quick the simulations used %d per %s and %d keys", s.Quantity, win, s.Keys)
+		fmt.Fprintf(b, " To stay quick the simulations used %d per %s and %s", s.Quantity, win, plural(s.Keys, "key"))
 		if s.Burst > 0 {
 			fmt.Fprintf(b, " (burst %d)", s.Burst)
 		}
@@ -215,7 +215,7 @@ func (a *Analysis) calendarFiguresTable(b *strings.Builder, rt rate) {
 		"*differs* is the share of decisions unlike those of an exact sliding window log of %d per %s on the same requests.",
 		a.Requirements.Seed, days, p, span, p, p, p, s.Quantity, span, span, p, s.Quantity, span)
 	if s.Factor != 1 || int64(s.Keys) != a.Requirements.Keys {
-		fmt.Fprintf(b, " The simulations used %d per %v and %d keys; the ratios carry over, and state sizes below are scaled back up.", s.Quantity, p, s.Keys)
+		fmt.Fprintf(b, " The simulations used %d per %v and %s; the ratios carry over, and state sizes below are scaled back up.", s.Quantity, p, plural(s.Keys, "key"))
 	}
 	patterns := []string{PatternBoundaryBurst, PatternSpike, PatternSteady, PatternManyKeys}
 	b.WriteString("\n\n| algorithm |")
@@ -299,12 +299,12 @@ func (a *Analysis) tradeOffs(rt rate) []string {
 		out = append(out, fmt.Sprintf("A fixed window would be simpler (the quota resets at the top of each %s) but lets bursts through at boundaries: worst %s.", win, worstOf("fixed-window")))
 	}
 	if rec.Algorithm != "sliding-window-log" {
-		out = append(out, fmt.Sprintf("The exact sliding window log never exceeds the limit (worst %s) but keeps every admission: %s per key at most, about %s for %d keys.",
-			worstOf("sliding-window-log"), formatBytes(16*float64(q)), formatBytes(16*float64(q)*float64(req.Keys)), req.Keys))
+		out = append(out, fmt.Sprintf("The exact sliding window log never exceeds the limit (worst %s) but keeps every admission: %s per key at most, about %s for %s.",
+			worstOf("sliding-window-log"), formatBytes(16*float64(q)), formatBytes(16*float64(q)*float64(req.Keys)), plural(req.Keys, "key")))
 	}
 	if f := a.figure(PatternSpike, "leaky-bucket"); f != nil && f.Delayed > 0 {
-		out = append(out, fmt.Sprintf("If clients cannot retry, a leaky-bucket queue (max_wait) delays requests instead of refusing them: with a wait of up to a tenth of the window it admitted %d requests of the spike, delaying %d of them; the added latency averaged %s per admitted request, %s at most.",
-			f.Admitted, f.Delayed, roundDuration(f.MeanDelay.D()), roundDuration(f.MaxDelay.D())))
+		out = append(out, fmt.Sprintf("If clients cannot retry, a leaky-bucket queue (max_wait) delays requests instead of refusing them: with a wait of up to a tenth of the window it admitted %s of the spike, delaying %d of them; the added latency averaged %s per admitted request, %s at most.",
+			plural(f.Admitted, "request"), f.Delayed, roundDuration(f.MeanDelay.D()), roundDuration(f.MaxDelay.D())))
 	}
 	return append(out, a.storeTradeOffs(rt)...)
 }
@@ -344,8 +344,8 @@ func (a *Analysis) calendarTradeOffs(rt rate) []string {
 			p, span, p, inPeriod, s.Quantity, p, across, s.Quantity, span, where, p, span, rt.q, rt.q, days, p),
 		fmt.Sprintf("The quota alone does not bound how fast it is spent: a client may use the whole %v's %d in a minute. "+
 			"A limit per second or per minute beside it in the same plan bounds bursts (sluice checks a request's limits together, all or nothing); state the rate your backend takes from one client.", p, rt.q),
-		fmt.Sprintf("The exact sliding window log of %d per %s never admits more than %d in any %s (worst %d of %d, under %s) but is never whole again at a %v's start, and keeps every admission: %s per key at most, about %s for %d keys.",
-			rt.q, span, rt.q, span, logAcross, s.Quantity, logWhere, p, formatBytes(16*float64(rt.q)), formatBytes(16*float64(rt.q)*float64(req.Keys)), req.Keys),
+		fmt.Sprintf("The exact sliding window log of %d per %s never admits more than %d in any %s (worst %d of %d, under %s) but is never whole again at a %v's start, and keeps every admission: %s per key at most, about %s for %s.",
+			rt.q, span, rt.q, span, logAcross, s.Quantity, logWhere, p, formatBytes(16*float64(rt.q)), formatBytes(16*float64(rt.q)*float64(req.Keys)), plural(req.Keys, "key")),
 	}
 }
 
@@ -418,4 +418,13 @@ func (a *Analysis) writePatterns(b *strings.Builder) {
 		fmt.Fprintf(b, "- **%s**: %s; %s.\n", sc.Pattern, sc.Description, plural(sc.Result.Requests, "request"))
 	}
 	b.WriteString("\n")
+}
+
+// requestUnits writes a limit's quantity in requests or the units they
+// cost: "1 request (unit)", "100 requests (units)".
+func requestUnits(q int64) string {
+	if q == 1 {
+		return "1 request (unit)"
+	}
+	return fmt.Sprintf("%d requests (units)", q)
 }

@@ -86,14 +86,19 @@ func windowText(res *Result) string {
 func requestsText(res *Result) string {
 	s := plural(res.Requests, "request")
 	if res.Units != int64(res.Requests) {
-		s += fmt.Sprintf(" (%d units)", res.Units)
+		s += " (" + plural(res.Units, "unit") + ")"
 	}
 	return s
 }
 
-func plural(n int, word string) string {
+// plural writes n and word, in the plural unless n is 1: "1 key", "2 keys",
+// "2 entries".
+func plural[N int | int64](n N, word string) string {
 	if n == 1 {
 		return "1 " + word
+	}
+	if stem, ok := strings.CutSuffix(word, "ry"); ok {
+		return fmt.Sprintf("%d %sries", n, stem)
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
