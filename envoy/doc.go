@@ -55,7 +55,9 @@
 // shadow_mode (decided and counted, never refuses), quota_mode (reported
 // OK when over, with limit_remaining 0 and no duration_until_reset, never
 // refuses), share_threshold (on a value ending in "*": every value it
-// matches counts in one limit), unlimited, replaces and name.
+// matches counts in one limit; on a key ending in "*" without a value: one
+// limit per entry key it matches, for all that key's values), unlimited,
+// replaces and name.
 // detailed_metric and value_to_metric are accepted and have no effect:
 // sluice labels metrics by limit name, never by descriptor value. The
 // concurrency algorithm is refused: it needs a release when a request

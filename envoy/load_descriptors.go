@@ -82,11 +82,16 @@ func (d *decoder) descriptors(n *yaml.Node, path string, parent *node, trail []s
 			}
 		}
 		if share {
-			if !strings.HasSuffix(value, "*") {
-				d.Errorf(shareNode, yamlcheck.Join(path, "share_threshold"),
-					"applies only to a value ending in * (all the values it matches share one limit)")
-			}
+			// envoyproxy/ratelimit's wildcards: a value ending in "*", or a
+			// key ending in "*" without a value (its pattern is the key).
 			child.shared = value
+			if value == "" {
+				child.shared = key
+			}
+			if !strings.HasSuffix(child.shared, "*") {
+				d.Errorf(shareNode, yamlcheck.Join(path, "share_threshold"),
+					"applies only to a value ending in *, or a key ending in * without a value (all the entries it matches share one limit)")
+			}
 		}
 		if childrenNode != nil {
 			d.descriptors(childrenNode, childrenPath, child, trail)

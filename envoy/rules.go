@@ -82,9 +82,10 @@ type node struct {
 	prefix   []prefixChild    // value (or key without value) ending in "*", in file order
 	wildcard map[string]*node // key without value
 	rule     *rule            // nil: this level only leads deeper
-	// shared is share_threshold's pattern as written (e.g. "files/*"), ""
-	// without it: every value that this node's prefix matches counts in one
-	// state, stored under the pattern instead of the value.
+	// shared is share_threshold's pattern as written (the value "files/*",
+	// or the key "user*" of a node without a value), "" without it: every
+	// value that this node's prefix matches counts in one state per entry
+	// key, stored under the pattern instead of the value.
 	shared string
 }
 

@@ -413,6 +413,11 @@ func TestParityWithRatelimit(t *testing.T) {
 		}
 		r.ask(call{label: "key wild* matches wild, in a count of its own", req: req("parity", 1, "wild="+rnd)})
 		r.ask(call{label: "key wild* does not match wil", req: req("parity", 1, "wil="+rnd)})
+		for i := range 3 {
+			r.ask(call{label: fmt.Sprintf("key pool* with share_threshold: values of one key share a count #%d", i+1),
+				req: req("parity", 1, fmt.Sprintf("pool_%s=v%d", rnd, i))})
+		}
+		r.ask(call{label: "key pool* with share_threshold: another key has a count of its own", req: req("parity", 1, "pool_other_"+rnd+"=v0")})
 	})
 
 	t.Run("example folder", func(t *testing.T) {
