@@ -58,7 +58,7 @@ func (a *APIAnalysis) configYAML() string {
 	for _, p := range a.Plans {
 		fmt.Fprintf(&b, "  %s:\n    limits:\n", yamlName(p.Name))
 		for _, l := range p.Limits {
-			limitYAML(&b, "      ", l.Rec(), req.Shadow, l.Stated, req.Instances)
+			limitYAML(&b, "      ", l, req.Shadow, l.Stated, req.Instances)
 		}
 		if len(a.Costs) > 0 && !p.Internal {
 			b.WriteString("    costs:\n")
@@ -78,7 +78,7 @@ func (a *APIAnalysis) configYAML() string {
 	}
 	if a.Global != nil {
 		b.WriteString("global:\n")
-		limitYAML(&b, "  ", a.Global.Rec(), req.Shadow, a.Global.Stated+" for all clients together", req.Instances)
+		limitYAML(&b, "  ", *a.Global, req.Shadow, a.Global.Stated+" for all clients together", req.Instances)
 	}
 	if len(a.Rules) > 0 {
 		b.WriteString("rules:                    # the endpoints' own limits, per client, with the plan's\n")
@@ -89,7 +89,7 @@ func (a *APIAnalysis) configYAML() string {
 			}
 			fmt.Fprintf(&b, "  - name: %s\n    match: {methods: [%s], paths: [%s]%s}\n    cost: 1\n    limits:\n",
 				yamlName(r.Name), yamlString(r.Method), yamlString(r.Path), plans)
-			limitYAML(&b, "      ", r.Limit.Rec(), req.Shadow, r.Limit.Stated+" on "+r.Route, req.Instances)
+			limitYAML(&b, "      ", r.Limit, req.Shadow, r.Limit.Stated+" on "+r.Route, req.Instances)
 		}
 	}
 	var exempt []string
@@ -147,12 +147,16 @@ func (a *APIAnalysis) identityYAML(b *strings.Builder) {
 }
 
 // limitYAML writes one limit as a list entry at indent.
-func limitYAML(b *strings.Builder, indent string, rec Recommendation, shadow bool, stated string, instances int) {
+func limitYAML(b *strings.Builder, indent string, l LimitDesign, shadow bool, stated string, instances int) {
+	rec := l.Rec()
 	fmt.Fprintf(b, "%s- name: %s   # stated: %s\n", indent, yamlName(rec.Name), stated)
 	in := indent + "  "
 	fmt.Fprintf(b, "%salgorithm: %s\n", in, rec.Algorithm)
 	fmt.Fprintf(b, "%squantity: %d", in, rec.Quantity)
-	if rec.PerInstance {
+	switch {
+	case rec.PerInstance && rec.Burst > 0 && l.Precision != PrecisionLoose:
+		fmt.Fprintf(b, "   # per instance: %d + burst %d = %d in any window, within the stated ÷ %d instances", rec.Quantity, rec.Burst, rec.Quantity+rec.Burst, instances)
+	case rec.PerInstance:
 		fmt.Fprintf(b, "   # per instance: ÷ %d instances", instances)
 	}
 	b.WriteString("\n")

@@ -33,7 +33,10 @@ func configYAML(req Requirements, rec Recommendation) string {
 	fmt.Fprintf(&b, "      - name: %s\n", yamlName(rec.Name))
 	fmt.Fprintf(&b, "        algorithm: %s\n", rec.Algorithm)
 	fmt.Fprintf(&b, "        quantity: %d", rec.Quantity)
-	if rec.PerInstance {
+	switch {
+	case rec.PerInstance && rec.Burst > 0 && req.Precision != PrecisionLoose:
+		fmt.Fprintf(&b, "   # per instance: %d + burst %d = %d in any window, within %s ÷ %d instances", rec.Quantity, rec.Burst, rec.Quantity+rec.Burst, req.Rate, req.Instances)
+	case rec.PerInstance:
 		fmt.Fprintf(&b, "   # per instance: %s ÷ %d instances", req.Rate, req.Instances)
 	}
 	b.WriteString("\n")

@@ -105,12 +105,13 @@ func storeReason(req Requirements, rec Recommendation) string {
 	case rec.Store == "redis":
 		return "Redis keeps the state outside the process, so it survives restarts and deploys, and more instances can join later."
 	case rec.PerInstance:
-		share, whole := rec.Quantity, rec.sharedQuantity
+		share, whole, as := rec.Quantity, rec.sharedQuantity, ""
 		if rec.Burst > 0 && req.Precision != PrecisionLoose { // a split bucket: burst + quantity bound every window
 			share, whole = share+rec.Burst, whole+rec.sharedBurst
+			as = fmt.Sprintf(", as quantity: %d and burst: %d, which together bound any window", rec.Quantity, rec.Burst)
 		}
-		return fmt.Sprintf("Each instance keeps its own count, so each is configured with 1/%d of the quota (%d of %d): the total is right only as far as your load balancer spreads each key's requests evenly.",
-			req.Instances, share, whole)
+		return fmt.Sprintf("Each instance keeps its own count, so each is configured with 1/%d of the quota (%d of %d)%s: the total is right only as far as your load balancer spreads each key's requests evenly.",
+			req.Instances, share, whole, as)
 	}
 	return "One instance: the in-process memory store decides without a network round trip, in well under a microsecond."
 }
