@@ -35,10 +35,19 @@ const (
 // own round trip. At most dialsPerAddr dials run at once per address: a
 // call beyond them waits for theirs. A connector is safe for concurrent
 // use; the connections it keeps are closed when unclaimed for parkFor.
+//
+// Its owner ends it with close once the client it dials for is closed:
+// close abandons the dials under way, closes the connections kept, and
+// refuses every later dial.
 type connector struct {
 	dial  func(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (net.Conn, error)
-	mu    sync.Mutex
-	addrs map[string]*dialing
+	ctx   context.Context    // every background dial's; ended by close
+	stop  context.CancelFunc // ends ctx
+	dials sync.WaitGroup     // background dials under way
+
+	mu     sync.Mutex
+	closed bool
+	addrs  map[string]*dialing
 }
 
 // dialing is a connector's state of one address.
@@ -59,7 +68,28 @@ type parked struct {
 // newConnector returns a connector that makes each connection with dial:
 // a TLS one when rueidis passes a TLS configuration.
 func newConnector(dial func(context.Context, string, *net.Dialer, *tls.Config) (net.Conn, error)) *connector {
-	return &connector{dial: dial, addrs: make(map[string]*dialing)}
+	ctx, stop := context.WithCancel(context.Background())
+	return &connector{dial: dial, ctx: ctx, stop: stop, addrs: make(map[string]*dialing)}
+}
+
+// close ends c: when it returns, no dial of c's runs and no connection is
+// kept, and every later DialCtx fails with an error wrapping net.ErrClosed,
+// as do the calls waiting for a dial. A connection a call already got is
+// the call's. close is idempotent and safe to call concurrently with
+// DialCtx.
+func (c *connector) close() {
+	c.mu.Lock()
+	c.closed = true
+	for _, a := range c.addrs {
+		for _, p := range a.parked {
+			p.timer.Stop()
+			p.conn.Close()
+		}
+		a.parked = nil
+	}
+	c.mu.Unlock()
+	c.stop()
+	c.dials.Wait()
 }
 
 // plainDial is rueidis's own dial: TCP, then TLS when tc is not nil.
@@ -77,7 +107,8 @@ func plainDial(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (
 // timeout, the store's Timeout): a caller with more time (the watch, a
 // first connection) holds no more than that the calls that wait for its
 // connection. An error is the dial's, or a timeout wrapping
-// context.DeadlineExceeded (the dial goes on), or ctx's error.
+// context.DeadlineExceeded (the dial goes on), or ctx's error, or one
+// wrapping net.ErrClosed once c is closed.
 func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (net.Conn, error) {
 	if dl, ok := ctx.Deadline(); d.Timeout > 0 && (!ok || time.Until(dl) > d.Timeout) {
 		var cancel context.CancelFunc
@@ -92,6 +123,10 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 	}
 	failures := a.failures
 	for {
+		if c.closed {
+			c.mu.Unlock()
+			return nil, fmt.Errorf("redis: connecting to %s: %w (the client was closed)", dst, net.ErrClosed)
+		}
 		if n := len(a.parked); n > 0 {
 			p := a.parked[n-1]
 			a.parked = a.parked[:n-1]
@@ -106,6 +141,7 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 		}
 		if a.running < dialsPerAddr {
 			a.running++
+			c.dials.Add(1)
 			go c.background(a, dst, d, tc)
 		}
 		ended := a.ended
@@ -123,12 +159,14 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 	}
 }
 
-// background makes one connection to dst within backgroundDial and keeps
-// it in a for a call to claim, or records its error.
+// background makes one connection to dst within backgroundDial, unless c
+// is closed first, and keeps it in a for a call to claim, or records its
+// error.
 func (c *connector) background(a *dialing, dst string, d *net.Dialer, tc *tls.Config) {
+	defer c.dials.Done()
 	bd := *d
 	bd.Timeout = max(d.Timeout, backgroundDial)
-	ctx, cancel := context.WithTimeout(context.Background(), bd.Timeout)
+	ctx, cancel := context.WithTimeout(c.ctx, bd.Timeout)
 	defer cancel()
 	conn, err := c.dial(ctx, dst, &bd, tc)
 	c.mu.Lock()
@@ -138,7 +176,7 @@ func (c *connector) background(a *dialing, dst string, d *net.Dialer, tc *tls.Co
 	case err != nil:
 		a.failures++
 		a.err = err
-	case len(a.parked) >= dialsPerAddr:
+	case c.closed, len(a.parked) >= dialsPerAddr:
 		conn.Close()
 	default:
 		p := &parked{conn: conn}

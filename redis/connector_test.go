@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"io"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -84,4 +85,63 @@ func waitUntil(t *testing.T, ok func() bool) {
 			t.Fatal("not within 5 s")
 		}
 	}
+}
+
+// Closing a connector abandons its dials under way, closes the connection
+// it keeps and refuses later dials: when close returns, none of its dials
+// runs, and the call that waited for one is told the connector closed.
+func TestAClosedConnectorMakesAndKeepsNoConnection(t *testing.T) {
+	var running, dials atomic.Int64
+	release := make(chan struct{})
+	server := make(chan net.Conn, 1) // Redis's end of the connection kept
+	c := newConnector(func(ctx context.Context, dst string, _ *net.Dialer, _ *tls.Config) (net.Conn, error) {
+		dials.Add(1)
+		running.Add(1)
+		defer running.Add(-1)
+		if dst == "slow:6379" { // a handshake that never ends
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		<-release
+		a, b := net.Pipe()
+		server <- b
+		return a, nil
+	})
+	d := &net.Dialer{Timeout: 10 * time.Second}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+	defer cancel()
+	if _, err := c.DialCtx(ctx, "late:6379", d, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a call whose dial outlasts its deadline returned %v, want a deadline exceeded", err)
+	}
+	close(release) // the dial ends after its caller gave up: its connection is kept
+	waitUntil(t, func() bool { return running.Load() == 0 })
+	waiting := make(chan error, 1)
+	go func() { _, err := c.DialCtx(context.Background(), "slow:6379", d, nil); waiting <- err }()
+	waitUntil(t, func() bool { return running.Load() == 1 })
+
+	c.close()
+	if n := running.Load(); n != 0 {
+		t.Errorf("%d dials still run after close returned", n)
+	}
+	select {
+	case err := <-waiting:
+		if !errors.Is(err, net.ErrClosed) {
+			t.Errorf("the call waiting for a dial got %v, want an error wrapping net.ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("the call waiting for a dial still waits 5 s after close")
+	}
+	b := <-server
+	b.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := b.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Errorf("the connection kept was not closed by close: reading its other end returned %v", err)
+	}
+	before := dials.Load()
+	if _, err := c.DialCtx(context.Background(), "late:6379", d, nil); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("a dial after close returned %v, want an error wrapping net.ErrClosed", err)
+	}
+	if dials.Load() != before {
+		t.Error("a dial after close started a dial")
+	}
+	c.close() // idempotent
 }

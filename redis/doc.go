@@ -292,10 +292,11 @@
 // less than a local decision, or where Redis is far. A call that finds
 // its connection dropped starts a new one in the background: its TCP
 // connect and TLS handshake go on past the call's deadline (for up to 5 s),
-// and the connection is kept for the next call (for up to 10 s), which
-// spends only HELLO on it, then its own round trip; a call that times out
-// leaves its connection in place for the next (one that answers nothing,
-// not even a PING, for about a second plus Timeout is dropped). So Timeout must
+// and the connection is kept for the next call (for up to 10 s; the
+// store's Close ends both), which spends only HELLO on it, then its own
+// round trip; a call that times out leaves its connection in place for
+// the next (one that answers nothing, not even a PING, for about a second
+// plus Timeout is dropped). So Timeout must
 // exceed a round trip to Redis, plus its time to decide, whatever the
 // connection's handshakes cost: the call that makes a new connection,
 // like one that finds Redis without its scripts, spends two and fails

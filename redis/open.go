@@ -84,7 +84,7 @@ type Guarded struct {
 //
 // The caller closes the store with Close.
 func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
-	co, err := o.ClientOption()
+	co, dials, err := o.clientOption()
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,7 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 	}
 	log := o.Logger
 	g.redis = &lazy{
-		mode: o.Mode, co: co, log: log,
+		mode: o.Mode, co: co, dials: dials, log: log,
 		opts:  append(o.storeOptions(), opts...),
 		watch: &watcher{log: log},
 		stop:  make(chan struct{}), done: make(chan struct{}),
@@ -278,7 +278,8 @@ func (g *Guarded) Local() *memory.Store { return g.local }
 // (failover.Store.Settle; what it cannot charge within closeSettle is
 // lost with the instance, and logged), stops connecting, closes the
 // connection to Redis and the local store Open made (not an
-// Options.Local), and returns nil. Calls after Close are decided by
+// Options.Local), and returns nil: when it returns, no connection to
+// Redis is open or being made, not even in the background. Calls after Close are decided by
 // OnStoreError. Close is idempotent.
 func (g *Guarded) Close() error {
 	if g.redis == nil {
@@ -312,10 +313,11 @@ func (g *Guarded) closeLocal() {
 // lazy is a sluice.Store that becomes a Redis Store once it has connected,
 // and fails every call with sluice.ErrStoreUnavailable until then.
 type lazy struct {
-	mode Mode
-	co   rueidis.ClientOption
-	opts []Option
-	log  *slog.Logger
+	mode  Mode
+	co    rueidis.ClientOption
+	dials *connector // co's DialCtxFn's, shared by every attempt's client
+	opts  []Option
+	log   *slog.Logger
 
 	watch *watcher
 
@@ -424,7 +426,8 @@ func (l *lazy) run(first chan<- error) {
 	}
 }
 
-// close stops run and closes the connection it made, if any.
+// close stops run, closes the connection it made, if any, and ends the
+// dials under way and the connections kept for a later attempt.
 func (l *lazy) close() {
 	l.once.Do(func() {
 		close(l.stop)
@@ -432,5 +435,6 @@ func (l *lazy) close() {
 		if s := l.s.Load(); s != nil {
 			s.Close()
 		}
+		l.dials.close()
 	})
 }

@@ -229,8 +229,20 @@ func (o Options) storeOptions() []Option {
 
 // ClientOption returns the rueidis configuration for o. Client-side caching
 // is off: the store's scripts read and write in one step and gain nothing
-// from it.
+// from it. Its DialCtxFn makes each connection's TCP connect and TLS
+// handshake in the background (see Options.Timeout), which a client's
+// Close does not end: after the Close of a client made from this
+// configuration with rueidis.NewClient, a dial may go on for up to 5 s and
+// the connection it makes stay open for up to 10 s more. NewClient's
+// client ends them in its Close.
 func (o Options) ClientOption() (rueidis.ClientOption, error) {
+	co, _, err := o.clientOption()
+	return co, err
+}
+
+// clientOption is ClientOption with the connector its DialCtxFn belongs
+// to, which the caller closes once done with every client made from it.
+func (o Options) clientOption() (rueidis.ClientOption, *connector, error) {
 	timeout := o.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout
@@ -251,14 +263,14 @@ func (o Options) ClientOption() (rueidis.ClientOption, error) {
 	}
 	co.Dialer.Timeout = timeout
 	if o.Mode != ModeSentinel && (o.SentinelUsername != "" || o.SentinelPassword != "") {
-		return co, errors.New("redis: SentinelUsername and SentinelPassword are for sentinel mode")
+		return co, nil, errors.New("redis: SentinelUsername and SentinelPassword are for sentinel mode")
 	}
 	switch o.Mode {
 	case "", ModeStandalone:
 		co.ForceSingleClient = true
 	case ModeSentinel:
 		if o.MasterSet == "" {
-			return co, errors.New("redis: sentinel mode needs a master set name")
+			return co, nil, errors.New("redis: sentinel mode needs a master set name")
 		}
 		user, password := o.Username, o.Password
 		if o.SentinelUsername != "" || o.SentinelPassword != "" {
@@ -268,11 +280,11 @@ func (o Options) ClientOption() (rueidis.ClientOption, error) {
 			Password: password, TLSConfig: o.TLS, Dialer: co.Dialer, TopologyRefreshInterval: SentinelRefresh}
 	case ModeCluster:
 		if o.DB != 0 {
-			return co, fmt.Errorf("redis: a cluster has only database 0, not %d", o.DB)
+			return co, nil, fmt.Errorf("redis: a cluster has only database 0, not %d", o.DB)
 		}
 		co.ShuffleInit = true
 	default:
-		return co, fmt.Errorf("redis: unknown mode %q (use standalone, sentinel or cluster)", o.Mode)
+		return co, nil, fmt.Errorf("redis: unknown mode %q (use standalone, sentinel or cluster)", o.Mode)
 	}
 	if o.Credentials != nil {
 		co.AuthCredentialsFn = o.authCredentials(&co.Sentinel)
@@ -281,20 +293,40 @@ func (o Options) ClientOption() (rueidis.ClientOption, error) {
 	if o.TLS != nil && o.TLSRoots != nil {
 		dial = dialWithRoots(o.TLSRoots)
 	}
-	co.DialCtxFn = newConnector(dial).DialCtx
-	return co, nil
+	dials := newConnector(dial)
+	co.DialCtxFn = dials.DialCtx
+	return co, dials, nil
 }
 
 // NewClient connects to Redis as o describes; it fails when Redis cannot be
 // reached now, with an error wrapping sluice.ErrStoreUnavailable. In cluster
 // mode it fails if the addresses are not a Redis Cluster. The caller closes
-// the client.
+// the client; once its Close returns, no connection of the client's is
+// open and none is being made. NewClient leaves none either when it fails.
 func NewClient(o Options) (rueidis.Client, error) {
-	co, err := o.ClientOption()
+	co, dials, err := o.clientOption()
 	if err != nil {
 		return nil, err
 	}
-	return newClient(o.Mode, co)
+	c, err := newClient(o.Mode, co)
+	if err != nil {
+		dials.close()
+		return nil, err
+	}
+	return &dialingClient{Client: c, dials: dials}, nil
+}
+
+// dialingClient is a rueidis client that owns the connector it dials
+// with, and ends it when it closes.
+type dialingClient struct {
+	rueidis.Client
+	dials *connector
+}
+
+// Close closes the client, then its connector.
+func (c *dialingClient) Close() {
+	c.Client.Close()
+	c.dials.close()
 }
 
 // newClient is NewClient after the options were checked.

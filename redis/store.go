@@ -46,7 +46,9 @@ type Store struct {
 // New returns a Store that keeps its state through client, which may be a
 // standalone, Sentinel or Cluster client (see Options and NewClient for
 // building one). The caller keeps ownership of client: Close does not close
-// it. A nil client makes a Store with no connection, as the zero Store.
+// it (closing a client from NewClient also ends the connections it makes
+// in the background; see Options.ClientOption for one made otherwise). A
+// nil client makes a Store with no connection, as the zero Store.
 func New(client rueidis.Client, opts ...Option) *Store {
 	if client == nil {
 		return &Store{}
@@ -91,8 +93,10 @@ func (s *Store) unusable(what string) error {
 	return nil
 }
 
-// Close closes the connection if Dial opened it; a Store made by New
-// leaves its client to the caller. Close is idempotent.
+// Close closes the connection if Dial opened it, and ends what its dials
+// do in the background: when Close returns, no connection of the store's
+// is open or being made. A Store made by New leaves its client to the
+// caller. Close is idempotent.
 func (s *Store) Close() error {
 	if s.owned {
 		s.client.Close()

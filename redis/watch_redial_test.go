@@ -34,11 +34,7 @@ func TestAnApplyIsNotHeldPastItsTimeoutByTheWatchsRedial(t *testing.T) {
 	}
 	t.Cleanup(func() { proxy.Close() })
 	o := Options{Addrs: []string{proxy.Addr()}, Timeout: timeout}
-	co, err := o.ClientOption()
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := newClient(o.Mode, co)
+	client, err := NewClient(o)
 	if err != nil {
 		t.Fatal(err)
 	}
