@@ -15,6 +15,7 @@ type haproxyACL struct {
 	method string // the -m method; "" for the fetch's own; "file" for -f or -M
 	file   string // the -f or -M file
 	values []string
+	icase  bool // -i: the values match in any case
 	line   int
 }
 
@@ -111,11 +112,13 @@ func parseACL(words []string, line int) (haproxyACL, error) {
 				a.method, a.file = "file", rest[0]
 			}
 			rest = rest[1:]
+		case "-i":
+			a.icase = true
 		case "--":
 			a.values = append(a.values, rest...)
 			return a, nil
 		}
-		// -i (case) and -n (no DNS) change nothing a translation reads.
+		// -n (no DNS) changes nothing a translation reads.
 	}
 	a.values = append(a.values, rest...)
 	return a, nil

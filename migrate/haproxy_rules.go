@@ -374,6 +374,14 @@ func (t *Translation) haproxyMatch(r *Rule, atoms []haproxyAtom, where string) (
 			h := http.CanonicalHeaderKey(arg)
 			r.Headers = slices.DeleteFunc(r.Headers, func(m HeaderMatch) bool { return m.Name == h })
 			r.Headers = append(r.Headers, HeaderMatch{Name: h, Value: values[0]})
+			other := strings.ToUpper(values[0])
+			if other == values[0] {
+				other = strings.ToLower(values[0])
+			}
+			if other != values[0] && slices.ContainsFunc(at.defs, func(d haproxyACL) bool { return d.icase }) {
+				t.differs(where+" header", "%s -i %s matches %s's value in any case (%s too); sluice's rule matches it only as written, so a request that sends it in another case is limited there and not here. Have clients send one spelling, or add a rule for each spelling they send.",
+					fetch, values[0], h, other)
+			}
 		case fetch == "src" && at.neg && len(values) > 0:
 			for _, v := range values {
 				pfx, err := parsePrefix(v)
