@@ -46,6 +46,9 @@ func TestADanglingLinkInARulesFolderIsSkippedWithAWarning(t *testing.T) {
 	if got := rules.Skipped(); !slices.Equal(got, []string{link}) {
 		t.Errorf("Skipped() = %v, want [%s]", got, link)
 	}
+	if got, err := envoy.SkippedLinks(dir); err != nil || !slices.Equal(got, []string{link}) {
+		t.Errorf("SkippedLinks = %v, %v, want [%s]", got, err, link)
+	}
 
 	var logs bytes.Buffer
 	mem := memory.New(memory.WithSweepInterval(0))

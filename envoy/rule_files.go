@@ -46,6 +46,15 @@ func RuleFiles(paths ...string) (files, folders []string, err error) {
 	return w.files, w.folders, err
 }
 
+// SkippedLinks returns the links to nothing (whose target does not exist)
+// under the folders of paths that RuleFiles leaves out, in the order it
+// finds them, as Rules.Skipped lists them after LoadRuleFiles; nil when
+// none. With an error, it returns those found before it.
+func SkippedLinks(paths ...string) ([]string, error) {
+	w, err := walkRules(paths)
+	return w.skipped, err
+}
+
 // walkRules walks paths as RuleFiles does, and returns what it found,
 // with the links to nothing it skipped.
 func walkRules(paths []string) (*ruleWalk, error) {

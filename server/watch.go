@@ -23,7 +23,9 @@ import (
 // a file or folder created, written, renamed or removed in a rules
 // directory or any folder below it that envoy.RuleFiles reads, but for
 // names starting with "." (as envoyproxy/ratelimit watches its runtime
-// folder; a ".." entry, a Kubernetes volume's swapped link, counts); or when
+// folder; a ".." entry, a Kubernetes volume's swapped link, counts), or
+// the target of a link to nothing skipped there appearing, wherever it is
+// (see awaitTargets, which bounds the folders watched for them); or when
 // a TLS file of the listeners or of upstream_tls, or the keys file,
 // changes, or, for any of these files and the configuration file, the
 // file a link of theirs points to, or a ".." entry beside them, so that a
@@ -34,9 +36,11 @@ import (
 // deployments swap a folder through a symbolic link, so the directories
 // holding them are watched, events are filtered by name, and the watches
 // are renewed after every reload (following a swapped link, and the rules
-// of the new configuration); bursts of events are coalesced, and files
-// rewritten with the bytes they held cause no reload (Reloads always does;
-// so do they after a refused reload, which they undo). A change
+// of the new configuration) and after events that changed nothing loaded
+// (a folder made on the way to a link's target); bursts of events are
+// coalesced, and files rewritten with the bytes they held cause no reload
+// (Reloads always does; so do they after a refused reload, which they
+// undo). A change
 // that does not load is refused and logged by Reload, and the previous
 // configuration and rules keep serving.
 func (s *Server) watch(ctx context.Context) {
@@ -74,6 +78,15 @@ func (s *Server) watch(ctx context.Context) {
 		sum := set.digest()
 		if changed && sum == s.loaded && !refused {
 			s.log.Debug("watched files rewritten as they were: not reloading", "file", s.opts.WatchFile)
+			if w != nil {
+				// A folder made on the way to a skipped link's target is
+				// watched from now on; what was written in it before
+				// raised no event: look for it.
+				set = s.renewWatches(w, set)
+				if set.digest() != sum {
+					debounce = time.After(100 * time.Millisecond)
+				}
+			}
 			return
 		}
 		if changed {
@@ -132,6 +145,11 @@ type watchSet struct {
 	// linkedFiles are those files, whose modification times changedSince
 	// reads.
 	linkedFiles []string
+	// awaited are the names, by folder, whose appearance may bring the
+	// target of a link to nothing that envoy.RuleFiles skips (see
+	// awaitTargets); unwatchedLinks counts those links past its bound.
+	awaited        map[string][]string
+	unwatchedLinks int
 }
 
 // concerns reports whether an event on path may change the configuration.
@@ -140,13 +158,15 @@ func (ws watchSet) concerns(path string) bool {
 	if slices.Contains(ws.files, path) || slices.Contains(ws.folders, path) {
 		return true
 	}
+	base := filepath.Base(path)
 	if names, ok := ws.linkedNames[filepath.Dir(path)]; ok {
-		base := filepath.Base(path)
 		if slices.Contains(names, base) || strings.HasPrefix(base, "..") {
 			return true
 		}
 	}
-	base := filepath.Base(path)
+	if slices.Contains(ws.awaited[filepath.Dir(path)], base) {
+		return true
+	}
 	return (!strings.HasPrefix(base, ".") || strings.HasPrefix(base, "..")) && slices.Contains(ws.tree, filepath.Dir(path))
 }
 
@@ -238,6 +258,13 @@ func watchSetOf(file string, rules, linkedFiles []string) watchSet {
 	// rules do not load, and the folders found before are watched.
 	_, ws.tree, _ = envoy.RuleFiles(ws.folders...)
 	ws.dirs = append(ws.dirs, ws.tree...)
+	// The links to nothing skipped in them: where their targets would
+	// appear, wherever that is.
+	skipped, _ := envoy.SkippedLinks(ws.folders...)
+	ws.awaited, ws.unwatchedLinks = awaitTargets(skipped)
+	for d := range ws.awaited {
+		ws.dirs = append(ws.dirs, d)
+	}
 	// Every file may be mounted through links, the configuration file
 	// itself as a ConfigMap's: its name and where its link points count,
 	// and a ".." entry beside either.
@@ -305,6 +332,10 @@ func (s *Server) renewWatches(w *fsnotify.Watcher, old watchSet) watchSet {
 		if err := w.Add(d); err != nil {
 			s.log.Warn("cannot watch a directory of the configuration; reload with SIGHUP", "dir", d, "err", err)
 		}
+	}
+	if ws.unwatchedLinks > 0 && ws.unwatchedLinks != old.unwatchedLinks {
+		s.log.Warn("envoy rules: too many links to nothing to watch for their targets; reload with SIGHUP once they appear",
+			"links", ws.unwatchedLinks, "folders_watched", maxAwaitedDirs)
 	}
 	return ws
 }
