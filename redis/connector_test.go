@@ -24,18 +24,30 @@ func TestAConnectorMakesConnectionsInTheBackground(t *testing.T) {
 		defer running.Add(-1)
 		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
 		}
-		if err := <-release; err != nil {
-			return nil, err
+		select {
+		case err := <-release:
+			if err != nil {
+				return nil, err
+			}
+		case <-ctx.Done(): // the connector closed
+			return nil, ctx.Err()
 		}
 		a, b := net.Pipe()
 		b.Close()
 		return a, nil
 	})
+	t.Cleanup(c.close) // ends the dials left and closes the connections kept
+	const addr = "redis:6379"
 	d := &net.Dialer{Timeout: time.Second}
 	dial := func(timeout time.Duration) (net.Conn, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		return c.DialCtx(ctx, "redis:6379", d, nil)
+		return c.DialCtx(ctx, addr, d, nil)
+	}
+	state := func() (running, kept int) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.addrs[addr].running, len(c.addrs[addr].parked)
 	}
 
 	for range 2 * dialsPerAddr {
@@ -43,11 +55,12 @@ func TestAConnectorMakesConnectionsInTheBackground(t *testing.T) {
 			t.Fatalf("a call whose dial outlasts its deadline returned %v, want a deadline exceeded", err)
 		}
 	}
-	if n := dials.Load(); n != dialsPerAddr {
+	if n, _ := state(); n != dialsPerAddr {
 		t.Errorf("%d dials started by %d calls, want at most %d at once", n, 2*dialsPerAddr, dialsPerAddr)
 	}
+	waitUntil(t, func() bool { return dials.Load() == dialsPerAddr })
 	release <- nil // one dial ends after its caller gave up
-	waitUntil(t, func() bool { return running.Load() == dialsPerAddr-1 })
+	waitUntil(t, func() bool { _, kept := state(); return kept == 1 })
 	start := time.Now()
 	conn, err := dial(time.Second)
 	if err != nil {
@@ -57,11 +70,16 @@ func TestAConnectorMakesConnectionsInTheBackground(t *testing.T) {
 	if took := time.Since(start); took > 500*time.Millisecond {
 		t.Errorf("the next call took %v to get the connection already made", took)
 	}
+	if n := dials.Load(); n != dialsPerAddr {
+		t.Errorf("the call that got the connection made meanwhile started a dial (%d in all)", n)
+	}
 
 	failed := make(chan error, 1)
 	go func() { _, err := dial(10 * time.Second); failed <- err }()
+	// The caller starts a dial in the place of the one that ended, then
+	// waits for the dials under way.
+	waitUntil(t, func() bool { return dials.Load() == dialsPerAddr+1 })
 	refused := errors.New("connection refused")
-	time.Sleep(50 * time.Millisecond) // the caller waits for the dials under way
 	release <- refused
 	select {
 	case err := <-failed:
@@ -71,7 +89,6 @@ func TestAConnectorMakesConnectionsInTheBackground(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Error("a caller waiting for a dial that failed still waits 5 s later")
 	}
-	close(release) // the dials still under way end
 	if m := most.Load(); m > dialsPerAddr {
 		t.Errorf("%d dials ran at once, want at most %d", m, dialsPerAddr)
 	}
