@@ -204,9 +204,10 @@ func Kong(src, source string) (*Translation, error) {
 	f.Services, f.Routes = withServiceRoutes(f.Services, f.Routes)
 	plugins := slices.Concat(f.Plugins, servicePlugins(f.Services), routePlugins(serviceRoutes(f.Services)), routePlugins(f.Routes))
 	t.kongKeyAuth(plugins)
-	t.kongAnonymous = !slices.ContainsFunc(plugins, func(p kongPlugin) bool {
-		return slices.Contains(kongAuthPlugins, p.Name) && (p.Enabled == nil || *p.Enabled)
-	})
+	t.kongAnonymous = !slices.ContainsFunc(plugins, isKongAuth)
+	if !t.kongAnonymous && !slices.ContainsFunc(f.Plugins, isKongAuth) {
+		t.kongUnauthRoutes = kongUnauthRoutes(f.Services, f.Routes)
+	}
 	var scopes []kongScope
 	add := func(ps []kongPlugin, where, name string, routes []kongRoute, service bool) {
 		scopes = append(scopes, t.kongPluginScopes(ps, where, name, routes, service)...)
@@ -323,6 +324,38 @@ const kongAnonymousSame = "no authentication plugin in the file names a consumer
 
 // kongAuthPlugins are Kong's plugins that name a request's consumer.
 var kongAuthPlugins = []string{"key-auth", "key-auth-enc", "basic-auth", "hmac-auth", "jwt", "oauth2", "ldap-auth", "ldap-auth-advanced", "openid-connect", "mtls-auth", "session"}
+
+// isKongAuth reports whether p is an enabled plugin that names a request's
+// consumer.
+func isKongAuth(p kongPlugin) bool {
+	return slices.Contains(kongAuthPlugins, p.Name) && (p.Enabled == nil || *p.Enabled)
+}
+
+// kongUnauthRoutes names the routes of services and routes (a route's
+// service's plugins run on it) that no authentication plugin runs on,
+// the global plugins left aside.
+func kongUnauthRoutes(services []kongService, routes []kongRoute) []string {
+	var out []string
+	name := func(r kongRoute) string {
+		if r.Name == "" {
+			return strings.Join(r.Paths, " ")
+		}
+		return r.Name
+	}
+	for _, s := range services {
+		for _, r := range s.Routes {
+			if !slices.ContainsFunc(s.Plugins, isKongAuth) && !slices.ContainsFunc(r.Plugins, isKongAuth) {
+				out = append(out, name(r))
+			}
+		}
+	}
+	for _, r := range routes {
+		if !slices.ContainsFunc(r.Plugins, isKongAuth) {
+			out = append(out, name(r))
+		}
+	}
+	return out
+}
 
 // kongKeyAuth reads where the key-auth plugins of ps read a consumer's key:
 // the headers of their key_names become the API key headers

@@ -3,6 +3,7 @@ package migrate
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -68,6 +69,15 @@ func (t *Translation) kongConsumers(consumers []kongConsumer, groups []kongConsu
 	}
 	if len(plans) == 0 {
 		return nil
+	}
+	if n := len(t.kongUnauthRoutes); n > 0 && !t.kongAnonymous {
+		routes := t.kongUnauthRoutes[:min(n, 5)]
+		more := ""
+		if n > len(routes) {
+			more = fmt.Sprintf(" and %d more", n-len(routes))
+		}
+		t.differs("consumers", "no authentication plugin runs on route %s%s, so Kong names no consumer there and limits a request as the route's other plugins do; sluice gives a listed key its plan (%s) on every path, there too. To keep Kong's behaviour, make the consumers' limits rules that match the authenticated routes (match.paths and match.plans) and give those plans the imported plan's limits.",
+			strings.Join(routes, ", route "), more, strings.Join(plans, ", "))
 	}
 	if t.kongAnonymous {
 		t.differs("consumers", "no authentication plugin in the file names a consumer, so Kong never ran the plugins of consumers and consumer groups; sluice gives their plans (%s) to the keys listed for them. Import the file with its authentication plugin, or delete those plans and keys.", strings.Join(plans, ", "))

@@ -261,6 +261,9 @@ type Translation struct {
 	// plugin of the file names a request's consumer, so that Kong's
 	// limit_by consumer counts every request by its address.
 	kongAnonymous bool
+	// kongUnauthRoutes, for Format kong, name the routes no authentication
+	// plugin runs on when one runs on others: Kong names no consumer there.
+	kongUnauthRoutes []string
 	// claimHeaders, for Format envoy-gateway, are the request headers
 	// Envoy copies a verified token's claims into (canonical name → claim).
 	claimHeaders map[string]string
