@@ -278,9 +278,10 @@ func (g *Guarded) Local() *memory.Store { return g.local }
 // (failover.Store.Settle; what it cannot charge within closeSettle is
 // lost with the instance, and logged), stops connecting, closes the
 // connection to Redis and the local store Open made (not an
-// Options.Local), and returns nil: when it returns, no connection to
-// Redis is open or being made, not even in the background. Calls after Close are decided by
-// OnStoreError. Close is idempotent.
+// Options.Local), and returns nil. When it returns, no connection to
+// Redis is being made, not even in the background, and none is kept for
+// later. Calls after Close are decided by OnStoreError. Close is
+// idempotent.
 func (g *Guarded) Close() error {
 	if g.redis == nil {
 		return nil

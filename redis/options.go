@@ -301,8 +301,9 @@ func (o Options) clientOption() (rueidis.ClientOption, *connector, error) {
 // NewClient connects to Redis as o describes; it fails when Redis cannot be
 // reached now, with an error wrapping sluice.ErrStoreUnavailable. In cluster
 // mode it fails if the addresses are not a Redis Cluster. The caller closes
-// the client; once its Close returns, no connection of the client's is
-// open and none is being made. NewClient leaves none either when it fails.
+// the client: its Close closes its connections and, when it returns, no
+// connection is being made for it, even in the background, and none is
+// kept for later. NewClient leaves none either when it fails.
 func NewClient(o Options) (rueidis.Client, error) {
 	co, dials, err := o.clientOption()
 	if err != nil {

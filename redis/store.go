@@ -93,10 +93,10 @@ func (s *Store) unusable(what string) error {
 	return nil
 }
 
-// Close closes the connection if Dial opened it, and ends what its dials
-// do in the background: when Close returns, no connection of the store's
-// is open or being made. A Store made by New leaves its client to the
-// caller. Close is idempotent.
+// Close closes the connection if Dial opened it (see NewClient: when Close
+// returns, no connection is being made for the store, even in the
+// background, and none is kept for later). A Store made by New leaves its
+// client to the caller. Close is idempotent.
 func (s *Store) Close() error {
 	if s.owned {
 		s.client.Close()
