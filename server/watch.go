@@ -24,8 +24,9 @@ import (
 // directory or any folder below it that envoy.RuleFiles reads, but for
 // names starting with "." (as envoyproxy/ratelimit watches its runtime
 // folder; a ".." entry, a Kubernetes volume's swapped link, counts), or
-// the target of a link to nothing skipped there appearing, wherever it is
-// (see awaitTargets, which bounds the folders watched for them); or when
+// the target of a link there appearing or changing, wherever it is (a
+// link to nothing, which is skipped, or to a rules file; see
+// awaitTargets, which bounds the folders watched for them); or when
 // a TLS file of the listeners or of upstream_tls, or the keys file,
 // changes, or, for any of these files and the configuration file, the
 // file a link of theirs points to, or a ".." entry beside them, so that a
@@ -145,9 +146,10 @@ type watchSet struct {
 	// linkedFiles are those files, whose modification times changedSince
 	// reads.
 	linkedFiles []string
-	// awaited are the names, by folder, whose appearance may bring the
-	// target of a link to nothing that envoy.RuleFiles skips (see
-	// awaitTargets); unwatchedLinks counts those links past its bound.
+	// awaited are the names, by folder, whose events may bring or change
+	// the target of a link in the rules folders, to nothing (which
+	// envoy.RuleFiles skips) or to a rules file (see awaitTargets);
+	// unwatchedLinks counts those links past its bound.
 	awaited        map[string][]string
 	unwatchedLinks int
 }
@@ -256,12 +258,13 @@ func watchSetOf(file string, rules, linkedFiles []string) watchSet {
 	}
 	// The folders below, within envoy.RuleFiles's bounds: past them the
 	// rules do not load, and the folders found before are watched.
-	_, ws.tree, _ = envoy.RuleFiles(ws.folders...)
+	var files []string
+	files, ws.tree, _ = envoy.RuleFiles(ws.folders...)
 	ws.dirs = append(ws.dirs, ws.tree...)
-	// The links to nothing skipped in them: where their targets would
-	// appear, wherever that is.
+	// The links in them, to nothing (skipped) and to rules files: where
+	// their targets would appear or change, wherever that is.
 	skipped, _ := envoy.SkippedLinks(ws.folders...)
-	ws.awaited, ws.unwatchedLinks = awaitTargets(skipped)
+	ws.awaited, ws.unwatchedLinks = awaitTargets(slices.Concat(skipped, linksAmong(files)))
 	for d := range ws.awaited {
 		ws.dirs = append(ws.dirs, d)
 	}
@@ -334,7 +337,7 @@ func (s *Server) renewWatches(w *fsnotify.Watcher, old watchSet) watchSet {
 		}
 	}
 	if ws.unwatchedLinks > 0 && ws.unwatchedLinks != old.unwatchedLinks {
-		s.log.Warn("envoy rules: too many links to nothing to watch for their targets; reload with SIGHUP once they appear",
+		s.log.Warn("envoy rules: too many links to watch the targets of; reload with SIGHUP when one appears or changes",
 			"links", ws.unwatchedLinks, "folders_watched", maxAwaitedDirs)
 	}
 	return ws

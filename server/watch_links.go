@@ -12,21 +12,21 @@ import (
 const maxLinkHops = 8
 
 // maxAwaitedDirs bounds the folders watched for the targets of the links
-// to nothing in the Envoy rules folders, all links together: past it, the
-// targets of the other links load on the next reload (SIGHUP, or any other
-// change).
+// in the Envoy rules folders, all links together: past it, the targets of
+// the other links load on the next reload (SIGHUP, or any other change).
 const maxAwaitedDirs = 32
 
-// awaitTargets returns where the targets of the links to nothing links
-// would appear, and the links past maxAwaitedDirs left unwatched. Each
-// folder of awaited is one that exists and is the nearest above a missing
-// target, with the names in it whose creation, renaming or removal may
-// bring the target: the target's own name, or the first missing folder on
-// its way. Where that name is itself a link to nothing, its target is
-// awaited too, up to maxLinkHops links from the first. A relative target
-// is read from the folder that holds its link, after that folder's own
-// links, as the system reads it. Once the awaited folder is made, the
-// watcher's renewal awaits the name below it.
+// awaitTargets returns where the targets of links (links in the rules
+// folders: to nothing, or to rules files) would appear or change, and the
+// links past maxAwaitedDirs left unwatched. Each folder of awaited exists,
+// with the names in it whose creation, writing, renaming or removal may
+// bring or change a target: for a target that exists, its folder and name;
+// for a missing one, the nearest folder above it that exists and the
+// target's name or the first missing folder on its way. Where that name is
+// itself a link, its target is awaited too, up to maxLinkHops links from
+// the first. A relative target is read from the folder that holds its
+// link, after that folder's own links, as the system reads it. Once an
+// awaited folder is made, the watcher's renewal awaits the name below it.
 func awaitTargets(links []string) (awaited map[string][]string, unwatched int) {
 	awaited = map[string][]string{}
 	for _, link := range links {
@@ -50,12 +50,23 @@ func awaitTargets(links []string) (awaited map[string][]string, unwatched int) {
 	return awaited, unwatched
 }
 
-// linkWait is a name in an existing folder whose appearance may bring the
-// target of a link to nothing.
+// linksAmong returns the paths of files that are links.
+func linksAmong(files []string) []string {
+	var out []string
+	for _, f := range files {
+		if st, err := os.Lstat(f); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// linkWait is a name in an existing folder whose events may bring or
+// change the target of a link.
 type linkWait struct{ dir, name string }
 
-// linkWaits returns where the target of the link to nothing at link would
-// appear, one linkWait per link followed (see awaitTargets).
+// linkWaits returns where the target of the link at link would appear or
+// change, one linkWait per link followed (see awaitTargets).
 func linkWaits(link string) []linkWait {
 	var out []linkWait
 	for range maxLinkHops {
