@@ -372,5 +372,6 @@ func (t *Translation) traefikSource(name string, rl *traefikRateLimit, r *Rule) 
 	default:
 		r.Key = []string{"host"}
 		t.same(where, "requestHost: one bucket per host name (key host).")
+		t.differs(where, "requestHost: Traefik keys by the Host as the client wrote it, port and case included, so api.example.com:8443, API.example.com and api.example.com were three buckets there; sluice's key host drops the port, the case and a final dot, so they share one bucket here, and a client that varied the spelling of its Host got more there than it gets here.")
 	}
 }
