@@ -23,10 +23,7 @@ import (
 func TestClosingAStoreLeavesNoDialAndNoConnection(t *testing.T) {
 	check := sluice.Check{Key: "k", Limit: sluice.FixedWindow(1000, time.Hour), Cost: 1}
 	dial := func(t *testing.T, o redis.Options) (call func(context.Context) error, close func() error) {
-		st, err := redis.Dial(o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := dialWithin(t, o, 5*time.Second)
 		out := make([]sluice.Status, 1)
 		return func(ctx context.Context) error { return st.Apply(ctx, []sluice.Check{check}, out) }, st.Close
 	}
