@@ -185,10 +185,11 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 	logBytes := float64(req.Keys) * float64(q) * 16
 	// The exact log is chosen while it stays small: strict precision
 	// tolerates more memory for it than approximate precision.
-	logFits := q <= 10_000 && logBytes <= 1<<30
+	maxEntries, maxBytes := int64(10_000), float64(1<<30)
 	if req.Precision == PrecisionApproximate {
-		logFits = q <= 1_000 && logBytes <= 256<<20
+		maxEntries, maxBytes = 1_000, 256<<20
 	}
+	logFits := q <= maxEntries && logBytes <= maxBytes
 	switch {
 	case rt.calendar():
 		// Whatever the precision: the quota is stated per calendar period,
@@ -231,9 +232,15 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 		if q == 1 {
 			rec.Quantity, rec.Burst = 1, 1
 		}
+		logTooBig := fmt.Sprintf("an exact log would keep %s per key, more than the %d %s precision keeps in one key's log",
+			plural(q, "entry"), maxEntries, req.Precision)
+		if q <= maxEntries {
+			logTooBig = fmt.Sprintf("an exact log of %s per key for %s would take up to %s, more than the %s %s precision gives the logs of every key",
+				plural(q, "entry"), plural(req.Keys, "key"), formatBytes(logBytes), formatBytes(maxBytes), req.Precision)
+		}
 		rec.Reasons = append(rec.Reasons, fmt.Sprintf(
-			"No window of %s may admit more than %d, but an exact log of %s per key for %s (up to %s) is too large: a GCRA bucket of %d refilled at %d per %s never admits more than %d in any window, in 16 bytes per key.",
-			FormatDuration(w), q, plural(q, "entry"), plural(req.Keys, "key"), formatBytes(logBytes), rec.Burst, rec.Quantity, FormatDuration(w), rec.Quantity+rec.Burst))
+			"No window of %s may admit more than %d, but %s: a GCRA bucket of %d refilled at %d per %s never admits more than %d in any window, in 16 bytes per key.",
+			FormatDuration(w), q, logTooBig, rec.Burst, rec.Quantity, FormatDuration(w), rec.Quantity+rec.Burst))
 	default:
 		rec.Algorithm = "fixed-window"
 		rec.Reasons = append(rec.Reasons,
