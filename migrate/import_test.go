@@ -921,6 +921,9 @@ consumers:
 	if err != nil {
 		t.Fatal(err)
 	}
+	if r := tr.Report(); !strings.Contains(r, "chosen by acme's 1 key-auth credential (keys:") {
+		t.Errorf("the report does not count acme's one credential in the singular:\n%s", r)
+	}
 	files, _ := tr.Files(true)
 	if strings.Contains(files[migrate.ConfigFile], "acme-secret") {
 		t.Fatalf("the key is in the configuration in clear:\n%s", files[migrate.ConfigFile])

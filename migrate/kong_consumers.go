@@ -184,7 +184,7 @@ func (t *Translation) kongKeys(c kongConsumer, plan, where string) {
 	if n == 0 {
 		t.differs(where, "plan %s holds the limits; the file has no key-auth credential of %s: list its keys under keys: (by SHA-256) with plan: %s.", plan, c.Username, plan)
 	} else {
-		t.same(where, "plan %s holds the limits, chosen by %s's %d key-auth credentials (keys:, by SHA-256, never in clear), in place of the imported plan's, as Kong runs that plugin in place of the others.", plan, c.Username, n)
+		t.same(where, "plan %s holds the limits, chosen by %s's %s (keys:, by SHA-256, never in clear), in place of the imported plan's, as Kong runs that plugin in place of the others.", plan, c.Username, plural(n, "key-auth credential"))
 	}
 	if n > 1 {
 		t.differs(where, "the consumer's %d credentials shared one count in Kong; in sluice each key counts alone.", n)
