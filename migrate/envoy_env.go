@@ -1,9 +1,7 @@
 package migrate
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,21 +37,14 @@ var envoyWorkloadKinds = map[string]bool{
 // be read as a rules file or a ConfigMap alone.
 func envoyManifest(src, source string) (t *Translation, ok bool, err error) {
 	var docs []*yaml.Node
-	dec := yaml.NewDecoder(strings.NewReader(src))
-	for {
-		var doc yaml.Node
-		if err := dec.Decode(&doc); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return nil, false, nil // the reading as one file says what is wrong
+	if err := eachDocument(src, source, func(n *yaml.Node) error {
+		if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
+			n = n.Content[0]
 		}
-		for _, n := range kubernetesItems(&doc) {
-			if n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
-				n = n.Content[0]
-			}
-			docs = append(docs, n)
-		}
+		docs = append(docs, n)
+		return nil
+	}); err != nil {
+		return nil, false, nil // the reading as one file says what is wrong
 	}
 	var rules, workloads []*yaml.Node
 	configMaps := map[string]*yaml.Node{} // name → data
