@@ -1,0 +1,128 @@
+package server
+
+import (
+	"crypto/x509"
+	"fmt"
+	"slices"
+
+	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
+)
+
+// middlewareScope is the httplimit scope of every middleware the server
+// builds: the middleware of each configuration and its reduced-capacity
+// twin keep their clients' state in one place, so that a reload or a
+// degradation level changes the limits and never resets what clients have
+// spent.
+const middlewareScope = "serve"
+
+// middlewareOptions returns o with the server's scope, logger, observer and
+// clock. The clock is passed only when the caller set one: with its own
+// default the middleware reads the time once per request, for the headers
+// and the decision's latency both.
+func (s *Server) middlewareOptions(o httplimit.Options, tokens httplimit.TokenVerifier) httplimit.Options {
+	o.Scope = middlewareScope
+	o.Tokens = tokens
+	o.Logger, o.Observer, o.OnExempt, o.OnReported = s.log, s.observe, s.exempt.count, s.reported.record
+	o.OnRefusal = s.onRefusal
+	if s.ownClock {
+		o.Clock = s.opts.Clock
+	}
+	return o
+}
+
+// build derives a state from cfg. The caller calls its served once it
+// serves it or drops it.
+func (s *Server) build(cfg *config.Config) (*state, error) {
+	tokens, served, err := s.tokens.verifierFor(cfg.Identity.JWT)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	st, err := s.buildWith(cfg, tokens)
+	if err != nil {
+		served(false)
+		return nil, err
+	}
+	st.served = served
+	return st, nil
+}
+
+// buildWith is build with the verifier of cfg's tokens.
+func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (*state, error) {
+	mw, err := httplimit.New(s.limiter, s.middlewareOptions(cfg.HTTPLimitOptions(), tokens))
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	upstreamTLS, err := cfg.UpstreamTLS.Load()
+	if err != nil {
+		return nil, fmt.Errorf("server: upstream: %w", err)
+	}
+	proxy, closeIdle, err := newProxy(cfg, upstreamTLS, s.upstreamFailures, s.switched, mw)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	proxy = markUpstream(proxy)
+	docs, err := newDocsPage(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("server: docs: %w", err)
+	}
+	rules, err := loadEnvoyRules(cfg)
+	if err != nil {
+		return nil, err
+	}
+	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), closeIdle: closeIdle, docs: docs, envoyRules: rules,
+		notify: newNotifyRules(cfg.Notify), cors: newCORS(cfg.Response.CORS, mw), namesHost: namesHost(cfg)}
+	if st.publicTLS, err = cfg.TLS.Load("h2", "http/1.1"); err != nil {
+		return nil, fmt.Errorf("server: listen: tls: %w", err)
+	}
+	if st.adminTLS, err = cfg.Admin.TLS.Load("h2", "http/1.1"); err != nil {
+		return nil, fmt.Errorf("server: admin: tls: %w", err)
+	}
+	if st.adminTLS != nil { // the Envoy listener's files are the admin listener's; it speaks gRPC only
+		st.envoyTLS = st.adminTLS.Clone()
+		st.envoyTLS.NextProtos = []string{"h2"}
+	}
+	var clientCAs *x509.CertPool
+	if st.adminTLS != nil {
+		clientCAs = st.adminTLS.ClientCAs
+	}
+	st.access = newAccess(cfg.Admin, clientCAs)
+	if g := cfg.Degradation; g.Enabled {
+		reduced, err := httplimit.New(s.limiter, s.middlewareOptions(reducedOptions(cfg.HTTPLimitOptions(), g.Factor, g.FactorMaxWindow), tokens))
+		if err != nil {
+			return nil, fmt.Errorf("server: reduced limits: %w", err)
+		}
+		if st.degrade, err = newDegradeState(g, reduced); err != nil {
+			return nil, err
+		}
+		st.reducedProxy = reduced.Handler(proxy)
+		if cfg.Upstream != "" {
+			st.stale = newStaleCache(g.StaleFor, s.opts.Clock, staleKeyHeaders(mw), append(mw.ResponseHeaders(), "Date", "Content-Length"))
+		}
+	}
+	return st, nil
+}
+
+// staleKeyHeaders are the request headers a stale copy is kept under: those
+// mw reads (credentials, user, plan, rules' headers) but the forwarding
+// header (anonymous clients share copies), the cookies, and Origin (a CORS
+// upstream answers each origin its own Access-Control-Allow-Origin).
+func staleKeyHeaders(mw *httplimit.Middleware) []string {
+	keys := []string{"Cookie", "Origin"}
+	for _, h := range mw.RequestHeaders() {
+		if h != "X-Forwarded-For" && h != "Forwarded" && !slices.Contains(keys, h) {
+			keys = append(keys, h)
+		}
+	}
+	return keys
+}
+
+// storeSettings returns the settings of st that its store reads: a memory
+// store reads none of Redis's (Parse fills in its lease settings from the
+// limits' lease: whatever the type).
+func storeSettings(st config.Store) config.Store {
+	if st.Type == "" || st.Type == "memory" {
+		return config.Store{Type: "memory", MaxKeys: st.MaxKeys}
+	}
+	return st
+}

@@ -1,0 +1,237 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// Listeners are the sockets a Server serves on.
+type Listeners struct {
+	// Public and Admin are required.
+	Public, Admin net.Listener
+	// Envoy serves the Envoy rate limit service when the configuration has
+	// an envoy section; nil opens the configured envoy.listen.
+	Envoy net.Listener
+}
+
+// Run opens the configured listeners and serves on them until ctx is done
+// and the configuration's shutdown.delay has passed (see config.Shutdown),
+// then drains in-flight requests (up to DrainTimeout). It reloads on
+// Options.Reloads and, with WatchFile, on file change.
+func (s *Server) Run(ctx context.Context) error {
+	if s.zero() {
+		return errZero
+	}
+	cfg := s.Config()
+	pub, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("server: listen: %w", err)
+	}
+	adm, err := net.Listen("tcp", cfg.Admin.Listen)
+	if err != nil {
+		pub.Close()
+		return fmt.Errorf("server: admin: %w", err)
+	}
+	return s.Serve(ctx, Listeners{Public: pub, Admin: adm})
+}
+
+// Close stops what New started besides the listeners: the refresh of
+// identity.jwt's keys (tokens are then verified with the keys fetched
+// last), the proxy's idle connections to the upstream, and notify's poster, after it has sent what is queued for up to
+// DrainTimeout (what it could not send is logged and counted as dropped).
+// Serve calls it when it returns; a Server that is never served must be
+// closed. It is idempotent.
+func (s *Server) Close() error {
+	if s.zero() {
+		return nil
+	}
+	s.tokens.close()
+	if st := s.state.Load(); st.closeIdle != nil {
+		st.closeIdle()
+	}
+	if left := s.notify.close(s.drainTimeout()); left > 0 {
+		s.log.Warn("notifications not sent at shutdown", "dropped", left, "timeout", s.drainTimeout())
+	}
+	return nil
+}
+
+// Serve is Run on listeners of the caller's. It closes them, and the
+// Server (see Close), when it returns.
+func (s *Server) Serve(ctx context.Context, ls Listeners) error {
+	if s.zero() {
+		for _, l := range []net.Listener{ls.Public, ls.Admin, ls.Envoy} {
+			if l != nil {
+				l.Close()
+			}
+		}
+		return errZero
+	}
+	defer s.Close()
+	if ls.Public == nil || ls.Admin == nil {
+		return errors.New("server: Serve needs the Public and Admin listeners")
+	}
+	cfg := s.Config()
+	if s.envoy != nil && ls.Envoy == nil {
+		eln, err := net.Listen("tcp", cfg.Envoy.Listen)
+		if err != nil {
+			ls.Public.Close()
+			ls.Admin.Close()
+			return fmt.Errorf("server: envoy: %w", err)
+		}
+		ls.Envoy = eln
+	}
+	st := s.state.Load()
+	public := ls.Public
+	if len(cfg.ProxyProtocol) > 0 {
+		public = s.proxyProtocolListener(public, cfg.Connections.ReadHeaderTimeout, s.metrics.proxyHeaderRefusals.Inc)
+	}
+	servers := []*httpListener{
+		s.httpListener("public", s.public, public, st.publicTLS != nil, func(st *state) *tls.Config { return st.publicTLS }),
+		s.httpListener("admin", s.admin, ls.Admin, st.adminTLS != nil, func(st *state) *tls.Config { return st.adminTLS }),
+	}
+	var wg sync.WaitGroup
+	// The watch, the sampling, the refusal log's summary and Envoy's
+	// service run until the listeners close, past ctx's end by
+	// shutdown.delay.
+	watchCtx, stopWatch := context.WithCancel(context.WithoutCancel(ctx))
+	defer func() { stopWatch(); wg.Wait() }()
+	if s.opts.Load != nil {
+		wg.Go(func() { s.watch(watchCtx) })
+	}
+	wg.Go(func() { s.sample(watchCtx) })
+	wg.Go(func() { s.summarize(watchCtx) })
+	if s.envoy != nil {
+		addr := ls.Envoy.Addr().String()
+		s.envoyAddr.Store(&addr)
+		envoyLn := ls.Envoy
+		wg.Go(func() { s.serveEnvoy(watchCtx, envoyLn, st.envoyTLS != nil) })
+	} else if ls.Envoy != nil {
+		ls.Envoy.Close()
+	}
+	errc := make(chan error, len(servers))
+	for _, l := range servers {
+		go func() { errc <- l.serve() }()
+	}
+	s.log.Info("sluice serving", "public", ls.Public.Addr().String(), "admin", ls.Admin.Addr().String(),
+		"admin_loopback_scopes", cfg.Admin.LoopbackScopes.String(), "admin_callers", len(cfg.Admin.Callers))
+	s.warnExposure(cfg, ls.Admin.Addr())
+	var errs []error
+	pending := len(servers)
+	select {
+	case err := <-errc:
+		pending--
+		errs = append(errs, err) // a listener failed: stop the others too
+	case <-ctx.Done():
+		if err := s.lameDuck(servers, errc); err != nil {
+			pending--
+			errs = append(errs, err)
+		}
+	}
+	s.draining.Store(true)
+	stopWatch()
+	s.log.Info("shutting down, draining in-flight requests", "timeout", s.drainTimeout())
+	drain, cancel := context.WithTimeout(context.Background(), s.drainTimeout())
+	defer cancel()
+	for _, l := range servers {
+		if err := l.srv.Shutdown(drain); err != nil {
+			l.srv.Close()
+			if errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("requests were still in flight on %s after shutdown.drain (%v), and were cut off: %w", l.ln.Addr(), s.drainTimeout(), err)
+			}
+			errs = append(errs, fmt.Errorf("shutdown: %w", err))
+		}
+	}
+	s.switched.closeAll() // http.Server neither waits for nor closes them
+	for ; pending > 0; pending-- {
+		if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
+	return nil
+}
+
+// lameDuck keeps serving for the configuration's shutdown.delay while
+// /readyz answers 503 and every answer closes its connection, so that a
+// load balancer watching readiness stops sending new connections before
+// the listeners close. It returns early with the error of a listener that
+// failed meanwhile (received from errc).
+func (s *Server) lameDuck(servers []*httpListener, errc <-chan error) error {
+	d := s.Config().Shutdown.Delay
+	if d <= 0 {
+		return nil
+	}
+	s.draining.Store(true)
+	for _, l := range servers {
+		l.srv.SetKeepAlivesEnabled(false)
+	}
+	s.log.Info("shutting down: not ready, still serving until the delay ends", "delay", d)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case err := <-errc:
+		return err
+	case <-t.C:
+		return nil
+	}
+}
+
+// drainTimeout is Options.DrainTimeout, else the configuration's
+// shutdown.drain.
+func (s *Server) drainTimeout() time.Duration {
+	if s.opts.DrainTimeout > 0 {
+		return s.opts.DrainTimeout
+	}
+	return s.Config().Shutdown.Drain
+}
+
+// httpListener is one listener and its HTTP server.
+type httpListener struct {
+	srv    *http.Server
+	ln     net.Listener
+	useTLS bool
+}
+
+func (l *httpListener) serve() error {
+	if l.useTLS {
+		return l.srv.ServeTLS(l.ln, "", "")
+	}
+	return l.srv.Serve(l.ln)
+}
+
+// httpListener makes the server of one listener: its connections bounded
+// by the configuration's connections section, and TLS when useTLS.
+func (s *Server) httpListener(name string, h http.Handler, ln net.Listener, useTLS bool, pick func(*state) *tls.Config) *httpListener {
+	c := s.Config().Connections
+	bl := newBoundedListener(ln, c.Max, s.metrics.shedConnections.WithLabelValues(name).Inc)
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: c.ReadHeaderTimeout,
+		ReadTimeout:       c.ReadTimeout,
+		WriteTimeout:      c.WriteTimeout,
+		IdleTimeout:       c.IdleTimeout,
+		MaxHeaderBytes:    c.MaxHeaderBytes,
+		ConnState:         bl.connState,
+		ErrorLog:          s.serverErrors.logger(),
+	}
+	if useTLS {
+		srv.TLSConfig = s.listenerTLS(pick)
+	}
+	if name == "public" {
+		// HTTP/2 without TLS too (prior knowledge), as gRPC clients of an
+		// h2c:// upstream speak it.
+		srv.Protocols = new(http.Protocols)
+		srv.Protocols.SetHTTP1(true)
+		srv.Protocols.SetHTTP2(true)
+		srv.Protocols.SetUnencryptedHTTP2(true)
+	}
+	return &httpListener{srv: srv, ln: bl, useTLS: useTLS}
+}

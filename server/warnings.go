@@ -1,0 +1,51 @@
+package server
+
+import (
+	"net"
+	"reflect"
+
+	"github.com/sluice-dev/sluice/config"
+)
+
+// warnExposure logs what in cfg, served with its admin listener on admin,
+// exposes the server: an admin listener reachable beyond this host without
+// TLS, whose callers' tokens cross the network in clear, and
+// trusted_proxies that trust every peer.
+func (s *Server) warnExposure(cfg *config.Config, admin net.Addr) {
+	if tcp, ok := admin.(*net.TCPAddr); ok && !tcp.IP.IsLoopback() && !cfg.Admin.TLS.Enabled() {
+		msg := "the admin listener is reachable beyond this host without TLS: its callers' tokens cross the network in clear; set admin.tls, or listen on loopback behind a TLS proxy"
+		if cfg.Admin.LoopbackScopes != 0 {
+			// Every caller of such a proxy arrives from loopback.
+			msg += " and set admin.loopback_scopes: [] (the proxy's callers would all hold loopback's " + cfg.Admin.LoopbackScopes.String() + ")"
+		}
+		s.log.Warn(msg, "admin", admin.String())
+	}
+	s.warnTrustAll(cfg)
+}
+
+// warnTrustAll logs trusted_proxies that trust every peer.
+func (s *Server) warnTrustAll(cfg *config.Config) {
+	for _, p := range cfg.Identity.TrustedProxies {
+		if p.Bits() == 0 {
+			s.log.Warn("identity.trusted_proxies trusts every peer: any client chooses its own address (X-Forwarded-For) and identity headers; name the proxies in front of sluice",
+				"prefix", p.String())
+			return
+		}
+	}
+}
+
+// warnRestartOnly logs the changes of a reload that take effect only at the
+// next start: addresses, TLS on or off, connection bounds, the store.
+func (s *Server) warnRestartOnly(old, cfg *config.Config) {
+	oldConns, conns := old.Connections, cfg.Connections
+	oldConns.StreamIdleTimeout, conns.StreamIdleTimeout = 0, 0 // the proxy's, at once
+	if old.Listen != cfg.Listen || old.Admin.Listen != cfg.Admin.Listen || old.Envoy.Listen != cfg.Envoy.Listen ||
+		old.TLS.Enabled() != cfg.TLS.Enabled() || old.Admin.TLS.Enabled() != cfg.Admin.TLS.Enabled() ||
+		oldConns != conns || old.Designer != cfg.Designer ||
+		(len(old.ProxyProtocol) > 0) != (len(cfg.ProxyProtocol) > 0) {
+		s.log.Warn("listener addresses, TLS and the PROXY protocol on/off, connection and designer bounds change at the next start; the running ones keep theirs (the proxy's wait for its upstream, write_timeout, applies to new requests at once)")
+	}
+	if !reflect.DeepEqual(storeSettings(old.Store), storeSettings(cfg.Store)) {
+		s.log.Warn("the store section changes at the next start; the running store keeps its settings (a Redis password file is read again for each new connection)")
+	}
+}
