@@ -44,15 +44,18 @@ type connector struct {
 	ctx   context.Context    // every background dial's; ended by close
 	stop  context.CancelFunc // ends ctx
 	dials sync.WaitGroup     // background dials under way
+	park  time.Duration      // how long a connection is kept: parkFor
 
 	mu     sync.Mutex
 	closed bool
 	addrs  map[string]*dialing
 }
 
-// dialing is a connector's state of one address.
+// dialing is a connector's state of one address, held while it has a
+// dial under way, a connection kept or a call waiting (see forget).
 type dialing struct {
 	running  int           // dials under way
+	waiting  int           // calls in DialCtx
 	parked   []*parked     // connections made and not claimed yet
 	ended    chan struct{} // closed (and replaced) each time a dial ends
 	failures uint64        // dials that failed
@@ -69,7 +72,7 @@ type parked struct {
 // a TLS one when rueidis passes a TLS configuration.
 func newConnector(dial func(context.Context, string, *net.Dialer, *tls.Config) (net.Conn, error)) *connector {
 	ctx, stop := context.WithCancel(context.Background())
-	return &connector{dial: dial, ctx: ctx, stop: stop, addrs: make(map[string]*dialing)}
+	return &connector{dial: dial, ctx: ctx, stop: stop, park: parkFor, addrs: make(map[string]*dialing)}
 }
 
 // close ends c: when it returns, no dial of c's runs and no connection is
@@ -87,6 +90,7 @@ func (c *connector) close() {
 		}
 		a.parked = nil
 	}
+	clear(c.addrs)
 	c.mu.Unlock()
 	c.stop()
 	c.dials.Wait()
@@ -121,22 +125,28 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 		a = &dialing{ended: make(chan struct{})}
 		c.addrs[dst] = a
 	}
+	a.waiting++
+	leave := func() { // with c.mu held
+		a.waiting--
+		c.forget(dst, a)
+		c.mu.Unlock()
+	}
 	failures := a.failures
 	for {
 		if c.closed {
-			c.mu.Unlock()
+			leave()
 			return nil, fmt.Errorf("redis: connecting to %s: %w (the client was closed)", dst, net.ErrClosed)
 		}
 		if n := len(a.parked); n > 0 {
 			p := a.parked[n-1]
 			a.parked = a.parked[:n-1]
-			c.mu.Unlock()
+			leave()
 			p.timer.Stop()
 			return p.conn, nil
 		}
 		if a.failures != failures {
 			err := a.err
-			c.mu.Unlock()
+			leave()
 			return nil, err
 		}
 		if a.running < dialsPerAddr {
@@ -149,6 +159,8 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 		select {
 		case <-ended:
 		case <-ctx.Done():
+			c.mu.Lock()
+			leave()
 			err := ctx.Err()
 			if err == context.DeadlineExceeded {
 				err = fmt.Errorf("redis: connecting to %s: %w (the connection is still being made in the background)", dst, err)
@@ -180,22 +192,34 @@ func (c *connector) background(a *dialing, dst string, d *net.Dialer, tc *tls.Co
 		conn.Close()
 	default:
 		p := &parked{conn: conn}
-		p.timer = time.AfterFunc(parkFor, func() { c.unpark(a, p) })
+		p.timer = time.AfterFunc(c.park, func() { c.unpark(dst, a, p) })
 		a.parked = append(a.parked, p)
 	}
 	close(a.ended)
 	a.ended = make(chan struct{})
+	c.forget(dst, a)
 }
 
-// unpark closes p, kept in a, unless a call claimed it.
-func (c *connector) unpark(a *dialing, p *parked) {
+// unpark closes p, kept in a (dst's), unless a call claimed it.
+func (c *connector) unpark(dst string, a *dialing, p *parked) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for i, q := range a.parked {
 		if q == p {
 			a.parked = append(a.parked[:i], a.parked[i+1:]...)
 			p.conn.Close()
+			c.forget(dst, a)
 			return
 		}
+	}
+}
+
+// forget drops a, dst's state, once it holds nothing: no dial under way,
+// no connection kept and no call waiting, so that c holds state only for
+// the addresses in use (a Cluster's nodes move over time). The next call
+// to dst starts afresh. c.mu must be held.
+func (c *connector) forget(dst string, a *dialing) {
+	if a.running == 0 && len(a.parked) == 0 && a.waiting == 0 && c.addrs[dst] == a {
+		delete(c.addrs, dst)
 	}
 }
