@@ -54,3 +54,33 @@ func (d *decoder) label(n *yaml.Node, path string) string {
 	}
 	return s
 }
+
+// keyNode returns the node of key in the mapping n, or n without one.
+func keyNode(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i]
+		}
+	}
+	return n
+}
+
+// hasMergeKey reports whether the mapping n has a merge key (<<), which
+// the decoder refuses.
+func hasMergeKey(n *yaml.Node) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Tag == "!!merge" {
+			return true
+		}
+	}
+	return false
+}
+
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}

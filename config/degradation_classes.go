@@ -1,0 +1,94 @@
+// A degradation class's ServeMux patterns, each route in one class.
+
+package config
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// patterns decodes the ServeMux patterns of the degradation class class,
+// refusing one of a route another class holds (classOf, which it extends)
+// and one the class's ServeMux cannot hold beside those listed before it.
+func (d *decoder) patterns(n *yaml.Node, path, class string, classOf map[string]classed) []string {
+	var out []string
+	mux := http.NewServeMux() // out's patterns
+	d.List(n, path, func(_ int, e *yaml.Node, p string) {
+		s := d.Str(e, p)
+		if err := checkPattern(s); err != nil {
+			d.Errorf(e, p, "%v", err)
+			return
+		}
+		if d.patternGlob(e, p, s) {
+			return
+		}
+		d.patternMethod(e, p, s)
+		d.patternHost(e, p, s)
+		route := routeOf(s)
+		if c, ok := classOf[route]; ok && c.class != class {
+			if c.pattern == s {
+				d.Errorf(e, p, "%q is in %s already", s, c.class)
+			} else {
+				d.Errorf(e, p, "%q is in %s already (as %q): a route is in one class", s, c.class, c.pattern)
+			}
+			return
+		}
+		if !handles(mux, s) {
+			for _, prev := range out {
+				if patternsConflict(prev, s) {
+					d.Errorf(e, p, "%q conflicts with %q, listed before it: a ServeMux cannot hold both", s, prev)
+					return
+				}
+			}
+		}
+		if _, ok := classOf[route]; !ok {
+			classOf[route] = classed{class, s}
+		}
+		out = append(out, s)
+	})
+	return out
+}
+
+// classed is the class a route was first listed in, and as what pattern.
+type classed struct{ class, pattern string }
+
+// routeOf returns the requests the valid ServeMux pattern s matches, as
+// a string equal for two patterns exactly when they match the same
+// requests: its method, host and path segments, each literal segment
+// unescaped as ServeMux reads it and each wildcard without its name.
+func routeOf(s string) string {
+	method, host, p := patternParts(s)
+	var b strings.Builder
+	b.WriteString(method + " " + host)
+	for _, seg := range strings.Split(p, "/")[1:] {
+		b.WriteByte('/')
+		switch {
+		case seg == "{$}":
+			b.WriteString("{$}")
+		case strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "...}"):
+			b.WriteString("{...}")
+		case strings.HasPrefix(seg, "{"):
+			b.WriteString("{}")
+		default:
+			if u, err := url.PathUnescape(seg); err == nil {
+				seg = u
+			}
+			b.WriteString(url.PathEscape(seg))
+		}
+	}
+	return b.String()
+}
+
+// patternsConflict reports whether a ServeMux refuses b beside a (valid
+// patterns both): they match the same requests, or neither is more
+// specific than the other.
+func patternsConflict(a, b string) (conflict bool) {
+	mux := http.NewServeMux()
+	mux.Handle(a, http.NotFoundHandler())
+	defer func() { conflict = recover() != nil }()
+	mux.Handle(b, http.NotFoundHandler())
+	return false
+}

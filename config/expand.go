@@ -1,0 +1,92 @@
+// What YAML or a shell would expand and sluice does not: tags, variables, aliases as keys.
+
+package config
+
+import (
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice/internal/yamlcheck"
+)
+
+// unexpanded reports each value of n that asks for an expansion sluice does
+// not make, which would otherwise be read as the literal text: a tag of
+// its own (password: !env REDIS_PASSWORD), an environment variable
+// (${REDIS_PASSWORD}) or YAML's !!binary (the base64 of the bytes meant);
+// none is expanded anywhere in the file. It reports too each key written
+// as an alias (*name: …), which would be read as the anchor's name, not as
+// the key it stands for.
+func (d *decoder) unexpanded(n *yaml.Node, path string) {
+	const instead = "write the value itself, or name a file that holds a secret (password_file, secret_file)"
+	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") && n.Tag != "!" {
+		d.Errorf(n, path, "the tag %s is not read here, and no variable is expanded: %s", n.Tag, instead)
+		return
+	}
+	if n.Tag == "!!binary" {
+		d.Errorf(n, path, "the tag !!binary is not decoded here: %s", instead)
+		return
+	}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if envVariable(n.Value) && n.Tag == "!!str" {
+			d.Errorf(n, path, "%q: environment variables are not expanded: %s", n.Value, instead)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; k.Kind == yaml.AliasNode {
+				d.Errorf(k, path, "a key written as an alias (*%s), which is not expanded here: write the key out", k.Value)
+				continue
+			}
+			d.unexpanded(n.Content[i], path)
+			d.unexpanded(n.Content[i+1], yamlcheck.Join(path, n.Content[i].Value))
+		}
+	case yaml.SequenceNode:
+		for i, e := range n.Content {
+			d.unexpanded(e, fmt.Sprintf("%s[%d]", path, i))
+		}
+	}
+}
+
+// envVariable reports whether s holds a reference to an environment
+// variable, as shells and Compose files write one: ${NAME}, or with a
+// default or a message (${NAME:-default}, ${NAME-default}, ${NAME:?msg},
+// ${NAME:+alt} …), alone or within the text ("${REDIS_HOST}:6379"). "$$"
+// is a dollar, as Compose escapes one, so "$${NAME}" is none.
+func envVariable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' {
+			continue
+		}
+		if strings.HasPrefix(s[i:], "$$") {
+			i++
+			continue
+		}
+		if rest, ok := strings.CutPrefix(s[i:], "${"); ok && envReference(rest) {
+			return true
+		}
+	}
+	return false
+}
+
+// envReference reports whether s, what follows a "${", is a variable's
+// name followed by "}" or by an operator of shell parameter expansion
+// (:- - := = :? ? :+ +) and then, somewhere, "}".
+func envReference(s string) bool {
+	n := 0
+	for n < len(s) && (s[n] == '_' || 'A' <= s[n] && s[n] <= 'Z' || 'a' <= s[n] && s[n] <= 'z' || n > 0 && '0' <= s[n] && s[n] <= '9') {
+		n++
+	}
+	if n == 0 || n == len(s) {
+		return false
+	}
+	rest := strings.TrimPrefix(s[n:], ":")
+	switch {
+	case s[n] == '}':
+		return true
+	case rest != "" && strings.ContainsRune("-=?+", rune(rest[0])):
+		return strings.Contains(rest, "}")
+	}
+	return false
+}

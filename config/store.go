@@ -1,0 +1,134 @@
+// The store section: memory or Redis, and Redis's addresses, credentials and leases.
+
+package config
+
+import (
+	"errors"
+	"maps"
+	"net"
+	"slices"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sluice-dev/sluice"
+)
+
+func (d *decoder) store(n *yaml.Node, path string, s *Store) {
+	s.Type, s.MaxKeys = "memory", 1_000_000
+	s.Redis = Redis{Mode: "standalone", Timeout: 50 * time.Millisecond, OnStoreError: "local", Instances: 1}
+	s.Redis.Lease, s.Redis.Leases = "off", d.leases
+	d.Mapping(n, path, map[string]field{
+		"type":     func(n *yaml.Node, p string) { s.Type = d.OneOf(n, p, "memory", "redis") },
+		"max_keys": func(n *yaml.Node, p string) { s.MaxKeys = int(d.Int(n, p, 1, 1<<32)) },
+		"redis": func(n *yaml.Node, path string) {
+			r := &s.Redis
+			sentinelAt := map[string]*yaml.Node{} // where each sentinel_ field is
+			var dbNode, replicasNode, masterNameNode, replicaWaitNode *yaml.Node
+			d.Mapping(n, path, map[string]field{
+				"mode":        func(n *yaml.Node, p string) { r.Mode = d.OneOf(n, p, "standalone", "sentinel", "cluster") },
+				"addresses":   func(n *yaml.Node, p string) { r.Addresses = d.dialAddresses(n, p) },
+				"master_name": func(n *yaml.Node, p string) { r.MasterName, masterNameNode = d.Str(n, p), n },
+				"username":    func(n *yaml.Node, p string) { r.Username = d.Str(n, p) },
+				"password":    func(n *yaml.Node, p string) { r.Password = d.Str(n, p) },
+				"password_file": func(n *yaml.Node, p string) {
+					r.PasswordFile = d.file(n, p)
+					if _, err := ReadSecret(r.PasswordFile); err != nil {
+						d.Errorf(n, p, "%v", err)
+					}
+				},
+				"sentinel_username": func(n *yaml.Node, p string) { r.SentinelUsername, sentinelAt[p] = d.Str(n, p), n },
+				"sentinel_password": func(n *yaml.Node, p string) { r.SentinelPassword, sentinelAt[p] = d.Str(n, p), n },
+				"sentinel_password_file": func(n *yaml.Node, p string) {
+					r.SentinelPasswordFile, sentinelAt[p] = d.file(n, p), n
+					if _, err := ReadSecret(r.SentinelPasswordFile); err != nil {
+						d.Errorf(n, p, "%v", err)
+					}
+				},
+				"tls":             func(n *yaml.Node, p string) { d.clientTLS(n, p, &r.TLS) },
+				"db":              func(n *yaml.Node, p string) { r.DB, dbNode = int(d.Int(n, p, 0, 1<<16)), n },
+				"timeout":         func(n *yaml.Node, p string) { r.Timeout = d.timeout(n, p) },
+				"on_store_error":  func(n *yaml.Node, p string) { r.OnStoreError = d.OneOf(n, p, "local", "allow", "deny") },
+				"instances":       func(n *yaml.Node, p string) { r.Instances = int(d.Int(n, p, 1, 10_000)) },
+				"replicas":        func(n *yaml.Node, p string) { r.Replicas, replicasNode = int(d.Int(n, p, 0, 64)), n },
+				"replica_wait":    func(n *yaml.Node, p string) { r.ReplicaWait, replicaWaitNode = d.Duration(n, p), n },
+				"lease":           func(n *yaml.Node, p string) { r.Lease = d.OneOf(n, p, "auto", "off") },
+				"lease_max_units": func(n *yaml.Node, p string) { r.LeaseMaxUnits = d.Int(n, p, 1, sluice.MaxQuantity); d.leaseBound(n, p) },
+				"lease_max_age": func(n *yaml.Node, p string) {
+					before := len(d.Errs)
+					if r.LeaseMaxAge = d.Duration(n, p); len(d.Errs) == before && r.LeaseMaxAge < time.Millisecond {
+						d.Errorf(n, p, "%s: a lease under 1ms ends before its take's reply can arrive; give at least 1ms", n.Value)
+					}
+					d.leaseBound(n, p)
+				},
+			})
+			if len(r.Addresses) == 0 {
+				d.Errorf(n, path+".addresses", "at least one address is needed")
+			}
+			if r.Password != "" && r.PasswordFile != "" {
+				d.Errorf(n, path+".password_file", "set password or password_file, not both")
+			}
+			if r.Mode == "sentinel" && r.MasterName == "" {
+				d.Errorf(n, path+".master_name", "sentinel mode needs the master set's name")
+			}
+			if r.SentinelPassword != "" && r.SentinelPasswordFile != "" {
+				d.Errorf(n, path+".sentinel_password_file", "set sentinel_password or sentinel_password_file, not both")
+			}
+			if masterNameNode != nil && r.Mode != "sentinel" && r.Mode != "" {
+				d.Errorf(masterNameNode, path+".master_name", "only sentinel mode has a master set to name (mode is %s)", r.Mode)
+			}
+			if replicaWaitNode != nil && r.Replicas == 0 && (replicasNode == nil || replicasNode.Value == "0") {
+				d.Errorf(replicaWaitNode, path+".replica_wait", "applies only with replicas above 0: without them no write waits")
+			}
+			if replicaWaitNode != nil && r.ReplicaWait > 0 && r.Timeout > 0 && r.ReplicaWait >= r.Timeout {
+				d.Errorf(replicaWaitNode, path+".replica_wait", "%v is not below timeout (%v), which bounds a write's round trip, "+
+					"the wait for its replicas included: give a shorter wait, or a longer timeout", r.ReplicaWait, r.Timeout)
+			}
+			if r.Mode == "cluster" && r.DB != 0 {
+				d.Errorf(dbNode, path+".db", "a Redis Cluster has database 0 only")
+			}
+			if r.Mode == "cluster" && r.Replicas > 0 {
+				d.Errorf(replicasNode, path+".replicas", "a Redis Cluster waits for no replica (a script run decides one slot): "+
+					"configure min-replicas-to-write on its masters instead")
+			}
+			for _, p := range slices.Sorted(maps.Keys(sentinelAt)) {
+				if r.Mode != "sentinel" {
+					d.Errorf(sentinelAt[p], p, "only sentinel mode has Sentinels to authenticate to")
+				}
+			}
+		},
+	})
+	if s.Type == "redis" && n != nil && !hasKey(n, "redis") {
+		d.Errorf(n, path+".redis", "type redis needs a redis section with addresses")
+	}
+	if s.Type == "memory" && n != nil && n.Kind == yaml.MappingNode && hasKey(n, "redis") {
+		d.Errorf(keyNode(n, "redis"), path+".redis", "applies only to type: redis, and the store is memory (the default when type is left out): set type: redis, or remove the section")
+	}
+}
+
+// dialAddresses decodes a list of host:port addresses to connect to (or
+// a single one), whose host is not empty and whose port is a number from 1
+// to 65535 or a service's name: a server without a port is never reached.
+func (d *decoder) dialAddresses(n *yaml.Node, path string) []string {
+	if n.Kind == yaml.ScalarNode && n.Tag != "!!null" {
+		return []string{d.dialAddress(n, path)}
+	}
+	var out []string
+	d.List(n, path, func(_ int, e *yaml.Node, p string) { out = append(out, d.dialAddress(e, p)) })
+	return out
+}
+
+func (d *decoder) dialAddress(n *yaml.Node, p string) string {
+	s := d.Str(n, p)
+	host, port, err := net.SplitHostPort(s)
+	if err == nil {
+		var num int
+		if num, err = net.LookupPort("tcp", port); err == nil && (num == 0 || host == "") {
+			err = errors.New("no host or port")
+		}
+	}
+	if err != nil && n.Kind == yaml.ScalarNode {
+		d.Errorf(n, p, "%q is not a host:port address (e.g. redis.internal:6379)", s)
+	}
+	return s
+}
