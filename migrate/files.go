@@ -204,12 +204,17 @@ func (t *Translation) config(enforce bool) string {
 }
 
 // hidden returns the names response.hide lists: the placeholder limit when
-// placeholder is set; with HideHeaders, every limit of every plan, the
+// placeholderLimit is set; a plan's unlimited limit; with HideHeaders, every limit of every plan, the
 // global ones and every rule.
 func (t *Translation) hidden(placeholderLimit bool) []string {
 	var names []string
 	if placeholderLimit {
 		names = append(names, placeholder)
+	}
+	if slices.ContainsFunc(t.Plans, func(p Plan) bool {
+		return slices.ContainsFunc(p.Limits, func(l Limit) bool { return l.Name == unlimited })
+	}) {
+		names = append(names, unlimited)
 	}
 	if !t.HideHeaders {
 		return names
@@ -232,6 +237,11 @@ func (t *Translation) hidden(placeholderLimit bool) []string {
 // placeholder names the plan's one limit when the source limits no client
 // by itself (every limit is global or a rule's).
 const placeholder = "placeholder"
+
+// unlimited names the one limit of a plan whose limits are rules (Kong's
+// consumer group counted together, a consumer limited where it is
+// authenticated): it only reports, and its headers are hidden.
+const unlimited = "unlimited"
 
 // rulesYAML writes the rules: section.
 func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {

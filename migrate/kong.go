@@ -77,6 +77,9 @@ type kongRoute struct {
 	// expression of the path and the prefix of the path and a slash);
 	// Kong matches every other prefix path as a string prefix.
 	segmented []string
+	// authenticated: an authentication plugin runs on the route (its own,
+	// its service's or a global one), so Kong names its consumer.
+	authenticated bool
 }
 
 type kongPlugin struct {
@@ -148,7 +151,11 @@ type kongScope struct {
 	hosts, methods []string
 	// route: the plugin is a route's, which Kong runs on the requests the
 	// router gives that route.
-	route  bool
+	route bool
+	// unauth: the plugin's routes here are those no authentication plugin
+	// runs on, where another of its routes has one (kongAuthScopes):
+	// Kong names no consumer on them.
+	unauth bool
 	config kongConfig
 }
 
@@ -205,8 +212,9 @@ func Kong(src, source string) (*Translation, error) {
 	plugins := slices.Concat(f.Plugins, servicePlugins(f.Services), routePlugins(serviceRoutes(f.Services)), routePlugins(f.Routes))
 	t.kongKeyAuth(plugins)
 	t.kongAnonymous = !slices.ContainsFunc(plugins, isKongAuth)
+	t.kongConsumerPlans = kongHasConsumerPlans(f.Consumers, f.ConsumerGroups)
 	if !t.kongAnonymous && !slices.ContainsFunc(f.Plugins, isKongAuth) {
-		t.kongUnauthRoutes = kongUnauthRoutes(f.Services, f.Routes)
+		t.kongMarkAuthenticated(f.Services, f.Routes)
 	}
 	var scopes []kongScope
 	add := func(ps []kongPlugin, where, name string, routes []kongRoute, service bool) {
@@ -237,6 +245,7 @@ func Kong(src, source string) (*Translation, error) {
 			i += len(per) - 1
 		}
 	}
+	scopes = t.kongUnauthenticatedScopes(scopes, f.Services, f.Routes)
 	if len(scopes) == 0 {
 		return nil, fmt.Errorf("%s: no enabled rate-limiting plugin that runs on a route", source)
 	}
@@ -249,7 +258,7 @@ func Kong(src, source string) (*Translation, error) {
 	// two plugins, even of the same configuration, count apart, as rules.
 	// A plugin with limit_by path counts one path apart: rules too.
 	main := scopes[0]
-	if len(scopes) > 1 || main.config.LimitBy == "path" || main.hosts != nil || main.methods != nil || main.name != "global" && main.config.LimitBy == "service" {
+	if len(scopes) > 1 || main.unauth || main.config.LimitBy == "path" || main.hosts != nil || main.methods != nil || main.name != "global" && main.config.LimitBy == "service" {
 		if err := t.kongRules(scopes, allPaths); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
@@ -292,27 +301,28 @@ func (t *Translation) kongPluginScopes(ps []kongPlugin, where, name string, rout
 				}
 			}
 			sc := kongScope{where: w, name: name, route: routes != nil && !service, config: c}
-			if routes != nil {
-				var ms []kongMatch
-				for _, r := range routes {
-					if service && hasOwnPlugin(r.Plugins, c.advanced) {
-						t.same(w, "route %s has a %s plugin of its own, which Kong runs instead: the rule leaves the route out.", r.Name, p.Name)
-						continue
-					}
-					rw := w
-					if service {
-						rw += " route " + r.Name
-					}
-					ms = append(ms, t.kongRouteMatch(r, rw))
-				}
-				if len(ms) == 0 {
-					t.same(w, "no route runs it: not imported.")
+			if routes == nil {
+				out = append(out, sc)
+				continue
+			}
+			var rs []kongRoute
+			var rws []string // where each route's match is reported
+			for _, r := range routes {
+				if service && hasOwnPlugin(r.Plugins, c.advanced) {
+					t.same(w, "route %s has a %s plugin of its own, which Kong runs instead: the rule leaves the route out.", r.Name, p.Name)
 					continue
 				}
-				m := t.kongRoutesMatch(ms, w)
-				sc.paths, sc.hosts, sc.methods = m.paths, m.hosts, m.methods
+				rw := w
+				if service {
+					rw += " route " + r.Name
+				}
+				rs, rws = append(rs, r), append(rws, rw)
 			}
-			out = append(out, sc)
+			if len(rs) == 0 {
+				t.same(w, "no route runs it: not imported.")
+				continue
+			}
+			out = append(out, t.kongAuthScopes(sc, rs, rws)...)
 		}
 	}
 	return out
@@ -321,41 +331,6 @@ func (t *Translation) kongPluginScopes(ps []kongPlugin, where, name string, rout
 // kongAnonymousSame says how limit_by consumer counts without an
 // authentication plugin.
 const kongAnonymousSame = "no authentication plugin in the file names a consumer, so Kong counted every request by its address (its fallback), and so does sluice; if one runs from elsewhere, import the file with it"
-
-// kongAuthPlugins are Kong's plugins that name a request's consumer.
-var kongAuthPlugins = []string{"key-auth", "key-auth-enc", "basic-auth", "hmac-auth", "jwt", "oauth2", "ldap-auth", "ldap-auth-advanced", "openid-connect", "mtls-auth", "session"}
-
-// isKongAuth reports whether p is an enabled plugin that names a request's
-// consumer.
-func isKongAuth(p kongPlugin) bool {
-	return slices.Contains(kongAuthPlugins, p.Name) && (p.Enabled == nil || *p.Enabled)
-}
-
-// kongUnauthRoutes names the routes of services and routes (a route's
-// service's plugins run on it) that no authentication plugin runs on,
-// the global plugins left aside.
-func kongUnauthRoutes(services []kongService, routes []kongRoute) []string {
-	var out []string
-	name := func(r kongRoute) string {
-		if r.Name == "" {
-			return strings.Join(r.Paths, " ")
-		}
-		return r.Name
-	}
-	for _, s := range services {
-		for _, r := range s.Routes {
-			if !slices.ContainsFunc(s.Plugins, isKongAuth) && !slices.ContainsFunc(r.Plugins, isKongAuth) {
-				out = append(out, name(r))
-			}
-		}
-	}
-	for _, r := range routes {
-		if !slices.ContainsFunc(r.Plugins, isKongAuth) {
-			out = append(out, name(r))
-		}
-	}
-	return out
-}
 
 // kongKeyAuth reads where the key-auth plugins of ps read a consumer's key:
 // the headers of their key_names become the API key headers

@@ -76,21 +76,30 @@ func (t *Translation) kongConsumers(consumers []kongConsumer, groups []kongConsu
 		if n > len(routes) {
 			more = fmt.Sprintf(" and %d more", n-len(routes))
 		}
-		t.differs("consumers", "no authentication plugin runs on route %s%s, so Kong names no consumer there and limits a request as the route's other plugins do; sluice gives a listed key its plan (%s) on every path, there too. To keep Kong's behaviour, make the consumers' limits rules that match the authenticated routes (match.paths and match.plans) and give those plans the imported plan's limits.",
-			strings.Join(routes, ", route "), more, strings.Join(plans, ", "))
+		if t.kongAuthed != nil {
+			t.same("consumers", "no authentication plugin runs on route %s%s, so Kong names no consumer there and runs the route's other plugins; the limits of plans %s are rules matching the routes with authentication (match.plans), the plans' own limit refuses nothing, and the rules of the plugins on the other routes apply to every plan's clients.",
+				strings.Join(routes, ", route "), more, strings.Join(plans, ", "))
+		} else {
+			t.differs("consumers", "no authentication plugin runs on route %s%s, so Kong names no consumer there and limits a request as the route's other plugins do; the routes with authentication have no path a rule can match, so sluice gives a listed key its plan (%s) on every path, there too.",
+				strings.Join(routes, ", route "), more, strings.Join(plans, ", "))
+		}
 	}
 	if t.kongAnonymous {
 		t.differs("consumers", "no authentication plugin in the file names a consumer, so Kong never ran the plugins of consumers and consumer groups; sluice gives their plans (%s) to the keys listed for them. Import the file with its authentication plugin, or delete those plans and keys.", strings.Join(plans, ", "))
 	}
 	scoped := 0
 	for i := range t.SluiceRules {
-		if len(t.SluiceRules[i].Plans) == 0 { // a group's own count keeps its plan
+		if len(t.SluiceRules[i].Plans) == 0 && !t.SluiceRules[i].everyPlan { // a group's own count keeps its plan
 			t.SluiceRules[i].Plans = []string{PlanName}
 			scoped++
 		}
 	}
 	if scoped > 0 {
-		t.same("consumers", "the rules made of the route, service and global plugins apply to the clients of plan %s only (match.plans): the plans of consumers and consumer groups (%s) are limited by their own plugin alone, as Kong runs a consumer's or its group's plugin in place of the others.", PlanName, strings.Join(plans, ", "))
+		where := ""
+		if t.kongAuthed != nil {
+			where = " on the routes with authentication"
+		}
+		t.same("consumers", "the rules made of the route, service and global plugins%s apply to the clients of plan %s only (match.plans): the plans of consumers and consumer groups (%s) are limited by their own plugin alone there, as Kong runs a consumer's or its group's plugin in place of the others.", where, PlanName, strings.Join(plans, ", "))
 	}
 	return nil
 }
@@ -124,6 +133,7 @@ func (t *Translation) kongPlan(base, where string, p kongPlugin, group bool) (st
 	if err != nil {
 		return "", err
 	}
+	key := []string{"client"}
 	switch p.Config.LimitBy {
 	case "", "consumer", "credential":
 	case "consumer-group":
@@ -131,12 +141,28 @@ func (t *Translation) kongPlan(base, where string, p kongPlugin, group bool) (st
 			t.differs(where, "identifier consumer-group: Kong counts the consumer's group together; plan %s counts each key alone.", name)
 			break
 		}
-		t.SluiceRules = append(t.SluiceRules, Rule{Name: t.ruleName(name), Key: []string{"rule"}, Plans: []string{name}, Limits: ls})
+		key = []string{"rule"}
 		t.same(where, "identifier consumer-group: the group's consumers count together, as one count for every client of plan %s (rule %s, key rule).", name, name)
-		ls = []Limit{{Name: "unlimited", Algorithm: "fixed-window", Quantity: sluice.MaxQuantity, Window: time.Second, Shadow: true,
-			Source: where + ": the group's count is its rule"}}
 	default:
 		t.differs(where, "limit_by %s: plan %s counts each API key, as Kong counts per consumer.", p.Config.LimitBy, name)
+	}
+	if key[0] == "rule" || t.kongAuthed != nil {
+		// The plan's limits are a rule: of one count for the group, or
+		// of the routes where an authentication plugin names the consumer.
+		r := Rule{Name: t.ruleName(name), Key: key, Plans: []string{name}, Limits: ls}
+		if a := t.kongAuthed; a != nil {
+			r.Hosts, r.Methods = a.hosts, a.methods
+			for _, p := range a.paths {
+				for _, pat := range kongPathPatterns(p) {
+					if !slices.Contains(r.Paths, pat) {
+						r.Paths = append(r.Paths, pat)
+					}
+				}
+			}
+		}
+		t.SluiceRules = append(t.SluiceRules, r)
+		ls = []Limit{{Name: unlimited, Algorithm: "fixed-window", Quantity: sluice.MaxQuantity, Window: time.Second, Shadow: true,
+			Source: where + ": the plan's limits are rule " + r.Name}}
 	}
 	t.Plans = append(t.Plans, Plan{Name: name, Limits: ls})
 	return name, nil
@@ -184,7 +210,8 @@ func (t *Translation) kongKeys(c kongConsumer, plan, where string) {
 	if n == 0 {
 		t.differs(where, "plan %s holds the limits; the file has no key-auth credential of %s: list its keys under keys: (by SHA-256) with plan: %s.", plan, c.Username, plan)
 	} else {
-		t.same(where, "plan %s holds the limits, chosen by %s's %s (keys:, by SHA-256, never in clear), in place of the imported plan's, as Kong runs that plugin in place of the others.", plan, c.Username, plural(n, "key-auth credential"))
+		t.same(where, "plan %s holds the limits, chosen by %s's %s (keys:, by SHA-256, never in clear), in place of the imported plan's, as Kong runs that plugin in place of the others%s.", plan, c.Username, plural(n, "key-auth credential"),
+			map[bool]string{true: " where an authentication plugin names the consumer", false: ""}[t.kongAuthed != nil])
 	}
 	if n > 1 {
 		t.differs(where, "the consumer's %d credentials shared one count in Kong; in sluice each key counts alone.", n)

@@ -210,17 +210,17 @@ func (t *Translation) kongServiceScopes(g kongScope, services []kongService, loo
 			continue
 		}
 		where := fmt.Sprintf("%s for service %s", g.where, s.Name)
-		var ms []kongMatch
+		var rs []kongRoute
+		var rws []string
 		for _, r := range s.Routes {
 			if !hasOwnPlugin(r.Plugins, g.config.advanced) {
-				ms = append(ms, t.kongRouteMatch(r, where+" route "+r.Name))
+				rs, rws = append(rs, r), append(rws, where+" route "+r.Name)
 			}
 		}
-		if len(ms) == 0 {
+		if len(rs) == 0 {
 			continue
 		}
-		m := t.kongRoutesMatch(ms, where)
-		out = append(out, kongScope{where: where, name: "global-" + s.Name, paths: m.paths, hosts: m.hosts, methods: m.methods, config: g.config})
+		out = append(out, t.kongAuthScopes(kongScope{where: where, name: "global-" + s.Name, config: g.config}, rs, rws)...)
 		t.same(where, "Kong counts a global plugin's limit_by service per service, the service of the request's route: a rule of the service's routes (those without a plugin of their own), one count for them all (key rule).")
 	}
 	for _, r := range loose {
@@ -228,10 +228,9 @@ func (t *Translation) kongServiceScopes(g kongScope, services []kongService, loo
 			continue
 		}
 		where := fmt.Sprintf("%s for route %s", g.where, r.Name)
-		m := t.kongRouteMatch(r, where)
 		c := g.config
 		c.LimitBy = "ip"
-		out = append(out, kongScope{where: where, name: "global-" + r.Name, paths: m.paths, hosts: m.hosts, methods: m.methods, config: c})
+		out = append(out, t.kongAuthScopes(kongScope{where: where, name: "global-" + r.Name, config: c}, []kongRoute{r}, []string{where})...)
 		t.same(where, "the route has no service, so Kong's limit_by service falls back to the client's address: the route's rule counts per address.")
 	}
 	if len(out) == 0 && len(services) == 0 && len(loose) == 0 {

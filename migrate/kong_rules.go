@@ -52,7 +52,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 		if err != nil {
 			return err
 		}
-		r.Limits = ls
+		r.Limits, r.everyPlan = ls, s.unauth
 		ruleAt[i] = len(t.SluiceRules)
 		t.SluiceRules = append(t.SluiceRules, r)
 		if s.config.LimitBy == "path" {
@@ -133,6 +133,11 @@ func (t *Translation) kongRuleKey(s kongScope, r *Rule) error {
 		if t.kongAnonymous {
 			r.Key = []string{"ip/32/128"}
 			t.same(where, kongAnonymousSame+" (key ip/32/128).")
+			break
+		}
+		if s.unauth {
+			r.Key = []string{"ip/32/128"}
+			t.same(where, "no authentication plugin runs on these routes, so Kong names no consumer there and counts every request by its address (its fallback), whatever key it carries; so does the rule (key ip/32/128).")
 			break
 		}
 		t.APIKeyHeaders = t.kongKeyHeaders()

@@ -137,6 +137,10 @@ type Rule struct {
 	Cost *int64
 	// Limits are the rule's limits; their Global is false.
 	Limits []Limit
+	// everyPlan: the rule applies to the clients of every plan, even where
+	// the consumers' plans scope the others to the imported plan (Kong's
+	// plugins on routes where no consumer is named).
+	everyPlan bool
 }
 
 // leaveOut adds patterns, a place below r's paths whose own limits replace
@@ -264,6 +268,13 @@ type Translation struct {
 	// kongUnauthRoutes, for Format kong, name the routes no authentication
 	// plugin runs on when one runs on others: Kong names no consumer there.
 	kongUnauthRoutes []string
+	// kongConsumerPlans, for Format kong: a consumer or consumer group has
+	// a rate-limiting plugin, which becomes a plan.
+	kongConsumerPlans bool
+	// kongAuthed, for Format kong, is what the routes an authentication
+	// plugin runs on match, when it runs on some routes only (nil
+	// otherwise): where Kong runs the consumers' plugins.
+	kongAuthed *kongMatch
 	// claimHeaders, for Format envoy-gateway, are the request headers
 	// Envoy copies a verified token's claims into (canonical name → claim).
 	claimHeaders map[string]string

@@ -1,0 +1,178 @@
+package migrate
+
+import (
+	"slices"
+	"strings"
+)
+
+// kongAuthPlugins are Kong's plugins that name a request's consumer.
+var kongAuthPlugins = []string{"key-auth", "key-auth-enc", "basic-auth", "hmac-auth", "jwt", "oauth2", "ldap-auth", "ldap-auth-advanced", "openid-connect", "mtls-auth", "session"}
+
+// isKongAuth reports whether p is an enabled plugin that names a request's
+// consumer.
+func isKongAuth(p kongPlugin) bool {
+	return slices.Contains(kongAuthPlugins, p.Name) && (p.Enabled == nil || *p.Enabled)
+}
+
+// kongHasConsumerPlans reports whether a consumer or a consumer group has
+// an enabled rate-limiting plugin.
+func kongHasConsumerPlans(consumers []kongConsumer, groups []kongConsumerGroup) bool {
+	for _, c := range consumers {
+		if _, ok := kongLimitPlugin(c.Plugins); ok {
+			return true
+		}
+	}
+	for _, g := range groups {
+		if _, ok := kongLimitPlugin(g.Plugins); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// kongMarkAuthenticated marks the routes of services and the loose routes
+// that an authentication plugin runs on (the route's own or its
+// service's; the file has no global one), and names the others in
+// kongUnauthRoutes. When some routes are left and consumers have plans,
+// kongAuthed becomes what the authenticated routes match.
+func (t *Translation) kongMarkAuthenticated(services []kongService, routes []kongRoute) {
+	var authed []kongRoute
+	mark := func(r *kongRoute, service bool) {
+		r.authenticated = service || slices.ContainsFunc(r.Plugins, isKongAuth)
+		if r.authenticated {
+			authed = append(authed, *r)
+			return
+		}
+		name := r.Name
+		if name == "" {
+			name = strings.Join(r.Paths, " ")
+		}
+		t.kongUnauthRoutes = append(t.kongUnauthRoutes, name)
+	}
+	for i := range services {
+		s := &services[i]
+		for j := range s.Routes {
+			mark(&s.Routes[j], slices.ContainsFunc(s.Plugins, isKongAuth))
+		}
+	}
+	for j := range routes {
+		mark(&routes[j], false)
+	}
+	if len(t.kongUnauthRoutes) == 0 || len(authed) == 0 || !t.kongConsumerPlans {
+		return
+	}
+	var ms []kongMatch
+	for _, r := range authed {
+		ms = append(ms, t.kongRouteMatch(r, "consumers on route "+r.Name))
+	}
+	m := t.kongRoutesMatch(ms, "consumers' routes")
+	for _, p := range m.paths {
+		m.paths = slices.DeleteFunc(m.paths, func(q string) bool { return q == p && kongPathPatterns(q) == nil })
+	}
+	if len(m.paths) > 0 {
+		t.kongAuthed = &m
+	}
+}
+
+// kongSplits reports whether a plugin of configuration c counts apart on
+// the routes no authentication plugin runs on, where one runs on others:
+// Kong names no consumer there, so limit_by consumer (or credential)
+// counts by address, and the consumers' plans do not replace the plugin.
+func (t *Translation) kongSplits(c kongConfig) bool {
+	if len(t.kongUnauthRoutes) == 0 || t.kongAnonymous {
+		return false
+	}
+	return kongByConsumer(c) || t.kongConsumerPlans
+}
+
+// kongByConsumer reports whether c counts per consumer.
+func kongByConsumer(c kongConfig) bool {
+	return c.LimitBy == "" || c.LimitBy == "consumer" || c.LimitBy == "credential"
+}
+
+// kongAuthScopes returns sc on routes rs (rws[i] names where rs[i]'s match
+// is reported): one scope matching them all, or, when sc's plugin counts
+// apart where no consumer is named (kongSplits), one for the routes an
+// authentication plugin runs on and one (unauth) for the others.
+func (t *Translation) kongAuthScopes(sc kongScope, rs []kongRoute, rws []string) []kongScope {
+	split := t.kongSplits(sc.config)
+	var groups [2][]kongMatch // authenticated routes, the others
+	for i, r := range rs {
+		g := 0
+		if split && !r.authenticated {
+			g = 1
+		}
+		groups[g] = append(groups[g], t.kongRouteMatch(r, rws[i]))
+	}
+	var out []kongScope
+	for g, ms := range groups {
+		if len(ms) == 0 {
+			continue
+		}
+		s := sc
+		if g == 1 {
+			s.unauth = true
+			if len(groups[0]) > 0 {
+				s.where, s.name = sc.where+" on routes without authentication", sc.name+"-noauth"
+				t.kongSplitCount(sc)
+			}
+		}
+		m := t.kongRoutesMatch(ms, s.where)
+		s.paths, s.hosts, s.methods = m.paths, m.hosts, m.methods
+		out = append(out, s)
+	}
+	return out
+}
+
+// kongUnauthenticatedScopes adds after each global plugin that counts
+// apart where no consumer is named (kongSplits) a scope of the routes no
+// authentication plugin runs on and no plugin of its own name replaces
+// it on; the global plugin's rule then leaves them out.
+func (t *Translation) kongUnauthenticatedScopes(scopes []kongScope, services []kongService, loose []kongRoute) []kongScope {
+	for i := 0; i < len(scopes); i++ {
+		g := scopes[i]
+		if g.paths != nil || !t.kongSplits(g.config) {
+			continue
+		}
+		var rs []kongRoute
+		var rws []string
+		where := g.where + " on routes without authentication"
+		for _, s := range services {
+			if hasOwnPlugin(s.Plugins, g.config.advanced) {
+				continue
+			}
+			for _, r := range s.Routes {
+				if !r.authenticated && !hasOwnPlugin(r.Plugins, g.config.advanced) {
+					rs, rws = append(rs, r), append(rws, where+" route "+r.Name)
+				}
+			}
+		}
+		for _, r := range loose {
+			if !r.authenticated && !hasOwnPlugin(r.Plugins, g.config.advanced) {
+				rs, rws = append(rs, r), append(rws, where+" route "+r.Name)
+			}
+		}
+		if len(rs) == 0 {
+			continue
+		}
+		t.kongSplitCount(g)
+		u := g
+		u.where, u.name = where, g.name+"-noauth"
+		us := t.kongAuthScopes(u, rs, rws)
+		scopes = slices.Insert(scopes, i+1, us...)
+		i += len(us)
+	}
+	return scopes
+}
+
+// kongSplitCount says how the plugin of sc counts once split by
+// authentication: exactly as Kong where it counts per consumer (Kong's
+// identifier is the consumer on the authenticated routes and the address
+// on the others, never one count for both), otherwise one count become two.
+func (t *Translation) kongSplitCount(sc kongScope) {
+	if kongByConsumer(sc.config) {
+		t.same(sc.where, "an authentication plugin runs on some of its routes only: on those Kong counts per consumer, on the others it names no consumer and counts per address, whatever key a request carries. Two rules say the same: the routes with authentication keyed by API key, the others by address (key ip/32/128), for the clients of every plan.")
+		return
+	}
+	t.differs(sc.where, "an authentication plugin runs on some of its routes only, and the consumers' plugins replace this one only where it names a consumer: sluice's rules for the routes with and without authentication are two, the second for the clients of every plan, so a client that Kong counted once (limit_by %s) on both has each rule's limit on each.", sc.config.LimitBy)
+}
