@@ -653,8 +653,8 @@ spec:
 				"slow paths=[] key=[header:X-Tenant] header_from=any fallback=shared | per-minute: leaky-bucket 6 per 1m0s burst 1 max-wait 500ms",
 				"by-host paths=[] key=[host] | per-second: leaky-bucket 1000 per 1s burst 100 max-wait 500µs",
 			},
-			same:    []string{"one bucket per value of X-Tenant, whoever sends it", "one bucket for every request without it", "requestHost: one bucket per host name"},
-			differs: []string{"middlewares: Traefik applies each middleware to the routers that name it; the file has no routers"},
+			same:    []string{"one bucket per value of X-Tenant, whoever sends it", "one bucket for every request without it"},
+			differs: []string{"middlewares: Traefik applies each middleware to the routers that name it; the file has no routers", "requestHost: Traefik keys by the Host header as the client wrote it"},
 		},
 		{
 			name:   "routers make a rule of each middleware they name, on their hosts and paths",

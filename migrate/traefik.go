@@ -371,7 +371,6 @@ func (t *Translation) traefikSource(name string, rl *traefikRateLimit, r *Rule) 
 		t.same(where, "one bucket per value of %s, whoever sends it (header_from: any), and one bucket for every request without it (fallback: shared), as Traefik keeps them.", h)
 	default:
 		r.Key = []string{"host"}
-		t.same(where, "requestHost: one bucket per host name (key host).")
-		t.differs(where, "requestHost: Traefik keys by the Host as the client wrote it, port and case included, so api.example.com:8443, API.example.com and api.example.com were three buckets there; sluice's key host drops the port, the case and a final dot, so they share one bucket here, and a client that varied the spelling of its Host got more there than it gets here.")
+		t.differs(where, "requestHost: Traefik keys by the Host header as the client wrote it, port and case included, so Example.com, example.com and example.com:443 were three buckets there, each holding the whole burst; sluice's key host is the host name in lower case without its port or final dot, so they are one bucket here, the limit as written. The difference is deliberate: Traefik's routers match every such spelling as one host and send it to the same service, so its buckets let a client multiply its limit by respelling the Host, which a limit per host does not mean. sluice has no key of the Host as written.")
 	}
 }
