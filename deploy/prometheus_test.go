@@ -35,7 +35,10 @@ import (
 // from clients of every plan. Every recorded series, every series an alert
 // compares with its threshold, and every query of the Grafana dashboard
 // must evaluate to at least one series, and every rule must evaluate
-// without error.
+// without error. Every series, label and label value any expression of the
+// rules or query of the dashboard names must be one Prometheus holds, and
+// every label a legend or an alert's annotation shows one its query gives
+// (checkNamesAndLabels).
 func TestPrometheusEvaluatesRulesAndDashboard(t *testing.T) {
 	t.Parallel()
 	img := theImage(t)
@@ -119,6 +122,7 @@ rules:
 	if bad := unhealthyRules(t, prom); len(bad) > 0 {
 		t.Errorf("rules that did not evaluate cleanly:\n%s", strings.Join(bad, "\n"))
 	}
+	checkNamesAndLabels(t, prom)
 }
 
 // prometheusConfig is deploy/prometheus/prometheus.yml with its rule file
