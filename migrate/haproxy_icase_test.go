@@ -1,6 +1,7 @@
 package migrate_test
 
 import (
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -9,8 +10,11 @@ import (
 
 // TestImportHAProxyCaseInsensitiveHeaderValueIsReported: hdr(X) -i v
 // matches the value in any case, where a sluice rule's header match is
-// exact; the rule is imported with the value as written, and the report
-// says that other spellings of it escape the limit.
+// exact (no rule matches a header value in any case); the rule is
+// imported with the value as written, and the report says that other
+// spellings are neither counted nor refused, and that a rule per spelling
+// would count each apart. Served, the import limits X-Tier: free and not
+// X-Tier: FREE, which HAProxy refuses too.
 func TestImportHAProxyCaseInsensitiveHeaderValueIsReported(t *testing.T) {
 	tr, err := migrate.Import("haproxy", `frontend fe
     bind :80
@@ -24,12 +28,36 @@ func TestImportHAProxyCaseInsensitiveHeaderValueIsReported(t *testing.T) {
 	if len(tr.SluiceRules) != 1 || len(tr.SluiceRules[0].Headers) != 1 || tr.SluiceRules[0].Headers[0].Value != "free" {
 		t.Fatalf("rules %+v, want one matching X-Tier: free", tr.SluiceRules)
 	}
+	found := false
 	for _, d := range tr.Differences {
-		if !d.Same && strings.Contains(d.Text, "-i") && strings.Contains(d.Text, "FREE") {
-			return
+		if !d.Same && strings.Contains(d.Text, "-i") && strings.Contains(d.Text, "FREE") && strings.Contains(d.Text, "neither counted nor refused") && strings.Contains(d.Text, "each spelling apart") {
+			found = true
 		}
 	}
-	t.Errorf("no difference says that -i free also matches FREE, which sluice's rule does not: %+v", tr.Differences)
+	if !found {
+		t.Errorf("no difference says that -i free also matches FREE, which sluice's rule neither counts nor refuses, and that a rule per spelling counts each apart: %+v", tr.Differences)
+	}
+	h := serveImported(t, tr)
+	send := func(tier string) int {
+		r := httptest.NewRequest("GET", "/", nil)
+		r.RemoteAddr = "192.0.2.1:1234"
+		r.Header.Set("X-Tier", tier)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Code
+	}
+	n := 0
+	for range 25 {
+		if send("free") == 200 {
+			n++
+		}
+	}
+	if n != 20 {
+		t.Errorf("X-Tier: free: %d of 25 admitted, want 20", n)
+	}
+	if got := send("FREE"); got != 200 {
+		t.Errorf("X-Tier: FREE, which the rule does not match (the difference reported): %d, want 200", got)
+	}
 }
 
 // TestImportHAProxyCaseSensitiveHeaderValueSaysNothingOfCase: without -i

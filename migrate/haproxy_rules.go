@@ -379,8 +379,8 @@ func (t *Translation) haproxyMatch(r *Rule, atoms []haproxyAtom, where string) (
 				other = strings.ToLower(values[0])
 			}
 			if other != values[0] && slices.ContainsFunc(at.defs, func(d haproxyACL) bool { return d.icase }) {
-				t.differs(where+" header", "%s -i %s matches %s's value in any case (%s too); sluice's rule matches it only as written, so a request that sends it in another case is limited there and not here. Have clients send one spelling, or add a rule for each spelling they send.",
-					fetch, values[0], h, other)
+				t.differs(where+" header", "%s -i %s matches %s's value in any case (%s too), so HAProxy refuses every spelling over the limit; sluice's rules match a header's value only as written (they have no match in any case), so a request whose %s is %s or another spelling but %s is neither counted nor refused by this rule: a client escapes the limit by changing the case. Have the clients, or a proxy in front of sluice, send one spelling. A rule for each other spelling would count each spelling apart, a client that mixes them getting the limit once for each.",
+					fetch, values[0], h, other, h, other, values[0])
 			}
 		case fetch == "src" && at.neg && len(values) > 0:
 			for _, v := range values {
