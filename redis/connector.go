@@ -142,7 +142,8 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 			a.parked = a.parked[:n-1]
 			leave()
 			p.timer.Stop()
-			return p.conn, nil
+			dl, _ := ctx.Deadline()
+			return setUpBy(p.conn, dl), nil
 		}
 		if a.failures != failures {
 			err := a.err
