@@ -110,7 +110,9 @@ func plainDial(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (
 // makes before ctx's deadline, waiting at most d.Timeout (rueidis's dial
 // timeout, the store's Timeout): a caller with more time (the watch, a
 // first connection) holds no more than that the calls that wait for its
-// connection. An error is the dial's, or a timeout wrapping
+// connection, nor, since the connection returned is closed at that same
+// deadline unless it has read a reply by then (see settingUp), with its
+// HELLO. An error is the dial's, or a timeout wrapping
 // context.DeadlineExceeded (the dial goes on), or ctx's error, or one
 // wrapping net.ErrClosed once c is closed.
 func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (net.Conn, error) {
