@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -165,7 +166,8 @@ func jwtPlanField(i int) string { return fmt.Sprintf("jwt:%d.plan", i) }
 func (d *decoder) jwt(n *yaml.Node, path string, raw *rawConfig, i int) *JWT {
 	j := &JWT{}
 	before := len(d.Errs)
-	d.Mapping(n, path, map[string]field{
+	read := map[string]*yaml.Node{} // each key's value, for jwtOptionsError
+	fields := map[string]field{
 		"name": func(n *yaml.Node, p string) { j.Name = d.label(n, p) },
 		"plan": func(n *yaml.Node, p string) {
 			j.Plan = d.Str(n, p)
@@ -216,7 +218,11 @@ func (d *decoder) jwt(n *yaml.Node, path string, raw *rawConfig, i int) *JWT {
 				d.Errorf(n, p, "%v is too often: at least %v (a key the provider rotates in is fetched when a token names it)", j.Refresh, minJWKSRefresh)
 			}
 		},
-	})
+	}
+	for key, f := range fields {
+		fields[key] = func(n *yaml.Node, p string) { read[key] = n; f(n, p) }
+	}
+	d.Mapping(n, path, fields)
 	sources := 0
 	for _, set := range []bool{j.JWKSURL != "", j.Discover, j.JWKSFile != "", j.SecretFile != ""} {
 		if set {
@@ -230,8 +236,39 @@ func (d *decoder) jwt(n *yaml.Node, path string, raw *rawConfig, i int) *JWT {
 		d.Errorf(n, path+".ca_file", "only for a jwks_url or discover, whose server's certificate it checks")
 	case len(d.Errs) == before:
 		if err := j.Options().Validate(); err != nil {
-			d.Errorf(n, path, "%v", err)
+			d.jwtOptionsError(n, path, read, err)
 		}
 	}
 	return j
+}
+
+// jwtKeys are the keys of an issuer's mapping by the field of jwt.Options
+// each sets.
+var jwtKeys = map[string]string{"KeysURL": "jwks_url", "Keys": "jwks_file", "Secret": "secret_file", "Discover": "discover",
+	"Issuer": "issuer", "Audiences": "audiences", "SubjectClaim": "subject_claim", "SubjectPrefix": "subject_prefix",
+	"PlanClaim": "plan_claim", "Algorithms": "algorithms", "Leeway": "leeway", "Refresh": "refresh"}
+
+// jwtWords names the fields of jwt.Options in the words of the file.
+var jwtWords = strings.NewReplacer("Keys or KeysURL", "jwks_url or jwks_file", "KeysURL", "jwks_url",
+	"Secret", "secret_file", "Discover", "discover", "Issuer", "issuer")
+
+// jwtOptionsError reports err, jwt.Options.Validate's of the issuer read
+// from n at path ("jwt: Field: message"), at the key that set Field (read
+// holds each key's value), with its message in the file's words; an
+// audience at its place in the list. An error of no key read is reported
+// at n.
+func (d *decoder) jwtOptionsError(n *yaml.Node, path string, read map[string]*yaml.Node, err error) {
+	field, msg, ok := strings.Cut(strings.TrimPrefix(err.Error(), "jwt: "), ": ")
+	key, known := jwtKeys[field]
+	at := read[key]
+	if !ok || !known || at == nil {
+		d.Errorf(n, path, "%v", err)
+		return
+	}
+	p := path + "." + key
+	var i int
+	if _, scanErr := fmt.Sscanf(msg, "[%d] ", &i); scanErr == nil && at.Kind == yaml.SequenceNode && i < len(at.Content) {
+		at, p, msg = at.Content[i], fmt.Sprintf("%s[%d]", p, i), strings.TrimPrefix(msg, fmt.Sprintf("[%d] ", i))
+	}
+	d.Errorf(at, p, "%s", jwtWords.Replace(msg))
 }

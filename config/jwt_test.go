@@ -85,18 +85,18 @@ func TestJWTSectionErrorsNameTheirPlace(t *testing.T) {
 	for _, c := range []struct{ name, yaml, want string }{
 		{"no keys", "identity:\n  jwt: {issuer: x}\n", "bad.yaml:2:8: identity.jwt: name exactly one of jwks_url, discover, jwks_file and secret_file"},
 		{"two sources", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", secret_file: /dev/null}\n", "identity.jwt"},
-		{"plain http", "identity:\n  jwt: {jwks_url: \"http://auth.example.com/k\"}\n", "bad.yaml:2:8: identity.jwt: "},
-		{"none", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", algorithms: [none]}\n", "bad.yaml:2:8: identity.jwt: "},
-		{"HS with keys", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", algorithms: [HS256]}\n", "bad.yaml:2:8: identity.jwt: "},
+		{"plain http", "identity:\n  jwt: {jwks_url: \"http://auth.example.com/k\"}\n", "bad.yaml:2:19: identity.jwt.jwks_url: "},
+		{"none", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", algorithms: [none]}\n", "bad.yaml:2:54: identity.jwt.algorithms: "},
+		{"HS with keys", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", algorithms: [HS256]}\n", "bad.yaml:2:54: identity.jwt.algorithms: "},
 		{"unknown field", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", claims: [x]}\n", "identity.jwt.claims: unknown field"},
 		{"ca_file without jwks_url", "identity:\n  jwt: {secret_file: /dev/null, ca_file: /dev/null}\n", "identity.jwt.ca_file: only for a jwks_url"},
 		{"ca_file not PEM", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", ca_file: jwt_test.go}\n", "identity.jwt.ca_file: "},
-		{"discover without an issuer", "identity:\n  jwt: {discover: true}\n", "bad.yaml:2:8: identity.jwt: jwt: Discover: needs Issuer"},
+		{"discover without an issuer", "identity:\n  jwt: {discover: true}\n", "bad.yaml:2:19: identity.jwt.discover: needs issuer"},
 		{"discover and a jwks_url", "identity:\n  jwt: {discover: true, issuer: \"https://a.example/\", jwks_url: \"https://a.example/k\"}\n", "name exactly one of"},
 		{"leeway too long", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", leeway: 1h}\n", "identity.jwt.leeway: 1h0m0s is more than clocks disagree by: at most 10m0s"},
 		{"refresh too often", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", refresh: 5s}\n", "bad.yaml:2:51: identity.jwt.refresh: 5s is too often: at least 1m0s"},
 		{"missing file", "identity:\n  jwt: {jwks_file: /nonexistent/jwks.json}\n", "identity.jwt.jwks_file: "},
-		{"subject_prefix with a space", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", subject_prefix: \"a b\"}\n", "bad.yaml:2:8: identity.jwt: jwt: SubjectPrefix: \"a b\": at most 64 bytes"},
+		{"subject_prefix with a space", "identity:\n  jwt: {jwks_url: \"https://a.example/k\", subject_prefix: \"a b\"}\n", "bad.yaml:2:58: identity.jwt.subject_prefix: \"a b\": at most 64 bytes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := config.Parse("bad.yaml", []byte(c.yaml+jwtPlans))
@@ -188,5 +188,52 @@ func TestTokenHeaders(t *testing.T) {
 	_, err = config.Parse("bad.yaml", []byte("identity:\n  token_headers: [X-Token]\n"+jwtPlans))
 	if want := `bad.yaml:2:18: identity.token_headers: tokens are read only to be verified: set identity.jwt too`; err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("token headers without identity.jwt: %v, want %s", err, want)
+	}
+}
+
+// What the verifier's options refuse is told at the YAML key it was read
+// from, in the file's words: jwks_url, not jwt.Options' KeysURL, and at
+// that key's line rather than at the issuer's mapping.
+func TestJWTOptionsErrorsAreAtTheirKey(t *testing.T) {
+	dir := t.TempDir()
+	short := filepath.Join(dir, "short.secret")
+	os.WriteFile(short, []byte("ab\n"), 0o600)
+	secret := filepath.Join(dir, "32.secret")
+	os.WriteFile(secret, []byte(strings.Repeat("s", 32)), 0o600)
+	notASet := filepath.Join(dir, "jwks.json")
+	os.WriteFile(notASet, []byte("[]"), 0o600)
+	for _, c := range []struct{ name, jwt, want string }{
+		{"a jwks_url that does not parse", "    jwks_url: \"http://[::1\"\n",
+			`bad.yaml:3:15: identity.jwt.jwks_url: parse "http://[::1": missing ']' in host`},
+		{"a jwks_url over plain http", "    jwks_url: \"http://auth.example.com/k\"\n",
+			`bad.yaml:3:15: identity.jwt.jwks_url: "http://auth.example.com/k": http:// only to a loopback host`},
+		{"a secret_file too short", "    secret_file: " + short + "\n",
+			`bad.yaml:3:18: identity.jwt.secret_file: 2 bytes, at least 32 are needed`},
+		{"a jwks_file that is no JWK Set", "    jwks_file: " + notASet + "\n",
+			`bad.yaml:3:16: identity.jwt.jwks_file: not a JWK Set`},
+		{"an algorithm of no signature", "    jwks_url: \"https://a.example/k\"\n    algorithms: [none]\n",
+			`bad.yaml:4:17: identity.jwt.algorithms: "none" is never accepted`},
+		{"an HMAC algorithm with a jwks_url", "    jwks_url: \"https://a.example/k\"\n    algorithms: [RS256, HS256]\n",
+			`bad.yaml:4:17: identity.jwt.algorithms: HS256 cannot be accepted with jwks_url or jwks_file: HMAC and public-key algorithms are never mixed`},
+		{"an algorithm the secret is too short for", "    secret_file: " + secret + "\n    algorithms: [HS512]\n",
+			`bad.yaml:4:17: identity.jwt.algorithms: HS512 needs a secret_file of at least 64 bytes (RFC 7518 section 3.2), not 32`},
+		{"discover without an issuer", "    discover: true\n",
+			`bad.yaml:3:15: identity.jwt.discover: needs issuer, whose discovery document names the keys`},
+		{"discover with an issuer that is no URL", "    discover: true\n    issuer: auth\n",
+			`bad.yaml:4:13: identity.jwt.issuer: with discover: `},
+		{"a subject_prefix with a space", "    jwks_url: \"https://a.example/k\"\n    subject_prefix: \"a b\"\n",
+			`bad.yaml:4:21: identity.jwt.subject_prefix: "a b": at most 64 bytes`},
+		{"an empty audience", "    jwks_url: \"https://a.example/k\"\n    audiences: [api, \"\"]\n",
+			`bad.yaml:4:22: identity.jwt.audiences[1]: is empty`},
+		{"one of several issuers", "    - {name: a, issuer: \"https://a.example/\", jwks_url: \"https://a.example/k\"}\n" +
+			"    - {name: b, issuer: \"https://b.example/\", jwks_url: \"ftp://b.example/k\"}\n",
+			`bad.yaml:4:57: identity.jwt[1].jwks_url: "ftp://b.example/k" is not an https:// URL`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := config.Parse("bad.yaml", []byte("identity:\n  jwt:\n"+c.jwt+jwtPlans))
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Fatalf("error:\n%v\nwant it to start:\n%s", err, c.want)
+			}
+		})
 	}
 }
