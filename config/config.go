@@ -170,8 +170,9 @@ type Redis struct {
 	Instances int
 	// Replicas, when above 0 (standalone or Sentinel), makes every write
 	// wait until that many replicas hold it, at most ReplicaWait (0:
-	// redis.DefaultReplicaWait, 20ms), which Load refuses unless it is
-	// below Timeout, the bound of the write's whole round trip: a write no
+	// redis.DefaultReplicaWait, 20ms), a whole number of milliseconds
+	// (WAIT's unit), which Load refuses unless it is below Timeout, the
+	// bound of the write's whole round trip, written or left out: a write no
 	// replica has copied in time is a store error, decided by
 	// OnStoreError, so that a failover cannot forget a decision
 	// (redis.Options.Replicas; it costs decisions/s, see RELIABILITY.md).

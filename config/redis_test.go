@@ -270,3 +270,55 @@ func TestReplicaWaitIsBelowTheTimeout(t *testing.T) {
 		}
 	}
 }
+
+// With replicas and no replica_wait, each write waits for its replicas up
+// to redis.DefaultReplicaWait (20ms), within the same timeout: a timeout
+// at or below it loaded (replica_wait left out was never compared), and a
+// write whose replicas took longer than the timeout failed as a timeout
+// instead of waiting as long as the default says. It is refused at the
+// timeout's line, as a replica_wait written at or past the timeout is.
+func TestTheDefaultReplicaWaitIsBelowTheTimeout(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, c := range []struct{ redis, want string }{
+		{`{addresses: ["r:6379"], replicas: 1, timeout: 20ms}`,
+			`w.yaml:3:75: store.redis.timeout: 20ms is not above replica_wait (20ms when left out), a wait the timeout bounds: give a longer timeout, or a shorter replica_wait`},
+		{`{addresses: ["r:6379"], timeout: 5ms, replicas: 2}`,
+			`w.yaml:3:62: store.redis.timeout: 5ms is not above replica_wait (20ms when left out), a wait the timeout bounds: give a longer timeout, or a shorter replica_wait`},
+	} {
+		_, err := config.Parse("w.yaml", []byte(plans+"store: {type: redis, redis: "+c.redis+"}\n"))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n%v\nwant exactly:\n%s", c.redis, err, c.want)
+		}
+	}
+	for _, ok := range []string{
+		`{addresses: ["r:6379"], replicas: 1, timeout: 21ms}`,
+		`{addresses: ["r:6379"], replicas: 1, timeout: 10ms, replica_wait: 5ms}`,
+		`{addresses: ["r:6379"], timeout: 5ms}`,
+		`{addresses: ["r:6379"], replicas: 0, timeout: 5ms}`,
+	} {
+		if _, err := config.Parse("w.yaml", []byte(plans+"store: {type: redis, redis: "+ok+"}\n")); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}
+
+// Redis's WAIT counts whole milliseconds: a replica_wait of 1500us waited
+// 1ms, and one of 500us waited 1ms, twice what it said. One that is not a
+// whole number of milliseconds is refused at its line.
+func TestReplicaWaitIsWholeMilliseconds(t *testing.T) {
+	const plans = "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}\n"
+	for _, c := range []struct{ redis, want string }{
+		{`{addresses: ["r:6379"], replicas: 1, replica_wait: 1500us}`,
+			`w.yaml:3:80: store.redis.replica_wait: 1.5ms is not a whole number of milliseconds, which Redis's WAIT counts in`},
+		{`{addresses: ["r:6379"], replicas: 1, replica_wait: 500us}`,
+			`w.yaml:3:80: store.redis.replica_wait: 500µs is not a whole number of milliseconds, which Redis's WAIT counts in`},
+	} {
+		_, err := config.Parse("w.yaml", []byte(plans+"store: {type: redis, redis: "+c.redis+"}\n"))
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s:\n%v\nwant exactly:\n%s", c.redis, err, c.want)
+		}
+	}
+	if _, err := config.Parse("w.yaml", []byte(plans+"store: {type: redis, redis: {addresses: [\"r:6379\"], replicas: 1, replica_wait: 1ms}}\n")); err != nil {
+		t.Errorf("replica_wait 1ms: %v", err)
+	}
+}

@@ -14,6 +14,10 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
+// defaultReplicaWait is redis.DefaultReplicaWait, the wait of a write for
+// its replicas when replica_wait is left out, which the timeout must exceed.
+const defaultReplicaWait = 20 * time.Millisecond
+
 func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 	s.Type, s.MaxKeys = "memory", 1_000_000
 	s.Redis = Redis{Mode: "standalone", Timeout: 50 * time.Millisecond, OnStoreError: "local", Instances: 1}
@@ -24,7 +28,7 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 		"redis": func(n *yaml.Node, path string) {
 			r := &s.Redis
 			sentinelAt := map[string]*yaml.Node{} // where each sentinel_ field is
-			var dbNode, replicasNode, masterNameNode, replicaWaitNode *yaml.Node
+			var dbNode, replicasNode, masterNameNode, replicaWaitNode, timeoutNode *yaml.Node
 			d.Mapping(n, path, map[string]field{
 				"mode":        func(n *yaml.Node, p string) { r.Mode = d.OneOf(n, p, "standalone", "sentinel", "cluster") },
 				"addresses":   func(n *yaml.Node, p string) { r.Addresses = d.dialAddresses(n, p) },
@@ -47,7 +51,7 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 				},
 				"tls":             func(n *yaml.Node, p string) { d.clientTLS(n, p, &r.TLS) },
 				"db":              func(n *yaml.Node, p string) { r.DB, dbNode = int(d.Int(n, p, 0, 1<<16)), n },
-				"timeout":         func(n *yaml.Node, p string) { r.Timeout = d.timeout(n, p) },
+				"timeout":         func(n *yaml.Node, p string) { r.Timeout, timeoutNode = d.timeout(n, p), n },
 				"on_store_error":  func(n *yaml.Node, p string) { r.OnStoreError = d.OneOf(n, p, "local", "allow", "deny") },
 				"instances":       func(n *yaml.Node, p string) { r.Instances = int(d.Int(n, p, 1, 10_000)) },
 				"replicas":        func(n *yaml.Node, p string) { r.Replicas, replicasNode = int(d.Int(n, p, 0, 64)), n },
@@ -79,6 +83,13 @@ func (d *decoder) store(n *yaml.Node, path string, s *Store) {
 			}
 			if replicaWaitNode != nil && r.Replicas == 0 && (replicasNode == nil || replicasNode.Value == "0") {
 				d.Errorf(replicaWaitNode, path+".replica_wait", "applies only with replicas above 0: without them no write waits")
+			}
+			if replicaWaitNode != nil && r.ReplicaWait%time.Millisecond != 0 {
+				d.Errorf(replicaWaitNode, path+".replica_wait", "%v is not a whole number of milliseconds, which Redis's WAIT counts in", r.ReplicaWait)
+			}
+			if replicaWaitNode == nil && r.Replicas > 0 && timeoutNode != nil && r.Timeout > 0 && r.Timeout <= defaultReplicaWait {
+				d.Errorf(timeoutNode, path+".timeout", "%v is not above replica_wait (%v when left out), a wait the timeout bounds: "+
+					"give a longer timeout, or a shorter replica_wait", r.Timeout, defaultReplicaWait)
 			}
 			if replicaWaitNode != nil && r.ReplicaWait > 0 && r.Timeout > 0 && r.ReplicaWait >= r.Timeout {
 				d.Errorf(replicaWaitNode, path+".replica_wait", "%v is not below timeout (%v), which bounds a write's round trip, "+
