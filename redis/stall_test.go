@@ -1,0 +1,81 @@
+package redis_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/redis"
+)
+
+// A Redis that stalls (its process stopped: the kernel still accepts
+// connections, nothing answers) is decided around: every call is decided
+// by on_store_error and none waits past its Timeout (plus scheduling
+// noise), neither while the connection that no longer answers is kept nor
+// while new ones are made to a Redis that answers no HELLO. (Under local,
+// the first call back on Redis also charges what was admitted meanwhile,
+// a round trip of its own: deny keeps this test to the connection's.)
+func TestAStalledRedisHoldsNoCallPastItsTimeout(t *testing.T) {
+	srv := redistest.Standalone(t)
+	st, err := redis.Open(context.Background(), redis.Options{Addrs: []string{srv.Addr}, OnStoreError: failover.Deny})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	waitFor(t, func() bool { return st.Ping(context.Background()) == nil })
+
+	limit := sluice.FixedWindow(1_000_000_000, time.Hour)
+	var calls, errs, late atomic.Int64
+	var mu sync.Mutex
+	var worst time.Duration
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			checks := []sluice.Check{{Key: string(rune('a' + g)), Limit: limit, Cost: 1}}
+			out := make([]sluice.Status, 1)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				start := time.Now()
+				err := st.Apply(context.Background(), checks, out)
+				took := time.Since(start)
+				calls.Add(1)
+				if err != nil {
+					errs.Add(1)
+				}
+				// The default Timeout, 50 ms, plus scheduling noise on a
+				// busy machine.
+				if took > 80*time.Millisecond {
+					late.Add(1)
+				}
+				mu.Lock()
+				worst = max(worst, took)
+				mu.Unlock()
+				time.Sleep(time.Millisecond)
+			}
+		})
+	}
+	time.Sleep(200 * time.Millisecond)
+	srv.Pause()
+	time.Sleep(3 * time.Second)
+	srv.Resume()
+	time.Sleep(time.Second)
+	close(stop)
+	wg.Wait()
+	t.Logf("%d calls, %d errors, %d past 80 ms, slowest %v; failover %+v", calls.Load(), errs.Load(), late.Load(), worst, st.Failover().Stats())
+	if errs.Load() != 0 {
+		t.Errorf("%d of %d calls returned an error instead of a fallback decision", errs.Load(), calls.Load())
+	}
+	if late.Load() != 0 {
+		t.Errorf("%d of %d calls returned more than 80 ms after they started, the slowest after %v: past the 50 ms Timeout", late.Load(), calls.Load(), worst)
+	}
+}
