@@ -67,11 +67,12 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 		}
 		r := &t.SluiceRules[ruleAt[i]]
 		own := r.Paths
-		if s.paths == nil { // the global plugin's: the routes no other plugin covers
+		var ownRoutes []string // the global plugin's: the Kong paths of the routes it runs on
+		if s.paths == nil {    // the global plugin's: the routes no other plugin covers
 			own = nil
 			for _, p := range allPaths {
 				if !slices.ContainsFunc(scopes, func(o kongScope) bool { return o.config.advanced == s.config.advanced && slices.Contains(o.paths, p) }) {
-					own = append(own, kongPathPatterns(p)...)
+					own, ownRoutes = append(own, kongPathPatterns(p)...), append(ownRoutes, p)
 				}
 			}
 		}
@@ -93,8 +94,11 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 				continue
 			}
 			if !covers(o.hosts, o.methods, r.Hosts, r.Methods) {
-				t.differs(o.where, "Kong routes a request to one route, and runs the most specific rate-limiting plugin there; the rule of the %s also matches this plugin's paths on hosts or methods other than its routes', and leaving the paths out (except_paths) would leave those out too: its requests also count against that rule.", s.where)
-				continue
+				if s.paths != nil || kongTakenBy(ownRoutes, o.paths) {
+					t.differs(o.where, "Kong routes a request to one route, and runs the most specific rate-limiting plugin there; the rule of the %s also matches this plugin's paths on hosts or methods other than its routes', and leaving the paths out (except_paths) would leave those out too: its requests also count against that rule.", s.where)
+					continue
+				}
+				t.same(o.where, "requests on its paths of other hosts or methods than its routes' match no route the %s runs on: Kong answers them 404 before any plugin, so the rule of the %s may leave the paths out on every host and method.", s.where, s.where)
 			}
 			var theirs []string
 			for _, p := range o.paths {
@@ -115,6 +119,16 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 		}
 	}
 	return nil
+}
+
+// kongTakenBy reports whether a route of Kong path routes (string
+// prefixes, or regular expressions) may take a request on one of paths,
+// where those of another host or method than paths' routes go: a
+// regular expression may match any path, a prefix the paths it starts.
+func kongTakenBy(routes, paths []string) bool {
+	return slices.ContainsFunc(routes, func(p string) bool {
+		return !strings.HasPrefix(p, "/") || slices.ContainsFunc(paths, func(q string) bool { return strings.HasPrefix(q, p) || !strings.HasPrefix(q, "/") })
+	})
 }
 
 // atLeastAsSpecific reports whether route scope o matches by every
