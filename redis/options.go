@@ -147,7 +147,13 @@ type Options struct {
 	// and TLS handshake go on in the background past the call's deadline
 	// (for up to 5 s), and the next call finds it made (it is kept for up
 	// to 10 s) and spends only HELLO, then its own round trip (two after
-	// Redis lost its scripts, say on a restart). A call that times out
+	// Redis lost its scripts, say on a restart). Every call to a node
+	// waits for the new connection to it that another call is making
+	// (rueidis makes one at a time): a new connection that has answered
+	// nothing by the deadline of the call that needed it (that call's
+	// context's, or Timeout after its dial began) is closed then, so that
+	// a call with more time, such as Open's watch or a Ping, holds the
+	// others no longer than a Timeout. A call that times out
 	// leaves its connection to the next; one that answers nothing, not
 	// even a PING, for about a second plus Timeout is dropped. Timeout
 	// must therefore exceed a round trip to Redis plus Redis's own time,
@@ -231,10 +237,15 @@ func (o Options) storeOptions() []Option {
 // is off: the store's scripts read and write in one step and gain nothing
 // from it. Its DialCtxFn makes each connection's TCP connect and TLS
 // handshake in the background (see Options.Timeout), which a client's
-// Close does not end: after the Close of a client made from this
-// configuration with rueidis.NewClient, a dial may go on for up to 5 s and
-// the connection it makes stay open for up to 10 s more. NewClient's
-// client ends them in its Close.
+// Close does not end, rueidis telling a dial function nothing of it: after
+// the Close of a client made from this configuration with
+// rueidis.NewClient, a dial under way goes on, on a goroutine of its own,
+// for up to 5 s, and a connection made after its caller gave up stays
+// open, unused, for up to 10 s more; then nothing of them is left. A
+// service whose Close must leave no goroutine and no connection (a leak
+// check, a shutdown that waits for Redis's clients to go) uses NewClient,
+// whose client ends them in its Close. Every client made from one
+// returned configuration shares its dials.
 func (o Options) ClientOption() (rueidis.ClientOption, error) {
 	co, _, err := o.clientOption()
 	return co, err
