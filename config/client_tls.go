@@ -75,11 +75,11 @@ func (t ClientTLS) Roots() (*x509.CertPool, error) {
 	}
 	pem, err := readBounded(t.CAFile, maxPEMBytes)
 	if err != nil {
-		return nil, fmt.Errorf("tls: CA: %w", err)
+		return nil, &fileError{key: "ca_file", label: "tls: CA", err: err}
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("tls: CA: %s holds no PEM certificate", t.CAFile)
+		return nil, &fileError{key: "ca_file", label: "tls: CA", err: fmt.Errorf("%s holds no PEM certificate", t.CAFile)}
 	}
 	return pool, nil
 }
@@ -88,11 +88,11 @@ func (t ClientTLS) Roots() (*x509.CertPool, error) {
 func (t ClientTLS) clientCertificate() (tls.Certificate, error) {
 	certPEM, err := readBounded(t.CertFile, maxPEMBytes)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("tls: client certificate: %w", err)
+		return tls.Certificate{}, &fileError{key: "cert_file", label: "tls: client certificate", err: err}
 	}
 	keyPEM, err := readBounded(t.KeyFile, maxPEMBytes)
 	if err != nil {
-		return tls.Certificate{}, fmt.Errorf("tls: client certificate: %w", err)
+		return tls.Certificate{}, &fileError{key: "key_file", label: "tls: client certificate", err: err}
 	}
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
@@ -124,6 +124,6 @@ func (d *decoder) clientTLS(n *yaml.Node, path string, t *ClientTLS) {
 		return
 	}
 	if _, err := t.Load(); err != nil {
-		d.Errorf(n, path, "%v", err)
+		d.tlsError(n, path, err)
 	}
 }

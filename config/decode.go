@@ -65,6 +65,16 @@ func keyNode(n *yaml.Node, key string) *yaml.Node {
 	return n
 }
 
+// valueOf returns the value of key in the mapping n, nil without one.
+func valueOf(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
 // hasMergeKey reports whether the mapping n has a merge key (<<), which
 // the decoder refuses.
 func hasMergeKey(n *yaml.Node) bool {

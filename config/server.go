@@ -184,7 +184,7 @@ func (d *decoder) tls(n *yaml.Node, path string, t *TLS, clientCA bool) {
 	}
 	if t.CertFile != "" && t.KeyFile != "" {
 		if _, err := t.Load(); err != nil {
-			d.Errorf(n, path, "%v", err)
+			d.tlsError(n, path, err)
 		}
 	}
 }
