@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,21 @@ func TestExampleConfigLoads(t *testing.T) {
 	}
 	if c.Identity.UnknownKeys != "ip" || c.Identity.IPv6Prefix != 64 || len(c.Identity.TrustedProxies) != 2 {
 		t.Errorf("identity %+v", c.Identity)
+	}
+}
+
+// Every configuration in examples/ loads, those added later included: a
+// test of each by name (TestExampleConfigLoads, TestRulesExampleLoads)
+// would leave a new one unread.
+func TestEveryExampleConfigurationLoads(t *testing.T) {
+	files, err := filepath.Glob("../examples/*.yaml")
+	if err != nil || len(files) < 2 {
+		t.Fatalf("examples: %v %v, want sluice.yaml and rules.yaml at least", files, err)
+	}
+	for _, f := range files {
+		if _, err := config.Load(f); err != nil {
+			t.Errorf("%s does not load:\n%v", f, err)
+		}
 	}
 }
 
