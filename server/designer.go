@@ -94,6 +94,9 @@ type designerResponse struct {
 	Result  *sim.Result     `json:"result"`
 	Chart   string          `json:"chart_svg"`
 	Skipped []sim.LineError `json:"skipped,omitempty"`
+	// Note says how the pattern replayed differs from the one asked for,
+	// fitted to the designer's bounds (fitPattern); empty when it does not.
+	Note string `json:"note,omitempty"`
 }
 
 // designerProblem is an RFC 9457 body with, for a simulation above a
@@ -115,7 +118,9 @@ func (s *Server) handleDesignerRun(w http.ResponseWriter, r *http.Request) {
 
 // handleRun answers a simulation request: 200 with the result; 400 for a
 // request that is not a simulation; 413 for a body above designerMaxBody;
-// 422 for a simulation above a bound (refused before it runs); 503 with
+// 422 for a simulation above a bound (refused before it runs), but for a
+// built-in pattern sized by its defaults, which is fitted to the bounds
+// and run, the answer's note saying how (fitPattern); 503 with
 // Retry-After when every slot is taken or when the run did not finish
 // within the timeout (the server's load, never the request's fault).
 func (d *designer) handleRun(w http.ResponseWriter, r *http.Request) {
@@ -126,14 +131,20 @@ func (d *designer) handleRun(w http.ResponseWriter, r *http.Request) {
 	req.Chart = "svg"
 	req.MaxArrivals, req.MaxWork = d.limits.maxArrivals, d.limits.maxWork
 	req.TraceReader = nil
-	if err := req.Validate(); err != nil {
+	asked, fit := req, sizedByDefault(req)
+	req, err := fitToBounds(req)
+	if err != nil {
 		writeSimError(w, err)
 		return
 	}
-	resp, err := d.simulate(r.Context(), req)
+	resp, req, err := d.simulate(r.Context(), req, fit)
 	switch {
 	case err == nil:
-		writeJSON(w, http.StatusOK, designerResponse{Result: resp.Result, Chart: string(resp.Chart), Skipped: resp.Skipped})
+		out := designerResponse{Result: resp.Result, Chart: string(resp.Chart), Skipped: resp.Skipped}
+		if fit {
+			out.Note = fitNote(asked, req, d.limits)
+		}
+		writeJSON(w, http.StatusOK, out)
 	case errors.Is(err, errDesignerBusy):
 		w.Header().Set("Retry-After", "1")
 		writeDesignerProblem(w, designerProblem{problem: problem{Type: httplimit.ProblemReducedCapacity,
@@ -165,12 +176,14 @@ func decodeDesignerBody(w http.ResponseWriter, r *http.Request, v any, what stri
 }
 
 // simulate runs req in a free slot, on one worker, within the timeout, or
-// returns errDesignerBusy at once when no slot is free.
-func (d *designer) simulate(ctx context.Context, req sim.Request) (*sim.Response, error) {
+// returns errDesignerBusy at once when no slot is free. With fit, a
+// pattern whose traffic, once built, is above a bound is fitted to the
+// bounds (fitPattern) and run again. It returns the request it ran.
+func (d *designer) simulate(ctx context.Context, req sim.Request, fit bool) (*sim.Response, sim.Request, error) {
 	select {
 	case d.slots <- struct{}{}:
 	default:
-		return nil, errDesignerBusy
+		return nil, req, errDesignerBusy
 	}
 	defer func() { <-d.slots }()
 	ctx, cancel := context.WithTimeout(ctx, d.limits.timeout)
@@ -178,14 +191,25 @@ func (d *designer) simulate(ctx context.Context, req sim.Request) (*sim.Response
 	select {
 	case d.workers <- struct{}{}:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, req, ctx.Err()
 	}
 	defer func() { <-d.workers }()
 	if d.running != nil {
 		d.running(ctx)
 	}
 	req.Background = true // one goroutine, on a thread of lower priority
-	return sim.Simulate(ctx, req)
+	for tries := 0; ; tries++ {
+		resp, err := sim.Simulate(ctx, req)
+		var tl *sim.TooLargeError
+		if !fit || tries == fitTries || !errors.As(err, &tl) {
+			return resp, req, err
+		}
+		fitted, ok := fitPattern(req, tl)
+		if !ok {
+			return resp, req, err
+		}
+		req = fitted
+	}
 }
 
 // writeSimError answers a simulation the request's parameters make
