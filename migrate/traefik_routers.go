@@ -189,7 +189,7 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 	for _, a := range uses {
 		for _, b := range uses {
 			if a.rule < 0 || a.router == nil || b.router == nil || a.router == b.router || a.everywhere || b.everywhere ||
-				a.narrow() && !a.sameScope(&b.traefikMatcher) || done[pair{a.rule, b.router}] ||
+				a.apart(&b.traefikMatcher) || done[pair{a.rule, b.router}] ||
 				!slices.ContainsFunc(b.paths, func(q string) bool { return slices.ContainsFunc(a.paths, func(p string) bool { return below(q, p) }) }) {
 				continue
 			}
@@ -243,6 +243,14 @@ func (m *traefikMatcher) narrow() bool {
 // headers.
 func (m *traefikMatcher) sameScope(o *traefikMatcher) bool {
 	return slices.Equal(m.hosts, o.hosts) && slices.Equal(m.methods, o.methods) && slices.Equal(m.headers, o.headers)
+}
+
+// apart reports whether no request matches both m's and o's hosts,
+// methods and headers (a header both require with different values).
+func (m *traefikMatcher) apart(o *traefikMatcher) bool {
+	return disjoint(m.hosts, m.methods, o.hosts, o.methods) || slices.ContainsFunc(m.headers, func(h HeaderMatch) bool {
+		return h.Value != "" && slices.ContainsFunc(o.headers, func(g HeaderMatch) bool { return g.Name == h.Name && g.Value != "" && g.Value != h.Value })
+	})
 }
 
 // traefikMatch reads a router rule made of Host, Path, PathPrefix, Method
