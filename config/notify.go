@@ -1,6 +1,9 @@
 package config
 
 import (
+	"bytes"
+	"fmt"
+	"maps"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -81,24 +84,37 @@ func (d *decoder) notify(n *yaml.Node, path string, nt *Notify) {
 }
 
 // resolveNotify checks that every limit notify names is a fixed-window
-// limit of c.
+// limit of c, wherever a limit of that name is: in every plan, the global
+// limits, a rule, a key's own limits and the Envoy rules. The server
+// notifies only fixed windows, so one of another algorithm would never be
+// told.
 func (d *decoder) resolveNotify(c *Config) {
 	if c.Notify.URL == "" || d.notifyNode == nil {
 		return
 	}
-	kinds := map[string]sluice.Algorithm{}
-	add := func(ls []sluice.Limit) {
+	type found struct {
+		alg   sluice.Algorithm
+		where string
+	}
+	kinds := map[string][]found{}
+	add := func(where string, ls []sluice.Limit) {
 		for _, l := range ls {
-			kinds[l.Name()] = l.Algorithm()
+			kinds[l.Name()] = append(kinds[l.Name()], found{l.Algorithm(), where})
 		}
 	}
 	for _, p := range c.Policy.Plans {
-		add(p.Limits)
+		add("plan "+p.Name, p.Limits)
 	}
-	add(c.Policy.Global)
+	add("the global limits", c.Policy.Global)
 	for _, r := range c.Rules {
 		for _, l := range r.Limits {
-			kinds[r.Name+"."+l.Name()] = l.Algorithm()
+			name := r.Name + "." + l.Name()
+			kinds[name] = append(kinds[name], found{l.Algorithm(), "rule " + r.Name})
+		}
+	}
+	for _, h := range slices.SortedFunc(maps.Keys(c.Keys), func(a, b [32]byte) int { return bytes.Compare(a[:], b[:]) }) {
+		if k := c.Keys[h]; k.Plan != nil && c.Policy.Plan(k.Plan.Name) != k.Plan {
+			add("the limits of key "+k.Name, k.Plan.Limits) // a key's own limits
 		}
 	}
 	where := "a plan, a rule (rule.limit) or global"
@@ -106,20 +122,25 @@ func (d *decoder) resolveNotify(c *Config) {
 		// The Envoy rules' limits, by label; rule files that do not load
 		// are the server's to refuse (sluice check, sluice serve).
 		if rules, err := envoy.LoadRuleFiles(c.Envoy.Rules...); err == nil {
-			add(rules.Limits())
+			add("the envoy rules", rules.Limits())
 		}
 		where += ", or of the envoy rules"
 	}
 	for i, name := range c.Notify.Limits {
-		e := d.notifyNode
-		if i < len(d.notifyNode.Content) {
-			e = d.notifyNode.Content[i]
+		e, p := d.notifyNode, "notify.limits"
+		if d.notifyNode.Kind == yaml.SequenceNode && i < len(d.notifyNode.Content) {
+			e, p = d.notifyNode.Content[i], fmt.Sprintf("notify.limits[%d]", i)
 		}
-		switch alg, ok := kinds[name]; {
-		case !ok:
-			d.Errorf(e, "notify.limits", "%q is no limit of %s", name, where)
-		case alg != sluice.AlgorithmFixedWindow:
-			d.Errorf(e, "notify.limits", "%q is %v: a share of a quota is a fixed window's (a day's, a month's)", name, alg)
+		all, ok := kinds[name]
+		if !ok {
+			d.Errorf(e, p, "%q is no limit of %s", name, where)
+			continue
+		}
+		for _, f := range all {
+			if f.alg != sluice.AlgorithmFixedWindow {
+				d.Errorf(e, p, "%q is %v in %s: a share of a quota is a fixed window's (a day's, a month's)", name, f.alg, f.where)
+				break
+			}
 		}
 	}
 }

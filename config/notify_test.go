@@ -42,8 +42,8 @@ func TestNotify(t *testing.T) {
 		{"notify: {url: \"http://billing.example.com/\", limits: [per-month]}", `notify.url: "http://billing.example.com/" is not an https:// URL (http:// only to a loopback host)`},
 		{"notify: {limits: [per-month]}", "notify.url: missing"},
 		{"notify: {url: \"https://x.example/\"}", "notify.limits: missing"},
-		{"notify: {url: \"https://x.example/\", limits: [per-year]}", `notify.limits: "per-year" is no limit of a plan`},
-		{"notify: {url: \"https://x.example/\", limits: [per-second]}", `notify.limits: "per-second" is gcra: a share of a quota is a fixed window's`},
+		{"notify: {url: \"https://x.example/\", limits: [per-year]}", `notify.limits[0]: "per-year" is no limit of a plan`},
+		{"notify: {url: \"https://x.example/\", limits: [per-second]}", `notify.limits[0]: "per-second" is gcra in plan free: a share of a quota is a fixed window's`},
 		{"notify: {url: \"https://x.example/\", limits: [per-month], at: [0]}", "notify.at[0]: 0 is out of range [1, 100]"},
 		{"notify: {url: \"https://x.example/\", limits: [per-month], at: [80, 80]}", "notify.at[1]: 80 is listed twice"},
 	} {
@@ -51,5 +51,35 @@ func TestNotify(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: %v, want %s", bad.yaml, err, bad.want)
 		}
+	}
+}
+
+// A limit name notify.limits lists may be the name of limits of several
+// plans (and of a key's own limits); the server notifies only the
+// fixed-window ones. Whether the file loaded depended on which plan came
+// last: with free's per-month a gcra before pro's fixed window it loaded,
+// and free's clients were never notified; the other way round it was
+// refused. Either order is refused, naming the limit that is no fixed
+// window and where it is.
+func TestNotifyJudgesEveryLimitOfAName(t *testing.T) {
+	const free = "  free: {limits: [{name: per-month, algorithm: gcra, quantity: 10, window: 720h}]}\n"
+	const pro = "  pro: {limits: [{name: per-month, algorithm: fixed-window, quantity: 100, window: month}]}\n"
+	const notify = "notify: {url: \"https://x.example/\", limits: [per-month]}\n"
+	const key = "keys:\n  - {name: acme, sha256: " + "1fbfd5e2a34698deb796eb78add256a067ec065519b8329b1eb85f5e2ef906d4" +
+		", plan: pro, limits: [{name: per-month, algorithm: token-bucket, quantity: 100, window: 720h}]}\n"
+	for _, c := range []struct{ name, yaml, want string }{
+		{"a gcra in the first plan", "plans:\n" + free + pro + notify,
+			`t.yaml:4:46: notify.limits[0]: "per-month" is gcra in plan free: a share of a quota is a fixed window's (a day's, a month's)`},
+		{"a gcra in the last plan", "plans:\n" + pro + free + notify,
+			`t.yaml:4:46: notify.limits[0]: "per-month" is gcra in plan free: a share of a quota is a fixed window's (a day's, a month's)`},
+		{"a key's own limit", "plans:\n" + pro + key + notify,
+			`t.yaml:5:46: notify.limits[0]: "per-month" is token-bucket in the limits of key acme: a share of a quota is a fixed window's (a day's, a month's)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := config.Parse("t.yaml", []byte(c.yaml))
+			if err == nil || err.Error() != c.want {
+				t.Fatalf("error:\n%v\nwant exactly:\n%s", err, c.want)
+			}
+		})
 	}
 }
