@@ -16,7 +16,8 @@ import (
 // Access-Control-Allow-Origin from its script, which sees a network error
 // in place of a 429.
 type CORS struct {
-	// Origins are the origins allowed, each "scheme://host[:port]", a
+	// Origins are the origins allowed, each "scheme://host[:port]" (no
+	// port for the scheme's default, as browsers send none), a
 	// host starting with "*." for every name under it
 	// ("https://*.example.com", not example.com itself), or "*" alone for
 	// any origin. Empty: none (no CORS header is added).
@@ -77,6 +78,10 @@ func (d *decoder) cors(n *yaml.Node, path string, c *CORS) {
 				}
 				if !hostPort(strings.ToLower(u.Host)) {
 					d.Errorf(e, p, "%q: write the host as browsers send it, in ASCII (punycode: https://xn--bcher-kva.example)", o)
+					return
+				}
+				if port := u.Port(); u.Scheme == "https" && port == "443" || u.Scheme == "http" && port == "80" {
+					d.Errorf(e, p, "%q: browsers send an origin without its scheme's default port: write %q", o, strings.TrimSuffix(o, ":"+port))
 					return
 				}
 				c.Origins = append(c.Origins, o)

@@ -57,3 +57,26 @@ func TestCORSOrigins(t *testing.T) {
 		}
 	}
 }
+
+// A browser's Origin never holds its scheme's default port (RFC 6454,
+// section 6.1): https://app.example.com:443 loaded and matched no page of
+// https://app.example.com, so their scripts saw a network error in place of
+// each 429. Such an origin is refused at its line, saying what to write.
+func TestCORSOriginWithTheDefaultPortIsRefused(t *testing.T) {
+	base := "plans: {p: {limits: [{name: m, algorithm: gcra, quantity: 1, window: 1s}]}}\nresponse:\n  cors:\n"
+	for origin, want := range map[string]string{
+		"https://app.example.com:443": `t.yaml:4:15: response.cors.origins[0]: "https://app.example.com:443": browsers send an origin without its scheme's default port: write "https://app.example.com"`,
+		"http://localhost:80":         `t.yaml:4:15: response.cors.origins[0]: "http://localhost:80": browsers send an origin without its scheme's default port: write "http://localhost"`,
+		"https://*.example.net:443":   `t.yaml:4:15: response.cors.origins[0]: "https://*.example.net:443": browsers send an origin without its scheme's default port: write "https://*.example.net"`,
+	} {
+		_, err := config.Parse("t.yaml", []byte(base+"    origins: [\""+origin+"\"]\n"))
+		if err == nil || err.Error() != want {
+			t.Errorf("%s:\n%v\nwant exactly:\n%s", origin, err, want)
+		}
+	}
+	for _, ok := range []string{"https://app.example.com:8443", "http://localhost:443", "https://app.example.com"} {
+		if _, err := config.Parse("t.yaml", []byte(base+"    origins: [\""+ok+"\"]\n")); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+}
