@@ -4,6 +4,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"path"
 	"strings"
 
@@ -53,7 +54,13 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfi
 			})
 		},
 		"global_status": func(n *yaml.Node, p string) {
-			r.GlobalStatus = int(d.Int(n, p, 400, 599))
+			// httplimit.Options.Validate judges the status; a 0 it would
+			// read as the default is refused here, where it is written.
+			before := len(d.Errs)
+			r.GlobalStatus = int(d.Int(n, p, math.MinInt32, math.MaxInt32))
+			if r.GlobalStatus == 0 && len(d.Errs) == before {
+				d.Errorf(n, p, "0: a refusal by global limits is 429 or 503 (leave global_status out for 429)")
+			}
 			raw.at("GlobalStatus", n, p)
 		},
 		"retry_jitter": func(n *yaml.Node, p string) {
