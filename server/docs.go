@@ -72,6 +72,9 @@ type docsData struct {
 	KeyHeader, KeyPrefix string
 	KeyVar, KeyWord      string
 	Modes                []string
+	// Watch is the header mode the advice on backing off reads: the first
+	// of ietf, draft-7, draft-6 and legacy that Modes holds.
+	Watch string
 	// Concurrency is true when some limit counts requests in progress (its
 	// RateLimit-Policy item has qu instead of w).
 	Concurrency bool
@@ -113,6 +116,11 @@ func newDocsPage(cfg *config.Config) (*docsPage, error) {
 	}
 	data := docsData{Identity: cfg.Identity, Modes: cfg.Response.Headers,
 		DocsURL: cfg.Response.DocsURL, KeyHeader: "X-API-Key", StatusPath: cfg.Response.StatusPath}
+	for _, m := range []string{httplimit.ModeIETF, httplimit.ModeDraft7, httplimit.ModeDraft6, httplimit.ModeLegacy} {
+		if data.Watch == "" && slices.Contains(data.Modes, m) {
+			data.Watch = m
+		}
+	}
 	if hs := cfg.Identity.APIKeyHeaders; len(hs) > 0 {
 		data.KeyHeader = hs[0]
 	}
