@@ -2,8 +2,12 @@ package deploy_test
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice/config"
 )
 
 // TestContainerRunMountsTheConfigurationDirectory: every `podman run` the
@@ -40,6 +44,46 @@ func TestContainerRunMountsTheConfigurationDirectory(t *testing.T) {
 			}
 			if !mounted {
 				t.Errorf("%s: %q mounts no configuration at /etc/sluice", name, strings.TrimSpace(line))
+			}
+		}
+	}
+	if runs == 0 {
+		t.Fatal("no podman run command found in README.md, docs/operations.md or the Containerfile")
+	}
+}
+
+// TestContainerRunStopsWithinItsTimeout: every `podman run` the guides and
+// the Containerfile show gives the container a --stop-timeout that holds
+// what sluice does on SIGTERM with deploy/sluice.yaml: shutdown.delay, then
+// shutdown.drain for requests in flight, then as long again for notify's
+// queue (as TimeoutStopSec does for the systemd unit). podman's default is
+// 10 s, after which it sends SIGKILL: no longer than the default drain
+// alone, so a drain that needs it, a delay or notify's queue is cut short.
+func TestContainerRunStopsWithinItsTimeout(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Load("sluice.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	need := cfg.Shutdown.Delay + 2*cfg.Shutdown.Drain
+	timeout := regexp.MustCompile(`--stop-timeout[ =]([0-9]+)\b`)
+	command := regexp.MustCompile(`^\s*(?:#\s*)?podman run\s`)
+	runs := 0
+	for _, name := range []string{"../README.md", "../docs/operations.md", "Containerfile"} {
+		text := strings.ReplaceAll(readFile(t, name), "\\\n", " ")
+		for _, line := range strings.Split(text, "\n") {
+			if !command.MatchString(line) {
+				continue
+			}
+			runs++
+			got := 10 * time.Second // podman's default
+			if m := timeout.FindStringSubmatch(line); m != nil {
+				s, _ := strconv.Atoi(m[1])
+				got = time.Duration(s) * time.Second
+			}
+			if got < need {
+				t.Errorf("%s: %q stops the container after %v, under deploy/sluice.yaml's shutdown.delay %v + 2 × shutdown.drain %v = %v: give it --stop-timeout",
+					name, strings.TrimSpace(line), got, cfg.Shutdown.Delay, cfg.Shutdown.Drain, need)
 			}
 		}
 	}
