@@ -156,7 +156,11 @@ type kongScope struct {
 	// runs on, where another of its routes has one (kongAuthScopes):
 	// Kong names no consumer on them.
 	unauth bool
-	config kongConfig
+	// sibling, when not "", names the plugin whose routes were split by
+	// authentication into this scope and another of the same sibling:
+	// each part's rule leaves out the other's routes below its own.
+	sibling string
+	config  kongConfig
 }
 
 // kongPeriods are the plugin's periods, their names and their sluice

@@ -110,9 +110,12 @@ func (t *Translation) kongAuthScopes(sc kongScope, rs []kongRoute, rws []string)
 			continue
 		}
 		s := sc
+		if len(groups[0]) > 0 && len(groups[1]) > 0 {
+			s.sibling = sc.where
+		}
 		if g == 1 {
 			s.unauth = true
-			if len(groups[0]) > 0 {
+			if s.sibling != "" {
 				s.where, s.name = sc.where+" on routes without authentication", sc.name+"-noauth"
 				t.kongSplitCount(sc)
 			}
@@ -124,10 +127,10 @@ func (t *Translation) kongAuthScopes(sc kongScope, rs []kongRoute, rws []string)
 	return out
 }
 
-// kongUnauthenticatedScopes adds after each global plugin that counts
-// apart where no consumer is named (kongSplits) a scope of the routes no
-// authentication plugin runs on and no plugin of its own name replaces
-// it on; the global plugin's rule then leaves them out.
+// kongUnauthenticatedScopes makes each global plugin that counts apart
+// where no consumer is named (kongSplits) the scopes of the routes it runs
+// on (those without a plugin of its name, nor a service with one), split
+// by authentication: Kong runs no plugin on a request no route matches.
 func (t *Translation) kongUnauthenticatedScopes(scopes []kongScope, services []kongService, loose []kongRoute) []kongScope {
 	for i := 0; i < len(scopes); i++ {
 		g := scopes[i]
@@ -136,33 +139,61 @@ func (t *Translation) kongUnauthenticatedScopes(scopes []kongScope, services []k
 		}
 		var rs []kongRoute
 		var rws []string
-		where := g.where + " on routes without authentication"
 		for _, s := range services {
 			if hasOwnPlugin(s.Plugins, g.config.advanced) {
 				continue
 			}
 			for _, r := range s.Routes {
-				if !r.authenticated && !hasOwnPlugin(r.Plugins, g.config.advanced) {
-					rs, rws = append(rs, r), append(rws, where+" route "+r.Name)
+				if !hasOwnPlugin(r.Plugins, g.config.advanced) {
+					rs, rws = append(rs, r), append(rws, g.where+" route "+r.Name)
 				}
 			}
 		}
 		for _, r := range loose {
-			if !r.authenticated && !hasOwnPlugin(r.Plugins, g.config.advanced) {
-				rs, rws = append(rs, r), append(rws, where+" route "+r.Name)
+			if !hasOwnPlugin(r.Plugins, g.config.advanced) {
+				rs, rws = append(rs, r), append(rws, g.where+" route "+r.Name)
 			}
 		}
 		if len(rs) == 0 {
 			continue
 		}
-		t.kongSplitCount(g)
-		u := g
-		u.where, u.name = where, g.name+"-noauth"
-		us := t.kongAuthScopes(u, rs, rws)
-		scopes = slices.Insert(scopes, i+1, us...)
-		i += len(us)
+		parts := t.kongAuthScopes(g, rs, rws)
+		scopes = slices.Concat(scopes[:i], parts, scopes[i+1:])
+		i += len(parts) - 1
 	}
 	return scopes
+}
+
+// kongLeaveOutSiblings makes the rule of each part of a plugin split by
+// authentication (rules[i] of scopes[i]; -1: none) leave out the other
+// part's route paths below its own, as Kong's router gives a request to
+// the route of the longest path; where it cannot, both count it
+// (reported).
+func (t *Translation) kongLeaveOutSiblings(scopes []kongScope, ruleAt []int) {
+	for i, s := range scopes {
+		for j, o := range scopes {
+			if i == j || s.sibling == "" || o.sibling != s.sibling || ruleAt[i] < 0 {
+				continue
+			}
+			r := &t.SluiceRules[ruleAt[i]]
+			var theirs []string
+			for _, q := range o.paths {
+				for _, pat := range kongPathPatterns(q) {
+					if slices.ContainsFunc(r.Paths, func(p string) bool { return below(pat, p) }) {
+						theirs = append(theirs, pat)
+					}
+				}
+			}
+			if len(theirs) == 0 {
+				continue
+			}
+			if r.leaveOut(theirs, r.Paths) {
+				t.same(s.where, "Kong's router gives the requests on %s to the routes of the longest path: the rule leaves them out (except_paths), for the rule of the %s.", strings.Join(theirs, " "), o.where)
+			} else {
+				t.differs(s.where, "Kong's router gives the requests on %s to the routes of the longest path, of the %s; the rule cannot leave them out (except_paths) without leaving out a route below them that it covers: they also count against it.", strings.Join(theirs, " "), o.where)
+			}
+		}
+	}
 }
 
 // kongSplitCount says how the plugin of sc counts once split by

@@ -111,6 +111,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 			}
 		}
 	}
+	t.kongLeaveOutSiblings(scopes, ruleAt)
 	t.kongSettings(scopes[0].config)
 	for _, s := range scopes[1:] {
 		c, m := s.config, scopes[0].config
