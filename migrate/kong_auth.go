@@ -43,6 +43,9 @@ func (t *Translation) kongMarkAuthenticated(services []kongService, routes []kon
 			authed = append(authed, *r)
 			return
 		}
+		for _, p := range routePaths(*r) {
+			t.kongUnauthPaths = append(t.kongUnauthPaths, kongPathPatterns(p)...)
+		}
 		name := r.Name
 		if name == "" {
 			name = strings.Join(r.Paths, " ")

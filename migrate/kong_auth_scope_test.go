@@ -170,3 +170,37 @@ consumers:
 		t.Errorf("her address on /, where Kong counts it by the global plugin's 3 a minute: %d of 4 admitted, want 3", n)
 	}
 }
+
+// TestImportedKongConsumerRuleLeavesOutRoutesWithoutAuthBelow: route
+// /api/public, without authentication, lies below the authenticated /api;
+// Kong gives its requests to it and names no consumer there, so alice's
+// plugin does not apply to them: the consumer's rule leaves it out.
+func TestImportedKongConsumerRuleLeavesOutRoutesWithoutAuthBelow(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+  - {name: rate-limiting, config: {minute: 3}}
+routes:
+  - {name: api, paths: [/api], plugins: [{name: key-auth}]}
+  - {name: public, paths: [/api/public]}
+consumers:
+  - username: alice
+    keyauth_credentials: [{key: alice-key}]
+    plugins: [{name: rate-limiting, config: {minute: 1}}]
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := serveImported(t, tr)
+	n := 0
+	for range 4 {
+		if sendKey(h, "/api/public/x", "alice-key", "192.0.2.1") == 200 {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("alice on /api/public, where Kong counts her address by the global plugin's 3 a minute: %d of 4 admitted, want 3", n)
+	}
+	if got := sendKey(h, "/api/x", "alice-key", "192.0.2.1"); got != 200 {
+		t.Errorf("alice on /api, her plugin's first: %d, want 200", got)
+	}
+}

@@ -159,6 +159,17 @@ func (t *Translation) kongPlan(base, where string, p kongPlugin, group bool) (st
 					}
 				}
 			}
+			// Kong gives a request to the route of the longest path: the
+			// routes without authentication below these name no consumer.
+			var theirs []string
+			for _, q := range t.kongUnauthPaths {
+				if slices.ContainsFunc(r.Paths, func(p string) bool { return below(q, p) }) {
+					theirs = append(theirs, q)
+				}
+			}
+			if len(theirs) > 0 && !r.leaveOut(theirs, r.Paths) {
+				t.differs(where, "routes without authentication lie below the paths of routes with it, and routes with it below those (%s): the rule of plan %s cannot leave the first out (except_paths) without the others, so it also limits the consumer's requests there, where Kong names no consumer.", strings.Join(theirs, " "), name)
+			}
 		}
 		t.SluiceRules = append(t.SluiceRules, r)
 		ls = []Limit{{Name: unlimited, Algorithm: "fixed-window", Quantity: sluice.MaxQuantity, Window: time.Second, Shadow: true,

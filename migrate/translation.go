@@ -268,6 +268,9 @@ type Translation struct {
 	// kongUnauthRoutes, for Format kong, name the routes no authentication
 	// plugin runs on when one runs on others: Kong names no consumer there.
 	kongUnauthRoutes []string
+	// kongUnauthPaths, for Format kong, are the ServeMux patterns of those
+	// routes' paths.
+	kongUnauthPaths []string
 	// kongConsumerPlans, for Format kong: a consumer or consumer group has
 	// a rate-limiting plugin, which becomes a plan.
 	kongConsumerPlans bool
