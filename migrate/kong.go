@@ -29,6 +29,7 @@ type kongFile struct {
 // kongService is a service, its plugins and its routes.
 type kongService struct {
 	Name    string       `yaml:"name"`
+	ID      string       `yaml:"id"`
 	Plugins []kongPlugin `yaml:"plugins"`
 	Routes  []kongRoute  `yaml:"routes"`
 }
@@ -37,6 +38,7 @@ type kongService struct {
 // the consumer groups it is a member of.
 type kongConsumer struct {
 	Username    string           `yaml:"username"`
+	ID          string           `yaml:"id"`
 	Plugins     []kongPlugin     `yaml:"plugins"`
 	Credentials []kongCredential `yaml:"keyauth_credentials"`
 	Groups      []kongName       `yaml:"groups"`
@@ -46,6 +48,7 @@ type kongConsumer struct {
 // and members it names (consumers may name their groups instead).
 type kongConsumerGroup struct {
 	Name      string       `yaml:"name"`
+	ID        string       `yaml:"id"`
 	Plugins   []kongPlugin `yaml:"plugins"`
 	Consumers []kongName   `yaml:"consumers"`
 }
@@ -66,6 +69,7 @@ type kongCredential struct {
 // level of a decK file) its service.
 type kongRoute struct {
 	Name    string         `yaml:"name"`
+	ID      string         `yaml:"id"`
 	Paths   []string       `yaml:"paths"`
 	Hosts   []string       `yaml:"hosts"`
 	Methods []string       `yaml:"methods"`
@@ -86,6 +90,13 @@ type kongPlugin struct {
 	Name    string     `yaml:"name"`
 	Enabled *bool      `yaml:"enabled"`
 	Config  kongConfig `yaml:"config"`
+	// Service, Route, Consumer and ConsumerGroup are the entity a
+	// top-level plugin of Kong's declarative configuration applies to, by
+	// name or id ("" for none: a global plugin).
+	Service       kongServiceRef `yaml:"service"`
+	Route         kongServiceRef `yaml:"route"`
+	Consumer      kongServiceRef `yaml:"consumer"`
+	ConsumerGroup kongServiceRef `yaml:"consumer_group"`
 }
 
 // kongConfig is the rate-limiting plugin's configuration.
@@ -213,6 +224,7 @@ func Kong(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	f.Services, f.Routes = withServiceRoutes(f.Services, f.Routes)
+	t.kongPluginOwners(&f)
 	plugins := slices.Concat(f.Plugins, servicePlugins(f.Services), routePlugins(serviceRoutes(f.Services)), routePlugins(f.Routes))
 	t.kongKeyAuth(plugins)
 	t.kongAnonymous = !slices.ContainsFunc(plugins, isKongAuth)

@@ -9,8 +9,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// kongServiceRef is a top-level route's service: its name or id, as decK
-// writes it ("service: api" or "service: {name: api}"); "" for none.
+// kongServiceRef is a reference to an entity by its name or id, as decK
+// writes it ("service: api" or "service: {name: api}"): a top-level
+// route's service, a top-level plugin's service, route, consumer or
+// consumer group; "" for none.
 type kongServiceRef string
 
 // UnmarshalYAML reads a service reference written as a name, or as a
