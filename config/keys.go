@@ -24,7 +24,10 @@ func (d *decoder) keys(n *yaml.Node, path string) []rawKey {
 			"name": func(n *yaml.Node, p string) { rk.key.Name = d.label(n, p) },
 			"sha256": func(n *yaml.Node, p string) {
 				hashSaid = true
-				s := d.Str(n, p)
+				if !d.Scalar(n, p, "a string") {
+					return
+				}
+				s := n.Value
 				b, err := hex.DecodeString(s)
 				if err != nil || len(b) != sha256.Size {
 					d.Errorf(n, p, "want the 64 hex digits of the key's SHA-256 (e.g. `printf %%s KEY | sha256sum`), got %d characters", len(s))

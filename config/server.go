@@ -305,7 +305,10 @@ func (d *decoder) callers(n *yaml.Node, path string) []Caller {
 			"name": func(n *yaml.Node, p string) { c.Name = d.label(n, p) },
 			"token_sha256": func(n *yaml.Node, p string) {
 				token = true
-				s := d.Str(n, p)
+				if !d.Scalar(n, p, "a string") {
+					return
+				}
+				s := n.Value
 				b, err := hex.DecodeString(s)
 				if err != nil || len(b) != sha256.Size {
 					d.Errorf(n, p, "want the 64 hex digits of the token's SHA-256 (sluice token prints one), got %d characters", len(s))
