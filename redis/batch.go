@@ -296,15 +296,15 @@ func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
 	return c.err
 }
 
-// expire fails the queued calls whose deadline has passed: they consume
-// nothing. The caller holds b.mu.
-func (b *batcher) expire() {
+// expire fails the queued calls whose deadline is less than left away:
+// they consume nothing. The caller holds b.mu.
+func (b *batcher) expire(left time.Duration) {
 	var now time.Time
 	kept := b.queue[:0]
 	for _, c := range b.queue {
 		if !c.deadline.IsZero() {
 			if now.IsZero() {
-				now = time.Now()
+				now = time.Now().Add(left)
 			}
 			if !now.Before(c.deadline) {
 				c.expired = true
@@ -342,8 +342,12 @@ func (b *batcher) take(c *call) []*call {
 
 // lead runs batch, which includes self, wakes its other calls, and hands
 // the calls that queued meanwhile to the next leader. The run does not end
-// with the leader's context, since it decides other calls as well: it is
-// bounded by the store's timeout or, without one, by the latest deadline of
+// with the leader's context, since it decides other calls as well. With a
+// store timeout every call has a deadline, its Timeout after it started at
+// the latest, and the run ends by the earliest of them, so that no call
+// returns past its own: a call that waited for the batch has less time
+// left than one that just came, and a run bounded by a Timeout of its own
+// would outlast it. Without one, it is bounded by the latest deadline of
 // its calls (none if one of them has none), so that a call whose context
 // ends during the run never waits longer than the most patient call of its
 // batch.
@@ -351,15 +355,18 @@ func (b *batcher) lead(ctx context.Context, s *Store, batch []*call, self *call)
 	rctx := context.WithoutCancel(ctx)
 	var cancel context.CancelFunc = func() {}
 	if s.timeout > 0 {
-		rctx, cancel = context.WithTimeout(rctx, s.timeout)
+		rctx, cancel = context.WithDeadline(rctx, earliestDeadline(batch))
 	} else if last, ok := latestDeadline(batch); ok {
 		rctx, cancel = context.WithDeadline(rctx, last)
 	}
 	defer cancel()
 	s.runCalls(rctx, modeApply, "", batch)
 	// Hand the queue over first: Redis idles until the next run arrives.
+	// A call with less than a quarter of the store's timeout left is not
+	// sent: the next run ends by its deadline, too soon for most answers,
+	// and a script sent then may still be decided after the call failed.
 	b.mu.Lock()
-	b.expire()
+	b.expire(s.timeout / 4)
 	if len(b.queue) == 0 {
 		b.running--
 		b.mu.Unlock()
@@ -375,6 +382,18 @@ func (b *batcher) lead(ctx context.Context, s *Store, batch []*call, self *call)
 		}
 	}
 	return self.err
+}
+
+// earliestDeadline returns the earliest deadline of calls, each of which
+// has one.
+func earliestDeadline(calls []*call) time.Time {
+	first := calls[0].deadline
+	for _, c := range calls[1:] {
+		if c.deadline.Before(first) {
+			first = c.deadline
+		}
+	}
+	return first
 }
 
 // latestDeadline returns the latest deadline of calls, and false if one of

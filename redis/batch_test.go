@@ -276,10 +276,11 @@ func TestABatchRunEndsByItsCallsDeadlines(t *testing.T) {
 	}
 }
 
-// With a store timeout, a call still queued when its timeout passes (here:
-// behind a call too big to share its run, while Redis answers nothing) is
-// failed as soon as the run ahead of it ends, without being sent: it
-// consumes nothing and does not wait for a run of its own.
+// With a store timeout, a call still queued when less than a quarter of
+// its timeout is left (here: behind a call too big to share its run, while
+// Redis answers nothing: that run ends by its call's deadline, 5 ms before
+// this one's) is failed as soon as the run ahead of it ends, without being
+// sent: it consumes nothing and does not wait for a run of its own.
 func TestACallQueuedPastTheStoreTimeoutFailsWhenTheRunAheadEnds(t *testing.T) {
 	t.Parallel()
 	srv, proxy, client := proxiedStandalone(t)

@@ -133,8 +133,10 @@
 // refuses the run's writes, out of memory, every call of the run fails and
 // nothing is written). A call that finds fewer runs in flight is sent at
 // once, so a lightly loaded store adds no wait; a call whose context ends
-// while it waits consumes nothing, and one still waiting when the store's
-// timeout has passed fails without being sent. WithBatching tunes or
+// while it waits consumes nothing, and one still waiting when less than a
+// quarter of the store's timeout is left fails without being sent. A run
+// ends by the earliest deadline of its calls, so that no call returns past
+// its own timeout for having waited for its batch. WithBatching tunes or
 // disables it. On a Cluster a script can only touch one slot, so calls are
 // not batched there.
 //

@@ -1,0 +1,54 @@
+package redis_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/redistest"
+	"github.com/sluice-dev/sluice/redis"
+)
+
+// A call that waits for a batch (while DefaultBatchRuns scripts are in
+// flight) returns by its own Timeout, not a Timeout after its batch is
+// sent: with Redis stalled, 6 calls queued 10 ms after two runs began
+// would otherwise, when those runs time out, lead a run of their own
+// bounded by a fresh Timeout, and return 90 ms after they started.
+func TestABatchedCallReturnsByItsOwnTimeout(t *testing.T) {
+	srv := redistest.Standalone(t)
+	st := dialWithin(t, redis.Options{Addrs: []string{srv.Addr}}, 5*time.Second)
+	defer st.Close()
+	check := sluice.Check{Key: "k", Limit: sluice.FixedWindow(1000, time.Hour), Cost: 1}
+	if !decidesWithin(st, check, 5*time.Second) {
+		t.Fatal("no decision made by Redis in 5 s")
+	}
+	srv.Pause()
+	defer srv.Resume()
+	var mu sync.Mutex
+	var worst time.Duration
+	var wg sync.WaitGroup
+	for range 5 {
+		for i := range 8 {
+			if i == 2 { // two runs in flight: the calls to come queue
+				time.Sleep(10 * time.Millisecond)
+			}
+			wg.Go(func() {
+				out := make([]sluice.Status, 1)
+				start := time.Now()
+				st.Apply(context.Background(), []sluice.Check{check}, out)
+				took := time.Since(start)
+				mu.Lock()
+				worst = max(worst, took)
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+	}
+	// The default Timeout, 50 ms, plus scheduling noise on a busy machine.
+	if worst > 80*time.Millisecond {
+		t.Errorf("a call returned after %v, past its Timeout of 50 ms", worst)
+	}
+	t.Logf("slowest call: %v", worst)
+}
