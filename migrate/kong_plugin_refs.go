@@ -39,6 +39,48 @@ func (t *Translation) kongPluginOwners(f *kongFile) {
 		}
 	}
 	f.Plugins = global
+	for i := range f.Services {
+		s := &f.Services[i]
+		s.Plugins = t.kongNestedOwn(s.Plugins, "service "+s.Name, "service")
+		for j := range s.Routes {
+			r := &s.Routes[j]
+			r.Plugins = t.kongNestedOwn(r.Plugins, "route "+r.Name, "route")
+		}
+	}
+	for j := range f.Routes {
+		r := &f.Routes[j]
+		r.Plugins = t.kongNestedOwn(r.Plugins, "route "+r.Name, "route")
+	}
+	for i := range f.Consumers {
+		c := &f.Consumers[i]
+		c.Plugins = t.kongNestedOwn(c.Plugins, "consumer "+c.Username, "consumer")
+	}
+	for i := range f.ConsumerGroups {
+		g := &f.ConsumerGroups[i]
+		g.Plugins = t.kongNestedOwn(g.Plugins, "consumer group "+g.Name, "consumer group")
+	}
+}
+
+// kongNestedOwn returns the plugins ps of an entity (named where, of kind)
+// without those that also name an entity of another kind (a service's
+// plugin of one consumer), which Kong runs only on the requests of both:
+// reported, for a rate-limiting or authentication plugin, and not
+// imported.
+func (t *Translation) kongNestedOwn(ps []kongPlugin, where, kind string) []kongPlugin {
+	return slices.DeleteFunc(ps, func(p kongPlugin) bool {
+		for _, r := range []struct {
+			kind string
+			ref  kongServiceRef
+		}{{"service", p.Service}, {"route", p.Route}, {"consumer", p.Consumer}, {"consumer group", p.ConsumerGroup}} {
+			if r.ref != "" && r.kind != kind {
+				if p.Name == "rate-limiting" || p.Name == "rate-limiting-advanced" || slices.Contains(kongAuthPlugins, p.Name) {
+					t.differs("plugin "+p.Name+" on "+where, "it also names %s: Kong runs it only on the requests of both, which neither a plan nor a rule of the import says: not imported.", kongRefs(p))
+				}
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // kongOwn adds p to the plugins of the one entity of f it names, and

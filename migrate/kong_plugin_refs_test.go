@@ -58,3 +58,40 @@ plugins:
 		t.Errorf("alice on /search: %d of 2 admitted, want her plugin's 1", n)
 	}
 }
+
+// TestImportKongNestedPluginOfAConsumerIsReported: a service's plugin
+// that names a consumer (consumer: alice) runs in Kong on alice's
+// requests to the service alone; no plan or rule of the import says that,
+// so it is reported and not imported, rather than read as the service's
+// plugin for every client.
+func TestImportKongNestedPluginOfAConsumerIsReported(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+- name: key-auth
+services:
+- name: orders
+  routes: [{name: orders, paths: [/orders]}]
+  plugins:
+  - {name: rate-limiting, config: {hour: 100}}
+  - {name: rate-limiting, consumer: alice, config: {hour: 1}}
+consumers:
+- username: alice
+  keyauth_credentials: [{key: alice-key}]
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := serveImported(t, tr)
+	n := 0
+	for range 3 {
+		if sendKey(h, "/orders", "bob-key", "192.0.2.1") == 200 {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("bob on /orders: %d of 3 admitted, want 3 (alice's plugin is not his)", n)
+	}
+	if !hasDifference(tr, false, "consumer alice") {
+		t.Errorf("no difference names the plugin of consumer alice on service orders: %+v", tr.Differences)
+	}
+}
