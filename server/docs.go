@@ -72,7 +72,8 @@ type docsData struct {
 	KeyHeader, KeyPrefix string
 	KeyVar, KeyWord      string
 	Modes                []string
-	// Watch is the header mode the advice on backing off reads: the first
+	// Watch is the header mode whose fields the advice on backing off and
+	// the word on retry_jitter name: the first
 	// of ietf, draft-7, draft-6 and legacy that Modes holds.
 	Watch string
 	// Concurrency is true when some limit counts requests in progress (its

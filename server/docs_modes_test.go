@@ -41,3 +41,24 @@ func TestDocsBackoffNamesTheHeadersSent(t *testing.T) {
 		}
 	}
 }
+
+// /docs's word on retry_jitter names the field the jitter delays in the
+// header mode sent: the t of the IETF fields is no field of the others.
+func TestDocsJitterNamesTheResetSent(t *testing.T) {
+	for modes, want := range map[string]string{
+		"[ietf]":    "(and the <code>t</code> of a limit you have used up)",
+		"[draft-7]": "(and the <code>reset</code> of <code>RateLimit</code> once you have used it up)",
+		"[draft-6]": "(and <code>RateLimit-Reset</code> once you have used it up)",
+		"[legacy]":  "(and <code>X-RateLimit-Reset</code> once you have used it up)",
+	} {
+		f := newFixture(t, testConfig+"  headers: "+modes+"\n  retry_jitter: 5s\n")
+		page := readAll(t, f.do(t, "GET", "/docs", "", nil))
+		start, end := strings.Index(page, `<h2 id="refused">`), strings.Index(page, `<h2 id="backoff">`)
+		if start < 0 || end < start {
+			t.Fatalf("%s: no refusal section", modes)
+		}
+		if said := page[start:end]; !strings.Contains(said, want) {
+			t.Errorf("headers %s: the refusal section lacks %q:\n%s", modes, want, said)
+		}
+	}
+}
