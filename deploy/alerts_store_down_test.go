@@ -87,6 +87,7 @@ func TestAlertsFollowARedisOutage(t *testing.T) {
 	}
 
 	redis.Kill()
+	killed := time.Now()
 	waitFor(t, prom, time.Minute, "each job's store alerts active once Redis is killed", func(active map[string]string) (bool, string) {
 		var got []string
 		for a := range active {
@@ -97,6 +98,7 @@ func TestAlertsFollowARedisOutage(t *testing.T) {
 		sort.Strings(got)
 		return slices.Equal(got, want), fmt.Sprintf("active %v, want %v", got, want)
 	})
+	t.Logf("the store alerts of both jobs active %v after Redis was killed", time.Since(killed).Round(time.Second))
 	for a := range activeAlerts(t, prom) {
 		if strings.HasPrefix(a, "SluiceUndecided ") {
 			t.Errorf("with Redis killed and on_store_error local, %s is active: the fallback decides every request", a)
@@ -104,6 +106,7 @@ func TestAlertsFollowARedisOutage(t *testing.T) {
 	}
 
 	redis.Restart()
+	back := time.Now()
 	waitFor(t, prom, time.Minute, "SluiceStoreBreakerOpen gone once Redis is back", func(active map[string]string) (bool, string) {
 		for a := range active {
 			if strings.HasPrefix(a, "SluiceStoreBreakerOpen ") {
@@ -113,6 +116,7 @@ func TestAlertsFollowARedisOutage(t *testing.T) {
 		return true, ""
 	})
 
+	t.Logf("SluiceStoreBreakerOpen gone %v after Redis was back", time.Since(back).Round(time.Second))
 	// SluiceDown reads the up series of job sluice alone (the scrape job
 	// of prometheus.yml).
 	if err := targets["sluice"].proc.Signal(syscall.SIGKILL); err != nil {

@@ -83,10 +83,12 @@ func TestKubernetesConfigMapUpdateIsReloaded(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(mount, "..2026_12_05_01")); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	swapped := time.Now()
+	for deadline := swapped.Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		after, lines := digest()
 		if after != before && strings.Contains(lines, `sluice_config_reloads_total{result="ok"} 1`) &&
 			strings.Contains(lines, "sluice_config_last_reload_successful 1") {
+			t.Logf("the update in force %v after the swap", time.Since(swapped).Round(10*time.Millisecond))
 			break
 		}
 		if time.Now().After(deadline) {
