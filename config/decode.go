@@ -44,6 +44,15 @@ type leaseAt struct {
 	path string
 }
 
+// emptyList refuses n, a list whose empty value httplimit reads as its
+// default (def): written empty, it would say the opposite of what is done.
+// instead says what to write.
+func (d *decoder) emptyList(n *yaml.Node, path, def, instead string) {
+	if n.Kind == yaml.SequenceNode && len(n.Content) == 0 {
+		d.Errorf(n, path, "an empty list is read as the default, %s: %s", def, instead)
+	}
+}
+
 // label reads the name of a caller, a key or an issuer, which logs, check's
 // tables and the dashboard show: a string with no control character (a
 // line break, a tab), which would split their lines or forge one.

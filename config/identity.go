@@ -15,6 +15,7 @@ import (
 func (d *decoder) identity(n *yaml.Node, path string, id *Identity, raw *rawConfig) {
 	d.Mapping(n, path, map[string]field{
 		"api_key_headers": func(n *yaml.Node, p string) {
+			d.emptyList(n, p, "Authorization then X-API-Key", "list the headers that carry API keys, or leave api_key_headers out")
 			d.List(n, p, func(i int, e *yaml.Node, p string) {
 				id.APIKeyHeaders = append(id.APIKeyHeaders, d.requestHeader(e, p))
 				raw.at(fmt.Sprintf("APIKeyHeaders[%d]", i), e, p)
@@ -48,6 +49,7 @@ func (d *decoder) identity(n *yaml.Node, path string, id *Identity, raw *rawConf
 		},
 		"jwt": func(n *yaml.Node, p string) { id.JWT = d.jwts(n, p, raw) },
 		"token_headers": func(n *yaml.Node, p string) {
+			d.emptyList(n, p, "Authorization", "list the headers that carry tokens, or leave token_headers out")
 			d.List(n, p, func(i int, e *yaml.Node, p string) {
 				id.TokenHeaders = append(id.TokenHeaders, d.requestHeader(e, p))
 				raw.at(fmt.Sprintf("TokenHeaders[%d]", i), e, p)

@@ -24,6 +24,7 @@ func (d *decoder) response(n *yaml.Node, path string, r *Response, raw *rawConfi
 	}
 	d.Mapping(n, path, map[string]field{
 		"headers": func(n *yaml.Node, p string) {
+			d.emptyList(n, p, "ietf", "RateLimit headers are always sent (response.hide leaves limits out of them); list the modes, or leave headers out")
 			r.Headers = d.Strings(n, p)
 			raw.at("Headers", n, p)
 		},
