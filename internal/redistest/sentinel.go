@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,8 +61,19 @@ type sentinelConf struct {
 }
 
 // startSentinel starts one Sentinel of master as c says and waits until it
-// reports master's address.
+// reports master's address, on other free ports if another process took
+// the chosen ones in the meantime.
 func startSentinel(tb testing.TB, master *Server, masterSet string, c sentinelConf) (*Server, error) {
+	for attempt := 1; ; attempt++ {
+		s, err := startSentinelOnce(tb, master, masterSet, c)
+		if err == nil || attempt == 3 || !strings.Contains(err.Error(), "in use") {
+			return s, err
+		}
+	}
+}
+
+// startSentinelOnce is startSentinel on one choice of ports.
+func startSentinelOnce(tb testing.TB, master *Server, masterSet string, c sentinelConf) (*Server, error) {
 	quorum, ca := c.quorum, c.ca
 	bin := serverPath(tb)
 	dir := tb.TempDir()
