@@ -53,6 +53,17 @@ func (d *decoder) emptyList(n *yaml.Node, path, def, instead string) {
 	}
 }
 
+// emptyEntry refuses e, an entry of a list, when it is nothing ("-"
+// alone, as a template renders an empty value), which would otherwise be
+// left out without a word; what names what to write instead.
+func (d *decoder) emptyEntry(e *yaml.Node, path, what string) bool {
+	if e.Kind != yaml.ScalarNode || e.Tag != "!!null" {
+		return false
+	}
+	d.Errorf(e, path, "an empty entry: write %s, or remove the line", what)
+	return true
+}
+
 // label reads the name of a caller, a key or an issuer, which logs, check's
 // tables and the dashboard show: a string with no control character (a
 // line break, a tab), which would split their lines or forge one.

@@ -18,6 +18,9 @@ import (
 func (d *decoder) keys(n *yaml.Node, path string) []rawKey {
 	var out []rawKey
 	d.List(n, path, func(_ int, e *yaml.Node, path string) {
+		if d.emptyEntry(e, path, "the key (sha256, plan)") {
+			return
+		}
 		rk := rawKey{key: &Key{}, node: e, path: path}
 		var hashSaid bool
 		d.Mapping(e, path, map[string]field{

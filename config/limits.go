@@ -39,6 +39,9 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 	var out []sluice.Limit
 	names := map[string]bool{}
 	d.List(n, path, func(_ int, e *yaml.Node, path string) {
+		if d.emptyEntry(e, path, "the limit (name, algorithm, quantity, window)") {
+			return
+		}
 		var (
 			name, alg, id     string
 			algNode, nameNode *yaml.Node
