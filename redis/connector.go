@@ -65,6 +65,7 @@ type dialing struct {
 // parked is a connection kept for a later call.
 type parked struct {
 	conn  net.Conn
+	took  time.Duration // its dial's
 	timer *time.Timer
 }
 
@@ -96,6 +97,18 @@ func (c *connector) close() {
 	c.dials.Wait()
 }
 
+// keeps reports whether c keeps a connection for a later call.
+func (c *connector) keeps() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, a := range c.addrs {
+		if len(a.parked) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // plainDial is rueidis's own dial: TCP, then TLS when tc is not nil.
 func plainDial(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (net.Conn, error) {
 	if tc == nil {
@@ -112,7 +125,10 @@ func plainDial(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (
 // first connection) holds no more than that the calls that wait for its
 // connection, nor, since the connection returned is closed at that same
 // deadline unless it has read a reply by then (see settingUp), with its
-// HELLO. An error is the dial's, or a timeout wrapping
+// HELLO. A connection is not handed to a call with less time left than
+// its dial took (HELLO's round trip takes about as long), nor than half
+// of d.Timeout: it is kept for the next call, which has its whole
+// Timeout for HELLO. An error is the dial's, or a timeout wrapping
 // context.DeadlineExceeded (the dial goes on), or ctx's error, or one
 // wrapping net.ErrClosed once c is closed.
 func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (net.Conn, error) {
@@ -141,10 +157,15 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 		}
 		if n := len(a.parked); n > 0 {
 			p := a.parked[n-1]
+			dl, ok := ctx.Deadline()
+			if ok && time.Until(dl) < min(p.took, d.Timeout/2) {
+				leave()
+				return nil, fmt.Errorf("redis: connecting to %s: %w (the connection was made, and is kept for the next call: "+
+					"too little of this call's time is left for its HELLO)", dst, context.DeadlineExceeded)
+			}
 			a.parked = a.parked[:n-1]
 			leave()
 			p.timer.Stop()
-			dl, _ := ctx.Deadline()
 			return setUpBy(p.conn, dl), nil
 		}
 		if a.failures != failures {
@@ -183,7 +204,9 @@ func (c *connector) background(a *dialing, dst string, d *net.Dialer, tc *tls.Co
 	bd.Timeout = max(d.Timeout, backgroundDial)
 	ctx, cancel := context.WithTimeout(c.ctx, bd.Timeout)
 	defer cancel()
+	start := time.Now()
 	conn, err := c.dial(ctx, dst, &bd, tc)
+	took := time.Since(start)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	a.running--
@@ -194,7 +217,7 @@ func (c *connector) background(a *dialing, dst string, d *net.Dialer, tc *tls.Co
 	case c.closed, len(a.parked) >= dialsPerAddr:
 		conn.Close()
 	default:
-		p := &parked{conn: conn}
+		p := &parked{conn: conn, took: took}
 		p.timer = time.AfterFunc(c.park, func() { c.unpark(dst, a, p) })
 		a.parked = append(a.parked, p)
 	}

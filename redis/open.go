@@ -390,7 +390,7 @@ func (l *lazy) run(first chan<- error) {
 	defer close(l.done)
 	var last string // the last error seen
 	for attempt := 0; ; attempt++ {
-		c, err := newClient(l.mode, l.co)
+		c, err := connect(l.mode, l.co, l.dials)
 		if err == nil {
 			s := New(c, l.opts...)
 			s.owned = true

@@ -320,12 +320,25 @@ func NewClient(o Options) (rueidis.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := newClient(o.Mode, co)
+	c, err := connect(o.Mode, co, dials)
 	if err != nil {
 		dials.close()
 		return nil, err
 	}
 	return &dialingClient{Client: c, dials: dials}, nil
+}
+
+// connect is newClient, tried once more at once when the first attempt
+// failed with a connection made by dials and kept: its dial ended too
+// late for HELLO within the first attempt's Timeout (a TLS handshake and
+// HELLO that fit one Timeout each, not both), and the second attempt spends
+// only HELLO.
+func connect(mode Mode, co rueidis.ClientOption, dials *connector) (rueidis.Client, error) {
+	c, err := newClient(mode, co)
+	if err != nil && dials.keeps() {
+		c, err = newClient(mode, co)
+	}
+	return c, err
 }
 
 // dialingClient is a rueidis client that owns the connector it dials
