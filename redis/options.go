@@ -146,8 +146,9 @@ type Options struct {
 	// that finds its connection dropped starts a new one whose TCP connect
 	// and TLS handshake go on in the background past the call's deadline
 	// (for up to 5 s), and the next call finds it made (it is kept for up
-	// to 10 s) and spends only HELLO, then its own round trip (two after
-	// Redis lost its scripts, say on a restart). Every call to a node
+	// to 10 s, also when made before the call's deadline but with less
+	// time left than it took) and spends only HELLO, then its own round
+	// trip (two after Redis lost its scripts, say on a restart). Every call to a node
 	// waits for the new connection to it that another call is making
 	// (rueidis makes one at a time): a new connection that has answered
 	// nothing by the deadline of the call that needed it (that call's
