@@ -65,6 +65,7 @@ func FuzzKong(f *testing.F) {
 		"services:\n  - name: s\n    plugins: [{name: rate-limiting, config: {hour: 3, limit_by: service}}]\n    routes: [{name: r, paths: [/x], plugins: [{name: rate-limiting, config: {second: 1, limit_by: consumer}}]}, {name: q, paths: [\"~/re\"]}]\n",
 		"routes: [{name: a, paths: [/a, /a/], plugins: [{name: rate-limiting, config: {minute: 2, limit_by: path, path: /a/x/}}]}]\n",
 		"plugins: [{name: rate-limiting-advanced, config: {limit: [3, 9], window_size: [1, 60], window_type: fixed, identifier: consumer-group, strategy: cluster}}]\nroutes: [{name: r, paths: [/r], plugins: [{name: rate-limiting-advanced, config: {limit: [1], window_size: [2.5]}}, {name: rate-limiting, config: {second: 1}}]}]\n",
+		"plugins: [{name: rate-limiting, config: {minute: 3}}, {name: rate-limiting, service: s, config: {hour: 2, limit_by: ip}}, {name: key-auth, route: a}]\nservices:\n  - name: s\n    routes: [{name: a, paths: [/a]}, {name: b, paths: [/], plugins: [{name: rate-limiting, consumer: c, config: {second: 1}}]}]\n  - name: t\n    routes: [{name: d, paths: [/a/d], methods: [GET]}, {name: e, paths: [/e], plugins: [{name: key-auth}]}]\nconsumers: [{username: c, keyauth_credentials: [{key: k}], plugins: [{name: rate-limiting, config: {day: 4}}]}]\n",
 		kongK8s)
 }
 
