@@ -18,7 +18,9 @@ import (
 // at 2 windows) is refused naming the bound, and so is a request that sets
 // the size itself.
 func TestDesignerFitsThePagesPatternsToItsBounds(t *testing.T) {
-	f := newFixture(t, testConfig)
+	// Runs near the work bound take more than the default 10 s of a
+	// loaded machine under -race.
+	f := newFixture(t, testConfig+"designer:\n  timeout: 2m\n")
 	runs := map[string][]string{
 		"100/1m":      {"boundary-burst", "steady", "spike", "diurnal", "retry-storm", "many-keys"},
 		"10000/month": {"boundary-burst", "steady", "diurnal"},

@@ -73,8 +73,8 @@ type docsData struct {
 	KeyVar, KeyWord      string
 	Modes                []string
 	// Watch is the header mode whose fields the advice on backing off and
-	// the word on retry_jitter name: the first
-	// of ietf, draft-7, draft-6 and legacy that Modes holds.
+	// the word on retry_jitter name: the first of ietf, draft-7, draft-6
+	// and legacy that Modes holds.
 	Watch string
 	// Concurrency is true when some limit counts requests in progress (its
 	// RateLimit-Policy item has qu instead of w).
