@@ -50,9 +50,15 @@ func TestInstallFromModuleProxy(t *testing.T) {
 	install := exec.CommandContext(ctx, "go", "install", "github.com/sluice-dev/sluice/cmd/sluice@latest")
 	install.Dir = tmp
 	install.Env = append(os.Environ(),
-		"GOBIN="+gobin, "GOFLAGS=", "GOWORK=off",
-		// Dependencies come from the module cache, or else the usual proxy.
-		"GOPROXY=file://"+filepath.ToSlash(proxy)+","+goEnv(t, "GOPROXY"),
+		"GOBIN="+gobin, "GOWORK=off",
+		// A module cache of its own: the shared one would keep the module
+		// at installVersion as the first run of this test made it, and
+		// every later run would install that, whatever the work tree holds.
+		// Its files are writable so that the test's folder can be removed.
+		"GOMODCACHE="+filepath.Join(tmp, "mod"), "GOFLAGS=-modcacherw",
+		// Dependencies come from the shared module cache's downloads (a
+		// proxy's layout), or else the usual proxy.
+		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download"))+","+goEnv(t, "GOPROXY"),
 		"GONOSUMDB=github.com/sluice-dev/sluice", "GONOPROXY=", "GOPRIVATE=")
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("go install github.com/sluice-dev/sluice/cmd/sluice@latest: %v\n%s", err, out)
