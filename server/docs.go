@@ -24,7 +24,7 @@ import (
 // them or whom sluice trusts: no exempt route (an internal path, or a host
 // no limit applies to that a client could name in its Host), address, key
 // or user, no trusted proxy or header a trusted layer sets, no caller or
-// key name. An exempt plan's page says its clients are never limited.
+// key name, no credential a rule matches (credentialHeader). An exempt plan's page says its clients are never limited.
 type docsPage struct {
 	byPlan   map[string][]byte
 	def      string

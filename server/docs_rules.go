@@ -24,7 +24,7 @@ func describeRules(cfg *config.Config, plan string) []docsRule {
 		if !r.AppliesTo(plan) {
 			continue
 		}
-		dr := docsRule{Name: r.Name, Requests: ruleRequests(r), Per: ruleKey(r)}
+		dr := docsRule{Name: r.Name, Requests: ruleRequests(r, func(h string) bool { return credentialHeader(cfg, h) }), Per: ruleKey(r)}
 		// A rule's requests cost their plan's costs unless it sets its own.
 		units := r.Cost == nil && slices.ContainsFunc(cfg.Policy.Plans, countsUnits) || r.Cost != nil && *r.Cost > 1
 		for _, l := range r.Limits {
@@ -38,9 +38,25 @@ func describeRules(cfg *config.Config, plan string) []docsRule {
 	return out
 }
 
+// credentialHeader reports whether the header name carries what identifies
+// a client or vouches for it, whose value /docs never tells: an API key or
+// token header of cfg, Authorization, Proxy-Authorization, Cookie, or the
+// user or plan header a trusted layer sets.
+func credentialHeader(cfg *config.Config, name string) bool {
+	id := &cfg.Identity
+	for _, h := range slices.Concat(id.APIKeyHeaders, id.TokenHeaders,
+		[]string{id.UserHeader, id.PlanHeader, "Authorization", "Proxy-Authorization", "Cookie"}) {
+		if h != "" && strings.EqualFold(h, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // ruleRequests says which requests r matches: "POST, PUT /v1/uploads on
-// api.example.com with X-Tenant".
-func ruleRequests(r httplimit.Rule) string {
+// api.example.com with X-Tenant". The value a header must have is told
+// but for a header secret reports true: "with a particular X-API-Key".
+func ruleRequests(r httplimit.Rule, secret func(header string) bool) string {
 	var parts []string
 	if len(r.Methods) > 0 {
 		parts = append(parts, strings.Join(r.Methods, ", "))
@@ -59,9 +75,12 @@ func ruleRequests(r httplimit.Rule) string {
 		parts = append(parts, "on "+strings.Join(r.Hosts, ", "))
 	}
 	for _, h := range r.Headers {
-		if h.Value == "" {
+		switch {
+		case h.Value == "":
 			parts = append(parts, "with "+h.Name)
-		} else {
+		case secret(h.Name):
+			parts = append(parts, "with a particular "+h.Name)
+		default:
 			parts = append(parts, "with "+h.Name+": "+h.Value)
 		}
 	}
