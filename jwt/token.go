@@ -137,7 +137,13 @@ func (v *Verifier) judge(t times, claims map[string]any) (httplimit.TokenClaims,
 	}
 	std.Issuer, _ = claims["iss"].(string)
 	want := josejwt.Expected{Issuer: v.issuer, AnyAudience: v.audiences, Time: v.clock()}
-	if err := std.ValidateWithLeeway(want, v.leeway); err != nil {
+	err := std.ValidateWithLeeway(want, v.leeway)
+	if err == nil && t.Expiry != nil && !want.Time.Before(t.Expiry.Time().Add(v.leeway)) {
+		// RFC 7519 section 4.1.4: the time must be before "exp" (here
+		// with the leeway past it); go-jose accepts it at that instant.
+		err = josejwt.ErrExpired
+	}
+	if err != nil {
 		switch {
 		case errors.Is(err, josejwt.ErrExpired), errors.Is(err, josejwt.ErrNotValidYet), errors.Is(err, josejwt.ErrIssuedInTheFuture):
 			return httplimit.TokenClaims{}, fmt.Errorf("%w: %w", ErrExpired, err)
