@@ -100,7 +100,8 @@ type Options struct {
 	// Leeway is how far the clocks of the issuer and the Verifier may
 	// disagree: a token is accepted until Leeway after its "exp", and from
 	// Leeway before its "nbf" and "iat". Zero means one minute; it must not
-	// be negative.
+	// be negative nor more than 10 minutes, so that a token is never
+	// believed long after it expired.
 	Leeway time.Duration
 
 	// Refresh is how often KeysURL is fetched again. Zero means 15
@@ -168,6 +169,7 @@ type Options struct {
 // Defaults and bounds of Options and of tokens.
 const (
 	defaultLeeway     = time.Minute
+	maxLeeway         = 10 * time.Minute
 	defaultRefresh    = 15 * time.Minute
 	defaultMinRefresh = 30 * time.Second
 	defaultTimeout    = 10 * time.Second

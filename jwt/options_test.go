@@ -44,6 +44,7 @@ func TestNewRefusesOptionsThatAreWrong(t *testing.T) {
 		{"Keys without usable key", jwt.Options{Keys: []byte(`{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}`)}, "Keys: no usable key"},
 		{"empty audience", jwt.Options{Keys: keys, Audiences: []string{"api", ""}}, "Audiences: [1] is empty"},
 		{"negative Leeway", jwt.Options{Keys: keys, Leeway: -time.Second}, "Leeway: negative"},
+		{"Leeway beyond 10 minutes", jwt.Options{Keys: keys, Leeway: 24 * time.Hour}, "Leeway: 24h0m0s is more than clocks disagree by: at most 10m0s"},
 		{"negative Refresh", jwt.Options{KeysURL: "https://id.example/keys", Refresh: -1}, "Refresh: negative"},
 		{"negative MinRefresh", jwt.Options{KeysURL: "https://id.example/keys", MinRefresh: -1}, "MinRefresh: negative"},
 		{"SubjectPrefix with a space", jwt.Options{Keys: keys, SubjectPrefix: "svc "}, "SubjectPrefix: \"svc \": at most 64 bytes of printable ASCII"},

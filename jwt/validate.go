@@ -98,6 +98,9 @@ func (o *Options) validate() ([]jose.SignatureAlgorithm, *keySet, error) {
 			return nil, nil, fieldError(d.field, "negative")
 		}
 	}
+	if o.Leeway > maxLeeway {
+		return nil, nil, fieldError("Leeway", "%v is more than clocks disagree by: at most %v (an expired token would be believed that long)", o.Leeway, maxLeeway)
+	}
 	var keys *keySet
 	if len(o.Keys) > 0 {
 		if keys, err = parseSet(o.Keys); err != nil {
