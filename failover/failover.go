@@ -239,8 +239,15 @@ type Stats struct {
 // is the primary's again (after the return period, under Local with a
 // Charge). With the defaults a primary that is back serves decisions again
 // within about 550 ms (500 ms open plus at most one 50 ms probe that failed
-// just before it came back), plus the return period's 2 s under Local
-// with a Charge.
+// just before it came back). Under Local with a Charge it decides alone
+// again the return period (2 s) after its first success that follows the
+// last failure: 2 s after it is back when the breaker stayed closed (a
+// failure or four), at most 2.55 s when the failures opened it. A call
+// that fails during the return period (a timeout under load), or an
+// Unreachable for the node, is a failure like the first: the period starts
+// again from the next success, so a primary that keeps missing Timeout
+// now and then keeps an instance returning, each of its calls admitted
+// only within its share.
 //
 // A primary that is a CachingStore (overlimit.Cache) is recognised: the
 // calls it answers without asking its own store say nothing about that
