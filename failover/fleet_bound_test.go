@@ -1,0 +1,154 @@
+package failover_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/storetest"
+	"github.com/sluice-dev/sluice/memory"
+)
+
+// A fleet is n Stores under OnError Local over one flaky primary (a memory
+// store), each with a local memory store of its own and a Charge, all on
+// one manual clock: instances of sluice sharing one Redis.
+type fleet struct {
+	clk     *storetest.Clock
+	remote  *memory.Store
+	primary *storetest.Flaky
+	stores  []*failover.Store
+}
+
+func newFleet(t *testing.T, n int) *fleet {
+	t.Helper()
+	fl := &fleet{clk: storetest.NewClock()}
+	fl.remote = memory.New(memory.WithClock(fl.clk.Now), memory.WithSweepInterval(0))
+	t.Cleanup(func() { fl.remote.Close() })
+	fl.primary = &storetest.Flaky{Next: fl.remote}
+	for range n {
+		local := memory.New(memory.WithClock(fl.clk.Now), memory.WithSweepInterval(0))
+		t.Cleanup(func() { local.Close() })
+		fl.stores = append(fl.stores, mustFailover(refundable{fl.primary, fl.remote}, local, failover.Options{
+			Instances: n,
+			Breaker:   failover.BreakerOptions{Clock: fl.clk.Now},
+			Charge:    fl.charge,
+		}))
+	}
+	return fl
+}
+
+// charge takes up to each check's Cost of what the primary has left,
+// unless the primary fails.
+func (fl *fleet) charge(ctx context.Context, checks []sluice.Check) error {
+	if err := fl.primary.Err(); err != nil {
+		return err
+	}
+	for _, c := range checks {
+		out := make([]sluice.Status, 1)
+		peek := []sluice.Check{{Key: c.Key, Limit: c.Limit}}
+		if err := fl.remote.Apply(ctx, peek, out); err != nil {
+			return err
+		}
+		if take := min(c.Cost, out[0].Remaining); take > 0 {
+			peek[0].Cost = take
+			if err := fl.remote.Apply(ctx, peek, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// round has callers[i] goroutines on instance i make one call of check
+// each, at the clock's present instant, refunding every refundEvery-th
+// admission at once; it returns the units admitted and not refunded.
+func (fl *fleet) round(t *testing.T, check sluice.Check, callers []int, refundEvery int) int64 {
+	var net, seq atomic.Int64
+	var wg sync.WaitGroup
+	for i, s := range fl.stores {
+		for range callers[i] {
+			wg.Go(func() {
+				checks := []sluice.Check{check}
+				out := make([]sluice.Status, 1)
+				if err := s.Apply(context.Background(), checks, out); err != nil {
+					t.Error(err)
+					return
+				}
+				if !out[0].Allowed {
+					return
+				}
+				if refundEvery > 0 && seq.Add(1)%int64(refundEvery) == 0 {
+					if err := s.Refund(context.Background(), checks, []int64{out[0].Charged}); err == nil {
+						return
+					}
+				}
+				net.Add(check.Cost)
+			})
+		}
+	}
+	wg.Wait()
+	return net.Load()
+}
+
+// Instances sharing a primary that fails mid-window and comes back at a
+// window's boundary admit, per window, at most the limit, plus in the
+// window of the failure what each could not know of the others (at most
+// n−1 shares): the bound package redis states (Failover) for fixed
+// windows, here with concurrent callers on every instance and refunds,
+// local ones among them, whose units the recovery charge must not charge.
+func TestAFleetAdmitsWithinTheStatedBoundAcrossAnOutage(t *testing.T) {
+	const (
+		n    = 3
+		q    = 30
+		w    = time.Second
+		step = 50 * time.Millisecond
+	)
+	for _, tc := range []struct {
+		name        string
+		down, up    time.Duration // from the start, on the clock
+		refundEvery int
+		callers     []int
+	}{
+		{"mid-window, back at a boundary", 1350 * time.Millisecond, 4 * w, 0, []int{1, 1, 1}},
+		{"mid-window, back mid-window", 1350 * time.Millisecond, 4*w + 700*time.Millisecond, 0, []int{1, 1, 1}},
+		{"at a boundary, back just before one", 2 * w, 5*w - step, 0, []int{1, 1, 1}},
+		{"a short blip", 1900 * time.Millisecond, 2050 * time.Millisecond, 0, []int{1, 1, 1}},
+		{"refunds", 1350 * time.Millisecond, 4 * w, 3, []int{1, 1, 1}},
+		{"one busy instance", 1350 * time.Millisecond, 4 * w, 0, []int{3, 1, 0}},
+		{"one busy instance, refunds", 1350 * time.Millisecond, 4*w + 700*time.Millisecond, 2, []int{3, 1, 1}},
+		{"busy, a short blip", 1900 * time.Millisecond, 2050 * time.Millisecond, 0, []int{4, 2, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fl := newFleet(t, n)
+			check := sluice.Check{Key: "k", Limit: sluice.FixedWindow(q, w), Cost: 1}
+			per := map[int64]int64{}
+			failWindow := int64(tc.down / w)
+			for at := time.Duration(0); at < 9*w; at += step {
+				switch at {
+				case tc.down:
+					fl.primary.Fail(errors.New("down"))
+				case tc.up:
+					fl.primary.Fail(nil)
+				}
+				per[int64(at/w)] += fl.round(t, check, tc.callers, tc.refundEvery)
+				fl.clk.Advance(step)
+			}
+			for win := int64(0); win < 9; win++ {
+				bound := int64(q)
+				if win == failWindow {
+					bound += (n - 1) * (q / n)
+				}
+				if per[win] > bound {
+					t.Errorf("window %d: %d admitted, bound %d (limit %d)", win, per[win], bound, q)
+				}
+			}
+			t.Log(fmt.Sprint(per))
+		})
+	}
+}
