@@ -45,7 +45,8 @@ run:
 	$(GO) run ./cmd/sluice serve
 
 # make image: the container image of deploy/Containerfile, tagged IMAGE, built
-# by podman from a context of the static binary (CGO_ENABLED=0), deploy/image's
+# by podman in the docker format (the OCI format drops its HEALTHCHECK) from a
+# context of the static binary (CGO_ENABLED=0), deploy/image's
 # passwd and group, and this host's CA bundle. PODMAN may carry global flags
 # (the deploy tests pass a private --root and --storage-driver vfs).
 IMAGE  ?= localhost/sluice:latest
@@ -55,7 +56,7 @@ image:
 	@ctx=$$(mktemp -d) && trap 'rm -rf "$$ctx"' EXIT && \
 	  CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -ldflags='-s -w' -o "$$ctx/sluice" ./cmd/sluice && \
 	  cp deploy/image/passwd deploy/image/group /etc/ssl/certs/ca-certificates.crt "$$ctx/" && \
-	  $(PODMAN) build --file deploy/Containerfile --tag $(IMAGE) "$$ctx"
+	  $(PODMAN) build --format docker --file deploy/Containerfile --tag $(IMAGE) "$$ctx"
 
 # make fuzz: every fuzz target for a minute each (make test runs them briefly).
 fuzz:

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sluice-dev/sluice/internal/realtest"
 )
@@ -42,6 +43,12 @@ type imageConfig struct {
 	Entrypoint   []string
 	Cmd          []string
 	Labels       map[string]string
+	Healthcheck  *struct {
+		Test              []string
+		Interval, Timeout time.Duration
+		StartPeriod       time.Duration
+		Retries           int
+	}
 }
 
 // imageWork is the directory TestMain makes for the image and its storage.

@@ -9,6 +9,7 @@
 //	sluice token     make a caller token for the admin listener and its hash
 //	sluice keys      on a running server: top, inspect, reset, penalize; explain a token
 //	sluice version   print the module version and commit this binary was built from
+//	sluice healthcheck  ask a running server whether it is ready (a container's HEALTHCHECK)
 //
 // Run "sluice help" for the commands this build has.
 package main
@@ -37,15 +38,16 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"serve":    {"run the rate-limiting server", runServe},
-		"simulate": {"replay traffic through every algorithm and compare them", runSimulate},
-		"design":   {"turn requirements into a recommended limit, analysis and config", runDesign},
-		"import":   {"translate nginx, Envoy, Envoy Gateway, Kong, Traefik, HAProxy, ingress-nginx or API Gateway limits into a sluice config", runImport},
-		"check":    {"validate a configuration file and print its plans", runCheck},
-		"bench":    {"send load to a running server and report rate, statuses and latency", runBench},
-		"token":    {"make a caller token for the admin listener and the hash to configure", runToken},
-		"keys":     {"on a running server: list the most refused subjects (top), inspect, reset or penalize one; explain a client's token", runKeys},
-		"version":  {"print the module version, commit and Go version of this binary", runVersion},
+		"serve":       {"run the rate-limiting server", runServe},
+		"simulate":    {"replay traffic through every algorithm and compare them", runSimulate},
+		"design":      {"turn requirements into a recommended limit, analysis and config", runDesign},
+		"import":      {"translate nginx, Envoy, Envoy Gateway, Kong, Traefik, HAProxy, ingress-nginx or API Gateway limits into a sluice config", runImport},
+		"check":       {"validate a configuration file and print its plans", runCheck},
+		"bench":       {"send load to a running server and report rate, statuses and latency", runBench},
+		"token":       {"make a caller token for the admin listener and the hash to configure", runToken},
+		"keys":        {"on a running server: list the most refused subjects (top), inspect, reset or penalize one; explain a client's token", runKeys},
+		"version":     {"print the module version, commit and Go version of this binary", runVersion},
+		"healthcheck": {"ask a running server whether it is ready: exit 0 when its /readyz answers 2xx (a container's HEALTHCHECK)", runHealthcheck},
 	}
 }
 
