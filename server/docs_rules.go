@@ -13,7 +13,11 @@ import (
 // ("<rule>.<limit>").
 type docsRule struct {
 	Name, Requests, Per string
-	Limits              []docsLimit
+	// CostNote says what a request costs of the rule's limits when the rule
+	// sets it to other than 1 ("(3 units each)"); empty when the rule
+	// spends a request's cost (the plan's costs) or 1.
+	CostNote string
+	Limits   []docsLimit
 }
 
 // describeRules tells the rules of cfg that apply to clients of plan, in
@@ -25,6 +29,13 @@ func describeRules(cfg *config.Config, plan string) []docsRule {
 			continue
 		}
 		dr := docsRule{Name: r.Name, Requests: ruleRequests(r, func(h string) bool { return credentialHeader(cfg, h) }), Per: ruleKey(r)}
+		switch {
+		case r.Cost == nil || *r.Cost == 1:
+		case *r.Cost == 0:
+			dr.CostNote = "(spends nothing: the limit only reports)"
+		default:
+			dr.CostNote = "(" + itoa(*r.Cost) + " units each)"
+		}
 		// A rule's requests cost their plan's costs unless it sets its own.
 		units := r.Cost == nil && slices.ContainsFunc(cfg.Policy.Plans, countsUnits) || r.Cost != nil && *r.Cost > 1
 		for _, l := range r.Limits {
