@@ -25,8 +25,9 @@
 // Capacity that comes back other than with time must be reported:
 // Invalidate after a refund, Reset after a configuration change. Capacity
 // that comes back through another instance sharing the store reaches no
-// call of this cache: a denial is remembered for at most Options.MaxAge,
-// so such a refusal ends here at most that late.
+// call of this cache but a peek: a denial is remembered for at most
+// Options.MaxAge, so such a refusal ends here at most that late, or at the
+// first answer of the store that states room for its cost.
 //
 // A Cache is safe for concurrent use when its store is. Its memory is
 // bounded by Options.MaxEntries; the zero Options mean DefaultMaxEntries

@@ -98,7 +98,8 @@ type Stats struct {
 // remembered. Every answer of the store updates what is
 // remembered: a denial replaces the one remembered for its key and limit
 // name; an answer that contradicts a remembered denial (the check fits at a
-// cost said to be refused), that admits a smaller cost (which takes
+// cost said to be refused, or states Remaining at least that cost, as a
+// peek may after capacity came back elsewhere), that admits a smaller cost (which takes
 // capacity, so the remembered wait is too short), or that is for the same
 // name with other parameters (the configuration changed), drops it.
 //
@@ -390,9 +391,13 @@ func (c *Cache) learn(checks []sluice.Check, out []sluice.Status, looks []lookup
 		case !deny:
 			if ds := sh.keys[ch.Key]; ds != nil {
 				if j := ds.find(ch.Limit.ID()); j >= 0 {
-					// A fit at the denial's cost contradicts it; an admission
-					// below it took capacity, so its wait is now longer.
-					if d := &ds.list[j]; d.limit != ch.Limit || st.Allowed && (ch.Cost >= d.cost || admitted && ch.Cost > 0) {
+					// A fit at the denial's cost contradicts it, and so does
+					// room for that cost (a peek's Remaining: capacity that
+					// came back through another instance, an operator's
+					// reset); an admission below it took capacity, so its
+					// wait is now longer.
+					if d := &ds.list[j]; d.limit != ch.Limit || d.cost > 0 && st.Remaining >= d.cost ||
+						st.Allowed && (ch.Cost >= d.cost || admitted && ch.Cost > 0) {
 						sh.remove(ch.Key, ds, j)
 					}
 				}
