@@ -129,7 +129,7 @@ type Options struct {
 // Stats counts what a Store has done since it was made.
 type Stats struct {
 	// StoreErrors counts calls the primary was asked and failed (an error
-	// or a timeout): decisions, refunds and releases. Calls the caller
+	// or a timeout): decisions, refunds, releases and Settle's charges. Calls the caller
 	// abandoned and invalid checks are not store errors and are not counted.
 	StoreErrors int64
 	// FallbackDecisions counts calls decided by the OnError rule instead of the

@@ -149,7 +149,10 @@ func (f *Store) send(ctx context.Context, cs []charge, set func(*plan, outcome))
 // would otherwise end with it and the fleet admit their units again. It
 // returns at the first error, ctx's or the primary's, leaving the accounts
 // not charged open (a later call charges them as usual, a charge in doubt
-// under its id). With neither Options.ChargeOnce nor Options.Charge there
+// under its id). A charge the primary fails is a store error (counted in
+// Stats, against the nodes of its keys) and its error wraps
+// sluice.ErrStoreUnavailable; one cut short by ctx wraps ctx's error and
+// is not counted. With neither Options.ChargeOnce nor Options.Charge there
 // is nothing to charge. It is safe to call
 // concurrently with decisions, and on the zero Store, which has nothing to
 // settle.
@@ -166,11 +169,30 @@ func (f *Store) Settle(ctx context.Context) error {
 			return nil // the rest is being charged by calls under way
 		}
 		first, then, err := f.owed(ctx, taken)
-		if err = f.charged(ctx, taken, first, then, err); err != nil {
-			return err
+		if err != nil { // the local store's: nothing is sent
+			_ = f.charged(ctx, taken, nil, nil, err) // ends the claim
+			return fmt.Errorf("failover: settle: local store: %w", err)
+		}
+		if err = f.charged(ctx, taken, first, then, nil); err != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				return fmt.Errorf("failover: settle: %w (primary store: %v)", cerr, err)
+			}
+			f.settleFailed(taken, err)
+			return fmt.Errorf("failover: settle: %w", unavailable(fmt.Errorf("primary store: %w", err)))
 		}
 	}
 	return nil
+}
+
+// settleFailed counts the failed charge call of Settle, for the accounts
+// taken, as a store error: in all, and against the nodes it concerns.
+func (f *Store) settleFailed(taken []*account, err error) {
+	checks := make([]sluice.Check, len(taken))
+	asked := make([]int64, len(taken))
+	for i, a := range taken {
+		checks[i], asked[i] = a.check, 1
+	}
+	f.sideFailed(context.Background(), checks, asked, err)
 }
 
 // ErrReturning is the reason a Store gives (to Options.OnFallback) for a
