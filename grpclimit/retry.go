@@ -32,7 +32,9 @@ import (
 // Retries follow the client.RetryPolicy it was made with: at most
 // MaxRetries of one call, none whose wait exceeds MaxWait or the call's
 // deadline (the refusal is then returned at once), and a retry budget
-// shared by every call of the Retry. A call whose context ends while it
+// shared by every call of the Retry. The wait is RetryInfo's whole delay,
+// however long: unlike client.Transport, which asks again after an hour
+// at most, Retry never retries before the server said it may. A call whose context ends while it
 // waits fails with its context's error as a status (CANCELED,
 // DEADLINE_EXCEEDED), as grpc-go's own retries do. It is safe for
 // concurrent use; use one per client connection or per service called.
@@ -75,8 +77,13 @@ func (r *Retry) UnaryInterceptor() grpc.UnaryClientInterceptor {
 			if !ok {
 				return err
 			}
-			wait, werr := retries.Next(ctx, retry, jittered(delay), true)
-			if werr != nil {
+			wait := jittered(delay)
+			if !fits(ctx, wait, retries.Policy().MaxWait) {
+				return err
+			}
+			// Next holds a server's wait to an hour at most (a probe after
+			// it); RetryInfo's delay is waited out whole, as it fits.
+			if _, werr := retries.Next(ctx, retry, wait, true); werr != nil {
 				return err
 			}
 			t := time.NewTimer(wait)
@@ -88,6 +95,15 @@ func (r *Retry) UnaryInterceptor() grpc.UnaryClientInterceptor {
 			}
 		}
 	}
+}
+
+// fits says whether a wait of d is within maxWait and ends before ctx's
+// deadline.
+func fits(ctx context.Context, d, maxWait time.Duration) bool {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
+		return false
+	}
+	return d <= maxWait
 }
 
 // jittered is d plus a jitter uniform in [0, d/10], for d ≥ 0; a sum
