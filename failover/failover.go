@@ -129,8 +129,9 @@ type Options struct {
 // Stats counts what a Store has done since it was made.
 type Stats struct {
 	// StoreErrors counts calls the primary was asked and failed (an error
-	// or a timeout): decisions, refunds, releases and Settle's charges. Calls the caller
-	// abandoned and invalid checks are not store errors and are not counted.
+	// or a timeout): decisions, refunds, releases and Settle's charges.
+	// Calls the caller abandoned and invalid checks are not store errors
+	// and are not counted.
 	StoreErrors int64
 	// FallbackDecisions counts calls decided by the OnError rule instead of the
 	// primary: after a store error, or without asking the primary while the
