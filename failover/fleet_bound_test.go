@@ -152,3 +152,48 @@ func TestAFleetAdmitsWithinTheStatedBoundAcrossAnOutage(t *testing.T) {
 		})
 	}
 }
+
+// Concurrency leases are never charged: the bound package redis states is
+// Q + n·⌊Q/n⌋ units in flight while the primary is out and for one lease
+// time after it returns. Leases held on the primary before, taken locally
+// during the outage and asked for through the return period and after:
+// never more in flight than that.
+func TestAFleetHoldsWithinTheStatedLeaseBoundAcrossAnOutage(t *testing.T) {
+	const (
+		n    = 3
+		q    = 7
+		step = 50 * time.Millisecond
+	)
+	fl := newFleet(t, n)
+	check := sluice.Check{Key: "k", Limit: sluice.Concurrency(q, time.Minute), Cost: 1}
+	held := 0
+	acquire := func() {
+		for _, s := range fl.stores {
+			for range 3 {
+				out := make([]sluice.Status, 1)
+				if err := s.Apply(context.Background(), []sluice.Check{check}, out); err != nil {
+					t.Fatal(err)
+				}
+				if out[0].Allowed {
+					held++
+				}
+			}
+		}
+	}
+	most := 0
+	for at := time.Duration(0); at < 6*time.Second; at += step {
+		switch at {
+		case time.Second:
+			fl.primary.Fail(errors.New("down"))
+		case 3 * time.Second:
+			fl.primary.Fail(nil)
+		}
+		acquire()
+		most = max(most, held)
+		fl.clk.Advance(step)
+	}
+	if bound := q + n*(q/n); most > bound {
+		t.Errorf("%d leases in flight, bound %d (limit %d)", most, bound, q)
+	}
+	t.Logf("at most %d in flight (limit %d, bound %d)", most, q, q+n*(q/n))
+}
