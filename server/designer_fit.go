@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/sluice-dev/sluice/sim"
@@ -90,8 +91,8 @@ func fitNote(asked, fitted sim.Request, limits designerLimits) string {
 	default:
 		return ""
 	}
-	return fmt.Sprintf("%s was replayed %s to stay within what the designer runs at once (%d requests, %d decisions of work); `sluice simulate` replays it whole.",
-		a.Name, what, limits.maxArrivals, limits.maxWork)
+	return fmt.Sprintf("%s was replayed %s to stay within what the designer runs at once (%s requests, %s decisions of work); sluice simulate replays it whole.",
+		a.Name, what, thousands(int64(limits.maxArrivals)), thousands(limits.maxWork))
 }
 
 // windows returns d as a count of windows w, to two decimals.
@@ -127,4 +128,14 @@ func fitToBounds(req sim.Request) (sim.Request, error) {
 		req, err = fitted, fitted.Validate()
 	}
 	return req, err
+}
+
+// thousands writes n ≥ 0 with a comma between each group of three digits:
+// "10,000,000".
+func thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
