@@ -81,7 +81,11 @@ func waitUntil(t *testing.T, ctx context.Context, what, cond string) {
 func TestBrowserPagesThrowNothing(t *testing.T) {
 	// Runs near the work bound take more than the default 10 s of a
 	// loaded machine under -race.
-	f := newFixture(t, testConfig+"designer:\n  timeout: 2m\n")
+	// The key's name, as its operator wrote it, has a slash, an accent and
+	// markup: the dashboard shows it as text.
+	const keyName = "acmé/partner <img src=x onerror=alert(1)>"
+	cfg := strings.Replace(testConfig, "{name: k1,", "{name: \""+keyName+"\",", 1)
+	f := newFixture(t, cfg+"designer:\n  timeout: 2m\n")
 	ctx := chromium.Tab(t)
 	console := watchConsole(t, ctx)
 	check := func(page string) {
@@ -104,6 +108,12 @@ func TestBrowserPagesThrowNothing(t *testing.T) {
 	}
 	f.clock.Advance(time.Second)
 	waitUntil(t, ctx, "the rate", `document.getElementById("rate").textContent === "6"`)
+	if got := eval[string](t, ctx, `document.querySelector("#top tbody td").textContent`); got != "api-key:"+keyName {
+		t.Errorf("the most limited client shows as %q", got)
+	}
+	if eval[bool](t, ctx, `document.querySelector("img") !== null`) {
+		t.Error("a key's name became markup on the dashboard")
+	}
 	run(t, ctx, chromedp.EmulateViewport(360, 640))
 	run(t, ctx, chromedp.EmulateViewport(1280, 800))
 	check("the dashboard")
