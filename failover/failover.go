@@ -156,6 +156,13 @@ type Stats struct {
 	// the primary: the ledger was full (Options.Ledger), or no Charge was
 	// given.
 	Uncharged int64
+	// ReturnRefusals counts the FallbackDecisions that were calls refused
+	// by this instance's share while it returned to a primary that answered
+	// (reason ErrReturning itself, not wrapping a store error): the price
+	// of the return period, paid while the primary is up. They follow each
+	// store error for the return period (see Store), so that a primary
+	// that is up but misses Timeout now and then shows here.
+	ReturnRefusals int64
 }
 
 // A Store is a sluice.Store that makes a remote primary store (Redis) safe
@@ -283,7 +290,8 @@ type Store struct {
 
 	storeErrors atomic.Int64
 	fallbacks   atomic.Int64
-	scratch     sync.Pool // *[]sluice.Check for the scaled checks of Local
+	refusals    atomic.Int64 // fallbacks refused by the share while returning
+	scratch     sync.Pool    // *[]sluice.Check for the scaled checks of Local
 
 	sharesMu sync.RWMutex
 	shares   map[sluice.Limit]sluice.Limit // limit → this instance's share, for Local
@@ -375,6 +383,7 @@ func (f *Store) Stats() Stats {
 	st := Stats{
 		StoreErrors:       f.storeErrors.Load(),
 		FallbackDecisions: f.fallbacks.Load(),
+		ReturnRefusals:    f.refusals.Load(),
 		Nodes:             make(map[string]NodeStats),
 	}
 	if f.ledger != nil {
@@ -541,6 +550,9 @@ func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluic
 // the nodes blamed, and reports it to OnFallback.
 func (f *Store) counted(blamed []*node, reason error) {
 	f.fallbacks.Add(1)
+	if reason == ErrReturning {
+		f.refusals.Add(1)
+	}
 	for _, n := range blamed {
 		n.fallbacks.Add(1)
 	}
