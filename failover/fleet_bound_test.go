@@ -197,3 +197,58 @@ func TestAFleetHoldsWithinTheStatedLeaseBoundAcrossAnOutage(t *testing.T) {
 	}
 	t.Logf("at most %d in flight (limit %d, bound %d)", most, q, q+n*(q/n))
 }
+
+// The same attack on a sliding log, whose promise holds in every window
+// (t−W, t]: at most the limit in each, plus n−1 shares in those that hold
+// the failure.
+func TestAFleetOnASlidingLogAdmitsWithinTheStatedBound(t *testing.T) {
+	const (
+		n    = 3
+		q    = 30
+		w    = time.Second
+		step = 50 * time.Millisecond
+		per  = int(w / step)
+	)
+	for _, tc := range []struct {
+		name     string
+		down, up time.Duration
+		callers  []int
+	}{
+		{"mid-window, back later", 1350 * time.Millisecond, 4*w + 200*time.Millisecond, []int{1, 1, 1}},
+		{"one busy instance", 1350 * time.Millisecond, 3*w + 700*time.Millisecond, []int{3, 1, 0}},
+		{"a short blip", 1900 * time.Millisecond, 2050 * time.Millisecond, []int{4, 2, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fl := newFleet(t, n)
+			check := sluice.Check{Key: "k", Limit: sluice.SlidingLog(q, w), Cost: 1}
+			var adm []int64
+			for at := time.Duration(0); at < 9*w; at += step {
+				switch at {
+				case tc.down:
+					fl.primary.Fail(errors.New("down"))
+				case tc.up:
+					fl.primary.Fail(nil)
+				}
+				adm = append(adm, fl.round(t, check, tc.callers, 0))
+				fl.clk.Advance(step)
+			}
+			failStep := int(tc.down / step)
+			most := int64(0)
+			for end := range adm {
+				sum := int64(0)
+				for i := max(0, end-per+1); i <= end; i++ {
+					sum += adm[i]
+				}
+				bound := int64(q)
+				if end-per < failStep && failStep <= end {
+					bound += (n - 1) * (q / n)
+				}
+				if sum > bound {
+					t.Errorf("the window ending at step %d: %d admitted, bound %d (limit %d)", end, sum, bound, q)
+				}
+				most = max(most, sum)
+			}
+			t.Logf("at most %d in a window (limit %d)", most, q)
+		})
+	}
+}
