@@ -21,7 +21,8 @@ import (
 type fleet struct {
 	clk     *storetest.Clock
 	remote  *memory.Store
-	primary *storetest.Flaky
+	primary *storetest.Flaky   // fails every instance's calls
+	own     []*storetest.Flaky // fails one instance's calls (a partition)
 	stores  []*failover.Store
 }
 
@@ -34,10 +35,17 @@ func newFleet(t *testing.T, n int) *fleet {
 	for range n {
 		local := memory.New(memory.WithClock(fl.clk.Now), memory.WithSweepInterval(0))
 		t.Cleanup(func() { local.Close() })
-		fl.stores = append(fl.stores, mustFailover(refundable{fl.primary, fl.remote}, local, failover.Options{
+		own := &storetest.Flaky{Next: fl.primary}
+		fl.own = append(fl.own, own)
+		fl.stores = append(fl.stores, mustFailover(refundable{own, fl.remote}, local, failover.Options{
 			Instances: n,
 			Breaker:   failover.BreakerOptions{Clock: fl.clk.Now},
-			Charge:    fl.charge,
+			Charge: func(ctx context.Context, checks []sluice.Check) error {
+				if err := own.Err(); err != nil {
+					return err
+				}
+				return fl.charge(ctx, checks)
+			},
 		}))
 	}
 	return fl
@@ -251,4 +259,47 @@ func TestAFleetOnASlidingLogAdmitsWithinTheStatedBound(t *testing.T) {
 			t.Logf("at most %d in a window (limit %d)", most, q)
 		})
 	}
+}
+
+// An instance cut off from the primary for longer than the others (its
+// probes keep failing) goes on deciding by its share after they are back:
+// the stated bound is then the limit plus that share in the windows in
+// which it decides alone, and the limit again once it has returned.
+func TestAFleetWithAnInstanceCutOffLongerAdmitsWithinTheStatedBound(t *testing.T) {
+	const (
+		n    = 3
+		q    = 30
+		w    = time.Second
+		step = 50 * time.Millisecond
+	)
+	fl := newFleet(t, n)
+	check := sluice.Check{Key: "k", Limit: sluice.FixedWindow(q, w), Cost: 1}
+	per := map[int64]int64{}
+	const down, up, late = 1350 * time.Millisecond, 3 * w, 5*w + 500*time.Millisecond
+	for at := time.Duration(0); at < 10*w; at += step {
+		switch at {
+		case down:
+			fl.primary.Fail(errors.New("down"))
+		case up:
+			fl.primary.Fail(nil)
+			fl.own[2].Fail(errors.New("cut off"))
+		case late:
+			fl.own[2].Fail(nil)
+		}
+		per[int64(at/w)] += fl.round(t, check, []int{1, 1, 2}, 0)
+		fl.clk.Advance(step)
+	}
+	for win := int64(0); win < 10; win++ {
+		bound := int64(q)
+		switch {
+		case win == int64(down/w):
+			bound += (n - 1) * (q / n)
+		case win >= int64(up/w) && win <= int64(late/w):
+			bound += q / n
+		}
+		if per[win] > bound {
+			t.Errorf("window %d: %d admitted, bound %d (limit %d)", win, per[win], bound, q)
+		}
+	}
+	t.Log(per)
 }
