@@ -123,9 +123,7 @@ func plainDial(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (
 // makes before ctx's deadline, waiting at most d.Timeout (rueidis's dial
 // timeout, the store's Timeout): a caller with more time (the watch, a
 // first connection) holds no more than that the calls that wait for its
-// connection, nor, since the connection returned is closed at that same
-// deadline unless it has read a reply by then (see settingUp), with its
-// HELLO. A connection is not handed to a call with less time left than
+// connection. A connection is not handed to a call with less time left than
 // its dial took (HELLO's round trip takes about as long), nor than half
 // of d.Timeout: it is kept for the next call, which has its whole
 // Timeout for HELLO. An error is the dial's, or a timeout wrapping
@@ -166,7 +164,7 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 			a.parked = a.parked[:n-1]
 			leave()
 			p.timer.Stop()
-			return setUpBy(p.conn, dl), nil
+			return p.conn, nil
 		}
 		if a.failures != failures {
 			err := a.err

@@ -148,13 +148,12 @@ type Options struct {
 	// (for up to 5 s), and the next call finds it made (it is kept for up
 	// to 10 s, also when made before the call's deadline but with less
 	// time left than it took) and spends only HELLO, then its own round
-	// trip (two after Redis lost its scripts, say on a restart). Every call to a node
-	// waits for the new connection to it that another call is making
-	// (rueidis makes one at a time): a new connection that has answered
-	// nothing by the deadline of the call that needed it (that call's
-	// context's, or Timeout after its dial began) is closed then, so that
-	// a call with more time, such as Open's watch or a Ping, holds the
-	// others no longer than a Timeout. A call that times out
+	// trip (two after Redis lost its scripts, say on a restart). Every
+	// call to a node waits for the new connection to it that another call
+	// is making (rueidis makes one at a time), whatever its own deadline:
+	// one made by a call with more time than Timeout (Open's watch, which
+	// reads with 100 ms; a Ping under a longer context) may hold it up to
+	// about a Timeout past its own. A call that times out
 	// leaves its connection to the next; one that answers nothing, not
 	// even a PING, for about a second plus Timeout is dropped. Timeout
 	// must therefore exceed a round trip to Redis plus Redis's own time,
