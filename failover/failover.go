@@ -251,11 +251,12 @@ type Stats struct {
 // again the return period (2 s) after its first success that follows the
 // last failure: 2 s after it is back when the breaker stayed closed (a
 // failure or four), at most 2.55 s when the failures opened it. A call
-// that fails during the return period (a timeout under load), or an
-// Unreachable for the node, is a failure like the first: the period starts
-// again from the next success, so a primary that keeps missing Timeout
-// now and then keeps an instance returning, each of its calls admitted
-// only within its share.
+// that fails during the return period (a timeout under load) and is
+// admitted locally, failures that open the breaker, or an Unreachable for
+// the node, start the period again from the next success, so a primary
+// that keeps missing Timeout now and then keeps an instance returning,
+// each of its calls admitted only within its share (Stats.ReturnRefusals
+// counts the calls its share refuses meanwhile).
 //
 // A primary that is a CachingStore (overlimit.Cache) is recognised: the
 // calls it answers without asking its own store say nothing about that
