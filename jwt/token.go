@@ -25,11 +25,13 @@ type times struct {
 	IssuedAt  *josejwt.NumericDate `json:"iat,omitempty"`
 }
 
-// VerifyToken returns the subject, the plan and the expiry that token
-// states once it has verified it, or an error that wraps exactly one of
-// ErrMalformed, ErrKey, ErrSignature, ErrExpired and ErrClaims (see the
-// package documentation for what is checked). A token without "exp" has a
-// zero Expires: it does not expire.
+// VerifyToken returns the subject and the plan that token states once it
+// has verified it, and until when it is accepted (Expires: its "exp" plus
+// Options.Leeway, so that a caller that believes it until then, as
+// httplimit's Middleware does, grants the leeway the Verifier grants), or
+// an error that wraps exactly one of ErrMalformed, ErrKey, ErrSignature,
+// ErrExpired and ErrClaims (see the package documentation for what is
+// checked). A token without "exp" has a zero Expires: it does not expire.
 //
 // The token is read and its "alg" checked before any key is used. A token
 // with a "kid" is verified only with the keys of that kid, one without
@@ -155,7 +157,10 @@ func (v *Verifier) judge(t times, claims map[string]any) (httplimit.TokenClaims,
 	if subject == "" {
 		return httplimit.TokenClaims{}, fmt.Errorf("%w: %q is missing, empty or not a string", ErrClaims, v.subject)
 	}
-	c := httplimit.TokenClaims{Subject: v.prefix + subject, Expires: t.Expiry.Time(), Claims: keyable(claims)}
+	c := httplimit.TokenClaims{Subject: v.prefix + subject, Claims: keyable(claims)}
+	if t.Expiry != nil {
+		c.Expires = t.Expiry.Time().Add(v.leeway) // accepted until then (see Options.Leeway)
+	}
 	if v.plan != "" {
 		switch p := claimAt(claims, v.plan).(type) {
 		case string:
