@@ -308,6 +308,14 @@ func registerStoreMetrics(reg *prometheus.Registry, f *failover.Store, c *overli
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "sluice_fallback_decisions_total", Help: "Decisions made by on_store_error instead of the store.",
 			}, func() float64 { return float64(f.Stats().FallbackDecisions) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "sluice_store_return_refusals_total",
+				Help: "Fallback decisions that refused a call by this instance's share while it returned to a store answering again (on_store_error local).",
+			}, func() float64 { return float64(f.Stats().ReturnRefusals) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name: "sluice_store_uncharged_units_total",
+				Help: "Units admitted by the local fallback that will not be charged to the store: its ledger was full.",
+			}, func() float64 { return float64(f.Stats().Uncharged) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name: "sluice_store_breaker_open", Help: "1 while the store's circuit breaker is open or probing, else 0.",
 			}, func() float64 {
