@@ -43,7 +43,9 @@ func TestReturnRefusalsAndUnchargedUnitsAreExported(t *testing.T) {
 		// With a charge, the local admission is charged, and the calls
 		// after it are decided by the share (5 of 10) for the return period.
 		"return refusals": {func(context.Context, []sluice.Check) error { return nil },
-			func(st failover.Stats) (string, int64) { return "sluice_store_return_refusals_total", st.ReturnRefusals }},
+			func(st failover.Stats) (string, int64) {
+				return "sluice_store_return_refusals_total", st.ReturnRefusals
+			}},
 		// Without one, what the fallback admits is never charged.
 		"uncharged units": {nil,
 			func(st failover.Stats) (string, int64) { return "sluice_store_uncharged_units_total", st.Uncharged }},
