@@ -124,8 +124,29 @@ func (c *counts) add(o counts) {
 	c.Fallback += o.Fallback
 }
 
-// snapshot returns the dashboard's data for rg, at most top clients.
+// snapshot returns the dashboard's data for rg, at most top clients. It
+// holds the lock every decision's record takes only to copy the counts:
+// the rows are sorted after it is released.
 func (s *stats) snapshot(rg dashboardRange, top int) dashboardData {
+	d := s.collect(rg)
+	slices.SortFunc(d.Plans, func(a, b planRow) int {
+		return cmp.Or(cmp.Compare(b.Refused, a.Refused), cmp.Compare(b.Decisions, a.Decisions), cmp.Compare(a.Plan, b.Plan))
+	})
+	slices.SortFunc(d.Limits, func(a, b limitRow) int {
+		return cmp.Or(cmp.Compare(b.Refused, a.Refused), cmp.Compare(a.Plan, b.Plan), cmp.Compare(a.Limit, b.Limit))
+	})
+	slices.SortFunc(d.TopLimited, func(a, b topEntry) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Client, b.Client))
+	})
+	if len(d.TopLimited) > top {
+		d.TopLimited = d.TopLimited[:top]
+	}
+	return d
+}
+
+// collect returns the dashboard's data for rg, its rows unsorted and every
+// client of the top list.
+func (s *stats) collect(rg dashboardRange) dashboardData {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sec, _, _ := s.now(true)
@@ -176,20 +197,8 @@ func (s *stats) snapshot(rg dashboardRange, top int) dashboardData {
 		k := planLimit{plan, ""}
 		d.Plans = append(d.Plans, planRow{Plan: plan, Decisions: *n, Refused: s.total.refusals[k], InRange: inRange[k]})
 	}
-	slices.SortFunc(d.Plans, func(a, b planRow) int {
-		return cmp.Or(cmp.Compare(b.Refused, a.Refused), cmp.Compare(b.Decisions, a.Decisions), cmp.Compare(a.Plan, b.Plan))
-	})
-	slices.SortFunc(d.Limits, func(a, b limitRow) int {
-		return cmp.Or(cmp.Compare(b.Refused, a.Refused), cmp.Compare(a.Plan, b.Plan), cmp.Compare(a.Limit, b.Limit))
-	})
 	for _, e := range s.top.bySubject {
 		d.TopLimited = append(d.TopLimited, *e)
-	}
-	slices.SortFunc(d.TopLimited, func(a, b topEntry) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Client, b.Client))
-	})
-	if len(d.TopLimited) > top {
-		d.TopLimited = d.TopLimited[:top]
 	}
 	return d
 }
