@@ -286,10 +286,12 @@ func (s *Server) inForce(st *state) {
 	s.reported.known(st.mw.Counts())
 }
 
-// levelChanged records a degradation transition: a metric and a log line.
+// levelChanged records a degradation transition: a metric, the
+// dashboard's level chart and a log line.
 func (s *Server) levelChanged(from, to degrade.Level, why string) {
 	s.metrics.degradation.Set(float64(to))
 	s.metrics.transitions.WithLabelValues(from.String(), to.String()).Inc()
+	s.stats.levelChanged(int(to))
 	log := s.log.Info
 	if to > from {
 		log = s.log.Warn

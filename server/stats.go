@@ -169,6 +169,15 @@ func (s *stats) now(force bool) (int64, *slot, *slot) {
 	return sec, fine, coarse
 }
 
+// levelChanged marks level l as reached now, so that a level held while
+// nothing is decided and no one polls is drawn where it held.
+func (s *stats) levelChanged(l int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, fine, coarse := s.now(false)
+	fine.level, coarse.level = max(fine.level, l), max(coarse.level, l)
+}
+
 // countPlan counts a decision of plan p. s.mu must be held.
 func (s *stats) countPlan(p *httplimit.Plan) {
 	if n := s.byPlan[p]; n != nil {

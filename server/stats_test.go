@@ -103,3 +103,38 @@ func TestDashboardDataRefusesUnknownRanges(t *testing.T) {
 		}
 	}
 }
+
+// A degradation level reached and left while nothing was decided and no one
+// polled the dashboard is drawn in the seconds it held: each change of
+// level is marked where it happens, not only when a decision or a poll
+// samples it.
+func TestStatsDrawALevelHeldWhileNothingHappened(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	cur := sample{level: 0}
+	st := newStats(func() time.Time { return now }, func() sample { return cur })
+	st.record(refusal("free", "per-minute")) // level 0 seen at 12:00:00
+	now = now.Add(10 * time.Second)
+	cur.level = 2
+	st.levelChanged(2) // critical at 12:00:10, no traffic
+	now = now.Add(20 * time.Second)
+	cur.level = 0
+	st.levelChanged(0) // back to normal at 12:00:30
+	now = now.Add(10 * time.Second)
+	d := st.snapshot(dashboardRanges[0], 10) // the 1m range, one point a second
+	n := len(d.Series)
+	for i, p := range d.Series {
+		ago := n - 1 - i
+		want := -1 // before the start: not known
+		switch {
+		case ago <= 10:
+			want = 0 // since 12:00:30
+		case ago <= 30:
+			want = 2 // 12:00:10 to 12:00:29
+		case ago <= 40:
+			want = 0 // from 12:00:00
+		}
+		if p.Level != want {
+			t.Errorf("point %ds before now: level %d, want %d", ago, p.Level, want)
+		}
+	}
+}
