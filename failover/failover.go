@@ -65,6 +65,17 @@ type Options struct {
 	// do). DefaultTimeout (50 ms) when zero; no bound when negative. A
 	// caller's own earlier deadline still wins, and is the caller's error.
 	Timeout time.Duration
+	// ChargeTimeout, when Timeout is negative (a primary that bounds each
+	// of its calls itself, as Redis's Store does by its own timeout), bounds
+	// each call that charges the primary before the primary decides (see
+	// ChargeOnce) as Timeout would: the wait for a charge of its keys that
+	// another call has under way, the charge, and the decision share it,
+	// so that such a call waits no longer than one that only decides
+	// (give the primary's own timeout). A charge that leaves the decision
+	// too little time fails it, and the call is decided by the OnError
+	// rule. Zero or negative, or with Timeout not negative: no bound of its
+	// own.
+	ChargeTimeout time.Duration
 	// Instances is how many instances share the primary's quota, used by
 	// Local to divide each limit; values below 1 mean 1, values above 65536
 	// mean 65536.
@@ -276,6 +287,7 @@ type Store struct {
 	local      sluice.Store
 	onError    OnError
 	timeout    time.Duration
+	chargeFor  time.Duration // bounds a call that charges, when timeout < 0
 	instances  int64
 	onFallback func(error)
 	nodeOf     func(*sluice.Check) string
@@ -342,6 +354,7 @@ func New(primary, local sluice.Store, opts Options) (*Store, error) {
 		local:      local,
 		onError:    opts.OnError,
 		timeout:    opts.Timeout,
+		chargeFor:  opts.ChargeTimeout,
 		instances:  int64(min(max(opts.Instances, 1), maxInstances)),
 		onFallback: opts.OnFallback,
 		nodeOf:     opts.Node,
@@ -497,15 +510,20 @@ func blame(err error, ns []*node) []*node {
 // callPrimary charges what the call's keys (and a few others of its nodes)
 // owe from local decisions, then asks the primary, all within the timeout.
 func (f *Store) callPrimary(ctx context.Context, checks []sluice.Check, out []sluice.Status, ns []*node) (cached bool, err error) {
-	if f.timeout > 0 {
+	owing := f.ledger != nil && f.ledger.size.Load() > 0
+	bound := f.timeout
+	if owing && bound < 0 {
+		bound = f.chargeFor // the primary bounds only each round trip
+	}
+	if bound > 0 {
 		// A caller's deadline that comes first bounds the call already.
-		if d, ok := ctx.Deadline(); !ok || time.Until(d) > f.timeout {
+		if d, ok := ctx.Deadline(); !ok || time.Until(d) > bound {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, f.timeout)
+			ctx, cancel = context.WithTimeout(ctx, bound)
 			defer cancel()
 		}
 	}
-	if f.ledger != nil && f.ledger.size.Load() > 0 {
+	if owing {
 		if err := f.settle(ctx, checks, ns); err != nil {
 			return false, err
 		}

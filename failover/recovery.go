@@ -307,7 +307,7 @@ func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []slu
 		decided, err = f.returnPrimary(ctx, checks, out, ns)
 	}
 	if err == nil && !decided {
-		tctx, cancel := f.bounded(ctx)
+		tctx, cancel := f.chargeBounded(ctx)
 		err = f.settleOr(tctx, checks, ns, true)
 		cancel()
 	}

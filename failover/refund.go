@@ -153,4 +153,17 @@ func (f *Store) bounded(ctx context.Context) (context.Context, context.CancelFun
 	return ctx, func() {}
 }
 
+// chargeBounded returns ctx bounded as a call that charges the primary
+// before it reaches it again is: by Options.Timeout, or by
+// Options.ChargeTimeout when the primary bounds its calls itself.
+func (f *Store) chargeBounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	switch {
+	case f.timeout > 0:
+		return context.WithTimeout(ctx, f.timeout)
+	case f.timeout < 0 && f.chargeFor > 0:
+		return context.WithTimeout(ctx, f.chargeFor)
+	}
+	return ctx, func() {}
+}
+
 var _ sluice.Refunder = (*Store)(nil)

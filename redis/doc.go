@@ -193,9 +193,11 @@
 //     instance that falls back starts each key from its share of that,
 //     ⌊remaining/Instances⌋, instead of a whole share.
 //   - What the fallback admitted is charged to Redis (Store.ChargeOnce, one
-//     charge.lua run per check, within the timeout, under an id that Redis
-//     takes once: a charge whose reply is lost and that is sent again is not
-//     taken twice) before Redis decides the key again; an instance that
+//     charge.lua run per check, under an id that Redis takes once: a
+//     charge whose reply is lost and that is sent again is not taken
+//     twice) before Redis decides the key again, the charge and the
+//     decision within one Timeout, a decision the charge left too little
+//     of it decided by OnStoreError; an instance that
 //     decided locally, once Redis answers it again, decides for four more
 //     breaker periods by its share and by Redis together (a call is admitted
 //     only if both admit it), so that every instance has charged what it

@@ -119,12 +119,18 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 			log.Info("redis store recovered: circuit closed, deciding on Redis again", "node", node)
 		}
 	}
+	var so options
+	for _, opt := range g.redis.opts {
+		opt(&so)
+	}
 	// The Redis store bounds every call itself and the failover sets no
 	// deadline of its own: on standalone and Sentinel the store's batched
 	// calls share one timer per script run, where a context.WithTimeout per
-	// decision would cost about a tenth of the client's CPU under load.
+	// decision would cost about a tenth of the client's CPU under load. A
+	// call that charges first is the exception: its charge and its
+	// decision share one Timeout.
 	g.failover, err = failover.New(g.cache, g.local, failover.Options{OnError: o.OnStoreError, Timeout: -1,
-		Instances: o.Instances, Breaker: o.Breaker, OnBreakerChange: onChange,
+		ChargeTimeout: so.timeout, Instances: o.Instances, Breaker: o.Breaker, OnBreakerChange: onChange,
 		Node: g.redis.node, ChargeOnce: g.redis.chargeOnce})
 	if err != nil {
 		g.closeLocal()
@@ -133,10 +139,6 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 
 	g.redis.watch.onMiss = g.failover.Unreachable
 	if o.Lease.enabled() {
-		var so options
-		for _, opt := range g.redis.opts {
-			opt(&so)
-		}
 		g.leased = newLeased(g.failover, g.redis, so.now, o.Instances, o.Lease)
 		g.redis.watch.onLoss = g.leased.drop
 		g.redis.watch.onReset = g.leased.resetNotice

@@ -17,10 +17,23 @@ import (
 // connections, nothing answers) is decided around: every call is decided
 // by on_store_error and none waits past its Timeout (plus scheduling
 // noise), neither while the connection that no longer answers is kept nor
-// while new ones are made to a Redis that answers no HELLO. (Under local,
-// the first call back on Redis also charges what was admitted meanwhile,
-// a round trip of its own: deny keeps this test to the connection's.)
+// while new ones are made to a Redis that answers no HELLO. Under deny
+// a call is one round trip at most.
 func TestAStalledRedisHoldsNoCallPastItsTimeout(t *testing.T) {
+	holdsNoCallPastItsTimeout(t, failover.Deny)
+}
+
+// Under local, the first calls back on Redis also charge what was
+// admitted meanwhile, a round trip (or two) before the decision's: the
+// charge and the decision share the call's Timeout.
+func TestAStalledRedisHoldsNoChargingCallPastItsTimeout(t *testing.T) {
+	holdsNoCallPastItsTimeout(t, failover.Local)
+}
+
+// holdsNoCallPastItsTimeout has 4 goroutines call Open's store under
+// policy while Redis stalls for 3 s, and fails if a call errs or returns
+// later than half a Timeout past its Timeout.
+func holdsNoCallPastItsTimeout(t *testing.T, policy failover.OnError) {
 	srv := redistest.Standalone(t)
 	// A Timeout of 200 ms, four times the default, so that the bound below
 	// leaves room for a loaded machine's scheduling (the race detector,
@@ -28,7 +41,7 @@ func TestAStalledRedisHoldsNoCallPastItsTimeout(t *testing.T) {
 	// queued call given a fresh one for its run: about 400 ms) is past it.
 	const timeout = 200 * time.Millisecond
 	const bound = timeout * 3 / 2
-	st, err := redis.Open(context.Background(), redis.Options{Addrs: []string{srv.Addr}, OnStoreError: failover.Deny, Timeout: timeout})
+	st, err := redis.Open(context.Background(), redis.Options{Addrs: []string{srv.Addr}, OnStoreError: policy, Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
