@@ -40,7 +40,9 @@ func (h *headerFlags) Set(v string) error { *h = append(*h, v); return nil }
 const benchUsage = `usage: sluice bench [flags] URL
 
 Sends requests to URL and reports requests/s, status codes and latency percentiles.
-A redirect is counted as its status, never followed.
+A redirect is counted as its status, never followed. Requests that get no answer
+(a connection refused or cut) are counted apart, not in the rate or latency, and
+make the run exit 1.
 With -rate, latency counts from when the schedule said to send, so a slow server
 cannot hide its queue (no coordinated omission).
 
@@ -100,10 +102,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("interrupted after %.2fs of the %v asked (-d): the figures above are of that part", r.elapsed.Seconds(), o.duration)
 	}
 	switch {
-	case r.sent == 0:
+	case r.answered == 0 && r.errors == 0:
 		return fmt.Errorf("no request was answered within the %v asked (-d): the server held them all, or the run is too short for one", o.duration)
-	case r.errors == r.sent:
+	case r.answered == 0:
 		return fmt.Errorf("every request failed; the first: %v", r.firstErr)
+	case r.errors > 0:
+		return fmt.Errorf("%d of %d requests got no answer (the first: %v): the figures above are of the %d answered", r.errors, r.errors+r.answered, r.firstErr, r.answered)
 	}
 	return nil
 }
@@ -169,12 +173,15 @@ func (o *benchOptions) mode() string {
 
 // benchResult is what the workers saw.
 type benchResult struct {
-	elapsed  time.Duration
-	sent     int
+	elapsed time.Duration
+	// answered counts the requests that got a response, whatever its
+	// status; errors those that got none (a connection refused or cut),
+	// whose first is firstErr. The rate and latency are of the answered.
+	answered int
 	errors   int
 	firstErr error
 	statuses map[int]int
-	latency  []time.Duration // sorted
+	latency  []time.Duration // of the answered, sorted
 	behind   time.Duration   // paced: the most a worker fell behind its schedule
 	// interrupted is whether the run ended before o.duration, its context
 	// done (a signal).
@@ -200,7 +207,7 @@ func bench(ctx context.Context, o *benchOptions) *benchResult {
 			part := o.worker(ctx, w, start)
 			mu.Lock()
 			defer mu.Unlock()
-			res.sent += part.sent
+			res.answered += part.answered
 			res.errors += part.errors
 			if res.firstErr == nil {
 				res.firstErr = part.firstErr
@@ -262,8 +269,6 @@ func (o *benchOptions) worker(ctx context.Context, w int, start time.Time) *benc
 		if ctx.Err() != nil && err != nil {
 			return res // cut off by the end of the run: not a failure
 		}
-		res.sent++
-		res.latency = append(res.latency, time.Since(due))
 		if err != nil {
 			res.errors++
 			if res.firstErr == nil {
@@ -271,6 +276,8 @@ func (o *benchOptions) worker(ctx context.Context, w int, start time.Time) *benc
 			}
 			continue
 		}
+		res.answered++
+		res.latency = append(res.latency, time.Since(due))
 		res.statuses[code]++
 	}
 }
@@ -308,7 +315,7 @@ func (o *benchOptions) send(ctx context.Context, client *http.Client, key string
 
 func (r *benchResult) write(w io.Writer) {
 	secs := r.elapsed.Seconds()
-	fmt.Fprintf(w, "requests  %d in %.2fs: %.0f/s\n", r.sent, secs, float64(r.sent)/secs)
+	fmt.Fprintf(w, "requests  %d in %.2fs: %.0f/s\n", r.answered, secs, float64(r.answered)/secs)
 	codes := make([]int, 0, len(r.statuses))
 	for code := range r.statuses {
 		codes = append(codes, code)
