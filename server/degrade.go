@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sluice-dev/sluice"
@@ -23,6 +24,9 @@ import (
 type degradeState struct {
 	reduced                     *httplimit.Middleware
 	expensive, critical, health *routes.Mux
+	// ranked caches outranks' answers by pair of patterns (the
+	// exception's, the expensive one's), each a [2]string of bool.
+	ranked sync.Map
 }
 
 // newDegradeState returns the degradation state of g, with reduced the

@@ -5,11 +5,13 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/degrade"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // A degraded level refuses some requests before any decision (it sheds
@@ -41,10 +43,15 @@ func isWrite(method string) bool {
 // health. An endpoint is expensive however r spells it (routes.Mux's
 // MatchesAny: shedding more is safe); critical and health, exceptions to
 // shedding, only as written (MatchesAsWritten: /api/pay/..;/orders,
-// which Tomcat routes as /api/orders, is not "POST /api/pay/"). A nil r is a decision API check that describes no endpoint
-// (neither a method nor a path): no class is its, so only level 3, which
-// serves nothing but health checks, refuses it. Without a degradation
-// section, and at level 0, nothing is shed.
+// which Tomcat routes as /api/orders, is not "POST /api/pay/"). A health
+// endpoint is shed at no level, a critical one at none below 3, even
+// inside an expensive subtree ("GET /api/health" under "/api/"): of an
+// exception's pattern and an expensive one that r matches as written, the
+// more specific decides, as in a ServeMux, and the exception when neither
+// is (see outranks). A nil r is a decision API check that describes no
+// endpoint (neither a method nor a path): no class is its, so only level
+// 3, which serves nothing but health checks, refuses it. Without a
+// degradation section, and at level 0, nothing is shed.
 func (st *state) shed(level degrade.Level, r *http.Request) (bool, string) {
 	d := st.degrade
 	if d == nil || level == degrade.Normal {
@@ -55,19 +62,66 @@ func (st *state) shed(level degrade.Level, r *http.Request) (bool, string) {
 		noWrites   = "The service is overloaded and does not accept changes for now; reads still work."
 		noCostly   = "The service is under load and has paused its most expensive endpoints."
 	)
-	switch {
-	case r == nil:
+	if r == nil {
 		if level >= degrade.Critical {
 			return true, onlyHealth
 		}
-	case level >= degrade.Critical && !d.health.MatchesAsWritten(r):
-		return true, onlyHealth
-	case level >= degrade.High && isWrite(r.Method) && !d.critical.MatchesAsWritten(r):
-		return true, noWrites
-	case d.expensive.MatchesAny(r):
+		return false, ""
+	}
+	exception := d.health
+	if !exception.MatchesAsWritten(r) {
+		exception = nil
+		if level >= degrade.Critical {
+			return true, onlyHealth
+		}
+		if d.critical.MatchesAsWritten(r) {
+			exception = d.critical
+		} else if level >= degrade.High && isWrite(r.Method) {
+			return true, noWrites
+		}
+	}
+	if d.expensive.MatchesAny(r) && !d.outranks(exception.Pattern(r), r) {
 		return true, noCostly
 	}
 	return false, ""
+}
+
+// outranks reports whether the exception pattern ex, which r matches as
+// written, takes r from the expensive class: ex is at least as specific
+// as the expensive pattern r matches under ServeMux's reading, or that
+// reading matches none (only a respelling of r is expensive, while r as
+// written is the exception's). Two patterns of which neither is more
+// specific (a method beside a longer path: "GET /api/" and "/api/health")
+// leave r to the exception, which names the route. An empty ex outranks
+// nothing.
+func (d *degradeState) outranks(ex string, r *http.Request) bool {
+	if ex == "" {
+		return false
+	}
+	xp := d.expensive.Pattern(r)
+	if xp == "" {
+		return true
+	}
+	pair := [2]string{routes.LowerHost(ex), routes.LowerHost(xp)}
+	if v, ok := d.ranked.Load(pair); ok {
+		return v.(bool)
+	}
+	wins := func() (wins bool) {
+		defer func() { // ServeMux panics on two patterns of equal rank
+			if recover() != nil {
+				wins = true
+			}
+		}()
+		mux := http.NewServeMux()
+		mux.Handle(pair[0], http.NotFoundHandler())
+		mux.Handle(pair[1], http.NotFoundHandler())
+		r2 := *r
+		r2.Host = strings.TrimSuffix(strings.ToLower(r.Host), ".")
+		_, p := mux.Handler(&r2)
+		return p == pair[0]
+	}()
+	d.ranked.Store(pair, wins)
+	return wins
 }
 
 // reducedCapacity answers a shed request 503 (see
