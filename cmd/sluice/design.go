@@ -53,7 +53,7 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := newFlagSet("design", designUsage, stderr)
 	var (
 		flags   sim.Requirements
-		reqFile = fs.String("requirements", "", "YAML `file` of requirements")
+		reqFile = fs.String("requirements", "", "YAML `file` of requirements (\"-\": standard input)")
 		config  = fs.String("config", "", "also write the configuration to this `file`")
 		out     = fs.String("o", "", "write the analysis to this `file` instead of standard output")
 		format  = fs.String("format", "markdown", "output: markdown, yaml (the configuration only) or json")
@@ -82,9 +82,14 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	var req sim.Requirements
 	if *reqFile != "" {
-		data, err := os.ReadFile(*reqFile)
+		f, err := openInput(*reqFile)
 		if err != nil {
 			return err
+		}
+		data, err := io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", inputName(*reqFile), err)
 		}
 		if sim.IsAPIRequirements(data) {
 			return designAPI(ctx, fs, data, *reqFile, *shadow, designOutput{config: *config, out: *out, format: *format}, stdout, stderr)

@@ -17,10 +17,11 @@ import (
 
 const importUsage = `usage: sluice import [-from FORMAT] [flags] FILE
 
-Translates the rate limits of FILE into a sluice configuration that keeps
-their behaviour, and writes a report of every place the semantics differ,
-with a rollout that starts in shadow mode (every limit shadow: true:
-reported, never refusing) and the metrics to watch before enforcing.
+Translates the rate limits of FILE ("-": standard input) into a sluice
+configuration that keeps their behaviour, and writes a report of every place
+the semantics differ, with a rollout that starts in shadow mode (every limit
+shadow: true: reported, never refusing) and the metrics to watch before
+enforcing.
 
 formats (without -from, guessed from what FILE holds, when only one fits):
   nginx     limit_req_zone and limit_req (burst, nodelay, delay)
@@ -85,7 +86,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		format, ok := migrate.Detect(string(src))
 		switch {
 		case !ok && format == "":
-			return fmt.Errorf("%s: no sign of %s: say which with -from", names[0], strings.Join(migrate.Formats(), ", "))
+			return fmt.Errorf("%s: no sign of %s: say which with -from", inputName(names[0]), strings.Join(migrate.Formats(), ", "))
 		case !ok:
 			return fmt.Errorf("%s: it could be %s: say which with -from", names[0], format)
 		}
@@ -121,10 +122,10 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 const maxImportBytes = 16 << 20
 
 // readImportFile reads the file at name, a pipe too (<(kubectl get
-// ingress -o yaml)); one of more than maxImportBytes is an error read no
-// further.
+// ingress -o yaml)), or standard input for "-"; one of more than
+// maxImportBytes is an error read no further.
 func readImportFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := openInput(name)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +135,7 @@ func readImportFile(name string) ([]byte, error) {
 		return nil, err
 	}
 	if len(src) > maxImportBytes {
-		return nil, fmt.Errorf("%s holds more than %d MiB: not a file of limits (import a part of it at a time)", name, maxImportBytes>>20)
+		return nil, fmt.Errorf("%s holds more than %d MiB: not a file of limits (import a part of it at a time)", inputName(name), maxImportBytes>>20)
 	}
 	return src, nil
 }

@@ -44,7 +44,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		retry    sim.RetryPolicy
 		maxWait  sim.Duration
 		pattern  = fs.String("pattern", sim.PatternSteady, "traffic pattern: "+strings.Join(sim.Patterns(), ", "))
-		trace    = fs.String("trace", "", "CSV `file` of time,key,cost to replay instead of a pattern")
+		trace    = fs.String("trace", "", "CSV `file` of time,key,cost to replay instead of a pattern (\"-\": standard input)")
 		skipBad  = fs.Bool("skip-bad-lines", false, "skip (and report) unreadable trace lines instead of failing")
 		algs     = fs.String("algorithms", "all", "comma-separated `list` of algorithms")
 		limit    = fs.String("limit", "100/1m", "the limit per key, `quantity/window` (a window of week, month or year is a calendar quota, e.g. 10000/month)")
@@ -135,7 +135,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if set["pattern"] {
 			return usageErrorf("-pattern and -trace: give one source of traffic")
 		}
-		f, err := os.Open(*trace)
+		f, err := openInput(*trace)
 		if err != nil {
 			return err
 		}
