@@ -315,7 +315,8 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // interval: a section a reload adds is fed the last interval's, never
 // every answer since the instance started. With one, a CPU share that
 // cannot be measured is logged as it turns unknown and as it is measured
-// again (unknownCPU).
+// again (unknownCPU), and request signals that nothing measures (no
+// upstream) once per configuration (unmeasured).
 //
 // The interval is the configuration's in force: a reload wakes the loop
 // (degrade.Controller.Reconfigured), which then samples an interval after
@@ -323,6 +324,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // interval ends.
 func (s *Server) sample(ctx context.Context) {
 	var unknown unknownCPU
+	var quiet unmeasured
 	last := time.Now()
 	for {
 		reloaded := s.ctl.Reconfigured()
@@ -343,7 +345,8 @@ func (s *Server) sample(ctx context.Context) {
 		last = time.Now()
 		signals := s.mon.Sample()
 		s.noteSignals(signals)
-		if s.state.Load().cfg.Degradation.Enabled {
+		if cfg := s.state.Load().cfg; cfg.Degradation.Enabled {
+			quiet.note(s.log, cfg)
 			unknown.note(s.log, signals)
 			s.ctl.Update(signals)
 		}

@@ -2,7 +2,10 @@ package server
 
 import (
 	"log/slog"
+	"slices"
+	"strings"
 
+	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/degrade"
 )
 
@@ -30,5 +33,43 @@ func (u *unknownCPU) note(log *slog.Logger, s degrade.Signals) {
 	}
 	if s.CPUUnknown {
 		u.samples++
+	}
+}
+
+// unmeasured logs, once per configuration, the request signals its
+// degradation levels are entered by that nothing measures: without an
+// upstream sluice proxies no request, and in_flight, p99 and error_rate
+// are of the reverse proxy's requests and its upstream's answers
+// (forward-auth's, the decision API's and Envoy's calls are not counted),
+// so their thresholds are never reached. The zero value is ready to use;
+// it is not safe for concurrent use (the sampling loop owns it).
+type unmeasured struct {
+	cfg *config.Config // the configuration last noted
+}
+
+// note logs a warning naming the request signals of cfg's thresholds if
+// cfg has no upstream, unless cfg was the configuration noted before.
+func (u *unmeasured) note(log *slog.Logger, cfg *config.Config) {
+	if cfg == u.cfg {
+		return
+	}
+	u.cfg = cfg
+	if cfg.Upstream != "" {
+		return
+	}
+	var names []string
+	for _, r := range cfg.Degradation.Controller.Rules {
+		for _, s := range []struct {
+			name string
+			set  bool
+		}{{"in_flight", r.Enter.InFlight > 0}, {"p99", r.Enter.P99 > 0}, {"error_rate", r.Enter.ErrorRate > 0}} {
+			if s.set && !slices.Contains(names, s.name) {
+				names = append(names, s.name)
+			}
+		}
+	}
+	if len(names) > 0 {
+		log.Warn("degradation signal unmeasured", "signals", strings.Join(names, ", "),
+			"effect", "no upstream: they measure the reverse proxy's requests, so their thresholds decide no level")
 	}
 }
