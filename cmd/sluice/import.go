@@ -88,12 +88,12 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		case !ok && format == "":
 			return fmt.Errorf("%s: no sign of %s: say which with -from", inputName(names[0]), strings.Join(migrate.Formats(), ", "))
 		case !ok:
-			return fmt.Errorf("%s: it could be %s: say which with -from", names[0], format)
+			return fmt.Errorf("%s: it could be %s: say which with -from", inputName(names[0]), format)
 		}
 		*from = format
-		fmt.Fprintf(stderr, "reading %s as %s (-from says otherwise)\n", names[0], format)
+		fmt.Fprintf(stderr, "reading %s as %s (-from says otherwise)\n", inputName(names[0]), format)
 	}
-	tr, err := migrate.Import(*from, string(src), filepath.Base(names[0]))
+	tr, err := migrate.Import(*from, string(src), filepath.Base(inputName(names[0])))
 	if err != nil {
 		return err
 	}
@@ -101,19 +101,25 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := writeImported(*dir, files, *force, stderr); err != nil {
+	if *report == "" {
+		if err := writeImported(*dir, files, *force, stderr); err != nil {
+			return err
+		}
+		_, err := io.WriteString(stdout, tr.Report())
 		return err
 	}
-	err = writeOutput(*report, stdout, nil, func(w io.Writer) error {
-		_, err := io.WriteString(w, tr.Report())
-		return err
-	})
+	pending, err := preparePendingReport(*report, tr.Report())
 	if err != nil {
 		return err
 	}
-	if *report != "" {
-		fmt.Fprintf(stderr, "wrote %s\n", *report)
+	if err := writeImported(*dir, files, *force, stderr); err != nil {
+		pending.discard()
+		return err
 	}
+	if err := pending.commit(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "wrote %s\n", *report)
 	return nil
 }
 
