@@ -140,7 +140,7 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("%w (-cacert names the CA that signs the admin listener's certificate)", err)
 	}
 	if err != nil {
-		return err
+		return withSchemeHint(err, *admin)
 	}
 	if err := printKeys(stdout, rest[0], body); err != nil {
 		return fmt.Errorf("%s %s: not an answer of sluice's admin listener (is -admin its URL?)", method, redactURL(u))
