@@ -59,7 +59,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("bench", benchUsage, stderr)
 	var o benchOptions
 	var headers headerFlags
-	fs.IntVar(&o.conns, "c", 64, "concurrent connections, one request in flight on each")
+	fs.IntVar(&o.conns, "c", 64, "concurrent connections, one request in flight on each (at most 10000)")
 	fs.DurationVar(&o.duration, "d", 10*time.Second, "how long to send")
 	fs.Float64Var(&o.rate, "rate", 0, "requests per second in all, on a fixed schedule (0: each connection sends as soon as its last answer came)")
 	fs.StringVar(&o.method, "X", "", "method (default POST with -body, else GET)")
@@ -121,6 +121,10 @@ func redactURL(s string) string {
 	return s
 }
 
+// maxBenchConns bounds -c: far above what one machine's load on one
+// server needs, below what a typo's extra zeros would open.
+const maxBenchConns = 10000
+
 // validate returns a usageError naming the flag (or the URL) whose value
 // bench cannot use.
 func (o *benchOptions) validate() error {
@@ -131,6 +135,8 @@ func (o *benchOptions) validate() error {
 	switch {
 	case o.conns < 1:
 		return usageErrorf("-c %d: want at least 1 connection", o.conns)
+	case o.conns > maxBenchConns:
+		return usageErrorf("-c %d: at most %d connections", o.conns, maxBenchConns)
 	case o.duration <= 0:
 		return usageErrorf("-d %v: want a positive duration", o.duration)
 	case o.rate < 0:

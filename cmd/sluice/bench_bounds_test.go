@@ -77,3 +77,19 @@ func TestBenchNeverPrintsAHeaderItRefuses(t *testing.T) {
 		t.Errorf("exit %d, want 2, the header not printed and the 2nd -H named; printed:\n%s", code, said)
 	}
 }
+
+// -c is bounded: a number of connections no load test of one server
+// needs (a typo's extra zeros) is a usage error before a connection is
+// opened, not a run that opens as many as the file descriptor limit
+// lets it and reports their failures.
+func TestBenchRefusesMoreConnectionsThanItsBound(t *testing.T) {
+	var out, errOut bytes.Buffer
+	start := time.Now()
+	code := run(context.Background(), []string{"bench", "-c", "20000", "-d", "100ms", "http://127.0.0.1:1/"}, &out, &errOut)
+	if code != 2 || !strings.Contains(errOut.String(), "-c 20000: at most 10000 connections") || out.Len() > 0 {
+		t.Errorf("exit %d after %v, stdout %q, stderr %q; want 2, nothing sent, and the bound", code, time.Since(start), out.String(), errOut.String())
+	}
+	if code := run(context.Background(), []string{"bench", "-c", "10001", "-d", "100ms", "http://127.0.0.1:1/"}, &out, &errOut); code != 2 {
+		t.Errorf("-c 10001: exit %d, want 2", code)
+	}
+}
