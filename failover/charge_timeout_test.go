@@ -93,3 +93,50 @@ func TestAChargeAndTheDecisionAfterItShareOneTimeout(t *testing.T) {
 		t.Errorf("Stats %+v: want 2 fallback decisions and 2 store errors (the outage's, and the decision the charge left no time)", st)
 	}
 }
+
+// A call made as a return period ends waits for the return calls still
+// in flight (each within its Timeout) before the primary decides alone:
+// that wait and its decision share one Timeout too.
+func TestACallThatWaitsForAReturnCallSharesItsTimeout(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	const openFor = 100 * time.Millisecond // a return period of 400 ms
+	local := memory.New()
+	remote := memory.New()
+	t.Cleanup(func() { local.Close(); remote.Close() })
+	p := &slowPrimary{next: remote, timeout: timeout, delay: 2 * timeout}
+	f, err := failover.New(p, local, failover.Options{Timeout: -1, ChargeTimeout: timeout, ChargeOnce: p.charge,
+		Breaker: failover.BreakerOptions{OpenFor: openFor}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply := func() time.Duration {
+		checks := []sluice.Check{{Key: "k", Limit: sluice.FixedWindow(100, time.Hour), Cost: 1}}
+		start := time.Now()
+		if err := f.Apply(context.Background(), checks, make([]sluice.Status, 1)); err != nil {
+			t.Errorf("Apply: %v", err)
+		}
+		return time.Since(start)
+	}
+	p.down.Store(true)
+	apply() // decided locally
+	p.down.Store(false)
+	apply() // returns: charged, and the return period starts
+	if st := f.Stats(); st.Returning != 1 {
+		t.Fatalf("Stats %+v: want the node returning", st)
+	}
+	time.Sleep(4*openFor - openFor/2)
+	p.slow.Store(true) // every call now fails after the primary's Timeout
+	inFlight := make(chan time.Duration)
+	go func() { inFlight <- apply() }() // a return call, held a Timeout
+	time.Sleep(openFor)                 // past the period's end, the return call in flight
+	if st := f.Stats(); st.Returning != 0 {
+		t.Fatalf("Stats %+v: want the return period over", st)
+	}
+	took := apply()
+	<-inFlight
+	t.Logf("the call after the return period took %v", took)
+	if bound := timeout * 5 / 4; took > bound {
+		t.Errorf("the call after the return period took %v, past %v: it waited for the return call in flight, then a Timeout of its own (%v)",
+			took, bound, timeout)
+	}
+}

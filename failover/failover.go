@@ -71,10 +71,12 @@ type Options struct {
 	// ChargeOnce) as Timeout would: the wait for a charge of its keys that
 	// another call has under way, the charge, and the decision share it,
 	// so that such a call waits no longer than one that only decides
-	// (give the primary's own timeout). A charge that leaves the decision
-	// too little time fails it, and the call is decided by the OnError
-	// rule. Zero or negative, or with Timeout not negative: no bound of its
-	// own.
+	// (give the primary's own timeout). So do a call's wait, as a return
+	// period ends, for the return calls still in flight (see Store) and
+	// its decision. A wait or a charge that leaves the decision too little
+	// time fails it, and the call is decided by the OnError rule. Zero or
+	// negative, or with Timeout not negative: no bound of its own (the
+	// wait for return calls then lasts a second at most).
 	ChargeTimeout time.Duration
 	// Instances is how many instances share the primary's quota, used by
 	// Local to divide each limit; values below 1 mean 1, values above 65536
@@ -239,10 +241,13 @@ type Stats struct {
 // none admits beyond its share meanwhile — unless its probes keep failing
 // for longer (an instance still cut off from the primary, or too slow to
 // answer within Timeout), whose local decisions in the window the others
-// return in are then beyond the promise, by at most its share. A charge
-// that fails is a store error: the accounts stay open for a later call,
-// their charges in doubt, sent again under their ids and taken once (see
-// Options.ChargeOnce and the package documentation).
+// return in are then beyond the promise, by at most its share. A call made
+// as the period ends waits for the return calls still in flight, within
+// its Timeout, so that what they charge reaches the primary before the
+// primary decides alone. A charge that fails is a store error: the
+// accounts stay open for a later call, their charges in doubt, sent again
+// under their ids and taken once (see Options.ChargeOnce and the package
+// documentation).
 // Concurrency leases are never charged, and a return call decides them
 // locally only (see package redis's documentation for the bounds this
 // gives).
@@ -449,10 +454,11 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 		}
 		tks = append(tks, tk)
 	}
-	if f.returning(ns, tks) {
+	back, waited := f.returning(ns, tks)
+	if back {
 		return f.returnCall(ctx, checks, out, ns, tks)
 	}
-	cached, err := f.callPrimary(ctx, checks, out, ns)
+	cached, err := f.callPrimary(ctx, checks, out, ns, waited)
 	switch {
 	case err == nil:
 		for j, n := range ns {
@@ -508,18 +514,23 @@ func blame(err error, ns []*node) []*node {
 }
 
 // callPrimary charges what the call's keys (and a few others of its nodes)
-// owe from local decisions, then asks the primary, all within the timeout.
-func (f *Store) callPrimary(ctx context.Context, checks []sluice.Check, out []sluice.Status, ns []*node) (cached bool, err error) {
+// owe from local decisions, then asks the primary, all within the timeout
+// from since: when the call began to wait for return calls in flight (see
+// returning), or now when since is zero.
+func (f *Store) callPrimary(ctx context.Context, checks []sluice.Check, out []sluice.Status, ns []*node, since time.Time) (cached bool, err error) {
 	owing := f.ledger != nil && f.ledger.size.Load() > 0
 	bound := f.timeout
-	if owing && bound < 0 {
+	if bound < 0 && (owing || !since.IsZero()) {
 		bound = f.chargeFor // the primary bounds only each round trip
 	}
 	if bound > 0 {
+		if since.IsZero() {
+			since = time.Now()
+		}
 		// A caller's deadline that comes first bounds the call already.
-		if d, ok := ctx.Deadline(); !ok || time.Until(d) > bound {
+		if d, ok := ctx.Deadline(); !ok || d.After(since.Add(bound)) {
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, bound)
+			ctx, cancel = context.WithDeadline(ctx, since.Add(bound))
 			defer cancel()
 		}
 	}

@@ -215,16 +215,16 @@ var ErrReturning = fmt.Errorf("%w: returning to the primary: refused by this ins
 // returned). A call that does not waits, up to the Store's timeout, until
 // no return call on ns is in flight: a decision made just before a return
 // period ends has reached the primary before the primary decides alone
-// again.
-func (f *Store) returning(ns []*node, tks []ticket) bool {
+// again. waited is when that wait began, zero when there was none: the
+// call's decision shares its timeout with the wait.
+func (f *Store) returning(ns []*node, tks []ticket) (back bool, waited time.Time) {
 	if f.charge == nil || f.ledger == nil {
-		return false
+		return false, time.Time{}
 	}
 	for _, n := range ns {
 		n.returns.Add(1) // before the clock is read: see drain
 	}
 	now := f.elapsed()
-	back := false
 	for j, n := range ns {
 		if n.fresh.Load() && n.fresh.CompareAndSwap(true, false) && f.ledger.owes(n.name, f.nodeOf) {
 			// First met while this instance owes some of its keys, as one
@@ -237,11 +237,10 @@ func (f *Store) returning(ns []*node, tks []ticket) bool {
 		}
 	}
 	if back {
-		return true
+		return true, time.Time{}
 	}
 	f.returned(ns)
-	f.drain(ns)
-	return false
+	return false, f.drain(ns)
 }
 
 // returned ends the count of a call on ns (see returning).
@@ -251,22 +250,38 @@ func (f *Store) returned(ns []*node) {
 	}
 }
 
-// drain waits until no return call on ns is in flight, at most the Store's
-// timeout (a charge in flight is bounded by it too), or a second without
-// one. A call counted after the end of a return period does not return,
-// so the count drains.
-func (f *Store) drain(ns []*node) {
+// drain waits until no return call on ns is in flight, at most the bound
+// of a call that charges (a charge in flight is bounded by it too: see
+// chargeBound), and returns when it began to wait, zero if it did not. A
+// call counted after the end of a return period does not return, so the
+// count drains.
+func (f *Store) drain(ns []*node) (waited time.Time) {
 	var deadline time.Time
 	for _, n := range ns {
 		for n.returns.Load() > 0 {
 			if deadline.IsZero() {
-				deadline = time.Now().Add(f.drainBound())
+				waited = time.Now()
+				deadline = waited.Add(f.chargeBound())
 			} else if time.Now().After(deadline) {
-				return
+				return waited
 			}
 			time.Sleep(50 * time.Microsecond)
 		}
 	}
+	return waited
+}
+
+// chargeBound is how long a call that charges the primary before it
+// decides may take: Options.Timeout, or Options.ChargeTimeout when the
+// primary bounds its calls itself, or a second without either.
+func (f *Store) chargeBound() time.Duration {
+	switch {
+	case f.timeout > 0:
+		return f.timeout
+	case f.chargeFor > 0:
+		return f.chargeFor
+	}
+	return time.Second
 }
 
 // drainBound is how long drain waits for return calls in flight: the
@@ -373,7 +388,7 @@ func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []
 	for j, i := range idx {
 		pc[j] = checks[i]
 	}
-	cached, err := f.callPrimary(ctx, pc, ps, ns)
+	cached, err := f.callPrimary(ctx, pc, ps, ns, time.Time{})
 	if err != nil {
 		return false, err
 	}
