@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"strings"
@@ -169,11 +170,9 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if level >= degrade.High && st.stale != nil {
-		sw.copied = true // a copy keeps the upstream's CORS decision
-		if st.stale.serve(out, r) {
-			return
-		}
-		sw.copied = false
+		// The reduced limits decide first: a copy spares the upstream,
+		// not the client its limits (markUpstream serves it).
+		r = r.WithContext(context.WithValue(r.Context(), staleKey{}, st.stale))
 	}
 	if level >= degrade.Elevated && st.degrade != nil {
 		if st.stale != nil && r.Method == http.MethodGet {
@@ -240,21 +239,60 @@ func (w *statusWriter) upstreamStatus() int {
 	return w.status
 }
 
-// markUpstream wraps the handler that reaches the upstream (the proxy):
-// what it writes is the upstream's answer, 502s of an unreachable upstream
-// included.
+// staleKey is the context key of the stale cache whose copy answers a
+// request admitted at a level that serves copies (protect).
+type staleKey struct{}
+
+// markUpstream wraps the handler that reaches the upstream (the proxy),
+// which runs once the limits admitted the request: what it writes is the
+// upstream's answer, 502s of an unreachable upstream included. A request
+// whose context holds a stale cache (staleKey) is answered by its copy
+// instead when it has one: not the upstream's answer, nor one to copy
+// again (its age would start afresh).
 func markUpstream(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var sw *statusWriter
+		var tw *teeWriter
 		for u := w; u != nil; {
-			if sw, ok := u.(*statusWriter); ok {
-				sw.upstream = true
-				break
+			switch x := u.(type) {
+			case *statusWriter:
+				sw = x
+			case *teeWriter:
+				tw = x
 			}
 			uw, ok := u.(interface{ Unwrap() http.ResponseWriter })
-			if !ok {
+			if sw != nil || !ok {
 				break
 			}
 			u = uw.Unwrap()
+		}
+		if c, ok := r.Context().Value(staleKey{}).(*staleCache); ok {
+			if sw != nil {
+				sw.copied = true // a copy keeps the upstream's CORS decision
+			}
+			// A copy carries none of the fields it was kept without (the
+			// RateLimit fields), this decision's either.
+			h, kept := w.Header(), http.Header{}
+			for _, name := range c.dropped {
+				name = http.CanonicalHeaderKey(name)
+				if v, ok := h[name]; ok {
+					kept[name] = v
+					delete(h, name)
+				}
+			}
+			if c.serve(w, r) {
+				if tw != nil {
+					tw.skip = true // not kept: a copy of the copy
+				}
+				return
+			}
+			if sw != nil {
+				sw.copied = false
+			}
+			maps.Copy(h, kept)
+		}
+		if sw != nil {
+			sw.upstream = true
 		}
 		h.ServeHTTP(w, r)
 	})
