@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/sluice-dev/sluice/sim"
@@ -156,11 +155,14 @@ type designOutput struct {
 }
 
 func (o designOutput) write(config, markdown string, v any, stdout, stderr io.Writer) error {
+	// The configuration is put in place once the analysis is written: a
+	// failure of either leaves the configuration file as it was.
+	var pending *pendingFile
 	if o.config != "" {
-		if err := os.WriteFile(o.config, []byte(config), 0o644); err != nil {
+		var err error
+		if pending, err = preparePendingFile("-config", o.config, config); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "configuration written to %s\n", o.config)
 	}
 	err := writeOutput(o.out, stdout, o.create, func(w io.Writer) error {
 		switch o.format {
@@ -175,10 +177,22 @@ func (o designOutput) write(config, markdown string, v any, stdout, stderr io.Wr
 		_, err := io.WriteString(w, markdown)
 		return err
 	})
-	if err == nil && o.out != "" {
+	if err != nil {
+		if pending != nil {
+			pending.discard()
+		}
+		return err
+	}
+	if pending != nil {
+		if err := pending.commit(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "configuration written to %s\n", o.config)
+	}
+	if o.out != "" {
 		fmt.Fprintf(stderr, "analysis written to %s\n", o.out)
 	}
-	return err
+	return nil
 }
 
 // designAPI is "sluice design -requirements api.yaml" for a whole API.

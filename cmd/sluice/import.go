@@ -108,7 +108,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		_, err := io.WriteString(stdout, tr.Report())
 		return err
 	}
-	pending, err := preparePendingReport(*report, tr.Report())
+	pending, err := preparePendingFile("-report", *report, tr.Report())
 	if err != nil {
 		return err
 	}
