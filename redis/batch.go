@@ -249,11 +249,13 @@ type batcher struct {
 
 // apply decides c, possibly in one run with other calls, within the
 // store's timeout. It makes no context or timer of its own (one per call
-// would cost more CPU than the batching saves): a run is bounded by the
-// store's timeout (see lead), and a call still queued when its deadline
-// passes is failed by the next run to end (see expire), so that a call
-// takes at most about twice the timeout, as a call with its own timeout
-// context queued until just before it ends would.
+// would cost more CPU than the batching saves): a run ends by the
+// earliest deadline of its calls (see lead), and a call queued behind it
+// that is left less than a quarter of the store's timeout when it ends is
+// failed unsent (see expire), so that a call returns by its deadline: the
+// calls of the run ahead of it started before it, and their deadlines
+// come no later than its own (one whose context's deadline is earlier
+// returns when its context ends).
 func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
 	if ctx.Err() != nil {
 		return s.fail("apply script", context.Cause(ctx))
