@@ -159,8 +159,11 @@ type Options struct {
 	// must therefore exceed a round trip to Redis plus Redis's own time,
 	// whatever the handshakes cost: the call that makes a new connection
 	// spends two round trips, and fails when Timeout holds only one, the
-	// next call deciding. The default suits a Redis up to about 20 ms away
-	// (round trip), over TLS or not. An attempt of Open's to connect that
+	// next call deciding. Under load on a standalone server or Sentinel a
+	// call may first wait for the batch run ahead of it (see Batching), and
+	// one left with less than a quarter of Timeout is failed unsent: there
+	// Timeout should hold two round trips. The default suits a Redis up to
+	// about 20 ms away (round trip), over TLS or not. An attempt of Open's to connect that
 	// times out is logged with the timeout and what it bounds. See the
 	// package documentation (Failover) for how Timeout compares with the
 	// time Redis takes to fail over.
