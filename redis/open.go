@@ -126,7 +126,7 @@ func Open(ctx context.Context, o Options, opts ...Option) (*Guarded, error) {
 	// The Redis store bounds every call itself and the failover sets no
 	// deadline of its own: on standalone and Sentinel the store's batched
 	// calls share one timer per script run, where a context.WithTimeout per
-	// decision would cost about a tenth of the client's CPU under load. A
+	// decision would make a timer for every call. A
 	// call that charges first is the exception: its charge and its
 	// decision share one Timeout.
 	g.failover, err = failover.New(g.cache, g.local, failover.Options{OnError: o.OnStoreError, Timeout: -1,
