@@ -40,7 +40,12 @@ type Degradation struct {
 	// escaped or decoded path, without a trailing slash or path parameters,
 	// in any case, its method in any case. It is critical or health only as
 	// written: when both readings of an escaped path match, and the path
-	// without its parameters (/health/..;/admin is /admin to Tomcat).
+	// without its parameters (/health/..;/admin is /admin to Tomcat). A
+	// route is in one class: the same pattern, however written, in two is
+	// refused. Patterns may nest: of an expensive pattern and a critical or
+	// health one that both match, the more specific decides, as in a
+	// ServeMux ("GET /api/health" inside "/api/" is health); when neither
+	// is, the critical or health one does.
 	Expensive, Critical, Health []string
 }
 
