@@ -50,6 +50,10 @@ type Signals struct {
 	// GOMEMLIMIT; 0 without a limit), in [0, 1]; under a parent cgroup with
 	// a limit, the larger of that and the parent's use of its limit.
 	Memory float64
+	// MemoryUnlimited reports that neither a cgroup nor GOMEMLIMIT limits
+	// the process's memory: Memory is then 0, which is not a share of
+	// anything, and reaches no threshold.
+	MemoryUnlimited bool
 	// CPUUnknown reports that the CPU share could not be measured over the
 	// last window: its cgroup's CPU count, or the host's without one, could
 	// not be read. CPU is then 0, which is not its value: it reaches no

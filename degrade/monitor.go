@@ -166,6 +166,7 @@ func (m *Monitor) Sample() Signals {
 	}
 	s.SchedP99 = m.schedP99()
 	s.CPU, s.Memory = m.res.read(time.Now())
+	s.MemoryUnlimited = m.res.memoryUnlimited()
 	if math.IsNaN(s.CPU) {
 		s.CPU, s.CPUUnknown = 0, true
 	}

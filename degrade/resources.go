@@ -90,6 +90,7 @@ type resources struct {
 	prevProc  int64     // the process's CPU time, clock ticks; -1 when not read
 	lastCPU   float64   // the CPU share of the last window measured
 	measured  bool      // whether a window was measured: lastCPU is one's
+	unlimited bool      // whether the last memory read found no limit
 	sample    []metrics.Sample
 }
 
@@ -161,6 +162,13 @@ func (r *resources) read(now time.Time) (cpu, mem float64) {
 		r.lastCPU, r.measured = clamp01(cpu), true
 	}
 	return r.last(), clamp01(r.memory(d))
+}
+
+// memoryUnlimited reports whether the last read found no memory limit.
+func (r *resources) memoryUnlimited() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.unlimited
 }
 
 // last is the CPU share of the last window measured, NaN before any was.
@@ -362,13 +370,17 @@ func (r *resources) hostCPU() (float64, bool) {
 	return float64(busy-prev[0]) / float64(total-prev[1]), true
 }
 
-// memory is the share of the memory limit in use, of the cgroup in d.
+// memory is the share of the memory limit in use, of the cgroup in d; 0,
+// with r.unlimited set, when neither a cgroup nor GOMEMLIMIT limits it.
+// r.mu must be held.
 func (r *resources) memory(d cgroupDirs) float64 {
+	r.unlimited = false
 	if share, ok := cgroupMemory(d); ok {
 		return share
 	}
 	limit := debug.SetMemoryLimit(-1)
 	if limit <= 0 || limit == math.MaxInt64 {
+		r.unlimited = true
 		return 0
 	}
 	metrics.Read(r.sample)

@@ -353,8 +353,9 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // interval: a section a reload adds is fed the last interval's, never
 // every answer since the instance started. With one, a CPU share that
 // cannot be measured is logged as it turns unknown and as it is measured
-// again (unknownCPU), and request signals that nothing measures (no
-// upstream) once per configuration (unmeasured).
+// again (unknownCPU), and signals that nothing measures (requests without
+// an upstream, memory without a limit) once per configuration
+// (unmeasured, unlimitedMemory).
 //
 // The interval is the configuration's in force: a reload wakes the loop
 // (degrade.Controller.Reconfigured), which then samples an interval after
@@ -363,6 +364,7 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (s *Server) sample(ctx context.Context) {
 	var unknown unknownCPU
 	var quiet unmeasured
+	var unlimited unlimitedMemory
 	last := time.Now()
 	for {
 		reloaded := s.ctl.Reconfigured()
@@ -385,6 +387,7 @@ func (s *Server) sample(ctx context.Context) {
 		s.noteSignals(signals)
 		if cfg := s.state.Load().cfg; cfg.Degradation.Enabled {
 			quiet.note(s.log, cfg)
+			unlimited.note(s.log, cfg, signals)
 			unknown.note(s.log, signals)
 			s.ctl.Update(signals)
 		}

@@ -73,3 +73,33 @@ func (u *unmeasured) note(log *slog.Logger, cfg *config.Config) {
 			"effect", "no upstream: they measure the reverse proxy's requests, so their thresholds decide no level")
 	}
 }
+
+// unlimitedMemory logs that the memory thresholds of the degradation
+// levels can never be reached when nothing limits the process's memory
+// (degrade.Signals.MemoryUnlimited: no cgroup limit, no GOMEMLIMIT), whose
+// share then reads 0: once per configuration with such a threshold, and
+// again when a limit that was there goes. The zero value is ready to use;
+// it is not safe for concurrent use (the sampling loop owns it).
+type unlimitedMemory struct {
+	cfg       *config.Config // the configuration last noted
+	unlimited bool           // whether the memory was unlimited then
+}
+
+// note logs a warning if cfg has a memory threshold and s says the memory
+// is unlimited, unless the same was noted before.
+func (u *unlimitedMemory) note(log *slog.Logger, cfg *config.Config, s degrade.Signals) {
+	if cfg == u.cfg && s.MemoryUnlimited == u.unlimited {
+		return
+	}
+	u.cfg, u.unlimited = cfg, s.MemoryUnlimited
+	if !s.MemoryUnlimited {
+		return
+	}
+	for _, r := range cfg.Degradation.Controller.Rules {
+		if r.Enter.Memory > 0 {
+			log.Warn("degradation signal unmeasured", "signals", "memory",
+				"effect", "no memory limit (a cgroup's, or GOMEMLIMIT): its share reads 0, so its thresholds decide no level")
+			return
+		}
+	}
+}
