@@ -106,6 +106,13 @@ type Status struct {
 	// algorithms, for a charge at Epoch itself, and after Refund. A Store
 	// decorator may encode which store charged in it: pass it back as it is.
 	Charged int64
+	// Unavailable reports that no store decided the check: a Store
+	// decorator refused it because the store it decides on could not be
+	// reached, by a policy that refuses then (a failover's deny). Allowed is
+	// false, and RetryAfter is when the store is asked again. It is the
+	// service's capacity that is short, not the client's quota: a front end
+	// answers such a refusal as a 503, not a 429.
+	Unavailable bool
 }
 
 // Decision is the outcome of one Limiter.Allow call: all its checks admitted

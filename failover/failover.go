@@ -209,8 +209,9 @@ type Stats struct {
 //     primary returns loses some availability, never protection.
 //   - Allow: every check Allowed, with Remaining its limit's Burst (as if
 //     untouched) and no wait.
-//   - Deny: every check refused, Remaining 0, with RetryAfter and ResetAfter
-//     the breaker's OpenFor: the soonest the primary may be asked again.
+//   - Deny: every check refused, Remaining 0, Unavailable, with RetryAfter
+//     and ResetAfter the breaker's OpenFor: the soonest the primary may be
+//     asked again.
 //
 // Under every OnError rule a check whose Cost exceeds its limit's Burst is refused
 // with RetryAfter sluice.Never, as every store refuses it; that needs no
@@ -556,7 +557,7 @@ func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluic
 	case Deny:
 		d := f.openFor
 		for i := range checks {
-			out[i] = sluice.Status{RetryAfter: d, ResetAfter: d}
+			out[i] = sluice.Status{RetryAfter: d, ResetAfter: d, Unavailable: true}
 		}
 	default:
 		if err := f.applyLocal(ctx, checks, out); err != nil {

@@ -139,9 +139,9 @@ func TestFailoverPolicies(t *testing.T) {
 		{
 			name: "deny refuses every check until the breaker may ask again", policy: failover.Deny,
 			want: []sluice.Status{
-				{RetryAfter: 500 * time.Millisecond, ResetAfter: 500 * time.Millisecond},
-				{RetryAfter: 500 * time.Millisecond, ResetAfter: 500 * time.Millisecond},
-				{ResetAfter: 500 * time.Millisecond, RetryAfter: sluice.Never},
+				{RetryAfter: 500 * time.Millisecond, ResetAfter: 500 * time.Millisecond, Unavailable: true},
+				{RetryAfter: 500 * time.Millisecond, ResetAfter: 500 * time.Millisecond, Unavailable: true},
+				{ResetAfter: 500 * time.Millisecond, RetryAfter: sluice.Never}, // no store could admit it
 			},
 		},
 		{

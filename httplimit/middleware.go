@@ -368,6 +368,10 @@ func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, re
 			if status == http.StatusTooManyRequests {
 				p.Status = http.StatusServiceUnavailable
 			}
+			if storeRefused(res) {
+				p.Detail = "The rate limiter cannot reach the store its limits are kept in, and refuses every request until it answers again. Your quota is not spent: retry after Retry-After."
+				p.Upgrade = nil
+			}
 		}
 	}
 	m.writeBody(w, r, p)
@@ -380,14 +384,33 @@ func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, re
 
 // RefusedForCapacity reports whether res is a refusal of the service's
 // capacity rather than of its client's quota: refused by global limits
-// alone (Options.Global), with Options.GlobalStatus 503. Refuse answers
+// alone (Options.Global), with Options.GlobalStatus 503, or refused
+// because the store could not be reached (every refusing check's
+// sluice.Status.Unavailable: a store down under a deny policy). Refuse answers
 // such a refusal 503 with ProblemReducedCapacity; a caller that refuses
 // with another status (RefuseWithStatus) can tell it apart by this. It is
 // false for a nil, exempt or admitted res, a refusal by the penalty box,
 // a refusal a limit of the client's plan or of a rule takes part in, and
 // every refusal of the zero Middleware.
 func (m *Middleware) RefusedForCapacity(res *Result) bool {
-	return res != nil && !res.Exempt && !res.Penalized && !res.Decision.Allowed && m.globalGone && m.onlyGlobal(res)
+	return res != nil && !res.Exempt && !res.Penalized && !res.Decision.Allowed &&
+		(m.globalGone && m.onlyGlobal(res) || storeRefused(res))
+}
+
+// storeRefused reports whether every enforcing check that refused res was
+// refused because its store could not be reached, and one was.
+func storeRefused(res *Result) bool {
+	refused := false
+	for i, st := range res.Decision.Statuses {
+		if st.Allowed || i < len(res.Checks) && res.Checks[i].Limit.Shadow() {
+			continue
+		}
+		if !st.Unavailable {
+			return false
+		}
+		refused = true
+	}
+	return refused
 }
 
 // zero reports whether m is the zero Middleware, which New did not build.
