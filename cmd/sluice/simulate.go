@@ -149,6 +149,16 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := req.Validate(); err != nil {
 		return usageError{withMaxWorkHint(err)} // every parameter it reads came from a flag
 	}
+	if st, err := os.Lstat(*chart); *chart != "" && (err != nil || st.Mode().IsRegular()) {
+		// A chart file that cannot be written fails before the
+		// simulation's work, not after it. (A pipe or device is opened
+		// once, when the chart is drawn.)
+		probe, err := preparePendingFile("-chart", *chart, "")
+		if err != nil {
+			return err
+		}
+		probe.discard()
+	}
 	resp, err := sim.Simulate(ctx, req)
 	if err != nil {
 		var le *sim.LineError
@@ -159,7 +169,11 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	reportSkipped(stderr, *trace, resp.Skipped)
 	if *chart != "" {
-		if err := os.WriteFile(*chart, resp.Chart, 0o644); err != nil {
+		pending, err := preparePendingFile("-chart", *chart, string(resp.Chart))
+		if err == nil {
+			err = pending.commit()
+		}
+		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "chart written to %s\n", *chart)
