@@ -4,6 +4,8 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -16,10 +18,6 @@ import (
 
 	"github.com/sluice-dev/sluice/internal/realtest"
 )
-
-// installVersion is the version the module is published as in
-// TestInstallFromModuleProxy's proxy.
-const installVersion = "v0.1.0"
 
 // TestInstallFromModuleProxy does what README's first install line does,
 // `go install github.com/sluice-dev/sluice/cmd/sluice@latest`, against a
@@ -42,7 +40,7 @@ func TestInstallFromModuleProxy(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	proxy := filepath.Join(tmp, "proxy")
-	writeModuleProxy(t, proxy, "../..", "github.com/sluice-dev/sluice", installVersion, goMod)
+	installVersion := writeModuleProxy(t, proxy, "../..", "github.com/sluice-dev/sluice", goMod)
 
 	gobin := filepath.Join(tmp, "bin")
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
@@ -50,15 +48,9 @@ func TestInstallFromModuleProxy(t *testing.T) {
 	install := exec.CommandContext(ctx, "go", "install", "github.com/sluice-dev/sluice/cmd/sluice@latest")
 	install.Dir = tmp
 	install.Env = append(os.Environ(),
-		"GOBIN="+gobin, "GOWORK=off",
-		// A module cache of its own: the shared one would keep the module
-		// at installVersion as the first run of this test made it, and
-		// every later run would install that, whatever the work tree holds.
-		// Its files are writable so that the test's folder can be removed.
-		"GOMODCACHE="+filepath.Join(tmp, "mod"), "GOFLAGS=-modcacherw",
-		// Dependencies come from the shared module cache's downloads (a
-		// proxy's layout), or else the usual proxy.
-		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(goEnv(t, "GOMODCACHE"), "cache", "download"))+","+goEnv(t, "GOPROXY"),
+		"GOBIN="+gobin, "GOFLAGS=", "GOWORK=off",
+		// Dependencies come from the module cache, or else the usual proxy.
+		"GOPROXY=file://"+filepath.ToSlash(proxy)+","+goEnv(t, "GOPROXY"),
 		"GONOSUMDB=github.com/sluice-dev/sluice", "GONOPROXY=", "GOPRIVATE=")
 	if out, err := install.CombinedOutput(); err != nil {
 		t.Fatalf("go install github.com/sluice-dev/sluice/cmd/sluice@latest: %v\n%s", err, out)
@@ -95,10 +87,13 @@ func TestInstallFromModuleProxy(t *testing.T) {
 	}
 }
 
-// writeModuleProxy lays out dir as a GOPROXY serving module mod at version
-// only, its zip made of the files git lists in root (tracked, or untracked
-// and not ignored) outside nested modules.
-func writeModuleProxy(t *testing.T, dir, root, mod, version string, goMod []byte) {
+// writeModuleProxy lays out dir as a GOPROXY serving module mod at one
+// version only, its zip made of the files git lists in root (tracked, or
+// untracked and not ignored) outside nested modules, and returns that
+// version: v0.1.0 with a pre-release named by a digest of those files, so
+// that the module cache, which keeps a version once fetched, never serves
+// an earlier run's tree as this one's.
+func writeModuleProxy(t *testing.T, dir, root, mod string, goMod []byte) (version string) {
 	t.Helper()
 	ls := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
 	ls.Dir = root
@@ -114,8 +109,12 @@ func writeModuleProxy(t *testing.T, dir, root, mod, version string, goMod []byte
 		}
 		files = append(files, f)
 	}
-	var zipped bytes.Buffer
-	zw := zip.NewWriter(&zipped)
+	type file struct {
+		name string
+		data []byte
+	}
+	var kept []file
+	digest := sha256.New()
 	for _, f := range files {
 		if inNested(f, nested) {
 			continue
@@ -128,11 +127,19 @@ func writeModuleProxy(t *testing.T, dir, root, mod, version string, goMod []byte
 		if err != nil {
 			t.Fatal(err)
 		}
-		w, err := zw.Create(mod + "@" + version + "/" + f)
+		kept = append(kept, file{f, data})
+		fmt.Fprintf(digest, "%s %d\n", f, len(data))
+		digest.Write(data)
+	}
+	version = fmt.Sprintf("v0.1.0-tree.h%x", digest.Sum(nil)[:6])
+	var zipped bytes.Buffer
+	zw := zip.NewWriter(&zipped)
+	for _, f := range kept {
+		w, err := zw.Create(mod + "@" + version + "/" + f.name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w.Write(data)
+		w.Write(f.data)
 	}
 	if err := zw.Close(); err != nil {
 		t.Fatal(err)
@@ -151,6 +158,7 @@ func writeModuleProxy(t *testing.T, dir, root, mod, version string, goMod []byte
 			t.Fatal(err)
 		}
 	}
+	return version
 }
 
 // inNested reports whether file f lies under one of the nested modules'
