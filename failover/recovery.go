@@ -307,11 +307,16 @@ func (f *Store) drainBound() time.Duration {
 // primary's health check. A success closes a half-open breaker and starts
 // the node's return period (see returning); a failure counts against the
 // node, and the local decision stands, owed to the primary, a fallback.
-func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []sluice.Status, ns []*node, tks []ticket) error {
+func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []sluice.Status, ns []*node, tks []ticket) error {
 	defer f.returned(ns)
+	// The local decision, the charges and the primary's decision share one
+	// bound: a call returns within it, decided by the share when the
+	// primary has not answered by then.
+	ctx, cancel := f.chargeBounded(parent)
+	defer cancel()
 	if err := f.applyLocal(ctx, checks, out); err != nil {
 		f.release(ns, tks)
-		if cerr := ctx.Err(); cerr != nil {
+		if cerr := parent.Err(); cerr != nil {
 			return fmt.Errorf("failover: caller gave up: %w (%v)", cerr, ErrReturning)
 		}
 		return fmt.Errorf("failover: %w; local fallback: %w", ErrReturning, err)
@@ -322,9 +327,7 @@ func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []slu
 		decided, err = f.returnPrimary(ctx, checks, out, ns)
 	}
 	if err == nil && !decided {
-		tctx, cancel := f.chargeBounded(ctx)
-		err = f.settleOr(tctx, checks, ns, true)
-		cancel()
+		err = f.settleOr(ctx, checks, ns, true)
 	}
 	reason, blamed := ErrReturning, ns
 	switch {
@@ -339,12 +342,12 @@ func (f *Store) returnCall(ctx context.Context, checks []sluice.Check, out []slu
 		if decided {
 			return nil
 		}
-	case ctx.Err() != nil:
+	case parent.Err() != nil:
 		// The caller gave up: no decision, not a fallback. The local
 		// state counts the units; the primary may not have.
 		f.release(ns, tks)
 		f.owe(checks, out)
-		return fmt.Errorf("failover: caller gave up: %w (%v)", ctx.Err(), err)
+		return fmt.Errorf("failover: caller gave up: %w (%v)", parent.Err(), err)
 	default:
 		f.storeErrors.Add(1)
 		blamed = blame(err, ns)
