@@ -23,13 +23,6 @@ func TestAStalledRedisHoldsNoCallPastItsTimeout(t *testing.T) {
 	holdsNoCallPastItsTimeout(t, failover.Deny)
 }
 
-// Under local, the first calls back on Redis also charge what was
-// admitted meanwhile, a round trip (or two) before the decision's: the
-// charge and the decision share the call's Timeout.
-func TestAStalledRedisHoldsNoChargingCallPastItsTimeout(t *testing.T) {
-	holdsNoCallPastItsTimeout(t, failover.Local)
-}
-
 // holdsNoCallPastItsTimeout has 4 goroutines call Open's store under
 // policy while Redis stalls for 3 s, and fails if a call errs or returns
 // later than half a Timeout past its Timeout.
