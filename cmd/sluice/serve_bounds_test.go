@@ -111,6 +111,13 @@ func (p *servedProcess) rssBytes(t *testing.T) int64 {
 
 // timedGet sends one request on a new connection and returns how long the
 // answer took.
+// newClientBound is how long a new client may wait behind held
+// connections. A client locked out waits for a held connection's timeout
+// (2s in these tests' configurations, 10s by default); one let in waits for
+// the server to accept (and, at the limit, shed) what queued before it:
+// 10 to 100 ms here, 101 ms once in a loaded CI run.
+const newClientBound = time.Second
+
 func timedGet(t *testing.T, url string) time.Duration {
 	t.Helper()
 	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 10 * time.Second}
@@ -216,8 +223,8 @@ connections:
 	took := timedGet(t, "http://"+p.public+"/healthz")
 	grown := p.rssBytes(t) - before
 	t.Logf("5,000 connections held: a new client answered in %v; RSS %d MiB → +%d MiB", took, before>>20, grown>>20)
-	if took > 100*time.Millisecond {
-		t.Errorf("a new client waited %v behind 5,000 held connections, want ≤ 100ms", took)
+	if took > newClientBound {
+		t.Errorf("a new client waited %v behind 5,000 held connections, want ≤ %v", took, newClientBound)
 	}
 	if grown > rssBound {
 		t.Errorf("RSS grew by %d MiB holding 5,000 connections, want ≤ %d MiB", grown>>20, rssBound>>20)
@@ -279,8 +286,8 @@ connections:
 	}
 	took := timedGet(t, "http://"+p.public+"/healthz")
 	t.Logf("1,000 silent connections against max 500: a new client answered in %v", took)
-	if took > 100*time.Millisecond {
-		t.Errorf("a new client waited %v, want ≤ 100ms", took)
+	if took > newClientBound {
+		t.Errorf("a new client waited %v, want ≤ %v", took, newClientBound)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
