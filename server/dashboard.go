@@ -47,7 +47,7 @@ func (s *Server) dashboardSample() sample {
 	smp := sample{level: int(s.ctl.Level())}
 	if f := s.opts.Failover; f != nil {
 		st := f.Stats()
-		smp.storeErrors, smp.fallback = st.StoreErrors, st.FallbackDecisions
+		smp.storeErrors, smp.fallback = st.StoreErrors+s.storeErrors.Load(), st.FallbackDecisions
 	}
 	return smp
 }

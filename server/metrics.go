@@ -290,21 +290,21 @@ func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
 // errors and fallback decisions of the failover, its breaker, and the round
 // trips the over-limit cache saved. sluice_store_errors_total is the
 // failover's count of the calls its primary failed (decisions, refunds and
-// releases); without a failover, the refunds of POST /v1/settle the store
-// failed, counted in unrefunded.
-func registerStoreMetrics(reg *prometheus.Registry, f *failover.Store, c *overlimit.Cache, unrefunded *atomic.Int64) {
+// releases) plus direct, the failures of the calls the server made to the
+// store past the failover (or, without one, the refunds it failed).
+func registerStoreMetrics(reg *prometheus.Registry, f *failover.Store, c *overlimit.Cache, direct *atomic.Int64) {
 	if f == nil { // the memory store fails no decision
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "sluice_store_errors_total", Help: "Calls the store failed (error or timeout).",
 			ConstLabels: prometheus.Labels{"store": "memory"},
-		}, func() float64 { return float64(unrefunded.Load()) }))
+		}, func() float64 { return float64(direct.Load()) }))
 	}
 	if f != nil {
 		reg.MustRegister(
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "sluice_store_errors_total", Help: "Calls the store failed (error or timeout).",
 				ConstLabels: prometheus.Labels{"store": "redis"},
-			}, func() float64 { return float64(f.Stats().StoreErrors) }),
+			}, func() float64 { return float64(f.Stats().StoreErrors + direct.Load()) }),
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
 				Name: "sluice_fallback_decisions_total", Help: "Decisions made by on_store_error instead of the store.",
 			}, func() float64 { return float64(f.Stats().FallbackDecisions) }),

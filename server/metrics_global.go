@@ -60,7 +60,7 @@ func (g *globalRemaining) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), globalPeekTimeout)
 	defer cancel()
 	var d sluice.Decision
-	if err := g.s.shared.Allow(ctx, checks, &d); err != nil {
+	if err := g.s.allowShared(ctx, checks, &d); err != nil {
 		return
 	}
 	seen := make(map[string]bool, len(limits))

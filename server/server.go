@@ -173,6 +173,10 @@ type Server struct {
 	// watcher: at its start it reloads if a file changed since New, and it
 	// does not reload files rewritten as they were.
 	loaded [sha256.Size]byte
+	// storeErrors counts the store's failures that no failover counts: the
+	// calls of allowShared when shared is past the failover, and the
+	// refunds of POST /v1/settle when there is no failover.
+	storeErrors atomic.Int64
 }
 
 // state is everything derived from one configuration; swapped whole on reload.
@@ -243,7 +247,7 @@ func New(opts Options) (*Server, error) {
 	s.tokens = &tokenSource{s: s, metrics: newTokenMetrics(opts.Registry)}
 	s.notify = newNotifier(opts.Registry)
 	registerBuildInfo(opts.Registry)
-	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit, s.settles.storeErrors)
+	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit, &s.storeErrors)
 	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses, opts.StoreUnrefunded)
 	registerLeaseMetrics(opts.Registry, opts.Leases)
 	registerMemoryMetrics(opts.Registry, opts.Memory)
@@ -399,5 +403,17 @@ func (s *Server) Reload() error {
 	s.metrics.reloads.WithLabelValues("refused").Inc()
 	s.metrics.reloadOK.Set(0)
 	s.log.Error("configuration refused, the previous one keeps serving", "err", err)
+	return err
+}
+
+// allowShared decides checks on s.shared and counts a failure of the store
+// in storeErrors when s.shared is past the failover (which counts its own):
+// an error but an invalid check or the end of the caller's ctx (canceled,
+// not its deadline) is the store's.
+func (s *Server) allowShared(ctx context.Context, checks []sluice.Check, d *sluice.Decision) error {
+	err := s.shared.Allow(ctx, checks, d)
+	if err != nil && s.shared != s.limiter && !errors.Is(err, sluice.ErrInvalidCheck) && !errors.Is(ctx.Err(), context.Canceled) {
+		s.storeErrors.Add(1)
+	}
 	return err
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -59,11 +58,8 @@ func newPendings(now func() time.Time, dropped func()) *pendings {
 // (an id not held: settled already, expired, dropped or never given),
 // dropped (held ids dropped unsettled, their requests counted in full) and
 // failed (the store failed the refund, the request counted in full).
-// storeErrors counts the failed ones again for sluice_store_errors_total
-// of a store without a failover (a failover counts them itself).
 type settleCounters struct {
 	settled, unknown, dropped, failed prometheus.Counter
-	storeErrors                       *atomic.Int64
 }
 
 func newSettleCounters(reg prometheus.Registerer) settleCounters {
@@ -73,7 +69,7 @@ func newSettleCounters(reg prometheus.Registerer) settleCounters {
 	}, []string{"result"})
 	reg.MustRegister(vec)
 	return settleCounters{settled: vec.WithLabelValues("settled"), unknown: vec.WithLabelValues("unknown"),
-		dropped: vec.WithLabelValues("dropped"), failed: vec.WithLabelValues("failed"), storeErrors: new(atomic.Int64)}
+		dropped: vec.WithLabelValues("dropped"), failed: vec.WithLabelValues("failed")}
 }
 
 // put holds p and returns its id, dropping the oldest held ones that are
@@ -184,7 +180,9 @@ func (s *Server) handleSettle(w http.ResponseWriter, r *http.Request, _ caller) 
 	}
 	if err := p.Settle(r.Context(), req.Status, h); err != nil {
 		s.settles.failed.Inc()
-		s.settles.storeErrors.Add(1)
+		if s.opts.Failover == nil { // a failover counts the refunds its store fails
+			s.storeErrors.Add(1)
+		}
 		s.warnings.Warn(r.Context(), s.log, "settle: the refund failed, the request stays counted", "err", err)
 		writeJSONProblem(w, http.StatusServiceUnavailable, "Service Unavailable",
 			"settle: the store failed the refund, so its request stays counted. This id is spent: the refund may have reached the store, and a charge is never given back twice, so settling it again answers 404.")

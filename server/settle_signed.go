@@ -87,7 +87,7 @@ func (s *Server) takeSigned(ctx context.Context, st *state, secret []byte, id st
 	}
 	var d sluice.Decision
 	once := []sluice.Check{{Key: settleOnceKey + hex.EncodeToString(tag), Limit: settledOnce(), Cost: 1}}
-	if err := s.shared.Allow(ctx, once, &d); err != nil {
+	if err := s.allowShared(ctx, once, &d); err != nil {
 		return nil, err
 	}
 	if !d.Allowed {
