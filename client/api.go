@@ -146,13 +146,18 @@ type CheckResponse struct {
 	// Headers are the RateLimit headers a proxy would send for this
 	// decision, ready to copy onto a response.
 	Headers map[string]string `json:"headers,omitempty"`
-	// Type is set when the server refused the request before deciding it,
-	// its limits unread: a degradation level shed it, and Type is the
-	// problem type https://iana.org/assignments/http-problem-types#temporary-reduced-capacity.
-	// Detail then says why, for the request's client; Level names the
-	// degradation level ("elevated", "high" or "critical"); RetryAfter and
-	// RetryAfterMs say when to try again; Identity, Plan, Limit and Limits
-	// are empty. Type is empty for a decision of the limits.
+	// Type is the problem type
+	// https://iana.org/assignments/http-problem-types#temporary-reduced-capacity
+	// when the service's capacity, not the client's quota, refused the
+	// request: the proxy answers such a request 503. Either the server
+	// refused it before deciding it, its limits unread — a degradation level
+	// shed it: Detail then says why, for the request's client, Level names
+	// the level ("elevated", "high" or "critical"), RetryAfter and
+	// RetryAfterMs say when to try again, and Identity, Plan, Limit and
+	// Limits are empty — or its limits refused it for the service: the
+	// global limits alone under response.global_status 503, or the store
+	// could not be reached under on_store_error deny (Detail says so; the
+	// client's quota is not spent). Type is empty for any other decision.
 	Type   string `json:"type,omitempty"`
 	Detail string `json:"detail,omitempty"`
 	Level  string `json:"level,omitempty"`

@@ -214,6 +214,12 @@ func (sc *checkScratch) fill(mw *httplimit.Middleware, res *httplimit.Result) {
 			out.RetryAfter = max(1, (out.RetryAfterMs+999)/1000)
 		}
 	}
+	if mw.RefusedForCapacity(res) {
+		out.Type = httplimit.ProblemReducedCapacity
+		if unreachable(d) {
+			out.Detail = "The rate limiter cannot reach the store its limits are kept in and refuses every request until it answers again (on_store_error: deny). The client's quota is not spent: retry after Retry-After."
+		}
+	}
 	nPlan := len(res.Checks) - len(mw.Policy().Global)
 	for i, c := range res.Checks {
 		st := d.Statuses[i]
@@ -236,6 +242,17 @@ func (sc *checkScratch) fill(mw *httplimit.Middleware, res *httplimit.Result) {
 		sc.headers[k] = strings.Join(v, ", ")
 	}
 	out.Headers = sc.headers
+}
+
+// unreachable reports whether a check of d was refused because its store
+// could not be reached (sluice.Status.Unavailable).
+func unreachable(d *sluice.Decision) bool {
+	for _, st := range d.Statuses {
+		if !st.Allowed && st.Unavailable {
+			return true
+		}
+	}
+	return false
 }
 
 // decode reads and validates the body of r into sc.req.
