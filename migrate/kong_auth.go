@@ -34,7 +34,8 @@ func kongHasConsumerPlans(consumers []kongConsumer, groups []kongConsumerGroup) 
 // that an authentication plugin runs on (the route's own or its
 // service's; the file has no global one), and names the others in
 // kongUnauthRoutes. When some routes are left and consumers have plans,
-// kongAuthed becomes what the authenticated routes match.
+// kongAuthed becomes what the authenticated routes match: their paths, and
+// the groups of them a rule each matches exactly (kongRouteGroups).
 func (t *Translation) kongMarkAuthenticated(services []kongService, routes []kongRoute) {
 	var authed []kongRoute
 	mark := func(r *kongRoute, service bool) {
@@ -68,11 +69,15 @@ func (t *Translation) kongMarkAuthenticated(services []kongService, routes []kon
 	for _, r := range authed {
 		ms = append(ms, t.kongRouteMatch(r, "consumers on route "+r.Name))
 	}
-	m := t.kongRoutesMatch(ms, "consumers' routes")
-	for _, p := range m.paths {
-		m.paths = slices.DeleteFunc(m.paths, func(q string) bool { return q == p && kongPathPatterns(q) == nil })
+	var m kongMatch
+	for _, g := range kongRouteGroups(ms) {
+		g.paths = slices.DeleteFunc(g.paths, func(q string) bool { return kongPathPatterns(q) == nil })
+		if len(g.paths) > 0 {
+			m.paths = append(m.paths, g.paths...)
+			m.groups = append(m.groups, g)
+		}
 	}
-	if len(m.paths) > 0 {
+	if len(m.groups) > 0 {
 		t.kongAuthed = &m
 	}
 }

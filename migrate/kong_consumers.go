@@ -147,36 +147,61 @@ func (t *Translation) kongPlan(base, where string, p kongPlugin, group bool) (st
 		t.differs(where, "limit_by %s: plan %s counts each API key, as Kong counts per consumer.", p.Config.LimitBy, name)
 	}
 	if key[0] == "rule" || t.kongAuthed != nil {
-		// The plan's limits are a rule: of one count for the group, or
-		// of the routes where an authentication plugin names the consumer.
-		r := Rule{Name: t.ruleName(name), Key: key, Plans: []string{name}, Limits: ls}
+		// The plan's limits are rules: of one count for the group, or of
+		// the routes where an authentication plugin names the consumer.
+		groups := []kongMatch{{}}
 		if a := t.kongAuthed; a != nil {
-			r.Hosts, r.Methods = a.hosts, a.methods
-			for _, p := range a.paths {
-				for _, pat := range kongPathPatterns(p) {
-					if !slices.Contains(r.Paths, pat) {
-						r.Paths = append(r.Paths, pat)
-					}
-				}
-			}
-			// Kong gives a request to the route of the longest path: the
-			// routes without authentication below these name no consumer.
-			var theirs []string
-			for _, q := range t.kongUnauthPaths {
-				if slices.ContainsFunc(r.Paths, func(p string) bool { return below(q, p) }) {
-					theirs = append(theirs, q)
-				}
-			}
-			if len(theirs) > 0 && !r.leaveOut(theirs, r.Paths) {
-				t.differs(where, "routes without authentication lie below the paths of routes with it, and routes with it below those (%s): the rule of plan %s cannot leave the first out (except_paths) without the others, so it also limits the consumer's requests there, where Kong names no consumer.", strings.Join(theirs, " "), name)
-			}
+			groups = a.groups
 		}
-		t.SluiceRules = append(t.SluiceRules, r)
+		names := t.kongMatchRules(Rule{Name: name, Key: key, Plans: []string{name}, Limits: ls}, groups, where)
 		ls = []Limit{{Name: unlimited, Algorithm: "fixed-window", Quantity: sluice.MaxQuantity, Window: time.Second, Shadow: true,
-			Source: where + ": the plan's limits are rule " + r.Name}}
+			Source: where + ": the plan's limits are rule " + strings.Join(names, ", rule ")}}
 	}
 	t.Plans = append(t.Plans, Plan{Name: name, Limits: ls})
 	return name, nil
+}
+
+// kongMatchRules adds a copy of r, named after r.Name, for each of groups
+// (a match of routes, kongRouteGroups; an empty one: every request), and
+// returns their names. Each leaves out the paths of routes without
+// authentication below its own, which name no consumer; where it cannot,
+// or where the groups are several and so count apart, the report at where
+// says so.
+func (t *Translation) kongMatchRules(r Rule, groups []kongMatch, where string) []string {
+	var names []string
+	for _, g := range groups {
+		q := r
+		q.Name, q.Hosts, q.Methods, q.Paths, q.ExceptPaths = t.ruleName(r.Name), g.hosts, g.methods, nil, slices.Clone(r.ExceptPaths)
+		for _, p := range g.paths {
+			for _, pat := range kongPathPatterns(p) {
+				if !slices.Contains(q.Paths, pat) {
+					q.Paths = append(q.Paths, pat)
+				}
+			}
+		}
+		if len(g.paths) > 0 && len(q.Paths) == 0 {
+			continue // only regular expressions: reported with the routes
+		}
+		if len(q.Paths) > 0 {
+			// Kong gives a request to the route of the longest path: the
+			// routes without authentication below these name no consumer.
+			var theirs []string
+			for _, u := range t.kongUnauthPaths {
+				if slices.ContainsFunc(q.Paths, func(p string) bool { return below(u, p) }) {
+					theirs = append(theirs, u)
+				}
+			}
+			if len(theirs) > 0 && !q.leaveOut(theirs, q.Paths) {
+				t.differs(where, "routes without authentication lie below the paths of routes with it, and routes with it below those (%s): rule %s cannot leave the first out (except_paths) without the others, so it also limits the consumer's requests there, where Kong names no consumer.", strings.Join(theirs, " "), q.Name)
+			}
+		}
+		t.SluiceRules = append(t.SluiceRules, q)
+		names = append(names, q.Name)
+	}
+	if len(names) > 1 {
+		t.differs(where, "the routes where Kong names a consumer match different hosts or methods: each of rules %s matches its routes' own hosts, paths and methods, as Kong's routes do, and counts apart, where Kong counted the plugin's requests on all of them together (up to %d times the limit in all). One rule matches each of its paths on each of its hosts, so it would also count requests that no such route takes.", strings.Join(names, ", "), len(names))
+	}
+	return names
 }
 
 // kongGroupsOf returns the consumer groups of c that have a plan, in the

@@ -74,6 +74,75 @@ func serviceRoutes(services []kongService) []kongRoute {
 // hosts and methods a rule can match (nil: any).
 type kongMatch struct {
 	paths, hosts, methods []string
+	// groups, when set, part the routes into matches that each match
+	// exactly their routes' requests (kongRouteGroups): one rule each.
+	groups []kongMatch
+}
+
+// kongRouteGroups parts the matches of routes into groups of which a rule
+// (paths, hosts and methods matched apart) matches exactly the routes'
+// requests: all of them in one when every host and method of any route
+// joined with every path of any is some route's (the cross product is the
+// routes), else one group per set of hosts and methods, which the group's
+// routes share.
+func kongRouteGroups(ms []kongMatch) []kongMatch {
+	if len(ms) == 0 {
+		return nil
+	}
+	var all kongMatch
+	// pairs holds each route's path, host and method ("" for any host or
+	// method) joined by NUL.
+	pairs, seen := map[string]bool{}, map[string]bool{}
+	for i, m := range ms {
+		for _, p := range m.paths {
+			if !seen[p] {
+				seen[p], all.paths = true, append(all.paths, p)
+			}
+		}
+		if i == 0 {
+			all.hosts, all.methods = slices.Clone(m.hosts), slices.Clone(m.methods)
+		} else {
+			all.hosts, all.methods = unionOrAny(all.hosts, m.hosts), unionOrAny(all.methods, m.methods)
+		}
+		for _, p := range m.paths {
+			for _, h := range orAny(m.hosts) {
+				for _, v := range orAny(m.methods) {
+					pairs[p+"\x00"+h+"\x00"+v] = true
+				}
+			}
+		}
+	}
+	// The cross product is the routes only if each of its elements is
+	// some route's, so it holds no more elements than pairs.
+	if n := len(all.paths) * len(orAny(all.hosts)) * len(orAny(all.methods)); n <= len(pairs) && !slices.ContainsFunc(all.paths, func(p string) bool {
+		return slices.ContainsFunc(orAny(all.hosts), func(h string) bool {
+			return slices.ContainsFunc(orAny(all.methods), func(v string) bool { return !pairs[p+"\x00"+h+"\x00"+v] })
+		})
+	}) {
+		return []kongMatch{all}
+	}
+	var out []kongMatch
+	for _, m := range ms {
+		i := slices.IndexFunc(out, func(g kongMatch) bool { return sameSet(g.hosts, m.hosts) && sameSet(g.methods, m.methods) })
+		if i < 0 {
+			out = append(out, kongMatch{hosts: slices.Clone(m.hosts), methods: slices.Clone(m.methods)})
+			i = len(out) - 1
+		}
+		for _, p := range m.paths {
+			if !slices.Contains(out[i].paths, p) {
+				out[i].paths = append(out[i].paths, p)
+			}
+		}
+	}
+	return out
+}
+
+// orAny returns vs, or one "" (anything) for none.
+func orAny(vs []string) []string {
+	if len(vs) == 0 {
+		return []string{""}
+	}
+	return vs
 }
 
 // kongRouteMatch returns what a rule matches of route r, reporting at
