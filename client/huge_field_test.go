@@ -31,7 +31,9 @@ func TestAnEnormousRateLimitFieldIsReadCheaply(t *testing.T) {
 	for range 5 {
 		client.ParseRateLimit(h, start)
 	}
-	if took := time.Since(start) / 5; took > 100*time.Millisecond {
+	// About a second a response when parsed whole; the bound leaves room
+	// for the race detector on a loaded machine.
+	if took := time.Since(start) / 5; took > 300*time.Millisecond {
 		t.Errorf("reading %d bytes of RateLimit fields took %v a response; want it bounded", rl.Len()+policy.Len(), took)
 	}
 }
