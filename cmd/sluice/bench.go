@@ -44,7 +44,8 @@ each within 0.4% of the exact one (the max exact), in a fixed amount of memory
 however long the run.
 A redirect is counted as its status, never followed. Requests that get no answer
 (a connection refused or cut) are counted apart, not in the rate or latency, and
-make the run exit 1.
+make the run exit 1; so do 5xx answers to more than 1 request in 10 (the server,
+or what it proxies to, was failing rather than doing its work).
 With -rate, latency counts from when the schedule said to send, so a slow server
 cannot hide its queue (no coordinated omission).
 
@@ -111,7 +112,39 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case r.errors > 0:
 		return fmt.Errorf("%d of %d requests got no answer (the first: %v): the figures above are of the %d answered", r.errors, r.errors+r.answered, r.firstErr, r.answered)
 	}
+	if n, codes := r.serverErrors(); n*maxServerErrorShare > r.answered {
+		return fmt.Errorf("%d of %d answers were 5xx (%s): more than 1 in %d, the figures above are of a failing server", n, r.answered, codes, maxServerErrorShare)
+	}
 	return nil
+}
+
+// maxServerErrorShare is the bound on 5xx answers, one in this many
+// answered, past which a run exits 1: the server (or what it proxies to)
+// was failing rather than doing its work.
+const maxServerErrorShare = 10
+
+// serverErrors returns how many answers were 5xx and their counts by
+// status, "500: 3, 503: 12".
+func (r *benchResult) serverErrors() (int, string) {
+	n := 0
+	var parts []string
+	for _, code := range r.codes() {
+		if code/100 == 5 {
+			n += r.statuses[code]
+			parts = append(parts, fmt.Sprintf("%d: %d", code, r.statuses[code]))
+		}
+	}
+	return n, strings.Join(parts, ", ")
+}
+
+// codes returns the statuses answered, in order.
+func (r *benchResult) codes() []int {
+	codes := make([]int, 0, len(r.statuses))
+	for code := range r.statuses {
+		codes = append(codes, code)
+	}
+	slices.Sort(codes)
+	return codes
 }
 
 // redactURL returns s with the password of its user information, if any,
@@ -323,13 +356,8 @@ func (o *benchOptions) send(ctx context.Context, client *http.Client, key string
 func (r *benchResult) write(w io.Writer) {
 	secs := r.elapsed.Seconds()
 	fmt.Fprintf(w, "requests  %d in %.2fs: %.0f/s\n", r.answered, secs, float64(r.answered)/secs)
-	codes := make([]int, 0, len(r.statuses))
-	for code := range r.statuses {
-		codes = append(codes, code)
-	}
-	slices.Sort(codes)
 	var parts []string
-	for _, code := range codes {
+	for _, code := range r.codes() {
 		parts = append(parts, fmt.Sprintf("%d: %d", code, r.statuses[code]))
 	}
 	fmt.Fprintf(w, "statuses  %s\n", strings.Join(parts, "  "))
