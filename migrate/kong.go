@@ -24,6 +24,9 @@ type kongFile struct {
 	Routes         []kongRoute         `yaml:"routes"`
 	Consumers      []kongConsumer      `yaml:"consumers"`
 	ConsumerGroups []kongConsumerGroup `yaml:"consumer_groups"`
+	// consumerServices are the rate-limiting plugins that name both a
+	// consumer and a service (kongPluginOwners).
+	consumerServices []kongConsumerService
 }
 
 // kongService is a service, its plugins and its routes.
@@ -228,7 +231,10 @@ func Kong(src, source string) (*Translation, error) {
 	plugins := slices.Concat(f.Plugins, servicePlugins(f.Services), routePlugins(serviceRoutes(f.Services)), routePlugins(f.Routes))
 	t.kongKeyAuth(plugins)
 	t.kongAnonymous = !slices.ContainsFunc(plugins, isKongAuth)
-	t.kongConsumerPlans = kongHasConsumerPlans(f.Consumers, f.ConsumerGroups)
+	t.kongConsumerPlans = kongHasConsumerPlans(f.Consumers, f.ConsumerGroups) || slices.ContainsFunc(f.consumerServices, func(c kongConsumerService) bool {
+		_, ok := kongLimitPlugin([]kongPlugin{c.plugin})
+		return ok
+	})
 	if !t.kongAnonymous && !slices.ContainsFunc(f.Plugins, isKongAuth) {
 		t.kongMarkAuthenticated(f.Services, f.Routes)
 	}
@@ -278,7 +284,7 @@ func Kong(src, source string) (*Translation, error) {
 		if err := t.kongRules(scopes, allPaths); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
-		if err := t.kongConsumers(f.Consumers, f.ConsumerGroups); err != nil {
+		if err := t.kongConsumers(&f); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 		return t, nil
@@ -286,7 +292,7 @@ func Kong(src, source string) (*Translation, error) {
 	if err := t.kongLimits(main); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
-	if err := t.kongConsumers(f.Consumers, f.ConsumerGroups); err != nil {
+	if err := t.kongConsumers(&f); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return t, nil

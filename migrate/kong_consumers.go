@@ -18,8 +18,12 @@ import (
 // a key's plan replaces the imported plan's limits, and the rules (the
 // route and service plugins, when they differ) apply to the imported
 // plan's clients only.
-func (t *Translation) kongConsumers(consumers []kongConsumer, groups []kongConsumerGroup) error {
-	n := 0 // plugins, each a plan
+//
+// Then the plugins that name a consumer and a service become rules of
+// their own (kongConsumerServices).
+func (t *Translation) kongConsumers(f *kongFile) error {
+	consumers, groups := f.Consumers, f.ConsumerGroups
+	n := len(f.consumerServices) // plugins, each a plan or a rule
 	for _, g := range groups {
 		if _, ok := kongLimitPlugin(g.Plugins); ok {
 			n++
@@ -34,6 +38,7 @@ func (t *Translation) kongConsumers(consumers []kongConsumer, groups []kongConsu
 		return tooManyPlaces(n, "consumer and consumer group rate-limiting plugins")
 	}
 	var plans []string
+	own := map[string]string{}       // consumer's username → the plan of its own plugin
 	groupPlan := map[string]string{} // group name → its plan
 	for _, g := range groups {
 		p, ok := kongLimitPlugin(g.Plugins)
@@ -55,7 +60,7 @@ func (t *Translation) kongConsumers(consumers []kongConsumer, groups []kongConsu
 			if err != nil {
 				return err
 			}
-			plan = name
+			plan, own[c.Username] = name, name
 			plans = append(plans, name)
 		} else if member := kongGroupsOf(c, groups, groupPlan); len(member) > 0 {
 			plan, where = groupPlan[member[0]], "consumer "+c.Username+" of consumer group "+member[0]
@@ -68,7 +73,7 @@ func (t *Translation) kongConsumers(consumers []kongConsumer, groups []kongConsu
 		t.kongKeys(c, plan, where)
 	}
 	if len(plans) == 0 {
-		return nil
+		return t.kongConsumerServices(f, own)
 	}
 	if n := len(t.kongUnauthRoutes); n > 0 && !t.kongAnonymous {
 		routes := t.kongUnauthRoutes[:min(n, 5)]
@@ -101,7 +106,7 @@ func (t *Translation) kongConsumers(consumers []kongConsumer, groups []kongConsu
 		}
 		t.same("consumers", "the rules made of the route, service and global plugins%s apply to the clients of plan %s only (match.plans): the plans of consumers and consumer groups (%s) are limited by their own plugin alone there, as Kong runs a consumer's or its group's plugin in place of the others.", where, PlanName, strings.Join(plans, ", "))
 	}
-	return nil
+	return t.kongConsumerServices(f, own)
 }
 
 // kongLimitPlugin returns the enabled rate-limiting or
@@ -224,6 +229,22 @@ func kongGroupsOf(c kongConsumer, groups []kongConsumerGroup, groupPlan map[stri
 // kongKeys lists c's key-auth credentials under keys: with plan, and says
 // what differs.
 func (t *Translation) kongKeys(c kongConsumer, plan, where string) {
+	n := t.kongListKeys(c, plan, where)
+	if n == 0 {
+		t.differs(where, "plan %s holds the limits; the file has no key-auth credential of %s: list its keys under keys: (by SHA-256) with plan: %s.", plan, c.Username, plan)
+	} else {
+		t.same(where, "plan %s holds the limits, chosen by %s's %s (keys:, by SHA-256, never in clear), in place of the imported plan's, as Kong runs that plugin in place of the others%s.", plan, c.Username, plural(n, "key-auth credential"),
+			map[bool]string{true: " where an authentication plugin names the consumer", false: ""}[t.kongAuthed != nil])
+	}
+	if n > 1 {
+		t.differs(where, "the consumer's %d credentials shared one count in Kong; in sluice each key counts alone.", n)
+	}
+}
+
+// kongListKeys lists c's key-auth credentials under keys: with plan, reads
+// API keys from the key-auth headers, and returns how many it listed; a
+// credential another consumer's key took is reported at where.
+func (t *Translation) kongListKeys(c kongConsumer, plan, where string) int {
 	n := 0
 	for _, cr := range c.Credentials {
 		if cr.Key == "" {
@@ -243,13 +264,5 @@ func (t *Translation) kongKeys(c kongConsumer, plan, where string) {
 		t.KeysOnlyListed = true
 	}
 	t.APIKeyHeaders = t.kongKeyHeaders()
-	if n == 0 {
-		t.differs(where, "plan %s holds the limits; the file has no key-auth credential of %s: list its keys under keys: (by SHA-256) with plan: %s.", plan, c.Username, plan)
-	} else {
-		t.same(where, "plan %s holds the limits, chosen by %s's %s (keys:, by SHA-256, never in clear), in place of the imported plan's, as Kong runs that plugin in place of the others%s.", plan, c.Username, plural(n, "key-auth credential"),
-			map[bool]string{true: " where an authentication plugin names the consumer", false: ""}[t.kongAuthed != nil])
-	}
-	if n > 1 {
-		t.differs(where, "the consumer's %d credentials shared one count in Kong; in sluice each key counts alone.", n)
-	}
+	return n
 }

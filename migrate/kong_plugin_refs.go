@@ -8,11 +8,13 @@ import (
 // kongPluginOwners moves each top-level plugin of f that names the entity
 // it applies to (Kong's declarative configuration: service, route,
 // consumer or consumer_group, by name or id) into that entity's plugins,
-// where the translation reads it as Kong runs it. A rate-limiting or
-// authentication plugin that names two entities (a consumer's plugin on
-// one route), which Kong runs on their requests together and no plan or
-// rule of the import says, or one the file does not hold, is reported and
-// not imported.
+// where the translation reads it as Kong runs it. A rate-limiting plugin
+// that names a consumer and a service, at the top level or nested in
+// either, goes to f.consumerServices (kongConsumerServices). Another
+// rate-limiting or authentication plugin that names two entities (a
+// consumer's plugin on one route), which Kong runs on their requests
+// together and no plan or rule of the import says, or one the file does
+// not hold, is reported and not imported.
 func (t *Translation) kongPluginOwners(f *kongFile) {
 	var global []kongPlugin
 	for _, p := range f.Plugins {
@@ -28,6 +30,11 @@ func (t *Translation) kongPluginOwners(f *kongFile) {
 		}
 		reported := p.Name == "rate-limiting" || p.Name == "rate-limiting-advanced" || slices.Contains(kongAuthPlugins, p.Name)
 		where := "plugin " + p.Name
+		if refs == 2 && p.Consumer != "" && p.Service != "" && isKongLimit(p) {
+			f.consumerServices = append(f.consumerServices, kongConsumerService{consumer: p.Consumer, service: p.Service, plugin: p,
+				where: "plugin " + p.Name + " of consumer " + string(p.Consumer) + " on service " + string(p.Service)})
+			continue
+		}
 		if refs > 1 {
 			if reported {
 				t.differs(where, "it names its service, route, consumer or consumer group together (%s): Kong runs it only on their requests together, which neither a plan nor a rule of the import says: not imported.", kongRefs(p))
@@ -41,33 +48,47 @@ func (t *Translation) kongPluginOwners(f *kongFile) {
 	f.Plugins = global
 	for i := range f.Services {
 		s := &f.Services[i]
-		s.Plugins = t.kongNestedOwn(s.Plugins, "service "+s.Name, "service")
+		s.Plugins = t.kongNestedOwn(f, s.Plugins, "service "+s.Name, "service", kongServiceRef(s.Name))
 		for j := range s.Routes {
 			r := &s.Routes[j]
-			r.Plugins = t.kongNestedOwn(r.Plugins, "route "+r.Name, "route")
+			r.Plugins = t.kongNestedOwn(f, r.Plugins, "route "+r.Name, "route", "")
 		}
 	}
 	for j := range f.Routes {
 		r := &f.Routes[j]
-		r.Plugins = t.kongNestedOwn(r.Plugins, "route "+r.Name, "route")
+		r.Plugins = t.kongNestedOwn(f, r.Plugins, "route "+r.Name, "route", "")
 	}
 	for i := range f.Consumers {
 		c := &f.Consumers[i]
-		c.Plugins = t.kongNestedOwn(c.Plugins, "consumer "+c.Username, "consumer")
+		c.Plugins = t.kongNestedOwn(f, c.Plugins, "consumer "+c.Username, "consumer", kongServiceRef(c.Username))
 	}
 	for i := range f.ConsumerGroups {
 		g := &f.ConsumerGroups[i]
-		g.Plugins = t.kongNestedOwn(g.Plugins, "consumer group "+g.Name, "consumer group")
+		g.Plugins = t.kongNestedOwn(f, g.Plugins, "consumer group "+g.Name, "consumer group", "")
 	}
 }
 
-// kongNestedOwn returns the plugins ps of an entity (named where, of kind)
-// without those that also name an entity of another kind (a service's
-// plugin of one consumer), which Kong runs only on the requests of both:
-// reported, for a rate-limiting or authentication plugin, and not
-// imported.
-func (t *Translation) kongNestedOwn(ps []kongPlugin, where, kind string) []kongPlugin {
+// kongNestedOwn returns the plugins ps of an entity (named where, of kind,
+// and ref by name) without those that also name an entity of another kind
+// (a service's plugin of one consumer), which Kong runs only on the
+// requests of both. A rate-limiting plugin of a service that names one
+// consumer, or of a consumer that names one service, goes to
+// f.consumerServices; another rate-limiting or authentication plugin is
+// reported and not imported.
+func (t *Translation) kongNestedOwn(f *kongFile, ps []kongPlugin, where, kind string, ref kongServiceRef) []kongPlugin {
 	return slices.DeleteFunc(ps, func(p kongPlugin) bool {
+		if p.Route == "" && p.ConsumerGroup == "" && isKongLimit(p) {
+			switch {
+			case kind == "service" && p.Consumer != "" && (p.Service == "" || p.Service == ref):
+				f.consumerServices = append(f.consumerServices, kongConsumerService{consumer: p.Consumer, service: ref, plugin: p,
+					where: "plugin " + p.Name + " of consumer " + string(p.Consumer) + " on service " + string(ref)})
+				return true
+			case kind == "consumer" && p.Service != "" && (p.Consumer == "" || p.Consumer == ref):
+				f.consumerServices = append(f.consumerServices, kongConsumerService{consumer: ref, service: p.Service, plugin: p,
+					where: "plugin " + p.Name + " of consumer " + string(ref) + " on service " + string(p.Service)})
+				return true
+			}
+		}
 		for _, r := range []struct {
 			kind string
 			ref  kongServiceRef

@@ -1,0 +1,242 @@
+package migrate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/routes"
+)
+
+// kongConsumerService is a rate-limiting plugin that names a consumer and
+// a service (each by name or id), and where the report names it. Kong runs
+// it on that consumer's requests to the service's routes, in place of
+// every other rate-limiting plugin there (the consumer's own, its group's,
+// the route's, the service's, the global one), and counts them together.
+type kongConsumerService struct {
+	consumer, service kongServiceRef
+	plugin            kongPlugin
+	where             string
+}
+
+// sha256Hex returns the hex SHA-256 of key, as keys: lists a key.
+func sha256Hex(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// isKongLimit reports whether p is a rate-limiting or
+// rate-limiting-advanced plugin, enabled or not.
+func isKongLimit(p kongPlugin) bool {
+	return p.Name == "rate-limiting" || p.Name == "rate-limiting-advanced"
+}
+
+// kongConsumerServices makes a rule of each plugin of f.consumerServices:
+// it matches the service's routes on which Kong names a consumer (each
+// route's own hosts, paths and methods, kongRouteGroups), for the plan of
+// the consumer's keys only, keyed as the plugin's limit_by says; the other
+// limits of that plan leave those routes out. A consumer without a plan of
+// its own (own: username → the plan of its own plugin) is given one, which
+// has the limits it had before: its group's, or the imported plan's.
+func (t *Translation) kongConsumerServices(f *kongFile, own map[string]string) error {
+	globalAuth := slices.ContainsFunc(f.Plugins, isKongAuth)
+	is := func(name, id string, ref kongServiceRef) bool {
+		return string(ref) == name && name != "" || string(ref) == id && id != ""
+	}
+	for _, cs := range f.consumerServices {
+		p, ok := kongLimitPlugin([]kongPlugin{cs.plugin})
+		if !ok {
+			t.same(cs.where, "a disabled %s plugin: not imported.", cs.plugin.Name)
+			continue
+		}
+		ci := slices.IndexFunc(f.Consumers, func(c kongConsumer) bool { return is(c.Username, c.ID, cs.consumer) })
+		si := slices.IndexFunc(f.Services, func(s kongService) bool { return is(s.Name, s.ID, cs.service) })
+		if ci < 0 || si < 0 {
+			t.differs(cs.where, "it names consumer %s and service %s, which the file does not both hold: not imported (import the file with them).", cs.consumer, cs.service)
+			continue
+		}
+		c, s := f.Consumers[ci], f.Services[si]
+		var ms []kongMatch
+		for _, r := range s.Routes {
+			if t.kongAnonymous || globalAuth || r.authenticated {
+				ms = append(ms, t.kongRouteMatch(r, cs.where+" route "+r.Name))
+			}
+		}
+		if len(ms) == 0 {
+			t.same(cs.where, "no authentication plugin runs on the routes of service %s, so Kong never names consumer %s there and never runs the plugin: not imported.", s.Name, c.Username)
+			continue
+		}
+		if t.kongAnonymous {
+			t.differs(cs.where, "no authentication plugin in the file names a consumer, so Kong never ran it; sluice applies it to the keys listed for %s. Import the file with its authentication plugin, or delete that rule.", c.Username)
+		}
+		plan, mirror := t.kongConsumerPlanOf(c, own, cs.where)
+		sc := kongScope{where: cs.where, name: plan, config: p.Config}
+		ls, err := t.kongPeriods(sc, func(n string) string { return n })
+		if err != nil {
+			return err
+		}
+		r := Rule{Name: "consumer-" + c.Username + "-" + s.Name, Plans: []string{plan}, Limits: ls}
+		if err := t.kongRuleKey(sc, &r); err != nil {
+			return err
+		}
+		names := t.kongMatchRules(r, kongRouteGroups(ms), cs.where)
+		if len(names) == 0 {
+			continue
+		}
+		t.same(cs.where, "Kong runs it on %s's requests to the routes of service %s, in place of every other rate-limiting plugin there, one count for them: rule %s matches those routes for plan %s (%s's keys) alone, and the other limits of plan %s leave them out.",
+			c.Username, s.Name, strings.Join(names, ", rule "), plan, c.Username, plan)
+		t.kongLeaveOutForPlan(plan, names, mirror, cs.where)
+	}
+	return nil
+}
+
+// kongConsumerPlanOf returns the plan of consumer c's keys that is c's
+// alone, making one when c has none (own: username → such a plan): it
+// holds what c had, its consumer group's limits (and the group's rules) or
+// the imported plan's (and the rules of the imported plan's clients). mirror
+// reports that the plan holds the imported plan's limits, which that plan's
+// costs apply to.
+func (t *Translation) kongConsumerPlanOf(c kongConsumer, own map[string]string, where string) (plan string, mirror bool) {
+	if p, ok := own[c.Username]; ok {
+		return p, false
+	}
+	name := uniqueName("consumer-"+c.Username, 56, func(n string) bool {
+		return n == PlanName || slices.ContainsFunc(t.Plans, func(p Plan) bool { return p.Name == n })
+	})
+	own[c.Username] = name
+	from := PlanName
+	var ls []Limit
+	for _, k := range t.Keys {
+		if i := slices.IndexFunc(c.Credentials, func(cr kongCredential) bool { return cr.Key != "" && sha256Hex(cr.Key) == k.SHA256 }); i >= 0 {
+			from = k.Plan
+			break
+		}
+	}
+	if from == PlanName {
+		for _, l := range t.Limits {
+			if !l.Global {
+				ls = append(ls, l)
+			}
+		}
+		mirror = true
+	} else if i := slices.IndexFunc(t.Plans, func(p Plan) bool { return p.Name == from }); i >= 0 {
+		ls = slices.Clone(t.Plans[i].Limits)
+	}
+	if len(ls) == 0 {
+		ls = []Limit{{Name: unlimited, Algorithm: "fixed-window", Quantity: sluice.MaxQuantity, Window: time.Second, Shadow: true,
+			Source: where + ": the plan's limits are rules"}}
+	}
+	t.Plans = append(t.Plans, Plan{Name: name, Limits: ls})
+	for i := range t.SluiceRules {
+		if r := &t.SluiceRules[i]; slices.Contains(r.Plans, from) {
+			r.Plans = append(r.Plans, name)
+		}
+	}
+	if from == PlanName {
+		if n := t.kongListKeys(c, name, where); n == 0 {
+			t.differs(where, "the file has no key-auth credential of %s: list its keys under keys: (by SHA-256) with plan: %s.", c.Username, name)
+		} else if n > 1 {
+			t.differs(where, "the consumer's %d credentials shared one count in Kong; in sluice each key counts alone.", n)
+		}
+	} else {
+		for i := range t.Keys {
+			if t.Keys[i].Plan == from && slices.ContainsFunc(c.Credentials, func(cr kongCredential) bool { return cr.Key != "" && sha256Hex(cr.Key) == t.Keys[i].SHA256 }) {
+				t.Keys[i].Plan = name
+			}
+		}
+	}
+	t.same(where, "%s's keys choose plan %s, which holds the limits plan %s gave them, the rule of this plugin besides.", c.Username, name, from)
+	return name, mirror
+}
+
+// kongLeaveOutForPlan makes every limit of plan other than rules names
+// leave out the paths those rules match: the plan's own limits become a
+// rule (on the paths the imported plan's costs charge, for a mirror of
+// it) that leaves them out, a rule of that plan alone leaves them out,
+// and a rule of several plans that counts each client apart is one rule
+// for the others and one for plan, which leaves them out. A rule of one
+// count for several clients (key rule, an address, a header), a global
+// limit, or paths a rule cannot leave out are reported at where.
+func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bool, where string) {
+	var theirs []string // the path patterns of rules names
+	var ours []Rule
+	for _, r := range t.SluiceRules {
+		if slices.Contains(names, r.Name) {
+			ours = append(ours, r)
+			for _, p := range r.Paths {
+				if !slices.Contains(theirs, p) {
+					theirs = append(theirs, p)
+				}
+			}
+		}
+	}
+	pi := slices.IndexFunc(t.Plans, func(p Plan) bool { return p.Name == plan })
+	if pl := &t.Plans[pi]; !slices.ContainsFunc(pl.Limits, func(l Limit) bool { return l.Name == unlimited }) {
+		r := Rule{Name: t.ruleName(plan), Plans: []string{plan}, Key: []string{"client"}, Limits: pl.Limits}
+		if mirror && t.Costs["/"] == 0 && len(t.Costs) > 0 {
+			for p, cost := range t.Costs {
+				if cost > 0 {
+					r.Paths = append(r.Paths, p)
+				}
+			}
+			slices.Sort(r.Paths)
+		}
+		t.SluiceRules = append(t.SluiceRules, r)
+		pl.Limits = []Limit{{Name: unlimited, Algorithm: "fixed-window", Quantity: sluice.MaxQuantity, Window: time.Second, Shadow: true,
+			Source: where + ": the plan's limits are rule " + r.Name}}
+		t.same(where, "the limits of plan %s are rule %s (key client), which can leave out the routes of this plugin.", plan, r.Name)
+	}
+	meets := func(r Rule) bool {
+		return slices.ContainsFunc(ours, func(o Rule) bool {
+			return !disjoint(o.Hosts, o.Methods, r.Hosts, r.Methods) && (len(r.Paths) == 0 || len(o.Paths) == 0 ||
+				slices.ContainsFunc(r.Paths, func(p string) bool {
+					return slices.ContainsFunc(o.Paths, func(q string) bool { return routes.PathsOverlap(p, q) })
+				}))
+		})
+	}
+	leaveOut := func(r *Rule) {
+		if !r.leaveOut(theirs, r.Paths) {
+			t.differs(where, "rule %s of plan %s cannot leave out the paths of this plugin's routes (except_paths) without a route below them that it covers: the plan's requests there count against it too.", r.Name, plan)
+			return
+		}
+		if slices.ContainsFunc(ours, func(o Rule) bool { return len(o.Hosts) > 0 && !covers(o.Hosts, nil, r.Hosts, nil) }) {
+			t.differs(where, "rule %s of plan %s leaves out the paths of this plugin's routes (except_paths) on every host, where those routes match some hosts only: the plan's requests on those paths to other hosts are not counted by it.", r.Name, plan)
+		}
+	}
+	for i, n := 0, len(t.SluiceRules); i < n; i++ {
+		r := &t.SluiceRules[i]
+		if slices.Contains(names, r.Name) || r.everyPlan || len(r.Plans) > 0 && !slices.Contains(r.Plans, plan) || !meets(*r) {
+			continue
+		}
+		if slices.Equal(r.Plans, []string{plan}) {
+			leaveOut(r)
+			continue
+		}
+		if len(r.Key) > 1 || len(r.Key) == 1 && r.Key[0] != "client" && r.Key[0] != "api_key" {
+			t.differs(where, "rule %s counts the requests of plan %s together with other clients' (key %s): it cannot leave out this plugin's routes for that plan alone, so they count against it too, where Kong runs only this plugin.", r.Name, plan, strings.Join(r.Key, ", "))
+			continue
+		}
+		q := *r
+		q.Name, q.Plans, q.ExceptPaths, q.Paths = t.ruleName(r.Name+"-"+plan), []string{plan}, slices.Clone(r.ExceptPaths), slices.Clone(r.Paths)
+		r = &t.SluiceRules[i]
+		if len(r.Plans) == 0 {
+			r.Plans = []string{PlanName}
+			for _, p := range t.Plans {
+				if p.Name != plan {
+					r.Plans = append(r.Plans, p.Name)
+				}
+			}
+		} else {
+			r.Plans = slices.DeleteFunc(slices.Clone(r.Plans), func(p string) bool { return p == plan })
+		}
+		leaveOut(&q)
+		t.SluiceRules = append(t.SluiceRules, q)
+		t.same(where, "rule %s counts each client apart: plan %s has a copy of it, %s, which leaves out this plugin's routes.", r.Name, plan, q.Name)
+	}
+	if slices.ContainsFunc(t.Limits, func(l Limit) bool { return l.Global }) {
+		t.differs(where, "the global limits count the requests of plan %s on this plugin's routes too, where Kong runs only this plugin.", plan)
+	}
+}
