@@ -125,3 +125,49 @@ consumers:
 		t.Errorf("bob on /orders, where Kong runs the route's plugin (2 a minute): %d of 3 admitted, want 2", n)
 	}
 }
+
+// TestImportedKongConsumerPluginOnOneServiceWhereAuthIsNotGlobal: key-auth
+// runs on services orders and search, not on web; the global plugin (3 a
+// minute) counts per consumer on the first two and per address on web.
+// Alice's plugin on orders (5 a minute) replaces it on orders' routes for
+// her alone: the global plugin's rule, which counts each client apart,
+// leaves them out for her plan only.
+func TestImportedKongConsumerPluginOnOneServiceWhereAuthIsNotGlobal(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+- {name: rate-limiting, config: {minute: 3}}
+services:
+- name: orders
+  plugins: [{name: key-auth}]
+  routes: [{name: orders, paths: [/orders]}]
+- name: search
+  plugins: [{name: key-auth}]
+  routes: [{name: search, paths: [/search]}]
+- name: web
+  routes: [{name: web, paths: [/web]}]
+consumers:
+- username: alice
+  keyauth_credentials: [{key: alice-key}]
+  plugins:
+  - {name: rate-limiting, service: orders, config: {minute: 5}}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	h := serveImported(t, tr)
+	for _, c := range []struct {
+		path, key, addr string
+		n, want         int
+		kong            string
+	}{
+		{"/orders", "alice-key", "192.0.2.1", 6, 5, "her plugin of service orders (5 a minute)"},
+		{"/search", "alice-key", "192.0.2.1", 4, 3, "the global plugin per consumer (3 a minute)"},
+		{"/web", "alice-key", "192.0.2.1", 4, 3, "the global plugin per address, no consumer named (3 a minute)"},
+		{"/orders", "bob-key", "192.0.2.2", 4, 3, "the global plugin per consumer (3 a minute)"},
+	} {
+		if n := admitted(h, "x.example", c.path, c.key, c.addr, c.n); n != c.want {
+			t.Errorf("%s on %s, where Kong runs %s: %d of %d admitted, want %d", c.key, c.path, c.kong, n, c.n, c.want)
+		}
+	}
+}
