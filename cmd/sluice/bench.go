@@ -4,25 +4,32 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // benchOptions is what "sluice bench" sends.
 type benchOptions struct {
-	url      string
-	method   string
-	body     string
-	headers  []string // "Name: value"
-	conns    int
+	url     string
+	method  string
+	body    string
+	headers []string // "Name: value"
+	conns   int
+	// duration bounds the run; 0: none, only with requests.
 	duration time.Duration
+	// requests is how many requests the run sends at most (-n); 0: no
+	// count, the run lasts duration.
+	requests int
 	rate     float64 // requests per second in all; 0: closed loop
 	keys     int
 	// tls verifies an https URL with a private CA and presents a client
@@ -48,6 +55,9 @@ make the run exit 1; so do 5xx answers to more than 1 request in 10 (the server,
 or what it proxies to, was failing rather than doing its work).
 With -rate, latency counts from when the schedule said to send, so a slow server
 cannot hide its queue (no coordinated omission).
+-n N stops after N requests have been sent, once they are answered; alone it sets no
+time limit (-d's default applies only without -n), and with -d the run ends at
+whichever comes first (a run that -d ends short of N is a run as asked).
 
   sluice bench -body '{"subject":"{key}","path":"/api/search"}' http://localhost:9090/v1/check
   sluice bench -rate 500 -H 'Authorization: Bearer demo-free-key' http://localhost:8080/api/search
@@ -63,7 +73,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var o benchOptions
 	var headers headerFlags
 	fs.IntVar(&o.conns, "c", 64, "concurrent connections, one request in flight on each (at most 10000)")
-	fs.DurationVar(&o.duration, "d", 10*time.Second, "how long to send")
+	fs.DurationVar(&o.duration, "d", 10*time.Second, "how long to send; with -n, no limit unless given, and the run ends at whichever comes first")
+	fs.IntVar(&o.requests, "n", 0, "stop after this many requests have been sent (at least 1; default: no count, -d alone ends the run)")
 	fs.Float64Var(&o.rate, "rate", 0, "requests per second in all, on a fixed schedule (0: each connection sends as soon as its last answer came)")
 	fs.StringVar(&o.method, "X", "", "method (default POST with -body, else GET)")
 	fs.StringVar(&o.body, "body", "", "request body; {key} becomes one of -keys keys")
@@ -79,6 +90,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := flagAfterArguments("bench", fs.Args()); err != nil {
 		return err
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["n"] && o.requests < 1 {
+		return usageErrorf("-n %d: want at least 1 request", o.requests)
+	}
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return usageErrorf("want one URL")
@@ -93,16 +109,26 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := o.validate(); err != nil {
 		return err
 	}
+	if given["n"] && !given["d"] {
+		o.duration = 0
+	}
 	tc, err := tlsFlags.config()
 	if err != nil {
 		return err
 	}
 	o.tls = tc
-	fmt.Fprintf(stdout, "sluice bench: %s %s for %v over %d connections, %s\n", o.method, redactURL(o.url), o.duration, o.conns, o.mode())
+	fmt.Fprintf(stdout, "sluice bench: %s %s for %s over %d connections, %s\n", o.method, redactURL(o.url), o.span(), o.conns, o.mode())
 	r := bench(ctx, &o)
 	r.write(stdout)
 	if r.interrupted {
-		return fmt.Errorf("interrupted after %.2fs of the %v asked (-d): the figures above are of that part", r.elapsed.Seconds(), o.duration)
+		switch {
+		case o.requests == 0:
+			return fmt.Errorf("interrupted after %.2fs of the %v asked (-d): the figures above are of that part", r.elapsed.Seconds(), o.duration)
+		case o.duration == 0:
+			return fmt.Errorf("interrupted after %.2fs, %d sent of the %d requests asked (-n): the figures above are of that part", r.elapsed.Seconds(), r.sent, o.requests)
+		default:
+			return fmt.Errorf("interrupted after %.2fs, %d sent of the %d requests asked (-n) or %v (-d): the figures above are of that part", r.elapsed.Seconds(), r.sent, o.requests, o.duration)
+		}
 	}
 	switch {
 	case r.answered == 0 && r.errors == 0:
@@ -205,6 +231,18 @@ func ordinal(n int) string {
 	return strconv.Itoa(n) + suffix
 }
 
+// span says what ends the run: "10s", "1000 requests", or "1000 requests
+// or 10s, whichever ends first".
+func (o *benchOptions) span() string {
+	switch {
+	case o.requests == 0:
+		return o.duration.String()
+	case o.duration == 0:
+		return fmt.Sprintf("%d requests", o.requests)
+	}
+	return fmt.Sprintf("%d requests or %v, whichever ends first", o.requests, o.duration)
+}
+
 func (o *benchOptions) mode() string {
 	if o.rate > 0 {
 		return fmt.Sprintf("paced at %g/s", o.rate)
@@ -215,6 +253,8 @@ func (o *benchOptions) mode() string {
 // benchResult is what the workers saw.
 type benchResult struct {
 	elapsed time.Duration
+	// sent counts the requests sent, answered or not.
+	sent int
 	// answered counts the requests that got a response, whatever its
 	// status; errors those that got none (a connection refused or cut),
 	// whose first is firstErr. The rate and latency are of the answered.
@@ -225,30 +265,37 @@ type benchResult struct {
 	// latency is of the answered, shared by the workers of a run.
 	latency *latencyHistogram
 	behind  time.Duration // paced: the most a worker fell behind its schedule
-	// interrupted is whether the run ended before o.duration, its context
-	// done (a signal).
+	// interrupted is whether the run ended before o.duration and before
+	// o.requests were sent and answered, its context done (a signal).
 	interrupted bool
 }
 
 // errRunOver is the cause of the end of a run that lasted its duration.
 var errRunOver = errors.New("the run's duration is over")
 
-// bench runs o's workers until o.duration has passed or ctx ends (the
-// result is then interrupted).
+// bench runs o's workers until o.duration has passed, o.requests have
+// been sent and answered, or ctx ends (the result is then interrupted).
 func bench(ctx context.Context, o *benchOptions) *benchResult {
-	ctx, cancel := context.WithTimeoutCause(ctx, o.duration, errRunOver)
+	var cancel context.CancelFunc
+	if o.duration > 0 {
+		ctx, cancel = context.WithTimeoutCause(ctx, o.duration, errRunOver)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
 	defer cancel()
 	var (
-		mu  sync.Mutex
-		res = &benchResult{statuses: map[int]int{}, latency: newLatencyHistogram()}
-		wg  sync.WaitGroup
+		mu   sync.Mutex
+		res  = &benchResult{statuses: map[int]int{}, latency: newLatencyHistogram()}
+		wg   sync.WaitGroup
+		sent atomic.Int64
 	)
 	start := time.Now()
 	for w := range o.conns {
 		wg.Go(func() {
-			part := o.worker(ctx, w, start, res.latency)
+			part := o.worker(ctx, w, start, &sent, res.latency)
 			mu.Lock()
 			defer mu.Unlock()
+			res.sent += part.sent
 			res.answered += part.answered
 			res.errors += part.errors
 			if res.firstErr == nil {
@@ -262,16 +309,19 @@ func bench(ctx context.Context, o *benchOptions) *benchResult {
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)
-	res.interrupted = !errors.Is(context.Cause(ctx), errRunOver)
+	res.interrupted = ctx.Err() != nil && !errors.Is(context.Cause(ctx), errRunOver)
 	return res
 }
 
 // worker sends requests on its own connection: back to back, or at its
 // share of the rate, worker w taking the schedule's slots w, w+c, w+2c, …,
 // slot n due n/rate seconds after start; it sends none due after
-// o.duration, however low the rate, and returns when ctx ends. It records
-// the latency of each answered request in latency, and follows no redirect.
-func (o *benchOptions) worker(ctx context.Context, w int, start time.Time, latency *latencyHistogram) *benchResult {
+// o.duration, however low the rate, and returns when ctx ends. With
+// o.requests, the workers share sent, the count of requests sent: a worker
+// returns once its next request would be past o.requests (paced: once its
+// next slot is). It records the latency of each answered request in
+// latency, and follows no redirect.
+func (o *benchOptions) worker(ctx context.Context, w int, start time.Time, sent *atomic.Int64, latency *latencyHistogram) *benchResult {
 	res := &benchResult{statuses: map[int]int{}}
 	client := &http.Client{
 		Transport: &http.Transport{MaxIdleConnsPerHost: 1, DisableCompression: true, TLSClientConfig: o.tls},
@@ -284,8 +334,16 @@ func (o *benchOptions) worker(ctx context.Context, w int, start time.Time, laten
 	for i := 0; ; i++ {
 		due := time.Now()
 		if o.rate > 0 {
-			at := float64(w+i*o.conns) / o.rate * float64(time.Second)
-			if at >= float64(o.duration) { // no slot of w's is left in the run
+			slot := w + i*o.conns
+			if o.requests > 0 && slot >= o.requests { // no slot of w's is left in the count
+				return res
+			}
+			at := float64(slot) / o.rate * float64(time.Second)
+			end := float64(math.MaxInt64) // beyond time.Duration: never due
+			if o.duration > 0 {
+				end = float64(o.duration)
+			}
+			if at >= end { // no slot of w's is left in the run
 				<-ctx.Done()
 				return res
 			}
@@ -303,6 +361,10 @@ func (o *benchOptions) worker(ctx context.Context, w int, start time.Time, laten
 		if ctx.Err() != nil {
 			return res
 		}
+		if n := sent.Add(1); o.requests > 0 && n > int64(o.requests) {
+			return res
+		}
+		res.sent++
 		k := "key-" + strconv.Itoa(key%o.keys)
 		key++
 		code, err := o.send(ctx, client, k)
