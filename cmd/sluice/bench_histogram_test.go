@@ -37,7 +37,8 @@ func exactPercentile(sorted []time.Duration, p float64) time.Duration {
 }
 
 // The latencies bench keeps take a fixed amount of memory however many
-// requests a run sends: 10 million recorded values retain under 1 MiB.
+// requests a run sends: 10 million recorded values retain under 4 MiB
+// (58 KiB, with room for what other goroutines of the test binary hold).
 func TestBenchLatencyMemoryIsBounded(t *testing.T) {
 	const n = 10_000_000
 	var before, after runtime.MemStats
@@ -59,8 +60,8 @@ func TestBenchLatencyMemoryIsBounded(t *testing.T) {
 		t.Fatalf("counted %d of the %d recorded", h.Count(), n)
 	}
 	t.Logf("%d values recorded: %d bytes retained (%.4f bytes a value)", n, retained, float64(retained)/n)
-	if retained > 1<<20 {
-		t.Errorf("%d values recorded retain %d bytes (%.2f bytes a value), want a bound under 1 MiB whatever the count", n, retained, float64(retained)/n)
+	if retained > 4<<20 {
+		t.Errorf("%d values recorded retain %d bytes (%.2f bytes a value), want a bound under 4 MiB whatever the count", n, retained, float64(retained)/n)
 	}
 }
 
