@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice/sim"
@@ -18,16 +19,22 @@ import (
 // requests). Such a pattern is fitted to the bounds rather than refused,
 // as the page has no field to make it smaller: many-keys sends from fewer
 // keys (at least fitMinKeys), then every pattern lasts fewer whole windows
-// (at least fitMinWindows). A request that sets the keys, rate or duration
-// itself asked for that size, and is refused above a bound.
+// (at least fitMinWindows), then the limit's quantity is made smaller (at
+// least fitMinQuantity, a 1, 2 or 5 times a power of ten) and the traffic,
+// whose rate and bursts are the defaults for the quantity, with it: the
+// pattern keeps its shape against the limit, over fewer requests. A
+// request that sets the keys, rate or duration itself asked for that size,
+// and is refused above a bound.
 const (
-	fitMinKeys    = 10
-	fitMinWindows = 2
+	fitMinKeys     = 10
+	fitMinWindows  = 2
+	fitMinQuantity = 10
 	// fitMargin is the share of a bound a fitted pattern aims at: the
 	// sizes are estimates.
 	fitMargin = 0.9
-	// fitTries bounds the fittings of one request.
-	fitTries = 3
+	// fitTries bounds the fittings of one request, in fitToBounds and
+	// again once its traffic is built (designer.simulate).
+	fitTries = 6
 )
 
 // sizedByDefault reports whether req's traffic is a pattern whose size is
@@ -39,8 +46,11 @@ func sizedByDefault(req sim.Request) bool {
 
 // fitPattern returns req with its pattern made smaller by the ratio of the
 // bound to the size in tl, and whether it could: false when the size is
-// not known or the pattern would have fewer than fitMinKeys keys or
-// fitMinWindows windows. req's pattern must be sized by default, or by an
+// not known or the pattern would have fewer than fitMinKeys keys,
+// fitMinWindows windows or a quantity below fitMinQuantity. The quantity is
+// made smaller by the square root of what is left of the ratio for the
+// bound of work, as a sliding window log's work grows with its requests
+// times its entries. req's pattern must be sized by default, or by an
 // earlier fitPattern.
 func fitPattern(req sim.Request, tl *sim.TooLargeError) (sim.Request, bool) {
 	if tl.Size <= 0 || tl.Max <= 0 {
@@ -58,11 +68,21 @@ func fitPattern(req sim.Request, tl *sim.TooLargeError) (sim.Request, bool) {
 		p.Keys = keys
 	}
 	if ratio < 0.999 { // below 1 by more than the keys' rounding
-		windows := math.Floor(float64(p.Duration.D()) * ratio / float64(w))
+		had := float64(p.Duration.D()) / float64(w)
+		windows := math.Floor(had * ratio)
 		if windows < fitMinWindows {
-			return req, false
+			windows = min(fitMinWindows, had)
+			ratio *= had / windows
+			f := ratio
+			if tl.Bound == "work" {
+				f = math.Sqrt(ratio)
+			}
+			var ok bool
+			if req, ok = scaleQuantity(req, q, f); !ok {
+				return req, false
+			}
 		}
-		p.Duration = sim.Duration(time.Duration(windows) * w)
+		p.Duration = sim.Duration(time.Duration(windows * float64(w)))
 	}
 	fitted := *req.Pattern
 	fitted.Keys, fitted.Duration = p.Keys, p.Duration
@@ -70,29 +90,124 @@ func fitPattern(req sim.Request, tl *sim.TooLargeError) (sim.Request, bool) {
 	return req, true
 }
 
+// scaleQuantity returns req with its reference's quantity q (its limit's
+// when it has no reference) made the largest 1, 2 or 5 times a power of
+// ten at most q·f, and at least fitMinQuantity, and its limit's quantity
+// and burst made smaller alike (rounded, at least 1); false when that is
+// not below q.
+func scaleQuantity(req sim.Request, q int64, f float64) (sim.Request, bool) {
+	scaled := max(roundDown125(float64(q)*f), fitMinQuantity)
+	if scaled >= q {
+		return req, false
+	}
+	by := float64(scaled) / float64(q)
+	var ok bool
+	if req.Reference != "" {
+		if req.Reference, ok = withQuantity(req.Reference, func(int64) int64 { return scaled }); !ok {
+			return req, false
+		}
+		req.Limit, ok = withQuantity(req.Limit, func(n int64) int64 { return max(int64(math.Round(float64(n)*by)), 1) })
+	} else {
+		req.Limit, ok = withQuantity(req.Limit, func(int64) int64 { return scaled })
+	}
+	if req.Burst > 0 {
+		req.Burst = max(int64(math.Round(float64(req.Burst)*by)), 1)
+	}
+	return req, ok
+}
+
+// roundDown125 returns the largest 1, 2 or 5 times a power of ten at most
+// x, 0 when x < 1.
+func roundDown125(x float64) int64 {
+	if x < 1 {
+		return 0
+	}
+	p := int64(1)
+	for float64(p)*10 <= x {
+		p *= 10
+	}
+	for _, m := range []int64{5, 2} {
+		if float64(p*m) <= x {
+			return p * m
+		}
+	}
+	return p
+}
+
+// withQuantity returns the rate s ("10000/month", as sim.ParseRate reads
+// it) with its quantity q made to(q), and whether s could be read.
+func withQuantity(s string, to func(q int64) int64) (string, bool) {
+	q, _, err := sim.ParseRate(s)
+	if err != nil {
+		return s, false
+	}
+	_, window, _ := strings.Cut(strings.TrimSpace(s), "/")
+	return strconv.FormatInt(to(q), 10) + "/" + strings.TrimSpace(window), true
+}
+
 // fitNote says how fitted differs from the pattern as asked (sized by
 // default), "" when it does not: "many-keys was replayed from 360 keys
-// (not 1000) …".
+// (not 1000) …", "spike was replayed over 2 windows (not 10), at
+// 5000/month (not 10000/month) with its traffic scaled alike: 6000
+// requests a window per key (not 12000) …".
 func fitNote(asked, fitted sim.Request, limits designerLimits) string {
+	if asked.Pattern == nil || fitted.Pattern == nil {
+		return ""
+	}
 	q, w, err := sim.ParseRate(cmp.Or(asked.Reference, asked.Limit))
-	if err != nil || asked.Pattern == nil || fitted.Pattern == nil {
+	if err != nil {
+		return ""
+	}
+	fq, _, err := sim.ParseRate(cmp.Or(fitted.Reference, fitted.Limit))
+	if err != nil {
 		return ""
 	}
 	a := asked.Pattern.WithDefaults(q, w)
-	f := fitted.Pattern.WithDefaults(q, w)
-	var what string
-	switch {
-	case a.Keys != f.Keys && a.Duration != f.Duration:
-		what = fmt.Sprintf("from %d keys (not %d), over %s (not %g)", f.Keys, a.Keys, windowsText(f.Duration.D(), w), windows(a.Duration.D(), w))
-	case a.Keys != f.Keys:
-		what = fmt.Sprintf("from %d keys (not %d)", f.Keys, a.Keys)
-	case a.Duration != f.Duration:
-		what = fmt.Sprintf("over %s (not %g)", windowsText(f.Duration.D(), w), windows(a.Duration.D(), w))
-	default:
+	f := fitted.Pattern.WithDefaults(fq, w)
+	var what []string
+	if a.Keys != f.Keys {
+		what = append(what, fmt.Sprintf("from %d keys (not %d)", f.Keys, a.Keys))
+	}
+	if a.Duration != f.Duration {
+		what = append(what, fmt.Sprintf("over %s (not %g)", windowsText(f.Duration.D(), w), windows(a.Duration.D(), w)))
+	}
+	if fq != q {
+		s := fmt.Sprintf("at %s (not %s)", strings.TrimSpace(fitted.Limit), strings.TrimSpace(asked.Limit))
+		if asked.Reference != "" {
+			s += fmt.Sprintf(" against %s (not %s)", strings.TrimSpace(fitted.Reference), strings.TrimSpace(asked.Reference))
+		}
+		if asked.Burst != fitted.Burst {
+			s += fmt.Sprintf(", burst %d (not %d)", fitted.Burst, asked.Burst)
+		}
+		var traffic []string
+		if a.Rate != f.Rate {
+			traffic = append(traffic, fmt.Sprintf("%s requests a window per key (not %s)", perWindow(f.Rate, w), perWindow(a.Rate, w)))
+		}
+		if a.Name == sim.PatternBoundaryBurst && a.BurstSize != f.BurstSize {
+			traffic = append(traffic, fmt.Sprintf("bursts of %d requests (not %d)", f.BurstSize, a.BurstSize))
+		}
+		if len(traffic) > 0 {
+			s += " with its traffic scaled alike: " + strings.Join(traffic, ", ")
+		}
+		what = append(what, s)
+	}
+	if len(what) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s was replayed %s to stay within what the designer runs at once (%s requests, %s decisions of work); sluice simulate replays it whole.",
-		a.Name, what, thousands(int64(limits.maxArrivals)), thousands(limits.maxWork))
+	whole := "sluice simulate replays it whole"
+	asked.MaxArrivals, asked.MaxWork = 0, 0
+	var tl *sim.TooLargeError
+	if errors.As(asked.Validate(), &tl) {
+		whole = fmt.Sprintf("it is above the %s requests sluice simulate replays too", thousands(sim.DefaultMaxArrivals))
+	}
+	return fmt.Sprintf("%s was replayed %s, to stay within what the designer runs at once (%s requests, %s decisions of work); %s.",
+		a.Name, strings.Join(what, ", "), thousands(int64(limits.maxArrivals)), thousands(limits.maxWork), whole)
+}
+
+// perWindow writes a rate per second as requests per window w, to two
+// decimals: "12000", "0.5".
+func perWindow(rate float64, w time.Duration) string {
+	return strconv.FormatFloat(math.Round(rate*w.Seconds()*100)/100, 'f', -1, 64)
 }
 
 // windows returns d as a count of windows w, to two decimals.
