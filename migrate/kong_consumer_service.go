@@ -78,12 +78,16 @@ func (t *Translation) kongConsumerServices(f *kongFile, own map[string]string) e
 		if err != nil {
 			return err
 		}
+		if p.Config.LimitBy == "path" {
+			t.differs(cs.where, "limit_by path: Kong counts the requests on path %s together; the rule counts %s's requests per address on every path of its routes.", p.Config.Path, c.Username)
+		}
 		r := Rule{Name: "consumer-" + c.Username + "-" + s.Name, Plans: []string{plan}, Limits: ls}
 		if err := t.kongRuleKey(sc, &r); err != nil {
 			return err
 		}
 		names := t.kongMatchRules(r, kongRouteGroups(ms), cs.where)
 		if len(names) == 0 {
+			t.differs(cs.where, "the paths of service %s's routes are regular expressions, which a rule cannot match: not imported.", s.Name)
 			continue
 		}
 		t.same(cs.where, "Kong runs it on %s's requests to the routes of service %s, in place of every other rate-limiting plugin there, one count for them: rule %s matches those routes for plan %s (%s's keys) alone, and the other limits of plan %s leave them out.",
@@ -174,6 +178,9 @@ func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bo
 		}
 	}
 	pi := slices.IndexFunc(t.Plans, func(p Plan) bool { return p.Name == plan })
+	if pi < 0 {
+		return
+	}
 	if pl := &t.Plans[pi]; !slices.ContainsFunc(pl.Limits, func(l Limit) bool { return l.Name == unlimited }) {
 		r := Rule{Name: t.ruleName(plan), Plans: []string{plan}, Key: []string{"client"}, Limits: pl.Limits}
 		if mirror && t.Costs["/"] == 0 && len(t.Costs) > 0 {
