@@ -26,7 +26,11 @@ func TestEnvoyImportBoundsTheDescriptors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than the %d", migrate.MaxPlaces)) {
 		t.Errorf("%d descriptors: %v, want refused saying the bound", migrate.MaxPlaces+1, err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	// Reading 5,001 descriptors takes about 1.4 s under the race detector
+	// (as long as translating 4,999): the bound catches work that grows
+	// faster than the file, with room for a loaded machine (5.4 s seen at a
+	// load of 8 on 2 cores).
+	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("refusing took %v", d)
 	}
 	if _, err := migrate.Import("envoy", file(100), "rules.yaml"); err != nil {
