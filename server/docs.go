@@ -100,14 +100,16 @@ type docsPenalty struct {
 }
 
 // docsDegradation is what /docs says of the 503s of an overloaded service.
+// The health check routes are left out: a load balancer's, not a client's,
+// like the exempt routes.
 type docsDegradation struct {
-	Enabled                     bool
-	RetryAfter                  int64 // seconds
-	RetryAfterMost              int64 // seconds, with response.retry_jitter; 0 without
-	Factor                      string
-	FactorMaxWindow             string // "1h"
-	Expensive, Critical, Health []string
-	Example                     string // a real 503, headers and body
+	Enabled             bool
+	RetryAfter          int64 // seconds
+	RetryAfterMost      int64 // seconds, with response.retry_jitter; 0 without
+	Factor              string
+	FactorMaxWindow     string // "1h"
+	Expensive, Critical []string
+	Example             string // a real 503, headers and body
 }
 
 func newDocsPage(cfg *config.Config) (*docsPage, error) {

@@ -154,7 +154,7 @@ func describeDegradation(cfg *config.Config) docsDegradation {
 	}
 	d := docsDegradation{Enabled: true, Factor: strconv.FormatFloat(g.Factor, 'f', -1, 64),
 		FactorMaxWindow: httplimit.FormatWindow(g.FactorMaxWindow),
-		Expensive:       g.Expensive, Critical: g.Critical, Health: g.Health}
+		Expensive:       g.Expensive, Critical: g.Critical}
 	if d.RetryAfter, d.RetryAfterMost = shedWait(cfg); d.RetryAfterMost == d.RetryAfter {
 		d.RetryAfterMost = 0 // not spread
 	}

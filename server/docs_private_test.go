@@ -29,6 +29,11 @@ exempt:
   keys: [private-key-name]
   users: [private-ops-bot]
   plans: [staff]
+degradation:
+  levels:
+    critical: {enter: {in_flight: 2000}, leave: {in_flight: 1200}}
+  classes:
+    health: ["GET /private-lb-check"]
 admin:
   callers:
     - {name: tests, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [read, check, override_plan, admin]}
@@ -38,7 +43,8 @@ admin:
 // /docs on the public listener tells a stranger the limits a client meets
 // and how to behave, and nothing of what escapes them or whom sluice
 // trusts: no exempt route (an internal path, a host that no limit applies
-// to, which a client could name in its Host), no exempt address, key or
+// to, which a client could name in its Host), no health check route the
+// degradation levels never shed (a load balancer's, not a client's), no exempt address, key or
 // user, no trusted proxy, no header a trusted layer sets, no caller or key
 // name. An exempt plan's own page still says its clients are never limited.
 func TestPublicDocsTellNothingPrivate(t *testing.T) {
