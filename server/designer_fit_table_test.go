@@ -105,3 +105,32 @@ func checkFittedRun(t *testing.T, d *designer, pattern, limit string) string {
 	}
 	return note
 }
+
+// A limit compared with a reference above it, with a burst, is made
+// smaller with the reference, in the same ratio: 800000/1d burst 200000
+// against 1000000/1d is replayed as 16000/1d burst 4000 against 20000/1d
+// (before its traffic is built), and the note says so.
+func TestDesignerFitsTheLimitAndBurstWithTheReference(t *testing.T) {
+	l := designerLimits{}.withDefaults()
+	req := sim.Request{Pattern: &sim.Pattern{Name: sim.PatternSteady}, Limit: "800000/1d", Reference: "1000000/1d", Burst: 200_000,
+		MaxArrivals: l.maxArrivals, MaxWork: l.maxWork}
+	fitted, err := fitToBounds(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rq, _, _ := sim.ParseRate(fitted.Reference)
+	lq, _, _ := sim.ParseRate(fitted.Limit)
+	if rq >= 1_000_000 || lq*10 != rq*8 || fitted.Burst*10 != rq*2 {
+		t.Errorf("fitted to %s burst %d against %s: want the limit and burst 8 and 2 tenths of the reference", fitted.Limit, fitted.Burst, fitted.Reference)
+	}
+	note := fitNote(req, fitted, l)
+	t.Log(note)
+	for _, want := range []string{
+		fmt.Sprintf("at %s (not 800000/1d) against %s (not 1000000/1d), burst %d (not 200000)", fitted.Limit, fitted.Reference, fitted.Burst),
+		fmt.Sprintf("%d requests a window per key (not 1200000)", rq*12/10),
+	} {
+		if !strings.Contains(note, want) {
+			t.Errorf("the note does not say %q: %q", want, note)
+		}
+	}
+}
