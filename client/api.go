@@ -76,8 +76,8 @@ type CheckRequest struct {
 	// APIKey is a client's API key, limited under its configured plan. The
 	// server hashes it; it is never stored or logged. With IP, a key the
 	// server does not list leaves the client limited by IP when the server
-	// counts unknown keys so (unknown_keys: ip, the default with keys
-	// listed); without, such a key is a client of its own.
+	// counts unknown keys so (unknown_keys: ip, the default); without, the
+	// caller vouching for it, such a key is a client of its own.
 	APIKey string `json:"api_key,omitempty"`
 	// Token is a client's bearer token (a JSON Web Token), for a server
 	// that verifies them (identity.jwt): the client is the user it names.

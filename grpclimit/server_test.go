@@ -55,7 +55,7 @@ func TestUnaryRefusalCarriesRetryInfoQuotaFailureAndRateLimitTrailers(t *testing
 	free.Upgrade = &httplimit.Upgrade{Plan: "pro", URL: "https://example.com/pricing"}
 	pro := plan("pro", sluice.PerMinute(100))
 	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{free, pro},
-		DocsURL: "https://example.com/docs/rate-limits"}})
+		DocsURL: "https://example.com/docs/rate-limits", UnknownKeys: "key"}}) // each key a client of its own
 	ctx := context.Background()
 	for i := range 2 {
 		tr, err := say(ctx, ts.conn, methodSay, "authorization", "Bearer k-1")
@@ -212,7 +212,7 @@ func TestForwardedAndUserMetadataAreBelievedOnlyFromTrustedPeers(t *testing.T) {
 func TestAPIKeysAreReadFromConfiguredMetadata(t *testing.T) {
 	t.Parallel()
 	ts := start(t, grpclimit.Options{Limits: httplimit.Options{Plans: []*httplimit.Plan{plan("free", sluice.PerMinute(1))},
-		APIKeyHeaders: []string{"x-tenant-key"}}})
+		APIKeyHeaders: []string{"x-tenant-key"}, UnknownKeys: "key"}}) // each key a client of its own
 	ctx := context.Background()
 	for _, k := range []string{"a", "b"} {
 		if _, err := say(ctx, ts.conn, methodSay, "x-tenant-key", k); err != nil {

@@ -40,7 +40,7 @@ func TestADecoyCopyOfTheKeyHeaderMintsNoQuota(t *testing.T) {
 		})
 	}
 	t.Run("copies of one key are that key", func(t *testing.T) {
-		mw, _ := clockedMiddleware(t, httplimit.Options{Plans: plans})
+		mw, _ := clockedMiddleware(t, httplimit.Options{Plans: plans, UnknownKeys: "key"})
 		same := req{remote: "192.0.2.9:1", multi: map[string][]string{"X-API-Key": {"mine", "mine"}}}
 		other := req{remote: "192.0.2.9:1", header: map[string]string{"X-API-Key": "mine"}}
 		if got, want := statuses(mw, same, same, same, other, req{remote: "192.0.2.9:1"}), []int{200, 200, 200, 429, 200}; !slices.Equal(got, want) {

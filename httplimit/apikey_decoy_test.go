@@ -14,8 +14,8 @@ import (
 // A client whose upstream reads its API key from X-API-Key adds a made-up
 // key in Authorization, read first, that changes with every request: it
 // must not get a fresh quota each time. Where the key is listed, its
-// requests spend the key's quota from any address; where keys are not
-// listed (each key a client of its own), keys that differ name no one, and
+// requests spend the key's quota from any address; where every key is a
+// client of its own (UnknownKeys "key"), keys that differ name no one, and
 // the client is its address.
 func TestADecoyKeyBesideTheRealOneMintsNoQuota(t *testing.T) {
 	plans := []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(3, time.Minute)}}}
@@ -34,7 +34,7 @@ func TestADecoyKeyBesideTheRealOneMintsNoQuota(t *testing.T) {
 		}
 	})
 	t.Run("keys not listed", func(t *testing.T) {
-		mw, _ := clockedMiddleware(t, httplimit.Options{Plans: plans})
+		mw, _ := clockedMiddleware(t, httplimit.Options{Plans: plans, UnknownKeys: "key"})
 		var rs []req
 		for i := range 5 {
 			rs = append(rs, decoy(i, "192.0.2.1:1"))

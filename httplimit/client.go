@@ -23,9 +23,10 @@ type Requester struct {
 	// wrapping sluice.ErrInvalidCheck.
 	Subject string
 	// APIKey is hashed (SHA-256) before use; it is never stored or logged.
-	// A key not in Options.Keys under UnknownKeys "ip" names no one when
-	// IP is set (the client is then IP, so that made-up keys mint no
-	// quota); without IP, or under "key", it is a client of its own.
+	// A key not in Options.Keys under UnknownKeys "ip" (the default) names
+	// no one when IP is set (the client is then IP, so that made-up keys
+	// mint no quota); without IP, the caller vouching for it, or under
+	// "key", it is a client of its own.
 	APIKey string
 	// Token is a bearer token for Options.Tokens to verify: the client is
 	// then the user it names. A token the verifier refuses names no one:

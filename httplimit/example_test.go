@@ -1,6 +1,7 @@
 package httplimit_test
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"log"
 	"net/http"
@@ -12,13 +13,17 @@ import (
 )
 
 // Every client may make 2 requests a minute. Clients are known by their
-// API key (Authorization: Bearer, or X-API-Key), else by their address;
-// every response carries the RateLimit headers, and a refusal is a 429
-// with a problem body.
+// listed API key (Authorization: Bearer, or X-API-Key), else by their
+// address, as is a key not listed; every response carries the RateLimit
+// headers, and a refusal is a 429 with a problem body.
 func Example() {
 	limiter := sluice.NewLimiter(memory.New())
 	mw, err := httplimit.New(limiter, httplimit.Options{
 		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(2)}}},
+		Keys: []httplimit.Key{
+			{Name: "alice", SHA256: sha256.Sum256([]byte("alice"))},
+			{Name: "bob", SHA256: sha256.Sum256([]byte("bob"))},
+		},
 	})
 	if err != nil {
 		log.Fatal(err)

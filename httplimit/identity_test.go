@@ -31,11 +31,21 @@ default_plan: free
 anonymous_plan: anonymous
 `
 
+// keyClientsConfig is identityConfig with every API key a client of its
+// own (unknown_keys: key).
+var keyClientsConfig = strings.Replace(identityConfig, "  plan_header: X-Plan\n", "  plan_header: X-Plan\n  unknown_keys: key\n", 1)
+
 // sameClient reports whether b is limited as the same client as a: after a
 // spends the single request, b is refused.
 func sameClient(t *testing.T, a, b req) bool {
 	t.Helper()
-	h, _ := setup(t, identityConfig, noon)
+	return sameClientUnder(t, identityConfig, a, b)
+}
+
+// sameClientUnder is sameClient under the configuration text.
+func sameClientUnder(t *testing.T, text string, a, b req) bool {
+	t.Helper()
+	h, _ := setup(t, text, noon)
 	if w := do(h, a); w.Code != 200 {
 		t.Fatalf("first request refused: %d", w.Code)
 	}
@@ -94,7 +104,7 @@ func TestTrustedProxyRightmostUntrustedHopIsTheClient(t *testing.T) {
 func TestIdentityPrecedenceAndPlans(t *testing.T) {
 	proxy := "10.1.2.3:40000"
 	// An API key outranks the user header: two users with one key share it.
-	if !sameClient(t, req{remote: proxy, header: map[string]string{"Authorization": "Bearer k1", "X-User-ID": "alice"}},
+	if !sameClientUnder(t, keyClientsConfig, req{remote: proxy, header: map[string]string{"Authorization": "Bearer k1", "X-User-ID": "alice"}},
 		req{remote: proxy, header: map[string]string{"X-API-Key": "k1", "X-User-ID": "bob"}}) {
 		t.Error("an API key did not outrank the user id")
 	}
@@ -109,7 +119,7 @@ func TestIdentityPrecedenceAndPlans(t *testing.T) {
 }
 
 func TestRawAPIKeysNeverBecomeSubjects(t *testing.T) {
-	cfg, err := config.Parse("t.yaml", []byte(identityConfig))
+	cfg, err := config.Parse("t.yaml", []byte(keyClientsConfig))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,12 +13,15 @@ import (
 	"github.com/sluice-dev/sluice/memory"
 )
 
-// Options with nothing but a plan identify clients by API key
-// (Authorization: Bearer, else X-API-Key), else by address (IPv4 /32, IPv6
-// /64), and send the ietf RateLimit headers.
+// Options with nothing but a plan, and UnknownKeys "key" making every key
+// a client of its own, identify clients by API key (Authorization: Bearer,
+// else X-API-Key), else by address (IPv4 /32, IPv6 /64), and send the ietf
+// RateLimit headers. (Without UnknownKeys, a key not listed is its address:
+// TestMadeUpKeysWithNoKeysListedAreTheirAddress.)
 func TestZeroOptionsLimitByAPIKeyWithIETFHeaders(t *testing.T) {
 	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithSweepInterval(0))), httplimit.Options{
-		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(1)}}},
+		Plans:       []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.PerMinute(1)}}},
+		UnknownKeys: "key",
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -430,6 +430,7 @@ func TestTokensFromTheHeadersConfigured(t *testing.T) {
 	o := quiet(cfg)
 	o.Tokens = &fakeTokens{asked: map[string]int{}, claims: map[string]httplimit.TokenClaims{aliceToken: {Subject: "alice"}, bobToken: {Subject: "bob"}}}
 	o.TokenHeaders = []string{"x-forwarded-access-token"}
+	o.UnknownKeys = "key" // an API key read is then a client of its own, and shows as one
 	mw, err := httplimit.New(sluice.NewLimiter(memory.New(memory.WithSweepInterval(0))), o)
 	if err != nil {
 		t.Fatal(err)

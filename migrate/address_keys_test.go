@@ -10,10 +10,9 @@ import (
 // TestImportedAddressLimitsIgnoreMadeUpKeys: a source that counts clients
 // by address counts a request by its address whatever API key or bearer
 // token it carries. sluice's identity reads Authorization and X-API-Key by
-// default, each key a client of its own, so an import left at the default
-// let one address send a fresh key with every request and never be
-// limited; the import writes unknown_keys: ip, which counts an unlisted
-// key by its address.
+// default; the import writes unknown_keys: ip, sluice's default written
+// out, which counts an unlisted key by its address, so that one address
+// sending a fresh key with every request is limited as that address.
 func TestImportedAddressLimitsIgnoreMadeUpKeys(t *testing.T) {
 	for _, c := range []struct{ format, src string }{
 		{"nginx", `http {

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// The decision API takes ip beside api_key: a key no one listed (keys are
-// listed, so unknown_keys is ip) is then the client at that address, as
+// The decision API takes ip beside api_key: a key no one listed (under
+// unknown_keys: ip, the default) is then the client at that address, as
 // the proxy counts it, and made-up keys mint no quota; a listed key is its
 // own client whatever address comes with it.
 func TestDecisionAPIUnlistedKeyCountsAsItsAddress(t *testing.T) {

@@ -21,13 +21,15 @@ func printIdentity(w io.Writer, cfg *config.Config) {
 	if id.TrustUnixPeers {
 		trusted = append(trusted, "unix:")
 	}
-	// A token not verified names no one: the client is told apart by what
-	// follows, the user header when one is believed.
+	// A token not verified names no one, nor does a key not listed under
+	// unknown_keys: ip: the client is told apart by what follows, the user
+	// header when one is believed.
+	userBelieved := id.UserHeader != "" && len(trusted) > 0
 	unverified := "by address"
-	if id.UserHeader != "" && len(trusted) > 0 {
+	if userBelieved {
 		unverified = "as without a token"
 	}
-	parts := []string{fmt.Sprintf("API key in %s (unlisted: %s)", strings.Join(id.APIKeyHeaders, ", "), unlistedText(id.UnknownKeys))}
+	parts := []string{fmt.Sprintf("API key in %s (unlisted: %s)", strings.Join(id.APIKeyHeaders, ", "), unlistedText(id.UnknownKeys, userBelieved))}
 	if len(id.JWT) > 0 {
 		var issuers []string
 		for _, j := range id.JWT {
@@ -65,9 +67,15 @@ func nonEmpty(ss ...string) []string {
 	return out
 }
 
-func unlistedText(unknownKeys string) string {
-	if unknownKeys == "key" {
+// unlistedText says how a key not listed is told apart under unknownKeys:
+// as a client of its own ("key"), else as a request without a key, by the
+// user header when userBelieved, by address otherwise.
+func unlistedText(unknownKeys string, userBelieved bool) string {
+	switch {
+	case unknownKeys == "key":
 		return "a client of its own"
+	case userBelieved:
+		return "as without a key"
 	}
 	return "by address"
 }

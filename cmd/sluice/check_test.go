@@ -77,7 +77,8 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 		{"store: {type: memory, max_keys: 5000}\n", "STORE  memory, at most 5000 keys\n", ""},
 		{"proxy_protocol: [10.0.0.0/8, 192.0.2.7]\n", "plain, PROXY header from 10.0.0.0/8 192.0.2.7/32", ""},
 		{"", "UPSTREAM  none: the demo upstream answers\n", ""},
-		{"", "IDENTITY  API key in Authorization, X-Api-Key (unlisted: a client of its own) > address (IPv4 /32, IPv6 /64)\n", ""},
+		{"", "IDENTITY  API key in Authorization, X-Api-Key (unlisted: by address) > address (IPv4 /32, IPv6 /64)\n", ""},
+		{"identity: {unknown_keys: key}\n", "IDENTITY  API key in Authorization, X-Api-Key (unlisted: a client of its own) > address (IPv4 /32, IPv6 /64)\n", ""},
 		{"identity:\n  user_header: X-User\n  ipv6_prefix: 56\n  jwt: {secret_file: pw32, issuer: https://id.example/, audiences: [api, web], plan_claim: tier}\nkeys: [{sha256: 9f8cfdb17116bf0e2a44e071454f25594cb9b8737bf331e6a2f0b30550572f29, plan: free}]\n",
 			"IDENTITY  API key in Authorization, X-Api-Key (unlisted: by address) > JWT (HMAC secret from " + filepath.Join(dir, "pw32") +
 				", iss https://id.example/, aud api or web, client from claim sub, plan from claim tier; not verified: by address) > address (IPv4 /32, IPv6 /56); X-User: never believed (no trusted_proxies)\n", "a-secret-of-32-bytes-or-more-here"},
@@ -137,7 +138,7 @@ func TestCheckSaysFromWhomIdentityHeadersAreBelieved(t *testing.T) {
 		{"trusted proxies", "identity: {user_header: X-User-Id, plan_header: X-Plan, trusted_proxies: [10.0.0.0/8, unix:]}\n",
 			[]string{"user in X-User-Id from trusted proxies 10.0.0.0/8, unix:", "plan in X-Plan from trusted proxies 10.0.0.0/8, unix:"}, nil},
 		{"a token not verified falls to the user header", "identity: {user_header: X-User-Id, trusted_proxies: [10.0.0.0/8], jwt: {secret_file: jwt-secret}}\n",
-			[]string{"not verified: as without a token) > user in X-User-Id from trusted proxies 10.0.0.0/8 > address"}, []string{"by address"}},
+			[]string{"(unlisted: as without a key)", "not verified: as without a token) > user in X-User-Id from trusted proxies 10.0.0.0/8 > address"}, []string{"by address"}},
 		{"no trusted proxy", "identity: {user_header: X-User-Id, plan_header: X-Plan}\n",
 			[]string{"X-User-Id, X-Plan: never believed (no trusted_proxies)"}, []string{"user in X-User-Id from", "plan in X-Plan from"}},
 	} {

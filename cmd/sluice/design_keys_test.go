@@ -18,9 +18,8 @@ import (
 // TestDesignConfigCountsMadeUpKeysByAddress serves the configuration
 // `sluice design` writes for one limit: it lists no API keys, so a key a
 // client makes up is no client of its own, and one address sending a new
-// X-API-Key or bearer token with every request is limited as that address.
-// sluice's identity at its defaults makes every key a client of its own,
-// which let such a client past the designed limit with every request.
+// X-API-Key or bearer token with every request is limited as that address
+// (unknown_keys: ip, sluice's default, written out).
 func TestDesignConfigCountsMadeUpKeysByAddress(t *testing.T) {
 	a, err := sim.Design(context.Background(), sim.Requirements{Rate: "1/1m", Precision: "strict", Keys: 10, Instances: 1})
 	if err != nil {
