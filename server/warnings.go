@@ -21,7 +21,25 @@ func (s *Server) warnExposure(cfg *config.Config, admin net.Addr) {
 		s.log.Warn(msg, "admin", admin.String())
 	}
 	s.warnTrustAll(cfg)
+	s.warnUnknownKeys(nil, cfg)
 }
+
+// UnknownKeysWarning is what the server logs, and sluice check prints, of
+// a configuration whose identity.unknown_keys is key.
+const UnknownKeysWarning = "identity.unknown_keys is key: a made-up API key is a client of its own, so a client that sends a new key with each request gets fresh quota each time; keep it only behind an authentication layer that refuses the keys it does not know, or remove it to limit an unlisted key by its client's address (ip, the default)"
+
+// warnUnknownKeys logs UnknownKeysWarning when cfg makes an unlisted API
+// key a client of its own and old, the configuration cfg replaces (nil at
+// the start), did not.
+func (s *Server) warnUnknownKeys(old, cfg *config.Config) {
+	if cfg.Identity.UnknownKeys == unknownKeysKey && (old == nil || old.Identity.UnknownKeys != unknownKeysKey) {
+		s.log.Warn(UnknownKeysWarning)
+	}
+}
+
+// unknownKeysKey is identity.unknown_keys's value that makes an unlisted
+// API key a client of its own.
+const unknownKeysKey = "key"
 
 // warnTrustAll logs trusted_proxies that trust every peer.
 func (s *Server) warnTrustAll(cfg *config.Config) {

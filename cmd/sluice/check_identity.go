@@ -6,12 +6,15 @@ import (
 	"strings"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/server"
 )
 
 // printIdentity says how clients are told apart, in the order identity
 // tries: API keys, tokens, the user header, the address; then where a plan
 // header is believed from. Headers are believed only from the trusted
-// proxies it lists, and it says so when none is. It never prints a secret.
+// proxies it lists, and it says so when none is; under unknown_keys: key
+// it warns, as serve logs, that made-up keys are clients of their own. It
+// never prints a secret.
 func printIdentity(w io.Writer, cfg *config.Config) {
 	id := cfg.Identity
 	var trusted []string
@@ -52,6 +55,9 @@ func printIdentity(w io.Writer, cfg *config.Config) {
 		line += "; " + headers + ": never believed (no trusted_proxies)"
 	case id.PlanHeader != "":
 		line += "; plan in " + id.PlanHeader + from
+	}
+	if id.UnknownKeys == "key" {
+		line += "; WARNING: " + server.UnknownKeysWarning
 	}
 	fmt.Fprintf(w, "IDENTITY  %s\n", line)
 }

@@ -78,7 +78,8 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 		{"proxy_protocol: [10.0.0.0/8, 192.0.2.7]\n", "plain, PROXY header from 10.0.0.0/8 192.0.2.7/32", ""},
 		{"", "UPSTREAM  none: the demo upstream answers\n", ""},
 		{"", "IDENTITY  API key in Authorization, X-Api-Key (unlisted: by address) > address (IPv4 /32, IPv6 /64)\n", ""},
-		{"identity: {unknown_keys: key}\n", "IDENTITY  API key in Authorization, X-Api-Key (unlisted: a client of its own) > address (IPv4 /32, IPv6 /64)\n", ""},
+		{"identity: {unknown_keys: key}\n", "IDENTITY  API key in Authorization, X-Api-Key (unlisted: a client of its own) > address (IPv4 /32, IPv6 /64)" +
+			"; WARNING: identity.unknown_keys is key: a made-up API key is a client of its own, so a client that sends a new key with each request gets fresh quota each time; keep it only behind an authentication layer that refuses the keys it does not know, or remove it to limit an unlisted key by its client's address (ip, the default)\n", ""},
 		{"identity:\n  user_header: X-User\n  ipv6_prefix: 56\n  jwt: {secret_file: pw32, issuer: https://id.example/, audiences: [api, web], plan_claim: tier}\nkeys: [{sha256: 9f8cfdb17116bf0e2a44e071454f25594cb9b8737bf331e6a2f0b30550572f29, plan: free}]\n",
 			"IDENTITY  API key in Authorization, X-Api-Key (unlisted: by address) > JWT (HMAC secret from " + filepath.Join(dir, "pw32") +
 				", iss https://id.example/, aud api or web, client from claim sub, plan from claim tier; not verified: by address) > address (IPv4 /32, IPv6 /56); X-User: never believed (no trusted_proxies)\n", "a-secret-of-32-bytes-or-more-here"},
