@@ -226,12 +226,13 @@ type Identity struct {
 	// (one IPv6 /64 is one client).
 	IPv4Prefix, IPv6Prefix int
 	// UnknownKeys says how to limit an API key that is not in Keys: "ip"
-	// (the default when empty: as an anonymous client, by its address on
-	// the anonymous plan, so that made-up keys mint no quota, whether or
-	// not any key is listed) or "key" (by the key's hash, on the default
-	// plan: each made-up key a client of its own, for a deployment whose
-	// keys an authentication layer in front verifies, refusing a key it
-	// does not know). Load sets it, "ip" or "key".
+	// (the default when empty: as a request without a key, by its address
+	// on the anonymous plan unless a token or user header names it, so
+	// that made-up keys mint no quota, whether or not any key is listed)
+	// or "key" (by the key's hash, on the default plan: each made-up key
+	// a client of its own, for a deployment whose keys an authentication
+	// layer in front verifies, refusing a key it does not know). Load sets
+	// it, "ip" or "key".
 	UnknownKeys string
 	// TokenHeaders are the headers that carry tokens for JWT, read in
 	// order ("Authorization" as a Bearer token). Empty: Authorization.

@@ -105,14 +105,15 @@ type Options struct {
 	// client), at most 32 and 128.
 	IPv4Prefix, IPv6Prefix int
 	// UnknownKeys says how to limit an API key that is not in Keys, in any
-	// case: "ip" (the default when empty) limits its request as an
-	// anonymous client, by its address on AnonymousPlan, so that a client
-	// that makes up a key for each request gets what it would get without
-	// one, whether or not any key is listed. "key" makes each such key a
-	// client of its own, by the key's hash on DefaultPlan: made-up keys are
-	// then fresh quota, so it is for a deployment whose keys are verified
-	// before the middleware, by an authentication layer in front that
-	// refuses a key it does not know.
+	// case: "ip" (the default when empty) limits its request as one
+	// without a key (by a verified token or a trusted UserHeader if it has
+	// one, else as an anonymous client, by its address on AnonymousPlan),
+	// so that a client that makes up a key for each request gets what it
+	// would get without one, whether or not any key is listed. "key" makes
+	// each such key a client of its own, by the key's hash on DefaultPlan:
+	// made-up keys are then fresh quota, so it is for a deployment whose
+	// keys are verified before the middleware, by an authentication layer
+	// in front that refuses a key it does not know.
 	UnknownKeys string
 	// Tokens, when set, verifies the signed tokens (JSON Web Tokens in
 	// compact form: three parts joined by dots, the first starting "ey",
