@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -126,10 +127,13 @@ func plainDial(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (
 // connection. A connection is not handed to a call with less time left than
 // its dial took (HELLO's round trip takes about as long), nor than half
 // of d.Timeout: it is kept for the next call, which has its whole
-// Timeout for HELLO. An error is the dial's, or a timeout wrapping
+// Timeout for HELLO. The connection returned is closed at ctx's deadline,
+// or d.Timeout after it is returned when that comes first, unless Redis
+// has answered on it by then (see heard). An error is the dial's, or a timeout wrapping
 // context.DeadlineExceeded (the dial goes on), or ctx's error, or one
 // wrapping net.ErrClosed once c is closed.
 func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (net.Conn, error) {
+	heardBy, bounded := ctx.Deadline()
 	if dl, ok := ctx.Deadline(); d.Timeout > 0 && (!ok || time.Until(dl) > d.Timeout) {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, d.Timeout)
@@ -164,7 +168,15 @@ func (c *connector) DialCtx(ctx context.Context, dst string, d *net.Dialer, tc *
 			a.parked = a.parked[:n-1]
 			leave()
 			p.timer.Stop()
-			return p.conn, nil
+			if d.Timeout > 0 {
+				if by := time.Now().Add(d.Timeout); !bounded || by.Before(heardBy) {
+					heardBy, bounded = by, true
+				}
+			}
+			if !bounded {
+				return p.conn, nil
+			}
+			return newHeard(p.conn, heardBy), nil
 		}
 		if a.failures != failures {
 			err := a.err
@@ -246,4 +258,52 @@ func (c *connector) forget(dst string, a *dialing) {
 	if a.running == 0 && len(a.parked) == 0 && a.waiting == 0 && c.addrs[dst] == a {
 		delete(c.addrs, dst)
 	}
+}
+
+// heard is a connection handed to a call for its HELLO (see DialCtx): it
+// is closed at the call's deadline unless Redis has answered on it by
+// then. A call that could not send its HELLO in time (a loaded machine
+// that did not run it) has rueidis close the connection after a PING,
+// which a stalled Redis does not answer: without this, the call, and every
+// call waiting for that connection whatever its deadline, were held until
+// Redis answered or rueidis gave up a second later. A HELLO sent in time
+// and not answered fails at that deadline all the same. After the first
+// reply, a Read costs one atomic load more than the connection's own.
+type heard struct {
+	net.Conn
+	state atomic.Int32 // heardWaiting, heardAnswered or heardClosed
+	timer *time.Timer
+}
+
+// The states of a heard connection.
+const (
+	heardWaiting  = iota // nothing read yet, the deadline not passed
+	heardAnswered        // Redis answered before the deadline: kept
+	heardClosed          // the deadline passed first: closed
+)
+
+// newHeard returns conn, closed at by unless Redis answers on it first.
+func newHeard(conn net.Conn, by time.Time) *heard {
+	h := &heard{Conn: conn}
+	h.timer = time.AfterFunc(time.Until(by), func() {
+		if h.state.CompareAndSwap(heardWaiting, heardClosed) {
+			h.Conn.Close()
+		}
+	})
+	return h
+}
+
+// Read reads from the connection; its first bytes keep it open.
+func (h *heard) Read(b []byte) (int, error) {
+	n, err := h.Conn.Read(b)
+	if n > 0 && h.state.Load() == heardWaiting && h.state.CompareAndSwap(heardWaiting, heardAnswered) {
+		h.timer.Stop()
+	}
+	return n, err
+}
+
+// Close closes the connection and stops its deadline.
+func (h *heard) Close() error {
+	h.timer.Stop()
+	return h.Conn.Close()
 }

@@ -153,7 +153,12 @@ type Options struct {
 	// is making (rueidis makes one at a time), whatever its own deadline:
 	// one made by a call with more time than Timeout (Open's watch, which
 	// reads with 100 ms; a Ping under a longer context) may hold it up to
-	// about a Timeout past its own. A call that times out
+	// about a Timeout past its own. A new connection on which Redis has not
+	// answered by the deadline of the call it was handed to (a Timeout
+	// after, for a call with more time) is closed then: a call that a
+	// loaded machine did not run until past its deadline sends no HELLO,
+	// and rueidis would hold it, and the calls waiting for the connection,
+	// until a stalled Redis answered or a second had passed. A call that times out
 	// leaves its connection to the next; one that answers nothing, not
 	// even a PING, for about a second plus Timeout is dropped. Timeout
 	// must therefore exceed a round trip to Redis plus Redis's own time,
@@ -239,8 +244,11 @@ func (o Options) storeOptions() []Option {
 // ClientOption returns the rueidis configuration for o. Client-side caching
 // is off: the store's scripts read and write in one step and gain nothing
 // from it. Its DialCtxFn makes each connection's TCP connect and TLS
-// handshake in the background (see Options.Timeout), which a client's
-// Close does not end, rueidis telling a dial function nothing of it: after
+// handshake in the background (see Options.Timeout) and closes a
+// connection on which Redis has not answered by its caller's deadline; the
+// connections it returns are neither *net.TCPConn nor *tls.Conn, so that
+// DisableTCPNoDelay has no effect. A client's Close does not end the
+// background handshakes, rueidis telling a dial function nothing of it: after
 // the Close of a client made from this configuration with
 // rueidis.NewClient, a dial under way goes on, on a goroutine of its own,
 // for up to 5 s, and a connection made after its caller gave up stays
