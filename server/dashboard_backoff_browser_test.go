@@ -16,6 +16,7 @@ import (
 // says when it tries next; once the server answers again it shows the data
 // and polls every second again. Before, it asked every second forever.
 func TestBrowserDashboardBacksOffWhileTheServerIsDown(t *testing.T) {
+	t.Parallel() // most of its 20 s is the outage it waits out
 	f := newFixture(t, testConfig)
 	var down atomic.Bool
 	admin := f.srv.AdminHandler()
