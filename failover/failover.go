@@ -444,9 +444,12 @@ func (f *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("failover: %w", err)
 	}
-	var cn callNodes
-	ns := f.nodesOf(checks, &cn)
-	tks := cn.tickets[:0]
+	var (
+		nodeBuf   [4]*node
+		ticketBuf [4]ticket
+	)
+	ns := f.nodesOf(checks, nodeBuf[:0])
+	tks := ticketBuf[:0]
 	for _, n := range ns {
 		tk, ok := n.breaker.Allow()
 		if !ok {

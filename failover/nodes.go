@@ -1,6 +1,7 @@
 package failover
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -128,20 +129,14 @@ func (ns *nodes) each(fn func(*node)) {
 	}
 }
 
-// callNodes is the nodes of one call, in order of first check, without
-// repeats; most calls have one.
-type callNodes struct {
-	buf     [4]*node
-	list    []*node
-	tickets [4]ticket
-}
-
-// nodesOf fills cn with the nodes of checks and returns them.
-func (f *Store) nodesOf(checks []sluice.Check, cn *callNodes) []*node {
-	cn.list = cn.buf[:0]
+// nodesOf appends the nodes of checks to ns, in order of first check,
+// without repeats, and returns the extended slice. Most calls have one
+// node: a caller passes a small array's slice to keep it off the heap.
+func (f *Store) nodesOf(checks []sluice.Check, ns []*node) []*node {
 	if f.nodeOf == nil {
-		return append(cn.list, f.nodes.get(""))
+		return append(ns, f.nodes.get(""))
 	}
+	first := len(ns)
 	var last string
 	for i := range checks {
 		name := f.nodeOf(&checks[i])
@@ -151,13 +146,9 @@ func (f *Store) nodesOf(checks []sluice.Check, cn *callNodes) []*node {
 		last = name
 		n := f.nodes.get(name)
 		n.touch()
-		seen := false
-		for _, m := range cn.list {
-			seen = seen || m == n
-		}
-		if !seen {
-			cn.list = append(cn.list, n)
+		if !slices.Contains(ns[first:], n) {
+			ns = append(ns, n)
 		}
 	}
-	return cn.list
+	return ns
 }

@@ -130,8 +130,8 @@ func (f *Store) sideFailed(ctx context.Context, checks []sluice.Check, asked []i
 			of = append(of, checks[i])
 		}
 	}
-	var cn callNodes
-	ns := f.nodesOf(of, &cn)
+	var nodeBuf [4]*node
+	ns := f.nodesOf(of, nodeBuf[:0])
 	for _, n := range blame(err, ns) {
 		n.storeErrors.Add(1)
 	}
