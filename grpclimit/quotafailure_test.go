@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"testing"
 	"time"
@@ -54,8 +55,9 @@ func TestQuotaFailureNamesWhoseQuotaEachViolationIs(t *testing.T) {
 		}
 	}
 	want := map[string]*errdetails.QuotaFailure_Violation{
-		"tenants.tenant": {Subject: "rule:tenants", Description: "tenants.tenant: 1 per 1m under the tenants rule"},
-		"service":        {Subject: "global", Description: "service: 2 per 1m for the whole service (this call costs 2 units)"},
+		"tenants.tenant": {Subject: "rule:tenants", Description: "tenants.tenant: 1 per 1m under the tenants rule",
+			QuotaDimensions: map[string]string{"rule": "tenants"}},
+		"service": {Subject: "global", Description: "service: 2 per 1m for the whole service (this call costs 2 units)"},
 	}
 	if qf == nil || len(qf.Violations) != len(want) {
 		t.Fatalf("QuotaFailure %v, want %d violations", qf, len(want))
@@ -64,6 +66,11 @@ func TestQuotaFailureNamesWhoseQuotaEachViolationIs(t *testing.T) {
 		w := want[v.QuotaId]
 		if w == nil || v.Subject != w.Subject || v.Description != w.Description {
 			t.Errorf("violation of %s: subject %q, description %q; want %q, %q", v.QuotaId, v.Subject, v.Description, w.GetSubject(), w.GetDescription())
+		}
+		// The metric is what is counted, the dimensions what it is
+		// counted per: a global limit's none (google.rpc.QuotaFailure).
+		if v.QuotaMetric != "requests" || !maps.Equal(v.QuotaDimensions, w.GetQuotaDimensions()) {
+			t.Errorf("violation of %s: metric %q, dimensions %v; want \"requests\", %v", v.QuotaId, v.QuotaMetric, v.QuotaDimensions, w.GetQuotaDimensions())
 		}
 	}
 }

@@ -60,7 +60,10 @@ func (s *Server) refusal(r *http.Request, res *httplimit.Result) (*status.Status
 // "rule:<name>" for a rule's limit keyed by something other than the
 // client alone (a quota every caller with that key shares; its values are
 // left out, as they may be a credential). Its quota id is the limit's name
-// as RateLimit-Policy says it, its description what the limit allows and
+// as RateLimit-Policy says it, its metric "requests" (what every limit
+// counts, a call spending its cost of them), its dimensions what the
+// quota is enforced per ("plan" for a plan's limit, "rule" for a rule's,
+// none for a global limit), its description what the limit allows and
 // what the call costs of it.
 func quotaFailure(res *httplimit.Result) *errdetails.QuotaFailure {
 	qf := &errdetails.QuotaFailure{}
@@ -79,26 +82,28 @@ func violation(res *httplimit.Result, i int, rules []string) *errdetails.QuotaFa
 	c := res.Checks[i]
 	l, plan := c.Limit, res.Identity.Plan.Name
 	subject, where := res.Identity.Subject, "on the "+plan+" plan"
+	dims := map[string]string{"plan": plan}
 	_, key, _ := strings.Cut(c.Key, "/")
 	switch rule, isRule := strings.CutPrefix(key, "rule:"); {
 	case key == httplimit.GlobalSubject:
-		subject, where = "global", "for the whole service"
+		subject, where, dims = "global", "for the whole service", nil
 	case isRule:
 		rule, _, _ = strings.Cut(rule, "/")
-		subject, where = "rule:"+rule, "under the "+rule+" rule"
+		subject, where, dims = "rule:"+rule, "under the "+rule+" rule", map[string]string{"rule": rule}
 	default: // the client's: a plan's limit, or a rule's keyed by the client
 		for _, r := range rules {
 			if strings.HasPrefix(l.Name(), r+".") {
-				where = "under the " + r + " rule"
+				where, dims = "under the "+r+" rule", map[string]string{"rule": r}
 			}
 		}
 	}
 	return &errdetails.QuotaFailure_Violation{
-		Subject:     subject,
-		Description: describe(l, where, c.Cost),
-		QuotaId:     l.Name(),
-		QuotaMetric: plan,
-		QuotaValue:  l.Quantity(),
+		Subject:         subject,
+		Description:     describe(l, where, c.Cost),
+		QuotaId:         l.Name(),
+		QuotaMetric:     "requests",
+		QuotaDimensions: dims,
+		QuotaValue:      l.Quantity(),
 	}
 }
 

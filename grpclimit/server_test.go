@@ -82,7 +82,7 @@ func TestUnaryRefusalCarriesRetryInfoQuotaFailureAndRateLimitTrailers(t *testing
 		t.Fatalf("QuotaFailure %v, want one violation", qf)
 	}
 	v := qf.Violations[0]
-	if v.Subject != "key:"+hex.EncodeToString(sum[:]) || v.QuotaId != "per-minute" || v.QuotaMetric != "free" || v.QuotaValue != 2 ||
+	if v.Subject != "key:"+hex.EncodeToString(sum[:]) || v.QuotaId != "per-minute" || v.QuotaMetric != "requests" || len(v.QuotaDimensions) != 1 || v.QuotaDimensions["plan"] != "free" || v.QuotaValue != 2 ||
 		v.Description != "per-minute: 2 per 1m on the free plan" {
 		t.Errorf("violation %+v", v)
 	}
