@@ -157,11 +157,11 @@ func TestDocLinksResolve(t *testing.T) {
 // whose anchors GitHub shows.
 func TestAnchorsAreGitHubs(t *testing.T) {
 	for heading, want := range map[string]string{
-		"A client's own standing: `GET response.status_path`": "a-clients-own-standing-get-responsestatus_path",
-		"Many API keys: a keys file":                         "many-api-keys-a-keys-file",
-		"Browsers on other origins (`response.cors`)":        "browsers-on-other-origins-responsecors",
+		"A client's own standing: `GET response.status_path`":     "a-clients-own-standing-get-responsestatus_path",
+		"Many API keys: a keys file":                              "many-api-keys-a-keys-file",
+		"Browsers on other origins (`response.cors`)":             "browsers-on-other-origins-responsecors",
 		"Redis: TLS, a user, and a password kept out of the file": "redis-tls-a-user-and-a-password-kept-out-of-the-file",
-		"See [the API](api.md) — now":                        "see-the-api--now",
+		"See [the API](api.md) — now":                             "see-the-api--now",
 	} {
 		lines, _ := mdOutsideCode("## " + heading)
 		if got := anchorOf(mdHeading.FindStringSubmatch(lines[0])[1]); got != want {
