@@ -105,7 +105,7 @@ func (g *grpcAnswer) finish() {
 	if len(p.ViolatedPolicies) > 0 {
 		qf := &errdetails.QuotaFailure{}
 		for _, name := range p.ViolatedPolicies {
-			v := &errdetails.QuotaFailure_Violation{QuotaId: name, QuotaMetric: p.Plan}
+			v := &errdetails.QuotaFailure_Violation{QuotaId: name, QuotaMetric: "requests"}
 			if name == p.Policy {
 				v.Description, v.QuotaValue = fmt.Sprintf("%s: %d per %s on the %s plan", name, p.Limit, p.Window, p.Plan), p.Limit
 			}

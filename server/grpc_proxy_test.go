@@ -92,7 +92,7 @@ func TestProxyCarriesGRPC(t *testing.T) {
 		t.Fatalf("the fourth call: %v, want ResourceExhausted", err)
 	}
 	retry, qf, help := detailsOf(st)
-	if qf == nil || len(qf.Violations) != 1 || qf.Violations[0].QuotaId != "per-minute" || qf.Violations[0].QuotaMetric != "anonymous" ||
+	if qf == nil || len(qf.Violations) != 1 || qf.Violations[0].QuotaId != "per-minute" || qf.Violations[0].QuotaMetric != "requests" ||
 		qf.Violations[0].QuotaValue != 3 || qf.Violations[0].Description != "per-minute: 3 per 1m on the anonymous plan" {
 		t.Errorf("refusal: QuotaFailure %v", qf)
 	}
