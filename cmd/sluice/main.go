@@ -192,11 +192,13 @@ func (o *outputWriter) status(stderr io.Writer, name string) int {
 func usage(w io.Writer, cmds map[string]command) {
 	fmt.Fprintln(w, "usage: sluice <command> [flags]\n\ncommands:")
 	names := make([]string, 0, len(cmds))
+	width := 0
 	for name := range cmds {
 		names = append(names, name)
+		width = max(width, len(name))
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", name, cmds[name].summary)
+		fmt.Fprintf(w, "  %-*s  %s\n", width, name, cmds[name].summary)
 	}
 }
