@@ -31,6 +31,17 @@ import (
 //	    count: failures         # or successes, all (default), header:<Name>; a limit's own count: wins
 //	    limits:
 //	      - {name: per-minute, algorithm: fixed-window, quantity: 10, window: 1m}
+//
+// match may instead be a list of such mappings, without plans (the rule's,
+// given once beside match:), into httplimit.Rule.Any: a request is the
+// rule's when any one of them matches it, one count for all:
+//
+//	rules:
+//	  - name: api
+//	    match:
+//	      - {hosts: [a.example], paths: [/orders]}
+//	      - {hosts: [b.example], paths: [/billing]}
+//	    plans: [free]
 func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.Rule {
 	var out []httplimit.Rule
 	raw.at("Rules", n, path)
@@ -40,47 +51,56 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 		counts := len(d.counts) // the rule's limits' count: settings start here
 		var countNode *yaml.Node
 		var count string
+		// matchPlans is the node of match.plans, plansNode that of the
+		// rule's plans: (one of them at most).
+		var matchPlans, plansNode *yaml.Node
+		var plansPath string
+		var rulePlans []string
 		raw.at(at, e, path)
-		list := func(name string, dst *[]string) field {
-			return func(n *yaml.Node, p string) {
-				d.List(n, p, func(j int, e *yaml.Node, p string) {
-					s := d.Str(e, p)
-					if name == "Methods" {
-						d.method(e, p, s)
-					}
-					if header, ok := strings.CutPrefix(s, httplimit.KeyHeader); ok && name == "Key" {
-						d.seenHeader(e, p, header)
-					}
-					*dst = append(*dst, s)
-					raw.at(fmt.Sprintf("%s.%s[%d]", at, name, j), e, p)
-				})
-				raw.at(at+"."+name, n, p)
+		// listAt is the field of a list of strings, recorded under at:
+		// the rule's or an alternative's.
+		listAt := func(at string) func(name string, dst *[]string) field {
+			return func(name string, dst *[]string) field {
+				return func(n *yaml.Node, p string) {
+					d.List(n, p, func(j int, e *yaml.Node, p string) {
+						s := d.Str(e, p)
+						if name == "Methods" {
+							d.method(e, p, s)
+						}
+						if header, ok := strings.CutPrefix(s, httplimit.KeyHeader); ok && name == "Key" {
+							d.seenHeader(e, p, header)
+						}
+						*dst = append(*dst, s)
+						raw.at(fmt.Sprintf("%s.%s[%d]", at, name, j), e, p)
+					})
+					raw.at(at+"."+name, n, p)
+				}
 			}
 		}
+		list := listAt(at)
 		d.Mapping(e, path, map[string]field{
 			"name": func(n *yaml.Node, p string) { r.Name = d.Str(n, p); raw.at(at+".Name", n, p) },
 			"match": func(n *yaml.Node, p string) {
-				d.Mapping(n, p, map[string]field{
-					"methods":      list("Methods", &r.Methods),
-					"paths":        list("Paths", &r.Paths),
-					"except_paths": list("ExceptPaths", &r.ExceptPaths),
-					"hosts":        list("Hosts", &r.Hosts),
-					"plans":        list("Plans", &r.Plans),
-					"headers": func(n *yaml.Node, p string) {
-						d.List(n, p, func(j int, e *yaml.Node, p string) {
-							var h httplimit.HeaderMatch
-							d.Mapping(e, p, map[string]field{
-								"name": func(n *yaml.Node, p string) {
-									h.Name = d.Str(n, p)
-									d.seenHeader(n, p, h.Name)
-								},
-								"value": func(n *yaml.Node, p string) { h.Value = d.Str(n, p) },
-							})
-							r.Headers = append(r.Headers, h)
-							raw.at(fmt.Sprintf("%s.Headers[%d].Name", at, j), e, p)
-						})
-					},
+				if n.Kind != yaml.SequenceNode {
+					d.Mapping(n, p, d.matchFields(raw, &r, &r.Methods, &r.Paths, &r.ExceptPaths, &r.Hosts, &r.Headers, at, list, &matchPlans))
+					return
+				}
+				if len(n.Content) == 0 {
+					d.Errorf(n, p, "an empty list of alternatives matches no request: give at least one, or leave match: out to match every request")
+					return
+				}
+				raw.at(at+".Any", n, p)
+				r.Any = make([]httplimit.Match, len(n.Content))
+				d.List(n, p, func(k int, e *yaml.Node, p string) {
+					m := &r.Any[k]
+					aat := fmt.Sprintf("%s.Any[%d]", at, k)
+					raw.at(aat, e, p)
+					d.Mapping(e, p, d.matchFields(raw, &r, &m.Methods, &m.Paths, &m.ExceptPaths, &m.Hosts, &m.Headers, aat, listAt(aat), nil))
 				})
+			},
+			"plans": func(n *yaml.Node, p string) {
+				plansNode, plansPath = n, p
+				list("Plans", &rulePlans)(n, p)
 			},
 			"key": list("Key", &r.Key),
 			"header_from": func(n *yaml.Node, p string) {
@@ -101,6 +121,12 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 				raw.refused(at+".Limits", len(d.Errs) > before)
 			},
 		})
+		switch {
+		case matchPlans != nil && plansNode != nil:
+			d.Errorf(plansNode, plansPath, "given twice, here and in match: (give plans: once, beside match:)")
+		case plansNode != nil:
+			r.Plans = rulePlans
+		}
 		if !hasKey(e, "limits") && e.Kind == yaml.MappingNode {
 			raw.at(at+".Limits", e, path+".limits")
 		}
@@ -113,4 +139,44 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 		out = append(out, r)
 	})
 	return out
+}
+
+// matchFields returns the fields of one match: mapping, whose lists go to
+// the slices given and are recorded in raw under at (list makes a list's
+// field);
+// plans, when matchPlans is not nil, is read into r.Plans and its node put
+// in *matchPlans, and refused otherwise, as one alternative's.
+func (d *decoder) matchFields(raw *rawConfig, r *httplimit.Rule, methods, paths, exceptPaths, hosts *[]string, headers *[]httplimit.HeaderMatch,
+	at string, list func(string, *[]string) field, matchPlans **yaml.Node) map[string]field {
+	plans := func(n *yaml.Node, p string) {
+		d.Errorf(n, p, "plans: is the rule's, not an alternative's: it says whose requests the rule counts, "+
+			"the same for every alternative (give it once, beside match:)")
+	}
+	if matchPlans != nil {
+		plans = func(n *yaml.Node, p string) {
+			*matchPlans = n
+			list("Plans", &r.Plans)(n, p)
+		}
+	}
+	return map[string]field{
+		"methods":      list("Methods", methods),
+		"paths":        list("Paths", paths),
+		"except_paths": list("ExceptPaths", exceptPaths),
+		"hosts":        list("Hosts", hosts),
+		"plans":        plans,
+		"headers": func(n *yaml.Node, p string) {
+			d.List(n, p, func(j int, e *yaml.Node, p string) {
+				var h httplimit.HeaderMatch
+				d.Mapping(e, p, map[string]field{
+					"name": func(n *yaml.Node, p string) {
+						h.Name = d.Str(n, p)
+						d.seenHeader(n, p, h.Name)
+					},
+					"value": func(n *yaml.Node, p string) { h.Value = d.Str(n, p) },
+				})
+				*headers = append(*headers, h)
+				raw.at(fmt.Sprintf("%s.Headers[%d].Name", at, j), e, p)
+			})
+		},
+	}
 }

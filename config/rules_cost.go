@@ -18,10 +18,11 @@ import (
 // plan's cost of a route the rule matches. Such a rule charges its limits
 // what the request costs (see httplimit.Rule's Cost), and a cost above a
 // limit's burst is never admitted, so those requests would all be refused.
-// A route is judged by one request of it (its wildcards filled in, its
-// method and host, or the rule's when it has none, and the rule's headers):
-// a rule that matches that request certainly matches the route's requests,
-// and one that does not is left alone.
+// A route is judged by one request of it per alternative of the rule (its
+// wildcards filled in, its method and host, or the alternative's when it
+// has none, and the alternative's headers): a rule that matches that
+// request certainly matches the route's requests, and one that matches
+// none of them is left alone.
 func (d *decoder) ruleCostsHeld(c *Config, raw *rawConfig) {
 rules:
 	for i, r := range c.Rules {
@@ -36,7 +37,9 @@ rules:
 			for _, ep := range slices.Sorted(maps.Keys(rp.plan.Costs)) {
 				cost := rp.plan.Costs[ep]
 				l, found := belowCost(r, cost)
-				if !found || checkPattern(ep) != nil || !ruleMatches(r, sampleRequest(r, ep)) {
+				if !found || checkPattern(ep) != nil || !slices.ContainsFunc(r.Alternatives(), func(m httplimit.Match) bool {
+					return ruleMatches(m, sampleRequest(m, ep))
+				}) {
 					continue
 				}
 				line := 0
@@ -63,10 +66,11 @@ func belowCost(r httplimit.Rule, cost int64) (sluice.Limit, bool) {
 	return sluice.Limit{}, false
 }
 
-// sampleRequest returns a request of the ServeMux pattern ep that r could
-// match: its wildcards filled with "x", its method or else r's first, its
-// host or else r's first (a wildcard's as a name under it), r's headers set.
-func sampleRequest(r httplimit.Rule, ep string) *http.Request {
+// sampleRequest returns a request of the ServeMux pattern ep that r, a
+// rule's alternative, could match: its wildcards filled with "x", its
+// method or else r's first, its host or else r's first (a wildcard's as a
+// name under it), r's headers set.
+func sampleRequest(r httplimit.Match, ep string) *http.Request {
 	method, host, path := patternParts(routes.LowerHost(ep))
 	if method == "" {
 		method = http.MethodPost
@@ -105,10 +109,10 @@ func handlesWith(mux *http.ServeMux, pattern string, h http.Handler) (ok bool) {
 	return true
 }
 
-// ruleMatches reports whether r matches req by its methods (GET matching
-// HEAD), hosts, paths and except_paths, as ServeMux patterns; its plans
-// and headers are the caller's to have set.
-func ruleMatches(r httplimit.Rule, req *http.Request) bool {
+// ruleMatches reports whether r, a rule's alternative, matches req by its
+// methods (GET matching HEAD), hosts, paths and except_paths, as ServeMux
+// patterns; its headers are the caller's to have set.
+func ruleMatches(r httplimit.Match, req *http.Request) bool {
 	if len(r.Methods) > 0 && !slices.ContainsFunc(r.Methods, func(m string) bool {
 		return strings.EqualFold(m, req.Method) || m == http.MethodGet && req.Method == http.MethodHead
 	}) {

@@ -40,8 +40,10 @@ func (m *Middleware) RequestHeaders() []string {
 		add("X-Forwarded-For")
 	}
 	for _, ru := range m.rules {
-		for _, hm := range ru.headers {
-			add(hm.Name)
+		for _, a := range ru.alts {
+			for _, hm := range a.headers {
+				add(hm.Name)
+			}
 		}
 		for _, kp := range ru.parts {
 			switch kp.kind {

@@ -69,6 +69,18 @@ type Rule struct {
 	Hosts []string
 	// Headers are headers the request must carry, all of them.
 	Headers []HeaderMatch
+	// Any are alternatives to Methods, Paths, ExceptPaths, Hosts and
+	// Headers, which are then empty (Validate refuses a rule with both):
+	// a request is the rule's when any one of them matches it, each with
+	// the meaning those fields have, and it is counted under the rule's
+	// key and limits whichever matched, one count for all of them
+	// ("/orders" on a.example and "/billing" on b.example, but not
+	// "/billing" on a.example). The alternatives are tried in order, each
+	// under every reading of the path Paths describes, and the first that
+	// matches is the request's: its pattern is the "route", its wildcards
+	// the values of "path:" keys. Nil: the rule's own fields are its one
+	// alternative.
+	Any []Match
 	// Plans are the names of the plans whose clients the rule applies to
 	// (a key's plan of its own counts as the plan of its name): a route
 	// limited differently per plan is one rule per plan. Empty: clients of
@@ -98,7 +110,7 @@ type Rule struct {
 	//   - "host": the request's host, without port, in lower case (an
 	//     IPv6 literal in its canonical spelling), hashed or not;
 	//   - "path:<wildcard>": the value of a wildcard that every one of
-	//     Paths has;
+	//     Paths has (of every alternative's Paths, with Any);
 	//   - "path": the request's cleaned path, whole, in lower case and
 	//     without a trailing slash or path parameters (each resource its
 	//     own count, however its path is spelled to an upstream that
@@ -118,9 +130,11 @@ type Rule struct {
 	//     have no body;
 	//   - "route": the pattern of Paths that matched, of several the most
 	//     specific, which ServeMux would route the request to ("*" when
-	//     Paths is empty): every client shares it;
+	//     Paths is empty), with Any the pattern of the alternative that
+	//     matched: every client shares it;
 	//   - "rule": one value for every request the rule matches, whichever
-	//     of its patterns: one count for all of them together.
+	//     of its patterns or alternatives: one count for all of them
+	//     together.
 	//
 	// A query parameter, a cookie and a body field are the client's to
 	// choose, as a header of HeaderFromAny is: a client choosing the value
@@ -157,6 +171,33 @@ type Rule struct {
 	// reach (sluice's configuration refuses such a rule for the routes of
 	// its plans' costs).
 	Cost *int64
+}
+
+// A Match is one alternative of a Rule's Any: the requests of its methods,
+// paths but not its except paths, hosts and headers, each as the Rule's
+// field of that name describes it (empty: any).
+type Match struct {
+	Methods     []string
+	Paths       []string
+	ExceptPaths []string
+	Hosts       []string
+	Headers     []HeaderMatch
+}
+
+// Alternatives returns the alternatives r matches by: Any, or else (Any
+// empty) one Match of r's Methods, Paths, ExceptPaths, Hosts and Headers.
+// It shares r's slices.
+func (r *Rule) Alternatives() []Match {
+	if len(r.Any) > 0 {
+		return r.Any
+	}
+	return []Match{r.own()}
+}
+
+// own returns r's Methods, Paths, ExceptPaths, Hosts and Headers as a
+// Match.
+func (r *Rule) own() Match {
+	return Match{Methods: r.Methods, Paths: r.Paths, ExceptPaths: r.ExceptPaths, Hosts: r.Hosts, Headers: r.Headers}
 }
 
 // AppliesTo reports whether r applies to the clients of the plan named

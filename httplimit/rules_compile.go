@@ -28,45 +28,25 @@ func compileRules(o *Options, prefix string, hidden map[string]bool) ([]*rule, e
 }
 
 func compileRule(r *Rule, o *Options, prefix string, hidden map[string]bool) (*rule, error) {
-	ru := &rule{name: r.Name, methods: r.Methods, plans: r.Plans, fallback: r.Fallback, cost: -1,
+	ru := &rule{name: r.Name, plans: r.Plans, fallback: r.Fallback, cost: -1,
 		anyHeader: r.HeaderFrom == HeaderFromAny, keyPrefix: prefix + "rule:" + r.Name + "/"}
 	if r.Cost != nil {
 		ru.cost = *r.Cost
 	}
-	for _, s := range r.Paths {
-		pp, err := parsePathPattern(s)
+	for _, mt := range r.Alternatives() {
+		a, err := compileAlt(&mt, len(ru.paths))
 		if err != nil {
 			return nil, err
 		}
-		pp.key = routeValue(s)
-		ru.paths = append(ru.paths, pp)
-	}
-	for _, s := range r.ExceptPaths {
-		pp, err := parsePathPattern(s)
-		if err != nil {
-			return nil, err
-		}
-		ru.except = append(ru.except, pp)
-	}
-	if len(ru.paths)+len(ru.except) > 0 {
-		ru.lower = &rule{paths: lowerPatterns(ru.paths, &ru.upperLits), except: lowerPatterns(ru.except, &ru.upperLits)}
-	}
-	for _, h := range r.Hosts {
-		h = strings.TrimPrefix(strings.ToLower(h), "*")
-		if len(h) > 1 {
-			h = strings.TrimSuffix(h, ".") // the root dot, as hostOnly drops it
-		}
-		ru.hosts = append(ru.hosts, h)
-	}
-	for _, h := range r.Headers {
-		ru.headers = append(ru.headers, HeaderMatch{Name: http.CanonicalHeaderKey(h.Name), Value: h.Value})
+		ru.paths = append(ru.paths, a.paths...)
+		ru.alts = append(ru.alts, a)
 	}
 	key := r.Key
 	if len(key) == 0 {
 		key = []string{KeyClient}
 	}
 	for _, s := range key {
-		kp, err := parseKeyPart(s, o, ru.paths)
+		kp, err := parseKeyPart(s, o, ru.altPaths())
 		if err != nil {
 			return nil, err
 		}
@@ -81,6 +61,50 @@ func compileRule(r *Rule, o *Options, prefix string, hidden map[string]bool) (*r
 		return nil, err
 	}
 	return ru, nil
+}
+
+// compileAlt compiles the alternative mt, whose first pattern is the
+// first-th of its rule's.
+func compileAlt(mt *Match, first int) (alt, error) {
+	a := alt{methods: mt.Methods, first: first}
+	for _, s := range mt.Paths {
+		pp, err := parsePathPattern(s)
+		if err != nil {
+			return a, err
+		}
+		pp.key = routeValue(s)
+		a.paths = append(a.paths, pp)
+	}
+	for _, s := range mt.ExceptPaths {
+		pp, err := parsePathPattern(s)
+		if err != nil {
+			return a, err
+		}
+		a.except = append(a.except, pp)
+	}
+	if len(a.paths)+len(a.except) > 0 {
+		a.lower = &alt{paths: lowerPatterns(a.paths, &a.upperLits), except: lowerPatterns(a.except, &a.upperLits)}
+	}
+	for _, h := range mt.Hosts {
+		h = strings.TrimPrefix(strings.ToLower(h), "*")
+		if len(h) > 1 {
+			h = strings.TrimSuffix(h, ".") // the root dot, as hostOnly drops it
+		}
+		a.hosts = append(a.hosts, h)
+	}
+	for _, h := range mt.Headers {
+		a.headers = append(a.headers, HeaderMatch{Name: http.CanonicalHeaderKey(h.Name), Value: h.Value})
+	}
+	return a, nil
+}
+
+// altPaths returns the patterns of each of the rule's alternatives.
+func (ru *rule) altPaths() [][]pathPattern {
+	out := make([][]pathPattern, len(ru.alts))
+	for i := range ru.alts {
+		out[i] = ru.alts[i].paths
+	}
+	return out
 }
 
 // lowerPatterns returns copies of ps with their literal segments in lower
@@ -132,8 +156,8 @@ func routeValue(s string) string {
 }
 
 // parseKeyPart reads one attribute of Rule.Key, with o's defaults applied,
-// for a rule of patterns paths.
-func parseKeyPart(s string, o *Options, paths []pathPattern) (keyPart, error) {
+// for a rule whose alternatives have the patterns alts, each its own.
+func parseKeyPart(s string, o *Options, alts [][]pathPattern) (keyPart, error) {
 	kp := keyPart{kind: s}
 	switch {
 	case s == KeyClient, s == KeyAPIKey, s == KeyHost, s == KeyRoute, s == KeyRule, s == KeyURLPath:
@@ -199,16 +223,21 @@ func parseKeyPart(s string, o *Options, paths []pathPattern) (keyPart, error) {
 			bare = strings.TrimSuffix(strings.TrimSuffix(bare, "}"), "...")
 			return kp, fmt.Errorf("%q: a wildcard is named without its braces (write %q)", s, KeyPath+bare)
 		}
-		if len(paths) == 0 {
-			return kp, fmt.Errorf("%q: the rule has no paths to take wildcard %q from", s, name)
-		}
 		kp.kind = KeyPath
-		for _, p := range paths {
-			k := p.wildIndex(name)
-			if k < 0 {
-				return kp, fmt.Errorf("%q: path %q has no wildcard {%s}", s, p.text, name)
+		for i, paths := range alts {
+			if len(paths) == 0 {
+				if len(alts) == 1 {
+					return kp, fmt.Errorf("%q: the rule has no paths to take wildcard %q from", s, name)
+				}
+				return kp, fmt.Errorf("%q: Any[%d] has no paths to take wildcard %q from", s, i, name)
 			}
-			kp.wild = append(kp.wild, k)
+			for _, p := range paths {
+				k := p.wildIndex(name)
+				if k < 0 {
+					return kp, fmt.Errorf("%q: path %q has no wildcard {%s}", s, p.text, name)
+				}
+				kp.wild = append(kp.wild, k)
+			}
 		}
 	default:
 		return kp, fmt.Errorf("%q is not a key attribute (client, api_key, user, ip, ip/N, ip/N/M, header:<name>, host, path, path:<wildcard>, query:<name>, cookie:<name>, form:<name>, json:<path>, claim:<name>, route, rule)", s)

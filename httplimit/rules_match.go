@@ -10,33 +10,45 @@ import (
 
 // rule is a Rule compiled for matching and keying.
 type rule struct {
-	name    string
-	methods []string
-	paths   []pathPattern
-	except  []pathPattern
-	hosts   []string // lower case; "*.example.com" kept as ".example.com"
-	headers []HeaderMatch
-	plans   []string // empty: every plan
-	parts   []keyPart
+	name string
+	// alts are the rule's alternatives (Rule.Alternatives), at least one.
+	alts []alt
+	// paths are the patterns of every alternative, in order: a pattern's
+	// position here is the one matches returns, which keys read.
+	paths []pathPattern
+	plans []string // empty: every plan
+	parts []keyPart
 	// clientOnly: the key is the client alone, whose store key the plan's
 	// limits already use (the rule's limits have IDs of their own).
 	clientOnly bool
 	anyHeader  bool // HeaderFrom is HeaderFromAny
 	fallback   string
-	// lower holds the rule's Paths and ExceptPaths with their literals in
-	// lower case, matched against a path in lower case: Express (by
-	// default) and ASP.NET Core route /V1/LOGIN as /v1/login, so a client
-	// changing a path's case escapes no rule. nil without Paths and
-	// ExceptPaths. upperLits: some literal of them has an upper-case
-	// letter.
-	lower     *rule
-	upperLits bool
-	limits    []sluice.Limit // named "<rule>.<limit>"
-	cost      int64          // < 0: the request's cost
+	limits     []sluice.Limit // named "<rule>.<limit>"
+	cost       int64          // < 0: the request's cost
 	// keyPrefix starts every store key of the rule: the scope prefix,
 	// "rule:", the name and "/".
 	keyPrefix string
 	policy    policyHeaders
+}
+
+// alt is one alternative of a rule (a Match) compiled for matching.
+type alt struct {
+	methods []string
+	// paths are the alternative's patterns, first the position of
+	// paths[0] among the rule's.
+	paths   []pathPattern
+	first   int
+	except  []pathPattern
+	hosts   []string // lower case; "*.example.com" kept as ".example.com"
+	headers []HeaderMatch
+	// lower holds the alternative's Paths and ExceptPaths with their
+	// literals in lower case, matched against a path in lower case:
+	// Express (by default) and ASP.NET Core route /V1/LOGIN as /v1/login,
+	// so a client changing a path's case escapes no rule. nil without
+	// Paths and ExceptPaths. upperLits: some literal of them has an
+	// upper-case letter.
+	lower     *alt
+	upperLits bool
 }
 
 // keyPart is one attribute of a rule's key.
@@ -71,38 +83,55 @@ func (rd *pathReadings) lower() (lp, lplain string) {
 }
 
 // matches reports whether r is one of the rule's requests, and which of
-// its patterns matched (-1 when it has none), recording the pattern's
-// wildcards in m. The rule applies when any reading of rd is its: its
+// its patterns matched (its position in ru.paths; -1 when the alternative
+// that matched has none), recording the pattern's wildcards in m. The
+// alternatives are tried in order, the first that matches taken.
+func (ru *rule) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, bool) {
+	for i := range ru.alts {
+		a := &ru.alts[i]
+		if pat, ok := a.matches(r, rd, m); ok {
+			if pat >= 0 {
+				pat += a.first
+			}
+			return pat, true
+		}
+	}
+	return 0, false
+}
+
+// matches reports whether r is one of the alternative's requests, and
+// which of its patterns matched (-1 when it has none), recording the
+// pattern's wildcards in m. It applies when any reading of rd is its: its
 // Paths match it and its ExceptPaths do not. The decoded reading is tried
 // first, then the escaped one, then each without a trailing slash (see
 // unslashed), then plain, with and without its trailing slash; last, the
-// decoded ones in lower case (see rule.lower).
-func (ru *rule) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, bool) {
-	if len(ru.methods) > 0 && !methodMatches(ru.methods, r.Method) {
+// decoded ones in lower case (see alt.lower).
+func (a *alt) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, bool) {
+	if len(a.methods) > 0 && !methodMatches(a.methods, r.Method) {
 		return 0, false
 	}
-	if len(ru.hosts) > 0 && !hostMatches(ru.hosts, r.Host) {
+	if len(a.hosts) > 0 && !hostMatches(a.hosts, r.Host) {
 		return 0, false
 	}
-	for i := range ru.headers {
-		if !headerMatches(r.Header, &ru.headers[i]) {
+	for i := range a.headers {
+		if !headerMatches(r.Header, &a.headers[i]) {
 			return 0, false
 		}
 	}
-	if pat, ok := ru.matchesReadings(rd.p, rd.escaped, rd.plain, m); ok || ru.lower == nil {
+	if pat, ok := a.matchesReadings(rd.p, rd.escaped, rd.plain, m); ok || a.lower == nil {
 		return pat, ok
 	}
 	lp, lplain := rd.lower()
-	if lp == rd.p && lplain == rd.plain && !ru.upperLits {
+	if lp == rd.p && lplain == rd.plain && !a.upperLits {
 		return 0, false // the readings tried above, in the same case
 	}
-	return ru.lower.matchesReadings(lp, "", lplain, m)
+	return a.lower.matchesReadings(lp, "", lplain, m)
 }
 
 // matchesReadings is matches for the decoded path p, the escaped path
 // escaped ("" for none) and p without its parameters plain ("" for
 // none), each with and without a trailing slash.
-func (ru *rule) matchesReadings(p, escaped, plain string, m *pathMatch) (int, bool) {
+func (a *alt) matchesReadings(p, escaped, plain string, m *pathMatch) (int, bool) {
 	u, _ := unslashed(p)
 	ue, _ := unslashed(escaped)
 	up, _ := unslashed(plain)
@@ -114,7 +143,7 @@ func (ru *rule) matchesReadings(p, escaped, plain string, m *pathMatch) (int, bo
 		if rd.path == "" {
 			continue
 		}
-		if pat, ok := ru.matchesPath(rd.path, rd.escaped, m); ok {
+		if pat, ok := a.matchesPath(rd.path, rd.escaped, m); ok {
 			return pat, ok
 		}
 	}
@@ -130,24 +159,24 @@ func withoutParams(p string) string { return routes.WithoutParams(p) }
 func unslashed(p string) (string, bool) { return routes.Unslashed(p) }
 
 // matchesPath reports whether the cleaned path p, escaped or not (see
-// pathPattern.match), is the rule's, and which of its patterns matched
+// pathPattern.match), is the alternative's, and which of its patterns matched
 // (-1 when it has none): of several, the most specific, which ServeMux
 // would route p to (see pathPattern.moreSpecific), the first of those
 // that no other is more specific than.
-func (ru *rule) matchesPath(p string, escaped bool, m *pathMatch) (int, bool) {
-	if len(ru.except) > 0 && ru.excepted(p, escaped) {
+func (a *alt) matchesPath(p string, escaped bool, m *pathMatch) (int, bool) {
+	if len(a.except) > 0 && a.excepted(p, escaped) {
 		return 0, false
 	}
-	if len(ru.paths) == 0 {
+	if len(a.paths) == 0 {
 		return -1, true
 	}
 	best, last := -1, -1
-	for i := range ru.paths {
-		if !ru.paths[i].match(p, escaped, m) {
+	for i := range a.paths {
+		if !a.paths[i].match(p, escaped, m) {
 			continue
 		}
 		last = i
-		if best < 0 || ru.paths[i].moreSpecific(&ru.paths[best]) {
+		if best < 0 || a.paths[i].moreSpecific(&a.paths[best]) {
 			best = i
 		}
 	}
@@ -155,7 +184,7 @@ func (ru *rule) matchesPath(p string, escaped bool, m *pathMatch) (int, bool) {
 	case best < 0:
 		return 0, false
 	case best != last: // m holds the wildcards of a later pattern
-		ru.paths[best].match(p, escaped, m)
+		a.paths[best].match(p, escaped, m)
 	}
 	return best, true
 }
@@ -164,12 +193,12 @@ func (ru *rule) matchesPath(p string, escaped bool, m *pathMatch) (int, bool) {
 // that name.
 func (ru *rule) appliesTo(plan string) bool { return plansInclude(ru.plans, plan) }
 
-// excepted reports whether one of the rule's ExceptPaths matches the
-// cleaned path p, escaped or not.
-func (ru *rule) excepted(p string, escaped bool) bool {
+// excepted reports whether one of the alternative's ExceptPaths matches
+// the cleaned path p, escaped or not.
+func (a *alt) excepted(p string, escaped bool) bool {
 	var m pathMatch // its wildcards are not read
-	for i := range ru.except {
-		if ru.except[i].match(p, escaped, &m) {
+	for i := range a.except {
+		if a.except[i].match(p, escaped, &m) {
 			return true
 		}
 	}

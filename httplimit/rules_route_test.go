@@ -23,7 +23,7 @@ func TestARuleTakesTheMostSpecificOfItsPatternsAsServeMuxDoes(t *testing.T) {
 	} {
 		for _, order := range [][]string{c.patterns, reversed(c.patterns)} {
 			mux := http.NewServeMux()
-			ru := &rule{}
+			ru := &alt{}
 			for _, s := range order {
 				mux.Handle(s, http.NotFoundHandler())
 				pp, err := parsePathPattern(s)

@@ -21,43 +21,23 @@ func (v *validator) rules(o *Options) {
 			v.errorf(field+".Name", "%q is already the name of Rules[%d]", r.Name, j)
 		}
 		names[r.Name] = i
-		for j, m := range r.Methods {
-			if !validToken(m) {
-				v.errorf(fmt.Sprintf("%s.Methods[%d]", field, j), "%q is not a method", m)
+		if len(r.Any) > 0 {
+			if own := r.own(); len(own.Methods)+len(own.Paths)+len(own.ExceptPaths)+len(own.Hosts)+len(own.Headers) > 0 {
+				v.errorf(field+".Any", "a rule matches by Any or by its own Methods, Paths, ExceptPaths, Hosts and Headers, not both")
 			}
 		}
-		var paths []pathPattern
-		for j, s := range r.Paths {
-			pp, err := parsePathPattern(s)
-			if err != nil {
-				v.errorf(fmt.Sprintf("%s.Paths[%d]", field, j), "%q: %w", s, err)
-				continue
+		var paths [][]pathPattern
+		pathsOK := true
+		for k, mt := range r.Alternatives() {
+			af := field
+			if len(r.Any) > 0 {
+				af = fmt.Sprintf("%s.Any[%d]", field, k)
 			}
-			paths = append(paths, pp)
-		}
-		for j, s := range r.ExceptPaths {
-			if _, err := parsePathPattern(s); err != nil {
-				v.errorf(fmt.Sprintf("%s.ExceptPaths[%d]", field, j), "%q: %w", s, err)
-			}
-		}
-		for j, h := range r.Hosts {
-			// A name of labels: none empty, the root dot allowed at the end.
-			name := strings.TrimSuffix(strings.TrimPrefix(h, "*."), ".")
-			if name == "" || !validToken(name) || strings.Contains(name, "*") || strings.HasPrefix(name, ".") || strings.Contains(name, "..") {
-				if host, port, ok := strings.Cut(h, ":"); ok && validToken(host) && port != "" && strings.Trim(port, "0123456789") == "" {
-					v.errorf(fmt.Sprintf("%s.Hosts[%d]", field, j), "%q never matches: a request's host is matched without its port (write %q)", h, host)
-					continue
-				}
-				v.errorf(fmt.Sprintf("%s.Hosts[%d]", field, j), "%q is not a host name or *.domain", h)
-			}
-		}
-		for j, h := range r.Headers {
-			if !validToken(h.Name) {
-				v.errorf(fmt.Sprintf("%s.Headers[%d].Name", field, j), "%q is not a header name", h.Name)
-			}
+			ps, ok := v.ruleMatch(af, &mt)
+			paths, pathsOK = append(paths, ps), pathsOK && ok
 		}
 		v.rulePlans(field, r, plans)
-		v.ruleKey(field, r, o, paths, len(paths) == len(r.Paths))
+		v.ruleKey(field, r, o, paths, pathsOK)
 		v.oneOf(field+".HeaderFrom", r.HeaderFrom, HeaderFromTrusted, HeaderFromAny)
 		v.oneOf(field+".Fallback", r.Fallback, FallbackIP, FallbackShared, FallbackSkip)
 		v.ruleLimits(field, r, o)
@@ -77,6 +57,47 @@ func (v *validator) rules(o *Options) {
 			v.errorf("Rules", "plan %s: %d limits with the global ones and those of every rule that may apply to it, at most %d (Plans[%d])", p.Name, n, sluice.MaxChecks, i)
 		}
 	}
+}
+
+// ruleMatch checks one alternative of a rule, whose fields are named
+// under field, returning the patterns of its Paths that parse; ok reports
+// whether they all did.
+func (v *validator) ruleMatch(field string, mt *Match) (paths []pathPattern, ok bool) {
+	for j, m := range mt.Methods {
+		if !validToken(m) {
+			v.errorf(fmt.Sprintf("%s.Methods[%d]", field, j), "%q is not a method", m)
+		}
+	}
+	for j, s := range mt.Paths {
+		pp, err := parsePathPattern(s)
+		if err != nil {
+			v.errorf(fmt.Sprintf("%s.Paths[%d]", field, j), "%q: %w", s, err)
+			continue
+		}
+		paths = append(paths, pp)
+	}
+	for j, s := range mt.ExceptPaths {
+		if _, err := parsePathPattern(s); err != nil {
+			v.errorf(fmt.Sprintf("%s.ExceptPaths[%d]", field, j), "%q: %w", s, err)
+		}
+	}
+	for j, h := range mt.Hosts {
+		// A name of labels: none empty, the root dot allowed at the end.
+		name := strings.TrimSuffix(strings.TrimPrefix(h, "*."), ".")
+		if name == "" || !validToken(name) || strings.Contains(name, "*") || strings.HasPrefix(name, ".") || strings.Contains(name, "..") {
+			if host, port, ok := strings.Cut(h, ":"); ok && validToken(host) && port != "" && strings.Trim(port, "0123456789") == "" {
+				v.errorf(fmt.Sprintf("%s.Hosts[%d]", field, j), "%q never matches: a request's host is matched without its port (write %q)", h, host)
+				continue
+			}
+			v.errorf(fmt.Sprintf("%s.Hosts[%d]", field, j), "%q is not a host name or *.domain", h)
+		}
+	}
+	for j, h := range mt.Headers {
+		if !validToken(h.Name) {
+			v.errorf(fmt.Sprintf("%s.Headers[%d].Name", field, j), "%q is not a header name", h.Name)
+		}
+	}
+	return paths, len(paths) == len(mt.Paths)
 }
 
 // planNames returns the names of o's plans and of its keys' own plans,
@@ -110,8 +131,9 @@ func (v *validator) rulePlans(field string, r *Rule, plans []string) {
 	}
 }
 
-// ruleKey checks a rule's Key; pathsOK says whether every path parsed.
-func (v *validator) ruleKey(field string, r *Rule, o *Options, paths []pathPattern, pathsOK bool) {
+// ruleKey checks a rule's Key, paths the patterns of each of its
+// alternatives; pathsOK says whether every path parsed.
+func (v *validator) ruleKey(field string, r *Rule, o *Options, paths [][]pathPattern, pathsOK bool) {
 	if len(r.Key) > maxKeyParts {
 		v.errorf(field+".Key", "%d attributes, at most %d", len(r.Key), maxKeyParts)
 	}
