@@ -48,24 +48,39 @@ func printRules(w io.Writer, cfg *config.Config) {
 }
 
 // ruleMatch says what a rule matches: "POST /v1/reports on api.example.com
-// with Content-Type=application/json for free,pro".
+// with Content-Type=application/json for free,pro", each alternative of a
+// rule's Any so and joined by "or", its plans once after them.
 func ruleMatch(r httplimit.Rule) string {
-	var parts []string
-	if len(r.Methods) > 0 {
-		parts = append(parts, strings.Join(r.Methods, ","))
+	var alts []string
+	for _, m := range r.Alternatives() {
+		alts = append(alts, matchText(m))
 	}
-	if len(r.Paths) > 0 {
-		parts = append(parts, strings.Join(r.Paths, " "))
+	s := strings.Join(alts, " or ")
+	if len(r.Plans) > 0 {
+		s += " for " + strings.Join(r.Plans, ",")
+	}
+	return s
+}
+
+// matchText says what one alternative of a rule matches: "POST
+// /v1/reports on api.example.com with Content-Type=application/json".
+func matchText(m httplimit.Match) string {
+	var parts []string
+	if len(m.Methods) > 0 {
+		parts = append(parts, strings.Join(m.Methods, ","))
+	}
+	if len(m.Paths) > 0 {
+		parts = append(parts, strings.Join(m.Paths, " "))
 	} else {
 		parts = append(parts, "any path")
 	}
-	if len(r.ExceptPaths) > 0 {
-		parts = append(parts, "except "+strings.Join(r.ExceptPaths, " "))
+	if len(m.ExceptPaths) > 0 {
+		parts = append(parts, "except "+strings.Join(m.ExceptPaths, " "))
 	}
-	if len(r.Hosts) > 0 {
-		parts = append(parts, "on "+strings.Join(r.Hosts, ","))
+	if len(m.Hosts) > 0 {
+		parts = append(parts, "on "+strings.Join(m.Hosts, ","))
 	}
-	for i, h := range r.Headers {
+	for i, h := range m.Headers {
 		word := "and"
 		if i == 0 {
 			word = "with"
@@ -75,9 +90,6 @@ func ruleMatch(r httplimit.Rule) string {
 		} else {
 			parts = append(parts, word+" "+h.Name+"="+h.Value)
 		}
-	}
-	if len(r.Plans) > 0 {
-		parts = append(parts, "for "+strings.Join(r.Plans, ","))
 	}
 	return strings.Join(parts, " ")
 }
