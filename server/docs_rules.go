@@ -65,9 +65,19 @@ func credentialHeader(cfg *config.Config, name string) bool {
 }
 
 // ruleRequests says which requests r matches: "POST, PUT /v1/uploads on
-// api.example.com with X-Tenant". The value a header must have is told
-// but for a header secret reports true: "with a particular X-API-Key".
+// api.example.com with X-Tenant", each alternative of its Any so, joined by
+// "or". The value a header must have is told but for a header secret
+// reports true: "with a particular X-API-Key".
 func ruleRequests(r httplimit.Rule, secret func(header string) bool) string {
+	var alts []string
+	for _, m := range r.Alternatives() {
+		alts = append(alts, matchRequests(m, secret))
+	}
+	return strings.Join(alts, " or ")
+}
+
+// matchRequests is ruleRequests of one alternative.
+func matchRequests(r httplimit.Match, secret func(header string) bool) string {
 	var parts []string
 	if len(r.Methods) > 0 {
 		parts = append(parts, strings.Join(r.Methods, ", "))
@@ -144,7 +154,11 @@ func ruleKey(r httplimit.Rule) string {
 	case "":
 		return "all clients together"
 	case "route":
-		if len(r.Paths) > 1 {
+		paths := 0
+		for _, m := range r.Alternatives() {
+			paths += len(m.Paths)
+		}
+		if paths > 1 {
 			return "all clients together, each route apart"
 		}
 		return "all clients together"

@@ -15,7 +15,8 @@ import (
 // then decides it as a request to no host.
 func namesHost(cfg *config.Config) bool {
 	for _, r := range cfg.Rules {
-		if len(r.Hosts) > 0 || slices.Contains(r.Key, httplimit.KeyHost) {
+		if slices.ContainsFunc(r.Alternatives(), func(m httplimit.Match) bool { return len(m.Hosts) > 0 }) ||
+			slices.Contains(r.Key, httplimit.KeyHost) {
 			return true
 		}
 	}
