@@ -14,8 +14,8 @@ import (
 	"github.com/sluice-dev/sluice/memory"
 )
 
-// Limit adapts an httplimit.Middleware to gin: docs/middleware.md's
-// lines. Refused requests get the 429 and the chain stops; admitted ones go
+// Limit adapts an httplimit.Middleware to gin, as docs/middleware.md
+// shows. Refused requests get the 429 and the chain stops; admitted ones go
 // on with the RateLimit headers set, and a concurrency limit's slot is held
 // until the rest of the chain has returned.
 func Limit(mw *httplimit.Middleware) gin.HandlerFunc {
