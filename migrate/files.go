@@ -251,26 +251,22 @@ func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {
 	b.WriteString("rules:\n")
 	for _, r := range rules {
 		fmt.Fprintf(b, "  - name: %s\n", r.Name)
-		if len(r.Paths) > 0 || len(r.Hosts) > 0 || len(r.ExceptPaths) > 0 || len(r.Methods) > 0 || len(r.Headers) > 0 || len(r.Plans) > 0 {
-			b.WriteString("    match:\n")
-			if len(r.Methods) > 0 {
-				fmt.Fprintf(b, "      methods: %s\n", quoteAll(r.Methods))
-			}
-			for i, h := range r.Headers {
-				if i == 0 {
-					b.WriteString("      headers:\n")
+		switch {
+		case len(r.Any) > 0:
+			b.WriteString("    match:   # any of these, one count across them, as in the source\n")
+			for _, m := range r.Any {
+				if len(m.Paths)+len(m.Hosts)+len(m.Methods)+len(m.Headers)+len(m.ExceptPaths) == 0 {
+					b.WriteString("      - {}   # every request\n")
+					continue
 				}
-				fmt.Fprintf(b, "        - {name: %s, value: %s}\n", quote(h.Name), quote(h.Value))
+				matchYAML(b, "      - ", "        ", m)
 			}
-			if len(r.Hosts) > 0 {
-				fmt.Fprintf(b, "      hosts: %s\n", quoteAll(r.Hosts))
+			if len(r.Plans) > 0 {
+				fmt.Fprintf(b, "    plans: %s   # their clients only, as in the source\n", quoteAll(r.Plans))
 			}
-			if len(r.Paths) > 0 {
-				fmt.Fprintf(b, "      paths: %s\n", quoteAll(r.Paths))
-			}
-			if len(r.ExceptPaths) > 0 {
-				fmt.Fprintf(b, "      except_paths: %s   # limited otherwise there, as in the source\n", quoteAll(r.ExceptPaths))
-			}
+		case len(r.Paths) > 0 || len(r.Hosts) > 0 || len(r.ExceptPaths) > 0 || len(r.Methods) > 0 || len(r.Headers) > 0 || len(r.Plans) > 0:
+			b.WriteString("    match:\n")
+			matchYAML(b, "      ", "      ", r.alternatives()[0])
 			if len(r.Plans) > 0 {
 				fmt.Fprintf(b, "      plans: %s   # their clients only, as in the source\n", quoteAll(r.Plans))
 			}
@@ -292,6 +288,35 @@ func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {
 		for _, l := range r.Limits {
 			limitYAML(b, "      ", l, shadow)
 		}
+	}
+}
+
+// matchYAML writes the fields of m, a rule's match or one alternative of
+// it: its first line starts with first, the others with indent.
+func matchYAML(b *strings.Builder, first, indent string, m RuleMatch) {
+	in := first
+	line := func(format string, args ...any) {
+		b.WriteString(in)
+		fmt.Fprintf(b, format, args...)
+		in = indent
+	}
+	if len(m.Methods) > 0 {
+		line("methods: %s\n", quoteAll(m.Methods))
+	}
+	for i, h := range m.Headers {
+		if i == 0 {
+			line("headers:\n")
+		}
+		fmt.Fprintf(b, "%s  - {name: %s, value: %s}\n", indent, quote(h.Name), quote(h.Value))
+	}
+	if len(m.Hosts) > 0 {
+		line("hosts: %s\n", quoteAll(m.Hosts))
+	}
+	if len(m.Paths) > 0 {
+		line("paths: %s\n", quoteAll(m.Paths))
+	}
+	if len(m.ExceptPaths) > 0 {
+		line("except_paths: %s   # limited otherwise there, as in the source\n", quoteAll(m.ExceptPaths))
 	}
 }
 

@@ -17,6 +17,10 @@ type nginxSetting struct {
 	use    nginxUse
 	dryRun bool
 	scopes []*nginxScope
+	// servers are scopes by server, one alternative of the rule each, for
+	// a setting used in locations of servers of different hosts; nil: one
+	// match of every scope.
+	servers [][]*nginxScope
 }
 
 // nginxRules makes a rule of each setting of a zone in use: it matches
@@ -65,35 +69,20 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 		l := t.nginxLimit(z, st.use, name, where)
 		l.Shadow = shadow
 		r.Limits = []Limit{l}
-		everywhere := false
-		for _, s := range st.scopes {
-			if s.pattern == nil {
-				everywhere = true
-			}
-			for _, p := range s.pattern {
-				if !slices.Contains(r.Paths, p) {
-					r.Paths = append(r.Paths, p)
-				}
-			}
-		}
-		if everywhere {
-			r.Paths = nil
-		}
-		r.Hosts = st.scopes[0].hosts
-		for _, s := range st.scopes {
-			if s.hosts == nil {
-				r.Hosts = nil
-				break
-			}
-			for _, h := range s.hosts {
-				if !slices.Contains(r.Hosts, h) {
-					r.Hosts = append(r.Hosts, h)
-				}
-			}
-		}
 		t.nginxRuleKey(z, &r, !keyed[z.name])
 		keyed[z.name] = true
-		t.nginxOverlaps(&r, st, scopes)
+		if st.servers == nil {
+			r.Paths, r.Hosts = nginxMatchOf(st.scopes)
+			t.nginxOverlaps(&r, st, scopes)
+		} else {
+			for _, sc := range st.servers {
+				a := Rule{Name: r.Name}
+				a.Paths, a.Hosts = nginxMatchOf(sc)
+				t.nginxOverlaps(&a, &nginxSetting{use: st.use, dryRun: st.dryRun, scopes: sc}, scopes)
+				r.Any = append(r.Any, RuleMatch{Paths: a.Paths, Hosts: a.Hosts, Methods: r.Methods, ExceptPaths: a.ExceptPaths})
+			}
+			r.Methods = nil
+		}
 		t.SluiceRules = append(t.SluiceRules, r)
 	}
 	for _, name := range slices.Sorted(maps.Keys(distinct)) {
@@ -103,12 +92,46 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 	}
 }
 
+// nginxMatchOf returns the paths and hosts of a rule of scopes: their
+// locations' patterns (nil, every path, when one is a server or http
+// block) on their servers' hosts (nil, every host, when one has none).
+func nginxMatchOf(scopes []*nginxScope) (paths, hosts []string) {
+	everywhere := false
+	for _, s := range scopes {
+		if s.pattern == nil {
+			everywhere = true
+		}
+		for _, p := range s.pattern {
+			if !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
+		}
+	}
+	if everywhere {
+		paths = nil
+	}
+	hosts = slices.Clone(scopes[0].hosts)
+	for _, s := range scopes {
+		if s.hosts == nil {
+			return paths, nil
+		}
+		for _, h := range s.hosts {
+			if !slices.Contains(hosts, h) {
+				hosts = append(hosts, h)
+			}
+		}
+	}
+	return paths, hosts
+}
+
 // nginxPerServer splits a setting used in several servers into one per
-// server, where one rule of it would not match as nginx does: its zone is
-// keyed by $server_name (nginx counts each server apart), or it is used in
-// some locations of servers of different hosts (one rule would match each
-// location's paths on every server's hosts). A setting used in whole
-// servers only stays one rule, of their hosts, counting as the zone does.
+// server where its zone is keyed by $server_name (nginx counts each server
+// apart), and gives it an alternative per server (st.servers) where it is
+// used in some locations of servers of different hosts: one match would
+// take each location's paths on every server's hosts, and one rule of an
+// alternative per server counts a key once across them, as nginx's zone
+// does. A setting used in whole servers only stays one match, of their
+// hosts.
 func (t *Translation) nginxPerServer(settings []*nginxSetting, zones map[string]*nginxZone) []*nginxSetting {
 	var out []*nginxSetting
 	for _, st := range settings {
@@ -126,6 +149,7 @@ func (t *Translation) nginxPerServer(settings []*nginxSetting, zones map[string]
 			out = append(out, st)
 			continue
 		}
+		var parts []*nginxSetting
 		for _, sv := range servers {
 			part := &nginxSetting{use: st.use, dryRun: st.dryRun}
 			for _, s := range st.scopes {
@@ -133,14 +157,19 @@ func (t *Translation) nginxPerServer(settings []*nginxSetting, zones map[string]
 					part.scopes = append(part.scopes, s)
 				}
 			}
-			out = append(out, part)
+			parts = append(parts, part)
 		}
 		z := "zone " + st.use.zone
 		if byName {
+			out = append(out, parts...)
 			t.same(z, "its key holds $server_name, one value per server: a rule per server (%d), each its own count.", len(servers))
-		} else {
-			t.differs(z, "it is used in locations of %d servers of different hosts: a rule per server, each matching its server's hosts and locations, each with its own count, where nginx's zone counts a key once across the servers.", len(servers))
+			continue
 		}
+		for _, part := range parts {
+			st.servers = append(st.servers, part.scopes)
+		}
+		out = append(out, st)
+		t.same(z, "it is used in locations of %d servers of different hosts: one rule with an alternative per server (match: a list), each matching its server's hosts and locations, one count across them, as nginx's zone counts a key once across the servers.", len(servers))
 	}
 	return out
 }

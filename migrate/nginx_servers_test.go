@@ -137,3 +137,44 @@ func TestImportNginxSettingsCountedOnce(t *testing.T) {
 		t.Errorf("the settings of zone global are not counted as 2: %+v", tr.Differences)
 	}
 }
+
+// TestImportedNginxZoneAcrossServersCountsOnce: a zone used in locations
+// of two servers of different hosts counts a key once across them, as
+// nginx's zone does: one rule with an alternative per server (its hosts,
+// its locations' paths), and a location of one server is not limited on
+// the other's hosts.
+func TestImportedNginxZoneAcrossServersCountsOnce(t *testing.T) {
+	tr, err := migrate.Import("nginx", `http {
+  limit_req_zone $binary_remote_addr zone=api:10m rate=1r/m;
+  server {
+    listen 80;
+    server_name a.example.com;
+    location /orders { limit_req zone=api burst=1 nodelay; }
+    location /static/ { }
+  }
+  server {
+    listen 80;
+    server_name b.example.com;
+    location /billing/ { limit_req zone=api burst=1 nodelay; }
+  }
+}
+`, "nginx.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectRequests(t, serveImported(t, tr), []request{
+		{"GET", "a.example.com", "/orders", "192.0.2.1", 200},
+		{"GET", "b.example.com", "/billing/x", "192.0.2.1", 200},
+		{"GET", "a.example.com", "/orders", "192.0.2.1", 429}, // burst+1 = 2, across both servers
+		{"GET", "b.example.com", "/billing/y", "192.0.2.1", 429},
+		{"GET", "a.example.com", "/billing/x", "192.0.2.1", 200}, // b's location, not a's
+		{"GET", "b.example.com", "/orders", "192.0.2.1", 200},
+		{"GET", "b.example.com", "/billing/x", "192.0.2.2", 200},
+	})
+	if len(tr.SluiceRules) != 1 {
+		t.Errorf("%d rules, want 1: %+v", len(tr.SluiceRules), tr.SluiceRules)
+	}
+	if !hasDifference(tr, true, "zone api") || hasDifference(tr, false, "own count") {
+		t.Errorf("the report does not say the zone counts once across the servers: %+v", tr.Differences)
+	}
+}

@@ -54,16 +54,21 @@ func (t *Translation) Report() string {
 		}
 	}
 	for _, r := range t.SluiceRules {
-		where := "every path"
-		if len(r.Paths) > 0 {
-			where = strings.Join(r.Paths, " ")
+		var wheres []string
+		for _, m := range r.alternatives() {
+			where := "every path"
+			if len(m.Paths) > 0 {
+				where = strings.Join(m.Paths, " ")
+			}
+			if len(m.Hosts) > 0 {
+				where += " of " + strings.Join(m.Hosts, " ")
+			}
+			if len(m.ExceptPaths) > 0 {
+				where += " except " + strings.Join(m.ExceptPaths, " ")
+			}
+			wheres = append(wheres, where)
 		}
-		if len(r.Hosts) > 0 {
-			where += " of " + strings.Join(r.Hosts, " ")
-		}
-		if len(r.ExceptPaths) > 0 {
-			where += " except " + strings.Join(r.ExceptPaths, " ")
-		}
+		where := strings.Join(wheres, " or ")
 		who := "each " + strings.Join(r.Key, "+")
 		if len(r.Key) == 1 && r.Key[0] == "rule" {
 			who = "all its requests together"

@@ -121,6 +121,11 @@ type Rule struct {
 	// ExceptPaths are ServeMux patterns it leaves out, even where Paths
 	// matches: places below it whose own limits replace its there.
 	ExceptPaths []string
+	// Any are alternatives to Paths, Hosts, Methods, Headers and
+	// ExceptPaths, which are then empty (httplimit's Rule.Any; match: a
+	// list): a request is the rule's when one of them matches it, one
+	// count across them all.
+	Any []RuleMatch
 	// Plans are the plans whose clients it applies to; empty: every plan.
 	Plans []string
 	// Key lists the request attributes that name a count (httplimit's
@@ -141,6 +146,23 @@ type Rule struct {
 	// the consumers' plans scope the others to the imported plan (Kong's
 	// plugins on routes where no consumer is named).
 	everyPlan bool
+}
+
+// RuleMatch is one alternative of a Rule's Any: the fields of the Rule of
+// those names.
+type RuleMatch struct {
+	Paths, Hosts, Methods []string
+	Headers               []HeaderMatch
+	ExceptPaths           []string
+}
+
+// alternatives returns r's Any, or else its own fields as its one
+// alternative.
+func (r *Rule) alternatives() []RuleMatch {
+	if len(r.Any) > 0 {
+		return r.Any
+	}
+	return []RuleMatch{{Paths: r.Paths, Hosts: r.Hosts, Methods: r.Methods, Headers: r.Headers, ExceptPaths: r.ExceptPaths}}
 }
 
 // leaveOut adds patterns, a place below r's paths whose own limits replace
@@ -167,13 +189,23 @@ func (r *Rule) leaveOut(patterns, own []string) bool {
 func (t *Translation) dropUnreached() {
 	for i := range t.SluiceRules {
 		r := &t.SluiceRules[i]
-		if len(r.Paths) == 0 {
-			continue
+		if len(r.Paths) > 0 {
+			r.ExceptPaths = unreachedDropped(r.Paths, r.ExceptPaths)
 		}
-		r.ExceptPaths = slices.DeleteFunc(r.ExceptPaths, func(q string) bool {
-			return !slices.ContainsFunc(r.Paths, func(p string) bool { return routes.PathsOverlap(p, q) })
-		})
+		for j := range r.Any {
+			if a := &r.Any[j]; len(a.Paths) > 0 {
+				a.ExceptPaths = unreachedDropped(a.Paths, a.ExceptPaths)
+			}
+		}
 	}
+}
+
+// unreachedDropped returns except without the patterns none of paths
+// reaches (routes.PathsOverlap).
+func unreachedDropped(paths, except []string) []string {
+	return slices.DeleteFunc(except, func(q string) bool {
+		return !slices.ContainsFunc(paths, func(p string) bool { return routes.PathsOverlap(p, q) })
+	})
 }
 
 // Difference is one place where sluice's behaviour and the source's are
@@ -440,7 +472,9 @@ func Import(format, src, source string) (*Translation, error) {
 		return nil, err
 	}
 	t.dropUnreached()
-	if slices.ContainsFunc(t.SluiceRules, func(r Rule) bool { return len(r.Paths) > 0 }) {
+	if slices.ContainsFunc(t.SluiceRules, func(r Rule) bool {
+		return slices.ContainsFunc(r.alternatives(), func(m RuleMatch) bool { return len(m.Paths) > 0 })
+	}) {
 		t.differs("paths", "sluice's rules also count the other spellings of the paths they match, which many upstreams serve as the same resource: with a trailing slash (/login/), with ;parameters (/login;jsessionid=1), in another case (/LOGIN). The source counts only the spelling it names, so a client respelling a path escaped its limit there and is limited here.")
 	}
 	return t, nil
