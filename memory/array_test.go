@@ -60,7 +60,7 @@ func TestPropertyShardAgreesWithAMap(t *testing.T) {
 				}
 				exp := rapid.Int64Range(-1e7, 1<<62).Draw(rt, "exp")
 				if p, taken, ok := sh.locate(k.h, lr); ok {
-					sh.store(p, k.h, lr, &st, exp)
+					sh.store(p, k.h, lr, &st, exp, rapid.Bool().Draw(rt, "grow"))
 					if taken {
 						sh.arr.letGo(p.base)
 					}
@@ -86,6 +86,15 @@ func TestPropertyShardAgreesWithAMap(t *testing.T) {
 			if sh.keys != len(want) {
 				rt.Fatalf("shard holds %d states, map %d", sh.keys, len(want))
 			}
+			units := 0
+			for _, ss := range sh.side {
+				for i := range ss {
+					units += logUnits(ss[i].room())
+				}
+			}
+			if sh.logUnits != units {
+				rt.Fatalf("shard counts %d units of logs' room, its logs' arrays hold %d", sh.logUnits, units)
+			}
 			for k, w := range want {
 				lr := s.limits.find(&limits[k.l])
 				p, taken, ok := sh.locate(k.h, lr)
@@ -93,7 +102,7 @@ func TestPropertyShardAgreesWithAMap(t *testing.T) {
 					rt.Fatalf("%v: missing, want %+v", k, w.st)
 				}
 				var got sluice.State
-				sh.load(p, k.h, lr, &got)
+				sh.load(s, p, k.h, lr, &got)
 				if !sameWords(lr.kind, got, w.st) {
 					rt.Fatalf("%v: got %+v, want %+v", k, got, w.st)
 				}

@@ -110,3 +110,31 @@ func BenchmarkAllowNewKeyFullStore(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAllowSlidingLog is one goroutine deciding a sliding log of 100
+// per 10 ms on 16 keys the store holds, the store's clock advancing 10 µs
+// a decision: each key's log holds about 62 admissions, cut at its front
+// and grown at its end as it slides (the log path, decided under the
+// shard's mutex).
+func BenchmarkAllowSlidingLog(b *testing.B) {
+	at := sluice.MicrosSinceEpoch(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	s := memory.New(memory.WithSweepInterval(0), memory.WithClock(func() time.Time { return sluice.TimeFromMicros(at) }))
+	defer s.Close()
+	lim := sluice.NewLimiter(s)
+	keys := make([]string, 16)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("key-%d", i)
+	}
+	checks := []sluice.Check{{Limit: sluice.SlidingLog(100, 10*time.Millisecond), Cost: 1}}
+	var d sluice.Decision
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		checks[0].Key = keys[i&15]
+		i++
+		at += 10
+		if err := lim.Allow(context.Background(), checks, &d); err != nil || !d.Allowed {
+			b.Fatal(err, d.Allowed)
+		}
+	}
+}

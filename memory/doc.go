@@ -21,8 +21,15 @@
 // the share of its entry's width it uses, about 90 bytes for keys of one
 // limit each and 65 for keys of three, and at most about 400 bytes (a
 // shard whose keys hold one state each beside one key that fills six
-// slots);
-// side states add their own size.
+// slots). A side state costs more, and a sliding log (or a concurrency
+// limit's lease book) holds 16 bytes per entry of room in its array, which
+// the store chooses (see WithMaxKeys): such a state counts toward the
+// bound as one state per 8 entries of room beside its own, about 210 bytes
+// and 16 per entry against units of 128, so the bound is one on bytes
+// whatever the algorithms. A log that must grow past its room at a full
+// shard makes room as a new key does (see Eviction), and is refused when
+// only refusing states could make it; a log that shrinks gives its units
+// back.
 //
 // The store knows at most WithMaxLimits limits (ID and algorithm), 16,384
 // by default, and forgets none while it lives: a call that checks one more
@@ -32,12 +39,13 @@
 //
 // # Eviction
 //
-// A store holds at most the states WithMaxKeys allows. A new key arriving
-// at a full shard takes the place of a state back at full quota if there
-// is one; otherwise one state is evicted, and its key starts afresh the
-// next time it comes. Evicting a state never admits more for its key than
-// its limit would have: new keys are what an attacker has in unlimited
-// supply, and a flood of them must not free a client its limit refuses.
+// A store holds at most what WithMaxKeys allows. A new key arriving at a
+// full shard, or a log growing past its room there, takes the place of a
+// state back at full quota if there is one; otherwise one state is
+// evicted, and its key starts afresh the next time it comes. Evicting a
+// state never admits more for its key than its limit would have: new keys
+// are what an attacker has in unlimited supply, and a flood of them must
+// not free a client its limit refuses.
 // The rule, among the states the store looks at (never those the call
 // being decided checks; its keys' other states count as any other):
 //
@@ -51,12 +59,13 @@
 //     all. A key's other states stay; a key left with none goes. If every one
 //     refuses, the new key is not taken: its check is refused (counted in
 //     Stats.NoRoom) with a RetryAfter until the first of them stops
-//     refusing, and a call of several checks changes nothing. The new key
+//     refusing, and a call of several checks changes nothing. So is a log
+//     that must grow past its room, with its call. The new key
 //     is no more entitled to the room than the refused clients holding it.
-//     A shadow check never refuses a call: its new state, which finds no
-//     room, is not kept, and the check reports what an enforcing one would
-//     have, refused for want of room (counted in Stats.NoRoom), nothing
-//     counted or charged.
+//     A shadow check never refuses a call: its new state (or its log's
+//     growth), which finds no room, is not kept, and the check reports
+//     what an enforcing one would have, refused for want of room (counted
+//     in Stats.NoRoom), nothing counted or charged.
 //
 // A state is judged by the limit that wrote it. Limits of one name and
 // algorithm share their states (the plans of a policy, the keys with a

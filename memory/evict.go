@@ -86,7 +86,7 @@ func (sh *shard) consider(s *Store, p *picker, base int) {
 		if p.protect.keeps(h, ss.ref) {
 			continue
 		}
-		st = ss.st
+		st = ss.state()
 		better(victim{base, noSlot, i, taken, rankState(s.limits.of(ss.ref), &st, ss.secs, p.now)})
 	}
 	if !kept && taken {
@@ -163,18 +163,19 @@ func (sh *shard) evict(s *Store, now int64, protect guard) (room, int64) {
 	return roomMade, 0
 }
 
-// makeRoom makes the shard able to take n more states within the bound:
-// it first forgets the shard's expired states (at most once per sweepGap),
-// then evicts. It reports false, with the time at which the key that
-// stopped it stops refusing, when only refusing keys are left to evict
-// (the states evicted before stay evicted). When only the call's own states
-// are left, it reports true: the call's states exceed the bound until the
-// next insert evicts them.
+// makeRoom makes the shard able to take n more units within the bound
+// (a state each, and the room of logs: see logUnits): it first forgets the
+// shard's expired states (at most once per sweepGap), then evicts. It
+// reports false, with the time at which the key that stopped it stops
+// refusing, when only refusing keys are left to evict (the states evicted
+// before stay evicted). When only the call's own states are left, it
+// reports true: the call's states exceed the bound until the next insert
+// or log growth evicts them.
 func (sh *shard) makeRoom(s *Store, now int64, n int, protect guard) (until int64, ok bool) {
-	if sh.keys+n > s.perShard && sh.soonest <= now && now-sh.swept >= sweepGap {
+	if sh.used()+n > s.perShard && sh.soonest <= now && now-sh.swept >= sweepGap {
 		sh.sweep(s, now, false)
 	}
-	for sh.keys+n > s.perShard {
+	for sh.used()+n > s.perShard {
 		switch r, at := sh.evict(s, now, protect); r {
 		case roomRefused:
 			return at, false

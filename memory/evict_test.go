@@ -31,7 +31,8 @@ func admitsOne(l sluice.Limit, st sluice.State, now int64) bool {
 // and a state left alone admits more as time passes, never less). Or it
 // may refuse a call for want of room: then at least as many states as the
 // store holds, less those of the call's keys, refuse a check of cost 1
-// under a limit of their name. Limits of one name and algorithm with
+// under a limit of their name, counted in units of the bound (a sliding
+// log's and a lease book's count two). Limits of one name and algorithm with
 // different parameters share their states, as the plans of a policy and
 // its degradation levels do.
 func TestPropertyEvictionNeverFreesARefusingState(t *testing.T) {
@@ -121,23 +122,34 @@ func TestPropertyEvictionNeverFreesARefusingState(t *testing.T) {
 				if noRoom == 0 {
 					t.Fatalf("step %d: %v decided %+v; no state of the call that the store may have evicted explains it (evictable: %v)", step, checks, got, free)
 				}
-				// The store holds at least maxKeys-len(ids)+1 states, and
-				// every one it may evict refuses (under a limit of its
-				// name: see rankState): all but those of the call's keys
-				// (under any limit), which it never evicts.
-				refusing, own := 0, 0
+				// The store holds at least maxKeys-need+1 units (see
+				// WithMaxKeys: a state each, and a log's or a lease book's
+				// array of room for up to 8 entries one more: these hold
+				// at most 3), and every state it may evict refuses (under a
+				// limit of its name: see rankState): all but those of the
+				// call's keys (under any limit), which it never evicts.
+				units := func(id int) int {
+					if n := id % len(variants); n == 2 || n == 6 {
+						return 2
+					}
+					return 1
+				}
+				refusing, own, need := 0, 0, 0
+				for _, id := range ids {
+					need += units(id)
+				}
 				for id, st := range model {
 					switch {
 					case slices.ContainsFunc(checks, func(c sluice.Check) bool { return c.Key == pairs[id].key }):
 						if kept[id] {
-							own++
+							own += units(id)
 						}
 					case slices.ContainsFunc(variants[id%len(variants)], func(l sluice.Limit) bool { return !admitsOne(l, st, now) }):
-						refusing++
+						refusing += units(id)
 					}
 				}
-				if refusing < maxKeys-len(ids)+1-own {
-					t.Fatalf("step %d: %v refused for want of room (%+v), but only %d states refuse (%d states, %d checks, %d states of their keys)", step, checks, got, refusing, maxKeys, len(ids), own)
+				if refusing < maxKeys-need+1-own {
+					t.Fatalf("step %d: %v refused for want of room (%+v), but only %d units of states refuse (%d units, %d of the call's checks, %d of states of their keys)", step, checks, got, refusing, maxKeys, need, own)
 				}
 			}
 			prev = now

@@ -13,6 +13,9 @@ type lockedCheck struct {
 	p     place
 	taken bool // the call took the entry for this check (see shard.locate)
 	held  bool // the store holds the state
+	// log is the sliding log loaded for this check: a decision that
+	// leaves its state in log's array needs no room.
+	log []sluice.LogEntry
 }
 
 // applyLocked decides checks under the mutexes of their shards.
@@ -77,7 +80,7 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 			s.letGoTaken(idx, lc)
 			return 0, err
 		}
-		if !changed || made || s.fits(checks, states, lc, idx, locked) {
+		if !changed || made || s.fits(checks, states, lc, hashes, idx, locked) {
 			break
 		}
 		s.letGoTaken(idx, lc)
@@ -85,7 +88,7 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 		if lagged {
 			at = s.clock.exact()
 		}
-		if s.makeRoomFor(checks, states, lc, idx, locked, guard{hashes, lc}, at, out) {
+		if s.makeRoomFor(checks, states, lc, hashes, idx, locked, guard{hashes, lc}, at, out) {
 			continue
 		}
 		// Refused for want of room: the other checks report their states
@@ -95,10 +98,22 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 		peekAllowed(checks, states, now, out)
 		break
 	}
-	for i := range checks { // existing states first: inserts may move entries
-		if lc[i].held && changed {
-			s.shards[idx[i]].store(lc[i].p, hashes[i], lc[i].lr, &states[i], expiry(now, &out[i]))
+	// Existing states first: inserts may move entries. A shadow log that
+	// must grow past its room at a full shard grows after the inserts.
+	var grownBuf [8]int
+	grown := grownBuf[:0]
+	for i := range checks {
+		if !lc[i].held || !changed {
+			continue
 		}
+		sh := &s.shards[idx[i]]
+		if checks[i].Limit.Shadow() && len(states[i].Log) > 0 && !sameArray(lc[i].log, states[i].Log) {
+			if g := sh.growth(lc[i].p, hashes[i], lc[i].lr, &states[i]); g > 0 && sh.used()+g > s.perShard {
+				grown = append(grown, i)
+				continue
+			}
+		}
+		sh.store(lc[i].p, hashes[i], lc[i].lr, &states[i], expiry(now, &out[i]), true)
 	}
 	s.letGoTaken(idx, lc)
 	if changed {
@@ -116,6 +131,9 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 				}
 			}
 		}
+	}
+	for _, i := range grown {
+		s.growShadow(checks, states, lc, hashes, idx, i, now, out)
 	}
 	return now, nil
 }
@@ -156,8 +174,9 @@ func (s *Store) loadAll(hashes []hash, idx []uint32, lc []lockedCheck, states []
 	for i := range lc {
 		states[i] = sluice.State{}
 		if lc[i].held {
-			s.shards[idx[i]].load(lc[i].p, hashes[i], lc[i].lr, &states[i])
+			s.shards[idx[i]].load(s, lc[i].p, hashes[i], lc[i].lr, &states[i])
 		}
+		lc[i].log = states[i].Log
 	}
 }
 
@@ -178,23 +197,39 @@ func enforcingNew(checks []sluice.Check, states []sluice.State, lc []lockedCheck
 	return !lc[i].held && !isZero(&states[i]) && !checks[i].Limit.Shadow()
 }
 
-// newStates returns how many enforcing checks of an admitted call insert
-// a new state into shard k (see enforcingNew).
-func newStates(checks []sluice.Check, states []sluice.State, lc []lockedCheck, idx []uint32, k uint32) int {
-	n := 0
+// need returns how many units (see logUnits) check i of an admitted call,
+// whose state after the decision is states[i], adds to its shard if it
+// is an enforcing check: those of a new state, or the growth of a log
+// past its room.
+func (s *Store) need(checks []sluice.Check, states []sluice.State, lc []lockedCheck, hashes []hash, idx []uint32, i int) int {
+	switch {
+	case checks[i].Limit.Shadow():
+		return 0
+	case enforcingNew(checks, states, lc, i):
+		return newUnits(lc[i].lr, &states[i])
+	case lc[i].held && len(states[i].Log) > 0 && !sameArray(lc[i].log, states[i].Log):
+		return max(s.shards[idx[i]].growth(lc[i].p, hashes[i], lc[i].lr, &states[i]), 0)
+	}
+	return 0
+}
+
+// needs returns how many units the enforcing checks of an admitted call
+// add to shard k (see need).
+func (s *Store) needs(checks []sluice.Check, states []sluice.State, lc []lockedCheck, hashes []hash, idx []uint32, k uint32) int {
+	units := 0
 	for i := range checks {
-		if idx[i] == k && enforcingNew(checks, states, lc, i) {
-			n++
+		if idx[i] == k {
+			units += s.need(checks, states, lc, hashes, idx, i)
 		}
 	}
-	return n
+	return units
 }
 
 // fits reports whether every shard of an admitted call (locked) can take
-// the new states of its enforcing checks without evicting.
-func (s *Store) fits(checks []sluice.Check, states []sluice.State, lc []lockedCheck, idx, locked []uint32) bool {
+// what its enforcing checks add without evicting.
+func (s *Store) fits(checks []sluice.Check, states []sluice.State, lc []lockedCheck, hashes []hash, idx, locked []uint32) bool {
 	for _, k := range locked {
-		if n := newStates(checks, states, lc, idx, k); n > 0 && s.shards[k].keys+n > s.perShard {
+		if n := s.needs(checks, states, lc, hashes, idx, k); n > 0 && s.shards[k].used()+n > s.perShard {
 			return false
 		}
 	}
@@ -202,13 +237,28 @@ func (s *Store) fits(checks []sluice.Check, states []sluice.State, lc []lockedCh
 }
 
 // makeRoomFor makes room in every shard of an admitted call (locked),
-// whose states are let go, for the new states of its enforcing checks,
-// judging states at at. It reports false when some shard could not make
-// it, having written the refusal of those checks into out.
-func (s *Store) makeRoomFor(checks []sluice.Check, states []sluice.State, lc []lockedCheck, idx, locked []uint32, protect guard, at int64, out []sluice.Status) bool {
+// whose states are let go, for what its enforcing checks add, judging
+// states at at. It reports false when some shard could not make it,
+// having written the refusal of those checks into out.
+func (s *Store) makeRoomFor(checks []sluice.Check, states []sluice.State, lc []lockedCheck, hashes []hash, idx, locked []uint32, protect guard, at int64, out []sluice.Status) bool {
+	// What each check needs, before any room is made: making it may
+	// forget a state of the call that has expired.
+	var needBuf [8]int
+	need := needBuf[:0]
+	if len(checks) > len(needBuf) {
+		need = make([]int, 0, len(checks))
+	}
+	for i := range checks {
+		need = append(need, s.need(checks, states, lc, hashes, idx, i))
+	}
 	ok := true
 	for _, k := range locked {
-		n := newStates(checks, states, lc, idx, k)
+		n := 0
+		for i := range checks {
+			if idx[i] == k {
+				n += need[i]
+			}
+		}
 		if n == 0 {
 			continue
 		}
@@ -218,13 +268,51 @@ func (s *Store) makeRoomFor(checks []sluice.Check, states []sluice.State, lc []l
 		}
 		ok = false
 		for i := range checks {
-			if idx[i] == k && enforcingNew(checks, states, lc, i) {
+			if idx[i] == k && need[i] > 0 {
 				refuseNoRoom(&out[i], at, until)
 				s.noRoom.Add(1)
 			}
 		}
 	}
 	return ok
+}
+
+// growShadow stores the state of check i of an admitted call, a shadow
+// log the shard holds that must grow past its room at a full shard, once
+// the call's entries are let go and its new states inserted: it makes
+// room as a new shadow state does, and when it finds none keeps the state
+// as it was, and the check reports what an enforcing one would have:
+// refused for want of room, nothing counted.
+func (s *Store) growShadow(checks []sluice.Check, states []sluice.State, lc []lockedCheck, hashes []hash, idx []uint32, i int, now int64, out []sluice.Status) {
+	sh := &s.shards[idx[i]]
+	h, lr, exp, protect := hashes[i], lc[i].lr, expiry(now, &out[i]), guard{hashes, lc}
+	for made := false; ; made = true {
+		p, taken, ok := sh.locate(h, lr)
+		if !ok {
+			// Forgotten as expired while room was made: a new state.
+			if until, ok := sh.insert(s, h, lr, &states[i], exp, now, protect, false); !ok {
+				refuseNoRoom(&out[i], now, until)
+				s.noRoom.Add(1)
+			}
+			return
+		}
+		if g := sh.growth(p, h, lr, &states[i]); !made && sh.used()+g > s.perShard {
+			if taken {
+				sh.arr.letGo(p.base) // eviction may move entries
+			}
+			if until, ok := sh.makeRoom(s, now, g, protect); !ok {
+				refuseNoRoom(&out[i], now, until)
+				s.noRoom.Add(1)
+				return
+			}
+			continue
+		}
+		sh.store(p, h, lr, &states[i], exp, true)
+		if taken {
+			sh.arr.letGo(p.base)
+		}
+		return
+	}
 }
 
 // refused reports whether a check of a call refused. A call refused at a

@@ -62,27 +62,37 @@ func WithClockResolution(d time.Duration) Option {
 	return func(o *options) { o.resolution = d }
 }
 
-// WithMaxKeys bounds the number of (key, limit) states the store keeps, 1<<20
-// by default: about 90 MB of heap for keys of one limit each (see the
-// package doc for what a state costs). When a new key arrives at a full store,
-// an expired state (one back at full quota for a second or more: expiry is
-// kept in whole seconds) is reclaimed or, failing that, a state is evicted
-// by the rule of the package doc: never one that refuses while another
-// may go, and when every state the store looks at refuses, the new key's
-// check is refused (Stats.Evictions and Stats.NoRoom count them). n < 1
-// means 1. The bound is kept per shard: n divided by the shard count,
-// rounded down (with fewer shards when that would be below 16), so the
-// store holds at most n states and, full, at least 15/16 of n — unless one
-// call inserts more states into a full shard than the shard holds (a call
-// never evicts the states it decides; its keys' other states may go).
-// The bound counts states, not bytes: a key's length costs nothing (keys
-// are hashed), but a sliding log's or concurrency limit's state holds 16
-// bytes per admission still in its window, up to its quantity, in an array
-// up to four times as long (a log that shrinks to a quarter of its array
-// moves to a smaller one), so a store of such limits holds up to n times
-// that beside the entries. The limits
-// (ID and algorithm) the store has met are bounded apart: see
-// WithMaxLimits.
+// WithMaxKeys bounds what the store holds, in units of about 128 bytes,
+// 1<<20 by default: about 90 to 160 MB of heap. A (key, limit) state
+// counts as one unit, about 90 bytes for keys of one limit each (see the
+// package doc). A sliding log's or a concurrency limit's state counts one
+// more per 8 entries of room (rounded up) in the array its log lies in, 16
+// bytes an entry: the store moves a log that outgrows its array to one of
+// twice its entries, and one cut to a quarter of its array to one of twice
+// its entries (at least 8), so the room is one to four times the entries
+// in the window. A log of one admission counts 2 units (about 240
+// bytes), one of 100 from 14 to 51. So n bounds the store's memory
+// whatever the algorithms of its limits: about 90 to 160 bytes a unit.
+//
+// When a new key arrives at a full store, or a log must grow past its
+// room, an expired state (one back at full quota for a second or more:
+// expiry is kept in whole seconds) is reclaimed or, failing that, a state
+// is evicted by the rule of the package doc: never one that refuses while
+// another may go, never one the call checks, and when every state the
+// store looks at refuses, the check is refused (Stats.Evictions and
+// Stats.NoRoom count them) and its call changes nothing. n < 1 means 1.
+// The bound is kept per shard: n divided by the shard count, rounded down
+// (with fewer shards when that would be below 16), so the store holds at
+// most n units and, full, at least 15/16 of n — unless one call's states
+// need more than a full shard holds beside them (a call never evicts the
+// states it decides; its keys' other states may go): a call that inserts
+// more new states than that, or a key whose log alone outgrows its shard's
+// share (n/shards units: 32,768 entries of room at the default bound and
+// 256 shards), holds them above the bound until the next new state or
+// growing log of the shard evicts them, so a shard exceeds its share by
+// one call's states at most. A key's length costs nothing: keys are
+// hashed. The limits (ID and algorithm) the store has met are bounded
+// apart: see WithMaxLimits.
 func WithMaxKeys(n int) Option {
 	return func(o *options) { o.maxKeys = max(n, 1) }
 }

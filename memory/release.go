@@ -63,7 +63,7 @@ func (s *Store) update(c *sluice.Check, now int64, next func(st sluice.State, re
 		return false
 	}
 	var st sluice.State
-	sh.load(p, h, lr, &st)
+	sh.load(s, p, h, lr, &st)
 	st = next(st, sh.resetAt(h, lr, now))
 	if lr.kind == kindLog && len(st.Log) == 0 {
 		if taken {
@@ -73,7 +73,7 @@ func (s *Store) update(c *sluice.Check, now int64, next func(st sluice.State, re
 		return true
 	}
 	if _, peek, err := c.Limit.Decide(st, now, 0); err == nil {
-		sh.store(p, h, lr, &st, expiry(now, &peek))
+		sh.store(p, h, lr, &st, expiry(now, &peek), false)
 	}
 	if taken {
 		sh.arr.letGo(p.base)

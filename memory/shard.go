@@ -19,6 +19,9 @@ type shard struct {
 	// keeps the room of the most it held (see sweep).
 	sidePeak int
 	keys     int // states held: in the array's entries and in side
+	// logUnits is what the arrays of the logs in side count as toward the
+	// bound, beyond their states (see logUnits).
+	logUnits int
 	// soonest is a lower bound of the expiry of every state held (µs); a
 	// full shard sweeps itself only when it has passed, at most once per
 	// sweepGap, so that a flood of live keys does not make every insert
@@ -67,23 +70,51 @@ func (sh *shard) locate(h hash, lr *limitRef) (p place, taken, ok bool) {
 	return place{base, slot}, taken, true
 }
 
-// load reads h's state of lr at p, which the owner holds, into *st.
-func (sh *shard) load(p place, h hash, lr *limitRef, st *sluice.State) {
+// used returns what the shard holds toward its bound: its states, and
+// the room of its logs' arrays (see logUnits).
+func (sh *shard) used() int { return sh.keys + sh.logUnits }
+
+// load reads h's state of lr at p, which the owner holds, into *st. A
+// log that has reached the end of its array is first shifted to the
+// array's front when that is cheap, or when the shard could not take the
+// array it would grow to without evicting (see sideState.compact).
+func (sh *shard) load(s *Store, p place, h hash, lr *limitRef, st *sluice.State) {
 	*st = sluice.State{}
 	if p.slot == sideSlot {
-		*st = sh.side[h][sh.sideIndex(h, lr.ref)].st
+		ss := &sh.side[h][sh.sideIndex(h, lr.ref)]
+		if n := len(ss.st.Log) - int(ss.from); n > 0 {
+			grow := logUnits(grownRoom(n+1)) - logUnits(ss.room())
+			ss.compact(sh.used()+grow > s.perShard)
+		}
+		*st = ss.state()
 		return
 	}
 	sh.arr.read(lr.kind, p.slot, st)
 }
 
+// growth returns how many units more than h's state of lr at p the state
+// st counts as once stored by a decision (see sideState.growth): above 0
+// for a log that must grow past its room.
+func (sh *shard) growth(p place, h hash, lr *limitRef, st *sluice.State) int {
+	if p.slot != sideSlot || lr.kind != kindLog {
+		return 0
+	}
+	i := sh.sideIndex(h, lr.ref)
+	if i < 0 {
+		return 0
+	}
+	return sh.side[h][i].growth(st)
+}
+
 // store writes st, expiring at exp, as h's state of lr at p, which the
-// owner holds.
-func (sh *shard) store(p place, h hash, lr *limitRef, st *sluice.State, exp int64) {
+// owner holds. A log moved to another array goes to one of grownRoom's
+// room if grow (a decision, whose growth the caller has made room for),
+// else back to its own array when it fits there (see sideState.keep).
+func (sh *shard) store(p place, h hash, lr *limitRef, st *sluice.State, exp int64, grow bool) {
 	secs := expSecs(exp)
 	if p.slot == sideSlot {
 		ss := &sh.side[h][sh.sideIndex(h, lr.ref)]
-		ss.keep(st)
+		sh.logUnits += ss.keep(st, grow)
 		ss.secs = secs
 	} else {
 		sh.arr.write(lr.kind, p.slot, st, secs)
@@ -106,13 +137,22 @@ func (sh *shard) entrySecs(base int, h hash) uint64 {
 // the time at which the one that stopped it stops refusing; unless must,
 // when it adds the state above the bound.
 func (sh *shard) insert(s *Store, h hash, lr *limitRef, st *sluice.State, exp, at int64, protect guard, must bool) (until int64, ok bool) {
-	if until, ok := sh.makeRoom(s, at, 1, protect); !ok && !must {
+	if until, ok := sh.makeRoom(s, at, newUnits(lr, st), protect); !ok && !must {
 		return until, false
 	}
 	sh.add(h, lr, st, exp)
 	sh.keys++
 	sh.soonest = min(sh.soonest, exp)
 	return 0, true
+}
+
+// newUnits returns how many states st, a new state of lr, counts as
+// toward the bound once added (see logUnits).
+func newUnits(lr *limitRef, st *sluice.State) int {
+	if lr.kind != kindLog || len(st.Log) == 0 {
+		return 1
+	}
+	return 1 + logUnits(grownRoom(len(st.Log)))
 }
 
 // add adds h's state of lr, which the shard does not hold: inline in h's
@@ -146,7 +186,9 @@ func (sh *shard) add(h hash, lr *limitRef, st *sluice.State, exp int64) {
 		a.claim(lr.kind, slot, lr.ref)
 		a.write(lr.kind, slot, st, secs)
 	} else {
-		sh.side[h] = append(sh.side[h], newSide(lr.ref, st, secs))
+		ss, units := newSide(lr.ref, st, secs)
+		sh.side[h] = append(sh.side[h], ss)
+		sh.logUnits += units - 1
 		sh.sidePeak = max(sh.sidePeak, len(sh.side))
 	}
 	a.setSecs(base, sh.entrySecs(base, h))
@@ -203,6 +245,9 @@ func (sh *shard) states(base int, h hash) int {
 // and returns how many states it held.
 func (sh *shard) drop(base int, h hash) int {
 	n := sh.states(base, h)
+	for _, ss := range sh.side[h] {
+		sh.logUnits -= logUnits(ss.room())
+	}
 	delete(sh.side, h)
 	sh.arr.remove(base)
 	sh.keys -= n

@@ -65,6 +65,10 @@ const sweepGap = 1000
 type Stats struct {
 	// Keys is the number of (key, limit) states held now.
 	Keys int
+	// Units is what the store holds now toward the bound of WithMaxKeys:
+	// Keys, and one per 8 entries of room in its sliding logs' and
+	// concurrency limits' arrays.
+	Units int
 	// Evictions counts states dropped, with some of their capacity used, to
 	// make room for new keys: each one hands its key back what it had used
 	// (never a state that was refusing: see Store). A state is evicted
@@ -168,6 +172,7 @@ func (s *Store) Stats() Stats {
 		sh := &s.shards[i]
 		sh.mu.Lock()
 		st.Keys += sh.keys
+		st.Units += sh.used()
 		sh.mu.Unlock()
 	}
 	return st
