@@ -117,3 +117,42 @@ consumers:
 		t.Errorf("the report says the routes count apart: %+v", tr.Differences)
 	}
 }
+
+// TestImportedKongConsumerRuleAcrossHostsCountsOnce: a consumer's plugin
+// over routes whose hosts and paths do not cross (a.example/orders,
+// b.example/billing) counts the consumer once across them, as Kong does:
+// one rule with an alternative per group of routes, which a.example/billing
+// (web's route) is not.
+func TestImportedKongConsumerRuleAcrossHostsCountsOnce(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+services:
+- name: a
+  plugins: [{name: key-auth}]
+  routes: [{name: a, hosts: [a.example], paths: [/orders]}]
+- name: b
+  plugins: [{name: key-auth}]
+  routes: [{name: b, hosts: [b.example], paths: [/billing]}]
+- name: web
+  plugins: [{name: rate-limiting, config: {minute: 100}}]
+  routes: [{name: web, paths: [/]}]
+consumers:
+- username: alice
+  keyauth_credentials: [{key: alice-key}]
+  plugins: [{name: rate-limiting, config: {minute: 3}}]
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	h := serveImported(t, tr)
+	n := admitted(h, "a.example", "/orders", "alice-key", "192.0.2.1", 2) + admitted(h, "b.example", "/billing", "alice-key", "192.0.2.1", 2)
+	if n != 3 {
+		t.Errorf("alice on a.example/orders and b.example/billing, one count in Kong (3 a minute): %d of 4 admitted, want 3", n)
+	}
+	if n := admitted(h, "a.example", "/billing", "alice-key", "192.0.2.1", 2); n != 2 {
+		t.Errorf("alice on a.example/billing, web's route (100 a minute by address): %d of 2 admitted, want 2", n)
+	}
+	if hasDifference(tr, false, "counts apart") || hasDifference(tr, false, "count apart") {
+		t.Errorf("the report says the routes count apart: %+v", tr.Differences)
+	}
+}

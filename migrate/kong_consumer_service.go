@@ -165,14 +165,16 @@ func (t *Translation) kongConsumerPlanOf(c kongConsumer, own map[string]string, 
 // count for several clients (key rule, an address, a header), a global
 // limit, or paths a rule cannot leave out are reported at where.
 func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bool, where string) {
-	var theirs []string // the path patterns of rules names
-	var ours []Rule
+	var theirs []string  // the path patterns of rules names
+	var ours []RuleMatch // the alternatives of rules names
 	for _, r := range t.SluiceRules {
 		if slices.Contains(names, r.Name) {
-			ours = append(ours, r)
-			for _, p := range r.Paths {
-				if !slices.Contains(theirs, p) {
-					theirs = append(theirs, p)
+			for _, a := range r.alternatives() {
+				ours = append(ours, a)
+				for _, p := range a.Paths {
+					if !slices.Contains(theirs, p) {
+						theirs = append(theirs, p)
+					}
 				}
 			}
 		}
@@ -197,20 +199,34 @@ func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bo
 		t.same(where, "the limits of plan %s are rule %s (key client), which can leave out the routes of this plugin.", plan, r.Name)
 	}
 	meets := func(r Rule) bool {
-		return slices.ContainsFunc(ours, func(o Rule) bool {
-			return !disjoint(o.Hosts, o.Methods, r.Hosts, r.Methods) && (len(r.Paths) == 0 || len(o.Paths) == 0 ||
-				slices.ContainsFunc(r.Paths, func(p string) bool {
-					return slices.ContainsFunc(o.Paths, func(q string) bool { return routes.PathsOverlap(p, q) })
-				}))
+		return slices.ContainsFunc(r.alternatives(), func(m RuleMatch) bool {
+			return slices.ContainsFunc(ours, func(o RuleMatch) bool {
+				return !disjoint(o.Hosts, o.Methods, m.Hosts, m.Methods) && (len(m.Paths) == 0 || len(o.Paths) == 0 ||
+					slices.ContainsFunc(m.Paths, func(p string) bool {
+						return slices.ContainsFunc(o.Paths, func(q string) bool { return routes.PathsOverlap(p, q) })
+					}))
+			})
 		})
 	}
-	leaveOut := func(r *Rule) {
+	leaveOutOne := func(r *Rule) {
 		if !r.leaveOut(theirs, r.Paths) {
 			t.differs(where, "rule %s of plan %s cannot leave out the paths of this plugin's routes (except_paths) without a route below them that it covers: the plan's requests there count against it too.", r.Name, plan)
 			return
 		}
-		if slices.ContainsFunc(ours, func(o Rule) bool { return len(o.Hosts) > 0 && !covers(o.Hosts, nil, r.Hosts, nil) }) {
+		if slices.ContainsFunc(ours, func(o RuleMatch) bool { return len(o.Hosts) > 0 && !covers(o.Hosts, nil, r.Hosts, nil) }) {
 			t.differs(where, "rule %s of plan %s leaves out the paths of this plugin's routes (except_paths) on every host, where those routes match some hosts only: the plan's requests on those paths to other hosts are not counted by it.", r.Name, plan)
+		}
+	}
+	leaveOut := func(r *Rule) { // each alternative of a rule of several
+		if len(r.Any) == 0 {
+			leaveOutOne(r)
+			return
+		}
+		for j := range r.Any {
+			a := &r.Any[j]
+			q := Rule{Name: r.Name, Paths: a.Paths, Hosts: a.Hosts, Methods: a.Methods, ExceptPaths: a.ExceptPaths}
+			leaveOutOne(&q)
+			a.ExceptPaths = q.ExceptPaths
 		}
 	}
 	for i, n := 0, len(t.SluiceRules); i < n; i++ {
@@ -228,6 +244,10 @@ func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bo
 		}
 		q := *r
 		q.Name, q.Plans, q.ExceptPaths, q.Paths = t.ruleName(r.Name+"-"+plan), []string{plan}, slices.Clone(r.ExceptPaths), slices.Clone(r.Paths)
+		q.Any = slices.Clone(r.Any)
+		for j := range q.Any {
+			q.Any[j].ExceptPaths = slices.Clone(q.Any[j].ExceptPaths)
+		}
 		r = &t.SluiceRules[i]
 		if len(r.Plans) == 0 {
 			r.Plans = []string{PlanName}

@@ -166,17 +166,19 @@ func (t *Translation) kongPlan(base, where string, p kongPlugin, group bool) (st
 	return name, nil
 }
 
-// kongMatchRules adds a copy of r, named after r.Name, for each of groups
-// (a match of routes, kongRouteGroups; an empty one: every request), and
-// returns their names. Each leaves out the paths of routes without
+// kongMatchRules adds a copy of r, named after r.Name, that matches groups
+// (matches of routes, kongRouteGroups; an empty one: every request), an
+// alternative of it for each where they are several (Rule.Any), so that
+// it counts their requests together, as Kong counts a plugin's, and
+// returns its name (none when every group's paths are regular
+// expressions). Each match leaves out the paths of routes without
 // authentication below its own, which name no consumer; where it cannot,
-// or where the groups are several and so count apart, the report at where
-// says so.
+// the report at where says so.
 func (t *Translation) kongMatchRules(r Rule, groups []kongMatch, where string) []string {
-	var names []string
+	name := t.ruleName(r.Name)
+	var alts []RuleMatch
 	for _, g := range groups {
-		q := r
-		q.Name, q.Hosts, q.Methods, q.Paths, q.ExceptPaths = t.ruleName(r.Name), g.hosts, g.methods, nil, slices.Clone(r.ExceptPaths)
+		q := Rule{Name: name, Hosts: g.hosts, Methods: g.methods, ExceptPaths: slices.Clone(r.ExceptPaths)}
 		for _, p := range g.paths {
 			for _, pat := range kongPathPatterns(p) {
 				if !slices.Contains(q.Paths, pat) {
@@ -200,13 +202,22 @@ func (t *Translation) kongMatchRules(r Rule, groups []kongMatch, where string) [
 				t.differs(where, "routes without authentication lie below the paths of routes with it, and routes with it below those (%s): rule %s cannot leave the first out (except_paths) without the others, so it also limits the consumer's requests there, where Kong names no consumer.", strings.Join(theirs, " "), q.Name)
 			}
 		}
-		t.SluiceRules = append(t.SluiceRules, q)
-		names = append(names, q.Name)
+		alts = append(alts, RuleMatch{Paths: q.Paths, Hosts: q.Hosts, Methods: q.Methods, ExceptPaths: q.ExceptPaths})
 	}
-	if len(names) > 1 {
-		t.differs(where, "the routes where Kong names a consumer match different hosts or methods: each of rules %s matches its routes' own hosts, paths and methods, as Kong's routes do, and counts apart, where Kong counted the plugin's requests on all of them together (up to %d times the limit in all). One rule matches each of its paths on each of its hosts, so it would also count requests that no such route takes.", strings.Join(names, ", "), len(names))
+	if len(alts) == 0 {
+		return nil
 	}
-	return names
+	q := r
+	q.Name = name
+	if len(alts) == 1 {
+		a := alts[0]
+		q.Paths, q.Hosts, q.Methods, q.ExceptPaths = a.Paths, a.Hosts, a.Methods, a.ExceptPaths
+	} else {
+		q.Paths, q.Hosts, q.Methods, q.Headers, q.ExceptPaths, q.Any = nil, nil, nil, nil, nil, alts
+		t.same(where, "the routes where Kong names a consumer match different hosts or methods: rule %s has an alternative for each group of them (match: a list of %d), each matching its routes' own hosts, paths and methods, as Kong's routes do, and counts the plugin's requests on all of them together, as Kong does.", name, len(alts))
+	}
+	t.SluiceRules = append(t.SluiceRules, q)
+	return []string{name}
 }
 
 // kongGroupsOf returns the consumer groups of c that have a plan, in the

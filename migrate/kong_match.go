@@ -75,13 +75,14 @@ func serviceRoutes(services []kongService) []kongRoute {
 type kongMatch struct {
 	paths, hosts, methods []string
 	// groups, when set, part the routes into matches that each match
-	// exactly their routes' requests (kongRouteGroups): one rule each.
+	// exactly their routes' requests (kongRouteGroups): one alternative
+	// of a rule each.
 	groups []kongMatch
 }
 
-// kongRouteGroups parts the matches of routes into groups of which a rule
-// (paths, hosts and methods matched apart) matches exactly the routes'
-// requests: all of them in one when every host and method of any route
+// kongRouteGroups parts the matches of routes into groups of which a
+// rule's match (paths, hosts and methods matched apart) matches exactly
+// the routes' requests: all of them in one when every host and method of any route
 // joined with every path of any is some route's (the cross product is the
 // routes), else one group per set of hosts and methods, which the group's
 // routes share.
