@@ -107,13 +107,15 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 			continue
 		}
 		sh := &s.shards[idx[i]]
-		if checks[i].Limit.Shadow() && len(states[i].Log) > 0 && !sameArray(lc[i].log, states[i].Log) {
-			if g := sh.growth(lc[i].p, hashes[i], lc[i].lr, &states[i]); g > 0 && sh.used()+g > s.perShard {
+		grow := true
+		if len(states[i].Log) > 0 && !sameArray(lc[i].log, states[i].Log) {
+			if g := sh.growth(s, lc[i].p, hashes[i], lc[i].lr, &states[i]); checks[i].Limit.Shadow() && g > 0 && sh.used()+g > s.perShard {
 				grown = append(grown, i)
 				continue
 			}
+			grow = sh.grows(s, lc[i].p, hashes[i], lc[i].lr, &states[i])
 		}
-		sh.store(lc[i].p, hashes[i], lc[i].lr, &states[i], expiry(now, &out[i]), true)
+		sh.store(lc[i].p, hashes[i], lc[i].lr, &states[i], expiry(now, &out[i]), grow)
 	}
 	s.letGoTaken(idx, lc)
 	if changed {
@@ -208,7 +210,7 @@ func (s *Store) need(checks []sluice.Check, states []sluice.State, lc []lockedCh
 	case enforcingNew(checks, states, lc, i):
 		return newUnits(lc[i].lr, &states[i])
 	case lc[i].held && len(states[i].Log) > 0 && !sameArray(lc[i].log, states[i].Log):
-		return max(s.shards[idx[i]].growth(lc[i].p, hashes[i], lc[i].lr, &states[i]), 0)
+		return max(s.shards[idx[i]].growth(s, lc[i].p, hashes[i], lc[i].lr, &states[i]), 0)
 	}
 	return 0
 }
@@ -296,7 +298,7 @@ func (s *Store) growShadow(checks []sluice.Check, states []sluice.State, lc []lo
 			}
 			return
 		}
-		if g := sh.growth(p, h, lr, &states[i]); !made && sh.used()+g > s.perShard {
+		if g := sh.growth(s, p, h, lr, &states[i]); !made && g > 0 && sh.used()+g > s.perShard {
 			if taken {
 				sh.arr.letGo(p.base) // eviction may move entries
 			}
@@ -307,7 +309,7 @@ func (s *Store) growShadow(checks []sluice.Check, states []sluice.State, lc []lo
 			}
 			continue
 		}
-		sh.store(p, h, lr, &states[i], exp, true)
+		sh.store(p, h, lr, &states[i], exp, sh.grows(s, p, h, lr, &states[i]))
 		if taken {
 			sh.arr.letGo(p.base)
 		}

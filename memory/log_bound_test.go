@@ -216,3 +216,30 @@ func TestReleasedLeasesGiveTheirUnitsBack(t *testing.T) {
 		t.Errorf("10 leases held: %d states, %d units; want 1 and 5", st.Keys, st.Units)
 	}
 }
+
+// A log that slides through its window at a full shard of refusing states
+// keeps its array: each admission, made as its oldest entry leaves the
+// window, is shifted into the room the log has, never refused for want of
+// room to grow. 62 spent fixed windows and a log of 6 entries a window in
+// room for 6 (2 units) fill a store of 64.
+func TestASlidingLogAtAFullShardKeepsItsRoom(t *testing.T) {
+	store, lim, clock := newStore(t, memory.WithShards(1), memory.WithMaxKeys(64), memory.WithSweepInterval(0))
+	ctx := context.Background()
+	spent := sluice.FixedWindow(1, time.Hour).Named("spent")
+	for k := range 62 {
+		if d, err := allow(lim, ctx, sluice.Check{Key: fmt.Sprint("spent-", k), Limit: spent, Cost: 1}); err != nil || !d.Allowed {
+			t.Fatalf("spent-%d: %v, allowed %v", k, err, d.Allowed)
+		}
+	}
+	l := sluice.SlidingLog(1000, 550*time.Millisecond).Named("sliding")
+	for i := range 100 {
+		d, err := allow(lim, ctx, sluice.Check{Key: "sliding", Limit: l, Cost: 1})
+		if err != nil || !d.Allowed {
+			t.Fatalf("admission %d: %v, allowed %v; %+v", i, err, d.Allowed, store.Stats())
+		}
+		clock.Advance(100 * time.Millisecond)
+	}
+	if st := store.Stats(); st.Units > 64 || st.NoRoom != 0 || st.Evictions != 0 {
+		t.Errorf("stats %+v: want at most 64 units, none refused, nothing evicted", st)
+	}
+}

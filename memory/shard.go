@@ -94,8 +94,10 @@ func (sh *shard) load(s *Store, p place, h hash, lr *limitRef, st *sluice.State)
 
 // growth returns how many units more than h's state of lr at p the state
 // st counts as once stored by a decision (see sideState.growth): above 0
-// for a log that must grow past its room.
-func (sh *shard) growth(p place, h hash, lr *limitRef, st *sluice.State) int {
+// for a log that must grow past its room. A log that the decision moved
+// to another array but that fits in its own is shifted back there rather
+// than grown when growing would not fit in the shard (see reuses): 0.
+func (sh *shard) growth(s *Store, p place, h hash, lr *limitRef, st *sluice.State) int {
 	if p.slot != sideSlot || lr.kind != kindLog {
 		return 0
 	}
@@ -103,7 +105,28 @@ func (sh *shard) growth(p place, h hash, lr *limitRef, st *sluice.State) int {
 	if i < 0 {
 		return 0
 	}
-	return sh.side[h][i].growth(st)
+	ss := &sh.side[h][i]
+	g := ss.growth(st)
+	if g > 0 && len(st.Log) <= ss.room() && sh.used()+g > s.perShard {
+		return 0
+	}
+	return g
+}
+
+// grows reports whether a decision's state st of h's state of lr at p is
+// stored by store(…, grow) with grow true: false for a log that fits in
+// its own array when growing would not fit in the shard (see growth).
+func (sh *shard) grows(s *Store, p place, h hash, lr *limitRef, st *sluice.State) bool {
+	if p.slot != sideSlot || lr.kind != kindLog {
+		return true
+	}
+	i := sh.sideIndex(h, lr.ref)
+	if i < 0 {
+		return true
+	}
+	ss := &sh.side[h][i]
+	g := ss.growth(st)
+	return !(g > 0 && len(st.Log) <= ss.room() && sh.used()+g > s.perShard)
 }
 
 // store writes st, expiring at exp, as h's state of lr at p, which the
