@@ -33,8 +33,8 @@ const logUnitEntries = 8
 const minLogRoom = 8
 
 // maxLogRoom is the most entries a log's array has room for (from is a
-// uint32).
-const maxLogRoom = math.MaxUint32
+// uint32, and an int on every platform holds it).
+const maxLogRoom = math.MaxInt32
 
 // logUnits returns how many states a log's array of room entries counts
 // as toward the bound, beside the state's own.
