@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -233,11 +234,35 @@ func selectorNames(src string) []string {
 	}
 }
 
+// exported caches, per module directory, the export data files that
+// exportData found, so that a later call that needs no other package runs
+// no `go list`.
+var exported = struct {
+	sync.Mutex
+	files map[string]map[string]string
+}{files: map[string]map[string]string{}}
+
 // exportData returns the export data file of every package the given ones
 // import, directly or not, compiled by one `go list -export` in the module
-// at dir.
+// at dir (none when an earlier call found them all).
 func exportData(dir string, paths []string) (map[string]string, error) {
-	cmd := exec.Command("go", append([]string{"list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}"}, paths...)...)
+	exported.Lock()
+	defer exported.Unlock()
+	files := exported.files[dir]
+	if files == nil {
+		files = map[string]string{}
+		exported.files[dir] = files
+	}
+	var missing []string
+	for _, p := range paths {
+		if _, ok := files[p]; !ok {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) == 0 {
+		return files, nil
+	}
+	cmd := exec.Command("go", append([]string{"list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}"}, missing...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	var stderr bytes.Buffer
@@ -246,7 +271,6 @@ func exportData(dir string, paths []string) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("go list -export in %s: %v\n%s", dir, err, stderr.String())
 	}
-	files := map[string]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		if path, file, ok := strings.Cut(line, "\t"); ok && file != "" {
 			files[path] = file
