@@ -467,3 +467,25 @@ func TestGoSnippetMarkers(t *testing.T) {
 		t.Errorf("problems = %q, want %q", problems, want)
 	}
 }
+
+// A block with a package clause is compiled as the file it is, unused
+// variables included; a fragment of declarations is compiled at file level,
+// and one of statements in a function, where an unused variable is no
+// error.
+func TestGoSnippetsAreWrappedAsDocumented(t *testing.T) {
+	page := "```go\npackage main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println() }\n```\n" +
+		"```go\npackage main\n\nfunc main() { x := 1 }\n```\n" +
+		"```go\nfunc Second() time.Duration { return time.Second }\n```\n" +
+		"```go\nd := time.Second\n```\n" +
+		"```go\nfunc f() { return 1 }\n```\n"
+	snippets, problems := goSnippets("w.md", page)
+	if len(snippets) != 5 || len(problems) > 0 {
+		t.Fatalf("goSnippets: %d blocks, problems %v; want 5, none", len(snippets), problems)
+	}
+	failures := compileSnippets("..", snippets)
+	if len(failures) != 2 ||
+		!strings.HasPrefix(failures[0], "w.md:8: ") || !strings.Contains(failures[0], "w.md:11:") || !strings.Contains(failures[0], "declared and not used") ||
+		!strings.HasPrefix(failures[1], "w.md:19: ") || !strings.Contains(failures[1], "too many return values") {
+		t.Errorf("compileSnippets = %q, want the unused x of w.md:8's file (line 11) and w.md:19's return", failures)
+	}
+}
