@@ -366,6 +366,7 @@ func (s *Server) Reload() error {
 			s.warnRestartOnly(s.state.Load().cfg, cfg)
 			s.warnTrustAll(cfg)
 			s.warnUnknownKeys(s.state.Load().cfg, cfg)
+			s.warnLogRoom(s.state.Load().cfg, cfg)
 			for _, change := range stateChanges(s.state.Load().cfg.Policy, cfg.Policy, s.state.Load().cfg.Rules, cfg.Rules) {
 				s.log.Info("reload: " + change)
 			}

@@ -16,14 +16,18 @@ import (
 // A server started in a way that exposes it says so in its log: an admin
 // listener reachable beyond the host without TLS (its callers' tokens
 // cross the network in clear), and trusted_proxies that trust every peer
-// (any client then chooses its own address and identity headers). A
-// loopback admin listener and named proxies say nothing.
+// (any client then chooses its own address and identity headers); and a
+// memory store too small for its longest sliding log, whose client may be
+// refused for want of room before its limit. A loopback admin listener,
+// named proxies and a store large enough say nothing.
 func TestStartWarnsOfWhatExposesTheServer(t *testing.T) {
 	const exposed = `
 identity:
   trusted_proxies: [0.0.0.0/0]
 plans:
   free: {limits: [{name: per-minute, algorithm: fixed-window, quantity: 10, window: 1m}]}
+store: {type: memory, max_keys: 1000}
+rules: [{name: logins, match: {paths: [/login]}, limits: [{name: h, algorithm: sliding-window-log, quantity: 40, window: 1h}]}]
 admin:
   callers:
     - {name: ops, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [read]}
@@ -33,6 +37,8 @@ identity:
   trusted_proxies: [10.0.0.0/8]
 plans:
   free: {limits: [{name: per-minute, algorithm: fixed-window, quantity: 10, window: 1m}]}
+store: {type: memory, max_keys: 5120}
+rules: [{name: logins, match: {paths: [/login]}, limits: [{name: h, algorithm: sliding-window-log, quantity: 40, window: 1h}]}]
 admin:
   callers:
     - {name: ops, token_sha256: 4c5dc9b7708905f77f5e5d16316b5dfb425e68cb326dcd55a860e90a7707031e, scopes: [read]}
@@ -66,7 +72,7 @@ admin:
 		return logs.String()
 	}
 	logs := start(t, exposed, ":0")
-	for _, want := range []string{"admin listener is reachable beyond this host without TLS", "trusted_proxies trusts every peer"} {
+	for _, want := range []string{"admin listener is reachable beyond this host without TLS", "trusted_proxies trusts every peer", "store.max_keys (1000) is less than 128 times"} {
 		if !strings.Contains(logs, want) {
 			t.Errorf("the log lacks %q:\n%s", want, logs)
 		}

@@ -22,6 +22,15 @@ func (s *Server) warnExposure(cfg *config.Config, admin net.Addr) {
 	}
 	s.warnTrustAll(cfg)
 	s.warnUnknownKeys(nil, cfg)
+	s.warnLogRoom(nil, cfg)
+}
+
+// warnLogRoom logs cfg's config.Config.LogRoomWarning when old, the
+// configuration cfg replaces (nil at the start), did not warn the same.
+func (s *Server) warnLogRoom(old, cfg *config.Config) {
+	if msg := cfg.LogRoomWarning(); msg != "" && (old == nil || old.LogRoomWarning() != msg) {
+		s.log.Warn(msg)
+	}
 }
 
 // UnknownKeysWarning is what the server logs, and sluice check prints, of

@@ -13,7 +13,11 @@ import (
 func printStore(w io.Writer, cfg *config.Config) {
 	s := cfg.Store
 	if s.Type != "redis" {
-		fmt.Fprintf(w, "STORE  memory, at most %d keys\n", s.MaxKeys)
+		line := fmt.Sprintf("STORE  memory, at most %d keys", s.MaxKeys)
+		if msg := cfg.LogRoomWarning(); msg != "" {
+			line += "; WARNING: " + msg
+		}
+		fmt.Fprintln(w, line)
 		return
 	}
 	r := s.Redis
