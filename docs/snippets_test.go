@@ -262,7 +262,7 @@ func exportData(dir string, paths []string) (map[string]string, error) {
 	if len(missing) == 0 {
 		return files, nil
 	}
-	cmd := exec.Command("go", append([]string{"list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}"}, missing...)...)
+	cmd := exec.Command("go", append([]string{"list", "-race", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}"}, missing...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	var stderr bytes.Buffer
