@@ -230,16 +230,17 @@ func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 }
 
 // registerMemoryMetrics exports the counts of the in-process store m (none
-// when m is nil).
-func registerMemoryMetrics(reg *prometheus.Registry, m *memory.Store) {
+// when m is nil), and maxUnits, the bound m was built with
+// (memory.WithMaxKeys, config store.max_keys), beside what m holds toward it.
+func registerMemoryMetrics(reg *prometheus.Registry, m *memory.Store, maxUnits int) {
 	if m == nil {
 		return
 	}
-	reg.MustRegister(&memoryCollector{m: m, descs: [...]*prometheus.Desc{
+	reg.MustRegister(&memoryCollector{m: m, maxUnits: maxUnits, descs: [...]*prometheus.Desc{
 		prometheus.NewDesc("sluice_memory_keys",
 			"(key, limit) states the in-process store holds.", nil, nil),
 		prometheus.NewDesc("sluice_memory_evictions_total",
-			"Live states the in-process store dropped to make room for new keys, the least used first, never one that is refusing.", nil, nil),
+			"Live states the in-process store dropped to make room for new keys or a growing sliding log or concurrency limit, the least used first, never one that is refusing.", nil, nil),
 		prometheus.NewDesc("sluice_memory_expirations_total",
 			"States the in-process store forgot because they were back at full quota.", nil, nil),
 		prometheus.NewDesc("sluice_memory_clock_late_ticks_total",
@@ -247,11 +248,15 @@ func registerMemoryMetrics(reg *prometheus.Registry, m *memory.Store) {
 		prometheus.NewDesc("sluice_memory_clock_max_lag_seconds",
 			"The most any admission's time has lagged the exact time since start (refusals never lag).", nil, nil),
 		prometheus.NewDesc("sluice_memory_no_room_total",
-			"Checks of new keys refused because their shard was full of refusing states (raise store.max_keys).", nil, nil),
+			"Checks refused because their shard of the in-process store was full of refusing states: of new keys, or of a sliding log or concurrency limit that had to grow its array (raise store.max_keys).", nil, nil),
 		prometheus.NewDesc("sluice_memory_limits",
 			"Distinct limits (by name and algorithm) the in-process store knows; it keeps each while it runs.", nil, nil),
 		prometheus.NewDesc("sluice_memory_limits_refused_total",
 			"Calls the in-process store could not decide because they named a limit beyond the most it may know.", nil, nil),
+		prometheus.NewDesc("sluice_memory_units",
+			"What the in-process store holds toward store.max_keys: a unit per (key, limit) state, and one more per 8 entries of room in a sliding log's or concurrency limit's array.", nil, nil),
+		prometheus.NewDesc("sluice_memory_max_units",
+			"The units the in-process store may hold (store.max_keys at start): new keys and growing logs beyond it evict or are refused.", nil, nil),
 	}})
 }
 
@@ -259,10 +264,11 @@ func registerMemoryMetrics(reg *prometheus.Registry, m *memory.Store) {
 // scrape for all of its series (Stats counts the keys under every shard's
 // mutex). descs are, in order: keys, evictions, expirations, late ticks,
 // the clock's largest lag, refusals for room, limits known, calls refused
-// for naming one limit too many.
+// for naming one limit too many, units held, and maxUnits, the bound.
 type memoryCollector struct {
-	m     *memory.Store
-	descs [8]*prometheus.Desc
+	m        *memory.Store
+	maxUnits int
+	descs    [10]*prometheus.Desc
 }
 
 // Describe implements prometheus.Collector.
@@ -284,6 +290,8 @@ func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(d[5], prometheus.CounterValue, float64(st.NoRoom))
 	ch <- prometheus.MustNewConstMetric(d[6], prometheus.GaugeValue, float64(st.Limits))
 	ch <- prometheus.MustNewConstMetric(d[7], prometheus.CounterValue, float64(st.LimitsRefused))
+	ch <- prometheus.MustNewConstMetric(d[8], prometheus.GaugeValue, float64(st.Units))
+	ch <- prometheus.MustNewConstMetric(d[9], prometheus.GaugeValue, float64(max(c.maxUnits, 1)))
 }
 
 // registerStoreMetrics exports the counters of a remote store's wrappers:
