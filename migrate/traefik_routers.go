@@ -23,13 +23,22 @@ type traefikUse struct {
 	name                  string
 	rl                    *traefikRateLimit
 	everywhere, matchable bool
-	rule                  int // index in t.SluiceRules; -1: none
+	// scopes, when set, are the uses of the routers naming a middleware
+	// whose buckets Traefik's Redis storage shares (traefikShared), joined
+	// by hosts, methods and headers: one alternative of the rule each
+	// when they are several, else the rule's one match. Each scope's
+	// routers are its parts.
+	scopes []traefikUse
+	parts  []traefikUse
+	rule   int // index in t.SluiceRules; -1: none
 }
 
 // traefikShared merges the uses of the middleware name, whose buckets
 // Traefik keeps in Redis (one set for every router naming it), into one
-// on the union of their paths, when their hosts agree; otherwise each
-// router counts apart, which it reports.
+// use, one rule of one count: the routers of the same hosts, methods and
+// headers are a scope on the union of their paths, and the scopes, when
+// they are several, are the rule's alternatives. A router whose rule
+// cannot be read makes the rule match every request.
 func (t *Translation) traefikShared(name string, uses []traefikUse) []traefikUse {
 	var mine []traefikUse
 	rest := uses[:0:0]
@@ -47,30 +56,43 @@ func (t *Translation) traefikShared(name string, uses []traefikUse) []traefikUse
 		t.Instances, t.OnStoreError = 2, "local"
 	}
 	where := "middleware " + name + " redis"
-	for _, u := range mine[1:] {
-		if !u.matchable || !mine[0].matchable || !u.sameScope(&mine[0].traefikMatcher) {
-			t.differs(where, "Traefik's Redis storage shares one bucket set for every router naming the middleware; its routers match different hosts, methods or headers, which one rule cannot: each router counts apart here.")
-			return uses
-		}
-	}
-	merged := traefikUse{name: name, rl: mine[0].rl, matchable: mine[0].matchable}
-	merged.hosts, merged.methods, merged.headers = mine[0].hosts, mine[0].methods, mine[0].headers
+	merged := traefikUse{name: name, rl: mine[0].rl, matchable: true}
 	for _, u := range mine {
-		merged.everywhere = merged.everywhere || u.everywhere
+		if !u.matchable {
+			merged.everywhere, merged.matchable, merged.scopes = true, false, nil
+			t.same(where, "Traefik's Redis storage keeps one bucket set for every router naming the middleware, and router %s's rule is imported for every request: one rule on every request, on sluice's Redis store (set store.redis.addresses to your Redis and instances to your number of sluice instances).", u.router.name)
+			return append(rest, merged)
+		}
+		i := slices.IndexFunc(merged.scopes, func(s traefikUse) bool { return s.sameScope(&u.traefikMatcher) })
+		if i < 0 {
+			s := traefikUse{name: name, rl: u.rl, matchable: true}
+			s.hosts, s.methods, s.headers = u.hosts, u.methods, u.headers
+			merged.scopes, i = append(merged.scopes, s), len(merged.scopes)
+		}
+		s := &merged.scopes[i]
+		s.everywhere = s.everywhere || u.everywhere
+		s.parts = append(s.parts, u)
 		for _, p := range u.paths {
-			if !slices.Contains(merged.paths, p) {
-				merged.paths = append(merged.paths, p)
+			if !slices.Contains(s.paths, p) {
+				s.paths = append(s.paths, p)
 			}
 		}
 	}
-	t.same(where, "Traefik's Redis storage keeps one bucket set for every router naming the middleware: one rule on all their paths, on sluice's Redis store (set store.redis.addresses to your Redis and instances to your number of sluice instances).")
+	if len(merged.scopes) == 1 {
+		s := merged.scopes[0]
+		merged.traefikMatcher, merged.everywhere, merged.parts, merged.scopes = s.traefikMatcher, s.everywhere, s.parts, nil
+		t.same(where, "Traefik's Redis storage keeps one bucket set for every router naming the middleware: one rule on all their paths, on sluice's Redis store (set store.redis.addresses to your Redis and instances to your number of sluice instances).")
+		return append(rest, merged)
+	}
+	t.same(where, "Traefik's Redis storage keeps one bucket set for every router naming the middleware, and its routers match different hosts, methods or headers: one rule with an alternative for the routers of each (match: a list of %d), each matching their hosts, paths, methods and headers, one count across them, on sluice's Redis store (set store.redis.addresses to your Redis and instances to your number of sluice instances).", len(merged.scopes))
 	return append(rest, merged)
 }
 
 // traefikRules makes a rule of each router and rate-limiting middleware it
 // names, matching the router's hosts and paths, keyed by the middleware's
 // source; each router counts apart, as Traefik's in-memory limiter keeps a
-// bucket set per router. A file without routers makes a rule of each
+// bucket set per router, except the routers of a middleware kept in Redis,
+// which share one rule (traefikShared). A file without routers makes a rule of each
 // middleware, on every path. Routers without a rate-limiting middleware
 // under a limited router's prefix cost 0; a router's rules leave out the
 // limited routers below its paths on its hosts, as Traefik sends a request
@@ -165,6 +187,18 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 		if !u.matchable {
 			r.Hosts, r.Methods, r.Headers = nil, nil, nil
 		}
+		for _, sc := range u.scopes {
+			m := RuleMatch{Hosts: sc.hosts, Methods: sc.methods, Headers: sc.headers}
+			if !sc.everywhere {
+				m.Paths = sc.paths
+				if !everywhere {
+					for _, p := range sc.paths {
+						t.Costs[p] = 1
+					}
+				}
+			}
+			r.Any = append(r.Any, m)
+		}
 		period, err := traefikPeriod(u.rl.Period)
 		if err != nil {
 			return fmt.Errorf("middleware %s: %w", u.name, err)
@@ -182,20 +216,21 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 		t.SluiceRules = append(t.SluiceRules, r)
 	}
 	type pair struct {
-		rule int
-		to   *traefikRouter
+		rule, alt int
+		to        *traefikRouter
 	}
 	done := map[pair]bool{}
-	for _, a := range uses {
-		for _, b := range uses {
-			if a.rule < 0 || a.router == nil || b.router == nil || a.router == b.router || a.everywhere || b.everywhere ||
-				a.apart(&b.traefikMatcher) || done[pair{a.rule, b.router}] ||
+	places := traefikPlaces(uses)
+	for _, a := range places {
+		for _, b := range places {
+			if a.rule < 0 || a.router == nil || b.router == nil || a.router == b.router || a.rule == b.rule || a.everywhere || b.everywhere ||
+				a.apart(&b.traefikMatcher) || done[pair{a.rule, a.alt, b.router}] ||
 				!slices.ContainsFunc(b.paths, func(q string) bool { return slices.ContainsFunc(a.paths, func(p string) bool { return below(q, p) }) }) {
 				continue
 			}
-			done[pair{a.rule, b.router}] = true
+			done[pair{a.rule, a.alt, b.router}] = true
 			r := &t.SluiceRules[a.rule]
-			if a.sameScope(&b.traefikMatcher) && r.leaveOut(b.paths, a.paths) {
+			if a.sameScope(&b.traefikMatcher) && r.leaveOutAt(a.alt, b.paths, a.own) {
 				t.same("router "+b.router.name, "Traefik sends its requests to it alone (the longest rule wins); rule %s of router %s leaves its paths out (except_paths).", r.Name, a.router.name)
 			} else {
 				t.differs("router "+b.router.name, "Traefik sends its requests to it alone (the longest rule wins); rule %s of router %s matches them too and cannot leave them out (except_paths) for its hosts, methods or headers alone, or without leaving out a path of its own: they also count against it.", r.Name, a.router.name)
@@ -223,6 +258,40 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 		}
 	}
 	return nil
+}
+
+// traefikPlace is a router's use of a middleware in the rule of that use:
+// the router's matcher, the rule (an index in t.SluiceRules; -1: none),
+// its alternative (-1: the rule's own match) and the paths of that match.
+type traefikPlace struct {
+	traefikUse
+	alt int
+	own []string
+}
+
+// traefikPlaces returns the routers' places in the rules of uses: one per
+// use of a router, and one per router merged into a use (traefikShared).
+func traefikPlaces(uses []traefikUse) []traefikPlace {
+	var out []traefikPlace
+	for _, u := range uses {
+		switch {
+		case len(u.scopes) > 0:
+			for k, sc := range u.scopes {
+				for _, p := range sc.parts {
+					p.rule = u.rule
+					out = append(out, traefikPlace{p, k, sc.paths})
+				}
+			}
+		case len(u.parts) > 0:
+			for _, p := range u.parts {
+				p.rule = u.rule
+				out = append(out, traefikPlace{p, -1, u.paths})
+			}
+		default:
+			out = append(out, traefikPlace{u, -1, u.paths})
+		}
+	}
+	return out
 }
 
 // traefikMatcher is what a router rule matches: host names, ServeMux path

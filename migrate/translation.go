@@ -183,6 +183,21 @@ func (r *Rule) leaveOut(patterns, own []string) bool {
 	return true
 }
 
+// leaveOutAt is leaveOut on r's alternative alt (r.Any[alt]), or on r's
+// own match when alt is -1.
+func (r *Rule) leaveOutAt(alt int, patterns, own []string) bool {
+	if alt < 0 {
+		return r.leaveOut(patterns, own)
+	}
+	a := &r.Any[alt]
+	q := Rule{ExceptPaths: a.ExceptPaths}
+	if !q.leaveOut(patterns, own) {
+		return false
+	}
+	a.ExceptPaths = q.ExceptPaths
+	return true
+}
+
 // dropUnreached removes from each rule's ExceptPaths the patterns none of
 // its Paths reaches (routes.PathsOverlap): they leave nothing out, and
 // sluice refuses an except_paths pattern that leaves out nothing.
