@@ -111,7 +111,7 @@ func (a *APIAnalysis) storeYAML(b *strings.Builder) {
 	b.WriteString("store:\n")
 	fmt.Fprintf(b, "  type: %s\n", a.Store)
 	if a.Store == "memory" || a.OnStoreError == "local" {
-		maxKeysYAML(b, a.states())
+		maxKeysYAML(b, a.memoryNeed())
 	}
 	if a.Store == "redis" {
 		b.WriteString("  redis:\n")

@@ -169,7 +169,7 @@ func designWholeAPI(ctx context.Context, req APIRequirements) (*APIAnalysis, err
 		}
 	}
 	if a.Store == "memory" {
-		if err := memoryHolds(a.states()); err != nil {
+		if err := memoryHolds(a.memoryNeed()); err != nil {
 			return nil, fmt.Errorf("requirements: %w", err)
 		}
 	}
@@ -499,22 +499,23 @@ func (a *APIAnalysis) stateBytes() float64 {
 	return total
 }
 
-// states is how many states every limit of the design keeps at most, one
-// per client and limit (the memory store's max_keys counts states).
-func (a *APIAnalysis) states() int64 {
-	var total int64
+// memoryNeed is what every limit of the design keeps at most in a memory
+// store: a state per client and limit, the units they count toward
+// max_keys (a sliding log's room counts too), and the longest log.
+func (a *APIAnalysis) memoryNeed() storeNeed {
+	var n storeNeed
 	for _, p := range a.Plans {
 		for _, l := range p.Limits {
-			total += l.Analysis.Requirements.Keys
+			n.add(l.Analysis.Requirements.Keys, l.Rec())
 		}
 	}
 	for _, r := range a.Rules {
-		total += r.Limit.Analysis.Requirements.Keys
+		n.add(r.Limit.Analysis.Requirements.Keys, r.Limit.Rec())
 	}
 	if a.Global != nil {
-		total++
+		n.add(1, a.Global.Rec())
 	}
-	return total
+	return n
 }
 
 // costs collects the endpoints' costs and warns of traffic that the

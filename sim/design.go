@@ -280,7 +280,7 @@ func recommend(req Requirements, rt rate) (Recommendation, error) {
 		}
 	}
 	if rec.Store == "memory" {
-		if err := memoryHolds(req.Keys); err != nil {
+		if err := memoryHolds(needOf(req.Keys, rec)); err != nil {
 			return rec, err
 		}
 	}

@@ -16,7 +16,7 @@ func configYAML(req Requirements, rec Recommendation) string {
 	b.WriteString("store:\n")
 	fmt.Fprintf(&b, "  type: %s\n", rec.Store)
 	if rec.Store == "memory" || rec.Store == "redis" { // redis: its local fallback (on_store_error: local)
-		maxKeysYAML(&b, req.Keys)
+		maxKeysYAML(&b, needOf(req.Keys, rec))
 	}
 	if rec.Store == "redis" {
 		b.WriteString("  redis:\n")

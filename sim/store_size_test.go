@@ -39,10 +39,12 @@ func TestDesignMemoryStoreHasRoomAboveTheLiveClients(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, a.Config)
 	}
-	if want := 5_000_000; cfg.Store.MaxKeys < want {
-		t.Errorf("a whole API of 4,000,000 states: max_keys %d, want at least %d:\n%s", cfg.Store.MaxKeys, want, a.Config)
+	// 5/1s is a sliding log of 5, whose state counts 1 + 2×5/8 rounded up:
+	// 2,000,000 × 3 + 2,000,000 × 1 = 8,000,000 units.
+	if want := 10_000_000; cfg.Store.MaxKeys < want {
+		t.Errorf("a whole API of 4,000,000 states, 8,000,000 units: max_keys %d, want at least %d:\n%s", cfg.Store.MaxKeys, want, a.Config)
 	}
-	if !strings.Contains(a.Config, "max_keys: 5000000   #") {
+	if !strings.Contains(a.Config, "max_keys: 10000000   #") {
 		t.Errorf("max_keys is not written with the rule that sized it:\n%s", a.Config)
 	}
 }
@@ -112,4 +114,64 @@ func TestDesignRedisFallbackHasRoomForTheClients(t *testing.T) {
 	if strings.Contains(small.Config, "max_keys") {
 		t.Errorf("on_store_error: deny keeps no state in memory, yet max_keys is written:\n%s", small.Config)
 	}
+}
+
+// A sliding log's state counts toward max_keys one unit, and one more per
+// 8 entries of its array's room, up to twice the entries in its window: a
+// design whose memory store holds only clients × limits is full long
+// before its clients are. And a store below 128 times the longest log's
+// quantity may refuse that log's client for room before its limit does,
+// which config.Config.LogRoomWarning names: a designed config never
+// triggers it.
+func TestDesignMemoryStoreCountsTheRoomOfSlidingLogs(t *testing.T) {
+	parse := func(t *testing.T, text string) *config.Config {
+		t.Helper()
+		cfg, err := config.Parse("design.yaml", []byte(text))
+		if err != nil {
+			t.Fatalf("%v\n%s", err, text)
+		}
+		return cfg
+	}
+	t.Run("a log longer than the default's 128th", func(t *testing.T) {
+		a := design(t, Requirements{Rate: "10000/1h", Precision: PrecisionStrict, Keys: 100, Store: "memory", MaxArrivals: 5000})
+		if alg := a.Recommendation.Algorithm; alg != "sliding-window-log" {
+			t.Fatalf("recommended %s, want sliding-window-log:\n%s", alg, a.Config)
+		}
+		cfg := parse(t, a.Config)
+		if msg := cfg.LogRoomWarning(); msg != "" {
+			t.Errorf("max_keys %d: LogRoomWarning %q\n%s", cfg.Store.MaxKeys, msg, a.Config)
+		}
+	})
+	t.Run("many clients of a log", func(t *testing.T) {
+		// 10,000 clients × (1 + 2 × 1,000 / 8) = 2,510,000 units, and a quarter more.
+		a := design(t, Requirements{Rate: "1000/1m", Precision: PrecisionStrict, Keys: 10_000, Store: "memory", MaxArrivals: 5000})
+		if alg := a.Recommendation.Algorithm; alg != "sliding-window-log" {
+			t.Fatalf("recommended %s, want sliding-window-log:\n%s", alg, a.Config)
+		}
+		cfg := parse(t, a.Config)
+		if want := 3_137_500; cfg.Store.MaxKeys < want {
+			t.Errorf("10,000 logs of 1,000: max_keys %d, want at least %d\n%s", cfg.Store.MaxKeys, want, a.Config)
+		}
+		if msg := cfg.LogRoomWarning(); msg != "" {
+			t.Errorf("LogRoomWarning %q", msg)
+		}
+	})
+	t.Run("a whole API", func(t *testing.T) {
+		// 20,000 clients × (1 + 2 × 500 / 8) + 20,000 × 1 + the global
+		// log's 1 + 2 × 10,000 / 8 = 2,542,501 units, and a quarter more.
+		a := designAPI(t, "store: memory\ncapacity: 10000/1h\nprecision: strict\nplans:\n  - name: big\n    clients: 20000\n    limits: [{rate: 500/1m}, {rate: 5/1s, precision: loose}]\n")
+		if l := a.Plans[0].Limits; len(l) != 2 || l[0].Rec().Algorithm != "sliding-window-log" || l[0].Rec().Quantity != 500 || l[1].Rec().Algorithm == "sliding-window-log" {
+			t.Fatalf("plan big's limits are not a sliding log of 500 and another:\n%s", a.Config)
+		}
+		if a.Global == nil || a.Global.Rec().Algorithm != "sliding-window-log" {
+			t.Fatalf("the global limit is not a sliding log:\n%s", a.Config)
+		}
+		cfg := parse(t, a.Config)
+		if want := 3_178_127; cfg.Store.MaxKeys < want {
+			t.Errorf("max_keys %d, want at least %d\n%s", cfg.Store.MaxKeys, want, a.Config)
+		}
+		if msg := cfg.LogRoomWarning(); msg != "" {
+			t.Errorf("LogRoomWarning %q", msg)
+		}
+	})
 }
