@@ -163,6 +163,10 @@ type kongScope struct {
 	paths []string // nil: every request
 	// hosts and methods are those of its routes (nil: any).
 	hosts, methods []string
+	// groups, when set, are the alternatives of its rule (kongRoutesMatch):
+	// its routes' paths, hosts and methods, of which paths, hosts and
+	// methods are the union.
+	groups []kongMatch
 	// route: the plugin is a route's, which Kong runs on the requests the
 	// router gives that route.
 	route bool
@@ -280,7 +284,7 @@ func Kong(src, source string) (*Translation, error) {
 	// two plugins, even of the same configuration, count apart, as rules.
 	// A plugin with limit_by path counts one path apart: rules too.
 	main := scopes[0]
-	if len(scopes) > 1 || main.unauth || main.config.LimitBy == "path" || main.hosts != nil || main.methods != nil || main.name != "global" && main.config.LimitBy == "service" {
+	if len(scopes) > 1 || main.unauth || main.config.LimitBy == "path" || main.hosts != nil || main.methods != nil || main.groups != nil || main.name != "global" && main.config.LimitBy == "service" {
 		if err := t.kongRules(scopes, allPaths); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}

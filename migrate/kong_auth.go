@@ -129,7 +129,7 @@ func (t *Translation) kongAuthScopes(sc kongScope, rs []kongRoute, rws []string)
 			}
 		}
 		m := t.kongRoutesMatch(ms, s.where)
-		s.paths, s.hosts, s.methods = m.paths, m.hosts, m.methods
+		s.paths, s.hosts, s.methods, s.groups = m.paths, m.hosts, m.methods, m.groups
 		out = append(out, s)
 	}
 	return out
@@ -184,21 +184,27 @@ func (t *Translation) kongLeaveOutSiblings(scopes []kongScope, ruleAt []int) {
 				continue
 			}
 			r := &t.SluiceRules[ruleAt[i]]
-			var theirs []string
-			for _, q := range o.paths {
-				for _, pat := range kongPathPatterns(q) {
-					if slices.ContainsFunc(r.Paths, func(p string) bool { return below(pat, p) }) {
-						theirs = append(theirs, pat)
+			for k, a := range r.alternatives() {
+				alt := k
+				if len(r.Any) == 0 {
+					alt = -1
+				}
+				var theirs []string
+				for _, q := range o.paths {
+					for _, pat := range kongPathPatterns(q) {
+						if slices.ContainsFunc(a.Paths, func(p string) bool { return below(pat, p) }) {
+							theirs = append(theirs, pat)
+						}
 					}
 				}
-			}
-			if len(theirs) == 0 {
-				continue
-			}
-			if r.leaveOut(theirs, r.Paths) {
-				t.same(s.where, "Kong's router gives the requests on %s to the routes of the longest path: the rule leaves them out (except_paths), for the rule of the %s.", strings.Join(theirs, " "), o.where)
-			} else {
-				t.differs(s.where, "Kong's router gives the requests on %s to the routes of the longest path, of the %s; the rule cannot leave them out (except_paths) without leaving out a route below them that it covers: they also count against it.", strings.Join(theirs, " "), o.where)
+				if len(theirs) == 0 {
+					continue
+				}
+				if r.leaveOutAt(alt, theirs, a.Paths) {
+					t.same(s.where, "Kong's router gives the requests on %s to the routes of the longest path: the rule leaves them out (except_paths), for the rule of the %s.", strings.Join(theirs, " "), o.where)
+				} else {
+					t.differs(s.where, "Kong's router gives the requests on %s to the routes of the longest path, of the %s; the rule cannot leave them out (except_paths) without leaving out a route below them that it covers: they also count against it.", strings.Join(theirs, " "), o.where)
+				}
 			}
 		}
 	}

@@ -200,29 +200,35 @@ func (t *Translation) kongRouteMethods(r kongRoute, m kongMatch, where string) k
 	return m
 }
 
-// kongRoutesMatch joins the matches of a plugin's routes: exactly when
-// they list the same hosts and the same methods; else the rule matches any
-// host and any method one of them matches, on any of their paths, which
-// is reported.
+// kongRoutesMatch joins the matches of a plugin's routes: their paths,
+// and the hosts and methods any of them matches (nil: any). Where the
+// routes' hosts and methods joined with their paths are more than the
+// routes (kongRouteGroups parts them), groups are the alternatives of the
+// plugin's rule, each matching its routes' own hosts, paths and methods,
+// one count across them as Kong counts the plugin's requests.
 func (t *Translation) kongRoutesMatch(ms []kongMatch, where string) kongMatch {
 	var out kongMatch
-	same := true
 	for i, m := range ms {
 		out.paths = append(out.paths, m.paths...)
 		if i == 0 {
 			out.hosts, out.methods = slices.Clone(m.hosts), slices.Clone(m.methods)
 			continue
 		}
-		if !sameSet(m.hosts, ms[0].hosts) || !sameSet(m.methods, ms[0].methods) {
-			same = false
-		}
 		out.hosts, out.methods = unionOrAny(out.hosts, m.hosts), unionOrAny(out.methods, m.methods)
 	}
-	if !same {
-		t.differs(where, "its routes match different hosts or methods; one rule keeps the plugin's one count, so it matches every path of its routes on every host (%s) and method (%s) one of them matches: a request one route's host or method makes on another's path counts too.",
-			or(strings.Join(out.hosts, ", "), "any"), or(strings.Join(out.methods, ", "), "any"))
+	if gs := kongRouteGroups(ms); len(gs) > 1 {
+		out.groups = gs
+		t.same(where, "its routes match different hosts or methods: its rule has an alternative for each set of them (match: a list of %d), each matching its routes' own hosts, paths and methods, as Kong's routes do, and counts the plugin's requests on all of them together, as Kong does.", len(gs))
 	}
 	return out
+}
+
+// matches returns m's groups, or m as its one group.
+func (m kongMatch) matches() []kongMatch {
+	if len(m.groups) > 0 {
+		return m.groups
+	}
+	return []kongMatch{m}
 }
 
 // unionOrAny joins two lists of which an empty one stands for anything.

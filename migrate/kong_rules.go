@@ -31,19 +31,20 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 	ruleAt := make([]int, len(scopes)) // index in t.SluiceRules, -1: none
 	for i, s := range scopes {
 		ruleAt[i] = -1
-		r := Rule{Name: t.ruleName(s.name), Hosts: s.hosts, Methods: s.methods}
-		for _, p := range s.paths {
-			if !everywhere {
-				t.kongRouteCosts([]string{p})
-			}
-			for _, pat := range kongPathPatterns(p) {
-				if !slices.Contains(r.Paths, pat) {
-					r.Paths = append(r.Paths, pat)
-				}
-			}
+		if !everywhere {
+			t.kongRouteCosts(s.paths)
 		}
-		if s.paths != nil && len(r.Paths) == 0 {
+		alts := kongAlternatives(s)
+		if len(alts) == 0 {
 			continue // only regular expressions: reported above
+		}
+		r := Rule{Name: t.ruleName(s.name)}
+		if len(alts) == 1 {
+			r.Paths, r.Hosts, r.Methods = alts[0].Paths, alts[0].Hosts, alts[0].Methods
+		} else {
+			for _, a := range alts {
+				r.Any = append(r.Any, a.RuleMatch)
+			}
 		}
 		if err := t.kongRuleKey(s, &r); err != nil {
 			return err
@@ -66,48 +67,68 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 			continue
 		}
 		r := &t.SluiceRules[ruleAt[i]]
-		own := r.Paths
+		var global []string    // the global plugin's: the patterns of the routes it runs on
 		var ownRoutes []string // the global plugin's: the Kong paths of the routes it runs on
 		if s.paths == nil {    // the global plugin's: the routes no other plugin covers
-			own = nil
 			for _, p := range allPaths {
 				if !slices.ContainsFunc(scopes, func(o kongScope) bool { return o.config.advanced == s.config.advanced && slices.Contains(o.paths, p) }) {
-					own, ownRoutes = append(own, kongPathPatterns(p)...), append(ownRoutes, p)
+					global, ownRoutes = append(global, kongPathPatterns(p)...), append(ownRoutes, p)
 				}
 			}
 		}
+		// Each match of the rule (an alternative, or its own) meets each
+		// of another plugin's; a report made twice is made once.
+		said := map[Difference]bool{}
+		say := func(same bool, where, format string, args ...any) {
+			if d := (Difference{Where: where, Same: same, Text: fmt.Sprintf(format, args...)}); !said[d] {
+				said[d] = true
+				t.Differences = append(t.Differences, d)
+			}
+		}
+		alts := kongAlternatives(s)
 		for _, o := range scopes[i+1:] {
 			// A plugin gives way only to a more specific one of its own
 			// name: rate-limiting and rate-limiting-advanced both run.
-			if o.config.advanced != s.config.advanced {
+			if o.config.advanced != s.config.advanced || o.paths == nil {
 				continue
 			}
-			if o.paths == nil || s.paths != nil && !slices.ContainsFunc(o.paths, func(q string) bool {
-				return slices.ContainsFunc(s.paths, func(p string) bool { return q == p || below(q, strings.TrimSuffix(p, "/")+"/") })
-			}) || disjoint(o.hosts, o.methods, r.Hosts, r.Methods) {
-				continue
-			}
-			if s.route && o.route && !atLeastAsSpecific(o, s) {
-				// Kong's router prefers the route that matches more of a
-				// request (its hosts, its methods) where both match it.
-				t.differs(o.where, "Kong's router gives a request that both this route and route %s match to one of them; sluice's rules of both match it, and both count it.", s.name)
-				continue
-			}
-			if !covers(o.hosts, o.methods, r.Hosts, r.Methods) {
-				if s.paths != nil || kongTakenBy(ownRoutes, o.paths) {
-					t.differs(o.where, "Kong routes a request to one route, and runs the most specific rate-limiting plugin there; the rule of the %s also matches this plugin's paths on hosts or methods other than its routes', and leaving the paths out (except_paths) would leave those out too: its requests also count against that rule.", s.where)
-					continue
+			for k, a := range alts {
+				alt, own := k, a.Paths
+				if len(r.Any) == 0 {
+					alt = -1
 				}
-				t.same(o.where, "requests on its paths of other hosts or methods than its routes' match no route the %s runs on: Kong answers them 404 before any plugin, so the rule of the %s may leave the paths out on every host and method.", s.where, s.where)
-			}
-			var theirs []string
-			for _, p := range o.paths {
-				theirs = append(theirs, kongPathPatterns(p)...)
-			}
-			if r.leaveOut(theirs, own) {
-				t.same(o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s leaves them out (except_paths).", s.where)
-			} else {
-				t.differs(o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s matches them too, and cannot leave them out (except_paths) without leaving out a route below them that it covers: their requests also count against it.", s.where)
+				if s.paths == nil {
+					own = global
+				}
+				for _, om := range o.match().matches() {
+					if s.paths != nil && !slices.ContainsFunc(om.paths, func(q string) bool {
+						return slices.ContainsFunc(a.route.paths, func(p string) bool { return q == p || below(q, strings.TrimSuffix(p, "/")+"/") })
+					}) || disjoint(om.hosts, om.methods, a.Hosts, a.Methods) {
+						continue
+					}
+					if s.route && o.route && !atLeastAsSpecific(o, s) {
+						// Kong's router prefers the route that matches more of a
+						// request (its hosts, its methods) where both match it.
+						say(false, o.where, "Kong's router gives a request that both this route and route %s match to one of them; sluice's rules of both match it, and both count it.", s.name)
+						continue
+					}
+					if !covers(om.hosts, om.methods, a.Hosts, a.Methods) {
+						if s.paths != nil || kongTakenBy(ownRoutes, om.paths) {
+							say(false, o.where, "Kong routes a request to one route, and runs the most specific rate-limiting plugin there; the rule of the %s also matches this plugin's paths on hosts or methods other than its routes', and leaving the paths out (except_paths) would leave those out too: its requests also count against that rule.", s.where)
+							continue
+						}
+						say(true, o.where, "requests on its paths of other hosts or methods than its routes' match no route the %s runs on: Kong answers them 404 before any plugin, so the rule of the %s may leave the paths out on every host and method.", s.where, s.where)
+					}
+					var theirs []string
+					for _, p := range om.paths {
+						theirs = append(theirs, kongPathPatterns(p)...)
+					}
+					if r.leaveOutAt(alt, theirs, own) {
+						say(true, o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s leaves them out (except_paths).", s.where)
+					} else {
+						say(false, o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s matches them too, and cannot leave them out (except_paths) without leaving out a route below them that it covers: their requests also count against it.", s.where)
+					}
+				}
 			}
 		}
 	}
@@ -120,6 +141,43 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 		}
 	}
 	return nil
+}
+
+// kongAlt is a match of the rule of a plugin (an alternative of it, or
+// its own), and the Kong paths, hosts and methods of the routes it was
+// made of.
+type kongAlt struct {
+	RuleMatch
+	route kongMatch
+}
+
+// kongAlternatives returns the matches of the rule of s's plugin: one of
+// s's routes, or one per group of them (s.groups), each of the ServeMux
+// patterns of its paths (none, every path, for a global plugin's). A group
+// of regular-expression paths only, which a rule cannot match, has none.
+func kongAlternatives(s kongScope) []kongAlt {
+	var out []kongAlt
+	for _, g := range s.match().matches() {
+		a := kongAlt{RuleMatch{Hosts: g.hosts, Methods: g.methods}, g}
+		for _, p := range g.paths {
+			for _, pat := range kongPathPatterns(p) {
+				if !slices.Contains(a.Paths, pat) {
+					a.Paths = append(a.Paths, pat)
+				}
+			}
+		}
+		if s.paths != nil && len(a.Paths) == 0 {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// match returns what s's routes match: their paths, hosts and methods,
+// and their groups.
+func (s kongScope) match() kongMatch {
+	return kongMatch{paths: s.paths, hosts: s.hosts, methods: s.methods, groups: s.groups}
 }
 
 // kongTakenBy reports whether a route of Kong path routes (string
@@ -198,13 +256,34 @@ func (t *Translation) kongPathRule(s kongScope, at int) error {
 		return fmt.Errorf("%s: limit_by path: path %q cannot be a ServeMux pattern", s.where, p)
 	}
 	r := &t.SluiceRules[at]
-	if r.Paths != nil && !matchesAny(r.Paths, p) {
+	q := Rule{Name: t.ruleName(r.Name + "-path"), Paths: []string{pattern}, Key: []string{"rule"}, Limits: slices.Clone(r.Limits)}
+	switch {
+	case len(r.Any) > 0:
+		// The path on the hosts and methods of each alternative that
+		// reaches it.
+		var alts []RuleMatch
+		for k := range r.Any {
+			if a := &r.Any[k]; matchesAny(a.Paths, p) {
+				a.ExceptPaths = append(a.ExceptPaths, pattern)
+				alts = append(alts, RuleMatch{Paths: []string{pattern}, Hosts: a.Hosts, Methods: a.Methods})
+			}
+		}
+		switch len(alts) {
+		case 0:
+			t.differs(s.where+" limit_by path", "its path %s is on none of its routes: no request is counted by path.", p)
+			return nil
+		case 1:
+			q.Hosts, q.Methods = alts[0].Hosts, alts[0].Methods
+		default:
+			q.Paths, q.Any = nil, alts
+		}
+	case r.Paths != nil && !matchesAny(r.Paths, p):
 		t.differs(s.where+" limit_by path", "its path %s is on none of its routes: no request is counted by path.", p)
 		return nil
+	default:
+		r.ExceptPaths = append(r.ExceptPaths, pattern)
 	}
-	r.ExceptPaths = append(r.ExceptPaths, pattern)
-	t.SluiceRules = append(t.SluiceRules, Rule{Name: t.ruleName(r.Name + "-path"), Paths: []string{pattern}, Key: []string{"rule"},
-		Limits: slices.Clone(r.Limits)})
+	t.SluiceRules = append(t.SluiceRules, q)
 	t.same(s.where+" limit_by path", "requests on exactly %s count together, as Kong counts them by path: a rule of that path alone (key rule), which the address rule leaves out (except_paths).", p)
 	return nil
 }

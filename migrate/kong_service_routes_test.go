@@ -1,0 +1,48 @@
+package migrate_test
+
+import (
+	"testing"
+
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// TestImportedKongServicePluginAcrossHostsCountsOnce: a service's plugin
+// (3 a minute by address) over routes of different hosts and methods
+// (a.example/orders, b.example/billing, POST a.example/refunds) counts a
+// client once across them, as Kong does, and nothing else: a request one
+// route's host or method makes on another's path is web's route, which
+// has no plugin.
+func TestImportedKongServicePluginAcrossHostsCountsOnce(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+services:
+- name: shop
+  plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]
+  routes:
+  - {name: orders, hosts: [a.example], paths: [/orders]}
+  - {name: billing, hosts: [b.example], paths: [/billing]}
+  - {name: refunds, hosts: [a.example], paths: [/refunds], methods: [POST]}
+- name: web
+  routes: [{name: web, paths: [/]}]
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	expectRequests(t, serveImported(t, tr), []request{
+		{"GET", "a.example", "/orders", "192.0.2.1", 200},
+		{"GET", "b.example", "/billing/1", "192.0.2.1", 200},
+		{"POST", "a.example", "/refunds", "192.0.2.1", 200},
+		{"GET", "b.example", "/billing", "192.0.2.1", 429}, // 3 a minute across the routes
+		{"GET", "a.example", "/orders", "192.0.2.1", 429},
+		{"GET", "a.example", "/billing", "192.0.2.1", 200}, // web's
+		{"GET", "b.example", "/orders", "192.0.2.1", 200},  // web's
+		{"GET", "a.example", "/refunds", "192.0.2.1", 200}, // web's: refunds takes POST only
+		{"GET", "a.example", "/orders", "192.0.2.2", 200},
+	})
+	if len(tr.SluiceRules) != 1 {
+		t.Errorf("%d rules, want 1: %+v", len(tr.SluiceRules), tr.SluiceRules)
+	}
+	if reported(tr, "different hosts or methods") || !hasDifference(tr, true, "different hosts or methods") {
+		t.Errorf("the report does not say the rule matches each route's own hosts and methods, one count: %+v", tr.Differences)
+	}
+}
