@@ -46,3 +46,51 @@ services:
 		t.Errorf("the report does not say the rule matches each route's own hosts and methods, one count: %+v", tr.Differences)
 	}
 }
+
+// TestImportedKongServicePluginAlternativesLeaveOutAndCountByPath: the
+// alternatives of a service's plugin over routes of different hosts
+// (limit_by path /orders/x, 3 a minute) each give way to what Kong runs
+// instead: route special's own plugin (7 a minute) below a.example/orders,
+// and the requests on exactly /orders/x, counted together on a.example
+// only, the host of the route that path is on; b.example/orders/x is
+// web's route, under the global plugin alone.
+func TestImportedKongServicePluginAlternativesLeaveOutAndCountByPath(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+plugins:
+- name: rate-limiting
+  config: {minute: 100, limit_by: ip}
+services:
+- name: shop
+  plugins: [{name: rate-limiting, config: {minute: 3, limit_by: path, path: /orders/x}}]
+  routes:
+  - {name: orders, hosts: [a.example], paths: [/orders]}
+  - {name: billing, hosts: [b.example], paths: [/billing]}
+  - name: special
+    hosts: [a.example]
+    paths: [/orders/special]
+    plugins: [{name: rate-limiting, config: {minute: 7}}]
+- name: web
+  routes: [{name: web, paths: [/]}]
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	reqs := []request{
+		{"GET", "a.example", "/orders/1", "192.0.2.1", 200},
+		{"GET", "a.example", "/orders/2", "192.0.2.1", 200},
+		{"GET", "b.example", "/billing", "192.0.2.1", 200},
+		{"GET", "b.example", "/billing", "192.0.2.1", 429}, // 3 a minute by address, across the routes
+	}
+	for range 4 {
+		reqs = append(reqs, request{"GET", "a.example", "/orders/special/1", "192.0.2.1", 200}) // special's 7
+	}
+	reqs = append(reqs,
+		request{"GET", "a.example", "/orders/x", "192.0.2.2", 200},
+		request{"GET", "a.example", "/orders/x", "192.0.2.3", 200},
+		request{"GET", "a.example", "/orders/x", "192.0.2.4", 200},
+		request{"GET", "a.example", "/orders/x", "192.0.2.5", 429}, // /orders/x: 3 a minute together
+		request{"GET", "b.example", "/orders/x", "192.0.2.5", 200}, // web's: the global plugin's 100
+	)
+	expectRequests(t, serveImported(t, tr), reqs)
+}
