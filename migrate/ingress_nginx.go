@@ -235,43 +235,61 @@ func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i in
 		return nil, false, nil
 	}
 	r := Rule{Name: t.ruleName(strings.ReplaceAll(name, "/", "-")), Key: []string{"ip/32/128"}, Limits: limits}
-	everyHost, everyPath := false, false
+	// The Ingress's hosts ("": every host, for a place without one or of
+	// a host a rule cannot match), each with its paths (nil: every path),
+	// in the order met; then hosts of the same paths joined, one match of
+	// the rule each.
+	var hosts, paths []string
 	byHost := map[string][]string{}
 	everyOf := map[string]bool{} // hosts that serve every path
+	unmatched := map[string]bool{}
 	for _, p := range places[i] {
-		everyHost = everyHost || p.host == ""
-		everyPath = everyPath || p.patterns == nil
-		everyOf[p.host] = everyOf[p.host] || p.patterns == nil
-		if p.host != "" && !slices.Contains(r.Hosts, p.host) {
-			if !validHostName(p.host) {
-				t.differs(where, "the host %q is not a host name sluice's rules match (a wildcard): the rule matches every host.", p.host)
-				everyHost = true
+		h := p.host
+		if h != "" && !validHostName(h) {
+			if !unmatched[h] {
+				t.differs(where, "the host %q is not a host name sluice's rules match (a wildcard): the rule matches its paths on every host.", h)
+				unmatched[h] = true
 			}
-			r.Hosts = append(r.Hosts, p.host)
+			h = ""
 		}
+		if !slices.Contains(hosts, h) {
+			hosts = append(hosts, h)
+		}
+		everyOf[h] = everyOf[h] || p.patterns == nil
 		for _, q := range p.patterns {
-			if !slices.Contains(r.Paths, q) {
-				r.Paths = append(r.Paths, q)
+			if !slices.Contains(paths, q) {
+				paths = append(paths, q)
 			}
-			if !slices.Contains(byHost[p.host], q) {
-				byHost[p.host] = append(byHost[p.host], q)
+			if !slices.Contains(byHost[h], q) {
+				byHost[h] = append(byHost[h], q)
 			}
 		}
 	}
-	if everyHost {
-		r.Hosts = nil
+	var matches []RuleMatch
+	for _, h := range hosts {
+		m := RuleMatch{Paths: byHost[h]}
+		if everyOf[h] {
+			m.Paths = nil
+		}
+		k := slices.IndexFunc(matches, func(o RuleMatch) bool { return sameSet(o.Paths, m.Paths) && (o.Paths == nil) == (m.Paths == nil) })
+		switch {
+		case k < 0:
+			matches = append(matches, m)
+			k = len(matches) - 1
+		case len(matches[k].Hosts) == 0: // every host already
+			continue
+		}
+		if h == "" {
+			matches[k].Hosts = nil
+		} else {
+			matches[k].Hosts = append(matches[k].Hosts, h)
+		}
 	}
-	if everyPath {
-		r.Paths = nil
-	}
-	differ := false
-	for h := range byHost {
-		// A host of some paths beside one of every path, or beside
-		// one of other paths.
-		differ = differ || everyPath && !everyOf[h] || !everyPath && len(byHost) > 1 && len(byHost[h]) != len(r.Paths)
-	}
-	if differ {
-		t.differs(where, "its hosts serve different paths; the rule matches every path of the Ingress on every one of its hosts.")
+	if len(matches) == 1 {
+		r.Paths, r.Hosts = matches[0].Paths, matches[0].Hosts
+	} else {
+		r.Any = matches
+		t.same(where, "its hosts serve different paths: the rule has an alternative for the hosts of each set of paths (match: a list of %d), each matching those hosts' own paths, and one count across them, as ingress-nginx writes the Ingress's one zone into the locations of every host.", len(matches))
 	}
 	for _, p := range places[i] {
 		for _, q := range p.patterns {
@@ -279,7 +297,7 @@ func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i in
 				continue
 			}
 			switch {
-			case !slices.Contains(r.Paths, q+"/"):
+			case !slices.Contains(paths, q+"/"):
 			case p.prefix:
 				t.differs(where+" path "+q, "an ImplementationSpecific path is an nginx prefix location, which also matches %sx…; the rule's patterns %s and %s/ match the path and the paths below it only: those requests are not limited.", q, q, q)
 			default:
@@ -303,39 +321,48 @@ func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i in
 	return exempt, true, nil
 }
 
-// ingressLeaveOut leaves out of r the paths below its own that other
-// Ingresses serve on its hosts: nginx sends a request to one location, the
-// longest prefix, and applies that location's Ingress's limits only. An
-// Ingress without a host is nginx's default server, which serves only the
-// hosts no Ingress names.
+// ingressLeaveOut leaves out of each match of r (an alternative, or its
+// own) the paths below its own that other Ingresses serve on its hosts:
+// nginx sends a request to one location, the longest prefix, and applies
+// that location's Ingress's limits only. An Ingress without a host is
+// nginx's default server, which serves only the hosts no Ingress names.
 func (t *Translation) ingressLeaveOut(r *Rule, places [][]ingressPlace, i int, where string) {
 	named := false // another Ingress names a host
 	for j, ps := range places {
-		if j == i {
-			continue
+		named = named || j != i && slices.ContainsFunc(ps, func(p ingressPlace) bool { return p.host != "" })
+	}
+	everyHost := false // a match of r of every host
+	for k, a := range r.alternatives() {
+		alt := k
+		if len(r.Any) == 0 {
+			alt = -1
 		}
-		for _, p := range ps {
-			named = named || p.host != ""
-			sameServer := p.host == "" && len(r.Hosts) == 0 || p.host != "" && slices.Contains(r.Hosts, p.host)
-			if p.patterns == nil || !sameServer {
+		everyHost = everyHost || len(a.Hosts) == 0
+		for j, ps := range places {
+			if j == i {
 				continue
 			}
-			var inside []string
-			if r.Paths == nil {
-				inside = p.patterns
-			} else {
-				inside = belowAny(p.patterns, r.Paths)
-			}
-			if len(inside) == 0 {
-				continue
-			}
-			if !r.leaveOut(inside, r.Paths) {
-				t.differs(where, "another Ingress serves %s below its paths, whose location nginx prefers; sluice cannot leave it out of this rule: both count it.", strings.Join(inside, " "))
-				continue
+			for _, p := range ps {
+				sameServer := p.host == "" && len(a.Hosts) == 0 || p.host != "" && slices.Contains(a.Hosts, p.host)
+				if p.patterns == nil || !sameServer {
+					continue
+				}
+				var inside []string
+				if a.Paths == nil {
+					inside = p.patterns
+				} else {
+					inside = belowAny(p.patterns, a.Paths)
+				}
+				if len(inside) == 0 {
+					continue
+				}
+				if !r.leaveOutAt(alt, inside, a.Paths) {
+					t.differs(where, "another Ingress serves %s below its paths, whose location nginx prefers; sluice cannot leave it out of this rule: both count it.", strings.Join(inside, " "))
+				}
 			}
 		}
 	}
-	if named && len(r.Hosts) == 0 {
+	if named && everyHost {
 		t.differs(where, "without a host it is nginx's default server, for the hosts no Ingress names; sluice's rule matches every host, also those other Ingresses serve: add them to its match if they must not count here.")
 	}
 }
