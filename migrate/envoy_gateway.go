@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -95,6 +96,9 @@ type egRule struct {
 		Response *egCost `yaml:"response"`
 	} `yaml:"cost"`
 	ShadowMode bool `yaml:"shadowMode"`
+	// Shared (Envoy Gateway 1.3): one bucket across the policy's targets,
+	// where each route otherwise has its own.
+	Shared bool `yaml:"shared"`
 }
 
 // egCost is a rule's cost: a number, or dynamic metadata (the AI gateway's
@@ -283,19 +287,40 @@ func (t *Translation) egPolicy(p *egDoc, routes map[string]*egRoute) error {
 			continue
 		}
 		for i := range k.rules.Rules {
-			for _, ref := range targets {
-				name := fmt.Sprintf("%s-%d", p.Metadata.Name, i+1)
-				if sets > 1 {
-					name = fmt.Sprintf("%s-%s%d", p.Metadata.Name, k.tag, i+1)
+			base := fmt.Sprintf("%s-%d", p.Metadata.Name, i+1)
+			if sets > 1 {
+				base = fmt.Sprintf("%s-%s%d", p.Metadata.Name, k.tag, i+1)
+			}
+			routeOf := func(ref egRef) *egRoute {
+				if ref.Kind == "HTTPRoute" {
+					return routes[ref.Name]
 				}
+				return nil
+			}
+			if k.rules.Rules[i].Shared && !k.local && len(targets) > 1 {
+				var rs []*egRoute
+				for _, ref := range targets {
+					if rt := routeOf(ref); rt == nil || !slices.Contains(rs, rt) {
+						rs = append(rs, rt)
+					}
+				}
+				name := t.ruleName(base)
+				if err := t.egRule(name, &k.rules.Rules[i], rs, false); err != nil {
+					return fmt.Errorf("rule %d: %w", i+1, err)
+				}
+				if slices.Contains(rs, nil) {
+					t.same("rule "+name, "shared: true: Envoy Gateway keeps one bucket for the rule across the policy's %d targets, one of which is every request here: one rule of every request it selects, one count.", len(targets))
+				} else {
+					t.same("rule "+name, "shared: true: Envoy Gateway keeps one bucket for the rule across the policy's %d targets: one rule with an alternative per HTTPRoute (match: a list), each matching the route's hostnames and paths, one count across them.", len(targets))
+				}
+				continue
+			}
+			for _, ref := range targets {
+				name := base
 				if len(targets) > 1 {
 					name += "-" + ref.Name
 				}
-				var route *egRoute
-				if ref.Kind == "HTTPRoute" {
-					route = routes[ref.Name]
-				}
-				if err := t.egRule(t.ruleName(name), &k.rules.Rules[i], route, k.local); err != nil {
+				if err := t.egRule(t.ruleName(name), &k.rules.Rules[i], []*egRoute{routeOf(ref)}, k.local); err != nil {
 					return fmt.Errorf("rule %d: %w", i+1, err)
 				}
 			}
@@ -307,10 +332,11 @@ func (t *Translation) egPolicy(p *egDoc, routes map[string]*egRoute) error {
 	return nil
 }
 
-// egRule adds the sluice rule called name of one policy rule on route (nil:
-// every path). A rule whose clients sluice cannot select alike is not
-// imported, and reported.
-func (t *Translation) egRule(name string, r *egRule, route *egRoute, local bool) error {
+// egRule adds the sluice rule called name of one policy rule on routes
+// (a nil one: every path), an alternative of it for each where they are
+// several, one count across them. A rule whose clients sluice cannot
+// select alike is not imported, and reported.
+func (t *Translation) egRule(name string, r *egRule, routes []*egRoute, local bool) error {
 	where := "rule " + name
 	window, ok := egUnit(r.Limit.Unit)
 	if !ok {
@@ -320,8 +346,14 @@ func (t *Translation) egRule(name string, r *egRule, route *egRoute, local bool)
 		return fmt.Errorf("limit requests %d is out of range", r.Limit.Requests)
 	}
 	out := Rule{Name: name}
-	if route != nil {
-		out.Paths, out.Hosts = route.paths, route.hosts
+	switch {
+	case slices.Contains(routes, nil):
+	case len(routes) == 1:
+		out.Paths, out.Hosts = routes[0].paths, routes[0].hosts
+	default:
+		for _, rt := range routes {
+			out.Any = append(out.Any, RuleMatch{Paths: rt.paths, Hosts: rt.hosts})
+		}
 	}
 	var key []string
 	for _, sel := range r.ClientSelectors {
@@ -401,6 +433,12 @@ func (t *Translation) egRule(name string, r *egRule, route *egRoute, local bool)
 		if c.Response != nil {
 			t.differs(where, "Envoy Gateway charges a response cost after the answer (from %s), which may take the count past the limit. In sluice, give the rule the most a request may use as its cost and count: \"header:<Name>\" with the upstream reporting what it used in that header: the rest is refunded after the answer, and the limit is never passed (docs/rules.md).", or(c.Response.From, "a number"))
 		}
+	}
+	for j := range out.Any {
+		out.Any[j].Headers = out.Headers
+	}
+	if len(out.Any) > 0 {
+		out.Headers = nil
 	}
 	out.Limits = []Limit{l}
 	t.SluiceRules = append(t.SluiceRules, out)
