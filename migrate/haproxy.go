@@ -148,6 +148,9 @@ func HAProxy(src, source string) (*Translation, error) {
 			t.differs("backend "+p.sec.name, "no frontend sends requests to it (use_backend, default_backend): its rules are not imported.")
 			continue
 		}
+		start := len(t.SluiceRules)
+		var names []string // of the routes imported, each route's base name
+		var sizes []int    // how many rules each made
 		for k, r := range via {
 			var route []haproxyAtom
 			if r.cond == nil {
@@ -170,10 +173,13 @@ func HAProxy(src, source string) (*Translation, error) {
 				trackers = append(trackers, tr)
 			}
 			trackers = append(trackers, p.trackers...)
+			n := len(t.SluiceRules)
 			for _, d := range p.denies {
 				exempts = append(exempts, t.haproxyRules(name, d, p, trackers, route, tables)...)
 			}
+			names, sizes = append(names, name), append(sizes, len(t.SluiceRules)-n)
 		}
+		t.haproxyJoinRoutes(p.sec.name, start, names, sizes)
 	}
 	if len(t.SluiceRules) == 0 {
 		return nil, fmt.Errorf("%s: no rate limit sluice can import: HAProxy limits rates with a stick table storing http_req_rate, a track-sc action and an http-request deny (or tcp-request reject) comparing sc_http_req_rate with a number%s", source, notImported(t.Differences))
@@ -390,4 +396,47 @@ func notImported(ds []Difference) string {
 		}
 	}
 	return b.String()
+}
+
+// haproxyJoinRoutes joins the rules that backend's routes made,
+// t.SluiceRules[start:] (sizes[k] of them from route k, named after
+// names[k]): the backend's table counts a key once whichever use_backend
+// sent the request, so where each route made the same rules but for what
+// they match, rule j of every route becomes one rule of an alternative per
+// route, named after the backend. Rules that count otherwise (another
+// table, key or limit for some route) are left as they are.
+func (t *Translation) haproxyJoinRoutes(backend string, start int, names []string, sizes []int) {
+	if len(sizes) < 2 || sizes[0] == 0 || slices.ContainsFunc(sizes, func(n int) bool { return n != sizes[0] }) {
+		return
+	}
+	n, rules := sizes[0], t.SluiceRules[start:]
+	alike := func(a, b Rule) bool {
+		return slices.Equal(a.Key, b.Key) && a.HeaderFrom == b.HeaderFrom && a.Fallback == b.Fallback && slices.Equal(a.Plans, b.Plans) &&
+			(a.Cost == nil) == (b.Cost == nil) && (a.Cost == nil || *a.Cost == *b.Cost) && slices.Equal(a.Limits, b.Limits) && len(a.Any)+len(b.Any) == 0
+	}
+	for k := 1; k < len(sizes); k++ {
+		for j := range n {
+			if !alike(rules[j], rules[k*n+j]) {
+				return
+			}
+		}
+	}
+	joined := make([]Rule, n)
+	for j := range n {
+		q := rules[j]
+		q.Paths, q.Hosts, q.Methods, q.Headers, q.ExceptPaths, q.Any = nil, nil, nil, nil, nil, nil
+		for k := range sizes {
+			q.Any = append(q.Any, rules[k*n+j].alternatives()[0])
+		}
+		if rest, ok := strings.CutPrefix(q.Name, names[0]); ok {
+			q.Name = backend + rest
+		}
+		joined[j] = q
+	}
+	t.SluiceRules = t.SluiceRules[:start]
+	for _, q := range joined {
+		q.Name = t.ruleName(q.Name)
+		t.SluiceRules = append(t.SluiceRules, q)
+	}
+	t.same("backend "+backend, "%d use_backend lines send requests to it, and its table counts a key once whichever sent it: each of its rules has an alternative per route (match: a list), one count across them.", len(sizes))
 }
