@@ -182,7 +182,7 @@ func smoothing(req Requirements, q int64) bool { return req.Burst > 0 && req.Bur
 func recommend(req Requirements, rt rate) (Recommendation, error) {
 	q, w := rt.q, rt.w
 	rec := Recommendation{Quantity: q, Window: Duration(w)}
-	logBytes := float64(req.Keys) * float64(q) * 16
+	logBytes := stateEstimate(Recommendation{Algorithm: "sliding-window-log", Quantity: q}, req)
 	// The exact log is chosen while it stays small: strict precision
 	// tolerates more memory for it than approximate precision.
 	maxEntries, maxBytes := int64(10_000), float64(1<<30)
@@ -352,7 +352,11 @@ func stateEstimate(rec Recommendation, req Requirements) float64 {
 	case "sliding-window-counter":
 		per = 24 + keyOverhead
 	case "sliding-window-log":
-		per = 16*float64(rec.Quantity) + keyOverhead
+		// An entry per admission in the window, Quantity at the limit: 16
+		// bytes each in an array the memory store keeps at up to twice
+		// the entries, beside a state of about twice a counter's
+		// bookkeeping; Redis's sorted set holds about 30 bytes an entry.
+		per = 32*float64(rec.Quantity) + 2*keyOverhead
 	}
 	return per * float64(req.Keys)
 }

@@ -34,7 +34,7 @@ func TestDesignMemoryStoreHasRoomAboveTheLiveClients(t *testing.T) {
 			}
 		})
 	}
-	a := designAPI(t, "store: memory\nplans:\n  - name: big\n    clients: 2000000\n    limits: [{rate: 5/1s}, {rate: 2000/1d, precision: loose}]\n")
+	a := designAPI(t, "store: memory\nplans:\n  - name: big\n    clients: 2000000\n    limits: [{rate: 5/1s, precision: strict}, {rate: 2000/1d, precision: loose}]\n")
 	cfg, err := config.Parse("api.yaml", []byte(a.Config))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, a.Config)
