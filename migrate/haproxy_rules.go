@@ -2,6 +2,7 @@ package migrate
 
 import (
 	"fmt"
+	"math/bits"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -304,6 +305,7 @@ func (t *Translation) haproxyKey(r *Rule, tr haproxyTrack, tb *haproxyTable, whe
 // for a condition sluice cannot match.
 func (t *Translation) haproxyMatch(r *Rule, atoms []haproxyAtom, where string) ([]string, bool) {
 	var exempt []string
+	anyCase := "" // the header whose value is matched in any case
 	fail := func(format string, args ...any) ([]string, bool) {
 		t.differs(where, "not imported: "+format, args...)
 		return nil, false
@@ -378,9 +380,13 @@ func (t *Translation) haproxyMatch(r *Rule, atoms []haproxyAtom, where string) (
 			if other == values[0] {
 				other = strings.ToLower(values[0])
 			}
-			if other != values[0] && slices.ContainsFunc(at.defs, func(d haproxyACL) bool { return d.icase }) {
-				t.differs(where+" header", "%s -i %s matches %s's value in any case (%s too), so HAProxy refuses every spelling over the limit; sluice's rules match a header's value only as written (they have no match in any case), so a request whose %s is %s or another spelling but %s is neither counted nor refused by this rule: a client escapes the limit by changing the case. Have the clients, or a proxy in front of sluice, send one spelling. A rule for each other spelling would count each spelling apart, a client that mixes them getting the limit once for each.",
-					fetch, values[0], h, other, h, other, values[0])
+			switch {
+			case other == values[0] || !slices.ContainsFunc(at.defs, func(d haproxyACL) bool { return d.icase }):
+			case spellings(values[0]) != nil:
+				anyCase = h
+			default:
+				t.differs(where+" header", "%s -i %s matches %s's value in any case (%s too), so HAProxy refuses every spelling over the limit; sluice's rules match a header's value only as written (they have no match in any case), so a request whose %s is %s or another spelling but %s is neither counted nor refused by this rule: a client escapes the limit by changing the case. Have the clients, or a proxy in front of sluice, send one spelling. A rule with an alternative per spelling would count them all once, but %s has more spellings than the %d alternatives the import writes (a value of at most %d letters).",
+					fetch, values[0], h, other, h, other, values[0], values[0], maxSpellings, bits.Len(maxSpellings)-1)
 			}
 		case fetch == "src" && at.neg && len(values) > 0:
 			for _, v := range values {
@@ -401,7 +407,51 @@ func (t *Translation) haproxyMatch(r *Rule, atoms []haproxyAtom, where string) (
 			return fail("sluice's rules match paths (path, path_beg), methods, the Host, one header's value and headers present (-m found); the condition %s is none of them.", strings.Join(append(words, values...), " "))
 		}
 	}
+	if anyCase != "" {
+		i := slices.IndexFunc(r.Headers, func(m HeaderMatch) bool { return m.Name == anyCase })
+		value := r.Headers[i].Value
+		for _, v := range spellings(value) {
+			hs := slices.Clone(r.Headers)
+			hs[i].Value = v
+			r.Any = append(r.Any, RuleMatch{Paths: r.Paths, Hosts: r.Hosts, Methods: r.Methods, Headers: hs, ExceptPaths: r.ExceptPaths})
+		}
+		r.Paths, r.Hosts, r.Methods, r.Headers, r.ExceptPaths = nil, nil, nil, nil, nil
+		t.same(where+" header", "-i %s matches %s's value in any case: the rule has an alternative for each of its %d spellings (match: a list), one count across them, as HAProxy counts every spelling together.", value, anyCase, len(r.Any))
+	}
 	return exempt, true
+}
+
+// maxSpellings is the most spellings of a header value matched in any
+// case that a rule has an alternative for: 2^n for a value of n letters.
+const maxSpellings = 64
+
+// spellings returns every spelling of v in ASCII upper and lower case, as
+// HAProxy's -i matches it, v first; nil when they are more than
+// maxSpellings.
+func spellings(v string) []string {
+	out := []string{""}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		lower, upper := c|0x20, c&^0x20
+		if lower < 'a' || lower > 'z' {
+			for k := range out {
+				out[k] += string(c)
+			}
+			continue
+		}
+		if 2*len(out) > maxSpellings {
+			return nil
+		}
+		other := lower
+		if c == lower {
+			other = upper
+		}
+		for k, n := 0, len(out); k < n; k++ {
+			out = append(out, out[k]+string(other))
+			out[k] += string(c)
+		}
+	}
+	return out
 }
 
 // haproxyPaths narrows r's paths to patterns (both must hold), or,
