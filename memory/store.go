@@ -69,6 +69,11 @@ type Stats struct {
 	// Keys, and one per 8 entries of room in its sliding logs' and
 	// concurrency limits' arrays.
 	Units int
+	// MaxUnits is the bound the store keeps Units within: each shard's
+	// share of WithMaxKeys' n (n divided by the shard count, rounded
+	// down) times the shard count, so at most n and, full, at least 15/16
+	// of it (a call may take a shard above its share: see WithMaxKeys).
+	MaxUnits int
 	// Evictions counts states dropped, with some of their capacity used, to
 	// make room for new keys: each one hands its key back what it had used
 	// (never a state that was refusing: see Store). A state is evicted
@@ -160,6 +165,7 @@ func (s *Store) Stats() Stats {
 		return Stats{}
 	}
 	st := Stats{
+		MaxUnits:       s.perShard * len(s.shards),
 		Evictions:      s.evictions.Load(),
 		Expirations:    s.expirations.Load(),
 		NoRoom:         s.noRoom.Load(),

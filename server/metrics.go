@@ -230,13 +230,13 @@ func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 }
 
 // registerMemoryMetrics exports the counts of the in-process store m (none
-// when m is nil), and maxUnits, the bound m was built with
+// when m is nil), its bound among them
 // (memory.WithMaxKeys, config store.max_keys), beside what m holds toward it.
-func registerMemoryMetrics(reg *prometheus.Registry, m *memory.Store, maxUnits int) {
+func registerMemoryMetrics(reg *prometheus.Registry, m *memory.Store) {
 	if m == nil {
 		return
 	}
-	reg.MustRegister(&memoryCollector{m: m, maxUnits: maxUnits, descs: [...]*prometheus.Desc{
+	reg.MustRegister(&memoryCollector{m: m, descs: [...]*prometheus.Desc{
 		prometheus.NewDesc("sluice_memory_keys",
 			"(key, limit) states the in-process store holds.", nil, nil),
 		prometheus.NewDesc("sluice_memory_evictions_total",
@@ -264,11 +264,10 @@ func registerMemoryMetrics(reg *prometheus.Registry, m *memory.Store, maxUnits i
 // scrape for all of its series (Stats counts the keys under every shard's
 // mutex). descs are, in order: keys, evictions, expirations, late ticks,
 // the clock's largest lag, refusals for room, limits known, calls refused
-// for naming one limit too many, units held, and maxUnits, the bound.
+// for naming one limit too many, units held, and their bound.
 type memoryCollector struct {
-	m        *memory.Store
-	maxUnits int
-	descs    [10]*prometheus.Desc
+	m     *memory.Store
+	descs [10]*prometheus.Desc
 }
 
 // Describe implements prometheus.Collector.
@@ -291,7 +290,7 @@ func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(d[6], prometheus.GaugeValue, float64(st.Limits))
 	ch <- prometheus.MustNewConstMetric(d[7], prometheus.CounterValue, float64(st.LimitsRefused))
 	ch <- prometheus.MustNewConstMetric(d[8], prometheus.GaugeValue, float64(st.Units))
-	ch <- prometheus.MustNewConstMetric(d[9], prometheus.GaugeValue, float64(max(c.maxUnits, 1)))
+	ch <- prometheus.MustNewConstMetric(d[9], prometheus.GaugeValue, float64(st.MaxUnits))
 }
 
 // registerStoreMetrics exports the counters of a remote store's wrappers:

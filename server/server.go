@@ -107,8 +107,8 @@ type Options struct {
 	Leases *redis.Leased
 	// Memory, when set, is the in-process store (the store itself on
 	// memory, the failover's local store on Redis): its counts of keys,
-	// units, evictions and expirations and its clock's lag become metrics,
-	// with Config's store.max_keys as its bound (OpenStore builds it so).
+	// units and their bound, evictions and expirations and its clock's lag
+	// become metrics.
 	Memory *memory.Store
 }
 
@@ -251,7 +251,7 @@ func New(opts Options) (*Server, error) {
 	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit, &s.storeErrors)
 	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses, opts.StoreUnrefunded)
 	registerLeaseMetrics(opts.Registry, opts.Leases)
-	registerMemoryMetrics(opts.Registry, opts.Memory, opts.Config.Store.MaxKeys)
+	registerMemoryMetrics(opts.Registry, opts.Memory)
 	opts.Registry.MustRegister(newGlobalRemaining(s), newCertExpiry(s), newLoadSignals(s))
 	s.stats = newStats(opts.Clock, s.dashboardSample)
 	g := opts.Config.Designer
