@@ -94,3 +94,43 @@ services:
 	)
 	expectRequests(t, serveImported(t, tr), reqs)
 }
+
+// TestImportedKongServicePluginSplitByAuthenticationKeepsEachRoutesHost:
+// a service's plugin (3 a minute by consumer) over routes of two hosts
+// with key-auth, and a route without it below one of them
+// (a.example/orders/public), is two rules: the authenticated routes' of an
+// alternative per host, one count of a key across them, which leaves the
+// public route out on a.example only; the public route's, by address.
+// b.example/orders/x is no route's.
+func TestImportedKongServicePluginSplitByAuthenticationKeepsEachRoutesHost(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+services:
+- name: shop
+  plugins: [{name: rate-limiting, config: {minute: 3}}]
+  routes:
+  - {name: orders, hosts: [a.example], paths: [/orders], plugins: [{name: key-auth}]}
+  - {name: billing, hosts: [b.example], paths: [/billing], plugins: [{name: key-auth}]}
+  - {name: public, hosts: [a.example], paths: [/orders/public]}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	h := serveImported(t, tr)
+	for i, c := range []struct {
+		host, path, addr string
+		want             int
+	}{
+		{"a.example", "/orders/1", "192.0.2.1", 200},
+		{"b.example", "/billing", "192.0.2.2", 200},
+		{"a.example", "/orders/2", "192.0.2.3", 200},
+		{"b.example", "/billing", "192.0.2.4", 429}, // the key's 3 across the hosts
+		{"a.example", "/orders/public/x", "192.0.2.5", 200},
+		{"a.example", "/orders/public/x", "192.0.2.5", 200}, // the public route's, by address
+		{"b.example", "/orders/x", "192.0.2.6", 200},        // no route's
+	} {
+		if got := sendKeyTo(h, c.host, c.path, "alice-key", c.addr); got != c.want {
+			t.Errorf("request %d, %s%s from %s with alice's key: %d, want %d", i, c.host, c.path, c.addr, got, c.want)
+		}
+	}
+}
