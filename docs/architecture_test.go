@@ -1,6 +1,8 @@
-// Package docs holds the project's documentation; its tests hold
-// architecture.md's table of who may import whom, and README's promise that
-// the library leaves the process alone, to the code.
+// Package docs holds the project's documentation; its tests hold it to the
+// code: architecture.md's tree and table of who may import whom,
+// RELIABILITY.md's list of fuzz targets, the guides' configurations, Go
+// blocks and links, and README's promise that the library leaves the
+// process alone.
 package docs_test
 
 import (
