@@ -13,7 +13,7 @@ import (
 func printStore(w io.Writer, cfg *config.Config) {
 	s := cfg.Store
 	if s.Type != "redis" {
-		line := fmt.Sprintf("STORE  memory, at most %d keys", s.MaxKeys)
+		line := fmt.Sprintf("STORE  memory, max_keys %d: a state each, a sliding log or concurrency limit 1 more per 8 entries of room", s.MaxKeys)
 		if msg := cfg.LogRoomWarning(); msg != "" {
 			line += "; WARNING: " + msg
 		}

@@ -74,10 +74,10 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "pw32"), []byte("a-secret-of-32-bytes-or-more-here\n"), 0o600)
 	plans := "plans:\n  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}, {name: w, algorithm: fixed-window, quantity: 10, window: month}]}\n"
 	for _, tc := range []struct{ store, want, secret string }{
-		{"store: {type: memory, max_keys: 5000}\n", "STORE  memory, at most 5000 keys\n", ""},
+		{"store: {type: memory, max_keys: 5000}\n", "STORE  memory, max_keys 5000: a state each, a sliding log or concurrency limit 1 more per 8 entries of room\n", ""},
 		// A log whose client may be refused for want of room before its limit.
 		{"store: {type: memory, max_keys: 5000}\nrules: [{name: logins, match: {paths: [/login]}, limits: [{name: h, algorithm: sliding-window-log, quantity: 40, window: 1h}]}]\n",
-			"STORE  memory, at most 5000 keys; WARNING: store.max_keys (5000) is less than 128 times the quantity of the longest sliding log or concurrency limit, h of rule logins (40):", ""},
+			"STORE  memory, max_keys 5000: a state each, a sliding log or concurrency limit 1 more per 8 entries of room; WARNING: store.max_keys (5000) is less than 128 times the quantity of the longest sliding log or concurrency limit, h of rule logins (40):", ""},
 		{"proxy_protocol: [10.0.0.0/8, 192.0.2.7]\n", "plain, PROXY header from 10.0.0.0/8 192.0.2.7/32", ""},
 		{"", "UPSTREAM  none: the demo upstream answers\n", ""},
 		{"", "IDENTITY  API key in Authorization, X-Api-Key (unlisted: by address) > address (IPv4 /32, IPv6 /64)\n", ""},
