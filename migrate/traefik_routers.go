@@ -91,12 +91,13 @@ func (t *Translation) traefikShared(name string, uses []traefikUse) []traefikUse
 // traefikRules makes a rule of each router and rate-limiting middleware it
 // names, matching the router's hosts and paths, keyed by the middleware's
 // source; each router counts apart, as Traefik's in-memory limiter keeps a
-// bucket set per router, except the routers of a middleware kept in Redis,
-// which share one rule (traefikShared). A file without routers makes a rule of each
-// middleware, on every path. Routers without a rate-limiting middleware
-// under a limited router's prefix cost 0; a router's rules leave out the
-// limited routers below its paths on its hosts, as Traefik sends a request
-// to one router, the longest rule.
+// bucket set per router, except the routers of a middleware kept in
+// Redis, which share one rule (traefikShared). A file without routers
+// makes a rule of each middleware, on every path. Routers without a
+// rate-limiting middleware under a limited router's prefix cost 0; a
+// router's rules (each match of them) leave out the limited routers below
+// its paths on its hosts, as Traefik sends a request to one router, the
+// longest rule.
 func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRouter) error {
 	t.Costs = map[string]int64{}
 	var uses []traefikUse
