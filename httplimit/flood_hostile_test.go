@@ -45,10 +45,10 @@ func (d *discard) WriteHeader(status int)      { d.status = status }
 // on a busy 2-core machine.
 const floodRequests = 300_000
 
-// A million requests, each from a client never seen before — a third with
+// floodRequests requests, each from a client never seen before — a third with
 // a fresh API key, a third from a fresh IPv4 address, a third from a fresh
 // IPv6 /64 — go through the middleware on the store the server opens for
-// store.max_keys 10000 (two limits per client, so two million states): the
+// store.max_keys 10000 (two limits per client, so twice as many states): the
 // store never holds more than 10,000 states, the heap does not grow with
 // the flood, and every request is admitted (each client is new).
 func TestKeyFloodStaysWithinMaxKeys(t *testing.T) {

@@ -106,7 +106,7 @@ func TestRuleAlternativesValidate(t *testing.T) {
 		}, Key: []string{"path:tenant"}, Limits: limits}, `Rules[0].Key[0]: "path:tenant": path "/u/{user}" has no wildcard {tenant}`},
 		{"a wildcard of an alternative without paths", httplimit.Rule{Name: "r", Any: []httplimit.Match{
 			{Paths: []string{"/t/{tenant}"}}, {Hosts: []string{"b.example"}},
-		}, Key: []string{"path:tenant"}, Limits: limits}, `Rules[0].Key[0]: "path:tenant": Any[1] has no paths to take wildcard "tenant" from`},
+		}, Key: []string{"path:tenant"}, Limits: limits}, `Rules[0].Key[0]: "path:tenant": alternative 2 of 2 has no paths to take wildcard "tenant" from`},
 		{"a bad path of an alternative", httplimit.Rule{Name: "r", Any: []httplimit.Match{
 			{Paths: []string{"/a"}}, {Paths: []string{"b"}},
 		}, Limits: limits}, `Rules[0].Any[1].Paths[0]: "b": a path pattern starts with "/"`},

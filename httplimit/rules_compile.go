@@ -229,7 +229,7 @@ func parseKeyPart(s string, o *Options, alts [][]pathPattern) (keyPart, error) {
 				if len(alts) == 1 {
 					return kp, fmt.Errorf("%q: the rule has no paths to take wildcard %q from", s, name)
 				}
-				return kp, fmt.Errorf("%q: Any[%d] has no paths to take wildcard %q from", s, i, name)
+				return kp, fmt.Errorf("%q: alternative %d of %d has no paths to take wildcard %q from", s, i+1, len(alts), name)
 			}
 			for _, p := range paths {
 				k := p.wildIndex(name)

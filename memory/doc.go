@@ -1,6 +1,6 @@
-// Package memory is sluice's in-process Store: sharded, bounded in the number
-// of states it holds, and free of allocations when it decides for a key it
-// already holds.
+// Package memory is sluice's in-process Store: sharded, bounded in the
+// memory its states hold (see WithMaxKeys), and free of allocations when it
+// decides for a key it already holds.
 //
 // # Keys and states
 //

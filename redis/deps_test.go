@@ -7,8 +7,9 @@ import (
 )
 
 // redis imports, of this module, the root and the three stores Open
-// composes, which import nothing of the module but the root: no import
-// cycle can pass through redis (docs/architecture.md).
+// composes, which import nothing of the module but the root and its
+// algorithm kernels (internal/algo): no import cycle can pass through
+// redis (docs/architecture.md).
 func TestImportsOnlyTheRootAndTheStoresOpenComposes(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
