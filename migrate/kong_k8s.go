@@ -39,6 +39,7 @@ type k8sObject struct {
 	// Ingress.
 	Spec struct {
 		Rules []struct {
+			Host string `yaml:"host"`
 			HTTP *struct {
 				Paths []struct {
 					Path     string `yaml:"path"`
@@ -65,7 +66,8 @@ func isKongK8s(src string) bool { return strings.Contains(src, kongAPIGroup) }
 // resources in src: a KongClusterPlugin labelled global: "true" is a
 // global plugin; the plugins an Ingress's konghq.com/plugins annotation
 // names (KongPlugins of its namespace, else KongClusterPlugins) apply to a
-// route of its paths to each backend Service, and those a Service's
+// route of each backend Service and host of it (its paths to that Service
+// on that host; every host for a rule without one), and those a Service's
 // annotation names to that Service's routes; a KongConsumer's apply to it,
 // with the key-auth keys of the Secrets it lists, when the file holds them,
 // and a KongConsumerGroup's to the consumers that name it.
@@ -124,8 +126,12 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 		}
 		ns, where := o.namespace(), "Ingress "+o.namespace()+"/"+o.Metadata.Name
 		own := resolve(ns, splitNames(o.Metadata.Annotations[kongPluginsAnnotation]), where)
-		byService := map[string][]string{}
-		var order, segmented []string
+		// The controller writes a route per backend Service and host of
+		// the Ingress ("": none, every host), of that host's paths to the
+		// Service.
+		type routeKey struct{ svc, host string }
+		byRoute, segmented := map[routeKey][]string{}, map[routeKey][]string{}
+		var order []routeKey
 		for _, r := range o.Spec.Rules {
 			if r.HTTP == nil {
 				continue
@@ -135,25 +141,30 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 				switch p.PathType {
 				case "Exact":
 					path = "~" + path + "$" // as the controller writes it: a regular expression
-				case "Prefix":
-					segmented = append(segmented, path)
 				}
-				svc := ns + "/" + p.Backend.Service.Name
-				if _, ok := byService[svc]; !ok {
-					order = append(order, svc)
+				k := routeKey{ns + "/" + p.Backend.Service.Name, r.Host}
+				if p.PathType == "Prefix" {
+					segmented[k] = append(segmented[k], path)
 				}
-				byService[svc] = append(byService[svc], path)
+				if _, ok := byRoute[k]; !ok {
+					order = append(order, k)
+				}
+				byRoute[k] = append(byRoute[k], path)
 			}
 		}
-		for _, svc := range order {
-			at, ok := serviceAt[svc]
+		for _, k := range order {
+			at, ok := serviceAt[k.svc]
 			if !ok {
 				at = len(f.Services)
-				serviceAt[svc] = at
-				f.Services = append(f.Services, kongService{Name: strings.ReplaceAll(svc, "/", "."), Plugins: resolve(ns, services[svc], "Service "+svc)})
+				serviceAt[k.svc] = at
+				f.Services = append(f.Services, kongService{Name: strings.ReplaceAll(k.svc, "/", "."), Plugins: resolve(ns, services[k.svc], "Service "+k.svc)})
 			}
-			f.Services[at].Routes = append(f.Services[at].Routes, kongRoute{
-				Name: ns + "." + o.Metadata.Name + "." + strings.TrimPrefix(svc, ns+"/"), Paths: byService[svc], Plugins: own, segmented: segmented})
+			route := kongRoute{Name: ns + "." + o.Metadata.Name + "." + strings.TrimPrefix(k.svc, ns+"/"), Paths: byRoute[k], Plugins: own, segmented: segmented[k]}
+			if k.host != "" {
+				route.Name += "." + strings.ReplaceAll(k.host, "*", "_") // '*' as the controller names it
+				route.Hosts = []string{k.host}
+			}
+			f.Services[at].Routes = append(f.Services[at].Routes, route)
 		}
 	}
 	// groupName names a KongConsumerGroup: its name in the default
@@ -191,7 +202,7 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 		}
 		f.Consumers = append(f.Consumers, c)
 	}
-	t.differs("Kubernetes resources", "read as the Kong Ingress Controller applies them: the plugins of an Ingress's konghq.com/plugins annotation on its paths, of a Service's on every route to it, KongClusterPlugins labelled global: \"true\" everywhere. Hosts are not matched (every host's requests count), and HTTPRoutes (the Gateway API) are not read.")
+	t.differs("Kubernetes resources", "read as the Kong Ingress Controller applies them: the plugins of an Ingress's konghq.com/plugins annotation on its paths, of a Service's on every route to it, KongClusterPlugins labelled global: \"true\" everywhere; a route per host of an Ingress and backend Service, matching that host (every host for a rule without one), as the controller writes them. HTTPRoutes (the Gateway API) are not read.")
 	return f, nil
 }
 
