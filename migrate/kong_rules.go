@@ -242,7 +242,9 @@ func (t *Translation) kongRuleKey(s kongScope, r *Rule) error {
 // kongPathRule adds the second rule of a plugin with limit_by path, whose
 // first is t.SluiceRules[at]: Kong counts the requests on exactly its
 // config.path together (one count, key rule), and the others per address
-// (the first rule, which leaves that path out).
+// (the first rule, which leaves that path out). The second rule matches
+// the path on the hosts and methods of the first's routes (of each
+// alternative that reaches it), which are all Kong's router gives them.
 func (t *Translation) kongPathRule(s kongScope, at int) error {
 	p := s.config.Path
 	if !strings.HasPrefix(p, "/") {
@@ -281,7 +283,9 @@ func (t *Translation) kongPathRule(s kongScope, at int) error {
 		t.differs(s.where+" limit_by path", "its path %s is on none of its routes: no request is counted by path.", p)
 		return nil
 	default:
+		// The path on the rule's hosts and methods, those of the routes.
 		r.ExceptPaths = append(r.ExceptPaths, pattern)
+		q.Hosts, q.Methods = slices.Clone(r.Hosts), slices.Clone(r.Methods)
 	}
 	t.SluiceRules = append(t.SluiceRules, q)
 	t.same(s.where+" limit_by path", "requests on exactly %s count together, as Kong counts them by path: a rule of that path alone (key rule), which the address rule leaves out (except_paths).", p)

@@ -1,0 +1,44 @@
+package migrate_test
+
+import (
+	"testing"
+
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// TestImportedKongLimitByPathKeepsItsRoutesHosts: a route's plugin with
+// limit_by path (2 a minute) on a route of host a.example and method GET
+// counts the requests on exactly its path together, and the others by
+// address, on that route alone: Kong's router gives the route no request
+// of another host or method, so b.example/orders and POST a.example/orders
+// are not the plugin's. The path's rule matches the route's hosts and
+// methods, as the address rule does.
+func TestImportedKongLimitByPathKeepsItsRoutesHosts(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+services:
+- name: shop
+  routes:
+  - name: orders
+    hosts: [a.example]
+    methods: [GET, HEAD]
+    paths: [/orders]
+    plugins: [{name: rate-limiting, config: {minute: 2, limit_by: path, path: /orders}}]
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	expectRequests(t, serveImported(t, tr), []request{
+		{"GET", "b.example", "/orders", "192.0.2.1", 200}, // no route of Kong's: not the plugin's
+		{"GET", "b.example", "/orders", "192.0.2.2", 200},
+		{"GET", "b.example", "/orders", "192.0.2.3", 200},
+		{"POST", "a.example", "/orders", "192.0.2.4", 200}, // nor a method the route does not match
+		{"POST", "a.example", "/orders", "192.0.2.5", 200},
+		{"GET", "a.example", "/orders", "192.0.2.6", 200},
+		{"GET", "a.example", "/orders", "192.0.2.7", 200},
+		{"GET", "a.example", "/orders", "192.0.2.8", 429}, // the path's 2, all clients together
+		{"GET", "a.example", "/orders/1", "192.0.2.8", 200},
+		{"GET", "a.example", "/orders/2", "192.0.2.8", 200},
+		{"GET", "a.example", "/orders/3", "192.0.2.8", 429}, // other paths: 2 by address
+	})
+}
