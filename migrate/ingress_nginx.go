@@ -245,15 +245,18 @@ func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i in
 	unmatched := map[string]bool{}
 	for _, p := range places[i] {
 		h := p.host
-		if h != "" && !validHostName(h) {
+		if h != "" && !validHostName(h) && !wildcardHost(h) {
 			if !unmatched[h] {
-				t.differs(where, "the host %q is not a host name sluice's rules match (a wildcard): the rule matches its paths on every host.", h)
+				t.differs(where, "the host %q is not a host name sluice's rules match: the rule matches its paths on every host.", h)
 				unmatched[h] = true
 			}
 			h = ""
 		}
 		if !slices.Contains(hosts, h) {
 			hosts = append(hosts, h)
+			if wildcardHost(h) {
+				t.same(where+" host "+h, "nginx's server %s serves the names under %s at any depth (not %s itself) that no other server names, as the rule's host %s matches them.", h, h[2:], h[2:], h)
+			}
 		}
 		everyOf[h] = everyOf[h] || p.patterns == nil
 		for _, q := range p.patterns {
@@ -362,9 +365,36 @@ func (t *Translation) ingressLeaveOut(r *Rule, places [][]ingressPlace, i int, w
 			}
 		}
 	}
+	// A name under a wildcard of r that an Ingress names is that name's
+	// server's, which nginx prefers to the wildcard's, unless it is in
+	// the same match of r (the same zone and paths).
+	said := map[string]bool{}
+	for _, a := range r.alternatives() {
+		for _, w := range a.Hosts {
+			if !wildcardHost(w) {
+				continue
+			}
+			for j, ps := range places {
+				for _, p := range ps {
+					if p.host == "" || wildcardHost(p.host) || !strings.HasSuffix(p.host, w[1:]) || said[w+" "+p.host] || j == i && slices.Contains(a.Hosts, p.host) {
+						continue
+					}
+					said[w+" "+p.host] = true
+					t.differs(where, "an Ingress names the host %s, which nginx serves from that host's own server, not from %s's; the rule's host %s matches it too: its requests on the rule's paths count here.", p.host, w, w)
+				}
+			}
+		}
+	}
 	if named && everyHost {
 		t.differs(where, "without a host it is nginx's default server, for the hosts no Ingress names; sluice's rule matches every host, also those other Ingresses serve: add them to its match if they must not count here.")
 	}
+}
+
+// wildcardHost reports whether h is a leading wildcard of a host name
+// ("*.example.com"), which sluice's rules match as nginx's server_name
+// does: every name under it, not the name itself.
+func wildcardHost(h string) bool {
+	return strings.HasPrefix(h, "*.") && validHostName(h[2:])
 }
 
 // ingressGlobalLimit reports an Ingress's global rate limit
