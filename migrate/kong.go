@@ -546,14 +546,16 @@ func (t *Translation) kongWindows(s kongScope, name func(string) string) ([]Limi
 }
 
 // kongRouteCosts gives the route paths a cost of 1 (each as the prefix
-// Kong matches); a regular expression is reported.
+// Kong matches, or the path alone for a regular expression of it); another
+// regular expression is reported.
 func (t *Translation) kongRouteCosts(paths []string) {
 	for _, p := range paths {
-		if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
+		pats := kongPathPatterns(p)
+		if len(pats) == 0 && (!strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~")) {
 			t.differs("route path "+p, "a regular-expression path cannot be a ServeMux pattern: not limited.")
 			continue
 		}
-		for _, pat := range prefixPatterns(p) {
+		for _, pat := range pats {
 			t.Costs[pat] = 1
 		}
 	}

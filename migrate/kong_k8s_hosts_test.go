@@ -119,3 +119,44 @@ spec:
 		})
 	})
 }
+
+// TestImportedKongIngressExactPath: the Kong Ingress Controller writes an
+// Exact path as the regular expression ~/orders$, which Kong anchors at
+// the path's start: the path alone. The rule matches it alone, on the
+// route's host.
+func TestImportedKongIngressExactPath(t *testing.T) {
+	tr, err := migrate.Import(migrate.FormatKong, `apiVersion: configuration.konghq.com/v1
+kind: KongPlugin
+metadata: {name: rl, namespace: shop}
+plugin: rate-limiting
+config: {minute: 2, limit_by: ip, policy: local}
+---
+apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: api, namespace: shop, annotations: {konghq.com/plugins: rl}}
+spec:
+  rules:
+  - host: a.example
+    http:
+      paths:
+      - {path: /orders, pathType: Exact, backend: {service: {name: orders, port: {number: 80}}}}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	expectRequests(t, serveImported(t, tr), []request{
+		{"GET", "a.example", "/orders/1", "192.0.2.1", 200}, // below the path: no route of Kong's
+		{"GET", "a.example", "/orders/2", "192.0.2.1", 200},
+		{"GET", "a.example", "/orders/3", "192.0.2.1", 200},
+		{"GET", "b.example", "/orders", "192.0.2.1", 200}, // another host: no route of Kong's
+		{"GET", "b.example", "/orders", "192.0.2.1", 200},
+		{"GET", "b.example", "/orders", "192.0.2.1", 200},
+		{"GET", "a.example", "/orders", "192.0.2.1", 200},
+		{"GET", "a.example", "/orders", "192.0.2.1", 200},
+		{"GET", "a.example", "/orders", "192.0.2.1", 429}, // 2 a minute
+	})
+	if reported(tr, "regular-expression path") {
+		t.Errorf("reported the Exact path as a regular expression not limited: %+v", tr.Differences)
+	}
+}

@@ -305,11 +305,31 @@ func matchesAny(patterns []string, path string) bool {
 }
 
 // kongPathPatterns returns the ServeMux patterns of a Kong route path, a
-// prefix; none for a regular expression ("~…") or a path that is not one
+// prefix; for a regular expression of a literal path ending the match
+// ("~/orders$", as the Kong Ingress Controller writes an Exact path), which
+// Kong anchors at the path's start, the pattern of that path alone; none
+// for another regular expression ("~…") or a path that is not one
 // (reported where the route's costs are set).
 func kongPathPatterns(p string) []string {
+	if lit, ok := kongExactPath(p); ok {
+		if pat := exactPattern(lit); validPattern(pat) {
+			return []string{pat}
+		}
+		return nil
+	}
 	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
 		return nil
 	}
 	return prefixPatterns(p)
+}
+
+// kongExactPath returns the path that Kong route path p, a regular
+// expression "~/…$" of letters, digits, slashes, hyphens and underscores
+// only (no character a regular expression reads otherwise), matches alone.
+func kongExactPath(p string) (string, bool) {
+	lit, ok := strings.CutPrefix(p, "~")
+	if lit, ok = strings.CutSuffix(lit, "$"); !ok || !strings.HasPrefix(lit, "/") {
+		return "", false
+	}
+	return lit, strings.Trim(lit, "/-_"+alnum) == ""
 }
