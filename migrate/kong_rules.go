@@ -244,7 +244,8 @@ func (t *Translation) kongRuleKey(s kongScope, r *Rule) error {
 // config.path together (one count, key rule), and the others per address
 // (the first rule, which leaves that path out). The second rule matches
 // the path on the hosts and methods of the first's routes (of each
-// alternative that reaches it), which are all Kong's router gives them.
+// alternative that reaches it), which are all Kong's router gives them,
+// for the clients of the plans the first counts.
 func (t *Translation) kongPathRule(s kongScope, at int) error {
 	p := s.config.Path
 	if !strings.HasPrefix(p, "/") {
@@ -258,7 +259,7 @@ func (t *Translation) kongPathRule(s kongScope, at int) error {
 		return fmt.Errorf("%s: limit_by path: path %q cannot be a ServeMux pattern", s.where, p)
 	}
 	r := &t.SluiceRules[at]
-	q := Rule{Name: t.ruleName(r.Name + "-path"), Paths: []string{pattern}, Key: []string{"rule"}, Limits: slices.Clone(r.Limits)}
+	q := Rule{Name: t.ruleName(r.Name + "-path"), Paths: []string{pattern}, Key: []string{"rule"}, Limits: slices.Clone(r.Limits), everyPlan: r.everyPlan}
 	switch {
 	case len(r.Any) > 0:
 		// The path on the hosts and methods of each alternative that
