@@ -14,6 +14,10 @@ const kongAPIGroup = "configuration.konghq.com/"
 // the plugins that apply to it.
 const kongPluginsAnnotation = "konghq.com/plugins"
 
+// kongMethodsAnnotation lists, on an Ingress, the methods (comma-separated)
+// its routes match; without it they match every method.
+const kongMethodsAnnotation = "konghq.com/methods"
+
 // k8sObject is the part of the Kubernetes resources the Kong Ingress
 // Controller reads that the import needs.
 type k8sObject struct {
@@ -67,7 +71,8 @@ func isKongK8s(src string) bool { return strings.Contains(src, kongAPIGroup) }
 // global plugin; the plugins an Ingress's konghq.com/plugins annotation
 // names (KongPlugins of its namespace, else KongClusterPlugins) apply to a
 // route of each backend Service and host of it (its paths to that Service
-// on that host; every host for a rule without one), and those a Service's
+// on that host; every host for a rule without one; the methods of its
+// konghq.com/methods annotation, every method without it), and those a Service's
 // annotation names to that Service's routes; a KongConsumer's apply to it,
 // with the key-auth keys of the Secrets it lists, when the file holds them,
 // and a KongConsumerGroup's to the consumers that name it.
@@ -126,6 +131,7 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 		}
 		ns, where := o.namespace(), "Ingress "+o.namespace()+"/"+o.Metadata.Name
 		own := resolve(ns, splitNames(o.Metadata.Annotations[kongPluginsAnnotation]), where)
+		methods := t.kongIngressMethods(o.Metadata.Annotations[kongMethodsAnnotation], where)
 		// The controller writes a route per backend Service and host of
 		// the Ingress ("": none, every host), of that host's paths to the
 		// Service.
@@ -159,7 +165,7 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 				serviceAt[k.svc] = at
 				f.Services = append(f.Services, kongService{Name: strings.ReplaceAll(k.svc, "/", "."), Plugins: resolve(ns, services[k.svc], "Service "+k.svc)})
 			}
-			route := kongRoute{Name: ns + "." + o.Metadata.Name + "." + strings.TrimPrefix(k.svc, ns+"/"), Paths: byRoute[k], Plugins: own, segmented: segmented[k]}
+			route := kongRoute{Name: ns + "." + o.Metadata.Name + "." + strings.TrimPrefix(k.svc, ns+"/"), Paths: byRoute[k], Methods: methods, Plugins: own, segmented: segmented[k]}
 			if k.host != "" {
 				route.Name += "." + strings.ReplaceAll(k.host, "*", "_") // '*' as the controller names it
 				route.Hosts = []string{k.host}
@@ -202,8 +208,28 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 		}
 		f.Consumers = append(f.Consumers, c)
 	}
-	t.differs("Kubernetes resources", "read as the Kong Ingress Controller applies them: the plugins of an Ingress's konghq.com/plugins annotation on its paths, of a Service's on every route to it, KongClusterPlugins labelled global: \"true\" everywhere; a route per host of an Ingress and backend Service, matching that host (every host for a rule without one), as the controller writes them. HTTPRoutes (the Gateway API) are not read.")
+	t.differs("Kubernetes resources", "read as the Kong Ingress Controller applies them: the plugins of an Ingress's konghq.com/plugins annotation on its paths, of a Service's on every route to it, KongClusterPlugins labelled global: \"true\" everywhere; a route per host of an Ingress and backend Service, matching that host (every host for a rule without one) and the methods of the Ingress's konghq.com/methods, as the controller writes them. HTTPRoutes (the Gateway API) are not read.")
 	return f, nil
+}
+
+// kongIngressMethods returns the methods of an Ingress's
+// konghq.com/methods annotation (value), in upper case, as the controller
+// writes them into the Ingress's routes; nil (every method) for none. As
+// the controller does, it ignores the whole annotation when one of them is
+// not a method (letters alone), reporting so at where.
+func (t *Translation) kongIngressMethods(value, where string) []string {
+	var out []string
+	for _, m := range splitNames(value) {
+		m = strings.ToUpper(m)
+		if strings.Trim(m, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+			t.differs(where, "its %s annotation names %q, not a method: the Kong Ingress Controller ignores the annotation, so its routes, and the rules, match every method.", kongMethodsAnnotation, m)
+			return nil
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // keyAuthSecret returns the key of a key-auth credential Secret (its

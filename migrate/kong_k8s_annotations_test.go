@@ -1,0 +1,78 @@
+package migrate_test
+
+import (
+	"testing"
+
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// kongIngressRL is a KongPlugin of 2 requests a minute by address, for an
+// Ingress's konghq.com/plugins to name.
+const kongIngressRL = `apiVersion: configuration.konghq.com/v1
+kind: KongPlugin
+metadata: {name: rl, namespace: shop}
+plugin: rate-limiting
+config: {minute: 2, limit_by: ip, policy: local}
+---
+`
+
+// TestImportedKongIngressMethods: the Kong Ingress Controller writes the
+// methods of an Ingress's konghq.com/methods annotation into each of its
+// routes, so Kong runs the Ingress's plugins on requests of those methods
+// alone; a request of another method is no route's. The rule matches
+// those methods only.
+func TestImportedKongIngressMethods(t *testing.T) {
+	tr, err := migrate.Import(migrate.FormatKong, kongIngressRL+`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: api, namespace: shop, annotations: {konghq.com/plugins: rl, konghq.com/methods: "post, put"}}
+spec:
+  rules:
+  - host: a.example
+    http:
+      paths:
+      - {path: /orders, pathType: Prefix, backend: {service: {name: orders, port: {number: 80}}}}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	expectRequests(t, serveImported(t, tr), []request{
+		{"GET", "a.example", "/orders", "192.0.2.1", 200}, // not a method of the route's: no route of Kong's
+		{"GET", "a.example", "/orders", "192.0.2.1", 200},
+		{"GET", "a.example", "/orders", "192.0.2.1", 200},
+		{"DELETE", "a.example", "/orders", "192.0.2.1", 200},
+		{"POST", "a.example", "/orders", "192.0.2.1", 200},
+		{"PUT", "a.example", "/orders/1", "192.0.2.1", 200},
+		{"POST", "a.example", "/orders", "192.0.2.1", 429}, // 2 a minute
+		{"GET", "a.example", "/orders", "192.0.2.1", 200},
+	})
+}
+
+// TestImportedKongIngressMethodsNotMethods: the controller ignores a
+// konghq.com/methods annotation of which one value is not a method
+// (letters alone), so the routes match every method; the rule does too,
+// and the report says so.
+func TestImportedKongIngressMethodsNotMethods(t *testing.T) {
+	tr, err := migrate.Import(migrate.FormatKong, kongIngressRL+`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: api, namespace: shop, annotations: {konghq.com/plugins: rl, konghq.com/methods: "POST,get_all"}}
+spec:
+  rules:
+  - host: a.example
+    http:
+      paths:
+      - {path: /orders, pathType: Prefix, backend: {service: {name: orders, port: {number: 80}}}}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	expectRequests(t, serveImported(t, tr), []request{
+		{"GET", "a.example", "/orders", "192.0.2.1", 200},
+		{"POST", "a.example", "/orders", "192.0.2.1", 200},
+		{"DELETE", "a.example", "/orders", "192.0.2.1", 429}, // 2 a minute, every method
+	})
+	if !reported(tr, "GET_ALL") {
+		t.Errorf("the ignored konghq.com/methods annotation is not reported: %+v", tr.Differences)
+	}
+}
