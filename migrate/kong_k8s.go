@@ -18,6 +18,11 @@ const kongPluginsAnnotation = "konghq.com/plugins"
 // its routes match; without it they match every method.
 const kongMethodsAnnotation = "konghq.com/methods"
 
+// kongHeadersAnnotation starts, on an Ingress, the annotations
+// konghq.com/headers.<name> whose comma-separated values its routes match
+// (a request carrying header <name> with one of them).
+const kongHeadersAnnotation = "konghq.com/headers."
+
 // k8sObject is the part of the Kubernetes resources the Kong Ingress
 // Controller reads that the import needs.
 type k8sObject struct {
@@ -72,7 +77,8 @@ func isKongK8s(src string) bool { return strings.Contains(src, kongAPIGroup) }
 // names (KongPlugins of its namespace, else KongClusterPlugins) apply to a
 // route of each backend Service and host of it (its paths to that Service
 // on that host; every host for a rule without one; the methods of its
-// konghq.com/methods annotation, every method without it), and those a Service's
+// konghq.com/methods annotation, every method without it; the headers of
+// its konghq.com/headers.<name> annotations), and those a Service's
 // annotation names to that Service's routes; a KongConsumer's apply to it,
 // with the key-auth keys of the Secrets it lists, when the file holds them,
 // and a KongConsumerGroup's to the consumers that name it.
@@ -132,6 +138,7 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 		ns, where := o.namespace(), "Ingress "+o.namespace()+"/"+o.Metadata.Name
 		own := resolve(ns, splitNames(o.Metadata.Annotations[kongPluginsAnnotation]), where)
 		methods := t.kongIngressMethods(o.Metadata.Annotations[kongMethodsAnnotation], where)
+		headers := kongIngressHeaders(o.Metadata.Annotations)
 		// The controller writes a route per backend Service and host of
 		// the Ingress ("": none, every host), of that host's paths to the
 		// Service.
@@ -165,7 +172,7 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 				serviceAt[k.svc] = at
 				f.Services = append(f.Services, kongService{Name: strings.ReplaceAll(k.svc, "/", "."), Plugins: resolve(ns, services[k.svc], "Service "+k.svc)})
 			}
-			route := kongRoute{Name: ns + "." + o.Metadata.Name + "." + strings.TrimPrefix(k.svc, ns+"/"), Paths: byRoute[k], Methods: methods, Plugins: own, segmented: segmented[k]}
+			route := kongRoute{Name: ns + "." + o.Metadata.Name + "." + strings.TrimPrefix(k.svc, ns+"/"), Paths: byRoute[k], Methods: methods, Headers: headers, Plugins: own, segmented: segmented[k]}
 			if k.host != "" {
 				route.Name += "." + strings.ReplaceAll(k.host, "*", "_") // '*' as the controller names it
 				route.Hosts = []string{k.host}
@@ -208,7 +215,7 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 		}
 		f.Consumers = append(f.Consumers, c)
 	}
-	t.differs("Kubernetes resources", "read as the Kong Ingress Controller applies them: the plugins of an Ingress's konghq.com/plugins annotation on its paths, of a Service's on every route to it, KongClusterPlugins labelled global: \"true\" everywhere; a route per host of an Ingress and backend Service, matching that host (every host for a rule without one) and the methods of the Ingress's konghq.com/methods, as the controller writes them. HTTPRoutes (the Gateway API) are not read.")
+	t.differs("Kubernetes resources", "read as the Kong Ingress Controller applies them: the plugins of an Ingress's konghq.com/plugins annotation on its paths, of a Service's on every route to it, KongClusterPlugins labelled global: \"true\" everywhere; a route per host of an Ingress and backend Service, matching that host (every host for a rule without one) and the methods of the Ingress's konghq.com/methods, as the controller writes them; its konghq.com/headers.<name> annotations are the routes' headers too, which the rules do not match (reported per route). HTTPRoutes (the Gateway API) are not read.")
 	return f, nil
 }
 
@@ -228,6 +235,25 @@ func (t *Translation) kongIngressMethods(value, where string) []string {
 		if !slices.Contains(out, m) {
 			out = append(out, m)
 		}
+	}
+	return out
+}
+
+// kongIngressHeaders returns the headers of an Ingress's
+// konghq.com/headers.<name> annotations, each name's values as the
+// controller writes them into the Ingress's routes; nil for none. An
+// annotation without a name or a value is left out.
+func kongIngressHeaders(annotations map[string]string) map[string]any {
+	var out map[string]any
+	for k, v := range annotations {
+		name, ok := strings.CutPrefix(k, kongHeadersAnnotation)
+		if !ok || name == "" || splitNames(v) == nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[name] = splitNames(v)
 	}
 	return out
 }

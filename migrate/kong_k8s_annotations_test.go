@@ -76,3 +76,28 @@ spec:
 		t.Errorf("the ignored konghq.com/methods annotation is not reported: %+v", tr.Differences)
 	}
 }
+
+// TestImportedKongIngressHeadersReported: the controller writes an
+// Ingress's konghq.com/headers.<name> annotations (comma-separated values)
+// into its routes' headers, so Kong runs the Ingress's plugins only on
+// requests that carry the header with one of the values. The imported
+// rules of Kong's routes do not match headers: the report says so.
+func TestImportedKongIngressHeadersReported(t *testing.T) {
+	tr, err := migrate.Import(migrate.FormatKong, kongIngressRL+`apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: api, namespace: shop, annotations: {konghq.com/plugins: rl, konghq.com/headers.x-tenant: "alpha,bravo"}}
+spec:
+  rules:
+  - host: a.example
+    http:
+      paths:
+      - {path: /orders, pathType: Prefix, backend: {service: {name: orders, port: {number: 80}}}}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	if !reported(tr, "also matches headers") {
+		t.Errorf("the route's headers, which the rule does not match, are not reported: %+v", tr.Differences)
+	}
+}
