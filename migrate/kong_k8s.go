@@ -47,6 +47,11 @@ type k8sObject struct {
 	StringData map[string]string `yaml:"stringData"`
 	// Ingress.
 	Spec struct {
+		DefaultBackend *struct {
+			Service struct {
+				Name string `yaml:"name"`
+			} `yaml:"service"`
+		} `yaml:"defaultBackend"`
 		Rules []struct {
 			Host string `yaml:"host"`
 			HTTP *struct {
@@ -78,7 +83,8 @@ func isKongK8s(src string) bool { return strings.Contains(src, kongAPIGroup) }
 // route of each backend Service and host of it (its paths to that Service
 // on that host; every host for a rule without one; the methods of its
 // konghq.com/methods annotation, every method without it; the headers of
-// its konghq.com/headers.<name> annotations), and those a Service's
+// its konghq.com/headers.<name> annotations; its spec.defaultBackend a
+// route of / on every host, the first Ingress's that has one), and those a Service's
 // annotation names to that Service's routes; a KongConsumer's apply to it,
 // with the key-auth keys of the Secrets it lists, when the file holds them,
 // and a KongConsumerGroup's to the consumers that name it.
@@ -130,6 +136,21 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 		return out
 	}
 	serviceAt := map[string]int{} // "namespace/name" → index in f.Services
+	// addRoute adds r to Service svc ("namespace/name") of namespace ns.
+	addRoute := func(ns, svc string, r kongRoute) {
+		at, ok := serviceAt[svc]
+		if !ok {
+			at = len(f.Services)
+			serviceAt[svc] = at
+			f.Services = append(f.Services, kongService{Name: strings.ReplaceAll(svc, "/", "."), Plugins: resolve(ns, services[svc], "Service "+svc)})
+		}
+		f.Services[at].Routes = append(f.Services[at].Routes, r)
+	}
+	// defaultFrom names the Ingress whose spec.defaultBackend is imported,
+	// defaultNS its namespace, defaultSvc its Service and defaultRoute its
+	// route.
+	var defaultFrom, defaultNS, defaultSvc string
+	var defaultRoute kongRoute
 	for i := range objs {
 		o := &objs[i]
 		if o.Kind != "Ingress" {
@@ -166,19 +187,35 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 			}
 		}
 		for _, k := range order {
-			at, ok := serviceAt[k.svc]
-			if !ok {
-				at = len(f.Services)
-				serviceAt[k.svc] = at
-				f.Services = append(f.Services, kongService{Name: strings.ReplaceAll(k.svc, "/", "."), Plugins: resolve(ns, services[k.svc], "Service "+k.svc)})
-			}
 			route := kongRoute{Name: ns + "." + o.Metadata.Name + "." + strings.TrimPrefix(k.svc, ns+"/"), Paths: byRoute[k], Methods: methods, Headers: headers, Plugins: own, segmented: segmented[k]}
 			if k.host != "" {
 				route.Name += "." + strings.ReplaceAll(k.host, "*", "_") // '*' as the controller names it
 				route.Hosts = []string{k.host}
 			}
-			f.Services[at].Routes = append(f.Services[at].Routes, route)
+			addRoute(ns, k.svc, route)
 		}
+		// The controller writes the default backend of one Ingress (the
+		// oldest) as a route of path / on every host, under the Ingress's
+		// plugins and annotations: the requests no other route takes.
+		if b := o.Spec.DefaultBackend; b != nil && b.Service.Name != "" {
+			if defaultFrom != "" {
+				t.differs(where, "its spec.defaultBackend is not imported: the Kong Ingress Controller routes the requests no route takes to one Ingress's default backend, the oldest Ingress's, and the import takes the first in the file (%s).", defaultFrom)
+				continue
+			}
+			defaultFrom, defaultNS, defaultSvc = "Ingress "+ns+"/"+o.Metadata.Name, ns, ns+"/"+b.Service.Name
+			defaultRoute = kongRoute{Name: ns + "." + o.Metadata.Name, Paths: []string{"/"}, Methods: methods, Headers: headers, Plugins: own}
+		}
+	}
+	if defaultFrom != "" {
+		// The default route goes first, its Service before the others:
+		// the rules of the routes below / are weighed against the rule of
+		// / when they follow it, so that it leaves their paths out (or
+		// reports that it counts them), as Kong gives them to their routes.
+		addRoute(defaultNS, defaultSvc, defaultRoute)
+		at := serviceAt[defaultSvc]
+		svc := f.Services[at]
+		svc.Routes = append([]kongRoute{defaultRoute}, svc.Routes[:len(svc.Routes)-1]...)
+		f.Services = append([]kongService{svc}, slices.Delete(f.Services, at, at+1)...)
 	}
 	// groupName names a KongConsumerGroup: its name in the default
 	// namespace, else "<namespace>.<name>".
@@ -215,7 +252,7 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 		}
 		f.Consumers = append(f.Consumers, c)
 	}
-	t.differs("Kubernetes resources", "read as the Kong Ingress Controller applies them: the plugins of an Ingress's konghq.com/plugins annotation on its paths, of a Service's on every route to it, KongClusterPlugins labelled global: \"true\" everywhere; a route per host of an Ingress and backend Service, matching that host (every host for a rule without one) and the methods of the Ingress's konghq.com/methods, as the controller writes them; its konghq.com/headers.<name> annotations are the routes' headers too, which the rules do not match (reported per route). HTTPRoutes (the Gateway API) are not read.")
+	t.differs("Kubernetes resources", "read as the Kong Ingress Controller applies them: the plugins of an Ingress's konghq.com/plugins annotation on its paths, of a Service's on every route to it, KongClusterPlugins labelled global: \"true\" everywhere; a route per host of an Ingress and backend Service, matching that host (every host for a rule without one) and the methods of the Ingress's konghq.com/methods, as the controller writes them; its konghq.com/headers.<name> annotations are the routes' headers too, which the rules do not match (reported per route); an Ingress's spec.defaultBackend is a route of / on every host, under the Ingress's plugins (one Ingress's: the first in the file). HTTPRoutes (the Gateway API) are not read.")
 	return f, nil
 }
 

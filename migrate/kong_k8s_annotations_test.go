@@ -1,6 +1,7 @@
 package migrate_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/sluice-dev/sluice/migrate"
@@ -100,4 +101,73 @@ spec:
 	if !reported(tr, "also matches headers") {
 		t.Errorf("the route's headers, which the rule does not match, are not reported: %+v", tr.Differences)
 	}
+}
+
+// TestImportedKongIngressDefaultBackend: the controller writes an
+// Ingress's spec.defaultBackend as a route of its own, path / on every
+// host, to that Service, named <namespace>.<ingress>, and the plugins of
+// the Ingress's konghq.com/plugins run on it as on its other routes, each
+// route its own count. A request that no other route takes is the default
+// route's, and counted there; one another route takes is not.
+func TestImportedKongIngressDefaultBackend(t *testing.T) {
+	ingress := func(rule string) string {
+		return kongIngressRL + `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: api, namespace: shop, annotations: {konghq.com/plugins: rl}}
+spec:
+  defaultBackend: {service: {name: web, port: {number: 80}}}
+  rules:
+  - ` + rule + `
+    http:
+      paths:
+      - {path: /orders, pathType: Prefix, backend: {service: {name: orders, port: {number: 80}}}}
+`
+	}
+	t.Run("a rule of every host", func(t *testing.T) {
+		tr, err := migrate.Import(migrate.FormatKong, ingress(`host: ""`), "kong.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		load(t, tr, true)
+		expectRequests(t, serveImported(t, tr), []request{
+			{"GET", "a.example", "/orders", "192.0.2.1", 200}, // the rule's route
+			{"GET", "b.example", "/orders/1", "192.0.2.1", 200},
+			{"GET", "a.example", "/", "192.0.2.1", 200}, // the default route's
+			{"GET", "b.example", "/billing", "192.0.2.1", 200},
+			{"GET", "a.example", "/billing", "192.0.2.1", 429}, // 2 a minute
+			{"GET", "a.example", "/orders", "192.0.2.1", 429},
+		})
+	})
+	t.Run("a rule of one host", func(t *testing.T) {
+		tr, err := migrate.Import(migrate.FormatKong, ingress("host: a.example"), "kong.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		load(t, tr, true)
+		expectRequests(t, serveImported(t, tr), []request{
+			{"GET", "b.example", "/", "192.0.2.1", 200}, // the default route's
+			{"GET", "b.example", "/orders", "192.0.2.1", 200},
+			{"GET", "a.example", "/billing", "192.0.2.1", 429}, // 2 a minute
+			{"GET", "a.example", "/orders", "192.0.2.2", 200},  // a.example's route
+			{"GET", "a.example", "/orders/1", "192.0.2.2", 200},
+			{"GET", "a.example", "/orders", "192.0.2.2", 429},
+		})
+		// a.example/orders is a.example's route's, and the rule of / on
+		// every host, which cannot leave out /orders on a.example alone,
+		// counts it too.
+		if !reported(tr, "the rule of the plugin on route shop.api also matches") {
+			t.Errorf("the rule of the default route counting a.example/orders is not reported: %+v", tr.Differences)
+		}
+	})
+	t.Run("a second Ingress's default backend", func(t *testing.T) {
+		second := "---\n" + strings.ReplaceAll(strings.TrimPrefix(ingress(`host: b.example`), kongIngressRL), "name: api,", "name: other,")
+		tr, err := migrate.Import(migrate.FormatKong, ingress(`host: a.example`)+second, "kong.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		load(t, tr, true)
+		if !reported(tr, "its spec.defaultBackend is not imported") {
+			t.Errorf("the second default backend, which the controller does not route to, is not reported: %+v", tr.Differences)
+		}
+	})
 }
