@@ -86,10 +86,14 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 			}
 		}
 		alts := kongAlternatives(s)
-		for _, o := range scopes[i+1:] {
+		// Kong's router picks a route by specificity, not by the order of
+		// the file: the rule is weighed against every other plugin's
+		// routes, before and after it. Of two routes of the same path, the
+		// later plugin's is the one the earlier's rule leaves out.
+		for j, o := range scopes {
 			// A plugin gives way only to a more specific one of its own
 			// name: rate-limiting and rate-limiting-advanced both run.
-			if o.config.advanced != s.config.advanced || o.paths == nil {
+			if j == i || o.config.advanced != s.config.advanced || o.paths == nil {
 				continue
 			}
 			for k, a := range alts {
@@ -102,7 +106,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 				}
 				for _, om := range o.match().matches() {
 					if s.paths != nil && !slices.ContainsFunc(om.paths, func(q string) bool {
-						return slices.ContainsFunc(a.route.paths, func(p string) bool { return q == p || below(q, strings.TrimSuffix(p, "/")+"/") })
+						return slices.ContainsFunc(a.route.paths, func(p string) bool { return q == p && j > i || below(q, strings.TrimSuffix(p, "/")+"/") })
 					}) || disjoint(om.hosts, om.methods, a.Hosts, a.Methods) {
 						continue
 					}
