@@ -207,15 +207,7 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 		}
 	}
 	if defaultFrom != "" {
-		// The default route goes first, its Service before the others:
-		// the rules of the routes below / are weighed against the rule of
-		// / when they follow it, so that it leaves their paths out (or
-		// reports that it counts them), as Kong gives them to their routes.
 		addRoute(defaultNS, defaultSvc, defaultRoute)
-		at := serviceAt[defaultSvc]
-		svc := f.Services[at]
-		svc.Routes = append([]kongRoute{defaultRoute}, svc.Routes[:len(svc.Routes)-1]...)
-		f.Services = append([]kongService{svc}, slices.Delete(f.Services, at, at+1)...)
 	}
 	// groupName names a KongConsumerGroup: its name in the default
 	// namespace, else "<namespace>.<name>".
