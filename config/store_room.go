@@ -61,17 +61,11 @@ func (c *Config) LogRoomWarning() string {
 	if c.Penalty.Refusals > 0 {
 		note("the penalty box", sluice.SlidingLog(c.Penalty.Refusals, c.Penalty.Within).Named("refusals"))
 	}
-	if most == 0 || int64(c.Store.MaxKeys)/logRoomFactor >= most {
+	// A quantity is at most sluice.MaxQuantity (2^40): the product fits.
+	need := most * logRoomFactor
+	if most == 0 || need <= int64(c.Store.MaxKeys) {
 		return ""
 	}
 	return fmt.Sprintf("store.max_keys (%d) is less than %d times the quantity of the longest sliding log or concurrency limit, %s (%d): a client's log near its limit takes more than half of its shard of the memory store, and may be refused for want of room (sluice_memory_no_room_total) before its limit refuses it; set store.max_keys to at least %d, or count with a sliding-window counter",
-		c.Store.MaxKeys, logRoomFactor, which, most, satMul(most, logRoomFactor))
-}
-
-// satMul returns a·b for a, b ≥ 0, saturated at the largest int64.
-func satMul(a, b int64) int64 {
-	if b != 0 && a > (1<<63-1)/b {
-		return 1<<63 - 1
-	}
-	return a * b
+		c.Store.MaxKeys, logRoomFactor, which, most, need)
 }
