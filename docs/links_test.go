@@ -38,12 +38,14 @@ func anchorOf(heading string) string {
 	return b.String()
 }
 
+// mdSpan matches an inline code span.
+var mdSpan = regexp.MustCompile("`+[^`]*`+")
+
 // mdOutsideCode returns the lines of a Markdown file outside its fenced
 // code blocks, each with its 1-based number, and its inline code spans
 // blanked so that a link shown as code is not taken for one.
 func mdOutsideCode(text string) (lines []string, numbers []int) {
 	fence := ""
-	span := regexp.MustCompile("`+[^`]*`+")
 	for i, line := range strings.Split(text, "\n") {
 		trimmed := strings.TrimLeft(line, " ")
 		if fence == "" && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")) {
@@ -60,7 +62,7 @@ func mdOutsideCode(text string) (lines []string, numbers []int) {
 		numbers = append(numbers, i+1)
 	}
 	for i, line := range lines {
-		lines[i] = span.ReplaceAllStringFunc(line, func(s string) string {
+		lines[i] = mdSpan.ReplaceAllStringFunc(line, func(s string) string {
 			// A heading keeps the text of its code spans in its anchor.
 			if mdHeading.MatchString(line) {
 				return strings.Trim(s, "`")
