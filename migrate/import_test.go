@@ -863,14 +863,22 @@ func serveImported(t *testing.T, tr *migrate.Translation, more ...string) http.H
 	if err != nil {
 		t.Fatalf("%v\n%s", err, files[migrate.ConfigFile])
 	}
-	store := memory.New()
+	clock := func() time.Time { return servedAt }
+	store := memory.New(memory.WithClock(clock), memory.WithSweepInterval(0))
 	t.Cleanup(func() { store.Close() })
-	srv, err := server.New(server.Options{Config: cfg, Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := server.New(server.Options{Config: cfg, Store: store, Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return srv.PublicHandler()
 }
+
+// servedAt is the time of every request serveImported's server decides:
+// its clock stands still, 30 s into a minute and an hour, so that a test's
+// requests all fall in one window of the per-second, per-minute and
+// per-hour limits the gateways' plugins set (on the wall clock, a minute
+// that ended between two requests let one more in: 6 of a plugin's 5).
+var servedAt = time.Date(2026, time.January, 5, 10, 20, 30, 0, time.UTC)
 
 // TestImportedTraefikRoutersDecide serves the configuration imported from
 // Traefik routers and checks each router's buckets: by address on /api,
@@ -1122,10 +1130,9 @@ consumers:
 	h := serveImported(t, tr)
 	seen := map[int64]bool{}
 	for i := range 40 {
-		// The wait is counted from when the server decided, between before
-		// and after: at least the whole seconds left after, at most those
-		// left before (rounded up) and the 2 minutes of jitter.
-		before := time.Now()
+		// The server decides at servedAt: the wait is at least the whole
+		// seconds left of its hour, at most those and the 2 minutes of
+		// jitter.
 		var last *httptest.ResponseRecorder
 		for range 2 {
 			r := httptest.NewRequest("GET", "/x", nil)
@@ -1138,9 +1145,8 @@ consumers:
 				}
 			}
 		}
-		after := time.Now()
-		end := before.Truncate(time.Hour).Add(time.Hour)
-		least, most := int64(end.Sub(after)/time.Second), int64((end.Sub(before)+time.Second-1)/time.Second)+120
+		left := servedAt.Truncate(time.Hour).Add(time.Hour).Sub(servedAt)
+		least, most := int64(left/time.Second), int64(left/time.Second)+120
 		ra, err := strconv.ParseInt(last.Header().Get("Retry-After"), 10, 64)
 		if last.Code != http.StatusTooManyRequests || err != nil || ra < least || ra > most {
 			t.Fatalf("client %d: %d, Retry-After %q; want 429 and [%d, %d]", i, last.Code, last.Header().Get("Retry-After"), least, most)
