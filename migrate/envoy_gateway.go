@@ -33,8 +33,9 @@ type egDoc struct {
 			Providers []egJWTProvider `yaml:"providers"`
 		} `yaml:"jwt"`
 		// An HTTPRoute's.
-		Hostnames []string `yaml:"hostnames"`
-		Rules     []struct {
+		ParentRefs []egRef  `yaml:"parentRefs"`
+		Hostnames  []string `yaml:"hostnames"`
+		Rules      []struct {
 			Matches []struct {
 				Path *struct {
 					Type  string `yaml:"type"`
@@ -112,6 +113,9 @@ type egCost struct {
 // every path) and host names.
 type egRoute struct {
 	paths, hosts []string
+	// gateways names the Gateways the route is attached to (its
+	// parentRefs of kind Gateway, the default kind).
+	gateways []string
 }
 
 // egUnit returns the window of an Envoy Gateway limit unit: the
@@ -136,6 +140,7 @@ func egUnit(unit string) (time.Duration, bool) {
 func EnvoyGateway(src, source string) (*Translation, error) {
 	t := &Translation{Format: FormatEnvoyGateway, Source: source}
 	routes := map[string]*egRoute{}
+	owners := map[string]string{} // an HTTPRoute: the policy targeting it
 	var policies []*egDoc
 	err := eachDocument(src, source, func(d *egDoc) error {
 		switch d.Kind {
@@ -144,8 +149,19 @@ func EnvoyGateway(src, source string) (*Translation, error) {
 				t.egJWT(d)
 			}
 		case "HTTPRoute":
-			routes[d.Metadata.Name] = t.egRoute(d)
+			r := t.egRoute(d)
+			for _, p := range d.Spec.ParentRefs {
+				if p.Kind == "" || p.Kind == "Gateway" {
+					r.gateways = append(r.gateways, p.Name)
+				}
+			}
+			routes[d.Metadata.Name] = r
 		case "BackendTrafficPolicy":
+			for _, ref := range d.targets() {
+				if ref.Kind == "HTTPRoute" {
+					owners[ref.Name] = d.Metadata.Name
+				}
+			}
 			if d.Spec.RateLimit != nil {
 				policies = append(policies, d)
 			}
@@ -159,7 +175,7 @@ func EnvoyGateway(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: no BackendTrafficPolicy with a rateLimit", source)
 	}
 	for _, p := range policies {
-		if err := t.egPolicy(p, routes); err != nil {
+		if err := t.egPolicy(p, routes, owners); err != nil {
 			return nil, fmt.Errorf("%s: BackendTrafficPolicy %s: %w", source, p.Metadata.Name, err)
 		}
 		if len(t.SluiceRules) > MaxPlaces {
@@ -244,7 +260,7 @@ func (t *Translation) egRoute(d *egDoc) *egRoute {
 
 // egPolicy translates the rate limit rules of one policy, once for each
 // route it targets.
-func (t *Translation) egPolicy(p *egDoc, routes map[string]*egRoute) error {
+func (t *Translation) egPolicy(p *egDoc, routes map[string]*egRoute, owners map[string]string) error {
 	rl := p.Spec.RateLimit
 	// Both kinds may be set; an older policy's type names the one in force.
 	kinds := []struct {
@@ -263,9 +279,9 @@ func (t *Translation) egPolicy(p *egDoc, routes map[string]*egRoute) error {
 	if sets == 0 {
 		return fmt.Errorf("rateLimit has neither global nor local rules")
 	}
-	targets := p.Spec.TargetRefs
-	if p.Spec.TargetRef != nil {
-		targets = append(targets, *p.Spec.TargetRef)
+	targets := t.egTargets(p, routes, owners)
+	if len(targets) == 0 && len(p.targets()) > 0 {
+		return nil // its Gateways' routes in the file each have a policy of their own
 	}
 	if len(targets) == 0 {
 		t.differs("policy "+p.Metadata.Name, "it names no target (targetRefs), so the import cannot tell which routes its labels select (targetSelectors): its limits count every request.")
