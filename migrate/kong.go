@@ -87,6 +87,8 @@ type kongRoute struct {
 	// authenticated: an authentication plugin runs on the route (its own,
 	// its service's or a global one), so Kong names its consumer.
 	authenticated bool
+	// at numbers the route among the file's routes (kongNumberRoutes).
+	at int
 }
 
 type kongPlugin struct {
@@ -170,6 +172,9 @@ type kongScope struct {
 	// route: the plugin is a route's, which Kong runs on the requests the
 	// router gives that route.
 	route bool
+	// routes number the routes it runs on (kongRoute.at); nil for a
+	// global plugin's scope of every request.
+	routes []int
 	// unauth: the plugin's routes here are those no authentication plugin
 	// runs on, where another of its routes has one (kongAuthScopes):
 	// Kong names no consumer on them.
@@ -242,13 +247,14 @@ func Kong(src, source string) (*Translation, error) {
 	if !t.kongAnonymous && !slices.ContainsFunc(f.Plugins, isKongAuth) {
 		t.kongMarkAuthenticated(f.Services, f.Routes)
 	}
+	routes := kongNumberRoutes(f.Services, f.Routes)
 	var scopes []kongScope
 	add := func(ps []kongPlugin, where, name string, routes []kongRoute, service bool) {
 		scopes = append(scopes, t.kongPluginScopes(ps, where, name, routes, service)...)
 	}
 	var allPaths []string // of every route
 	hosts := 0
-	for _, r := range slices.Concat(serviceRoutes(f.Services), f.Routes) {
+	for _, r := range routes {
 		allPaths, hosts = append(allPaths, routePaths(r)...), hosts+len(r.Hosts)
 	}
 	if n := len(allPaths) + hosts; n > MaxPlaces {
@@ -283,9 +289,12 @@ func Kong(src, source string) (*Translation, error) {
 	// the counter's key), so only one plugin can be the plan's limits:
 	// two plugins, even of the same configuration, count apart, as rules.
 	// A plugin with limit_by path counts one path apart: rules too.
+	// A plugin of some routes whose paths Kong's router gives others in
+	// part (kongRivals) is a rule too, which leaves those out.
 	main := scopes[0]
-	if len(scopes) > 1 || main.unauth || main.config.LimitBy == "path" || main.hosts != nil || main.methods != nil || main.groups != nil || main.name != "global" && main.config.LimitBy == "service" {
-		if err := t.kongRules(scopes, allPaths); err != nil {
+	if len(scopes) > 1 || main.unauth || main.config.LimitBy == "path" || main.hosts != nil || main.methods != nil || main.groups != nil || main.name != "global" && main.config.LimitBy == "service" ||
+		main.paths != nil && kongHasRivals(main, kongRivals(routes, main.routes, nil)) {
+		if err := t.kongRules(scopes, allPaths, routes); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 		if err := t.kongConsumers(&f); err != nil {
@@ -300,6 +309,21 @@ func Kong(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
 	return t, nil
+}
+
+// kongNumberRoutes numbers the routes of services, then the routes
+// without a service (kongRoute.at, from 0), and returns them all.
+func kongNumberRoutes(services []kongService, loose []kongRoute) []kongRoute {
+	n := 0
+	for i := range services {
+		for j := range services[i].Routes {
+			services[i].Routes[j].at, n = n, n+1
+		}
+	}
+	for j := range loose {
+		loose[j].at, n = n, n+1
+	}
+	return slices.Concat(serviceRoutes(services), loose)
 }
 
 // kongPluginScopes returns the rate-limiting plugins of ps as scopes, and

@@ -105,12 +105,13 @@ func kongByConsumer(c kongConfig) bool {
 func (t *Translation) kongAuthScopes(sc kongScope, rs []kongRoute, rws []string) []kongScope {
 	split := t.kongSplits(sc.config)
 	var groups [2][]kongMatch // authenticated routes, the others
+	var ats [2][]int          // their numbers (kongRoute.at)
 	for i, r := range rs {
 		g := 0
 		if split && !r.authenticated {
 			g = 1
 		}
-		groups[g] = append(groups[g], t.kongRouteMatch(r, rws[i]))
+		groups[g], ats[g] = append(groups[g], t.kongRouteMatch(r, rws[i])), append(ats[g], r.at)
 	}
 	var out []kongScope
 	for g, ms := range groups {
@@ -129,7 +130,7 @@ func (t *Translation) kongAuthScopes(sc kongScope, rs []kongRoute, rws []string)
 			}
 		}
 		m := t.kongRoutesMatch(ms, s.where)
-		s.paths, s.hosts, s.methods, s.groups = m.paths, m.hosts, m.methods, m.groups
+		s.paths, s.hosts, s.methods, s.groups, s.routes = m.paths, m.hosts, m.methods, m.groups, ats[g]
 		out = append(out, s)
 	}
 	return out

@@ -15,9 +15,12 @@ import (
 // limited route and 0 elsewhere. Kong runs one rate-limiting plugin per
 // request, the most specific (route, then service, then global), so the
 // service's and the global plugin's rules leave out the routes with a
-// plugin of their own name (allPaths are every route's paths). The policy,
-// error code and headers are the first plugin's.
-func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
+// plugin of their own name (allPaths are every route's paths). The rule of
+// a plugin of some routes leaves out the paths Kong's router gives to the
+// other routes (all, numbered by kongRoute.at), whatever plugins they have
+// (kongLeaveOutRivals). The policy, error code and headers are the first
+// plugin's.
+func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kongRoute) error {
 	everywhere := false
 	for _, s := range scopes {
 		if s.paths == nil {
@@ -135,6 +138,18 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string) error {
 				}
 			}
 		}
+	}
+	for i, s := range scopes {
+		if ruleAt[i] < 0 || s.paths == nil {
+			continue
+		}
+		// The routes of the other plugins of its name are weighed above.
+		rivals := kongRivals(all, s.routes, func(at int) bool {
+			return slices.ContainsFunc(scopes, func(o kongScope) bool {
+				return o.config.advanced == s.config.advanced && o.paths != nil && slices.Contains(o.routes, at)
+			})
+		})
+		t.kongLeaveOutRivals(ruleAt[i], rivals, s.where)
 	}
 	t.kongLeaveOutSiblings(scopes, ruleAt)
 	t.kongSettings(scopes[0].config)

@@ -1,0 +1,140 @@
+package migrate_test
+
+import (
+	"testing"
+
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// kongHealthAndWeb is a decK file of two services: health (route /health)
+// without a plugin, and web, the catch-all (route /); plugins says where
+// the file's rate-limiting plugins are.
+func kongHealthAndWeb(global, web, route string) string {
+	return `_format_version: "3.0"
+` + global + `services:
+- name: health
+  routes: [{name: health, paths: [/health]}]
+- name: web
+` + web + `  routes:
+  - name: web
+    paths: [/]
+` + route
+}
+
+// TestImportedKongGlobalPluginLimitsAPluginlessRoute: Kong runs a global
+// plugin on every route, a route of a service without a plugin too, and
+// counts its requests on every route together (the counter names the
+// plugin's service and route, none for a global plugin). /health is
+// limited with the catch-all's paths: 3 a minute by address across both.
+func TestImportedKongGlobalPluginLimitsAPluginlessRoute(t *testing.T) {
+	tr, err := migrate.Import("kong", kongHealthAndWeb("plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]\n", "", ""), "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	h := serveImported(t, tr)
+	if n := admitted(h, "a.example", "/health", "", "192.0.2.1", 5); n != 3 {
+		t.Errorf("/health, where Kong runs the global plugin (3 a minute): %d of 5 admitted, want 3", n)
+	}
+	if n := admitted(h, "a.example", "/shop", "", "192.0.2.1", 2); n != 0 {
+		t.Errorf("/shop after /health spent the address's 3: %d of 2 admitted, want 0", n)
+	}
+	if n := admitted(h, "a.example", "/shop", "", "192.0.2.2", 5); n != 3 {
+		t.Errorf("/shop from another address: %d of 5 admitted, want 3", n)
+	}
+}
+
+// TestImportedKongCatchAllPluginLeavesOutAPluginlessRoute: a plugin on the
+// catch-all service web, or on its route / (3 a minute by address), runs
+// in Kong on the requests its router gives route web alone. GET /health
+// (and what lies below it) goes to route health, the longer prefix, of a
+// service without a plugin: Kong limits it not at all, whatever web's
+// count. web's other paths are limited at 3.
+func TestImportedKongCatchAllPluginLeavesOutAPluginlessRoute(t *testing.T) {
+	const plugin = "    plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]\n"
+	for name, src := range map[string]string{
+		"on the service": kongHealthAndWeb("", "  plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]\n", ""),
+		"on the route":   kongHealthAndWeb("", "", plugin),
+	} {
+		t.Run(name, func(t *testing.T) {
+			tr, err := migrate.Import("kong", src, "kong.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			load(t, tr, true)
+			h := serveImported(t, tr)
+			if n := admitted(h, "a.example", "/health", "", "192.0.2.1", 6); n != 6 {
+				t.Errorf("/health, route health's, where Kong runs no rate-limiting plugin: %d of 6 admitted, want 6", n)
+			}
+			if n := admitted(h, "a.example", "/health/live", "", "192.0.2.1", 2); n != 2 {
+				t.Errorf("/health/live, below route health's prefix: %d of 2 admitted, want 2", n)
+			}
+			if n := admitted(h, "a.example", "/shop", "", "192.0.2.1", 5); n != 3 {
+				t.Errorf("/shop, route web's (3 a minute): %d of 5 admitted, want 3", n)
+			}
+			if n := admitted(h, "a.example", "/healthy", "", "192.0.2.2", 5); n != 5 && !reported(tr, "also takes /healthx") {
+				t.Errorf("/healthy, which Kong's string prefix /health takes too: %d of 5 admitted, want 5 or a report", n)
+			}
+			if n := admitted(h, "a.example", "/health", "", "192.0.2.1", 2); n != 2 {
+				t.Errorf("/health after web's count is spent: %d of 2 admitted, want 2", n)
+			}
+		})
+	}
+}
+
+// TestImportedKongCatchAllLeavesOutOnlyTheNarrowRoutesHost: route health
+// names host b.example. Kong's router gives a.example/health to web (route
+// health does not match that host), so web's plugin limits it; b.example/health
+// goes to route health, unlimited. A rule cannot leave a path out on one host
+// only: web's rule counts b.example/health too, and the translation says so.
+func TestImportedKongCatchAllLeavesOutOnlyTheNarrowRoutesHost(t *testing.T) {
+	src := `_format_version: "3.0"
+services:
+- name: health
+  routes: [{name: health, hosts: [b.example], paths: [/health]}]
+- name: web
+  plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]
+  routes: [{name: web, paths: [/]}]
+`
+	tr, err := migrate.Import("kong", src, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	h := serveImported(t, tr)
+	if n := admitted(h, "a.example", "/health", "", "192.0.2.1", 5); n != 3 {
+		t.Errorf("a.example/health, route web's (3 a minute): %d of 5 admitted, want 3", n)
+	}
+	if !reported(tr, "route health") {
+		t.Errorf("web's rule also counts b.example/health, unreported: %+v", tr.Differences)
+	}
+}
+
+// TestImportedKongConsumerPluginLimitsAPluginlessRoute: a plugin on
+// consumer alice alone (2 a minute) runs in Kong on every route where
+// key-auth names her, route health's too, in place of web's (3 a minute);
+// bob, without one, is not limited on /health.
+func TestImportedKongConsumerPluginLimitsAPluginlessRoute(t *testing.T) {
+	src := kongHealthAndWeb("plugins: [{name: key-auth}]\n", "  plugins: [{name: rate-limiting, config: {minute: 3}}]\n", "") + `consumers:
+- username: alice
+  keyauth_credentials: [{key: alice-key}]
+  plugins: [{name: rate-limiting, config: {minute: 2}}]
+- username: bob
+  keyauth_credentials: [{key: bob-key}]
+`
+	tr, err := migrate.Import("kong", src, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	h := serveImported(t, tr)
+	if n := admitted(h, "a.example", "/health", "alice-key", "192.0.2.1", 4); n != 2 {
+		t.Errorf("alice on /health, where Kong runs her plugin (2 a minute): %d of 4 admitted, want 2", n)
+	}
+	if n := admitted(h, "a.example", "/health", "bob-key", "192.0.2.2", 5); n != 5 {
+		t.Errorf("bob on /health, where Kong runs no rate-limiting plugin: %d of 5 admitted, want 5", n)
+	}
+	if n := admitted(h, "a.example", "/shop", "bob-key", "192.0.2.2", 5); n != 3 {
+		t.Errorf("bob on /shop, where Kong runs web's plugin (3 a minute): %d of 5 admitted, want 3", n)
+	}
+}

@@ -1,0 +1,166 @@
+package migrate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// kongRivals returns the routes of all (each numbered by kongRoute.at)
+// other than those numbered in own, and than those skip reports.
+func kongRivals(all []kongRoute, own []int, skip func(at int) bool) []kongRoute {
+	var out []kongRoute
+	for _, r := range all {
+		if !slices.Contains(own, r.at) && (skip == nil || !skip(r.at)) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// kongRival is what Kong's router gives route o of what a rule's match a
+// (made of the routes of a plugin that does not run on o) matches too.
+type kongRival struct {
+	// theirs are the ServeMux patterns of o's paths that lie below a's
+	// (a longer prefix, or a regular expression of a literal path, which
+	// Kong tries before the prefixes), which a may leave out.
+	theirs []string
+	// prefixes are o's paths among theirs that Kong matches as a string
+	// prefix: it also takes the names that start the same way.
+	prefixes []string
+	// regexes are o's regular-expression paths, which Kong tries before
+	// a's prefixes and a rule cannot match.
+	regexes []string
+	// above are o's paths at or above a's, which Kong gives o where o
+	// matches by more of a request (hosts, methods, headers) than a.
+	above []string
+	// partial: o matches on some of a's hosts or methods only, or by
+	// headers, so that a cannot leave out its paths (except_paths leaves
+	// them out on every host and method).
+	partial bool
+}
+
+// empty reports whether o takes none of a's requests.
+func (v kongRival) empty() bool {
+	return len(v.theirs) == 0 && len(v.regexes) == 0 && len(v.above) == 0
+}
+
+// kongRivalOf returns what Kong's router gives route o of the requests a
+// rule's match a matches. Kong prefers the route that matches by more of
+// a request's attributes (hosts, methods, headers), then a regular
+// expression, then the longer prefix.
+func kongRivalOf(o kongRoute, a RuleMatch) kongRival {
+	var v kongRival
+	m := (&Translation{}).kongRouteMatch(o, "") // its reports are the route's plugins' to make
+	if len(a.Paths) == 0 || disjoint(m.hosts, m.methods, a.Hosts, a.Methods) {
+		return v
+	}
+	count := func(b ...bool) int {
+		n := 0
+		for _, x := range b {
+			if x {
+				n++
+			}
+		}
+		return n
+	}
+	mine, its := count(len(a.Hosts) > 0, len(a.Methods) > 0), count(len(o.Hosts) > 0, len(o.Methods) > 0, len(o.Headers) > 0)
+	if its < mine {
+		return v // a's routes match more of the requests both match: Kong gives them those
+	}
+	for _, q := range m.paths {
+		pats := kongPathPatterns(q)
+		regex := strings.HasPrefix(q, "~") || !strings.HasPrefix(q, "/")
+		if len(pats) == 0 {
+			if regex {
+				v.regexes = append(v.regexes, q)
+			}
+			continue
+		}
+		for _, pat := range pats {
+			switch {
+			case slices.ContainsFunc(a.Paths, func(p string) bool { return below(pat, p) || regex && pat == p }):
+				if !slices.Contains(v.theirs, pat) {
+					v.theirs = append(v.theirs, pat)
+				}
+				if !regex && !strings.HasSuffix(q, "/") && !slices.Contains(o.segmented, q) && !slices.Contains(v.prefixes, q) {
+					v.prefixes = append(v.prefixes, q)
+				}
+			case its > mine && slices.ContainsFunc(a.Paths, func(p string) bool { return p == pat || below(p, pat) }):
+				if !slices.Contains(v.above, q) {
+					v.above = append(v.above, q)
+				}
+			}
+		}
+	}
+	v.partial = len(o.Headers) > 0 || !covers(m.hosts, m.methods, a.Hosts, a.Methods)
+	return v
+}
+
+// kongHasRivals reports whether a route of rivals takes some of the
+// requests the rule of s's plugin would match.
+func kongHasRivals(s kongScope, rivals []kongRoute) bool {
+	for _, a := range kongAlternatives(s) {
+		for _, o := range rivals {
+			if !kongRivalOf(o, a.RuleMatch).empty() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// kongLeaveOutRivals makes each match of rule t.SluiceRules[at], the rule
+// of a plugin (reported at where), leave out (except_paths) the paths that
+// Kong's router gives to one of rivals, routes the plugin does not run on:
+// a longer prefix, or a regular expression of a literal path. What it
+// cannot leave out is reported: a route of some of the match's hosts or
+// methods only, or of headers, or that matches by more of a request than
+// the match, a regular expression, the names a string prefix takes besides
+// its path, and a path below which the match covers a route of its own.
+func (t *Translation) kongLeaveOutRivals(at int, rivals []kongRoute, where string) {
+	said := map[Difference]bool{}
+	say := func(same bool, format string, args ...any) {
+		if d := (Difference{Where: where, Same: same, Text: fmt.Sprintf(format, args...)}); !said[d] {
+			said[d] = true
+			t.Differences = append(t.Differences, d)
+		}
+	}
+	r := &t.SluiceRules[at]
+	for k, a := range r.alternatives() {
+		alt := k
+		if len(r.Any) == 0 {
+			alt = -1
+		}
+		for _, o := range rivals {
+			v := kongRivalOf(o, a)
+			if v.empty() {
+				continue
+			}
+			name := o.Name
+			if name == "" {
+				name = strings.Join(routePaths(o), " ")
+			}
+			if len(v.regexes) > 0 {
+				say(false, "route %s's path %s is a regular expression, which Kong's router tries before the prefixes of this plugin's routes, and gives it the requests it matches, where this plugin does not run; a rule cannot match a regular expression to leave it out: those requests count against it too.", name, strings.Join(v.regexes, " "))
+			}
+			if len(v.above) > 0 {
+				say(false, "route %s matches by more of a request (hosts, methods or headers) than this plugin's routes, so Kong's router gives it the requests on %s that both match, where this plugin does not run; a rule cannot leave out a path on some hosts or methods only: those requests count against it too.", name, strings.Join(v.above, " "))
+			}
+			if len(v.theirs) == 0 {
+				continue
+			}
+			switch {
+			case v.partial:
+				say(false, "Kong's router gives the requests on %s of route %s's hosts, methods or headers to route %s, where this plugin does not run; a rule cannot leave out a path on some hosts, methods or headers only (except_paths leaves it out on all): those requests count against it too.", strings.Join(v.theirs, " "), name, name)
+			case r.leaveOutAt(alt, v.theirs, a.Paths):
+				say(true, "Kong's router gives the requests on %s to route %s, of a longer path, where this plugin does not run: the rule leaves them out (except_paths).", strings.Join(v.theirs, " "), name)
+				for _, p := range v.prefixes {
+					say(false, "route %s's path %s is a string prefix in Kong, which also takes %sx…, where this plugin does not run; the rule leaves out %s and %s/ only: requests on other names that start the same way count against it.", name, p, p, p, p)
+				}
+			default:
+				say(false, "Kong's router gives the requests on %s to route %s, of a longer path, where this plugin does not run; the rule cannot leave them out (except_paths) without leaving out a route below them that it covers: they count against it too.", strings.Join(v.theirs, " "), name)
+			}
+		}
+	}
+}
