@@ -67,6 +67,8 @@ type egJWTProvider struct {
 type egRef struct {
 	Kind string `yaml:"kind"`
 	Name string `yaml:"name"`
+	// Namespace is a parentRef's (a policy's targets are in its own).
+	Namespace string `yaml:"namespace"`
 }
 
 type egRateLimits struct {
@@ -113,9 +115,10 @@ type egCost struct {
 // every path) and host names.
 type egRoute struct {
 	paths, hosts []string
-	// gateways names the Gateways the route is attached to (its
-	// parentRefs of kind Gateway, the default kind).
-	gateways []string
+	// gateways are the Gateways the route is attached to (its parentRefs
+	// of kind Gateway, the default kind), each in the namespace its
+	// parentRef names, else the route's.
+	gateways []egRef
 }
 
 // egUnit returns the window of an Envoy Gateway limit unit: the
@@ -152,7 +155,7 @@ func EnvoyGateway(src, source string) (*Translation, error) {
 			r := t.egRoute(d)
 			for _, p := range d.Spec.ParentRefs {
 				if p.Kind == "" || p.Kind == "Gateway" {
-					r.gateways = append(r.gateways, p.Name)
+					r.gateways = append(r.gateways, egRef{Kind: "Gateway", Name: p.Name, Namespace: or(p.Namespace, d.Metadata.Namespace)})
 				}
 			}
 			routes[d.Metadata.Name] = r

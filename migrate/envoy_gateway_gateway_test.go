@@ -125,3 +125,22 @@ func TestImportedEnvoyGatewayPolicyOnAGatewayWithoutRoutes(t *testing.T) {
 		t.Errorf("the report does not say Envoy Gateway keeps a count per route: %+v", tr.Differences)
 	}
 }
+
+// TestImportedEnvoyGatewayGatewayOfAnotherNamespace: a route attached to
+// Gateway eg of namespace shop is not a route of a policy of namespace
+// web that targets web's Gateway eg.
+func TestImportedEnvoyGatewayGatewayOfAnotherNamespace(t *testing.T) {
+	src := strings.Replace(egGatewayFile(false, ""), "metadata: {name: shop}", "metadata: {name: shop, namespace: web}", 1)
+	src = strings.Replace(src, "parentRefs: [{name: eg}]", "parentRefs: [{name: eg, namespace: shop}]", 1)
+	tr, err := migrate.Import("envoy-gateway", src, "eg.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := serveImported(t, tr)
+	if n := admitted(h, "a.example", "/orders", "", "192.0.2.1", 4); n != 4 {
+		t.Errorf("a.example/orders, a route of shop's Gateway eg: %d of 4 admitted, want 4 (web's policy is not its)", n)
+	}
+	if n := admitted(h, "b.example", "/billing", "", "192.0.2.1", 4); n != 3 {
+		t.Errorf("b.example/billing, a route of eg in the policy's namespace: %d of 4 admitted, want 3", n)
+	}
+}

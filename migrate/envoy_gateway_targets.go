@@ -10,8 +10,10 @@ import (
 // parentRefs), as Envoy Gateway applies a Gateway's policy to each of its
 // routes. A route that another BackendTrafficPolicy targets itself (owners
 // maps a route to that policy's name) is left out: there the route's own
-// policy is in force. A Gateway none of whose routes is in the file stays
-// a target, of every request (see egPolicy).
+// policy is in force. A route and a Gateway are taken to be in one
+// namespace unless both namespaces are given and differ. A Gateway none
+// of whose routes is in the file stays a target, of every request (see
+// egPolicy).
 func (t *Translation) egTargets(p *egDoc, routes map[string]*egRoute, owners map[string]string) []egRef {
 	var out []egRef
 	add := func(ref egRef) {
@@ -26,7 +28,9 @@ func (t *Translation) egTargets(p *egDoc, routes map[string]*egRoute, owners map
 		}
 		var attached, replaced []string
 		for name, r := range routes {
-			if !slices.Contains(r.gateways, ref.Name) {
+			if !slices.ContainsFunc(r.gateways, func(g egRef) bool {
+				return g.Name == ref.Name && (g.Namespace == "" || p.Metadata.Namespace == "" || g.Namespace == p.Metadata.Namespace)
+			}) {
 				continue
 			}
 			if owner := owners[name]; owner != "" && owner != p.Metadata.Name {
