@@ -38,9 +38,11 @@ func isKongLimit(p kongPlugin) bool {
 // it matches the service's routes on which Kong names a consumer (each
 // route's own hosts, paths and methods, kongRouteGroups), for the plan of
 // the consumer's keys only, keyed as the plugin's limit_by says; the other
-// limits of that plan leave those routes out. A consumer without a plan of
-// its own (own: username → the plan of its own plugin) is given one, which
-// has the limits it had before: its group's, or the imported plan's.
+// limits of that plan leave those routes out. The rule leaves out the
+// paths Kong's router gives to routes of other services
+// (kongLeaveOutRivals). A consumer without a plan of its own (own:
+// username → the plan of its own plugin) is given one, which has the
+// limits it had before: its group's, or the imported plan's.
 func (t *Translation) kongConsumerServices(f *kongFile, own map[string]string) error {
 	globalAuth := slices.ContainsFunc(f.Plugins, isKongAuth)
 	is := func(name, id string, ref kongServiceRef) bool {
@@ -89,6 +91,15 @@ func (t *Translation) kongConsumerServices(f *kongFile, own map[string]string) e
 		if len(names) == 0 {
 			t.differs(cs.where, "the paths of service %s's routes are regular expressions, which a rule cannot match: not imported.", s.Name)
 			continue
+		}
+		// Kong runs it on the requests its router gives the service's
+		// routes: the rule leaves out the paths it gives other routes.
+		var routesOf []int
+		for _, sr := range s.Routes {
+			routesOf = append(routesOf, sr.at)
+		}
+		if at := slices.IndexFunc(t.SluiceRules, func(q Rule) bool { return q.Name == names[0] }); at >= 0 {
+			t.kongLeaveOutRivals(at, kongRivals(slices.Concat(serviceRoutes(f.Services), f.Routes), routesOf, nil), cs.where)
 		}
 		t.same(cs.where, "Kong runs it on %s's requests to the routes of service %s, in place of every other rate-limiting plugin there, one count for them: rule %s matches those routes for plan %s (%s's keys) alone, and the other limits of plan %s leave them out.",
 			c.Username, s.Name, strings.Join(names, ", rule "), plan, c.Username, plan)
