@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 
@@ -198,14 +199,15 @@ func TestKeysCommandTokenFile(t *testing.T) {
 }
 
 // keysServer is a server of the configuration text, named file (its
-// relative paths are read from file's folder), on the memory store.
+// relative paths are read from file's folder), on a memory store that
+// decides at keysAt.
 func keysServer(t *testing.T, file, text string) *server.Server {
 	t.Helper()
 	cfg, err := config.Parse(file, []byte(text))
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := memory.New()
+	store := memory.New(memory.WithClock(func() time.Time { return keysAt }), memory.WithSweepInterval(0))
 	t.Cleanup(func() { store.Close() })
 	srv, err := server.New(server.Options{Config: cfg, Store: store, Memory: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -214,6 +216,13 @@ func keysServer(t *testing.T, file, text string) *server.Server {
 	t.Cleanup(func() { srv.Close() })
 	return srv
 }
+
+// keysAt is the time of every decision keysServer's store makes: its
+// clock stands still, 30 s into a minute and an hour, so that a test's
+// requests all fall in one window of the per-minute fixed windows it
+// serves (on the wall clock, a minute that ended between two requests
+// admitted a second window's quantity).
+var keysAt = time.Date(2026, time.January, 5, 10, 20, 30, 0, time.UTC)
 
 // TestKeysCommandExplainsAToken: sluice keys token says whom a token names,
 // or why it names no one, reading it from a file.
