@@ -38,3 +38,31 @@ func TestImportedKongConsumerServicePluginLeavesOutAnotherServicesRoute(t *testi
 		t.Errorf("bob on /shop, where Kong runs web's plugin (3 a minute): %d of 5 admitted, want 3", n)
 	}
 }
+
+// TestImportedKongGlobalPluginLimitsAConsumerOffHerService: key-auth and
+// a global plugin (3 a minute) run on every route; alice's plugin on the
+// catch-all service web (5 a minute) runs in place of the global one on
+// the requests Kong's router gives web's routes alone. On /health, route
+// health's, Kong runs the global plugin for her: 3 a minute.
+func TestImportedKongGlobalPluginLimitsAConsumerOffHerService(t *testing.T) {
+	src := kongHealthAndWeb("plugins: [{name: key-auth}, {name: rate-limiting, config: {minute: 3}}]\n", "", "") + `consumers:
+- username: alice
+  keyauth_credentials: [{key: alice-key}]
+  plugins: [{name: rate-limiting, service: web, config: {minute: 5}}]
+`
+	tr, err := migrate.Import("kong", src, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	h := serveImported(t, tr)
+	if n := admitted(h, "a.example", "/health", "alice-key", "192.0.2.1", 5); n != 3 {
+		t.Errorf("alice on /health, where Kong runs the global plugin (3 a minute): %d of 5 admitted, want 3", n)
+	}
+	if n := admitted(h, "a.example", "/shop", "alice-key", "192.0.2.1", 7); n != 5 {
+		t.Errorf("alice on /shop, where Kong runs her plugin of service web (5 a minute): %d of 7 admitted, want 5", n)
+	}
+	if n := admitted(h, "a.example", "/health", "bob-key", "192.0.2.2", 5); n != 3 {
+		t.Errorf("bob on /health, where Kong runs the global plugin (3 a minute): %d of 5 admitted, want 3", n)
+	}
+}

@@ -178,6 +178,10 @@ func (t *Translation) kongConsumerPlanOf(c kongConsumer, own map[string]string, 
 func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bool, where string) {
 	var theirs []string  // the path patterns of rules names
 	var ours []RuleMatch // the alternatives of rules names
+	// back are the patterns rules names leave out for other routes, where
+	// the plan's other limits apply (those of routes without
+	// authentication are the rules' of every plan).
+	var back []string
 	for _, r := range t.SluiceRules {
 		if slices.Contains(names, r.Name) {
 			for _, a := range r.alternatives() {
@@ -185,6 +189,11 @@ func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bo
 				for _, p := range a.Paths {
 					if !slices.Contains(theirs, p) {
 						theirs = append(theirs, p)
+					}
+				}
+				for _, e := range a.ExceptPaths {
+					if !slices.Contains(t.kongUnauthPaths, e) && !slices.Contains(back, e) {
+						back = append(back, e)
 					}
 				}
 			}
@@ -229,16 +238,21 @@ func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bo
 		}
 	}
 	leaveOut := func(r *Rule) { // each alternative of a rule of several
+		before := r.alternatives()
+		for j := range before {
+			before[j].ExceptPaths = slices.Clone(before[j].ExceptPaths)
+		}
 		if len(r.Any) == 0 {
 			leaveOutOne(r)
-			return
+		} else {
+			for j := range r.Any {
+				a := &r.Any[j]
+				q := Rule{Name: r.Name, Paths: a.Paths, Hosts: a.Hosts, Methods: a.Methods, ExceptPaths: a.ExceptPaths}
+				leaveOutOne(&q)
+				a.ExceptPaths = q.ExceptPaths
+			}
 		}
-		for j := range r.Any {
-			a := &r.Any[j]
-			q := Rule{Name: r.Name, Paths: a.Paths, Hosts: a.Hosts, Methods: a.Methods, ExceptPaths: a.ExceptPaths}
-			leaveOutOne(&q)
-			a.ExceptPaths = q.ExceptPaths
-		}
+		kongKeepBack(r, before, back)
 	}
 	for i, n := 0, len(t.SluiceRules); i < n; i++ {
 		r := &t.SluiceRules[i]
@@ -277,4 +291,39 @@ func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bo
 	if slices.ContainsFunc(t.Limits, func(l Limit) bool { return l.Global }) {
 		t.differs(where, "the global limits count the requests of plan %s on this plugin's routes too, where Kong runs only this plugin.", plan)
 	}
+}
+
+// kongKeepBack gives rule r, whose matches were before (its alternatives)
+// until it left out the paths of a plugin's routes, an alternative of each
+// of those matches for the patterns of back within it that it did not
+// leave out before: the plugin's rule leaves them out in turn, for other
+// routes, where r applies as it did.
+func kongKeepBack(r *Rule, before []RuleMatch, back []string) {
+	var add []RuleMatch
+	for _, b := range before {
+		m := RuleMatch{Hosts: b.Hosts, Methods: b.Methods, Headers: b.Headers}
+		for _, e := range back {
+			within := len(b.Paths) == 0 || slices.ContainsFunc(b.Paths, func(p string) bool { return p == e || below(e, p) })
+			if within && !slices.ContainsFunc(b.ExceptPaths, func(x string) bool { return x == e || below(e, x) }) {
+				m.Paths = append(m.Paths, e)
+			}
+		}
+		if len(m.Paths) == 0 {
+			continue
+		}
+		for _, x := range b.ExceptPaths {
+			if slices.ContainsFunc(m.Paths, func(e string) bool { return below(x, e) }) {
+				m.ExceptPaths = append(m.ExceptPaths, x)
+			}
+		}
+		add = append(add, m)
+	}
+	if len(add) == 0 {
+		return
+	}
+	if len(r.Any) == 0 {
+		r.Any = r.alternatives()
+		r.Paths, r.Hosts, r.Methods, r.Headers, r.ExceptPaths = nil, nil, nil, nil, nil
+	}
+	r.Any = append(r.Any, add...)
 }
