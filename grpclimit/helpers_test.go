@@ -145,6 +145,30 @@ func (s *testServer) refused() int {
 
 func start(t testing.TB, o grpclimit.Options, dial ...grpc.DialOption) *testServer {
 	t.Helper()
+	// An exact clock: the default one decides admissions at a cached time,
+	// which a loaded machine delays by up to ~100 ms; the pacer then learns
+	// across the lag (see client's lagAllowance), which the pacing tests
+	// and benchmark do not measure.
+	return startOn(t, memory.New(memory.WithClockResolution(0)), o, dial...)
+}
+
+// startStill is start on a store whose clock stands still at stillAt, for
+// tests that count the admissions of a window aligned to the wall clock
+// (on the wall clock, a window that ends between two calls admits its
+// quantity again). A window there never ends: a refusal's wait is the
+// rest of it, however long the test runs.
+func startStill(t testing.TB, o grpclimit.Options, dial ...grpc.DialOption) *testServer {
+	t.Helper()
+	return startOn(t, memory.New(memory.WithClock(func() time.Time { return stillAt }), memory.WithSweepInterval(0)), o, dial...)
+}
+
+// stillAt is the time of startStill's store: 30 s into a minute and an
+// hour.
+var stillAt = time.Date(2026, time.January, 5, 10, 20, 30, 0, time.UTC)
+
+// startOn is start on store, which it closes when t ends.
+func startOn(t testing.TB, store *memory.Store, o grpclimit.Options, dial ...grpc.DialOption) *testServer {
+	t.Helper()
 	ts := &testServer{}
 	o.Limits.Observer = func(res *httplimit.Result, _ time.Duration, err error) {
 		if err == nil {
@@ -154,11 +178,6 @@ func start(t testing.TB, o grpclimit.Options, dial ...grpc.DialOption) *testServ
 			ts.mu.Unlock()
 		}
 	}
-	// An exact clock: the default one decides admissions at a cached time,
-	// which a loaded machine delays by up to ~100 ms; the pacer then learns
-	// across the lag (see client's lagAllowance), which the pacing tests
-	// and benchmark do not measure.
-	store := memory.New(memory.WithClockResolution(0))
 	t.Cleanup(func() { store.Close() })
 	limits, err := grpclimit.New(sluice.NewLimiter(store), o)
 	if err != nil {

@@ -25,7 +25,7 @@ import (
 func TestAnExemptFirstCallDoesNotTeachThePacerTheServerIsUnlimited(t *testing.T) {
 	t.Parallel()
 	pacer := &grpclimit.Pacer{MaxWait: 200 * time.Millisecond, Exempt: func(m string) bool { return m == methodHeavy }}
-	ts := start(t, grpclimit.Options{Limits: httplimit.Options{
+	ts := startStill(t, grpclimit.Options{Limits: httplimit.Options{
 		Plans:  []*httplimit.Plan{plan("free", sluice.FixedWindow(3, time.Minute))},
 		Exempt: []string{methodHeavy},
 	}}, grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()))
@@ -60,7 +60,7 @@ func TestAnExemptFirstCallDoesNotTeachThePacerTheServerIsUnlimited(t *testing.T)
 func TestAnExemptStreamIsNotHeldByThePacer(t *testing.T) {
 	t.Parallel()
 	pacer := &grpclimit.Pacer{MaxWait: 100 * time.Millisecond, Exempt: func(m string) bool { return m == methodCount }}
-	ts := start(t, grpclimit.Options{Limits: httplimit.Options{
+	ts := startStill(t, grpclimit.Options{Limits: httplimit.Options{
 		Plans:  []*httplimit.Plan{plan("free", sluice.FixedWindow(1, time.Minute))},
 		Exempt: []string{methodCount},
 	}}, grpc.WithChainUnaryInterceptor(pacer.UnaryInterceptor()), grpc.WithChainStreamInterceptor(pacer.StreamInterceptor()))
