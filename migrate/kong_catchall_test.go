@@ -138,3 +138,88 @@ func TestImportedKongConsumerPluginLimitsAPluginlessRoute(t *testing.T) {
 		t.Errorf("bob on /shop, where Kong runs web's plugin (3 a minute): %d of 5 admitted, want 3", n)
 	}
 }
+
+// TestImportedKongCatchAllRoutesOfOtherHostsAndMethods: Kong's router
+// prefers the route that matches by more of a request (its hosts, its
+// methods), then a regular expression, then the longer prefix. Service
+// web's plugin (route /, 3 a minute by address) runs on what its router
+// gives route web:
+//   - ~/status$ (route status, no plugin) takes /status alone, before
+//     the prefixes: unlimited; /status/x is web's;
+//   - /health on b.example only (route health) takes b.example/health;
+//     a.example/health is web's, limited (a rule cannot leave the path
+//     out on b.example alone: b.example/health counts too, reported);
+//   - GET /admin (route admin, no plugin) takes GET /admin; POST /admin
+//     is web's (a rule cannot leave out one method: reported);
+//   - route shop of host c.example, path /, matches by more of a request
+//     than web: Kong gives it every c.example request (reported).
+func TestImportedKongCatchAllRoutesOfOtherHostsAndMethods(t *testing.T) {
+	src := `_format_version: "3.0"
+services:
+- name: other
+  routes:
+  - {name: status, paths: ["~/status$"]}
+  - {name: health, hosts: [b.example], paths: [/health]}
+  - {name: admin, methods: [GET], paths: [/admin]}
+  - {name: shop, hosts: [c.example]}
+- name: web
+  plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]
+  routes: [{name: web, paths: [/]}]
+`
+	tr, err := migrate.Import("kong", src, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	h := serveImported(t, tr)
+	if n := admitted(h, "a.example", "/status", "", "192.0.2.1", 5); n != 5 {
+		t.Errorf("/status, route status's (~/status$), where Kong runs no rate-limiting plugin: %d of 5 admitted, want 5", n)
+	}
+	if n := admitted(h, "a.example", "/status/x", "", "192.0.2.1", 5); n != 3 {
+		t.Errorf("/status/x, which ~/status$ does not match: route web's, %d of 5 admitted, want 3", n)
+	}
+	if n := admitted(h, "a.example", "/health", "", "192.0.2.2", 5); n != 3 {
+		t.Errorf("a.example/health, route web's (health matches b.example only): %d of 5 admitted, want 3", n)
+	}
+	for _, phrase := range []string{"to route health", "to route admin", "route shop matches by more of a request"} {
+		if !reported(tr, phrase) {
+			t.Errorf("no report with %q: %+v", phrase, tr.Differences)
+		}
+	}
+}
+
+// TestImportedKongHostCatchAllKeepsAnyHostsNarrowerRoute: route web (host
+// a.example, path /, its service's plugin 3 a minute by address) matches
+// by more of a request than route health (any host, /health, no plugin),
+// so Kong's router gives a.example/health to web: limited. A route of the
+// same host and a longer path (b.example: web2 on /, health2 on /health)
+// takes its path from the catch-all: unlimited.
+func TestImportedKongHostCatchAllKeepsAnyHostsNarrowerRoute(t *testing.T) {
+	src := `_format_version: "3.0"
+services:
+- name: health
+  routes:
+  - {name: health, paths: [/health]}
+  - {name: health2, hosts: [b.example], paths: [/health]}
+- name: web
+  plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]
+  routes:
+  - {name: web, hosts: [a.example], paths: [/]}
+  - {name: web2, hosts: [b.example], paths: [/]}
+`
+	tr, err := migrate.Import("kong", src, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	h := serveImported(t, tr)
+	if n := admitted(h, "a.example", "/health", "", "192.0.2.1", 5); n != 3 {
+		t.Errorf("a.example/health, route web's (more attributes than health): %d of 5 admitted, want 3", n)
+	}
+	if n := admitted(h, "b.example", "/health", "", "192.0.2.2", 5); n != 5 {
+		t.Errorf("b.example/health, route health2's (same host, longer path), no plugin: %d of 5 admitted, want 5", n)
+	}
+	if n := admitted(h, "b.example", "/shop", "", "192.0.2.2", 5); n != 3 {
+		t.Errorf("b.example/shop, route web2's: %d of 5 admitted, want 3", n)
+	}
+}

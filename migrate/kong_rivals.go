@@ -127,12 +127,15 @@ func (t *Translation) kongLeaveOutRivals(at int, rivals []kongRoute, where strin
 		}
 	}
 	r := &t.SluiceRules[at]
-	for k, a := range r.alternatives() {
-		alt := k
-		if len(r.Any) == 0 {
-			alt = -1
-		}
+	// A match split by host (kongSplitHosts) is one more alternative,
+	// weighed in turn.
+	for k := 0; k < max(len(r.Any), 1); k++ {
 		for _, o := range rivals {
+			alt := k
+			if len(r.Any) == 0 {
+				alt = -1
+			}
+			a := r.alternatives()[k]
 			v := kongRivalOf(o, a)
 			if v.empty() {
 				continue
@@ -151,16 +154,53 @@ func (t *Translation) kongLeaveOutRivals(at int, rivals []kongRoute, where strin
 				continue
 			}
 			switch {
+			case v.partial && kongSplitHosts(r, k, o):
+				say(true, "route %s takes the requests on %s of its hosts %s alone: the rule's match of those hosts is an alternative of its own (match: a list), which leaves them out (except_paths), one count with the others.", name, strings.Join(v.theirs, " "), strings.Join(o.Hosts, ", "))
 			case v.partial:
 				say(false, "Kong's router gives the requests on %s of route %s's hosts, methods or headers to route %s, where this plugin does not run; a rule cannot leave out a path on some hosts, methods or headers only (except_paths leaves it out on all): those requests count against it too.", strings.Join(v.theirs, " "), name, name)
 			case r.leaveOutAt(alt, v.theirs, a.Paths):
-				say(true, "Kong's router gives the requests on %s to route %s, of a longer path, where this plugin does not run: the rule leaves them out (except_paths).", strings.Join(v.theirs, " "), name)
+				say(true, "Kong's router gives the requests on %s to route %s, of a longer prefix or a regular expression of the path, where this plugin does not run: the rule leaves them out (except_paths).", strings.Join(v.theirs, " "), name)
 				for _, p := range v.prefixes {
 					say(false, "route %s's path %s is a string prefix in Kong, which also takes %sx…, where this plugin does not run; the rule leaves out %s and %s/ only: requests on other names that start the same way count against it.", name, p, p, p, p)
 				}
 			default:
-				say(false, "Kong's router gives the requests on %s to route %s, of a longer path, where this plugin does not run; the rule cannot leave them out (except_paths) without leaving out a route below them that it covers: they count against it too.", strings.Join(v.theirs, " "), name)
+				say(false, "Kong's router gives the requests on %s to route %s, of a longer prefix or a regular expression of the path, where this plugin does not run; the rule cannot leave them out (except_paths) without leaving out a route below them that it covers: they count against it too.", strings.Join(v.theirs, " "), name)
 			}
 		}
 	}
+}
+
+// kongSplitHosts splits match k of rule r (its k-th alternative) by the
+// hosts of route o that it names, where o matches every method of it and
+// no header: the match of the other hosts stays at k, that of o's hosts
+// is appended (r becomes a rule of alternatives), so that it can leave out
+// what o takes there. Wildcard hosts are not split. It reports whether it
+// split.
+func kongSplitHosts(r *Rule, k int, o kongRoute) bool {
+	a := r.alternatives()[k]
+	m := (&Translation{}).kongRouteMatch(o, "")
+	wild := func(h string) bool { return strings.HasPrefix(h, "*.") }
+	if len(o.Headers) > 0 || len(m.hosts) == 0 || len(a.Hosts) < 2 || slices.ContainsFunc(a.Hosts, wild) || slices.ContainsFunc(m.hosts, wild) || !covers(nil, m.methods, nil, a.Methods) {
+		return false
+	}
+	var theirs, rest []string
+	for _, h := range a.Hosts {
+		if slices.Contains(m.hosts, h) {
+			theirs = append(theirs, h)
+		} else {
+			rest = append(rest, h)
+		}
+	}
+	if len(theirs) == 0 || len(rest) == 0 {
+		return false
+	}
+	if len(r.Any) == 0 {
+		r.Any = r.alternatives()
+		r.Paths, r.Hosts, r.Methods, r.Headers, r.ExceptPaths = nil, nil, nil, nil, nil
+	}
+	split := r.Any[k]
+	split.Paths, split.Methods, split.Headers, split.ExceptPaths = slices.Clone(split.Paths), slices.Clone(split.Methods), slices.Clone(split.Headers), slices.Clone(split.ExceptPaths)
+	split.Hosts, r.Any[k].Hosts = theirs, rest
+	r.Any = append(r.Any, split)
+	return true
 }
