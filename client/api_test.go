@@ -25,6 +25,7 @@ plans:
 
 func newAPIClient(t *testing.T) (*client.Client, *sluiceServer) {
 	srv := newSluiceServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), apiPlan)
+	srv.store.standStill()
 	wire := newWire(t)
 	return client.New(srv.admin.URL+"/", client.WithToken(apiToken), client.WithHTTPClient(&http.Client{Transport: wire})), srv
 }

@@ -42,7 +42,24 @@ type recordingStore struct {
 	now      time.Time
 	admitted []time.Time
 	fail     atomic.Bool // answer ErrStoreUnavailable, to Apply and Refund
+	// still, when not zero, is the time of every decision (see standStill).
+	still time.Time
 }
+
+// standStill makes every later decision of s at stillAt, a clock that
+// stands still, for tests that count a window aligned to the wall clock
+// (a minute, an hour): on the wall clock, a window that ends between two
+// calls admits its quantity again. The pacing tests, which compare turns
+// with time.Now, keep the moving clock.
+func (s *recordingStore) standStill() {
+	s.mu.Lock()
+	s.still = stillAt
+	s.mu.Unlock()
+}
+
+// stillAt is the time of a recordingStore that stands still: 30 s into a
+// minute and an hour.
+var stillAt = time.Date(2026, time.January, 5, 10, 20, 30, 0, time.UTC)
 
 func newRecordingStore() *recordingStore {
 	s := &recordingStore{start: time.Now()}
@@ -56,7 +73,10 @@ func (s *recordingStore) Apply(ctx context.Context, checks []sluice.Check, out [
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.now = s.start.Add(time.Since(s.start))
+	s.now = s.still
+	if s.now.IsZero() {
+		s.now = s.start.Add(time.Since(s.start))
+	}
 	if err := s.inner.Apply(ctx, checks, out); err != nil {
 		return err
 	}
