@@ -205,7 +205,8 @@ func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 }
 
 // decideChecks runs the checks of res (identity and cost set), with the
-// penalty box's guard when there is a box, and reports it; boxKnown is
+// penalty box's guard when there is a box (unless penaltyBox.unguarded),
+// and reports it; boxKnown is
 // whether the middleware remembers a box of the client that no longer
 // holds (see Middleware.boxedHere).
 func (m *Middleware) decideChecks(ctx context.Context, res *Result, boxKnown bool) (*Result, error) {
@@ -233,11 +234,12 @@ func (m *Middleware) decideChecks(ctx context.Context, res *Result, boxKnown boo
 		}
 	}
 	n := len(res.Checks)
-	if m.penalty != nil {
+	guard := m.penalty != nil && !m.penalty.unguarded(key, res, boxKnown)
+	if guard {
 		res.Checks = m.penalty.guarded(res.Checks, key, res)
 	}
 	err := m.limiter.Allow(ctx, res.Checks, &res.Decision)
-	if m.penalty != nil {
+	if guard {
 		res.Checks = res.Checks[:n]
 		if err == nil {
 			m.unguard(res, n, key, boxKnown)

@@ -216,7 +216,7 @@ func New(limiter *sluice.Limiter, o Options) (*Middleware, error) {
 	m.exemptions = newExemptions(&o, m.id)
 	m.globalGone = o.GlobalStatus == http.StatusServiceUnavailable
 	m.jitter = o.RetryJitter
-	m.penalty = newPenaltyBox(o.Penalty)
+	m.penalty = newPenaltyBox(o.Penalty, o.StoreLeases)
 	if o.RefusalTemplate != "" {
 		if m.template, err = compileTemplate(o.RefusalTemplate); err != nil {
 			return nil, &FieldError{Field: "RefusalTemplate", Err: err}

@@ -157,6 +157,18 @@ type Options struct {
 	// Penalty puts clients that keep being refused in a penalty box; the
 	// zero Penalty boxes no one. See Penalty.
 	Penalty Penalty
+	// StoreLeases says that the store decides the checks of leased limits
+	// from quota leased to this instance, without a round trip, unless the
+	// call holds a check it does not lease (redis.Options.Lease; the server
+	// sets it when store.redis.lease leases any limit). The penalty box's
+	// guard is never leased, so with it every request would go to Redis.
+	// With StoreLeases, a request of a client the store said was not in
+	// the box, in a call sent less than a second ago, is sent without the
+	// guard, and its leases may decide it; a box set on another instance
+	// then refuses the client here within a second of being set (see
+	// Penalty). The zero value checks the guard with every request. It
+	// changes nothing without a Penalty.
+	StoreLeases bool
 
 	// ExemptAddresses are client addresses (through TrustedProxies, as
 	// identity reads them) that no limit applies to, whatever their key. A

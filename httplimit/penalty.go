@@ -50,6 +50,21 @@ import (
 // takes one of the call's sluice.MaxChecks checks, and shows in no header,
 // body or observation of an admitted request: its Checks and Decision are
 // those of the request's limits alone.
+//
+// A store that leases quota (Options.StoreLeases) decides a call from the
+// instance's leases only when it holds no check the store does not lease,
+// and the guard is never leased. With StoreLeases, once a call's guard
+// has found a client not in the box, the client's requests are sent
+// without the guard for a second from when that call was sent, then with
+// it again: a client not in the box costs the store one guarded call per
+// second at most, beside the takes of its leases. A box set through
+// another instance meanwhile refuses the client here within a second of
+// being set (the store decided that call after it was sent); until then
+// this instance decides its requests as if it were not boxed, from its
+// leases or, when they fall short, by its limits on the store, so it
+// admits it no more than its limits allow. Peeks always carry the guard.
+// The middleware remembers up to 65,536 clients not in the box; past
+// that, a newly seen one's calls carry the guard.
 type Penalty struct {
 	// Refusals within Within put a client in the box: at least 1, at most
 	// sluice.MaxQuantity.
@@ -93,13 +108,17 @@ type penaltyBox struct {
 	box      sluice.Limit
 	guard    sluice.Limit
 	held     boxMemory
+	// leased is Options.StoreLeases: clear then holds the clients whose
+	// calls go without the guard.
+	leased bool
+	clear  clearMemory
 }
 
-func newPenaltyBox(p Penalty) *penaltyBox {
+func newPenaltyBox(p Penalty, leased bool) *penaltyBox {
 	if p.Refusals == 0 {
 		return nil
 	}
-	return &penaltyBox{p: p, refusals: sluice.SlidingLog(p.Refusals, p.Within).Named(penaltyRefusal),
+	return &penaltyBox{p: p, leased: leased, refusals: sluice.SlidingLog(p.Refusals, p.Within).Named(penaltyRefusal),
 		box:   sluice.GCRA(1, p.For).Named(penaltyName),
 		guard: sluice.GCRA(guardRate, time.Microsecond).WithBurst(guardBurst).Named(penaltyName)}
 }
@@ -123,6 +142,23 @@ func (m *Middleware) boxedHere(res *Result) (boxed, known bool) {
 	return true, true
 }
 
+// unguarded reports whether the call of res's request, sent at res.Now,
+// goes without the guard: with Options.StoreLeases, for a request that is
+// no peek of a client the store said was not in the box in a call sent
+// less than boxMaxAge before, and of whom no box is remembered (boxKnown).
+func (pb *penaltyBox) unguarded(key string, res *Result, boxKnown bool) bool {
+	return pb.leased && !res.peeking && !boxKnown && pb.clear.cleared(key, res.Now)
+}
+
+// remember records that the store, asked at sent and answering at
+// answered, said key's box holds for left more.
+func (pb *penaltyBox) remember(key string, sent, answered time.Time, left time.Duration) {
+	if pb.leased {
+		pb.clear.forget(key)
+	}
+	pb.held.remember(key, sent, answered, left)
+}
+
 // guarded returns checks, the checks of res's request, with the box's
 // guard on key appended: at cost 1, or 0 when res is a peek, which spends
 // nothing and still tells a boxed client (its guard has nothing left).
@@ -139,18 +175,22 @@ func (pb *penaltyBox) guarded(checks []sluice.Check, key string, res *Result) []
 // without a box, its deciding limit among them (see sluice.Decision).
 // When the guard found the client boxed, it makes res a refusal by the
 // box, and remembers the box (the call was sent at res.Now); otherwise it
-// forgets the box known (see boxedHere).
+// forgets the box known (see boxedHere) and, with Options.StoreLeases,
+// remembers the client not boxed (see penaltyBox.unguarded).
 func (m *Middleware) unguard(res *Result, n int, key string, known bool) {
 	d := &res.Decision
 	g := d.Statuses[n]
 	res.Checks, d.Statuses = res.Checks[:n], d.Statuses[:n]
 	if !g.Allowed || res.peeking && g.Remaining == 0 {
-		m.penalty.held.remember(key, res.Now, m.timeNow(), g.ResetAfter)
+		m.penalty.remember(key, res.Now, m.timeNow(), g.ResetAfter)
 		m.penalize(res, g.ResetAfter)
 		return
 	}
 	if known {
 		m.penalty.held.forget(key)
+	}
+	if m.penalty.leased {
+		m.penalty.clear.remember(key, res.Now)
 	}
 	if d.Allowed && d.Limit.ID() == penaltyName {
 		decidingLimit(res.Checks, d)
@@ -219,7 +259,7 @@ func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
 		return
 	}
 	if st := d.Statuses[0]; st.Remaining == 0 {
-		pb.held.remember(key, sent, m.timeNow(), st.ResetAfter)
+		pb.remember(key, sent, m.timeNow(), st.ResetAfter)
 	}
 	m.log.Info("penalty box: client boxed", "subject", res.Identity.Subject, "for", pb.p.For)
 }
@@ -250,7 +290,7 @@ func (m *Middleware) Penalize(ctx context.Context, subject string) (time.Duratio
 		return 0, err
 	}
 	if st := d.Statuses[0]; st.Remaining == 0 {
-		m.penalty.held.remember(key, sent, m.timeNow(), st.ResetAfter)
+		m.penalty.remember(key, sent, m.timeNow(), st.ResetAfter)
 	}
 	return d.Statuses[0].ResetAfter, nil
 }

@@ -95,6 +95,67 @@ func (b *boxMemory) forget(key string) {
 	b.mu.Unlock()
 }
 
+// maxCleared bounds the clients a middleware remembers the store said were
+// not in the box (clearMemory); past it, a newly seen client's calls carry
+// the box's guard, as without Options.StoreLeases, until room comes back.
+const maxCleared = 1 << 16
+
+// clearMemory remembers, for the clients the store said were not in the
+// penalty box, when the call it said so in was sent, so that for
+// boxMaxAge from then their calls are sent without the box's guard and a
+// leasing store may decide them from its leases (Options.StoreLeases). A
+// box set meanwhile through another instance reaches this one when that
+// time is up, at most boxMaxAge after it was set: the store decided after
+// the call was sent. A clearMemory is safe for concurrent use; its zero
+// value remembers nothing yet.
+type clearMemory struct {
+	mu    sync.RWMutex
+	until map[string]time.Time // by the client's store key: no guard before
+	swept time.Time            // when until was last rid of expired entries
+}
+
+// cleared reports whether key's calls go without the guard at now.
+func (c *clearMemory) cleared(key string, now time.Time) bool {
+	c.mu.RLock()
+	until, ok := c.until[key]
+	c.mu.RUnlock()
+	return ok && now.Before(until)
+}
+
+// remember records that the store, asked at sent, said key was not in the
+// box.
+func (c *clearMemory) remember(key string, sent time.Time) {
+	until := sent.Add(boxMaxAge)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.until == nil {
+		c.until = map[string]time.Time{}
+	}
+	old, ok := c.until[key]
+	if ok && !until.After(old) {
+		return
+	}
+	if (!ok && len(c.until) >= maxCleared) || sent.Sub(c.swept) >= boxMaxAge {
+		for k, u := range c.until {
+			if !sent.Before(u) {
+				delete(c.until, k)
+			}
+		}
+		c.swept = sent
+	}
+	if _, ok := c.until[key]; ok || len(c.until) < maxCleared {
+		c.until[key] = until
+	}
+}
+
+// forget forgets that key was not in the box: its next call carries the
+// guard.
+func (c *clearMemory) forget(key string) {
+	c.mu.Lock()
+	delete(c.until, key)
+	c.mu.Unlock()
+}
+
 // timeNow returns the time by the middleware's clock.
 func (m *Middleware) timeNow() time.Time {
 	if m.now != nil {
