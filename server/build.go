@@ -17,14 +17,16 @@ import (
 const middlewareScope = "serve"
 
 // middlewareOptions returns o with the server's scope, logger, observer and
-// clock. The clock is passed only when the caller set one: with its own
-// default the middleware reads the time once per request, for the headers
-// and the decision's latency both.
+// clock, and StoreLeases when the store in force leases quota (Leases). The
+// clock is passed only when the caller set one: with its own default the
+// middleware reads the time once per request, for the headers and the
+// decision's latency both.
 func (s *Server) middlewareOptions(o httplimit.Options, tokens httplimit.TokenVerifier) httplimit.Options {
 	o.Scope = middlewareScope
 	o.Tokens = tokens
 	o.Logger, o.Observer, o.OnExempt, o.OnReported = s.log, s.observe, s.exempt.count, s.reported.record
 	o.OnRefusal = s.onRefusal
+	o.StoreLeases = s.opts.Leases != nil
 	if s.ownClock {
 		o.Clock = s.opts.Clock
 	}

@@ -34,7 +34,7 @@ func printStore(w io.Writer, cfg *config.Config) {
 	if leased(r) {
 		lease := "leased quota (lease: auto)"
 		if cfg.Penalty.Refusals > 0 {
-			lease += ", unused by the requests the penalty box guards: each is decided on Redis"
+			lease += ", the penalty box asked on Redis once a second per client (a box set elsewhere holds within a second)"
 		}
 		parts = append(parts, lease)
 	}

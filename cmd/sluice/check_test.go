@@ -105,9 +105,9 @@ func TestCheckPrintsTransportsAndTheStore(t *testing.T) {
 				filepath.Join(dir, "pw") + " (read for each new connection); on store error: local\n", "hunter2-from-a-file"},
 		{"store:\n  type: redis\n  redis: {addresses: [\"r:6379\"], lease: auto}\n",
 			"STORE  redis standalone r:6379; plain TCP; no password; on store error: local; leased quota (lease: auto)\n", ""},
-		// A penalty box's guard is never leased: every request it guards goes to Redis.
+		// A penalty box's guard is never leased: it goes to Redis once a second per client.
 		{"store:\n  type: redis\n  redis: {addresses: [\"r:6379\"], lease: auto}\npenalty: {refusals: 3, within: 1m, for: 10m}\n",
-			"STORE  redis standalone r:6379; plain TCP; no password; on store error: local; leased quota (lease: auto), unused by the requests the penalty box guards: each is decided on Redis\n", ""},
+			"STORE  redis standalone r:6379; plain TCP; no password; on store error: local; leased quota (lease: auto), the penalty box asked on Redis once a second per client (a box set elsewhere holds within a second)\n", ""},
 		{"store:\n  type: redis\n  redis: {addresses: [\"r:6379\"], password: hunter2-inline, on_store_error: deny}\n",
 			"STORE  redis standalone r:6379; plain TCP; password in the configuration; on store error: deny\n", "hunter2-inline"},
 		{"store:\n  type: redis\n  redis: {addresses: [\"s:26379\"], mode: sentinel, master_name: m, password_file: pw, sentinel_username: watcher, sentinel_password: hunter2-sentinel}\n",
