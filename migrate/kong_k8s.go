@@ -47,26 +47,38 @@ type k8sObject struct {
 	StringData map[string]string `yaml:"stringData"`
 	// Ingress.
 	Spec struct {
-		DefaultBackend *struct {
-			Service struct {
-				Name string `yaml:"name"`
-			} `yaml:"service"`
-		} `yaml:"defaultBackend"`
-		Rules []struct {
+		DefaultBackend *k8sBackend `yaml:"defaultBackend"`
+		// Backend is the default backend of networking.k8s.io/v1beta1
+		// and extensions/v1beta1, which v1 calls defaultBackend.
+		Backend *k8sBackend `yaml:"backend"`
+		Rules   []struct {
 			Host string `yaml:"host"`
 			HTTP *struct {
 				Paths []struct {
-					Path     string `yaml:"path"`
-					PathType string `yaml:"pathType"`
-					Backend  struct {
-						Service struct {
-							Name string `yaml:"name"`
-						} `yaml:"service"`
-					} `yaml:"backend"`
+					Path     string     `yaml:"path"`
+					PathType string     `yaml:"pathType"`
+					Backend  k8sBackend `yaml:"backend"`
 				} `yaml:"paths"`
 			} `yaml:"http"`
 		} `yaml:"rules"`
 	} `yaml:"spec"`
+}
+
+// k8sBackend is an Ingress's backend: service.name (networking.k8s.io/v1),
+// or serviceName (v1beta1 and extensions/v1beta1).
+type k8sBackend struct {
+	Service struct {
+		Name string `yaml:"name"`
+	} `yaml:"service"`
+	ServiceName string `yaml:"serviceName"`
+}
+
+// service returns the name of b's Service, "" for none.
+func (b *k8sBackend) service() string {
+	if b == nil {
+		return ""
+	}
+	return or(b.Service.Name, b.ServiceName)
 }
 
 // namespace is o's namespace, "default" when the file leaves it out.
@@ -83,8 +95,10 @@ func isKongK8s(src string) bool { return strings.Contains(src, kongAPIGroup) }
 // route of each backend Service and host of it (its paths to that Service
 // on that host; every host for a rule without one; the methods of its
 // konghq.com/methods annotation, every method without it; the headers of
-// its konghq.com/headers.<name> annotations; its spec.defaultBackend a
-// route of / on every host, the first Ingress's that has one), and those a Service's
+// its konghq.com/headers.<name> annotations; its spec.defaultBackend, or
+// the spec.backend of v1beta1, a route of / on every host, the first
+// Ingress's that has one; a backend names its Service by service.name, or
+// serviceName in v1beta1), and those a Service's
 // annotation names to that Service's routes; a KongConsumer's apply to it,
 // with the key-auth keys of the Secrets it lists, when the file holds them,
 // and a KongConsumerGroup's to the consumers that name it.
@@ -176,7 +190,7 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 				case "Exact":
 					path = "~" + path + "$" // as the controller writes it: a regular expression
 				}
-				k := routeKey{ns + "/" + p.Backend.Service.Name, r.Host}
+				k := routeKey{ns + "/" + p.Backend.service(), r.Host}
 				if p.PathType == "Prefix" {
 					segmented[k] = append(segmented[k], path)
 				}
@@ -197,12 +211,12 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 		// The controller writes the default backend of one Ingress (the
 		// oldest) as a route of path / on every host, under the Ingress's
 		// plugins and annotations: the requests no other route takes.
-		if b := o.Spec.DefaultBackend; b != nil && b.Service.Name != "" {
+		if b := or(o.Spec.DefaultBackend.service(), o.Spec.Backend.service()); b != "" {
 			if defaultFrom != "" {
 				t.differs(where, "its spec.defaultBackend is not imported: the Kong Ingress Controller routes the requests no route takes to one Ingress's default backend, the oldest Ingress's, and the import takes the first in the file (%s).", defaultFrom)
 				continue
 			}
-			defaultFrom, defaultNS, defaultSvc = "Ingress "+ns+"/"+o.Metadata.Name, ns, ns+"/"+b.Service.Name
+			defaultFrom, defaultNS, defaultSvc = "Ingress "+ns+"/"+o.Metadata.Name, ns, ns+"/"+b
 			defaultRoute = kongRoute{Name: ns + "." + o.Metadata.Name, Paths: []string{"/"}, Methods: methods, Headers: headers, Plugins: own}
 		}
 	}
@@ -244,7 +258,7 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 		}
 		f.Consumers = append(f.Consumers, c)
 	}
-	t.differs("Kubernetes resources", "read as the Kong Ingress Controller applies them: the plugins of an Ingress's konghq.com/plugins annotation on its paths, of a Service's on every route to it, KongClusterPlugins labelled global: \"true\" everywhere; a route per host of an Ingress and backend Service, matching that host (every host for a rule without one) and the methods of the Ingress's konghq.com/methods, as the controller writes them; its konghq.com/headers.<name> annotations are the routes' headers too, which the rules do not match (reported per route); an Ingress's spec.defaultBackend is a route of / on every host, under the Ingress's plugins (one Ingress's: the first in the file). HTTPRoutes (the Gateway API) are not read.")
+	t.differs("Kubernetes resources", "read as the Kong Ingress Controller applies them: the plugins of an Ingress's konghq.com/plugins annotation on its paths, of a Service's on every route to it, KongClusterPlugins labelled global: \"true\" everywhere; a route per host of an Ingress and backend Service, matching that host (every host for a rule without one) and the methods of the Ingress's konghq.com/methods, as the controller writes them; its konghq.com/headers.<name> annotations are the routes' headers too, which the rules do not match (reported per route); an Ingress's spec.defaultBackend (spec.backend in v1beta1) is a route of / on every host, under the Ingress's plugins (one Ingress's: the first in the file). HTTPRoutes (the Gateway API) are not read.")
 	return f, nil
 }
 
