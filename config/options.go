@@ -12,11 +12,12 @@ import (
 
 // HTTPLimitOptions returns the options of the HTTP middleware that c
 // describes: its plans and global limits, keys (in the order of their
-// SHA-256), identity, exempt routes and response. Logger, Clock, Observer
-// and ErrorHandler are left for the caller to set, and so is Tokens: with
-// identity.jwt it is a stand-in that refuses every token, to be replaced by
-// the jwt.Verifier of each of c.Identity.JWT's Options (jwt.NewIssuers of
-// them, for several), which the caller closes. Fields c leaves empty
+// SHA-256), identity, exempt routes and response. Logger, Clock, Observer,
+// ErrorHandler and StoreLeases (whether the store in force leases quota,
+// which a reload does not change) are left for the caller to set, and so
+// is Tokens: with identity.jwt it is a stand-in that refuses every token,
+// to be replaced by the jwt.Verifier of each of c.Identity.JWT's Options
+// (jwt.NewIssuers of them, for several), which the caller closes. Fields c leaves empty
 // stay empty, which httplimit takes as its defaults; the options share c's
 // plans and slices.
 func (c *Config) HTTPLimitOptions() httplimit.Options {
