@@ -206,9 +206,8 @@ func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 
 // decideChecks runs the checks of res (identity and cost set), with the
 // penalty box's guard when there is a box (unless penaltyBox.unguarded),
-// and reports it; boxKnown is
-// whether the middleware remembers a box of the client that no longer
-// holds (see Middleware.boxedHere).
+// and reports it; boxKnown is whether the middleware remembers a box of
+// the client that no longer holds (see Middleware.boxedHere).
 func (m *Middleware) decideChecks(ctx context.Context, res *Result, boxKnown bool) (*Result, error) {
 	if res.plan == nil || res.plan.plan != res.Identity.Plan {
 		res.plan = m.planOf(res.Identity.Plan)
