@@ -19,7 +19,12 @@ import (
 // Redis is killed while 16 goroutines decide, and restarted: no panic, no
 // error reaches the caller, decisions follow on_store_error (local, with the
 // quota halved for two instances), the counters equal the fallbacks
-// observed, and decisions come from Redis again within 1 s of its return.
+// observed, and decisions come from Redis again soon after its return:
+// the breaker lets a probe through at most its OpenFor (500 ms) after it
+// last saw Redis fail, so about half a second and a round trip; the bound
+// is 2 s, room for -race on a machine running every package's tests (1.16 s
+// seen at a load of 15), where a breaker that stopped probing never
+// recovers (the loop below gives up at 3 s).
 func TestRedisKilledAndRestarted(t *testing.T) {
 	srv := redistest.Standalone(t)
 	client := srv.Client(t)
@@ -116,8 +121,8 @@ func TestRedisKilledAndRestarted(t *testing.T) {
 	}
 	recovery := time.Since(back)
 	t.Logf("recovered %v after Redis answered; stats %+v", recovery, fo.Stats())
-	if recovery > time.Second {
-		t.Errorf("recovery took %v, want ≤ 1s", recovery)
+	if recovery > 2*time.Second {
+		t.Errorf("recovery took %v, want ≤ 2s", recovery)
 	}
 	if keys, err := srv.Keys("sluice:*"); err != nil || len(keys) == 0 {
 		t.Errorf("the decision after recovery wrote nothing to Redis: %v %v", keys, err)
