@@ -95,8 +95,10 @@ func exercise(t *testing.T, g *redis.Guarded) {
 		}
 	}
 	// A call of two subjects (on a Cluster, two slots: reserved slot by
-	// slot) whose second refuses: the first's reservation is undone.
-	one := sluice.FixedWindow(1, time.Minute).Named("one")
+	// slot) whose second refuses: the first's reservation is undone. The
+	// limit of 1 is a sliding log's, the minute before each call: a fixed
+	// window's minute, on Redis's clock, may end between the two calls.
+	one := sluice.SlidingLog(1, time.Minute).Named("one")
 	for _, c := range [][]sluice.Check{
 		{{Key: "other", Limit: one, Cost: 1}},
 		{{Key: "acl", Limit: limits[3], Cost: 1}, {Key: "other", Limit: one, Cost: 1}},
