@@ -235,8 +235,9 @@ func (m *Middleware) penalize(res *Result, left time.Duration) {
 }
 
 // countRefusal counts a refusal of res's client and boxes it at the
-// Refusals-th within Within. Only a refusal of the client's own doing
-// counts (see clientsRefusal). A failure is logged: the refusal stands.
+// Refusals-th within Within, logging the boxing unless the client was in
+// the box already. Only a refusal of the client's own doing counts (see
+// clientsRefusal). A failure is logged: the refusal stands.
 func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
 	if !m.clientsRefusal(res) {
 		return
@@ -261,7 +262,9 @@ func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
 	if st := d.Statuses[0]; st.Remaining == 0 {
 		pb.remember(key, sent, m.timeNow(), st.ResetAfter)
 	}
-	m.log.Info("penalty box: client boxed", "subject", res.Identity.Subject, "for", pb.p.For)
+	if d.Allowed { // else the client was in the box already
+		m.log.Info("penalty box: client boxed", "subject", res.Identity.Subject, "for", pb.p.For)
+	}
 }
 
 // ErrNoPenalty is returned by Penalize when the middleware has no Penalty.
