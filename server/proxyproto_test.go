@@ -17,6 +17,7 @@ import (
 
 	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/internal/testpki"
+	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -41,7 +42,10 @@ func newProxyServer(t *testing.T, cfgText string) *proxyServer {
 		io.WriteString(w, "upstream")
 	}))
 	t.Cleanup(up.Close)
-	p.srv, p.file = loadServer(t, t.TempDir(), "upstream: "+up.URL+"\n"+cfgText+`
+	// The store's clock stands still at noon: on the wall clock, a minute
+	// that ended between a test's two requests admitted the second.
+	still := memory.New(memory.WithClock(func() time.Time { return noon }), memory.WithSweepInterval(0))
+	p.srv, p.file = loadServerOn(t, still, t.TempDir(), "upstream: "+up.URL+"\n"+cfgText+`
 plans:
   anonymous:
     limits: [{name: per-minute, algorithm: fixed-window, quantity: 1, window: 1m}]

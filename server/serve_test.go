@@ -65,6 +65,13 @@ func withToken(token string) grpc.DialOption {
 // watch), and the file's path.
 func loadServer(t *testing.T, dir, cfgText string, watch ...bool) (*server.Server, string) {
 	t.Helper()
+	return loadServerOn(t, memory.New(), dir, cfgText, watch...)
+}
+
+// loadServerOn is loadServer on store, which it closes when t ends.
+func loadServerOn(t *testing.T, store *memory.Store, dir, cfgText string, watch ...bool) (*server.Server, string) {
+	t.Helper()
+	t.Cleanup(func() { store.Close() })
 	file := filepath.Join(dir, "sluice.yaml")
 	if err := os.WriteFile(file, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
@@ -73,8 +80,6 @@ func loadServer(t *testing.T, dir, cfgText string, watch ...bool) (*server.Serve
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := memory.New()
-	t.Cleanup(func() { store.Close() })
 	o := server.Options{Config: cfg, Store: store, Memory: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Load: func() (*config.Config, error) { return config.Load(file) }}
 	if len(watch) > 0 && watch[0] {
