@@ -36,7 +36,11 @@ func TestEnvoyServiceServedAndReloaded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
+	// The store's clock stands still at noon: the rules are per-minute
+	// fixed windows, and on the wall clock a minute that ended among the
+	// requests gave the client its quantity again.
+	still := memory.New(memory.WithClock(func() time.Time { return noon }), memory.WithSweepInterval(0))
+	srv, err := server.New(server.Options{Config: cfg, Store: still,
 		Load:   func() (*config.Config, error) { return config.Load(cfgFile) },
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
