@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/memory"
@@ -39,7 +40,10 @@ degradation:
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
+			// The store's clock stands still at noon: on the wall clock an
+			// hour that ended among the requests gave its quantity again.
+			still := memory.New(memory.WithClock(func() time.Time { return noon }), memory.WithSweepInterval(0))
+			srv, err := server.New(server.Options{Config: cfg, Store: still,
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 			if err != nil {
 				t.Fatal(err)
