@@ -41,7 +41,7 @@ func Example_gin() {
 	limiter := sluice.NewLimiter(memory.New())
 	mw, err := httplimit.New(limiter, httplimit.Options{
 		Plans: []*httplimit.Plan{{Name: "all", Limits: []sluice.Limit{
-			sluice.Concurrency(1, time.Minute), sluice.FixedWindow(2, time.Minute),
+			sluice.Concurrency(1, time.Minute), sluice.PerMinute(2),
 		}}},
 	})
 	if err != nil {
