@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
@@ -18,10 +19,12 @@ import (
 )
 
 // startEnvoyJSON starts a server with rules (of one domain) and returns
-// the base URL of its admin listener.
+// the base URL of its admin listener. Its store's clock stands still at
+// noon: the rules' windows are aligned to the clock, and on the wall clock
+// one that ended between two of a test's calls gave its quantity again.
 func startEnvoyJSON(t *testing.T, rules string) string {
 	t.Helper()
-	return startEnvoyJSONOn(t, rules, memory.New(memory.WithSweepInterval(0)))
+	return startEnvoyJSONOn(t, rules, memory.New(memory.WithClock(func() time.Time { return noon }), memory.WithSweepInterval(0)))
 }
 
 // startEnvoyJSONOn is startEnvoyJSON on store.
