@@ -293,7 +293,7 @@ func Kong(src, source string) (*Translation, error) {
 	// part (kongRivals) is a rule too, which leaves those out.
 	main := scopes[0]
 	if len(scopes) > 1 || main.unauth || main.config.LimitBy == "path" || main.hosts != nil || main.methods != nil || main.groups != nil || main.name != "global" && main.config.LimitBy == "service" ||
-		main.paths != nil && kongHasRivals(main, kongRivals(routes, main.routes, nil)) {
+		main.paths != nil && kongHasRivals(main, kongRivals(routes, func(at int) bool { return slices.Contains(main.routes, at) })) {
 		if err := t.kongRules(scopes, allPaths, routes); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}

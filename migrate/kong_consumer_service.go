@@ -48,6 +48,7 @@ func (t *Translation) kongConsumerServices(f *kongFile, own map[string]string) e
 	is := func(name, id string, ref kongServiceRef) bool {
 		return string(ref) == name && name != "" || string(ref) == id && id != ""
 	}
+	var places []kongPlace // every route's, once a plugin needs them
 	for _, cs := range f.consumerServices {
 		p, ok := kongLimitPlugin([]kongPlugin{cs.plugin})
 		if !ok {
@@ -94,12 +95,14 @@ func (t *Translation) kongConsumerServices(f *kongFile, own map[string]string) e
 		}
 		// Kong runs it on the requests its router gives the service's
 		// routes: the rule leaves out the paths it gives other routes.
-		var routesOf []int
-		for _, sr := range s.Routes {
-			routesOf = append(routesOf, sr.at)
+		if places == nil {
+			places = kongRivals(slices.Concat(serviceRoutes(f.Services), f.Routes), func(int) bool { return false })
 		}
+		rivals := slices.DeleteFunc(slices.Clone(places), func(p kongPlace) bool {
+			return slices.ContainsFunc(s.Routes, func(sr kongRoute) bool { return sr.at == p.route.at })
+		})
 		if at := slices.IndexFunc(t.SluiceRules, func(q Rule) bool { return q.Name == names[0] }); at >= 0 {
-			t.kongLeaveOutRivals(at, kongRivals(slices.Concat(serviceRoutes(f.Services), f.Routes), routesOf, nil), cs.where)
+			t.kongLeaveOutRivals(at, rivals, cs.where)
 		}
 		t.same(cs.where, "Kong runs it on %s's requests to the routes of service %s, in place of every other rate-limiting plugin there, one count for them: rule %s matches those routes for plan %s (%s's keys) alone, and the other limits of plan %s leave them out.",
 			c.Username, s.Name, strings.Join(names, ", rule "), plan, c.Username, plan)

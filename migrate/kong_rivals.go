@@ -6,13 +6,27 @@ import (
 	"strings"
 )
 
-// kongRivals returns the routes of all (each numbered by kongRoute.at)
-// other than those numbered in own, and than those skip reports.
-func kongRivals(all []kongRoute, own []int, skip func(at int) bool) []kongRoute {
-	var out []kongRoute
+// kongPlace is a route of the file and what a rule matches of it
+// (kongRouteMatch, unreported: the reports are its plugins' to make).
+type kongPlace struct {
+	route kongRoute
+	match kongMatch
+	// patterns are the ServeMux patterns of each of match.paths
+	// (kongPathPatterns).
+	patterns [][]string
+}
+
+// kongRivals returns the routes of all but those skip reports (by their
+// number, kongRoute.at), with their matches.
+func kongRivals(all []kongRoute, skip func(at int) bool) []kongPlace {
+	var out []kongPlace
 	for _, r := range all {
-		if !slices.Contains(own, r.at) && (skip == nil || !skip(r.at)) {
-			out = append(out, r)
+		if !skip(r.at) {
+			p := kongPlace{route: r, match: (&Translation{}).kongRouteMatch(r, "")}
+			for _, q := range p.match.paths {
+				p.patterns = append(p.patterns, kongPathPatterns(q))
+			}
+			out = append(out, p)
 		}
 	}
 	return out
@@ -45,13 +59,13 @@ func (v kongRival) empty() bool {
 	return len(v.theirs) == 0 && len(v.regexes) == 0 && len(v.above) == 0
 }
 
-// kongRivalOf returns what Kong's router gives route o of the requests a
-// rule's match a matches. Kong prefers the route that matches by more of
-// a request's attributes (hosts, methods, headers), then a regular
-// expression, then the longer prefix.
-func kongRivalOf(o kongRoute, a RuleMatch) kongRival {
+// kongRivalOf returns what Kong's router gives route place p of the
+// requests a rule's match a matches. Kong prefers the route that matches
+// by more of a request's attributes (hosts, methods, headers), then a
+// regular expression, then the longer prefix.
+func kongRivalOf(p kongPlace, a RuleMatch) kongRival {
 	var v kongRival
-	m := (&Translation{}).kongRouteMatch(o, "") // its reports are the route's plugins' to make
+	o, m := p.route, p.match
 	if len(a.Paths) == 0 || disjoint(m.hosts, m.methods, a.Hosts, a.Methods) {
 		return v
 	}
@@ -68,8 +82,8 @@ func kongRivalOf(o kongRoute, a RuleMatch) kongRival {
 	if its < mine {
 		return v // a's routes match more of the requests both match: Kong gives them those
 	}
-	for _, q := range m.paths {
-		pats := kongPathPatterns(q)
+	for i, q := range m.paths {
+		pats := p.patterns[i]
 		regex := strings.HasPrefix(q, "~") || !strings.HasPrefix(q, "/")
 		if len(pats) == 0 {
 			if regex {
@@ -99,7 +113,7 @@ func kongRivalOf(o kongRoute, a RuleMatch) kongRival {
 
 // kongHasRivals reports whether a route of rivals takes some of the
 // requests the rule of s's plugin would match.
-func kongHasRivals(s kongScope, rivals []kongRoute) bool {
+func kongHasRivals(s kongScope, rivals []kongPlace) bool {
 	for _, a := range kongAlternatives(s) {
 		for _, o := range rivals {
 			if !kongRivalOf(o, a.RuleMatch).empty() {
@@ -118,7 +132,7 @@ func kongHasRivals(s kongScope, rivals []kongRoute) bool {
 // methods only, or of headers, or that matches by more of a request than
 // the match, a regular expression, the names a string prefix takes besides
 // its path, and a path below which the match covers a route of its own.
-func (t *Translation) kongLeaveOutRivals(at int, rivals []kongRoute, where string) {
+func (t *Translation) kongLeaveOutRivals(at int, rivals []kongPlace, where string) {
 	said := map[Difference]bool{}
 	say := func(same bool, format string, args ...any) {
 		if d := (Difference{Where: where, Same: same, Text: fmt.Sprintf(format, args...)}); !said[d] {
@@ -130,16 +144,17 @@ func (t *Translation) kongLeaveOutRivals(at int, rivals []kongRoute, where strin
 	// A match split by host (kongSplitHosts) is one more alternative,
 	// weighed in turn.
 	for k := 0; k < max(len(r.Any), 1); k++ {
-		for _, o := range rivals {
+		for _, p := range rivals {
 			alt := k
 			if len(r.Any) == 0 {
 				alt = -1
 			}
 			a := r.alternatives()[k]
-			v := kongRivalOf(o, a)
+			v := kongRivalOf(p, a)
 			if v.empty() {
 				continue
 			}
+			o := p.route
 			name := o.Name
 			if name == "" {
 				name = strings.Join(routePaths(o), " ")
@@ -154,7 +169,7 @@ func (t *Translation) kongLeaveOutRivals(at int, rivals []kongRoute, where strin
 				continue
 			}
 			switch {
-			case v.partial && kongSplitHosts(r, k, o):
+			case v.partial && kongSplitHosts(r, k, p):
 				say(true, "route %s takes the requests on %s of its hosts %s alone: the rule's match of those hosts is an alternative of its own (match: a list), which leaves them out (except_paths), one count with the others.", name, strings.Join(v.theirs, " "), strings.Join(o.Hosts, ", "))
 			case v.partial:
 				say(false, "Kong's router gives the requests on %s of route %s's hosts, methods or headers to route %s, where this plugin does not run; a rule cannot leave out a path on some hosts, methods or headers only (except_paths leaves it out on all): those requests count against it too.", strings.Join(v.theirs, " "), name, name)
@@ -171,14 +186,14 @@ func (t *Translation) kongLeaveOutRivals(at int, rivals []kongRoute, where strin
 }
 
 // kongSplitHosts splits match k of rule r (its k-th alternative) by the
-// hosts of route o that it names, where o matches every method of it and
+// hosts of route o (of place p) that it names, where o matches every method of it and
 // no header: the match of the other hosts stays at k, that of o's hosts
 // is appended (r becomes a rule of alternatives), so that it can leave out
 // what o takes there. Wildcard hosts are not split. It reports whether it
 // split.
-func kongSplitHosts(r *Rule, k int, o kongRoute) bool {
+func kongSplitHosts(r *Rule, k int, p kongPlace) bool {
 	a := r.alternatives()[k]
-	m := (&Translation{}).kongRouteMatch(o, "")
+	o, m := p.route, p.match
 	wild := func(h string) bool { return strings.HasPrefix(h, "*.") }
 	if len(o.Headers) > 0 || len(m.hosts) == 0 || len(a.Hosts) < 2 || slices.ContainsFunc(a.Hosts, wild) || slices.ContainsFunc(m.hosts, wild) || !covers(nil, m.methods, nil, a.Methods) {
 		return false

@@ -139,17 +139,26 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 			}
 		}
 	}
+	// The rivals of a plugin's rule are the routes no plugin of its name
+	// runs on as a route's or a service's: the others are weighed above.
+	covered := map[bool]map[int]bool{false: {}, true: {}} // by advanced, the numbers of those routes
+	for _, s := range scopes {
+		if s.paths != nil {
+			for _, at := range s.routes {
+				covered[s.config.advanced][at] = true
+			}
+		}
+	}
+	rivals := map[bool][]kongPlace{}
 	for i, s := range scopes {
 		if ruleAt[i] < 0 || s.paths == nil {
 			continue
 		}
-		// The routes of the other plugins of its name are weighed above.
-		rivals := kongRivals(all, s.routes, func(at int) bool {
-			return slices.ContainsFunc(scopes, func(o kongScope) bool {
-				return o.config.advanced == s.config.advanced && o.paths != nil && slices.Contains(o.routes, at)
-			})
-		})
-		t.kongLeaveOutRivals(ruleAt[i], rivals, s.where)
+		adv := s.config.advanced
+		if _, ok := rivals[adv]; !ok {
+			rivals[adv] = kongRivals(all, func(at int) bool { return covered[adv][at] })
+		}
+		t.kongLeaveOutRivals(ruleAt[i], rivals[adv], s.where)
 	}
 	t.kongLeaveOutSiblings(scopes, ruleAt)
 	t.kongSettings(scopes[0].config)
