@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	ratelimitv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/common/ratelimit/v3"
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
@@ -96,7 +97,10 @@ func TestEnvoyRefusalsAreLogged(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs lockedBuffer
-	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
+	// The store's clock stands still at noon: on the wall clock a minute
+	// that ended between the two calls admitted the second.
+	still := memory.New(memory.WithClock(func() time.Time { return noon }), memory.WithSweepInterval(0))
+	srv, err := server.New(server.Options{Config: cfg, Store: still,
 		Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
