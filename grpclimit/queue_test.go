@@ -31,7 +31,9 @@ type queued struct {
 
 func newQueued(t *testing.T, o httplimit.Options) *queued {
 	t.Helper()
-	store := memory.New()
+	// The store's clock stands still (stillAt): on the wall clock an hour
+	// that ended between two calls gave the hourly limit its quantity again.
+	store := memory.New(memory.WithClock(func() time.Time { return stillAt }), memory.WithSweepInterval(0))
 	t.Cleanup(func() { store.Close() })
 	q := &queued{limiter: sluice.NewLimiter(store)}
 	o.Plans = []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{
