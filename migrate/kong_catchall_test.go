@@ -223,3 +223,35 @@ services:
 		t.Errorf("b.example/shop, route web2's: %d of 5 admitted, want 3", n)
 	}
 }
+
+// TestImportedKongCatchAllOfMethodsKeepsAnotherMethod: route web (GET and
+// POST on /, its service's plugin 3 a minute by address) and route admin
+// (GET /admin, no plugin) match by as many attributes, so Kong's router
+// gives GET /admin to admin, the longer path: unlimited; POST /admin is
+// web's, limited.
+func TestImportedKongCatchAllOfMethodsKeepsAnotherMethod(t *testing.T) {
+	src := `_format_version: "3.0"
+services:
+- name: admin
+  routes: [{name: admin, methods: [GET], paths: [/admin]}]
+- name: web
+  plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]
+  routes: [{name: web, methods: [GET, POST], paths: [/]}]
+`
+	tr, err := migrate.Import("kong", src, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	expectRequests(t, serveImported(t, tr), []request{
+		{"GET", "a.example", "/admin", "192.0.2.1", 200}, // admin's
+		{"GET", "a.example", "/admin", "192.0.2.1", 200},
+		{"GET", "a.example", "/admin/x", "192.0.2.1", 200},
+		{"GET", "a.example", "/admin", "192.0.2.1", 200},
+		{"POST", "a.example", "/admin", "192.0.2.1", 200}, // web's
+		{"POST", "a.example", "/admin", "192.0.2.1", 200},
+		{"GET", "a.example", "/shop", "192.0.2.1", 200},
+		{"POST", "a.example", "/admin", "192.0.2.1", 429}, // 3 a minute
+		{"GET", "a.example", "/admin", "192.0.2.1", 200},
+	})
+}

@@ -141,8 +141,8 @@ func (t *Translation) kongLeaveOutRivals(at int, rivals []kongPlace, where strin
 		}
 	}
 	r := &t.SluiceRules[at]
-	// A match split by host (kongSplitHosts) is one more alternative,
-	// weighed in turn.
+	// A match split by host or method (kongSplitMatch) is one more
+	// alternative, weighed in turn.
 	for k := 0; k < max(len(r.Any), 1); k++ {
 		for _, p := range rivals {
 			alt := k
@@ -169,8 +169,8 @@ func (t *Translation) kongLeaveOutRivals(at int, rivals []kongPlace, where strin
 				continue
 			}
 			switch {
-			case v.partial && kongSplitHosts(r, k, p):
-				say(true, "route %s takes the requests on %s of its hosts %s alone: the rule's match of those hosts is an alternative of its own (match: a list), which leaves them out (except_paths), one count with the others.", name, strings.Join(v.theirs, " "), strings.Join(o.Hosts, ", "))
+			case v.partial && kongSplitMatch(r, k, p):
+				say(true, "route %s takes the requests on %s of its hosts or methods alone: the rule's match of those is an alternative of its own (match: a list), which leaves them out (except_paths), one count with the others.", name, strings.Join(v.theirs, " "))
 			case v.partial:
 				say(false, "Kong's router gives the requests on %s of route %s's hosts, methods or headers to route %s, where this plugin does not run; a rule cannot leave out a path on some hosts, methods or headers only (except_paths leaves it out on all): those requests count against it too.", strings.Join(v.theirs, " "), name, name)
 			case r.leaveOutAt(alt, v.theirs, a.Paths):
@@ -185,26 +185,36 @@ func (t *Translation) kongLeaveOutRivals(at int, rivals []kongPlace, where strin
 	}
 }
 
-// kongSplitHosts splits match k of rule r (its k-th alternative) by the
-// hosts of route o (of place p) that it names, where o matches every method of it and
-// no header: the match of the other hosts stays at k, that of o's hosts
-// is appended (r becomes a rule of alternatives), so that it can leave out
-// what o takes there. Wildcard hosts are not split. It reports whether it
-// split.
-func kongSplitHosts(r *Rule, k int, p kongPlace) bool {
+// kongSplitMatch splits match k of rule r (its k-th alternative) by the
+// hosts of route o (of place p) that it names, where o matches every
+// method of it and no header, or else by the methods of o that it names,
+// where o matches every host of it and no header: the match of the other
+// hosts (or methods) stays at k, that of o's is appended (r becomes a rule
+// of alternatives), so that it can leave out what o takes there. Wildcard
+// hosts are not split. It reports whether it split.
+func kongSplitMatch(r *Rule, k int, p kongPlace) bool {
 	a := r.alternatives()[k]
 	o, m := p.route, p.match
-	wild := func(h string) bool { return strings.HasPrefix(h, "*.") }
-	if len(o.Headers) > 0 || len(m.hosts) == 0 || len(a.Hosts) < 2 || slices.ContainsFunc(a.Hosts, wild) || slices.ContainsFunc(m.hosts, wild) || !covers(nil, m.methods, nil, a.Methods) {
+	if len(o.Headers) > 0 {
 		return false
 	}
-	var theirs, rest []string
-	for _, h := range a.Hosts {
-		if slices.Contains(m.hosts, h) {
-			theirs = append(theirs, h)
-		} else {
-			rest = append(rest, h)
+	wild := func(h string) bool { return strings.HasPrefix(h, "*.") }
+	part := func(mine, its []string) (theirs, rest []string) {
+		for _, v := range mine {
+			if slices.Contains(its, v) {
+				theirs = append(theirs, v)
+			} else {
+				rest = append(rest, v)
+			}
 		}
+		return theirs, rest
+	}
+	var theirs, rest []string
+	byHost := len(m.hosts) > 0 && !slices.ContainsFunc(a.Hosts, wild) && !slices.ContainsFunc(m.hosts, wild) && covers(nil, m.methods, nil, a.Methods)
+	if byHost {
+		theirs, rest = part(a.Hosts, m.hosts)
+	} else if len(m.methods) > 0 && covers(m.hosts, nil, a.Hosts, nil) {
+		theirs, rest = part(a.Methods, m.methods)
 	}
 	if len(theirs) == 0 || len(rest) == 0 {
 		return false
@@ -214,8 +224,12 @@ func kongSplitHosts(r *Rule, k int, p kongPlace) bool {
 		r.Paths, r.Hosts, r.Methods, r.Headers, r.ExceptPaths = nil, nil, nil, nil, nil
 	}
 	split := r.Any[k]
-	split.Paths, split.Methods, split.Headers, split.ExceptPaths = slices.Clone(split.Paths), slices.Clone(split.Methods), slices.Clone(split.Headers), slices.Clone(split.ExceptPaths)
-	split.Hosts, r.Any[k].Hosts = theirs, rest
+	split.Paths, split.Hosts, split.Methods, split.Headers, split.ExceptPaths = slices.Clone(split.Paths), slices.Clone(split.Hosts), slices.Clone(split.Methods), slices.Clone(split.Headers), slices.Clone(split.ExceptPaths)
+	if byHost {
+		split.Hosts, r.Any[k].Hosts = theirs, rest
+	} else {
+		split.Methods, r.Any[k].Methods = theirs, rest
+	}
 	r.Any = append(r.Any, split)
 	return true
 }
