@@ -518,8 +518,12 @@ func TestFileChangeReloadsAndShutdownDrains(t *testing.T) {
 	f := newFixture(t, testConfig)
 	pub, adm := listenLoopback(t), listenLoopback(t)
 	cfg := f.srv.Config()
-	slow := make(chan struct{})
+	slow, arrived := make(chan struct{}), make(chan struct{}, 1)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case arrived <- struct{}{}:
+		default:
+		}
 		<-slow
 		w.Write([]byte("slow done"))
 	}))
@@ -556,8 +560,14 @@ func TestFileChangeReloadsAndShutdownDrains(t *testing.T) {
 		resp.Body.Close()
 		got <- string(b)
 	}()
-	time.Sleep(200 * time.Millisecond) // the request is in flight
-	cancel()                           // SIGTERM-equivalent: stop accepting, drain
+	// The request is in flight once the upstream has it: a fixed sleep
+	// let a loaded machine cancel before the request was even sent.
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request did not reach the upstream in 10 s")
+	}
+	cancel() // SIGTERM-equivalent: stop accepting, drain
 	time.Sleep(100 * time.Millisecond)
 	close(slow)
 	if body := <-got; body != "slow done" {
