@@ -47,7 +47,10 @@ degradation:
 		defer mu.Unlock()
 		return now
 	}
-	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)), Clock: clock,
+	// The store's clock stands still at noon: on the wall clock an hour
+	// that ended among the requests gave the limit its quantity again.
+	still := memory.New(memory.WithClock(func() time.Time { return noon }), memory.WithSweepInterval(0))
+	srv, err := server.New(server.Options{Config: cfg, Store: still, Clock: clock,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
