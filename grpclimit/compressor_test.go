@@ -94,7 +94,7 @@ var gzipService = grpc.ServiceDesc{
 // its call: 100 tokens, each call reserving 40, serve 10, 30, 20 and 35.
 func TestHandlersKeepTheGRPCFunctionsOfTheirContext(t *testing.T) {
 	t.Parallel()
-	store := memory.New()
+	store := memory.New(memory.WithClock(func() time.Time { return stillAt }), memory.WithSweepInterval(0))
 	t.Cleanup(func() { store.Close() })
 	limits, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
 		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(100, time.Hour).Named("tokens")},
@@ -152,7 +152,7 @@ func TestHandlersKeepTheGRPCFunctionsOfTheirContext(t *testing.T) {
 // it: three calls reserving 40 of 100 tokens and reporting 10 each are all
 // served.
 func TestUsageIsRecordedOnAStreamThatIsNotGRPCs(t *testing.T) {
-	store := memory.New()
+	store := memory.New(memory.WithClock(func() time.Time { return stillAt }), memory.WithSweepInterval(0))
 	t.Cleanup(func() { store.Close() })
 	s, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
 		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(100, time.Hour).Named("tokens")},

@@ -23,7 +23,7 @@ import (
 // A limit counting only failures counts the calls whose status is not OK:
 // calls that succeed are refunded when they end, however many.
 func TestCountOnlyFailedCalls(t *testing.T) {
-	store := memory.New()
+	store := memory.New(memory.WithClock(func() time.Time { return stillAt }), memory.WithSweepInterval(0))
 	defer store.Close()
 	s, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
 		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(2, time.Hour).Named("errors")}}},
@@ -58,7 +58,7 @@ func TestCountOnlyFailedCalls(t *testing.T) {
 // counts the Unauthenticated calls alone (a credential-guessing guard),
 // neither successes nor other failures.
 func TestCountCallsByStatusList(t *testing.T) {
-	store := memory.New()
+	store := memory.New(memory.WithClock(func() time.Time { return stillAt }), memory.WithSweepInterval(0))
 	defer store.Close()
 	s, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
 		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(2, time.Hour).Named("guesses")}}},
@@ -92,7 +92,7 @@ func TestCountCallsByStatusList(t *testing.T) {
 // cost, 40, and gets back what it did not use.
 func TestCountTheUsageHandlersReport(t *testing.T) {
 	t.Parallel()
-	ts := start(t, grpclimit.Options{Limits: httplimit.Options{
+	ts := startStill(t, grpclimit.Options{Limits: httplimit.Options{
 		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(100, time.Hour).Named("tokens")},
 			Costs: map[string]int64{"POST " + methodUse: 40, "POST " + methodConsume: 40}}},
 		Count: map[string]string{"tokens": httplimit.CountHeader + "X-Usage-Tokens"},
@@ -131,7 +131,7 @@ func TestCountTheUsageHandlersReport(t *testing.T) {
 // UNKNOWN), and a list of statuses counts it as that code: "status:504"
 // counts the calls that ran out of time.
 func TestCountsAHandlersContextErrorAsTheCodeTheCallerGets(t *testing.T) {
-	store := memory.New()
+	store := memory.New(memory.WithClock(func() time.Time { return stillAt }), memory.WithSweepInterval(0))
 	defer store.Close()
 	s, err := grpclimit.New(sluice.NewLimiter(store), grpclimit.Options{Limits: httplimit.Options{
 		Plans: []*httplimit.Plan{{Name: "free", Limits: []sluice.Limit{sluice.FixedWindow(2, time.Hour).Named("timeouts")}}},
