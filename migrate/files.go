@@ -316,7 +316,7 @@ func matchYAML(b *strings.Builder, first, indent string, m RuleMatch) {
 		line("paths: %s\n", quoteAll(m.Paths))
 	}
 	if len(m.ExceptPaths) > 0 {
-		line("except_paths: %s   # limited otherwise there, as in the source\n", quoteAll(m.ExceptPaths))
+		line("except_paths: %s   # other routes' paths in the source: limited there as it says, or not at all\n", quoteAll(m.ExceptPaths))
 	}
 }
 
