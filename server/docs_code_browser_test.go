@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -149,7 +150,7 @@ func buildGoExample(t *testing.T, text, bin string) {
 	if err := os.WriteFile(filepath.Join(dir, "overlay.json"), overlay, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("go", "build", "-overlay", filepath.Join(dir, "overlay.json"), "-o", bin, "./server/testdata/docsexample")
+	cmd := realtest.GoBuild("-overlay", filepath.Join(dir, "overlay.json"), "-o", bin, "./server/testdata/docsexample")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the Go example: %v\n%s\n%s", err, out, text)

@@ -28,7 +28,7 @@ var sluiceBinary = sync.OnceValues(func() (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "sluice")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	out, err := realtest.GoBuild("-o", bin, ".").CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("go build: %v\n%s", err, out)
 	}

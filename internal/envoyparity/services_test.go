@@ -68,7 +68,7 @@ func programs(t *testing.T) (ratelimit, sluice, module string) {
 		builds.module = info.Dir
 		builds.ratelimit = filepath.Join(builds.dir, "service_cmd")
 		builds.sluice = filepath.Join(builds.dir, "sluice")
-		if out, err := goCmd("", os.Environ(), "build", "-o", builds.sluice, "github.com/sluice-dev/sluice/cmd/sluice"); err != nil {
+		if out, err := realtest.GoBuild("-o", builds.sluice, "github.com/sluice-dev/sluice/cmd/sluice").CombinedOutput(); err != nil {
 			builds.err = fmt.Errorf("go build cmd/sluice: %v\n%s", err, out)
 		}
 	})
