@@ -431,6 +431,7 @@ plans:
     limits: [{name: tokens, algorithm: fixed-window, quantity: 100, window: 1h, count: "header:X-Usage-Tokens"}]
     costs: {"POST /v1/complete": 40}
 `)
+	s.store.standStill()
 	c := client.New(s.admin.URL, client.WithToken(apiToken))
 	ctx := context.Background()
 	d, err := c.Check(ctx, client.CheckRequest{Subject: "batch", Method: "POST", Path: "/v1/complete"})
@@ -461,6 +462,7 @@ plans:
     limits: [{name: tokens, algorithm: fixed-window, quantity: 100, window: 1h, count: "header:X-Usage-Tokens"}]
     costs: {"POST /v1/complete": 40}
 `)
+	s.store.standStill()
 	c := client.New(s.admin.URL, client.WithToken(apiToken))
 	ctx := context.Background()
 	header := http.Header{"X-Usage-Tokens": {"10"}, "Content-Security-Policy": {strings.Repeat("a", 70<<10)}}
@@ -490,6 +492,7 @@ plans:
     limits: [{name: tokens, algorithm: fixed-window, quantity: 100, window: 1h, count: "header:X-Usage-Tokens"}]
     costs: {"POST /v1/complete": 40}
 `)
+	s.store.standStill()
 	c := client.New(s.admin.URL, client.WithToken(apiToken))
 	ctx := context.Background()
 	d, err := c.Check(ctx, client.CheckRequest{Subject: "batch", Method: "POST", Path: "/v1/complete"})
