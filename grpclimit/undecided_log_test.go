@@ -1,11 +1,9 @@
 package grpclimit_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"google.golang.org/grpc"
@@ -13,32 +11,15 @@ import (
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/grpclimit"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/realtest"
 )
-
-// lockedWriter is a log destination written from the server's goroutines.
-type lockedWriter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-func (w *lockedWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
 
 // With the default OnError, a store that fails every call is logged once
 // per interval, not once per call: an outage under load must not flood the
 // log. Every call is still served.
 func TestUndecidedCallsAreLoggedOncePerInterval(t *testing.T) {
 	t.Parallel()
-	var logs lockedWriter
+	var logs realtest.Buffer
 	s, err := grpclimit.New(sluice.NewLimiter(brokenStore{}), grpclimit.Options{Limits: httplimit.Options{
 		Plans: []*httplimit.Plan{plan("free", sluice.PerMinute(1))}, Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
 	if err != nil {

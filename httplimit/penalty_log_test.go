@@ -1,36 +1,17 @@
 package httplimit_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/httplimit"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/memory"
 )
-
-// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // An instance logs "client boxed" when its call put the client in the box,
 // not when the call found the client boxed already: here boxed by an
@@ -40,7 +21,7 @@ func TestOnlyTheCallThatBoxesLogsTheBox(t *testing.T) {
 	clock := clockAt(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	store := memory.New(memory.WithClock(clock.Now), memory.WithSweepInterval(0))
 	t.Cleanup(func() { store.Close() })
-	var logs [2]lockedBuffer
+	var logs [2]realtest.Buffer
 	var mws [2]*httplimit.Middleware
 	for i := range mws {
 		o := boxedAfterOneRefusal

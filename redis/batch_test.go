@@ -3,13 +3,14 @@ package redis
 import (
 	"context"
 	"errors"
-	"github.com/redis/rueidis"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/rueidis"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/internal/faultproxy"

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/internal/faultproxy"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/redis"
 )
@@ -42,7 +43,7 @@ func TestATimeoutShorterThanTheHandshakeIsLoggedAsSuch(t *testing.T) {
 	// TLS 1.2's handshake is two round trips: 80 ms here, as TCP and TLS
 	// 1.3 take to a Redis 40 ms away.
 	o, _ := slowTLS(t, 20*time.Millisecond, tls.VersionTLS12, tls.VersionTLS12)
-	var logs syncBuffer
+	var logs realtest.Buffer
 	o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	st, err := redis.Open(context.Background(), o)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/redis"
 )
@@ -19,7 +20,7 @@ import (
 // its client a fresh quota. A Redis that never evicts is not warned about.
 func TestOpenSeesARedisThatEvicts(t *testing.T) {
 	quiet := redistest.Standalone(t)
-	var logs syncBuffer
+	var logs realtest.Buffer
 	// The tests' timeout, which bounds the dial too: 50 ms may not do on
 	// a loaded machine.
 	g, err := redis.Open(context.Background(), redis.Options{Addrs: []string{quiet.Addr}, OnStoreError: failover.Deny, Timeout: testTimeout,
@@ -39,7 +40,7 @@ func TestOpenSeesARedisThatEvicts(t *testing.T) {
 	rs := redistest.Standalone(t)
 	rs.MustDo("CONFIG", "SET", "maxmemory", "2mb")
 	rs.MustDo("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
-	logs = syncBuffer{}
+	logs = realtest.Buffer{}
 	// The tests' timeout: a call the default 50 ms would time out on a
 	// loaded machine writes nothing, and opens the breaker on the rest.
 	g, err = redis.Open(context.Background(), redis.Options{Addrs: []string{rs.Addr}, OnStoreError: failover.Deny, Timeout: testTimeout,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/redis"
@@ -19,7 +20,7 @@ import (
 func TestAnOutageIsLoggedOnce(t *testing.T) {
 	srv := redistest.Standalone(t)
 	srv.Kill()
-	var logs syncBuffer
+	var logs realtest.Buffer
 	local := memory.New(memory.WithSweepInterval(0))
 	defer local.Close()
 	st, err := redis.Open(context.Background(), redis.Options{Addrs: []string{srv.Addr}, Local: local,

@@ -1,17 +1,16 @@
 package redis_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/failover"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/redis"
@@ -22,24 +21,6 @@ import (
 // queued behind others can take seconds without anything being wrong.
 const testTimeout = 10 * time.Second
 
-// syncBuffer is a bytes.Buffer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // Redis is down when the store is opened: Open returns it all the same,
 // decisions follow on_store_error (local, each limit halved for two
 // instances), errors wrap sluice.ErrStoreUnavailable, and once redis-server
@@ -47,7 +28,7 @@ func (b *syncBuffer) String() string {
 func TestOpenWhileRedisIsDownThenRedisComes(t *testing.T) {
 	srv := redistest.Standalone(t)
 	srv.Kill()
-	var logs syncBuffer
+	var logs realtest.Buffer
 	local := memory.New(memory.WithSweepInterval(0))
 	defer local.Close()
 	begin := time.Now()

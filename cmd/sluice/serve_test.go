@@ -12,32 +12,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/sluice-dev/sluice/internal/realtest"
 )
-
-// syncBuffer is a bytes.Buffer safe to write from a process's pipes while
-// the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestNewcomerDemo runs `sluice serve` without a configuration, as the
 // README's first command does: it says that it trusts loopback callers, the
@@ -49,7 +29,7 @@ func TestNewcomerDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	public, admin := realtest.FreeAddr(t), realtest.FreeAddr(t)
-	var out syncBuffer
+	var out realtest.Buffer
 	cmd := exec.Command(bin, "serve", "-listen", public, "-admin-listen", admin)
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
@@ -257,9 +237,9 @@ func TestSIGHUPWhileStartingIsAReload(t *testing.T) {
 
 // launchServe starts bin serve -config file, its output in out, and sends
 // on exited when it ends; the process is killed when the test ends.
-func launchServe(t *testing.T, bin, file string) (cmd *exec.Cmd, out *syncBuffer, exited <-chan error) {
+func launchServe(t *testing.T, bin, file string) (cmd *exec.Cmd, out *realtest.Buffer, exited <-chan error) {
 	t.Helper()
-	out = &syncBuffer{}
+	out = &realtest.Buffer{}
 	cmd = exec.Command(bin, "serve", "-config", file)
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

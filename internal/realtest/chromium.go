@@ -34,7 +34,7 @@ type Chromium struct {
 	browser context.Context // the first tab's context, which holds the browser
 	close   func()
 	err     error // why the browser did not start
-	log     syncBuffer
+	log     Buffer
 }
 
 // Tab returns a chromedp context holding a new tab of c, started first if

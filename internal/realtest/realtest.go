@@ -13,7 +13,6 @@
 package realtest
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -21,7 +20,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -128,7 +126,7 @@ type Process struct {
 	name string
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has exited
-	out  *syncBuffer
+	out  *Buffer
 }
 
 // start runs args in dir with env added to the environment, in its own
@@ -139,7 +137,7 @@ func start(tb testing.TB, name, dir string, env []string, addr string, args ...s
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
-	out := &syncBuffer{}
+	out := &Buffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:   true,            // its workers can be stopped with it
@@ -198,29 +196,3 @@ func (p *Process) stop() {
 
 // Output is what the process has written so far.
 func (p *Process) Output() string { return p.out.String() }
-
-// syncBuffer is a bytes.Buffer safe for the process's writes and the test's
-// reads at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// Len returns how many bytes b holds.
-func (b *syncBuffer) Len() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Len()
-}

@@ -1,16 +1,15 @@
 package switchover_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/internal/reliability"
 	"github.com/sluice-dev/sluice/redis"
@@ -30,30 +29,12 @@ var perSecond = sluice.FixedWindow(quantity, time.Second)
 // instance asks 200 times a second, four times its share.
 const pace = 5 * time.Millisecond
 
-// logBuffer collects the stores' log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // instancesOf opens the instances' stores as `sluice serve` does (Open:
 // on_store_error local, two instances, 50 ms timeout), each closed when the
 // test ends, and returns them with their shared log.
-func instancesOf(t *testing.T, o redis.Options) ([]*redis.Guarded, []sluice.Store, *logBuffer) {
+func instancesOf(t *testing.T, o redis.Options) ([]*redis.Guarded, []sluice.Store, *realtest.Buffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &realtest.Buffer{}
 	o.Instances = instances
 	o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var gs []*redis.Guarded

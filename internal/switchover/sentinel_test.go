@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/internal/reliability"
 	"github.com/sluice-dev/sluice/redis"
@@ -15,7 +16,7 @@ import (
 // instances to decide on Redis again, and returns what the clients saw,
 // when the fault came, when the instances were seen writing to the new
 // master, and the instances.
-func sentinelRun(t *testing.T, fault func(f *redistest.SentinelFixture, master *redistest.Server)) (*reliability.Seen, time.Time, time.Time, []*redis.Guarded, *logBuffer) {
+func sentinelRun(t *testing.T, fault func(f *redistest.SentinelFixture, master *redistest.Server)) (*reliability.Seen, time.Time, time.Time, []*redis.Guarded, *realtest.Buffer) {
 	t.Helper()
 	f := redistest.SentinelGroup(t, "primary")
 	gs, stores, logs := instancesOf(t, redis.Options{Mode: redis.ModeSentinel, Addrs: f.Addrs(), MasterSet: f.Name})
