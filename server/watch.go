@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,6 +52,7 @@ func (s *Server) watch(ctx context.Context) {
 		events <-chan fsnotify.Event
 		errs   <-chan error
 		set    watchSet
+		moved  bool // the files changed while the watches were renewed
 	)
 	if s.opts.WatchFile != "" {
 		var err error
@@ -58,11 +61,11 @@ func (s *Server) watch(ctx context.Context) {
 		} else {
 			defer w.Close()
 			events, errs = w.Events, w.Errors
-			set = s.renewWatches(w, watchSet{})
+			set, moved = s.renewWatches(w, watchSet{})
 		}
 	}
 	var debounce <-chan time.Time
-	if w != nil && set.digest() != s.loaded {
+	if w != nil && (moved || set.digest() != s.loaded) {
 		// A file changed after New read it and before the watches began.
 		debounce = time.After(100 * time.Millisecond)
 	}
@@ -83,8 +86,8 @@ func (s *Server) watch(ctx context.Context) {
 				// A folder made on the way to a skipped link's target is
 				// watched from now on; what was written in it before
 				// raised no event: look for it.
-				set = s.renewWatches(w, set)
-				if set.digest() != sum {
+				set, moved = s.renewWatches(w, set)
+				if moved || set.digest() != sum {
 					debounce = time.After(100 * time.Millisecond)
 				}
 			}
@@ -99,10 +102,10 @@ func (s *Server) watch(ctx context.Context) {
 			s.loaded = sum
 		}
 		if w != nil {
-			set = s.renewWatches(w, set)
+			set, moved = s.renewWatches(w, set)
 			// A write between the reload's reading and the watches'
 			// renewal raised no event: look for one, and reload again.
-			if set.changedSince(start.Add(-watchSlack)) {
+			if moved || set.changedSince(start.Add(-watchSlack)) {
 				debounce = time.After(100 * time.Millisecond)
 			}
 		}
@@ -325,20 +328,56 @@ func configDigest(cfg *config.Config) string {
 
 // renewWatches points w at the directories of the configuration in force
 // (dropping old's, and adding each again, so that a watch follows a
-// directory swapped through a link) and returns the new set.
-func (s *Server) renewWatches(w *fsnotify.Watcher, old watchSet) watchSet {
-	ws := s.watchSet()
-	for _, d := range old.dirs {
-		w.Remove(d) // an error means it is gone already
-	}
-	for _, d := range ws.dirs {
-		if err := w.Add(d); err != nil {
-			s.log.Warn("cannot watch a directory of the configuration; reload with SIGHUP", "dir", d, "err", err)
+// directory swapped through a link) and returns the new set; changed
+// reports a change w may have missed meanwhile (see renewWatches).
+func (s *Server) renewWatches(w *fsnotify.Watcher, old watchSet) (ws watchSet, changed bool) {
+	return renewWatches(w, old, s.watchSet, s.log)
+}
+
+// renewWatches points w at the directories of the set current returns,
+// dropping old's, and returns that set. A folder made, removed or swapped
+// after current read the files and before w watched its parent raised no
+// event: current is read again once the watches are in place, and they are
+// renewed until it returns the set they watch, at most maxRenewals times.
+// changed reports that the set had to be read again (the files changed
+// while the watches were renewed, as a folder made on the way to a link's
+// target, and what was written in it then raised no event) or never
+// settled: what the files hold is to be compared with what was loaded, and
+// the watches renewed again.
+func renewWatches(w *fsnotify.Watcher, old watchSet, current func() watchSet, log *slog.Logger) (ws watchSet, changed bool) {
+	ws = current()
+	for i := range maxRenewals {
+		for _, d := range old.dirs {
+			w.Remove(d) // an error means it is gone already
 		}
+		for _, d := range ws.dirs {
+			if err := w.Add(d); err != nil {
+				log.Warn("cannot watch a directory of the configuration; reload with SIGHUP", "dir", d, "err", err)
+			}
+		}
+		if ws.unwatchedLinks > 0 && ws.unwatchedLinks != old.unwatchedLinks {
+			log.Warn("envoy rules: too many links to watch the targets of; reload with SIGHUP when one appears or changes",
+				"links", ws.unwatchedLinks, "folders_watched", maxAwaitedDirs)
+		}
+		now := current()
+		if now.equal(ws) || i == maxRenewals-1 {
+			return ws, i > 0 || !now.equal(ws)
+		}
+		old, ws = ws, now
 	}
-	if ws.unwatchedLinks > 0 && ws.unwatchedLinks != old.unwatchedLinks {
-		s.log.Warn("envoy rules: too many links to watch the targets of; reload with SIGHUP when one appears or changes",
-			"links", ws.unwatchedLinks, "folders_watched", maxAwaitedDirs)
-	}
-	return ws
+	return ws, true // not reached
+}
+
+// maxRenewals bounds the renewals of the watches in one call of
+// renewWatches while the files keep changing under it.
+const maxRenewals = 4
+
+// equal reports whether ws and o watch the same directories for the same
+// names.
+func (ws watchSet) equal(o watchSet) bool {
+	return slices.Equal(ws.dirs, o.dirs) && slices.Equal(ws.files, o.files) &&
+		slices.Equal(ws.folders, o.folders) && slices.Equal(ws.tree, o.tree) &&
+		slices.Equal(ws.linkedFiles, o.linkedFiles) && ws.unwatchedLinks == o.unwatchedLinks &&
+		maps.EqualFunc(ws.linkedNames, o.linkedNames, slices.Equal) &&
+		maps.EqualFunc(ws.awaited, o.awaited, slices.Equal)
 }

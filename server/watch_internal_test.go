@@ -1,10 +1,13 @@
 package server
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
 )
 
 // TestChangedSinceSeesAWriteTheWatchMissed: a rules file of a folder or of
@@ -81,6 +84,62 @@ func TestConcernsTLSFiles(t *testing.T) {
 	} {
 		if got := ws.concerns(path); got != want {
 			t.Errorf("concerns(%s) = %v, want %v", path, got, want)
+		}
+	}
+}
+
+// TestAFolderMadeWhileTheWatchesAreRenewedIsNotMissed: a folder made on
+// the way to a skipped link's target after the watch set was read, before
+// the watcher watched its parent (the event of its making lost), is
+// watched by the time renewWatches returns, or renewWatches reports the
+// change: the target then written in it is not missed.
+func TestAFolderMadeWhileTheWatchesAreRenewedIsNotMissed(t *testing.T) {
+	dir := t.TempDir()
+	folder, shared := filepath.Join(dir, "rules"), filepath.Join(dir, "shared")
+	for _, d := range []string{folder, shared} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := filepath.Join(shared, "later", "new.yaml")
+	if err := os.Symlink(target, filepath.Join(folder, "new.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := filepath.Join(dir, "sluice.yaml")
+	reads := 0
+	current := func() watchSet {
+		reads++
+		ws := watchSetOf(cfgFile, []string{folder}, nil)
+		if reads == 1 {
+			if err := os.Mkdir(filepath.Dir(target), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return ws
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ws, changed := renewWatches(w, watchSet{}, current, slog.New(slog.DiscardHandler))
+	if changed {
+		return
+	}
+	if err := os.WriteFile(target, []byte("domain: new\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev := <-w.Events:
+			if ws.concerns(ev.Name) {
+				return
+			}
+		case err := <-w.Errors:
+			t.Fatal(err)
+		case <-deadline:
+			t.Fatalf("the target written in a folder made while the watches were renewed raised no event concerning %v, and renewWatches reported no change", ws.dirs)
 		}
 	}
 }
