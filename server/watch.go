@@ -181,15 +181,18 @@ func (ws watchSet) concerns(path string) bool {
 const watchSlack = 50 * time.Millisecond
 
 // changedSince reports whether a file of the set, a rules file or folder
-// under one of its folders as envoy.RuleFiles finds them now, or a folder
-// itself, was modified at or after t.
+// under one of its folders as envoy.RuleFiles finds them now, a folder
+// itself, or a directory the set watches (where a name was made, removed
+// or renamed: a linked file's target removed, say) was modified at or
+// after t. A directory's change may concern no file of the set: it is
+// reported even so.
 func (ws watchSet) changedSince(t time.Time) bool {
 	recent := func(path string) bool {
 		st, err := os.Stat(path)
 		return err == nil && !st.ModTime().Before(t)
 	}
 	files, folders, _ := envoy.RuleFiles(ws.folders...)
-	return slices.ContainsFunc(slices.Concat(ws.files, ws.linkedFiles, ws.folders, files, folders), recent)
+	return slices.ContainsFunc(slices.Concat(ws.files, ws.linkedFiles, ws.folders, files, folders, ws.dirs), recent)
 }
 
 // digest returns the SHA-256 of the content of every path whose change

@@ -37,7 +37,7 @@ func TestChangedSinceSeesAWriteTheWatchMissed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, d := range []string{folder, filepath.Join(folder, "sub")} {
+	for _, d := range []string{folder, filepath.Join(folder, "sub"), dir} {
 		if err := os.Chtimes(d, old, old); err != nil {
 			t.Fatal(err)
 		}
@@ -141,5 +141,47 @@ func TestAFolderMadeWhileTheWatchesAreRenewedIsNotMissed(t *testing.T) {
 		case <-deadline:
 			t.Fatalf("the target written in a folder made while the watches were renewed raised no event concerning %v, and renewWatches reported no change", ws.dirs)
 		}
+	}
+}
+
+// TestChangedSinceSeesALinkedTargetRemoved: the target of a rules file's
+// link, in a folder outside the rules folder, removed after t counts as a
+// change (the event of its removal is lost when it falls between the
+// watch of its folder being dropped and added again); a removal before t
+// does not.
+func TestChangedSinceSeesALinkedTargetRemoved(t *testing.T) {
+	dir := t.TempDir()
+	folder, shared := filepath.Join(dir, "rules"), filepath.Join(dir, "shared")
+	for _, d := range []string{folder, shared} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	target := filepath.Join(shared, "linked.yaml")
+	if err := os.WriteFile(target, []byte("domain: linked\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(folder, "linked.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	for _, p := range []string{target, folder, shared, dir} {
+		if err := os.Chtimes(p, old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := watchSetOf(filepath.Join(dir, "sluice.yaml"), []string{folder}, nil)
+	since := time.Now().Add(-time.Minute)
+	if ws.changedSince(since) {
+		t.Fatal("nothing was written after t, yet a change is seen")
+	}
+	if err := os.Remove(target); err != nil {
+		t.Fatal(err)
+	}
+	if !ws.changedSince(since) {
+		t.Error("the linked target removed after t: changedSince false, want true")
+	}
+	if ws.changedSince(time.Now().Add(time.Minute)) {
+		t.Error("the linked target removed before t: changedSince true, want false")
 	}
 }
