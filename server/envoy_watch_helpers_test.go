@@ -11,6 +11,7 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
@@ -20,7 +21,7 @@ import (
 type watchedEnvoy struct {
 	t      *testing.T
 	client rlsv3.RateLimitServiceClient
-	logs   *lockedBuffer
+	logs   *realtest.Buffer
 	n      int // the requests made, each with a value of its own
 }
 
@@ -32,7 +33,7 @@ func startWatchedEnvoy(t *testing.T, cfgFile string) *watchedEnvoy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := new(lockedBuffer)
+	logs := new(realtest.Buffer)
 	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
 		Load: func() (*config.Config, error) { return config.Load(cfgFile) }, WatchFile: cfgFile,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})

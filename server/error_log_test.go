@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/internal/testpki"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
@@ -31,7 +32,7 @@ func TestServerErrorLinesAreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs realtest.Buffer
 	srv, err := server.New(server.Options{Config: cfg, Store: memory.New(memory.WithSweepInterval(0)),
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -84,7 +85,7 @@ func TestForwardAuthWarnsOfAMissingHostWhereOneMatters(t *testing.T) {
 		{"a rule is keyed by host", testConfig + "rules:\n  - {name: by-host, key: [host], fallback: ip, cost: 1, limits: [{name: m, algorithm: fixed-window, quantity: 100, window: 1m}]}\n", "", 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var logs lockedBuffer
+			var logs realtest.Buffer
 			f := newFixtureWith(t, c.cfg, func(o *server.Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 			for range 3 {
 				r := f.do(t, "GET", "/v1/forward-auth", "", map[string]string{"X-Forwarded-For": "198.51.100.1",

@@ -189,7 +189,7 @@ func TestNotifyShutdownIsBounded(t *testing.T) {
 	}))
 	defer hung.Close()
 	defer close(release)
-	var logs lockedBuffer
+	var logs realtest.Buffer
 	f := newFixtureWith(t, notifyConfig(t, hung.URL, "s"), func(o *server.Options) {
 		o.DrainTimeout = 300 * time.Millisecond
 		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))

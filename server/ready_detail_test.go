@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -17,7 +18,7 @@ import (
 // store's address, its dial error); a caller with the read scope does.
 func TestReadyTellsTheStoresErrorOnlyToReaders(t *testing.T) {
 	const secret = "10.1.2.3:6379: dial tcp: connection refused"
-	logs := &lockedBuffer{}
+	logs := &realtest.Buffer{}
 	down := func(o *server.Options) {
 		o.Logger = slog.New(slog.NewTextHandler(logs, nil))
 		o.Ready = func(context.Context) error {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -13,7 +14,7 @@ import (
 // chooses up to the listener's header bound (64 KiB): each is cut, so a
 // line a refused stranger makes stays small whatever it sends.
 func TestRefusalLineCutsLongMethodAndPath(t *testing.T) {
-	var logs lockedBuffer
+	var logs realtest.Buffer
 	f := newFixtureWith(t, testConfig, func(o *server.Options) { o.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
 	path := "/api/" + strings.Repeat("é", 20000)
 	method := strings.Repeat("M", 20000)

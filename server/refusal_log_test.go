@@ -15,6 +15,7 @@ import (
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
@@ -44,7 +45,7 @@ func refusalLines(t *testing.T, logs string, msg string) []map[string]any {
 // plan, the limits and the wait, and the request's X-Request-Id (cut to 128
 // bytes) when it has one; admitted requests make none.
 func TestRefusalsAreLogged(t *testing.T) {
-	var logs lockedBuffer
+	var logs realtest.Buffer
 	f := newFixtureWith(t, testConfig, func(o *server.Options) { o.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
 	key := map[string]string{"X-API-Key": "demo-free-key"}
 	for range 3 {
@@ -96,7 +97,7 @@ func TestEnvoyRefusalsAreLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs lockedBuffer
+	var logs realtest.Buffer
 	// The store's clock stands still at noon: on the wall clock a minute
 	// that ended between the two calls admitted the second.
 	still := memory.New(memory.WithClock(func() time.Time { return noon }), memory.WithSweepInterval(0))
@@ -127,7 +128,7 @@ func TestEnvoyRefusalsAreLogged(t *testing.T) {
 // TestRefusalNoWaitIsLogged: a request that costs more than a limit can ever
 // hold is logged with no wait (no wait admits it), never a negative one.
 func TestRefusalNoWaitIsLogged(t *testing.T) {
-	var logs lockedBuffer
+	var logs realtest.Buffer
 	f := newFixtureWith(t, testConfig, func(o *server.Options) { o.Logger = slog.New(slog.NewJSONHandler(&logs, nil)) })
 	f.do(t, "POST", "/v1/check", `{"user":"u1","cost":4}`, nil)
 	lines := refusalLines(t, logs.String(), "request refused")

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -13,7 +14,7 @@ import (
 // so, as the docs say, whatever degradation.interval is (here a minute):
 // the summary is no degradation sample.
 func TestRefusalSummaryComesEverySecond(t *testing.T) {
-	var logs lockedBuffer
+	var logs realtest.Buffer
 	f := newFixtureWith(t, testConfig+"log: {refusals_per_second: 1}\ndegradation: {interval: 1m}\n",
 		func(o *server.Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	l := serveOn(t, f.srv)

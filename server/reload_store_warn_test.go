@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
@@ -31,7 +32,7 @@ func TestReloadOnMemoryStoreWarnsOnlyOfItsOwnSettings(t *testing.T) {
 	}
 	store := memory.New()
 	t.Cleanup(func() { store.Close() })
-	var logs lockedBuffer
+	var logs realtest.Buffer
 	srv, err := server.New(server.Options{Config: cfg, Store: store, Memory: store,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)), Load: func() (*config.Config, error) { return config.Load(file) }})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
@@ -24,7 +25,7 @@ func TestExposureWarningSaysAProxyOnLoopbackGetsLoopbackScopes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var logs lockedBuffer
+		var logs realtest.Buffer
 		store := memory.New()
 		defer store.Close()
 		srv, err := server.New(server.Options{Config: cfg, Store: store, Memory: store, Logger: slog.New(slog.NewTextHandler(&logs, nil))})

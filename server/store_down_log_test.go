@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -32,7 +33,7 @@ func (s *switchedStore) Apply(ctx context.Context, checks []sluice.Check, out []
 // once, not once per request: an outage under load must not flood the log.
 func TestStoreDownWarnsOncePerMessage(t *testing.T) {
 	const requests = 5
-	var logs lockedBuffer
+	var logs realtest.Buffer
 	var store *switchedStore
 	cfg := settleConfig + "settle: {secret_file: " + settleSecret(t, "ab") + "}\n"
 	f := newFixtureWith(t, cfg, func(o *server.Options) {

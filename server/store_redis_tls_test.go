@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/internal/redistest"
 	"github.com/sluice-dev/sluice/internal/testpki"
 	"github.com/sluice-dev/sluice/server"
@@ -47,7 +48,7 @@ func TestOpenStoreRedisOverTLSWithAPasswordFile(t *testing.T) {
 
 	writeSecret("first-secret")
 	full := `{ca_file: ca.pem, cert_file: client.pem, key_file: client-key.pem}`
-	logs := &lockedBuffer{}
+	logs := &realtest.Buffer{}
 	opened, err := server.OpenStore(load(full), slog.New(slog.NewJSONHandler(logs, nil)))
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/memory"
 	"github.com/sluice-dev/sluice/server"
 )
@@ -30,7 +31,7 @@ plans:
 			t.Fatal(err)
 		}
 	}
-	warnings := func(logs *lockedBuffer) int {
+	warnings := func(logs *realtest.Buffer) int {
 		n := 0
 		for _, line := range strings.Split(logs.String(), "\n") {
 			if strings.Contains(line, "level=WARN") && strings.Contains(line, "identity.unknown_keys is key") {
@@ -39,14 +40,14 @@ plans:
 		}
 		return n
 	}
-	start := func(text string) (*server.Server, *lockedBuffer, func()) {
+	start := func(text string) (*server.Server, *realtest.Buffer, func()) {
 		t.Helper()
 		write(text)
 		cfg, err := config.Load(file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		logs := new(lockedBuffer)
+		logs := new(realtest.Buffer)
 		store := memory.New()
 		srv, err := server.New(server.Options{Config: cfg, Store: store, Memory: store,
 			Load:   func() (*config.Config, error) { return config.Load(file) },

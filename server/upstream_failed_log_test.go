@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-dev/sluice/internal/realtest"
 	"github.com/sluice-dev/sluice/server"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestUpstreamFailureLinesAreBounded(t *testing.T) {
 	gone := httptest.NewServer(http.NotFoundHandler())
 	gone.Close()
-	var logs lockedBuffer
+	var logs realtest.Buffer
 	f := newFixtureWith(t, `
 identity: {trusted_proxies: [127.0.0.1/32]}
 plans:
