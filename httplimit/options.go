@@ -245,7 +245,9 @@ type Options struct {
 	// string its text. Placeholders are the Problem's JSON member names:
 	// type, title, status, detail, instance, violated-policies, retryAfter,
 	// policy, limit, window, plan, currentUsage, upgrade, documentation.
-	// TemplateErrorCode is a ready one. Headers are those of the problem.
+	// A number beyond an IEEE double (1e700) is refused, as clients' JSON
+	// readers would. TemplateErrorCode is a ready one. Headers are those
+	// of the problem.
 	// A gRPC or gRPC-Web call (Content-Type application/grpc…), which
 	// reads no body, is refused with the problem whatever the template.
 	RefusalTemplate string

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -99,6 +100,13 @@ func compileTemplate(src string) (*template, error) {
 			if err := t.addString(v, &lit, flush); err != nil {
 				return nil, err
 			}
+		case json.Number:
+			// Clients read numbers as IEEE doubles (JavaScript, Go's
+			// float64): one beyond them is an error or an Infinity there.
+			if f, err := v.Float64(); err != nil || math.IsInf(f, 0) {
+				return nil, fmt.Errorf("number %s is beyond what a client's JSON reader holds (an IEEE double)", v)
+			}
+			lit.WriteString(v.String())
 		default:
 			b, _ := json.Marshal(v)
 			lit.Write(b)

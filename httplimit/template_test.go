@@ -51,6 +51,8 @@ func TestTemplatePlaceholders(t *testing.T) {
 		`{"a": }`:            "not JSON",
 		`{"a": 1} {"b": 2}`:  "more than one JSON value",
 		``:                   "empty",
+		`{"a": [1e700]}`:     "number 1e700 is beyond",
+		`{"a": -1e309}`:      "number -1e309 is beyond",
 	} {
 		if _, err := compileTemplate(src); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", src, err, want)
