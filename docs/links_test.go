@@ -38,7 +38,9 @@ func anchorOf(heading string) string {
 	return b.String()
 }
 
-// mdSpan matches an inline code span.
+// mdSpan matches an inline code span on one line: a run of backticks, text
+// without one, and a run of backticks (their lengths are not compared, so a
+// span of ``a ` b`` is matched as two).
 var mdSpan = regexp.MustCompile("`+[^`]*`+")
 
 // mdOutsideCode returns the lines of a Markdown file outside its fenced
