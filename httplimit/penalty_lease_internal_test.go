@@ -38,7 +38,7 @@ func TestClearMemoryLastsASecondFromTheCall(t *testing.T) {
 func TestClearMemoryIsBounded(t *testing.T) {
 	var c clearMemory
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	for i := range maxCleared {
+	for i := range maxRemembered {
 		c.remember(strconv.Itoa(i), t0)
 	}
 	c.remember("one more", t0)
@@ -53,7 +53,7 @@ func TestClearMemoryIsBounded(t *testing.T) {
 	if !c.cleared("one more", later) {
 		t.Error("a second later, the new client is not remembered")
 	}
-	if n := len(c.until); n != 1 {
+	if n := c.until.len(); n != 1 {
 		t.Errorf("%d clients remembered, want 1 (the others are a second old)", n)
 	}
 }

@@ -14,9 +14,78 @@ import (
 // (overlimit.DefaultMaxAge).
 const boxMaxAge = time.Second
 
-// maxBoxes bounds the boxes a middleware remembers; past it, a newly boxed
-// client is asked about in the store until room comes back.
-const maxBoxes = 1 << 16
+// maxRemembered bounds the clients each memory of a middleware's penalty
+// box (boxMemory, clearMemory) holds; past it, a newly seen client is
+// asked about in the store, as without the memory, until room comes back.
+const maxRemembered = 1 << 16
+
+// expiringMap holds at most maxRemembered entries by client store key,
+// each with the time it expires. Expired entries are swept when a new key
+// finds it full, and boxMaxAge after the last sweep. It is safe for
+// concurrent use; its zero value is empty.
+type expiringMap[V any] struct {
+	n     atomic.Int64 // len(m), read without the lock: 0 skips it
+	mu    sync.RWMutex
+	m     map[string]expiring[V]
+	swept time.Time // when m was last rid of expired entries
+}
+
+// expiring is an entry of an expiringMap: v, until until.
+type expiring[V any] struct {
+	until time.Time
+	v     V
+}
+
+// get returns key's entry, expired or not, and whether there is one.
+func (e *expiringMap[V]) get(key string) (expiring[V], bool) {
+	if e.n.Load() == 0 {
+		return expiring[V]{}, false
+	}
+	e.mu.RLock()
+	x, ok := e.m[key]
+	e.mu.RUnlock()
+	return x, ok
+}
+
+// put makes x key's entry at now, unless the map is full of live entries
+// of other keys. With later, an entry of key that expires no sooner stays.
+func (e *expiringMap[V]) put(key string, x expiring[V], now time.Time, later bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.m == nil {
+		e.m = map[string]expiring[V]{}
+	}
+	old, ok := e.m[key]
+	if later && ok && !x.until.After(old.until) {
+		return
+	}
+	if (!ok && len(e.m) >= maxRemembered) || now.Sub(e.swept) >= boxMaxAge {
+		for k, y := range e.m {
+			if !now.Before(y.until) {
+				delete(e.m, k)
+			}
+		}
+		e.swept = now
+	}
+	if _, ok := e.m[key]; ok || len(e.m) < maxRemembered {
+		e.m[key] = x
+	}
+	e.n.Store(int64(len(e.m)))
+}
+
+// delete removes key's entry.
+func (e *expiringMap[V]) delete(key string) {
+	if e.n.Load() == 0 {
+		return
+	}
+	e.mu.Lock()
+	delete(e.m, key)
+	e.n.Store(int64(len(e.m)))
+	e.mu.Unlock()
+}
+
+// len returns how many entries e holds, expired ones included.
+func (e *expiringMap[V]) len() int { return int(e.n.Load()) }
 
 // boxMemory remembers, for the clients the store said were in the penalty
 // box, when the box lets them out, so that their requests are refused
@@ -26,30 +95,18 @@ const maxBoxes = 1 << 16
 // and after boxMaxAge it asks again. A boxMemory is safe for concurrent
 // use; its zero value remembers nothing yet.
 type boxMemory struct {
-	n     atomic.Int64 // len(held), read without the lock: 0 skips it
-	mu    sync.RWMutex
-	held  map[string]boxHeld // by the client's store key
-	swept time.Time          // when held was last rid of expired boxes
+	held expiringMap[time.Time] // until: refuse; v: the box's end, stated
 }
-
-// boxHeld is what the store said of one client's box: refuse before until,
-// and state the box's end as retryAt.
-type boxHeld struct{ until, retryAt time.Time }
 
 // lookup reports the time left in the box of key at now, and whether it
 // is remembered; known is whether a box of key is remembered at all, live
 // or not.
 func (b *boxMemory) lookup(key string, now time.Time) (left time.Duration, live, known bool) {
-	if b.n.Load() == 0 {
-		return 0, false, false
-	}
-	b.mu.RLock()
-	h, known := b.held[key]
-	b.mu.RUnlock()
+	h, known := b.held.get(key)
 	if !known || !now.Before(h.until) {
 		return 0, false, known
 	}
-	return max(h.retryAt.Sub(now), time.Microsecond), true, true
+	return max(h.v.Sub(now), time.Microsecond), true, true
 }
 
 // remember records that the store, asked at sent and answering at
@@ -59,46 +116,11 @@ func (b *boxMemory) remember(key string, sent, answered time.Time, left time.Dur
 	if trusted <= 0 {
 		return
 	}
-	h := boxHeld{until: sent.Add(trusted), retryAt: answered.Add(left)}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.held == nil {
-		b.held = map[string]boxHeld{}
-	}
-	if _, ok := b.held[key]; (!ok && len(b.held) >= maxBoxes) || answered.Sub(b.swept) >= boxMaxAge {
-		b.sweep(answered)
-	}
-	if _, ok := b.held[key]; ok || len(b.held) < maxBoxes {
-		b.held[key] = h
-	}
-	b.n.Store(int64(len(b.held)))
-}
-
-// sweep forgets the boxes no longer trusted at now; b.mu is held.
-func (b *boxMemory) sweep(now time.Time) {
-	for k, h := range b.held {
-		if !now.Before(h.until) {
-			delete(b.held, k)
-		}
-	}
-	b.swept = now
+	b.held.put(key, expiring[time.Time]{until: sent.Add(trusted), v: answered.Add(left)}, answered, false)
 }
 
 // forget forgets key's box.
-func (b *boxMemory) forget(key string) {
-	if b.n.Load() == 0 {
-		return
-	}
-	b.mu.Lock()
-	delete(b.held, key)
-	b.n.Store(int64(len(b.held)))
-	b.mu.Unlock()
-}
-
-// maxCleared bounds the clients a middleware remembers the store said were
-// not in the box (clearMemory); past it, a newly seen client's calls carry
-// the box's guard, as without Options.StoreLeases, until room comes back.
-const maxCleared = 1 << 16
+func (b *boxMemory) forget(key string) { b.held.delete(key) }
 
 // clearMemory remembers, for the clients the store said were not in the
 // penalty box, when the call it said so in was sent, so that for
@@ -109,52 +131,24 @@ const maxCleared = 1 << 16
 // the call was sent. A clearMemory is safe for concurrent use; its zero
 // value remembers nothing yet.
 type clearMemory struct {
-	mu    sync.RWMutex
-	until map[string]time.Time // by the client's store key: no guard before
-	swept time.Time            // when until was last rid of expired entries
+	until expiringMap[struct{}] // no guard before until
 }
 
 // cleared reports whether key's calls go without the guard at now.
 func (c *clearMemory) cleared(key string, now time.Time) bool {
-	c.mu.RLock()
-	until, ok := c.until[key]
-	c.mu.RUnlock()
-	return ok && now.Before(until)
+	x, ok := c.until.get(key)
+	return ok && now.Before(x.until)
 }
 
 // remember records that the store, asked at sent, said key was not in the
 // box.
 func (c *clearMemory) remember(key string, sent time.Time) {
-	until := sent.Add(boxMaxAge)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.until == nil {
-		c.until = map[string]time.Time{}
-	}
-	old, ok := c.until[key]
-	if ok && !until.After(old) {
-		return
-	}
-	if (!ok && len(c.until) >= maxCleared) || sent.Sub(c.swept) >= boxMaxAge {
-		for k, u := range c.until {
-			if !sent.Before(u) {
-				delete(c.until, k)
-			}
-		}
-		c.swept = sent
-	}
-	if _, ok := c.until[key]; ok || len(c.until) < maxCleared {
-		c.until[key] = until
-	}
+	c.until.put(key, expiring[struct{}]{until: sent.Add(boxMaxAge)}, sent, true)
 }
 
 // forget forgets that key was not in the box: its next call carries the
 // guard.
-func (c *clearMemory) forget(key string) {
-	c.mu.Lock()
-	delete(c.until, key)
-	c.mu.Unlock()
-}
+func (c *clearMemory) forget(key string) { c.until.delete(key) }
 
 // timeNow returns the time by the middleware's clock.
 func (m *Middleware) timeNow() time.Time {

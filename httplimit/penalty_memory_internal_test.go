@@ -12,7 +12,7 @@ import (
 func TestBoxMemoryIsBounded(t *testing.T) {
 	var b boxMemory
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	for i := range maxBoxes {
+	for i := range maxRemembered {
 		b.remember(strconv.Itoa(i), t0, t0, time.Hour)
 	}
 	b.remember("one more", t0, t0, time.Hour)
@@ -27,7 +27,7 @@ func TestBoxMemoryIsBounded(t *testing.T) {
 	if left, live, _ := b.lookup("one more", later); !live || left != time.Hour {
 		t.Errorf("a second later: %v %v, want the box held for 1h", left, live)
 	}
-	if n := b.n.Load(); n != 1 {
+	if n := b.held.len(); n != 1 {
 		t.Errorf("%d boxes held, want 1 (the others are a second old)", n)
 	}
 }
