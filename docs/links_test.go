@@ -39,8 +39,8 @@ func anchorOf(heading string) string {
 }
 
 // mdSpan matches an inline code span on one line: a run of backticks, text
-// without one, and a run of backticks (their lengths are not compared, so a
-// span of ``a ` b`` is matched as two).
+// without one, and a run of backticks (their lengths are not compared: a
+// span of two backticks around text holding one is matched as two).
 var mdSpan = regexp.MustCompile("`+[^`]*`+")
 
 // mdOutsideCode returns the lines of a Markdown file outside its fenced
