@@ -85,19 +85,38 @@ type kongMatch struct {
 // the routes' requests: all of them in one when every host and method of any route
 // joined with every path of any is some route's (the cross product is the
 // routes), else one group per set of hosts and methods, which the group's
-// routes share.
+// routes share. Routes of one set of hosts and methods are one group
+// without joining anything; the joins of several sets are weighed only up
+// to kongJoinsBound (else the groups stand apart, each still exact), so
+// the work grows with the routes' paths, hosts and methods, not with their
+// product.
 func kongRouteGroups(ms []kongMatch) []kongMatch {
 	if len(ms) == 0 {
 		return nil
 	}
+	var out []kongMatch
+	var seen []map[string]bool // by group, its paths
+	for _, m := range ms {
+		i := slices.IndexFunc(out, func(g kongMatch) bool { return sameSet(g.hosts, m.hosts) && sameSet(g.methods, m.methods) })
+		if i < 0 {
+			out, seen = append(out, kongMatch{hosts: slices.Clone(m.hosts), methods: slices.Clone(m.methods)}), append(seen, map[string]bool{})
+			i = len(out) - 1
+		}
+		for _, p := range m.paths {
+			if !seen[i][p] {
+				seen[i][p], out[i].paths = true, append(out[i].paths, p)
+			}
+		}
+	}
+	if len(out) == 1 {
+		return out
+	}
 	var all kongMatch
-	// pairs holds each route's path, host and method ("" for any host or
-	// method) joined by NUL.
-	pairs, seen := map[string]bool{}, map[string]bool{}
+	inAll := map[string]bool{}
 	for i, m := range ms {
 		for _, p := range m.paths {
-			if !seen[p] {
-				seen[p], all.paths = true, append(all.paths, p)
+			if !inAll[p] {
+				inAll[p], all.paths = true, append(all.paths, p)
 			}
 		}
 		if i == 0 {
@@ -105,38 +124,49 @@ func kongRouteGroups(ms []kongMatch) []kongMatch {
 		} else {
 			all.hosts, all.methods = unionOrAny(all.hosts, m.hosts), unionOrAny(all.methods, m.methods)
 		}
-		for _, p := range m.paths {
-			for _, h := range orAny(m.hosts) {
-				for _, v := range orAny(m.methods) {
-					pairs[p+"\x00"+h+"\x00"+v] = true
+	}
+	// The cross product is the routes only if each of its elements is
+	// some group's, so it holds no more elements than the groups do.
+	n, held := len(all.paths)*len(orAny(all.hosts))*len(orAny(all.methods)), 0
+	for _, g := range out {
+		held += len(g.paths) * len(orAny(g.hosts)) * len(orAny(g.methods))
+	}
+	if n > held || n*len(out) > kongJoinsBound {
+		return out
+	}
+	hosts, methods := make([]map[string]bool, len(out)), make([]map[string]bool, len(out))
+	for i, g := range out {
+		hosts[i], methods[i] = map[string]bool{}, map[string]bool{}
+		for _, h := range orAny(g.hosts) {
+			hosts[i][h] = true
+		}
+		for _, v := range orAny(g.methods) {
+			methods[i][v] = true
+		}
+	}
+	covered := func(p, h, v string) bool {
+		for i := range out {
+			if seen[i][p] && hosts[i][h] && methods[i][v] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range all.paths {
+		for _, h := range orAny(all.hosts) {
+			for _, v := range orAny(all.methods) {
+				if !covered(p, h, v) {
+					return out
 				}
 			}
 		}
 	}
-	// The cross product is the routes only if each of its elements is
-	// some route's, so it holds no more elements than pairs.
-	if n := len(all.paths) * len(orAny(all.hosts)) * len(orAny(all.methods)); n <= len(pairs) && !slices.ContainsFunc(all.paths, func(p string) bool {
-		return slices.ContainsFunc(orAny(all.hosts), func(h string) bool {
-			return slices.ContainsFunc(orAny(all.methods), func(v string) bool { return !pairs[p+"\x00"+h+"\x00"+v] })
-		})
-	}) {
-		return []kongMatch{all}
-	}
-	var out []kongMatch
-	for _, m := range ms {
-		i := slices.IndexFunc(out, func(g kongMatch) bool { return sameSet(g.hosts, m.hosts) && sameSet(g.methods, m.methods) })
-		if i < 0 {
-			out = append(out, kongMatch{hosts: slices.Clone(m.hosts), methods: slices.Clone(m.methods)})
-			i = len(out) - 1
-		}
-		for _, p := range m.paths {
-			if !slices.Contains(out[i].paths, p) {
-				out[i].paths = append(out[i].paths, p)
-			}
-		}
-	}
-	return out
+	return []kongMatch{all}
 }
+
+// kongJoinsBound bounds the joins of a path, a host and a method that
+// kongRouteGroups weighs against its groups (the joins times the groups).
+const kongJoinsBound = 1 << 18
 
 // orAny returns vs, or one "" (anything) for none.
 func orAny(vs []string) []string {
