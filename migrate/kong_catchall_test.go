@@ -181,7 +181,7 @@ services:
 	if n := admitted(h, "a.example", "/health", "", "192.0.2.2", 5); n != 3 {
 		t.Errorf("a.example/health, route web's (health matches b.example only): %d of 5 admitted, want 3", n)
 	}
-	for _, phrase := range []string{"to route health", "to route admin", "route shop matches by more of a request"} {
+	for _, phrase := range []string{"2 routes, health (/health /health/) and admin (/admin /admin/)", "route shop matches by more of a request"} {
 		if !reported(tr, phrase) {
 			t.Errorf("no report with %q: %+v", phrase, tr.Differences)
 		}

@@ -1,6 +1,7 @@
 package migrate
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -132,12 +133,31 @@ func kongHasRivals(s kongScope, rivals []kongPlace) bool {
 // methods only, or of headers, or that matches by more of a request than
 // the match, a regular expression, the names a string prefix takes besides
 // its path, and a path below which the match covers a route of its own.
+// Each kind of report is one line: of its route, or of all the routes it
+// concerns, counting them and naming the first kongNamed.
 func (t *Translation) kongLeaveOutRivals(at int, rivals []kongPlace, where string) {
-	said := map[Difference]bool{}
-	say := func(same bool, format string, args ...any) {
-		if d := (Difference{Where: where, Same: same, Text: fmt.Sprintf(format, args...)}); !said[d] {
-			said[d] = true
-			t.Differences = append(t.Differences, d)
+	const (
+		regexes = iota
+		above
+		split
+		partial
+		leftOut
+		prefixes
+		kept
+		kinds
+	)
+	// notes, by kind, are the "route (paths)" of each route it concerns,
+	// and ones what is said of the first alone.
+	var notes [kinds][]string
+	var ones [kinds]string
+	var prefix string // the first of the string prefixes noted
+	note := func(kind int, name string, paths []string, format string, args ...any) {
+		item := name + " (" + strings.Join(paths, " ") + ")"
+		if !slices.Contains(notes[kind], item) {
+			notes[kind] = append(notes[kind], item)
+		}
+		if ones[kind] == "" {
+			ones[kind] = fmt.Sprintf(format, args...)
 		}
 	}
 	r := &t.SluiceRules[at]
@@ -160,29 +180,61 @@ func (t *Translation) kongLeaveOutRivals(at int, rivals []kongPlace, where strin
 				name = strings.Join(routePaths(o), " ")
 			}
 			if len(v.regexes) > 0 {
-				say(false, "route %s's path %s is a regular expression, which Kong's router tries before the prefixes of this plugin's routes, and gives it the requests it matches, where this plugin does not run; a rule cannot match a regular expression to leave it out: those requests count against it too.", name, strings.Join(v.regexes, " "))
+				note(regexes, name, v.regexes, "route %s's path %s is a regular expression, which Kong's router tries before the prefixes of this plugin's routes, and gives it the requests it matches, where this plugin does not run; a rule cannot match a regular expression to leave it out: those requests count against it too.", name, strings.Join(v.regexes, " "))
 			}
 			if len(v.above) > 0 {
-				say(false, "route %s matches by more of a request (hosts, methods or headers) than this plugin's routes, so Kong's router gives it the requests on %s that both match, where this plugin does not run; a rule cannot leave out a path on some hosts or methods only: those requests count against it too.", name, strings.Join(v.above, " "))
+				note(above, name, v.above, "route %s matches by more of a request (hosts, methods or headers) than this plugin's routes, so Kong's router gives it the requests on %s that both match, where this plugin does not run; a rule cannot leave out a path on some hosts or methods only: those requests count against it too.", name, strings.Join(v.above, " "))
 			}
 			if len(v.theirs) == 0 {
 				continue
 			}
 			switch {
 			case v.partial && kongSplitMatch(r, k, p):
-				say(true, "route %s takes the requests on %s of its hosts or methods alone: the rule's match of those is an alternative of its own (match: a list), which leaves them out (except_paths), one count with the others.", name, strings.Join(v.theirs, " "))
+				note(split, name, v.theirs, "route %s takes the requests on %s of its hosts or methods alone: the rule's match of those is an alternative of its own (match: a list), which leaves them out (except_paths), one count with the others.", name, strings.Join(v.theirs, " "))
 			case v.partial:
-				say(false, "Kong's router gives the requests on %s of route %s's hosts, methods or headers to route %s, where this plugin does not run; a rule cannot leave out a path on some hosts, methods or headers only (except_paths leaves it out on all): those requests count against it too.", strings.Join(v.theirs, " "), name, name)
+				note(partial, name, v.theirs, "Kong's router gives the requests on %s of route %s's hosts, methods or headers to route %s, where this plugin does not run; a rule cannot leave out a path on some hosts, methods or headers only (except_paths leaves it out on all): those requests count against it too.", strings.Join(v.theirs, " "), name, name)
 			case r.leaveOutAt(alt, v.theirs, a.Paths):
-				say(true, "Kong's router gives the requests on %s to route %s, of a longer prefix or a regular expression of the path, where this plugin does not run: the rule leaves them out (except_paths).", strings.Join(v.theirs, " "), name)
-				for _, p := range v.prefixes {
-					say(false, "route %s's path %s is a string prefix in Kong, which also takes %sx…, where this plugin does not run; the rule leaves out %s and %s/ only: requests on other names that start the same way count against it.", name, p, p, p, p)
+				note(leftOut, name, v.theirs, "Kong's router gives the requests on %s to route %s, of a longer prefix or a regular expression of the path, where this plugin does not run: the rule leaves them out (except_paths).", strings.Join(v.theirs, " "), name)
+				if len(v.prefixes) > 0 {
+					p := v.prefixes[0]
+					note(prefixes, name, v.prefixes, "route %s's path %s is a string prefix in Kong, which also takes %sx…, where this plugin does not run; the rule leaves out %s and %s/ only: requests on other names that start the same way count against it.", name, p, p, p, p)
+					prefix = cmp.Or(prefix, p)
 				}
 			default:
-				say(false, "Kong's router gives the requests on %s to route %s, of a longer prefix or a regular expression of the path, where this plugin does not run; the rule cannot leave them out (except_paths) without leaving out a route below them that it covers: they count against it too.", strings.Join(v.theirs, " "), name)
+				note(kept, name, v.theirs, "Kong's router gives the requests on %s to route %s, of a longer prefix or a regular expression of the path, where this plugin does not run; the rule cannot leave them out (except_paths) without leaving out a route below them that it covers: they count against it too.", strings.Join(v.theirs, " "), name)
 			}
 		}
 	}
+	say := func(same bool, kind int, format string) {
+		switch rs := notes[kind]; {
+		case len(rs) == 1:
+			t.Differences = append(t.Differences, Difference{Where: where, Same: same, Text: ones[kind]})
+		case len(rs) > 1:
+			t.Differences = append(t.Differences, Difference{Where: where, Same: same, Text: fmt.Sprintf(format, kongCounted(rs))})
+		}
+	}
+	say(false, regexes, "the paths of %s are regular expressions, which Kong's router tries before the prefixes of this plugin's routes, and gives them the requests they match, where this plugin does not run; a rule cannot match a regular expression to leave it out: those requests count against it too.")
+	say(false, above, "%s match by more of a request (hosts, methods or headers) than this plugin's routes, so Kong's router gives them the requests on those paths that both match, where this plugin does not run; a rule cannot leave out a path on some hosts or methods only: those requests count against it too.")
+	say(true, split, "%s take the requests on those paths of their hosts or methods alone: the rule's match of those is an alternative of its own (match: a list), which leaves them out (except_paths), one count with the others.")
+	say(false, partial, "Kong's router gives the requests on the paths of %s of their own hosts, methods or headers to them, where this plugin does not run; a rule cannot leave out a path on some hosts, methods or headers only (except_paths leaves it out on all): those requests count against it too.")
+	say(true, leftOut, "Kong's router gives the requests on the paths of %s to them, of a longer prefix or a regular expression of the path, where this plugin does not run: the rule leaves them out (except_paths).")
+	say(false, prefixes, "the paths of %s are string prefixes in Kong, each of which also takes the names that start the same way ("+prefix+" takes "+prefix+"x…), where this plugin does not run; the rule leaves out each path and what lies below it only ("+prefix+" and "+prefix+"/): requests on other names that start the same way count against it.")
+	say(false, kept, "Kong's router gives the requests on the paths of %s to them, of a longer prefix or a regular expression of the path, where this plugin does not run; the rule cannot leave them out (except_paths) without leaving out a route below them that it covers: they count against it too.")
+}
+
+// kongNamed is how many routes a report names before saying how many more
+// it concerns.
+const kongNamed = 5
+
+// kongCounted says how many routes items are ("route (paths)" each, at
+// least two) and names the first kongNamed of them: "2 routes, a (/a /a/)
+// and b (/b)", "7 routes, a (/a), …, e (/e) and 2 more".
+func kongCounted(items []string) string {
+	head := fmt.Sprintf("%d routes, ", len(items))
+	if len(items) <= kongNamed {
+		return head + strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+	}
+	return head + strings.Join(items[:kongNamed], ", ") + fmt.Sprintf(" and %d more", len(items)-kongNamed)
 }
 
 // kongSplitMatch splits match k of rule r (its k-th alternative) by the
