@@ -71,14 +71,17 @@ type kongCredential struct {
 // kongRoute is a route: what it matches, its plugins, and (at the top
 // level of a decK file) its service.
 type kongRoute struct {
-	Name    string         `yaml:"name"`
-	ID      string         `yaml:"id"`
-	Paths   []string       `yaml:"paths"`
-	Hosts   []string       `yaml:"hosts"`
-	Methods []string       `yaml:"methods"`
-	Headers map[string]any `yaml:"headers"`
-	Plugins []kongPlugin   `yaml:"plugins"`
-	Service kongServiceRef `yaml:"service"`
+	Name  string   `yaml:"name"`
+	ID    string   `yaml:"id"`
+	Paths []string `yaml:"paths"`
+	Hosts []string `yaml:"hosts"`
+	// RegexPriority orders the routes whose regular-expression paths
+	// match a request: the highest first.
+	RegexPriority int            `yaml:"regex_priority"`
+	Methods       []string       `yaml:"methods"`
+	Headers       map[string]any `yaml:"headers"`
+	Plugins       []kongPlugin   `yaml:"plugins"`
+	Service       kongServiceRef `yaml:"service"`
 	// segmented are the paths matched element by element (the Kong
 	// Ingress Controller's Prefix paths, which it writes as a regular
 	// expression of the path and the prefix of the path and a slash);
@@ -293,7 +296,7 @@ func Kong(src, source string) (*Translation, error) {
 	// part (kongRivals) is a rule too, which leaves those out.
 	main := scopes[0]
 	if len(scopes) > 1 || main.unauth || main.config.LimitBy == "path" || main.hosts != nil || main.methods != nil || main.groups != nil || main.name != "global" && main.config.LimitBy == "service" ||
-		main.paths != nil && kongHasRivals(main, kongRivals(routes, func(at int) bool { return slices.Contains(main.routes, at) })) {
+		main.paths != nil && (kongHasRivals(main, kongRivals(routes, func(at int) bool { return slices.Contains(main.routes, at) })) || kongHasTies(main, kongRivals(routes, func(int) bool { return false }))) {
 		if err := t.kongRules(scopes, allPaths, routes); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}

@@ -65,6 +65,23 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 			}
 		}
 	}
+	// The rivals of a plugin's rule are the routes no plugin of its name
+	// runs on as a route's or a service's: the others are weighed below.
+	covered := map[bool]map[int]bool{false: {}, true: {}} // by advanced, the numbers of those routes
+	for _, s := range scopes {
+		if s.paths != nil {
+			for _, at := range s.routes {
+				covered[s.config.advanced][at] = true
+			}
+		}
+	}
+	places := kongRivals(all, func(int) bool { return false })
+	byPath := map[string][]int{} // the numbers of the routes of each Kong path
+	for _, p := range places {
+		for _, q := range p.match.paths {
+			byPath[q] = append(byPath[q], p.route.at)
+		}
+	}
 	for i, s := range scopes {
 		if ruleAt[i] < 0 {
 			continue
@@ -92,7 +109,8 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 		// Kong's router picks a route by specificity, not by the order of
 		// the file: the rule is weighed against every other plugin's
 		// routes, before and after it. Of two routes of the same path, the
-		// later plugin's is the one the earlier's rule leaves out.
+		// one of more priority points takes the requests both match, and of
+		// the same hosts and methods, the one kongTieTakenBy says.
 		for j, o := range scopes {
 			// A plugin gives way only to a more specific one of its own
 			// name: rate-limiting and rate-limiting-advanced both run.
@@ -108,10 +126,38 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 					own = global
 				}
 				for _, om := range o.match().matches() {
+					// takes reports whether o's routes take the requests on
+					// their path q, which is also one of a's routes'.
+					takes := func(q string) bool {
+						switch pa, po := kongPoints(a.route.hosts, a.route.methods), kongPoints(om.hosts, om.methods); {
+						case po != pa:
+							return po > pa
+						case sameSet(om.hosts, a.route.hosts) && sameSet(om.methods, a.route.methods):
+							mine, theirs := kongTied(places, s.routes, q, a.route.hosts, a.route.methods), kongTied(places, o.routes, q, om.hosts, om.methods)
+							if len(mine) > 0 && len(theirs) > 0 {
+								return t.kongTieTakenBy(mine, theirs, q)
+							}
+						}
+						return j > i
+					}
 					if s.paths != nil && !slices.ContainsFunc(om.paths, func(q string) bool {
-						return slices.ContainsFunc(a.route.paths, func(p string) bool { return q == p && j > i || below(q, strings.TrimSuffix(p, "/")+"/") })
+						return slices.ContainsFunc(a.route.paths, func(p string) bool { return q == p && takes(q) || below(q, strings.TrimSuffix(p, "/")+"/") })
 					}) || disjoint(om.hosts, om.methods, a.Hosts, a.Methods) {
 						continue
+					}
+					paths := om.paths
+					if s.paths == nil {
+						// The global plugin's rule keeps the paths of o's routes
+						// that a route of the same path, hosts and methods
+						// without a plugin of its name takes.
+						paths = slices.DeleteFunc(slices.Clone(om.paths), func(q string) bool {
+							free := slices.DeleteFunc(slices.Clone(byPath[q]), func(at int) bool { return covered[s.config.advanced][at] })
+							mine, theirs := kongTied(places, free, q, om.hosts, om.methods), kongTied(places, o.routes, q, om.hosts, om.methods)
+							return len(mine) > 0 && len(theirs) > 0 && !t.kongTieTakenBy(mine, theirs, q)
+						})
+						if len(paths) == 0 {
+							continue
+						}
 					}
 					if s.route && o.route && !atLeastAsSpecific(o, s) {
 						// Kong's router prefers the route that matches more of a
@@ -127,7 +173,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 						say(true, o.where, "requests on its paths of other hosts or methods than its routes' match no route the %s runs on: Kong answers them 404 before any plugin, so the rule of the %s may leave the paths out on every host and method.", s.where, s.where)
 					}
 					var theirs []string
-					for _, p := range om.paths {
+					for _, p := range paths {
 						theirs = append(theirs, kongPathPatterns(p)...)
 					}
 					if r.leaveOutAt(alt, theirs, own) {
@@ -136,16 +182,6 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 						say(false, o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s matches them too, and cannot leave them out (except_paths) without leaving out a route below them that it covers: their requests also count against it.", s.where)
 					}
 				}
-			}
-		}
-	}
-	// The rivals of a plugin's rule are the routes no plugin of its name
-	// runs on as a route's or a service's: the others are weighed above.
-	covered := map[bool]map[int]bool{false: {}, true: {}} // by advanced, the numbers of those routes
-	for _, s := range scopes {
-		if s.paths != nil {
-			for _, at := range s.routes {
-				covered[s.config.advanced][at] = true
 			}
 		}
 	}
@@ -158,7 +194,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 		if _, ok := rivals[adv]; !ok {
 			rivals[adv] = kongRivals(all, func(at int) bool { return covered[adv][at] })
 		}
-		t.kongLeaveOutRivals(ruleAt[i], rivals[adv], s.where)
+		t.kongLeaveOutRivals(ruleAt[i], t.kongUntied(ruleAt[i], s, rivals[adv], places), s.where)
 	}
 	t.kongLeaveOutSiblings(scopes, ruleAt)
 	t.kongSettings(scopes[0].config)
