@@ -10,7 +10,12 @@ import (
 // one-minute window starts on a whole minute and a one-day window at midnight
 // UTC. Microseconds since Epoch stay below 2^53 until the year 2305, so the
 // same values are exact in Redis's Lua (whose numbers are doubles) and in Go.
-var Epoch = time.Date(2020, time.January, 1, 0, 0, 0, 0, time.UTC)
+// Epoch is a variable because Go has no constants of type time.Time: sluice
+// never reads it, so assigning to it changes nothing sluice computes.
+var Epoch = time.Unix(epochUnix, 0).UTC()
+
+// epochUnix is Epoch in seconds since 1970-01-01T00:00:00Z.
+const epochUnix = 1577836800
 
 // Never is the RetryAfter of a check that no wait can admit: its cost is
 // larger than the limit's capacity.
@@ -20,7 +25,7 @@ const Never = time.Duration(math.MaxInt64)
 // Times more than about 292 years from Epoch (before 1728, after 2312)
 // saturate: time.Duration holds no more.
 func MicrosSinceEpoch(t time.Time) int64 {
-	d := t.Sub(Epoch) // saturates at ±292 years
+	d := t.Sub(time.Unix(epochUnix, 0)) // saturates at ±292 years
 	us := d / time.Microsecond
 	if d%time.Microsecond < 0 {
 		us--
@@ -32,7 +37,7 @@ func MicrosSinceEpoch(t time.Time) int64 {
 // UTC, exactly for any us (also beyond the ±292 years a time.Duration
 // spans, where MicrosSinceEpoch saturates).
 func TimeFromMicros(us int64) time.Time {
-	return time.Unix(Epoch.Unix()+us/1e6, int64(Epoch.Nanosecond())+us%1e6*1e3).UTC()
+	return time.Unix(epochUnix+us/1e6, us%1e6*1e3).UTC()
 }
 
 // durationFromMicros converts µs to a time.Duration, saturating at Never.

@@ -31,3 +31,19 @@ func TestTimeFromMicros(t *testing.T) {
 		}
 	}
 }
+
+// Assigning to the variable Epoch changes nothing sluice computes: times
+// and their conversions stay those of 2020-01-01T00:00:00Z.
+func TestAssigningEpochChangesNothing(t *testing.T) {
+	saved := sluice.Epoch
+	defer func() { sluice.Epoch = saved }()
+	at := time.Date(2026, time.March, 1, 12, 0, 0, 0, time.UTC)
+	want := at.Sub(time.Date(2020, time.January, 1, 0, 0, 0, 0, time.UTC)).Microseconds()
+	sluice.Epoch = time.Date(2000, time.January, 1, 0, 0, 0, 0, time.UTC)
+	if got := sluice.MicrosSinceEpoch(at); got != want {
+		t.Errorf("MicrosSinceEpoch with Epoch assigned: %d, want %d", got, want)
+	}
+	if got := sluice.TimeFromMicros(want); !got.Equal(at) {
+		t.Errorf("TimeFromMicros with Epoch assigned: %v, want %v", got, at)
+	}
+}

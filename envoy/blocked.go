@@ -24,7 +24,7 @@ import (
 func (r *rule) blockedRecord(unix int64) (sluice.Limit, string) {
 	u := r.unitSeconds
 	l := sluice.FixedWindow(1, time.Duration(u)*time.Second).Named(r.label).WithShadow(r.shadow)
-	if u <= 0 || sluice.Epoch.Unix()%u == 0 {
+	if u <= 0 || epochUnix()%u == 0 {
 		return l, ""
 	}
 	n := floorDiv(unix, u)

@@ -65,13 +65,18 @@ func (r *rule) calendarAt(unix int64) (sluice.Limit, string, bool) {
 	return w.limit, w.key, w.ok
 }
 
+// epochUnix returns sluice.Epoch in seconds since the Unix epoch (read
+// from sluice's own conversion, which a program's assignment to the
+// variable sluice.Epoch does not change).
+func epochUnix() int64 { return sluice.TimeFromMicros(0).Unix() }
+
 // alignedLength returns a window length L (whole seconds, at most
 // sluice.MaxFixedWindow) such that the sluice fixed window of length L that
 // contains the Unix second start−calendarMargin also contains
 // start+unit+calendarMargin; false if there is none.
 func alignedLength(start, unit int64) (time.Duration, bool) {
 	margin := int64(calendarMargin / time.Second)
-	epoch := sluice.Epoch.Unix()
+	epoch := epochUnix()
 	from, to := start-margin-epoch, start+unit+margin-epoch // seconds since sluice.Epoch
 	if from < 0 {
 		return 0, false

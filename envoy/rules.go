@@ -239,7 +239,7 @@ func (r *rule) finish() *rule {
 	r.shadow = r.limit.Shadow()
 	r.unitSeconds = int64(r.limit.Window() / time.Second)
 	r.fixed = r.limit.Algorithm() == sluice.AlgorithmFixedWindow
-	r.calendar = r.fixed && r.unitSeconds > 0 && sluice.Epoch.Unix()%r.unitSeconds != 0
+	r.calendar = r.fixed && r.unitSeconds > 0 && epochUnix()%r.unitSeconds != 0
 	r.stated = quota.Of(r.limit)
 	if r.fixed { // envoyproxy/ratelimit's own: its unit and requests_per_unit
 		r.stated.Q, r.stated.W = r.limit.Quantity(), int64(r.limit.Window().Seconds())
