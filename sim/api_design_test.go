@@ -80,7 +80,7 @@ func designAcme(t *testing.T) *APIAnalysis {
 func TestDesignAPIWritesTheFiveSectionsInOrder(t *testing.T) {
 	a := designAcme(t)
 	at := -1
-	for _, s := range append(APISections, "## Configuration") {
+	for _, s := range append(APISections(), "## Configuration") {
 		i := strings.Index(a.Markdown, "\n"+s+"\n")
 		if i < 0 {
 			t.Fatalf("no section %q", s)

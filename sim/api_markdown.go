@@ -8,8 +8,12 @@ import (
 	"time"
 )
 
-// APISections are the headings of an API analysis, in order.
-var APISections = []string{"## Context Assessment", "## Recommended Approach", "## Implementation Steps",
+// APISections returns the headings of an API analysis, in order: a new
+// slice on each call.
+func APISections() []string { return slices.Clone(apiSections[:]) }
+
+// apiSections are the headings of an API analysis, in order.
+var apiSections = [...]string{"## Context Assessment", "## Recommended Approach", "## Implementation Steps",
 	"## Trade-offs and Considerations", "## Next Steps"}
 
 // planList names plans in prose: "plan free", "plans free, pro and team".
@@ -90,7 +94,7 @@ func (a *APIAnalysis) contextSection(b *strings.Builder) {
 	for _, p := range req.Plans {
 		clients += p.Clients
 	}
-	fmt.Fprintf(b, "%s\n\n", APISections[0])
+	fmt.Fprintf(b, "%s\n\n", apiSections[0])
 	fmt.Fprintf(b, "%s serves %s to about %s at once, through %s.", req.Name, plural(len(req.Plans), "plan"), plural(clients, "client"), plural(req.Instances, "instance"))
 	if req.Capacity != "" {
 		fmt.Fprintf(b, " The backend takes at most %s from everyone together.", req.Capacity)
@@ -142,7 +146,7 @@ func (a *APIAnalysis) contextSection(b *strings.Builder) {
 
 func (a *APIAnalysis) approachSection(b *strings.Builder) {
 	req := a.Requirements
-	fmt.Fprintf(b, "%s\n\n### Limits\n\n", APISections[1])
+	fmt.Fprintf(b, "%s\n\n### Limits\n\n", apiSections[1])
 	b.WriteString("Every stated limit was designed on its own (algorithm chosen from its burst tolerance, precision and memory), then simulated with every algorithm on four traffic patterns — boundary bursts, a ten-fold spike, steady overload, a Zipf-skewed population — and on the plan's own traffic at its peak. *Worst window* is the most the recommended limit admitted for one client in any window, against the stated quantity (at simulation scale)")
 	if a.hasCalendar() {
 		b.WriteString("; for a quota per calendar period, the most in one period, then the most in any span of its longest period, across a period's start")
@@ -333,7 +337,7 @@ func (a *APIAnalysis) degradationText(b *strings.Builder) {
 
 func (a *APIAnalysis) stepsSection(b *strings.Builder) {
 	req := a.Requirements
-	fmt.Fprintf(b, "%s\n\n", APISections[2])
+	fmt.Fprintf(b, "%s\n\n", apiSections[2])
 	steps := []string{
 		"Save the configuration below as `sluice.yaml` and validate it: `sluice check sluice.yaml` prints every plan and limit.",
 	}
@@ -360,7 +364,7 @@ func (a *APIAnalysis) stepsSection(b *strings.Builder) {
 
 func (a *APIAnalysis) tradeOffsSection(b *strings.Builder) {
 	req := a.Requirements
-	fmt.Fprintf(b, "%s\n\n", APISections[3])
+	fmt.Fprintf(b, "%s\n\n", apiSections[3])
 	var out []string
 	for _, p := range a.Plans {
 		for _, l := range p.Limits {
@@ -435,7 +439,7 @@ func calendarTradeOff(p PlanDesign, l LimitDesign) string {
 }
 
 func (a *APIAnalysis) nextSection(b *strings.Builder) {
-	fmt.Fprintf(b, "%s\n\n", APISections[4])
+	fmt.Fprintf(b, "%s\n\n", apiSections[4])
 	b.WriteString("- Now: validate the configuration and start it in shadow mode in front of one instance.\n")
 	for _, p := range a.Plans {
 		if p.Internal || p.Anonymous {

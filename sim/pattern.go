@@ -142,7 +142,7 @@ func (p Pattern) WithDefaults(quantity int64, window time.Duration) Pattern {
 		p.Skew = 1.1
 	}
 	if p.Name == PatternRetryStorm && p.Retry == (RetryPolicy{}) {
-		p.Retry = DefaultRetryStorm
+		p.Retry = DefaultRetryStorm()
 	}
 	return p
 }

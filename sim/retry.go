@@ -27,9 +27,11 @@ type RetryPolicy struct {
 	Gap Duration `json:"gap"`
 }
 
-// DefaultRetryStorm is the retry-storm pattern's default policy: up to 5
-// retries, half of them at once (10ms later), half after RetryAfter.
-var DefaultRetryStorm = RetryPolicy{Max: 5, Impatient: 0.5, Gap: Duration(10 * time.Millisecond)}
+// DefaultRetryStorm returns the retry-storm pattern's default policy: up to
+// 5 retries, half of them at once (10ms later), half after RetryAfter.
+func DefaultRetryStorm() RetryPolicy {
+	return RetryPolicy{Max: 5, Impatient: 0.5, Gap: Duration(10 * time.Millisecond)}
+}
 
 func (p RetryPolicy) validate() error {
 	switch {

@@ -148,7 +148,7 @@ func TestLeakyBucketQueueDelaysAndMeterMatchesTokenBucket(t *testing.T) {
 // very same requests.
 func TestRetryStormAmplifiesTraffic(t *testing.T) {
 	res := simulate(t, Request{Pattern: &Pattern{Name: PatternRetryStorm}, Limit: "100/1m"})
-	if res.Retry == nil || res.Retry.Max != DefaultRetryStorm.Max {
+	if res.Retry == nil || res.Retry.Max != DefaultRetryStorm().Max {
 		t.Fatalf("retry policy %+v", res.Retry)
 	}
 	for _, a := range res.Algorithms {

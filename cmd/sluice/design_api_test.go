@@ -55,7 +55,7 @@ func TestDesignAPIServesWhatItPromises(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sluice design: exit %d: %s", code, errOut)
 	}
-	for _, s := range sim.APISections {
+	for _, s := range sim.APISections() {
 		if !strings.Contains(md, "\n"+s+"\n") {
 			t.Errorf("the analysis has no %q", s)
 		}

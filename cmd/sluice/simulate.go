@@ -118,7 +118,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if set["retry-max"] || set["retry-impatient"] || set["retry-gap"] {
 		base := sim.RetryPolicy{}
 		if *trace == "" && *pattern == sim.PatternRetryStorm {
-			base = sim.DefaultRetryStorm
+			base = sim.DefaultRetryStorm()
 		}
 		if set["retry-max"] {
 			base.Max = retry.Max
