@@ -51,3 +51,36 @@ func TestImportKongReportOfManyRoutesIsBounded(t *testing.T) {
 		t.Errorf("want one line of the %d routes left out and one of their string prefixes, have %d and %d", n, leftOut, prefixes)
 	}
 }
+
+// Routes of the same path, hosts and methods are said to tie in one line
+// for all of them (which one the import gives their requests to, naming
+// the first five), not one line per pair of them: 100 routes of /a, each
+// of its own plugin, are one such line, and the report says under 4 things
+// of each plugin (its key, its string prefix), not one of each pair.
+func TestImportKongReportOfManyTiedRoutesIsBounded(t *testing.T) {
+	const n = 100
+	var b strings.Builder
+	b.WriteString("_format_version: \"3.0\"\nroutes:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "- {name: r%d, paths: [/a], plugins: [{name: rate-limiting, config: {minute: %d, limit_by: ip}}]}\n", i, i+1)
+	}
+	tr, err := migrate.Import("kong", b.String(), "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ties := 0
+	for _, d := range tr.Differences {
+		if strings.Contains(d.Text, "match the same requests on /a") {
+			ties++
+			if !strings.Contains(d.Text, fmt.Sprintf("%d routes, route r0, route r1", n)) || !strings.Contains(d.Text, fmt.Sprintf("gives them to route r%d,", n-1)) {
+				t.Errorf("want the %d routes counted, the first named, and the last chosen: %q", n, d.Text)
+			}
+		}
+	}
+	if ties != 1 {
+		t.Errorf("%d lines say the %d routes of /a tie, want 1", ties, n)
+	}
+	if len(tr.Differences) >= 4*n {
+		t.Errorf("the report of %d routes of one path says %d things, want under %d", n, len(tr.Differences), 4*n)
+	}
+}

@@ -76,6 +76,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 		}
 	}
 	places := kongRivals(all, func(int) bool { return false })
+	var ties kongTies
 	byPath := map[string][]int{} // the numbers of the routes of each Kong path
 	for _, p := range places {
 		for _, q := range p.match.paths {
@@ -110,7 +111,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 		// the file: the rule is weighed against every other plugin's
 		// routes, before and after it. Of two routes of the same path, the
 		// one of more priority points takes the requests both match, and of
-		// the same hosts and methods, the one kongTieTakenBy says.
+		// the same hosts and methods, the one kongTies.takenBy says.
 		for j, o := range scopes {
 			// A plugin gives way only to a more specific one of its own
 			// name: rate-limiting and rate-limiting-advanced both run.
@@ -127,7 +128,10 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 				}
 				for _, om := range o.match().matches() {
 					// takes reports whether o's routes take the requests on
-					// their path q, which is also one of a's routes'.
+					// their path q, which is also one of a's routes'; tie, that
+					// some are of the same hosts and methods (reported with
+					// ties).
+					tie := false
 					takes := func(q string) bool {
 						switch pa, po := kongPoints(a.route.hosts, a.route.methods), kongPoints(om.hosts, om.methods); {
 						case po != pa:
@@ -135,7 +139,8 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 						case sameSet(om.hosts, a.route.hosts) && sameSet(om.methods, a.route.methods):
 							mine, theirs := kongTied(places, s.routes, q, a.route.hosts, a.route.methods), kongTied(places, o.routes, q, om.hosts, om.methods)
 							if len(mine) > 0 && len(theirs) > 0 {
-								return t.kongTieTakenBy(mine, theirs, q)
+								tie = true
+								return ties.takenBy(mine, theirs, q, om.hosts, om.methods)
 							}
 						}
 						return j > i
@@ -153,7 +158,7 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 						paths = slices.DeleteFunc(slices.Clone(om.paths), func(q string) bool {
 							free := slices.DeleteFunc(slices.Clone(byPath[q]), func(at int) bool { return covered[s.config.advanced][at] })
 							mine, theirs := kongTied(places, free, q, om.hosts, om.methods), kongTied(places, o.routes, q, om.hosts, om.methods)
-							return len(mine) > 0 && len(theirs) > 0 && !t.kongTieTakenBy(mine, theirs, q)
+							return len(mine) > 0 && len(theirs) > 0 && !ties.takenBy(mine, theirs, q, om.hosts, om.methods)
 						})
 						if len(paths) == 0 {
 							continue
@@ -177,6 +182,9 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 						theirs = append(theirs, kongPathPatterns(p)...)
 					}
 					if r.leaveOutAt(alt, theirs, own) {
+						if tie {
+							continue
+						}
 						say(true, o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s leaves them out (except_paths).", s.where)
 					} else {
 						say(false, o.where, "Kong runs only the most specific rate-limiting plugin on its routes; the rule of the %s matches them too, and cannot leave them out (except_paths) without leaving out a route below them that it covers: their requests also count against it.", s.where)
@@ -194,8 +202,9 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 		if _, ok := rivals[adv]; !ok {
 			rivals[adv] = kongRivals(all, func(at int) bool { return covered[adv][at] })
 		}
-		t.kongLeaveOutRivals(ruleAt[i], t.kongUntied(ruleAt[i], s, rivals[adv], places), s.where)
+		t.kongLeaveOutRivals(ruleAt[i], t.kongUntied(ruleAt[i], s, rivals[adv], places, &ties), s.where)
 	}
+	ties.report(t)
 	t.kongLeaveOutSiblings(scopes, ruleAt)
 	t.kongSettings(scopes[0].config)
 	for _, s := range scopes[1:] {

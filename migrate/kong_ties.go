@@ -68,41 +68,82 @@ func kongTieTaker(rs []kongRoute, p string) kongRoute {
 	return best
 }
 
-// kongTieTakenBy reports whether routes theirs (of another plugin, or of
-// none) take from routes mine the requests on Kong path p that both
-// match on the same hosts and methods, and reports which take them (at
-// where, naming both).
-func (t *Translation) kongTieTakenBy(mine, theirs []kongRoute, p string) bool {
+// kongTies are the routes of the same path, hosts and methods the import
+// weighed against each other, by that match, for one report each.
+type kongTies struct {
+	keys   []string // in the order met
+	groups map[string]*kongTieGroup
+}
+
+// kongTieGroup is the routes of one path, hosts and methods.
+type kongTieGroup struct {
+	path   string
+	routes []kongRoute
+	in     map[int]bool // the numbers of routes (kongRoute.at)
+}
+
+// takenBy reports whether routes theirs (of another plugin, or of none)
+// take from routes mine the requests on Kong path p that both match on
+// hosts and methods, the same, and notes them for report.
+func (ts *kongTies) takenBy(mine, theirs []kongRoute, p string, hosts, methods []string) bool {
 	a, b := kongTieTaker(mine, p), kongTieTaker(theirs, p)
 	ra, rb := kongTieRank(a, p), kongTieRank(b, p)
-	takes := rb[0] > ra[0] || rb[0] == ra[0] && rb[1] > ra[1]
-	first, last, taker := a, b, a
-	if b.at < a.at {
-		first, last = b, a
+	h, m := slices.Clone(hosts), slices.Clone(methods)
+	slices.Sort(h)
+	slices.Sort(m)
+	key := p + "\x00" + strings.Join(h, " ") + "\x00" + strings.Join(m, " ")
+	if ts.groups == nil {
+		ts.groups = map[string]*kongTieGroup{}
 	}
-	if takes {
-		taker = b
+	g := ts.groups[key]
+	if g == nil {
+		g = &kongTieGroup{path: p, in: map[int]bool{}}
+		ts.groups[key], ts.keys = g, append(ts.keys, key)
 	}
-	name := func(r kongRoute) string { return or(r.Name, strings.Join(routePaths(r), " ")) }
-	var d Difference
-	if ra[0] != rb[0] {
-		d = Difference{Where: "routes " + name(first) + " and " + name(last), Same: true, Text: fmt.Sprintf(
-			"route %s and route %s match the same requests on %s (the same path, hosts and methods); Kong's router gives them to the regular expression of the higher regex_priority, and so does the import: it gives them to route %s, whose rate-limiting plugin (or none) alone counts them.", name(first), name(last), p, name(taker))}
-	} else {
-		d = Difference{Where: "routes " + name(first) + " and " + name(last), Text: fmt.Sprintf(
-			"route %s and route %s match the same requests on %s (the same path, hosts and methods); Kong's router gives each to one of them, which one its documentation leaves undefined (either, as its internal data structures are organized). The import gives them to route %s, the later in the file, whose rate-limiting plugin (or none) alone counts them: check which one Kong runs (its Kong-Debug header names it) and give the other another path, host or method, or move its plugin.", name(first), name(last), p, name(taker))}
+	for _, r := range slices.Concat(mine, theirs) {
+		if !g.in[r.at] {
+			g.in[r.at], g.routes = true, append(g.routes, r)
+		}
 	}
-	if !slices.Contains(t.Differences, d) {
+	return rb[0] > ra[0] || rb[0] == ra[0] && rb[1] > ra[1]
+}
+
+// report says, for each path, hosts and methods of several routes, which
+// route the import gives their requests to, naming them.
+func (ts *kongTies) report(t *Translation) {
+	name := func(r kongRoute) string { return "route " + or(r.Name, strings.Join(routePaths(r), " ")) }
+	for _, key := range ts.keys {
+		g := ts.groups[key]
+		slices.SortFunc(g.routes, func(a, b kongRoute) int { return a.at - b.at })
+		taker := kongTieTaker(g.routes, g.path)
+		top := kongTieRank(taker, g.path)[0]
+		decided := !slices.ContainsFunc(g.routes, func(r kongRoute) bool { return r.at != taker.at && kongTieRank(r, g.path)[0] == top })
+		var names []string
+		for _, r := range g.routes {
+			names = append(names, name(r))
+		}
+		var which string
+		switch len(names) {
+		case 2:
+			which = names[0] + " and " + names[1]
+		default:
+			which = kongCounted(names)
+		}
+		d := Difference{Where: "routes of " + g.path, Same: decided}
+		if decided {
+			d.Text = fmt.Sprintf("%s match the same requests on %s (the same path, hosts and methods); Kong's router gives them to the regular expression of the highest regex_priority, and so does the import: it gives them to %s, whose rate-limiting plugin (or none) alone counts them.", which, g.path, name(taker))
+		} else {
+			d.Text = fmt.Sprintf("%s match the same requests on %s (the same path, hosts and methods); Kong's router gives each to one of them, which one its documentation leaves undefined (either, as its internal data structures are organized). The import gives them to %s, the later in the file, whose rate-limiting plugin (or none) alone counts them: check which one Kong runs (its Kong-Debug header names it) and give the others another path, host or method, or move their plugins.", which, g.path, name(taker))
+		}
 		t.Differences = append(t.Differences, d)
 	}
-	return takes
 }
 
 // kongUntied returns rivals less the paths on which one of them ties with
 // a route of the rule of scope s (whose matches are alts), for
 // kongLeaveOutRivals, having left out of that rule (t.SluiceRules[at])
 // the paths the rival takes and reported each tie.
-func (t *Translation) kongUntied(at int, s kongScope, rivals, places []kongPlace) []kongPlace {
+func (t *Translation) kongUntied(at int, s kongScope, rivals, places []kongPlace, ties *kongTies) []kongPlace {
 	out := make([]kongPlace, 0, len(rivals))
 	for _, p := range rivals {
 		var tied []string
@@ -117,7 +158,7 @@ func (t *Translation) kongUntied(at int, s kongScope, rivals, places []kongPlace
 					if !slices.Contains(tied, q) {
 						tied = append(tied, q)
 					}
-					if !t.kongTieTakenBy(mine, []kongRoute{p.route}, q) {
+					if !ties.takenBy(mine, []kongRoute{p.route}, q, a.Hosts, a.Methods) {
 						continue
 					}
 					alt := k
