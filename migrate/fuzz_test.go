@@ -66,6 +66,7 @@ func FuzzKong(f *testing.F) {
 		"routes: [{name: a, paths: [/a, /a/], plugins: [{name: rate-limiting, config: {minute: 2, limit_by: path, path: /a/x/}}]}]\n",
 		"plugins: [{name: rate-limiting-advanced, config: {limit: [3, 9], window_size: [1, 60], window_type: fixed, identifier: consumer-group, strategy: cluster}}]\nroutes: [{name: r, paths: [/r], plugins: [{name: rate-limiting-advanced, config: {limit: [1], window_size: [2.5]}}, {name: rate-limiting, config: {second: 1}}]}]\n",
 		"plugins: [{name: rate-limiting, config: {minute: 3}}, {name: rate-limiting, service: s, config: {hour: 2, limit_by: ip}}, {name: key-auth, route: a}]\nservices:\n  - name: s\n    routes: [{name: a, paths: [/a]}, {name: b, paths: [/], plugins: [{name: rate-limiting, consumer: c, config: {second: 1}}]}]\n  - name: t\n    routes: [{name: d, paths: [/a/d], methods: [GET]}, {name: e, paths: [/e], plugins: [{name: key-auth}]}]\nconsumers: [{username: c, keyauth_credentials: [{key: k}], plugins: [{name: rate-limiting, config: {day: 4}}]}]\n",
+		"plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]\nroutes:\n- {name: a, paths: [/o, \"~/x$\"], regex_priority: 2, plugins: [{name: rate-limiting, config: {minute: 5}}]}\n- {name: b, paths: [/o, \"~/x$\"], hosts: [h]}\n- {name: c, paths: [/o]}\n- {name: d, paths: [/o, /p], hosts: [h, i], methods: [GET, POST]}\n",
 		kongK8s)
 }
 
