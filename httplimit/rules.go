@@ -81,6 +81,27 @@ type Rule struct {
 	// the values of "path:" keys. Nil: the rule's own fields are its one
 	// alternative.
 	Any []Match
+	// Except are requests the rule leaves out, whichever alternative (its
+	// own fields or one of Any) matches them: a request that one entry
+	// matches is not the rule's ("/api/" on every host but
+	// internal.example, every method but OPTIONS, "/" but /health on
+	// b.example). An entry matches a request when all the fields it names
+	// do (an empty field: any), each as the Rule's field of that name
+	// describes it, but for these, which leave a request out only as
+	// every router reads it: Methods are matched as written (a router
+	// that does not fold case serves "options" as no preflight, and one
+	// that matches GET exactly gives HEAD to the rule's route: both stay
+	// the rule's); a header of Headers with a Value matches when the
+	// request carries it once, with that value (two field lines, read
+	// joined as "1,2" or "1,1", are the rule's); and Paths leave a reading
+	// of the path out as ExceptPaths do, so the rule applies when some
+	// reading is an alternative's and no entry's, and no spelling of a
+	// path (escaped, with a trailing slash, path parameters or another
+	// case) is left out unless each reading that an alternative matches
+	// is. An entry names at least one field, and has no ExceptPaths (no
+	// nesting), which Validate checks. Nil: the rule leaves nothing out
+	// but by ExceptPaths.
+	Except []Match
 	// Plans are the names of the plans whose clients the rule applies to
 	// (a key's plan of its own counts as the plan of its name): a route
 	// limited differently per plan is one rule per plan. Empty: clients of

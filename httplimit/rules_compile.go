@@ -33,8 +33,13 @@ func compileRule(r *Rule, o *Options, prefix string, hidden map[string]bool) (*r
 	if r.Cost != nil {
 		ru.cost = *r.Cost
 	}
+	exc, lowerExc, excPaths, upperExc, err := compileExcept(r.Except)
+	if err != nil {
+		return nil, err
+	}
+	ru.exc = exc
 	for _, mt := range r.Alternatives() {
-		a, err := compileAlt(&mt, len(ru.paths))
+		a, err := compileAlt(&mt, len(ru.paths), exc, lowerExc, excPaths, upperExc)
 		if err != nil {
 			return nil, err
 		}
@@ -56,17 +61,65 @@ func compileRule(r *Rule, o *Options, prefix string, hidden map[string]bool) (*r
 	for _, l := range r.Limits {
 		ru.limits = append(ru.limits, ruleLimit(r.Name, l))
 	}
-	var err error
 	if ru.policy, err = newPolicyHeaders(ru.limits, hidden); err != nil {
 		return nil, err
 	}
 	return ru, nil
 }
 
+// compileExcept compiles a rule's Except entries: exc as written, lower
+// with their paths' literals in lower case; paths reports whether some
+// entry has paths, upper whether some literal of them has an upper-case
+// letter. Nil entries give nil.
+func compileExcept(entries []Match) (exc, lower []exceptEntry, paths, upper bool, err error) {
+	for _, mt := range entries {
+		e := exceptEntry{methods: mt.Methods, hosts: compileHosts(mt.Hosts), headers: canonicalHeaders(mt.Headers)}
+		for _, s := range mt.Paths {
+			pp, err := parsePathPattern(s)
+			if err != nil {
+				return nil, nil, false, false, err
+			}
+			e.paths = append(e.paths, pp)
+		}
+		exc = append(exc, e)
+		le := e
+		if len(e.paths) > 0 {
+			paths = true
+			le.paths = lowerPatterns(e.paths, &upper)
+		}
+		lower = append(lower, le)
+	}
+	return exc, lower, paths, upper, nil
+}
+
+// compileHosts returns hosts as alt.hosts holds them.
+func compileHosts(hosts []string) []string {
+	var out []string
+	for _, h := range hosts {
+		h = strings.TrimPrefix(strings.ToLower(h), "*")
+		if len(h) > 1 {
+			h = strings.TrimSuffix(h, ".") // the root dot, as hostOnly drops it
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// canonicalHeaders returns hs with their names in canonical form.
+func canonicalHeaders(hs []HeaderMatch) []HeaderMatch {
+	var out []HeaderMatch
+	for _, h := range hs {
+		out = append(out, HeaderMatch{Name: http.CanonicalHeaderKey(h.Name), Value: h.Value})
+	}
+	return out
+}
+
 // compileAlt compiles the alternative mt, whose first pattern is the
-// first-th of its rule's.
-func compileAlt(mt *Match, first int) (alt, error) {
-	a := alt{methods: mt.Methods, first: first}
+// first-th of its rule's, under the rule's Except entries exc (lowerExc
+// in lower case; excPaths: some has paths; upperExc: some literal of
+// theirs has an upper-case letter).
+func compileAlt(mt *Match, first int, exc, lowerExc []exceptEntry, excPaths, upperExc bool) (alt, error) {
+	a := alt{methods: mt.Methods, first: first, exc: exc, upperLits: upperExc}
 	for _, s := range mt.Paths {
 		pp, err := parsePathPattern(s)
 		if err != nil {
@@ -82,19 +135,11 @@ func compileAlt(mt *Match, first int) (alt, error) {
 		}
 		a.except = append(a.except, pp)
 	}
-	if len(a.paths)+len(a.except) > 0 {
-		a.lower = &alt{paths: lowerPatterns(a.paths, &a.upperLits), except: lowerPatterns(a.except, &a.upperLits)}
+	if len(a.paths)+len(a.except) > 0 || excPaths {
+		a.lower = &alt{paths: lowerPatterns(a.paths, &a.upperLits), except: lowerPatterns(a.except, &a.upperLits), exc: lowerExc}
 	}
-	for _, h := range mt.Hosts {
-		h = strings.TrimPrefix(strings.ToLower(h), "*")
-		if len(h) > 1 {
-			h = strings.TrimSuffix(h, ".") // the root dot, as hostOnly drops it
-		}
-		a.hosts = append(a.hosts, h)
-	}
-	for _, h := range mt.Headers {
-		a.headers = append(a.headers, HeaderMatch{Name: http.CanonicalHeaderKey(h.Name), Value: h.Value})
-	}
+	a.hosts = compileHosts(mt.Hosts)
+	a.headers = canonicalHeaders(mt.Headers)
 	return a, nil
 }
 

@@ -2,6 +2,7 @@ package httplimit
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/sluice-dev/sluice"
@@ -17,6 +18,10 @@ type rule struct {
 	// position here is the one matches returns, which keys read.
 	paths []pathPattern
 	plans []string // empty: every plan
+	// exc are the rule's Except entries, compiled; those without paths
+	// are tried before the alternatives, the others under each reading
+	// (see alt.exc).
+	exc   []exceptEntry
 	parts []keyPart
 	// clientOnly: the key is the client alone, whose store key the plan's
 	// limits already use (the rule's limits have IDs of their own).
@@ -41,12 +46,17 @@ type alt struct {
 	except  []pathPattern
 	hosts   []string // lower case; "*.example.com" kept as ".example.com"
 	headers []HeaderMatch
+	// exc are the rule's Except entries, shared by its alternatives (in
+	// lower, with their paths' literals in lower case): an entry with
+	// paths leaves out each reading of the path they match, as except
+	// does, of a request its other fields match.
+	exc []exceptEntry
 	// lower holds the alternative's Paths and ExceptPaths with their
 	// literals in lower case, matched against a path in lower case:
 	// Express (by default) and ASP.NET Core route /V1/LOGIN as /v1/login,
 	// so a client changing a path's case escapes no rule. nil without
-	// Paths and ExceptPaths. upperLits: some literal of them has an
-	// upper-case letter.
+	// Paths, ExceptPaths and paths of exc. upperLits: some literal of
+	// them has an upper-case letter.
 	lower     *alt
 	upperLits bool
 }
@@ -87,6 +97,11 @@ func (rd *pathReadings) lower() (lp, lplain string) {
 // that matched has none), recording the pattern's wildcards in m. The
 // alternatives are tried in order, the first that matches taken.
 func (ru *rule) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, bool) {
+	for i := range ru.exc {
+		if e := &ru.exc[i]; len(e.paths) == 0 && e.takes(r) {
+			return 0, false
+		}
+	}
 	for i := range ru.alts {
 		a := &ru.alts[i]
 		if pat, ok := a.matches(r, rd, m); ok {
@@ -118,20 +133,20 @@ func (a *alt) matches(r *http.Request, rd *pathReadings, m *pathMatch) (int, boo
 			return 0, false
 		}
 	}
-	if pat, ok := a.matchesReadings(rd.p, rd.escaped, rd.plain, m); ok || a.lower == nil {
+	if pat, ok := a.matchesReadings(r, rd.p, rd.escaped, rd.plain, m); ok || a.lower == nil {
 		return pat, ok
 	}
 	lp, lplain := rd.lower()
 	if lp == rd.p && lplain == rd.plain && !a.upperLits {
 		return 0, false // the readings tried above, in the same case
 	}
-	return a.lower.matchesReadings(lp, "", lplain, m)
+	return a.lower.matchesReadings(r, lp, "", lplain, m)
 }
 
 // matchesReadings is matches for the decoded path p, the escaped path
 // escaped ("" for none) and p without its parameters plain ("" for
-// none), each with and without a trailing slash.
-func (a *alt) matchesReadings(p, escaped, plain string, m *pathMatch) (int, bool) {
+// none), each with and without a trailing slash, of r.
+func (a *alt) matchesReadings(r *http.Request, p, escaped, plain string, m *pathMatch) (int, bool) {
 	u, _ := unslashed(p)
 	ue, _ := unslashed(escaped)
 	up, _ := unslashed(plain)
@@ -143,7 +158,7 @@ func (a *alt) matchesReadings(p, escaped, plain string, m *pathMatch) (int, bool
 		if rd.path == "" {
 			continue
 		}
-		if pat, ok := a.matchesPath(rd.path, rd.escaped, m); ok {
+		if pat, ok := a.matchesPath(r, rd.path, rd.escaped, m); ok {
 			return pat, ok
 		}
 	}
@@ -159,12 +174,16 @@ func withoutParams(p string) string { return routes.WithoutParams(p) }
 func unslashed(p string) (string, bool) { return routes.Unslashed(p) }
 
 // matchesPath reports whether the cleaned path p, escaped or not (see
-// pathPattern.match), is the alternative's, and which of its patterns matched
-// (-1 when it has none): of several, the most specific, which ServeMux
-// would route p to (see pathPattern.moreSpecific), the first of those
-// that no other is more specific than.
-func (a *alt) matchesPath(p string, escaped bool, m *pathMatch) (int, bool) {
+// pathPattern.match), a reading of r's, is the alternative's, and which
+// of its patterns matched (-1 when it has none): of several, the most
+// specific, which ServeMux would route p to (see
+// pathPattern.moreSpecific), the first of those that no other is more
+// specific than.
+func (a *alt) matchesPath(r *http.Request, p string, escaped bool, m *pathMatch) (int, bool) {
 	if len(a.except) > 0 && a.excepted(p, escaped) {
+		return 0, false
+	}
+	if len(a.exc) > 0 && exceptedBy(a.exc, r, p, escaped) {
 		return 0, false
 	}
 	if len(a.paths) == 0 {
@@ -200,6 +219,52 @@ func (a *alt) excepted(p string, escaped bool) bool {
 	for i := range a.except {
 		if a.except[i].match(p, escaped, &m) {
 			return true
+		}
+	}
+	return false
+}
+
+// exceptEntry is one entry of a Rule's Except, compiled.
+type exceptEntry struct {
+	methods []string // as written
+	hosts   []string // as alt's
+	headers []HeaderMatch
+	paths   []pathPattern // empty: any path
+}
+
+// takes reports whether the entry's methods, hosts and headers match r
+// (its paths are the caller's): methods as written, each header with a
+// value carried once with it.
+func (e *exceptEntry) takes(r *http.Request) bool {
+	if len(e.methods) > 0 && !slices.Contains(e.methods, r.Method) {
+		return false
+	}
+	if len(e.hosts) > 0 && !hostMatches(e.hosts, r.Host) {
+		return false
+	}
+	for i := range e.headers {
+		hm := &e.headers[i]
+		vs, ok := r.Header[hm.Name]
+		if !ok || hm.Value != "" && (len(vs) != 1 || vs[0] != hm.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+// exceptedBy reports whether an entry of exc with paths takes r and
+// matches the cleaned path p, a reading of r's path, escaped or not.
+func exceptedBy(exc []exceptEntry, r *http.Request, p string, escaped bool) bool {
+	var m pathMatch // its wildcards are not read
+	for i := range exc {
+		e := &exc[i]
+		if len(e.paths) == 0 || !e.takes(r) {
+			continue
+		}
+		for j := range e.paths {
+			if e.paths[j].match(p, escaped, &m) {
+				return true
+			}
 		}
 	}
 	return false

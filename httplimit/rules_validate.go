@@ -36,6 +36,9 @@ func (v *validator) rules(o *Options) {
 			ps, ok := v.ruleMatch(af, &mt)
 			paths, pathsOK = append(paths, ps), pathsOK && ok
 		}
+		for k := range r.Except {
+			v.ruleExcept(fmt.Sprintf("%s.Except[%d]", field, k), &r.Except[k])
+		}
 		v.rulePlans(field, r, plans)
 		v.ruleKey(field, r, o, paths, pathsOK)
 		v.oneOf(field+".HeaderFrom", r.HeaderFrom, HeaderFromTrusted, HeaderFromAny)
@@ -98,6 +101,18 @@ func (v *validator) ruleMatch(field string, mt *Match) (paths []pathPattern, ok 
 		}
 	}
 	return paths, len(paths) == len(mt.Paths)
+}
+
+// ruleExcept checks one entry of a rule's Except, named field: it names
+// something to match, and no ExceptPaths.
+func (v *validator) ruleExcept(field string, mt *Match) {
+	if len(mt.Methods)+len(mt.Paths)+len(mt.Hosts)+len(mt.Headers) == 0 {
+		v.errorf(field, "an entry of Except that names no method, path, host or header would leave out every request")
+	}
+	if len(mt.ExceptPaths) > 0 {
+		v.errorf(field+".ExceptPaths", "an entry of Except has no ExceptPaths of its own: list what it leaves out by its own fields")
+	}
+	v.ruleMatch(field, mt)
 }
 
 // planNames returns the names of o's plans and of its keys' own plans,

@@ -71,7 +71,9 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //     valid; paths valid ServeMux path patterns; key attributes known
 //     ("user" with a UserHeader, "path:" with a wildcard of every path,
 //     "header:" believed from trusted proxies only when there are some);
-//     HeaderFrom and Fallback known values; at least one valid limit each,
+//     HeaderFrom and Fallback known values; each entry of Except naming
+//     a method, path, host or header, without ExceptPaths, its fields
+//     valid as a rule's own; at least one valid limit each,
 //     named at most 64 characters with the rule's name, a name (and ID)
 //     no plan's, global or other rule's limit has; a Cost that each limit
 //     can hold; at most sluice.MaxChecks limits per plan with the global
