@@ -12,8 +12,10 @@ import (
 
 // exceptPathsOverlap refuses each except_paths pattern of a rule's
 // alternative that none of the alternative's paths can match
-// (routes.PathsOverlap): it leaves nothing out.
+// (routes.PathsOverlap): it leaves nothing out; and each except entry
+// that leaves nothing out (see exceptMeets).
 func (d *decoder) exceptPathsOverlap(c *Config, raw *rawConfig) {
+	defer d.exceptMeets(c, raw)
 	for i, r := range c.Rules {
 		for k, m := range r.Alternatives() {
 			if len(m.Paths) == 0 || !validPaths(m.Paths) {

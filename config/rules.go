@@ -42,6 +42,18 @@ import (
 //	      - {hosts: [a.example], paths: [/orders]}
 //	      - {hosts: [b.example], paths: [/billing]}
 //	    plans: [free]
+//
+// except: lists requests the rule leaves out, whichever alternative
+// matched them, into httplimit.Rule.Except: mappings of methods, paths,
+// hosts and headers, all that an entry names matching (no plans, no
+// except_paths):
+//
+//	rules:
+//	  - name: api
+//	    match: {paths: [/api/]}
+//	    except:
+//	      - {methods: [OPTIONS]}                          # CORS preflights
+//	      - {hosts: [b.example], paths: [/api/health]}    # /api/health on b.example only
 func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.Rule {
 	var out []httplimit.Rule
 	raw.at("Rules", n, path)
@@ -96,6 +108,23 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 					aat := fmt.Sprintf("%s.Any[%d]", at, k)
 					raw.at(aat, e, p)
 					d.Mapping(e, p, d.matchFields(raw, &r, &m.Methods, &m.Paths, &m.ExceptPaths, &m.Hosts, &m.Headers, aat, listAt(aat), nil))
+				})
+			},
+			"except": func(n *yaml.Node, p string) {
+				raw.at(at+".Except", n, p)
+				d.List(n, p, func(k int, e *yaml.Node, p string) {
+					r.Except = append(r.Except, httplimit.Match{})
+					m := &r.Except[len(r.Except)-1]
+					eat := fmt.Sprintf("%s.Except[%d]", at, k)
+					raw.at(eat, e, p)
+					fields := d.matchFields(raw, &r, &m.Methods, &m.Paths, &m.ExceptPaths, &m.Hosts, &m.Headers, eat, listAt(eat), nil)
+					fields["plans"] = func(n *yaml.Node, p string) {
+						d.Errorf(n, p, "plans: is the rule's, not an except entry's (give it once, beside match:)")
+					}
+					fields["except_paths"] = func(n *yaml.Node, p string) {
+						d.Errorf(n, p, "an except entry has no except_paths of its own: what it leaves out is what its methods, paths, hosts and headers match")
+					}
+					d.Mapping(e, p, fields)
 				})
 			},
 			"plans": func(n *yaml.Node, p string) {

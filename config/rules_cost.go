@@ -22,7 +22,7 @@ import (
 // wildcards filled in, its method and host, or the alternative's when it
 // has none, and the alternative's headers): a rule that matches that
 // request certainly matches the route's requests, and one that matches
-// none of them is left alone.
+// none of them, or leaves it out by Except, is left alone.
 func (d *decoder) ruleCostsHeld(c *Config, raw *rawConfig) {
 rules:
 	for i, r := range c.Rules {
@@ -38,7 +38,8 @@ rules:
 				cost := rp.plan.Costs[ep]
 				l, found := belowCost(r, cost)
 				if !found || checkPattern(ep) != nil || !slices.ContainsFunc(r.Alternatives(), func(m httplimit.Match) bool {
-					return ruleMatches(m, sampleRequest(m, ep))
+					req := sampleRequest(m, ep)
+					return ruleMatches(m, req) && !slices.ContainsFunc(r.Except, func(e httplimit.Match) bool { return exceptTakes(e, req) })
 				}) {
 					continue
 				}
@@ -131,6 +132,13 @@ func ruleMatches(r httplimit.Match, req *http.Request) bool {
 		return false
 	}
 	return !slices.ContainsFunc(r.ExceptPaths, func(p string) bool { return pathMatches(p, req) })
+}
+
+// exceptTakes reports whether e, an entry of a rule's Except, leaves out
+// req, a request of sampleRequest (which carries no header of e's: an
+// entry with headers takes none).
+func exceptTakes(e httplimit.Match, req *http.Request) bool {
+	return len(e.Headers) == 0 && ruleMatches(e, req)
 }
 
 // marker is the handler pathMatches registers, to tell ServeMux's match
