@@ -66,27 +66,38 @@ func credentialHeader(cfg *config.Config, name string) bool {
 
 // ruleRequests says which requests r matches: "POST, PUT /v1/uploads on
 // api.example.com with X-Tenant", each alternative of its Any so, joined by
-// "or". The value a header must have is told but for a header secret
-// reports true: "with a particular X-API-Key".
+// "or", then what its Except leaves out: "except OPTIONS or /health on
+// b.example". The value a header must have is told but for a header
+// secret reports true: "with a particular X-API-Key".
 func ruleRequests(r httplimit.Rule, secret func(header string) bool) string {
-	var alts []string
+	var alts, except []string
 	for _, m := range r.Alternatives() {
-		alts = append(alts, matchRequests(m, secret))
+		alts = append(alts, matchRequests(m, secret, true))
 	}
-	return strings.Join(alts, " or ")
+	for _, m := range r.Except {
+		except = append(except, matchRequests(m, secret, false))
+	}
+	s := strings.Join(alts, " or ")
+	if len(except) > 0 {
+		s += ", except " + strings.Join(except, " or ")
+	}
+	return s
 }
 
-// matchRequests is ruleRequests of one alternative.
-func matchRequests(r httplimit.Match, secret func(header string) bool) string {
+// matchRequests is ruleRequests of one alternative, or, placeholders
+// false, of an entry of Except, which names no method or path it lacks.
+func matchRequests(r httplimit.Match, secret func(header string) bool, placeholders bool) string {
 	var parts []string
-	if len(r.Methods) > 0 {
+	switch {
+	case len(r.Methods) > 0:
 		parts = append(parts, strings.Join(r.Methods, ", "))
-	} else {
+	case placeholders:
 		parts = append(parts, "any method")
 	}
-	if len(r.Paths) > 0 {
+	switch {
+	case len(r.Paths) > 0:
 		parts = append(parts, strings.Join(r.Paths, ", "))
-	} else {
+	case placeholders:
 		parts = append(parts, "any path")
 	}
 	if len(r.ExceptPaths) > 0 {

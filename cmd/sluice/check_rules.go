@@ -49,13 +49,20 @@ func printRules(w io.Writer, cfg *config.Config) {
 
 // ruleMatch says what a rule matches: "POST /v1/reports on api.example.com
 // with Content-Type=application/json for free,pro", each alternative of a
-// rule's Any so and joined by "or", its plans once after them.
+// rule's Any so and joined by "or", what its Except leaves out after them
+// ("except OPTIONS or /health on b.example"), its plans last.
 func ruleMatch(r httplimit.Rule) string {
-	var alts []string
+	var alts, except []string
 	for _, m := range r.Alternatives() {
-		alts = append(alts, matchText(m))
+		alts = append(alts, matchText(m, true))
+	}
+	for _, m := range r.Except {
+		except = append(except, matchText(m, false))
 	}
 	s := strings.Join(alts, " or ")
+	if len(except) > 0 {
+		s += " except " + strings.Join(except, " or ")
+	}
 	if len(r.Plans) > 0 {
 		s += " for " + strings.Join(r.Plans, ",")
 	}
@@ -63,15 +70,17 @@ func ruleMatch(r httplimit.Rule) string {
 }
 
 // matchText says what one alternative of a rule matches: "POST
-// /v1/reports on api.example.com with Content-Type=application/json".
-func matchText(m httplimit.Match) string {
+// /v1/reports on api.example.com with Content-Type=application/json"; an
+// entry of Except, without anyPath, says no "any path".
+func matchText(m httplimit.Match, anyPath bool) string {
 	var parts []string
 	if len(m.Methods) > 0 {
 		parts = append(parts, strings.Join(m.Methods, ","))
 	}
-	if len(m.Paths) > 0 {
+	switch {
+	case len(m.Paths) > 0:
 		parts = append(parts, strings.Join(m.Paths, " "))
-	} else {
+	case anyPath:
 		parts = append(parts, "any path")
 	}
 	if len(m.ExceptPaths) > 0 {
