@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // envoyLocalType ends the type URL of the HTTP local rate limit filter's
@@ -377,9 +378,7 @@ func (t *Translation) envoyLocalMatch(r *Rule, c envoyLocalConfig, all []envoyLo
 			if before == c.route {
 				break
 			}
-			if ps, simple := plainPatterns(before); simple && len(ps) > 0 && !r.leaveOut(belowAny(ps, own), own) {
-				t.differs(where, "an earlier route of the virtual host takes some of these requests (first match wins), and sluice cannot leave it out here: both count them.")
-			}
+			t.leaveOutEarlier(r, before, own, where)
 		}
 	}
 	// Routes and virtual hosts below this configuration that have their
@@ -390,20 +389,188 @@ func (t *Translation) envoyLocalMatch(r *Rule, c envoyLocalConfig, all []envoyLo
 		}
 		switch {
 		case c.route == nil && c.vhost == nil && o.vhost != nil, c.route == nil && c.vhost != nil && o.vhost == c.vhost && o.route != nil:
+			hosts, exact := exactDomains(o.vhost)
 			if o.route == nil {
+				if exact {
+					r.Except = append(r.Except, RuleMatch{Hosts: hosts})
+					continue
+				}
 				t.differs(where, "virtual host %s has a bucket of its own, which replaces this one there; sluice counts its requests in both. Add hosts to this rule's match to leave them out.", scalar(mapValue(o.vhost, "name")))
 				continue
 			}
-			if ps, simple := plainPatterns(o.route); simple && len(ps) > 0 && r.leaveOut(ps, r.Paths) {
-				if c.vhost == nil && !slices.Contains(domainsOf(o.vhost), "*") {
-					t.differs(where, "route %s of virtual host %s has a bucket of its own; the rule leaves its paths out on every host, not only on %s.", routeName(o.route, o.routes), scalar(mapValue(o.vhost, "name")), strings.Join(domainsOf(o.vhost), ", "))
+			if c.vhost != nil || !exact {
+				if ps, simple := plainPatterns(o.route); simple && len(ps) > 0 && r.leaveOut(ps, r.Paths) {
+					if c.vhost == nil && !slices.Contains(domainsOf(o.vhost), "*") {
+						t.differs(where, "route %s of virtual host %s has a bucket of its own; the rule leaves its paths out on every host, not only on %s.", routeName(o.route, o.routes), scalar(mapValue(o.vhost, "name")), strings.Join(domainsOf(o.vhost), ", "))
+					}
+					t.earlierTaken(o, where)
+					continue
 				}
-				continue
+			}
+			if c.vhost != nil || exact {
+				// On another virtual host, its domains; on this one, the
+				// rule's hosts already are.
+				if e, note, ok := routeExcept(o.route); ok && (c.vhost == nil || len(e.Paths)+len(e.Methods)+len(e.Headers) > 0) {
+					if c.vhost == nil {
+						e.Hosts = hosts
+					}
+					r.Except = append(r.Except, e)
+					if note != "" {
+						t.differs(where, "route %s has a bucket of its own, which this rule leaves out: its %s.", routeName(o.route, o.routes), note)
+					}
+					t.earlierTaken(o, where)
+					continue
+				}
 			}
 			t.differs(where, "route %s has a bucket of its own, which replaces this one there; sluice cannot leave its requests out of this rule: both count them.", routeName(o.route, o.routes))
 		}
 	}
 	return true
+}
+
+// leaveOutEarlier leaves before, a route listed before the one of r's
+// configuration in its virtual host (own: that route's patterns), out of
+// r: Envoy gives it the requests both match (first match wins). A route of
+// paths alone is left out by except_paths where they can; another, or one
+// whose path is r's, by an except entry of its paths, methods and
+// headers. It says so when sluice cannot.
+func (t *Translation) leaveOutEarlier(r *Rule, before *yaml.Node, own []string, where string) {
+	if ps, simple := plainPatterns(before); simple {
+		if len(ps) == 0 {
+			return // every path: the route is never reached
+		}
+		below := belowAny(ps, own)
+		if len(below) == len(overlapping(ps, own)) && r.leaveOut(below, own) {
+			return
+		}
+	}
+	e, note, ok := routeExcept(before)
+	if !ok {
+		t.differs(where, "an earlier route of the virtual host takes some of these requests (first match wins), and sluice cannot leave it out here: both count them.")
+		return
+	}
+	if len(e.Paths) > 0 {
+		if e.Paths = overlapping(e.Paths, own); len(e.Paths) == 0 {
+			return // none of these requests
+		}
+	}
+	if len(e.Paths)+len(e.Methods)+len(e.Headers) == 0 {
+		return // every request: the route is never reached
+	}
+	r.Except = append(r.Except, e)
+	if note != "" {
+		t.differs(where, "an earlier route of the virtual host takes some of these requests (first match wins), which the rule leaves out: its %s.", note)
+	}
+}
+
+// earlierTaken says where a route before o's, in its virtual host, may
+// take some requests of o's match first: Envoy limits those by the
+// configuration of where, which leaves o's requests out with them.
+func (t *Translation) earlierTaken(o envoyLocalConfig, where string) {
+	e, _, ok := routeExcept(o.route)
+	for _, before := range o.routes {
+		if before == o.route {
+			return
+		}
+		b, _, bok := routeExcept(before)
+		if ok && bok && len(e.Paths) > 0 && len(b.Paths) > 0 && len(overlapping(b.Paths, e.Paths)) == 0 {
+			continue
+		}
+		t.differs(where, "route %s comes before route %s, which has a bucket of its own, and may take some of its requests (first match wins), which Envoy counts here; the rule leaves them out with route %s's.",
+			routeName(before, o.routes), routeName(o.route, o.routes), routeName(o.route, o.routes))
+		return
+	}
+}
+
+// routeExcept returns the requests of route's match as an except entry:
+// its paths, the methods of its :method matchers, its headers' presence
+// or exact values; note says what it matches that the entry does not (a
+// prefix not ending in a slash also takes "/apix"). It reports false for
+// a match sluice cannot leave out exactly or by less: a regular
+// expression, query parameters, another kind of header matcher, paths in
+// any case.
+func routeExcept(route *yaml.Node) (e RuleMatch, note string, ok bool) {
+	m := mapValue(route, "match")
+	if m == nil || m.Kind != yaml.MappingNode {
+		return e, "", false
+	}
+	plain := &yaml.Node{Kind: yaml.MappingNode}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		switch k := m.Content[i].Value; k {
+		case "prefix", "path", "path_separated_prefix":
+			plain.Content = append(plain.Content, m.Content[i], m.Content[i+1])
+		case "headers":
+		case "case_sensitive":
+			if m.Content[i+1].Value == "false" {
+				return e, "", false
+			}
+		default:
+			return e, "", false
+		}
+	}
+	if hs := mapValue(m, "headers"); hs != nil {
+		for _, h := range hs.Content {
+			if v := mapValue(h, "invert_match"); v != nil && v.Value == "true" {
+				return e, "", false
+			}
+			name := scalar(mapValue(h, "name"))
+			value, exact := headerExact(h)
+			switch {
+			case !exact:
+				return e, "", false
+			case strings.EqualFold(name, ":method"):
+				if value != "" {
+					e.Methods = append(e.Methods, value)
+				}
+			case !validHeaderName(name) || strings.HasPrefix(name, ":") || !printable(value):
+				return e, "", false
+			default:
+				e.Headers = append(e.Headers, HeaderMatch{Name: http.CanonicalHeaderKey(name), Value: value})
+			}
+		}
+	}
+	var scratch Translation
+	var sr Rule
+	ps, ok := scratch.routePatterns(&yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{{Kind: yaml.ScalarNode, Value: "match"}, plain}}, &sr, "")
+	if !ok {
+		return e, "", false
+	}
+	e.Paths = ps
+	if p := scalar(mapValue(m, "prefix")); p != "" && p != "/" && !strings.HasSuffix(p, "/") {
+		note = fmt.Sprintf("prefix %s also takes paths such as %sx, which the rule still counts", p, p)
+	}
+	return e, note, true
+}
+
+// overlapping returns the patterns of ps that some path of own may match
+// too (routes.PathsOverlap); all of ps when own is empty (every path).
+func overlapping(ps, own []string) []string {
+	if len(own) == 0 {
+		return ps
+	}
+	var out []string
+	for _, p := range ps {
+		if slices.ContainsFunc(own, func(o string) bool { return routes.PathsOverlap(p, o) }) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// exactDomains returns a virtual host's domains, in lower case, and
+// whether each is a host name that sluice matches as Envoy does: no
+// wildcard (Envoy gives a name under "*.example.com" to a virtual host of
+// that very name first), no port.
+func exactDomains(vhost *yaml.Node) ([]string, bool) {
+	var hosts []string
+	for _, d := range domainsOf(vhost) {
+		h := strings.ToLower(d)
+		if !validHostName(h) {
+			return nil, false
+		}
+		hosts = append(hosts, h)
+	}
+	return hosts, len(hosts) > 0
 }
 
 // plainPatterns returns the ServeMux patterns of a route matched by path

@@ -271,6 +271,12 @@ func rulesYAML(b *strings.Builder, rules []Rule, shadow bool) {
 				fmt.Fprintf(b, "      plans: %s   # their clients only, as in the source\n", quoteAll(r.Plans))
 			}
 		}
+		if len(r.Except) > 0 {
+			b.WriteString("    except:   # requests other routes of the source take: limited there as it says, or not at all\n")
+			for _, m := range r.Except {
+				matchYAML(b, "      - ", "        ", m)
+			}
+		}
 		fmt.Fprintf(b, "    key: %s\n", quoteAll(r.Key))
 		if r.HeaderFrom != "" {
 			fmt.Fprintf(b, "    header_from: %s   # as the source read it: a client choosing the value chooses its count\n", r.HeaderFrom)

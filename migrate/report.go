@@ -69,6 +69,26 @@ func (t *Translation) Report() string {
 			wheres = append(wheres, where)
 		}
 		where := strings.Join(wheres, " or ")
+		var except []string
+		for _, m := range r.Except {
+			var parts []string
+			if len(m.Methods) > 0 {
+				parts = append(parts, strings.Join(m.Methods, " "))
+			}
+			if len(m.Paths) > 0 {
+				parts = append(parts, strings.Join(m.Paths, " "))
+			}
+			if len(m.Hosts) > 0 {
+				parts = append(parts, "of "+strings.Join(m.Hosts, " "))
+			}
+			for _, h := range m.Headers {
+				parts = append(parts, "with "+h.Name)
+			}
+			except = append(except, strings.Join(parts, " "))
+		}
+		if len(except) > 0 {
+			where += " except " + strings.Join(except, " or ")
+		}
 		who := "each " + strings.Join(r.Key, "+")
 		if len(r.Key) == 1 && r.Key[0] == "rule" {
 			who = "all its requests together"

@@ -126,6 +126,12 @@ type Rule struct {
 	// list): a request is the rule's when one of them matches it, one
 	// count across them all.
 	Any []RuleMatch
+	// Except are requests it leaves out, whichever alternative matched
+	// them (httplimit's Rule.Except; except:): those of another route of
+	// the source, which takes them first or has limits of its own, each
+	// by all the paths, hosts, methods and headers it names (none of its
+	// ExceptPaths).
+	Except []RuleMatch
 	// Plans are the plans whose clients it applies to; empty: every plan.
 	Plans []string
 	// Key lists the request attributes that name a count (httplimit's
