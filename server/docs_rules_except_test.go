@@ -30,3 +30,21 @@ rules:
 		t.Errorf("ruleRequests: %q, want %q", got, want)
 	}
 }
+
+// A rule whose except: names a host decides by the request's host:
+// forward-auth warns of a request without one.
+func TestNamesHostOfARulesExcept(t *testing.T) {
+	cfg, err := config.Parse("a.yaml", []byte(`plans:
+  free: {limits: [{name: m, algorithm: gcra, quantity: 10, window: 1m}]}
+rules:
+  - name: api
+    except: [{hosts: [internal.example]}]
+    limits: [{name: m, algorithm: fixed-window, quantity: 3, window: 1m}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !namesHost(cfg) {
+		t.Error("namesHost: false for a rule whose except names a host")
+	}
+}

@@ -9,13 +9,15 @@ import (
 )
 
 // namesHost reports whether cfg decides anything by a request's host: a
-// rule's hosts or its "host" key, or a pattern with a host among the
-// plans' costs, the exemptions and the degradation classes. A forward-auth
-// request without X-Forwarded-Host has no host, and every one of these
-// then decides it as a request to no host.
+// rule's hosts (of its match or its except) or its "host" key, or a
+// pattern with a host among the plans' costs, the exemptions and the
+// degradation classes. A forward-auth request without X-Forwarded-Host
+// has no host, and every one of these then decides it as a request to no
+// host.
 func namesHost(cfg *config.Config) bool {
 	for _, r := range cfg.Rules {
-		if slices.ContainsFunc(r.Alternatives(), func(m httplimit.Match) bool { return len(m.Hosts) > 0 }) ||
+		hasHosts := func(m httplimit.Match) bool { return len(m.Hosts) > 0 }
+		if slices.ContainsFunc(r.Alternatives(), hasHosts) || slices.ContainsFunc(r.Except, hasHosts) ||
 			slices.Contains(r.Key, httplimit.KeyHost) {
 			return true
 		}
