@@ -41,9 +41,9 @@ type Rule struct {
 	// that decodes before routing reads it), and as ServeMux reads it, by
 	// the escaped path's segments, each unescaped ("/files/a%2Fb" is the
 	// one segment "a/b" below /files). The rule applies when either reading
-	// is its (Paths match it and ExceptPaths do not), the decoded one tried
-	// first, then each reading without its trailing slash ("/v1/login/"
-	// is the rule's of "/v1/login", as Express, Rails, Laravel and ASP.NET
+	// is its (Paths match it, and neither ExceptPaths nor an entry of
+	// Except does), the decoded one tried first, then each reading
+	// without its trailing slash ("/v1/login/" is the rule's of "/v1/login", as Express, Rails, Laravel and ASP.NET
 	// Core serve it), then the decoded path without its segments' path
 	// parameters ("/v1/login;jsessionid=1" and "/v1/x/..;/login" are
 	// "/v1/login", as Tomcat, Jetty and Spring route them), last the
