@@ -43,13 +43,14 @@ type Rule struct {
 	// one segment "a/b" below /files). The rule applies when either reading
 	// is its (Paths match it, and neither ExceptPaths nor an entry of
 	// Except does), the decoded one tried first, then each reading
-	// without its trailing slash ("/v1/login/" is the rule's of "/v1/login", as Express, Rails, Laravel and ASP.NET
-	// Core serve it), then the decoded path without its segments' path
-	// parameters ("/v1/login;jsessionid=1" and "/v1/x/..;/login" are
-	// "/v1/login", as Tomcat, Jetty and Spring route them), last the
-	// decoded readings in any case ("/V1/Login" is "/v1/login", as Express
-	// and ASP.NET Core route it, a wildcard's value then in lower case); a
-	// path wildcard's value is that of the reading that applied.
+	// without its trailing slash ("/v1/login/" is the rule's of
+	// "/v1/login", as Express, Rails, Laravel and ASP.NET Core serve it),
+	// then the decoded path without its segments' path parameters
+	// ("/v1/login;jsessionid=1" and "/v1/x/..;/login" are "/v1/login", as
+	// Tomcat, Jetty and Spring route them), last the decoded readings in
+	// any case ("/V1/Login" is "/v1/login", as Express and ASP.NET Core
+	// route it, a wildcard's value then in lower case); a path wildcard's
+	// value is that of the reading that applied.
 	// Of several patterns that match a path, the most specific, as
 	// ServeMux ranks them, is the one matched (KeyRoute's, and the one
 	// KeyPath reads); of several that no other is more specific than (two
