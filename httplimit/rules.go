@@ -92,8 +92,11 @@ type Rule struct {
 	// every router reads it: Methods are matched as written (a router
 	// that does not fold case serves "options" as no preflight, and one
 	// that matches GET exactly gives HEAD to the rule's route: both stay
-	// the rule's); a header of Headers with a Value matches when the
-	// request carries it once, with that value (two field lines, read
+	// the rule's); Hosts match a request's host in any case but only
+	// without a port or a trailing dot (a router that keeps them, as
+	// Envoy's domains do, routes "b.example:8080" and "b.example." to
+	// another virtual host); a header of Headers with a Value matches when
+	// the request carries it once, with that value (two field lines, read
 	// joined as "1,2" or "1,1", are the rule's); and Paths leave a reading
 	// of the path out as ExceptPaths do, so the rule applies when some
 	// reading is an alternative's and no entry's, and no spelling of a

@@ -233,13 +233,13 @@ type exceptEntry struct {
 }
 
 // takes reports whether the entry's methods, hosts and headers match r
-// (its paths are the caller's): methods as written, each header with a
-// value carried once with it.
+// (its paths are the caller's): methods as written, a host without port
+// or trailing dot, each header with a value carried once with it.
 func (e *exceptEntry) takes(r *http.Request) bool {
 	if len(e.methods) > 0 && !slices.Contains(e.methods, r.Method) {
 		return false
 	}
-	if len(e.hosts) > 0 && !hostMatches(e.hosts, r.Host) {
+	if len(e.hosts) > 0 && (strings.ContainsAny(r.Host, ":[") || strings.HasSuffix(r.Host, ".") || !hostMatches(e.hosts, r.Host)) {
 		return false
 	}
 	for i := range e.headers {
