@@ -130,7 +130,7 @@ func runImportCases(t *testing.T, cases []importCase) {
 			}
 			report := tr.Report()
 			at := -1
-			for _, s := range migrate.ReportSections {
+			for _, s := range migrate.ReportSections() {
 				i := strings.Index(report, "\n"+s+"\n")
 				if i <= at {
 					t.Errorf("report section %q missing or out of order", s)

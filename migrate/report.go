@@ -2,12 +2,17 @@ package migrate
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// ReportSections are the headings of Report, in order.
-var ReportSections = []string{"## Context Assessment", "## Recommended Approach", "## Implementation Steps",
+// ReportSections returns the headings of Report, in order: a new slice on
+// each call.
+func ReportSections() []string { return slices.Clone(reportSections[:]) }
+
+// reportSections are the headings of Report, in order.
+var reportSections = [...]string{"## Context Assessment", "## Recommended Approach", "## Implementation Steps",
 	"## Trade-offs and Considerations", "## Next Steps"}
 
 // sourceRefusals says where each source counts what it refuses, for the
@@ -24,6 +29,18 @@ var sourceRefusals = map[string]string{
 	FormatEnvoyGateway: "Envoy Gateway's 429 responses: the rate limit service's `ratelimit.service.rate_limit.<domain>.<key>.over_limit` statistics for global rules, Envoy's `http_local_rate_limit.<stat_prefix>.rate_limited` for local ones",
 }
 
+// reportFew is how many of a rule's patterns, hosts or alternatives the
+// report's table names; the configuration written has them all.
+const reportFew = 5
+
+// fewOf joins the first reportFew of items with sep, and counts the rest.
+func fewOf(items []string, sep string) string {
+	if len(items) <= reportFew {
+		return strings.Join(items, sep)
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:reportFew], sep), len(items)-reportFew)
+}
+
 // Report writes the migration analysis in five sections (ReportSections):
 // what was found, the translation, a shadow-first rollout with the metrics
 // to watch, every difference in semantics, and what to do next. files are
@@ -32,7 +49,7 @@ func (t *Translation) Report() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Migration analysis: %s limits from %s\n\n", t.Format, t.Source)
 
-	fmt.Fprintf(&b, "%s\n\n", ReportSections[0])
+	fmt.Fprintf(&b, "%s\n\n", reportSections[0])
 	type row struct {
 		l   Limit
 		who string
@@ -58,17 +75,17 @@ func (t *Translation) Report() string {
 		for _, m := range r.alternatives() {
 			where := "every path"
 			if len(m.Paths) > 0 {
-				where = strings.Join(m.Paths, " ")
+				where = fewOf(m.Paths, " ")
 			}
 			if len(m.Hosts) > 0 {
-				where += " of " + strings.Join(m.Hosts, " ")
+				where += " of " + fewOf(m.Hosts, " ")
 			}
 			if len(m.ExceptPaths) > 0 {
-				where += " except " + strings.Join(m.ExceptPaths, " ")
+				where += " except " + fewOf(m.ExceptPaths, " ")
 			}
 			wheres = append(wheres, where)
 		}
-		where := strings.Join(wheres, " or ")
+		where := fewOf(wheres, " or ")
 		var except []string
 		for _, m := range r.Except {
 			var parts []string
@@ -76,10 +93,10 @@ func (t *Translation) Report() string {
 				parts = append(parts, strings.Join(m.Methods, " "))
 			}
 			if len(m.Paths) > 0 {
-				parts = append(parts, strings.Join(m.Paths, " "))
+				parts = append(parts, fewOf(m.Paths, " "))
 			}
 			if len(m.Hosts) > 0 {
-				parts = append(parts, "of "+strings.Join(m.Hosts, " "))
+				parts = append(parts, "of "+fewOf(m.Hosts, " "))
 			}
 			for _, h := range m.Headers {
 				parts = append(parts, "with "+h.Name)
@@ -87,7 +104,7 @@ func (t *Translation) Report() string {
 			except = append(except, strings.Join(parts, " "))
 		}
 		if len(except) > 0 {
-			where += " except " + strings.Join(except, " or ")
+			where += " except " + fewOf(except, " or ")
 		}
 		who := "each " + strings.Join(r.Key, "+")
 		if len(r.Key) == 1 && r.Key[0] == "rule" {
@@ -110,7 +127,7 @@ func (t *Translation) Report() string {
 		b.WriteString("\n")
 	}
 
-	fmt.Fprintf(&b, "%s\n\n", ReportSections[1])
+	fmt.Fprintf(&b, "%s\n\n", reportSections[1])
 	b.WriteString("Run sluice with the configuration `sluice import` wrote, which keeps the source's behaviour wherever sluice can express it")
 	if t.EnvoyRules != "" {
 		fmt.Fprintf(&b, ": sluice's Envoy rate limit service reads the same rules file (`%s`), so Envoy's ratelimit filter only needs its cluster pointed at sluice's envoy listener", t.EnvoyRules)
@@ -124,7 +141,7 @@ func (t *Translation) Report() string {
 	}
 	fmt.Fprintf(&b, "Of %s compared, %d decide exactly as before and %d differ (below, under Trade-offs).\n\n", plural(len(t.Differences), "aspect"), same, len(t.Differences)-same)
 
-	fmt.Fprintf(&b, "%s\n\n", ReportSections[2])
+	fmt.Fprintf(&b, "%s\n\n", reportSections[2])
 	steps := []string{
 		"Validate: `sluice check sluice.yaml`.",
 		"Run sluice beside the current limiter, in shadow mode, on the same traffic (as a forward-auth check or a reverse proxy in front of the old one).",
@@ -137,7 +154,7 @@ func (t *Translation) Report() string {
 	}
 	b.WriteString("\n")
 
-	fmt.Fprintf(&b, "%s\n\n", ReportSections[3])
+	fmt.Fprintf(&b, "%s\n\n", reportSections[3])
 	for _, d := range t.Differences {
 		if !d.Same {
 			fmt.Fprintf(&b, "- **Differs** — %s: %s\n", d.Where, d.Text)
@@ -150,7 +167,7 @@ func (t *Translation) Report() string {
 	}
 	b.WriteString("\n")
 
-	fmt.Fprintf(&b, "%s\n\n", ReportSections[4])
+	fmt.Fprintf(&b, "%s\n\n", reportSections[4])
 	b.WriteString("- Now: check the configuration and start the shadow rollout.\n")
 	b.WriteString("- Then: once sluice enforces, consider what the old limiter could not do — exact sliding windows where boundary bursts hurt, per-plan limits, endpoint costs, standard RateLimit headers. `sluice design` simulates the choices on your traffic (`sluice simulate -trace`).\n")
 	return b.String()
