@@ -632,6 +632,22 @@ func (t *Translation) routePatterns(route *yaml.Node, r *Rule, where string) ([]
 		for _, h := range hs.Content {
 			name := scalar(mapValue(h, "name"))
 			value, ok := headerExact(h)
+			if v := mapValue(h, "invert_match"); v != nil && v.Value == "true" {
+				// The route takes the requests the matcher does not match:
+				// the rule leaves out those it does.
+				if !validHeaderName(name) || !ok || !printable(value) {
+					t.differs(where, "not imported: the route's inverted header matcher on %q is not a header's presence or exact value.", name)
+					return nil, false
+				}
+				r.Except = append(r.Except, RuleMatch{Headers: []HeaderMatch{{Name: http.CanonicalHeaderKey(name), Value: value}}})
+				continue
+			}
+			if strings.EqualFold(name, ":method") && ok {
+				if !t.routeMethod(r, value, where) {
+					return nil, false
+				}
+				continue
+			}
 			if !validHeaderName(name) || strings.HasPrefix(name, ":") || !ok || !printable(value) {
 				t.differs(where, "not imported: the route's header matcher on %q is not a header's presence or exact value.", name)
 				return nil, false
@@ -644,6 +660,35 @@ func (t *Translation) routePatterns(route *yaml.Node, r *Rule, where string) ([]
 	}
 	return patterns, true
 }
+
+// routeMethod makes r, a route's rule, match method, the exact value of
+// the route's :method matcher ("" for its presence, which every request
+// has); false, having said why, for a method a rule cannot match exactly
+// (a standard method in another case, a second method: two :method
+// matchers match nothing). A rule's GET matches HEAD too, which Envoy's
+// exact GET does not: the rule leaves HEAD out.
+func (t *Translation) routeMethod(r *Rule, method, where string) bool {
+	switch up := strings.ToUpper(method); {
+	case method == "":
+		return true
+	case !validHeaderName(method) || up != method && slices.Contains(standardMethods, up):
+		t.differs(where, "not imported: the route matches :method %q, not a method sluice's rules match as written.", method)
+		return false
+	case len(r.Methods) > 0:
+		t.differs(where, "not imported: the route matches :method %q and %q, both exactly.", r.Methods[0], method)
+		return false
+	}
+	r.Methods = []string{method}
+	if method == http.MethodGet {
+		r.Except = append(r.Except, RuleMatch{Methods: []string{http.MethodHead}})
+	}
+	return true
+}
+
+// standardMethods are the methods of RFC 9110 and PATCH, as clients send
+// them: a rule refuses them in another case.
+var standardMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
 
 // headerExact reads a route's header matcher: its exact value, or "" for
 // presence; false for another kind of match.
