@@ -142,6 +142,7 @@ func (t *Translation) kongLeaveOutRivals(at int, rivals []kongPlace, where strin
 		split
 		partial
 		leftOut
+		excepted
 		prefixes
 		kept
 		kinds
@@ -182,6 +183,19 @@ func (t *Translation) kongLeaveOutRivals(at int, rivals []kongPlace, where strin
 			if len(v.regexes) > 0 {
 				note(regexes, name, v.regexes, "route %s's path %s is a regular expression, which Kong's router tries before the prefixes of this plugin's routes, and gives it the requests it matches, where this plugin does not run; a rule cannot match a regular expression to leave it out: those requests count against it too.", name, strings.Join(v.regexes, " "))
 			}
+			plain := kongPlain(o)
+			if len(v.above) > 0 && plain {
+				var pats []string
+				for i, q := range p.match.paths {
+					if slices.Contains(v.above, q) {
+						pats = append(pats, p.patterns[i]...)
+					}
+				}
+				if r.kongExcept(alt, overlapping(pats, a.Paths), p.match.hosts, p.match.methods, a.Paths, true) {
+					note(excepted, name, v.above, "Kong's router gives route %s the requests on %s of its own hosts and methods, where this plugin does not run: the rule leaves them out (except: its paths on its hosts and methods).", name, strings.Join(v.above, " "))
+					v.above = nil
+				}
+			}
 			if len(v.above) > 0 {
 				note(above, name, v.above, "route %s matches by more of a request (hosts, methods or headers) than this plugin's routes, so Kong's router gives it the requests on %s that both match, where this plugin does not run; a rule cannot leave out a path on some hosts or methods only: those requests count against it too.", name, strings.Join(v.above, " "))
 			}
@@ -191,6 +205,13 @@ func (t *Translation) kongLeaveOutRivals(at int, rivals []kongPlace, where strin
 			switch {
 			case v.partial && kongSplitMatch(r, k, p):
 				note(split, name, v.theirs, "route %s takes the requests on %s of its hosts or methods alone: the rule's match of those is an alternative of its own (match: a list), which leaves them out (except_paths), one count with the others.", name, strings.Join(v.theirs, " "))
+			case v.partial && plain && r.kongExcept(alt, v.theirs, p.match.hosts, p.match.methods, a.Paths, kongPoints(p.match.hosts, p.match.methods) > kongPoints(a.Hosts, a.Methods)):
+				note(excepted, name, v.theirs, "Kong's router gives route %s the requests on %s of its own hosts and methods, where this plugin does not run: the rule leaves them out (except: its paths on its hosts and methods).", name, strings.Join(v.theirs, " "))
+				if len(v.prefixes) > 0 {
+					p := v.prefixes[0]
+					note(prefixes, name, v.prefixes, "route %s's path %s is a string prefix in Kong, which also takes %sx…, where this plugin does not run; the rule leaves out %s and %s/ only: requests on other names that start the same way count against it.", name, p, p, p, p)
+					prefix = cmp.Or(prefix, p)
+				}
 			case v.partial:
 				note(partial, name, v.theirs, "Kong's router gives the requests on %s of route %s's hosts, methods or headers to route %s, where this plugin does not run; a rule cannot leave out a path on some hosts, methods or headers only (except_paths leaves it out on all): those requests count against it too.", strings.Join(v.theirs, " "), name, name)
 			case r.leaveOutAt(alt, v.theirs, a.Paths):
@@ -218,6 +239,7 @@ func (t *Translation) kongLeaveOutRivals(at int, rivals []kongPlace, where strin
 	say(true, split, "%s take the requests on those paths of their hosts or methods alone: the rule's match of those is an alternative of its own (match: a list), which leaves them out (except_paths), one count with the others.")
 	say(false, partial, "Kong's router gives the requests on the paths of %s of their own hosts, methods or headers to them, where this plugin does not run; a rule cannot leave out a path on some hosts, methods or headers only (except_paths leaves it out on all): those requests count against it too.")
 	say(true, leftOut, "Kong's router gives the requests on the paths of %s to them, of a longer prefix or a regular expression of the path, where this plugin does not run: the rule leaves them out (except_paths).")
+	say(true, excepted, "Kong's router gives each of %s the requests on its paths of its own hosts and methods, where this plugin does not run: the rule leaves them out (except: their paths on their hosts and methods).")
 	say(false, prefixes, "the paths of %s are string prefixes in Kong, each of which also takes the names that start the same way ("+prefix+" takes "+prefix+"x…), where this plugin does not run; the rule leaves out each path and what lies below it only ("+prefix+" and "+prefix+"/): requests on other names that start the same way count against it.")
 	say(false, kept, "Kong's router gives the requests on the paths of %s to them, of a longer prefix or a regular expression of the path, where this plugin does not run; the rule cannot leave them out (except_paths) without leaving out a route below them that it covers: they count against it too.")
 }

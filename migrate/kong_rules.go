@@ -172,6 +172,19 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 					}
 					if !covers(om.hosts, om.methods, a.Hosts, a.Methods) {
 						if s.paths != nil || kongTakenBy(ownRoutes, om.paths) {
+							// Kong gives o's routes the requests on their paths of
+							// their own hosts and methods: an except entry says
+							// them, where o's routes match by no header.
+							var theirs []string
+							for _, p := range paths {
+								theirs = append(theirs, kongPathPatterns(p)...)
+							}
+							theirs = overlapping(theirs, a.Paths)
+							plain := !slices.ContainsFunc(o.routes, func(at int) bool { return at < 0 || at >= len(places) || !kongPlain(places[at].route) })
+							if plain && r.kongExcept(alt, theirs, om.hosts, om.methods, own, kongPoints(om.hosts, om.methods) > kongPoints(a.route.hosts, a.route.methods)) {
+								say(true, o.where, "Kong's router gives its routes the requests on their paths of their own hosts or methods, and runs the most specific rate-limiting plugin there; the rule of the %s leaves those requests out (except: their paths on their hosts and methods), and counts the others on those paths.", s.where)
+								continue
+							}
 							say(false, o.where, "Kong routes a request to one route, and runs the most specific rate-limiting plugin there; the rule of the %s also matches this plugin's paths on hosts or methods other than its routes', and leaving the paths out (except_paths) would leave those out too: its requests also count against that rule.", s.where)
 							continue
 						}
@@ -205,6 +218,11 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 		t.kongLeaveOutRivals(ruleAt[i], t.kongUntied(ruleAt[i], s, rivals[adv], places, &ties), s.where)
 	}
 	ties.report(t)
+	for i, s := range scopes {
+		if at := ruleAt[i]; at >= 0 && slices.ContainsFunc(t.SluiceRules[at].Except, func(e RuleMatch) bool { return len(e.Hosts) > 0 }) {
+			t.differs(s.where, "its rule leaves out requests of other routes on their hosts (except:) only where the Host header is the name alone: Kong's router gives such a route a.example:8080 and a.example. too, which the rule counts.")
+		}
+	}
 	t.kongLeaveOutSiblings(scopes, ruleAt)
 	t.kongSettings(scopes[0].config)
 	for _, s := range scopes[1:] {

@@ -1,0 +1,89 @@
+package migrate_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sluice-dev/sluice/migrate"
+)
+
+// kongSent returns how many of n requests of method from addr to host and
+// path h admits.
+func kongSent(h http.Handler, method, host, path, addr string, n int) int {
+	ok := 0
+	for range n {
+		r := httptest.NewRequest(method, path, nil)
+		r.Host, r.RemoteAddr = host, addr+":1234"
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code == http.StatusOK {
+			ok++
+		}
+	}
+	return ok
+}
+
+// kongSend is a batch of n requests of one method, host and path, and how
+// many of them Kong admits.
+type kongSend struct {
+	method, host, path string
+	n, want            int
+}
+
+// TestImportedKongLeavesOutANarrowerRouteByHostAndMethod: Kong's router
+// gives a request to the route that matches by more of it (hosts,
+// methods), whatever the order of the file and the paths' lengths, and
+// runs only that route's rate-limiting plugin (or none). The broader
+// plugin's rule leaves those requests out by an except entry of the
+// narrower route's paths on its own hosts and methods: on the other hosts
+// and methods, the broader plugin still counts them.
+func TestImportedKongLeavesOutANarrowerRouteByHostAndMethod(t *testing.T) {
+	for _, c := range []struct {
+		name, file string
+		sends      []kongSend
+		// gone is a text no difference may say any more.
+		gone string
+	}{
+		{"a route of a host before one of any host, each of its own plugin", `routes:
+- {name: rb, hosts: [a.example], paths: [/orders], plugins: [{name: rate-limiting, config: {minute: 5, limit_by: ip}}]}
+- {name: ra, paths: [/orders], plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]}
+`, []kongSend{{"GET", "a.example", "/orders", 8, 5}, {"GET", "b.example", "/orders", 8, 3}}, "also matches this plugin's paths on hosts or methods other than its routes'"},
+		{"a route of a method, of its own plugin", `routes:
+- {name: ra, paths: [/orders], plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]}
+- {name: rb, methods: [POST], paths: [/orders], plugins: [{name: rate-limiting, config: {minute: 5, limit_by: ip}}]}
+`, []kongSend{{"POST", "a.example", "/orders", 8, 5}, {"GET", "a.example", "/orders", 8, 3}}, "also matches this plugin's paths on hosts or methods other than its routes'"},
+		{"a route of a host without a plugin, below a catch-all", `routes:
+- {name: ra, paths: [/], plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]}
+- {name: rb, hosts: [a.example], paths: [/orders]}
+`, []kongSend{{"GET", "a.example", "/orders", 8, 8}, {"GET", "b.example", "/orders", 8, 3}}, "a rule cannot leave out a path on some hosts, methods or headers only"},
+		{"a route of GET without a plugin, below a catch-all", `routes:
+- {name: ra, paths: [/], plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]}
+- {name: rb, methods: [GET], paths: [/orders]}
+`, []kongSend{{"GET", "a.example", "/orders/1", 8, 8}, {"POST", "a.example", "/orders/1", 8, 3}}, "a rule cannot leave out a path on some hosts, methods or headers only"},
+		{"a route of a host above the plugin's path", `routes:
+- {name: ra, paths: [/orders], plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]}
+- {name: rb, hosts: [a.example], paths: [/]}
+`, []kongSend{{"GET", "a.example", "/orders", 8, 8}, {"GET", "b.example", "/orders", 8, 3}}, "a rule cannot leave out a path on some hosts or methods only"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tr, err := migrate.Import("kong", "_format_version: \"3.0\"\n"+c.file, "kong.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			load(t, tr, true)
+			h := serveImported(t, tr)
+			for i, s := range c.sends {
+				if n := kongSent(h, s.method, s.host, s.path, fmt.Sprintf("192.0.2.%d", i+1), s.n); n != s.want {
+					t.Errorf("%s %s%s: %d of %d admitted, want %d", s.method, s.host, s.path, n, s.n, s.want)
+				}
+			}
+			if slices.ContainsFunc(tr.Differences, func(d migrate.Difference) bool { return !d.Same && strings.Contains(d.Text, c.gone) }) {
+				t.Errorf("a difference still says %q: %+v", c.gone, tr.Differences)
+			}
+		})
+	}
+}
