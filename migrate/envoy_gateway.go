@@ -382,8 +382,12 @@ func (t *Translation) egRule(name string, r *egRule, routes []*egRoute, local bo
 			}
 			h.Name = http.CanonicalHeaderKey(h.Name)
 			switch {
+			case h.Invert && (h.Type == "" || h.Type == "Exact") && h.Value != "" && printable(h.Value):
+				// Selected: the requests whose header is not h.Value (those
+				// without it too); the rule leaves out those with it.
+				out.Except = append(out.Except, RuleMatch{Headers: []HeaderMatch{{Name: h.Name, Value: h.Value}}})
 			case h.Invert:
-				t.differs(where, "it selects requests whose %s does not match: sluice matches headers that do; not imported.", h.Name)
+				t.differs(where, "it selects requests whose %s does not match by a %s: sluice leaves out a header's exact value only; not imported.", h.Name, h.Type)
 				return nil
 			case h.Type == "Distinct" && t.claimHeaders[h.Name] != "" && t.JWT != nil:
 				// Envoy wrote the header from a verified token's claim.
