@@ -39,6 +39,20 @@ func (d *discard) Header() http.Header         { return d.h }
 func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discard) WriteHeader(status int)      { d.status = status }
 
+// allocsPerServe serves r with h once, then returns the allocations of
+// serving it again (testing.AllocsPerRun over 1,000 runs, rounded down)
+// and the writer of the last answer.
+func allocsPerServe(h http.Handler, r *http.Request) (float64, *discard) {
+	w := &discard{h: http.Header{}}
+	serve := func() {
+		clear(w.h)
+		w.status = 0
+		h.ServeHTTP(w, r)
+	}
+	serve()
+	return testing.AllocsPerRun(1000, serve), w
+}
+
 // floodRequests is the size of the key flood: 300,000 new clients, two
 // states each, 60 times what the store may hold (10,000 keys) — enough to
 // churn it through many times over, and to finish under the race detector

@@ -27,14 +27,8 @@ func TestAdmittedRequestAllocatesLessThanOnce(t *testing.T) {
 		h := mw.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(200) }))
 		r, _ := http.NewRequest("GET", "http://api.example/v1/items", nil)
 		r.Header.Set("X-API-Key", "the-key")
-		w := &discard{h: http.Header{}}
-		serve := func() {
-			clear(w.h)
-			w.status = 0
-			h.ServeHTTP(w, r)
-		}
-		serve()
-		if n := testing.AllocsPerRun(1000, serve); n >= 1 { // n is rounded down
+		n, w := allocsPerServe(h, r)
+		if n >= 1 { // n is rounded down
 			t.Errorf("%d limits: %.0f allocations per admitted request, want less than 1", limits, n)
 		}
 		if w.status != 200 || len(w.h["Ratelimit"]) != 1 || len(w.h["Ratelimit-Policy"]) != 1 {

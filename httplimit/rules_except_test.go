@@ -244,14 +244,8 @@ func TestRuleExceptMatchesWithoutAllocating(t *testing.T) {
 		if c.probe {
 			r.Header.Set("X-Probe", "1")
 		}
-		w := &discard{h: http.Header{}}
-		serve := func() {
-			clear(w.h)
-			w.status = 0
-			h.ServeHTTP(w, r)
-		}
-		serve()
-		if n := testing.AllocsPerRun(1000, serve); n >= 1 { // n is rounded down
+		n, w := allocsPerServe(h, r)
+		if n >= 1 { // n is rounded down
 			t.Errorf("%s: %.0f allocations per admitted request, want less than 1", c.path, n)
 		}
 		if got := strings.Contains(strings.Join(w.h["Ratelimit-Policy"], ","), "api."); w.status != 200 || got != c.rule {

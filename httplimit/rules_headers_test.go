@@ -99,14 +99,8 @@ func TestAdmittedRequestWithRulesAllocatesLessThanOnce(t *testing.T) {
 	r, _ := http.NewRequest("POST", "http://api.example/v1/items/42", nil)
 	r.Header.Set("X-API-Key", "the-key")
 	r.Header.Set("X-Tenant", "acme")
-	w := &discard{h: http.Header{}}
-	serve := func() {
-		clear(w.h)
-		w.status = 0
-		h.ServeHTTP(w, r)
-	}
-	serve()
-	if n := testing.AllocsPerRun(1000, serve); n >= 1 { // n is rounded down
+	n, w := allocsPerServe(h, r)
+	if n >= 1 { // n is rounded down
 		t.Errorf("%.0f allocations per admitted request, want less than 1", n)
 	}
 	if names := sfNames(t, w.h["Ratelimit"]); w.status != 200 || len(names) != 5 {
