@@ -241,6 +241,10 @@ func (t *Translation) kongLeaveOutForPlan(plan string, names []string, mirror bo
 		}
 	}
 	leaveOut := func(r *Rule) { // each alternative of a rule of several
+		if kongPlanExcept(r, ours) {
+			t.same(where, "rule %s of plan %s leaves out the requests of this plugin's routes on their own hosts and methods (except:), where they match some hosts only.", r.Name, plan)
+			return
+		}
 		before := r.alternatives()
 		for j := range before {
 			before[j].ExceptPaths = slices.Clone(before[j].ExceptPaths)
@@ -329,4 +333,43 @@ func kongKeepBack(r *Rule, before []RuleMatch, back []string) {
 		r.Paths, r.Hosts, r.Methods, r.Headers, r.ExceptPaths = nil, nil, nil, nil, nil
 	}
 	r.Any = append(r.Any, add...)
+}
+
+// kongPlanExcept leaves ours, the matches of a plugin's rules that match
+// some hosts only, out of r by except entries (kongExcept: each of its
+// paths on its hosts and methods), where that is exact and except_paths
+// is not: a match of r meets hosts that none of ours covers, no match of
+// ours leaves paths out (an except entry cannot) or names a header, and no
+// pattern of r's lies below one of ours. It reports whether it did; r is
+// left as it was when it did not.
+func kongPlanExcept(r *Rule, ours []RuleMatch) bool {
+	partial := slices.ContainsFunc(ours, func(o RuleMatch) bool {
+		return len(o.Hosts) > 0 && slices.ContainsFunc(r.alternatives(), func(a RuleMatch) bool { return !covers(o.Hosts, nil, a.Hosts, nil) })
+	})
+	if !partial || slices.ContainsFunc(ours, func(o RuleMatch) bool { return len(o.ExceptPaths) > 0 || len(o.Headers) > 0 || len(o.Paths) == 0 }) {
+		return false
+	}
+	q := Rule{Except: slices.Clone(r.Except)}
+	for i := range q.Except {
+		q.Except[i].Paths, q.Except[i].Hosts = slices.Clone(q.Except[i].Paths), slices.Clone(q.Except[i].Hosts)
+	}
+	for _, o := range ours {
+		if !slices.ContainsFunc(r.alternatives(), func(a RuleMatch) bool {
+			return !disjoint(o.Hosts, o.Methods, a.Hosts, a.Methods) && (len(a.Paths) == 0 || len(overlapping(o.Paths, a.Paths)) > 0)
+		}) {
+			continue // none of r's requests: an entry of it would leave out nothing
+		}
+		for _, a := range r.alternatives() {
+			if slices.ContainsFunc(o.Paths, func(p string) bool {
+				return slices.ContainsFunc(a.Paths, func(own string) bool { return below(own, p) })
+			}) {
+				return false
+			}
+		}
+		if !q.kongExcept(-1, o.Paths, o.Hosts, o.Methods, nil, true) {
+			return false
+		}
+	}
+	r.Except = q.Except
+	return true
 }
