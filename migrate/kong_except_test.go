@@ -68,6 +68,10 @@ func TestImportedKongLeavesOutANarrowerRouteByHostAndMethod(t *testing.T) {
 - {name: ra, paths: [/orders], plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]}
 - {name: rb, hosts: [a.example], paths: [/]}
 `, []kongSend{{"GET", "a.example", "/orders", 8, 8}, {"GET", "b.example", "/orders", 8, 3}}, "a rule cannot leave out a path on some hosts or methods only"},
+		{"a plugin's route of a host above another plugin's path", `routes:
+- {name: ra, paths: [/orders], plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]}
+- {name: rb, hosts: [a.example], paths: [/], plugins: [{name: rate-limiting, config: {minute: 5, limit_by: ip}}]}
+`, []kongSend{{"GET", "a.example", "/orders", 8, 5}, {"GET", "b.example", "/orders", 8, 3}, {"GET", "a.example", "/x", 8, 5}}, "sluice's rules of both match it, and both count it"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tr, err := migrate.Import("kong", "_format_version: \"3.0\"\n"+c.file, "kong.yaml")

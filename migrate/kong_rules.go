@@ -166,7 +166,25 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 					}
 					if s.route && o.route && !atLeastAsSpecific(o, s) {
 						// Kong's router prefers the route that matches more of a
-						// request (its hosts, its methods) where both match it.
+						// request (its hosts, its methods) where both match it:
+						// where that is s's, o's rule leaves those requests out
+						// by an except entry of its paths on s's hosts and methods.
+						if ruleAt[j] >= 0 && kongPoints(a.route.hosts, a.route.methods) > kongPoints(om.hosts, om.methods) &&
+							!slices.ContainsFunc(s.routes, func(at int) bool { return at < 0 || at >= len(places) || !kongPlain(places[at].route) }) {
+							ro := &t.SluiceRules[ruleAt[j]]
+							var pats []string
+							for _, q := range om.paths {
+								for _, pat := range kongPathPatterns(q) {
+									if slices.ContainsFunc(a.Paths, func(p string) bool { return p == pat || below(pat, p) }) {
+										pats = append(pats, pat)
+									}
+								}
+							}
+							if alt := kongAltOf(ro, om); alt >= -1 && ro.kongExcept(alt, pats, a.Hosts, a.Methods, nil, true) {
+								say(true, o.where, "Kong's router gives route %s the requests that both it and this route match, as it matches by more of a request (hosts, methods): this plugin's rule leaves them out (except: its paths on that route's hosts and methods).", s.name)
+								continue
+							}
+						}
 						say(false, o.where, "Kong's router gives a request that both this route and route %s match to one of them; sluice's rules of both match it, and both count it.", s.name)
 						continue
 					}
@@ -424,4 +442,19 @@ func kongExactPath(p string) (string, bool) {
 		return "", false
 	}
 	return lit, strings.Trim(lit, "/-_"+alnum) == ""
+}
+
+// kongAltOf returns the index of r's alternative of route match m (of the
+// same hosts and methods), -1 for r's own match when r has no
+// alternatives, -2 for none.
+func kongAltOf(r *Rule, m kongMatch) int {
+	if len(r.Any) == 0 {
+		return -1
+	}
+	for k, a := range r.Any {
+		if sameSet(a.Hosts, m.hosts) && sameSet(a.Methods, m.methods) {
+			return k
+		}
+	}
+	return -2
 }
