@@ -72,6 +72,11 @@ func TestImportedKongLeavesOutANarrowerRouteByHostAndMethod(t *testing.T) {
 - {name: ra, paths: [/orders], plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]}
 - {name: rb, hosts: [a.example], paths: [/], plugins: [{name: rate-limiting, config: {minute: 5, limit_by: ip}}]}
 `, []kongSend{{"GET", "a.example", "/orders", 8, 5}, {"GET", "b.example", "/orders", 8, 3}, {"GET", "a.example", "/x", 8, 5}}, "sluice's rules of both match it, and both count it"},
+		{"a route of a host with its own plugin under a global plugin", `plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]
+routes:
+- {name: rb, hosts: [a.example], paths: [/orders], plugins: [{name: rate-limiting, config: {minute: 5, limit_by: ip}}]}
+- {name: web, paths: [/]}
+`, []kongSend{{"GET", "a.example", "/orders", 8, 5}, {"GET", "b.example", "/orders", 8, 3}, {"GET", "a.example", "/x", 8, 3}}, "also matches this plugin's paths on hosts or methods other than its routes'"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tr, err := migrate.Import("kong", "_format_version: \"3.0\"\n"+c.file, "kong.yaml")
