@@ -96,3 +96,31 @@ routes:
 		})
 	}
 }
+
+// TestImportedKongKeepsARouteOfHeadersReported: Kong's route headers match
+// any of their listed values in any case (x-version: [v1] takes "V1"), and
+// a value written ~* as a regular expression; a rule's header match, and
+// an except entry's, match one value in one case. So a route of headers
+// under a catch-all stays the catch-all's (3 a minute), a plugin's route
+// of headers has a rule of its paths alone, and the report says why.
+func TestImportedKongKeepsARouteOfHeadersReported(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+routes:
+- {name: ra, paths: [/], plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]}
+- {name: rb, paths: [/orders], headers: {x-version: [v1]}}
+- {name: rc, paths: [/c], headers: {x-version: [v1]}, plugins: [{name: rate-limiting, config: {minute: 5, limit_by: ip}}]}
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	if n := kongSent(serveImported(t, tr), "GET", "a.example", "/orders", "192.0.2.1", 5); n != 3 {
+		t.Errorf("a.example/orders: %d of 5 admitted, want the catch-all's 3", n)
+	}
+	if !reported(tr, "cannot leave out a path on some hosts, methods or headers only") {
+		t.Errorf("route rb's headers, which the rule cannot leave out, are not reported: %+v", tr.Differences)
+	}
+	if !reported(tr, "Kong matches a header's listed values in any case") {
+		t.Errorf("why route rc's rule does not match its headers is not said: %+v", tr.Differences)
+	}
+}

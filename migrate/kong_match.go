@@ -225,7 +225,7 @@ func (t *Translation) kongRouteMethods(r kongRoute, m kongMatch, where string) k
 		t.differs(where, "Kong's route of GET does not match HEAD; sluice's rule of GET matches HEAD too, so HEAD requests on its paths count against it.")
 	}
 	if len(r.Headers) > 0 {
-		t.differs(where, "the route also matches headers, which the rule does not: requests on its paths, hosts and methods without them count too.")
+		t.differs(where, "the route also matches headers, which the rule does not: requests on its paths, hosts and methods without them count too. Kong matches a header's listed values in any case (and one written ~* as a regular expression), which a rule's header match, of one value in one case, cannot say.")
 	}
 	return m
 }
