@@ -87,8 +87,10 @@ func TestImportedKongCatchAllPluginLeavesOutAPluginlessRoute(t *testing.T) {
 // TestImportedKongCatchAllLeavesOutOnlyTheNarrowRoutesHost: route health
 // names host b.example. Kong's router gives a.example/health to web (route
 // health does not match that host), so web's plugin limits it; b.example/health
-// goes to route health, unlimited. A rule cannot leave a path out on one host
-// only: web's rule counts b.example/health too, and the translation says so.
+// goes to route health, unlimited: web's rule leaves /health out on
+// b.example alone (an except entry), and the translation says so, and that
+// /health is a string prefix in Kong (b.example/healthx is health's too,
+// which the entry does not leave out).
 func TestImportedKongCatchAllLeavesOutOnlyTheNarrowRoutesHost(t *testing.T) {
 	src := `_format_version: "3.0"
 services:
@@ -107,8 +109,16 @@ services:
 	if n := admitted(h, "a.example", "/health", "", "192.0.2.1", 5); n != 3 {
 		t.Errorf("a.example/health, route web's (3 a minute): %d of 5 admitted, want 3", n)
 	}
-	if !reported(tr, "route health") {
-		t.Errorf("web's rule also counts b.example/health, unreported: %+v", tr.Differences)
+	if n := admitted(h, "b.example", "/health", "", "192.0.2.2", 5); n != 5 {
+		t.Errorf("b.example/health, route health's (no plugin): %d of 5 admitted, want 5", n)
+	}
+	if !slices.ContainsFunc(tr.Differences, func(d migrate.Difference) bool {
+		return d.Same && strings.Contains(d.Text, "route health the requests on /health /health/ of its own hosts and methods")
+	}) {
+		t.Errorf("web's rule leaving out b.example/health is not said: %+v", tr.Differences)
+	}
+	if !reported(tr, "route health's path /health is a string prefix") {
+		t.Errorf("b.example/healthx, which web's rule still counts, is not reported: %+v", tr.Differences)
 	}
 }
 
