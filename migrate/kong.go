@@ -574,12 +574,16 @@ func (t *Translation) kongWindows(s kongScope, name func(string) string) ([]Limi
 
 // kongRouteCosts gives the route paths a cost of 1 (each as the prefix
 // Kong matches, or the path alone for a regular expression of it); another
-// regular expression is reported.
+// regular expression, and a path with "*", are reported.
 func (t *Translation) kongRouteCosts(paths []string) {
 	for _, p := range paths {
 		pats := kongPathPatterns(p)
-		if len(pats) == 0 && (!strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~")) {
+		switch {
+		case len(pats) == 0 && (!strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~")):
 			t.differs("route path "+p, "a regular-expression path cannot be a ServeMux pattern: not limited.")
+			continue
+		case len(pats) == 0 && strings.Contains(p, "*"):
+			t.differs("route path "+p, "Kong matches the path's * as itself; a path with * cannot be a sluice pattern (sluice refuses it as a glob ServeMux would not read): not limited.")
 			continue
 		}
 		for _, pat := range pats {

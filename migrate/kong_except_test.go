@@ -124,3 +124,20 @@ routes:
 		t.Errorf("why route rc's rule does not match its headers is not said: %+v", tr.Differences)
 	}
 }
+
+// TestImportKongPathOfAnAsterisk: Kong matches route path /a*000 as a
+// string prefix, "*" and all; sluice refuses a pattern of a segment with
+// "*" (a glob ServeMux would match as written), so the imported
+// configuration did not load. The path is not limited, and reported.
+func TestImportKongPathOfAnAsterisk(t *testing.T) {
+	tr, err := migrate.Import("kong", `_format_version: "3.0"
+routes: [{name: r, paths: [/a*000, /b], plugins: [{name: rate-limiting, config: {minute: 1, limit_by: ip}}]}]
+`, "kong.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	load(t, tr, true)
+	if !reported(tr, "a path with * cannot be a sluice pattern") {
+		t.Errorf("route path /a*000, not limited, is not reported: %+v", tr.Differences)
+	}
+}

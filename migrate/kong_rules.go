@@ -418,8 +418,9 @@ func matchesAny(patterns []string, path string) bool {
 // prefix; for a regular expression of a literal path ending the match
 // ("~/orders$", as the Kong Ingress Controller writes an Exact path), which
 // Kong anchors at the path's start, the pattern of that path alone; none
-// for another regular expression ("~…") or a path that is not one
-// (reported where the route's costs are set).
+// for another regular expression ("~…"), a path with "*" (which sluice
+// refuses as a glob) or a path that is not one (reported where the
+// route's costs are set).
 func kongPathPatterns(p string) []string {
 	if lit, ok := kongExactPath(p); ok {
 		if pat := exactPattern(lit); validPattern(pat) {
@@ -427,8 +428,8 @@ func kongPathPatterns(p string) []string {
 		}
 		return nil
 	}
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") {
-		return nil
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || strings.Contains(p, "*") {
+		return nil // "*" in a segment: sluice refuses the pattern as a glob
 	}
 	return prefixPatterns(p)
 }
