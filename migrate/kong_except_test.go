@@ -77,6 +77,13 @@ routes:
 - {name: rb, hosts: [a.example], paths: [/orders], plugins: [{name: rate-limiting, config: {minute: 5, limit_by: ip}}]}
 - {name: web, paths: [/]}
 `, []kongSend{{"GET", "a.example", "/orders", 8, 5}, {"GET", "b.example", "/orders", 8, 3}, {"GET", "a.example", "/x", 8, 3}}, "also matches this plugin's paths on hosts or methods other than its routes'"},
+		{"a service's route of a host above another plugin's path", `services:
+- name: s
+  plugins: [{name: rate-limiting, config: {minute: 5, limit_by: ip}}]
+  routes: [{name: rb, hosts: [a.example], paths: [/]}]
+routes:
+- {name: ra, paths: [/orders], plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]}
+`, []kongSend{{"GET", "a.example", "/orders", 8, 5}, {"GET", "b.example", "/orders", 8, 3}, {"GET", "a.example", "/x", 8, 5}}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tr, err := migrate.Import("kong", "_format_version: \"3.0\"\n"+c.file, "kong.yaml")
@@ -90,7 +97,7 @@ routes:
 					t.Errorf("%s %s%s: %d of %d admitted, want %d", s.method, s.host, s.path, n, s.n, s.want)
 				}
 			}
-			if slices.ContainsFunc(tr.Differences, func(d migrate.Difference) bool { return !d.Same && strings.Contains(d.Text, c.gone) }) {
+			if c.gone != "" && slices.ContainsFunc(tr.Differences, func(d migrate.Difference) bool { return !d.Same && strings.Contains(d.Text, c.gone) }) {
 				t.Errorf("a difference still says %q: %+v", c.gone, tr.Differences)
 			}
 		})

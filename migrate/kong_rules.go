@@ -164,13 +164,14 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 							continue
 						}
 					}
-					if s.route && o.route && !atLeastAsSpecific(o, s) {
-						// Kong's router prefers the route that matches more of a
-						// request (its hosts, its methods) where both match it:
-						// where that is s's, o's rule leaves those requests out
-						// by an except entry of its paths on s's hosts and methods.
-						if ruleAt[j] >= 0 && kongPoints(a.route.hosts, a.route.methods) > kongPoints(om.hosts, om.methods) &&
-							!slices.ContainsFunc(s.routes, func(at int) bool { return at < 0 || at >= len(places) || !kongPlain(places[at].route) }) {
+					// Kong's router prefers the route that matches more of a
+					// request (its hosts, its methods) where both match it:
+					// where that is s's (more priority points), s's rule keeps
+					// those requests and o's leaves them out, by an except
+					// entry of its paths on s's hosts and methods.
+					outranks := s.paths != nil && kongPoints(a.route.hosts, a.route.methods) > kongPoints(om.hosts, om.methods)
+					if outranks || s.route && o.route && !atLeastAsSpecific(o, s) {
+						if outranks && ruleAt[j] >= 0 && !slices.ContainsFunc(s.routes, func(at int) bool { return at < 0 || at >= len(places) || !kongPlain(places[at].route) }) {
 							ro := &t.SluiceRules[ruleAt[j]]
 							var pats []string
 							for _, q := range om.paths {
@@ -181,11 +182,19 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 								}
 							}
 							if alt := kongAltOf(ro, om); alt >= -1 && ro.kongExcept(alt, pats, a.Hosts, a.Methods, nil, true) {
-								say(true, o.where, "Kong's router gives route %s the requests that both it and this route match, as it matches by more of a request (hosts, methods): this plugin's rule leaves them out (except: its paths on that route's hosts and methods).", s.name)
+								if s.route {
+									say(true, o.where, "Kong's router gives route %s the requests that both it and this route match, as it matches by more of a request (hosts, methods): this plugin's rule leaves them out (except: its paths on that route's hosts and methods).", s.name)
+								} else {
+									say(true, o.where, "Kong's router gives the routes of the %s the requests that both they and this plugin's routes match, as they match by more of a request (hosts, methods): this plugin's rule leaves them out (except: its paths on those routes' hosts and methods).", s.where)
+								}
 								continue
 							}
 						}
-						say(false, o.where, "Kong's router gives a request that both this route and route %s match to one of them; sluice's rules of both match it, and both count it.", s.name)
+						if s.route && o.route {
+							say(false, o.where, "Kong's router gives a request that both this route and route %s match to one of them; sluice's rules of both match it, and both count it.", s.name)
+						} else {
+							say(false, o.where, "Kong's router gives the routes of the %s the requests on this plugin's paths of their hosts or methods, as they match by more of a request; sluice's rules of both match them, and both count them.", s.where)
+						}
 						continue
 					}
 					if !covers(om.hosts, om.methods, a.Hosts, a.Methods) {
