@@ -142,10 +142,11 @@ func (ts *kongTies) report(t *Translation) {
 // kongUntied returns rivals less the paths on which one of them ties with
 // a route of the rule of scope s (whose matches are alts), for
 // kongLeaveOutRivals, having left out of that rule (t.SluiceRules[at])
-// the paths the rival takes and reported each tie.
+// the paths the rival takes and reported each tie: rivals itself when
+// none ties, which the caller must not modify.
 func (t *Translation) kongUntied(at int, s kongScope, rivals, places []kongPlace, ties *kongTies) []kongPlace {
-	out := make([]kongPlace, 0, len(rivals))
-	for _, p := range rivals {
+	var out []kongPlace // nil until a rival ties
+	for i, p := range rivals {
 		var tied []string
 		if len(p.route.Headers) == 0 {
 			for _, q := range p.match.paths {
@@ -172,8 +173,13 @@ func (t *Translation) kongUntied(at int, s kongScope, rivals, places []kongPlace
 			}
 		}
 		if len(tied) == 0 {
-			out = append(out, p)
+			if out != nil {
+				out = append(out, p)
+			}
 			continue
+		}
+		if out == nil {
+			out = append(make([]kongPlace, 0, len(rivals)), rivals[:i]...)
 		}
 		u := kongPlace{route: p.route, match: p.match}
 		u.match.paths = nil
@@ -185,6 +191,9 @@ func (t *Translation) kongUntied(at int, s kongScope, rivals, places []kongPlace
 		if len(u.match.paths) > 0 {
 			out = append(out, u)
 		}
+	}
+	if out == nil {
+		return rivals
 	}
 	return out
 }
