@@ -249,7 +249,12 @@ func (t *Translation) egRoute(d *egDoc) *egRoute {
 				if value == "/" {
 					return &egRoute{hosts: r.hosts}
 				}
-				r.paths = append(r.paths, prefixPatterns(value)...)
+				pats := prefixPatterns(value)
+				if len(pats) == 0 {
+					t.differs(where, "path prefix %q is not a path sluice's rules match (a * or an empty segment): its limits count every request.", value)
+					return &egRoute{hosts: r.hosts}
+				}
+				r.paths = append(r.paths, pats...)
 			case m.Path.Type == "Exact" && validPattern(exactPattern(m.Path.Value)):
 				r.paths = append(r.paths, exactPattern(m.Path.Value))
 			default:

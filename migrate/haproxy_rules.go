@@ -480,7 +480,7 @@ func (t *Translation) haproxyPaths(r *Rule, patterns []string, neg bool) bool {
 // validPathValue reports whether v is a path a ServeMux pattern can hold
 // as it is: absolute, no empty segment, no wildcard braces or blanks.
 func validPathValue(v string) bool {
-	return strings.HasPrefix(v, "/") && !strings.Contains(v, "//") && !strings.ContainsAny(v, "{} ") && printable(v) && len(v) <= 512
+	return strings.HasPrefix(v, "/") && !strings.Contains(v, "//") && !strings.ContainsAny(v, "{} *") && printable(v) && len(v) <= 512
 }
 
 // printable reports whether v is visible ASCII or spaces, as a header

@@ -73,8 +73,12 @@ func IngressNginx(src, source string) (*Translation, error) {
 	places := make([][]ingressPlace, len(ingresses))
 	n := 0 // hosts and paths, all Ingresses together
 	for i := range ingresses {
-		places[i] = ingressPlaces(&ingresses[i])
+		var skipped []string
+		places[i], skipped = ingressPlaces(&ingresses[i])
 		n += len(places[i])
+		if len(skipped) > 0 {
+			t.differs("Ingress "+ingresses[i].Metadata.Name, "not imported: its paths %s are not paths sluice's rules match (a ServeMux pattern of literal segments: no *, braces or blanks); their requests are not limited.", strings.Join(skipped, " "))
+		}
 	}
 	if n > MaxPlaces {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "Ingress hosts and paths"))
@@ -106,12 +110,12 @@ func IngressNginx(src, source string) (*Translation, error) {
 }
 
 // ingressPlaces returns the hosts and paths an Ingress serves (none for
-// paths that are regular expressions: use-regex).
-func ingressPlaces(ing *k8sIngress) []ingressPlace {
+// paths that are regular expressions: use-regex), and the paths it skips
+// because a rule cannot match them (see validPathValue).
+func ingressPlaces(ing *k8sIngress) (out []ingressPlace, skipped []string) {
 	if ing.Metadata.Annotations[ingressAnnotation+"use-regex"] == "true" {
-		return nil
+		return nil, nil
 	}
-	var out []ingressPlace
 	for _, r := range ing.Spec.Rules {
 		host := strings.ToLower(r.Host)
 		if r.HTTP == nil || len(r.HTTP.Paths) == 0 {
@@ -119,15 +123,20 @@ func ingressPlaces(ing *k8sIngress) []ingressPlace {
 			continue
 		}
 		for _, p := range r.HTTP.Paths {
+			if p.Path != "" && p.Path != "/" && !validPathValue(p.Path) {
+				skipped = append(skipped, p.Path)
+				continue
+			}
 			out = append(out, ingressPlace{host: host, patterns: ingressPatterns(p.Path, p.PathType), prefix: p.PathType != "Prefix" && p.PathType != "Exact"})
 		}
 	}
-	return out
+	return out, skipped
 }
 
 // ingressPatterns returns the ServeMux patterns of an Ingress path: nil for
 // every path ("/" as a prefix, or none), or for one sluice cannot match
-// (a regular expression, checked by the caller).
+// (a regular expression, or one validPathValue refuses: the caller skips
+// those).
 func ingressPatterns(path, pathType string) []string {
 	switch {
 	case path == "" || path == "/" && pathType != "Exact":

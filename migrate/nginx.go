@@ -424,7 +424,7 @@ func locationPatterns(args []string) (patterns []string, ok bool) {
 // validPattern reports whether ServeMux accepts pattern, and a rule too:
 // it has no empty segment ("//").
 func validPattern(pattern string) (ok bool) {
-	if strings.Contains(pattern, "//") {
+	if strings.Contains(pattern, "//") || strings.Contains(pattern, "*") {
 		return false
 	}
 	defer func() {
