@@ -17,12 +17,7 @@ import (
 // the file's own settings).
 func TestImportKongReportOfManyRoutesIsBounded(t *testing.T) {
 	const n = 2000
-	var b strings.Builder
-	b.WriteString("_format_version: \"3.0\"\nroutes:\n- {name: w, paths: [/], plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]}\n")
-	for i := range n {
-		fmt.Fprintf(&b, "- {name: r%d, paths: [/a%d]}\n", i, i)
-	}
-	tr, err := migrate.Import("kong", b.String(), "kong.yaml")
+	tr, err := migrate.Import("kong", kongCatchAllOver(n), "kong.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,6 +45,17 @@ func TestImportKongReportOfManyRoutesIsBounded(t *testing.T) {
 	if leftOut != 1 || prefixes != 1 {
 		t.Errorf("want one line of the %d routes left out and one of their string prefixes, have %d and %d", n, leftOut, prefixes)
 	}
+}
+
+// kongCatchAllOver is a decK file of a route of / with a plugin (3 a
+// minute by address) and n routes without one, r0 … r<n-1> on /a0 ….
+func kongCatchAllOver(n int) string {
+	var b strings.Builder
+	b.WriteString("_format_version: \"3.0\"\nroutes:\n- {name: w, paths: [/], plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]}\n")
+	for i := range n {
+		fmt.Fprintf(&b, "- {name: r%d, paths: [/a%d]}\n", i, i)
+	}
+	return b.String()
 }
 
 // Routes of the same path, hosts and methods are said to tie in one line

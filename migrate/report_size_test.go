@@ -15,12 +15,7 @@ import (
 // does).
 func TestReportNamesAFewOfARulesPatterns(t *testing.T) {
 	const n = 2000
-	var b strings.Builder
-	b.WriteString("_format_version: \"3.0\"\nroutes:\n- {name: w, paths: [/], plugins: [{name: rate-limiting, config: {minute: 3, limit_by: ip}}]}\n")
-	for i := range n {
-		fmt.Fprintf(&b, "- {name: r%d, paths: [/a%d]}\n", i, i)
-	}
-	tr, err := migrate.Import("kong", b.String(), "kong.yaml")
+	tr, err := migrate.Import("kong", kongCatchAllOver(n), "kong.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
