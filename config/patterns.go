@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -119,16 +118,12 @@ func everyPath(path string) bool {
 	return path == "/" || ok && strings.HasSuffix(wildcard, "...}") && !strings.Contains(wildcard, "/")
 }
 
-// standardMethods are the methods of RFC 9110 and PATCH, as clients send them.
-var standardMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
-
 // method refuses m, a rule's method, when it is a standard method in
 // another case ("get"): a rule matches a request's method in any case
 // (httplimit.Rule.Methods), but only its GET matches HEAD too, and
 // methods are written as clients send them.
 func (d *decoder) method(n *yaml.Node, p, m string) {
-	if up, ok := otherCase(m); ok {
+	if up, ok := routes.MethodInOtherCase(m); ok {
 		d.Errorf(n, p, "%q: write %s, as clients send it (a rule's GET matches HEAD too, its %s does not)", m, up, m)
 	}
 }
@@ -140,15 +135,9 @@ func (d *decoder) patternMethod(n *yaml.Node, p, s string) {
 	if i < 0 {
 		return
 	}
-	if up, ok := otherCase(s[:i]); ok {
+	if up, ok := routes.MethodInOtherCase(s[:i]); ok {
 		d.Errorf(n, p, "%q never matches: methods are case-sensitive, and clients send %s (%s%s)", s, up, up, s[i:])
 	}
-}
-
-// otherCase returns the standard method m is in another case, if it is one.
-func otherCase(m string) (string, bool) {
-	up := strings.ToUpper(m)
-	return up, up != m && slices.Contains(standardMethods, up)
 }
 
 // checkPattern reports whether s is a valid net/http ServeMux pattern.

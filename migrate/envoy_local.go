@@ -668,10 +668,11 @@ func (t *Translation) routePatterns(route *yaml.Node, r *Rule, where string) ([]
 // matchers match nothing). A rule's GET matches HEAD too, which Envoy's
 // exact GET does not: the rule leaves HEAD out.
 func (t *Translation) routeMethod(r *Rule, method, where string) bool {
-	switch up := strings.ToUpper(method); {
+	_, otherCase := routes.MethodInOtherCase(method)
+	switch {
 	case method == "":
 		return true
-	case !validHeaderName(method) || up != method && slices.Contains(standardMethods, up):
+	case !validHeaderName(method) || otherCase:
 		t.differs(where, "not imported: the route matches :method %q, not a method sluice's rules match as written.", method)
 		return false
 	case len(r.Methods) > 0:
@@ -684,11 +685,6 @@ func (t *Translation) routeMethod(r *Rule, method, where string) bool {
 	}
 	return true
 }
-
-// standardMethods are the methods of RFC 9110 and PATCH, as clients send
-// them: a rule refuses them in another case.
-var standardMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
 
 // headerExact reads a route's header matcher: its exact value, or "" for
 // presence; false for another kind of match.

@@ -3,16 +3,15 @@ package sim
 import (
 	"fmt"
 	"io"
-	"net/http"
 	"net/netip"
 	"regexp"
-	"slices"
 	"strings"
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/sluice-dev/sluice"
+	"github.com/sluice-dev/sluice/internal/routes"
 	"github.com/sluice-dev/sluice/internal/yamlcheck"
 )
 
@@ -374,7 +373,7 @@ func (r APIRequirements) validate() error {
 		if !ok || method == "" || !strings.HasPrefix(path, "/") || strings.ContainsAny(e.Route, "\"#") || !printable(e.Route) {
 			return fieldErrorf(at+".route", "%q: want METHOD /path, e.g. \"POST /api/generate\"", e.Route)
 		}
-		if up := strings.ToUpper(method); up != method && slices.Contains(standardMethods, up) {
+		if up, ok := routes.MethodInOtherCase(method); ok {
 			return fieldErrorf(at+".route", "%q never matches: methods are case-sensitive, and clients send %s", e.Route, up)
 		}
 		if e.Cost != nil && (*e.Cost < 0 || *e.Cost > 1_000_000) {
@@ -458,8 +457,3 @@ func limitName(l APILimit, rt rate) string {
 	}
 	return sluice.NewLimit(sluice.AlgorithmFixedWindow, 1, rt.w).Name()
 }
-
-// standardMethods are the methods of RFC 9110 and PATCH, as clients send
-// them.
-var standardMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
-	http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace}
