@@ -32,6 +32,10 @@ type envoyLocalConfig struct {
 	// routes are the routes of the virtual host, in order (first match
 	// wins), for the paths a route's rule leaves to the routes before it.
 	routes []*yaml.Node
+	// vhosts are the virtual hosts of the route configuration, vhost's
+	// among them: Envoy gives a "*" virtual host only the hosts that none
+	// of the others names.
+	vhosts []*yaml.Node
 }
 
 // EnvoyLocal translates Envoy's HTTP local rate limit filter
@@ -47,7 +51,7 @@ func EnvoyLocal(src, source string) (*Translation, error) {
 	var found []envoyLocalConfig
 	err := eachDocument(src, source, func(doc *yaml.Node) error {
 		n := len(found)
-		if err := findLocalConfigs(doc, nil, nil, nil, 0, &found); err != nil {
+		if err := findLocalConfigs(doc, envoyLocalConfig{}, 0, &found); err != nil {
 			return err
 		}
 		if len(found) > n {
@@ -112,40 +116,47 @@ func (t *Translation) istioWorkloads(doc *yaml.Node) {
 	t.differs("EnvoyFilter "+name, "Istio applies it to the proxies of the workloads labelled %s only; sluice's rules limit every request sluice sees: put sluice in front of those workloads alone, or give the rules their hosts or paths.", strings.Join(sel, ", "))
 }
 
-// findLocalConfigs walks n for LocalRateLimit configurations, noting the
-// virtual host and route each lies in.
-func findLocalConfigs(n, vhost, route *yaml.Node, routes []*yaml.Node, depth int, out *[]envoyLocalConfig) error {
+// findLocalConfigs walks n, which lies where at says (its cfg unset), for
+// LocalRateLimit configurations, noting the virtual host and route each
+// lies in.
+func findLocalConfigs(n *yaml.Node, at envoyLocalConfig, depth int, out *[]envoyLocalConfig) error {
 	if depth > 64 {
 		return fmt.Errorf("line %d: nested more than 64 deep", n.Line)
 	}
 	switch n.Kind {
 	case yaml.DocumentNode, yaml.SequenceNode:
 		for _, c := range n.Content {
-			if err := findLocalConfigs(c, vhost, route, routes, depth+1, out); err != nil {
+			if err := findLocalConfigs(c, at, depth+1, out); err != nil {
 				return err
 			}
 		}
 	case yaml.MappingNode:
 		if ty := mapValue(n, "@type"); ty != nil && strings.HasSuffix(ty.Value, envoyLocalType) {
-			*out = append(*out, envoyLocalConfig{cfg: n, vhost: vhost, route: route, routes: routes})
+			at.cfg = n
+			*out = append(*out, at)
 			return nil
 		}
 		// Istio writes it as a TypedStruct: its type_url, and the
 		// configuration in value.
 		if tu, v := mapValue(n, "type_url"), mapValue(n, "value"); tu != nil && strings.HasSuffix(tu.Value, envoyLocalType) && v != nil && v.Kind == yaml.MappingNode {
-			*out = append(*out, envoyLocalConfig{cfg: v, vhost: vhost, route: route, routes: routes})
+			at.cfg = v
+			*out = append(*out, at)
 			return nil
 		}
 		if mapValue(n, "domains") != nil {
-			vhost, route, routes = n, nil, nil
+			at.vhost, at.route, at.routes = n, nil, nil
 			if rs := mapValue(n, "routes"); rs != nil && rs.Kind == yaml.SequenceNode {
-				routes = rs.Content
+				at.routes = rs.Content
 			}
-		} else if mapValue(n, "match") != nil && vhost != nil {
-			route = n
+		} else if mapValue(n, "match") != nil && at.vhost != nil {
+			at.route = n
 		}
 		for i := 1; i < len(n.Content); i += 2 {
-			if err := findLocalConfigs(n.Content[i], vhost, route, routes, depth+1, out); err != nil {
+			in := at
+			if n.Content[i-1].Value == "virtual_hosts" && n.Content[i].Kind == yaml.SequenceNode {
+				in.vhosts = n.Content[i].Content
+			}
+			if err := findLocalConfigs(n.Content[i], in, depth+1, out); err != nil {
 				return err
 			}
 		}
@@ -367,7 +378,13 @@ func (t *Translation) envoyLocalMatch(r *Rule, c envoyLocalConfig, all []envoyLo
 			hosts = append(hosts, host)
 		}
 		r.Hosts = hosts
+		if slices.Contains(domainsOf(c.vhost), "*") {
+			t.leaveOutOtherHosts(r, c.vhost, c.vhosts, where)
+		}
 	}
+	// A "*" virtual host with a bucket of its own takes every host the
+	// others do not name: the filter chain's bucket counts theirs alone.
+	wildcard := c.route == nil && c.vhost == nil && t.chainOnOtherHosts(r, c, all, where)
 	if c.route != nil {
 		own, ok := t.routePatterns(c.route, r, where)
 		if !ok {
@@ -384,7 +401,7 @@ func (t *Translation) envoyLocalMatch(r *Rule, c envoyLocalConfig, all []envoyLo
 	// Routes and virtual hosts below this configuration that have their
 	// own replace it there.
 	for _, o := range all {
-		if o.cfg == c.cfg || mapValue(o.cfg, "token_bucket") == nil {
+		if o.cfg == c.cfg || mapValue(o.cfg, "token_bucket") == nil || wildcard && slices.Contains(domainsOf(o.vhost), "*") {
 			continue
 		}
 		switch {
@@ -400,8 +417,12 @@ func (t *Translation) envoyLocalMatch(r *Rule, c envoyLocalConfig, all []envoyLo
 			}
 			if c.vhost != nil || !exact {
 				if ps, simple := plainPatterns(o.route); simple && len(ps) > 0 && r.leaveOut(ps, r.Paths) {
-					if c.vhost == nil && !slices.Contains(domainsOf(o.vhost), "*") {
+					switch others := otherDomains(o.vhost, o.vhosts); {
+					case c.vhost != nil:
+					case !slices.Contains(domainsOf(o.vhost), "*"):
 						t.differs(where, "route %s of virtual host %s has a bucket of its own; the rule leaves its paths out on every host, not only on %s.", routeName(o.route, o.routes), scalar(mapValue(o.vhost, "name")), strings.Join(domainsOf(o.vhost), ", "))
+					case len(others) > 0:
+						t.differs(where, "route %s of virtual host %s has a bucket of its own; the rule leaves its paths out on every host, also on %s, which Envoy gives the other virtual hosts and this bucket.", routeName(o.route, o.routes), scalar(mapValue(o.vhost, "name")), strings.Join(others, ", "))
 					}
 					t.earlierTaken(o, where)
 					continue
@@ -426,6 +447,70 @@ func (t *Translation) envoyLocalMatch(r *Rule, c envoyLocalConfig, all []envoyLo
 		}
 	}
 	return true
+}
+
+// leaveOutOtherHosts leaves out of r, the rule of a configuration of the
+// "*" virtual host vhost, the domains of the other virtual hosts of its
+// route configuration (vhosts): Envoy gives their requests to them. It
+// says so where sluice cannot (a wildcard or a port in a domain).
+func (t *Translation) leaveOutOtherHosts(r *Rule, vhost *yaml.Node, vhosts []*yaml.Node, where string) {
+	var hosts []string
+	for _, v := range vhosts {
+		if v == vhost {
+			continue
+		}
+		if ds, exact := exactDomains(v); exact {
+			hosts = append(hosts, ds...)
+			continue
+		}
+		t.differs(where, "virtual host %s takes its domains (%s) before the \"*\" one, and sluice cannot leave them out of this rule (a wildcard or a port): it counts their requests too.", scalar(mapValue(v, "name")), strings.Join(domainsOf(v), ", "))
+	}
+	if len(hosts) > 0 {
+		r.Except = append(r.Except, RuleMatch{Hosts: hosts})
+	}
+}
+
+// chainOnOtherHosts restricts r, the filter chain's rule of c, to the
+// hosts of the virtual hosts beside a "*" one that has a bucket of its own
+// (which replaces the chain's on every other host), and reports whether it
+// did. It says so when it cannot: a domain with a wildcard or a port, or
+// no other virtual host.
+func (t *Translation) chainOnOtherHosts(r *Rule, c envoyLocalConfig, all []envoyLocalConfig, where string) bool {
+	for _, o := range all {
+		if o.cfg == c.cfg || o.route != nil || o.vhost == nil || mapValue(o.cfg, "token_bucket") == nil || !slices.Contains(domainsOf(o.vhost), "*") {
+			continue
+		}
+		var hosts []string
+		for _, v := range o.vhosts {
+			if v == o.vhost {
+				continue
+			}
+			ds, exact := exactDomains(v)
+			if !exact {
+				hosts = nil
+				break
+			}
+			hosts = append(hosts, ds...)
+		}
+		if len(hosts) == 0 {
+			return false // said by the loop of envoyLocalMatch: both count
+		}
+		r.Hosts = hosts
+		return true
+	}
+	return false
+}
+
+// otherDomains lists the domains of the virtual hosts of vhosts other than
+// vhost.
+func otherDomains(vhost *yaml.Node, vhosts []*yaml.Node) []string {
+	var out []string
+	for _, v := range vhosts {
+		if v != vhost {
+			out = append(out, domainsOf(v)...)
+		}
+	}
+	return out
 }
 
 // leaveOutEarlier leaves before, a route listed before the one of r's

@@ -190,3 +190,93 @@ func TestImportedEnvoyLocalLeavesOutARouteOnItsHost(t *testing.T) {
 		}
 	}
 }
+
+// Envoy gives a request to the virtual host of its host's domain, and to
+// the "*" one only when no other's domain is its host: the rule of a
+// bucket of the "*" virtual host leaves out the other virtual hosts'
+// domains, and the filter chain's rule counts only theirs when the "*"
+// one has a bucket of its own.
+func TestImportedEnvoyLocalWildcardVirtualHostLeavesTheOthersHostsOut(t *testing.T) {
+	src := localChain(`            - name: shop
+              domains: [shop.example, Www.Shop.Example]
+              routes: [{match: {prefix: "/"}, route: {cluster: shop}}]
+            - name: api
+              domains: ["*"]
+              routes: [{match: {prefix: "/"}, route: {cluster: app}}]
+              typed_per_filter_config:
+` + localBucket("                ", "api", 2))
+	tr, err := migrate.Import("envoy", src, "envoy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// shop.example and www.shop.example are shop's, under the chain's 3;
+	// every other host is api's, under its 2.
+	got := statusesOf(serveImported(t, tr), slices.Concat(times(3, "GET", "http://shop.example/x"),
+		times(1, "GET", "http://www.shop.example/x"), times(3, "GET", "http://a.example/x"), times(1, "GET", "http://b.example/x"))...)
+	if want := []int{200, 200, 200, 429, 200, 200, 429, 429}; !slices.Equal(got, want) {
+		t.Errorf("shop.example ×3, www.shop.example, a.example ×3, b.example: %v, want %v (the chain's 3, api's 2)", got, want)
+	}
+	if lines := differsLines(tr, "bucket of its own"); len(lines) > 0 {
+		t.Errorf("reported: %q", lines)
+	}
+}
+
+// A route of the "*" virtual host with a bucket of its own takes its
+// paths on the hosts no other virtual host has: its rule leaves the
+// others' domains out, and the filter chain's rule, which can leave its
+// paths out only on every host, says that it does so on theirs too.
+func TestImportedEnvoyLocalWildcardRouteLeavesTheOthersHostsOut(t *testing.T) {
+	src := localChain(`            - name: shop
+              domains: [shop.example]
+              routes: [{match: {prefix: "/"}, route: {cluster: shop}}]
+            - name: api
+              domains: ["*"]
+              routes:
+              - name: login
+                match: {prefix: "/login/"}
+                route: {cluster: app}
+                typed_per_filter_config:
+` + localBucket("                  ", "login", 2) + `              - match: {prefix: "/"}
+                route: {cluster: app}
+`)
+	tr, err := migrate.Import("envoy", src, "envoy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// a.example/login/ is the route's 2; shop.example/login/ is shop's,
+	// which the route's rule does not count.
+	got := statusesOf(serveImported(t, tr), slices.Concat(times(3, "GET", "http://a.example/login/x"),
+		times(3, "GET", "http://shop.example/login/x"))...)
+	if want := []int{200, 200, 429}; !slices.Equal(got[:3], want) {
+		t.Errorf("a.example/login/ ×3: %v, want %v (the route's 2)", got[:3], want)
+	}
+	if got[5] != 200 {
+		t.Errorf("shop.example/login/ ×3: %v, want no 429 of the route's 2", got[3:])
+	}
+	if lines := differsLines(tr, "also on shop.example"); len(lines) != 1 {
+		t.Errorf("the chain's rule leaves /login/ out on shop.example without saying so once: %q\n%s", lines, tr.Report())
+	}
+}
+
+// A virtual host of a wildcard domain takes its hosts before the "*" one,
+// which sluice's hosts cannot say: the "*" virtual host's rule counts them
+// too, and says so.
+func TestImportedEnvoyLocalWildcardVirtualHostReportsWhatItCannotLeaveOut(t *testing.T) {
+	src := localChain(`            - name: shop
+              domains: ["*.shop.example"]
+              routes: [{match: {prefix: "/"}, route: {cluster: shop}}]
+            - name: api
+              domains: ["*"]
+              routes: [{match: {prefix: "/"}, route: {cluster: app}}]
+              typed_per_filter_config:
+` + localBucket("                ", "api", 2))
+	tr, err := migrate.Import("envoy", src, "envoy.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"virtual host shop takes its domains (*.shop.example)", "sluice counts its requests in both"} {
+		if lines := differsLines(tr, s); len(lines) != 1 {
+			t.Errorf("%q said %d times, want once:\n%s", s, len(lines), tr.Report())
+		}
+	}
+}
