@@ -384,7 +384,7 @@ func (t *Translation) envoyLocalMatch(r *Rule, c envoyLocalConfig, all []envoyLo
 	}
 	// A "*" virtual host with a bucket of its own takes every host the
 	// others do not name: the filter chain's bucket counts theirs alone.
-	wildcard := c.route == nil && c.vhost == nil && t.chainOnOtherHosts(r, c, all, where)
+	wildcard := c.route == nil && c.vhost == nil && chainOnOtherHosts(r, c, all)
 	if c.route != nil {
 		own, ok := t.routePatterns(c.route, r, where)
 		if !ok {
@@ -417,11 +417,12 @@ func (t *Translation) envoyLocalMatch(r *Rule, c envoyLocalConfig, all []envoyLo
 			}
 			if c.vhost != nil || !exact {
 				if ps, simple := plainPatterns(o.route); simple && len(ps) > 0 && r.leaveOut(ps, r.Paths) {
-					switch others := otherDomains(o.vhost, o.vhosts); {
-					case c.vhost != nil:
-					case !slices.Contains(domainsOf(o.vhost), "*"):
+					if c.vhost == nil && !slices.Contains(domainsOf(o.vhost), "*") {
 						t.differs(where, "route %s of virtual host %s has a bucket of its own; the rule leaves its paths out on every host, not only on %s.", routeName(o.route, o.routes), scalar(mapValue(o.vhost, "name")), strings.Join(domainsOf(o.vhost), ", "))
-					case len(others) > 0:
+					} else if others, inexact := otherHosts(o.vhost, o.vhosts); c.vhost == nil && len(others)+len(inexact) > 0 {
+						for _, v := range inexact {
+							others = append(others, domainsOf(v)...)
+						}
 						t.differs(where, "route %s of virtual host %s has a bucket of its own; the rule leaves its paths out on every host, also on %s, which Envoy gives the other virtual hosts and this bucket.", routeName(o.route, o.routes), scalar(mapValue(o.vhost, "name")), strings.Join(others, ", "))
 					}
 					t.earlierTaken(o, where)
@@ -454,15 +455,8 @@ func (t *Translation) envoyLocalMatch(r *Rule, c envoyLocalConfig, all []envoyLo
 // route configuration (vhosts): Envoy gives their requests to them. It
 // says so where sluice cannot (a wildcard or a port in a domain).
 func (t *Translation) leaveOutOtherHosts(r *Rule, vhost *yaml.Node, vhosts []*yaml.Node, where string) {
-	var hosts []string
-	for _, v := range vhosts {
-		if v == vhost {
-			continue
-		}
-		if ds, exact := exactDomains(v); exact {
-			hosts = append(hosts, ds...)
-			continue
-		}
+	hosts, inexact := otherHosts(vhost, vhosts)
+	for _, v := range inexact {
 		t.differs(where, "virtual host %s takes its domains (%s) before the \"*\" one, and sluice cannot leave them out of this rule (a wildcard or a port): it counts their requests too.", scalar(mapValue(v, "name")), strings.Join(domainsOf(v), ", "))
 	}
 	if len(hosts) > 0 {
@@ -473,27 +467,16 @@ func (t *Translation) leaveOutOtherHosts(r *Rule, vhost *yaml.Node, vhosts []*ya
 // chainOnOtherHosts restricts r, the filter chain's rule of c, to the
 // hosts of the virtual hosts beside a "*" one that has a bucket of its own
 // (which replaces the chain's on every other host), and reports whether it
-// did. It says so when it cannot: a domain with a wildcard or a port, or
-// no other virtual host.
-func (t *Translation) chainOnOtherHosts(r *Rule, c envoyLocalConfig, all []envoyLocalConfig, where string) bool {
+// did. It does not when a domain of theirs has a wildcard or a port, or
+// there is no other virtual host: envoyLocalMatch then says both count.
+func chainOnOtherHosts(r *Rule, c envoyLocalConfig, all []envoyLocalConfig) bool {
 	for _, o := range all {
 		if o.cfg == c.cfg || o.route != nil || o.vhost == nil || mapValue(o.cfg, "token_bucket") == nil || !slices.Contains(domainsOf(o.vhost), "*") {
 			continue
 		}
-		var hosts []string
-		for _, v := range o.vhosts {
-			if v == o.vhost {
-				continue
-			}
-			ds, exact := exactDomains(v)
-			if !exact {
-				hosts = nil
-				break
-			}
-			hosts = append(hosts, ds...)
-		}
-		if len(hosts) == 0 {
-			return false // said by the loop of envoyLocalMatch: both count
+		hosts, inexact := otherHosts(o.vhost, o.vhosts)
+		if len(hosts) == 0 || len(inexact) > 0 {
+			return false
 		}
 		r.Hosts = hosts
 		return true
@@ -501,16 +484,21 @@ func (t *Translation) chainOnOtherHosts(r *Rule, c envoyLocalConfig, all []envoy
 	return false
 }
 
-// otherDomains lists the domains of the virtual hosts of vhosts other than
-// vhost.
-func otherDomains(vhost *yaml.Node, vhosts []*yaml.Node) []string {
-	var out []string
+// otherHosts returns the domains, in lower case, of the virtual hosts of
+// vhosts other than vhost whose domains are all exact host names
+// (exactDomains), and the others.
+func otherHosts(vhost *yaml.Node, vhosts []*yaml.Node) (hosts []string, inexact []*yaml.Node) {
 	for _, v := range vhosts {
-		if v != vhost {
-			out = append(out, domainsOf(v)...)
+		if v == vhost {
+			continue
+		}
+		if ds, exact := exactDomains(v); exact {
+			hosts = append(hosts, ds...)
+		} else {
+			inexact = append(inexact, v)
 		}
 	}
-	return out
+	return hosts, inexact
 }
 
 // leaveOutEarlier leaves before, a route listed before the one of r's
