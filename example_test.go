@@ -14,7 +14,10 @@ import (
 // none. Here the per-second burst refuses the sixth request, and nothing of
 // it is charged to the minute or the day.
 func Example() {
-	store := memory.New()
+	// The store's clock stands still here, so what it prints does not
+	// depend on how fast the example runs; a program leaves WithClock out.
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	store := memory.New(memory.WithClock(func() time.Time { return at }))
 	defer store.Close()
 	limiter := sluice.NewLimiter(store)
 
@@ -39,7 +42,7 @@ func Example() {
 		if d.Allowed {
 			fmt.Printf("request %d: allowed, %d left in %s\n", i, d.Remaining, d.Limit.Name())
 		} else {
-			fmt.Printf("request %d: refused by %v, retry in about %v\n", i, d.Violated, d.RetryAfter.Round(100*time.Millisecond))
+			fmt.Printf("request %d: refused by %v, retry in %v\n", i, d.Violated, d.RetryAfter)
 			fmt.Printf("per-minute still has %d\n", d.Statuses[1].Remaining)
 		}
 	}
@@ -49,7 +52,7 @@ func Example() {
 	// request 3: allowed, 2 left in per-second
 	// request 4: allowed, 1 left in per-second
 	// request 5: allowed, 0 left in per-second
-	// request 6: refused by [per-second], retry in about 200ms
+	// request 6: refused by [per-second], retry in 200ms
 	// per-minute still has 95
 }
 

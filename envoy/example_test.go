@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"time"
 
 	rlsv3 "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
 	"google.golang.org/grpc"
@@ -25,7 +26,10 @@ descriptors:
 	if err != nil {
 		log.Fatal(err) // file:line:col: field path: what is wrong
 	}
-	store := memory.New()
+	// The store's clock stands still here, so what it prints does not
+	// depend on how fast the example runs; a program leaves WithClock out.
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	store := memory.New(memory.WithClock(func() time.Time { return at }))
 	defer store.Close()
 	svc, err := envoy.NewService(sluice.NewLimiter(store), rules, envoy.Options{}) // ietf RateLimit headers
 	if err != nil {

@@ -78,12 +78,14 @@ func TestRedisKilledAndRestartedUnder64Clients(t *testing.T) {
 	}
 }
 
-// checkShare runs 200 calls on a fresh key of a 100/hour limit during the
-// outage: Local admits this instance's share, 100/instances, exactly.
-// It returns the fallbacks it caused.
+// checkShare runs 200 calls on a fresh key of a bucket of 100 refilled
+// at 100 an hour during the outage: Local admits this instance's share,
+// 100/instances, exactly (the share refills one unit in 36·instances
+// seconds, far longer than the calls take; a window could end between
+// two of them). It returns the fallbacks it caused.
 func checkShare(t *testing.T, lim *sluice.Limiter, instances int) int64 {
 	t.Helper()
-	share := sluice.FixedWindow(100, time.Hour).Named("share")
+	share := sluice.TokenBucket(100, time.Hour).Named("share")
 	admitted := 0
 	for range 200 {
 		d, err := allow(lim, context.Background(), sluice.Check{Key: "share-client", Limit: share, Cost: 1})
