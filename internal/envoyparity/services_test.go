@@ -50,9 +50,12 @@ func programs(t *testing.T) (ratelimit, sluice, module string) {
 		}
 		mod := "github.com/envoyproxy/ratelimit"
 		// Outside this module, so that its go.mod does not constrain
-		// envoyproxy/ratelimit's dependencies.
-		env := append(os.Environ(), "GOBIN="+builds.dir, "GOWORK=off", "GOFLAGS=")
-		if out, err := goCmd(builds.dir, env, "install", mod+"/src/service_cmd@"+RatelimitVersion); err != nil {
+		// envoyproxy/ratelimit's dependencies. Built as realtest.GoBuild
+		// builds sluice (CGO_ENABLED=0, -trimpath), so that the standard
+		// library it links is the one compiled for sluice, not a variant
+		// of its own; neither program needs cgo.
+		env := append(os.Environ(), "GOBIN="+builds.dir, "GOWORK=off", "GOFLAGS=", "CGO_ENABLED=0")
+		if out, err := goCmd(builds.dir, env, "install", "-trimpath", mod+"/src/service_cmd@"+RatelimitVersion); err != nil {
 			builds.err = fmt.Errorf("go install %s/src/service_cmd@%s: %v\n%s", mod, RatelimitVersion, err, out)
 			return
 		}
