@@ -1,0 +1,188 @@
+package migrate
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// envoyLocalDescriptor makes the rule of one descriptor of a
+// configuration: its entries name what the route's rate_limits actions
+// read, matched (a value) or counted apart (no value).
+func (t *Translation) envoyLocalDescriptor(d *yaml.Node, c envoyLocalConfig, base Rule, name, where string, shadow bool) {
+	bucket := mapValue(d, "token_bucket")
+	if bucket == nil {
+		t.differs(where, "not imported: a descriptor without a token_bucket.")
+		return
+	}
+	r := base
+	r.Name, r.Headers = t.ruleName(name), append([]HeaderMatch(nil), base.Headers...)
+	entries := mapValue(d, "entries")
+	if entries == nil || len(entries.Content) == 0 {
+		t.differs(where, "not imported: a descriptor without entries.")
+		return
+	}
+	for _, e := range entries.Content {
+		key, value := scalar(mapValue(e, "key")), scalar(mapValue(e, "value"))
+		action := descriptorAction(c, key)
+		if action == nil {
+			t.differs(where, "not imported: no rate_limits action of its route makes the entry %q, so Envoy never matches it.", key)
+			return
+		}
+		switch {
+		case mapValue(action, "request_headers") != nil:
+			header := scalar(mapValue(mapValue(action, "request_headers"), "header_name"))
+			attr, match := headerAttribute(header)
+			switch {
+			case attr == "":
+				t.differs(where, "not imported: sluice cannot read the header %q.", header)
+				return
+			case value == "":
+				r.Key = append(r.Key, attr)
+				if strings.HasPrefix(attr, "header:") {
+					r.HeaderFrom = "any"
+				}
+				r.Fallback = "skip"
+			case match == "path" && validPathValue(value):
+				r.Paths = []string{value}
+			case match == "header" && printable(value):
+				r.Headers = append(r.Headers, HeaderMatch{Name: strings.TrimPrefix(attr, "header:"), Value: value})
+			default:
+				t.differs(where, "not imported: sluice's rules cannot match %s = %q.", header, value)
+				return
+			}
+		case mapValue(action, "generic_key") != nil:
+			if value != "" && value != scalar(mapValue(mapValue(action, "generic_key"), "descriptor_value")) {
+				t.differs(where, "not imported: the generic_key action never makes the value %q.", value)
+				return
+			}
+		case mapValue(action, "remote_address") != nil && value == "":
+			r.Key = append(r.Key, "ip/32/128")
+		case mapValue(action, "masked_remote_address") != nil && value == "":
+			mra := mapValue(action, "masked_remote_address")
+			v4, v6 := 32, 128
+			if n, err := strconv.Atoi(scalar(mapValue(mra, "v4_prefix_mask_len"))); err == nil && n >= 1 && n <= 32 {
+				v4 = n
+			}
+			if n, err := strconv.Atoi(scalar(mapValue(mra, "v6_prefix_mask_len"))); err == nil && n >= 1 && n <= 128 {
+				v6 = n
+			}
+			r.Key = append(r.Key, fmt.Sprintf("ip/%d/%d", v4, v6))
+		default:
+			t.differs(where, "not imported: sluice's rules cannot match or count the entry %q as its action makes it.", key)
+			return
+		}
+	}
+	if len(r.Key) == 0 {
+		r.Key = []string{"rule"}
+	}
+	if len(r.Key) > 1 && r.Fallback == "skip" {
+		r.Fallback = "shared"
+	}
+	l, ok := t.envoyBucket(bucket, "per-descriptor", where)
+	if !ok {
+		return
+	}
+	l.Shadow = shadow
+	r.Limits = []Limit{l}
+	t.same(where, "a descriptor entry without a value gives each value its own bucket (key %s), as Envoy's dynamic descriptors do; one with a value matches it.", strings.Join(r.Key, ", "))
+	t.SluiceRules = append(t.SluiceRules, r)
+}
+
+// descriptorAction finds the rate_limits action of c's route (or virtual
+// host) that makes a descriptor entry of key.
+func descriptorAction(c envoyLocalConfig, key string) *yaml.Node {
+	for _, owner := range []*yaml.Node{c.route, c.vhost} {
+		if owner == nil {
+			continue
+		}
+		rls := mapValue(owner, "rate_limits")
+		if owner == c.route {
+			if rt := mapValue(owner, "route"); rt != nil && mapValue(rt, "rate_limits") != nil {
+				rls = mapValue(rt, "rate_limits")
+			}
+		}
+		if rls == nil {
+			continue
+		}
+		for _, rl := range rls.Content {
+			acts := mapValue(rl, "actions")
+			if acts == nil {
+				continue
+			}
+			for _, a := range acts.Content {
+				if actionKey(a) == key {
+					return a
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// actionKey is the descriptor key an action makes.
+func actionKey(a *yaml.Node) string {
+	switch {
+	case mapValue(a, "request_headers") != nil:
+		return scalar(mapValue(mapValue(a, "request_headers"), "descriptor_key"))
+	case mapValue(a, "remote_address") != nil:
+		return "remote_address"
+	case mapValue(a, "masked_remote_address") != nil:
+		return "masked_remote_address"
+	case mapValue(a, "generic_key") != nil:
+		if k := scalar(mapValue(mapValue(a, "generic_key"), "descriptor_key")); k != "" {
+			return k
+		}
+		return "generic_key"
+	}
+	return ""
+}
+
+// headerAttribute maps a header an action reads onto a rule key attribute,
+// and says how a value of it is matched ("path", "header").
+func headerAttribute(header string) (attr, match string) {
+	switch strings.ToLower(header) {
+	case ":path":
+		return "path", "path"
+	case ":authority", "host":
+		return "host", ""
+	}
+	if !validHeaderName(header) {
+		return "", ""
+	}
+	return "header:" + http.CanonicalHeaderKey(header), "header"
+}
+
+// dynamicOverlap reports whether descs has a descriptor with an entry
+// without a value and another of the same keys with every value given:
+// Envoy gives the second its own bucket, which the first then does not
+// count.
+func dynamicOverlap(descs *yaml.Node) bool {
+	type shape struct {
+		keys    string
+		dynamic bool
+	}
+	var shapes []shape
+	for _, d := range descs.Content {
+		var keys []string
+		dynamic := false
+		if es := mapValue(d, "entries"); es != nil {
+			for _, e := range es.Content {
+				keys = append(keys, scalar(mapValue(e, "key")))
+				dynamic = dynamic || scalar(mapValue(e, "value")) == ""
+			}
+		}
+		shapes = append(shapes, shape{strings.Join(keys, "\x00"), dynamic})
+	}
+	for _, a := range shapes {
+		for _, b := range shapes {
+			if a.dynamic && !b.dynamic && a.keys == b.keys {
+				return true
+			}
+		}
+	}
+	return false
+}
