@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,21 +37,6 @@ type nginxZone struct {
 	// claims: the configuration verifies tokens (identity.jwt), so a key's
 	// $jwt_claim_ variables are verified claims sluice can key by.
 	claims bool
-}
-
-// keyKind classifies the zone's key (see nginxKeyKind); an allowlist's key
-// counts by address.
-func (z *nginxZone) keyKind() (keyKind, []string) {
-	if len(z.allow) > 0 {
-		return keyAddress, []string{"ip/32/128"}
-	}
-	if z.orAddress != "" {
-		return nginxKeyKind(z.orAddress, z.claims)
-	}
-	if len(z.methods) > 0 {
-		return keyAddress, []string{"ip/32/128"}
-	}
-	return nginxKeyKind(z.key, z.claims)
 }
 
 // nginxUse is one limit_req, or one limit_conn (conn) of n requests at once.
@@ -96,11 +80,6 @@ func (s *nginxScope) dryRunOf(u nginxUse) bool {
 // is not given back: sluice's reverse proxy gives it back when the response
 // ends; nginx holds one for as long as the request runs.
 const connLease = 10 * time.Minute
-
-var (
-	zoneArg = regexp.MustCompile(`^zone=([^:]+):(\d+[kKmMgG]?)$`)
-	rateArg = regexp.MustCompile(`^rate=(\d{1,9})r/([sm])$`)
-)
 
 // nginxStockInclude are the files nginx's packages ship for include that
 // hold no limits (MIME types, parameters passed to upstreams).
@@ -296,95 +275,6 @@ func (t *Translation) nginxJWTKeys(d directive) {
 		t.same(where, "tokens verified with the JWK Set in %s: sluice's identity.jwt (jwks_file); a zone keyed by $jwt_claim_<name> counts by that claim of the verified token (claim:<name>; user for sub).", d.args[0])
 		t.differs(where, "nginx Plus refuses a request whose token does not verify (401, auth_jwt); sluice does not authenticate: it passes such a request on, for the upstream to refuse, and limits it by its address.")
 	}
-}
-
-func parseZone(d directive) (*nginxZone, error) {
-	z := &nginxZone{line: d.line}
-	if len(d.args) < 3 {
-		return nil, fmt.Errorf("line %d: limit_req_zone wants a key, zone=name:size and rate=Nr/s", d.line)
-	}
-	z.key = d.args[0]
-	for _, a := range d.args[1:] {
-		if m := zoneArg.FindStringSubmatch(a); m != nil {
-			z.name, z.size = m[1], m[2]
-		} else if m := rateArg.FindStringSubmatch(a); m != nil {
-			z.quantity, _ = strconv.ParseInt(m[1], 10, 64)
-			z.window = time.Second
-			if m[2] == "m" {
-				z.window = time.Minute
-			}
-		} else if a == "sync" {
-			z.sync = true
-		} else {
-			return nil, fmt.Errorf("line %d: limit_req_zone: cannot read %s", d.line, excerpt(a))
-		}
-	}
-	if z.name == "" || z.quantity < 1 {
-		return nil, fmt.Errorf("line %d: limit_req_zone wants zone=name:size and a rate of at least 1r/s or 1r/m", d.line)
-	}
-	return z, nil
-}
-
-// parseConnZone reads a limit_conn_zone: a key and zone=name:size.
-func parseConnZone(d directive) (*nginxZone, error) {
-	if len(d.args) != 2 {
-		return nil, fmt.Errorf("line %d: limit_conn_zone wants a key and zone=name:size", d.line)
-	}
-	m := zoneArg.FindStringSubmatch(d.args[1])
-	if m == nil {
-		return nil, fmt.Errorf("line %d: limit_conn_zone: cannot read %s", d.line, excerpt(d.args[1]))
-	}
-	return &nginxZone{line: d.line, key: d.args[0], conn: true, name: m[1], size: m[2]}, nil
-}
-
-// parseConnUse reads a limit_conn: a zone and a number of requests.
-func parseConnUse(d directive) (nginxUse, error) {
-	if len(d.args) != 2 {
-		return nginxUse{}, fmt.Errorf("line %d: limit_conn wants a zone and a number", d.line)
-	}
-	n, err := strconv.ParseInt(d.args[1], 10, 64)
-	if err != nil || n < 1 || n > 1e9 {
-		return nginxUse{}, fmt.Errorf("line %d: limit_conn: %s is not a number of connections", d.line, excerpt(d.args[1]))
-	}
-	return nginxUse{zone: d.args[0], conn: true, n: n, line: d.line}, nil
-}
-
-func parseUse(d directive) (nginxUse, error) {
-	u := nginxUse{line: d.line, delay: -1}
-	for _, a := range d.args {
-		k, v, _ := strings.Cut(a, "=")
-		var err error
-		switch k {
-		case "zone":
-			u.zone = v
-		case "burst":
-			u.burst, err = strconv.ParseInt(v, 10, 64)
-		case "delay":
-			if u.delay, err = strconv.ParseInt(v, 10, 64); err == nil && u.delay < 0 {
-				err = fmt.Errorf("negative") // nginx refuses it: invalid delay
-			}
-		case "nodelay":
-			u.nodelay = v == "" && a == "nodelay"
-			if !u.nodelay {
-				err = fmt.Errorf("bad")
-			}
-		default:
-			err = fmt.Errorf("unknown")
-		}
-		if err != nil || u.burst < 0 || u.burst > 1e9 || u.delay > 1e9 {
-			return u, fmt.Errorf("line %d: limit_req: cannot read %s", d.line, excerpt(a))
-		}
-	}
-	if u.zone == "" {
-		return u, fmt.Errorf("line %d: limit_req needs zone=name", d.line)
-	}
-	if u.nodelay && u.delay >= 0 {
-		return u, fmt.Errorf("line %d: limit_req: nodelay and delay= together", d.line)
-	}
-	if u.delay < 0 {
-		u.delay = 0
-	}
-	return u, nil
 }
 
 // locationPatterns turns a location's arguments into ServeMux patterns:
@@ -646,118 +536,6 @@ func (t *Translation) nginxLimit(z *nginxZone, u nginxUse, name, where string) L
 		t.differs(where+" held requests", "while nginx holds requests its bucket sometimes drains as if from a moment up to a fraction of a slot away from the arrivals (its error log's excess shows it): replayed side by side, each client's total admissions agree, but one admission can move into the neighbouring second.")
 	}
 	return l
-}
-
-// zoneStates estimates the states an nginx zone of size holds (one state
-// is about 64 bytes, the figure nginx's documentation gives for
-// $binary_remote_addr on 64-bit platforms).
-func zoneStates(size string) int64 {
-	mult := int64(1)
-	switch size[len(size)-1] {
-	case 'k', 'K':
-		mult, size = 1<<10, size[:len(size)-1]
-	case 'm', 'M':
-		mult, size = 1<<20, size[:len(size)-1]
-	case 'g', 'G':
-		mult, size = 1<<30, size[:len(size)-1]
-	}
-	n, _ := strconv.ParseInt(size, 10, 64)
-	return n * mult / 64
-}
-
-// keyKind is what an nginx zone key counts by.
-type keyKind int
-
-const (
-	keyAddress  keyKind = iota // $binary_remote_addr, $remote_addr
-	keyConstant                // no variable, or $server_name: one count (of a server)
-	keyAttrs                   // variables a rule's key reads (headers, host, query, …)
-	keyOther                   // anything else: not readable by sluice
-)
-
-// nginxVars are the nginx variables a rule's key reads, by their rule key
-// attribute; $http_, $arg_ and $cookie_ variables are read by prefix.
-var nginxVars = map[string]string{
-	"binary_remote_addr": "ip/32/128", "remote_addr": "ip/32/128",
-	"host": "host", "uri": "path", "document_uri": "path", "request_uri": "path",
-}
-
-// nginxKeyKind classifies a zone key, a text of variables ($name or
-// ${name}) and literal characters, and returns the rule key attributes of
-// its variables (constants and literal text count nothing apart). With
-// claims, nginx Plus's $jwt_claim_<name> is the verified token's claim
-// (its subject, "user", for sub); without, sluice cannot read it.
-func nginxKeyKind(key string, claims bool) (keyKind, []string) {
-	var attrs []string
-	for rest := key; rest != ""; {
-		i := strings.IndexByte(rest, '$')
-		if i < 0 {
-			break
-		}
-		rest = rest[i+1:]
-		var name string
-		if strings.HasPrefix(rest, "{") {
-			end := strings.IndexByte(rest, '}')
-			if end < 0 {
-				return keyOther, nil
-			}
-			name, rest = rest[1:end], rest[end+1:]
-		} else {
-			end := strings.IndexFunc(rest, func(r rune) bool {
-				return !(r == '_' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9')
-			})
-			if end < 0 {
-				end = len(rest)
-			}
-			name, rest = rest[:end], rest[end:]
-		}
-		var attr string
-		switch {
-		case name == "server_name":
-			continue
-		case nginxVars[name] != "":
-			attr = nginxVars[name]
-		case strings.HasPrefix(name, "http_") && validHeaderName(name[len("http_"):]):
-			attr = "header:" + http.CanonicalHeaderKey(strings.ReplaceAll(name[len("http_"):], "_", "-"))
-		case strings.HasPrefix(name, "arg_") && validHeaderName(name[len("arg_"):]):
-			attr = "query:" + name[len("arg_"):]
-		case strings.HasPrefix(name, "cookie_") && validHeaderName(name[len("cookie_"):]):
-			attr = "cookie:" + name[len("cookie_"):]
-		case name == "jwt_claim_sub" && claims:
-			attr = "user"
-		case strings.HasPrefix(name, "jwt_claim_") && claims:
-			attr = "claim:" + name[len("jwt_claim_"):]
-		default:
-			return keyOther, nil
-		}
-		if !slices.Contains(attrs, attr) {
-			attrs = append(attrs, attr)
-		}
-	}
-	switch {
-	case len(attrs) == 0:
-		return keyConstant, nil
-	case len(attrs) == 1 && attrs[0] == "ip/32/128":
-		return keyAddress, attrs
-	}
-	return keyAttrs, attrs
-}
-
-// nginxKey maps a zone's key onto sluice's identity, for a plan's limit:
-// the key counts by address (or a key sluice cannot read, counted so) or
-// counts everyone together (a global limit).
-func (t *Translation) nginxKey(z *nginxZone, l *Limit) {
-	where := "zone " + z.name + " key"
-	switch kind, _ := z.keyKind(); kind {
-	case keyAddress:
-		t.IPv6Prefix = 128
-		t.same(where, "%s: one client per address, as sluice's identity by address; ipv6_prefix: 128 keeps nginx's one client per IPv6 address (sluice's default groups a /64).", z.key)
-	case keyConstant:
-		l.Global = true
-		t.same(where, "%s is one value for every request (one server): a global limit, one count for all clients.", z.key)
-	default:
-		t.differs(where, "sluice cannot key a limit on %s: the limit is imported per client address instead. Key on an address, a header or the host, or keep this limit in nginx.", z.key)
-	}
 }
 
 // longestWait is the wait of the n-th request nginx holds at quantity per
