@@ -8,6 +8,8 @@ import (
 	"time"
 )
 
+// zoneArg and rateArg read a zone directive's zone=name:size and
+// limit_req_zone's rate=Nr/s or Nr/m arguments.
 var (
 	zoneArg = regexp.MustCompile(`^zone=([^:]+):(\d+[kKmMgG]?)$`)
 	rateArg = regexp.MustCompile(`^rate=(\d{1,9})r/([sm])$`)
