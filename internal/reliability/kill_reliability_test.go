@@ -80,9 +80,10 @@ func TestRedisKilledAndRestartedUnder64Clients(t *testing.T) {
 
 // checkShare runs 200 calls on a fresh key of a bucket of 100 refilled
 // at 100 an hour during the outage: Local admits this instance's share,
-// 100/instances, exactly (the share refills one unit in 36·instances
-// seconds, far longer than the calls take; a window could end between
-// two of them). It returns the fallbacks it caused.
+// 100/instances, exactly. A bucket, not a window, whose end could fall
+// between two of the calls: the share refills one unit in 36·instances
+// seconds, far longer than the calls take. It returns the fallbacks it
+// caused.
 func checkShare(t *testing.T, lim *sluice.Limiter, instances int) int64 {
 	t.Helper()
 	share := sluice.TokenBucket(100, time.Hour).Named("share")
