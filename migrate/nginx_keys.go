@@ -6,6 +6,16 @@ import (
 	"strings"
 )
 
+// keyKind is what an nginx zone key counts by.
+type keyKind int
+
+const (
+	keyAddress  keyKind = iota // $binary_remote_addr, $remote_addr
+	keyConstant                // no variable, or $server_name: one count (of a server)
+	keyAttrs                   // variables a rule's key reads (headers, host, query, …)
+	keyOther                   // anything else: not readable by sluice
+)
+
 // keyKind classifies the zone's key (see nginxKeyKind); an allowlist's key
 // counts by address.
 func (z *nginxZone) keyKind() (keyKind, []string) {
@@ -20,16 +30,6 @@ func (z *nginxZone) keyKind() (keyKind, []string) {
 	}
 	return nginxKeyKind(z.key, z.claims)
 }
-
-// keyKind is what an nginx zone key counts by.
-type keyKind int
-
-const (
-	keyAddress  keyKind = iota // $binary_remote_addr, $remote_addr
-	keyConstant                // no variable, or $server_name: one count (of a server)
-	keyAttrs                   // variables a rule's key reads (headers, host, query, …)
-	keyOther                   // anything else: not readable by sluice
-)
 
 // nginxVars are the nginx variables a rule's key reads, by their rule key
 // attribute; $http_, $arg_ and $cookie_ variables are read by prefix.
