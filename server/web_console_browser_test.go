@@ -85,9 +85,9 @@ func TestBrowserPagesThrowNothing(t *testing.T) {
 	cfg := strings.Replace(testConfig, "{name: k1,", "{name: \""+keyName+"\",", 1)
 	// The pages are under test, not the simulator: runs of at most 20,000
 	// requests (the default bound is 200,000) keep each change of the form
-	// to a second or two of a core under -race, which the designer's
-	// thread, at a lower priority than the other tests, may wait minutes
-	// for on a busy machine.
+	// a small run, which the designer's thread, at a lower priority than
+	// the other tests, may still wait long for on a busy machine (hence
+	// the timeout).
 	f := newFixture(t, cfg+"designer:\n  timeout: 2m\n  max_arrivals: 20000\n")
 	ctx := chromium.Tab(t)
 	console := watchConsole(t, ctx)
