@@ -285,10 +285,10 @@ func appendIETF(buf []byte, checks []sluice.Check, statuses []sluice.Status, ite
 			buf = append(buf, ";r="...)
 			qt = quota.Of(checks[i].Limit)
 		}
-		buf = appendDecimal(buf, st.Remaining)
+		buf = strconv.AppendInt(buf, st.Remaining, 10)
 		if qt.W > 0 {
 			buf = append(buf, ";t="...)
-			buf = appendDecimal(buf, qt.Seconds(st.Remaining, st.ResetAfter, st.RetryAfter))
+			buf = strconv.AppendInt(buf, qt.Seconds(st.Remaining, st.ResetAfter, st.RetryAfter), 10)
 		}
 	}
 	return buf
@@ -393,39 +393,6 @@ func (f *limitFigures) resetAt(now time.Time) time.Time {
 	}
 	return at
 }
-
-// appendDecimal appends v in decimal, as strconv.AppendInt(buf, v, 10)
-// does, two digits at a time from a table of the pairs 00 to 99.
-func appendDecimal(buf []byte, v int64) []byte {
-	if v < 10 {
-		if v < 0 {
-			return strconv.AppendInt(buf, v, 10)
-		}
-		return append(buf, byte('0'+v))
-	}
-	var tmp [20]byte
-	i := len(tmp)
-	u := uint64(v)
-	for u >= 100 {
-		j := u % 100 * 2
-		u /= 100
-		i -= 2
-		tmp[i+1], tmp[i] = digitPairs[j+1], digitPairs[j]
-	}
-	if u >= 10 {
-		i -= 2
-		tmp[i+1], tmp[i] = digitPairs[u*2+1], digitPairs[u*2]
-	} else {
-		i--
-		tmp[i] = byte('0' + u)
-	}
-	return append(buf, tmp[i:]...)
-}
-
-// digitPairs are the two-digit numbers 00 to 99, written one after another.
-const digitPairs = "00010203040506070809" + "10111213141516171819" + "20212223242526272829" + "30313233343536373839" +
-	"40414243444546474849" + "50515253545556575859" + "60616263646566676869" + "70717273747576777879" +
-	"80818283848586878889" + "90919293949596979899"
 
 // appendDraft7 appends the draft-7 RateLimit value, an sf-dictionary:
 //

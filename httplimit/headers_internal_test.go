@@ -1,8 +1,6 @@
 package httplimit
 
 import (
-	"math"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -62,22 +60,4 @@ func TestHeaderValuesKeepEmptyValuesEmpty(t *testing.T) {
 	if len(got) != 3 || got[0] != "" || got[1] != "ab" || got[2] != "" {
 		t.Errorf("headerValues = %q, want [\"\" \"ab\" \"\"]", got)
 	}
-}
-
-func TestAppendDecimalWritesWhatStrconvWrites(t *testing.T) {
-	check := func(v int64) {
-		if got, want := string(appendDecimal([]byte("x"), v)), strconv.AppendInt([]byte("x"), v, 10); got != string(want) {
-			t.Fatalf("appendDecimal(%d) = %q, want %q", v, got, want)
-		}
-	}
-	for v := int64(-1000); v <= 100_000; v++ {
-		check(v)
-	}
-	for v := int64(1); v > 0 && v < math.MaxInt64/3; v *= 3 {
-		check(v - 1)
-		check(v)
-		check(v + 1)
-	}
-	check(math.MaxInt64)
-	check(math.MinInt64)
 }
