@@ -50,7 +50,7 @@ type metrics struct {
 	proxyHeaderRefusals prometheus.Counter
 }
 
-func newMetrics(reg *prometheus.Registry) *metrics {
+func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_decisions_total",
@@ -232,7 +232,7 @@ func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 // registerMemoryMetrics exports the counts of the in-process store m (none
 // when m is nil), its bound among them
 // (memory.WithMaxKeys, config store.max_keys), beside what m holds toward it.
-func registerMemoryMetrics(reg *prometheus.Registry, m *memory.Store) {
+func registerMemoryMetrics(reg prometheus.Registerer, m *memory.Store) {
 	if m == nil {
 		return
 	}
@@ -299,7 +299,7 @@ func (c *memoryCollector) Collect(ch chan<- prometheus.Metric) {
 // failover's count of the calls its primary failed (decisions, refunds and
 // releases) plus direct, the failures of the calls the server made to the
 // store past the failover (or, without one, the refunds it failed).
-func registerStoreMetrics(reg *prometheus.Registry, f *failover.Store, c *overlimit.Cache, direct *atomic.Int64) {
+func registerStoreMetrics(reg prometheus.Registerer, f *failover.Store, c *overlimit.Cache, direct *atomic.Int64) {
 	if f == nil { // the memory store fails no decision
 		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "sluice_store_errors_total", Help: "Calls the store failed (error or timeout).",

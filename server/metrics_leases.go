@@ -9,7 +9,7 @@ import (
 // registerLeaseMetrics exports what the quota leased from Redis did (nil:
 // nothing is leased, nothing is exported). The mean lease size is
 // rate(sluice_lease_units_total{event="leased"}) ÷ rate(sluice_lease_takes_total).
-func registerLeaseMetrics(reg *prometheus.Registry, l *redis.Leased) {
+func registerLeaseMetrics(reg prometheus.Registerer, l *redis.Leased) {
 	if l != nil {
 		reg.MustRegister(newLeaseCollector(l))
 	}

@@ -11,7 +11,7 @@ import (
 // node's breaker and counts, labelled by node (a Cluster master's or the
 // server's address), what Redis forgot of what it had acknowledged, and
 // the reservations it could not refund.
-func registerNodeMetrics(reg *prometheus.Registry, f *failover.Store, losses func() redis.Losses, unrefunded func() int64) {
+func registerNodeMetrics(reg prometheus.Registerer, f *failover.Store, losses func() redis.Losses, unrefunded func() int64) {
 	if f != nil {
 		reg.MustRegister(newNodeCollector(f))
 	}

@@ -69,7 +69,10 @@ type Options struct {
 	Clock func() time.Time
 	// Registry receives the metrics; when nil, a new one that also holds
 	// the Go runtime's and the process's (go_memstats_*, go_goroutines,
-	// process_resident_memory_bytes, …).
+	// process_resident_memory_bytes, …). One that already holds a metric
+	// of a name the server's use (sluice_*, such as another Server's) is
+	// an error of New, which, failing for any reason, leaves none of its
+	// metrics in Registry.
 	Registry *prometheus.Registry
 	// DrainTimeout bounds graceful shutdown: how long requests in flight
 	// get to finish once the listeners close (and notify's queue as long
@@ -239,37 +242,46 @@ func New(opts Options) (*Server, error) {
 	if opts.Ready != nil {
 		s.ready = &readyProbe{ready: opts.Ready, log: s.log}
 	}
-	s.metrics = newMetrics(opts.Registry)
-	s.exempt = newExemptCounters(opts.Registry)
-	s.shed = newShedCounters(opts.Registry)
-	s.reported = newReportedCounters(opts.Registry)
-	s.settles = newSettleCounters(opts.Registry)
+	// Metrics go through reg, which gives back what it registered if New
+	// fails: a Registry that already holds one of their names is an error.
+	reg := &registerer{to: opts.Registry}
+	s.metrics = newMetrics(reg)
+	s.exempt = newExemptCounters(reg)
+	s.shed = newShedCounters(reg)
+	s.reported = newReportedCounters(reg)
+	s.settles = newSettleCounters(reg)
 	s.pending = newPendings(time.Now, s.settles.dropped.Inc)
-	s.tokens = &tokenSource{s: s, metrics: newTokenMetrics(opts.Registry)}
-	s.notify = newNotifier(opts.Registry)
-	registerBuildInfo(opts.Registry)
-	registerStoreMetrics(opts.Registry, opts.Failover, opts.OverLimit, &s.storeErrors)
-	registerNodeMetrics(opts.Registry, opts.Failover, opts.StoreLosses, opts.StoreUnrefunded)
-	registerLeaseMetrics(opts.Registry, opts.Leases)
-	registerMemoryMetrics(opts.Registry, opts.Memory)
-	opts.Registry.MustRegister(newGlobalRemaining(s), newCertExpiry(s), newLoadSignals(s))
+	s.tokens = &tokenSource{s: s, metrics: newTokenMetrics(reg)}
+	s.notify = newNotifier(reg)
+	registerBuildInfo(reg)
+	registerStoreMetrics(reg, opts.Failover, opts.OverLimit, &s.storeErrors)
+	registerNodeMetrics(reg, opts.Failover, opts.StoreLosses, opts.StoreUnrefunded)
+	registerLeaseMetrics(reg, opts.Leases)
+	registerMemoryMetrics(reg, opts.Memory)
+	reg.MustRegister(newGlobalRemaining(s), newCertExpiry(s), newLoadSignals(s))
 	s.stats = newStats(opts.Clock, s.dashboardSample)
 	g := opts.Config.Designer
 	s.designer = newDesigner(designerLimits{concurrency: g.Concurrency, maxArrivals: g.MaxArrivals, timeout: g.Timeout})
 	s.mon = degrade.NewMonitor(opts.StoreDown)
 	s.switched = newSwitchedConns()
-	opts.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "sluice_proxy_switched_connections",
 		Help: "Connections the reverse proxy switched to another protocol (WebSockets) open now.",
 	}, func() float64 { return float64(s.switched.len()) }))
 	s.ctl = degrade.NewController(opts.Config.Degradation.Controller, nil, s.levelChanged)
+	if reg.err != nil {
+		reg.undo()
+		return nil, fmt.Errorf("server: registering its metrics: %w", reg.err)
+	}
 	st, err := s.build(opts.Config)
 	if err != nil {
+		reg.undo()
 		return nil, err
 	}
 	if st.envoyRules != nil {
 		if s.envoy, err = s.newEnvoyService(opts.Config, st.envoyRules); err != nil {
 			st.served(false)
+			reg.undo()
 			return nil, fmt.Errorf("server: %w", err)
 		}
 	}
