@@ -70,11 +70,9 @@ func TestNewOnARegistryThatHoldsItsMetricsIsAnErrorNotAPanic(t *testing.T) {
 	// failed New's metrics are gone: they would be duplicates); a second
 	// Server on it is refused the same way.
 	reg.Unregister(own)
-	first, err := server.New(opts(reg))
-	if err != nil {
+	if _, err := server.New(opts(reg)); err != nil {
 		t.Fatalf("server.New on the Registry without the conflicting metric: %v", err)
 	}
-	_ = first
 	held := families(reg)
 	if _, err := server.New(opts(reg)); err == nil {
 		t.Fatal("a second Server on the same Registry: no error")
