@@ -2,12 +2,11 @@ package server
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// registerer is what New registers the server's metrics with: it registers
-// each with to and, where prometheus.Registry.MustRegister would panic (to
-// already holds a metric of the same name, such as another Server's), keeps
-// the first error for New to return. undo unregisters every metric it
-// registered, so that a New that fails leaves to as it found it. It is not
-// safe for concurrent use: New registers from one goroutine.
+// registerer is a prometheus.Registerer over the Registry to that never
+// panics: MustRegister registers as Register does, and err holds the first
+// error either returned (to already holds a metric of the same name). undo
+// unregisters every metric it registered, leaving to as it was. It is not
+// safe for concurrent use.
 type registerer struct {
 	to    *prometheus.Registry
 	added []prometheus.Collector

@@ -39,8 +39,8 @@ func TestBenchTrustsAPrivateCA(t *testing.T) {
 	errOut.Reset()
 	code := run(context.Background(), []string{"bench", "-d", "200ms", "-c", "2", "-cacert", ca.File("ca"),
 		"-cert", ca.File("ops.internal"), "-key", ca.KeyFile("ops.internal"), srv.URL}, &out, &errOut)
-	// Only the statuses line: the URL's port may hold "401" (CI failed on
-	// https://127.0.0.1:40105).
+	// The statuses line alone: the output also holds the URL, whose port
+	// may read 401.
 	var statuses []string // "200:", "1222", and so on for each status
 	for line := range strings.Lines(out.String()) {
 		if f := strings.Fields(line); len(f) > 0 && f[0] == "statuses" {
