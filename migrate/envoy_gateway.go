@@ -223,8 +223,8 @@ func (t *Translation) egJWT(d *egDoc) {
 
 // egRoute reads an HTTPRoute's path patterns and host names.
 func (t *Translation) egRoute(d *egDoc) *egRoute {
-	r := &egRoute{hosts: d.Spec.Hostnames}
 	where := "HTTPRoute " + d.Metadata.Name
+	r := &egRoute{hosts: t.egHostnames(where, d.Spec.Hostnames)}
 	narrowed := false
 	defer func() {
 		if narrowed {
@@ -264,6 +264,20 @@ func (t *Translation) egRoute(d *egDoc) *egRoute {
 		}
 	}
 	return r
+}
+
+// egHostnames returns an HTTPRoute's hostnames as its rule's hosts: nil,
+// every host, when one of them is neither a host name nor *.domain (the
+// Gateway API refuses it, and no rule could match it), which the report
+// then says.
+func (t *Translation) egHostnames(where string, hostnames []string) []string {
+	for _, h := range hostnames {
+		if !validHostName(h) && !wildcardHost(h) {
+			t.differs(where, "hostname %q is not a host name or *.domain that sluice's rules match: its limits count requests to its paths on every host.", h)
+			return nil
+		}
+	}
+	return hostnames
 }
 
 // egPolicy translates the rate limit rules of one policy, once for each
