@@ -2,11 +2,11 @@ package server
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// registerer is a prometheus.Registerer over the Registry to that never
-// panics: MustRegister registers as Register does, and err holds the first
-// error either returned (to already holds a metric of the same name). undo
-// unregisters every metric it registered, leaving to as it was. It is not
-// safe for concurrent use.
+// registerer is a prometheus.Registerer, over the Registry in its field
+// to, that never panics: MustRegister registers as Register does, and err
+// holds the first error either returned (such as a metric whose name the
+// Registry already holds). undo unregisters every metric it registered,
+// leaving the Registry as it was. It is not safe for concurrent use.
 type registerer struct {
 	to    *prometheus.Registry
 	added []prometheus.Collector

@@ -69,10 +69,10 @@ type Options struct {
 	Clock func() time.Time
 	// Registry receives the metrics; when nil, a new one that also holds
 	// the Go runtime's and the process's (go_memstats_*, go_goroutines,
-	// process_resident_memory_bytes, …). One that already holds a metric
-	// of a name the server's use (sluice_*, such as another Server's) is
-	// an error of New, which, failing for any reason, leaves none of its
-	// metrics in Registry.
+	// process_resident_memory_bytes, …). A Registry that already holds a
+	// metric under one of the server's names (sluice_*, such as another
+	// Server's) makes New fail; a New that fails, for any reason, leaves
+	// none of its metrics in Registry.
 	Registry *prometheus.Registry
 	// DrainTimeout bounds graceful shutdown: how long requests in flight
 	// get to finish once the listeners close (and notify's queue as long
