@@ -447,11 +447,23 @@ func (a *APIAnalysis) nextSection(b *strings.Builder) {
 		}
 		l := p.Limits[0]
 		rec := l.Rec()
-		fmt.Fprintf(b, "- Replay a day of %s's real traffic (`time,key,cost` lines): `sluice simulate -trace %s.csv -limit %s", p.Name, p.Name, rec.rate())
+		rt := rec.rate()
+		fmt.Fprintf(b, "- Replay a day of %s's real traffic (`time,key,cost` lines): `sluice simulate -trace %s.csv -limit %s", p.Name, p.Name, rt)
 		if rec.Burst > 0 {
 			fmt.Fprintf(b, " -burst %d", rec.Burst)
 		}
-		fmt.Fprintf(b, " -reference %s -algorithms %s,sliding-window-log -chart %s.svg`.\n", rec.rate().withQuantity(l.Quantity), rec.Algorithm, p.Name)
+		algorithms := rec.Algorithm + ",sliding-window-log"
+		if rec.Algorithm == "sliding-window-log" {
+			algorithms = "sliding-window-log,sliding-window-counter"
+		}
+		fmt.Fprintf(b, " -reference %s -algorithms %s", rt.withQuantity(l.Quantity), algorithms)
+		if rt.zone != "" {
+			fmt.Fprintf(b, " -zone %s", rt.zone)
+		}
+		if rt.starts != "" {
+			fmt.Fprintf(b, " -starts %s", rt.starts)
+		}
+		fmt.Fprintf(b, " -chart %s.svg`.\n", p.Name)
 	}
 	b.WriteString("- Already limiting in nginx, Envoy, Envoy Gateway, Kong, Traefik, HAProxy, ingress-nginx or Amazon API Gateway? `sluice import` translates those limits and lists every difference in behaviour (docs/migration.md): migrate gradually, not by rewrite.\n")
 	b.WriteString("- Revisit the design when a plan's peak traffic or client count changes by half, or when a second region needs its own store.\n\n")

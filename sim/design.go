@@ -317,10 +317,41 @@ func (rec *Recommendation) divide(req Requirements, q int64, w time.Duration) er
 	}
 	rec.sharedQuantity, rec.sharedBurst = rec.Quantity, rec.Burst
 	rec.PerInstance, rec.Quantity, rec.Burst = true, quantity, burst
+	if err := rec.exactShare(); err != nil {
+		return fieldErrorf("instances", "%d per %s cannot be divided between %d instances that each keep their own count in memory: %v; use store: redis (or auto), which keeps one count for every instance",
+			rec.sharedQuantity, FormatDuration(w), n, err)
+	}
 	if s := rec.burstAcross(req); s != "" {
 		rec.Reasons = append(rec.Reasons, s)
 	}
 	return nil
+}
+
+// maxShareRounding bounds how far exactShare lowers a share's quantity.
+const maxShareRounding = 1024
+
+// exactShare lowers the quantity of rec, an instance's share of a bucket,
+// to the largest at most maxShareRounding below it that the bucket can
+// keep exact (a rate of Q per W whose burst × W/gcd(W, Q) fits the
+// algorithms' ticks), saying so in its reasons, or returns why none can.
+// A share that is exact as divided is left as it is.
+func (rec *Recommendation) exactShare() error {
+	_, err := rec.limit()
+	if err == nil {
+		return nil
+	}
+	divided := rec.Quantity
+	for q := divided - 1; q >= 1 && q >= divided-maxShareRounding; q-- {
+		rec.Quantity = q
+		if _, err := rec.limit(); err == nil {
+			rec.Reasons = append(rec.Reasons, fmt.Sprintf(
+				"Each instance's quantity is %d, not %d: a bucket refilled at %d per %s could not be kept exact in integer time; %d can.",
+				q, divided, divided, FormatDuration(rec.Window.D()), q))
+			return nil
+		}
+	}
+	rec.Quantity = divided
+	return err
 }
 
 // burstAcross says, of a bucket divided between instances, that their

@@ -124,6 +124,9 @@ func (r Requirements) withDefaults() (Requirements, error) {
 	if err != nil {
 		return r, fmt.Errorf("requirements: %w", rateError("", err))
 	}
+	// The rate as it reads, without the space around it that parsing
+	// ignores: it is written into a comment line of the configuration.
+	r.Rate = strings.TrimSpace(r.Rate)
 	if r.Burst > rt.q {
 		return r, fmt.Errorf("requirements: %w", fieldErrorf("burst", "%d must be in [0, %d]: no window admits more than the quantity", r.Burst, rt.q))
 	}
