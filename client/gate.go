@@ -102,7 +102,7 @@ func NewLimiterGate(limiter *sluice.Limiter, key string, limits ...sluice.Limit)
 //
 //	client.NewLocalGate(sluice.LeakyBucket(50, time.Second).WithMaxWait(time.Minute))
 func NewLocalGate(limits ...sluice.Limit) *LimiterGate {
-	store := memory.New(memory.WithSweepInterval(0), memory.WithShards(1), memory.WithMaxKeys(len(limits)+1))
+	store := memory.New(memory.WithSweepInterval(0), memory.WithClockResolution(0), memory.WithShards(1), memory.WithMaxKeys(len(limits)+1))
 	return NewLimiterGate(sluice.NewLimiter(store), "client", limits...)
 }
 

@@ -95,6 +95,31 @@ func (h *hostState) acquireWith(ctx context.Context, host string, cost, bytes in
 	}
 }
 
+// hopeless returns the error acquireWith would fail a request of cost
+// units and bytes of content (-1: unknown) with at once, were it tried
+// now: content larger than a whole quota of content bytes, or a wait for
+// the host's quotas with a known end beyond maxWait or the context's
+// deadline; else nil. It spends nothing: a request is so refused before it
+// spends a Gate's units.
+func (h *hostState) hopeless(ctx context.Context, host string, cost, bytes int64, maxWait time.Duration) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err := h.tooLarge(bytes, host); err != nil {
+		return err
+	}
+	now := time.Now()
+	how, wake := h.admits(min(cost, sluice.MaxQuantity), now)
+	if how != sendHeld && h.body != nil {
+		h.body.mu.Lock()
+		how, wake = h.body.admits(h.body.contentCost(bytes), now)
+		h.body.mu.Unlock()
+	}
+	if how == sendHeld && !wake.IsZero() {
+		return checkWait(ctx, wake.Sub(now), maxWait, "quota of "+host)
+	}
+	return nil
+}
+
 // turn tries a send of cost units and bytes of content at now for the
 // request whose place in the line is *me (nil: it has none), as tryWith
 // does, when the request may be tried: when it is first in line, or there

@@ -414,7 +414,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			if err != nil {
 				release()
 			} else {
-				resp.Body = &releasingBody{ReadCloser: resp.Body, release: release}
+				resp.Body = releasing(resp.Body, release)
 			}
 		}
 		r := response{at: time.Now()}
@@ -487,6 +487,9 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64) (tk ticke
 		if err := h.waitHold(ctx, req.URL.Host, t.policy.MaxWait, &waited); err != nil {
 			return ticket{}, release, err
 		}
+		if err := h.hopeless(ctx, req.URL.Host, cost, contentLength(req), t.policy.MaxWait); err != nil {
+			return ticket{}, release, err
+		}
 		start := time.Now()
 		var err error
 		if lg, ok := t.Gate.(LeaseGate); ok {
@@ -516,6 +519,26 @@ func (b *releasingBody) Close() error {
 	err := b.ReadCloser.Close()
 	b.once.Do(b.release)
 	return err
+}
+
+// releasingConn is a releasingBody that can be written to: the body of a
+// 101 Switching Protocols answer, which net/http gives as the connection
+// (an io.ReadWriteCloser), stays one.
+type releasingConn struct {
+	*releasingBody
+	w io.Writer
+}
+
+func (c releasingConn) Write(p []byte) (int, error) { return c.w.Write(p) }
+
+// releasing returns body, which gives back the Gate's hold when closed
+// (release, once), writable when body is.
+func releasing(body io.ReadCloser, release func()) io.ReadCloser {
+	b := &releasingBody{ReadCloser: body, release: release}
+	if w, ok := body.(io.Writer); ok {
+		return releasingConn{b, w}
+	}
+	return b
 }
 
 // endingBody records that its request has ended (hostState.end) when it
