@@ -132,14 +132,15 @@ func (p *plan) draft6Reset(s slot, d *sluice.Decision) int64 {
 	return p.headerT(s, d)
 }
 
-// outranked reports whether slot i's rule limits another descriptor of p
-// that is closer to refusing (less remaining; then a longer t; then the
-// earlier): the IETF headers name a rule once, with the figures of its
-// descriptor closest to refusing.
+// outranked reports whether a rule of slot i's name (its label) limits
+// another descriptor of p that is closer to refusing (less remaining; then
+// a longer t; then the earlier): the IETF headers name a limit once, with
+// the figures of its descriptor closest to refusing. Limit overrides of
+// one window share a name, whatever their quantity.
 func (p *plan) outranked(i int, d *sluice.Decision) bool {
 	s := p.slots[i]
 	for j, o := range p.slots {
-		if j == i || o.rule != s.rule || o.check < 0 || o.check == s.check {
+		if j == i || o.check < 0 || o.check == s.check || o.rule.label != s.rule.label {
 			continue
 		}
 		ro, rs := p.remaining(o, d), p.remaining(s, d)
