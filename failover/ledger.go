@@ -167,28 +167,27 @@ func (lg *ledger) add(checks []sluice.Check, out []sluice.Status) {
 // is charging, and up to settleExtra accounts of other keys for which also
 // reports true. It returns the claimed accounts, each with charged set to
 // what it holds now; the caller ends the claim with done.
+//
+// The accounts of checks are claimed together, once no other call is
+// charging any of them: a call that waited holding some could wait for a
+// call waiting for those (checks [X, Y] and [Y, X]).
 func (lg *ledger) take(ctx context.Context, checks []sluice.Check, also func(*account) bool) ([]*account, error) {
-	var taken []*account
 	lg.mu.Lock()
-	for i := 0; i < len(checks); i++ {
-		a := lg.m[stateKey{checks[i].Key, checks[i].Limit.ID()}]
-		if a == nil {
-			continue
+	for busy := lg.busyOf(checks); busy != nil; busy = lg.busyOf(checks) {
+		lg.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		if a.busy != nil {
-			busy := a.busy
-			lg.mu.Unlock()
-			select {
-			case <-busy:
-			case <-ctx.Done():
-				lg.done(taken, false)
-				return nil, ctx.Err()
-			}
-			lg.mu.Lock()
-			i-- // look again: it may be settled, or still open
-			continue
+		lg.mu.Lock()
+	}
+	var taken []*account
+	for i := range checks {
+		// Busy now only if claimed for an earlier check of this call.
+		if a := lg.m[stateKey{checks[i].Key, checks[i].Limit.ID()}]; a != nil && a.busy == nil {
+			taken = append(taken, lg.claim(a))
 		}
-		taken = append(taken, lg.claim(a))
 	}
 	// Go visits a map from a random place: looking at a few accounts per
 	// call reaches them all over the calls, at a bounded cost each.
@@ -205,6 +204,17 @@ func (lg *ledger) take(ctx context.Context, checks []sluice.Check, also func(*ac
 	}
 	lg.mu.Unlock()
 	return taken, nil
+}
+
+// busyOf returns what closes when the call charging an account of checks
+// is done, or nil when no call charges any. lg.mu is held.
+func (lg *ledger) busyOf(checks []sluice.Check) chan struct{} {
+	for i := range checks {
+		if a := lg.m[stateKey{checks[i].Key, checks[i].Limit.ID()}]; a != nil && a.busy != nil {
+			return a.busy
+		}
+	}
+	return nil
 }
 
 // takeAny claims up to n accounts no call is charging, each with charged

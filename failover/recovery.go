@@ -373,9 +373,13 @@ func (f *Store) returnCall(parent context.Context, checks []sluice.Check, out []
 // did (not an answer from the over-limit cache, which says nothing of the
 // primary's health). Out becomes the primary's statuses (its receipts
 // too: a refund goes back to the primary, which counted the units), or its
-// refusal; the leases the local store gave to a refused call are given
-// back. Concurrency checks are decided locally only (a lease the primary
-// gave to a call the share then refused would be held until it expired).
+// refusal; what the local store gave a refused call goes back: its leases,
+// and the units of its fixed window, sliding counter and sliding log
+// checks (refunded by their receipts). A bucket's units stay spent in the
+// share (a bucket takes no refund), which then admits less until it
+// refills, never more. Concurrency checks are decided locally only (a
+// lease the primary gave to a call the share then refused would be held
+// until it expired).
 func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []sluice.Status, ns []*node) (bool, error) {
 	var idx []int
 	for i := range checks {
@@ -405,10 +409,16 @@ func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []
 		return !cached, nil
 	}
 	// Refused: the primary's statuses, and the local leases given back
-	// (their checks report as a peek would).
+	// (their checks report as a peek would) and charges refunded.
 	var leased []sluice.Check
-	var leases []int64
+	var leases, receipts []int64
 	for i := range checks {
+		if isLocal(out[i].Charged) {
+			if receipts == nil {
+				receipts = make([]int64, len(checks))
+			}
+			receipts[i] = out[i].Charged - localMark
+		}
 		if out[i].Lease != 0 {
 			leased, leases = append(leased, checks[i]), append(leases, out[i].Lease-localMark)
 			out[i].Remaining = min(out[i].Remaining+checks[i].Cost, f.share(checks[i].Limit).Burst())
@@ -423,6 +433,9 @@ func (f *Store) returnPrimary(ctx context.Context, checks []sluice.Check, out []
 			leased[k].Limit = f.share(leased[k].Limit)
 		}
 		_ = r.Release(ctx, leased, leases) // a lease not given back expires
+	}
+	if receipts != nil {
+		_ = f.refundShares(ctx, checks, receipts) // units not given back leave the share stricter
 	}
 	return !cached, nil
 }

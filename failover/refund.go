@@ -95,6 +95,18 @@ func (f *Store) Refund(ctx context.Context, checks []sluice.Check, charged []int
 // refundLocal refunds the receipts the local store gave, with the shares
 // applyLocal decided, and takes them out of the ledger's accounts.
 func (f *Store) refundLocal(ctx context.Context, checks []sluice.Check, receipts []int64) error {
+	if err := f.refundShares(ctx, checks, receipts); err != nil {
+		return err
+	}
+	if f.ledger != nil {
+		f.ledger.refund(checks, receipts)
+	}
+	return nil
+}
+
+// refundShares refunds the receipts the local store gave, with the shares
+// applyLocal decided.
+func (f *Store) refundShares(ctx context.Context, checks []sluice.Check, receipts []int64) error {
 	r, ok := f.local.(sluice.Refunder)
 	if !ok {
 		return fmt.Errorf("the local store (%T) cannot refund charges: %w", f.local, errors.ErrUnsupported)
@@ -105,13 +117,7 @@ func (f *Store) refundLocal(ctx context.Context, checks []sluice.Check, receipts
 			shares[i].Limit = f.share(shares[i].Limit)
 		}
 	}
-	if err := r.Refund(ctx, shares, receipts); err != nil {
-		return err
-	}
-	if f.ledger != nil {
-		f.ledger.refund(checks, receipts)
-	}
-	return nil
+	return r.Refund(ctx, shares, receipts)
 }
 
 // refund takes the cost of each check with a receipt out of its account,
