@@ -346,7 +346,7 @@ func (m *Middleware) Refuse(w http.ResponseWriter, r *http.Request, res *Result)
 func (m *Middleware) RefuseWithStatus(w http.ResponseWriter, r *http.Request, res *Result, status int) {
 	if res == nil {
 		writeProblem(w, &Problem{Type: "about:blank", Title: "Internal Server Error", Status: http.StatusInternalServerError,
-			Detail: "The rate limit was not decided.", Instance: r.URL.Path})
+			Detail: "The rate limit was not decided.", Instance: r.URL.EscapedPath()})
 		return
 	}
 	if res.Exempt {

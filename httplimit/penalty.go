@@ -181,6 +181,18 @@ func (m *Middleware) unguard(res *Result, n int, key string, known bool) {
 	d := &res.Decision
 	g := d.Statuses[n]
 	res.Checks, d.Statuses = res.Checks[:n], d.Statuses[:n]
+	if !g.Allowed && g.Unavailable {
+		// The store did not decide the guard (a failover's deny): the box
+		// says nothing of the client, and the call, refused for it, was
+		// refused because the store could not decide it.
+		for i := range d.Statuses {
+			if st := &d.Statuses[i]; st.Allowed {
+				st.Allowed, st.Unavailable, st.RetryAfter = false, true, g.RetryAfter
+			}
+		}
+		refusingLimit(res.Checks, d)
+		return
+	}
 	if !g.Allowed || res.peeking && g.Remaining == 0 {
 		m.penalty.remember(key, res.Now, m.timeNow(), g.ResetAfter)
 		m.penalize(res, g.ResetAfter)
@@ -219,6 +231,30 @@ func decidingLimit(checks []sluice.Check, d *sluice.Decision) {
 	d.Limit, d.Remaining, d.ResetAfter, d.RetryAfter = checks[best].Limit, st.Remaining, st.ResetAfter, 0
 }
 
+// refusingLimit makes d, a refused decision of checks, state what the
+// decision of checks alone states (see sluice.Decision): every enforcing
+// limit that refused in Violated, and the one of them with the longest
+// RetryAfter, the first of those, as its Limit.
+func refusingLimit(checks []sluice.Check, d *sluice.Decision) {
+	d.Violated = d.Violated[:0]
+	best := -1
+	for i := range checks {
+		st := &d.Statuses[i]
+		if checks[i].Limit.Shadow() || st.Allowed {
+			continue
+		}
+		d.Violated = append(d.Violated, checks[i].Limit.Name())
+		if best < 0 || st.RetryAfter > d.Statuses[best].RetryAfter {
+			best = i
+		}
+	}
+	if best < 0 {
+		return // only shadow limits refused: d stays as the store left it
+	}
+	st := &d.Statuses[best]
+	d.Limit, d.Remaining, d.ResetAfter, d.RetryAfter = checks[best].Limit, st.Remaining, st.ResetAfter, st.RetryAfter
+}
+
 // penalize makes res a refusal by the box, which holds its client for
 // left more.
 func (m *Middleware) penalize(res *Result, left time.Duration) {
@@ -237,9 +273,10 @@ func (m *Middleware) penalize(res *Result, left time.Duration) {
 // countRefusal counts a refusal of res's client and boxes it at the
 // Refusals-th within Within, logging the boxing unless the client was in
 // the box already. Only a refusal of the client's own doing counts (see
-// clientsRefusal). A failure is logged: the refusal stands.
+// clientsRefusal), never one the store did not decide (a failover's deny).
+// A failure is logged: the refusal stands.
 func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
-	if !m.clientsRefusal(res) {
+	if storeRefused(res) || !m.clientsRefusal(res) {
 		return
 	}
 	pb := m.penalty
@@ -250,8 +287,8 @@ func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
 		m.warn(ctx, "penalty box: refusal not counted", "err", err)
 		return
 	}
-	if d.Allowed && d.Statuses[0].Remaining > 0 {
-		return
+	if d.Allowed && d.Statuses[0].Remaining > 0 || d.Statuses[0].Unavailable {
+		return // not the last refusal, or not counted: the store did not decide
 	}
 	res.penaltyChecks[0] = sluice.Check{Key: key, Limit: pb.box, Cost: 1}
 	sent := m.timeNow()
@@ -259,7 +296,11 @@ func (m *Middleware) countRefusal(ctx context.Context, res *Result) {
 		m.warn(ctx, "penalty box: client not boxed", "err", err)
 		return
 	}
-	if st := d.Statuses[0]; st.Remaining == 0 {
+	st := d.Statuses[0]
+	if st.Unavailable {
+		return // the store did not decide: the client is not boxed
+	}
+	if st.Remaining == 0 {
 		pb.remember(key, sent, m.timeNow(), st.ResetAfter)
 	}
 	if d.Allowed { // else the client was in the box already
@@ -305,7 +346,7 @@ func (m *Middleware) penaltyProblem(r *http.Request, res *Result) *Problem {
 	return &Problem{Type: ProblemPenalty, Title: "Too Many Requests", Status: http.StatusTooManyRequests,
 		Detail: fmt.Sprintf("In the penalty box: every request is refused for %s after %d refused requests within %s (or an operator's decision); retry in %d s.",
 			FormatWindow(pb.p.For), pb.p.Refusals, FormatWindow(pb.p.Within), ra),
-		Instance: r.URL.Path, ViolatedPolicies: res.Decision.Violated, RetryAfter: &ra, Policy: penaltyName,
+		Instance: r.URL.EscapedPath(), ViolatedPolicies: res.Decision.Violated, RetryAfter: &ra, Policy: penaltyName,
 		Plan: res.Identity.Plan.Name, Documentation: m.docsURL}
 }
 

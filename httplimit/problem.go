@@ -75,7 +75,7 @@ func (m *Middleware) refusal(r *http.Request, res *Result) *Problem {
 		Type:             ProblemQuotaExceeded,
 		Title:            "Too Many Requests",
 		Status:           http.StatusTooManyRequests,
-		Instance:         r.URL.Path,
+		Instance:         r.URL.EscapedPath(),
 		ViolatedPolicies: d.Violated,
 		Policy:           f.name,
 		Limit:            f.Q,

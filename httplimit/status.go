@@ -121,7 +121,7 @@ func (m *Middleware) StatusHandler() http.Handler {
 			m.warn(r.Context(), "rate limit standing not decided", "err", err, "path", r.URL.Path)
 			ra := int64(1)
 			writeProblem(w, &Problem{Type: ProblemReducedCapacity, Title: "Service Unavailable", Status: http.StatusServiceUnavailable,
-				Detail: "Your standing cannot be read now. Retry after the time in Retry-After.", Instance: r.URL.Path, RetryAfter: &ra})
+				Detail: "Your standing cannot be read now. Retry after the time in Retry-After.", Instance: r.URL.EscapedPath(), RetryAfter: &ra})
 			return
 		}
 		defer m.Discard(res)
@@ -129,7 +129,7 @@ func (m *Middleware) StatusHandler() http.Handler {
 			ra, reads := retryAfterSeconds(res.penaltyDecision.RetryAfter), m.statusReads
 			writeProblem(w, &Problem{Type: ProblemQuotaExceeded, Title: "Too Many Requests", Status: http.StatusTooManyRequests,
 				Detail:   fmt.Sprintf("Your standing can be read %d times a minute, %d at once. Retry in %d s.", reads.Quantity(), reads.Burst(), ra),
-				Instance: r.URL.Path, ViolatedPolicies: []string{reads.Name()}, RetryAfter: &ra, Policy: reads.Name()})
+				Instance: r.URL.EscapedPath(), ViolatedPolicies: []string{reads.Name()}, RetryAfter: &ra, Policy: reads.Name()})
 			return
 		}
 		st := Standing{Limits: []LimitStanding{}}
@@ -171,7 +171,17 @@ func (m *Middleware) peek(r *http.Request) (*Result, error) {
 		return res, err
 	}
 	res.penaltyChecks[0] = sluice.Check{Key: res.Identity.storeKey(m.id.prefix), Limit: m.statusReads, Cost: 1}
-	if err := m.limiter.Allow(r.Context(), res.penaltyChecks[:], &res.penaltyDecision); err != nil {
+	start := time.Now()
+	err := m.limiter.Allow(r.Context(), res.penaltyChecks[:], &res.penaltyDecision)
+	if err == nil && !res.penaltyDecision.Allowed && res.penaltyDecision.Statuses[0].Unavailable {
+		// Refused by a store that could not decide (a failover's deny): no
+		// standing can be read, as when the store fails.
+		err = fmt.Errorf("httplimit: reading a standing: %w", sluice.ErrStoreUnavailable)
+	}
+	if err != nil {
+		if m.observe != nil {
+			m.observe(res, time.Since(start), err)
+		}
 		m.Discard(res)
 		return nil, err
 	}
