@@ -202,12 +202,18 @@ func (d *decoder) jwt(n *yaml.Node, path string, raw *rawConfig, i int) *JWT {
 			}
 			j.Secret = []byte(s)
 		},
-		"issuer":         func(n *yaml.Node, p string) { j.Issuer = d.Str(n, p) },
-		"audiences":      func(n *yaml.Node, p string) { j.Audiences = d.Strings(n, p) },
+		"issuer": func(n *yaml.Node, p string) { j.Issuer = d.Str(n, p) },
+		"audiences": func(n *yaml.Node, p string) {
+			d.emptyList(n, p, "aud not checked", "list the audiences a token must carry one of, or leave audiences out")
+			j.Audiences = d.Strings(n, p)
+		},
 		"subject_claim":  func(n *yaml.Node, p string) { j.SubjectClaim = d.Str(n, p) },
 		"subject_prefix": func(n *yaml.Node, p string) { j.SubjectPrefix = d.Str(n, p) },
 		"plan_claim":     func(n *yaml.Node, p string) { j.PlanClaim = d.Str(n, p) },
-		"algorithms":     func(n *yaml.Node, p string) { j.Algorithms = d.Strings(n, p) },
+		"algorithms": func(n *yaml.Node, p string) {
+			d.emptyList(n, p, "every asymmetric algorithm (with a secret, the HMAC ones it is long enough for)", "list the algorithms, or leave algorithms out")
+			j.Algorithms = d.Strings(n, p)
+		},
 		"leeway": func(n *yaml.Node, p string) {
 			if j.Leeway = d.Duration(n, p); j.Leeway > maxJWTLeeway {
 				d.Errorf(n, p, "%v is more than clocks disagree by: at most %v (an expired token would be believed that long)", j.Leeway, maxJWTLeeway)

@@ -54,6 +54,7 @@ func (d *decoder) notify(n *yaml.Node, path string, nt *Notify) {
 			nt.Secret = []byte(s)
 		},
 		"at": func(n *yaml.Node, p string) {
+			d.emptyList(n, p, "100", "list the percentages of the quota used to notify at, or leave at out")
 			d.List(n, p, func(_ int, e *yaml.Node, p string) {
 				v := int(d.Int(e, p, 1, 100))
 				if slices.Contains(nt.At, v) {

@@ -19,7 +19,10 @@ func ReadSecret(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s := strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+	s := string(b)
+	if t, ok := strings.CutSuffix(s, "\n"); ok {
+		s = strings.TrimSuffix(t, "\r")
+	}
 	if s == "" {
 		return "", errors.New(path + " is empty")
 	}
