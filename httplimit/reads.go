@@ -9,13 +9,13 @@ import (
 // RequestHeaders returns the canonical names of the request headers m
 // reads to decide a request: the API key, token, user and plan headers,
 // the forwarding header it believes from TrustedProxies (Forwarded or
-// X-Forwarded-For), the headers its rules require or are keyed by, and
-// Cookie when a rule is keyed by a cookie. The request's Host is read too
-// (by rules' Hosts and the "host" key, and by patterns naming a host), and
-// so is its body for a rule keyed by a form or JSON field. An adapter that
-// decides the requests of another protocol from its own metadata, as
-// grpclimit does a gRPC call's, gives m these headers; others m never
-// reads.
+// X-Forwarded-For), the headers its rules require, leave out (Except) or
+// are keyed by, and Cookie when a rule is keyed by a cookie. The request's
+// Host is read too (by rules' Hosts and the "host" key, and by patterns
+// naming a host), and so is its body for a rule keyed by a form or JSON
+// field. An adapter that decides the requests of another protocol from its
+// own metadata, as grpclimit does a gRPC call's, gives m these headers;
+// others m never reads.
 func (m *Middleware) RequestHeaders() []string {
 	if m.zero() {
 		return nil
@@ -42,6 +42,11 @@ func (m *Middleware) RequestHeaders() []string {
 	for _, ru := range m.rules {
 		for _, a := range ru.alts {
 			for _, hm := range a.headers {
+				add(hm.Name)
+			}
+		}
+		for _, e := range ru.exc {
+			for _, hm := range e.headers {
 				add(hm.Name)
 			}
 		}

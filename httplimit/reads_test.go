@@ -29,9 +29,10 @@ func TestRequestHeadersNameWhatTheMiddlewareReads(t *testing.T) {
 			Rules: []httplimit.Rule{
 				{Name: "a", Headers: []httplimit.HeaderMatch{{Name: "x-beta"}, {Name: "X-User"}}, Key: []string{"header:x-tenant", "cookie:session"},
 					HeaderFrom: httplimit.HeaderFromAny, Limits: one},
-				{Name: "b", Key: []string{"host", "ip"}, Limits: one},
+				{Name: "b", Key: []string{"host", "ip"}, Limits: one,
+					Except: []httplimit.Match{{Headers: []httplimit.HeaderMatch{{Name: "x-internal-probe", Value: "1"}}}}},
 			}},
-			[]string{"X-Key", "Authorization", "X-Id-Token", "X-User", "X-Plan", "Forwarded", "X-Beta", "X-Tenant", "Cookie"}},
+			[]string{"X-Key", "Authorization", "X-Id-Token", "X-User", "X-Plan", "Forwarded", "X-Beta", "X-Tenant", "Cookie", "X-Internal-Probe"}},
 	} {
 		m, err := httplimit.New(sluice.NewLimiter(st), c.o)
 		if err != nil {
