@@ -107,12 +107,13 @@ type Result struct {
 	// matched are the rules that matched, in order, each with the store
 	// key and cost of its checks (ruleKeys, ruleCosts), which Checks holds
 	// between the plan's and the global ones; ruleMask has bit i set for
-	// the i-th rule of the middleware when it matched.
+	// the i-th rule of the middleware when it matched (of the first 64,
+	// which is all headersOf reads it for).
 	matched   []*rule
 	ruleKeys  []string
 	ruleCosts []int64
 	ruleMask  uint64
-	// sharedMask has bit i set when the i-th rule matched with a key that
+	// sharedMask has bit j set when matched[j] matched with a key that
 	// holds nothing of the client's (see Middleware.ruleKey).
 	sharedMask uint64
 	// Penalized: the client is in the penalty box (Options.Penalty), which

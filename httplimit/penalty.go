@@ -422,7 +422,7 @@ func (m *Middleware) clientsRefusal(res *Result) bool {
 	for _, name := range res.Decision.Violated {
 		switch ru := res.ruleNamed(name); {
 		case ru != nil:
-			if i := slices.Index(m.rules, ru); i < 0 || res.sharedMask&(1<<i) == 0 {
+			if j := slices.Index(res.matched, ru); j < 0 || res.sharedMask&(1<<j) == 0 {
 				return true
 			}
 		case !m.isGlobal(name):

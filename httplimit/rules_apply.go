@@ -8,8 +8,10 @@ import (
 // matchRules sets res.matched, res.ruleKeys and res.ruleCosts to the rules
 // that the request of f matches (res.Cost set), in rule order, and the
 // store key and cost of each one's checks; res.ruleMask has bit i set for
-// the i-th rule of m.rules that matched, and res.sharedMask for those
-// whose key holds nothing of the client's (see ruleKey).
+// the i-th rule of m.rules that matched (of the first 64), and
+// res.sharedMask bit j for the j-th of res.matched whose key holds nothing
+// of the client's (see ruleKey): a plan's checks, its rules' limits
+// included, are at most sluice.MaxChecks, so at most 64 rules match.
 func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 	res.matched, res.ruleKeys, res.ruleCosts = res.matched[:0], res.ruleKeys[:0], res.ruleCosts[:0]
 	res.ruleMask, res.sharedMask = 0, 0
@@ -44,7 +46,7 @@ func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 		}
 		res.ruleMask |= 1 << i
 		if shared {
-			res.sharedMask |= 1 << i
+			res.sharedMask |= 1 << len(res.matched)
 		}
 		res.matched = append(res.matched, ru)
 		res.ruleKeys = append(res.ruleKeys, key)
