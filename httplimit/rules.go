@@ -144,8 +144,9 @@ type Rule struct {
 	//   - "cookie:<name>": the value of a cookie (reading the request's
 	//     cookies allocates);
 	//   - "form:<name>": the first value of a field of an
-	//     application/x-www-form-urlencoded body, in lower case (the
-	//     username of a login form: "Alice" and "alice" are one count);
+	//     application/x-www-form-urlencoded or multipart/form-data body (a
+	//     field, not a file), in lower case (the username of a login form:
+	//     "Alice" and "alice" are one count);
 	//   - "json:<path>": a field of a JSON object body (application/json
 	//     or +json), names joined by dots, at most four ("user.email"): a
 	//     string, in lower case, a whole number or a boolean. Form and JSON
