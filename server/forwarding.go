@@ -20,13 +20,26 @@ type clientJudge interface {
 // upstream gets the chain that peer reported with the peer appended
 // (X-Forwarded-For, and Forwarded when the peer sent one), and the scheme
 // and host the client used (X-Forwarded-Proto and X-Forwarded-Host as the
-// peer reported them). From any other peer they describe sluice's hop
-// alone, and the client-address headers of CDNs (True-Client-IP,
-// CF-Connecting-IP, …) are dropped, so no client chooses what the upstream
-// believes of it. X-Real-IP is always the address id identifies the client
-// by (as Traefik sets it), never a value the request brought.
+// peer reported them); the peer's other forwarding headers
+// (X-Forwarded-Port, X-Forwarded-Prefix, …) pass on as it sent them. From
+// any other peer they describe sluice's hop alone: every header the request
+// brought that describes a hop (untrustedHop: Forwarded, every
+// X-Forwarded-*, Front-End-Https, X-Url-Scheme, and the client-address
+// headers of CDNs, True-Client-IP, CF-Connecting-IP, …) is removed, and
+// sluice sets X-Forwarded-For, -Proto and -Host, so no client chooses what
+// the upstream believes of it. X-Real-IP is always the address id
+// identifies the client by (as Traefik sets it), never a value the request
+// brought.
 func forward(pr *httputil.ProxyRequest, id clientJudge) {
 	in, out := pr.In.Header, pr.Out.Header
+	peer, trusted := id.Peer(pr.In)
+	if !trusted {
+		for name := range out {
+			if untrustedHop(name) {
+				delete(out, name)
+			}
+		}
+	}
 	out.Del("X-Real-Ip")
 	if client := id.ClientAddr(pr.In); client.IsValid() {
 		out.Set("X-Real-Ip", client.String())
@@ -37,7 +50,6 @@ func forward(pr *httputil.ProxyRequest, id clientJudge) {
 	}
 	out.Set("X-Forwarded-Proto", proto)
 	out.Set("X-Forwarded-Host", pr.In.Host)
-	peer, trusted := id.Peer(pr.In)
 	if !peer.IsValid() {
 		return
 	}
@@ -46,13 +58,6 @@ func forward(pr *httputil.ProxyRequest, id clientJudge) {
 			if v := in.Values(name); len(v) > 0 {
 				out[name] = slices.Clone(v)
 			}
-		}
-	} else {
-		// The client-address headers of CDNs and load balancers, which
-		// frameworks read before X-Real-IP (chi's RealIP reads
-		// True-Client-IP first): only a trusted proxy may name the client.
-		for _, name := range [...]string{"True-Client-Ip", "Cf-Connecting-Ip", "Fastly-Client-Ip", "X-Client-Ip", "X-Cluster-Client-Ip"} {
-			out.Del(name)
 		}
 	}
 	out.Set("X-Forwarded-For", joinHop(out.Values("X-Forwarded-For"), peer.String()))
@@ -63,6 +68,51 @@ func forward(pr *httputil.ProxyRequest, id clientJudge) {
 		}
 		out.Set("Forwarded", joinHop(f, "for="+node))
 	}
+}
+
+// untrustedHop reports whether the header name describes a hop of the
+// request, which only a trusted proxy may report: Forwarded, any
+// X-Forwarded-* (-For, -Proto, -Host, but also -Port, -Prefix, -Ssl,
+// -Scheme, -Server, -Uri, -Method, … which frameworks read beside those,
+// Rack's X-Forwarded-Ssl and -Scheme before -Proto), Front-End-Https and
+// X-Url-Scheme (read for the scheme too), and the client-address headers of
+// CDNs and load balancers, which frameworks read before X-Real-IP (chi's
+// RealIP reads True-Client-IP first). The name is matched in any case and
+// with "_" for "-", as CGI-style servers (Rack, WSGI) read both spellings as
+// one header (X_Forwarded_Ssl is HTTP_X_FORWARDED_SSL).
+func untrustedHop(name string) bool {
+	const prefix = "x-forwarded-"
+	if len(name) > len(prefix) && sameHeaderName(name[:len(prefix)], prefix) {
+		return true
+	}
+	for _, h := range [...]string{"forwarded", "front-end-https", "x-url-scheme", "x-real-ip",
+		"true-client-ip", "cf-connecting-ip", "fastly-client-ip", "x-client-ip", "x-cluster-client-ip"} {
+		if sameHeaderName(name, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// sameHeaderName reports whether the header name a is b, written in lower
+// case with "-", in any case and with "_" for "-".
+func sameHeaderName(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		c := a[i]
+		switch {
+		case c == '_':
+			c = '-'
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		if c != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // joinHop returns the list values with hop appended, as one field value.

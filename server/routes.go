@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,24 +13,27 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/sluice-dev/sluice/config"
-	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // publicRoutes is the public listener: the client documentation and a
 // health check (GET at the configuration's docs_path and health_path), and
 // every other request through the limiter to the upstream — sluice's
 // private paths included, which are the upstream's there. A path that is
-// not clean is redirected to its clean form before any of them sees it —
-// by the ServeMux, and here when its dot segments are percent-encoded
-// ("%2e%2e", "..%2F") — so the upstream gets the path the limiter judged.
+// not clean is redirected (307) to its clean form before any of them sees
+// it — by ownMuxAnswers, and here when its dot segments are percent-encoded
+// ("%2e%2e", "..%2F"), which are resolved on the path as written, its other
+// escapes kept (resolveDotSegments) — so the upstream gets the path the
+// limiter judged, which no reading of its escapes resolves further.
 // An offer to upgrade to HTTP/2 (Upgrade: h2c) is ignored: the upstream
 // gets requests one by one, each judged.
 func (s *Server) publicRoutes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if hasDotSegment(r.URL.Path) {
-			u := url.URL{Path: routes.CleanPath(r.URL.Path), RawQuery: r.URL.RawQuery}
-			w.Header().Set("Location", u.RequestURI())
+		if loc, ok := resolveDotSegments(r.URL.EscapedPath()); ok {
+			if r.URL.RawQuery != "" {
+				loc += "?" + r.URL.RawQuery
+			}
+			w.Header().Set("Location", loc)
 			w.WriteHeader(http.StatusTemporaryRedirect)
 			return
 		}
@@ -95,17 +96,6 @@ func (s *Server) adminRoutes() http.Handler {
 		writeJSONProblem(w, http.StatusNotFound, "Not Found", "No such endpoint on sluice's admin listener; the API it protects is on the public listener.")
 	})
 	return ownMuxAnswers(mux)
-}
-
-// hasDotSegment reports whether the path p, decoded, has a "." or ".."
-// segment.
-func hasDotSegment(p string) bool {
-	for seg := range strings.SplitSeq(p, "/") {
-		if seg == "." || seg == ".." {
-			return true
-		}
-	}
-	return false
 }
 
 func handleHealth(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) }
