@@ -75,17 +75,20 @@ func forward(pr *httputil.ProxyRequest, id clientJudge) {
 // X-Forwarded-* (-For, -Proto, -Host, but also -Port, -Prefix, -Ssl,
 // -Scheme, -Server, -Uri, -Method, … which frameworks read beside those,
 // Rack's X-Forwarded-Ssl and -Scheme before -Proto), Front-End-Https and
-// X-Url-Scheme (read for the scheme too), and the client-address headers of
-// CDNs and load balancers, which frameworks read before X-Real-IP (chi's
-// RealIP reads True-Client-IP first). The name is matched in any case and
-// with "_" for "-", as CGI-style servers (Rack, WSGI) read both spellings as
-// one header (X_Forwarded_Ssl is HTTP_X_FORWARDED_SSL).
+// X-Url-Scheme (read for the scheme too), X-Original-URL, X-Rewrite-URL and
+// X-Original-Host (Symfony and IIS route by them: another path or host
+// than the one judged), and the client-address headers of CDNs and load
+// balancers, which frameworks read before X-Real-IP (chi's RealIP reads
+// True-Client-IP first). The name is matched in any case and with "_" for
+// "-", as CGI-style servers (Rack, WSGI) read both spellings as one header
+// (X_Forwarded_Ssl is HTTP_X_FORWARDED_SSL).
 func untrustedHop(name string) bool {
 	const prefix = "x-forwarded-"
 	if len(name) > len(prefix) && sameHeaderName(name[:len(prefix)], prefix) {
 		return true
 	}
 	for _, h := range [...]string{"forwarded", "front-end-https", "x-url-scheme", "x-real-ip",
+		"x-original-url", "x-rewrite-url", "x-original-host",
 		"true-client-ip", "cf-connecting-ip", "fastly-client-ip", "x-client-ip", "x-cluster-client-ip"} {
 		if sameHeaderName(name, h) {
 			return true

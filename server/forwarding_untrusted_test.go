@@ -17,8 +17,11 @@ import (
 // (Spring's ForwardedHeaderFilter, Tomcat's RemoteIpValve, Express),
 // X-Forwarded-Ssl: on and X-Forwarded-Scheme (read by Rack before
 // X-Forwarded-Proto), Front-End-Https and X-Url-Scheme turn sluice's
-// truthful "X-Forwarded-Proto: http" into https. So every X-Forwarded-*,
-// Front-End-Https and X-Url-Scheme is removed, in any spelling a CGI-style
+// truthful "X-Forwarded-Proto: http" into https; X-Original-URL and
+// X-Rewrite-URL (Symfony, IIS) route another path than the one sluice
+// judged. So every X-Forwarded-*, Front-End-Https, X-Url-Scheme,
+// X-Original-URL, X-Rewrite-URL and X-Original-Host is removed, in any
+// spelling a CGI-style
 // server reads as the same header (X_Forwarded_Ssl), as Traefik and Envoy
 // remove an untrusted client's. A trusted proxy's pass on as it sent them,
 // as its other headers do. Headers that describe no hop pass either way.
@@ -41,6 +44,9 @@ func TestUntrustedClientCannotDescribeItsHop(t *testing.T) {
 		"Front-End-Https":    "on",
 		"X-Url-Scheme":       "https",
 		"X_Forwarded_Proto":  "https",
+		"X-Original-Url":     "/admin", // Symfony, IIS: the path routed
+		"X-Rewrite-Url":      "/admin",
+		"X-Original-Host":    "evil.example",
 		"X-Request-Id":       "r-1", // describes no hop
 	}
 	for _, c := range []struct {
