@@ -44,7 +44,7 @@ func (f *Store) Direct(checks []sluice.Check) bool {
 		}
 		// A return call in flight when the period ends has charged within
 		// the bound drain waits for.
-		if until := n.returnUntil.Load(); recovering && until != 0 && f.elapsed() < until+int64(f.drainBound()) {
+		if until := n.returnUntil.Load(); recovering && until != 0 && f.elapsed() < until+int64(f.chargeBound()) {
 			return false
 		}
 	}

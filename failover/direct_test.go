@@ -55,3 +55,30 @@ func TestDirectOfTheZeroStore(t *testing.T) {
 		t.Error("the zero Store is direct")
 	}
 }
+
+// With Timeout negative, a return call is bounded by ChargeTimeout: after
+// the return period Direct stays false that long, as drain waits, not a
+// second.
+func TestDirectWaitsTheChargeTimeoutAfterTheReturnPeriod(t *testing.T) {
+	var charged atomic.Int64
+	r := newChargingRig(t, failover.Options{Timeout: -1, ChargeTimeout: 3 * time.Second,
+		Breaker: failover.BreakerOptions{Failures: 1, OpenFor: time.Second}}, &charged)
+	check := sluice.Check{Key: "k", Limit: sluice.FixedWindow(10, time.Hour), Cost: 1}
+	other := sluice.Check{Key: "other", Limit: check.Limit, Cost: 1}
+	r.allow(t, check)
+	r.primary.Fail(errors.New("down"))
+	r.allow(t, check) // the breaker opens: decided and owed locally
+	r.clk.Advance(time.Second)
+	r.primary.Fail(nil)
+	r.allow(t, other)              // the probe: the return period starts
+	r.clk.Advance(4 * time.Second) // the return period: four OpenFor
+	r.clk.Advance(2 * time.Second) // more than a second, less than ChargeTimeout
+	if r.failover.Direct([]sluice.Check{other}) {
+		t.Error("Direct 2 s after the return period, with ChargeTimeout 3 s: a return call may still be charging")
+	}
+	r.clk.Advance(time.Second)
+	r.allow(t, check) // charges check's account
+	if !r.failover.Direct([]sluice.Check{check, other}) {
+		t.Errorf("not Direct past ChargeTimeout with everything charged (stats %+v)", r.failover.Stats())
+	}
+}

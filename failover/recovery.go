@@ -284,15 +284,6 @@ func (f *Store) chargeBound() time.Duration {
 	return time.Second
 }
 
-// drainBound is how long drain waits for return calls in flight: the
-// Store's timeout, or a second without one.
-func (f *Store) drainBound() time.Duration {
-	if f.timeout <= 0 {
-		return time.Second
-	}
-	return f.timeout
-}
-
 // returnCall decides a call while the Store returns to its primary: by
 // the local store, each limit this instance's share as during the outage,
 // and, if that admits it, by the primary too, after what the call's keys
