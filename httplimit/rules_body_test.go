@@ -130,6 +130,8 @@ func FuzzRuleBodyKey(f *testing.F) {
 	f.Add("application/x-www-form-urlencoded", "username=%zz&username=b")
 	f.Add("text/plain", "username=alice")
 	f.Add("application/json", `{"user":`)
+	f.Add("application/json", `{"user":{"email":"a","Email":"b"},"user":1}`)
+	f.Add("multipart/form-data; boundary=X", "--X\r\nContent-Disposition: form-data; name=\"username\"\r\n\r\nalice\r\n--X--\r\n")
 	never := []sluice.Limit{sluice.FixedWindow(1<<40, time.Minute)}
 	mw, _ := clockedMiddleware(f, httplimit.Options{
 		Plans: []*httplimit.Plan{{Name: "free", Limits: never}},
