@@ -237,6 +237,9 @@ func (l *Leased) Close() error {
 // (one in all off a Cluster), all sent at once, each reading its states'
 // reset keys in their slot.
 func (s *Store) giveBack(ctx context.Context, checks []sluice.Check, marks []string, ats []int64) (int64, error) {
+	if err := s.unusable("lease script"); err != nil {
+		return 0, err
+	}
 	lua, err := loadLeaseScript()
 	if err != nil {
 		return 0, s.fail("lease script", err)

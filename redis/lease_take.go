@@ -21,6 +21,9 @@ var errTakeSlots = errors.New("redis store: a take's keys lie in several Cluster
 
 // take implements leaseBackend: one lease_take.lua run.
 func (s *Store) take(ctx context.Context, checks []sluice.Check, want []int64, out []sluice.Status, got []int64) (int64, error) {
+	if err := s.unusable("lease take script"); err != nil {
+		return 0, err
+	}
 	keys := make([]string, len(checks))
 	for i := range checks {
 		keys[i] = Key(checks[i].Key, checks[i].Limit.ID())
