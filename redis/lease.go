@@ -216,9 +216,9 @@ type Leased struct {
 	stats leaseCounters
 
 	refillMu sync.Mutex
-	closing  bool           // Close has begun: no more background takes
+	closing  bool           // Close has begun: no more takes start
 	shut     atomic.Bool    // Close has begun: no more takes, calls go to next
-	refills  sync.WaitGroup // background takes running
+	refills  sync.WaitGroup // takes running, background ones and calls'
 
 	stop   chan struct{}
 	done   chan struct{}

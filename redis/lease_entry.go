@@ -240,6 +240,11 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 		}
 		takes = append(takes, i)
 	}
+	if !l.refilling() { // Close has begun: a lease taken now would never go back
+		unlockAll(locked)
+		return false, l.exact(ctx, checks, out)
+	}
+	defer l.refills.Done()
 	var aside []held
 	for i, e := range es {
 		if extra[i] == 0 {

@@ -208,9 +208,10 @@ func (l *Leased) Return(ctx context.Context) error {
 	return l.flush(ctx)
 }
 
-// Close waits for the leases being taken in the background, stops the
-// background give-back and takes, and gives back every lease's
-// unspent units (see Return), reporting whether that succeeded. Calls
+// Close waits for the leases being taken, in the background or by calls
+// begun before it, stops the background give-back and takes, and gives
+// back every lease's unspent units (see Return), reporting whether that
+// succeeded. Calls
 // from the moment Close begins still work, through the store behind,
 // check by check as without leases (a bucket's by its shared limit): a
 // lease they took would never go back. Close is idempotent; it closes

@@ -44,8 +44,10 @@ func (l *Leased) prefetch(e *leaseEntry, now int64) {
 	go l.refill(e, n, e.scarce(l.opts.MaxUnits, l.share), ch)
 }
 
-// refilling reports whether a background take may start, and counts it
-// for Close to wait for: not once Close has begun.
+// refilling reports whether a take may start, a background one or a
+// call's, and counts it for Close to wait for (done with l.refills.Done):
+// not once Close has begun, for a lease installed after Close's last
+// give-back would never go back.
 func (l *Leased) refilling() bool {
 	l.refillMu.Lock()
 	defer l.refillMu.Unlock()
