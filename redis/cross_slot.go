@@ -21,9 +21,11 @@ type reservation struct {
 // refund the reservations before it and decide the slots after it without
 // writing. It returns the earliest time a slot was decided at: a window
 // that ended between two slots' runs counted what the earlier slots
-// admitted. See the package documentation for what this does and does not
+// admitted. When ats is not nil, ats[i] is the time check i's slot was
+// decided at (the earliest for slots decided after a refusal, which write
+// nothing). See the package documentation for what this does and does not
 // guarantee.
-func (s *Store) crossSlot(ctx context.Context, checks []sluice.Check, keys []string, groups [][]int, out []sluice.Status) (int64, error) {
+func (s *Store) crossSlot(ctx context.Context, checks []sluice.Check, keys []string, groups [][]int, out []sluice.Status, ats []int64) (int64, error) {
 	token := strconv.FormatUint(rand.Uint64(), 36) // tags this call's writes
 	var (
 		done []reservation
@@ -38,8 +40,20 @@ func (s *Store) crossSlot(ctx context.Context, checks []sluice.Check, keys []str
 		if len(done) == 0 || r.now < now {
 			now = r.now
 		}
+		if ats != nil {
+			for _, i := range idx {
+				ats[i] = r.now
+			}
+		}
 		if r.refused {
 			s.settle(ctx, token, checks, keys, done, groups[gi+1:], out)
+			for _, rest := range groups[gi+1:] {
+				for _, i := range rest {
+					if i < len(ats) {
+						ats[i] = now
+					}
+				}
+			}
 			return now, nil
 		}
 		done = append(done, reservation{idx: idx, undo: r.undo})

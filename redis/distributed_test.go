@@ -112,7 +112,7 @@ func hammer(t *testing.T, d time.Duration, stores []*Store, limits []sluice.Limi
 				for time.Now().Before(deadline) {
 					li := r.IntN(len(limits))
 					c := []sluice.Check{{Key: "hot", Limit: limits[li], Cost: 1 + r.Int64N(3)}}
-					at, err := store.apply(context.Background(), c, out)
+					at, err := store.apply(context.Background(), c, out, nil)
 					if err != nil {
 						failed.Store(true)
 						t.Error(err)

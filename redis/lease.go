@@ -104,11 +104,11 @@ func (o LeaseOptions) modeOf(id string) LeaseMode {
 // leaseBackend is the shared state leases are taken from and given back
 // to: a Store, or Open's store once it has connected.
 type leaseBackend interface {
-	// applyAt is Store.Apply that also returns the shared state's time of
-	// the decision, µs since sluice.Epoch: for checks decided at several
-	// times (several Cluster slots), the earliest, so that a lease ends
-	// with the first window that counted any of its units.
-	applyAt(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error)
+	// applyAt is Store.Apply that also tells the shared state's time of
+	// each check's decision, µs since sluice.Epoch, in ats[i]: on a
+	// Cluster, the time of the master of its key's slot, whose state
+	// counted it (the masters' clocks and runs differ).
+	applyAt(ctx context.Context, checks []sluice.Check, out []sluice.Status, ats []int64) error
 	// take runs lease_take.lua: checks (their keys in one slot) decided
 	// at their cost, all-or-nothing, and when all are admitted up to
 	// want[i] units more of check i, as fit, reported in got[i]; it

@@ -35,7 +35,7 @@ func TestBucketLeasesGivenBackOutOfOrderReturnNoRefilledUnits(t *testing.T) {
 	apply := func(cost int64) {
 		t.Helper()
 		out := make([]sluice.Status, 1)
-		if _, err := s.applyAt(ctx, []sluice.Check{{Key: key, Limit: p.shared, Cost: cost}}, out); err != nil || !out[0].Allowed {
+		if _, err := s.apply(ctx, []sluice.Check{{Key: key, Limit: p.shared, Cost: cost}}, out, nil); err != nil || !out[0].Allowed {
 			t.Fatalf("%d units at %d: %+v, %v", cost, clock.Micros(), out[0], err)
 		}
 		spent = append(spent, struct{ at, cost int64 }{clock.Micros(), cost})
@@ -49,7 +49,7 @@ func TestBucketLeasesGivenBackOutOfOrderReturnNoRefilledUnits(t *testing.T) {
 		t.Helper()
 		c := sluice.Check{Key: key, Limit: p.shared, Cost: units}
 		out := make([]sluice.Status, 1)
-		g, err := s.applyAt(ctx, []sluice.Check{c}, out)
+		g, err := s.apply(ctx, []sluice.Check{c}, out, nil)
 		if err != nil || !out[0].Allowed {
 			t.Fatalf("a lease of %d units at %d: %+v, %v", units, clock.Micros(), out[0], err)
 		}
@@ -74,7 +74,7 @@ func TestBucketLeasesGivenBackOutOfOrderReturnNoRefilledUnits(t *testing.T) {
 	giveBack(y) // none of it spent
 
 	out := make([]sluice.Status, 1)
-	if _, err := s.applyAt(ctx, []sluice.Check{{Key: key, Limit: p.shared}}, out); err != nil {
+	if _, err := s.apply(ctx, []sluice.Check{{Key: key, Limit: p.shared}}, out, nil); err != nil {
 		t.Fatal(err)
 	}
 	var st sluice.State

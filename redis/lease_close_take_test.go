@@ -20,19 +20,22 @@ type heldTakeBackend struct {
 	once    sync.Once
 }
 
-func (b *heldTakeBackend) applyAt(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
+func (b *heldTakeBackend) applyAt(ctx context.Context, checks []sluice.Check, out []sluice.Status, ats []int64) error {
 	b.once.Do(func() { close(b.started) })
 	<-b.release
+	now := sluice.MicrosSinceEpoch(time.Now())
 	for i, c := range checks {
 		out[i] = sluice.Status{Allowed: true, Remaining: c.Limit.Burst() - c.Cost, ResetAfter: time.Hour}
+		ats[i] = now
 	}
-	return sluice.MicrosSinceEpoch(time.Now()), nil
+	return nil
 }
 
 func (b *heldTakeBackend) take(ctx context.Context, checks []sluice.Check, want []int64, out []sluice.Status, got []int64) (int64, error) {
-	g, err := b.applyAt(ctx, checks, out)
+	ats := make([]int64, len(checks))
+	err := b.applyAt(ctx, checks, out, ats)
 	copy(got, want)
-	return g, err
+	return ats[0], err
 }
 
 func (b *heldTakeBackend) giveBack(ctx context.Context, checks []sluice.Check, marks []string, ats []int64) (int64, error) {

@@ -262,14 +262,14 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 	defer l.stats.taking.Add(-1)
 
 	tk := make([]sluice.Check, len(takes))
-	want, got := make([]int64, len(takes)), make([]int64, len(takes))
+	want, got, gs := make([]int64, len(takes)), make([]int64, len(takes)), make([]int64, len(takes))
 	st := make([]sluice.Status, len(takes))
 	for j, i := range takes {
 		e := es[i]
 		tk[j] = sluice.Check{Key: e.key, Limit: e.plan.shared, Cost: checks[i].Cost}
 		want[j] = extra[i]
 	}
-	g, final, err := l.take(ctx, tk, want, st, got, scarce)
+	final, err := l.take(ctx, tk, want, st, got, gs, scarce)
 	after := l.clock()
 	admitted := err == nil
 	for j := range st {
@@ -298,7 +298,7 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 		}
 		e.hear(&st[j], now)
 		if admitted && got[j] > 0 {
-			l.install(e, now, g, got[j], ep)
+			l.install(e, now, gs[j], got[j], ep)
 		}
 		if admitted || final {
 			out[i] = st[j]
@@ -329,8 +329,10 @@ func (l *Leased) tryLeases(ctx context.Context, checks []sluice.Check, es []*lea
 // refusal is final, the call's own. Otherwise cost and lease are asked
 // together in an apply.lua run, batched with other calls, and a refusal
 // may be the leases': final is false and the caller decides the call
-// exactly. Redis's answer is told to the failover behind (heard).
-func (l *Leased) take(ctx context.Context, tk []sluice.Check, want []int64, st []sluice.Status, got []int64, scarce bool) (g int64, final bool, err error) {
+// exactly. gs[j] is the shared state's time of check j's decision, by
+// which its lease ends and goes back. Redis's answer is told to the
+// failover behind (heard).
+func (l *Leased) take(ctx context.Context, tk []sluice.Check, want []int64, st []sluice.Status, got, gs []int64, scarce bool) (final bool, err error) {
 	l.stats.roundTrips.Add(1)
 	defer func() {
 		if err == nil && l.heard != nil {
@@ -338,18 +340,21 @@ func (l *Leased) take(ctx context.Context, tk []sluice.Check, want []int64, st [
 		}
 	}()
 	if scarce {
-		g, err = l.shared.take(ctx, tk, want, st, got)
+		g, err := l.shared.take(ctx, tk, want, st, got)
 		if !errors.Is(err, errTakeSlots) {
-			return g, err == nil, err
+			for j := range gs {
+				gs[j] = g // one slot
+			}
+			return err == nil, err
 		}
 	}
 	all := slices.Clone(tk)
 	for j := range all {
 		all[j].Cost += want[j]
 	}
-	g, err = l.shared.applyAt(ctx, all, st)
+	err = l.shared.applyAt(ctx, all, st, gs)
 	copy(got, want)
-	return g, false, err
+	return false, err
 }
 
 // install makes units e's lease (e is locked), replacing what it held: a

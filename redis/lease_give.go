@@ -282,17 +282,19 @@ func (s *Store) giveBack(ctx context.Context, checks []sluice.Check, marks []str
 }
 
 // applyAt implements leaseBackend.
-func (s *Store) applyAt(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
-	return s.apply(ctx, checks, out)
+func (s *Store) applyAt(ctx context.Context, checks []sluice.Check, out []sluice.Status, ats []int64) error {
+	_, err := s.apply(ctx, checks, out, ats)
+	return err
 }
 
 // applyAt implements leaseBackend.
-func (l *lazy) applyAt(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
+func (l *lazy) applyAt(ctx context.Context, checks []sluice.Check, out []sluice.Status, ats []int64) error {
 	s, err := l.store()
 	if err != nil {
-		return 0, err
+		return err
 	}
-	return s.apply(ctx, checks, out)
+	_, err = s.apply(ctx, checks, out, ats)
+	return err
 }
 
 // giveBack implements leaseBackend.

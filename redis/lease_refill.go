@@ -67,9 +67,10 @@ func (l *Leased) refilling() bool {
 func (l *Leased) refill(e *leaseEntry, n int64, scarce bool, ch chan struct{}) {
 	defer l.refills.Done()
 	tk := []sluice.Check{{Key: e.key, Limit: e.plan.shared}}
-	st, got := make([]sluice.Status, 1), make([]int64, 1)
+	st, got, gs := make([]sluice.Status, 1), make([]int64, 1), make([]int64, 1)
 	now, ep := l.clock(), l.epoch.Load()
-	g, _, err := l.take(context.Background(), tk, []int64{n}, st, got, scarce)
+	_, err := l.take(context.Background(), tk, []int64{n}, st, got, gs, scarce)
+	g := gs[0]
 	after := l.clock()
 	e.mu.Lock()
 	e.taking = nil

@@ -122,15 +122,16 @@ func (s *Store) Apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 	if len(out) != len(checks) {
 		return fmt.Errorf("redis store: %w: %d statuses for %d checks", sluice.ErrInvalidCheck, len(out), len(checks))
 	}
-	_, err := s.apply(ctx, checks, out)
+	_, err := s.apply(ctx, checks, out, nil)
 	return err
 }
 
 // apply is Apply that also returns the script's time of the decision (µs
 // since sluice.Epoch): of a call spanning Cluster slots, the earliest of
-// its slots' times. Leases end by it, and tests check promises in Redis
-// time by it.
-func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.Status) (int64, error) {
+// its slots' times, by which tests check promises in Redis time. When ats
+// is not nil, ats[i] is the time of check i's own slot, by which its lease
+// ends and goes back.
+func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.Status, ats []int64) (int64, error) {
 	if len(out) < len(checks) {
 		return 0, fmt.Errorf("redis store: %w: %d statuses for %d checks", sluice.ErrInvalidCheck, len(out), len(checks))
 	}
@@ -145,6 +146,7 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 		err = s.batch.apply(ctx, s, c) // bounded by s.timeout on its own
 		now := c.now
 		c.release()
+		fillTimes(ats, now)
 		return now, err
 	}
 	ctx, cancel := s.bounded(ctx)
@@ -157,6 +159,7 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 		s.runCalls(ctx, modeApply, "", []*call{c})
 		now, err := c.now, c.err
 		c.release()
+		fillTimes(ats, now)
 		return now, err
 	}
 	keys := make([]string, len(checks))
@@ -173,9 +176,17 @@ func (s *Store) apply(ctx context.Context, checks []sluice.Check, out []sluice.S
 			return 0, err
 		}
 		s.runCalls(ctx, modeApply, "", []*call{c})
+		fillTimes(ats, c.now)
 		return c.now, c.err
 	}
-	return s.crossSlot(ctx, checks, keys, groups, out)
+	return s.crossSlot(ctx, checks, keys, groups, out, ats)
+}
+
+// fillTimes sets every element of ats (nil: none) to now.
+func fillTimes(ats []int64, now int64) {
+	for i := range ats {
+		ats[i] = now
+	}
 }
 
 // groups returns the indices of checks by Cluster slot, in ascending slot
