@@ -4,8 +4,9 @@ import "github.com/sluice-dev/sluice"
 
 // Reset forgets key's state under each of limits (one state per limit ID
 // and algorithm), as if the key had never been seen: its next check finds
-// the limit's full quota. It reports how many states it forgot; a state
-// the store does not hold (never seen, expired, evicted) is not counted.
+// the limit's full quota. It reports how many states it forgot, an
+// expired state the sweep has not removed yet among them; a state the
+// store does not hold (never seen, swept, evicted) is not counted.
 // Reset is safe for concurrent use with Apply: a decision that holds the
 // key's entry finishes first, and one that comes after finds it gone.
 //
@@ -23,7 +24,6 @@ func (s *Store) Reset(key string, limits []sluice.Limit) int {
 	}
 	h := s.keyHash(key)
 	sh := &s.shards[s.shardIndex(h)]
-	now := s.clock.exact()
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	forgot := 0
@@ -32,8 +32,13 @@ func (s *Store) Reset(key string, limits []sluice.Limit) int {
 		if lr == nil {
 			continue
 		}
-		sh.noteReset(h, lr, &limits[i], now)
-		if sh.forget(h, lr) {
+		p, _, held := sh.locate(h, lr)
+		// The reset's time is read holding the key's entry (locate waits
+		// for a decision that holds it) and the shard's mutex: every
+		// receipt of a charge the reset forgets is at or before it.
+		sh.noteReset(h, lr, &limits[i], s.clock.exact())
+		if held {
+			sh.forgetAt(h, lr, p)
 			forgot++
 		}
 	}
@@ -44,9 +49,15 @@ func (s *Store) Reset(key string, limits []sluice.Limit) int {
 // whether the shard held it; the caller holds sh.mu.
 func (sh *shard) forget(h hash, lr *limitRef) bool {
 	p, _, ok := sh.locate(h, lr)
-	if !ok {
-		return false
+	if ok {
+		sh.forgetAt(h, lr, p)
 	}
+	return ok
+}
+
+// forgetAt forgets h's state of lr at p, which locate found and holds,
+// and h when it has no other; the caller holds sh.mu.
+func (sh *shard) forgetAt(h hash, lr *limitRef, p place) {
 	a := sh.arr
 	if p.slot == sideSlot {
 		sh.dropSide(h, sh.sideIndex(h, lr.ref))
@@ -56,9 +67,8 @@ func (sh *shard) forget(h hash, lr *limitRef) bool {
 	sh.keys--
 	if sh.states(p.base, h) == 0 {
 		a.remove(p.base)
-		return true
+		return
 	}
 	a.setSecs(p.base, sh.entrySecs(p.base, h))
 	a.letGo(p.base)
-	return true
 }
