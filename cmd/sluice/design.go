@@ -150,13 +150,28 @@ func runDesign(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // analysis file (standard output when empty) and the analysis's format.
 type designOutput struct {
 	config, out, format string
-	// create makes the analysis file; nil is os.Create.
-	create func(name string) (io.WriteCloser, error)
 }
 
+// write writes the analysis, in o.format, to o.out or standard output,
+// and the configuration to o.config. Each file is written beside its name
+// and renamed over it (pendingFile), the analysis first and the
+// configuration once the analysis is in place: a failure of either leaves
+// both files as they were (a rename that fails after the analysis's
+// succeeded leaves the new analysis beside the earlier configuration).
 func (o designOutput) write(config, markdown string, v any, stdout, stderr io.Writer) error {
-	// The configuration is put in place once the analysis is written: a
-	// failure of either leaves the configuration file as it was.
+	text := markdown
+	switch o.format {
+	case "yaml":
+		text = config
+	case "json":
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		text = b.String()
+	}
 	var pending *pendingFile
 	if o.config != "" {
 		var err error
@@ -164,24 +179,25 @@ func (o designOutput) write(config, markdown string, v any, stdout, stderr io.Wr
 			return err
 		}
 	}
-	err := writeOutput(o.out, stdout, o.create, func(w io.Writer) error {
-		switch o.format {
-		case "yaml":
-			_, err := io.WriteString(w, config)
-			return err
-		case "json":
-			enc := json.NewEncoder(w)
-			enc.SetIndent("", "  ")
-			return enc.Encode(v)
-		}
-		_, err := io.WriteString(w, markdown)
-		return err
-	})
-	if err != nil {
+	discard := func() {
 		if pending != nil {
 			pending.discard()
 		}
-		return err
+	}
+	if o.out == "" {
+		if _, err := io.WriteString(stdout, text); err != nil {
+			discard()
+			return err
+		}
+	} else {
+		analysis, err := preparePendingFile("-o", o.out, text)
+		if err == nil {
+			err = analysis.commit()
+		}
+		if err != nil {
+			discard()
+			return err
+		}
 	}
 	if pending != nil {
 		if err := pending.commit(); err != nil {

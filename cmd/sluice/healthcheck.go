@@ -35,7 +35,7 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 			"/readyz answers 503 while the server shuts down, or while its store is down under on_store_error deny.\n\n", defaultHealthURL)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 1 {

@@ -13,6 +13,7 @@ import (
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/envoy"
 	"github.com/sluice-dev/sluice/migrate"
+	"go.yaml.in/yaml/v3"
 )
 
 const importUsage = `usage: sluice import [-from FORMAT] [flags] FILE
@@ -58,7 +59,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		dir     = fs.String("dir", ".", "write the configuration (and envoy rules) into this `directory`")
 		report  = fs.String("report", "", "write the report to this `file` instead of standard output")
 		enforce = fs.Bool("enforce", false, "write the limits enforcing, without shadow: true")
-		force   = fs.Bool("force", false, "replace files in -dir that no earlier sluice import wrote (a sluice.yaml of your own)")
+		force   = fs.Bool("force", false, "replace files in -dir that no earlier sluice import wrote (a sluice.yaml or envoy-rules.yaml of your own)")
 	)
 	// Flags may come before or after FILE.
 	var names []string
@@ -157,10 +158,10 @@ var importedOrder = []string{migrate.EnvoyRulesFile, migrate.ConfigFile}
 // file that does not load, or cannot be written, is an error that leaves
 // dir as it was: no file of this import in it, any file of an earlier one
 // untouched, and dir itself gone when this call made it. Unless force, a
-// file of files' names already in dir is replaced only when dir's
-// configuration is an earlier import's (keepOthersFiles). Each file is
-// written beside its final name and renamed over it, so a reader of dir
-// never sees one half written; a rename that fails after the Envoy rules'
+// file of files' names already in dir is replaced only when an earlier
+// import wrote it (keepOthersFiles). Each file is written beside its
+// final name and renamed over it, so a reader of dir never sees one half
+// written; a rename that fails after the Envoy rules'
 // succeeded leaves the new rules beside the earlier configuration.
 func writeImported(dir string, files map[string]string, force bool, stderr io.Writer) (err error) {
 	cfg := filepath.Join(dir, migrate.ConfigFile)
@@ -233,26 +234,96 @@ func writeImported(dir string, files map[string]string, force bool, stderr io.Wr
 // importedMark begins the configuration an import writes.
 const importedMark = "# sluice configuration imported by `sluice import"
 
+// importedRulesMark begins the Envoy rules an import writes in shadow
+// mode (migrate's shadowRules); with -enforce they are the source's as
+// they are, with no mark.
+const importedRulesMark = "# Every rule is in shadow mode (shadow_mode: true), added by `sluice import`"
+
 // keepOthersFiles returns an error naming the first file of files' names
-// that is in dir, unless dir's configuration begins with importedMark: an
-// earlier import wrote it, and its files are import's to replace.
+// that is in dir and that no earlier import wrote. It decides per file:
+// the configuration is an import's when it begins with importedMark; the
+// Envoy rules are when they begin with importedRulesMark, or when that
+// configuration of an import's lists them in envoy.rules. A file an
+// operator put beside an earlier import's configuration is the operator's.
 func keepOthersFiles(dir string, files map[string]string) error {
-	if f, err := os.Open(filepath.Join(dir, migrate.ConfigFile)); err == nil {
-		head := make([]byte, len(importedMark))
-		n, _ := io.ReadFull(f, head)
-		f.Close()
-		if string(head[:n]) == importedMark {
-			return nil
-		}
-	}
+	cfgPath := filepath.Join(dir, migrate.ConfigFile)
+	importedCfg := beginsWith(cfgPath, importedMark)
 	for _, name := range importedOrder {
 		if _, ok := files[name]; !ok {
 			continue
 		}
 		path := filepath.Join(dir, name)
-		if _, err := os.Lstat(path); err == nil {
-			return fmt.Errorf("%s is there and no earlier sluice import wrote it: write elsewhere with -dir, or replace it with -force", path)
+		if _, err := os.Lstat(path); err != nil {
+			continue
 		}
+		switch {
+		case name == migrate.ConfigFile && importedCfg:
+			continue
+		case name == migrate.EnvoyRulesFile && (beginsWith(path, importedRulesMark) || importedCfg && listsEnvoyRules(cfgPath, path)):
+			continue
+		}
+		return fmt.Errorf("%s is there and no earlier sluice import wrote it: write elsewhere with -dir, or replace it with -force", path)
 	}
 	return nil
+}
+
+// beginsWith reports whether the regular file at path (or that a link at
+// path names) begins with mark; a pipe or device is not read.
+func beginsWith(path, mark string) bool {
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, len(mark))
+	n, _ := io.ReadFull(f, head)
+	return string(head[:n]) == mark
+}
+
+// listsEnvoyRules reports whether the configuration at cfgPath lists the
+// file rules in its envoy.rules (a path or a list of them, each relative
+// to the configuration's folder, as sluice reads them).
+func listsEnvoyRules(cfgPath, rules string) bool {
+	data, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return false
+	}
+	var doc struct {
+		Envoy struct {
+			Rules yaml.Node `yaml:"rules"`
+		} `yaml:"envoy"`
+	}
+	if yaml.Unmarshal(data, &doc) != nil {
+		return false
+	}
+	var listed []string
+	switch n := doc.Envoy.Rules; n.Kind {
+	case yaml.ScalarNode:
+		listed = []string{n.Value}
+	case yaml.SequenceNode:
+		for _, e := range n.Content {
+			if e.Kind == yaml.ScalarNode {
+				listed = append(listed, e.Value)
+			}
+		}
+	}
+	want, err := filepath.Abs(rules)
+	if err != nil {
+		return false
+	}
+	for _, r := range listed {
+		if r == "" {
+			continue
+		}
+		if !filepath.IsAbs(r) {
+			r = filepath.Join(filepath.Dir(cfgPath), r)
+		}
+		if abs, err := filepath.Abs(r); err == nil && abs == want {
+			return true
+		}
+	}
+	return false
 }

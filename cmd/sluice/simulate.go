@@ -24,7 +24,9 @@ delays, and state per key. Traffic is a built-in pattern or a CSV trace.
 
 Patterns: steady, boundary-burst, spike, diurnal, retry-storm, many-keys.
 Trace: one request per line, time,key,cost — time in RFC 3339 or seconds
-since the start, cost optional (1).
+since the start, cost optional (1). The flags that shape a pattern's traffic
+(-keys, -rate, -duration, -cost, -skew, -burst-size, -spread, -spike-*,
+-period, -amplitude) are refused with -trace.
 
 examples:
   sluice simulate -pattern boundary-burst -limit 100/1m
@@ -81,6 +83,19 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *trace != "" {
+		// A trace's lines hold its requests' times, keys and costs: a
+		// flag that shapes a pattern's traffic would change nothing.
+		var unused []string
+		for _, name := range patternFlags {
+			if set[name] {
+				unused = append(unused, "-"+name)
+			}
+		}
+		if len(unused) > 0 {
+			return usageErrorf("%s with -trace: the flags of a built-in pattern's traffic; a trace's lines hold its requests (time,key,cost)", strings.Join(unused, ", "))
+		}
+	}
 
 	if set["cost"] && p.Cost == 0 {
 		return usageErrorf("-cost 0: a pattern's requests spend at least 1 unit; replay requests of cost 0 (peeks) from a -trace")
@@ -186,6 +201,13 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	return sim.WriteTable(stdout, resp.Result)
 }
+
+// patternFlags are simulate's flags that shape a built-in pattern's
+// traffic (sim.Pattern's fields), which a -trace does not use. -pattern
+// itself is refused with -trace on its own; -seed and -retry-* apply to a
+// trace as well (the retries' randomness, refused clients retrying).
+var patternFlags = []string{"keys", "rate", "duration", "cost", "burst-size", "spread",
+	"spike-at", "spike-length", "spike-factor", "period", "amplitude", "skew"}
 
 // defaultMaxWork is -max-work's default, in decisions of work
 // (sim.Request.MaxWork): a few minutes of one core.
