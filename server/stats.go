@@ -239,17 +239,27 @@ func (s *stats) record(res *httplimit.Result) {
 
 // recordEnvoy counts a decision of the Envoy service as
 // sluice_decisions_total does: the domain in place of the plan, a refused
-// request under each descriptor's limit that refused it.
+// request under each descriptor's limit that refused it. A domain is
+// counted as a plan only when a rule limited one of its descriptors: the
+// domain is the caller's to name, and one no rule configures (answered OK,
+// nothing decided) would otherwise take a row of the plans, which are
+// bounded.
 func (s *stats) recordEnvoy(res *envoy.Result) {
 	var buf [8]string
 	refusedBy := buf[:0]
+	limited := false
 	for _, o := range res.Descriptors {
+		limited = limited || o.Limit != ""
 		if o.Result == resultLimited {
 			refusedBy = append(refusedBy, o.Limit)
 		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !limited {
+		s.count("", false, nil) // a decision, of no plan
+		return
+	}
 	if n := s.planCounter(res.Domain); n != nil {
 		*n++
 	}
