@@ -76,10 +76,10 @@ func (s *Server) adminRoutes() http.Handler {
 	// Forward-auth's Authorization is the described client's API key: its
 	// callers send their token in Sluice-Token.
 	mux.HandleFunc("/v1/forward-auth", s.guard(config.ScopeCheck, true, s.handleForwardAuth))
-	mux.Handle("GET /metrics", read(boundScrapes(promhttp.HandlerFor(s.opts.Registry, promhttp.HandlerOpts{}))))
+	mux.Handle("GET /metrics", read(boundAtOnce(maxScrapes, "scrapes of /metrics", promhttp.HandlerFor(s.opts.Registry, promhttp.HandlerOpts{}))))
 	mux.HandleFunc("GET /docs", s.handleDocs)
 	mux.HandleFunc("GET /dashboard", read(s.handleDashboard))
-	mux.HandleFunc("GET /dashboard/data", read(s.handleDashboardData))
+	mux.HandleFunc("GET /dashboard/data", read(boundAtOnce(maxDashboardReads, "reads of /dashboard/data", http.HandlerFunc(s.handleDashboardData))))
 	// Reading the level needs read, changing it admin: the handler checks.
 	mux.HandleFunc("/v1/degradation", s.guard(0, false, s.handleDegradation))
 	s.keyRoutes(mux)
@@ -216,10 +216,17 @@ func onlyPost(w http.ResponseWriter, r *http.Request) {
 // pair, and someone looking, fit.
 const maxScrapes = 4
 
-// boundScrapes serves h for at most maxScrapes requests at once, and
-// answers 503 with Retry-After to one beyond them.
-func boundScrapes(h http.Handler) http.HandlerFunc {
-	slots := make(chan struct{}, maxScrapes)
+// maxDashboardReads bounds the /dashboard/data answers made at once: one
+// of the last hour merges up to 360 slots' counts holding the lock every
+// decision takes to count itself. A page polls once a second; a few people
+// looking fit.
+const maxDashboardReads = 4
+
+// boundAtOnce serves h for at most n requests at once, and answers 503
+// with Retry-After to one beyond them, saying that n of what are being
+// answered.
+func boundAtOnce(n int, what string, h http.Handler) http.HandlerFunc {
+	slots := make(chan struct{}, n)
 	return func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case slots <- struct{}{}:
@@ -228,7 +235,7 @@ func boundScrapes(h http.Handler) http.HandlerFunc {
 		default:
 			w.Header().Set("Retry-After", "1")
 			writeJSONProblem(w, http.StatusServiceUnavailable, "Service Unavailable",
-				fmt.Sprintf("%d scrapes of /metrics are being gathered, the most at once; retry in a second.", maxScrapes))
+				fmt.Sprintf("%d %s are being answered, the most at once; retry in a second.", n, what))
 		}
 	}
 }
