@@ -2,10 +2,12 @@ package server
 
 import (
 	"container/list"
+	"context"
 	"crypto/tls"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 )
 
 // boundedListener holds at most max connections open at once. At the
@@ -14,19 +16,29 @@ import (
 // stranger's — one no request was made on yet — the oldest first; then the
 // keep-alive connection idle the longest between its requests. With none
 // idle (every connection is in a request, each bounded by the server's
-// timeouts), Accept holds the new connection until one closes, and the
-// clients after it wait in the kernel's backlog.
+// timeouts), Accept holds the new connection until one closes or goes
+// idle, which it then closes, and the clients after it wait in the
+// kernel's backlog.
 //
-// Idleness is known from an http.Server's ConnState (set it to connState):
-// a connection is used once a request starts on it. A gRPC server reports
-// no states: on a listener that tracks its peers (trackPeers), each call
-// the server admits marks its connection used (used), and a used
-// connection counts as idle from its last admitted call.
+// Idleness is known from an http.Server's ConnState (set it to
+// connState), and use from its requests: a connection is used once a
+// request reaches the handler (wrap it with markUsed, and set ConnContext
+// to connContext), not when the server reads a connection's first bytes —
+// HTTP/2's opening preface makes a connection active and idle again with
+// no request. A gRPC server reports no states: on a listener that tracks
+// its peers (trackPeers), each call the server admits marks its
+// connection used (used), and a used connection counts as idle from its
+// last admitted call.
 type boundedListener struct {
 	net.Listener
 	slots chan struct{} // one token per open connection
 	done  chan struct{} // closed by Close
 	shed  func()        // counts a closed idle connection
+
+	// wake tells an Accept waiting for a slot that a connection went idle
+	// (while waiting is set): one it may close to make room.
+	wake    chan struct{}
+	waiting atomic.Bool
 
 	mu        sync.Mutex
 	fresh     *list.List // *boundedConn not yet used, oldest first
@@ -38,13 +50,14 @@ type boundedListener struct {
 
 func newBoundedListener(ln net.Listener, max int, shed func()) *boundedListener {
 	return &boundedListener{Listener: ln, slots: make(chan struct{}, max), done: make(chan struct{}),
-		fresh: list.New(), idle: list.New(), shed: shed}
+		wake: make(chan struct{}, 1), fresh: list.New(), idle: list.New(), shed: shed}
 }
 
 // Accept accepts a connection, then waits for a free slot for it, making
-// one from an idle connection if there is any: a connection is closed to
-// make room only when another has arrived. While it waits, the accepted
-// connection is one over max.
+// one from an idle connection if there is any, or from the first that
+// goes idle while it waits: a connection is closed to make room only when
+// another has arrived. While it waits, the accepted connection is one over
+// max. One goroutine calls Accept at a time (a server's accept loop).
 func (l *boundedListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if err != nil {
@@ -53,10 +66,7 @@ func (l *boundedListener) Accept() (net.Conn, error) {
 	select {
 	case l.slots <- struct{}{}:
 	default:
-		l.closeLongestIdle()
-		select {
-		case l.slots <- struct{}{}:
-		case <-l.done:
+		if !l.waitForSlot() {
 			c.Close()
 			return nil, net.ErrClosed
 		}
@@ -69,6 +79,34 @@ func (l *boundedListener) Accept() (net.Conn, error) {
 	bc.elem = l.fresh.PushBack(bc)
 	l.mu.Unlock()
 	return bc, nil
+}
+
+// waitForSlot takes a slot once one is free, closing the longest idle
+// connection now and, while none is free, each that goes idle; it reports
+// false when the listener closes first.
+func (l *boundedListener) waitForSlot() bool {
+	select {
+	case <-l.wake: // told before this wait: stale
+	default:
+	}
+	l.waiting.Store(true)
+	defer l.waiting.Store(false)
+	l.closeLongestIdle()
+	for {
+		select {
+		case l.slots <- struct{}{}:
+			return true
+		case <-l.wake:
+			select {
+			case l.slots <- struct{}{}:
+				return true
+			default:
+				l.closeLongestIdle()
+			}
+		case <-l.done:
+			return false
+		}
+	}
 }
 
 // Close closes the listener and wakes an Accept waiting for a slot.
@@ -99,22 +137,65 @@ func (l *boundedListener) closeLongestIdle() {
 
 // connState is the http.Server's ConnState: a new connection (among the
 // fresh since Accept) or an idle one may be closed to make room, an active
-// one may not.
+// one may not. An idle connection no request reached (markUsed) is among
+// the fresh again.
 func (l *boundedListener) connState(nc net.Conn, st http.ConnState) {
-	if tc, ok := nc.(*tls.Conn); ok {
-		nc = tc.NetConn()
-	}
-	c, ok := nc.(*boundedConn)
-	if !ok || st == http.StateNew {
+	c := asBounded(nc)
+	if c == nil || st == http.StateNew {
 		return
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	c.unlink()
-	c.used = true
-	if st == http.StateIdle && !c.closed {
+	idle := st == http.StateIdle && !c.closed
+	switch {
+	case idle && c.used:
 		c.elem = l.idle.PushBack(c)
+	case idle:
+		c.elem = l.fresh.PushBack(c)
 	}
+	l.mu.Unlock()
+	if idle && l.waiting.Load() {
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// asBounded returns the boundedConn under nc (a TLS connection's), or nil.
+func asBounded(nc net.Conn) *boundedConn {
+	if tc, ok := nc.(*tls.Conn); ok {
+		nc = tc.NetConn()
+	}
+	c, _ := nc.(*boundedConn)
+	return c
+}
+
+// connKey is the context key under which connContext keeps a request's
+// connection.
+type connKey struct{}
+
+// connContext is the http.Server's ConnContext: it keeps the connection
+// in its requests' context, for markUsed.
+func connContext(ctx context.Context, nc net.Conn) context.Context {
+	if c := asBounded(nc); c != nil {
+		return context.WithValue(ctx, connKey{}, c)
+	}
+	return ctx
+}
+
+// markUsed serves h, first marking the request's connection used: the
+// last to be closed to make room, after the strangers' (see
+// boundedListener).
+func (l *boundedListener) markUsed(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, ok := r.Context().Value(connKey{}).(*boundedConn); ok && c.l == l {
+			l.mu.Lock()
+			c.used = true
+			l.mu.Unlock()
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // trackPeers makes l know its connections by their RemoteAddr, for used.

@@ -213,7 +213,8 @@ func (s *Server) httpListener(name string, h http.Handler, ln net.Listener, useT
 	c := s.Config().Connections
 	bl := newBoundedListener(ln, c.Max, s.metrics.shedConnections.WithLabelValues(name).Inc)
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           bl.markUsed(h),
+		ConnContext:       connContext,
 		ReadHeaderTimeout: c.ReadHeaderTimeout,
 		ReadTimeout:       c.ReadTimeout,
 		WriteTimeout:      c.WriteTimeout,
