@@ -258,7 +258,7 @@ type batcher struct {
 // returns when its context ends).
 func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
 	if ctx.Err() != nil {
-		return s.fail("apply script", context.Cause(ctx))
+		return s.failCtx("apply script", ctx)
 	}
 	c.deadline, _ = ctx.Deadline()
 	if s.timeout > 0 {
@@ -283,7 +283,7 @@ func (b *batcher) apply(ctx context.Context, s *Store, c *call) error {
 			if q == c { // not sent yet: it consumes nothing
 				b.queue = append(b.queue[:i], b.queue[i+1:]...)
 				b.mu.Unlock()
-				return s.fail("waiting for a batch", context.Cause(ctx))
+				return s.failCtx("waiting for a batch", ctx)
 			}
 		}
 		b.mu.Unlock()

@@ -279,7 +279,12 @@
 //     bounds above — up to Q more than the promise (a bucket: B); what the
 //     fallback admitted during the outage is charged to it as after any
 //     outage. The loss is logged and counted (Losses.EmptyRestarts);
-//     Replicas does not prevent it. Two instances, 60 of a limit of 100
+//     Replicas does not prevent it. A restart that kept the data is
+//     counted too when Redis gives the master a new replication ID (a
+//     restart from its AOF, or from an RDB file written while it had no
+//     replica): the replication history, all the store reads, cannot tell
+//     it from a loss, and errs on counting one — the leases end, unspent,
+//     and receipts from before it are not refunded — never on hiding one. Two instances, 60 of a limit of 100
 //     counted when Redis was killed and restarted empty within the window:
 //     160 admitted in it.
 //

@@ -254,3 +254,14 @@ func (s *Store) fail(what string, err error) error {
 	}
 	return fmt.Errorf("redis store: %w: %s: %w", sluice.ErrStoreUnavailable, what, err)
 }
+
+// failCtx is fail for a call whose context ended, with the cause it was
+// given (context.WithCancelCause): a cancellation by the caller, whatever
+// its cause, is no failure of the store.
+func (s *Store) failCtx(what string, ctx context.Context) error {
+	err := ctx.Err()
+	if cause := context.Cause(ctx); cause != err {
+		err = fmt.Errorf("%w: %w", err, cause)
+	}
+	return s.fail(what, err)
+}

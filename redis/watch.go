@@ -35,7 +35,11 @@ type Losses struct {
 	LostBytes int64
 	// EmptyRestarts counts masters seen again at the same address with a
 	// history unrelated to the one they had: restarted without their data
-	// (no persistence) or resynchronised from scratch.
+	// (no persistence) or resynchronised from scratch — and restarted with
+	// their data too, when Redis gave them a new replication ID, as it does
+	// to a master restarted from its AOF, or from an RDB file written while
+	// it had no replica. The history cannot tell those from a loss: it
+	// errs on counting one (see the package documentation, Failover).
 	EmptyRestarts int64
 	// Evicted counts the keys the masters evicted to make room since the
 	// store first saw them (INFO stats evicted_keys, read every
@@ -240,7 +244,7 @@ func (s *Store) watchOnce(w *watcher) {
 		case restarted:
 			w.restart.Add(1)
 			if w.log != nil {
-				w.log.Warn("redis master restarted without its data: the limits' states it held are gone", "node", addr)
+				w.log.Error("redis master restarted without its data: the limits' states it held are gone", "node", addr)
 			}
 		}
 		if lost > 0 || restarted {
