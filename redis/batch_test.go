@@ -285,7 +285,10 @@ func TestABatchRunEndsByItsCallsDeadlines(t *testing.T) {
 func TestACallQueuedPastTheStoreTimeoutFailsWhenTheRunAheadEnds(t *testing.T) {
 	t.Parallel()
 	srv, proxy, client := proxiedStandalone(t)
-	const timeout = 200 * time.Millisecond
+	// Long enough that both later calls queue before the run ahead ends,
+	// however busy the machine (at 200 ms, CI's -race run once queued the
+	// second a tenth of a second late, after the first had left the queue).
+	const timeout = time.Second
 	store := New(client, WithBatching(1), WithTimeout(timeout))
 	l := sluice.PerSecond(5)
 	checks := func(prefix string, n int) []sluice.Check {
