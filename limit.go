@@ -2,6 +2,7 @@ package sluice
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sluice-dev/sluice/internal/algo"
@@ -317,11 +318,11 @@ func defaultName(w time.Duration) string {
 		return fmt.Sprintf("per-%dd", w/(24*time.Hour))
 	}
 	s := w.String()
-	if len(s) > 2 && s[len(s)-2:] == "0s" && w >= time.Minute {
-		s = s[:len(s)-2] // 1m0s -> 1m
+	if t, ok := strings.CutSuffix(s, "m0s"); ok {
+		s = t + "m" // 1m0s -> 1m; 1m30s stays
 	}
-	if len(s) > 2 && s[len(s)-2:] == "0m" && w >= time.Hour {
-		s = s[:len(s)-2] // 2h0m -> 2h
+	if t, ok := strings.CutSuffix(s, "h0m"); ok {
+		s = t + "h" // 2h0m -> 2h; 1h10m stays
 	}
 	name := "per-"
 	for _, r := range s {

@@ -24,11 +24,11 @@ const maxInstances = 1 << 16
 //     terms. Rounding the rate down as well would be needlessly strict (10/s
 //     over 3 instances would be 3/s, not 3.33/s) and, for large quantities
 //     over long windows, could not be kept exact (1,000,000/day over 3
-//     instances). Only when W' would exceed MaxWindow (nW beyond about 407
-//     days with no factor in common with Q) is the rate rounded down, to at
-//     least one unit per the longest whole number of windows within
-//     MaxWindow; and if even that cannot be kept exact, the share is 1 per W
-//     with a burst of 1.
+//     instances). Only when Q' would exceed MaxQuantity is the rate rounded
+//     down, to ⌊Q/n⌋ per W; only when W' would exceed MaxWindow (nW beyond
+//     about 407 days with no factor in common with Q), to at least one unit
+//     per the longest whole number of windows within MaxWindow; and if even
+//     that cannot be kept exact, the share is 1 per W with a burst of 1.
 //
 // An invalid l, or n ≤ 1, returns l unchanged.
 func (l Limit) perInstance(n int64) Limit {
@@ -77,6 +77,11 @@ func (l Limit) Scale(num, den int64) Limit {
 		if s := bucket(q/g, total/g); s.Err() == nil {
 			return s
 		}
+	}
+	// The exact rate needs a quantity beyond MaxQuantity: the rate rounded
+	// down over the same window.
+	if s := bucket(max(algo.MulDivFloor(q, w, total), 1), w); s.Err() == nil && total/g <= maxW {
+		return s
 	}
 	span := maxW / w * w // the longest whole number of windows allowed
 	if s := bucket(max(algo.MulDivFloor(q, span, total), 1), span); s.Err() == nil {
