@@ -39,10 +39,11 @@ func TestARefundFromBeforeAnEmptyRestartTakesNothingBack(t *testing.T) {
 		}
 	}
 	// Past the return period the restart begins (see Failover in the
-	// package documentation).
-	for deadline := time.Now().Add(10 * time.Second); !g.Failover().Direct([]sluice.Check{c}); time.Sleep(20 * time.Millisecond) {
+	// package documentation), and the time a return call may take to
+	// charge after it (the store's Timeout: 10 s here).
+	for deadline := time.Now().Add(30 * time.Second); !g.Failover().Direct([]sluice.Check{c}); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("still returning to Redis 10 s after the restart: %+v", g.Failover().Stats())
+			t.Fatalf("still returning to Redis 30 s after the restart: %+v", g.Failover().Stats())
 		}
 		g.Apply(context.Background(), []sluice.Check{{Key: "other", Limit: c.Limit, Cost: 1}}, out)
 	}
