@@ -71,9 +71,13 @@ func (r *rule) calendarAt(unix int64) (sluice.Limit, string, bool) {
 func epochUnix() int64 { return sluice.TimeFromMicros(0).Unix() }
 
 // alignedLength returns a window length L (whole seconds, at most
-// sluice.MaxFixedWindow) such that the sluice fixed window of length L that
-// contains the Unix second start−calendarMargin also contains
-// start+unit+calendarMargin; false if there is none.
+// sluice.MaxFixedWindow), the shortest or close to it, such that the sluice fixed window of length
+// L that contains the Unix second start−calendarMargin also contains
+// start+unit+calendarMargin; false if there is none. The state of a Unix
+// window's key lives until its sluice window ends: the shortest length
+// keeps that within about twice the Unix window for weeks, months and
+// years (a few hours for a window of minutes that does not divide a day),
+// not the ~814 days of MaxFixedWindow.
 func alignedLength(start, unit int64) (time.Duration, bool) {
 	margin := int64(calendarMargin / time.Second)
 	epoch := epochUnix()
@@ -81,17 +85,26 @@ func alignedLength(start, unit int64) (time.Duration, bool) {
 	if from < 0 {
 		return 0, false
 	}
-	maxL := int64(sluice.MaxFixedWindow / time.Second)
-	// The window of length L holding from is [⌊from/L⌋·L, ⌊from/L⌋·L+L);
-	// it holds to as well iff ⌊from/L⌋ = ⌊to/L⌋. For each quotient q the
-	// lengths with ⌊from/L⌋ = q are (from/(q+1), from/q], and the largest
-	// of them is the likeliest to reach to.
-	for q := from / maxL; q <= from/(to-from); q++ {
-		l := maxL
-		if q > 0 {
-			l = min(maxL, from/q)
+	maxL, span := int64(sluice.MaxFixedWindow/time.Second), to-from
+	// The window of length L holding from is the q-th, q = ⌊from/L⌋; it
+	// holds to as well iff to < (q+1)·L. For a quotient q the lengths that
+	// do both are (to/(q+1), from/q], and the shortest lengths have the
+	// largest q. That interval is at least 2 wide, so holds a whole
+	// number, once from/q − to/(q+1) = (from − q·span)/(q·(q+1)) ≥ 2, that
+	// is q·(2q+2+span) ≤ from: start above the largest such q (found by
+	// bisection) and go down until a length fits.
+	lo, hi := int64(0), from/span
+	for lo < hi {
+		mid := hi - (hi-lo)/2
+		if mid <= from/(2*mid+2+span) {
+			lo = mid
+		} else {
+			hi = mid - 1
 		}
-		if from/l == q && to/l == q {
+	}
+	for q := lo + 1; q >= 0 && q >= from/maxL-1; q-- {
+		l := to/(q+1) + 1 // the shortest length with to < (q+1)·L
+		if l <= maxL && (q == 0 || l <= from/q) {
 			return time.Duration(l) * time.Second, true
 		}
 	}

@@ -39,9 +39,10 @@
 // envoyproxy/ratelimit's only one) counts envoyproxy/ratelimit's windows:
 // unit-length from the Unix epoch, so a day starts at midnight UTC and a
 // week on a Thursday. A week, month or year is kept under a key naming its
-// Unix window, in a sluice fixed window (of at most sluice.MaxFixedWindow)
-// long enough to hold it; one exists for every Unix window that starts
-// after sluice.Epoch. Other algorithms align their windows to sluice.Epoch (at
+// Unix window, in the shortest sluice fixed window (of at most
+// sluice.MaxFixedWindow) found that holds it, so that the key is kept
+// little longer than its window; one exists for every Unix window that
+// starts after sluice.Epoch. Other algorithms align their windows to sluice.Epoch (at
 // midnight UTC, like the Unix epoch, for every unit up to a day). Loading
 // is strict:
 // unknown fields, wrong types, duplicate siblings, duplicate domains and
