@@ -246,8 +246,9 @@ func (e *APIError) Unwrap() error {
 // Check asks the server to decide req. A decision, admitted or refused, is
 // a response and a nil error. Otherwise the error is an *APIError for an
 // answer that is not a decision, or wraps sluice.ErrStoreUnavailable when
-// the server could not be reached or answered something unreadable, or is
-// the context's error when ctx ended first.
+// the server could not be reached or answered something unreadable (a
+// body that is not JSON, or JSON without "allowed", which every decision
+// has), or is the context's error when ctx ended first.
 func (c *Client) Check(ctx context.Context, req CheckRequest) (*CheckResponse, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -257,11 +258,20 @@ func (c *Client) Check(ctx context.Context, req CheckRequest) (*CheckResponse, e
 	if err != nil {
 		return nil, err
 	}
-	var out CheckResponse
+	// Every decision names "allowed"; a body without it (a health page's
+	// {"status":"ok"}, null) is some other service's answer, not a refusal.
+	var out struct {
+		CheckResponse
+		Allowed *bool `json:"allowed"`
+	}
 	if err := json.Unmarshal(data, &out); err != nil {
 		return nil, fmt.Errorf("client: check: the answer is not a decision (%v): %w", err, sluice.ErrStoreUnavailable)
 	}
-	return &out, nil
+	if out.Allowed == nil {
+		return nil, fmt.Errorf("client: check: the answer is not a decision (no \"allowed\"): %w", sluice.ErrStoreUnavailable)
+	}
+	out.CheckResponse.Allowed = *out.Allowed
+	return &out.CheckResponse, nil
 }
 
 // Settle reports the answer to a request that Check admitted with a
