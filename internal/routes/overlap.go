@@ -1,6 +1,7 @@
 package routes
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -16,7 +17,8 @@ func PathsOverlap(p, q string) bool {
 	return overlaps(segments(p), segments(q))
 }
 
-// pathSeg is a segment of a path pattern: a literal (lower case), one
+// pathSeg is a segment of a path pattern: a literal (unescaped, as
+// ServeMux reads a pattern's literal segments, and lower case), one
 // segment of any text (wild), or any rest (rest).
 type pathSeg struct {
 	lit        string
@@ -40,6 +42,9 @@ func segments(p string) []pathSeg {
 		case strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}"):
 			out = append(out, pathSeg{wild: true})
 		default:
+			if u, err := url.PathUnescape(s); err == nil {
+				s = u
+			}
 			out = append(out, pathSeg{lit: strings.ToLower(s)})
 		}
 	}
