@@ -112,6 +112,10 @@ func (d *Decoder) Entries(n *yaml.Node, path string, each func(k, v *yaml.Node, 
 			d.Errorf(k, p, "a merge key, which is not expanded here: write the keys out")
 			continue
 		}
+		if k.Kind != yaml.ScalarNode {
+			d.Errorf(k, p, "a key that is %s, not plain text: write the key out", Describe(k))
+			continue
+		}
 		if seen[k.Value] {
 			d.Errorf(k, p, "set twice")
 			continue
@@ -277,7 +281,10 @@ func (d *Decoder) OneOf(n *yaml.Node, path string, options ...string) string {
 // wrapping ErrDurationRange.
 func ParseDuration(s string) (time.Duration, error) {
 	if i := strings.IndexByte(s, 'd'); i > 0 {
-		days, err := strconv.ParseInt(s[:i], 10, 32)
+		days, err := strconv.ParseInt(s[:i], 10, 64)
+		if errors.Is(err, strconv.ErrRange) && s[0] != '-' {
+			return 0, fmt.Errorf("duration %q: %w", s, ErrDurationRange)
+		}
 		if err != nil || days < 0 {
 			return 0, fmt.Errorf("bad duration %q", s)
 		}
@@ -288,8 +295,8 @@ func ParseDuration(s string) (time.Duration, error) {
 		if r := s[i+1:]; r != "" && (r[0] == '-' || r[0] == '+') {
 			return 0, fmt.Errorf("bad duration %q: a sign only before the whole", s)
 		} else if r != "" {
-			if rest, err = time.ParseDuration(s[i+1:]); err != nil {
-				return 0, err
+			if rest, err = parseDuration(s[i+1:]); err != nil {
+				return 0, fmt.Errorf("duration %q: %w", s, err)
 			}
 		}
 		whole := time.Duration(days) * 24 * time.Hour
@@ -298,7 +305,39 @@ func ParseDuration(s string) (time.Duration, error) {
 		}
 		return whole + rest, nil
 	}
-	return time.ParseDuration(s)
+	return parseDuration(s)
+}
+
+// parseDuration is time.ParseDuration, whose error for a well-formed
+// duration too long to hold wraps ErrDurationRange.
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil && wellFormed(s) {
+		return 0, fmt.Errorf("duration %q: %w", s, ErrDurationRange)
+	}
+	return d, err
+}
+
+// wellFormed reports whether s has the syntax time.ParseDuration reads: an
+// optional sign, then one or more decimal numbers, each with a unit.
+func wellFormed(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	if s == "" {
+		return false
+	}
+	for s != "" {
+		n := len(s) - len(strings.TrimLeft(s, "0123456789."))
+		if n == 0 || strings.Count(s[:n], ".") > 1 || s[:n] == "." {
+			return false
+		}
+		s = s[n:]
+		u := len(s) - len(strings.TrimLeft(s, "nsuµμmh"))
+		if !slices.Contains([]string{"ns", "us", "µs", "μs", "ms", "s", "m", "h"}, s[:u]) {
+			return false
+		}
+		s = s[u:]
+	}
+	return true
 }
 
 // maxDays is the most whole days a time.Duration holds.
