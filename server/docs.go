@@ -218,15 +218,12 @@ func countsUnits(p *httplimit.Plan) bool {
 }
 
 // describeLimit describes l, whose quantity counts units when units is
-// true, else requests.
+// true, else requests: what it allows and how it counts.
 func describeLimit(l sluice.Limit, units bool) docsLimit {
-	what := "requests per"
-	if units {
-		what = "units per"
-	}
-	d := docsLimit{Name: l.Name(), Algorithm: l.Algorithm().String(),
-		Rule: strings.TrimSpace(strings.Join([]string{itoa(l.Quantity()), what, httplimit.WindowOf(l)}, " "))}
+	d := docsLimit{Name: l.Name(), Algorithm: l.Algorithm().String(), Rule: allowance(l, units)}
 	switch l.Algorithm() {
+	case sluice.AlgorithmConcurrency:
+		d.Note = "a slot frees when a request ends; one never released frees after " + httplimit.FormatWindow(l.Window())
 	case sluice.AlgorithmFixedWindow:
 		d.Note = "counted in fixed windows that start on the clock (the minute, the UTC day)"
 		if l.Period() != 0 {
@@ -248,6 +245,21 @@ func describeLimit(l sluice.Limit, units bool) docsLimit {
 		d.Note += " — trial: reported in headers, never enforced"
 	}
 	return d
+}
+
+// allowance is what l allows, in units when units is true, else requests:
+// a quantity per window ("100 requests per 1m"), or for a concurrency
+// limit, whose window is only the lease after which a slot never released
+// frees, a quantity at once ("2 requests in progress at once").
+func allowance(l sluice.Limit, units bool) string {
+	what := "requests"
+	if units {
+		what = "units"
+	}
+	if l.Algorithm() == sluice.AlgorithmConcurrency {
+		return itoa(l.Quantity()) + " " + what + " in progress at once"
+	}
+	return strings.TrimSpace(strings.Join([]string{itoa(l.Quantity()), what, "per", httplimit.WindowOf(l)}, " "))
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
