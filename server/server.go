@@ -380,7 +380,7 @@ func (s *Server) Reload() error {
 			s.warnTrustAll(cfg)
 			s.warnUnknownKeys(s.state.Load().cfg, cfg)
 			s.warnLogRoom(s.state.Load().cfg, cfg)
-			for _, change := range stateChanges(s.state.Load().cfg.Policy, cfg.Policy, s.state.Load().cfg.Rules, cfg.Rules) {
+			for _, change := range reloadStateChanges(s.state.Load().cfg, cfg) {
 				s.log.Info("reload: " + change)
 			}
 			old := s.state.Swap(st)
