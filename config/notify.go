@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-dev/sluice"
 	"github.com/sluice-dev/sluice/envoy"
+	"github.com/sluice-dev/sluice/httplimit"
 )
 
 // Notify is the notify section: a webhook told when a client has used a
@@ -143,7 +144,25 @@ func (d *decoder) resolveNotify(c *Config) {
 				break
 			}
 		}
+		if count := countedByAnswer(c, name); count != "" {
+			d.Errorf(e, p, "%q counts %s: a share is told as each request is decided, when such a limit's count "+
+				"holds the requests in flight that their answers may give back; notify it from the upstream", name, count)
+		}
 	}
+}
+
+// countedByAnswer returns the count: of the limit called name (a rule's
+// as "<rule>.<limit>", which takes its rule's unless it says its own) when
+// it counts by the answer, else "".
+func countedByAnswer(c *Config, name string) string {
+	count, said := c.Count[name]
+	if rule, _, ok := strings.Cut(name, "."); ok && !said {
+		count = c.Count[rule]
+	}
+	if count == httplimit.CountAll {
+		return ""
+	}
+	return count
 }
 
 // loopbackHost says whether host (no port) is "localhost" or a loopback
