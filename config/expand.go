@@ -14,10 +14,10 @@ import (
 // unexpanded reports each value of n that asks for an expansion sluice does
 // not make, which would otherwise be read as the literal text: a tag of
 // its own (password: !env REDIS_PASSWORD), an environment variable
-// (${REDIS_PASSWORD}) or YAML's !!binary (the base64 of the bytes meant);
-// none is expanded anywhere in the file. It reports too each key written
-// as an alias (*name: …), which would be read as the anchor's name, not as
-// the key it stands for.
+// (${REDIS_PASSWORD}, or a whole value of $REDIS_PASSWORD) or YAML's
+// !!binary (the base64 of the bytes meant); none is expanded anywhere in
+// the file. It reports too each key written as an alias (*name: …), which
+// would be read as the anchor's name, not as the key it stands for.
 func (d *decoder) unexpanded(n *yaml.Node, path string) {
 	const instead = "write the value itself, or name a file that holds a secret (password_file, secret_file)"
 	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") && n.Tag != "!" {
@@ -30,8 +30,13 @@ func (d *decoder) unexpanded(n *yaml.Node, path string) {
 	}
 	switch n.Kind {
 	case yaml.ScalarNode:
-		if envVariable(n.Value) && n.Tag == "!!str" {
+		switch {
+		case n.Tag != "!!str":
+		case envVariable(n.Value):
 			d.Errorf(n, path, "%q: environment variables are not expanded: %s", n.Value, instead)
+		case bareVariable(n.Value):
+			d.Errorf(n, path, "%q: environment variables are not expanded, and a whole value of $ and a name is taken for one: %s, "+
+				"whose text is read as it is, a leading $ too", n.Value, instead)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -53,7 +58,8 @@ func (d *decoder) unexpanded(n *yaml.Node, path string) {
 // variable, as shells and Compose files write one: ${NAME}, or with a
 // default or a message (${NAME:-default}, ${NAME-default}, ${NAME:?msg},
 // ${NAME:+alt} …), alone or within the text ("${REDIS_HOST}:6379"). "$$"
-// is a dollar, as Compose escapes one, so "$${NAME}" is none.
+// is Compose's escape of a dollar, so "$${NAME}" is none (and is read as
+// it is, both dollars).
 func envVariable(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] != '$' {
@@ -70,14 +76,29 @@ func envVariable(s string) bool {
 	return false
 }
 
-// envReference reports whether s, what follows a "${", is a variable's
-// name followed by "}" or by an operator of shell parameter expansion
-// (:- - := = :? ? :+ +) and then, somewhere, "}".
-func envReference(s string) bool {
+// bareVariable reports whether s is a variable as shells and Compose also
+// write one, without braces: "$" and a name ($REDIS_PASSWORD), the whole
+// value. A dollar anywhere else is text ("pa$word", "$5", "$$NAME").
+func bareVariable(s string) bool {
+	name, ok := strings.CutPrefix(s, "$")
+	return ok && envName(name) == len(name) && name != ""
+}
+
+// envName returns the length of the variable name s starts with: a letter
+// or "_", then letters, digits and "_".
+func envName(s string) int {
 	n := 0
 	for n < len(s) && (s[n] == '_' || 'A' <= s[n] && s[n] <= 'Z' || 'a' <= s[n] && s[n] <= 'z' || n > 0 && '0' <= s[n] && s[n] <= '9') {
 		n++
 	}
+	return n
+}
+
+// envReference reports whether s, what follows a "${", is a variable's
+// name followed by "}" or by an operator of shell parameter expansion
+// (:- - := = :? ? :+ +) and then, somewhere, "}".
+func envReference(s string) bool {
+	n := envName(s)
 	if n == 0 || n == len(s) {
 		return false
 	}

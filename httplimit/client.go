@@ -63,15 +63,19 @@ var ErrTokenRefused = errors.New("the token is not verified")
 // c.Header (matched against the plan's costs, the exempt routes and the
 // rules). path is a request URI, escaped as a client sends it, and may
 // carry the request's query after a '?': the part before it is the path
-// (read both ways, as Middleware reads a request's), and rules keyed by a query parameter read
-// the rest. cost ≥ 0 overrides the endpoint's cost; pass
-// -1 to use it. A request that a leaky-bucket queue would admit with a
-// Delay ending after ctx's deadline is refused by the queue, its
-// RetryAfter that Delay, as Decide refuses one whose request's context
-// ends first: what the store can give back of it is given back (window
-// charges, concurrency leases), its queue slot stays spent, and
-// Options.Observer sees the refusal. Give the Result back with Done or
-// Discard.
+// (read both ways, as Middleware reads a request's), and rules keyed by a
+// query parameter read the rest. cost ≥ 0 overrides the endpoint's cost
+// (its plan's costs); pass -1 to use it. A rule with a cost of its own
+// (Rule.Cost) is charged that cost whatever cost is, but for cost 0: a
+// peek, which spends nothing of any limit, a rule's included, and so is
+// refused by no limit (see sluice.Check). A rule's FallbackIP keys a c
+// without IP by its own subject (see Rule.Fallback). A request that a
+// leaky-bucket queue would admit with a Delay ending after ctx's deadline
+// is refused by the queue, its RetryAfter that Delay, as Decide refuses
+// one whose request's context ends first: what the store can give back of
+// it is given back (window charges, concurrency leases), its queue slot
+// stays spent, and Options.Observer sees the refusal. Give the Result back
+// with Done or Discard.
 func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path string, cost int64) (*Result, error) {
 	if m.zero() {
 		return nil, errZero()
@@ -104,7 +108,7 @@ func (m *Middleware) DecideFor(ctx context.Context, c Requester, method, path st
 	if cost < 0 {
 		res.Cost = res.plan.costs.cost(r)
 	}
-	f := requestFacts{r: r, id: &res.Identity, client: true, user: c.User, addr: c.IP.Unmap(), addrDone: true}
+	f := requestFacts{r: r, id: &res.Identity, client: true, user: c.User, addr: c.IP.Unmap(), addrDone: true, peek: cost == 0}
 	m.matchRules(&f, res)
 	return m.decide(ctx, res)
 }

@@ -180,7 +180,10 @@ type Rule struct {
 	// does, whatever Fallback).
 	HeaderFrom string
 	// Fallback says what stands for an absent key value: FallbackIP (the
-	// client's address, grouped by Options' prefixes; the default),
+	// client's address, grouped by Options' prefixes; the default — a
+	// client without an address, as a DecideFor caller that gives no IP
+	// or a Unix socket's peer, is keyed by its own Identity.Subject, its
+	// user, API key or subject: each client its own count),
 	// FallbackShared (one value shared by every such request) or
 	// FallbackSkip (the rule does not apply to the request).
 	Fallback string
@@ -190,8 +193,10 @@ type Rule struct {
 	Limits []sluice.Limit
 	// Cost is the units one matched request spends of the rule's limits,
 	// at least 0 (0 peeks: the rule reports, never consumes, and refuses
-	// only what nothing could admit). Nil: the request's cost, as its
-	// plan's costs set it; a request that costs more than a rule's limit
+	// only what nothing could admit), whatever the request's cost, but for
+	// a peek (DecideFor's cost 0, StatusHandler's read), which spends 0 of
+	// every limit. Nil: the request's cost, as its plan's costs (or
+	// DecideFor's cost) set it; a request that costs more than a rule's limit
 	// can hold is refused (see sluice.Check), which Validate does not
 	// look for, as it does not know which endpoints a rule's requests
 	// reach (sluice's configuration refuses such a rule for the routes of

@@ -7,11 +7,13 @@ import (
 
 // matchRules sets res.matched, res.ruleKeys and res.ruleCosts to the rules
 // that the request of f matches (res.Cost set), in rule order, and the
-// store key and cost of each one's checks; res.ruleMask has bit i set for
-// the i-th rule of m.rules that matched (of the first 64), and
-// res.sharedMask bit j for the j-th of res.matched whose key holds nothing
-// of the client's (see ruleKey): a plan's checks, its rules' limits
-// included, are at most sluice.MaxChecks, so at most 64 rules match.
+// store key and cost of each one's checks: a rule's own cost, else
+// res.Cost, and 0 for every rule when f is a peek, which spends nothing of
+// any limit. res.ruleMask has bit i set for the i-th rule of m.rules that
+// matched (of the first 64), and res.sharedMask bit j for the j-th of
+// res.matched whose key holds nothing of the client's (see ruleKey): a
+// plan's checks, its rules' limits included, are at most
+// sluice.MaxChecks, so at most 64 rules match.
 func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 	res.matched, res.ruleKeys, res.ruleCosts = res.matched[:0], res.ruleKeys[:0], res.ruleCosts[:0]
 	res.ruleMask, res.sharedMask = 0, 0
@@ -41,7 +43,10 @@ func (m *Middleware) matchRules(f *requestFacts, res *Result) {
 			continue
 		}
 		cost := ru.cost
-		if cost < 0 {
+		switch {
+		case f.peek:
+			cost = 0
+		case cost < 0:
 			cost = res.Cost
 		}
 		res.ruleMask |= 1 << i

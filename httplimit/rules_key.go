@@ -19,7 +19,10 @@ type requestFacts struct {
 	// client: the facts of a Requester, not of a request (DecideFor): no
 	// peer, no body; user, addr, host and headers as the Requester states
 	// them.
-	client   bool
+	client bool
+	// peek: the request spends nothing (DecideFor's cost 0, a standing's
+	// read), of a rule with a cost of its own neither.
+	peek     bool
 	user     string
 	peerDone bool
 	peer     netip.Addr
@@ -81,12 +84,41 @@ func (m *Middleware) ruleKey(ru *rule, f *requestFacts, pat int, pm *pathMatch, 
 		case FallbackShared:
 			buf = append(buf, sharedValue...)
 		default:
-			buf = appendAddrGroup(append(buf, "ip:"...), f.clientAddr(m.id), m.id.ipv4Prefix, m.id.ipv6Prefix)
+			buf = m.appendFallbackIP(buf, f)
 			shared = false
 		}
 	}
 	res.keyBuf = buf
 	return m.ruleKeys.key(buf), shared, true
+}
+
+// appendFallbackIP appends what FallbackIP puts for an absent value: the
+// client's address, grouped as the client's own is ("ip:" and the group).
+// A client without one — a DecideFor caller that gave no IP, whose user,
+// API key, token or subject names it, or a Unix socket's peer — is keyed
+// by its own subject instead ("user:alice", "ext:…"; an IP client of no
+// address is "ip:unknown" either way): each client its own count, never
+// one count that every such client shares, which only FallbackShared asks
+// for. A subject kept as it is is no value of the key: each holds a ':'
+// or a '#', which no value appendKeyValue keeps as it is holds (a long
+// one is hashed as a value of the same text would be).
+func (m *Middleware) appendFallbackIP(buf []byte, f *requestFacts) []byte {
+	if a := f.clientAddr(m.id); a.IsValid() {
+		return appendAddrGroup(append(buf, "ip:"...), a, m.id.ipv4Prefix, m.id.ipv6Prefix)
+	}
+	return appendSubject(buf, f.id.Subject)
+}
+
+// appendSubject appends a client's subject as a rule's store key keeps it:
+// as it is, or, longer than maxKeySubject (a caller's own "ext:…" may be
+// as long as a store key), "#" and 32 hex digits of its SHA-256, as no
+// subject of another kind starts.
+func appendSubject(buf []byte, subject string) []byte {
+	if len(subject) > maxKeySubject {
+		sum := sha256.Sum256([]byte(subject))
+		return hex.AppendEncode(append(buf, '#'), sum[:16])
+	}
+	return append(buf, subject...)
 }
 
 // appendPart appends the value of one attribute of r to buf, or reports
@@ -95,14 +127,7 @@ func (m *Middleware) appendPart(buf []byte, kp *keyPart, ru *rule, f *requestFac
 	id := m.id
 	switch kp.kind {
 	case KeyClient:
-		if len(f.id.Subject) > maxKeySubject {
-			// A caller's own subject ("ext:…") may be as long as a store
-			// key: hashed, as no subject of another kind is ("#" starts
-			// none of them).
-			sum := sha256.Sum256([]byte(f.id.Subject))
-			return hex.AppendEncode(append(buf, '#'), sum[:16]), true
-		}
-		return append(buf, f.id.Subject...), true
+		return appendSubject(buf, f.id.Subject), true
 	case KeyAPIKey:
 		if f.id.Kind == KindAPIKey {
 			return append(buf, f.id.Subject...), true

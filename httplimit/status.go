@@ -191,11 +191,8 @@ func (m *Middleware) peek(r *http.Request) (*Result, error) {
 	}
 	res.plan = m.planOf(res.Identity.Plan)
 	res.Cost = 0
-	f := requestFacts{r: r, id: &res.Identity}
+	f := requestFacts{r: r, id: &res.Identity, peek: true}
 	m.matchRules(&f, res)
-	for i := range res.ruleCosts {
-		res.ruleCosts[i] = 0
-	}
 	return m.decide(r.Context(), res)
 }
 
