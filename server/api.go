@@ -184,9 +184,9 @@ func (s *Server) shedCheck(w http.ResponseWriter, r *http.Request, st *state, sc
 	if !refuse {
 		return false
 	}
-	wait := shedRetryAfter(st.cfg)
+	wait, waitMs := shedRetryAfter(st.cfg)
 	writeJSON(w, http.StatusOK, checkShed{Type: httplimit.ProblemReducedCapacity, Detail: shedDetail(why),
-		Level: level.String(), RetryAfter: wait, RetryAfterMs: wait * 1000,
+		Level: level.String(), RetryAfter: wait, RetryAfterMs: waitMs,
 		Headers: map[string]string{"Retry-After": strconv.FormatInt(wait, 10)}})
 	s.noteShed(shedViaDecisionAPI, level, method, path, requestID(r.Header), 0)
 	return true
@@ -337,25 +337,60 @@ func validCheck(req *client.CheckRequest) error {
 	if len(req.Path) > maxPathLen || !absolutePath(req.Path) {
 		return fmt.Errorf("path: want an absolute path of at most %d bytes", maxPathLen)
 	}
+	// Checked and read as forward-auth checks and reads its URI: without
+	// the fragment, its dot segments resolved, encoded ones too, in both
+	// readings of the path.
+	target, _, err := describedTarget(req.Path)
+	if err != nil {
+		return fmt.Errorf("path: %w", err)
+	}
+	path, query, hasQuery := strings.Cut(target, "?")
+	resolved, ok := judgedPath(path)
+	switch {
+	case !ok:
+		return fmt.Errorf("path: %w", errThreeReadings)
+	case resolved == path:
+		req.Path = target
+	case hasQuery:
+		req.Path = resolved + "?" + query
+	default:
+		req.Path = resolved
+	}
 	if err := validHost(req.Host); err != nil {
 		return fmt.Errorf("host: %w", err)
 	}
 	if len(req.Headers) > maxCheckHeaders {
 		return fmt.Errorf("headers: %d, more than %d", len(req.Headers), maxCheckHeaders)
 	}
-	var names []string // canonical, for duplicates in another case
+	if err := headerGivenTwice(req.Headers); err != nil {
+		return err
+	}
 	for k, v := range req.Headers {
 		if !httpguts.ValidHeaderFieldName(k) {
 			return fmt.Errorf("headers: %q is not a header name", k)
 		}
+		if len(v) > maxHeaderValue || !httpguts.ValidHeaderFieldValue(v) {
+			return fmt.Errorf("headers: %s: want a header value of at most %d bytes, without control characters", k, maxHeaderValue)
+		}
+	}
+	return nil
+}
+
+// headerGivenTwice returns an error naming a header that h, a body's
+// "headers" (of /v1/check or /v1/settle), gives twice under names that
+// differ only in case: they are one header, and which of its two values is
+// read would be the order of a map's.
+func headerGivenTwice(h map[string]string) error {
+	if len(h) < 2 {
+		return nil
+	}
+	names := make([]string, 0, len(h)) // canonical
+	for k := range h {
 		c := http.CanonicalHeaderKey(k)
 		if slices.Contains(names, c) {
 			return fmt.Errorf("headers: %s is given twice (names are case-insensitive)", c)
 		}
 		names = append(names, c)
-		if len(v) > maxHeaderValue || !httpguts.ValidHeaderFieldValue(v) {
-			return fmt.Errorf("headers: %s: want a header value of at most %d bytes, without control characters", k, maxHeaderValue)
-		}
 	}
 	return nil
 }

@@ -31,6 +31,34 @@ func validMethod(m string) error {
 // target in origin form starts: "*" and a path without its "/" are not.
 func absolutePath(p string) bool { return p != "" && p[0] == '/' }
 
+// errNotTarget is describedTarget's error.
+var errNotTarget = errors.New("want a request URI with an absolute path, its escapes well formed (%XX)")
+
+// errThreeReadings is the error of a described path that judgedPath
+// refuses.
+var errThreeReadings = errors.New(`a ".." segment after an escaped slash ("/a%2Fb/../c") makes it one path decoded and another as ServeMux reads it, which no one decision judges both of`)
+
+// describedTarget returns the described request target t (the decision
+// API's path, forward-auth's X-Forwarded-Uri or X-Original-URI) without its
+// fragment, and its URL; an error (errNotTarget) when it is not a request
+// URI (url.ParseRequestURI: a malformed escape such as "%zz", a control
+// character) with an absolute path ("*", a path without its "/", "#x").
+// A request target has no fragment (RFC 9112 §3.2), but nginx's
+// $request_uri keeps a "#…" the client wrote, and nginx (its $uri and
+// locations) and many servers behind it end the path there: so do the
+// rules, costs and exemptions, on both surfaces, and "/api/generate#x"
+// costs what "/api/generate" costs. An absolute-form target
+// ("http://host/path", which a client may send a proxy) parses, its path
+// "" when it has none: the caller says whether it takes one.
+func describedTarget(t string) (string, *url.URL, error) {
+	t, _, _ = strings.Cut(t, "#")
+	u, err := url.ParseRequestURI(t)
+	if err != nil || u.Path != "" && !absolutePath(u.Path) || u.Path == "" && u.Scheme == "" {
+		return "", nil, errNotTarget
+	}
+	return t, u, nil
+}
+
 // validHost returns an error for a described host that is none: more than
 // maxHostLen bytes, or with a space, a control character or a byte outside
 // ASCII. An empty host is the caller's to default.

@@ -135,7 +135,8 @@ func (s *Server) reducedCapacity(w http.ResponseWriter, r *http.Request, st *sta
 // httplimit.ProblemReducedCapacity whose detail is detail, uncacheable,
 // with a Retry-After of shedRetryAfter.
 func (s *Server) reducedCapacityWithStatus(w http.ResponseWriter, st *state, detail string, status int) {
-	w.Header().Set("Retry-After", strconv.FormatInt(shedRetryAfter(st.cfg), 10))
+	secs, _ := shedRetryAfter(st.cfg)
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
 	w.Header().Set("Cache-Control", "no-store")
 	body, _ := json.Marshal(problem{Type: httplimit.ProblemReducedCapacity, Title: "Service Unavailable",
 		Status: status, Detail: shedDetail(detail)})
@@ -148,21 +149,25 @@ func (s *Server) reducedCapacityWithStatus(w http.ResponseWriter, st *state, det
 // sentence).
 func shedDetail(why string) string { return why + " Retry after the time in Retry-After." }
 
-// shedRetryAfter returns the Retry-After of a shed request in whole
-// seconds: degradation.retry_after, later by up to as much again (at most
-// response.retry_jitter, drawn at random) when a jitter is configured:
-// shed clients that come back together would bring back the overload they
-// were shed for.
-func shedRetryAfter(cfg *config.Config) int64 {
+// shedRetryAfter returns the wait of a shed request: in exact
+// milliseconds, degradation.retry_after later by a jitter of whole seconds
+// (up to as much again, at most response.retry_jitter, drawn at random) when
+// one is configured, for shed clients that come back together would bring
+// back the overload they were shed for; and in whole seconds for
+// Retry-After, those milliseconds rounded up (at least 1), so that a client
+// that waits it is never early.
+func shedRetryAfter(cfg *config.Config) (secs, ms int64) {
 	least, most := shedWait(cfg)
-	return least + rand.Int64N(most-least+1)
+	jitter := rand.Int64N(most - least + 1)
+	return least + jitter, ceilMs(cfg.Degradation.RetryAfter) + jitter*1000
 }
 
-// shedWait returns the Retry-After of a shed request in whole seconds, at
-// least 1 (degradation.retry_after), and the most it is spread to: as much
-// again, at most response.retry_jitter (least itself without a jitter).
+// shedWait returns the Retry-After of a shed request in whole seconds:
+// degradation.retry_after rounded up, at least 1; and the most it is
+// spread to: as much again, at most response.retry_jitter (least itself
+// without a jitter).
 func shedWait(cfg *config.Config) (least, most int64) {
-	least = max(int64(cfg.Degradation.RetryAfter.Round(time.Second)/time.Second), 1)
+	least = max(ceilSeconds(cfg.Degradation.RetryAfter), 1)
 	return least, least + min(int64(cfg.Response.RetryJitter/time.Second), least)
 }
 

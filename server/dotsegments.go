@@ -3,6 +3,8 @@ package server
 import (
 	"net/url"
 	"strings"
+
+	"github.com/sluice-dev/sluice/internal/routes"
 )
 
 // resolveDotSegments returns the escaped path p with its dot segments
@@ -84,4 +86,52 @@ func dotForm(seg string) string {
 		return u
 	}
 	return ""
+}
+
+// judgedPath returns the escaped path p with its dot segments resolved,
+// encoded ones too, and its other escapes kept (resolveDotSegments): the
+// path whose two readings the middleware weighs, decoded ("/files/a/b",
+// as nginx's $uri and Caddy's and Traefik's path matchers read it) and
+// escaped ("/files/a%2Fb", which ServeMux serves as one segment, a/b), as
+// the reverse proxy weighs those of a request it redirected there. It
+// returns false when the decoded reading of the resolved path is not p
+// decoded and resolved: a ".." after a segment with an escaped slash,
+// which removes the whole segment as ServeMux reads it and a part of it
+// decoded ("/a%2Fb/../c" is "/c" and "/a/c"), so that p has three
+// readings, and the middleware weighs two.
+func judgedPath(p string) (string, bool) {
+	resolved, ok := resolveDotSegments(p)
+	if !ok {
+		return p, true // no dot segment: one path, however read
+	}
+	decoded, err := url.PathUnescape(p)
+	if err != nil {
+		return p, false
+	}
+	d, err := url.PathUnescape(resolved)
+	if err != nil || routes.CleanPath(d) != routes.CleanPath(decoded) {
+		return p, false
+	}
+	return resolved, true
+}
+
+// judgedReadings sets u's path to the two readings of judgedPath, cleaned
+// as ServeMux cleans a path: u.RawPath escaped, when it has escapes that
+// decoding would lose, and u.Path decoded. It returns false, u unchanged,
+// when judgedPath does.
+func judgedReadings(u *url.URL) bool {
+	esc, ok := judgedPath(u.EscapedPath())
+	if !ok {
+		return false
+	}
+	esc = cleanMuxPath(esc)
+	p, err := url.PathUnescape(esc)
+	if err != nil {
+		return false
+	}
+	u.Path, u.RawPath = p, ""
+	if u.EscapedPath() != esc {
+		u.RawPath = esc
+	}
+	return true
 }

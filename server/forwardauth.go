@@ -1,13 +1,16 @@
 package server
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
-	"net/url"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/degrade"
-	"github.com/sluice-dev/sluice/internal/routes"
+	"github.com/sluice-dev/sluice/httplimit"
 )
 
 // handleForwardAuth decides a request that a front proxy describes: Traefik
@@ -22,8 +25,11 @@ import (
 // carries Sluice-Refusal: temporary-reduced-capacity either way. A
 // request that the degradation level sheds (state.shed, as the proxy sheds
 // it) is refused before any decision and spends nothing (shedForwardAuth).
-// A description the decision API would refuse (validMethod, absolutePath,
-// validHost) is a 400 problem, and spends nothing.
+// A description the decision API would refuse (validMethod,
+// describedTarget, validHost) is a 400 problem, and spends nothing. A POST
+// that carries a method override is judged as the method it names
+// (judgeOverride), or refused with a 400 when that would judge it less
+// strictly than a POST.
 //
 // Its callers (the front proxies) hold the check scope; the request's
 // Authorization and X-API-Key are the described client's. Its body is never
@@ -56,27 +62,30 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 		return
 	}
 	orig.Method = firstOf(method, http.MethodGet)
-	uri = firstOf(uri, "/")
-	// A request target has no fragment (RFC 9112 §3.2), but nginx's
-	// $request_uri keeps a "#…" the client wrote, and nginx (its $uri and
-	// locations) and many servers behind it end the path there: so do the
-	// rules, costs and exemptions.
-	uri, _, _ = strings.Cut(uri, "#")
-	u, err := url.ParseRequestURI(uri)
-	// "*" (OPTIONS's whole-server target) names no path to limit; an
-	// absolute-form target ("http://host/path", which a client may send a
-	// proxy) is judged by its path, "/" when it has none. Its length is
-	// bounded by the listener's header bound, not by the decision API's
-	// 2,048-byte path: a proxy's request line is often longer.
-	if err != nil || u.Path != "" && !absolutePath(u.Path) {
+	// The URI is checked as the decision API checks its path
+	// (describedTarget: no fragment, well-formed escapes). "*" (OPTIONS's
+	// whole-server target) names no path to limit; an absolute-form target
+	// ("http://host/path", which a client may send a proxy) is judged by
+	// its path, "/" when it has none. Its length is bounded by the
+	// listener's header bound, not by the decision API's 2,048-byte path:
+	// a proxy's request line is often longer.
+	uri, u, err := describedTarget(firstOf(uri, "/"))
+	if err != nil {
 		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "X-Forwarded-Uri / X-Original-URI is not a request URI with an absolute path")
 		return
 	}
-	// Every check (exemptions, costs, rules) judges the path the front
-	// proxy routes by: decoded, its dot segments resolved (nginx's $uri,
-	// Caddy's and Traefik's path matchers), encoded ones ("%2e%2e",
-	// "..%2F") too, so that no encoding makes a request exempt or cheaper.
-	u.Path, u.RawPath = routes.CleanPath(u.Path), ""
+	// Every check (exemptions, costs, rules) judges both readings of the
+	// path that the proxy's upstream may route by, as the reverse proxy
+	// judges them: decoded, its dot segments resolved (nginx's $uri,
+	// Caddy's and Traefik's path matchers), and escaped as ServeMux reads
+	// it ("/files/a%2Fb", one segment, which nginx's proxy_pass without a
+	// URI, Caddy and Traefik pass on as sent), encoded dot segments
+	// ("%2e%2e", "..%2F") resolved in both: no encoding makes a request
+	// exempt or cheaper.
+	if !judgedReadings(u) {
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "X-Forwarded-Uri / X-Original-URI: "+errThreeReadings.Error())
+		return
+	}
 	orig.URL, orig.RequestURI = u, uri
 	// The described host is X-Forwarded-Host's. The request's own Host
 	// names sluice as the proxy reaches it (nginx's upstream, Traefik's
@@ -93,8 +102,17 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	} else if st.namesHost {
 		s.warnings.Warn(r.Context(), s.log, "forward-auth: no X-Forwarded-Host, so what names a host (rules, costs, exemptions, degradation classes) decides the request as one to no host; have the proxy send it (nginx: proxy_set_header X-Forwarded-Host $host;)")
 	}
+	posted, err := judgeOverride(st.cfg, orig, r.Header)
+	if err != nil {
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
+		return
+	}
 	level := s.ctl.Level()
-	if refuse, why := st.shed(level, orig); refuse {
+	refuse, why := st.shed(level, orig)
+	if !refuse && posted != nil {
+		refuse, why = st.shed(level, posted) // a class of either reading
+	}
+	if refuse {
 		s.shedForwardAuth(w, orig, st, level, why)
 		return
 	}
@@ -184,6 +202,151 @@ func firstOf(vs ...string) string {
 		if v != "" {
 			return v
 		}
+	}
+	return ""
+}
+
+// judgeOverride sets orig, a described POST that carries a method override
+// (methodOverrideOf), to the method it names, and returns the request as
+// POST beside it; nil, orig unchanged, for any other request. Frameworks
+// serve such a POST as the method named (Symfony and Laravel whatever
+// their configuration, ASP.NET Core, Rack and Express when configured to),
+// and the front proxy passes the header on: the client must pay what that
+// method costs. The middleware judges one method, so the request is judged
+// by the one named only when that is at least as strict as POST under cfg
+// (overrideJudgedStrictly), and its degradation classes under both; an
+// error (a 400, nothing spent) otherwise, and for overrides that name two
+// methods or no method.
+func judgeOverride(cfg *config.Config, orig *http.Request, h http.Header) (posted *http.Request, err error) {
+	if orig.Method != http.MethodPost {
+		return nil, nil // only a POST is overridden
+	}
+	m, err := methodOverrideOf(h)
+	if err != nil || m == "" || m == http.MethodPost {
+		return nil, err
+	}
+	if !overrideJudgedStrictly(cfg, m) {
+		return nil, fmt.Errorf("a POST with a method override to %s (X-HTTP-Method-Override, X-HTTP-Method or X-Method-Override), which upstreams that honour it serve as a %s: the configuration judges some request more strictly as a POST than as a %s (a cost, rule or exemption by method), so neither method alone judges it; have the front proxy drop those headers", m, m, m)
+	}
+	p := *orig
+	orig.Method = m
+	return &p, nil
+}
+
+// methodOverrideOf returns the method that h's method overrides
+// (methodOverride) name, in upper case as Symfony and Rack read it; "" when
+// none does, and an error when two name different methods or the one
+// named is not a method.
+func methodOverrideOf(h http.Header) (string, error) {
+	m := ""
+	for name, vs := range h {
+		if !methodOverride(name) {
+			continue
+		}
+		for _, v := range vs {
+			switch v = strings.ToUpper(v); {
+			case v == "":
+			case m == "":
+				m = v
+			case v != m:
+				return "", errors.New("X-HTTP-Method-Override, X-HTTP-Method and X-Method-Override name different methods: an upstream would serve one of them, which sluice cannot tell")
+			}
+		}
+	}
+	if m == "" {
+		return "", nil
+	}
+	if err := validMethod(m); err != nil {
+		return "", fmt.Errorf("X-HTTP-Method-Override / X-HTTP-Method / X-Method-Override: %w", err)
+	}
+	return m, nil
+}
+
+// overrideJudgedStrictly reports whether cfg judges every request as the
+// method m at least as strictly as it judges it as POST: charged at least
+// as much, by every rule that applies to it as a POST (counted under the
+// same key), and exempt only when it is as a POST. So it is when
+//   - no plan's cost names POST, and every cost that names m is at least
+//     what an endpoint of no method costs (1, or the pattern's), for a
+//     pattern of m is more specific than one of no method and takes its
+//     place;
+//   - every alternative of a rule whose methods match POST matches m, and
+//     of a rule keyed by its route or a path wildcard every alternative
+//     matches both or neither (so the first that matches is the same);
+//   - no entry of a rule's except names m but not POST;
+//   - no exempt route names m.
+//
+// Degradation classes are weighed under both methods by the caller.
+func overrideJudgedStrictly(cfg *config.Config, m string) bool {
+	for _, ru := range cfg.Rules {
+		byAlternative := slices.ContainsFunc(ru.Key, func(k string) bool {
+			return k == httplimit.KeyRoute || strings.HasPrefix(k, httplimit.KeyPath)
+		})
+		for _, a := range ru.Alternatives() {
+			if len(a.Methods) == 0 {
+				continue
+			}
+			asPost, asM := ruleMethodMatches(a.Methods, http.MethodPost), ruleMethodMatches(a.Methods, m)
+			if asPost && !asM || byAlternative && asPost != asM {
+				return false
+			}
+		}
+		for _, e := range ru.Except {
+			if slices.Contains(e.Methods, m) && !slices.Contains(e.Methods, http.MethodPost) {
+				return false
+			}
+		}
+	}
+	for _, p := range cfg.Exempt {
+		if patternNamesMethod(p, m) {
+			return false
+		}
+	}
+	if cfg.Policy == nil {
+		return true
+	}
+	for _, pl := range cfg.Policy.Plans {
+		least := int64(1) // the most an endpoint of no method costs
+		for p, c := range pl.Costs {
+			if patternMethod(p) == "" {
+				least = max(least, c)
+			}
+		}
+		for p, c := range pl.Costs {
+			if patternNamesMethod(p, http.MethodPost) || patternNamesMethod(p, m) && c < least {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ruleMethodMatches reports whether a rule's methods match method, as the
+// middleware matches them: in any case, GET also matching HEAD.
+func ruleMethodMatches(methods []string, method string) bool {
+	return slices.ContainsFunc(methods, func(r string) bool { return patternMethodMatches(r, method) })
+}
+
+// patternNamesMethod reports whether the ServeMux pattern p names a method
+// that matches method (patternMethodMatches).
+func patternNamesMethod(p, method string) bool {
+	pm := patternMethod(p)
+	return pm != "" && patternMethodMatches(pm, method)
+}
+
+// patternMethodMatches reports whether the method pm of a pattern or rule
+// matches a request's method: in any case, GET also matching HEAD, as
+// ServeMux and the middleware match it (a superset of an exempt route's
+// exact match).
+func patternMethodMatches(pm, method string) bool {
+	return strings.EqualFold(pm, method) || strings.EqualFold(pm, http.MethodGet) && strings.EqualFold(method, http.MethodHead)
+}
+
+// patternMethod returns the method of the ServeMux pattern p, "" when it
+// names none.
+func patternMethod(p string) string {
+	if i := strings.IndexAny(p, " \t"); i > 0 {
+		return p[:i]
 	}
 	return ""
 }

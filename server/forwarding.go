@@ -29,15 +29,16 @@ type clientJudge interface {
 // sluice sets X-Forwarded-For, -Proto and -Host, so no client chooses what
 // the upstream believes of it. X-Real-IP is always the address id
 // identifies the client by (as Traefik sets it), never a value the request
-// brought.
+// brought. A method override (methodOverride: X-HTTP-Method-Override, …)
+// is removed from every peer's request: it is the client's word however
+// many proxies passed it on, and an upstream that honours it would serve
+// another method than the one the limits judged.
 func forward(pr *httputil.ProxyRequest, id clientJudge) {
 	in, out := pr.In.Header, pr.Out.Header
 	peer, trusted := id.Peer(pr.In)
-	if !trusted {
-		for name := range out {
-			if untrustedHop(name) {
-				delete(out, name)
-			}
+	for name := range out {
+		if methodOverride(name) || !trusted && untrustedHop(name) {
+			delete(out, name)
 		}
 	}
 	out.Del("X-Real-Ip")
@@ -90,6 +91,25 @@ func untrustedHop(name string) bool {
 	for _, h := range [...]string{"forwarded", "front-end-https", "x-url-scheme", "x-real-ip",
 		"x-original-url", "x-rewrite-url", "x-original-host",
 		"true-client-ip", "cf-connecting-ip", "fastly-client-ip", "x-client-ip", "x-cluster-client-ip"} {
+		if sameHeaderName(name, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// methodOverrideHeaders are the headers by which frameworks serve a POST
+// as the method they name: X-HTTP-Method-Override (Symfony and Laravel
+// whatever their configuration, ASP.NET Core's UseHttpMethodOverride,
+// Rack::MethodOverride, Express's method-override), X-HTTP-Method and
+// X-Method-Override (method-override's other usual names, and OData's).
+var methodOverrideHeaders = [...]string{"x-http-method-override", "x-http-method", "x-method-override"}
+
+// methodOverride reports whether the header name is a method override
+// (methodOverrideHeaders), in any case and with "_" for "-", as
+// untrustedHop matches.
+func methodOverride(name string) bool {
+	for _, h := range methodOverrideHeaders {
 		if sameHeaderName(name, h) {
 			return true
 		}

@@ -128,7 +128,8 @@ type settleRequest struct {
 // handleSettle is POST /v1/settle, for callers with the check scope: it
 // settles a decision of /v1/check by its request's answer. 200 when
 // settled; 404 for an id not (or no longer) held, whose charges stand; 400
-// for a body that is not one; 503 when the store fails the refund. An id
+// for a body that is not one (a header given twice, in another case, too),
+// which spends no id; 503 when the store fails the refund. An id
 // is spent by the settlement that takes it, whether its refund succeeds
 // or not: a refund that failed may still have reached the store (a
 // timeout), and trying it again could give the charge back twice, so the
@@ -148,6 +149,13 @@ func (s *Server) handleSettle(w http.ResponseWriter, r *http.Request, _ caller) 
 		return
 	case len(req.Headers) > maxSettleField:
 		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", fmt.Sprintf("settle: more than %d headers", maxSettleField))
+		return
+	}
+	// One header under two spellings would settle by whichever a map's
+	// order sets last: refused, as /v1/check refuses it, before the id is
+	// spent.
+	if err := headerGivenTwice(req.Headers); err != nil {
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "settle: "+err.Error())
 		return
 	}
 	var p *httplimit.Pending

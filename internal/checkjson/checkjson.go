@@ -381,9 +381,12 @@ func ReadBody(b []byte, r io.Reader) ([]byte, error) {
 // for what Decode reads, and the one that says what is wrong. The body must
 // be exactly one JSON object with no unknown fields (encoding/json's
 // DisallowUnknownFields); all else is encoding/json's: names matched in any
-// case, duplicate members (the last wins), invalid UTF-8 and lone surrogates
-// read as U+FFFD. Its error is at most a few hundred bytes, whatever the
-// body.
+// case, duplicate members (the last wins), invalid UTF-8 and lone
+// surrogates read as U+FFFD. encoding/json merges two objects of one map
+// member rather than keep the last: DecodeStrict reads a "headers" given
+// twice (in any case) as its last (lastHeaders), so that a header of an
+// earlier one, which the body's last "headers" lacks, describes nothing.
+// Its error is at most a few hundred bytes, whatever the body.
 func DecodeStrict(body []byte, req *client.CheckRequest) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -407,7 +410,43 @@ func DecodeStrict(body []byte, req *client.CheckRequest) error {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return errors.New("malformed JSON: data after the object")
 	}
+	if req.Headers == nil {
+		return nil // no "headers", or the last is null: nothing merged
+	}
+	if last, twice := lastHeaders(body); twice {
+		req.Headers = nil
+		if err := json.Unmarshal(last, &req.Headers); err != nil {
+			return fmt.Errorf("malformed JSON: headers: %w", err) // decoded once already: never
+		}
+	}
 	return nil
+}
+
+// lastHeaders returns the value of the last "headers" member (its name in
+// any case, as encoding/json matches it) of body, a JSON object that
+// decodes into a request, and whether body gives that member more than
+// once.
+func lastHeaders(body []byte) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if _, err := dec.Token(); err != nil { // {
+		return nil, false
+	}
+	var last json.RawMessage
+	n := 0
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, false
+		}
+		if name, _ := tok.(string); strings.EqualFold(name, "headers") {
+			last, n = v, n+1
+		}
+	}
+	return last, n > 1
 }
 
 // shortValue is v, encoding/json's description of a value ("number 42")

@@ -13,7 +13,9 @@ import (
 
 // referenceDecode is the decision API's body as docs/api.md states it, read
 // by encoding/json alone: exactly one JSON value (json.Valid), an object
-// without unknown fields, into a request.
+// without unknown fields, into a request, a member given twice read as its
+// last (encoding/json's for strings; the last "headers" object, where
+// encoding/json would merge them).
 func referenceDecode(body []byte) (client.CheckRequest, bool) {
 	var req client.CheckRequest
 	if !json.Valid(body) {
@@ -23,6 +25,28 @@ func referenceDecode(body []byte) (client.CheckRequest, bool) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
 		return client.CheckRequest{}, false
+	}
+	var members []struct {
+		Name  string
+		Value json.RawMessage
+	}
+	dec = json.NewDecoder(bytes.NewReader(body))
+	dec.Token()
+	for dec.More() {
+		name, _ := dec.Token()
+		var v json.RawMessage
+		dec.Decode(&v)
+		members = append(members, struct {
+			Name  string
+			Value json.RawMessage
+		}{name.(string), v})
+	}
+	for i := len(members) - 1; i >= 0; i-- {
+		if bytes.EqualFold([]byte(members[i].Name), []byte("headers")) {
+			req.Headers = nil
+			json.Unmarshal(members[i].Value, &req.Headers)
+			break
+		}
 	}
 	return req, true
 }
@@ -67,7 +91,8 @@ var edgeBodies = []string{
 	`{"user\u0000":"u"}`, `{"us\u0065r":"u"}`, `{"\u0075ser":"u"}`, `{"ſubject":"s"}`, `{"K":"k"}`,
 	// duplicate keys: the last wins
 	`{"user":"a","user":"b"}`, `{"cost":1,"cost":2}`, `{"user":"a","USER":"b"}`, `{"cost":1,"cost":null}`,
-	`{"headers":{"a":"1"},"headers":{"b":"2"}}`, `{"headers":{"a":"1","a":"2"}}`,
+	`{"headers":{"a":"1"},"headers":{"b":"2"}}`, `{"headers":{"a":"1","a":"2"}}`, `{"headers":{"a":"1"},"HEADERS":{"b":"2"}}`,
+	`{"headers":{"a":"1"},"headers":null}`, `{"headers":null,"headers":{"a":"1"}}`, `{"headers":{"a":"1"},"headerſ":{}}`,
 	// trailing data
 	`{"user":"u"} x`, `{"user":"u"}{}`, `{"user":"u"}}`, `{"user":"u"}]`, `{"user":"u"},`, `{"user":"u"}:`, `{"user":"u"} "x"`,
 	`{"user":"u"} 1`, `{"user":"u"} null`, "{\"user\":\"u\"}\x00", "{\"user\":\"u\"}\xff", "{\"user\":\"u\"} \r\n\t ",
