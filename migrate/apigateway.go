@@ -114,6 +114,18 @@ func APIGateway(src, source string) (*Translation, error) {
 			"while read -r name value; do printf '  - {name: %%s, sha256: %%s, plan: %s}\\n' \"$name\" \"$(printf %%s \"$value\" | sha256sum | cut -c1-64)\"; done",
 			id, plan))
 	}
+	if template {
+		stages, err := readTemplateStages(src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+		if len(stages) > MaxPlaces {
+			return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(len(stages), "stage method settings"))
+		}
+		if err := t.stageThrottles(stages); err != nil {
+			return nil, fmt.Errorf("%s: %w", source, err)
+		}
+	}
 	if len(t.Limits) == 0 && len(t.Plans) == 0 && len(t.SluiceRules) == 0 {
 		return nil, fmt.Errorf("%s: no usage plan with a throttle, a quota or a method throttle", source)
 	}
@@ -174,7 +186,7 @@ func jsonErrorLine(src string, err error, offset int64) int {
 func (t *Translation) usagePlanLimits(p awsUsagePlan, where string) ([]Limit, error) {
 	var out []Limit
 	if p.Throttle != nil {
-		l, ok, err := t.awsBucket(*p.Throttle, "throttle", where+" throttle")
+		l, ok, err := t.awsBucket(*p.Throttle, "throttle", where+" throttle", "per API key")
 		if err != nil {
 			return nil, err
 		}
@@ -193,8 +205,9 @@ func (t *Translation) usagePlanLimits(p awsUsagePlan, where string) ([]Limit, er
 }
 
 // awsBucket translates a throttle: a token bucket of rateLimit a second
-// and burstLimit at once, ok false when rateLimit is 0 (no throttle).
-func (t *Translation) awsBucket(th awsThrottle, name, where string) (Limit, bool, error) {
+// and burstLimit at once, ok false when rateLimit is 0 (no throttle);
+// whose says whose requests it counts ("per API key").
+func (t *Translation) awsBucket(th awsThrottle, name, where, whose string) (Limit, bool, error) {
 	rate, ok := new(big.Rat).SetString(th.RateLimit.String())
 	switch {
 	case !ok || rate.Sign() < 0:
@@ -216,7 +229,7 @@ func (t *Translation) awsBucket(th awsThrottle, name, where string) (Limit, bool
 	if burst > sluice.MaxQuantity {
 		return Limit{}, false, fmt.Errorf("%s: burstLimit %d is above sluice's %d", where, burst, sluice.MaxQuantity)
 	}
-	t.same(where, "a token bucket per API key of %s requests a second, %d at once: sluice's token-bucket decides the same requests.", th.RateLimit, burst)
+	t.same(where, "a token bucket %s of %s requests a second, %d at once: sluice's token-bucket decides the same requests.", whose, th.RateLimit, burst)
 	return Limit{Name: name, Algorithm: "token-bucket", Quantity: n.Int64(), Window: time.Duration(d.Int64()) * time.Second,
 		Burst: burst, Source: fmt.Sprintf("%s: rateLimit %s, burstLimit %d", where, th.RateLimit, th.BurstLimit)}, true, nil
 }
@@ -294,7 +307,7 @@ func (t *Translation) methodThrottles(p awsUsagePlan, plan, where string, scoped
 			if err != nil {
 				return fmt.Errorf("stage %s: %w", st.Stage, err)
 			}
-			l, ok, err := t.awsBucket(st.Throttle[k], "throttle", at)
+			l, ok, err := t.awsBucket(st.Throttle[k], "throttle", at, "per API key")
 			if err != nil {
 				return err
 			}

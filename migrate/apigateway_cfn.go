@@ -27,25 +27,9 @@ func isCloudFormation(src string) bool {
 // parameter's Default; another expression where a number is needed is an
 // error that names it.
 func readTemplatePlans(src string) ([]awsUsagePlan, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
-		return nil, fmt.Errorf("not a CloudFormation template: %s", strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
-		return nil, errors.New("not a CloudFormation template: no top-level mapping")
-	}
-	root := doc.Content[0]
-	c := cfn{params: map[string]*yaml.Node{}}
-	if ps := mapValue(root, "Parameters"); ps != nil && ps.Kind == yaml.MappingNode {
-		for i := 0; i+1 < len(ps.Content); i += 2 {
-			if d := mapValue(ps.Content[i+1], "Default"); d != nil {
-				c.params[ps.Content[i].Value] = d
-			}
-		}
-	}
-	res := mapValue(root, "Resources")
-	if res == nil || res.Kind != yaml.MappingNode {
-		return nil, errors.New("a CloudFormation template without Resources")
+	res, c, err := templateResources(src)
+	if err != nil {
+		return nil, err
 	}
 	var plans []awsUsagePlan
 	for i := 0; i+1 < len(res.Content); i += 2 {
@@ -63,6 +47,32 @@ func readTemplatePlans(src string) ([]awsUsagePlan, error) {
 		return nil, fmt.Errorf("no %s resource (a SAM Auth.UsagePlan is read once deployed: give aws apigateway get-usage-plans' output)", cfnUsagePlan)
 	}
 	return plans, nil
+}
+
+// templateResources returns the Resources mapping of a CloudFormation
+// template and the reader of its values.
+func templateResources(src string) (*yaml.Node, cfn, error) {
+	c := cfn{params: map[string]*yaml.Node{}}
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		return nil, c, fmt.Errorf("not a CloudFormation template: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, c, errors.New("not a CloudFormation template: no top-level mapping")
+	}
+	root := doc.Content[0]
+	if ps := mapValue(root, "Parameters"); ps != nil && ps.Kind == yaml.MappingNode {
+		for i := 0; i+1 < len(ps.Content); i += 2 {
+			if d := mapValue(ps.Content[i+1], "Default"); d != nil {
+				c.params[ps.Content[i].Value] = d
+			}
+		}
+	}
+	res := mapValue(root, "Resources")
+	if res == nil || res.Kind != yaml.MappingNode {
+		return nil, c, errors.New("a CloudFormation template without Resources")
+	}
+	return res, c, nil
 }
 
 // cfn reads a template's values: params are its parameters' defaults.

@@ -61,6 +61,7 @@ func Envoy(src, source string) (*Translation, error) {
 	if kind := mapValue(root, "kind"); kind != nil && kind.Value == "ConfigMap" && mapValue(root, "domain") == nil {
 		return envoyConfigMap(root, source)
 	}
+	t.EnvoyRulesText = t.envoyFirstDocument(src, dec, root.Line)
 	domain := mapValue(root, "domain")
 	if domain == nil || domain.Kind != yaml.ScalarNode || domain.Value == "" {
 		return nil, fmt.Errorf("%s:%d: domain is required", source, root.Line)
@@ -79,6 +80,44 @@ func Envoy(src, source string) (*Translation, error) {
 	t.differs("settings outside the file", "envoyproxy/ratelimit's environment settings (LOCAL_CACHE_SIZE_IN_BYTES, NEAR_LIMIT_RATIO, REDIS_PIPELINE_*, the per-second Redis) have no equivalent: sluice's over-limit cache and store settings live in sluice.yaml.")
 	t.differs("response headers", "envoyproxy/ratelimit adds RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset only when LIMIT_RESPONSE_HEADERS_ENABLED is set; sluice's service answers with IETF RateLimit headers in response_headers_to_add (envoy.headers: ietf | draft-6 | none; draft-6 sends envoyproxy/ratelimit's three).")
 	return t, nil
+}
+
+// envoyFirstDocument returns the text of src's first YAML document, whose
+// root starts at line first; dec has decoded it. envoyproxy/ratelimit reads
+// a rules file's first document and ignores the others without a word,
+// where sluice's Envoy service would read each as a domain: the import
+// keeps the first only, in shadow and enforced alike, and reports the
+// domains of the others as not imported.
+func (t *Translation) envoyFirstDocument(src string, dec *yaml.Decoder, first int) string {
+	var others []string
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); err != nil {
+			break // the end, or a document envoyproxy/ratelimit never reads
+		}
+		if len(doc.Content) == 0 {
+			continue
+		}
+		what := fmt.Sprintf("line %d", doc.Content[0].Line)
+		if d := mapValue(doc.Content[0], "domain"); d != nil && d.Kind == yaml.ScalarNode {
+			what = fmt.Sprintf("domain %s (line %d)", d.Value, doc.Content[0].Line)
+		}
+		others = append(others, what)
+	}
+	end := len(src)
+	offset := 0
+	for i, line := range strings.SplitAfter(src, "\n") {
+		marker := strings.TrimRight(line, "\r\n")
+		if i+1 > first && (marker == "---" || marker == "..." || strings.HasPrefix(marker, "--- ") || strings.HasPrefix(marker, "... ")) {
+			end = offset
+			break
+		}
+		offset += len(line)
+	}
+	if len(others) > 0 {
+		t.differs("documents", "the file holds %d more YAML documents after the first: %s. envoyproxy/ratelimit reads a rules file's first document only and ignores the others; sluice's Envoy service would read each as a domain of its own, so the imported rules file holds the first document alone, as envoyproxy/ratelimit enforced it: not imported. To limit those domains, give each a rules file of its own.", len(others), strings.Join(others, ", "))
+	}
+	return src[:end]
 }
 
 // envoyConfigMap translates the rules file that cm, a Kubernetes ConfigMap

@@ -3,7 +3,6 @@ package migrate
 import (
 	"fmt"
 	"net/http"
-	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -77,19 +76,8 @@ type egRateLimits struct {
 
 // egRule is one rate limit rule of a BackendTrafficPolicy.
 type egRule struct {
-	ClientSelectors []struct {
-		Headers []struct {
-			Name   string `yaml:"name"`
-			Value  string `yaml:"value"`
-			Type   string `yaml:"type"`
-			Invert bool   `yaml:"invert"`
-		} `yaml:"headers"`
-		SourceCIDR *struct {
-			Type  string `yaml:"type"`
-			Value string `yaml:"value"`
-		} `yaml:"sourceCIDR"`
-	} `yaml:"clientSelectors"`
-	Limit struct {
+	ClientSelectors []egSelector `yaml:"clientSelectors"`
+	Limit           struct {
 		Requests int64  `yaml:"requests"`
 		Unit     string `yaml:"unit"`
 	} `yaml:"limit"`
@@ -111,10 +99,13 @@ type egCost struct {
 	Number *int64 `yaml:"number"`
 }
 
-// egRoute is an HTTPRoute as a rule matches it: its path patterns (nil:
-// every path) and host names.
+// egRoute is an HTTPRoute as a rule matches it: the path patterns of each
+// match of each of its rules, in order (nil: every path), and its host
+// names. Envoy Gateway makes each match an Envoy route of its own
+// (".../rule/<i>/match/<j>"), and a policy's limits count on each apart.
 type egRoute struct {
-	paths, hosts []string
+	matches [][]string
+	hosts   []string
 	// gateways are the Gateways the route is attached to (its parentRefs
 	// of kind Gateway, the default kind), each in the namespace its
 	// parentRef names, else the route's.
@@ -221,10 +212,12 @@ func (t *Translation) egJWT(d *egDoc) {
 	}
 }
 
-// egRoute reads an HTTPRoute's path patterns and host names.
+// egRoute reads an HTTPRoute's matches and host names. A match sluice's
+// patterns cannot say makes the whole route one match of every path.
 func (t *Translation) egRoute(d *egDoc) *egRoute {
 	where := "HTTPRoute " + d.Metadata.Name
 	r := &egRoute{hosts: t.egHostnames(where, d.Spec.Hostnames)}
+	every := &egRoute{hosts: r.hosts, matches: [][]string{nil}}
 	narrowed := false
 	defer func() {
 		if narrowed {
@@ -233,37 +226,51 @@ func (t *Translation) egRoute(d *egDoc) *egRoute {
 	}()
 	for _, rule := range d.Spec.Rules {
 		if len(rule.Matches) == 0 {
-			return &egRoute{hosts: r.hosts} // a rule matching every request
+			r.matches = append(r.matches, nil) // a rule matching every request
+			continue
 		}
 		for _, m := range rule.Matches {
 			narrowed = narrowed || m.Method != "" || len(m.Headers) > 0
-			value := "/"
-			if m.Path != nil && m.Path.Value != "" {
-				value = m.Path.Value
+			typ, value := "PathPrefix", "/"
+			if m.Path != nil {
+				typ, value = or(m.Path.Type, typ), or(m.Path.Value, value)
 			}
+			pats, ok := egPathPatterns(typ, value)
 			switch {
 			case !strings.HasPrefix(value, "/"):
 				t.differs(where, "path %q does not start with a slash: its limits count every request.", value)
-				return &egRoute{hosts: r.hosts}
-			case m.Path == nil || m.Path.Type == "" || m.Path.Type == "PathPrefix":
-				if value == "/" {
-					return &egRoute{hosts: r.hosts}
-				}
-				pats := prefixPatterns(value)
-				if len(pats) == 0 {
-					t.differs(where, "path prefix %q is not a path sluice's rules match (a * or an empty segment): its limits count every request.", value)
-					return &egRoute{hosts: r.hosts}
-				}
-				r.paths = append(r.paths, pats...)
-			case m.Path.Type == "Exact" && validPattern(exactPattern(m.Path.Value)):
-				r.paths = append(r.paths, exactPattern(m.Path.Value))
-			default:
-				t.differs(where, "path %s %q is not a prefix or an exact path: its limits count every request.", m.Path.Type, m.Path.Value)
-				return &egRoute{hosts: r.hosts}
+				return every
+			case !ok && typ == "PathPrefix":
+				t.differs(where, "path prefix %q is not a path sluice's rules match (a * or an empty segment): its limits count every request.", value)
+				return every
+			case !ok:
+				t.differs(where, "path %s %q is not a prefix or an exact path: its limits count every request.", typ, value)
+				return every
+			}
+			r.matches = append(r.matches, pats)
+		}
+	}
+	if len(r.matches) == 0 {
+		return every
+	}
+	return r
+}
+
+// paths returns the patterns of all of r's matches: nil (every path) when
+// one of them matches every path.
+func (r *egRoute) paths() []string {
+	var out []string
+	for _, m := range r.matches {
+		if m == nil {
+			return nil
+		}
+		for _, p := range m {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
 			}
 		}
 	}
-	return r
+	return out
 }
 
 // egHostnames returns an HTTPRoute's hostnames as its rule's hosts: nil,
@@ -324,43 +331,21 @@ func (t *Translation) egPolicy(p *egDoc, routes map[string]*egRoute, owners map[
 		if k.rules == nil {
 			continue
 		}
+		var dflt *egDefault
+		if k.local {
+			dflt = egLocalDefault(k.rules.Rules)
+		}
 		for i := range k.rules.Rules {
 			base := fmt.Sprintf("%s-%d", p.Metadata.Name, i+1)
 			if sets > 1 {
 				base = fmt.Sprintf("%s-%s%d", p.Metadata.Name, k.tag, i+1)
 			}
-			routeOf := func(ref egRef) *egRoute {
-				if ref.Kind == "HTTPRoute" {
-					return routes[ref.Name]
-				}
-				return nil
+			opts := egOpts{local: k.local}
+			if k.local && len(k.rules.Rules[i].ClientSelectors) == 0 {
+				opts.dflt = dflt
 			}
-			if k.rules.Rules[i].Shared && !k.local && len(targets) > 1 {
-				var rs []*egRoute
-				for _, ref := range targets {
-					if rt := routeOf(ref); rt == nil || !slices.Contains(rs, rt) {
-						rs = append(rs, rt)
-					}
-				}
-				name := t.ruleName(base)
-				if err := t.egRule(name, &k.rules.Rules[i], rs, false); err != nil {
-					return fmt.Errorf("rule %d: %w", i+1, err)
-				}
-				if slices.Contains(rs, nil) {
-					t.same("rule "+name, "shared: true: Envoy Gateway keeps one bucket for the rule across the policy's %d targets, one of which is every request here: one rule of every request it selects, one count.", len(targets))
-				} else {
-					t.same("rule "+name, "shared: true: Envoy Gateway keeps one bucket for the rule across the policy's %d targets: one rule with an alternative per HTTPRoute (match: a list), each matching the route's hostnames and paths, one count across them.", len(targets))
-				}
-				continue
-			}
-			for _, ref := range targets {
-				name := base
-				if len(targets) > 1 {
-					name += "-" + ref.Name
-				}
-				if err := t.egRule(t.ruleName(name), &k.rules.Rules[i], []*egRoute{routeOf(ref)}, k.local); err != nil {
-					return fmt.Errorf("rule %d: %w", i+1, err)
-				}
+			if err := t.egPlaces(base, &k.rules.Rules[i], targets, routes, opts); err != nil {
+				return fmt.Errorf("rule %d: %w", i+1, err)
 			}
 		}
 		if k.local {
@@ -370,11 +355,115 @@ func (t *Translation) egPolicy(p *egDoc, routes map[string]*egRoute, owners map[
 	return nil
 }
 
-// egRule adds the sluice rule called name of one policy rule on routes
-// (a nil one: every path), an alternative of it for each where they are
-// several, one count across them. A rule whose clients sluice cannot
-// select alike is not imported, and reported.
-func (t *Translation) egRule(name string, r *egRule, routes []*egRoute, local bool) error {
+// egOpts are how a policy rule is counted: local (Envoy's token bucket,
+// else envoyproxy/ratelimit's fixed window), and for a local rule without
+// clientSelectors, the route's default bucket, what the others take from
+// it.
+type egOpts struct {
+	local bool
+	dflt  *egDefault
+}
+
+// egDefault is what a local policy's rules with clientSelectors take from
+// its rule without them, the route's default bucket: Envoy Gateway sets
+// always_consume_default_token_bucket: false, so a request one of them
+// selects is counted by its bucket alone. except are those requests as
+// except: entries; missed names the rules whose requests no entry can say.
+type egDefault struct {
+	except []RuleMatch
+	missed []string
+}
+
+// egLocalDefault returns what the local rules with clientSelectors take
+// from the default bucket.
+func egLocalDefault(rules []egRule) *egDefault {
+	d := &egDefault{}
+	for i := range rules {
+		if len(rules[i].ClientSelectors) == 0 {
+			continue
+		}
+		m, why := egSelected(&rules[i])
+		if why != "" {
+			d.missed = append(d.missed, fmt.Sprintf("rule %d (by %s)", i+1, why))
+			continue
+		}
+		d.except = append(d.except, m)
+	}
+	return d
+}
+
+// egPlaces adds the sluice rules of policy rule r, called base, on the
+// policy's targets: a rule for each match of each targeted route, each its
+// own count as in Envoy Gateway; one rule across them all when r is shared
+// (a global rule's one bucket).
+func (t *Translation) egPlaces(base string, r *egRule, targets []egRef, routes map[string]*egRoute, opts egOpts) error {
+	routeOf := func(ref egRef) *egRoute {
+		if ref.Kind == "HTTPRoute" {
+			return routes[ref.Name]
+		}
+		return nil
+	}
+	if r.Shared && !opts.local && (len(targets) > 1 || routeOf(targets[0]) != nil && len(routeOf(targets[0]).matches) > 1) {
+		var alts []RuleMatch
+		every := false
+		for _, ref := range targets {
+			rt := routeOf(ref)
+			if rt == nil {
+				every = true
+				break
+			}
+			if alt := (RuleMatch{Paths: rt.paths(), Hosts: rt.hosts}); !slices.ContainsFunc(alts, func(a RuleMatch) bool { return slices.Equal(a.Paths, alt.Paths) && slices.Equal(a.Hosts, alt.Hosts) }) {
+				alts = append(alts, alt)
+			}
+		}
+		if every {
+			alts = nil
+		}
+		name := t.ruleName(base)
+		if err := t.egRule(name, r, alts, opts); err != nil {
+			return err
+		}
+		if every {
+			t.same("rule "+name, "shared: true: Envoy Gateway keeps one bucket for the rule across the policy's %d targets, one of which is every request here: one rule of every request it selects, one count.", len(targets))
+		} else {
+			t.same("rule "+name, "shared: true: Envoy Gateway keeps one bucket for the rule across the policy's %d targets and their routes' matches: one rule with an alternative per HTTPRoute (match: a list), each matching the route's hostnames and paths, one count across them.", len(targets))
+		}
+		return nil
+	}
+	for _, ref := range targets {
+		name := base
+		if len(targets) > 1 {
+			name += "-" + ref.Name
+		}
+		rt := routeOf(ref)
+		if rt == nil {
+			if err := t.egRule(t.ruleName(name), r, nil, opts); err != nil {
+				return err
+			}
+			continue
+		}
+		if len(rt.matches) == 1 {
+			if err := t.egRule(t.ruleName(name), r, []RuleMatch{{Paths: rt.matches[0], Hosts: rt.hosts}}, opts); err != nil {
+				return err
+			}
+			continue
+		}
+		for j, m := range rt.matches {
+			alt := RuleMatch{Paths: m, Hosts: rt.hosts, ExceptPaths: egMoreSpecific(rt.matches, j)}
+			if err := t.egRule(t.ruleName(fmt.Sprintf("%s-m%d", name, j+1)), r, []RuleMatch{alt}, opts); err != nil {
+				return err
+			}
+		}
+		t.same("rule "+name, "HTTPRoute %s has %d matches, each an Envoy route of its own in Envoy Gateway (…/rule/<i>/match/<j>), where the rule counts apart: a rule per match (-m1, -m2, …), each leaving out the paths of the more specific matches, which Envoy routes first.", ref.Name, len(rt.matches))
+	}
+	return nil
+}
+
+// egRule adds the sluice rule called name of one policy rule on alts,
+// the places it counts (none: every request), one count across them. A
+// rule whose requests sluice cannot select alike is not imported, and
+// reported.
+func (t *Translation) egRule(name string, r *egRule, alts []RuleMatch, opts egOpts) error {
 	where := "rule " + name
 	window, ok := egUnit(r.Limit.Unit)
 	if !ok {
@@ -383,74 +472,32 @@ func (t *Translation) egRule(name string, r *egRule, routes []*egRoute, local bo
 	if r.Limit.Requests < 0 || r.Limit.Requests > sluice.MaxQuantity {
 		return fmt.Errorf("limit requests %d is out of range", r.Limit.Requests)
 	}
-	out := Rule{Name: name}
-	switch {
-	case slices.Contains(routes, nil):
-	case len(routes) == 1:
-		out.Paths, out.Hosts = routes[0].paths, routes[0].hosts
-	default:
-		for _, rt := range routes {
-			out.Any = append(out.Any, RuleMatch{Paths: rt.paths, Hosts: rt.hosts})
-		}
+	sel, ok, err := t.egSelect(where, r)
+	if err != nil || !ok {
+		return err
 	}
-	var key []string
-	for _, sel := range r.ClientSelectors {
-		for _, h := range sel.Headers {
-			if !validHeaderName(h.Name) {
-				return fmt.Errorf("header %q is not a header name", h.Name)
-			}
-			h.Name = http.CanonicalHeaderKey(h.Name)
-			switch {
-			case h.Invert && (h.Type == "" || h.Type == "Exact") && h.Value != "" && printable(h.Value):
-				// Selected: the requests whose header is not h.Value (those
-				// without it too); the rule leaves out those with it.
-				out.Except = append(out.Except, RuleMatch{Headers: []HeaderMatch{{Name: h.Name, Value: h.Value}}})
-			case h.Invert:
-				t.differs(where, "it selects requests whose %s does not match by a %s: sluice leaves out a header's exact value only; not imported.", h.Name, h.Type)
-				return nil
-			case h.Type == "Distinct" && t.claimHeaders[h.Name] != "" && t.JWT != nil:
-				// Envoy wrote the header from a verified token's claim.
-				claim := t.claimHeaders[h.Name]
-				if claim == "sub" {
-					key = append(key, "user")
-				} else {
-					key = append(key, "claim:"+claim)
-				}
-				t.same(where, "%s is claim %s of the verified token, copied by Envoy: sluice keys by the claim itself; a request without a verified token is counted by its address.", h.Name, claim)
-			case h.Type == "Distinct":
-				key = append(key, "header:"+h.Name)
-				out.HeaderFrom, out.Fallback = "any", "skip"
-			case h.Type == "" || h.Type == "Exact":
-				if claim := t.claimHeaders[h.Name]; claim != "" {
-					t.differs(where, "it selects %s %q, which Envoy copied from claim %s of the verified token; sluice matches the header as the request carries it, which a client can set: key a rule by claim:%s instead, or keep a proxy in front that sets the header (identity.trusted_proxies).", h.Name, h.Value, claim, claim)
-				}
-				out.Headers = append(out.Headers, HeaderMatch{Name: h.Name, Value: h.Value})
-			default:
-				t.differs(where, "it selects %s by a %s: sluice matches a header's exact value; not imported.", h.Name, h.Type)
-				return nil
-			}
-		}
-		if c := sel.SourceCIDR; c != nil {
-			prefix, err := netip.ParsePrefix(c.Value)
-			if err != nil {
-				return fmt.Errorf("sourceCIDR %q: %w", c.Value, err)
-			}
-			switch {
-			case prefix.Bits() != 0:
-				t.differs(where, "it selects the clients of %s: sluice's rules select requests, not address ranges; not imported (exempt.addresses leaves a range unlimited).", c.Value)
-				return nil
-			case c.Type == "Distinct":
-				key = append(key, "ip/32/128")
-			}
-		}
+	if alts = egSelectedPlaces(alts, sel); len(alts) == 0 {
+		t.differs(where, "its path selector lies outside its route's paths: it selects no request there; not imported.")
+		return nil
 	}
-	if len(key) == 0 {
-		key = []string{"rule"} // every request it selects counts together
+	out := Rule{Name: name, Except: sel.except, Key: sel.key, HeaderFrom: sel.headerFrom, Fallback: sel.fallback}
+	if len(alts) == 1 {
+		a := alts[0]
+		out.Paths, out.Hosts, out.Methods, out.Headers, out.ExceptPaths = a.Paths, a.Hosts, a.Methods, a.Headers, a.ExceptPaths
+	} else {
+		out.Any = alts
 	}
-	out.Key = key
+	if len(out.Key) == 0 {
+		out.Key = []string{"rule"} // every request it selects counts together
+	}
+	shadow := r.ShadowMode
+	if opts.dflt != nil {
+		shadow = false
+		t.egDefaultRule(where, &out, r, opts.dflt)
+	}
 	l := Limit{Name: "per-" + strings.ToLower(r.Limit.Unit), Algorithm: "fixed-window", Quantity: r.Limit.Requests, Window: window,
-		Shadow: r.ShadowMode, Source: fmt.Sprintf("%s: %d requests per %s", where, r.Limit.Requests, r.Limit.Unit)}
-	if local {
+		Shadow: shadow, Source: fmt.Sprintf("%s: %d requests per %s", where, r.Limit.Requests, r.Limit.Unit)}
+	if opts.local {
 		l.Algorithm, l.Burst = "token-bucket", r.Limit.Requests
 		t.same(where, "Envoy's local rate limit is a token bucket of %d refilled at %d per %s, starting full: sluice's token-bucket.", r.Limit.Requests, r.Limit.Requests, r.Limit.Unit)
 	} else {
@@ -476,13 +523,52 @@ func (t *Translation) egRule(name string, r *egRule, routes []*egRoute, local bo
 			t.differs(where, "Envoy Gateway charges a response cost after the answer (from %s), which may take the count past the limit. In sluice, give the rule the most a request may use as its cost and count: \"header:<Name>\" with the upstream reporting what it used in that header: the rest is refunded after the answer, and the limit is never passed (docs/rules.md).", or(c.Response.From, "a number"))
 		}
 	}
-	for j := range out.Any {
-		out.Any[j].Headers = out.Headers
-	}
-	if len(out.Any) > 0 {
-		out.Headers = nil
-	}
 	out.Limits = []Limit{l}
 	t.SluiceRules = append(t.SluiceRules, out)
 	return nil
+}
+
+// egSelectedPlaces returns alts (none: every request) narrowed to the
+// paths, headers and methods sel selects: the alternatives of the sluice
+// rule, without those the selector's paths leave nothing of.
+func egSelectedPlaces(alts []RuleMatch, sel egSelection) []RuleMatch {
+	if len(alts) == 0 {
+		alts = []RuleMatch{{}}
+	}
+	var out []RuleMatch
+	for _, a := range alts {
+		switch {
+		case sel.paths == nil:
+		case a.Paths == nil:
+			a.Paths = sel.paths
+		default:
+			if a.Paths = egNarrow(a.Paths, sel.paths); len(a.Paths) == 0 {
+				continue
+			}
+		}
+		a.Headers, a.Methods = sel.headers, sel.methods
+		out = append(out, a)
+	}
+	return out
+}
+
+// egDefaultRule makes out, of local rule r without clientSelectors, the
+// route's default bucket: Envoy Gateway builds it from the rule's limit
+// alone, always enforced, and counts in it only the requests no other
+// rule of the policy selects (d).
+func (t *Translation) egDefaultRule(where string, out *Rule, r *egRule, d *egDefault) {
+	if r.ShadowMode {
+		t.same(where, "shadowMode is not applied to a local rule without clientSelectors: Envoy Gateway makes it the route's default bucket, from its requests and unit alone, and enforces it (filter_enforced 100%%): enforced here too.")
+	}
+	for _, e := range d.except {
+		if slices.ContainsFunc(out.alternatives(), func(a RuleMatch) bool { return a.Paths == nil || e.Paths == nil || len(egNarrow(a.Paths, e.Paths)) > 0 }) {
+			out.Except = append(out.Except, e)
+		}
+	}
+	if len(d.except) > 0 {
+		t.same(where, "the policy's other local rules select some of its requests, which Envoy Gateway counts in their own buckets only (always_consume_default_token_bucket: false): except: leaves them out of this one.")
+	}
+	if len(d.missed) > 0 {
+		t.differs(where, "the requests %s selects are counted by Envoy Gateway in that rule's bucket only, never in this default one (always_consume_default_token_bucket: false); sluice's except: cannot say them, so they are counted here too and spend this bucket sooner: raise its quantity by what they use, or keep it in shadow mode (shadow: true) to compare.", strings.Join(d.missed, ", "))
+	}
 }

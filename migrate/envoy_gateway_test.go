@@ -66,14 +66,20 @@ func TestImportEnvoyGateway(t *testing.T) {
 		src:    egPolicies,
 		limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
 		rules: []string{
-			"users-1 paths=[/api /api/ /status/{$}] hosts=[api.example.com] key=[header:X-User-Id] header_from=any fallback=skip | per-hour: fixed-window 2 per 1h0m0s",
-			"users-2 paths=[/api /api/ /status/{$}] hosts=[api.example.com] headers=[{X-Tier free}] key=[ip/32/128] | per-hour: fixed-window 1 per 1h0m0s",
+			"users-1-m1 paths=[/api /api/] hosts=[api.example.com] key=[header:X-User-Id] header_from=any fallback=skip | per-hour: fixed-window 2 per 1h0m0s",
+			"users-1-m2 paths=[/status/{$}] hosts=[api.example.com] key=[header:X-User-Id] header_from=any fallback=skip | per-hour: fixed-window 2 per 1h0m0s",
+			"users-2-m1 paths=[/api /api/] hosts=[api.example.com] headers=[{X-Tier free}] key=[ip/32/128] | per-hour: fixed-window 1 per 1h0m0s",
+			"users-2-m2 paths=[/status/{$}] hosts=[api.example.com] headers=[{X-Tier free}] key=[ip/32/128] | per-hour: fixed-window 1 per 1h0m0s",
 			"edge-g1 paths=[] key=[rule] | per-day: fixed-window 100000 per 24h0m0s",
-			"edge-l1 paths=[] key=[rule] | per-second: token-bucket 1000 per 1s burst 1000 (shadow)",
+			// The default bucket of a local policy: Envoy Gateway enforces it
+			// whatever its shadowMode.
+			"edge-l1 paths=[] key=[rule] | per-second: token-bucket 1000 per 1s burst 1000",
 		},
-		same: []string{"envoyproxy/ratelimit's fixed window of 2 per Hour", "Envoy's local rate limit is a token bucket of 1000"},
+		same: []string{"envoyproxy/ratelimit's fixed window of 2 per Hour", "Envoy's local rate limit is a token bucket of 1000",
+			"shadowMode is not applied to a local rule without clientSelectors", "HTTPRoute api has 2 matches"},
 		differs: []string{
 			"it selects the clients of 10.0.0.0/8",
+			"sourceCIDR 0.0.0.0/0 selects IPv4 clients only",
 			"charges a response cost after the answer (from Metadata)",
 			"it targets Gateway eg",
 			"N replicas admit N times the limit",
@@ -83,8 +89,9 @@ func TestImportEnvoyGateway(t *testing.T) {
 
 // The imported policies, served: a user's third request within the hour is
 // refused and another user's is not; a request without the user header is
-// not counted by that rule; the free tier is counted per address, the pro
-// tier not at all; paths outside the route are not limited by it.
+// not counted by that rule; the free tier is counted per address, on each
+// match of the route apart, the pro tier not at all; paths outside the
+// route are not limited by it.
 func TestImportedEnvoyGatewayDecides(t *testing.T) {
 	tr, err := migrate.Import("envoy-gateway", egPolicies, "eg.yaml")
 	if err != nil {
@@ -113,7 +120,8 @@ func TestImportedEnvoyGatewayDecides(t *testing.T) {
 		{"/api/c", "192.0.2.3", nil, 200},
 		{"/api/c", "192.0.2.3", nil, 200}, // no user: not counted by users-1
 		{"/status/", "192.0.2.4", []string{"X-Tier", "free"}, 200},
-		{"/api/x", "192.0.2.4", []string{"X-Tier", "free"}, 429}, // the free tier: one an hour per address
+		{"/api/x", "192.0.2.4", []string{"X-Tier", "free"}, 200}, // another match of the route: its own count
+		{"/api/y", "192.0.2.4", []string{"X-Tier", "free"}, 429}, // the free tier: one an hour per address
 		{"/api/x", "192.0.2.5", []string{"X-Tier", "free"}, 200},
 		{"/api/x", "192.0.2.4", []string{"X-Tier", "pro"}, 200},
 		{"/api/x", "192.0.2.4", []string{"X-Tier", "pro"}, 200},

@@ -25,13 +25,17 @@ func (t *Translation) envoyLocalDescriptor(d *yaml.Node, c envoyLocalConfig, bas
 		t.differs(where, "not imported: a descriptor without entries.")
 		return
 	}
-	for _, e := range entries.Content {
-		key, value := scalar(mapValue(e, "key")), scalar(mapValue(e, "value"))
-		action := descriptorAction(c, key)
-		if action == nil {
-			t.differs(where, "not imported: no rate_limits action of its route makes the entry %q, so Envoy never matches it.", key)
-			return
-		}
+	keys := make([]string, len(entries.Content))
+	for i, e := range entries.Content {
+		keys[i] = scalar(mapValue(e, "key"))
+	}
+	actions := descriptorActions(c, keys)
+	if actions == nil {
+		t.differs(where, "not imported: no rate_limits entry that the filter reads for its route (of its stage %s, without a disable_key; the virtual host's only as vh_rate_limits says) makes the descriptor [%s], its actions' keys in that order, so Envoy never matches it.", or(scalar(mapValue(c.cfg, "stage")), "0"), strings.Join(keys, ", "))
+		return
+	}
+	for i, e := range entries.Content {
+		key, value, action := keys[i], scalar(mapValue(e, "value")), actions[i]
 		switch {
 		case mapValue(action, "request_headers") != nil:
 			header := scalar(mapValue(mapValue(action, "request_headers"), "header_name"))
@@ -46,8 +50,10 @@ func (t *Translation) envoyLocalDescriptor(d *yaml.Node, c envoyLocalConfig, bas
 					r.HeaderFrom = "any"
 				}
 				r.Fallback = "skip"
-			case match == "path" && validPathValue(value):
-				r.Paths = []string{value}
+			case match == "path" && validPathValue(value) && validPattern(exactPattern(value)):
+				// Envoy compares the :path string: that path alone.
+				r.Paths = []string{exactPattern(value)}
+				t.differs(where, "Envoy compares :path with %q as a string, query string included, so a request of that path with a query (%s?x=1) is not the descriptor's; sluice's rule matches the path whatever the query, and counts those requests too.", value, value)
 			case match == "header" && printable(value):
 				r.Headers = append(r.Headers, HeaderMatch{Name: strings.TrimPrefix(attr, "header:"), Value: value})
 			default:
@@ -92,35 +98,65 @@ func (t *Translation) envoyLocalDescriptor(d *yaml.Node, c envoyLocalConfig, bas
 	t.SluiceRules = append(t.SluiceRules, r)
 }
 
-// descriptorAction finds the rate_limits action of c's route (or virtual
-// host) that makes a descriptor entry of key.
-func descriptorAction(c envoyLocalConfig, key string) *yaml.Node {
-	for _, owner := range []*yaml.Node{c.route, c.vhost} {
-		if owner == nil {
+// descriptorActions returns the actions of the first rate_limits entry
+// that makes a descriptor of keys, in that order, one action for each key;
+// nil when none does. Envoy's local rate limit filter matches a configured
+// descriptor against the whole descriptor each entry makes, of the entries
+// it reads (localRateLimits).
+func descriptorActions(c envoyLocalConfig, keys []string) []*yaml.Node {
+	for _, rl := range localRateLimits(c) {
+		acts := mapValue(rl, "actions")
+		if acts == nil || len(acts.Content) != len(keys) {
 			continue
 		}
-		rls := mapValue(owner, "rate_limits")
-		if owner == c.route {
-			if rt := mapValue(owner, "route"); rt != nil && mapValue(rt, "rate_limits") != nil {
-				rls = mapValue(rt, "rate_limits")
-			}
+		same := true
+		for i, a := range acts.Content {
+			same = same && actionKey(a) == keys[i]
 		}
-		if rls == nil {
-			continue
-		}
-		for _, rl := range rls.Content {
-			acts := mapValue(rl, "actions")
-			if acts == nil {
-				continue
-			}
-			for _, a := range acts.Content {
-				if actionKey(a) == key {
-					return a
-				}
-			}
+		if same {
+			return acts.Content
 		}
 	}
 	return nil
+}
+
+// localRateLimits returns the rate_limits entries that the local rate
+// limit filter of c makes descriptors of: the configuration's own
+// rate_limits when it has any; else the route's of the filter's stage
+// (stage, 0 by default), then the virtual host's as vh_rate_limits says
+// (OVERRIDE, the default: only for a route without rate_limits; INCLUDE:
+// always; IGNORE: never). An entry with a disable_key is left out, as the
+// filter leaves it.
+func localRateLimits(c envoyLocalConfig) []*yaml.Node {
+	if own := mapValue(c.cfg, "rate_limits"); own != nil && len(own.Content) > 0 {
+		return own.Content
+	}
+	stage := or(scalar(mapValue(c.cfg, "stage")), "0")
+	applicable := func(rls *yaml.Node) []*yaml.Node {
+		var out []*yaml.Node
+		if rls == nil {
+			return nil
+		}
+		for _, rl := range rls.Content {
+			if or(scalar(mapValue(rl, "stage")), "0") == stage && scalar(mapValue(rl, "disable_key")) == "" {
+				out = append(out, rl)
+			}
+		}
+		return out
+	}
+	var route *yaml.Node
+	if c.route != nil {
+		route = mapValue(c.route, "rate_limits")
+		if rt := mapValue(c.route, "route"); rt != nil && mapValue(rt, "rate_limits") != nil {
+			route = mapValue(rt, "rate_limits")
+		}
+	}
+	out := applicable(route)
+	vh := or(scalar(mapValue(c.cfg, "vh_rate_limits")), "OVERRIDE")
+	if c.vhost != nil && (vh == "INCLUDE" || vh == "OVERRIDE" && (route == nil || len(route.Content) == 0)) {
+		out = append(out, applicable(mapValue(c.vhost, "rate_limits"))...)
+	}
+	return out
 }
 
 // actionKey is the descriptor key an action makes.

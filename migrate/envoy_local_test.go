@@ -147,7 +147,7 @@ route_config:
 				"shop-1 paths=[] hosts=[shop.example.com www.shop.example.com] key=[ip/24/56] | per-descriptor: token-bucket 1 per 1s burst 5 (shadow)",
 			},
 			same:    []string{"filter_enforced is 0%: Envoy only counts what it would refuse; imported in shadow mode"},
-			differs: []string{"local_rate_limit_per_downstream_connection", "descriptor 2: not imported: no rate_limits action", "local_ratelimit off on virtual host off"},
+			differs: []string{"local_rate_limit_per_downstream_connection", "descriptor 2: not imported: no rate_limits entry", "local_ratelimit off on virtual host off"},
 		},
 	})
 }

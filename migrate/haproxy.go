@@ -55,6 +55,7 @@ type haproxyProxy struct {
 	acls     map[string][]haproxyACL
 	trackers []haproxyTrack
 	denies   []haproxyDeny
+	allows   []haproxyAllow
 	// routes, of a frontend or listen: use_backend and default_backend.
 	routes []haproxyRoute
 }
@@ -299,10 +300,13 @@ func (p *haproxyProxy) readAction(l haproxyLine) error {
 		if len(words) >= 4 && words[2] == "table" {
 			tr.table = words[3]
 		}
-		// A stick counter is tracked by its first track-sc only.
-		if !slices.ContainsFunc(p.trackers, func(o haproxyTrack) bool { return o.sc == n }) {
+		// A stick counter is tracked by the first track-sc whose condition
+		// holds: one after an unconditional one never runs.
+		if !slices.ContainsFunc(p.trackers, func(o haproxyTrack) bool { return o.sc == n && o.cond == nil }) {
 			p.trackers = append(p.trackers, tr)
 		}
+	case action == "allow" && l.words[0] == "http-request":
+		p.allows = append(p.allows, haproxyAllow{cond: cond, line: l.line})
 	case action == "deny" || action == "tarpit" || action == "reject" || action == "silent-drop" || action == "return":
 		text := l.words
 		if i := slices.IndexFunc(text, func(w string) bool { return w == "if" || w == "unless" }); i >= 0 {

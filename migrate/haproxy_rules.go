@@ -27,6 +27,9 @@ func (t *Translation) haproxyRules(name string, d haproxyDeny, p *haproxyProxy, 
 		return nil
 	}
 	terms, ok := d.cond.orTerms()
+	if ok {
+		terms, ok = splitCounterDefs(terms)
+	}
 	if !ok {
 		t.differs(where, "not imported: written with if, this unless condition is more than %d terms joined by ||; write it with if, in fewer terms.", maxOrTerms)
 		return nil
@@ -192,6 +195,9 @@ func (t *Translation) haproxyRule(name, where string, d haproxyDeny, atoms []hap
 			match = append(match, slices.DeleteFunc(slices.Clone(tr.cond.terms[0]), func(at haproxyAtom) bool {
 				return !at.neg && len(at.defs) == 1 && at.defs[0].fetch == tr.fetch && at.defs[0].method == "found" && r.Fallback == "skip"
 			})...)
+			if c.sc >= 0 {
+				t.haproxyFallback(&r, trackers, slices.Index(trackers, tr), d, where)
+			}
 		} else {
 			dropNotes()
 			return skip("track-sc%d's condition (line %d) is not one conjunction of ACLs.", tr.sc, tr.line)
@@ -201,6 +207,11 @@ func (t *Translation) haproxyRule(name, where string, d haproxyDeny, atoms []hap
 	if !ok {
 		return dropNotes()
 	}
+	allowed, ok := t.haproxyAllowed(&r, p, d, tr, where)
+	if !ok {
+		return dropNotes()
+	}
+	exempt = append(exempt, allowed...)
 	if narrows(rest) || len(route) > 0 && tr.before {
 		t.differs(where, "HAProxy's counter counts every request track-sc%d tracks; sluice's rule counts only the requests it matches. Where the tracker tracks more than this rule refuses, HAProxy refuses sooner.", max(tr.sc, 0))
 	}
