@@ -969,7 +969,7 @@ consumers:
   - username: vip
     keyauth_credentials: [{key: vip-key}]
     groups: [{name: gold}]
-    plugins: [{name: rate-limiting, config: {minute: 4}}]
+    plugins: [{name: rate-limiting-advanced, config: {limit: [4], window_size: [60]}}]
 `, "kong.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,9 @@ import (
 
 // kongFile is the part of a decK file that carries plugins.
 type kongFile struct {
+	// FormatVersion is decK's _format_version: "1.1" for Kong before
+	// 3.0, "3.0" after (kongLegacyFormat).
+	FormatVersion  string              `yaml:"_format_version"`
 	Plugins        []kongPlugin        `yaml:"plugins"`
 	Services       []kongService       `yaml:"services"`
 	Routes         []kongRoute         `yaml:"routes"`
@@ -27,6 +30,13 @@ type kongFile struct {
 	// consumerServices are the rate-limiting plugins that name both a
 	// consumer and a service (kongPluginOwners).
 	consumerServices []kongConsumerService
+	// limitsAdvanced: the imported plan's limits are a
+	// rate-limiting-advanced plugin's (else a rate-limiting one's, or
+	// none); advancedRules names the rules made of rate-limiting-advanced
+	// plugins. A consumer's plan without a plugin of a name keeps the
+	// wider plugins of that name (kongConsumers).
+	limitsAdvanced bool
+	advancedRules  map[string]bool
 }
 
 // kongService is a service, its plugins and its routes.
@@ -75,6 +85,8 @@ type kongRoute struct {
 	ID    string   `yaml:"id"`
 	Paths []string `yaml:"paths"`
 	Hosts []string `yaml:"hosts"`
+	// SNIs are the TLS server names it matches (kongRouteSNIs).
+	SNIs []string `yaml:"snis"`
 	// RegexPriority orders the routes whose regular-expression paths
 	// match a request: the highest first.
 	RegexPriority int            `yaml:"regex_priority"`
@@ -158,7 +170,10 @@ type kongConfig struct {
 	KeyNames    []string `yaml:"key_names"`
 	KeyInHeader *bool    `yaml:"key_in_header"`
 	KeyInQuery  *bool    `yaml:"key_in_query"`
-	advanced    bool
+	// Anonymous is an authentication plugin's anonymous: the consumer
+	// (username or id) Kong names a request without valid credentials.
+	Anonymous string `yaml:"anonymous"`
+	advanced  bool
 }
 
 // kongScope is one rate-limiting plugin and where it applies.
@@ -239,9 +254,13 @@ func Kong(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: %s", source, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	f.Services, f.Routes = withServiceRoutes(f.Services, f.Routes)
+	t.kongLegacyPaths(&f)
+	t.kongRouteSNIs(&f)
 	t.kongPluginOwners(&f)
 	plugins := slices.Concat(f.Plugins, servicePlugins(f.Services), routePlugins(serviceRoutes(f.Services)), routePlugins(f.Routes))
 	t.kongKeyAuth(plugins)
+	t.kongUnreadAuth(plugins)
+	t.kongAnonymousConsumer(plugins, f.Consumers)
 	t.kongAnonymous = !slices.ContainsFunc(plugins, isKongAuth)
 	t.kongConsumerPlans = kongHasConsumerPlans(f.Consumers, f.ConsumerGroups) || slices.ContainsFunc(f.consumerServices, func(c kongConsumerService) bool {
 		_, ok := kongLimitPlugin([]kongPlugin{c.plugin})
@@ -282,7 +301,7 @@ func Kong(src, source string) (*Translation, error) {
 	}
 	scopes = t.kongUnauthenticatedScopes(scopes, f.Services, f.Routes)
 	if len(scopes) == 0 {
-		return nil, fmt.Errorf("%s: no enabled rate-limiting plugin that runs on a route", source)
+		return t.kongConsumersAlone(&f, source)
 	}
 	if len(scopes) > MaxPlaces {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(len(scopes), "route paths"))
@@ -293,11 +312,14 @@ func Kong(src, source string) (*Translation, error) {
 	// two plugins, even of the same configuration, count apart, as rules.
 	// A plugin with limit_by path counts one path apart: rules too.
 	// A plugin of some routes whose paths Kong's router gives others in
-	// part (kongRivals) is a rule too, which leaves those out.
+	// part (kongRivals) is a rule too, which leaves those out. So is one
+	// of limit_by header beside consumers' plans: the plans' keys are read
+	// from the key-auth headers, and the plugin's header is the rule's key.
 	main := scopes[0]
-	if len(scopes) > 1 || main.unauth || main.config.LimitBy == "path" || main.hosts != nil || main.methods != nil || main.groups != nil || main.name != "global" && main.config.LimitBy == "service" ||
+	if len(scopes) > 1 || main.unauth || main.config.LimitBy == "path" || main.config.LimitBy == "header" && t.kongConsumerPlans || main.hosts != nil || main.methods != nil || main.groups != nil || main.name != "global" && main.config.LimitBy == "service" ||
 		main.paths != nil && (kongHasRivals(main, kongRivals(routes, func(at int) bool { return slices.Contains(main.routes, at) })) || kongHasTies(main, kongRivals(routes, func(int) bool { return false }))) {
-		if err := t.kongRules(scopes, allPaths, routes); err != nil {
+		f.advancedRules = map[string]bool{}
+		if err := t.kongRules(scopes, allPaths, routes, f.advancedRules); err != nil {
 			return nil, fmt.Errorf("%s: %w", source, err)
 		}
 		if err := t.kongConsumers(&f); err != nil {
@@ -308,9 +330,37 @@ func Kong(src, source string) (*Translation, error) {
 	if err := t.kongLimits(main); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
+	f.limitsAdvanced = main.config.advanced
 	if err := t.kongConsumers(&f); err != nil {
 		return nil, fmt.Errorf("%s: %w", source, err)
 	}
+	return t, nil
+}
+
+// kongConsumersAlone translates a file whose rate-limiting plugins are all
+// consumers' or consumer groups' (or of a consumer on a service): the
+// imported plan limits nothing, and those plugins are plans and rules
+// (kongConsumers), the policy, error code and headers the first one's. A
+// file without any is refused.
+func (t *Translation) kongConsumersAlone(f *kongFile, source string) (*Translation, error) {
+	var first []kongPlugin
+	for _, cs := range f.consumerServices {
+		first = append(first, kongLimitPlugins([]kongPlugin{cs.plugin})...)
+	}
+	for _, g := range f.ConsumerGroups {
+		first = append(first, kongLimitPlugins(g.Plugins)...)
+	}
+	for _, c := range f.Consumers {
+		first = append(first, kongLimitPlugins(c.Plugins)...)
+	}
+	if len(first) == 0 {
+		return nil, fmt.Errorf("%s: no enabled rate-limiting plugin that runs on a route", source)
+	}
+	t.same("plugins", "no rate-limiting plugin runs on a route, a service or every request: only consumers' and consumer groups' do, so the imported plan limits nothing (its one limit only reports), and those plugins are plans and rules of their own.")
+	if err := t.kongConsumers(f); err != nil {
+		return nil, fmt.Errorf("%s: %w", source, err)
+	}
+	t.kongSettings(first[0].Config)
 	return t, nil
 }
 
@@ -454,8 +504,8 @@ func (t *Translation) kongLimits(s kongScope) error {
 			t.same("limit_by "+or(c.LimitBy, "consumer"), kongAnonymousSame+" (ipv6_prefix: 128 keeps one per IPv6 address).")
 			break
 		}
-		t.APIKeyHeaders = t.kongKeyHeaders()
-		t.same("limit_by "+or(c.LimitBy, "consumer"), "Kong counts per consumer (falling back to the address without one); sluice counts per API key (key-auth's %s header, or a Bearer token), falling back to the address.", strings.Join(t.APIKeyHeaders[:len(t.APIKeyHeaders)-1], " or "))
+		t.APIKeyHeaders, t.IPv6Prefix = t.kongKeyHeaders(), 128
+		t.same("limit_by "+or(c.LimitBy, "consumer"), "Kong counts per consumer (falling back to the whole address without one); for a consumer named by an API key or a Bearer token, sluice counts per API key (key-auth's %s header, or a Bearer token), falling back to the address (ipv6_prefix: 128: the whole IPv6 address, as Kong's fallback).", strings.Join(t.APIKeyHeaders[:len(t.APIKeyHeaders)-1], " or "))
 		if c.LimitBy != "credential" {
 			t.differs("limit_by consumer", "a consumer with several credentials shared one count in Kong; in sluice each key counts alone.")
 		}
@@ -466,8 +516,8 @@ func (t *Translation) kongLimits(s kongScope) error {
 		if !validHeaderName(c.HeaderName) {
 			return fmt.Errorf("limit_by header: header_name %q is not a header name", c.HeaderName)
 		}
-		t.APIKeyHeaders = []string{http.CanonicalHeaderKey(c.HeaderName)}
-		t.same("limit_by header", "one count per value of %s, which sluice reads as an API key (hashed); without the header both fall back to the address.", c.HeaderName)
+		t.APIKeyHeaders, t.IPv6Prefix = []string{http.CanonicalHeaderKey(c.HeaderName)}, 128
+		t.same("limit_by header", "one count per value of %s, which sluice reads as an API key (hashed); without the header both fall back to the whole address (ipv6_prefix: 128).", c.HeaderName)
 	case "service":
 		global = true
 		if s.name != "global" {
@@ -558,8 +608,10 @@ func (t *Translation) kongWindows(s kongScope, name func(string) string) ([]Limi
 		for k := 2; slices.ContainsFunc(out, func(l Limit) bool { return l.Name == n }); k++ {
 			n = name(fmt.Sprintf("%s-%d", defaultLimitName(window), k)) // two limits of one window
 		}
-		out = append(out, Limit{Name: n, Algorithm: alg, Quantity: int64(q), Window: window,
-			Source: fmt.Sprintf("%s: limit %d, window_size %d (%s)", s.where, int64(q), int64(w), or(c.WindowType, "sliding"))})
+		l := Limit{Name: n, Algorithm: alg, Quantity: int64(q), Window: window,
+			Source: fmt.Sprintf("%s: limit %d, window_size %d (%s)", s.where, int64(q), int64(w), or(c.WindowType, "sliding"))}
+		t.kongUnixAligned(&l, s.where)
+		out = append(out, l)
 	}
 	if alg == "sliding-window-counter" {
 		t.same(s.where+" windows", "rate-limiting-advanced's sliding window adds the previous window's count weighted by the share of it still inside the last window to the current one: sluice's sliding-window-counter, which estimates the same way, rounding down.")
@@ -567,10 +619,35 @@ func (t *Translation) kongWindows(s kongScope, name func(string) string) ([]Limi
 			t.differs(s.where+" disable_penalty", "with disable_penalty false (its default) Kong counts refused requests too, so a client that keeps sending stays refused; sluice counts only admitted requests (set disable_penalty: true in Kong to compare, or put a penalty box on the rule).")
 		}
 	} else {
-		t.same(s.where+" windows", "fixed windows aligned to the clock: sluice's fixed-window.")
+		t.same(s.where+" windows", "fixed windows aligned to the clock: sluice's fixed-window (where a window_size starts Kong's windows otherwise than sluice's, it is said apart).")
 	}
 	return out, nil
 }
+
+// kongUnixAligned makes rate-limiting-advanced's window l start where
+// Kong's does, or reports at where that it cannot. Kong's windows start
+// where the Unix time is a multiple of the window; sluice's fixed and
+// sliding windows where the time since sluice.Epoch (2020-01-01, Unix time
+// 1577836800) is one: the same boundaries when the window divides that, a
+// week's fixed window is sluice's calendar week from Thursday (1970-01-01
+// was one), and any other window's boundaries fall later than Kong's by
+// the remainder.
+func (t *Translation) kongUnixAligned(l *Limit, where string) {
+	w := int64(l.Window / time.Second)
+	off := kongSluiceEpoch % w
+	switch {
+	case off == 0:
+	case l.Algorithm == "fixed-window" && l.Window == 7*24*time.Hour:
+		l.Window, l.Period, l.Starts = 0, "week", "thursday"
+		t.same(where+" window_size "+strconv.FormatInt(w, 10), "Kong's windows start where the Unix time is a multiple of the window: a week's on Thursday at 00:00 UTC; sluice's calendar week from Thursday (window: week, starts: thursday) starts there too.")
+	default:
+		t.differs(where+" window_size "+strconv.FormatInt(w, 10), "Kong's windows start where the Unix time is a multiple of %ds; sluice's start where the time since 2020-01-01 00:00 UTC is one, %v later than Kong's boundaries: a count resets at another moment than in Kong, so a client's share of two windows differs by up to a window's limit around the boundary. Choose a window_size that divides 1577836800 s (any number of days dividing 18262, or of hours dividing 24), or accept the offset.", w, time.Duration(off)*time.Second)
+	}
+}
+
+// kongSluiceEpoch is sluice.Epoch in Unix seconds: where sluice's windows
+// start.
+const kongSluiceEpoch = 1577836800
 
 // kongRouteCosts gives the route paths a cost of 1 (each as the prefix
 // Kong matches, or the path alone for a regular expression of it); another

@@ -8,6 +8,48 @@ import (
 // kongAuthPlugins are Kong's plugins that name a request's consumer.
 var kongAuthPlugins = []string{"key-auth", "key-auth-enc", "basic-auth", "hmac-auth", "jwt", "oauth2", "ldap-auth", "ldap-auth-advanced", "openid-connect", "mtls-auth", "session"}
 
+// kongUnreadAuthPlugins are Kong's authentication plugins whose
+// credentials sluice reads no client from (a user and password, a
+// signature, a certificate, a session cookie): it reads API keys from
+// headers and Bearer tokens only.
+var kongUnreadAuthPlugins = []string{"basic-auth", "hmac-auth", "ldap-auth", "ldap-auth-advanced", "mtls-auth", "session"}
+
+// kongUnreadAuth reports each enabled plugin of ps that names consumers by
+// credentials sluice cannot read (kongUnreadAuthPlugins): Kong counts
+// those consumers apart, sluice by their address.
+func (t *Translation) kongUnreadAuth(ps []kongPlugin) {
+	var seen []string
+	for _, p := range ps {
+		if !isKongAuth(p) || !slices.Contains(kongUnreadAuthPlugins, p.Name) || slices.Contains(seen, p.Name) {
+			continue
+		}
+		seen = append(seen, p.Name)
+		t.differs(p.Name, "Kong names a request's consumer by its %s credentials, so limit_by consumer (or credential) counts each consumer apart and a consumer's plugin runs on its requests; sluice reads no client from them: such a request counts by its address, one count for every consumer behind one address (by its key where it also sends an API key or a Bearer token), and gets no consumer's plan. Give those clients API keys (key-auth) or tokens (identity.jwt), or have a proxy in front name the user in a header (identity.user_header).", p.Name)
+	}
+}
+
+// kongAnonymousConsumer reports each authentication plugin of ps whose
+// config.anonymous names a consumer (of consumers, by username or id):
+// Kong names every request without valid credentials that consumer, runs
+// its rate-limiting plugins on them and counts them as one consumer,
+// where sluice gives such a request the imported plan (anonymous_plan)
+// and counts it by its address.
+func (t *Translation) kongAnonymousConsumer(ps []kongPlugin, consumers []kongConsumer) {
+	var seen []string
+	for _, p := range ps {
+		a := p.Config.Anonymous
+		if !isKongAuth(p) || a == "" || slices.Contains(seen, a) {
+			continue
+		}
+		seen = append(seen, a)
+		name := a
+		if i := slices.IndexFunc(consumers, func(c kongConsumer) bool { return c.Username == a || c.ID == a }); i >= 0 {
+			name = consumers[i].Username
+		}
+		t.differs(p.Name+" anonymous", "Kong names every request without valid credentials consumer %s (config.anonymous), runs that consumer's rate-limiting plugins on them instead of refusing them, and counts them all as that one consumer (limit_by consumer: one count for every such client together); sluice gives a request without a listed key the imported plan (anonymous_plan: %s) and counts each address apart, so those clients get the imported plan's limits each instead of %s's shared. To keep Kong's: set anonymous_plan to %s's plan (consumer-%s, when it has a plugin), make that plan's limits a rule of key rule for it, and list the keys of the other consumers (unknown_keys: ip).", name, PlanName, name, name, name)
+	}
+}
+
 // isKongAuth reports whether p is an enabled plugin that names a request's
 // consumer.
 func isKongAuth(p kongPlugin) bool {

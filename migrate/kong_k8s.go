@@ -2,7 +2,9 @@ package migrate
 
 import (
 	"encoding/base64"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -17,6 +19,23 @@ const kongPluginsAnnotation = "konghq.com/plugins"
 // kongMethodsAnnotation lists, on an Ingress, the methods (comma-separated)
 // its routes match; without it they match every method.
 const kongMethodsAnnotation = "konghq.com/methods"
+
+// kongHostAliasesAnnotation lists, on an Ingress, further hosts
+// (comma-separated) of each route the controller writes of a rule with a
+// host; kongSNIsAnnotation the TLS server names its routes match
+// (kongRouteSNIs); kongRegexPriorityAnnotation their regex_priority.
+const (
+	kongHostAliasesAnnotation   = "konghq.com/host-aliases"
+	kongSNIsAnnotation          = "konghq.com/snis"
+	kongRegexPriorityAnnotation = "konghq.com/regex-priority"
+)
+
+// kongUnreadAnnotations are an Ingress's annotations that shape its
+// routes in ways the import does not read: reported.
+var kongUnreadAnnotations = map[string]string{
+	"konghq.com/protocols": "its routes take requests of those protocols only; the rules match every protocol",
+	"konghq.com/override":  "it names a KongIngress, whose route settings (paths, hosts, methods, protocols, regex_priority…) the import does not read: the rules match the Ingress's own",
+}
 
 // kongHeadersAnnotation starts, on an Ingress, the annotations
 // konghq.com/headers.<name> whose comma-separated values its routes match
@@ -134,6 +153,17 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 			secrets[key] = o
 		}
 	}
+	// pluginKey returns the key of plugin name as seen from namespace ns:
+	// a KongPlugin of ns, else a KongClusterPlugin.
+	pluginKey := func(ns, name string) (string, bool) {
+		for _, k := range []string{ns + "/" + name, "/" + name} {
+			if _, ok := plugins[k]; ok {
+				return k, true
+			}
+		}
+		return "", false
+	}
+	combos := newKongK8sCombos(objs, pluginKey, func(k string) bool { return isKongLimit(plugins[k]) })
 	resolve := func(ns string, names []string, where string) []kongPlugin {
 		var out []kongPlugin
 		for _, n := range names {
@@ -156,7 +186,9 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 		if !ok {
 			at = len(f.Services)
 			serviceAt[svc] = at
-			f.Services = append(f.Services, kongService{Name: strings.ReplaceAll(svc, "/", "."), Plugins: resolve(ns, services[svc], "Service "+svc)})
+			rest, combined := combos.split(ns, services[svc], pluginKey)
+			combos.add(combined, svc, "")
+			f.Services = append(f.Services, kongService{Name: strings.ReplaceAll(svc, "/", "."), Plugins: resolve(ns, rest, "Service "+svc)})
 		}
 		f.Services[at].Routes = append(f.Services[at].Routes, r)
 	}
@@ -165,15 +197,18 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 	// route.
 	var defaultFrom, defaultNS, defaultSvc string
 	var defaultRoute kongRoute
+	var defaultCombined []string // the plugins its Ingress names that a KongConsumer names too
 	for i := range objs {
 		o := &objs[i]
 		if o.Kind != "Ingress" {
 			continue
 		}
 		ns, where := o.namespace(), "Ingress "+o.namespace()+"/"+o.Metadata.Name
-		own := resolve(ns, splitNames(o.Metadata.Annotations[kongPluginsAnnotation]), where)
+		rest, combined := combos.split(ns, splitNames(o.Metadata.Annotations[kongPluginsAnnotation]), pluginKey)
+		own := resolve(ns, rest, where)
 		methods := t.kongIngressMethods(o.Metadata.Annotations[kongMethodsAnnotation], where)
 		headers := kongIngressHeaders(o.Metadata.Annotations)
+		aliases, snis, priority := t.kongIngressRouting(o.Metadata.Annotations, where)
 		// The controller writes a route per backend Service and host of
 		// the Ingress ("": none, every host), of that host's paths to the
 		// Service.
@@ -201,12 +236,14 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 			}
 		}
 		for _, k := range order {
-			route := kongRoute{Name: ns + "." + o.Metadata.Name + "." + strings.TrimPrefix(k.svc, ns+"/"), Paths: byRoute[k], Methods: methods, Headers: headers, Plugins: own, segmented: segmented[k]}
+			route := kongRoute{Name: ns + "." + o.Metadata.Name + "." + strings.TrimPrefix(k.svc, ns+"/"), Paths: byRoute[k], Methods: methods, Headers: headers, Plugins: own, segmented: segmented[k],
+				SNIs: snis, RegexPriority: priority}
 			if k.host != "" {
 				route.Name += "." + strings.ReplaceAll(k.host, "*", "_") // '*' as the controller names it
-				route.Hosts = []string{k.host}
+				route.Hosts = append([]string{k.host}, slices.DeleteFunc(slices.Clone(aliases), func(a string) bool { return a == k.host })...)
 			}
 			addRoute(ns, k.svc, route)
+			combos.add(combined, k.svc, route.Name)
 		}
 		// The controller writes the default backend of one Ingress (the
 		// oldest) as a route of path / on every host, under the Ingress's
@@ -216,13 +253,15 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 				t.differs(where, "its spec.defaultBackend is not imported: the Kong Ingress Controller routes the requests no route takes to one Ingress's default backend, the oldest Ingress's, and the import takes the first in the file (%s).", defaultFrom)
 				continue
 			}
-			defaultFrom, defaultNS, defaultSvc = "Ingress "+ns+"/"+o.Metadata.Name, ns, ns+"/"+b
-			defaultRoute = kongRoute{Name: ns + "." + o.Metadata.Name, Paths: []string{"/"}, Methods: methods, Headers: headers, Plugins: own}
+			defaultFrom, defaultNS, defaultSvc, defaultCombined = "Ingress "+ns+"/"+o.Metadata.Name, ns, ns+"/"+b, combined
+			defaultRoute = kongRoute{Name: ns + "." + o.Metadata.Name, Paths: []string{"/"}, Methods: methods, Headers: headers, Plugins: own, SNIs: snis, RegexPriority: priority}
 		}
 	}
 	if defaultFrom != "" {
 		addRoute(defaultNS, defaultSvc, defaultRoute)
+		combos.add(defaultCombined, defaultSvc, defaultRoute.Name)
 	}
+	combos.emit(t, f, plugins, serviceAt)
 	// groupName names a KongConsumerGroup: its name in the default
 	// namespace, else "<namespace>.<name>".
 	groupName := func(ns, name string) string {
@@ -246,8 +285,14 @@ func (t *Translation) kongFromK8s(src, source string) (*kongFile, error) {
 			continue
 		}
 		ns := o.namespace()
+		// A plugin it names beside a route or a Service is theirs together
+		// (kongK8sCombos), none of the consumer alone.
+		names := slices.DeleteFunc(splitNames(o.Metadata.Annotations[kongPluginsAnnotation]), func(n string) bool {
+			k, ok := pluginKey(ns, n)
+			return ok && combos.combined(k)
+		})
 		c := kongConsumer{Username: or(o.Username, o.Metadata.Name),
-			Plugins: resolve(ns, splitNames(o.Metadata.Annotations[kongPluginsAnnotation]), "KongConsumer "+ns+"/"+o.Metadata.Name)}
+			Plugins: resolve(ns, names, "KongConsumer "+ns+"/"+o.Metadata.Name)}
 		for _, g := range o.ConsumerGroups {
 			c.Groups = append(c.Groups, kongName{Name: groupName(ns, g)})
 		}
@@ -280,6 +325,33 @@ func (t *Translation) kongIngressMethods(value, where string) []string {
 		}
 	}
 	return out
+}
+
+// kongIngressRouting returns what an Ingress's annotations add to its
+// routes, as the controller writes them: the hosts of its
+// konghq.com/host-aliases (added to each route of a rule with a host), the
+// TLS server names of konghq.com/snis and the regex_priority of
+// konghq.com/regex-priority (0 when not a whole number, reported at
+// where). The annotations that shape its routes otherwise
+// (kongUnreadAnnotations) are reported.
+func (t *Translation) kongIngressRouting(annotations map[string]string, where string) (aliases, snis []string, priority int) {
+	aliases, snis = splitNames(annotations[kongHostAliasesAnnotation]), splitNames(annotations[kongSNIsAnnotation])
+	if aliases != nil {
+		t.same(where, "its %s annotation (%s): the controller adds those hosts to each route of a rule with a host, and so do the rules.", kongHostAliasesAnnotation, strings.Join(aliases, ", "))
+	}
+	if v, ok := annotations[kongRegexPriorityAnnotation]; ok {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil {
+			t.differs(where, "its %s annotation %q is not a whole number: read as 0.", kongRegexPriorityAnnotation, v)
+		}
+		priority = n
+	}
+	for _, name := range slices.Sorted(maps.Keys(kongUnreadAnnotations)) {
+		if v, ok := annotations[name]; ok {
+			t.differs(where, "its %s annotation (%s) is not read: %s.", name, v, kongUnreadAnnotations[name])
+		}
+	}
+	return aliases, snis, priority
 }
 
 // kongIngressHeaders returns the headers of an Ingress's

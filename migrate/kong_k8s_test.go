@@ -141,7 +141,7 @@ func TestImportKongIngressController(t *testing.T) {
 // TestImportKongIngressControllerConsumerGroups: a KongConsumerGroup's
 // plugin is the plan of the KongConsumers that name the group; the rules
 // of the Ingress's plugin leave them alone, as the controller's Kong runs
-// the group's plugin in place of the route's.
+// the group's plugin in place of the route's (a plugin of the same name).
 func TestImportKongIngressControllerConsumerGroups(t *testing.T) {
 	tr, err := migrate.Import(migrate.FormatKong, `apiVersion: configuration.konghq.com/v1
 kind: KongClusterPlugin
@@ -168,8 +168,8 @@ metadata: {name: gold, namespace: shop, annotations: {konghq.com/plugins: gold-r
 apiVersion: configuration.konghq.com/v1
 kind: KongPlugin
 metadata: {name: gold-rl, namespace: shop}
-plugin: rate-limiting-advanced
-config: {limit: [3], window_size: [60]}
+plugin: rate-limiting
+config: {minute: 3}
 ---
 apiVersion: configuration.konghq.com/v1
 kind: KongConsumer

@@ -40,10 +40,10 @@ func routePaths(r kongRoute) []string {
 	return r.Paths
 }
 
-// withServiceRoutes moves the top-level routes that name a service into
-// that service's routes, where its plugins apply to them (a service the
-// file does not define is added, without plugins); the routes without a
-// service are returned.
+// withServiceRoutes moves the top-level routes that name a service (by
+// name or id, as decK writes either) into that service's routes, where its
+// plugins apply to them (a service the file does not define is added,
+// without plugins); the routes without a service are returned.
 func withServiceRoutes(services []kongService, routes []kongRoute) ([]kongService, []kongRoute) {
 	var loose []kongRoute
 	for _, r := range routes {
@@ -51,7 +51,9 @@ func withServiceRoutes(services []kongService, routes []kongRoute) ([]kongServic
 			loose = append(loose, r)
 			continue
 		}
-		i := slices.IndexFunc(services, func(s kongService) bool { return s.Name == string(r.Service) })
+		i := slices.IndexFunc(services, func(s kongService) bool {
+			return s.Name != "" && s.Name == string(r.Service) || s.ID != "" && s.ID == string(r.Service)
+		})
 		if i < 0 {
 			services, i = append(services, kongService{Name: string(r.Service)}), len(services)
 		}

@@ -19,8 +19,9 @@ import (
 // a plugin of some routes leaves out the paths Kong's router gives to the
 // other routes (all, numbered by kongRoute.at), whatever plugins they have
 // (kongLeaveOutRivals). The policy, error code and headers are the first
-// plugin's.
-func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kongRoute) error {
+// plugin's. The names of the rules of rate-limiting-advanced plugins are
+// set in advanced.
+func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kongRoute, advanced map[string]bool) error {
 	everywhere := false
 	for _, s := range scopes {
 		if s.paths == nil {
@@ -63,6 +64,9 @@ func (t *Translation) kongRules(scopes []kongScope, allPaths []string, all []kon
 			if err := t.kongPathRule(s, ruleAt[i]); err != nil {
 				return err
 			}
+		}
+		for _, q := range t.SluiceRules[ruleAt[i]:] {
+			advanced[q.Name] = s.config.advanced
 		}
 	}
 	// The rivals of a plugin's rule are the routes no plugin of its name
@@ -331,9 +335,9 @@ func (t *Translation) kongRuleKey(s kongScope, r *Rule) error {
 			t.same(where, "no authentication plugin runs on these routes, so Kong names no consumer there and counts every request by its address (its fallback), whatever key it carries; so does the rule (key ip/32/128).")
 			break
 		}
-		t.APIKeyHeaders = t.kongKeyHeaders()
+		t.APIKeyHeaders, t.IPv6Prefix = t.kongKeyHeaders(), 128
 		r.Key = []string{"api_key"}
-		t.same(where, "Kong counts per consumer, falling back to the address without one; the rule counts per API key (key-auth's %s header, or a Bearer token), falling back to the address (key api_key, fallback ip).", strings.Join(t.APIKeyHeaders[:len(t.APIKeyHeaders)-1], " or "))
+		t.same(where, "Kong counts per consumer, falling back to the whole address without one; for a consumer named by an API key or a Bearer token, the rule counts per API key (key-auth's %s header, or a Bearer token), falling back to the address (key api_key, fallback ip; ipv6_prefix: 128, the whole IPv6 address).", strings.Join(t.APIKeyHeaders[:len(t.APIKeyHeaders)-1], " or "))
 	case "ip":
 		r.Key = []string{"ip/32/128"}
 		t.same(where, "one count per client address (key ip/32/128: IPv6 addresses whole).")
@@ -342,8 +346,8 @@ func (t *Translation) kongRuleKey(s kongScope, r *Rule) error {
 			return fmt.Errorf("%s: limit_by header: header_name %q is not a header name", s.where, c.HeaderName)
 		}
 		h := http.CanonicalHeaderKey(c.HeaderName)
-		r.Key, r.HeaderFrom = []string{"header:" + h}, "any"
-		t.same(where, "one count per value of %s, whoever sends it (header_from: any); without it both count by address (fallback ip).", h)
+		r.Key, r.HeaderFrom, t.IPv6Prefix = []string{"header:" + h}, "any", 128
+		t.same(where, "one count per value of %s, whoever sends it (header_from: any); without it both count by the whole address (fallback ip; ipv6_prefix: 128).", h)
 	case "service":
 		r.Key = []string{"rule"}
 		t.same(where, "one count for everything the plugin covers (key rule).")
