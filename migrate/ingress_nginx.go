@@ -18,9 +18,10 @@ const ingressAnnotation = "nginx.ingress.kubernetes.io/"
 type k8sIngress struct {
 	Kind     string `yaml:"kind"`
 	Metadata struct {
-		Name        string            `yaml:"name"`
-		Namespace   string            `yaml:"namespace"`
-		Annotations map[string]string `yaml:"annotations"`
+		Name              string            `yaml:"name"`
+		Namespace         string            `yaml:"namespace"`
+		CreationTimestamp string            `yaml:"creationTimestamp"`
+		Annotations       map[string]string `yaml:"annotations"`
 	} `yaml:"metadata"`
 	Spec struct {
 		Rules []struct {
@@ -42,16 +43,28 @@ type ingressPlace struct {
 	// prefix: the path is an nginx prefix location (any pathType but
 	// Prefix and Exact), which also matches names that start the same way.
 	prefix bool
+	// path and pathType are the Ingress path's, for a place of one (both
+	// "" for a host without paths).
+	path, pathType string
+	// regex names the Ingress whose use-regex or rewrite-target makes
+	// ingress-nginx write every location of the host as a regular
+	// expression (see ingressRegexHosts); "" for none.
+	regex string
 }
 
 // IngressNginx translates the rate-limit annotations of Kubernetes
 // Ingresses served by ingress-nginx (limit-rps, limit-rpm,
-// limit-burst-multiplier, limit-connections, limit-whitelist), in one or
-// several YAML documents; source names the file. ingress-nginx writes each
-// annotated Ingress's limits as nginx zones keyed by the client address
-// (limit_req with burst = limit × multiplier and nodelay, limit_conn),
-// shared by every location of that Ingress, so each Ingress becomes a rule
-// on its hosts and paths keyed by the client address. An annotation the
+// limit-burst-multiplier, limit-connections, limit-allowlist or its older
+// name limit-whitelist), in one or several YAML documents; source names the
+// file. ingress-nginx writes each annotated Ingress's limits as nginx zones
+// keyed by the client address (limit_req with burst = limit × multiplier
+// and nodelay, limit_conn), shared by every location of that Ingress, so
+// each Ingress becomes a rule on its hosts and paths keyed by the client
+// address: those ingress-nginx serves from it (the oldest Ingress of a
+// host and path, see ingressOldest; a canary Ingress's limits are not
+// read), each a string prefix on a host where an Ingress sets use-regex
+// or rewrite-target (ingressRegexHosts); an Ingress left no path is no
+// rule. An annotation the
 // controller does not read as an integer is read as it reads it — a limit
 // not imported, a multiplier of 5 — and reported; a multiplier below 1
 // beside limit-rps or limit-rpm, a burst nginx refuses, is an error.
@@ -71,10 +84,11 @@ func IngressNginx(src, source string) (*Translation, error) {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(len(ingresses), "Ingresses"))
 	}
 	places := make([][]ingressPlace, len(ingresses))
+	regex := ingressRegexHosts(ingresses)
 	n := 0 // hosts and paths, all Ingresses together
 	for i := range ingresses {
 		var skipped []string
-		places[i], skipped = ingressPlaces(&ingresses[i])
+		places[i], skipped = ingressPlaces(&ingresses[i], regex)
 		n += len(places[i])
 		if len(skipped) > 0 {
 			t.differs("Ingress "+ingresses[i].Metadata.Name, "not imported: its paths %s are not paths sluice's rules match (a ServeMux pattern of literal segments: no *, braces or blanks); their requests are not limited.", strings.Join(skipped, " "))
@@ -83,6 +97,7 @@ func IngressNginx(src, source string) (*Translation, error) {
 	if n > MaxPlaces {
 		return nil, fmt.Errorf("%s: %w", source, tooManyPlaces(n, "Ingress hosts and paths"))
 	}
+	t.ingressOldest(ingresses, places)
 	var exempts [][]string
 	for i := range ingresses {
 		ex, ok, err := t.ingressRule(&ingresses[i], places, i)
@@ -94,6 +109,15 @@ func IngressNginx(src, source string) (*Translation, error) {
 		}
 	}
 	if len(t.SluiceRules) == 0 {
+		var lost []string // why limits found were not imported
+		for _, d := range t.Differences {
+			if !d.Same && strings.HasPrefix(d.Where, "Ingress ") && strings.Contains(d.Text, "not imported") && !strings.Contains(d.Where, " limit-rate") && !strings.Contains(d.Where, " global-rate-limit") {
+				lost = append(lost, d.Where+": "+strings.TrimSuffix(d.Text, "."))
+			}
+		}
+		if len(lost) > 0 {
+			return nil, fmt.Errorf("%s: no limit imported: %s", source, strings.Join(lost, "; "))
+		}
 		for i := range ingresses {
 			if _, ok := ingresses[i].Metadata.Annotations[ingressAnnotation+"global-rate-limit"]; ok {
 				return nil, fmt.Errorf("%s: no Ingress with ingress-nginx's limit-rps, limit-rpm or limit-connections annotations; global-rate-limit (its global rate limit, counted in memcached) is not imported: write it as a rule by hand (docs/migration.md)", source)
@@ -111,8 +135,10 @@ func IngressNginx(src, source string) (*Translation, error) {
 
 // ingressPlaces returns the hosts and paths an Ingress serves (none for
 // paths that are regular expressions: use-regex), and the paths it skips
-// because a rule cannot match them (see validPathValue).
-func ingressPlaces(ing *k8sIngress) (out []ingressPlace, skipped []string) {
+// because a rule cannot match them (see validPathValue). A path of a host
+// of regex (ingressRegexHosts) is the string prefix ingress-nginx's
+// regular expression of it matches, whatever its pathType.
+func ingressPlaces(ing *k8sIngress, regex map[string]string) (out []ingressPlace, skipped []string) {
 	if ing.Metadata.Annotations[ingressAnnotation+"use-regex"] == "true" {
 		return nil, nil
 	}
@@ -127,7 +153,12 @@ func ingressPlaces(ing *k8sIngress) (out []ingressPlace, skipped []string) {
 				skipped = append(skipped, p.Path)
 				continue
 			}
-			out = append(out, ingressPlace{host: host, patterns: ingressPatterns(p.Path, p.PathType), prefix: p.PathType != "Prefix" && p.PathType != "Exact"})
+			pl := ingressPlace{host: host, patterns: ingressPatterns(p.Path, p.PathType), prefix: p.PathType != "Prefix" && p.PathType != "Exact",
+				path: p.Path, pathType: or(p.PathType, "ImplementationSpecific")}
+			if re := regex[host]; re != "" {
+				pl.patterns, pl.prefix, pl.regex = ingressPatterns(p.Path, "ImplementationSpecific"), true, re
+			}
+			out = append(out, pl)
 		}
 	}
 	return out, skipped
@@ -150,17 +181,27 @@ func ingressPatterns(path, pathType string) []string {
 }
 
 // ingressRule makes the rule of Ingress i, whose places and every other
-// Ingress's are places, and returns the addresses its limit-whitelist
-// leaves out; false for an Ingress without limits.
+// Ingress's are places, and returns the addresses its limit-allowlist (or
+// limit-whitelist) leaves out; false for an Ingress without limits, or
+// whose limits are not imported.
 func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i int) ([]string, bool, error) {
-	name := ing.Metadata.Name
-	if ing.Metadata.Namespace != "" {
-		name = ing.Metadata.Namespace + "/" + name
-	}
+	name := ingressName(ing)
 	where := "Ingress " + name
 	ann := func(key string) (string, bool) {
 		v, ok := ing.Metadata.Annotations[ingressAnnotation+key]
 		return strings.TrimSpace(v), ok
+	}
+	if ingressCanary(ing) {
+		var ignored []string
+		for _, k := range []string{"limit-rps", "limit-rpm", "limit-connections", "limit-burst-multiplier", "limit-rate", "limit-allowlist", "limit-whitelist", "global-rate-limit"} {
+			if _, ok := ann(k); ok {
+				ignored = append(ignored, k)
+			}
+		}
+		if len(ignored) > 0 {
+			t.differs(where, "a canary Ingress (canary: \"true\"): ingress-nginx reads none of its annotations but the canary ones (and load-balance, upstream-hash-by, affinity), so its %s are not applied — the requests it takes keep the limits of the main Ingress of the same host and path — and not imported. Set the limits on the main Ingress.", strings.Join(ignored, ", "))
+		}
+		return nil, false, nil
 	}
 	// count reads a limit annotation as the controller does
 	// (parser.GetIntAnnotation: strconv.Atoi of the value as written); a
@@ -243,6 +284,12 @@ func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i in
 		t.differs(where, "not imported: use-regex makes its paths regular expressions; sluice's rules match paths and prefixes. Write the rule by hand.")
 		return nil, false, nil
 	}
+	if len(places[i]) == 0 && len(ing.Spec.Rules) > 0 {
+		// Every path was skipped or is another Ingress's: none is this
+		// Ingress's to limit (a rule of no place would match every request).
+		t.differs(where, "not imported: none of its paths is left to it — each is one sluice's rules cannot match, or another Ingress's, which ingress-nginx serves instead — so no rule is written; write one by hand where its limits must apply.")
+		return nil, false, nil
+	}
 	r := Rule{Name: t.ruleName(strings.ReplaceAll(name, "/", "-")), Key: []string{"ip/32/128"}, Limits: limits}
 	// The Ingress's hosts ("": every host, for a place without one or of
 	// a host a rule cannot match), each with its paths (nil: every path),
@@ -310,6 +357,8 @@ func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i in
 			}
 			switch {
 			case !slices.Contains(paths, q+"/"):
+			case p.regex != "":
+				t.differs(where+" path "+q, "Ingress %s sets use-regex or rewrite-target on %s, so ingress-nginx writes every location of the host as a case-insensitive regular expression, ~* \"^%s\" here whatever the pathType: a string prefix, which also takes %sx…, tried longest path first. The rule's patterns %s and %s/ match the path and the paths below it (in any case, as sluice reads paths), not %sx…: those requests are not limited.", p.regex, or(p.host, "the default server"), q, q, q, q, q)
 			case p.prefix:
 				t.differs(where+" path "+q, "an ImplementationSpecific path is an nginx prefix location, which also matches %sx…; the rule's patterns %s and %s/ match the path and the paths below it only: those requests are not limited.", q, q, q)
 			default:
@@ -320,11 +369,17 @@ func (t *Translation) ingressRule(ing *k8sIngress, places [][]ingressPlace, i in
 	t.ingressLeaveOut(&r, places, i, where)
 	t.same(where+" key", "one count per client address, shared by every host and path of the Ingress, as ingress-nginx shares one zone among its locations (key ip/32/128: IPv6 addresses whole).")
 	var exempt []string
-	if v, ok := ann("limit-whitelist"); ok && v != "" {
+	allow := "limit-allowlist"
+	v, ok := ann(allow)
+	if !ok {
+		allow = "limit-whitelist" // its older name, read when limit-allowlist is absent
+		v, ok = ann(allow)
+	}
+	if ok && v != "" {
 		for _, s := range strings.Split(v, ",") {
 			pfx, err := parsePrefix(strings.TrimSpace(s))
 			if err != nil {
-				return nil, false, fmt.Errorf("%s: limit-whitelist: %q is not an address or a prefix", where, s)
+				return nil, false, fmt.Errorf("%s: %s: %q is not an address or a prefix", where, allow, s)
 			}
 			exempt = append(exempt, pfx)
 		}

@@ -105,7 +105,8 @@ metadata:
 `,
 			limits: []string{"placeholder: fixed-window 1000000000 per 1s (shadow)"},
 			rules: []string{
-				"uploads paths=[/upload/{$}] key=[ip/32/128] | per-minute: gcra 60 per 1m0s burst 301 | concurrent: concurrency 3 per 10m0s",
+				// Ingress regex's use-regex makes every location of the default server ~* "^<path>": a prefix.
+				"uploads paths=[/upload/] key=[ip/32/128] | per-minute: gcra 60 per 1m0s burst 301 | concurrent: concurrency 3 per 10m0s",
 				"site paths=[] hosts=[www.example.com] key=[ip/32/128] | per-second: gcra 50 per 1s burst 251",
 			},
 			differs: []string{"limit-connections", "limit-rate: a bandwidth limit", "Ingress regex: not imported: use-regex", "Ingress uploads: without a host it is nginx's default server"},

@@ -65,6 +65,9 @@ type nginxScope struct {
 	// (nil: every host).
 	server int
 	hosts  []string
+	// free: a location without limits whose paths cost 0, so that no rule
+	// counts them (see nginxCosts).
+	free bool
 }
 
 // dryRunOf reports whether use u only reports at s: limit_req_dry_run, or
@@ -382,30 +385,25 @@ func (t *Translation) nginxLimits(zones map[string]*nginxZone, order []string, s
 	t.nginxAllowlists(zones, order)
 	rules := len(limited) > 1 || varies || slices.ContainsFunc(scopes, func(s nginxScope) bool { return len(s.uses) > 0 && s.hosts != nil })
 	for _, name := range order {
-		if k, _ := zones[name].keyKind(); zones[name].used && (k == keyAttrs || len(zones[name].methods) > 0) {
+		// With identity.jwt, a plan's limits count each verified token's
+		// subject: a zone that counts by something else is a rule.
+		k, _ := zones[name].keyKind()
+		if zones[name].used && (k == keyAttrs || len(zones[name].methods) > 0 || t.JWT != nil && k != keyConstant) {
 			rules = true
+		}
+		if zones[name].used && t.JWT != nil && k == keyAddress {
+			t.same("zone "+name+" key", "with identity.jwt sluice's plan limits count each verified token's subject; nginx counts %s by address whatever the token: a rule keyed by the address (ip/32/128), not a plan limit.", zones[name].key)
 		}
 	}
 	if !everywhere {
 		// Only some locations are limited: everything else costs nothing.
 		t.Costs["/"] = 0
 		t.same("paths", "limit_req and limit_conn appear only in some locations: requests elsewhere cost 0 (\"/\": 0) and the limited locations cost 1, so the same paths are limited.")
+		t.nginxCosts(scopes, rules)
 	}
 	for _, s := range scopes {
-		if s.pattern != nil && len(s.uses) == 0 && !everywhere && underLimited(s.pattern, scopes) {
-			// ServeMux would give it the cost of the prefix above it.
-			for _, p := range s.pattern {
-				t.Costs[p] = 0
-			}
-			t.same(s.where, "it lies under a limited location's prefix and sets no limit_req or limit_conn: it costs 0, so nothing counts it, as in nginx.")
-		}
 		if s.pattern == nil || len(s.uses) == 0 {
 			continue
-		}
-		if !everywhere {
-			for _, p := range s.pattern {
-				t.Costs[p] = 1
-			}
 		}
 		if len(s.pattern) == 2 {
 			t.differs(s.where, "nginx's prefix %s also matches %sx…; the ServeMux patterns %s and %s match the path itself and what lies below it, not other names that start the same way.", s.pattern[0], s.pattern[0], s.pattern[0], s.pattern[1])

@@ -21,6 +21,17 @@ type nginxSetting struct {
 	// a setting used in locations of servers of different hosts; nil: one
 	// match of every scope.
 	servers [][]*nginxScope
+	// every, for the setting of one alternative, are the scopes of every
+	// alternative of its rule; nil: scopes.
+	every []*nginxScope
+}
+
+// all returns the scopes of st's rule, of every alternative.
+func (st *nginxSetting) all() []*nginxScope {
+	if st.every != nil {
+		return st.every
+	}
+	return st.scopes
 }
 
 // nginxRules makes a rule of each setting of a zone in use: it matches
@@ -78,8 +89,11 @@ func (t *Translation) nginxRules(zones map[string]*nginxZone, scopes []nginxScop
 			for _, sc := range st.servers {
 				a := Rule{Name: r.Name}
 				a.Paths, a.Hosts = nginxMatchOf(sc)
-				t.nginxOverlaps(&a, &nginxSetting{use: st.use, dryRun: st.dryRun, scopes: sc}, scopes)
+				t.nginxOverlaps(&a, &nginxSetting{use: st.use, dryRun: st.dryRun, scopes: sc, every: st.scopes}, scopes)
 				r.Any = append(r.Any, RuleMatch{Paths: a.Paths, Hosts: a.Hosts, Methods: r.Methods, ExceptPaths: a.ExceptPaths})
+				for _, e := range a.Except {
+					r.exceptMatch(e)
+				}
 			}
 			r.Methods = nil
 		}
@@ -255,11 +269,12 @@ func attrDescription(attr string) string {
 	return attr
 }
 
-// nginxOverlaps leaves out of r, the rule of setting st, the limited
-// locations its paths match though nginx does not apply st there: a
-// location below one of r's prefixes (or anywhere, for a rule of every
-// path) that sets limits of its own without st. One it cannot leave out (a
-// location below it uses st) is reported.
+// nginxOverlaps leaves out of r, the rule of setting st, the locations its
+// paths match though nginx does not apply st there: a location below one
+// of r's prefixes (or anywhere, for a rule of every path) that sets limits
+// of its own without st, and a location without limits that does not cost
+// 0 (nginxLeaveOutFree). One it cannot leave out (a location below it
+// uses st) is reported.
 func (t *Translation) nginxOverlaps(r *Rule, st *nginxSetting, scopes []nginxScope) {
 	var own []string // the patterns of the locations that use st
 	for _, s := range st.scopes {
@@ -267,13 +282,22 @@ func (t *Translation) nginxOverlaps(r *Rule, st *nginxSetting, scopes []nginxSco
 	}
 	for i := range scopes {
 		s := &scopes[i]
-		if s.pattern == nil || len(s.uses) == 0 || slices.Contains(st.scopes, s) || disjoint(s.hosts, nil, r.Hosts, nil) {
+		if s.pattern == nil || slices.Contains(st.all(), s) || disjoint(s.hosts, nil, r.Hosts, nil) {
+			continue
+		}
+		if len(s.uses) == 0 {
+			if !s.free {
+				t.nginxLeaveOutFree(r, st, s, own)
+			}
 			continue
 		}
 		if !covers(s.hosts, nil, r.Hosts, nil) {
-			if r.Paths == nil || slices.ContainsFunc(r.Paths, func(p string) bool {
-				return slices.ContainsFunc(s.pattern, func(q string) bool { return below(q, p) || q == p })
-			}) {
+			inside := nginxInside(r, s)
+			switch {
+			case len(inside) == 0:
+			case s.hosts != nil && nginxExceptOnHosts(r, st, s, inside):
+				t.same(s.where, "nginx applies only this location's limits on %s of %s; rule %s matches those paths there too and leaves them out on those hosts (except:).", strings.Join(inside, " "), strings.Join(s.hosts, ", "), r.Name)
+			default:
 				t.differs(s.where, "nginx applies only this location's limits on %s of its server; sluice's rule %s matches its paths on other hosts too, and cannot leave them out on this server's hosts alone: its requests also count against that rule.", strings.Join(s.pattern, " "), r.Name)
 			}
 			continue

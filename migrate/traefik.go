@@ -73,6 +73,8 @@ type traefikDoc struct {
 		Routers map[string]struct {
 			Rule        string   `yaml:"rule"`
 			Middlewares []string `yaml:"middlewares"`
+			Priority    int      `yaml:"priority"`
+			EntryPoints []string `yaml:"entryPoints"`
 		} `yaml:"routers"`
 	} `yaml:"http"`
 	Kind     string `yaml:"kind"`
@@ -87,8 +89,10 @@ type traefikDoc struct {
 				Name string `yaml:"name"`
 			} `yaml:"middlewares"`
 		} `yaml:"chain"`
-		Routes []struct {
+		EntryPoints []string `yaml:"entryPoints"`
+		Routes      []struct {
 			Match       string `yaml:"match"`
+			Priority    int    `yaml:"priority"`
 			Middlewares []struct {
 				Name string `yaml:"name"`
 			} `yaml:"middlewares"`
@@ -142,7 +146,8 @@ func Traefik(src, source string) (*Translation, error) {
 		}
 		for _, name := range slices.Sorted(maps.Keys(d.HTTP.Routers)) {
 			r := d.HTTP.Routers[name]
-			routers = append(routers, traefikRouter{name: name, rule: r.Rule, middlewares: unqualified(r.Middlewares)})
+			routers = append(routers, traefikRouter{name: name, rule: r.Rule, middlewares: unqualified(r.Middlewares),
+				priority: traefikPriority(r.Priority, r.Rule), entryPoints: r.EntryPoints})
 		}
 		switch d.Kind {
 		case "Ingress":
@@ -170,7 +175,8 @@ func Traefik(src, source string) (*Translation, error) {
 				if len(d.Spec.Routes) > 1 {
 					name = fmt.Sprintf("%s-%d", name, i+1)
 				}
-				routers = append(routers, traefikRouter{name: name, rule: rt.Match, middlewares: unqualified(names)})
+				routers = append(routers, traefikRouter{name: name, rule: rt.Match, middlewares: unqualified(names),
+					priority: traefikPriority(rt.Priority, rt.Match), entryPoints: d.Spec.EntryPoints})
 			}
 		}
 		return nil

@@ -12,6 +12,20 @@ import (
 type traefikRouter struct {
 	name, rule  string
 	middlewares []string
+	// priority decides which of the routers matching a request takes it,
+	// the highest (traefikPriority).
+	priority int
+	// entryPoints are the entry points it serves (nil: every one).
+	entryPoints []string
+}
+
+// traefikPriority is a router's priority: the one it sets, else the
+// length of its rule, as Traefik takes it (0 is no priority set).
+func traefikPriority(set int, rule string) int {
+	if set != 0 {
+		return set
+	}
+	return len(rule)
 }
 
 // traefikUse is a rate-limiting middleware on a router (nil: on every
@@ -93,11 +107,11 @@ func (t *Translation) traefikShared(name string, uses []traefikUse) []traefikUse
 // source; each router counts apart, as Traefik's in-memory limiter keeps a
 // bucket set per router, except the routers of a middleware kept in
 // Redis, which share one rule (traefikShared). A file without routers
-// makes a rule of each middleware, on every path. Routers without a
-// rate-limiting middleware under a limited router's prefix cost 0; a
-// router's rules (each match of them) leave out the limited routers below
-// its paths on its hosts, as Traefik sends a request to one router, the
-// longest rule.
+// makes a rule of each middleware, on every path. Traefik sends a request
+// to one router, of the highest priority (traefikPriority): routers
+// without a rate-limiting middleware that take a limited prefix's paths
+// cost 0 (traefikFree), and each rule leaves out the requests routers of
+// more priority take (traefikLeaveOut).
 func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRouter) error {
 	t.Costs = map[string]int64{}
 	var uses []traefikUse
@@ -106,11 +120,7 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 		byName[f.name] = f.rl
 	}
 	usedBy := map[string]bool{}
-	type unlimitedRouter struct {
-		name  string
-		match traefikMatcher
-	}
-	var unlimited []unlimitedRouter // routers without a rate limit
+	var routes []traefikRoute // every router, with what it matches
 	everywhere := len(routers) == 0
 	for i := range routers {
 		rt := &routers[i]
@@ -122,9 +132,8 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 				uses = append(uses, traefikUse{router: rt, traefikMatcher: match, name: m, rl: rl, everywhere: !ok || len(match.paths) == 0, matchable: ok})
 			}
 		}
+		routes = append(routes, traefikRoute{router: rt, traefikMatcher: match, ok: ok, limited: limited})
 		switch {
-		case !limited && ok && len(match.paths) > 0:
-			unlimited = append(unlimited, unlimitedRouter{rt.name, match})
 		case !limited:
 		case !ok:
 			t.differs("router "+rt.name, "its rule %q is not only Host, Path, PathPrefix, Method and Header terms joined by &&: its limits are imported for every request.", rt.rule)
@@ -216,58 +225,22 @@ func (t *Translation) traefikRules(all []traefikMiddleware, routers []traefikRou
 		u.rule = len(t.SluiceRules)
 		t.SluiceRules = append(t.SluiceRules, r)
 	}
-	type pair struct {
-		rule, alt int
-		to        *traefikRouter
-	}
-	done := map[pair]bool{}
-	places := traefikPlaces(uses)
-	for _, a := range places {
-		for _, b := range places {
-			if a.rule < 0 || a.router == nil || b.router == nil || a.router == b.router || a.rule == b.rule || a.everywhere || b.everywhere ||
-				a.apart(&b.traefikMatcher) || done[pair{a.rule, a.alt, b.router}] ||
-				!slices.ContainsFunc(b.paths, func(q string) bool { return slices.ContainsFunc(a.paths, func(p string) bool { return below(q, p) }) }) {
-				continue
-			}
-			done[pair{a.rule, a.alt, b.router}] = true
-			r := &t.SluiceRules[a.rule]
-			if a.sameScope(&b.traefikMatcher) && r.leaveOutAt(a.alt, b.paths, a.own) {
-				t.same("router "+b.router.name, "Traefik sends its requests to it alone (the longest rule wins); rule %s of router %s leaves its paths out (except_paths).", r.Name, a.router.name)
-			} else {
-				t.differs("router "+b.router.name, "Traefik sends its requests to it alone (the longest rule wins); rule %s of router %s matches them too and cannot leave them out (except_paths) for its hosts, methods or headers alone, or without leaving out a path of its own: they also count against it.", r.Name, a.router.name)
-			}
-		}
-	}
+	var free map[string]bool
 	if !everywhere {
-		var limited []string // the limited routers' paths
-		for p, c := range t.Costs {
-			if c == 1 {
-				limited = append(limited, p)
-			}
-		}
-		for _, u := range unlimited {
-			for _, q := range u.match.paths {
-				if !slices.ContainsFunc(limited, func(p string) bool { return below(q, p) }) {
-					continue
-				}
-				if u.match.narrow() {
-					t.differs("router "+u.name, "it has no rate limit on some hosts, methods or headers of %s, below a limited router's path: sluice counts those requests there as the limited router's.", q)
-					break
-				}
-				t.Costs[q] = 0
-			}
-		}
+		free = t.traefikFree(routes)
 	}
+	t.traefikLeaveOut(routes, uses, free)
+	t.traefikHead(uses)
+	t.traefikEntryPoints(routes)
 	return nil
 }
 
 // traefikPlace is a router's use of a middleware in the rule of that use:
-// the router's matcher, the rule (an index in t.SluiceRules; -1: none),
-// its alternative (-1: the rule's own match) and the paths of that match.
+// the router's matcher, the rule (an index in t.SluiceRules; -1: none) and
+// its alternative (-1: the rule's own match).
 type traefikPlace struct {
 	traefikUse
 	alt int
-	own []string
 }
 
 // traefikPlaces returns the routers' places in the rules of uses: one per
@@ -280,16 +253,16 @@ func traefikPlaces(uses []traefikUse) []traefikPlace {
 			for k, sc := range u.scopes {
 				for _, p := range sc.parts {
 					p.rule = u.rule
-					out = append(out, traefikPlace{p, k, sc.paths})
+					out = append(out, traefikPlace{p, k})
 				}
 			}
 		case len(u.parts) > 0:
 			for _, p := range u.parts {
 				p.rule = u.rule
-				out = append(out, traefikPlace{p, -1, u.paths})
+				out = append(out, traefikPlace{p, -1})
 			}
 		default:
-			out = append(out, traefikPlace{u, -1, u.paths})
+			out = append(out, traefikPlace{u, -1})
 		}
 	}
 	return out

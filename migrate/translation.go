@@ -204,6 +204,31 @@ func (r *Rule) leaveOutAt(alt int, patterns, own []string) bool {
 	return true
 }
 
+// exceptMatch leaves the requests m matches out of r, whichever
+// alternative matched them (an entry of r.Except): merged into an entry of
+// the same hosts, methods and headers, else a new one.
+func (r *Rule) exceptMatch(m RuleMatch) {
+	for i := range r.Except {
+		e := &r.Except[i]
+		if !sameSet(e.Hosts, m.Hosts) || !sameSet(e.Methods, m.Methods) || !slices.Equal(e.Headers, m.Headers) {
+			continue
+		}
+		switch {
+		case len(e.Paths) == 0: // every path already
+		case len(m.Paths) == 0:
+			e.Paths = nil
+		default:
+			for _, q := range m.Paths {
+				if !slices.Contains(e.Paths, q) {
+					e.Paths = append(e.Paths, q)
+				}
+			}
+		}
+		return
+	}
+	r.Except = append(r.Except, m)
+}
+
 // dropUnreached removes from each rule's ExceptPaths the patterns none of
 // its Paths reaches (routes.PathsOverlap): they leave nothing out, and
 // sluice refuses an except_paths pattern that leaves out nothing.
