@@ -66,6 +66,28 @@ func (t ClientTLS) Load() (*tls.Config, error) {
 	return c, nil
 }
 
+// Presented returns the client certificate that the next handshake of c,
+// a configuration Load returned for t, presents — the pair t's files hold
+// now, or, while they hold none, the last pair that loaded from them — and
+// the error that says why t's files hold no valid pair (nil when they
+// do). With c nil (no configuration of t was loaded: a client built
+// elsewhere from t's files) it returns the pair the files hold, or nil and
+// the error. It returns nil, nil when t names no client certificate.
+func (t ClientTLS) Presented(c *tls.Config) (*tls.Certificate, error) {
+	if !t.Enabled || t.CertFile == "" {
+		return nil, nil
+	}
+	cert, err := t.clientCertificate()
+	if c == nil || c.GetClientCertificate == nil {
+		if err != nil {
+			return nil, err
+		}
+		return &cert, nil
+	}
+	last, _ := c.GetClientCertificate(&tls.CertificateRequestInfo{})
+	return last, err
+}
+
 // Roots reads the CA file into a pool; nil (the system's roots) without
 // one. Read for each new connection (redis.Options.TLSRoots), it lets a CA
 // rotated on disk be trusted without a restart.

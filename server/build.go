@@ -4,6 +4,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
@@ -72,7 +73,7 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	if err != nil {
 		return nil, err
 	}
-	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), closeIdle: closeIdle, docs: docs, envoyRules: rules,
+	st := &state{cfg: cfg, mw: mw, proxy: mw.Handler(proxy), closeIdle: closeIdle, upstreamTLS: upstreamTLS, docs: docs, envoyRules: rules,
 		notify: newNotifyRules(cfg.Notify), cors: newCORS(cfg.Response.CORS, mw), namesHost: namesHost(cfg)}
 	if st.publicTLS, err = cfg.TLS.Load("h2", "http/1.1"); err != nil {
 		return nil, fmt.Errorf("server: listen: tls: %w", err)
@@ -90,7 +91,11 @@ func (s *Server) buildWith(cfg *config.Config, tokens httplimit.TokenVerifier) (
 	}
 	st.access = newAccess(cfg.Admin, clientCAs)
 	if g := cfg.Degradation; g.Enabled {
-		reduced, err := httplimit.New(s.limiter, s.middlewareOptions(reducedOptions(cfg.HTTPLimitOptions(), g.Factor, g.FactorMaxWindow), tokens))
+		ro := s.middlewareOptions(reducedOptions(cfg.HTTPLimitOptions(), g.Factor, g.FactorMaxWindow), tokens)
+		ro.Observer = func(res *httplimit.Result, took time.Duration, err error) {
+			s.observeScaled(res, took, err, g.FactorMaxWindow)
+		}
+		reduced, err := httplimit.New(s.limiter, ro)
 		if err != nil {
 			return nil, fmt.Errorf("server: reduced limits: %w", err)
 		}

@@ -142,7 +142,11 @@ func (st *state) deciderAt(level degrade.Level) *httplimit.Middleware {
 	return st.mw
 }
 
-// protect wraps the limited proxy with the degradation actions.
+// protect wraps the limited proxy with the degradation actions: shedding
+// (st.shed), the reduced limits from level 1 and, with a stale cache,
+// copies of GET answers recorded from level 1 and served from level 2, but
+// for the endpoints of class health, however a request spells them
+// (routes.Mux's MatchesAny): those always reach the upstream.
 func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 	st := s.state.Load()
 	level := s.ctl.Level()
@@ -169,14 +173,20 @@ func (s *Server) protect(w http.ResponseWriter, r *http.Request) {
 		st.serveStatus(out, r, level)
 		return
 	}
-	if level >= degrade.High && st.stale != nil {
+	// A balancer probing a health check must see the upstream's health,
+	// not a copy of the 200 it answered before it went down.
+	stale := st.stale
+	if stale != nil && st.degrade.health.MatchesAny(r) {
+		stale = nil
+	}
+	if level >= degrade.High && stale != nil {
 		// The reduced limits decide first: a copy spares the upstream,
 		// not the client its limits (markUpstream serves it).
-		r = r.WithContext(context.WithValue(r.Context(), staleKey{}, st.stale))
+		r = r.WithContext(context.WithValue(r.Context(), staleKey{}, stale))
 	}
 	if level >= degrade.Elevated && st.degrade != nil {
-		if st.stale != nil && r.Method == http.MethodGet {
-			st.stale.record(st.reducedProxy, out, r)
+		if stale != nil && r.Method == http.MethodGet {
+			stale.record(st.reducedProxy, out, r)
 			return
 		}
 		st.reducedProxy.ServeHTTP(out, r)

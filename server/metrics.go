@@ -54,7 +54,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sluice_decisions_total",
-			Help: "Decisions per plan (policy) and limit: allowed (the request was admitted), limited (this limit refused it), shadow (this shadow limit would have refused it).",
+			Help: "Decisions per plan (policy) and limit (for the Envoy service, per domain and rule): allowed (the request was admitted), limited (this limit refused it), shadow (this shadow limit would have refused it), unlimited (an Envoy rule with unlimited: true admitted it, counting nothing).",
 		}, []string{"policy", "limit", "result"}),
 		seconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "sluice_decision_seconds",
@@ -67,7 +67,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 		undecided: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sluice_undecided_total",
-			Help: "Requests no decision could be made for (the store and its failure policy both failed); they were served. A caller that left before its decision is not counted.",
+			Help: "Requests no decision could be made for (the store and its failure policy both failed): the proxy and forward-auth served them, the decision API answered 503, the Envoy service UNAVAILABLE. A caller that left before its decision is not counted.",
 		}),
 		degradation: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "sluice_degradation_level",
@@ -199,6 +199,13 @@ func (s *Server) undecided(err error) {
 
 // observe is the middleware's observer: it feeds metrics and the dashboard.
 func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
+	s.observeScaled(res, took, err, 0)
+}
+
+// observeScaled is observe for a middleware whose limits of windows up to
+// scaledUpTo are a degraded level's reduced ones (0: the configured
+// limits): notify does not judge those (notifier.observe).
+func (s *Server) observeScaled(res *httplimit.Result, took time.Duration, err error, scaledUpTo time.Duration) {
 	s.metrics.seconds.Observe(took.Seconds())
 	if err != nil {
 		s.undecided(err)
@@ -225,7 +232,7 @@ func (s *Server) observe(res *httplimit.Result, took time.Duration, err error) {
 	}
 	s.stats.record(res)
 	if st := s.state.Load(); st != nil && st.notify != nil {
-		s.notify.observe(st.notify, res)
+		s.notify.observe(st.notify, res, scaledUpTo)
 	}
 }
 

@@ -127,12 +127,17 @@ func newNotifier(reg prometheus.Registerer) *notifier {
 }
 
 // observe tells, under rules, each share of a notified limit's quota that
-// res's decision shows used and that was not told yet in its window.
-func (nt *notifier) observe(rules *notifyRules, res *httplimit.Result) {
+// res's decision shows used and that was not told yet in its window. The
+// limits of windows up to scaledUpTo (a degraded level's, 0 for none) are
+// reduced ones, whose quota is not the one the client pays for: they are
+// not judged, and a share used meanwhile is told at the client's next
+// decision under the configured limits (their state is the same).
+func (nt *notifier) observe(rules *notifyRules, res *httplimit.Result, scaledUpTo time.Duration) {
 	for i := range res.Checks {
 		c := &res.Checks[i]
 		st := &res.Decision.Statuses[i]
-		if !rules.limits[c.Limit.Name()] || c.Limit.Algorithm() != sluice.AlgorithmFixedWindow || st.ResetAfter <= 0 {
+		if !rules.limits[c.Limit.Name()] || c.Limit.Algorithm() != sluice.AlgorithmFixedWindow || st.ResetAfter <= 0 ||
+			c.Limit.Window() <= scaledUpTo {
 			continue
 		}
 		n := Notification{Subject: c.Key[strings.IndexByte(c.Key, '/')+1:], // the key without the middleware's scope

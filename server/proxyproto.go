@@ -6,9 +6,12 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pires/go-proxyproto"
+
+	"github.com/sluice-dev/sluice/config"
 )
 
 // proxyProtocolListener reads a PROXY protocol header (version 1 or 2) on
@@ -21,12 +24,29 @@ import (
 // byte, as a TCP health check does, is not counted. Connections from any
 // other peer are not read for a header: one they send is the start of a
 // malformed request.
+//
+// The list follows reloads, but whether the listener reads headers at all
+// is fixed when it starts, as its TLS is (listenerTLS): after a reload
+// that takes proxy_protocol out, it keeps reading the headers of the peers
+// it listed last until the next start, as the reload's warning says, so
+// that a balancer still sending them is not refused every request.
 func (s *Server) proxyProtocolListener(ln net.Listener, timeout time.Duration, invalid func()) net.Listener {
+	var last atomic.Pointer[config.Config] // the last configuration in force that listed peers
+	peers := func() []netip.Prefix {
+		if cfg := s.state.Load().cfg; len(cfg.ProxyProtocol) > 0 && last.Load() != cfg {
+			last.Store(cfg)
+		}
+		if cfg := last.Load(); cfg != nil {
+			return cfg.ProxyProtocol
+		}
+		return nil
+	}
+	peers() // the list the listener starts with
 	return &headerListener{invalid: invalid, Listener: &proxyproto.Listener{
 		Listener:          ln,
 		ReadHeaderTimeout: timeout,
 		ConnPolicy: func(o proxyproto.ConnPolicyOptions) (proxyproto.Policy, error) {
-			if s.fromLoadBalancer(o.Upstream) {
+			if fromLoadBalancer(o.Upstream, peers()) {
 				return proxyproto.USE, nil // required by headerConn, which can tell a bare close from a missing header
 			}
 			return proxyproto.SKIP, nil
@@ -52,7 +72,8 @@ func (l *headerListener) Accept() (net.Conn, error) {
 }
 
 // headerConn is a listed peer's connection, which must start with a PROXY
-// header: without one, every Read fails.
+// header: without one, every Read fails, and what is written (http.Server's
+// 400) goes to the peer all the same.
 type headerConn struct {
 	*proxyproto.Conn
 	first   sync.Once
@@ -83,8 +104,18 @@ func (c *headerConn) Read(b []byte) (n int, err error) {
 	return c.Conn.Read(b)
 }
 
-// fromLoadBalancer reports whether addr is a peer proxy_protocol lists.
-func (s *Server) fromLoadBalancer(addr net.Addr) bool {
+// Write writes b to the connection; once the connection is refused, past
+// proxyproto.Conn, which would fail it with a malformed header's error.
+func (c *headerConn) Write(b []byte) (int, error) {
+	if c.refused != nil {
+		return c.Conn.Raw().Write(b)
+	}
+	return c.Conn.Write(b)
+}
+
+// fromLoadBalancer reports whether addr is one of peers, the load
+// balancers proxy_protocol lists.
+func fromLoadBalancer(addr net.Addr, peers []netip.Prefix) bool {
 	tcp, ok := addr.(*net.TCPAddr)
 	if !ok {
 		return false
@@ -94,7 +125,7 @@ func (s *Server) fromLoadBalancer(addr net.Addr) bool {
 		return false
 	}
 	ip = ip.Unmap()
-	for _, p := range s.state.Load().cfg.ProxyProtocol {
+	for _, p := range peers {
 		if p.Contains(ip) {
 			return true
 		}

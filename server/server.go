@@ -101,6 +101,11 @@ type Options struct {
 	// refused calls spanning Cluster slots that could not be refunded
 	// (OpenedStore.Unrefunded): a metric.
 	StoreUnrefunded func() int64
+	// StoreClientCertificate, when set (Redis with a client certificate),
+	// returns the certificate the store's next connection presents and
+	// why its files hold no valid pair, if they do not
+	// (OpenedStore.ClientCertificate): its expiry becomes a metric.
+	StoreClientCertificate func() (*tls.Certificate, error)
 	// Leases, when set, is the quota the store leases from Redis: its
 	// counts become metrics, and a reload gives back every unit it holds
 	// (the new configuration's limits lease afresh). Its lease settings
@@ -120,10 +125,13 @@ type Options struct {
 // Serve return an error, its handlers answer 503, Config is nil, and Close
 // does nothing.
 type Server struct {
-	opts     Options
-	ownClock bool // the caller set Options.Clock
-	log      *slog.Logger
-	limiter  *sluice.Limiter
+	opts Options
+	// tlsListeners are the listeners serving TLS, where certExpiry reads
+	// what each serves.
+	tlsListeners tlsListeners
+	ownClock     bool // the caller set Options.Clock
+	log          *slog.Logger
+	limiter      *sluice.Limiter
 	// shared decides on the store every instance shares and nothing else:
 	// the over-limit cache around Redis when there is one (an error when
 	// Redis cannot decide, never a local fallback), else the store.
@@ -191,7 +199,10 @@ type state struct {
 	// closeIdle closes the proxy's idle connections to the upstream, nil
 	// for the demo upstream: each state has a transport of its own.
 	closeIdle func()
-	docs      *docsPage
+	// upstreamTLS is the proxy's TLS configuration to the upstream (nil
+	// without upstream_tls), where certExpiry reads what it presents.
+	upstreamTLS *tls.Config
+	docs        *docsPage
 	// With a degradation section: limits × factor, classes, stale cache.
 	degrade      *degradeState
 	reducedProxy http.Handler

@@ -23,7 +23,9 @@ const (
 )
 
 // staleCache keeps recent GET responses (recorded from level 1 up) so that
-// at level 2 reads (GET, HEAD) can be answered without the upstream.
+// at level 2 reads (GET, HEAD) can be answered without the upstream; never
+// those of the degradation class health, which protect sends to the
+// upstream at every level.
 // Entries are keyed by the request headers that name the client or choose
 // its limits (its credentials, a tenant header), its Authorization, cookies
 // and origin as well as the host and scheme it used and the URL, so one

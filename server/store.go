@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 
@@ -41,6 +42,10 @@ type OpenedStore struct {
 	// how many masters were read so far (redis.Guarded.Evicting); nil for
 	// memory.
 	Evicting func() (masters []string, seen int)
+	// ClientCertificate returns the client certificate Redis's next
+	// connection presents and why its files hold no valid pair, if they do
+	// not (config.ClientTLS.Presented); nil for memory and without one.
+	ClientCertificate func() (*tls.Certificate, error)
 	// Leases is the quota leased from Redis (nil unless the store leases):
 	// its counts become metrics, and a reload gives its units back.
 	Leases *redis.Leased

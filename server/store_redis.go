@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"time"
@@ -77,14 +78,15 @@ func openRedis(cfg *config.Config, log *slog.Logger, opts ...memory.Option) (*Op
 			local.Close()
 			return nil
 		},
-		StoreDown:  func() bool { return fo.Stats().Breaker != failover.BreakerClosed },
-		Failover:   fo,
-		Cache:      st.Cache(),
-		Memory:     local,
-		Losses:     st.Losses,
-		Unrefunded: st.Unrefunded,
-		Evicting:   st.Evicting,
-		Leases:     st.Leases(),
+		StoreDown:         func() bool { return fo.Stats().Breaker != failover.BreakerClosed },
+		Failover:          fo,
+		Cache:             st.Cache(),
+		Memory:            local,
+		Losses:            st.Losses,
+		Unrefunded:        st.Unrefunded,
+		Evicting:          st.Evicting,
+		Leases:            st.Leases(),
+		ClientCertificate: func() (*tls.Certificate, error) { return r.TLS.Presented(o.TLS) },
 	}, nil
 }
 

@@ -92,7 +92,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer store.Close()
 	opts := server.Options{Config: cfg, Store: store.Store, Ready: store.Ready, Logger: log,
 		StoreDown: store.StoreDown, Failover: store.Failover, OverLimit: store.Cache, Memory: store.Memory,
-		StoreLosses: store.Losses, StoreUnrefunded: store.Unrefunded, Leases: store.Leases}
+		StoreLosses: store.Losses, StoreUnrefunded: store.Unrefunded, Leases: store.Leases,
+		StoreClientCertificate: store.ClientCertificate}
 	if *file != "" {
 		opts.Load, opts.WatchFile, opts.Reloads = withListen, *file, reloads
 	}
