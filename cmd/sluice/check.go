@@ -47,6 +47,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fmt.Fprintln(stdout)
 	printRules(stdout, cfg)
 	printCounts(stdout, cfg)
+	printSlots(stdout, cfg)
 	printAccess(stdout, cfg)
 	fmt.Fprintln(stdout)
 	printStore(stdout, cfg)
