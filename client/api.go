@@ -105,8 +105,9 @@ type CheckRequest struct {
 	// server believes them as the caller's word, as it does User and IP.
 	// At most 32, each value at most 8 KiB.
 	Headers map[string]string `json:"headers,omitempty"`
-	// Cost overrides the endpoint's cost when set; 0 is a peek that spends
-	// nothing. At most sluice.MaxQuantity.
+	// Cost overrides the endpoint's cost when set (a rule with a cost of its
+	// own is still charged that); 0 is a peek that spends nothing of any
+	// limit, a rule's included. At most sluice.MaxQuantity.
 	Cost *int64 `json:"cost,omitempty"`
 }
 

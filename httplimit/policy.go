@@ -27,7 +27,7 @@ type Plan struct {
 	// and "POST /BULK" what "POST /bulk" does), as upstreams that ignore
 	// them serve it. Unlisted endpoints cost 1.
 	// A cost of 0 exempts the endpoint from the plan's limits (its requests
-	// are peeks).
+	// are peeks of them); a Rule with a Cost of its own still charges it.
 	Costs map[string]int64
 	// Upgrade is where a client of this plan gets more quota; nil on the top
 	// plan.
