@@ -155,7 +155,35 @@ func (d *decoder) jwts(n *yaml.Node, path string, raw *rawConfig) []*JWT {
 	if len(out) == 0 {
 		d.Errorf(n, path, "an empty list: name an issuer, or leave identity.jwt out")
 	}
+	d.prefixesApart(n, out)
 	return out
+}
+
+// prefixesApart refuses issuers whose clients could be one another's
+// though their prefixes differ: a client is its issuer's subject_prefix
+// and the token's subject as text, so where one entry's prefix begins
+// another's ("" begins every one), a token of the first whose subject is
+// the rest of the other's prefix and a name (sub "svc.alice" beside
+// "svc.") is the other's client of that name. Entries of one prefix share
+// their clients, as documented (the same people at two issuers).
+func (d *decoder) prefixesApart(n *yaml.Node, issuers []*JWT) {
+	if len(issuers) < 2 {
+		return
+	}
+	for i, a := range issuers {
+		for _, b := range issuers[i+1:] {
+			short, long := a, b
+			if len(long.SubjectPrefix) < len(short.SubjectPrefix) {
+				short, long = long, short
+			}
+			if short.SubjectPrefix != long.SubjectPrefix && strings.HasPrefix(long.SubjectPrefix, short.SubjectPrefix) {
+				d.Errorf(n, "identity.jwt", "issuers %s and %s: subject_prefix %q begins %q, so a token of %s whose subject is %q is %s's client %q: "+
+					"give each issuer a prefix that begins no other's (users: idp., services: svc.)",
+					short.Name, long.Name, short.SubjectPrefix, long.SubjectPrefix, short.Name,
+					long.SubjectPrefix[len(short.SubjectPrefix):]+"alice", long.Name, "alice")
+			}
+		}
+	}
 }
 
 // jwtPlanField is where rawConfig.locs keeps the place of identity.jwt[i].plan.

@@ -21,8 +21,11 @@ type Issuers struct {
 var _ httplimit.TokenVerifier = (*Issuers)(nil)
 
 // NewIssuers returns the Issuers of vs, each of which must require an
-// issuer (Options.Issuer) that no other does. It does not take ownership:
-// the caller closes the Verifiers.
+// issuer (Options.Issuer) that no other does. Their subject prefixes
+// (Options.SubjectPrefix) are all one, or none begins another's: a client
+// is its prefix and its subject as text, so beside "svc." an issuer of no
+// prefix could sign "svc.alice", the other's "alice". It does not take
+// ownership: the caller closes the Verifiers.
 func NewIssuers(vs ...*Verifier) (*Issuers, error) {
 	s := &Issuers{byIssuer: make(map[string]*Verifier, len(vs))}
 	for i, v := range vs {
@@ -33,6 +36,11 @@ func NewIssuers(vs ...*Verifier) (*Issuers, error) {
 			return nil, fmt.Errorf("jwt: verifier %d requires no issuer (Options.Issuer): its tokens cannot be told from the others'", i)
 		case s.byIssuer[v.issuer] != nil:
 			return nil, fmt.Errorf("jwt: verifier %d requires issuer %q, as another does", i, v.issuer)
+		}
+		for j, o := range vs[:i] {
+			if p, q := v.prefix, o.prefix; p != q && (strings.HasPrefix(p, q) || strings.HasPrefix(q, p)) {
+				return nil, fmt.Errorf("jwt: verifiers %d and %d: subject prefixes %q and %q, one beginning the other, would make clients of one the other's", j, i, q, p)
+			}
 		}
 		s.byIssuer[v.issuer] = v
 	}

@@ -94,7 +94,8 @@ type Options struct {
 	// Plan, when set, is TokenClaims.Plan of every token whose PlanClaim
 	// names none: the plan of an issuer's clients (the internal plan of
 	// the tokens of a cluster's service accounts, say). For a token whose
-	// PlanClaim is an array, it is the last of TokenClaims.Plans.
+	// PlanClaim gives names, it is the last of TokenClaims.Plans, taken
+	// when none of them is a plan.
 	Plan string
 
 	// Leeway is how far the clocks of the issuer and the Verifier may

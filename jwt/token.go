@@ -131,6 +131,12 @@ func verifyWith(tok *josejwt.JSONWebToken, keys []key) (t times, claims map[stri
 // judge returns what the verified claims say of the client, or why they
 // are not accepted.
 func (v *Verifier) judge(t times, claims map[string]any) (httplimit.TokenClaims, error) {
+	for _, name := range []string{"exp", "nbf", "iat"} {
+		if value, ok := claims[name]; ok && value == nil {
+			// null reads as no claim: a token meant to expire would not.
+			return httplimit.TokenClaims{}, fmt.Errorf("%w: %q is null, not a time", ErrMalformed, name)
+		}
+	}
 	std := josejwt.Claims{
 		Audience:  audience(claims["aud"]),
 		Expiry:    t.Expiry,
@@ -165,6 +171,9 @@ func (v *Verifier) judge(t times, claims map[string]any) (httplimit.TokenClaims,
 		switch p := claimAt(claims, v.plan).(type) {
 		case string:
 			c.Plan = p
+			if v.fixedPlan != "" {
+				c.Plans = []string{v.fixedPlan} // for a name that is no plan
+			}
 		case []any:
 			c.Plans = planNames(p)
 			if len(c.Plans) > 0 && v.fixedPlan != "" {
@@ -216,31 +225,37 @@ func keyable(claims map[string]any) map[string]string {
 	var out map[string]string
 	var walk func(prefix string, m map[string]any, depth int)
 	walk = func(prefix string, m map[string]any, depth int) {
-		for _, name := range slices.Sorted(maps.Keys(m)) {
-			if len(out) == maxKeyClaims {
-				return
-			}
-			full := prefix + name
-			if len(full) > maxClaimNameLen {
-				continue
-			}
-			if sub, ok := m[name].(map[string]any); ok {
-				if depth < maxClaimDepth {
-					walk(full+".", sub, depth+1)
+		names := slices.Sorted(maps.Keys(m))
+		// A level's own claims first, then its objects': a claim named
+		// "a.b" outranks a's b.
+		for _, objects := range []bool{false, true} {
+			for _, name := range names {
+				if len(out) == maxKeyClaims {
+					return
 				}
-				continue
+				full := prefix + name
+				sub, isObject := m[name].(map[string]any)
+				if isObject != objects || len(full) > maxClaimNameLen {
+					continue
+				}
+				if isObject {
+					if depth < maxClaimDepth {
+						walk(full+".", sub, depth+1)
+					}
+					continue
+				}
+				s, ok := claimText(m[name])
+				if !ok || s == "" || len(s) > maxClaimValueLen {
+					continue
+				}
+				if _, taken := out[full]; taken {
+					continue // taken by a claim named with dots above
+				}
+				if out == nil {
+					out = map[string]string{}
+				}
+				out[full] = s
 			}
-			s, ok := claimText(m[name])
-			if !ok || s == "" || len(s) > maxClaimValueLen {
-				continue
-			}
-			if _, taken := out[full]; taken {
-				continue // a top-level claim named "a.b" outranks a's b
-			}
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[full] = s
 		}
 	}
 	walk("", claims, 1)

@@ -228,7 +228,7 @@ func TestAPlanClaimMayListGroups(t *testing.T) {
 		{"groups and a fixed plan", jwt.Options{Plan: "free"}, []any{"admins", "pro"}, "", []string{"admins", "pro", "free"}},
 		{"others skipped", jwt.Options{}, []any{3, "", long, "pro", map[string]any{"x": "y"}}, "", []string{"pro"}},
 		{"empty: the fixed plan", jwt.Options{Plan: "free"}, []any{}, "free", nil},
-		{"a string", jwt.Options{Plan: "free"}, "pro", "pro", nil},
+		{"a string: the fixed plan if it is none", jwt.Options{Plan: "free"}, "pro", "pro", []string{"free"}},
 		{"an object", jwt.Options{}, map[string]any{"plan": "pro"}, "", nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -312,21 +312,21 @@ func TestJWTOfTwoIssuers(t *testing.T) {
 
 // Two issuers that both name an "alice": the services issuer's tokens, on
 // the free plan (3 a minute), spend its alice's quota. With a
-// subject_prefix on the services entry the users' alice is another client
-// and still admitted; without one they are one client, and the users'
-// alice is refused: what the prefix is for.
+// subject_prefix on each entry (idp., svc.: neither begins the other) the
+// users' alice is another client and still admitted; without one they are
+// one client, and the users' alice is refused: what the prefix is for.
 func TestJWTSubjectPrefixKeepsIssuersApart(t *testing.T) {
 	for _, c := range []struct {
-		prefix  string
-		apart   bool
-		subject string
-	}{{"\n      subject_prefix: svc.", true, "svc.alice"}, {"", false, "alice"}} {
+		users, prefix string
+		apart         bool
+		subject       string
+	}{{"\n      subject_prefix: idp.", "\n      subject_prefix: svc.", true, "svc.alice"}, {"", "", false, "alice"}} {
 		users, services := newIDP(t, "u1"), newIDP(t, "s1")
 		f := newFixture(t, strings.Replace(testConfig, "identity:\n", `identity:
   jwt:
     - jwks_url: `+users.srv.URL+`
       issuer: https://idp.example.com/
-      plan: free
+      plan: free`+c.users+`
     - jwks_url: `+services.srv.URL+`
       issuer: https://cluster.example.com/
       plan: free`+c.prefix+`
