@@ -333,9 +333,13 @@ func (a *APIAnalysis) designAnonymous(ctx context.Context) error {
 		q := rt.q
 		l.Name = limitName(l, rt)
 		if !req.Identity.NAT {
-			// A tenth, but never below what the costliest request needs.
+			// A tenth, but never below what the costliest request needs;
+			// a stated burst stays a bound (a tenth of 5 is 1, not 0,
+			// which states none: the whole quantity at once).
 			q = max(q/10, min(q, a.maxCost(false)+1))
-			l.Burst = min(l.Burst/10, q)
+			if l.Burst > 0 {
+				l.Burst = min(max(l.Burst/10, 1), q)
+			}
 		}
 		l.Rate = rt.withQuantity(q).String()
 		limits = append(limits, l)
