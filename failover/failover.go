@@ -133,9 +133,12 @@ type Options struct {
 	Charge func(ctx context.Context, checks []sluice.Check) error
 	// Remember bounds how many keys' last answers from the primary a Local
 	// Store keeps to start its fallback from, DefaultRemember (65,536) when
-	// ≤ 0; Ledger bounds how many keys decided locally it keeps account of
-	// until charged, DefaultLedger (65,536) when ≤ 0. Past either bound the
-	// Store still decides, less closely (see Store).
+	// ≤ 0; Ledger bounds how many keys with units admitted locally it keeps
+	// account of until charged, DefaultLedger (65,536) when ≤ 0 (a key whose
+	// local decisions admitted nothing, peeks and refusals, takes no room).
+	// Past either bound the Store still decides, less closely (see Store):
+	// a key past Remember falls back to its whole share; past Ledger, its
+	// units are not charged (Stats.Uncharged).
 	Remember, Ledger int
 }
 
@@ -166,8 +169,8 @@ type Stats struct {
 	// deciding locally and charging at once (see Store).
 	Returning int
 	// Uncharged counts units admitted locally that will not be charged to
-	// the primary: the ledger was full (Options.Ledger), or no Charge was
-	// given.
+	// the primary: the ledger was full (Options.Ledger, keys with units
+	// not yet charged), or no Charge was given.
 	Uncharged int64
 	// ReturnRefusals counts the FallbackDecisions that were calls refused
 	// by this instance's share while it returned to a primary that answered
@@ -194,16 +197,17 @@ type Stats struct {
 //     for one of Instances instances: window algorithms admit ⌊Q/n⌋ (at
 //     least 1) per window; buckets hold ⌊B/n⌋ (at least 1) and refill at
 //     exactly Q/(n·W). A key the fallback meets for the first time since
-//     it was last charged starts from ⌊R/n⌋ if the primary's last answer
-//     on it (kept for up to Options.Remember keys, while that answer's
-//     ResetAfter runs) said R remained: the local state is made to consume
-//     the difference. A check that fits its shared limit but not this
-//     instance's share gets RetryAfter OpenFor (the primary may be back by
-//     then), not Never. Any other refusal by the share reports the share's
-//     own RetryAfter, even when the primary may be asked again sooner: the
-//     share is what binds while the primary is away and, under Local with
-//     a Charge, through the return period after it is back (see below),
-//     so the next probe bounds nothing; a wait until then would have every
+//     the primary's last answer on it starts from ⌊R/n⌋ if that answer
+//     (kept for up to Options.Remember keys, while its ResetAfter runs)
+//     said R remained: the local state is made to consume the difference,
+//     once per answer, however full the ledger (below) is. A check that
+//     fits its shared limit but not this instance's share gets RetryAfter
+//     OpenFor (the primary may be back by then), not Never. Any other
+//     refusal by the share reports the share's own RetryAfter, even when
+//     the primary may be asked again sooner: the share is what binds
+//     while the primary is away and, under Local with a Charge, through
+//     the return period after it is back (see below), so the next probe
+//     bounds nothing; a wait until then would have every
 //     refused client ask again each OpenFor for as long as the outage
 //     lasts, to be refused again. A client told too long a wait after the
 //     primary returns loses some availability, never protection.
@@ -219,12 +223,17 @@ type Stats struct {
 // to OnFallback, so a caller can always tell it from the primary's.
 //
 // Under Local with a ChargeOnce (or a Charge), the Store keeps account of what it admits
-// locally per key (up to Options.Ledger keys; past that, Stats.Uncharged
-// counts the units) and charges it to the primary before the primary
-// decides the key again: the units the local state still counts (a window
+// locally per key and limit ID and charges it to the primary before the
+// primary decides the key again: the units the local state still counts (a window
 // not yet over, tokens not yet refilled), no more than were admitted, in
 // one charge call with up to four other keys of the same nodes (two when a
-// charge in doubt goes first: see Options.ChargeOnce). The calls
+// charge in doubt goes first: see Options.ChargeOnce). It keeps account of
+// up to Options.Ledger keys with units not yet charged (past that,
+// Stats.Uncharged counts the units); a key whose local decisions admitted
+// nothing (peeks, refusals) takes no room, so refused calls cannot crowd
+// out others' units. A limit changed under the same ID (a reload) keeps
+// its key's account: the units admitted under the old limit and the new
+// are charged under the new. The calls
 // of a node whose probe succeeds, on which this instance decided locally
 // (a call that failed, its breaker closed or open), that failed to answer
 // a call made around the Store (Unreachable), or that is first met while
@@ -596,9 +605,10 @@ func (f *Store) counted(blamed []*node, reason error) {
 }
 
 // applyLocal decides checks on the local store with each limit replaced by
-// this instance's share, each key new to the fallback first brought down
-// to its share of the primary's last word. What it admits is owed to the
-// primary unless the primary decides the checks too (see owe).
+// this instance's share, each key met for the first time since the
+// primary's last word on it first brought down to its share of that word
+// (see seed). What it admits is owed to the primary unless the primary
+// decides the checks too (see owe).
 func (f *Store) applyLocal(ctx context.Context, checks []sluice.Check, out []sluice.Status) error {
 	p := f.scratch.Get().(*[]sluice.Check)
 	shares := append((*p)[:0], checks...)

@@ -14,11 +14,13 @@ import (
 // around the Store would fall back to a whole share, beyond what the
 // primary had left.
 //
-// A fallback that has already started on a key (a call around the Store,
-// sent before the primary failed, answered after) is lowered to that share
-// less what it has admitted since it started and not yet charged to the
-// primary: what the call took is not admitted again locally. A key whose
-// local admissions are being charged now is left as it is.
+// A fallback that has already admitted units on a key (a call around the
+// Store, sent before the primary failed, answered after) is lowered to that
+// share less what it has admitted and not yet charged to the primary: what
+// the call took is not admitted again locally. A key whose local
+// admissions are being charged now is left as it is, and one that has
+// admitted nothing locally starts from that share at its next local
+// decision.
 //
 // out must be the primary's answer, not a fallback's; its statuses'
 // Remaining and ResetAfter are read, as of now. Heard is safe for
@@ -28,7 +30,8 @@ func (f *Store) Heard(checks []sluice.Check, out []sluice.Status) {
 	if f.memo == nil || len(out) < len(checks) {
 		return
 	}
-	f.memo.put(checks, out, f.now())
+	now := f.now()
+	f.memo.put(checks, out, now)
 	var take []sluice.Check
 	var target []int64
 	for i := range checks {
@@ -40,6 +43,7 @@ func (f *Store) Heard(checks []sluice.Check, out []sluice.Status) {
 		if !ok {
 			continue
 		}
+		f.memo.start(c, now) // lowered here, with what it owes: not again by seed
 		share := c.Limit
 		if f.instances > 1 {
 			share = f.share(share)

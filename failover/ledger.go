@@ -8,9 +8,9 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// DefaultLedger is how many keys decided locally a Store keeps account of at
-// most, until it has charged them to the primary, unless Options.Ledger
-// says otherwise.
+// DefaultLedger is how many keys with units admitted locally a Store keeps
+// account of at most, until it has charged them to the primary, unless
+// Options.Ledger says otherwise.
 const DefaultLedger = 1 << 16
 
 // settleExtra is how many keys of other calls a call to the primary charges
@@ -21,11 +21,16 @@ const (
 	settleLook  = 32
 )
 
-// An account is what a Store admitted locally on one key and limit since
-// its fallback began there and has not charged to the primary yet.
+// An account is what a Store admitted locally on one key and limit ID and
+// has not charged to the primary yet. It opens with the first units
+// admitted and closes when they are all charged (or refunded).
 type account struct {
-	check    sluice.Check // the key and the shared limit; Cost unused
-	admitted int64        // units admitted locally, in no charge sent yet
+	// check is the key and the shared limit, the limit of the latest
+	// decision: a limit changed under the same ID (a reload) keeps the
+	// account, and its units are charged under the limit in force; Cost
+	// unused.
+	check    sluice.Check
+	admitted int64 // units admitted locally, in no charge sent yet
 	// from is the earliest local receipt (Status.Charged, unmarked) of the
 	// decisions whose units are in admitted and not claimed by a call; 0
 	// when none has one. A refund of an earlier receipt is of units already
@@ -41,6 +46,10 @@ type account struct {
 	busy    chan struct{}
 	charged int64
 	plan    plan
+	// next is the limit of a decision added while a call charged the
+	// account, which check takes when the call is done (check is that
+	// call's meanwhile); zero when none.
+	next sluice.Limit
 }
 
 // A plan is what one call does with an account it claimed (see
@@ -76,9 +85,11 @@ func (p *plan) round() outcome {
 	return p.first
 }
 
-// A ledger keeps an account per key decided locally, bounded by max: a key
-// that finds the ledger full is decided locally all the same, and its units
-// are counted in uncharged.
+// A ledger keeps an account per key that admitted units locally, bounded by
+// max: a key that finds the ledger full is decided locally all the same,
+// and its units are counted in uncharged. A key whose local decisions
+// admitted nothing (peeks, refusals) takes no room, so refused calls
+// cannot crowd out the units of others.
 type ledger struct {
 	max       int
 	size      atomic.Int64 // len(m), read without the lock
@@ -101,24 +112,10 @@ func newLedger(max int) *ledger {
 // charged to the primary could not be given back before it expires).
 func chargeable(l sluice.Limit) bool { return l.Algorithm() != sluice.AlgorithmConcurrency }
 
-// open starts an account for c unless one is open, and reports whether it
-// started one: the first local decision on the key since its last charge.
-func (lg *ledger) open(c *sluice.Check) bool {
-	k := stateKey{c.Key, c.Limit.ID()}
-	lg.mu.Lock()
-	defer lg.mu.Unlock()
-	if _, ok := lg.m[k]; ok || len(lg.m) >= lg.max {
-		return false
-	}
-	lg.m[k] = &account{check: sluice.Check{Key: c.Key, Limit: c.Limit}}
-	lg.size.Add(1)
-	return true
-}
-
-// owedOn returns the units admitted locally on c's key and limit and not
-// known to be charged (not charged yet, or in a charge in doubt), when an
-// account for them is open and no call is charging it; ok is false
-// otherwise.
+// owedOn returns the units admitted locally on c's key and limit ID (under
+// any limit of that ID) and not known to be charged (not charged yet, or
+// in a charge in doubt), when an account for them is open and no call is
+// charging it; ok is false otherwise.
 func (lg *ledger) owedOn(c *sluice.Check) (units int64, ok bool) {
 	if lg.size.Load() == 0 {
 		return 0, false
@@ -127,16 +124,15 @@ func (lg *ledger) owedOn(c *sluice.Check) (units int64, ok bool) {
 	lg.mu.Lock()
 	defer lg.mu.Unlock()
 	a := lg.m[k]
-	if a == nil || a.busy != nil || a.check.Limit != c.Limit {
+	if a == nil || a.busy != nil {
 		return 0, false
 	}
 	return a.admitted + a.doubt.units, true
 }
 
-// add records that the checks whose statuses are out were admitted locally.
-// A key without an account gets one while the ledger has room: the account
-// its decision opened (see open) may have been charged and closed by
-// another call since, before this decision's units were in it.
+// add records that the checks whose statuses are out were admitted locally,
+// each in its key's account (see account); the units of a key that finds
+// the ledger full are counted in uncharged.
 func (lg *ledger) add(checks []sluice.Check, out []sluice.Status) {
 	lg.mu.Lock()
 	defer lg.mu.Unlock()
@@ -145,22 +141,41 @@ func (lg *ledger) add(checks []sluice.Check, out []sluice.Status) {
 		if !out[i].Allowed || c.Cost == 0 || !chargeable(c.Limit) {
 			continue
 		}
-		k := stateKey{c.Key, c.Limit.ID()}
-		a := lg.m[k]
-		if a == nil && len(lg.m) < lg.max {
-			a = &account{check: sluice.Check{Key: c.Key, Limit: c.Limit}}
-			lg.m[k] = a
-			lg.size.Add(1)
-		}
-		if a != nil && a.check.Limit == c.Limit {
-			a.admitted += c.Cost
-			if r := out[i].Charged; isLocal(r) {
-				a.from = earliest(a.from, r-localMark)
-			}
-		} else {
+		a := lg.account(c)
+		if a == nil {
 			lg.uncharged.Add(c.Cost)
+			continue
+		}
+		a.admitted += c.Cost
+		if r := out[i].Charged; isLocal(r) {
+			a.from = earliest(a.from, r-localMark)
 		}
 	}
+}
+
+// account returns the account of c's key and limit ID, opened if none is
+// and the ledger has room (nil if it has none), its limit c's: a limit
+// changed under the same ID (a reload) keeps the units admitted under the
+// old one, charged under the new one, which is safe since a charge takes
+// at most what the local state holds under the limit it is sent with. A
+// call charging the account keeps its limit until it is done. lg.mu is
+// held.
+func (lg *ledger) account(c *sluice.Check) *account {
+	k := stateKey{c.Key, c.Limit.ID()}
+	a := lg.m[k]
+	switch {
+	case a == nil && len(lg.m) >= lg.max:
+		return nil
+	case a == nil:
+		a = &account{check: sluice.Check{Key: c.Key, Limit: c.Limit}}
+		lg.m[k] = a
+		lg.size.Add(1)
+	case a.busy != nil: // the charging call reads a.check without lg.mu
+		a.next = c.Limit
+	case a.check.Limit != c.Limit:
+		a.check.Limit = c.Limit
+	}
+	return a
 }
 
 // take claims the open accounts of checks, waiting for those another call
@@ -255,7 +270,8 @@ func earliest(r, s int64) int64 {
 // it was over. The units of charged are gone from admitted once their
 // charge was sent, or settled with nothing owed: taken when it succeeded,
 // in doubt under their id when it failed. An account closes when it holds
-// no units and no doubt.
+// no units and no doubt; one that stays open takes the limit of a decision
+// added during the claim (see account).
 func (lg *ledger) done(taken []*account, settled bool) {
 	lg.mu.Lock()
 	defer lg.mu.Unlock()
@@ -278,6 +294,9 @@ func (lg *ledger) done(taken []*account, settled bool) {
 		if a.admitted <= 0 && a.doubt.units == 0 {
 			delete(lg.m, stateKey{a.check.Key, a.check.Limit.ID()})
 			lg.size.Add(-1)
+		}
+		if a.next != (sluice.Limit{}) {
+			a.check.Limit, a.next = a.next, sluice.Limit{}
 		}
 		close(a.busy)
 		a.busy, a.charged, a.plan = nil, 0, plan{}

@@ -9,23 +9,26 @@ import (
 	"github.com/sluice-dev/sluice"
 )
 
-// seed brings each key that checks open to the local fallback (the first
-// local decision on it since its last charge) down to this instance's share
-// of what the primary last said it had left: a local state holding more
-// than ⌊remaining/instances⌋ units is made to consume the difference.
-// shares are checks with this instance's limits. Keys the primary said
-// nothing of, or whose last word has expired (the limit has since been
-// full again), start from the local state as it is.
+// seed brings each key of checks that the local fallback meets for the
+// first time since the primary's last word on it down to this instance's
+// share of what that word said was left: a local state holding more than
+// ⌊remaining/instances⌋ units is made to consume the difference. shares
+// are checks with this instance's limits. Keys the primary said nothing
+// of, or whose last word has expired (the limit has since been full
+// again), start from the local state as it is. Whether a key was met
+// since its last word is kept with the word (see memo.start), not in the
+// ledger: a full ledger costs the charge-back of the units it cannot keep
+// account of, never the primary's last word.
 func (f *Store) seed(ctx context.Context, checks, shares []sluice.Check) error {
 	var idx []int
 	var target []int64
 	now := f.now()
 	for i := range checks {
 		c := &checks[i]
-		if !chargeable(c.Limit) || !f.ledger.open(c) {
+		if !chargeable(c.Limit) {
 			continue
 		}
-		if w, ok := f.memo.get(c, now); ok {
+		if w, ok := f.memo.start(c, now); ok {
 			idx = append(idx, i)
 			target = append(target, min(w.remaining/f.instances, shares[i].Limit.Burst()))
 		}

@@ -124,7 +124,10 @@ func (f *Store) refundShares(ctx context.Context, checks []sluice.Check, receipt
 // as far as the account has not been claimed for a charge to the primary:
 // a receipt earlier than the account's unclaimed decisions (its from) is
 // of units claimed or already charged, which stay charged, and takes
-// nothing from the units admitted since.
+// nothing from the units admitted since. An account holds the units of
+// its key and limit ID whatever limit of that ID admitted them (see
+// ledger.account), so a receipt given under a limit since changed takes
+// its units out as well.
 func (lg *ledger) refund(checks []sluice.Check, receipts []int64) {
 	lg.mu.Lock()
 	defer lg.mu.Unlock()
@@ -135,7 +138,7 @@ func (lg *ledger) refund(checks []sluice.Check, receipts []int64) {
 		}
 		k := stateKey{c.Key, c.Limit.ID()}
 		a := lg.m[k]
-		if a == nil || a.check.Limit != c.Limit || a.from == 0 || receipts[i] < a.from {
+		if a == nil || a.from == 0 || receipts[i] < a.from {
 			continue
 		}
 		back := min(c.Cost, a.admitted-a.charged) // a.charged is 0 unless claimed

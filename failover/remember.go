@@ -18,10 +18,12 @@ type stateKey struct{ key, name string }
 
 // lastWord is what the primary last said of one key: how much it had left of
 // a limit of that burst, and until when that holds at most (the answer's
-// time plus its ResetAfter: by then the limit is full again).
+// time plus its ResetAfter: by then the limit is full again). started is
+// true once the fallback has started on the key from it (see start).
 type lastWord struct {
 	remaining, burst int64
 	until            time.Time
+	started          bool
 }
 
 // memoShards is the number of independently locked parts of a memo.
@@ -75,16 +77,22 @@ func (m *memo) put(checks []sluice.Check, out []sluice.Status, now time.Time) {
 	}
 }
 
-// get returns the last word on c's key and limit if it still holds at now
-// and was said of a limit of c's burst.
-func (m *memo) get(c *sluice.Check, now time.Time) (lastWord, bool) {
+// start returns the last word on c's key and limit if it still holds at
+// now, was said of a limit of c's burst and no fallback has started from it
+// yet, and records that one has: a fallback starts from each word once,
+// and a state it has decided on since is its own (lowered by what it
+// admitted, refilled by its own clock). A new word from the primary (put)
+// can be started from again.
+func (m *memo) start(c *sluice.Check, now time.Time) (lastWord, bool) {
 	k := stateKey{c.Key, c.Limit.ID()}
 	s := &m.shards[m.shard(k)]
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	w, ok := s.m[k]
-	s.mu.Unlock()
-	if !ok || w.burst != c.Limit.Burst() || !now.Before(w.until) {
+	if !ok || w.started || w.burst != c.Limit.Burst() || !now.Before(w.until) {
 		return lastWord{}, false
 	}
+	w.started = true
+	s.m[k] = w
 	return w, true
 }
