@@ -40,8 +40,10 @@ func (d *decoder) zoneOffset(n *yaml.Node, path string) time.Duration {
 // the period's usual start: a weekday for a week (default monday), a day
 // of the month from 1 to 28 for a month (default 1).
 func (d *decoder) calendarStart(n *yaml.Node, path string, period sluice.Period) time.Duration {
-	if n.Kind != yaml.ScalarNode {
-		d.Errorf(n, path, "want a weekday or a day of the month, got %s", yamlcheck.Describe(n))
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!null" {
+		// An empty value (a template's) is no start: refused, not read as
+		// the default.
+		d.Errorf(n, path, "want a weekday or a day of the month, got %s: give one, or leave starts: out", yamlcheck.Describe(n))
 		return 0
 	}
 	start, err := calendartext.Start(period, n.Value)
