@@ -237,14 +237,16 @@ func (m *Middleware) DoneWithStatus(ctx context.Context, res *Result, status int
 // of the request counts by response, with the header its next handler
 // wrote, and for a gRPC-Web answer that sent its status at the end of its
 // body, with the StatusOfGRPC of that status. On a Result kept by Keep it
-// settles the Pending, unless that was settled already.
+// settles the Pending, unless that was settled already. On a Result
+// already ended (by Done, Discard or the like, before any later request)
+// it does nothing: a request's charges are settled at most once.
 func (m *Middleware) DoneWithResponse(ctx context.Context, res *Result, status int, h http.Header) {
-	if res == nil {
+	if res == nil || res.pooled {
 		return
 	}
 	switch {
 	case res.kept != nil: // the settlement is the Pending's: at most once
-		if err := res.kept.settle(ctx, answerStatus(status, h), h); err != nil {
+		if err := res.kept.settle(ctx, answerStatus(status, h), h, true); err != nil {
 			m.unrefunded(ctx, err, res.Identity.Subject)
 		}
 	case m.countsByResponse(res):
@@ -260,9 +262,19 @@ func (m *Middleware) DoneWithResponse(ctx context.Context, res *Result, status i
 // reports (CountHeader) get its whole cost back, nothing having been used,
 // without OnReported, which sees answers. Callers of Decide call it
 // instead of Done when the work the decision admitted never started. A
-// refund the store fails leaves the request counted, and is logged.
+// refund the store fails leaves the request counted, and is logged. On a
+// Result kept by Keep it settles the Pending so, unless that was settled
+// already; on a Result already ended it does nothing, as DoneWithResponse.
 func (m *Middleware) DoneUnserved(ctx context.Context, res *Result) {
-	if m.countsByResponse(res) {
+	if res == nil || res.pooled {
+		return
+	}
+	switch {
+	case res.kept != nil: // the settlement is the Pending's: at most once
+		if err := res.kept.settle(ctx, 0, nil, false); err != nil {
+			m.unrefunded(ctx, err, res.Identity.Subject)
+		}
+	case m.countsByResponse(res):
 		m.refund(ctx, res, 0, nil, false)
 	}
 	m.Done(ctx, res)

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -88,9 +89,11 @@ func (m *Middleware) exemptAddress(r *http.Request) bool {
 }
 
 // exempted makes res the result of a request exempt by reason by: no
-// identity, no cost, no checks, no decision.
+// identity, no cost, no checks, no decision, no penalty box, whatever the
+// request res last held (a pooled Result keeps its fields) was.
 func (m *Middleware) exempted(r *http.Request, res *Result, by string) *Result {
 	res.Exempt, res.ExemptBy, res.Identity, res.Cost, res.Checks, res.plan = true, by, Identity{}, 0, res.Checks[:0], nil
+	res.Penalized, res.statusRefused, res.Now = false, false, time.Time{}
 	res.matched = res.matched[:0]
 	res.Decision = sluice.Decision{Allowed: true, Statuses: res.Decision.Statuses[:0], Violated: res.Decision.Violated[:0]}
 	if m.onExempt != nil && !res.peeking {

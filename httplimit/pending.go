@@ -22,8 +22,9 @@ import (
 // settle from another goroutine than the one that decided.
 //
 // A request's charges are settled at most once: by the first of
-// Pending.Settle and DoneWithStatus or DoneWithResponse on the Result it
-// was kept from, whichever comes first, the others giving back nothing.
+// Pending.Settle and DoneWithStatus, DoneWithResponse or DoneUnserved on
+// the Result it was kept from, whichever comes first, the others giving
+// back nothing.
 type Pending struct {
 	m        *Middleware
 	checks   []sluice.Check
@@ -37,11 +38,12 @@ type Pending struct {
 // the answer, or nil when res has none (not admitted, exempt, no such limit,
 // or nothing charged). res stays the caller's, to Discard or Done as ever;
 // the settlement of its charges is the Pending's from then on: keeping res
-// again returns the same Pending, and DoneWithStatus or DoneWithResponse
-// on res settles it (a later Settle then gives back nothing). A Result
-// once discarded (by Discard, Done or the like) must not be kept.
+// again returns the same Pending, and DoneWithStatus, DoneWithResponse or
+// DoneUnserved on res settles it (a later Settle then gives back nothing).
+// A Result once discarded (by Discard, Done or the like) must not be kept:
+// before any later request, keeping it returns nil.
 func (m *Middleware) Keep(res *Result) *Pending {
-	if res == nil || !m.countsByResponse(res) {
+	if res == nil || res.pooled || !m.countsByResponse(res) {
 		return nil
 	}
 	if res.kept != nil {
@@ -76,25 +78,26 @@ func (m *Middleware) Keep(res *Result) *Pending {
 // charge is given back at most once, at worst never.
 //
 // A Pending is settled once: settling it again, from any goroutine, or
-// after its Result was settled by DoneWithStatus or DoneWithResponse,
-// gives back nothing and returns nil — "settled already" is not an error,
-// and only the settlement that ran reports its failure. A nil Pending
-// (Keep's when there is nothing to settle) and the zero Pending settle
-// nothing and return nil.
+// after its Result was settled by DoneWithStatus, DoneWithResponse or
+// DoneUnserved, gives back nothing and returns nil — "settled already" is
+// not an error, and only the settlement that ran reports its failure. A
+// nil Pending (Keep's when there is nothing to settle) and the zero
+// Pending settle nothing and return nil.
 func (p *Pending) Settle(ctx context.Context, status int, h http.Header) error {
-	if err := p.settle(ctx, answerStatus(status, h), h); err != nil {
+	if err := p.settle(ctx, answerStatus(status, h), h, true); err != nil {
 		return fmt.Errorf("httplimit: settle: %w", err)
 	}
 	return nil
 }
 
 // settle is Settle for status judged already (see answerStatus), without
-// wrapping the store's error.
-func (p *Pending) settle(ctx context.Context, status int, h http.Header) error {
+// wrapping the store's error; a request not served (served false) used
+// nothing of the limits that count a header (see Middleware.settle).
+func (p *Pending) settle(ctx context.Context, status int, h http.Header, served bool) error {
 	if p == nil || p.m == nil || !p.settled.CompareAndSwap(false, true) {
 		return nil
 	}
-	_, err := p.m.settle(ctx, p.checks, &p.decision, status, h, true)
+	_, err := p.m.settle(ctx, p.checks, &p.decision, status, h, served)
 	return err
 }
 

@@ -10,10 +10,13 @@ import (
 // reads to decide a request: the API key, token, user and plan headers,
 // the forwarding header it believes from TrustedProxies (Forwarded or
 // X-Forwarded-For), the headers its rules require, leave out (Except) or
-// are keyed by, and Cookie when a rule is keyed by a cookie. The request's
+// are keyed by, Cookie when a rule is keyed by a cookie, and last
+// Content-Type and Grpc-Timeout: Handler takes a gRPC or gRPC-Web call's
+// deadline from its grpc-timeout header (see Handler), and a rule keyed by
+// a form or JSON field reads the body of its Content-Type. The request's
 // Host is read too (by rules' Hosts and the "host" key, and by patterns
-// naming a host), and so is its body for a rule keyed by a form or JSON
-// field. An adapter that decides the requests of another protocol from its
+// naming a host), and so are its query string and body for a rule keyed by
+// a form or JSON field. An adapter that decides the requests of another protocol from its
 // own metadata, as grpclimit does a gRPC call's, gives m these headers;
 // others m never reads.
 func (m *Middleware) RequestHeaders() []string {
@@ -59,6 +62,8 @@ func (m *Middleware) RequestHeaders() []string {
 			}
 		}
 	}
+	add("Content-Type")
+	add("Grpc-Timeout")
 	return names
 }
 

@@ -11,7 +11,8 @@ import (
 )
 
 // RequestHeaders names every header the middleware reads, once each, in
-// canonical form; by default, the API key headers and X-Forwarded-For.
+// canonical form; by default, the API key headers, X-Forwarded-For, and
+// Content-Type and Grpc-Timeout, which Handler reads of every gRPC call.
 func TestRequestHeadersNameWhatTheMiddlewareReads(t *testing.T) {
 	st := memory.New()
 	t.Cleanup(func() { st.Close() })
@@ -22,7 +23,7 @@ func TestRequestHeadersNameWhatTheMiddlewareReads(t *testing.T) {
 		o    httplimit.Options
 		want []string
 	}{
-		{"defaults", httplimit.Options{Plans: plans}, []string{"Authorization", "X-Api-Key", "X-Forwarded-For"}},
+		{"defaults", httplimit.Options{Plans: plans}, []string{"Authorization", "X-Api-Key", "X-Forwarded-For", "Content-Type", "Grpc-Timeout"}},
 		{"everything", httplimit.Options{Plans: plans, APIKeyHeaders: []string{"x-key"}, Tokens: &fakeTokens{},
 			TokenHeaders: []string{"authorization", "x-id-token"}, UserHeader: "x-user", PlanHeader: "x-plan",
 			ForwardedHeader: "Forwarded",
@@ -32,7 +33,8 @@ func TestRequestHeadersNameWhatTheMiddlewareReads(t *testing.T) {
 				{Name: "b", Key: []string{"host", "ip"}, Limits: one,
 					Except: []httplimit.Match{{Headers: []httplimit.HeaderMatch{{Name: "x-internal-probe", Value: "1"}}}}},
 			}},
-			[]string{"X-Key", "Authorization", "X-Id-Token", "X-User", "X-Plan", "Forwarded", "X-Beta", "X-Tenant", "Cookie", "X-Internal-Probe"}},
+			[]string{"X-Key", "Authorization", "X-Id-Token", "X-User", "X-Plan", "Forwarded", "X-Beta", "X-Tenant", "Cookie", "X-Internal-Probe",
+				"Content-Type", "Grpc-Timeout"}},
 	} {
 		m, err := httplimit.New(sluice.NewLimiter(st), c.o)
 		if err != nil {

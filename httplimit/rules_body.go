@@ -22,10 +22,11 @@ const maxJSONDepth = 4
 // requestBody is what rule keys read of a request's body, once: its bytes
 // and, parsed when first needed, its form or JSON fields.
 type requestBody struct {
-	done, formDone, jsonDone bool
-	bytes                    []byte
-	form                     url.Values
-	json                     []byte // the body when it is of a JSON type
+	done, formDone, jsonDone, queryDone bool
+	bytes                               []byte
+	form                                url.Values
+	json                                []byte     // the body when it is of a JSON type
+	query                               url.Values // the query string's parameters
 }
 
 // body returns r's body, read once, when it is at most MaxKeyBody bytes;
@@ -57,13 +58,24 @@ type replayedBody struct {
 	io.Closer
 }
 
-// formValue returns the value of the form field name of an
-// application/x-www-form-urlencoded or multipart/form-data body (its
-// fields, not its files), or "". A field given more than once with values
-// that differ (but for case) is ambiguous: upstreams read different ones
-// (Go the first, Django, Rails and PHP the last), so that no value of it
-// is the one the upstream acts on.
+// formValue returns the value of the form field name of the query string
+// and of an application/x-www-form-urlencoded or multipart/form-data body
+// (its fields, not its files), or "". Go's r.FormValue, Rails' params,
+// Laravel's input(), PHP's $_REQUEST and Spring's getParameter read such a
+// field from either (Go and Rails the body first, Spring the query first),
+// and ASP.NET Core by its name in any case: so a field is matched by name
+// in any case, in both. A field given more than once (in one or both,
+// under one casing or several) with values that differ (but for case) is
+// ambiguous: upstreams read different ones (Go the first, Django, Rails
+// and PHP the last), so that no value of it is the one the upstream acts
+// on. A request whose Body is nil describes one whose body is elsewhere
+// (forward-auth's): it has no field, the query unread, since a query
+// value alone would let the client pick its count while the upstream
+// reads the body.
 func (f *requestFacts) formValue(name string) (v string, ambiguous bool) {
+	if f.r.Body == nil {
+		return "", false
+	}
 	b := &f.reqBody
 	if !b.formDone {
 		b.formDone = true
@@ -78,13 +90,10 @@ func (f *requestFacts) formValue(name string) (v string, ambiguous bool) {
 			}
 		}
 	}
-	vs := b.form[name]
-	for _, o := range vs[min(1, len(vs)):] {
-		if !strings.EqualFold(o, vs[0]) {
-			return "", true
-		}
-	}
-	return b.form.Get(name), false
+	var one fieldValues
+	one.addFields(b.form, name)
+	one.addFields(f.queryParams(), name)
+	return one.value()
 }
 
 // jsonValue returns the field at path (names joined by dots, as a claim's)
@@ -95,7 +104,17 @@ func (f *requestFacts) formValue(name string) (v string, ambiguous bool) {
 // name of path is ambiguous: of two the same, encoding/json and JavaScript
 // read the last, gjson and jsonparser the first; of two differing only in
 // case, a Go struct reads the last, other decoders the exact name.
+//
+// Rails' params, Laravel's input() and PHP's $_REQUEST merge the query
+// string with the body, so the field is also the query parameter of its
+// name ("user[email]" for "user.email", as they nest one), in any case as
+// formValue reads one; a query parameter and a member with values that
+// differ (but for case) are ambiguous. A request whose Body is nil has no
+// field, the query unread, as for formValue.
 func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
+	if f.r.Body == nil {
+		return "", false
+	}
 	b := &f.reqBody
 	if !b.jsonDone {
 		b.jsonDone = true
@@ -104,20 +123,96 @@ func (f *requestFacts) jsonValue(path string) (value string, ambiguous bool) {
 		}
 	}
 	v, ambiguous := jsonMember(b.json, path)
+	if ambiguous {
+		return "", true
+	}
+	var one fieldValues
+	if s := jsonScalar(v); s != "" {
+		one.add(s)
+	}
+	one.addFields(f.queryParams(), queryName(path))
+	return one.value()
+}
+
+// jsonScalar returns v, a decoded JSON value, as a key reads it: a string
+// as it is, a whole number, true or false; "" for anything else.
+func jsonScalar(v any) string {
 	switch v := v.(type) {
 	case string:
-		return v, false
+		return v
 	case bool:
 		if v {
-			return "true", false
+			return "true"
 		}
-		return "false", false
+		return "false"
 	case json.Number:
 		if _, err := v.Int64(); err == nil {
-			return v.String(), false
+			return v.String()
 		}
 	}
-	return "", ambiguous
+	return ""
+}
+
+// queryName returns the query parameter that Rails, Laravel and PHP read
+// as the JSON field at path: "user[email]" for "user.email".
+func queryName(path string) string {
+	name, rest, nested := strings.Cut(path, ".")
+	if !nested {
+		return path
+	}
+	return name + "[" + strings.ReplaceAll(rest, ".", "][") + "]"
+}
+
+// queryParams returns the parameters of r's query string, parsed once as
+// url.ParseQuery (and so r.FormValue) reads them.
+func (f *requestFacts) queryParams() url.Values {
+	b := &f.reqBody
+	if !b.queryDone {
+		b.queryDone = true
+		if f.r.URL != nil && f.r.URL.RawQuery != "" {
+			b.query, _ = url.ParseQuery(f.r.URL.RawQuery) // the parameters before a malformed one are kept
+		}
+	}
+	return b.query
+}
+
+// fieldValues gathers the values one field of a request is given, wherever
+// they are read from, and reports whether upstreams may read different
+// ones.
+type fieldValues struct {
+	first            string
+	found, ambiguous bool
+}
+
+// add adds a value of the field: one that differs from the first but for
+// case makes the field ambiguous (a key takes values in lower case).
+func (fv *fieldValues) add(v string) {
+	switch {
+	case !fv.found:
+		fv.first, fv.found = v, true
+	case !strings.EqualFold(v, fv.first):
+		fv.ambiguous = true
+	}
+}
+
+// addFields adds the values of the fields of vs named name in any case.
+func (fv *fieldValues) addFields(vs url.Values, name string) {
+	for k, kvs := range vs {
+		if strings.EqualFold(k, name) {
+			for _, v := range kvs {
+				fv.add(v)
+			}
+		}
+	}
+}
+
+// value returns the field's value ("" when it was given none), or
+// ambiguous and "".
+func (fv *fieldValues) value() (v string, ambiguous bool) {
+	if fv.ambiguous {
+		return "", true
+	}
+	return fv.first, false
 }
 
 // jsonMember returns the member at path of the JSON object data, decoded

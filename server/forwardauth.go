@@ -43,8 +43,9 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	*orig = *r
 	// It describes the request and carries none of its body: a rule keyed
 	// by a field of the body takes its fallback, whatever the front proxy
-	// sends along.
-	orig.Body, orig.ContentLength = http.NoBody, 0
+	// sends along, the query unread (a nil Body: see httplimit's form:
+	// keys), since the upstream may read the body's field instead.
+	orig.Body, orig.ContentLength = nil, 0
 	method, ok := described(r.Header, "X-Forwarded-Method", "X-Original-Method")
 	uri, ok2 := described(r.Header, "X-Forwarded-Uri", "X-Original-Uri")
 	if !ok || !ok2 {

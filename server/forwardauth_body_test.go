@@ -37,3 +37,23 @@ func TestForwardAuthReadsNoBody(t *testing.T) {
 		}
 	}
 }
+
+// Nor does a query parameter of the field's name choose the count there:
+// the upstream may read the body's field (Go and Rails read it first),
+// which forward-auth never sees, so a decoy in the query that changes
+// with every attempt would escape the rule. Attempts with decoys all fall
+// back to the address.
+func TestForwardAuthFormKeyFallsBackWhateverTheQuery(t *testing.T) {
+	f := newFixture(t, bodyRuleConfig)
+	for i, decoy := range []string{"d1", "d2", "d3"} {
+		r := f.do(t, "POST", "/v1/forward-auth", "", map[string]string{
+			"X-Forwarded-Method": "POST", "X-Forwarded-Uri": "/v1/login?username=" + decoy})
+		want := http.StatusOK
+		if i == 2 {
+			want = http.StatusTooManyRequests
+		}
+		if r.StatusCode != want {
+			t.Errorf("attempt %d (query %s): %d, want %d: the rule counts by the address", i+1, decoy, r.StatusCode, want)
+		}
+	}
+}
