@@ -314,10 +314,7 @@ func (t *Translation) methodThrottles(p awsUsagePlan, plan, where string, scoped
 			if !ok {
 				continue // rateLimit 0: no throttle, reported
 			}
-			label := strings.NewReplacer("{", "", "}", "", "...", "", "$", "", "*", "", "/", "-").Replace(path)
-			if method != "*" {
-				label = "-" + strings.ToLower(method) + label
-			}
+			label := awsMethodLabel(path, method)
 			r := Rule{Name: t.ruleName(plan + strings.TrimRight(label, "-")), Key: []string{"client"}, Limits: []Limit{l}}
 			if method != "*" {
 				r.Methods = []string{method}
@@ -390,3 +387,14 @@ var wildcardRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 
 // shellWord quotes s for a POSIX shell.
 func shellWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// awsMethodLabel names a method throttle's rule after its method and path
+// ("-post-orders-id" for POST /orders/{id}; "-orders" for every method),
+// its leading dash the separator after the plan's or stage's name.
+func awsMethodLabel(path, method string) string {
+	label := strings.NewReplacer("{", "", "}", "", "...", "", "$", "", "*", "", "/", "-").Replace(path)
+	if method != "*" {
+		label = "-" + strings.ToLower(method) + label
+	}
+	return label
+}

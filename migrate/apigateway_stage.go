@@ -134,10 +134,7 @@ func (t *Translation) stageThrottles(stages []awsStageThrottle) error {
 		if !ok {
 			continue // rateLimit 0: no throttle, reported
 		}
-		label := strings.NewReplacer("{", "", "}", "", "...", "", "$", "", "*", "", "/", "-").Replace(path)
-		if method != "*" {
-			label = "-" + strings.ToLower(method) + label
-		}
+		label := awsMethodLabel(path, method)
 		r := Rule{Name: t.ruleName("stage-" + st.stage + strings.TrimRight(label, "-")), Key: []string{"rule"}, Limits: []Limit{l}}
 		if method != "*" {
 			r.Methods = []string{method}
