@@ -183,7 +183,8 @@ type Redis struct {
 	// "auto" (redis.LeaseAuto: decide most checks of the limits that can
 	// be leased in memory, from quota leased from Redis).
 	Lease string
-	// Leases maps the ID of each limit that sets lease: to its mode.
+	// Leases maps the ID of each limit that sets lease: to its mode, as the
+	// store decides it: a rule's limit as "<rule>.<id>".
 	Leases map[string]string
 	// LeaseMaxUnits caps one lease (0: redis.DefaultLeaseMaxUnits);
 	// LeaseMaxAge caps its life (0: redis.DefaultLeaseMaxAge), at least

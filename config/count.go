@@ -15,7 +15,7 @@ import (
 // none (said false, count all, at its name).
 type countAt struct {
 	name  string   // the limit's name (a rule's limit as "<rule>.<limit>"), or the rule's
-	ids   []string // the IDs of the limits it counts that Redis may lease (see leasable)
+	ids   []string // the store's IDs of the limits it counts that Redis may lease (see leasable)
 	count string
 	node  *yaml.Node
 	path  string
@@ -121,15 +121,16 @@ func (c *Config) CountsLeasedBy(inForce Store) error {
 	return errors.Join(errs...)
 }
 
-// leasable returns the IDs of the limits of ls that Redis's leased quota
-// may decide: the fixed windows and sliding counters that are not shadows
-// (redis.LeaseOptions; buckets may be leased too, but cannot count by
-// response at all).
-func leasable(ls ...sluice.Limit) []string {
+// leasable returns the IDs, as the store has them (idPrefix and the
+// limit's ID: see limitsUnder), of the limits of ls that Redis's leased
+// quota may decide: the fixed windows and sliding counters that are not
+// shadows (redis.LeaseOptions; buckets may be leased too, but cannot count
+// by response at all).
+func leasable(idPrefix string, ls ...sluice.Limit) []string {
 	var ids []string
 	for _, l := range ls {
 		if a := l.Algorithm(); !l.Shadow() && (a == sluice.AlgorithmFixedWindow || a == sluice.AlgorithmSlidingCounter) {
-			ids = append(ids, l.ID())
+			ids = append(ids, idPrefix+l.ID())
 		}
 	}
 	return ids

@@ -13,8 +13,9 @@ import (
 // (limits, plans, identity …), which are methods in the files of each topic.
 type decoder struct {
 	*yamlcheck.Decoder
-	// leases maps a limit's ID to the lease: of the limits that say one
-	// (see leaseOf); the store section's Redis.Leases is this map.
+	// leases maps a limit's ID as the store decides it (a rule's limit as
+	// "<rule>.<id>") to the lease: of the limits that say one (see
+	// leaseOf); the store section's Redis.Leases is this map.
 	leases map[string]string
 	// counts are the count: settings read, in order (see resolveCounts).
 	counts []countAt

@@ -90,6 +90,64 @@ func withOverrides(base *httplimit.Plan, overrides []sluice.Limit) *httplimit.Pl
 	return &p
 }
 
+// keyIDsApart refuses a key's own limit whose ID (its id:, else its name)
+// is that of a limit of its plan it does not replace, at its id: (else its
+// name:): the key's plan, its own limits merged in, is checked in one call
+// under the client's key, and a call that spends one state twice is
+// refused (sluice.ValidateChecks), leaving every request of the key
+// undecided and served. httplimit refuses the merged plan too, at field
+// (the key's plan): its problem is located at the same place, and told once.
+func (d *decoder) keyIDsApart(rk rawKey, raw *rawConfig, field string) {
+	limits := rk.key.Plan.Limits
+	own := map[string]bool{} // the names of the key's own limits
+	for _, o := range rk.overrides {
+		own[o.Name()] = true
+	}
+	first := map[string]int{} // an ID: the index of its first limit
+	for j, l := range limits {
+		i, dup := first[l.ID()]
+		if !dup {
+			first[l.ID()] = j
+			continue
+		}
+		key, other := limits[j], limits[i]
+		if !own[key.Name()] {
+			key, other = other, key
+		}
+		n, path := keyLimitNode(rk, key.Name())
+		d.errorfIn(rk.file, n, path, "%q is the ID of the plan's limit %q too: a key's own limits are checked with "+
+			"its plan's, and the two would share one state (give it an id: of its own)", key.ID(), other.Name())
+		for _, k := range []int{i, j} {
+			raw.atIn(rk.file, fmt.Sprintf("%s.Limits[%d]", field, k), n, path)
+		}
+	}
+}
+
+// keyLimitNode returns the node and path of the id: (else the name:) of the
+// key's own limit called name, or the key's own when it is not found.
+func keyLimitNode(rk rawKey, name string) (*yaml.Node, string) {
+	if rk.node.Kind != yaml.MappingNode {
+		return rk.node, rk.path
+	}
+	seq := valueOf(rk.node, "limits")
+	if seq == nil || seq.Kind != yaml.SequenceNode {
+		return rk.node, rk.path
+	}
+	for i, e := range seq.Content {
+		if e.Kind != yaml.MappingNode {
+			continue
+		}
+		if n := valueOf(e, "name"); n != nil && n.Value == name {
+			path := fmt.Sprintf("%s.limits[%d]", rk.path, i)
+			if id := valueOf(e, "id"); id != nil {
+				return id, path + ".id"
+			}
+			return n, path + ".name"
+		}
+	}
+	return rk.node, rk.path
+}
+
 func planNames(plans []rawPlan) string {
 	var names []string
 	for _, p := range plans {
@@ -129,6 +187,7 @@ func (d *decoder) resolveKeys(c *Config, raw *rawConfig, byName map[string]*http
 		rk.key.Plan = withOverrides(base, rk.overrides)
 		c.Keys[rk.key.Hash] = rk.key
 		raw.atIn(rk.file, fmt.Sprintf("Keys[%d]", len(keys)), rk.node, rk.path)
+		d.keyIDsApart(rk, raw, fmt.Sprintf("Keys[%d].Plan", len(keys)))
 		keys = append(keys, httplimit.Key{Name: rk.key.Name, SHA256: rk.key.Hash, Plan: rk.key.Plan})
 	}
 	return keys

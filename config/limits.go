@@ -36,6 +36,15 @@ import (
 //     zone: "+09:00"   # UTC (default), or a fixed offset from it
 //     starts: 15       # months from the 15th
 func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
+	return d.limitsUnder(n, path, "")
+}
+
+// limitsUnder is limits for limits whose states the store keeps under
+// idPrefix and their ID: "" for a plan's, a key's and the global limits,
+// "<rule>." for a rule's (httplimit names a rule's limits so, in the store
+// too). Their lease: is recorded, and their count: judged against the
+// store's leases, under that ID, the one Redis's leases are looked up by.
+func (d *decoder) limitsUnder(n *yaml.Node, path, idPrefix string) []sluice.Limit {
 	var out []sluice.Limit
 	names := map[string]bool{}
 	d.List(n, path, func(_ int, e *yaml.Node, path string) {
@@ -164,13 +173,13 @@ func (d *decoder) limits(n *yaml.Node, path string) []sluice.Limit {
 			return
 		}
 		if leaseNode != nil {
-			d.leaseOf(leaseNode, path+".lease", l.ID(), lease)
+			d.leaseOf(leaseNode, path+".lease", idPrefix+l.ID(), lease)
 			if lease == "auto" && d.leaseAuto != nil {
 				*d.leaseAuto = append(*d.leaseAuto, leaseAt{d.File, leaseNode, path + ".lease"})
 			}
 		}
 		if countNode != nil {
-			d.countOf(countNode, path+".count", l.Name(), count, leasable(l)...)
+			d.countOf(countNode, path+".count", l.Name(), count, leasable(idPrefix, l)...)
 		} else {
 			d.countUnsaid(nameNode, path+".name", l.Name())
 		}
@@ -200,8 +209,9 @@ func (d *decoder) microseconds(n *yaml.Node, path string, v time.Duration, a slu
 	}
 }
 
-// leaseOf records the lease: mode of the limit with ID id; two limits of
-// one ID (one state) must not say different modes.
+// leaseOf records the lease: mode of the limit with ID id (as the store
+// has it: a rule's limit's prefixed by its rule's name); two limits of one
+// ID (one state) must not say different modes.
 func (d *decoder) leaseOf(n *yaml.Node, path, id, mode string) {
 	if d.leases == nil {
 		return

@@ -68,6 +68,13 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 		var matchPlans, plansNode *yaml.Node
 		var plansPath string
 		var rulePlans []string
+		// idPrefix is what the store's IDs of the rule's limits start
+		// with (see limitsUnder): its name is read before its limits,
+		// wherever the mapping puts them.
+		var idPrefix string
+		if name := valueOf(e, "name"); e.Kind == yaml.MappingNode && name != nil && name.Kind == yaml.ScalarNode {
+			idPrefix = name.Value + "."
+		}
 		raw.at(at, e, path)
 		// listAt is the field of a list of strings, recorded under at:
 		// the rule's or an alternative's.
@@ -145,7 +152,7 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 			},
 			"limits": func(n *yaml.Node, p string) {
 				before := len(d.Errs)
-				r.Limits = d.limits(n, p)
+				r.Limits = d.limitsUnder(n, p, idPrefix)
 				raw.at(at+".Limits", n, p)
 				raw.refused(at+".Limits", len(d.Errs) > before)
 			},
@@ -163,7 +170,7 @@ func (d *decoder) rules(n *yaml.Node, path string, raw *rawConfig) []httplimit.R
 			d.counts[i].name = r.Name + "." + d.counts[i].name
 		}
 		if countNode != nil {
-			d.countOf(countNode, path+".count", r.Name, count, leasable(r.Limits...)...)
+			d.countOf(countNode, path+".count", r.Name, count, leasable(idPrefix, r.Limits...)...)
 		}
 		out = append(out, r)
 	})

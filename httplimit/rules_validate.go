@@ -175,7 +175,10 @@ func (v *validator) ruleKey(field string, r *Rule, o *Options, paths [][]pathPat
 // ruleLimitNames checks that each rule's limit, named "<rule>.<limit>",
 // takes neither the name of a plan's, a global or another rule's limit,
 // which headers, problem bodies and Count would confuse it with, nor the ID
-// of a plan's limit, whose state a rule keyed by the client would share.
+// of a plan's or another rule's limit (a rule's as ruleLimit gives it:
+// "a" and "b.c" is "a.b" and "c"), whose state a rule keyed by the client
+// would share: a request checking both would spend one state twice, which
+// sluice.ValidateChecks refuses, and be served undecided.
 func (v *validator) ruleLimitNames(o *Options) {
 	names, ids := map[string]string{}, map[string]string{}
 	for _, l := range o.Global {
@@ -200,7 +203,7 @@ func (v *validator) ruleLimitNames(o *Options) {
 	}
 	for i := range o.Rules {
 		r := &o.Rules[i]
-		var own []string
+		var own []sluice.Limit
 		for j, l := range r.Limits {
 			if l.Err() != nil {
 				continue
@@ -212,11 +215,16 @@ func (v *validator) ruleLimitNames(o *Options) {
 			} else if what, dup := ids[q.ID()]; dup {
 				v.errorf(lf, "%q is already the ID of %s, whose state a rule keyed by the client would share", q.ID(), what)
 			}
-			own = append(own, q.Name())
+			own = append(own, q)
 		}
-		for _, name := range own {
-			if _, dup := names[name]; !dup {
-				names[name] = "a limit of rule " + r.Name
+		// Added once the rule's own are checked: two limits of one rule
+		// are judged by limits, as those of one list.
+		for _, q := range own {
+			if _, dup := names[q.Name()]; !dup {
+				names[q.Name()] = "a limit of rule " + r.Name
+			}
+			if _, dup := ids[q.ID()]; !dup {
+				ids[q.ID()] = "a limit of rule " + r.Name
 			}
 		}
 	}

@@ -38,15 +38,17 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //
 //   - Plans: at least one; none nil; names valid (sluice.ValidName) and
 //     unique; each with at least one limit, every limit valid
-//     (sluice.Limit.Err) and named once in the plan and apart from the
-//     global limits, at most sluice.MaxChecks limits with the global ones;
+//     (sluice.Limit.Err), named once in the plan and apart from the
+//     global limits, and of an ID (sluice.Limit.ID) no other limit of the
+//     plan has, at most sluice.MaxChecks limits with the global ones;
 //     costs of valid, non-conflicting ServeMux patterns, none negative or
 //     above a limit's burst; upgrades to a plan of Plans, at an absolute
 //     URL.
-//   - Global: valid limits, named once.
+//   - Global: valid limits, each name and ID once.
 //   - DefaultPlan, AnonymousPlan: names of Plans.
 //   - Scope: empty or a sluice.ValidName string.
-//   - Keys: each SHA-256 once; each plan valid as Plans' are.
+//   - Keys: each SHA-256 once; each plan valid as Plans' are (a key's
+//     own limits merged in, no two of one ID).
 //   - APIKeyHeaders, TokenHeaders, UserHeader, PlanHeader: valid header names.
 //   - TrustedProxies: valid prefixes.
 //   - ForwardedHeader, UnknownKeys, Headers: known values, in any case.
@@ -74,10 +76,11 @@ func (e *FieldError) Unwrap() error { return e.Err }
 //     HeaderFrom and Fallback known values; each entry of Except naming
 //     a method, path, host or header, without ExceptPaths, its fields
 //     valid as a rule's own; at least one valid limit each,
-//     named at most 64 characters with the rule's name, a name (and ID)
-//     no plan's, global or other rule's limit has; a Cost that each limit
-//     can hold; at most sluice.MaxChecks limits per plan with the global
-//     ones and every rule's.
+//     named at most 64 characters with the rule's name, a name no plan's,
+//     global or other rule's limit has and an ID no plan's or other rule's
+//     limit has (each as the rule names it: "<rule>.<limit>"); a Cost that
+//     each limit can hold; at most sluice.MaxChecks limits per plan with
+//     the global ones and every rule's.
 func (o Options) Validate() error {
 	v := &validator{}
 	v.options(o.WithDefaults())
@@ -275,9 +278,14 @@ func (v *validator) webURL(field, s string) {
 	}
 }
 
-// limits checks a list of limits: each valid, each name once.
+// limits checks a list of limits: each valid, each name once, each ID
+// once. The limits of a list (a plan's, a key's plan with its own limits,
+// the global ones, a rule's) are checked in one call under one key, and
+// sluice.ValidateChecks refuses a call that spends one state (one ID) for
+// one key twice: every request would be left undecided.
 func (v *validator) limits(field string, ls []sluice.Limit) {
 	seen := map[string]bool{}
+	ids := map[string]string{} // a limit's ID: its name
 	for i, l := range ls {
 		lf := fmt.Sprintf("%s[%d]", field, i)
 		if err := l.Err(); err != nil {
@@ -286,8 +294,13 @@ func (v *validator) limits(field string, ls []sluice.Limit) {
 		}
 		if seen[l.Name()] {
 			v.errorf(lf, "%q is already a limit of this list", l.Name())
+		} else if other, dup := ids[l.ID()]; dup {
+			v.errorf(lf, "%q has the ID %q of limit %q of this list: the two would share one state", l.Name(), l.ID(), other)
 		}
 		seen[l.Name()] = true
+		if _, dup := ids[l.ID()]; !dup {
+			ids[l.ID()] = l.Name()
+		}
 	}
 }
 
