@@ -45,6 +45,11 @@ type clock struct {
 	// What the ticker saw of its own lateness (see Stats).
 	lateTicks atomic.Int64
 	maxGap    atomic.Int64 // µs
+
+	// latest is the latest time an injected clock has read (µs), which
+	// may step back; 0 for the default clock, which never does (see
+	// notBefore).
+	latest atomic.Int64
 }
 
 // newClock returns the clock of WithClock(injected) when injected is not
@@ -54,7 +59,7 @@ func newClock(injected func() time.Time, res time.Duration, stop <-chan struct{}
 	c.baseUS = sluice.MicrosSinceEpoch(c.base)
 	switch {
 	case injected != nil:
-		c.read = func() int64 { return sluice.MicrosSinceEpoch(injected()) }
+		c.read = func() int64 { return c.mark(sluice.MicrosSinceEpoch(injected())) }
 	default:
 		c.read = c.monotonic
 		if res > 0 {
@@ -123,6 +128,29 @@ func (c *clock) nowIf(lag bool) (int64, bool) {
 
 // exact reads the time.
 func (c *clock) exact() int64 { return c.read() }
+
+// mark returns t, an injected clock's reading, having made latest the
+// larger of t and what it was.
+func (c *clock) mark(t int64) int64 {
+	for {
+		m := c.latest.Load()
+		if t <= m || c.latest.CompareAndSwap(m, t) {
+			return t
+		}
+	}
+}
+
+// notBefore reads the time, or returns the latest time the clock has read
+// when that is later (an injected clock that stepped back): a time no
+// earlier than any the store has decided at, and so than any receipt it
+// has given (see Reset). Decisions never read it: they take the time as
+// it comes, and the algorithms a time behind a state's as no time passed.
+// The default clock never steps back (the ticker's times are earlier
+// exact reads), so it keeps no mark and notBefore is exact.
+func (c *clock) notBefore() int64 {
+	t := c.exact()
+	return max(t, c.latest.Load())
+}
 
 // now returns the ticker's last time, or, while no ticker runs, the exact
 // time (starting the ticker unless the store is closed). A time it returns

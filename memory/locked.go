@@ -16,6 +16,9 @@ type lockedCheck struct {
 	// log is the sliding log loaded for this check: a decision that
 	// leaves its state in log's array needs no room.
 	log []sluice.LogEntry
+	// seeded: the state loaded is a fresh lease book seeded with the time
+	// of its key's last reset (see shard.seedLeases).
+	seeded bool
 }
 
 // applyLocked decides checks under the mutexes of their shards.
@@ -76,6 +79,7 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 			s.loadAll(hashes, idx, lc, states)
 			changed, err = sluice.DecideBatch(checks, states, now, out)
 		}
+		unseedAll(lc, states)
 		if err != nil {
 			s.letGoTaken(idx, lc)
 			return 0, err
@@ -96,6 +100,7 @@ func (s *Store) applyLocked(checks []sluice.Check, out []sluice.Status, sc *scra
 		s.locateAll(checks, hashes, idx, lc, states)
 		now, changed = at, false
 		peekAllowed(checks, states, now, out)
+		unseedAll(lc, states)
 		break
 	}
 	// Existing states first: inserts may move entries. A shadow log that
@@ -171,14 +176,28 @@ func (s *Store) locateAll(checks []sluice.Check, hashes []hash, idx []uint32, lc
 }
 
 // loadAll loads into states[i] the state of check i if the store holds
-// it, else a fresh state.
+// it, else a fresh state: for a concurrency limit reset lately, one
+// seeded with the reset's time, which unseedAll takes out after the
+// decision (see shard.seedLeases).
 func (s *Store) loadAll(hashes []hash, idx []uint32, lc []lockedCheck, states []sluice.State) {
 	for i := range lc {
 		states[i] = sluice.State{}
 		if lc[i].held {
 			s.shards[idx[i]].load(s, lc[i].p, hashes[i], lc[i].lr, &states[i])
+		} else {
+			s.shards[idx[i]].seedLeases(hashes[i], lc[i].lr, &states[i])
 		}
-		lc[i].log = states[i].Log
+		lc[i].log, lc[i].seeded = states[i].Log, !lc[i].held && len(states[i].Log) > 0
+	}
+}
+
+// unseedAll takes the seed out of the decided states of the checks whose
+// fresh lease books loadAll seeded.
+func unseedAll(lc []lockedCheck, states []sluice.State) {
+	for i := range lc {
+		if lc[i].seeded {
+			unseedLeases(&states[i])
+		}
 	}
 }
 

@@ -20,6 +20,9 @@ func defaults() options {
 
 // WithClock makes the store read the time from now, once per decision.
 // Tests inject a fake clock; the store never reads time any other way.
+// Such a clock may step back: the store decides at the time it reads (a
+// time behind a state's counts as no time passed), and notes a Reset at
+// the latest time it has read (see Store.Reset).
 // Without it the store uses the wall time at New advanced by the monotonic
 // clock, a time that never steps back when the system clock is set (window
 // boundaries may then drift from the wall clock by what NTP slews,
@@ -55,6 +58,12 @@ func WithClock(now func() time.Time) Option {
 //     lag beyond its limit (per d of lag, at most a unit or 1/256 of its
 //     burst), a concurrency lease may expire up to the lag early, and a
 //     queued leaky bucket's Delay may be up to the lag longer than needed.
+//   - Concurrency leases taken while the time stands still between two
+//     ticks are told apart by their stamps (Status.Lease): each is stamped
+//     a µs after the newest its book holds, and the first taken after a
+//     Reset at least a µs after the reset's time, which is no earlier than
+//     any lease it forgot (see Store.Reset): giving back a lease, from
+//     before the reset or since, never frees another.
 //
 // d ≤ 0 reads the clock for every decision (exact, and no goroutine); d
 // below 100 µs is taken as 100 µs. It has no effect with WithClock.

@@ -9,7 +9,9 @@ import (
 
 // Release implements sluice.Releaser: it gives back concurrency leases.
 // ctx is not consulted (see Store): a lease is given back even for a
-// request whose context is done. It fails when leases is not as long as
+// request whose context is done. A lease taken before a Reset of its key
+// and limit is not given back out of the lease book built since, which
+// never held it (see Reset). It fails when leases is not as long as
 // checks, and when a check with a lease to give back has a limit that
 // cannot be decided (Limit.Err), with an error wrapping
 // sluice.ErrInvalidCheck, and then gives back nothing.
@@ -35,7 +37,10 @@ func (s *Store) Release(_ context.Context, checks []sluice.Check, leases []int64
 		if leases[i] == 0 || c.Limit.Algorithm() != sluice.AlgorithmConcurrency {
 			continue
 		}
-		s.update(c, now, func(st sluice.State, _ int64) sluice.State {
+		s.update(c, now, func(st sluice.State, reset int64) sluice.State {
+			if leases[i] <= reset {
+				return st // the book since the reset never held it
+			}
 			return c.Limit.Release(st, leases[i], c.Cost)
 		})
 	}

@@ -12,12 +12,24 @@ import "github.com/sluice-dev/sluice"
 //
 // A receipt (Status.Charged) given before the reset is not refunded into
 // the state the key builds since, which never counted it (see Refund), as
-// on the Redis store; a sliding log's receipt, or a lease, names its
-// entry's instant, which a state made since holds only if it was charged
-// at that microsecond. A shard remembers its last 256 resets of fixed
-// windows and sliding counters for two windows each: past that bound, a
-// receipt from before an older reset may be refunded into its fresh
-// state.
+// on the Redis store, and a lease (Status.Lease) taken before it is not
+// given back out of the lease book the key builds since (see Release),
+// which would free a request in flight since. The reset is noted at a time
+// no earlier than any receipt or lease it forgets: the exact time, or
+// later when an injected clock (WithClock) has stepped back since it read
+// a later one, or when the newest lease forgotten was stamped ahead of
+// the clock (a µs per lease taken at one instant). Receipts at or before
+// that time are not refunded, and leases stamped at or before it not
+// given back: the first lease taken since is stamped at least a µs after
+// it. While a stepped-back clock is behind that time, receipts given
+// since are not refunded either: a step back never creates capacity. A
+// sliding log's receipt names its entry's instant, which a state made
+// since holds only if it was charged at that microsecond. A shard
+// remembers its last 256 resets of fixed windows and sliding counters
+// (for two windows and a second) and of concurrency limits (for their
+// lease TTL and a second): past that bound, a receipt from before an older
+// reset may be refunded into its fresh state, and a lease from before it
+// given back out of its fresh book.
 func (s *Store) Reset(key string, limits []sluice.Limit) int {
 	if s.zero() {
 		return 0
@@ -34,9 +46,15 @@ func (s *Store) Reset(key string, limits []sluice.Limit) int {
 		}
 		p, _, held := sh.locate(h, lr)
 		// The reset's time is read holding the key's entry (locate waits
-		// for a decision that holds it) and the shard's mutex: every
-		// receipt of a charge the reset forgets is at or before it.
-		sh.noteReset(h, lr, &limits[i], s.clock.exact())
+		// for a decision that holds it) and the shard's mutex, no earlier
+		// than any time the store has decided at (see clock.notBefore):
+		// every receipt of a charge the reset forgets is at or before it,
+		// and so, once the newest lease's stamp is counted, every lease.
+		at := s.clock.notBefore()
+		if held && lr.key.alg == sluice.AlgorithmConcurrency {
+			at = max(at, sh.newestLease(h, lr, p))
+		}
+		sh.noteReset(h, lr, &limits[i], at)
 		if held {
 			sh.forgetAt(h, lr, p)
 			forgot++

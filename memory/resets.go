@@ -17,26 +17,48 @@ type resetID struct {
 	ref uint32
 }
 
-// resetRecord is when Reset forgot a state of a fixed window or sliding
-// counter (µs since sluice.Epoch, by the exact clock), and until when a
-// refund of a receipt given before it could still change the state that
-// came after (two windows, and a second more).
+// resetRecord is when Reset forgot a state that a receipt or a lease
+// from before it could still reach (µs since sluice.Epoch: no earlier than
+// any receipt it forgot, see Reset), and until when one could still change
+// the state that came after: for a fixed window or sliding counter, a
+// refund, for two windows and a second more; for a concurrency limit, a
+// release, for the lease TTL and a second more.
 type resetRecord struct {
 	at, until int64
 }
 
-// noteReset remembers that h's state of lr was reset at now, for limit
-// l, when refunds can reach its algorithm's state (fixed windows and
-// sliding counters: a sliding log's receipt names its entry, which a
-// fresh log does not hold); the caller holds sh.mu.
-func (sh *shard) noteReset(h hash, lr *limitRef, l *sluice.Limit, now int64) {
+// resetLife returns how long a reset of l's state must be remembered (see
+// resetRecord), and false for algorithms whose fresh state nothing from
+// before the reset can reach: a sliding log's receipt names its entry's
+// instant, which a fresh log holds only if it was charged at that µs, and
+// the buckets take no refunds.
+func resetLife(l *sluice.Limit) (int64, bool) {
+	w, sec := int64(l.Window()/time.Microsecond), int64(time.Second/time.Microsecond)
 	switch l.Algorithm() {
 	case sluice.AlgorithmFixedWindow, sluice.AlgorithmSlidingCounter:
-	default:
+		return 2*w + sec, true
+	case sluice.AlgorithmConcurrency:
+		return w + sec, true
+	}
+	return 0, false
+}
+
+// noteReset remembers that h's state of lr was reset at now, for limit
+// l, when a refund or a release can reach its algorithm's fresh state (see
+// resetLife); the caller holds sh.mu. A reset it still remembers of the
+// state at a later time (one that counted the newest lease's stamp) keeps
+// that time: whatever was before it is before this one.
+func (sh *shard) noteReset(h hash, lr *limitRef, l *sluice.Limit, now int64) {
+	life, ok := resetLife(l)
+	if !ok {
 		return
 	}
 	if sh.resets == nil {
 		sh.resets = map[resetID]resetRecord{}
+	}
+	at := now
+	if r, ok := sh.resets[resetID{h, lr.ref}]; ok && r.until > now {
+		at = max(at, r.at)
 	}
 	if len(sh.resets) >= maxResetsPerShard {
 		for id, r := range sh.resets {
@@ -51,8 +73,7 @@ func (sh *shard) noteReset(h hash, lr *limitRef, l *sluice.Limit, now int64) {
 			delete(sh.resets, id)
 		}
 	}
-	life := 2*int64(l.Window()/time.Microsecond) + int64(time.Second/time.Microsecond)
-	sh.resets[resetID{h, lr.ref}] = resetRecord{at: now, until: now + life}
+	sh.resets[resetID{h, lr.ref}] = resetRecord{at: at, until: at + life}
 }
 
 // resetAt returns when h's state of lr was last reset, if the shard still
@@ -67,4 +88,53 @@ func (sh *shard) resetAt(h hash, lr *limitRef, now int64) int64 {
 		return 0
 	}
 	return r.at
+}
+
+// newestLease returns the stamp of the newest lease in h's lease book of
+// lr at p, which the shard holds (0: none); the caller holds sh.mu.
+// Stamps rise through a book (see algo.SlidingLog): its last entry is its
+// newest, which may be a few µs ahead of the time read, one per lease
+// taken at one instant.
+func (sh *shard) newestLease(h hash, lr *limitRef, p place) int64 {
+	if p.slot != sideSlot {
+		return 0
+	}
+	i := sh.sideIndex(h, lr.ref)
+	if i < 0 {
+		return 0
+	}
+	log := sh.side[h][i].state().Log
+	if len(log) == 0 {
+		return 0
+	}
+	return log[len(log)-1].At
+}
+
+// seedLeases makes st, the fresh lease book of h's concurrency limit lr,
+// begin with an entry of no units at the time of the key's last reset the
+// shard remembers, if any: the book stamps its first lease at least a µs
+// after it (a lease is stamped after the newest entry), so that no lease
+// taken since the reset has the stamp of one from before it, which Release
+// ignores (see Store.Release). The entry counts no units, and expires as
+// a lease would; unseedLeases takes it out after the decision. The caller
+// holds sh.mu.
+func (sh *shard) seedLeases(h hash, lr *limitRef, st *sluice.State) {
+	if lr.key.alg != sluice.AlgorithmConcurrency || len(sh.resets) == 0 {
+		return
+	}
+	if r, ok := sh.resets[resetID{h, lr.ref}]; ok {
+		st.Log = []sluice.LogEntry{{At: r.at}}
+	}
+}
+
+// unseedLeases takes out of st, a lease book decided from seedLeases'
+// state, the entry of no units it began with, if the decision kept it:
+// a state with no lease is the fresh state.
+func unseedLeases(st *sluice.State) {
+	if len(st.Log) == 0 || st.Log[0].Units != 0 {
+		return
+	}
+	if st.Log = st.Log[1:]; len(st.Log) == 0 {
+		*st = sluice.State{}
+	}
 }
