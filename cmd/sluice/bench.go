@@ -200,7 +200,7 @@ func (o *benchOptions) validate() error {
 		return usageErrorf("-c %d: at most %d connections", o.conns, maxBenchConns)
 	case o.duration <= 0:
 		return usageErrorf("-d %v: want a positive duration", o.duration)
-	case o.rate < 0:
+	case o.rate < 0 || math.IsNaN(o.rate) || math.IsInf(o.rate, 0):
 		return usageErrorf("-rate %v: want 0 (closed loop) or a positive rate", o.rate)
 	case o.keys < 1:
 		return usageErrorf("-keys %d: want at least 1", o.keys)

@@ -172,6 +172,9 @@ func (o designOutput) write(config, markdown string, v any, stdout, stderr io.Wr
 		}
 		text = b.String()
 	}
+	if o.config != "" && o.out != "" && sameFile(o.config, o.out) {
+		return usageErrorf("-config %s and -o %s name one file: the analysis and the configuration each need their own", o.config, o.out)
+	}
 	var pending *pendingFile
 	if o.config != "" {
 		var err error

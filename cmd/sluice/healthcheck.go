@@ -48,14 +48,15 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	if fs.NArg() == 1 {
 		target = fs.Arg(0)
 	}
+	shown := redactURL(target) // what messages name: never a password in it
 	u, err := url.Parse(target)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErrorf("%q: want an http or https URL", target)
+		return usageErrorf("%q: want an http or https URL", shown)
 	}
 	transport := &http.Transport{DisableKeepAlives: true} // no proxy from the environment
 	if *caFile != "" {
 		if u.Scheme != "https" {
-			return usageErrorf("-cacert is for an https URL, not %q", target)
+			return usageErrorf("-cacert is for an https URL, not %q", shown)
 		}
 		pem, err := os.ReadFile(*caFile)
 		if err != nil {
@@ -74,7 +75,7 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return fmt.Errorf("%s: %w", target, err)
+		return fmt.Errorf("%s: %w", shown, err)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -82,14 +83,14 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL is named once, below
 		}
-		return fmt.Errorf("%s: %w", target, err)
+		return fmt.Errorf("%s: %w", shown, err)
 	}
 	defer resp.Body.Close()
 	first := firstLine(io.LimitReader(resp.Body, 1024))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s: %s: %s", target, resp.Status, first)
+		return fmt.Errorf("%s: %s: %s", shown, resp.Status, first)
 	}
-	fmt.Fprintf(stdout, "%s: %s: %s\n", target, resp.Status, first)
+	fmt.Fprintf(stdout, "%s: %s: %s\n", shown, resp.Status, first)
 	return nil
 }
 

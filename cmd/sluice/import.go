@@ -109,6 +109,11 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		_, err := io.WriteString(stdout, tr.Report())
 		return err
 	}
+	for name := range files {
+		if sameFile(*report, filepath.Join(*dir, name)) {
+			return usageErrorf("-report %s: the import writes %s there; name another file", *report, name)
+		}
+	}
 	pending, err := preparePendingFile("-report", *report, tr.Report())
 	if err != nil {
 		return err
