@@ -408,6 +408,9 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			closeBody(send)
 			return nil, err
 		}
+		if release != nil {
+			release = sync.OnceFunc(release) // by the body's Close, or before a retry's wait
+		}
 		t.stats.attempts.Add(1)
 		resp, err := t.base().RoundTrip(send)
 		if release != nil {
@@ -457,6 +460,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		t.stats.retries.Add(1)
+		if release != nil {
+			// The answer has come: the wait is at no server, and a Gate's
+			// slot or window counts from the answer, not from the retry.
+			release()
+		}
 		start := time.Now()
 		err = sleepDraining(ctx, wait, resp.Body)
 		t.stats.waited.Add(int64(time.Since(start)))
@@ -491,11 +499,23 @@ func (t *Transport) admit(req *http.Request, h *hostState, cost int64) (tk ticke
 			return ticket{}, release, err
 		}
 		start := time.Now()
+		// The Gate's wait is the Transport's own too: bounded by
+		// Retry.MaxWait, so that a Gate that knows its wait ends beyond it
+		// does not begin it.
+		gctx := ctx
+		if t.policy.MaxWait < maxHint {
+			var cancel context.CancelFunc
+			gctx, cancel = context.WithTimeout(ctx, t.policy.MaxWait)
+			defer cancel()
+		}
 		var err error
 		if lg, ok := t.Gate.(LeaseGate); ok {
-			release, err = lg.Acquire(ctx, cost)
+			release, err = lg.Acquire(gctx, cost)
 		} else {
-			err = t.Gate.Wait(ctx, cost)
+			err = t.Gate.Wait(gctx, cost)
+		}
+		if err != nil && ctx.Err() == nil && gctx.Err() != nil && !errors.Is(err, ErrWaitTooLong) {
+			err = fmt.Errorf("client: gate: %w: beyond Retry.MaxWait %v", ErrWaitTooLong, t.policy.MaxWait)
 		}
 		t.stats.waited.Add(int64(time.Since(start)))
 		if err != nil && !(t.FailOpen && errors.Is(err, sluice.ErrStoreUnavailable) && ctx.Err() == nil) {
