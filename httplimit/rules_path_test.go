@@ -47,7 +47,9 @@ func wildcardsOf(pp *pathPattern) []string {
 }
 
 // agreeWithServeMux fails t when pattern and path are matched otherwise
-// than net/http's ServeMux routes them, or a wildcard differs.
+// than net/http's ServeMux routes them, or a wildcard's value differs from
+// ServeMux's with its segment parameters dropped (";jsessionid=…", which
+// Java upstreams route without: a key is the resource, however spelled).
 func agreeWithServeMux(t *testing.T, pattern, path string) {
 	pp, err := parsePathPattern(pattern)
 	want, values, muxOK := serveMuxMatch(t, pattern, &url.URL{Path: path}, wildcardsOf(&pp))
@@ -66,8 +68,9 @@ func agreeWithServeMux(t *testing.T, pattern, path string) {
 		return
 	}
 	for _, w := range wildcardsOf(&pp) {
-		if v := m.value(pp.wildIndex(w)); v != values[w] {
-			t.Fatalf("pattern %q, path %q: {%s} = %q, ServeMux %q", pattern, path, w, v, values[w])
+		if v := m.value(pp.wildIndex(w)); v != wildcardWithoutParams(values[w]) {
+			t.Fatalf("pattern %q, path %q: {%s} = %q, ServeMux %q (without parameters %q)", pattern, path, w, v, values[w],
+				wildcardWithoutParams(values[w]))
 		}
 	}
 }
