@@ -98,7 +98,9 @@ type Connections struct {
 	// backlog.
 	Max int
 	// ReadHeaderTimeout bounds reading a request's headers (10s);
-	// ReadTimeout the whole request, body included (60s); WriteTimeout the
+	// ReadTimeout the whole request, body included (60s), but for a body
+	// the reverse proxy streams to the upstream, which StreamIdleTimeout
+	// bounds between reads instead; WriteTimeout the
 	// response, counted from the end of the request's headers (120s) — for
 	// the reverse proxy, the wait for the upstream's answer to start (a
 	// 504 after it; a reload changes this wait at once, the listeners'

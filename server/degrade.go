@@ -229,6 +229,7 @@ type statusWriter struct {
 	wrote    bool // a final (non-1xx) status was written
 	switched bool // the connection switched to another protocol (Hijack)
 	copied   bool // the answer is a stale copy of the upstream's
+	own      bool // the proxy's own problem answer (a 502), sluice's for CORS (markOwn)
 	cors     *corsPolicy
 	allow    string // the request's Access-Control-Allow-Origin, with cors
 	expose   string // its Access-Control-Expose-Headers, with cors
@@ -255,7 +256,8 @@ type staleKey struct{}
 
 // markUpstream wraps the handler that reaches the upstream (the proxy),
 // which runs once the limits admitted the request: what it writes is the
-// upstream's answer, 502s of an unreachable upstream included. A request
+// upstream's answer, 502s of an unreachable upstream included (for
+// degradation; for CORS those are sluice's own, markOwn). A request
 // whose context holds a stale cache (staleKey) is answered by its copy
 // instead when it has one: not the upstream's answer, nor one to copy
 // again (its age would start afresh).
@@ -316,7 +318,7 @@ func (w *statusWriter) WriteHeader(code int) {
 			w.web.Reset(w.Header().Get("Content-Type"))
 		}
 		if w.cors != nil {
-			w.cors.annotate(w.Header(), w.allow, w.expose, w.upstream || w.copied)
+			w.cors.annotate(w.Header(), w.allow, w.expose, w.upstream && !w.own || w.copied)
 		}
 	}
 	w.status = code

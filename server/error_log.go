@@ -3,6 +3,7 @@ package server
 import (
 	"log"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 )
@@ -44,6 +45,25 @@ func (b *boundedWarnings) Write(p []byte) (int, error) {
 // logger returns a log.Logger whose lines b warns of: an http.Server's
 // ErrorLog.
 func (b *boundedWarnings) logger() *log.Logger { return log.New(b, "", 0) }
+
+// loggerAs returns a log.Logger whose lines b warns of as msg with args,
+// each line as the "err": the ErrorLog of a component whose lines belong
+// with msg's (the reverse proxy's, with "upstream failed").
+func (b *boundedWarnings) loggerAs(msg string, args ...any) *log.Logger {
+	return log.New(linesAs{b: b, msg: msg, args: args}, "", 0)
+}
+
+// linesAs warns of each line written to it as msg with args and the line.
+type linesAs struct {
+	b    *boundedWarnings
+	msg  string
+	args []any
+}
+
+func (l linesAs) Write(p []byte) (int, error) {
+	l.b.warn(l.msg, append(slices.Clip(l.args), "err", strings.TrimSuffix(string(p), "\n"))...)
+	return len(p), nil
+}
 
 // flush logs how many lines were left out since the last summary, if any,
 // at most once a second.

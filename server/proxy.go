@@ -12,10 +12,15 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sluice-dev/sluice/config"
+	"github.com/sluice-dev/sluice/httplimit"
 )
 
 // newProxy returns the handler admitted requests go to: a reverse proxy to
@@ -26,9 +31,14 @@ import (
 // path cut to maxLoggedPath bytes. It has connections.write_timeout
 // to start its answer (else 504), which may then stream for as long as it
 // moves data (see streamWriter); connections switched to another protocol
-// join switched. closeIdle closes the proxy's idle connections to the
-// upstream, for a proxy replaced by a reload's (nil for the demo upstream).
-func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnings, switched *switchedConns, id clientJudge) (h http.Handler, closeIdle func(), err error) {
+// join switched. A request's body, once the proxy reads it, is bounded
+// the same way: each read must bring data within idle of the last (see
+// watchedBody), as a client-streaming call sends messages for as long as
+// it lasts. The answer carries mw's RateLimit fields alone: the upstream's
+// fields of the same names are dropped (see ownFields). closeIdle closes
+// the proxy's idle connections to the upstream, for a proxy replaced by a
+// reload's (nil for the demo upstream).
+func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnings, switched *switchedConns, mw limitsInFront) (h http.Handler, closeIdle func(), err error) {
 	upstream, conns := cfg.Upstream, cfg.Connections
 	if upstream == "" {
 		return demoUpstream(), nil, nil
@@ -50,6 +60,7 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 	if tlsConfig != nil {
 		transport.TLSClientConfig = tlsConfig
 	}
+	own := ownFields(mw)
 	proxy := &httputil.ReverseProxy{
 		Transport: transport,
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -57,7 +68,7 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 			if cfg.PreserveHost {
 				pr.Out.Host = pr.In.Host
 			}
-			forward(pr, id)
+			forward(pr, mw)
 		},
 		// An upstream may answer a body that broke off (its handler read an
 		// early EOF); the client's failure decides the answer then too.
@@ -66,16 +77,26 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 				resp.Body.Close()
 				return b.failed()
 			}
+			for _, name := range own {
+				delete(resp.Header, name)
+			}
 			return nil
 		},
+		// The proxy's own lines (an answer that broke off mid-body) are
+		// upstream failures, bounded and logged as the others.
+		ErrorLog: failures.loggerAs("upstream failed", "upstream", u.Host),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			// What the handler writes is sluice's answer, not the
+			// upstream's: an allowed origin may read it (see markOwn).
+			markOwn(w)
 			if b := bodyOf(r); b != nil && b.failed() != nil {
 				// The client's body failed, not the upstream: a stalled body
-				// (the listener's read_timeout) or a broken one. Checked
-				// first: the server cancels the request's context then.
+				// (silent for connections.stream_idle_timeout) or a broken
+				// one. Checked first: the server cancels the request's
+				// context then.
 				status, detail := http.StatusBadRequest, "The request body could not be read whole."
 				if errors.Is(b.failed(), os.ErrDeadlineExceeded) {
-					status, detail = http.StatusRequestTimeout, "The request body did not arrive within the server's read timeout."
+					status, detail = http.StatusRequestTimeout, "The request body stalled: no data arrived within the server's timeout."
 				}
 				w.Header().Set("Connection", "close")
 				writeJSONProblem(w, status, http.StatusText(status), detail)
@@ -97,37 +118,86 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
+		rc := http.NewResponseController(w)
 		var body *watchedBody
 		if r.Body != nil && r.Body != http.NoBody {
-			body = &watchedBody{ReadCloser: r.Body}
+			body = &watchedBody{ReadCloser: r.Body, rc: rc, idle: conns.StreamIdleTimeout}
 			ctx = context.WithValue(ctx, watchedKey{}, body)
+			defer body.stop()
 		}
 		r = r.WithContext(ctx)
 		if body != nil {
 			r.Body = body
 		}
-		sw := &streamWriter{ResponseWriter: w, rc: http.NewResponseController(w), idle: conns.StreamIdleTimeout,
+		sw := &streamWriter{ResponseWriter: w, rc: rc, idle: conns.StreamIdleTimeout,
 			cancel: cancel, switched: switched, fields: w.Header().Clone()}
 		defer sw.stop()
 		proxy.ServeHTTP(sw, r)
 	}), transport.CloseIdleConnections, nil
 }
 
-// watchedBody keeps the error that ended a request body early, so that the
-// proxy can tell a client's failure from the upstream's. The transport reads
-// it on a goroutine of its own.
+// watchedBody is a request body the proxy reads. It keeps the error that
+// ended the body early, so that the proxy can tell a client's failure from
+// the upstream's. The listener's read_timeout bounds the request's headers
+// and the bodies sluice reads itself; once the proxy reads, a body streams
+// as long as it moves data: each read has idle to bring data (no bound with
+// idle 0), as each write of the answer has (see streamWriter). A body read
+// whole is bounded no more: on HTTP/1.1 the server then reads on, to learn
+// whether the client left, for as long as the answer streams. The
+// transport reads the body on a goroutine of its own, which may outlive
+// the handler: stop, before the handler returns, ends the extensions (the
+// connection may be serving another request by then).
 type watchedBody struct {
 	io.ReadCloser
-	err atomic.Pointer[error]
+	rc    *http.ResponseController
+	idle  time.Duration
+	err   atomic.Pointer[error]
+	mu    sync.Mutex
+	ended bool // the body ended, or the handler returned: no more extensions
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
+	b.extend()
 	n, err := b.ReadCloser.Read(p)
-	if err != nil && err != io.EOF {
-		b.err.Store(&err)
+	if err != nil {
+		if err != io.EOF {
+			b.err.Store(&err)
+		}
+		b.end(err == io.EOF)
 	}
 	return n, err
 }
+
+// extend gives the body idle more to bring its next byte (lifts the bound
+// with idle 0), until it ends.
+func (b *watchedBody) extend() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		return
+	}
+	var deadline time.Time
+	if b.idle > 0 {
+		deadline = time.Now().Add(b.idle)
+	}
+	b.rc.SetReadDeadline(deadline)
+}
+
+// end ends the extensions; a body read whole lifts its bound.
+func (b *watchedBody) end(whole bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ended {
+		return
+	}
+	b.ended = true
+	if whole {
+		b.rc.SetReadDeadline(time.Time{})
+	}
+}
+
+// stop ends the extensions when the handler returns.
+func (b *watchedBody) stop() { b.end(false) }
 
 // watchedKey is the context key of a request's watchedBody: the proxy
 // hands the error handler and ModifyResponse its outbound copy, whose body
@@ -145,6 +215,57 @@ func (b *watchedBody) failed() error {
 		return *e
 	}
 	return nil
+}
+
+// limitsInFront is the middleware in front of the proxy
+// (httplimit.Middleware): who a request's client is (see forward), and the
+// fields it writes on the answers it admits.
+type limitsInFront interface {
+	clientJudge
+	ResponseHeaders() []string
+	Counts() map[string]string
+}
+
+// ownFields are the answer's fields that mw writes on an admitted request,
+// the RateLimit fields of its modes: an upstream with a limiter of its own
+// may send fields of the same names, which the proxy drops, so that the
+// client reads one value of each, sluice's (Kong's plugins do the same). A
+// field a limit reads what the upstream used from (count: "header:<Name>")
+// is the upstream's to send and stays; so does Retry-After, which mw writes
+// on refusals only.
+func ownFields(mw limitsInFront) []string {
+	var counted []string
+	for _, count := range mw.Counts() {
+		if name, ok := strings.CutPrefix(count, httplimit.CountHeader); ok {
+			counted = append(counted, http.CanonicalHeaderKey(name))
+		}
+	}
+	var own []string
+	for _, name := range mw.ResponseHeaders() {
+		name = http.CanonicalHeaderKey(name)
+		if name != "Retry-After" && !slices.Contains(counted, name) {
+			own = append(own, name)
+		}
+	}
+	return own
+}
+
+// markOwn marks the answer w is about to write as sluice's own, not the
+// upstream's, for CORS (statusWriter.own): the proxy's problem answers
+// (502, 504, and 400 or 408 for a body that failed). The monitor still
+// counts their status as the upstream's outcome.
+func markOwn(w http.ResponseWriter) {
+	for w != nil {
+		if sw, ok := w.(*statusWriter); ok {
+			sw.own = true
+			return
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return
+		}
+		w = u.Unwrap()
+	}
 }
 
 // demoUpstream answers every request with a small JSON document, so that

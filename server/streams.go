@@ -15,9 +15,11 @@ import (
 // start; from then on the answer lives as long as it moves data, as an
 // event stream or a long download does: each write must finish, and the
 // next begin, within idle of the last, else the request is cancelled (the
-// proxy then aborts the answer). A connection switched to another protocol
-// (a WebSocket) is handed over as a switchedConn, which closes after idle
-// without a byte in either direction.
+// proxy then aborts the answer); with idle 0 nothing bounds it once it
+// started. The request's body is bounded alike (see watchedBody). A
+// connection switched to another protocol (a WebSocket) is handed over as
+// a switchedConn, which closes after idle without a byte in either
+// direction.
 type streamWriter struct {
 	http.ResponseWriter
 	rc       *http.ResponseController
@@ -29,14 +31,20 @@ type streamWriter struct {
 	// answered (the RateLimit fields): the proxy clears the header after
 	// an interim (1xx) answer, and the final answer gets them back, as it
 	// has them without one.
-	fields  http.Header
-	interim bool // an interim answer was written, not yet the final one
+	fields    http.Header
+	interim   bool // an interim answer was written, not yet the final one
+	unbounded bool // with idle 0, the write deadline was lifted
 }
 
-// extend gives the answer idle more to write and to move its next byte
-// (no bound with idle 0).
+// extend gives the answer idle more to write and to move its next byte.
+// With idle 0 it lifts the listener's write_timeout as the answer starts,
+// and bounds nothing after.
 func (w *streamWriter) extend() {
 	if w.idle <= 0 {
+		if !w.unbounded {
+			w.unbounded = true
+			w.rc.SetWriteDeadline(time.Time{})
+		}
 		return
 	}
 	if w.timer == nil {
