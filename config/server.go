@@ -99,8 +99,8 @@ type Connections struct {
 	Max int
 	// ReadHeaderTimeout bounds reading a request's headers (10s);
 	// ReadTimeout the whole request, body included (60s), but for a body
-	// the reverse proxy streams to the upstream, which StreamIdleTimeout
-	// bounds between reads instead; WriteTimeout the
+	// the reverse proxy streams to the upstream, which it bounds between
+	// reads instead (nginx's client_body_timeout); WriteTimeout the
 	// response, counted from the end of the request's headers (120s) — for
 	// the reverse proxy, the wait for the upstream's answer to start (a
 	// 504 after it; a reload changes this wait at once, the listeners'

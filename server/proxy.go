@@ -31,10 +31,10 @@ import (
 // path cut to maxLoggedPath bytes. It has connections.write_timeout
 // to start its answer (else 504), which may then stream for as long as it
 // moves data (see streamWriter); connections switched to another protocol
-// join switched. A request's body, once the proxy reads it, is bounded
-// the same way: each read must bring data within idle of the last (see
-// watchedBody), as a client-streaming call sends messages for as long as
-// it lasts. The answer carries mw's RateLimit fields alone: the upstream's
+// join switched. A request's body, once the proxy reads it, is bounded by
+// connections.read_timeout between reads, not in all (see watchedBody),
+// as nginx's client_body_timeout: a client-streaming call sends messages
+// for as long as it lasts, a stalled body is cut after read_timeout. The answer carries mw's RateLimit fields alone: the upstream's
 // fields of the same names are dropped (see ownFields). closeIdle closes
 // the proxy's idle connections to the upstream, for a proxy replaced by a
 // reload's (nil for the demo upstream).
@@ -121,7 +121,7 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 		rc := http.NewResponseController(w)
 		var body *watchedBody
 		if r.Body != nil && r.Body != http.NoBody {
-			body = &watchedBody{ReadCloser: r.Body, rc: rc, idle: conns.StreamIdleTimeout}
+			body = &watchedBody{ReadCloser: r.Body, rc: rc, idle: conns.ReadTimeout}
 			ctx = context.WithValue(ctx, watchedKey{}, body)
 			defer body.stop()
 		}
@@ -140,8 +140,9 @@ func newProxy(cfg *config.Config, tlsConfig *tls.Config, failures *boundedWarnin
 // ended the body early, so that the proxy can tell a client's failure from
 // the upstream's. The listener's read_timeout bounds the request's headers
 // and the bodies sluice reads itself; once the proxy reads, a body streams
-// as long as it moves data: each read has idle to bring data (no bound with
-// idle 0), as each write of the answer has (see streamWriter). A body read
+// as long as it moves data: each read has idle (read_timeout, as nginx's
+// client_body_timeout) to bring data, no bound with idle 0 — a stalled
+// body is cut as soon as before, a moving one is not. A body read
 // whole is bounded no more: on HTTP/1.1 the server then reads on, to learn
 // whether the client left, for as long as the answer streams. The
 // transport reads the body on a goroutine of its own, which may outlive
