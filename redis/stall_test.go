@@ -28,11 +28,13 @@ func TestAStalledRedisHoldsNoCallPastItsTimeout(t *testing.T) {
 // later than half a Timeout past its Timeout.
 func holdsNoCallPastItsTimeout(t *testing.T, policy failover.OnError) {
 	srv := redistest.Standalone(t)
-	// A Timeout of 200 ms, four times the default, so that the bound below
-	// leaves room for a loaded machine's scheduling (the race detector,
-	// other test binaries) while a call that waited a second Timeout (a
-	// queued call given a fresh one for its run: about 400 ms) is past it.
-	const timeout = 200 * time.Millisecond
+	// A Timeout of 400 ms, eight times the default, so that the bound below
+	// leaves 200 ms for a loaded machine's scheduling (CI runs the server's
+	// tests beside this package on two cores: four calls in flight together
+	// once came back 312 ms after they started on a 200 ms Timeout, one
+	// stall of the process) while a call that waited a second Timeout (a
+	// queued call given a fresh one for its run: about 800 ms) is past it.
+	const timeout = 400 * time.Millisecond
 	const bound = timeout * 3 / 2
 	st, err := redis.Open(context.Background(), redis.Options{Addrs: []string{srv.Addr}, OnStoreError: policy, Timeout: timeout})
 	if err != nil {
