@@ -20,6 +20,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 
 	"github.com/sluice-dev/sluice/config"
 )
@@ -313,7 +314,7 @@ func printKeys(w io.Writer, cmd string, body []byte) error {
 		}
 		fmt.Fprintln(tw, "SUBJECT\tCLIENT\tPLAN\tREFUSED")
 		for _, e := range top {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", e.Subject, e.Client, e.Plan, e.Refused)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\n", shown(e.Subject), shown(e.Client), shown(e.Plan), e.Refused)
 		}
 	case "inspect":
 		var st struct {
@@ -329,7 +330,7 @@ func printKeys(w io.Writer, cmd string, body []byte) error {
 		}
 		fmt.Fprintln(tw, "LIMIT\tALGORITHM\tQUANTITY\tWINDOW\tUSED\tREMAINING\tFULL IN")
 		for _, l := range st.Limits {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%s\n", l.Name, l.Algorithm, l.Quantity, l.Window, l.Used, l.Remaining,
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%d\t%s\n", shown(l.Name), shown(l.Algorithm), l.Quantity, shown(l.Window), l.Used, l.Remaining,
 				time.Duration(l.ResetAfterMs)*time.Millisecond)
 		}
 	case "reset":
@@ -341,7 +342,7 @@ func printKeys(w io.Writer, cmd string, body []byte) error {
 		if err := json.Unmarshal(body, &r); err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "reset %s: %v (%d states forgotten)\n", r.Subject, r.Limits, r.Forgot)
+		fmt.Fprintf(tw, "reset %s: [%s] (%d states forgotten)\n", shown(r.Subject), shownAll(r.Limits, " "), r.Forgot)
 	case "penalize":
 		var r struct {
 			Subject        string
@@ -350,7 +351,7 @@ func printKeys(w io.Writer, cmd string, body []byte) error {
 		if err := json.Unmarshal(body, &r); err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "%s is in the penalty box for %s\n", r.Subject, time.Duration(r.PenalizedForMs)*time.Millisecond)
+		fmt.Fprintf(tw, "%s is in the penalty box for %s\n", shown(r.Subject), time.Duration(r.PenalizedForMs)*time.Millisecond)
 	case "token":
 		var a struct {
 			Verified                                 bool
@@ -363,15 +364,15 @@ func printKeys(w io.Writer, cmd string, body []byte) error {
 			return err
 		}
 		if !a.Verified {
-			fmt.Fprintf(tw, "not verified (%s): %s\nthe client is limited by its address\n", a.Result, a.Detail)
+			fmt.Fprintf(tw, "not verified (%s): %s\nthe client is limited by its address\n", shown(a.Result), shown(a.Detail))
 			return nil
 		}
-		fmt.Fprintf(tw, "SUBJECT\t%s\nPLAN\t%s", a.Subject, a.Plan)
+		fmt.Fprintf(tw, "SUBJECT\t%s\nPLAN\t%s", shown(a.Subject), shown(a.Plan))
 		if a.PlanClaim != "" && a.PlanClaim != a.Plan {
 			fmt.Fprintf(tw, " (the token names %q, not a plan)", a.PlanClaim)
 		}
 		if len(a.PlanNames) > 0 {
-			fmt.Fprintf(tw, " (of the token's list %s)", strings.Join(a.PlanNames, ", "))
+			fmt.Fprintf(tw, " (of the token's list %s)", shownAll(a.PlanNames, ", "))
 		}
 		fmt.Fprintln(tw)
 		if a.ExpiresAt != nil {
@@ -379,10 +380,35 @@ func printKeys(w io.Writer, cmd string, body []byte) error {
 		}
 		names := slices.Sorted(maps.Keys(a.Claims))
 		for _, k := range names {
-			fmt.Fprintf(tw, "CLAIM\t%s\t%s\n", k, a.Claims[k])
+			fmt.Fprintf(tw, "CLAIM\t%s\t%s\n", shown(k), shown(a.Claims[k]))
 		}
 	}
 	return nil
+}
+
+// shown is s as the keys command prints it: as it is when every character
+// is printable (letters of any script, marks, digits, punctuation, symbols,
+// the ASCII space), else quoted as a Go string. What it prints came from a
+// client (a header, a query value, a token's claim): a control character
+// would reach the operator's terminal (an escape sequence, a newline that
+// forges a row, a tab that shifts the columns), a format character such
+// as a right-to-left override would turn a name around.
+func shown(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
+
+// shownAll is each of names shown, joined by sep.
+func shownAll(names []string, sep string) string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = shown(n)
+	}
+	return strings.Join(out, sep)
 }
 
 // inClear reports whether a request to u crosses a network in clear: plain

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// A subject is whatever a client sent (a query value, a header, a JSON
+// field, a token's claim), so the keys command prints one holding control
+// or format characters quoted: an escape sequence never reaches the
+// operator's terminal, a newline or tab never forges a row, a right-to-left
+// override never turns a name around. Printable names, spaces and non-ASCII
+// letters included, are printed as they are.
+func TestKeysQuotesWhatATerminalWouldObey(t *testing.T) {
+	const answer = `[{"Subject":"ext:mallory\u001b[2J\u001b]0;pwned\u0007","Client":"203.0.113.9","Plan":"free","Refused":7},` +
+		`{"Subject":"ext:forged\n\t\tpro\t999","Client":"x","Plan":"free","Refused":1},` +
+		`{"Subject":"ext:admin\u202egpj.exe","Client":"x","Plan":"free","Refused":1},` +
+		`{"Subject":"ext:tenant/ünïcode key","Client":"x","Plan":"free","Refused":1}]`
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(answer))
+	}))
+	t.Cleanup(admin.Close)
+	var out strings.Builder
+	if err := runKeys(context.Background(), []string{"-admin", admin.URL, "-token", "sluice_t", "top"}, &out, &strings.Builder{}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, bad := range []string{"\x1b", "\x07", "\u202e"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("the table holds %q:\n%s", bad, got)
+		}
+	}
+	if lines := strings.Count(got, "\n"); lines != 5 {
+		t.Errorf("%d lines, want a heading and 4 rows:\n%s", lines, got)
+	}
+	for _, want := range []string{`"ext:mallory\x1b[2J\x1b]0;pwned\a"`, `"ext:forged\n\t\tpro\t999"`, `"ext:admin\u202egpj.exe"`, "ext:tenant/ünïcode key  "} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the table lacks %s:\n%s", want, got)
+		}
+	}
+}
