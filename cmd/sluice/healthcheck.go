@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"time"
 )
 
@@ -28,9 +25,12 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	timeout := fs.Duration("timeout", 3*time.Second, "the longest the check waits for an answer")
-	caFile := fs.String("cacert", "", "PEM file of the CA that signed an https URL's certificate (default: the system's)")
+	var tlsFlags adminTLS
+	fs.StringVar(&tlsFlags.caFile, "cacert", "", "PEM file of the CA that signed an https URL's certificate (default: the system's)")
+	fs.StringVar(&tlsFlags.certFile, "cert", "", "https with mutual TLS (admin.tls with a client_ca_file): a client certificate the listener's CA signed")
+	fs.StringVar(&tlsFlags.keyFile, "key", "", "https with mutual TLS: the client certificate's key")
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: sluice healthcheck [-timeout 3s] [-cacert file] [URL]\n\n"+
+		fmt.Fprintf(stderr, "usage: sluice healthcheck [-timeout 3s] [-cacert file] [-cert file -key file] [URL]\n\n"+
 			"Exits 0 when URL (default %s) answers 2xx, 1 otherwise.\n"+
 			"/readyz answers 503 while the server shuts down, or while its store is down under on_store_error deny.\n\n", defaultHealthURL)
 		fs.PrintDefaults()
@@ -54,19 +54,19 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		return usageErrorf("%q: want an http or https URL", shown)
 	}
 	transport := &http.Transport{DisableKeepAlives: true} // no proxy from the environment
-	if *caFile != "" {
+	if tlsFlags != (adminTLS{}) {
 		if u.Scheme != "https" {
-			return usageErrorf("-cacert is for an https URL, not %q", shown)
+			flag := "-cacert is"
+			if tlsFlags.caFile == "" {
+				flag = "-cert and -key are"
+			}
+			return usageErrorf("%s for an https URL, not %q", flag, shown)
 		}
-		pem, err := os.ReadFile(*caFile)
+		c, err := tlsFlags.config()
 		if err != nil {
-			return fmt.Errorf("-cacert: %w", err)
+			return err
 		}
-		roots := x509.NewCertPool()
-		if !roots.AppendCertsFromPEM(pem) {
-			return fmt.Errorf("-cacert %s: no PEM certificate in it", *caFile)
-		}
-		transport.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
+		transport.TLSClientConfig = c
 	}
 	client := &http.Client{
 		Transport:     transport,
