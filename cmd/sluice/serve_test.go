@@ -210,10 +210,15 @@ func TestSIGHUPWhileStartingIsAReload(t *testing.T) {
 	os.WriteFile(file, []byte(fmt.Sprintf("listen: %q\nadmin: {listen: %q, loopback_scopes: [read]}\nkeys_file: keys.yaml\n"+
 		"plans:\n  free:\n    limits: [{name: per-minute, algorithm: fixed-window, quantity: 100, window: 1m}]\n", public, admin)), 0o644)
 	cmd, out, exited := launchServe(t, bin, file)
-	time.Sleep(150 * time.Millisecond) // the runtime is up; the keys are still being read
+	// The SIGHUP goes once the process has spent 50 ms of CPU, which only
+	// reading the keys takes (the runtime's start and the flags take a few):
+	// a wall-clock wait was too short on a loaded machine, where the signal
+	// then came before serve had started and ended the process as
+	// SIGHUP's default action does.
+	waitCPU(t, cmd.Process.Pid, 50*time.Millisecond)
 	if resp, err := http.Get("http://" + admin + "/healthz"); err == nil {
 		resp.Body.Close()
-		t.Fatalf("serve was listening 150 ms after it started: the test sends its SIGHUP too late to mean anything")
+		t.Fatalf("serve was listening once it had spent 50 ms of CPU: the test sends its SIGHUP too late to mean anything")
 	}
 	cmd.Process.Signal(syscall.SIGHUP)
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
@@ -233,6 +238,29 @@ func TestSIGHUPWhileStartingIsAReload(t *testing.T) {
 			t.Fatalf("no reload counted after a SIGHUP while starting:\n%s", out.String())
 		}
 	}
+}
+
+// waitCPU waits until the process pid has spent at least spent of CPU time
+// (user and system, from /proc/pid/stat, counted in clock ticks of 10 ms),
+// for at most 30 s of wall time.
+func waitCPU(t *testing.T, pid int, spent time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The fields after the command's name, which ends at the last ')':
+		// state is the first, utime and stime the 12th and 13th.
+		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		var utime, stime int64
+		fmt.Sscan(fields[11], &utime)
+		fmt.Sscan(fields[12], &stime)
+		if time.Duration(utime+stime)*10*time.Millisecond >= spent {
+			return
+		}
+	}
+	t.Fatalf("process %d spent less than %v of CPU in 30 s", pid, spent)
 }
 
 // launchServe starts bin serve -config file, its output in out, and sends
