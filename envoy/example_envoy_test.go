@@ -1,33 +1,21 @@
 package envoy_test
 
 import (
-	"encoding/json"
-	"os"
+	"slices"
 	"testing"
 	"time"
 
-	bootstrapv3 "github.com/envoyproxy/go-control-plane/envoy/config/bootstrap/v3"
-	ratelimitfilterv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/ratelimit/v3"
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/http/router/v3"
 	hcmv3 "github.com/envoyproxy/go-control-plane/envoy/extensions/filters/network/http_connection_manager/v3"
-	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/http/v3"
-	"go.yaml.in/yaml/v3"
-	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // The Envoy bootstrap of examples/envoy is a valid Envoy v3 configuration
 // (decoded and validated with Envoy's own protos), its rate limit filter asks
 // for a domain of ratelimit-config.yaml from the sluice cluster, and the
-// descriptors its actions produce are limited by that file.
+// descriptors its routes and actions produce are limited by that file: on
+// /login by per-ip, login and (for a verified API key) per-key, under
+// /static/ by per-ip and the unlimited rule.
 func TestExampleEnvoyBootstrapMatchesTheRules(t *testing.T) {
-	var doc any
-	if err := yaml.Unmarshal(must(os.ReadFile("../examples/envoy/envoy.yaml")), &doc); err != nil {
-		t.Fatal(err)
-	}
-	var b bootstrapv3.Bootstrap
-	if err := protojson.Unmarshal(must(json.Marshal(doc)), &b); err != nil {
-		t.Fatal(err)
-	}
+	b := exampleBootstrap(t)
 	if err := b.ValidateAll(); err != nil {
 		t.Fatal(err)
 	}
@@ -38,12 +26,15 @@ func TestExampleEnvoyBootstrapMatchesTheRules(t *testing.T) {
 	if err := hcm.ValidateAll(); err != nil {
 		t.Fatal(err)
 	}
-	var rl ratelimitfilterv3.RateLimit
-	if err := hcm.GetHttpFilters()[0].GetTypedConfig().UnmarshalTo(&rl); err != nil {
-		t.Fatal(err)
-	}
+	edge := exampleEdge(t)
+	rl := edge.rl
 	if err := rl.ValidateAll(); err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range hcm.GetHttpFilters() {
+		if err := must(f.GetTypedConfig().UnmarshalNew()).(interface{ ValidateAll() error }).ValidateAll(); err != nil {
+			t.Errorf("http filter %s: %v", f.GetName(), err)
+		}
 	}
 	cluster := rl.GetRateLimitService().GetGrpcService().GetEnvoyGrpc().GetClusterName()
 	found := false
@@ -57,20 +48,22 @@ func TestExampleEnvoyBootstrapMatchesTheRules(t *testing.T) {
 		t.Errorf("filter timeout %v is not above the rules' longest max_wait (500ms)", rl.GetTimeout().AsDuration())
 	}
 
-	// What the virtual host's actions send, for a client at 203.0.113.7
-	// with an API key, on /login.
-	actions := hcm.GetRouteConfig().GetVirtualHosts()[0].GetRateLimits()
-	if len(actions) != 3 {
-		t.Fatalf("%d rate limit action groups", len(actions))
-	}
-	h := serve(t, string(must(os.ReadFile("../examples/envoy/ratelimit-config.yaml"))))
-	resp := h.ask(request(rl.GetDomain(), 0,
-		desc("remote_address", "203.0.113.7"),
-		desc("remote_address", "203.0.113.7", "path", "/login"),
-		desc("api_key", "4f3c…")))
-	for i, want := range []string{"per-ip", "login", "per-key"} {
-		if got := resp.Statuses[i].GetCurrentLimit().GetName(); got != want {
-			t.Errorf("descriptor %d limited by %q, want %q", i, got, want)
+	// What a client at 203.0.113.7, whose API key the operator's filter
+	// verified, is limited by.
+	h := exampleRules(t)
+	for _, c := range []struct {
+		target string
+		want   []string
+	}{
+		{"/login", []string{"login", "per-ip", "per-key"}},
+		{"/static/app.js", []string{"none", "per-ip", "per-key"}},
+		{"/api/orders", []string{"per-ip", "per-key"}},
+	} {
+		r := edgeRequest{peer: "203.0.113.7", target: c.target, verified: map[string]string{"x-api-key-sha256": "4f3c…"}}
+		got := limitNames(edge.decide(h, r))
+		slices.Sort(got)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: limited by %q, want %q", c.target, got, c.want)
 		}
 	}
 }
