@@ -107,11 +107,13 @@ type Status struct {
 	// decorator may encode which store charged in it: pass it back as it is.
 	Charged int64
 	// Unavailable reports that no store decided the check: a Store
-	// decorator refused it because the store it decides on could not be
-	// reached, by a policy that refuses then (a failover's deny). Allowed is
-	// false, and RetryAfter is when the store is asked again. It is the
-	// service's capacity that is short, not the client's quota: a front end
-	// answers such a refusal as a 503, not a 429.
+	// decorator decided it by a policy because the store it decides on
+	// could not be reached, so that nothing was counted and Remaining
+	// tells no state. Under a policy that admits then (a failover's allow)
+	// Allowed is true. Under one that refuses (a failover's deny) Allowed
+	// is false and RetryAfter is when the store is asked again: it is the
+	// service's capacity that is short, not the client's quota, and a front
+	// end answers such a refusal as a 503, not a 429.
 	Unavailable bool
 }
 

@@ -211,8 +211,8 @@ type Stats struct {
 //     refused client ask again each OpenFor for as long as the outage
 //     lasts, to be refused again. A client told too long a wait after the
 //     primary returns loses some availability, never protection.
-//   - Allow: every check Allowed, with Remaining its limit's Burst (as if
-//     untouched) and no wait.
+//   - Allow: every check Allowed, Unavailable, with Remaining its limit's
+//     Burst (as if untouched) and no wait.
 //   - Deny: every check refused, Remaining 0, Unavailable, with RetryAfter
 //     and ResetAfter the breaker's OpenFor: the soonest the primary may be
 //     asked again.
@@ -564,7 +564,7 @@ func (f *Store) fallback(ctx context.Context, checks []sluice.Check, out []sluic
 	switch f.onError {
 	case Allow:
 		for i := range checks {
-			out[i] = sluice.Status{Allowed: true, Remaining: checks[i].Limit.Burst()}
+			out[i] = sluice.Status{Allowed: true, Remaining: checks[i].Limit.Burst(), Unavailable: true}
 		}
 	case Deny:
 		d := f.openFor

@@ -131,8 +131,8 @@ func TestFailoverPolicies(t *testing.T) {
 		{
 			name: "allow admits every check as if untouched, except one that can never fit", policy: failover.Allow,
 			want: []sluice.Status{
-				{Allowed: true, Remaining: 10},
-				{Allowed: true, Remaining: 5},
+				{Allowed: true, Remaining: 10, Unavailable: true}, // no store decided: nothing counted
+				{Allowed: true, Remaining: 5, Unavailable: true},
 				{Remaining: 3, RetryAfter: sluice.Never},
 			},
 		},

@@ -248,7 +248,11 @@ func (m *Middleware) subjectKey(subject string) (string, error) {
 }
 
 // Inspect peeks at every limit of subject (see SubjectLimits): what it has
-// used, what remains, when it is full again. It consumes nothing.
+// used, what remains, when it is full again. It consumes nothing. When a
+// state was not read from a store (sluice.Status.Unavailable: a failover's
+// allow or deny while its store cannot be reached, which would show every
+// limit full or used up), it returns no state and an error wrapping
+// sluice.ErrStoreUnavailable.
 func (m *Middleware) Inspect(ctx context.Context, subject, plan string) ([]LimitState, error) {
 	key, limits, err := m.SubjectLimits(subject, plan)
 	if err != nil {
@@ -264,6 +268,11 @@ func (m *Middleware) Inspect(ctx context.Context, subject, plan string) ([]Limit
 	var d sluice.Decision
 	if err := m.limiter.Allow(ctx, checks, &d); err != nil {
 		return nil, err
+	}
+	for i, st := range d.Statuses {
+		if st.Unavailable {
+			return nil, fmt.Errorf("httplimit: %q: limit %s not read: the store could not decide: %w", subject, limits[i].Name(), sluice.ErrStoreUnavailable)
+		}
 	}
 	out := make([]LimitState, len(limits))
 	for i, l := range limits {

@@ -316,7 +316,9 @@ var ErrNoPenalty = errors.New("httplimit: no penalty box is configured (Options.
 // as an operator blocks an abusive client: its requests are refused for
 // Penalty.For, or until its "penalty" state is reset. It returns how long
 // the box holds the client: Penalty.For, or the time left when it was in
-// the box already.
+// the box already. When no store decided the box (a failover's deny or
+// allow while its store cannot be reached), nothing was written: the
+// client is not boxed, and the error wraps sluice.ErrStoreUnavailable.
 func (m *Middleware) Penalize(ctx context.Context, subject string) (time.Duration, error) {
 	if m.penalty == nil {
 		return 0, ErrNoPenalty
@@ -333,10 +335,12 @@ func (m *Middleware) Penalize(ctx context.Context, subject string) (time.Duratio
 	if err := m.limiter.Allow(ctx, []sluice.Check{{Key: key, Limit: m.penalty.box, Cost: 1}}, &d); err != nil {
 		return 0, err
 	}
-	if st := d.Statuses[0]; st.Remaining == 0 {
-		m.penalty.remember(key, sent, m.timeNow(), st.ResetAfter)
+	st := d.Statuses[0]
+	if st.Unavailable {
+		return 0, fmt.Errorf("httplimit: %q not put in the penalty box: the store could not decide, and nothing was written: %w", subject, sluice.ErrStoreUnavailable)
 	}
-	return d.Statuses[0].ResetAfter, nil
+	m.penalty.remember(key, sent, m.timeNow(), st.ResetAfter)
+	return st.ResetAfter, nil
 }
 
 // penaltyProblem is the refusal of a client in the box.

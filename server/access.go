@@ -216,7 +216,10 @@ func hostOnlyOf(host string) string {
 }
 
 // refuseCaller answers a caller that lacks need: 401 when it is not known
-// (no credentials, or a token nobody holds), 403 when it is.
+// (no credentials, or a token nobody holds), 403 when it is, challenged,
+// when it came by a token, with error="insufficient_scope" and the scope
+// needed (RFC 6750 §3.1); a caller by client certificate has no token to
+// replace.
 func (s *Server) refuseCaller(w http.ResponseWriter, c caller, need config.Scopes) {
 	s.refuse(w, c, need, false)
 }
@@ -250,6 +253,11 @@ func (s *Server) refuse(w http.ResponseWriter, c caller, need config.Scopes, aut
 		}
 		writeJSONProblem(w, http.StatusUnauthorized, "Unauthorized", detail)
 		return
+	}
+	if !c.ambient {
+		// RFC 6750 §3.1: the token is valid, its privileges short of need.
+		w.Header().Set("WWW-Authenticate", `Bearer realm="sluice", error="insufficient_scope", scope="`+
+			strings.ReplaceAll(need.String(), ",", " ")+`"`)
 	}
 	writeJSONProblem(w, http.StatusForbidden, "Forbidden", "The caller "+c.name+" does not hold the "+need.String()+" scope.")
 }

@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,8 +22,13 @@ import (
 //	GET    /v1/keys/{subject}?plan=P    every limit's state for subject (peeks: nothing is spent),
 //	                                    under the reduced limits while degraded
 //	DELETE /v1/keys/{subject}?limit=L   forget subject's state of limit L (of penalty: and of
-//	                                    penalty-refusals), or of every limit
+//	                                    penalty-refusals), or, without limit, of every limit
+//	                                    (plan=P: under plan P's limits)
 //	POST   /v1/keys/{subject}?action=penalize   put subject's client in the penalty box now
+//
+// Each takes the query parameters listed, each once and with a value; any
+// other parameter, one given twice or empty, or a query that does not parse
+// is a 400 naming it (see keyQuery).
 //
 // Subjects are those httplimit.Middleware.Subject takes: Identity subjects
 // ("key:<sha256 hex>", "user:…", "user#…", "ip:…", "ext:…"), a listed API
@@ -46,8 +53,12 @@ type topSubject struct {
 }
 
 func (s *Server) handleKeysTop(w http.ResponseWriter, r *http.Request, _ caller) {
+	q, ok := keyQuery(w, r, "top")
+	if !ok {
+		return
+	}
 	n := 10
-	if v := r.URL.Query().Get("top"); v != "" {
+	if v := q["top"]; v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n < 1 || n > topCapacity {
 			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "top is a count in [1, "+strconv.Itoa(topCapacity)+"]")
@@ -72,13 +83,17 @@ func (s *Server) handleKeysTop(w http.ResponseWriter, r *http.Request, _ caller)
 // handleKeyInspect reads a subject's state under the limits its requests
 // are decided by now: the reduced ones while degraded.
 func (s *Server) handleKeyInspect(w http.ResponseWriter, r *http.Request, _ caller) {
+	q, ok := keyQuery(w, r, "plan")
+	if !ok {
+		return
+	}
 	mw := s.state.Load().deciderAt(s.ctl.Level())
 	subject, err := mw.Subject(r.PathValue("subject"))
 	if err != nil {
 		s.keysError(w, err)
 		return
 	}
-	states, err := mw.Inspect(r.Context(), subject, r.URL.Query().Get("plan"))
+	states, err := mw.Inspect(r.Context(), subject, q["plan"])
 	if err != nil {
 		s.keysError(w, err)
 		return
@@ -90,19 +105,27 @@ func (s *Server) handleKeyInspect(w http.ResponseWriter, r *http.Request, _ call
 	writeJSON(w, http.StatusOK, out)
 }
 
+// handleKeyReset forgets a subject's state: of the limit named by limit=,
+// or, without it, of every limit. A query it does not take is refused
+// before anything is forgotten: a typo (?limt=per-minute) must not forget
+// every limit.
 func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller) {
+	q, ok := keyQuery(w, r, "plan", "limit")
+	if !ok {
+		return
+	}
 	mw := s.state.Load().mw
 	subject, err := mw.Subject(r.PathValue("subject"))
 	if err != nil {
 		s.keysError(w, err)
 		return
 	}
-	key, limits, err := mw.SubjectLimits(subject, r.URL.Query().Get("plan"))
+	key, limits, err := mw.SubjectLimits(subject, q["plan"])
 	if err != nil {
 		s.keysError(w, err)
 		return
 	}
-	if name := r.URL.Query().Get("limit"); name != "" {
+	if name, ok := q["limit"]; ok {
 		i := slices.IndexFunc(limits, func(l sluice.Limit) bool { return l.Name() == name })
 		if i < 0 {
 			writeJSONProblem(w, http.StatusNotFound, "Not Found", "subject "+subject+" has no limit "+name)
@@ -151,7 +174,11 @@ func (s *Server) handleKeyReset(w http.ResponseWriter, r *http.Request, c caller
 // request: 409 without a penalty box, 400 for a subject that is not a
 // client's. It is logged with the caller.
 func (s *Server) handleKeyPenalize(w http.ResponseWriter, r *http.Request, c caller) {
-	if a := r.URL.Query().Get("action"); a != "penalize" {
+	q, ok := keyQuery(w, r, "action")
+	if !ok {
+		return
+	}
+	if a := q["action"]; a != "penalize" {
 		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "action "+strconv.Quote(a)+" is not one this API takes (penalize)")
 		return
 	}
@@ -172,6 +199,39 @@ func (s *Server) handleKeyPenalize(w http.ResponseWriter, r *http.Request, c cal
 	}
 	s.log.Info("keys penalize", "caller", c.who(), "peer", peerIP(r.RemoteAddr).String(), "subject", subject, "for", d)
 	writeJSON(w, http.StatusOK, map[string]any{"subject": subject, "penalizedForMs": ceilMs(d)})
+}
+
+// keyQuery returns the query parameters of r, a request of the key admin
+// API that takes those named known, by name, and true; or answers 400 with
+// a problem naming the parameter, and returns false, for a query that does
+// not parse, a parameter not known, one given more than once or one
+// without a value. An operator's typo is refused, never read as a
+// parameter not given: on DELETE that would forget every limit.
+func keyQuery(w http.ResponseWriter, r *http.Request, known ...string) (map[string]string, bool) {
+	vs, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "the query does not parse: "+err.Error())
+		return nil, false
+	}
+	names := slices.Sorted(maps.Keys(vs))
+	q := make(map[string]string, len(vs))
+	for _, name := range names {
+		var detail string
+		switch v := vs[name]; {
+		case !slices.Contains(known, name):
+			detail = "parameter " + strconv.Quote(name) + " is not one this request takes (" + strings.Join(known, ", ") + ")"
+		case len(v) > 1:
+			detail = "parameter " + strconv.Quote(name) + " is given " + strconv.Itoa(len(v)) + " times: give it once"
+		case v[0] == "":
+			detail = "parameter " + strconv.Quote(name) + " has no value: give one, or leave the parameter out"
+		default:
+			q[name] = v[0]
+			continue
+		}
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", detail)
+		return nil, false
+	}
+	return q, true
 }
 
 // stateResetter is a Store that can forget a key's state under limits, as

@@ -16,9 +16,10 @@ import (
 )
 
 // Bounds of the settlements the decision API holds (POST /v1/settle): at
-// most maxPending at once, each for settleTTL. Past either, the oldest is
-// dropped unsettled and its request stays counted in full: never more
-// admitted than the limits allow, at worst less.
+// most maxPending unsettled at once (those settled count for nothing), each
+// for settleTTL. Past either, the oldest is dropped unsettled and its
+// request stays counted in full: never more admitted than the limits
+// allow, at worst less.
 const (
 	maxPending = 1 << 16
 	settleTTL  = 15 * time.Minute
@@ -30,15 +31,20 @@ const (
 )
 
 // pendings are the decisions the decision API admitted whose limits count
-// by the answer, held by id until their caller settles them. A FIFO ring
-// of ids bounds them in number and age; a settled id is gone from byID and
-// its slot in the ring is reclaimed in turn.
+// by the answer, held by id until their caller settles them: at most max
+// unsettled ones, each for settleTTL. A FIFO ring of ids, oldest at head,
+// keeps their order; a settled id is gone from byID at once, and its slot,
+// dead, holds no room among the max: when the ring is full of slots, the
+// dead ones are compacted away before any unsettled id is dropped. The ring
+// has twice max slots, so a compaction frees at least max of them: each put
+// costs O(1) amortized, and memory is bounded by the ring and max entries.
 type pendings struct {
 	mu   sync.Mutex
-	byID map[string]pendingEntry
+	byID map[string]pendingEntry // the unsettled ids, every one in ring
 	ring []string
 	head int // of the oldest id in ring
-	n    int // ids in ring
+	n    int // slots in use in ring, from head: ids held or settled
+	max  int // unsettled ids held at most
 	now  func() time.Time
 	// dropped is called for each id dropped unsettled (expired, or the
 	// oldest beyond the bound): sluice_settlements_total{result="dropped"}.
@@ -51,7 +57,7 @@ type pendingEntry struct {
 }
 
 func newPendings(now func() time.Time, dropped func()) *pendings {
-	return &pendings{byID: map[string]pendingEntry{}, ring: make([]string, maxPending), now: now, dropped: dropped}
+	return &pendings{byID: map[string]pendingEntry{}, ring: make([]string, 2*maxPending), max: maxPending, now: now, dropped: dropped}
 }
 
 // settleCounters are sluice_settlements_total{result}: settled, unknown
@@ -72,8 +78,8 @@ func newSettleCounters(reg prometheus.Registerer) settleCounters {
 		dropped: vec.WithLabelValues("dropped"), failed: vec.WithLabelValues("failed")}
 }
 
-// put holds p and returns its id, dropping the oldest held ones that are
-// expired or beyond maxPending.
+// put holds p and returns its id, dropping the held ids that are expired
+// and, when max are held, the oldest.
 func (ps *pendings) put(p *httplimit.Pending) string {
 	var b [16]byte
 	rand.Read(b[:]) // never fails (crypto/rand)
@@ -81,23 +87,62 @@ func (ps *pendings) put(p *httplimit.Pending) string {
 	now := ps.now()
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	for ps.n > 0 {
-		oldest := ps.ring[ps.head]
-		e, ok := ps.byID[oldest]
-		if ps.n < len(ps.ring) && ok && now.Before(e.expires) {
+	for {
+		ps.popSettledAndExpired(now)
+		if ps.n == 0 || len(ps.byID) < ps.max {
 			break
 		}
-		if ok && ps.dropped != nil {
-			ps.dropped()
-		}
-		delete(ps.byID, oldest)
-		ps.ring[ps.head] = ""
-		ps.head, ps.n = (ps.head+1)%len(ps.ring), ps.n-1
+		ps.pop(true) // the oldest held, beyond the bound
+	}
+	if ps.n == len(ps.ring) {
+		ps.compact()
 	}
 	ps.ring[(ps.head+ps.n)%len(ps.ring)] = id
 	ps.n++
 	ps.byID[id] = pendingEntry{p: p, expires: now.Add(settleTTL)}
 	return id
+}
+
+// popSettledAndExpired frees the slots at the ring's head of ids settled
+// (gone from byID) or expired at now, dropping the expired ones, until the
+// head is an id held and unexpired.
+func (ps *pendings) popSettledAndExpired(now time.Time) {
+	for ps.n > 0 {
+		e, held := ps.byID[ps.ring[ps.head]]
+		if held && now.Before(e.expires) {
+			return
+		}
+		ps.pop(held)
+	}
+}
+
+// pop frees the slot at the ring's head, dropping its id unsettled when it
+// is held.
+func (ps *pendings) pop(held bool) {
+	if held {
+		delete(ps.byID, ps.ring[ps.head])
+		if ps.dropped != nil {
+			ps.dropped()
+		}
+	}
+	ps.ring[ps.head] = ""
+	ps.head, ps.n = (ps.head+1)%len(ps.ring), ps.n-1
+}
+
+// compact moves the ids held together from the ring's head, oldest first,
+// freeing the slots of those settled.
+func (ps *pendings) compact() {
+	kept := 0
+	for i := range ps.n {
+		j := (ps.head + i) % len(ps.ring)
+		id := ps.ring[j]
+		ps.ring[j] = ""
+		if _, held := ps.byID[id]; held {
+			ps.ring[(ps.head+kept)%len(ps.ring)] = id
+			kept++
+		}
+	}
+	ps.n = kept
 }
 
 // take removes and returns the Pending of id, nil when there is none (never

@@ -96,6 +96,13 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fs.Usage()
 		return usageErrorf("want top, inspect SUBJECT, reset SUBJECT, penalize SUBJECT or token FILE")
 	}
+	// The admin listener refuses a parameter its endpoint does not take.
+	if *plan != "" && rest[0] != "inspect" && rest[0] != "reset" {
+		return usageErrorf("-plan is for inspect and reset, not %s", rest[0])
+	}
+	if *limit != "" && rest[0] != "reset" {
+		return usageErrorf("-limit is for reset, not %s", rest[0])
+	}
 	q := url.Values{}
 	if *plan != "" {
 		q.Set("plan", *plan)

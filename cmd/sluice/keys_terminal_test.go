@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -41,5 +42,31 @@ func TestKeysQuotesWhatATerminalWouldObey(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("the table lacks %s:\n%s", want, got)
 		}
+	}
+}
+
+// The admin listener refuses a parameter its endpoint does not take (a 400
+// naming it), so the command refuses -plan and -limit where they mean
+// nothing, before it asks: a usage error (exit 2) that says which commands
+// take them.
+func TestKeysRefusesFlagsItsCommandDoesNotTake(t *testing.T) {
+	asked := false
+	admin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { asked = true; w.Write([]byte("[]")) }))
+	t.Cleanup(admin.Close)
+	for _, args := range [][]string{
+		{"-plan", "pro", "top"},
+		{"-plan", "pro", "penalize", "ext:a"},
+		{"-limit", "per-minute", "inspect", "ext:a"},
+		{"-limit", "per-minute", "top"},
+	} {
+		var errOut strings.Builder
+		err := runKeys(context.Background(), append([]string{"-admin", admin.URL, "-token", "sluice_t"}, args...), &strings.Builder{}, &errOut)
+		var usage usageError
+		if !errors.As(err, &usage) || !strings.Contains(err.Error(), "is for") {
+			t.Errorf("keys %q: %v; want a usage error saying which commands take the flag", args, err)
+		}
+	}
+	if asked {
+		t.Error("the command asked the admin listener with a flag its endpoint refuses")
 	}
 }
