@@ -115,7 +115,10 @@
 // with their costs added, and each is reported as envoyproxy/ratelimit
 // counts them, in turn: with the limit_remaining after its own cost and
 // those of the ones before it, and in a fixed window that cannot hold them
-// all, OVER_LIMIT from the first that does not fit.
+// all, OVER_LIMIT from the first that does not fit. Identical descriptors
+// with limit overrides of one window but different quantities share the
+// count too, and each is decided against its own quantity: the request
+// is admitted only when each of them, in turn, fits its own.
 //
 // A fixed window answers as envoyproxy/ratelimit's, which counts every hit,
 // even a refused one: a request it refuses spends what is left of the
@@ -145,10 +148,11 @@
 // A descriptor with is_negative_hits gives its cost back, as
 // envoyproxy/ratelimit takes it off its window's counter: it is OK,
 // refuses no request, and gives a fixed window back at most what the window
-// counted. It gives nothing back to a fixed window that went over its limit
-// (sluice did not count the refused hits that envoyproxy/ratelimit did), to
-// other algorithms, and to requests_per_unit 0 rules. Its limit_remaining
-// is what a peek after the give-back finds the window holds, so a
+// counted. It gives nothing back to a fixed window that went over its
+// limit, in its own request too (sluice did not count the refused hits
+// that envoyproxy/ratelimit did), to other algorithms, and to
+// requests_per_unit 0 rules. Its limit_remaining is what a peek after the
+// give-back finds the window holds, so a
 // give-back the store did not take (its clock more than half a window off
 // the service's, the key's count reset or lost meanwhile) is not answered
 // as given.

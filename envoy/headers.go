@@ -136,11 +136,12 @@ func (p *plan) draft6Reset(s slot, d *sluice.Decision) int64 {
 // another descriptor of p that is closer to refusing (less remaining; then
 // a longer t; then the earlier): the IETF headers name a limit once, with
 // the figures of its descriptor closest to refusing. Limit overrides of
-// one window share a name, whatever their quantity.
+// one window share a name, whatever their quantity, and identical
+// descriptors of such overrides a check (see bind).
 func (p *plan) outranked(i int, d *sluice.Decision) bool {
 	s := p.slots[i]
 	for j, o := range p.slots {
-		if j == i || o.check < 0 || o.check == s.check || o.rule.label != s.rule.label {
+		if j == i || o.check < 0 || o.rule.label != s.rule.label {
 			continue
 		}
 		ro, rs := p.remaining(o, d), p.remaining(s, d)
@@ -158,13 +159,13 @@ func (p *plan) outranked(i int, d *sluice.Decision) bool {
 	return false
 }
 
-// remaining is the limit_remaining of slot s: 0 when it is over its
-// limit, as envoyproxy/ratelimit answers.
+// remaining is what slot s's limit holds after its request: 0 when it is
+// over its limit, as envoyproxy/ratelimit answers.
 func (p *plan) remaining(s slot, d *sluice.Decision) int64 {
 	if p.refused(s, d) {
 		return 0
 	}
-	return d.Statuses[s.check].Remaining
+	return max(d.Statuses[s.check].Remaining+p.offset(s), 0)
 }
 
 // headerT is the t of slot s's RateLimit header: the seconds until more of

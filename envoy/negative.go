@@ -15,7 +15,9 @@ import (
 //
 // sluice gives back to a fixed window only, at most what the window
 // counted (a caller never holds more than the limit), and nothing to a
-// window that went over its limit: envoyproxy/ratelimit counted the
+// window that went over its limit, before the request or in it (a check
+// of the request refused by it, which settle spent and marked over):
+// envoyproxy/ratelimit counted the
 // refused hits past the limit, which sluice did not (it spent what was
 // left and marked the window over, see settle.go), so how much of a
 // give-back envoyproxy/ratelimit keeps below its limit is unknown, and
@@ -43,11 +45,12 @@ type give struct {
 	aligned bool         // a fixed window counted in its Unix window, whose over-limit record is read
 }
 
-// addGive appends the limit l of key to p.gives, or finds an identical
-// descriptor's, and returns its index.
+// addGive appends the limit l of key to p.gives, or finds the one of the
+// same state (sluice.Limit.ID), an identical descriptor's, and returns its
+// index.
 func (p *plan) addGive(key string, l sluice.Limit, aligned bool) int {
 	for j := range p.gives {
-		if c := &p.gives[j].check; c.Key == key && c.Limit.Name() == l.Name() {
+		if c := &p.gives[j].check; c.Key == key && c.Limit.ID() == l.ID() {
 			return j
 		}
 	}
@@ -96,21 +99,26 @@ func (p *plan) peekGives(ctx context.Context, l *sluice.Limiter, scratch *sluice
 	return nil
 }
 
-// giveBack gives back, once the request is decided, what its negative
-// descriptors give to fixed windows: each in turn as much of its cost as
-// the window counted and the ones before it did not take back. A store
-// may take back less than it was given (nothing, for a receipt of a window
-// it no longer counts: its clock far off the service's, the key's state
-// reset or lost since the peek), so confirm then reads what each such
-// window holds, and each slot's left becomes what the limit holds after
-// its give-back, never more than that. An error of a refund gives that
-// window nothing back (the answer stays what the peeks said). now is the
-// service's time.
-func (p *plan) giveBack(ctx context.Context, l *sluice.Limiter, now time.Time, scratch *sluice.Decision) {
+// giveBack gives back, once the request is decided (as d, settled), what
+// its negative descriptors give to fixed windows: each in turn as much of
+// its cost as the window counted and the ones before it did not take back;
+// nothing to a window that the request went over, whose slots' left is 0.
+// A store may take back less than it was given (nothing, for a receipt of
+// a window it no longer counts: its clock far off the service's, the key's
+// state reset or lost since the peek), so confirm then reads what each
+// such window holds, and each slot's left becomes what the limit holds
+// after its give-back, never more than that. An error of a refund gives
+// that window nothing back (the answer stays what the peeks said). now is
+// the service's time.
+func (p *plan) giveBack(ctx context.Context, l *sluice.Limiter, now time.Time, d, scratch *sluice.Decision) {
 	p.order, p.batch = p.order[:0], p.batch[:0]
 	for j := range p.gives {
 		g := &p.gives[j]
 		if g.check.Limit.Algorithm() != sluice.AlgorithmFixedWindow {
+			continue
+		}
+		if p.wentOver(g, d) {
+			p.setLeft(j, 0)
 			continue
 		}
 		var given, peeked int64
@@ -165,6 +173,19 @@ func (p *plan) confirm(ctx context.Context, l *sluice.Limiter, scratch *sluice.D
 			}
 		}
 	}
+}
+
+// wentOver reports whether d refused a check of the request that counts
+// in the state g gives back to: settle spent what was left of that window
+// and marked it over.
+func (p *plan) wentOver(g *give, d *sluice.Decision) bool {
+	for k := range d.Statuses {
+		c := &p.checks[k]
+		if !d.Statuses[k].Allowed && c.Key == g.check.Key && c.Limit.ID() == g.check.Limit.ID() {
+			return true
+		}
+	}
+	return false
 }
 
 // setLeft sets the left of every slot that gives back to p.gives[j].

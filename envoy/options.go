@@ -11,7 +11,9 @@ import (
 )
 
 // Options configure a Service. The zero value of every field is its
-// documented default.
+// documented default. Service.SetHeaders changes Headers and the three
+// header names while the service serves; the other fields are fixed when
+// NewService makes it.
 type Options struct {
 	// Headers is the mode of the RateLimit headers every response carries
 	// in response_headers_to_add, which Envoy adds to the response sent

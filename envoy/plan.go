@@ -16,7 +16,12 @@ import (
 )
 
 // Bounds on one request. A request beyond them is answered with gRPC code
-// InvalidArgument.
+// InvalidArgument. The length of keys and values has no bound of its own:
+// a descriptor is limited whatever its length (one longer than
+// sluice.MaxKeyLen under a SHA-256 of its entries), as a bound below the
+// gRPC server's message size would let a client that puts a long value in
+// a header escape its limit (Envoy lets a request through when the
+// service answers an error, by default). The message size bounds them.
 const (
 	// MaxDescriptors is the most descriptors one request may carry: what
 	// they spend is decided in one Limiter.Allow call, which takes at most
@@ -24,10 +29,6 @@ const (
 	MaxDescriptors = sluice.MaxChecks
 	// MaxEntries is the most entries one descriptor may have.
 	MaxEntries = 32
-	// MaxDescriptorBytes bounds the total length of one descriptor's keys and
-	// values. Descriptors longer than sluice.MaxKeyLen are limited under a
-	// SHA-256 of their entries.
-	MaxDescriptorBytes = 64 << 10
 	// MaxDomainBytes bounds a request's domain, which names a domain of
 	// the rules (LoadRules refuses a longer one) and is told to observers
 	// (Result.Domain) whether the rules know it or not.
@@ -52,7 +53,8 @@ type plan struct {
 	unix int64
 	// costs keeps the checks' costs while peekOver peeks; left holds, once
 	// settle has run, what each refused check had left (it spent nothing),
-	// for occurrence.
+	// for occurrence: below 0 by how far the count was past its quantity,
+	// when readPast could tell.
 	costs, left []int64
 	// blocked is set when an enforced requests_per_unit 0 rule matched a
 	// descriptor of a cost above 0: the request is refused, and decided by
@@ -96,6 +98,10 @@ type slot struct {
 	// identical descriptors after it in the request, which share its check
 	// (see occurrence).
 	cost, later int64
+	// limit is the descriptor's own limit, which the check's differs from
+	// in quantity when identical descriptors of different limit overrides
+	// share it (see bind).
+	limit sluice.Limit
 	// hitBefore: an identical descriptor before this one, of a blocked
 	// rule, was hit (see blocked.go).
 	hitBefore bool
@@ -206,7 +212,7 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 		}
 		var key string
 		key, s.subject = storeKey(domain, d.GetEntries(), s.shared, suffix)
-		s.cost = cost
+		s.cost, s.limit = cost, l
 		if s.negative {
 			s.give = p.addGive(key, l, s.aligned)
 			continue
@@ -223,15 +229,17 @@ func (p *plan) build(rules *Rules, req *rlsv3.RateLimitRequest, now time.Time) e
 			s.over, _ = p.add(key+overKey, overLimit(l), 0)
 		}
 	}
+	p.bind()
 	return nil
 }
 
-// add appends a check, or adds cost to an identical descriptor's one, and
-// returns its index.
+// add appends a check, or adds cost to the check of the same key and
+// limit state (sluice.Limit.ID) — an identical descriptor's, whose limit
+// may differ in quantity (see bind) — and returns its index.
 func (p *plan) add(key string, l sluice.Limit, cost int64) (int, error) {
 	for j := range p.checks {
 		c := &p.checks[j]
-		if c.Key == key && c.Limit.Name() == l.Name() {
+		if c.Key == key && c.Limit.ID() == l.ID() {
 			if c.Cost > math.MaxInt64-cost {
 				return 0, invalid("hits_addend of identical descriptors add up to more than %d", int64(math.MaxInt64))
 			}
@@ -243,6 +251,65 @@ func (p *plan) add(key string, l sluice.Limit, cost int64) (int, error) {
 	return len(p.checks) - 1, nil
 }
 
+// bind decides each check that identical descriptors of different
+// quantities share — limit overrides of one window, whose state is one
+// count (their limit's name, "override-per-minute", is its identity), as
+// envoyproxy/ratelimit counts them in one counter — against each
+// descriptor's own limit. envoyproxy/ratelimit adds them in turn: with n
+// counted before the request, descriptor i fits when n + cum_i ≤ q_i,
+// cum_i being its cost and the costs of those before it (the request's
+// total less later_i). So all of them fit exactly when n + total ≤
+// min_i(q_i + later_i), which becomes the quantity of the check's limit.
+// A check whose descriptors' limits differ in more than quantity (a rule
+// named like an override's limit) is decided by the first one's limit,
+// which becomes each of theirs.
+func (p *plan) bind() {
+	for k := range p.checks {
+		c := &p.checks[k]
+		bound, mixed, alike := int64(math.MaxInt64), false, true
+		for _, s := range p.slots {
+			if s.check == k {
+				alike = alike && sameWindow(s.limit, c.Limit)
+				mixed = mixed || s.limit.Quantity() != c.Limit.Quantity()
+				bound = min(bound, s.limit.Quantity()+min(s.later, sluice.MaxQuantity))
+			}
+		}
+		switch {
+		case !mixed:
+		case alike:
+			c.Limit = withQuantity(c.Limit, bound)
+		default:
+			for i := range p.slots {
+				if p.slots[i].check == k {
+					p.slots[i].limit = c.Limit
+				}
+			}
+		}
+	}
+}
+
+// offset is what slot s's own limit holds more than its check's: its
+// quantity less the check's (see bind); 0 when they are one limit.
+func (p *plan) offset(s slot) int64 {
+	c := &p.checks[s.check]
+	if !sameWindow(s.limit, c.Limit) {
+		return 0
+	}
+	return s.limit.Quantity() - c.Limit.Quantity()
+}
+
+// sameWindow reports whether a and b are fixed windows of one length,
+// name and mode, of any quantities.
+func sameWindow(a, b sluice.Limit) bool {
+	return a.Algorithm() == sluice.AlgorithmFixedWindow && b.Algorithm() == sluice.AlgorithmFixedWindow &&
+		a.Window() == b.Window() && a.Name() == b.Name() && a.Shadow() == b.Shadow()
+}
+
+// withQuantity returns the fixed window l with quantity q.
+func withQuantity(l sluice.Limit, q int64) sluice.Limit {
+	return sluice.FixedWindow(q, l.Window()).Named(l.Name()).WithShadow(l.Shadow())
+}
+
 func validDescriptor(d *ratelimitv3.RateLimitDescriptor) error {
 	entries := d.GetEntries()
 	switch {
@@ -251,15 +318,10 @@ func validDescriptor(d *ratelimitv3.RateLimitDescriptor) error {
 	case len(entries) > MaxEntries:
 		return invalid("%d entries, more than %d", len(entries), MaxEntries)
 	}
-	size := 0
 	for j, e := range entries {
 		if e.GetKey() == "" {
 			return invalid("entry %d: empty key", j)
 		}
-		size += len(e.GetKey()) + len(e.GetValue())
-	}
-	if size > MaxDescriptorBytes {
-		return invalid("%d bytes of keys and values, more than %d", size, MaxDescriptorBytes)
 	}
 	return nil
 }

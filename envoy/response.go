@@ -171,28 +171,28 @@ func (p *plan) response(d *sluice.Decision, parts *responseParts) *rlsv3.RateLim
 
 // occurrence is the status of slot s, which has a check, among the
 // identical descriptors of its request, which share the check: whether it
-// is over its limit and, if not, what remains of the limit after it.
+// is over its limit and, if not, what remains of its own limit after it.
 // envoyproxy/ratelimit counts identical descriptors one after the other,
-// so in a fixed window the first of them that fit what was left before the
-// request are OK, each reporting what remained after it and the ones
-// before it, and the others OVER_LIMIT; in a refused request what is not
-// over reports what was left, uncharged. charged tells that the request
-// was admitted. Other algorithms give every one of them the check's
-// status.
+// each against its own limit (see bind), so in a fixed window those that
+// fit what was left before the request, with the costs of the ones before
+// them, are OK, each reporting what remained after it and the ones before
+// it, and the others OVER_LIMIT; in a refused request what is not over
+// reports what was left, uncharged. charged tells that the request was
+// admitted. Other algorithms give every one of them the check's status.
 func (p *plan) occurrence(s slot, d *sluice.Decision, charged bool) (bool, int64) {
 	c := &d.Statuses[s.check]
 	if !p.refused(s, d) {
 		if charged {
-			return false, c.Remaining + s.later
+			return false, c.Remaining + s.later + p.offset(s)
 		}
-		return false, c.Remaining
+		return false, c.Remaining + p.offset(s)
 	}
 	total := p.checks[s.check].Cost
-	if !s.rule.fixed || c.Allowed || s.cost == total || s.check >= len(p.left) {
+	if !s.rule.fixed || c.Allowed || s.check >= len(p.left) {
 		return true, 0
 	}
-	if done := total - s.later; done <= p.left[s.check] {
-		return false, p.left[s.check] - done
+	if done, left := total-s.later, p.left[s.check]+p.offset(s); done <= left {
+		return false, left - done
 	}
 	return true, 0
 }

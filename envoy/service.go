@@ -21,8 +21,9 @@ import (
 // Service is an Envoy rate limit service (RLS v3): it implements
 // envoy.service.ratelimit.v3.RateLimitService on a sluice.Limiter with the
 // rules it holds. Register it on a gRPC server with Register. Service is safe
-// for concurrent use; SetRules swaps its rules atomically while it serves
-// (requests in flight finish with the rules they started with). The zero
+// for concurrent use; SetRules swaps its rules, and SetHeaders its
+// response headers, atomically while it serves (requests in flight finish
+// with those they started with). The zero
 // Service has no limiter: ShouldRateLimit answers gRPC code Unavailable
 // (Envoy's failure_mode_deny then decides) and Rules is nil. Make one with
 // NewService.
@@ -31,7 +32,7 @@ type Service struct {
 
 	limiter *sluice.Limiter
 	rules   atomic.Pointer[Rules]
-	headers headerNames
+	headers atomic.Pointer[headerNames]
 	observe func(res *Result, took time.Duration, err error)
 	now     func() time.Time
 	log     *slog.Logger
@@ -66,14 +67,35 @@ func NewService(limiter *sluice.Limiter, rules *Rules, o Options) (*Service, err
 		return nil, err
 	}
 	o = o.WithDefaults()
-	s := &Service{limiter: limiter, observe: o.Observer, now: o.Clock, log: o.Logger,
-		headers: headerNames{mode: o.Headers, limit: o.LimitHeader, remaining: o.RemainingHeader, reset: o.ResetHeader}}
-	if s.headers.mode == modeNone {
-		s.headers.mode = ""
-	}
+	s := &Service{limiter: limiter, observe: o.Observer, now: o.Clock, log: o.Logger}
+	s.headers.Store(headersOf(o))
 	s.scratch.New = func() any { return new(scratch) }
 	s.SetRules(rules)
 	return s, nil
+}
+
+// SetHeaders replaces the response headers the service adds with those of
+// o's Headers, LimitHeader, RemainingHeader and ResetHeader, for the
+// requests that arrive afterwards; o's other fields are NewService's only
+// and are ignored. It refuses what NewService refuses of those fields (a
+// *FieldError, see Options.Validate), and then changes nothing.
+func (s *Service) SetHeaders(o Options) error {
+	o = Options{Headers: o.Headers, LimitHeader: o.LimitHeader, RemainingHeader: o.RemainingHeader, ResetHeader: o.ResetHeader}
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	s.headers.Store(headersOf(o.WithDefaults()))
+	return nil
+}
+
+// headersOf returns the header names of o, whose defaults are set
+// (Options.WithDefaults), with mode "" for none.
+func headersOf(o Options) *headerNames {
+	h := &headerNames{mode: o.Headers, limit: o.LimitHeader, remaining: o.RemainingHeader, reset: o.ResetHeader}
+	if h.mode == modeNone {
+		h.mode = ""
+	}
+	return h
 }
 
 // Register registers svc as the RateLimitService of srv (a *grpc.Server).
@@ -133,8 +155,8 @@ func handleShouldRateLimit(srv any, ctx context.Context, dec func(any) error, in
 	return s.ShouldRateLimit(ctx, req)
 }
 
-// releaseRequest returns req to the pool without the strings of the call
-// (up to MaxDescriptorBytes a descriptor), keeping its messages; a request
+// releaseRequest returns req to the pool without the strings of the call,
+// keeping its messages; a request
 // beyond MaxDescriptors or MaxEntries, which was refused, is left to the
 // garbage collector with all it holds.
 func (s *Service) releaseRequest(req *rlsv3.RateLimitRequest) {
@@ -247,16 +269,16 @@ func (s *Service) decide(ctx context.Context, req *rlsv3.RateLimitRequest, sc *s
 		if err != nil {
 			return nil, 0, grpcError(ctx, err)
 		}
-		p.settle(ctx, s.limiter, d, &sc.settle, &s.marks)
+		p.settle(ctx, s.limiter, now, d, &sc.settle, &s.marks)
 	}
 	if len(p.gives) > 0 {
-		p.giveBack(ctx, s.limiter, now, &sc.settle)
+		p.giveBack(ctx, s.limiter, now, d, &sc.settle)
 	}
 	parts := newResponseParts(len(p.slots))
 	resp := p.response(d, parts)
 	sc.res.fill(p, d, resp)
-	if s.headers.mode != "" {
-		resp.ResponseHeadersToAdd = p.headers(&s.headers, d, resp.OverallCode, parts)
+	if h := s.headers.Load(); h != nil && h.mode != "" {
+		resp.ResponseHeadersToAdd = p.headers(h, d, resp.OverallCode, parts)
 	}
 	if resp.OverallCode != rlsv3.RateLimitResponse_OK {
 		return resp, 0, nil

@@ -45,8 +45,6 @@ func TestInvalidRequestsAreInvalidArgument(t *testing.T) {
 		{"an empty key", request("api", 0, desc("", "c")), "descriptor 0: invalid request: entry 0: empty key"},
 		{"too many descriptors", request("api", 0, many...), "65 descriptors, more than 64"},
 		{"too many entries", request("api", 0, deep), "33 entries, more than 32"},
-		{"a huge descriptor", request("api", 0, desc("client", strings.Repeat("x", envoy.MaxDescriptorBytes))),
-			"65542 bytes of keys and values, more than 65536"},
 		{"hits_addend beyond int64", request("api", 0, withHits(desc("client", "c"), math.MaxUint64)),
 			"hits_addend 18446744073709551615 is larger than 9223372036854775807"},
 		{"identical descriptors overflowing", request("api", 0, withHits(desc("client", "c"), math.MaxInt64), desc("client", "c")),

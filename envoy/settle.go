@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/sluice-dev/sluice"
 )
@@ -101,31 +102,53 @@ const maxMarks = 1 << 14
 // trip) cost no call to mark them again: each window is marked at most
 // once per service, as long as it is remembered. Forgetting is safe: it
 // only costs a call that finds the window marked.
+//
+// A window is the store's, which the service's clock does not know: it is
+// told by its end as the service sees it, the service's time plus the
+// store's ResetAfter. That is the store's end shifted by the offset of the
+// two clocks (and the call's latency), so two refusals in one window see
+// ends that differ by the change of that offset, and refusals in two
+// windows ends a window apart, whatever the offset itself.
 type marks struct {
 	mu sync.Mutex
-	m  map[string]int64 // store key and limit name → the Unix window it was marked in
+	m  map[string]int64 // store key and limit name → the end of the window it was marked in
 }
 
-// seen reports whether key was marked in the Unix window n, and
-// remembers that it is now.
-func (m *marks) seen(key string, n int64) bool {
+// seen reports whether key was marked in the store's window of window µs
+// that ends at end (µs since sluice.Epoch, as above): whether the window
+// marked last ended within half a window of it. It remembers that key is
+// marked in this one.
+func (m *marks) seen(key string, end, window int64) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if w, ok := m.m[key]; ok && w == n {
+	if e, ok := m.m[key]; ok && max(e-end, end-e) < window/2 {
 		return true
 	}
 	if m.m == nil || len(m.m) >= maxMarks {
 		m.m = make(map[string]int64)
 	}
-	m.m[key] = n
+	m.m[key] = end
 	return false
 }
 
-// settle runs after d decided p: it reads the statuses that an
-// over-limit cache refused without evaluating, and marks the refused
-// fixed windows over (those that marked has not seen marked). scratch is
-// working memory.
-func (p *plan) settle(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision, marked *marks) {
+// marked reports whether marks has seen the window of check k, decided as
+// st (refused with nothing left) at the service's time now, marked over,
+// and remembers that it is now. A status that tells no end (an over-limit
+// cache's, which a peek could not fill in) is never seen.
+func (p *plan) marked(m *marks, k int, label string, st *sluice.Status, now time.Time) bool {
+	if st.ResetAfter <= 0 {
+		return false
+	}
+	c := &p.checks[k]
+	end := sluice.MicrosSinceEpoch(now) + int64(st.ResetAfter/time.Microsecond)
+	return m.seen(c.Key+"\x00"+label, end, int64(c.Limit.Window()/time.Microsecond))
+}
+
+// settle runs after d decided p at the service's time now: it reads the
+// statuses that an over-limit cache refused without evaluating, and marks
+// the refused fixed windows over (those that marked has not seen marked).
+// scratch is working memory.
+func (p *plan) settle(ctx context.Context, l *sluice.Limiter, now time.Time, d, scratch *sluice.Decision, marked *marks) {
 	if !d.Allowed {
 		p.evaluate(ctx, l, d, scratch)
 	}
@@ -133,10 +156,13 @@ func (p *plan) settle(ctx context.Context, l *sluice.Limiter, d, scratch *sluice
 	for i := range d.Statuses {
 		p.left = append(p.left, d.Statuses[i].Remaining)
 	}
+	if !d.Allowed {
+		p.readPast(ctx, l, d, scratch)
+	}
 	for i := range p.slots {
 		s := &p.slots[i]
 		if s.rule != nil && s.rule.blocked && s.cost > 0 && s.over >= 0 {
-			p.recordHit(ctx, l, s, scratch, marked)
+			p.recordHit(ctx, l, s, d, scratch)
 			continue
 		}
 		if s.check < 0 || !s.aligned {
@@ -144,7 +170,7 @@ func (p *plan) settle(ctx context.Context, l *sluice.Limiter, d, scratch *sluice
 		}
 		st := &d.Statuses[s.check]
 		if st.Allowed || p.checks[s.check].Cost == 0 ||
-			st.Remaining == 0 && marked.seen(p.checks[s.check].Key+"\x00"+s.rule.label, floorDiv(p.unix, s.rule.unitSeconds)) {
+			st.Remaining == 0 && p.marked(marked, s.check, s.rule.label, st, now) {
 			continue
 		}
 		c := [1]sluice.Check{{Key: p.checks[s.check].Key + overKey, Limit: overLimit(p.checks[s.check].Limit), Cost: 1}}
@@ -164,16 +190,49 @@ func (p *plan) settle(ctx context.Context, l *sluice.Limiter, d, scratch *sluice
 }
 
 // recordHit spends the one unit of the record of hits of slot s, of a
-// blocked rule that its request hit, unless marked has seen it spent in
-// this window.
-func (p *plan) recordHit(ctx context.Context, l *sluice.Limiter, s *slot, scratch *sluice.Decision, marked *marks) {
-	rec := p.checks[s.over]
-	if marked.seen(rec.Key+"\x00"+s.rule.label, floorDiv(p.unix, s.rule.unitSeconds)) {
+// blocked rule that its request hit, unless an identical descriptor before
+// it did, or the request's peek at the record (in d) found it spent in the
+// store's window: spent, with an end to reset at (a status an over-limit
+// cache did not evaluate has none).
+func (p *plan) recordHit(ctx context.Context, l *sluice.Limiter, s *slot, d, scratch *sluice.Decision) {
+	if st := &d.Statuses[s.over]; s.hitBefore || st.Remaining == 0 && st.ResetAfter > 0 {
 		return
 	}
+	rec := p.checks[s.over]
 	rec.Cost = 1
 	c := [1]sluice.Check{rec}
 	p.allow(ctx, l, c[:], scratch)
+}
+
+// readPast completes p.left for the refused checks that identical
+// descriptors of different quantities share (see bind) and that had
+// nothing left: how far the count was past the check's quantity, as a
+// negative left, read by a peek at the largest of their quantities, so
+// that each descriptor is told apart against its own (see occurrence).
+// When even that one is spent, the count is taken to be that quantity;
+// on an error, past every one of them, and each descriptor is reported
+// over.
+func (p *plan) readPast(ctx context.Context, l *sluice.Limiter, d, scratch *sluice.Decision) {
+	for k := range p.checks {
+		c := &p.checks[k]
+		if d.Statuses[k].Allowed || p.left[k] > 0 || c.Cost == 0 {
+			continue
+		}
+		widest := c.Limit.Quantity()
+		for _, s := range p.slots {
+			if s.check == k && sameWindow(s.limit, c.Limit) {
+				widest = max(widest, s.limit.Quantity())
+			}
+		}
+		if widest == c.Limit.Quantity() {
+			continue
+		}
+		p.left[k] = -widest
+		peek := [1]sluice.Check{{Key: c.Key, Limit: withQuantity(c.Limit, widest)}}
+		if p.allow(ctx, l, peek[:], scratch) {
+			p.left[k] = scratch.Statuses[0].Remaining - (widest - c.Limit.Quantity())
+		}
+	}
 }
 
 // allow decides checks into scratch and reports whether the only check

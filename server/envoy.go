@@ -40,6 +40,17 @@ func (s *Server) newEnvoyService(cfg *config.Config, rules *envoy.Rules) (*envoy
 	return envoy.NewService(s.limiter, rules, o)
 }
 
+// reloadEnvoy hands the Envoy service the rules and the response headers
+// (envoy.headers and the draft-6 names) of cfg, a reloaded configuration.
+// Loading cfg validated the headers: should the service still refuse
+// them, it keeps its own, and the error is logged.
+func (s *Server) reloadEnvoy(cfg *config.Config, rules *envoy.Rules) {
+	s.envoy.SetRules(rules)
+	if err := s.envoy.SetHeaders(cfg.EnvoyOptions()); err != nil {
+		s.log.Error("reload: the envoy response headers are refused; the previous ones keep serving", "err", err)
+	}
+}
+
 // observeEnvoy counts Envoy decisions, in the metrics and on the dashboard:
 // policy is the domain, limit the rule. An invalid request (Envoy's
 // mistake, answered InvalidArgument) is logged, not counted as undecided:

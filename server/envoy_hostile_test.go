@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -141,7 +140,6 @@ func TestEnvoyMalformedRequestsAreInvalidArgument(t *testing.T) {
 		"65 descriptors":           &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: many},
 		"33 entries":               &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{wide}},
 		"an empty key":             &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{descriptor(entry("", "v"))}},
-		"a 70 KB value":            &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{descriptor(entry("remote_address", strings.Repeat("x", 70<<10)))}},
 		"hits above int64":         &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{hits}},
 		"an override in no unit":   &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{override}},
 		"an override of 4e9 years": &rlsv3.RateLimitRequest{Domain: "edge", Descriptors: []*ratelimitv3.RateLimitDescriptor{longWindow}},

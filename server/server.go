@@ -406,7 +406,7 @@ func (s *Server) Reload() error {
 				s.ctl.Reset() // the level in force is Normal: say so
 			}
 			if s.envoy != nil && st.envoyRules != nil {
-				s.envoy.SetRules(st.envoyRules)
+				s.reloadEnvoy(cfg, st.envoyRules)
 			}
 			if s.opts.OverLimit != nil {
 				s.opts.OverLimit.Reset() // remembered denials were under the old limits
