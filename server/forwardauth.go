@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -13,11 +14,12 @@ import (
 	"github.com/sluice-dev/sluice/httplimit"
 )
 
-// handleForwardAuth decides a request that a front proxy describes: Traefik
-// and Caddy send X-Forwarded-Method/-Uri/-Host/-For, nginx's auth_request
-// X-Original-Method/-URI (set in its config). The described host is
-// X-Forwarded-Host's, none without it (the request's own Host is
-// sluice's). 2xx admits; a refusal has the
+// handleForwardAuth decides a request that a front proxy describes
+// (describe): Traefik and Caddy send X-Forwarded-Method/-Uri/-Host/-For,
+// nginx's auth_request X-Original-Method/-URI (set in its config),
+// ingress-nginx's auth-url X-Original-Method/-URL. The described host is
+// X-Forwarded-Host's or X-Original-URL's, none without them (the request's
+// own Host is sluice's). 2xx admits; a refusal has the
 // configured deny status (429, or 403 for nginx) and the same RateLimit
 // headers, Retry-After and problem body a proxied request would get; a
 // refusal by the global limits alone under global_status 503 is a 503 as
@@ -26,7 +28,8 @@ import (
 // request that the degradation level sheds (state.shed, as the proxy sheds
 // it) is refused before any decision and spends nothing (shedForwardAuth).
 // A description the decision API would refuse (validMethod,
-// describedTarget, validHost) is a 400 problem, and spends nothing. A POST
+// describedTarget, validHost), descriptions that differ, and none of the
+// URI are a 400 problem, and spend nothing. A POST
 // that carries a method override is judged as the method it names
 // (judgeOverride), or refused with a 400 when that would judge it less
 // strictly than a POST.
@@ -46,61 +49,13 @@ func (s *Server) handleForwardAuth(w http.ResponseWriter, r *http.Request, _ cal
 	// sends along, the query unread (a nil Body: see httplimit's form:
 	// keys), since the upstream may read the body's field instead.
 	orig.Body, orig.ContentLength = nil, 0
-	method, ok := described(r.Header, "X-Forwarded-Method", "X-Original-Method")
-	uri, ok2 := described(r.Header, "X-Forwarded-Uri", "X-Original-Uri")
-	if !ok || !ok2 {
-		writeJSONProblem(w, http.StatusBadRequest, "Bad Request",
-			"X-Forwarded-Method/-Uri and X-Original-Method/-URI describe different requests: the front proxy passed on a client's own; have it clear the headers it does not set")
-		return
-	}
-	// The description is checked as the decision API checks its body's
-	// (check_target.go). One that fails is a client's own header passed
-	// on, or a request Caddy and Traefik accept and nginx does not (a
-	// method in lower case, OPTIONS *): the 400 (a 500 through nginx)
-	// keeps from the API only requests with nothing to limit them by.
-	if err := validMethod(method); err != nil {
-		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "X-Forwarded-Method / X-Original-Method: "+err.Error())
-		return
-	}
-	orig.Method = firstOf(method, http.MethodGet)
-	// The URI is checked as the decision API checks its path
-	// (describedTarget: no fragment, well-formed escapes). "*" (OPTIONS's
-	// whole-server target) names no path to limit; an absolute-form target
-	// ("http://host/path", which a client may send a proxy) is judged by
-	// its path, "/" when it has none. Its length is bounded by the
-	// listener's header bound, not by the decision API's 2,048-byte path:
-	// a proxy's request line is often longer.
-	uri, u, err := describedTarget(firstOf(uri, "/"))
+	d, err := describe(r.Header)
 	if err != nil {
-		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "X-Forwarded-Uri / X-Original-URI is not a request URI with an absolute path")
+		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())
 		return
 	}
-	// Every check (exemptions, costs, rules) judges both readings of the
-	// path that the proxy's upstream may route by, as the reverse proxy
-	// judges them: decoded, its dot segments resolved (nginx's $uri,
-	// Caddy's and Traefik's path matchers), and escaped as ServeMux reads
-	// it ("/files/a%2Fb", one segment, which nginx's proxy_pass without a
-	// URI, Caddy and Traefik pass on as sent), encoded dot segments
-	// ("%2e%2e", "..%2F") resolved in both: no encoding makes a request
-	// exempt or cheaper.
-	if !judgedReadings(u) {
-		writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "X-Forwarded-Uri / X-Original-URI: "+errThreeReadings.Error())
-		return
-	}
-	orig.URL, orig.RequestURI = u, uri
-	// The described host is X-Forwarded-Host's. The request's own Host
-	// names sluice as the proxy reaches it (nginx's upstream, Traefik's
-	// address), so without that header the host is unknown, as a
-	// /v1/check without one: rules, costs, exemptions and classes that
-	// name a host do not match.
-	orig.Host = ""
-	if host := r.Header.Get("X-Forwarded-Host"); host != "" {
-		if err := validHost(host); err != nil {
-			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", "X-Forwarded-Host: "+err.Error())
-			return
-		}
-		orig.Host = host
-	} else if st.namesHost {
+	orig.Method, orig.URL, orig.RequestURI, orig.Host = d.method, d.url, d.uri, d.host
+	if !d.hostDescribed && st.namesHost {
 		s.warnings.Warn(r.Context(), s.log, "forward-auth: no X-Forwarded-Host, so what names a host (rules, costs, exemptions, degradation classes) decides the request as one to no host; have the proxy send it (nginx: proxy_set_header X-Forwarded-Host $host;)")
 	}
 	posted, err := judgeOverride(st.cfg, orig, r.Header)
@@ -176,16 +131,86 @@ func (s *Server) shedForwardAuth(w http.ResponseWriter, orig *http.Request, st *
 	s.noteShed(shedViaForwardAuth, level, orig.Method, orig.URL.Path, requestID(orig.Header), status)
 }
 
-// described returns the value that the headers names give of one attribute
-// of the described request ("" when none does), and false when their values
-// differ. A front proxy sets one of them and passes a client's others on
-// (nginx's auth_request passes every header of the client's), so a
+// description is the request a front proxy describes to forward-auth.
+type description struct {
+	method string   // validMethod's, GET when no header names one
+	uri    string   // the request URI, without its fragment (describedTarget)
+	url    *url.URL // uri parsed
+	// host is the host the client asked for, "" for none; hostDescribed
+	// reports whether a header described it (X-Original-URL describes a
+	// request without Host as one to no host).
+	host          string
+	hostDescribed bool
+}
+
+// describe reads the request that h describes: its method from
+// X-Forwarded-Method or X-Original-Method, its request URI from
+// X-Forwarded-Uri, X-Original-URI or the path and query of X-Original-URL
+// (ingress-nginx's), and its host from X-Forwarded-Host or X-Original-URL
+// (describedHost). Where two headers describe one attribute they must
+// agree (described). It returns an error, the detail of a 400, for
+// descriptions that differ, for no URI at all (nothing to judge: the front
+// proxy is not configured to describe the request), and for one the
+// decision API would refuse (validMethod, describedTarget, validHost).
+//
+// The URI is checked as the decision API checks its path (describedTarget:
+// no fragment, well-formed escapes). "*" (OPTIONS's whole-server target)
+// names no path to limit; an absolute-form target ("http://host/path",
+// which a client may send a proxy) is judged by its path, "/" when it has
+// none. Its length is bounded by the listener's header bound, not by the
+// decision API's 2,048-byte path: a proxy's request line is often longer.
+// Every check (exemptions, costs, rules) judges both readings of the path
+// that the proxy's upstream may route by (judgedReadings): decoded, its dot
+// segments resolved (nginx's $uri, Caddy's and Traefik's path matchers),
+// and escaped as ServeMux reads it ("/files/a%2Fb", one segment, which
+// nginx's proxy_pass without a URI, Caddy and Traefik pass on as sent),
+// encoded dot segments ("%2e%2e", "..%2F") resolved in both: no encoding
+// makes a request exempt or cheaper. A path that reads three ways is an
+// error.
+func describe(h http.Header) (description, error) {
+	hosts, uris, hostless, err := originalURLs(h)
+	if err != nil {
+		return description{}, err
+	}
+	method, ok := described(h["X-Forwarded-Method"], h["X-Original-Method"])
+	uri, ok2 := described(h["X-Forwarded-Uri"], h["X-Original-Uri"], uris)
+	if !ok || !ok2 {
+		return description{}, errors.New("X-Forwarded-Method/-Uri and X-Original-Method/-URI describe different requests (X-Original-URL's path and query among the URIs): the front proxy passed on a client's own; have it clear the headers it does not set")
+	}
+	if uri == "" {
+		return description{}, errors.New("no X-Forwarded-Uri, X-Original-URI or X-Original-URL: the front proxy describes no request to judge; have it send the request's URI (nginx: proxy_set_header X-Original-URI $request_uri;)")
+	}
+	// One that fails is a client's own header passed on, or a request
+	// Caddy and Traefik accept and nginx does not (a method in lower
+	// case, OPTIONS *): the 400 (a 500 through nginx) keeps from the API
+	// only requests with nothing to limit them by.
+	if err := validMethod(method); err != nil {
+		return description{}, fmt.Errorf("X-Forwarded-Method / X-Original-Method: %w", err)
+	}
+	d := description{method: firstOf(method, http.MethodGet)}
+	if d.uri, d.url, err = describedTarget(uri); err != nil {
+		return description{}, errors.New("X-Forwarded-Uri / X-Original-URI / X-Original-URL is not a request URI with an absolute path")
+	}
+	if !judgedReadings(d.url) {
+		return description{}, fmt.Errorf("X-Forwarded-Uri / X-Original-URI / X-Original-URL: %w", errThreeReadings)
+	}
+	if d.host, d.hostDescribed, err = describedHost(h, hosts, hostless); err != nil {
+		return description{}, err
+	}
+	return d, nil
+}
+
+// described returns the value that each list of values (a header's lines,
+// one list a header) gives of one attribute of the described request (""
+// when none does), and false when two differ. A front proxy sets one of the
+// headers and passes a client's others on (nginx's auth_request and
+// ingress-nginx's auth-url pass every header of the client's), so a
 // description that differs from another is a client's: neither is
 // believed.
-func described(h http.Header, names ...string) (string, bool) {
+func described(lists ...[]string) (string, bool) {
 	v := ""
-	for _, name := range names {
-		for _, s := range h[name] {
+	for _, list := range lists {
+		for _, s := range list {
 			switch {
 			case s == "":
 			case v == "":

@@ -1,7 +1,11 @@
 package server
 
 import (
+	"errors"
+	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/sluice-dev/sluice/config"
 	"github.com/sluice-dev/sluice/httplimit"
@@ -40,4 +44,63 @@ func namesHost(cfg *config.Config) bool {
 func patternHasHost(p string) bool {
 	i, j := routes.HostSpan(p)
 	return i < j
+}
+
+// describedHost returns the host that h's X-Forwarded-Host and the hosts of
+// its X-Original-URL (originalURLs) describe, and named, whether any
+// describes it: hostless when an X-Original-URL names none (a request without Host),
+// which makes the request one to no host. Descriptions that differ, an
+// X-Forwarded-Host beside a hostless X-Original-URL among them, are an
+// error, as is a host validHost refuses.
+func describedHost(h http.Header, hosts []string, hostless bool) (host string, named bool, err error) {
+	host, agree := described(h["X-Forwarded-Host"], hosts)
+	if !agree || hostless && host != "" {
+		return "", false, errors.New("X-Forwarded-Host and X-Original-URL name different hosts: the front proxy passed on a client's own; have it clear the headers it does not set")
+	}
+	if err := validHost(host); err != nil {
+		return "", false, fmt.Errorf("X-Forwarded-Host / X-Original-URL: %w", err)
+	}
+	return host, host != "" || hostless, nil
+}
+
+// originalURLs splits each X-Original-URL of h (ingress-nginx's
+// description of the request, $scheme://$http_host$request_uri) into its
+// host and request URI (originalURL), an empty line being no description;
+// hostless reports one that names no host.
+func originalURLs(h http.Header) (hosts, uris []string, hostless bool, err error) {
+	for _, v := range h["X-Original-Url"] {
+		if v == "" {
+			continue
+		}
+		host, uri, err := originalURL(v)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		hosts, uris = append(hosts, host), append(uris, uri)
+		hostless = hostless || host == ""
+	}
+	return hosts, uris, hostless, nil
+}
+
+// originalURL splits an X-Original-URL into its host and request URI. It
+// is "http://" or "https://", then the host as the client sent it ("" for
+// a request without Host), then the request URI from the first "/" on,
+// which describe checks as any other (describedTarget). A host holds no
+// "/" (nginx refuses a Host with one); one with "?", "#", "@" or "\", or
+// one validHost refuses, names no host a proxy routes by, and is an error,
+// as is a value of any other form.
+func originalURL(v string) (host, uri string, err error) {
+	rest, ok := strings.CutPrefix(v, "http://")
+	if !ok {
+		rest, ok = strings.CutPrefix(v, "https://")
+	}
+	i := strings.IndexByte(rest, '/')
+	if !ok || i < 0 {
+		return "", "", errors.New(`X-Original-URL: want "http://" or "https://", the host and the request URI, as ingress-nginx sends it`)
+	}
+	host, uri = rest[:i], rest[i:]
+	if strings.ContainsAny(host, `?#@\`) || validHost(host) != nil {
+		return "", "", fmt.Errorf(`X-Original-URL: its host is not a host name or address (a space, a control character, "?", "#", "@" or "\" in it, or over %d bytes)`, maxHostLen)
+	}
+	return host, uri, nil
 }
