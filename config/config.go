@@ -19,6 +19,11 @@ import (
 type Config struct {
 	// File is the path the configuration was read from.
 	File string
+	// Read maps each file the configuration was read from (File as Load
+	// read it, and KeysFile), by its cleaned path, to the SHA-256 of the
+	// bytes read: what the configuration is made of, which the files may
+	// no longer hold. Parse records the keys file only.
+	Read map[string][32]byte
 	// Listen is the public listener's address, ":8080" by default: the
 	// reverse proxy, DocsPath and HealthPath, nothing else of sluice's. It
 	// speaks HTTP/1.1 and HTTP/2 (by ALPN with TLS, by prior knowledge

@@ -33,6 +33,9 @@ type decoder struct {
 	// listens maps the field path of each listener address read (listen,
 	// admin.listen, envoy.listen) to its node (see listenersDiffer).
 	listens map[string]*yaml.Node
+	// read is Config.Read: the files read, the keys file's decoder's
+	// shared with the configuration's.
+	read map[string][32]byte
 }
 
 // field decodes one value of a mapping.

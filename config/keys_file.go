@@ -1,8 +1,10 @@
 package config
 
 import (
+	"crypto/sha256"
 	"errors"
 	"io"
+	"path/filepath"
 
 	"go.yaml.in/yaml/v3"
 
@@ -25,6 +27,7 @@ func (d *decoder) keysFile(n *yaml.Node, path string) []rawKey {
 		d.Errorf(n, "keys_file", "%v", err)
 		return nil
 	}
+	d.read[filepath.Clean(path)] = sha256.Sum256(data)
 	doc, err := yamlcheck.Parse(path, data)
 	if errors.Is(err, io.EOF) {
 		return nil // an empty file: no keys
@@ -33,7 +36,7 @@ func (d *decoder) keysFile(n *yaml.Node, path string) []rawKey {
 		d.Add(err)
 		return nil
 	}
-	kd := &decoder{Decoder: &yamlcheck.Decoder{File: path}, leases: d.leases, leaseAuto: d.leaseAuto}
+	kd := &decoder{Decoder: &yamlcheck.Decoder{File: path}, leases: d.leases, leaseAuto: d.leaseAuto, read: d.read}
 	if kd.unexpanded(doc, ""); len(kd.Errs) > 0 {
 		d.Merge(kd.Decoder)
 		return nil

@@ -4,9 +4,11 @@ package config
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -29,7 +31,11 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-	return Parse(path, data)
+	c, err := Parse(path, data)
+	if err == nil {
+		c.Read[filepath.Clean(path)] = sha256.Sum256(data)
+	}
+	return c, err
 }
 
 // Parse validates the configuration in data; name is the file name used in
@@ -46,11 +52,11 @@ func Parse(name string, data []byte) (*Config, error) {
 		}
 		return nil, err
 	}
-	d := &decoder{Decoder: &yamlcheck.Decoder{File: name}, leases: map[string]string{}, leaseAuto: &[]leaseAt{}}
+	d := &decoder{Decoder: &yamlcheck.Decoder{File: name}, leases: map[string]string{}, leaseAuto: &[]leaseAt{}, read: map[string][32]byte{}}
 	if d.unexpanded(doc, ""); len(d.Errs) > 0 {
 		return nil, d.Err()
 	}
-	c := &Config{File: name, Listen: ":8080", DocsPath: "/docs", HealthPath: "/healthz",
+	c := &Config{File: name, Read: d.read, Listen: ":8080", DocsPath: "/docs", HealthPath: "/healthz",
 		Policy: &httplimit.Policy{}, Keys: map[[32]byte]*Key{},
 		Admin:       Admin{Listen: "127.0.0.1:9090", LoopbackScopes: ScopeRead},
 		Connections: defaultConnections(),

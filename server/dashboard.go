@@ -31,10 +31,7 @@ func (s *Server) handleDashboardData(w http.ResponseWriter, r *http.Request) {
 	if f := s.opts.Failover; f != nil {
 		d.Store.Kind = "redis"
 		d.Store.Breaker = f.Stats().Breaker.String()
-		d.Store.OnStoreError = s.Config().Store.Redis.OnStoreError
-		if d.Store.OnStoreError == "" {
-			d.Store.OnStoreError = "local"
-		}
+		d.Store.OnStoreError = s.storeErrorPolicy()
 	}
 	st := s.ctl.State()
 	d.Degradation = levelView{Level: int(st.Level), Name: st.Name, Pinned: st.Pinned, Since: st.Since.UTC().Format(time.RFC3339)}

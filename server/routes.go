@@ -119,7 +119,7 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 			if s.callerOf(r, false).scopes.Has(config.ScopeRead) {
 				why = ": " + err.Error()
 			}
-			policy := cmp.Or(s.Config().Store.Redis.OnStoreError, "local")
+			policy := s.storeErrorPolicy()
 			if policy == "deny" {
 				http.Error(w, "store not reachable, and on_store_error deny refuses every request"+why, http.StatusServiceUnavailable)
 				return
@@ -129,6 +129,13 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	w.Write([]byte("ready\n"))
+}
+
+// storeErrorPolicy returns the on_store_error the running store decides
+// by: that of the configuration it was opened with, which a reload does
+// not change (the store section changes at the next start).
+func (s *Server) storeErrorPolicy() string {
+	return cmp.Or(s.opts.Config.Store.Redis.OnStoreError, "local")
 }
 
 // readyTimeout bounds one probe of the store for /readyz: a store that has

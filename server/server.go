@@ -181,9 +181,10 @@ type Server struct {
 	// ready probes Options.Ready for /readyz; nil without.
 	ready *readyProbe
 	// loaded is the digest of the watched files the configuration in force
-	// was read from (WatchFile only; see watchSet.digest), kept by the
-	// watcher: at its start it reloads if a file changed since New, and it
-	// does not reload files rewritten as they were.
+	// was read from (WatchFile only; see watchSet.digest), as it read them
+	// (config.Config.Read), kept by the watcher: at its start it reloads if
+	// a file changed since it was read, and it does not reload files
+	// rewritten as they were.
 	loaded [sha256.Size]byte
 	// storeErrors counts the store's failures that no failover counts: the
 	// calls of allowShared when shared is past the failover, and the
@@ -301,7 +302,7 @@ func New(opts Options) (*Server, error) {
 	s.inForce(st)
 	s.public, s.admin = s.publicRoutes(), s.adminRoutes()
 	if opts.WatchFile != "" {
-		s.loaded = s.watchSet().digest()
+		s.loaded = s.watchSet(namedFiles{}).digestAs(opts.Config.Read)
 	}
 	return s, nil
 }
@@ -387,7 +388,7 @@ func (s *Server) Reload() error {
 		var st *state
 		if st, err = s.build(cfg); err == nil {
 			st.stale = keptStale(s.state.Load(), st)
-			s.warnRestartOnly(s.state.Load().cfg, cfg)
+			s.warnRestartOnly(s.opts.Config, cfg)
 			s.warnTrustAll(cfg)
 			s.warnUnknownKeys(s.state.Load().cfg, cfg)
 			s.warnLogRoom(s.state.Load().cfg, cfg)

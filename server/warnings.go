@@ -61,18 +61,21 @@ func (s *Server) warnTrustAll(cfg *config.Config) {
 	}
 }
 
-// warnRestartOnly logs the changes of a reload that take effect only at the
-// next start: addresses, TLS on or off, connection bounds, the store.
-func (s *Server) warnRestartOnly(old, cfg *config.Config) {
-	oldConns, conns := old.Connections, cfg.Connections
-	oldConns.StreamIdleTimeout, conns.StreamIdleTimeout = 0, 0 // the proxy's, at once
-	if old.Listen != cfg.Listen || old.Admin.Listen != cfg.Admin.Listen || old.Envoy.Listen != cfg.Envoy.Listen ||
-		old.TLS.Enabled() != cfg.TLS.Enabled() || old.Admin.TLS.Enabled() != cfg.Admin.TLS.Enabled() ||
-		oldConns != conns || old.Designer != cfg.Designer ||
-		(len(old.ProxyProtocol) > 0) != (len(cfg.ProxyProtocol) > 0) {
+// warnRestartOnly logs what cfg, a reload's configuration, changes of
+// running, the one the process started with, that takes effect only at the
+// next start: addresses, TLS on or off, connection bounds, the store. It
+// warns at every reload that differs from running, and at none that is
+// back to it.
+func (s *Server) warnRestartOnly(running, cfg *config.Config) {
+	runConns, conns := running.Connections, cfg.Connections
+	runConns.StreamIdleTimeout, conns.StreamIdleTimeout = 0, 0 // the proxy's, at once
+	if running.Listen != cfg.Listen || running.Admin.Listen != cfg.Admin.Listen || running.Envoy.Listen != cfg.Envoy.Listen ||
+		running.TLS.Enabled() != cfg.TLS.Enabled() || running.Admin.TLS.Enabled() != cfg.Admin.TLS.Enabled() ||
+		runConns != conns || running.Designer != cfg.Designer ||
+		(len(running.ProxyProtocol) > 0) != (len(cfg.ProxyProtocol) > 0) {
 		s.log.Warn("listener addresses, TLS and the PROXY protocol on/off, connection and designer bounds change at the next start; the running ones keep theirs (the proxy's wait for its upstream, write_timeout, applies to new requests at once)")
 	}
-	if !reflect.DeepEqual(storeSettings(old.Store), storeSettings(cfg.Store)) {
+	if !reflect.DeepEqual(storeSettings(running.Store), storeSettings(cfg.Store)) {
 		s.log.Warn("the store section changes at the next start; the running store keeps its settings (a Redis password file is read again for each new connection)")
 	}
 }

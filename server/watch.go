@@ -30,22 +30,29 @@ import (
 // link to nothing, which is skipped, or to a rules file; see
 // awaitTargets, which bounds the folders watched for them); or when
 // a TLS file of the listeners or of upstream_tls, or the keys file,
-// changes, or, for any of these files and the configuration file, the
-// file a link of theirs points to, or a ".." entry beside them, so that a
-// renewed certificate is served, a new key admitted and an updated
-// ConfigMap applied without a signal (certbot relinks its live files,
-// Kubernetes swaps a mounted Secret's or ConfigMap's ..data link). Editors
-// and config managers often replace a file rather than write it, and
-// deployments swap a folder through a symbolic link, so the directories
-// holding them are watched, events are filtered by name, and the watches
-// are renewed after every reload (following a swapped link, and the rules
-// of the new configuration) and after events that changed nothing loaded
-// (a folder made on the way to a link's target); bursts of events are
-// coalesced, and files rewritten with the bytes they held cause no reload
-// (Reloads always does; so do they after a refused reload, which they
-// undo). A change
-// that does not load is refused and logged by Reload, and the previous
-// configuration and rules keep serving.
+// changes, or, for any of these files and the configuration file, any
+// link on the way to it (of the file, of a folder above it, or a link a
+// link leads to: see pathWaits), the file the last one leads to, or a ".."
+// entry beside any, so that a renewed certificate is served, a new key
+// admitted, an updated ConfigMap and a new release applied without a
+// signal (certbot relinks its live files, Kubernetes swaps a mounted
+// Secret's or ConfigMap's ..data link, a deploy swaps current ->
+// releases/v2). A missing folder on the way (removed, to be made again) is
+// awaited in the nearest folder above it that exists. After a refused
+// reload, the files the refused configuration names (config.NamedFiles)
+// are watched too, until a reload succeeds: a missing one may be its fix.
+// Editors and config managers often replace a file rather than write it,
+// so the directories holding them are watched, events are filtered by
+// name, and the watches are renewed after every reload (following a
+// swapped link, and the rules of the new configuration) and after events
+// that changed nothing loaded (a folder made on the way to a link's
+// target); bursts of events are coalesced, and files rewritten with the
+// bytes the configuration in force was read from (config.Config.Read, so
+// that a change made after the first load read them, before the watches
+// began, reloads) cause no reload (Reloads always does; so do they after a
+// refused reload, which they undo). A change that does not load is refused
+// and logged by Reload, and the previous configuration and rules keep
+// serving.
 func (s *Server) watch(ctx context.Context) {
 	var (
 		w      *fsnotify.Watcher
@@ -53,6 +60,9 @@ func (s *Server) watch(ctx context.Context) {
 		errs   <-chan error
 		set    watchSet
 		moved  bool // the files changed while the watches were renewed
+		// awaited are the files the configuration refused last names: the
+		// making of one may be its fix.
+		awaited namedFiles
 	)
 	if s.opts.WatchFile != "" {
 		var err error
@@ -61,12 +71,13 @@ func (s *Server) watch(ctx context.Context) {
 		} else {
 			defer w.Close()
 			events, errs = w.Events, w.Errors
-			set, moved = s.renewWatches(w, watchSet{})
+			set, moved = s.renewWatches(w, watchSet{}, awaited)
 		}
 	}
 	var debounce <-chan time.Time
 	if w != nil && (moved || set.digest() != s.loaded) {
-		// A file changed after New read it and before the watches began.
+		// A file changed after the configuration in force was read and
+		// before the watches began.
 		debounce = time.After(100 * time.Millisecond)
 	}
 	// reload reloads, unless changed is set and the watched files hold
@@ -86,7 +97,7 @@ func (s *Server) watch(ctx context.Context) {
 				// A folder made on the way to a skipped link's target is
 				// watched from now on; what was written in it before
 				// raised no event: look for it.
-				set, moved = s.renewWatches(w, set)
+				set, moved = s.renewWatches(w, set, awaited)
 				if moved || set.digest() != sum {
 					debounce = time.After(100 * time.Millisecond)
 				}
@@ -98,11 +109,14 @@ func (s *Server) watch(ctx context.Context) {
 		}
 		start := time.Now()
 		refused = s.Reload() != nil
-		if !refused {
+		awaited = namedFiles{}
+		if refused {
+			awaited = namedFilesIn(s.opts.WatchFile)
+		} else {
 			s.loaded = sum
 		}
 		if w != nil {
-			set, moved = s.renewWatches(w, set)
+			set, moved = s.renewWatches(w, set, awaited)
 			// A write between the reload's reading and the watches'
 			// renewal raised no event: look for one, and reload again.
 			if moved || set.changedSince(start.Add(-watchSlack)) {
@@ -142,9 +156,10 @@ type watchSet struct {
 	// swapped link).
 	files, folders, tree []string
 	// linkedNames are the files of the set by directory (a volume may
-	// mount any of them through links): their names, and where their
-	// links point. An event on one of them, or on a name starting with
-	// ".." beside them (a Kubernetes volume's swapped ..data), counts.
+	// mount any of them through links): their names, each link on their
+	// way and the file the last one leads to (see pathWaits). An event on
+	// one of them, or on a name starting with ".." beside them (a
+	// Kubernetes volume's swapped ..data), counts.
 	linkedNames map[string][]string
 	// linkedFiles are those files, whose modification times changedSince
 	// reads.
@@ -202,22 +217,20 @@ func (ws watchSet) changedSince(t time.Time) bool {
 // such as a pipe, which opening would wait on, as such), and the paths of
 // the folders below them and why the walk stopped, if it did. Each file
 // is read up to maxWatchedBytes.
-func (ws watchSet) digest() [sha256.Size]byte {
+func (ws watchSet) digest() [sha256.Size]byte { return ws.digestAs(nil) }
+
+// digestAs is digest, but for the files of read (config.Config.Read),
+// whose content counts as the SHA-256 read holds of them, whatever they
+// hold now: the digest of what a configuration was read from.
+func (ws watchSet) digestAs(read map[string][sha256.Size]byte) [sha256.Size]byte {
 	h := sha256.New()
 	add := func(path string) {
 		fmt.Fprintf(h, "%s\x00", path)
-		if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-			fmt.Fprintf(h, "%v\x00", st.Mode().Type())
+		if sum, ok := read[path]; ok {
+			fmt.Fprintf(h, "%x\x00", sum)
 			return
 		}
-		f, err := os.Open(path)
-		if err != nil {
-			h.Write([]byte("missing\x00"))
-			return
-		}
-		defer f.Close()
-		n, _ := io.Copy(h, io.LimitReader(f, maxWatchedBytes))
-		fmt.Fprintf(h, "\x00%d\x00", n)
+		fmt.Fprintf(h, "%s\x00", fileDigest(path))
 	}
 	for _, f := range slices.Concat(ws.files, ws.linkedFiles) {
 		add(f)
@@ -237,13 +250,30 @@ func (ws watchSet) digest() [sha256.Size]byte {
 	return sum
 }
 
+// fileDigest returns the hex SHA-256 of the file at path, read up to
+// maxWatchedBytes, or what it is instead: "missing", or the type of a file
+// that is not a regular one (such as a pipe, which opening would wait on).
+func fileDigest(path string) string {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return st.Mode().Type().String()
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "missing"
+	}
+	defer f.Close()
+	h := sha256.New()
+	io.Copy(h, io.LimitReader(f, maxWatchedBytes))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // maxWatchedBytes bounds what digest reads of one file: more than any file
 // the configuration loads.
 const maxWatchedBytes = 16 << 20
 
 // watchSetOf returns the watch set of the configuration file file, the
 // Envoy rules paths rules and the files linkedFiles (TLS files, the keys
-// file).
+// file); a path given twice counts once.
 func watchSetOf(file string, rules, linkedFiles []string) watchSet {
 	ws := watchSet{files: []string{filepath.Clean(file)}}
 	ws.linkedNames = map[string][]string{}
@@ -252,10 +282,15 @@ func watchSetOf(file string, rules, linkedFiles []string) watchSet {
 			continue
 		}
 		f = filepath.Clean(f)
-		ws.linkedFiles = append(ws.linkedFiles, f)
+		if !slices.Contains(ws.linkedFiles, f) {
+			ws.linkedFiles = append(ws.linkedFiles, f)
+		}
 	}
 	for _, r := range rules {
 		r = filepath.Clean(r)
+		if slices.Contains(ws.files, r) || slices.Contains(ws.folders, r) {
+			continue
+		}
 		if st, err := os.Stat(r); err == nil && st.IsDir() {
 			ws.folders = append(ws.folders, r)
 		} else {
@@ -275,45 +310,73 @@ func watchSetOf(file string, rules, linkedFiles []string) watchSet {
 		ws.dirs = append(ws.dirs, d)
 	}
 	// Every file may be mounted through links, the configuration file
-	// itself as a ConfigMap's: its name and where its link points count,
-	// and a ".." entry beside either.
+	// itself as a ConfigMap's, and read through folders that are links, as
+	// a release swapped in: its name, each link on its way and the file the
+	// last one leads to count (see pathWaits: a folder removed, its nearest
+	// parent that exists and the name of the first missing one), and a
+	// ".." entry beside any.
 	for _, f := range slices.Concat(ws.files, ws.linkedFiles) {
-		paths := []string{f}
-		if real, err := filepath.EvalSymlinks(f); err == nil && real != f {
-			paths = append(paths, real) // where a link points: a file rewritten there
+		for _, w := range append(pathWaits(f), linkWait{filepath.Dir(f), filepath.Base(f)}) {
+			if !slices.Contains(ws.linkedNames[w.dir], w.name) {
+				ws.linkedNames[w.dir] = append(ws.linkedNames[w.dir], w.name)
+			}
+			ws.dirs = append(ws.dirs, w.dir)
 		}
-		for _, p := range paths {
-			dir := filepath.Dir(p)
-			ws.linkedNames[dir] = append(ws.linkedNames[dir], filepath.Base(p))
-			ws.dirs = append(ws.dirs, dir)
-		}
-	}
-	for _, f := range ws.files {
-		ws.dirs = append(ws.dirs, filepath.Dir(f))
 	}
 	for _, f := range ws.folders {
 		ws.dirs = append(ws.dirs, filepath.Dir(f))
 	}
+	// Only folders that exist can be watched: a missing one is awaited in
+	// the nearest parent that exists, and watched once the event of its
+	// making has the watches renewed.
+	ws.dirs = slices.DeleteFunc(ws.dirs, func(d string) bool {
+		st, err := os.Stat(d)
+		return err != nil || !st.IsDir()
+	})
 	slices.Sort(ws.dirs)
 	ws.dirs = slices.Compact(ws.dirs)
 	return ws
 }
 
-// watchSet returns the watch set of the configuration in force.
-func (s *Server) watchSet() watchSet {
-	cfg := s.Config()
+// watchSet returns the watch set of the configuration in force, and of
+// the files awaited besides (those a refused configuration names).
+func (s *Server) watchSet(awaited namedFiles) watchSet {
+	named := namedFilesOf(s.Config())
+	return watchSetOf(s.opts.WatchFile, slices.Concat(named.rules, awaited.rules), slices.Concat(named.files, awaited.files))
+}
+
+// namedFiles are the files a configuration names that the watcher
+// watches: its Envoy rules (files and folders) and its other files (TLS
+// files, the keys file).
+type namedFiles struct{ rules, files []string }
+
+// namedFilesOf returns the files cfg names.
+func namedFilesOf(cfg *config.Config) namedFiles {
 	var rules []string
 	if cfg.Envoy.Enabled {
 		rules = cfg.Envoy.Rules
 	}
-	return watchSetOf(s.opts.WatchFile, rules, []string{cfg.TLS.CertFile, cfg.TLS.KeyFile,
+	return namedFiles{rules, []string{cfg.TLS.CertFile, cfg.TLS.KeyFile,
 		cfg.Admin.TLS.CertFile, cfg.Admin.TLS.KeyFile, cfg.Admin.TLS.ClientCAFile,
-		cfg.UpstreamTLS.CAFile, cfg.UpstreamTLS.CertFile, cfg.UpstreamTLS.KeyFile, cfg.KeysFile})
+		cfg.UpstreamTLS.CAFile, cfg.UpstreamTLS.CertFile, cfg.UpstreamTLS.KeyFile, cfg.KeysFile}}
 }
 
+// namedFilesIn returns the files the configuration file at file names,
+// read without validating it (config.NamedFiles), as a configuration that
+// was refused is, at most maxAwaitedFiles of them: a missing one may be why
+// it was refused, and its making the fix.
+func namedFilesIn(file string) namedFiles {
+	files, rules := config.NamedFiles(file, maxAwaitedFiles)
+	return namedFiles{rules: rules, files: files}
+}
+
+// maxAwaitedFiles bounds the files of a refused configuration watched.
+const maxAwaitedFiles = 16
+
 // configDigest returns the first 12 hex digits of the SHA-256 of what cfg
-// was read from — its file, its keys file and its Envoy rules, as they are
-// on disk now — or "" for a configuration not read from a file.
+// was read from — its file and its keys file as it read them
+// (config.Config.Read), its Envoy rules as they are on disk now — or "" for
+// a configuration not read from a file.
 func configDigest(cfg *config.Config) string {
 	if cfg.File == "" {
 		return ""
@@ -325,16 +388,17 @@ func configDigest(cfg *config.Config) string {
 	if cfg.KeysFile != "" {
 		linked = append(linked, cfg.KeysFile)
 	}
-	sum := watchSetOf(cfg.File, rules, linked).digest()
+	sum := watchSetOf(cfg.File, rules, linked).digestAs(cfg.Read)
 	return hex.EncodeToString(sum[:6])
 }
 
 // renewWatches points w at the directories of the configuration in force
-// (dropping old's, and adding each again, so that a watch follows a
-// directory swapped through a link) and returns the new set; changed
-// reports a change w may have missed meanwhile (see renewWatches).
-func (s *Server) renewWatches(w *fsnotify.Watcher, old watchSet) (ws watchSet, changed bool) {
-	return renewWatches(w, old, s.watchSet, s.log)
+// and of the files awaited besides (dropping old's, and adding each again,
+// so that a watch follows a directory swapped through a link) and returns
+// the new set; changed reports a change w may have missed meanwhile (see
+// renewWatches).
+func (s *Server) renewWatches(w *fsnotify.Watcher, old watchSet, awaited namedFiles) (ws watchSet, changed bool) {
+	return renewWatches(w, old, func() watchSet { return s.watchSet(awaited) }, s.log)
 }
 
 // renewWatches points w at the directories of the set current returns,

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 )
 
 // maxLinkHops bounds the links followed from a link to nothing towards the
@@ -95,6 +96,69 @@ func linkWaits(link string) []linkWait {
 		link = filepath.Join(dir, name)
 		if st, err := os.Lstat(link); err != nil || st.Mode()&fs.ModeSymlink == 0 {
 			return out
+		}
+	}
+	return out
+}
+
+// maxPathLinks bounds the links followed resolving one path, as the system
+// bounds them (Linux's ELOOP after 40): past it, or in a loop of links,
+// the path names no file, and the links met are watched.
+const maxPathLinks = 40
+
+// pathWaits returns where a change may bring or change the file path
+// names: one linkWait per link met resolving it, a component at a time as
+// the system does (the links among its folders, and those the file's own
+// link leads to, a relative target read from the folder that holds its
+// link), each the link's folder, free of links, and name; then the file
+// the last link leads to, its folder and name, or, where a folder on the
+// way is missing, the nearest folder that exists and the first missing
+// name. A relative path is read from the working directory.
+func pathWaits(path string) []linkWait {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil
+	}
+	var out []linkWait
+	dir, rest, links := "/", splitPath(abs), 0
+	for len(rest) > 0 {
+		name := rest[0]
+		rest = rest[1:]
+		if name == ".." {
+			dir = filepath.Dir(dir)
+			continue
+		}
+		next := filepath.Join(dir, name)
+		st, err := os.Lstat(next)
+		if err != nil {
+			return append(out, linkWait{dir, name}) // missing
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			if len(rest) == 0 {
+				return append(out, linkWait{dir, name}) // the file
+			}
+			dir = next
+			continue
+		}
+		out = append(out, linkWait{dir, name})
+		target, err := os.Readlink(next)
+		if links++; err != nil || links > maxPathLinks {
+			return out
+		}
+		if filepath.IsAbs(target) {
+			dir = "/"
+		}
+		rest = append(splitPath(target), rest...)
+	}
+	return out
+}
+
+// splitPath returns the names of path, without empty ones and ".".
+func splitPath(path string) []string {
+	var out []string
+	for _, name := range strings.Split(path, string(filepath.Separator)) {
+		if name != "" && name != "." {
+			out = append(out, name)
 		}
 	}
 	return out
