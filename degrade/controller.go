@@ -79,22 +79,35 @@ type Thresholds struct {
 // slowest: of n < 100, the ⌈0.99·n⌉-th smallest is the n-th.
 const minP99Samples = 100
 
-// exceeded lists the signals of s at or above t. ErrorRate counts only
-// when s has at least minAnswers outcomes (the larger of its answers and
-// its failures), P99 only when it has at least minAnswers and
-// minP99Samples answers.
+// counted returns s with the signals that too few answers leave
+// uncounted at 0: ErrorRate when s has fewer than minAnswers outcomes (the
+// larger of its answers and its failures), P99 when it has fewer than
+// minAnswers or minP99Samples answers.
+func counted(s Signals, minAnswers int64) Signals {
+	if s.Answers < max(minAnswers, minP99Samples) {
+		s.P99 = 0
+	}
+	if max(s.Answers, s.Failures) < minAnswers {
+		s.ErrorRate = 0
+	}
+	return s
+}
+
+// exceeded lists the signals of s at or above t, of those that count
+// (counted).
 func (t Thresholds) exceeded(s Signals, minAnswers int64) []string {
 	if s.CPUUnknown {
 		t.CPU = 0
 	}
+	s = counted(s, minAnswers)
 	var why []string
 	if t.InFlight > 0 && s.InFlight >= t.InFlight {
 		why = append(why, fmt.Sprintf("in-flight %d ≥ %d", s.InFlight, t.InFlight))
 	}
-	if t.P99 > 0 && s.Answers >= max(minAnswers, minP99Samples) && s.P99 >= t.P99 {
+	if t.P99 > 0 && s.P99 >= t.P99 {
 		why = append(why, fmt.Sprintf("p99 %v ≥ %v of %d answers", s.P99, t.P99, s.Answers))
 	}
-	if outcomes := max(s.Answers, s.Failures); t.ErrorRate > 0 && outcomes >= minAnswers && s.ErrorRate >= t.ErrorRate {
+	if outcomes := max(s.Answers, s.Failures); t.ErrorRate > 0 && s.ErrorRate >= t.ErrorRate {
 		why = append(why, fmt.Sprintf("error rate %.3f ≥ %.3f of %d answers", s.ErrorRate, t.ErrorRate, outcomes))
 	}
 	if t.SchedP99 > 0 && s.SchedP99 >= t.SchedP99 {
@@ -230,6 +243,15 @@ func (c *Controller) minAnswers() int64 {
 		return defaultMinAnswers
 	}
 	return c.cfg.MinAnswers
+}
+
+// Counted returns s as the controller reads it against its thresholds: its
+// P99 and ErrorRate 0 when s has too few answers for them to count (see
+// Config.MinAnswers), its other signals as they are.
+func (c *Controller) Counted(s Signals) Signals {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return counted(s, c.minAnswers())
 }
 
 // now is the controller's time.

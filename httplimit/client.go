@@ -201,7 +201,7 @@ func (m *Middleware) decide(ctx context.Context, res *Result) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.penalty != nil && !res.Decision.Allowed && !res.Penalized {
+	if m.penalty != nil && !m.penalty.p.Uncounted && !res.Decision.Allowed && !res.Penalized {
 		m.countRefusal(ctx, res)
 	}
 	m.spread(res)

@@ -75,6 +75,12 @@ type Penalty struct {
 	// For is how long the box holds the client: whole microseconds, from
 	// 1µs to sluice.MaxWindow.
 	For time.Duration
+	// Uncounted, with a box configured, checks the box with every request
+	// but counts none of the Middleware's refusals toward it: for a
+	// Middleware that shares another's box (the same store and client
+	// keys) whose refusals are not its clients' own doing, such as one of
+	// the limits a server reduces while it is degraded.
+	Uncounted bool
 }
 
 // ProblemPenalty is the problem type of a refusal by the penalty box.

@@ -118,8 +118,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request, by caller) 
 	if level > degrade.Normal && s.shedCheck(w, r, st, sc, level) {
 		return
 	}
-	mw := st.deciderAt(level)
-	res, err := mw.DecideFor(r.Context(), c, req.Method, req.Path, cost)
+	mw, res, err := st.decideAt(r.Context(), level, c, req.Method, req.Path, cost)
 	if err != nil {
 		if errors.Is(err, httplimit.ErrUnknownPlan) || errors.Is(err, sluice.ErrInvalidCheck) || errors.Is(err, httplimit.ErrTokenRefused) {
 			writeJSONProblem(w, http.StatusBadRequest, "Bad Request", err.Error())

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -31,7 +32,8 @@ type degradeState struct {
 }
 
 // newDegradeState returns the degradation state of g, with reduced the
-// middleware of its reduced limits.
+// middleware of its reduced limits. Its class health holds g's health
+// patterns and the gRPC health protocol's methods (grpcHealth).
 func newDegradeState(g config.Degradation, reduced *httplimit.Middleware) (*degradeState, error) {
 	d := &degradeState{reduced: reduced}
 	var err error
@@ -41,10 +43,19 @@ func newDegradeState(g config.Degradation, reduced *httplimit.Middleware) (*degr
 	if d.critical, err = patternMux(g.Critical); err != nil {
 		return nil, err
 	}
-	if d.health, err = patternMux(g.Health); err != nil {
+	if d.health, err = patternMux(append(slices.Clip(g.Health), grpcHealth()...)); err != nil {
 		return nil, err
 	}
 	return d, nil
+}
+
+// grpcHealth are the patterns of the gRPC health protocol's methods
+// (grpc.health.v1.Health's Check and Watch, as every gRPC call a POST),
+// which are in the class health whatever the configuration: Kubernetes'
+// gRPC probes and balancers call them, and a shed probe restarts or drains
+// a loaded instance, moving its load onto the others.
+func grpcHealth() []string {
+	return []string{"POST /grpc.health.v1.Health/Check", "POST /grpc.health.v1.Health/Watch"}
 }
 
 // reducedOptions returns o with every limit whose window is at most
@@ -55,6 +66,8 @@ func newDegradeState(g config.Degradation, reduced *httplimit.Middleware) (*degr
 // the request's; every plan's for a global limit):
 // an endpoint the configuration admits would otherwise become one that can
 // never pass. Such a limit is scaled by cost/burst instead, still at most 1.
+// A decision API caller's cost may be more than its plan's: decideAt
+// leaves a check that a reduced limit cannot hold to the configured limits.
 func reducedOptions(o httplimit.Options, factor float64, maxWindow time.Duration) httplimit.Options {
 	num, den := int64(factor*1000+0.5), int64(1000)
 	scale := func(ls []sluice.Limit, maxCost int64) []sluice.Limit {
@@ -113,6 +126,9 @@ func reducedOptions(o httplimit.Options, factor float64, maxWindow time.Duration
 		r.Rules[i] = rule
 		r.Rules[i].Limits = scale(rule.Limits, cost)
 	}
+	// A refusal by a reduced limit is the service's shortage, not the
+	// client's doing: it puts no one in the box, which is still checked.
+	r.Penalty.Uncounted = o.Penalty != (httplimit.Penalty{})
 	return r
 }
 
@@ -140,6 +156,26 @@ func (st *state) deciderAt(level degrade.Level) *httplimit.Middleware {
 		return st.degrade.reduced
 	}
 	return st.mw
+}
+
+// decideAt decides the decision API's check of cost (DecideFor) by c at
+// level, and returns the middleware that decided it: deciderAt(level)'s,
+// but for a check that the reduced limits refuse because its cost is more
+// than one of them holds at all (sluice.Never): a caller's cost can be
+// more than its plan's costs, which floor the reduced limits
+// (reducedOptions). That check, which spent nothing, is decided by the
+// configured limits instead, so that degradation never makes a check one
+// that can never pass; one they refuse with Never could never pass at
+// any level.
+func (st *state) decideAt(ctx context.Context, level degrade.Level, c httplimit.Requester, method, path string, cost int64) (*httplimit.Middleware, *httplimit.Result, error) {
+	mw := st.deciderAt(level)
+	res, err := mw.DecideFor(ctx, c, method, path, cost)
+	if err != nil || mw == st.mw || res.Decision.Allowed || res.Decision.RetryAfter != sluice.Never {
+		return mw, res, err
+	}
+	mw.Discard(res)
+	res, err = st.mw.DecideFor(ctx, c, method, path, cost)
+	return st.mw, res, err
 }
 
 // protect wraps the limited proxy with the degradation actions: shedding

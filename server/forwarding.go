@@ -84,13 +84,45 @@ func forward(pr *httputil.ProxyRequest, id clientJudge) {
 // "-", as CGI-style servers (Rack, WSGI) read both spellings as one header
 // (X_Forwarded_Ssl is HTTP_X_FORWARDED_SSL).
 func untrustedHop(name string) bool {
+	return requestHop(name) || clientHop(name)
+}
+
+// requestHopHeaders are the headers of untrustedHop, but X-Forwarded-*,
+// that describe the request rather than name its client: the scheme, host
+// or URL it was sent to.
+var requestHopHeaders = [...]string{"forwarded", "front-end-https", "x-url-scheme",
+	"x-original-url", "x-rewrite-url", "x-original-host"}
+
+// clientHopHeaders are the headers of untrustedHop, but X-Forwarded-For,
+// that name the client by its address.
+var clientHopHeaders = [...]string{"x-real-ip",
+	"true-client-ip", "cf-connecting-ip", "fastly-client-ip", "x-client-ip", "x-cluster-client-ip"}
+
+// requestHop reports whether the header name is one of untrustedHop's that
+// describes the request (its scheme, host, port, prefix or URL): any
+// X-Forwarded-* but X-Forwarded-For, and requestHopHeaders. A trusted
+// peer's pass on to the upstream (forward), which may build its answer
+// from them.
+func requestHop(name string) bool {
 	const prefix = "x-forwarded-"
 	if len(name) > len(prefix) && sameHeaderName(name[:len(prefix)], prefix) {
+		return !sameHeaderName(name, "x-forwarded-for")
+	}
+	for _, h := range requestHopHeaders {
+		if sameHeaderName(name, h) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientHop reports whether the header name is one of untrustedHop's that
+// names the client by its address: X-Forwarded-For and clientHopHeaders.
+func clientHop(name string) bool {
+	if sameHeaderName(name, "x-forwarded-for") {
 		return true
 	}
-	for _, h := range [...]string{"forwarded", "front-end-https", "x-url-scheme", "x-real-ip",
-		"x-original-url", "x-rewrite-url", "x-original-host",
-		"true-client-ip", "cf-connecting-ip", "fastly-client-ip", "x-client-ip", "x-cluster-client-ip"} {
+	for _, h := range clientHopHeaders {
 		if sameHeaderName(name, h) {
 			return true
 		}

@@ -178,7 +178,8 @@ func TestProxyCountsGRPCCallsByTheirStatus(t *testing.T) {
 
 // TestDegradedLevelAnswersGRPCAsUnavailable: at a level that sheds a call,
 // the gRPC client reads UNAVAILABLE with the level's Retry-After as
-// RetryInfo, not a 503 page.
+// RetryInfo, not a 503 page. The gRPC health protocol's Check is never
+// shed (class health): a real grpc-go probe still reaches the service.
 func TestDegradedLevelAnswersGRPCAsUnavailable(t *testing.T) {
 	_, addrs := grpcBehindSluiceWith(t, grpcConfig+testAdmin+`
 degradation:
@@ -196,12 +197,15 @@ degradation:
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("pinning the level: %d", resp.StatusCode)
 	}
-	hc := healthpb.NewHealthClient(dialInsecure(t, addrs.public))
-	_, err = hc.Check(context.Background(), &healthpb.HealthCheckRequest{})
+	conn := dialInsecure(t, addrs.public)
+	err = conn.Invoke(context.Background(), "/orders.v1.Orders/Get", &healthpb.HealthCheckRequest{}, &healthpb.HealthCheckResponse{})
 	st, _ := grpcstatus.FromError(err)
 	retry, _, _ := detailsOf(st)
 	if st.Code() != codes.Unavailable || retry == nil || retry.RetryDelay.AsDuration() != 7*time.Second {
 		t.Fatalf("at level critical: %v, RetryInfo %v; want Unavailable after 7s", err, retry)
+	}
+	if _, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{}); err != nil {
+		t.Errorf("a gRPC health check at level critical: %v, want the service's answer", err)
 	}
 }
 

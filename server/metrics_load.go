@@ -10,7 +10,10 @@ import (
 // against (degrade.Signals; the thresholds of degradation.levels' enter and
 // leave), as the sampling loop last read them: every degradation.interval,
 // or every second without a degradation section, whose signals are read
-// all the same. An operator sets and checks the thresholds against them.
+// all the same. An operator sets and checks the thresholds against them:
+// they are the signals as the controller reads them (Controller.Counted),
+// the p99 and error rate 0 of an interval with too few answers for them
+// to count (degradation.min_answers; 100 for the p99).
 // They are absent before the first sample, and the CPU share is absent
 // for a window it could not be measured in (degrade.Signals.CPUUnknown),
 // rather than 0, an idle process.
@@ -25,9 +28,9 @@ func newLoadSignals(s *Server) *loadSignals {
 		inFlight: prometheus.NewDesc("sluice_load_in_flight",
 			"Requests being served at the last sample (degradation thresholds' in_flight).", nil, nil),
 		p99: prometheus.NewDesc("sluice_load_p99_seconds",
-			"99th percentile of the latency of the requests answered over the last sampling interval, 0 for too few answers (degradation thresholds' p99).", nil, nil),
+			"99th percentile of the latency of the requests answered over the last sampling interval, 0 for fewer answers than degradation.min_answers or 100, which it is not judged over (degradation thresholds' p99).", nil, nil),
 		errorRate: prometheus.NewDesc("sluice_load_error_rate",
-			"Share of the requests that failed (5xx) over the last sampling interval, 0 for too few answers (degradation thresholds' error_rate).", nil, nil),
+			"Share of the requests that failed (5xx) over the last sampling interval, 0 for fewer answers than degradation.min_answers, which it is not judged over (degradation thresholds' error_rate).", nil, nil),
 		schedP99: prometheus.NewDesc("sluice_load_sched_p99_seconds",
 			"99th percentile of the Go scheduler's latency over the last sampling interval (degradation thresholds' sched_p99).", nil, nil),
 		cpu: prometheus.NewDesc("sluice_load_cpu_ratio",
@@ -46,10 +49,11 @@ func (l *loadSignals) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (l *loadSignals) Collect(ch chan<- prometheus.Metric) {
-	sig := l.s.signals.Load()
-	if sig == nil {
+	last := l.s.signals.Load()
+	if last == nil {
 		return
 	}
+	sig := l.s.ctl.Counted(*last)
 	gauge := func(d *prometheus.Desc, v float64) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v)
 	}

@@ -1,9 +1,9 @@
 package server
 
 import (
-	"bytes"
 	"container/list"
 	"crypto/sha256"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -28,12 +28,19 @@ const (
 // upstream at every level.
 // Entries are keyed by the request headers that name the client or choose
 // its limits (its credentials, a tenant header), its Authorization, cookies
-// and origin as well as the host and scheme it used and the URL, so one
-// client never sees another's response; responses that set cookies or may
-// not be served stale (servableStale) are not kept, and neither are the
-// fields that describe one response rather than its content. A copy whose
+// and origin as well as the forwarding headers that describe the request
+// (the host, scheme, port, prefix or URL it was sent to) and the URL, so
+// one client never sees another's response; responses that set cookies or
+// may not be served stale (servableStale), and answers to requests that
+// forbid keeping them (no-store), are not kept, and neither are the fields
+// that describe one response rather than its content. A copy whose
 // response varies (Vary) by other request headers answers only the
-// requests with the same values of them; Vary: * is not kept.
+// requests with the same values of them; Vary: * is not kept, nor a Vary
+// by a header sluice rewrites on the way to the upstream (varies).
+//
+// Copies are dropped once older than ttl: as a new one is recorded, and by
+// a timer armed while the cache holds any (expire), so that copies recorded
+// during an overload are not held once it has ended.
 type staleCache struct {
 	ttl   time.Duration
 	clock func() time.Time
@@ -53,6 +60,8 @@ type staleCache struct {
 	// order holds the entries' keys, the oldest recorded at the front.
 	order *list.List
 	bytes int
+	// armed says a timer will call expire.
+	armed bool
 }
 
 type staleEntry struct {
@@ -60,6 +69,9 @@ type staleEntry struct {
 	status int
 	header http.Header
 	body   []byte
+	// age is the Age the response came with, in seconds: how old it was
+	// when recorded.
+	age int64
 	// vary holds the values the recorded request had of each header the
 	// response's Vary names.
 	vary map[string]string
@@ -85,15 +97,19 @@ func entrySize(e *staleEntry) int {
 }
 
 // varies returns the request header values of r that the response header
-// h varies by (its Vary), and false for Vary: *.
+// h varies by (its Vary), and false for Vary: * and for a Vary by a header
+// that sluice sets, rewrites or removes on the way to the upstream
+// (forward: untrustedHop's, X-Real-IP, X-Forwarded-For…, and
+// methodOverride's): the upstream answered its value as sent, which the
+// value received does not tell.
 func varies(h http.Header, r *http.Request) (map[string]string, bool) {
 	var out map[string]string
 	for _, v := range h.Values("Vary") {
 		for name := range strings.SplitSeq(v, ",") {
 			name = http.CanonicalHeaderKey(strings.TrimSpace(name))
-			switch name {
-			case "":
-			case "*":
+			switch {
+			case name == "":
+			case name == "*", untrustedHop(name), methodOverride(name):
 				return nil, false
 			default:
 				if out == nil {
@@ -142,34 +158,48 @@ func newStaleCache(ttl time.Duration, clock func() time.Time, keyHeaders, droppe
 }
 
 // key is r's entry: every line of each key header (a header value holds
-// no control bytes, which end a line and a header here), the host and
-// scheme the client used as the upstream is told them, host and URL.
+// no control bytes, which end a line and a header here), the scheme the
+// client used, every forwarding header that describes the request
+// (requestHop: X-Forwarded-Host, -Proto, -Prefix, -Port, X-Original-URL…,
+// which forward passes on from a trusted peer and an upstream builds links
+// or routes by; of Forwarded, its host and proto), host and URL.
 func (c *staleCache) key(r *http.Request) [32]byte {
 	var b strings.Builder
 	for _, h := range c.headers {
-		for _, v := range r.Header.Values(h) {
-			b.WriteString(v)
-			b.WriteByte(0)
-		}
-		b.WriteByte(1)
+		writeLines(&b, r.Header.Values(h))
 	}
 	if r.TLS != nil {
 		b.WriteString("https")
 	}
 	b.WriteByte(1)
-	for _, h := range [...]string{"X-Forwarded-Host", "X-Forwarded-Proto"} {
-		for _, v := range r.Header.Values(h) {
-			b.WriteString(v)
-			b.WriteByte(0)
+	var hops []string
+	for name := range r.Header {
+		if requestHop(name) && !sameHeaderName(name, "forwarded") {
+			hops = append(hops, name)
 		}
-		b.WriteByte(1)
 	}
+	slices.Sort(hops)
+	for _, name := range hops {
+		b.WriteString(name)
+		b.WriteByte(':')
+		writeLines(&b, r.Header[name])
+	}
+	b.WriteByte(1)
 	forwardedHostProto(&b, r.Header.Values("Forwarded"))
 	b.WriteByte(1)
 	b.WriteString(r.Host)
 	b.WriteByte(0)
 	b.WriteString(r.URL.RequestURI())
 	return sha256.Sum256([]byte(b.String()))
+}
+
+// writeLines writes each of the lines vs to b, then ends the list.
+func writeLines(b *strings.Builder, vs []string) {
+	for _, v := range vs {
+		b.WriteString(v)
+		b.WriteByte(0)
+	}
+	b.WriteByte(1)
 }
 
 // forwardedHostProto writes the host and proto parameters of the Forwarded
@@ -192,9 +222,15 @@ func forwardedHostProto(b *strings.Builder, fs []string) {
 	}
 }
 
+// staleStatus is the Cache-Status entry (RFC 9211) of an answer served
+// from a copy.
+const staleStatus = "sluice; hit; detail=stale-while-degraded"
+
 // serve answers r, a GET or a HEAD, from the cache if it can: a HEAD with
 // the header fields of the same GET's copy, without its body. A copy is
-// served while its age is in [0, ttl].
+// served while the time it has been held is in [0, ttl], with an Age of
+// the Age its response came with plus that time (RFC 9111, 4.2.3), and
+// the response's Cache-Status followed by sluice's entry (RFC 9211, 2).
 func (c *staleCache) serve(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
@@ -205,16 +241,16 @@ func (c *staleCache) serve(w http.ResponseWriter, r *http.Request) bool {
 	if e == nil || !e.answers(r) {
 		return false
 	}
-	age := c.clock().Sub(e.at)
-	if age < 0 || age > c.ttl { // a clock stepped back makes ages negative
+	held := c.clock().Sub(e.at)
+	if held < 0 || held > c.ttl { // a clock stepped back makes ages negative
 		return false
 	}
 	h := w.Header()
 	for k, v := range e.header {
 		h[k] = v
 	}
-	h.Set("Age", strconv.Itoa(int(age/time.Second)))
-	h.Set("Cache-Status", "sluice; hit; detail=stale-while-degraded")
+	h.Set("Age", strconv.FormatInt(min(e.age+int64(held/time.Second), maxAge), 10))
+	h["Cache-Status"] = append(slices.Clip(e.header["Cache-Status"]), staleStatus)
 	w.WriteHeader(e.status)
 	if r.Method == http.MethodGet {
 		w.Write(e.body)
@@ -222,28 +258,55 @@ func (c *staleCache) serve(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// servableStale reports whether a response of header h may be served
-// stale, without asking its origin (RFC 9111, 4.2.4): none of its
-// Cache-Control directives forbids keeping it (no-store, private) or
-// serving it unvalidated (no-cache, must-revalidate, proxy-revalidate).
-func servableStale(h http.Header) bool {
+// maxAge is the largest Age sent: RFC 9111, 1.2.2's bound of a delta-seconds.
+const maxAge = 1 << 31
+
+// upstreamAge is the Age of the response header h in seconds (RFC 9111,
+// 5.1): its first line, at most maxAge; 0 when it is not a number of
+// seconds.
+func upstreamAge(h http.Header) int64 {
+	age, err := strconv.ParseUint(strings.TrimSpace(h.Get("Age")), 10, 64)
+	if errors.Is(err, strconv.ErrRange) || err == nil && age > maxAge {
+		return maxAge
+	}
+	if err != nil {
+		return 0
+	}
+	return int64(age)
+}
+
+// cacheDirective reports whether the Cache-Control field of h holds any of
+// the directives names (in lower case), with or without an argument.
+func cacheDirective(h http.Header, names ...string) bool {
 	for _, v := range h.Values("Cache-Control") {
 		for d := range strings.SplitSeq(v, ",") {
 			name, _, _ := strings.Cut(strings.TrimSpace(d), "=")
-			switch strings.ToLower(name) {
-			case "no-store", "private", "no-cache", "must-revalidate", "proxy-revalidate":
-				return false
+			if slices.Contains(names, strings.ToLower(strings.TrimSpace(name))) {
+				return true
 			}
 		}
 	}
-	return true
+	return false
 }
 
-// keepable reports whether an answer of status and header h may be kept:
-// a 200 that sets no cookie, may be served stale and does not vary by
-// everything (Vary: *).
+// servableStale reports whether a response of header h may be served
+// stale, without asking its origin (RFC 9111, 4.2.4): none of its
+// Cache-Control directives forbids keeping it (no-store, private) or
+// serving it unvalidated (no-cache, must-revalidate, proxy-revalidate, and
+// s-maxage, which is proxy-revalidate to a shared cache: RFC 9111,
+// 5.2.2.10).
+func servableStale(h http.Header) bool {
+	return !cacheDirective(h, "no-store", "private", "no-cache", "must-revalidate", "proxy-revalidate", "s-maxage")
+}
+
+// keepable reports whether an answer of status and header h to r may be
+// kept: a 200 that sets no cookie (no Set-Cookie field at all, whatever
+// its lines hold), may be served stale and does not vary by everything
+// (Vary: *) nor by a header sluice rewrites (varies), to a request that
+// does not forbid keeping it (Cache-Control: no-store, RFC 9111, 5.2.1.5).
 func keepable(status int, h http.Header, r *http.Request) bool {
-	if status != http.StatusOK || h.Get("Set-Cookie") != "" || !servableStale(h) {
+	if status != http.StatusOK || len(h.Values("Set-Cookie")) > 0 || !servableStale(h) ||
+		cacheDirective(r.Header, "no-store") {
 		return false
 	}
 	_, ok := varies(h, r)
@@ -259,7 +322,9 @@ func (c *staleCache) record(next http.Handler, w http.ResponseWriter, r *http.Re
 		return
 	}
 	vary, _ := varies(tw.Header(), r)
-	e := &staleEntry{at: c.clock(), status: tw.status, header: tw.Header().Clone(), body: tw.buf.Bytes(), vary: vary}
+	e := &staleEntry{at: c.clock(), status: tw.status, header: tw.Header().Clone(), body: tw.kept(),
+		age: upstreamAge(tw.Header()), vary: vary}
+	e.header.Del("Age") // serve sets it
 	for _, h := range c.dropped {
 		e.header.Del(h) // per-response, not per-content
 	}
@@ -275,15 +340,46 @@ func (c *staleCache) record(next http.Handler, w http.ResponseWriter, r *http.Re
 	c.entries[k] = e
 	e.elem = c.order.PushBack(k)
 	c.bytes += e.size
-	// Drop, oldest first, what has aged out and what is over the budget.
-	for f := c.order.Front(); f != nil && f != e.elem; f = c.order.Front() {
+	c.dropOld(e.at, e.elem)
+	c.arm(e.at)
+}
+
+// dropOld drops, oldest recorded first, the copies older than ttl at now
+// and those over the budget, up to keep (nil: all). Called with mu held.
+func (c *staleCache) dropOld(now time.Time, keep *list.Element) {
+	for f := c.order.Front(); f != nil && f != keep; f = c.order.Front() {
 		fk := f.Value.([32]byte)
 		fe := c.entries[fk]
-		if c.bytes <= c.maxBytes && e.at.Sub(fe.at) <= c.ttl {
+		if c.bytes <= c.maxBytes && now.Sub(fe.at) <= c.ttl {
 			break
 		}
 		c.drop(fk, fe)
 	}
+}
+
+// arm sets a timer to call expire when the oldest copy will be older than
+// ttl at now, unless one is set or there is no copy; never sooner than
+// ttl/4 from now, so that a clock that does not move (a test's) wakes it
+// a bounded number of times. Called with mu held.
+func (c *staleCache) arm(now time.Time) {
+	f := c.order.Front()
+	if c.armed || f == nil {
+		return
+	}
+	c.armed = true
+	wait := c.entries[f.Value.([32]byte)].at.Add(c.ttl).Sub(now)
+	time.AfterFunc(min(max(wait, c.ttl/4), c.ttl)+time.Millisecond, c.expire)
+}
+
+// expire drops the copies older than ttl, and arms the timer again while
+// copies are left.
+func (c *staleCache) expire() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.clock()
+	c.armed = false
+	c.dropOld(now, nil)
+	c.arm(now)
 }
 
 // drop removes the entry e of key k; called with mu held.
@@ -294,7 +390,8 @@ func (c *staleCache) drop(k [32]byte, e *staleEntry) {
 }
 
 // teeWriter copies what it writes of an answer to r that c may keep, up to
-// c.maxEntry bytes, counting them in c.copying until release. status is
+// c.maxEntry bytes, counting the buffer it holds them in (its capacity,
+// not only what it holds yet) in c.copying until release. status is
 // the final status written through it, 0 while there is none: an answer
 // that switched protocols (written on the hijacked connection) or that was
 // never written (its client left first) is not one to keep. skip says the
@@ -304,7 +401,7 @@ type teeWriter struct {
 	c      *staleCache
 	r      *http.Request
 	status int
-	buf    bytes.Buffer
+	buf    []byte
 	skip   bool
 	// counted is what the copy counts in c.copying.
 	counted int64
@@ -332,23 +429,39 @@ func (w *teeWriter) Write(p []byte) (int, error) {
 }
 
 // copy adds p to the copy, or drops the copy when p takes it past
-// c.maxEntry or the answers being copied past c.maxBytes.
+// c.maxEntry or the buffers of the answers being copied past c.maxBytes.
+// The buffer grows by doubling, up to c.maxEntry.
 func (w *teeWriter) copy(p []byte) {
 	if w.skip || len(p) == 0 {
 		return
 	}
-	n := int64(len(p))
-	if w.buf.Len()+len(p) <= w.c.maxEntry {
+	need := len(w.buf) + len(p)
+	if need <= cap(w.buf) {
+		w.buf = append(w.buf, p...)
+		return
+	}
+	if need <= w.c.maxEntry {
+		size := min(max(need, 2*cap(w.buf)), w.c.maxEntry)
+		n := int64(size - cap(w.buf))
 		if w.c.copying.Add(n) <= int64(w.c.maxBytes) {
 			w.counted += n
-			w.buf.Write(p)
+			w.buf = append(make([]byte, 0, size), w.buf...)
+			w.buf = append(w.buf, p...)
 			return
 		}
 		w.c.copying.Add(-n)
 	}
 	w.skip = true
-	w.buf = bytes.Buffer{}
+	w.buf = nil
 	w.release()
+}
+
+// kept is the copy's body as an entry keeps it: in a buffer of its length.
+func (w *teeWriter) kept() []byte {
+	if len(w.buf) == cap(w.buf) {
+		return w.buf
+	}
+	return append(make([]byte, 0, len(w.buf)), w.buf...)
 }
 
 // release stops counting the copy in c.copying.
